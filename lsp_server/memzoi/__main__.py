@@ -1,0 +1,7 @@
+"""``python -m memzoi`` runs the command line."""
+
+import sys
+
+from .cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,156 @@
+"""One entry point for analysing a file, used by ``memzoi check`` and the language server alike.
+
+``analyze_text`` runs framing → YAML → legacy detection → schema validation for a single document and returns
+an :class:`Analysis`; ``analyze_bytes`` decodes first. Both are total: any input gives findings, never an
+exception. Results depend only on the text and the path, so callers cache them by content hash.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from .document import Document, frame
+from .findings import Finding, Fix, TextEdit, finding
+from .legacy import UpgradeError, legacy_reasons, upgrade_ignores, upgrade_record
+from .text import decode
+from .validate import validate_document
+from .workspace import Placement, Role, place
+
+#: Above this size the file is still framed and validated, but reported with ``file_too_large`` (Memzoi refuses
+#: any single field over 512 KiB, reference §3.2).
+MAX_FILE_BYTES = 512 * 1024
+
+
+@dataclass
+class Analysis:
+    """Everything known about one document: its framing, placement, parsed model and findings (sorted by
+    position). ``model`` is ``None`` when the frontmatter did not validate; ``legacy`` lists why it is legacy."""
+
+    document: Document
+    placement: Placement
+    findings: list[Finding] = field(default_factory=list)
+    model: BaseModel | None = None
+    legacy: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The analysed text; every finding span indexes into it."""
+        return self.document.text
+
+    @property
+    def kind(self) -> str:
+        """``record``, ``proposal``, ``reserved`` or ``unknown``."""
+        if self.placement.role is Role.RESERVED:
+            return "reserved"
+        if self.placement.role.is_proposal:
+            return "proposal"
+        if self.placement.role is Role.RECORD:
+            return "record"
+        data = self.document.data or {}
+        return {"memory": "record", "proposal": "proposal"}.get(str(data.get("kind")), "unknown")
+
+
+def analyze_text(text: str, path: str | os.PathLike[str] | None = None, *, placement: Placement | None = None) -> Analysis:
+    """Analyse ``text`` as the file at ``path`` (the path decides its role; ``None`` means "infer from ``kind``")."""
+    placement = placement or (place(path) if path is not None else Placement(Role.OTHER))
+    if placement.role is Role.RESERVED:
+        return _reserved(text, placement)
+    doc = frame(text)
+    analysis = Analysis(doc, placement)
+    findings = list(doc.findings)
+    if doc.data is not None:
+        reasons = legacy_reasons(doc.data)
+        ignore = frozenset()
+        if reasons:
+            analysis.legacy = reasons
+            ignore = upgrade_ignores(doc.data)
+            findings.append(_legacy_finding(doc, placement, reasons))
+        analysis.model, schema = validate_document(doc, placement, ignore=ignore)
+        findings.extend(schema)
+    analysis.findings = sorted(findings, key=lambda f: (f.start, f.end, f.code))
+    return analysis
+
+
+def analyze_bytes(data: bytes, path: str | os.PathLike[str] | None = None, *, placement: Placement | None = None) -> Analysis:
+    """Decode ``data`` (strict UTF-8, findings on bad bytes) and analyse it; adds ``file_too_large`` above
+    :data:`MAX_FILE_BYTES`."""
+    decoded = decode(data)
+    analysis = analyze_text(decoded.text, path, placement=placement)
+    extra = list(decoded.findings)
+    if len(data) > MAX_FILE_BYTES:
+        extra.append(
+            finding(
+                "file_too_large",
+                f"file is {len(data)} bytes; Memzoi refuses fields over {MAX_FILE_BYTES} bytes and expensive content "
+                "scans are skipped above this size: split or shorten the memory",
+                0,
+                min(3, len(analysis.text)),
+            )
+        )
+    if extra:
+        analysis.findings = sorted(analysis.findings + extra, key=lambda f: (f.start, f.end, f.code))
+    return analysis
+
+
+def analyze_path(path: str | os.PathLike[str]) -> Analysis:
+    """Read and analyse a file; an unreadable file gives one finding instead of an exception."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as err:
+        doc = frame("")
+        msg = f"cannot read the file: {err.strerror or err}; check that it exists and is readable"
+        return Analysis(doc, place(p), [finding("canonical_path", msg, 0, 0)])
+    return analyze_bytes(data, p)
+
+
+def _reserved(text: str, placement: Placement) -> Analysis:
+    doc = Document(text)
+    findings: list[Finding] = []
+    start = 1 if text.startswith("\ufeff") else 0
+    if text.startswith("---", start):
+        findings.append(
+            finding(
+                "reserved_file",
+                "`index.md` and `log.md` are reserved for human notes and never define a record or proposal; "
+                "remove the frontmatter, or rename the file to the record's id",
+                start,
+                start + 3,
+            )
+        )
+    return Analysis(doc, placement, findings)
+
+
+def _legacy_finding(doc: Document, placement: Placement, reasons: list[str]) -> Finding:
+    root = doc.mapping
+    start, end = (1 if doc.bom else 0), (4 if doc.bom else 3)
+    if root is not None and "profile" in root.entries:
+        key, value = root.entries["profile"]
+        start, end = key.start, value.end
+    fixes: tuple[Fix, ...] = ()
+    if doc.data is not None and doc.data.get("kind") in (None, "memory") and placement.role in (Role.RECORD, Role.OTHER):
+        try:
+            upgrade = upgrade_record(doc, placement.identity)
+            fixes = (Fix("Upgrade to the current Memzoi profile", tuple(upgrade.edits)),)
+        except UpgradeError:
+            fixes = ()
+    message = (
+        "legacy Memzoi profile (" + "; ".join(reasons) + "): current Memzoi refuses it; upgrade the record to "
+        "`profile: memzoi` (code action, or `memzoi upgrade PATH --write`)"
+    )
+    return finding("legacy_profile", message, start, end, fixes=fixes, reasons=reasons)
+
+
+def upgrade_text(text: str, path: str | os.PathLike[str] | None = None) -> tuple[str, list[str]]:
+    """Upgrade a legacy record's text; returns ``(new text, changes)``. Raises :class:`UpgradeError`."""
+    placement = place(path) if path is not None else Placement(Role.OTHER)
+    doc = frame(text)
+    upgrade = upgrade_record(doc, placement.identity)
+    return upgrade.text, upgrade.changes
+
+
+__all__ = ["Analysis", "TextEdit", "analyze_bytes", "analyze_path", "analyze_text", "upgrade_text", "UpgradeError"]

@@ -1,0 +1,148 @@
+"""Checking paths: expand command-line paths into Memzoi files, analyse each, and collect located findings.
+
+Shared by ``memzoi check`` and the language server's "check workspace" command. One unreadable or malformed
+file never stops the others.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .analysis import Analysis, analyze_path
+from .findings import Finding, finding
+from .text import LineIndex
+from .workspace import MEMZOI_DIR, RESERVED_NAMES, place
+
+_SNIFF = ("---", "+++", "{", "\ufeff---", "\ufeff+++", "\ufeff{")
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """A finding with the display path of its file and 0-based ``(line, character)`` start and end, where
+    characters are code points."""
+
+    path: str
+    finding: Finding
+    start: tuple[int, int]
+    end: tuple[int, int]
+
+
+@dataclass
+class CheckReport:
+    """Result of :func:`check_paths`: findings sorted by path and position, and what was looked at."""
+
+    findings: list[Located] = field(default_factory=list)
+    files_checked: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (display path, reason)
+    analyses: dict[str, Analysis] = field(default_factory=dict)
+
+    @property
+    def has_errors(self) -> bool:
+        """True when any finding has error severity (``memzoi check`` then exits 1)."""
+        return any(l.finding.severity == 1 for l in self.findings)
+
+
+class UsageError(Exception):
+    """A command-line path that does not exist or cannot be checked (exit code 2)."""
+
+
+def expand(arg: str) -> tuple[list[tuple[Path, str]], list[tuple[str, str]], list[tuple[str, Finding]]]:
+    """Expand one command-line path into ``(file, display path)`` pairs.
+
+    A file is checked as given. A directory is walked: everything below a ``.memzoi`` directory (records,
+    proposals and reserved files), and elsewhere only Markdown files that start with frontmatter. Hidden entries
+    other than ``.memzoi`` are skipped; symlinks inside ``.memzoi`` give a ``canonical_path`` finding. Returns
+    the files, the skipped entries with reasons, and path-level findings. Raises :class:`UsageError`.
+    """
+    p = Path(arg)
+    if not os.path.lexists(p):
+        raise UsageError(f"{arg}: no such file or directory; pass a .memzoi file, a directory or a project root")
+    if not p.is_dir():
+        if p.is_symlink():
+            return [], [], [(arg, _symlink_finding())]
+        return [(p, arg)], [], []
+    files: list[tuple[Path, str]] = []
+    skipped: list[tuple[str, str]] = []
+    path_findings: list[tuple[str, Finding]] = []
+    inside = MEMZOI_DIR in p.resolve().parts
+
+    def display(q: Path) -> str:
+        return os.path.join(arg, os.path.relpath(q, p))
+
+    def visit(d: Path, managed: bool) -> None:
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError as err:
+            skipped.append((display(d), f"unreadable directory: {err.strerror}"))
+            return
+        for e in entries:
+            q = Path(e.path)
+            sub_managed = managed or e.name == MEMZOI_DIR
+            if e.name.startswith(".") and e.name != MEMZOI_DIR:
+                skipped.append((display(q), "hidden"))
+                continue
+            if e.is_symlink():
+                if managed and e.name.endswith(".md"):
+                    path_findings.append((display(q), _symlink_finding()))
+                else:
+                    skipped.append((display(q), "symlink"))
+                continue
+            if e.is_dir(follow_symlinks=False):
+                visit(q, sub_managed)
+            elif e.is_file(follow_symlinks=False) and e.name.endswith(".md"):
+                if managed:
+                    if place(q).role.value != "other" or e.name in RESERVED_NAMES:
+                        files.append((q, display(q)))
+                    else:
+                        skipped.append((display(q), "outside records/ and proposals/"))
+                elif _looks_like_memzoi(q):
+                    files.append((q, display(q)))
+                else:
+                    skipped.append((display(q), "no frontmatter (not a Memzoi file)"))
+
+    visit(p, inside)
+    return files, skipped, path_findings
+
+
+def _looks_like_memzoi(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError:
+        return True  # let the analysis report the read error
+    return head.decode("utf-8", errors="ignore").startswith(_SNIFF)
+
+
+def _symlink_finding() -> Finding:
+    return finding(
+        "canonical_path",
+        "symlinks are never read as Memzoi files (Memzoi skips them); replace the link with the file itself",
+        0,
+        0,
+    )
+
+
+def check_paths(args: list[str]) -> CheckReport:
+    """Check every file under ``args`` (see :func:`expand`). Raises :class:`UsageError` for a missing path."""
+    report = CheckReport()
+    seen: set[Path] = set()
+    for arg in args:
+        files, skipped, path_findings = expand(arg)
+        report.skipped.extend(skipped)
+        for display, f in path_findings:
+            report.findings.append(Located(display, f, (0, 0), (0, 0)))
+        for path, display in files:
+            key = path.resolve()
+            if key in seen:
+                continue
+            seen.add(key)
+            analysis = analyze_path(path)
+            report.files_checked += 1
+            report.analyses[display] = analysis
+            index = LineIndex(analysis.text)
+            for f in analysis.findings:
+                report.findings.append(Located(display, f, index.position(f.start), index.position(f.end)))
+    report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))
+    return report

@@ -1,0 +1,1 @@
+"""The ``memzoi`` command line: one module per command, each exposing ``register(subparsers)``."""

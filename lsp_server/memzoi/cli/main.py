@@ -1,0 +1,48 @@
+"""``memzoi`` entry point: builds the argument parser from the command modules and runs one command.
+
+Exit codes: 0 success, 1 findings of error severity or a refused operation, 2 usage errors. Errors are one
+line on stderr naming the file and what to do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib import import_module
+
+from .. import __version__
+
+#: Command modules, in help order. Each has ``register(subparsers)`` which sets ``func`` on its parser.
+COMMANDS = ["check", "upgrade"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser with every command registered."""
+    parser = argparse.ArgumentParser(
+        prog="memzoi",
+        description="Review Memzoi repository memory: check records and proposal packets, and manage their lifecycle.",
+    )
+    parser.add_argument("--version", action="version", version=f"memzoi {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        import_module(f"{__package__}.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code (also used as ``sys.exit`` status by the console script)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

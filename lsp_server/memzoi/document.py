@@ -1,0 +1,190 @@
+"""Document framing: BOM, YAML frontmatter block, H1 and body, with exact code-point offsets.
+
+Rules follow Memzoi's ``split_frontmatter`` and ``body_without_matching_h1`` (reference §1.3): the file starts
+with ``---`` and a line break, the frontmatter ends at the first line that is ``---``, one line break after it is
+dropped, leading line breaks of the body are skipped, and an H1 (``# ``) at the body start must equal the title.
+Framing never raises: every input gives a :class:`Document` plus findings.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from .findings import Finding, Fix, TextEdit, finding
+from .text import BOM, LineIndex, line_ending
+from .yaml12 import YMap, YNode, load, to_python
+
+_CLOSE = re.compile(r"\n---[ \t]*(?=\r?\n|\r|$)")
+#: Unicode White_Space, the set Rust's ``str::trim`` removes (Python's ``str.strip`` also removes \x1c-\x1f).
+RUST_WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+def rust_trim(value: str) -> str:
+    """Trim like Rust's ``str::trim`` (Unicode White_Space), so hashes of trimmed text match Memzoi's."""
+    return value.strip(RUST_WHITESPACE)
+
+
+@dataclass(eq=False)
+class Document:
+    """A framed Markdown document.
+
+    Offsets are into :attr:`text` (the decoded text, BOM included as U+FEFF when present).
+
+    * ``fm_start``/``fm_end``: the YAML content between the ``---`` lines (``None`` when there is no block);
+    * ``body_start``: first offset after the closing ``---`` line and its line break;
+    * ``h1``: ``(start, end)`` of the H1 heading text (after ``# ``), or ``None``;
+    * ``body_span``: the body after H1 removal, trimmed (Memzoi's record body);
+    * ``yaml_root``: the positioned YAML tree; ``data``: the frontmatter as plain Python (``None`` when it is
+      missing, unparsable or not a mapping).
+    """
+
+    text: str
+    findings: list[Finding] = field(default_factory=list)
+    bom: bool = False
+    fm_open_end: int | None = None
+    fm_start: int | None = None
+    fm_end: int | None = None
+    fm_close: tuple[int, int] | None = None
+    body_start: int | None = None
+    yaml_root: YNode | None = None
+    data: dict[str, Any] | None = None
+    h1: tuple[int, int] | None = None
+    body_span: tuple[int, int] = (0, 0)
+
+    @cached_property
+    def lines(self) -> LineIndex:
+        """Line index of :attr:`text`."""
+        return LineIndex(self.text)
+
+    @property
+    def newline(self) -> str:
+        """The document's line ending, used when an edit inserts lines."""
+        return line_ending(self.text)
+
+    @property
+    def body(self) -> str:
+        """Memzoi's record body: after the matching H1, leading line breaks removed, trimmed."""
+        return self.text[self.body_span[0] : self.body_span[1]]
+
+    @property
+    def h1_text(self) -> str | None:
+        """The H1 heading text, trimmed, or ``None``."""
+        return None if self.h1 is None else rust_trim(self.text[self.h1[0] : self.h1[1]])
+
+    @property
+    def mapping(self) -> YMap | None:
+        """The frontmatter's top-level mapping node, when it is one."""
+        return self.yaml_root if isinstance(self.yaml_root, YMap) else None
+
+    def line_of(self, offset: int) -> tuple[int, int]:
+        """``(start, end)`` of the content of the line holding ``offset``."""
+        line, _ = self.lines.position(offset)
+        return self.lines.line_span(line)
+
+
+def frame(text: str) -> Document:
+    """Split ``text`` into frontmatter and body and parse the frontmatter. Never raises.
+
+    Findings: ``bom``, ``frontmatter_missing`` (naming TOML ``+++`` or JSON when found), ``frontmatter_unclosed``,
+    ``frontmatter_not_mapping`` and every YAML finding of :func:`memzoi.yaml12.load`.
+    """
+    doc = Document(text)
+    base = 0
+    if text.startswith(BOM):
+        doc.bom = True
+        base = 1
+        doc.findings.append(
+            finding(
+                "bom",
+                "file starts with a UTF-8 byte order mark; Memzoi files are written without one",
+                0,
+                1,
+                fixes=(Fix("Remove the byte order mark", (TextEdit(0, 1, ""),)),),
+            )
+        )
+    m = re.match(r"---[ \t]*(\r\n|\n|\r)", text[base:])
+    if not m:
+        _missing_frontmatter(doc, base)
+        return doc
+    doc.fm_open_end = base + m.end()
+    doc.fm_start = doc.fm_open_end
+    close = _CLOSE.search(text, doc.fm_open_end - 1)
+    if close is None:
+        first_end = base + 3
+        doc.findings.append(
+            finding(
+                "frontmatter_unclosed",
+                "frontmatter is not closed: add a line `---` after the last field",
+                base,
+                first_end,
+            )
+        )
+        doc.fm_end = len(text)
+        return doc
+    doc.fm_end = max(close.start(), doc.fm_start)
+    close_start = close.start() + 1
+    doc.fm_close = (close_start, close.end())
+    after = close.end()
+    nl = re.match(r"\r\n|\n|\r", text[after:])
+    doc.body_start = after + (nl.end() if nl else 0)
+    result = load(text, doc.fm_start, doc.fm_end, doc.line_of)
+    doc.findings.extend(result.findings)
+    doc.yaml_root = result.root
+    if result.root is None:
+        if not any(f.code in ("yaml_syntax", "yaml_tab_indent") for f in result.findings):
+            doc.data = {}  # empty or comment-only frontmatter: an empty mapping
+    elif isinstance(result.root, YMap):
+        doc.data = to_python(result.root)
+    else:
+        doc.findings.append(
+            finding(
+                "frontmatter_not_mapping",
+                "frontmatter must be a YAML mapping of `key: value` fields, not a list or a single value",
+                result.root.start,
+                result.root.end,
+            )
+        )
+    _frame_body(doc)
+    return doc
+
+
+def _missing_frontmatter(doc: Document, base: int) -> None:
+    text = doc.text
+    first = re.match(r"[^\r\n]*", text[base:])
+    end = base + (first.end() if first else 0)
+    head = text[base:].lstrip(" \t\r\n")
+    if head.startswith("+++"):
+        what = "found TOML `+++` frontmatter; Memzoi records require YAML frontmatter between `---` lines"
+    elif head.startswith("{"):
+        what = "found JSON frontmatter; Memzoi records require YAML frontmatter between `---` lines"
+    elif not text[base:].strip():
+        what = "file is empty; a Memzoi file starts with YAML frontmatter between `---` lines"
+    else:
+        what = "missing YAML frontmatter: the file must start with a `---` line, the fields, and a closing `---`"
+    doc.findings.append(finding("frontmatter_missing", what, base, end))
+    doc.body_start = base
+    _frame_body(doc)
+
+
+def _frame_body(doc: Document) -> None:
+    text = doc.text
+    pos = doc.body_start if doc.body_start is not None else len(text)
+    while pos < len(text) and text[pos] in "\r\n":
+        pos += 1
+    if text.startswith("# ", pos):
+        line_end = pos
+        while line_end < len(text) and text[line_end] not in "\r\n":
+            line_end += 1
+        doc.h1 = (pos + 2, line_end)
+        pos = line_end
+        while pos < len(text) and text[pos] in "\r\n":
+            pos += 1
+    end = len(text)
+    while pos < end and text[pos] in RUST_WHITESPACE:
+        pos += 1
+    while end > pos and text[end - 1] in RUST_WHITESPACE:
+        end -= 1
+    doc.body_span = (pos, end)

@@ -1,0 +1,50 @@
+"""JSON Schemas of every file format, generated from the core's pydantic models.
+
+``python -m memzoi.schemas DIR`` (re)writes them; a test fails when the committed files in ``schemas/`` differ
+from what this module generates, so the schemas can never drift from the validator.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from .models import PendingProposal, RecordFrontmatter, ResolvedProposal
+
+#: File name in ``schemas/`` → (model, title). Other modules add their formats here.
+REGISTRY: dict[str, tuple[type[BaseModel], str]] = {
+    "record.schema.json": (RecordFrontmatter, "Memzoi record frontmatter (profile memzoi)"),
+    "proposal.schema.json": (PendingProposal, "Memzoi pending proposal packet frontmatter"),
+    "resolved-proposal.schema.json": (ResolvedProposal, "Memzoi resolved proposal packet frontmatter"),
+}
+
+
+def generate() -> dict[str, str]:
+    """Schema file name → JSON text (sorted keys, two-space indent, trailing newline)."""
+    out: dict[str, str] = {}
+    for name, (model, title) in REGISTRY.items():
+        schema = model.model_json_schema()
+        schema["title"] = title
+        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+        schema["$id"] = f"https://memzoi-lsp.invalid/schemas/{name}"
+        out[name] = json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return out
+
+
+def write(directory: Path) -> list[Path]:
+    """Write every schema into ``directory``; returns the paths written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in generate().items():
+        path = directory / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":  # pragma: no cover - developer entry point
+    for p in write(Path(sys.argv[1] if len(sys.argv) > 1 else "schemas")):
+        print(p, file=sys.stderr)

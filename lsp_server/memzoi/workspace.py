@@ -1,0 +1,160 @@
+"""Workspace discovery: project root, the roles of paths under ``.memzoi/``, and the file walk.
+
+Rules come from Memzoi (reference §1.1, §1.2, §2.1, §7.2): the walk is recursive, skips hidden entries and
+symlinks, collects regular ``*.md`` files, never treats ``index.md`` or ``log.md`` as records, and a record's id
+is its path below ``.memzoi/records/`` without ``.md``.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+RESERVED_NAMES = frozenset({"index.md", "log.md"})
+MEMZOI_DIR = ".memzoi"
+
+
+class Role(enum.Enum):
+    """What a path is by its place in the ``.memzoi`` tree."""
+
+    RECORD = "record"
+    PENDING = "pending"
+    APPLIED = "applied"
+    REJECTED = "rejected"
+    RESERVED = "reserved"
+    OTHER = "other"  # outside the managed folders: the role comes from the frontmatter's `kind`
+
+    @property
+    def is_proposal(self) -> bool:
+        """True for packets under ``proposals/``."""
+        return self in (Role.PENDING, Role.APPLIED, Role.REJECTED)
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a file sits: its role, the ``.memzoi`` directory above it (if any) and its managed identity.
+
+    ``identity`` is the record concept id (records) or the proposal file id (packets): the path below the
+    records root or the proposal status folder, ``/``-separated, without ``.md``.
+    """
+
+    role: Role
+    memzoi_dir: Path | None = None
+    identity: str | None = None
+
+
+_PROPOSAL_DIRS = {
+    ("proposals", "pending"): Role.PENDING,
+    ("proposals", "resolved", "applied"): Role.APPLIED,
+    ("proposals", "resolved", "rejected"): Role.REJECTED,
+}
+
+
+def place(path: str | os.PathLike[str]) -> Placement:
+    """Classify ``path`` (absolute or relative) by the nearest ``.memzoi`` directory among its parents."""
+    p = Path(path)
+    parts = p.parts
+    try:
+        idx = len(parts) - 1 - parts[::-1].index(MEMZOI_DIR)
+    except ValueError:
+        return Placement(Role.OTHER)
+    memzoi_dir = Path(*parts[: idx + 1])
+    rel = parts[idx + 1 :]
+    if p.name in RESERVED_NAMES:
+        return Placement(Role.RESERVED, memzoi_dir)
+    if len(rel) >= 2 and rel[0] == "records":
+        return Placement(Role.RECORD, memzoi_dir, _strip_md("/".join(rel[1:])))
+    for prefix, role in _PROPOSAL_DIRS.items():
+        n = len(prefix)
+        if len(rel) > n and tuple(rel[:n]) == prefix:
+            return Placement(role, memzoi_dir, _strip_md("/".join(rel[n:])))
+    return Placement(Role.OTHER, memzoi_dir)
+
+
+def _strip_md(rel: str) -> str:
+    return rel[:-3] if rel.endswith(".md") else rel
+
+
+def find_project_root(start: str | os.PathLike[str]) -> Path:
+    """Memzoi's project root for ``start`` (a file or directory), reference §7.2.
+
+    The nearest ancestor holding ``.memzoi/records/`` or ``.memzoi/config.toml``; else the nearest holding
+    ``.git``; else ``start``'s directory. Never walks down.
+    """
+    here = Path(start).resolve()
+    if not here.is_dir():
+        here = here.parent
+    chain = [here, *here.parents]
+    for d in chain:
+        m = d / MEMZOI_DIR
+        if (m / "records").is_dir() or (m / "config.toml").is_file():
+            return d
+    for d in chain:
+        if (d / ".git").exists():
+            return d
+    return here
+
+
+@dataclass
+class WalkResult:
+    """Files found by :func:`walk`, sorted by path, plus what was skipped and why."""
+
+    files: list[Path] = field(default_factory=list)
+    symlinks: list[Path] = field(default_factory=list)
+    hidden: list[Path] = field(default_factory=list)
+    reserved: list[Path] = field(default_factory=list)
+    errors: list[tuple[Path, str]] = field(default_factory=list)
+
+
+def walk(root: str | os.PathLike[str], *, include_reserved: bool = False) -> WalkResult:
+    """Collect regular ``*.md`` files below ``root`` the way Memzoi does.
+
+    Hidden entries (name starting with ``.``) other than ``root`` itself, and symlinks, are skipped and listed;
+    ``index.md``/``log.md`` are listed as reserved (and included when ``include_reserved``). Unreadable
+    directories are listed in ``errors``. Never follows symlinks, never raises for I/O errors.
+    """
+    out = WalkResult()
+    base = Path(root)
+
+    def visit(d: Path) -> None:
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError as err:
+            out.errors.append((d, err.strerror or str(err)))
+            return
+        for e in entries:
+            p = Path(e.path)
+            if e.name.startswith("."):
+                out.hidden.append(p)
+                continue
+            if e.is_symlink():
+                out.symlinks.append(p)
+                continue
+            if e.is_dir(follow_symlinks=False):
+                visit(p)
+            elif e.is_file(follow_symlinks=False) and e.name.endswith(".md"):
+                if e.name in RESERVED_NAMES:
+                    out.reserved.append(p)
+                    if include_reserved:
+                        out.files.append(p)
+                else:
+                    out.files.append(p)
+
+    if base.is_symlink():
+        out.symlinks.append(base)
+    elif base.is_dir():
+        visit(base)
+    out.files.sort()
+    return out
+
+
+def managed_roots(memzoi_dir: Path) -> list[Path]:
+    """The folders of a ``.memzoi`` directory that hold records and packets, in scan order."""
+    return [memzoi_dir / "records", memzoi_dir / "proposals"]
+
+
+def posix(path: Path) -> str:
+    """``path`` with ``/`` separators (identities and output paths are ``/``-separated everywhere)."""
+    return PurePosixPath(*path.parts).as_posix() if path.parts else ""

@@ -1,0 +1,396 @@
+"""A positioned YAML 1.2 (core schema) loader for frontmatter, built on PyYAML's event parser.
+
+Why not ``yaml.safe_load``: PyYAML resolves scalars with YAML 1.1 rules (``no`` → ``False``, dates →
+``datetime``), silently keeps the last of duplicate keys, expands aliases and loses positions. Memzoi reads
+frontmatter with serde_yaml, i.e. YAML 1.2 core-schema scalars, so this loader builds its own tree from the
+parser's events (libyaml's C parser when PyYAML was built with it) and:
+
+* resolves plain scalars with the core schema only (null, bool, int, float; everything else stays a string,
+  so timestamps stay the exact text written);
+* keeps the code-point span of every key and value;
+* reports duplicate keys, non-string keys, anchors and aliases (never expanded), tab indentation and syntax
+  errors as findings with positions, and never raises.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+import yaml
+
+from .findings import Finding, Fix, TextEdit, finding
+
+try:  # libyaml's C parser is several times faster; the pure-Python parser gives identical events.
+    _Loader = yaml.CSafeLoader  # type: ignore[attr-defined]
+except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+    _Loader = yaml.SafeLoader
+
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_INT10 = re.compile(r"^[-+]?[0-9]+$")
+_INT8 = re.compile(r"^0o[0-7]+$")
+_INT16 = re.compile(r"^0x[0-9a-fA-F]+$")
+_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
+_INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
+_NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
+_STANDARD_TAGS = {
+    "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+    "tag:yaml.org,2002:map",
+    "tag:yaml.org,2002:seq",
+}
+_KEY_LINE = re.compile(r"^(?P<indent>[ ]*)(?:- )?(?P<key>[^\s:#][^:#]*?):[ \t]+(?P<value>\S.*?)[ \t]*$")
+
+
+class PlainScalar(str):
+    """A plain (unquoted) scalar's exact text, carrying its YAML 1.2 core-schema value in ``resolved``.
+
+    It *is* a ``str``, so string fields accept it unchanged (as serde_yaml does for plain scalars), while numeric
+    fields look at ``resolved``. Quoted and block scalars are ordinary ``str``.
+    """
+
+    __slots__ = ("resolved",)
+    resolved: Any
+
+    def __new__(cls, text: str, resolved: Any) -> "PlainScalar":
+        obj = super().__new__(cls, text)
+        obj.resolved = resolved
+        return obj
+
+
+def resolve_plain(text: str) -> Any:
+    """Resolve a plain scalar with the YAML 1.2 core schema: ``None``, ``bool``, ``int``, ``float`` or ``str``."""
+    if _NULL.match(text):
+        return None
+    if text in _BOOL:
+        return _BOOL[text]
+    if _INT10.match(text):
+        return int(text)
+    if _INT8.match(text):
+        return int(text[2:], 8)
+    if _INT16.match(text):
+        return int(text[2:], 16)
+    if _FLOAT.match(text):
+        return float(text)
+    if _INF.match(text):
+        return -math.inf if text.startswith("-") else math.inf
+    if _NAN.match(text):
+        return math.nan
+    return text
+
+
+@dataclass(slots=True)
+class YScalar:
+    """A scalar node: ``value`` is the core-schema value (a :class:`PlainScalar` for non-null plain scalars)."""
+
+    value: Any
+    start: int
+    end: int
+    style: str  # "" plain, "'" or '"' quoted, "|" or ">" block
+
+
+@dataclass(slots=True)
+class YAlias:
+    """An alias (``*name``). Never expanded; its value is ``None``."""
+
+    name: str
+    start: int
+    end: int
+    value: Any = None
+
+
+@dataclass(slots=True)
+class YSeq:
+    """A sequence node with its item nodes."""
+
+    items: list["YNode"]
+    start: int
+    end: int
+    flow: bool = False
+
+
+@dataclass(slots=True)
+class YMap:
+    """A mapping node. ``entries`` maps each string key (first occurrence) to ``(key node, value node)``;
+    ``order`` keeps every key node in file order, duplicates included."""
+
+    entries: dict[str, tuple[YScalar, "YNode"]]
+    start: int
+    end: int
+    flow: bool = False
+    order: list[YScalar] = field(default_factory=list)
+
+
+YNode = Union[YScalar, YAlias, YSeq, YMap]
+
+
+@dataclass(slots=True)
+class YamlResult:
+    """The root node (``None`` when the text could not be parsed) and the findings about it."""
+
+    root: YNode | None
+    findings: list[Finding]
+
+
+def to_python(node: YNode | None) -> Any:
+    """Convert a node tree to plain Python (``dict``/``list``/scalars); aliases become ``None``."""
+    if node is None:
+        return None
+    if isinstance(node, YScalar):
+        return node.value
+    if isinstance(node, YSeq):
+        return [to_python(i) for i in node.items]
+    if isinstance(node, YMap):
+        return {k: to_python(v) for k, (_, v) in node.entries.items()}
+    return None
+
+
+def locate(root: YNode | None, loc: tuple[Any, ...]) -> tuple[YScalar | None, YNode | None]:
+    """Walk ``loc`` (mapping keys and sequence indices, as in pydantic error locations) from ``root``.
+
+    Returns ``(key node, value node)`` of the deepest element reached: the key node is that of the last mapping
+    key on the path, the value node is the node the full path names, or ``None`` when the path leaves the tree.
+    """
+    key: YScalar | None = None
+    node: YNode | None = root
+    for part in loc:
+        if isinstance(node, YMap) and isinstance(part, str) and part in node.entries:
+            key, node = node.entries[part]
+        elif isinstance(node, YSeq) and isinstance(part, int) and 0 <= part < len(node.items):
+            node = node.items[part]
+        else:
+            return key, None
+    return key, node
+
+
+def quote_fix(text: str, line_start: int, line_end: int) -> Fix | None:
+    """A "quote this value" fix for a ``key: value`` line spanning ``text[line_start:line_end]``.
+
+    The value is rewritten as a JSON string literal, which is a valid YAML double-quoted scalar with the same
+    content (Memzoi's renderer quotes the same way). ``None`` when the line is not a simple key/value pair or
+    the value is already quoted.
+    """
+    m = _KEY_LINE.match(text[line_start:line_end])
+    if not m:
+        return None
+    value = m.group("value")
+    if value[0] in "\"'|>" or value.startswith("#"):
+        return None
+    # A trailing comment is only a comment after whitespace; keep it out of the quoted value.
+    cut = re.search(r"[ \t]#", value)
+    if cut:
+        value = value[: cut.start()].rstrip()
+    start = line_start + m.start("value")
+    key = m.group("key").strip()
+    return Fix(f"Quote the value of `{key}`", (TextEdit(start, start + len(value), json.dumps(value, ensure_ascii=False)),))
+
+
+class _Builder:
+    """Builds nodes from parser events, collecting findings; offsets are shifted by ``base``."""
+
+    def __init__(self, source: str, base: int, full_text: str, line_of) -> None:
+        self.source = source
+        self.base = base
+        self.full_text = full_text
+        self.line_of = line_of
+        self.findings: list[Finding] = []
+        self.events: list[Any] = []
+        self.pos = 0
+
+    def span(self, ev) -> tuple[int, int]:
+        return self.base + ev.start_mark.index, self.base + ev.end_mark.index
+
+    def _value_fix(self, start: int) -> tuple[Fix, ...]:
+        ls, le = self.line_of(start)
+        fix = quote_fix(self.full_text, ls, le)
+        return (fix,) if fix else ()
+
+    def node(self) -> YNode:
+        ev = self.events[self.pos]
+        self.pos += 1
+        start, end = self.span(ev)
+        anchor = getattr(ev, "anchor", None)
+        if anchor is not None and not isinstance(ev, yaml.AliasEvent):
+            self.findings.append(
+                finding(
+                    "yaml_alias",
+                    f"YAML anchor `&{anchor}` is not allowed in Memzoi frontmatter (anchors and aliases are never "
+                    "expanded); write the value out, or quote it if `&` is part of the text",
+                    start,
+                    min(end, start + len(anchor) + 1),
+                    fixes=self._value_fix(start),
+                )
+            )
+        tag = getattr(ev, "tag", None)
+        if isinstance(ev, yaml.ScalarEvent):
+            if tag and tag not in _STANDARD_TAGS and tag != "!":
+                self.findings.append(
+                    finding("yaml_syntax", f"YAML tag `{tag}` is not supported; remove the tag", start, end)
+                )
+            if ev.style in (None, "") and ev.implicit[0]:
+                resolved = resolve_plain(ev.value)
+                value: Any = None if resolved is None else PlainScalar(ev.value, resolved)
+            elif tag == "tag:yaml.org,2002:null":
+                value = None
+            else:
+                value = ev.value
+            return YScalar(value, start, end, ev.style or "")
+        if isinstance(ev, yaml.AliasEvent):
+            self.findings.append(
+                finding(
+                    "yaml_alias",
+                    f"YAML alias `*{ev.anchor}` is not allowed in Memzoi frontmatter (it is never expanded); "
+                    "write the value out, or quote it if it starts with `*`",
+                    start,
+                    end,
+                    fixes=self._value_fix(start),
+                )
+            )
+            return YAlias(ev.anchor or "", start, end)
+        if isinstance(ev, yaml.SequenceStartEvent):
+            items: list[YNode] = []
+            while not isinstance(self.events[self.pos], yaml.SequenceEndEvent):
+                items.append(self.node())
+            end_ev = self.events[self.pos]
+            self.pos += 1
+            return YSeq(items, start, self.base + end_ev.end_mark.index, bool(ev.flow_style))
+        if isinstance(ev, yaml.MappingStartEvent):
+            mapping = YMap({}, start, start, bool(ev.flow_style))
+            while not isinstance(self.events[self.pos], yaml.MappingEndEvent):
+                key = self.node()
+                value = self.node()
+                self._add_entry(mapping, key, value)
+            end_ev = self.events[self.pos]
+            self.pos += 1
+            mapping.end = self.base + end_ev.end_mark.index
+            return mapping
+        raise ValueError(f"unexpected YAML event {type(ev).__name__}")  # pragma: no cover - parser invariant
+
+    def _add_entry(self, mapping: YMap, key: YNode, value: YNode) -> None:
+        if not isinstance(key, YScalar) or not isinstance(key.value, str) or (
+            isinstance(key.value, PlainScalar) and not isinstance(key.value.resolved, str)
+        ):
+            shown = key.value if isinstance(key, YScalar) and key.value is not None else "null"
+            if isinstance(key, (YSeq, YMap)):
+                shown = "a collection"
+            self.findings.append(
+                finding(
+                    "non_string_key",
+                    f"mapping key {shown!s} is not a string; Memzoi keys are field names such as `title`",
+                    key.start,
+                    key.end,
+                )
+            )
+            return
+        name = str(key.value)
+        mapping.order.append(key)
+        if name in mapping.entries:
+            first = mapping.entries[name][0]
+            line = self.full_text.count("\n", 0, first.start) + 1
+            self.findings.append(
+                finding(
+                    "duplicate_key",
+                    f"duplicate key `{name}` (first defined on line {line}); keep one of them",
+                    key.start,
+                    key.end,
+                    first_start=first.start,
+                )
+            )
+            return
+        mapping.entries[name] = (key, value)
+
+
+def _tab_indent_findings(text: str, start: int, end: int) -> list[Finding]:
+    """Findings for tabs in the indentation of frontmatter lines, each with a "use two spaces" fix."""
+    out: list[Finding] = []
+    for m in re.finditer(r"(?m)^[ \t]*\t[ \t]*(?=\S)", text[start:end]):
+        s, e = start + m.start(), start + m.end()
+        indent = text[s:e]
+        tab = s + indent.index("\t")
+        out.append(
+            finding(
+                "yaml_tab_indent",
+                "tab used for indentation; YAML indentation must use spaces",
+                tab,
+                tab + 1,
+                fixes=(Fix("Replace tabs in the indentation with two spaces", (TextEdit(s, e, indent.replace("\t", "  ")),)),),
+            )
+        )
+    return out
+
+
+def load(text: str, start: int, end: int, line_of) -> YamlResult:
+    """Parse ``text[start:end]`` as one YAML document.
+
+    ``line_of(offset)`` returns the ``(start, end)`` of the line containing ``offset`` in ``text`` (used to
+    offer "quote this value" fixes). Node spans and finding spans are offsets into ``text``. Never raises.
+    """
+    source = text[start:end]
+    result = _parse(source, start, text, line_of)
+    if isinstance(result, YamlResult):
+        return result
+    syntax = result
+    tabs = _tab_indent_findings(text, start, end)
+    if tabs:
+        # Parse again with each indentation tab replaced by one space (offsets unchanged), so the rest of the
+        # frontmatter still yields values and findings.
+        chars = list(source)
+        for f in tabs:
+            for i in range(f.fixes[0].edits[0].start - start, f.fixes[0].edits[0].end - start):
+                if chars[i] == "\t":
+                    chars[i] = " "
+        retry = _parse("".join(chars), start, text, line_of)
+        if isinstance(retry, YamlResult):
+            retry.findings[:0] = tabs
+            return retry
+        return YamlResult(None, tabs + [retry])
+    return YamlResult(None, [syntax])
+
+
+def _parse(source: str, base: int, text: str, line_of) -> YamlResult | Finding:
+    builder = _Builder(source, base, text, line_of)
+    try:
+        events = list(yaml.parse(source, Loader=_Loader))
+    except yaml.MarkedYAMLError as err:
+        return _syntax_finding(err, base, text, line_of)
+    except yaml.YAMLError as err:  # pragma: no cover - non-marked errors are rare (reader errors)
+        return finding("yaml_syntax", f"YAML error: {err}", base, base)
+    builder.events = events
+    docs = [i for i, ev in enumerate(events) if isinstance(ev, yaml.DocumentStartEvent)]
+    if not docs:
+        return YamlResult(None, [])
+    if len(docs) > 1:
+        s = base + events[docs[1]].start_mark.index
+        builder.findings.append(
+            finding("yaml_syntax", "frontmatter holds more than one YAML document; remove the `...` or `---` marker", s, s + 3)
+        )
+    builder.pos = docs[0] + 1
+    root = builder.node()
+    return YamlResult(root, builder.findings)
+
+
+def _syntax_finding(err: yaml.MarkedYAMLError, base: int, text: str, line_of) -> Finding:
+    mark = err.problem_mark or err.context_mark
+    at = base + (mark.index if mark else 0)
+    at = min(at, len(text))
+    problem = (err.problem or "invalid YAML").rstrip(".")
+    ls, le = line_of(at)
+    fix = quote_fix(text, ls, le)
+    context = f" ({err.context})" if err.context else ""
+    if fix is not None:
+        key = fix.title.split("`")[1]
+        message = (
+            f"YAML syntax error in the value of `{key}`: {problem}{context}. Characters such as `: `, `#`, `[`, "
+            "`{`, `*`, `&` or a leading `@` need quotes; quote the value"
+        )
+    else:
+        message = f"YAML syntax error: {problem}{context}; fix the YAML at this position"
+    end = at + 1 if at < le else at
+    return finding("yaml_syntax", message, at, end, fixes=(fix,) if fix else ())
