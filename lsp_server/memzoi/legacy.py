@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from .document import Document
 from .findings import TextEdit
-from .yaml12 import PlainScalar, YMap, YScalar, resolve_plain
+from .yaml12 import PlainScalar, YMap, YScalar, quote_string, resolve_plain
 
 LEGACY_PROFILES = frozenset({"memzoi/v0", "memzoi/v1"})
 CONFIDENCE_LABELS = {"confirmed": "1", "likely": "0.75", "uncertain": "0.4"}
@@ -64,7 +64,7 @@ def yaml_scalar(value: str) -> str:
     if _PLAIN_SAFE.match(value) and ": " not in value and not value.endswith(":") and isinstance(resolve_plain(value), str) \
             and value.lower() not in ("yes", "no", "on", "off", "y", "n"):
         return value
-    return json.dumps(value, ensure_ascii=False)
+    return quote_string(value)
 
 
 def concept_slug(title: str) -> str:

@@ -170,6 +170,17 @@ def locate(root: YNode | None, loc: tuple[Any, ...]) -> tuple[YScalar | None, YN
     return key, node
 
 
+# Escaped: what YAML forbids raw, plus NEL/LS/PS, which libyaml would fold as line breaks inside a quoted scalar.
+_NON_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+
+
+def quote_string(value: str) -> str:
+    """``value`` as a YAML double-quoted scalar: a JSON string literal (what Memzoi's renderer writes) with every
+    character YAML forbids unescaped or folds (C0/C1 controls, DEL, NEL, U+2028/9, BOM, surrogates) written as ``\\uXXXX``."""
+    out = json.dumps(value, ensure_ascii=False)
+    return _NON_PRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}" if ord(m.group()) <= 0xFFFF else m.group(), out)
+
+
 def quote_fix(text: str, line_start: int, line_end: int) -> Fix | None:
     """A "quote this value" fix for a ``key: value`` line spanning ``text[line_start:line_end]``.
 
@@ -189,7 +200,7 @@ def quote_fix(text: str, line_start: int, line_end: int) -> Fix | None:
         value = value[: cut.start()].rstrip()
     start = line_start + m.start("value")
     key = m.group("key").strip()
-    return Fix(f"Quote the value of `{key}`", (TextEdit(start, start + len(value), json.dumps(value, ensure_ascii=False)),))
+    return Fix(f"Quote the value of `{key}`", (TextEdit(start, start + len(value), quote_string(value)),))
 
 
 class _Builder:
@@ -360,8 +371,17 @@ def _parse(source: str, base: int, text: str, line_of) -> YamlResult | Finding:
         events = list(yaml.parse(source, Loader=_Loader))
     except yaml.MarkedYAMLError as err:
         return _syntax_finding(err, base, text, line_of)
-    except yaml.YAMLError as err:  # pragma: no cover - non-marked errors are rare (reader errors)
-        return finding("yaml_syntax", f"YAML error: {err}", base, base)
+    except yaml.reader.ReaderError as err:
+        at = base + max(0, min(err.position, len(source)))
+        return finding(
+            "yaml_syntax",
+            f"character U+{err.character:04X} is not allowed in YAML text; remove it, or write it as an escape "
+            "(\\u....) inside a double-quoted value",
+            at,
+            min(at + 1, base + len(source)),
+        )
+    except yaml.YAMLError as err:  # pragma: no cover - every other PyYAML error is marked
+        return finding("yaml_syntax", f"YAML error: {err}; fix the frontmatter", base, base)
     builder.events = events
     docs = [i for i, ev in enumerate(events) if isinstance(ev, yaml.DocumentStartEvent)]
     if not docs:

@@ -1,0 +1,172 @@
+"""``memzoi check`` and ``memzoi upgrade`` as SPEC §8 describes them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from memzoi.check import check_paths
+from memzoi.cli.main import main
+from memzoi.schemas import generate
+
+from .conftest import ROOT
+from .test_framing_yaml import VALID
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    records = tmp_path / ".memzoi" / "records"
+    records.mkdir(parents=True)
+    (records / "rec-x.md").write_text(VALID, encoding="utf-8")
+    return tmp_path
+
+
+def test_clean_workspace_exits_zero(capsys, workspace):
+    code, out, err = run(capsys, "check", str(workspace))
+    assert code == 0 and out == ""
+    assert "1 file(s) checked" in err
+
+
+def test_json_shape_matches_spec(capsys, workspace):
+    bad = VALID.replace("lane: semantic", "lane: weekly")
+    (workspace / ".memzoi/records/rec-x.md").write_text("😀\n" * 0 + bad, encoding="utf-8")
+    code, out, _ = run(capsys, "check", str(workspace), "--format", "json")
+    assert code == 1
+    doc = json.loads(out)
+    assert set(doc) == {"findings", "files_checked"} and doc["files_checked"] == 1
+    [f] = doc["findings"]
+    assert set(f) == {"path", "code", "severity", "message", "range"}
+    assert f["path"] == str(workspace / ".memzoi" / "records" / "rec-x.md")
+    assert f["code"] == "invalid_value" and f["severity"] == "error"
+    assert f["range"] == {"start": {"line": 5, "character": 6}, "end": {"line": 5, "character": 12}}
+
+
+def test_json_character_positions_are_code_points(capsys, workspace):
+    text = VALID.replace("title: Use pnpm", "title: \"😀 中文 x\"\nbogus: 1").replace("# Use pnpm", "# 😀 中文 x")
+    path = workspace / ".memzoi/records/rec-x.md"
+    path.write_text(text, encoding="utf-8")
+    _, out, _ = run(capsys, "check", str(path), "--format", "json")
+    [f] = json.loads(out)["findings"]
+    assert f["code"] == "unknown_key" and f["range"]["start"] == {"line": 7, "character": 0}
+    path.write_text(VALID.replace("Use pnpm for installs.", "x 😀 y").replace("# Use pnpm", "# 😀 wrong"), encoding="utf-8")
+    _, out, _ = run(capsys, "check", str(path), "--format", "json")
+    [f] = json.loads(out)["findings"]
+    assert f["code"] == "title_h1_mismatch"
+    assert f["range"]["start"]["character"] == 2 and f["range"]["end"]["character"] == 9
+
+
+def test_path_display_joins_argument(capsys, workspace, monkeypatch):
+    monkeypatch.chdir(workspace)
+    (workspace / ".memzoi/records/rec-x.md").write_text(VALID.replace("kind: memory", "kind: mem"), encoding="utf-8")
+    code, out, _ = run(capsys, "check", ".")
+    assert code == 1
+    assert out.startswith("./.memzoi/records/rec-x.md:3:7: invalid_value ")
+
+
+def test_text_sarif_github_formats(capsys, workspace):
+    (workspace / ".memzoi/records/rec-x.md").write_text(VALID.replace("status: active", "status: done"), encoding="utf-8")
+    _, out, _ = run(capsys, "check", str(workspace), "--format", "sarif")
+    sarif = json.loads(out)
+    assert sarif["version"] == "2.1.0"
+    [result] = sarif["runs"][0]["results"]
+    assert result["ruleId"] == "invalid_value" and result["level"] == "error"
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 11
+    _, out, _ = run(capsys, "check", str(workspace), "--format", "github")
+    assert out.startswith("::error file=") and "line=11,col=9" in out and "title=memzoi invalid_value::" in out
+
+
+def test_usage_errors_exit_two(capsys, tmp_path):
+    code, _, err = run(capsys, "check", str(tmp_path / "missing"))
+    assert code == 2 and "no such file" in err
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "--format", "xml"])
+    assert exc.value.code == 2
+
+
+def test_warnings_only_exit_zero(capsys, corpus):
+    code, out, _ = run(capsys, "check", str(corpus / "legacy"))
+    assert code == 0
+    assert out.count("legacy_profile") == 20
+
+
+def test_one_bad_file_does_not_block_the_others(tmp_path):
+    """B17: 50 valid records and one malformed one: exactly one file has findings."""
+    records = tmp_path / ".memzoi" / "records"
+    records.mkdir(parents=True)
+    for i in range(50):
+        rid = f"rec-{i}"
+        (records / f"{rid}.md").write_text(VALID.replace("rec-x", rid), encoding="utf-8")
+    (records / "rec-bad.md").write_text(VALID.replace("rec-x", "rec-bad").replace("title: Use pnpm", "title: [[link]]tail"), encoding="utf-8")
+    report = check_paths([str(tmp_path)])
+    assert report.files_checked == 51
+    assert {l.path.rsplit("/", 1)[-1] for l in report.findings} == {"rec-bad.md"}
+    assert [l.finding.code for l in report.findings] == ["yaml_syntax"]
+    assert sum(1 for a in report.analyses.values() if a.model is not None) == 50
+
+
+def test_hidden_and_symlinks_skipped(tmp_path):
+    records = tmp_path / ".memzoi" / "records"
+    records.mkdir(parents=True)
+    (records / "rec-x.md").write_text(VALID, encoding="utf-8")
+    (records / ".rec-x.md.swp").write_text("junk")
+    (records / "link.md").symlink_to(records / "rec-x.md")
+    (records / "index.md").write_text("# notes\n")
+    report = check_paths([str(tmp_path)])
+    assert [(l.path.rsplit("/", 1)[-1], l.finding.code) for l in report.findings] == [("link.md", "canonical_path")]
+    assert any(reason == "hidden" for _, reason in report.skipped)
+
+
+def test_reserved_file_with_frontmatter(tmp_path):
+    records = tmp_path / ".memzoi" / "records"
+    records.mkdir(parents=True)
+    (records / "index.md").write_text(VALID, encoding="utf-8")
+    report = check_paths([str(tmp_path)])
+    assert [l.finding.code for l in report.findings] == ["reserved_file"]
+
+
+def test_upgrade_diff_then_write(capsys, tmp_path, corpus):
+    records = tmp_path / ".memzoi" / "records"
+    records.mkdir(parents=True)
+    src = next(corpus.glob("legacy/07c771ea/.memzoi/records/*.md"))
+    dst = records / src.name
+    shutil.copy(src, dst)
+    before = dst.read_bytes()
+    code, out, _ = run(capsys, "upgrade", str(dst))
+    assert code == 0 and out.startswith("--- a/") and "+profile: memzoi" in out
+    assert dst.read_bytes() == before
+    code, _, err = run(capsys, "upgrade", str(records), "--write")
+    assert code == 0 and "upgraded" in err
+    assert run(capsys, "check", str(dst))[0] == 0
+    assert dst.read_bytes() == (corpus / "memzoi-repo/.memzoi/records" / src.name).read_bytes()
+
+
+def test_committed_schemas_match_models():
+    for name, text in generate().items():
+        committed = ROOT / "schemas" / name
+        assert committed.exists(), f"schemas/{name} missing: run python -m memzoi.schemas schemas"
+        assert committed.read_text(encoding="utf-8") == text, f"schemas/{name} is stale: run python -m memzoi.schemas schemas"
+
+
+def test_console_script_runs_as_module(workspace):
+    proc = subprocess.run([sys.executable, "-m", "memzoi", "check", str(workspace), "--format", "json"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["files_checked"] == 1
+
+
+def test_examples_workspace(capsys):
+    code, out, _ = run(capsys, "check", str(ROOT / "examples"))
+    assert code == 1
+    got = {line.split(": ", 1)[1].split(" ", 1)[0] for line in out.splitlines()}
+    assert {"legacy_profile", "id_path_mismatch", "invalid_value", "unknown_key", "title_h1_mismatch"} <= got
+    assert "use-pnpm-for-installs.md" not in out and "api-errors-use-problem-json.md" not in out
