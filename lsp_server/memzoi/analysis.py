@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from .attestation import Attestation, check_attestation
 from .document import Document, frame
 from .findings import Finding, Fix, TextEdit, finding
 from .legacy import UpgradeError, legacy_reasons, upgrade_ignores, upgrade_record
+from .retention import retention_findings, utc_now
 from .text import decode
 from .validate import validate_document
 from .workspace import Placement, Role, place
@@ -35,6 +38,8 @@ class Analysis:
     findings: list[Finding] = field(default_factory=list)
     model: BaseModel | None = None
     legacy: list[str] = field(default_factory=list)
+    #: Attestation state of a record (``None`` for other kinds); see :mod:`memzoi.attestation`.
+    attestation: Attestation | None = None
 
     @property
     def text(self) -> str:
@@ -54,8 +59,13 @@ class Analysis:
         return {"memory": "record", "proposal": "proposal"}.get(str(data.get("kind")), "unknown")
 
 
-def analyze_text(text: str, path: str | os.PathLike[str] | None = None, *, placement: Placement | None = None) -> Analysis:
-    """Analyse ``text`` as the file at ``path`` (the path decides its role; ``None`` means "infer from ``kind``")."""
+def analyze_text(text: str, path: str | os.PathLike[str] | None = None, *, placement: Placement | None = None,
+                 now: datetime | None = None) -> Analysis:
+    """Analyse ``text`` as the file at ``path`` (the path decides its role; ``None`` means "infer from ``kind``").
+
+    ``now`` is the clock for retention (``retention_query_only``); default the current UTC time. The result is a
+    pure function of text, path and ``now``.
+    """
     placement = placement or (place(path) if path is not None else Placement(Role.OTHER))
     if placement.role is Role.RESERVED:
         return _reserved(text, placement)
@@ -71,15 +81,18 @@ def analyze_text(text: str, path: str | os.PathLike[str] | None = None, *, place
             findings.append(_legacy_finding(doc, placement, reasons))
         analysis.model, schema = validate_document(doc, placement, ignore=ignore)
         findings.extend(schema)
+        if analysis.kind == "record" and not reasons:
+            findings.extend(_record_state(analysis, now))
     analysis.findings = sorted(findings, key=lambda f: (f.start, f.end, f.code))
     return analysis
 
 
-def analyze_bytes(data: bytes, path: str | os.PathLike[str] | None = None, *, placement: Placement | None = None) -> Analysis:
+def analyze_bytes(data: bytes, path: str | os.PathLike[str] | None = None, *, placement: Placement | None = None,
+                  now: datetime | None = None) -> Analysis:
     """Decode ``data`` (strict UTF-8, findings on bad bytes) and analyse it; adds ``file_too_large`` above
     :data:`MAX_FILE_BYTES`."""
     decoded = decode(data)
-    analysis = analyze_text(decoded.text, path, placement=placement)
+    analysis = analyze_text(decoded.text, path, placement=placement, now=now)
     extra = list(decoded.findings)
     if len(data) > MAX_FILE_BYTES:
         extra.append(
@@ -96,7 +109,7 @@ def analyze_bytes(data: bytes, path: str | os.PathLike[str] | None = None, *, pl
     return analysis
 
 
-def analyze_path(path: str | os.PathLike[str]) -> Analysis:
+def analyze_path(path: str | os.PathLike[str], *, now: datetime | None = None) -> Analysis:
     """Read and analyse a file; an unreadable file gives one finding instead of an exception."""
     p = Path(path)
     try:
@@ -105,7 +118,26 @@ def analyze_path(path: str | os.PathLike[str]) -> Analysis:
         doc = frame("")
         msg = f"cannot read the file: {err.strerror or err}; check that it exists and is readable"
         return Analysis(doc, place(p), [finding("canonical_path", msg, 0, 0)])
-    return analyze_bytes(data, p)
+    return analyze_bytes(data, p, now=now)
+
+
+def record_id_of(analysis: Analysis) -> str | None:
+    """The id a record is known by: its path concept id under ``.memzoi/records/``, else its frontmatter ``id``."""
+    if analysis.placement.role is Role.RECORD:
+        return analysis.placement.identity
+    raw = (analysis.document.data or {}).get("id")
+    return raw.strip() if isinstance(raw, str) and raw.strip() else None
+
+
+def _record_state(analysis: Analysis, now: datetime | None) -> list[Finding]:
+    """Attestation (``materialization_metadata``, ``stale_attestation``) and retention (``retention_query_only``)
+    findings of a current-profile record."""
+    doc = analysis.document
+    analysis.attestation = check_attestation(doc, record_id_of(analysis), valid=analysis.model is not None)
+    found = list(analysis.attestation.findings)
+    if analysis.model is not None:
+        found.extend(retention_findings(doc, now or utc_now()))
+    return found
 
 
 def _reserved(text: str, placement: Placement) -> Analysis:

@@ -1,0 +1,214 @@
+"""Retention evaluation and the "current assertion" predicate (Memzoi ``retention.rs``, reference §6).
+
+The lane rules for which facts are allowed live in :func:`memzoi.models.common.validate_retention` (reported as
+``invalid_retention`` by :mod:`memzoi.validate`); this module evaluates valid facts at a clock:
+
+* **session**: boundary = min(last activity + 24 h ``session_inactivity_lease``, started + 7 d
+  ``session_maximum_age``, ``closed_at`` ``session_closed``, ``explicit_expires_at`` ``explicit_expiry``);
+* **episodic**: min(occurred + 30 d ``episodic_ordinary_window``, explicit expiry);
+* **semantic / procedural**: the explicit expiry, else no boundary (``no_age_limit``).
+
+The boundary is inclusive: at ``evaluated_at >= boundary`` the record is ``query_only`` (excluded from normal
+recall, still readable by explicit queries). A record is a *current assertion* when its status is ``active`` and
+its retention is ``current``. Clocks are always passed in, so tests fix them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, Mapping
+
+from pydantic import ValidationError
+
+from .document import Document
+from .findings import Finding, finding
+from .models.common import RetentionFacts, parse_rfc3339, validate_retention
+from .yaml12 import locate
+
+SESSION_LEASE = timedelta(hours=24)
+SESSION_MAX_AGE = timedelta(days=7)
+EPISODIC_WINDOW = timedelta(days=30)
+
+#: Human explanations of Memzoi's boundary reasons (used in messages and hover).
+REASONS = {
+    "session_inactivity_lease": "24 hours after the session's last activity (last_continued_at or started_at)",
+    "session_maximum_age": "7 days after the session started",
+    "session_closed": "the session was closed (closed_at)",
+    "explicit_expiry": "the explicit expiry (explicit_expires_at)",
+    "episodic_ordinary_window": "30 days after the episode occurred (occurred_at)",
+    "no_age_limit": "durable lane without an explicit expiry",
+}
+
+
+class InvalidRetention(ValueError):
+    """Retention facts that break the lane rules; ``violations`` are ``(field, message)`` pairs (field may be
+    ``""`` for the block). Memzoi refuses such a record (``record <id> has invalid retention facts``)."""
+
+    def __init__(self, violations: list[tuple[str, str]]):
+        super().__init__("; ".join(m for _, m in violations))
+        self.violations = violations
+
+
+@dataclass(frozen=True)
+class RetentionDecision:
+    """Memzoi's ``RetentionDecision``: ``state`` is ``current`` or ``query_only``; ``boundary`` the effective
+    boundary formatted as UTC RFC 3339 (``None`` for ``no_age_limit``); ``reason`` one of :data:`REASONS`."""
+
+    state: str
+    boundary: str | None
+    reason: str
+
+    @property
+    def is_current(self) -> bool:
+        """True while the record is inside its recall window."""
+        return self.state == "current"
+
+
+@dataclass(frozen=True)
+class CurrentAssertion:
+    """Memzoi's ``evaluate_current_assertion`` for a repository record.
+
+    ``exclusions`` are dicts tagged by ``kind`` (``lifecycle_status`` with ``status``; ``retention`` with
+    ``reason`` and ``boundary``); the record is current when there are none.
+    """
+
+    is_current: bool
+    retention: RetentionDecision | None
+    exclusions: list[dict[str, Any]] = field(default_factory=list)
+
+
+def format_instant(value: datetime) -> str:
+    """UTC RFC 3339 with ``Z`` and fractional seconds only when non-zero (as Memzoi's ``time`` crate prints)."""
+    v = value.astimezone(timezone.utc)
+    base = v.strftime("%Y-%m-%dT%H:%M:%S")
+    if v.microsecond:
+        base += "." + f"{v.microsecond:06d}".rstrip("0")
+    return base + "Z"
+
+
+def utc_now() -> datetime:
+    """The current instant (UTC, timezone-aware); the default clock of :func:`evaluate_retention` callers."""
+    return datetime.now(timezone.utc)
+
+
+def _facts(value: RetentionFacts | Mapping[str, Any]) -> RetentionFacts:
+    if isinstance(value, RetentionFacts):
+        return value
+    try:
+        return RetentionFacts.model_validate(dict(value))
+    except ValidationError as err:
+        raise InvalidRetention([(name, f"{name}: {e['msg']}") for e in err.errors(include_url=False)
+                                for name in [".".join(map(str, e["loc"]))]]) from None
+
+
+def evaluate_retention(lane: str, facts: RetentionFacts | Mapping[str, Any], evaluated_at: datetime) -> RetentionDecision:
+    """Evaluate retention facts for ``lane`` at ``evaluated_at`` (timezone-aware).
+
+    Raises :class:`InvalidRetention` when the facts break the lane rules or a timestamp is not RFC 3339 with a
+    timezone (never a third state, as in Memzoi). Ties between candidate boundaries keep the first in the
+    order lease, maximum age, closed, explicit expiry.
+    """
+    f = _facts(facts)
+    violations = validate_retention(lane, f)
+    if lane not in ("session", "episodic", "semantic", "procedural"):
+        violations.append(("", f"unknown memory lane `{lane}`"))
+    if violations:
+        raise InvalidRetention(violations)
+
+    def at(value: str | None) -> datetime | None:
+        return parse_rfc3339(value.strip()) if value else None
+
+    candidates: list[tuple[datetime, str]] = []
+    if lane == "session":
+        started = at(f.started_at)
+        assert started is not None  # validate_retention requires it
+        last = at(f.last_continued_at) or started
+        candidates.append((last + SESSION_LEASE, "session_inactivity_lease"))
+        candidates.append((started + SESSION_MAX_AGE, "session_maximum_age"))
+        closed = at(f.closed_at)
+        if closed is not None:
+            candidates.append((closed, "session_closed"))
+    elif lane == "episodic":
+        occurred = at(f.occurred_at)
+        assert occurred is not None
+        candidates.append((occurred + EPISODIC_WINDOW, "episodic_ordinary_window"))
+    explicit = at(f.explicit_expires_at)
+    if explicit is not None:
+        candidates.append((explicit, "explicit_expiry"))
+    if not candidates:
+        return RetentionDecision("current", None, "no_age_limit")
+    boundary, reason = candidates[0]
+    for when, why in candidates[1:]:
+        if when < boundary:
+            boundary, reason = when, why
+    state = "query_only" if evaluated_at >= boundary else "current"
+    return RetentionDecision(state, format_instant(boundary), reason)
+
+
+def current_assertion(status: str, lane: str, facts: RetentionFacts | Mapping[str, Any],
+                      evaluated_at: datetime) -> CurrentAssertion:
+    """Whether a repository record is a current assertion at ``evaluated_at`` (``evaluate_current_assertion``).
+
+    Invalid retention facts give ``retention=None`` and a ``retention`` exclusion with reason
+    ``invalid_retention`` rather than raising, so hover can always show an answer.
+    """
+    exclusions: list[dict[str, Any]] = []
+    if status != "active":
+        exclusions.append({"kind": "lifecycle_status", "status": status})
+    try:
+        decision: RetentionDecision | None = evaluate_retention(lane, facts, evaluated_at)
+    except InvalidRetention:
+        decision = None
+        exclusions.append({"kind": "retention", "reason": "invalid_retention", "boundary": None})
+    if decision is not None and not decision.is_current:
+        exclusions.append({"kind": "retention", "reason": decision.reason, "boundary": decision.boundary})
+    return CurrentAssertion(not exclusions, decision, exclusions)
+
+
+def retention_findings(doc: Document, evaluated_at: datetime) -> list[Finding]:
+    """``retention_query_only`` (information) for an active record past its boundary at ``evaluated_at``.
+
+    Only records whose lane and retention validate are evaluated (invalid facts are already ``invalid_retention``
+    from schema validation). The finding sits on the ``retention`` key and names the boundary and the reason.
+    """
+    data = doc.data or {}
+    lane, status, retention = data.get("lane"), data.get("status"), data.get("retention")
+    if status != "active" or not isinstance(lane, str) or not isinstance(retention, Mapping):
+        return []
+    try:
+        decision = evaluate_retention(lane, retention, evaluated_at)
+    except InvalidRetention:
+        return []
+    if decision.is_current:
+        return []
+    key, value = locate(doc.yaml_root, ("retention",))
+    start, end = (key.start, key.end) if key is not None else (0, min(3, len(doc.text)))
+    return [
+        finding(
+            "retention_query_only",
+            f"past its retention boundary {decision.boundary} ({decision.reason}: {REASONS[decision.reason]}); the "
+            "record is excluded from normal recall and answers only explicit queries. Renew it with a successor "
+            "record, or tombstone it when it is no longer true",
+            start,
+            end,
+            boundary=decision.boundary,
+            reason=decision.reason,
+        )
+    ]
+
+
+__all__ = [
+    "EPISODIC_WINDOW",
+    "REASONS",
+    "SESSION_LEASE",
+    "SESSION_MAX_AGE",
+    "CurrentAssertion",
+    "InvalidRetention",
+    "RetentionDecision",
+    "current_assertion",
+    "evaluate_retention",
+    "format_instant",
+    "retention_findings",
+    "utc_now",
+]
