@@ -1,0 +1,81 @@
+"""The repository lifecycle lock: one OS file lock per repository, shared by every process (CLI and server).
+
+Memzoi takes ``repo-lifecycle.lock`` with ``try_lock`` retried for about 5 s (reference §7.1); we use our own
+file name (``runtime.LOCK_FILE``) in the same runtime directory, so our writers exclude each other and every
+ledger change runs alone. ``flock`` locks belong to an open file description, so two threads of one process
+exclude each other too, and a killed process releases its lock with its file descriptors.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .runtime import LOCK_FILE, project_runtime_dir
+
+#: How long to wait for another process's change before refusing (seconds).
+DEFAULT_TIMEOUT = 10.0
+
+
+class LockBusy(Exception):
+    """Another process held the lifecycle lock for longer than the timeout."""
+
+
+def _try_lock(fd: int) -> bool:
+    if os.name == "nt":  # pragma: no cover - Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            return True
+        except OSError:
+            return False
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+
+
+def _unlock(fd: int) -> None:
+    if os.name == "nt":  # pragma: no cover - Windows
+        import msvcrt
+
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+        return
+    import fcntl
+
+    fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+@contextmanager
+def lifecycle_lock(project_root: str | os.PathLike[str], *, timeout: float = DEFAULT_TIMEOUT,
+                   runtime_dir: Path | None = None) -> Iterator[Path]:
+    """Hold the repository lifecycle lock for the ``with`` block; yields the runtime directory.
+
+    Retries every 20 ms up to ``timeout`` seconds, then raises :class:`LockBusy`.
+    """
+    rdir = runtime_dir or project_runtime_dir(project_root, create=True)
+    rdir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(rdir / LOCK_FILE, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        deadline = time.monotonic() + timeout
+        while not _try_lock(fd):
+            if time.monotonic() >= deadline:
+                raise LockBusy(
+                    f"another memzoi process has held the lifecycle lock for {timeout:.0f} s; "
+                    "wait for it to finish and retry"
+                )
+            time.sleep(0.02)
+        try:
+            yield rdir
+        finally:
+            _unlock(fd)
+    finally:
+        os.close(fd)
