@@ -1,0 +1,54 @@
+"""``memzoi-lsp``: run the Memzoi language server.
+
+stdio by default; ``--tcp HOST PORT`` serves one TCP connection (for debugging). Logs go to stderr only
+(stdout is the JSON-RPC channel and nothing else is ever written to it). Exit status: 0 after a
+``shutdown``/``exit`` sequence, 1 when the client went away without ``shutdown`` (stdin closed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from memzoi import __version__
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, configure logging to stderr and serve until the client exits."""
+    parser = argparse.ArgumentParser(prog="memzoi-lsp", description="Memzoi language server (stdio by default)")
+    parser.add_argument("--tcp", nargs=2, metavar=("HOST", "PORT"), help="serve one TCP connection instead of stdio")
+    parser.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (the default)")
+    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    parser.add_argument("--version", action="version", version=f"memzoi-lsp {__version__}")
+    args = parser.parse_args(argv)
+
+    # Why at import of main: anything a library prints must not reach the JSON-RPC stream.
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("memzoi_lsp").setLevel(args.log_level)
+    logging.getLogger("memzoi").setLevel(args.log_level)
+    # pygls logs every message body at INFO: keep it quiet.
+    logging.getLogger("pygls").setLevel(logging.WARNING)
+
+    from .logbridge import install as install_bridge
+    from .server import create_server
+
+    server = create_server()
+    install_bridge(server)
+    if args.tcp:
+        host, port = args.tcp
+        try:
+            server.start_tcp(host, int(port))
+        except SystemExit as exc:  # pygls raises SystemExit from the connection callback on `exit`
+            return int(exc.code or 0)
+    else:
+        server.start_io(sys.stdin.buffer, real_stdout.buffer)
+    return 0 if server.protocol._shutdown or server.stopping else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""Document access for the server: the text of a URI (editor buffer when open, disk otherwise) and its core
+analysis, cached by content hash.
+
+Open documents are analysed from the editor's text (pygls has already applied every ``didChange`` to it; this
+module only reads). Closed files are read as bytes and decoded by the core, so CRLF and invalid UTF-8 are seen
+exactly as on disk (pygls's disk fallback would universalise newlines).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+import blake3
+from pygls.uris import from_fs_path, to_fs_path
+
+from memzoi.analysis import Analysis, analyze_bytes, analyze_text
+
+
+def uri_to_path(uri: str) -> Path | None:
+    """File-system path of a ``file:`` URI; ``None`` for other schemes (``untitled:``, …)."""
+    try:
+        p = to_fs_path(uri)
+    except Exception:  # malformed URI from a client: treat as non-file
+        return None
+    return Path(p) if p else None
+
+
+def path_to_uri(path: str | os.PathLike[str]) -> str:
+    """``file:`` URI of ``path``."""
+    return from_fs_path(str(path)) or Path(path).as_uri()
+
+
+def uri_key(uri: str) -> str:
+    """Normalised cache key of a URI (pygls keys documents by the unquoted URI; so do we)."""
+    return unquote(uri)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One consistent view of a document: its URI, path, exact text, editor version (``None`` when read from
+    disk), whether it is open in the editor, and the core analysis of that text."""
+
+    uri: str
+    path: Path | None
+    text: str
+    version: int | None
+    is_open: bool
+    analysis: Analysis
+
+
+class Documents:
+    """Analysis cache keyed by URI, holding the content hash of the text analysed.
+
+    Thread-safe: the workspace scan fills it from a worker thread while handlers read it on the event loop.
+    """
+
+    def __init__(self, workspace_getter) -> None:
+        self._workspace = workspace_getter
+        self._lock = threading.Lock()
+        self._cache: dict[str, tuple[bytes, Analysis]] = {}
+        self.analyses = 0  # number of core analyses actually run (the cache's misses), for tests and logs
+
+    def is_open(self, uri: str) -> bool:
+        """True when the editor has ``uri`` open."""
+        return uri_key(uri) in self._workspace().text_documents
+
+    def open_uris(self) -> list[str]:
+        """URIs of the documents open in the editor (their original spelling)."""
+        return [d.uri for d in list(self._workspace().text_documents.values())]
+
+    def snapshot(self, uri: str) -> Snapshot | None:
+        """The document's current snapshot, or ``None`` when it is neither open nor a readable file."""
+        key = uri_key(uri)
+        doc = self._workspace().text_documents.get(key)
+        path = uri_to_path(uri)
+        if doc is not None:
+            text = doc.source
+            digest = b"t" + blake3.blake3(text.encode("utf-8", "surrogatepass")).digest()
+            analysis = self._cached(key, digest, lambda: analyze_text(text, path))
+            return Snapshot(doc.uri, path, text, doc.version, True, analysis)
+        if path is None:
+            return None
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        digest = b"b" + blake3.blake3(data).digest()
+        analysis = self._cached(key, digest, lambda: analyze_bytes(data, path))
+        return Snapshot(uri, path, analysis.text, None, False, analysis)
+
+    def forget(self, uri: str) -> None:
+        """Drop the cached analysis of ``uri`` (file deleted or renamed)."""
+        with self._lock:
+            self._cache.pop(uri_key(uri), None)
+
+    def _cached(self, key: str, digest: bytes, compute) -> Analysis:
+        with self._lock:
+            hit = self._cache.get(key)
+        if hit is not None and hit[0] == digest:
+            return hit[1]
+        analysis = compute()
+        with self._lock:
+            self._cache[key] = (digest, analysis)
+            self.analyses += 1
+        return analysis

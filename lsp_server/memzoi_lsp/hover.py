@@ -1,0 +1,219 @@
+"""Hover: the schema documentation of a frontmatter key, and the provenance of a record or proposal packet
+(SPEC §5) anywhere else in its frontmatter.
+
+Everything taken from a file is escaped: record text can never become Markdown markup, HTML or a link, and the
+only links in a hover are ones this module builds itself (``http``/``https`` evidence URLs and ``file:`` URIs of
+files in the project), never ``command:`` links.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlsplit
+
+from lsprotocol import types
+
+from memzoi.runtime import git_env
+from memzoi.workspace import Role
+
+from . import keys, provenance
+from .convert import TextMap
+from .documents import Snapshot, path_to_uri
+
+if TYPE_CHECKING:
+    from .server import MemzoiServer
+
+log = logging.getLogger("memzoi_lsp.hover")
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&:])")
+
+
+def esc(value: Any) -> str:
+    """Escape ``value`` for Markdown: every punctuation that could start markup, HTML, or an autolink is
+    backslash-escaped, and line breaks become spaces."""
+    text = "" if value is None else str(value)
+    text = re.sub(r"[\r\n\u2028\u2029]+", " ", text)
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def code(value: Any) -> str:
+    """Inline code for a short value (backticks inside are replaced, so the span cannot be broken out of)."""
+    text = re.sub(r"[\r\n]+", " ", "" if value is None else str(value)).replace("`", "'")
+    return f"`{text}`" if text.strip() else "`\u200b`"
+
+
+def link(label: str, target: str) -> str:
+    """A Markdown link whose target is an ``http``/``https``/``file`` URL (anything else gives the plain escaped
+    label). Parentheses and spaces in the target are percent-encoded."""
+    parts = urlsplit(target)
+    if parts.scheme not in ("http", "https", "file"):
+        return esc(label)
+    safe = quote(target, safe=":/?#[]@!$&'*+,;=%~-._")
+    safe = safe.replace("(", "%28").replace(")", "%29")
+    return f"[{esc(label)}]({safe})"
+
+
+def register(server: "MemzoiServer") -> None:
+    """Register ``textDocument/hover``."""
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: "MemzoiServer", params: types.HoverParams) -> types.Hover | None:
+        snap = ls.docs.snapshot(params.text_document.uri)
+        if snap is None or not ls.is_memzoi(snap):
+            return None
+        tm = TextMap(snap.text, ls.workspace.position_encoding)
+        offset = tm.offset(params.position)
+        doc = snap.analysis.document
+        hit = keys.key_at(doc, offset)
+        if hit is not None:
+            path, node = hit
+            text = key_doc(snap, path)
+            if text is None:
+                return None
+            return types.Hover(
+                contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+                range=tm.range(node.start, node.end),
+            )
+        fm_end = doc.fm_close[1] if doc.fm_close else (doc.fm_end if doc.fm_end is not None else 0)
+        if offset > fm_end or doc.data is None:
+            return None
+        loop = asyncio.get_running_loop()
+        commit = await loop.run_in_executor(None, last_commit, snap.path)
+        text = provenance_markdown(ls, snap, commit)
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
+
+
+def key_doc(snap: Snapshot, path: tuple) -> str | None:
+    """Markdown documentation of the key at ``path`` (description, required or optional, allowed values)."""
+    found = keys.field_info(snap.analysis.document, snap.analysis.placement, path)
+    dotted = ".".join(str(p) for p in path if not isinstance(p, int))
+    if found is None:
+        return f"**{code(dotted)}** is not a field of this file's schema (unknown keys are errors)."
+    model, name, info = found
+    lines = [f"**{code(dotted)}** · {'required' if info.is_required() else 'optional'}", ""]
+    if info.description:
+        lines.append(esc(info.description).replace("\\`", "`"))
+    allowed = keys.allowed_values(info.annotation)
+    if allowed:
+        lines += ["", "Allowed values: " + ", ".join(code(v) for v in allowed)]
+    lines += ["", f"_Schema: {esc(model.__name__)}_"]
+    return "\n".join(lines)
+
+
+def last_commit(path: Path | None) -> dict[str, str] | None:
+    """The last git commit touching ``path``: ``{hash, author, date, subject}``, or ``None`` (no git, untracked,
+    error). Runs git with stdin closed and its output captured, never on the JSON-RPC stdout."""
+    if path is None:
+        return None
+    try:
+        out = subprocess.run(
+            ["git", "log", "-1", "--format=%h%x1f%an%x1f%ad%x1f%s", "--date=short", "--", path.name],
+            cwd=path.parent,
+            env=git_env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=3,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0 or not out.stdout.strip():
+        return None
+    parts = out.stdout.strip().split("\x1f")
+    if len(parts) != 4:
+        return None
+    return dict(zip(("hash", "author", "date", "subject"), parts))
+
+
+def provenance_markdown(ls: "MemzoiServer", snap: Snapshot, commit: dict[str, str] | None) -> str:
+    """The provenance hover of a record or proposal packet (see :mod:`memzoi_lsp.provenance` for the facts)."""
+    facts = provenance.collect(ls, snap)
+    data = snap.analysis.document.data or {}
+    out: list[str] = []
+    title = data.get("title")
+    if snap.analysis.kind == "proposal" or snap.analysis.placement.role.is_proposal:
+        out.append(f"**Proposal** {code(data.get('id'))}" + (f" — {esc(title)}" if title else ""))
+        block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
+        out.append(
+            f"- action {code(block.get('action'))} · status {code(data.get('status'))}"
+            f" · type {code(data.get('type'))} · lane {code(data.get('lane'))}"
+        )
+        if block.get("proposed_by") or block.get("proposed_at"):
+            out.append(f"- proposed by {esc(block.get('proposed_by'))} at {esc(block.get('proposed_at'))}")
+        if block.get("reason"):
+            out.append(f"- reason: {esc(block.get('reason'))}")
+        for label, rid in facts.targets:
+            out.append(f"- {esc(label)}: {_record_link(ls, snap, rid)}")
+        out.append(
+            f"- sensitivity {code(data.get('sensitivity'))} · content class {code(data.get('content_class'))}"
+        )
+        out.append(f"- can be applied: {esc(facts.apply_state)}")
+        res = data.get("resolution") if isinstance(data.get("resolution"), dict) else None
+        if res:
+            out.append(
+                f"- resolved {code(res.get('outcome'))} by {esc(res.get('resolved_by'))} at "
+                f"{esc(res.get('resolved_at'))}" + (f": {esc(res.get('reason'))}" if res.get("reason") else "")
+            )
+    else:
+        out.append(f"**Record** {code(data.get('id'))}" + (f" — {esc(title)}" if title else ""))
+        out.append(
+            f"- type {code(data.get('type'))} · lane {code(data.get('lane'))} · status {code(data.get('status'))}"
+        )
+        out.append(f"- current assertion: {esc(facts.current)}")
+        src = data.get("source")
+        ref = data.get("source_ref")
+        if src or ref:
+            ref_md = ""
+            if isinstance(ref, str):
+                scheme = urlsplit(ref).scheme
+                ref_md = link(ref, ref) if scheme in ("http", "https") else code(ref)
+            out.append(f"- provenance: {code(src) if src else ''} {ref_md}".rstrip())
+        if data.get("proposal_id"):
+            out.append(f"- proposal: {_proposal_link(ls, snap, str(data['proposal_id']))}")
+        origin = data.get("origin") if isinstance(data.get("origin"), dict) else {}
+        if origin:
+            out.append(f"- origin: route {code(origin.get('route'))}, key {code(origin.get('origin_key'))}")
+        out.append(f"- attestation: {esc(facts.attestation)}")
+        if data.get("supersedes"):
+            out.append(f"- supersedes: {_record_link(ls, snap, str(data['supersedes']))}")
+        for rid in facts.superseded_by:
+            out.append(f"- superseded by: {_record_link(ls, snap, rid)}")
+        lineage = data.get("lineage") if isinstance(data.get("lineage"), dict) else None
+        if lineage and lineage.get("predecessor_id"):
+            out.append(
+                f"- lineage: {esc(lineage.get('kind'))} of {_record_link(ls, snap, str(lineage['predecessor_id']))}"
+            )
+        out.append(f"- retention: {esc(facts.retention)}")
+    if commit:
+        out.append(
+            f"- last commit: {code(commit['hash'])} {esc(commit['author'])}, {esc(commit['date'])}: "
+            f"{esc(commit['subject'])}"
+        )
+    else:
+        out.append("- last commit: none (not committed, or not in a git repository)")
+    if facts.history:
+        out.append("- ledger history:")
+        for line in facts.history:
+            out.append(f"  - {esc(line)}")
+    else:
+        out.append("- ledger history: no recorded changes")
+    return "\n".join(out)
+
+
+def _record_link(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> str:
+    path = provenance.record_path(ls, snap, record_id)
+    if path is None:
+        return f"{code(record_id)} (not found)"
+    return f"{code(record_id)} ({link('open', path_to_uri(path))})"
+
+
+def _proposal_link(ls: "MemzoiServer", snap: Snapshot, proposal_id: str) -> str:
+    path = provenance.proposal_path(ls, snap, proposal_id)
+    if path is None:
+        return f"{code(proposal_id)} (no packet in this repository)"
+    return f"{code(proposal_id)} ({link('resolved packet', path_to_uri(path))})"

@@ -1,0 +1,61 @@
+"""Optional bridge from Python logging to ``window/logMessage`` (setting ``logToClient``).
+
+Records from pygls are skipped: pygls logs every message it sends, so forwarding its records would send a log
+message about sending a log message, without end. Records emitted on worker threads are handed to the event
+loop, which owns the transport.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+if TYPE_CHECKING:
+    from .server import MemzoiServer
+
+_LEVELS = {
+    logging.ERROR: types.MessageType.Error,
+    logging.WARNING: types.MessageType.Warning,
+    logging.INFO: types.MessageType.Info,
+    logging.DEBUG: types.MessageType.Log,
+}
+
+
+class ClientLogHandler(logging.Handler):
+    """Forwards ``memzoi*`` log records to the client while ``settings.log_to_client`` is on."""
+
+    def __init__(self, server: "MemzoiServer") -> None:
+        super().__init__(logging.DEBUG)
+        self.server = server
+        self._local = threading.local()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        ls = self.server
+        if "pygls" in record.name or not ls.settings.log_to_client or ls.stopping or ls.loop is None:
+            return
+        if getattr(self._local, "busy", False):
+            return
+        self._local.busy = True
+        try:
+            params = types.LogMessageParams(
+                type=_LEVELS.get(record.levelno, types.MessageType.Log), message=self.format(record)
+            )
+            if threading.current_thread() is threading.main_thread():
+                ls.window_log_message(params)
+            elif not ls.loop.is_closed():
+                ls.loop.call_soon_threadsafe(ls.window_log_message, params)
+        except Exception:  # logging must never break the server
+            pass
+        finally:
+            self._local.busy = False
+
+
+def install(server: "MemzoiServer") -> None:
+    """Attach the bridge to the ``memzoi_lsp`` and ``memzoi`` loggers."""
+    handler = ClientLogHandler(server)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logging.getLogger("memzoi_lsp").addHandler(handler)
+    logging.getLogger("memzoi").addHandler(handler)

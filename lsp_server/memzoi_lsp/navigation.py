@@ -1,0 +1,322 @@
+"""Navigation: definition on record/proposal references, document links, completion of enum values and record
+ids, document symbols, workspace symbols and code lenses.
+
+References followed by definition: ``supersedes`` (a record id, or a list of them in a packet),
+``proposal.target``, ``lineage.predecessor_id`` and ``proposal_id``. Document links: ``source_ref`` when it is
+an ``http(s)`` URL, and ``sources[].path`` / ``sources[].url`` of packets.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from lsprotocol import types
+
+from memzoi.workspace import Role
+from memzoi.yaml12 import YMap, YScalar, YSeq
+
+from . import keys, provenance
+from .convert import TextMap
+from .documents import Snapshot, path_to_uri
+
+if TYPE_CHECKING:
+    from .server import MemzoiServer
+
+RECORD_REFS = {("supersedes",), ("proposal", "target"), ("lineage", "predecessor_id")}
+PROPOSAL_REFS = {("proposal_id",)}
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+
+
+def _strip(path: tuple) -> tuple:
+    return tuple(p for p in path if not isinstance(p, int))
+
+
+def _value_span(node: YScalar) -> tuple[int, int]:
+    if node.style in ('"', "'") and node.end - node.start >= 2:
+        return node.start + 1, node.end - 1
+    return node.start, node.end
+
+
+def reference_at(snap: Snapshot, offset: int) -> tuple[str, str, YScalar] | None:
+    """``(kind, id, node)`` of the record (``kind="record"``) or proposal reference under ``offset``."""
+    hit = keys.value_at(snap.analysis.document, offset)
+    if hit is None:
+        return None
+    path, node = hit
+    if not isinstance(node.value, str) or not node.value.strip():
+        return None
+    plain = _strip(path)
+    if plain in RECORD_REFS:
+        return "record", node.value.strip(), node
+    if plain in PROPOSAL_REFS:
+        return "proposal", node.value.strip(), node
+    return None
+
+
+def known_records(ls: "MemzoiServer", snap: Snapshot) -> dict[str, str]:
+    """``{record id: uri}`` of the records found on disk in the snapshot's project."""
+    project = ls.project_for(snap.path)
+    if project is None:
+        return {}
+    out: dict[str, str] = {}
+    records = project.memzoi_dir / "records"
+    for uri in sorted(project.files):
+        p = Path(uri_path(uri))
+        try:
+            rel = p.relative_to(records)
+        except ValueError:
+            continue
+        out[rel.with_suffix("").as_posix()] = uri
+    return out
+
+
+def uri_path(uri: str) -> str:
+    from .documents import uri_to_path
+
+    p = uri_to_path(uri)
+    return str(p) if p else ""
+
+
+def document_symbols(snap: Snapshot, tm: TextMap) -> list[types.DocumentSymbol]:
+    """Frontmatter keys (nested) and the body's Markdown headings. YAML comments inside the frontmatter are
+    never headings (B15): only the body is scanned for them, skipping fenced code."""
+    doc = snap.analysis.document
+    out: list[types.DocumentSymbol] = []
+
+    def key_symbols(node) -> list[types.DocumentSymbol]:
+        syms = []
+        if not isinstance(node, YMap):
+            return syms
+        for name, (key, value) in node.entries.items():
+            end = max(key.end, value.end if value is not None else key.end)
+            children = key_symbols(value) if isinstance(value, YMap) else []
+            if isinstance(value, YSeq):
+                for i, item in enumerate(value.items):
+                    if isinstance(item, YMap):
+                        children.append(
+                            types.DocumentSymbol(
+                                name=f"[{i}]", kind=types.SymbolKind.Object, range=tm.range(item.start, item.end),
+                                selection_range=tm.range(item.start, item.start), children=key_symbols(item),
+                            )
+                        )
+            detail = None
+            if isinstance(value, YScalar) and value.value is not None:
+                detail = str(value.value)[:80]
+            syms.append(
+                types.DocumentSymbol(
+                    name=str(name) or "(empty key)",
+                    detail=detail,
+                    kind=types.SymbolKind.Property,
+                    range=tm.range(key.start, end),
+                    selection_range=tm.range(key.start, key.end),
+                    children=children or None,
+                )
+            )
+        return syms
+
+    if doc.fm_start is not None and doc.mapping is not None:
+        close = doc.fm_close[1] if doc.fm_close else len(snap.text)
+        open_start = 1 if doc.bom else 0
+        out.append(
+            types.DocumentSymbol(
+                name="frontmatter", kind=types.SymbolKind.Namespace, range=tm.range(open_start, close),
+                selection_range=tm.range(open_start, min(open_start + 3, close)), children=key_symbols(doc.mapping),
+            )
+        )
+    body = doc.body_start if doc.body_start is not None else len(snap.text)
+    pos = body
+    fenced = False
+    text = snap.text
+    for m in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n|$)", text[body:]):
+        line = m.group(0).rstrip("\r\n")
+        start = body + m.start()
+        if not m.group(0):
+            break
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        h = _HEADING.match(line)
+        if h and h.group(2):
+            level = len(h.group(1))
+            name = h.group(2)
+            out.append(
+                types.DocumentSymbol(
+                    name=name, detail="#" * level,
+                    kind=types.SymbolKind.String if level == 1 else types.SymbolKind.Namespace,
+                    range=tm.range(start, start + len(line)),
+                    selection_range=tm.range(start + h.start(2), start + h.end(2)),
+                )
+            )
+    return out
+
+
+def register(server: "MemzoiServer") -> None:
+    """Register definition, document links, completion, document and workspace symbols."""
+
+    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    def definition(ls: "MemzoiServer", params: types.DefinitionParams):
+        snap = ls.docs.snapshot(params.text_document.uri)
+        if snap is None or not ls.is_memzoi(snap):
+            return None
+        tm = TextMap(snap.text, ls.workspace.position_encoding)
+        ref = reference_at(snap, tm.offset(params.position))
+        if ref is None:
+            return None
+        kind, ident, _node = ref
+        path = (provenance.record_path if kind == "record" else provenance.proposal_path)(ls, snap, ident)
+        if path is None:
+            return None
+        zero = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
+        return [types.Location(uri=path_to_uri(path), range=zero)]
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
+    def document_link(ls: "MemzoiServer", params: types.DocumentLinkParams):
+        snap = ls.docs.snapshot(params.text_document.uri)
+        if snap is None or not ls.is_memzoi(snap):
+            return None
+        doc = snap.analysis.document
+        root = doc.mapping
+        if root is None:
+            return None
+        tm = TextMap(snap.text, ls.workspace.position_encoding)
+        links: list[types.DocumentLink] = []
+        project = ls.project_for(snap.path)
+
+        def url_link(node) -> None:
+            if isinstance(node, YScalar) and isinstance(node.value, str):
+                if urlsplit(node.value.strip()).scheme in ("http", "https"):
+                    s, e = _value_span(node)
+                    links.append(types.DocumentLink(range=tm.range(s, e), target=node.value.strip()))
+
+        if "source_ref" in root.entries:
+            url_link(root.entries["source_ref"][1])
+        if "sources" in root.entries and isinstance(root.entries["sources"][1], YSeq):
+            for item in root.entries["sources"][1].items:
+                if not isinstance(item, YMap):
+                    continue
+                if "url" in item.entries:
+                    url_link(item.entries["url"][1])
+                if "path" in item.entries and project is not None:
+                    node = item.entries["path"][1]
+                    if isinstance(node, YScalar) and isinstance(node.value, str) and node.value.strip():
+                        target = (project.root / node.value.strip()).resolve()
+                        try:
+                            target.relative_to(project.root)  # never link outside the repository
+                        except ValueError:
+                            continue
+                        if target.exists():
+                            s, e = _value_span(node)
+                            links.append(types.DocumentLink(range=tm.range(s, e), target=path_to_uri(target)))
+        return links or None
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    def document_symbol(ls: "MemzoiServer", params: types.DocumentSymbolParams):
+        snap = ls.docs.snapshot(params.text_document.uri)
+        if snap is None or not ls.is_memzoi(snap):
+            return None
+        return document_symbols(snap, TextMap(snap.text, ls.workspace.position_encoding))
+
+    @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=[":", " ", "/"]))
+    def completion(ls: "MemzoiServer", params: types.CompletionParams):
+        snap = ls.docs.snapshot(params.text_document.uri)
+        if snap is None or not ls.is_memzoi(snap):
+            return None
+        tm = TextMap(snap.text, ls.workspace.position_encoding)
+        offset = tm.offset(params.position)
+        path = key_path_for_value(snap.text, offset)
+        if path is None:
+            return None
+        items: list[types.CompletionItem] = []
+        if _strip(path) in RECORD_REFS or path[:1] == ("supersedes",):
+            for rid in known_records(ls, snap):
+                if rid != snap.analysis.placement.identity:
+                    items.append(types.CompletionItem(label=rid, kind=types.CompletionItemKind.Reference))
+        else:
+            found = keys.field_info(snap.analysis.document, snap.analysis.placement, path)
+            if found is not None:
+                _model, _name, info = found
+                for value in keys.allowed_values(info.annotation):
+                    items.append(
+                        types.CompletionItem(
+                            label=value, kind=types.CompletionItemKind.EnumMember,
+                            documentation=info.description,
+                        )
+                    )
+        return types.CompletionList(is_incomplete=False, items=items) if items else None
+
+    @server.feature(types.WORKSPACE_SYMBOL)
+    def workspace_symbol(ls: "MemzoiServer", params: types.WorkspaceSymbolParams):
+        return workspace_symbols(ls, params.query)
+
+
+def workspace_symbols(ls: "MemzoiServer", query: str, limit: int = 200) -> list[types.WorkspaceSymbol]:
+    """Records and packets whose id, title or body contains every word of ``query`` (case-insensitive)."""
+    words = [w.casefold() for w in query.split()]
+    out: list[types.WorkspaceSymbol] = []
+    for uri in ls.known_uris():
+        snap = ls.docs.snapshot(uri)
+        if snap is None:
+            continue
+        data = snap.analysis.document.data or {}
+        title = str(data.get("title") or snap.analysis.placement.identity or "")
+        hay = " ".join((title, str(snap.analysis.placement.identity or ""), snap.analysis.document.body)).casefold()
+        if all(w in hay for w in words):
+            role = snap.analysis.placement.role
+            out.append(
+                types.WorkspaceSymbol(
+                    name=title,
+                    kind=types.SymbolKind.File if role is Role.RECORD else types.SymbolKind.Event,
+                    location=types.Location(
+                        uri=uri, range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
+                    ),
+                    container_name=str(snap.analysis.placement.identity or ""),
+                )
+            )
+            if len(out) >= limit:
+                break
+    return out
+
+
+_KEY_LINE = re.compile(r"^(?P<indent>[ ]*)(?P<dash>-[ ]+)?(?P<key>[A-Za-z_][A-Za-z0-9_]*)[ ]*:(?:[ ]+|$)")
+
+
+def key_path_for_value(text: str, offset: int) -> tuple | None:
+    """The key path whose value is being typed at ``offset``, from indentation alone (works while the YAML is
+    still incomplete). ``key: |`` → ``("key",)``; a list item ``  - |`` under ``supersedes:`` →
+    ``("supersedes", 0)``. ``None`` when the cursor is not in a value position."""
+    line_start = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+    line = text[line_start:offset]
+    m = _KEY_LINE.match(line)
+    if m:
+        indent = len(m.group("indent")) + (len(m.group("dash")) if m.group("dash") else 0)
+        own = (m.group("key"),)
+    else:
+        item = re.match(r"^(?P<indent>[ ]*)-[ ]+[^:]*$", line)
+        if not item:
+            return None
+        indent = len(item.group("indent"))
+        own = (0,)
+    parents: list = []
+    pos = line_start - 1
+    need = indent
+    while pos > 0 and need > 0:
+        prev_start = max(text.rfind("\n", 0, pos), text.rfind("\r", 0, pos)) + 1
+        prev = text[prev_start:pos].rstrip("\r")
+        pos = prev_start - 1
+        if prev.strip() in ("---", ""):
+            if prev.strip() == "---":
+                break
+            continue
+        pm = _KEY_LINE.match(prev)
+        if pm:
+            pind = len(pm.group("indent"))
+            if pind < need or (own == (0,) and pind <= need):
+                parents.insert(0, pm.group("key"))
+                need = pind
+    return tuple(parents) + own

@@ -1,0 +1,197 @@
+"""Facts shown in the provenance hover, gathered from the core (retention, attestation, ledger) and from the
+project's files. Presentation lives in :mod:`memzoi_lsp.hover`; nothing here decides policy."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memzoi.attestation import AttestationState, check_attestation
+from memzoi.findings import CODES
+from memzoi.ledger import Ledger
+from memzoi.models.common import is_identifier
+from memzoi.retention import current_assertion, evaluate_retention, utc_now
+from memzoi.runtime import LEDGER_DB, project_runtime_dir
+from memzoi.workspace import Role
+
+from .documents import Snapshot, uri_to_path
+
+if TYPE_CHECKING:
+    from .server import MemzoiServer
+
+log = logging.getLogger("memzoi_lsp.provenance")
+
+
+@dataclass
+class Facts:
+    """Provenance facts of one record or packet, as short sentences."""
+
+    current: str = ""
+    retention: str = ""
+    attestation: str = ""
+    apply_state: str = ""
+    superseded_by: list[str] = field(default_factory=list)
+    targets: list[tuple[str, str]] = field(default_factory=list)
+    history: list[str] = field(default_factory=list)
+
+
+def memzoi_dir(ls: "MemzoiServer", snap: Snapshot) -> Path | None:
+    """The ``.memzoi`` directory the snapshot belongs to."""
+    if snap.analysis.placement.memzoi_dir is not None:
+        return snap.analysis.placement.memzoi_dir
+    project = ls.project_for(snap.path)
+    return project.memzoi_dir if project else None
+
+
+def record_path(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> Path | None:
+    """Path of the record ``record_id`` in the snapshot's project, when the file exists."""
+    base = memzoi_dir(ls, snap)
+    if base is None or not is_identifier(record_id.strip()):
+        return None  # never build a path from something that is not an id (no `..`, no absolute paths)
+    p = base / "records" / f"{record_id.strip()}.md"
+    return p if p.is_file() else None
+
+
+def proposal_path(ls: "MemzoiServer", snap: Snapshot, proposal_id: str) -> Path | None:
+    """Path of the packet ``proposal_id`` (resolved first, then pending), when it exists."""
+    base = memzoi_dir(ls, snap)
+    pid = proposal_id.strip()
+    if base is None or not is_identifier(pid):
+        return None
+    for folder in ("resolved/applied", "resolved/rejected", "pending"):
+        p = base / "proposals" / folder / f"{pid}.md"
+        if p.is_file():
+            return p
+    return None
+
+
+def collect(ls: "MemzoiServer", snap: Snapshot) -> Facts:
+    """Gather the facts for ``snap`` (never raises: a failing source gives an "unknown" sentence)."""
+    facts = Facts()
+    data = snap.analysis.document.data or {}
+    is_proposal = snap.analysis.kind == "proposal" or snap.analysis.placement.role.is_proposal
+    now = utc_now()
+    lane = str(data.get("lane") or "")
+    retention = data.get("retention") if isinstance(data.get("retention"), dict) else {}
+    if not is_proposal:
+        try:
+            ca = current_assertion(str(data.get("status") or ""), lane, retention, now)
+            if ca.is_current:
+                facts.current = "yes"
+            else:
+                why = []
+                for ex in ca.exclusions:
+                    if ex.get("kind") == "lifecycle_status":
+                        why.append(f"status is {ex.get('status')}, only active records are current")
+                    elif ex.get("reason") == "invalid_retention":
+                        why.append("retention facts are invalid")
+                    else:
+                        why.append(f"past its retention boundary {ex.get('boundary')} ({ex.get('reason')})")
+                facts.current = "no: " + "; ".join(why)
+        except Exception as err:
+            facts.current = f"unknown ({type(err).__name__})"
+        try:
+            decision = evaluate_retention(lane, retention, now)
+            if decision.boundary is None:
+                facts.retention = f"{lane or '?'} lane, no age limit ({decision.reason})"
+            else:
+                state = "current until" if decision.is_current else "query-only since"
+                facts.retention = f"{lane} lane, {state} {decision.boundary} ({decision.reason})"
+        except Exception:
+            facts.retention = "invalid retention facts"
+        try:
+            att = check_attestation(
+                snap.analysis.document,
+                snap.analysis.placement.identity or data.get("id"),
+                valid=snap.analysis.model is not None,
+            )
+            short = (att.recorded or "")[:12]
+            if att.state is AttestationState.ATTESTED:
+                facts.attestation = f"attested, revision {short}, decided {att.decision_at}"
+            elif att.state is AttestationState.STALE:
+                facts.attestation = (
+                    f"stale: edited after review (attested revision {short}, decided {att.decision_at})"
+                )
+            elif att.state is AttestationState.UNATTESTED:
+                facts.attestation = "unattested (no materialization decision recorded)"
+            else:
+                facts.attestation = f"{att.state.value}"
+        except Exception as err:
+            facts.attestation = f"unknown ({type(err).__name__})"
+        rid = snap.analysis.placement.identity or data.get("id")
+        if rid:
+            facts.superseded_by = superseded_by(ls, snap, str(rid))
+    else:
+        block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
+        for target in data.get("supersedes") or [] if isinstance(data.get("supersedes"), list) else []:
+            facts.targets.append(("supersedes", str(target)))
+        if block.get("target"):
+            facts.targets.append(("target", str(block["target"])))
+        gate = sorted({f.code for f in snap.analysis.findings if CODES.get(f.code, (0, ""))[1] == "gate"})
+        errors = [f for f in snap.analysis.findings if f.severity == 1]
+        if snap.analysis.placement.role in (Role.APPLIED, Role.REJECTED) or data.get("status") in ("applied", "rejected"):
+            facts.apply_state = "no: already resolved"
+        elif gate:
+            facts.apply_state = "no: the git-plane gate blocks it (" + ", ".join(gate) + "); route it to local memory"
+        elif errors:
+            facts.apply_state = f"no: {len(errors)} error(s) to fix first"
+        else:
+            facts.apply_state = "yes, with an explicit Apply"
+    facts.history = history(ls, snap)
+    return facts
+
+
+def superseded_by(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> list[str]:
+    """Ids of records in the project whose ``supersedes`` names ``record_id`` (from the scan's analyses)."""
+    project = ls.project_for(snap.path)
+    if project is None:
+        return []
+    out = []
+    for uri in sorted(project.files):
+        other = ls.docs.snapshot(uri)
+        if other is None or other.analysis.placement.role is not Role.RECORD:
+            continue
+        data = other.analysis.document.data or {}
+        if str(data.get("supersedes") or "").strip() == record_id:
+            out.append(other.analysis.placement.identity or str(data.get("id")))
+    return out
+
+
+def history(ls: "MemzoiServer", snap: Snapshot, limit: int = 5) -> list[str]:
+    """The ledger's changes touching this file, newest first, as one line each (never creates a ledger)."""
+    project = ls.project_for(snap.path)
+    if project is None or snap.path is None:
+        return []
+    try:
+        rdir = project_runtime_dir(project.root)
+        if not (rdir / LEDGER_DB).is_file():
+            return []
+        rel = snap.path.resolve().relative_to(project.root).as_posix()
+        with Ledger(rdir / LEDGER_DB).connect() as conn:
+            changes = Ledger(rdir / LEDGER_DB).history(conn, rel, limit)
+    except Exception as err:  # an unreadable ledger must not break hover
+        log.info("ledger history unavailable: %s", err)
+        return []
+    out = []
+    for c in changes:
+        when = c.undone_at or c.applied_at or c.updated_at
+        undo = ""
+        if c.status == "applied":
+            undo = ", undo available" if undo_available(project.root, c) else ", undo unavailable (files changed since)"
+        out.append(f"{c.operation} {c.status} by {c.actor} ({c.source}) at {when}{undo} [{c.id[:12]}]")
+    return out
+
+
+def undo_available(root: Path, change) -> bool:
+    """True while every file of an applied change still equals its after snapshot (SPEC §6)."""
+    for f in change.files:
+        p = root / f.path
+        try:
+            current = p.read_bytes() if p.is_file() else None
+        except OSError:
+            return False
+        if current != f.after:
+            return False
+    return True

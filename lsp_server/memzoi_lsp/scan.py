@@ -1,0 +1,90 @@
+"""The background workspace scan: list a project's records and packets, analyse them off the event loop in
+chunks, and publish their diagnostics as it goes, with work-done progress when the client supports it.
+
+``initialize`` never waits for this (B27): the scan starts from ``initialized`` and requests made meanwhile get
+best-effort answers from what is known so far. Only the project's ``.memzoi/records`` and
+``.memzoi/proposals`` folders are walked (B30: never the workspace folder itself).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+
+from memzoi.workspace import managed_roots, walk
+
+from . import diagnostics
+from .documents import path_to_uri
+
+if TYPE_CHECKING:
+    from .server import MemzoiServer, Project
+
+log = logging.getLogger("memzoi_lsp.scan")
+CHUNK = 100
+
+
+def list_files(project: "Project") -> list[Path]:
+    """Managed files of a project, the way Memzoi walks them (hidden entries and symlinks skipped)."""
+    files: list[Path] = []
+    for root in managed_roots(project.memzoi_dir):
+        files.extend(walk(root).files)
+    return files
+
+
+async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
+    """Scan one project (see the module docstring). Cancelled cleanly on shutdown."""
+    loop = asyncio.get_running_loop()
+    started = time.perf_counter()
+    token: str | None = None
+    if get_capability(ls.client_capabilities, "window.work_done_progress", False):
+        token = f"memzoi-scan-{uuid.uuid4()}"
+        try:
+            await asyncio.wait_for(ls.work_done_progress.create_async(token), timeout=5)
+            ls.work_done_progress.begin(
+                token, types.WorkDoneProgressBegin(title="Memzoi: scanning .memzoi", percentage=0, cancellable=False)
+            )
+        except Exception as err:  # the client refused a token: scan without progress
+            log.info("no work-done progress: %s", err)
+            token = None
+    try:
+        files = await loop.run_in_executor(ls.scan_executor, list_files, project)
+        uris = [path_to_uri(p) for p in files]
+        project.files.update(uris)
+        for i in range(0, len(uris), CHUNK):
+            chunk = uris[i : i + CHUNK]
+            await loop.run_in_executor(ls.scan_executor, _analyse, ls, chunk)
+            if not ls.pull_diagnostics:
+                for uri in chunk:
+                    diagnostics.publish(ls, uri)
+            if token:
+                done = min(i + CHUNK, len(uris))
+                ls.work_done_progress.report(
+                    token,
+                    types.WorkDoneProgressReport(
+                        message=f"{done}/{len(uris)} files", percentage=int(100 * done / max(1, len(uris)))
+                    ),
+                )
+        ls.on_project_scanned(project)
+        if ls.pull_diagnostics:
+            ls.request_refresh()
+    finally:
+        project.scanned.set()
+        if token and not ls.stopping:
+            ls.work_done_progress.end(
+                token, types.WorkDoneProgressEnd(message=f"{len(project.files)} files")
+            )
+    log.info("scanned %s: %d files in %.0f ms", project.root, len(project.files), (time.perf_counter() - started) * 1000)
+
+
+def _analyse(ls: "MemzoiServer", uris: list[str]) -> None:
+    for uri in uris:
+        if ls.stopping:
+            return
+        ls.docs.snapshot(uri)  # fills the cache; publishing happens on the event loop

@@ -1,0 +1,340 @@
+"""The Memzoi language server: a :class:`~pygls.lsp.server.LanguageServer` subclass holding session state, and
+the start-up / lifecycle handlers. Each feature lives in its own module with a ``register(server)`` function;
+:func:`create_server` wires them. No domain logic here: every decision comes from the ``memzoi`` core.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+
+from memzoi import __version__
+from memzoi.findings import Finding
+from memzoi.workspace import MEMZOI_DIR, Role, walk
+
+from .documents import Documents, Snapshot, path_to_uri, uri_to_path
+from .settings import SECTION, Settings, parse_settings
+
+log = logging.getLogger("memzoi_lsp")
+
+
+class Project:
+    """One project under review: the directory holding ``.memzoi/`` and the managed files found on disk
+    (URIs of records and proposal packets, kept current by the scan and the watchers)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.memzoi_dir = root / MEMZOI_DIR
+        self.files: set[str] = set()
+        self.scanned = asyncio.Event()
+
+    def contains(self, path: Path) -> bool:
+        """True when ``path`` is inside this project's ``.memzoi`` directory."""
+        try:
+            path.relative_to(self.memzoi_dir)
+            return True
+        except ValueError:
+            return False
+
+
+class MemzoiProtocol(LanguageServerProtocol):
+    """Protocol tweaks: replies to the server's own requests are still processed after ``shutdown`` (pygls drops
+    every message but ``exit`` then, which leaves futures such as a pending ``workspace/configuration``
+    unresolved)."""
+
+    def handle_message(self, message):  # noqa: D401 - pygls API
+        if self._shutdown and not hasattr(message, "method"):
+            self._shutdown = False
+            try:
+                return super().handle_message(message)
+            finally:
+                self._shutdown = True
+        return super().handle_message(message)
+
+
+class MemzoiServer(LanguageServer):
+    """Session state: settings, the diagnostics model, projects, the analysis cache and timers."""
+
+    def __init__(self) -> None:
+        super().__init__("memzoi-lsp", __version__, protocol_cls=MemzoiProtocol)
+        self.settings = Settings()
+        self.settings_generation = 0
+        self.crossfile_generation = 0
+        self.pull_diagnostics = False
+        self.init_options: Any = None
+        self.docs = Documents(lambda: self.workspace)
+        self.projects: dict[Path, Project] = {}
+        self.published: set[str] = set()
+        self.timers: dict[str, asyncio.TimerHandle] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.scan_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memzoi-scan")
+        self.stopping = False
+        self.watcher = None  # set by watch.start_watching when the server watches files itself
+        self.tasks: set[asyncio.Task] = set()
+        self.client_watches = False
+
+    # --- helpers used by feature modules -------------------------------------------------------------------
+
+    def spawn(self, coro) -> asyncio.Task:
+        """Run ``coro`` in the background, keeping a reference and logging failures."""
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+
+        def done(t: asyncio.Task) -> None:
+            self.tasks.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.error("background task failed", exc_info=t.exception())
+
+        task.add_done_callback(done)
+        return task
+
+    def is_memzoi(self, snap: Snapshot) -> bool:
+        """Whether the server diagnoses ``snap``: files under ``.memzoi/records`` or ``.memzoi/proposals``
+        (and reserved files there), or, outside a ``.memzoi`` tree, files whose frontmatter says
+        ``kind: memory`` or ``kind: proposal``. Other Markdown files are left alone."""
+        placement = snap.analysis.placement
+        if placement.role is not Role.OTHER:
+            return True
+        if placement.memzoi_dir is not None:
+            return False
+        return snap.analysis.kind in ("record", "proposal")
+
+    def findings_for(self, snap: Snapshot) -> list[Finding]:
+        """The snapshot's own findings plus cross-file findings from the workspace index (when available)."""
+        return list(snap.analysis.findings)
+
+    def project_for(self, path: Path | None) -> Project | None:
+        """The project whose ``.memzoi`` holds ``path``."""
+        if path is None:
+            return None
+        for project in self.projects.values():
+            if project.contains(path):
+                return project
+        return None
+
+    def known_uris(self) -> list[str]:
+        """URIs of every managed file found on disk in every project."""
+        out: list[str] = []
+        for project in list(self.projects.values()):
+            out.extend(sorted(project.files))
+        return out
+
+    def on_project_scanned(self, project: Project) -> None:
+        """Hook run when a project's scan finishes (cross-file state is complete from here on)."""
+        self.crossfile_generation += 1
+        if not self.pull_diagnostics:
+            from . import diagnostics
+
+            for uri in self.docs.open_uris():
+                diagnostics.publish(self, uri)
+
+    def on_files_changed(self, updated: list[str], removed: list[str]) -> None:
+        """Files changed on disk (watchers, saves, or files the server itself wrote): re-diagnose them and the
+        open documents whose cross-file findings may depend on them."""
+        from . import diagnostics
+
+        self.crossfile_generation += 1
+        if self.pull_diagnostics:
+            self.request_refresh()
+            return
+        for uri in updated:
+            if not self.docs.is_open(uri):
+                diagnostics.publish(self, uri)
+        for uri in self.docs.open_uris():
+            diagnostics.publish(self, uri)
+
+    def request_refresh(self) -> None:
+        """Pull mode: ask the client to re-pull diagnostics (when it supports refresh)."""
+        self.crossfile_generation += 1
+        if not self.pull_diagnostics or self.stopping:
+            return
+        if get_capability(self.client_capabilities, "workspace.diagnostics.refresh_support", False):
+            self.workspace_diagnostic_refresh(None)
+
+    def refresh_all(self) -> None:
+        """Re-diagnose everything (settings or cross-file state changed)."""
+        from . import diagnostics
+
+        if self.pull_diagnostics:
+            self.request_refresh()
+            return
+        for uri in set(self.docs.open_uris()) | set(self.known_uris()) | set(self.published):
+            diagnostics.publish(self, uri)
+
+    def apply_settings(self, *sources: Any) -> None:
+        """Validate raw settings once, keep them, and report problems to the user."""
+        settings, problems = parse_settings(*sources)
+        for p in problems:
+            log.warning("%s", p)
+        if problems and not self.stopping:
+            self.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Warning,
+                    message="Memzoi: invalid settings (" + "; ".join(problems) + ")",
+                )
+            )
+        changed = settings != self.settings
+        self.settings = settings
+        logging.getLogger("memzoi_lsp").setLevel(settings.log_level.upper())
+        if changed:
+            self.settings_generation += 1
+
+    def add_project(self, root: Path) -> Project | None:
+        """Register (and scan in the background) the project at ``root`` if it has a ``.memzoi`` directory."""
+        root = root.resolve()
+        if root in self.projects:
+            return self.projects[root]
+        if not (root / MEMZOI_DIR).is_dir():
+            return None
+        project = Project(root)
+        self.projects[root] = project
+        from . import scan, watch
+
+        self.spawn(scan.scan_project(self, project))
+        watch.watch_project(self, project)
+        return project
+
+
+def _has(cap: Any, path: str) -> bool:
+    return bool(get_capability(cap, path, None))
+
+
+def create_server() -> MemzoiServer:
+    """Build the server with every feature registered."""
+    server = MemzoiServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: MemzoiServer, params: types.InitializeParams) -> None:
+        ls.loop = asyncio.get_running_loop()
+        ls.init_options = params.initialization_options
+        ls.pull_diagnostics = _has(params.capabilities, "text_document.diagnostic")
+        if ls.pull_diagnostics:
+            diagnostics.enable_pull(ls)
+        ls.apply_settings(params.initialization_options)
+        log.info(
+            "initialize: client=%s diagnostics=%s encoding=%s",
+            params.client_info.name if params.client_info else "?",
+            "pull" if ls.pull_diagnostics else "push",
+            getattr(ls.workspace.position_encoding, "value", ls.workspace.position_encoding),
+        )
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: MemzoiServer, params: types.InitializedParams) -> None:
+        if _has(ls.client_capabilities, "workspace.configuration"):
+            try:
+                config = await asyncio.wait_for(
+                    ls.workspace_configuration_async(
+                        types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+                    ),
+                    timeout=5,
+                )
+                ls.apply_settings(ls.init_options, config[0] if config else None)
+            except Exception as err:  # a client that cannot answer must not stop start-up
+                log.warning("workspace/configuration failed: %s", err)
+        await watch.register_client_watching(ls)
+        roots: list[Path] = []
+        for folder in ls.workspace.folders.values():
+            p = uri_to_path(folder.uri)
+            if p:
+                roots.append(p)
+        if not roots and ls.workspace.root_path:
+            roots.append(Path(ls.workspace.root_path))
+        for root in roots:
+            ls.add_project(root)  # only looks at root/.memzoi: never walks the folder (B30)
+        for uri in ls.docs.open_uris():
+            _discover(ls, uri)
+        ls.window_log_message(
+            types.LogMessageParams(type=types.MessageType.Info, message="memzoi-lsp ready")
+        )
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: MemzoiServer, params: None) -> None:
+        ls.stopping = True
+        for t in ls.timers.values():
+            t.cancel()
+        ls.timers.clear()
+        watch.stop(ls)
+        for task in list(ls.tasks):
+            task.cancel()
+        ls.scan_executor.shutdown(wait=True, cancel_futures=True)
+        log.info("shutdown complete")
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: MemzoiServer, params: types.DidChangeConfigurationParams) -> None:
+        settings = params.settings
+        if _has(ls.client_capabilities, "workspace.configuration"):
+            try:
+                config = await ls.workspace_configuration_async(
+                    types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+                )
+                settings = config[0] if config else settings
+            except Exception as err:
+                log.warning("workspace/configuration failed: %s", err)
+        before = ls.settings_generation
+        ls.apply_settings(ls.init_options, settings)
+        if ls.settings_generation != before:
+            ls.refresh_all()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: MemzoiServer, params: types.DidOpenTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        _discover(ls, uri)
+        if not ls.pull_diagnostics:
+            diagnostics.publish(ls, uri)  # at once on open; typing is debounced
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: MemzoiServer, params: types.DidChangeTextDocumentParams) -> None:
+        # pygls has already applied every content change to the workspace document: only schedule a re-read.
+        diagnostics.schedule(ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: MemzoiServer, params: types.DidSaveTextDocumentParams) -> None:
+        path = uri_to_path(params.text_document.uri)
+        if path is not None:
+            watch.files_changed(ls, [path], immediate=True)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: MemzoiServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        timer = ls.timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        if ls.pull_diagnostics:
+            return
+        # The buffer is gone: show what is on disk (or nothing for a file outside the projects).
+        path = uri_to_path(uri)
+        project = ls.project_for(path)
+        if project is not None and uri in project.files:
+            diagnostics.publish(ls, uri)
+        elif uri in ls.published:
+            diagnostics.clear(ls, uri)
+
+    from . import actions, commands, diagnostics, hover, navigation, scan, watch  # noqa: E402
+
+    for module in (diagnostics, hover, actions, commands, navigation, watch):
+        module.register(server)
+    return server
+
+
+def _discover(ls: MemzoiServer, uri: str) -> None:
+    """Register the project of an opened file (walking up to its ``.memzoi``; never down)."""
+    path = uri_to_path(uri)
+    if path is None:
+        return
+    from memzoi.workspace import place
+
+    placement = place(path)
+    if placement.memzoi_dir is not None and ls.project_for(path) is None:
+        ls.add_project(placement.memzoi_dir.parent)
+
+
+__all__ = ["MemzoiServer", "Project", "create_server", "path_to_uri"]

@@ -1,0 +1,92 @@
+"""Server settings: read from ``initializationOptions`` and ``workspace/configuration`` (section ``memzoi``),
+validated once at that boundary, then used as plain attributes.
+
+Keys (camelCase on the wire, snake_case here):
+
+* ``severity``: ``{code: "error"|"warning"|"information"|"hint"}`` per-code overrides;
+* ``disabled``: codes never published;
+* ``debounceMs``: delay after the last keystroke before an open document is re-analysed (push mode);
+* ``logLevel``: ``debug|info|warning|error`` for the server's stderr log;
+* ``logToClient``: also send log records to the client as ``window/logMessage``.
+
+Codes that SPEC §4 makes unsuppressible (``credential_token``, ``private_key`` and the git-plane gate) can be
+neither disabled nor downgraded; such entries are dropped with a warning.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from memzoi.findings import CODES, UNSUPPRESSIBLE, Severity
+
+SeverityName = Literal["error", "warning", "information", "hint"]
+SECTION = "memzoi"
+
+
+class Settings(BaseModel):
+    """Validated server settings (see the module docstring for the keys)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True)
+
+    severity: dict[str, SeverityName] = Field(default_factory=dict)
+    disabled: frozenset[str] = frozenset()
+    debounce_ms: int = Field(200, ge=0, le=10_000)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_to_client: bool = False
+
+    def severity_of(self, code: str, default: Severity) -> Severity | None:
+        """The severity to publish for ``code`` (``None``: the code is disabled)."""
+        if code in self.disabled:
+            return None
+        name = self.severity.get(code)
+        return Severity[name.upper()] if name else default
+
+
+def parse_settings(*sources: Any) -> tuple[Settings, list[str]]:
+    """Merge raw settings dicts (later sources win, key by key) and validate them.
+
+    Each source may be the settings mapping itself or a mapping with a ``memzoi`` key holding it; ``None`` and
+    non-mappings are skipped. Returns the settings and human-readable problems (unknown codes, unsuppressible
+    codes, invalid values). On an invalid value the defaults are used for that key and the problem is reported.
+    """
+    merged: dict[str, Any] = {}
+    problems: list[str] = []
+    for src in sources:
+        if isinstance(src, dict) and isinstance(src.get(SECTION), dict):
+            src = src[SECTION]
+        if isinstance(src, dict):
+            merged.update(src)
+        elif src is not None:
+            problems.append(f"settings must be an object, got {type(src).__name__}; ignored")
+    try:
+        settings = Settings.model_validate(merged)
+    except ValidationError as err:
+        bad = {str(e["loc"][0]) for e in err.errors() if e["loc"]}
+        for e in err.errors():
+            loc = ".".join(str(p) for p in e["loc"])
+            problems.append(f"setting `{loc}`: {e['msg']}; using the default")
+        kept = {k: v for k, v in merged.items() if k not in bad}
+        try:
+            settings = Settings.model_validate(kept)
+        except ValidationError:
+            settings = Settings()
+    severity = {}
+    for code, level in settings.severity.items():
+        if code not in CODES:
+            problems.append(f"setting `severity.{code}`: unknown diagnostic code; ignored")
+        elif code in UNSUPPRESSIBLE and Severity[level.upper()] != CODES[code][0]:
+            problems.append(f"setting `severity.{code}`: this code cannot be downgraded; ignored")
+        else:
+            severity[code] = level
+    disabled = set()
+    for code in settings.disabled:
+        if code not in CODES:
+            problems.append(f"setting `disabled`: unknown diagnostic code `{code}`; ignored")
+        elif code in UNSUPPRESSIBLE:
+            problems.append(f"setting `disabled`: `{code}` cannot be suppressed; ignored")
+        else:
+            disabled.add(code)
+    return settings.model_copy(update={"severity": severity, "disabled": frozenset(disabled)}), problems

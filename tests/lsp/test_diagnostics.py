@@ -1,0 +1,122 @@
+"""Diagnostics end to end, for the VS Code (utf-16, push) and Neovim 0.11 (utf-8, pull) profiles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from memzoi.cli.check import DOCS_URL
+
+from .conftest import diagnostics, is_pull, open_doc, record_text, units
+
+
+async def test_initialize_negotiates_encoding_and_one_diagnostics_model(client):
+    caps = client.init_result.capabilities
+    enc = caps.position_encoding
+    enc = getattr(enc, "value", enc)
+    if client.profile == "neovim":
+        assert enc == "utf-8"
+        assert caps.diagnostic_provider is not None and caps.diagnostic_provider.identifier == "memzoi"
+    else:
+        assert enc in ("utf-16", None)
+        assert caps.diagnostic_provider is None  # push only: never both (duplicates otherwise)
+    assert caps.code_action_provider.resolve_provider is True
+    assert "quickfix" in [getattr(k, "value", k) for k in caps.code_action_provider.code_action_kinds]
+    sync = caps.text_document_sync
+    assert getattr(sync, "change", sync) == types.TextDocumentSyncKind.Incremental
+
+
+async def test_bad_enum_after_emoji_and_cjk_has_exact_range(client, workspace: Path):
+    path = workspace / ".memzoi" / "records" / "use-pnpm.md"
+    prefix = 'origin: {origin_key: "😀 記録 repository-record:use-pnpm", route: '
+    text = record_text("use-pnpm").replace(
+        "origin:\n  origin_key: repository-record:use-pnpm\n  route: repository_materialization\n",
+        prefix + "bogus}\n",
+    )
+    uri = open_doc(client, path, text)
+    diags = await diagnostics(client, uri, lambda d: any(x.code == "invalid_value" for x in d))
+    [d] = [x for x in diags if x.code == "invalid_value"]
+    line = text.split("\n").index(prefix + "bogus}")
+    start = units(prefix, client.profile)
+    assert (d.range.start.line, d.range.start.character) == (line, start)
+    assert (d.range.end.line, d.range.end.character) == (line, start + len("bogus"))
+    assert d.source == "memzoi"
+    assert d.severity == types.DiagnosticSeverity.Error
+    assert d.code_description.href == f"{DOCS_URL}#invalid_value"
+    assert "repository_materialization" in d.message  # enums list the allowed values
+
+
+async def test_clean_corpus_like_record_has_no_diagnostics(client, workspace: Path):
+    uri = open_doc(client, workspace / ".memzoi" / "records" / "use-pnpm.md")
+    assert await diagnostics(client, uri, lambda d: True) == [] or is_pull(client) is False
+
+
+async def test_markdown_outside_memzoi_is_left_alone(client, workspace: Path):
+    readme = workspace / "README.md"
+    readme.write_text("# Project\n\nNo frontmatter here.\n")
+    uri = open_doc(client, readme)
+    if is_pull(client):
+        assert await diagnostics(client, uri) == []
+    else:
+        # a closed-then-open ordinary file gets at most an empty publication
+        rec = open_doc(client, workspace / ".memzoi" / "records" / "use-pnpm.md")
+        await diagnostics(client, rec)
+        assert not client.diagnostics.get(uri)
+
+
+@pytest.mark.init_options({"memzoi": {"severity": {"invalid_value": "hint"}, "disabled": ["empty_body"]}})
+async def test_severity_override_from_initialization_options(client, workspace: Path):
+    path = workspace / ".memzoi" / "records" / "use-pnpm.md"
+    text = record_text("use-pnpm").replace("type: decision", "type: bogus")
+    uri = open_doc(client, path, text)
+    diags = await diagnostics(client, uri, lambda d: any(x.code == "invalid_value" for x in d))
+    assert {x.severity for x in diags if x.code == "invalid_value"} == {types.DiagnosticSeverity.Hint}
+
+
+@pytest.mark.config({"severity": {"credential_token": "hint", "bogus_code": "error"}})
+async def test_unsuppressible_and_unknown_codes_rejected_in_settings(client, workspace: Path):
+    await diagnostics(client, open_doc(client, workspace / ".memzoi" / "records" / "use-pnpm.md"))
+    msgs = " ".join(m.message for m in client.messages)
+    assert "credential_token" in msgs and "cannot be downgraded" in msgs
+    assert "bogus_code" in msgs
+
+
+async def test_closed_files_diagnosed_from_disk(client, workspace: Path):
+    bad = workspace / ".memzoi" / "records" / "broken.md"
+    # CRLF on disk: ranges must come from the bytes as they are (pygls's disk read would drop the \r).
+    bad.write_bytes(record_text("broken").replace("lane: semantic", "lane: sideways").replace("\n", "\r\n").encode())
+    uri = bad.as_uri()
+    from .conftest import wait_until
+
+    if is_pull(client):
+        await wait_until(lambda: True)
+        report = None
+
+        async def pull():
+            return await client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(previous_result_ids=[]))
+
+        import asyncio
+
+        for _ in range(100):
+            report = await pull()
+            found = [i for i in report.items if i.uri == uri]
+            if found:
+                break
+            await asyncio.sleep(0.05)
+        [item] = [i for i in report.items if i.uri == uri]
+        diags = item.items
+    else:
+        # The file appeared after start-up: the watcher (ours, or the client's registration) finds it.
+        if client.registrations:
+            client.workspace_did_change_watched_files(
+                types.DidChangeWatchedFilesParams(
+                    changes=[types.FileEvent(uri=uri, type=types.FileChangeType.Created)]
+                )
+            )
+        diags = await diagnostics(client, uri, lambda d: bool(d))
+    [d] = [x for x in diags if x.code == "invalid_value"]
+    lines = bad.read_bytes().decode().split("\r\n")
+    row = lines.index("lane: sideways")
+    assert (d.range.start.line, d.range.start.character, d.range.end.character) == (row, 6, 14)
