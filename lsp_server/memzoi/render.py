@@ -33,8 +33,8 @@ PACKET_ORDER = (
     "supersedes", "sensitivity", "content_class", "capture", "retention", "origin", "lineage",
     "resolution",
 )
-#: Keys written even when empty (Memzoi's renderers always write them).
-_ALWAYS = {"supersedes"}
+#: Packet keys written even when empty (Memzoi's packet renderer always writes them).
+_PACKET_ALWAYS = frozenset({"supersedes"})
 _BARE = re.compile(r"^[A-Za-z0-9\-_./]+$")
 # Plain scalars the YAML 1.2 core schema resolves to something other than a string.
 _CORE_NON_STRING = re.compile(
@@ -116,9 +116,9 @@ def _emit_item(item: Any, indent: int, out: list[str]) -> None:
         out.append(f"{pad}- {'{}' if item == {} else '[]' if item == [] else scalar(item)}")
 
 
-def frontmatter(data: dict[str, Any], order: tuple[str, ...]) -> str:
+def frontmatter(data: dict[str, Any], order: tuple[str, ...], always: frozenset[str] = frozenset()) -> str:
     """The YAML lines of ``data`` in ``order`` (keys not in ``order`` are an error); ``None`` values are
-    omitted except for keys Memzoi always writes."""
+    omitted except for list keys in ``always``, written ``[]``."""
     unknown = set(data) - set(order)
     if unknown:
         raise ValueError(f"keys not in the canonical order: {sorted(unknown)}")
@@ -128,7 +128,7 @@ def frontmatter(data: dict[str, Any], order: tuple[str, ...]) -> str:
             continue
         value = data[key]
         if value is None:
-            if key in _ALWAYS:
+            if key in always:
                 out.append(f"{key}: []")
             continue
         _emit(key, value, 0, out)
@@ -162,5 +162,4 @@ def render_packet(data: dict[str, Any], body: str, *, newline: str = "\n") -> st
     """A proposal packet file (pending or resolved): ``data`` keys of :data:`PACKET_ORDER`; ``supersedes`` is
     always written (``[]`` when empty)."""
     data = dict(data)
-    data.setdefault("supersedes", [])
-    return _document(frontmatter(data, PACKET_ORDER), str(data["title"]), body, newline)
+    return _document(frontmatter(data, PACKET_ORDER, _PACKET_ALWAYS), str(data["title"]), body, newline)

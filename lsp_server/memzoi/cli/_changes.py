@@ -1,0 +1,87 @@
+"""Shared plumbing of the lifecycle commands: common options, the project root, and printing a change result
+or a refusal (SPEC §8: ``{"change_id", "status", "files"}`` / ``{"error": {"code", "message"}}`` and exit 1)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..ledger import ChangeResult, Refusal
+from ..lifecycle.common import default_actor
+from ..workspace import find_project_root
+
+
+def add_common(p: argparse.ArgumentParser, *, actor: bool = True) -> None:
+    """``--json``, ``--root`` and (for writes) ``--actor``."""
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--root", help="project root (default: found from the current directory)")
+    if actor:
+        p.add_argument("--actor", help="who makes the change (default: $MEMZOI_ACTOR or the login name)")
+
+
+def project_root(args: argparse.Namespace) -> Path:
+    """The project root from ``--root`` or the current directory (Memzoi's discovery, reference §7.2)."""
+    return Path(args.root).resolve() if args.root else find_project_root(Path.cwd())
+
+
+def actor(args: argparse.Namespace) -> str:
+    """``--actor`` or the default actor."""
+    return (getattr(args, "actor", None) or "").strip() or default_actor()
+
+
+def emit_json(value: Any) -> None:
+    """Print ``value`` as indented JSON."""
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def refuse(args: argparse.Namespace, err: Refusal) -> int:
+    """Print a refusal (JSON on stdout with ``--json``, else one line on stderr); returns exit code 1."""
+    if getattr(args, "json", False):
+        emit_json(err.to_json())
+    else:
+        print(f"memzoi: {err.code}: {err.message}", file=sys.stderr)
+    return 1
+
+
+def describe_file(f: dict[str, str]) -> str:
+    """``created``/``modified``/``deleted`` label of a change file."""
+    return {("absent", "present"): "created", ("present", "absent"): "deleted"}.get(
+        (f["before"], f["after"]), "modified"
+    )
+
+
+def emit_change(args: argparse.Namespace, result: ChangeResult) -> None:
+    """Print a change result (JSON or a short text summary)."""
+    data = result.to_json()
+    if args.json:
+        emit_json(data)
+        return
+    print(f"change {result.change_id} {result.status} ({result.operation})")
+    for f in data["files"]:
+        print(f"  {describe_file(f):8} {f['path']}")
+
+
+def run_write(args: argparse.Namespace, op: Callable[[Path, str], ChangeResult]) -> int:
+    """Run a write ``op(root, actor)`` and print its result; a refusal exits 1."""
+    try:
+        result = op(project_root(args), actor(args))
+    except Refusal as err:
+        return refuse(args, err)
+    emit_change(args, result)
+    return 0
+
+
+def read_body(args: argparse.Namespace) -> str | None:
+    """The body from ``--body`` or ``--body-file`` (``-`` = stdin)."""
+    if getattr(args, "body", None) is not None:
+        return args.body
+    path = getattr(args, "body_file", None)
+    if path is None:
+        return None
+    if path == "-":
+        return sys.stdin.read()
+    return Path(path).read_text(encoding="utf-8")

@@ -1,0 +1,44 @@
+"""``memzoi history [PATH]``: ledger changes, newest first (SPEC §8)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..ledger import Refusal, history
+from ..lifecycle.common import rel_to_root
+from ._changes import add_common, describe_file, emit_json, project_root, refuse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``history``."""
+    p = sub.add_parser("history", help="list ledger changes, newest first (optionally only those touching PATH)")
+    p.add_argument("path", nargs="?", metavar="PATH", help="only changes touching this file")
+    p.add_argument("--limit", type=int, help="at most this many changes")
+    add_common(p, actor=False)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the history."""
+    root = project_root(args)
+    rel = None
+    if args.path:
+        try:
+            rel = rel_to_root(root, args.path)
+        except Refusal as err:
+            return refuse(args, err)
+    changes = history(root, rel, limit=args.limit)
+    if args.json:
+        emit_json({"changes": [c.to_json() for c in changes]})
+        return 0
+    if not changes:
+        print("no changes recorded")
+    for c in changes:
+        print(f"{c.id}  {c.status:9} {c.operation:11} {c.created_at}  {c.actor} ({c.source})  {c.summary}")
+        if c.reason:
+            print(f"    reason: {c.reason}")
+        if c.diagnostic:
+            print(f"    note: {c.diagnostic}")
+        for f in c.files:
+            print(f"    {describe_file(f.to_json()):8} {f.path}")
+    return 0

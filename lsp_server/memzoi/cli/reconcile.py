@@ -1,0 +1,45 @@
+"""``memzoi reconcile [--recover CHANGE_ID MODE]``: classify interrupted changes; settle uncertain ones."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..ledger import RECOVERY_MODES, Ledger, Refusal, reconcile, recover
+from ._changes import actor, add_common, emit_change, emit_json, project_root, refuse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``reconcile``."""
+    p = sub.add_parser("reconcile", help="classify interrupted changes (never replays); recover uncertain ones")
+    p.add_argument("--recover", nargs=2, metavar=("CHANGE_ID", "MODE"),
+                   help=f"settle an uncertain change; MODE is one of {', '.join(RECOVERY_MODES)}")
+    p.add_argument("--reason", help="why (recorded with the recovery change)")
+    add_common(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Reconcile, or run one recovery."""
+    root = project_root(args)
+    try:
+        if args.recover:
+            change_id, mode = args.recover
+            result = recover(root, change_id, mode, actor=actor(args), reason=args.reason)
+            emit_change(args, result)
+            return 0
+        outcomes = reconcile(root)
+        ledger = Ledger.for_project(root)
+        with ledger.connect() as conn:
+            uncertain = [c.id for c in ledger.by_status(conn, "uncertain")]
+    except Refusal as err:
+        return refuse(args, err)
+    if args.json:
+        emit_json({"reconciled": [o.__dict__ for o in outcomes], "uncertain": uncertain})
+        return 0
+    for o in outcomes:
+        print(f"{o.change_id}: {o.previous} -> {o.status}")
+    if not outcomes:
+        print("no interrupted changes")
+    for cid in uncertain:
+        print(f"{cid} is uncertain: run `memzoi reconcile --recover {cid} restore-before|complete-after|accept`")
+    return 1 if uncertain else 0

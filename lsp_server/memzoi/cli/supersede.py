@@ -1,0 +1,32 @@
+"""``memzoi supersede RECORD --title T --body-file F --reason R``: propose a replacement (pending packet)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..ledger import Refusal
+from ..lifecycle import propose_supersede
+from ._changes import add_common, read_body, refuse, run_write
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``supersede``."""
+    p = sub.add_parser("supersede", help="create a pending proposal that supersedes a record")
+    p.add_argument("record", metavar="RECORD", help="record id or path")
+    p.add_argument("--title", required=True, help="title of the replacement record")
+    body = p.add_mutually_exclusive_group(required=True)
+    body.add_argument("--body", help="body of the replacement record")
+    body.add_argument("--body-file", help="file holding the body (- for stdin)")
+    p.add_argument("--reason", required=True, help="why the record is superseded")
+    add_common(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Create the supersede packet."""
+    try:
+        body = read_body(args) or ""
+    except OSError as err:
+        return refuse(args, Refusal("unreadable", f"{args.body_file}: cannot read ({err.strerror or err})"))
+    return run_write(args, lambda root, who: propose_supersede(
+        root, args.record, title=args.title, body=body, reason=args.reason, actor=who))

@@ -1,0 +1,242 @@
+"""Apply a pending proposal packet (create, supersede, tombstone) as one ledgered change.
+
+Memzoi's ``proposal-files apply`` (reference §2.5): the packet must be ``repo-safe`` and
+``general_repo_knowledge``, pending, with a fresh identity; create writes a new record with id
+``title_to_concept_slug(title)``; supersede and tombstone check that the target exists, is active, has the same
+scope kind and scope id, and was not updated after the proposal; the target is rewritten ``superseded`` /
+``tombstoned`` with ``updated = resolved_at``; the packet is re-rendered with ``status: applied`` and its
+resolution and moved to ``resolved/applied/``. Every file is rendered canonically (:mod:`memzoi.render`) and must
+re-parse to the same data with no error finding, so gate and detector findings block the apply.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, read_file_state, run_change
+from ..models import PendingProposal, RecordFrontmatter
+from ..models.common import parse_instant
+from ..render import first_line, render_packet, render_record
+from .common import (
+    APPLIED,
+    PENDING,
+    Loaded,
+    concept_slug,
+    file_id_of,
+    identity_taken,
+    load,
+    packet_rel,
+    record_rel,
+    refuse_on_errors,
+    resolved_at,
+    verified,
+)
+
+_SENSITIVITY_GUIDANCE = {
+    "secret": "secret proposals must not become repo-shared memory; reject it",
+    "sensitive": "sensitive proposals must not become repo-shared memory; reject it or route it to local memory",
+    "local-only": "local-only proposals belong in local memory; route it to local memory",
+    "raw-transcript": "raw transcripts must not become repo-shared memory; summarise the durable fact instead",
+    "private-personal-data": "private personal data must not become repo-shared memory; reject it",
+    "temporary-state": "temporary task state belongs in local memory; route it to local memory",
+    "unknown": "classify the proposal's sensitivity as repo-safe after review, or reject it",
+}
+
+
+def load_pending(root: Path, rel: str) -> tuple[Loaded, PendingProposal]:
+    """The pending packet at ``rel`` with its validated model. Raises :class:`Refusal` when it is missing or
+    does not validate (``invalid_proposal``)."""
+    loaded = load(root, rel, missing_code="proposal_not_found", what="the pending proposal")
+    model = loaded.analysis.model
+    if not isinstance(model, PendingProposal):
+        refuse_on_errors(loaded, "the proposal", "fix the packet (see `memzoi check`) and retry")
+        raise Refusal("invalid_proposal", f"{rel}: not a pending proposal packet (status must be `proposed`)", rel)
+    return loaded, model
+
+
+def check_repo_safe(loaded: Loaded, model: PendingProposal) -> None:
+    """Memzoi apply steps 2–3: sensitivity ``repo-safe`` and content class ``general_repo_knowledge``."""
+    rel = loaded.rel
+    if model.sensitivity != "repo-safe":
+        raise Refusal(
+            "sensitivity_not_repo_safe",
+            f"{rel}: proposal sensitivity {model.sensitivity} cannot be applied into repo records; "
+            + _SENSITIVITY_GUIDANCE.get(model.sensitivity, "reject it"),
+            rel,
+        )
+    if model.content_class != "general_repo_knowledge":
+        code = {
+            "raw_transcript": "raw_transcript", "private_personal_data": "private_personal_data",
+            "screen_or_activity_history": "activity_history", "private_endpoint": "private_endpoint",
+            "undisclosed_vulnerability": "undisclosed_vulnerability",
+            "unminimized_private_evidence": "private_evidence_unminimized",
+            "temporary_task_state": "temporary_task_state", "local_only_state": "local_only_state",
+        }.get(model.content_class, "unknown_content_class")
+        raise Refusal(
+            code,
+            f"{rel}: repository write blocked: proposal content class {model.content_class} cannot be applied "
+            "into repo records; reject it or route it to local memory",
+            rel,
+        )
+
+
+def _source(model: PendingProposal) -> tuple[str | None, str | None]:
+    for src in model.sources or []:
+        if src.path:
+            return "path", src.path
+        if src.url:
+            return "url", src.url
+        if src.ref:
+            return "ref", src.ref
+    return None, None
+
+
+def _new_record(model: PendingProposal, record_id: str, body: str, supersedes: str | None) -> dict[str, Any]:
+    source, source_ref = _source(model)
+    dump = model.model_dump(mode="python", exclude_none=True)
+    return {
+        "id": record_id,
+        "kind": "memory",
+        "profile": "memzoi",
+        "type": model.type,
+        "lane": model.lane,
+        "title": model.title,
+        "description": first_line(body),
+        "timestamp": model.timestamp,
+        "updated": model.timestamp,
+        "status": "active",
+        "scope": model.scope.kind,
+        "scope_id": model.scope.id,
+        "visibility": "repo",
+        "content_class": "general_repo_knowledge",
+        "confidence": 1.0,
+        "source": source,
+        "source_ref": source_ref,
+        "proposal_id": model.id,
+        "capture": model.capture,
+        "tags": model.tags,
+        "applies_to": model.scope.paths,
+        "supersedes": supersedes,
+        "retention": dump["retention"],
+        "origin": dump["origin"],
+        "lineage": dump.get("lineage"),
+    }
+
+
+def load_target(root: Path, target_id: str, *, scope_kind: str | None, scope_id: str | None,
+                proposed_at: str) -> Loaded:
+    """Memzoi's target checks: exists, parses, ``active``, same scope kind and scope id (skipped when
+    ``scope_kind`` is ``None``), not updated after the proposal (reference §2.5). Raises :class:`Refusal` with ``target_missing``, ``target_invalid``,
+    ``proposal_target_inactive``, ``proposal_cross_scope`` or ``proposal_target_stale``."""
+    rel = record_rel(target_id)
+    try:
+        loaded = load(root, rel, missing_code="target_missing", what=f"proposal target `{target_id}`")
+    except Refusal as err:
+        if err.code == "target_missing":
+            raise Refusal("target_missing", f"proposal target `{target_id}` does not exist ({rel}); fix the "
+                          "packet's target or reject it", rel) from None
+        raise
+    model = loaded.analysis.model
+    if not isinstance(model, RecordFrontmatter):
+        refuse_on_errors(loaded, "the proposal target", "fix the target record first")
+        raise Refusal("target_invalid", f"{rel}: the proposal target is not a valid current-profile record", rel)
+    refuse_on_errors(loaded, "the proposal target", "fix the target record first")
+    if model.status != "active":
+        raise Refusal("proposal_target_inactive", f"proposal target `{target_id}` is inactive with status "
+                      f"{model.status}; reject the proposal", rel)
+    if scope_kind is not None and (model.scope != scope_kind or model.scope_id != scope_id):
+        raise Refusal("proposal_cross_scope", f"proposal target `{target_id}` is cross-scope (target scope "
+                      f"{model.scope}/{model.scope_id or '-'}, proposal {scope_kind}/{scope_id or '-'}); "
+                      "reject the proposal or fix its scope", rel)
+    updated = parse_instant(model.updated or model.timestamp)
+    proposed = parse_instant(proposed_at)
+    if updated is None or proposed is None or updated > proposed:
+        raise Refusal("proposal_target_stale", f"proposal target `{target_id}` is stale: target updated at "
+                      f"{model.updated or model.timestamp} after proposal at {proposed_at}; re-propose against "
+                      "the current record", rel)
+    return loaded
+
+
+def retire_target(root: Path, target: Loaded, status: str, when: str) -> FileChange:
+    """The target rewritten with ``status`` and ``updated = when`` (the attestation, now stale, is dropped)."""
+    data = target.data
+    data.pop("materialization", None)
+    data["status"] = status
+    data["updated"] = when
+    data["description"] = None
+    text = render_record(data, target.body, newline=target.newline)
+    data["description"] = first_line(target.body) or None
+    return FileChange(target.rel, target.raw, verified(root, target.rel, text, data, target.body))
+
+
+def resolved_packet(root: Path, loaded: Loaded, folder: str, resolution: dict[str, Any], status: str) -> FileChange:
+    """The pending packet re-rendered with ``status`` and ``resolution`` at ``folder/<file id>.md``."""
+    data = loaded.data
+    data["status"] = status
+    data["resolution"] = {k: v for k, v in resolution.items() if v is not None}
+    rel = f"{folder}/{file_id_of(loaded.rel, PENDING)}.md"
+    if read_file_state(root, rel) is not None:
+        raise Refusal("duplicate_identity", f"{rel} already exists: a resolved identity is terminal", rel)
+    text = render_packet(data, loaded.body, newline=loaded.newline)
+    return FileChange(rel, None, verified(root, rel, text, data, loaded.body))
+
+
+def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> ChangePlan:
+    """Validate a pending packet and compute every file of its application (see the module docstring)."""
+    rel = packet_rel(root, packet)
+    loaded, model = load_pending(root, rel)
+    refuse_on_errors(loaded, "applying the proposal", "fix the packet, reject it, or route it to local memory")
+    check_repo_safe(loaded, model)
+    file_id = file_id_of(rel, PENDING)
+    if identity_taken(root, model.id, file_id):
+        raise Refusal("duplicate_identity", f"{rel}: proposal identity `{model.id}` was already resolved; an "
+                      "applied or rejected identity is terminal: reject this packet or give it a new id", rel)
+    when = resolved_at()
+    action = model.proposal.action
+    files: list[FileChange] = []
+    target_id = None
+    if action in ("supersede", "tombstone"):
+        target_id = model.supersedes[0] if action == "supersede" else model.proposal.target
+        assert target_id
+        target = load_target(root, target_id, scope_kind=model.scope.kind, scope_id=model.scope.id,
+                             proposed_at=model.proposal.proposed_at)
+    record_id = target_id
+    if action in ("create", "supersede"):
+        record_id = concept_slug(model.title) or file_id.replace("_", "-")
+        if record_id == target_id:
+            raise Refusal("record_exists", f"the replacement record id `{record_id}` equals the superseded record's "
+                          "id; give the proposal a different title", rel)
+        new_rel = record_rel(record_id)
+        if read_file_state(root, new_rel) is not None:
+            raise Refusal("record_exists", f"{new_rel} already exists; supersede it instead, or retitle the proposal",
+                          new_rel)
+        data = _new_record(model, record_id, loaded.body, target_id if action == "supersede" else None)
+        text = render_record(data, loaded.body)
+        files.append(FileChange(new_rel, None, verified(root, new_rel, text, data, loaded.body)))
+    if action in ("supersede", "tombstone"):
+        files.append(retire_target(root, target, "superseded" if action == "supersede" else "tombstoned", when))
+    resolution = {
+        "outcome": "applied", "resolved_by": actor, "resolved_at": when, "reason": model.proposal.reason,
+        "record_id": record_id, "target_id": target_id,
+    }
+    files.append(resolved_packet(root, loaded, APPLIED, resolution, "applied"))
+    files.append(FileChange(rel, loaded.raw, None))
+    return ChangePlan(
+        "apply",
+        files,
+        reason=model.proposal.reason,
+        summary=f"apply {action} proposal {model.id}",
+        details={"proposal_id": model.id, "action": action, "record_id": record_id, "target_id": target_id},
+    )
+
+
+def apply_proposal(project_root: str | os.PathLike[str], packet: str | os.PathLike[str], *, actor: str,
+                   source: str = "cli") -> ChangeResult:
+    """Apply the pending packet ``packet`` (path or file id) as one ledgered change.
+
+    Raises :class:`~memzoi.ledger.Refusal` (nothing written) when a finding blocks it, a precondition fails or a
+    file changed since it was read.
+    """
+    return run_change(project_root, lambda root: plan_apply(root, packet, actor), actor=actor, source=source)

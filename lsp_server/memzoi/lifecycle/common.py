@@ -1,0 +1,266 @@
+"""Shared pieces of the lifecycle operations: locating packets and records, reading them under the lock,
+refusing on blocking findings, verifying that every rendered file re-parses to the intended data, Memzoi's
+concept slug and redacted identity tokens, and the default actor."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import blake3
+
+from ..analysis import Analysis, analyze_bytes, analyze_text
+from ..findings import Finding, Severity
+from ..ledger import Refusal, now_utc, read_file_state
+from ..text import line_ending
+
+MEMZOI = ".memzoi"
+RECORDS = f"{MEMZOI}/records"
+PENDING = f"{MEMZOI}/proposals/pending"
+APPLIED = f"{MEMZOI}/proposals/resolved/applied"
+REJECTED = f"{MEMZOI}/proposals/resolved/rejected"
+TOKEN_PREFIX = "redacted-identity-"
+_TOKEN = re.compile(r"^redacted-identity-[0-9a-f]{64}$")
+
+
+def default_actor() -> str:
+    """``$MEMZOI_ACTOR``, else the login name, else ``unknown``."""
+    env = os.environ.get("MEMZOI_ACTOR")
+    if env and env.strip():
+        return env.strip()
+    try:
+        return getpass.getuser() or "unknown"
+    except (OSError, KeyError):
+        return "unknown"
+
+
+def resolved_at() -> str:
+    """Resolution and update instants written into files: UTC RFC 3339 to the second, like Memzoi."""
+    return now_utc(precise=False)
+
+
+def record_rel(record_id: str) -> str:
+    """``.memzoi/records/<id>.md``."""
+    return f"{RECORDS}/{record_id}.md"
+
+
+def rel_to_root(root: Path, ref: str | os.PathLike[str]) -> str:
+    """A user-supplied path (absolute or relative to the working directory) as a project-relative posix path.
+
+    Raises :class:`Refusal` (``outside_project``)."""
+    p = Path(ref)
+    if not p.is_absolute():
+        # Relative to the working directory; failing that (e.g. with --root), relative to the project root.
+        p = Path.cwd() / p if (Path.cwd() / p).exists() or not (root / p).exists() else root / p
+    try:
+        rel = Path(os.path.normpath(p)).relative_to(root)
+    except ValueError:
+        # The working directory may reach the root through a symlink: compare resolved parents.
+        try:
+            rel = Path(os.path.normpath(p.parent.resolve() / p.name)).relative_to(root)
+        except ValueError:
+            raise Refusal("outside_project", f"{ref}: not inside the project at {root}") from None
+    return PurePosixPath(*rel.parts).as_posix()
+
+
+def packet_rel(root: Path, ref: str | os.PathLike[str]) -> str:
+    """A pending packet given by path or by file id, as a project-relative path under ``proposals/pending``.
+
+    Raises :class:`Refusal` (``not_pending``)."""
+    text = str(ref)
+    if text.endswith(".md") or Path(text).exists() or (root / text).exists():
+        rel = rel_to_root(root, ref)
+    else:
+        rel = f"{PENDING}/{text}.md"
+    if not rel.startswith(PENDING + "/"):
+        raise Refusal("not_pending", f"{rel}: only packets under {PENDING}/ can be resolved", rel)
+    return rel
+
+
+def record_ref(root: Path, ref: str) -> str:
+    """A record given by id or by path, as its record id. Raises :class:`Refusal` (``not_a_record``)."""
+    if ref.endswith(".md"):
+        rel = rel_to_root(root, ref)
+        if not rel.startswith(RECORDS + "/") or not rel.endswith(".md"):
+            raise Refusal("not_a_record", f"{rel}: not a record under {RECORDS}/", rel)
+        return rel[len(RECORDS) + 1 : -3]
+    return ref
+
+
+def file_id_of(rel: str, folder: str) -> str:
+    """The packet file id: the path below ``folder`` without ``.md``."""
+    return rel[len(folder) + 1 : -3]
+
+
+@dataclass
+class Loaded:
+    """A file read under the lock: its exact bytes (the before snapshot) and its analysis."""
+
+    rel: str
+    raw: bytes
+    analysis: Analysis
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The validated frontmatter as plain Python (``None`` values dropped)."""
+        assert self.analysis.model is not None
+        return self.analysis.model.model_dump(mode="python", exclude_none=True)
+
+    @property
+    def body(self) -> str:
+        """The body after the H1, trimmed."""
+        return self.analysis.document.body
+
+    @property
+    def newline(self) -> str:
+        """The file's line-ending style (kept when the file is rewritten)."""
+        return line_ending(self.analysis.text)
+
+
+def load(root: Path, rel: str, *, missing_code: str, what: str) -> Loaded:
+    """Read and analyse ``rel``. Raises :class:`Refusal` (``missing_code``) when it is absent."""
+    raw = read_file_state(root, rel)
+    if raw is None:
+        raise Refusal(missing_code, f"{rel}: {what} does not exist", rel)
+    return Loaded(rel, raw, analyze_bytes(raw, root / rel))
+
+
+def errors(analysis: Analysis) -> list[Finding]:
+    """Error-severity findings (schema, gate, detectors, attestation: whatever the analysers report)."""
+    return [f for f in analysis.findings if f.severity == Severity.ERROR]
+
+
+def describe(findings: list[Finding], limit: int = 3) -> str:
+    """``code: message; …`` for a refusal message (findings never contain matched secret text)."""
+    parts = [f"{f.code}: {f.message}" for f in findings[:limit]]
+    more = len(findings) - limit
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def refuse_on_errors(loaded: Loaded, what: str, todo: str) -> None:
+    """Raise :class:`Refusal` with the first blocking finding's code when ``loaded`` has error findings."""
+    errs = errors(loaded.analysis)
+    if errs:
+        raise Refusal(errs[0].code, f"{loaded.rel}: {what} is blocked by {describe(errs)}; {todo}", loaded.rel)
+
+
+def verified(root: Path, rel: str, text: str, data: dict[str, Any], body: str) -> bytes:
+    """Check that rendered ``text`` re-parses at ``rel`` with no error finding to exactly ``data`` and ``body``;
+    returns its UTF-8 bytes. Raises :class:`Refusal` (the first finding's code, or ``not_canonical``)."""
+    analysis = analyze_text(text, root / rel)
+    errs = errors(analysis)
+    if errs:
+        raise Refusal(
+            errs[0].code,
+            f"{rel}: the file this would write is refused by {describe(errs)}; fix the source and retry",
+            rel,
+        )
+    got = analysis.model.model_dump(mode="python", exclude_none=True) if analysis.model is not None else None
+    want = {k: v for k, v in data.items() if v is not None}
+    norm = body.replace("\r\n", "\n").strip()
+    if got != want or analysis.document.body.replace("\r\n", "\n") != norm:
+        raise Refusal("not_canonical", f"{rel}: the rendered file would not read back as the same data", rel)
+    return text.encode("utf-8")
+
+
+def concept_slug(title: str) -> str:
+    """Memzoi's ``title_to_concept_slug``: lower-case, ASCII alphanumerics kept, any other run one ``-`` (only
+    after a kept char), trailing ``-`` trimmed (reference §2.5)."""
+    out: list[str] = []
+    for ch in title:
+        for c in ch.lower():
+            if c.isascii() and c.isalnum():
+                out.append(c)
+            elif out and out[-1] != "-":
+                out.append("-")
+    return "".join(out).rstrip("-")
+
+
+def identity_token(value: str) -> str:
+    """``redacted-identity-`` + BLAKE3 hex of ``value``; a value that already is a token is returned as is."""
+    if _TOKEN.match(value):
+        return value
+    return TOKEN_PREFIX + blake3.blake3(value.encode("utf-8")).hexdigest()
+
+
+def preflight_ids(raw: bytes) -> dict[str, str | None]:
+    """Memzoi's light preflight parser: unique top-level scalar ``id``, ``sensitivity`` and ``content_class``
+    lines of the frontmatter (works on malformed packets). A key that repeats or is not a scalar is ``None``."""
+    text = raw.decode("utf-8", errors="replace")
+    lines = text.splitlines()
+    if lines and lines[0].lstrip("\ufeff").strip() == "---":
+        lines = lines[1:]
+        for i, line in enumerate(lines):
+            if line.rstrip() == "---":
+                lines = lines[:i]
+                break
+    found: dict[str, list[str]] = {"id": [], "sensitivity": [], "content_class": []}
+    for line in lines:
+        m = re.match(r"^(id|sensitivity|content_class):(.*)$", line)
+        if m:
+            found[m.group(1)].append(m.group(2).strip())
+    out: dict[str, str | None] = {}
+    for key, values in found.items():
+        value = values[0] if len(values) == 1 else None
+        if value is not None:
+            value = _unquote(value)
+        out[key] = value or None
+    return out
+
+
+def _unquote(value: str) -> str | None:
+    if value.startswith('"'):
+        import json
+
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return None
+        return parsed if isinstance(parsed, str) else None
+    if value.startswith("'"):
+        return value[1:-1].replace("''", "'") if len(value) >= 2 and value.endswith("'") else None
+    if value.startswith(("{", "[", "&", "*", "|", ">")) or " #" in value:
+        return value.split(" #", 1)[0].strip() if not value.startswith(("{", "[", "&", "*", "|", ">")) else None
+    return value
+
+
+def resolved_identities(root: Path) -> set[str]:
+    """File ids and frontmatter ids of every resolved packet (applied and rejected), with their tokens."""
+    out: set[str] = set()
+    for folder in (APPLIED, REJECTED):
+        base = root / folder
+        if not base.is_dir() or base.is_symlink():
+            continue
+        for p in base.rglob("*.md"):
+            if p.is_symlink() or not p.is_file():
+                continue
+            fid = PurePosixPath(*p.relative_to(base).parts).as_posix()[:-3]
+            out.add(fid)
+            try:
+                pid = preflight_ids(p.read_bytes()).get("id")
+            except OSError:
+                pid = None
+            if pid:
+                out.add(pid)
+    return out | {identity_token(x) for x in out}
+
+
+def identity_taken(root: Path, *ids: str) -> bool:
+    """Memzoi's identity matching: ``X`` is taken when it, or its token, equals a resolved id or file id."""
+    taken = resolved_identities(root)
+    return any(i in taken or identity_token(i) in taken for i in ids if i)
+
+
+def reserve_packet_id(root: Path, base: str) -> str:
+    """A fresh pending id: ``base``, else ``base-2``, ``base-3`` … never reusing a pending or resolved id."""
+    taken = resolved_identities(root)
+    n = 1
+    while True:
+        candidate = base if n == 1 else f"{base}-{n}"
+        if candidate not in taken and not (root / PENDING / f"{candidate}.md").exists():
+            return candidate
+        n += 1

@@ -1,0 +1,222 @@
+"""Private local records (Memzoi's ``local`` destination) and routing a pending proposal to local memory.
+
+Local records live only in the runtime plane: rows of the ledger database, never files under ``.memzoi/``.
+Each one is written by a ledgered change and is visible exactly while that change is ``applied`` (undoing the
+change hides it again), so adding a local record and routing a proposal are at-most-once like every other write.
+
+Routing a pending proposal (``route-local``) is one change: its title and body become a private local record,
+and the packet is resolved as rejected with the reason ``routed to local memory`` (archived as Memzoi's redacted
+hash receipt when it is not repo-safe, so its content never reaches git). Secrets are never stored, not even
+locally: a packet classified ``secret`` or carrying a credential detector finding is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..ledger import ChangePlan, ChangeResult, Ledger, Refusal, now_utc, run_change
+from ..models.common import Lane, MemoryType
+from .common import concept_slug, load, packet_rel
+from .reject import rejection_files
+
+ROUTED_REASON = "routed to local memory"
+#: Detector codes that mean the text holds a credential: such content is never stored in any memory.
+CREDENTIAL_CODES = frozenset({
+    "credential_token", "private_key", "authorization_header", "credentialed_url", "connection_string",
+    "session_token", "cloud_credential", "environment_secret", "high_entropy_value",
+})
+_TYPES = MemoryType.__args__  # type: ignore[attr-defined]
+_LANES = Lane.__args__  # type: ignore[attr-defined]
+
+
+@dataclass
+class LocalRecord:
+    """A private local record: runtime plane only."""
+
+    id: str
+    type: str
+    lane: str
+    title: str
+    body: str
+    tags: list[str]
+    sensitivity: str
+    content_class: str
+    source_kind: str | None
+    source_ref: str | None
+    proposal_id: str | None
+    created_at: str
+    change_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        """All fields as JSON (``destination: local``)."""
+        return {"destination": "local", **self.__dict__}
+
+
+def _visible(conn: sqlite3.Connection) -> str:
+    return (
+        "SELECT l.* FROM local_record l JOIN change c ON c.id = l.change_id WHERE c.status = 'applied'"
+    )
+
+
+def _row(r: sqlite3.Row) -> LocalRecord:
+    return LocalRecord(
+        id=r["id"], type=r["type"], lane=r["lane"], title=r["title"], body=r["body"],
+        tags=json.loads(r["tags_json"]), sensitivity=r["sensitivity"], content_class=r["content_class"],
+        source_kind=r["source_kind"], source_ref=r["source_ref"], proposal_id=r["proposal_id"],
+        created_at=r["created_at"], change_id=r["change_id"],
+    )
+
+
+def _fresh_id(conn: sqlite3.Connection, base: str) -> str:
+    base = base or "local-memory"
+    taken = {r[0] for r in conn.execute(_visible(conn).replace("SELECT l.*", "SELECT l.id"))}
+    n = 1
+    while True:
+        cand = base if n == 1 else f"{base}-{n}"
+        if cand not in taken:
+            return cand
+        n += 1
+
+
+def _insert(values: dict[str, Any]):
+    def effect(conn: sqlite3.Connection, change_id: str) -> None:
+        rid = _fresh_id(conn, values["id"])
+        conn.execute(
+            "INSERT INTO local_record (id, change_id, type, lane, title, body, tags_json, sensitivity, content_class,"
+            " source_kind, source_ref, proposal_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (rid, change_id, values["type"], values["lane"], values["title"], values["body"],
+             json.dumps(values.get("tags") or []), values["sensitivity"], values["content_class"],
+             values.get("source_kind"), values.get("source_ref"), values.get("proposal_id"), now_utc()),
+        )
+
+    return effect
+
+
+def _check_local(title: str, body: str, type_: str, lane: str) -> None:
+    if not title.strip():
+        raise Refusal("invalid_value", "a local record needs a non-empty title")
+    if not body.strip():
+        raise Refusal("empty_body", "a local record needs a non-empty body")
+    if type_ not in _TYPES:
+        raise Refusal("invalid_value", f"type must be one of {', '.join(_TYPES)}")
+    if lane not in _LANES:
+        raise Refusal("invalid_value", f"lane must be one of {', '.join(_LANES)}")
+
+
+def _check_no_credentials(title: str, body: str) -> None:
+    from ..analysis import analyze_text
+    from ..render import render_record
+
+    # Run the detectors over the would-be content (rendered as a record so every analyser sees it).
+    probe = render_record(
+        {"id": "local-probe", "kind": "memory", "profile": "memzoi", "type": "fact", "lane": "semantic",
+         "title": title.strip() or "untitled", "timestamp": "1970-01-01T00:00:00Z", "status": "active",
+         "scope": "repo", "visibility": "repo", "content_class": "general_repo_knowledge", "confidence": 1.0,
+         "retention": {}, "origin": {"origin_key": "local-probe", "route": "local_memory"}},
+        body or "-",
+    )
+    codes = sorted({f.code for f in analyze_text(probe, None).findings if f.code in CREDENTIAL_CODES})
+    if codes:
+        raise Refusal(codes[0], f"the content carries a credential ({', '.join(codes)}); secrets are never stored "
+                      "in memory, not even locally: remove the secret and retry")
+
+
+def add_local(project_root: str | os.PathLike[str], *, title: str, body: str, type: str = "fact",
+              lane: str = "semantic", tags: list[str] | None = None, actor: str, source: str = "cli",
+              sensitivity: str = "local-only", content_class: str = "local_only_state") -> ChangeResult:
+    """Store a private local record as one ledgered change with no file. Raises :class:`Refusal` on invalid
+    values or credential findings."""
+    _check_local(title, body, type, lane)
+    _check_no_credentials(title, body)
+    values = {"id": concept_slug(title), "type": type, "lane": lane, "title": title.strip(), "body": body.strip(),
+              "tags": tags, "sensitivity": sensitivity, "content_class": content_class, "source_kind": "cli"}
+    return run_change(
+        project_root,
+        lambda root: ChangePlan("local_add", [], summary=f"add local record {values['id']}",
+                                details={"local_record": values["id"]}, db_effects=_insert(values)),
+        actor=actor,
+        source=source,
+    )
+
+
+def plan_route_local(root: Path, packet: str | os.PathLike[str], actor: str) -> ChangePlan:
+    """Validate a pending packet for routing and compute the change (receipt or resolved packet + local row)."""
+    rel = packet_rel(root, packet)
+    loaded = load(root, rel, missing_code="proposal_not_found", what="the pending proposal")
+    doc = loaded.analysis.document
+    data = doc.data or {}
+    title = data.get("title") if isinstance(data.get("title"), str) else None
+    body = doc.body
+    if not title or not title.strip() or not body.strip():
+        raise Refusal("invalid_proposal", f"{rel}: a packet needs a title and a body to become a local record; "
+                      "reject it instead", rel)
+    if data.get("sensitivity") == "secret":
+        raise Refusal("sensitivity_not_repo_safe", f"{rel}: secret proposals are never stored in memory, not even "
+                      "locally; reject it instead", rel)
+    codes = sorted({f.code for f in loaded.analysis.findings if f.code in CREDENTIAL_CODES})
+    if codes:
+        raise Refusal(codes[0], f"{rel}: the packet carries a credential ({', '.join(codes)}); secrets are never "
+                      "stored in memory, not even locally: reject it instead", rel)
+    type_ = data.get("type") if data.get("type") in _TYPES else "fact"
+    lane = data.get("lane") if data.get("lane") in _LANES else "semantic"
+    tags = [t for t in data.get("tags") or [] if isinstance(t, str)] if isinstance(data.get("tags"), list) else []
+    files, details = rejection_files(root, rel, reason=ROUTED_REASON, actor=actor)
+    values = {
+        "id": concept_slug(title) or "local-memory", "type": type_, "lane": lane, "title": title.strip(),
+        "body": body, "tags": tags, "sensitivity": str(data.get("sensitivity") or "unknown"),
+        "content_class": str(data.get("content_class") or "unknown"), "source_kind": "proposal",
+        "proposal_id": data.get("id") if isinstance(data.get("id"), str) else None,
+    }
+    details = {**details, "local_record": values["id"]}
+    return ChangePlan("route_local", files, reason=ROUTED_REASON, summary=f"route proposal {details['proposal_id']} "
+                      "to local memory", details=details, db_effects=_insert(values))
+
+
+def route_local(project_root: str | os.PathLike[str], packet: str | os.PathLike[str], *, actor: str,
+                source: str = "cli") -> ChangeResult:
+    """Route the pending packet ``packet`` to local memory as one ledgered change (see module docstring)."""
+    return run_change(project_root, lambda root: plan_route_local(root, packet, actor), actor=actor, source=source)
+
+
+def _ledger(project_root: str | os.PathLike[str]) -> Ledger | None:
+    ledger = Ledger.for_project(Path(project_root).resolve())
+    return ledger if ledger.path.exists() else None
+
+
+def list_local(project_root: str | os.PathLike[str]) -> list[LocalRecord]:
+    """Visible local records, newest first."""
+    ledger = _ledger(project_root)
+    if ledger is None:
+        return []
+    with ledger.connect() as conn:
+        return [_row(r) for r in conn.execute(_visible(conn) + " ORDER BY l.rowid DESC")]
+
+
+def get_local(project_root: str | os.PathLike[str], record_id: str) -> LocalRecord | None:
+    """One visible local record by id, or ``None``."""
+    ledger = _ledger(project_root)
+    if ledger is None:
+        return None
+    with ledger.connect() as conn:
+        r = conn.execute(_visible(conn) + " AND l.id = ? ORDER BY l.rowid DESC LIMIT 1", (record_id,)).fetchone()
+        return None if r is None else _row(r)
+
+
+def search_local(project_root: str | os.PathLike[str], query: str, *, limit: int = 50) -> list[LocalRecord]:
+    """Visible local records whose title, body or tags contain every word of ``query`` (case-insensitive),
+    titles matches first."""
+    words = [w.lower() for w in query.split() if w.strip()]
+    records = list_local(project_root)
+    hits = []
+    for rec in records:
+        hay = f"{rec.title}\n{rec.body}\n{' '.join(rec.tags)}".lower()
+        if words and all(w in hay for w in words):
+            score = sum(w in rec.title.lower() for w in words)
+            hits.append((-score, rec))
+    hits.sort(key=lambda h: h[0])
+    return [r for _, r in hits[:limit]]

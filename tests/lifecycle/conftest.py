@@ -1,0 +1,98 @@
+"""A temporary git repository seeded from the shared corpus, and a CLI runner."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memzoi.cli.main import main
+from memzoi.runtime import git_env
+
+from ..conftest import corpus_or_skip
+
+PENDING = ".memzoi/proposals/pending"
+TARGET_ID = "semantic/decisions/auth-client-validation"
+TARGET = f"""---
+id: {TARGET_ID}
+kind: memory
+profile: memzoi
+type: decision
+lane: semantic
+title: Client auth state is enough for protected routes
+timestamp: "2026-07-01T00:00:00Z"
+updated: "2026-07-02T00:00:00Z"
+status: active
+scope: repo
+visibility: repo
+content_class: general_repo_knowledge
+confidence: 0.8
+tags:
+  - auth
+retention: {{}}
+origin:
+  origin_key: "repository-record:auth-client-validation"
+  route: repository_materialization
+---
+
+# Client auth state is enough for protected routes
+
+Protected routes may trust the client's auth state.
+"""
+
+
+def seed(root: Path) -> Path:
+    """Copy the corpus's canonical records and example proposals into ``root`` (a fresh git repository).
+
+    The example packets are project-scoped without a project id, which Memzoi's git-plane gate refuses; the
+    seed switches them to ``scope.kind: repo`` (originals stay available under ``originals/``). The record the
+    supersede and tombstone examples target is written here (it is not in the corpus), with CRLF line endings
+    to check that a rewrite keeps them.
+    """
+    corpus = corpus_or_skip()
+    root.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True, env=git_env())
+    shutil.copytree(corpus / "memzoi-repo" / ".memzoi", root / ".memzoi")
+    pending = root / PENDING
+    pending.mkdir(parents=True)
+    originals = root / "originals"
+    originals.mkdir()
+    for p in sorted((corpus / "examples" / "proposals").glob("*.md")):
+        data = p.read_bytes()
+        (originals / p.name).write_bytes(data)
+        (pending / p.name).write_bytes(data.replace(b"\n  kind: project\n", b"\n  kind: repo\n"))
+    target = root / ".memzoi" / "records" / f"{TARGET_ID}.md"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(TARGET.replace("\n", "\r\n").encode())
+    return root
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch) -> Path:
+    """A seeded repository with its own runtime home."""
+    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("MEMZOI_ACTOR", "reviewer")
+    return seed(tmp_path / "repo")
+
+
+class Cli:
+    """Runs ``memzoi`` in-process against one repository; ``json`` commands return the parsed output."""
+
+    def __init__(self, root: Path, capsys) -> None:
+        self.root = root
+        self.capsys = capsys
+
+    def __call__(self, *argv: str) -> tuple[int, dict]:
+        self.capsys.readouterr()
+        code = main([*argv, "--root", str(self.root), "--json"])
+        out = self.capsys.readouterr().out
+        return code, json.loads(out)
+
+
+@pytest.fixture
+def cli(repo, capsys) -> Cli:
+    """CLI runner bound to the seeded repository."""
+    return Cli(repo, capsys)
