@@ -105,7 +105,9 @@ def test_one_bad_file_does_not_block_the_others(tmp_path):
     records.mkdir(parents=True)
     for i in range(50):
         rid = f"rec-{i}"
-        (records / f"{rid}.md").write_text(VALID.replace("rec-x", rid), encoding="utf-8")
+        # distinct bodies: identical active records would rightly be reported as duplicate_content
+        (records / f"{rid}.md").write_text(VALID.replace("rec-x", rid).replace("for installs.", f"for installs ({i})."),
+                                           encoding="utf-8")
     (records / "rec-bad.md").write_text(VALID.replace("rec-x", "rec-bad").replace("title: Use pnpm", "title: [[link]]tail"), encoding="utf-8")
     report = check_paths([str(tmp_path)])
     assert report.files_checked == 51

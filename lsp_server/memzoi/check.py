@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .analysis import Analysis, analyze_path
+from .crossfile import check_cross_file
 from .findings import Finding, finding
 from .text import LineIndex
 from .workspace import MEMZOI_DIR, RESERVED_NAMES, place
@@ -128,6 +129,7 @@ def check_paths(args: list[str]) -> CheckReport:
     """Check every file under ``args`` (see :func:`expand`). Raises :class:`UsageError` for a missing path."""
     report = CheckReport()
     seen: set[Path] = set()
+    checked: dict[str, tuple[Path, Analysis]] = {}
     for arg in args:
         files, skipped, path_findings = expand(arg)
         report.skipped.extend(skipped)
@@ -144,5 +146,10 @@ def check_paths(args: list[str]) -> CheckReport:
             index = LineIndex(analysis.text)
             for f in analysis.findings:
                 report.findings.append(Located(display, f, index.position(f.start), index.position(f.end)))
+            checked[display] = (path, analysis)
+    # Cross-file findings (lineage, duplicates, identities) of the checked files, over their whole workspace.
+    for display, found in check_cross_file(checked).items():
+        index = LineIndex(report.analyses[display].text)
+        report.findings.extend(Located(display, f, index.position(f.start), index.position(f.end)) for f in found)
     report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))
     return report

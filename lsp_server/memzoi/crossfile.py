@@ -1,0 +1,436 @@
+"""Cross-file checks over a workspace: lineage, proposal preconditions, duplicates and identities.
+
+Codes (SPEC §4, warnings): ``dangling_reference``, ``lifecycle_inconsistent``, ``proposal_target_inactive``,
+``proposal_target_stale``, ``proposal_cross_scope``, ``duplicate_content``, ``duplicate_identity``.
+The proposal checks are Memzoi's apply preconditions evaluated now (reference §2.5): the target exists, is
+``active``, has the same scope kind and scope id, and was updated (or created) no later than
+``proposal.proposed_at`` (RFC 3339, or ``YYYY-MM-DD`` at UTC midnight).
+
+The :class:`Workspace` holds small per-file :class:`FileFacts` and re-evaluates only the files a change can
+affect; the language server calls :meth:`Workspace.update` / :meth:`Workspace.remove` on every edit, save or
+file event and republishes :meth:`Workspace.findings_for` for the paths they return. ``memzoi check`` builds one
+per ``.memzoi`` directory (:func:`cross_file_findings`). Spans in facts and findings index the text the facts
+were extracted from.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from .analysis import Analysis, record_id_of
+from .findings import Finding, finding
+from .models.common import parse_instant
+from .revision import content_hash
+from .workspace import Role
+from .yaml12 import locate
+
+#: Runtime (database) proposal ids, ``prop_<UUIDv7>``; they never name a proposal packet file, so a record's
+#: ``proposal_id`` of this form is not checked against the workspace (reference §2.7).
+_DB_PROPOSAL = re.compile(r"^prop_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A reference from a file to another artifact: ``field`` names the key (``supersedes``,
+    ``lineage.predecessor_id``, ``proposal.target``, ``supersedes[0]``, ``proposal_id``), ``target`` the id,
+    ``span`` the value's code-point span, ``to`` what it points at (``record`` or ``proposal``)."""
+
+    field: str
+    target: str
+    span: tuple[int, int]
+    to: str = "record"
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What cross-file checks need to know about one file (all plain values, JSON-serializable).
+
+    ``kind`` is ``record``, ``proposal`` or ``other``; ``role`` the :class:`~memzoi.workspace.Role` value;
+    ``ident`` the record id (records) or the frontmatter id (packets); ``tokens`` a packet's identities (its id
+    and file id); ``when`` a record's ``updated`` or else ``timestamp`` / a packet's ``proposal.proposed_at``;
+    ``content`` Memzoi's content hash of the trimmed body (``None`` for an empty body); ``refs`` the references
+    it makes. ``legacy`` records still define their id but take no part in duplicate checks.
+    """
+
+    kind: str
+    role: str
+    ident: str | None = None
+    status: str | None = None
+    scope_kind: str | None = None
+    scope_id: str | None = None
+    when: str | None = None
+    action: str | None = None
+    content: str | None = None
+    tokens: tuple[str, ...] = ()
+    refs: tuple[Ref, ...] = ()
+    ident_span: tuple[int, int] = (0, 0)
+    body_span: tuple[int, int] = (0, 0)
+    legacy: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain dict form (stored in the index)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "FileFacts":
+        """Inverse of :meth:`to_json`."""
+        d = dict(data)
+        d["refs"] = tuple(Ref(r["field"], r["target"], tuple(r["span"]), r.get("to", "record")) for r in d.get("refs", ()))
+        d["tokens"] = tuple(d.get("tokens", ()))
+        d["ident_span"] = tuple(d.get("ident_span", (0, 0)))
+        d["body_span"] = tuple(d.get("body_span", (0, 0)))
+        return cls(**d)
+
+    @property
+    def pending(self) -> bool:
+        """A proposal that is still pending (``status: proposed``)."""
+        return self.kind == "proposal" and self.status == "proposed"
+
+
+def _str(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def facts_from_analysis(analysis: Analysis) -> FileFacts:
+    """Extract :class:`FileFacts` from an :class:`~memzoi.analysis.Analysis`. Works on invalid frontmatter too
+    (whatever fields are readable are used), so a broken target still counts as existing."""
+    doc = analysis.document
+    data = doc.data if isinstance(doc.data, dict) else {}
+    kind = analysis.kind
+    role = analysis.placement.role.value
+    root = doc.yaml_root
+
+    def span(*loc: Any) -> tuple[int, int]:
+        k, v = locate(root, loc)
+        node = v if v is not None else k
+        return (node.start, node.end) if node is not None else (0, min(3, len(doc.text)))
+
+    body = doc.body
+    content = content_hash(body) if body else None
+    if kind == "record":
+        refs: list[Ref] = []
+        sup = _str(data.get("supersedes"))
+        if sup:
+            refs.append(Ref("supersedes", sup, span("supersedes")))
+        lineage = data.get("lineage") if isinstance(data.get("lineage"), dict) else {}
+        pred = _str(lineage.get("predecessor_id"))
+        if pred:
+            refs.append(Ref("lineage.predecessor_id", pred, span("lineage", "predecessor_id")))
+        pid = _str(data.get("proposal_id"))
+        if pid and not _DB_PROPOSAL.match(pid):
+            refs.append(Ref("proposal_id", pid, span("proposal_id"), to="proposal"))
+        when = _str(data.get("updated")) or _str(data.get("timestamp"))
+        return FileFacts(
+            kind="record", role=role, ident=record_id_of(analysis), status=_str(data.get("status")),
+            scope_kind=_str(data.get("scope")), scope_id=_str(data.get("scope_id")), when=when,
+            content=content, refs=tuple(refs), ident_span=span("id"), body_span=doc.body_span,
+            legacy=bool(analysis.legacy),
+        )
+    if kind == "proposal":
+        block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
+        scope = data.get("scope") if isinstance(data.get("scope"), dict) else {}
+        refs = []
+        supersedes = data.get("supersedes")
+        if isinstance(supersedes, list):
+            for i, item in enumerate(supersedes):
+                if _str(item):
+                    refs.append(Ref(f"supersedes[{i}]", _str(item), span("supersedes", i)))
+        elif _str(supersedes):
+            refs.append(Ref("supersedes", _str(supersedes), span("supersedes")))
+        target = _str(block.get("target"))
+        if target:
+            refs.append(Ref("proposal.target", target, span("proposal", "target")))
+        ident = _str(data.get("id"))
+        tokens = {t for t in (ident, analysis.placement.identity) if t}
+        return FileFacts(
+            kind="proposal", role=role, ident=ident, status=_str(data.get("status")),
+            scope_kind=_str(scope.get("kind")), scope_id=_str(scope.get("id")), when=_str(block.get("proposed_at")),
+            action=_str(block.get("action")), content=content, tokens=tuple(sorted(tokens)), refs=tuple(refs),
+            ident_span=span("id"), body_span=doc.body_span,
+        )
+    return FileFacts(kind=kind, role=role)
+
+
+def _scope(kind: str | None, ident: str | None) -> str:
+    return f"`{kind}`" + (f" (id `{ident}`)" if ident else " (no scope id)")
+
+
+class Workspace:
+    """Per-file facts of a workspace and the cross-file findings derived from them.
+
+    Keys are any stable path strings (the server uses URIs or absolute paths; ``memzoi check`` display paths).
+    All methods are O(files affected by the change), not O(workspace).
+    """
+
+    def __init__(self) -> None:
+        self._facts: dict[str, FileFacts] = {}
+        self._findings: dict[str, list[Finding]] = {}
+        self._records: dict[str, set[str]] = {}  # record id -> paths defining it
+        self._proposals: dict[str, set[str]] = {}  # identity token -> packet paths
+        self._referrers: dict[str, set[str]] = {}  # id -> paths referring to it
+        self._content: dict[str, set[str]] = {}  # content hash -> paths
+
+    # -- public API ------------------------------------------------------------------------------------------
+
+    def update(self, path: str, analysis: Analysis | FileFacts) -> set[str]:
+        """Set the facts of ``path`` (from an analysis or ready-made facts) and re-evaluate what it affects.
+
+        Returns the paths whose cross-file findings changed (possibly including ``path``); the caller
+        republishes diagnostics for exactly those.
+        """
+        facts = analysis if isinstance(analysis, FileFacts) else facts_from_analysis(analysis)
+        old = self._facts.get(path)
+        if old == facts:
+            return set()
+        affected = {path} | self._dependents(old) | self._dependents(facts)
+        if old is not None:
+            self._unindex(path, old)
+        self._facts[path] = facts
+        self._index(path, facts)
+        return self._reevaluate(affected)
+
+    def remove(self, path: str) -> set[str]:
+        """Forget ``path`` (deleted, renamed away or ignored); returns the paths whose findings changed, which
+        includes ``path`` when it had cross-file findings (they must be cleared)."""
+        old = self._facts.pop(path, None)
+        if old is None:
+            return set()
+        self._unindex(path, old)
+        affected = self._dependents(old)
+        changed = self._reevaluate(affected)
+        if self._findings.pop(path, []):
+            changed.add(path)
+        return changed
+
+    def findings_for(self, path: str) -> list[Finding]:
+        """Current cross-file findings of ``path``, sorted by position (empty for unknown paths)."""
+        return list(self._findings.get(path, ()))
+
+    def facts(self, path: str) -> FileFacts | None:
+        """The facts held for ``path``."""
+        return self._facts.get(path)
+
+    def paths(self) -> list[str]:
+        """Every path held, sorted."""
+        return sorted(self._facts)
+
+    def record_paths(self, record_id: str) -> list[str]:
+        """Paths of the record(s) with id ``record_id`` (for go-to-definition), sorted."""
+        return sorted(self._records.get(record_id, ()))
+
+    def proposal_paths(self, identity: str) -> list[str]:
+        """Paths of packets whose id or file id is ``identity``, sorted."""
+        return sorted(self._proposals.get(identity, ()))
+
+    def referrers(self, record_id: str) -> list[str]:
+        """Paths referring to ``record_id`` (superseded-by chains, pending proposals), sorted."""
+        return sorted(self._referrers.get(record_id, ()))
+
+    # -- internals ---------------------------------------------------------------------------------------------
+
+    def _dependents(self, f: FileFacts | None) -> set[str]:
+        if f is None:
+            return set()
+        out: set[str] = set()
+        if f.kind == "record" and f.ident:
+            out |= self._referrers.get(f.ident, set())
+        for t in f.tokens:
+            out |= self._proposals.get(t, set())
+            out |= self._referrers.get(t, set())
+        if f.content:
+            out |= self._content.get(f.content, set())
+        return out
+
+    def _index(self, path: str, f: FileFacts) -> None:
+        if f.kind == "record" and f.ident:
+            self._records.setdefault(f.ident, set()).add(path)
+        for t in f.tokens:
+            self._proposals.setdefault(t, set()).add(path)
+        for r in f.refs:
+            self._referrers.setdefault(r.target, set()).add(path)
+        if f.content:
+            self._content.setdefault(f.content, set()).add(path)
+
+    def _unindex(self, path: str, f: FileFacts) -> None:
+        def drop(table: dict[str, set[str]], key: str) -> None:
+            s = table.get(key)
+            if s is not None:
+                s.discard(path)
+                if not s:
+                    del table[key]
+
+        if f.kind == "record" and f.ident:
+            drop(self._records, f.ident)
+        for t in f.tokens:
+            drop(self._proposals, t)
+        for r in f.refs:
+            drop(self._referrers, r.target)
+        if f.content:
+            drop(self._content, f.content)
+
+    def _reevaluate(self, paths: Iterable[str]) -> set[str]:
+        changed: set[str] = set()
+        for p in paths:
+            f = self._facts.get(p)
+            if f is None:
+                continue
+            new = sorted(self._evaluate(p, f), key=lambda x: (x.start, x.end, x.code, x.message))
+            old = self._findings.get(p, [])
+            if [(x.code, x.message, x.start, x.end) for x in new] != [(x.code, x.message, x.start, x.end) for x in old]:
+                changed.add(p)
+            if new:
+                self._findings[p] = new
+            else:
+                self._findings.pop(p, None)
+        return changed
+
+    def _record(self, record_id: str) -> FileFacts | None:
+        paths = self._records.get(record_id)
+        return self._facts[min(paths)] if paths else None
+
+    def _evaluate(self, path: str, f: FileFacts) -> list[Finding]:
+        out: list[Finding] = []
+        if f.kind == "record":
+            self._record_checks(path, f, out)
+        elif f.kind == "proposal":
+            if f.pending:
+                self._proposal_checks(f, out)
+            self._identity_checks(path, f, out)
+        if f.content and not f.legacy and (
+            (f.kind == "record" and f.status == "active")
+            or (f.pending and f.action in ("create", "supersede"))
+        ):
+            self._duplicate_content(path, f, out)
+        return out
+
+    def _record_checks(self, path: str, f: FileFacts, out: list[Finding]) -> None:
+        for r in f.refs:
+            if r.to == "proposal":
+                if not self._proposals.get(r.target):
+                    out.append(finding("dangling_reference", f"`{r.field}` names proposal `{r.target}`, but no "
+                                       "pending or resolved packet in this workspace has that id; fix the id or "
+                                       "restore the packet", *r.span, field=r.field, target=r.target))
+                continue
+            target = self._record(r.target)
+            if target is None:
+                out.append(finding("dangling_reference", f"`{r.field}` names record `{r.target}`, which does not "
+                                   "exist in this workspace; fix the id, or restore the record",
+                                   *r.span, field=r.field, target=r.target))
+            elif r.field == "supersedes" and f.status == "active" and target.status == "active":
+                out.append(finding("lifecycle_inconsistent", f"this record supersedes `{r.target}`, but that "
+                                   "record is still `active`: set its status to `superseded` (apply the "
+                                   "supersede through a proposal) or remove `supersedes`",
+                                   *r.span, field=r.field, target=r.target))
+
+    def _proposal_checks(self, f: FileFacts, out: list[Finding]) -> None:
+        proposed = parse_instant(f.when) if f.when else None
+        for r in f.refs:
+            target = self._record(r.target)
+            if target is None:
+                out.append(finding("dangling_reference", f"`{r.field}` names record `{r.target}`, which does not "
+                                   "exist in this workspace, so the proposal cannot be applied; fix the id",
+                                   *r.span, field=r.field, target=r.target))
+                continue
+            if target.status != "active":
+                out.append(finding("proposal_target_inactive", f"target `{r.target}` is `{target.status}`, not "
+                                   "`active`; applying would fail: retarget the proposal or reject it",
+                                   *r.span, field=r.field, target=r.target, status=target.status))
+            if (target.scope_kind, target.scope_id) != (f.scope_kind, f.scope_id):
+                out.append(finding("proposal_cross_scope", f"target `{r.target}` has scope "
+                                   f"{_scope(target.scope_kind, target.scope_id)} but this proposal has scope "
+                                   f"{_scope(f.scope_kind, f.scope_id)}; applying would fail: make the scopes "
+                                   "equal", *r.span, field=r.field, target=r.target))
+            updated = parse_instant(target.when) if target.when else None
+            if proposed is not None and updated is not None and updated > proposed:
+                out.append(finding("proposal_target_stale", f"target `{r.target}` was updated at {target.when}, "
+                                   f"after this proposal (proposed_at {f.when}); review the target's current "
+                                   "content and re-propose", *r.span, field=r.field, target=r.target))
+
+    def _identity_checks(self, path: str, f: FileFacts, out: list[Finding]) -> None:
+        others = sorted({p for t in f.tokens for p in self._proposals.get(t, ()) if p != path})
+        if others:
+            shared = sorted({t for t in f.tokens if len(self._proposals.get(t, ())) > 1})
+            out.append(finding("duplicate_identity", "proposal identity " + ", ".join(f"`{t}`" for t in shared)
+                               + f" is also used by {len(others)} other packet(s) ("
+                               + ", ".join(Path(p).name for p in others[:3]) + "); identities are unique across "
+                               "pending and resolved packets: rename this packet", *f.ident_span, others=others))
+
+    def _duplicate_content(self, path: str, f: FileFacts, out: list[Finding]) -> None:
+        twins = []
+        for p in sorted(self._content.get(f.content or "", ())):
+            if p == path:
+                continue
+            o = self._facts[p]
+            if o.legacy:
+                continue
+            if (o.kind == "record" and o.status == "active") or (o.pending and o.action in ("create", "supersede")):
+                twins.append((p, o))
+        if twins:
+            names = ", ".join(f"{o.kind} `{o.ident or Path(p).stem}`" for p, o in twins[:3])
+            out.append(finding("duplicate_content", f"same content (trimmed body hash) as {names}; keep one: "
+                               "supersede or tombstone the other record, or reject the duplicate proposal",
+                               *f.body_span, others=[p for p, _ in twins]))
+
+
+def git_plane_files(memzoi_dir: Path) -> list[Path]:
+    """Records and packets of a ``.memzoi`` directory (Memzoi's walk: no hidden files, no symlinks, no
+    ``index.md``/``log.md``), sorted."""
+    from .workspace import walk
+
+    out: list[Path] = []
+    for sub in ("records", "proposals"):
+        out.extend(walk(memzoi_dir / sub).files)
+    return sorted(out)
+
+
+def cross_file_findings(analyses: Mapping[str, Analysis], report: Iterable[str]) -> dict[str, list[Finding]]:
+    """Cross-file findings for the keys in ``report``, evaluated over all of ``analyses`` (one workspace).
+
+    Used by ``memzoi check``: callers pass every git-plane file of a ``.memzoi`` directory (so targets outside
+    the checked subset count) and report only the checked ones.
+    """
+    ws = Workspace()
+    for key, analysis in analyses.items():
+        if analysis.placement.role is not Role.RESERVED:
+            ws.update(key, analysis)
+    return {k: ws.findings_for(k) for k in report if ws.findings_for(k)}
+
+
+def check_cross_file(checked: Mapping[str, tuple[Path, Analysis]]) -> dict[str, list[Finding]]:
+    """Cross-file findings of checked files, keyed like ``checked`` (display path → ``(file path, analysis)``).
+
+    Files are grouped by the ``.memzoi`` directory above them; each group is evaluated over every git-plane file
+    of that directory (files not checked are analysed too, so a target outside the checked subset is found).
+    Files outside any ``.memzoi`` directory form one group of their own. Used by :func:`memzoi.check.check_paths`.
+    """
+    from .analysis import analyze_path
+
+    groups: dict[Path | None, dict[str, tuple[Path, Analysis]]] = {}
+    for display, (path, analysis) in checked.items():
+        md = analysis.placement.memzoi_dir
+        groups.setdefault(md.resolve() if md is not None else None, {})[display] = (path, analysis)
+    out: dict[str, list[Finding]] = {}
+    for memzoi_dir, members in groups.items():
+        analyses: dict[str, Analysis] = {}
+        report: dict[str, str] = {}  # workspace key -> display path
+        for display, (path, analysis) in members.items():
+            key = str(path.resolve())
+            analyses[key] = analysis
+            report[key] = display
+        if memzoi_dir is not None:
+            for extra in git_plane_files(memzoi_dir):
+                key = str(extra.resolve())
+                if key not in analyses:
+                    analyses[key] = analyze_path(extra)
+        for key, found in cross_file_findings(analyses, report).items():
+            out[report[key]] = found
+    return out
+
+
+__all__ = [
+    "FileFacts", "Ref", "Workspace", "check_cross_file", "cross_file_findings", "facts_from_analysis",
+    "git_plane_files",
+]

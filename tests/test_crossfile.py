@@ -1,0 +1,205 @@
+"""Cross-file checks: lineage, proposal preconditions, duplicates, identities, and incremental re-evaluation."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from memzoi.analysis import analyze_text
+from memzoi.check import check_paths
+from memzoi.cli.main import main
+from memzoi.crossfile import FileFacts, Workspace, facts_from_analysis
+
+TARGET = "semantic/decisions/auth-client-validation"
+
+
+def record(rid: str, *, status="active", scope="repo", scope_id=None, updated="2026-07-05T00:00:00Z",
+           body=None, extra="") -> str:
+    sid = f"scope_id: {scope_id}\n" if scope_id else ""
+    return (
+        f"---\nid: {rid}\nkind: memory\nprofile: memzoi\ntype: decision\nlane: semantic\n"
+        f"title: Record {rid}\ntimestamp: \"2026-07-01T00:00:00Z\"\nupdated: \"{updated}\"\nstatus: {status}\n"
+        f"scope: {scope}\n{sid}visibility: repo\ncontent_class: general_repo_knowledge\nconfidence: 1\n{extra}"
+        f"retention: {{}}\norigin:\n  origin_key: repository-record:{rid.replace('/', '-')}\n"
+        f"  route: repository_materialization\n---\n\n# Record {rid}\n\n{body or 'Body of ' + rid}\n"
+    )
+
+
+def proposal(pid: str, *, action="create", target=None, supersedes=(), scope="repo", proposed_at="2026-07-06T00:45:00Z",
+             status="proposed", body=None) -> str:
+    sup = "supersedes: []\n" if not supersedes else "supersedes:\n" + "".join(f"  - {s}\n" for s in supersedes)
+    tgt = f"  target: {target}\n" if target else ""
+    reason = "  reason: Because.\n" if action != "create" else ""
+    res = ""
+    if status != "proposed":
+        res = (f"resolution:\n  outcome: {status}\n  resolved_by: me\n  resolved_at: 2026-07-07T00:00:00Z\n"
+               + ("  record_id: some-record\n" if status == "applied" else "  reason: No.\n"))
+    return (
+        f"---\nid: {pid}\nkind: proposal\nprofile: memzoi\ntype: decision\nlane: semantic\ntitle: Proposal {pid}\n"
+        f"description: Proposal {pid}.\nstatus: {status}\nproposal:\n  action: {action}\n  proposed_by: agent\n"
+        f"  proposed_at: {proposed_at}\n{reason}{tgt}scope:\n  kind: {scope}\ntimestamp: {proposed_at}\n{sup}"
+        f"sensitivity: repo-safe\ncontent_class: general_repo_knowledge\nretention: {{}}\norigin:\n"
+        f"  origin_key: repository-proposal:{pid}\n  route: repository_proposal\n{res}---\n\n# Proposal {pid}\n\n"
+        f"{body or 'Body of ' + pid}\n"
+    )
+
+
+def rpath(rid: str) -> str:
+    return f"ws/.memzoi/records/{rid}.md"
+
+
+def ppath(pid: str, folder="pending") -> str:
+    return f"ws/.memzoi/proposals/{folder}/{pid}.md"
+
+
+def put(ws: Workspace, path: str, text: str) -> set[str]:
+    return ws.update(path, analyze_text(text, path))
+
+
+def codes(ws: Workspace, path: str) -> list[str]:
+    return [f.code for f in ws.findings_for(path)]
+
+
+def test_example_proposals_dangle_until_targets_exist(corpus, tmp_path):
+    pending = tmp_path / ".memzoi/proposals/pending"
+    pending.mkdir(parents=True)
+    for src in sorted((corpus / "examples/proposals").glob("*.md")):
+        shutil.copyfile(src, pending / src.name)
+    report = check_paths([str(tmp_path / ".memzoi")])
+    dangling = sorted((Path(l.path).name, l.finding.message.split("`")[3]) for l in report.findings
+                      if l.finding.code == "dangling_reference")
+    assert dangling == [("mem_2026_07_06_auth_supersede.md", TARGET), ("mem_2026_07_06_auth_tombstone.md", TARGET)]
+    # A matching target (same scope kind as the packets, updated before they were proposed) ends it.
+    target = tmp_path / f".memzoi/records/{TARGET}.md"
+    target.parent.mkdir(parents=True)
+    target.write_text(record(TARGET, scope="project"), encoding="utf-8")
+    report = check_paths([str(tmp_path / ".memzoi/proposals")])  # only the packets are checked
+    lineage = [l for l in report.findings if l.finding.code in ("dangling_reference", "proposal_target_inactive",
+                                                                "proposal_target_stale", "proposal_cross_scope")]
+    assert lineage == []
+
+
+def test_example_proposals_via_cli_json(corpus, capsys):
+    main(["check", str(corpus / "examples/proposals"), "--format", "json"])  # exit code: gate findings decide
+    out = json.loads(capsys.readouterr().out)
+    found = [(Path(f["path"]).name, f["code"], f["severity"]) for f in out["findings"]]
+    assert ("mem_2026_07_06_auth_supersede.md", "dangling_reference", "warning") in found
+    assert ("mem_2026_07_06_auth_tombstone.md", "dangling_reference", "warning") in found
+
+
+def test_corpus_records_have_no_cross_file_findings(corpus):
+    report = check_paths([str(corpus / "memzoi-repo")])
+    assert [l for l in report.findings if l.finding.severity <= 2] == []
+
+
+def test_incremental_updates_return_changed_paths():
+    ws = Workspace()
+    p = ppath("p1")
+    assert put(ws, p, proposal("p1", action="tombstone", target="old")) == {p}
+    assert codes(ws, p) == ["dangling_reference"]
+    [f] = ws.findings_for(p)
+    assert analyze_text(proposal("p1", action="tombstone", target="old"), p).text[f.start:f.end] == "old"
+    r = rpath("old")
+    assert put(ws, r, record("old")) == {p}  # the packet's finding cleared; the record has none
+    assert codes(ws, p) == []
+    assert put(ws, r, record("old")) == set()  # same facts: nothing to republish
+    assert put(ws, r, record("old", status="superseded")) == {p}
+    assert codes(ws, p) == ["proposal_target_inactive"]
+    assert ws.remove(r) == {p}
+    assert codes(ws, p) == ["dangling_reference"]
+    assert ws.remove(p) == {p}
+    assert ws.findings_for(p) == [] and ws.paths() == []
+
+
+def test_record_lineage_and_lifecycle():
+    ws = Workspace()
+    new, old = rpath("new"), rpath("old")
+    put(ws, new, record("new", extra="supersedes: old\nlineage:\n  kind: renewal\n  predecessor_id: gone\n"))
+    assert codes(ws, new) == ["dangling_reference", "dangling_reference"]
+    assert put(ws, old, record("old")) == {new}
+    assert codes(ws, new) == ["lifecycle_inconsistent", "dangling_reference"]
+    assert put(ws, old, record("old", status="superseded")) == {new}
+    assert codes(ws, new) == ["dangling_reference"]
+    assert ws.referrers("old") == [new] and ws.record_paths("old") == [old]
+
+
+def test_record_proposal_id_refers_to_packets_but_db_ids_are_not_checked():
+    ws = Workspace()
+    r = rpath("made")
+    put(ws, r, record("made", extra="proposal_id: mem_packet_1\n"))
+    assert codes(ws, r) == ["dangling_reference"]
+    a = ppath("mem_packet_1", "resolved/applied")
+    assert put(ws, a, proposal("mem_packet_1", status="applied")) == {r}
+    assert codes(ws, r) == []
+    put(ws, rpath("db"), record("db", extra="proposal_id: prop_019f711c-6ce5-7072-be4b-3efae8243e1f\n"))
+    assert codes(ws, rpath("db")) == []
+
+
+def test_proposal_preconditions():
+    ws = Workspace()
+    put(ws, rpath("t"), record("t", scope="repo", updated="2026-07-10T00:00:00Z"))
+    p = ppath("p")
+    put(ws, p, proposal("p", action="supersede", supersedes=["t"], scope="project", proposed_at="2026-07-06"))
+    assert sorted(codes(ws, p)) == ["proposal_cross_scope", "proposal_target_stale"]
+    stale = [f for f in ws.findings_for(p) if f.code == "proposal_target_stale"][0]
+    assert "2026-07-10T00:00:00Z" in stale.message
+    # updated == proposed_at is allowed (<=); a date is UTC midnight
+    put(ws, rpath("t"), record("t", scope="project", updated="2026-07-06T00:00:00Z"))
+    assert codes(ws, p) == []
+    put(ws, rpath("t"), record("t", scope="project", scope_id="other", updated="2026-07-06T00:00:00Z"))
+    assert codes(ws, p) == ["proposal_cross_scope"]
+
+
+def test_resolved_packets_are_not_checked_for_targets():
+    ws = Workspace()
+    a = ppath("done", "resolved/applied")
+    put(ws, a, proposal("done", action="tombstone", target="missing", status="applied"))
+    assert codes(ws, a) == []
+
+
+def test_duplicate_content():
+    ws = Workspace()
+    a, b = rpath("a"), rpath("b")
+    put(ws, a, record("a", body="Same body."))
+    assert put(ws, b, record("b", body="Same body.  ")) == {a, b}
+    assert codes(ws, a) == ["duplicate_content"] and codes(ws, b) == ["duplicate_content"]
+    f = ws.findings_for(a)[0]
+    assert analyze_text(record("a", body="Same body."), a).text[f.start:f.end] == "Same body."
+    p = ppath("dup")
+    put(ws, p, proposal("dup", body="Same body."))
+    assert codes(ws, p) == ["duplicate_content"]
+    assert put(ws, b, record("b", body="Same body.", status="tombstoned")) == {a, b, p}  # messages name twins
+    assert codes(ws, b) == [] and codes(ws, a) == ["duplicate_content"]  # still the pending proposal
+    assert ws.remove(p) == {a, p}  # p had findings: they are cleared
+    assert codes(ws, a) == []
+
+
+def test_duplicate_identity_across_pending_and_resolved():
+    ws = Workspace()
+    p, r = ppath("same"), ppath("same", "resolved/rejected")
+    put(ws, p, proposal("same"))
+    assert put(ws, r, proposal("same", status="rejected", body="Other.")) == {p, r}
+    assert codes(ws, p) == ["duplicate_identity"] and codes(ws, r) == ["duplicate_identity"]
+    # a packet whose frontmatter id collides with another's file id
+    other = ppath("x2")
+    put(ws, other, proposal("same", body="Third."))
+    assert "duplicate_identity" in codes(ws, other)
+    ws.remove(r)
+    ws.remove(other)
+    assert codes(ws, p) == []
+
+
+def test_facts_round_trip_json():
+    a = analyze_text(proposal("p", action="supersede", supersedes=["t"]), ppath("p"))
+    facts = facts_from_analysis(a)
+    again = FileFacts.from_json(json.loads(json.dumps(facts.to_json())))
+    assert again == facts
+
+
+def test_broken_target_still_counts_as_existing():
+    ws = Workspace()
+    put(ws, rpath("t"), record("t").replace("confidence: 1", "confidence: high"))
+    p = ppath("p")
+    put(ws, p, proposal("p", action="tombstone", target="t"))
+    assert codes(ws, p) == []
