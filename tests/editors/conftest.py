@@ -1,0 +1,90 @@
+"""Shared helpers for the real-editor tests: locating tools, failing (not skipping) under CI=true, and a
+workspace made from the corpus with one planted secret and one pending proposal."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXT = REPO / "vscode-extension"
+ARTIFACTS = REPO / "test-artifacts"
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def require(ok: bool, reason: str) -> None:
+    """Skip with ``reason`` when a prerequisite is missing, except under CI=true, where it fails: CI must run the
+    editor tests, so a missing prerequisite there is a broken install step, not a reason to stay green."""
+    if ok:
+        return
+    if IN_CI:
+        pytest.fail(f"prerequisite missing in CI: {reason}")
+    pytest.skip(reason)
+
+
+def run(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run ``cmd`` and fail the test with its output when it exits non-zero."""
+    p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    if p.returncode != 0:
+        pytest.fail(f"`{' '.join(cmd)}` exited {p.returncode}\n--- stdout\n{p.stdout[-6000:]}\n--- stderr\n{p.stderr[-6000:]}")
+    return p
+
+
+def venv_bin(name: str) -> str | None:
+    """A program installed next to the running Python (the project's venv), else on PATH."""
+    candidate = Path(sys.executable).parent / name
+    if candidate.exists():
+        return str(candidate)
+    return shutil.which(name)
+
+
+def npm_env() -> dict[str, str]:
+    """Environment for npm: quiet, no update checks, answers yes to npx prompts (~/.npmrc may say yes=false)."""
+    env = dict(os.environ)
+    env.update(npm_config_fund="false", npm_config_audit="false", npm_config_update_notifier="false", npm_config_yes="true")
+    return env
+
+
+def lock_hash() -> str:
+    """Hash of package.json + package-lock.json: node_modules is reinstalled (npm ci) only when it changes."""
+    h = hashlib.sha256()
+    for name in ("package.json", "package-lock.json"):
+        h.update((EXT / name).read_bytes())
+    return h.hexdigest()
+
+
+@pytest.fixture(scope="session")
+def node_modules() -> Path:
+    """vscode-extension/node_modules installed from package-lock.json (npm ci), reused while the lock is unchanged."""
+    require(shutil.which("node") is not None and shutil.which("npm") is not None, "node and npm are not installed")
+    stamp = EXT / "node_modules" / ".memzoi-lock-hash"
+    want = lock_hash()
+    if not (stamp.exists() and stamp.read_text() == want):
+        p = subprocess.run(
+            # --ignore-scripts: no dependency needs its install script (esbuild's only re-validates its binary and
+            # can fail with ETXTBSY), and scripts that download things cannot work offline anyway.
+            ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=EXT, env=npm_env(), capture_output=True, text=True, timeout=900
+        )
+        if p.returncode != 0:
+            unreachable = "ENOTFOUND" in p.stderr or "EAI_AGAIN" in p.stderr or "ECONNREFUSED" in p.stderr
+            require(not unreachable, "the npm registry is unreachable: " + p.stderr.strip().splitlines()[-1])
+            pytest.fail(f"npm ci failed:\n{p.stdout[-4000:]}\n{p.stderr[-4000:]}")
+        stamp.write_text(want)
+    return EXT / "node_modules"
+
+
+@pytest.fixture(scope="session")
+def vsix(node_modules: Path) -> Path:
+    """The packaged extension: bundle with esbuild, then `vsce package` (no node_modules inside: it is bundled)."""
+    run(["npm", "run", "build"], EXT, 300, npm_env())
+    out = EXT / "memzoi.vsix"
+    out.unlink(missing_ok=True)
+    run(["npm", "run", "package"], EXT, 300, npm_env())
+    assert out.is_file()
+    return out

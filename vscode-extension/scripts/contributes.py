@@ -1,0 +1,169 @@
+"""Regenerate `contributes` in vscode-extension/package.json from the extension's command table and the server's
+settings (memzoi_lsp.settings.Settings, memzoi.findings.CODES). Run from the repository root:
+
+    .venv/bin/python vscode-extension/scripts/contributes.py [--check]
+
+With --check it exits 1 (printing the difference) when package.json is out of date; tests/editors runs that.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from memzoi.findings import CODES, UNSUPPRESSIBLE
+from memzoi_lsp.settings import Settings
+
+EXT = Path(__file__).resolve().parents[1]
+CATEGORY = "Memzoi"
+
+
+def palette_commands() -> list[dict]:
+    """(id, title) of every COMMANDS entry in src/logic/commands.ts, in order."""
+    src = (EXT / "src/logic/commands.ts").read_text(encoding="utf-8")
+    table = src[src.index("export const COMMANDS") :]
+    table = table[: table.index("];")]
+    out = []
+    for m in re.finditer(r"id: '([\w.]+)',\s*title: '([^']+)'", table):
+        out.append({"command": m.group(1), "title": m.group(2), "category": CATEGORY})
+    return out
+
+
+def configuration() -> dict:
+    """contributes.configuration: client settings plus one entry per server setting (Settings' fields)."""
+    codes = sorted(CODES)
+    fields = Settings.model_fields
+    defaults = Settings()
+    props: dict[str, dict] = {
+        "memzoi.server.path": {
+            "type": "string",
+            "default": "",
+            "scope": "machine-overridable",
+            "markdownDescription": "Path of the `memzoi-lsp` program (absolute, `~/…`, or relative to the first workspace folder; `${workspaceFolder}` is expanded). Empty: use `memzoi.server.pythonPath`, else `memzoi-lsp` on `PATH`.",
+        },
+        "memzoi.server.pythonPath": {
+            "type": "string",
+            "default": "",
+            "scope": "machine-overridable",
+            "markdownDescription": "A Python interpreter in which `memzoi-lsp` is installed; the server is started as `python -m memzoi_lsp`. Used when `memzoi.server.path` is empty.",
+        },
+        "memzoi.server.args": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "scope": "machine-overridable",
+            "description": "Extra command-line arguments for the language server.",
+        },
+        "memzoi.trace.server": {
+            "type": "string",
+            "enum": ["off", "messages", "verbose"],
+            "default": "off",
+            "scope": "window",
+            "description": "Traces the communication between VS Code and the Memzoi language server in the Memzoi output (set the output's log level to Trace).",
+        },
+    }
+    described = {
+        "severity": {
+            "type": "object",
+            "default": {},
+            "scope": "resource",
+            "propertyNames": {"enum": codes},
+            "additionalProperties": {"type": "string", "enum": ["error", "warning", "information", "hint"]},
+            "markdownDescription": "Per-code severity overrides, e.g. `{\"high_entropy_value\": \"information\"}`. Secret and git-plane gate codes ("
+            + ", ".join(f"`{c}`" for c in sorted(UNSUPPRESSIBLE))
+            + ") cannot be downgraded.",
+        },
+        "disabled": {
+            "type": "array",
+            "items": {"type": "string", "enum": codes},
+            "uniqueItems": True,
+            "default": [],
+            "scope": "resource",
+            "markdownDescription": "Diagnostic codes never shown. Secret and git-plane gate codes cannot be disabled.",
+        },
+        "debounce_ms": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 10000,
+            "default": defaults.debounce_ms,
+            "scope": "window",
+            "description": "Delay in milliseconds after the last keystroke before an open document is re-analysed.",
+        },
+        "log_level": {
+            "type": "string",
+            "enum": ["debug", "info", "warning", "error"],
+            "default": defaults.log_level,
+            "scope": "window",
+            "description": "Level of the server's log (written to its standard error, shown in the Memzoi output).",
+        },
+        "log_to_client": {
+            "type": "boolean",
+            "default": defaults.log_to_client,
+            "scope": "window",
+            "description": "Also send the server's log records to the editor as window/logMessage.",
+        },
+    }
+    for name, field in fields.items():
+        if name not in described:
+            raise SystemExit(f"server setting {name!r} has no VS Code description in {__file__}; add one")
+        props[f"memzoi.{field.alias or name}"] = described[name]
+    return {"title": "Memzoi", "properties": props}
+
+
+def contributes() -> dict:
+    """The full contributes block."""
+    cmds = palette_commands()
+    client_cmds = [
+        {"command": "memzoi.restart", "title": "Restart Language Server", "category": CATEGORY},
+        {"command": "memzoi.showOutput", "title": "Show Output", "category": CATEGORY},
+        {"command": "memzoi.inbox.refresh", "title": "Refresh Memory Inbox", "category": CATEGORY, "icon": "$(refresh)"},
+        {"command": "memzoi.inbox.open", "title": "Open", "category": CATEGORY, "icon": "$(go-to-file)"},
+        {"command": "memzoi.inbox.apply", "title": "Apply", "category": CATEGORY, "icon": "$(check)"},
+        {"command": "memzoi.inbox.reject", "title": "Reject…", "category": CATEGORY, "icon": "$(close)"},
+        {"command": "memzoi.inbox.recover", "title": "Recover…", "category": CATEGORY, "icon": "$(debug-restart)"},
+    ]
+    row_only = ["memzoi.inbox.open", "memzoi.inbox.apply", "memzoi.inbox.reject", "memzoi.inbox.recover"]
+    proposal = "view == memzoi.inbox && viewItem == memzoi.proposal"
+    uncertain = "view == memzoi.inbox && viewItem == memzoi.uncertain"
+    return {
+        "commands": cmds + client_cmds,
+        "configuration": configuration(),
+        "views": {"explorer": [{"id": "memzoi.inbox", "name": "Memory Inbox", "icon": "$(inbox)", "contextualTitle": "Memzoi"}]},
+        "viewsWelcome": [
+            {
+                "view": "memzoi.inbox",
+                "contents": "No pending proposals or uncertain changes.\n[Refresh](command:memzoi.inbox.refresh)\n[Show Output](command:memzoi.showOutput)",
+            }
+        ],
+        "menus": {
+            "commandPalette": [{"command": c, "when": "false"} for c in row_only],
+            "view/title": [{"command": "memzoi.inbox.refresh", "when": "view == memzoi.inbox", "group": "navigation"}],
+            "view/item/context": [
+                {"command": "memzoi.inbox.apply", "when": proposal, "group": "inline@1"},
+                {"command": "memzoi.inbox.reject", "when": proposal, "group": "inline@2"},
+                {"command": "memzoi.inbox.open", "when": proposal, "group": "inline@3"},
+                {"command": "memzoi.inbox.recover", "when": uncertain, "group": "inline@1"},
+                {"command": "memzoi.inbox.open", "when": uncertain, "group": "inline@2"},
+            ],
+        },
+    }
+
+
+def main(argv: list[str]) -> int:
+    pkg_path = EXT / "package.json"
+    pkg = json.loads(pkg_path.read_text(encoding="utf-8"))
+    want = contributes()
+    if "--check" in argv:
+        if pkg.get("contributes") != want:
+            print("vscode-extension/package.json `contributes` is out of date; run vscode-extension/scripts/contributes.py")
+            return 1
+        return 0
+    pkg["contributes"] = want
+    pkg_path.write_text(json.dumps(pkg, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,453 @@
+// Memzoi for VS Code: starts the memzoi-lsp language server and adds the Memory Inbox view, the status bar
+// counts and palette commands around it. Logic that needs no `vscode` API lives in ./logic (unit-tested).
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as vscode from 'vscode';
+import {
+  ExecuteCommandRequest,
+  LanguageClient,
+  type LanguageClientOptions,
+  type Middleware,
+  type ServerOptions,
+  State,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import {
+  argsHaveReason,
+  buildArguments,
+  COMMANDS,
+  type CommandSpec,
+  type InvocationContext,
+  resolveServerCommand,
+  specById,
+  specForServerCommand,
+  validateReason,
+  withReason,
+} from './logic/commands';
+import {
+  buildInbox,
+  countInbox,
+  describeItem,
+  type DiagnosticSummary,
+  type InboxItem,
+  inboxFromServer,
+  isPendingProposalUri,
+  statusBarText,
+} from './logic/inbox';
+import { isFailure, locateServer } from './logic/serverLocator';
+import { buildServerSettings, RESTART_SETTING_KEYS, SERVER_SETTING_KEYS } from './logic/settings';
+
+const SECTION = 'memzoi';
+/** Custom request (optional on the server side) answering `{items: InboxItem[]}`. */
+const INBOX_REQUEST = 'memzoi/inbox';
+
+/** Files the server analyses: Markdown under any `.memzoi/` tree and materialization candidate JSON. */
+export const DOCUMENT_SELECTOR = [
+  { scheme: 'file', language: 'markdown', pattern: '**/.memzoi/**/*.md' },
+  { scheme: 'file', language: 'json', pattern: '**/.memzoi/**/*.json' },
+  { scheme: 'file', language: 'json', pattern: '**/*candidate*.json' },
+];
+
+let client: LanguageClient | undefined;
+let output: vscode.LogOutputChannel;
+let extensionUri: vscode.Uri;
+let inbox: InboxProvider;
+let statusItem: vscode.StatusBarItem;
+/** Palette handlers registered by the client for commands the running server does not register itself. */
+let fallbackCommands: vscode.Disposable[] = [];
+
+function severityName(s: vscode.DiagnosticSeverity): string {
+  return ['error', 'warning', 'information', 'hint'][s] ?? 'hint';
+}
+
+function allDiagnostics(): DiagnosticSummary[] {
+  const out: DiagnosticSummary[] = [];
+  for (const [uri, diags] of vscode.languages.getDiagnostics()) {
+    for (const d of diags) {
+      const code = typeof d.code === 'object' && d.code !== null ? String(d.code.value) : d.code === undefined ? undefined : String(d.code);
+      out.push({
+        uri: uri.toString(),
+        code,
+        source: d.source,
+        severity: severityName(d.severity),
+        message: d.message,
+        data: (d as vscode.Diagnostic & { data?: unknown }).data,
+      });
+    }
+  }
+  return out;
+}
+
+/** The Memory Inbox tree: pending proposals and uncertain changes. */
+class InboxProvider implements vscode.TreeDataProvider<InboxItem> {
+  private readonly changed = new vscode.EventEmitter<InboxItem | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  items: InboxItem[] = [];
+  private pending: Promise<void> | undefined;
+  private again = false;
+
+  getTreeItem(item: InboxItem): vscode.TreeItem {
+    const { label, description } = describeItem(item);
+    const t = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
+    t.description = description;
+    t.tooltip = `${item.kind === 'proposal' ? 'Pending proposal' : 'Uncertain change'} ${item.id}\n${item.title}`;
+    t.resourceUri = vscode.Uri.parse(item.uri);
+    t.contextValue = item.kind === 'proposal' ? 'memzoi.proposal' : 'memzoi.uncertain';
+    t.iconPath = new vscode.ThemeIcon(
+      item.kind === 'uncertain' ? 'warning' : item.blocking > 0 ? 'error' : 'git-pull-request',
+    );
+    t.command = { command: 'memzoi.inbox.open', title: 'Open', arguments: [item] };
+    return t;
+  }
+
+  getChildren(): InboxItem[] {
+    return this.items;
+  }
+
+  /** Recomputes the inbox (coalescing bursts of file and diagnostic events into one pass). */
+  refresh(): Promise<void> {
+    if (this.pending) {
+      this.again = true;
+      return this.pending;
+    }
+    this.pending = (async () => {
+      do {
+        this.again = false;
+        try {
+          this.items = await computeInbox();
+        } catch (err) {
+          output.error(`Memory Inbox: ${String(err)}`);
+        }
+      } while (this.again);
+      this.changed.fire(undefined);
+      updateStatus();
+      this.pending = undefined;
+    })();
+    return this.pending;
+  }
+}
+
+async function computeInbox(): Promise<InboxItem[]> {
+  const diagnostics = allDiagnostics();
+  if (client?.state === State.Running) {
+    try {
+      const answer: unknown = await client.sendRequest(INBOX_REQUEST, {});
+      const rows = inboxFromServer(answer);
+      if (rows) return rows;
+    } catch {
+      // The server has no inbox request: fall back to the packets on disk and the published diagnostics.
+    }
+  }
+  const files = await vscode.workspace.findFiles('**/.memzoi/proposals/pending/*.md', '**/node_modules/**', 2000);
+  const proposals: { uri: string; text: string }[] = [];
+  for (const uri of files) {
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    try {
+      const text = open ? open.getText() : new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+      proposals.push({ uri: uri.toString(), text });
+    } catch {
+      // Deleted between the search and the read: the next refresh drops it.
+    }
+  }
+  return buildInbox(proposals, diagnostics);
+}
+
+function updateStatus(): void {
+  const counts = countInbox(inbox.items, allDiagnostics());
+  const { text, tooltip } = statusBarText(counts);
+  statusItem.text = client?.state === State.Running ? text : `${text} $(debug-disconnect)`;
+  statusItem.tooltip = client?.state === State.Running ? tooltip : `${tooltip} (language server not running)`;
+  statusItem.show();
+}
+
+function readConfig(): vscode.WorkspaceConfiguration {
+  return vscode.workspace.getConfiguration(SECTION);
+}
+
+async function showMissingServer(error: string, fix: string): Promise<void> {
+  output.error(`${error} ${fix}`);
+  const choice = await vscode.window.showErrorMessage(`Memzoi: ${error} ${fix}`, 'Open README', 'Open Settings');
+  if (choice === 'Open README') {
+    await vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.joinPath(extensionUri, 'README.md'));
+  } else if (choice === 'Open Settings') {
+    await vscode.commands.executeCommand('workbench.action.openSettings', 'memzoi.server');
+  }
+}
+
+function isExecutable(p: string): boolean {
+  try {
+    const st = fs.statSync(p);
+    if (!st.isFile()) return false;
+    if (process.platform === 'win32') return true;
+    fs.accessSync(p, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Gathers the target of a command: the inbox row it was invoked on, else the active editor's file. */
+async function gatherContext(spec: CommandSpec, arg: unknown): Promise<InvocationContext | undefined> {
+  const ctx: InvocationContext = {};
+  const row = arg && typeof arg === 'object' && 'kind' in arg && 'uri' in arg ? (arg as InboxItem) : undefined;
+  const argUri = arg instanceof vscode.Uri ? arg : row ? vscode.Uri.parse(row.uri) : undefined;
+  const uri = argUri ?? vscode.window.activeTextEditor?.document.uri;
+  if (spec.target === 'change') {
+    const changeId = row?.kind === 'uncertain' ? row.id : await vscode.window.showInputBox({
+      title: `Memzoi: ${spec.title}`,
+      prompt: 'Ledger change id (see Memzoi: Show Change History)',
+      validateInput: (v) => (v.trim() ? undefined : 'A change id is required.'),
+      ignoreFocusOut: true,
+    });
+    if (changeId === undefined) return undefined;
+    ctx.changeId = changeId.trim();
+    if (uri) ctx.uri = uri.toString();
+  } else if (spec.target !== 'none') {
+    if (!uri || uri.scheme !== 'file') {
+      void vscode.window.showWarningMessage(`Memzoi: ${spec.title} needs a ${spec.target === 'candidate' ? 'materialization candidate' : 'Memzoi file'}: open it first.`);
+      return undefined;
+    }
+    if (spec.target === 'proposal' && !isPendingProposalUri(uri.toString())) {
+      void vscode.window.showWarningMessage(`Memzoi: ${spec.title} works on a pending proposal (.memzoi/proposals/pending/*.md).`);
+      return undefined;
+    }
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    if (doc?.isDirty) {
+      // Lifecycle commands are disk transactions: the server refuses unsaved files, so say it up front.
+      void vscode.window.showWarningMessage(`Memzoi: save ${vscode.workspace.asRelativePath(uri)} first; lifecycle commands work on the file on disk.`);
+      return undefined;
+    }
+    ctx.uri = uri.toString();
+  }
+  if (spec.query) {
+    const q = await vscode.window.showInputBox({ title: `Memzoi: ${spec.title}`, ...spec.query, ignoreFocusOut: true });
+    if (q === undefined) return undefined;
+    ctx.query = q;
+  }
+  if (spec.reason) {
+    const reason = await promptReason(spec);
+    if (reason === undefined) return undefined;
+    ctx.reason = reason;
+  }
+  if (spec.confirm) {
+    const ok = await vscode.window.showWarningMessage(spec.confirm, { modal: true }, 'Continue');
+    if (ok !== 'Continue') return undefined;
+  }
+  return ctx;
+}
+
+function promptReason(spec: CommandSpec): Thenable<string | undefined> {
+  const required = spec.reason === 'required';
+  return vscode.window.showInputBox({
+    title: `Memzoi: ${spec.title.replace(/…$/, '')}`,
+    prompt: required ? 'Reason (required; recorded with the change)' : 'Reason (optional; recorded with the change)',
+    validateInput: (v) => validateReason(v, required),
+    ignoreFocusOut: true,
+  }).then((v) => (v === undefined ? undefined : v.trim()));
+}
+
+function advertisedCommands(): string[] {
+  return client?.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
+}
+
+/** Runs a palette command: gathers its target and reason, then asks the server to execute it. */
+async function runPaletteCommand(spec: CommandSpec, arg: unknown): Promise<unknown> {
+  if (!client || client.state !== State.Running) {
+    void vscode.window.showErrorMessage('Memzoi: the language server is not running. Use "Memzoi: Restart Language Server" and see the Memzoi output.');
+    return undefined;
+  }
+  const serverCommand = resolveServerCommand(spec, advertisedCommands());
+  if (!serverCommand) {
+    void vscode.window.showWarningMessage(`Memzoi: this memzoi-lsp does not offer "${spec.title}"; update memzoi-lsp.`);
+    return undefined;
+  }
+  const ctx = await gatherContext(spec, arg);
+  if (!ctx) return undefined;
+  return executeOnServer(serverCommand, buildArguments(ctx));
+}
+
+async function executeOnServer(command: string, args: unknown[]): Promise<unknown> {
+  try {
+    const result: unknown = await client!.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
+    output.info(`${command} -> ${JSON.stringify(result)}`);
+    void inbox.refresh();
+    return result;
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    output.error(`${command} failed: ${msg}`);
+    void vscode.window.showErrorMessage(`Memzoi: ${msg}`);
+    return undefined;
+  }
+}
+
+/**
+ * Middleware for server-registered commands (code actions, code lenses and palette entries whose id the server
+ * itself registers): prompts for the reason a lifecycle command needs when the server did not supply one.
+ */
+const middleware: Middleware = {
+  executeCommand: async (command, args, next) => {
+    const spec = specForServerCommand(command) ?? specById(command);
+    let finalArgs = args;
+    if (spec && args.length === 0) {
+      const ctx = await gatherContext(spec, undefined);
+      if (!ctx) return undefined;
+      finalArgs = buildArguments(ctx);
+    } else if (spec?.reason && !argsHaveReason(args)) {
+      const reason = await promptReason(spec);
+      if (reason === undefined) return undefined;
+      finalArgs = withReason(args, reason);
+    }
+    try {
+      const result: unknown = await next(command, finalArgs);
+      return result;
+    } finally {
+      void inbox.refresh();
+    }
+  },
+  workspace: {
+    // Answer workspace/configuration for `memzoi` with the normalised settings object.
+    configuration: (params, token, next) => {
+      if (params.items.some((i) => i.section === SECTION)) {
+        return params.items.map((i) => (i.section === SECTION ? buildServerSettings((k) => readConfig().get(k)) : null));
+      }
+      return next(params, token);
+    },
+  },
+};
+
+function registerFallbackCommands(skip: readonly string[]): void {
+  for (const d of fallbackCommands) d.dispose();
+  fallbackCommands = COMMANDS.filter((spec) => !skip.includes(spec.id)).map((spec) =>
+    vscode.commands.registerCommand(spec.id, (arg: unknown) => runPaletteCommand(spec, arg)),
+  );
+}
+
+async function startClient(): Promise<void> {
+  const cfg = readConfig();
+  const located = locateServer({
+    serverPath: cfg.get<string>('server.path'),
+    pythonPath: cfg.get<string>('server.pythonPath'),
+    extraArgs: cfg.get<string[]>('server.args') ?? [],
+    workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+    envPath: process.env.PATH,
+    home: os.homedir(),
+    platform: process.platform,
+    isExecutable,
+  });
+  if (isFailure(located)) {
+    registerFallbackCommands([]);
+    updateStatus();
+    await showMissingServer(located.error, located.fix);
+    return;
+  }
+  output.info(`Starting ${located.command} ${located.args.join(' ')} (found via ${located.source})`);
+  const serverOptions: ServerOptions = {
+    command: located.command,
+    args: located.args,
+    transport: TransportKind.stdio,
+    options: { env: { ...process.env } },
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: DOCUMENT_SELECTOR,
+    outputChannel: output,
+    traceOutputChannel: output,
+    revealOutputChannelOn: 4, // RevealOutputChannelOn.Never: errors are surfaced as messages instead
+    initializationOptions: buildServerSettings((k) => readConfig().get(k)),
+    middleware,
+  };
+  // The server registers its own commands at initialize; drop our handlers first so ids never clash.
+  for (const d of fallbackCommands) d.dispose();
+  fallbackCommands = [];
+  client = new LanguageClient('memzoi', 'Memzoi Language Server', serverOptions, clientOptions);
+  client.onDidChangeState(() => updateStatus());
+  try {
+    await client.start();
+  } catch (err) {
+    output.error(`The language server did not start: ${String(err)}`);
+    registerFallbackCommands([]);
+    updateStatus();
+    void vscode.window.showErrorMessage(
+      `Memzoi: the language server (${located.command}) did not start. See the Memzoi output for its error.`,
+      'Show Output',
+    ).then((c) => (c ? output.show() : undefined));
+    return;
+  }
+  registerFallbackCommands(advertisedCommands());
+  output.info(`Server commands: ${advertisedCommands().join(', ') || '(none)'}`);
+  await inbox.refresh();
+}
+
+async function stopClient(): Promise<void> {
+  const c = client;
+  client = undefined;
+  if (c) {
+    try {
+      await c.stop(5000);
+    } catch (err) {
+      output.warn(`stopping the language server: ${String(err)}`);
+    }
+    await c.dispose();
+  }
+}
+
+async function restart(): Promise<void> {
+  output.info('Restarting the language server');
+  await stopClient();
+  await startClient();
+}
+
+/** Extension entry point. Returns a small API (used by tests and other extensions). */
+export async function activate(context: vscode.ExtensionContext): Promise<{ inboxItems(): InboxItem[]; refreshInbox(): Promise<void> }> {
+  extensionUri = context.extensionUri;
+  output = vscode.window.createOutputChannel('Memzoi', { log: true });
+  inbox = new InboxProvider();
+  statusItem = vscode.window.createStatusBarItem('memzoi.status', vscode.StatusBarAlignment.Left, 10);
+  statusItem.name = 'Memzoi';
+  statusItem.command = 'memzoi.inbox.focus';
+  context.subscriptions.push(output, statusItem, { dispose: (): void => fallbackCommands.forEach((d) => { d.dispose(); }) });
+  context.subscriptions.push(vscode.window.registerTreeDataProvider('memzoi.inbox', inbox));
+
+  const reg = (id: string, fn: (...a: unknown[]) => unknown): void => {
+    context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+  };
+  reg('memzoi.restart', () => restart());
+  reg('memzoi.showOutput', () => output.show());
+  reg('memzoi.inbox.refresh', () => inbox.refresh());
+  reg('memzoi.inbox.open', async (item: unknown) => {
+    const row = item as InboxItem | undefined;
+    if (row?.uri) await vscode.window.showTextDocument(vscode.Uri.parse(row.uri), { preview: false });
+  });
+  reg('memzoi.inbox.apply', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.apply', item));
+  reg('memzoi.inbox.reject', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.reject', item));
+  reg('memzoi.inbox.recover', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.recover', item));
+
+  context.subscriptions.push(
+    vscode.languages.onDidChangeDiagnostics(() => void inbox.refresh()),
+    vscode.workspace.onDidSaveTextDocument((d) => {
+      if (d.uri.path.includes('/.memzoi/')) void inbox.refresh();
+    }),
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (RESTART_SETTING_KEYS.some((k) => e.affectsConfiguration(`${SECTION}.${k}`))) {
+        await restart();
+      } else if (SERVER_SETTING_KEYS.some((k) => e.affectsConfiguration(`${SECTION}.${k}`)) && client?.state === State.Running) {
+        // The server re-reads the section through workspace/configuration (answered by the middleware).
+        await client.sendNotification('workspace/didChangeConfiguration', { settings: null });
+      }
+    }),
+  );
+  const watcher = vscode.workspace.createFileSystemWatcher('**/.memzoi/proposals/**/*.md');
+  context.subscriptions.push(
+    watcher,
+    watcher.onDidCreate(() => void inbox.refresh()),
+    watcher.onDidDelete(() => void inbox.refresh()),
+    watcher.onDidChange(() => void inbox.refresh()),
+  );
+  updateStatus();
+  await startClient();
+  return { inboxItems: () => inbox.items, refreshInbox: () => inbox.refresh() };
+}
+
+/** Stops the language server when the extension host shuts down. */
+export function deactivate(): Thenable<void> | undefined {
+  return stopClient();
+}
