@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .analysis import Analysis, analyze_path
+from .admission import check_admission
 from .crossfile import check_cross_file
 from .findings import Finding, finding
 from .text import LineIndex
@@ -147,8 +148,12 @@ def check_paths(args: list[str]) -> CheckReport:
             for f in analysis.findings:
                 report.findings.append(Located(display, f, index.position(f.start), index.position(f.end)))
             checked[display] = (path, analysis)
-    # Cross-file findings (lineage, duplicates, identities) of the checked files, over their whole workspace.
+    # Admission (canonical path, git review visibility; one batch of git calls per .memzoi) and cross-file
+    # findings (lineage, duplicates, identities) of the checked files, the latter over their whole workspace.
+    extra = check_admission(checked)
     for display, found in check_cross_file(checked).items():
+        extra.setdefault(display, []).extend(found)
+    for display, found in extra.items():
         index = LineIndex(report.analyses[display].text)
         report.findings.extend(Located(display, f, index.position(f.start), index.position(f.end)) for f in found)
     report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))

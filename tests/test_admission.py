@@ -1,0 +1,119 @@
+"""Admission: git review visibility (batched git calls), canonical paths, refusal order."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memzoi import admission
+from memzoi.admission import GitVisibility, admit, git_visibility, refusals
+from memzoi.analysis import analyze_path, analyze_text
+from memzoi.check import check_paths
+from memzoi.findings import finding
+
+from .test_revision import RECORD, attested
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+def git(cwd: Path, *args: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    subprocess.run(["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t", *args], cwd=cwd, env=env,
+                   check=True, capture_output=True)
+
+
+def rec(rid: str) -> str:
+    return RECORD.replace("vector-record", rid).replace("Body text", f"Body text of {rid}")  # no duplicates
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    git(tmp_path, "init", "-q")
+    records = tmp_path / ".memzoi/records"
+    records.mkdir(parents=True)
+    for rid in ("tracked", "untracked", "ignored"):
+        (records / f"{rid}.md").write_text(rec(rid), encoding="utf-8")
+    (tmp_path / ".gitignore").write_text(".memzoi/records/ignored.md\n.memzoi/records/tracked.md\n")
+    git(tmp_path, "add", "-f", ".gitignore", ".memzoi/records/tracked.md")  # tracked wins over the ignore rule
+    git(tmp_path, "commit", "-q", "-m", "init")
+    return tmp_path
+
+
+def test_tracked_untracked_ignored_gives_exactly_one_ignored_untracked(repo, monkeypatch):
+    # Inherited GIT_* variables must not redirect the queries.
+    monkeypatch.setenv("GIT_DIR", str(repo / "nowhere"))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(repo / "nowhere-index"))
+    report = check_paths([str(repo / ".memzoi")])
+    assert report.files_checked == 3
+    found = [(Path(l.path).name, l.finding.code) for l in report.findings]
+    assert found == [("ignored.md", "ignored_untracked")]
+    vis = git_visibility(repo, sorted((repo / ".memzoi/records").glob("*.md")))
+    assert {p.name: v for p, v in vis.items()} == {
+        "ignored.md": GitVisibility.IGNORED, "tracked.md": GitVisibility.TRACKED, "untracked.md": GitVisibility.UNTRACKED}
+
+
+def test_git_is_called_a_bounded_number_of_times(repo, monkeypatch):
+    records = repo / ".memzoi/records"
+    for i in range(40):
+        (records / f"extra-{i}.md").write_text(rec(f"extra-{i}"), encoding="utf-8")
+    calls: list[list[str]] = []
+    real = subprocess.Popen
+
+    def spy(args, *a, **kw):
+        calls.append(list(args))
+        return real(args, *a, **kw)
+
+    monkeypatch.setattr(admission.subprocess, "Popen", spy)
+    vis = git_visibility(repo, sorted(records.glob("*.md")))
+    assert len(vis) == 43
+    assert [c[1] for c in calls] == ["rev-parse", "ls-files", "check-ignore"]
+    assert sum(v is GitVisibility.IGNORED for v in vis.values()) == 1
+
+
+def test_outside_git_only_attested_records_are_refused(tmp_path):
+    records = tmp_path / "plain/.memzoi/records"
+    records.mkdir(parents=True)
+    (records / "unattested.md").write_text(rec("unattested"), encoding="utf-8")
+    (records / "attested.md").write_text(attested(rec("attested"), "attested"), encoding="utf-8")
+    report = check_paths([str(tmp_path / "plain")])
+    assert [(Path(l.path).name, l.finding.code) for l in report.findings] == [("attested.md", "review_visibility")]
+
+
+def test_symlinked_directory_is_not_canonical(tmp_path):
+    real = tmp_path / "elsewhere"
+    real.mkdir()
+    (real / "linked.md").write_text(rec("sub/linked"), encoding="utf-8")
+    records = tmp_path / "p/.memzoi/records"
+    records.mkdir(parents=True)
+    (records / "sub").symlink_to(real, target_is_directory=True)
+    path = records / "sub/linked.md"
+    a = analyze_path(path)
+    result = admit(path, a, GitVisibility.UNTRACKED)
+    assert [f.code for f in result.findings] == ["canonical_path"]
+    assert not result.admitted and result.refusals[0] == "canonical-path"
+
+
+def test_refusal_order_and_safety_scan():
+    fs = [finding("stale_attestation", "m", 0, 1), finding("credential_token", "m", 0, 1),
+          finding("private_key", "m", 0, 1), finding("visibility_not_repository_safe", "m", 0, 1),
+          finding("pii_detected", "m", 0, 1), finding("high_entropy_value", "m", 0, 1),
+          finding("yaml_syntax", "m", 0, 1), finding("dangling_reference", "m", 0, 1)]
+    assert refusals(fs) == ["typed-record", "visibility-not-repository", "materialization-revision",
+                            "safety-scan[credential_token,high_entropy_value,pii_detected]"]
+    assert refusals([finding("retention_query_only", "m", 0, 1)]) == []
+
+
+def test_clean_record_is_admitted(tmp_path):
+    a = analyze_text(rec("ok"), tmp_path / ".memzoi/records/ok.md")
+    result = admit(tmp_path / ".memzoi/records/ok.md", a, GitVisibility.TRACKED)
+    assert result.admitted and result.findings == []
+
+
+def test_missing_git_gives_unknown(repo, monkeypatch):
+    monkeypatch.setenv("PATH", str(repo / "no-bin"))
+    vis = git_visibility(repo, [repo / ".memzoi/records/ignored.md"])
+    assert list(vis.values()) == [GitVisibility.UNKNOWN]
