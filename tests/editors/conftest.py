@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from memzoi.runtime import git_env
+
 REPO = Path(__file__).resolve().parents[2]
 EXT = REPO / "vscode-extension"
 ARTIFACTS = REPO / "test-artifacts"
@@ -88,3 +90,42 @@ def vsix(node_modules: Path) -> Path:
     run(["npm", "run", "package"], EXT, 300, npm_env())
     assert out.is_file()
     return out
+
+
+SECRET_RECORD = "deploy-token-rotation.md"
+PROPOSAL_ID = "mem_2026_07_06_auth_001"
+
+
+def planted_token() -> str:
+    """A GitHub-token-shaped string, built at run time so no secret-shaped literal sits in the source."""
+    return "gh" + "p_" + "".join("aB3dE5fG7hJ9kL2mN4pQ6rS8tU0vW1xY3zA5"[i] for i in range(36))
+
+
+def make_workspace(root: Path, corpus: Path) -> dict[str, Path]:
+    """A git repository holding the corpus's 24 canonical records (committed), plus, uncommitted, one record with a
+    planted credential in its body and one pending proposal packet from the corpus examples. Returns the paths."""
+    records = root / ".memzoi" / "records"
+    records.mkdir(parents=True)
+    src = corpus / "memzoi-repo" / ".memzoi"
+    for f in sorted((src / "records").glob("*.md")):
+        shutil.copyfile(f, records / f.name)
+    shutil.copyfile(src / "index.md", root / ".memzoi" / "index.md")
+    env = dict(git_env(), GIT_AUTHOR_NAME="Test", GIT_AUTHOR_EMAIL="test@example.invalid",
+               GIT_COMMITTER_NAME="Test", GIT_COMMITTER_EMAIL="test@example.invalid")
+    for cmd in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"], ["git", "commit", "-q", "-m", "corpus records"]):
+        subprocess.run(cmd, cwd=root, env=env, check=True, capture_output=True)
+    # The planted secret: a copy of a corpus record (same frontmatter shape) under a new id, with a token in its body.
+    base = (records / "rust-msrv-is-1-96-1.md").read_text(encoding="utf-8")
+    text = base.replace("id: rust-msrv-is-1-96-1", "id: deploy-token-rotation", 1)
+    assert text != base, "corpus record changed shape: update the planted-secret workspace"
+    text = text.rstrip("\n") + f"\n\nThe deploy job authenticates with {planted_token()} for now.\n"
+    secret = records / SECRET_RECORD
+    secret.write_text(text, encoding="utf-8")
+    pending = root / ".memzoi" / "proposals" / "pending"
+    pending.mkdir(parents=True)
+    proposal = pending / f"{PROPOSAL_ID}.md"
+    # The corpus packet is project-scoped without a project id, which the git-plane gate refuses; as in the
+    # lifecycle tests, switch it to repository scope so that Apply can succeed.
+    data = (corpus / "examples" / "proposals" / f"{PROPOSAL_ID}.md").read_bytes()
+    proposal.write_bytes(data.replace(b"\n  kind: project\n", b"\n  kind: repo\n"))
+    return {"root": root, "secret": secret, "proposal": proposal, "clean": records / "rust-msrv-is-1-96-1.md"}

@@ -1,0 +1,25 @@
+---@brief
+--- Memzoi language server (`memzoi-lsp`, from the memzoi-lsp Python distribution): diagnostics, provenance
+--- hovers, code actions and lifecycle commands for Memzoi records and proposal packets.
+---
+--- Attaches only to files inside a `.memzoi/` directory; the root is the directory holding `.memzoi/`.
+--- Buffer-local `:Memzoi…` commands are created on attach (see `:help` in editors/nvim/README.md).
+---
+--- Override the program with `vim.lsp.config('memzoi', { cmd = { '/path/to/.venv/bin/memzoi-lsp' } })`
+--- and server settings with `settings = { memzoi = { severity = { high_entropy_value = 'information' } } }`.
+
+---@type vim.lsp.Config
+return {
+  cmd = { 'memzoi-lsp' },
+  filetypes = { 'markdown', 'json' },
+  root_dir = function(bufnr, on_dir)
+    local root = require('memzoi').root_of(vim.api.nvim_buf_get_name(bufnr))
+    if root then
+      on_dir(root)
+    end
+  end,
+  settings = { memzoi = vim.empty_dict() },
+  on_attach = function(client, bufnr)
+    require('memzoi').on_attach(client, bufnr)
+  end,
+}

