@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from memzoi.analysis import analyze_bytes, analyze_text
 from memzoi.document import rust_trim
+from memzoi.findings import CODES
 from memzoi.legacy import apply_edits
 from memzoi.yaml12 import quote_string
 
@@ -74,7 +75,8 @@ def test_valid_record_survives_reread(title, body, mtype, confidence, tags, nl):
     ]
     text = nl.join(lines) + nl
     a = analyze_text(text, ".memzoi/records/rec-x.md")
-    schema = [f for f in a.findings if f.code not in ("invisible_character", "title_h1_mismatch", "empty_body")]
+    # Content detectors may flag random text; this property is about framing and schema.
+    schema = [f for f in a.findings if CODES[f.code][1] in ("framing", "schema") and f.code != "title_h1_mismatch"]
     if rust_trim(body).startswith("# "):
         return  # a second heading line would be read as part of the H1 rule; covered elsewhere
     assert schema == [] or all(f.severity > 1 for f in schema), [(f.code, f.message) for f in schema]

@@ -343,6 +343,9 @@ def load(text: str, start: int, end: int, line_of) -> YamlResult:
     ``line_of(offset)`` returns the ``(start, end)`` of the line containing ``offset`` in ``text`` (used to
     offer "quote this value" fixes). Node spans and finding spans are offsets into ``text``. Never raises.
     """
+    fast = fast_load(text, start, end)
+    if fast is not None:
+        return YamlResult(fast, [])
     source = text[start:end]
     result = _parse(source, start, text, line_of)
     if isinstance(result, YamlResult):
@@ -414,3 +417,7 @@ def _syntax_finding(err: yaml.MarkedYAMLError, base: int, text: str, line_of) ->
         message = f"YAML syntax error: {problem}{context}; fix the YAML at this position"
     end = at + 1 if at < le else at
     return finding("yaml_syntax", message, at, end, fixes=(fix,) if fix else ())
+
+
+# The fast path for the common block subset; imported last because it builds the node types defined above.
+from .yaml_fast import fast_load  # noqa: E402

@@ -1,0 +1,142 @@
+"""The fast path of the frontmatter parser agrees with the full parser wherever it answers."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memzoi import yaml12
+from memzoi.yaml12 import PlainScalar, YAlias, YMap, YScalar, YSeq
+from memzoi.yaml_fast import fast_load
+
+from .conftest import CORPUS
+
+
+def shape(node):
+    """Structure, values and scalar/key spans (container end offsets are not part of the contract)."""
+    if isinstance(node, YScalar):
+        v = node.value
+        kind = ("plain", v.resolved) if isinstance(v, PlainScalar) else type(v).__name__
+        return ("S", v if v is None else str(v), kind, node.start, node.end, node.style)
+    if isinstance(node, YSeq):
+        return ("Q", node.flow, [shape(i) for i in node.items])
+    if isinstance(node, YMap):
+        return ("M", node.flow, [(k.start, k.end, str(k.value), shape(node.entries[str(k.value)][1])) for k in node.order])
+    if isinstance(node, YAlias):
+        return ("A",)
+    return None
+
+
+def full(text: str):
+    res = yaml12._parse(text, 0, text, lambda o: (0, 0))
+    if not isinstance(res, yaml12.YamlResult) or res.findings:
+        return None
+    return res.root
+
+
+def agree(text: str) -> bool:
+    """True when the fast path answered; asserts it matches the full parser."""
+    node = fast_load(text, 0, len(text))
+    if node is None:
+        return False
+    ref = full(text)
+    assert ref is not None, f"fast path accepted text the full parser rejects: {text!r}"
+    assert shape(node) == shape(ref), text
+    return True
+
+
+def test_corpus_frontmatter_takes_the_fast_path():
+    if not CORPUS.is_dir():
+        return
+    from memzoi.document import frame
+
+    taken = 0
+    files = sorted(CORPUS.rglob("*.md"))
+    for path in files:
+        doc = frame(path.read_text(encoding="utf-8"))
+        if doc.fm_start is None or doc.fm_end is None:
+            continue
+        taken += agree(doc.text[doc.fm_start : doc.fm_end])
+    assert taken >= 40  # every current record, legacy record and example packet
+
+
+EXAMPLES = [
+    "a: 1\nb: 2.5\nc: true\nd: ~\ne:\nf: 0x1F\ng: no\nh: 2026-07-04T00:00:00Z\n",
+    'title: "Rust MSRV is 1.96.1+"\ndescription: "x \\"y\\" \\u00e9 \\\\ z"\n',
+    "t: 'it''s'\nu: 'a b'\n",
+    "retention: {}\norigin:\n  origin_key: repository-record:x\n  route: repository_materialization\n",
+    "tags: [a, b, \"c d\"]\nempty: []\nx: [ a ,b ]\n",
+    "scope:\n  kind: project\n  paths:\n    - src/auth/**\nsources:\n  - path: src/a.ts\n  - url: https://x.invalid/a?b=c\n    ref: abc\n",
+    "list:\n- a\n- b\nnext: 1\n",
+    "a: 1\r\nb:\r\n  c: 2\r\n",
+    "# comment\na: 1\n  # indented comment\nb: 2\n",
+    "k: v   \nk2: v2\t\n",
+    "a: b c d\nwin: C:\\tmp\\x\nurl: http://x:80/p\n",
+    "é: 1\n",
+    "a: 1\na: 2\n",
+    "a: |\n  block\n",
+    "a: foo\n  continued\n",
+    "a: *x\n",
+    "a: &x 1\n",
+    "a: [a, [b]]\n",
+    "a: {b: 1}\n",
+    "- a\n- b\n",
+    "a: -1\nb: -x\nc: - x\n",
+    "a:\n  - b: 1\n    c: 2\n  - d\n",
+    "a: 'x\n",
+    "a: \"\\/\"\n",
+    "true: 1\n",
+    "a: x # c\n",
+    "a: @x\n",
+    "a: %x\n",
+    "a: `x`\n",
+    "a: >x\n",
+    "a: ?x\n",
+    "? a\n: b\n",
+    "a: \"\\x41\"\n",
+    "a: \x85x\n",
+    "a: x\u2028y\n",
+    "a: [a,]\n",
+    "a: [,a]\n",
+    "a: [a b, c]\n",
+    "a: [\"a\" ,b]\n",
+    "a: []x\n",
+    "a:\n\n  b: 1\n",
+]
+
+
+def test_examples_agree():
+    answered = sum(agree(t) for t in EXAMPLES)
+    assert answered >= 12
+
+
+atoms = st.sampled_from([
+    "a", "b", "1", "0.5", "true", "~", "no", "x y", "C:\\x", "http://h:1/p", "-1", "é", "😀", "a:b", "a: b",
+    '"q"', '"a\\"b"', "'s'", "'it''s'", "{}", "[]", "[a, b]", "[a,[b]]", "", "#c", "x #c", "*a", "&a x", "|", "- x",
+    "2026-07-04T00:00:00Z", "[\"a\", 1]", "x\t", "\u00a0x", "a\x85b",
+])
+
+
+@st.composite
+def documents(draw, depth=0):
+    lines = []
+    for _ in range(draw(st.integers(1, 4))):
+        indent = "  " * depth
+        key = draw(st.sampled_from(["id", "title", "tags", "x-y", "_k", "true", "k"]))
+        form = draw(st.integers(0, 3 if depth < 2 else 1))
+        if form <= 1:
+            lines.append(f"{indent}{key}: {draw(atoms)}".rstrip(" ") if draw(st.booleans()) else f"{indent}{key}: {draw(atoms)}")
+        elif form == 2:
+            lines.append(f"{indent}{key}:")
+            lines.append(draw(documents(depth + 1)))
+        else:
+            lines.append(f"{indent}{key}:")
+            for _ in range(draw(st.integers(1, 3))):
+                lines.append(f"{indent}{draw(st.sampled_from(['', '  ']))}- {draw(atoms)}")
+    return "\n".join(lines)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents(), st.sampled_from(["\n", "\r\n"]), st.sampled_from(["", "\n", "\r", "\r\n"]))
+def test_generated_documents_agree(doc, nl, tail):
+    agree(doc.replace("\n", nl) + tail)
