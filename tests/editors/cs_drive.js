@@ -1,0 +1,145 @@
+// Drives VS Code (code-server) in headless Debian Chromium with playwright-core, like a user would.
+// Env: CS_URL (workbench URL with ?folder=), WS (workspace root), SHOT_DIR (screenshots), APPLY=1 to run the
+// Apply step, OUT (JSON report). Exits 0 when every step passed, 2 otherwise (the report says which step failed).
+const { chromium } = require('playwright-core');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const WS = process.env.WS;
+const SHOT_DIR = process.env.SHOT_DIR;
+const OUT = process.env.OUT;
+const t0 = Date.now();
+const report = { steps: [] };
+const log = (...a) => console.log(`[${Date.now() - t0}ms]`, ...a);
+const step = (name, data) => { report.steps.push({ name, ms: Date.now() - t0, ...(data || {}) }); log(name, data ? JSON.stringify(data) : ''); };
+
+async function quickOpen(page, text) {
+  await page.keyboard.press('Control+P');
+  await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 20000 });
+  await page.keyboard.type(text);
+  await page.waitForSelector('.quick-input-list .monaco-list-row', { timeout: 20000 });
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(
+    (t) => [...document.querySelectorAll('.tab.active')].some((e) => e.textContent.includes(t)),
+    text, { timeout: 20000 });
+}
+
+async function runCommand(page, title) {
+  await page.keyboard.press('F1');
+  await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 20000 });
+  await page.keyboard.type(title);
+  await page.waitForSelector(`.quick-input-list .monaco-list-row:has-text("${title}")`, { timeout: 20000 });
+  await page.keyboard.press('Enter');
+}
+
+async function gotoLine(page, lineCol) {
+  await page.keyboard.press('Control+G');
+  await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 20000 });
+  await page.keyboard.type(lineCol);
+  await page.keyboard.press('Enter');
+  await page.waitForTimeout(200);
+}
+
+function inboxRows(page) {
+  return page.evaluate(() => {
+    const pane = [...document.querySelectorAll('.pane')].find((p) => /Memory Inbox/i.test(p.querySelector('.pane-header')?.textContent || ''));
+    if (!pane) return null;
+    return [...pane.querySelectorAll('.monaco-list-row')].map((r) => r.getAttribute('aria-label') || r.textContent);
+  });
+}
+
+function statusText(page) {
+  return page.evaluate(() => [...document.querySelectorAll('.statusbar-item')].map((e) => e.textContent.trim()).find((t) => t.startsWith('Memzoi')) || null);
+}
+
+(async () => {
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  let rc = 2;
+  try {
+    await page.goto(process.env.CS_URL, { waitUntil: 'domcontentloaded', timeout: 60000 });
+    await page.waitForSelector('.explorer-folders-view .monaco-list-row', { timeout: 90000 });
+    step('workbench loaded');
+
+    // 1. The planted secret shows up in the Problems panel.
+    await quickOpen(page, 'deploy-token-rotation.md');
+    await page.keyboard.press('Control+Shift+M');
+    const problem = await (await page.waitForFunction(() => {
+      const rows = [...document.querySelectorAll('.markers-panel .monaco-list-row')].map((r) => r.textContent);
+      return rows.find((t) => /GitHub token/.test(t)) || null;
+    }, null, { timeout: 60000 })).jsonValue();
+    step('problems panel shows the credential finding', { problem: problem.slice(0, 200) });
+    await page.waitForSelector('.monaco-editor .squiggly-error', { timeout: 20000 });
+    await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-problems.png') });
+
+    // 2. Hover on the frontmatter shows provenance (on the id's value; Ctrl+K Ctrl+I shows the hover).
+    await page.click('.monaco-editor .view-lines');
+    await gotoLine(page, '2:8');
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+I');
+    const hover = await (await page.waitForFunction(() =>
+      [...document.querySelectorAll('.monaco-hover-content')].map((e) => e.innerText).find((t) => /provenance/.test(t)) || null,
+      null, { timeout: 20000 })).jsonValue();
+    step('hover shows provenance', { hover: hover.slice(0, 400) });
+    await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-hover.png') });
+    await page.keyboard.press('Escape');
+
+    // 3. The Memory Inbox lists the pending proposal; the status bar counts it.
+    await runCommand(page, 'Focus on Memory Inbox View');
+    const rows = await (await page.waitForFunction(async () => {
+      const pane = [...document.querySelectorAll('.pane')].find((p) => /Memory Inbox/i.test(p.querySelector('.pane-header')?.textContent || ''));
+      const r = pane ? [...pane.querySelectorAll('.monaco-list-row')].map((x) => x.getAttribute('aria-label') || x.textContent) : [];
+      return r.some((t) => /Protected routes/.test(t)) ? r : null;
+    }, null, { timeout: 30000 })).jsonValue();
+    step('inbox lists the proposal', { rows });
+    const status = await statusText(page);
+    step('status bar', { status });
+    if (!/\$?\(?inbox\)?\s*1|Memzoi.*1/.test(status || '')) throw new Error(`status bar has no pending count: ${status}`);
+
+    // 4. Apply via the code action on the proposal: the record is created and the inbox updates.
+    if (process.env.APPLY === '1') {
+      await quickOpen(page, 'mem_2026_07_06_auth_001.md');
+      await page.click('.monaco-editor .view-lines');
+      await gotoLine(page, '2:6');
+      await page.keyboard.press('Control+.');
+      let found = await page.waitForSelector('.action-widget .monaco-list-row:has-text("Apply")', { timeout: 8000 }).catch(() => null);
+      if (!found) {
+        await page.keyboard.press('Escape');
+        await runCommand(page, 'Source Action...');
+        found = await page.waitForSelector('.action-widget .monaco-list-row:has-text("Apply")', { timeout: 15000 });
+      }
+      step('code action menu offers Apply', { title: (await found.textContent()).trim() });
+      await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-apply-menu.png') });
+      await found.hover();
+      await page.keyboard.press('Enter');
+      const proposal = path.join(WS, '.memzoi', 'proposals', 'pending', 'mem_2026_07_06_auth_001.md');
+      const deadline = Date.now() + 30000;
+      while (fs.existsSync(proposal) && Date.now() < deadline) await page.waitForTimeout(200);
+      if (fs.existsSync(proposal)) throw new Error('the proposal is still pending after Apply');
+      const records = fs.readdirSync(path.join(WS, '.memzoi', 'records'));
+      step('applied: packet resolved', { records: records.length });
+      await page.waitForFunction(() => {
+        const pane = [...document.querySelectorAll('.pane')].find((p) => /Memory Inbox/i.test(p.querySelector('.pane-header')?.textContent || ''));
+        const r = pane ? [...pane.querySelectorAll('.monaco-list-row')].map((x) => x.textContent) : [];
+        return !r.some((t) => /Protected routes/.test(t));
+      }, null, { timeout: 30000 });
+      step('inbox updated', { rows: await inboxRows(page), status: await statusText(page) });
+    }
+    await page.waitForTimeout(500);
+    await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-e2e.png') });
+    rc = 0;
+  } catch (e) {
+    report.error = String(e && e.stack || e);
+    log('FAIL', report.error);
+    await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-e2e-failure.png') }).catch(() => {});
+  } finally {
+    fs.writeFileSync(OUT, JSON.stringify(report, null, 2));
+    await browser.close();
+  }
+  process.exit(rc);
+})();

@@ -1,0 +1,148 @@
+"""End to end in a real VS Code: code-server 4.100.3 with the packaged .vsix, driven by playwright-core in headless
+Debian Chromium on 127.0.0.1, on a workspace made from the corpus with one planted secret and one pending proposal.
+The Problems panel shows the secret's finding, hover shows provenance, the Memory Inbox and status bar count the
+proposal, and (when the server offers it) the Apply code action resolves it. Screenshots go to test-artifacts/."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from .conftest import ARTIFACTS, EXT, PROPOSAL_ID, REPO, make_workspace, planted_token, require, venv_bin
+
+HERE = Path(__file__).parent
+USER_SETTINGS = {
+    "workbench.startupEditor": "none",
+    "security.workspace.trust.enabled": False,
+    "extensions.autoUpdate": False,
+    "extensions.autoCheckUpdates": False,
+    "update.mode": "none",
+    "telemetry.telemetryLevel": "off",
+    "workbench.enableExperiments": False,
+    "chat.disableAIFeatures": True,
+    "workbench.tips.enabled": False,
+}
+
+
+def server_commands() -> list[str]:
+    """Commands the language server registers (read from the server object, without starting it)."""
+    from memzoi_lsp.server import create_server
+
+    return sorted(create_server().protocol.fm.commands)
+
+
+@pytest.fixture(scope="session")
+def code_server() -> Path:
+    """The code-server binary, installed by scripts/install_code_server.sh (with Debian chromium) when missing."""
+    require(shutil.which("node") is not None, "node is not installed")
+    require(shutil.which("apt-get") is not None or Path("/usr/bin/chromium").exists(), "no chromium and no apt-get")
+    p = subprocess.run(
+        ["bash", str(REPO / "scripts" / "install_code_server.sh")],
+        capture_output=True, text=True, timeout=1500, stdin=subprocess.DEVNULL,
+    )
+    if p.returncode != 0:
+        unreachable = any(s in p.stderr for s in ("ENOTFOUND", "EAI_AGAIN", "Temporary failure resolving", "Could not resolve"))
+        require(not unreachable, "a package registry is unreachable: " + p.stderr.strip()[-300:])
+        pytest.fail(f"install_code_server.sh failed ({p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-6000:]}")
+    prefix = Path(p.stdout.strip().splitlines()[-1])
+    binary = prefix / "node_modules" / ".bin" / "code-server"
+    assert binary.exists(), p.stdout + p.stderr
+    return binary
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.timeout(1800)
+def test_vscode_end_to_end(code_server: Path, vsix: Path, tmp_path: Path, corpus: Path) -> None:
+    server = venv_bin("memzoi-lsp")
+    require(server is not None, "memzoi-lsp is not installed (pip install -e .)")
+    ws = make_workspace(tmp_path / "ws", corpus)
+    run_dir = tmp_path / "cs"
+    (run_dir / "ud" / "User").mkdir(parents=True)
+    settings = dict(USER_SETTINGS, **{"memzoi.server.path": server})
+    (run_dir / "ud" / "User" / "settings.json").write_text(json.dumps(settings, indent=2))
+    shots = ARTIFACTS / "vscode"
+    shutil.rmtree(shots, ignore_errors=True)
+    shots.mkdir(parents=True)
+    env = dict(
+        os.environ,
+        XDG_CONFIG_HOME=str(run_dir / "cfg"),  # keeps code-server's config.yaml out of the home directory
+        XDG_DATA_HOME=str(run_dir / "data"),
+        MEMZOI_HOME=str(tmp_path / "memzoi-home"),
+        MEMZOI_ACTOR="reviewer",
+    )
+    common = ["--user-data-dir", str(run_dir / "ud"), "--extensions-dir", str(run_dir / "ext")]
+    inst = subprocess.run([str(code_server), *common, "--install-extension", str(vsix), "--force"],
+                          env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert inst.returncode == 0 and "successfully installed" in inst.stdout, inst.stdout + inst.stderr
+
+    port = free_port()
+    log_path = run_dir / "code-server.log"
+    with open(log_path, "w") as log:
+        cs = subprocess.Popen(
+            [str(code_server), *common, "--bind-addr", f"127.0.0.1:{port}", "--auth", "none", "--disable-telemetry",
+             "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", str(ws["root"])],
+            env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group: killing it takes down the extension host and the server
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).read()
+                break
+            except OSError:
+                if time.monotonic() > deadline or cs.poll() is not None:
+                    pytest.fail("code-server did not come up:\n" + log_path.read_text()[-4000:])
+                time.sleep(0.3)
+        apply = any(c.endswith("apply") or c.endswith(".apply") for c in server_commands())
+        out = tmp_path / "drive.json"
+        drive_env = dict(
+            os.environ,
+            NODE_PATH=str(EXT / "node_modules"),
+            CS_URL=f"http://127.0.0.1:{port}/?folder={ws['root']}",
+            WS=str(ws["root"]),
+            SHOT_DIR=str(shots),
+            OUT=str(out),
+            APPLY="1" if apply else "0",
+        )
+        p = subprocess.run(["node", str(HERE / "cs_drive.js")], env=drive_env, capture_output=True, text=True,
+                           timeout=600, stdin=subprocess.DEVNULL)
+    finally:
+        try:
+            os.killpg(cs.pid, signal.SIGTERM)
+            cs.wait(timeout=15)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(cs.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    report = json.loads(out.read_text()) if out.exists() else {}
+    exthost = ""
+    for f in sorted((run_dir / "ud" / "logs").rglob("*Memzoi*.log")) if (run_dir / "ud" / "logs").exists() else []:
+        exthost += f.read_text(errors="replace")[-3000:]
+    assert p.returncode == 0, f"{p.stdout}\n{p.stderr}\n--- Memzoi output\n{exthost}"
+    names = [s["name"] for s in report["steps"]]
+    assert "problems panel shows the credential finding" in names
+    assert "hover shows provenance" in names
+    assert "inbox lists the proposal" in names
+    assert planted_token() not in json.dumps(report) + p.stdout
+    assert (shots / "vscode-e2e.png").stat().st_size > 10_000
+    if not apply:
+        pytest.xfail(f"memzoi-lsp registers no apply command yet ({server_commands()}); Apply step not run")
+    assert "inbox updated" in names
+    assert not ws["proposal"].exists()
+    assert (ws["root"] / ".memzoi" / "proposals" / "resolved" / "applied" / f"{PROPOSAL_ID}.md").exists()
