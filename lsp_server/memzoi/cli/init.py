@@ -1,0 +1,71 @@
+"""``memzoi init [PATH] [--project-id ID] [--json]``: create the ``.memzoi`` layout and the runtime directory.
+
+Creates ``.memzoi/records/`` and ``.memzoi/proposals/pending/`` (existing folders are kept), a
+``.memzoi/config.toml`` when there is none (with ``[project] id`` when ``--project-id`` is given), and the private
+runtime directory ``${MEMZOI_HOME:-~/.memzoi}/projects/<repository-key>/``. Never overwrites a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..fsutil import atomic_write
+from ..models.common import is_identifier
+from ..runtime import project_runtime_dir
+
+_TEMPLATE = """# Memzoi project settings (shared with the team; never put secrets here).
+# A memory with `scope: project` may reach the repository only when its scope id equals [project] id.
+{project}
+# [safety]
+# Fingerprints of high_entropy_value findings reviewed and accepted as not secret:
+# accepted_fingerprints = []
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``init`` command."""
+    p = sub.add_parser("init", help="create .memzoi/records, .memzoi/proposals/pending and the runtime directory")
+    p.add_argument("path", nargs="?", default=".", help="project root (default: the current directory)")
+    p.add_argument("--project-id", help="project id written to .memzoi/config.toml ([project] id)")
+    p.add_argument("--json", action="store_true", help="print the created and existing paths as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``init``; returns the exit code."""
+    root = Path(args.path)
+    if not root.is_dir():
+        print(f"memzoi: {args.path}: not a directory; create it first or pass the project root", file=sys.stderr)
+        return 2
+    if args.project_id is not None and not is_identifier(args.project_id):
+        print("memzoi: --project-id must use lower-case letters, digits, `-` and `_`", file=sys.stderr)
+        return 2
+    created: list[str] = []
+    existing: list[str] = []
+    memzoi = root / ".memzoi"
+    for d in (memzoi / "records", memzoi / "proposals" / "pending"):
+        if d.is_symlink():
+            print(f"memzoi: {d}: is a symlink; Memzoi never follows symlinks in .memzoi, replace it with a folder",
+                  file=sys.stderr)
+            return 1
+        (existing if d.is_dir() else created).append(str(d))
+        d.mkdir(parents=True, exist_ok=True)
+    config = memzoi / "config.toml"
+    if config.exists() or config.is_symlink():
+        existing.append(str(config))
+    else:
+        project = f'[project]\nid = "{args.project_id}"\n' if args.project_id else "# [project]\n# id = \"my-project\"\n"
+        atomic_write(config, _TEMPLATE.format(project=project).encode("utf-8"))
+        created.append(str(config))
+    runtime = project_runtime_dir(root, create=True)
+    if args.json:
+        print(json.dumps({"project_root": str(root.resolve()), "created": created, "existing": existing,
+                          "runtime_dir": str(runtime)}, indent=2))
+    else:
+        for p in created:
+            print(f"created {p}")
+        print(f"runtime directory: {runtime}")
+    return 0
