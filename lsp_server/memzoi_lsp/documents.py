@@ -8,6 +8,7 @@ exactly as on disk (pygls's disk fallback would universalise newlines).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from dataclasses import dataclass
@@ -18,6 +19,10 @@ import blake3
 from pygls.uris import from_fs_path, to_fs_path
 
 from memzoi.analysis import Analysis, analyze_bytes, analyze_text
+from memzoi.document import frame
+from memzoi.workspace import Placement, Role, place
+
+log = logging.getLogger("memzoi_lsp.documents")
 
 
 def uri_to_path(uri: str) -> Path | None:
@@ -102,7 +107,12 @@ class Documents:
             hit = self._cache.get(key)
         if hit is not None and hit[0] == digest:
             return hit[1]
-        analysis = compute()
+        try:
+            analysis = compute()
+        except Exception:  # the core is total by contract; if it ever is not, degrade to "no findings"
+            log.exception("analysis failed for %s", key)
+            path = uri_to_path(key)
+            analysis = Analysis(frame(""), place(path) if path else Placement(Role.OTHER), [])
         with self._lock:
             self._cache[key] = (digest, analysis)
             self.analyses += 1

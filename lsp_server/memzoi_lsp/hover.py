@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memzoi_lsp.hover")
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&:])")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+.!|~&:])")
 
 
 def esc(value: Any) -> str:

@@ -80,7 +80,15 @@ async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
             ls.work_done_progress.end(
                 token, types.WorkDoneProgressEnd(message=f"{len(project.files)} files")
             )
-    log.info("scanned %s: %d files in %.0f ms", project.root, len(project.files), (time.perf_counter() - started) * 1000)
+    elapsed = (time.perf_counter() - started) * 1000
+    log.info("scanned %s: %d files in %.0f ms", project.root, len(project.files), elapsed)
+    if not ls.stopping:
+        ls.window_log_message(
+            types.LogMessageParams(
+                type=types.MessageType.Info,
+                message=f"memzoi-lsp: scanned {len(project.files)} files of {project.root} in {elapsed:.0f} ms",
+            )
+        )
 
 
 def _analyse(ls: "MemzoiServer", uris: list[str]) -> None:

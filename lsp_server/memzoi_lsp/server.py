@@ -15,7 +15,9 @@ from typing import Any
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
+from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol
+from lsprotocol.types import ResponseError
 
 from memzoi import __version__
 from memzoi.findings import Finding
@@ -46,12 +48,35 @@ class Project:
             return False
 
 
+class _Dropped:
+    """Marker for a message already answered while structuring it."""
+
+    jsonrpc = "2.0"
+
+
 class MemzoiProtocol(LanguageServerProtocol):
     """Protocol tweaks: replies to the server's own requests are still processed after ``shutdown`` (pygls drops
     every message but ``exit`` then, which leaves futures such as a pending ``workspace/configuration``
     unresolved)."""
 
+    def structure_message(self, data):
+        """Answer a request whose params do not structure with an ``InvalidParams`` error (pygls only logs it,
+        and the client would wait forever); the message itself is then dropped."""
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                log.warning("invalid params for %s: answered with an error", data.get("method"))
+                self._send_response(
+                    data["id"],
+                    error=ResponseError(code=exc.code, message=f"{exc.message} for {data.get('method')}"),
+                )
+                return _Dropped()
+            raise
+
     def handle_message(self, message):  # noqa: D401 - pygls API
+        if isinstance(message, _Dropped):
+            return None
         if self._shutdown and not hasattr(message, "method"):
             self._shutdown = False
             try:

@@ -124,6 +124,17 @@ def make_client() -> LanguageClient:
     client.message_requests: list[types.ShowMessageRequestParams] = []  # type: ignore[misc]
     client.message_reply: Callable[[types.ShowMessageRequestParams], Any] | None = None  # type: ignore[misc]
 
+    client.diagnostic_history: dict[str, list[list[types.Diagnostic]]] = {}  # type: ignore[misc]
+
+    features = client.protocol.fm.features
+    default_publish = features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
+
+    def publish(params: types.PublishDiagnosticsParams):
+        client.diagnostic_history.setdefault(params.uri, []).append(list(params.diagnostics))
+        return default_publish(params)
+
+    features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
+
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     def apply_edit(params: types.ApplyWorkspaceEditParams):
         client.applied_edits.append(params)
@@ -185,7 +196,7 @@ def server_command() -> list[str]:
 
 async def start_client(profile: str, root: Path, home: Path, *, init_options: Any = None,
                        config: dict | None = None, capabilities: types.ClientCapabilities | None = None,
-                       wait_ready: bool = True) -> LanguageClient:
+                       wait_ready: bool = True, wait_scanned: bool = True) -> LanguageClient:
     """Spawn the server and run ``initialize``/``initialized`` as ``profile`` with ``root`` as workspace."""
     cfg = ClientServerConfig(
         server_command=server_command(),
@@ -209,6 +220,8 @@ async def start_client(profile: str, root: Path, home: Path, *, init_options: An
     )
     if ready is not None:
         await asyncio.wait_for(ready, 10)
+    if wait_scanned and (root / ".memzoi").is_dir():
+        await wait_until(lambda: any("scanned" in m.message for m in client.log_messages), timeout=20)
     return client
 
 
