@@ -1,0 +1,69 @@
+;;; emacs_e2e.el --- batch Emacs + eglot run of editors/emacs/memzoi.el against memzoi-lsp  -*- lexical-binding: t; -*-
+;; Usage: emacs --batch -Q -l emacs_e2e.el <workspace-root> <out.json>
+;; Env: MEMZOI_LSP_CMD, MEMZOI_EMACS_DIR.  Writes a JSON report; exits 2 on a failed step.
+
+(require (quote json))
+(require (quote cl-lib))
+(let* ((args command-line-args-left)
+       (root (file-name-as-directory (nth 0 args)))
+       (out (nth 1 args))
+       (report (list))
+       (deadline-s 30))
+  (setq command-line-args-left nil)
+  (cl-labels ((put (k v) (setq report (plist-put report k v)))
+              (finish (rc)
+                (with-temp-file out (insert (json-encode report)))
+                (kill-emacs rc))
+              (fail (msg) (put :error msg) (finish 2))
+              (wait (pred what)
+                (let ((end (+ (float-time) deadline-s)))
+                  (while (and (not (funcall pred)) (< (float-time) end))
+                    (accept-process-output nil 0.05))
+                  (or (funcall pred) (fail (format "timed out waiting for %s" what))))))
+    (condition-case err
+        (progn
+          (add-to-list 'load-path (getenv "MEMZOI_EMACS_DIR"))
+          (require 'memzoi)
+          (setq memzoi-server-command (list (getenv "MEMZOI_LSP_CMD")))
+          (put :emacs emacs-version)
+          ;; 1. A Markdown file outside .memzoi is not in memzoi-mode.
+          (find-file (expand-file-name "NOTES.md" root))
+          (put :outside_mode (symbol-name major-mode))
+          ;; 2. The planted-secret record: memzoi-mode, eglot connects, flymake gets the credential finding.
+          (find-file (expand-file-name ".memzoi/records/deploy-token-rotation.md" root))
+          (put :mode (symbol-name major-mode))
+          ;; eglot-ensure connects from post-command-hook, which never runs in batch: connect directly.
+          (unless (eglot-current-server) (apply #'eglot (eglot--guess-contact)))
+          (wait (lambda () (eglot-current-server)) "eglot to connect")
+          (let ((server (eglot-current-server)))
+            (put :project_root (project-root (eglot--project server)))
+            (put :server_commands (plist-get (plist-get (eglot--capabilities server) :executeCommandProvider) :commands))
+            (wait (lambda () (seq-some (lambda (d) (string-match-p "GitHub token" (flymake-diagnostic-text d)))
+                                       (flymake-diagnostics)))
+                  "the credential diagnostic")
+            (put :diagnostics
+                 (vconcat (mapcar (lambda (d)
+                                    (list :text (flymake-diagnostic-text d)
+                                          :type (symbol-name (flymake-diagnostic-type d))
+                                          :line (line-number-at-pos (flymake-diagnostic-beg d))
+                                          :beg_col (save-excursion (goto-char (flymake-diagnostic-beg d)) (current-column))
+                                          :end_col (save-excursion (goto-char (flymake-diagnostic-end d)) (current-column))))
+                                  (flymake-diagnostics))))
+            ;; 3. Hover on the id's value: provenance.
+            (goto-char (point-min)) (forward-line 1) (forward-char 6)
+            (let ((hover (jsonrpc-request server :textDocument/hover (eglot--TextDocumentPositionParams))))
+              (put :hover (plist-get (plist-get hover :contents) :value)))
+            ;; 4. A command through workspace/executeCommand: apply when offered, else check the workspace.
+            (find-file (expand-file-name ".memzoi/proposals/pending/mem_2026_07_06_auth_001.md" root))
+            (unless (eglot-current-server) (apply #'eglot (eglot--guess-contact)))
+            (wait (lambda () (eglot-current-server)) "eglot on the proposal")
+            (put :same_server (eq (eglot-current-server) server))
+            (if (memzoi--resolve server '("memzoi.apply" "memzoi.proposals.apply"))
+                (progn (put :lifecycle "apply")
+                       (put :lifecycle_result (condition-case e (memzoi-apply) (error (list :error (format "%S" e))))))
+              (put :lifecycle "check")
+              (put :lifecycle_result (condition-case e (memzoi-check-workspace) (error (list :error (format "%S" e))))))
+            (ignore-errors (eglot-shutdown server)))
+          (finish 0))
+      (error (fail (format "%S" err))))))
+;;; emacs_e2e.el ends here
