@@ -90,13 +90,14 @@ def worktree_root(start: Path) -> Path | None:
 def git_visibility(root: str | os.PathLike[str], paths: Iterable[str | os.PathLike[str]]) -> dict[Path, GitVisibility]:
     """Git review visibility of ``paths`` (files under ``root``), with at most three git processes.
 
-    Keys are the given paths resolved. Tracked wins even when an ignore rule matches (as in Memzoi); untracked
+    Keys are the given paths made absolute (``os.path.abspath``, symlinks not resolved). Tracked wins even when an ignore rule matches (as in Memzoi); untracked
     files are checked with ``check-ignore --no-index``. Outside a worktree every path is ``NO_WORKTREE``;
     when git cannot answer, ``UNKNOWN``.
     """
-    files = [Path(p).resolve() for p in paths]
+    files = [Path(os.path.abspath(p)) for p in paths]
     if not files:
         return {}
+    real_dirs: dict[Path, Path] = {}  # resolve each directory once, not each file
     base = Path(root).resolve()
     if not base.is_dir():
         base = base.parent
@@ -112,8 +113,11 @@ def git_visibility(root: str | os.PathLike[str], paths: Iterable[str | os.PathLi
     result: dict[Path, GitVisibility] = {}
     rel: dict[Path, str] = {}
     for f in files:
+        parent = real_dirs.get(f.parent)
+        if parent is None:
+            parent = real_dirs[f.parent] = f.parent.resolve()
         try:
-            rel[f] = f.relative_to(top).as_posix()
+            rel[f] = (parent / f.name).relative_to(top).as_posix()
         except ValueError:
             result[f] = GitVisibility.NO_WORKTREE
     if not rel:
@@ -261,7 +265,7 @@ def admit_all(root: str | os.PathLike[str], analyses: Mapping[Path, Analysis]) -
     """
     keys = list(analyses)
     vis = git_visibility(root, keys)
-    return {k: admit(k, analyses[k], vis.get(Path(k).resolve(), GitVisibility.UNKNOWN)) for k in keys}
+    return {k: admit(k, analyses[k], vis.get(Path(os.path.abspath(k)), GitVisibility.UNKNOWN)) for k in keys}
 
 
 def check_admission(checked: Mapping[str, tuple[Path, Analysis]]) -> dict[str, list[Finding]]:
@@ -278,7 +282,7 @@ def check_admission(checked: Mapping[str, tuple[Path, Analysis]]) -> dict[str, l
     for memzoi_dir, members in groups.items():
         vis = git_visibility(memzoi_dir.parent, [p for p, _ in members.values()])
         for display, (path, analysis) in members.items():
-            found = admit(path, analysis, vis.get(Path(path).resolve(), GitVisibility.UNKNOWN)).findings
+            found = admit(path, analysis, vis.get(Path(os.path.abspath(path)), GitVisibility.UNKNOWN)).findings
             if found:
                 out[display] = found
     return out

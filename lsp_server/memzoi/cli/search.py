@@ -1,0 +1,93 @@
+"""``memzoi search QUERY… [--json] [--limit N] [--kind record|proposal|all]``: full-text search of titles and
+bodies through the workspace index (SPEC §8).
+
+The index is refreshed first (only changed files are re-read; built from scratch when missing, with progress on
+stderr). ``--json`` prints ``{"query", "records": [...], "proposals": [...]}``; record entries use Memzoi's
+runtime record keys (``id, record_id, type, lane, destination, scope_kind, visibility, status, title, body,
+source_kind, source_ref, proposal_id, created_at, updated_at, retention, origin, lineage``) plus ``path``,
+``score`` (BM25, lower is better) and ``snippet``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..index import Index, IndexUnavailable, SearchHit
+from ._changes import add_common, emit_json, project_root
+from .rebuild import StderrProgress
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``search``."""
+    p = sub.add_parser("search", help="search record and proposal titles and bodies")
+    p.add_argument("query", nargs="+", metavar="QUERY", help="words to find (all must match; prefixes match)")
+    p.add_argument("--limit", type=int, default=10, help="at most this many results (default 10)")
+    p.add_argument("--kind", choices=["record", "proposal", "all"], default="all", help="what to search")
+    add_common(p, actor=False)
+    p.set_defaults(func=run)
+
+
+def _loads(value: str | None):
+    return json.loads(value) if value else None
+
+
+def record_json(hit: SearchHit) -> dict:
+    """A record hit in Memzoi's runtime record shape plus ``path``, ``score`` and ``snippet``."""
+    r = hit.row
+    return {
+        "id": r["id"], "record_id": r["id"], "path": r["path"], "type": r["type"], "lane": r["lane"],
+        "destination": "repo", "scope_kind": r["scope_kind"], "scope_id": r["scope_id"],
+        "visibility": r["visibility"], "status": r["status"], "title": r["title"], "body": r["body"],
+        "source_kind": r["source_kind"], "source_ref": r["source_ref"], "proposal_id": r["proposal_id"],
+        "created_at": r["created_at"], "updated_at": r["updated_at"], "retention": _loads(r["retention_json"]),
+        "origin": _loads(r["origin_json"]), "lineage": _loads(r["lineage_json"]), "attestation": r["attestation"],
+        "admitted": bool(r["admitted"]), "score": round(hit.score, 4), "snippet": hit.snippet,
+    }
+
+
+def proposal_json(hit: SearchHit) -> dict:
+    """A proposal hit: id, path, status, action, targets, scope, title, score and snippet."""
+    r = hit.row
+    return {
+        "id": r["id"], "file_id": r["file_id"], "path": r["path"], "status": r["status"], "action": r["action"],
+        "targets": _loads(r["targets"]) or [], "scope_kind": r["scope_kind"], "scope_id": r["scope_id"],
+        "proposed_at": r["proposed_at"], "title": r["title"], "score": round(hit.score, 4), "snippet": hit.snippet,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    """Search; exit 0 (also with no hits), 1 when the index is unusable, 2 for a bad ``--limit``."""
+    if args.limit < 1:
+        print("memzoi: --limit must be at least 1", file=sys.stderr)
+        return 2
+    query = " ".join(args.query)
+    kinds = ("record", "proposal") if args.kind == "all" else (args.kind,)
+    progress = StderrProgress("search")
+    try:
+        with Index(project_root(args)) as index:
+            if index.schema_problem:
+                index.rebuild(progress)
+            else:
+                index.refresh(progress)
+            hits = index.search(query, limit=args.limit, kinds=kinds)
+    except IndexUnavailable as err:
+        progress.finish()
+        print(f"memzoi: {err}", file=sys.stderr)
+        return 1
+    progress.finish()
+    if args.json:
+        emit_json({
+            "query": query,
+            "records": [record_json(h) for h in hits if h.kind == "record"],
+            "proposals": [proposal_json(h) for h in hits if h.kind == "proposal"],
+        })
+        return 0
+    if not hits:
+        print(f"no matches for {query!r}", file=sys.stderr)
+    for h in hits:
+        status = h.row.get("status") or "?"
+        print(f"{h.path}: [{h.kind}, {status}] {h.id or '(no id)'}: {h.title}")
+        print(f"    {' '.join(h.snippet.split())}")
+    return 0
