@@ -1,0 +1,79 @@
+"""Smoke tests of the benchmark generator and harness (``tests/benchmarks/``) on tiny workspaces, so the
+benchmark code cannot rot between the runs that fill ``docs/performance.md``."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from memzoi.check import check_paths
+from tests.benchmarks import baselines, run
+from tests.benchmarks.generate import PLANTS, generate
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*.md"))}
+
+
+def test_generator_is_deterministic_and_plants_each_finding_once(tmp_path):
+    a = generate(tmp_path / "a", 150, seed=7, git=False)
+    b = generate(tmp_path / "b", 150, seed=7, git=False)
+    assert _tree(a.root) == _tree(b.root)
+    assert a.n_proposals == 15 and len(_tree(a.root)) == 165
+    assert _tree(generate(tmp_path / "c", 150, seed=8, git=False).root) != _tree(a.root)
+
+    report = check_paths([str(a.root / ".memzoi")])
+    assert report.files_checked == 165
+    by_path: dict[str, set[str]] = {}
+    for loc in report.findings:
+        by_path.setdefault(str(Path(loc.path).resolve()), set()).add(loc.finding.code)
+    for kind, code in PLANTS.items():
+        assert a.planted[kind], kind
+        for path in a.planted[kind]:
+            assert code in by_path.get(str(path.resolve()), set()), (kind, path)
+    # The clean records and packets the harness edits and hovers carry no error or warning.
+    noisy = Counter(
+        loc.finding.code for loc in report.findings
+        if loc.finding.severity <= 2 and Path(loc.path).resolve() in {p.resolve() for p in a.records + a.proposals}
+    )
+    assert not noisy, noisy
+
+
+def test_harness_runs_end_to_end_on_a_tiny_workspace(tmp_path):
+    out = tmp_path / "bench.json"
+    md = tmp_path / "bench.md"
+    rc = run.main(["--sizes", "40", "--repeats", "1", "--edits", "6", "--requests", "3", "--no-baselines",
+                   "--no-git", "--workdir", str(tmp_path / "work"), "--json", str(out), "--markdown", str(md),
+                   "--quiet"])
+    assert rc == 0
+    res = json.loads(out.read_text())["results"][0]
+    assert res["check"]["files"] == 44
+    assert res["check"]["finding_codes"].get("credential_token") == 1
+    lsp = res["lsp"]
+    assert lsp["edit_ms"]["n"] == 6 and lsp["hover_key_ms"]["n"] == 3 and lsp["code_action_ms"]["n"] == 3
+    assert 0 < lsp["initialize_ms"]["median"] < lsp["spawn_to_initialize_ms"]["median"]
+    assert lsp["peak_rss_mb"]["median"] > 10
+    assert res["rebuild"]["wall_s"]["n"] == 1
+    assert "`memzoi check` wall" in md.read_text()
+
+
+def test_baselines_read_the_same_files(tmp_path):
+    pytest.importorskip("frontmatter")
+    pytest.importorskip("jsonschema")
+    man = generate(tmp_path / "w", 30, seed=2, git=False)
+    files = baselines.files_of(man.root / ".memzoi")
+    assert len(files) == man.files
+    # Planted YAML/schema problems are among the files the naive validator rejects.
+    assert baselines.naive(files) >= 3
+    if run.baseline_available("detect-secrets"):
+        assert baselines.detect_secrets_scan(files) >= 1  # the planted token
+
+
+def test_percentiles():
+    assert run.percentile([1, 2, 3, 4, 5], 50) == 3
+    assert run.percentile(list(range(101)), 95) == 95
+    s = run.summary([3.0, 1.0, 2.0])
+    assert (s["median"], s["min"], s["max"], s["n"]) == (2.0, 1.0, 3.0, 3)
