@@ -110,6 +110,8 @@ def register(server: "MemzoiServer") -> None:
         actions: list[types.CodeAction] = []
         if kind_allowed(QUICKFIX, only):
             actions.extend(quick_fixes(ls, snap, params))
+        if any(kind_allowed(k, only) for k in LIFECYCLE_KINDS):
+            actions.extend(a for a in lifecycle_actions(ls, snap) if kind_allowed(a.kind or "", only))
         return actions or None
 
     @server.feature(types.CODE_ACTION_RESOLVE)
@@ -130,3 +132,81 @@ def register(server: "MemzoiServer") -> None:
             return action
         action.edit = _fix_edits(ls, snap, f, idx)
         return action
+
+
+# --- lifecycle actions (commands) ------------------------------------------------------------------------------
+
+APPLY_KIND = f"{SOURCE}.memzoi.apply"
+REJECT_KIND = f"{SOURCE}.memzoi.reject"
+ROUTE_KIND = f"{SOURCE}.memzoi.routeLocal"
+SUPERSEDE_KIND = f"{SOURCE}.memzoi.supersede"
+TOMBSTONE_KIND = f"{SOURCE}.memzoi.tombstone"
+UNDO_KIND = f"{SOURCE}.memzoi.undo"
+RECOVER_KIND = f"{SOURCE}.memzoi.recover"
+LIFECYCLE_KINDS = [APPLY_KIND, REJECT_KIND, ROUTE_KIND, SUPERSEDE_KIND, TOMBSTONE_KIND, UNDO_KIND, RECOVER_KIND]
+KINDS.extend(LIFECYCLE_KINDS)
+
+
+def is_dirty(ls: "MemzoiServer", snap: Snapshot) -> bool:
+    """True when the document is open and its text differs from the file on disk."""
+    if not snap.is_open or snap.path is None:
+        return False
+    try:
+        return snap.path.read_bytes().decode("utf-8", errors="replace") != snap.text
+    except OSError:
+        return True
+
+
+def _action(ls: "MemzoiServer", title: str, kind: str, command: str, args: dict, disabled: str | None) -> types.CodeAction | None:
+    action = types.CodeAction(title=title, kind=kind, command=types.Command(title=title, command=command, arguments=[args]))
+    if disabled:
+        if not get_capability(ls.client_capabilities, "text_document.code_action.disabled_support", False):
+            return None  # a client that cannot show why would run it and get a refusal: do not offer it
+        action.disabled = types.CodeActionDisabled(reason=disabled)
+    return action
+
+
+def lifecycle_actions(ls: "MemzoiServer", snap: Snapshot) -> list[types.CodeAction]:
+    """Apply / Reject… / Route to local memory on pending packets; Supersede… / Tombstone… on active records;
+    Undo on files whose last ledgered change can still be undone; Recover… on uncertain changes."""
+    from memzoi.findings import CODES
+    from memzoi.workspace import Role
+
+    from . import lifecycle
+
+    role = snap.analysis.placement.role
+    uri = snap.uri
+    dirty = "save the file first: lifecycle changes act on the file on disk" if is_dirty(ls, snap) else None
+    findings = ls.findings_for(snap)
+    errors = [f for f in findings if f.severity == 1]
+    gate = sorted({f.code for f in findings if CODES.get(f.code, (0, ""))[1] == "gate"})
+    out: list[types.CodeAction | None] = []
+    if role is Role.PENDING:
+        blocked = dirty
+        if not blocked and gate:
+            blocked = "the git-plane gate blocks it (" + ", ".join(gate) + "); route it to local memory instead"
+        elif not blocked and errors:
+            blocked = f"fix the {len(errors)} error(s) first"
+        out.append(_action(ls, "Apply proposal", APPLY_KIND, lifecycle.APPLY, {"uri": uri}, blocked))
+        out.append(_action(ls, "Reject proposal…", REJECT_KIND, lifecycle.REJECT, {"uri": uri}, dirty))
+        if gate:
+            out.append(_action(ls, "Route to local memory", ROUTE_KIND, lifecycle.ROUTE_LOCAL, {"uri": uri}, dirty))
+    elif role is Role.RECORD:
+        data = snap.analysis.document.data or {}
+        if data.get("status") == "active":
+            blocked = dirty or (f"fix the {len(errors)} error(s) first" if errors else None)
+            out.append(_action(ls, "Supersede record…", SUPERSEDE_KIND, lifecycle.SUPERSEDE, {"uri": uri}, blocked))
+            out.append(_action(ls, "Tombstone record…", TOMBSTONE_KIND, lifecycle.TOMBSTONE, {"uri": uri}, blocked))
+    project = ls.project_for(snap.path)
+    if project is not None and snap.path is not None:
+        facts = project.ledger.for_file(snap.path)
+        last = facts.last
+        if last is not None and project.ledger.undo_available(snap.path, last):
+            title = f"Undo {last.operation} ({last.id[:12]})"
+            out.append(_action(ls, title, UNDO_KIND, lifecycle.UNDO, {"uri": uri, "change_id": last.id}, dirty))
+        for change in facts.uncertain:
+            for mode, label in (("restore-before", "restore the files as before"),
+                                ("complete-after", "complete the change"), ("accept", "accept the files as they are")):
+                out.append(_action(ls, f"Recover {change.id[:12]}: {label}", RECOVER_KIND, lifecycle.RECOVER,
+                                   {"uri": uri, "change_id": change.id, "mode": mode}, dirty))
+    return [a for a in out if a is not None]

@@ -7,14 +7,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memzoi.check import check_paths
 
 from .documents import path_to_uri
 
-if TYPE_CHECKING:
-    from .server import MemzoiServer
+# A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
+from .server import MemzoiServer  # noqa: E402
 
 log = logging.getLogger("memzoi_lsp.commands")
 

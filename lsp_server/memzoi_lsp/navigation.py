@@ -254,6 +254,8 @@ def register(server: "MemzoiServer") -> None:
     def workspace_symbol(ls: "MemzoiServer", params: types.WorkspaceSymbolParams):
         return workspace_symbols(ls, params.query)
 
+    register_lenses(server)
+
 
 def workspace_symbols(ls: "MemzoiServer", query: str, limit: int = 200) -> list[types.WorkspaceSymbol]:
     """Records and packets whose id, title or body contains every word of ``query`` (case-insensitive)."""
@@ -320,3 +322,37 @@ def key_path_for_value(text: str, offset: int) -> tuple | None:
                 parents.insert(0, pm.group("key"))
                 need = pind
     return tuple(parents) + own
+
+
+def code_lenses(ls: "MemzoiServer", snap: Snapshot) -> list[types.CodeLens]:
+    """*Apply · Reject…* on pending packets; *Superseded by …* on records another record replaces."""
+    from . import lifecycle
+
+    role = snap.analysis.placement.role
+    top = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=3))
+    out: list[types.CodeLens] = []
+    if role is Role.PENDING:
+        args = [{"uri": snap.uri}]
+        out.append(types.CodeLens(range=top, command=types.Command(title="Apply", command=lifecycle.APPLY, arguments=args)))
+        out.append(types.CodeLens(range=top, command=types.Command(title="Reject…", command=lifecycle.REJECT, arguments=args)))
+    elif role is Role.RECORD:
+        rid = snap.analysis.placement.identity
+        by = provenance.superseded_by(ls, snap, rid) if rid else []
+        data = snap.analysis.document.data or {}
+        if by:
+            # Informational lens: an empty command id renders as plain text in clients.
+            out.append(types.CodeLens(range=top, command=types.Command(title="Superseded by " + ", ".join(by), command="")))
+        elif data.get("status") == "superseded":
+            out.append(types.CodeLens(range=top, command=types.Command(title="Superseded (replacement not found)", command="")))
+    return out
+
+
+def register_lenses(server: "MemzoiServer") -> None:
+    """Register ``textDocument/codeLens``."""
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    def code_lens(ls: "MemzoiServer", params: types.CodeLensParams):
+        snap = ls.docs.snapshot(params.text_document.uri)
+        if snap is None or not ls.is_memzoi(snap):
+            return None
+        return code_lenses(ls, snap) or None

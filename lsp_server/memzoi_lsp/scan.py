@@ -60,9 +60,14 @@ async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
         for i in range(0, len(uris), CHUNK):
             chunk = uris[i : i + CHUNK]
             await loop.run_in_executor(ls.scan_executor, _analyse, ls, chunk)
-            if not ls.pull_diagnostics:
-                for uri in chunk:
-                    diagnostics.publish(ls, uri)
+            for uri in chunk:
+                if ls.docs.is_open(uri):
+                    continue  # the editor's text governs an open document
+                snap = ls.docs.snapshot(uri)
+                if snap is not None:
+                    ls.feed(project, uri, snap.analysis)
+                    if not ls.pull_diagnostics:
+                        diagnostics.publish(ls, uri)
             if token:
                 done = min(i + CHUNK, len(uris))
                 ls.work_done_progress.report(
@@ -72,8 +77,6 @@ async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
                     ),
                 )
         ls.on_project_scanned(project)
-        if ls.pull_diagnostics:
-            ls.request_refresh()
     finally:
         project.scanned.set()
         if token and not ls.stopping:

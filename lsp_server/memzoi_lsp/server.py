@@ -20,9 +20,11 @@ from pygls.protocol import LanguageServerProtocol
 from lsprotocol.types import ResponseError
 
 from memzoi import __version__
+from memzoi.crossfile import Workspace as CrossFileWorkspace
 from memzoi.findings import Finding
 from memzoi.workspace import MEMZOI_DIR, Role, walk
 
+from .ledgerview import LedgerView, findings as ledger_findings
 from .documents import Documents, Snapshot, path_to_uri, uri_to_path
 from .settings import SECTION, Settings, parse_settings
 
@@ -38,6 +40,9 @@ class Project:
         self.memzoi_dir = root / MEMZOI_DIR
         self.files: set[str] = set()
         self.scanned = asyncio.Event()
+        self.crossfile = CrossFileWorkspace()
+        self.fed: dict[str, Any] = {}  # uri -> the Analysis whose facts the cross-file workspace holds
+        self.ledger = LedgerView(root)
 
     def contains(self, path: Path) -> bool:
         """True when ``path`` is inside this project's ``.memzoi`` directory."""
@@ -134,8 +139,54 @@ class MemzoiServer(LanguageServer):
         return snap.analysis.kind in ("record", "proposal")
 
     def findings_for(self, snap: Snapshot) -> list[Finding]:
-        """The snapshot's own findings plus cross-file findings from the workspace index (when available)."""
-        return list(snap.analysis.findings)
+        """The snapshot's own findings plus its cross-file findings (lineage, preconditions, duplicates,
+        identities) from the project's :class:`memzoi.crossfile.Workspace`.
+
+        The snapshot's facts are fed to that workspace first (editor text for open documents, disk otherwise), so
+        the cross-file spans index ``snap.text``; other files whose findings changed because of it are
+        re-diagnosed. Until the project's first scan completes, cross-file findings are withheld (a target later
+        in the scan would otherwise show as dangling for a moment).
+        """
+        own = list(snap.analysis.findings)
+        project = self.project_for(snap.path)
+        if project is None or snap.analysis.placement.role is Role.RESERVED:
+            return own
+        key = path_to_uri(snap.path) if snap.path else snap.uri  # one spelling per file, whatever the client sent
+        affected = self.feed(project, key, snap.analysis)
+        if affected - {key}:
+            self.republish(affected - {key})
+        if snap.path is not None:
+            own += ledger_findings(project.ledger, snap.path, snap.text)
+        if not project.scanned.is_set():
+            return own
+        cross = project.crossfile.findings_for(key)
+        return sorted(own + cross, key=lambda f: (f.start, f.end, f.code)) if cross else own
+
+    def feed(self, project: Project, uri: str, analysis) -> set[str]:
+        """Give the project's cross-file workspace the facts of ``analysis`` for ``uri`` (no-op when it already
+        holds facts from this very analysis); returns the URIs whose cross-file findings changed."""
+        if project.fed.get(uri) is analysis:
+            return set()
+        project.fed[uri] = analysis
+        return project.crossfile.update(uri, analysis)
+
+    def unfeed(self, project: Project, uri: str) -> set[str]:
+        """Forget ``uri`` in the cross-file workspace (deleted, moved away); returns the URIs affected."""
+        project.fed.pop(uri, None)
+        return project.crossfile.remove(uri)
+
+    def republish(self, uris: set[str]) -> None:
+        """Re-diagnose ``uris`` soon (push) or ask the client to re-pull (pull)."""
+        from . import diagnostics
+
+        self.crossfile_generation += 1
+        if self.pull_diagnostics:
+            self.request_refresh()
+            return
+        if self.loop is None:
+            return
+        for uri in sorted(uris):
+            self.loop.call_soon(diagnostics.publish, self, uri)
 
     def project_for(self, path: Path | None) -> Project | None:
         """The project whose ``.memzoi`` holds ``path``."""
@@ -154,13 +205,18 @@ class MemzoiServer(LanguageServer):
         return out
 
     def on_project_scanned(self, project: Project) -> None:
-        """Hook run when a project's scan finishes (cross-file state is complete from here on)."""
+        """The project's first scan finished: cross-file state is complete, so publish the files that have
+        cross-file findings and the open documents."""
+        project.scanned.set()
         self.crossfile_generation += 1
-        if not self.pull_diagnostics:
-            from . import diagnostics
+        if self.pull_diagnostics:
+            self.request_refresh()
+            return
+        from . import diagnostics
 
-            for uri in self.docs.open_uris():
-                diagnostics.publish(self, uri)
+        with_cross = {u for u in project.crossfile.paths() if project.crossfile.findings_for(u)}
+        for uri in sorted(with_cross | set(self.docs.open_uris())):
+            diagnostics.publish(self, uri)
 
     def on_files_changed(self, updated: list[str], removed: list[str]) -> None:
         """Files changed on disk (watchers, saves, or files the server itself wrote): re-diagnose them and the
@@ -174,8 +230,6 @@ class MemzoiServer(LanguageServer):
         for uri in updated:
             if not self.docs.is_open(uri):
                 diagnostics.publish(self, uri)
-        for uri in self.docs.open_uris():
-            diagnostics.publish(self, uri)
 
     def request_refresh(self) -> None:
         """Pull mode: ask the client to re-pull diagnostics (when it supports refresh)."""
@@ -333,19 +387,31 @@ def create_server() -> MemzoiServer:
         timer = ls.timers.pop(uri, None)
         if timer is not None:
             timer.cancel()
-        if ls.pull_diagnostics:
-            return
-        # The buffer is gone: show what is on disk (or nothing for a file outside the projects).
+        # The buffer is gone: the file on disk (if any) is what other files now refer to and what is shown.
         path = uri_to_path(uri)
         project = ls.project_for(path)
-        if project is not None and uri in project.files:
-            diagnostics.publish(ls, uri)
-        elif uri in ls.published:
-            diagnostics.clear(ls, uri)
+        key = path_to_uri(path) if path else uri
+        if project is not None and key in project.files:
+            snap = ls.docs.snapshot(key)
+            affected = ls.feed(project, key, snap.analysis) if snap is not None else set()
+            if ls.pull_diagnostics:
+                if affected:
+                    ls.republish(affected)
+                return
+            diagnostics.publish(ls, key)
+            if affected - {key}:
+                ls.republish(affected - {key})
+        else:
+            if project is not None:
+                affected = ls.unfeed(project, key)
+                if affected - {key}:
+                    ls.republish(affected - {key})
+            if not ls.pull_diagnostics and (uri in ls.published or key in ls.published):
+                diagnostics.clear(ls, uri)
 
-    from . import actions, commands, diagnostics, hover, navigation, scan, watch  # noqa: E402
+    from . import actions, commands, diagnostics, hover, lifecycle, navigation, scan, watch  # noqa: E402
 
-    for module in (diagnostics, hover, actions, commands, navigation, watch):
+    for module in (diagnostics, hover, actions, commands, lifecycle, navigation, watch):
         module.register(server)
     return server
 

@@ -201,10 +201,25 @@ def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]
         elif uri in project.files or uri in ls.published:
             project.files.discard(uri)
             removed.append(uri)
+    affected: set[str] = set()
     for uri in removed:
         ls.docs.forget(uri)
+        project = ls.project_for(uri_to_path(uri))
+        if project is not None:
+            affected |= ls.unfeed(project, uri)
         if not ls.docs.is_open(uri):
             diagnostics.clear(ls, uri)
+    for uri in updated:
+        if ls.docs.is_open(uri):
+            continue
+        snap = ls.docs.snapshot(uri)
+        project = ls.project_for(snap.path if snap else None)
+        if snap is not None and project is not None:
+            affected |= ls.feed(project, uri, snap.analysis)
+    affected -= set(removed)
+    affected -= {u for u in updated if not ls.docs.is_open(u)}  # published just below
+    if affected:
+        ls.republish(affected)
     if updated or removed:
         ls.on_files_changed(updated, removed)
     return updated, removed

@@ -51,7 +51,7 @@ origin:
 
 # {title}
 
-Use pnpm for every package task.
+{title}: applies to every package task.
 """
 
 PROPOSAL = """---

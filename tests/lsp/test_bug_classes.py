@@ -181,7 +181,7 @@ async def closed_diags(client, path: Path, until, timeout: float = 10.0):
 async def test_b33_atomic_save_is_one_modification(client, workspace: Path):
     records = workspace / ".memzoi" / "records"
     target = records / "rec-1.md"
-    target.write_text(record_text("rec-1").replace("lane: semantic", "lane: first"))
+    target.write_text(record_text("rec-1", "Rec one").replace("lane: semantic", "lane: first"))
     fs_events(client, (target, types.FileChangeType.Created))
     await closed_diags(client, target, lambda d: d is not None and [x.code for x in d] == ["invalid_value"])
     # vim with backupcopy=no: backup file, 4913 probe, new file, rename over the original.
@@ -190,7 +190,7 @@ async def test_b33_atomic_save_is_one_modification(client, workspace: Path):
     probe.write_text("")
     probe.unlink()
     tmp = records / ".rec-1.md.tmp"
-    tmp.write_text(record_text("rec-1").replace("lane: semantic", "lane: second"))
+    tmp.write_text(record_text("rec-1", "Rec one").replace("lane: semantic", "lane: second"))
     os.replace(tmp, target)
     (records / "rec-1.md~").unlink()
     fs_events(client, (records / "rec-1.md~", types.FileChangeType.Created), (target, types.FileChangeType.Deleted),
@@ -207,7 +207,7 @@ async def test_b33_atomic_save_is_one_modification(client, workspace: Path):
 async def test_b34_appends_to_new_file_end_in_final_state(client, workspace: Path):
     pending = workspace / ".memzoi" / "proposals" / "pending"
     p9 = pending / "p-9.md"
-    text = proposal_text("p-9")
+    text = proposal_text("p-9", body="Validate sessions for p-9 on the server.")
     head, tail = text[: len(text) // 2], text[len(text) // 2 :]
     p9.write_text(head)
     fs_events(client, (p9, types.FileChangeType.Created))
@@ -229,17 +229,17 @@ async def test_b34_appends_to_new_file_end_in_final_state(client, workspace: Pat
 
 async def test_b36_continuous_rewrites_validated_at_bounded_rate(client, workspace: Path):
     rec3 = workspace / ".memzoi" / "records" / "rec-3.md"
-    rec3.write_text(record_text("rec-3"))
+    rec3.write_text(record_text("rec-3", "Rec three"))
     fs_events(client, (rec3, types.FileChangeType.Created))
     end = time.monotonic() + 2.0
     i = 0
     while time.monotonic() < end:
-        rec3.write_text(record_text("rec-3").replace("lane: semantic", "lane: " + "v" * (1 + i % 9)))
+        rec3.write_text(record_text("rec-3", "Rec three").replace("lane: semantic", "lane: " + "v" * (1 + i % 9)))
         fs_events(client, (rec3, types.FileChangeType.Changed))
         i += 1
         await asyncio.sleep(0.02)
     during = len(client.diagnostic_history.get(rec3.as_uri(), []))
-    rec3.write_text(record_text("rec-3").replace("lane: semantic", "lane: " + "z" * 20))  # the last write
+    rec3.write_text(record_text("rec-3", "Rec three").replace("lane: semantic", "lane: " + "z" * 20))  # the last write
     fs_events(client, (rec3, types.FileChangeType.Changed))
     diags = await closed_diags(client, rec3, lambda d: bool(d) and d[0].range.end.character == 26)
     assert [x.code for x in diags] == ["invalid_value"]
@@ -251,7 +251,7 @@ async def test_b36_continuous_rewrites_validated_at_bounded_rate(client, workspa
 async def test_b37_move_proposal_to_records_and_delete_clears(client, workspace: Path):
     pending = workspace / ".memzoi" / "proposals" / "pending"
     p1 = pending / "p-1.md"
-    p1.write_text(proposal_text("p-1").replace("lane: semantic", "lane: bad"))
+    p1.write_text(proposal_text("p-1", body="Moved packet body.").replace("lane: semantic", "lane: bad"))
     fs_events(client, (p1, types.FileChangeType.Created))
     await closed_diags(client, p1, lambda d: bool(d))
     dest = workspace / ".memzoi" / "records" / "rec-p1.md"
@@ -262,7 +262,7 @@ async def test_b37_move_proposal_to_records_and_delete_clears(client, workspace:
     # directory-level event: rename a folder of records
     team = workspace / ".memzoi" / "records" / "team"
     team.mkdir()
-    (team / "x.md").write_text(record_text("team/x").replace("lane: semantic", "lane: bad"))
+    (team / "x.md").write_text(record_text("team/x", "Team x").replace("lane: semantic", "lane: bad"))
     fs_events(client, (team, types.FileChangeType.Created))
     await closed_diags(client, team / "x.md", lambda d: bool(d))
     group = workspace / ".memzoi" / "records" / "group"

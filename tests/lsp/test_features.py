@@ -209,8 +209,10 @@ async def test_workspace_symbols_search_titles_and_bodies(client, workspace: Pat
     import asyncio
 
     for _ in range(100):
-        res = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="pnpm"))
+        res = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="every package"))
         if res:
             break
         await asyncio.sleep(0.05)
-    assert sorted(s.name for s in res) == ["Use Node 22", "Use pnpm"]  # "Use Node 22" matches by body
+    assert sorted(s.name for s in res) == ["Use Node 22", "Use pnpm"]  # matched by body text
+    res = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="pnpm"))
+    assert [s.name for s in res] == ["Use pnpm"]

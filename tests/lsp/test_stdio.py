@@ -139,6 +139,6 @@ def test_stdin_closed_without_shutdown_exits_nonzero_quickly(tmp_path: Path):
         proc.wait(timeout=10)
     finally:
         proc.kill()
-    assert time.monotonic() - start < 3
+    assert time.monotonic() - start < 5  # about 0.3 s when the machine is idle
     assert proc.returncode == 1
     parse_strict(proc.stdout.read())

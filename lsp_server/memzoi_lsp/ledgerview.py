@@ -1,0 +1,126 @@
+"""The ledger as the editor sees it: per file, the uncertain changes touching it and the last applied change
+(for ``ledger_uncertain`` / ``ledger_drift`` diagnostics, the Undo and Recover actions, and hover).
+
+The ledger is read once per project and re-read only when its database files change, so diagnosing a file does
+not open SQLite. Nothing here ever creates a ledger: a project without one has no ledger facts.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memzoi.findings import Finding, finding
+from memzoi.ledger import ChangeRecord, history
+from memzoi.runtime import LEDGER_DB, project_runtime_dir
+
+log = logging.getLogger("memzoi_lsp.ledgerview")
+
+
+@dataclass
+class FileLedger:
+    """Ledger facts of one file: ``uncertain`` changes (oldest first) and the ``last`` applied change."""
+
+    uncertain: list[ChangeRecord] = field(default_factory=list)
+    last: ChangeRecord | None = None
+
+
+class LedgerView:
+    """Cached per-file ledger facts of one project."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._stamp: tuple | None = None
+        self._files: dict[str, FileLedger] = {}
+        self._lock = threading.Lock()
+
+    def _db(self) -> Path | None:
+        try:
+            db = project_runtime_dir(self.root) / LEDGER_DB
+        except Exception:  # no git, odd paths: no ledger
+            return None
+        return db if db.is_file() else None
+
+    def _refresh(self) -> None:
+        db = self._db()
+        if db is None:
+            self._files, self._stamp = {}, None
+            return
+        stamp = tuple(
+            (p.stat().st_mtime_ns, p.stat().st_size) if p.exists() else None
+            for p in (db, db.with_name(db.name + "-wal"))
+        )
+        if stamp == self._stamp:
+            return
+        files: dict[str, FileLedger] = {}
+        try:
+            changes = history(self.root)
+        except Exception as err:  # an unreadable ledger must not break diagnostics
+            log.warning("cannot read the ledger of %s: %s", self.root, err)
+            changes = []
+        for change in reversed(changes):  # oldest first, so `last` ends as the newest applied change
+            for f in change.files:
+                entry = files.setdefault(f.path, FileLedger())
+                if change.status == "uncertain":
+                    entry.uncertain.append(change)
+                elif change.status == "applied":
+                    entry.last = change
+        self._files, self._stamp = files, stamp
+
+    def for_file(self, path: Path) -> FileLedger:
+        """Facts of ``path`` (empty when the ledger never touched it)."""
+        try:
+            rel = path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return FileLedger()
+        with self._lock:
+            self._refresh()
+            return self._files.get(rel, FileLedger())
+
+    def undo_available(self, path: Path, change: ChangeRecord) -> bool:
+        """True while every file of ``change`` on disk still equals its after snapshot (SPEC §6)."""
+        for f in change.files:
+            p = self.root / f.path
+            try:
+                current = p.read_bytes() if p.is_file() else None
+            except OSError:
+                return False
+            if current != f.after:
+                return False
+        return True
+
+
+def findings(view: LedgerView, path: Path, text: str) -> list[Finding]:
+    """``ledger_uncertain`` for each uncertain change touching ``path``, and ``ledger_drift`` when the file on
+    disk differs from what its last applied change wrote. Anchored on the first line of ``text``."""
+    facts = view.for_file(path)
+    end = len(text.split("\n", 1)[0].rstrip("\r"))
+    out: list[Finding] = []
+    for change in facts.uncertain:
+        out.append(
+            finding(
+                "ledger_uncertain",
+                f"change {change.id[:12]} ({change.operation}) touching this file could not be classified after a "
+                "crash: recover it explicitly (restore before, complete after, or accept as is)",
+                0, end, change_id=change.id,
+            )
+        )
+    last = facts.last
+    if last is not None:
+        after = next((f.after for f in last.files if (view.root / f.path).resolve() == path.resolve()), None)
+        try:
+            current = path.read_bytes() if path.is_file() else None
+        except OSError:
+            current = None
+        if after != current:
+            out.append(
+                finding(
+                    "ledger_drift",
+                    f"this file was edited after change {last.id[:12]} ({last.operation}) wrote it, so that change "
+                    "can no longer be undone; re-attest the record if the edit is intended",
+                    0, end, change_id=last.id,
+                )
+            )
+    return out

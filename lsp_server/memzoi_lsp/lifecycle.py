@@ -1,0 +1,305 @@
+"""Lifecycle commands (``workspace/executeCommand``): apply, reject, route to local memory, supersede,
+tombstone, re-attest, materialize (plan, decide, apply), undo, recover, history and reconcile.
+
+Each is one call into :mod:`memzoi.lifecycle` (a ledgered disk transaction in the core, never a client-side
+edit). Arguments follow the editor clients: one object ``{"uri", "reason", "change_id", "mode", "title",
+"body"}`` (or a bare URI string). Results are the CLI's ``--json`` shapes: a change
+``{"change_id", "status", "files": [...]}`` or a refusal ``{"error": {"code", "message"}}``.
+
+Before running, a command refuses when the file it acts on is open with unsaved changes (the core reads the
+disk, so it would act on something other than what the user sees). Afterwards every file the change touched is
+re-indexed at once (no waiting for a watcher event, B28) and created packets are shown with
+``window/showDocument``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any, Callable
+
+from lsprotocol import types
+
+from memzoi.ledger import ChangeResult, Refusal
+from memzoi import lifecycle as core
+
+from . import watch
+from .documents import path_to_uri, uri_to_path
+
+# A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
+from .server import MemzoiServer  # noqa: E402
+
+log = logging.getLogger("memzoi_lsp.lifecycle")
+
+APPLY = "memzoi.apply"
+REJECT = "memzoi.reject"
+ROUTE_LOCAL = "memzoi.routeLocal"
+SUPERSEDE = "memzoi.supersede"
+TOMBSTONE = "memzoi.tombstone"
+UNDO = "memzoi.undo"
+RECOVER = "memzoi.recover"
+HISTORY = "memzoi.history"
+RECONCILE = "memzoi.reconcile"
+
+
+class CommandError(Exception):
+    """A refusal raised by the server itself (bad arguments, unsaved changes); reported like a core refusal."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def parse_args(args: tuple[Any, ...]) -> dict[str, Any]:
+    """The clients' argument object (first argument), or ``{"uri": s}`` for a bare string."""
+    if not args:
+        return {}
+    first = args[0]
+    if isinstance(first, dict):
+        return dict(first)
+    if isinstance(first, str):
+        return {"uri": first}
+    raise CommandError("invalid_arguments", "expected an object like {\"uri\": ...} as the command argument")
+
+
+def target_path(ls: "MemzoiServer", arg: dict[str, Any]) -> tuple[Path, Path]:
+    """``(project root, file path)`` of the ``uri`` argument; refuses outside a project."""
+    uri = arg.get("uri")
+    if not isinstance(uri, str) or not uri:
+        raise CommandError("invalid_arguments", "this command needs the file's `uri`")
+    path = uri_to_path(uri)
+    if path is None:
+        raise CommandError("invalid_arguments", f"{uri}: not a file URI; save the document first")
+    project = ls.project_for(path)
+    if project is None:
+        from memzoi.workspace import place
+
+        placement = place(path)
+        if placement.memzoi_dir is None:
+            raise CommandError("not_in_project", f"{path.name}: not inside a .memzoi directory")
+        project = ls.add_project(placement.memzoi_dir.parent)
+        if project is None:
+            raise CommandError("not_in_project", f"{path.name}: not inside a .memzoi directory")
+    return project.root, path
+
+
+def project_root(ls: "MemzoiServer", arg: dict[str, Any]) -> Path:
+    """The project of the ``uri`` argument, else the only (or first) project of the workspace."""
+    if arg.get("uri"):
+        return target_path(ls, arg)[0]
+    if not ls.projects:
+        raise CommandError("not_in_project", "no .memzoi directory in this workspace; run `memzoi init` first")
+    return sorted(ls.projects)[0]
+
+
+def refuse_if_dirty(ls: "MemzoiServer", *paths: Path) -> None:
+    """Refuse when one of ``paths`` is open in the editor with text that differs from the file on disk."""
+    for path in paths:
+        uri = path_to_uri(path)
+        if not ls.docs.is_open(uri):
+            continue
+        doc = ls.workspace.get_text_document(uri)
+        try:
+            disk = path.read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            continue  # a buffer whose file is gone (moved by a change) holds nothing the change would lose
+        if disk != doc.source:
+            raise CommandError(
+                "unsaved_changes",
+                f"{path.name} has unsaved changes; save or revert it first (lifecycle changes act on the file on disk)",
+            )
+
+
+def reason_of(arg: dict[str, Any], required: bool) -> str | None:
+    """The trimmed ``reason`` argument; refuses when required and missing."""
+    reason = arg.get("reason")
+    reason = reason.strip() if isinstance(reason, str) else None
+    if required and not reason:
+        raise CommandError("reason_required", "a reason is required: it is recorded with the change")
+    return reason or None
+
+
+async def run_change(ls: "MemzoiServer", root: Path, call: Callable[[], ChangeResult], *, show_created: bool = False,
+                     show: Callable[[ChangeResult], list[Path]] | None = None) -> dict[str, Any]:
+    """Run one core change off the event loop, then re-index its files and show what it created."""
+    loop = asyncio.get_running_loop()
+    result: ChangeResult = await loop.run_in_executor(None, call)
+    changed = [root / f.path for f in result.files]
+    watch.files_changed(ls, changed, immediate=True)  # B28: indexed now, not when a watcher notices
+    to_show: list[Path] = []
+    if show_created:
+        to_show += [root / f.path for f in result.files if f.before is None and f.after is not None]
+    if show is not None:
+        to_show += show(result)
+    for path in to_show:
+        if path.suffix == ".md" and path.is_file():
+            try:
+                await ls.window_show_document_async(
+                    types.ShowDocumentParams(uri=path_to_uri(path), take_focus=True)
+                )
+            except Exception as err:  # a client without showDocument still gets the result
+                log.info("showDocument failed: %s", err)
+    return result.to_json()
+
+
+def command(name: str):
+    """Register a lifecycle command: argument parsing, refusals as ``{"error": ...}`` results, logging."""
+
+    def wrap(fn):
+        async def handler(ls: "MemzoiServer", *args: Any) -> Any:
+            try:
+                return await fn(ls, parse_args(args))
+            except (Refusal, CommandError) as err:
+                log.info("%s refused: %s", name, err.message)
+                ls.window_show_message(
+                    types.ShowMessageParams(type=types.MessageType.Warning, message=f"Memzoi: {err.message}")
+                )
+                return {"error": {"code": err.code, "message": err.message}}
+
+        # Not functools.wraps: pygls reads the handler's signature (``*args``) to structure the arguments.
+        handler.__name__ = fn.__name__
+        handler.__doc__ = fn.__doc__
+        handler.__memzoi_command__ = name
+        return handler
+
+    return wrap
+
+
+def _moved_packet(result: ChangeResult, root: Path) -> list[Path]:
+    return [root / f.path for f in result.files if f.before is None and f.after is not None and "/resolved/" in f.path]
+
+
+@command(APPLY)
+async def apply(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+    """Apply a pending proposal packet (``uri``): writes the record, moves the packet to ``resolved/applied``."""
+    root, path = target_path(ls, arg)
+    refuse_if_dirty(ls, path)
+    actor = arg.get("actor") or core.default_actor()
+    return await run_change(
+        ls, root, lambda: core.apply_proposal(root, path, actor=actor, source="editor"),
+        show=(lambda r: _moved_packet(r, root)) if ls.docs.is_open(path_to_uri(path)) else None,
+    )
+
+
+@command(REJECT)
+async def reject(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+    """Reject a pending proposal packet (``uri``) with a required ``reason``."""
+    root, path = target_path(ls, arg)
+    reason = reason_of(arg, True)
+    refuse_if_dirty(ls, path)
+    actor = arg.get("actor") or core.default_actor()
+    return await run_change(
+        ls, root, lambda: core.reject_proposal(root, path, reason=reason, actor=actor, source="editor"),
+        show=(lambda r: _moved_packet(r, root)) if ls.docs.is_open(path_to_uri(path)) else None,
+    )
+
+
+@command(ROUTE_LOCAL)
+async def route_local(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+    """Route a pending packet the git-plane gate blocks to local (private) memory."""
+    root, path = target_path(ls, arg)
+    refuse_if_dirty(ls, path)
+    actor = arg.get("actor") or core.default_actor()
+    return await run_change(ls, root, lambda: core.route_local(root, path, actor=actor, source="editor"))
+
+
+@command(SUPERSEDE)
+async def supersede(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+    """Create a pending packet proposing a replacement of the record (``uri``); ``title``/``body`` default to the
+    record's own, to be edited in the packet, which is opened."""
+    root, path = target_path(ls, arg)
+    reason = reason_of(arg, True)
+    refuse_if_dirty(ls, path)
+    snap = ls.docs.snapshot(path_to_uri(path))
+    data = (snap.analysis.document.data or {}) if snap else {}
+    title = arg.get("title") or str(data.get("title") or "")
+    body = arg.get("body") or (snap.analysis.document.body if snap else "")
+    actor = arg.get("actor") or core.default_actor()
+    return await run_change(
+        ls, root,
+        lambda: core.propose_supersede(root, str(path), title=title, body=body, reason=reason, actor=actor,
+                                       source="editor"),
+        show_created=True,
+    )
+
+
+@command(TOMBSTONE)
+async def tombstone(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+    """Create a pending packet proposing to tombstone the record (``uri``) for ``reason``; opens it."""
+    root, path = target_path(ls, arg)
+    reason = reason_of(arg, True)
+    refuse_if_dirty(ls, path)
+    actor = arg.get("actor") or core.default_actor()
+    return await run_change(
+        ls, root, lambda: core.propose_tombstone(root, str(path), reason=reason, actor=actor, source="editor"),
+        show_created=True,
+    )
+
+
+@command(UNDO)
+async def undo(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+    """Undo the change ``change_id`` (allowed while its files are exactly as it left them)."""
+    change_id = arg.get("change_id")
+    if not isinstance(change_id, str) or not change_id.strip():
+        raise CommandError("invalid_arguments", "undo needs the `change_id` (see the history)")
+    root = project_root(ls, arg)
+    record = core.get_change(root, change_id.strip())
+    if record is not None:
+        refuse_if_dirty(ls, *(root / f.path for f in record.files))
+    actor = arg.get("actor") or core.default_actor()
+    return await run_change(ls, root, lambda: core.undo(root, change_id.strip(), actor=actor, source="editor"))
+
+
+@command(RECOVER)
+async def recover(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+    """Settle an uncertain change: ``mode`` is ``restore-before``, ``complete-after`` or ``accept``."""
+    change_id = arg.get("change_id")
+    mode = arg.get("mode")
+    if not isinstance(change_id, str) or not change_id.strip():
+        raise CommandError("invalid_arguments", "recover needs the `change_id` of the uncertain change")
+    if mode not in ("restore-before", "complete-after", "accept"):
+        raise CommandError("invalid_arguments", "recover needs `mode`: restore-before, complete-after or accept")
+    root = project_root(ls, arg)
+    record = core.get_change(root, change_id.strip())
+    if record is not None:
+        refuse_if_dirty(ls, *(root / f.path for f in record.files))
+    actor = arg.get("actor") or core.default_actor()
+    reason = reason_of(arg, False)
+    return await run_change(
+        ls, root, lambda: core.recover(root, change_id.strip(), mode, actor=actor, source="editor", reason=reason)
+    )
+
+
+@command(HISTORY)
+async def history(ls: "MemzoiServer", arg: dict[str, Any]) -> Any:
+    """Changes newest first (of the file ``uri`` when given), as ``memzoi history --json``."""
+    root = project_root(ls, arg)
+    rel = None
+    if arg.get("uri"):
+        _root, path = target_path(ls, arg)
+        rel = path.resolve().relative_to(root).as_posix()
+    limit = arg.get("limit") if isinstance(arg.get("limit"), int) else None
+    loop = asyncio.get_running_loop()
+    changes = await loop.run_in_executor(None, lambda: core.history(root, rel, limit=limit))
+    return [c.to_json() for c in changes]
+
+
+@command(RECONCILE)
+async def reconcile(ls: "MemzoiServer", arg: dict[str, Any]) -> Any:
+    """Classify changes left in flight by a dead process (never replays); re-diagnoses touched files."""
+    root = project_root(ls, arg)
+    loop = asyncio.get_running_loop()
+    settled = await loop.run_in_executor(None, lambda: core.reconcile(root))
+    watch.process(ls, [root / ".memzoi"])
+    return [{"change_id": r.change_id, "previous": r.previous, "status": r.status} for r in settled]
+
+
+HANDLERS = [apply, reject, route_local, supersede, tombstone, undo, recover, history, reconcile]
+
+
+def register(server: "MemzoiServer") -> None:
+    """Register every lifecycle command."""
+    for handler in HANDLERS:
+        server.command(handler.__memzoi_command__)(handler)

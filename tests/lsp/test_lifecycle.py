@@ -1,0 +1,179 @@
+"""Lifecycle code actions end to end on a temporary git workspace, for both client profiles: each action is
+found with textDocument/codeAction, run through workspace/executeCommand, checked on the file system, and
+undone through the Undo action the server then offers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from .conftest import git_init, open_doc, proposal_text, wait_until
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under ``.memzoi`` with its bytes."""
+    base = root / ".memzoi"
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()}
+
+
+async def actions_for(client, uri: str, only: list[str] | None = None) -> list[types.CodeAction]:
+    res = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+            context=types.CodeActionContext(diagnostics=[], only=only),
+        )
+    )
+    return [a for a in res or [] if isinstance(a, types.CodeAction)]
+
+
+async def run(client, action: types.CodeAction, **extra):
+    """Execute an action's command the way an editor does (clients add the prompted reason)."""
+    args = [dict(action.command.arguments[0], **extra)]
+    return await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=action.command.command, arguments=args)
+    )
+
+
+def find(actions, prefix: str) -> types.CodeAction:
+    matches = [a for a in actions if a.title.startswith(prefix)]
+    assert matches, [a.title for a in actions]
+    return matches[0]
+
+
+async def undo_via_action(client, path: Path, before: dict[str, bytes], root: Path) -> None:
+    """Open ``path``, take its Undo action, run it, and check the tree is back to ``before``."""
+    uri = open_doc(client, path)
+    undo = find(await actions_for(client, uri, ["source.memzoi.undo"]), "Undo ")
+    result = await run(client, undo)
+    assert result["status"] == "undone", result
+    assert snapshot(root) == before
+
+
+@pytest.fixture
+def git_workspace(workspace: Path) -> Path:
+    git_init(workspace)
+    return workspace
+
+
+async def test_apply_proposal_then_undo(client, git_workspace: Path):
+    root = git_workspace
+    before = snapshot(root)
+    packet = root / ".memzoi" / "proposals" / "pending" / "mem-new.md"
+    uri = open_doc(client, packet)
+    actions = await actions_for(client, uri)
+    kinds = {a.kind for a in actions}
+    assert {"source.memzoi.apply", "source.memzoi.reject"} <= kinds and "source.memzoi.routeLocal" not in kinds
+    assert await actions_for(client, uri, ["quickfix"]) == []  # context.only honoured
+    result = await run(client, find(actions, "Apply proposal"))
+    assert result["status"] == "applied", result
+    paths = {f["path"]: (f["before"], f["after"]) for f in result["files"]}
+    assert paths[".memzoi/proposals/pending/mem-new.md"] == ("present", "absent")
+    assert paths[".memzoi/proposals/resolved/applied/mem-new.md"] == ("absent", "present")
+    [record] = [p for p, (b, a) in paths.items() if p.startswith(".memzoi/records/") and b == "absent"]
+    assert not packet.exists() and (root / record).is_file()
+    assert "status: applied" in (root / ".memzoi/proposals/resolved/applied/mem-new.md").read_text()
+    # the new record is indexed at once: workspace symbols find it without any watcher event
+    res = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="Prefer server sessions"))
+    assert any(s.location.uri.endswith(record) for s in res)
+    await undo_via_action(client, root / record, before, root)
+
+
+async def test_reject_requires_reason_then_moves_packet(client, git_workspace: Path):
+    root = git_workspace
+    before = snapshot(root)
+    packet = root / ".memzoi" / "proposals" / "pending" / "mem-new.md"
+    uri = open_doc(client, packet)
+    reject = find(await actions_for(client, uri, ["source"]), "Reject proposal")
+    refused = await run(client, reject)
+    assert refused["error"]["code"] == "reason_required" and snapshot(root) == before
+    result = await run(client, reject, reason="duplicate of an existing record")
+    assert result["status"] == "applied", result
+    rejected = root / ".memzoi" / "proposals" / "resolved" / "rejected" / "mem-new.md"
+    assert rejected.is_file() and not packet.exists()
+    assert "duplicate of an existing record" in rejected.read_text()
+    await undo_via_action(client, rejected, before, root)
+
+
+async def test_supersede_creates_packet_shown_and_indexed(client, git_workspace: Path):
+    root = git_workspace
+    before = snapshot(root)
+    record = root / ".memzoi" / "records" / "use-node-22.md"
+    uri = open_doc(client, record)
+    actions = await actions_for(client, uri)
+    assert {"source.memzoi.supersede", "source.memzoi.tombstone"} <= {a.kind for a in actions}
+    result = await run(client, find(actions, "Supersede record"), reason="Node 24 is the new LTS")
+    assert result["status"] == "applied", result
+    [created] = [f["path"] for f in result["files"] if f["before"] == "absent"]
+    assert created.startswith(".memzoi/proposals/pending/")
+    text = (root / created).read_text()
+    assert "action: supersede" in text and "use-node-22" in text
+    assert [d.uri for d in client.shown_documents] == [(root / created).as_uri()]
+    assert record.read_bytes() == before[".memzoi/records/use-node-22.md"]  # a proposal, not an edit
+    await undo_via_action(client, root / created, before, root)
+
+
+async def test_tombstone_creates_packet_then_undo(client, git_workspace: Path):
+    root = git_workspace
+    before = snapshot(root)
+    record = root / ".memzoi" / "records" / "use-pnpm.md"
+    uri = open_doc(client, record)
+    result = await run(client, find(await actions_for(client, uri), "Tombstone record"), reason="obsolete")
+    assert result["status"] == "applied", result
+    [created] = [f["path"] for f in result["files"] if f["before"] == "absent"]
+    assert "action: tombstone" in (root / created).read_text()
+    assert client.shown_documents[-1].uri == (root / created).as_uri()
+    await undo_via_action(client, root / created, before, root)
+
+
+async def test_route_to_local_memory_when_gate_blocks(client, git_workspace: Path):
+    root = git_workspace
+    packet = root / ".memzoi" / "proposals" / "pending" / "mem-local.md"
+    packet.write_text(proposal_text("mem-local").replace("sensitivity: repo-safe", "sensitivity: local-only"))
+    before = snapshot(root)
+    uri = open_doc(client, packet)
+    actions = await actions_for(client, uri)
+    route = find(actions, "Route to local memory")
+    apply = [a for a in actions if a.kind == "source.memzoi.apply"]
+    assert all(a.disabled and "gate" in a.disabled.reason for a in apply)  # disabled with the reason, or absent
+    result = await run(client, route)
+    assert result["status"] == "applied", result
+    assert not packet.exists()
+    history = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="memzoi.history", arguments=[{}])
+    )
+    assert history[0]["operation"] and history[0]["source"] == "editor"
+    undo = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="memzoi.undo", arguments=[{"change_id": result["change_id"]}])
+    )
+    assert undo["status"] == "undone" and snapshot(root) == before
+
+
+async def test_lifecycle_refuses_unsaved_document(client, git_workspace: Path):
+    root = git_workspace
+    before = snapshot(root)
+    packet = root / ".memzoi" / "proposals" / "pending" / "mem-new.md"
+    uri = open_doc(client, packet, packet.read_text().replace("Validate sessions", "Validate all sessions"))
+    apply = [a for a in await actions_for(client, uri) if a.kind == "source.memzoi.apply"]
+    assert all(a.disabled and "save" in a.disabled.reason for a in apply)
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="memzoi.apply", arguments=[{"uri": uri}])
+    )
+    assert result["error"]["code"] == "unsaved_changes"
+    assert snapshot(root) == before
+
+
+async def test_code_lenses_on_pending_and_superseded(client, git_workspace: Path):
+    root = git_workspace
+    puri = open_doc(client, root / ".memzoi" / "proposals" / "pending" / "mem-new.md")
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=puri))
+    )
+    assert [(l.command.title, l.command.command) for l in lenses] == [("Apply", "memzoi.apply"), ("Reject…", "memzoi.reject")]
+    ruri = open_doc(client, root / ".memzoi" / "records" / "use-pnpm.md")
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=ruri))
+    )
+    assert [l.command.title for l in lenses] == ["Superseded by use-node-22"]
