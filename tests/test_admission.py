@@ -52,7 +52,7 @@ def test_tracked_untracked_ignored_gives_exactly_one_ignored_untracked(repo, mon
     found = [(Path(l.path).name, l.finding.code) for l in report.findings]
     assert found == [("ignored.md", "ignored_untracked")]
     vis = git_visibility(repo, sorted((repo / ".memzoi/records").glob("*.md")))
-    assert {p.name: v for p, v in vis.items()} == {
+    assert {Path(p).name: v for p, v in vis.items()} == {
         "ignored.md": GitVisibility.IGNORED, "tracked.md": GitVisibility.TRACKED, "untracked.md": GitVisibility.UNTRACKED}
 
 

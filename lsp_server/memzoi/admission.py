@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import enum
 import os
+import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,45 +88,46 @@ def worktree_root(start: Path) -> Path | None:
     return Path(text).resolve() if text else None
 
 
-def git_visibility(root: str | os.PathLike[str], paths: Iterable[str | os.PathLike[str]]) -> dict[Path, GitVisibility]:
+def git_visibility(root: str | os.PathLike[str], paths: Iterable[str | os.PathLike[str]]) -> dict[str, GitVisibility]:
     """Git review visibility of ``paths`` (files under ``root``), with at most three git processes.
 
-    Keys are the given paths made absolute (``os.path.abspath``, symlinks not resolved). Tracked wins even when an ignore rule matches (as in Memzoi); untracked
-    files are checked with ``check-ignore --no-index``. Outside a worktree every path is ``NO_WORKTREE``;
-    when git cannot answer, ``UNKNOWN``.
+    Keys are the given paths made absolute (``os.path.abspath`` strings, symlinks not resolved). Tracked wins
+    even when an ignore rule matches (as in Memzoi); untracked files are checked with ``check-ignore
+    --no-index``. Outside a worktree every path is ``NO_WORKTREE``; when git cannot answer, ``UNKNOWN``.
+    Plain string paths throughout: this runs over every file of a 10,000-record workspace.
     """
-    files = [Path(os.path.abspath(p)) for p in paths]
+    files = [os.path.abspath(p) for p in paths]
     if not files:
         return {}
-    real_dirs: dict[Path, Path] = {}  # resolve each directory once, not each file
-    base = Path(root).resolve()
-    if not base.is_dir():
-        base = base.parent
-    try:
-        probe = _run(["rev-parse", "--show-toplevel"], base)
-    except OSError:
-        probe = None
+    base = os.path.realpath(root)
+    if not os.path.isdir(base):
+        base = os.path.dirname(base)
+    probe = _run(["rev-parse", "--show-toplevel"], Path(base))
     if probe is None:
         return dict.fromkeys(files, GitVisibility.UNKNOWN)
     if probe[0] != 0:
         return dict.fromkeys(files, GitVisibility.NO_WORKTREE)
-    top = Path(probe[1].decode("utf-8", "surrogateescape").strip()).resolve()
-    result: dict[Path, GitVisibility] = {}
-    rel: dict[Path, str] = {}
+    top = os.path.realpath(probe[1].decode("utf-8", "surrogateescape").strip())
+    prefix = top.rstrip(os.sep) + os.sep
+    result: dict[str, GitVisibility] = {}
+    rel: dict[str, str] = {}
+    real_dirs: dict[str, str] = {}  # resolve each directory once, not each file
     for f in files:
-        parent = real_dirs.get(f.parent)
-        if parent is None:
-            parent = real_dirs[f.parent] = f.parent.resolve()
-        try:
-            rel[f] = (parent / f.name).relative_to(top).as_posix()
-        except ValueError:
+        d, name = os.path.split(f)
+        real = real_dirs.get(d)
+        if real is None:
+            real = real_dirs[d] = os.path.realpath(d)
+        full = os.path.join(real, name)
+        if full.startswith(prefix):
+            rel[f] = full[len(prefix):].replace(os.sep, "/")
+        else:
             result[f] = GitVisibility.NO_WORKTREE
     if not rel:
         return result
     # One ls-files over the distinct parent directories (literal pathspecs: no glob surprises in names).
-    dirs = sorted({str(Path(r).parent.as_posix()) for r in rel.values()})
-    specs = [f":(literal){d}" if d != "." else "." for d in dirs]
-    listed = _run(["ls-files", "--cached", "-z", "--", *specs], top,
+    dirs = sorted({r.rpartition("/")[0] for r in rel.values()})
+    specs = [f":(literal){d}" if d else "." for d in dirs]
+    listed = _run(["ls-files", "--cached", "-z", "--", *specs], Path(top),
                   cap=_LS_FILES_BASE + _LS_FILES_PER_PATH * len(rel))
     if listed is None or listed[0] != 0:
         result.update(dict.fromkeys(rel, GitVisibility.UNKNOWN))
@@ -137,7 +139,8 @@ def git_visibility(root: str | os.PathLike[str], paths: Iterable[str | os.PathLi
             result[f] = GitVisibility.TRACKED
     if untracked:
         data = b"".join(rel[f].encode("utf-8", "surrogateescape") + b"\0" for f in untracked)
-        ignored_out = _run(["check-ignore", "--stdin", "-z", "--no-index"], top, data=data, cap=len(data) + 4096)
+        ignored_out = _run(["check-ignore", "--stdin", "-z", "--no-index"], Path(top), data=data,
+                           cap=len(data) + 4096)
         if ignored_out is None or ignored_out[0] not in (0, 1):
             result.update(dict.fromkeys(untracked, GitVisibility.UNKNOWN))
             return result
@@ -152,32 +155,44 @@ def _opening(analysis: Analysis) -> tuple[int, int]:
     return start, min(start + 3, len(analysis.text))
 
 
-def canonical_path_findings(path: str | os.PathLike[str], analysis: Analysis) -> list[Finding]:
+def canonical_path_findings(path: str | os.PathLike[str], analysis: Analysis,
+                            dir_links: dict[str, bool] | None = None) -> list[Finding]:
     """``canonical_path`` for a git-plane file that is a symlink, not a regular file, or whose real location is
-    not ``<.memzoi>/records/<concept_id>.md`` (a symlinked parent directory, a symlinked ``.memzoi``)."""
-    p = Path(path)
+    not ``<.memzoi>/records/<concept_id>.md`` (a symlinked parent directory, a symlinked ``.memzoi``).
+
+    ``dir_links`` caches "is this directory a symlink" across calls of one scan (one ``lstat`` per directory).
+    """
     role = analysis.placement.role
     if role not in (Role.RECORD, Role.PENDING, Role.APPLIED, Role.REJECTED):
         return []
     start, end = _opening(analysis)
-    if p.is_symlink():
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and stat.S_ISLNK(mode):
         return [finding("canonical_path", "this file is a symlink; Memzoi never reads symlinked records or packets: "
                         "replace the link with the file itself", start, end)]
-    if p.exists() and not p.is_file():
+    if mode is not None and not stat.S_ISREG(mode):
         return [finding("canonical_path", "not a regular file; records and packets must be regular files", start, end)]
     memzoi_dir = analysis.placement.memzoi_dir
     if memzoi_dir is None:
         return []
-    root = Path(os.path.abspath(memzoi_dir))
-    cur = Path(os.path.abspath(p)).parent
+    cache = dir_links if dir_links is not None else {}
+    root = os.path.abspath(memzoi_dir)
+    cur = os.path.dirname(os.path.abspath(path))
     while True:  # every directory from the file's folder up to and including `.memzoi`
-        if cur.is_symlink():
+        linked = cache.get(cur)
+        if linked is None:
+            linked = cache[cur] = os.path.islink(cur)
+        if linked:
             return [finding("canonical_path", "this file is reached through a symlinked directory, so its real path "
                             "is outside the `.memzoi` tree; Memzoi refuses it (canonical-path): move the file into "
                             "the real `.memzoi/records/` or `.memzoi/proposals/` folder", start, end)]
-        if cur == root or cur == cur.parent:
+        parent = os.path.dirname(cur)
+        if cur == root or parent == cur:
             return []
-        cur = cur.parent
+        cur = parent
 
 
 def git_findings(analysis: Analysis, visibility: GitVisibility) -> list[Finding]:
@@ -247,9 +262,11 @@ def _insert_at(out: list[str]) -> int:
     return sum(1 for c in out if _ORDER.index(c) < rank)
 
 
-def admit(path: str | os.PathLike[str], analysis: Analysis, visibility: GitVisibility) -> Admission:
-    """Admission of one file: its canonical-path and git findings plus the refusals implied by all findings."""
-    extra = canonical_path_findings(path, analysis) + git_findings(analysis, visibility)
+def admit(path: str | os.PathLike[str], analysis: Analysis, visibility: GitVisibility,
+          dir_links: dict[str, bool] | None = None) -> Admission:
+    """Admission of one file: its canonical-path and git findings plus the refusals implied by all findings.
+    ``dir_links`` is an optional per-scan cache (see :func:`canonical_path_findings`)."""
+    extra = canonical_path_findings(path, analysis, dir_links) + git_findings(analysis, visibility)
     result = Admission(visibility, findings=extra)
     if analysis.placement.role is Role.RECORD:
         result.refusals = refusals(list(analysis.findings) + extra)
@@ -265,7 +282,7 @@ def admit_all(root: str | os.PathLike[str], analyses: Mapping[Path, Analysis]) -
     """
     keys = list(analyses)
     vis = git_visibility(root, keys)
-    return {k: admit(k, analyses[k], vis.get(Path(os.path.abspath(k)), GitVisibility.UNKNOWN)) for k in keys}
+    return {k: admit(k, analyses[k], vis.get(os.path.abspath(k), GitVisibility.UNKNOWN)) for k in keys}
 
 
 def check_admission(checked: Mapping[str, tuple[Path, Analysis]]) -> dict[str, list[Finding]]:
@@ -273,16 +290,17 @@ def check_admission(checked: Mapping[str, tuple[Path, Analysis]]) -> dict[str, l
 
     One batch of git calls per ``.memzoi`` directory. Files the walk already reported as symlinks never get here.
     """
-    groups: dict[Path, dict[str, tuple[Path, Analysis]]] = {}
+    groups: dict[str, dict[str, tuple[Path, Analysis]]] = {}
     for display, (path, analysis) in checked.items():
         md = analysis.placement.memzoi_dir
         if md is not None:
-            groups.setdefault(Path(os.path.abspath(md)), {})[display] = (path, analysis)
+            groups.setdefault(os.path.abspath(md), {})[display] = (path, analysis)
     out: dict[str, list[Finding]] = {}
     for memzoi_dir, members in groups.items():
-        vis = git_visibility(memzoi_dir.parent, [p for p, _ in members.values()])
+        vis = git_visibility(os.path.dirname(memzoi_dir), [p for p, _ in members.values()])
+        links: dict[str, bool] = {}
         for display, (path, analysis) in members.items():
-            found = admit(path, analysis, vis.get(Path(os.path.abspath(path)), GitVisibility.UNKNOWN)).findings
+            found = admit(path, analysis, vis.get(os.path.abspath(path), GitVisibility.UNKNOWN), links).findings
             if found:
                 out[display] = found
     return out

@@ -15,6 +15,8 @@ were extracted from.
 
 from __future__ import annotations
 
+import bisect
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,7 +175,9 @@ class Workspace:
         self._records: dict[str, set[str]] = {}  # record id -> paths defining it
         self._proposals: dict[str, set[str]] = {}  # identity token -> packet paths
         self._referrers: dict[str, set[str]] = {}  # id -> paths referring to it
-        self._content: dict[str, set[str]] = {}  # content hash -> paths
+        # content hash -> sorted paths of the files that take part in duplicate checks (kept sorted so that
+        # naming the first twins is O(1) even when thousands of files share one body)
+        self._content: dict[str, list[str]] = {}
 
     # -- public API ------------------------------------------------------------------------------------------
 
@@ -188,10 +192,12 @@ class Workspace:
         if old == facts:
             return set()
         affected = {path} | self._dependents(old) | self._dependents(facts)
+        groups = self._groups(old, facts)
         if old is not None:
             self._unindex(path, old)
         self._facts[path] = facts
         self._index(path, facts)
+        affected |= self._twins_affected(groups)
         return self._reevaluate(affected)
 
     def remove(self, path: str) -> set[str]:
@@ -200,8 +206,10 @@ class Workspace:
         old = self._facts.pop(path, None)
         if old is None:
             return set()
+        groups = self._groups(old)
         self._unindex(path, old)
-        affected = self._dependents(old)
+        affected = self._dependents(old) | self._twins_affected(groups)
+        affected.discard(path)
         changed = self._reevaluate(affected)
         if self._findings.pop(path, []):
             changed.add(path)
@@ -242,8 +250,35 @@ class Workspace:
         for t in f.tokens:
             out |= self._proposals.get(t, set())
             out |= self._referrers.get(t, set())
-        if f.content:
-            out |= self._content.get(f.content, set())
+        return out
+
+    def _groups(self, *facts: FileFacts | None) -> dict[str, tuple[tuple[str, ...], int]]:
+        """Snapshot of the duplicate groups ``facts`` belong to: content hash -> (first four paths, size)."""
+        out = {}
+        for f in facts:
+            if f is not None and f.content and _dup_eligible(f):
+                g = self._content.get(f.content, [])
+                out[f.content] = (tuple(g[:4]), len(g))
+        return out
+
+    def _twins_affected(self, before: dict[str, tuple[tuple[str, ...], int]]) -> set[str]:
+        """Paths whose ``duplicate_content`` finding may differ after a change to the groups in ``before``.
+
+        A member's message names the first three other members and says "and others" above four members, so
+        every member is affected only when the first three, the "others" flag or the group's existence change;
+        otherwise only the first four members (and the changed file) are. This keeps one edit O(1) and loading
+        a workspace near-linear even when thousands of files share one body.
+        """
+        out: set[str] = set()
+        for h, (head, size) in before.items():
+            g = self._content.get(h, [])
+            new_head, new_size = tuple(g[:4]), len(g)
+            if head[:3] != new_head[:3] or (size > 4) != (new_size > 4) or (size >= 2) != (new_size >= 2):
+                out.update(g)
+                out.update(head)
+            else:
+                out.update(head)
+                out.update(new_head)
         return out
 
     def _index(self, path: str, f: FileFacts) -> None:
@@ -253,8 +288,8 @@ class Workspace:
             self._proposals.setdefault(t, set()).add(path)
         for r in f.refs:
             self._referrers.setdefault(r.target, set()).add(path)
-        if f.content:
-            self._content.setdefault(f.content, set()).add(path)
+        if f.content and _dup_eligible(f):
+            bisect.insort(self._content.setdefault(f.content, []), path)
 
     def _unindex(self, path: str, f: FileFacts) -> None:
         def drop(table: dict[str, set[str]], key: str) -> None:
@@ -270,8 +305,14 @@ class Workspace:
             drop(self._proposals, t)
         for r in f.refs:
             drop(self._referrers, r.target)
-        if f.content:
-            drop(self._content, f.content)
+        if f.content and _dup_eligible(f):
+            twins = self._content.get(f.content)
+            if twins is not None:
+                i = bisect.bisect_left(twins, path)
+                if i < len(twins) and twins[i] == path:
+                    del twins[i]
+                if not twins:
+                    del self._content[f.content]
 
     def _reevaluate(self, paths: Iterable[str]) -> set[str]:
         changed: set[str] = set()
@@ -301,10 +342,7 @@ class Workspace:
             if f.pending:
                 self._proposal_checks(f, out)
             self._identity_checks(path, f, out)
-        if f.content and not f.legacy and (
-            (f.kind == "record" and f.status == "active")
-            or (f.pending and f.action in ("create", "supersede"))
-        ):
+        if f.content and _dup_eligible(f):
             self._duplicate_content(path, f, out)
         return out
 
@@ -361,20 +399,23 @@ class Workspace:
                                "pending and resolved packets: rename this packet", *f.ident_span, others=others))
 
     def _duplicate_content(self, path: str, f: FileFacts, out: list[Finding]) -> None:
-        twins = []
-        for p in sorted(self._content.get(f.content or "", ())):
-            if p == path:
-                continue
-            o = self._facts[p]
-            if o.legacy:
-                continue
-            if (o.kind == "record" and o.status == "active") or (o.pending and o.action in ("create", "supersede")):
-                twins.append((p, o))
-        if twins:
-            names = ", ".join(f"{o.kind} `{o.ident or Path(p).stem}`" for p, o in twins[:3])
-            out.append(finding("duplicate_content", f"same content (trimmed body hash) as {names}; keep one: "
-                               "supersede or tombstone the other record, or reject the duplicate proposal",
-                               *f.body_span, others=[p for p, _ in twins]))
+        twins = self._content.get(f.content or "", [])
+        if len(twins) < 2:
+            return
+        named = [p for p in twins[:4] if p != path][:3]  # the first twins by path: stable as others come and go
+        names = ", ".join(f"{self._facts[p].kind} `{self._facts[p].ident or Path(p).stem}`" for p in named)
+        more = " and others" if len(twins) > 4 else ""
+        out.append(finding("duplicate_content", f"same content (trimmed body hash) as {names}{more}; keep one: "
+                           "supersede or tombstone the other record, or reject the duplicate proposal",
+                           *f.body_span, others=named))
+
+
+def _dup_eligible(f: FileFacts) -> bool:
+    """Files that take part in ``duplicate_content``: active current-profile records and pending create or
+    supersede proposals (a tombstone packet's body is a reason, not memory content)."""
+    if f.legacy or not f.content:
+        return False
+    return (f.kind == "record" and f.status == "active") or (f.pending and f.action in ("create", "supersede"))
 
 
 def git_plane_files(memzoi_dir: Path) -> list[Path]:
@@ -413,18 +454,18 @@ def check_cross_file(checked: Mapping[str, tuple[Path, Analysis]]) -> dict[str, 
     groups: dict[Path | None, dict[str, tuple[Path, Analysis]]] = {}
     for display, (path, analysis) in checked.items():
         md = analysis.placement.memzoi_dir
-        groups.setdefault(md.resolve() if md is not None else None, {})[display] = (path, analysis)
+        groups.setdefault(Path(os.path.abspath(md)) if md is not None else None, {})[display] = (path, analysis)
     out: dict[str, list[Finding]] = {}
     for memzoi_dir, members in groups.items():
         analyses: dict[str, Analysis] = {}
         report: dict[str, str] = {}  # workspace key -> display path
         for display, (path, analysis) in members.items():
-            key = str(path.resolve())
+            key = os.path.abspath(path)
             analyses[key] = analysis
             report[key] = display
         if memzoi_dir is not None:
             for extra in git_plane_files(memzoi_dir):
-                key = str(extra.resolve())
+                key = os.path.abspath(extra)
                 if key not in analyses:
                     analyses[key] = analyze_path(extra)
         for key, found in cross_file_findings(analyses, report).items():

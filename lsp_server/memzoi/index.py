@@ -309,7 +309,7 @@ class Index:
         if not files:
             return []
         vis = git_visibility(self.root, files)
-        jobs = [(str(p), self._rel(p), vis.get(Path(os.path.abspath(p)), GitVisibility.UNKNOWN).value) for p in files]
+        jobs = [(str(p), self._rel(p), vis.get(os.path.abspath(p), GitVisibility.UNKNOWN).value) for p in files]
         rows: list[dict[str, Any]] = []
         step = max(1, total // 100)
         workers = self.workers if self.workers is not None else min(os.cpu_count() or 1, 8)
