@@ -15,10 +15,12 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from .attestation import Attestation, check_attestation
+from .config import load_config
 from .document import Document, frame
 from .findings import Finding, Fix, TextEdit, finding
 from .legacy import UpgradeError, legacy_reasons, upgrade_ignores, upgrade_record
 from .retention import retention_findings, utc_now
+from .safety import safety_findings
 from .text import decode
 from .validate import validate_document
 from .workspace import Placement, Role, place
@@ -83,6 +85,7 @@ def analyze_text(text: str, path: str | os.PathLike[str] | None = None, *, place
         findings.extend(schema)
         if analysis.kind == "record" and not reasons:
             findings.extend(_record_state(analysis, now))
+    findings.extend(safety_findings(doc, placement, load_config(placement.memzoi_dir).config))
     analysis.findings = sorted(findings, key=lambda f: (f.start, f.end, f.code))
     return analysis
 

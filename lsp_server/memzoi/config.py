@@ -1,0 +1,163 @@
+"""The project configuration file ``.memzoi/config.toml``: model, loader and cache.
+
+Memzoi keeps its project id in ``.memzoi/config.toml`` (``[project] id``, reference §3.2: a ``project``-scoped
+memory is repo-safe only when its scope id equals it). This project adds one section of its own:
+
+```toml
+[project]
+id = "memzoi"
+
+[safety]
+# fingerprints of high_entropy_value findings a reviewer accepted as not secret
+accepted_fingerprints = ["3f1c…64 hex…"]
+```
+
+Unknown sections and keys are kept out of the model but never rejected: the real Memzoi owns the file too and
+may add fields. Reading is total: a missing file gives the defaults, an unreadable or invalid file gives the
+defaults plus a one-line error naming the file and what is wrong. Loads are cached by path, mtime and size.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+CONFIG_NAME = "config.toml"
+_FINGERPRINT = re.compile(r"^(?:blake3:)?([0-9a-f]{64})$")
+
+
+class ProjectSection(BaseModel):
+    """``[project]``: Memzoi's project identity."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: str | None = Field(
+        None,
+        description="Project id. A memory with `scope: project` reaches the git plane only when its scope id "
+        "equals this value (Memzoi's git-plane gate).",
+    )
+
+    @field_validator("id")
+    @classmethod
+    def _non_empty(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("project id must be a non-empty string")
+        return value
+
+
+class SafetySection(BaseModel):
+    """``[safety]``: reviewer decisions about content-detector findings."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    accepted_fingerprints: list[str] = Field(
+        default_factory=list,
+        description="Fingerprints (64 lower-case hex, optionally prefixed `blake3:`) of `high_entropy_value` "
+        "findings accepted as not secret. Credential, private-key and gate findings cannot be accepted.",
+    )
+
+    @field_validator("accepted_fingerprints")
+    @classmethod
+    def _fingerprints(cls, values: list[str]) -> list[str]:
+        out = []
+        for v in values:
+            m = _FINGERPRINT.match(v.strip().lower())
+            if not m:
+                raise ValueError("each accepted fingerprint must be 64 hex characters (as printed by memzoi check)")
+            out.append(m.group(1))
+        return out
+
+
+class MemzoiConfig(BaseModel):
+    """The parts of ``.memzoi/config.toml`` this project reads."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, title="Memzoi project configuration")
+
+    project: ProjectSection = Field(default_factory=ProjectSection, description="Project identity.")
+    safety: SafetySection = Field(default_factory=SafetySection, description="Content-detector decisions.")
+
+    @property
+    def project_id(self) -> str | None:
+        """The configured project id, trimmed, or ``None``."""
+        return self.project.id.strip() if self.project.id else None
+
+    @property
+    def accepted(self) -> frozenset[str]:
+        """Accepted fingerprints as bare lower-case hex."""
+        return frozenset(self.safety.accepted_fingerprints)
+
+
+DEFAULT_CONFIG = MemzoiConfig()
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """A loaded configuration: the model (defaults when absent or invalid), the file, and any error text."""
+
+    config: MemzoiConfig = DEFAULT_CONFIG
+    path: Path | None = None
+    errors: tuple[str, ...] = field(default_factory=tuple)
+
+
+_CACHE: dict[Path, tuple[tuple[int, int], LoadedConfig]] = {}
+_LOCK = threading.Lock()
+
+
+def load_config(memzoi_dir: str | os.PathLike[str] | None) -> LoadedConfig:
+    """Read ``<memzoi_dir>/config.toml``; cached by path, mtime (ns) and size. Never raises.
+
+    ``memzoi_dir`` is the ``.memzoi`` directory (``Placement.memzoi_dir``); ``None`` gives the defaults.
+    """
+    if memzoi_dir is None:
+        return LoadedConfig()
+    path = Path(memzoi_dir) / CONFIG_NAME
+    try:
+        st = path.stat()
+    except OSError:
+        return LoadedConfig(path=path)
+    stamp = (st.st_mtime_ns, st.st_size)
+    with _LOCK:
+        hit = _CACHE.get(path)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+    loaded = _read(path)
+    with _LOCK:
+        _CACHE[path] = (stamp, loaded)
+    return loaded
+
+
+def parse_config(text: str, path: Path | None = None) -> LoadedConfig:
+    """Parse configuration text (TOML); invalid content gives the defaults plus error lines."""
+    where = str(path) if path is not None else CONFIG_NAME
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        return LoadedConfig(path=path, errors=(f"{where}: invalid TOML ({err}); fix the syntax",))
+    try:
+        return LoadedConfig(MemzoiConfig.model_validate(raw), path)
+    except ValidationError as err:
+        lines = []
+        for e in err.errors():
+            loc = ".".join(str(p) for p in e["loc"])
+            lines.append(f"{where}: `{loc}`: {e['msg']}")
+        return LoadedConfig(path=path, errors=tuple(lines))
+
+
+def _read(path: Path) -> LoadedConfig:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        return LoadedConfig(path=path, errors=(f"{path}: cannot read the configuration ({err}); check the file",))
+    return parse_config(text, path)
+
+
+def clear_cache() -> None:
+    """Forget every cached configuration (tests, and the server after a settings reload)."""
+    with _LOCK:
+        _CACHE.clear()

@@ -1,0 +1,235 @@
+"""The git-plane gate: may this record or pending proposal live in the repository?
+
+Source: Memzoi ``repository_write_safety/policy.rs::evaluate`` and read-side admission
+(``scan_managed_repository_blob``, ``service/derived_index/admission.rs``), reference ``memzoi-format.md``
+§3.1–§3.2 and §4.3. Checks, each anchored on the key whose value decides it:
+
+* ``sensitivity_not_repo_safe``: a pending proposal's ``sensitivity`` is not ``repo-safe`` (records are
+  implicitly repo-safe: they are already in the repository).
+* ``scope_not_repository`` / ``scope_project_mismatch``: scope must be ``repo``, or ``project`` with a scope id
+  (record ``scope_id``, proposal ``scope.id``) equal to ``[project] id`` of ``.memzoi/config.toml``. A
+  ``project`` scope without an id, with another id, or with no project id configured is a mismatch.
+* ``visibility_not_repository_safe`` (records): Memzoi's write gate accepts ``repo`` or ``public``, but
+  admission of a canonical record requires exactly ``repo``; records are read through admission, so anything
+  but ``repo`` is reported (the message says so for ``public``). Proposal packets have no visibility field.
+* content class: only ``general_repo_knowledge``; every other class maps to Memzoi's code (``raw_transcript``,
+  ``private_personal_data``, ``activity_history``, ``private_endpoint``, ``undisclosed_vulnerability``,
+  ``private_evidence_unminimized``, ``temporary_task_state``, ``local_only_state``, ``unknown_content_class``).
+* ``candidate_too_large``: any single field (frontmatter string or body) over 512 KiB of UTF-8, or all of them
+  together over 2 MiB.
+
+Values the schema already rejects (unknown enum values, missing keys) are left to the schema findings. On a
+pending proposal each message says the proposal cannot be applied and the severity is a warning (the packet is a
+valid file awaiting review; what the gate refuses is applying it), and ``data["route_local"]`` marks findings
+where routing the memory to local (private) memory is the fitting alternative.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from .config import MemzoiConfig
+from .document import Document
+from .findings import Finding, Severity, finding
+from .workspace import Placement, Role
+from .yaml12 import YMap, YNode, YScalar, YSeq, locate
+
+FIELD_LIMIT = 512 * 1024
+AGGREGATE_LIMIT = 2 * 1024 * 1024
+
+#: content_class → (code, why it cannot be repository memory, route to local memory fits)
+CONTENT_CLASS_CODES: dict[str, tuple[str, str, bool]] = {
+    "raw_transcript": ("raw_transcript", "raw conversation transcripts never become repository memory", True),
+    "private_personal_data": ("private_personal_data", "private personal data never becomes repository memory", True),
+    "screen_or_activity_history": ("activity_history", "screen or activity history never becomes repository memory", True),
+    "private_endpoint": ("private_endpoint", "private endpoints (internal hosts, URLs, addresses) stay out of repository memory", True),
+    "undisclosed_vulnerability": ("undisclosed_vulnerability", "undisclosed vulnerabilities belong in a private security channel until they are disclosed", False),
+    "unminimized_private_evidence": ("private_evidence_unminimized", "private evidence must be minimised to the durable fact before it can be shared", True),
+    "temporary_task_state": ("temporary_task_state", "temporary task state is local working memory, not durable repository knowledge", True),
+    "local_only_state": ("local_only_state", "local-only state stays on this machine", True),
+    "unknown": ("unknown_content_class", "content that has not been classified cannot reach the repository", False),
+}
+
+#: sensitivity → (guidance, route to local memory fits); after Memzoi's ``repo_apply_sensitivity_guidance``.
+SENSITIVITY_GUIDANCE: dict[str, tuple[str, bool]] = {
+    "local-only": ("local-only proposals belong in local memory", True),
+    "sensitive": ("sensitive proposals must not become repo-shared memory", True),
+    "secret": ("secret proposals must not become repo-shared memory; remove the secret and rotate it", False),
+    "raw-transcript": ("raw transcripts must not become repo-shared memory; keep only the durable fact", True),
+    "private-personal-data": ("private personal data must not become repo-shared memory", True),
+    "temporary-state": ("temporary state belongs in local working memory", True),
+    "unknown": ("the sensitivity has not been reviewed; classify it (only `repo-safe` can be applied)", False),
+}
+
+_LOCAL_SCOPES = frozenset({"personal", "agent"})
+_SCOPES = frozenset({"personal", "repo", "project", "team", "org", "agent", "imported_untrusted"})
+_VISIBILITIES = frozenset({"public", "private", "repo", "team", "org"})
+
+
+def gate_kind(doc: Document, placement: Placement) -> str | None:
+    """``record``, ``pending`` or ``None`` (not gated: resolved packets, reserved and unknown files)."""
+    data = doc.data
+    if data is None:
+        return None
+    if placement.role is Role.RECORD:
+        return "record"
+    if placement.role is Role.PENDING:
+        return "pending"
+    if placement.role is Role.OTHER:
+        kind = data.get("kind")
+        if kind == "memory":
+            return "record"
+        if kind == "proposal" and data.get("status") in (None, "proposed"):
+            return "pending"
+    return None
+
+
+class _Gate:
+    def __init__(self, doc: Document, kind: str, config: MemzoiConfig) -> None:
+        self.doc, self.kind, self.config = doc, kind, config
+        self.data: dict[str, Any] = doc.data or {}
+        self.out: list[Finding] = []
+
+    def span(self, *loc: Any) -> tuple[int, int]:
+        key, value = locate(self.doc.yaml_root, loc)
+        node = value if value is not None else key
+        if node is not None:
+            return node.start, node.end
+        start = 1 if self.doc.bom else 0
+        return start, min(start + 3, len(self.doc.text))
+
+    def add(self, code: str, why: str, loc: tuple[Any, ...], *, route_local: bool = False, **data: Any) -> None:
+        if self.kind == "pending":
+            msg = f"this proposal cannot be applied to the repository: {why}"
+            msg += "; reject it, or route it to local memory instead" if route_local else "; reject it or fix the packet"
+        else:
+            msg = f"this record is refused from the git plane: {why}"
+        start, end = self.span(*loc)
+        f = finding(code, msg, start, end, route_local=route_local and self.kind == "pending",
+                    key=".".join(map(str, loc)), **data)
+        if self.kind == "pending":
+            # The packet itself is well-formed and may wait for review; what the gate refuses is applying it.
+            f = replace(f, severity=Severity.WARNING)
+        self.out.append(f)
+
+    def sensitivity(self) -> None:
+        value = self.data.get("sensitivity")
+        if self.kind != "pending" or not isinstance(value, str) or value == "repo-safe":
+            return
+        if value not in SENSITIVITY_GUIDANCE:
+            return  # the schema reports an invalid value
+        guidance, local = SENSITIVITY_GUIDANCE[value]
+        self.add("sensitivity_not_repo_safe", f"sensitivity `{value}` is not `repo-safe` ({guidance})", ("sensitivity",),
+                 route_local=local, sensitivity=value)
+
+    def scope(self) -> None:
+        if self.kind == "record":
+            kind, sid, kind_loc, id_loc = self.data.get("scope"), self.data.get("scope_id"), ("scope",), ("scope_id",)
+        else:
+            block = self.data.get("scope")
+            if isinstance(block, str):  # a record-style scalar scope in a packet: the schema reports its shape
+                kind, sid = block, None
+                kind_loc = id_loc = ("scope",)
+            elif isinstance(block, dict):
+                kind, sid, kind_loc, id_loc = block.get("kind"), block.get("id"), ("scope", "kind"), ("scope", "id")
+            else:
+                return
+        if not isinstance(kind, str) or kind not in _SCOPES or kind == "repo":
+            return
+        if kind != "project":
+            self.add("scope_not_repository",
+                     f"scope `{kind}` is not repository scope; only `repo` (or `project` with the configured project "
+                     "id) can reach the git plane", kind_loc, route_local=kind in _LOCAL_SCOPES, scope=kind)
+            return
+        configured = self.config.project_id
+        id_name = "scope_id" if self.kind == "record" else "scope.id"
+        sid = sid.strip() if isinstance(sid, str) else None
+        if configured is None:
+            why = ("scope `project` is repository scope only when its id equals the project id in "
+                   "`.memzoi/config.toml`, and no `[project] id` is configured; use `scope: repo`, or configure the "
+                   "project id")
+            loc = id_loc if sid else kind_loc
+        elif not sid:
+            why = f"scope `project` has no `{id_name}`; add `{id_name}` with the configured project id, or use `scope: repo`"
+            loc = kind_loc
+        elif sid != configured:
+            why = (f"`{id_name}` does not match the project id configured in `.memzoi/config.toml`; this memory "
+                   "belongs to another project")
+            loc = id_loc
+        else:
+            return
+        self.add("scope_project_mismatch", why, loc, route_local=False, scope="project")
+
+    def visibility(self) -> None:
+        if self.kind != "record":
+            return
+        value = self.data.get("visibility")
+        if not isinstance(value, str) or value not in _VISIBILITIES or value == "repo":
+            return
+        if value == "public":
+            why = ("visibility `public` passes Memzoi's write gate, but admission of a canonical record requires "
+                   "exactly `visibility: repo`; set `visibility: repo`")
+        else:
+            why = (f"visibility `{value}` is narrower than the repository's readers; use `visibility: repo` if every "
+                   "reader of the repository may see it, otherwise keep it in local memory")
+        self.add("visibility_not_repository_safe", why, ("visibility",), visibility=value)
+
+    def content_class(self) -> None:
+        value = self.data.get("content_class")
+        if not isinstance(value, str):
+            return
+        value = value.replace("-", "_")
+        if value == "general_repo_knowledge" or value not in CONTENT_CLASS_CODES:
+            return
+        code, why, local = CONTENT_CLASS_CODES[value]
+        self.add(code, f"content class `{value}`: {why}", ("content_class",), route_local=local, content_class=value)
+
+    def size(self) -> None:
+        text = self.doc.text
+        if len(text) * 4 <= FIELD_LIMIT:
+            return  # cannot exceed any limit: UTF-8 needs at most 4 bytes per code point
+        total = 0
+        for loc, node in _strings(self.doc.yaml_root, ()):
+            n = len(str(node.value).encode("utf-8", "surrogatepass"))
+            total += n
+            if n > FIELD_LIMIT:
+                self.add("candidate_too_large", f"field `{'.'.join(map(str, loc))}` is {n} bytes, over Memzoi's "
+                         f"{FIELD_LIMIT}-byte limit per field; shorten it", loc)
+        s, e = self.doc.body_span
+        body = len(text[s:e].encode("utf-8", "surrogatepass"))
+        total += body
+        if body > FIELD_LIMIT:
+            msg = (f"this {'proposal cannot be applied' if self.kind == 'pending' else 'record is refused'}: the body "
+                   f"is {body} bytes, over Memzoi's {FIELD_LIMIT}-byte limit per field; keep only the durable facts")
+            self.out.append(finding("candidate_too_large", msg, s, min(e, text.find("\n", s) if text.find("\n", s) > s else e)))
+        if total > AGGREGATE_LIMIT:
+            start = 1 if self.doc.bom else 0
+            self.out.append(finding("candidate_too_large", f"fields total {total} bytes, over Memzoi's {AGGREGATE_LIMIT}-byte "
+                                    "aggregate limit; split the memory", start, min(start + 3, len(text))))
+
+
+def _strings(node: YNode | None, loc: tuple[Any, ...]):
+    if isinstance(node, YScalar):
+        if isinstance(node.value, str):
+            yield loc, node
+    elif isinstance(node, YMap):
+        for key, (_, v) in node.entries.items():
+            yield from _strings(v, loc + (key,))
+    elif isinstance(node, YSeq):
+        for i, item in enumerate(node.items):
+            yield from _strings(item, loc + (i,))
+
+
+def gate_findings(doc: Document, placement: Placement, config: MemzoiConfig) -> list[Finding]:
+    """Git-plane gate findings of a record or pending proposal (empty for anything else). Never raises."""
+    kind = gate_kind(doc, placement)
+    if kind is None:
+        return []
+    gate = _Gate(doc, kind, config)
+    gate.sensitivity()
+    gate.scope()
+    gate.visibility()
+    gate.content_class()
+    gate.size()
+    return gate.out

@@ -1,0 +1,163 @@
+"""``prompt_injection`` and ``invisible_character``: Zuno's threat scanning (reference ``zuno-memory.md`` §4).
+
+Zuno ports hermes-agent's strict rule set: pattern ids grouped in families (classic injection, role hijack,
+command-and-control, named frameworks, exfiltration, persistence and config tampering), matched
+case-insensitively with 0–8 filler words between key words, after folding full-width forms and no-break spaces,
+and after checking the raw text for zero-width and bidirectional controls. This module keeps Zuno's ids and
+families; a few rules are narrowed so routine engineering notes do not trip them (documented per rule).
+Every rule has lower-case literal anchors and runs only when one occurs in the folded text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from ..findings import Severity
+from .base import Hit
+from .context import Ctx, lower
+from .decoding import INVISIBLE_RE, fold, strip_invisible
+
+F = r"(?:[\w'’-]+\s+){0,8}"  # bounded filler: 0–8 words
+S = r"\$\{?\w*(?:key|token|secret|password|passwd|credential|api)\w*\}?"
+M = r"(?:write|append|add|insert|inject|overwrite|modify|edit|replace|echo|tee|prepend)\s+(?:[^\n]{0,80}?\s)?(?:to|into|in)\s+(?:the\s+|your\s+)?"
+
+CLASSIC, HIJACK, C2, FRAMEWORK, EXFIL, PERSIST = (
+    "classic injection", "role hijack", "command-and-control", "named C2 framework", "exfiltration",
+    "persistence and config tampering",
+)
+
+# (pattern id, family, regex over the folded lower-cased text, word gate, warn-only). A gate is "a b & c d":
+# every &-group needs one of its words. Warn-only rules are vocabulary that research notes can use.
+_RULES: list[tuple[str, str, str, str, bool]] = [
+    ("prompt_injection", CLASSIC,
+     rf"\b(?:ignore|forget)\s+{F}(?:all\s+{F}(?:previous|prior|above|earlier)|(?:previous|all|above|prior|earlier|preceding)\s+{F}(?:instructions|rules|prompts?|messages|directions|directives|guidelines|context))\b",
+     "ignore forget & previous prior above earlier preceding all", False),
+    ("prompt_injection", CLASSIC, r"\boverride\s+(?:all\s+|the\s+|your\s+)?(?:previous|prior|system)\s+(?:instructions|prompt|rules)", "override & instructions prompt rules", False),
+    ("sys_prompt_override", CLASSIC, r"\bsystem\s+prompt\s+override|\bnew\s+system\s+prompt\s*:", "system & prompt", False),
+    ("disregard_rules", CLASSIC, rf"\bdisregard\s+{F}(?:your|all|any|the|previous|prior)\s+{F}(?:instructions|rules|guidelines|directives|policies)", "disregard", False),
+    ("bypass_restrictions", CLASSIC, rf"\bact\s+as\s+(?:if|though)\s+{F}you\s+{F}(?:have\s+no|don'?t\s+have|are\s+free\s+of)\s+{F}(?:restrictions|limits|rules|guidelines)", "act & restrictions limits rules guidelines", False),
+    ("html_comment_injection", CLASSIC, r"<!--[^>]{0,192}\b(?:ignore|disregard|override|system\s+prompt|do\s+not\s+tell|secretly|hidden\s+instructions?|assistant\s*:)[^>]{0,192}-->", "ignore disregard override prompt tell secretly hidden assistant", False),
+    ("hidden_div", CLASSIC, r"<\s*(?:div|span|p)\s+style\s*=\s*[\"'][^>]{0,256}(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0)", "style", False),
+    ("translate_execute", CLASSIC, r"\btranslate\s+[^\n]{0,256}?\s+into\s+\w+(?:[\s-]+\w+){0,2}\s+and\s+(?:execute|run|eval)\b", "translate & execute run eval", False),
+    ("deception_hide", CLASSIC, rf"\b(?:do\s+not|don'?t|never)\s+{F}(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to)\s+{F}the\s+user", "tell inform mention reveal & user", False),
+    ("exfil_curl", EXFIL, rf"\bcurl\s+[^\n]{{0,256}}?(?:-d\s|--data\S*\s|-f\s|--form\s|-t\s|\?[^\s]*=|&[^\s]*=)[^\n]{{0,64}}?{S}", "curl", False),
+    ("exfil_wget", EXFIL, rf"\bwget\s+[^\n]{{0,256}}?(?:--post-data\S*|--body-data\S*|\?[^\s]*=|&[^\s]*=)[^\n]{{0,64}}?{S}", "wget", False),
+    ("read_secrets", EXFIL, r"\bcat\s+[^\n]{0,256}?(?:\.env(?=$|[\s\"'`),;:\]])|\.aws/credentials\b|\.netrc\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|\.git-credentials\b|id_(?:rsa|ed25519|ecdsa)\b(?!\.pub))", "cat & env credentials netrc pgpass npmrc pypirc id", False),
+    ("role_hijack", HIJACK, rf"\byou\s+are\s+{F}now\s+(?:a|an|the|my|in)\s+", "now & you", False),
+    ("role_hijack", HIJACK, r"\bfrom\s+now\s+on,?\s+you\s+(?:are|will\s+act\s+as)\s+", "now & you", False),
+    ("role_pretend", HIJACK, rf"\bpretend\s+{F}(?:you\s+are|you're|to\s+be)\s+", "pretend", False),
+    ("leak_system_prompt", HIJACK, rf"\b(?:output|print|reveal|show|repeat|dump|exfiltrate|disclose)\s+{F}(?:system|initial|hidden)\s+(?:prompt|instructions)", "prompt instructions & system initial hidden", False),
+    ("remove_filters", HIJACK, rf"\b(?:respond|answer|reply)\s+without\s+{F}(?:restrictions|limitations|filters|safety|censorship)", "without & respond answer reply", False),
+    ("fake_update", HIJACK, rf"\byou\s+have\s+been\s+{F}(?:updated|upgraded|patched|reprogrammed)\s+to\b", "been & updated upgraded patched reprogrammed", False),
+    ("identity_override", HIJACK, r"\b(?:name|call)\s+yourself\s+\w+|\byour\s+new\s+(?:name|identity|persona)\s+is\b", "yourself new", False),
+    ("c2_node_registration", C2, r"\bregister\s+(?:yourself\s+)?as\s+an?\s+(?:node|agent|bot|worker)\s+(?:with|at|on)\b", "register & node agent bot worker", True),
+    ("c2_heartbeat", C2, r"\b(?:beacon|check[\s-]?in)\s+(?:to|with)\s+(?:the\s+)?(?:c2|controller|server\s+at|https?://)|\bsend\s+(?:a\s+)?heartbeat\s+to\s+https?://", "beacon checkin check heartbeat & c2 controller server http https", True),
+    ("c2_task_pull", C2, r"\bpull\s+(?:down\s+)?(?:new\s+)?task(?:ing|s)?\s+from\s+(?:the\s+)?(?:c2|controller|https?://)", "pull & task tasks tasking", True),
+    ("c2_network_connect", C2, r"\bconnect\s+to\s+the\s+(?:botnet|c2\s+network)\b", "botnet c2", True),
+    ("forced_action", C2, r"\byou\s+must\s+(?:\w+\s+){0,3}(?:register|beacon)\b|\byou\s+must\s+(?:\w+\s+){0,3}(?:connect|report)\s+(?:back\s+)?to\s+(?:the\s+)?(?:c2|controller|https?://)", "must & register beacon connect report", True),
+    ("anti_forensic_oneliner", C2, r"\bonly\s+use\s+one[\s-]?liners?\b", "liner liners oneliner oneliners", True),
+    ("anti_forensic_disk", C2, rf"\bnever\s+{F}(?:create|write|save)\s+{F}(?:scripts?|files?)\s+{F}(?:to|on)\s+(?:the\s+)?disk", "never & disk", True),
+    ("env_var_unset_agent", C2, r"\bunset\s+\w*(?:claude|codex|hermes|agent|openai|anthropic|zuno|opencode|cursor)\w*", "unset", False),
+    ("known_c2_framework", FRAMEWORK, r"\b(?:cobalt\s*strike|metasploit|brainworm|(?:sliver|havoc|mythic)\s+(?:c2|implant|beacon|teamserver))\b", "cobalt cobaltstrike metasploit brainworm sliver havoc mythic", True),
+    ("c2_explicit", FRAMEWORK, r"\bc2\s+(?:server|channel|infrastructure|beacon|endpoint)\b", "c2", True),
+    ("c2_explicit_long", FRAMEWORK, r"\bcommand[\s-]+and[\s-]+control\s+(?:server|channel|infrastructure)\b", "command & control", True),
+    ("send_to_url", EXFIL, r"\b(?:send|transmit|post|upload|exfiltrate|forward|leak)\s+[^\n]{0,120}?\b(?:secrets?|api\s+keys?|tokens?|credentials?|passwords?|\.env|env(?:ironment)?\s+variables?|conversation|chat\s+history|memor(?:y|ies)|system\s+prompt)\b[^\n]{0,80}?\s(?:to|at)\s+https?://", "http https & send transmit post upload exfiltrate forward leak", False),
+    ("context_exfil", EXFIL, r"\b(?:include|output|print|share|embed|attach|paste|leak|dump|relay|reveal|disclose|exfiltrate)\s+(?:\w+\s+){0,6}?(?:entire|full|whole|complete|previous|prior|this)\s+(?:conversations?|chat\s+history|transcripts?|context\s+window|messages)\b", "conversation conversations chat transcript transcripts context messages & entire full whole complete previous prior this", False),
+    ("ssh_backdoor", PERSIST, r"(?:>>?|\btee\b|\becho\b|\bappend\b|\badd\b|\bwrite\b|\binsert\b|\bcat\b)[^\n]{0,160}?authorized_keys\b", "authorized & keys", False),
+    ("ssh_access", PERSIST, r"(?:\b(?:echo|cp|mv|dd|tee|install|printf|rsync|scp|ln|chmod|chown|truncate|rm|curl|wget)\b|>>?)[^\n]{0,256}?(?:\$home/\.ssh|~/\.ssh)\b", "ssh", False),
+    ("agent_credential_store", PERSIST, r"(?:~|\$home|\$\{home\})/[^\s\"'`]{0,80}?\b(?:mcp-)?auth\.json\b", "auth & json", False),
+    ("agent_config_mod", PERSIST, rf"(?:>>?\s*\S*|\btee\s+(?:-a\s+)?\S*|{M}|\b(?:silently|secretly|quietly)\s+(?:\w+\s+){{0,3}}?)(?:agents\.md|claude\.md|\.cursorrules|\.clinerules|\.windsurfrules|gemini\.md)\b", "agents claude cursorrules clinerules windsurfrules gemini", False),
+    ("agent_self_config_mod", PERSIST, rf"(?:>>?\s*\S*|\btee\s+(?:-a\s+)?\S*|{M})(?:\S*zuno\.jsonc?\b|\S*\.zuno/)", "zuno", False),
+]
+
+
+def _gate(spec: str) -> tuple[frozenset[bytes], ...]:
+    return tuple(frozenset(w.encode() for w in group.split()) for group in spec.split("&"))
+
+
+_COMPILED = [(pid, fam, re.compile(rx), _gate(gate), warn) for pid, fam, rx, gate, warn in _RULES]
+_FIRST_WORDS = frozenset().union(*(r[3][0] for r in _COMPILED))
+#: first-group gate word → indices of the rules it opens
+_BY_WORD: dict[bytes, list[int]] = {}
+for _i, _r in enumerate(_COMPILED):
+    for _w in _r[3][0]:
+        _BY_WORD.setdefault(_w, []).append(_i)
+_EMOJI_NEIGHBOUR = re.compile(r"[\u2600-\u27bf\u2640\u2642\u2695\u2696\u2708\u2764\U0001F000-\U0001FAFF\ufe0f]")
+_NAMES = {
+    "\u200b": "zero width space", "\u200c": "zero width non-joiner", "\u200d": "zero width joiner",
+    "\u2060": "word joiner", "\u2062": "invisible times", "\u2063": "invisible separator", "\u2064": "invisible plus",
+    "\ufeff": "zero width no-break space", "\u202a": "left-to-right embedding", "\u202b": "right-to-left embedding",
+    "\u202c": "pop directional formatting", "\u202d": "left-to-right override", "\u202e": "right-to-left override",
+    "\u2066": "left-to-right isolate", "\u2067": "right-to-left isolate", "\u2068": "first strong isolate",
+    "\u2069": "pop directional isolate",
+}
+_BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def injection_hits(ctx: Ctx) -> list[Hit]:
+    """``prompt_injection`` hits: one per matched rule and place; ``label`` is the pattern id and ``family`` its
+    Zuno family. Matching runs on the folded, lower-cased text with invisible characters removed; spans are
+    mapped back to the text."""
+    text = ctx.text
+    if text.isascii():
+        folded, mapping, gate_ctx = ctx.low, None, ctx
+    else:
+        folded, mapping = strip_invisible(lower(fold(text)))
+        gate_ctx = Ctx(folded)
+    words = gate_ctx.words
+    present = words & _FIRST_WORDS
+    if not present:
+        return []
+    candidates = sorted({i for w in present for i in _BY_WORD[w]})
+    gated = [r for r in map(_COMPILED.__getitem__, candidates) if all(not words.isdisjoint(g) for g in r[3][1:])]
+    if not gated:
+        return []
+    out: list[Hit] = []
+    for pid, fam, rx, _, warn in gated:
+        for m in rx.finditer(folded):
+            s, e = m.start(), m.end()
+            if mapping is not None:
+                s, e = mapping[s], (mapping[e - 1] + 1 if e > s else mapping[s])
+            out.append(Hit("prompt_injection", s, e, pid, text[s:e], 0, Severity.WARNING if warn else None, fam))
+    return out
+
+
+def _allowed_joiner(text: str, start: int, end: int) -> bool:
+    """ZWJ/ZWNJ are legitimate inside emoji sequences and in scripts that use them for shaping."""
+    run = text[start:end]
+    if set(run) - {"\u200d", "\u200c"}:
+        return False
+    before = text[start - 1] if start > 0 else ""
+    after = text[end] if end < len(text) else ""
+    if "\u200d" in run and (_EMOJI_NEIGHBOUR.match(before or " ") or _EMOJI_NEIGHBOUR.match(after or " ")):
+        return True
+    if before and after and before.isalpha() and after.isalpha() and not before.isascii() and not after.isascii():
+        return unicodedata.category(before).startswith("L") or unicodedata.category(before) == "Mn"
+    return False
+
+
+def invisible_hits(text: str, skip_bom_at: int = -1) -> list[Hit]:
+    """``invisible_character`` hits: runs of zero-width and bidirectional control characters (Zuno's 17 code
+    points). A byte order mark at ``skip_bom_at`` (the file start, reported as ``bom``) and joiners inside emoji
+    sequences or shaping scripts are skipped."""
+    if text.isascii():
+        return []
+    return _invisible_hits(text, skip_bom_at)
+
+
+def _invisible_hits(text: str, skip_bom_at: int) -> list[Hit]:
+    out: list[Hit] = []
+    for m in INVISIBLE_RE.finditer(text):
+        s, e = m.start(), m.end()
+        if s == skip_bom_at:
+            s += 1
+            if s == e:
+                continue
+        if _allowed_joiner(text, s, e):
+            continue
+        chars = sorted(set(text[s:e]), key=ord)
+        names = ", ".join(f"U+{ord(c):04X} {_NAMES.get(c, 'invisible')}" for c in chars)
+        kind = "bidirectional control" if any(c in _BIDI for c in chars) else "zero-width character"
+        out.append(Hit("invisible_character", s, e, f"{kind} ({names})", text[s:e], 0))
+    return out

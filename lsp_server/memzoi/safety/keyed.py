@@ -1,0 +1,94 @@
+"""Keyed values: ``key: value`` / ``key = value`` / ``KEY=value`` pairs whose key names a secret or personal data.
+
+One engine serves several detectors (Memzoi capture's credential- and PII-assignment rules, reference
+``memzoi-format.md`` §3.4, and Memzoi's ``environment_secret`` and ``cookie_or_session`` write-safety
+detectors, §3.3). The pattern is built per text from only the key stems whose words occur in it (a stem is the
+last word of the key: ``password``, ``token``, ``ssn`` …), so it is usually a single literal search. Each match
+is expanded backwards to the whole key, which is then classified.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .context import Ctx
+
+#: stem → words that must occur for the stem to be searched (any of them).
+STEM_GATES: dict[str, tuple[bytes, ...]] = {
+    "password": (b"password",), "passwd": (b"passwd",), "passphrase": (b"passphrase",), "pwd": (b"pwd",),
+    "pass": (b"pass",), "secret": (b"secret",), "token": (b"token",), "apikey": (b"apikey",),
+    "credential": (b"credential", b"credentials"), "auth": (b"auth",),
+    "key": (b"api", b"private", b"signing", b"access", b"secret", b"encryption", b"master"),
+    "session": (b"session", b"sessionid"), "sessid": (b"sessid", b"phpsessid"), "csrf": (b"csrf",), "xsrf": (b"xsrf",),
+    "ssn": (b"ssn",), "security": (b"security",), "birth": (b"birth",), "birthdate": (b"birthdate",), "dob": (b"dob",),
+    "address": (b"address",), "record": (b"medical",), "id": (b"patient", b"national", b"tax"),
+    "passport": (b"passport",), "license": (b"license",), "licence": (b"licence",), "card": (b"card",),
+    "account": (b"account",), "iban": (b"iban",), "phone": (b"phone",), "mobile": (b"mobile",),
+    "personnummer": (b"personnummer",),
+    "number": (b"passport", b"card", b"account", b"routing", b"phone", b"mobile", b"security", b"license",
+               b"licence", b"record", b"national"),
+    "no": (b"passport",),
+}
+_ALL_GATES = frozenset().union(*STEM_GATES.values())
+_VALUE = r"(?P<v>\"[^\"\r\n]{0,300}\"|'[^'\r\n]{0,300}'|[^\s,;\"']{1,300})"
+_KEYCHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """One keyed value: the whole key as written (lower-cased), its normalised form (``-``/``.`` → ``_``), the
+    separator, the value span (quotes excluded) and whether the key starts its line (after ``export``/``set``,
+    list and quote markers); ``line_end`` is the end of that line (line break excluded)."""
+
+    key: str
+    norm: str
+    key_start: int
+    sep: str
+    start: int
+    end: int
+    line_start: bool
+    line_end: int
+
+
+@lru_cache(maxsize=256)
+def _pattern(stems: tuple[str, ...]) -> re.Pattern[str]:
+    alt = "|".join(sorted(stems, key=len, reverse=True))
+    return re.compile(rf"(?P<k>(?:{alt})[a-z0-9_.-]*)[\"']?[ \t]*(?P<s>:=|=>|:|=)[ \t]*{_VALUE}")
+
+
+def pairs(ctx: Ctx, stems: tuple[str, ...] | None = None) -> list[Pair]:
+    """Every keyed value of ``ctx`` whose key ends in a stem whose gate words occur (all stems by default)."""
+    words = ctx.words
+    if words.isdisjoint(_ALL_GATES):
+        return []
+    present = tuple(s for s in (stems or tuple(STEM_GATES)) if not words.isdisjoint(STEM_GATES[s]))
+    if not present:
+        return []
+    text, low = ctx.text, ctx.low
+    out: list[Pair] = []
+    for m in _pattern(present).finditer(low):
+        ks = m.start("k")
+        if ks > 0 and low[ks - 1] in _KEYCHARS:
+            # The stem is inside a longer key: expand backwards to its start.
+            j = ks
+            while j > 0 and low[j - 1] in _KEYCHARS:
+                j -= 1
+            ks = j
+        if m.group("s") == ":" and m.end("s") < len(low) and low[m.end("s")] == "/":
+            continue  # a URL scheme, not a key
+        key = low[ks : m.end("k")].strip(".-_")
+        if not key or not key[0].isalpha():
+            continue
+        vs, ve = m.start("v"), m.end("v")
+        if low[vs] == "#" and (m.group("s") != "=" or vs > m.end("s")):
+            continue  # a comment, not a value (YAML `key: # …`, `KEY= # …`)
+        if text[vs : vs + 1] in "\"'" and ve - vs >= 2:
+            vs, ve = vs + 1, ve - 1
+        line_begin = low.rfind("\n", 0, ks) + 1
+        prefix = low[line_begin:ks].strip(" \t\"'>*-")
+        line_start = prefix in ("", "export", "set", "$env:")
+        eol = low.find("\n", ve)
+        out.append(Pair(key, re.sub(r"[-.]", "_", key), ks, m.group("s"), vs, ve, line_start, len(low) if eol < 0 else eol))
+    return out

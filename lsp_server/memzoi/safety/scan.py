@@ -1,0 +1,164 @@
+"""Running every content detector over a framed document and turning hits into findings.
+
+Order of work for one document (all spans are code-point offsets into the document text):
+
+1. credential detectors, entropy, PII and prompt-injection rules on the whole text (frontmatter values
+   included: a YAML block scalar is matched in place, so its span is exact);
+2. the same credential and injection detectors on decoded views (percent-encoding, base64/base64url, two
+   levels deep), reported on the span of the encoded run;
+3. ``transcript_detected`` on the body only; ``invisible_character`` on the raw text;
+4. overlapping hits of the credential family are resolved to the most specific detector;
+5. each finding gets a fingerprint (:mod:`.fingerprint`) from its code, logical field and value; a
+   ``high_entropy_value`` whose fingerprint is accepted in ``.memzoi/config.toml`` is dropped.
+
+Messages name the kind of value and where it is, never the value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..document import Document
+from ..findings import Finding, Fix, TextEdit, finding
+from ..yaml12 import YMap, YNode, YScalar, YSeq
+from .base import Hit
+from .context import Ctx
+from .credentials import _PRIORITY, secret_hits
+from .decoding import decoded_views
+from .entropy import entropy_candidates
+from .fingerprint import fingerprint
+from .injection import injection_hits, invisible_hits
+from .pii import pii_hits, transcript_hits
+
+SECRET_CODES = frozenset(
+    {"credential_token", "private_key", "authorization_header", "credentialed_url", "connection_string",
+     "session_token", "cloud_credential", "environment_secret", "high_entropy_value"}
+)
+
+_ADVICE = {
+    "credential_token": "remove it from the memory and rotate it; credentials never belong in repository memory",
+    "private_key": "remove the key from the memory and replace the key pair; private keys never belong in repository memory",
+    "authorization_header": "remove the credential (keep the header name, e.g. `Authorization: Bearer <token>`) and rotate it",
+    "credentialed_url": "remove the credential from the URL (use a placeholder such as `<password>`) and rotate it",
+    "connection_string": "describe the database instead of quoting its connection string, or use placeholders for host and credentials",
+    "session_token": "remove the token (use a placeholder such as `<token>`); session tokens grant access while they are valid",
+    "cloud_credential": "remove it from the memory and rotate the cloud credential",
+    "environment_secret": "keep the variable name and drop the value (e.g. `NAME=<value>`), then rotate the secret",
+    "high_entropy_value": "remove it if it is a secret",
+    "prompt_injection": "remove or rephrase the instruction-like text: memory is read back into agents' prompts",
+    "invisible_character": "remove the invisible characters (quick fix available): they can hide text from reviewers",
+    "pii_detected": "remove the personal data; repository memory is shared with every reader of the repository",
+    "transcript_detected": "keep only the durable fact in your own words; raw conversation transcripts never belong in repository memory",
+}
+
+
+def collect_hits(text: str, *, body_start: int = 0, bom: bool = False) -> list[Hit]:
+    """All detector hits of ``text`` after overlap resolution (see the module docstring); ``body_start`` is
+    where the Markdown body begins (fences and transcripts are looked for there)."""
+    ctx = Ctx(text, body_start)
+    hits = secret_hits(ctx)
+    longs = ctx.longs
+    if longs:
+        hits += [Hit("high_entropy_value", s, e, "high-entropy value", v, _PRIORITY["high_entropy_value"])
+                 for s, e, v in entropy_candidates(text, longs)]
+    hits += injection_hits(ctx)
+    hits += pii_hits(ctx)
+    for view in decoded_views(text, runs=longs):
+        vctx = Ctx(view.text)
+        for h in secret_hits(vctx) + injection_hits(vctx):
+            hits.append(replace(h, start=view.start, end=view.end, label=f"{h.label} ({view.how})"))
+    hits += transcript_hits(ctx, body_start)
+    hits += invisible_hits(text, 0 if bom else -1)
+    return _resolve(hits)
+
+
+def _resolve(hits: list[Hit]) -> list[Hit]:
+    secrets = sorted((h for h in hits if h.code in SECRET_CODES), key=lambda h: (h.priority, h.start, -(h.end - h.start)))
+    kept: list[Hit] = []
+    for h in secrets:
+        if any(h.start < k.end and k.start < h.end for k in kept):
+            continue
+        kept.append(h)
+    seen: set[tuple[str, int, int]] = set()
+    others = []
+    for h in sorted((h for h in hits if h.code not in SECRET_CODES), key=lambda h: (h.code, h.start, -(h.end - h.start))):
+        # one finding per place and code (several injection rules can match the same words)
+        if (h.code, h.start, h.end) in seen or any(
+            o.code == h.code and h.start >= o.start and h.end <= o.end for o in others
+        ):
+            continue
+        seen.add((h.code, h.start, h.end))
+        others.append(h)
+    return sorted(kept + others, key=lambda h: (h.start, h.end, h.code))
+
+
+def field_at(doc: Document, offset: int) -> str:
+    """Logical location of ``offset``: ``frontmatter.<key path>`` inside the frontmatter, ``title`` for the
+    H1, ``body`` after it; used in fingerprints and messages."""
+    if doc.fm_start is not None and doc.fm_end is not None and doc.fm_start <= offset <= doc.fm_end:
+        path = _path_in(doc.yaml_root, offset)
+        return "frontmatter" + ("." + path if path else "")
+    if doc.h1 is not None and doc.h1[0] <= offset <= doc.h1[1]:
+        return "title"
+    return "body"
+
+
+def _path_in(node: YNode | None, offset: int) -> str:
+    if isinstance(node, YMap):
+        for key, (k, v) in node.entries.items():
+            if k.start <= offset < max(v.end, k.end):
+                inner = _path_in(v, offset)
+                return key + (("." + inner) if inner and not inner.startswith("[") else inner)
+    elif isinstance(node, YSeq):
+        for i, item in enumerate(node.items):
+            if item.start <= offset < item.end:
+                inner = _path_in(item, offset)
+                return f"[{i}]" + (("." + inner) if inner and not inner.startswith("[") else inner)
+    return ""
+
+
+def _where(field: str) -> str:
+    if field == "body":
+        return "in the body"
+    if field == "title":
+        return "in the title"
+    key = field.removeprefix("frontmatter").lstrip(".")
+    return f"in frontmatter field `{key}`" if key else "in the frontmatter"
+
+
+def to_findings(doc: Document, hits: list[Hit], accepted: frozenset[str] = frozenset()) -> list[Finding]:
+    """Findings for ``hits`` of ``doc``: message (kind, place, advice; never the value), fingerprint, and the
+    drop of accepted ``high_entropy_value`` fingerprints."""
+    out: list[Finding] = []
+    for h in hits:
+        field = field_at(doc, h.start)
+        fp = fingerprint(h.code, field, h.value)
+        if h.code == "high_entropy_value" and fp in accepted:
+            continue
+        where = _where(field)
+        advice = _ADVICE[h.code]
+        fixes: tuple[Fix, ...] = ()
+        if h.code == "prompt_injection":
+            msg = f"text {where} matches the `{h.label}` rule ({h.family}): {advice}"
+        elif h.code == "invisible_character":
+            msg = f"{h.label} {where}: {advice}"
+            fixes = (Fix("Remove the invisible characters", (TextEdit(h.start, h.end, ""),)),)
+        elif h.code == "transcript_detected":
+            msg = f"{h.label} {where} look like a raw transcript: {advice}"
+        elif h.code == "high_entropy_value":
+            msg = (f"{h.label} {where} may be a secret: {advice}; if it is not, accept it by adding its fingerprint "
+                   f"\"{fp}\" to `[safety] accepted_fingerprints` in .memzoi/config.toml")
+        else:
+            msg = f"{h.label} {where}: {advice}"
+        f = finding(h.code, msg, h.start, h.end, fixes=fixes, fingerprint=fp, field=field, detector=h.label)
+        if h.severity is not None:
+            f = replace(f, severity=h.severity)
+        out.append(f)
+    return out
+
+
+def scan_document(doc: Document, accepted: frozenset[str] = frozenset()) -> list[Finding]:
+    """Content-detector findings of a framed document (frontmatter values and body)."""
+    body_start = doc.body_start if doc.body_start is not None else (doc.fm_end or 0)
+    hits = collect_hits(doc.text, body_start=body_start, bom=doc.bom)
+    return to_findings(doc, hits, accepted)
