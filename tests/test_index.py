@@ -195,3 +195,27 @@ def test_rebuild_in_parallel_matches_in_process(home, project, monkeypatch):
         assert ra.record_ids == rb.record_ids and ra.proposal_ids == rb.proposal_ids
         rows = lambda ix: [(r["path"], r["revision"], r["content_hash"], r["title"]) for r in ix.records()]  # noqa
         assert rows(a) == rows(b)
+
+
+def test_check_of_a_subset_uses_the_index_for_the_rest(home, project, monkeypatch):
+    """Checking one packet in a large workspace takes the other files' facts from the (refreshed) index."""
+    import memzoi.crossfile as crossfile
+    from memzoi.check import check_paths
+
+    monkeypatch.setattr(crossfile, "INDEX_ASSIST_THRESHOLD", 5)
+    with Index(project) as ix:
+        ix.rebuild()
+    target = project / f".memzoi/records/{TARGET}.md"
+    target.parent.mkdir(parents=True)
+    from .test_crossfile import record
+
+    target.write_text(record(TARGET, scope="project"), encoding="utf-8")  # not indexed yet: refresh finds it
+    analysed = []
+    import memzoi.analysis as analysis_mod
+
+    orig = analysis_mod.analyze_path
+    monkeypatch.setattr(analysis_mod, "analyze_path", lambda p, **kw: analysed.append(p) or orig(p, **kw))
+    packet = project / ".memzoi/proposals/pending/mem_2026_07_06_auth_tombstone.md"
+    report = check_paths([str(packet)])
+    assert not [l for l in report.findings if l.finding.code == "dangling_reference"]
+    assert analysed == []  # the cross-file pass analysed nothing: every other file came from the index

@@ -16,6 +16,7 @@ were extracted from.
 from __future__ import annotations
 
 import bisect
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -429,15 +430,17 @@ def git_plane_files(memzoi_dir: Path) -> list[Path]:
     return sorted(out)
 
 
-def cross_file_findings(analyses: Mapping[str, Analysis], report: Iterable[str]) -> dict[str, list[Finding]]:
-    """Cross-file findings for the keys in ``report``, evaluated over all of ``analyses`` (one workspace).
+def cross_file_findings(analyses: Mapping[str, Analysis | FileFacts], report: Iterable[str]) -> dict[str, list[Finding]]:
+    """Cross-file findings for the keys in ``report``, evaluated over all of ``analyses`` (one workspace; values
+    are analyses or ready-made facts).
 
     Used by ``memzoi check``: callers pass every git-plane file of a ``.memzoi`` directory (so targets outside
     the checked subset count) and report only the checked ones.
     """
     ws = Workspace()
     for key, analysis in analyses.items():
-        if analysis.placement.role is not Role.RESERVED:
+        role = analysis.role if isinstance(analysis, FileFacts) else analysis.placement.role.value
+        if role != Role.RESERVED.value:
             ws.update(key, analysis)
     return {k: ws.findings_for(k) for k in report if ws.findings_for(k)}
 
@@ -446,8 +449,10 @@ def check_cross_file(checked: Mapping[str, tuple[Path, Analysis]]) -> dict[str, 
     """Cross-file findings of checked files, keyed like ``checked`` (display path → ``(file path, analysis)``).
 
     Files are grouped by the ``.memzoi`` directory above them; each group is evaluated over every git-plane file
-    of that directory (files not checked are analysed too, so a target outside the checked subset is found).
-    Files outside any ``.memzoi`` directory form one group of their own. Used by :func:`memzoi.check.check_paths`.
+    of that directory, so a target outside the checked subset is found. The facts of files not checked come from
+    the project's index when it has been built and many files are missing (refreshed first: only changed files
+    are re-read), else from analysing them. Files outside any ``.memzoi`` directory form one group of their own.
+    Used by :func:`memzoi.check.check_paths`.
     """
     from .analysis import analyze_path
 
@@ -457,20 +462,47 @@ def check_cross_file(checked: Mapping[str, tuple[Path, Analysis]]) -> dict[str, 
         groups.setdefault(Path(os.path.abspath(md)) if md is not None else None, {})[display] = (path, analysis)
     out: dict[str, list[Finding]] = {}
     for memzoi_dir, members in groups.items():
-        analyses: dict[str, Analysis] = {}
+        analyses: dict[str, Analysis | FileFacts] = {}
         report: dict[str, str] = {}  # workspace key -> display path
         for display, (path, analysis) in members.items():
             key = os.path.abspath(path)
             analyses[key] = analysis
             report[key] = display
         if memzoi_dir is not None:
-            for extra in git_plane_files(memzoi_dir):
-                key = os.path.abspath(extra)
-                if key not in analyses:
-                    analyses[key] = analyze_path(extra)
+            missing = [(os.path.abspath(e), e) for e in git_plane_files(memzoi_dir)]
+            missing = [(k, e) for k, e in missing if k not in analyses]
+            indexed = _indexed_facts(memzoi_dir) if len(missing) >= INDEX_ASSIST_THRESHOLD else {}
+            for key, extra in missing:
+                analyses[key] = indexed.get(key) or analyze_path(extra)
         for key, found in cross_file_findings(analyses, report).items():
             out[report[key]] = found
     return out
+
+
+#: ``memzoi check`` takes the facts of unchecked files from the index from this many files on.
+INDEX_ASSIST_THRESHOLD = 200
+
+
+def _indexed_facts(memzoi_dir: Path) -> dict[str, FileFacts]:
+    """Facts of every indexed file of the project owning ``memzoi_dir`` (absolute path → facts), after a
+    refresh; empty when the index was never built or cannot be used (the caller then analyses the files)."""
+    import sqlite3
+
+    from .index import Index, IndexUnavailable, index_path
+
+    root = memzoi_dir.parent
+    try:
+        if not index_path(root).exists():
+            return {}
+        with Index(root) as ix:
+            if ix.schema_problem or not ix.exists:
+                return {}
+            ix.refresh()
+            base = str(ix.root)
+            return {os.path.join(base, *r["path"].split("/")): FileFacts.from_json(json.loads(r["facts"]))
+                    for r in ix.db.execute("SELECT path, facts FROM files")}
+    except (IndexUnavailable, sqlite3.Error, OSError, ValueError, KeyError, TypeError):
+        return {}
 
 
 __all__ = [
