@@ -140,3 +140,15 @@ def documents(draw, depth=0):
 @given(documents(), st.sampled_from(["\n", "\r\n"]), st.sampled_from(["", "\n", "\r", "\r\n"]))
 def test_generated_documents_agree(doc, nl, tail):
     agree(doc.replace("\n", nl) + tail)
+
+
+def test_line_splitting_and_unescaped_strings_agree():
+    """Cases of the line splitter (blank, space-only, tab-led and CR-only lines) and of double-quoted strings
+    taken without json decoding when they hold no escape."""
+    assert agree('title: "plain quoted, no escape"\nd: "with \\\\ escape"\n')
+    assert agree("a: 1\n   \n\nb: 2\n")
+    assert agree("a: 1\rb:\r  c: x y  \r")
+    assert not agree("a: 1\n\tb: 2\n")
+    assert not agree("a:\n \tb: 2\n")
+    # Repeated spellings are resolved once and shared; results stay per call.
+    assert agree("a: yes\nb: 1\nc: null\n") and agree("a: yes\nb: 1\nc: null\n")

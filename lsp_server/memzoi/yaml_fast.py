@@ -14,8 +14,13 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 
 from .yaml12 import PlainScalar, YMap, YNode, YScalar, YSeq, resolve_plain
+
+# Keys and most plain values repeat across a workspace (`kind`, `memory`, `active`, `repo`…): resolve each
+# spelling once. resolve_plain is pure and returns immutable values, so sharing results is safe.
+_resolve = lru_cache(maxsize=8192)(resolve_plain)
 
 # Character classes are written as regex escapes. _HIGH: what YAML accepts raw above ASCII, minus the characters
 # libyaml folds as line breaks (NEL U+0085, LS U+2028, PS U+2029) and the BOM.
@@ -39,39 +44,32 @@ class _Fallback(Exception):
     """The text leaves the subset: use the full parser."""
 
 
+# One line: leading spaces, content (no trailing spaces), trailing spaces, then the line break (or the end).
+_LINE_PARTS = re.compile(r"( *)([^\r\n]*?)[ ]*(?:\r\n|\r|\n|$)")
+
+
 class _Lines:
     """The frontmatter split into ``(start offset, indent, content start, content end)`` lines."""
 
     def __init__(self, text: str, start: int, end: int) -> None:
         self.text = text
         self.items: list[tuple[int, int, int, int]] = []
+        append = self.items.append
         pos = start
+        match = _LINE_PARTS.match
         while pos < end:
-            m = _LINE.match(text, pos, end)
-            line_end = m.end()
-            content = line_end
-            while content > pos and text[content - 1] == " ":
-                content -= 1
-            indent = pos
-            while indent < content and text[indent] == " ":
-                indent += 1
-            if indent < content:
-                if text[indent] == "#":
+            m = match(text, pos, end)
+            cs, ce = m.span(2)
+            if cs < ce:
+                c = text[cs]
+                if c == "#":
                     pass  # a comment line: skipped by YAML
-                elif text[indent] == "\t" or "\t" in text[pos:indent]:
+                elif c == "\t":
                     raise _Fallback
                 else:
-                    self.items.append((pos, indent - pos, indent, content))
-            # advance past the line break
-            if line_end < end and text[line_end] == "\r":
-                line_end += 1
-                if line_end < end and text[line_end] == "\n":
-                    line_end += 1
-            elif line_end < end and text[line_end] == "\n":
-                line_end += 1
-            elif line_end == pos:
-                line_end += 1
-            pos = line_end
+                    append((pos, cs - pos, cs, ce))
+            nxt = m.end()
+            pos = nxt if nxt > pos else pos + 1
         self.i = 0
 
 
@@ -118,7 +116,7 @@ def _mapping(lines: _Lines, indent: int, first_key_at: int | None = None) -> YMa
         if not m:
             raise _Fallback
         name = m.group(1)
-        if not isinstance(resolve_plain(name), str) or name in mapping.entries:
+        if not isinstance(_resolve(name), str) or name in mapping.entries:
             raise _Fallback
         key = YScalar(PlainScalar(name, name), key_at, key_at + len(name), "")
         if mapping.start < 0:
@@ -187,7 +185,9 @@ def _inline_value(text: str, at: int, ce: int) -> YNode:
         m = _DQ.match(text, at, ce)
         if not m or m.end() != ce:
             raise _Fallback
-        return YScalar(json.loads(m.group()), at, ce, '"')
+        # Without escapes the content is the text between the quotes (_DQ admits no control characters).
+        body = text[at + 1:ce - 1]
+        return YScalar(json.loads(m.group()) if "\\" in body else body, at, ce, '"')
     if c == "'":
         m = _SQ.match(text, at, ce)
         if not m or m.end() != ce:
@@ -204,7 +204,7 @@ def _inline_value(text: str, at: int, ce: int) -> YNode:
     if not m or m.end() != ce or _PLAIN_BAD.search(text, at, ce):
         raise _Fallback
     raw = text[at:ce]
-    resolved = resolve_plain(raw)
+    resolved = _resolve(raw)
     return YScalar(None if resolved is None else PlainScalar(raw, resolved), at, ce, "")
 
 
@@ -226,7 +226,7 @@ def _flow_seq(text: str, at: int, ce: int) -> YSeq:
             raw = m.group(2)
             if not raw or raw[0] == "-" and (len(raw) == 1 or raw[1] == " "):
                 raise _Fallback
-            resolved = resolve_plain(raw)
+            resolved = _resolve(raw)
             s = m.start(2)
             seq.items.append(YScalar(None if resolved is None else PlainScalar(raw, resolved), s, s + len(raw), ""))
         pos = m.end()
