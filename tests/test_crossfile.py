@@ -225,3 +225,35 @@ def test_updates_stay_cheap_with_thousands_of_twins():
     assert "and others" in ws.findings_for("p/00001")[0].message
     assert one < 0.5, one
     assert build < 30, build
+
+
+# --- robustness: any frontmatter shape gives facts, findings with valid spans, and never an exception ---------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_scalar = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.text(max_size=8),
+                    st.sampled_from(["active", "proposed", "t", "supersede", "tombstone", "create", "repo"]))
+_value = st.recursive(_scalar, lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(
+    st.sampled_from(["action", "target", "kind", "id", "predecessor_id", "proposed_at", "x"]), c, max_size=3)),
+    max_leaves=6)
+_keys = st.sampled_from(["id", "kind", "status", "scope", "scope_id", "supersedes", "lineage", "proposal",
+                         "proposal_id", "updated", "timestamp", "materialization", "retention", "lane"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from([rpath("a"), rpath("b"), ppath("p"), ppath("p", "resolved/applied")]),
+                          st.dictionaries(_keys, _value, max_size=8), st.text(max_size=20)), max_size=5))
+def test_workspace_never_raises_on_any_frontmatter(files):
+    ws = Workspace()
+    texts = {}
+    for path, data, body in files:
+        text = "---\n" + json.dumps(data) + "\n---\n\n" + body
+        texts[path] = text
+        ws.update(path, analyze_text(text, path))
+    for path in ws.paths():
+        for f in ws.findings_for(path):
+            assert 0 <= f.start <= f.end <= len(texts[path])
+    for path in list(ws.paths()):
+        ws.remove(path)
+    assert ws.paths() == []

@@ -219,3 +219,11 @@ def test_check_of_a_subset_uses_the_index_for_the_rest(home, project, monkeypatc
     report = check_paths([str(packet)])
     assert not [l for l in report.findings if l.finding.code == "dangling_reference"]
     assert analysed == []  # the cross-file pass analysed nothing: every other file came from the index
+
+
+def test_runtime_directories_are_private(home, project):
+    import stat as st
+
+    with Index(project) as ix:
+        created = [d for d in [ix.path.parent, *ix.path.parent.parents] if home in [d, *d.parents]]
+    assert created and all(st.S_IMODE(d.stat().st_mode) == 0o700 for d in created)

@@ -277,3 +277,28 @@ def test_corpus_records_are_unattested_and_clean(corpus):
         a = analyze_path(path)
         assert a.attestation is not None and a.attestation.state is AttestationState.UNATTESTED, path.name
         assert not [f for f in a.findings if f.code in ("stale_attestation", "materialization_metadata")]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=10),
+                  st.sampled_from([PLAN, "create", "supersede", "memzoi/repository-materialization",
+                                   "memzoi/repository-canonical-revision", "2026-07-06T00:00:00Z"]))
+_block = st.recursive(_leaf, lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(st.sampled_from(
+    ["schema", "action", "plan_id", "candidate_id", "decision_id", "decision_at", "safety_contract", "revision",
+     "revision_hash", "target", "record_id", "expected_revision", "reason", "x"]), c, max_size=6)), max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_block)
+def test_any_materialization_block_gives_findings_not_exceptions(block):
+    import json
+
+    text = RECORD.replace("retention: {}", "retention: {}\nmaterialization: " + json.dumps(block, ensure_ascii=False))
+    a = analyze_text(text, PATH)
+    assert (a.attestation is not None) == (a.document.data is not None)
+    for f in a.findings:
+        assert 0 <= f.start <= f.end <= len(a.text)
+    if a.attestation is not None and block is not None:
+        assert a.attestation.state is not AttestationState.ATTESTED  # random blocks never verify

@@ -180,7 +180,7 @@ class Index:
         self.workers = workers  # analysis processes; None = one per CPU (at most 8), 1 = in-process
         self.path = Path(path) if path is not None else index_path(self.root)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            _private_dirs(self.path.parent)
             self.db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
             self.db.row_factory = sqlite3.Row
             self.db.execute("PRAGMA journal_mode=WAL")
@@ -468,6 +468,20 @@ class Index:
             except sqlite3.DatabaseError:
                 d.fts_out_of_sync = True
         return d
+
+
+def _private_dirs(directory: Path) -> None:
+    """Create ``directory`` and its missing parents, each new one with mode 0700 (runtime state is private;
+    ``mkdir(parents=True)`` would give the parents the default mode)."""
+    missing = []
+    d = directory
+    while not d.exists():
+        missing.append(d)
+        if d.parent == d:
+            break
+        d = d.parent
+    for d in reversed(missing):
+        d.mkdir(mode=0o700, exist_ok=True)
 
 
 class _Tx:
