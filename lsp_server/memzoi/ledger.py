@@ -41,12 +41,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .fsutil import UnsafeWriteError, atomic_delete, atomic_write, read_state
 from .lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
-from .runtime import LEDGER_DB, project_runtime_dir
+from .runtime import LEDGER_DB, memzoi_home, project_runtime_dir
 
 STATUSES = ("applying", "applied", "undoing", "undone", "failed", "uncertain")
 SOURCES = ("editor", "cli")
@@ -304,6 +305,20 @@ def _state_or_error(project_root: Path, rel: str) -> bytes | None | Exception:
         return err
 
 
+@lru_cache(maxsize=64)
+def _runtime_dir(root: str, home: str, has_git: bool) -> Path:
+    return project_runtime_dir(root, create=True)
+
+
+def cached_runtime_dir(project_root: str | os.PathLike[str]) -> Path:
+    """The project's runtime directory (created), cached per root, ``MEMZOI_HOME`` and git presence because
+    deriving the repository key runs git."""
+    root = Path(project_root).resolve()
+    path = _runtime_dir(str(root), str(memzoi_home()), (root / ".git").exists())
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return path
+
+
 class _Drift(Exception):
     def __init__(self, path: str, written: int) -> None:
         super().__init__(path)
@@ -320,8 +335,7 @@ class Ledger:
     @classmethod
     def for_project(cls, project_root: str | os.PathLike[str], runtime_dir: Path | None = None) -> Ledger:
         """The ledger of ``project_root`` (``<runtime dir>/memzoi-lsp-ledger.db``), created on first use."""
-        rdir = runtime_dir or project_runtime_dir(project_root, create=True)
-        return cls(rdir / LEDGER_DB)
+        return cls((runtime_dir or cached_runtime_dir(project_root)) / LEDGER_DB)
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
@@ -541,7 +555,7 @@ def _reconcile_locked(root: Path, ledger: Ledger, conn: sqlite3.Connection) -> l
 @contextmanager
 def _locked(project_root: Path, timeout: float) -> Iterator[tuple[Ledger, sqlite3.Connection]]:
     try:
-        with lifecycle_lock(project_root, timeout=timeout) as rdir:
+        with lifecycle_lock(project_root, timeout=timeout, runtime_dir=cached_runtime_dir(project_root)) as rdir:
             _step("locked")
             ledger = Ledger.for_project(project_root, rdir)
             with ledger.connect() as conn:
@@ -681,7 +695,7 @@ def reconcile(project_root: str | os.PathLike[str], *, lock_timeout: float = DEF
     git-plane file (only removes temporary files of interrupted atomic writes)."""
     root = _root(project_root)
     try:
-        with lifecycle_lock(root, timeout=lock_timeout) as rdir:
+        with lifecycle_lock(root, timeout=lock_timeout, runtime_dir=cached_runtime_dir(root)) as rdir:
             ledger = Ledger.for_project(root, rdir)
             with ledger.connect() as conn:
                 return _reconcile_locked(root, ledger, conn)
@@ -760,13 +774,17 @@ def file_ledger_state(project_root: str | os.PathLike[str], rel_path: str, curre
     Returns ``{"uncertain": [change ids], "last": ChangeRecord | None, "undo_available": bool, "drift": bool}``:
     ``drift`` is True when the last applied change's after bytes differ from ``current``.
     """
+    root = _root(project_root)
     out: dict[str, Any] = {"uncertain": [], "last": None, "undo_available": False, "drift": False}
-    for change in history(project_root, rel_path):
+    for change in history(root, rel_path):
         if change.status == "uncertain":
             out["uncertain"].append(change.id)
         if out["last"] is None and change.status == "applied":
             out["last"] = change
             after = next(f.after for f in change.files if f.path == rel_path)
             out["drift"] = after != current
-            out["undo_available"] = not out["drift"]
+            # Undo needs every file of the change at its after bytes, not only this one.
+            out["undo_available"] = not out["drift"] and all(
+                _state_or_error(root, f.path) == f.after for f in change.files if f.path != rel_path
+            )
     return out

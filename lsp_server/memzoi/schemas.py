@@ -12,13 +12,19 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from .config import MemzoiConfig
 from .models import PendingProposal, RecordFrontmatter, ResolvedProposal
+from .models.materialization import MaterializationCandidate, MaterializationDecision, MaterializationPlan
 
 #: File name in ``schemas/`` → (model, title). Other modules add their formats here.
 REGISTRY: dict[str, tuple[type[BaseModel], str]] = {
     "record.schema.json": (RecordFrontmatter, "Memzoi record frontmatter (profile memzoi)"),
     "proposal.schema.json": (PendingProposal, "Memzoi pending proposal packet frontmatter"),
     "resolved-proposal.schema.json": (ResolvedProposal, "Memzoi resolved proposal packet frontmatter"),
+    "materialization-candidate.schema.json": (MaterializationCandidate, "Memzoi repository materialization candidate"),
+    "materialization-plan.schema.json": (MaterializationPlan, "Memzoi repository materialization plan"),
+    "materialization-decision.schema.json": (MaterializationDecision, "Memzoi repository materialization decision"),
+    "config.schema.json": (MemzoiConfig, "Memzoi project configuration (.memzoi/config.toml)"),
 }
 
 

@@ -54,7 +54,7 @@ def seed(root: Path) -> Path:
     """
     corpus = corpus_or_skip()
     root.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q", str(root)], check=True, env=git_env())
+    subprocess.run(["git", "init", "-q", "--template=", str(root)], check=True, env=git_env())
     shutil.copytree(corpus / "memzoi-repo" / ".memzoi", root / ".memzoi")
     pending = root / PENDING
     pending.mkdir(parents=True)

@@ -14,7 +14,7 @@ from typing import Any
 import blake3
 
 from ..analysis import Analysis, analyze_bytes, analyze_text
-from ..findings import Finding, Severity
+from ..findings import CODES, Finding, Severity
 from ..ledger import Refusal, now_utc, read_file_state
 from ..text import line_ending
 
@@ -129,9 +129,18 @@ def load(root: Path, rel: str, *, missing_code: str, what: str) -> Loaded:
     return Loaded(rel, raw, analyze_bytes(raw, root / rel))
 
 
+#: Finding groups that block a git-plane write whatever their reported severity (on a pending proposal the gate
+#: reports at warning severity that the proposal cannot be applied).
+BLOCKING_GROUPS = frozenset({"gate", "detector"})
+
+
 def errors(analysis: Analysis) -> list[Finding]:
-    """Error-severity findings (schema, gate, detectors, attestation: whatever the analysers report)."""
-    return [f for f in analysis.findings if f.severity == Severity.ERROR]
+    """Blocking findings: every error-severity finding (schema, attestation, …) and every git-plane gate or
+    content-detector finding at any severity."""
+    return [
+        f for f in analysis.findings
+        if f.severity == Severity.ERROR or CODES.get(f.code, (None, ""))[1] in BLOCKING_GROUPS
+    ]
 
 
 def describe(findings: list[Finding], limit: int = 3) -> str:
