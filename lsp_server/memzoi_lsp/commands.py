@@ -9,6 +9,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from lsprotocol import types
+
 from memzoi.check import check_paths
 
 from .documents import path_to_uri
@@ -20,6 +22,8 @@ log = logging.getLogger("memzoi_lsp.commands")
 
 CHECK_WORKSPACE = "memzoi.checkWorkspace"
 SEARCH = "memzoi.search"
+REBUILD = "memzoi.rebuild"
+DOCTOR = "memzoi.doctor"
 
 
 def _check(roots: list[Path]) -> dict[str, Any]:
@@ -39,7 +43,7 @@ def register(server: "MemzoiServer") -> None:
     """Register the commands."""
 
     @server.command(CHECK_WORKSPACE)
-    async def check_workspace(ls: "MemzoiServer", *args: Any) -> dict[str, Any]:
+    async def check_workspace(ls: MemzoiServer, *args: Any) -> dict[str, Any]:
         """Check every project from disk (as ``memzoi check``) and re-publish its diagnostics."""
         roots = list(ls.projects)
         result = await asyncio.get_running_loop().run_in_executor(ls.scan_executor, _check, roots)
@@ -50,12 +54,39 @@ def register(server: "MemzoiServer") -> None:
         return result
 
     @server.command(SEARCH)
-    def search(ls: "MemzoiServer", query: str = "") -> list[dict[str, Any]]:
-        """Records and packets matching ``query`` (words in id, title or body): ``[{id, title, uri}]``."""
-        from .navigation import workspace_symbols
+    async def search(ls: MemzoiServer, *args: Any) -> list[dict[str, Any]]:
+        """Records and packets matching the query (a string, or ``{"query"}``): full-text through the index,
+        best first: ``[{kind, id, title, path, uri, snippet}]``."""
+        from . import indexing
 
-        return [
-            {"id": s.container_name, "title": s.name, "uri": s.location.uri}
-            for s in workspace_symbols(ls, str(query))
-            if hasattr(s.location, "uri")
-        ]
+        first = args[0] if args else ""
+        query = str(first.get("query", "") if isinstance(first, dict) else first)
+        out: list[dict[str, Any]] = []
+        for project in list(ls.projects.values()):
+            hits = await indexing.search(ls, project, query)
+            if hits is None:
+                from .navigation import workspace_symbols
+
+                out += [{"kind": "record" if s.kind == types.SymbolKind.File else "proposal", "id": s.container_name, "title": s.name,
+                         "path": None, "uri": s.location.uri, "snippet": ""} for s in workspace_symbols(ls, query)]
+                continue
+            out += [{"kind": h.kind, "id": h.id, "title": h.title, "path": h.path,
+                     "uri": path_to_uri(project.root / h.path), "snippet": h.snippet} for h in hits]
+        return out
+
+    @server.command(REBUILD)
+    async def rebuild(ls: MemzoiServer, *args: Any) -> Any:
+        """Recreate each project's index from the git plane (``memzoi rebuild``)."""
+        from . import indexing
+
+        results = [await indexing.rebuild(ls, p) for p in list(ls.projects.values())]
+        return results[0] if len(results) == 1 else results
+
+    @server.command(DOCTOR)
+    async def doctor(ls: MemzoiServer, *args: Any) -> Any:
+        """Workspace, git plane and index drift report with repair steps (``memzoi doctor --json``)."""
+        from memzoi.cli.doctor import diagnose
+
+        loop = asyncio.get_running_loop()
+        reports = [await loop.run_in_executor(None, diagnose, root) for root in sorted(ls.projects)]
+        return reports[0] if len(reports) == 1 else reports

@@ -251,14 +251,43 @@ def register(server: "MemzoiServer") -> None:
         return types.CompletionList(is_incomplete=False, items=items) if items else None
 
     @server.feature(types.WORKSPACE_SYMBOL)
-    def workspace_symbol(ls: "MemzoiServer", params: types.WorkspaceSymbolParams):
-        return workspace_symbols(ls, params.query)
+    async def workspace_symbol(ls: "MemzoiServer", params: types.WorkspaceSymbolParams):
+        return await search_symbols(ls, params.query)
 
     register_lenses(server)
 
 
+async def search_symbols(ls: "MemzoiServer", query: str, limit: int = 100) -> list[types.WorkspaceSymbol]:
+    """Workspace symbols: full-text search of titles and bodies through each project's index (BM25 order);
+    projects whose index is not ready yet (first scan running) and empty queries use :func:`workspace_symbols`."""
+    from . import indexing
+
+    out: list[types.WorkspaceSymbol] = []
+    fallback = False
+    zero = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
+    for project in list(ls.projects.values()):
+        hits = await indexing.search(ls, project, query, limit) if query.strip() else None
+        if hits is None:
+            fallback = True
+            continue
+        for h in hits:
+            out.append(
+                types.WorkspaceSymbol(
+                    name=h.title or (h.id or h.path),
+                    kind=types.SymbolKind.File if h.kind == "record" else types.SymbolKind.Event,
+                    location=types.Location(uri=path_to_uri(project.root / h.path), range=zero),
+                    container_name=h.id or "",
+                )
+            )
+    if fallback:
+        seen = {s.location.uri for s in out}
+        out.extend(s for s in workspace_symbols(ls, query, limit) if s.location.uri not in seen)
+    return out[:limit]
+
+
 def workspace_symbols(ls: "MemzoiServer", query: str, limit: int = 200) -> list[types.WorkspaceSymbol]:
-    """Records and packets whose id, title or body contains every word of ``query`` (case-insensitive)."""
+    """Records and packets whose id, title or body contains every word of ``query`` (case-insensitive), from the
+    scan's analyses (used while the index is not ready)."""
     words = [w.casefold() for w in query.split()]
     out: list[types.WorkspaceSymbol] = []
     for uri in ls.known_uris():

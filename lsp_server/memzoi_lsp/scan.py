@@ -77,6 +77,9 @@ async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
                     ),
                 )
         ls.on_project_scanned(project)
+        from . import indexing
+
+        await indexing.refresh(ls, project)
     finally:
         project.scanned.set()
         if token and not ls.stopping:

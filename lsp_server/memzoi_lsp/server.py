@@ -43,6 +43,8 @@ class Project:
         self.crossfile = CrossFileWorkspace()
         self.fed: dict[str, Any] = {}  # uri -> the Analysis whose facts the cross-file workspace holds
         self.ledger = LedgerView(root)
+        self.index = None  # memzoi.index.Index, opened on the scan thread
+        self.index_ready = False
 
     def contains(self, path: Path) -> bool:
         """True when ``path`` is inside this project's ``.memzoi`` directory."""
@@ -345,6 +347,10 @@ def create_server() -> MemzoiServer:
         for task in list(ls.tasks):
             task.cancel()
         ls.scan_executor.shutdown(wait=True, cancel_futures=True)
+        from . import indexing
+
+        for project in ls.projects.values():
+            indexing.close(project)
         log.info("shutdown complete")
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

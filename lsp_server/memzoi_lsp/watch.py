@@ -221,6 +221,16 @@ def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]
     if affected:
         ls.republish(affected)
     if updated or removed:
+        from . import indexing
+
+        by_project: dict = {}
+        for uri in updated + removed:
+            path = uri_to_path(uri)
+            project = ls.project_for(path)
+            if project is not None and path is not None:
+                by_project.setdefault(project.root, (project, []))[1].append(path)
+        for project, paths in by_project.values():
+            indexing.update(ls, project, paths)
         ls.on_files_changed(updated, removed)
     return updated, removed
 

@@ -58,7 +58,7 @@ def git_workspace(workspace: Path) -> Path:
     return workspace
 
 
-async def test_apply_proposal_then_undo(client, git_workspace: Path):
+async def test_apply_proposal_then_undo(git_workspace: Path, client):
     root = git_workspace
     before = snapshot(root)
     packet = root / ".memzoi" / "proposals" / "pending" / "mem-new.md"
@@ -81,7 +81,7 @@ async def test_apply_proposal_then_undo(client, git_workspace: Path):
     await undo_via_action(client, root / record, before, root)
 
 
-async def test_reject_requires_reason_then_moves_packet(client, git_workspace: Path):
+async def test_reject_requires_reason_then_moves_packet(git_workspace: Path, client):
     root = git_workspace
     before = snapshot(root)
     packet = root / ".memzoi" / "proposals" / "pending" / "mem-new.md"
@@ -97,7 +97,7 @@ async def test_reject_requires_reason_then_moves_packet(client, git_workspace: P
     await undo_via_action(client, rejected, before, root)
 
 
-async def test_supersede_creates_packet_shown_and_indexed(client, git_workspace: Path):
+async def test_supersede_creates_packet_shown_and_indexed(git_workspace: Path, client):
     root = git_workspace
     before = snapshot(root)
     record = root / ".memzoi" / "records" / "use-node-22.md"
@@ -115,7 +115,7 @@ async def test_supersede_creates_packet_shown_and_indexed(client, git_workspace:
     await undo_via_action(client, root / created, before, root)
 
 
-async def test_tombstone_creates_packet_then_undo(client, git_workspace: Path):
+async def test_tombstone_creates_packet_then_undo(git_workspace: Path, client):
     root = git_workspace
     before = snapshot(root)
     record = root / ".memzoi" / "records" / "use-pnpm.md"
@@ -128,7 +128,7 @@ async def test_tombstone_creates_packet_then_undo(client, git_workspace: Path):
     await undo_via_action(client, root / created, before, root)
 
 
-async def test_route_to_local_memory_when_gate_blocks(client, git_workspace: Path):
+async def test_route_to_local_memory_when_gate_blocks(git_workspace: Path, client):
     root = git_workspace
     packet = root / ".memzoi" / "proposals" / "pending" / "mem-local.md"
     packet.write_text(proposal_text("mem-local").replace("sensitivity: repo-safe", "sensitivity: local-only"))
@@ -151,7 +151,7 @@ async def test_route_to_local_memory_when_gate_blocks(client, git_workspace: Pat
     assert undo["status"] == "undone" and snapshot(root) == before
 
 
-async def test_lifecycle_refuses_unsaved_document(client, git_workspace: Path):
+async def test_lifecycle_refuses_unsaved_document(git_workspace: Path, client):
     root = git_workspace
     before = snapshot(root)
     packet = root / ".memzoi" / "proposals" / "pending" / "mem-new.md"
@@ -165,7 +165,7 @@ async def test_lifecycle_refuses_unsaved_document(client, git_workspace: Path):
     assert snapshot(root) == before
 
 
-async def test_code_lenses_on_pending_and_superseded(client, git_workspace: Path):
+async def test_code_lenses_on_pending_and_superseded(git_workspace: Path, client):
     root = git_workspace
     puri = open_doc(client, root / ".memzoi" / "proposals" / "pending" / "mem-new.md")
     lenses = await client.text_document_code_lens_async(
@@ -177,3 +177,41 @@ async def test_code_lenses_on_pending_and_superseded(client, git_workspace: Path
         types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=ruri))
     )
     assert [l.command.title for l in lenses] == ["Superseded by use-node-22"]
+
+
+async def test_workspace_commands_search_rebuild_doctor_check(git_workspace: Path, client):
+    def cmd(name, *args):
+        return client.workspace_execute_command_async(types.ExecuteCommandParams(command=name, arguments=list(args)))
+
+    hits = await cmd("memzoi.search", "pnpm")
+    assert [h["id"] for h in hits] == ["use-pnpm"] and hits[0]["uri"].endswith("/.memzoi/records/use-pnpm.md")
+    rebuilt = await cmd("memzoi.rebuild", {})
+    assert (rebuilt["records"], rebuilt["proposals"]) == (2, 1)
+    report = await cmd("memzoi.doctor", {})
+    assert {c["name"]: c["status"] for c in report["checks"]}.get("repo_index") == "ok", report
+    checked = await cmd("memzoi.checkWorkspace", {})
+    assert checked["files_checked"] == 3 and checked["counts"]["error"] == 0
+    # A record written behind the server's back is found through the index once the watcher reports it.
+    extra = git_workspace / ".memzoi" / "records" / "use-corepack.md"
+    from .conftest import record_text
+
+    extra.write_text(record_text("use-corepack", "Use corepack shims"))
+    if client.registrations:
+        client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=extra.as_uri(), type=types.FileChangeType.Created)]))
+    found = await wait_until_async(lambda: cmd("memzoi.search", "corepack"))
+    assert [h["id"] for h in found] == ["use-corepack"]
+
+
+async def wait_until_async(fn, timeout: float = 10.0):
+    import asyncio
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await fn()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met")
+        await asyncio.sleep(0.05)
