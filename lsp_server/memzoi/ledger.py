@@ -307,15 +307,16 @@ def _state_or_error(project_root: Path, rel: str) -> bytes | None | Exception:
 
 @lru_cache(maxsize=64)
 def _runtime_dir(root: str, home: str, has_git: bool) -> Path:
-    return project_runtime_dir(root, create=True)
+    return project_runtime_dir(root, create=False)
 
 
-def cached_runtime_dir(project_root: str | os.PathLike[str]) -> Path:
-    """The project's runtime directory (created), cached per root, ``MEMZOI_HOME`` and git presence because
-    deriving the repository key runs git."""
+def cached_runtime_dir(project_root: str | os.PathLike[str], *, create: bool = True) -> Path:
+    """The project's runtime directory (created when ``create``), cached per root, ``MEMZOI_HOME`` and git
+    presence because deriving the repository key runs git."""
     root = Path(project_root).resolve()
     path = _runtime_dir(str(root), str(memzoi_home()), (root / ".git").exists())
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if create:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
     return path
 
 
@@ -333,9 +334,11 @@ class Ledger:
         self.path = path
 
     @classmethod
-    def for_project(cls, project_root: str | os.PathLike[str], runtime_dir: Path | None = None) -> Ledger:
-        """The ledger of ``project_root`` (``<runtime dir>/memzoi-lsp-ledger.db``), created on first use."""
-        return cls((runtime_dir or cached_runtime_dir(project_root)) / LEDGER_DB)
+    def for_project(cls, project_root: str | os.PathLike[str], runtime_dir: Path | None = None, *,
+                    create: bool = True) -> Ledger:
+        """The ledger of ``project_root`` (``<runtime dir>/memzoi-lsp-ledger.db``); the database is created on
+        first connection, the directory here unless ``create`` is false (readers never create anything)."""
+        return cls((runtime_dir or cached_runtime_dir(project_root, create=create)) / LEDGER_DB)
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
@@ -752,7 +755,7 @@ def recover(
 
 def history(project_root: str | os.PathLike[str], path: str | None = None, *, limit: int | None = None) -> list[ChangeRecord]:
     """Changes newest first, optionally only those touching ``path`` (project-relative); never takes the lock."""
-    ledger = Ledger.for_project(_root(project_root))
+    ledger = Ledger.for_project(_root(project_root), create=False)
     if not ledger.path.exists():
         return []
     with ledger.connect() as conn:
@@ -761,7 +764,7 @@ def history(project_root: str | os.PathLike[str], path: str | None = None, *, li
 
 def get_change(project_root: str | os.PathLike[str], change_id: str) -> ChangeRecord | None:
     """One change by id (or unique prefix), or ``None``."""
-    ledger = Ledger.for_project(_root(project_root))
+    ledger = Ledger.for_project(_root(project_root), create=False)
     if not ledger.path.exists():
         return None
     with ledger.connect() as conn:

@@ -161,5 +161,5 @@ def render_record(data: dict[str, Any], body: str, *, newline: str = "\n") -> st
 def render_packet(data: dict[str, Any], body: str, *, newline: str = "\n") -> str:
     """A proposal packet file (pending or resolved): ``data`` keys of :data:`PACKET_ORDER`; ``supersedes`` is
     always written (``[]`` when empty)."""
-    data = dict(data)
+    data = {**{k: None for k in _PACKET_ALWAYS}, **data}
     return _document(frontmatter(data, PACKET_ORDER, _PACKET_ALWAYS), str(data["title"]), body, newline)

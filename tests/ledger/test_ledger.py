@@ -283,3 +283,11 @@ def test_two_processes_never_interleave_a_change(project, tmp_path):
     assert sorted(text.split()) == sorted(f"{t}{i}" for t in "ab" for i in range(0, 8, 2))
     for t in "ab":
         assert (project / f"{t}.md").read_text().split() == [f"{t}{i}" for i in range(0, 8, 2)]
+
+
+def test_readers_never_create_a_runtime_directory(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    monkeypatch.setenv("MEMZOI_HOME", str(home))
+    (tmp_path / "p").mkdir()
+    assert L.history(tmp_path / "p") == [] and L.get_change(tmp_path / "p", "chg_x") is None
+    assert not home.exists()

@@ -276,3 +276,12 @@ def test_console_script_text_output(repo):
         capture_output=True, text=True, check=False,
     )
     assert out.returncode == 1 and out.stderr.startswith("memzoi: proposal_not_found: ") and out.stdout == ""
+
+
+def test_packet_without_optional_supersedes_key_is_resolved(repo, cli):
+    src = repo / PENDING / "mem_2026_07_06_testing_procedure.md"
+    src.write_bytes(src.read_bytes().replace(b"supersedes: []\n", b""))
+    code, out = cli("proposals", "apply", "mem_2026_07_06_testing_procedure")
+    assert code == 0, out
+    clean(repo, out["files"][1]["path"])
+    assert b"\nsupersedes: []\n" in (repo / out["files"][1]["path"]).read_bytes()

@@ -174,6 +174,7 @@ def retire_target(root: Path, target: Loaded, status: str, when: str) -> FileCha
 def resolved_packet(root: Path, loaded: Loaded, folder: str, resolution: dict[str, Any], status: str) -> FileChange:
     """The pending packet re-rendered with ``status`` and ``resolution`` at ``folder/<file id>.md``."""
     data = loaded.data
+    data.setdefault("supersedes", [])  # Memzoi's packet renderer always writes it
     data["status"] = status
     data["resolution"] = {k: v for k, v in resolution.items() if v is not None}
     rel = f"{folder}/{file_id_of(loaded.rel, PENDING)}.md"

@@ -184,7 +184,7 @@ def route_local(project_root: str | os.PathLike[str], packet: str | os.PathLike[
 
 
 def _ledger(project_root: str | os.PathLike[str]) -> Ledger | None:
-    ledger = Ledger.for_project(Path(project_root).resolve())
+    ledger = Ledger.for_project(Path(project_root).resolve(), create=False)
     return ledger if ledger.path.exists() else None
 
 
