@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from .config import MemzoiConfig
 from .models import PendingProposal, RecordFrontmatter, ResolvedProposal
 from .models.materialization import MaterializationCandidate, MaterializationDecision, MaterializationPlan
 
@@ -23,6 +24,7 @@ REGISTRY: dict[str, tuple[type[BaseModel], str]] = {
     "materialization-candidate.schema.json": (MaterializationCandidate, "Memzoi repository materialization candidate"),
     "materialization-plan.schema.json": (MaterializationPlan, "Memzoi repository materialization plan"),
     "materialization-decision.schema.json": (MaterializationDecision, "Memzoi repository materialization decision"),
+    "config.schema.json": (MemzoiConfig, "Memzoi project configuration (.memzoi/config.toml)"),
 }
 
 

@@ -72,8 +72,8 @@ def pairs(ctx: Ctx, stems: tuple[str, ...] | None = None) -> list[Pair]:
         ks = m.start("k")
         if ks > 0 and low[ks - 1] in _KEYCHARS:
             # The stem is inside a longer key: expand backwards to its start.
-            j = ks
-            while j > 0 and low[j - 1] in _KEYCHARS:
+            j, stop = ks, max(0, ks - 64)  # keys are short; bounded so one huge line stays linear
+            while j > stop and low[j - 1] in _KEYCHARS:
                 j -= 1
             ks = j
         if m.group("s") == ":" and m.end("s") < len(low) and low[m.end("s")] == "/":
@@ -86,9 +86,13 @@ def pairs(ctx: Ctx, stems: tuple[str, ...] | None = None) -> list[Pair]:
             continue  # a comment, not a value (YAML `key: # …`, `KEY= # …`)
         if text[vs : vs + 1] in "\"'" and ve - vs >= 2:
             vs, ve = vs + 1, ve - 1
-        line_begin = low.rfind("\n", 0, ks) + 1
-        prefix = low[line_begin:ks].strip(" \t\"'>*-")
-        line_start = prefix in ("", "export", "set", "$env:")
-        eol = low.find("\n", ve)
-        out.append(Pair(key, re.sub(r"[-.]", "_", key), ks, m.group("s"), vs, ve, line_start, len(low) if eol < 0 else eol))
+        window = max(0, ks - 24)  # only a short lead-in (indentation, `export `) can precede a line-start key
+        nl = low.rfind("\n", window, ks)
+        if nl < 0 and window > 0:
+            line_start = False
+        else:
+            line_start = low[nl + 1 : ks].strip(" \t\"'>*-") in ("", "export", "set", "$env:")
+        eol = low.find("\n", ve, ve + 256)
+        out.append(Pair(key, re.sub(r"[-.]", "_", key), ks, m.group("s"), vs, ve, line_start,
+                        min(len(low), ve + 256) if eol < 0 else eol))
     return out

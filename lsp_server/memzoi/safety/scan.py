@@ -16,6 +16,7 @@ Messages name the kind of value and where it is, never the value.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import replace
 
 from ..document import Document
@@ -73,21 +74,24 @@ def collect_hits(text: str, *, body_start: int = 0, bom: bool = False) -> list[H
 
 
 def _resolve(hits: list[Hit]) -> list[Hit]:
-    secrets = sorted((h for h in hits if h.code in SECRET_CODES), key=lambda h: (h.priority, h.start, -(h.end - h.start)))
+    """Drop overlaps: within the credential family the most specific detector wins (lowest priority value, then
+    earliest, then longest); for the other codes a hit inside another hit of the same code is dropped."""
+    secrets = sorted((h for h in hits if h.code in SECRET_CODES), key=lambda h: (h.priority, h.start, h.start - h.end))
     kept: list[Hit] = []
+    starts: list[int] = []  # kept spans are disjoint; sorted starts allow an O(log n) overlap test
     for h in secrets:
-        if any(h.start < k.end and k.start < h.end for k in kept):
+        i = bisect.bisect_right(starts, h.start)
+        if (i and kept[i - 1].end > h.start) or (i < len(kept) and kept[i].start < h.end):
             continue
-        kept.append(h)
-    seen: set[tuple[str, int, int]] = set()
-    others = []
-    for h in sorted((h for h in hits if h.code not in SECRET_CODES), key=lambda h: (h.code, h.start, -(h.end - h.start))):
+        starts.insert(i, h.start)
+        kept.insert(i, h)
+    others: list[Hit] = []
+    reach: dict[str, int] = {}
+    for h in sorted((h for h in hits if h.code not in SECRET_CODES), key=lambda h: (h.code, h.start, h.start - h.end)):
         # one finding per place and code (several injection rules can match the same words)
-        if (h.code, h.start, h.end) in seen or any(
-            o.code == h.code and h.start >= o.start and h.end <= o.end for o in others
-        ):
+        if h.end <= reach.get(h.code, -1):
             continue
-        seen.add((h.code, h.start, h.end))
+        reach[h.code] = max(reach.get(h.code, -1), h.end)
         others.append(h)
     return sorted(kept + others, key=lambda h: (h.start, h.end, h.code))
 
