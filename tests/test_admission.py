@@ -117,3 +117,23 @@ def test_missing_git_gives_unknown(repo, monkeypatch):
     monkeypatch.setenv("PATH", str(repo / "no-bin"))
     vis = git_visibility(repo, [repo / ".memzoi/records/ignored.md"])
     assert list(vis.values()) == [GitVisibility.UNKNOWN]
+
+
+def test_stale_attestation_names_changed_fields_from_the_committed_version(tmp_path):
+    git(tmp_path, "init", "-q")
+    records = tmp_path / ".memzoi/records"
+    records.mkdir(parents=True)
+    path = records / "reviewed.md"
+    text = attested(rec("reviewed"), "reviewed")
+    path.write_text(text, encoding="utf-8")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "reviewed")
+    assert check_paths([str(records)]).findings == []
+    path.write_text(text.replace("Body text of reviewed", "Body text of edited"), encoding="utf-8")
+    [stale] = [l.finding for l in check_paths([str(records)]).findings]
+    assert stale.code == "stale_attestation"
+    assert "changed since decision time: `body`" in stale.message
+    path.write_text(text.replace('title: "Vector record"', 'title: "Other"').replace("# Vector record", "# Other"),
+                    encoding="utf-8")
+    [stale] = [l.finding for l in check_paths([str(records)]).findings]
+    assert "changed since decision time: `title`" in stale.message

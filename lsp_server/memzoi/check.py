@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .analysis import Analysis, analyze_path
-from .admission import check_admission
+from .admission import check_admission, refine_stale
 from .crossfile import check_cross_file
 from .findings import Finding, finding
 from .text import LineIndex
@@ -141,7 +141,7 @@ def check_paths(args: list[str]) -> CheckReport:
             if key in seen:
                 continue
             seen.add(key)
-            analysis = analyze_path(path)
+            analysis = refine_stale(path, analyze_path(path))  # names the fields a stale edit changed
             report.files_checked += 1
             report.analyses[display] = analysis
             index = LineIndex(analysis.text)
