@@ -285,3 +285,54 @@ def test_packet_without_optional_supersedes_key_is_resolved(repo, cli):
     assert code == 0, out
     clean(repo, out["files"][1]["path"])
     assert b"\nsupersedes: []\n" in (repo / out["files"][1]["path"]).read_bytes()
+
+
+def test_reconcile_and_explicit_recovery_through_the_cli(repo, cli):
+    from ..ledger.faults import CRASH_EXIT, run_child
+
+    start = tree(repo)
+    # Crash after the first of three files is in place: the change can only be uncertain.
+    code, steps = run_child(lambda: apply_proposal(repo, "mem_2026_07_06_testing_procedure", actor="r"), crash_at=7)
+    assert code == CRASH_EXIT and steps[-1] == "apply:file0:done"
+    code, out = cli("reconcile")
+    assert code == 1 and [o["status"] for o in out["reconciled"]] == ["uncertain"], out
+    change_id = out["uncertain"][0]
+    code, hist = cli("history")
+    assert "without replay" in hist["changes"][0]["diagnostic"]
+    code, err = cli("undo", change_id)
+    assert code == 1 and err["error"]["code"] == "not_undoable"
+    code, rec = cli("reconcile", "--recover", change_id, "restore-before", "--reason", "start over")
+    assert code == 0 and rec["operation"] == "recover"
+    assert tree(repo) == start
+    code, out = cli("reconcile")
+    assert code == 0 and out == {"reconciled": [], "uncertain": []}
+    assert cli("proposals", "apply", "mem_2026_07_06_testing_procedure")[0] == 0
+
+
+def test_local_add_list_search_and_secret_refusal(repo, cli):
+    code, out = cli("local", "add", "--title", "Staging DB is flaky", "--body", "Retry the staging migrations once.",
+                    "--tag", "ops")
+    assert code == 0 and out["files"] == [] and out["operation"] == "local_add"
+    assert not (repo / ".memzoi" / "records" / "staging-db-is-flaky.md").exists()
+    assert [r["id"] for r in cli("local", "search", "staging retry")[1]["records"]] == ["staging-db-is-flaky"]
+    assert cli("local", "search", "production")[1]["records"] == []
+    secret = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    code, err = cli("local", "add", "--title", "token", "--body", f"use {secret}")
+    assert code == 1 and err["error"]["code"] == "credential_token" and secret not in str(err)
+    assert cli("undo", out["change_id"])[0] == 0
+    assert cli("local", "list")[1]["records"] == []
+    code, err = cli("local", "show", "staging-db-is-flaky")
+    assert code == 1 and err["error"]["code"] == "local_record_not_found"
+
+
+def test_malformed_packet_is_rejected_as_a_receipt(repo, cli):
+    bad = repo / PENDING / "broken_packet.md"
+    bad.write_bytes(b"---\nid: broken_packet\ntitle: [unclosed\nsensitivity: repo-safe\n---\n\nbody\n")
+    code, err = cli("proposals", "apply", "broken_packet")
+    assert code == 1
+    code, out = cli("proposals", "reject", "broken_packet", "--reason", "malformed")
+    assert code == 0, out
+    rel = out["files"][0]["path"]
+    assert rel.startswith(f"{REJECTED}/redacted-identity-")
+    clean(repo, rel)
+    assert b"unclosed" not in (repo / rel).read_bytes()

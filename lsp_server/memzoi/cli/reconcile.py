@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Reconcile, or run one recovery."""
+    """Reconcile, or run one recovery. Exit 1 while an uncertain change waits for a recovery."""
     root = project_root(args)
     try:
         if args.recover:
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         return refuse(args, err)
     if args.json:
         emit_json({"reconciled": [o.__dict__ for o in outcomes], "uncertain": uncertain})
-        return 0
+        return 1 if uncertain else 0
     for o in outcomes:
         print(f"{o.change_id}: {o.previous} -> {o.status}")
     if not outcomes:
