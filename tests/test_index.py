@@ -133,6 +133,10 @@ def test_stale_attested_record_is_refused_and_stores_projection(home, project):
         assert ix.record("rust-msrv-is-1-96-1")["attestation"] == "stale"
         assert ix.file(src)["refusals"] == ["materialization-revision", "review-visibility"]
         assert {"stale_attestation", "review_visibility"} <= {f["code"] for f in ix.file(src)["findings"]}
+        # The projection from when it verified is kept, and names what changed.
+        assert ix.record("rust-msrv-is-1-96-1")["attested_projection"] == row["attested_projection"]
+        [stale] = [f for f in ix.file(src)["findings"] if f["code"] == "stale_attestation"]
+        assert "changed since decision time: `body`" in stale["message"]
 
 
 def test_workspace_from_index_reports_and_resolves_dangling_targets(home, project):

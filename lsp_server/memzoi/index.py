@@ -256,10 +256,40 @@ class Index:
             q = Path(p) if Path(p).is_absolute() else self.root / p
             (present if q.is_file() and not q.is_symlink() else gone).append(q)
         rows = self._analyse(present, progress)
+        self._keep_verified(rows)
         with self._transaction():
             self._delete([self._rel(q) for q in present + gone])
             self._insert(rows)
         return self._result(rows, started)
+
+    def _keep_verified(self, rows: list[dict[str, Any]]) -> None:
+        """For records that turned stale, keep the projection stored when they last verified and use it to name
+        the changed fields in the stored ``stale_attestation`` finding."""
+        from .attestation import check_attestation
+        from .document import frame
+
+        for row in rows:
+            rec = row.get("record")
+            if not rec or rec["attestation"] != "stale" or not rec["id"]:
+                continue
+            old = self.db.execute("SELECT attested_projection FROM records WHERE path = ?", (rec["path"],)).fetchone()
+            if old is None or not old[0]:
+                continue
+            rec["attested_projection"] = old[0]
+            try:
+                text = (self.root / rec["path"]).read_text(encoding="utf-8")
+                known = json.loads(old[0])
+            except (OSError, UnicodeDecodeError, ValueError):
+                continue
+            doc = frame(text)
+            refined = check_attestation(doc, rec["id"], valid=True, known=known)
+            if refined.state.value != "stale" or not refined.findings:
+                continue
+            f = refined.findings[0]
+            findings = [x for x in json.loads(row["file"]["findings"]) if x["code"] != "stale_attestation"]
+            findings.append({"code": f.code, "severity": int(f.severity), "message": f.message, "start": f.start,
+                             "end": f.end, "range": [list(doc.lines.position(f.start)), list(doc.lines.position(f.end))]})
+            row["file"]["findings"] = json.dumps(findings, ensure_ascii=False)
 
     def remove_paths(self, paths: Iterable[str | os.PathLike[str]]) -> None:
         """Drop files from the index (deleted, renamed away, or now ignored)."""
