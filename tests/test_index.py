@@ -231,3 +231,11 @@ def test_runtime_directories_are_private(home, project):
     with Index(project) as ix:
         created = [d for d in [ix.path.parent, *ix.path.parent.parents] if home in [d, *d.parents]]
     assert created and all(st.S_IMODE(d.stat().st_mode) == 0o700 for d in created)
+
+
+def test_commands_refuse_outside_a_project(home, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["rebuild", "--root", str(tmp_path)]) == 2
+    assert main(["search", "x", "--root", str(tmp_path)]) == 2
+    assert "no .memzoi directory" in capsys.readouterr().err
+    assert not home.exists()

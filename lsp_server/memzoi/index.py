@@ -170,7 +170,9 @@ class Index:
     """An open index database for one project root. Use as a context manager or call :meth:`close`.
 
     ``path`` overrides the database location (tests, or an explicit ``--index``); ``workers`` the number of
-    analysis processes for large batches (default: CPUs, at most 8). Opening never scans files;
+    analysis processes for large batches (default: CPUs, at most 8). One ``Index`` is not for concurrent use
+    from several threads (give each thread its own; SQLite WAL lets them read while one writes). Opening never
+    scans files;
     call :meth:`rebuild` or :meth:`refresh`. Raises :class:`IndexUnavailable` when the database cannot be opened.
     """
 

@@ -54,6 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Rebuild; exit 0, or 1 when the index cannot be written."""
     root = project_root(args)
+    if not (root / ".memzoi").is_dir():
+        print(f"memzoi: no .memzoi directory at {root}; run inside a project or pass --root PROJECT", file=sys.stderr)
+        return 2
     progress = StderrProgress("rebuild")
     try:
         with Index(root) as index:

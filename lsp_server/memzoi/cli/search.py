@@ -64,9 +64,13 @@ def run(args: argparse.Namespace) -> int:
         return 2
     query = " ".join(args.query)
     kinds = ("record", "proposal") if args.kind == "all" else (args.kind,)
+    root = project_root(args)
+    if not (root / ".memzoi").is_dir():
+        print(f"memzoi: no .memzoi directory at {root}; run inside a project or pass --root PROJECT", file=sys.stderr)
+        return 2
     progress = StderrProgress("search")
     try:
-        with Index(project_root(args)) as index:
+        with Index(root) as index:
             if index.schema_problem:
                 index.rebuild(progress)
             else:
