@@ -19,6 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from .document import rust_trim
+from .yaml12 import PlainScalar
 
 RECORD_ORDER = (
     "id", "kind", "profile", "type", "lane", "title", "description", "timestamp",
@@ -60,6 +61,10 @@ def scalar(value: Any) -> str:
     """One YAML scalar in Memzoi's style (bare when safe, else a JSON string literal)."""
     if value is None:
         return "null"
+    if isinstance(value, PlainScalar) and not isinstance(value.resolved, str):
+        # A number, boolean or null read from a file (e.g. inside `capture`): keep its exact plain text so it
+        # stays the same YAML value and the same string.
+        return str.__str__(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):

@@ -76,3 +76,15 @@ def test_packet_always_writes_supersedes():
     assert "\nsupersedes: []\n" in text
     analysis = analyze_text(text, "/p/.memzoi/proposals/pending/p.md")
     assert analysis.findings == [] and analysis.model.supersedes == []
+
+
+def test_plain_numbers_read_from_a_file_keep_their_type_and_text():
+    text = render_record({**BASE, "capture": {"n": 1, "f": 0.50, "b": True}}, "Body.")
+    first = analyze_text(text, "/p/.memzoi/records/r.md")
+    again = render_record(first.model.model_dump(exclude_none=True), "Body.")
+    assert again == text
+    from memzoi.revision import record_revision
+
+    second = analyze_text(again, "/p/.memzoi/records/r.md")
+    assert record_revision("r", first.document.data, "Body.") == record_revision("r", second.document.data, "Body.")
+    assert "  n: 1\n" in again and "  b: true\n" in again
