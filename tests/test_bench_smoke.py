@@ -51,6 +51,7 @@ def test_harness_runs_end_to_end_on_a_tiny_workspace(tmp_path):
     assert rc == 0
     res = json.loads(out.read_text())["results"][0]
     assert res["check"]["files"] == 44
+    assert res["check"]["cpu_s"]["median"] > 0
     assert res["check"]["finding_codes"].get("credential_token") == 1
     lsp = res["lsp"]
     assert lsp["edit_ms"]["n"] == 6 and lsp["hover_key_ms"]["n"] == 3 and lsp["code_action_ms"]["n"] == 3

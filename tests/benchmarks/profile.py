@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         for phase, cmd in (("check", ["check", ".memzoi", "--format", "json"]),
                            ("rebuild", ["rebuild", "--json", "--root", str(ws)])):
             raw = out / f"{phase}.txt"
-            subprocess.run([py_spy(), "record", "-f", "raw", "-o", str(raw), "--rate", "400", "--",
+            subprocess.run([py_spy(), "record", "--subprocesses", "-f", "raw", "-o", str(raw), "--rate", "400", "--",
                             sys.executable, "-m", "memzoi", *cmd], cwd=ws, env=env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             reports[phase] = raw

@@ -76,19 +76,35 @@ def _env(home: Path) -> dict[str, str]:
 
 
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess]:
-    """Run ``cmd`` to completion; returns ``(wall seconds, completed process)``."""
+    """Run ``cmd`` to completion; returns ``(wall seconds, completed process)``. The process's CPU seconds
+    (user + system, its own reaped children included) are stored as ``proc.cpu_s``: on a loaded machine they
+    say more than the wall time."""
+    before = _children_cpu()
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    return time.perf_counter() - t0, proc
+    wall = time.perf_counter() - t0
+    proc.cpu_s = _children_cpu() - before  # type: ignore[attr-defined]
+    return wall, proc
+
+
+def _children_cpu() -> float:
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return float("nan")
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def measure_check(ws: Path, repeats: int, env: dict[str, str]) -> dict[str, Any]:
     """Cold ``memzoi check .memzoi --format json``: wall seconds per run, files checked, files/s."""
     walls: list[float] = []
+    cpus: list[float] = []
     files = 0
     codes: dict[str, int] = {}
     for _ in range(repeats):
         wall, proc = timed([sys.executable, "-m", "memzoi", "check", ".memzoi", "--format", "json"], ws, env)
+        cpus.append(proc.cpu_s)
         if proc.returncode not in (0, 1):
             raise RuntimeError(f"memzoi check failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
         data = json.loads(proc.stdout)
@@ -97,8 +113,8 @@ def measure_check(ws: Path, repeats: int, env: dict[str, str]) -> dict[str, Any]
         for f in data["findings"]:
             codes[f["code"]] = codes.get(f["code"], 0) + 1
         walls.append(wall)
-    return {"wall_s": summary(walls), "files": files, "files_per_s": files / statistics.median(walls),
-            "finding_codes": codes}
+    return {"wall_s": summary(walls), "cpu_s": summary(cpus), "files": files,
+            "files_per_s": files / statistics.median(walls), "finding_codes": codes}
 
 
 def measure_rebuild(ws: Path, repeats: int, env: dict[str, str]) -> dict[str, Any]:
@@ -106,13 +122,15 @@ def measure_rebuild(ws: Path, repeats: int, env: dict[str, str]) -> dict[str, An
     ``seconds``."""
     walls: list[float] = []
     inner: list[float] = []
+    cpus: list[float] = []
     for _ in range(repeats):
         wall, proc = timed([sys.executable, "-m", "memzoi", "rebuild", "--json", "--root", str(ws)], ws, env)
+        cpus.append(proc.cpu_s)
         if proc.returncode != 0:
             raise RuntimeError(f"memzoi rebuild failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
         walls.append(wall)
         inner.append(json.loads(proc.stdout).get("seconds", float("nan")))
-    return {"wall_s": summary(walls), "inner_s": summary(inner)}
+    return {"wall_s": summary(walls), "inner_s": summary(inner), "cpu_s": summary(cpus)}
 
 
 def baseline_available(what: str) -> bool:
@@ -132,15 +150,17 @@ def measure_baseline(ws: Path, what: str, repeats: int, env: dict[str, str]) -> 
     env["PYTHONPATH"] = str(root) + os.pathsep + env.get("PYTHONPATH", "")
     walls: list[float] = []
     inner: list[float] = []
+    cpus: list[float] = []
     out: dict[str, Any] = {}
     for _ in range(repeats):
         wall, proc = timed([sys.executable, "-m", "tests.benchmarks.baselines", what, str(ws)], ws, env)
+        cpus.append(proc.cpu_s)
         if proc.returncode != 0:
             raise RuntimeError(f"baseline {what} failed: {proc.stderr.decode()[-2000:]}")
         out = json.loads(proc.stdout)
         walls.append(wall)
         inner.append(out["seconds"])
-    return {"wall_s": summary(walls), "inner_s": summary(inner), "files": out.get("files"),
+    return {"wall_s": summary(walls), "inner_s": summary(inner), "cpu_s": summary(cpus), "files": out.get("files"),
             "problems": out.get("problems")}
 
 
@@ -190,11 +210,15 @@ def lsp_session(ws: Path, man: Manifest, env: dict[str, str], *, edits: int = 0,
     out: dict[str, Any] = {}
     try:
         client.wait_idle()  # interpreter start-up is measured apart, by cold_start()
+        before = client._stat()
         dt, _ = client.call("initialize", _init_params(ws), timeout=timeout)
         out["initialize_ms"] = dt * 1000
         t_init = client.notify("initialized", {})
         _, t_end, _ = client.wait_for(_is_scan_end, timeout=timeout)
         out["scan_s"] = t_end - t_init
+        after = client._stat()
+        if before and after:
+            out["scan_cpu_s"] = (after[1] - before[1]) / os.sysconf("SC_CLK_TCK")
         out["rss_after_scan"] = client.peak_rss()[1]
         if edits or requests:
             out.update(_interactive(client, man, edits, requests))
@@ -317,6 +341,7 @@ def measure_lsp(ws: Path, man: Manifest, sessions: int, edits: int, requests: in
         "initialize_ms": summary([r["initialize_ms"] for r in runs]),
         "spawn_to_initialize_ms": summary(cold),
         "scan_s": summary([r["scan_s"] for r in runs]),
+        "scan_cpu_s": summary([r["scan_cpu_s"] for r in runs if "scan_cpu_s" in r]),
         "rss_after_scan_mb": summary([r["rss_after_scan"] / mb for r in runs if r.get("rss_after_scan")]),
         "peak_rss_mb": summary([r["peak_rss"] / mb for r in runs if r.get("peak_rss")]),
         "edit_ms": summary(last.get("edit_ms", [])),
@@ -364,12 +389,13 @@ def run_size(n: int, workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
     log(f"[{n}] check median {res['check']['wall_s']['median']:.2f} s")
     if not args.no_baselines:
         res["naive"] = measure_baseline(ws, "naive", args.repeats, env)
-        res["detect_secrets"] = measure_baseline(ws, "detect-secrets", args.ds_repeats or args.repeats, env)
+        if args.ds_repeats >= 0:
+            res["detect_secrets"] = measure_baseline(ws, "detect-secrets", args.ds_repeats or args.repeats, env)
         log(f"[{n}] baselines done")
     res["rebuild"] = measure_rebuild(ws, args.repeats, env)
     log(f"[{n}] rebuild median {res['rebuild']['wall_s']['median']:.2f} s")
     if n <= args.lsp_max:
-        res["lsp"] = measure_lsp(ws, man, args.repeats, args.edits, args.requests, env)
+        res["lsp"] = measure_lsp(ws, man, args.lsp_sessions or args.repeats, args.edits, args.requests, env)
         log(f"[{n}] lsp done")
     res["load_after"] = machine()["loadavg"]
     if not args.keep:
@@ -401,9 +427,12 @@ def render(results: list[dict[str, Any]], mach: dict[str, Any]) -> str:
         return r
 
     row("`memzoi check` wall, s", [_fmt(get(r, "check", "wall_s")) for r in results], "< 3 s")
-    row("`memzoi check` files/s", [f"{get(r, 'check', 'files_per_s'):,.0f}" for r in results])
+    row("`memzoi check` CPU (user+sys), s", [_fmt(get(r, "check", "cpu_s")) for r in results])
+    row("`memzoi check` files/s (wall)", [f"{get(r, 'check', 'files_per_s'):,.0f}" for r in results])
     row("naive frontmatter+jsonschema wall, s", [_fmt(get(r, "naive", "wall_s")) for r in results])
+    row("naive CPU, s", [_fmt(get(r, "naive", "cpu_s")) for r in results])
     row("detect-secrets wall, s", [_fmt(get(r, "detect_secrets", "wall_s")) for r in results])
+    row("detect-secrets CPU, s", [_fmt(get(r, "detect_secrets", "cpu_s")) for r in results])
 
     def ratio(r, other):
         a, b = get(r, "check", "wall_s", "median"), get(r, other, "wall_s", "median")
@@ -418,11 +447,13 @@ def render(results: list[dict[str, Any]], mach: dict[str, Any]) -> str:
     row("ratio check / detect-secrets", [ratio(r, "detect_secrets") for r in results])
     row("ratio check / (naive + detect-secrets)", [ratio_both(r) for r in results])
     row("`memzoi rebuild` wall, s", [_fmt(get(r, "rebuild", "wall_s")) for r in results])
+    row("`memzoi rebuild` CPU (with its workers), s", [_fmt(get(r, "rebuild", "cpu_s")) for r in results])
     row("LSP `initialize` answered, ms", [_fmt(get(r, "lsp", "initialize_ms"), digits=1) for r in results],
         "< 100 ms")
     row("LSP cold start: spawn → `initialize` answered, ms",
         [_fmt(get(r, "lsp", "spawn_to_initialize_ms"), digits=0) for r in results])
     row("LSP `initialized` → background scan end, s", [_fmt(get(r, "lsp", "scan_s")) for r in results])
+    row("LSP server CPU during initialize + scan, s", [_fmt(get(r, "lsp", "scan_cpu_s")) for r in results])
     for key, label in (("edit_ms", "edit → diagnostics (debounce 0)"), ("hover_key_ms", "hover on a key"),
                        ("hover_provenance_ms", "hover provenance"), ("code_action_ms", "code action")):
         ps = ("p50", "p95", "p99") if key == "edit_ms" else ("p50", "p95")
@@ -447,18 +478,34 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=3, help="cold runs per command and server sessions (default 3)")
     p.add_argument("--edits", type=int, default=500, help="edits of an open record (default 500)")
     p.add_argument("--requests", type=int, default=200, help="hover and code-action requests each (default 200)")
+    p.add_argument("--lsp-sessions", type=int, default=0, help="cold server sessions (default: --repeats)")
     p.add_argument("--lsp-max", type=int, default=10_000, help="largest size the server is measured on")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--ds-repeats", type=int, default=0,
-                   help="runs of detect-secrets (default: --repeats; it takes minutes at 10,000 records)")
+                   help="runs of detect-secrets (default: --repeats; -1: skip it; it takes minutes at 10,000 records)")
     p.add_argument("--no-baselines", action="store_true", help="skip the naive and detect-secrets baselines")
     p.add_argument("--no-git", action="store_true", help="do not commit the generated workspace to git")
     p.add_argument("--workdir", help="where workspaces are generated (default: a temporary directory)")
     p.add_argument("--keep", action="store_true", help="keep the generated workspaces")
     p.add_argument("--json", dest="json_out", help="write the raw results here")
     p.add_argument("--markdown", help="write the Markdown table here")
+    p.add_argument("--render", nargs="+", metavar="JSON",
+                   help="measure nothing: render the table from results files written by --json (one column per size; "
+                        "a size in several files takes each measurement from the last file that has it)")
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
+    if args.render:
+        loaded = [json.loads(Path(f).read_text()) for f in args.render]
+        merged: dict[int, dict[str, Any]] = {}
+        for d in loaded:  # the same size in several files: later files win, measurement by measurement
+            for r in d["results"]:
+                merged.setdefault(r["n_records"], {}).update(r)
+        results = [merged[n] for n in sorted(merged)]
+        table = render(results, loaded[-1]["machine"])
+        print(table)
+        if args.markdown:
+            Path(args.markdown).write_text(table)
+        return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     tmp = None
     if args.workdir:
