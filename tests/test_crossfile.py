@@ -257,3 +257,20 @@ def test_workspace_never_raises_on_any_frontmatter(files):
     for path in list(ws.paths()):
         ws.remove(path)
     assert ws.paths() == []
+
+
+def test_reusing_a_redacted_identity_is_a_duplicate():
+    """A rejected non-repo-safe packet is archived as a receipt named by the token of its id; a new packet that
+    reuses the original id meets it (Memzoi's identity matching, reference §2.6)."""
+    from memzoi.crossfile import identity_token
+
+    token = identity_token("mem_secret")
+    assert identity_token(token) == token and token.startswith("redacted-identity-")
+    ws = Workspace()
+    receipt = ppath(token, "resolved/rejected")
+    put(ws, receipt, proposal(token, status="rejected"))
+    fresh = ppath("mem_secret")
+    assert put(ws, fresh, proposal("mem_secret", body="New.")) == {fresh, receipt}
+    assert codes(ws, fresh) == ["duplicate_identity"]
+    assert "`mem_secret`" in ws.findings_for(fresh)[0].message
+    assert ws.proposal_paths("mem_secret") == sorted([fresh, receipt])

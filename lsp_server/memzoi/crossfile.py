@@ -53,6 +53,7 @@ class FileFacts:
 
     ``kind`` is ``record``, ``proposal`` or ``other``; ``role`` the :class:`~memzoi.workspace.Role` value;
     ``ident`` the record id (records) or the frontmatter id (packets); ``tokens`` a packet's identities (its id
+    and file id, as :func:`identity_token` forms so a redacted receipt matches the identity it replaced) —
     and file id); ``when`` a record's ``updated`` or else ``timestamp`` / a packet's ``proposal.proposed_at``;
     ``content`` Memzoi's content hash of the trimmed body (``None`` for an empty body); ``refs`` the references
     it makes. ``legacy`` records still define their id but take no part in duplicate checks.
@@ -149,7 +150,7 @@ def facts_from_analysis(analysis: Analysis) -> FileFacts:
         if target:
             refs.append(Ref("proposal.target", target, span("proposal", "target")))
         ident = _str(data.get("id"))
-        tokens = {t for t in (ident, analysis.placement.identity) if t}
+        tokens = {identity_token(t) for t in (ident, analysis.placement.identity) if t}
         return FileFacts(
             kind="proposal", role=role, ident=ident, status=_str(data.get("status")),
             scope_kind=_str(scope.get("kind")), scope_id=_str(scope.get("id")), when=_str(block.get("proposed_at")),
@@ -157,6 +158,24 @@ def facts_from_analysis(analysis: Analysis) -> FileFacts:
             ident_span=span("id"), body_span=doc.body_span,
         )
     return FileFacts(kind=kind, role=role)
+
+
+_TOKEN = re.compile(r"^redacted-identity-[0-9a-f]{64}$")
+
+
+def identity_token(identity: str) -> str:
+    """Memzoi's proposal identity token (reference §2.6): ``redacted-identity-`` + BLAKE3 hex of the identity, or
+    the value itself when it already is a token. Two packets share an identity when their tokens meet, so a new
+    packet reusing the id of a rejected, redacted packet is a duplicate too."""
+    if _TOKEN.match(identity):
+        return identity
+    import blake3
+
+    return "redacted-identity-" + blake3.blake3(identity.encode("utf-8")).hexdigest()
+
+
+def _ref_key(r: Ref) -> str:
+    return identity_token(r.target) if r.to == "proposal" else r.target
 
 
 def _scope(kind: str | None, ident: str | None) -> str:
@@ -234,7 +253,7 @@ class Workspace:
 
     def proposal_paths(self, identity: str) -> list[str]:
         """Paths of packets whose id or file id is ``identity``, sorted."""
-        return sorted(self._proposals.get(identity, ()))
+        return sorted(self._proposals.get(identity_token(identity), ()))
 
     def referrers(self, record_id: str) -> list[str]:
         """Paths referring to ``record_id`` (superseded-by chains, pending proposals), sorted."""
@@ -288,7 +307,7 @@ class Workspace:
         for t in f.tokens:
             self._proposals.setdefault(t, set()).add(path)
         for r in f.refs:
-            self._referrers.setdefault(r.target, set()).add(path)
+            self._referrers.setdefault(_ref_key(r), set()).add(path)
         if f.content and _dup_eligible(f):
             bisect.insort(self._content.setdefault(f.content, []), path)
 
@@ -305,7 +324,7 @@ class Workspace:
         for t in f.tokens:
             drop(self._proposals, t)
         for r in f.refs:
-            drop(self._referrers, r.target)
+            drop(self._referrers, _ref_key(r))
         if f.content and _dup_eligible(f):
             twins = self._content.get(f.content)
             if twins is not None:
@@ -350,7 +369,7 @@ class Workspace:
     def _record_checks(self, path: str, f: FileFacts, out: list[Finding]) -> None:
         for r in f.refs:
             if r.to == "proposal":
-                if not self._proposals.get(r.target):
+                if not self._proposals.get(identity_token(r.target)):
                     out.append(finding("dangling_reference", f"`{r.field}` names proposal `{r.target}`, but no "
                                        "pending or resolved packet in this workspace has that id; fix the id or "
                                        "restore the packet", *r.span, field=r.field, target=r.target))
@@ -393,9 +412,9 @@ class Workspace:
     def _identity_checks(self, path: str, f: FileFacts, out: list[Finding]) -> None:
         others = sorted({p for t in f.tokens for p in self._proposals.get(t, ()) if p != path})
         if others:
-            shared = sorted({t for t in f.tokens if len(self._proposals.get(t, ())) > 1})
-            out.append(finding("duplicate_identity", "proposal identity " + ", ".join(f"`{t}`" for t in shared)
-                               + f" is also used by {len(others)} other packet(s) ("
+            own = f"`{f.ident}`" if f.ident else "of this packet"
+            out.append(finding("duplicate_identity", f"proposal identity {own} (id or file name) is also used by "
+                               f"{len(others)} other packet(s) ("
                                + ", ".join(Path(p).name for p in others[:3]) + "); identities are unique across "
                                "pending and resolved packets: rename this packet", *f.ident_span, others=others))
 
@@ -507,5 +526,6 @@ def _indexed_facts(memzoi_dir: Path) -> dict[str, FileFacts]:
 
 __all__ = [
     "FileFacts", "Ref", "Workspace", "check_cross_file", "cross_file_findings", "facts_from_analysis",
+    "identity_token",
     "git_plane_files",
 ]

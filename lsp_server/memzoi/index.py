@@ -34,7 +34,7 @@ from .runtime import INDEX_DB, derive_keys, memzoi_home
 from .text import LineIndex
 from .workspace import MEMZOI_DIR
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # bump when the stored facts or columns change: old indexes are rebuilt
 #: From this many files on, (re)indexing analyses files in worker processes.
 PARALLEL_THRESHOLD = 400
 #: Progress callback: ``(files done, files total)``.
