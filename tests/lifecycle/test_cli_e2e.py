@@ -336,3 +336,9 @@ def test_malformed_packet_is_rejected_as_a_receipt(repo, cli):
     assert rel.startswith(f"{REJECTED}/redacted-identity-")
     clean(repo, rel)
     assert b"unclosed" not in (repo / rel).read_bytes()
+
+
+def test_history_of_a_deleted_file_by_project_relative_path(repo, cli):
+    _, out = cli("proposals", "apply", "mem_2026_07_06_testing_procedure")
+    code, hist = cli("history", f"{PENDING}/mem_2026_07_06_testing_procedure.md")
+    assert code == 0 and [c["change_id"] for c in hist["changes"]] == [out["change_id"]]

@@ -55,7 +55,13 @@ def rel_to_root(root: Path, ref: str | os.PathLike[str]) -> str:
     p = Path(ref)
     if not p.is_absolute():
         # Relative to the working directory; failing that (e.g. with --root), relative to the project root.
-        p = Path.cwd() / p if (Path.cwd() / p).exists() or not (root / p).exists() else root / p
+        cwd = Path.cwd()
+        if (cwd / p).exists():
+            p = cwd / p
+        elif (root / p).exists() or not _inside(cwd, root):
+            p = root / p
+        else:  # e.g. a file a change deleted, named from inside the project
+            p = cwd / p
     try:
         rel = Path(os.path.normpath(p)).relative_to(root)
     except ValueError:
@@ -65,6 +71,14 @@ def rel_to_root(root: Path, ref: str | os.PathLike[str]) -> str:
         except ValueError:
             raise Refusal("outside_project", f"{ref}: not inside the project at {root}") from None
     return PurePosixPath(*rel.parts).as_posix()
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root)
+        return True
+    except ValueError:
+        return False
 
 
 def packet_rel(root: Path, ref: str | os.PathLike[str]) -> str:
