@@ -103,7 +103,11 @@ def register(server: "MemzoiServer") -> None:
         types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=True),
     )
     def code_action(ls: "MemzoiServer", params: types.CodeActionParams):
-        snap = ls.docs.snapshot(params.text_document.uri)
+        uri = params.text_document.uri
+        if uri.endswith(".json"):
+            found = materialization_actions(ls, uri)
+            return [a for a in found if kind_allowed(a.kind or "", params.context.only)] or None
+        snap = ls.docs.snapshot(uri)
         if snap is None or not ls.is_memzoi(snap):
             return None
         only = params.context.only
@@ -143,7 +147,10 @@ SUPERSEDE_KIND = f"{SOURCE}.memzoi.supersede"
 TOMBSTONE_KIND = f"{SOURCE}.memzoi.tombstone"
 UNDO_KIND = f"{SOURCE}.memzoi.undo"
 RECOVER_KIND = f"{SOURCE}.memzoi.recover"
-LIFECYCLE_KINDS = [APPLY_KIND, REJECT_KIND, ROUTE_KIND, SUPERSEDE_KIND, TOMBSTONE_KIND, UNDO_KIND, RECOVER_KIND]
+REATTEST_KIND = f"{SOURCE}.memzoi.reattest"
+MATERIALIZE_KIND = f"{SOURCE}.memzoi.materialize"
+LIFECYCLE_KINDS = [APPLY_KIND, REJECT_KIND, ROUTE_KIND, SUPERSEDE_KIND, TOMBSTONE_KIND, UNDO_KIND, RECOVER_KIND,
+                   REATTEST_KIND, MATERIALIZE_KIND]
 KINDS.extend(LIFECYCLE_KINDS)
 
 
@@ -197,6 +204,8 @@ def lifecycle_actions(ls: "MemzoiServer", snap: Snapshot) -> list[types.CodeActi
             blocked = dirty or (f"fix the {len(errors)} error(s) first" if errors else None)
             out.append(_action(ls, "Supersede record…", SUPERSEDE_KIND, lifecycle.SUPERSEDE, {"uri": uri}, blocked))
             out.append(_action(ls, "Tombstone record…", TOMBSTONE_KIND, lifecycle.TOMBSTONE, {"uri": uri}, blocked))
+        if any(f.code in ("stale_attestation", "ledger_drift") for f in findings):
+            out.append(_action(ls, "Re-attest (accept this edit)", REATTEST_KIND, lifecycle.REATTEST, {"uri": uri}, dirty))
     project = ls.project_for(snap.path)
     if project is not None and snap.path is not None:
         facts = project.ledger.for_file(snap.path)
@@ -209,4 +218,39 @@ def lifecycle_actions(ls: "MemzoiServer", snap: Snapshot) -> list[types.CodeActi
                                 ("complete-after", "complete the change"), ("accept", "accept the files as they are")):
                 out.append(_action(ls, f"Recover {change.id[:12]}: {label}", RECOVER_KIND, lifecycle.RECOVER,
                                    {"uri": uri, "change_id": change.id, "mode": mode}, dirty))
+    return [a for a in out if a is not None]
+
+
+def materialization_actions(ls: "MemzoiServer", uri: str) -> list[types.CodeAction]:
+    """Plan / Decide / Materialize on a materialization candidate, plan or decision JSON file, depending on which
+    of the three files (``X.json``, ``X.plan.json``, ``X.decision.json``) exist."""
+    from . import lifecycle
+    from .documents import uri_to_path
+
+    path = uri_to_path(uri)
+    if path is None:
+        return []
+    doc = ls.workspace.get_text_document(uri)
+    try:
+        text = doc.source
+    except OSError:
+        return []
+    if lifecycle.artifact_kind(text) is None:
+        return []
+    files = lifecycle.artifact_set(path)
+    saved = True
+    if ls.docs.is_open(uri):
+        try:
+            saved = path.read_text(encoding="utf-8") == text
+        except OSError:
+            saved = False
+    dirty = None if saved else "save the file first: materialization reads the files on disk"
+    out: list[types.CodeAction | None] = []
+    have = {k: p.is_file() for k, p in files.items()}
+    if have["candidate"] and not have["plan"]:
+        out.append(_action(ls, "Plan materialization", MATERIALIZE_KIND, lifecycle.MATERIALIZE_PLAN, {"uri": uri}, dirty))
+    if have["candidate"] and have["plan"] and not have["decision"]:
+        out.append(_action(ls, "Decide: approve this plan", MATERIALIZE_KIND, lifecycle.MATERIALIZE_DECIDE, {"uri": uri}, dirty))
+    if all(have.values()):
+        out.append(_action(ls, "Materialize the decided record", MATERIALIZE_KIND, lifecycle.MATERIALIZE, {"uri": uri}, dirty))
     return [a for a in out if a is not None]

@@ -142,3 +142,33 @@ async def test_cross_file_dangling_reference_updates_when_target_appears(client,
             types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=target.as_uri(), type=types.FileChangeType.Created)])
         )
     await diagnostics(client, uri, lambda d: not any(x.code == "dangling_reference" for x in d))
+
+
+def _token() -> str:
+    """A GitHub-token-shaped string built at test time (no fixture holds a live-looking secret)."""
+    import random
+    import string
+
+    rnd = random.Random(11)
+    alphabet = string.ascii_letters + string.digits
+    while True:
+        body = "".join(rnd.choice(alphabet) for _ in range(36))
+        if any(c.isupper() for c in body) and any(c.islower() for c in body) and any(c.isdigit() for c in body):
+            return "gh" + "p_" + body
+
+
+async def test_leaked_token_in_body_after_emoji_and_cjk_has_exact_range(client, workspace: Path):
+    path = workspace / ".memzoi" / "records" / "use-pnpm.md"
+    token = _token()
+    prefix = "メモ 😀 記録: CI used "
+    line_text = prefix + token + " for pushes."
+    text = record_text("use-pnpm") + "\n" + line_text + "\n"
+    uri = open_doc(client, path, text)
+    diags = await diagnostics(client, uri, lambda d: any(x.code == "credential_token" for x in d))
+    [d] = [x for x in diags if x.code == "credential_token"]
+    line = text.split("\n").index(line_text)
+    start = units(prefix, client.profile)
+    assert (d.range.start.line, d.range.start.character) == (line, start)
+    assert (d.range.end.line, d.range.end.character) == (line, start + len(token))
+    assert d.severity == types.DiagnosticSeverity.Error
+    assert token not in d.message and token[4:] not in d.message  # never echo the secret

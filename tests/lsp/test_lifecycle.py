@@ -215,3 +215,60 @@ async def wait_until_async(fn, timeout: float = 10.0):
         if time.monotonic() > deadline:
             raise AssertionError("condition not met")
         await asyncio.sleep(0.05)
+
+
+async def test_materialize_plan_decide_apply_then_reattest_and_undo(git_workspace: Path, client):
+    from memzoi.lifecycle.materialize import build_candidate
+
+    from .conftest import diagnostics, record_text
+
+    root = git_workspace
+    drafts = root / "drafts"
+    drafts.mkdir()
+    draft = record_text("lint-before-commit", "Lint before commit")
+    candidate = build_candidate(root, draft)
+    import json
+
+    cand = drafts / "lint.json"
+    cand.write_text(json.dumps(candidate, indent=2) + "\n")
+    before = snapshot(root)
+
+    async def step(path: Path, title: str):
+        uri = open_doc(client, path)
+        [action] = [a for a in await actions_for(client, uri, ["source.memzoi.materialize"]) if a.title.startswith(title)]
+        return await run(client, action)
+
+    planned = await step(cand, "Plan materialization")
+    assert (drafts / "lint.plan.json").is_file() and planned["plan_id"].startswith("blake3:")
+    decided = await step(drafts / "lint.plan.json", "Decide")
+    assert (drafts / "lint.decision.json").is_file() and decided["decision_id"].startswith("blake3:")
+    result = await step(drafts / "lint.decision.json", "Materialize")
+    assert result["status"] == "applied", result
+    record = root / ".memzoi" / "records" / "lint-before-commit.md"
+    text = record.read_text()
+    assert "materialization:" in text and "revision_hash" in text
+    assert client.shown_documents[-1].uri == record.as_uri()
+    # A hand edit makes the attestation stale; Re-attest accepts it as one ledgered change.
+    record.write_text(text.replace("applies to every package task.", "applies to every commit."))
+    uri = open_doc(client, record)
+    await diagnostics(client, uri, lambda d: any(x.code == "stale_attestation" for x in d))
+    reattest = find(await actions_for(client, uri, ["source.memzoi.reattest"]), "Re-attest")
+    res = await run(client, reattest, reason="wording fix reviewed")
+    assert res["status"] == "applied", res
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    uri = open_doc(client, record, version=3)
+    await diagnostics(client, uri, lambda d: not any(x.code == "stale_attestation" for x in d))
+    undo = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="memzoi.undo", arguments=[{"change_id": res["change_id"]}]))
+    assert undo["status"] == "undone"
+    assert "applies to every commit." in record.read_text()  # back to the hand-edited (stale) state
+    undo = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="memzoi.undo", arguments=[{"change_id": result["change_id"]}]))
+    assert "error" in undo, undo  # refused: the record was edited after materialize
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    record.write_text(text)
+    undo = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="memzoi.undo", arguments=[{"change_id": result["change_id"]}]))
+    assert undo.get("status") == "undone" and not record.exists(), undo
+    after = snapshot(root)
+    assert after == before
