@@ -54,8 +54,9 @@ class Ctx:
 
     @cached_property
     def big_prefixes(self) -> frozenset[bytes]:
-        """2, 3, 4, 6 and 9-character prefixes of the 12+ character words."""
-        return frozenset(w[:n] for w in self.big_words for n in (2, 3, 4, 6, 9))
+        """2, 3 and 4-character prefixes of the 12+ character words."""
+        big = self.big_words
+        return frozenset([w[:2] for w in big] + [w[:3] for w in big] + [w[:4] for w in big])
 
     @cached_property
     def big_words(self) -> list[bytes]:

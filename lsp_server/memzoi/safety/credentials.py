@@ -111,9 +111,14 @@ _LITERAL_GATES = [(g[4:], i) for i, (_, _, gate) in enumerate(_TOKEN_SHAPES) for
 
 
 def _open_gates(ctx: Ctx) -> tuple[frozenset[bytes], frozenset[bytes]] | None:
+    cached = ctx.__dict__.get("_credential_gates", False)
+    if cached is not False:
+        return cached
     words = ctx.words & _GATE_WORDS
     big = ctx.big_prefixes & _GATE_BIG if ctx.big_words else frozenset()
-    return (words, big) if words or big else None
+    result = (words, big) if words or big else None
+    ctx.__dict__["_credential_gates"] = result
+    return result
 
 
 def _gate_open(present: tuple[frozenset[bytes], frozenset[bytes]], gate: tuple[frozenset[bytes], frozenset[bytes]]) -> bool:

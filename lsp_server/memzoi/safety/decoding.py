@@ -36,8 +36,13 @@ _UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _PRINTABLE = re.compile(r"[\x20-\x7e\t\r\n]")
 
 
+_FOLDABLE = re.compile("[\uff01-\uff5e\u00a0\u3000\u202f\u205f\u2000-\u200a]")
+
+
 def fold(text: str) -> str:
     """Full-width forms to ASCII, no-break spaces to a space; same length as ``text``."""
+    if text.isascii() or _FOLDABLE.search(text) is None:
+        return text  # str.translate is slow on non-ASCII text; most text has nothing to fold
     return text.translate(_FOLD)
 
 
@@ -119,6 +124,8 @@ def decoded_views(text: str, *, depth: int = 1, runs: list[tuple[int, str]] | No
                 views.append(View(decoded, start, end, "percent-encoded"))
             pos = end
     for base, piece in runs if runs is not None else [(0, text)]:
+        if piece.islower() or piece.isupper():
+            continue  # base64 of text is always mixed case
         for m in _B64.finditer(piece):
             run = m.group(0)
             chars = set(run)

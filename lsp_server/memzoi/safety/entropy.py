@@ -19,6 +19,7 @@ from .decoding import decodes_to_text
 
 MIN_LEN, MAX_LEN = 32, 256
 THRESHOLD = 4.5
+_MIN_DISTINCT = math.ceil(2**THRESHOLD)  # Shannon entropy is at most log2(distinct characters)
 
 TOKEN_RE = re.compile(r"(?<![A-Za-z0-9_+/=-])[A-Za-z0-9_+/=-]{32,}")
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
@@ -98,8 +99,8 @@ def entropy_candidates(text: str, runs: list[tuple[int, str]] | None = None) -> 
         # public keys, certificates and signatures are meant to be shared
         public = [(m.start(), m.end()) for m in _PUBLIC_BLOCK.finditer(text)]
     for base, piece in pieces:
-        if len(piece) < MIN_LEN:
-            continue
+        if len(piece) < MIN_LEN or len(set(piece)) < _MIN_DISTINCT:
+            continue  # the run as a whole has too few distinct characters for any token in it to qualify
         for m in TOKEN_RE.finditer(piece):
             token = m.group(0)
             start = base + m.start()
@@ -108,6 +109,8 @@ def entropy_candidates(text: str, runs: list[tuple[int, str]] | None = None) -> 
             token = token.rstrip("=")
             if len(token) < MIN_LEN or _HEX.match(token):
                 continue
+            if len(set(token)) < _MIN_DISTINCT:
+                continue  # fewer than 2**4.5 distinct characters can never reach the entropy threshold
             if char_classes(token) < 3 or is_placeholder(token) or _INTEGRITY_TOKEN.match(token):
                 continue
             before = text[max(0, start - 24) : start]

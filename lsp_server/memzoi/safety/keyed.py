@@ -50,20 +50,31 @@ class Pair:
     end: int
     line_start: bool
     line_end: int
+    stem: str = ""
 
 
 @lru_cache(maxsize=256)
 def _pattern(stems: tuple[str, ...]) -> re.Pattern[str]:
     alt = "|".join(sorted(stems, key=len, reverse=True))
-    return re.compile(rf"(?P<k>(?:{alt})[a-z0-9_.-]*)[\"']?[ \t]*(?P<s>:=|=>|:|=)[ \t]*{_VALUE}")
+    return re.compile(rf"(?P<k>(?P<stem>{alt})[a-z0-9_.-]*)[\"']?[ \t]*(?P<s>:=|=>|:|=)[ \t]*{_VALUE}")
 
 
 def pairs(ctx: Ctx, stems: tuple[str, ...] | None = None) -> list[Pair]:
-    """Every keyed value of ``ctx`` whose key ends in a stem whose gate words occur (all stems by default)."""
+    """Every keyed value of ``ctx`` whose key contains a stem whose gate words occur; computed once per text and
+    shared by the credential and personal-data detectors (``stems`` is accepted for readability at call sites:
+    callers classify by the whole key)."""
+    cached = ctx.__dict__.get("_pairs")
+    if cached is None:
+        cached = ctx.__dict__["_pairs"] = _all_pairs(ctx)
+    return cached  # callers classify by the whole key, so every pair is offered to every caller
+
+
+def _all_pairs(ctx: Ctx) -> list[Pair]:
+    # One pass for every detector that keys on names: the pattern holds only the stems whose words occur.
     words = ctx.words
     if words.isdisjoint(_ALL_GATES):
         return []
-    present = tuple(s for s in (stems or tuple(STEM_GATES)) if not words.isdisjoint(STEM_GATES[s]))
+    present = tuple(s for s in STEM_GATES if not words.isdisjoint(STEM_GATES[s]))
     if not present:
         return []
     text, low = ctx.text, ctx.low
@@ -94,5 +105,5 @@ def pairs(ctx: Ctx, stems: tuple[str, ...] | None = None) -> list[Pair]:
             line_start = low[nl + 1 : ks].strip(" \t\"'>*-") in ("", "export", "set", "$env:")
         eol = low.find("\n", ve, ve + 256)
         out.append(Pair(key, re.sub(r"[-.]", "_", key), ks, m.group("s"), vs, ve, line_start,
-                        min(len(low), ve + 256) if eol < 0 else eol))
+                        min(len(low), ve + 256) if eol < 0 else eol, m.group("stem")))
     return out
