@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,6 +21,7 @@ from pygls.protocol import LanguageServerProtocol
 from lsprotocol.types import ResponseError
 
 from memzoi import __version__
+from memzoi.admission import GitVisibility, admit
 from memzoi.crossfile import Workspace as CrossFileWorkspace
 from memzoi.findings import Finding
 from memzoi.workspace import MEMZOI_DIR, Role, walk
@@ -44,6 +46,7 @@ class Project:
         self.fed: dict[str, Any] = {}  # uri -> the Analysis whose facts the cross-file workspace holds
         self.ledger = LedgerView(root)
         self.index = None  # memzoi.index.Index, opened on the scan thread
+        self.visibility: dict[str, Any] = {}  # abspath -> memzoi.admission.GitVisibility (batched git calls)
         self.index_ready = False
 
     def contains(self, path: Path) -> bool:
@@ -159,6 +162,10 @@ class MemzoiServer(LanguageServer):
             self.republish(affected - {key})
         if snap.path is not None:
             own += ledger_findings(project.ledger, snap.path, snap.text)
+            # Admission (canonical path, git review visibility) as Memzoi decides it; visibility comes from the
+            # scan's and the watchers' batched git calls, so typing never runs git.
+            vis = project.visibility.get(os.path.abspath(snap.path), GitVisibility.UNKNOWN)
+            own += admit(snap.path, snap.analysis, vis).findings
         if not project.scanned.is_set():
             return own
         cross = project.crossfile.findings_for(key)

@@ -201,6 +201,18 @@ def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]
         elif uri in project.files or uri in ls.published:
             project.files.discard(uri)
             removed.append(uri)
+    if updated:
+        # Git review visibility of changed files: one batch of git calls per project.
+        from memzoi.admission import git_visibility
+
+        by_root: dict = {}
+        for uri in updated:
+            path = uri_to_path(uri)
+            project = ls.project_for(path)
+            if project is not None and path is not None:
+                by_root.setdefault(project.root, (project, []))[1].append(path)
+        for project, paths in by_root.values():
+            project.visibility.update(git_visibility(project.root, paths))
     affected: set[str] = set()
     for uri in removed:
         ls.docs.forget(uri)

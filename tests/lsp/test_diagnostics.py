@@ -172,3 +172,28 @@ async def test_leaked_token_in_body_after_emoji_and_cjk_has_exact_range(client, 
     assert (d.range.end.line, d.range.end.character) == (line, start + len(token))
     assert d.severity == types.DiagnosticSeverity.Error
     assert token not in d.message and token[4:] not in d.message  # never echo the secret
+
+
+async def test_git_ignored_untracked_record_is_reported(workspace: Path, client):
+    import subprocess
+
+    from .conftest import git_init, wait_until
+
+    git_init(workspace)
+    (workspace / ".gitignore").write_text(".memzoi/records/hidden-*.md\n")
+    path = workspace / ".memzoi" / "records" / "hidden-note.md"
+    path.write_text(record_text("hidden-note", "Hidden note"))
+    if client.registrations:
+        client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Created)]))
+    # wait until the server knows the file, then open it: admission comes from the batched git call
+    for _ in range(200):
+        res = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="Hidden note"))
+        if res:
+            break
+        import asyncio
+
+        await asyncio.sleep(0.05)
+    uri = open_doc(client, path)
+    diags = await diagnostics(client, uri, lambda d: any(x.code == "ignored_untracked" for x in d))
+    assert [x.code for x in diags] == ["ignored_untracked"]

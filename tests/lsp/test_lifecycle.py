@@ -272,3 +272,52 @@ async def test_materialize_plan_decide_apply_then_reattest_and_undo(git_workspac
     assert undo.get("status") == "undone" and not record.exists(), undo
     after = snapshot(root)
     assert after == before
+
+
+CRASH = r"""
+import os, sys
+from pathlib import Path
+from memzoi import ledger as L
+root = Path(sys.argv[1])
+rel_a, rel_b = ".memzoi/records/use-pnpm.md", ".memzoi/records/use-bun.md"
+before_a = (root / rel_a).read_bytes()
+after_a = before_a.replace(b"applies to every package task.", b"applies to every package task, via corepack.")
+after_b = (root / ".memzoi/records/use-node-22.md").read_bytes().replace(b"use-node-22", b"use-bun").replace(
+    b"Use Node 22", b"Use bun")
+def hook(step):
+    if step == "apply:file0:done":
+        os._exit(77)  # the process dies after the first of two files was written
+L.set_fault_hook(hook)
+L.run_change(root, lambda r: L.ChangePlan("edit", [L.FileChange(rel_a, before_a, after_a),
+                                                    L.FileChange(rel_b, None, after_b)]), actor="crashy")
+"""
+
+
+async def test_recover_uncertain_change_from_ledger_diagnostic(git_workspace: Path, memzoi_home: Path, client):
+    import os
+    import subprocess
+    import sys
+
+    from .conftest import diagnostics
+
+    root = git_workspace
+    before = snapshot(root)
+    proc = subprocess.run([sys.executable, "-c", CRASH, str(root)], env={**os.environ, "MEMZOI_HOME": str(memzoi_home)},
+                          capture_output=True, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 77, proc.stderr
+    settled = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="memzoi.reconcile", arguments=[{}]))
+    assert [s["status"] for s in settled] == ["uncertain"]
+    record = root / ".memzoi" / "records" / "use-pnpm.md"
+    uri = open_doc(client, record)
+    diags = await diagnostics(client, uri, lambda d: any(x.code == "ledger_uncertain" for x in d))
+    [d] = [x for x in diags if x.code == "ledger_uncertain"]
+    assert d.severity == types.DiagnosticSeverity.Warning and settled[0]["change_id"][:12] in d.message
+    actions = await actions_for(client, uri, ["source.memzoi.recover"])
+    assert len(actions) == 3
+    result = await run(client, find(actions, f"Recover {settled[0]['change_id'][:12]}: restore"))
+    assert result["status"] == "applied", result
+    assert snapshot(root) == before
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    uri = open_doc(client, record, version=2)
+    await diagnostics(client, uri, lambda d: not any(x.code == "ledger_uncertain" for x in d))
