@@ -200,13 +200,19 @@ class _Gate:
         body = len(text[s:e].encode("utf-8", "surrogatepass"))
         total += body
         if body > FIELD_LIMIT:
-            msg = (f"this {'proposal cannot be applied' if self.kind == 'pending' else 'record is refused'}: the body "
-                   f"is {body} bytes, over Memzoi's {FIELD_LIMIT}-byte limit per field; keep only the durable facts")
-            self.out.append(finding("candidate_too_large", msg, s, min(e, text.find("\n", s) if text.find("\n", s) > s else e)))
+            nl = text.find("\n", s, e)
+            self._raw("candidate_too_large", f"the body is {body} bytes, over Memzoi's {FIELD_LIMIT}-byte limit per "
+                      "field; keep only the durable facts", s, e if nl < 0 else nl)
         if total > AGGREGATE_LIMIT:
             start = 1 if self.doc.bom else 0
-            self.out.append(finding("candidate_too_large", f"fields total {total} bytes, over Memzoi's {AGGREGATE_LIMIT}-byte "
-                                    "aggregate limit; split the memory", start, min(start + 3, len(text))))
+            self._raw("candidate_too_large", f"fields total {total} bytes, over Memzoi's {AGGREGATE_LIMIT}-byte "
+                      "aggregate limit; split the memory", start, min(start + 3, len(text)))
+
+    def _raw(self, code: str, why: str, start: int, end: int) -> None:
+        prefix = "this proposal cannot be applied to the repository" if self.kind == "pending" else (
+            "this record is refused from the git plane")
+        f = finding(code, f"{prefix}: {why}", start, end, route_local=False)
+        self.out.append(replace(f, severity=Severity.WARNING) if self.kind == "pending" else f)
 
 
 def _strings(node: YNode | None, loc: tuple[Any, ...]):

@@ -149,3 +149,10 @@ def test_corpus_examples(corpus):
             assert "cannot be applied" in found[0].message
         else:
             assert found == [], path
+
+
+def test_oversized_pending_proposal_cannot_be_applied(tmp_path):
+    path = workspace(tmp_path) / "proposals" / "pending" / "prop.md"
+    found = [f for f in safety(proposal(body="word " * (110 * 1024)), path) if f.code == "candidate_too_large"]
+    assert len(found) == 1
+    assert found[0].severity == Severity.WARNING and "cannot be applied" in found[0].message
