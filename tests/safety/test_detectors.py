@@ -102,7 +102,10 @@ def test_connection_strings_and_urls():
 
 
 def test_environment_secrets_and_references():
-    assert hit_codes(f"export DEPLOY_TOKEN={rand(32)}") == ["environment_secret"]
+    value = rand(32)
+    text = f"export DEPLOY_TOKEN={value}"
+    (h,) = collect_hits(text)
+    assert h.code == "environment_secret" and text[h.start : h.end] == value and "DEPLOY_TOKEN" in h.label
     for ref in ("export GITHUB_TOKEN=$(gh auth token)", "KEY=${{ secrets.KEY }}", "PASSWORD=changeme",
                 "TOKEN_LIMIT=4096", "password = os.environ['X']"):
         assert hit_codes(ref) == [], ref

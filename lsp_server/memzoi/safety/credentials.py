@@ -434,7 +434,7 @@ def keyed_hits(ctx: Ctx) -> list[Hit]:
             continue
         if p.sep == "=" and p.line_start and any(w in p.key.upper() for w in _ENV_WORDS) and re.fullmatch(r"[a-z_][a-z0-9_]*", p.key):
             if plausible_secret(value, min_len=6, min_entropy=2.2):
-                out.append(Hit("environment_secret", p.key_start, p.end, f"secret in environment variable `{key}`", value, _PRIORITY["environment_secret"]))
+                out.append(Hit("environment_secret", p.start, p.end, f"secret in environment variable `{key}`", value, _PRIORITY["environment_secret"]))
             continue
         if _secret_key(p.norm) and plausible_secret(value, min_len=8, min_entropy=2.8):
             out.append(Hit("credential_token", p.start, p.end, f"credential assigned to `{key}`", value, _PRIORITY["credential_assignment"]))
