@@ -17,6 +17,11 @@ STAMP="$PREFIX/.installed"
 export DEBIAN_FRONTEND=noninteractive npm_config_yes=true npm_config_fund=false npm_config_audit=false \
   npm_config_update_notifier=false npm_config_unsafe_perm=true
 
+mkdir -p "$CACHE"
+# One install at a time (several test runs may start together); the others wait, then find the stamp.
+exec 9>"$CACHE/.install.lock"
+flock 9
+
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 apt_install() {

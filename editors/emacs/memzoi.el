@@ -52,10 +52,24 @@ Example: \\='(:severity (:high_entropy_value \"information\") :disabled [\"bom\"
 ;;;###autoload
 (add-to-list 'auto-mode-alist '("/\\.memzoi/.*\\.md\\'" . memzoi-mode))
 
+(defclass memzoi-eglot-server (eglot-lsp-server) ()
+  :documentation "The eglot connection to memzoi-lsp (adds window/showDocument for older eglot).")
+
+(cl-defmethod eglot-handle-request
+  ((_server memzoi-eglot-server) (_method (eql window/showDocument)) &key uri takeFocus &allow-other-keys)
+  "Open URI, which the server shows after a lifecycle change (e.g. the resolved packet)."
+  ;; eglot before 1.10 answers unknown requests with a null result, which is not a valid ShowDocumentResult.
+  (let* ((file (eglot--uri-to-path uri))
+         (buf (and (file-exists-p file) (find-file-noselect file))))
+    (when (and buf takeFocus (not noninteractive))
+      (pop-to-buffer buf))
+    (list :success (if buf t :json-false))))
+
 (defun memzoi--server-program (&rest _)
-  "The server command, with the settings as initializationOptions."
-  (append memzoi-server-command
-          (list :initializationOptions (list :memzoi (or memzoi-settings (make-hash-table))))))
+  "The server class and command, with the settings as initializationOptions."
+  (cons 'memzoi-eglot-server
+        (append memzoi-server-command
+                (list :initializationOptions (list :memzoi (or memzoi-settings (make-hash-table)))))))
 
 (add-to-list 'eglot-server-programs (cons 'memzoi-mode #'memzoi--server-program))
 
@@ -157,7 +171,8 @@ REASON, QUERY and CHANGE-ID are asked for when the command needs them and they a
       ;; The command may have moved or written files: refresh unmodified buffers from disk.
       (dolist (b (buffer-list))
         (with-current-buffer b
-          (when (and buffer-file-name (not (buffer-modified-p)) (not (verify-visited-file-modtime b)))
+          (when (and buffer-file-name (file-exists-p buffer-file-name)
+                     (not (buffer-modified-p)) (not (verify-visited-file-modtime b)))
             (revert-buffer t t t))))
       result)))
 

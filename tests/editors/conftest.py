@@ -3,11 +3,13 @@ workspace made from the corpus with one planted secret and one pending proposal.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -54,20 +56,31 @@ def npm_env() -> dict[str, str]:
 
 
 def lock_hash() -> str:
-    """Hash of package.json + package-lock.json: node_modules is reinstalled (npm ci) only when it changes."""
-    h = hashlib.sha256()
-    for name in ("package.json", "package-lock.json"):
-        h.update((EXT / name).read_bytes())
-    return h.hexdigest()
+    """Hash of package-lock.json (which records every dependency, the root's included): node_modules is
+    reinstalled (npm ci) only when it changes, or when a package went missing."""
+    return hashlib.sha256((EXT / "package-lock.json").read_bytes()).hexdigest()
 
 
 @pytest.fixture(scope="session")
-def node_modules() -> Path:
-    """vscode-extension/node_modules installed from package-lock.json (npm ci), reused while the lock is unchanged."""
+def node_modules() -> Iterator[Path]:
+    """vscode-extension/node_modules installed from package-lock.json (npm ci), reused while the lock is unchanged.
+
+    Held under an exclusive file lock for the whole session: several test runs may share one working tree, and an
+    `npm ci` in one would delete the packages another is using."""
     require(shutil.which("node") is not None and shutil.which("npm") is not None, "node and npm are not installed")
+    lock = open(EXT / ".npm-install.lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        yield _install_node_modules()
+    finally:
+        lock.close()
+
+
+def _install_node_modules() -> Path:
     stamp = EXT / "node_modules" / ".memzoi-lock-hash"
     want = lock_hash()
-    if not (stamp.exists() and stamp.read_text() == want):
+    intact = (EXT / "node_modules" / "esbuild" / "package.json").exists()
+    if not (intact and stamp.exists() and stamp.read_text() == want):
         p = subprocess.run(
             # --ignore-scripts: no dependency needs its install script (esbuild's only re-validates its binary and
             # can fail with ETXTBSY), and scripts that download things cannot work offline anyway.

@@ -91,7 +91,7 @@ function statusText(page) {
 
     // 3. The Memory Inbox lists the pending proposal; the status bar counts it.
     await runCommand(page, 'Focus on Memory Inbox View');
-    const rows = await (await page.waitForFunction(async () => {
+    const rows = await (await page.waitForFunction(() => {
       const pane = [...document.querySelectorAll('.pane')].find((p) => /Memory Inbox/i.test(p.querySelector('.pane-header')?.textContent || ''));
       const r = pane ? [...pane.querySelectorAll('.monaco-list-row')].map((x) => x.getAttribute('aria-label') || x.textContent) : [];
       return r.some((t) => /Protected routes/.test(t)) ? r : null;
@@ -115,7 +115,12 @@ function statusText(page) {
       }
       step('code action menu offers Apply', { title: (await found.textContent()).trim() });
       await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-apply-menu.png') });
-      await found.hover();
+      // Move the keyboard focus onto "Apply proposal" (mouse clicks are blocked by the menu's pointer shield).
+      for (let i = 0; i < 10; i++) {
+        const focused = await page.evaluate(() => document.querySelector('.action-widget .monaco-list-row.focused')?.textContent || '');
+        if (/Apply/.test(focused)) break;
+        await page.keyboard.press('ArrowDown');
+      }
       await page.keyboard.press('Enter');
       const proposal = path.join(WS, '.memzoi', 'proposals', 'pending', 'mem_2026_07_06_auth_001.md');
       const deadline = Date.now() + 30000;

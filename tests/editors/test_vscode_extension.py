@@ -72,3 +72,61 @@ def test_contributes_mirror_server_settings_and_command_table() -> None:
     for name, field in Settings.model_fields.items():
         assert f"memzoi.{field.alias or name}" in props
     assert set(props["memzoi.disabled"]["items"]["enum"]) == set(CODES)
+
+
+def _ts_table() -> set[tuple[tuple[str, ...], str | None]]:
+    src = (EXT / "src/logic/commands.ts").read_text(encoding="utf-8")
+    table = src[src.index("export const COMMANDS") :]
+    table = table[: table.index("\n];")]
+    out = set()
+    for block in re.split(r"\{\s*id:", table)[1:]:
+        server = tuple(re.findall(r"'([\w.]+)'", re.search(r"server: \[([^\]]*)\]", block).group(1)))
+        reason = re.search(r"reason: '(\w+)'", block)
+        out.add((server, reason.group(1) if reason else None))
+    return out
+
+
+def _lua_table() -> set[tuple[tuple[str, ...], str | None]]:
+    src = (REPO / "editors/nvim/lua/memzoi/init.lua").read_text(encoding="utf-8")
+    table = src[src.index("M.commands = {") : src.index("\n}\n", src.index("M.commands = {"))]
+    out = set()
+    for block in re.split(r"\{\s*name = ", table)[1:]:
+        server = re.search(r"server = \{([^}]*)\}", block)
+        reason = re.search(r"reason = '(\w+)'", block)
+        out.add((tuple(re.findall(r"'([\w.]+)'", server.group(1))), reason.group(1) if reason else None))
+    return out
+
+
+def _elisp_table() -> set[tuple[tuple[str, ...], str | None]]:
+    src = (REPO / "editors/emacs/memzoi.el").read_text(encoding="utf-8")
+    table = src[src.index("(defconst memzoi-commands") : src.index('"Commands: name')]
+    out = set()
+    for m in re.finditer(r":server \(([^)]*)\)[^\n]*", table):
+        reason = re.search(r":reason (\w+)", m.group(0))
+        out.add((tuple(re.findall(r'"([\w.]+)"', m.group(1))), reason.group(1) if reason else None))
+    return out
+
+
+def test_editor_command_tables_agree() -> None:
+    """VS Code, Neovim and Emacs map their commands onto the same server command ids and reason rules."""
+    ts, lua, el = _ts_table(), _lua_table(), _elisp_table()
+    assert len(ts) == 15
+    assert lua == ts
+    assert el and el <= ts
+    reasons = {server[0]: reason for server, reason in ts}
+    for cmd in ("memzoi.reject", "memzoi.supersede", "memzoi.tombstone"):
+        assert reasons[cmd] == "required"
+
+
+def test_server_commands_reachable_from_the_palette() -> None:
+    """Each command the server registers has a palette entry (or is reachable through Run Server Command…)."""
+    from memzoi_lsp.server import create_server
+
+    mapped = {s for server, _ in _ts_table() for s in server}
+    registered = sorted(create_server().protocol.fm.commands)
+    assert registered, "the server registers no commands"
+    unmapped = [c for c in registered if c not in mapped]
+    pkg = json.loads((EXT / "package.json").read_text())
+    assert "memzoi.runServerCommand" in {c["command"] for c in pkg["contributes"]["commands"]}
+    # Mapped commands get prompts and argument shapes; others still run (without arguments) from the generic entry.
+    assert len(unmapped) <= len(registered) // 2, f"most server commands lack a palette entry: {unmapped}"

@@ -118,6 +118,7 @@ def contributes() -> dict:
     client_cmds = [
         {"command": "memzoi.restart", "title": "Restart Language Server", "category": CATEGORY},
         {"command": "memzoi.showOutput", "title": "Show Output", "category": CATEGORY},
+        {"command": "memzoi.runServerCommand", "title": "Run Server Command…", "category": CATEGORY},
         {"command": "memzoi.inbox.refresh", "title": "Refresh Memory Inbox", "category": CATEGORY, "icon": "$(refresh)"},
         {"command": "memzoi.inbox.open", "title": "Open", "category": CATEGORY, "icon": "$(go-to-file)"},
         {"command": "memzoi.inbox.apply", "title": "Apply", "category": CATEGORY, "icon": "$(check)"},

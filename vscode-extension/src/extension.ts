@@ -16,6 +16,9 @@ import {
   argsHaveReason,
   buildArguments,
   COMMANDS,
+  describeResult,
+  historyChanges,
+  searchHits,
   type CommandSpec,
   type InvocationContext,
   resolveServerCommand,
@@ -55,6 +58,8 @@ let inbox: InboxProvider;
 let statusItem: vscode.StatusBarItem;
 /** Palette handlers registered by the client for commands the running server does not register itself. */
 let fallbackCommands: vscode.Disposable[] = [];
+/** False once the server answered `memzoi/inbox` with MethodNotFound (reset when the server restarts). */
+let serverHasInbox = true;
 
 function severityName(s: vscode.DiagnosticSeverity): string {
   return ['error', 'warning', 'information', 'hint'][s] ?? 'hint';
@@ -104,7 +109,18 @@ class InboxProvider implements vscode.TreeDataProvider<InboxItem> {
     return this.items;
   }
 
-  /** Recomputes the inbox (coalescing bursts of file and diagnostic events into one pass). */
+  private timer: NodeJS.Timeout | undefined;
+
+  /** Schedules a refresh shortly (diagnostic and file events come in bursts: at most one pass per 300 ms). */
+  schedule(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.refresh();
+    }, 300);
+  }
+
+  /** Recomputes the inbox now (coalescing overlapping calls into one more pass). */
   refresh(): Promise<void> {
     if (this.pending) {
       this.again = true;
@@ -129,13 +145,14 @@ class InboxProvider implements vscode.TreeDataProvider<InboxItem> {
 
 async function computeInbox(): Promise<InboxItem[]> {
   const diagnostics = allDiagnostics();
-  if (client?.state === State.Running) {
+  if (client?.state === State.Running && serverHasInbox) {
     try {
       const answer: unknown = await client.sendRequest(INBOX_REQUEST, {});
       const rows = inboxFromServer(answer);
       if (rows) return rows;
-    } catch {
-      // The server has no inbox request: fall back to the packets on disk and the published diagnostics.
+    } catch (err) {
+      // The server has no inbox request: use the packets on disk and the published diagnostics from now on.
+      if ((err as { code?: number }).code === -32601) serverHasInbox = false;
     }
   }
   const files = await vscode.workspace.findFiles('**/.memzoi/proposals/pending/*.md', '**/node_modules/**', 2000);
@@ -193,15 +210,18 @@ async function gatherContext(spec: CommandSpec, arg: unknown): Promise<Invocatio
   const argUri = arg instanceof vscode.Uri ? arg : row ? vscode.Uri.parse(row.uri) : undefined;
   const uri = argUri ?? vscode.window.activeTextEditor?.document.uri;
   if (spec.target === 'change') {
-    const changeId = row?.kind === 'uncertain' ? row.id : await vscode.window.showInputBox({
-      title: `Memzoi: ${spec.title}`,
-      prompt: 'Ledger change id (see Memzoi: Show Change History)',
-      validateInput: (v) => (v.trim() ? undefined : 'A change id is required.'),
-      ignoreFocusOut: true,
-    });
+    const changeId = row?.kind === 'uncertain' ? row.id : await pickChange(spec, uri);
     if (changeId === undefined) return undefined;
     ctx.changeId = changeId.trim();
-    if (uri) ctx.uri = uri.toString();
+    if (uri?.scheme === 'file') ctx.uri = uri.toString();
+    if (spec.modes) {
+      const picked = await vscode.window.showQuickPick(
+        spec.modes.map((m) => ({ label: m.label, description: m.mode, mode: m.mode })),
+        { title: `Memzoi: recover change ${changeId.slice(0, 12)}`, ignoreFocusOut: true },
+      );
+      if (!picked) return undefined;
+      ctx.mode = picked.mode;
+    }
   } else if (spec.target !== 'none') {
     if (!uri || uri.scheme !== 'file') {
       void vscode.window.showWarningMessage(`Memzoi: ${spec.title} needs a ${spec.target === 'candidate' ? 'materialization candidate' : 'Memzoi file'}: open it first.`);
@@ -236,6 +256,32 @@ async function gatherContext(spec: CommandSpec, arg: unknown): Promise<Invocatio
   return ctx;
 }
 
+/** Lets the user pick a ledger change from the history (of `uri` when given), else type its id. */
+async function pickChange(spec: CommandSpec, uri: vscode.Uri | undefined): Promise<string | undefined> {
+  const historyCommand = advertisedCommands().includes('memzoi.history') ? 'memzoi.history' : undefined;
+  if (client && historyCommand) {
+    try {
+      const arg = uri?.scheme === 'file' ? { uri: uri.toString() } : {};
+      const changes = historyChanges(await client.sendRequest(ExecuteCommandRequest.type, { command: historyCommand, arguments: [arg] }));
+      if (changes && changes.length > 0) {
+        const picked = await vscode.window.showQuickPick(
+          changes.map((c) => ({ label: c.label, description: c.description, id: c.change_id })),
+          { title: `Memzoi: ${spec.title.replace(/…$/, '')}: choose a change`, ignoreFocusOut: true, matchOnDescription: true },
+        );
+        return picked?.id;
+      }
+    } catch (err) {
+      output.warn(`history for the change picker failed: ${String(err)}`);
+    }
+  }
+  return vscode.window.showInputBox({
+    title: `Memzoi: ${spec.title}`,
+    prompt: 'Ledger change id (see Memzoi: Show Change History)',
+    validateInput: (v) => (v.trim() ? undefined : 'A change id is required.'),
+    ignoreFocusOut: true,
+  });
+}
+
 function promptReason(spec: CommandSpec): Thenable<string | undefined> {
   const required = spec.reason === 'required';
   return vscode.window.showInputBox({
@@ -263,13 +309,34 @@ async function runPaletteCommand(spec: CommandSpec, arg: unknown): Promise<unkno
   }
   const ctx = await gatherContext(spec, arg);
   if (!ctx) return undefined;
-  return executeOnServer(serverCommand, buildArguments(ctx));
+  return executeOnServer(spec, serverCommand, buildArguments(ctx, spec));
 }
 
-async function executeOnServer(command: string, args: unknown[]): Promise<unknown> {
+/** Tells the user what a command did (and opens a chosen search hit). */
+async function reportResult(spec: CommandSpec | undefined, command: string, result: unknown): Promise<void> {
+  output.info(`${command} -> ${JSON.stringify(result)}`);
+  const hits = spec?.args === 'query' ? searchHits(result) : undefined;
+  if (hits) {
+    if (hits.length === 0) {
+      void vscode.window.showInformationMessage('Memzoi: no matching records.');
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(
+      hits.map((h) => ({ label: h.title, description: h.id, uri: h.uri })),
+      { title: 'Memzoi: search results', matchOnDescription: true },
+    );
+    if (pick) await vscode.window.showTextDocument(vscode.Uri.parse(pick.uri));
+    return;
+  }
+  const said = describeResult(spec?.title ?? command, result);
+  if (said?.level === 'error') void vscode.window.showErrorMessage(`Memzoi: ${said.text}`);
+  else if (said) void vscode.window.showInformationMessage(`Memzoi: ${said.text}`);
+}
+
+async function executeOnServer(spec: CommandSpec | undefined, command: string, args: unknown[]): Promise<unknown> {
   try {
     const result: unknown = await client!.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
-    output.info(`${command} -> ${JSON.stringify(result)}`);
+    void reportResult(spec, command, result);
     void inbox.refresh();
     return result;
   } catch (err) {
@@ -291,7 +358,7 @@ const middleware: Middleware = {
     if (spec && args.length === 0) {
       const ctx = await gatherContext(spec, undefined);
       if (!ctx) return undefined;
-      finalArgs = buildArguments(ctx);
+      finalArgs = buildArguments(ctx, spec);
     } else if (spec?.reason && !argsHaveReason(args)) {
       const reason = await promptReason(spec);
       if (reason === undefined) return undefined;
@@ -299,6 +366,7 @@ const middleware: Middleware = {
     }
     try {
       const result: unknown = await next(command, finalArgs);
+      void reportResult(spec, command, result);
       return result;
     } finally {
       void inbox.refresh();
@@ -359,6 +427,7 @@ async function startClient(): Promise<void> {
   for (const d of fallbackCommands) d.dispose();
   fallbackCommands = [];
   client = new LanguageClient('memzoi', 'Memzoi Language Server', serverOptions, clientOptions);
+  serverHasInbox = true;
   client.onDidChangeState(() => updateStatus());
   try {
     await client.start();
@@ -413,6 +482,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ inbo
   reg('memzoi.restart', () => restart());
   reg('memzoi.showOutput', () => output.show());
   reg('memzoi.inbox.refresh', () => inbox.refresh());
+  reg('memzoi.runServerCommand', async () => {
+    // Every command the server registers, including ones this client has no dedicated palette entry for.
+    const advertised = advertisedCommands();
+    if (!client || client.state !== State.Running || advertised.length === 0) {
+      void vscode.window.showWarningMessage('Memzoi: the language server is not running or offers no commands.');
+      return undefined;
+    }
+    const picked = await vscode.window.showQuickPick(
+      advertised.map((c) => ({ label: c, description: specForServerCommand(c)?.title })),
+      { title: 'Memzoi: run a server command' },
+    );
+    if (!picked) return undefined;
+    const spec = specForServerCommand(picked.label);
+    if (spec) return runPaletteCommand(spec, undefined);
+    return executeOnServer(undefined, picked.label, []);
+  });
   reg('memzoi.inbox.open', async (item: unknown) => {
     const row = item as InboxItem | undefined;
     if (row?.uri) await vscode.window.showTextDocument(vscode.Uri.parse(row.uri), { preview: false });
@@ -422,9 +507,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ inbo
   reg('memzoi.inbox.recover', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.recover', item));
 
   context.subscriptions.push(
-    vscode.languages.onDidChangeDiagnostics(() => void inbox.refresh()),
+    vscode.languages.onDidChangeDiagnostics(() => inbox.schedule()),
     vscode.workspace.onDidSaveTextDocument((d) => {
-      if (d.uri.path.includes('/.memzoi/')) void inbox.refresh();
+      if (d.uri.path.includes('/.memzoi/')) inbox.schedule();
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (RESTART_SETTING_KEYS.some((k) => e.affectsConfiguration(`${SECTION}.${k}`))) {
@@ -438,9 +523,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ inbo
   const watcher = vscode.workspace.createFileSystemWatcher('**/.memzoi/proposals/**/*.md');
   context.subscriptions.push(
     watcher,
-    watcher.onDidCreate(() => void inbox.refresh()),
-    watcher.onDidDelete(() => void inbox.refresh()),
-    watcher.onDidChange(() => void inbox.refresh()),
+    watcher.onDidCreate(() => inbox.schedule()),
+    watcher.onDidDelete(() => inbox.schedule()),
+    watcher.onDidChange(() => inbox.schedule()),
   );
   updateStatus();
   await startClient();

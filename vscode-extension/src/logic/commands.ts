@@ -25,7 +25,18 @@ export interface CommandSpec {
   query?: { prompt: string; placeHolder?: string };
   /** Asks for confirmation with this text before running (modal). */
   confirm?: string;
+  /** Argument shape: `object` (default) sends `[{uri, reason, change_id, mode}]`; `query` sends `[query]`. */
+  args?: 'object' | 'query';
+  /** The user picks one of these as `mode` (recovering an uncertain change). */
+  modes?: readonly { mode: string; label: string }[];
 }
+
+/** How an uncertain ledger change can be settled (SPEC §6: explicit, audited recovery). */
+export const RECOVERY_MODES = [
+  { mode: 'restore-before', label: 'Restore the files as they were before the change' },
+  { mode: 'complete-after', label: 'Complete the change (write the files as it intended)' },
+  { mode: 'accept', label: 'Accept the files as they are now' },
+] as const;
 
 /** The commands, in palette order. Client-only commands (restart, show output, refresh inbox) are not listed. */
 export const COMMANDS: readonly CommandSpec[] = [
@@ -59,7 +70,14 @@ export const COMMANDS: readonly CommandSpec[] = [
     target: 'change',
     confirm: 'Undo this change? The files it wrote are restored to their exact previous bytes.',
   },
-  { id: 'memzoi.recover', title: 'Recover Uncertain Change…', server: ['memzoi.recover'], target: 'change' },
+  {
+    id: 'memzoi.recover',
+    title: 'Recover Uncertain Change…',
+    server: ['memzoi.recover'],
+    target: 'change',
+    reason: 'optional',
+    modes: RECOVERY_MODES,
+  },
   { id: 'memzoi.history', title: 'Show Change History', server: ['memzoi.history'], target: 'memzoiFile' },
   { id: 'memzoi.reconcile', title: 'Reconcile Ledger', server: ['memzoi.reconcile'], target: 'none' },
   { id: 'memzoi.rebuild', title: 'Rebuild Index', server: ['memzoi.rebuild', 'memzoi.rebuildIndex'], target: 'none' },
@@ -71,6 +89,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     server: ['memzoi.search'],
     target: 'none',
     query: { prompt: 'Search Memzoi records (title and body)', placeHolder: 'e.g. session validation' },
+    args: 'query',
   },
 ];
 
@@ -97,19 +116,102 @@ export interface InvocationContext {
   changeId?: string;
   reason?: string;
   query?: string;
+  /** Recovery mode (see RECOVERY_MODES). */
+  mode?: string;
 }
 
 /**
- * The `arguments` of `workspace/executeCommand`: one object with the gathered fields (`uri`, `reason`,
- * `change_id`, `query`), omitting what was not gathered.
+ * The `arguments` of `workspace/executeCommand`: for `args: 'query'` specs the query string alone, otherwise one
+ * object with the gathered fields (`uri`, `reason`, `change_id`), omitting what was not gathered.
  */
-export function buildArguments(ctx: InvocationContext): unknown[] {
+export function buildArguments(ctx: InvocationContext, spec?: Pick<CommandSpec, 'args'>): unknown[] {
+  if (spec?.args === 'query') return [ctx.query ?? ''];
   const arg: Record<string, string> = {};
   if (ctx.uri !== undefined) arg.uri = ctx.uri;
   if (ctx.changeId !== undefined) arg.change_id = ctx.changeId;
+  if (ctx.mode !== undefined) arg.mode = ctx.mode;
   if (ctx.reason !== undefined) arg.reason = ctx.reason;
-  if (ctx.query !== undefined) arg.query = ctx.query;
   return [arg];
+}
+
+/** A ledger change as `memzoi.history` lists it (the fields the picker shows). */
+export interface ChangeSummary {
+  change_id: string;
+  label: string;
+  description: string;
+}
+
+/** The changes of a history result, newest first as the server sends them; `undefined` for another shape. */
+export function historyChanges(result: unknown): ChangeSummary[] | undefined {
+  if (!Array.isArray(result)) return undefined;
+  const out: ChangeSummary[] = [];
+  for (const raw of result) {
+    if (!raw || typeof raw !== 'object') return undefined;
+    const c = raw as Record<string, unknown>;
+    if (typeof c.change_id !== 'string' && typeof c.change_id !== 'number') return undefined;
+    const files = Array.isArray(c.files) ? (c.files as Record<string, unknown>[]).map((f) => text(f.path)).join(', ') : '';
+    const op = typeof c.operation === 'string' ? c.operation : '';
+    out.push({
+      change_id: text(c.change_id),
+      label: [op, text(c.status)].filter(Boolean).join(' · ') || text(c.change_id),
+      description: [text(c.change_id).slice(0, 12), typeof c.actor === 'string' ? c.actor : '', files].filter(Boolean).join(' · '),
+    });
+  }
+  return out;
+}
+
+/** Text of a JSON scalar (objects as JSON, never `[object Object]`). */
+function text(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
+  return v === undefined ? '' : JSON.stringify(v);
+}
+
+/** A search hit as the server returns it (`memzoi.search`). */
+export interface SearchHit {
+  id: string;
+  title: string;
+  uri: string;
+}
+
+/** The hits of a search result, or `undefined` when `result` is not a list of `{id, title, uri}`. */
+export function searchHits(result: unknown): SearchHit[] | undefined {
+  if (!Array.isArray(result)) return undefined;
+  const hits: SearchHit[] = [];
+  for (const r of result) {
+    if (!r || typeof r !== 'object' || typeof (r as SearchHit).uri !== 'string') return undefined;
+    const h = r as Record<string, unknown>;
+    hits.push({ id: text(h.id), title: typeof h.title === 'string' ? h.title : text(h.id), uri: h.uri as string });
+  }
+  return hits;
+}
+
+/**
+ * One line for the user about a command result, in the CLI's `--json` shapes: a change
+ * (`{change_id, status, files}`), a refusal (`{error: {code, message}}`), a check report
+ * (`{files_checked, counts}`), or a list. Returns `undefined` for results with nothing to say.
+ */
+export function describeResult(title: string, result: unknown): { level: 'info' | 'error'; text: string } | undefined {
+  const name = title.replace(/…$/, '');
+  if (result === null || result === undefined) return undefined;
+  if (Array.isArray(result)) return { level: 'info', text: `${name}: ${result.length} result${result.length === 1 ? '' : 's'}` };
+  if (typeof result !== 'object') return { level: 'info', text: `${name}: ${text(result)}` };
+  const r = result as Record<string, unknown>;
+  if (r.error && typeof r.error === 'object') {
+    const e = r.error as Record<string, unknown>;
+    return { level: 'error', text: `${name} refused: ${typeof e.message === 'string' ? e.message : JSON.stringify(e)}` };
+  }
+  if (r.change_id !== undefined) {
+    const files = Array.isArray(r.files)
+      ? (r.files as Record<string, unknown>[]).map((f) => `${text(f.path)} (${text(f.before)} → ${text(f.after)})`)
+      : [];
+    return { level: 'info', text: `${name}: change ${text(r.change_id)} ${typeof r.status === 'string' ? r.status : ''}${files.length ? ': ' + files.join(', ') : ''}` };
+  }
+  if (typeof r.files_checked === 'number') {
+    const c = (r.counts ?? {}) as Record<string, number>;
+    return { level: 'info', text: `${name}: ${r.files_checked} files, ${c.error ?? 0} errors, ${c.warning ?? 0} warnings` };
+  }
+  return undefined;
 }
 
 /**

@@ -4,6 +4,9 @@ import {
   argsHaveReason,
   buildArguments,
   COMMANDS,
+  describeResult,
+  historyChanges,
+  searchHits,
   resolveServerCommand,
   specById,
   specForServerCommand,
@@ -44,7 +47,51 @@ test('arguments are one object with only the gathered fields', () => {
   assert.deepEqual(buildArguments({}), [{}]);
   assert.deepEqual(buildArguments({ uri: 'file:///p.md', reason: 'dup' }), [{ uri: 'file:///p.md', reason: 'dup' }]);
   assert.deepEqual(buildArguments({ changeId: '42' }), [{ change_id: '42' }]);
-  assert.deepEqual(buildArguments({ query: 'auth' }), [{ query: 'auth' }]);
+  assert.deepEqual(buildArguments({ changeId: '42', mode: 'accept' }), [{ change_id: '42', mode: 'accept' }]);
+  assert.deepEqual(buildArguments({ query: 'auth' }, specById('memzoi.search')), ['auth']);
+  assert.deepEqual(buildArguments({}, { args: 'query' }), ['']);
+});
+
+test('recover offers exactly the three recovery modes', () => {
+  assert.deepEqual(specById('memzoi.recover')?.modes?.map((m) => m.mode), ['restore-before', 'complete-after', 'accept']);
+});
+
+test('history results become picker rows', () => {
+  const rows = historyChanges([
+    { change_id: 'abcdef0123456789', operation: 'apply', status: 'applied', actor: 'rev', files: [{ path: 'a.md' }, { path: 'b.md' }] },
+    { change_id: 7, status: 'undone' },
+  ]);
+  assert.deepEqual(rows, [
+    { change_id: 'abcdef0123456789', label: 'apply · applied', description: 'abcdef012345 · rev · a.md, b.md' },
+    { change_id: '7', label: 'undone', description: '7' },
+  ]);
+  assert.equal(historyChanges([{ status: 'x' }]), undefined);
+  assert.equal(historyChanges({}), undefined);
+});
+
+test('search hits are validated', () => {
+  assert.deepEqual(searchHits([{ id: 'a', title: 'A', uri: 'file:///a.md' }]), [{ id: 'a', title: 'A', uri: 'file:///a.md' }]);
+  assert.equal(searchHits([{ id: 'a' }]), undefined);
+  assert.equal(searchHits({}), undefined);
+});
+
+test('results are described in one line', () => {
+  assert.deepEqual(
+    describeResult('Apply Proposal', {
+      change_id: 3,
+      status: 'applied',
+      files: [{ path: '.memzoi/records/x.md', before: 'absent', after: 'present' }],
+    }),
+    { level: 'info', text: 'Apply Proposal: change 3 applied: .memzoi/records/x.md (absent → present)' },
+  );
+  assert.deepEqual(describeResult('Reject Proposal…', { error: { code: 'drift', message: 'file changed on disk' } }), {
+    level: 'error',
+    text: 'Reject Proposal refused: file changed on disk',
+  });
+  assert.equal(describeResult('Check Workspace', { files_checked: 26, counts: { error: 1, warning: 0 } })?.text, 'Check Workspace: 26 files, 1 errors, 0 warnings');
+  assert.equal(describeResult('Search Records…', [1, 2])?.text, 'Search Records: 2 results');
+  assert.equal(describeResult('X', null), undefined);
+  assert.equal(describeResult('X', { other: 1 }), undefined);
 });
 
 test('argsHaveReason recognises object and positional forms, and ignores blank reasons', () => {

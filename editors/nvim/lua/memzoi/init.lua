@@ -14,7 +14,13 @@ M.commands = {
   { name = 'Reattest', server = { 'memzoi.reattest' }, target = 'record', reason = 'optional' },
   { name = 'Materialize', server = { 'memzoi.materialize', 'memzoi.materialize.apply' }, target = 'candidate' },
   { name = 'Undo', server = { 'memzoi.undo' }, target = 'change' },
-  { name = 'Recover', server = { 'memzoi.recover' }, target = 'change' },
+  {
+    name = 'Recover',
+    server = { 'memzoi.recover' },
+    target = 'change',
+    reason = 'optional',
+    modes = { 'restore-before', 'complete-after', 'accept' },
+  },
   { name = 'History', server = { 'memzoi.history' }, target = 'memzoiFile' },
   { name = 'Reconcile', server = { 'memzoi.reconcile' }, target = 'none' },
   { name = 'Rebuild', server = { 'memzoi.rebuild', 'memzoi.rebuildIndex' }, target = 'none' },
@@ -95,6 +101,9 @@ function M.build_arguments(spec, ctx)
   if ctx.change_id then
     arg.change_id = ctx.change_id
   end
+  if ctx.mode then
+    arg.mode = ctx.mode
+  end
   if ctx.reason then
     arg.reason = ctx.reason
   end
@@ -143,12 +152,33 @@ function M.run(bufnr, spec, fargs)
   local fname = vim.api.nvim_buf_get_name(bufnr)
   local text = vim.trim(fargs or '')
   if spec.target == 'change' then
-    if text == '' then
-      notify(('usage: :Memzoi%s CHANGE_ID (see :MemzoiHistory)'):format(spec.name), vim.log.levels.WARN)
+    local id, rest = text:match('^(%S+)%s*(.*)$')
+    if not id then
+      notify(('usage: :Memzoi%s CHANGE_ID%s (see :MemzoiHistory)'):format(spec.name, spec.modes and ' [MODE]' or ''), vim.log.levels.WARN)
       return
     end
-    ctx.change_id = text
+    ctx.change_id = id
     text = ''
+    if spec.modes then
+      if rest ~= '' then
+        if not vim.tbl_contains(spec.modes, rest) then
+          notify('MODE is one of: ' .. table.concat(spec.modes, ', '), vim.log.levels.WARN)
+          return
+        end
+        ctx.mode = rest
+      else
+        -- Recovering is an explicit choice: ask which way to settle the change.
+        vim.ui.select(spec.modes, { prompt = 'Recover change ' .. id .. ':' }, function(choice)
+          if choice then
+            M.run(bufnr, spec, id .. ' ' .. choice)
+          end
+        end)
+        return
+      end
+    end
+    if vim.uri_from_bufnr(bufnr):match('^file:') then
+      ctx.uri = vim.uri_from_bufnr(bufnr)
+    end
   elseif spec.target ~= 'none' then
     if spec.target == 'proposal' and not is_pending_proposal(fname) then
       notify(spec.name .. ' works on a pending proposal (.memzoi/proposals/pending/*.md)', vim.log.levels.WARN)
@@ -229,9 +259,9 @@ end
 --- Creates the buffer-local `:Memzoi…` commands. Call it from your own `on_attach` if you replace the config's.
 function M.on_attach(client, bufnr)
   for _, spec in ipairs(M.commands) do
-    local takes = (spec.reason or spec.query or spec.target == 'change') and '?' or 0
+    local takes = (spec.reason or spec.query) and '?' or 0
     if spec.target == 'change' then
-      takes = 1
+      takes = '+'
     end
     vim.api.nvim_buf_create_user_command(bufnr, 'Memzoi' .. spec.name, function(opts)
       M.run(bufnr, spec, opts.args)
