@@ -18,6 +18,7 @@ from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 from lsprotocol.types import ResponseError
 
 from memzoi import __version__
@@ -65,9 +66,40 @@ class _Dropped:
 
 
 class MemzoiProtocol(LanguageServerProtocol):
-    """Protocol tweaks: replies to the server's own requests are still processed after ``shutdown`` (pygls drops
-    every message but ``exit`` then, which leaves futures such as a pending ``workspace/configuration``
-    unresolved)."""
+    """Protocol tweaks: replies to the server's own requests are still processed after ``shutdown`` (B26: pygls
+    cancels their futures at ``shutdown`` and then drops every message but ``exit``, so a pending
+    ``workspace/configuration`` would never resolve); only new requests and notifications are refused."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._incoming: set = set()  # ids of the client's requests still being handled
+
+    def _handle_request(self, msg_id, method_name, params):
+        self._incoming.add(msg_id)
+        try:
+            return super()._handle_request(msg_id, method_name, params)
+        finally:
+            future = self._request_futures.get(msg_id)
+            if future is None or future.done():
+                self._incoming.discard(msg_id)
+            else:
+                future.add_done_callback(lambda _f: self._incoming.discard(msg_id))
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args):
+        """pygls's shutdown, except that only the client's pending requests are cancelled."""
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            # Only the client's pending requests are cancelled: not our own requests, and not notification
+            # handlers (such as `initialized` awaiting our `workspace/configuration`).
+            if msg_id == current_id or msg_id not in self._incoming:
+                continue
+            if not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
 
     def structure_message(self, data):
         """Answer a request whose params do not structure with an ``InvalidParams`` error (pygls only logs it,
@@ -279,6 +311,8 @@ class MemzoiServer(LanguageServer):
     def add_project(self, root: Path) -> Project | None:
         """Register (and scan in the background) the project at ``root`` if it has a ``.memzoi`` directory."""
         root = root.resolve()
+        if self.stopping:
+            return None
         if root in self.projects:
             return self.projects[root]
         if not (root / MEMZOI_DIR).is_dir():
@@ -328,6 +362,9 @@ def create_server() -> MemzoiServer:
                 ls.apply_settings(ls.init_options, config[0] if config else None)
             except Exception as err:  # a client that cannot answer must not stop start-up
                 log.warning("workspace/configuration failed: %s", err)
+        if ls.stopping:
+            log.info("configuration received after shutdown; not starting the workspace scan")
+            return
         await watch.register_client_watching(ls)
         roots: list[Path] = []
         for folder in ls.workspace.folders.values():

@@ -142,3 +142,52 @@ def test_stdin_closed_without_shutdown_exits_nonzero_quickly(tmp_path: Path):
     assert time.monotonic() - start < 5  # about 0.3 s when the machine is idle
     assert proc.returncode == 1
     parse_strict(proc.stdout.read())
+
+
+def read_frame(stream) -> dict:
+    """Read exactly one framed message from a binary stream (blocking)."""
+    length = None
+    while True:
+        line = stream.readline()
+        if not line:
+            raise AssertionError("stdout closed")
+        if line in (b"\r\n", b"\n"):
+            break
+        name, _, value = line.decode("ascii").partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value)
+    return json.loads(stream.read(length))
+
+
+def test_b26_reply_to_server_request_after_shutdown_is_processed(tmp_path: Path):
+    root = tmp_path / "ws"
+    (root / ".memzoi" / "records").mkdir(parents=True)
+    proc = _spawn(tmp_path / "home")
+    try:
+        proc.stdin.write(frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": None, "rootUri": root.as_uri(), "capabilities": {"workspace": {"configuration": True}}}}))
+        proc.stdin.flush()
+        assert read_frame(proc.stdout)["id"] == 1
+        proc.stdin.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        proc.stdin.flush()
+        while True:
+            msg = read_frame(proc.stdout)
+            if msg.get("method") == "workspace/configuration":
+                break
+        # The client shuts down first, then answers the server's pending request.
+        proc.stdin.write(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+        proc.stdin.write(frame({"jsonrpc": "2.0", "id": msg["id"], "result": [{"debounceMs": 50}]}))
+        proc.stdin.flush()
+        while True:
+            reply = read_frame(proc.stdout)
+            if reply.get("id") == 2:
+                break
+        assert reply["result"] is None
+        time.sleep(0.3)
+        proc.stdin.write(frame({"jsonrpc": "2.0", "method": "exit"}))
+        proc.stdin.flush()
+        _out, err = proc.communicate(timeout=15)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0
+    assert b"configuration received after shutdown" in err, err.decode()  # the reply resolved the pending future
