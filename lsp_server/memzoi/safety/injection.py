@@ -50,7 +50,7 @@ _RULES: list[tuple[str, str, str, str, bool]] = [
     ("leak_system_prompt", HIJACK, rf"\b(?:output|print|reveal|show|repeat|dump|exfiltrate|disclose)\s+{F}(?:system|initial|hidden)\s+(?:prompt|instructions)", "prompt instructions & system initial hidden & output print reveal show repeat dump exfiltrate disclose", False),
     ("remove_filters", HIJACK, rf"\b(?:respond|answer|reply)\s+without\s+{F}(?:restrictions|limitations|filters|safety|censorship)", "without & respond answer reply", False),
     ("fake_update", HIJACK, rf"\byou\s+have\s+been\s+{F}(?:updated|upgraded|patched|reprogrammed)\s+to\b", "been & updated upgraded patched reprogrammed", False),
-    ("identity_override", HIJACK, r"\b(?:name|call)\s+yourself\s+\w+|\byour\s+new\s+(?:name|identity|persona)\s+is\b", "yourself new", False),
+    ("identity_override", HIJACK, r"\b(?:name|call)\s+yourself\s+\w+|\byour\s+new\s+(?:name|identity|persona)\s+is\b", "yourself name identity persona & yourself your", False),
     ("c2_node_registration", C2, r"\bregister\s+(?:yourself\s+)?as\s+an?\s+(?:node|agent|bot|worker)\s+(?:with|at|on)\b", "register & node agent bot worker", True),
     ("c2_heartbeat", C2, r"\b(?:beacon|check[\s-]?in)\s+(?:to|with)\s+(?:the\s+)?(?:c2|controller|server\s+at|https?://)|\bsend\s+(?:a\s+)?heartbeat\s+to\s+https?://", "beacon checkin check heartbeat & c2 controller server http https", True),
     ("c2_task_pull", C2, r"\bpull\s+(?:down\s+)?(?:new\s+)?task(?:ing|s)?\s+from\s+(?:the\s+)?(?:c2|controller|https?://)", "pull & task tasks tasking", True),

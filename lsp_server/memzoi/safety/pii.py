@@ -27,6 +27,8 @@ _PII_NAMES = (
     "tax_id credit_card credit_card_number card_number bank_account bank_account_number routing_number iban phone "
     "phone_number mobile_number email_address personnummer"
 ).split()
+_PII_SET = frozenset(_PII_NAMES)
+_PII_SUFFIXES = tuple("_" + n for n in _PII_NAMES)
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 _PLACE = re.compile(r"(?i)^[\"']?(?:<[^>]*>|\$\{?\w+|\{\{|x{3,}|\*{3,}|n/a|none|null|~|redacted|example|required|optional|string|tbd)")
 
@@ -93,7 +95,7 @@ def pii_hits(ctx: Ctx) -> list[Hit]:
              "licence", "card", "account", "iban", "phone", "mobile", "personnummer", "number", "no")
     for p in pairs(ctx, stems):
         key = p.norm
-        if not any(key == n or key.endswith("_" + n) for n in _PII_NAMES):
+        if key not in _PII_SET and not key.endswith(_PII_SUFFIXES):
             continue
         # Personal data often contains spaces (addresses, phone numbers): the value runs to the end of the line
         # or a trailing comment.
