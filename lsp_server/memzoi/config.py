@@ -10,6 +10,8 @@ id = "memzoi"
 [safety]
 # fingerprints of high_entropy_value findings a reviewer accepted as not secret
 accepted_fingerprints = ["3f1c…64 hex…"]
+# how an unsigned JWT (alg none, empty signature) is graded outside example fences
+unsigned_jwt = "warning"
 ```
 
 Unknown sections and keys are kept out of the model but never rejected: the real Memzoi owns the file too and
@@ -25,6 +27,7 @@ import threading
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -60,6 +63,12 @@ class SafetySection(BaseModel):
         default_factory=list,
         description="Fingerprints (64 lower-case hex, optionally prefixed `blake3:`) of `high_entropy_value` "
         "findings accepted as not secret. Credential, private-key and gate findings cannot be accepted.",
+    )
+
+    unsigned_jwt: Literal["error", "warning", "information", "hint"] = Field(
+        "warning",
+        description="Severity of an unsigned JSON Web Token (`alg: none`, empty signature) outside an example "
+        "fence; inside a fenced example it is at most `information`. Signed tokens are always errors.",
     )
 
     @field_validator("accepted_fingerprints")

@@ -154,3 +154,18 @@ def test_b48_punctuation_password(tmp_path, where):
     assert f.code == "credential_token" and text[f.start : f.end] == pw
     assert "passphrase" in f.message
     assert_redacted([f], pw)
+
+
+def test_b42_unsigned_jwt_grade_is_configurable(tmp_path):
+    from memzoi.config import clear_cache
+
+    token = "eyJhbGciOiJub25lIn0" + ".eyJzdWIiOiJkZW1vIn0."
+    text, path = place(tmp_path, f"token: {token}", "frontmatter")
+    workspace(tmp_path, '[safety]\nunsigned_jwt = "error"\n')
+    clear_cache()
+    (f,) = findings(text, path)
+    assert f.severity == Severity.ERROR
+    fenced, _ = place(tmp_path, f"```\n{token}\n```", "body")
+    (g,) = findings(fenced, path)
+    assert g.severity == Severity.INFORMATION  # an example stays an example
+    clear_cache()

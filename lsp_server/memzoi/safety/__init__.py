@@ -34,7 +34,7 @@ def safety_findings(doc: Document, placement: Placement, config: MemzoiConfig | 
     text = doc.text
     if len(text) > MAX_SCAN_BYTES or (len(text) * 4 > MAX_SCAN_BYTES and len(text.encode("utf-8", "surrogatepass")) > MAX_SCAN_BYTES):
         return out
-    out.extend(scan_document(doc, config.accepted))
+    out.extend(scan_document(doc, config.accepted, config.safety.unsigned_jwt))
     return out
 
 

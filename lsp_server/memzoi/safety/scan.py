@@ -20,7 +20,7 @@ import bisect
 from dataclasses import replace
 
 from ..document import Document
-from ..findings import Finding, Fix, TextEdit, finding
+from ..findings import Finding, Fix, Severity, TextEdit, finding
 from ..yaml12 import YMap, YNode, YScalar, YSeq
 from .base import Hit
 from .context import Ctx
@@ -130,10 +130,17 @@ def _where(field: str) -> str:
     return f"in frontmatter field `{key}`" if key else "in the frontmatter"
 
 
-def to_findings(doc: Document, hits: list[Hit], accepted: frozenset[str] = frozenset()) -> list[Finding]:
-    """Findings for ``hits`` of ``doc``: message (kind, place, advice; never the value), fingerprint, and the
-    drop of accepted ``high_entropy_value`` fingerprints."""
+_SEVERITIES = {"error": Severity.ERROR, "warning": Severity.WARNING, "information": Severity.INFORMATION,
+               "hint": Severity.HINT}
+
+
+def to_findings(doc: Document, hits: list[Hit], accepted: frozenset[str] = frozenset(),
+                unsigned_jwt: str = "warning") -> list[Finding]:
+    """Findings for ``hits`` of ``doc``: message (kind, place, advice; never the value), fingerprint, the drop of
+    accepted ``high_entropy_value`` fingerprints, and the configured grade of unsigned JWTs outside example
+    fences (inside one they stay at most information)."""
     out: list[Finding] = []
+    jwt_grade = _SEVERITIES.get(unsigned_jwt, Severity.WARNING)
     for h in hits:
         field = field_at(doc, h.start)
         fp = fingerprint(h.code, field, h.value)
@@ -155,14 +162,17 @@ def to_findings(doc: Document, hits: list[Hit], accepted: frozenset[str] = froze
         else:
             msg = f"{h.label} {where}: {advice}"
         f = finding(h.code, msg, h.start, h.end, fixes=fixes, fingerprint=fp, field=field, detector=h.label)
-        if h.severity is not None:
-            f = replace(f, severity=h.severity)
+        severity = h.severity
+        if severity == Severity.WARNING and h.code == "session_token" and h.label.startswith("unsigned"):
+            severity = jwt_grade
+        if severity is not None:
+            f = replace(f, severity=severity)
         out.append(f)
     return out
 
 
-def scan_document(doc: Document, accepted: frozenset[str] = frozenset()) -> list[Finding]:
+def scan_document(doc: Document, accepted: frozenset[str] = frozenset(), unsigned_jwt: str = "warning") -> list[Finding]:
     """Content-detector findings of a framed document (frontmatter values and body)."""
     body_start = doc.body_start if doc.body_start is not None else (doc.fm_end or 0)
     hits = collect_hits(doc.text, body_start=body_start, bom=doc.bom)
-    return to_findings(doc, hits, accepted)
+    return to_findings(doc, hits, accepted, unsigned_jwt)
