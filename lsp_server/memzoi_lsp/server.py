@@ -337,6 +337,7 @@ def create_server() -> MemzoiServer:
     @server.feature(types.INITIALIZE)
     def initialize(ls: MemzoiServer, params: types.InitializeParams) -> None:
         ls.loop = asyncio.get_running_loop()
+        textdoc.install(ls.workspace)
         ls.init_options = params.initialization_options
         ls.pull_diagnostics = _has(params.capabilities, "text_document.diagnostic")
         if ls.pull_diagnostics:
@@ -459,7 +460,7 @@ def create_server() -> MemzoiServer:
             if not ls.pull_diagnostics and (uri in ls.published or key in ls.published):
                 diagnostics.clear(ls, uri)
 
-    from . import actions, commands, diagnostics, hover, lifecycle, navigation, scan, watch  # noqa: E402
+    from . import actions, commands, diagnostics, hover, lifecycle, navigation, scan, textdoc, watch  # noqa: E402
 
     for module in (diagnostics, hover, actions, commands, lifecycle, navigation, watch):
         module.register(server)

@@ -270,3 +270,24 @@ async def test_b37_move_proposal_to_records_and_delete_clears(client, workspace:
     fs_events(client, (team, types.FileChangeType.Deleted), (group, types.FileChangeType.Created))
     await closed_diags(client, team / "x.md", lambda d: not d)
     await closed_diags(client, group / "x.md", lambda d: bool(d))
+
+
+async def test_incremental_edit_after_unicode_line_separator(client, workspace: Path):
+    # U+2028 is not a line break for LSP clients; pygls's splitlines() would shift every later edit by a line.
+    path = workspace / ".memzoi" / "records" / "use-pnpm.md"
+    text = record_text("use-pnpm") + "\nNote a\u2028b ## Tail\n\n## Old\n"
+    uri = open_doc(client, path, text)
+    lines = text.split("\n")
+    heading = lines.index("## Old")
+    change(client, uri, 2, [(heading, 3, heading, 6, "New")])
+
+    async def headings():
+        syms = await client.text_document_document_symbol_async(
+            types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+        return [s.name for s in syms if s.name != "frontmatter"]
+
+    assert await wait_until_async(headings, ["Use pnpm", "New"])
+    note = lines.index("Note a\u2028b ## Tail")
+    col = units("Note a\u2028b ", client.profile)
+    change(client, uri, 3, [(note, 0, note, col, "")])  # the line now starts with "## Tail": a heading
+    assert await wait_until_async(headings, ["Use pnpm", "Tail", "New"])
