@@ -82,8 +82,7 @@ def register(server: "MemzoiServer") -> None:
         fm_end = doc.fm_close[1] if doc.fm_close else (doc.fm_end if doc.fm_end is not None else 0)
         if offset > fm_end or doc.data is None:
             return None
-        loop = asyncio.get_running_loop()
-        commit = await loop.run_in_executor(None, last_commit, snap.path)
+        commit = await cached_last_commit(ls, snap.path)
         text = provenance_markdown(ls, snap, commit)
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
 
@@ -103,6 +102,37 @@ def key_doc(snap: Snapshot, path: tuple) -> str | None:
         lines += ["", "Allowed values: " + ", ".join(code(v) for v in allowed)]
     lines += ["", f"_Schema: {esc(model.__name__)}_"]
     return "\n".join(lines)
+
+
+_COMMITS: dict[tuple, dict[str, str] | None] = {}
+
+
+def _stamp(path: Path, root: Path | None) -> tuple:
+    """What the last commit of ``path`` depends on: the file, and git's index and HEAD (commits, checkouts)."""
+    parts: list = [str(path)]
+    for p in (path, *((root / ".git" / "index", root / ".git" / "HEAD") if root else ())):
+        try:
+            st = p.stat()
+            parts.append((st.st_mtime_ns, st.st_size))
+        except OSError:
+            parts.append(None)
+    return tuple(parts)
+
+
+async def cached_last_commit(ls: "MemzoiServer", path: Path | None) -> dict[str, str] | None:
+    """:func:`last_commit`, cached until the file or the repository's index/HEAD changes (hovers must not
+    spawn git every time)."""
+    if path is None:
+        return None
+    project = ls.project_for(path)
+    key = _stamp(path, project.root if project else None)
+    if key in _COMMITS:
+        return _COMMITS[key]
+    commit = await asyncio.get_running_loop().run_in_executor(None, last_commit, path)
+    if len(_COMMITS) > 1024:
+        _COMMITS.clear()
+    _COMMITS[key] = commit
+    return commit
 
 
 def last_commit(path: Path | None) -> dict[str, str] | None:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memzoi.findings import Finding, finding
-from memzoi.ledger import ChangeRecord, history
-from memzoi.runtime import LEDGER_DB, project_runtime_dir
+from memzoi.ledger import ChangeRecord, cached_runtime_dir, history
+from memzoi.runtime import LEDGER_DB
 
 log = logging.getLogger("memzoi_lsp.ledgerview")
 
@@ -38,7 +38,8 @@ class LedgerView:
 
     def _db(self) -> Path | None:
         try:
-            db = project_runtime_dir(self.root) / LEDGER_DB
+            # cached: deriving the repository key runs git, which must not happen per keystroke
+            db = cached_runtime_dir(self.root, create=False) / LEDGER_DB
         except Exception:  # no git, odd paths: no ledger
             return None
         return db if db.is_file() else None

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from memzoi.attestation import AttestationState, check_attestation
 from memzoi.findings import CODES
-from memzoi.ledger import Ledger
+from memzoi.ledger import Ledger, cached_runtime_dir
 from memzoi.models.common import is_identifier
 from memzoi.retention import current_assertion, evaluate_retention, utc_now
-from memzoi.runtime import LEDGER_DB, project_runtime_dir
+from memzoi.runtime import LEDGER_DB
 from memzoi.workspace import Role
 
 from .documents import Snapshot, uri_to_path
@@ -149,14 +149,13 @@ def superseded_by(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> list[st
     if project is None:
         return []
     out = []
-    for uri in sorted(project.files):
-        other = ls.docs.snapshot(uri)
-        if other is None or other.analysis.placement.role is not Role.RECORD:
+    for key in project.crossfile.referrers(record_id):  # O(referrers), not O(workspace)
+        facts = project.crossfile.facts(key)
+        if facts is None or facts.kind != "record" or facts.role != Role.RECORD.value:
             continue
-        data = other.analysis.document.data or {}
-        if str(data.get("supersedes") or "").strip() == record_id:
-            out.append(other.analysis.placement.identity or str(data.get("id")))
-    return out
+        if any(r.field == "supersedes" and r.target == record_id for r in facts.refs):
+            out.append(facts.ident or key)
+    return sorted(out)
 
 
 def history(ls: "MemzoiServer", snap: Snapshot, limit: int = 5) -> list[str]:
@@ -165,12 +164,13 @@ def history(ls: "MemzoiServer", snap: Snapshot, limit: int = 5) -> list[str]:
     if project is None or snap.path is None:
         return []
     try:
-        rdir = project_runtime_dir(project.root)
+        rdir = cached_runtime_dir(project.root, create=False)
         if not (rdir / LEDGER_DB).is_file():
             return []
         rel = snap.path.resolve().relative_to(project.root).as_posix()
-        with Ledger(rdir / LEDGER_DB).connect() as conn:
-            changes = Ledger(rdir / LEDGER_DB).history(conn, rel, limit)
+        ledger = Ledger(rdir / LEDGER_DB)
+        with ledger.connect() as conn:
+            changes = ledger.history(conn, rel, limit)
     except Exception as err:  # an unreadable ledger must not break hover
         log.info("ledger history unavailable: %s", err)
         return []
@@ -179,19 +179,7 @@ def history(ls: "MemzoiServer", snap: Snapshot, limit: int = 5) -> list[str]:
         when = c.undone_at or c.applied_at or c.updated_at
         undo = ""
         if c.status == "applied":
-            undo = ", undo available" if undo_available(project.root, c) else ", undo unavailable (files changed since)"
+            can = project.ledger.undo_available(snap.path, c)
+            undo = ", undo available" if can else ", undo unavailable (files changed since)"
         out.append(f"{c.operation} {c.status} by {c.actor} ({c.source}) at {when}{undo} [{c.id[:12]}]")
     return out
-
-
-def undo_available(root: Path, change) -> bool:
-    """True while every file of an applied change still equals its after snapshot (SPEC §6)."""
-    for f in change.files:
-        p = root / f.path
-        try:
-            current = p.read_bytes() if p.is_file() else None
-        except OSError:
-            return False
-        if current != f.after:
-            return False
-    return True
