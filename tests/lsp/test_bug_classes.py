@@ -291,3 +291,47 @@ async def test_incremental_edit_after_unicode_line_separator(client, workspace: 
     col = units("Note a\u2028b ", client.profile)
     change(client, uri, 3, [(note, 0, note, col, "")])  # the line now starts with "## Tail": a heading
     assert await wait_until_async(headings, ["Use pnpm", "Tail", "New"])
+
+
+async def test_b16_write_action_on_malformed_record_refused_byte_for_byte(client, workspace: Path):
+    path = workspace / ".memzoi" / "records" / "rec-bad.md"
+    raw = record_text("rec-bad", "Bad").replace('description: Use pnpm for every package task.',
+                                                 'description: "a "quoted" word"').encode()
+    path.write_bytes(raw)
+    fs_events(client, (path, types.FileChangeType.Created))
+    uri = open_doc(client, path)
+    await diagnostics(client, uri, lambda d: any(x.code == "yaml_syntax" for x in d))
+    res = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+        context=types.CodeActionContext(diagnostics=[], only=["source"])))
+    # offered only as disabled (with the reason) or not at all
+    assert all(a.disabled is not None for a in res or [] if a.kind in ("source.memzoi.tombstone", "source.memzoi.supersede"))
+    for command in ("memzoi.tombstone", "memzoi.supersede"):
+        out = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command=command, arguments=[{"uri": uri, "reason": "cleanup"}]))
+        assert "error" in out, out
+    assert path.read_bytes() == raw  # no second frontmatter block, no lost field
+    assert not list((workspace / ".memzoi" / "proposals" / "pending").glob("*rec-bad*"))
+
+
+async def test_b17_one_bad_file_does_not_block_the_others(tmp_path: Path):
+    root = tmp_path / "ws"
+    records = root / ".memzoi" / "records"
+    records.mkdir(parents=True)
+    for i in range(50):
+        (records / f"rec-{i}.md").write_text(record_text(f"rec-{i}", f"Record number {i}"))
+    (records / "bad.md").write_text(record_text("bad", "Bad one").replace("title: Bad one", "title: [[link]]tail"))
+    client = await start_client("vscode", root, tmp_path / "home")
+    try:
+        published = {u: d for u, d in client.diagnostics.items() if d}
+        assert list(published) == [(records / "bad.md").as_uri()]
+        assert {d.code for d in published[(records / "bad.md").as_uri()]} <= {"yaml_syntax", "title_h1_mismatch"}
+        hits = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="memzoi.search", arguments=["Record number"]))
+        assert len({h["id"] for h in hits}) >= 10  # the search lists them (bounded page), from the index
+        syms = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="Record"))
+        assert len({s.container_name for s in syms}) == 50
+        await client.shutdown_session()
+    finally:
+        await client.stop()
