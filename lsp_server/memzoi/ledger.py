@@ -725,8 +725,9 @@ def recover(
         raise Refusal("invalid_recovery", f"recovery mode must be one of {', '.join(RECOVERY_MODES)}")
 
     def build(root: Path) -> ChangePlan:
-        with Ledger.for_project(root).connect() as conn:
-            change = Ledger.for_project(root).get(conn, change_id)
+        ledger = Ledger.for_project(root)
+        with ledger.connect() as conn:
+            change = ledger.get(conn, change_id)
         if change is None:
             raise Refusal("change_not_found", f"no change {change_id} in the ledger; see `memzoi history`")
         if change.status != "uncertain":

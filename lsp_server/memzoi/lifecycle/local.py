@@ -57,10 +57,8 @@ class LocalRecord:
         return {"destination": "local", **self.__dict__}
 
 
-def _visible(conn: sqlite3.Connection) -> str:
-    return (
-        "SELECT l.* FROM local_record l JOIN change c ON c.id = l.change_id WHERE c.status = 'applied'"
-    )
+#: Local records whose change is applied: undoing (or failing) the change hides the record.
+_VISIBLE = "SELECT l.* FROM local_record l JOIN change c ON c.id = l.change_id WHERE c.status = 'applied'"
 
 
 def _row(r: sqlite3.Row) -> LocalRecord:
@@ -74,7 +72,7 @@ def _row(r: sqlite3.Row) -> LocalRecord:
 
 def _fresh_id(conn: sqlite3.Connection, base: str) -> str:
     base = base or "local-memory"
-    taken = {r[0] for r in conn.execute(_visible(conn).replace("SELECT l.*", "SELECT l.id"))}
+    taken = {r[0] for r in conn.execute(_VISIBLE.replace("SELECT l.*", "SELECT l.id"))}
     n = 1
     while True:
         cand = base if n == 1 else f"{base}-{n}"
@@ -194,7 +192,7 @@ def list_local(project_root: str | os.PathLike[str]) -> list[LocalRecord]:
     if ledger is None:
         return []
     with ledger.connect() as conn:
-        return [_row(r) for r in conn.execute(_visible(conn) + " ORDER BY l.rowid DESC")]
+        return [_row(r) for r in conn.execute(_VISIBLE + " ORDER BY l.rowid DESC")]
 
 
 def get_local(project_root: str | os.PathLike[str], record_id: str) -> LocalRecord | None:
@@ -203,7 +201,7 @@ def get_local(project_root: str | os.PathLike[str], record_id: str) -> LocalReco
     if ledger is None:
         return None
     with ledger.connect() as conn:
-        r = conn.execute(_visible(conn) + " AND l.id = ? ORDER BY l.rowid DESC LIMIT 1", (record_id,)).fetchone()
+        r = conn.execute(_VISIBLE + " AND l.id = ? ORDER BY l.rowid DESC LIMIT 1", (record_id,)).fetchone()
         return None if r is None else _row(r)
 
 
