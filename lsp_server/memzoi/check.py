@@ -144,9 +144,10 @@ def check_paths(args: list[str]) -> CheckReport:
             analysis = refine_stale(path, analyze_path(path))  # names the fields a stale edit changed
             report.files_checked += 1
             report.analyses[display] = analysis
-            index = LineIndex(analysis.text)
-            for f in analysis.findings:
-                report.findings.append(Located(display, f, index.position(f.start), index.position(f.end)))
+            if analysis.findings:  # most files are clean: index lines only where a position is needed
+                index = LineIndex(analysis.text)
+                for f in analysis.findings:
+                    report.findings.append(Located(display, f, index.position(f.start), index.position(f.end)))
             checked[display] = (path, analysis)
     # Admission (canonical path, git review visibility; one batch of git calls per .memzoi) and cross-file
     # findings (lineage, duplicates, identities) of the checked files, the latter over their whole workspace.

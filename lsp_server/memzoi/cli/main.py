@@ -16,8 +16,9 @@ from .. import __version__
 COMMANDS = ["init", "check", "upgrade", "proposals", "local", "supersede", "tombstone", "materialize", "reattest", "undo", "history", "reconcile", "rebuild", "search", "doctor"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser with every command registered."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every command registered, or only the command ``only`` (imports stay lazy, so
+    ``memzoi check`` does not pay for the lifecycle modules)."""
     parser = argparse.ArgumentParser(
         prog="memzoi",
         description="Review Memzoi repository memory: check records and proposal packets, and manage their lifecycle.",
@@ -25,13 +26,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"memzoi {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        import_module(f"{__package__}.{name}").register(sub)
+        if only is None or name == only:
+            import_module(f"{__package__}.{name}").register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code (also used as ``sys.exit`` status by the console script)."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    first = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(first if first in COMMANDS else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
