@@ -44,32 +44,39 @@ class _Fallback(Exception):
     """The text leaves the subset: use the full parser."""
 
 
-# One line: leading spaces, content (no trailing spaces), trailing spaces, then the line break (or the end).
-_LINE_PARTS = re.compile(r"( *)([^\r\n]*?)[ ]*(?:\r\n|\r|\n|$)")
-
-
 class _Lines:
     """The frontmatter split into ``(start offset, indent, content start, content end)`` lines."""
 
     def __init__(self, text: str, start: int, end: int) -> None:
         self.text = text
         self.items: list[tuple[int, int, int, int]] = []
-        append = self.items.append
         pos = start
-        match = _LINE_PARTS.match
         while pos < end:
-            m = match(text, pos, end)
-            cs, ce = m.span(2)
-            if cs < ce:
-                c = text[cs]
-                if c == "#":
+            m = _LINE.match(text, pos, end)
+            line_end = m.end()
+            content = line_end
+            while content > pos and text[content - 1] == " ":
+                content -= 1
+            indent = pos
+            while indent < content and text[indent] == " ":
+                indent += 1
+            if indent < content:
+                if text[indent] == "#":
                     pass  # a comment line: skipped by YAML
-                elif c == "\t":
+                elif text[indent] == "\t" or "\t" in text[pos:indent]:
                     raise _Fallback
                 else:
-                    append((pos, cs - pos, cs, ce))
-            nxt = m.end()
-            pos = nxt if nxt > pos else pos + 1
+                    self.items.append((pos, indent - pos, indent, content))
+            # advance past the line break
+            if line_end < end and text[line_end] == "\r":
+                line_end += 1
+                if line_end < end and text[line_end] == "\n":
+                    line_end += 1
+            elif line_end < end and text[line_end] == "\n":
+                line_end += 1
+            elif line_end == pos:
+                line_end += 1
+            pos = line_end
         self.i = 0
 
 
