@@ -32,6 +32,9 @@ _PLAIN = re.compile(r"[A-Za-z0-9_./~+=^$()<;\\" + _HIGH + r"][\x20-\x22\x24-\x7e
 _PLAIN_BAD = re.compile(r": |:$")
 _DQ_BODY = r'(?:[\x20\x21\x23-\x5b\x5d-\x7e' + _HIGH + r']|\\["\\bfnrt]|\\u[0-9a-fA-F]{4})*'
 _DQ = re.compile('"' + _DQ_BODY + '"')
+# The common case, a double-quoted string without escapes: one character class, far cheaper than _DQ's
+# per-character alternation; its content is the text between the quotes.
+_DQ_PLAIN = re.compile(r'"[\x20\x21\x23-\x5b\x5d-\x7e' + _HIGH + r']*"')
 _SQ = re.compile(r"'(?:[\x20-\x26\x28-\x7e" + _HIGH + "]|'')*'")
 # Flow items: a double-quoted string, or a plain scalar without flow indicators, quotes, '#' or ':'.
 _FLOW_ITEM = re.compile(
@@ -189,12 +192,13 @@ def _sequence(lines: _Lines, indent: int) -> YSeq:
 def _inline_value(text: str, at: int, ce: int) -> YNode:
     c = text[at]
     if c == '"':
+        m = _DQ_PLAIN.match(text, at, ce)
+        if m is not None and m.end() == ce:
+            return YScalar(text[at + 1:ce - 1], at, ce, '"')
         m = _DQ.match(text, at, ce)
         if not m or m.end() != ce:
             raise _Fallback
-        # Without escapes the content is the text between the quotes (_DQ admits no control characters).
-        body = text[at + 1:ce - 1]
-        return YScalar(json.loads(m.group()) if "\\" in body else body, at, ce, '"')
+        return YScalar(json.loads(m.group()), at, ce, '"')
     if c == "'":
         m = _SQ.match(text, at, ce)
         if not m or m.end() != ce:
