@@ -172,3 +172,41 @@ def test_examples_workspace(capsys):
     got = {line.split(": ", 1)[1].split(" ", 1)[0] for line in out.splitlines()}
     assert {"legacy_profile", "id_path_mismatch", "invalid_value", "unknown_key", "title_h1_mismatch"} <= got
     assert "use-pnpm-for-installs.md" not in out and "api-errors-use-problem-json.md" not in out
+
+
+def test_upgrade_diff_masks_detected_secrets(capsys, tmp_path):
+    token = "gh" + "p_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+    records = tmp_path / ".memzoi" / "records"
+    records.mkdir(parents=True)
+    legacy = (
+        "---\ntype: decision\ntitle: \"Keep it\"\ntimestamp: \"2026-07-05T11:31:45Z\"\nstatus: active\n"
+        f"scope: repo\nvisibility: repo\nconfidence: 1\nsource_ref: \"https://x:{token}@github.com/a/b\"\n---\n\n"
+        f"# Keep it\n\nBody with {token}.\n"
+    )
+    (records / "keep-it.md").write_text(legacy, encoding="utf-8")
+    code, out, _ = run(capsys, "upgrade", str(records / "keep-it.md"))
+    assert code == 0 and "+profile: memzoi" in out
+    assert token not in out and "[redacted]" in out
+
+
+def test_non_utf8_file_name_and_symlinked_folder(capsys, tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
+    records = tmp_path / ".memzoi" / "records"
+    records.mkdir(parents=True)
+    (records / "rec-x.md").write_text(VALID, encoding="utf-8")
+    bad = os.path.join(os.fsencode(records), b"caf\xe9.md")
+    with open(bad, "wb") as fh:
+        fh.write(VALID.encode())
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / ".memzoi" / "proposals").symlink_to(elsewhere, target_is_directory=True)
+    code, out, _ = run(capsys, "check", str(tmp_path), "--format", "json")
+    doc = json.loads(out)  # valid JSON and UTF-8 although a name is not
+    got = sorted((f["path"].rsplit("/", 1)[-1], f["code"]) for f in doc["findings"])
+    assert got == [("caf\ufffd.md", "canonical_path"), ("proposals", "canonical_path")]
+    assert code == 1
+    # The index and the walk used by the language server skip the name instead of failing.
+    monkeypatch.chdir(tmp_path)
+    assert main(["rebuild", "--json"]) == 0

@@ -35,3 +35,9 @@ def test_readme_starts_with_two_setup_commands():
     assert "pytest" in blocks[1][1]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "test-command" in ci
+
+
+def test_every_code_is_documented():
+    documented = set(_documented())
+    missing = sorted(set(CODES) - documented)
+    assert missing == [], f"docs/diagnostics.md lacks sections for {missing}"

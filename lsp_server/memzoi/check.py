@@ -15,7 +15,7 @@ from .admission import check_admission, refine_stale
 from .crossfile import check_cross_file
 from .findings import Finding, finding
 from .text import LineIndex
-from .workspace import MEMZOI_DIR, RESERVED_NAMES, place
+from .workspace import MEMZOI_DIR, RESERVED_NAMES, place, utf8_name
 
 _SNIFF = ("---", "+++", "{", "\ufeff---", "\ufeff+++", "\ufeff{")
 
@@ -71,7 +71,8 @@ def expand(arg: str) -> tuple[list[tuple[Path, str]], list[tuple[str, str]], lis
     inside = MEMZOI_DIR in p.resolve().parts
 
     def display(q: Path) -> str:
-        return os.path.join(arg, os.path.relpath(q, p))
+        # Shown and printed as JSON: a name that is not UTF-8 is shown with replacement characters.
+        return os.fsencode(os.path.join(arg, os.path.relpath(q, p))).decode("utf-8", "replace")
 
     def visit(d: Path, managed: bool) -> None:
         try:
@@ -85,9 +86,17 @@ def expand(arg: str) -> tuple[list[tuple[Path, str]], list[tuple[str, str]], lis
             if e.name.startswith(".") and e.name != MEMZOI_DIR:
                 skipped.append((display(q), "hidden"))
                 continue
+            if not utf8_name(e.name):
+                if managed:
+                    path_findings.append((display(q), finding(
+                        "canonical_path", "this file name is not valid UTF-8, so Memzoi cannot read it as a record "
+                        "or proposal; rename it to its id (lower-case letters, digits and `-`)", 0, 0)))
+                else:
+                    skipped.append((display(q), "name is not UTF-8"))
+                continue
             if e.is_symlink():
-                if managed and e.name.endswith(".md"):
-                    path_findings.append((display(q), _symlink_finding()))
+                if managed and (e.name.endswith(".md") or e.is_dir()):
+                    path_findings.append((display(q), _symlink_finding(folder=e.is_dir())))
                 else:
                     skipped.append((display(q), "symlink"))
                 continue
@@ -117,13 +126,13 @@ def _looks_like_memzoi(path: Path) -> bool:
     return head.decode("utf-8", errors="ignore").startswith(_SNIFF)
 
 
-def _symlink_finding() -> Finding:
-    return finding(
-        "canonical_path",
-        "symlinks are never read as Memzoi files (Memzoi skips them); replace the link with the file itself",
-        0,
-        0,
-    )
+def _symlink_finding(folder: bool = False) -> Finding:
+    if folder:
+        message = ("this folder is a symlink: Memzoi never reads through symlinks, so nothing below it is checked, "
+                   "indexed or admitted; replace the link with the folder itself")
+    else:
+        message = "symlinks are never read as Memzoi files (Memzoi skips them); replace the link with the file itself"
+    return finding("canonical_path", message, 0, 0)
 
 
 def check_paths(args: list[str]) -> CheckReport:

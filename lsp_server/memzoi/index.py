@@ -31,6 +31,7 @@ from .analysis import Analysis, analyze_bytes
 from .crossfile import FileFacts, Workspace, facts_from_analysis
 from .crossfile import git_plane_files as _plane_files
 from .runtime import INDEX_DB, derive_keys, memzoi_home
+from .safety.redact import MARK, redact, secret_spans
 from .text import LineIndex
 from .workspace import MEMZOI_DIR
 
@@ -602,6 +603,13 @@ def _row(rel: str, data: bytes, st: os.stat_result, analysis: Analysis, adm: Adm
     doc = analysis.document
     meta = doc.data if isinstance(doc.data, dict) else {}
     title = _s(meta.get("title")) or ""
+    # The index is searchable and printed by `memzoi search`: detected secrets never enter it.
+    secrets = secret_spans(analysis.findings)
+    body = redact(doc.text, secrets, *doc.body_span) if secrets else doc.body
+    if secrets and doc.mapping is not None and "title" in doc.mapping.entries:
+        node = doc.mapping.entries["title"][1]
+        if any(s < node.end and e > node.start for s, e in secrets):
+            title = MARK
     if analysis.kind == "record":
         att = analysis.attestation
         conf = meta.get("confidence")
@@ -609,7 +617,7 @@ def _row(rel: str, data: bytes, st: os.stat_result, analysis: Analysis, adm: Adm
         out["record"] = {
             "path": rel, "id": facts.ident, "type": _s(meta.get("type")), "lane": _s(meta.get("lane")),
             "scope_kind": _s(meta.get("scope")), "scope_id": _s(meta.get("scope_id")),
-            "visibility": _s(meta.get("visibility")), "title": title, "body": doc.body,
+            "visibility": _s(meta.get("visibility")), "title": title, "body": body,
             "status": _s(meta.get("status")),
             "confidence": float(conf) if isinstance(conf, (int, float)) and not isinstance(conf, bool) else None,
             "source_kind": _s(meta.get("source")), "source_ref": _s(meta.get("source_ref")),
@@ -629,7 +637,7 @@ def _row(rel: str, data: bytes, st: os.stat_result, analysis: Analysis, adm: Adm
             "status": facts.status, "action": facts.action, "targets": json.dumps([r.target for r in facts.refs]),
             "scope_kind": facts.scope_kind, "scope_id": facts.scope_id, "proposed_at": _s(block.get("proposed_at")),
             "sensitivity": _s(meta.get("sensitivity")), "content_class": _s(meta.get("content_class")),
-            "title": title, "body": doc.body, "content_hash": facts.content,
+            "title": title, "body": body, "content_hash": facts.content,
         }
     return out
 

@@ -106,6 +106,17 @@ class WalkResult:
     hidden: list[Path] = field(default_factory=list)
     reserved: list[Path] = field(default_factory=list)
     errors: list[tuple[Path, str]] = field(default_factory=list)
+    undecodable: list[Path] = field(default_factory=list)
+
+
+def utf8_name(name: str) -> bool:
+    """True when a file name (as ``os`` decoded it, surrogate-escaped) is valid UTF-8. Memzoi ids are ASCII, and a
+    name that is not UTF-8 cannot be shown, indexed or turned into a URI."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def walk(root: str | os.PathLike[str], *, include_reserved: bool = False) -> WalkResult:
@@ -113,7 +124,7 @@ def walk(root: str | os.PathLike[str], *, include_reserved: bool = False) -> Wal
 
     Hidden entries (name starting with ``.``) other than ``root`` itself, and symlinks, are skipped and listed;
     ``index.md``/``log.md`` are listed as reserved (and included when ``include_reserved``). Unreadable
-    directories are listed in ``errors``. Never follows symlinks, never raises for I/O errors.
+    directories are listed in ``errors``, names that are not UTF-8 in ``undecodable``. Never follows symlinks, never raises for I/O errors.
     """
     out = WalkResult()
     base = Path(root)
@@ -128,6 +139,9 @@ def walk(root: str | os.PathLike[str], *, include_reserved: bool = False) -> Wal
             p = Path(e.path)
             if e.name.startswith("."):
                 out.hidden.append(p)
+                continue
+            if not utf8_name(e.name):
+                out.undecodable.append(p)
                 continue
             if e.is_symlink():
                 out.symlinks.append(p)

@@ -76,12 +76,17 @@ def run_write(args: argparse.Namespace, op: Callable[[Path, str], ChangeResult])
 
 
 def read_body(args: argparse.Namespace) -> str | None:
-    """The body from ``--body`` or ``--body-file`` (``-`` = stdin)."""
+    """The body from ``--body`` or ``--body-file`` (``-`` = stdin).
+
+    Raises ``OSError`` when the file cannot be read or is not UTF-8 text (the message says which byte).
+    """
     if getattr(args, "body", None) is not None:
         return args.body
     path = getattr(args, "body_file", None)
     if path is None:
         return None
-    if path == "-":
-        return sys.stdin.read()
-    return Path(path).read_text(encoding="utf-8")
+    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise OSError(f"not UTF-8 text (invalid byte at offset {err.start}); re-save it as UTF-8") from err

@@ -9,6 +9,7 @@ from ..findings import Severity
 from ..ledger import Refusal
 from ..lifecycle import apply_proposal, reject_proposal, route_local
 from ..lifecycle.common import PENDING, packet_rel
+from ..safety.redact import redact, secret_spans
 from ..workspace import walk
 from ._changes import add_common, emit_json, project_root, refuse, run_write
 
@@ -85,14 +86,17 @@ def run_show(args: argparse.Namespace) -> int:
     info = _summary(root, path)
     analysis = info.pop("analysis")
     findings = [{"code": f.code, "severity": f.severity.label, "message": f.message} for f in analysis.findings]
+    # Never print what a detector found: secrets in the body are masked, and the frontmatter is withheld.
+    secrets = secret_spans(analysis.findings)
+    doc = analysis.document
+    body = redact(doc.text, secrets, *doc.body_span) if secrets else doc.body
     if args.json:
-        emit_json({**info, "frontmatter": analysis.document.data, "body": analysis.document.body,
-                   "findings": findings})
+        emit_json({**info, "frontmatter": None if secrets else doc.data, "body": body, "findings": findings})
         return 0
     print(f"{info['id']} ({info['action'] or '?'}): {info['title'] or '(no title)'}")
     print(f"  path: {info['path']}\n  sensitivity: {info['sensitivity']}  content_class: {info['content_class']}")
     for f in findings:
         print(f"  {f['severity']}: {f['code']} {f['message']}")
     print()
-    print(analysis.document.body)
+    print(body)
     return 0

@@ -15,7 +15,8 @@ from ..analysis import analyze_bytes, analyze_text
 from ..check import UsageError, expand
 from ..document import frame
 from ..fsutil import atomic_write
-from ..legacy import UpgradeError, upgrade_record
+from ..legacy import Upgrade, UpgradeError, upgrade_record
+from ..safety.redact import redact, secret_spans
 from ..text import decode
 from ..workspace import place
 
@@ -65,9 +66,16 @@ def _upgrade_one(path: Path, display: str, write: bool) -> int:
     except UpgradeError as err:
         print(f"memzoi: {display}: {err}", file=sys.stderr)
         return -1
-    residual = [f for f in analyze_text(upgrade.text, path).findings if f.severity == 1]
+    after = analyze_text(upgrade.text, path)
+    residual = [f for f in after.findings if f.severity == 1]
     if not write:
-        sys.stdout.write(upgrade.diff(decoded.text, display))
+        # The diff repeats context lines: mask what the detectors found on both sides.
+        before_spans, after_spans = secret_spans(analysis.findings), secret_spans(after.findings)
+        if before_spans or after_spans:
+            shown = Upgrade(redact(upgrade.text, after_spans), upgrade.edits, upgrade.changes)
+            sys.stdout.write(shown.diff(redact(decoded.text, before_spans), display))
+        else:
+            sys.stdout.write(upgrade.diff(decoded.text, display))
     else:
         if path.read_bytes() != data:
             print(f"memzoi: {display}: changed while upgrading; run the command again", file=sys.stderr)

@@ -1,0 +1,51 @@
+"""Redaction of detected secrets in text that is shown or stored outside the file itself.
+
+Search results, ``proposals show``, upgrade diffs and the derived index must not repeat a credential or
+personal data that a detector found (SPEC §4: never echo the matched text). These helpers replace the spans of
+such findings with a fixed marker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..findings import Finding
+
+#: Detector codes whose matched text is secret or personal (injection, invisible-character and transcript
+#: findings are about the text's nature and are not masked).
+SECRET_CODES = frozenset({
+    "credential_token", "private_key", "authorization_header", "credentialed_url", "connection_string",
+    "session_token", "cloud_credential", "environment_secret", "high_entropy_value", "pii_detected",
+})
+MARK = "[redacted]"
+
+
+def secret_spans(findings: Iterable[Finding]) -> list[tuple[int, int]]:
+    """Merged, sorted ``(start, end)`` spans of the findings in :data:`SECRET_CODES` (code-point offsets)."""
+    spans = sorted((f.start, f.end) for f in findings if f.code in SECRET_CODES and f.end > f.start)
+    merged: list[tuple[int, int]] = []
+    for s, e in spans:
+        if merged and s <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], e))
+        else:
+            merged.append((s, e))
+    return merged
+
+
+def redact(text: str, spans: list[tuple[int, int]], start: int = 0, end: int | None = None) -> str:
+    """``text[start:end]`` with every part that overlaps one of ``spans`` replaced by :data:`MARK`."""
+    end = len(text) if end is None else end
+    out: list[str] = []
+    pos = start
+    for s, e in spans:
+        if e <= start or s >= end:
+            continue
+        s, e = max(s, start), min(e, end)
+        if s > pos:
+            out.append(text[pos:s])
+        if not out or out[-1] != MARK:
+            out.append(MARK)
+        pos = max(pos, e)
+    if pos < end:
+        out.append(text[pos:end])
+    return "".join(out)
