@@ -110,10 +110,6 @@ def _fire(ls: "MemzoiServer", uri: str) -> None:
     publish(ls, uri)
 
 
-def register(server: "MemzoiServer") -> None:
-    """Nothing is registered statically: :func:`enable_pull` runs in ``initialize`` when the client pulls."""
-
-
 def enable_pull(server: "MemzoiServer") -> None:
     """Register the pull handlers (``textDocument/diagnostic`` and ``workspace/diagnostic``)."""
 

@@ -462,7 +462,8 @@ def create_server() -> MemzoiServer:
 
     from . import actions, commands, diagnostics, hover, lifecycle, navigation, scan, textdoc, watch  # noqa: E402
 
-    for module in (diagnostics, hover, actions, commands, lifecycle, navigation, watch):
+    # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
+    for module in (hover, actions, commands, lifecycle, navigation, watch):
         module.register(server)
     return server
 

@@ -182,8 +182,9 @@ def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]
             if path.name == ".memzoi" or path.parent.name == ".memzoi":
                 ls.add_project(path.parent if path.name == ".memzoi" else path.parent.parent)
             continue
-        if any(part.startswith(".") for part in path.relative_to(project.memzoi_dir).parts) or is_ignored(path):
-            continue
+        inside = path.relative_to(project.memzoi_dir).parts
+        if inside and (any(part.startswith(".") for part in inside) or is_ignored(path)):
+            continue  # the .memzoi directory itself is rescanned like any directory
         if path.is_dir() and not path.is_symlink():
             _rescan_dir(ls, project, path, updated, removed)
             continue

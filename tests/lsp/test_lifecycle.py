@@ -321,3 +321,15 @@ async def test_recover_uncertain_change_from_ledger_diagnostic(git_workspace: Pa
     client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     uri = open_doc(client, record, version=2)
     await diagnostics(client, uri, lambda d: not any(x.code == "ledger_uncertain" for x in d))
+
+
+async def test_check_workspace_picks_up_files_no_watcher_reported(git_workspace: Path, client):
+    from .conftest import record_text
+
+    stray = git_workspace / ".memzoi" / "records" / "stray.md"
+    stray.write_text(record_text("stray", "Stray").replace("lane: semantic", "lane: lost"))
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="memzoi.checkWorkspace", arguments=[]))
+    assert result["files_checked"] == 4 and result["counts"]["error"] == 1
+    res = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="Stray"))
+    assert [s.container_name for s in res] == ["stray"]  # rescanned and indexed by the command itself
