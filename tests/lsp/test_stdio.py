@@ -191,3 +191,36 @@ def test_b26_reply_to_server_request_after_shutdown_is_processed(tmp_path: Path)
         proc.kill()
     assert proc.returncode == 0
     assert b"configuration received after shutdown" in err, err.decode()  # the reply resolved the pending future
+
+
+def test_b24_shutdown_during_scan_completes_before_reply_and_exits_zero(tmp_path: Path):
+    root = tmp_path / "ws"
+    records = root / ".memzoi" / "records"
+    records.mkdir(parents=True)
+    for i in range(1500):
+        (records / f"r-{i}.md").write_text(record_text(f"r-{i}", f"Record {i}"))
+    proc = _spawn(tmp_path / "home")
+    try:
+        for m in _init(root):
+            proc.stdin.write(m)
+        proc.stdin.flush()
+        while read_frame(proc.stdout).get("id") != 1:
+            pass
+        time.sleep(0.3)  # the scan is running now
+        start = time.monotonic()
+        proc.stdin.write(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+        proc.stdin.flush()
+        while True:
+            msg = read_frame(proc.stdout)
+            if msg.get("id") == 2:
+                break
+        shutdown_s = time.monotonic() - start
+        # cleanup (scan thread, watcher threads, index) is done before the reply: exit is immediate
+        proc.stdin.write(frame({"jsonrpc": "2.0", "method": "exit"}))
+        proc.stdin.flush()
+        _out, err = proc.communicate(timeout=10)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0
+    assert b"shutdown complete" in err
+    assert shutdown_s < 10, shutdown_s
