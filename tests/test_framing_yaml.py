@@ -269,3 +269,11 @@ def test_invalid_utf8_reports_byte_offset():
     [f] = [f for f in a.findings if f.code == "invalid_encoding"]
     assert f.data["byte_offset"] == raw.index(b"\xff")
     assert a.text[f.start] == "\ufffd"
+
+
+def test_unclosed_flow_sequence_is_blamed_on_its_own_key():
+    text = "---\nid: x\nstatus: [active\nscope: repo\n---\nbody\n"
+    a = analyze_text(text)
+    [f] = [f for f in a.findings if f.code == "yaml_syntax"]
+    assert pos(a, f) == (2, 8) and "`status`" in f.message
+    assert analyze_text(apply_edits(text, list(f.fixes[0].edits))).document.data["status"] == "[active"

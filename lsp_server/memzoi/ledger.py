@@ -669,7 +669,9 @@ def undo_change(
         if change.status != "applied":
             raise Refusal(
                 "not_undoable",
-                f"change {change.id} is {change.status}; only an applied change can be undone",
+                f"change {change.id} is {change.status}; only an applied change can be undone"
+                + (f"; recover it first with `memzoi reconcile --recover {change.id} "
+                   "restore-before|complete-after|accept`" if change.status == "uncertain" else ""),
             )
         for f in change.files:
             if read_file_state(root, f.path) != f.after:

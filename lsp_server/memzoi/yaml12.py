@@ -401,6 +401,10 @@ def _parse(source: str, base: int, text: str, line_of) -> YamlResult | Finding:
 
 def _syntax_finding(err: yaml.MarkedYAMLError, base: int, text: str, line_of) -> Finding:
     mark = err.problem_mark or err.context_mark
+    if (err.context_mark is not None and err.problem_mark is not None and err.context_mark.line < err.problem_mark.line
+            and (err.context or "").startswith(("while parsing a flow", "while scanning a quoted"))):
+        # An unclosed flow collection or quoted scalar is only noticed lines later: point at where it opened.
+        mark = err.context_mark
     at = base + (mark.index if mark else 0)
     at = min(at, len(text))
     problem = (err.problem or "invalid YAML").rstrip(".")
