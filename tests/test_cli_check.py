@@ -210,3 +210,9 @@ def test_non_utf8_file_name_and_symlinked_folder(capsys, tmp_path, monkeypatch):
     # The index and the walk used by the language server skip the name instead of failing.
     monkeypatch.chdir(tmp_path)
     assert main(["rebuild", "--json"]) == 0
+
+
+def test_unreadable_config_is_reported_on_stderr(capsys, workspace):
+    (workspace / ".memzoi" / "config.toml").write_text('[project\nid = "x\n', encoding="utf-8")
+    code, _, err = run(capsys, "check", str(workspace))
+    assert code == 0 and "config.toml: invalid TOML" in err and "default settings" in err

@@ -13,6 +13,7 @@ import sys
 
 from .. import __version__
 from ..check import CheckReport, Located, UsageError, check_paths
+from ..config import load_config
 from ..findings import CODES
 from ..workspace import find_project_root
 
@@ -42,6 +43,11 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as err:
         print(f"memzoi: {err}", file=sys.stderr)
         return 2
+    # A config that cannot be read silently falls back to defaults in the analysis; say so once per folder.
+    dirs = {a.placement.memzoi_dir for a in report.analyses.values() if a.placement.memzoi_dir is not None}
+    for memzoi_dir in sorted(dirs, key=str):
+        for error in load_config(memzoi_dir).errors:
+            print(f"memzoi: {error}; checked with the default settings", file=sys.stderr)
     out = sys.stdout
     if args.format == "json":
         out.write(json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n")
