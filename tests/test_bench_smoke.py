@@ -4,6 +4,7 @@ benchmark code cannot rot between the runs that fill ``docs/performance.md``."""
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -56,7 +57,8 @@ def test_harness_runs_end_to_end_on_a_tiny_workspace(tmp_path):
     lsp = res["lsp"]
     assert lsp["edit_ms"]["n"] == 6 and lsp["hover_key_ms"]["n"] == 3 and lsp["code_action_ms"]["n"] == 3
     assert 0 < lsp["initialize_ms"]["median"] < lsp["spawn_to_initialize_ms"]["median"]
-    assert lsp["peak_rss_mb"]["median"] > 10
+    if sys.platform.startswith("linux"):  # RSS comes from /proc
+        assert lsp["peak_rss_mb"]["median"] > 10
     assert res["rebuild"]["wall_s"]["n"] == 1
     assert "`memzoi check` wall" in md.read_text()
 
