@@ -14,14 +14,27 @@ const log = (...a) => console.log(`[${Date.now() - t0}ms]`, ...a);
 const step = (name, data) => { report.steps.push({ name, ms: Date.now() - t0, ...(data || {}) }); log(name, data ? JSON.stringify(data) : ''); };
 
 async function quickOpen(page, text) {
-  await page.keyboard.press('Control+P');
-  await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 20000 });
-  await page.keyboard.type(text);
-  await page.waitForSelector('.quick-input-list .monaco-list-row', { timeout: 20000 });
-  await page.keyboard.press('Enter');
-  await page.waitForFunction(
-    (t) => [...document.querySelectorAll('.tab.active')].some((e) => e.textContent.includes(t)),
-    text, { timeout: 20000 });
+  // Retried once: under load the file search can still be showing stale rows when Enter is pressed.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('Control+P');
+      await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 20000 });
+      await page.keyboard.type(text);
+      // Wait until the first row is the file itself, not a row left from an earlier search.
+      await page.waitForFunction(
+        (t) => (document.querySelector('.quick-input-list .monaco-list-row')?.textContent || '').includes(t),
+        text, { timeout: 20000 });
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(
+        (t) => [...document.querySelectorAll('.tab.active')].some((e) => e.textContent.includes(t)),
+        text, { timeout: 20000 });
+      return;
+    } catch (e) {
+      if (attempt >= 2) throw e;
+      log('quick open retry', text);
+    }
+  }
 }
 
 async function runCommand(page, title) {

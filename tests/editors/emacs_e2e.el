@@ -40,12 +40,16 @@
           (put :mode (symbol-name major-mode))
           ;; eglot-ensure connects from post-command-hook, which never runs in batch: connect directly.
           (unless (eglot-current-server) (apply #'eglot (eglot--guess-contact)))
-          (wait (lambda () (eglot-current-server)) "eglot to connect")
+          ;; Managed mode (didOpen) starts when the connection completes; make sure of it before going on.
+          (wait (lambda () (and (eglot-current-server) (progn (eglot--maybe-activate-editing-mode) eglot--managed-mode)))
+                "eglot to connect and manage the buffer")
           (let ((server (eglot-current-server)))
             (put :project_root (project-root (eglot--project server)))
             (put :server_commands (plist-get (plist-get (eglot--capabilities server) :executeCommandProvider) :commands))
-            ;; flymake defers its first run to the command loop, which batch mode lacks: start it here.
-            (wait (lambda () (flymake-start nil t)
+            ;; flymake defers its first run to the command loop, which batch mode lacks: start it once here
+            ;; (eglot's backend then reports what the server published, now or when it arrives).
+            (flymake-start nil t)
+            (wait (lambda ()
                     (seq-some (lambda (d) (string-match-p "GitHub token" (flymake-diagnostic-text d)))
                               (flymake-diagnostics)))
                   "the credential diagnostic")
@@ -64,7 +68,8 @@
             ;; 4. A command through workspace/executeCommand: apply when offered, else check the workspace.
             (find-file (expand-file-name ".memzoi/proposals/pending/mem_2026_07_06_auth_001.md" root))
             (unless (eglot-current-server) (apply #'eglot (eglot--guess-contact)))
-            (wait (lambda () (eglot-current-server)) "eglot on the proposal")
+            (wait (lambda () (and (eglot-current-server) (progn (eglot--maybe-activate-editing-mode) eglot--managed-mode)))
+                  "eglot on the proposal")
             (put :same_server (eq (eglot-current-server) server))
             (if (memzoi--resolve server '("memzoi.apply" "memzoi.proposals.apply"))
                 (progn (put :lifecycle "apply")

@@ -47,6 +47,16 @@ end, 20)
 result.attached_outside = client_of(outside) ~= nil
 log('attached outside .memzoi:', tostring(result.attached_outside))
 
+-- 1b. JSON: a materialization candidate outside .memzoi attaches (after the record below started the client, the
+-- same project's client is reused); any other JSON does not.
+local function attached_json(path)
+  vim.cmd.edit(vim.fn.fnameescape(path))
+  local b = vim.api.nvim_get_current_buf()
+  vim.wait(3000, function() return client_of(b) ~= nil end, 20)
+  return client_of(b) ~= nil
+end
+result.attached_plain_json = attached_json(root .. '/package.json')
+
 -- 2. The record with the planted secret: attach, then the credential diagnostic.
 vim.cmd.edit(vim.fn.fnameescape(root .. '/.memzoi/records/deploy-token-rotation.md'))
 local buf = vim.api.nvim_get_current_buf()
@@ -96,6 +106,9 @@ end
 result.hover = type(hover.contents) == 'table' and (hover.contents.value or vim.json.encode(hover.contents)) or tostring(hover.contents)
 log('hover chars:', tostring(#result.hover))
 result.secret_line = nil
+
+result.attached_candidate_json = attached_json(root .. '/materialize/candidate.json')
+result.candidate_root = client_of(vim.api.nvim_get_current_buf()) and client_of(vim.api.nvim_get_current_buf()).root_dir
 
 -- 4. The pending proposal: buffer-local commands exist; Reject prompts for a reason (cancelled here).
 vim.cmd.edit(vim.fn.fnameescape(root .. '/.memzoi/proposals/pending/mem_2026_07_06_auth_001.md'))

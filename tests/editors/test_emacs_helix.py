@@ -15,6 +15,8 @@ import pytest
 from .conftest import REPO, make_workspace, planted_token, require, venv_bin
 
 HERE = Path(__file__).parent
+# The module fixture may install Emacs from apt first; the editor run itself takes seconds.
+pytestmark = pytest.mark.timeout(600)
 
 
 @pytest.fixture(scope="module")
@@ -62,13 +64,9 @@ def test_emacs_runs_a_server_command(emacs_run: dict) -> None:
     res = emacs_run["res"]
     assert emacs_run["proc"].returncode == 0
     result = res["lifecycle_result"]
-    if isinstance(result, dict) and "MemzoiServer" in str(result.get("error", "")):
-        pytest.xfail("memzoi-lsp command handlers fail to resolve their `MemzoiServer` annotation (server bug)")
-    if res["lifecycle"] == "apply":
-        assert isinstance(result, dict) and result.get("status") == "applied", result
-        assert res["record_exists"] is True and not res["proposal_pending"]  # elisp nil encodes as null
-    else:
-        assert result["files_checked"] >= 26, result
+    assert res["lifecycle"] == "apply", f"the server offers no apply command: {res['server_commands']}"
+    assert isinstance(result, dict) and result.get("status") == "applied", result
+    assert res["record_exists"] is True and not res["proposal_pending"]  # elisp nil encodes as null
 
 
 def test_helix_languages_toml() -> None:

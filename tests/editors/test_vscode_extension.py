@@ -110,7 +110,7 @@ def _elisp_table() -> set[tuple[tuple[str, ...], str | None]]:
 def test_editor_command_tables_agree() -> None:
     """VS Code, Neovim and Emacs map their commands onto the same server command ids and reason rules."""
     ts, lua, el = _ts_table(), _lua_table(), _elisp_table()
-    assert len(ts) == 15
+    assert len(ts) == 17
     assert lua == ts
     assert el and el <= ts
     reasons = {server[0]: reason for server, reason in ts}

@@ -56,6 +56,13 @@ def configuration() -> dict:
             "scope": "machine-overridable",
             "description": "Extra command-line arguments for the language server.",
         },
+        "memzoi.materializationGlobs": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": ["**/*candidate*.json", "**/*.plan.json", "**/*.decision.json"],
+            "scope": "window",
+            "markdownDescription": "Glob patterns (matched against absolute paths, so start them with `**/`) of the materialization candidate, plan and decision JSON files the server should analyse. They live outside `.memzoi/`.",
+        },
         "memzoi.trace.server": {
             "type": "string",
             "enum": ["off", "messages", "verbose"],

@@ -44,12 +44,17 @@ const SECTION = 'memzoi';
 /** Custom request (optional on the server side) answering `{items: InboxItem[]}`. */
 const INBOX_REQUEST = 'memzoi/inbox';
 
-/** Files the server analyses: Markdown under any `.memzoi/` tree and materialization candidate JSON. */
-export const DOCUMENT_SELECTOR = [
-  { scheme: 'file', language: 'markdown', pattern: '**/.memzoi/**/*.md' },
-  { scheme: 'file', language: 'json', pattern: '**/.memzoi/**/*.json' },
-  { scheme: 'file', language: 'json', pattern: '**/*candidate*.json' },
-];
+/**
+ * Files the server analyses: Markdown under any `.memzoi/` tree, and materialization artifacts (candidate, plan and
+ * decision JSON, which live outside `.memzoi/`) matching the `memzoi.materializationGlobs` setting.
+ */
+function documentSelector(): { scheme: string; language: string; pattern: string }[] {
+  const globs = readConfig().get<string[]>('materializationGlobs') ?? [];
+  return [
+    { scheme: 'file', language: 'markdown', pattern: '**/.memzoi/**/*.md' },
+    ...globs.filter((g) => typeof g === 'string' && g.trim()).map((g) => ({ scheme: 'file', language: 'json', pattern: g })),
+  ];
+}
 
 let client: LanguageClient | undefined;
 let output: vscode.LogOutputChannel;
@@ -210,7 +215,7 @@ async function gatherContext(spec: CommandSpec, arg: unknown): Promise<Invocatio
   const argUri = arg instanceof vscode.Uri ? arg : row ? vscode.Uri.parse(row.uri) : undefined;
   const uri = argUri ?? vscode.window.activeTextEditor?.document.uri;
   if (spec.target === 'change') {
-    const changeId = row?.kind === 'uncertain' ? row.id : await pickChange(spec, uri);
+    const changeId = row?.kind === 'uncertain' && row.changeId ? row.changeId : await pickChange(spec, uri);
     if (changeId === undefined) return undefined;
     ctx.changeId = changeId.trim();
     if (uri?.scheme === 'file') ctx.uri = uri.toString();
@@ -416,7 +421,7 @@ async function startClient(): Promise<void> {
     options: { env: { ...process.env } },
   };
   const clientOptions: LanguageClientOptions = {
-    documentSelector: DOCUMENT_SELECTOR,
+    documentSelector: documentSelector(),
     outputChannel: output,
     traceOutputChannel: output,
     revealOutputChannelOn: 4, // RevealOutputChannelOn.Never: errors are surfaced as messages instead

@@ -2,7 +2,8 @@
 --- Memzoi language server (`memzoi-lsp`, from the memzoi-lsp Python distribution): diagnostics, provenance
 --- hovers, code actions and lifecycle commands for Memzoi records and proposal packets.
 ---
---- Attaches only to files inside a `.memzoi/` directory; the root is the directory holding `.memzoi/`.
+--- Attaches only to files inside a `.memzoi/` directory, and to materialization candidate / plan / decision JSON
+--- (recognised by their `schema`) in a project that has one; the root is the directory holding `.memzoi/`.
 --- Buffer-local `:Memzoi…` commands are created on attach (see `:help` in editors/nvim/README.md).
 ---
 --- Override the program with `vim.lsp.config('memzoi', { cmd = { '/path/to/.venv/bin/memzoi-lsp' } })`
@@ -13,7 +14,8 @@ return {
   cmd = { 'memzoi-lsp' },
   filetypes = { 'markdown', 'json' },
   root_dir = function(bufnr, on_dir)
-    local root = require('memzoi').root_of(vim.api.nvim_buf_get_name(bufnr))
+    local memzoi = require('memzoi')
+    local root = memzoi.root_of(vim.api.nvim_buf_get_name(bufnr)) or memzoi.artifact_root(bufnr)
     if root then
       on_dir(root)
     end

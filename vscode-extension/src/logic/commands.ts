@@ -57,6 +57,14 @@ export const COMMANDS: readonly CommandSpec[] = [
   { id: 'memzoi.supersede', title: 'Supersede Record…', server: ['memzoi.supersede'], target: 'record', reason: 'required' },
   { id: 'memzoi.tombstone', title: 'Tombstone Record…', server: ['memzoi.tombstone'], target: 'record', reason: 'required' },
   { id: 'memzoi.reattest', title: 'Re-attest Record', server: ['memzoi.reattest'], target: 'record', reason: 'optional' },
+  { id: 'memzoi.materializePlan', title: 'Plan Materialization', server: ['memzoi.materialize.plan'], target: 'candidate' },
+  {
+    id: 'memzoi.materializeDecide',
+    title: 'Decide Materialization',
+    server: ['memzoi.materialize.decide'],
+    target: 'candidate',
+    confirm: 'Record the explicit decision to write this planned record to the repository?',
+  },
   {
     id: 'memzoi.materialize',
     title: 'Materialize Candidate',

@@ -14,6 +14,8 @@ export interface InboxItem {
   action?: string;
   /** Number of error-severity findings on the file: a blocked proposal cannot be applied as it is. */
   blocking: number;
+  /** The full ledger change id of an uncertain change, when the server supplied it (else the user picks it). */
+  changeId?: string;
 }
 
 /** Counts shown in the status bar. */
@@ -159,10 +161,12 @@ export function buildInbox(
   const uncertain: InboxItem[] = [];
   for (const d of diagnostics) {
     if (d.source !== 'memzoi' || d.code !== 'ledger_uncertain') continue;
-    const id = changeIdOf(d) ?? `${stemOf(d.uri)}`;
+    // Without the id in `data`, one row per file and message (the change is then picked from the history).
+    const changeId = changeIdOf(d);
+    const id = changeId ?? `${stemOf(d.uri)}: ${d.message}`;
     if (seen.has(id)) continue;
     seen.add(id);
-    uncertain.push({ kind: 'uncertain', id, title: d.message, uri: d.uri, blocking: 0 });
+    uncertain.push({ kind: 'uncertain', id: changeId ?? stemOf(d.uri), title: d.message, uri: d.uri, blocking: 0, changeId });
   }
   uncertain.sort((a, b) => a.id.localeCompare(b.id));
   return [...rows, ...uncertain];
@@ -185,6 +189,7 @@ export function inboxFromServer(answer: unknown): InboxItem[] | undefined {
     rows.push({
       kind: r.kind,
       id,
+      changeId: r.kind === 'uncertain' && typeof r.change_id === 'string' ? r.change_id : r.kind === 'uncertain' ? id : undefined,
       title: typeof r.title === 'string' ? r.title : id,
       uri: r.uri,
       action: typeof r.action === 'string' ? r.action : undefined,

@@ -31,6 +31,13 @@ test('reject, supersede and tombstone require a reason; apply does not', () => {
   assert.equal(specById('memzoi.apply')?.reason, undefined);
 });
 
+test('materialization has plan, decide and apply steps on the candidate', () => {
+  for (const id of ['memzoi.materializePlan', 'memzoi.materializeDecide', 'memzoi.materialize']) {
+    assert.equal(specById(id)?.target, 'candidate');
+  }
+  assert.ok(specById('memzoi.materializeDecide')?.confirm);
+});
+
 test('the first advertised server command is used', () => {
   const spec = specById('memzoi.rebuild')!;
   assert.equal(resolveServerCommand(spec, ['memzoi.rebuildIndex', 'memzoi.rebuild']), 'memzoi.rebuild');

@@ -99,15 +99,28 @@ test('buildInbox lists pending packets (with their blocking errors) then distinc
     diags,
   );
   assert.deepEqual(
-    rows.map((r) => [r.kind, r.id, r.blocking]),
+    rows.map((r) => [r.kind, r.id, r.blocking, r.changeId]),
     [
-      ['proposal', 'b', 0],
-      ['proposal', 'mem_2026_07_06_auth_001', 1],
-      ['uncertain', '7', 0],
+      ['proposal', 'b', 0, undefined],
+      ['proposal', 'mem_2026_07_06_auth_001', 1, undefined],
+      ['uncertain', '7', 0, '7'],
     ],
   );
   assert.equal(rows[0].title, 'b');
   assert.equal(rows[1].action, 'supersede');
+});
+
+test('uncertain changes without an id in data: one row per file and message, no change id', () => {
+  const d = (uri: string, message: string): DiagnosticSummary => ({ uri, code: 'ledger_uncertain', source: 'memzoi', severity: 'warning', message });
+  const rows = buildInbox([], [
+    d('file:///ws/.memzoi/records/a.md', 'change aaa uncertain'),
+    d('file:///ws/.memzoi/records/a.md', 'change bbb uncertain'),
+    d('file:///ws/.memzoi/records/a.md', 'change aaa uncertain'),
+  ]);
+  assert.deepEqual(rows.map((r) => [r.id, r.title, r.changeId]), [
+    ['a', 'change aaa uncertain', undefined],
+    ['a', 'change bbb uncertain', undefined],
+  ]);
 });
 
 test('counts: pending, uncertain, and only memzoi errors as blocking', () => {
@@ -126,7 +139,7 @@ test('status bar text and tooltip', () => {
 
 test('server inbox answers are validated; other shapes fall back (undefined)', () => {
   assert.deepEqual(inboxFromServer({ items: [{ kind: 'proposal', id: 'p', title: 'T', uri: P_URI, action: 'create', blocking: 2 }] }), [
-    { kind: 'proposal', id: 'p', title: 'T', uri: P_URI, action: 'create', blocking: 2 },
+    { kind: 'proposal', id: 'p', title: 'T', uri: P_URI, action: 'create', blocking: 2, changeId: undefined },
   ]);
   assert.deepEqual(inboxFromServer({ items: [{ kind: 'uncertain', id: 9, uri: P_URI }] })?.[0].id, '9');
   assert.equal(inboxFromServer(null), undefined);

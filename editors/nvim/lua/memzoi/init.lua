@@ -12,6 +12,8 @@ M.commands = {
   { name = 'Supersede', server = { 'memzoi.supersede' }, target = 'record', reason = 'required' },
   { name = 'Tombstone', server = { 'memzoi.tombstone' }, target = 'record', reason = 'required' },
   { name = 'Reattest', server = { 'memzoi.reattest' }, target = 'record', reason = 'optional' },
+  { name = 'MaterializePlan', server = { 'memzoi.materialize.plan' }, target = 'candidate' },
+  { name = 'MaterializeDecide', server = { 'memzoi.materialize.decide' }, target = 'candidate' },
   { name = 'Materialize', server = { 'memzoi.materialize', 'memzoi.materialize.apply' }, target = 'candidate' },
   { name = 'Undo', server = { 'memzoi.undo' }, target = 'change' },
   {
@@ -43,6 +45,25 @@ function M.root_of(fname)
     end
   end
   return nil
+end
+
+--- For a JSON buffer that is a Memzoi materialization artifact (its `schema` says so; these files live outside
+--- `.memzoi/`), the nearest ancestor directory holding `.memzoi/`; nil otherwise.
+---@param bufnr integer
+---@return string?
+function M.artifact_root(bufnr)
+  if vim.bo[bufnr].filetype ~= 'json' then
+    return nil
+  end
+  local head = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, 40, false), '\n')
+  if not head:find('"schema"%s*:%s*"memzoi/repository%-materialization%-') then
+    return nil
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == '' then
+    return nil
+  end
+  return vim.fs.root(name, '.memzoi')
 end
 
 --- The first of `spec.server` that `client` advertises in `executeCommandProvider.commands`.
