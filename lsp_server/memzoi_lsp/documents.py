@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -63,10 +64,15 @@ class Documents:
     Thread-safe: the workspace scan fills it from a worker thread while handlers read it on the event loop.
     """
 
+    #: Analyses of closed files kept at most (least recently used evicted). An analysis holds the YAML tree and the
+    #: model (~20 KiB); keeping one per file of a 10,000-record project cost over 200 MB. Open documents are always
+    #: kept; cross-file facts live in the workspace model, and an evicted file is re-analysed from disk on demand.
+    max_closed = 1000
+
     def __init__(self, workspace_getter) -> None:
         self._workspace = workspace_getter
         self._lock = threading.Lock()
-        self._cache: dict[str, tuple[bytes, Analysis]] = {}
+        self._cache: OrderedDict[str, tuple[bytes, Analysis]] = OrderedDict()
         self.analyses = 0  # number of core analyses actually run (the cache's misses), for tests and logs
 
     def is_open(self, uri: str) -> bool:
@@ -105,8 +111,9 @@ class Documents:
     def _cached(self, key: str, digest: bytes, compute) -> Analysis:
         with self._lock:
             hit = self._cache.get(key)
-        if hit is not None and hit[0] == digest:
-            return hit[1]
+            if hit is not None and hit[0] == digest:
+                self._cache.move_to_end(key)
+                return hit[1]
         try:
             analysis = compute()
         except Exception:  # the core is total by contract; if it ever is not, degrade to "no findings"
@@ -115,5 +122,20 @@ class Documents:
             analysis = Analysis(frame(""), place(path) if path else Placement(Role.OTHER), [])
         with self._lock:
             self._cache[key] = (digest, analysis)
+            self._cache.move_to_end(key)
             self.analyses += 1
+            self._evict()
         return analysis
+
+    def _evict(self) -> None:
+        """Drop least recently used analyses of closed files beyond :attr:`max_closed` (lock held)."""
+        if len(self._cache) <= self.max_closed:
+            return
+        open_keys = set(self._workspace().text_documents)
+        excess = len(self._cache) - self.max_closed - sum(1 for k in open_keys if k in self._cache)
+        for key in list(self._cache):
+            if excess <= 0:
+                break
+            if key not in open_keys:
+                del self._cache[key]
+                excess -= 1
