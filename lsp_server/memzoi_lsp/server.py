@@ -9,6 +9,7 @@ import asyncio
 import logging
 import os
 import uuid
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,9 @@ class Project:
         self.files: set[str] = set()
         self.scanned = asyncio.Event()
         self.crossfile = CrossFileWorkspace()
-        self.fed: dict[str, Any] = {}  # uri -> the Analysis whose facts the cross-file workspace holds
+        # uri -> weak reference to the Analysis whose facts the cross-file workspace holds (weak, so the bounded
+        # document cache decides what stays in memory)
+        self.fed: dict[str, weakref.ref] = {}
         self.ledger = LedgerView(root)
         self.index = None  # memzoi.index.Index, opened on the scan thread
         self.visibility: dict[str, Any] = {}  # abspath -> memzoi.admission.GitVisibility (batched git calls)
@@ -206,9 +209,10 @@ class MemzoiServer(LanguageServer):
     def feed(self, project: Project, uri: str, analysis) -> set[str]:
         """Give the project's cross-file workspace the facts of ``analysis`` for ``uri`` (no-op when it already
         holds facts from this very analysis); returns the URIs whose cross-file findings changed."""
-        if project.fed.get(uri) is analysis:
+        held = project.fed.get(uri)
+        if held is not None and held() is analysis:
             return set()
-        project.fed[uri] = analysis
+        project.fed[uri] = weakref.ref(analysis)
         return project.crossfile.update(uri, analysis)
 
     def unfeed(self, project: Project, uri: str) -> set[str]:
