@@ -45,6 +45,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .findings import Finding, finding
 from .fsutil import UnsafeWriteError, atomic_delete, atomic_write, read_state
 from .lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
 from .runtime import LEDGER_DB, memzoi_home, project_runtime_dir
@@ -793,4 +794,33 @@ def file_ledger_state(project_root: str | os.PathLike[str], rel_path: str, curre
             out["undo_available"] = not out["drift"] and all(
                 _state_or_error(root, f.path) == f.after for f in change.files if f.path != rel_path
             )
+    return out
+
+
+def ledger_findings(uncertain: list[ChangeRecord], last: ChangeRecord | None, rel_path: str,
+                    current: bytes | None, text: str) -> list[Finding]:
+    """``ledger_uncertain`` for each uncertain change touching a file, and ``ledger_drift`` when the file's bytes
+    (``current``, ``None`` = absent) differ from what its ``last`` applied change wrote (SPEC §4, §6).
+
+    ``rel_path`` is the file's project-relative ``/`` path; findings are anchored on the first line of ``text``
+    (the analysed text) and carry ``change_id`` in their data.
+    """
+    end = len(text.split("\n", 1)[0].rstrip("\r"))
+    out: list[Finding] = []
+    for change in uncertain:
+        out.append(finding(
+            "ledger_uncertain",
+            f"change {change.id[:12]} ({change.operation}) touching this file could not be classified after a "
+            "crash: recover it explicitly (restore before, complete after, or accept as is)",
+            0, end, change_id=change.id,
+        ))
+    if last is not None:
+        after = next((f.after for f in last.files if f.path == rel_path), None)
+        if after != current:
+            out.append(finding(
+                "ledger_drift",
+                f"this file was edited after change {last.id[:12]} ({last.operation}) wrote it, so that change "
+                "can no longer be undone; re-attest the record if the edit is intended",
+                0, end, change_id=last.id,
+            ))
     return out

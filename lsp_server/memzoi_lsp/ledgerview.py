@@ -12,8 +12,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memzoi.findings import Finding, finding
-from memzoi.ledger import ChangeRecord, cached_runtime_dir, history
+from memzoi.findings import Finding
+from memzoi.ledger import ChangeRecord, cached_runtime_dir, history, ledger_findings
 from memzoi.runtime import LEDGER_DB
 
 log = logging.getLogger("memzoi_lsp.ledgerview")
@@ -94,34 +94,14 @@ class LedgerView:
 
 
 def findings(view: LedgerView, path: Path, text: str) -> list[Finding]:
-    """``ledger_uncertain`` for each uncertain change touching ``path``, and ``ledger_drift`` when the file on
-    disk differs from what its last applied change wrote. Anchored on the first line of ``text``."""
+    """The core's ledger findings (:func:`memzoi.ledger.ledger_findings`) for ``path``, from the cached view."""
     facts = view.for_file(path)
-    end = len(text.split("\n", 1)[0].rstrip("\r"))
-    out: list[Finding] = []
-    for change in facts.uncertain:
-        out.append(
-            finding(
-                "ledger_uncertain",
-                f"change {change.id[:12]} ({change.operation}) touching this file could not be classified after a "
-                "crash: recover it explicitly (restore before, complete after, or accept as is)",
-                0, end, change_id=change.id,
-            )
-        )
-    last = facts.last
-    if last is not None:
-        after = next((f.after for f in last.files if (view.root / f.path).resolve() == path.resolve()), None)
-        try:
-            current = path.read_bytes() if path.is_file() else None
-        except OSError:
-            current = None
-        if after != current:
-            out.append(
-                finding(
-                    "ledger_drift",
-                    f"this file was edited after change {last.id[:12]} ({last.operation}) wrote it, so that change "
-                    "can no longer be undone; re-attest the record if the edit is intended",
-                    0, end, change_id=last.id,
-                )
-            )
-    return out
+    try:
+        rel = path.resolve().relative_to(view.root.resolve()).as_posix()
+    except ValueError:
+        return []
+    try:
+        current = path.read_bytes() if path.is_file() else None
+    except OSError:
+        current = None
+    return ledger_findings(facts.uncertain, facts.last, rel, current, text)
