@@ -12,14 +12,13 @@ maps and lists are written ``{}`` and ``[]``. The document is ``---``, the front
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from decimal import Decimal
 from typing import Any
 
 from .document import rust_trim
-from .yaml12 import PlainScalar
+from .yaml12 import PlainScalar, quote_string
 
 RECORD_ORDER = (
     "id", "kind", "profile", "type", "lane", "title", "description", "timestamp",
@@ -44,7 +43,6 @@ _CORE_NON_STRING = re.compile(
     r"|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
     r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
 )
-_ESCAPE = re.compile("[\u007f-\u009f\u2028\u2029\ufeff]")
 
 
 def rust_float(value: float) -> str:
@@ -74,9 +72,7 @@ def scalar(value: Any) -> str:
     text = str(value)
     if _BARE.match(text) and not _CORE_NON_STRING.match(text) and text != "-":
         return text
-    quoted = json.dumps(text, ensure_ascii=False)
-    # JSON leaves these raw; YAML streams may not contain them unescaped.
-    return _ESCAPE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+    return quote_string(text)  # a JSON string literal with what YAML forbids raw escaped
 
 
 def _emit(key: str, value: Any, indent: int, out: list[str]) -> None:

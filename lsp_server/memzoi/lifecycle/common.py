@@ -15,6 +15,7 @@ import blake3
 
 from ..analysis import Analysis, analyze_bytes, analyze_text
 from ..findings import CODES, Finding, Severity
+from ..legacy import concept_slug  # noqa: F401  (re-exported: Memzoi's title slug, one implementation)
 from ..ledger import Refusal, now_utc, read_file_state
 from ..text import line_ending
 
@@ -188,19 +189,6 @@ def verified(root: Path, rel: str, text: str, data: dict[str, Any], body: str) -
     if got != want or analysis.document.body.replace("\r\n", "\n") != norm:
         raise Refusal("not_canonical", f"{rel}: the rendered file would not read back as the same data", rel)
     return text.encode("utf-8")
-
-
-def concept_slug(title: str) -> str:
-    """Memzoi's ``title_to_concept_slug``: lower-case, ASCII alphanumerics kept, any other run one ``-`` (only
-    after a kept char), trailing ``-`` trimmed (reference §2.5)."""
-    out: list[str] = []
-    for ch in title:
-        for c in ch.lower():
-            if c.isascii() and c.isalnum():
-                out.append(c)
-            elif out and out[-1] != "-":
-                out.append("-")
-    return "".join(out).rstrip("-")
 
 
 def identity_token(value: str) -> str:
