@@ -342,3 +342,13 @@ def test_history_of_a_deleted_file_by_project_relative_path(repo, cli):
     _, out = cli("proposals", "apply", "mem_2026_07_06_testing_procedure")
     code, hist = cli("history", f"{PENDING}/mem_2026_07_06_testing_procedure.md")
     assert code == 0 and [c["change_id"] for c in hist["changes"]] == [out["change_id"]]
+
+
+def test_read_commands_outside_a_project_are_usage_errors(tmp_path, monkeypatch, capsys):
+    from memzoi.cli.main import main
+
+    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    for argv in (["proposals", "list"], ["rebuild"], ["search", "x"]):
+        assert main(argv) == 2, argv
+        assert "no .memzoi directory" in capsys.readouterr().err

@@ -28,6 +28,16 @@ def project_root(args: argparse.Namespace) -> Path:
     return Path(args.root).resolve() if args.root else find_project_root(Path.cwd())
 
 
+def require_project(args: argparse.Namespace) -> Path | None:
+    """The project root, or ``None`` after a one-line usage error when it has no ``.memzoi`` directory (read
+    commands would otherwise answer "nothing here" for a folder that is not a project)."""
+    root = project_root(args)
+    if not (root / ".memzoi").is_dir():
+        print(f"memzoi: no .memzoi directory at {root}; run inside a project or pass --root PROJECT", file=sys.stderr)
+        return None
+    return root
+
+
 def actor(args: argparse.Namespace) -> str:
     """``--actor`` or the default actor."""
     return (getattr(args, "actor", None) or "").strip() or default_actor()

@@ -11,7 +11,7 @@ import sys
 import time
 
 from ..index import Index, IndexUnavailable
-from ._changes import add_common, emit_json, project_root
+from ._changes import add_common, emit_json, require_project
 
 
 class StderrProgress:
@@ -53,9 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Rebuild; exit 0, or 1 when the index cannot be written."""
-    root = project_root(args)
-    if not (root / ".memzoi").is_dir():
-        print(f"memzoi: no .memzoi directory at {root}; run inside a project or pass --root PROJECT", file=sys.stderr)
+    root = require_project(args)
+    if root is None:
         return 2
     progress = StderrProgress("rebuild")
     try:

@@ -15,7 +15,7 @@ import json
 import sys
 
 from ..index import Index, IndexUnavailable, SearchHit
-from ._changes import add_common, emit_json, project_root
+from ._changes import add_common, emit_json, require_project
 from .rebuild import StderrProgress
 
 
@@ -64,9 +64,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     query = " ".join(args.query)
     kinds = ("record", "proposal") if args.kind == "all" else (args.kind,)
-    root = project_root(args)
-    if not (root / ".memzoi").is_dir():
-        print(f"memzoi: no .memzoi directory at {root}; run inside a project or pass --root PROJECT", file=sys.stderr)
+    root = require_project(args)
+    if root is None:
         return 2
     progress = StderrProgress("search")
     try:
