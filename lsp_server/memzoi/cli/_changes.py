@@ -87,18 +87,22 @@ def run_write(args: argparse.Namespace, op: Callable[[Path, str], ChangeResult])
     return 0
 
 
-def read_body(args: argparse.Namespace) -> str | None:
-    """The body from ``--body`` or ``--body-file`` (``-`` = stdin).
+def read_body(args: argparse.Namespace) -> str:
+    """The body from ``--body`` or ``--body-file`` (``-`` = stdin); ``""`` when neither is given.
 
-    Raises ``OSError`` when the file cannot be read or is not UTF-8 text (the message says which byte).
+    Raises :class:`Refusal` (``unreadable``) when the file cannot be read or is not UTF-8 text (the message says
+    which byte), so :func:`run_write` reports it like any other refusal.
     """
     if getattr(args, "body", None) is not None:
         return args.body
     path = getattr(args, "body_file", None)
     if path is None:
-        return None
-    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        return ""
     try:
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise OSError(f"not UTF-8 text (invalid byte at offset {err.start}); re-save it as UTF-8") from err
+        problem = f"not UTF-8 text (invalid byte at offset {err.start}); re-save it as UTF-8"
+    except OSError as err:
+        problem = str(err.strerror or err)
+    raise Refusal("unreadable", f"{path}: cannot read ({problem})")

@@ -38,12 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_add(args: argparse.Namespace) -> int:
     """Add a local record."""
-    try:
-        body = read_body(args) or ""
-    except OSError as err:
-        return refuse(args, Refusal("unreadable", f"{args.body_file}: cannot read ({err.strerror or err})"))
     return run_write(args, lambda root, who: add_local(
-        root, title=args.title, body=body, type=args.type, lane=args.lane, tags=args.tags, actor=who))
+        root, title=args.title, body=read_body(args), type=args.type, lane=args.lane, tags=args.tags, actor=who))
 
 
 def _print(records, args) -> int:

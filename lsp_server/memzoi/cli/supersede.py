@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..ledger import Refusal
 from ..lifecycle import propose_supersede
-from ._changes import add_common, read_body, refuse, run_write
+from ._changes import add_common, read_body, run_write
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,9 +23,5 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Create the supersede packet."""
-    try:
-        body = read_body(args) or ""
-    except OSError as err:
-        return refuse(args, Refusal("unreadable", f"{args.body_file}: cannot read ({err.strerror or err})"))
     return run_write(args, lambda root, who: propose_supersede(
-        root, args.record, title=args.title, body=body, reason=args.reason, actor=who))
+        root, args.record, title=args.title, body=read_body(args), reason=args.reason, actor=who))
