@@ -285,27 +285,6 @@ def admit_all(root: str | os.PathLike[str], analyses: Mapping[Path, Analysis]) -
     return {k: admit(k, analyses[k], vis.get(os.path.abspath(k), GitVisibility.UNKNOWN)) for k in keys}
 
 
-def check_admission(checked: Mapping[str, tuple[Path, Analysis]]) -> dict[str, list[Finding]]:
-    """Admission findings for ``memzoi check``: display path → findings, for files inside a ``.memzoi`` tree.
-
-    One batch of git calls per ``.memzoi`` directory. Files the walk already reported as symlinks never get here.
-    """
-    groups: dict[str, dict[str, tuple[Path, Analysis]]] = {}
-    for display, (path, analysis) in checked.items():
-        md = analysis.placement.memzoi_dir
-        if md is not None:
-            groups.setdefault(os.path.abspath(md), {})[display] = (path, analysis)
-    out: dict[str, list[Finding]] = {}
-    for memzoi_dir, members in groups.items():
-        vis = git_visibility(os.path.dirname(memzoi_dir), [p for p, _ in members.values()])
-        links: dict[str, bool] = {}
-        for display, (path, analysis) in members.items():
-            found = admit(path, analysis, vis.get(os.path.abspath(path), GitVisibility.UNKNOWN), links).findings
-            if found:
-                out[display] = found
-    return out
-
-
 #: Largest committed version read back to explain a stale attestation.
 _SHOW_CAP = 4 << 20
 
@@ -379,7 +358,6 @@ __all__ = [
     "admit",
     "admit_all",
     "canonical_path_findings",
-    "check_admission",
     "git_findings",
     "git_visibility",
     "refine_stale",

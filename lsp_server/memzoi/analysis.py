@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from .attestation import Attestation, check_attestation
-from .config import load_config
+from .config import MemzoiConfig, load_config
 from .document import Document, frame
 from .findings import Finding, Fix, TextEdit, finding
 from .legacy import UpgradeError, legacy_reasons, upgrade_ignores, upgrade_record
@@ -62,11 +62,12 @@ class Analysis:
 
 
 def analyze_text(text: str, path: str | os.PathLike[str] | None = None, *, placement: Placement | None = None,
-                 now: datetime | None = None) -> Analysis:
+                 now: datetime | None = None, config: MemzoiConfig | None = None) -> Analysis:
     """Analyse ``text`` as the file at ``path`` (the path decides its role; ``None`` means "infer from ``kind``").
 
-    ``now`` is the clock for retention (``retention_query_only``); default the current UTC time. The result is a
-    pure function of text, path and ``now``.
+    ``now`` is the clock for retention (``retention_query_only``); default the current UTC time. ``config`` is the
+    project configuration; by default it is read from the ``.memzoi`` directory above ``path`` (a batch caller
+    reads it once and passes it). The result is a pure function of text, path, ``now`` and the configuration.
     """
     placement = placement or (place(path) if path is not None else Placement(Role.OTHER))
     if placement.role is Role.RESERVED:
@@ -85,17 +86,19 @@ def analyze_text(text: str, path: str | os.PathLike[str] | None = None, *, place
         findings.extend(schema)
         if analysis.kind == "record" and not reasons:
             findings.extend(_record_state(analysis, now))
-    findings.extend(safety_findings(doc, placement, load_config(placement.memzoi_dir).config))
+    if config is None:
+        config = load_config(placement.memzoi_dir).config
+    findings.extend(safety_findings(doc, placement, config))
     analysis.findings = sorted(findings, key=lambda f: (f.start, f.end, f.code))
     return analysis
 
 
 def analyze_bytes(data: bytes, path: str | os.PathLike[str] | None = None, *, placement: Placement | None = None,
-                  now: datetime | None = None) -> Analysis:
+                  now: datetime | None = None, config: MemzoiConfig | None = None) -> Analysis:
     """Decode ``data`` (strict UTF-8, findings on bad bytes) and analyse it; adds ``file_too_large`` above
     :data:`MAX_FILE_BYTES`."""
     decoded = decode(data)
-    analysis = analyze_text(decoded.text, path, placement=placement, now=now)
+    analysis = analyze_text(decoded.text, path, placement=placement, now=now, config=config)
     extra = list(decoded.findings)
     if len(data) > MAX_FILE_BYTES:
         extra.append(
@@ -112,8 +115,10 @@ def analyze_bytes(data: bytes, path: str | os.PathLike[str] | None = None, *, pl
     return analysis
 
 
-def analyze_path(path: str | os.PathLike[str], *, now: datetime | None = None) -> Analysis:
-    """Read and analyse a file; an unreadable file gives one finding instead of an exception."""
+def analyze_path(path: str | os.PathLike[str], *, now: datetime | None = None,
+                 config: MemzoiConfig | None = None) -> Analysis:
+    """Read and analyse a file (``now`` and ``config`` as in :func:`analyze_text`); an unreadable file gives one
+    finding instead of an exception."""
     p = Path(path)
     try:
         data = p.read_bytes()
@@ -121,7 +126,7 @@ def analyze_path(path: str | os.PathLike[str], *, now: datetime | None = None) -
         doc = frame("")
         msg = f"cannot read the file: {err.strerror or err}; check that it exists and is readable"
         return Analysis(doc, place(p), [finding("canonical_path", msg, 0, 0)])
-    return analyze_bytes(data, p, now=now)
+    return analyze_bytes(data, p, now=now, config=config)
 
 
 def record_id_of(analysis: Analysis) -> str | None:

@@ -1,23 +1,36 @@
 """Checking paths: expand command-line paths into Memzoi files, analyse each, and collect located findings.
 
 Shared by ``memzoi check`` and the language server's "check workspace" command. One unreadable or malformed
-file never stops the others.
+file never stops the others. From :data:`PARALLEL_THRESHOLD` files on, a single-threaded caller (the CLI)
+analyses in forked worker processes (:mod:`memzoi.parallel`); each worker returns only what the report needs
+(located findings, cross-file facts and the text), never the analysis itself, which costs more to send than to
+recompute. Results are identical either way.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
-from .analysis import Analysis, analyze_path
-from .admission import check_admission, refine_stale
-from .crossfile import check_cross_file
+from .admission import GitVisibility, admit, git_visibility, refine_stale
+from .analysis import analyze_path
+from .config import MemzoiConfig, load_config
+from .crossfile import FileFacts, check_cross_file, facts_from_analysis
 from .findings import Finding, finding
+from .parallel import cpu_count, fork_map
+from .retention import utc_now
 from .text import LineIndex
-from .workspace import MEMZOI_DIR, RESERVED_NAMES, place, utf8_name
+from .workspace import MEMZOI_DIR, RESERVED_NAMES, Role, place, utf8_name
 
 _SNIFF = ("---", "+++", "{", "\ufeff---", "\ufeff+++", "\ufeff{")
+
+#: From this many files on, ``check_paths`` analyses in worker processes when it may fork (below it, starting
+#: the workers costs more than it saves).
+PARALLEL_THRESHOLD = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,12 +46,13 @@ class Located:
 
 @dataclass
 class CheckReport:
-    """Result of :func:`check_paths`: findings sorted by path and position, and what was looked at."""
+    """Result of :func:`check_paths`: findings sorted by path and position, what was looked at, and the
+    ``.memzoi`` directories the checked files belong to (as found above each path)."""
 
     findings: list[Located] = field(default_factory=list)
     files_checked: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (display path, reason)
-    analyses: dict[str, Analysis] = field(default_factory=dict)
+    memzoi_dirs: set[Path] = field(default_factory=set)
 
     @property
     def has_errors(self) -> bool:
@@ -50,74 +64,101 @@ class UsageError(Exception):
     """A command-line path that does not exist or cannot be checked (exit code 2)."""
 
 
-def expand(arg: str) -> tuple[list[tuple[Path, str]], list[tuple[str, str]], list[tuple[str, Finding]]]:
-    """Expand one command-line path into ``(file, display path)`` pairs.
+@dataclass
+class Expanded:
+    """What one command-line path expands to (:func:`expand`): ``files`` as ``(path, display path)`` pairs,
+    ``skipped`` entries with reasons, path-level ``path_findings`` (display path, finding), and ``complete``:
+    the absolute paths of the ``.memzoi`` directories walked in full (every record and packet in them is among
+    ``files``), for which cross-file checks need not list the directory again."""
+
+    files: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    path_findings: list[tuple[str, Finding]] = field(default_factory=list)
+    complete: set[str] = field(default_factory=set)
+
+
+def expand(arg: str) -> Expanded:
+    """Expand one command-line path into the files to check.
 
     A file is checked as given. A directory is walked: everything below a ``.memzoi`` directory (records,
     proposals and reserved files), and elsewhere only Markdown files that start with frontmatter. Hidden entries
-    other than ``.memzoi`` are skipped; symlinks inside ``.memzoi`` give a ``canonical_path`` finding. Returns
-    the files, the skipped entries with reasons, and path-level findings. Raises :class:`UsageError`.
+    other than ``.memzoi`` are skipped; symlinks inside ``.memzoi`` give a ``canonical_path`` finding. Raises
+    :class:`UsageError` for a path that does not exist.
     """
     p = Path(arg)
+    out = Expanded()
     if not os.path.lexists(p):
         raise UsageError(f"{arg}: no such file or directory; pass a .memzoi file, a directory or a project root")
     if not p.is_dir():
         if p.is_symlink():
-            return [], [], [(arg, _symlink_finding())]
-        return [(p, arg)], [], []
-    files: list[tuple[Path, str]] = []
-    skipped: list[tuple[str, str]] = []
-    path_findings: list[tuple[str, Finding]] = []
+            out.path_findings.append((arg, _symlink_finding()))
+        else:
+            out.files.append((arg, arg))
+        return out
     inside = MEMZOI_DIR in p.resolve().parts
+    # Shown and printed as JSON: a name that is not UTF-8 is shown with replacement characters. Names below
+    # the argument are UTF-8 (others are reported, never entered), so only the argument needs converting.
+    shown_arg = os.fsencode(arg).decode("utf-8", "replace")
 
-    def display(q: Path) -> str:
-        # Shown and printed as JSON: a name that is not UTF-8 is shown with replacement characters.
-        return os.fsencode(os.path.join(arg, os.path.relpath(q, p))).decode("utf-8", "replace")
-
-    def visit(d: Path, managed: bool) -> None:
+    def visit(d: str, shown: str, managed: bool) -> None:
         try:
-            entries = sorted(os.scandir(d), key=lambda e: e.name)
+            with os.scandir(d) as it:
+                entries = sorted(it, key=lambda e: e.name)
         except OSError as err:
-            skipped.append((display(d), f"unreadable directory: {err.strerror}"))
+            out.skipped.append((shown, f"unreadable directory: {err.strerror}"))
             return
+        dir_placement = None
         for e in entries:
-            q = Path(e.path)
-            sub_managed = managed or e.name == MEMZOI_DIR
-            if e.name.startswith(".") and e.name != MEMZOI_DIR:
-                skipped.append((display(q), "hidden"))
+            name = e.name
+            if name.startswith(".") and name != MEMZOI_DIR:
+                out.skipped.append((os.path.join(shown, name), "hidden"))
                 continue
-            if not utf8_name(e.name):
+            if not utf8_name(name):
+                q_shown = os.path.join(shown, os.fsencode(name).decode("utf-8", "replace"))
                 if managed:
-                    path_findings.append((display(q), finding(
+                    out.path_findings.append((q_shown, finding(
                         "canonical_path", "this file name is not valid UTF-8, so Memzoi cannot read it as a record "
                         "or proposal; rename it to its id (lower-case letters, digits and `-`)", 0, 0)))
                 else:
-                    skipped.append((display(q), "name is not UTF-8"))
+                    out.skipped.append((q_shown, "name is not UTF-8"))
                 continue
+            q_shown = os.path.join(shown, name)
             if e.is_symlink():
-                if managed and (e.name.endswith(".md") or e.is_dir()):
-                    path_findings.append((display(q), _symlink_finding(folder=e.is_dir())))
+                if managed and (name.endswith(".md") or e.is_dir()):
+                    out.path_findings.append((q_shown, _symlink_finding(folder=e.is_dir())))
                 else:
-                    skipped.append((display(q), "symlink"))
+                    out.skipped.append((q_shown, "symlink"))
                 continue
             if e.is_dir(follow_symlinks=False):
-                visit(q, sub_managed)
-            elif e.is_file(follow_symlinks=False) and e.name.endswith(".md"):
+                if name == MEMZOI_DIR and not managed:
+                    out.complete.add(os.path.abspath(e.path))
+                visit(e.path, q_shown, managed or name == MEMZOI_DIR)
+            elif e.is_file(follow_symlinks=False) and name.endswith(".md"):
+                q = e.path
                 if managed:
-                    if place(q).role.value != "other" or e.name in RESERVED_NAMES:
-                        files.append((q, display(q)))
+                    if dir_placement is None:  # the role of an ordinary file here depends on the folder alone
+                        dir_placement = place(os.path.join(d, "probe.md"))
+                    if name in RESERVED_NAMES or dir_placement.role is not Role.OTHER:
+                        out.files.append((q, q_shown))
                     else:
-                        skipped.append((display(q), "outside records/ and proposals/"))
+                        out.skipped.append((q_shown, "outside records/ and proposals/"))
+                        if dir_placement.memzoi_dir is not None:
+                            # Cross-file checks still count such a file when it sits below proposals/.
+                            stray.add(os.path.abspath(dir_placement.memzoi_dir))
                 elif _looks_like_memzoi(q):
-                    files.append((q, display(q)))
+                    out.files.append((q, q_shown))
                 else:
-                    skipped.append((display(q), "no frontmatter (not a Memzoi file)"))
+                    out.skipped.append((q_shown, "no frontmatter (not a Memzoi file)"))
 
-    visit(p, inside)
-    return files, skipped, path_findings
+    stray: set[str] = set()
+    if p.name == MEMZOI_DIR:
+        out.complete.add(os.path.abspath(p))
+    visit(arg, shown_arg, inside)
+    out.complete -= stray
+    return out
 
 
-def _looks_like_memzoi(path: Path) -> bool:
+def _looks_like_memzoi(path: str) -> bool:
     try:
         with open(path, "rb") as fh:
             head = fh.read(8)
@@ -135,36 +176,117 @@ def _symlink_finding(folder: bool = False) -> Finding:
     return finding("canonical_path", message, 0, 0)
 
 
-def check_paths(args: list[str]) -> CheckReport:
-    """Check every file under ``args`` (see :func:`expand`). Raises :class:`UsageError` for a missing path."""
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """What every file of one check shares: the clock, the configuration of each ``.memzoi`` directory
+    (absolute path), and an id that scopes per-process caches to this run."""
+
+    now: datetime
+    configs: dict[str, MemzoiConfig]
+    run_id: str
+
+
+@dataclass(slots=True)
+class _FileResult:
+    """What the report needs from one analysed file (small to send back from a worker)."""
+
+    display: str
+    key: str  # absolute path
+    memzoi_dir: str | None  # absolute
+    findings: list[Located]
+    facts: FileFacts
+    text: str  # to place cross-file findings
+
+
+_LINKS: tuple[str, dict[str, bool]] = ("", {})
+
+
+def _dir_links(run_id: str) -> dict[str, bool]:
+    """The "is this directory a symlink" cache of :func:`memzoi.admission.admit`, shared by the files of one run
+    in one process (a later run starts afresh: a directory may have changed)."""
+    global _LINKS
+    if _LINKS[0] != run_id:
+        _LINKS = (run_id, {})
+    return _LINKS[1]
+
+
+def _check_file(run: _Run, job: tuple[str, str, str]) -> _FileResult:
+    """Analyse one file: its own findings (a stale attestation refined from git), its admission findings with
+    the given git visibility, located; and its cross-file facts. ``job`` is ``(absolute path, display path,
+    git visibility)``."""
+    path, display, visibility = job
+    p = Path(path)
+    placement = place(p)
+    md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
+    analysis = refine_stale(p, analyze_path(p, now=run.now, config=run.configs.get(md) if md else None))
+    found = list(analysis.findings)
+    if md is not None:
+        found += admit(p, analysis, GitVisibility(visibility), _dir_links(run.run_id)).findings
+    located: list[Located] = []
+    if found:  # most files are clean: index lines only where a position is needed
+        index = LineIndex(analysis.text)
+        located = [Located(display, f, index.position(f.start), index.position(f.end)) for f in found]
+    return _FileResult(display, path, md, located, facts_from_analysis(analysis), analysis.text)
+
+
+def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
+    """Check every file under ``args`` (see :func:`expand`). Raises :class:`UsageError` for a missing path.
+
+    ``workers``: analysis processes (default one per CPU, at most 8; 1 = in this process). Workers are only used
+    from :data:`PARALLEL_THRESHOLD` files on and where :func:`memzoi.parallel.can_fork` allows.
+    """
     report = CheckReport()
-    seen: set[Path] = set()
-    checked: dict[str, tuple[Path, Analysis]] = {}
+    seen: set[tuple[int, int] | str] = set()
+    files: list[tuple[str, str]] = []
+    complete: set[str] = set()
     for arg in args:
-        files, skipped, path_findings = expand(arg)
-        report.skipped.extend(skipped)
-        for display, f in path_findings:
+        found = expand(arg)
+        report.skipped.extend(found.skipped)
+        complete |= found.complete
+        for display, f in found.path_findings:
             report.findings.append(Located(display, f, (0, 0), (0, 0)))
-        for path, display in files:
-            key = path.resolve()
-            if key in seen:
-                continue
-            seen.add(key)
-            analysis = refine_stale(path, analyze_path(path))  # names the fields a stale edit changed
-            report.files_checked += 1
-            report.analyses[display] = analysis
-            if analysis.findings:  # most files are clean: index lines only where a position is needed
-                index = LineIndex(analysis.text)
-                for f in analysis.findings:
-                    report.findings.append(Located(display, f, index.position(f.start), index.position(f.end)))
-            checked[display] = (path, analysis)
-    # Admission (canonical path, git review visibility; one batch of git calls per .memzoi) and cross-file
-    # findings (lineage, duplicates, identities) of the checked files, the latter over their whole workspace.
-    extra = check_admission(checked)
-    for display, found in check_cross_file(checked).items():
-        extra.setdefault(display, []).extend(found)
-    for display, found in extra.items():
-        index = LineIndex(report.analyses[display].text)
+        for path, display in found.files:
+            path = os.path.abspath(path)
+            try:
+                st = os.stat(path)
+                key: tuple[int, int] | str = (st.st_dev, st.st_ino)
+            except OSError:
+                key = path  # the analysis reports why it cannot be read
+            if key not in seen:
+                seen.add(key)
+                files.append((path, display))
+    # One batch of git calls per .memzoi directory (admission's review visibility) and one configuration read.
+    groups: dict[str, list[str]] = {}
+    folders: dict[str, str | None] = {}  # the .memzoi directory above each folder
+    for path, _ in files:
+        folder = os.path.dirname(path)
+        if folder not in folders:
+            md = place(path).memzoi_dir
+            folders[folder] = os.path.abspath(md) if md is not None else None
+        if folders[folder] is not None:
+            groups.setdefault(folders[folder], []).append(path)
+    visibility: dict[str, GitVisibility] = {}
+    for md, members in groups.items():
+        visibility.update(git_visibility(os.path.dirname(md), members))
+    run = _Run(utc_now(), {md: load_config(md).config for md in groups}, uuid.uuid4().hex)
+    report.memzoi_dirs = {Path(md) for md in groups}
+    jobs = [(path, display, visibility.get(path, GitVisibility.UNKNOWN).value) for path, display in files]
+    work = functools.partial(_check_file, run)
+    n = min(cpu_count(), 8) if workers is None else workers
+    results = None
+    if len(jobs) >= PARALLEL_THRESHOLD:
+        results = fork_map(work, jobs, workers=n, chunksize=max(8, len(jobs) // (n * 16)))
+    if results is None:
+        results = [work(job) for job in jobs]
+    report.files_checked = len(results)
+    by_display: dict[str, _FileResult] = {}
+    for r in results:
+        report.findings.extend(r.findings)
+        by_display[r.display] = r
+    # Cross-file findings (lineage, duplicates, identities) of the checked files, over their whole workspace.
+    cross = check_cross_file({r.display: (r.key, r.memzoi_dir, r.facts) for r in results}, complete)
+    for display, found in cross.items():
+        index = LineIndex(by_display[display].text)
         report.findings.extend(Located(display, f, index.position(f.start), index.position(f.end)) for f in found)
     report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))
     return report

@@ -21,7 +21,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Collection, Iterable, Mapping
 
 from .analysis import Analysis, record_id_of
 from .findings import Finding, finding
@@ -464,33 +464,34 @@ def cross_file_findings(analyses: Mapping[str, Analysis | FileFacts], report: It
     return {k: ws.findings_for(k) for k in report if ws.findings_for(k)}
 
 
-def check_cross_file(checked: Mapping[str, tuple[Path, Analysis]]) -> dict[str, list[Finding]]:
-    """Cross-file findings of checked files, keyed like ``checked`` (display path → ``(file path, analysis)``).
+def check_cross_file(checked: Mapping[str, tuple[str, str | None, Analysis | FileFacts]],
+                     complete: Collection[str] = ()) -> dict[str, list[Finding]]:
+    """Cross-file findings of checked files: display path → findings. ``checked`` maps each display path to
+    ``(absolute path, absolute .memzoi directory or None, analysis or facts)``.
 
-    Files are grouped by the ``.memzoi`` directory above them; each group is evaluated over every git-plane file
-    of that directory, so a target outside the checked subset is found. The facts of files not checked come from
-    the project's index when it has been built and many files are missing (refreshed first: only changed files
-    are re-read), else from analysing them. Files outside any ``.memzoi`` directory form one group of their own.
-    Used by :func:`memzoi.check.check_paths`.
+    Files are grouped by their ``.memzoi`` directory; each group is evaluated over every git-plane file of that
+    directory, so a target outside the checked subset is found. The directories in ``complete`` were walked in
+    full by the caller (every file of theirs is checked), so they are not listed again. The facts of files not
+    checked come from the project's index when it has been built and many files are missing (refreshed first:
+    only changed files are re-read), else from analysing them. Files outside any ``.memzoi`` directory form one
+    group of their own. Used by :func:`memzoi.check.check_paths`.
     """
     from .analysis import analyze_path
 
-    groups: dict[Path | None, dict[str, tuple[Path, Analysis]]] = {}
-    for display, (path, analysis) in checked.items():
-        md = analysis.placement.memzoi_dir
-        groups.setdefault(Path(os.path.abspath(md)) if md is not None else None, {})[display] = (path, analysis)
+    groups: dict[str | None, dict[str, tuple[str, Analysis | FileFacts]]] = {}
+    for display, (key, memzoi_dir, analysis) in checked.items():
+        groups.setdefault(memzoi_dir, {})[display] = (key, analysis)
     out: dict[str, list[Finding]] = {}
     for memzoi_dir, members in groups.items():
         analyses: dict[str, Analysis | FileFacts] = {}
         report: dict[str, str] = {}  # workspace key -> display path
-        for display, (path, analysis) in members.items():
-            key = os.path.abspath(path)
+        for display, (key, analysis) in members.items():
             analyses[key] = analysis
             report[key] = display
-        if memzoi_dir is not None:
-            missing = [(os.path.abspath(e), e) for e in git_plane_files(memzoi_dir)]
+        if memzoi_dir is not None and memzoi_dir not in complete:
+            missing = [(os.path.abspath(e), e) for e in git_plane_files(Path(memzoi_dir))]
             missing = [(k, e) for k, e in missing if k not in analyses]
-            indexed = _indexed_facts(memzoi_dir) if len(missing) >= INDEX_ASSIST_THRESHOLD else {}
+            indexed = _indexed_facts(Path(memzoi_dir)) if len(missing) >= INDEX_ASSIST_THRESHOLD else {}
             for key, extra in missing:
                 analyses[key] = indexed.get(key) or analyze_path(extra)
         for key, found in cross_file_findings(analyses, report).items():

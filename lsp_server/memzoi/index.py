@@ -30,6 +30,7 @@ from .admission import Admission, GitVisibility, admit, git_visibility
 from .analysis import Analysis, analyze_bytes
 from .crossfile import FileFacts, Workspace, facts_from_analysis
 from .crossfile import git_plane_files as _plane_files
+from .parallel import cpu_count, fork_map
 from .runtime import INDEX_DB, derive_keys, memzoi_home
 from .safety.redact import MARK, redact, secret_spans
 from .text import LineIndex
@@ -345,28 +346,22 @@ class Index:
         jobs = [(str(p), self._rel(p), vis.get(os.path.abspath(p), GitVisibility.UNKNOWN).value) for p in files]
         rows: list[dict[str, Any]] = []
         step = max(1, total // 100)
-        workers = self.workers if self.workers is not None else min(os.cpu_count() or 1, 8)
-        if workers > 1 and total >= PARALLEL_THRESHOLD and _can_fork():
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-            from concurrent.futures.process import BrokenProcessPool
+        workers = self.workers if self.workers is not None else min(cpu_count(), 8)
 
-            try:
-                with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-                    for i, row in enumerate(pool.map(_index_row, jobs, chunksize=max(16, total // (workers * 8))), 1):
-                        if row is not None:
-                            rows.append(row)
-                        if progress and (i % step == 0 or i == total):
-                            progress(i, total)
-                return rows
-            except (BrokenProcessPool, OSError):
-                rows = []  # a worker died (e.g. out of memory): do it in-process instead
+        def tick(i: int) -> None:
+            if progress and (i % step == 0 or i == total):
+                progress(i, total)
+
+        if total >= PARALLEL_THRESHOLD:
+            done = fork_map(_index_row, jobs, workers=workers, chunksize=max(16, total // (workers * 8)),
+                            on_result=tick)
+            if done is not None:
+                return [row for row in done if row is not None]
         for i, job in enumerate(jobs, 1):
             row = _index_row(job)
             if row is not None:
                 rows.append(row)
-            if progress and (i % step == 0 or i == total):
-                progress(i, total)
+            tick(i)
         return rows
 
     def _delete(self, rels: list[str]) -> None:
@@ -560,15 +555,6 @@ def _j(value: Any) -> str | None:
         return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     except (TypeError, ValueError):
         return None
-
-
-def _can_fork() -> bool:
-    """Worker processes are started with ``fork`` only from a single-threaded process (the CLI): forking a
-    threaded process (the language server) can deadlock, and spawn would re-run the caller's main module."""
-    import multiprocessing
-    import threading
-
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
 def _index_row(job: tuple[str, str, str]) -> dict[str, Any] | None:

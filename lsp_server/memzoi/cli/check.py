@@ -44,8 +44,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"memzoi: {err}", file=sys.stderr)
         return 2
     # A config that cannot be read silently falls back to defaults in the analysis; say so once per folder.
-    dirs = {a.placement.memzoi_dir for a in report.analyses.values() if a.placement.memzoi_dir is not None}
-    for memzoi_dir in sorted(dirs, key=str):
+    for memzoi_dir in sorted(report.memzoi_dirs, key=str):
         for error in load_config(memzoi_dir).errors:
             print(f"memzoi: {error}; checked with the default settings", file=sys.stderr)
     out = sys.stdout

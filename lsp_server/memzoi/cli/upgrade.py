@@ -34,12 +34,12 @@ def run(args: argparse.Namespace) -> int:
     failed = upgraded = 0
     for arg in args.paths:
         try:
-            files, _, _ = expand(arg)
+            files = expand(arg).files
         except UsageError as err:
             print(f"memzoi: {err}", file=sys.stderr)
             return 2
         for path, display in files:
-            status = _upgrade_one(path, display, args.write)
+            status = _upgrade_one(Path(path), display, args.write)
             failed += status < 0
             upgraded += status > 0
     verb = "upgraded" if args.write else "would upgrade"

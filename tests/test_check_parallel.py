@@ -1,0 +1,112 @@
+"""``check_paths`` in worker processes gives the same report as in-process, and the shortcuts of a large check
+(skipping the second listing of a fully walked ``.memzoi``, deduplicating by inode) keep every finding."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memzoi import check as check_mod
+from memzoi.check import PARALLEL_THRESHOLD, check_paths, expand
+from memzoi.parallel import can_fork, fork_map
+from tests.benchmarks.generate import generate
+
+
+def _summary(report) -> list[tuple]:
+    return [(l.path, l.finding.code, l.finding.message, l.start, l.end) for l in report.findings]
+
+
+@pytest.mark.skipif(not can_fork(), reason="worker processes need fork in a single-threaded process")
+def test_workers_and_in_process_give_identical_reports(tmp_path, monkeypatch):
+    ws = generate(tmp_path / "ws", 300, seed=3, git=False)
+    memzoi = str(ws.root / ".memzoi")
+    used: list[int] = []
+    real = check_mod.fork_map
+
+    def spy(fn, jobs, **kw):
+        result = real(fn, jobs, **kw)
+        used.append(0 if result is None else kw["workers"])
+        return result
+
+    monkeypatch.setattr(check_mod, "fork_map", spy)
+    parallel = check_paths([memzoi], workers=2)
+    serial = check_paths([memzoi], workers=1)
+    assert used == [2, 0]  # the first run really used two workers, the second none
+    assert parallel.files_checked == serial.files_checked == 330 >= PARALLEL_THRESHOLD
+    assert _summary(parallel) == _summary(serial)
+    codes = {l.finding.code for l in parallel.findings}
+    # per-file (schema, detectors), cross-file (lineage, duplicates) and retention findings all survive
+    assert {"duplicate_key", "credential_token", "dangling_reference", "duplicate_content"} <= codes
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def test_fork_map_keeps_order_and_declines_single_worker():
+    assert fork_map(_square, [1, 2, 3], workers=1, chunksize=1) is None
+    if can_fork():
+        assert fork_map(_square, list(range(50)), workers=2, chunksize=4) == [i * i for i in range(50)]
+
+
+def _die(x: int) -> int:
+    if x == 7:
+        os._exit(3)  # a worker killed mid-run (out of memory, signal)
+    return x
+
+
+@pytest.mark.skipif(not can_fork(), reason="worker processes need fork in a single-threaded process")
+def test_fork_map_reports_a_dead_worker_so_the_caller_can_redo_the_work():
+    assert fork_map(_die, list(range(20)), workers=2, chunksize=1) is None
+
+
+def test_cli_check_in_workers_matches_in_process(tmp_path):
+    """The real command (a fresh single-threaded process, so it forks) prints what the library prints serially."""
+    ws = generate(tmp_path / "ws", 300, seed=5, git=False)
+    memzoi = str(ws.root / ".memzoi")
+    proc = subprocess.run([sys.executable, "-m", "memzoi.cli.main", "check", memzoi, "--format", "json"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    import json
+
+    got = json.loads(proc.stdout)
+    serial = check_paths([memzoi], workers=1)
+    assert got["files_checked"] == serial.files_checked
+    assert [(f["path"], f["code"], f["message"]) for f in got["findings"]] == [
+        (l.path, l.finding.code, l.finding.message) for l in serial.findings]
+
+
+def _record(rid: str, body: str) -> str:
+    return (f"---\nid: {rid}\nkind: memory\nprofile: memzoi\ntitle: T {rid}\ntype: fact\nlane: semantic\n"
+            "status: active\nsensitivity: repo-safe\ncontent_class: general_repo_knowledge\nscope: repo\n"
+            f"source: human\ntimestamp: \"2026-01-01T00:00:00Z\"\n---\n\n# T {rid}\n\n{body}\n")
+
+
+def test_a_stray_file_below_proposals_still_takes_part_in_cross_file_checks(tmp_path):
+    """A walked `.memzoi` is not listed a second time, unless a file the walk skipped still counts."""
+    md = tmp_path / ".memzoi"
+    (md / "records").mkdir(parents=True)
+    (md / "proposals").mkdir()
+    (md / "records" / "a.md").write_text(_record("a", "Same body text here."), encoding="utf-8")
+    (md / "proposals" / "b.md").write_text(_record("b", "Same body text here."), encoding="utf-8")
+    found = expand(str(md))
+    assert [Path(p).name for p, _ in found.files] == ["a.md"]
+    assert found.complete == set()  # the stray packet-folder file keeps the directory "incomplete"
+    os.remove(md / "proposals" / "b.md")
+    assert expand(str(md)).complete == {os.path.abspath(md)}
+    assert expand(str(tmp_path)).complete == {os.path.abspath(md)}
+    assert expand(str(md / "records")).complete == set()
+
+
+def test_the_same_file_given_twice_is_checked_once(tmp_path):
+    md = tmp_path / ".memzoi"
+    (md / "records").mkdir(parents=True)
+    (md / "records" / "a.md").write_text(_record("a", "Body."), encoding="utf-8")
+    link = tmp_path / "alias"
+    link.symlink_to(md, target_is_directory=True)
+    report = check_paths([str(md), str(md / "records" / "a.md"), str(link / "records")])
+    assert report.files_checked == 1
