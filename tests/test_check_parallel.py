@@ -110,3 +110,46 @@ def test_the_same_file_given_twice_is_checked_once(tmp_path):
     link.symlink_to(md, target_is_directory=True)
     report = check_paths([str(md), str(md / "records" / "a.md"), str(link / "records")])
     assert report.files_checked == 1
+
+
+# -- placement: the per-folder cache of `place` agrees with classifying the whole path every time ----------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from memzoi.workspace import Placement, Role, place  # noqa: E402
+
+_SEGMENTS = st.sampled_from(["", ".", "..", ".memzoi", "records", "proposals", "pending", "resolved", "applied",
+                             "rejected", "a.md", "index.md", "log.md", "x", "b/", "ü.md", "/"])
+
+
+def _reference_place(path: str) -> Placement:
+    """The rule spelled out on the full path: nearest `.memzoi` among the parts, then role by the parts below."""
+    parts = Path(path).parts
+    if ".memzoi" not in parts:
+        return Placement(Role.OTHER)
+    idx = len(parts) - 1 - parts[::-1].index(".memzoi")
+    memzoi_dir, rel = Path(*parts[: idx + 1]), parts[idx + 1:]
+    name = Path(path).name
+    if name in ("index.md", "log.md"):
+        return Placement(Role.RESERVED, memzoi_dir)
+    ident = None
+    if len(rel) >= 2 and rel[0] == "records":
+        ident, role = "/".join(rel[1:]), Role.RECORD
+    elif len(rel) > 2 and rel[:2] == ("proposals", "pending"):
+        ident, role = "/".join(rel[2:]), Role.PENDING
+    elif len(rel) > 3 and rel[:3] in (("proposals", "resolved", "applied"), ("proposals", "resolved", "rejected")):
+        ident, role = "/".join(rel[3:]), Role.APPLIED if rel[2] == "applied" else Role.REJECTED
+    else:
+        return Placement(Role.OTHER, memzoi_dir)
+    return Placement(role, memzoi_dir, ident[:-3] if ident.endswith(".md") else ident)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_SEGMENTS, min_size=1, max_size=6), st.sampled_from(["", "/", "./"]), st.booleans())
+def test_place_matches_the_rule_on_any_path(segments, lead, as_path):
+    text = lead + "/".join(segments)
+    if not text:
+        return
+    for _ in range(2):  # the second call is answered from the folder cache
+        assert place(Path(text) if as_path else text) == _reference_place(text), text

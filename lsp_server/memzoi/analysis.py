@@ -65,7 +65,8 @@ def analyze_text(text: str, path: str | os.PathLike[str] | None = None, *, place
                  now: datetime | None = None, config: MemzoiConfig | None = None) -> Analysis:
     """Analyse ``text`` as the file at ``path`` (the path decides its role; ``None`` means "infer from ``kind``").
 
-    ``now`` is the clock for retention (``retention_query_only``); default the current UTC time. ``config`` is the
+    ``placement`` is ``place(path)`` when the caller already has it. ``now`` is the clock for retention
+    (``retention_query_only``); default the current UTC time. ``config`` is the
     project configuration; by default it is read from the ``.memzoi`` directory above ``path`` (a batch caller
     reads it once and passes it). The result is a pure function of text, path, ``now`` and the configuration.
     """
@@ -115,18 +116,19 @@ def analyze_bytes(data: bytes, path: str | os.PathLike[str] | None = None, *, pl
     return analysis
 
 
-def analyze_path(path: str | os.PathLike[str], *, now: datetime | None = None,
-                 config: MemzoiConfig | None = None) -> Analysis:
-    """Read and analyse a file (``now`` and ``config`` as in :func:`analyze_text`); an unreadable file gives one
-    finding instead of an exception."""
-    p = Path(path)
+def analyze_path(path: str | os.PathLike[str], *, now: datetime | None = None, config: MemzoiConfig | None = None,
+                 placement: Placement | None = None) -> Analysis:
+    """Read and analyse a file (``now``, ``config`` and ``placement`` as in :func:`analyze_text`); an unreadable
+    file gives one finding instead of an exception."""
+    placement = placement or place(path)
     try:
-        data = p.read_bytes()
+        with open(path, "rb") as fh:
+            data = fh.read()
     except OSError as err:
         doc = frame("")
         msg = f"cannot read the file: {err.strerror or err}; check that it exists and is readable"
-        return Analysis(doc, place(p), [finding("canonical_path", msg, 0, 0)])
-    return analyze_bytes(data, p, now=now, config=config)
+        return Analysis(doc, placement, [finding("canonical_path", msg, 0, 0)])
+    return analyze_bytes(data, path, placement=placement, now=now, config=config)
 
 
 def record_id_of(analysis: Analysis) -> str | None:

@@ -215,13 +215,13 @@ def _check_file(run: _Run, job: tuple[str, str, str]) -> _FileResult:
     the given git visibility, located; and its cross-file facts. ``job`` is ``(absolute path, display path,
     git visibility)``."""
     path, display, visibility = job
-    p = Path(path)
-    placement = place(p)
+    placement = place(path)
     md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
-    analysis = refine_stale(p, analyze_path(p, now=run.now, config=run.configs.get(md) if md else None))
+    config = run.configs.get(md) if md else None
+    analysis = refine_stale(path, analyze_path(path, now=run.now, config=config, placement=placement))
     found = list(analysis.findings)
     if md is not None:
-        found += admit(p, analysis, GitVisibility(visibility), _dir_links(run.run_id)).findings
+        found += admit(path, analysis, GitVisibility(visibility), _dir_links(run.run_id)).findings
     located: list[Located] = []
     if found:  # most files are clean: index lines only where a position is needed
         index = LineIndex(analysis.text)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 RESERVED_NAMES = frozenset({"index.md", "log.md"})
@@ -54,15 +55,39 @@ _PROPOSAL_DIRS = {
 
 def place(path: str | os.PathLike[str]) -> Placement:
     """Classify ``path`` (absolute or relative) by the nearest ``.memzoi`` directory among its parents."""
-    p = Path(path)
-    parts = p.parts
+    text = os.fspath(path)
+    folder, name = os.path.split(text)
+    if not name or name in (".", "..", MEMZOI_DIR) or not folder:
+        return _place_parts(Path(text).parts, Path(text).name)
+    # A workspace has few folders and many files: the folder's parts are parsed once.
+    memzoi_dir, rel = _folder_parts(folder)
+    if memzoi_dir is None:
+        return Placement(Role.OTHER)
+    return _classify(memzoi_dir, rel + (name,), name)
+
+
+@lru_cache(maxsize=4096)
+def _folder_parts(folder: str) -> tuple[Path | None, tuple[str, ...]]:
+    """The ``.memzoi`` directory above ``folder`` (nearest) and the parts of ``folder`` below it."""
+    parts = Path(folder).parts
+    try:
+        idx = len(parts) - 1 - parts[::-1].index(MEMZOI_DIR)
+    except ValueError:
+        return None, ()
+    return Path(*parts[: idx + 1]), parts[idx + 1 :]
+
+
+def _place_parts(parts: tuple[str, ...], name: str) -> Placement:
     try:
         idx = len(parts) - 1 - parts[::-1].index(MEMZOI_DIR)
     except ValueError:
         return Placement(Role.OTHER)
-    memzoi_dir = Path(*parts[: idx + 1])
-    rel = parts[idx + 1 :]
-    if p.name in RESERVED_NAMES:
+    return _classify(Path(*parts[: idx + 1]), parts[idx + 1 :], name)
+
+
+def _classify(memzoi_dir: Path, rel: tuple[str, ...], name: str) -> Placement:
+    """Role and identity of the file at ``rel`` (parts below ``memzoi_dir``) named ``name``."""
+    if name in RESERVED_NAMES:
         return Placement(Role.RESERVED, memzoi_dir)
     if len(rel) >= 2 and rel[0] == "records":
         return Placement(Role.RECORD, memzoi_dir, _strip_md("/".join(rel[1:])))
