@@ -152,3 +152,28 @@ def test_line_splitting_and_unescaped_strings_agree():
     assert not agree("a:\n \tb: 2\n")
     # Repeated spellings are resolved once and shared; results stay per call.
     assert agree("a: yes\nb: 1\nc: null\n") and agree("a: yes\nb: 1\nc: null\n")
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents(), st.sampled_from(["", "\n", "\n\n"]))
+def test_both_row_splitters_agree(doc, tail):
+    """Line-feed text is split with str.split (cached line shapes), other breaks with one regex match per line:
+    both give the same rows, or both refuse."""
+    from memzoi.yaml_fast import _rows, _rows_any_break
+
+    text = doc + tail
+    assert _rows(text, 0, len(text)) == _rows_any_break(text, 0, len(text)), text
+    # Offsets stay absolute when the frontmatter starts inside a larger text.
+    framed = "---\n" + text + "\n---\n"
+    assert _rows(framed, 4, 4 + len(text)) == _rows_any_break(framed, 4, 4 + len(text))
+
+
+def test_caches_stay_bounded_and_results_stay_exact():
+    from memzoi import yaml_fast
+
+    for i in range(yaml_fast._CACHE_LIMIT + 10):
+        text = f"k{i}: v{i}\nn: {i}\n"
+        node = fast_load(text, 0, len(text))
+        assert node.entries[f"k{i}"][1].value == f"v{i}" and node.entries["n"][1].value.resolved == i
+    assert max(len(yaml_fast._keys), len(yaml_fast._plains), len(yaml_fast._shapes)) <= yaml_fast._CACHE_LIMIT
+    assert agree("a: yes\nb: 1\nc: null\n")

@@ -17,9 +17,16 @@ from .findings import Finding, Fix, TextEdit, finding
 from .text import BOM, LineIndex, line_ending
 from .yaml12 import YMap, YNode, load, to_python
 
+_OPEN = re.compile(r"---[ \t]*(\r\n|\n|\r)")
 _CLOSE = re.compile(r"\n---[ \t]*(?=\r?\n|\r|$)")
+_BREAK = re.compile(r"\r\n|\n|\r")
 #: Unicode White_Space, the set Rust's ``str::trim`` removes (Python's ``str.strip`` also removes \x1c-\x1f).
 RUST_WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+_BREAKS = re.compile(r"[\r\n]*")
+_LINE = re.compile(r"[^\r\n]*")
+_LEADING_SPACE = re.compile("[" + RUST_WHITESPACE + "]*")
 
 
 def rust_trim(value: str) -> str:
@@ -105,11 +112,11 @@ def frame(text: str) -> Document:
                 fixes=(Fix("Remove the byte order mark", (TextEdit(0, 1, ""),)),),
             )
         )
-    m = re.match(r"---[ \t]*(\r\n|\n|\r)", text[base:])
+    m = _OPEN.match(text, base)
     if not m:
         _missing_frontmatter(doc, base)
         return doc
-    doc.fm_open_end = base + m.end()
+    doc.fm_open_end = m.end()
     doc.fm_start = doc.fm_open_end
     close = _CLOSE.search(text, doc.fm_open_end - 1)
     if close is None:
@@ -128,8 +135,8 @@ def frame(text: str) -> Document:
     close_start = close.start() + 1
     doc.fm_close = (close_start, close.end())
     after = close.end()
-    nl = re.match(r"\r\n|\n|\r", text[after:])
-    doc.body_start = after + (nl.end() if nl else 0)
+    nl = _BREAK.match(text, after)
+    doc.body_start = nl.end() if nl else after
     result = load(text, doc.fm_start, doc.fm_end, doc.line_of)
     doc.findings.extend(result.findings)
     doc.yaml_root = result.root
@@ -170,21 +177,16 @@ def _missing_frontmatter(doc: Document, base: int) -> None:
 
 
 def _frame_body(doc: Document) -> None:
+    # Runs of breaks, the H1 line and the trimmed body are found with regular expressions and str.rstrip
+    # (C loops) rather than character by character: this runs for every file of a workspace check.
     text = doc.text
-    pos = doc.body_start if doc.body_start is not None else len(text)
-    while pos < len(text) and text[pos] in "\r\n":
-        pos += 1
+    size = len(text)
+    pos = doc.body_start if doc.body_start is not None else size
+    pos = _BREAKS.match(text, pos).end()
     if text.startswith("# ", pos):
-        line_end = pos
-        while line_end < len(text) and text[line_end] not in "\r\n":
-            line_end += 1
+        line_end = _LINE.match(text, pos).end()
         doc.h1 = (pos + 2, line_end)
-        pos = line_end
-        while pos < len(text) and text[pos] in "\r\n":
-            pos += 1
-    end = len(text)
-    while pos < end and text[pos] in RUST_WHITESPACE:
-        pos += 1
-    while end > pos and text[end - 1] in RUST_WHITESPACE:
-        end -= 1
-    doc.body_span = (pos, end)
+        pos = _BREAKS.match(text, line_end).end()
+    pos = _LEADING_SPACE.match(text, pos).end()
+    end = len(text.rstrip(RUST_WHITESPACE)) if size and text[-1] in RUST_WHITESPACE else size
+    doc.body_span = (pos, max(end, pos))

@@ -37,6 +37,8 @@ _INT16 = re.compile(r"^0x[0-9a-fA-F]+$")
 _FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
 _INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
 _NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
+#: First characters of every spelling the patterns above accept (the empty string is null too).
+_NON_STR_FIRST = frozenset("~nNtTfF+-.0123456789")
 _STANDARD_TAGS = {
     "tag:yaml.org,2002:str",
     "tag:yaml.org,2002:int",
@@ -67,6 +69,8 @@ class PlainScalar(str):
 
 def resolve_plain(text: str) -> Any:
     """Resolve a plain scalar with the YAML 1.2 core schema: ``None``, ``bool``, ``int``, ``float`` or ``str``."""
+    if text and text[0] not in _NON_STR_FIRST:
+        return text  # no null, bool or number spelling starts with this character
     if _NULL.match(text):
         return None
     if text in _BOOL:
@@ -141,14 +145,14 @@ class YamlResult:
 
 def to_python(node: YNode | None) -> Any:
     """Convert a node tree to plain Python (``dict``/``list``/scalars); aliases become ``None``."""
-    if node is None:
-        return None
-    if isinstance(node, YScalar):
-        return node.value
-    if isinstance(node, YSeq):
-        return [to_python(i) for i in node.items]
-    if isinstance(node, YMap):
-        return {k: to_python(v) for k, (_, v) in node.entries.items()}
+    # Exact type checks and scalars taken in place: this runs once per framed file (the node classes are final).
+    kind = type(node)
+    if kind is YScalar:
+        return node.value  # type: ignore[union-attr]
+    if kind is YMap:
+        return {k: v.value if type(v) is YScalar else to_python(v) for k, (_, v) in node.entries.items()}  # type: ignore[union-attr]
+    if kind is YSeq:
+        return [i.value if type(i) is YScalar else to_python(i) for i in node.items]  # type: ignore[union-attr]
     return None
 
 

@@ -3,8 +3,9 @@
 Building a node tree from libyaml's events costs about 0.6 ms per record in Python, which dominates a cold check
 of a large workspace. Frontmatter is nearly always a small block mapping of ``key: scalar`` lines, nested
 mappings and lists indented with spaces, flow ``{}``/``[]`` and ``[a, b]`` lists, and double- or single-quoted
-single-line strings. This module parses exactly that subset with a few regular expressions and returns the same
-tree (node types, values and spans) as :func:`memzoi.yaml12.load`. Anything outside the subset — comments after
+single-line strings. This module parses exactly that subset and returns the same tree (node types, values and
+spans) as :func:`memzoi.yaml12.load`. It runs for every file of a workspace check, so lines are split with
+``str.split`` and classified once per distinct line, and key and plain value objects are shared per spelling. Anything outside the subset — comments after
 values, anchors, tags, multi-line scalars, block scalars, tabs, duplicate keys, unusual characters — returns
 ``None`` and the caller uses the full parser, which also reports every finding. A property test checks that both
 paths agree wherever the fast path answers.
@@ -25,8 +26,6 @@ _resolve = lru_cache(maxsize=8192)(resolve_plain)
 # Character classes are written as regex escapes. _HIGH: what YAML accepts raw above ASCII, minus the characters
 # libyaml folds as line breaks (NEL U+0085, LS U+2028, PS U+2029) and the BOM.
 _HIGH = r"\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff"
-_LINE = re.compile(r"[^\r\n]*")
-_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ ]+|$)")
 # A plain scalar we accept: a safe first character, no '#' at all, no ": ", no trailing ':'.
 _PLAIN = re.compile(r"[A-Za-z0-9_./~+=^$()<;\\" + _HIGH + r"][\x20-\x22\x24-\x7e" + _HIGH + "]*")
 _PLAIN_BAD = re.compile(r": |:$")
@@ -47,40 +46,100 @@ class _Fallback(Exception):
     """The text leaves the subset: use the full parser."""
 
 
-class _Lines:
-    """The frontmatter split into ``(start offset, indent, content start, content end)`` lines."""
+# One line of the subset: indentation, an optional item dash, an optional `key:` and the rest of the line, then
+# its line break. Every part is optional, so consecutive matches tile the text line by line; whether a line is
+# acceptable is decided in _rows. The key alternative mirrors a `key:` followed by spaces or the line end.
+_ROW = re.compile(r"([ ]*)(-[ ]+)?(?:([A-Za-z_][A-Za-z0-9_-]*):(?:[ ]+|(?=[\r\n]|\Z)))?([^\r\n]*)(?:\r\n|\r|\n)?")
 
-    def __init__(self, text: str, start: int, end: int) -> None:
-        self.text = text
-        self.items: list[tuple[int, int, int, int]] = []
-        pos = start
-        while pos < end:
-            m = _LINE.match(text, pos, end)
-            line_end = m.end()
-            content = line_end
-            while content > pos and text[content - 1] == " ":
-                content -= 1
-            indent = pos
-            while indent < content and text[indent] == " ":
-                indent += 1
-            if indent < content:
-                if text[indent] == "#":
-                    pass  # a comment line: skipped by YAML
-                elif text[indent] == "\t" or "\t" in text[pos:indent]:
-                    raise _Fallback
-                else:
-                    self.items.append((pos, indent - pos, indent, content))
-            # advance past the line break
-            if line_end < end and text[line_end] == "\r":
-                line_end += 1
-                if line_end < end and text[line_end] == "\n":
-                    line_end += 1
-            elif line_end < end and text[line_end] == "\n":
-                line_end += 1
-            elif line_end == pos:
-                line_end += 1
-            pos = line_end
-        self.i = 0
+#: A row: ``(indent, content start, is an item, key or None, key start, value start, value end)``; the value span
+#: is the rest of the line after the key (or the dash), trailing spaces excluded; an item without a key has its
+#: key start at its value start.
+_KEY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_Row = tuple[int, int, bool, "str | None", int, int, int]
+
+# Memoised per spelling, bounded by clearing (workspaces repeat a few hundred keys and values; unique values
+# such as ids and timestamps would otherwise grow the tables without end). PlainScalar is never mutated after
+# construction, so one object can stand for a spelling in every document.
+_CACHE_LIMIT = 8192
+_MISS = object()
+_INVALID = object()
+_keys: dict[str, "PlainScalar | None"] = {}  # key spelling -> key value, None when it is not a string key
+_plains: dict[str, object] = {}  # plain value spelling -> PlainScalar, None (null) or _INVALID (outside the subset)
+# Whole lines repeat too (`kind: memory`, `  route: repository_materialization`): line -> _line_shape result.
+_shapes: dict[str, object] = {}
+
+
+def _rows(text: str, start: int, end: int) -> list[_Row] | None:
+    """The non-blank, non-comment lines of ``text[start:end]`` as rows; ``None`` when a line is neither a
+    ``key:`` line nor a ``- `` item (tabs in the indentation, a lone ``-``, flow or quoted keys…)."""
+    if "\r" in text[start:end]:
+        return _rows_any_break(text, start, end)
+    rows: list[_Row] = []
+    pos = start
+    for line in text[start:end].split("\n"):
+        shape = _shapes.get(line, _MISS)
+        if shape is _MISS:
+            shape = _line_shape(line)
+            if len(_shapes) >= _CACHE_LIMIT:
+                _shapes.clear()
+            _shapes[line] = shape
+        if shape:
+            indent, dash, name, key_at, vs, ve = shape
+            rows.append((indent, pos + indent, dash, name, pos + key_at, pos + vs, pos + ve))
+        elif shape is None:
+            return None
+        pos += len(line) + 1
+    return rows
+
+
+def _line_shape(line: str) -> tuple[int, bool, str | None, int, int, int] | tuple[()] | None:
+    """One line (without its break) as ``(indent, is an item, key or None, key start, value start, value end)``,
+    offsets from the line start (without a key, the key start is the value start); ``()`` for a blank or comment
+    line; ``None`` when the line is neither a ``key:`` line nor an item."""
+    content = line.lstrip(" ")
+    if not content or content[0] == "#":
+        return ()  # a blank or comment line: skipped by YAML
+    indent = len(line) - len(content)
+    if content[-1] == " ":
+        content = content.rstrip(" ")
+    end = indent + len(content)
+    dash = content[0] == "-"
+    if dash:
+        if len(content) == 1 or content[1] != " ":
+            return None  # "-" alone (null item or nested block) or "-x": leave to the full parser
+        rest = content[2:].lstrip(" ")
+    else:
+        rest = content
+    rest_at = end - len(rest)
+    name, colon, value = rest.partition(":")
+    if colon and (not value or value[0] == " ") and _KEY_NAME.fullmatch(name):
+        return indent, dash, name, rest_at, end - len(value.lstrip(" ")), end
+    if dash:
+        return indent, True, None, rest_at, rest_at, end
+    return None  # neither a `key:` line nor an item (a tab in the indentation, a flow key…)
+
+
+def _rows_any_break(text: str, start: int, end: int) -> list[_Row] | None:
+    """:func:`_rows` for text with ``\\r\\n`` or ``\\r`` line breaks, one regular expression match per line."""
+    rows: list[_Row] = []
+    for m in _ROW.finditer(text, start, end):
+        indent, dash, key, value = m.groups()
+        vs, ve = m.span(4)
+        if value[-1:] == " ":
+            ve = vs + len(value.rstrip(" "))
+        if key is None:
+            if dash is None:
+                if vs == ve or value[0] == "#":
+                    continue
+                return None
+            if vs == ve:
+                return None
+            rows.append((len(indent), m.start() + len(indent), True, None, vs, vs, ve))
+        else:
+            if vs == ve:
+                vs = ve = m.end(3) + 1  # no value: both ends at the colon's end, the trimmed line end
+            rows.append((len(indent), m.start() + len(indent), dash is not None, key, m.start(3), vs, ve))
+    return rows
 
 
 def fast_load(text: str, start: int, end: int) -> YNode | None:
@@ -88,110 +147,121 @@ def fast_load(text: str, start: int, end: int) -> YNode | None:
 
     An empty or comment-only block also returns ``None`` (the full parser handles it).
     """
+    rows = _rows(text, start, end)
+    if not rows or rows[0][0] != 0:
+        return None
     try:
-        lines = _Lines(text, start, end)
-        if not lines.items or lines.items[0][1] != 0:
-            return None
-        node = _block(lines, 0)
-        if lines.i != len(lines.items):
-            return None
-        return node
+        node, i = _block(text, rows, 0, 0)
     except _Fallback:
         return None
+    return node if i == len(rows) else None
 
 
-def _block(lines: _Lines, indent: int) -> YNode:
-    _, ind, cs, _ = lines.items[lines.i]
-    if ind != indent:
+def _block(text: str, rows: list[_Row], i: int, indent: int) -> tuple[YNode, int]:
+    """The block starting at row ``i`` (which must sit at ``indent``) and the index of the row after it."""
+    row = rows[i]
+    if row[0] != indent:
         raise _Fallback
-    if _is_item(lines.text, cs, lines.items[lines.i][3]):
-        return _sequence(lines, indent)
-    return _mapping(lines, indent)
+    if row[2]:
+        return _sequence(text, rows, i, indent)
+    return _mapping(text, rows, i, indent, -1)
 
 
-def _mapping(lines: _Lines, indent: int, first_key_at: int | None = None) -> YMap:
-    text = lines.text
+def _key_value(name: str) -> PlainScalar:
+    value = _keys.get(name, _MISS)
+    if value is _MISS:
+        resolved = _resolve(name)
+        value = PlainScalar(name, name) if isinstance(resolved, str) else None
+        if len(_keys) >= _CACHE_LIMIT:
+            _keys.clear()
+        _keys[name] = value
+    if value is None:
+        raise _Fallback  # `true:`, `null:`…: a non-string key, reported by the full parser
+    return value  # type: ignore[return-value]
+
+
+def _mapping(text: str, rows: list[_Row], i: int, indent: int, first_key_at: int) -> tuple[YMap, int]:
+    """A block mapping at ``indent``; ``first_key_at`` >= 0 when its first key follows a ``- `` on row ``i``."""
     mapping = YMap({}, -1, -1)
+    entries = mapping.entries
+    order = mapping.order
     last_end = -1
-    while lines.i < len(lines.items):
-        _, ind, cs, ce = lines.items[lines.i]
-        key_at = cs
-        if first_key_at is not None and not mapping.order:
-            key_at = first_key_at  # the first key of a "- key: value" item sits after the dash
+    n = len(rows)
+    while i < n:
+        ind, _, dash, name, key_at, vs, ve = rows[i]
+        if first_key_at >= 0 and not order:
+            pass  # the first key of a "- key: value" item sits after the dash
         elif ind != indent:
             if ind < indent:
                 break
             raise _Fallback
-        m = _KEY.match(text, key_at, ce)
-        if not m:
+        elif dash:
             raise _Fallback
-        name = m.group(1)
-        if not isinstance(_resolve(name), str) or name in mapping.entries:
+        if name is None or name in entries:
             raise _Fallback
-        key = YScalar(PlainScalar(name, name), key_at, key_at + len(name), "")
+        key_value = _keys.get(name) or _key_value(name)
+        key = YScalar(key_value, key_at, key_at + len(name), "")
         if mapping.start < 0:
             mapping.start = key_at
-        lines.i += 1
-        value_at = m.end()
-        if value_at < ce:
-            value = _inline_value(text, value_at, ce)
+        i += 1
+        if vs < ve:
+            value = _inline_value(text, vs, ve)
         else:
-            value = _nested(lines, indent, key)
-        mapping.entries[name] = (key, value)
-        mapping.order.append(key)
-        last_end = max(last_end, value.end)
+            value, i = _nested(text, rows, i, indent, key)
+        entries[name] = (key, value)
+        order.append(key)
+        if value.end > last_end:
+            last_end = value.end
     mapping.end = last_end
-    return mapping
+    return mapping, i
 
 
-def _nested(lines: _Lines, indent: int, key: YScalar) -> YNode:
+def _nested(text: str, rows: list[_Row], i: int, indent: int, key: YScalar) -> tuple[YNode, int]:
     """Value of ``key:`` with nothing after the colon: an indented block, a same-indent sequence, or null."""
-    if lines.i < len(lines.items):
-        _, ind, cs, ce = lines.items[lines.i]
-        if ind > indent:
-            return _block(lines, ind)
-        if ind == indent and _is_item(lines.text, cs, ce):
-            return _sequence(lines, indent)
+    if i < len(rows):
+        row = rows[i]
+        if row[0] > indent:
+            return _block(text, rows, i, row[0])
+        if row[0] == indent and row[2]:
+            return _sequence(text, rows, i, indent)
     # An empty value: libyaml puts the (empty) plain scalar right after the colon.
-    return YScalar(None, key.end + 1, key.end + 1, "")
+    return YScalar(None, key.end + 1, key.end + 1, ""), i
 
 
-def _is_item(text: str, cs: int, ce: int) -> bool:
-    return text.startswith("- ", cs) or (text[cs] == "-" and cs + 1 == ce)
-
-
-def _sequence(lines: _Lines, indent: int) -> YSeq:
-    text = lines.text
+def _sequence(text: str, rows: list[_Row], i: int, indent: int) -> tuple[YSeq, int]:
+    """A block sequence of ``- `` items at ``indent``."""
     seq = YSeq([], -1, -1)
-    while lines.i < len(lines.items):
-        _, ind, cs, ce = lines.items[lines.i]
-        if ind != indent or not _is_item(text, cs, ce):
+    items = seq.items
+    n = len(rows)
+    while i < n:
+        ind, cs, dash, name, key_at, vs, ve = rows[i]
+        if ind != indent or not dash:
             if ind <= indent:
                 break
             raise _Fallback
         if seq.start < 0:
             seq.start = cs
-        at = cs + 1
-        while at < ce and text[at] == " ":
-            at += 1
-        if at >= ce:
-            raise _Fallback  # "-" alone (null item or nested block): leave to the full parser
-        m = _KEY.match(text, at, ce)
-        if m:
+        item: YNode
+        if name is not None:
             # "- key: value": a mapping whose further keys sit at the item's content column.
-            item_indent = at - (cs - ind)
-            item: YNode = _mapping(lines, item_indent, first_key_at=at)
+            item, i = _mapping(text, rows, i, key_at - (cs - ind), key_at)
         else:
-            item = _inline_value(text, at, ce)
-            lines.i += 1
-        seq.items.append(item)
+            item = _inline_value(text, vs, ve)
+            i += 1
+        items.append(item)
         seq.end = item.end
-    return seq
+    return seq, i
 
 
 def _inline_value(text: str, at: int, ce: int) -> YNode:
     c = text[at]
     if c == '"':
+        if ce - at >= 2 and text[ce - 1] == '"':
+            content = text[at + 1:ce - 1]
+            # Printable ASCII without quotes or escapes is exactly the common case of _DQ_PLAIN, and these
+            # str checks run in C without a regular expression (isascii is constant time).
+            if content.isascii() and content.isprintable() and '"' not in content and "\\" not in content:
+                return YScalar(content, at, ce, '"')
         m = _DQ_PLAIN.match(text, at, ce)
         if m is not None and m.end() == ce:
             return YScalar(text[at + 1:ce - 1], at, ce, '"')
@@ -211,12 +281,20 @@ def _inline_value(text: str, at: int, ce: int) -> YNode:
         raise _Fallback
     if c == "[":
         return _flow_seq(text, at, ce)
-    m = _PLAIN.match(text, at, ce)
-    if not m or m.end() != ce or _PLAIN_BAD.search(text, at, ce):
-        raise _Fallback
     raw = text[at:ce]
-    resolved = _resolve(raw)
-    return YScalar(None if resolved is None else PlainScalar(raw, resolved), at, ce, "")
+    value = _plains.get(raw, _MISS)
+    if value is _MISS:
+        if _PLAIN.fullmatch(raw) and not _PLAIN_BAD.search(raw):
+            resolved = _resolve(raw)
+            value = None if resolved is None else PlainScalar(raw, resolved)
+        else:
+            value = _INVALID
+        if len(_plains) >= _CACHE_LIMIT:
+            _plains.clear()
+        _plains[raw] = value
+    if value is _INVALID:
+        raise _Fallback
+    return YScalar(value, at, ce, "")
 
 
 def _flow_seq(text: str, at: int, ce: int) -> YSeq:
