@@ -29,13 +29,13 @@ def lower(text: str) -> str:
 class Ctx:
     """Scan context of one text. ``body_start`` is where fenced examples are looked for."""
 
-    __slots__ = ("text", "low", "words", "_bytes", "__dict__", "body_start")
+    __slots__ = ("text", "low", "words", "low_bytes", "__dict__", "body_start")
 
     def __init__(self, text: str, body_start: int = 0) -> None:
         self.text = text
         self.low = lower(text)
-        self._bytes = self.low.encode("utf-8", "surrogatepass")
-        self.words: frozenset[bytes] = frozenset(self._bytes.translate(_TO_SPACE).split())
+        self.low_bytes = self.low.encode("utf-8", "surrogatepass")
+        self.words: frozenset[bytes] = frozenset(self.low_bytes.translate(_TO_SPACE).split())
         self.body_start = body_start
 
     def has(self, *words: bytes) -> bool:
@@ -75,6 +75,12 @@ class Ctx:
             out.append((pos, w))
             cursor = pos + len(w)
         return out
+
+    @cached_property
+    def long_text(self) -> str:
+        """The :attr:`longs` runs joined by line breaks (empty when there are none): a short string where a
+        literal that only occurs inside a 16+ character token can be looked for without scanning the text."""
+        return "\n".join([run for _, run in self.longs])
 
     @cached_property
     def fences(self) -> list[tuple[int, int]]:

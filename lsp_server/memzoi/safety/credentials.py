@@ -106,23 +106,64 @@ for _i, (_, _, (_w, _b)) in enumerate(_TOKEN_RES):
 _GATE_BIG = frozenset().union(*(g[1] for *_, g in _TOKEN_RES), *(g[1] for *_, g in _CLOUD_RES))
 
 
-#: shapes gated on a literal substring of the text (no word or prefix to key on)
-_LITERAL_GATES = [(g[4:], i) for i, (_, _, gate) in enumerate(_TOKEN_SHAPES) for g in gate if g.startswith("lit:")]
+#: Shapes whose every match is a run of 16+ characters without whitespace (all but the Slack token, whose
+#: shortest match has 15): such a match lies inside one of :attr:`Ctx.longs`, so it is also a match in
+#: :attr:`Ctx.long_text`, and a search there (a few short runs) tells whether scanning the whole text can find
+#: anything. The patterns have no look-around or anchor, so a match's substring matches on its own.
+_LONG_ONLY = frozenset(label for label, _, _ in _TOKEN_SHAPES if label != "Slack token")
+
+#: For the shapes reachable through a long word's prefix (``big:…``) or a literal (``lit:…``), and the cloud
+#: key ids: substrings of which every match contains one. Every match of these is also a run of 16+ characters
+#: without whitespace, so the needles are looked for in :attr:`Ctx.long_text`, and the prefixes of the long
+#: words are computed only when a needle is there: without one the shape has no match, whatever its gate says.
+_LONG_NEEDLES: dict[str, tuple[str, ...]] = {
+    "AWS access key id": ("AKIA", "ASIA", "ABIA", "ACCA", "AROA", "AIDA", "AIPA", "ANPA", "ANVA", "APKA", "AGPA"),
+    "GitLab runner registration token": ("GR1348941",),
+    "Bitbucket app password": ("ATBB",),
+    "Atlassian API token": ("ATATT3",),
+    "Telegram bot token": (":AA",),
+    "NuGet API key": ("oy2",),
+    "crates.io token": ("cio",),
+    "Google API key": ("AIza",),
+    "Twilio API key": ("SK",),
+    "OpenAI-style API key": ("sk-",),  # its gate word ``sk`` is also a big-word prefix (Twilio's)
+    "Alibaba Cloud access key id": ("LTAI",),
+    "Tencent Cloud secret id": ("AKID",),
+}
 
 
-def _open_gates(ctx: Ctx) -> tuple[frozenset[bytes], frozenset[bytes]] | None:
-    cached = ctx.__dict__.get("_credential_gates", False)
-    if cached is not False:
-        return cached
-    words = ctx.words & _GATE_WORDS
-    big = ctx.big_prefixes & _GATE_BIG if ctx.big_words else frozenset()
-    result = (words, big) if words or big else None
-    ctx.__dict__["_credential_gates"] = result
-    return result
+def _guard(needles: tuple[str, ...]) -> str:
+    """A substring of every needle (the needle itself when there is one, else a character all share, upper case
+    preferred): when it is absent no needle is there, and one test replaces a test per needle."""
+    if len(needles) == 1:
+        return needles[0]
+    common = set(needles[0]).intersection(*needles[1:])
+    return min(common, key=lambda c: (not c.isupper(), c))
 
 
-def _gate_open(present: tuple[frozenset[bytes], frozenset[bytes]], gate: tuple[frozenset[bytes], frozenset[bytes]]) -> bool:
-    return not present[0].isdisjoint(gate[0]) or not present[1].isdisjoint(gate[1])
+def _big_opens(index: int) -> frozenset[bytes]:
+    """The big-word prefixes that open token shape ``index`` (through :data:`_TOKEN_BY_GATE`)."""
+    return frozenset(g for g in _GATE_BIG if index in _TOKEN_BY_GATE.get(g, ()))
+
+
+#: (index into _TOKEN_RES, guard, needles, big-word prefixes that open it, its literal gates) for every shape a
+#: big-word prefix or a literal can open
+_TOKEN_LONG = [
+    (i, _guard(_LONG_NEEDLES[label]), _LONG_NEEDLES[label], _big_opens(i),
+     tuple(g[4:] for g in _TOKEN_SHAPES[i][2] if g.startswith("lit:")))
+    for i, (label, _, _) in enumerate(_TOKEN_RES)
+    if _big_opens(i) or any(g.startswith("lit:") for g in _TOKEN_SHAPES[i][2])
+]
+_CLOUD_GATE_WORDS = frozenset().union(*(g[0] for *_, g in _CLOUD_RES))
+_CLOUD_LONG = [_LONG_NEEDLES.get(label, ()) for label, *_ in _CLOUD_RES]  # single needles: no guard needed
+
+
+def _open_big(ctx: Ctx) -> frozenset[bytes]:
+    """The big-word gate prefixes (``big:…``) present in ``ctx``; computed once per text, only when asked."""
+    cached = ctx.__dict__.get("_credential_big")
+    if cached is None:
+        cached = ctx.__dict__["_credential_big"] = ctx.big_prefixes & _GATE_BIG if ctx.big_words else frozenset()
+    return cached
 
 
 _PEM_BEGIN = re.compile(
@@ -196,11 +237,20 @@ def token_hits(ctx: Ctx) -> list[Hit]:
     """``credential_token``: known token shapes of cloud, VCS, chat, payment, registry and model providers."""
     out: list[Hit] = []
     text = ctx.text
-    present = _open_gates(ctx) or (frozenset(), frozenset())
-    indices = {i for g in present[0] | present[1] for i in _TOKEN_BY_GATE.get(g, ())}
-    indices.update(i for lit, i in _LITERAL_GATES if lit in text)
+    indices = {i for g in ctx.words & _GATE_WORDS for i in _TOKEN_BY_GATE.get(g, ())}
+    long_text = ctx.long_text
+    if long_text:
+        # A shape opened by a big-word prefix or a literal is tried when that gate is open, but the needle test
+        # comes first: without a needle in the long runs the shape has no match anyway (see _LONG_NEEDLES).
+        for index, guard, needles, big, literals in _TOKEN_LONG:
+            if guard in long_text and index not in indices and any(n in long_text for n in needles) and (
+                any(lit in text for lit in literals) or (big and not _open_big(ctx).isdisjoint(big))
+            ):
+                indices.add(index)
     for index in sorted(indices):
         label, rx, _ = _TOKEN_RES[index]
+        if label in _LONG_ONLY and rx.search(long_text) is None:
+            continue  # no match in the long runs, so none in the text (see _LONG_ONLY)
         for m in rx.finditer(text):
             tok = m.group(0)
             if not (ctx.boundary_before(m.start()) and ctx.boundary_after(m.end())) and label != "Terraform Cloud token":
@@ -221,12 +271,15 @@ def cloud_hits(ctx: Ctx) -> list[Hit]:
     """``cloud_credential``: service-account JSON, Azure keys and SAS signatures, Google OAuth client secrets,
     Alibaba/Tencent key ids. AWS secret access keys are found through their key name (:func:`keyed_hits`)."""
     out: list[Hit] = []
-    present = _open_gates(ctx)
-    if present is None:
+    words = ctx.words & _CLOUD_GATE_WORDS
+    long_text = ctx.long_text
+    if not words and not long_text:
         return out
-    for label, rx, on_low, gate in _CLOUD_RES:
-        if not _gate_open(present, gate):
-            continue
+    for (label, rx, on_low, gate), needles in zip(_CLOUD_RES, _CLOUD_LONG):
+        if words.isdisjoint(gate[0]) and not (
+            gate[1] and any(n in long_text for n in needles) and not _open_big(ctx).isdisjoint(gate[1])
+        ):
+            continue  # gate closed (a big-word gate is only computed when a needle shows a match is possible)
         for m in rx.finditer(ctx.low if on_low else ctx.text):
             has_v = bool(m.groupdict().get("v"))
             start, end = (m.start("v"), m.end("v")) if has_v else (m.start(), m.end())
@@ -241,7 +294,7 @@ def private_key_hits(ctx: Ctx) -> list[Hit]:
     """``private_key``: a PEM/OpenPGP private-key block with a key body (64+ base64 characters), also flattened
     onto one line, inside a YAML block scalar or with ``\\n`` escapes. The span covers header to footer. A bare
     header with no body (prose naming the marker) is not a hit (bug class B41)."""
-    if "-----" not in ctx.text or not ctx.has(b"private") or "private key" not in ctx.low:
+    if not ctx.has(b"private") or "-----" not in ctx.text or "private key" not in ctx.low:
         return []
     text = ctx.text
     out: list[Hit] = []
@@ -313,6 +366,10 @@ def url_hits(ctx: Ctx) -> list[Hit]:
     text = ctx.text
     if "://" in text:
         for start, raw in urls(text):
+            if "@" not in raw and "?" not in raw and "#" not in raw and not _DB_SCHEME.match(raw[: raw.index(":")].lower()):
+                # Not a database URL (raw starts with its scheme, as urlsplit reads it), no user or password
+                # (those need an @), no query or fragment: nothing below can report it.
+                continue
             end = start + len(raw)
             try:
                 parts = urlsplit(raw)
@@ -372,7 +429,7 @@ def session_hits(ctx: Ctx) -> list[Hit]:
     token assignments are found by :func:`keyed_hits`."""
     out: list[Hit] = []
     text = ctx.text
-    if ctx.big_words and b"eyj" in ctx.big_prefixes:
+    if "eyJ" in ctx.long_text and ctx.big_words and b"eyj" in ctx.big_prefixes:  # a JWT is a long run with eyJ
         for m in _JWT.finditer(text):
             if not ctx.boundary_before(m.start()) or (m.start() and text[m.start() - 1] == "-"):
                 continue

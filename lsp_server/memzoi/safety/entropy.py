@@ -94,10 +94,7 @@ def entropy_candidates(text: str, runs: list[tuple[int, str]] | None = None) -> 
     is searched."""
     out = []
     pieces = runs if runs is not None else [(0, text)]
-    public: list[tuple[int, int]] = []
-    if "-----BEGIN" in text:
-        # public keys, certificates and signatures are meant to be shared
-        public = [(m.start(), m.end()) for m in _PUBLIC_BLOCK.finditer(text)]
+    public: list[tuple[int, int]] | None = None  # computed at the first candidate that gets that far
     for base, piece in pieces:
         if len(piece) < MIN_LEN or len(set(piece)) < _MIN_DISTINCT:
             continue  # the run as a whole has too few distinct characters for any token in it to qualify
@@ -116,6 +113,9 @@ def entropy_candidates(text: str, runs: list[tuple[int, str]] | None = None) -> 
             before = text[max(0, start - 24) : start]
             if before.endswith(("base64,", "${", "{{", "%{")) or _INTEGRITY.search(before) or _SSH_PUBLIC.search(before):
                 continue
+            if public is None:
+                # public keys, certificates and signatures are meant to be shared
+                public = [(m.start(), m.end()) for m in _PUBLIC_BLOCK.finditer(text)] if "-----BEGIN" in text else []
             if public and any(s <= start < e for s, e in public):
                 continue
             stripped = _UUID.sub("", token)

@@ -75,15 +75,19 @@ def pii_hits(ctx: Ctx) -> list[Hit]:
     personal data (``ssn``, ``date_of_birth``, ``phone_number``, ``email_address`` … also as ``*_<name>``)."""
     out: list[Hit] = []
     text = ctx.text
-    lens = ctx.digit_lengths
-    fours = sum(len(w) == 4 for w in ctx.digit_words) if 4 in lens else 0
-    if 3 in lens or 6 in lens or 8 in lens or fours >= 2 or any(13 <= n <= 19 for n in lens):
-        for m in _DIGIT_RUN.finditer(text):
-            before = text[m.start() - 1] if m.start() else " "
-            after = text[m.end()] if m.end() < len(text) else " "
-            if before.isalnum() or before in "_-/.:@#$" or after.isalnum() or after in "_-/@":
-                continue  # part of a token, path, version or identifier
-            out.extend(_digit_pii(m.group(0), m.start()))
+    digit_hits: list[Hit] = []
+    for m in _digit_runs(ctx):
+        before = text[m.start() - 1] if m.start() else " "
+        after = text[m.end()] if m.end() < len(text) else " "
+        if before.isalnum() or before in "_-/.:@#$" or after.isalnum() or after in "_-/@":
+            continue  # part of a token, path, version or identifier
+        digit_hits.extend(_digit_pii(m.group(0), m.start()))
+    if digit_hits:
+        # The gate on digit word lengths is only worth computing when there is something to let through.
+        lens = ctx.digit_lengths
+        fours = sum(len(w) == 4 for w in ctx.digit_words) if 4 in lens else 0
+        if 3 in lens or 6 in lens or 8 in lens or fours >= 2 or any(13 <= n <= 19 for n in lens):
+            out.extend(digit_hits)
     if ctx.has(b"iban", b"bank", b"account", b"sepa", b"transfer"):
         for m in _IBAN.finditer(text):
             if _iban_ok(m.group(0)):
@@ -106,6 +110,36 @@ def pii_hits(ctx: Ctx) -> list[Hit]:
         if not value or _PLACE.match(value) or not _pii_value(key, value):
             continue
         out.append(Hit("pii_detected", p.start, p.start + len(raw), f"personal data in `{text[p.key_start:p.key_start + len(p.key)]}`", value))
+    return out
+
+
+#: ASCII bytes → ``0`` for the characters a digit run is made of (``[0-9 +-]``), ``.`` for every other byte.
+_RUN_MARKS = bytes(48 if chr(b) in "0123456789 +-" else 46 for b in range(256))
+_TEN = b"0" * 10  # the shortest digit run has 10 characters
+
+
+def _digit_runs(ctx: Ctx) -> list[re.Match[str]]:
+    """``list(_DIGIT_RUN.finditer(ctx.text))``, searched only inside stretches of 10+ run characters.
+
+    A match consists of run characters only, so it lies inside one maximal stretch of them, and the pattern
+    has no look-around, so searching each stretch of 10 or more (found with ``bytes.find`` on a one-byte-per-
+    character marking of the lower-cased text, whose run characters are the text's) gives the same matches in
+    the same order. Records are full of digits (ids, dates,
+    versions), where a whole-text scan would start a match attempt at every digit. Only for ASCII text: there
+    ``\\d`` is ``[0-9]`` and byte offsets are character offsets; other text is scanned whole.
+    """
+    text = ctx.text
+    if not text.isascii():
+        return list(_DIGIT_RUN.finditer(text))
+    marks = ctx.low_bytes.translate(_RUN_MARKS)
+    out: list[re.Match[str]] = []
+    i = marks.find(_TEN)
+    while i >= 0:
+        end = marks.find(b".", i)
+        if end < 0:
+            end = len(marks)
+        out.extend(_DIGIT_RUN.finditer(text, i, end))
+        i = marks.find(_TEN, end)
     return out
 
 

@@ -1,0 +1,106 @@
+"""The detectors' fast paths give exactly what the plain scans give.
+
+Each shortcut in the detectors rests on a fact about a pattern (its shortest match, the characters it can
+contain, a substring every match has, the absence of look-around). These tests check those facts on the
+patterns themselves and compare each shortcut with the plain whole-text scan it replaces on generated text.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memzoi.safety import credentials, keyed, pii
+from memzoi.safety.context import LONG, Ctx
+
+try:  # the regex parser is private; the width facts are checked where it exists
+    from re import _parser as sre_parse  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - other Python versions
+    sre_parse = None
+
+_SHAPES = {label: rx for label, rx, _ in credentials._TOKEN_SHAPES + credentials._CLOUD_SHAPES}
+_LOOKAROUND = re.compile(r"\(\?<?[=!]|\\b|\\B|\^|\$")
+
+
+def _min_width(rx: str) -> int:
+    return sre_parse.parse(rx.removeprefix("(?low)")).getwidth()[0]
+
+
+@pytest.mark.skipif(sre_parse is None, reason="re._parser not available")
+def test_long_only_shapes_match_16_or_more_characters():
+    for label in credentials._LONG_ONLY | credentials._LONG_NEEDLES.keys():
+        assert _min_width(_SHAPES[label]) >= LONG, label
+    # the one shape left out really is shorter
+    assert _min_width(_SHAPES["Slack token"]) < LONG
+
+
+def test_long_only_shapes_have_no_lookaround_and_match_no_whitespace():
+    for label in credentials._LONG_ONLY | credentials._LONG_NEEDLES.keys():
+        rx = _SHAPES[label]
+        assert not _LOOKAROUND.search(rx.replace(r"\$", "")), label
+        assert r"\s" not in rx and " " not in rx and "^" not in rx.replace("[^", ""), label
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_every_match_of_a_needled_shape_holds_a_needle(data):
+    for label, needles in credentials._LONG_NEEDLES.items():
+        rx = _SHAPES[label].removeprefix("(?low)")
+        sample = data.draw(st.from_regex(rx, fullmatch=True), label=label)
+        assert any(n in sample for n in needles), label
+        assert credentials._guard(needles) in sample, label
+        assert not any(c.isspace() for c in sample), label
+
+
+def test_guard_is_in_every_needle():
+    for needles in credentials._LONG_NEEDLES.values():
+        guard = credentials._guard(needles)
+        assert all(guard in n for n in needles)
+
+
+_WORDS = st.sampled_from(["token", "password", "number", "key", "api", "session", "pass", "bypass", "secret",
+                          "phone", "_", "-", ".", ":", "=", " ", "\t", "\n", ": ", "=>", ":=", "'", '"', "#", "/",
+                          "x9", "é", "\u0130"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_WORDS, max_size=40).map("".join))
+def test_keyed_matches_equal_finditer(text):
+    ctx = Ctx(text)
+    stems = tuple(keyed.STEM_GATES)
+    pattern = keyed._pattern(stems)
+    fast = [(m.span(), m.groupdict()) for m in keyed._matches(pattern, ctx.low, stems)]
+    plain = [(m.span(), m.groupdict()) for m in pattern.finditer(ctx.low)]
+    assert fast == plain
+
+
+_DIGITS = st.sampled_from(["0", "1", "4", "9", " ", "-", "+", "--", "  ", "a", "T", ":", "/", "\n", "٣", "é"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_DIGITS, max_size=60).map("".join))
+def test_digit_runs_equal_finditer(text):
+    fast = [m.span() for m in pii._digit_runs(Ctx(text))]
+    assert fast == [m.span() for m in pii._DIGIT_RUN.finditer(text)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.from_regex(r"[A-Za-z][A-Za-z0-9+.-]{1,15}://[^\s<>\"'`]+", fullmatch=True))
+def test_url_scheme_is_read_as_urlsplit_reads_it(raw):
+    try:
+        scheme = urlsplit(raw).scheme
+    except ValueError:
+        return
+    assert scheme == raw[: raw.index(":")].lower()
+
+
+def test_token_shapes_found_in_long_runs_and_slack_token_anywhere():
+    key = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9"
+    slack = "xoxb-" + "12ab34cd56"
+    for text in (f"token {key} here", f"slack token: {slack}"):
+        labels = {h.label for h in credentials.token_hits(Ctx(text))}
+        assert labels, text
