@@ -177,7 +177,7 @@ def validate_document(doc: Document, placement: Placement, *, ignore=frozenset()
     parsed = v.run(model)
     _identity_rules(v, data, placement, model)
     _body_rules(v, data, model)
-    _retention_rules(v, data)
+    _retention_rules(v, data, parsed)
     if model is not RecordFrontmatter:
         for code, loc, message in proposal_rule_violations(data):
             v.add(code, loc, message, key=code == "invalid_resolution" and loc == ("status",))
@@ -233,7 +233,7 @@ def _body_rules(v: Validator, data: dict, model: type[BaseModel]) -> None:
             finding("title_h1_mismatch", "the H1 heading must equal the frontmatter `title` exactly", s, e,
                     fixes=tuple(fixes))
         )
-    if not doc.body:
+    if doc.body_span[0] == doc.body_span[1]:  # an empty body (without copying it out of the text)
         where = doc.h1 or (doc.fm_close if doc.fm_close else v.opening())
         what = "proposal" if model is not RecordFrontmatter else "record"
         v.findings.append(
@@ -241,15 +241,17 @@ def _body_rules(v: Validator, data: dict, model: type[BaseModel]) -> None:
         )
 
 
-def _retention_rules(v: Validator, data: dict) -> None:
+def _retention_rules(v: Validator, data: dict, parsed: BaseModel | None) -> None:
     lane = data.get("lane")
     retention = data.get("retention")
     if not isinstance(retention, dict) or not isinstance(lane, str):
         return
-    try:
-        facts = RetentionFacts.model_validate(retention)
-    except ValidationError:
-        return  # type errors are already reported on the exact fact
+    facts = getattr(parsed, "retention", None)
+    if facts is None:  # the document did not validate: check its retention block alone
+        try:
+            facts = RetentionFacts.model_validate(retention)
+        except ValidationError:
+            return  # type errors are already reported on the exact fact
     for field, message in validate_retention(lane, facts):
         loc = ("retention", field) if field else ("retention",)
         v.add("invalid_retention", loc, f"retention does not fit lane `{lane}`: {message}", key=not field)

@@ -39,6 +39,9 @@ _INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
 _NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
 #: First characters of every spelling the patterns above accept (the empty string is null too).
 _NON_STR_FIRST = frozenset("~nNtTfF+-.0123456789")
+#: The union of the patterns above: text it does not match is a string without trying each of them.
+_NON_STR = re.compile("|".join(p.pattern for p in (_NULL, _INT10, _INT8, _INT16, _FLOAT, _INF, _NAN))
+                      + "|^(?:" + "|".join(_BOOL) + ")$")
 _STANDARD_TAGS = {
     "tag:yaml.org,2002:str",
     "tag:yaml.org,2002:int",
@@ -69,8 +72,8 @@ class PlainScalar(str):
 
 def resolve_plain(text: str) -> Any:
     """Resolve a plain scalar with the YAML 1.2 core schema: ``None``, ``bool``, ``int``, ``float`` or ``str``."""
-    if text and text[0] not in _NON_STR_FIRST:
-        return text  # no null, bool or number spelling starts with this character
+    if text and text[0] not in _NON_STR_FIRST or not _NON_STR.match(text):
+        return text  # no null, bool or number spelling starts with this character, or matches at all
     if _NULL.match(text):
         return None
     if text in _BOOL:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
+from typing import Any
 
 from .yaml12 import PlainScalar, YMap, YNode, YScalar, YSeq, resolve_plain
 
@@ -46,16 +47,20 @@ class _Fallback(Exception):
     """The text leaves the subset: use the full parser."""
 
 
-# One line of the subset: indentation, an optional item dash, an optional `key:` and the rest of the line, then
-# its line break. Every part is optional, so consecutive matches tile the text line by line; whether a line is
-# acceptable is decided in _rows. The key alternative mirrors a `key:` followed by spaces or the line end.
-_ROW = re.compile(r"([ ]*)(-[ ]+)?(?:([A-Za-z_][A-Za-z0-9_-]*):(?:[ ]+|(?=[\r\n]|\Z)))?([^\r\n]*)(?:\r\n|\r|\n)?")
+#: The shape of one line, offsets from the line start: ``(indent, is an item, key name or None, key value,
+#: key start, value start, value end, scalar value, scalar style)``. The value span is the rest of the line after
+#: the key (or the dash), trailing spaces excluded; an item without a key has its key start at its value start.
+#: ``key value`` is the key's shared :class:`PlainScalar`; the scalar value and style are those of a one-line
+#: scalar (style ``None`` when the line has no value or a flow collection, built per document).
+_Shape = tuple[int, bool, "str | None", "PlainScalar | None", int, int, int, Any, "str | None"]
+#: A row: the offset of its line's start in the text, and the line's shape.
+_Row = tuple[int, _Shape]
 
-#: A row: ``(indent, content start, is an item, key or None, key start, value start, value end)``; the value span
-#: is the rest of the line after the key (or the dash), trailing spaces excluded; an item without a key has its
-#: key start at its value start.
+# One line of the subset for text with \r breaks: indentation, an optional item dash, an optional `key:` and the
+# rest of the line, then its line break. Every part is optional, so consecutive matches tile the text line by
+# line. The key alternative mirrors a `key:` followed by spaces or the line end.
+_ROW = re.compile(r"([ ]*)(-[ ]+)?(?:([A-Za-z_][A-Za-z0-9_-]*):(?:[ ]+|(?=[\r\n]|\Z)))?([^\r\n]*)(?:\r\n|\r|\n)?")
 _KEY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-_Row = tuple[int, int, bool, "str | None", int, int, int]
 
 # Memoised per spelling, bounded by clearing (workspaces repeat a few hundred keys and values; unique values
 # such as ids and timestamps would otherwise grow the tables without end). PlainScalar is never mutated after
@@ -71,7 +76,8 @@ _shapes: dict[str, object] = {}
 
 def _rows(text: str, start: int, end: int) -> list[_Row] | None:
     """The non-blank, non-comment lines of ``text[start:end]`` as rows; ``None`` when a line is neither a
-    ``key:`` line nor a ``- `` item (tabs in the indentation, a lone ``-``, flow or quoted keys…)."""
+    ``key:`` line nor a ``- `` item (tabs in the indentation, a lone ``-``, flow or quoted keys…) or holds a
+    scalar outside the subset: such a document always falls back, whatever the structure around the line."""
     if "\r" in text[start:end]:
         return _rows_any_break(text, start, end)
     rows: list[_Row] = []
@@ -84,18 +90,16 @@ def _rows(text: str, start: int, end: int) -> list[_Row] | None:
                 _shapes.clear()
             _shapes[line] = shape
         if shape:
-            indent, dash, name, key_at, vs, ve = shape
-            rows.append((indent, pos + indent, dash, name, pos + key_at, pos + vs, pos + ve))
+            rows.append((pos, shape))  # type: ignore[arg-type]
         elif shape is None:
             return None
         pos += len(line) + 1
     return rows
 
 
-def _line_shape(line: str) -> tuple[int, bool, str | None, int, int, int] | tuple[()] | None:
-    """One line (without its break) as ``(indent, is an item, key or None, key start, value start, value end)``,
-    offsets from the line start (without a key, the key start is the value start); ``()`` for a blank or comment
-    line; ``None`` when the line is neither a ``key:`` line nor an item."""
+def _line_shape(line: str) -> _Shape | tuple[()] | None:
+    """The shape of one line (without its break); ``()`` for a blank or comment line; ``None`` when the line is
+    neither a ``key:`` line nor an item, or holds a non-string key or a scalar outside the subset."""
     content = line.lstrip(" ")
     if not content or content[0] == "#":
         return ()  # a blank or comment line: skipped by YAML
@@ -111,11 +115,15 @@ def _line_shape(line: str) -> tuple[int, bool, str | None, int, int, int] | tupl
     else:
         rest = content
     rest_at = end - len(rest)
-    name, colon, value = rest.partition(":")
-    if colon and (not value or value[0] == " ") and _KEY_NAME.fullmatch(name):
-        return indent, dash, name, rest_at, end - len(value.lstrip(" ")), end
-    if dash:
-        return indent, True, None, rest_at, rest_at, end
+    name, colon, after = rest.partition(":")
+    try:
+        if colon and (not after or after[0] == " ") and (name in _keys or _KEY_NAME.fullmatch(name)):
+            raw = after.lstrip(" ")
+            return (indent, dash, name, _key_value(name), rest_at, end - len(raw), end) + _line_value(raw)
+        if dash:
+            return (indent, True, None, None, rest_at, rest_at, end) + _line_value(rest)
+    except _Fallback:
+        return None
     return None  # neither a `key:` line nor an item (a tab in the indentation, a flow key…)
 
 
@@ -124,21 +132,27 @@ def _rows_any_break(text: str, start: int, end: int) -> list[_Row] | None:
     rows: list[_Row] = []
     for m in _ROW.finditer(text, start, end):
         indent, dash, key, value = m.groups()
+        at = m.start()
         vs, ve = m.span(4)
         if value[-1:] == " ":
             ve = vs + len(value.rstrip(" "))
-        if key is None:
-            if dash is None:
-                if vs == ve or value[0] == "#":
-                    continue
-                return None
-            if vs == ve:
-                return None
-            rows.append((len(indent), m.start() + len(indent), True, None, vs, vs, ve))
-        else:
-            if vs == ve:
-                vs = ve = m.end(3) + 1  # no value: both ends at the colon's end, the trimmed line end
-            rows.append((len(indent), m.start() + len(indent), dash is not None, key, m.start(3), vs, ve))
+        try:
+            if key is None:
+                if dash is None:
+                    if vs == ve or value[0] == "#":
+                        continue
+                    return None
+                if vs == ve:
+                    return None
+                shape = (len(indent), True, None, None, vs - at, vs - at, ve - at) + _line_value(text[vs:ve])
+            else:
+                if vs == ve:
+                    vs = ve = m.end(3) + 1  # no value: both ends at the colon's end, the trimmed line end
+                shape = (len(indent), dash is not None, key, _key_value(key), m.start(3) - at, vs - at, ve - at)
+                shape += _line_value(text[vs:ve])
+        except _Fallback:
+            return None
+        rows.append((at, shape))
     return rows
 
 
@@ -148,7 +162,7 @@ def fast_load(text: str, start: int, end: int) -> YNode | None:
     An empty or comment-only block also returns ``None`` (the full parser handles it).
     """
     rows = _rows(text, start, end)
-    if not rows or rows[0][0] != 0:
+    if not rows or rows[0][1][0] != 0:
         return None
     try:
         node, i = _block(text, rows, 0, 0)
@@ -159,15 +173,16 @@ def fast_load(text: str, start: int, end: int) -> YNode | None:
 
 def _block(text: str, rows: list[_Row], i: int, indent: int) -> tuple[YNode, int]:
     """The block starting at row ``i`` (which must sit at ``indent``) and the index of the row after it."""
-    row = rows[i]
-    if row[0] != indent:
+    shape = rows[i][1]
+    if shape[0] != indent:
         raise _Fallback
-    if row[2]:
+    if shape[1]:
         return _sequence(text, rows, i, indent)
-    return _mapping(text, rows, i, indent, -1)
+    return _mapping(text, rows, i, indent, False)
 
 
 def _key_value(name: str) -> PlainScalar:
+    """The shared key value for the key spelling ``name``; raises :class:`_Fallback` for a non-string key."""
     value = _keys.get(name, _MISS)
     if value is _MISS:
         resolved = _resolve(name)
@@ -180,16 +195,16 @@ def _key_value(name: str) -> PlainScalar:
     return value  # type: ignore[return-value]
 
 
-def _mapping(text: str, rows: list[_Row], i: int, indent: int, first_key_at: int) -> tuple[YMap, int]:
-    """A block mapping at ``indent``; ``first_key_at`` >= 0 when its first key follows a ``- `` on row ``i``."""
+def _mapping(text: str, rows: list[_Row], i: int, indent: int, item: bool) -> tuple[YMap, int]:
+    """A block mapping at ``indent``; ``item`` when its first key follows the ``- `` of row ``i``."""
     mapping = YMap({}, -1, -1)
     entries = mapping.entries
     order = mapping.order
     last_end = -1
     n = len(rows)
     while i < n:
-        ind, _, dash, name, key_at, vs, ve = rows[i]
-        if first_key_at >= 0 and not order:
+        pos, (ind, dash, name, key_value, key_at, vs, ve, scalar, style) = rows[i]
+        if item and not order:
             pass  # the first key of a "- key: value" item sits after the dash
         elif ind != indent:
             if ind < indent:
@@ -199,13 +214,16 @@ def _mapping(text: str, rows: list[_Row], i: int, indent: int, first_key_at: int
             raise _Fallback
         if name is None or name in entries:
             raise _Fallback
-        key_value = _keys.get(name) or _key_value(name)
+        key_at += pos
         key = YScalar(key_value, key_at, key_at + len(name), "")
         if mapping.start < 0:
             mapping.start = key_at
         i += 1
-        if vs < ve:
-            value = _inline_value(text, vs, ve)
+        value: YNode
+        if style is not None:
+            value = YScalar(scalar, pos + vs, pos + ve, style)
+        elif vs < ve:
+            value = _inline_value(text, pos + vs, pos + ve)
         else:
             value, i = _nested(text, rows, i, indent, key)
         entries[name] = (key, value)
@@ -219,10 +237,10 @@ def _mapping(text: str, rows: list[_Row], i: int, indent: int, first_key_at: int
 def _nested(text: str, rows: list[_Row], i: int, indent: int, key: YScalar) -> tuple[YNode, int]:
     """Value of ``key:`` with nothing after the colon: an indented block, a same-indent sequence, or null."""
     if i < len(rows):
-        row = rows[i]
-        if row[0] > indent:
-            return _block(text, rows, i, row[0])
-        if row[0] == indent and row[2]:
+        shape = rows[i][1]
+        if shape[0] > indent:
+            return _block(text, rows, i, shape[0])
+        if shape[0] == indent and shape[1]:
             return _sequence(text, rows, i, indent)
     # An empty value: libyaml puts the (empty) plain scalar right after the colon.
     return YScalar(None, key.end + 1, key.end + 1, ""), i
@@ -234,19 +252,22 @@ def _sequence(text: str, rows: list[_Row], i: int, indent: int) -> tuple[YSeq, i
     items = seq.items
     n = len(rows)
     while i < n:
-        ind, cs, dash, name, key_at, vs, ve = rows[i]
+        pos, (ind, dash, name, _, key_at, vs, ve, scalar, style) = rows[i]
         if ind != indent or not dash:
             if ind <= indent:
                 break
             raise _Fallback
         if seq.start < 0:
-            seq.start = cs
+            seq.start = pos + ind
         item: YNode
         if name is not None:
             # "- key: value": a mapping whose further keys sit at the item's content column.
-            item, i = _mapping(text, rows, i, key_at - (cs - ind), key_at)
+            item, i = _mapping(text, rows, i, key_at, True)
+        elif style is not None:
+            item = YScalar(scalar, pos + vs, pos + ve, style)
+            i += 1
         else:
-            item = _inline_value(text, vs, ve)
+            item = _inline_value(text, pos + vs, pos + ve)
             i += 1
         items.append(item)
         seq.end = item.end
@@ -254,26 +275,8 @@ def _sequence(text: str, rows: list[_Row], i: int, indent: int) -> tuple[YSeq, i
 
 
 def _inline_value(text: str, at: int, ce: int) -> YNode:
+    """The value written on the line itself, ``text[at:ce]``: a scalar or a flow ``{}`` or ``[...]``."""
     c = text[at]
-    if c == '"':
-        if ce - at >= 2 and text[ce - 1] == '"':
-            content = text[at + 1:ce - 1]
-            # Printable ASCII without quotes or escapes is exactly the common case of _DQ_PLAIN, and these
-            # str checks run in C without a regular expression (isascii is constant time).
-            if content.isascii() and content.isprintable() and '"' not in content and "\\" not in content:
-                return YScalar(content, at, ce, '"')
-        m = _DQ_PLAIN.match(text, at, ce)
-        if m is not None and m.end() == ce:
-            return YScalar(text[at + 1:ce - 1], at, ce, '"')
-        m = _DQ.match(text, at, ce)
-        if not m or m.end() != ce:
-            raise _Fallback
-        return YScalar(json.loads(m.group()), at, ce, '"')
-    if c == "'":
-        m = _SQ.match(text, at, ce)
-        if not m or m.end() != ce:
-            raise _Fallback
-        return YScalar(m.group()[1:-1].replace("''", "'"), at, ce, "'")
     if c == "{":
         if text[at:ce] in ("{}", "{ }"):
             node = YMap({}, at, ce, True)
@@ -281,10 +284,37 @@ def _inline_value(text: str, at: int, ce: int) -> YNode:
         raise _Fallback
     if c == "[":
         return _flow_seq(text, at, ce)
-    raw = text[at:ce]
+    value, style = _scalar(text[at:ce])
+    return YScalar(value, at, ce, style)
+
+
+def _scalar(raw: str) -> tuple[Any, str]:
+    """``(value, style)`` of a one-line scalar ``raw`` (not a flow collection); raises :class:`_Fallback`
+    outside the subset."""
+    c = raw[0]
+    if c == '"':
+        if len(raw) >= 2 and raw[-1] == '"':
+            content = raw[1:-1]
+            # Printable ASCII without quotes or escapes is exactly the common case of _DQ_PLAIN, and these
+            # str checks run in C without a regular expression (isascii is constant time).
+            if content.isascii() and content.isprintable() and '"' not in content and "\\" not in content:
+                return content, '"'
+        m = _DQ_PLAIN.match(raw)
+        if m is not None and m.end() == len(raw):
+            return raw[1:-1], '"'
+        m = _DQ.match(raw)
+        if not m or m.end() != len(raw):
+            raise _Fallback
+        return json.loads(raw), '"'
+    if c == "'":
+        m = _SQ.match(raw)
+        if not m or m.end() != len(raw):
+            raise _Fallback
+        return raw[1:-1].replace("''", "'"), "'"
     value = _plains.get(raw, _MISS)
     if value is _MISS:
-        if _PLAIN.fullmatch(raw) and not _PLAIN_BAD.search(raw):
+        m = _PLAIN.match(raw)
+        if m is not None and m.end() == len(raw) and not _PLAIN_BAD.search(raw):
             resolved = _resolve(raw)
             value = None if resolved is None else PlainScalar(raw, resolved)
         else:
@@ -294,7 +324,16 @@ def _inline_value(text: str, at: int, ce: int) -> YNode:
         _plains[raw] = value
     if value is _INVALID:
         raise _Fallback
-    return YScalar(value, at, ce, "")
+    return value, ""
+
+
+def _line_value(raw: str) -> tuple[Any, str | None]:
+    """What a row carries about its value ``raw``: ``(value, style)`` of a scalar, ``(None, None)`` when there
+    is no value or it is a flow collection (built per document by :func:`_inline_value`); raises
+    :class:`_Fallback` for a scalar outside the subset (a document holding that line always falls back)."""
+    if not raw or raw[0] in "{[":
+        return None, None
+    return _scalar(raw)
 
 
 def _flow_seq(text: str, at: int, ce: int) -> YSeq:

@@ -41,8 +41,12 @@ OriginRoute = Literal[
     "owner_command",
 ]
 
-_IDENT_SEGMENT = re.compile(r"^[a-z0-9](?:[a-z0-9_-]*[a-z0-9])?$")
-_CONCEPT_SEGMENT = re.compile(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
+_IDENT_SEGMENT = r"[a-z0-9](?:[a-z0-9_-]*[a-z0-9])?"
+_CONCEPT_SEGMENT = r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
+# A whole id in one match: `/`-separated segments. Each segment may end with one "\n", as a per-segment
+# `^...$` match has always allowed (`$` matches before a final line break); callers strip ids first anyway.
+_IDENTIFIER = re.compile(f"{_IDENT_SEGMENT}\n?(?:/{_IDENT_SEGMENT}\n?)*")
+_CONCEPT_ID = re.compile(f"{_CONCEPT_SEGMENT}\n?(?:/{_CONCEPT_SEGMENT}\n?)*")
 _RFC3339 = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
 )
@@ -56,12 +60,12 @@ def _err(code: str, message: str) -> PydanticCustomError:
 def is_identifier(value: str) -> bool:
     """Memzoi's ``validate_proposal_identifier``: ``/``-separated segments of ``[a-z0-9_-]`` that start and end
     alphanumeric (reference §1.2)."""
-    return bool(value) and all(_IDENT_SEGMENT.match(s) for s in value.split("/"))
+    return _IDENTIFIER.fullmatch(value) is not None
 
 
 def is_concept_id(value: str) -> bool:
     """Memzoi's ``validate_concept_id`` for record paths: segments of ``[a-z0-9-]``, alphanumeric at both ends."""
-    return bool(value) and all(_CONCEPT_SEGMENT.match(s) for s in value.split("/"))
+    return _CONCEPT_ID.fullmatch(value) is not None
 
 
 def parse_rfc3339(value: str) -> datetime | None:
@@ -72,10 +76,10 @@ def parse_rfc3339(value: str) -> datetime | None:
     m = _RFC3339.match(value)
     if not m:
         return None
-    frac = (m.group(7) or "")[1:7].ljust(6, "0") if m.group(7) else "000000"
-    tz = m.group(8)
+    year, month, day, hour, minute, second, frac, tz = m.groups()
+    frac = frac[1:7].ljust(6, "0") if frac else "000000"
     tz = "+00:00" if tz in ("Z", "z") else tz
-    iso = f"{m.group(1)}-{m.group(2)}-{m.group(3)}T{m.group(4)}:{m.group(5)}:{m.group(6)}.{frac}{tz}"
+    iso = f"{year}-{month}-{day}T{hour}:{minute}:{second}.{frac}{tz}"
     try:
         return datetime.fromisoformat(iso)
     except ValueError:
@@ -236,7 +240,7 @@ def validate_retention(lane: str, facts: RetentionFacts) -> list[tuple[str, str]
     Returns ``(field, message)`` pairs for every rule broken; empty when the facts fit the lane.
     """
     out: list[tuple[str, str]] = []
-    present = {k for k, v in facts.model_dump().items() if v is not None}
+    present = {k for k in type(facts).model_fields if getattr(facts, k) is not None}
     session_fields = {"started_at", "last_continued_at", "closed_at"}
     if facts.episodic_extension is not None:
         out.append(("episodic_extension", "episodic_extension is not supported until an owner-authorized "
