@@ -12,7 +12,7 @@ import pytest
 
 from memzoi import check as check_mod
 from memzoi.check import PARALLEL_THRESHOLD, check_paths, expand
-from memzoi.parallel import can_fork, fork_map
+from memzoi.parallel import ChunkPool, can_fork, fork_map
 from tests.benchmarks.generate import generate
 
 
@@ -24,18 +24,17 @@ def _summary(report) -> list[tuple]:
 def test_workers_and_in_process_give_identical_reports(tmp_path, monkeypatch):
     ws = generate(tmp_path / "ws", 300, seed=3, git=False)
     memzoi = str(ws.root / ".memzoi")
-    used: list[int] = []
-    real = check_mod.fork_map
+    used: list[bool] = []
+    real = check_mod.ChunkPool.results
 
-    def spy(fn, jobs, **kw):
-        result = real(fn, jobs, **kw)
-        used.append(0 if result is None else kw["workers"])
-        return result
+    def spy(self):
+        used.append(self.parallel)
+        return real(self)
 
-    monkeypatch.setattr(check_mod, "fork_map", spy)
+    monkeypatch.setattr(check_mod.ChunkPool, "results", spy)
     parallel = check_paths([memzoi], workers=2)
     serial = check_paths([memzoi], workers=1)
-    assert used == [2, 0]  # the first run really used two workers, the second none
+    assert used == [True, False]  # the first run really used worker processes, the second none
     assert parallel.files_checked == serial.files_checked == 330 >= PARALLEL_THRESHOLD
     assert _summary(parallel) == _summary(serial)
     codes = {l.finding.code for l in parallel.findings}
@@ -62,6 +61,41 @@ def _die(x: int) -> int:
 @pytest.mark.skipif(not can_fork(), reason="worker processes need fork in a single-threaded process")
 def test_fork_map_reports_a_dead_worker_so_the_caller_can_redo_the_work():
     assert fork_map(_die, list(range(20)), workers=2, chunksize=1) is None
+
+
+def _squares(chunk: list[int]) -> list[int]:
+    return [x * x for x in chunk]
+
+
+_PARENT = os.getpid()
+
+
+def _die_in_worker(chunk: list[int]) -> list[int]:
+    if 7 in chunk and os.getpid() != _PARENT:
+        os._exit(3)
+    return [(x, os.getpid() == _PARENT) for x in chunk]
+
+
+def test_chunk_pool_small_runs_stay_in_process():
+    pool = ChunkPool(_squares, workers=2, chunksize=4, start_at=100)
+    for i in range(30):
+        pool.add(i)
+    assert pool.results() == [i * i for i in range(30)] and not pool.parallel
+
+
+@pytest.mark.skipif(not can_fork(), reason="worker processes need fork in a single-threaded process")
+def test_chunk_pool_keeps_order_and_redoes_the_chunks_of_a_dead_worker():
+    pool = ChunkPool(_squares, workers=2, chunksize=3, start_at=5)
+    for i in range(50):
+        pool.add(i)
+    assert pool.parallel
+    assert pool.results() == [i * i for i in range(50)]
+    pool = ChunkPool(_die_in_worker, workers=2, chunksize=3, start_at=5)
+    for i in range(40):
+        pool.add(i)
+    got = pool.results()
+    assert [x for x, _ in got] == list(range(40))
+    assert any(here for x, here in got if x == 7)  # the killed chunk was redone in this process
 
 
 def test_cli_check_in_workers_matches_in_process(tmp_path):

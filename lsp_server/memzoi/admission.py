@@ -150,7 +150,8 @@ def git_visibility(root: str | os.PathLike[str], paths: Iterable[str | os.PathLi
     return result
 
 
-def _opening(analysis: Analysis) -> tuple[int, int]:
+def opening_span(analysis: Analysis) -> tuple[int, int]:
+    """Span of the file's opening ``---`` (after a BOM), where file-level admission findings sit."""
     start = 1 if analysis.document.bom else 0
     return start, min(start + 3, len(analysis.text))
 
@@ -165,7 +166,7 @@ def canonical_path_findings(path: str | os.PathLike[str], analysis: Analysis,
     role = analysis.placement.role
     if role not in (Role.RECORD, Role.PENDING, Role.APPLIED, Role.REJECTED):
         return []
-    start, end = _opening(analysis)
+    start, end = opening_span(analysis)
     try:
         mode = os.lstat(path).st_mode
     except OSError:
@@ -197,17 +198,27 @@ def canonical_path_findings(path: str | os.PathLike[str], analysis: Analysis,
 
 def git_findings(analysis: Analysis, visibility: GitVisibility) -> list[Finding]:
     """``ignored_untracked`` and ``review_visibility`` for a record or packet with the given git visibility."""
-    role = analysis.placement.role
+    return visibility_findings(analysis.placement.role, opening_span(analysis), is_attested(analysis), visibility)
+
+
+def is_attested(analysis: Analysis) -> bool:
+    """True when the record carries a materialization attestation (valid or stale)."""
+    return analysis.attestation is not None and analysis.attestation.state not in (
+        AttestationState.UNATTESTED, AttestationState.UNKNOWN)
+
+
+def visibility_findings(role: Role, opening: tuple[int, int], attested: bool,
+                        visibility: GitVisibility) -> list[Finding]:
+    """:func:`git_findings` from plain facts: the file's role, the span of its opening ``---`` and whether it
+    is an attested record (so a caller can keep these three values instead of the analysis)."""
     if role not in (Role.RECORD, Role.PENDING, Role.APPLIED, Role.REJECTED):
         return []
     what = "record" if role is Role.RECORD else "proposal packet"
-    start, end = _opening(analysis)
+    start, end = opening
     if visibility is GitVisibility.IGNORED:
         return [finding("ignored_untracked", f"git ignores this untracked {what}, so no reviewer would see it and "
                         "Memzoi refuses it (ignored-untracked): remove the ignore rule that matches it, or "
                         "`git add -f` it", start, end)]
-    attested = analysis.attestation is not None and analysis.attestation.state not in (
-        AttestationState.UNATTESTED, AttestationState.UNKNOWN)
     if visibility is GitVisibility.NO_WORKTREE and role is Role.RECORD and attested:
         return [finding("review_visibility", "this record carries a materialization attestation but is not in a git "
                         "worktree, so its review cannot be verified; Memzoi refuses it (review-visibility): move the "
@@ -359,6 +370,9 @@ __all__ = [
     "admit_all",
     "canonical_path_findings",
     "git_findings",
+    "is_attested",
+    "opening_span",
+    "visibility_findings",
     "git_visibility",
     "refine_stale",
     "refusals",

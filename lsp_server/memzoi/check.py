@@ -2,26 +2,28 @@
 
 Shared by ``memzoi check`` and the language server's "check workspace" command. One unreadable or malformed
 file never stops the others. From :data:`PARALLEL_THRESHOLD` files on, a single-threaded caller (the CLI)
-analyses in forked worker processes (:mod:`memzoi.parallel`); each worker returns only what the report needs
-(located findings, cross-file facts and the text), never the analysis itself, which costs more to send than to
-recompute. Results are identical either way.
+analyses in forked worker processes (:mod:`memzoi.parallel`), which start while the walk is still finding files;
+each worker returns only what the report needs (located findings, cross-file facts, the text and three facts
+for git visibility), never the analysis itself, which costs more to send than to recompute. Results are
+identical either way.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from .admission import GitVisibility, admit, git_visibility, refine_stale
+from .admission import (GitVisibility, canonical_path_findings, git_visibility, is_attested, opening_span,
+                        refine_stale, visibility_findings)
 from .analysis import analyze_path
 from .config import MemzoiConfig, load_config
 from .crossfile import FileFacts, check_cross_file, facts_from_analysis
 from .findings import Finding, finding
-from .parallel import cpu_count, fork_map
+from .parallel import ChunkPool, cpu_count
 from .retention import utc_now
 from .text import LineIndex
 from .workspace import MEMZOI_DIR, RESERVED_NAMES, Role, place, utf8_name
@@ -31,6 +33,8 @@ _SNIFF = ("---", "+++", "{", "\ufeff---", "\ufeff+++", "\ufeff{")
 #: From this many files on, ``check_paths`` analyses in worker processes when it may fork (below it, starting
 #: the workers costs more than it saves).
 PARALLEL_THRESHOLD = 300
+#: Files per unit of work sent to a worker: small enough to keep both cores busy to the end.
+CHUNK = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +81,14 @@ class Expanded:
     complete: set[str] = field(default_factory=set)
 
 
-def expand(arg: str) -> Expanded:
+def expand(arg: str, *, on_file: Callable[[str, str], None] | None = None) -> Expanded:
     """Expand one command-line path into the files to check.
 
     A file is checked as given. A directory is walked: everything below a ``.memzoi`` directory (records,
     proposals and reserved files), and elsewhere only Markdown files that start with frontmatter. Hidden entries
     other than ``.memzoi`` are skipped; symlinks inside ``.memzoi`` give a ``canonical_path`` finding. Raises
-    :class:`UsageError` for a path that does not exist.
+    :class:`UsageError` for a path that does not exist. ``on_file(path, display)`` is called for each file
+    as soon as it is found (a caller can start on it while the walk goes on).
     """
     p = Path(arg)
     out = Expanded()
@@ -94,11 +99,18 @@ def expand(arg: str) -> Expanded:
             out.path_findings.append((arg, _symlink_finding()))
         else:
             out.files.append((arg, arg))
+            if on_file is not None:
+                on_file(arg, arg)
         return out
     inside = MEMZOI_DIR in p.resolve().parts
     # Shown and printed as JSON: a name that is not UTF-8 is shown with replacement characters. Names below
     # the argument are UTF-8 (others are reported, never entered), so only the argument needs converting.
     shown_arg = os.fsencode(arg).decode("utf-8", "replace")
+
+    def found(path: str, shown: str) -> None:
+        out.files.append((path, shown))
+        if on_file is not None:
+            on_file(path, shown)
 
     def visit(d: str, shown: str, managed: bool) -> None:
         try:
@@ -139,14 +151,14 @@ def expand(arg: str) -> Expanded:
                     if dir_placement is None:  # the role of an ordinary file here depends on the folder alone
                         dir_placement = place(os.path.join(d, "probe.md"))
                     if name in RESERVED_NAMES or dir_placement.role is not Role.OTHER:
-                        out.files.append((q, q_shown))
+                        found(q, q_shown)
                     else:
                         out.skipped.append((q_shown, "outside records/ and proposals/"))
                         if dir_placement.memzoi_dir is not None:
                             # Cross-file checks still count such a file when it sits below proposals/.
                             stray.add(os.path.abspath(dir_placement.memzoi_dir))
                 elif _looks_like_memzoi(q):
-                    out.files.append((q, q_shown))
+                    found(q, q_shown)
                 else:
                     out.skipped.append((q_shown, "no frontmatter (not a Memzoi file)"))
 
@@ -176,16 +188,6 @@ def _symlink_finding(folder: bool = False) -> Finding:
     return finding("canonical_path", message, 0, 0)
 
 
-@dataclass(frozen=True, slots=True)
-class _Run:
-    """What every file of one check shares: the clock, the configuration of each ``.memzoi`` directory
-    (absolute path), and an id that scopes per-process caches to this run."""
-
-    now: datetime
-    configs: dict[str, MemzoiConfig]
-    run_id: str
-
-
 @dataclass(slots=True)
 class _FileResult:
     """What the report needs from one analysed file (small to send back from a worker)."""
@@ -195,94 +197,98 @@ class _FileResult:
     memzoi_dir: str | None  # absolute
     findings: list[Located]
     facts: FileFacts
-    text: str  # to place cross-file findings
+    text: str  # to place the findings added later (git visibility, cross-file)
+    role: Role
+    opening: tuple[int, int]  # span of the opening `---`
+    attested: bool
 
 
-_LINKS: tuple[str, dict[str, bool]] = ("", {})
-
-
-def _dir_links(run_id: str) -> dict[str, bool]:
-    """The "is this directory a symlink" cache of :func:`memzoi.admission.admit`, shared by the files of one run
-    in one process (a later run starts afresh: a directory may have changed)."""
-    global _LINKS
-    if _LINKS[0] != run_id:
-        _LINKS = (run_id, {})
-    return _LINKS[1]
-
-
-def _check_file(run: _Run, job: tuple[str, str, str]) -> _FileResult:
-    """Analyse one file: its own findings (a stale attestation refined from git), its admission findings with
-    the given git visibility, located; and its cross-file facts. ``job`` is ``(absolute path, display path,
-    git visibility)``."""
-    path, display, visibility = job
-    placement = place(path)
-    md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
-    config = run.configs.get(md) if md else None
-    analysis = refine_stale(path, analyze_path(path, now=run.now, config=config, placement=placement))
-    found = list(analysis.findings)
-    if md is not None:
-        found += admit(path, analysis, GitVisibility(visibility), _dir_links(run.run_id)).findings
-    located: list[Located] = []
-    if found:  # most files are clean: index lines only where a position is needed
-        index = LineIndex(analysis.text)
-        located = [Located(display, f, index.position(f.start), index.position(f.end)) for f in found]
-    return _FileResult(display, path, md, located, facts_from_analysis(analysis), analysis.text)
+def _check_chunk(now: datetime, jobs: list[tuple[str, str]]) -> list[_FileResult]:
+    """Analyse the files ``jobs`` (``(absolute path, display path)`` pairs): each file's own findings (a stale
+    attestation refined from git) and canonical-path findings, located, plus what the caller needs for git
+    visibility and cross-file findings. Runs in a worker process or in the caller's."""
+    configs: dict[str, MemzoiConfig] = {}
+    links: dict[str, bool] = {}  # "is this directory a symlink", asked once per directory of the chunk
+    out: list[_FileResult] = []
+    for path, display in jobs:
+        placement = place(path)
+        md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
+        config = None
+        if md is not None:
+            config = configs.get(md)
+            if config is None:
+                config = configs[md] = load_config(md).config
+        analysis = refine_stale(path, analyze_path(path, now=now, config=config, placement=placement))
+        found = list(analysis.findings)
+        if md is not None:
+            found += canonical_path_findings(path, analysis, links)
+        located: list[Located] = []
+        if found:  # most files are clean: index lines only where a position is needed
+            index = LineIndex(analysis.text)
+            located = [Located(display, f, index.position(f.start), index.position(f.end)) for f in found]
+        out.append(_FileResult(display, path, md, located, facts_from_analysis(analysis), analysis.text,
+                               placement.role, opening_span(analysis), is_attested(analysis)))
+    return out
 
 
 def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
     """Check every file under ``args`` (see :func:`expand`). Raises :class:`UsageError` for a missing path.
 
     ``workers``: analysis processes (default one per CPU, at most 8; 1 = in this process). Workers are only used
-    from :data:`PARALLEL_THRESHOLD` files on and where :func:`memzoi.parallel.can_fork` allows.
+    from :data:`PARALLEL_THRESHOLD` files on and where :func:`memzoi.parallel.can_fork` allows; they start
+    analysing while the paths are still being walked.
     """
     report = CheckReport()
+    n = min(cpu_count(), 8) if workers is None else workers
+    pool: ChunkPool[tuple[str, str], _FileResult] = ChunkPool(
+        functools.partial(_check_chunk, utc_now()), workers=n, chunksize=CHUNK, start_at=PARALLEL_THRESHOLD)
     seen: set[tuple[int, int] | str] = set()
-    files: list[tuple[str, str]] = []
-    complete: set[str] = set()
-    for arg in args:
-        found = expand(arg)
-        report.skipped.extend(found.skipped)
-        complete |= found.complete
-        for display, f in found.path_findings:
-            report.findings.append(Located(display, f, (0, 0), (0, 0)))
-        for path, display in found.files:
-            path = os.path.abspath(path)
-            try:
-                st = os.stat(path)
-                key: tuple[int, int] | str = (st.st_dev, st.st_ino)
-            except OSError:
-                key = path  # the analysis reports why it cannot be read
-            if key not in seen:
-                seen.add(key)
-                files.append((path, display))
-    # One batch of git calls per .memzoi directory (admission's review visibility) and one configuration read.
-    groups: dict[str, list[str]] = {}
+    groups: dict[str, list[str]] = {}  # .memzoi directory -> its files
     folders: dict[str, str | None] = {}  # the .memzoi directory above each folder
-    for path, _ in files:
+
+    def add(path: str, display: str) -> None:
+        path = os.path.abspath(path)
+        try:
+            st = os.stat(path)
+            key: tuple[int, int] | str = (st.st_dev, st.st_ino)
+        except OSError:
+            key = path  # the analysis reports why it cannot be read
+        if key in seen:
+            return
+        seen.add(key)
         folder = os.path.dirname(path)
         if folder not in folders:
             md = place(path).memzoi_dir
             folders[folder] = os.path.abspath(md) if md is not None else None
         if folders[folder] is not None:
             groups.setdefault(folders[folder], []).append(path)
+        pool.add((path, display))
+
+    complete: set[str] = set()
+    for arg in args:
+        found = expand(arg, on_file=add)
+        report.skipped.extend(found.skipped)
+        complete |= found.complete
+        for display, f in found.path_findings:
+            report.findings.append(Located(display, f, (0, 0), (0, 0)))
+    # Admission's review visibility: one batch of git calls per .memzoi directory, while the workers analyse.
     visibility: dict[str, GitVisibility] = {}
     for md, members in groups.items():
         visibility.update(git_visibility(os.path.dirname(md), members))
-    run = _Run(utc_now(), {md: load_config(md).config for md in groups}, uuid.uuid4().hex)
     report.memzoi_dirs = {Path(md) for md in groups}
-    jobs = [(path, display, visibility.get(path, GitVisibility.UNKNOWN).value) for path, display in files]
-    work = functools.partial(_check_file, run)
-    n = min(cpu_count(), 8) if workers is None else workers
-    results = None
-    if len(jobs) >= PARALLEL_THRESHOLD:
-        results = fork_map(work, jobs, workers=n, chunksize=max(8, len(jobs) // (n * 16)))
-    if results is None:
-        results = [work(job) for job in jobs]
+    results = pool.results()
     report.files_checked = len(results)
     by_display: dict[str, _FileResult] = {}
     for r in results:
         report.findings.extend(r.findings)
         by_display[r.display] = r
+        if r.memzoi_dir is not None:
+            seen_by_git = visibility.get(r.key, GitVisibility.UNKNOWN)
+            found = visibility_findings(r.role, r.opening, r.attested, seen_by_git)
+            if found:
+                index = LineIndex(r.text)
+                report.findings.extend(Located(r.display, f, index.position(f.start), index.position(f.end))
+                                       for f in found)
     # Cross-file findings (lineage, duplicates, identities) of the checked files, over their whole workspace.
     cross = check_cross_file({r.display: (r.key, r.memzoi_dir, r.facts) for r in results}, complete)
     for display, found in cross.items():

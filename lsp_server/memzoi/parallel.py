@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 import os
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 J = TypeVar("J")
 R = TypeVar("R")
@@ -71,4 +71,84 @@ def fork_map(fn: Callable[[J], R], jobs: Sequence[J], *, workers: int, chunksize
     return out
 
 
-__all__ = ["can_fork", "cpu_count", "fork_map"]
+class ChunkPool:
+    """Jobs handed to forked workers in chunks while the caller is still finding them; results in job order.
+
+    ``fn`` maps a chunk (a list of jobs) to the list of its results and must be a picklable module-level
+    function (or a ``functools.partial`` of one). Nothing is started until ``start_at`` jobs have been added, so
+    small runs stay in this process; workers are only used when :func:`can_fork` allows. A chunk whose worker
+    died is redone in this process, so :meth:`results` always returns every result. Use it from one thread.
+    """
+
+    def __init__(self, fn: Callable[[list[J]], list[R]], *, workers: int, chunksize: int, start_at: int) -> None:
+        self.fn = fn
+        self.workers = workers
+        self.chunksize = max(1, chunksize)
+        self.start_at = start_at
+        self.jobs = 0
+        self._pending: list[J] = []
+        self._chunks: list[list[J]] = []
+        self._futures: list[Any] = []  # one future per submitted chunk (None: do it here)
+        self._executor: Any = None
+        self._started = False
+
+    @property
+    def parallel(self) -> bool:
+        """True once worker processes are running."""
+        return self._executor is not None
+
+    def add(self, job: J) -> None:
+        """Queue ``job``; a full chunk goes to the workers at once (once they are started)."""
+        self._pending.append(job)
+        self.jobs += 1
+        if not self._started and self.jobs >= self.start_at:
+            self._start()
+        if self._started and len(self._pending) >= self.chunksize:
+            self._submit()
+
+    def _start(self) -> None:
+        self._started = True
+        if self.workers >= 2 and can_fork():
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            try:
+                self._executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("fork"),
+                                                     initializer=_start_worker)
+            except OSError:
+                self._executor = None
+
+    def _submit(self) -> None:
+        while self._pending:
+            chunk, self._pending = self._pending[: self.chunksize], self._pending[self.chunksize :]
+            future = None
+            if self._executor is not None:
+                try:
+                    future = self._executor.submit(self.fn, chunk)
+                except (RuntimeError, OSError):  # a broken pool refuses new work (BrokenProcessPool is one)
+                    future = None
+            self._chunks.append(chunk)
+            self._futures.append(future)
+
+    def results(self) -> list[R]:
+        """Every job's result, in the order the jobs were added; waits for the workers, then stops them."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        self._submit()
+        out: list[R] = []
+        try:
+            for chunk, future in zip(self._chunks, self._futures):
+                done = None
+                if future is not None:
+                    try:
+                        done = future.result()
+                    except (BrokenProcessPool, OSError):
+                        done = None  # the worker died (killed, out of memory)
+                out.extend(done if done is not None else self.fn(chunk))
+        finally:
+            if self._executor is not None:
+                self._executor.shutdown(wait=True, cancel_futures=True)
+        return out
+
+
+__all__ = ["ChunkPool", "can_fork", "cpu_count", "fork_map"]
