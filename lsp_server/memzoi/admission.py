@@ -21,7 +21,7 @@ import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from .analysis import Analysis
 from .attestation import AttestationState
@@ -157,11 +157,12 @@ def opening_span(analysis: Analysis) -> tuple[int, int]:
 
 
 def canonical_path_findings(path: str | os.PathLike[str], analysis: Analysis,
-                            dir_links: dict[str, bool] | None = None) -> list[Finding]:
+                            dir_links: dict[Any, bool] | None = None) -> list[Finding]:
     """``canonical_path`` for a git-plane file that is a symlink, not a regular file, or whose real location is
     not ``<.memzoi>/records/<concept_id>.md`` (a symlinked parent directory, a symlinked ``.memzoi``).
 
-    ``dir_links`` caches "is this directory a symlink" across calls of one scan (one ``lstat`` per directory).
+    ``dir_links`` caches "is this directory a symlink" and "is this folder reached through one" across calls of
+    one scan (one ``lstat`` per directory); start a new dict for each scan.
     """
     role = analysis.placement.role
     if role not in (Role.RECORD, Role.PENDING, Role.APPLIED, Role.REJECTED):
@@ -180,19 +181,29 @@ def canonical_path_findings(path: str | os.PathLike[str], analysis: Analysis,
     if memzoi_dir is None:
         return []
     cache = dir_links if dir_links is not None else {}
-    root = os.path.abspath(memzoi_dir)
-    cur = os.path.dirname(os.path.abspath(path))
-    while True:  # every directory from the file's folder up to and including `.memzoi`
+    folder = os.path.dirname(os.path.abspath(path))
+    # The folder decides the chain up to `.memzoi` (its nearest one), so one verdict per folder suffices.
+    verdict = cache.get(("folder", folder))
+    if verdict is None:
+        verdict = cache[("folder", folder)] = _linked_chain(folder, os.path.abspath(memzoi_dir), cache)
+    if verdict:
+        return [finding("canonical_path", "this file is reached through a symlinked directory, so its real path "
+                        "is outside the `.memzoi` tree; Memzoi refuses it (canonical-path): move the file into "
+                        "the real `.memzoi/records/` or `.memzoi/proposals/` folder", start, end)]
+    return []
+
+
+def _linked_chain(cur: str, root: str, cache: dict) -> bool:
+    """True when ``cur`` or a directory above it, up to and including ``root``, is a symlink."""
+    while True:
         linked = cache.get(cur)
         if linked is None:
             linked = cache[cur] = os.path.islink(cur)
         if linked:
-            return [finding("canonical_path", "this file is reached through a symlinked directory, so its real path "
-                            "is outside the `.memzoi` tree; Memzoi refuses it (canonical-path): move the file into "
-                            "the real `.memzoi/records/` or `.memzoi/proposals/` folder", start, end)]
+            return True
         parent = os.path.dirname(cur)
         if cur == root or parent == cur:
-            return []
+            return False
         cur = parent
 
 
@@ -274,7 +285,7 @@ def _insert_at(out: list[str]) -> int:
 
 
 def admit(path: str | os.PathLike[str], analysis: Analysis, visibility: GitVisibility,
-          dir_links: dict[str, bool] | None = None) -> Admission:
+          dir_links: dict[Any, bool] | None = None) -> Admission:
     """Admission of one file: its canonical-path and git findings plus the refusals implied by all findings.
     ``dir_links`` is an optional per-scan cache (see :func:`canonical_path_findings`)."""
     extra = canonical_path_findings(path, analysis, dir_links) + git_findings(analysis, visibility)
