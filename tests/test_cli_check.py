@@ -217,3 +217,16 @@ def test_unreadable_config_is_reported_on_stderr(capsys, workspace):
     (workspace / ".memzoi" / "config.toml").write_text('[project\nid = "x\n', encoding="utf-8")
     code, _, err = run(capsys, "check", str(workspace))
     assert code == 0 and "config.toml: invalid TOML" in err and "default settings" in err
+
+
+def test_a_config_file_given_by_name_is_checked_as_configuration(capsys, tmp_path):
+    """`memzoi check .memzoi/config.toml` checks the settings instead of reporting missing frontmatter."""
+    config = tmp_path / ".memzoi" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('[project]\nid = "demo"\n', encoding="utf-8")
+    code, out, err = run(capsys, "check", str(config), "--format", "json")
+    assert code == 0 and json.loads(out) == {"findings": [], "files_checked": 0}
+    assert "the settings are valid" in err and "frontmatter" not in err
+    config.write_text("[project\n", encoding="utf-8")
+    code, out, err = run(capsys, "check", str(config))
+    assert code == 1 and "invalid TOML" in err and "frontmatter_missing" not in out

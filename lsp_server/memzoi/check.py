@@ -20,7 +20,7 @@ from pathlib import Path
 from .admission import (GitVisibility, canonical_path_findings, git_visibility, is_attested, opening_span,
                         refine_stale, visibility_findings)
 from .analysis import analyze_path
-from .config import MemzoiConfig, load_config
+from .config import CONFIG_NAME, MemzoiConfig, load_config
 from .crossfile import FileFacts, check_cross_file, facts_from_analysis
 from .findings import Finding, finding
 from .parallel import ChunkPool, cpu_count
@@ -51,7 +51,8 @@ class Located:
 @dataclass
 class CheckReport:
     """Result of :func:`check_paths`: findings sorted by path and position, what was looked at, and the
-    ``.memzoi`` directories the checked files belong to (as found above each path)."""
+    ``.memzoi`` directories the checked files belong to (as found above each path) or whose ``config.toml`` was
+    given; the caller reports their configuration errors."""
 
     findings: list[Located] = field(default_factory=list)
     files_checked: int = 0
@@ -79,6 +80,7 @@ class Expanded:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     path_findings: list[tuple[str, Finding]] = field(default_factory=list)
     complete: set[str] = field(default_factory=set)
+    configs: set[str] = field(default_factory=set)  # .memzoi directories whose config.toml was given
 
 
 def expand(arg: str, *, on_file: Callable[[str, str], None] | None = None) -> Expanded:
@@ -97,6 +99,11 @@ def expand(arg: str, *, on_file: Callable[[str, str], None] | None = None) -> Ex
     if not p.is_dir():
         if p.is_symlink():
             out.path_findings.append((arg, _symlink_finding()))
+        elif p.name == CONFIG_NAME and p.parent.name == MEMZOI_DIR:
+            # The project configuration is TOML, not a record: its settings are checked (and reported by the
+            # caller through ``CheckReport.memzoi_dirs``) instead of reporting missing frontmatter.
+            out.skipped.append((arg, "project configuration: its settings are checked"))
+            out.configs.add(os.path.abspath(p.parent))
         else:
             out.files.append((arg, arg))
             if on_file is not None:
@@ -265,17 +272,19 @@ def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
         pool.add((path, display))
 
     complete: set[str] = set()
+    configs: set[str] = set()
     for arg in args:
         found = expand(arg, on_file=add)
         report.skipped.extend(found.skipped)
         complete |= found.complete
+        configs |= found.configs
         for display, f in found.path_findings:
             report.findings.append(Located(display, f, (0, 0), (0, 0)))
     # Admission's review visibility: one batch of git calls per .memzoi directory, while the workers analyse.
     visibility: dict[str, GitVisibility] = {}
     for md, members in groups.items():
         visibility.update(git_visibility(os.path.dirname(md), members))
-    report.memzoi_dirs = {Path(md) for md in groups}
+    report.memzoi_dirs = {Path(md) for md in [*groups, *configs]}
     results = pool.results()
     report.files_checked = len(results)
     by_display: dict[str, _FileResult] = {}

@@ -44,9 +44,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"memzoi: {err}", file=sys.stderr)
         return 2
     # A config that cannot be read silently falls back to defaults in the analysis; say so once per folder.
+    config_errors = False
     for memzoi_dir in sorted(report.memzoi_dirs, key=str):
         for error in load_config(memzoi_dir).errors:
+            config_errors = True
             print(f"memzoi: {error}; checked with the default settings", file=sys.stderr)
+    given = [display for display, why in report.skipped if why.startswith("project configuration")]
+    if given and not config_errors:
+        print(f"memzoi: {', '.join(given)}: the settings are valid", file=sys.stderr)
     out = sys.stdout
     if args.format == "json":
         out.write(json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n")
@@ -65,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
             f"{len(report.findings) - counts['error'] - counts['warning']} other",
             file=sys.stderr,
         )
-    return 1 if report.has_errors else 0
+    # A configuration given by name is checked for itself: its errors fail the check.
+    return 1 if report.has_errors or (given and config_errors) else 0
 
 
 def to_json(report: CheckReport) -> dict:
