@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memzoi.safety import credentials, keyed, pii
+from memzoi.safety import context
 from memzoi.safety.context import LONG, Ctx
 
 try:  # the regex parser is private; the width facts are checked where it exists
@@ -104,3 +105,29 @@ def test_token_shapes_found_in_long_runs_and_slack_token_anywhere():
     for text in (f"token {key} here", f"slack token: {slack}"):
         labels = {h.label for h in credentials.token_hits(Ctx(text))}
         assert labels, text
+
+
+_SPACES = st.sampled_from(["a", "B", "9", "-", "/", " ", "\t", "\n", "\r\n", "\x0b", "\x0c", "\x1c", "\x1f", "\x85",
+                           "\xa0", "\u2028", "é", "aaaaaaaaaaaaaaaa", "Zz09+/=_-.:@%"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_SPACES, max_size=40).map("".join))
+def test_long_runs_are_the_long_parts_of_str_split(text):
+    expected, cursor = [], 0
+    for run in (w for w in text.split() if len(w) >= LONG):
+        cursor = text.index(run, cursor)
+        expected.append((cursor, run))
+        cursor += len(run)
+    assert Ctx(text).longs == expected
+
+
+def test_words_are_the_declared_gate_words_of_the_text():
+    ctx = Ctx("Password: x; see the API-key and a tokenizer, 2026-07-06")
+    assert b"password" in ctx.words and b"api" in ctx.words and b"key" in ctx.words
+    assert b"see" not in ctx.words  # not a gate word
+    assert ctx.all_words >= {b"see", b"tokenizer", b"2026", b"07"}
+    assert ctx.words == ctx.all_words & context._VOCABULARY
+    assert ctx.has(b"password", b"cookie") and not ctx.has(b"cookie")
+    with pytest.raises(ValueError, match="undeclared"):
+        ctx.has(b"see")

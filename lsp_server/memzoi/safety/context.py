@@ -1,23 +1,65 @@
 """The per-text scan context: lower-cased text, a word set for cheap gating, and the long whitespace-free runs.
 
-Detectors are gated on words (``b"password" in ctx.words``) before any regular expression runs, so a typical
+Detectors are gated on words (``ctx.any_of(PASSWORD_WORDS)``) before any regular expression runs, so a typical
 record pays for one translation pass, one split and a few set look-ups; only texts that mention a detector's
 vocabulary pay for its patterns. Words are maximal ASCII alphanumeric runs of the lower-cased text, as bytes
 (``api_key`` gives ``api`` and ``key``; ``ghp_…`` gives ``ghp``). Long runs (16+ characters between whitespace)
 are where every token, hash and encoded value lives.
+
+A detector declares the words it gates on with :func:`gate_words` when its module is imported; :attr:`Ctx.words`
+keeps only those (a record has some hundred distinct words and mentions a handful of gate words, so every
+later set operation is on a tiny set). :meth:`Ctx.any_of` takes such a declared set; :meth:`Ctx.has` takes
+words and refuses one nobody declared.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
-from functools import cached_property
+from collections.abc import Iterable
 
 _NON_ALNUM = bytes(c for c in range(256) if not (48 <= c <= 57 or 97 <= c <= 122))
 _TO_SPACE = bytes.maketrans(_NON_ALNUM, b" " * len(_NON_ALNUM))
 _ASCII_LOWER = str.maketrans({chr(c): chr(c + 32) for c in range(65, 91)})
 _FENCE = re.compile(r"(?m)^[ \t]{0,3}(`{3,}|~{3,})")
 LONG = 16
+#: ASCII bytes → space for the characters ``str.split()`` splits on (``str.isspace``), ``x`` for the others
+_SPACE_MARKS = bytes(32 if chr(c).isspace() else 120 for c in range(128)) + b"x" * 128
+_LONG_MARK = b"x" * LONG
+
+
+class lazy:  # noqa: N801 - used like functools.cached_property
+    """``functools.cached_property`` without its lock (Python < 3.12 takes one on every first access): the value
+    is computed on first access and stored in the instance ``__dict__``, which later lookups find directly. A
+    :class:`Ctx` belongs to one scan in one thread."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.name = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
+
+
+#: every word some detector gates on (see gate_words)
+_VOCABULARY: set[bytes] = set()
+
+
+def gate_words(words: Iterable[bytes]) -> frozenset[bytes]:
+    """Declare ``words`` (lower-case ASCII alphanumeric, as bytes) as gate words and return them as a frozenset.
+
+    Only declared words are kept in :attr:`Ctx.words`, so a detector module calls this at import time for every
+    word it looks up (contexts built before a declaration do not know the new word)."""
+    out = frozenset(words)
+    _VOCABULARY.update(out)
+    return out
 
 
 def lower(text: str) -> str:
@@ -35,39 +77,68 @@ class Ctx:
         self.text = text
         self.low = lower(text)
         self.low_bytes = self.low.encode("utf-8", "surrogatepass")
-        self.words: frozenset[bytes] = frozenset(self.low_bytes.translate(_TO_SPACE).split())
+        #: the declared gate words (:func:`gate_words`) that occur in the text
+        self.words: frozenset[bytes] = frozenset(_VOCABULARY.intersection(self.low_bytes.translate(_TO_SPACE).split()))
         self.body_start = body_start
 
     def has(self, *words: bytes) -> bool:
-        """True when any of ``words`` occurs."""
+        """True when any of ``words`` occurs. Raises ``ValueError`` for a word not declared with
+        :func:`gate_words` (it would never be found)."""
+        if not _VOCABULARY.issuperset(words):
+            raise ValueError(f"undeclared gate words: {sorted(set(words) - _VOCABULARY)}")
         return not self.words.isdisjoint(words)
 
-    @cached_property
+    def any_of(self, gate: frozenset[bytes]) -> bool:
+        """True when a word of ``gate`` (a set returned by :func:`gate_words`) occurs."""
+        return not self.words.isdisjoint(gate)
+
+    @lazy
+    def all_words(self) -> frozenset[bytes]:
+        """Every distinct word of the text (gate words or not); computed only when asked."""
+        return frozenset(self.low_bytes.translate(_TO_SPACE).split())
+
+    @lazy
     def digit_words(self) -> list[bytes]:
         """The distinct all-digit words."""
-        return list(filter(bytes.isdigit, self.words))
+        return list(filter(bytes.isdigit, self.all_words))
 
-    @cached_property
+    @lazy
     def digit_lengths(self) -> frozenset[int]:
         """Lengths of the all-digit words."""
         return frozenset(map(len, self.digit_words)) if self.digit_words else frozenset()
 
-    @cached_property
+    @lazy
     def big_prefixes(self) -> frozenset[bytes]:
         """2, 3 and 4-character prefixes of the 12+ character words."""
         big = self.big_words
         return frozenset([w[:2] for w in big] + [w[:3] for w in big] + [w[:4] for w in big])
 
-    @cached_property
+    @lazy
     def big_words(self) -> list[bytes]:
         """Words of 12+ characters (where run-together token prefixes such as ``akia…`` show up)."""
-        return [w for w in self.words if len(w) >= 12]
+        return [w for w in self.all_words if len(w) >= 12]
 
-    @cached_property
+    @lazy
     def longs(self) -> list[tuple[int, str]]:
-        """``(offset, run)`` for every whitespace-free run of at least 16 characters, in text order."""
+        """``(offset, run)`` for every whitespace-free run of at least 16 characters, in text order.
+
+        The runs are ``str.split()``'s parts of 16+ characters. For ASCII text they are found with ``bytes.find``
+        on a marking of the whitespace (whose bytes are the characters), so a record's few long runs cost two
+        C-level searches each instead of a Python pass over every word.
+        """
         out: list[tuple[int, str]] = []
         text = self.text
+        if text.isascii():
+            # lower-casing ASCII keeps every character's whitespace-ness, so low_bytes marks text's runs
+            marks = self.low_bytes.translate(_SPACE_MARKS)
+            i = marks.find(_LONG_MARK)
+            while i >= 0:
+                end = marks.find(b" ", i + LONG)
+                if end < 0:
+                    end = len(marks)
+                out.append((i, text[i:end]))
+                i = marks.find(_LONG_MARK, end)
+            return out
         cursor = 0
         for w in [w for w in text.split() if len(w) >= LONG]:
             # Runs in between are shorter than ``w`` and cannot contain it, so the next match is ``w``.
@@ -76,13 +147,13 @@ class Ctx:
             cursor = pos + len(w)
         return out
 
-    @cached_property
+    @lazy
     def long_text(self) -> str:
         """The :attr:`longs` runs joined by line breaks (empty when there are none): a short string where a
         literal that only occurs inside a 16+ character token can be looked for without scanning the text."""
         return "\n".join([run for _, run in self.longs])
 
-    @cached_property
+    @lazy
     def fences(self) -> list[tuple[int, int]]:
         """Spans of fenced code blocks at or after ``body_start`` (an unclosed fence runs to the end)."""
         ranges: list[tuple[int, int]] = []

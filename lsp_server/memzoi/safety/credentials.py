@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ..findings import Severity
 from .base import Hit, plausible_secret
-from .context import Ctx
+from .context import Ctx, gate_words
 from .keyed import pairs
 from .entropy import shannon
 
@@ -97,7 +97,12 @@ _CLOUD_RES = [
     (label, re.compile(rx.removeprefix("(?low)")), rx.startswith("(?low)"), _compile_gate(gate))
     for label, rx, gate in _CLOUD_SHAPES
 ]
-_GATE_WORDS = frozenset().union(*(g[0] for *_, g in _TOKEN_RES), *(g[0] for *_, g in _CLOUD_RES))
+_GATE_WORDS = gate_words(frozenset().union(*(g[0] for *_, g in _TOKEN_RES), *(g[0] for *_, g in _CLOUD_RES)))
+# gate words of the detectors below
+_PRIVATE, _AUTHORIZATION, _JDBC_WORD = gate_words((b"private",)), gate_words((b"authorization",)), gate_words((b"jdbc",))
+_PASSWORD_WORDS = gate_words((b"password", b"pwd"))
+_SERVER_WORDS = gate_words((b"server", b"source", b"host", b"address"))
+_COOKIE_WORD, _YA29 = gate_words((b"cookie",)), gate_words((b"ya29",))
 #: gate word / prefix → indices into _TOKEN_RES, so only shapes whose gate is open are looked at
 _TOKEN_BY_GATE: dict[bytes, list[int]] = {}
 for _i, (_, _, (_w, _b)) in enumerate(_TOKEN_RES):
@@ -156,6 +161,7 @@ _TOKEN_LONG = [
 ]
 _CLOUD_GATE_WORDS = frozenset().union(*(g[0] for *_, g in _CLOUD_RES))
 _CLOUD_LONG = [_LONG_NEEDLES.get(label, ()) for label, *_ in _CLOUD_RES]  # single needles: no guard needed
+_CLOUD_NEEDLES = tuple(n for needles in _CLOUD_LONG for n in needles)
 
 
 def _open_big(ctx: Ctx) -> frozenset[bytes]:
@@ -273,8 +279,8 @@ def cloud_hits(ctx: Ctx) -> list[Hit]:
     out: list[Hit] = []
     words = ctx.words & _CLOUD_GATE_WORDS
     long_text = ctx.long_text
-    if not words and not long_text:
-        return out
+    if not words and not any(n in long_text for n in _CLOUD_NEEDLES):
+        return out  # no gate word, and no key id that a big-word gate could let through
     for (label, rx, on_low, gate), needles in zip(_CLOUD_RES, _CLOUD_LONG):
         if words.isdisjoint(gate[0]) and not (
             gate[1] and any(n in long_text for n in needles) and not _open_big(ctx).isdisjoint(gate[1])
@@ -294,7 +300,7 @@ def private_key_hits(ctx: Ctx) -> list[Hit]:
     """``private_key``: a PEM/OpenPGP private-key block with a key body (64+ base64 characters), also flattened
     onto one line, inside a YAML block scalar or with ``\\n`` escapes. The span covers header to footer. A bare
     header with no body (prose naming the marker) is not a hit (bug class B41)."""
-    if not ctx.has(b"private") or "-----" not in ctx.text or "private key" not in ctx.low:
+    if not ctx.any_of(_PRIVATE) or "-----" not in ctx.text or "private key" not in ctx.low:
         return []
     text = ctx.text
     out: list[Hit] = []
@@ -325,7 +331,7 @@ def private_key_hits(ctx: Ctx) -> list[Hit]:
 def auth_header_hits(ctx: Ctx) -> list[Hit]:
     """``authorization_header``: ``Authorization: Bearer|Basic|Token …`` with a credential-looking value,
     anywhere on a line (HTTP dumps, curl ``-H`` arguments, YAML)."""
-    if not ctx.has(b"authorization"):
+    if not ctx.any_of(_AUTHORIZATION):
         return []
     out = []
     for m in _AUTH_HEADER.finditer(ctx.low):
@@ -364,48 +370,48 @@ def url_hits(ctx: Ctx) -> list[Hit]:
     (``user:password@`` in the authority, a token as user name, or a query parameter named like a secret)."""
     out: list[Hit] = []
     text = ctx.text
-    if "://" in text:
-        for start, raw in urls(text):
-            if "@" not in raw and "?" not in raw and "#" not in raw and not _DB_SCHEME.match(raw[: raw.index(":")].lower()):
-                # Not a database URL (raw starts with its scheme, as urlsplit reads it), no user or password
-                # (those need an @), no query or fragment: nothing below can report it.
-                continue
-            end = start + len(raw)
-            try:
-                parts = urlsplit(raw)
-                user, password, host = parts.username, parts.password, parts.hostname
-            except ValueError:
-                continue
-            scheme = parts.scheme.lower()
-            if _DB_SCHEME.match(scheme):
-                # Memzoi reports every database URL with a host (it names a private endpoint); only a
-                # template such as postgres://<user>:<password>@<host>/<db> or postgres://USER:PASSWORD@HOST is
-                # documentation.
-                if password is not None:
-                    real = not _placeholder_part(password) and not password.isupper()
-                else:
-                    real = bool(host) and not _placeholder_part(host) and host not in ("host", "hostname", "server")
-                if real and not raw.split("://", 1)[1].startswith(("<", "{", "$")):
-                    out.append(Hit("connection_string", start, end, f"{scheme} connection string", raw, _PRIORITY["connection_string"]))
-                continue
-            if password and not _placeholder_part(password) and (host or "").lower() not in ("", "host"):
-                out.append(Hit("credentialed_url", start, end, "URL with a password in it", raw, _PRIORITY["credentialed_url"]))
-                continue
-            if user and not password and len(user) >= 16 and plausible_secret(user, min_len=16, min_entropy=3.5):
-                out.append(Hit("credentialed_url", start, end, "URL with a token as user name", raw, _PRIORITY["credentialed_url"]))
-                continue
-            if parts.query or parts.fragment:
-                for key, value in parse_qsl(parts.query + "&" + parts.fragment, keep_blank_values=True):
-                    k = key.lower().replace("-", "_")
-                    named = any(k == p or k.endswith(p) for p in _SECRET_PARAMS) or k in _EXTRA_PARAMS
-                    if value and named and plausible_secret(value, min_len=6, min_entropy=2.0):
-                        out.append(Hit("credentialed_url", start, end, f"URL with a secret in the `{key}` parameter", raw, _PRIORITY["credentialed_url"]))
-                        break
-    if ctx.has(b"jdbc"):
+    # no separate "://" test: urls() makes the same single search when there is none
+    for start, raw in urls(text):
+        if "@" not in raw and "?" not in raw and "#" not in raw and not _DB_SCHEME.match(raw[: raw.index(":")].lower()):
+            # Not a database URL (raw starts with its scheme, as urlsplit reads it), no user or password
+            # (those need an @), no query or fragment: nothing below can report it.
+            continue
+        end = start + len(raw)
+        try:
+            parts = urlsplit(raw)
+            user, password, host = parts.username, parts.password, parts.hostname
+        except ValueError:
+            continue
+        scheme = parts.scheme.lower()
+        if _DB_SCHEME.match(scheme):
+            # Memzoi reports every database URL with a host (it names a private endpoint); only a
+            # template such as postgres://<user>:<password>@<host>/<db> or postgres://USER:PASSWORD@HOST is
+            # documentation.
+            if password is not None:
+                real = not _placeholder_part(password) and not password.isupper()
+            else:
+                real = bool(host) and not _placeholder_part(host) and host not in ("host", "hostname", "server")
+            if real and not raw.split("://", 1)[1].startswith(("<", "{", "$")):
+                out.append(Hit("connection_string", start, end, f"{scheme} connection string", raw, _PRIORITY["connection_string"]))
+            continue
+        if password and not _placeholder_part(password) and (host or "").lower() not in ("", "host"):
+            out.append(Hit("credentialed_url", start, end, "URL with a password in it", raw, _PRIORITY["credentialed_url"]))
+            continue
+        if user and not password and len(user) >= 16 and plausible_secret(user, min_len=16, min_entropy=3.5):
+            out.append(Hit("credentialed_url", start, end, "URL with a token as user name", raw, _PRIORITY["credentialed_url"]))
+            continue
+        if parts.query or parts.fragment:
+            for key, value in parse_qsl(parts.query + "&" + parts.fragment, keep_blank_values=True):
+                k = key.lower().replace("-", "_")
+                named = any(k == p or k.endswith(p) for p in _SECRET_PARAMS) or k in _EXTRA_PARAMS
+                if value and named and plausible_secret(value, min_len=6, min_entropy=2.0):
+                    out.append(Hit("credentialed_url", start, end, f"URL with a secret in the `{key}` parameter", raw, _PRIORITY["credentialed_url"]))
+                    break
+    if ctx.any_of(_JDBC_WORD):
         for m in _JDBC.finditer(ctx.low):
             if re.search(r"(?:password|pwd)=[^&;\s]+", m.group(0)) or "@" in m.group(0):
                 out.append(Hit("connection_string", m.start(), m.end(), "JDBC connection string", text[m.start():m.end()], _PRIORITY["connection_string"]))
-    if ctx.has(b"password", b"pwd") and ctx.has(b"server", b"source", b"host", b"address"):
+    if ctx.any_of(_PASSWORD_WORDS) and ctx.any_of(_SERVER_WORDS):
         for m in _ADO.finditer(ctx.low):
             v = text[m.start("v"):m.end("v")]
             if plausible_secret(v, min_len=4, min_entropy=1.5):
@@ -444,12 +450,12 @@ def session_hits(ctx: Ctx) -> list[Hit]:
                 alg = str(header.get("alg", "")).lower()
                 severity = Severity.INFORMATION if (alg == "none" and ctx.in_fence(m.start())) else Severity.WARNING
             out.append(Hit("session_token", m.start(), m.end(), label, m.group(0), _PRIORITY["session_token"], severity))
-    if ctx.has(b"cookie"):
+    if ctx.any_of(_COOKIE_WORD):
         for m in _COOKIE.finditer(ctx.low):
             vs, ve = m.start("v"), m.end("v")
             if plausible_secret(text[vs:ve], min_len=12, min_entropy=3.0):
                 out.append(Hit("session_token", m.start(), ve, "cookie value", text[vs:ve], _PRIORITY["session_token"]))
-    if ctx.has(b"ya29"):
+    if ctx.any_of(_YA29):
         for m in _GOOGLE_OAUTH.finditer(text):
             out.append(Hit("session_token", m.start(), m.end(), "Google OAuth access token", m.group(0), _PRIORITY["session_token"]))
     return out

@@ -39,7 +39,8 @@ def shannon(value: str) -> float:
     if not value:
         return 0.0
     n = len(value)
-    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+    log2 = math.log2
+    return -sum([c / n * log2(c / n) for c in Counter(value).values()])
 
 
 _LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
@@ -108,6 +109,10 @@ def entropy_candidates(text: str, runs: list[tuple[int, str]] | None = None) -> 
                 continue
             if len(set(token)) < _MIN_DISTINCT:
                 continue  # fewer than 2**4.5 distinct characters can never reach the entropy threshold
+            # Each test below only drops the token, so their order does not change the result: the entropy
+            # test, which drops nearly every long identifier or path that got this far, comes first.
+            if shannon(token) < THRESHOLD:
+                continue
             if char_classes(token) < 3 or is_placeholder(token) or _INTEGRITY_TOKEN.match(token):
                 continue
             before = text[max(0, start - 24) : start]
@@ -121,7 +126,7 @@ def entropy_candidates(text: str, runs: list[tuple[int, str]] | None = None) -> 
             stripped = _UUID.sub("", token)
             if len(stripped) < MIN_LEN and (len(stripped) < 12 or is_wordy(stripped) or _HEX.match(stripped.strip("_-"))):
                 continue
-            if shannon(token) < THRESHOLD or is_wordy(token):
+            if is_wordy(token):
                 continue
             if decodes_to_text(token):
                 continue  # encoded text, not key material; its decoded view is scanned by the other detectors

@@ -15,7 +15,7 @@ import unicodedata
 
 from ..findings import Severity
 from .base import Hit
-from .context import Ctx, lower
+from .context import Ctx, gate_words, lower
 from .decoding import INVISIBLE_RE, fold, strip_invisible
 
 F = r"(?:[\w'’-]+\s+){0,8}"  # bounded filler: 0–8 words
@@ -73,7 +73,7 @@ _RULES: list[tuple[str, str, str, str, bool]] = [
 
 
 def _gate(spec: str) -> tuple[frozenset[bytes], ...]:
-    return tuple(frozenset(w.encode() for w in group.split()) for group in spec.split("&"))
+    return tuple(gate_words(w.encode() for w in group.split()) for group in spec.split("&"))
 
 
 _COMPILED = [(pid, fam, re.compile(rx), _gate(gate), warn) for pid, fam, rx, gate, warn in _RULES]

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .context import Ctx
+from .context import Ctx, gate_words
 
 #: stem → words that must occur for the stem to be searched (any of them).
 STEM_GATES: dict[str, tuple[bytes, ...]] = {
@@ -31,7 +31,7 @@ STEM_GATES: dict[str, tuple[bytes, ...]] = {
                b"licence", b"record", b"national"),
     "no": (b"passport",),
 }
-_ALL_GATES = frozenset().union(*STEM_GATES.values())
+_ALL_GATES = gate_words(frozenset().union(*STEM_GATES.values()))
 #: gate word → positions (in :data:`STEM_GATES` order) of the stems it opens
 _STEMS_BY_WORD: dict[bytes, list[int]] = {}
 for _i, _words in enumerate(STEM_GATES.values()):

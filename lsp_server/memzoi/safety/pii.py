@@ -10,7 +10,7 @@ import re
 from datetime import date
 
 from .base import Hit
-from .context import Ctx
+from .context import Ctx, gate_words
 from .keyed import pairs
 
 _SSN = re.compile(r"(?<![\d/.-])(\d{3})-(\d{2})-(\d{4})(?![\d/.-])")
@@ -88,11 +88,11 @@ def pii_hits(ctx: Ctx) -> list[Hit]:
         fours = sum(len(w) == 4 for w in ctx.digit_words) if 4 in lens else 0
         if 3 in lens or 6 in lens or 8 in lens or fours >= 2 or any(13 <= n <= 19 for n in lens):
             out.extend(digit_hits)
-    if ctx.has(b"iban", b"bank", b"account", b"sepa", b"transfer"):
+    if ctx.any_of(_BANK_WORDS):
         for m in _IBAN.finditer(text):
             if _iban_ok(m.group(0)):
                 out.append(Hit("pii_detected", m.start(), m.end(), "IBAN", m.group(0)))
-    if ctx.has(b"nino", b"insurance", b"ni"):
+    if ctx.any_of(_NINO_WORDS):
         for m in _NINO.finditer(text):
             out.append(Hit("pii_detected", m.start(), m.end(), "UK National Insurance number", m.group(0)))
     stems = ("ssn", "security", "birth", "birthdate", "dob", "address", "record", "id", "passport", "license",
@@ -191,13 +191,17 @@ _CANON = {"human": "user", "ai": "assistant", "model": "assistant", "bot": "assi
           "claude": "assistant", "chatgpt": "assistant", "gpt": "assistant", "function": "tool"}
 _OTHER_ROLES = (b"assistant", b"ai", b"model", b"bot", b"agent", b"claude", b"chatgpt", b"gpt", b"system",
                 b"developer", b"tool", b"function")
+_OTHER_ROLE_WORDS = gate_words(_OTHER_ROLES)
+_BANK_WORDS = gate_words((b"iban", b"bank", b"account", b"sepa", b"transfer"))
+_NINO_WORDS = gate_words((b"nino", b"insurance", b"ni"))
+_ROLE_WORD, _USER_ROLES = gate_words((b"role",)), gate_words((b"user", b"human", b"assistant"))
 
 
 def transcript_hits(ctx: Ctx, start: int = 0) -> list[Hit]:
     """``transcript_detected``: two or more conversation turns of different roles (``User:`` / ``Assistant:``
     at a line start, also quoted or emphasised, or serialized ``"role": "user"``) in the text from ``start``
     (the body). One hit spans from the first turn to the end of the last turn's line."""
-    if not (ctx.has(b"role") or (ctx.has(b"user", b"human", b"assistant") and ctx.has(*_OTHER_ROLES))):
+    if not (ctx.any_of(_ROLE_WORD) or (ctx.any_of(_USER_ROLES) and ctx.any_of(_OTHER_ROLE_WORDS))):
         return []
     text, low = ctx.text, ctx.low
     events: list[tuple[int, int, str]] = []
@@ -207,7 +211,7 @@ def transcript_hits(ctx: Ctx, start: int = 0) -> list[Hit]:
             continue
         role = m.group("r")
         events.append((line_begin + len(low[line_begin:m.start()]) - len(low[line_begin:m.start()].lstrip(" \t>*-|#_[")), m.end(), _CANON.get(role, role)))
-    if ctx.has(b"role"):
+    if ctx.any_of(_ROLE_WORD):
         for m in _SERIAL.finditer(low, start):
             role = m.group("r")
             events.append((m.start(), m.end(), _CANON.get(role, role)))

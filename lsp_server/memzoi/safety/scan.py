@@ -76,6 +76,8 @@ def collect_hits(text: str, *, body_start: int = 0, bom: bool = False) -> list[H
 def _resolve(hits: list[Hit]) -> list[Hit]:
     """Drop overlaps: within the credential family the most specific detector wins (lowest priority value, then
     earliest, then longest); for the other codes a hit inside another hit of the same code is dropped."""
+    if not hits:
+        return hits  # the usual case: a clean text
     secrets = sorted((h for h in hits if h.code in SECRET_CODES), key=lambda h: (h.priority, h.start, h.start - h.end))
     kept: list[Hit] = []
     starts: list[int] = []  # kept spans are disjoint; sorted starts allow an O(log n) overlap test
