@@ -277,3 +277,75 @@ def test_unclosed_flow_sequence_is_blamed_on_its_own_key():
     [f] = [f for f in a.findings if f.code == "yaml_syntax"]
     assert pos(a, f) == (2, 8) and "`status`" in f.message
     assert analyze_text(apply_edits(text, list(f.fixes[0].edits))).document.data["status"] == "[active"
+
+
+# The shortcuts below (a first-character test and one union pattern for plain scalars, one pattern for a whole
+# id, C-level scans for the body) must keep the exact results of the straightforward definitions.
+_SCALAR_ALPHABET = "0123456789+-.eExoabfinINFaNlLtTrRuUsS~ _:/\n"
+
+
+def _resolve_by_definition(text):
+    import math
+    import re
+
+    if re.match(r"^(?:~|null|Null|NULL|)$", text):
+        return None
+    bools = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+    if text in bools:
+        return bools[text]
+    if re.match(r"^[-+]?[0-9]+$", text):
+        return int(text)
+    if re.match(r"^0o[0-7]+$", text):
+        return int(text[2:], 8)
+    if re.match(r"^0x[0-9a-fA-F]+$", text):
+        return int(text[2:], 16)
+    if re.match(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$", text):
+        return float(text)
+    if re.match(r"^[-+]?\.(?:inf|Inf|INF)$", text):
+        return -math.inf if text.startswith("-") else math.inf
+    if re.match(r"^\.(?:nan|NaN|NAN)$", text):
+        return math.nan
+    return text
+
+
+def test_plain_scalar_resolution_matches_the_core_schema_definition():
+    import random
+
+    from memzoi.yaml12 import resolve_plain
+
+    r = random.Random(7)
+    samples = ["", "~", "null", "NULL", "true", "TRUE", "no", "0o17", "0x1F", "1e3", ".inf", "-.Inf", ".nan",
+               "1\n", "true\n", "2026-07-04T00:00:00Z", "+.5", "-", "."]
+    samples += ["".join(r.choice(_SCALAR_ALPHABET) for _ in range(r.randint(0, 6))) for _ in range(20000)]
+    for text in samples:
+        got, want = resolve_plain(text), _resolve_by_definition(text)
+        assert type(got) is type(want) and (got == want or got != got and want != want), repr(text)
+
+
+def test_identifier_patterns_match_the_per_segment_definition():
+    import random
+    import re
+
+    from memzoi.models.common import is_concept_id, is_identifier
+
+    seg = re.compile(r"^[a-z0-9](?:[a-z0-9_-]*[a-z0-9])?$")
+    concept = re.compile(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
+    r = random.Random(11)
+    for _ in range(20000):
+        value = "".join(r.choice("ab0-_/\n A.") for _ in range(r.randint(0, 8)))
+        assert is_identifier(value) == (bool(value) and all(seg.match(s) for s in value.split("/"))), repr(value)
+        assert is_concept_id(value) == (bool(value) and all(concept.match(s) for s in value.split("/"))), repr(value)
+
+
+@pytest.mark.parametrize("tail", ["", "\n", " \t\n\u3000", "\n\n# H\n", "\u2028x\u2029 "])
+def test_body_span_trims_like_rust(tail):
+    from memzoi.document import rust_trim
+
+    for body in ["", " ", "x", "  x  ", "\u00a0x\u00a0", "# H\n\nx", "# H"]:
+        doc = frame("---\na: 1\n---\n" + body + tail)
+        start = doc.body_start
+        rest = doc.text[start:].lstrip("\r\n")
+        if rest.startswith("# "):
+            line = rest.split("\n")[0].split("\r")[0]
+            rest = rest[len(line):].lstrip("\r\n")
+        assert doc.body == rust_trim(rest)

@@ -117,7 +117,8 @@ class Validator:
         assert data is not None
         parsed: BaseModel | None = None
         try:
-            parsed = model.model_validate(data)
+            # model_validate(data) without its keyword handling: this runs once per file of a workspace check.
+            parsed = model.__pydantic_validator__.validate_python(data)
         except ValidationError as err:
             self._map_errors(model, err)
         return parsed

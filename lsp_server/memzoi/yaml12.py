@@ -37,8 +37,9 @@ _INT16 = re.compile(r"^0x[0-9a-fA-F]+$")
 _FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
 _INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
 _NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
-#: First characters of every spelling the patterns above accept (the empty string is null too).
-_NON_STR_FIRST = frozenset("~nNtTfF+-.0123456789")
+#: First characters of every spelling the patterns above accept (the empty string is null too, and so is a lone
+#: line break: `$` matches before a final one).
+_NON_STR_FIRST = frozenset("~nNtTfF+-.0123456789\n")
 #: The union of the patterns above: text it does not match is a string without trying each of them.
 _NON_STR = re.compile("|".join(p.pattern for p in (_NULL, _INT10, _INT8, _INT16, _FLOAT, _INF, _NAN))
                       + "|^(?:" + "|".join(_BOOL) + ")$")

@@ -78,7 +78,7 @@ def _rows(text: str, start: int, end: int) -> list[_Row] | None:
     """The non-blank, non-comment lines of ``text[start:end]`` as rows; ``None`` when a line is neither a
     ``key:`` line nor a ``- `` item (tabs in the indentation, a lone ``-``, flow or quoted keys…) or holds a
     scalar outside the subset: such a document always falls back, whatever the structure around the line."""
-    if "\r" in text[start:end]:
+    if text.find("\r", start, end) >= 0:
         return _rows_any_break(text, start, end)
     rows: list[_Row] = []
     pos = start
@@ -119,7 +119,13 @@ def _line_shape(line: str) -> _Shape | tuple[()] | None:
     try:
         if colon and (not after or after[0] == " ") and (name in _keys or _KEY_NAME.fullmatch(name)):
             raw = after.lstrip(" ")
-            return (indent, dash, name, _key_value(name), rest_at, end - len(raw), end) + _line_value(raw)
+            key = _key_value(name)
+            if raw[:1] == '"' and raw[-1] == '"' and len(raw) >= 2:
+                content = raw[1:-1]
+                if content.isascii() and content.isprintable() and '"' not in content and "\\" not in content:
+                    # The most common unique line, `title: "..."`, without the general scalar dispatch.
+                    return indent, dash, name, key, rest_at, end - len(raw), end, content, '"'
+            return (indent, dash, name, key, rest_at, end - len(raw), end) + _line_value(raw)
         if dash:
             return (indent, True, None, None, rest_at, rest_at, end) + _line_value(rest)
     except _Fallback:
@@ -216,7 +222,7 @@ def _mapping(text: str, rows: list[_Row], i: int, indent: int, item: bool) -> tu
             raise _Fallback
         key_at += pos
         key = YScalar(key_value, key_at, key_at + len(name), "")
-        if mapping.start < 0:
+        if not order:
             mapping.start = key_at
         i += 1
         value: YNode

@@ -212,6 +212,10 @@ class RetentionFacts(Strict):
     )
 
 
+#: Field names of RetentionFacts, read once (the class attribute is computed on each access).
+_RETENTION_FIELDS = tuple(RetentionFacts.model_fields)
+
+
 def _origin_key(value: str) -> str:
     if not value.strip() or value.strip() == "owner-command:":
         raise _err("invalid_origin", "origin.origin_key must be a non-empty key such as `repository-record:<id>`")
@@ -240,7 +244,7 @@ def validate_retention(lane: str, facts: RetentionFacts) -> list[tuple[str, str]
     Returns ``(field, message)`` pairs for every rule broken; empty when the facts fit the lane.
     """
     out: list[tuple[str, str]] = []
-    present = {k for k in type(facts).model_fields if getattr(facts, k) is not None}
+    present = {k for k in _RETENTION_FIELDS if getattr(facts, k) is not None}
     session_fields = {"started_at", "last_continued_at", "closed_at"}
     if facts.episodic_extension is not None:
         out.append(("episodic_extension", "episodic_extension is not supported until an owner-authorized "
