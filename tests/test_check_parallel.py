@@ -25,13 +25,13 @@ def test_workers_and_in_process_give_identical_reports(tmp_path, monkeypatch):
     ws = generate(tmp_path / "ws", 300, seed=3, git=False)
     memzoi = str(ws.root / ".memzoi")
     used: list[bool] = []
-    real = check_mod.ChunkPool.results
+    real = check_mod.ChunkPool.iter_results
 
     def spy(self):
         used.append(self.parallel)
         return real(self)
 
-    monkeypatch.setattr(check_mod.ChunkPool, "results", spy)
+    monkeypatch.setattr(check_mod.ChunkPool, "iter_results", spy)
     parallel = check_paths([memzoi], workers=2)
     serial = check_paths([memzoi], workers=1)
     assert used == [True, False]  # the first run really used worker processes, the second none

@@ -21,7 +21,7 @@ from .admission import (GitVisibility, canonical_path_findings, git_visibility, 
                         refine_stale, visibility_findings)
 from .analysis import analyze_path
 from .config import CONFIG_NAME, MemzoiConfig, load_config
-from .crossfile import FileFacts, check_cross_file, facts_from_analysis
+from .crossfile import CrossFileCheck, FileFacts, facts_from_analysis
 from .findings import Finding, finding
 from .parallel import ChunkPool, cpu_count
 from .retention import utc_now
@@ -285,23 +285,23 @@ def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
     for md, members in groups.items():
         visibility.update(git_visibility(os.path.dirname(md), members))
     report.memzoi_dirs = {Path(md) for md in [*groups, *configs]}
-    results = pool.results()
-    report.files_checked = len(results)
-    by_display: dict[str, _FileResult] = {}
-    for r in results:
+    # Each result is taken in as it arrives, while the workers go on with the rest.
+    cross = CrossFileCheck()
+    texts: dict[str, str] = {}
+    for r in pool.iter_results():
+        report.files_checked += 1
         report.findings.extend(r.findings)
-        by_display[r.display] = r
+        texts[r.display] = r.text
+        cross.add(r.display, r.key, r.memzoi_dir, r.facts)
         if r.memzoi_dir is not None:
-            seen_by_git = visibility.get(r.key, GitVisibility.UNKNOWN)
-            found = visibility_findings(r.role, r.opening, r.attested, seen_by_git)
+            found = visibility_findings(r.role, r.opening, r.attested, visibility.get(r.key, GitVisibility.UNKNOWN))
             if found:
                 index = LineIndex(r.text)
                 report.findings.extend(Located(r.display, f, index.position(f.start), index.position(f.end))
                                        for f in found)
     # Cross-file findings (lineage, duplicates, identities) of the checked files, over their whole workspace.
-    cross = check_cross_file({r.display: (r.key, r.memzoi_dir, r.facts) for r in results}, complete)
-    for display, found in cross.items():
-        index = LineIndex(by_display[display].text)
+    for display, found in cross.findings(complete).items():
+        index = LineIndex(texts[display])
         report.findings.extend(Located(display, f, index.position(f.start), index.position(f.end)) for f in found)
     report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))
     return report

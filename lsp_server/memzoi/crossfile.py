@@ -9,7 +9,7 @@ The proposal checks are Memzoi's apply preconditions evaluated now (reference §
 The :class:`Workspace` holds small per-file :class:`FileFacts` and re-evaluates only the files a change can
 affect; the language server calls :meth:`Workspace.update` / :meth:`Workspace.remove` on every edit, save or
 file event and republishes :meth:`Workspace.findings_for` for the paths they return. ``memzoi check`` builds one
-per ``.memzoi`` directory (:func:`cross_file_findings`). Spans in facts and findings index the text the facts
+per ``.memzoi`` directory (:class:`CrossFileCheck`). Spans in facts and findings index the text the facts
 were extracted from.
 """
 
@@ -449,54 +449,50 @@ def git_plane_files(memzoi_dir: Path) -> list[Path]:
     return sorted(out)
 
 
-def cross_file_findings(analyses: Mapping[str, Analysis | FileFacts], report: Iterable[str]) -> dict[str, list[Finding]]:
-    """Cross-file findings for the keys in ``report``, evaluated over all of ``analyses`` (one workspace; values
-    are analyses or ready-made facts).
+class CrossFileCheck:
+    """Cross-file findings of the files ``memzoi check`` checks, built up as their facts arrive.
 
-    Used by ``memzoi check``: callers pass every git-plane file of a ``.memzoi`` directory (so targets outside
-    the checked subset count) and report only the checked ones.
+    Files are grouped by their ``.memzoi`` directory (one :class:`Workspace` each); each group is evaluated
+    over every git-plane file of that directory, so a target outside the checked subset is found. Files outside
+    any ``.memzoi`` directory form one group of their own. Used by :func:`memzoi.check.check_paths`, which adds
+    each file while others are still being analysed.
     """
-    ws = Workspace()
-    for key, analysis in analyses.items():
+
+    def __init__(self) -> None:
+        self._groups: dict[str | None, tuple[Workspace, dict[str, str]]] = {}  # -> (workspace, key -> display)
+
+    def add(self, display: str, key: str, memzoi_dir: str | None, analysis: Analysis | FileFacts) -> None:
+        """Add a checked file: its display path, absolute path, absolute ``.memzoi`` directory (or ``None``) and
+        its analysis or facts."""
+        ws, report = self._groups.get(memzoi_dir) or self._groups.setdefault(memzoi_dir, (Workspace(), {}))
+        report[key] = display
         role = analysis.role if isinstance(analysis, FileFacts) else analysis.placement.role.value
         if role != Role.RESERVED.value:
             ws.update(key, analysis)
-    return {k: ws.findings_for(k) for k in report if ws.findings_for(k)}
 
+    def findings(self, complete: Collection[str] = ()) -> dict[str, list[Finding]]:
+        """Display path → cross-file findings of the added files. The directories in ``complete`` were walked
+        in full (every record and packet of theirs was added), so they are not listed again; for the others,
+        the facts of files not added come from the project's index when it has been built and many files are
+        missing (refreshed first: only changed files are re-read), else from analysing them."""
+        from .analysis import analyze_path
 
-def check_cross_file(checked: Mapping[str, tuple[str, str | None, Analysis | FileFacts]],
-                     complete: Collection[str] = ()) -> dict[str, list[Finding]]:
-    """Cross-file findings of checked files: display path → findings. ``checked`` maps each display path to
-    ``(absolute path, absolute .memzoi directory or None, analysis or facts)``.
-
-    Files are grouped by their ``.memzoi`` directory; each group is evaluated over every git-plane file of that
-    directory, so a target outside the checked subset is found. The directories in ``complete`` were walked in
-    full by the caller (every file of theirs is checked), so they are not listed again. The facts of files not
-    checked come from the project's index when it has been built and many files are missing (refreshed first:
-    only changed files are re-read), else from analysing them. Files outside any ``.memzoi`` directory form one
-    group of their own. Used by :func:`memzoi.check.check_paths`.
-    """
-    from .analysis import analyze_path
-
-    groups: dict[str | None, dict[str, tuple[str, Analysis | FileFacts]]] = {}
-    for display, (key, memzoi_dir, analysis) in checked.items():
-        groups.setdefault(memzoi_dir, {})[display] = (key, analysis)
-    out: dict[str, list[Finding]] = {}
-    for memzoi_dir, members in groups.items():
-        analyses: dict[str, Analysis | FileFacts] = {}
-        report: dict[str, str] = {}  # workspace key -> display path
-        for display, (key, analysis) in members.items():
-            analyses[key] = analysis
-            report[key] = display
-        if memzoi_dir is not None and memzoi_dir not in complete:
-            missing = [(os.path.abspath(e), e) for e in git_plane_files(Path(memzoi_dir))]
-            missing = [(k, e) for k, e in missing if k not in analyses]
-            indexed = _indexed_facts(Path(memzoi_dir)) if len(missing) >= INDEX_ASSIST_THRESHOLD else {}
-            for key, extra in missing:
-                analyses[key] = indexed.get(key) or analyze_path(extra)
-        for key, found in cross_file_findings(analyses, report).items():
-            out[report[key]] = found
-    return out
+        out: dict[str, list[Finding]] = {}
+        for memzoi_dir, (ws, report) in self._groups.items():
+            if memzoi_dir is not None and memzoi_dir not in complete:
+                missing = [(os.path.abspath(e), e) for e in git_plane_files(Path(memzoi_dir))]
+                missing = [(k, e) for k, e in missing if k not in report]
+                indexed = _indexed_facts(Path(memzoi_dir)) if len(missing) >= INDEX_ASSIST_THRESHOLD else {}
+                for key, extra in missing:
+                    facts = indexed.get(key) or analyze_path(extra)
+                    role = facts.role if isinstance(facts, FileFacts) else facts.placement.role.value
+                    if role != Role.RESERVED.value:
+                        ws.update(key, facts)
+            for key, display in report.items():
+                found = ws.findings_for(key)
+                if found:
+                    out[display] = found
+        return out
 
 
 #: ``memzoi check`` takes the facts of unchecked files from the index from this many files on.
@@ -526,7 +522,7 @@ def _indexed_facts(memzoi_dir: Path) -> dict[str, FileFacts]:
 
 
 __all__ = [
-    "FileFacts", "Ref", "Workspace", "check_cross_file", "cross_file_findings", "facts_from_analysis",
+    "CrossFileCheck", "FileFacts", "Ref", "Workspace", "facts_from_analysis",
     "identity_token",
     "git_plane_files",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 J = TypeVar("J")
@@ -132,10 +132,13 @@ class ChunkPool:
 
     def results(self) -> list[R]:
         """Every job's result, in the order the jobs were added; waits for the workers, then stops them."""
+        return list(self.iter_results())
+
+    def iter_results(self) -> Iterator[R]:
+        """:meth:`results` one at a time, each as soon as its chunk is done (the caller can work meanwhile)."""
         from concurrent.futures.process import BrokenProcessPool
 
         self._submit()
-        out: list[R] = []
         try:
             for chunk, future in zip(self._chunks, self._futures):
                 done = None
@@ -144,11 +147,10 @@ class ChunkPool:
                         done = future.result()
                     except (BrokenProcessPool, OSError):
                         done = None  # the worker died (killed, out of memory)
-                out.extend(done if done is not None else self.fn(chunk))
+                yield from (done if done is not None else self.fn(chunk))
         finally:
             if self._executor is not None:
                 self._executor.shutdown(wait=True, cancel_futures=True)
-        return out
 
 
 __all__ = ["ChunkPool", "can_fork", "cpu_count", "fork_map"]
