@@ -11,10 +11,10 @@ import re
 from urllib.parse import urlsplit
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from memzoi.safety import credentials, keyed, pii
+from memzoi.safety import credentials, injection, keyed, pii
 from memzoi.safety import context
 from memzoi.safety.context import LONG, Ctx
 
@@ -131,3 +131,40 @@ def test_words_are_the_declared_gate_words_of_the_text():
     assert ctx.has(b"password", b"cookie") and not ctx.has(b"cookie")
     with pytest.raises(ValueError, match="undeclared"):
         ctx.has(b"see")
+
+
+_TOKENISH = st.sampled_from(["AKIA", "ASIA", "ghp_", "gho_", "github_pat_", "sk-", "sk-proj-", "SK", "oy2", "cio",
+                             "9876543210:AA", ":AA", "AIza", "ATBB", "ATATT3", "GR1348941", "xoxb-", "xoxe.xoxb-1-",
+                             "eyJ", "eyJhbGciOiJIUzI1NiJ9.", "LTAI", "AKID", "key-", "k_live_", "k_test_", "rk_", "test",
+                             "secret_", "ntn_", "lin_api_", "hf_", "npm_", "Q7", "zX9", "0123456789abcdef",
+                             "ABCDEFGHIJKLMNOP", "qRsTuVwXyZ012345", "12ab34cd56", " ", "\n", "_", "-", ".", "=", "é"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_TOKENISH, max_size=30).map("".join))
+@example("xoxb-" + "12ab34cd56 is short")  # the one shape whose match can be shorter than a long run
+@example("x " + "AKIA" + "ABCDEFGHIJKLMNOP" + " and " + "eyJhbGciOiJIUzI1NiJ9." + "qRsTuVwXyZ012345.ab")
+def test_long_run_shortcuts_equal_searching_the_whole_text(text):
+    # With long_text set to the whole text every needle and shape test falls back to the plain search, so the
+    # results must be the same as with the real long runs.
+    fast, plain = Ctx(text), Ctx(text)
+    plain.__dict__["long_text"] = text
+    for detector in (credentials.token_hits, credentials.cloud_hits, credentials.session_hits):
+        assert detector(fast) == detector(plain), detector.__name__
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sets(st.sampled_from(sorted(injection._RULE_WORDS)), max_size=12))
+def test_opened_rules_equal_the_plain_gate(words):
+    words = frozenset(words)
+    plain = tuple(r for r in injection._COMPILED if all(not words.isdisjoint(g) for g in r[3]))
+    assert injection._opened_rules(words) == plain
+    assert injection._opened_rules(words) == plain  # and again from the cache
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sets(st.sampled_from(sorted(keyed._ALL_GATES)), min_size=1, max_size=8))
+def test_stems_for_equal_the_plain_gate(words):
+    words = frozenset(words)
+    stems = tuple(s for s, gate in keyed.STEM_GATES.items() if not words.isdisjoint(gate))
+    assert keyed._stems_for(words) == (stems, keyed._pattern(stems))

@@ -159,6 +159,9 @@ _TOKEN_LONG = [
     for i, (label, _, _) in enumerate(_TOKEN_RES)
     if _big_opens(i) or any(g.startswith("lit:") for g in _TOKEN_SHAPES[i][2])
 ]
+#: the entries of _TOKEN_LONG whose needles are all without capitals (the only ones that can occur in long runs
+#: that have no capital letter: ``str.islower``)
+_TOKEN_LONG_UNCASED = [entry for entry in _TOKEN_LONG if all(n == n.lower() for n in entry[2])]
 _CLOUD_GATE_WORDS = frozenset().union(*(g[0] for *_, g in _CLOUD_RES))
 _CLOUD_LONG = [_LONG_NEEDLES.get(label, ()) for label, *_ in _CLOUD_RES]  # single needles: no guard needed
 _CLOUD_NEEDLES = tuple(n for needles in _CLOUD_LONG for n in needles)
@@ -248,7 +251,7 @@ def token_hits(ctx: Ctx) -> list[Hit]:
     if long_text:
         # A shape opened by a big-word prefix or a literal is tried when that gate is open, but the needle test
         # comes first: without a needle in the long runs the shape has no match anyway (see _LONG_NEEDLES).
-        for index, guard, needles, big, literals in _TOKEN_LONG:
+        for index, guard, needles, big, literals in _TOKEN_LONG_UNCASED if long_text.islower() else _TOKEN_LONG:
             if guard in long_text and index not in indices and any(n in long_text for n in needles) and (
                 any(lit in text for lit in literals) or (big and not _open_big(ctx).isdisjoint(big))
             ):

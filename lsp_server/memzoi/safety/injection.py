@@ -83,6 +83,25 @@ _BY_WORD: dict[bytes, list[int]] = {}
 for _i, _r in enumerate(_COMPILED):
     for _w in _r[3][0]:
         _BY_WORD.setdefault(_w, []).append(_i)
+#: every gate word of every rule: which rules a text opens depends only on which of these it has
+_RULE_WORDS = frozenset().union(*(g for r in _COMPILED for g in r[3]))
+#: gate words present → the rules they open; texts of one repository repeat a few such sets
+_OPENED: dict[frozenset[bytes], tuple] = {}
+
+
+def _opened_rules(words: frozenset[bytes]) -> tuple:
+    """The rules of :data:`_COMPILED` whose every gate group has a word in ``words``, in rule order."""
+    key = words & _RULE_WORDS
+    rules = _OPENED.get(key)
+    if rules is None:
+        candidates = sorted({i for w in key & _FIRST_WORDS for i in _BY_WORD[w]})
+        rules = tuple(r for r in map(_COMPILED.__getitem__, candidates) if all(not key.isdisjoint(g) for g in r[3][1:]))
+        if len(_OPENED) >= 4096:
+            _OPENED.clear()  # bounded; a recomputation costs a few microseconds
+        _OPENED[key] = rules
+    return rules
+
+
 _EMOJI_NEIGHBOUR = re.compile(r"[\u2600-\u27bf\u2640\u2642\u2695\u2696\u2708\u2764\U0001F000-\U0001FAFF\ufe0f]")
 _NAMES = {
     "\u200b": "zero width space", "\u200c": "zero width non-joiner", "\u200d": "zero width joiner",
@@ -105,12 +124,7 @@ def injection_hits(ctx: Ctx) -> list[Hit]:
     else:
         folded, mapping = strip_invisible(lower(fold(text)))
         gate_ctx = Ctx(folded)
-    words = gate_ctx.words
-    present = words & _FIRST_WORDS
-    if not present:
-        return []
-    candidates = sorted({i for w in present for i in _BY_WORD[w]})
-    gated = [r for r in map(_COMPILED.__getitem__, candidates) if all(not words.isdisjoint(g) for g in r[3][1:])]
+    gated = _opened_rules(gate_ctx.words)
     if not gated:
         return []
     out: list[Hit] = []

@@ -65,6 +65,21 @@ def _pattern(stems: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"(?P<k>(?P<stem>{alt})[a-z0-9_.-]*)[\"']?[ \t]*(?P<s>:=|=>|:|=)[ \t]*{_VALUE}")
 
 
+#: open gate words → (stems, pattern); texts of one repository repeat a few such sets
+_STEMS_FOR: dict[frozenset[bytes], tuple[tuple[str, ...], re.Pattern[str]]] = {}
+
+
+def _stems_for(open_words: frozenset[bytes]) -> tuple[tuple[str, ...], re.Pattern[str]]:
+    """The stems whose gate has a word in ``open_words``, in :data:`STEM_GATES` order, and their pattern."""
+    found = _STEMS_FOR.get(open_words)
+    if found is None:
+        stems = tuple(_STEMS[i] for i in sorted({i for w in open_words for i in _STEMS_BY_WORD[w]}))
+        if len(_STEMS_FOR) >= 4096:
+            _STEMS_FOR.clear()  # bounded; a recomputation costs a few microseconds
+        found = _STEMS_FOR[open_words] = (stems, _pattern(stems))
+    return found
+
+
 def _matches(pattern: re.Pattern[str], low: str, stems: tuple[str, ...]) -> list[re.Match[str]]:
     """``list(pattern.finditer(low))``, computed by trying ``pattern.match`` only where a stem occurs.
 
@@ -108,11 +123,10 @@ def _all_pairs(ctx: Ctx) -> list[Pair]:
     open_words = ctx.words & _ALL_GATES
     if not open_words:
         return []
-    # the stems whose gate is open, in STEM_GATES order (the pattern cache is keyed on this tuple)
-    present = tuple(_STEMS[i] for i in sorted({i for w in open_words for i in _STEMS_BY_WORD[w]}))
+    present, pattern = _stems_for(open_words)
     text, low = ctx.text, ctx.low
     out: list[Pair] = []
-    for m in _matches(_pattern(present), low, present):
+    for m in _matches(pattern, low, present):
         ks = m.start("k")
         if ks > 0 and low[ks - 1] in _KEYCHARS:
             # The stem is inside a longer key: expand backwards to its start.
