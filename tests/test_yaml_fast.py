@@ -177,3 +177,14 @@ def test_caches_stay_bounded_and_results_stay_exact():
         assert node.entries[f"k{i}"][1].value == f"v{i}" and node.entries["n"][1].value.resolved == i
     assert max(len(yaml_fast._keys), len(yaml_fast._plains), len(yaml_fast._shapes)) <= yaml_fast._CACHE_LIMIT
     assert agree("a: yes\nb: 1\nc: null\n")
+
+
+def test_long_lines_are_parsed_but_not_cached():
+    from memzoi import yaml_fast
+
+    long_value = "w" * (yaml_fast._CACHED_TEXT_MAX + 1)
+    text = f"a: {long_value}\nb: \"{long_value}\"\n"
+    assert agree(text)
+    assert f"a: {long_value}" not in yaml_fast._shapes and long_value not in yaml_fast._plains
+    node = fast_load(text, 0, len(text))
+    assert node.entries["a"][1].value == long_value and node.entries["b"][1].style == '"'

@@ -66,6 +66,8 @@ _KEY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 # such as ids and timestamps would otherwise grow the tables without end). PlainScalar is never mutated after
 # construction, so one object can stand for a spelling in every document.
 _CACHE_LIMIT = 8192
+# Longer lines and values are never cached (they hardly repeat, and a few huge ones must not stay in memory).
+_CACHED_TEXT_MAX = 256
 _MISS = object()
 _INVALID = object()
 _keys: dict[str, "PlainScalar | None"] = {}  # key spelling -> key value, None when it is not a string key
@@ -86,9 +88,10 @@ def _rows(text: str, start: int, end: int) -> list[_Row] | None:
         shape = _shapes.get(line, _MISS)
         if shape is _MISS:
             shape = _line_shape(line)
-            if len(_shapes) >= _CACHE_LIMIT:
-                _shapes.clear()
-            _shapes[line] = shape
+            if len(line) <= _CACHED_TEXT_MAX:
+                if len(_shapes) >= _CACHE_LIMIT:
+                    _shapes.clear()
+                _shapes[line] = shape
         if shape:
             rows.append((pos, shape))  # type: ignore[arg-type]
         elif shape is None:
@@ -325,9 +328,10 @@ def _scalar(raw: str) -> tuple[Any, str]:
             value = None if resolved is None else PlainScalar(raw, resolved)
         else:
             value = _INVALID
-        if len(_plains) >= _CACHE_LIMIT:
-            _plains.clear()
-        _plains[raw] = value
+        if len(raw) <= _CACHED_TEXT_MAX:
+            if len(_plains) >= _CACHE_LIMIT:
+                _plains.clear()
+            _plains[raw] = value
     if value is _INVALID:
         raise _Fallback
     return value, ""
