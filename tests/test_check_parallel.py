@@ -187,3 +187,15 @@ def test_place_matches_the_rule_on_any_path(segments, lead, as_path):
         return
     for _ in range(2):  # the second call is answered from the folder cache
         assert place(Path(text) if as_path else text) == _reference_place(text), text
+
+
+def test_file_facts_survive_the_trip_from_a_worker():
+    import copy
+    import pickle
+
+    from memzoi.crossfile import FileFacts, Ref
+
+    facts = FileFacts(kind="record", role="record", ident="a", status="active", when="2026-01-01",
+                      refs=(Ref("supersedes", "b", (1, 2)),), ident_span=(3, 4), body_span=(5, 9), legacy=True)
+    assert pickle.loads(pickle.dumps(facts)) == facts
+    assert copy.copy(facts) == facts and copy.deepcopy(facts) == facts

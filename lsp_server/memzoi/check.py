@@ -204,7 +204,8 @@ class _FileResult:
     memzoi_dir: str | None  # absolute
     findings: list[Located]
     facts: FileFacts
-    text: str  # to place the findings added later (git visibility, cross-file)
+    text: bytes  # UTF-8 (lone surrogates passed through), to place the findings added later (git, cross-file);
+    # bytes because the caller decodes only the few it needs
     role: Role
     opening: tuple[int, int]  # span of the opening `---`
     attested: bool
@@ -233,7 +234,8 @@ def _check_chunk(now: datetime, jobs: list[tuple[str, str]]) -> list[_FileResult
         if found:  # most files are clean: index lines only where a position is needed
             index = LineIndex(analysis.text)
             located = [Located(display, f, index.position(f.start), index.position(f.end)) for f in found]
-        out.append(_FileResult(display, path, md, located, facts_from_analysis(analysis), analysis.text,
+        out.append(_FileResult(display, path, md, located, facts_from_analysis(analysis),
+                               analysis.text.encode("utf-8", "surrogatepass"),
                                placement.role, opening_span(analysis), is_attested(analysis)))
     return out
 
@@ -287,7 +289,7 @@ def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
     report.memzoi_dirs = {Path(md) for md in [*groups, *configs]}
     # Each result is taken in as it arrives, while the workers go on with the rest.
     cross = CrossFileCheck()
-    texts: dict[str, str] = {}
+    texts: dict[str, bytes] = {}
     for r in pool.iter_results():
         report.files_checked += 1
         report.findings.extend(r.findings)
@@ -296,12 +298,12 @@ def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
         if r.memzoi_dir is not None:
             found = visibility_findings(r.role, r.opening, r.attested, visibility.get(r.key, GitVisibility.UNKNOWN))
             if found:
-                index = LineIndex(r.text)
+                index = LineIndex(r.text.decode("utf-8", "surrogatepass"))
                 report.findings.extend(Located(r.display, f, index.position(f.start), index.position(f.end))
                                        for f in found)
     # Cross-file findings (lineage, duplicates, identities) of the checked files, over their whole workspace.
     for display, found in cross.findings(complete).items():
-        index = LineIndex(texts[display])
+        index = LineIndex(texts[display].decode("utf-8", "surrogatepass"))
         report.findings.extend(Located(display, f, index.position(f.start), index.position(f.end)) for f in found)
     report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))
     return report
