@@ -2,9 +2,10 @@
 
 One engine serves several detectors (Memzoi capture's credential- and PII-assignment rules, reference
 ``memzoi-format.md`` §3.4, and Memzoi's ``environment_secret`` and ``cookie_or_session`` write-safety
-detectors, §3.3). The pattern is built per text from only the key stems whose words occur in it (a stem is the
-last word of the key: ``password``, ``token``, ``ssn`` …), so it is usually a single literal search. Each match
-is expanded backwards to the whole key, which is then classified.
+detectors, §3.3). The pattern is built per text from only the key stems whose gate words occur in it (a stem is
+the key's last word: ``password``, ``token``, ``ssn`` …), and it is tried only where one of those stems occurs
+(:func:`_matches`), so a record costs a few ``str.find`` calls. Each match is expanded backwards to the whole
+key, which is then classified.
 """
 
 from __future__ import annotations
