@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from .admission import (GitVisibility, canonical_path_findings, git_visibility, is_attested, opening_span,
                         refine_stale, visibility_findings)
@@ -216,7 +217,7 @@ def _check_chunk(now: datetime, jobs: list[tuple[str, str]]) -> list[_FileResult
     attestation refined from git) and canonical-path findings, located, plus what the caller needs for git
     visibility and cross-file findings. Runs in a worker process or in the caller's."""
     configs: dict[str, MemzoiConfig] = {}
-    links: dict[str, bool] = {}  # "is this directory a symlink", asked once per directory of the chunk
+    links: dict[Any, bool] = {}  # symlink answers per directory and folder, asked once per chunk
     out: list[_FileResult] = []
     for path, display in jobs:
         placement = place(path)
@@ -248,6 +249,9 @@ def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
     analysing while the paths are still being walked.
     """
     report = CheckReport()
+    for arg in args:  # a missing path is a usage error before any work starts
+        if not os.path.lexists(arg):
+            raise UsageError(f"{arg}: no such file or directory; pass a .memzoi file, a directory or a project root")
     n = min(cpu_count(), 8) if workers is None else workers
     pool: ChunkPool[tuple[str, str], _FileResult] = ChunkPool(
         functools.partial(_check_chunk, utc_now()), workers=n, chunksize=CHUNK, start_at=PARALLEL_THRESHOLD)
@@ -275,17 +279,21 @@ def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
 
     complete: set[str] = set()
     configs: set[str] = set()
-    for arg in args:
-        found = expand(arg, on_file=add)
-        report.skipped.extend(found.skipped)
-        complete |= found.complete
-        configs |= found.configs
-        for display, f in found.path_findings:
-            report.findings.append(Located(display, f, (0, 0), (0, 0)))
-    # Admission's review visibility: one batch of git calls per .memzoi directory, while the workers analyse.
     visibility: dict[str, GitVisibility] = {}
-    for md, members in groups.items():
-        visibility.update(git_visibility(os.path.dirname(md), members))
+    try:
+        for arg in args:
+            found = expand(arg, on_file=add)
+            report.skipped.extend(found.skipped)
+            complete |= found.complete
+            configs |= found.configs
+            for display, f in found.path_findings:
+                report.findings.append(Located(display, f, (0, 0), (0, 0)))
+        # Admission's review visibility: one batch of git calls per .memzoi directory, while the workers analyse.
+        for md, members in groups.items():
+            visibility.update(git_visibility(os.path.dirname(md), members))
+    except BaseException:
+        pool.close()  # e.g. Ctrl-C during the walk: do not leave workers analysing
+        raise
     report.memzoi_dirs = {Path(md) for md in [*groups, *configs]}
     # Each result is taken in as it arrives, while the workers go on with the rest.
     cross = CrossFileCheck()

@@ -149,8 +149,12 @@ class ChunkPool:
                         done = None  # the worker died (killed, out of memory)
                 yield from (done if done is not None else self.fn(chunk))
         finally:
-            if self._executor is not None:
-                self._executor.shutdown(wait=True, cancel_futures=True)
+            self.close()
+
+    def close(self) -> None:
+        """Stop the workers: chunks not yet started are dropped (use it when the caller gives up early)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
 
 
 __all__ = ["ChunkPool", "can_fork", "cpu_count", "fork_map"]
