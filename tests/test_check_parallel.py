@@ -199,3 +199,108 @@ def test_file_facts_survive_the_trip_from_a_worker():
                       refs=(Ref("supersedes", "b", (1, 2)),), ident_span=(3, 4), body_span=(5, 9), legacy=True)
     assert pickle.loads(pickle.dumps(facts)) == facts
     assert copy.copy(facts) == facts and copy.deepcopy(facts) == facts
+
+
+# -- the walk: hard links, spelling of the argument, odd arguments ------------------------------------------------
+
+from memzoi.check import UsageError  # noqa: E402
+
+
+def _project(tmp_path: Path, n: int = 3) -> Path:
+    records = tmp_path / ".memzoi" / "records"
+    records.mkdir(parents=True)
+    for i in range(n):
+        (records / f"r{i}.md").write_text(_record(f"r{i}", f"Body number {i}."), encoding="utf-8")
+    return tmp_path / ".memzoi"
+
+
+def test_a_hard_link_is_a_second_record_not_a_duplicate_argument(tmp_path):
+    md = _project(tmp_path)
+    os.link(md / "records" / "r0.md", md / "records" / "copy.md")
+    report = check_paths([str(md)])
+    assert report.files_checked == 4
+    codes = {(Path(l.path).name, l.finding.code) for l in report.findings}
+    assert ("copy.md", "id_path_mismatch") in codes and ("copy.md", "duplicate_content") in codes
+
+
+def test_placement_does_not_depend_on_how_the_folder_is_spelled(tmp_path, monkeypatch):
+    md = _project(tmp_path)
+    direct = check_paths([str(md)])
+
+    def codes(report):
+        return sorted((Path(l.path).name, l.finding.code, l.start) for l in report.findings)
+
+    monkeypatch.chdir(md / "records")
+    for spelling in (".", "../records", "./"):
+        report = check_paths([spelling])
+        assert report.files_checked == direct.files_checked == 3 and codes(report) == codes(direct), spelling
+    link = tmp_path / "alias-of-memzoi"
+    link.symlink_to(md, target_is_directory=True)
+    report = check_paths([str(link)])
+    assert report.files_checked == 3 and codes(report) == codes(direct)
+    assert all(l.path.startswith(str(link)) for l in report.findings)  # shown as the user spelled it
+
+
+def test_odd_arguments_are_usage_errors(tmp_path):
+    with pytest.raises(UsageError, match="empty path"):
+        check_paths([""])
+    fifo = tmp_path / "pipe.md"
+    os.mkfifo(fifo)
+    with pytest.raises(UsageError, match="not a regular file"):
+        check_paths([str(fifo)])
+
+
+def test_config_given_relative_to_its_folder(tmp_path, monkeypatch):
+    md = _project(tmp_path, 1)
+    (md / "config.toml").write_text('[project]\nid = "x"\n', encoding="utf-8")
+    monkeypatch.chdir(md)
+    report = check_paths(["config.toml"])
+    assert report.files_checked == 0 and not report.findings
+    assert report.memzoi_dirs == {Path(os.path.abspath(md))}
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal is Linux-only")
+def test_workers_end_when_the_check_process_is_killed(tmp_path):
+    import signal
+    import time
+
+    ws = generate(tmp_path / "ws", 3000, seed=9, git=False)
+    proc = subprocess.Popen([sys.executable, "-m", "memzoi.cli.main", "check", str(ws.root / ".memzoi")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    workers: list[int] = []
+    deadline = time.monotonic() + 30
+    while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        workers = _children(proc.pid)
+        time.sleep(0.01)
+    if proc.poll() is not None:
+        pytest.skip("the check finished before its workers could be seen")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 10
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        alive = [w for w in workers if os.path.exists(f"/proc/{w}") and _state(w) != "Z"]
+        time.sleep(0.05)
+    assert workers and not alive, f"workers left running: {alive}"
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"

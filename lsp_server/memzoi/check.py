@@ -84,41 +84,45 @@ class Expanded:
     configs: set[str] = field(default_factory=set)  # .memzoi directories whose config.toml was given
 
 
-def expand(arg: str, *, on_file: Callable[[str, str], None] | None = None) -> Expanded:
+def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], None] | None = None) -> Expanded:
     """Expand one command-line path into the files to check.
 
     A file is checked as given. A directory is walked: everything below a ``.memzoi`` directory (records,
     proposals and reserved files), and elsewhere only Markdown files that start with frontmatter. Hidden entries
     other than ``.memzoi`` are skipped; symlinks inside ``.memzoi`` give a ``canonical_path`` finding. Raises
-    :class:`UsageError` for a path that does not exist. ``on_file(path, display)`` is called for each file
-    as soon as it is found (a caller can start on it while the walk goes on).
+    :class:`UsageError` for a path that does not exist. ``on_file(path, display, inode)`` is called for each file
+    as soon as it is found (a caller can start on it while the walk goes on), with the absolute, normalized path
+    and, for a file found by the walk, ``(device of its folder, inode)`` from the directory listing.
     """
-    p = Path(arg)
     out = Expanded()
-    if not os.path.lexists(p):
-        raise UsageError(f"{arg}: no such file or directory; pass a .memzoi file, a directory or a project root")
-    if not p.is_dir():
-        if p.is_symlink():
-            out.path_findings.append((arg, _symlink_finding()))
-        elif p.name == CONFIG_NAME and p.parent.name == MEMZOI_DIR:
-            # The project configuration is TOML, not a record: its settings are checked (and reported by the
-            # caller through ``CheckReport.memzoi_dirs``) instead of reporting missing frontmatter.
-            out.skipped.append((arg, "project configuration: its settings are checked"))
-            out.configs.add(os.path.abspath(p.parent))
-        else:
-            out.files.append((arg, arg))
-            if on_file is not None:
-                on_file(arg, arg)
-        return out
-    inside = MEMZOI_DIR in p.resolve().parts
+    _require_exists(arg)
     # Shown and printed as JSON: a name that is not UTF-8 is shown with replacement characters. Names below
     # the argument are UTF-8 (others are reported, never entered), so only the argument needs converting.
     shown_arg = os.fsencode(arg).decode("utf-8", "replace")
+    if not os.path.isdir(arg):
+        if os.path.islink(arg):
+            out.path_findings.append((shown_arg, _symlink_finding()))
+        elif os.path.basename(arg) == CONFIG_NAME and os.path.basename(os.path.dirname(os.path.abspath(arg))) == MEMZOI_DIR:
+            # The project configuration is TOML, not a record: its settings are checked (and reported by the
+            # caller through ``CheckReport.memzoi_dirs``) instead of reporting missing frontmatter.
+            out.skipped.append((shown_arg, "project configuration: its settings are checked"))
+            out.configs.add(os.path.dirname(os.path.abspath(arg)))
+        elif not os.path.isfile(arg):
+            raise UsageError(f"{shown_arg}: not a regular file (a pipe or device); pass a record or packet file")
+        else:
+            out.files.append((arg, shown_arg))
+            if on_file is not None:
+                on_file(os.path.abspath(arg), shown_arg, None)
+        return out
+    # The walk starts from the real directory, so placement (records/, proposals/…) does not depend on how the
+    # argument is spelled (`.`, a symlink to a folder); the display keeps the spelling.
+    root = os.path.realpath(arg)
+    inside = MEMZOI_DIR in Path(root).parts
 
-    def found(path: str, shown: str) -> None:
+    def found(path: str, shown: str, inode: tuple[int, int]) -> None:
         out.files.append((path, shown))
         if on_file is not None:
-            on_file(path, shown)
+            on_file(path, shown, inode)
 
     def visit(d: str, shown: str, managed: bool) -> None:
         try:
@@ -128,6 +132,7 @@ def expand(arg: str, *, on_file: Callable[[str, str], None] | None = None) -> Ex
             out.skipped.append((shown, f"unreadable directory: {err.strerror}"))
             return
         dir_placement = None
+        device: int | None = None
         for e in entries:
             name = e.name
             if name.startswith(".") and name != MEMZOI_DIR:
@@ -159,23 +164,35 @@ def expand(arg: str, *, on_file: Callable[[str, str], None] | None = None) -> Ex
                     if dir_placement is None:  # the role of an ordinary file here depends on the folder alone
                         dir_placement = place(os.path.join(d, "probe.md"))
                     if name in RESERVED_NAMES or dir_placement.role is not Role.OTHER:
-                        found(q, q_shown)
+                        if device is None:
+                            device = os.stat(d).st_dev
+                        found(q, q_shown, (device, e.inode()))
                     else:
                         out.skipped.append((q_shown, "outside records/ and proposals/"))
                         if dir_placement.memzoi_dir is not None:
                             # Cross-file checks still count such a file when it sits below proposals/.
                             stray.add(os.path.abspath(dir_placement.memzoi_dir))
                 elif _looks_like_memzoi(q):
-                    found(q, q_shown)
+                    if device is None:
+                        device = os.stat(d).st_dev
+                    found(q, q_shown, (device, e.inode()))
                 else:
                     out.skipped.append((q_shown, "no frontmatter (not a Memzoi file)"))
 
     stray: set[str] = set()
-    if p.name == MEMZOI_DIR:
-        out.complete.add(os.path.abspath(p))
-    visit(arg, shown_arg, inside)
+    if os.path.basename(root) == MEMZOI_DIR:
+        out.complete.add(root)
+    visit(root, shown_arg, inside)
     out.complete -= stray
     return out
+
+
+def _require_exists(arg: str) -> None:
+    """Raise :class:`UsageError` for an empty or missing path argument."""
+    if arg == "":
+        raise UsageError("an empty path was given; pass a .memzoi file, a directory or a project root")
+    if not os.path.lexists(arg):
+        raise UsageError(f"{arg}: no such file or directory; pass a .memzoi file, a directory or a project root")
 
 
 def _looks_like_memzoi(path: str) -> bool:
@@ -250,25 +267,34 @@ def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
     """
     report = CheckReport()
     for arg in args:  # a missing path is a usage error before any work starts
-        if not os.path.lexists(arg):
-            raise UsageError(f"{arg}: no such file or directory; pass a .memzoi file, a directory or a project root")
+        _require_exists(arg)
     n = min(cpu_count(), 8) if workers is None else workers
     pool: ChunkPool[tuple[str, str], _FileResult] = ChunkPool(
         functools.partial(_check_chunk, utc_now()), workers=n, chunksize=CHUNK, start_at=PARALLEL_THRESHOLD)
-    seen: set[tuple[int, int] | str] = set()
+    # The same file reached twice (overlapping arguments, a symlinked folder) is checked once. Hard links are
+    # distinct files to Memzoi (each path is a record), so an inode seen before is compared by real path.
+    seen: dict[tuple[int, int] | str, list[str]] = {}  # inode (or path) -> paths checked with it
     groups: dict[str, list[str]] = {}  # .memzoi directory -> its files
     folders: dict[str, str | None] = {}  # the .memzoi directory above each folder
 
-    def add(path: str, display: str) -> None:
-        path = os.path.abspath(path)
-        try:
-            st = os.stat(path)
-            key: tuple[int, int] | str = (st.st_dev, st.st_ino)
-        except OSError:
-            key = path  # the analysis reports why it cannot be read
-        if key in seen:
-            return
-        seen.add(key)
+    def add(path: str, display: str, inode: tuple[int, int] | None) -> None:
+        key: tuple[int, int] | str
+        if inode is not None:
+            key = inode
+        else:
+            try:
+                st = os.stat(path)
+                key = (st.st_dev, st.st_ino)
+            except OSError:
+                key = path  # the analysis reports why it cannot be read
+        earlier = seen.get(key)
+        if earlier is not None:
+            real = os.path.realpath(path)
+            if key == path or any(os.path.realpath(e) == real for e in earlier):
+                return
+            earlier.append(path)
+        else:
+            seen[key] = [path]
         folder = os.path.dirname(path)
         if folder not in folders:
             md = place(path).memzoi_dir
@@ -297,11 +323,11 @@ def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
     report.memzoi_dirs = {Path(md) for md in [*groups, *configs]}
     # Each result is taken in as it arrives, while the workers go on with the rest.
     cross = CrossFileCheck()
-    texts: dict[str, bytes] = {}
+    texts: dict[str, tuple[str, bytes]] = {}  # absolute path -> (display path, text)
     for r in pool.iter_results():
         report.files_checked += 1
         report.findings.extend(r.findings)
-        texts[r.display] = r.text
+        texts[r.key] = (r.display, r.text)
         cross.add(r.display, r.key, r.memzoi_dir, r.facts)
         if r.memzoi_dir is not None:
             found = visibility_findings(r.role, r.opening, r.attested, visibility.get(r.key, GitVisibility.UNKNOWN))
@@ -310,8 +336,9 @@ def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
                 report.findings.extend(Located(r.display, f, index.position(f.start), index.position(f.end))
                                        for f in found)
     # Cross-file findings (lineage, duplicates, identities) of the checked files, over their whole workspace.
-    for display, found in cross.findings(complete).items():
-        index = LineIndex(texts[display].decode("utf-8", "surrogatepass"))
+    for key, found in cross.findings(complete).items():
+        display, text = texts[key]
+        index = LineIndex(text.decode("utf-8", "surrogatepass"))
         report.findings.extend(Located(display, f, index.position(f.start), index.position(f.end)) for f in found)
     report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))
     return report

@@ -476,7 +476,8 @@ class CrossFileCheck:
             ws.update(key, analysis)
 
     def findings(self, complete: Collection[str] = ()) -> dict[str, list[Finding]]:
-        """Display path → cross-file findings of the added files. The directories in ``complete`` were walked
+        """Absolute path → cross-file findings of the added files (display paths can coincide: names that are not
+        UTF-8 are shown with replacement characters). The directories in ``complete`` were walked
         in full (every record and packet of theirs was added), so they are not listed again; for the others,
         the facts of files not added come from the project's index when it has been built and many files are
         missing (refreshed first: only changed files are re-read), else from analysing them."""
@@ -493,10 +494,10 @@ class CrossFileCheck:
                     role = facts.role if isinstance(facts, FileFacts) else facts.placement.role.value
                     if role != Role.RESERVED.value:
                         ws.update(key, facts)
-            for key, display in report.items():
+            for key in report:
                 found = ws.findings_for(key)
                 if found:
-                    out[display] = found
+                    out[key] = found
         return out
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -30,17 +31,34 @@ def can_fork() -> bool:
     """True when worker processes may be forked here: the platform has ``fork`` and this process runs one
     thread (see the module docstring). macOS is excluded: system libraries there are not fork-safe."""
     import multiprocessing
-    import sys
     import threading
 
     return ("fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin"
             and threading.active_count() == 1)
 
 
-def _start_worker() -> None:
+def _start_worker(parent: int) -> None:
     # The modules inherited from the parent never become garbage: moving them out of the collector's generations
     # keeps each collection in the worker proportional to what the analysis itself allocates.
     gc.freeze()
+    _die_with(parent)
+
+
+def _die_with(parent: int) -> None:
+    """Ask Linux to end this worker when ``parent`` dies (killed, or ended without stopping its pool), so no
+    worker is left behind blocked on a pipe nobody reads; elsewhere a no-op."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
 
 
 def fork_map(fn: Callable[[J], R], jobs: Sequence[J], *, workers: int, chunksize: int,
@@ -61,7 +79,7 @@ def fork_map(fn: Callable[[J], R], jobs: Sequence[J], *, workers: int, chunksize
     out: list[R] = []
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                                 initializer=_start_worker) as pool:
+                                 initializer=_start_worker, initargs=(os.getpid(),)) as pool:
             for i, result in enumerate(pool.map(fn, jobs, chunksize=max(1, chunksize)), 1):
                 out.append(result)
                 if on_result is not None:
@@ -114,7 +132,7 @@ class ChunkPool:
 
             try:
                 self._executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("fork"),
-                                                     initializer=_start_worker)
+                                                     initializer=_start_worker, initargs=(os.getpid(),))
             except OSError:
                 self._executor = None
 

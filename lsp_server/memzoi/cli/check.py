@@ -44,12 +44,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"memzoi: {err}", file=sys.stderr)
         return 2
     # A config that cannot be read silently falls back to defaults in the analysis; say so once per folder.
+    for display, why in report.skipped:
+        if why.startswith("unreadable directory"):
+            print(f"memzoi: {display}: {why}; nothing below it was checked", file=sys.stderr)
     config_errors = False
+    given = [display for display, why in report.skipped if why.startswith("project configuration")]
     for memzoi_dir in sorted(report.memzoi_dirs, key=str):
         for error in load_config(memzoi_dir).errors:
             config_errors = True
-            print(f"memzoi: {error}; checked with the default settings", file=sys.stderr)
-    given = [display for display, why in report.skipped if why.startswith("project configuration")]
+            # When the configuration was the thing checked, "the rest used the defaults" would be noise.
+            print(f"memzoi: {error}" + ("" if given else "; checked with the default settings"), file=sys.stderr)
     if given and not config_errors:
         print(f"memzoi: {', '.join(given)}: the settings are valid", file=sys.stderr)
     out = sys.stdout
