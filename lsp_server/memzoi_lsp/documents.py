@@ -133,9 +133,12 @@ class Documents:
             return
         open_keys = set(self._workspace().text_documents)
         excess = len(self._cache) - self.max_closed - sum(1 for k in open_keys if k in self._cache)
-        for key in list(self._cache):
-            if excess <= 0:
+        # Oldest first, stopping as soon as enough are found: usually one key, not a copy of the whole cache.
+        victims: list[str] = []
+        for key in self._cache:
+            if len(victims) >= excess:
                 break
             if key not in open_keys:
-                del self._cache[key]
-                excess -= 1
+                victims.append(key)
+        for key in victims:
+            del self._cache[key]
