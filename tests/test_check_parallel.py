@@ -12,7 +12,7 @@ import pytest
 
 from memzoi import check as check_mod
 from memzoi.check import PARALLEL_THRESHOLD, check_paths, expand
-from memzoi.parallel import ChunkPool, can_fork, fork_map
+from memzoi.parallel import ChunkPool, can_fork
 from tests.benchmarks.generate import generate
 
 
@@ -40,27 +40,6 @@ def test_workers_and_in_process_give_identical_reports(tmp_path, monkeypatch):
     codes = {l.finding.code for l in parallel.findings}
     # per-file (schema, detectors), cross-file (lineage, duplicates) and retention findings all survive
     assert {"duplicate_key", "credential_token", "dangling_reference", "duplicate_content"} <= codes
-
-
-def _square(x: int) -> int:
-    return x * x
-
-
-def test_fork_map_keeps_order_and_declines_single_worker():
-    assert fork_map(_square, [1, 2, 3], workers=1, chunksize=1) is None
-    if can_fork():
-        assert fork_map(_square, list(range(50)), workers=2, chunksize=4) == [i * i for i in range(50)]
-
-
-def _die(x: int) -> int:
-    if x == 7:
-        os._exit(3)  # a worker killed mid-run (out of memory, signal)
-    return x
-
-
-@pytest.mark.skipif(not can_fork(), reason="worker processes need fork in a single-threaded process")
-def test_fork_map_reports_a_dead_worker_so_the_caller_can_redo_the_work():
-    assert fork_map(_die, list(range(20)), workers=2, chunksize=1) is None
 
 
 def _squares(chunk: list[int]) -> list[int]:

@@ -471,9 +471,7 @@ class CrossFileCheck:
         its analysis or facts."""
         ws, report = self._groups.get(memzoi_dir) or self._groups.setdefault(memzoi_dir, (Workspace(), {}))
         report[key] = display
-        role = analysis.role if isinstance(analysis, FileFacts) else analysis.placement.role.value
-        if role != Role.RESERVED.value:
-            ws.update(key, analysis)
+        _add(ws, key, analysis)
 
     def findings(self, complete: Collection[str] = ()) -> dict[str, list[Finding]]:
         """Absolute path → cross-file findings of the added files (display paths can coincide: names that are not
@@ -490,15 +488,19 @@ class CrossFileCheck:
                 missing = [(k, e) for k, e in missing if k not in report]
                 indexed = _indexed_facts(Path(memzoi_dir)) if len(missing) >= INDEX_ASSIST_THRESHOLD else {}
                 for key, extra in missing:
-                    facts = indexed.get(key) or analyze_path(extra)
-                    role = facts.role if isinstance(facts, FileFacts) else facts.placement.role.value
-                    if role != Role.RESERVED.value:
-                        ws.update(key, facts)
+                    _add(ws, key, indexed.get(key) or analyze_path(extra))
             for key in report:
                 found = ws.findings_for(key)
                 if found:
                     out[key] = found
         return out
+
+
+def _add(ws: Workspace, key: str, analysis: Analysis | FileFacts) -> None:
+    """Feed a file to ``ws`` unless it is reserved (``index.md``/``log.md`` take no part in cross-file checks)."""
+    role = analysis.role if isinstance(analysis, FileFacts) else analysis.placement.role.value
+    if role != Role.RESERVED.value:
+        ws.update(key, analysis)
 
 
 #: ``memzoi check`` takes the facts of unchecked files from the index from this many files on.

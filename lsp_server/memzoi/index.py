@@ -30,7 +30,7 @@ from .admission import Admission, GitVisibility, admit, git_visibility
 from .analysis import Analysis, analyze_bytes
 from .crossfile import FileFacts, Workspace, facts_from_analysis
 from .crossfile import git_plane_files as _plane_files
-from .parallel import cpu_count, fork_map
+from .parallel import ChunkPool, cpu_count
 from .runtime import INDEX_DB, derive_keys, memzoi_home
 from .safety.redact import MARK, redact, secret_spans
 from .text import LineIndex
@@ -344,24 +344,18 @@ class Index:
             return []
         vis = git_visibility(self.root, files)
         jobs = [(str(p), self._rel(p), vis.get(os.path.abspath(p), GitVisibility.UNKNOWN).value) for p in files]
-        rows: list[dict[str, Any]] = []
         step = max(1, total // 100)
         workers = self.workers if self.workers is not None else min(cpu_count(), 8)
-
-        def tick(i: int) -> None:
-            if progress and (i % step == 0 or i == total):
-                progress(i, total)
-
-        if total >= PARALLEL_THRESHOLD:
-            done = fork_map(_index_row, jobs, workers=workers, chunksize=max(16, total // (workers * 8)),
-                            on_result=tick)
-            if done is not None:
-                return [row for row in done if row is not None]
-        for i, job in enumerate(jobs, 1):
-            row = _index_row(job)
+        pool: ChunkPool[tuple[str, str, str], dict[str, Any] | None] = ChunkPool(
+            _index_rows, workers=workers, chunksize=max(16, total // (workers * 8)), start_at=PARALLEL_THRESHOLD)
+        for job in jobs:
+            pool.add(job)
+        rows: list[dict[str, Any]] = []
+        for i, row in enumerate(pool.iter_results(), 1):
             if row is not None:
                 rows.append(row)
-            tick(i)
+            if progress and (i % step == 0 or i == total):
+                progress(i, total)
         return rows
 
     def _delete(self, rels: list[str]) -> None:
@@ -555,6 +549,11 @@ def _j(value: Any) -> str | None:
         return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     except (TypeError, ValueError):
         return None
+
+
+def _index_rows(jobs: list[tuple[str, str, str]]) -> list[dict[str, Any] | None]:
+    """Worker: :func:`_index_row` for each job of a chunk."""
+    return [_index_row(job) for job in jobs]
 
 
 def _index_row(job: tuple[str, str, str]) -> dict[str, Any] | None:

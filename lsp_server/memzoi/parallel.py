@@ -12,8 +12,8 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, Generic, TypeVar
 
 J = TypeVar("J")
 R = TypeVar("R")
@@ -61,35 +61,7 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-def fork_map(fn: Callable[[J], R], jobs: Sequence[J], *, workers: int, chunksize: int,
-             on_result: Callable[[int], None] | None = None) -> list[R] | None:
-    """``[fn(job) for job in jobs]`` computed in ``workers`` forked processes, in order.
-
-    ``fn`` and every job and result must be picklable (``fn`` a module-level function). ``on_result(i)`` is
-    called in this process after the ``i``-th result (1-based) arrives, for progress. Returns ``None`` without
-    doing anything when fewer than two workers are asked for or :func:`can_fork` is false, and ``None`` when a
-    worker dies (killed, out of memory) or cannot be started: the caller then does the work in-process.
-    """
-    if workers < 2 or not can_fork():
-        return None
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    out: list[R] = []
-    try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                                 initializer=_start_worker, initargs=(os.getpid(),)) as pool:
-            for i, result in enumerate(pool.map(fn, jobs, chunksize=max(1, chunksize)), 1):
-                out.append(result)
-                if on_result is not None:
-                    on_result(i)
-    except (BrokenProcessPool, OSError):
-        return None
-    return out
-
-
-class ChunkPool:
+class ChunkPool(Generic[J, R]):
     """Jobs handed to forked workers in chunks while the caller is still finding them; results in job order.
 
     ``fn`` maps a chunk (a list of jobs) to the list of its results and must be a picklable module-level
@@ -175,4 +147,4 @@ class ChunkPool:
             self._executor.shutdown(wait=True, cancel_futures=True)
 
 
-__all__ = ["ChunkPool", "can_fork", "cpu_count", "fork_map"]
+__all__ = ["ChunkPool", "can_fork", "cpu_count"]
