@@ -12,6 +12,11 @@ id = "memzoi"
 accepted_fingerprints = ["3f1c…64 hex…"]
 # how an unsigned JWT (alg none, empty signature) is graded outside example fences
 unsigned_jwt = "warning"
+
+[promotion]
+# runtime-plane candidates only (local records, resident memory); see memzoi.promotion
+mode = "review"
+auto_confidence = 0.9
 ```
 
 Unknown sections and keys are kept out of the model but never rejected: the real Memzoi owns the file too and
@@ -30,6 +35,8 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .promotion import PromotionSection
 
 CONFIG_NAME = "config.toml"
 _FINGERPRINT = re.compile(r"^(?:blake3:)?([0-9a-f]{64})$")
@@ -90,6 +97,11 @@ class MemzoiConfig(BaseModel):
 
     project: ProjectSection = Field(default_factory=ProjectSection, description="Project identity.")
     safety: SafetySection = Field(default_factory=SafetySection, description="Content-detector decisions.")
+    promotion: PromotionSection = Field(
+        default_factory=PromotionSection,
+        description="When a valid runtime-plane candidate (local record, resident-memory entry) is applied "
+        "without a human decision (Zuno's promotion policy).",
+    )
 
     @property
     def project_id(self) -> str | None:
