@@ -20,6 +20,11 @@ REPO = Path(__file__).resolve().parents[2]
 EXT = REPO / "vscode-extension"
 ARTIFACTS = REPO / "test-artifacts"
 IN_CI = os.environ.get("CI", "").lower() == "true"
+# Where scripts/install_editor_prereqs.sh puts code-server (the tests only look there; they never install anything).
+EDITOR_CACHE = Path(os.environ.get("MEMZOI_EDITOR_CACHE")
+                    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memzoi-lsp")
+CODE_SERVER_VERSION = "4.100.3"
+PREREQS_HINT = "run `bash scripts/install_editor_prereqs.sh`, then `pytest -m editor_packages`"
 
 
 def require(ok: bool, reason: str) -> None:
@@ -49,9 +54,11 @@ def venv_bin(name: str) -> str | None:
 
 
 def npm_env() -> dict[str, str]:
-    """Environment for npm: quiet, no update checks, answers yes to npx prompts (~/.npmrc may say yes=false)."""
+    """Environment for npm: quiet, no update checks, answers yes to npx prompts (~/.npmrc may say yes=false), and
+    its download cache inside the working tree (git-ignored), so the test run writes nothing under the home folder."""
     env = dict(os.environ)
-    env.update(npm_config_fund="false", npm_config_audit="false", npm_config_update_notifier="false", npm_config_yes="true")
+    env.update(npm_config_fund="false", npm_config_audit="false", npm_config_update_notifier="false", npm_config_yes="true",
+               npm_config_cache=str(REPO / ".cache" / "npm"))
     return env
 
 
