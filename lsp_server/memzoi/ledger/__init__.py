@@ -1,0 +1,56 @@
+"""The change ledger: at-most-once apply and undo of git-plane file changes (SPEC §6, Zuno discipline).
+
+Every lifecycle write (apply, reject, supersede, tombstone, route-local, materialize, re-attest, recovery) is one
+**change**: a row in the SQLite ledger of the runtime directory with actor, source (``editor``/``cli``), reason,
+timestamps, a status and a diagnostic text, plus, per file, the exact before and after bytes (``NULL`` = absent).
+
+A change runs under the repository lifecycle lock (:mod:`memzoi.lock`):
+
+1. the operation validates everything and computes every file's before and after bytes (:class:`ChangePlan`);
+2. the change is recorded durably as ``applying`` with all snapshots (one ``BEGIN IMMEDIATE`` transaction);
+3. every file is checked against its before snapshot (external drift refuses the change, nothing written), then
+   written atomically (:func:`memzoi.fsutil.atomic_write` / :func:`~memzoi.fsutil.atomic_delete`);
+4. the change is recorded ``applied``.
+
+Undo swaps the snapshots (``undoing`` → ``undone``) and is allowed only while every file equals its after bytes.
+Reconciliation (:func:`reconcile`, run before every change and by ``memzoi reconcile``) classifies in-flight
+changes left by a dead process by comparing the files with the snapshots (Zuno ``MemoryService::reconcile``):
+
+=============  ==================  ============
+in flight      files equal         new status
+=============  ==================  ============
+``applying``   all after           ``applied``
+``applying``   all before          ``failed``
+``undoing``    all before          ``undone``
+``undoing``    all after           ``applied``
+either         anything else       ``uncertain``
+=============  ==================  ============
+
+Nothing is ever replayed. An ``uncertain`` change is settled only by an explicit, itself ledgered, recovery
+(:func:`recover`: restore before, complete after, or accept the files as they are).
+"""
+
+from .history import file_ledger_state, get_change, history, ledger_findings
+from .model import (
+    RECONCILED,
+    RECOVERY_MODES,
+    SOURCES,
+    STATUSES,
+    ChangePlan,
+    ChangeRecord,
+    ChangeResult,
+    FileChange,
+    Reconciled,
+    Refusal,
+)
+from .reconcile import reconcile
+from .recovery import recover
+from .store import Ledger, cached_runtime_dir, now_utc, read_file_state, safe_path, set_fault_hook
+from .writer import run_change, undo_change
+
+__all__ = [
+    "RECONCILED", "RECOVERY_MODES", "SOURCES", "STATUSES", "ChangePlan", "ChangeRecord", "ChangeResult",
+    "FileChange", "Ledger", "Reconciled", "Refusal", "cached_runtime_dir", "file_ledger_state", "get_change",
+    "history", "ledger_findings", "now_utc", "read_file_state", "reconcile", "recover", "run_change",
+    "safe_path", "set_fault_hook", "undo_change",
+]

@@ -1,0 +1,78 @@
+"""Read-side queries of the ledger: history, one change, one file's ledger state and its findings."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..findings import Finding, finding
+from .model import ChangeRecord
+from .store import Ledger, _root, _state_or_error
+
+def history(project_root: str | os.PathLike[str], path: str | None = None, *, limit: int | None = None) -> list[ChangeRecord]:
+    """Changes newest first, optionally only those touching ``path`` (project-relative); never takes the lock."""
+    ledger = Ledger.for_project(_root(project_root), create=False)
+    if not ledger.path.exists():
+        return []
+    with ledger.connect() as conn:
+        return ledger.history(conn, path, limit)
+
+
+def get_change(project_root: str | os.PathLike[str], change_id: str) -> ChangeRecord | None:
+    """One change by id (or unique prefix), or ``None``."""
+    ledger = Ledger.for_project(_root(project_root), create=False)
+    if not ledger.path.exists():
+        return None
+    with ledger.connect() as conn:
+        return ledger.get(conn, change_id)
+
+
+def file_ledger_state(project_root: str | os.PathLike[str], rel_path: str, current: bytes | None) -> dict[str, Any]:
+    """What the ledger knows about one file, for the ``ledger_uncertain``/``ledger_drift`` diagnostics and hover.
+
+    Returns ``{"uncertain": [change ids], "last": ChangeRecord | None, "undo_available": bool, "drift": bool}``:
+    ``drift`` is True when the last applied change's after bytes differ from ``current``.
+    """
+    root = _root(project_root)
+    out: dict[str, Any] = {"uncertain": [], "last": None, "undo_available": False, "drift": False}
+    for change in history(root, rel_path):
+        if change.status == "uncertain":
+            out["uncertain"].append(change.id)
+        if out["last"] is None and change.status == "applied":
+            out["last"] = change
+            after = next(f.after for f in change.files if f.path == rel_path)
+            out["drift"] = after != current
+            # Undo needs every file of the change at its after bytes, not only this one.
+            out["undo_available"] = not out["drift"] and all(
+                _state_or_error(root, f.path) == f.after for f in change.files if f.path != rel_path
+            )
+    return out
+
+
+def ledger_findings(uncertain: list[ChangeRecord], last: ChangeRecord | None, rel_path: str,
+                    current: bytes | None, text: str) -> list[Finding]:
+    """``ledger_uncertain`` for each uncertain change touching a file, and ``ledger_drift`` when the file's bytes
+    (``current``, ``None`` = absent) differ from what its ``last`` applied change wrote (SPEC §4, §6).
+
+    ``rel_path`` is the file's project-relative ``/`` path; findings are anchored on the first line of ``text``
+    (the analysed text) and carry ``change_id`` in their data.
+    """
+    end = len(text.split("\n", 1)[0].rstrip("\r"))
+    out: list[Finding] = []
+    for change in uncertain:
+        out.append(finding(
+            "ledger_uncertain",
+            f"change {change.id[:12]} ({change.operation}) touching this file could not be classified after a "
+            "crash: recover it explicitly (restore before, complete after, or accept as is)",
+            0, end, change_id=change.id,
+        ))
+    if last is not None:
+        after = next((f.after for f in last.files if f.path == rel_path), None)
+        if after != current:
+            out.append(finding(
+                "ledger_drift",
+                f"this file was edited after change {last.id[:12]} ({last.operation}) wrote it, so that change "
+                "can no longer be undone; re-attest the record if the edit is intended",
+                0, end, change_id=last.id,
+            ))
+    return out

@@ -1,0 +1,145 @@
+"""The ledger's values: statuses, refusals, file changes, plans, results and history records."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+STATUSES = ("applying", "applied", "undoing", "undone", "failed", "uncertain")
+SOURCES = ("editor", "cli")
+RECOVERY_MODES = ("restore-before", "complete-after", "accept")
+RECONCILED = "reconciled after process restart without replay"
+
+
+class Refusal(Exception):
+    """An operation refused to run; nothing was written.
+
+    ``code`` is a stable snake_case reason (a SPEC §4 finding code where one fits, e.g.
+    ``sensitivity_not_repo_safe``, or a lifecycle code such as ``external_drift``, ``target_missing``);
+    ``message`` says what is wrong and what to do; ``path`` names the file when there is one.
+    """
+
+    def __init__(self, code: str, message: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.path = path
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"error": {"code", "message"}}`` (SPEC §8), plus ``path`` when known."""
+        err: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.path:
+            err["path"] = self.path
+        return {"error": err}
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file of a change: ``path`` is ``/``-separated and relative to the project root; ``before`` and
+    ``after`` are the exact bytes, ``None`` meaning the file is absent."""
+
+    path: str
+    before: bytes | None
+    after: bytes | None
+
+    def to_json(self) -> dict[str, str]:
+        """``{"path", "before": "present|absent", "after": "present|absent"}`` (SPEC §8)."""
+        return {
+            "path": self.path,
+            "before": "absent" if self.before is None else "present",
+            "after": "absent" if self.after is None else "present",
+        }
+
+
+@dataclass
+class ChangePlan:
+    """Everything a change will do, computed and validated before anything is recorded.
+
+    ``db_effects(conn, change_id)`` runs inside the transaction that records the change ``applying`` (runtime
+    rows, e.g. a private local record, whose visibility follows the change's status). ``details`` is small JSON
+    kept with the change (proposal id, record id, …) for history and hovers.
+    """
+
+    operation: str
+    files: list[FileChange]
+    reason: str | None = None
+    summary: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+    db_effects: Callable[[sqlite3.Connection, str], None] | None = None
+
+
+@dataclass
+class ChangeResult:
+    """The outcome of a change or an undo: its id, final status and files."""
+
+    change_id: str
+    status: str
+    files: list[FileChange]
+    operation: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"change_id", "status", "files": [...]}`` (SPEC §8), plus ``operation`` and ``details``."""
+        return {
+            "change_id": self.change_id,
+            "status": self.status,
+            "files": [f.to_json() for f in self.files],
+            "operation": self.operation,
+            "details": self.details,
+        }
+
+
+@dataclass
+class ChangeRecord:
+    """A ledger row with its files (history, hover, recovery)."""
+
+    id: str
+    seq: int
+    operation: str
+    actor: str
+    source: str
+    reason: str | None
+    summary: str
+    status: str
+    phase: str
+    diagnostic: str | None
+    details: dict[str, Any]
+    created_at: str
+    updated_at: str
+    applied_at: str | None
+    undone_at: str | None
+    undo_actor: str | None
+    undo_source: str | None
+    files: list[FileChange]
+
+    def to_json(self) -> dict[str, Any]:
+        """History entry: the SPEC §8 change fields plus actor, source, reason and timestamps."""
+        return {
+            "change_id": self.id,
+            "status": self.status,
+            "files": [f.to_json() for f in self.files],
+            "operation": self.operation,
+            "actor": self.actor,
+            "source": self.source,
+            "reason": self.reason,
+            "summary": self.summary,
+            "diagnostic": self.diagnostic,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "applied_at": self.applied_at,
+            "undone_at": self.undone_at,
+            "undo_actor": self.undo_actor,
+            "undo_source": self.undo_source,
+            "details": self.details,
+        }
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """One in-flight change classified by :func:`reconcile`."""
+
+    change_id: str
+    previous: str
+    status: str

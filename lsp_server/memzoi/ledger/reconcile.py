@@ -1,0 +1,67 @@
+"""Reconciliation: classify the changes a dead process left in flight by comparing files with snapshots."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
+from .model import RECONCILED, FileChange, Reconciled, Refusal
+from .store import Ledger, _root, _state_or_error, cached_runtime_dir, safe_path
+
+def _classify(root: Path, files: list[FileChange], phase: str) -> str:
+    states = [_state_or_error(root, f.path) for f in files]
+    all_after = all(s == f.after for s, f in zip(states, files))
+    all_before = all(s == f.before for s, f in zip(states, files))
+    if phase == "apply":
+        return "applied" if all_after else "failed" if all_before else "uncertain"
+    return "undone" if all_before else "applied" if all_after else "uncertain"
+
+
+def _cleanup_temps(root: Path, files: list[FileChange]) -> None:
+    """Remove temporary files an interrupted :func:`atomic_write` left beside the change's files."""
+    for f in files:
+        try:
+            path = safe_path(root, f.path)
+        except Refusal:
+            continue
+        parent = path.parent
+        if not parent.is_dir() or parent.is_symlink():
+            continue
+        for entry in parent.glob(f".{path.name}.*.tmp"):
+            try:
+                if entry.is_file() and not entry.is_symlink():
+                    entry.unlink()
+            except OSError:
+                pass
+
+
+def _reconcile_locked(root: Path, ledger: Ledger, conn: sqlite3.Connection) -> list[Reconciled]:
+    out = []
+    for change in ledger.by_status(conn, "applying", "undoing"):
+        phase = "apply" if change.status == "applying" else "undo"
+        _cleanup_temps(root, change.files)
+        status = _classify(root, change.files, phase)
+        diagnostic = RECONCILED
+        if status == "uncertain":
+            diagnostic = (
+                f"{RECONCILED}: the files match neither the before nor the after snapshot; choose a recovery "
+                f"(`memzoi reconcile --recover {change.id} restore-before|complete-after|accept`)"
+            )
+        ledger.set_status(conn, change.id, status, diagnostic=diagnostic, phase=phase)
+        out.append(Reconciled(change.id, change.status, status))
+    return out
+
+
+def reconcile(project_root: str | os.PathLike[str], *, lock_timeout: float = DEFAULT_TIMEOUT) -> list[Reconciled]:
+    """Classify every in-flight change left by a dead process (table in the module docstring); never writes a
+    git-plane file (only removes temporary files of interrupted atomic writes)."""
+    root = _root(project_root)
+    try:
+        with lifecycle_lock(root, timeout=lock_timeout, runtime_dir=cached_runtime_dir(root)) as rdir:
+            ledger = Ledger.for_project(root, rdir)
+            with ledger.connect() as conn:
+                return _reconcile_locked(root, ledger, conn)
+    except LockBusy as err:
+        raise Refusal("lock_busy", str(err)) from err

@@ -1,0 +1,204 @@
+"""The change engine: record a change durably, write its files guarded and atomically, record the outcome."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..fsutil import atomic_delete, atomic_write
+from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
+from .model import SOURCES, ChangePlan, ChangeResult, FileChange, Refusal
+from .reconcile import _classify, _cleanup_temps, _reconcile_locked
+from .store import (Ledger, _Drift, _root, _new_change_id, _state_or_error, _step, cached_runtime_dir, now_utc,
+                    read_file_state, safe_path)
+
+# --- the change engine ---------------------------------------------------------------------------------------
+
+
+def _write_files(root: Path, files: list[FileChange], *, forward: bool, prefix: str) -> None:
+    """Guarded atomic writes of every file from its ``from`` state to its ``to`` state.
+
+    All files are checked first, then each one again right before its write; a mismatch raises
+    :class:`_Drift` (with how many files were already written).
+    """
+    pairs = [(f, f.before, f.after) if forward else (f, f.after, f.before) for f in files]
+    for f, src, _ in pairs:
+        if _state_or_error(root, f.path) != src:
+            raise _Drift(f.path, 0)
+    _step(f"{prefix}:checked")
+    for i, (f, src, dst) in enumerate(pairs):
+        if src == dst:
+            continue
+        if _state_or_error(root, f.path) != src:
+            raise _Drift(f.path, i)
+        path = safe_path(root, f.path)
+
+        def hook(name: str, i: int = i) -> None:
+            _step(f"{prefix}:file{i}:{name}")
+
+        if dst is None:
+            atomic_delete(path, hook=hook)
+        else:
+            atomic_write(path, dst, hook=hook)
+        _step(f"{prefix}:file{i}:done")
+
+
+def _rollback(root: Path, files: list[FileChange], count: int, *, forward: bool) -> bool:
+    """Undo the first ``count`` writes of :func:`_write_files` (guarded); True when every file is back."""
+    ok = True
+    for f in reversed(files[:count]):
+        src, dst = (f.before, f.after) if forward else (f.after, f.before)
+        if src == dst:
+            continue
+        cur = _state_or_error(root, f.path)
+        if cur == src:
+            continue
+        if cur != dst:
+            ok = False
+            continue
+        try:
+            path = safe_path(root, f.path)
+            atomic_delete(path) if src is None else atomic_write(path, src)
+        except (OSError, Refusal):
+            ok = False
+    return ok
+
+
+@contextmanager
+def _locked(project_root: Path, timeout: float) -> Iterator[tuple[Ledger, sqlite3.Connection]]:
+    try:
+        with lifecycle_lock(project_root, timeout=timeout, runtime_dir=cached_runtime_dir(project_root)) as rdir:
+            _step("locked")
+            ledger = Ledger.for_project(project_root, rdir)
+            with ledger.connect() as conn:
+                _reconcile_locked(project_root, ledger, conn)
+                yield ledger, conn
+            _step("unlocking")
+    except LockBusy as err:
+        raise Refusal("lock_busy", str(err)) from err
+
+
+def run_change(
+    project_root: str | os.PathLike[str],
+    build: Callable[[Path], ChangePlan],
+    *,
+    actor: str,
+    source: str = "cli",
+    lock_timeout: float = DEFAULT_TIMEOUT,
+) -> ChangeResult:
+    """Run one ledgered change. ``build(project_root)`` is called under the lock, after reconciliation: it reads
+    the files (their bytes become the before snapshots), validates, and returns the :class:`ChangePlan`, or
+    raises :class:`Refusal`.
+
+    Returns the result (status ``applied``); raises :class:`Refusal` when the build refuses, on external drift
+    (``external_drift``: the change is recorded ``failed``, no file changed) or when the write fails
+    (``write_failed``: recorded ``failed`` or ``uncertain`` after comparing the files).
+    """
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {SOURCES}")
+    root = _root(project_root)
+    with _locked(root, lock_timeout) as (ledger, conn):
+        plan = build(root)
+        _step("planned")
+        paths = [f.path for f in plan.files]
+        if len(set(paths)) != len(paths):
+            raise ValueError("a change lists the same file twice")
+        change_id = _new_change_id()
+        ts = now_utc()
+        with ledger.transaction(conn):
+            conn.execute(
+                "INSERT INTO change (id, operation, actor, source, reason, summary, status, phase, details_json,"
+                " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'applying', 'apply', ?, ?, ?)",
+                (change_id, plan.operation, actor, source, plan.reason, plan.summary,
+                 json.dumps(plan.details, sort_keys=True), ts, ts),
+            )
+            conn.executemany(
+                "INSERT INTO change_file (change_id, idx, path, before, after) VALUES (?, ?, ?, ?, ?)",
+                [(change_id, i, f.path, f.before, f.after) for i, f in enumerate(plan.files)],
+            )
+            if plan.db_effects:
+                plan.db_effects(conn, change_id)
+        _step("recorded")
+        _perform(root, ledger, conn, change_id, plan.files, phase="apply")
+        _step("committed")
+        return ChangeResult(change_id, "applied", plan.files, plan.operation, plan.details)
+
+
+def _perform(root: Path, ledger: Ledger, conn: sqlite3.Connection, change_id: str, files: list[FileChange],
+             *, phase: str) -> None:
+    forward = phase == "apply"
+    done, undone_back = ("applied", "failed") if forward else ("undone", "applied")
+    try:
+        _write_files(root, files, forward=forward, prefix=phase)
+    except _Drift as drift:
+        clean = _rollback(root, files, drift.written, forward=forward)
+        what = "applying" if forward else "undoing"
+        message = (
+            f"{drift.path}: the file changed after memzoi read it, so {what} change {change_id} was refused and "
+            "nothing was written; review the file and retry"
+        )
+        status = undone_back if clean else "uncertain"
+        ledger.set_status(conn, change_id, status, diagnostic=message, phase=phase)
+        raise Refusal("external_drift", message, drift.path) from None
+    except (OSError, Refusal) as err:
+        _cleanup_temps(root, files)
+        status = _classify(root, files, phase)
+        reason = err.message if isinstance(err, Refusal) else (err.strerror or str(err))
+        message = f"writing change {change_id} failed: {reason}"
+        ledger.set_status(conn, change_id, status, diagnostic=message, phase=phase)
+        if status == done:
+            return
+        raise Refusal("write_failed", message + f"; the change is now {status}") from err
+    _step(f"{phase}:written")
+    ledger.set_status(conn, change_id, done, phase=phase)
+
+
+def undo_change(
+    project_root: str | os.PathLike[str],
+    change_id: str,
+    *,
+    actor: str,
+    source: str = "cli",
+    lock_timeout: float = DEFAULT_TIMEOUT,
+) -> ChangeResult:
+    """Undo an ``applied`` change: restore every file's before bytes, at most once (``undoing`` → ``undone``).
+
+    Refuses (``change_not_found``, ``not_undoable``, ``undo_drift``) unless the change is applied and every file
+    still equals its after snapshot.
+    """
+    root = _root(project_root)
+    with _locked(root, lock_timeout) as (ledger, conn):
+        change = ledger.get(conn, change_id)
+        if change is None:
+            raise Refusal("change_not_found", f"no change {change_id} in the ledger; see `memzoi history`")
+        if change.status != "applied":
+            raise Refusal(
+                "not_undoable",
+                f"change {change.id} is {change.status}; only an applied change can be undone"
+                + (f"; recover it first with `memzoi reconcile --recover {change.id} "
+                   "restore-before|complete-after|accept`" if change.status == "uncertain" else ""),
+            )
+        for f in change.files:
+            if read_file_state(root, f.path) != f.after:
+                raise Refusal(
+                    "undo_drift",
+                    f"{f.path}: edited after change {change.id} was applied, so undo is unavailable; restore the "
+                    "file or make the change by hand",
+                    f.path,
+                )
+        _step("planned")
+        ts = now_utc()
+        with ledger.transaction(conn):
+            conn.execute(
+                "UPDATE change SET status = 'undoing', phase = 'undo', updated_at = ?, undo_actor = ?, "
+                "undo_source = ? WHERE id = ? AND status = 'applied'",
+                (ts, actor, source, change.id),
+            )
+        _step("recorded")
+        _perform(root, ledger, conn, change.id, change.files, phase="undo")
+        _step("committed")
+        return ChangeResult(change.id, "undone", change.files, change.operation, change.details)
