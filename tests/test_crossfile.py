@@ -175,6 +175,22 @@ def test_duplicate_content():
     assert codes(ws, a) == []
 
 
+def test_duplicate_content_is_judged_on_the_text_a_reviewer_sees():
+    # A CRLF copy, a copy with trailing spaces on its lines and a copy with a trailing blank line read the same.
+    ws = Workspace()
+    body = "First line.\nSecond line."
+    a, b, c = rpath("a"), rpath("b"), rpath("c")
+    put(ws, a, record("a", body=body))
+    put(ws, b, record("b", body=body).replace("\n", "\r\n"))
+    put(ws, c, record("c", body="First line.   \nSecond line.\t\n\n"))
+    assert codes(ws, a) == codes(ws, b) == codes(ws, c) == ["duplicate_content"]
+    # Whitespace inside a line and a changed word are real differences.
+    d, e = rpath("d"), rpath("e")
+    put(ws, d, record("d", body="First  line.\nSecond line."))
+    put(ws, e, record("e", body="First line.\nSecond lines."))
+    assert codes(ws, d) == [] and codes(ws, e) == []
+
+
 def test_duplicate_identity_across_pending_and_resolved():
     ws = Workspace()
     p, r = ppath("same"), ppath("same", "resolved/rejected")

@@ -26,7 +26,7 @@ from typing import Any, Collection, Iterable, Mapping
 from .analysis import Analysis, record_id_of
 from .findings import Finding, finding
 from .models.common import parse_instant
-from .revision import content_hash
+from .revision import duplicate_key
 from .workspace import Role
 from .yaml12 import locate
 
@@ -55,7 +55,7 @@ class FileFacts:
     ``ident`` the record id (records) or the frontmatter id (packets); ``tokens`` a packet's identities (its id
     and file id, as :func:`identity_token` forms so a redacted receipt matches the identity it replaced) —
     and file id); ``when`` a record's ``updated`` or else ``timestamp`` / a packet's ``proposal.proposed_at``;
-    ``content`` Memzoi's content hash of the trimmed body (``None`` for an empty body); ``refs`` the references
+    ``content`` the body's :func:`~memzoi.revision.duplicate_key` (``None`` for an empty body); ``refs`` the references
     it makes. ``legacy`` records still define their id but take no part in duplicate checks.
     """
 
@@ -120,7 +120,7 @@ def facts_from_analysis(analysis: Analysis) -> FileFacts:
         return (node.start, node.end) if node is not None else (0, min(3, len(doc.text)))
 
     body = doc.body
-    content = content_hash(body) if body else None
+    content = duplicate_key(body) if body else None
     if kind == "record":
         refs: list[Ref] = []
         sup = _str(data.get("supersedes"))
@@ -430,7 +430,7 @@ class Workspace:
         named = [p for p in twins[:4] if p != path][:3]  # the first twins by path: stable as others come and go
         names = ", ".join(f"{self._facts[p].kind} `{self._facts[p].ident or Path(p).stem}`" for p in named)
         more = " and others" if len(twins) > 4 else ""
-        out.append(finding("duplicate_content", f"same content (trimmed body hash) as {names}{more}; keep one: "
+        out.append(finding("duplicate_content", f"same content as {names}{more}; keep one: "
                            "supersede or tombstone the other record, or reject the duplicate proposal",
                            *f.body_span, others=named))
 

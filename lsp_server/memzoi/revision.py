@@ -70,6 +70,17 @@ def content_hash(body: str) -> str:
     return blake3.blake3(rust_trim(body).encode("utf-8")).hexdigest()
 
 
+def duplicate_key(body: str) -> str:
+    """The key under which two bodies count as the same content (``duplicate_content``): lowercase hex BLAKE3 of
+    the body with line endings made ``\n``, trailing whitespace removed from every line, then trimmed.
+
+    Memzoi's :func:`content_hash` hashes the trimmed body byte for byte, so a CRLF copy or a copy with trailing
+    spaces would escape it; a reviewer sees the same text, so the duplicate check must too."""
+    text = body.replace("\r\n", "\n").replace("\r", "\n")
+    lines = [line.rstrip() for line in text.split("\n")]
+    return blake3.blake3(rust_trim("\n".join(lines)).encode("utf-8")).hexdigest()
+
+
 def _plain(value: Any) -> Any:
     """Plain JSON values: YAML plain scalars become their resolved value, ``str`` subclasses become ``str``."""
     if isinstance(value, PlainScalar):
@@ -185,6 +196,7 @@ __all__ = [
     "RevisionError",
     "canonical_json",
     "content_hash",
+    "duplicate_key",
     "domain_id",
     "lifecycle_projection",
     "record_revision",
