@@ -17,6 +17,13 @@ unsigned_jwt = "warning"
 # runtime-plane candidates only (local records, resident memory); see memzoi.promotion
 mode = "review"
 auto_confidence = 0.9
+
+[resident]
+# Zuno's resident memory files (see memzoi.resident); these are the defaults
+global_path = "$ZUNO_CONFIG_DIR/memory/MEMORY.md"   # else ~/.config/zuno/memory/MEMORY.md
+project_path = ".zuno/RULES.md"                      # relative to the project root
+global_char_limit = 2200
+project_char_limit = 3000
 ```
 
 Unknown sections and keys are kept out of the model but never rejected: the real Memzoi owns the file too and
@@ -90,6 +97,44 @@ class SafetySection(BaseModel):
         return out
 
 
+class ResidentSection(BaseModel):
+    """``[resident]``: where Zuno's two resident memory files are and their caps (Zuno reference §2)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    global_path: str | None = Field(
+        None,
+        description="The global resident file (absolute, or starting with `~/`). Default: "
+        "`$ZUNO_CONFIG_DIR/memory/MEMORY.md`, else `~/.config/zuno/memory/MEMORY.md`. Must be a `.md` file.",
+    )
+    project_path: str = Field(
+        ".zuno/RULES.md",
+        description="The project resident file, relative to the project root and inside it; a `.md` file.",
+    )
+    global_char_limit: int = Field(2200, gt=0, description="Cap of the global file in characters (code points).")
+    project_char_limit: int = Field(3000, gt=0, description="Cap of the project file in characters (code points).")
+
+    @field_validator("global_path")
+    @classmethod
+    def _global(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        v = value.strip()
+        if not (v.startswith("/") or v.startswith("~/")) or not v.endswith(".md"):
+            raise ValueError("global_path must be an absolute path (or start with `~/`) to a `.md` file")
+        return v
+
+    @field_validator("project_path")
+    @classmethod
+    def _project(cls, value: str) -> str:
+        parts = value.strip().replace("\\", "/").split("/")
+        if not value.strip() or value.strip().startswith("/") or any(p in ("", ".", "..") for p in parts) \
+                or not parts[-1].endswith(".md"):
+            raise ValueError("project_path must be a relative path inside the project to a `.md` file, "
+                             "such as `.zuno/RULES.md`")
+        return "/".join(parts)
+
+
 class MemzoiConfig(BaseModel):
     """The parts of ``.memzoi/config.toml`` this project reads."""
 
@@ -101,6 +146,10 @@ class MemzoiConfig(BaseModel):
         default_factory=PromotionSection,
         description="When a valid runtime-plane candidate (local record, resident-memory entry) is applied "
         "without a human decision (Zuno's promotion policy).",
+    )
+    resident: ResidentSection = Field(
+        default_factory=ResidentSection,
+        description="Locations and caps of Zuno's resident memory files.",
     )
 
     @property

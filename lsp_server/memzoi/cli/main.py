@@ -13,7 +13,7 @@ from importlib import import_module
 from .. import __version__
 
 #: Command modules, in help order. Each has ``register(subparsers)`` which sets ``func`` on its parser.
-COMMANDS = ["init", "check", "upgrade", "proposals", "local", "supersede", "tombstone", "materialize", "reattest", "undo", "history", "reconcile", "rebuild", "search", "doctor"]
+COMMANDS = ["init", "check", "upgrade", "proposals", "local", "supersede", "tombstone", "materialize", "reattest", "undo", "history", "reconcile", "resident", "rebuild", "search", "doctor"]
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

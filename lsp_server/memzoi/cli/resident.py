@@ -1,0 +1,197 @@
+"""``memzoi resident show|list|propose|approve|reject|undo|reconcile``: Zuno's resident memory from the command line.
+
+Thin wiring over :mod:`memzoi.resident`: every decision (validation, promotion, at-most-once writes) is the core's.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime, timezone
+
+from ..ledger import Refusal
+from ..resident import service
+from ..resident.candidates import SOURCES, Candidate
+from ..resident.locator import ACTIONS, preview
+from ..resident.scope import SCOPES
+from ..resident.views import candidates_for, scope_views
+from ._changes import actor, add_common, emit_json, project_root, refuse
+
+EXIT_CODES = "exit status: 0 success, 1 refused (the reason and what to do are printed), 2 usage error"
+
+_COMMANDS = {
+    "show": ("print the resident prompt blocks with their usage", "memzoi resident show\n  memzoi resident show --json"),
+    "list": ("list the candidates of this project's resident files (pending first)",
+             "memzoi resident list\n  memzoi resident list --status pending --json"),
+    "propose": ("propose a change to a resident file; it goes through [promotion] of .memzoi/config.toml",
+                "memzoi resident propose --scope project --action add --content 'Run make lint before pushing.' \\\n"
+                "      --reason 'asked twice in review' --confidence 0.8\n"
+                "  memzoi resident propose --scope global --action replace --old-text 'tabs' --content 'Use spaces.' \\\n"
+                "      --reason 'user correction' --confidence 1 --source foreground_tool"),
+    "approve": ("apply a pending or failed candidate (at most once)", "memzoi resident approve mem_3f2a"),
+    "reject": ("reject a pending or failed candidate", "memzoi resident reject mem_3f2a --reason 'one-off task detail'"),
+    "undo": ("restore the entries from before an applied candidate", "memzoi resident undo mem_3f2a"),
+    "reconcile": ("classify candidates interrupted by a crash (never replays); recover uncertain ones",
+                  "memzoi resident reconcile\n  memzoi resident reconcile --recover mem_3f2a restore-before"),
+}
+
+
+def _parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:
+    summary, examples = _COMMANDS[name]
+    p = sub.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".",
+                       epilog=f"examples:\n  {examples}\n\n{EXIT_CODES}",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_common(p, actor=name not in ("show", "list"))
+    return p
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``resident`` and its subcommands."""
+    top = sub.add_parser(
+        "resident", help="Zuno resident memory: capped prompt files changed through reviewed candidates",
+        description="Zuno resident memory: the global MEMORY.md and the project's .zuno/RULES.md, pasted into "
+        "every agent prompt and changed only through candidates (proposed, promoted or approved, undoable).",
+        epilog=f"examples:\n  memzoi resident show\n  memzoi resident list\n\n{EXIT_CODES}",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    rsub = top.add_subparsers(dest="resident_command", metavar="COMMAND")
+    top.set_defaults(func=lambda a: (top.print_help(), 2)[1])
+    _parser(rsub, "show").set_defaults(func=run_show)
+    p = _parser(rsub, "list")
+    p.add_argument("--status", help="only candidates in this status (pending, applied, uncertain, …)")
+    p.set_defaults(func=run_list)
+    p = _parser(rsub, "propose")
+    p.add_argument("--scope", required=True, choices=SCOPES, help="which resident file")
+    p.add_argument("--action", required=True, choices=ACTIONS, help="add an entry, replace or remove the located one")
+    p.add_argument("--content", help="the full new entry text (add, replace)")
+    p.add_argument("--old-text", help="the locator: a substring of exactly one distinct entry (replace, remove)")
+    p.add_argument("--reason", required=True, help="why the change is worth remembering")
+    p.add_argument("--confidence", required=True, type=float, help="confidence from 0 to 1")
+    p.add_argument("--source", default="user", choices=[*SOURCES, "tool"], help="who proposes (default: user)")
+    p.add_argument("--session", help="source session id (required for reflection)")
+    p.add_argument("--message", help="source message id (required for reflection)")
+    p.set_defaults(func=run_propose)
+    for name, func in (("approve", run_approve), ("reject", run_reject), ("undo", run_undo)):
+        p = _parser(rsub, name)
+        p.add_argument("candidate_id", metavar="ID", help="candidate id as printed by propose (or a unique prefix)")
+        if name == "reject":
+            p.add_argument("--reason", required=True, help="why the candidate is rejected")
+        p.set_defaults(func=func)
+    p = _parser(rsub, "reconcile")
+    p.add_argument("--recover", nargs=2, metavar=("ID", "MODE"),
+                   help=f"settle an uncertain candidate; MODE is one of {', '.join(service.RECOVERY_MODES)}")
+    p.add_argument("--reason", help="why (recorded with the recovery)")
+    p.set_defaults(func=run_reconcile)
+
+
+def _when(ms: int | None) -> str:
+    if not ms:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def describe(c: Candidate) -> str:
+    """One line: id, status, scope, action, confidence, source and the content (or locator)."""
+    what = preview(c.content or c.old_text or c.recovery_mode or "")
+    return f"{c.id}  {c.status:9} {c.scope:7} {c.action:7} {c.confidence / 100:5.1f}%  {c.source:15} {what}"
+
+
+def _guard(args: argparse.Namespace, fn) -> int:
+    try:
+        return fn()
+    except Refusal as err:
+        return refuse(args, err)
+
+
+def run_show(args: argparse.Namespace) -> int:
+    """Print both prompt blocks with their usage (or ``--json``)."""
+    def go() -> int:
+        views = scope_views(project_root(args))
+        if args.json:
+            emit_json({"scopes": [v.to_json() for v in views]})
+            return 0
+        for v in views:
+            data = v.to_json()
+            print(f"# {v.file.scope}: {v.file.path} {data['usage']}")
+            if v.error:
+                print(f"  cannot read: {v.error}")
+            print(v.block if v.block else "  (no entries)")
+            print()
+        return 0
+    return _guard(args, go)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """Print the candidates (or ``--json``)."""
+    def go() -> int:
+        cands = [c for c in candidates_for(project_root(args)) if not args.status or c.status == args.status]
+        if args.json:
+            emit_json({"candidates": [c.to_json() for c in cands]})
+            return 0
+        for c in cands:
+            print(describe(c))
+            print(f"    reason: {preview(c.reason)}   by {c.actor} at {_when(c.time_created)}"
+                  + (f"   diagnostic: {c.error}" if c.error else ""))
+        if not cands:
+            print("no resident-memory candidates")
+        return 0
+    return _guard(args, go)
+
+
+def _emit(args: argparse.Namespace, c: Candidate, **extra) -> None:
+    if args.json:
+        emit_json({**c.to_json(), **extra})
+        return
+    print(f"candidate {c.id} {c.status} ({c.scope} {c.action})")
+    if extra.get("promoted"):
+        print(f"  applied at once by promotion: {c.decided_by}")
+
+
+def run_propose(args: argparse.Namespace) -> int:
+    """Validate and record a candidate; promotion may apply it before returning."""
+    def go() -> int:
+        res = service.propose(
+            project_root(args), scope=args.scope, action=args.action, content=args.content,
+            old_text=args.old_text, reason=args.reason, confidence=args.confidence, source=args.source,
+            session_id=args.session, message_id=args.message, actor=actor(args))
+        _emit(args, res.candidate, inserted=res.inserted, promoted=res.promoted)
+        return 0
+    return _guard(args, go)
+
+
+def run_approve(args: argparse.Namespace) -> int:
+    """Apply a pending or failed candidate."""
+    return _guard(args, lambda: _emit(args, service.apply(project_root(args), args.candidate_id, actor=actor(args))) or 0)
+
+
+def run_reject(args: argparse.Namespace) -> int:
+    """Reject a pending or failed candidate."""
+    return _guard(args, lambda: _emit(args, service.reject(project_root(args), args.candidate_id, actor=actor(args),
+                                                           reason=args.reason)) or 0)
+
+
+def run_undo(args: argparse.Namespace) -> int:
+    """Undo an applied candidate."""
+    return _guard(args, lambda: _emit(args, service.undo(project_root(args), args.candidate_id, actor=actor(args))) or 0)
+
+
+def run_reconcile(args: argparse.Namespace) -> int:
+    """Reconcile, or run one recovery. Exit 1 while an uncertain candidate waits for a recovery."""
+    def go() -> int:
+        root = project_root(args)
+        if args.recover:
+            cid, mode = args.recover
+            _emit(args, service.recover(root, cid, mode, actor=actor(args), reason=args.reason))
+            return 0
+        outcomes = service.reconcile(root)
+        uncertain = [c.id for c in candidates_for(root) if c.status == "uncertain"]
+        if args.json:
+            emit_json({"reconciled": [o.__dict__ for o in outcomes], "uncertain": uncertain})
+            return 1 if uncertain else 0
+        for o in outcomes:
+            print(f"{o.candidate_id}: {o.previous} -> {o.status}")
+        if not outcomes:
+            print("no interrupted candidates")
+        for cid in uncertain:
+            print(f"{cid} is uncertain: run `memzoi resident reconcile --recover {cid} "
+                  "restore-before|complete-after|accept`")
+        return 1 if uncertain else 0
+    return _guard(args, go)

@@ -1,0 +1,106 @@
+"""Operations on resident entries and how a locator selects an entry (reference ``zuno-memory.md`` §2, §4).
+
+An operation is ``add`` (append ``content``), ``replace`` (swap the located entry for ``content`` in place) or
+``remove`` (delete the located entry). The locator (``old_text``) is a plain, case-sensitive substring: no entry
+containing it is ``no_match`` (the entries are listed); two or more *different* entries containing it is
+``ambiguous_locator``; identical duplicates are not ambiguous and the first is used. Adding an entry that already
+exists changes nothing. Every failure is a :class:`~memzoi.ledger.Refusal` raised before any file is touched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ledger import Refusal
+from .format import char_count
+
+ACTIONS = ("add", "replace", "remove")
+_PREVIEW = 80
+
+
+@dataclass(frozen=True)
+class Operation:
+    """A validated operation: ``content`` and ``old_text`` trimmed; ``None`` where the action takes none."""
+
+    action: str
+    content: str | None = None
+    old_text: str | None = None
+
+
+def parse_operation(action: str, content: str | None, old_text: str | None) -> Operation:
+    """Validate one operation (Zuno ``Operation::parse``); raises :class:`Refusal` ``malformed_operation``.
+
+    ``add`` needs ``content``; ``replace`` needs ``old_text`` and ``content``; ``remove`` needs ``old_text``
+    (its ``content`` is ignored). Texts are trimmed.
+    """
+    body = (content or "").strip() or None
+    locator = (old_text or "").strip() or None
+    if action not in ACTIONS:
+        raise Refusal("malformed_operation", f"unknown action `{action}`; use add, replace, or remove")
+    if action in ("replace", "remove") and locator is None:
+        raise Refusal("malformed_operation", f"{action}: old_text is required to locate the entry")
+    if action == "add" and body is None:
+        raise Refusal("malformed_operation", "add: content is required")
+    if action == "replace" and body is None:
+        raise Refusal("malformed_operation", "replace: content is required; use action 'remove' to delete an entry")
+    if action == "add":
+        return Operation("add", body, None)
+    return Operation(action, body if action == "replace" else None, locator)
+
+
+def preview(entry: str) -> str:
+    """An entry shortened to one line for messages (entries never hold secrets: they passed the scan)."""
+    line = " ".join(entry.split())
+    return line if len(line) <= _PREVIEW else line[: _PREVIEW - 1] + "\u2026"
+
+
+def _listing(entries: list[str]) -> str:
+    if not entries:
+        return "the file has no entries"
+    return "entries: " + "; ".join(f"[{i + 1}] {preview(e)}" for i, e in enumerate(entries))
+
+
+def locate(entries: list[str], old_text: str) -> int:
+    """Index of the entry ``old_text`` selects (Zuno ``store.rs`` ``locate``).
+
+    Raises :class:`Refusal` ``no_match`` (entries listed) or ``ambiguous_locator`` (the distinct matches listed).
+    """
+    hits = [i for i, e in enumerate(entries) if old_text in e]
+    if not hits:
+        raise Refusal("no_match", f"no entry contains the locator `{preview(old_text)}`; {_listing(entries)}")
+    distinct = list(dict.fromkeys(entries[i] for i in hits))
+    if len(distinct) > 1:
+        raise Refusal(
+            "ambiguous_locator",
+            f"the locator `{preview(old_text)}` matches {len(distinct)} different entries; be more specific: "
+            + "; ".join(f"[{i + 1}] {preview(entries[i])}" for i in hits),
+        )
+    return hits[0]
+
+
+def project(entries: list[str], op: Operation) -> list[str]:
+    """The entries after ``op`` (a new list; ``entries`` is not changed). Raises :class:`Refusal` for a locator
+    that selects nothing or is ambiguous."""
+    out = list(entries)
+    if op.action == "add":
+        if op.content not in out:
+            out.append(op.content)  # type: ignore[arg-type]
+        return out
+    index = locate(out, op.old_text or "")
+    if op.action == "replace":
+        out[index] = op.content  # type: ignore[call-overload]
+    else:
+        del out[index]
+    return out
+
+
+def check_cap(scope: str, entries: list[str], cap: int, current: list[str]) -> None:
+    """Refuse (``cap_exceeded``, the ``current`` entries listed) when the serialized ``entries`` exceed ``cap``
+    characters. Nothing is ever evicted (Zuno ``CapExceeded``)."""
+    used = char_count(entries)
+    if used > cap:
+        raise Refusal(
+            "cap_exceeded",
+            f"the {scope} resident memory would hold {used:,} characters, over its cap of {cap:,}; nothing is "
+            f"evicted: remove or shorten an entry first (a replace can consolidate); {_listing(current)}",
+        )

@@ -1,0 +1,87 @@
+"""Classifying candidates left in flight by a dead process (reference ``zuno-memory.md`` §3 "Startup
+reconciliation"); nothing is ever replayed.
+
+=============  ======================  =============
+in flight      current entries equal   new status
+=============  ======================  =============
+``applying``   after                   ``applied``
+``applying``   before                  ``failed``
+``undoing``    before                  ``undone``
+``undoing``    after                   ``applied``
+either         neither (or unreadable) ``uncertain``
+=============  ======================  =============
+
+``after`` is tested first for ``applying`` and ``before`` first for ``undoing``, so a no-op add reconciles to
+``applied``. A row without a snapshot is ``uncertain``. An ``uncertain`` candidate is settled only by an explicit
+recovery (:func:`memzoi.resident.service.recover`). The same comparison classifies a write that failed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..ledger import FileChange, Refusal, _cleanup_temps
+from . import candidates as db
+from .format import parse
+from .store import read_file
+
+RECONCILED = "reconciled after process restart without replay"
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """One in-flight candidate classified: its id, the status it had and the one it has now."""
+
+    candidate_id: str
+    previous: str
+    status: str
+
+
+def current_entries(path: Path) -> list[str] | None:
+    """The entries of resident file ``path`` now, or ``None`` when it cannot be read."""
+    try:
+        _, text, _ = read_file(path)
+    except Refusal:
+        return None
+    return parse(text or "")
+
+
+def classify(phase: str, current: list[str] | None, before: list[str], after: list[str]) -> str:
+    """The status of an interrupted or failed ``apply``/``undo`` from the current entries (table above)."""
+    if current is None:
+        return "uncertain"
+    if phase == "apply":
+        return "applied" if current == after else "failed" if current == before else "uncertain"
+    return "undone" if current == before else "applied" if current == after else "uncertain"
+
+
+def recovery_hint(candidate_id: str) -> str:
+    """What to run to settle an uncertain candidate."""
+    return (f"the file matches neither snapshot: its content is kept; choose a recovery with `memzoi resident "
+            f"reconcile --recover {candidate_id} restore-before|complete-after|accept`")
+
+
+def remove_temps(path: Path) -> None:
+    """Remove temporary files an interrupted atomic write left beside ``path``."""
+    _cleanup_temps(path.parent, [FileChange(path.name, None, None)])
+
+
+def reconcile_locked(conn: sqlite3.Connection, path: Path) -> list[Reconciled]:
+    """Classify every ``applying``/``undoing`` candidate of resident file ``path`` (the caller holds its lock)."""
+    out = []
+    rows = db.inflight(conn, [str(path)])
+    if rows:
+        remove_temps(path)
+    for cand in rows:
+        phase = "apply" if cand.status == "applying" else "undo"
+        if cand.before is None or cand.after is None:
+            missing = "before" if cand.before is None else "after"
+            status, note = "uncertain", f"{cand.status} candidate has no {missing} snapshot; {RECONCILED}"
+        else:
+            status = classify(phase, current_entries(path), cand.before, cand.after)
+            note = RECONCILED if status != "uncertain" else f"{RECONCILED}: {recovery_hint(cand.id)}"
+        db.set_status(conn, cand.id, status, note)
+        out.append(Reconciled(cand.id, cand.status, status))
+    return out

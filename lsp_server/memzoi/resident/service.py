@@ -1,0 +1,276 @@
+"""Proposing, applying, rejecting and undoing resident-memory candidates, at most once (reference
+``zuno-memory.md`` §1, §3, §5).
+
+Every operation holds the OS lock of its resident file and first reconciles that file's in-flight candidates
+(:mod:`.reconcile`). ``propose`` validates the operation against the current file exactly as an apply would
+(malformed operation, reason, confidence, drift, locator, threats, cap), records a ``pending`` candidate, and
+asks the promotion policy (:mod:`memzoi.promotion`, ``[promotion]`` in ``.memzoi/config.toml``) whether to apply
+it at once. ``apply`` records ``applying`` with the before and after entries, replaces the file exactly
+(:meth:`.store.ResidentStore.replace_exact`) and records ``applied``; a failed write is classified from the file
+(never retried). ``undo`` is the same with the snapshots swapped. Steps are reported to the ledger's fault hook
+(``locked``, ``planned``, ``recorded``, ``apply:temp``, ``apply:renamed``, ``apply:written``, ``committed``; ``undo:``
+likewise) so crash tests can stop the process at each one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import MemzoiConfig
+from ..ledger import Refusal
+from ..ledger import _step as step  # the ledger's fault hook: one hook drives the crash tests of both
+from ..promotion import confidence_bp, promotes
+from . import candidates as db
+from .candidates import Candidate
+from .locator import Operation, parse_operation
+from .reconcile import classify, current_entries, reconcile_locked, recovery_hint
+from .scope import ResidentFile, project_config, resident_file
+from .store import ResidentStore, backup, resident_lock
+from .threats import refuse_threats
+
+#: ``--source`` values; Zuno's ``tool`` is accepted as ``foreground_tool``.
+SOURCE_ALIASES = {"tool": "foreground_tool"}
+RECOVERY_MODES = ("restore-before", "complete-after", "accept")
+
+
+@dataclass
+class Proposed:
+    """What ``propose`` did: the candidate (as it is now), whether it is new, and whether promotion applied it."""
+
+    candidate: Candidate
+    inserted: bool
+    promoted: bool
+
+
+def fingerprint(scope: str, action: str, content: str | None, old_text: str | None) -> str:
+    """Hex SHA-256 of scope, action, trimmed content and trimmed locator joined by NUL (Zuno
+    ``proposal_fingerprint``); identifies a reflection proposal for idempotent inserts."""
+    parts = [scope, action, (content or "").strip(), (old_text or "").strip()]
+    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
+
+
+@contextmanager
+def _session(file: ResidentFile) -> Iterator[sqlite3.Connection]:
+    """The file's lock and a candidate-database connection, after reconciling the file's in-flight rows."""
+    with resident_lock(file.path):
+        step("locked")
+        with db.connect() as conn:
+            reconcile_locked(conn, file.path)
+            yield conn
+
+
+def _operation(cand: Candidate) -> Operation:
+    return parse_operation(cand.action, cand.content, cand.old_text)
+
+
+def _owned(root: Path, cand: Candidate, config: MemzoiConfig | None) -> ResidentFile:
+    """The candidate's resident file, refused (``foreign_candidate``) when it belongs to another file than this
+    project's file of its scope (Zuno ``ensure_owned_path``)."""
+    file = resident_file(root, cand.scope, config)
+    if cand.target_path != str(file.path):
+        raise Refusal("foreign_candidate", f"candidate {cand.id} belongs to {cand.target_path}, not {file.path}; "
+                      "run the command from that project")
+    return file
+
+
+def _load(conn: sqlite3.Connection, candidate_id: str) -> Candidate:
+    cand = db.get(conn, candidate_id)
+    if cand is None:
+        raise Refusal("candidate_not_found", f"no resident-memory candidate {candidate_id}; see `memzoi resident list`")
+    return cand
+
+
+def _find(candidate_id: str) -> Candidate:
+    with db.connect() as conn:
+        return _load(conn, candidate_id)
+
+
+def _write(conn: sqlite3.Connection, store: ResidentStore, cand: Candidate, source: list[str], target: list[str],
+           phase: str) -> str:
+    """Replace ``source`` by ``target`` (the row is already ``applying``/``undoing``) and record the outcome;
+    a failed write is classified from the file, recorded, and raised unless the file holds ``target``."""
+    done = "applied" if phase == "apply" else "undone"
+    before, after = (source, target) if phase == "apply" else (target, source)
+    try:
+        store.replace_exact(source, target, hook=lambda name: step(f"{phase}:{name}"))
+    except (Refusal, OSError) as err:
+        status = classify(phase, current_entries(store.file.path), before, after)
+        text = err.message if isinstance(err, Refusal) else f"{store.file.path}: {err.strerror or err}"
+        note = text if status != "uncertain" else f"{text}; {recovery_hint(cand.id)}"
+        db.set_status(conn, cand.id, status, note)
+        if status == done:
+            return status
+        code = err.code if isinstance(err, Refusal) else "write_failed"
+        raise Refusal(code, f"{text}; candidate {cand.id} is now {status}", str(store.file.path)) from None
+    step(f"{phase}:written")
+    db.set_status(conn, cand.id, done)
+    step("committed")
+    return done
+
+
+def _apply_locked(conn: sqlite3.Connection, root: Path, cand: Candidate, actor: str,
+                  config: MemzoiConfig | None) -> Candidate:
+    file = _owned(root, cand, config)
+    if cand.action == "recover":
+        raise Refusal("not_applicable", f"{cand.id} is a recovery; choose a recovery for {cand.recovers} instead")
+    if cand.status not in db.OPEN:
+        raise Refusal("not_applicable", f"candidate {cand.id} is {cand.status}; only a pending or failed candidate "
+                      "can be approved")
+    store = ResidentStore(file)
+    try:
+        after = store.preview(_operation(cand))
+    except Refusal as err:
+        db.set_status(conn, cand.id, "failed", err.message)
+        raise Refusal(err.code, f"{err.message} (candidate {cand.id} is now failed)", err.path) from None
+    step("planned")
+    if not db.begin_apply(conn, cand.id, store.entries, after, actor):
+        raise Refusal("not_applicable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
+    step("recorded")
+    _write(conn, store, cand, store.entries, after, "apply")
+    return _load(conn, cand.id)
+
+
+def propose(project_root: str | Path, *, scope: str, action: str, content: str | None = None,
+            old_text: str | None = None, reason: str, confidence: float, source: str = "user",
+            session_id: str | None = None, message_id: str | None = None, actor: str,
+            config: MemzoiConfig | None = None) -> Proposed:
+    """Validate and record a candidate, then apply it when the promotion policy says so (Zuno ``propose``).
+
+    ``confidence`` is a number in [0, 1] (stored in basis points); ``source`` is ``user``, ``foreground_tool`` or
+    ``reflection`` (a reflection proposal needs ``session_id`` and ``message_id``, and one with the same session,
+    message and fingerprint returns the first candidate without promoting it again). Raises :class:`Refusal`
+    when the proposal is invalid (nothing recorded) or when its promotion fails (the candidate stays ``failed`` or
+    ``uncertain``, and the message names it).
+    """
+    root = Path(project_root).resolve()
+    config = config or project_config(root)
+    op = parse_operation(action, content, old_text)
+    why = (reason or "").strip()
+    if not why:
+        raise Refusal("invalid_candidate", "reason must not be empty")
+    try:
+        bp = confidence_bp(confidence)
+    except (TypeError, ValueError):
+        raise Refusal("invalid_candidate", "confidence must be between 0 and 1") from None
+    source = SOURCE_ALIASES.get(source, source)
+    if source not in db.SOURCES:
+        raise Refusal("invalid_candidate", f"source must be one of {', '.join(db.SOURCES)}")
+    if source == "reflection" and not (session_id and message_id):
+        raise Refusal("invalid_candidate", "a reflection proposal needs its source session and message ids")
+    refuse_threats([why], config.accepted)
+    file = resident_file(root, scope, config)
+    with _session(file) as conn:
+        ResidentStore(file).preview(op)
+        now = db.now_ms()
+        cand = Candidate(
+            id=db.new_id(), scope=scope, target_path=str(file.path), action=op.action, content=op.content,
+            old_text=op.old_text, reason=why, confidence=bp, source=source, source_session_id=session_id,
+            source_message_id=message_id, actor=actor, status="pending", time_created=now, time_updated=now,
+            fingerprint=fingerprint(scope, op.action, op.content, op.old_text) if source == "reflection" else None,
+        )
+        cand, inserted = db.insert(conn, cand)
+        if not inserted or not promotes(config.promotion, bp):
+            return Proposed(cand, inserted, False)
+        return Proposed(_apply_locked(conn, root, cand, f"promotion:{config.promotion.mode}", config), True, True)
+
+
+def apply(project_root: str | Path, candidate_id: str, *, actor: str, config: MemzoiConfig | None = None) -> Candidate:
+    """Approve and apply a ``pending``/``failed`` candidate at most once; returns it ``applied``. Raises
+    :class:`Refusal` (validation: the candidate becomes ``failed``; write: ``failed``/``uncertain``)."""
+    root = Path(project_root).resolve()
+    cand = _find(candidate_id)
+    with _session(_owned(root, cand, config)) as conn:
+        return _apply_locked(conn, root, _load(conn, cand.id), actor, config)
+
+
+def undo(project_root: str | Path, candidate_id: str, *, actor: str, config: MemzoiConfig | None = None) -> Candidate:
+    """Restore the exact before entries of an ``applied`` candidate at most once (``undoing`` → ``undone``).
+    Refused (nothing written) unless the file still holds the candidate's after entries."""
+    root = Path(project_root).resolve()
+    cand = _find(candidate_id)
+    file = _owned(root, cand, config)
+    with _session(file) as conn:
+        cand = _load(conn, cand.id)
+        if cand.status != "applied" or cand.before is None or cand.after is None:
+            raise Refusal("not_undoable", f"candidate {cand.id} is {cand.status}; only an applied candidate can be undone")
+        store = ResidentStore(file)
+        store.check_drift()
+        if store.entries != cand.after:
+            raise Refusal("undo_drift", f"{file.path}: changed after candidate {cand.id} was applied, so undo is "
+                          "unavailable and nothing was written; edit the entry by hand or propose a change",
+                          str(file.path))
+        step("planned")
+        if not db.begin_undo(conn, cand.id, actor):
+            raise Refusal("not_undoable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
+        step("recorded")
+        _write(conn, store, cand, cand.after, cand.before, "undo")
+        return _load(conn, cand.id)
+
+
+def reject(project_root: str | Path, candidate_id: str, *, actor: str, reason: str) -> Candidate:
+    """Reject a ``pending``/``failed`` candidate with a reason (nothing is written to the resident file)."""
+    why = (reason or "").strip()
+    if not why:
+        raise Refusal("invalid_candidate", "a rejection needs a reason (--reason)")
+    with db.connect() as conn:
+        cand = _load(conn, candidate_id)
+        if not db.reject(conn, cand.id, actor, why):
+            raise Refusal("not_rejectable", f"candidate {cand.id} is {cand.status}; only a pending or failed "
+                          "candidate can be rejected")
+        return _load(conn, cand.id)
+
+
+def recover(project_root: str | Path, candidate_id: str, mode: str, *, actor: str, reason: str | None = None,
+            config: MemzoiConfig | None = None) -> Candidate:
+    """Settle an ``uncertain`` candidate explicitly, as a new ``recover`` candidate applied at once.
+
+    ``restore-before`` writes the candidate's before entries (it becomes ``failed``, or ``undone`` when an undo
+    was in flight), ``complete-after`` its after entries (``applied``), ``accept`` keeps the file (``failed``).
+    The current bytes are copied to a ``.bak.<unix-seconds>`` file before a write. Returns the recovery candidate.
+    """
+    if mode not in RECOVERY_MODES:
+        raise Refusal("invalid_recovery", f"recovery mode must be one of {', '.join(RECOVERY_MODES)}")
+    root = Path(project_root).resolve()
+    cand = _find(candidate_id)
+    file = _owned(root, cand, config)
+    with _session(file) as conn:
+        cand = _load(conn, cand.id)
+        if cand.status != "uncertain":
+            raise Refusal("not_uncertain", f"candidate {cand.id} is {cand.status}; only uncertain candidates need recovery")
+        store = ResidentStore(file)
+        store.check_drift()
+        target = {"restore-before": cand.before, "complete-after": cand.after, "accept": store.entries}[mode]
+        if target is None:
+            raise Refusal("invalid_recovery", f"candidate {cand.id} has no snapshot for {mode}; use accept")
+        if target != store.entries and store.exists:
+            backup(file.path, store.text.encode("utf-8"), store.mode)
+        now = db.now_ms()
+        rec = Candidate(
+            id=db.new_id(), scope=cand.scope, target_path=cand.target_path, action="recover", content=None,
+            old_text=None, reason=(reason or "").strip() or f"{mode} for uncertain candidate {cand.id}",
+            confidence=10_000, source="user", source_session_id=None, source_message_id=None, fingerprint=None,
+            actor=actor, status="pending", time_created=now, time_updated=now, recovers=cand.id, recovery_mode=mode)
+        db.insert(conn, rec)
+        if not db.begin_apply(conn, rec.id, store.entries, target, actor):
+            raise Refusal("not_applicable", f"recovery candidate {rec.id} could not start; retry")
+        step("recorded")
+        _write(conn, store, rec, store.entries, target, "apply")
+        return _load(conn, rec.id)
+
+
+def reconcile(project_root: str | Path, config: MemzoiConfig | None = None) -> list:
+    """Classify the in-flight candidates of both resident files of the project (never replays a write); returns
+    :class:`.reconcile.Reconciled` items."""
+    root = Path(project_root).resolve()
+    config = config or project_config(root)
+    out = []
+    for scope in ("global", "project"):
+        file = resident_file(root, scope, config)
+        with resident_lock(file.path), db.connect() as conn:
+            out += reconcile_locked(conn, file.path)
+    return out

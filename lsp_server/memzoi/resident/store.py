@@ -1,0 +1,185 @@
+"""One resident file on disk: reading, drift checks, backups and exact snapshot replacement (reference
+``zuno-memory.md`` §2 "Exact snapshot replacement").
+
+A :class:`ResidentStore` remembers the file's stamp (mtime and size, taken before the content) when it loads.
+:meth:`ResidentStore.replace_exact` then re-reads the file and runs the drift checks, structural ones first:
+
+- ``RoundTrip``: the trimmed text differs from its entries serialized again (a hand edit Zuno would not write);
+- ``EntryOverflow``: one entry is larger than the whole cap;
+- ``Stamp``: mtime or size differs from what this store saw at load (a file appearing after load counts).
+
+On drift the exact bytes are copied to ``<name>.bak.<unix-seconds>`` beside the file and the write is refused
+(``external_drift``), the file untouched. Then the current entries must equal the expected snapshot
+(``state_mismatch`` otherwise), the replacement is threat-scanned and capped, and the file is replaced with
+:func:`memzoi.fsutil.atomic_write`, keeping its mode. Writers hold the file's OS lock (:func:`resident_lock`).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..fsutil import UnsafeWriteError, atomic_write, read_state
+from ..ledger import Refusal
+from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
+from ..runtime import memzoi_home, runtime_key
+from .format import parse, round_trips, serialize
+from .locator import Operation, check_cap, project
+from .scope import ResidentFile
+from .threats import refuse_threats
+
+#: Mode of a resident file memzoi creates (an existing file keeps its own).
+NEW_FILE_MODE = 0o644
+
+Stamp = tuple[int, int] | None
+
+
+def runtime_root() -> Path:
+    """``${MEMZOI_HOME:-~/.memzoi}``, created with mode 0700: resident candidates and locks live there, never
+    in a repository."""
+    home = memzoi_home()
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return home
+
+
+@contextmanager
+def resident_lock(path: Path, *, timeout: float = DEFAULT_TIMEOUT) -> Iterator[None]:
+    """Hold the OS lock of resident file ``path`` (one lock file per path under the runtime root, shared by the
+    CLI, the server and any other memzoi process). Raises :class:`Refusal` ``lock_busy`` after ``timeout`` s."""
+    locks = runtime_root() / "resident-locks"
+    locks.mkdir(exist_ok=True, mode=0o700)
+    folder = locks / runtime_key("resident", [str(path).encode()])
+    try:
+        with lifecycle_lock(path, timeout=timeout, runtime_dir=folder):
+            yield
+    except LockBusy as err:
+        raise Refusal("lock_busy", f"{path}: {err}", str(path)) from err
+
+
+def read_file(path: Path) -> tuple[Stamp, str | None, int | None]:
+    """``(stamp, text, mode)`` of ``path``; ``(None, None, None)`` when absent (an absent file is an empty store).
+
+    The stamp (mtime ns, size) is taken before the content. Raises :class:`Refusal` ``unreadable`` for a file
+    that exists but is not UTF-8 or cannot be read (never read as empty), ``unsafe_path`` for a symlink.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as err:
+        raise Refusal("unreadable", f"{path}: cannot read ({err.strerror or err}); check permissions", str(path)) from err
+    try:
+        data = read_state(path)
+    except UnsafeWriteError as err:
+        raise Refusal("unsafe_path", f"{err}; memzoi never reads or writes resident memory through a symlink: "
+                      "point `[resident]` in .memzoi/config.toml at the real file", str(path)) from err
+    except OSError as err:
+        raise Refusal("unreadable", f"{path}: cannot read ({err.strerror or err}); check permissions", str(path)) from err
+    if data is None:
+        return None, None, None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise Refusal("unreadable", f"{path}: not UTF-8 text (invalid byte at offset {err.start}); the file is "
+                      "left as it is: re-save it as UTF-8", str(path)) from None
+    assert st is not None
+    return (st.st_mtime_ns, st.st_size), text, stat.S_IMODE(st.st_mode)
+
+
+def structural_drift(text: str, cap: int) -> str | None:
+    """``RoundTrip`` or ``EntryOverflow`` when ``text`` shows one (with what to do), else ``None``."""
+    if not round_trips(text):
+        return ("RoundTrip: the file is not in the form memzoi writes (entries trimmed, joined by a line holding "
+                "only §, no empty entries)")
+    for i, entry in enumerate(parse(text)):
+        if len(entry) > cap:
+            return f"EntryOverflow: entry {i + 1} has {len(entry):,} characters, more than the whole cap of {cap:,}"
+    return None
+
+
+def backup(path: Path, data: bytes, mode: int | None) -> Path:
+    """Copy ``data`` (the drifted bytes of ``path``) to ``<name>.bak.<unix-seconds>`` beside it, keeping the mode;
+    a later second is used when that name already holds other bytes. Returns the backup path."""
+    secs = int(time.time())
+    while True:
+        target = path.with_name(f"{path.name}.bak.{secs}")
+        existing = read_state(target) if target.exists() else None
+        if existing is None or existing == data:
+            break
+        secs += 1
+    if existing is None:
+        atomic_write(target, data, mode=mode if mode is not None else NEW_FILE_MODE)
+    return target
+
+
+class ResidentStore:
+    """A resident file loaded once: its entries, stamp and mode (see the module docstring)."""
+
+    def __init__(self, file: ResidentFile) -> None:
+        self.file = file
+        self.stamp, text, self.mode = read_file(file.path)
+        self.text = text or ""
+        self.entries = parse(self.text)
+
+    @property
+    def exists(self) -> bool:
+        """Whether the file existed at load."""
+        return self.stamp is not None
+
+    def check_drift(self) -> None:
+        """Re-read the file and refuse (``external_drift``) when a drift check fails, after backing it up."""
+        stamp, text, mode = read_file(self.file.path)
+        reason = structural_drift(text, self.file.cap) if text is not None else None
+        if reason is None and stamp != self.stamp:
+            reason = ("Stamp: the file appeared after memzoi read it" if self.stamp is None else
+                      "Stamp: the file changed (modification time or size) after memzoi read it")
+        if reason is None:
+            return
+        saved = backup(self.file.path, (text or "").encode("utf-8"), mode) if text is not None else None
+        kept = f"; its bytes are kept in {saved}" if saved else ""
+        raise Refusal(
+            "external_drift",
+            f"{self.file.path}: external drift ({reason}), so nothing was written{kept}; reconcile the file one "
+            "entry at a time (or accept it as it is) and retry",
+            str(self.file.path),
+        )
+
+    def preview(self, op: Operation) -> list[str]:
+        """The after snapshot of ``op`` (the store's ``entries`` is the before snapshot), validated as the write
+        will be: drift, locator, threat scan, cap. Raises :class:`Refusal`; writes only a drift backup."""
+        self.check_drift()
+        after = project(self.entries, op)
+        refuse_threats(after)
+        check_cap(self.file.scope, after, self.file.cap, self.entries)
+        return after
+
+    def replace_exact(self, expected: list[str], replacement: list[str], *,
+                      hook: Callable[[str], None] | None = None) -> None:
+        """Replace the file's entries ``expected`` by ``replacement`` atomically (the caller holds
+        :func:`resident_lock`). Raises :class:`Refusal` (``external_drift``, ``state_mismatch``,
+        ``threat_blocked``, ``cap_exceeded``, ``unsafe_path``) with nothing written, or ``OSError``."""
+        self.check_drift()
+        if self.entries != expected:
+            raise Refusal(
+                "state_mismatch",
+                f"{self.file.path}: the entries are not the audited snapshot any more, so nothing was written; "
+                "reload and review the change again",
+                str(self.file.path),
+            )
+        if replacement == expected and self.exists:
+            return  # a no-op (an identical add, an accepted recovery) leaves the file's bytes alone
+        refuse_threats(replacement)
+        check_cap(self.file.scope, replacement, self.file.cap, expected)
+        try:
+            atomic_write(self.file.path, serialize(replacement).encode("utf-8"),
+                         mode=self.mode if self.mode is not None else NEW_FILE_MODE, hook=hook)
+        except UnsafeWriteError as err:
+            raise Refusal("unsafe_path", f"{err}; memzoi never writes resident memory through a symlink",
+                          str(self.file.path)) from err
+        self.stamp, text, self.mode = read_file(self.file.path)
+        self.text = text or ""
+        self.entries = parse(self.text)

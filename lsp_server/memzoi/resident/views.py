@@ -1,0 +1,103 @@
+"""What the command line and the editor show about resident memory: the rendered prompt blocks with usage, the
+candidates of a project's files, which candidate wrote an entry, and whether the file was edited by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..config import MemzoiConfig
+from ..ledger import Refusal
+from . import candidates as db
+from .candidates import Candidate
+from .format import char_count, parse, render_block, usage
+from .scope import ResidentFile, project_config, resident_files
+from .store import read_file
+
+
+@dataclass
+class ScopeView:
+    """One resident file as the prompt sees it: entries, characters used, the usage label and the block
+    (``""`` when empty), or ``error`` when the file cannot be read."""
+
+    file: ResidentFile
+    entries: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def used(self) -> int:
+        """Characters of the serialized entries."""
+        return char_count(self.entries)
+
+    @property
+    def block(self) -> str:
+        """The rendered prompt block (Zuno ``render.rs``)."""
+        return render_block(self.file.scope, self.entries, self.file.cap)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"scope", "path", "cap", "used", "usage", "entries", "block", "error"}``."""
+        return {"scope": self.file.scope, "path": str(self.file.path), "cap": self.file.cap, "used": self.used,
+                "usage": usage(self.used, self.file.cap), "entries": self.entries, "block": self.block,
+                "error": self.error}
+
+
+def scope_views(project_root: str | Path, config: MemzoiConfig | None = None) -> list[ScopeView]:
+    """Both resident files of the project, global first. Never raises for a file that cannot be read (its
+    view carries the error)."""
+    root = Path(project_root).resolve()
+    out = []
+    for file in resident_files(root, config or project_config(root)):
+        try:
+            _, text, _ = read_file(file.path)
+            out.append(ScopeView(file, parse(text or "")))
+        except Refusal as err:
+            out.append(ScopeView(file, error=err.message))
+    return out
+
+
+def candidates_for(project_root: str | Path, config: MemzoiConfig | None = None,
+                   files: list[ResidentFile] | None = None) -> list[Candidate]:
+    """The candidates of the project's two resident files (pending first, newest first; Zuno's listing order)."""
+    root = Path(project_root).resolve()
+    files = files or resident_files(root, config or project_config(root))
+    if not db.db_path().exists():
+        return []
+    with db.connect() as conn:
+        return db.list_for_paths(conn, [str(f.path) for f in files])
+
+
+def entry_provenance(entries: list[str], history: list[Candidate]) -> list[Candidate | None]:
+    """For each entry, the applied candidate whose content put it there (the most recent one), or ``None`` when
+    no reviewed candidate wrote that text (it was edited by hand)."""
+    wrote: dict[str, Candidate] = {}
+    for cand in sorted(history, key=lambda c: c.time_applied or 0):
+        if cand.status == "applied" and cand.action in ("add", "replace") and cand.content:
+            wrote[cand.content] = cand
+    return [wrote.get(e) for e in entries]
+
+
+def last_written(history: list[Candidate]) -> tuple[Candidate, list[str]] | None:
+    """The candidate that last wrote the file and the entries it left there (its after snapshot when applied,
+    its before snapshot when undone), or ``None`` when no candidate has written the file."""
+    best: tuple[int, Candidate, list[str]] | None = None
+    for cand in history:
+        if cand.status == "applied" and cand.after is not None:
+            snap = cand.after
+        elif cand.status == "undone" and cand.before is not None:
+            snap = cand.before
+        else:
+            continue
+        if best is None or cand.time_updated > best[0]:
+            best = (cand.time_updated, cand, snap)
+    return None if best is None else (best[1], best[2])
+
+
+def hand_edited(entries: list[str], history: list[Candidate]) -> Candidate | None:
+    """The candidate whose written entries differ from ``entries`` (the file was edited outside review since),
+    or ``None``."""
+    last = last_written(history)
+    if last is None or last[1] == entries:
+        return None
+    return last[0]
