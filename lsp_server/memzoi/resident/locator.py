@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ledger import Refusal
-from .format import char_count
+from .format import char_count, parse, serialize
 
 ACTIONS = ("add", "replace", "remove")
 _PREVIEW = 80
@@ -83,14 +83,19 @@ def project(entries: list[str], op: Operation) -> list[str]:
     that selects nothing or is ambiguous."""
     out = list(entries)
     if op.action == "add":
-        if op.content not in out:
-            out.append(op.content)  # type: ignore[arg-type]
-        return out
-    index = locate(out, op.old_text or "")
-    if op.action == "replace":
-        out[index] = op.content  # type: ignore[call-overload]
+        if op.content in out:
+            return out
+        out.append(op.content)  # type: ignore[arg-type]
     else:
-        del out[index]
+        index = locate(out, op.old_text or "")
+        if op.action == "replace":
+            out[index] = op.content  # type: ignore[call-overload]
+        else:
+            del out[index]
+    if parse(serialize(out)) != out:
+        # Zuno refuses content that would not read back as written (its RoundTrip signal, before any write)
+        raise Refusal("malformed_operation", "the content would not read back as one entry: a line holding only "
+                      "§ separates entries; write § inside a line instead")
     return out
 
 

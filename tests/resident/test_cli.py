@@ -1,0 +1,69 @@
+"""``memzoi resident``: propose → approve → show → undo on a project file, JSON shapes, refusals and help."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memzoi.cli.main import main
+
+from .conftest import configure, rules
+
+
+def _run(capsys, *argv):
+    code = main(["resident", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_propose_approve_show_undo_transcript(project, capsys, monkeypatch):
+    monkeypatch.chdir(project / ".memzoi")  # the project is found from the working directory
+    code, out, _ = _run(capsys, "propose", "--scope", "project", "--action", "add", "--content",
+                        "Run make lint before pushing.", "--reason", "asked twice in review", "--confidence", "0.8")
+    assert code == 0 and out.startswith("candidate mem_") and "pending (project add)" in out
+    cid = out.split()[1]
+    code, out, _ = _run(capsys, "list")
+    assert code == 0 and cid in out and "80.0%" in out and "asked twice in review" in out
+    code, out, _ = _run(capsys, "approve", cid)
+    assert (code, out) == (0, f"candidate {cid} applied (project add)\n")
+    assert rules(project).read_text(encoding="utf-8") == "Run make lint before pushing."
+    code, out, _ = _run(capsys, "show")
+    assert code == 0 and "MEMORY (project rules) [0% — 29/3,000 chars]" in out and "Run make lint" in out
+    code, out, _ = _run(capsys, "undo", cid)
+    assert (code, out) == (0, f"candidate {cid} undone (project add)\n")
+    assert rules(project).read_text(encoding="utf-8") == ""
+
+
+def test_json_outputs_and_refusals(project, capsys):
+    root = str(project)
+    code, out, _ = _run(capsys, "propose", "--root", root, "--json", "--scope", "project", "--action", "remove",
+                        "--old-text", "nothing", "--reason", "r", "--confidence", "1")
+    assert code == 1 and json.loads(out)["error"]["code"] == "no_match"
+    configure(project, '[promotion]\nmode = "automatic"\n')
+    code, out, _ = _run(capsys, "propose", "--root", root, "--json", "--scope", "global", "--action", "add",
+                        "--content", "Prefer short answers.", "--reason", "r", "--confidence", "0.3",
+                        "--source", "tool")
+    data = json.loads(out)
+    assert code == 0 and data["status"] == "applied" and data["promoted"] and data["source"] == "foreground_tool"
+    code, out, _ = _run(capsys, "show", "--root", root, "--json")
+    scopes = json.loads(out)["scopes"]
+    assert scopes[0]["entries"] == ["Prefer short answers."] and scopes[0]["usage"] == "[0% — 21/2,200 chars]"
+    code, out, _ = _run(capsys, "list", "--root", root, "--json", "--status", "applied")
+    assert [c["id"] for c in json.loads(out)["candidates"]] == [data["id"]]
+    code, out, err = _run(capsys, "reject", data["id"], "--root", root, "--reason", "late")
+    assert code == 1 and "not_rejectable" in err
+    code, out, _ = _run(capsys, "reconcile", "--root", root, "--json")
+    assert code == 0 and json.loads(out) == {"reconciled": [], "uncertain": []}
+    code, out, err = _run(capsys, "approve", "mem_nope", "--root", root)
+    assert code == 1 and "candidate_not_found" in err
+
+
+@pytest.mark.parametrize("cmd", ["show", "list", "propose", "approve", "reject", "undo", "reconcile"])
+def test_help_has_description_examples_exit_codes_root_and_json(cmd, capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["resident", cmd, "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    for word in ("examples:", "exit status", "--root", "--json", f"memzoi resident {cmd}"):
+        assert word in out
