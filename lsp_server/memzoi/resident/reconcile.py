@@ -22,7 +22,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..ledger import FileChange, Refusal, _cleanup_temps
+from ..ledger import FileChange, Refusal
+from ..ledger.reconcile import _cleanup_temps
 from . import candidates as db
 from .format import parse
 from .store import read_file

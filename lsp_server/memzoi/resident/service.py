@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..config import MemzoiConfig
 from ..ledger import Refusal
-from ..ledger import _step as step  # the ledger's fault hook: one hook drives the crash tests of both
+from ..ledger.store import _step as step  # the ledger's fault hook: one hook drives the crash tests of both
 from ..promotion import confidence_bp, promotes
 from . import candidates as db
 from .candidates import Candidate
