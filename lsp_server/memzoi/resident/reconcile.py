@@ -25,7 +25,7 @@ from pathlib import Path
 from ..ledger import FileChange, Refusal
 from ..ledger.reconcile import _cleanup_temps
 from . import candidates as db
-from .format import parse
+from .format import parse, serialize
 from .store import read_file
 
 RECONCILED = "reconciled after process restart without replay"
@@ -64,23 +64,23 @@ def recovery_hint(candidate_id: str) -> str:
             f"reconcile --recover {candidate_id} restore-before|complete-after|accept`")
 
 
-def remove_temps(path: Path) -> None:
-    """Remove temporary files an interrupted atomic write left beside ``path``."""
-    _cleanup_temps(path.parent, [FileChange(path.name, None, None)])
+def remove_temps(path: Path, before: list[str], after: list[str]) -> None:
+    """Remove temporary files an interrupted atomic write of ``before`` or ``after`` left beside ``path`` (the
+    ledger's cleanup, given the serialized snapshots so it recognises its own temporary copies)."""
+    snaps = [serialize(before).encode("utf-8"), serialize(after).encode("utf-8")]
+    _cleanup_temps(path.parent, [FileChange(path.name, snaps[0], snaps[1])])
 
 
 def reconcile_locked(conn: sqlite3.Connection, path: Path) -> list[Reconciled]:
     """Classify every ``applying``/``undoing`` candidate of resident file ``path`` (the caller holds its lock)."""
     out = []
-    rows = db.inflight(conn, [str(path)])
-    if rows:
-        remove_temps(path)
-    for cand in rows:
+    for cand in db.inflight(conn, [str(path)]):
         phase = "apply" if cand.status == "applying" else "undo"
         if cand.before is None or cand.after is None:
             missing = "before" if cand.before is None else "after"
             status, note = "uncertain", f"{cand.status} candidate has no {missing} snapshot; {RECONCILED}"
         else:
+            remove_temps(path, cand.before, cand.after)
             status = classify(phase, current_entries(path), cand.before, cand.after)
             note = RECONCILED if status != "uncertain" else f"{RECONCILED}: {recovery_hint(cand.id)}"
         db.set_status(conn, cand.id, status, note)
