@@ -18,7 +18,7 @@ from .attestation import Attestation, check_attestation
 from .config import MemzoiConfig, load_config
 from .document import Document, frame
 from .findings import Finding, Fix, TextEdit, finding
-from .legacy import UpgradeError, legacy_reasons, upgrade_ignores, upgrade_record
+from .legacy import UpgradeError, legacy_reasons, upgrade_ignores, upgrade_legacy
 from .retention import retention_findings, utc_now
 from .safety import safety_findings
 from .text import decode
@@ -174,24 +174,25 @@ def _legacy_finding(doc: Document, placement: Placement, reasons: list[str]) -> 
         key, value = root.entries["profile"]
         start, end = key.start, value.end
     fixes: tuple[Fix, ...] = ()
-    if doc.data is not None and doc.data.get("kind") in (None, "memory") and placement.role in (Role.RECORD, Role.OTHER):
+    if doc.data is not None and placement.role is not Role.RESERVED:
         try:
-            upgrade = upgrade_record(doc, placement.identity)
+            upgrade = upgrade_legacy(doc, placement)
             fixes = (Fix("Upgrade to the current Memzoi profile", tuple(upgrade.edits)),)
         except UpgradeError:
             fixes = ()
     message = (
-        "legacy Memzoi profile (" + "; ".join(reasons) + "): current Memzoi refuses it; upgrade the record to "
+        "legacy Memzoi profile (" + "; ".join(reasons) + "): current Memzoi refuses it; upgrade the file to "
         "`profile: memzoi` (code action, or `memzoi upgrade PATH --write`)"
     )
     return finding("legacy_profile", message, start, end, fixes=fixes, reasons=reasons)
 
 
 def upgrade_text(text: str, path: str | os.PathLike[str] | None = None) -> tuple[str, list[str]]:
-    """Upgrade a legacy record's text; returns ``(new text, changes)``. Raises :class:`UpgradeError`."""
+    """Upgrade a legacy record's or packet's text (:func:`memzoi.legacy.upgrade_legacy`); returns
+    ``(new text, changes)``. Raises :class:`UpgradeError`."""
     placement = place(path) if path is not None else Placement(Role.OTHER)
     doc = frame(text)
-    upgrade = upgrade_record(doc, placement.identity)
+    upgrade = upgrade_legacy(doc, placement)
     return upgrade.text, upgrade.changes
 
 

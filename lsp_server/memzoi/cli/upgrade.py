@@ -1,6 +1,6 @@
-"""``memzoi upgrade PATH… [--write]``: upgrade legacy records to the current Memzoi profile.
+"""``memzoi upgrade PATH… [--write]``: upgrade legacy records and proposal packets to the current Memzoi profile.
 
-Without ``--write`` it prints a unified diff per legacy record; with ``--write`` it replaces each file
+Without ``--write`` it prints a unified diff per legacy file; with ``--write`` it replaces each file
 atomically, refusing when the file changed since it was read. Exit 0 when every legacy file was upgraded (or
 there was none), 1 when any could not be, 2 on usage errors.
 """
@@ -15,16 +15,16 @@ from ..analysis import analyze_bytes, analyze_text
 from ..check import UsageError, expand
 from ..document import frame
 from ..fsutil import atomic_write
-from ..legacy import Upgrade, UpgradeError, upgrade_record
+from ..legacy import Upgrade, UpgradeError, upgrade_legacy
 from ..safety.redact import redact, secret_spans
 from ..text import decode
-from ..workspace import place
+
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``upgrade`` command."""
-    p = sub.add_parser("upgrade", help="upgrade legacy records to the current profile (prints a diff)")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="record files or directories")
+    p = sub.add_parser("upgrade", help="upgrade legacy records and proposal packets to the current profile (prints a diff)")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="record or packet files, or directories")
     p.add_argument("--write", action="store_true", help="write the upgraded files instead of printing a diff")
     p.set_defaults(func=run)
 
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
             failed += status < 0
             upgraded += status > 0
     verb = "upgraded" if args.write else "would upgrade"
-    print(f"{verb} {upgraded} legacy record(s); {failed} could not be upgraded", file=sys.stderr)
+    print(f"{verb} {upgraded} legacy file(s); {failed} could not be upgraded", file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -62,7 +62,7 @@ def _upgrade_one(path: Path, display: str, write: bool) -> int:
         print(f"memzoi: {display}: not valid UTF-8; re-save it as UTF-8 first", file=sys.stderr)
         return -1
     try:
-        upgrade = upgrade_record(frame(decoded.text), place(path).identity)
+        upgrade = upgrade_legacy(frame(decoded.text), analysis.placement)
     except UpgradeError as err:
         print(f"memzoi: {display}: {err}", file=sys.stderr)
         return -1
