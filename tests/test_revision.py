@@ -145,6 +145,8 @@ MUST_CHANGE = [
     ("supersedes", "status: active\n", "status: active\nsupersedes: older-record\n"),
     ("retention", "retention: {}", "retention: {explicit_expires_at: \"2027-01-01T00:00:00Z\"}"),
     ("origin", "route: repository_materialization", "route: repository_proposal"),
+    # Memzoi keeps tags exactly as written (no trim), so padding a tag is a semantic edit.
+    ("padded tag", "tags: [b, a]", 'tags: [" b ", a]'),
 ]
 
 # Edits that must not: rendering and decision identities.
@@ -158,6 +160,16 @@ MUST_NOT_CHANGE = [
     ("quoting", 'title: "Vector record"', "title: Vector record"),
     ("confidence form", "confidence: 1", "confidence: 1.0"),
     ("key order", "type: decision\nlane: semantic\n", "lane: semantic\ntype: decision\n"),
+    # Memzoi trims these strings when it parses the record (okf.rs required_string/optional_string), so quoted
+    # padding changes nothing it hashes.
+    ("padded timestamp", 'timestamp: "2026-07-05T20:16:46.552153Z"', 'timestamp: "  2026-07-05T20:16:46.552153Z\t"'),
+    ("padded updated", 'updated: "2026-07-05T20:16:46.552153Z"', 'updated: " 2026-07-05T20:16:46.552153Z "'),
+    ("padded title", 'title: "Vector record"', 'title: " Vector record "'),
+    ("padded enums", "type: decision\n", 'type: " decision "\n'),
+    ("padded status", "status: active", 'status: "active\u00a0"'),
+    ("padded profile", "profile: memzoi", 'profile: " memzoi "'),
+    ("padded source_ref", "source_ref: prop_019f33df-110d-78c3-b2cb-2a94f31313a5",
+     'source_ref: " prop_019f33df-110d-78c3-b2cb-2a94f31313a5 "'),
     ("trailing body whitespace", 'a "quote".\n', 'a "quote".\n\n\n'),
     ("flow vs block", "tags: [b, a]", "tags:\n  - b\n  - a"),
     ("crlf", "\n", "\r\n"),
@@ -302,3 +314,22 @@ def test_any_materialization_block_gives_findings_not_exceptions(block):
         assert 0 <= f.start <= f.end <= len(a.text)
     if a.attestation is not None and block is not None:
         assert a.attestation.state is not AttestationState.ATTESTED  # random blocks never verify
+
+
+def test_padded_quoted_timestamp_hashes_as_memzoi_trims_it():
+    """Memzoi's parser trims ``timestamp``/``updated`` before they enter the projection (``created``/``updated``)."""
+    plain = frame(RECORD)
+    padded = frame(RECORD.replace('timestamp: "2026-07-05T20:16:46.552153Z"', 'timestamp: " 2026-07-05T20:16:46.552153Z "')
+                   .replace('updated: "2026-07-05T20:16:46.552153Z"', 'updated: "2026-07-05T20:16:46.552153Z\\n"'))
+    assert semantic_projection(padded.data, padded.body)["created"] == "2026-07-05T20:16:46.552153Z"
+    assert semantic_projection(padded.data, padded.body)["updated"] == "2026-07-05T20:16:46.552153Z"
+    assert record_revision("vector-record", padded.data, padded.body) == \
+        record_revision("vector-record", plain.data, plain.body)
+    # The projection trims even when handed untrimmed data (e.g. built by a caller, not framed).
+    raw = {**plain.data, "timestamp": "\u3000" + plain.data["timestamp"] + " "}
+    assert semantic_projection(raw, plain.body)["created"] == plain.data["timestamp"]
+    text = attested(RECORD, "vector-record").replace('timestamp: "2026-07-05T20:16:46.552153Z"',
+                                                     'timestamp: "  2026-07-05T20:16:46.552153Z  "')
+    a = analyze_text(text, PATH)
+    assert a.attestation.state is AttestationState.ATTESTED
+    assert [f.code for f in a.findings] == []

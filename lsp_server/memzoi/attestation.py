@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, Mapping
 from pydantic import AfterValidator, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
-from .document import Document, rust_trim
+from .document import Document
 from .findings import Finding, finding
 from .models.common import NonEmptyStr, Strict, parse_instant, parse_rfc3339
 from .revision import (
@@ -30,6 +30,7 @@ from .revision import (
     revision_hash,
     semantic_projection,
 )
+from .text import rust_trim
 from .yaml12 import locate
 
 METADATA_SCHEMA = "memzoi/repository-materialization"

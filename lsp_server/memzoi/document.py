@@ -14,24 +14,18 @@ from functools import cached_property
 from typing import Any
 
 from .findings import Finding, Fix, TextEdit, finding
-from .text import BOM, LineIndex, line_ending
+from .text import BOM, RUST_WHITESPACE, LineIndex, line_ending, rust_trim
+from .trimming import trim_frontmatter
 from .yaml12 import YMap, YNode, load, to_python
 
 _OPEN = re.compile(r"---[ \t]*(\r\n|\n|\r)")
 _CLOSE = re.compile(r"\n---[ \t]*(?=\r?\n|\r|$)")
 _BREAK = re.compile(r"\r\n|\n|\r")
-#: Unicode White_Space, the set Rust's ``str::trim`` removes (Python's ``str.strip`` also removes \x1c-\x1f).
-RUST_WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 
 
 _BREAKS = re.compile(r"[\r\n]*")
 _LINE = re.compile(r"[^\r\n]*")
 _LEADING_SPACE = re.compile("[" + RUST_WHITESPACE + "]*")
-
-
-def rust_trim(value: str) -> str:
-    """Trim like Rust's ``str::trim`` (Unicode White_Space), so hashes of trimmed text match Memzoi's."""
-    return value.strip(RUST_WHITESPACE)
 
 
 @dataclass(eq=False)
@@ -144,7 +138,7 @@ def frame(text: str) -> Document:
         if not any(f.code in ("yaml_syntax", "yaml_tab_indent") for f in result.findings):
             doc.data = {}  # empty or comment-only frontmatter: an empty mapping
     elif isinstance(result.root, YMap):
-        doc.data = to_python(result.root)
+        doc.data = trim_frontmatter(to_python(result.root))
     else:
         doc.findings.append(
             finding(

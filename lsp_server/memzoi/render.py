@@ -17,7 +17,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from .document import rust_trim
+from .text import rust_trim
 from .yaml12 import PlainScalar, quote_string
 
 RECORD_ORDER = (

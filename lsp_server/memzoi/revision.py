@@ -22,7 +22,7 @@ from typing import Any, Mapping
 import blake3
 import rfc8785
 
-from .document import rust_trim
+from .text import rust_trim
 from .yaml12 import PlainScalar
 
 REVISION_DOMAIN = "memzoi.repository-materialization.revision-id"
@@ -99,13 +99,21 @@ def _opt_trim(value: Any) -> str | None:
     return rust_trim(str(value)) if isinstance(value, str) else None
 
 
+def _trim(value: Any) -> Any:
+    """A string trimmed as Memzoi's ``required_string``/``parse_required_enum`` trim it; other values as JSON."""
+    return rust_trim(str(value)) if isinstance(value, str) else _plain(value)
+
+
 def semantic_projection(data: Mapping[str, Any], body: str) -> dict[str, Any]:
     """``CanonicalRecordSemanticContent`` of a record from its frontmatter ``data`` and Memzoi ``body``.
 
     ``data`` is the validated frontmatter as plain Python (``Document.data`` of a record whose model parsed);
-    ``body`` is the body after H1 removal, trimmed (``Document.body``). Title, scope id, source kind/ref,
-    supersedes and ``applies_to`` entries are trimmed as Memzoi's parser trims them; ``tags`` keep their exact
-    text; timestamps are the exact strings written; ``retention`` holds only the facts present.
+    ``body`` is the body after H1 removal, trimmed (``Document.body``). Every string Memzoi's parser trims
+    before building its record is trimmed here too (``okf.rs`` ``required_string``/``optional_string``/
+    ``parse_required_enum``): type, lane, scope, visibility, content class, status, title, scope id, source
+    kind/ref, supersedes, proposal id, ``applies_to`` entries, and the ``timestamp`` (``created``) and
+    ``updated`` strings, so a quoted, padded timestamp hashes as Memzoi hashes it. ``tags`` keep their exact
+    text; ``retention`` holds only the facts present, untrimmed (Memzoi stores them as written).
     """
     retention = data.get("retention") if isinstance(data.get("retention"), Mapping) else {}
     origin = data.get("origin") if isinstance(data.get("origin"), Mapping) else {}
@@ -118,13 +126,13 @@ def semantic_projection(data: Mapping[str, Any], body: str) -> dict[str, Any]:
         confidence = float(confidence)
     content_class = data.get("content_class")
     if isinstance(content_class, str):
-        content_class = content_class.replace("-", "_")  # Memzoi accepts kebab-case and serializes snake_case
+        content_class = rust_trim(content_class).replace("-", "_")  # Memzoi parses kebab-case, writes snake_case
     return {
-        "memory_type": _plain(data.get("type")),
-        "lane": _plain(data.get("lane")),
-        "scope_kind": _plain(data.get("scope")),
+        "memory_type": _trim(data.get("type")),
+        "lane": _trim(data.get("lane")),
+        "scope_kind": _trim(data.get("scope")),
         "scope_id": _opt_trim(data.get("scope_id")),
-        "visibility": _plain(data.get("visibility")),
+        "visibility": _trim(data.get("visibility")),
         "title": _opt_trim(data.get("title")),
         "body": rust_trim(body),
         "tags": [str(t) for t in (data.get("tags") or [])],
@@ -132,10 +140,10 @@ def semantic_projection(data: Mapping[str, Any], body: str) -> dict[str, Any]:
         "source_ref": _opt_trim(data.get("source_ref")),
         "content_class": _plain(content_class),
         "confidence": confidence,
-        "status": _plain(data.get("status")),
+        "status": _trim(data.get("status")),
         "applies_to": [rust_trim(str(p)) for p in (data.get("applies_to") or [])],
-        "created": _plain(data.get("timestamp")),
-        "updated": _plain(data.get("updated")),
+        "created": _trim(data.get("timestamp")),
+        "updated": _trim(data.get("updated")),
         "supersedes_id": _opt_trim(data.get("supersedes")),
         "retention": {str(k): _plain(v) for k, v in retention.items() if v is not None},
         "origin": {"origin_key": _plain(origin.get("origin_key")), "route": _plain(origin.get("route"))},

@@ -12,6 +12,15 @@ from dataclasses import dataclass
 
 from .findings import Finding, finding
 
+#: Unicode White_Space, the set Rust's ``str::trim`` removes (Python's ``str.strip`` also removes \x1c-\x1f).
+RUST_WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+def rust_trim(value: str) -> str:
+    """Trim like Rust's ``str::trim`` (Unicode White_Space), so hashes of trimmed text match Memzoi's."""
+    return value.strip(RUST_WHITESPACE)
+
+
 BOM = "\ufeff"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
