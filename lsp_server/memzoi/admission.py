@@ -239,7 +239,6 @@ def visibility_findings(role: Role, opening: tuple[int, int], attested: bool,
 
 _REFUSAL = {
     "canonical_path": "canonical-path",
-    "id_path_mismatch": "canonical-path-id",
     "scope_not_repository": "scope-not-repository",
     "scope_project_mismatch": "scope-not-repository",
     "visibility_not_repository_safe": "visibility-not-repository",

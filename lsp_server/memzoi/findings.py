@@ -48,7 +48,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "invalid_value": (E, "schema"),
     "invalid_timestamp": (E, "schema"),
     "invalid_identifier": (E, "schema"),
-    "id_path_mismatch": (E, "schema"),
+    "id_path_mismatch": (W, "schema"),
     "title_h1_mismatch": (E, "schema"),
     "empty_body": (E, "schema"),
     "invalid_retention": (E, "schema"),

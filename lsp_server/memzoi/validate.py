@@ -198,20 +198,22 @@ def _identity_rules(v: Validator, data: dict, placement: Placement, model: type[
                     *v.opening(),
                 )
             )
-        elif isinstance(raw_id, str) and is_identifier(raw_id.strip()) and raw_id.strip() != ident:
+        elif isinstance(raw_id, str) and is_identifier(raw_id) and raw_id != ident:
             _, node = locate(v.root, ("id",))
             fixes = ()
             if node is not None:
                 fixes = (Fix(f"Set id to `{ident}` (the file path)", (TextEdit(node.start, node.end, ident),)),)
-            v.add("id_path_mismatch", ("id",), f"`id` must equal the record's path id `{ident}`; set it from the "
-                  "path, or rename the file to match", fixes=fixes)
+            v.add("id_path_mismatch", ("id",), f"`id` differs from the record's path id `{ident}`: Memzoi keys the "
+                  "record by its path (references, supersedes and lifecycle use that id, not this one) and its "
+                  "writers always set `id` from the path; set the id from the path, or rename the file", fixes=fixes)
     elif placement.role.is_proposal and ident is not None and not is_identifier(ident):
         v.findings.append(
             finding("invalid_identifier", "the packet's file name is not a valid proposal id: use lower-case "
                     "letters, digits, `-` and `_`, starting and ending with a letter or digit; rename the file",
                     *v.opening())
         )
-    own = raw_id.strip() if isinstance(raw_id, str) else ident
+    # A record is known by its path id (Memzoi's concept id); a packet by its frontmatter id.
+    own = ident if placement.role is Role.RECORD and ident else (raw_id if isinstance(raw_id, str) else ident)
     lineage = data.get("lineage")
     if isinstance(lineage, dict) and own and lineage.get("predecessor_id") == own:
         v.add("invalid_value", ("lineage", "predecessor_id"), "`lineage.predecessor_id` cannot be the record itself")

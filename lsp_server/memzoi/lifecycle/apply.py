@@ -160,9 +160,11 @@ def load_target(root: Path, target_id: str, *, scope_kind: str | None, scope_id:
 
 
 def retire_target(root: Path, target: Loaded, status: str, when: str) -> FileChange:
-    """The target rewritten with ``status`` and ``updated = when`` (the attestation, now stale, is dropped)."""
+    """The target rewritten with ``status`` and ``updated = when`` (the attestation, now stale, is dropped).
+    Its ``id`` is written from its path, as Memzoi's renderer writes the concept id it keys the record by."""
     data = target.data
     data.pop("materialization", None)
+    data["id"] = target.analysis.placement.identity or data["id"]
     data["status"] = status
     data["updated"] = when
     data["description"] = None

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..analysis import analyze_text
+from ..analysis import analyze_text, record_id_of
 from ..attestation import SAFETY_CONTRACT, attest
 from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, now_utc, read_file_state, run_change
 from ..models import RecordFrontmatter
@@ -279,7 +279,7 @@ def plan_materialize(root: Path, candidate: dict[str, Any], plan: dict[str, Any]
         cur = analyze_text(current.decode("utf-8", errors="replace"), root / rel)
         if not isinstance(cur.model, RecordFrontmatter):
             raise Refusal("materialization_current_record_invalid", f"{rel}: the current record does not parse", rel)
-        if cur.model.id != rid:
+        if record_id_of(cur) != rid:  # the path id: Memzoi compares concept ids, never the frontmatter id
             raise Refusal("materialization_current_record_id_mismatch", f"{rel}: the current record has another id", rel)
         newline = "\r\n" if b"\r\n" in current else "\n"
     text = render_record(full, body, newline=newline)

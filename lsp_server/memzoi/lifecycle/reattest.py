@@ -36,6 +36,7 @@ def plan_reattest(root: Path, record: str, *, reason: str | None = None) -> Chan
     if attested and not any(f.code == "stale_attestation" for f in loaded.analysis.findings):
         raise Refusal("already_current", f"{rel}: the attestation already matches the record; nothing to re-attest", rel)
     data.pop("materialization", None)
+    data["id"] = rid  # Memzoi keys the record by its path and writes that id (the draft names its output by id)
     draft = render_record(data, loaded.body)
     candidate = build_candidate(root, draft, action="update")
     plan = derive_plan(candidate)

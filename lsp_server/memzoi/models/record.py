@@ -29,11 +29,13 @@ from .common import (
 class RecordFrontmatter(Strict):
     """Frontmatter of ``.memzoi/records/<concept-id>.md``. Unknown keys are errors (``deny_unknown_fields``).
 
-    The record id used everywhere is the path concept id; ``id`` must equal it (Memzoi's renderers always write
-    it so). Source: ``okf.rs`` ``OkfFrontmatter`` at Memzoi commits 164dcd6b / 77169aa8.
+    The record id used everywhere is the path concept id: Memzoi keys the record by its path even when ``id``
+    differs (``id_path_mismatch`` warns), and its renderers always write ``id`` from the path. Source: ``okf.rs``
+    ``OkfFrontmatter`` at Memzoi commits 164dcd6b / 77169aa8.
     """
 
-    id: Identifier = Field(description="Record id; equals the path below `.memzoi/records/` without `.md`.")
+    id: Identifier = Field(description="Record id; write the path below `.memzoi/records/` without `.md` (Memzoi "
+                           "keys the record by that path).")
     kind: Literal["memory"] = Field(description="Always `memory` for a record.")
     profile: Literal["memzoi"] = Field(description="Format profile; the current profile is exactly `memzoi`.")
     type: MemoryType = Field(description="What kind of knowledge this is (fact, decision, procedure, …).")
