@@ -106,6 +106,12 @@ CODES: dict[str, tuple[Severity, str]] = {
     # ledger
     "ledger_uncertain": (W, "ledger"),
     "ledger_drift": (I, "ledger"),
+    # resident memory (Zuno)
+    "resident_cap_usage": (I, "resident"),
+    "resident_over_cap": (E, "resident"),
+    "resident_drift": (W, "resident"),
+    "resident_hand_edit": (I, "resident"),
+    "resident_uncertain": (W, "resident"),
 }
 
 #: Codes that can never be suppressed or downgraded by configuration (SPEC §4).

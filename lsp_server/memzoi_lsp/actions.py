@@ -15,6 +15,7 @@ from pygls.capabilities import get_capability
 
 from memzoi.findings import Finding
 
+from . import resident
 from .convert import TextMap
 from .documents import Snapshot
 
@@ -114,7 +115,10 @@ def register(server: "MemzoiServer") -> None:
         actions: list[types.CodeAction] = []
         if kind_allowed(QUICKFIX, only):
             actions.extend(quick_fixes(ls, snap, params))
-        if any(kind_allowed(k, only) for k in LIFECYCLE_KINDS):
+        where = resident.file_of(ls, snap.path) if snap.analysis.placement.memzoi_dir is None else None
+        if where is not None:
+            actions.extend(a for a in resident.code_actions(ls, snap, where) if kind_allowed(a.kind or "", only))
+        elif any(kind_allowed(k, only) for k in LIFECYCLE_KINDS):
             actions.extend(a for a in lifecycle_actions(ls, snap) if kind_allowed(a.kind or "", only))
         return actions or None
 

@@ -21,7 +21,7 @@ from lsprotocol import types
 from memzoi.runtime import git_env
 from memzoi.workspace import Role
 
-from . import keys, provenance
+from . import keys, provenance, resident
 from .convert import TextMap
 from .documents import Snapshot, path_to_uri
 
@@ -68,6 +68,9 @@ def register(server: "MemzoiServer") -> None:
             return None
         tm = TextMap(snap.text, ls.workspace.position_encoding)
         offset = tm.offset(params.position)
+        where = resident.file_of(ls, snap.path) if snap.analysis.placement.memzoi_dir is None else None
+        if where is not None:
+            return resident.hover(ls, snap, where, offset)
         doc = snap.analysis.document
         hit = keys.key_at(doc, offset)
         if hit is not None:

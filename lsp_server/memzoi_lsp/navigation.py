@@ -18,7 +18,7 @@ from lsprotocol import types
 from memzoi.workspace import Role
 from memzoi.yaml12 import YMap, YScalar, YSeq
 
-from . import keys, provenance
+from . import keys, provenance, resident
 from .convert import TextMap
 from .documents import Snapshot, path_to_uri
 
@@ -384,4 +384,7 @@ def register_lenses(server: "MemzoiServer") -> None:
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap):
             return None
+        where = resident.file_of(ls, snap.path) if snap.analysis.placement.memzoi_dir is None else None
+        if where is not None:
+            return resident.code_lenses(snap, where) or None
         return code_lenses(ls, snap) or None

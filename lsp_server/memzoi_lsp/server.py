@@ -174,9 +174,11 @@ class MemzoiServer(LanguageServer):
         placement = snap.analysis.placement
         if placement.role is not Role.OTHER:
             return True
-        if placement.memzoi_dir is not None:
-            return False
-        return snap.analysis.kind in ("record", "proposal")
+        if placement.memzoi_dir is None and snap.analysis.kind in ("record", "proposal"):
+            return True
+        from . import resident
+
+        return resident.file_of(self, snap.path) is not None
 
     def findings_for(self, snap: Snapshot) -> list[Finding]:
         """The snapshot's own findings plus its cross-file findings (lineage, preconditions, duplicates,
@@ -187,6 +189,11 @@ class MemzoiServer(LanguageServer):
         re-diagnosed. Until the project's first scan completes, cross-file findings are withheld (a target later
         in the scan would otherwise show as dangling for a moment).
         """
+        from . import resident
+
+        where = resident.file_of(self, snap.path) if snap.analysis.placement.memzoi_dir is None else None
+        if where is not None:
+            return resident.findings_for(self, snap, where)
         own = list(snap.analysis.findings)
         project = self.project_for(snap.path)
         if project is None or snap.analysis.placement.role is Role.RESERVED:
@@ -464,10 +471,10 @@ def create_server() -> MemzoiServer:
             if not ls.pull_diagnostics and (uri in ls.published or key in ls.published):
                 diagnostics.clear(ls, uri)
 
-    from . import actions, commands, diagnostics, hover, lifecycle, navigation, scan, textdoc, watch  # noqa: E402
+    from . import actions, commands, diagnostics, hover, lifecycle, navigation, resident, scan, textdoc, watch  # noqa: E402
 
     # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
-    for module in (hover, actions, commands, lifecycle, navigation, watch):
+    for module in (hover, actions, commands, lifecycle, navigation, resident, watch):
         module.register(server)
     return server
 

@@ -1,0 +1,137 @@
+"""What the editor shows on a resident file: which file an open document is, its findings, the candidate behind
+an entry, and the pending candidates (the language server only converts these to LSP).
+
+Findings (spans are code-point offsets of the analysed text, which may be an unsaved buffer):
+
+- ``resident_cap_usage`` (information) from 80 % of the cap, ``resident_over_cap`` (error) above it;
+- the detectors' ``prompt_injection``, ``invisible_character``, credential and personal-data findings with exact
+  ranges (the first three block every write);
+- ``resident_drift`` (warning): the text would fail Zuno's ``RoundTrip`` or ``EntryOverflow`` check;
+- ``resident_hand_edit`` (information): the entries differ from what the last reviewed candidate left;
+- ``resident_uncertain`` (warning): a candidate of this file could not be classified after a crash.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..findings import Finding, finding
+from ..ledger import Refusal
+from ..workspace import find_project_root
+from .candidates import Candidate
+from .format import EntrySpan, char_count, entry_spans, round_trips, usage
+from .reconcile import recovery_hint
+from .scope import ResidentFile, project_config, resident_files
+from .threats import threat_findings
+from .views import entry_provenance, last_written
+
+#: Cap usage from which the information is shown (percent).
+USAGE_WARN_PERCENT = 80
+
+
+def _same(a: Path, b: Path) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def which_file(path: Path, roots: list[Path] = ()) -> tuple[Path, ResidentFile] | None:  # type: ignore[assignment]
+    """``(project root, resident file)`` when ``path`` is a resident file of one of ``roots`` or of the project
+    found from ``path`` itself (``.zuno/RULES.md`` is found from its own folder); else ``None``. A project whose
+    configuration is invalid is skipped."""
+    for root in [*roots, find_project_root(path)]:
+        try:
+            files = resident_files(Path(root).resolve())
+        except Refusal:
+            continue
+        for file in files:
+            if _same(file.path, path):
+                return Path(root).resolve(), file
+    return None
+
+
+def _first_line(text: str) -> int:
+    return len(text.split("\n", 1)[0].rstrip("\r"))
+
+
+def findings(text: str, file: ResidentFile, history: list[Candidate], accepted: frozenset[str] = frozenset()) -> list[Finding]:
+    """Every finding of a resident file's ``text`` (see the module docstring); ``history`` is the file's
+    candidates (:func:`memzoi.resident.views.candidates_for`)."""
+    spans = entry_spans(text)
+    entries = [s.text for s in spans]
+    used, cap = char_count(entries), file.cap
+    top = _first_line(text)
+    out: list[Finding] = []
+    label = usage(used, cap)
+    if used > cap:
+        out.append(finding("resident_over_cap", f"{label}: over the {file.scope} cap by {used - cap:,} characters; "
+                           "every write is refused until an entry is removed or shortened", 0, top))
+    elif cap and used * 100 >= USAGE_WARN_PERCENT * cap:
+        out.append(finding("resident_cap_usage", f"{label}: close to the {file.scope} cap; consolidate entries "
+                           "before adding more (nothing is evicted)", 0, top))
+    out += _drift(text, spans, cap, top)
+    out += threat_findings(text, accepted)
+    last = last_written(history)
+    if last is not None and last[1] != entries:
+        cand, snapshot = last
+        changed = [s for s in spans if s.text not in snapshot] or None
+        message = (f"edited by hand since candidate {cand.id[:12]} was {cand.status}: this text did not go "
+                   "through review; propose it as a candidate to keep it audited")
+        for s in changed or [EntrySpan(0, 0, top, "")]:
+            out.append(finding("resident_hand_edit", message, s.start, s.end, candidate_id=cand.id))
+    for cand in history:
+        if cand.status == "uncertain":
+            out.append(finding("resident_uncertain", f"candidate {cand.id[:12]} ({cand.action}) could not be "
+                               f"classified after a crash: {recovery_hint(cand.id)}", 0, top, candidate_id=cand.id))
+    return sorted(out, key=lambda f: (f.start, f.end, f.code))
+
+
+def _drift(text: str, spans: list[EntrySpan], cap: int, top: int) -> list[Finding]:
+    out = []
+    if not round_trips(text):
+        out.append(finding("resident_drift", "RoundTrip: the file is not in the form memzoi writes (entries "
+                           "trimmed, joined by a line holding only §, no empty entries); writes make a .bak copy "
+                           "and are refused until it is", 0, top))
+    for s in spans:
+        if len(s.text) > cap:
+            out.append(finding("resident_drift", f"EntryOverflow: this entry has {len(s.text):,} characters, more "
+                               f"than the whole cap of {cap:,}; shorten or split it", s.start, s.end))
+    return out
+
+
+@dataclass(frozen=True)
+class EntryFacts:
+    """An entry under the cursor and the candidate that put it there (``None``: edited by hand)."""
+
+    span: EntrySpan
+    candidate: Candidate | None
+
+
+def entry_at(text: str, offset: int, history: list[Candidate]) -> EntryFacts | None:
+    """The entry containing code-point ``offset`` of ``text`` and its provenance, or ``None`` between entries."""
+    spans = entry_spans(text)
+    for span, cand in zip(spans, entry_provenance([s.text for s in spans], history)):
+        if span.start <= offset <= span.end:
+            return EntryFacts(span, cand)
+    return None
+
+
+def pending(history: list[Candidate]) -> list[Candidate]:
+    """The candidates waiting for a decision (``pending`` and ``failed``), newest first."""
+    return [c for c in history if c.status in ("pending", "failed")]
+
+
+def undoable(history: list[Candidate], entries: list[str]) -> Candidate | None:
+    """The last applied candidate when the file still holds exactly what it wrote (undo is then possible)."""
+    last = last_written(history)
+    if last is None or last[0].status != "applied" or last[1] != entries:
+        return None
+    return last[0]
+
+
+def project_accepted(root: Path) -> frozenset[str]:
+    """The project's accepted fingerprints (empty when its configuration cannot be read)."""
+    try:
+        return project_config(root).accepted
+    except Refusal:
+        return frozenset()

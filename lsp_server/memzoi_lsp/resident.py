@@ -1,0 +1,223 @@
+"""Resident memory in the editor: the global ``MEMORY.md`` and the project's ``.zuno/RULES.md`` get diagnostics,
+a hover per entry, a code lens with the pending candidates, and code actions and commands to approve, reject and
+undo. Protocol glue only: every decision comes from :mod:`memzoi.resident`.
+
+Commands (arguments: one object; results: the CLI's ``--json`` shapes, refusals ``{"error": {...}}``):
+``memzoi.resident.approve``/``.undo`` ``{"uri", "candidate_id"}``, ``memzoi.resident.reject`` ``{"uri",
+"candidate_id", "reason"}``, ``memzoi.resident.review`` ``{"uri"}`` (the pending candidates) and
+``memzoi.resident.list`` ``{"uri"?}`` (both files with their usage, and every candidate).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from memzoi.findings import Finding
+from memzoi.lifecycle import default_actor
+from memzoi.resident import editor, service
+from memzoi.resident.format import parse
+from memzoi.resident.locator import preview
+from memzoi.resident.scope import ResidentFile
+from memzoi.resident.views import candidates_for, scope_views
+
+from .convert import TextMap
+from .documents import Snapshot, path_to_uri, uri_to_path
+from .lifecycle import CommandError, command, reason_of
+
+if TYPE_CHECKING:
+    from .server import MemzoiServer
+
+APPROVE = "memzoi.resident.approve"
+REJECT = "memzoi.resident.reject"
+UNDO = "memzoi.resident.undo"
+REVIEW = "memzoi.resident.review"
+LIST = "memzoi.resident.list"
+DEFAULT_REJECTION = "rejected in review from the editor"
+
+
+def file_of(ls: "MemzoiServer", path: Path | None) -> tuple[Path, ResidentFile] | None:
+    """``(project root, resident file)`` when ``path`` is a resident file of a workspace project or of the
+    project found from the file itself."""
+    if path is None or path.suffix != ".md":
+        return None
+    return editor.which_file(path, sorted(ls.projects))
+
+
+def _history(root: Path, file: ResidentFile):
+    return candidates_for(root, files=[file])
+
+
+def findings_for(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[Finding]:
+    """The resident findings of ``snap`` (its text: unsaved edits included)."""
+    root, file = where
+    return editor.findings(snap.text, file, _history(root, file), editor.project_accepted(root))
+
+
+def hover(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile], offset: int) -> types.Hover | None:
+    """Who put the entry under the cursor there (candidate, source, approver, time, reason, confidence), or
+    that it was edited by hand."""
+    from .hover import code, esc
+
+    root, file = where
+    facts = editor.entry_at(snap.text, offset, _history(root, file))
+    if facts is None:
+        return None
+    c = facts.candidate
+    title = f"**Resident memory** ({esc(file.scope)}), entry {facts.span.index + 1}"
+    if c is None:
+        body = ["Edited by hand: no reviewed candidate wrote this entry."]
+    else:
+        body = [
+            f"Candidate {code(c.id)} ({esc(c.action)}, {esc(c.status)})",
+            f"Proposed by {esc(c.actor)} ({esc(c.source)}) on {esc(_when(c.time_created))}"
+            + (f", session {code(c.source_session_id)}" if c.source_session_id else ""),
+            f"Approved by {esc(c.decided_by or '?')} on {esc(_when(c.time_applied))}",
+            f"Reason: {esc(c.reason)}",
+            f"Confidence: {c.confidence / 100:g}%",
+        ]
+    tm = TextMap(snap.text, ls.workspace.position_encoding)
+    value = "\n\n".join([title, *body])
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value),
+                       range=tm.range(facts.span.start, facts.span.end))
+
+
+def _when(ms: int | None) -> str:
+    from datetime import datetime, timezone
+
+    if not ms:
+        return "?"
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def code_lenses(snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.CodeLens]:
+    """``N pending candidates: Review`` on the first line (opens the candidates through ``memzoi.resident.review``)."""
+    waiting = editor.pending(_history(*where))
+    if not waiting:
+        return []
+    top = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
+    noun = "candidate" if len(waiting) == 1 else "candidates"
+    title = f"{len(waiting)} pending {noun}: Review"
+    return [types.CodeLens(range=top, command=types.Command(title=title, command=REVIEW, arguments=[{"uri": snap.uri}]))]
+
+
+def code_actions(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.CodeAction]:
+    """Approve / Reject for each pending (or failed) candidate, and Undo of the last applied one while the file
+    still holds what it wrote."""
+    from .actions import APPLY_KIND, REJECT_KIND, UNDO_KIND, _action, is_dirty
+
+    history = _history(*where)
+    dirty = "save the file first: resident changes act on the file on disk" if is_dirty(ls, snap) else None
+    out = []
+    for c in editor.pending(history):
+        what = f"{c.action} “{preview(c.content or c.old_text or '')}”"
+        args = {"uri": snap.uri, "candidate_id": c.id}
+        out.append(_action(ls, f"Approve candidate {c.id[:12]}: {what}", APPLY_KIND, APPROVE, args, dirty))
+        out.append(_action(ls, f"Reject candidate {c.id[:12]}…", REJECT_KIND, REJECT, args, None))
+    last = editor.undoable(history, parse(snap.text))
+    if last is not None:
+        title = f"Undo candidate {last.id[:12]} ({last.action})"
+        out.append(_action(ls, title, UNDO_KIND, UNDO, {"uri": snap.uri, "candidate_id": last.id}, dirty))
+    return [a for a in out if a is not None]
+
+
+# --- commands --------------------------------------------------------------------------------------------------
+
+
+def _where(ls: "MemzoiServer", arg: dict[str, Any]) -> tuple[Path, ResidentFile | None]:
+    uri = arg.get("uri")
+    if isinstance(uri, str) and uri:
+        found = file_of(ls, uri_to_path(uri))
+        if found is None:
+            raise CommandError("not_resident", f"{uri}: not a resident memory file of this workspace")
+        return found
+    if not ls.projects:
+        raise CommandError("not_in_project", "no project in this workspace; open a resident file or a project")
+    return sorted(ls.projects)[0], None
+
+
+def _candidate_id(arg: dict[str, Any]) -> str:
+    cid = arg.get("candidate_id")
+    if not isinstance(cid, str) or not cid.strip():
+        raise CommandError("invalid_arguments", "this command needs the `candidate_id`")
+    return cid.strip()
+
+
+async def _run(ls: "MemzoiServer", root: Path, file: ResidentFile | None, call) -> dict[str, Any]:
+    """Run a core write off the event loop, then re-diagnose the resident files."""
+    from . import diagnostics
+
+    cand = await asyncio.get_running_loop().run_in_executor(None, call)
+    if ls.pull_diagnostics:
+        ls.request_refresh()
+    elif file is not None:
+        diagnostics.publish(ls, path_to_uri(file.path))
+    return cand.to_json()
+
+
+@command(APPROVE)
+async def approve(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+    """Apply a pending or failed candidate (at most once)."""
+    root, file = _where(ls, arg)
+    cid, who = _candidate_id(arg), arg.get("actor") or default_actor()
+    if file is not None:
+        _refuse_dirty(ls, file)
+    return await _run(ls, root, file, lambda: service.apply(root, cid, actor=who))
+
+
+@command(REJECT)
+async def reject(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+    """Reject a pending or failed candidate (``reason`` optional in the editor)."""
+    root, file = _where(ls, arg)
+    cid, who = _candidate_id(arg), arg.get("actor") or default_actor()
+    why = reason_of(arg, False) or DEFAULT_REJECTION
+    return await _run(ls, root, file, lambda: service.reject(root, cid, actor=who, reason=why))
+
+
+@command(UNDO)
+async def undo(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+    """Restore the entries from before an applied candidate."""
+    root, file = _where(ls, arg)
+    cid, who = _candidate_id(arg), arg.get("actor") or default_actor()
+    if file is not None:
+        _refuse_dirty(ls, file)
+    return await _run(ls, root, file, lambda: service.undo(root, cid, actor=who))
+
+
+@command(REVIEW)
+async def review(ls: "MemzoiServer", arg: dict[str, Any]) -> list[dict[str, Any]]:
+    """The pending candidates of the file ``uri`` (what the code lens opens)."""
+    root, file = _where(ls, arg)
+    files = [file] if file is not None else None
+    history = await asyncio.get_running_loop().run_in_executor(None, lambda: candidates_for(root, files=files))
+    return [c.to_json() for c in editor.pending(history)]
+
+
+@command(LIST)
+async def listing(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+    """Both resident files (path, usage, entries, uri) and every candidate of the project (inbox views)."""
+    root, _file = _where(ls, arg)
+
+    def collect() -> dict[str, Any]:
+        views = [{**v.to_json(), "uri": path_to_uri(v.file.path)} for v in scope_views(root)]
+        return {"scopes": views, "candidates": [c.to_json() for c in candidates_for(root)]}
+
+    return await asyncio.get_running_loop().run_in_executor(None, collect)
+
+
+def _refuse_dirty(ls: "MemzoiServer", file: ResidentFile) -> None:
+    from .lifecycle import refuse_if_dirty
+
+    refuse_if_dirty(ls, file.path)
+
+
+HANDLERS = [approve, reject, undo, review, listing]
+
+
+def register(server: "MemzoiServer") -> None:
+    """Register the resident-memory commands."""
+    for handler in HANDLERS:
+        server.command(handler.__memzoi_command__)(handler)
