@@ -159,6 +159,36 @@ if memzoi.resolve(client, apply) then
   result.record_exists = vim.uv.fs_stat(root .. '/.memzoi/records/' .. 'protected-routes-must-validate-sessions-server-side.md') ~= nil
 end
 
+-- 5b. Resident memory: .zuno/RULES.md attaches with the project as root and gets the cap-usage information;
+-- :MemzoiResident lists the pending candidate in the quickfix list; :MemzoiResident approve ID applies it.
+local resident_id = os.getenv('MEMZOI_RESIDENT_ID')
+if resident_id then
+  vim.cmd.edit(vim.fn.fnameescape(root .. '/.zuno/RULES.md'))
+  local rbuf = vim.api.nvim_get_current_buf()
+  if not vim.wait(TIMEOUT, function() return client_of(rbuf) ~= nil end, 20) then
+    fail('client did not attach to .zuno/RULES.md')
+  end
+  result.resident_root = client_of(rbuf).root_dir
+  vim.wait(TIMEOUT, function()
+    for _, d in ipairs(vim.diagnostic.get(rbuf)) do
+      if d.code == 'resident_cap_usage' then
+        return true
+      end
+    end
+    return false
+  end, 20)
+  result.resident_codes = vim.tbl_map(function(d) return d.code end, vim.diagnostic.get(rbuf))
+  memzoi.last_result = nil
+  vim.cmd('MemzoiResident')
+  vim.wait(TIMEOUT, function() return memzoi.last_result ~= nil end, 20)
+  result.resident_quickfix = vim.tbl_map(function(i) return i.text end, vim.fn.getqflist())
+  memzoi.last_result = nil
+  vim.cmd('MemzoiResident approve ' .. resident_id)
+  vim.wait(TIMEOUT, function() return memzoi.last_result ~= nil end, 20)
+  result.resident_approve = memzoi.last_result
+  log('resident:', vim.json.encode(result.resident_approve))
+end
+
 -- 6. Clean shutdown.
 write_result()
 client:stop()

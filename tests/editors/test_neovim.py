@@ -34,6 +34,11 @@ def nvim_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     (ws["root"] / "materialize").mkdir()
     (ws["root"] / "materialize" / "candidate.json").write_text(
         '{\n  "schema": "memzoi/repository-materialization-candidate",\n  "candidate_id": "x"\n}\n')
+    # Resident memory: a project cap of 10 characters, a 9-character entry (90 %) and one pending candidate.
+    config = ws["root"] / ".memzoi" / "config.toml"
+    config.write_text("[resident]\nproject_char_limit = 10\n", encoding="utf-8")
+    (ws["root"] / ".zuno").mkdir()
+    (ws["root"] / ".zuno" / "RULES.md").write_text("Use tabs.", encoding="utf-8")
     out = tmp / "out.json"
     env = dict(
         os.environ,
@@ -44,7 +49,14 @@ def nvim_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
         XDG_STATE_HOME=str(tmp / "state"),  # keeps lsp.log out of the home directory
         XDG_CONFIG_HOME=str(tmp / "config"),
         XDG_DATA_HOME=str(tmp / "data"),
+        ZUNO_CONFIG_DIR=str(tmp / "zuno"),
     )
+    proposed = subprocess.run(
+        [venv_bin("memzoi"), "resident", "propose", "--root", str(ws["root"]), "--json", "--scope", "project",
+         "--action", "replace", "--old-text", "tabs", "--content", "Tabs only", "--reason", "house style",
+         "--confidence", "0.6"], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proposed.returncode == 0, proposed.stdout + proposed.stderr
+    env["MEMZOI_RESIDENT_ID"] = json.loads(proposed.stdout)["id"]
     p = subprocess.run(
         [nvim, "--headless", "--clean", "-l", str(HERE / "nvim_e2e.lua"), str(ws["root"]), str(out)],
         env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
@@ -104,3 +116,14 @@ def test_lifecycle_apply(nvim_run: dict) -> None:
     assert not ws["proposal"].exists()
     assert (ws["root"] / ".memzoi" / "proposals" / "resolved" / "applied" / f"{PROPOSAL_ID}.md").exists()
     assert res["record_exists"] is True
+
+
+def test_resident_memory(nvim_run: dict) -> None:
+    res, ws = nvim_run["res"], nvim_run["ws"]
+    assert nvim_run["proc"].returncode == 0
+    assert Path(res["resident_root"]) == ws["root"]
+    assert "resident_cap_usage" in res["resident_codes"]
+    assert any(t.startswith("pending mem_") and "Tabs only" in t for t in res["resident_quickfix"])
+    assert any("project resident memory [90% — 9/10 chars]" in t for t in res["resident_quickfix"])
+    assert res["resident_approve"]["status"] == "applied", res["resident_approve"]
+    assert (ws["root"] / ".zuno" / "RULES.md").read_text(encoding="utf-8") == "Tabs only"

@@ -47,6 +47,35 @@ function M.root_of(fname)
   return nil
 end
 
+--- Zuno's global resident memory file: `$ZUNO_CONFIG_DIR/memory/MEMORY.md`, else `~/.config/zuno/memory/MEMORY.md`.
+---@return string
+function M.global_resident()
+  local base = os.getenv('ZUNO_CONFIG_DIR')
+  if not base or base == '' then
+    base = vim.fs.joinpath(vim.fs.normalize('~'), '.config', 'zuno')
+  end
+  return vim.fs.normalize(vim.fs.joinpath(base, 'memory', 'MEMORY.md'))
+end
+
+--- For a resident memory file (a project's `.zuno/RULES.md`, or the global MEMORY.md), the root the server gets:
+--- the folder holding `.zuno/` (or the global file's folder); nil otherwise. Locations changed under `[resident]` in
+--- `.memzoi/config.toml` are not recognised here; add them with your own `root_dir`.
+---@param fname string
+---@return string?
+function M.resident_root(fname)
+  if fname == '' then
+    return nil
+  end
+  local path = vim.fs.normalize(vim.fs.abspath(fname))
+  if path:match('/%.zuno/RULES%.md$') then
+    return vim.fs.dirname(vim.fs.dirname(path))
+  end
+  if path == M.global_resident() then
+    return vim.fs.root(path, '.memzoi') or vim.fs.dirname(path)
+  end
+  return nil
+end
+
 --- For a JSON buffer that is a Memzoi materialization artifact (its `schema` says so; these files live outside
 --- `.memzoi/`), the nearest ancestor directory holding `.memzoi/`; nil otherwise.
 ---@param bufnr integer
@@ -277,6 +306,74 @@ function M.inbox_items(root)
   return items
 end
 
+--- Resident memory as quickfix items (`:MemzoiResident`): candidates waiting for a decision first, then the
+--- others, each on its resident file; `listing` is the result of the server's `memzoi.resident.list`.
+function M.resident_items(listing)
+  local items = {}
+  local order = { pending = 0, failed = 1, uncertain = 2 }
+  local cands = vim.deepcopy(listing.candidates or {})
+  table.sort(cands, function(a, b)
+    local x, y = order[a.status] or 3, order[b.status] or 3
+    if x ~= y then
+      return x < y
+    end
+    return (a.time_created or 0) > (b.time_created or 0)
+  end)
+  for _, c in ipairs(cands) do
+    local what = c.content or c.locator or c.recovery_mode or ''
+    table.insert(items, {
+      filename = c.target_path,
+      lnum = 1,
+      text = ('%s %s %s %s: %s (%s)'):format(c.status, c.id, c.scope, c.action, what:gsub('\n', ' '), c.reason or ''),
+    })
+  end
+  for _, s in ipairs(listing.scopes or {}) do
+    table.insert(items, { filename = s.path, lnum = 1, text = ('%s resident memory %s'):format(s.scope, s.usage) })
+  end
+  return items
+end
+
+--- `:MemzoiResident [approve ID | reject ID [REASON] | undo ID]`: without arguments, lists both resident files and
+--- their candidates in the quickfix list; with a verb, runs it on the candidate.
+function M.resident(client, bufnr, fargs)
+  local verb, id, rest = vim.trim(fargs or ''):match('^(%S*)%s*(%S*)%s*(.*)$')
+  local arg = vim.empty_dict()
+  if vim.uri_from_bufnr(bufnr):match('^file:') then
+    arg.uri = vim.uri_from_bufnr(bufnr)
+  end
+  if verb == '' then
+    client:exec_cmd({ title = 'Memzoi resident', command = 'memzoi.resident.list', arguments = { arg } }, { bufnr = bufnr },
+      function(err, result)
+        if err or type(result) ~= 'table' or result.error then
+          return notify('resident: ' .. (err and err.message or M.describe_result(result)), vim.log.levels.WARN)
+        end
+        M.last_result = result
+        local items = M.resident_items(result)
+        vim.fn.setqflist({}, ' ', { title = 'Memzoi resident memory', items = items })
+        vim.cmd('botright copen')
+        vim.cmd('wincmd p') -- back to the resident file, where `:MemzoiResident approve ID` is defined
+      end)
+    return
+  end
+  if not vim.tbl_contains({ 'approve', 'reject', 'undo' }, verb) or id == '' then
+    return notify('usage: :MemzoiResident [approve ID | reject ID [REASON] | undo ID]', vim.log.levels.WARN)
+  end
+  arg.candidate_id = id
+  if rest ~= '' then
+    arg.reason = rest
+  end
+  client:exec_cmd({ title = 'Memzoi resident ' .. verb, command = 'memzoi.resident.' .. verb, arguments = { arg } },
+    { bufnr = bufnr }, function(err, result)
+      if err then
+        return notify(('resident %s failed: %s'):format(verb, err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      end
+      M.last_result = result
+      local text = result.error and ('refused: ' .. result.error.message) or ('candidate %s %s'):format(result.id, result.status)
+      notify(('resident %s: %s'):format(verb, text))
+      vim.cmd('silent! checktime')
+    end)
+end
+
 --- Creates the buffer-local `:Memzoi…` commands. Call it from your own `on_attach` if you replace the config's.
 function M.on_attach(client, bufnr)
   for _, spec in ipairs(M.commands) do
@@ -300,6 +397,9 @@ function M.on_attach(client, bufnr)
       vim.cmd('botright copen')
     end
   end, { desc = 'Memzoi: pending proposals in the quickfix list' })
+  vim.api.nvim_buf_create_user_command(bufnr, 'MemzoiResident', function(opts)
+    M.resident(client, bufnr, opts.args)
+  end, { nargs = '*', desc = 'Memzoi: resident memory candidates (approve ID, reject ID [REASON], undo ID)' })
   vim.api.nvim_buf_create_user_command(bufnr, 'MemzoiRestart', function()
     local name = client.name
     client:stop()
