@@ -21,13 +21,14 @@ from typing import Any
 from .admission import (GitVisibility, canonical_path_findings, git_visibility, is_attested, opening_span,
                         refine_stale, visibility_findings)
 from .analysis import analyze_path
+from .barrier import failed_analysis, internal_error
 from .config import CONFIG_NAME, MemzoiConfig, load_config
 from .crossfile import CrossFileCheck, FileFacts, facts_from_analysis
 from .findings import Finding, finding
 from .parallel import ChunkPool, cpu_count
 from .retention import utc_now
 from .text import LineIndex
-from .workspace import MEMZOI_DIR, RESERVED_NAMES, Role, place, utf8_name
+from .workspace import MEMZOI_DIR, RESERVED_NAMES, Placement, Role, place, utf8_name
 
 _SNIFF = ("---", "+++", "{", "\ufeff---", "\ufeff+++", "\ufeff{")
 
@@ -89,7 +90,8 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
 
     A file is checked as given. A directory is walked: everything below a ``.memzoi`` directory (records,
     proposals and reserved files), and elsewhere only Markdown files that start with frontmatter. Hidden entries
-    other than ``.memzoi`` are skipped; symlinks inside ``.memzoi`` give a ``canonical_path`` finding. Raises
+    other than ``.memzoi`` are skipped; a symlinked ``.memzoi`` and symlinks inside one give a ``canonical_path``
+    finding (also when the argument itself is, or lies below, such a folder). Raises
     :class:`UsageError` for a path that does not exist. ``on_file(path, display, inode)`` is called for each file
     as soon as it is found (a caller can start on it while the walk goes on), with the absolute, normalized path
     and, for a file found by the walk, ``(device of its folder, inode)`` from the directory listing.
@@ -113,6 +115,10 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
             out.files.append((arg, shown_arg))
             if on_file is not None:
                 on_file(os.path.abspath(arg), shown_arg, None)
+        return out
+    if _linked_managed_folder(arg):
+        # A `.memzoi` folder (or a folder below one) that is a symlink is never read, however it is reached.
+        out.path_findings.append((shown_arg, _symlink_finding(folder=True)))
         return out
     # The walk starts from the real directory, so placement (records/, proposals/…) does not depend on how the
     # argument is spelled (`.`, a symlink to a folder); the display keeps the spelling.
@@ -149,7 +155,7 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
                 continue
             q_shown = os.path.join(shown, name)
             if e.is_symlink():
-                if managed and (name.endswith(".md") or e.is_dir()):
+                if (managed and (name.endswith(".md") or e.is_dir())) or name == MEMZOI_DIR:
                     out.path_findings.append((q_shown, _symlink_finding(folder=e.is_dir())))
                 else:
                     out.skipped.append((q_shown, "symlink"))
@@ -195,6 +201,17 @@ def _require_exists(arg: str) -> None:
         raise UsageError(f"{arg}: no such file or directory; pass a .memzoi file, a directory or a project root")
 
 
+def _linked_managed_folder(arg: str) -> bool:
+    """True when the directory ``arg``, as spelled, is a ``.memzoi`` folder or lies below one and that folder or
+    one between it and ``arg`` is a symlink (Memzoi refuses a symlinked records root or packet folder). A symlink
+    given as the argument that is not itself such a folder (an alias of a project's ``.memzoi``) is followed."""
+    parts = Path(os.path.abspath(arg)).parts
+    if MEMZOI_DIR not in parts:
+        return False
+    first = len(parts) - 1 - parts[::-1].index(MEMZOI_DIR)
+    return any(os.path.islink(os.path.join(*parts[: i + 1])) for i in range(first, len(parts)))
+
+
 def _looks_like_memzoi(path: str) -> bool:
     try:
         with open(path, "rb") as fh:
@@ -236,30 +253,43 @@ class _FileResult:
 def _check_chunk(now: datetime, jobs: list[tuple[str, str]]) -> list[_FileResult]:
     """Analyse the files ``jobs`` (``(absolute path, display path)`` pairs): each file's own findings (a stale
     attestation refined from git) and canonical-path findings, located, plus what the caller needs for git
-    visibility and cross-file findings. Runs in a worker process or in the caller's."""
+    visibility and cross-file findings. Runs in a worker process or in the caller's. A file whose analysis
+    raises gets an ``internal_error`` finding instead (:mod:`memzoi.barrier`); the chunk goes on."""
     configs: dict[str, MemzoiConfig] = {}
     links: dict[Any, bool] = {}  # symlink answers per directory and folder, asked once per chunk
     out: list[_FileResult] = []
     for path, display in jobs:
         placement = place(path)
         md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
-        config = None
-        if md is not None:
-            config = configs.get(md)
-            if config is None:
-                config = configs[md] = load_config(md).config
-        analysis = refine_stale(path, analyze_path(path, now=now, config=config, placement=placement))
-        found = list(analysis.findings)
-        if md is not None:
-            found += canonical_path_findings(path, analysis, links)
-        located: list[Located] = []
-        if found:  # most files are clean: index lines only where a position is needed
-            index = LineIndex(analysis.text)
-            located = [Located(display, f, index.position(f.start), index.position(f.end)) for f in found]
-        out.append(_FileResult(display, path, md, located, facts_from_analysis(analysis),
-                               analysis.text.encode("utf-8", "surrogatepass"),
-                               placement.role, opening_span(analysis), is_attested(analysis)))
+        try:
+            out.append(_check_file(now, path, display, placement, md, configs, links))
+        except Exception as err:  # the barrier: one file's bug never stops the run
+            failed = failed_analysis(err, path, placement)
+            located = [Located(display, f, (0, 0), (0, 0)) for f in failed.findings]
+            out.append(_FileResult(display, path, md, located, facts_from_analysis(failed), b"", placement.role,
+                                   (0, 0), False))
     return out
+
+
+def _check_file(now: datetime, path: str, display: str, placement: Placement, md: str | None,
+                configs: dict[str, MemzoiConfig], links: dict[Any, bool]) -> _FileResult:
+    """One file of :func:`_check_chunk` (``md``: the absolute ``.memzoi`` directory above it, if any)."""
+    config = None
+    if md is not None:
+        config = configs.get(md)
+        if config is None:
+            config = configs[md] = load_config(md).config
+    analysis = refine_stale(path, analyze_path(path, now=now, config=config, placement=placement))
+    found = list(analysis.findings)
+    if md is not None:
+        found += canonical_path_findings(path, analysis, links)
+    located: list[Located] = []
+    if found:  # most files are clean: index lines only where a position is needed
+        index = LineIndex(analysis.text)
+        located = [Located(display, f, index.position(f.start), index.position(f.end)) for f in found]
+    return _FileResult(display, path, md, located, facts_from_analysis(analysis),
+                       analysis.text.encode("utf-8", "surrogatepass"), placement.role, opening_span(analysis),
+                       is_attested(analysis))
 
 
 def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
@@ -332,13 +362,17 @@ def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
         report.files_checked += 1
         report.findings.extend(r.findings)
         texts[r.key] = (r.display, r.text)
-        cross.add(r.display, r.key, r.memzoi_dir, r.facts)
-        if r.memzoi_dir is not None:
-            found = visibility_findings(r.role, r.opening, r.attested, visibility.get(r.key, GitVisibility.UNKNOWN))
-            if found:
-                index = LineIndex(r.text.decode("utf-8", "surrogatepass"))
-                report.findings.extend(Located(r.display, f, index.position(f.start), index.position(f.end))
-                                       for f in found)
+        try:
+            cross.add(r.display, r.key, r.memzoi_dir, r.facts)
+            if r.memzoi_dir is not None:
+                found = visibility_findings(r.role, r.opening, r.attested,
+                                            visibility.get(r.key, GitVisibility.UNKNOWN))
+                if found:
+                    index = LineIndex(r.text.decode("utf-8", "surrogatepass"))
+                    report.findings.extend(Located(r.display, f, index.position(f.start), index.position(f.end))
+                                           for f in found)
+        except Exception as err:  # the barrier, for what the parent adds per file
+            report.findings.append(Located(r.display, internal_error(err, r.key), (0, 0), (0, 0)))
     # Cross-file findings (lineage, duplicates, identities) of the checked files, over their whole workspace.
     for key, found in cross.findings(complete).items():
         display, text = texts[key]

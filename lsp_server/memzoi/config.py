@@ -43,6 +43,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .nesting import nesting_message
 from .promotion import PromotionSection
 
 CONFIG_NAME = "config.toml"
@@ -209,6 +210,8 @@ def parse_config(text: str, path: Path | None = None) -> LoadedConfig:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         return LoadedConfig(path=path, errors=(f"{where}: invalid TOML ({err}); fix the syntax",))
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        return LoadedConfig(path=path, errors=(f"{where}: a value is {nesting_message()}",))
     try:
         return LoadedConfig(MemzoiConfig.model_validate(raw), path)
     except ValidationError as err:

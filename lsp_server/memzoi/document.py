@@ -135,7 +135,7 @@ def frame(text: str) -> Document:
     doc.findings.extend(result.findings)
     doc.yaml_root = result.root
     if result.root is None:
-        if not any(f.code in ("yaml_syntax", "yaml_tab_indent") for f in result.findings):
+        if not any(f.code in ("yaml_syntax", "yaml_tab_indent", "yaml_nesting_limit") for f in result.findings):
             doc.data = {}  # empty or comment-only frontmatter: an empty mapping
     elif isinstance(result.root, YMap):
         doc.data = trim_frontmatter(to_python(result.root))

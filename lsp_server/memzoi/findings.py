@@ -41,6 +41,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "non_string_key": (E, "framing"),
     "yaml_alias": (E, "framing"),
     "yaml_tab_indent": (E, "framing"),
+    "yaml_nesting_limit": (E, "framing"),
     "file_too_large": (W, "framing"),
     # schema
     "unknown_key": (E, "schema"),
@@ -112,6 +113,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "resident_drift": (W, "resident"),
     "resident_hand_edit": (I, "resident"),
     "resident_uncertain": (W, "resident"),
+    # our own failures: one file's unexpected error, reported on that file while the run goes on
+    "internal_error": (E, "internal"),
 }
 
 #: Codes that can never be suppressed or downgraded by configuration (SPEC §4).

@@ -28,6 +28,7 @@ import blake3
 
 from .admission import Admission, GitVisibility, admit, git_visibility
 from .analysis import Analysis, analyze_bytes
+from .barrier import failed_analysis
 from .crossfile import FileFacts, Workspace, facts_from_analysis
 from .crossfile import git_plane_files as _plane_files
 from .parallel import ChunkPool, cpu_count
@@ -565,8 +566,12 @@ def _index_row(job: tuple[str, str, str]) -> dict[str, Any] | None:
         st = p.stat()
     except OSError:
         return None
-    analysis = analyze_bytes(data, p)
-    return _row(rel, data, st, analysis, admit(p, analysis, GitVisibility(visibility)))
+    try:
+        analysis = analyze_bytes(data, p)
+        return _row(rel, data, st, analysis, admit(p, analysis, GitVisibility(visibility)))
+    except Exception as err:  # the barrier: the file is kept as refused, with the finding, and the run goes on
+        failed = failed_analysis(err, p)
+        return _row(rel, data, st, failed, admit(p, failed, GitVisibility(visibility)))
 
 
 def _row(rel: str, data: bytes, st: os.stat_result, analysis: Analysis, adm: Admission) -> dict[str, Any]:

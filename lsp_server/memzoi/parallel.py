@@ -137,6 +137,8 @@ class ChunkPool(Generic[J, R]):
                         done = future.result()
                     except (BrokenProcessPool, OSError):
                         done = None  # the worker died (killed, out of memory)
+                    except Exception:  # noqa: BLE001 - e.g. a result that cannot be sent back: redo it here,
+                        done = None  # where ``fn``'s own per-job barrier applies
                 yield from (done if done is not None else self.fn(chunk))
         finally:
             self.close()

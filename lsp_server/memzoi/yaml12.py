@@ -9,7 +9,10 @@ parser's events (libyaml's C parser when PyYAML was built with it) and:
   so timestamps stay the exact text written);
 * keeps the code-point span of every key and value;
 * reports duplicate keys, non-string keys, anchors and aliases (never expanded), tab indentation and syntax
-  errors as findings with positions, and never raises.
+  errors as findings with positions, and never raises;
+* refuses nesting deeper than :data:`memzoi.nesting.NESTING_LIMIT` (``yaml_nesting_limit``, at the first
+  container past the limit) while reading the events, so building and converting the tree never recurses more
+  than that many levels.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any, Union
 import yaml
 
 from .findings import Finding, Fix, TextEdit, finding
+from .nesting import NESTING_LIMIT, nesting_message
 
 try:  # libyaml's C parser is several times faster; the pure-Python parser gives identical events.
     _Loader = yaml.CSafeLoader  # type: ignore[attr-defined]
@@ -378,8 +382,20 @@ def load(text: str, start: int, end: int, line_of) -> YamlResult:
 
 def _parse(source: str, base: int, text: str, line_of) -> YamlResult | Finding:
     builder = _Builder(source, base, text, line_of)
+    events: list[Any] = []
+    depth = 0
     try:
-        events = list(yaml.parse(source, Loader=_Loader))
+        for ev in yaml.parse(source, Loader=_Loader):
+            kind = type(ev)
+            if kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+                depth += 1
+                if depth > NESTING_LIMIT:  # stop reading: the builder's recursion stays within the limit
+                    at = base + ev.start_mark.index
+                    return finding("yaml_nesting_limit", f"YAML value {nesting_message()}", at,
+                                   min(at + 1, base + len(source)), limit=NESTING_LIMIT)
+            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                depth -= 1
+            events.append(ev)
     except yaml.MarkedYAMLError as err:
         return _syntax_finding(err, base, text, line_of)
     except yaml.reader.ReaderError as err:

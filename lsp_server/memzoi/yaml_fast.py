@@ -18,6 +18,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from .nesting import NESTING_LIMIT
 from .yaml12 import PlainScalar, YMap, YNode, YScalar, YSeq, resolve_plain
 
 # Keys and most plain values repeat across a workspace (`kind`, `memory`, `active`, `repo`…): resolve each
@@ -174,20 +175,23 @@ def fast_load(text: str, start: int, end: int) -> YNode | None:
     if not rows or rows[0][1][0] != 0:
         return None
     try:
-        node, i = _block(text, rows, 0, 0)
+        node, i = _block(text, rows, 0, 0, 1)
     except _Fallback:
         return None
     return node if i == len(rows) else None
 
 
-def _block(text: str, rows: list[_Row], i: int, indent: int) -> tuple[YNode, int]:
-    """The block starting at row ``i`` (which must sit at ``indent``) and the index of the row after it."""
+def _block(text: str, rows: list[_Row], i: int, indent: int, depth: int) -> tuple[YNode, int]:
+    """The block starting at row ``i`` (which must sit at ``indent``) and the index of the row after it.
+    ``depth`` is the block's nesting level (the root is 1). A mapping or sequence at the limit falls back (a flow
+    value inside it could pass the limit, which the full parser reports as ``yaml_nesting_limit``), so this
+    recursion stays bounded."""
     shape = rows[i][1]
     if shape[0] != indent:
         raise _Fallback
     if shape[1]:
-        return _sequence(text, rows, i, indent)
-    return _mapping(text, rows, i, indent, False)
+        return _sequence(text, rows, i, indent, depth)
+    return _mapping(text, rows, i, indent, False, depth)
 
 
 def _key_value(name: str) -> PlainScalar:
@@ -204,8 +208,11 @@ def _key_value(name: str) -> PlainScalar:
     return value  # type: ignore[return-value]
 
 
-def _mapping(text: str, rows: list[_Row], i: int, indent: int, item: bool) -> tuple[YMap, int]:
-    """A block mapping at ``indent``; ``item`` when its first key follows the ``- `` of row ``i``."""
+def _mapping(text: str, rows: list[_Row], i: int, indent: int, item: bool, depth: int) -> tuple[YMap, int]:
+    """A block mapping at ``indent`` and nesting level ``depth``; ``item`` when its first key follows the ``- ``
+    of row ``i``."""
+    if depth >= NESTING_LIMIT:
+        raise _Fallback
     mapping = YMap({}, -1, -1)
     entries = mapping.entries
     order = mapping.order
@@ -234,7 +241,7 @@ def _mapping(text: str, rows: list[_Row], i: int, indent: int, item: bool) -> tu
         elif vs < ve:
             value = _inline_value(text, pos + vs, pos + ve)
         else:
-            value, i = _nested(text, rows, i, indent, key)
+            value, i = _nested(text, rows, i, indent, key, depth)
         entries[name] = (key, value)
         order.append(key)
         if value.end > last_end:
@@ -243,20 +250,23 @@ def _mapping(text: str, rows: list[_Row], i: int, indent: int, item: bool) -> tu
     return mapping, i
 
 
-def _nested(text: str, rows: list[_Row], i: int, indent: int, key: YScalar) -> tuple[YNode, int]:
-    """Value of ``key:`` with nothing after the colon: an indented block, a same-indent sequence, or null."""
+def _nested(text: str, rows: list[_Row], i: int, indent: int, key: YScalar, depth: int) -> tuple[YNode, int]:
+    """Value of ``key:`` (in a mapping at level ``depth``) with nothing after the colon: an indented block, a
+    same-indent sequence, or null."""
     if i < len(rows):
         shape = rows[i][1]
         if shape[0] > indent:
-            return _block(text, rows, i, shape[0])
+            return _block(text, rows, i, shape[0], depth + 1)
         if shape[0] == indent and shape[1]:
-            return _sequence(text, rows, i, indent)
+            return _sequence(text, rows, i, indent, depth + 1)
     # An empty value: libyaml puts the (empty) plain scalar right after the colon.
     return YScalar(None, key.end + 1, key.end + 1, ""), i
 
 
-def _sequence(text: str, rows: list[_Row], i: int, indent: int) -> tuple[YSeq, int]:
-    """A block sequence of ``- `` items at ``indent``."""
+def _sequence(text: str, rows: list[_Row], i: int, indent: int, depth: int) -> tuple[YSeq, int]:
+    """A block sequence of ``- `` items at ``indent`` and nesting level ``depth``."""
+    if depth >= NESTING_LIMIT:
+        raise _Fallback
     seq = YSeq([], -1, -1)
     items = seq.items
     n = len(rows)
@@ -271,7 +281,7 @@ def _sequence(text: str, rows: list[_Row], i: int, indent: int) -> tuple[YSeq, i
         item: YNode
         if name is not None:
             # "- key: value": a mapping whose further keys sit at the item's content column.
-            item, i = _mapping(text, rows, i, key_at, True)
+            item, i = _mapping(text, rows, i, key_at, True, depth + 1)
         elif style is not None:
             item = YScalar(scalar, pos + vs, pos + ve, style)
             i += 1

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import blake3
 from lsprotocol import types
 
+from memzoi.barrier import internal_error
 from memzoi.cli.check import DOCS_URL
 from memzoi.findings import Finding
 
@@ -53,7 +54,11 @@ def diagnostics_for(ls: "MemzoiServer", snap: Snapshot) -> list[types.Diagnostic
     not a Memzoi file."""
     if not ls.is_memzoi(snap):
         return []
-    return to_lsp(ls, snap, ls.findings_for(snap))
+    try:
+        findings = ls.findings_for(snap)
+    except Exception as err:  # the barrier: admission, ledger or cross-file state failed for this file only
+        findings = [internal_error(err, snap.path or snap.uri)]
+    return to_lsp(ls, snap, findings)
 
 
 def result_id(ls: "MemzoiServer", snap: Snapshot) -> str:

@@ -20,8 +20,7 @@ import blake3
 from pygls.uris import from_fs_path, to_fs_path
 
 from memzoi.analysis import Analysis, analyze_bytes, analyze_text
-from memzoi.document import frame
-from memzoi.workspace import Placement, Role, place
+from memzoi.barrier import failed_analysis
 
 log = logging.getLogger("memzoi_lsp.documents")
 
@@ -116,10 +115,8 @@ class Documents:
                 return hit[1]
         try:
             analysis = compute()
-        except Exception:  # the core is total by contract; if it ever is not, degrade to "no findings"
-            log.exception("analysis failed for %s", key)
-            path = uri_to_path(key)
-            analysis = Analysis(frame(""), place(path) if path else Placement(Role.OTHER), [])
+        except Exception as err:  # the core is total by contract; if it ever is not, the file says so
+            analysis = failed_analysis(err, uri_to_path(key))
         with self._lock:
             self._cache[key] = (digest, analysis)
             self._cache.move_to_end(key)

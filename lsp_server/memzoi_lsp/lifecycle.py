@@ -354,6 +354,10 @@ def artifact_kind(text: str) -> str | None:
 
     from memzoi.lifecycle.materialize import CANDIDATE_SCHEMA, DECISION_SCHEMA, PLAN_SCHEMA
 
+    from memzoi.nesting import json_too_deep
+
+    if json_too_deep(text) is not None:
+        return None
     try:
         data = json.loads(text)
     except ValueError:

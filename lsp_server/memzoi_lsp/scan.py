@@ -19,6 +19,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from memzoi.admission import git_visibility
+from memzoi.barrier import log_internal_error
 from memzoi.workspace import managed_roots, walk
 
 from . import diagnostics
@@ -65,11 +66,15 @@ async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
             for uri in chunk:
                 if ls.docs.is_open(uri):
                     continue  # the editor's text governs an open document
-                snap = ls.docs.snapshot(uri)
-                if snap is not None:
+                snap = ls.docs.snapshot(uri)  # never raises: a failed analysis is an `internal_error` finding
+                if snap is None:
+                    continue
+                try:
                     ls.feed(project, uri, snap.analysis)
-                    if not ls.pull_diagnostics:
-                        diagnostics.publish(ls, uri)
+                except Exception as err:  # the barrier: one file's failure never stops the scan
+                    log_internal_error(err, uri)
+                if not ls.pull_diagnostics:
+                    diagnostics.publish(ls, uri)  # guarded too: an `internal_error` diagnostic at worst
             if token:
                 done = min(i + CHUNK, len(uris))
                 ls.work_done_progress.report(
@@ -103,4 +108,4 @@ def _analyse(ls: "MemzoiServer", uris: list[str]) -> None:
     for uri in uris:
         if ls.stopping:
             return
-        ls.docs.snapshot(uri)  # fills the cache; publishing happens on the event loop
+        ls.docs.snapshot(uri)  # fills the cache (a failed analysis included); publishing happens on the event loop

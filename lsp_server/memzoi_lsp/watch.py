@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Iterable
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
+from memzoi.barrier import log_internal_error
 from memzoi.workspace import RESERVED_NAMES, Role, place, walk
 
 from . import diagnostics
@@ -225,10 +226,13 @@ def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]
     for uri in updated:
         if ls.docs.is_open(uri):
             continue
-        snap = ls.docs.snapshot(uri)
-        project = ls.project_for(snap.path if snap else None)
-        if snap is not None and project is not None:
-            affected |= ls.feed(project, uri, snap.analysis)
+        try:
+            snap = ls.docs.snapshot(uri)
+            project = ls.project_for(snap.path if snap else None)
+            if snap is not None and project is not None:
+                affected |= ls.feed(project, uri, snap.analysis)
+        except Exception as err:  # the barrier: the other changed files are still taken in
+            log_internal_error(err, uri)
     affected -= set(removed)
     affected -= {u for u in updated if not ls.docs.is_open(u)}  # published just below
     if affected:

@@ -1,12 +1,18 @@
 """``memzoi`` entry point: builds the argument parser from the command modules and runs one command.
 
 Exit codes: 0 success, 1 findings of error severity or a refused operation, 2 usage errors. Errors are one
-line on stderr naming the file and what to do.
+line on stderr naming the file and what to do (``{"error": {"code", "message"}}`` on stdout with ``--json``):
+an ``OSError`` from any command is turned into that line here, in one place, and so is an unexpected exception
+(an internal error, exit 1; ``--debug`` logs its stack on stderr without any message or value).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
+import json
+import logging
+import os
 import sys
 from importlib import import_module
 
@@ -24,6 +30,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Review Memzoi repository memory: check records and proposal packets, and manage their lifecycle.",
     )
     parser.add_argument("--version", action="version", version=f"memzoi {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="log on stderr, with the stack of internal errors (never file contents)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         if only is None or name == only:
@@ -40,12 +48,64 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
+    if args.debug:
+        logging.basicConfig(level=logging.DEBUG, stream=sys.stderr, format="memzoi: %(name)s: %(message)s")
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as err:
+        return _fail(args, *os_error(err))
+    except Exception as err:  # a bug: one line (and the stack with --debug), never a traceback
+        from ..barrier import log_internal_error
+
+        log_internal_error(err)
+        return _fail(args, "internal_error", f"internal error ({type(err).__name__}); this is a bug in memzoi-lsp: "
+                     "please report it with the output of the same command run with `memzoi --debug`")
+
+
+#: errno → (error code, what to do), for the errors a file operation meets in practice.
+_OS_ERRORS: dict[int, tuple[str, str]] = {
+    errno.ENAMETOOLONG: ("name_too_long", "the name is longer than the file system allows; use the file id of an "
+                         "existing file (`memzoi proposals list`, `memzoi history`)"),
+    errno.EACCES: ("permission_denied", "check the permissions of the file and its folders"),
+    errno.EPERM: ("permission_denied", "check the permissions and attributes of the file and its folders"),
+    errno.EROFS: ("read_only_file_system", "the file system is mounted read-only; run where it is writable"),
+    errno.ENOSPC: ("disk_full", "free some space on the disk, then run the command again"),
+    errno.EDQUOT: ("disk_full", "the disk quota is used up; free some space, then run the command again"),
+    errno.EIO: ("io_error", "the disk reported an I/O error; check the disk, then run the command again"),
+    errno.ELOOP: ("symlink_loop", "too many levels of symlinks; replace the links with the real folder or file"),
+    errno.ENOENT: ("not_found", "check the name, or list what exists (`memzoi proposals list`, `memzoi history`)"),
+    errno.ENOTDIR: ("not_found", "a part of the path is a file, not a folder; check the path"),
+    errno.EISDIR: ("is_a_directory", "pass a file, not a folder"),
+}
+
+
+def os_error(err: OSError) -> tuple[str, str]:
+    """``(code, message)`` for an ``OSError``: the file it concerns (long names shortened), what went wrong and
+    what to do."""
+    code, advice = _OS_ERRORS.get(err.errno or 0, ("os_error", "check the file and run the command again"))
+    name = err.filename if err.filename is not None else err.filename2
+    if name is None:
+        where = ""
+    else:
+        shown = os.fsdecode(name) if isinstance(name, bytes) else str(name)
+        if len(shown) > 120:
+            shown = f"{shown[:40]}…{shown[-40:]} ({len(shown)} characters)"
+        where = f"{shown}: "
+    return code, f"{where}{err.strerror or err.__class__.__name__}; {advice}"
+
+
+def _fail(args: argparse.Namespace, code: str, message: str) -> int:
+    """Report a failed command: JSON on stdout with ``--json``, else one line on stderr; exit code 1."""
+    if getattr(args, "json", False):
+        sys.stdout.write(json.dumps({"error": {"code": code, "message": message}}, indent=2, ensure_ascii=False)
+                         + "\n")
+    else:
+        print(f"memzoi: {message}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -27,6 +27,7 @@ from ..attestation import SAFETY_CONTRACT, attest
 from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, now_utc, read_file_state, run_change
 from ..models import RecordFrontmatter
 from ..models.materialization import MaterializationCandidate, MaterializationDecision, MaterializationPlan
+from ..nesting import json_too_deep, nesting_message
 from ..render import render_record
 from ..revision import REVISION_SCHEMA, domain_id, lifecycle_projection, record_revision, revision_hash, semantic_projection
 from ..runtime import git_env
@@ -202,6 +203,8 @@ def load_artifact(path: str | os.PathLike[str]) -> dict[str, Any]:
     def reject_constant(name: str) -> None:
         raise ValueError(f"non-standard JSON constant {name}")
 
+    if json_too_deep(data) is not None:  # checked first: json.loads recurses once per level
+        raise Refusal("materialization_artifact_invalid", f"{path}: {nesting_message()}")
     try:
         value = json.loads(data.decode("utf-8"), parse_constant=reject_constant)
     except (UnicodeDecodeError, ValueError) as err:

@@ -16,6 +16,7 @@ import re
 from urllib.parse import parse_qsl, urlsplit
 
 from ..findings import Severity
+from ..nesting import json_too_deep
 from .base import Hit, plausible_secret
 from .context import Ctx, gate_words
 from .keyed import pairs
@@ -425,6 +426,8 @@ def url_hits(ctx: Ctx) -> list[Hit]:
 def _b64json(segment: str) -> dict | None:
     try:
         data = base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
+        if json_too_deep(data) is not None:
+            return None  # no JWT header nests; json.loads would recurse once per level
         obj = json.loads(data)
     except (binascii.Error, ValueError, UnicodeDecodeError):
         return None
