@@ -47,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
             return int(exc.code or 0)
     else:
         server.start_io(sys.stdin.buffer, real_stdout.buffer)
+    if server.transport_failure:
+        return 1  # the input could not be resynchronised: the editor restarts the server
     return 0 if server.protocol._shutdown or server.stopping else 1
 
 

@@ -106,7 +106,9 @@ class MemzoiProtocol(LanguageServerProtocol):
 
     def structure_message(self, data):
         """Answer a request whose params do not structure with an ``InvalidParams`` error (pygls only logs it,
-        and the client would wait forever); the message itself is then dropped."""
+        and the client would wait forever); the message itself is then dropped. A reply to one of the server's
+        own requests that does not structure (a client answering ``window/showDocument`` with ``null``) fails
+        that request's future, so the command awaiting it goes on instead of waiting forever."""
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
@@ -117,10 +119,21 @@ class MemzoiProtocol(LanguageServerProtocol):
                     error=ResponseError(code=exc.code, message=f"{exc.message} for {data.get('method')}"),
                 )
                 return _Dropped()
+            if isinstance(data, dict) and "id" in data and ("result" in data or "error" in data):
+                future = self._request_futures.pop(data["id"], None)
+                log.warning("malformed reply from the client to request %r", data["id"])
+                if future is not None and not future.done():
+                    future.set_exception(exc)
+                return _Dropped()
             raise
 
     def handle_message(self, message):  # noqa: D401 - pygls API
         if isinstance(message, _Dropped):
+            return None
+        if self._shutdown and getattr(message, "method", types.EXIT) != types.EXIT and hasattr(message, "id"):
+            # LSP: after `shutdown`, every request but `exit` is answered with InvalidRequest (pygls drops it).
+            self._send_response(message.id, error=ResponseError(code=-32600, message="Invalid request: the server "
+                                                                "is shutting down"))
             return None
         if self._shutdown and not hasattr(message, "method"):
             self._shutdown = False
@@ -151,6 +164,28 @@ class MemzoiServer(LanguageServer):
         self.watcher = None  # set by watch.start_watching when the server watches files itself
         self.tasks: set[asyncio.Task] = set()
         self.client_watches = False
+        self.transport_failure: str | None = None
+
+    def start_io(self, stdin=None, stdout=None) -> None:
+        """Serve over stdio with :mod:`memzoi_lsp.transport`'s reader instead of pygls's (see there why).
+        Sets :attr:`transport_failure` when the input could not be resynchronised (the process then exits 1)."""
+        import sys
+        from threading import Event
+
+        from pygls.io_ import StdoutWriter
+
+        from .transport import serve
+
+        self._stop_event = Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            self.transport_failure = asyncio.run(serve(self._stop_event, stdin or sys.stdin.buffer, self.protocol))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     # --- helpers used by feature modules -------------------------------------------------------------------
 

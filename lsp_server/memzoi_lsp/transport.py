@@ -1,0 +1,227 @@
+"""The stdio transport: LSP base-protocol frames read so that no byte sequence leaves the server deaf.
+
+pygls 2's reader (``pygls.io_.run_async``) cannot be configured: it trusts ``Content-Length`` (a length too long
+waits forever for bytes that never come, one too short misreads every later frame, ``99999999999`` allocates
+that much), answers nothing to a body that is not JSON, and skips a broken header without finding the next
+frame. This module replaces only that loop; messages still go to pygls's ``structure_message`` and
+``handle_message``.
+
+* :class:`FrameParser` is a pure byte-level state machine. A header block must be ``Name: value`` lines with one
+  numeric ``Content-Length`` of at most :data:`MAX_CONTENT_LENGTH`. Anything else is a broken frame, and parsing
+  resynchronises at the next ``Content-Length: N\\r\\n`` in the stream: that byte sequence can never occur inside
+  a JSON body (JSON strings cannot hold a raw line break), so finding one inside a body also shows that the
+  declared length was too long, without waiting for the missing bytes. Bytes are never allocated from a
+  declared length: a body over the cap is skipped as it arrives.
+* :func:`serve` reads stdin on a daemon thread (so ``exit`` never waits for a blocked read), and answers a body
+  that is not JSON, and each broken frame, with a ``-32700`` parse error (id ``null``), logging why. When no frame start turns up within
+  :data:`MAX_CONTENT_LENGTH` bytes of garbage, resynchronising is hopeless: it logs why and returns the reason,
+  and the server exits non-zero so the editor restarts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+log = logging.getLogger("memzoi_lsp.transport")
+
+#: The largest body accepted (bytes). A 512 KiB record edited in the editor is well below it.
+MAX_CONTENT_LENGTH = 64 * 1024 * 1024
+#: A header block longer than this is not a header.
+MAX_HEADER_BYTES = 8192
+#: Where a frame can start: the one header every frame has, with the line break only a header has.
+_FRAME_START = re.compile(rb"Content-Length:[ \t]*[0-9]+\r\n")
+_HEADER_LINE = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*")
+_KEEP = 64  # bytes kept from skipped data: a frame start may be split across reads
+
+
+@dataclass(frozen=True, slots=True)
+class Broken:
+    """Bytes that were not a well-formed frame; ``reason`` says why (never the bytes themselves)."""
+
+    reason: str
+
+
+class FrameParser:
+    """Splits a byte stream into frame bodies (``bytes``) and :class:`Broken` items; see the module docstring."""
+
+    def __init__(self, cap: int = MAX_CONTENT_LENGTH) -> None:
+        self.cap = cap
+        self.buf = bytearray()
+        self.length: int | None = None  # the current frame's body length, once its header was read
+        self.skipping = 0  # bytes skipped since the last frame start (0 when not skipping)
+        self._scanned = 0  # how far the current body was searched for a frame start
+
+    @property
+    def hopeless(self) -> bool:
+        """True when more than the cap of bytes went by without a frame start."""
+        return self.skipping > self.cap
+
+    def feed(self, data: bytes) -> list[bytes | Broken]:
+        """Take the next bytes; return the frames they complete, in order."""
+        self.buf += data
+        out: list[bytes | Broken] = []
+        while True:
+            if self.skipping:
+                if not self._resync(0):
+                    return out
+            elif self.length is None:
+                if not self._header(out):
+                    return out
+            elif not self._body(out):
+                return out
+
+    def _resync(self, start: int) -> bool:
+        """Drop the bytes before the next frame start at or after ``start``; False when none is buffered yet
+        (then at least ``start`` bytes are dropped, so a broken header is never found again)."""
+        m = _FRAME_START.search(self.buf, start)
+        if m is None:
+            drop = min(len(self.buf), max(start, len(self.buf) - _KEEP))
+            self.skipping += drop + 1
+            del self.buf[:drop]
+            return False
+        del self.buf[: m.start()]
+        self.skipping = 0
+        return True
+
+    def _broken(self, out: list[bytes | Broken], reason: str, resync_from: int = 1) -> None:
+        out.append(Broken(reason))
+        self.length = None
+        self._scanned = 0
+        self._resync(resync_from)
+
+    def _header(self, out: list[bytes | Broken]) -> bool:
+        end = self.buf.find(b"\r\n\r\n")
+        if end < 0:
+            if len(self.buf) > MAX_HEADER_BYTES:
+                self._broken(out, f"no end of header within {MAX_HEADER_BYTES} bytes")
+                return True
+            return False
+        if end == 0:
+            del self.buf[:4]  # an empty header block: stray line breaks between frames
+            return True
+        length: int | None = None
+        problem = None
+        for line in bytes(self.buf[:end]).split(b"\r\n"):
+            m = _HEADER_LINE.fullmatch(line)
+            if m is None:
+                problem = "a header line is not `Name: value`"
+                break
+            if m.group(1).lower() == b"content-length":
+                if length is not None or not m.group(2).isdigit():
+                    problem = "Content-Length is repeated or not a non-negative number"
+                    break
+                length = int(m.group(2))
+        if problem is None and length is None:
+            problem = "the header has no Content-Length"
+        if problem is not None:
+            self._broken(out, problem)
+            return True
+        assert length is not None
+        if length > self.cap:
+            # Refused without reading it into memory: skip what follows until the next frame start.
+            self._broken(out, f"Content-Length {length} is over the {self.cap}-byte cap", resync_from=end + 4)
+            return True
+        del self.buf[: end + 4]
+        self.length = length
+        self._scanned = 0
+        return True
+
+    def _body(self, out: list[bytes | Broken]) -> bool:
+        assert self.length is not None
+        # A frame start inside the body: the declared length was too long (the next frame has begun).
+        endpos = min(len(self.buf), self.length + 40)
+        m = _FRAME_START.search(self.buf, max(0, self._scanned - 40), endpos)
+        self._scanned = endpos
+        if m is not None and m.start() < self.length:
+            self._broken(out, "Content-Length is longer than the message", resync_from=m.start())
+            return True
+        if len(self.buf) < self.length:
+            return False
+        body = bytes(self.buf[: self.length])
+        del self.buf[: self.length]
+        self.length = None
+        self._scanned = 0
+        out.append(body)
+        return True
+
+
+def _reader_thread(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue) -> None:
+    # The file descriptor is read directly: a daemon thread blocked inside the buffered stdin object would hold
+    # its lock when the interpreter exits, which aborts the process.
+    try:
+        fd = stdin.fileno()
+        read = lambda n: os.read(fd, n)  # noqa: E731
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both an OSError and a ValueError
+        read = getattr(stdin, "read1", None) or stdin.read
+    while True:
+        try:
+            data = read(65536)
+        except (OSError, ValueError):
+            data = b""
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, data)
+        except RuntimeError:  # the loop is closed: the server is exiting
+            return
+        if not data:
+            return
+
+
+def parse_error(protocol: Any, why: str) -> None:
+    """Send a JSON-RPC ``-32700`` error (id ``null``: the request's id cannot be known)."""
+    # Sent as a plain dict: pygls's serializer would drop the `"id": null` that JSON-RPC requires here.
+    protocol._send_data({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": f"Parse error: {why}"}})
+
+
+async def serve(stop_event: threading.Event, stdin: BinaryIO, protocol: Any) -> str | None:
+    """Read frames from ``stdin`` and hand each message to ``protocol`` until EOF or ``stop_event``.
+
+    Returns ``None`` at EOF or stop, or the reason the stream could not be resynchronised (the caller exits
+    non-zero). ``SystemExit`` from the ``exit`` handler propagates, as in pygls.
+    """
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[bytes] = asyncio.Queue()
+    threading.Thread(target=_reader_thread, args=(stdin, loop, queue), name="memzoi-stdin", daemon=True).start()
+    parser = FrameParser()
+    while not stop_event.is_set():
+        data = await queue.get()
+        if not data:
+            return None
+        for item in parser.feed(data):
+            if isinstance(item, Broken):
+                log.warning("broken frame from the client: %s; skipped to the next frame", item.reason)
+                parse_error(protocol, item.reason)
+                continue
+            try:
+                message = json.loads(item, object_hook=protocol.structure_message)
+            except ValueError as err:  # not JSON (json.JSONDecodeError and UnicodeDecodeError are ValueErrors)
+                log.warning("a message body is not JSON: %s", type(err).__name__)
+                parse_error(protocol, "the message body is not JSON")
+                continue
+            except RecursionError:
+                parse_error(protocol, "the message body nests too deeply")
+                continue
+            except Exception:  # structuring failed in pygls; it has logged why
+                log.warning("a message could not be read", exc_info=True)
+                continue
+            try:
+                protocol.handle_message(message)
+            except Exception:
+                log.exception("unable to handle a message")
+            # Let the handlers just started run before the next message, as pygls's reader does by awaiting
+            # each line: a burst of requests followed by `shutdown` must not cancel them unstarted.
+            await asyncio.sleep(0)
+        if parser.hopeless:
+            reason = f"no frame start in over {parser.cap} bytes from the client; exiting so the editor restarts"
+            log.error("%s", reason)
+            return reason
+    return None
+
+
+__all__ = ["Broken", "FrameParser", "MAX_CONTENT_LENGTH", "parse_error", "serve"]

@@ -1,0 +1,220 @@
+"""The stdio transport never goes deaf: malformed frames over a real stdio subprocess, each followed by a valid
+request that must be answered (or a clean non-zero exit), and the frame parser byte by byte."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from memzoi_lsp.transport import MAX_CONTENT_LENGTH, Broken, FrameParser
+
+from .conftest import git_init, server_command
+from .test_stdio import frame
+
+TIMEOUT = 60  # seconds to wait for one expected message (never a sleep: a reply ends the wait at once)
+
+
+def body(message: dict) -> bytes:
+    return json.dumps(message).encode()
+
+
+def _hover(i: int) -> dict:
+    return {"jsonrpc": "2.0", "id": i, "method": "workspace/symbol", "params": {"query": "x"}}
+
+
+# -- the parser -------------------------------------------------------------------------------------------------
+
+def _feed_all(chunks: list[bytes], cap: int = MAX_CONTENT_LENGTH) -> list[bytes | Broken]:
+    parser = FrameParser(cap)
+    out: list[bytes | Broken] = []
+    for c in chunks:
+        out += parser.feed(c)
+    return out
+
+
+def test_parser_frames_split_anywhere():
+    data = frame(_hover(1)) + frame(_hover(2))
+    for cut in range(len(data) + 1):
+        assert _feed_all([data[:cut], data[cut:]]) == [body(_hover(1)), body(_hover(2))], cut
+    assert _feed_all([bytes([b]) for b in data]) == [body(_hover(1)), body(_hover(2))]
+
+
+@pytest.mark.parametrize("header", [
+    b"Content-Length: -5\r\n\r\n", b"Content-Length: abc\r\n\r\n", b"Content-Type: x\r\n\r\n",
+    b"Content-Length: 3\r\nContent-Length: 4\r\n\r\n", b"garbage\r\n\r\n", b"Content-Length 12\r\n\r\n",
+])
+def test_parser_resynchronises_after_a_broken_header(header):
+    good = frame(_hover(7))
+    out = _feed_all([header + b'{"jsonrpc": "2.0"}' + good])
+    assert isinstance(out[0], Broken) and out[-1] == body(_hover(7))
+
+
+def test_parser_short_and_long_lengths():
+    good = body(_hover(1))
+    short = b"Content-Length: %d\r\n\r\n" % (len(good) - 5) + good
+    out = _feed_all([short + frame(_hover(2))])
+    assert out[0] == good[:-5] and isinstance(out[1], Broken) and out[-1] == body(_hover(2))
+    long = b"Content-Length: %d\r\n\r\n" % (len(good) + 500) + good
+    out = _feed_all([long, frame(_hover(2))])  # the next frame shows the length was wrong: no waiting
+    assert isinstance(out[0], Broken) and out[-1] == body(_hover(2))
+
+
+def test_parser_refuses_a_length_over_the_cap_without_buffering_it():
+    parser = FrameParser(cap=1000)
+    assert isinstance(parser.feed(b"Content-Length: 99999999999\r\n\r\n")[0], Broken)
+    for _ in range(100):
+        assert parser.feed(b"x" * 900) == []
+        assert len(parser.buf) < 200  # skipped as it arrives
+    assert parser.hopeless
+    assert parser.feed(frame(_hover(3))) == [body(_hover(3))]
+
+
+# -- over stdio ---------------------------------------------------------------------------------------------------
+
+class Server:
+    """A real ``memzoi-lsp`` process with a thread reading its framed stdout into a queue."""
+
+    def __init__(self, root: Path, home: Path) -> None:
+        self.proc = subprocess.Popen(server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env={**os.environ, "MEMZOI_HOME": str(home)})
+        self.messages: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.stderr = b""
+        self.send(frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": None, "rootUri": root.as_uri(),
+            "capabilities": {"window": {"showDocument": {"support": True}}}}}))
+        assert self.wait(lambda m: m.get("id") == 1)["result"]["capabilities"]
+        self.send(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+
+    def _read(self) -> None:
+        stream = self.proc.stdout
+        while True:
+            length = None
+            while True:
+                line = stream.readline()
+                if not line:
+                    self.messages.put(None)
+                    return
+                if line == b"\r\n":
+                    break
+                name, _, value = line.decode("ascii").partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            self.messages.put(json.loads(stream.read(length)))
+
+    def send(self, data: bytes) -> None:
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def wait(self, pred, skipped: list | None = None) -> dict:
+        """The next message matching ``pred``; the others read meanwhile go to ``skipped``."""
+        while True:
+            msg = self.messages.get(timeout=TIMEOUT)
+            if msg is None:
+                raise AssertionError("the server closed stdout")
+            if pred(msg):
+                return msg
+            if skipped is not None:
+                skipped.append(msg)
+
+    def request(self, message: dict, skipped: list | None = None) -> dict:
+        self.send(frame(message))
+        return self.wait(lambda m: m.get("id") == message["id"] and "method" not in m, skipped)
+
+    def answer_request(self, method: str, result) -> dict:
+        msg = self.wait(lambda m: m.get("method") == method)
+        self.send(frame({"jsonrpc": "2.0", "id": msg["id"], "result": result}))
+        return msg
+
+    def close(self) -> int:
+        try:
+            self.send(frame({"jsonrpc": "2.0", "id": 999, "method": "shutdown"}))
+            self.send(frame({"jsonrpc": "2.0", "method": "exit"}))
+            _, self.stderr = self.proc.communicate(timeout=TIMEOUT)
+        except (BrokenPipeError, ValueError):
+            self.proc.wait(timeout=TIMEOUT)
+        finally:
+            self.proc.kill()
+        return self.proc.returncode
+
+
+@pytest.fixture
+def server(tmp_path: Path):
+    root = tmp_path / "ws"
+    (root / ".memzoi" / "records").mkdir(parents=True)
+    (root / ".memzoi" / "proposals" / "pending").mkdir(parents=True)
+    s = Server(root, tmp_path / "home")
+    s.root = root
+    yield s
+    s.proc.kill()
+
+
+def test_malformed_frames_each_followed_by_an_answered_request(server: Server):
+    good = body(_hover(0))
+    cases = [
+        ("not JSON", b"Content-Length: 9\r\n\r\nnot json!"),
+        ("short length", b"Content-Length: %d\r\n\r\n" % (len(good) - 3) + good),
+        ("negative length", b"Content-Length: -4\r\n\r\n" + good),
+        ("non-numeric length", b"Content-Length: many\r\n\r\n" + good),
+        ("missing length", b"Content-Type: application/json\r\n\r\n" + good),
+        ("huge length", b"Content-Length: 99999999999\r\n\r\n" + good),
+        ("long length", b"Content-Length: %d\r\n\r\n" % (len(good) + 10_000) + good),
+    ]
+    for i, (name, bad) in enumerate(cases, start=10):
+        server.send(bad)
+        before: list = []  # what the server sent between the broken frame and the answer
+        reply = server.request(_hover(i), before)
+        assert "result" in reply, name
+        errors = [m for m in before if "error" in m]
+        assert errors and all(m["error"]["code"] == -32700 and "id" in m and m["id"] is None for m in errors), name
+    assert server.close() == 0
+
+
+def test_requests_after_shutdown_get_invalid_request(server: Server):
+    assert server.request({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})["result"] is None
+    reply = server.request(_hover(3))
+    assert reply["error"]["code"] == -32600
+    server.send(frame({"jsonrpc": "2.0", "method": "exit"}))
+    server.proc.communicate(timeout=TIMEOUT)
+    assert server.proc.returncode == 0
+
+
+def test_garbage_without_any_frame_start_exits_nonzero(tmp_path: Path):
+    root = tmp_path / "ws"
+    (root / ".memzoi" / "records").mkdir(parents=True)
+    s = Server(root, tmp_path / "home")
+    chunk = b"x" * (1 << 20)
+    try:
+        for _ in range(MAX_CONTENT_LENGTH // len(chunk) + 8):
+            s.send(chunk)
+        s.proc.stdin.close()
+    except (BrokenPipeError, ValueError):
+        pass  # the server gave up before reading it all
+    try:
+        s.proc.wait(timeout=TIMEOUT)
+    finally:
+        s.proc.kill()
+    assert s.proc.returncode == 1
+    assert b"no frame start" in s.proc.stderr.read()  # it gave up on purpose, not at the end of input
+
+
+def test_null_reply_to_show_document_does_not_block_the_command(workspace: Path, tmp_path: Path):
+    git_init(workspace)
+    s = Server(workspace, tmp_path / "home2")
+    try:
+        record = workspace / ".memzoi" / "records" / "use-pnpm.md"
+        s.send(frame({"jsonrpc": "2.0", "id": 5, "method": "workspace/executeCommand", "params": {
+            "command": "memzoi.tombstone", "arguments": [{"uri": record.as_uri(), "reason": "obsolete"}]}}))
+        s.answer_request("window/showDocument", None)  # malformed: ShowDocumentResult is an object
+        reply = s.wait(lambda m: m.get("id") == 5 and "method" not in m)
+        assert reply["result"]["status"] == "applied", reply
+        assert "result" in s.request(_hover(6))
+        assert s.close() == 0
+    finally:
+        s.proc.kill()
