@@ -80,9 +80,9 @@ def test_parser_refuses_a_length_over_the_cap_without_buffering_it():
 class Server:
     """A real ``memzoi-lsp`` process with a thread reading its framed stdout into a queue."""
 
-    def __init__(self, root: Path, home: Path) -> None:
+    def __init__(self, root: Path, home: Path, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env={**os.environ, "MEMZOI_HOME": str(home)})
+                                     stderr=subprocess.PIPE, env={**os.environ, "MEMZOI_HOME": str(home), **(env or {})})
         self.messages: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.stderr = b""

@@ -99,6 +99,12 @@ def diagnose(root: Path) -> dict[str, Any]:
                               f"({_sample([r['path'] for r in refused])})", "memzoi check .memzoi")
                     else:
                         check("admission", "ok", "every indexed record is admitted")
+                    failed = [r["path"] for r in index.db.execute(
+                        "SELECT path FROM files WHERE findings LIKE '%\"internal_error\"%' ORDER BY path")]
+                    if failed:
+                        check("analysis", "warning", f"{len(failed)} file(s) could not be analysed because of an "
+                              f"internal error ({_sample(failed)}); the rest of the index is complete",
+                              "report the internal error with the output of `memzoi --debug rebuild`")
         except IndexUnavailable as err:
             check("index", "warning", str(err), f"remove {db} and run `memzoi rebuild`")
     writable = os.access(db.parent, os.W_OK) if db.parent.exists() else True
