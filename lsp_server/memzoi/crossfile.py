@@ -260,6 +260,16 @@ class Workspace:
         """Paths of packets whose id or file id is ``identity``, sorted."""
         return sorted(self._proposals.get(identity_token(identity), ()))
 
+    def resolved_holder(self, path: str) -> str | None:
+        """The first (sorted) applied or rejected packet that shares an identity with the packet at ``path``: in
+        Memzoi a resolved identity is terminal, so such a packet can never be applied. ``None`` when there is none."""
+        f = self._facts.get(path)
+        if f is None:
+            return None
+        holders = sorted({p for t in f.tokens for p in self._proposals.get(t, ()) if p != path
+                          and self._facts[p].role in ("applied", "rejected")})
+        return holders[0] if holders else None
+
     def referrers(self, record_id: str) -> list[str]:
         """Paths referring to ``record_id`` (superseded-by chains, pending proposals), sorted."""
         return sorted(self._referrers.get(record_id, ()))

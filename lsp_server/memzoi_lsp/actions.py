@@ -178,29 +178,25 @@ def _action(ls: "MemzoiServer", title: str, kind: str, command: str, args: dict,
 
 
 def lifecycle_actions(ls: "MemzoiServer", snap: Snapshot) -> list[types.CodeAction]:
-    """Apply / Reject… / Route to local memory on pending packets; Supersede… / Tombstone… on active records;
-    Undo on files whose last ledgered change can still be undone; Recover… on uncertain changes."""
-    from memzoi.findings import CODES
+    """Apply / Reject… / Route to local memory on pending packets (as the core's can-apply rule says);
+    Supersede… / Tombstone… on active records; Undo on files whose last ledgered change can still be undone;
+    Recover… on uncertain changes."""
     from memzoi.workspace import Role
 
-    from . import lifecycle
+    from . import lifecycle, readiness
 
     role = snap.analysis.placement.role
     uri = snap.uri
     dirty = "save the file first: lifecycle changes act on the file on disk" if is_dirty(ls, snap) else None
     findings = ls.findings_for(snap)
     errors = [f for f in findings if f.severity == 1]
-    gate = sorted({f.code for f in findings if CODES.get(f.code, (0, ""))[1] == "gate"})
     out: list[types.CodeAction | None] = []
-    if role is Role.PENDING:
-        blocked = dirty
-        if not blocked and gate:
-            blocked = "the git-plane gate blocks it (" + ", ".join(gate) + "); route it to local memory instead"
-        elif not blocked and errors:
-            blocked = f"fix the {len(errors)} error(s) first"
+    verdict = readiness.of(ls, snap)
+    if verdict is not None:
+        blocked = dirty or (None if verdict.can_apply else verdict.statement())
         out.append(_action(ls, "Apply proposal", APPLY_KIND, lifecycle.APPLY, {"uri": uri}, blocked))
         out.append(_action(ls, "Reject proposal…", REJECT_KIND, lifecycle.REJECT, {"uri": uri}, dirty))
-        if gate:
+        if verdict.can_route_local:
             out.append(_action(ls, "Route to local memory", ROUTE_KIND, lifecycle.ROUTE_LOCAL, {"uri": uri}, dirty))
     elif role is Role.RECORD:
         data = snap.analysis.document.data or {}

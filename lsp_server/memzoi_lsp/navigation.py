@@ -354,15 +354,25 @@ def key_path_for_value(text: str, offset: int) -> tuple | None:
 
 
 def code_lenses(ls: "MemzoiServer", snap: Snapshot) -> list[types.CodeLens]:
-    """*Apply · Reject…* on pending packets; *Superseded by …* on records another record replaces."""
-    from . import lifecycle
+    """*Apply · Reject…* on pending packets that the core's can-apply rule lets through, else the blocking codes
+    (and *Route to local memory* where it fits); *Superseded by …* on records another record replaces."""
+    from . import lifecycle, readiness
 
     role = snap.analysis.placement.role
     top = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=3))
     out: list[types.CodeLens] = []
     if role is Role.PENDING:
         args = [{"uri": snap.uri}]
-        out.append(types.CodeLens(range=top, command=types.Command(title="Apply", command=lifecycle.APPLY, arguments=args)))
+        verdict = readiness.of(ls, snap)
+        if verdict is None or verdict.can_apply:
+            out.append(types.CodeLens(range=top, command=types.Command(title="Apply", command=lifecycle.APPLY, arguments=args)))
+        else:
+            # Informational lens (an empty command id renders as plain text): the same rule as the menu and hover.
+            out.append(types.CodeLens(range=top, command=types.Command(
+                title="Cannot apply: " + ", ".join(verdict.codes()), command="")))
+            if verdict.can_route_local:
+                out.append(types.CodeLens(range=top, command=types.Command(
+                    title="Route to local memory", command=lifecycle.ROUTE_LOCAL, arguments=args)))
         out.append(types.CodeLens(range=top, command=types.Command(title="Reject…", command=lifecycle.REJECT, arguments=args)))
     elif role is Role.RECORD:
         rid = snap.analysis.placement.identity

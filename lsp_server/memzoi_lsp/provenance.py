@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memzoi.attestation import AttestationState, check_attestation
-from memzoi.findings import CODES
+
 from memzoi.ledger import Ledger, cached_runtime_dir
 from memzoi.models.common import is_identifier
 from memzoi.retention import current_assertion, evaluate_retention, utc_now
 from memzoi.runtime import LEDGER_DB
 from memzoi.workspace import Role
 
+from . import readiness
 from .documents import Snapshot, uri_to_path
 
 if TYPE_CHECKING:
@@ -129,16 +130,11 @@ def collect(ls: "MemzoiServer", snap: Snapshot) -> Facts:
             facts.targets.append(("supersedes", str(target)))
         if block.get("target"):
             facts.targets.append(("target", str(block["target"])))
-        gate = sorted({f.code for f in snap.analysis.findings if CODES.get(f.code, (0, ""))[1] == "gate"})
-        errors = [f for f in snap.analysis.findings if f.severity == 1]
+        verdict = readiness.of(ls, snap)
         if snap.analysis.placement.role in (Role.APPLIED, Role.REJECTED) or data.get("status") in ("applied", "rejected"):
             facts.apply_state = "no: already resolved"
-        elif gate:
-            facts.apply_state = "no: the git-plane gate blocks it (" + ", ".join(gate) + "); route it to local memory"
-        elif errors:
-            facts.apply_state = f"no: {len(errors)} error(s) to fix first"
-        else:
-            facts.apply_state = "yes, with an explicit Apply"
+        elif verdict is not None:
+            facts.apply_state = verdict.statement()
     facts.history = history(ls, snap)
     return facts
 

@@ -137,7 +137,7 @@ async def test_route_to_local_memory_when_gate_blocks(git_workspace: Path, clien
     actions = await actions_for(client, uri)
     route = find(actions, "Route to local memory")
     apply = [a for a in actions if a.kind == "source.memzoi.apply"]
-    assert all(a.disabled and "gate" in a.disabled.reason for a in apply)  # disabled with the reason, or absent
+    assert all(a.disabled and "sensitivity_not_repo_safe" in a.disabled.reason for a in apply)  # disabled with the reason, or absent
     result = await run(client, route)
     assert result["status"] == "applied", result
     assert not packet.exists()

@@ -33,6 +33,7 @@ from .common import (
     resolved_at,
     verified,
 )
+from .readiness import Blocker, readiness
 
 _SENSITIVITY_GUIDANCE = {
     "secret": "secret proposals must not become repo-shared memory; reject it",
@@ -56,16 +57,16 @@ def load_pending(root: Path, rel: str) -> tuple[Loaded, PendingProposal]:
     return loaded, model
 
 
-def check_repo_safe(loaded: Loaded, model: PendingProposal) -> None:
-    """Memzoi apply steps 2–3: sensitivity ``repo-safe`` and content class ``general_repo_knowledge``."""
-    rel = loaded.rel
+def repo_safe_blockers(model: PendingProposal) -> list[Blocker]:
+    """Memzoi apply steps 2–3: sensitivity ``repo-safe`` and content class ``general_repo_knowledge``, with
+    Memzoi's guidance for each refusal."""
+    out = []
     if model.sensitivity != "repo-safe":
-        raise Refusal(
+        out.append(Blocker(
             "sensitivity_not_repo_safe",
-            f"{rel}: proposal sensitivity {model.sensitivity} cannot be applied into repo records; "
+            f"proposal sensitivity {model.sensitivity} cannot be applied into repo records; "
             + _SENSITIVITY_GUIDANCE.get(model.sensitivity, "reject it"),
-            rel,
-        )
+        ))
     if model.content_class != "general_repo_knowledge":
         code = {
             "raw_transcript": "raw_transcript", "private_personal_data": "private_personal_data",
@@ -74,12 +75,12 @@ def check_repo_safe(loaded: Loaded, model: PendingProposal) -> None:
             "unminimized_private_evidence": "private_evidence_unminimized",
             "temporary_task_state": "temporary_task_state", "local_only_state": "local_only_state",
         }.get(model.content_class, "unknown_content_class")
-        raise Refusal(
+        out.append(Blocker(
             code,
-            f"{rel}: repository write blocked: proposal content class {model.content_class} cannot be applied "
-            "into repo records; reject it or route it to local memory",
-            rel,
-        )
+            f"repository write blocked: proposal content class {model.content_class} cannot be applied into repo "
+            "records; reject it or route it to local memory",
+        ))
+    return out
 
 
 def _source(model: PendingProposal) -> tuple[str | None, str | None]:
@@ -187,38 +188,51 @@ def resolved_packet(root: Path, loaded: Loaded, folder: str, resolution: dict[st
 
 
 def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> ChangePlan:
-    """Validate a pending packet and compute every file of its application (see the module docstring)."""
+    """Validate a pending packet and compute every file of its application (see the module docstring).
+
+    The decision is :func:`~memzoi.lifecycle.readiness.readiness` over the facts read here from disk, under the
+    lifecycle lock: the same rule the editor and ``proposals list`` show. Raises :class:`Refusal` naming every
+    blocking reason (the first one's code) when it says no."""
     rel = packet_rel(root, packet)
     loaded, model = load_pending(root, rel)
-    refuse_on_errors(loaded, "applying the proposal", "fix the packet, reject it, or route it to local memory")
-    check_repo_safe(loaded, model)
     file_id = file_id_of(rel, PENDING)
-    if identity_taken(root, model.id, file_id):
-        raise Refusal("duplicate_identity", f"{rel}: proposal identity `{model.id}` was already resolved; an "
-                      "applied or rejected identity is terminal: reject this packet or give it a new id", rel)
-    when = resolved_at()
+    findings = list(loaded.analysis.findings) + admit(root / rel, loaded.analysis)
+    extra = [b for b in repo_safe_blockers(model) if b.code not in {f.code for f in findings}]
     action = model.proposal.action
-    files: list[FileChange] = []
     target_id = None
+    target: Loaded | None = None
     if action in ("supersede", "tombstone"):
         target_id = model.supersedes[0] if action == "supersede" else model.proposal.target
         assert target_id
-        target = load_target(root, target_id, scope_kind=model.scope.kind, scope_id=model.scope.id,
-                             proposed_at=model.proposal.proposed_at)
+        try:
+            target = load_target(root, target_id, scope_kind=model.scope.kind, scope_id=model.scope.id,
+                                 proposed_at=model.proposal.proposed_at)
+        except Refusal as err:
+            extra.append(Blocker(err.code, err.message))
     record_id = target_id
+    new_rel = None
     if action in ("create", "supersede"):
         record_id = concept_slug(model.title) or file_id.replace("_", "-")
         if record_id == target_id:
-            raise Refusal("record_exists", f"the replacement record id `{record_id}` equals the superseded record's "
-                          "id; give the proposal a different title", rel)
+            extra.append(Blocker("record_exists", f"the replacement record id `{record_id}` equals the superseded "
+                                 "record's id; give the proposal a different title"))
         new_rel = record_rel(record_id)
-        if read_file_state(root, new_rel) is not None:
-            raise Refusal("record_exists", f"{new_rel} already exists; supersede it instead, or retitle the proposal",
-                          new_rel)
+    verdict = readiness(
+        findings,
+        identity_resolved=rel if identity_taken(root, model.id, file_id) else None,
+        record_taken=new_rel if new_rel and read_file_state(root, new_rel) is not None else None,
+        extra=extra,
+    )
+    if not verdict.can_apply:
+        raise Refusal(verdict.blockers[0].code, f"{rel}: applying the proposal is blocked by {verdict.summary()}; "
+                      "fix what is named, reject the packet, or route it to local memory", rel)
+    when = resolved_at()
+    files: list[FileChange] = []
+    if new_rel is not None:
         data = _new_record(model, record_id, loaded.body, target_id if action == "supersede" else None)
         text = render_record(data, loaded.body)
         files.append(FileChange(new_rel, None, verified(root, new_rel, text, data, loaded.body)))
-    if action in ("supersede", "tombstone"):
+    if target is not None:
         files.append(retire_target(root, target, "superseded" if action == "supersede" else "tombstoned", when))
     resolution = {
         "outcome": "applied", "resolved_by": actor, "resolved_at": when, "reason": model.proposal.reason,
@@ -233,6 +247,14 @@ def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> Change
         summary=f"apply {action} proposal {model.id}",
         details={"proposal_id": model.id, "action": action, "record_id": record_id, "target_id": target_id},
     )
+
+
+def admit(path: Path, analysis) -> list:
+    """The admission findings of one packet at write time: canonical path and git visibility (one git batch)."""
+    from ..admission import GitVisibility, canonical_path_findings, git_findings, git_visibility
+
+    vis = git_visibility(path.parent, [path]).get(os.path.abspath(path), GitVisibility.UNKNOWN)
+    return canonical_path_findings(path, analysis) + git_findings(analysis, vis)
 
 
 def apply_proposal(project_root: str | os.PathLike[str], packet: str | os.PathLike[str], *, actor: str,

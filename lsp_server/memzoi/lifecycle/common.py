@@ -14,10 +14,11 @@ from typing import Any
 import blake3
 
 from ..analysis import Analysis, analyze_bytes, analyze_text
-from ..findings import CODES, Finding, Severity
+from ..findings import Finding
 from ..legacy import concept_slug  # noqa: F401  (re-exported: Memzoi's title slug, one implementation)
 from ..ledger import Refusal, now_utc, read_file_state
 from ..text import line_ending
+from .readiness import blocks_write
 
 MEMZOI = ".memzoi"
 RECORDS = f"{MEMZOI}/records"
@@ -144,18 +145,10 @@ def load(root: Path, rel: str, *, missing_code: str, what: str) -> Loaded:
     return Loaded(rel, raw, analyze_bytes(raw, root / rel))
 
 
-#: Finding groups that block a git-plane write whatever their reported severity (on a pending proposal the gate
-#: reports at warning severity that the proposal cannot be applied).
-BLOCKING_GROUPS = frozenset({"gate", "detector"})
-
-
 def errors(analysis: Analysis) -> list[Finding]:
     """Blocking findings: every error-severity finding (schema, attestation, …) and every git-plane gate or
-    content-detector finding at any severity."""
-    return [
-        f for f in analysis.findings
-        if f.severity == Severity.ERROR or CODES.get(f.code, (None, ""))[1] in BLOCKING_GROUPS
-    ]
+    content-detector finding at any severity (:func:`~memzoi.lifecycle.readiness.blocks_write`)."""
+    return [f for f in analysis.findings if blocks_write(f)]
 
 
 def describe(findings: list[Finding], limit: int = 3) -> str:

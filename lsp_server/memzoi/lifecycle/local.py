@@ -22,14 +22,10 @@ from typing import Any
 from ..ledger import ChangePlan, ChangeResult, Ledger, Refusal, now_utc, run_change
 from ..models.common import Lane, MemoryType
 from .common import concept_slug, load, packet_rel
+from .readiness import CREDENTIAL_CODES, readiness
 from .reject import rejection_files
 
 ROUTED_REASON = "routed to local memory"
-#: Detector codes that mean the text holds a credential: such content is never stored in any memory.
-CREDENTIAL_CODES = frozenset({
-    "credential_token", "private_key", "authorization_header", "credentialed_url", "connection_string",
-    "session_token", "cloud_credential", "environment_secret", "high_entropy_value",
-})
 _TYPES = MemoryType.__args__  # type: ignore[attr-defined]
 _LANES = Lane.__args__  # type: ignore[attr-defined]
 
@@ -150,16 +146,11 @@ def plan_route_local(root: Path, packet: str | os.PathLike[str], actor: str) -> 
     data = doc.data or {}
     title = data.get("title") if isinstance(data.get("title"), str) else None
     body = doc.body
-    if not title or not title.strip() or not body.strip():
-        raise Refusal("invalid_proposal", f"{rel}: a packet needs a title and a body to become a local record; "
-                      "reject it instead", rel)
-    if data.get("sensitivity") == "secret":
-        raise Refusal("sensitivity_not_repo_safe", f"{rel}: secret proposals are never stored in memory, not even "
-                      "locally; reject it instead", rel)
-    codes = sorted({f.code for f in loaded.analysis.findings if f.code in CREDENTIAL_CODES})
-    if codes:
-        raise Refusal(codes[0], f"{rel}: the packet carries a credential ({', '.join(codes)}); secrets are never "
-                      "stored in memory, not even locally: reject it instead", rel)
+    verdict = readiness(loaded.analysis.findings, sensitivity=data.get("sensitivity"),
+                        has_content=bool(title and title.strip() and body.strip()))
+    if verdict.route_blockers:
+        first = verdict.route_blockers[0]
+        raise Refusal(first.code, f"{rel}: {first.message}", rel)
     type_ = data.get("type") if data.get("type") in _TYPES else "fact"
     lane = data.get("lane") if data.get("lane") in _LANES else "semantic"
     tags = [t for t in data.get("tags") or [] if isinstance(t, str)] if isinstance(data.get("tags"), list) else []

@@ -1,0 +1,177 @@
+"""The one rule of whether a pending proposal packet can be applied now, or routed to local memory, and why not.
+
+Every surface reads this rule: ``memzoi proposals apply`` and the language server's Apply command (through
+:func:`~memzoi.lifecycle.apply.plan_apply`, which gathers its facts from disk under the lifecycle lock), and the
+hover, code actions, code lenses, inbox and ``proposals list`` (which gather the same facts from the workspace they
+already hold). The facts differ in origin, never in meaning, so the answer is the same wherever it is asked.
+
+What blocks an apply (Memzoi ``proposal-files apply``, reference §2.5, and its admission rules):
+
+* any error-severity finding, and any git-plane gate or content-detector finding at any severity (on a pending
+  packet the gate reports at warning severity that the packet cannot be applied *yet*);
+* admission: a packet git ignores while untracked (``ignored_untracked``: nobody could review it, and Memzoi's
+  admission refuses ignored records) or one that is not a regular file in place (``canonical_path``);
+* the target preconditions of a supersede or tombstone (``proposal_target_inactive``, ``proposal_target_stale``,
+  ``proposal_cross_scope``, and a target that does not exist);
+* an identity already applied or rejected (terminal in Memzoi), and a record path the new record would take.
+
+Routing to local memory fits when the git-plane gate is what blocks the packet, and is itself refused for a
+``secret`` packet, for content that carries a credential (secrets are never stored, not even locally) and for a
+packet without a title or body.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..findings import CODES, Finding, Severity
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
+
+#: Detector codes that mean the text holds a credential: such content is never stored in any memory.
+CREDENTIAL_CODES = frozenset({
+    "credential_token", "private_key", "authorization_header", "credentialed_url", "connection_string",
+    "session_token", "cloud_credential", "environment_secret", "high_entropy_value",
+})
+#: Finding groups that block a git-plane write whatever their reported severity.
+BLOCKING_GROUPS = frozenset({"gate", "detector"})
+#: Cross-file and admission codes (warnings in the editor) that an apply refuses.
+APPLY_PRECONDITIONS = frozenset({
+    "proposal_target_inactive", "proposal_target_stale", "proposal_cross_scope", "ignored_untracked",
+    "canonical_path",
+})
+#: ``Ref.field`` values of ``dangling_reference`` findings that name the target an apply needs.
+TARGET_FIELDS = frozenset({"proposal.target", "supersedes", "supersedes[0]"})
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """One reason an operation cannot run: Memzoi's reason code and a message saying what to do (never secret
+    text: messages come from findings and refusals, which never quote a match)."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """Whether a pending packet can be applied now and, if not, every reason, plus whether routing it to local
+    memory is the fitting alternative."""
+
+    blockers: tuple[Blocker, ...] = ()
+    gate_blocked: bool = False
+    route_blockers: tuple[Blocker, ...] = ()
+
+    @property
+    def can_apply(self) -> bool:
+        """No blocker: an explicit Apply would go ahead (Memzoi: approval is never application by itself)."""
+        return not self.blockers
+
+    @property
+    def can_route_local(self) -> bool:
+        """The gate keeps the packet out of the repository and nothing forbids keeping it privately."""
+        return self.gate_blocked and not self.route_blockers
+
+    def summary(self, limit: int = 3) -> str:
+        """``code: message; …`` of the first ``limit`` blockers, with a count of the rest ('' when none)."""
+        return describe(self.blockers, limit)
+
+    def statement(self) -> str:
+        """One line for people: ``yes, with an explicit Apply`` or ``no: <every blocking code>`` and the way out
+        that fits (route to local memory only where that would be accepted)."""
+        if self.can_apply:
+            return "yes, with an explicit Apply"
+        way = "route it to local memory or reject it" if self.can_route_local else "fix what is named or reject it"
+        return f"no: blocked by {', '.join(self.codes())}; {way}"
+
+    def codes(self) -> list[str]:
+        """The blocking codes in order, without repeats."""
+        return list(dict.fromkeys(b.code for b in self.blockers))
+
+
+def describe(blockers: Iterable[Blocker], limit: int = 3) -> str:
+    """``code: message; …`` for at most ``limit`` blockers, then ``and N more``."""
+    items = list(blockers)
+    parts = [f"{b.code}: {b.message}" for b in items[:limit]]
+    more = len(items) - limit
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def blocks_write(f: Finding) -> bool:
+    """Whether finding ``f`` blocks any git-plane write of its file (error severity, gate or detector)."""
+    return f.severity == Severity.ERROR or CODES.get(f.code, (None, ""))[1] in BLOCKING_GROUPS
+
+
+def blocks_apply(f: Finding) -> bool:
+    """Whether finding ``f`` blocks applying its packet (see the module docstring)."""
+    if blocks_write(f) or f.code in APPLY_PRECONDITIONS:
+        return True
+    return f.code == "dangling_reference" and f.data.get("field") in TARGET_FIELDS
+
+
+def readiness(findings: Iterable[Finding], *, identity_resolved: str | None = None, record_taken: str | None = None,
+              extra: Iterable[Blocker] = (), sensitivity: str | None = None, has_content: bool = True) -> Readiness:
+    """The rule (module docstring) applied to one pending packet's facts.
+
+    ``findings``: every finding known for the packet (analysis, admission, cross-file). ``identity_resolved``: the
+    resolved packet that already holds its identity, if any. ``record_taken``: the path of an existing record the
+    apply would create, if any. ``extra``: further blockers found while planning (e.g. a target check at write
+    time). ``sensitivity`` and ``has_content`` (title and body present) decide the route-local alternative.
+    """
+    found = list(findings)
+    blockers = [Blocker(f.code, f.message) for f in found if blocks_apply(f)]
+    if identity_resolved:
+        blockers.append(Blocker("duplicate_identity", f"the proposal identity was already resolved ({identity_resolved}); "
+                                "an applied or rejected identity is terminal: reject this packet or give it a new id"))
+    if record_taken:
+        blockers.append(Blocker("record_exists", f"{record_taken} already exists; supersede it instead, or retitle "
+                                "the proposal"))
+    blockers.extend(extra)
+    gate = any(CODES.get(f.code, (None, ""))[1] == "gate" for f in found)
+    route: list[Blocker] = []
+    if sensitivity == "secret":
+        route.append(Blocker("sensitivity_not_repo_safe", "secret proposals are never stored in memory, not even "
+                             "locally; reject it instead"))
+    creds = sorted({f.code for f in found if f.code in CREDENTIAL_CODES})
+    if creds:
+        route.append(Blocker(creds[0], f"the packet carries a credential ({', '.join(creds)}); secrets are never "
+                             "stored in memory, not even locally: reject it instead"))
+    if not has_content:
+        route.append(Blocker("invalid_proposal", "a packet needs a title and a body to become a local record; "
+                             "reject it instead"))
+    return Readiness(tuple(_unique(blockers)), gate, tuple(route))
+
+
+def packet_readiness(root: str | os.PathLike[str], analysis: "Analysis", findings: Iterable[Finding], *,
+                     identity_resolved: str | None = None) -> Readiness:
+    """:func:`readiness` of a pending packet as the editor and ``proposals list`` see it: ``findings`` are every
+    finding they hold for it (analysis, admission, cross-file), ``identity_resolved`` comes from their cross-file
+    workspace (:meth:`memzoi.crossfile.Workspace.resolved_holder`), and the record path the apply would create is
+    looked up on disk under ``root`` (one ``stat``)."""
+    from .common import RECORDS, concept_slug
+
+    data = analysis.document.data if isinstance(analysis.document.data, dict) else {}
+    title = data.get("title") if isinstance(data.get("title"), str) else ""
+    block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
+    taken = None
+    if block.get("action") in ("create", "supersede") and title.strip():
+        rel = f"{RECORDS}/{concept_slug(title)}.md"
+        if os.path.lexists(os.path.join(os.fspath(root), rel)):
+            taken = rel
+    sensitivity = data.get("sensitivity") if isinstance(data.get("sensitivity"), str) else None
+    return readiness(findings, identity_resolved=identity_resolved, record_taken=taken, sensitivity=sensitivity,
+                     has_content=bool(title.strip() and analysis.document.body.strip()))
+
+
+def _unique(blockers: list[Blocker]) -> list[Blocker]:
+    seen: set[Blocker] = set()
+    out = []
+    for b in blockers:
+        if b not in seen:
+            seen.add(b)
+            out.append(b)
+    return out
