@@ -198,7 +198,10 @@ async def review(ls: "MemzoiServer", arg: dict[str, Any]) -> list[dict[str, Any]
 
 @command(LIST)
 async def listing(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
-    """Both resident files (path, usage, entries, uri) and every candidate of the project (inbox views)."""
+    """Both resident files (path, usage, entries, uri) and every candidate of the project (inbox views); empty
+    when the workspace has no project and no ``uri`` is given (the inbox asks on every refresh)."""
+    if not arg.get("uri") and not ls.projects:
+        return {"scopes": [], "candidates": []}
     root, _file = _where(ls, arg)
 
     def collect() -> dict[str, Any]:

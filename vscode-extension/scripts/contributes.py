@@ -131,8 +131,12 @@ def contributes() -> dict:
         {"command": "memzoi.inbox.apply", "title": "Apply", "category": CATEGORY, "icon": "$(check)"},
         {"command": "memzoi.inbox.reject", "title": "Reject…", "category": CATEGORY, "icon": "$(close)"},
         {"command": "memzoi.inbox.recover", "title": "Recover…", "category": CATEGORY, "icon": "$(debug-restart)"},
+        {"command": "memzoi.inbox.approveResident", "title": "Approve", "category": CATEGORY, "icon": "$(check)"},
+        {"command": "memzoi.inbox.rejectResident", "title": "Reject…", "category": CATEGORY, "icon": "$(close)"},
     ]
-    row_only = ["memzoi.inbox.open", "memzoi.inbox.apply", "memzoi.inbox.reject", "memzoi.inbox.recover"]
+    row_only = ["memzoi.inbox.open", "memzoi.inbox.apply", "memzoi.inbox.reject", "memzoi.inbox.recover",
+                "memzoi.inbox.approveResident", "memzoi.inbox.rejectResident"]
+    resident = "view == memzoi.inbox && viewItem == memzoi.resident"
     proposal = "view == memzoi.inbox && viewItem == memzoi.proposal"
     uncertain = "view == memzoi.inbox && viewItem == memzoi.uncertain"
     return {
@@ -142,7 +146,7 @@ def contributes() -> dict:
         "viewsWelcome": [
             {
                 "view": "memzoi.inbox",
-                "contents": "No pending proposals or uncertain changes.\n[Refresh](command:memzoi.inbox.refresh)\n[Show Output](command:memzoi.showOutput)",
+                "contents": "No pending proposals, resident-memory candidates or uncertain changes.\n[Refresh](command:memzoi.inbox.refresh)\n[Show Output](command:memzoi.showOutput)",
             }
         ],
         "menus": {
@@ -154,6 +158,9 @@ def contributes() -> dict:
                 {"command": "memzoi.inbox.open", "when": proposal, "group": "inline@3"},
                 {"command": "memzoi.inbox.recover", "when": uncertain, "group": "inline@1"},
                 {"command": "memzoi.inbox.open", "when": uncertain, "group": "inline@2"},
+                {"command": "memzoi.inbox.approveResident", "when": resident, "group": "inline@1"},
+                {"command": "memzoi.inbox.rejectResident", "when": resident, "group": "inline@2"},
+                {"command": "memzoi.inbox.open", "when": resident, "group": "inline@3"},
             ],
         },
     }

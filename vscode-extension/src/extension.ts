@@ -35,6 +35,7 @@ import {
   type InboxItem,
   inboxFromServer,
   isPendingProposalUri,
+  residentRows,
   statusBarText,
 } from './logic/inbox';
 import { isFailure, locateServer } from './logic/serverLocator';
@@ -43,6 +44,8 @@ import { buildServerSettings, RESTART_SETTING_KEYS, SERVER_SETTING_KEYS } from '
 const SECTION = 'memzoi';
 /** Custom request (optional on the server side) answering `{items: InboxItem[]}`. */
 const INBOX_REQUEST = 'memzoi/inbox';
+/** Server command listing both resident memory files and their candidates. */
+const RESIDENT_LIST = 'memzoi.resident.list';
 
 /**
  * Files the server analyses: Markdown under any `.memzoi/` tree, and materialization artifacts (candidate, plan and
@@ -52,6 +55,9 @@ function documentSelector(): { scheme: string; language: string; pattern: string
   const globs = readConfig().get<string[]>('materializationGlobs') ?? [];
   return [
     { scheme: 'file', language: 'markdown', pattern: '**/.memzoi/**/*.md' },
+    // Zuno's resident memory: the project's rules and the global MEMORY.md (default locations).
+    { scheme: 'file', language: 'markdown', pattern: '**/.zuno/RULES.md' },
+    { scheme: 'file', language: 'markdown', pattern: '**/zuno/memory/MEMORY.md' },
     ...globs.filter((g) => typeof g === 'string' && g.trim()).map((g) => ({ scheme: 'file', language: 'json', pattern: g })),
   ];
 }
@@ -100,11 +106,13 @@ class InboxProvider implements vscode.TreeDataProvider<InboxItem> {
     const { label, description } = describeItem(item);
     const t = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
     t.description = description;
-    t.tooltip = `${item.kind === 'proposal' ? 'Pending proposal' : 'Uncertain change'} ${item.id}\n${item.title}`;
+    const kind = { proposal: 'Pending proposal', uncertain: 'Uncertain change', resident: 'Resident-memory candidate' };
+    t.tooltip = `${kind[item.kind]} ${item.id}\n${item.title}`;
     t.resourceUri = vscode.Uri.parse(item.uri);
-    t.contextValue = item.kind === 'proposal' ? 'memzoi.proposal' : 'memzoi.uncertain';
+    t.contextValue = `memzoi.${item.kind}`;
     t.iconPath = new vscode.ThemeIcon(
-      item.kind === 'uncertain' ? 'warning' : item.blocking > 0 ? 'error' : 'git-pull-request',
+      item.kind === 'resident' ? (item.status === 'uncertain' ? 'warning' : 'note')
+        : item.kind === 'uncertain' ? 'warning' : item.blocking > 0 ? 'error' : 'git-pull-request',
     );
     t.command = { command: 'memzoi.inbox.open', title: 'Open', arguments: [item] };
     return t;
@@ -149,6 +157,22 @@ class InboxProvider implements vscode.TreeDataProvider<InboxItem> {
 }
 
 async function computeInbox(): Promise<InboxItem[]> {
+  return [...(await computeReviewRows()), ...(await computeResidentRows())];
+}
+
+/** The Resident memory section: candidates of the workspace's resident files, when the server offers them. */
+async function computeResidentRows(): Promise<InboxItem[]> {
+  if (client?.state !== State.Running || !advertisedCommands().includes(RESIDENT_LIST)) return [];
+  try {
+    const answer: unknown = await client.sendRequest(ExecuteCommandRequest.type, { command: RESIDENT_LIST, arguments: [{}] });
+    return residentRows(answer);
+  } catch (err) {
+    output.warn(`Memory Inbox: resident memory: ${String(err)}`);
+    return [];
+  }
+}
+
+async function computeReviewRows(): Promise<InboxItem[]> {
   const diagnostics = allDiagnostics();
   if (client?.state === State.Running && serverHasInbox) {
     try {
@@ -510,11 +534,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ inbo
   reg('memzoi.inbox.apply', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.apply', item));
   reg('memzoi.inbox.reject', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.reject', item));
   reg('memzoi.inbox.recover', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.recover', item));
+  reg('memzoi.inbox.approveResident', (item: unknown) => decideResident(item as InboxItem | undefined, 'approve'));
+  reg('memzoi.inbox.rejectResident', (item: unknown) => decideResident(item as InboxItem | undefined, 'reject'));
 
   context.subscriptions.push(
     vscode.languages.onDidChangeDiagnostics(() => inbox.schedule()),
     vscode.workspace.onDidSaveTextDocument((d) => {
-      if (d.uri.path.includes('/.memzoi/')) inbox.schedule();
+      if (d.uri.path.includes('/.memzoi/') || d.uri.path.endsWith('/.zuno/RULES.md')) inbox.schedule();
     }),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (RESTART_SETTING_KEYS.some((k) => e.affectsConfiguration(`${SECTION}.${k}`))) {
@@ -535,6 +561,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ inbo
   updateStatus();
   await startClient();
   return { inboxItems: () => inbox.items, refreshInbox: () => inbox.refresh() };
+}
+
+/** Approves or rejects (asking for an optional reason) the resident-memory candidate of an inbox row. */
+async function decideResident(row: InboxItem | undefined, verb: 'approve' | 'reject'): Promise<unknown> {
+  if (!row || row.kind !== 'resident' || !client || client.state !== State.Running) return undefined;
+  const arg: Record<string, string> = { uri: row.uri, candidate_id: row.id };
+  if (verb === 'reject') {
+    const reason = await vscode.window.showInputBox({ title: `Memzoi: reject candidate ${row.id.slice(0, 12)}`, prompt: 'Reason (optional)', ignoreFocusOut: true });
+    if (reason === undefined) return undefined;
+    if (reason.trim()) arg.reason = reason.trim();
+  }
+  return executeOnServer(undefined, `memzoi.resident.${verb}`, [arg]);
 }
 
 /** Stops the language server when the extension host shuts down. */

@@ -1,10 +1,11 @@
-// The Memory Inbox model: pending proposals and uncertain ledger changes, with counts for the status bar.
+// The Memory Inbox model: pending proposals, resident-memory candidates waiting for a decision and uncertain
+// ledger changes, with counts for the status bar.
 // Pure logic (no `vscode` import). The extension feeds it either the server's inbox answer or, when the
 // server does not offer one, the pending proposal files and the published diagnostics.
 
 /** One row of the inbox. `uri` is the file to open (a proposal packet, or the file an uncertain change touched). */
 export interface InboxItem {
-  kind: 'proposal' | 'uncertain';
+  kind: 'proposal' | 'uncertain' | 'resident';
   /** Proposal id (frontmatter `id`) or ledger change id. */
   id: string;
   /** Human title: the proposal's `title`, or the diagnostic message of an uncertain change. */
@@ -16,6 +17,9 @@ export interface InboxItem {
   blocking: number;
   /** The full ledger change id of an uncertain change, when the server supplied it (else the user picks it). */
   changeId?: string;
+  /** Resident-memory candidates: the candidate's scope (`global`/`project`) and status. */
+  scope?: string;
+  status?: string;
 }
 
 /** Counts shown in the status bar. */
@@ -199,6 +203,43 @@ export function inboxFromServer(answer: unknown): InboxItem[] | undefined {
   return rows;
 }
 
+/** Candidate statuses the inbox lists: waiting for a decision, or for an explicit recovery. */
+const RESIDENT_OPEN = ['pending', 'failed', 'uncertain'];
+
+/**
+ * Rows for the Resident memory section from the server's `memzoi.resident.list` answer
+ * (`{scopes: [{scope, path, uri}], candidates: [{id, scope, action, content, locator, status, target_path}]}`):
+ * one per pending, failed or uncertain candidate, opening its resident file. Anything else gives no rows.
+ */
+export function residentRows(answer: unknown): InboxItem[] {
+  if (!answer || typeof answer !== 'object') return [];
+  const { scopes, candidates } = answer as { scopes?: unknown; candidates?: unknown };
+  if (!Array.isArray(candidates)) return [];
+  const uris = new Map<string, string>();
+  for (const s of Array.isArray(scopes) ? scopes : []) {
+    const r = s as Record<string, unknown>;
+    if (typeof r?.path === 'string' && typeof r.uri === 'string') uris.set(r.path, r.uri);
+  }
+  const rows: InboxItem[] = [];
+  for (const raw of candidates) {
+    const c = (raw ?? {}) as Record<string, unknown>;
+    if (typeof c.id !== 'string' || typeof c.status !== 'string' || !RESIDENT_OPEN.includes(c.status)) continue;
+    const path = typeof c.target_path === 'string' ? c.target_path : '';
+    const text = [c.content, c.locator, c.recovery_mode].find((v) => typeof v === 'string' && v) as string | undefined;
+    rows.push({
+      kind: 'resident',
+      id: c.id,
+      title: (text ?? c.id).replace(/\s+/g, ' '),
+      uri: uris.get(path) ?? `file://${path}`,
+      action: typeof c.action === 'string' ? c.action : undefined,
+      blocking: 0,
+      scope: typeof c.scope === 'string' ? c.scope : undefined,
+      status: c.status,
+    });
+  }
+  return rows;
+}
+
 /** Status bar counts: pending and uncertain rows of the inbox, and error findings across the workspace. */
 export function countInbox(items: readonly InboxItem[], diagnostics: readonly DiagnosticSummary[]): InboxCounts {
   return {
@@ -227,6 +268,10 @@ export function statusBarText(c: InboxCounts): { text: string; tooltip: string }
 /** Label and description for an inbox row in the tree view. */
 export function describeItem(item: InboxItem): { label: string; description: string } {
   if (item.kind === 'uncertain') return { label: `Change ${item.id}`, description: 'uncertain: needs recovery' };
+  if (item.kind === 'resident') {
+    const bits = ['resident memory', item.scope, item.action, item.status === 'pending' ? undefined : item.status];
+    return { label: item.title, description: bits.filter(Boolean).join(' · ') };
+  }
   const bits = [item.action, item.id, item.blocking > 0 ? `${item.blocking} blocking` : undefined].filter(Boolean);
   return { label: item.title, description: bits.join(' · ') };
 }

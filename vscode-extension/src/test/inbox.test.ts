@@ -8,6 +8,7 @@ import {
   type DiagnosticSummary,
   inboxFromServer,
   isPendingProposalUri,
+  residentRows,
   statusBarText,
   stemOf,
   summarizeProposal,
@@ -156,4 +157,25 @@ test('changeIdOf and describeItem', () => {
     description: 'create · p · 1 blocking',
   });
   assert.equal(describeItem({ kind: 'uncertain', id: '7', title: 'm', uri: P_URI, blocking: 0 }).label, 'Change 7');
+});
+
+test('resident rows: candidates waiting for a decision or a recovery, on their resident file', () => {
+  const answer = {
+    scopes: [{ scope: 'project', path: '/w/.zuno/RULES.md', uri: 'file:///w/.zuno/RULES.md' }],
+    candidates: [
+      { id: 'mem_1', scope: 'project', action: 'add', content: 'Run make\nlint.', status: 'pending', target_path: '/w/.zuno/RULES.md' },
+      { id: 'mem_2', scope: 'project', action: 'remove', content: null, locator: 'tabs', status: 'uncertain', target_path: '/w/.zuno/RULES.md' },
+      { id: 'mem_3', scope: 'global', action: 'add', content: 'x', status: 'applied', target_path: '/h/MEMORY.md' },
+    ],
+  };
+  const rows = residentRows(answer);
+  assert.deepEqual(rows.map((r) => [r.id, r.title, r.uri, r.status]), [
+    ['mem_1', 'Run make lint.', 'file:///w/.zuno/RULES.md', 'pending'],
+    ['mem_2', 'tabs', 'file:///w/.zuno/RULES.md', 'uncertain'],
+  ]);
+  assert.deepEqual(describeItem(rows[0]), { label: 'Run make lint.', description: 'resident memory · project · add' });
+  assert.equal(describeItem(rows[1]).description, 'resident memory · project · remove · uncertain');
+  assert.deepEqual(countInbox(rows, []), { pending: 0, uncertain: 0, blocking: 0 });
+  assert.deepEqual(residentRows({ error: { code: 'x', message: 'y' } }), []);
+  assert.deepEqual(residentRows(undefined), []);
 });
