@@ -144,14 +144,16 @@ class _Gate:
             return
         configured = self.config.project_id
         id_name = "scope_id" if self.kind == "record" else "scope.id"
+        # A record's scope is a scalar; a packet's is a mapping (`scope: repo` would be invalid there).
+        as_repo = "`scope: repo`" if self.kind == "record" else "`scope: {kind: repo}`"
         sid = sid.strip() if isinstance(sid, str) else None
         if configured is None:
             why = ("scope `project` is repository scope only when its id equals the project id in "
-                   "`.memzoi/config.toml`, and no `[project] id` is configured; use `scope: repo`, or configure the "
-                   "project id")
+                   f"`.memzoi/config.toml`, and no `[project] id` is configured; use {as_repo}, or set `[project] id` "
+                   "there")
             loc = id_loc if sid else kind_loc
         elif not sid:
-            why = f"scope `project` has no `{id_name}`; add `{id_name}` with the configured project id, or use `scope: repo`"
+            why = f"scope `project` has no `{id_name}`; add `{id_name}` with the configured project id, or use {as_repo}"
             loc = kind_loc
         elif sid != configured:
             why = (f"`{id_name}` does not match the project id configured in `.memzoi/config.toml`; this memory "

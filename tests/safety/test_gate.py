@@ -156,3 +156,17 @@ def test_oversized_pending_proposal_cannot_be_applied(tmp_path):
     found = [f for f in safety(proposal(body="word " * (110 * 1024)), path) if f.code == "candidate_too_large"]
     assert len(found) == 1
     assert found[0].severity == Severity.WARNING and "cannot be applied" in found[0].message
+
+
+def test_scope_project_mismatch_suggests_the_valid_repo_scope_for_the_file_kind():
+    # A record's scope is a scalar, a packet's a mapping: the fix text must name a form that validates there.
+    from memzoi.analysis import analyze_text
+
+    from .helpers import proposal, record
+
+    rec = analyze_text(record(scope="project"), "ws/.memzoi/records/rec.md")
+    [r] = [f for f in rec.findings if f.code == "scope_project_mismatch"]
+    assert "`scope: repo`" in r.message
+    pkt = analyze_text(proposal().replace("kind: repo", "kind: project", 1), "ws/.memzoi/proposals/pending/p.md")
+    [p] = [f for f in pkt.findings if f.code == "scope_project_mismatch"]
+    assert "`scope: {kind: repo}`" in p.message and "`scope: repo`" not in p.message
