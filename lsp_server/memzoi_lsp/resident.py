@@ -11,12 +11,14 @@ Commands (arguments: one object; results: the CLI's ``--json`` shapes, refusals 
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from memzoi.findings import Finding
+from memzoi.ledger import Refusal
 from memzoi.lifecycle import default_actor
 from memzoi.resident import editor, service
 from memzoi.resident.format import parse
@@ -30,6 +32,8 @@ from .lifecycle import CommandError, command, reason_of
 
 if TYPE_CHECKING:
     from .server import MemzoiServer
+
+log = logging.getLogger("memzoi_lsp.resident")
 
 APPROVE = "memzoi.resident.approve"
 REJECT = "memzoi.resident.reject"
@@ -45,6 +49,18 @@ def file_of(ls: "MemzoiServer", path: Path | None) -> tuple[Path, ResidentFile] 
     if path is None or path.suffix != ".md":
         return None
     return editor.which_file(path, sorted(ls.projects))
+
+
+async def reconcile_on_start(root: Path) -> None:
+    """Classify the resident candidates a dead process left in flight for the project's two files (never
+    replays a write), as Zuno does when a host starts."""
+    try:
+        done = await asyncio.get_running_loop().run_in_executor(None, service.reconcile, root)
+    except Refusal as err:
+        log.info("resident reconciliation skipped for %s: %s", root, err.message)
+        return
+    for r in done:
+        log.info("resident candidate %s: %s -> %s", r.candidate_id, r.previous, r.status)
 
 
 def _history(root: Path, file: ResidentFile):

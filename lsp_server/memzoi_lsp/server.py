@@ -365,9 +365,10 @@ class MemzoiServer(LanguageServer):
             return None
         project = Project(root)
         self.projects[root] = project
-        from . import scan, watch
+        from . import resident, scan, watch
 
         self.spawn(scan.scan_project(self, project))
+        self.spawn(resident.reconcile_on_start(root))
         watch.watch_project(self, project)
         return project
 

@@ -118,3 +118,37 @@ async def test_hand_edit_and_reject(resident_client):
         types.ExecuteCommandParams(command="memzoi.resident.list", arguments=[{"uri": uri}]))
     assert [s["scope"] for s in listing["scopes"]] == ["global", "project"]
     assert {c["id"]: c["status"] for c in listing["candidates"]} == {applied.id: "applied", pending.id: "rejected"}
+
+
+async def test_server_start_reconciles_resident_candidates(tmp_path: Path, monkeypatch):
+    """A candidate left ``applying`` by a killed process is classified when the server registers the project."""
+    from memzoi.resident import candidates as db
+
+    from ..ledger.faults import CRASH_EXIT, run_child
+    from .conftest import wait_until
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("MEMZOI_HOME", str(home))
+    monkeypatch.setenv("ZUNO_CONFIG_DIR", str(tmp_path / "zuno"))
+    root = tmp_path / "ws"
+    (root / ".memzoi" / "records").mkdir(parents=True)
+    clear_cache()
+    cand = service.propose(root, scope="project", action="add", content="Keep it.", reason="r", confidence=0.5,
+                           actor="ada").candidate
+    code, _ = run_child(lambda: service.apply(root, cand.id, actor="ada"), crash_at=6)  # the sixth step, apply:written
+    assert code == CRASH_EXIT
+
+    def status() -> str:
+        with db.connect() as conn:
+            return db.get(conn, cand.id).status
+
+    assert status() == "applying"
+    lsp = await start_client("vscode", root, home)
+    try:
+        await wait_until(lambda: status() == "applied")
+        assert (root / ".zuno" / "RULES.md").read_text(encoding="utf-8") == "Keep it."
+    finally:
+        await asyncio.wait_for(lsp.shutdown_session(), 10)
+        await lsp.stop()
+        clear_cache()

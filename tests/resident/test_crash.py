@@ -103,3 +103,12 @@ def test_reconciliation_runs_before_the_next_operation(project):
                             actor="a").candidate
     assert _status(cand.id) == "applied"  # classified by the next operation on the file, not replayed
     assert service.apply(project, other.id, actor="a").after == [*AFTER, "third"]
+
+
+def test_list_reconciles_first(project, capsys):
+    from memzoi.cli.main import main
+
+    cand = _setup(project)
+    run_child(lambda: service.apply(project, cand.id, actor="a"), crash_at=APPLY_STEPS.index("apply:renamed") + 1)
+    assert main(["resident", "list", "--root", str(project)]) == 0
+    assert f"{cand.id}  applied" in capsys.readouterr().out

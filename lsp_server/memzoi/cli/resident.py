@@ -101,9 +101,19 @@ def _guard(args: argparse.Namespace, fn) -> int:
         return refuse(args, err)
 
 
+def _reconciled(root) -> None:
+    """Classify candidates a dead process left in flight before showing anything (best effort: a busy lock or an
+    invalid configuration is reported by the command itself)."""
+    try:
+        service.reconcile(root)
+    except Refusal:
+        pass
+
+
 def run_show(args: argparse.Namespace) -> int:
     """Print both prompt blocks with their usage (or ``--json``)."""
     def go() -> int:
+        _reconciled(project_root(args))
         views = scope_views(project_root(args))
         if args.json:
             emit_json({"scopes": [v.to_json() for v in views]})
@@ -122,6 +132,7 @@ def run_show(args: argparse.Namespace) -> int:
 def run_list(args: argparse.Namespace) -> int:
     """Print the candidates (or ``--json``)."""
     def go() -> int:
+        _reconciled(project_root(args))
         cands = [c for c in candidates_for(project_root(args)) if not args.status or c.status == args.status]
         if args.json:
             emit_json({"candidates": [c.to_json() for c in cands]})
