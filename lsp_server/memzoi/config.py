@@ -24,6 +24,10 @@ global_path = "$ZUNO_CONFIG_DIR/memory/MEMORY.md"   # else ~/.config/zuno/memory
 project_path = ".zuno/RULES.md"                      # relative to the project root
 global_char_limit = 2200
 project_char_limit = 3000
+
+[mcp]
+# proposals one memzoi-mcp process accepts per minute (0: none)
+proposals_per_minute = 20
 ```
 
 Unknown sections and keys are kept out of the model but never rejected: the real Memzoi owns the file too and
@@ -136,6 +140,20 @@ class ResidentSection(BaseModel):
         return "/".join(parts)
 
 
+class McpSection(BaseModel):
+    """``[mcp]``: limits of the agent channel (``memzoi-mcp``)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    proposals_per_minute: int = Field(
+        20,
+        ge=0,
+        le=10_000,
+        description="Proposals one `memzoi-mcp` process accepts in any 60-second window; more are refused with "
+        "`rate_limited` (0 refuses every proposal). `--proposals-per-minute` overrides it.",
+    )
+
+
 class MemzoiConfig(BaseModel):
     """The parts of ``.memzoi/config.toml`` this project reads."""
 
@@ -152,6 +170,7 @@ class MemzoiConfig(BaseModel):
         default_factory=ResidentSection,
         description="Locations and caps of Zuno's resident memory files.",
     )
+    mcp: McpSection = Field(default_factory=McpSection, description="Limits of the agent channel (`memzoi-mcp`).")
 
     @property
     def project_id(self) -> str | None:

@@ -160,13 +160,14 @@ class SearchHit:
     row: dict[str, Any]
 
 
-def fts_query(text: str) -> str | None:
-    """A safe FTS5 query for user text: each word quoted and prefix-matched, all required; ``None`` when the
-    text has no word characters. FTS5 syntax in the input is never interpreted."""
+def fts_query(text: str, *, any_word: bool = False) -> str | None:
+    """A safe FTS5 query for user text: each word quoted and prefix-matched, all required (or, with
+    ``any_word``, at least one); ``None`` when the text has no word characters. FTS5 syntax in the input is never
+    interpreted."""
     words = re.findall(r"\w+", text, flags=re.UNICODE)
     if not words:
         return None
-    return " ".join('"' + w.replace('"', '""') + '"*' for w in words[:32])
+    return (" OR " if any_word else " ").join('"' + w.replace('"', '""') + '"*' for w in words[:32])
 
 
 class Index:

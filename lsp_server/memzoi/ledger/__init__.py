@@ -1,7 +1,7 @@
 """The change ledger: at-most-once apply and undo of git-plane file changes (SPEC §6, Zuno discipline).
 
 Every lifecycle write (apply, reject, supersede, tombstone, route-local, materialize, re-attest, recovery) is one
-**change**: a row in the SQLite ledger of the runtime directory with actor, source (``editor``/``cli``), reason,
+**change**: a row in the SQLite ledger of the runtime directory with actor, source (``editor``/``cli``/``mcp``), reason,
 timestamps, a status and a diagnostic text, plus, per file, the exact before and after bytes (``NULL`` = absent).
 
 A change runs under the repository lifecycle lock (:mod:`memzoi.lock`):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 STATUSES = ("applying", "applied", "undoing", "undone", "failed", "uncertain")
-SOURCES = ("editor", "cli")
+SOURCES = ("editor", "cli", "mcp")
 RECOVERY_MODES = ("restore-before", "complete-after", "accept")
 RECONCILED = "reconciled after process restart without replay"
 

@@ -24,7 +24,7 @@ CREATE TABLE IF NOT EXISTS change (
     id TEXT NOT NULL UNIQUE,
     operation TEXT NOT NULL,
     actor TEXT NOT NULL,
-    source TEXT NOT NULL CHECK (source IN ('editor', 'cli')),
+    source TEXT NOT NULL CHECK (source IN ('editor', 'cli', 'mcp')),
     reason TEXT,
     summary TEXT NOT NULL DEFAULT '',
     status TEXT NOT NULL CHECK (status IN ('applying','applied','undoing','undone','failed','uncertain')),
@@ -65,8 +65,76 @@ CREATE TABLE IF NOT EXISTS local_record (
     created_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS local_record_id ON local_record(id);
+CREATE TABLE IF NOT EXISTS local_candidate (
+    id TEXT PRIMARY KEY,
+    type TEXT NOT NULL,
+    lane TEXT NOT NULL,
+    title TEXT NOT NULL,
+    body TEXT NOT NULL,
+    body_hash TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    confidence_bp INTEGER NOT NULL,
+    tags_json TEXT NOT NULL DEFAULT '[]',
+    source_ref TEXT,
+    actor TEXT NOT NULL,
+    source TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'applied', 'rejected')),
+    change_id TEXT REFERENCES change(id),
+    decided_by TEXT,
+    decided_at TEXT,
+    decision_reason TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS local_candidate_hash ON local_candidate(body_hash);
 """
-_USER_VERSION = 1
+_USER_VERSION = 2
+#: Version 1 lacked the ``mcp`` source and ``local_candidate``. SQLite cannot alter a CHECK constraint, so the
+#: ``change`` table is copied into a new one (foreign keys off meanwhile, one transaction; no row changes).
+_MIGRATE_1_TO_2 = """
+CREATE TABLE change_v2 (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    operation TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    source TEXT NOT NULL CHECK (source IN ('editor', 'cli', 'mcp')),
+    reason TEXT,
+    summary TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL CHECK (status IN ('applying','applied','undoing','undone','failed','uncertain')),
+    phase TEXT NOT NULL DEFAULT 'apply' CHECK (phase IN ('apply', 'undo')),
+    diagnostic TEXT,
+    details_json TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    applied_at TEXT,
+    undone_at TEXT,
+    undo_actor TEXT,
+    undo_source TEXT
+);
+INSERT INTO change_v2 SELECT * FROM change;
+DROP TABLE change;
+ALTER TABLE change_v2 RENAME TO change;
+CREATE INDEX IF NOT EXISTS change_status ON change(status);
+"""
+
+
+def _migrate_from_1(conn: sqlite3.Connection) -> None:
+    """Bring a version-1 ledger to version 2 in one transaction (a concurrent opener waits, then sees 2)."""
+    conn.execute("PRAGMA foreign_keys=OFF")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if conn.execute("PRAGMA user_version").fetchone()[0] == 1:
+                for script in (_MIGRATE_1_TO_2, _SCHEMA):  # _SCHEMA: only new tables (all IF NOT EXISTS)
+                    for stmt in script.split(";"):
+                        if stmt.strip():
+                            conn.execute(stmt)
+                conn.execute(f"PRAGMA user_version={_USER_VERSION}")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    finally:
+        conn.execute("PRAGMA foreign_keys=ON")
 
 
 # --- test seam -----------------------------------------------------------------------------------------------
@@ -190,6 +258,8 @@ class Ledger:
             if version == 0:
                 conn.executescript(_SCHEMA)
                 conn.execute(f"PRAGMA user_version={_USER_VERSION}")
+            elif version == 1:
+                _migrate_from_1(conn)
             elif version != _USER_VERSION:
                 raise Refusal(
                     "ledger_schema",

@@ -102,11 +102,12 @@ def _check_local(title: str, body: str, type_: str, lane: str) -> None:
         raise Refusal("invalid_value", f"lane must be one of {', '.join(_LANES)}")
 
 
-def _check_no_credentials(title: str, body: str) -> None:
+def content_codes(title: str, body: str, *, among: frozenset[str]) -> list[str]:
+    """Sorted codes in ``among`` that the content detectors report on ``title`` and ``body`` (rendered as a
+    record so every analyser sees them)."""
     from ..analysis import analyze_text
     from ..render import render_record
 
-    # Run the detectors over the would-be content (rendered as a record so every analyser sees it).
     probe = render_record(
         {"id": "local-probe", "kind": "memory", "profile": "memzoi", "type": "fact", "lane": "semantic",
          "title": title.strip() or "untitled", "timestamp": "1970-01-01T00:00:00Z", "status": "active",
@@ -114,7 +115,11 @@ def _check_no_credentials(title: str, body: str) -> None:
          "retention": {}, "origin": {"origin_key": "local-probe", "route": "local_memory"}},
         body or "-",
     )
-    codes = sorted({f.code for f in analyze_text(probe, None).findings if f.code in CREDENTIAL_CODES})
+    return sorted({f.code for f in analyze_text(probe, None).findings if f.code in among})
+
+
+def _check_no_credentials(title: str, body: str) -> None:
+    codes = content_codes(title, body, among=CREDENTIAL_CODES)
     if codes:
         raise Refusal(codes[0], f"the content carries a credential ({', '.join(codes)}); secrets are never stored "
                       "in memory, not even locally: remove the secret and retry")

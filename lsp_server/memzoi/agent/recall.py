@@ -1,0 +1,357 @@
+"""What an agent may read: search, one memory with its provenance, a context pack, path prechecks and the
+pending inbox. Repository memory only (plus private local records in :func:`get_memory`), read through the same
+workspace index as ``memzoi search`` (refreshed first: only changed files are re-read).
+
+Text returned to a model is data, not instructions: a record carrying a ``prompt_injection`` or
+``invisible_character`` finding is marked (``unsafe``) in search results with its excerpt withheld, and withheld
+from context packs and prechecks (listed by id and reason code only).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..index import Index, IndexUnavailable, fts_query
+from ..ledger import Refusal
+from ..retention import current_assertion, evaluate_retention, utc_now
+
+#: Findings that make a record's text unfit to hand to a model.
+UNSAFE_CODES = frozenset({"prompt_injection", "invisible_character"})
+#: Memory types a precheck reports, with Memzoi's severity and priority (``precheck.rs``).
+GOVERNANCE = {"risk": ("high", 3), "warning": ("warning", 2), "failed_attempt": ("warning", 1)}
+NEXT_STEP = {
+    "risk": "Review the cited risk before editing and consider a targeted test.",
+    "warning": "Review the cited warning before proceeding.",
+    "failed_attempt": "Check the failed-attempt memory and avoid repeating the same approach.",
+}
+PRECHECK_MAX = 25
+#: How a context pack counts tokens: an estimate with no tokenizer, UTF-8 bytes / 4 rounded up.
+TOKEN_RULE = "estimated: UTF-8 bytes of each entry's text divided by 4, rounded up"
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens of ``text`` as a context pack counts them (:data:`TOKEN_RULE`)."""
+    return math.ceil(len(text.encode("utf-8", "surrogatepass")) / 4)
+
+
+def _under(path: str, base: str) -> bool:
+    return path == base or path.startswith(base + "/")
+
+
+def path_match_score(binding: str, path: str) -> int:
+    """How well a record's ``applies_to`` entry ``binding`` covers ``path``, as Memzoi's precheck scores it
+    (reference §10, ``precheck.rs``): 5 exact, 4 the binding is an ancestor folder of the path, 3 a descendant
+    of it, 2 a trailing ``/**`` binding whose base is the path or an ancestor; 0 no match. Both are trimmed of
+    whitespace and trailing ``/``."""
+    b, p = binding.strip().rstrip("/"), path.strip().rstrip("/")
+    if not b or not p:
+        return 0
+    if b == p:
+        return 5
+    if b.endswith("/**"):
+        return 2 if _under(p, b[:-3]) else 0
+    if _under(p, b):
+        return 4
+    if _under(b, p):
+        return 3
+    return 0
+
+
+def best_binding(applies_to: list[str], paths: list[str]) -> tuple[int, str | None]:
+    """The best ``(score, binding)`` of a record's bindings over ``paths`` (ties: the smaller binding)."""
+    best: tuple[int, str | None] = (0, None)
+    for b in applies_to:
+        for p in paths:
+            s = path_match_score(b, p)
+            if s > best[0] or (s == best[0] and s and best[1] is not None and b < best[1]):
+                best = (s, b)
+    return best
+
+
+def normalize_path(path: str) -> str:
+    """A repository-relative posix path from agent input. Raises :class:`Refusal` (``invalid_value``) for an
+    empty, absolute or traversing path."""
+    p = path.strip().replace("\\", "/")
+    while p.startswith("./"):
+        p = p[2:]
+    pure = PurePosixPath(p)
+    if not p or pure.is_absolute() or ".." in pure.parts or (len(p) > 1 and p[1] == ":"):
+        raise Refusal("invalid_value", f"path must be relative to the repository root without `..`: {path!r}")
+    return p
+
+
+class Reader:
+    """An open, refreshed index of one project for a batch of reads. Use as a context manager.
+
+    Raises :class:`Refusal` (``no_project``, ``index_unavailable``) on entry."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.now = utc_now()
+
+    def __enter__(self) -> Reader:
+        if not (self.root / ".memzoi").is_dir():
+            raise Refusal("no_project", f"no .memzoi directory at {self.root}; start the server with --root PROJECT")
+        try:
+            self.index = Index(self.root, workers=1)
+            if self.index.schema_problem:
+                self.index.rebuild()
+            else:
+                self.index.refresh()
+        except IndexUnavailable as err:
+            raise Refusal("index_unavailable", str(err)) from None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.index.close()
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The index database."""
+        return self.index.db
+
+    def unsafe(self, path: str) -> list[str]:
+        """Codes in :data:`UNSAFE_CODES` among the stored findings of ``path``."""
+        row = self.db.execute("SELECT findings FROM files WHERE path = ?", (path,)).fetchone()
+        return sorted({f["code"] for f in json.loads(row[0])} & UNSAFE_CODES) if row else []
+
+    def current(self, rec: dict[str, Any]) -> bool:
+        """Whether the record row is a current assertion now (status active and within retention)."""
+        try:
+            retention = json.loads(rec["retention_json"]) if rec["retention_json"] else {}
+            return current_assertion(rec["status"] or "", rec["lane"] or "", retention, self.now).is_current
+        except (ValueError, TypeError):
+            return False
+
+    def usable(self) -> list[dict[str, Any]]:
+        """Admitted, active, current repository records (the ones a pack or precheck may use)."""
+        rows = self.db.execute("SELECT * FROM records WHERE admitted = 1 AND status = 'active' ORDER BY id")
+        return [dict(r) for r in rows if self.current(dict(r))]
+
+    def text_scores(self, text: str, table: str = "records") -> dict[int, float]:
+        """BM25 (lower is better) of every row of ``table`` matching any word of ``text``, by rowid."""
+        q = fts_query(text, any_word=True)
+        if q is None:
+            return {}
+        sql = f"SELECT rowid, bm25({table}_fts, 10.0, 1.0) FROM {table}_fts WHERE {table}_fts MATCH ?"
+        try:
+            return {r[0]: r[1] for r in self.db.execute(sql, (q,))}
+        except sqlite3.OperationalError:
+            return {}
+
+
+def _applies(rec: dict[str, Any]) -> list[str]:
+    value = json.loads(rec["applies_to"]) if rec.get("applies_to") else []
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _excerpt(snippet: str, limit: int = 240) -> str:
+    text = " ".join(snippet.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "record", type: str | None = None,
+                  path: str | None = None) -> dict[str, Any]:
+    """BM25 search (all words, prefixes match) over records and/or pending packets; ``type`` and ``path``
+    (scored by :func:`path_match_score` against ``applies_to``/``scope.paths``) filter. Active, current records
+    come first, then by score. Each hit: ``kind, id, path, title, type, lane, status, current, excerpt, unsafe``."""
+    where = normalize_path(path) if path else None
+    kinds = ("record", "proposal") if kind == "all" else (kind,)
+    with Reader(root) as r:
+        hits = r.index.search(query, limit=max(limit * 5, 50), kinds=kinds)
+        out = []
+        for h in hits:
+            row = h.row
+            if type and (h.kind != "record" or row.get("type") != type):
+                continue
+            if h.kind == "proposal" and row.get("role") != "pending":
+                continue
+            if where:
+                bindings = _applies(row) if h.kind == "record" else _packet_paths(r.root / h.path)
+                if best_binding(bindings, [where])[0] == 0:
+                    continue
+            unsafe = r.unsafe(h.path)
+            current = h.kind == "record" and r.current(row)
+            out.append({
+                "kind": h.kind, "id": h.id, "path": h.path, "title": h.title,
+                "type": row.get("type"), "lane": row.get("lane"), "status": row.get("status"), "current": current,
+                "excerpt": None if unsafe else _excerpt(h.snippet), "unsafe": unsafe, "score": round(h.score, 4),
+            })
+    out.sort(key=lambda x: (not (x["kind"] == "record" and x["status"] == "active" and x["current"]), x["score"]))
+    return {"query": query, "results": out[:limit]}
+
+
+def _packet_paths(path: Path) -> list[str]:
+    from ..analysis import analyze_path
+
+    data = analyze_path(path).document.data or {}
+    scope = data.get("scope") if isinstance(data.get("scope"), dict) else {}
+    paths = scope.get("paths") if isinstance(scope.get("paths"), list) else []
+    return [str(p) for p in paths]
+
+
+def _loads(value: str | None) -> Any:
+    return json.loads(value) if value else None
+
+
+def get_memory(root: Path, memory_id: str) -> dict[str, Any]:
+    """One memory by id: a repository record (text and provenance: source, proposal, attestation, retention,
+    current assertion, superseded-by), else a pending packet, else a private local record. Raises
+    :class:`Refusal` (``not_found``)."""
+    with Reader(root) as r:
+        row = r.index.record(memory_id)
+        if row is not None:
+            retention = _loads(row["retention_json"]) or {}
+            try:
+                decision = evaluate_retention(row["lane"] or "", retention, r.now)
+                ret = {"lane": row["lane"], "boundary": decision.boundary, "reason": decision.reason,
+                       "current": decision.is_current}
+                ca = current_assertion(row["status"] or "", row["lane"] or "", retention, r.now)
+                cur = {"is_current": ca.is_current, "exclusions": ca.exclusions}
+            except (ValueError, TypeError):
+                ret, cur = {"lane": row["lane"], "reason": "invalid_retention"}, {"is_current": False}
+            by = [x[0] for x in r.db.execute("SELECT id FROM records WHERE supersedes_id = ? ORDER BY id",
+                                             (memory_id,))]
+            return {
+                "kind": "record", "id": row["id"], "path": row["path"], "title": row["title"], "type": row["type"],
+                "lane": row["lane"], "status": row["status"], "scope": row["scope_kind"], "body": row["body"],
+                "tags": _loads(row["tags"]) or [], "applies_to": _applies(row), "unsafe": r.unsafe(row["path"]),
+                "admitted": bool(row["admitted"]),
+                "provenance": {
+                    "source": row["source_kind"], "source_ref": row["source_ref"], "proposal_id": row["proposal_id"],
+                    "attestation": row["attestation"], "revision": row["revision"], "retention": ret,
+                    "current_assertion": cur, "supersedes": row["supersedes_id"], "superseded_by": by,
+                    "created_at": row["created_at"], "updated_at": row["updated_at"],
+                },
+            }
+        prow = r.db.execute("SELECT * FROM proposals WHERE role = 'pending' AND (file_id = ? OR id = ?) LIMIT 1",
+                            (memory_id, memory_id)).fetchone()
+        if prow is not None:
+            p = dict(prow)
+            return {"kind": "proposal", "id": p["file_id"], "path": p["path"], "title": p["title"],
+                    "status": p["status"], "action": p["action"], "targets": _loads(p["targets"]) or [],
+                    "body": p["body"], "unsafe": r.unsafe(p["path"]),
+                    "provenance": {"proposed_at": p["proposed_at"], "sensitivity": p["sensitivity"],
+                                   "content_class": p["content_class"]}}
+    from ..lifecycle.local import get_local
+
+    local = get_local(root, memory_id)
+    if local is not None:
+        return {"kind": "local", **local.to_json(), "unsafe": []}
+    raise Refusal("not_found", f"no record, pending proposal or local record `{memory_id}`; use search_memory")
+
+
+def _provenance_line(rec: dict[str, Any]) -> str:
+    parts = [f"record {rec['id']} ({rec['path']})", f"{rec['type']}/{rec['lane']}", f"status {rec['status']}"]
+    if rec.get("attestation"):
+        parts.append(f"attestation {rec['attestation']}")
+    if rec.get("source_kind"):
+        parts.append(f"source {rec['source_kind']}" + (f" {rec['source_ref']}" if rec.get("source_ref") else ""))
+    if rec.get("proposal_id"):
+        parts.append(f"from proposal {rec['proposal_id']}")
+    parts.append(f"updated {rec['updated_at']}")
+    return "provenance: " + ", ".join(parts)
+
+
+def build_context_pack(root: Path, task: str, *, paths: list[str] | None = None,
+                       token_budget: int = 2000) -> dict[str, Any]:
+    """A repo-only pack of the admitted, active, current records relevant to ``task`` (any word, BM25) or to
+    ``paths`` (:func:`path_match_score` over ``applies_to``), ranked by path score, then text match, then id, and
+    cut greedily to ``token_budget`` tokens counted as :data:`TOKEN_RULE` (an entry that does not fit is skipped
+    and listed in ``omitted``). Unsafe records are listed in ``withheld`` and never included."""
+    wanted = [normalize_path(p) for p in paths or []]
+    with Reader(root) as r:
+        text = r.text_scores(task)
+        ranked, withheld = [], []
+        for rec in r.usable():
+            score, binding = best_binding(_applies(rec), wanted) if wanted else (0, None)
+            lexical = text.get(rec["rowid"])
+            if score == 0 and lexical is None:
+                continue
+            unsafe = r.unsafe(rec["path"])
+            if unsafe:
+                withheld.append({"id": rec["id"], "reasons": unsafe})
+                continue
+            ranked.append((-score, lexical is None, lexical or 0.0, rec["id"], rec, score, binding))
+    ranked.sort(key=lambda t: t[:4])
+    used, entries, omitted = 0, [], []
+    for *_, rec, score, binding in ranked:
+        prov = _provenance_line(rec)
+        block = f"## {rec['title']}\n\n{rec['body']}\n\n{prov}\n"
+        cost = estimate_tokens(block)
+        if used + cost > token_budget:
+            omitted.append(rec["id"])
+            continue
+        used += cost
+        entries.append({"id": rec["id"], "title": rec["title"], "type": rec["type"], "lane": rec["lane"],
+                        "path": rec["path"], "path_score": score, "binding": binding, "tokens": cost,
+                        "body": rec["body"], "provenance": prov, "text": block})
+    return {"task": task, "paths": wanted, "token_budget": token_budget, "tokens_used": used,
+            "token_counting": TOKEN_RULE, "records": entries, "withheld": withheld, "omitted": omitted}
+
+
+def precheck_path(root: Path, path: str) -> dict[str, Any]:
+    """Memzoi's path precheck: the risks, warnings and failed attempts whose ``applies_to`` covers ``path``
+    (:func:`path_match_score` > 0), best first (score, then risk > warning > failed_attempt, confidence, newest,
+    id), at most 25, in Memzoi's shape ``{path, warnings: [{id: "warn_<record>", record_id, message, severity,
+    citations, suggested_next_step}]}`` plus ``path_score``. Unsafe records are listed in ``withheld``."""
+    where = normalize_path(path)
+    found, withheld = [], []
+    with Reader(root) as r:
+        for rec in r.usable():
+            if rec["type"] not in GOVERNANCE:
+                continue
+            score, binding = best_binding(_applies(rec), [where])
+            if score == 0:
+                continue
+            unsafe = r.unsafe(rec["path"])
+            if unsafe:
+                withheld.append({"id": rec["id"], "reasons": unsafe})
+                continue
+            found.append((rec, score, binding))
+    found.sort(key=lambda t: (-t[1], -GOVERNANCE[t[0]["type"]][1], -(t[0]["confidence"] or 0.0),
+                              _desc(t[0]["updated_at"] or ""), t[0]["id"]))
+    warnings = [{
+        "id": f"warn_{rec['id']}", "record_id": rec["id"], "message": f"{rec['title']}: {rec['body']}",
+        "severity": GOVERNANCE[rec["type"]][0], "path_score": score, "suggested_next_step": NEXT_STEP[rec["type"]],
+        "citations": [{"record_id": rec["id"], "type": rec["type"], "path": binding, "file": rec["path"]}],
+    } for rec, score, binding in found[:PRECHECK_MAX]]
+    return {"path": where, "warnings": warnings, "withheld": withheld}
+
+
+def _desc(text: str) -> tuple[int, ...]:
+    return tuple(-ord(c) for c in text)
+
+
+def list_pending(root: Path) -> dict[str, Any]:
+    """The pending proposal packets with ``can_apply`` and ``blocked_by`` (the codes of
+    :func:`~memzoi.lifecycle.common.blocking_codes`), and the pending local candidates."""
+    from ..analysis import analyze_path
+    from ..findings import CODES
+    from ..lifecycle.candidates import list_candidates
+    from ..lifecycle.common import PENDING, blocking_codes
+    from ..workspace import walk
+
+    if not (root / ".memzoi").is_dir():
+        raise Refusal("no_project", f"no .memzoi directory at {root}; start the server with --root PROJECT")
+    proposals = []
+    for p in walk(root / PENDING).files:
+        analysis = analyze_path(p)
+        data = analysis.document.data if isinstance(analysis.document.data, dict) else {}
+        block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
+        blocked = blocking_codes(analysis)
+        secret = any(CODES.get(c, (None, ""))[1] == "detector" for c in blocked)  # the title may hold it
+        rel = p.relative_to(root).as_posix()
+        proposals.append({
+            "id": rel[len(PENDING) + 1: -3], "path": rel, "action": block.get("action"),
+            "title": None if secret else data.get("title"), "proposed_by": block.get("proposed_by"),
+            "proposed_at": str(block["proposed_at"]) if block.get("proposed_at") else None,
+            "can_apply": not blocked, "blocked_by": blocked,
+        })
+    local = [{"id": c.id, "title": c.title, "type": c.type, "lane": c.lane, "confidence": c.confidence_bp / 10_000,
+              "proposed_by": c.actor, "created_at": c.created_at} for c in list_candidates(root)]
+    return {"proposals": proposals, "local_candidates": local}

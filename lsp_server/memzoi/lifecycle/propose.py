@@ -1,0 +1,235 @@
+"""Agent proposals: a memory proposed by an agent becomes a pending packet (``repo``) for human review.
+
+This is the only mutation an agent has (Zuno: "memory_propose is the only model-visible mutation entry point";
+Memzoi: agents may read and propose, humans approve, approval is not application). A ``repo`` proposal is one
+ledgered change that creates ``.memzoi/proposals/pending/<id>.md`` in Memzoi's current packet format
+(reference §2.2, ``render_okf_create_proposal_markdown``): ``create``, or ``supersede`` of one active record.
+
+Before anything is written or stored (not even a ledger row):
+
+* values are checked (non-empty title, body and one-line reason; Memzoi's type and lane; confidence in [0, 1]);
+* sizes are checked at Memzoi's candidate limit (reference §3.2: any field over 512 KiB, all over 2 MiB:
+  ``candidate_too_large``);
+* the packet is rendered and analysed exactly as ``memzoi check`` would analyse the file: the git-plane gate and
+  every content detector run, and any blocking finding (:func:`~memzoi.lifecycle.common.errors`) refuses it with
+  :class:`Blocked`, whose message lists reason codes only, never the matched text;
+* a body whose trimmed text equals an active record's or a pending packet's (Memzoi's duplicate check compares
+  trimmed-body BLAKE3 values) is refused with ``duplicate_content`` naming the existing id.
+
+The packet id is deterministic: ``mcp-<title slug>-<12 hex of BLAKE3 over type, lane, title, body hash and
+target>``, with Memzoi's ``-2``, ``-3`` … suffixes when a resolved packet already holds that identity.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import blake3
+
+from ..ledger import ChangePlan, ChangeRecord, ChangeResult, FileChange, Refusal, now_utc, run_change
+from ..models.common import Lane, MemoryType
+from ..policy import AGGREGATE_LIMIT, FIELD_LIMIT
+from ..render import first_line, render_packet
+from ..revision import content_hash
+from .common import PENDING, concept_slug, errors, reserve_packet_id, verified
+
+#: The ledger operation of a proposal made by an agent.
+OPERATION = "propose"
+_TYPES = MemoryType.__args__  # type: ignore[attr-defined]
+_LANES = Lane.__args__  # type: ignore[attr-defined]
+_SLUG_MAX = 40
+
+
+class Blocked(Refusal):
+    """The gate or a content detector blocks the candidate. ``codes`` are the sorted reason codes; the message
+    names only codes and never the matched text."""
+
+    def __init__(self, codes: list[str], what: str = "the proposal") -> None:
+        super().__init__(
+            "blocked",
+            f"{what} is blocked by {', '.join(codes)}; nothing was written. Remove or rephrase the flagged "
+            "content (secrets, personal data, instruction-like text) and propose again",
+        )
+        self.codes = codes
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"error": {"code": "blocked", "message", "reasons": [codes]}}``."""
+        out = super().to_json()
+        out["error"]["reasons"] = self.codes
+        return out
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A proposed memory as an agent states it. ``confidence`` is a number in [0, 1]; ``supersedes`` is the id of
+    an active record the new one replaces (``None`` for a new memory)."""
+
+    title: str
+    body: str
+    type: str
+    lane: str
+    reason: str
+    confidence: float
+    tags: list[str] = field(default_factory=list)
+    applies_to: list[str] = field(default_factory=list)
+    source_ref: str | None = None
+    supersedes: str | None = None
+
+
+def check_values(draft: Draft) -> None:
+    """Value checks shared by every destination. Raises :class:`Refusal` (``invalid_value``, ``empty_body``,
+    ``reason_required``, ``candidate_too_large``)."""
+    if not draft.title.strip():
+        raise Refusal("invalid_value", "the title must not be empty")
+    if "\n" in draft.title.strip():
+        raise Refusal("invalid_value", "the title must be a single line")
+    if not draft.body.strip():
+        raise Refusal("empty_body", "the body must not be empty")
+    if not draft.reason.strip():
+        raise Refusal("reason_required", "give the reason this should be remembered")
+    if "\n" in draft.reason.strip():
+        raise Refusal("invalid_value", "the reason must be a single line")
+    if draft.type not in _TYPES:
+        raise Refusal("invalid_value", f"type must be one of {', '.join(_TYPES)}")
+    if draft.lane not in _LANES:
+        raise Refusal("invalid_value", f"lane must be one of {', '.join(_LANES)}")
+    if not (isinstance(draft.confidence, (int, float)) and math.isfinite(draft.confidence)
+            and 0.0 <= draft.confidence <= 1.0):
+        raise Refusal("invalid_value", "confidence must be a number from 0 to 1")
+    check_size(draft)
+
+
+def check_size(draft: Draft) -> None:
+    """Memzoi's candidate limit (reference §3.2): any field over 512 KiB of UTF-8, or all together over 2 MiB,
+    gives ``candidate_too_large``."""
+    fields = [draft.title, draft.body, draft.reason, draft.source_ref or "", draft.supersedes or "",
+              *draft.tags, *draft.applies_to]
+    sizes = [len(f.encode("utf-8", "surrogatepass")) for f in fields]
+    if max(sizes) > FIELD_LIMIT or sum(sizes) > AGGREGATE_LIMIT:
+        raise Refusal("candidate_too_large", f"the proposal is {sum(sizes)} bytes (largest field {max(sizes)}); "
+                      f"Memzoi's limit is {FIELD_LIMIT} bytes per field and {AGGREGATE_LIMIT} in all: keep only "
+                      "the durable fact")
+
+
+def proposal_id(draft: Draft) -> str:
+    """The deterministic base id: ``mcp-<slug>-<12 hex>`` (see module docstring)."""
+    slug = concept_slug(draft.title)[:_SLUG_MAX].strip("-") or "memory"
+    h = blake3.blake3()
+    for part in (draft.type, draft.lane, draft.title.strip(), content_hash(draft.body), draft.supersedes or ""):
+        h.update(part.encode("utf-8", "surrogatepass") + b"\x00")
+    return f"mcp-{slug}-{h.hexdigest()[:12]}"
+
+
+def _source(ref: str) -> dict[str, str]:
+    return {"url": ref} if "://" in ref else {"ref": ref}
+
+
+def packet_data(draft: Draft, packet_id: str, *, actor: str, now: str, target: dict[str, Any] | None) -> dict[str, Any]:
+    """The packet frontmatter (reference §2.2 order is applied by the renderer). ``target`` is the superseded
+    record's data, whose scope the packet keeps."""
+    proposal: dict[str, Any] = {
+        "action": "supersede" if draft.supersedes else "create", "proposed_by": actor, "proposed_at": now,
+        "reason": draft.reason.strip(), "confidence": format(float(draft.confidence), "g"),
+    }
+    scope: dict[str, Any] = {"kind": target["scope"] if target else "repo"}
+    if target and target.get("scope_id"):
+        scope["id"] = target["scope_id"]
+    if draft.applies_to:
+        scope["paths"] = [p.strip() for p in draft.applies_to]
+    return {
+        "id": packet_id, "kind": "proposal", "profile": "memzoi", "type": draft.type, "lane": draft.lane,
+        "title": draft.title.strip(), "description": first_line(draft.body), "status": "proposed",
+        "proposal": proposal, "scope": scope, "tags": [t.strip() for t in draft.tags] or None, "timestamp": now,
+        "created_by": actor, "sources": [_source(draft.source_ref.strip())] if draft.source_ref else None,
+        "supersedes": [draft.supersedes] if draft.supersedes else [],
+        "sensitivity": "repo-safe", "content_class": "general_repo_knowledge",
+        "retention": target.get("retention", {}) if target else {},
+        "origin": {"origin_key": f"repository-proposal:{packet_id}", "route": "repository_proposal"},
+    }
+
+
+def screen(root: Path, rel: str, text: str) -> None:
+    """Run the gate and every content detector over the would-be file ``text`` at ``rel`` (the same analysis as
+    ``memzoi check``). Raises :class:`Blocked` listing every blocking code."""
+    from ..analysis import analyze_text
+
+    codes = sorted({f.code for f in errors(analyze_text(text, root / rel))})
+    if codes:
+        raise Blocked(codes)
+
+
+def find_duplicate(root: Path, body: str) -> str | None:
+    """The id (or path) of an active record or pending packet whose trimmed body equals ``body``'s, else
+    ``None``. Reads the workspace index after refreshing it (only changed files are re-read)."""
+    from ..index import Index, IndexUnavailable
+
+    wanted = content_hash(body)
+    try:
+        with Index(root, workers=1) as index:
+            if index.schema_problem:
+                index.rebuild()
+            else:
+                index.refresh()
+            row = index.db.execute(
+                "SELECT coalesce(id, path) FROM records WHERE content_hash = ? AND status = 'active' "
+                "UNION ALL SELECT coalesce(file_id, id, path) FROM proposals WHERE content_hash = ? "
+                "AND role = 'pending' LIMIT 1", (wanted, wanted)).fetchone()
+    except IndexUnavailable as err:
+        raise Refusal("index_unavailable", f"cannot check for duplicates: {err}") from None
+    return row[0] if row else None
+
+
+def plan_propose(root: Path, draft: Draft, *, actor: str) -> ChangePlan:
+    """Validate ``draft`` and compute the new pending packet. Raises :class:`Refusal` or :class:`Blocked`."""
+    from .apply import load_target
+
+    check_values(draft)
+    now = now_utc(precise=False)
+    target = None
+    if draft.supersedes:
+        target = load_target(root, draft.supersedes, scope_kind=None, scope_id=None, proposed_at=now).data
+    base = proposal_id(draft)
+    data = packet_data(draft, base, actor=actor, now=now, target=target)
+    body = draft.body.strip()
+    rel = f"{PENDING}/{base}.md"
+    screen(root, rel, render_packet(data, body))  # before any read of the index or the ledger
+    existing = find_duplicate(root, body)
+    if existing:
+        raise Refusal("duplicate_content", f"the same body is already `{existing}`; nothing was written. "
+                      "Propose a supersede of that record if it needs to change")
+    packet_id = reserve_packet_id(root, base)
+    if packet_id != base:
+        data = packet_data(draft, packet_id, actor=actor, now=now, target=target)
+        rel = f"{PENDING}/{packet_id}.md"
+    text = verified(root, rel, render_packet(data, body), data, body)
+    details = {"proposal_id": packet_id, "proposal_path": rel, "client": actor}
+    if draft.supersedes:
+        details["record_id"] = draft.supersedes
+    return ChangePlan(OPERATION, [FileChange(rel, None, text)], reason=draft.reason.strip(),
+                      summary=f"propose {data['proposal']['action']} {packet_id}", details=details)
+
+
+def propose_packet(project_root: str | os.PathLike[str], draft: Draft, *, actor: str,
+                   source: str = "mcp") -> ChangeResult:
+    """Create the pending packet for ``draft`` as one ledgered change (see module docstring). The gate and
+    detectors run before the lock is taken, so a blocked candidate leaves no trace at all; they run again on the
+    final bytes under the lock. Raises :class:`Refusal` / :class:`Blocked` with nothing written."""
+    root = Path(project_root).resolve()
+    check_values(draft)
+    probe = packet_data(draft, proposal_id(draft), actor=actor, now=now_utc(precise=False), target=None)
+    screen(root, f"{PENDING}/{probe['id']}.md", render_packet(probe, draft.body.strip()))
+    return run_change(root, lambda r: plan_propose(r, draft, actor=actor), actor=actor, source=source)
+
+
+def mcp_provenance(change: ChangeRecord | None) -> str | None:
+    """``proposed by <client> via MCP at <time>: <reason>`` when ``change`` is the MCP proposal that created a
+    packet, else ``None`` (shown by the editor's hover)."""
+    if change is None or change.source != "mcp" or change.operation != OPERATION:
+        return None
+    when = change.applied_at or change.created_at
+    text = f"proposed by {change.actor} via MCP at {when}"
+    return f"{text}; reason: {change.reason}" if change.reason else text
