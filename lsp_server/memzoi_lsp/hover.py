@@ -176,9 +176,11 @@ def provenance_markdown(ls: "MemzoiServer", snap: Snapshot, commit: dict[str, st
             f"- action {code(block.get('action'))} · status {code(data.get('status'))}"
             f" · type {code(data.get('type'))} · lane {code(data.get('lane'))}"
         )
-        if block.get("proposed_by") or block.get("proposed_at"):
+        if facts.proposed_via:
+            out.append(f"- {esc(facts.proposed_via)}")
+        elif block.get("proposed_by") or block.get("proposed_at"):
             out.append(f"- proposed by {esc(block.get('proposed_by'))} at {esc(block.get('proposed_at'))}")
-        if block.get("reason"):
+        if block.get("reason") and not facts.proposed_via:
             out.append(f"- reason: {esc(block.get('reason'))}")
         for label, rid in facts.targets:
             out.append(f"- {esc(label)}: {_record_link(ls, snap, rid)}")

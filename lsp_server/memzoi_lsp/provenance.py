@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memzoi.attestation import AttestationState, check_attestation
-
-from memzoi.ledger import Ledger, cached_runtime_dir
+from memzoi.ledger import ChangeRecord, Ledger, cached_runtime_dir
+from memzoi.lifecycle.propose import mcp_provenance
 from memzoi.models.common import is_identifier
 from memzoi.retention import current_assertion, evaluate_retention, utc_now
 from memzoi.runtime import LEDGER_DB
@@ -36,6 +36,7 @@ class Facts:
     superseded_by: list[str] = field(default_factory=list)
     targets: list[tuple[str, str]] = field(default_factory=list)
     history: list[str] = field(default_factory=list)
+    proposed_via: str | None = None
 
 
 def memzoi_dir(ls: "MemzoiServer", snap: Snapshot) -> Path | None:
@@ -135,7 +136,12 @@ def collect(ls: "MemzoiServer", snap: Snapshot) -> Facts:
             facts.apply_state = "no: already resolved"
         elif verdict is not None:
             facts.apply_state = verdict.statement()
-    facts.history = history(ls, snap)
+    changes = ledger_changes(ls, snap)
+    facts.history = history(ls, snap, changes)
+    if is_proposal:
+        # The change that created the packet is the oldest one touching it.
+        created = [c for c in changes if c.files and any(f.before is None for f in c.files)]
+        facts.proposed_via = mcp_provenance(created[-1] if created else None)
     return facts
 
 
@@ -154,8 +160,8 @@ def superseded_by(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> list[st
     return sorted(out)
 
 
-def history(ls: "MemzoiServer", snap: Snapshot, limit: int = 5) -> list[str]:
-    """The ledger's changes touching this file, newest first, as one line each (never creates a ledger)."""
+def ledger_changes(ls: "MemzoiServer", snap: Snapshot, limit: int = 20) -> list[ChangeRecord]:
+    """The ledger's changes touching this file, newest first (never creates a ledger; ``[]`` on any error)."""
     project = ls.project_for(snap.path)
     if project is None or snap.path is None:
         return []
@@ -166,12 +172,19 @@ def history(ls: "MemzoiServer", snap: Snapshot, limit: int = 5) -> list[str]:
         rel = snap.path.resolve().relative_to(project.root).as_posix()
         ledger = Ledger(rdir / LEDGER_DB)
         with ledger.connect() as conn:
-            changes = ledger.history(conn, rel, limit)
+            return ledger.history(conn, rel, limit)
     except Exception as err:  # an unreadable ledger must not break hover
         log.info("ledger history unavailable: %s", err)
         return []
+
+
+def history(ls: "MemzoiServer", snap: Snapshot, changes: list[ChangeRecord], limit: int = 5) -> list[str]:
+    """``changes`` (newest first) as one line each, at most ``limit``."""
+    project = ls.project_for(snap.path)
+    if project is None:
+        return []
     out = []
-    for c in changes:
+    for c in changes[:limit]:
         when = c.undone_at or c.applied_at or c.updated_at
         undo = ""
         if c.status == "applied":

@@ -127,9 +127,10 @@ class Reader:
         except (ValueError, TypeError):
             return False
 
-    def usable(self) -> list[dict[str, Any]]:
-        """Admitted, active, current repository records (the ones a pack or precheck may use)."""
-        rows = self.db.execute("SELECT * FROM records WHERE admitted = 1 AND status = 'active' ORDER BY id")
+    def active(self) -> list[dict[str, Any]]:
+        """Active, current repository records, admitted or not (a pack or precheck uses the admitted ones and
+        lists the unsafe ones as withheld)."""
+        rows = self.db.execute("SELECT * FROM records WHERE status = 'active' ORDER BY id")
         return [dict(r) for r in rows if self.current(dict(r))]
 
     def text_scores(self, text: str, table: str = "records") -> dict[int, float]:
@@ -267,7 +268,7 @@ def build_context_pack(root: Path, task: str, *, paths: list[str] | None = None,
     with Reader(root) as r:
         text = r.text_scores(task)
         ranked, withheld = [], []
-        for rec in r.usable():
+        for rec in r.active():
             score, binding = best_binding(_applies(rec), wanted) if wanted else (0, None)
             lexical = text.get(rec["rowid"])
             if score == 0 and lexical is None:
@@ -275,6 +276,8 @@ def build_context_pack(root: Path, task: str, *, paths: list[str] | None = None,
             unsafe = r.unsafe(rec["path"])
             if unsafe:
                 withheld.append({"id": rec["id"], "reasons": unsafe})
+                continue
+            if not rec["admitted"]:
                 continue
             ranked.append((-score, lexical is None, lexical or 0.0, rec["id"], rec, score, binding))
     ranked.sort(key=lambda t: t[:4])
@@ -302,7 +305,7 @@ def precheck_path(root: Path, path: str) -> dict[str, Any]:
     where = normalize_path(path)
     found, withheld = [], []
     with Reader(root) as r:
-        for rec in r.usable():
+        for rec in r.active():
             if rec["type"] not in GOVERNANCE:
                 continue
             score, binding = best_binding(_applies(rec), [where])
@@ -311,6 +314,8 @@ def precheck_path(root: Path, path: str) -> dict[str, Any]:
             unsafe = r.unsafe(rec["path"])
             if unsafe:
                 withheld.append({"id": rec["id"], "reasons": unsafe})
+                continue
+            if not rec["admitted"]:
                 continue
             found.append((rec, score, binding))
     found.sort(key=lambda t: (-t[1], -GOVERNANCE[t[0]["type"]][1], -(t[0]["confidence"] or 0.0),

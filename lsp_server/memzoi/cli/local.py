@@ -1,4 +1,5 @@
-"""``memzoi local add|list|show|search``: private local records (runtime plane only, never under .memzoi/)."""
+"""``memzoi local add|list|show|search``: private local records (runtime plane only, never under .memzoi/);
+``memzoi local pending|approve|reject``: local candidates proposed by agents (``memzoi-mcp``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import argparse
 
 from ..ledger import Refusal
 from ..lifecycle import add_local, get_local, list_local, search_local
-from ._changes import add_common, emit_json, project_root, read_body, refuse, run_write
+from ..lifecycle.candidates import approve_local, list_candidates, reject_local
+from ._changes import actor, add_common, emit_json, project_root, read_body, refuse, run_write
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,6 +36,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     se.add_argument("query", metavar="QUERY")
     add_common(se, actor=False)
     se.set_defaults(func=run_search)
+    pe = ps.add_parser("pending", help="list local candidates proposed by agents that wait for a decision")
+    add_common(pe, actor=False)
+    pe.set_defaults(func=run_pending)
+    ap = ps.add_parser("approve", help="apply a pending local candidate as a private local record (one ledgered "
+                       "change; `memzoi undo` reverts it)")
+    ap.add_argument("id", metavar="CANDIDATE")
+    add_common(ap)
+    ap.set_defaults(func=lambda a: run_write(a, lambda root, who: approve_local(root, a.id, actor=who)))
+    rj = ps.add_parser("reject", help="reject a pending local candidate with a reason")
+    rj.add_argument("id", metavar="CANDIDATE")
+    rj.add_argument("--reason", required=True, help="why it is rejected")
+    add_common(rj)
+    rj.set_defaults(func=run_reject)
 
 
 def run_add(args: argparse.Namespace) -> int:
@@ -73,4 +88,31 @@ def run_show(args: argparse.Namespace) -> int:
         return 0
     print(f"{rec.id} ({rec.type}/{rec.lane}, {rec.sensitivity}, from {rec.source_kind or 'cli'})\n# {rec.title}\n")
     print(rec.body)
+    return 0
+
+
+def run_pending(args: argparse.Namespace) -> int:
+    """List pending local candidates."""
+    items = list_candidates(project_root(args))
+    if args.json:
+        emit_json({"candidates": [c.to_json() for c in items]})
+        return 0
+    if not items:
+        print("no pending local candidates")
+    for c in items:
+        print(f"{c.id}  {c.type}/{c.lane}  confidence {c.confidence_bp / 10_000:g}  by {c.actor}  {c.title}")
+        print(f"    reason: {c.reason}")
+    return 0
+
+
+def run_reject(args: argparse.Namespace) -> int:
+    """Reject a pending local candidate."""
+    try:
+        cand = reject_local(project_root(args), args.id, reason=args.reason, actor=actor(args))
+    except Refusal as err:
+        return refuse(args, err)
+    if args.json:
+        emit_json(cand.to_json())
+    else:
+        print(f"local candidate {cand.id} rejected")
     return 0
