@@ -46,7 +46,18 @@ def _client_name(ctx) -> str:
     return name or "mcp-client"
 
 
-def make_server(root: Path, per_minute: int):
+def _load_core(root: Path, per_minute: int | None):
+    """The core's tool module and the process-wide rate limit (``per_minute`` or ``[mcp] proposals_per_minute``).
+    Loaded on the first tool request, so the handshake does not wait for the core's imports."""
+    from memzoi.agent import tools
+    from memzoi.config import load_config
+
+    if per_minute is None:
+        per_minute = load_config(root / ".memzoi").config.mcp.proposals_per_minute
+    return tools, tools.RateLimit(per_minute)
+
+
+def make_server(root: Path, per_minute: int | None):
     """The SDK ``Server`` serving the core's tool table for ``root``."""
     import anyio
     import mcp_types as types
@@ -54,11 +65,18 @@ def make_server(root: Path, per_minute: int):
     from mcp.shared.exceptions import MCPError
 
     from memzoi import __version__
-    from memzoi.agent import tools as core
 
-    limit = core.RateLimit(per_minute)
+    loaded: list = []
+    lock = anyio.Lock()
+
+    async def core_and_limit():
+        async with lock:
+            if not loaded:
+                loaded.extend(await anyio.to_thread.run_sync(_load_core, root, per_minute))
+        return loaded
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
+        core, _ = await core_and_limit()
         return types.ListToolsResult(tools=[
             types.Tool(name=t.name, title=t.title, description=t.description, input_schema=t.input_schema(),
                        annotations=types.ToolAnnotations.model_validate(t.annotations) if t.annotations else None)
@@ -66,6 +84,7 @@ def make_server(root: Path, per_minute: int):
         ])
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        core, limit = await core_and_limit()
         session = core.Session(root, _client_name(ctx), limit)
         try:
             result = await anyio.to_thread.run_sync(core.call, session, params.name, params.arguments)
@@ -89,7 +108,6 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"memzoi-mcp {__version__}")
         return 0
-    from memzoi.config import load_config
     from memzoi.workspace import find_project_root
 
     root = Path(args.root).resolve() if args.root else find_project_root(Path.cwd())
@@ -98,9 +116,7 @@ def main(argv: list[str] | None = None) -> int:
               "one with `memzoi init`", file=sys.stderr)
         return 2
     per_minute = args.proposals_per_minute
-    if per_minute is None:
-        per_minute = load_config(root / ".memzoi").config.mcp.proposals_per_minute
-    if per_minute < 0:
+    if per_minute is not None and per_minute < 0:
         print("memzoi-mcp: --proposals-per-minute must be 0 or more", file=sys.stderr)
         return 2
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="memzoi-mcp: %(levelname)s %(message)s")

@@ -28,10 +28,11 @@ TOOLS = {"search_memory", "get_memory", "build_context_pack", "precheck_path", "
 
 @asynccontextmanager
 async def connect(project: Path, home: Path, client: str = "e2e-agent", args: tuple[str, ...] = (),
-                  cwd: Path | None = None):
-    """A session with ``memzoi-mcp`` for ``project`` (``--root`` unless ``cwd`` is given)."""
+                  cwd: Path | None = None, argv: list[str] | None = None):
+    """A session with ``memzoi-mcp`` for ``project`` (``--root`` unless ``cwd`` is given; ``argv`` replaces all
+    arguments)."""
     params = StdioServerParameters(
-        command=str(SERVER), args=[*(() if cwd else ("--root", str(project))), *args],
+        command=str(SERVER), args=argv if argv is not None else [*(() if cwd else ("--root", str(project))), *args],
         env={"MEMZOI_HOME": str(home), "PATH": os.environ.get("PATH", "")}, cwd=str(cwd) if cwd else None)
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):

@@ -1,6 +1,6 @@
 """Lifecycle operations on the git plane and the local runtime plane, each one ledgered change.
 
-Every function takes the project root, an ``actor`` and a ``source`` (``"editor"`` or ``"cli"``), returns a
+Every function takes the project root, an ``actor`` and a ``source`` (``"editor"``, ``"cli"`` or ``"mcp"``), returns a
 :class:`~memzoi.ledger.ChangeResult` and raises :class:`~memzoi.ledger.Refusal` (``code``, ``message``) with
 nothing written when a finding, a precondition or external drift blocks it. The language server and the CLI
 call these same functions.
