@@ -308,7 +308,7 @@ def test_ledger_version_1_is_migrated_keeping_changes(project, home):
     ledger = Ledger.for_project(project)
     path = ledger.path
     conn = sqlite3.connect(path)
-    from memzoi import ledger as mod
+    from memzoi.ledger import store as mod
 
     v1 = mod._SCHEMA.split("CREATE TABLE IF NOT EXISTS local_candidate")[0].replace(", 'mcp'", "")
     conn.executescript(v1 + "PRAGMA user_version=1;")
