@@ -15,6 +15,7 @@ import sqlite3
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..findings import CODES
 from ..index import Index, IndexUnavailable, fts_query
 from ..ledger import Refusal
 from ..retention import current_assertion, evaluate_retention, utc_now
@@ -333,30 +334,36 @@ def _desc(text: str) -> tuple[int, ...]:
 
 
 def list_pending(root: Path) -> dict[str, Any]:
-    """The pending proposal packets with ``can_apply`` and ``blocked_by`` (the codes of
-    :func:`~memzoi.lifecycle.common.blocking_codes`), and the pending local candidates."""
+    """The pending proposal packets with ``can_apply`` and ``blocked_by`` from the core's one can-apply rule
+    (:func:`memzoi.lifecycle.readiness.packet_readiness`, fed the file's analysis, admission and cross-file
+    findings as the editor holds them), and the pending local candidates. A packet whose detectors fire has its
+    title withheld (it may hold the secret)."""
+    from ..admission import GitVisibility, admit
     from ..analysis import analyze_path
-    from ..findings import CODES
     from ..lifecycle.candidates import list_candidates
-    from ..lifecycle.common import PENDING, blocking_codes
-    from ..workspace import walk
+    from ..lifecycle.readiness import packet_readiness
 
-    if not (root / ".memzoi").is_dir():
-        raise Refusal("no_project", f"no .memzoi directory at {root}; start the server with --root PROJECT")
     proposals = []
-    for p in walk(root / PENDING).files:
-        analysis = analyze_path(p)
-        data = analysis.document.data if isinstance(analysis.document.data, dict) else {}
-        block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
-        blocked = blocking_codes(analysis)
-        secret = any(CODES.get(c, (None, ""))[1] == "detector" for c in blocked)  # the title may hold it
-        rel = p.relative_to(root).as_posix()
-        proposals.append({
-            "id": rel[len(PENDING) + 1: -3], "path": rel, "action": block.get("action"),
-            "title": None if secret else data.get("title"), "proposed_by": block.get("proposed_by"),
-            "proposed_at": str(block["proposed_at"]) if block.get("proposed_at") else None,
-            "can_apply": not blocked, "blocked_by": blocked,
-        })
+    with Reader(root) as r:
+        ws = r.index.workspace()
+        rows = r.db.execute("SELECT p.path, f.visibility FROM proposals p JOIN files f ON f.path = p.path "
+                            "WHERE p.role = 'pending' ORDER BY p.path").fetchall()
+        for rel, visibility in rows:
+            path = r.root / rel
+            analysis = analyze_path(path)
+            key = str(path)
+            findings = [*analysis.findings, *admit(path, analysis, GitVisibility(visibility)).findings,
+                        *ws.findings_for(key)]
+            verdict = packet_readiness(r.root, analysis, findings, identity_resolved=ws.resolved_holder(key))
+            data = analysis.document.data if isinstance(analysis.document.data, dict) else {}
+            block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
+            secret = any(CODES.get(f.code, (None, ""))[1] == "detector" for f in analysis.findings)
+            proposals.append({
+                "id": rel[len(".memzoi/proposals/pending/"): -3], "path": rel, "action": block.get("action"),
+                "title": None if secret else data.get("title"), "proposed_by": block.get("proposed_by"),
+                "proposed_at": str(block["proposed_at"]) if block.get("proposed_at") else None,
+                "can_apply": verdict.can_apply, "blocked_by": verdict.codes(), "state": verdict.statement(),
+            })
     local = [{"id": c.id, "title": c.title, "type": c.type, "lane": c.lane, "confidence": c.confidence_bp / 10_000,
               "proposed_by": c.actor, "created_at": c.created_at} for c in list_candidates(root)]
     return {"proposals": proposals, "local_candidates": local}

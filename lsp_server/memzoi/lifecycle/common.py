@@ -151,12 +151,6 @@ def errors(analysis: Analysis) -> list[Finding]:
     return [f for f in analysis.findings if blocks_write(f)]
 
 
-def blocking_codes(analysis: Analysis) -> list[str]:
-    """Sorted, unique codes of the :func:`errors` of ``analysis``: what must be fixed before a pending packet can
-    be applied (empty = it can be applied, subject to the apply-time target and identity checks)."""
-    return sorted({f.code for f in errors(analysis)})
-
-
 def describe(findings: list[Finding], limit: int = 3) -> str:
     """``code: message; …`` for a refusal message (findings never contain matched secret text)."""
     parts = [f"{f.code}: {f.message}" for f in findings[:limit]]
