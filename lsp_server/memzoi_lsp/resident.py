@@ -174,33 +174,34 @@ async def _run(ls: "MemzoiServer", root: Path, file: ResidentFile | None, call) 
     return cand.to_json()
 
 
+async def _decide(ls: "MemzoiServer", arg: dict[str, Any], call, *, on_disk: bool = True) -> dict[str, Any]:
+    """Run ``call(root, candidate_id, actor)`` for the candidate named in ``arg``; a write that changes the file
+    (``on_disk``) is refused while the resident file has unsaved changes."""
+    root, file = _where(ls, arg)
+    cid, who = _candidate_id(arg), arg.get("actor") or default_actor()
+    if on_disk and file is not None:
+        _refuse_dirty(ls, file)
+    return await _run(ls, root, file, lambda: call(root, cid, who))
+
+
 @command(APPROVE)
 async def approve(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a pending or failed candidate (at most once)."""
-    root, file = _where(ls, arg)
-    cid, who = _candidate_id(arg), arg.get("actor") or default_actor()
-    if file is not None:
-        _refuse_dirty(ls, file)
-    return await _run(ls, root, file, lambda: service.apply(root, cid, actor=who))
+    return await _decide(ls, arg, lambda root, cid, who: service.apply(root, cid, actor=who))
 
 
 @command(REJECT)
 async def reject(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Reject a pending or failed candidate (``reason`` optional in the editor)."""
-    root, file = _where(ls, arg)
-    cid, who = _candidate_id(arg), arg.get("actor") or default_actor()
     why = reason_of(arg, False) or DEFAULT_REJECTION
-    return await _run(ls, root, file, lambda: service.reject(root, cid, actor=who, reason=why))
+    return await _decide(ls, arg, lambda root, cid, who: service.reject(root, cid, actor=who, reason=why),
+                         on_disk=False)
 
 
 @command(UNDO)
 async def undo(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Restore the entries from before an applied candidate."""
-    root, file = _where(ls, arg)
-    cid, who = _candidate_id(arg), arg.get("actor") or default_actor()
-    if file is not None:
-        _refuse_dirty(ls, file)
-    return await _run(ls, root, file, lambda: service.undo(root, cid, actor=who))
+    return await _decide(ls, arg, lambda root, cid, who: service.undo(root, cid, actor=who))
 
 
 @command(REVIEW)

@@ -51,13 +51,19 @@ def test_restart_reconciliation_observes_apply_and_undo_without_replaying_either
     assert service.reconcile(project) == []  # nothing left in flight, nothing replayed
 
 
-def test_restart_reconciliation_marks_divergent_resident_state_uncertain(project):
-    cand = _propose(project, content="expected").candidate
+def _divergent(root):
+    """A candidate durably ``applying`` [] -> ["expected"] while the file holds something else."""
+    cand = _propose(root, content="expected").candidate
     with db.connect() as conn:
         db.begin_apply(conn, cand.id, [], ["expected"], "alice")
-    path = rules(project)
+    path = rules(root)
     path.parent.mkdir(parents=True)
     path.write_text("different external state", encoding="utf-8")
+    return cand, path
+
+
+def test_restart_reconciliation_marks_divergent_resident_state_uncertain(project):
+    cand, _ = _divergent(project)
     assert [o.status for o in service.reconcile(project)] == ["uncertain"]
     assert _entries(project) == ["different external state"]  # preserved
     got = _get(cand.id)
@@ -75,12 +81,7 @@ def test_restart_reconciliation_marks_divergent_resident_state_uncertain(project
     ("accept", ["different external state"], "failed"),
 ])
 def test_explicit_recovery_of_an_uncertain_candidate(project, mode, entries, settles):
-    cand = _propose(project, content="expected").candidate
-    with db.connect() as conn:
-        db.begin_apply(conn, cand.id, [], ["expected"], "alice")
-    path = rules(project)
-    path.parent.mkdir(parents=True)
-    path.write_text("different external state", encoding="utf-8")
+    cand, path = _divergent(project)
     service.reconcile(project)
     rec = service.recover(project, cand.id, mode, actor="bob")
     assert (rec.action, rec.status, rec.recovers) == ("recover", "applied", cand.id)

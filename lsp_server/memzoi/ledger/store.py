@@ -154,6 +154,19 @@ def _step(name: str) -> None:
         _fault_hook(name)
 
 
+@contextmanager
+def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` on an autocommit connection, rolled back on any exception (the ledger's
+    and the resident candidates' write transactions)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
 # --- helpers -------------------------------------------------------------------------------------------------
 
 
@@ -272,13 +285,8 @@ class Ledger:
     @contextmanager
     def transaction(self, conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         """``BEGIN IMMEDIATE`` … ``COMMIT`` (rolled back on any exception)."""
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(conn):
             yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
 
     def get(self, conn: sqlite3.Connection, change_id: str) -> ChangeRecord | None:
         """The change with ``change_id`` (a unique prefix is accepted), or ``None``."""

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ledger import Refusal
+from ..ledger.store import immediate as transaction
 from .store import runtime_root
 
 DB_NAME = "memzoi-lsp-resident.db"
@@ -159,18 +160,6 @@ def connect(path: Path | None = None) -> Iterator[sqlite3.Connection]:
         yield conn
     finally:
         conn.close()
-
-
-@contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any exception."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
 
 
 def insert(conn: sqlite3.Connection, cand: Candidate) -> tuple[Candidate, bool]:

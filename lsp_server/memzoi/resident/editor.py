@@ -14,6 +14,7 @@ Findings (spans are code-point offsets of the analysed text, which may be an uns
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def _same(a: Path, b: Path) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def which_file(path: Path, roots: list[Path] = ()) -> tuple[Path, ResidentFile] | None:  # type: ignore[assignment]
+def which_file(path: Path, roots: Sequence[Path] = ()) -> tuple[Path, ResidentFile] | None:
     """``(project root, resident file)`` when ``path`` is a resident file of one of ``roots`` or of the project
     found from ``path`` itself (``.zuno/RULES.md`` is found from its own folder); else ``None``. A project whose
     configuration is invalid is skipped."""
