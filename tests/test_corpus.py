@@ -73,6 +73,11 @@ def test_legacy_upgrade_matches_memzoi_migration(path):
     got, want = frame(new).data, frame(current.read_text(encoding="utf-8")).data
     for key in ("id", "kind", "profile", "retention", "origin", "lane", "content_class"):
         assert got[key] == want[key], key
+    before, current = frame(path.read_text(encoding="utf-8")), frame(current.read_text(encoding="utf-8"))
+    unchanged = before.body == current.body and all(
+        before.data.get(k) == current.data.get(k) for k in ("title", "description", "timestamp", "updated", "status"))
+    if unchanged:  # the current file is the migration's output, not a later edit: the upgrade equals it exactly
+        assert new == current.text
 
 
 def test_example_proposals_parse(corpus):

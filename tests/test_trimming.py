@@ -132,3 +132,11 @@ def test_trimmed_keeps_plain_scalars_typed():
     assert isinstance(value, PlainScalar) and value == "1" and value.resolved == 1
     assert trimmed(5) == 5 and trimmed("x") == "x"
     assert frame("---\ntags: [' a ']\nid: ' b '\n---\n").data == {"tags": [" a "], "id": "b"}
+
+
+def test_trimming_is_rusts_not_pythons():
+    """Rust's ``str::trim`` keeps U+001C..U+001F (Python's ``str.strip`` drops them), so Memzoi refuses this id."""
+    text = RECORD.replace('id: " rec-x "', 'id: "\\x1crec-x"')
+    a = analyze_text(text, ".memzoi/records/rec-x.md")
+    assert a.document.data["id"] == "\x1crec-x"
+    assert [f.code for f in a.findings] == ["invalid_identifier"]

@@ -17,6 +17,7 @@ from .document import Document
 from .findings import Finding, Fix, TextEdit, finding
 from .models import PendingProposal, RecordFrontmatter, ResolvedProposal, proposal_rule_violations
 from .models.common import RetentionFacts, is_concept_id, is_identifier, validate_retention
+from .text import rust_trim
 from .workspace import Placement, Role
 from .yaml12 import YMap, YNode, locate
 
@@ -224,9 +225,9 @@ def _identity_rules(v: Validator, data: dict, placement: Placement, model: type[
 def _body_rules(v: Validator, data: dict, model: type[BaseModel]) -> None:
     doc = v.doc
     title = data.get("title")
-    if doc.h1 is not None and isinstance(title, str) and title.strip() and doc.h1_text != title.strip():
+    if doc.h1 is not None and isinstance(title, str) and rust_trim(title) and doc.h1_text != rust_trim(title):
         s, e = doc.h1
-        fixes = [Fix("Set the H1 to the title", (TextEdit(s, e, title.strip()),))]
+        fixes = [Fix("Set the H1 to the title", (TextEdit(s, e, rust_trim(title)),))]
         _, node = locate(v.root, ("title",))
         if node is not None:
             import json

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
+from ..text import rust_trim
 from ..yaml12 import PlainScalar
 
 MemoryType = Literal[
@@ -100,15 +101,17 @@ def parse_instant(value: str) -> datetime | None:
 
 
 # --- constrained scalar types -------------------------------------------------------------------------------
+# Framing already trimmed the strings Memzoi trims (memzoi.trimming); these trim as Rust's str::trim does, never
+# more (Python's str.strip would also drop \x1c-\x1f, which Memzoi keeps and refuses).
 
 def _text(value: str) -> str:
-    if not value.strip():
+    if not rust_trim(value):
         raise _err("invalid_value", "must be a non-empty string")
     return value
 
 
 def _identifier(value: str) -> str:
-    v = value.strip()
+    v = rust_trim(value)
     if not is_identifier(v):
         raise _err(
             "invalid_identifier",
@@ -119,7 +122,7 @@ def _identifier(value: str) -> str:
 
 
 def _rfc3339(value: str) -> str:
-    if parse_rfc3339(value.strip()) is None:
+    if parse_rfc3339(rust_trim(value)) is None:
         raise _err(
             "invalid_timestamp",
             "not an RFC 3339 timestamp with a timezone, e.g. 2026-07-06T00:00:00Z",
@@ -128,7 +131,7 @@ def _rfc3339(value: str) -> str:
 
 
 def _instant(value: str) -> str:
-    if parse_instant(value.strip()) is None:
+    if parse_instant(rust_trim(value)) is None:
         raise _err(
             "invalid_timestamp",
             "not a timestamp: use RFC 3339 with a timezone (2026-07-06T00:00:00Z) or a date (2026-07-06)",
@@ -161,7 +164,7 @@ def _unit_interval(value: float) -> float:
 
 
 def _relative_path(value: str) -> str:
-    v = value.strip()
+    v = rust_trim(value)
     if not v:
         raise _err("unsafe_path", "path must be non-empty")
     parts = v.replace("\\", "/").split("/")
