@@ -37,7 +37,7 @@ from .safety.redact import MARK, redact, secret_spans
 from .text import LineIndex
 from .workspace import MEMZOI_DIR
 
-SCHEMA_VERSION = 3  # bump when the stored facts or columns change: old indexes are rebuilt
+SCHEMA_VERSION = 4  # bump when the stored facts or columns change: old indexes are rebuilt
 #: From this many files on, (re)indexing analyses files in worker processes.
 PARALLEL_THRESHOLD = 400
 #: Progress callback: ``(files done, files total)``.
