@@ -13,6 +13,8 @@ from memzoi.document import frame
 from memzoi.trimming import trimmed
 from memzoi.yaml12 import PlainScalar
 
+from .test_framing_yaml import VALID
+
 RECORD = """---
 id: " rec-x "
 kind: "memory "
@@ -33,16 +35,7 @@ timestamp: " 2026-07-06T00:00:00Z "
 updated: "2026-07-06T00:00:00Z\\u3000"
 applies_to: [" src/app/** "]
 tags: [" spaced "]
-retention: {}
-origin:
-  origin_key: repository-record:rec-x
-  route: repository_materialization
----
-
-# Use pnpm
-
-Use pnpm for installs.
-"""
+""" + VALID[VALID.index("retention: {}"):]  # the unpadded rest of a clean record (retention, origin, body)
 
 PACKET = """---
 id: " pkt-1 "
