@@ -99,20 +99,21 @@ def _record(rid: str, body: str) -> str:
             f"source: human\ntimestamp: \"2026-01-01T00:00:00Z\"\n---\n\n# T {rid}\n\n{body}\n")
 
 
-def test_a_stray_file_below_proposals_still_takes_part_in_cross_file_checks(tmp_path):
-    """A walked `.memzoi` is not listed a second time, unless a file the walk skipped still counts."""
+def test_a_stray_file_below_proposals_is_walked_and_still_takes_part_in_cross_file_checks(tmp_path):
+    """Every file below `.memzoi` is walked (stray files are committed too), so a walked `.memzoi` is complete; a
+    stray Markdown file below proposals/ still counts in cross-file checks, as Memzoi's walk lists it."""
     md = tmp_path / ".memzoi"
     (md / "records").mkdir(parents=True)
     (md / "proposals").mkdir()
     (md / "records" / "a.md").write_text(_record("a", "Same body text here."), encoding="utf-8")
     (md / "proposals" / "b.md").write_text(_record("b", "Same body text here."), encoding="utf-8")
     found = expand(str(md))
-    assert [Path(p).name for p, _ in found.files] == ["a.md"]
-    assert found.complete == set()  # the stray packet-folder file keeps the directory "incomplete"
-    os.remove(md / "proposals" / "b.md")
-    assert expand(str(md)).complete == {os.path.abspath(md)}
+    assert sorted(Path(p).name for p, _ in found.files) == ["a.md", "b.md"]
+    assert found.complete == {os.path.abspath(md)}
     assert expand(str(tmp_path)).complete == {os.path.abspath(md)}
     assert expand(str(md / "records")).complete == set()
+    report = check_paths([str(md / "records")])
+    assert ("a.md", "duplicate_content") in [(Path(l.path).name, l.finding.code) for l in report.findings]
 
 
 def test_the_same_file_given_twice_is_checked_once(tmp_path):
@@ -234,7 +235,7 @@ def test_config_given_relative_to_its_folder(tmp_path, monkeypatch):
     (md / "config.toml").write_text('[project]\nid = "x"\n', encoding="utf-8")
     monkeypatch.chdir(md)
     report = check_paths(["config.toml"])
-    assert report.files_checked == 0 and not report.findings
+    assert report.files_checked == 1 and not report.findings  # scanned for secrets, settings checked
     assert report.memzoi_dirs == {Path(os.path.abspath(md))}
 
 

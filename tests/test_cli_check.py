@@ -220,12 +220,13 @@ def test_unreadable_config_is_reported_on_stderr(capsys, workspace):
 
 
 def test_a_config_file_given_by_name_is_checked_as_configuration(capsys, tmp_path):
-    """`memzoi check .memzoi/config.toml` checks the settings instead of reporting missing frontmatter."""
+    """`memzoi check .memzoi/config.toml` checks the settings (and scans the file for secrets: it is committed)
+    instead of reporting missing frontmatter."""
     config = tmp_path / ".memzoi" / "config.toml"
     config.parent.mkdir()
     config.write_text('[project]\nid = "demo"\n', encoding="utf-8")
     code, out, err = run(capsys, "check", str(config), "--format", "json")
-    assert code == 0 and json.loads(out) == {"findings": [], "files_checked": 0}
+    assert code == 0 and json.loads(out) == {"findings": [], "files_checked": 1}
     assert "the settings are valid" in err and "frontmatter" not in err
     config.write_text("[project\n", encoding="utf-8")
     code, out, err = run(capsys, "check", str(config))

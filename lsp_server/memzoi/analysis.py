@@ -19,11 +19,12 @@ from .config import MemzoiConfig, load_config
 from .document import Document, frame
 from .findings import Finding, Fix, TextEdit, finding
 from .legacy import UpgradeError, legacy_reasons, upgrade_ignores, upgrade_legacy
+from .pathsafety import name_findings
 from .retention import retention_findings, utc_now
 from .safety import safety_findings
 from .text import decode
 from .validate import validate_document
-from .workspace import Placement, Role, place
+from .workspace import Placement, Role, below_plane, place
 
 #: Above this size the file is still framed and validated, but reported with ``file_too_large`` (Memzoi refuses
 #: any single field over 512 KiB, reference §3.2).
@@ -71,8 +72,10 @@ def analyze_text(text: str, path: str | os.PathLike[str] | None = None, *, place
     reads it once and passes it). The result is a pure function of text, path, ``now`` and the configuration.
     """
     placement = placement or (place(path) if path is not None else Placement(Role.OTHER))
-    if placement.role is Role.RESERVED:
-        return _reserved(text, placement)
+    if config is None:
+        config = load_config(placement.memzoi_dir).config
+    if placement.role is Role.RESERVED or scan_only(text, path, placement):
+        return _scanned_only(text, path, placement, config)
     doc = frame(text)
     analysis = Analysis(doc, placement)
     findings = list(doc.findings)
@@ -87,9 +90,9 @@ def analyze_text(text: str, path: str | os.PathLike[str] | None = None, *, place
         findings.extend(schema)
         if analysis.kind == "record" and not reasons:
             findings.extend(_record_state(analysis, now))
-    if config is None:
-        config = load_config(placement.memzoi_dir).config
     findings.extend(safety_findings(doc, placement, config))
+    if path is not None and placement.memzoi_dir is not None:
+        findings.extend(name_findings(path))
     analysis.findings = sorted(findings, key=lambda f: (f.start, f.end, f.code))
     return analysis
 
@@ -150,21 +153,44 @@ def _record_state(analysis: Analysis, now: datetime | None) -> list[Finding]:
     return found
 
 
-def _reserved(text: str, placement: Placement) -> Analysis:
-    doc = Document(text)
+def scan_only(text: str, path: str | os.PathLike[str] | None, placement: Placement) -> bool:
+    """True for a file below a ``.memzoi`` directory that Memzoi never reads as a record or packet and that does
+    not look like one: a file that is not Markdown (``config.toml``, notes), or Markdown outside ``records/``
+    and the proposal folders that does not start with frontmatter. It is committed like the rest, so it is still
+    scanned for secrets (:func:`_scanned_only`); a stray file that does start with frontmatter is analysed in
+    full (its ``kind`` says what it is meant to be)."""
+    if placement.role is not Role.OTHER or placement.memzoi_dir is None or path is None:
+        return False
+    if not os.fspath(path).endswith(".md"):
+        return True
+    return not text.lstrip("\ufeff").startswith(("---", "+++", "{"))
+
+
+def _scanned_only(text: str, path: str | os.PathLike[str] | None, placement: Placement,
+                  config: MemzoiConfig) -> Analysis:
+    """A reserved file (``index.md``/``log.md``) or a stray file: no schema, but the content detectors on the
+    whole text and Memzoi's detectors on its path, because it is committed with the records. A reserved file
+    with frontmatter below ``records/`` or ``proposals/`` also gets ``reserved_file`` (a warning: Memzoi skips it
+    silently, reference §1.1, so whatever it was meant to say is lost)."""
+    markdown = path is None or os.fspath(path).endswith(".md")
+    doc = frame(text) if markdown else Document(text)
     findings: list[Finding] = []
     start = 1 if text.startswith("\ufeff") else 0
-    if text.startswith("---", start):
+    if placement.role is Role.RESERVED and text.startswith("---", start) and (path is None or below_plane(path)):
         findings.append(
             finding(
                 "reserved_file",
-                "`index.md` and `log.md` are reserved for human notes and never define a record or proposal; "
-                "remove the frontmatter, or rename the file to the record's id",
+                "Memzoi ignores this file: `index.md` and `log.md` are reserved for human notes and never define "
+                "a record or proposal, whatever their frontmatter says (it is still scanned for secrets); remove "
+                "the frontmatter, or rename the file to the record's id",
                 start,
                 start + 3,
             )
         )
-    return Analysis(doc, placement, findings)
+    findings.extend(safety_findings(doc, placement, config))
+    if path is not None and placement.memzoi_dir is not None:
+        findings.extend(name_findings(path))
+    return Analysis(doc, placement, sorted(findings, key=lambda f: (f.start, f.end, f.code)))
 
 
 def _legacy_finding(doc: Document, placement: Placement, reasons: list[str]) -> Finding:

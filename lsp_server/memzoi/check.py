@@ -26,9 +26,10 @@ from .config import CONFIG_NAME, MemzoiConfig, load_config
 from .crossfile import CrossFileCheck, FileFacts, facts_from_analysis
 from .findings import Finding, finding
 from .parallel import ChunkPool, cpu_count
+from .pathsafety import shown_path
 from .retention import utc_now
 from .text import LineIndex
-from .workspace import MEMZOI_DIR, RESERVED_NAMES, Placement, Role, place, utf8_name
+from .workspace import MEMZOI_DIR, Placement, Role, place, utf8_name
 
 _SNIFF = ("---", "+++", "{", "\ufeff---", "\ufeff+++", "\ufeff{")
 
@@ -88,10 +89,12 @@ class Expanded:
 def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], None] | None = None) -> Expanded:
     """Expand one command-line path into the files to check.
 
-    A file is checked as given. A directory is walked: everything below a ``.memzoi`` directory (records,
-    proposals and reserved files), and elsewhere only Markdown files that start with frontmatter. Hidden entries
+    A file is checked as given. A directory is walked: every regular file below a ``.memzoi`` directory (records,
+    packets, reserved ``index.md``/``log.md``, ``config.toml`` and any stray file: all of them are committed, so
+    all are scanned for secrets), and elsewhere only Markdown files that start with frontmatter. Hidden entries
     other than ``.memzoi`` are skipped; a symlinked ``.memzoi`` and symlinks inside one give a ``canonical_path``
-    finding (also when the argument itself is, or lies below, such a folder). Raises
+    finding (also when the argument itself is, or lies below, such a folder). Display paths go through
+    :func:`memzoi.pathsafety.shown_path` (a secret-bearing path is shown redacted). Raises
     :class:`UsageError` for a path that does not exist. ``on_file(path, display, inode)`` is called for each file
     as soon as it is found (a caller can start on it while the walk goes on), with the absolute, normalized path
     and, for a file found by the walk, ``(device of its folder, inode)`` from the directory listing.
@@ -102,6 +105,7 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
     # the argument are UTF-8 (others are reported, never entered), so only the argument needs converting.
     shown_arg = os.fsencode(arg).decode("utf-8", "replace")
     if not os.path.isdir(arg):
+        shown_arg = shown_path(shown_arg)
         if os.path.islink(arg):
             out.path_findings.append((shown_arg, _symlink_finding()))
         elif os.path.basename(arg) == CONFIG_NAME and os.path.basename(os.path.dirname(os.path.abspath(arg))) == MEMZOI_DIR:
@@ -109,6 +113,10 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
             # caller through ``CheckReport.memzoi_dirs``) instead of reporting missing frontmatter.
             out.skipped.append((shown_arg, "project configuration: its settings are checked"))
             out.configs.add(os.path.dirname(os.path.abspath(arg)))
+            # It is committed like the records: scanned for secrets too.
+            out.files.append((arg, shown_arg))
+            if on_file is not None:
+                on_file(os.path.abspath(arg), shown_arg, None)
         elif not os.path.isfile(arg):
             raise UsageError(f"{shown_arg}: not a regular file (a pipe or device); pass a record or packet file")
         else:
@@ -118,7 +126,7 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
         return out
     if _linked_managed_folder(arg):
         # A `.memzoi` folder (or a folder below one) that is a symlink is never read, however it is reached.
-        out.path_findings.append((shown_arg, _symlink_finding(folder=True)))
+        out.path_findings.append((shown_path(shown_arg), _symlink_finding(folder=True)))
         return out
     # The walk starts from the real directory, so placement (records/, proposals/…) does not depend on how the
     # argument is spelled (`.`, a symlink to a folder); the display keeps the spelling.
@@ -126,6 +134,7 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
     inside = MEMZOI_DIR in Path(root).parts
 
     def found(path: str, shown: str, inode: tuple[int, int]) -> None:
+        shown = shown_path(shown)
         out.files.append((path, shown))
         if on_file is not None:
             on_file(path, shown, inode)
@@ -137,59 +146,50 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
         except OSError as err:
             out.skipped.append((shown, f"unreadable directory: {err.strerror}"))
             return
-        dir_placement = None
         device: int | None = None
         for e in entries:
             name = e.name
             if name.startswith(".") and name != MEMZOI_DIR:
-                out.skipped.append((os.path.join(shown, name), "hidden"))
+                out.skipped.append((shown_path(os.path.join(shown, name)), "hidden"))
                 continue
             if not utf8_name(name):
                 q_shown = os.path.join(shown, os.fsencode(name).decode("utf-8", "replace"))
                 if managed:
-                    out.path_findings.append((q_shown, finding(
+                    out.path_findings.append((shown_path(q_shown), finding(
                         "canonical_path", "this file name is not valid UTF-8, so Memzoi cannot read it as a record "
                         "or proposal; rename it to its id (lower-case letters, digits and `-`)", 0, 0)))
                 else:
-                    out.skipped.append((q_shown, "name is not UTF-8"))
+                    out.skipped.append((shown_path(q_shown), "name is not UTF-8"))
                 continue
             q_shown = os.path.join(shown, name)
             if e.is_symlink():
                 if (managed and (name.endswith(".md") or e.is_dir())) or name == MEMZOI_DIR:
-                    out.path_findings.append((q_shown, _symlink_finding(folder=e.is_dir())))
+                    out.path_findings.append((shown_path(q_shown), _symlink_finding(folder=e.is_dir())))
                 else:
-                    out.skipped.append((q_shown, "symlink"))
+                    out.skipped.append((shown_path(q_shown), "symlink"))
                 continue
             if e.is_dir(follow_symlinks=False):
                 if name == MEMZOI_DIR and not managed:
                     out.complete.add(os.path.abspath(e.path))
                 visit(e.path, q_shown, managed or name == MEMZOI_DIR)
+            elif managed and e.is_file(follow_symlinks=False):
+                # Every committed file below .memzoi: records and packets are analysed in full, reserved and
+                # stray files (config.toml included) scanned for secrets (memzoi.analysis.scan_only).
+                if device is None:
+                    device = os.stat(d).st_dev
+                found(e.path, q_shown, (device, e.inode()))
             elif e.is_file(follow_symlinks=False) and name.endswith(".md"):
                 q = e.path
-                if managed:
-                    if dir_placement is None:  # the role of an ordinary file here depends on the folder alone
-                        dir_placement = place(os.path.join(d, "probe.md"))
-                    if name in RESERVED_NAMES or dir_placement.role is not Role.OTHER:
-                        if device is None:
-                            device = os.stat(d).st_dev
-                        found(q, q_shown, (device, e.inode()))
-                    else:
-                        out.skipped.append((q_shown, "outside records/ and proposals/"))
-                        if dir_placement.memzoi_dir is not None:
-                            # Cross-file checks still count such a file when it sits below proposals/.
-                            stray.add(os.path.abspath(dir_placement.memzoi_dir))
-                elif _looks_like_memzoi(q):
+                if _looks_like_memzoi(q):
                     if device is None:
                         device = os.stat(d).st_dev
                     found(q, q_shown, (device, e.inode()))
                 else:
                     out.skipped.append((q_shown, "no frontmatter (not a Memzoi file)"))
 
-    stray: set[str] = set()
     if os.path.basename(root) == MEMZOI_DIR:
         out.complete.add(root)
     visit(root, shown_arg, inside)
-    out.complete -= stray
     return out
 
 

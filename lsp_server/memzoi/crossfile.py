@@ -27,7 +27,7 @@ from .analysis import Analysis, record_id_of
 from .findings import Finding, finding
 from .models.common import parse_instant
 from .revision import duplicate_key
-from .workspace import Role
+from .workspace import MEMZOI_DIR, Role, below_plane
 from .yaml12 import locate
 
 #: Runtime (database) proposal ids, ``prop_<UUIDv7>``; they never name a proposal packet file, so a record's
@@ -507,10 +507,15 @@ class CrossFileCheck:
 
 
 def _add(ws: Workspace, key: str, analysis: Analysis | FileFacts) -> None:
-    """Feed a file to ``ws`` unless it is reserved (``index.md``/``log.md`` take no part in cross-file checks)."""
+    """Feed a file to ``ws`` when it is one :func:`git_plane_files` lists: reserved files (``index.md``/``log.md``)
+    and files that are not Markdown below ``records/`` or ``proposals/`` (``config.toml``, notes; ``memzoi check``
+    scans them for secrets only) take no part in cross-file checks."""
     role = analysis.role if isinstance(analysis, FileFacts) else analysis.placement.role.value
-    if role != Role.RESERVED.value:
-        ws.update(key, analysis)
+    if role == Role.RESERVED.value:
+        return
+    if role == Role.OTHER.value and (not key.endswith(".md") or (MEMZOI_DIR in Path(key).parts and not below_plane(key))):
+        return
+    ws.update(key, analysis)
 
 
 #: ``memzoi check`` takes the facts of unchecked files from the index from this many files on.

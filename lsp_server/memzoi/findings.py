@@ -57,7 +57,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unsafe_path": (E, "schema"),
     "invalid_proposal_shape": (E, "schema"),
     "invalid_resolution": (E, "schema"),
-    "reserved_file": (E, "schema"),
+    "reserved_file": (W, "schema"),
     "legacy_profile": (W, "schema"),
     # git-plane gate
     "sensitivity_not_repo_safe": (E, "gate"),

@@ -98,6 +98,13 @@ def _classify(memzoi_dir: Path, rel: tuple[str, ...], name: str) -> Placement:
     return Placement(Role.OTHER, memzoi_dir)
 
 
+def below_plane(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` lies below ``records/`` or ``proposals/`` of its nearest ``.memzoi`` directory: where
+    Memzoi looks for records and packets (and skips ``index.md``/``log.md``)."""
+    memzoi_dir, rel = _folder_parts(os.path.dirname(os.fspath(path)))
+    return memzoi_dir is not None and rel[:1] in (("records",), ("proposals",))
+
+
 def _strip_md(rel: str) -> str:
     return rel[:-3] if rel.endswith(".md") else rel
 

@@ -13,7 +13,7 @@ from ..config import DEFAULT_CONFIG, MemzoiConfig
 from ..document import Document
 from ..findings import Finding
 from ..policy import gate_findings
-from ..workspace import Placement, Role
+from ..workspace import Placement
 from .fingerprint import fingerprint
 from .scan import SECRET_CODES, collect_hits, scan_document
 
@@ -24,11 +24,10 @@ MAX_SCAN_BYTES = 512 * 1024
 def safety_findings(doc: Document, placement: Placement, config: MemzoiConfig | None = None) -> list[Finding]:
     """Gate findings plus content-detector findings for one framed document. Never raises.
 
-    Reserved files are not scanned. Content scans are skipped for text over :data:`MAX_SCAN_BYTES` (the gate
+    Every file is scanned, reserved and stray files included (they are committed too); the gate only applies
+    to records and pending packets. Content scans are skipped for text over :data:`MAX_SCAN_BYTES` (the gate
     still runs: it reports ``candidate_too_large``).
     """
-    if placement.role is Role.RESERVED:
-        return []
     config = config or DEFAULT_CONFIG
     out = gate_findings(doc, placement, config)
     text = doc.text
