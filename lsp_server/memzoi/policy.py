@@ -19,9 +19,13 @@ Source: Memzoi ``repository_write_safety/policy.rs::evaluate`` and read-side adm
   together over 2 MiB.
 
 Values the schema already rejects (unknown enum values, missing keys) are left to the schema findings. On a
-pending proposal each message says the proposal cannot be applied and the severity is a warning (the packet is a
-valid file awaiting review; what the gate refuses is applying it), and ``data["route_local"]`` marks findings
-where routing the memory to local (private) memory is the fitting alternative.
+pending proposal each message says the proposal cannot be applied, and ``data["route_local"]`` marks findings
+where routing the memory to local (private) memory is the fitting alternative. Severity on a pending packet is
+decided in one place, :func:`pending_severity`: a non-repo-safe ``sensitivity`` is an error, because the packet is
+itself committed, so what it declares secret or private is already in git (Memzoi's ``safety scan`` blocks such a
+packet: ``scan_managed_repository_blob`` takes the packet's own sensitivity); the findings that only say the packet
+cannot be applied yet (scope, project, content class, size) are warnings. Content-detector findings are errors on
+packets as on records (:mod:`memzoi.safety`).
 """
 
 from __future__ import annotations
@@ -61,6 +65,16 @@ SENSITIVITY_GUIDANCE: dict[str, tuple[str, bool]] = {
     "temporary-state": ("temporary state belongs in local working memory", True),
     "unknown": ("the sensitivity has not been reviewed; classify it (only `repo-safe` can be applied)", False),
 }
+
+#: Gate codes that stay errors on a pending packet (see the module docstring).
+PENDING_ERRORS: frozenset[str] = frozenset({"sensitivity_not_repo_safe"})
+
+
+def pending_severity(code: str) -> Severity:
+    """Severity of gate finding ``code`` on a pending proposal packet: an error for :data:`PENDING_ERRORS`
+    (what the committed packet already exposes), else a warning (it only cannot be applied yet)."""
+    return Severity.ERROR if code in PENDING_ERRORS else Severity.WARNING
+
 
 _LOCAL_SCOPES = frozenset({"personal", "agent"})
 _SCOPES = frozenset({"personal", "repo", "project", "team", "org", "agent", "imported_untrusted"})
@@ -102,15 +116,23 @@ class _Gate:
     def add(self, code: str, why: str, loc: tuple[Any, ...], *, route_local: bool = False, **data: Any) -> None:
         if self.kind == "pending":
             msg = f"this proposal cannot be applied to the repository: {why}"
-            msg += "; reject it, or route it to local memory instead" if route_local else "; reject it or fix the packet"
+            if pending_severity(code) == Severity.ERROR:
+                msg += ("; the packet itself is committed, so its content is already in git: reject it"
+                        + (" or route it to local memory" if route_local else "")
+                        + " and keep it out of the repository history")
+            else:
+                msg += ("; reject it, or route it to local memory instead" if route_local
+                        else "; reject it or fix the packet")
         else:
             msg = f"this record is refused from the git plane: {why}"
         start, end = self.span(*loc)
         f = finding(code, msg, start, end, route_local=route_local and self.kind == "pending",
                     key=".".join(map(str, loc)), **data)
+        self._emit(f)
+
+    def _emit(self, f: Finding) -> None:
         if self.kind == "pending":
-            # The packet itself is well-formed and may wait for review; what the gate refuses is applying it.
-            f = replace(f, severity=Severity.WARNING)
+            f = replace(f, severity=pending_severity(f.code))
         self.out.append(f)
 
     def sensitivity(self) -> None:
@@ -213,8 +235,7 @@ class _Gate:
     def _raw(self, code: str, why: str, start: int, end: int) -> None:
         prefix = "this proposal cannot be applied to the repository" if self.kind == "pending" else (
             "this record is refused from the git plane")
-        f = finding(code, f"{prefix}: {why}", start, end, route_local=False)
-        self.out.append(replace(f, severity=Severity.WARNING) if self.kind == "pending" else f)
+        self._emit(finding(code, f"{prefix}: {why}", start, end, route_local=False))
 
 
 def _strings(node: YNode | None, loc: tuple[Any, ...]):

@@ -89,8 +89,10 @@ def test_pending_proposal_sensitivity(tmp_path, sensitivity, local):
     text = proposal(sensitivity=sensitivity)
     (f,) = safety(text, workspace(tmp_path) / "proposals" / "pending" / "prop.md")
     assert f.code == "sensitivity_not_repo_safe"
-    assert f.severity == Severity.WARNING  # the packet is valid; applying it is what is refused
+    # The packet is committed: what it declares non-repo-safe is already in git (Memzoi's scan blocks it).
+    assert f.severity == Severity.ERROR
     assert f.message.startswith("this proposal cannot be applied to the repository")
+    assert "already in git" in f.message
     assert ("route it to local memory" in f.message) is local and f.data["route_local"] is local
     assert text[f.start : f.end] == sensitivity
 
@@ -100,6 +102,8 @@ def test_pending_proposal_scope_and_content_class(tmp_path):
     got = safety(proposal(scope="kind: personal", content_class="temporary_task_state"), path)
     assert codes(got) == ["scope_not_repository", "temporary_task_state"]
     assert all(f.data["route_local"] for f in got)
+    # Only "cannot be applied yet": warnings.
+    assert all(f.severity == Severity.WARNING for f in got)
     text = proposal(scope="kind: project\nid: other")
     (f,) = safety(text, path)
     assert f.code == "scope_project_mismatch" and text[f.start : f.end] == "other"
