@@ -19,6 +19,7 @@ import traceback
 from .analysis import Analysis
 from .document import frame
 from .findings import Finding, finding
+from .pathsafety import shown_path
 from .workspace import Placement, Role, place
 
 log = logging.getLogger("memzoi.internal")
@@ -42,7 +43,7 @@ def safe_traceback(exc: BaseException) -> str:
 def log_internal_error(exc: BaseException, path: str | os.PathLike[str] | None = None) -> None:
     """Log an unexpected exception while handling the file (or URI) ``path``: one warning line with its type, and
     the stack (see :func:`safe_traceback`) at debug level."""
-    where = os.fspath(path) if path is not None else "a document"
+    where = shown_path(path) if path is not None else "a document"  # a secret-bearing path is never logged
     log.warning("internal error (%s) on %s; please report it", type(exc).__name__, where)
     log.debug("stack of the internal error on %s\n%s", where, safe_traceback(exc))
 

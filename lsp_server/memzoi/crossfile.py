@@ -26,6 +26,7 @@ from typing import Any, Collection, Iterable, Mapping
 from .analysis import Analysis, record_id_of
 from .findings import Finding, finding
 from .models.common import parse_instant
+from .pathsafety import REDACTED_PREFIX, bears_secret, shown_id, shown_path
 from .revision import duplicate_key
 from .workspace import MEMZOI_DIR, Role, below_plane
 from .yaml12 import locate
@@ -385,17 +386,17 @@ class Workspace:
         for r in f.refs:
             if r.to == "proposal":
                 if not self._proposals.get(identity_token(r.target)):
-                    out.append(finding("dangling_reference", f"`{r.field}` names proposal `{r.target}`, but no "
+                    out.append(finding("dangling_reference", f"`{r.field}` names proposal `{shown_id(r.target)}`, but no "
                                        "pending or resolved packet in this workspace has that id; fix the id or "
                                        "restore the packet", *r.span, field=r.field, target=r.target))
                 continue
             target = self._record(r.target)
             if target is None:
-                out.append(finding("dangling_reference", f"`{r.field}` names record `{r.target}`, which does not "
+                out.append(finding("dangling_reference", f"`{r.field}` names record `{shown_id(r.target)}`, which does not "
                                    "exist in this workspace; fix the id, or restore the record",
                                    *r.span, field=r.field, target=r.target))
             elif r.field == "supersedes" and f.status == "active" and target.status == "active":
-                out.append(finding("lifecycle_inconsistent", f"this record supersedes `{r.target}`, but that "
+                out.append(finding("lifecycle_inconsistent", f"this record supersedes `{shown_id(r.target)}`, but that "
                                    "record is still `active`: set its status to `superseded` (apply the "
                                    "supersede through a proposal) or remove `supersedes`",
                                    *r.span, field=r.field, target=r.target))
@@ -405,32 +406,32 @@ class Workspace:
         for r in f.refs:
             target = self._record(r.target)
             if target is None:
-                out.append(finding("dangling_reference", f"`{r.field}` names record `{r.target}`, which does not "
+                out.append(finding("dangling_reference", f"`{r.field}` names record `{shown_id(r.target)}`, which does not "
                                    "exist in this workspace, so the proposal cannot be applied; fix the id",
                                    *r.span, field=r.field, target=r.target))
                 continue
             if target.status != "active":
-                out.append(finding("proposal_target_inactive", f"target `{r.target}` is `{target.status}`, not "
+                out.append(finding("proposal_target_inactive", f"target `{shown_id(r.target)}` is `{target.status}`, not "
                                    "`active`; applying would fail: retarget the proposal or reject it",
                                    *r.span, field=r.field, target=r.target, status=target.status))
             if (target.scope_kind, target.scope_id) != (f.scope_kind, f.scope_id):
-                out.append(finding("proposal_cross_scope", f"target `{r.target}` has scope "
+                out.append(finding("proposal_cross_scope", f"target `{shown_id(r.target)}` has scope "
                                    f"{_scope(target.scope_kind, target.scope_id)} but this proposal has scope "
                                    f"{_scope(f.scope_kind, f.scope_id)}; applying would fail: make the scopes "
                                    "equal", *r.span, field=r.field, target=r.target))
             updated = parse_instant(target.when) if target.when else None
             if proposed is not None and updated is not None and updated > proposed:
-                out.append(finding("proposal_target_stale", f"target `{r.target}` was updated at {target.when}, "
+                out.append(finding("proposal_target_stale", f"target `{shown_id(r.target)}` was updated at {target.when}, "
                                    f"after this proposal (proposed_at {f.when}); review the target's current "
                                    "content and re-propose", *r.span, field=r.field, target=r.target))
 
     def _identity_checks(self, path: str, f: FileFacts, out: list[Finding]) -> None:
         others = sorted({p for t in f.tokens for p in self._proposals.get(t, ()) if p != path})
         if others:
-            own = f"`{f.ident}`" if f.ident else "of this packet"
+            own = f"`{shown_id(f.ident)}`" if f.ident else "of this packet"
             out.append(finding("duplicate_identity", f"proposal identity {own} (id or file name) is also used by "
                                f"{len(others)} other packet(s) ("
-                               + ", ".join(Path(p).name for p in others[:3]) + "); identities are unique across "
+                               + ", ".join(_name(p) for p in others[:3]) + "); identities are unique across "
                                "pending and resolved packets: rename this packet", *f.ident_span, others=others))
 
     def _duplicate_content(self, path: str, f: FileFacts, out: list[Finding]) -> None:
@@ -438,11 +439,20 @@ class Workspace:
         if len(twins) < 2:
             return
         named = [p for p in twins[:4] if p != path][:3]  # the first twins by path: stable as others come and go
-        names = ", ".join(f"{self._facts[p].kind} `{self._facts[p].ident or Path(p).stem}`" for p in named)
+        names = ", ".join(f"{self._facts[p].kind} `{shown_id(self._facts[p].ident) or _name(p, stem=True)}`"
+                          for p in named)
         more = " and others" if len(twins) > 4 else ""
         out.append(finding("duplicate_content", f"same content as {names}{more}; keep one: "
                            "supersede or tombstone the other record, or reject the duplicate proposal",
                            *f.body_span, others=named))
+
+
+def _name(path: str, *, stem: bool = False) -> str:
+    """The file name of ``path`` for a message (its stem with ``stem``), or its redacted form when the path bears
+    a secret."""
+    if bears_secret(path):
+        return shown_path(path)
+    return Path(path).stem if stem else Path(path).name
 
 
 def _dup_eligible(f: FileFacts) -> bool:
@@ -539,7 +549,8 @@ def _indexed_facts(memzoi_dir: Path) -> dict[str, FileFacts]:
             ix.refresh()
             base = str(ix.root)
             return {os.path.join(base, *r["path"].split("/")): FileFacts.from_json(json.loads(r["facts"]))
-                    for r in ix.db.execute("SELECT path, facts FROM files")}
+                    for r in ix.db.execute("SELECT path, facts FROM files")
+                    if not r["path"].startswith(REDACTED_PREFIX)}  # such a file is analysed instead
     except (IndexUnavailable, sqlite3.Error, OSError, ValueError, KeyError, TypeError):
         return {}
 

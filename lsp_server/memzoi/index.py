@@ -32,6 +32,7 @@ from .barrier import failed_analysis
 from .crossfile import FileFacts, Workspace, facts_from_analysis
 from .crossfile import git_plane_files as _plane_files
 from .parallel import ChunkPool, cpu_count
+from .pathsafety import REDACTED_PREFIX, shown_id, shown_path
 from .runtime import INDEX_DB, derive_keys, memzoi_home
 from .safety.redact import MARK, redact, secret_spans
 from .text import LineIndex
@@ -328,10 +329,13 @@ class Index:
             raise IndexUnavailable(self.schema_problem)
 
     def _rel(self, p: Path) -> str:
+        """The key of ``p`` in the index: its path relative to the project root, redacted when it bears a secret
+        (:func:`memzoi.pathsafety.shown_path`: the index never stores a secret, and the key stays stable)."""
         try:
-            return Path(os.path.abspath(p)).relative_to(self.root).as_posix()
+            rel = Path(os.path.abspath(p)).relative_to(self.root).as_posix()
         except ValueError:
-            return Path(os.path.abspath(p)).as_posix()
+            rel = Path(os.path.abspath(p)).as_posix()
+        return shown_path(rel)
 
     def _transaction(self):
         return _Tx(self.db)
@@ -578,6 +582,9 @@ def _index_row(job: tuple[str, str, str]) -> dict[str, Any] | None:
 def _row(rel: str, data: bytes, st: os.stat_result, analysis: Analysis, adm: Admission) -> dict[str, Any]:
     """The rows one analysed file contributes to ``files`` and ``records`` or ``proposals``."""
     facts = facts_from_analysis(analysis)
+    stored_facts = facts.to_json()
+    if rel.startswith(REDACTED_PREFIX):  # a secret-bearing path: its id is that secret; keep neither
+        stored_facts.update(ident=shown_id(facts.ident), tokens=[], refs=[])
     all_findings = list(analysis.findings) + adm.findings
     lines = LineIndex(analysis.text) if all_findings else None
     findings = [
@@ -589,7 +596,7 @@ def _row(rel: str, data: bytes, st: os.stat_result, analysis: Analysis, adm: Adm
         "path": rel, "kind": analysis.kind, "role": analysis.placement.role.value, "size": st.st_size,
         "mtime_ns": st.st_mtime_ns, "sha": blake3.blake3(data).hexdigest(), "visibility": adm.visibility.value,
         "admitted": int(adm.admitted), "refusals": json.dumps(adm.refusals),
-        "findings": json.dumps(findings, ensure_ascii=False), "facts": json.dumps(facts.to_json()),
+        "findings": json.dumps(findings, ensure_ascii=False), "facts": json.dumps(stored_facts),
     }}
     doc = analysis.document
     meta = doc.data if isinstance(doc.data, dict) else {}
@@ -606,7 +613,7 @@ def _row(rel: str, data: bytes, st: os.stat_result, analysis: Analysis, adm: Adm
         conf = meta.get("confidence")
         conf = getattr(conf, "resolved", conf)
         out["record"] = {
-            "path": rel, "id": facts.ident, "type": _s(meta.get("type")), "lane": _s(meta.get("lane")),
+            "path": rel, "id": shown_id(facts.ident), "type": _s(meta.get("type")), "lane": _s(meta.get("lane")),
             "scope_kind": _s(meta.get("scope")), "scope_id": _s(meta.get("scope_id")),
             "visibility": _s(meta.get("visibility")), "title": title, "body": body,
             "status": _s(meta.get("status")),
@@ -624,7 +631,7 @@ def _row(rel: str, data: bytes, st: os.stat_result, analysis: Analysis, adm: Adm
     elif analysis.kind == "proposal":
         block = meta.get("proposal") if isinstance(meta.get("proposal"), dict) else {}
         out["proposal"] = {
-            "path": rel, "id": facts.ident, "file_id": analysis.placement.identity, "role": analysis.placement.role.value,
+            "path": rel, "id": shown_id(facts.ident), "file_id": shown_id(analysis.placement.identity), "role": analysis.placement.role.value,
             "status": facts.status, "action": facts.action, "targets": json.dumps([r.target for r in facts.refs]),
             "scope_kind": facts.scope_kind, "scope_id": facts.scope_id, "proposed_at": _s(block.get("proposed_at")),
             "sensitivity": _s(meta.get("sensitivity")), "content_class": _s(meta.get("content_class")),

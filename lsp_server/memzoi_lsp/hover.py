@@ -18,6 +18,7 @@ from urllib.parse import quote, urlsplit
 
 from lsprotocol import types
 
+from memzoi.pathsafety import bears_secret, shown_id
 from memzoi.runtime import git_env
 from memzoi.workspace import Role
 
@@ -170,7 +171,7 @@ def provenance_markdown(ls: "MemzoiServer", snap: Snapshot, commit: dict[str, st
     out: list[str] = []
     title = data.get("title")
     if snap.analysis.kind == "proposal" or snap.analysis.placement.role.is_proposal:
-        out.append(f"**Proposal** {code(data.get('id'))}" + (f" — {esc(title)}" if title else ""))
+        out.append(f"**Proposal** {code(shown_id(data.get('id')))}" + (f" — {esc(title)}" if title else ""))
         block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
         out.append(
             f"- action {code(block.get('action'))} · status {code(data.get('status'))}"
@@ -195,7 +196,7 @@ def provenance_markdown(ls: "MemzoiServer", snap: Snapshot, commit: dict[str, st
                 f"{esc(res.get('resolved_at'))}" + (f": {esc(res.get('reason'))}" if res.get("reason") else "")
             )
     else:
-        out.append(f"**Record** {code(data.get('id'))}" + (f" — {esc(title)}" if title else ""))
+        out.append(f"**Record** {code(shown_id(data.get('id')))}" + (f" — {esc(title)}" if title else ""))
         out.append(
             f"- type {code(data.get('type'))} · lane {code(data.get('lane'))} · status {code(data.get('status'))}"
         )
@@ -243,12 +244,16 @@ def provenance_markdown(ls: "MemzoiServer", snap: Snapshot, commit: dict[str, st
 def _record_link(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> str:
     path = provenance.record_path(ls, snap, record_id)
     if path is None:
-        return f"{code(record_id)} (not found)"
-    return f"{code(record_id)} ({link('open', path_to_uri(path))})"
+        return f"{code(shown_id(record_id))} (not found)"
+    if bears_secret(path):  # a link would show the secret-bearing path
+        return code(shown_id(record_id))
+    return f"{code(shown_id(record_id))} ({link('open', path_to_uri(path))})"
 
 
 def _proposal_link(ls: "MemzoiServer", snap: Snapshot, proposal_id: str) -> str:
     path = provenance.proposal_path(ls, snap, proposal_id)
     if path is None:
-        return f"{code(proposal_id)} (no packet in this repository)"
-    return f"{code(proposal_id)} ({link('resolved packet', path_to_uri(path))})"
+        return f"{code(shown_id(proposal_id))} (no packet in this repository)"
+    if bears_secret(path):
+        return code(shown_id(proposal_id))
+    return f"{code(shown_id(proposal_id))} ({link('resolved packet', path_to_uri(path))})"

@@ -203,13 +203,14 @@ class MemzoiServer(LanguageServer):
         return task
 
     def is_memzoi(self, snap: Snapshot) -> bool:
-        """Whether the server diagnoses ``snap``: files under ``.memzoi/records`` or ``.memzoi/proposals``
-        (and reserved files there), or, outside a ``.memzoi`` tree, files whose frontmatter says
-        ``kind: memory`` or ``kind: proposal``. Other Markdown files are left alone."""
+        """Whether the server diagnoses ``snap``: every file below a ``.memzoi`` directory (records, packets,
+        reserved and stray files: all are committed and scanned for secrets), or, outside a ``.memzoi`` tree,
+        files whose frontmatter says ``kind: memory`` or ``kind: proposal``. Other Markdown files are left
+        alone."""
         placement = snap.analysis.placement
-        if placement.role is not Role.OTHER:
+        if placement.role is not Role.OTHER or placement.memzoi_dir is not None:
             return True
-        if placement.memzoi_dir is None and snap.analysis.kind in ("record", "proposal"):
+        if snap.analysis.kind in ("record", "proposal"):
             return True
         from . import resident
 
@@ -231,8 +232,9 @@ class MemzoiServer(LanguageServer):
             return resident.findings_for(self, snap, where)
         own = list(snap.analysis.findings)
         project = self.project_for(snap.path)
-        if project is None or snap.analysis.placement.role is Role.RESERVED:
-            return own
+        placement = snap.analysis.placement
+        if project is None or placement.role is Role.RESERVED or (placement.role is Role.OTHER and placement.memzoi_dir is not None):
+            return own  # reserved and stray files: scanned, but no record or packet to admit or cross-check
         key = path_to_uri(snap.path) if snap.path else snap.uri  # one spelling per file, whatever the client sent
         affected = self.feed(project, key, snap.analysis)
         if affected - {key}:

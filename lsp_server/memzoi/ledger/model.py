@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..pathsafety import bears_secret, shown_path
+
 STATUSES = ("applying", "applied", "undoing", "undone", "failed", "uncertain")
 SOURCES = ("editor", "cli", "mcp")
 RECOVERY_MODES = ("restore-before", "complete-after", "accept")
@@ -22,6 +24,9 @@ class Refusal(Exception):
     """
 
     def __init__(self, code: str, message: str, path: str | None = None) -> None:
+        if path and bears_secret(path):  # never print or store a secret-bearing path (memzoi.pathsafety)
+            shown = shown_path(path)
+            message, path = message.replace(path, shown), shown
         super().__init__(message)
         self.code = code
         self.message = message

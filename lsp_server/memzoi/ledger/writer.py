@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..fsutil import atomic_delete, atomic_write
 from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
+from ..pathsafety import name_findings
 from .model import SOURCES, ChangePlan, ChangeResult, FileChange, Refusal
 from .reconcile import _classify, _cleanup_temps, _reconcile_locked
 from .store import (Ledger, _Drift, _root, _new_change_id, _state_or_error, _step, cached_runtime_dir, now_utc,
@@ -105,6 +106,11 @@ def run_change(
         plan = build(root)
         _step("planned")
         paths = [f.path for f in plan.files]
+        for p in paths:
+            # The ledger stores every path it touches: a secret-bearing one is refused before anything is recorded.
+            named = name_findings(p)
+            if named:
+                raise Refusal(named[0].code, f"{p}: {named[0].message}; nothing was changed", p)
         if len(set(paths)) != len(paths):
             raise ValueError("a change lists the same file twice")
         change_id = _new_change_id()
