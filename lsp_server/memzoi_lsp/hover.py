@@ -20,6 +20,7 @@ from lsprotocol import types
 
 from memzoi.pathsafety import bears_secret, shown_id
 from memzoi.runtime import git_env
+from memzoi.safety.redact import scrub
 from memzoi.workspace import Role
 
 from . import keys, provenance, resident
@@ -37,14 +38,14 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+.!|~&:])")
 def esc(value: Any) -> str:
     """Escape ``value`` for Markdown: every punctuation that could start markup, HTML, or an autolink is
     backslash-escaped, and line breaks become spaces."""
-    text = "" if value is None else str(value)
+    text = scrub("" if value is None else str(value))  # a detected secret is never shown
     text = re.sub(r"[\r\n\u2028\u2029]+", " ", text)
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
 def code(value: Any) -> str:
     """Inline code for a short value (backticks inside are replaced, so the span cannot be broken out of)."""
-    text = re.sub(r"[\r\n]+", " ", "" if value is None else str(value)).replace("`", "'")
+    text = re.sub(r"[\r\n]+", " ", scrub("" if value is None else str(value))).replace("`", "'")
     return f"`{text}`" if text.strip() else "`\u200b`"
 
 
@@ -52,7 +53,7 @@ def link(label: str, target: str) -> str:
     """A Markdown link whose target is an ``http``/``https``/``file`` URL (anything else gives the plain escaped
     label). Parentheses and spaces in the target are percent-encoded."""
     parts = urlsplit(target)
-    if parts.scheme not in ("http", "https", "file"):
+    if parts.scheme not in ("http", "https", "file") or scrub(target) != target:  # never link to a secret
         return esc(label)
     safe = quote(target, safe=":/?#[]@!$&'*+,;=%~-._")
     safe = safe.replace("(", "%28").replace(")", "%29")

@@ -1,0 +1,257 @@
+"""Every committed file below `.memzoi` is scanned, file and folder names included, and a secret-bearing path is
+shown as Memzoi's `<redacted-path:BLAKE3HEX>` in every output of `memzoi check`, in refusals, the ledger and the
+index. Planted secrets are asserted absent without being printed."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import blake3
+import pytest
+
+from memzoi.analysis import analyze_text
+from memzoi.check import check_paths
+from memzoi.cli.main import main
+from memzoi.findings import Severity
+from memzoi.pathsafety import name_findings, repository_path, shown_id, shown_path
+
+from .test_framing_yaml import VALID
+
+TOKEN = "gh" + "p_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"  # a GitHub token shape (Memzoi: credential_token)
+ENV = "TO" + "KEN=abcdefgh1234"  # Memzoi's environment_secret
+
+
+def marker(rel: str) -> str:
+    """Memzoi's form: BLAKE3 of the repository-relative path bytes (commands.rs safety_scan_report_path)."""
+    return f"<redacted-path:{blake3.blake3(rel.encode()).hexdigest()}>"
+
+
+def absent(secret: str, *texts: str) -> bool:
+    return all(secret not in t for t in texts)
+
+
+def record(rid: str, body: str = "Use pnpm for installs.") -> str:
+    return VALID.replace("rec-x", rid).replace("Use pnpm for installs.", body)
+
+
+# -- the core functions --------------------------------------------------------------------------------------------
+
+def test_shown_path_uses_memzois_marker_over_the_repository_relative_path():
+    rel = f".memzoi/records/{TOKEN}.md"
+    for spelled in (f"/home/a/proj/{rel}", f"proj/{rel}", rel, f"file:///home/a/proj/{rel}"):
+        assert repository_path(spelled) == rel
+        assert shown_path(spelled) == marker(rel)
+    clean = "/home/a/proj/.memzoi/records/use-pnpm.md"
+    assert shown_path(clean) == clean
+    # A checkout folder's own name is not the memory's business, a file name outside .memzoi is.
+    assert shown_path(f"/srv/{TOKEN}/notes/a.md") == f"/srv/{TOKEN}/notes/a.md"
+    assert shown_path(f"notes/{TOKEN}.md") == marker(f"notes/{TOKEN}.md")
+    assert shown_id(TOKEN) == marker(TOKEN) and shown_id("use-pnpm") == "use-pnpm" and shown_id(None) is None
+
+
+def test_name_findings_cover_file_and_folder_names_with_memzois_codes():
+    (f,) = name_findings(f"p/.memzoi/records/{TOKEN}.md")
+    assert (f.code, f.severity, f.start, f.end) == ("credential_token", Severity.ERROR, 0, 0)
+    assert "file name" in f.message and absent(TOKEN, f.message)
+    (g,) = name_findings(f"p/.memzoi/proposals/pending/{TOKEN}/x.md")
+    assert g.code == "credential_token" and "folder" in g.message
+    assert name_findings("p/.memzoi/records/use-pnpm-for-installs-2026.md") == []
+    assert name_findings(f"p/notes/{TOKEN}.md") == []  # outside .memzoi: not a memory file
+
+
+def test_a_record_named_after_a_token_is_credential_token_not_only_invalid_identifier():
+    analysis = analyze_text(record("x"), f"p/.memzoi/records/{TOKEN}.md")
+    codes = {f.code for f in analysis.findings}
+    assert {"credential_token", "invalid_identifier"} <= codes
+    assert absent(TOKEN, *(f.message for f in analysis.findings))
+
+
+# -- every committed file is scanned ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def project(tmp_path):
+    md = tmp_path / ".memzoi"
+    (md / "records").mkdir(parents=True)
+    (md / "proposals" / "pending").mkdir(parents=True)
+    (md / "records" / "use-pnpm.md").write_text(record("use-pnpm"), encoding="utf-8")
+    return md
+
+
+def _errors(report) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for loc in report.findings:
+        if loc.finding.severity == Severity.ERROR:
+            out.setdefault(loc.path.split(".memzoi/", 1)[-1], set()).add(loc.finding.code)
+    return out
+
+
+def test_reserved_config_and_stray_files_are_scanned_with_memzois_codes(project):
+    (project / "index.md").write_text(f"# Index\n\nDeploy with {TOKEN}\n", encoding="utf-8")
+    (project / "records" / "log.md").write_text(f"notes\n{ENV}\n", encoding="utf-8")
+    (project / "config.toml").write_text(f'[project]\nid = "demo"\n# ci: {TOKEN}\n', encoding="utf-8")
+    (project / "proposals" / "draft.md").write_text(f"a packet in the wrong place: {TOKEN}\n", encoding="utf-8")
+    (project / "proposals" / "drafts").mkdir()
+    (project / "proposals" / "drafts" / "x.md").write_text(f"postgres://u:pw@db/app\n", encoding="utf-8")
+    (project / "notes.txt").write_text(f"{ENV}\n", encoding="utf-8")
+    report = check_paths([str(project)])
+    assert _errors(report) == {
+        "index.md": {"credential_token"},
+        "records/log.md": {"environment_secret"},
+        "config.toml": {"credential_token"},
+        "proposals/draft.md": {"credential_token"},
+        "proposals/drafts/x.md": {"connection_string"},
+        "notes.txt": {"environment_secret"},
+    }
+    assert report.has_errors and report.files_checked == 7
+    assert absent(TOKEN, *(l.finding.message for l in report.findings))
+
+
+def test_reserved_file_with_frontmatter_below_records_is_a_warning_and_still_scanned(project):
+    (project / "records" / "index.md").write_text(record("index", f"Body with {TOKEN}."), encoding="utf-8")
+    (project / "index.md").write_text(record("index"), encoding="utf-8")  # not below records/: Memzoi never looks
+    report = check_paths([str(project)])
+    got = sorted((l.path.split(".memzoi/", 1)[-1], l.finding.code, l.finding.severity.label) for l in report.findings)
+    assert got == [("records/index.md", "credential_token", "error"), ("records/index.md", "reserved_file", "warning")]
+    [reserved] = [l.finding for l in report.findings if l.finding.code == "reserved_file"]
+    assert "Memzoi ignores this file" in reserved.message and "still scanned for secrets" in reserved.message
+
+
+def test_clean_reserved_and_config_files_give_nothing(project):
+    (project / "index.md").write_text("# Index\n\n- [use pnpm](records/use-pnpm.md)\n", encoding="utf-8")
+    (project / "config.toml").write_text('[project]\nid = "demo"\n', encoding="utf-8")
+    assert check_paths([str(project)]).findings == []
+
+
+# -- redacted paths in the four output formats -------------------------------------------------------------------
+
+def _secret_workspace(project):
+    (project / "records" / f"{TOKEN}.md").write_text(record("x"), encoding="utf-8")
+    # Another record naming it: the cross-file message must not repeat the id either.
+    (project / "records" / "use-pnpm.md").write_text(record("use-pnpm").replace(
+        "status: active", f"status: active\nsupersedes: {TOKEN}"), encoding="utf-8")
+    return f".memzoi/records/{TOKEN}.md"
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_redacted_path_in_every_output_format(capsys, project, fmt):
+    rel = _secret_workspace(project)
+    code = main(["check", str(project), "--format", fmt])
+    out, err = capsys.readouterr()
+    assert code == 1
+    leaked = not absent(TOKEN, out, err)
+    assert not leaked, "the token leaked into the output"
+    shown = marker(rel).replace(":", "%3A") if fmt == "github" else marker(rel)  # workflow-command escaping
+    assert shown in out
+    if fmt == "json":
+        paths = {f["path"] for f in json.loads(out)["findings"] if f["code"] == "credential_token"}
+        assert marker(rel) in paths
+    elif fmt == "sarif":
+        uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in json.loads(out)["runs"][0]["results"]}
+        assert marker(rel) in uris
+    elif fmt == "github":
+        assert f"file={shown},line=1,col=1" in out
+    else:
+        assert f"{marker(rel)}:1:1: credential_token" in out
+
+
+# -- pending packets ---------------------------------------------------------------------------------------------
+
+PACKET = """---
+id: prop-a
+kind: proposal
+profile: memzoi
+retention: {}
+origin:
+  origin_key: repository-proposal:prop-a
+  route: repository_proposal
+type: decision
+lane: semantic
+title: Prefer server sessions
+description: Prefer server sessions.
+status: proposed
+proposal:
+  action: create
+  proposed_by: agent
+  proposed_at: 2026-07-06T00:45:00Z
+scope:
+  kind: SCOPE
+timestamp: 2026-07-06T00:45:00Z
+sensitivity: SENSITIVITY
+content_class: general_repo_knowledge
+---
+
+# Prefer server sessions
+
+BODY
+"""
+
+
+def _packet(project, *, sensitivity="repo-safe", scope="repo", body="Validate sessions on the server."):
+    text = PACKET.replace("SENSITIVITY", sensitivity).replace("SCOPE", scope).replace("BODY", body)
+    (project / "proposals" / "pending" / "prop-a.md").write_text(text, encoding="utf-8")
+
+
+@pytest.mark.parametrize("sensitivity", ["secret", "sensitive", "private-personal-data"])
+def test_pending_packet_with_non_repo_safe_sensitivity_fails_check(capsys, project, sensitivity):
+    _packet(project, sensitivity=sensitivity)
+    assert main(["check", str(project)]) == 1
+    out = capsys.readouterr().out
+    assert "sensitivity_not_repo_safe" in out and "already in git" in out
+
+
+def test_pending_packet_detector_finding_fails_check(capsys, project):
+    _packet(project, body=f"CI pushes with {TOKEN}.")
+    assert main(["check", str(project)]) == 1
+    assert "credential_token" in capsys.readouterr().out
+
+
+def test_pending_packet_that_only_cannot_be_applied_yet_passes_with_a_warning(capsys, project):
+    _packet(project, scope="project")  # no [project] id configured: scope_project_mismatch
+    assert main(["check", str(project), "--format", "json"]) == 0
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert [(f["code"], f["severity"]) for f in found] == [("scope_project_mismatch", "warning")]
+
+
+# -- refusals, the ledger and the index never hold the path ------------------------------------------------------
+
+def test_lifecycle_refusal_and_ledger_never_hold_a_secret_bearing_path(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
+    md = tmp_path / "proj" / ".memzoi"
+    (md / "proposals" / "pending").mkdir(parents=True)
+    (md / "records").mkdir()
+    text = PACKET.replace("SENSITIVITY", "repo-safe").replace("SCOPE", "repo").replace("BODY", "Body.")
+    path = md / "proposals" / "pending" / f"{TOKEN}.md"
+    path.write_text(text, encoding="utf-8")
+    for argv in (["proposals", "apply", str(path)], ["proposals", "reject", str(path), "--reason", "no"]):
+        code = main([*argv, "--root", str(md.parent), "--json"])
+        out, err = capsys.readouterr()
+        assert code == 1
+        leaked = not absent(TOKEN, out, err)
+        assert not leaked, "the token leaked into a refusal"
+        assert "<redacted-path:" in out + err
+    assert path.read_text(encoding="utf-8") == text  # nothing written
+    home = tmp_path / "home"
+    for dirpath, _, names in os.walk(home):
+        for name in names:
+            leaked = TOKEN.encode() in (open(os.path.join(dirpath, name), "rb").read())
+            assert not leaked, "the token reached the runtime plane"
+
+
+def test_index_stores_the_redacted_path_and_id(tmp_path, monkeypatch):
+    from memzoi.index import Index
+
+    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
+    md = tmp_path / "proj" / ".memzoi"
+    (md / "records").mkdir(parents=True)
+    (md / "records" / f"{TOKEN}.md").write_text(record("x"), encoding="utf-8")
+    (md / "records" / "use-pnpm.md").write_text(record("use-pnpm"), encoding="utf-8")
+    with Index(md.parent) as ix:
+        ix.rebuild()
+        rel = f".memzoi/records/{TOKEN}.md"
+        assert {r["path"] for r in ix.db.execute("SELECT path FROM files")} == {marker(rel), ".memzoi/records/use-pnpm.md"}
+        assert ix.refresh().files == 0  # the redacted key is stable: nothing re-indexed
+        ix.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    stored = b"".join(open(os.path.join(d, n), "rb").read() for d, _, ns in os.walk(tmp_path / "home") for n in ns)
+    leaked = TOKEN.encode() in stored
+    assert not leaked, "the token reached the index"
