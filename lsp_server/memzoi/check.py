@@ -283,6 +283,7 @@ def _check_file(now: datetime, path: str, display: str, placement: Placement, md
     found = list(analysis.findings)
     if md is not None:
         found += canonical_path_findings(path, analysis, links)
+        found = _apply_rules(config, md, path, found)
     located: list[Located] = []
     if found:  # most files are clean: index lines only where a position is needed
         index = LineIndex(analysis.text)
@@ -290,6 +291,16 @@ def _check_file(now: datetime, path: str, display: str, placement: Placement, md
     return _FileResult(display, path, md, located, facts_from_analysis(analysis),
                        analysis.text.encode("utf-8", "surrogatepass"), placement.role, opening_span(analysis),
                        is_attested(analysis))
+
+
+def _apply_rules(config: MemzoiConfig | None, md: str | None, path: str, found: list[Finding]) -> list[Finding]:
+    """``found`` graded by the ``[rules]`` of the project's configuration (:mod:`memzoi.rules`)."""
+    if md is None or not found:
+        return found
+    rules = (config if config is not None else load_config(md).config).effective_rules
+    if rules.is_default:
+        return found
+    return rules.apply(found, os.path.relpath(path, md).replace(os.sep, "/"))
 
 
 def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
@@ -357,16 +368,17 @@ def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
     report.memzoi_dirs = {Path(md) for md in [*groups, *configs]}
     # Each result is taken in as it arrives, while the workers go on with the rest.
     cross = CrossFileCheck()
-    texts: dict[str, tuple[str, bytes]] = {}  # absolute path -> (display path, text)
+    texts: dict[str, tuple[str, bytes, str | None]] = {}  # absolute path -> (display path, text, .memzoi dir)
     for r in pool.iter_results():
         report.files_checked += 1
         report.findings.extend(r.findings)
-        texts[r.key] = (r.display, r.text)
+        texts[r.key] = (r.display, r.text, r.memzoi_dir)
         try:
             cross.add(r.display, r.key, r.memzoi_dir, r.facts)
             if r.memzoi_dir is not None:
                 found = visibility_findings(r.role, r.opening, r.attested,
                                             visibility.get(r.key, GitVisibility.UNKNOWN))
+                found = _apply_rules(None, r.memzoi_dir, r.key, found)
                 if found:
                     index = LineIndex(r.text.decode("utf-8", "surrogatepass"))
                     report.findings.extend(Located(r.display, f, index.position(f.start), index.position(f.end))
@@ -375,7 +387,8 @@ def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
             report.findings.append(Located(r.display, internal_error(err, r.key), (0, 0), (0, 0)))
     # Cross-file findings (lineage, duplicates, identities) of the checked files, over their whole workspace.
     for key, found in cross.findings(complete).items():
-        display, text = texts[key]
+        display, text, md = texts[key]
+        found = _apply_rules(None, md, key, found)
         index = LineIndex(text.decode("utf-8", "surrogatepass"))
         report.findings.extend(Located(display, f, index.position(f.start), index.position(f.end)) for f in found)
     report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))

@@ -28,6 +28,12 @@ project_char_limit = 3000
 [mcp]
 # proposals one memzoi-mcp process accepts per minute (0: none)
 proposals_per_minute = 20
+
+[rules]
+# severity per code, disabled codes, ignored files (relative to .memzoi); see memzoi.rules
+severity = { legacy_profile = "error" }
+disabled = ["retention_query_only"]
+ignore = ["records/archive/**"]
 ```
 
 Unknown sections and keys are kept out of the model but never rejected: the real Memzoi owns the file too and
@@ -41,6 +47,7 @@ import os
 import re
 import threading
 import tomllib
+from functools import cached_property
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -49,6 +56,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .nesting import nesting_message
 from .promotion import PromotionSection
+from .rules import DEFAULT_RULES, Rules, RulesSection
 
 CONFIG_NAME = "config.toml"
 _FINGERPRINT = re.compile(r"^(?:blake3:)?([0-9a-f]{64})$")
@@ -171,11 +179,22 @@ class MemzoiConfig(BaseModel):
         description="Locations and caps of Zuno's resident memory files.",
     )
     mcp: McpSection = Field(default_factory=McpSection, description="Limits of the agent channel (`memzoi-mcp`).")
+    rules: RulesSection = Field(
+        default_factory=RulesSection,
+        description="Severity per diagnostic code, disabled codes and ignored files, for `memzoi check`, the "
+        "pre-commit hook, the language server and the MCP server. Secret and git-plane gate codes cannot be "
+        "disabled or downgraded.",
+    )
 
     @property
     def project_id(self) -> str | None:
         """The configured project id, trimmed, or ``None``."""
         return self.project.id.strip() if self.project.id else None
+
+    @cached_property
+    def effective_rules(self) -> Rules:
+        """The ``[rules]`` section compiled for :meth:`memzoi.rules.Rules.apply`."""
+        return Rules.from_section(self.rules)
 
     @property
     def accepted(self) -> frozenset[str]:
@@ -220,6 +239,15 @@ def load_config(memzoi_dir: str | os.PathLike[str] | None) -> LoadedConfig:
     with _LOCK:
         _CACHE[path] = (stamp, loaded)
     return loaded
+
+
+def file_rules(path: str | os.PathLike[str] | None, memzoi_dir: str | os.PathLike[str] | None) -> tuple[Rules, str | None]:
+    """The ``[rules]`` of the project a file belongs to, and the file's ``/``-separated path relative to its
+    ``.memzoi`` folder (``None`` outside one), as :meth:`memzoi.rules.Rules.apply` takes them."""
+    if memzoi_dir is None:
+        return DEFAULT_RULES, None
+    rel = os.path.relpath(path, memzoi_dir).replace(os.sep, "/") if path is not None else None
+    return load_config(memzoi_dir).config.effective_rules, rel
 
 
 def parse_config(text: str, path: Path | None = None) -> LoadedConfig:

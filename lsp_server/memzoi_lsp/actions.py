@@ -72,8 +72,8 @@ def quick_fixes(ls: "MemzoiServer", snap: Snapshot, params: types.CodeActionPara
     )
     diags = {(d.code, d.range.start.line, d.range.start.character): d for d in params.context.diagnostics}
     out: list[types.CodeAction] = []
-    for f in ls.findings_for(snap):
-        if not f.fixes or ls.settings.severity_of(f.code, f.severity) is None:
+    for f in ls.graded(snap, ls.findings_for(snap)):
+        if not f.fixes:
             continue
         if not (f.start <= hi and lo <= f.end):
             continue

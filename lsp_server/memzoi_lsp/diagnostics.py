@@ -31,10 +31,8 @@ def to_lsp(ls: "MemzoiServer", snap: Snapshot, findings: list[Finding]) -> list[
     severity overrides and disabled codes of the settings."""
     tm = TextMap(snap.text, ls.workspace.position_encoding)
     out: list[types.Diagnostic] = []
-    for f in findings:
-        severity = ls.settings.severity_of(f.code, f.severity)
-        if severity is None:
-            continue
+    for f in ls.graded(snap, findings):
+        severity = f.severity
         out.append(
             types.Diagnostic(
                 range=tm.range(f.start, f.end),

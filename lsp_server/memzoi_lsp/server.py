@@ -24,6 +24,7 @@ from lsprotocol.types import ResponseError
 
 from memzoi import __version__
 from memzoi.admission import GitVisibility, admit
+from memzoi.config import file_rules
 from memzoi.crossfile import Workspace as CrossFileWorkspace
 from memzoi.findings import Finding
 from memzoi.workspace import MEMZOI_DIR, Role, walk
@@ -249,6 +250,14 @@ class MemzoiServer(LanguageServer):
             return own
         cross = project.crossfile.findings_for(key)
         return sorted(own + cross, key=lambda f: (f.start, f.end, f.code)) if cross else own
+
+    def graded(self, snap: Snapshot, findings: list[Finding]) -> list[Finding]:
+        """``findings`` of ``snap`` graded by the project's ``[rules]`` with the editor settings on top
+        (severities applied, disabled codes and ignored files dropped)."""
+        placement = snap.analysis.placement
+        project, rel = file_rules(snap.path, placement.memzoi_dir)
+        rules = self.settings.over(project)
+        return findings if rules.is_default else rules.apply(findings, rel)
 
     def feed(self, project: Project, uri: str, analysis) -> set[str]:
         """Give the project's cross-file workspace the facts of ``analysis`` for ``uri`` (no-op when it already

@@ -9,8 +9,10 @@ Keys (camelCase on the wire, snake_case here):
 * ``logLevel``: ``debug|info|warning|error`` for the server's stderr log;
 * ``logToClient``: also send log records to the client as ``window/logMessage``.
 
-Codes that SPEC §4 makes unsuppressible (``credential_token``, ``private_key`` and the git-plane gate) can be
-neither disabled nor downgraded; such entries are dropped with a warning.
+These add, per user, to the project's ``[rules]`` in ``.memzoi/config.toml`` (:mod:`memzoi.rules`): a severity
+here wins over the project's for that code, and disabled codes are added to the project's. Codes that SPEC §4
+makes unsuppressible (``credential_token``, ``private_key`` and the git-plane gate) can be neither disabled nor
+downgraded; such entries are dropped with a warning.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from memzoi.findings import CODES, UNSUPPRESSIBLE, Severity
+from memzoi.rules import Rules, rule_problem
 
 SeverityName = Literal["error", "warning", "information", "hint"]
 SECTION = "memzoi"
@@ -37,12 +39,11 @@ class Settings(BaseModel):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_to_client: bool = False
 
-    def severity_of(self, code: str, default: Severity) -> Severity | None:
-        """The severity to publish for ``code`` (``None``: the code is disabled)."""
-        if code in self.disabled:
-            return None
-        name = self.severity.get(code)
-        return Severity[name.upper()] if name else default
+    def over(self, project: Rules) -> Rules:
+        """The project's rules with these settings on top (see the module docstring)."""
+        if not (self.severity or self.disabled):
+            return project
+        return project.overlay(self.severity, self.disabled)
 
 
 def parse_settings(*sources: Any) -> tuple[Settings, list[str]]:
@@ -75,18 +76,16 @@ def parse_settings(*sources: Any) -> tuple[Settings, list[str]]:
             settings = Settings()
     severity = {}
     for code, level in settings.severity.items():
-        if code not in CODES:
-            problems.append(f"setting `severity.{code}`: unknown diagnostic code; ignored")
-        elif code in UNSUPPRESSIBLE and Severity[level.upper()] != CODES[code][0]:
-            problems.append(f"setting `severity.{code}`: this code cannot be downgraded; ignored")
+        problem = rule_problem(code, disabling=False, level=level)
+        if problem:
+            problems.append(f"setting `severity.{code}`: {problem}; ignored")
         else:
             severity[code] = level
     disabled = set()
-    for code in settings.disabled:
-        if code not in CODES:
-            problems.append(f"setting `disabled`: unknown diagnostic code `{code}`; ignored")
-        elif code in UNSUPPRESSIBLE:
-            problems.append(f"setting `disabled`: `{code}` cannot be suppressed; ignored")
+    for code in sorted(settings.disabled):
+        problem = rule_problem(code, disabling=True)
+        if problem:
+            problems.append(f"setting `disabled`: {problem}; ignored")
         else:
             disabled.add(code)
     return settings.model_copy(update={"severity": severity, "disabled": frozenset(disabled)}), problems

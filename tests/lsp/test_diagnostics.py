@@ -75,6 +75,29 @@ async def test_severity_override_from_initialization_options(client, workspace: 
     assert {x.severity for x in diags if x.code == "invalid_value"} == {types.DiagnosticSeverity.Hint}
 
 
+async def test_project_rules_grade_diagnostics(client, workspace: Path):
+    (workspace / ".memzoi" / "config.toml").write_text(
+        '[rules]\nseverity = { invalid_value = "warning" }\nignore = ["records/drafts/**"]\n', encoding="utf-8")
+    text = record_text("use-pnpm").replace("type: decision", "type: bogus")
+    uri = open_doc(client, workspace / ".memzoi" / "records" / "use-pnpm.md", text)
+    diags = await diagnostics(client, uri, lambda d: any(x.code == "invalid_value" for x in d))
+    assert {x.severity for x in diags if x.code == "invalid_value"} == {types.DiagnosticSeverity.Warning}
+    (workspace / ".memzoi" / "records" / "drafts").mkdir()
+    drafted = record_text("drafts/use-yarn").replace("type: decision", "type: bogus")
+    ignored = open_doc(client, workspace / ".memzoi" / "records" / "drafts" / "use-yarn.md", drafted)
+    assert await diagnostics(client, ignored) == []
+
+
+@pytest.mark.init_options({"memzoi": {"severity": {"invalid_value": "hint"}}})
+async def test_editor_settings_add_to_project_rules(client, workspace: Path):
+    (workspace / ".memzoi" / "config.toml").write_text(
+        '[rules]\nseverity = { invalid_value = "warning" }\n', encoding="utf-8")
+    text = record_text("use-pnpm").replace("type: decision", "type: bogus")
+    uri = open_doc(client, workspace / ".memzoi" / "records" / "use-pnpm.md", text)
+    diags = await diagnostics(client, uri, lambda d: any(x.code == "invalid_value" for x in d))
+    assert {x.severity for x in diags if x.code == "invalid_value"} == {types.DiagnosticSeverity.Hint}
+
+
 @pytest.mark.config({"severity": {"credential_token": "hint", "bogus_code": "error"}})
 async def test_unsuppressible_and_unknown_codes_rejected_in_settings(client, workspace: Path):
     await diagnostics(client, open_doc(client, workspace / ".memzoi" / "records" / "use-pnpm.md"))
