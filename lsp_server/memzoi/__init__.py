@@ -3,4 +3,4 @@
 This package never imports pygls or lsprotocol; the language server (``memzoi_lsp``) converts its results.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

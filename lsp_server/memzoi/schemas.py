@@ -1,7 +1,9 @@
 """JSON Schemas of every file format, generated from the core's pydantic models.
 
-``python -m memzoi.schemas DIR`` (re)writes them; a test fails when the committed files in ``schemas/`` differ
-from what this module generates, so the schemas can never drift from the validator.
+``python -m memzoi.schemas [DIR]`` (re)writes them (default ``schemas/``); a test fails when the committed files in
+``schemas/`` differ from what this module generates, so the schemas can never drift from the validator. The wheel
+ships them (:mod:`memzoi.resources`) and ``memzoi schema NAME`` prints one. Each ``$id`` is a URN
+(:func:`schema_id`), stable across releases.
 """
 
 from __future__ import annotations
@@ -28,6 +30,12 @@ REGISTRY: dict[str, tuple[type[BaseModel], str]] = {
 }
 
 
+def schema_id(file_name: str) -> str:
+    """The stable ``$id`` of a schema: ``urn:memzoi-lsp:schema:<name>`` (``record``, ``config``, …). A URN names
+    the schema without pretending to a web location; ``memzoi schema <name>`` prints the schema it names."""
+    return f"urn:memzoi-lsp:schema:{file_name.removesuffix('.schema.json')}"
+
+
 def generate() -> dict[str, str]:
     """Schema file name → JSON text (sorted keys, two-space indent, trailing newline)."""
     out: dict[str, str] = {}
@@ -35,7 +43,7 @@ def generate() -> dict[str, str]:
         schema = model.model_json_schema()
         schema["title"] = title
         schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-        schema["$id"] = f"https://memzoi-lsp.invalid/schemas/{name}"
+        schema["$id"] = schema_id(name)
         out[name] = json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     return out
 

@@ -3,7 +3,8 @@
 The model is chosen once per session in ``initialize``: pull when the client advertises
 ``textDocument.diagnostic``, push otherwise. Open documents are diagnosed from the editor text (debounced per
 document in push mode; on request in pull mode); closed files from disk. Every diagnostic has source
-``memzoi``, the finding code and a ``codeDescription`` link to the code's section in ``docs/diagnostics.md``.
+``memzoi``, the finding code and a ``codeDescription`` link to the code's section in the diagnostics reference the
+package ships (:func:`memzoi.resources.diagnostics_href`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import blake3
 from lsprotocol import types
 
 from memzoi.barrier import internal_error
-from memzoi.cli.check import DOCS_URL
+from memzoi.resources import diagnostics_href
 from memzoi.findings import Finding
 
 from .convert import TextMap
@@ -39,7 +40,7 @@ def to_lsp(ls: "MemzoiServer", snap: Snapshot, findings: list[Finding]) -> list[
                 message=f.message,
                 severity=types.DiagnosticSeverity(int(severity)),
                 code=f.code,
-                code_description=types.CodeDescription(href=f"{DOCS_URL}#{f.code}"),
+                code_description=types.CodeDescription(href=diagnostics_href(f.code)),
                 source=SOURCE,
                 data={"fixable": bool(f.fixes)} if f.fixes else None,
             )

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from memzoi.cli.check import DOCS_URL
+from memzoi.resources import diagnostics_href
 
 from .conftest import diagnostics, is_pull, open_doc, record_text, units
 
@@ -44,7 +44,8 @@ async def test_bad_enum_after_emoji_and_cjk_has_exact_range(client, workspace: P
     assert (d.range.end.line, d.range.end.character) == (line, start + len("bogus"))
     assert d.source == "memzoi"
     assert d.severity == types.DiagnosticSeverity.Error
-    assert d.code_description.href == f"{DOCS_URL}#invalid_value"
+    assert d.code_description.href == diagnostics_href("invalid_value")
+    assert d.code_description.href.startswith("file://") and d.code_description.href.endswith("diagnostics.md#invalid_value")
     assert "repository_materialization" in d.message  # enums list the allowed values
 
 

@@ -1,0 +1,71 @@
+"""Files the package ships: the diagnostics reference (``docs/diagnostics.md``) and the JSON Schemas (``schemas/``).
+
+A wheel carries them under ``memzoi/_data/`` (``setup.py`` copies them there at build time, so the repository
+keeps one copy of each); a source checkout or editable install reads them from the repository. Links in
+diagnostics (LSP ``codeDescription.href``, SARIF ``helpUri``) point at the shipped reference as a ``file:`` URI:
+the project has no web site of its own, and a link must never point at a page that may not exist.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+_SOURCES = (_PACKAGE / "_data", _PACKAGE.parents[1])  # wheel, then repository checkout
+
+
+def shipped(*parts: str) -> Path | None:
+    """The shipped file ``parts`` (e.g. ``("docs", "diagnostics.md")``), or ``None`` when this installation
+    lacks it (a broken install)."""
+    for base in _SOURCES:
+        path = base.joinpath(*parts)
+        if path.is_file():
+            return path
+    return None
+
+
+def diagnostics_href(code: str) -> str:
+    """``file:`` URI of ``code``'s section in the shipped diagnostics reference (``…/diagnostics.md#code``); the
+    ``memzoi explain CODE`` command prints the same section."""
+    path = shipped("docs", "diagnostics.md")
+    base = path.as_uri() if path is not None else "memzoi:docs/diagnostics.md"
+    return f"{base}#{code}"
+
+
+@lru_cache(maxsize=1)
+def diagnostic_sections() -> dict[str, str]:
+    """Code → its Markdown section of the diagnostics reference (the text below ``### code``, trimmed)."""
+    path = shipped("docs", "diagnostics.md")
+    if path is None:
+        return {}
+    out: dict[str, str] = {}
+    code: str | None = None
+    lines: list[str] = []
+    fenced = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("#"):  # a heading ends the section (fenced `# Title` lines do not)
+            if code is not None:
+                out[code] = "\n".join(lines).strip()
+            m = re.fullmatch(r"### ([a-z0-9_]+)\s*", line)
+            code, lines = (m.group(1), []) if m else (None, [])
+            continue
+        if code is not None:
+            lines.append(line)
+    if code is not None:
+        out[code] = "\n".join(lines).strip()
+    return out
+
+
+def schema_names() -> list[str]:
+    """Names of the shipped JSON Schemas (``record``, ``proposal``, …), sorted."""
+    for base in _SOURCES:
+        folder = base / "schemas"
+        if folder.is_dir():
+            found = sorted(p.name[: -len(".schema.json")] for p in folder.glob("*.schema.json"))
+            if found:
+                return found
+    return []
