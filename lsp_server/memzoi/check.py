@@ -20,7 +20,7 @@ from typing import Any
 
 from .admission import (GitVisibility, canonical_path_findings, git_visibility, is_attested, opening_span,
                         refine_stale, visibility_findings)
-from .analysis import analyze_path
+from .analysis import analyze_bytes, analyze_path
 from .barrier import failed_analysis, internal_error
 from .config import CONFIG_NAME, MemzoiConfig, load_config
 from .crossfile import CrossFileCheck, FileFacts, facts_from_analysis
@@ -303,12 +303,29 @@ def _apply_rules(config: MemzoiConfig | None, md: str | None, path: str, found: 
     return rules.apply(found, os.path.relpath(path, md).replace(os.sep, "/"))
 
 
-def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
+def check_text(data: bytes, filename: str | None) -> CheckReport:
+    """Check one file's bytes read from elsewhere (``memzoi check -``, an editor buffer): ``filename`` places it
+    (a record, a proposal packet, …) and names it in the findings, and its project's ``[rules]`` apply. The
+    file's own findings only: cross-file and git findings need the file on disk."""
+    path = os.path.abspath(filename) if filename else None
+    placement = place(path) if path else place("-")
+    md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
+    config = load_config(md).config if md is not None else None
+    analysis = analyze_bytes(data, path, placement=placement, config=config)
+    found = _apply_rules(config, md, path or "-", list(analysis.findings))
+    index = LineIndex(analysis.text)
+    report = CheckReport(files_checked=1, memzoi_dirs={Path(md)} if md else set())
+    report.findings = [Located(filename or "-", f, index.position(f.start), index.position(f.end)) for f in found]
+    return report
+
+
+def check_paths(args: list[str], *, workers: int | None = None,
+                progress: Callable[[int, int], None] | None = None) -> CheckReport:
     """Check every file under ``args`` (see :func:`expand`). Raises :class:`UsageError` for a missing path.
 
     ``workers``: analysis processes (default one per CPU, at most 8; 1 = in this process). Workers are only used
     from :data:`PARALLEL_THRESHOLD` files on and where :func:`memzoi.parallel.can_fork` allows; they start
-    analysing while the paths are still being walked.
+    analysing while the paths are still being walked. ``progress(done, total)`` is called as files are finished.
     """
     report = CheckReport()
     for arg in args:  # a missing path is a usage error before any work starts
@@ -321,6 +338,7 @@ def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
     seen: dict[tuple[int, int] | str, list[str]] = {}  # inode (or path) -> paths checked with it
     groups: dict[str, list[str]] = {}  # .memzoi directory -> its files
     folders: dict[str, str | None] = {}  # the .memzoi directory above each folder
+    total = [0]  # files handed to the pool
 
     def add(path: str, display: str, inode: tuple[int, int] | None) -> None:
         key: tuple[int, int] | str
@@ -347,6 +365,7 @@ def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
         if folders[folder] is not None:
             groups.setdefault(folders[folder], []).append(path)
         pool.add((path, display))
+        total[0] += 1
 
     complete: set[str] = set()
     configs: set[str] = set()
@@ -371,6 +390,8 @@ def check_paths(args: list[str], *, workers: int | None = None) -> CheckReport:
     texts: dict[str, tuple[str, bytes, str | None]] = {}  # absolute path -> (display path, text, .memzoi dir)
     for r in pool.iter_results():
         report.files_checked += 1
+        if progress is not None:
+            progress(report.files_checked, total[0])
         report.findings.extend(r.findings)
         texts[r.key] = (r.display, r.text, r.memzoi_dir)
         try:

@@ -12,30 +12,14 @@ from typing import Any
 
 from ..ledger import ChangeResult, Refusal
 from ..lifecycle.common import default_actor
-from ..workspace import find_project_root
+from ._common import add_root_json, project_root, require_project  # noqa: F401 (re-exported for the commands)
 
 
 def add_common(p: argparse.ArgumentParser, *, actor: bool = True) -> None:
     """``--json``, ``--root`` and (for writes) ``--actor``."""
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--root", help="project root (default: found from the current directory)")
+    add_root_json(p)
     if actor:
         p.add_argument("--actor", help="who makes the change (default: $MEMZOI_ACTOR or the login name)")
-
-
-def project_root(args: argparse.Namespace) -> Path:
-    """The project root from ``--root`` or the current directory (Memzoi's discovery, reference §7.2)."""
-    return Path(args.root).resolve() if args.root else find_project_root(Path.cwd())
-
-
-def require_project(args: argparse.Namespace) -> Path | None:
-    """The project root, or ``None`` after a one-line usage error when it has no ``.memzoi`` directory (read
-    commands would otherwise answer "nothing here" for a folder that is not a project)."""
-    root = project_root(args)
-    if not (root / ".memzoi").is_dir():
-        print(f"memzoi: no .memzoi directory at {root}; run inside a project or pass --root PROJECT", file=sys.stderr)
-        return None
-    return root
 
 
 def actor(args: argparse.Namespace) -> str:

@@ -1,166 +1,198 @@
-"""``memzoi check [PATH…] [--format text|json|sarif|github]`` (SPEC §8).
+"""``memzoi check [PATH…|-] [--format text|json|sarif|github]`` (SPEC §8), with the options CI users know from ruff.
 
-Prints the findings the language server publishes. Exit 1 when any finding is an error, 0 otherwise, 2 on
-usage errors. Text, SARIF and GitHub formats use 1-based lines and columns; JSON uses 0-based lines and
-code-point characters, as SPEC §8 fixes.
+Prints the findings the language server publishes, graded by the project's ``[rules]``. Exit 1 when any finding
+is at least as severe as ``--fail-on`` (default: error), 0 otherwise, 2 on usage errors. The formats are in
+:mod:`memzoi.cli.formats`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
+from pathlib import Path
 
-from .. import __version__
-from ..check import CheckReport, Located, UsageError, check_paths
-from ..config import load_config
-from ..findings import CODES
-from ..workspace import find_project_root
+from ..findings import Severity
+from ._common import NOT_A_PROJECT, add_command, add_root_json, project_root
 
-DOCS_URL = "https://github.com/memzoi-lsp/memzoi-lsp/blob/main/docs/diagnostics.md"
+_FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "information": Severity.INFORMATION}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``check`` command."""
-    p = sub.add_parser("check", help="check records and proposal packets for format, schema and safety findings")
-    p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: the project's .memzoi)")
-    p.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text", help="output format")
+    p = add_command(
+        sub, "check", help="check records and proposal packets for format, schema and safety findings",
+        description="Check Memzoi records and proposal packets: framing, YAML 1.2, schema, legacy profiles, "
+        "secrets and the git-plane gate, cross-file lineage and git admission. Findings are graded by [rules] in "
+        ".memzoi/config.toml. A directory is walked (everything under .memzoi, elsewhere Markdown files that start "
+        "with frontmatter); without PATH the project's .memzoi folder is checked.",
+        examples=["memzoi check", "memzoi check .memzoi/records --fail-on warning",
+                  "memzoi check --format sarif --output-file memzoi.sarif",
+                  "memzoi check --format github", "memzoi check --statistics",
+                  "cat draft.md | memzoi check - --stdin-filename .memzoi/records/draft.md"],
+        exits={0: "no finding at or above --fail-on", 1: "a finding at or above --fail-on (default: error), or "
+               "the checked .memzoi/config.toml is invalid", 2: "usage error (a missing path, bad options), or no "
+               "PATH and not inside a project"},
+        project="optional")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="files or directories (default: the project's .memzoi); - reads one file from stdin")
+    p.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text",
+                   help="output format (default: text)")
+    add_root_json(p, json_help="same as --format json")
+    p.add_argument("--fail-on", choices=list(_FAIL_ON), default="error",
+                   help="exit 1 when a finding is this severe or more (default: error)")
+    p.add_argument("--stdin-filename", metavar="PATH",
+                   help="the path the text read by `-` has, which gives it its role (record, proposal, …)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print the findings only: no summary, progress or settings notes on stderr")
+    p.add_argument("-o", "--output-file", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("--color", choices=["auto", "always", "never"], default="auto",
+                   help="colour the text output: auto (a terminal, unless NO_COLOR is set), always or never")
+    p.add_argument("--statistics", action="store_true",
+                   help="print the number of findings per code instead of the findings (text or json)")
     p.set_defaults(func=run)
+
+
+def use_color(choice: str, stream) -> bool:
+    """Whether to colour: ``always``/``never``, or ``auto``: a terminal, ``NO_COLOR`` unset or empty (no-color.org),
+    and ``TERM`` not ``dumb``."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _fail(message: str) -> int:
+    print(f"memzoi: {message}", file=sys.stderr)
+    return 2
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``check``; returns the exit code."""
+    from ..check import UsageError, check_paths, check_text
+    from ..config import load_config
+
+    fmt = "json" if args.json else args.format
+    if args.json and args.format not in ("text", "json"):
+        return _fail("--json and --format sarif|github contradict each other; give one")
+    if args.statistics and fmt not in ("text", "json"):
+        return _fail("--statistics prints text or json; drop --format " + fmt)
     paths = args.paths
+    stdin = "-" in paths
+    if stdin and len(paths) > 1:
+        return _fail("`-` (stdin) cannot be combined with other paths")
+    if args.stdin_filename and not stdin:
+        return _fail("--stdin-filename needs `-` as the path")
+    root = project_root(args)
     if not paths:
-        root = find_project_root(".")
-        memzoi = root / ".memzoi"
-        if not memzoi.is_dir():
-            print(f"memzoi: no .memzoi directory found at or above {root}; pass the paths to check", file=sys.stderr)
+        if not (root / ".memzoi").is_dir():
+            print(NOT_A_PROJECT.format(root=root), file=sys.stderr)
             return 2
-        paths = [str(memzoi)]
+        paths = [str(root / ".memzoi")]
+    progress = None
+    if fmt == "text" and not args.quiet and not args.statistics and not stdin:
+        from .rebuild import StderrProgress
+
+        progress = StderrProgress("check", "checking", erase=True)
     try:
-        report = check_paths(paths)
+        if stdin:
+            data = sys.stdin.buffer.read()
+            report = check_text(data, args.stdin_filename)
+        else:
+            report = check_paths(paths, progress=progress)
     except UsageError as err:
-        print(f"memzoi: {err}", file=sys.stderr)
-        return 2
-    # A config that cannot be read silently falls back to defaults in the analysis; say so once per folder.
-    for display, why in report.skipped:
-        if why.startswith("unreadable directory"):
-            print(f"memzoi: {display}: {why}; nothing below it was checked", file=sys.stderr)
-    config_errors = False
+        return _fail(str(err))
+    finally:
+        if progress is not None:
+            progress.finish()
+    notes, config_errors = _settings_notes(report, load_config)
+    if not args.quiet:
+        for note in notes:
+            print(note, file=sys.stderr)
+    try:
+        out = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
+    except OSError as err:
+        return _fail(f"{args.output_file}: cannot write the report ({err.strerror or err})")
+    try:
+        _write(report, fmt, args, out, root, _line_reader(data if stdin else None))
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    if fmt in ("text", "github") and not args.quiet:
+        counts = {s: sum(1 for l in report.findings if l.finding.severity.label == s) for s in ("error", "warning")}
+        print(f"{report.files_checked} file(s) checked: {counts['error']} error(s), {counts['warning']} warning(s), "
+              f"{len(report.findings) - counts['error'] - counts['warning']} other", file=sys.stderr)
+    threshold = _FAIL_ON[args.fail_on]
+    failing = any(l.finding.severity <= threshold for l in report.findings)
+    given = any(why.startswith("project configuration") for _, why in report.skipped)
+    # A configuration given by name is checked for itself: its errors fail the check.
+    return 1 if failing or (given and config_errors) else 0
+
+
+def _settings_notes(report, load_config) -> tuple[list[str], bool]:
+    """Lines about unreadable folders and project settings, and whether any settings are invalid."""
+    notes = [f"memzoi: {display}: {why}; nothing below it was checked" for display, why in report.skipped
+             if why.startswith("unreadable directory")]
     given = [display for display, why in report.skipped if why.startswith("project configuration")]
+    errors = False
     for memzoi_dir in sorted(report.memzoi_dirs, key=str):
         for error in load_config(memzoi_dir).errors:
-            config_errors = True
+            errors = True
             # When the configuration was the thing checked, "the rest used the defaults" would be noise.
-            print(f"memzoi: {error}" + ("" if given else "; checked with the default settings"), file=sys.stderr)
-    if given and not config_errors:
-        print(f"memzoi: {', '.join(given)}: the settings are valid", file=sys.stderr)
-    out = sys.stdout
-    if args.format == "json":
-        out.write(json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n")
-    elif args.format == "sarif":
-        out.write(json.dumps(to_sarif(report), indent=2, ensure_ascii=False) + "\n")
-    elif args.format == "github":
-        for loc in report.findings:
-            out.write(to_github(loc) + "\n")
+            notes.append(f"memzoi: {error}" + ("" if given else "; checked with the default settings"))
+    if given and not errors:
+        notes.append(f"memzoi: {', '.join(given)}: the settings are valid")
+    return notes, errors
+
+
+def _write(report, fmt: str, args: argparse.Namespace, out, root: Path, line_of) -> None:
+    from . import formats
+
+    color = fmt == "text" and use_color(args.color, out)
+    if args.statistics:
+        rows = formats.statistics(report)
+        if fmt == "json":
+            out.write(json.dumps({"statistics": rows, "files_checked": report.files_checked}, indent=2) + "\n")
+        else:
+            out.writelines(line + "\n" for line in formats.statistics_text(rows, color))
+    elif fmt == "json":
+        out.write(json.dumps(formats.to_json(report), indent=2, ensure_ascii=False) + "\n")
+    elif fmt == "sarif":
+        from ..admission import worktree_root
+
+        top = worktree_root(root)  # code scanning resolves paths against the repository's top
+        srcroot = Path(top) if top is not None else root
+        out.write(json.dumps(formats.to_sarif(report, srcroot, line_of), indent=2, ensure_ascii=False) + "\n")
+    elif fmt == "github":
+        out.writelines(formats.to_github(l) + "\n" for l in report.findings)
     else:
-        for loc in report.findings:
-            out.write(f"{loc.path}:{loc.start[0] + 1}:{loc.start[1] + 1}: {loc.finding.code} {loc.finding.message}\n")
-    if args.format in ("text", "github"):
-        counts = {s: sum(1 for l in report.findings if l.finding.severity.label == s) for s in ("error", "warning")}
-        print(
-            f"{report.files_checked} file(s) checked: {counts['error']} error(s), {counts['warning']} warning(s), "
-            f"{len(report.findings) - counts['error'] - counts['warning']} other",
-            file=sys.stderr,
-        )
-    # A configuration given by name is checked for itself: its errors fail the check.
-    return 1 if report.has_errors or (given and config_errors) else 0
+        out.writelines(formats.text_line(l, color) + "\n" for l in report.findings)
 
 
-def to_json(report: CheckReport) -> dict:
-    """SPEC §8 JSON: ``{"findings": [{path, code, severity, message, range}], "files_checked": N}``."""
-    return {
-        "findings": [
-            {
-                "path": l.path,
-                "code": l.finding.code,
-                "severity": l.finding.severity.label,
-                "message": l.finding.message,
-                "range": {
-                    "start": {"line": l.start[0], "character": l.start[1]},
-                    "end": {"line": l.end[0], "character": l.end[1]},
-                },
-            }
-            for l in report.findings
-        ],
-        "files_checked": report.files_checked,
-    }
+def _line_reader(stdin: bytes | None):
+    """``line_of(located)``: the text of a finding's first line, from ``stdin`` or read from its file (``""`` when
+    unreadable). Lines end at ``\n``, ``\r\n`` or ``\r``, as the finding positions count them."""
+    cache: dict[str, list[str]] = {}
 
+    def split(data: bytes) -> list[str]:
+        return re.split(r"\r\n?|\n", data.decode("utf-8", "replace"))
 
-_SARIF_LEVEL = {"error": "error", "warning": "warning", "information": "note", "hint": "note"}
+    def line_of(l) -> str:
+        lines = cache.get(l.path)
+        if lines is None:
+            if stdin is not None:
+                lines = split(stdin)
+            else:
+                try:
+                    with open(l.path, "rb") as fh:
+                        lines = split(fh.read())
+                except OSError:
+                    lines = []
+            cache[l.path] = lines
+        return lines[l.start[0]] if l.start[0] < len(lines) else ""
 
-
-def to_sarif(report: CheckReport) -> dict:
-    """SARIF 2.1.0 with one rule per code used and code-point columns (``columnKind: unicodeCodePoints``)."""
-    used = sorted({l.finding.code for l in report.findings})
-    rules = [
-        {
-            "id": code,
-            "name": code,
-            "helpUri": f"{DOCS_URL}#{code}",
-            "shortDescription": {"text": code.replace("_", " ")},
-            "defaultConfiguration": {"level": _SARIF_LEVEL[CODES[code][0].label]},
-        }
-        for code in used
-    ]
-    results = [
-        {
-            "ruleId": l.finding.code,
-            "ruleIndex": used.index(l.finding.code),
-            "level": _SARIF_LEVEL[l.finding.severity.label],
-            "message": {"text": l.finding.message},
-            "locations": [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": l.path.replace("\\", "/")},
-                        "region": {
-                            "startLine": l.start[0] + 1,
-                            "startColumn": l.start[1] + 1,
-                            "endLine": l.end[0] + 1,
-                            "endColumn": l.end[1] + 1,
-                        },
-                    }
-                }
-            ],
-        }
-        for l in report.findings
-    ]
-    return {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {"driver": {"name": "memzoi", "version": __version__, "informationUri": DOCS_URL, "rules": rules}},
-                "columnKind": "unicodeCodePoints",
-                "results": results,
-            }
-        ],
-    }
-
-
-def _gh_escape(value: str, prop: bool = False) -> str:
-    value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    if prop:
-        value = value.replace(":", "%3A").replace(",", "%2C")
-    return value
-
-
-def to_github(l: Located) -> str:
-    """A GitHub Actions workflow command (``::error file=…,line=…::message``)."""
-    level = {"error": "error", "warning": "warning"}.get(l.finding.severity.label, "notice")
-    props = (
-        f"file={_gh_escape(l.path, True)},line={l.start[0] + 1},col={l.start[1] + 1},"
-        f"endLine={l.end[0] + 1},endColumn={l.end[1] + 1},title={_gh_escape('memzoi ' + l.finding.code, True)}"
-    )
-    return f"::{level} {props}::{_gh_escape(l.finding.message)}"
+    return line_of

@@ -15,12 +15,19 @@ from typing import Any
 
 from ..admission import worktree_root
 from ..index import Drift, Index, IndexUnavailable, index_path
+from ._common import add_command
 from ._changes import add_common, emit_json, project_root
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``doctor``."""
-    p = sub.add_parser("doctor", help="check the workspace, the git plane and the index for drift; print repair steps")
+    p = add_command(
+        sub, "doctor", help="check the workspace, the git plane and the index for drift; print repair steps",
+        description="Report the health of the project: the records root, git, the workspace index (missing, "
+        "stale or changed entries, full-text integrity), refused records and the runtime directory, with the "
+        "next steps. Never writes.",
+        examples=["memzoi doctor", "memzoi doctor --json --root ../other-repo"],
+        exits={0: "every check is ok", 1: "a check warns (see the next steps)"})
     add_common(p, actor=False)
     p.set_defaults(func=run)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from ..fsutil import atomic_write
 from ..models.common import is_identifier
 from ..runtime import project_runtime_dir
+from ._common import add_command, add_root_json
 
 _TEMPLATE = """# Memzoi project settings (shared with the team; never put secrets here).
 # A memory with `scope: project` may reach the repository only when its scope id equals [project] id.
@@ -22,23 +23,38 @@ _TEMPLATE = """# Memzoi project settings (shared with the team; never put secret
 # [safety]
 # Fingerprints of high_entropy_value findings reviewed and accepted as not secret:
 # accepted_fingerprints = []
+
+# [rules]
+# Severity per code, disabled codes and ignored files (globs relative to .memzoi), for memzoi check, pre-commit
+# and the editor; secret and git-plane gate codes cannot be disabled or downgraded.
+# severity = { legacy_profile = "error" }
+# disabled = []
+# ignore = []
 """
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``init`` command."""
-    p = sub.add_parser("init", help="create .memzoi/records, .memzoi/proposals/pending and the runtime directory")
-    p.add_argument("path", nargs="?", default=".", help="project root (default: the current directory)")
+    p = add_command(
+        sub, "init", help="create .memzoi/records, .memzoi/proposals/pending and the runtime directory",
+        description="Create the .memzoi layout (records/, proposals/pending/ and a config.toml when there is none) "
+        "and the private runtime directory under ${MEMZOI_HOME:-~/.memzoi}. Existing folders and files are kept.",
+        examples=["memzoi init", "memzoi init ../other-repo --project-id my-project"],
+        exits={1: "a .memzoi folder is a symlink", 2: "usage error (PATH is not a directory, bad --project-id)"},
+        project="creates")
+    p.add_argument("path", nargs="?", default=None, metavar="PATH",
+                   help="project root (default: --root, else the current directory)")
     p.add_argument("--project-id", help="project id written to .memzoi/config.toml ([project] id)")
-    p.add_argument("--json", action="store_true", help="print the created and existing paths as JSON")
+    add_root_json(p, json_help="print the created and existing paths as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``init``; returns the exit code."""
-    root = Path(args.path)
+    given = args.path or args.root or "."
+    root = Path(given)
     if not root.is_dir():
-        print(f"memzoi: {args.path}: not a directory; create it first or pass the project root", file=sys.stderr)
+        print(f"memzoi: {given}: not a directory; create it first or pass the project root", file=sys.stderr)
         return 2
     if args.project_id is not None and not is_identifier(args.project_id):
         print("memzoi: --project-id must use lower-case letters, digits, `-` and `_`", file=sys.stderr)

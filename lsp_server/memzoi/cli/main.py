@@ -1,9 +1,10 @@
 """``memzoi`` entry point: builds the argument parser from the command modules and runs one command.
 
-Exit codes: 0 success, 1 findings of error severity or a refused operation, 2 usage errors. Errors are one
-line on stderr naming the file and what to do (``{"error": {"code", "message"}}`` on stdout with ``--json``):
-an ``OSError`` from any command is turned into that line here, in one place, and so is an unexpected exception
-(an internal error, exit 1; ``--debug`` logs its stack on stderr without any message or value).
+Exit codes: 0 success, 1 findings of error severity or a refused operation, 2 usage errors (also: not inside a
+project). Errors are one line on stderr naming the file and what to do (``{"error": {"code", "message"}}`` on
+stdout with ``--json``): an ``OSError`` from any command is turned into that line here, in one place, and so is an
+unexpected exception (an internal error, exit 1; ``--debug`` logs its stack on stderr without any message or
+value). The conventions every command follows are in :mod:`memzoi.cli._common`.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ import sys
 from importlib import import_module
 
 from .. import __version__
+from ._common import require_project
 
 #: Command modules, in help order. Each has ``register(subparsers)`` which sets ``func`` on its parser.
-COMMANDS = ["init", "check", "upgrade", "proposals", "local", "supersede", "tombstone", "materialize", "reattest", "undo", "history", "reconcile", "resident", "rebuild", "search", "doctor"]
+COMMANDS = ["init", "check", "upgrade", "proposals", "local", "supersede", "tombstone", "materialize", "reattest", "undo", "history", "reconcile", "resident", "rebuild", "search", "doctor", "explain", "schema", "completion"]
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -28,6 +30,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memzoi",
         description="Review Memzoi repository memory: check records and proposal packets, and manage their lifecycle.",
+        epilog="Run `memzoi COMMAND --help` for a command's options, examples and exit codes.",
     )
     parser.add_argument("--version", action="version", version=f"memzoi {__version__}")
     parser.add_argument("--debug", action="store_true",
@@ -43,13 +46,22 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code (also used as ``sys.exit`` status by the console script)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     first = next((a for a in argv if not a.startswith("-")), None)
-    parser = build_parser(first if first in COMMANDS else None)
+    if first is None and "--version" in argv:
+        only = ""  # `memzoi --version` imports no command module
+    else:
+        only = first if first in COMMANDS else None
+    parser = build_parser(only)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
     if args.debug:
         logging.basicConfig(level=logging.DEBUG, stream=sys.stderr, format="memzoi: %(name)s: %(message)s")
+    if getattr(args, "project", "required") == "required":
+        root = require_project(args)  # before anything else, so nothing is created outside a project
+        if root is None:
+            return 2
+        args.root = str(root)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

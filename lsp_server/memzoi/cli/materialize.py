@@ -23,35 +23,62 @@ from ..lifecycle.materialize import (
     materialize_apply,
     validate_candidate,
 )
+from ._common import add_command, add_group
 from ._changes import add_common, emit_json, project_root, refuse, run_write
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``materialize`` and its subcommands."""
-    p = sub.add_parser("materialize", help="materialize a reviewed record: candidate, plan, decide, apply")
-    ps = p.add_subparsers(dest="materialize_command", metavar="SUBCOMMAND", required=True)
-    c = ps.add_parser("candidate", help="build a candidate JSON from a draft record file")
-    c.add_argument("draft", metavar="DRAFT.md")
-    c.add_argument("--action", choices=["create", "update"], default="create")
+    p = add_command(
+        sub, "materialize", help="materialize a reviewed record: candidate, plan, decide, apply",
+        description="Memzoi's reviewed materialization flow: a candidate from a draft record, its derived plan, an "
+        "explicit decision, then apply writes the record with its materialization attestation (one ledgered "
+        "change). Artifacts go to stdout or to a new file outside .memzoi.",
+        examples=["memzoi materialize candidate draft.md --output cand.json",
+                  "memzoi materialize plan cand.json --output plan.json",
+                  "memzoi materialize decide plan.json --candidate cand.json --output decision.json",
+                  "memzoi materialize apply --candidate cand.json --plan plan.json --decision decision.json"],
+        exits={1: "refused (an invalid or mismatched artifact, a gate or detector finding)"})
+    ps = add_group(p, "materialize_command")
+    c = add_command(ps, "candidate", help="build a candidate JSON from a draft record file",
+                    description="Build a materialization candidate from a draft record (Markdown with frontmatter).",
+                    examples=["memzoi materialize candidate draft.md", "memzoi materialize candidate draft.md "
+                              "--action update --output cand.json"],
+                    exits={1: "refused (an unreadable or invalid draft, an existing --output file)"})
+    c.add_argument("draft", metavar="DRAFT.md", help="the draft record file")
+    c.add_argument("--action", choices=["create", "update"], default="create",
+                   help="create a new record or update an existing one (default: create)")
     c.add_argument("--output", help="write to this new file (outside .memzoi) instead of stdout")
     add_common(c, actor=False)
     c.set_defaults(func=run_candidate)
-    pl = ps.add_parser("plan", help="derive the plan of a candidate")
-    pl.add_argument("candidate", metavar="CANDIDATE.json")
+    pl = add_command(ps, "plan", help="derive the plan of a candidate",
+                     description="Derive the materialization plan of a candidate (deterministic).",
+                     examples=["memzoi materialize plan cand.json --output plan.json"],
+                     exits={1: "refused (an invalid candidate, an existing --output file)"})
+    pl.add_argument("candidate", metavar="CANDIDATE.json", help="the candidate artifact")
     pl.add_argument("--output", help="write to this new file (outside .memzoi) instead of stdout")
     add_common(pl, actor=False)
     pl.set_defaults(func=run_plan)
-    d = ps.add_parser("decide", help="record the explicit decision to write a plan")
-    d.add_argument("plan", metavar="PLAN.json")
-    d.add_argument("--candidate", required=True, metavar="CANDIDATE.json")
+    d = add_command(ps, "decide", help="record the explicit decision to write a plan",
+                    description="Record the explicit human decision to write a plan (decision time now, or "
+                    "--decision-at).",
+                    examples=["memzoi materialize decide plan.json --candidate cand.json --output decision.json"],
+                    exits={1: "refused (the plan was not derived from the candidate, a bad --decision-at)"})
+    d.add_argument("plan", metavar="PLAN.json", help="the plan artifact")
+    d.add_argument("--candidate", required=True, metavar="CANDIDATE.json", help="the candidate the plan came from")
     d.add_argument("--decision-at", help="decision time, RFC 3339 (default: now)")
     d.add_argument("--output", help="write to this new file (outside .memzoi) instead of stdout")
     add_common(d, actor=False)
     d.set_defaults(func=run_decide)
-    a = ps.add_parser("apply", help="write the decided record with its attestation (one ledgered change)")
-    a.add_argument("--candidate", required=True, metavar="CANDIDATE.json")
-    a.add_argument("--plan", required=True, metavar="PLAN.json")
-    a.add_argument("--decision", required=True, metavar="DECISION.json")
+    a = add_command(ps, "apply", help="write the decided record with its attestation (one ledgered change)",
+                    description="Revalidate candidate, plan and decision, then write the record with its "
+                    "materialization attestation as one ledgered change.",
+                    examples=["memzoi materialize apply --candidate cand.json --plan plan.json "
+                              "--decision decision.json"],
+                    exits={1: "refused (mismatched artifacts, a gate or detector finding, a changed file)"})
+    a.add_argument("--candidate", required=True, metavar="CANDIDATE.json", help="the candidate artifact")
+    a.add_argument("--plan", required=True, metavar="PLAN.json", help="the plan artifact")
+    a.add_argument("--decision", required=True, metavar="DECISION.json", help="the decision artifact")
     for key in ("candidate-id", "plan-id", "decision-id"):
         a.add_argument(f"--{key}", help=f"expected {key.replace('-', '_')} (refused when it differs)")
     add_common(a)

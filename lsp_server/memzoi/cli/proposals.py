@@ -11,31 +11,56 @@ from ..lifecycle import apply_proposal, reject_proposal, route_local
 from ..lifecycle.common import PENDING, packet_rel
 from ..safety.redact import redact, secret_spans
 from ..workspace import walk
-from ._changes import add_common, emit_json, refuse, require_project, run_write
+from ._common import add_command, add_group
+from ._changes import add_common, emit_json, project_root, refuse, run_write
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``proposals`` and its subcommands."""
-    p = sub.add_parser("proposals", help="list, show, apply, reject or route pending proposal packets")
-    ps = p.add_subparsers(dest="proposals_command", metavar="SUBCOMMAND", required=True)
-    lp = ps.add_parser("list", help="list pending proposals (with what blocks applying them)")
+    p = add_command(
+        sub, "proposals", help="list, show, apply, reject or route pending proposal packets",
+        description="Review pending proposal packets (.memzoi/proposals/pending) and resolve them. Approval is not "
+        "application: a packet is applied only by `memzoi proposals apply`.",
+        examples=["memzoi proposals list", "memzoi proposals apply prefer-small-pull-requests",
+                  "memzoi proposals reject old-idea --reason 'superseded by the new policy'"],
+        exits={1: "refused (a blocking finding, a failed precondition, a changed file)"})
+    ps = add_group(p, "proposals_command")
+    lp = add_command(ps, "list", help="list pending proposals (with what blocks applying them)",
+                     description="List the pending proposal packets with their action, title and the error codes "
+                     "that block applying them.",
+                     examples=["memzoi proposals list", "memzoi proposals list --json"], exits={})
     add_common(lp, actor=False)
     lp.set_defaults(func=run_list)
-    sp = ps.add_parser("show", help="show one pending proposal")
+    sp = add_command(ps, "show", help="show one pending proposal",
+                     description="Show one pending packet: its fields, findings and body (detected secrets masked).",
+                     examples=["memzoi proposals show prefer-small-pull-requests"],
+                     exits={1: "no such pending proposal"})
     sp.add_argument("packet", metavar="PROPOSAL", help="file id or path of the packet")
     add_common(sp, actor=False)
     sp.set_defaults(func=run_show)
-    ap = ps.add_parser("apply", help="apply a pending proposal (one ledgered change)")
+    ap = add_command(ps, "apply", help="apply a pending proposal (one ledgered change)",
+                     description="Apply a pending proposal: write the record and move the packet to resolved/, as "
+                     "one ledgered change that `memzoi undo` can revert.",
+                     examples=["memzoi proposals apply prefer-small-pull-requests --actor alice"],
+                     exits={1: "refused (a blocking finding, a failed precondition, a changed file)"})
     ap.add_argument("packet", metavar="PROPOSAL", help="file id or path of the packet")
     add_common(ap)
     ap.set_defaults(func=lambda a: run_write(a, lambda root, who: apply_proposal(root, a.packet, actor=who)))
-    rp = ps.add_parser("reject", help="reject a pending proposal with a reason (one ledgered change)")
+    rp = add_command(ps, "reject", help="reject a pending proposal with a reason (one ledgered change)",
+                     description="Reject a pending proposal with a reason; a packet that is not repo-safe is "
+                     "archived as Memzoi's redacted hash receipt.",
+                     examples=["memzoi proposals reject old-idea --reason 'we keep npm'"],
+                     exits={1: "refused (no such pending proposal, a changed file)"})
     rp.add_argument("packet", metavar="PROPOSAL", help="file id or path of the packet")
     rp.add_argument("--reason", required=True, help="why it is rejected (written into the resolution)")
     add_common(rp)
     rp.set_defaults(func=lambda a: run_write(
         a, lambda root, who: reject_proposal(root, a.packet, reason=a.reason, actor=who)))
-    lo = ps.add_parser("route-local", help="turn a pending proposal into a private local record and resolve it")
+    lo = add_command(ps, "route-local", help="turn a pending proposal into a private local record and resolve it",
+                     description="Turn a pending proposal into a private local record (runtime plane) and resolve "
+                     "the packet, as one ledgered change.",
+                     examples=["memzoi proposals route-local my-private-note"],
+                     exits={1: "refused (a secret in the packet, a changed file)"})
     lo.add_argument("packet", metavar="PROPOSAL", help="file id or path of the packet")
     add_common(lo)
     lo.set_defaults(func=lambda a: run_write(a, lambda root, who: route_local(root, a.packet, actor=who)))
@@ -60,9 +85,7 @@ def _summary(root, path) -> dict:
 
 def run_list(args: argparse.Namespace) -> int:
     """List pending packets, oldest file name first."""
-    root = require_project(args)
-    if root is None:
-        return 2
+    root = project_root(args)
     items = [_summary(root, p) for p in walk(root / PENDING).files]
     if args.json:
         emit_json({"proposals": [{k: v for k, v in i.items() if k != "analysis"} for i in items]})
@@ -77,9 +100,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     """Show one pending packet: its fields, body and findings."""
-    root = require_project(args)
-    if root is None:
-        return 2
+    root = project_root(args)
     try:
         rel = packet_rel(root, args.packet)
     except Refusal as err:

@@ -11,15 +11,19 @@ import sys
 import time
 
 from ..index import Index, IndexUnavailable
-from ._changes import add_common, emit_json, require_project
+from ._common import add_command
+from ._changes import add_common, emit_json, project_root
 
 
 class StderrProgress:
-    """``(done, total)`` callback drawing ``memzoi <what>: indexing N/T files`` on stderr when it is a terminal
-    (at most ten redraws a second); silent otherwise, so logs are not flooded."""
+    """``(done, total)`` callback drawing ``memzoi <what>: <verb> N/T files`` on stderr when it is a terminal
+    (at most ten redraws a second); silent otherwise, so logs and machine formats are never mixed with it.
+    ``erase``: :meth:`finish` clears the line instead of ending it."""
 
-    def __init__(self, what: str):
+    def __init__(self, what: str, verb: str = "indexing", *, erase: bool = False):
         self.what = what
+        self.verb = verb
+        self.erase = erase
         self.tty = sys.stderr.isatty()
         self.last = 0.0
         self.drawn = False
@@ -32,30 +36,33 @@ class StderrProgress:
             return
         self.last = now
         pct = 100 * done // total if total else 100
-        sys.stderr.write(f"\rmemzoi {self.what}: indexing {done}/{total} files ({pct}%)")
+        sys.stderr.write(f"\rmemzoi {self.what}: {self.verb} {done}/{total} files ({pct}%)")
         sys.stderr.flush()
         self.drawn = True
 
     def finish(self) -> None:
-        """End the progress line."""
+        """End (or with ``erase``, clear) the progress line."""
         if self.drawn:
-            sys.stderr.write("\n")
+            sys.stderr.write("\r\x1b[K" if self.erase else "\n")
             self.drawn = False
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``rebuild``."""
-    p = sub.add_parser("rebuild", help="recreate the workspace index (records, proposals, full-text search) "
-                       "from the .memzoi files")
+    p = add_command(
+        sub, "rebuild", help="recreate the workspace index (records, proposals, full-text search) from the .memzoi "
+        "files",
+        description="Recreate the disposable workspace index (SQLite, full-text search) in the runtime directory "
+        "from the .memzoi files. Progress is shown on a terminal.",
+        examples=["memzoi rebuild", "memzoi rebuild --json"],
+        exits={1: "the index cannot be written"})
     add_common(p, actor=False)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Rebuild; exit 0, or 1 when the index cannot be written."""
-    root = require_project(args)
-    if root is None:
-        return 2
+    root = project_root(args)
     progress = StderrProgress("rebuild")
     try:
         with Index(root) as index:

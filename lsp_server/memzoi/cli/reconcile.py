@@ -5,12 +5,18 @@ from __future__ import annotations
 import argparse
 
 from ..ledger import RECOVERY_MODES, Ledger, Refusal, reconcile, recover
+from ._common import add_command
 from ._changes import actor, add_common, emit_change, emit_json, project_root, refuse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``reconcile``."""
-    p = sub.add_parser("reconcile", help="classify interrupted changes (never replays); recover uncertain ones")
+    p = add_command(
+        sub, "reconcile", help="classify interrupted changes (never replays); recover uncertain ones",
+        description="Classify changes interrupted by a crash from the files on disk (never replaying a write); "
+        "with --recover, settle an uncertain change as a new change.",
+        examples=["memzoi reconcile", "memzoi reconcile --recover 0123abcd restore-before --reason 'checked by hand'"],
+        exits={1: "an uncertain change waits for a recovery, or the recovery was refused"})
     p.add_argument("--recover", nargs=2, metavar=("CHANGE_ID", "MODE"),
                    help=f"settle an uncertain change; MODE is one of {', '.join(RECOVERY_MODES)}")
     p.add_argument("--reason", help="why (recorded with the recovery change)")

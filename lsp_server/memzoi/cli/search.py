@@ -15,13 +15,20 @@ import json
 import sys
 
 from ..index import Index, IndexUnavailable, SearchHit
-from ._changes import add_common, emit_json, require_project
+from ._common import add_command
+from ._changes import add_common, emit_json, project_root
 from .rebuild import StderrProgress
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``search``."""
-    p = sub.add_parser("search", help="search record and proposal titles and bodies")
+    p = add_command(
+        sub, "search", help="search record and proposal titles and bodies",
+        description="Full-text search (BM25) of record and proposal titles and bodies through the workspace "
+        "index, refreshed first for changed files.",
+        examples=["memzoi search pnpm", "memzoi search problem json --kind record --limit 3 --json"],
+        exits={0: "success (also with no match)", 1: "the index is unusable",
+               2: "usage error (a bad --limit), or not inside a project"})
     p.add_argument("query", nargs="+", metavar="QUERY", help="words to find (all must match; prefixes match)")
     p.add_argument("--limit", type=int, default=10, help="at most this many results (default 10)")
     p.add_argument("--kind", choices=["record", "proposal", "all"], default="all", help="what to search")
@@ -64,9 +71,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     query = " ".join(args.query)
     kinds = ("record", "proposal") if args.kind == "all" else (args.kind,)
-    root = require_project(args)
-    if root is None:
-        return 2
+    root = project_root(args)
     progress = StderrProgress("search")
     try:
         with Index(root) as index:

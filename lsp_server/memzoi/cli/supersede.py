@@ -5,12 +5,19 @@ from __future__ import annotations
 import argparse
 
 from ..lifecycle import propose_supersede
+from ._common import add_command
 from ._changes import add_common, read_body, run_write
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``supersede``."""
-    p = sub.add_parser("supersede", help="create a pending proposal that supersedes a record")
+    p = add_command(
+        sub, "supersede", help="create a pending proposal that supersedes a record",
+        description="Create a pending proposal packet that replaces a record with a new one; it is applied only "
+        "by `memzoi proposals apply` after review.",
+        examples=["memzoi supersede use-pnpm-for-installs --title 'Use pnpm 9' --body-file new.md "
+                  "--reason 'pnpm 9 changed the lockfile'"],
+        exits={1: "refused (no such record, a secret in the text, a changed file)"})
     p.add_argument("record", metavar="RECORD", help="record id or path")
     p.add_argument("--title", required=True, help="title of the replacement record")
     body = p.add_mutually_exclusive_group(required=True)

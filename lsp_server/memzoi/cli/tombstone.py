@@ -5,12 +5,18 @@ from __future__ import annotations
 import argparse
 
 from ..lifecycle import propose_tombstone
+from ._common import add_command
 from ._changes import add_common, run_write
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``tombstone``."""
-    p = sub.add_parser("tombstone", help="create a pending proposal that tombstones a record")
+    p = add_command(
+        sub, "tombstone", help="create a pending proposal that tombstones a record",
+        description="Create a pending proposal packet that retires a record; it is applied only by "
+        "`memzoi proposals apply` after review.",
+        examples=["memzoi tombstone node-20-is-the-runtime --reason 'moved to Node 22'"],
+        exits={1: "refused (no such record, a changed file)"})
     p.add_argument("record", metavar="RECORD", help="record id or path")
     p.add_argument("--reason", required=True, help="why the record is retired")
     add_common(p)

@@ -5,12 +5,18 @@ from __future__ import annotations
 import argparse
 
 from ..lifecycle import undo
+from ._common import add_command
 from ._changes import add_common, run_write
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``undo``."""
-    p = sub.add_parser("undo", help="undo one applied change (see `memzoi history`)")
+    p = add_command(
+        sub, "undo", help="undo one applied change (see `memzoi history`)",
+        description="Undo one applied change: restore every file's before bytes, while the files still equal the "
+        "change's after bytes (an edit made since refuses the undo).",
+        examples=["memzoi undo 0123abcd", "memzoi undo 0123abcd --json"],
+        exits={1: "refused (unknown change, not applied, a file changed since)"})
     p.add_argument("change_id", metavar="CHANGE_ID", help="change id (or a unique prefix)")
     add_common(p)
     p.set_defaults(func=lambda a: run_write(a, lambda root, who: undo(root, a.change_id, actor=who)))

@@ -1,88 +1,134 @@
-"""``memzoi upgrade PATH… [--write]``: upgrade legacy records and proposal packets to the current Memzoi profile.
+"""``memzoi upgrade [PATH…] [--write | --check] [--diff]``: upgrade legacy records and proposal packets to the
+current Memzoi profile.
 
-Without ``--write`` it prints a unified diff per legacy file; with ``--write`` it replaces each file
-atomically, refusing when the file changed since it was read. Exit 0 when every legacy file was upgraded (or
-there was none), 1 when any could not be, 2 on usage errors.
+Without ``--write`` it prints a unified diff per legacy file (``--check``: only the names, exit 1 when anything
+would change, as ``ruff format --check``; ``--diff`` adds the diffs); with ``--write`` it replaces each file
+atomically, refusing when the file changed since it was read. Exit 0 when every legacy file was upgraded (or there
+was none), 1 when any could not be (or, with ``--check``, would be), 2 on usage errors.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
-from ..analysis import analyze_bytes, analyze_text
-from ..check import UsageError, expand
-from ..document import frame
-from ..fsutil import atomic_write
-from ..legacy import Upgrade, UpgradeError, upgrade_legacy
-from ..safety.redact import redact, secret_spans
-from ..text import decode
-
+from ._common import NOT_A_PROJECT, add_command, add_root_json, project_root
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``upgrade`` command."""
-    p = sub.add_parser("upgrade", help="upgrade legacy records and proposal packets to the current profile (prints a diff)")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="record or packet files, or directories")
-    p.add_argument("--write", action="store_true", help="write the upgraded files instead of printing a diff")
+    p = add_command(
+        sub, "upgrade", help="upgrade legacy records and proposal packets to the current profile (prints a diff)",
+        description="Upgrade legacy records and proposal packets (profile memzoi/v0|v1, a version key, no profile, status: current, "
+        "confidence labels, expires) to the current profile, keeping title, body, provenance and timestamps byte "
+        "for byte. Prints a unified diff (detected secrets masked) unless --write or --check.",
+        examples=["memzoi upgrade", "memzoi upgrade .memzoi/records --write", "memzoi upgrade --check",
+                  "memzoi upgrade --check --diff"],
+        exits={0: "nothing failed (with --check: nothing would change)",
+               1: "a legacy file could not be upgraded, or with --check one would change",
+               2: "usage error (a missing path), or no PATH and not inside a project"},
+        project="optional")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="record or packet files, or directories (default: the "
+                   "project's .memzoi)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--write", action="store_true", help="write the upgraded files instead of printing a diff")
+    mode.add_argument("--check", action="store_true",
+                      help="print only which files would change, and exit 1 when any would")
+    p.add_argument("--diff", action="store_true", help="with --check, also print the diffs")
+    add_root_json(p, json_help="print {files: [{path, status, changes, diff?}], upgraded, failed} instead")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``upgrade``; returns the exit code."""
-    failed = upgraded = 0
-    for arg in args.paths:
+    from ..check import UsageError, expand
+
+    paths = args.paths
+    if not paths:
+        root = project_root(args)
+        if not (root / ".memzoi").is_dir():
+            print(NOT_A_PROJECT.format(root=root), file=sys.stderr)
+            return 2
+        paths = [str(root / ".memzoi")]
+    show_diff = args.diff or not (args.check or args.write)
+    results: list[dict] = []
+    for arg in paths:
         try:
             files = expand(arg).files
         except UsageError as err:
             print(f"memzoi: {err}", file=sys.stderr)
             return 2
         for path, display in files:
-            status = _upgrade_one(Path(path), display, args.write)
-            failed += status < 0
-            upgraded += status > 0
-    verb = "upgraded" if args.write else "would upgrade"
-    print(f"{verb} {upgraded} legacy file(s); {failed} could not be upgraded", file=sys.stderr)
-    return 1 if failed else 0
+            result = _upgrade_one(Path(path), display, args.write)
+            if result is None:
+                continue
+            results.append(result)
+            if not args.json:
+                if show_diff and result.get("diff"):
+                    sys.stdout.write(result["diff"])
+                if args.check and result["status"] == "would_upgrade":
+                    print(f"would upgrade {display} ({'; '.join(result['changes'])})")
+    failed = sum(r["status"] == "failed" for r in results)
+    changed = len(results) - failed
+    if args.json:
+        for r in results:
+            if not show_diff:
+                r.pop("diff", None)
+        print(json.dumps({"files": results, "upgraded" if args.write else "would_upgrade": changed,
+                          "failed": failed}, indent=2, ensure_ascii=False))
+    else:
+        verb = "upgraded" if args.write else "would upgrade"
+        print(f"{verb} {changed} legacy file(s); {failed} could not be upgraded", file=sys.stderr)
+    return 1 if failed or (args.check and changed) else 0
 
 
-def _upgrade_one(path: Path, display: str, write: bool) -> int:
-    """1 when upgraded (or diffed), 0 when not legacy, -1 on failure."""
+def _upgrade_one(path: Path, display: str, write: bool) -> dict | None:
+    """The upgrade of one file: ``None`` when it is not legacy, else ``{path, status: upgraded|would_upgrade|failed,
+    changes, diff?, message?}``; problems are also reported on stderr."""
+    from ..analysis import analyze_bytes, analyze_text
+    from ..document import frame
+    from ..fsutil import atomic_write
+    from ..legacy import Upgrade, UpgradeError, upgrade_legacy
+    from ..safety.redact import redact, secret_spans
+    from ..text import decode
+
+    def failed(message: str) -> dict:
+        print(f"memzoi: {display}: {message}", file=sys.stderr)
+        return {"path": display, "status": "failed", "changes": [], "message": message}
+
     try:
         data = path.read_bytes()
     except OSError as err:
-        print(f"memzoi: {display}: cannot read: {err.strerror}", file=sys.stderr)
-        return -1
+        return failed(f"cannot read: {err.strerror}")
     analysis = analyze_bytes(data, path)
     if not analysis.legacy:
-        return 0
+        return None
     decoded = decode(data)
     if decoded.findings:
-        print(f"memzoi: {display}: not valid UTF-8; re-save it as UTF-8 first", file=sys.stderr)
-        return -1
+        return failed("not valid UTF-8; re-save it as UTF-8 first")
     try:
         upgrade = upgrade_legacy(frame(decoded.text), analysis.placement)
     except UpgradeError as err:
-        print(f"memzoi: {display}: {err}", file=sys.stderr)
-        return -1
+        return failed(str(err))
     after = analyze_text(upgrade.text, path)
     residual = [f for f in after.findings if f.severity == 1]
+    result = {"path": display, "status": "upgraded" if write else "would_upgrade", "changes": list(upgrade.changes)}
     if not write:
         # The diff repeats context lines: mask what the detectors found on both sides.
         before_spans, after_spans = secret_spans(analysis.findings), secret_spans(after.findings)
         if before_spans or after_spans:
             shown = Upgrade(redact(upgrade.text, after_spans), upgrade.edits, upgrade.changes)
-            sys.stdout.write(shown.diff(redact(decoded.text, before_spans), display))
+            result["diff"] = shown.diff(redact(decoded.text, before_spans), display)
         else:
-            sys.stdout.write(upgrade.diff(decoded.text, display))
+            result["diff"] = upgrade.diff(decoded.text, display)
     else:
         if path.read_bytes() != data:
-            print(f"memzoi: {display}: changed while upgrading; run the command again", file=sys.stderr)
-            return -1
+            return failed("changed while upgrading; run the command again")
         atomic_write(path, upgrade.text.encode("utf-8"))
         print(f"{display}: upgraded ({'; '.join(upgrade.changes)})", file=sys.stderr)
     if residual:
         codes = ", ".join(sorted({f.code for f in residual}))
         print(f"memzoi: {display}: after the upgrade these findings remain: {codes}; run `memzoi check`", file=sys.stderr)
-    return 1
+    return result

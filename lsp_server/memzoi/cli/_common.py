@@ -1,0 +1,71 @@
+"""Conventions every ``memzoi`` command follows, in one place (a test walks the parser and holds each to them):
+
+* ``--help`` gives a description, examples and the exit codes (:func:`add_command`);
+* every argument has help text;
+* every command that works on a project takes ``--root`` and ``--json`` (:func:`add_root_json`); commands that
+  never touch a project (``schema``, ``explain``, ``completion``) say so with ``project="none"``;
+* outside a project, every command that needs one exits 2 with :data:`NOT_A_PROJECT` before doing anything, so
+  nothing is created (the dispatcher calls :func:`require_project`).
+
+Kept free of heavy imports: ``memzoi --version`` and ``memzoi check`` load only what they use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from pathlib import Path
+
+#: ``project=`` values of :func:`add_command`: the dispatcher requires a project (``required``), the command
+#: finds it itself because paths may replace it (``optional``), creates one (``creates``) or never uses one.
+PROJECT_MODES = ("required", "optional", "creates", "none")
+
+NOT_A_PROJECT = "memzoi: no .memzoi directory at {root}; run inside a project or pass --root PROJECT"
+
+_EXIT_DEFAULTS = {0: "success", 2: "usage error, or not inside a project (nothing is written)"}
+
+
+def add_command(sub: argparse._SubParsersAction, name: str, *, help: str, description: str, examples: list[str],
+                exits: dict[int, str], project: str = "required") -> argparse.ArgumentParser:
+    """Add subcommand ``name`` with its one-line ``help`` (shown in the parent's list), a ``description``,
+    ``examples`` (command lines) and ``exits`` (exit code → meaning; codes 0 and 2 get default meanings)."""
+    if project not in PROJECT_MODES:
+        raise ValueError(f"project must be one of {PROJECT_MODES}")
+    codes = {**_EXIT_DEFAULTS, **exits}
+    if project == "none":
+        codes[2] = exits.get(2, "usage error")
+    epilog = "examples:\n" + "".join(f"  {e}\n" for e in examples) + "\nexit status:\n" + "".join(
+        f"  {code}  {text}\n" for code, text in sorted(codes.items()))
+    p = sub.add_parser(name, help=help, description=textwrap.fill(description, 100), epilog=epilog,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.set_defaults(project=project)
+    return p
+
+
+def add_group(p: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction:
+    """Subcommands of a command group (``proposals``, ``local``, ``materialize``)."""
+    return p.add_subparsers(dest=dest, metavar="SUBCOMMAND", required=True, title="subcommands")
+
+
+def add_root_json(p: argparse.ArgumentParser, *, json_help: str = "print JSON instead of text") -> None:
+    """``--root DIR`` and ``--json``."""
+    p.add_argument("--root", metavar="DIR", help="project root (default: found from the current directory)")
+    p.add_argument("--json", action="store_true", help=json_help)
+
+
+def project_root(args: argparse.Namespace) -> Path:
+    """The project root from ``--root`` or the current directory (Memzoi's discovery, reference §7.2)."""
+    from ..workspace import find_project_root
+
+    root = getattr(args, "root", None)
+    return Path(root).resolve() if root else find_project_root(Path.cwd())
+
+
+def require_project(args: argparse.Namespace) -> Path | None:
+    """The project root, or ``None`` after printing :data:`NOT_A_PROJECT` when it has no ``.memzoi`` folder."""
+    root = project_root(args)
+    if not (root / ".memzoi").is_dir():
+        print(NOT_A_PROJECT.format(root=root), file=sys.stderr)
+        return None
+    return root
