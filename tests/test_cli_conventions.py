@@ -94,7 +94,7 @@ def minimal_args(parser: argparse.ArgumentParser) -> list[str]:
     for action in parser._actions:
         if id(action) in grouped or isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
             continue
-        value = [str(action.choices[0] if isinstance(action.choices, list) else "x")] if action.choices else ["x"]
+        value = [str(next(iter(action.choices)))] if action.choices else ["1" if action.type in (int, float) else "x"]
         if not action.option_strings:
             if action.nargs in (None, 1, "+"):
                 out += value

@@ -15,45 +15,43 @@ from ..resident.locator import ACTIONS, preview
 from ..resident.scope import SCOPES
 from ..resident.views import candidates_for, scope_views
 from ._changes import actor, add_common, emit_json, project_root, refuse
+from ._common import add_command, add_group
 
-EXIT_CODES = "exit status: 0 success, 1 refused (the reason and what to do are printed), 2 usage error"
+_REFUSED = {1: "refused (the reason and what to do are printed)"}
 
 _COMMANDS = {
-    "show": ("print the resident prompt blocks with their usage", "memzoi resident show\n  memzoi resident show --json"),
+    "show": ("print the resident prompt blocks with their usage", ["memzoi resident show", "memzoi resident show --json"]),
     "list": ("list the candidates of this project's resident files (pending first)",
-             "memzoi resident list\n  memzoi resident list --status pending --json"),
+             ["memzoi resident list", "memzoi resident list --status pending --json"]),
     "propose": ("propose a change to a resident file; it goes through [promotion] of .memzoi/config.toml",
-                "memzoi resident propose --scope project --action add --content 'Run make lint before pushing.' \\\n"
-                "      --reason 'asked twice in review' --confidence 0.8\n"
-                "  memzoi resident propose --scope global --action replace --old-text 'tabs' --content 'Use spaces.' \\\n"
-                "      --reason 'user correction' --confidence 1 --source foreground_tool"),
-    "approve": ("apply a pending or failed candidate (at most once)", "memzoi resident approve mem_3f2a"),
-    "reject": ("reject a pending or failed candidate", "memzoi resident reject mem_3f2a --reason 'one-off task detail'"),
-    "undo": ("restore the entries from before an applied candidate", "memzoi resident undo mem_3f2a"),
+                ["memzoi resident propose --scope project --action add --content 'Run make lint before pushing.' "
+                 "--reason 'asked twice in review' --confidence 0.8",
+                 "memzoi resident propose --scope global --action replace --old-text 'tabs' --content 'Use spaces.' "
+                 "--reason 'user correction' --confidence 1 --source foreground_tool"]),
+    "approve": ("apply a pending or failed candidate (at most once)", ["memzoi resident approve mem_3f2a"]),
+    "reject": ("reject a pending or failed candidate", ["memzoi resident reject mem_3f2a --reason 'one-off task detail'"]),
+    "undo": ("restore the entries from before an applied candidate", ["memzoi resident undo mem_3f2a"]),
     "reconcile": ("classify candidates interrupted by a crash (never replays); recover uncertain ones",
-                  "memzoi resident reconcile\n  memzoi resident reconcile --recover mem_3f2a restore-before"),
+                  ["memzoi resident reconcile", "memzoi resident reconcile --recover mem_3f2a restore-before"]),
 }
 
 
 def _parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:
     summary, examples = _COMMANDS[name]
-    p = sub.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".",
-                       epilog=f"examples:\n  {examples}\n\n{EXIT_CODES}",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, name, help=summary, description=summary[0].upper() + summary[1:] + ".",
+                    examples=examples, exits={} if name in ("show", "list") else _REFUSED)
     add_common(p, actor=name not in ("show", "list"))
     return p
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``resident`` and its subcommands."""
-    top = sub.add_parser(
-        "resident", help="Zuno resident memory: capped prompt files changed through reviewed candidates",
+    top = add_command(
+        sub, "resident", help="Zuno resident memory: capped prompt files changed through reviewed candidates",
         description="Zuno resident memory: the global MEMORY.md and the project's .zuno/RULES.md, pasted into "
         "every agent prompt and changed only through candidates (proposed, promoted or approved, undoable).",
-        epilog=f"examples:\n  memzoi resident show\n  memzoi resident list\n\n{EXIT_CODES}",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    rsub = top.add_subparsers(dest="resident_command", metavar="COMMAND")
-    top.set_defaults(func=lambda a: (top.print_help(), 2)[1])
+        examples=["memzoi resident show", "memzoi resident list"], exits=_REFUSED)
+    rsub = add_group(top, "resident_command")
     _parser(rsub, "show").set_defaults(func=run_show)
     p = _parser(rsub, "list")
     p.add_argument("--status", help="only candidates in this status (pending, applied, uncertain, …)")
