@@ -214,10 +214,13 @@ def test_a_300_character_name_is_an_error_not_a_traceback(tmp_path, monkeypatch,
 
 @pytest.mark.parametrize("errno_name", ["EACCES", "EROFS", "ENOSPC", "EIO", "ELOOP", "ENAMETOOLONG"])
 @pytest.mark.parametrize("as_json", [True, False])
-def test_every_os_error_is_one_line_naming_the_file(monkeypatch, capsys, errno_name, as_json):
+def test_every_os_error_is_one_line_naming_the_file(tmp_path, monkeypatch, capsys, errno_name, as_json):
     import errno
 
     from memzoi.cli import history
+
+    (tmp_path / ".memzoi").mkdir()
+    monkeypatch.chdir(tmp_path)  # a project: outside one the dispatcher stops before the command
 
     number = getattr(errno, errno_name)
 
@@ -235,8 +238,11 @@ def test_every_os_error_is_one_line_naming_the_file(monkeypatch, capsys, errno_n
         assert out == "" and err.count("\n") == 1 and err.startswith("memzoi: /x/.memzoi/records/a.md: ")
 
 
-def test_an_unexpected_exception_is_an_internal_error_line(monkeypatch, capsys):
+def test_an_unexpected_exception_is_an_internal_error_line(tmp_path, monkeypatch, capsys):
     from memzoi.cli import history
+
+    (tmp_path / ".memzoi").mkdir()
+    monkeypatch.chdir(tmp_path)
 
     def fail(_args):
         raise KeyError(SECRET)
