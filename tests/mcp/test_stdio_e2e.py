@@ -23,7 +23,8 @@ from .conftest import FACT_ID, WARNING_ID, all_bytes, draft_args
 
 SERVER = Path(sys.executable).with_name("memzoi-mcp")
 PENDING = ".memzoi/proposals/pending"
-TOOLS = {"search_memory", "get_memory", "build_context_pack", "precheck_path", "list_pending", "propose_memory"}
+TOOLS = {"search_memory", "get_memory", "build_context_pack", "precheck_path", "list_pending", "propose_memory",
+         "propose_resident_memory"}
 
 
 @asynccontextmanager
@@ -175,3 +176,21 @@ def test_usage_errors_and_help(tmp_path, home):
     assert run.returncode == 2 and run.stdout == "" and "no .memzoi directory" in run.stderr
     helped = subprocess.run([str(SERVER), "--help"], capture_output=True, text=True, timeout=60)
     assert helped.returncode == 0 and "examples:" in helped.stdout and "exit status" in helped.stdout
+
+
+async def test_resident_memory_proposal_then_human_approval(project, home, capsys):
+    async with connect(project, home, client="claude-code") as s:
+        res = await s.call_tool("propose_resident_memory", {
+            "scope": "project", "action": "add", "content": "Run hatch build before tagging.",
+            "reason": "the release broke twice", "confidence": 0.7})
+        assert not res.is_error, res.content[0].text
+        cid = res.structured_content["id"]
+        assert res.structured_content["status"] == "pending" and res.structured_content["actor"] == "claude-code"
+        assert "memzoi resident approve" in res.content[0].text
+        bad = await s.call_tool("propose_resident_memory", {
+            "scope": "project", "action": "remove", "old_text": "nothing like this", "reason": "r", "confidence": 1})
+        assert bad.is_error and bad.structured_content["error"]["code"] == "no_match"
+    assert not (project / ".zuno" / "RULES.md").exists()  # nothing written before a human decides
+    code, out = cli(capsys, "resident", "approve", cid, "--root", str(project))
+    assert code == 0 and out["status"] == "applied" and out["source"] == "foreground_tool"
+    assert (project / ".zuno" / "RULES.md").read_text(encoding="utf-8") == "Run hatch build before tagging."

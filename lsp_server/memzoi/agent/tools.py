@@ -318,3 +318,46 @@ register(Tool("propose_memory", "Propose a memory",
               ProposeArgs, _propose, mutating=True,
               annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
                            "openWorldHint": False}))
+
+
+class ResidentArgs(BaseModel):
+    """Arguments of ``propose_resident_memory`` (those of ``memzoi resident propose``)."""
+
+    model_config = _STRICT
+    scope: Literal["global", "project"] = Field(
+        description="`project`: the repository's rules (.zuno/RULES.md); `global`: your user's preferences (MEMORY.md).")
+    action: Literal["add", "replace", "remove"] = Field(description="Add an entry, or replace or remove the located one.")
+    content: str | None = Field(None, min_length=1, max_length=4000,
+                                description="The full new entry text (add, replace).")
+    old_text: str | None = Field(None, min_length=1, max_length=4000,
+                                 description="Locator: a substring of exactly one distinct entry (replace, remove).")
+    reason: str = Field(min_length=1, max_length=2000, description="Why this belongs in every prompt (one line).")
+    confidence: float = Field(ge=0.0, le=1.0, description="Your confidence, from 0 to 1.")
+    source: Literal["foreground_tool", "reflection"] = Field(
+        "foreground_tool", description="`reflection` only for an isolated review of a delivered turn.")
+    session_id: str | None = Field(None, min_length=1, max_length=200, description="Source session (reflection).")
+    message_id: str | None = Field(None, min_length=1, max_length=200, description="Source message (reflection).")
+
+
+def _propose_resident(s: Session, a: ResidentArgs) -> ToolResult:
+    from ..resident.service import propose
+
+    out = propose(s.root, scope=a.scope, action=a.action, content=a.content, old_text=a.old_text, reason=a.reason,
+                  confidence=a.confidence, source=a.source, session_id=a.session_id, message_id=a.message_id,
+                  actor=s.client)
+    c = out.candidate
+    state = ("applied by the promotion policy" if out.promoted else "already recorded for this message"
+             if not out.inserted else f"{c.status}: a human approves it with `memzoi resident approve {c.id}`")
+    return ToolResult({**c.to_json(), "inserted": out.inserted, "promoted": out.promoted},
+                      f"resident-memory candidate {c.id} ({c.scope} {c.action}): {state}")
+
+
+register(Tool("propose_resident_memory", "Propose a resident-memory change",
+              "Propose adding, replacing or removing one entry of the small resident memory pasted into every "
+              "prompt: the project's rules or your user's global preferences. The change is validated (locator, "
+              "cap, drift, threat scan) and then waits for human review, or is applied per the project's "
+              "promotion policy. Durable preferences and repository rules only: no secrets, temporary failures, "
+              "guesses or task narration. This is the only way an agent changes resident memory.",
+              ResidentArgs, _propose_resident, mutating=True,
+              annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
+                           "openWorldHint": False}))
