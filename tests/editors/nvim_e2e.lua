@@ -178,6 +178,18 @@ if resident_id then
     return false
   end, 20)
   result.resident_codes = vim.tbl_map(function(d) return d.code end, vim.diagnostic.get(rbuf))
+  -- the code lens, run as a user runs it: its command opens the candidates in the quickfix list
+  vim.lsp.codelens.refresh({ bufnr = rbuf })
+  vim.wait(TIMEOUT, function() return #vim.lsp.codelens.get(rbuf) > 0 end, 20)
+  local lens = vim.lsp.codelens.get(rbuf)[1]
+  result.resident_lens = lens and lens.command and lens.command.title
+  memzoi.last_result = nil
+  vim.fn.setqflist({}, 'r')
+  if lens and lens.command then
+    client_of(rbuf):exec_cmd(lens.command, { bufnr = rbuf })
+    vim.wait(TIMEOUT, function() return memzoi.last_result ~= nil end, 20)
+  end
+  result.resident_lens_quickfix = #vim.fn.getqflist()
   memzoi.last_result = nil
   vim.cmd('MemzoiResident')
   vim.wait(TIMEOUT, function() return memzoi.last_result ~= nil end, 20)

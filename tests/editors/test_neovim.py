@@ -123,6 +123,7 @@ def test_resident_memory(nvim_run: dict) -> None:
     assert nvim_run["proc"].returncode == 0
     assert Path(res["resident_root"]) == ws["root"]
     assert "resident_cap_usage" in res["resident_codes"]
+    assert res["resident_lens"] == "1 pending candidate: Review" and res["resident_lens_quickfix"] == 3
     assert any(t.startswith("pending mem_") and "Tabs only" in t for t in res["resident_quickfix"])
     assert any("project resident memory [90% — 9/10 chars]" in t for t in res["resident_quickfix"])
     assert res["resident_approve"]["status"] == "applied", res["resident_approve"]

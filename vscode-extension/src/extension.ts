@@ -46,6 +46,8 @@ const SECTION = 'memzoi';
 const INBOX_REQUEST = 'memzoi/inbox';
 /** Server command listing both resident memory files and their candidates. */
 const RESIDENT_LIST = 'memzoi.resident.list';
+/** Server command of the resident files' "N pending candidates: Review" code lens. */
+const RESIDENT_REVIEW = 'memzoi.resident.review';
 
 /**
  * Files the server analyses: Markdown under any `.memzoi/` tree, and materialization artifacts (candidate, plan and
@@ -381,7 +383,20 @@ async function executeOnServer(spec: CommandSpec | undefined, command: string, a
  * itself registers): prompts for the reason a lifecycle command needs when the server did not supply one.
  */
 const middleware: Middleware = {
-  executeCommand: async (command, args, next) => {
+  executeCommand: async (command, given, next) => {
+    let args = given;
+    if (command === RESIDENT_REVIEW) {
+      // The code lens "N pending candidates: Review" opens them in the Memory Inbox.
+      await inbox.refresh();
+      await vscode.commands.executeCommand('memzoi.inbox.focus');
+      const pending: unknown = await next(command, args);
+      return pending;
+    }
+    if (command === 'memzoi.resident.reject' && !argsHaveReason(args)) {
+      const reason = await vscode.window.showInputBox({ title: 'Memzoi: reject resident-memory candidate', prompt: 'Reason (optional)', ignoreFocusOut: true });
+      if (reason === undefined) return undefined;
+      if (reason.trim()) args = withReason(args, reason.trim());
+    }
     const spec = specForServerCommand(command) ?? specById(command);
     let finalArgs = args;
     if (spec && args.length === 0) {

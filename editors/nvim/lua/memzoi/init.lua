@@ -397,6 +397,10 @@ function M.on_attach(client, bufnr)
       vim.cmd('botright copen')
     end
   end, { desc = 'Memzoi: pending proposals in the quickfix list' })
+  -- The resident files' code lens "N pending candidates: Review" opens them in the quickfix list.
+  vim.lsp.commands['memzoi.resident.review'] = function(_, ctx)
+    M.resident(vim.lsp.get_client_by_id(ctx.client_id) or client, ctx.bufnr or bufnr, '')
+  end
   vim.api.nvim_buf_create_user_command(bufnr, 'MemzoiResident', function(opts)
     M.resident(client, bufnr, opts.args)
   end, { nargs = '*', desc = 'Memzoi: resident memory candidates (approve ID, reject ID [REASON], undo ID)' })
