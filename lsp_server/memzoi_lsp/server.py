@@ -518,10 +518,10 @@ def create_server() -> MemzoiServer:
             if not ls.pull_diagnostics and (uri in ls.published or key in ls.published):
                 diagnostics.clear(ls, uri)
 
-    from . import actions, commands, diagnostics, hover, lifecycle, navigation, resident, scan, textdoc, watch  # noqa: E402
+    from . import actions, commands, diagnostics, hover, lifecycle, localmem, navigation, resident, scan, textdoc, watch  # noqa: E402,E501
 
     # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
-    for module in (hover, actions, commands, lifecycle, navigation, resident, watch):
+    for module in (hover, actions, commands, lifecycle, localmem, navigation, resident, watch):
         module.register(server)
     return server
 

@@ -45,3 +45,25 @@ async def test_packet_proposed_over_mcp_reaches_the_editor(workspace, memzoi_hom
     text = _plain(hover.contents.value)
     assert re.search(r"proposed by claude-code via MCP at \d{4}-\d\d-\d\dT", text), text
     assert "reason: fixed the same race twice" in text
+
+
+async def test_local_candidates_listed_approved_and_rejected_from_the_editor(workspace, memzoi_home, client):
+    async with connect(workspace, memzoi_home, client="codex") as s:
+        first = await s.call_tool("propose_memory", draft_args(destination="local"))
+        second = await s.call_tool("propose_memory", draft_args(destination="local", body="Prefer small PRs."))
+    ids = [first.structured_content["candidate"]["id"], second.structured_content["candidate"]["id"]]
+
+    async def run(command: str, arg: dict):
+        return await client.workspace_execute_command_async(types.ExecuteCommandParams(command=command,
+                                                                                       arguments=[arg]))
+
+    listed = await run("memzoi.local.list", {})
+    assert [c["id"] for c in listed["candidates"]] == ids
+    assert listed["candidates"][0]["actor"] == "codex" and listed["candidates"][0]["root"] == str(workspace)
+    applied = await run("memzoi.local.approve", {"candidate_id": ids[0]})
+    assert applied["status"] == "applied" and applied["operation"] == "local_promote"
+    refused = await run("memzoi.local.reject", {"candidate_id": ids[1]})
+    assert refused["error"]["code"] == "reason_required"
+    rejected = await run("memzoi.local.reject", {"candidate_id": ids[1], "reason": "not durable"})
+    assert rejected["state"] == "rejected"
+    assert (await run("memzoi.local.list", {}))["candidates"] == []

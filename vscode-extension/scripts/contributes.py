@@ -133,10 +133,15 @@ def contributes() -> dict:
         {"command": "memzoi.inbox.recover", "title": "Recover…", "category": CATEGORY, "icon": "$(debug-restart)"},
         {"command": "memzoi.inbox.approveResident", "title": "Approve", "category": CATEGORY, "icon": "$(check)"},
         {"command": "memzoi.inbox.rejectResident", "title": "Reject…", "category": CATEGORY, "icon": "$(close)"},
+        {"command": "memzoi.inbox.approveLocal", "title": "Approve", "category": CATEGORY, "icon": "$(check)"},
+        {"command": "memzoi.inbox.rejectLocal", "title": "Reject…", "category": CATEGORY, "icon": "$(close)"},
+        {"command": "memzoi.inbox.showLocal", "title": "Show", "category": CATEGORY, "icon": "$(eye)"},
     ]
     row_only = ["memzoi.inbox.open", "memzoi.inbox.apply", "memzoi.inbox.reject", "memzoi.inbox.recover",
-                "memzoi.inbox.approveResident", "memzoi.inbox.rejectResident"]
+                "memzoi.inbox.approveResident", "memzoi.inbox.rejectResident", "memzoi.inbox.approveLocal",
+                "memzoi.inbox.rejectLocal", "memzoi.inbox.showLocal"]
     resident = "view == memzoi.inbox && viewItem == memzoi.resident"
+    local = "view == memzoi.inbox && viewItem == memzoi.local"
     proposal = "view == memzoi.inbox && viewItem == memzoi.proposal"
     uncertain = "view == memzoi.inbox && viewItem == memzoi.uncertain"
     return {
@@ -146,7 +151,7 @@ def contributes() -> dict:
         "viewsWelcome": [
             {
                 "view": "memzoi.inbox",
-                "contents": "No pending proposals, resident-memory candidates or uncertain changes.\n[Refresh](command:memzoi.inbox.refresh)\n[Show Output](command:memzoi.showOutput)",
+                "contents": "No pending proposals, resident-memory or local-memory candidates, or uncertain changes.\n[Refresh](command:memzoi.inbox.refresh)\n[Show Output](command:memzoi.showOutput)",
             }
         ],
         "menus": {
@@ -161,6 +166,9 @@ def contributes() -> dict:
                 {"command": "memzoi.inbox.approveResident", "when": resident, "group": "inline@1"},
                 {"command": "memzoi.inbox.rejectResident", "when": resident, "group": "inline@2"},
                 {"command": "memzoi.inbox.open", "when": resident, "group": "inline@3"},
+                {"command": "memzoi.inbox.approveLocal", "when": local, "group": "inline@1"},
+                {"command": "memzoi.inbox.rejectLocal", "when": local, "group": "inline@2"},
+                {"command": "memzoi.inbox.showLocal", "when": local, "group": "inline@3"},
             ],
         },
     }

@@ -35,6 +35,7 @@ import {
   type InboxItem,
   inboxFromServer,
   isPendingProposalUri,
+  localRows,
   residentRows,
   statusBarText,
 } from './logic/inbox';
@@ -48,6 +49,8 @@ const INBOX_REQUEST = 'memzoi/inbox';
 const RESIDENT_LIST = 'memzoi.resident.list';
 /** Server command of the resident files' "N pending candidates: Review" code lens. */
 const RESIDENT_REVIEW = 'memzoi.resident.review';
+/** Server command listing the pending local-memory candidates agents proposed. */
+const LOCAL_LIST = 'memzoi.local.list';
 
 /**
  * Files the server analyses: Markdown under any `.memzoi/` tree, and materialization artifacts (candidate, plan and
@@ -108,15 +111,21 @@ class InboxProvider implements vscode.TreeDataProvider<InboxItem> {
     const { label, description } = describeItem(item);
     const t = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
     t.description = description;
-    const kind = { proposal: 'Pending proposal', uncertain: 'Uncertain change', resident: 'Resident-memory candidate' };
-    t.tooltip = `${kind[item.kind]} ${item.id}\n${item.title}`;
+    const kind = {
+      proposal: 'Pending proposal', uncertain: 'Uncertain change', resident: 'Resident-memory candidate',
+      local: 'Local-memory candidate',
+    };
+    t.tooltip = `${kind[item.kind]} ${item.id}\n${item.title}` + (item.reason ? `\nReason: ${item.reason}` : '');
     t.resourceUri = vscode.Uri.parse(item.uri);
     t.contextValue = `memzoi.${item.kind}`;
     t.iconPath = new vscode.ThemeIcon(
-      item.kind === 'resident' ? (item.status === 'uncertain' ? 'warning' : 'note')
+      item.kind === 'local' ? 'lock'
+        : item.kind === 'resident' ? (item.status === 'uncertain' ? 'warning' : 'note')
         : item.kind === 'uncertain' ? 'warning' : item.blocking > 0 ? 'error' : 'git-pull-request',
     );
-    t.command = { command: 'memzoi.inbox.open', title: 'Open', arguments: [item] };
+    t.command = item.kind === 'local'
+      ? { command: 'memzoi.inbox.showLocal', title: 'Show', arguments: [item] }
+      : { command: 'memzoi.inbox.open', title: 'Open', arguments: [item] };
     return t;
   }
 
@@ -159,7 +168,19 @@ class InboxProvider implements vscode.TreeDataProvider<InboxItem> {
 }
 
 async function computeInbox(): Promise<InboxItem[]> {
-  return [...(await computeReviewRows()), ...(await computeResidentRows())];
+  return [...(await computeReviewRows()), ...(await computeResidentRows()), ...(await computeLocalRows())];
+}
+
+/** The Local memory section: candidates agents proposed for private local memory, when the server offers them. */
+async function computeLocalRows(): Promise<InboxItem[]> {
+  if (client?.state !== State.Running || !advertisedCommands().includes(LOCAL_LIST)) return [];
+  try {
+    const answer: unknown = await client.sendRequest(ExecuteCommandRequest.type, { command: LOCAL_LIST, arguments: [{}] });
+    return localRows(answer);
+  } catch (err) {
+    output.warn(`Memory Inbox: local memory: ${String(err)}`);
+    return [];
+  }
 }
 
 /** The Resident memory section: candidates of the workspace's resident files, when the server offers them. */
@@ -551,6 +572,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ inbo
   reg('memzoi.inbox.recover', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.recover', item));
   reg('memzoi.inbox.approveResident', (item: unknown) => decideResident(item as InboxItem | undefined, 'approve'));
   reg('memzoi.inbox.rejectResident', (item: unknown) => decideResident(item as InboxItem | undefined, 'reject'));
+  reg('memzoi.inbox.approveLocal', (item: unknown) => decideLocal(item as InboxItem | undefined, 'approve'));
+  reg('memzoi.inbox.rejectLocal', (item: unknown) => decideLocal(item as InboxItem | undefined, 'reject'));
+  reg('memzoi.inbox.showLocal', (item: unknown) => showLocal(item as InboxItem | undefined));
 
   context.subscriptions.push(
     vscode.languages.onDidChangeDiagnostics(() => inbox.schedule()),
@@ -588,6 +612,32 @@ async function decideResident(row: InboxItem | undefined, verb: 'approve' | 'rej
     if (reason.trim()) arg.reason = reason.trim();
   }
   return executeOnServer(undefined, `memzoi.resident.${verb}`, [arg]);
+}
+
+/** Approves or rejects (asking for the required reason) the local-memory candidate of an inbox row. */
+async function decideLocal(row: InboxItem | undefined, verb: 'approve' | 'reject'): Promise<unknown> {
+  if (!row || row.kind !== 'local' || !client || client.state !== State.Running) return undefined;
+  const arg: Record<string, string> = { root: row.root ?? '', candidate_id: row.id };
+  if (verb === 'reject') {
+    const reason = await vscode.window.showInputBox({
+      title: `Memzoi: reject local candidate ${row.id}`, prompt: 'Reason (required)', ignoreFocusOut: true,
+      validateInput: (v) => (v.trim() ? undefined : 'A reason is required'),
+    });
+    if (reason === undefined) return undefined;
+    arg.reason = reason.trim();
+  }
+  const result = await executeOnServer(undefined, `memzoi.local.${verb}`, [arg]);
+  void inbox.refresh();
+  return result;
+}
+
+/** Shows a local candidate (it has no file) as a read-only Markdown preview: title, body, reason, proposer. */
+async function showLocal(row: InboxItem | undefined): Promise<void> {
+  if (!row || row.kind !== 'local') return;
+  const content = [`# ${row.title}`, '', row.body ?? '', '', `- candidate: ${row.id}`, `- proposed by: ${row.actor ?? '?'}`,
+    `- confidence: ${row.confidence ?? '?'}`, `- reason: ${row.reason ?? ''}`].join('\n');
+  const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content });
+  await vscode.window.showTextDocument(doc, { preview: true });
 }
 
 /** Stops the language server when the extension host shuts down. */

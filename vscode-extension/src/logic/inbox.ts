@@ -1,11 +1,11 @@
-// The Memory Inbox model: pending proposals, resident-memory candidates waiting for a decision and uncertain
-// ledger changes, with counts for the status bar.
+// The Memory Inbox model: pending proposals, resident-memory and local-memory candidates waiting for a decision
+// and uncertain ledger changes, with counts for the status bar.
 // Pure logic (no `vscode` import). The extension feeds it either the server's inbox answer or, when the
 // server does not offer one, the pending proposal files and the published diagnostics.
 
 /** One row of the inbox. `uri` is the file to open (a proposal packet, or the file an uncertain change touched). */
 export interface InboxItem {
-  kind: 'proposal' | 'uncertain' | 'resident';
+  kind: 'proposal' | 'uncertain' | 'resident' | 'local';
   /** Proposal id (frontmatter `id`) or ledger change id. */
   id: string;
   /** Human title: the proposal's `title`, or the diagnostic message of an uncertain change. */
@@ -20,6 +20,12 @@ export interface InboxItem {
   /** Resident-memory candidates: the candidate's scope (`global`/`project`) and status. */
   scope?: string;
   status?: string;
+  /** Local candidates: the project root (the server commands need it), who proposed it, and its text. */
+  root?: string;
+  actor?: string;
+  confidence?: number;
+  body?: string;
+  reason?: string;
 }
 
 /** Counts shown in the status bar. */
@@ -240,6 +246,37 @@ export function residentRows(answer: unknown): InboxItem[] {
   return rows;
 }
 
+/**
+ * Rows for the Local memory section from the server's `memzoi.local.list` answer (`{candidates: [{id, title,
+ * body, reason, confidence, actor, root, state}]}`): one per pending candidate an agent proposed for private local
+ * memory. Such a candidate has no file: `uri` is the project's `.memzoi` folder. Anything else gives no rows.
+ */
+export function localRows(answer: unknown): InboxItem[] {
+  if (!answer || typeof answer !== 'object') return [];
+  const { candidates } = answer as { candidates?: unknown };
+  if (!Array.isArray(candidates)) return [];
+  const rows: InboxItem[] = [];
+  for (const raw of candidates) {
+    const c = (raw ?? {}) as Record<string, unknown>;
+    if (typeof c.id !== 'string' || typeof c.root !== 'string' || (c.state !== undefined && c.state !== 'pending')) continue;
+    const root = c.root.replace(/\/+$/, '');
+    rows.push({
+      kind: 'local',
+      id: c.id,
+      title: (typeof c.title === 'string' && c.title.trim() ? c.title : c.id).replace(/\s+/g, ' '),
+      uri: `file://${root.startsWith('/') ? '' : '/'}${root}/.memzoi`,
+      blocking: 0,
+      status: 'pending',
+      root: c.root,
+      actor: typeof c.actor === 'string' ? c.actor : undefined,
+      confidence: typeof c.confidence === 'number' ? c.confidence : undefined,
+      body: typeof c.body === 'string' ? c.body : undefined,
+      reason: typeof c.reason === 'string' ? c.reason : undefined,
+    });
+  }
+  return rows;
+}
+
 /** Status bar counts: pending and uncertain rows of the inbox, and error findings across the workspace. */
 export function countInbox(items: readonly InboxItem[], diagnostics: readonly DiagnosticSummary[]): InboxCounts {
   return {
@@ -268,6 +305,11 @@ export function statusBarText(c: InboxCounts): { text: string; tooltip: string }
 /** Label and description for an inbox row in the tree view. */
 export function describeItem(item: InboxItem): { label: string; description: string } {
   if (item.kind === 'uncertain') return { label: `Change ${item.id}`, description: 'uncertain: needs recovery' };
+  if (item.kind === 'local') {
+    const bits = ['local memory', item.confidence === undefined ? undefined : `confidence ${item.confidence}`,
+      item.actor ? `by ${item.actor}` : undefined];
+    return { label: item.title, description: bits.filter(Boolean).join(' · ') };
+  }
   if (item.kind === 'resident') {
     const bits = ['resident memory', item.scope, item.action, item.status === 'pending' ? undefined : item.status];
     return { label: item.title, description: bits.filter(Boolean).join(' · ') };

@@ -8,6 +8,7 @@ import {
   type DiagnosticSummary,
   inboxFromServer,
   isPendingProposalUri,
+  localRows,
   residentRows,
   statusBarText,
   stemOf,
@@ -178,4 +179,22 @@ test('resident rows: candidates waiting for a decision or a recovery, on their r
   assert.deepEqual(countInbox(rows, []), { pending: 0, uncertain: 0, blocking: 0 });
   assert.deepEqual(residentRows({ error: { code: 'x', message: 'y' } }), []);
   assert.deepEqual(residentRows(undefined), []);
+});
+
+test('localRows lists pending local candidates from memzoi.local.list', () => {
+  const answer = {
+    candidates: [
+      { id: 'local-a-1', title: 'Use  the lock', body: 'Take RefreshLock.', reason: 'seen twice', confidence: 0.8, actor: 'codex', root: '/w', state: 'pending' },
+      { id: 'local-b-2', title: 'Done', root: '/w', state: 'applied' },
+      { title: 'no id', root: '/w' },
+    ],
+  };
+  const rows = localRows(answer);
+  assert.deepEqual(rows.map((r) => [r.kind, r.id, r.title, r.uri, r.root, r.reason]), [
+    ['local', 'local-a-1', 'Use the lock', 'file:///w/.memzoi', '/w', 'seen twice'],
+  ]);
+  assert.deepEqual(describeItem(rows[0]), { label: 'Use the lock', description: 'local memory · confidence 0.8 · by codex' });
+  assert.deepEqual(countInbox(rows, []), { pending: 0, uncertain: 0, blocking: 0 });
+  assert.deepEqual(localRows({ error: { code: 'x', message: 'y' } }), []);
+  assert.deepEqual(localRows(undefined), []);
 });
