@@ -61,5 +61,5 @@ def test_cache_follows_mtime(tmp_path):
 def test_config_schema_is_registered_and_committed():
     text = generate()["config.schema.json"]
     schema = json.loads(text)
-    assert set(schema["properties"]) == {"project", "safety", "promotion", "resident", "mcp"}
+    assert set(schema["properties"]) == {"project", "safety", "rules", "promotion", "resident", "mcp"}
     assert (ROOT / "schemas" / "config.schema.json").read_text(encoding="utf-8") == text
