@@ -117,8 +117,8 @@ class ResidentSection(BaseModel):
 
     global_path: str | None = Field(
         None,
-        description="The global resident file (absolute, or starting with `~/`). Default: "
-        "`$ZUNO_CONFIG_DIR/memory/MEMORY.md`, else `~/.config/zuno/memory/MEMORY.md`. Must be a `.md` file.",
+        description="The global resident file (absolute, or starting with `~/`), a file named `MEMORY.md`. Default: "
+        "`$ZUNO_CONFIG_DIR/memory/MEMORY.md`, else `~/.config/zuno/memory/MEMORY.md`.",
     )
     project_path: str = Field(
         ".zuno/RULES.md",
@@ -133,8 +133,10 @@ class ResidentSection(BaseModel):
         if value is None:
             return None
         v = value.strip()
-        if not (v.startswith("/") or v.startswith("~/")) or not v.endswith(".md"):
-            raise ValueError("global_path must be an absolute path (or start with `~/`) to a `.md` file")
+        # A repository's configuration must not aim the user's global memory at another file of their home (an
+        # agent's instructions file, say): only the folder of MEMORY.md can change.
+        if not (v.startswith("/") or v.startswith("~/")) or not (v == "/MEMORY.md" or v.endswith("/MEMORY.md")):
+            raise ValueError("global_path must be an absolute path (or start with `~/`) to a file named MEMORY.md")
         return v
 
     @field_validator("project_path")

@@ -41,14 +41,14 @@ def test_json_outputs_and_refusals(project, capsys):
                         "--old-text", "nothing", "--reason", "r", "--confidence", "1")
     assert code == 1 and json.loads(out)["error"]["code"] == "no_match"
     configure(project, '[promotion]\nmode = "automatic"\n')
-    code, out, _ = _run(capsys, "propose", "--root", root, "--json", "--scope", "global", "--action", "add",
+    code, out, _ = _run(capsys, "propose", "--root", root, "--json", "--scope", "project", "--action", "add",
                         "--content", "Prefer short answers.", "--reason", "r", "--confidence", "0.3",
                         "--source", "tool")
     data = json.loads(out)
     assert code == 0 and data["status"] == "applied" and data["promoted"] and data["source"] == "foreground_tool"
     code, out, _ = _run(capsys, "show", "--root", root, "--json")
     scopes = json.loads(out)["scopes"]
-    assert scopes[0]["entries"] == ["Prefer short answers."] and scopes[0]["usage"] == "[0% — 21/2,200 chars]"
+    assert scopes[1]["entries"] == ["Prefer short answers."] and scopes[1]["usage"] == "[0% — 21/3,000 chars]"
     code, out, _ = _run(capsys, "list", "--root", root, "--json", "--status", "applied")
     assert [c["id"] for c in json.loads(out)["candidates"]] == [data["id"]]
     code, out, err = _run(capsys, "reject", data["id"], "--root", root, "--reason", "late")

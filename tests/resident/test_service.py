@@ -178,6 +178,16 @@ def test_automatic_promotion_applies_every_valid_candidate_and_still_validates(p
     assert _entries(project) == ["zero"] and len(candidates_for(project)) == 1
 
 
+def test_agent_proposals_for_the_global_file_always_wait_for_a_human(project):
+    configure(project, '[promotion]\nmode = "automatic"\n')
+    for source in ("foreground_tool", "reflection"):
+        res = _propose(project, scope="global", content=f"From {source}.", source=source, session_id="s",
+                       message_id="m", confidence=1.0)
+        assert (res.candidate.status, res.promoted) == ("pending", False)
+    assert _propose(project, scope="global", content="Mine.", confidence=1.0).candidate.status == "applied"
+    assert _propose(project, content="Repo rule.", source="foreground_tool", confidence=0.1).promoted
+
+
 def test_reflection_candidates_are_idempotent_by_source_and_fingerprint(project):
     configure(project, '[promotion]\nmode = "automatic"\n')
     with pytest.raises(Refusal) as err:
@@ -214,8 +224,8 @@ def test_candidate_of_another_project_is_refused(project, tmp_path):
 
 
 def test_configured_locations(project, tmp_path):
-    configure(project, f'[resident]\nglobal_path = "{tmp_path}/g/MEM.md"\nproject_path = "docs/AGENT.md"\n')
-    assert resident_file(project, "global").path == tmp_path / "g" / "MEM.md"
+    configure(project, f'[resident]\nglobal_path = "{tmp_path}/g/MEMORY.md"\nproject_path = "docs/AGENT.md"\n')
+    assert resident_file(project, "global").path == tmp_path / "g" / "MEMORY.md"
     assert resident_file(project, "project").path == project / "docs" / "AGENT.md"
     configure(project, 'project_char_limit = 0\n')
     with pytest.raises(Refusal) as err:
@@ -224,7 +234,8 @@ def test_configured_locations(project, tmp_path):
 
 
 @pytest.mark.parametrize("bad", ['project_path = "../escape.md"', 'project_path = "/abs.md"',
-                                 'global_path = "relative.md"', 'project_path = ".zuno/RULES.txt"'])
+                                 'global_path = "relative.md"', 'project_path = ".zuno/RULES.txt"',
+                                 'global_path = "~/.claude/CLAUDE.md"'])
 def test_locations_outside_the_rules_are_refused(project, bad):
     configure(project, f"[resident]\n{bad}\n")
     with pytest.raises(Refusal) as err:

@@ -135,11 +135,19 @@ def _apply_locked(conn: sqlite3.Connection, root: Path, cand: Candidate, actor: 
     return _load(conn, cand.id)
 
 
+def _promotable(cand: Candidate) -> bool:
+    """Whether the project's ``[promotion]`` may apply ``cand`` at once. An agent's proposal for the *global* file
+    always waits for a human: the policy lives in the repository's configuration, and a repository must not be
+    able to write the user's memory of every other checkout unreviewed (Zuno's policy is the user's own setting)."""
+    return cand.scope == "project" or cand.source == "user"
+
+
 def propose(project_root: str | Path, *, scope: str, action: str, content: str | None = None,
             old_text: str | None = None, reason: str, confidence: float, source: str = "user",
             session_id: str | None = None, message_id: str | None = None, actor: str,
             config: MemzoiConfig | None = None) -> Proposed:
-    """Validate and record a candidate, then apply it when the promotion policy says so (Zuno ``propose``).
+    """Validate and record a candidate, then apply it when the promotion policy says so (Zuno ``propose``; an
+    agent's global-scope candidate always waits for a human, see :func:`_promotable`).
 
     ``confidence`` is a number in [0, 1] (stored in basis points); ``source`` is ``user``, ``foreground_tool`` or
     ``reflection`` (a reflection proposal needs ``session_id`` and ``message_id``, and one with the same session,
@@ -174,7 +182,7 @@ def propose(project_root: str | Path, *, scope: str, action: str, content: str |
             fingerprint=fingerprint(scope, op.action, op.content, op.old_text) if source == "reflection" else None,
         )
         cand, inserted = db.insert(conn, cand)
-        if not inserted or not promotes(config.promotion, bp):
+        if not inserted or not _promotable(cand) or not promotes(config.promotion, bp):
             return Proposed(cand, inserted, False)
         return Proposed(_apply_locked(conn, root, cand, f"promotion:{config.promotion.mode}", config), True, True)
 
