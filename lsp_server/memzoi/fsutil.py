@@ -1,95 +1,386 @@
-"""Durable file writes: temporary file in the same directory, fsync, rename, directory fsync, no symlinks.
+"""Durable, guarded file writes: no torn file, no lost concurrent edit, no widened permission, no symlink.
 
-Every file the core writes goes through :func:`atomic_write`, so a crash leaves either the old bytes or the new
-bytes, never a torn file, and a symlink planted at the destination is refused rather than followed.
+Every file the core writes goes through this module. :func:`swap_file` is the one write primitive of the git
+plane: it moves a file from the bytes its caller read (``expected``) to new bytes (or removes it, or creates it)
+**only if** the file still holds exactly ``expected`` at the moment of the switch, with no window between the
+check and the rename:
+
+* **replace**: the new bytes are written to a temporary file in the same directory (fsync, the target's mode
+  and owner), then exchanged with the target atomically (``renameat2(RENAME_EXCHANGE)`` on Linux). The displaced
+  file, now under the temporary name, is compared with ``expected``; on a mismatch the two are exchanged back,
+  so a hand edit that landed before the switch is back in place and the write is refused. Where the kernel or
+  file system cannot exchange, the target is renamed aside, compared, and the new file is linked in with
+  ``link()`` (which never replaces a file that appeared meanwhile) or the displaced file is linked back;
+* **create**: the temporary file is linked to the target name, which fails if any file appeared meanwhile;
+* **delete**: the target is renamed aside, compared, and unlinked, or linked back on a mismatch.
+
+An edit that lands *after* the switch lands on the new file (or recreates a deleted one) and stays there. The
+one pattern no rename scheme can see is a process that opened the old file before the switch and writes into it
+later without truncating; editors truncate (or rename) when they save, so their edits are never lost.
+
+Permissions: a rewrite keeps the file's mode and, where the process may set them, its owner and group; a new
+file gets the mode the umask gives; a target without write permission raises :class:`ReadOnlyTarget` before
+anything is written. Every step calls ``hook(step)`` first (``"write"``, ``"fsync"``, ``"swap"``,
+``"compare"``, ``"unlink"``, ``"dirsync"``, ...), so tests can kill the process there or make the step fail
+with ``ENOSPC``/``EIO`` by raising ``OSError`` from the hook.
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
+import secrets
 import stat
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-#: Called with a step name at each durable step of a write (tests inject crashes here); ``None`` in production.
+#: Called with a step name before each durable step of a write (tests inject crashes and I/O errors here).
 WriteHook = Callable[[str], None]
+
+_RENAME_NOREPLACE, _RENAME_EXCHANGE = 1, 2
+_AT_FDCWD = -100
+#: Errors meaning "this kernel or file system cannot do that": use the portable path.
+_UNSUPPORTED = {errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM, errno.EXDEV}
 
 
 class UnsafeWriteError(OSError):
     """The destination (or its directory) is a symlink or not a regular file; nothing was written."""
 
 
-def fsync_dir(directory: Path) -> None:
-    """fsync a directory so a rename or unlink in it is durable (no-op where directories cannot be opened)."""
+class ReadOnlyTarget(PermissionError):
+    """The destination has no write permission (e.g. mode 0444); nothing was written."""
+
+
+class ExternalChange(OSError):
+    """The file did not hold the expected bytes at the moment of the switch; nothing was written and the file's
+    current bytes are on disk. ``kept`` names a file holding a second concurrent edit that could not be put back
+    at the target because a third version appeared there meanwhile (``None`` normally)."""
+
+    def __init__(self, path: Path, kept: Path | None = None) -> None:
+        super().__init__(errno.EAGAIN, "changed by another process", str(path))
+        self.kept = kept
+
+
+def temp_name(target: Path) -> Path:
+    """A fresh temporary name beside ``target``: ``.<name>.<random>.tmp`` (the pattern reconciliation cleans)."""
+    return target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+
+
+def temp_pattern(target: Path) -> str:
+    """The glob pattern of :func:`temp_name` for ``target``."""
+    return f".{target.name}.*.tmp"
+
+
+def _noop(step: str) -> None:
+    pass
+
+
+def fsync_dir(directory: Path, hook: WriteHook = _noop) -> None:
+    """fsync a directory so a rename or unlink in it is durable; a directory that cannot be opened or fsynced by
+    design (``EINVAL``, Windows) is skipped, a real I/O error raises ``OSError``."""
+    hook("dirsync")
     try:
         fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:
         return
     try:
         os.fsync(fd)
-    except OSError:
-        pass
+    except OSError as err:
+        if err.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise
     finally:
         os.close(fd)
 
 
-def atomic_write(
-    path: str | os.PathLike[str], data: bytes, *, mode: int = 0o644, hook: WriteHook | None = None
-) -> None:
-    """Replace ``path`` with ``data`` atomically and durably.
-
-    Raises :class:`UnsafeWriteError` when ``path`` or its parent directory is a symlink or ``path`` exists and is
-    not a regular file; ``OSError`` for other I/O failures (the temporary file is removed). ``hook`` is called
-    with ``"temp"`` (temporary file durable, not yet renamed) and ``"renamed"`` (before the directory fsync).
-    """
-    target = Path(path)
-    parent = target.parent
-    if parent.is_symlink():
-        raise UnsafeWriteError(f"{parent}: refusing to write through a symlinked directory")
-    if target.is_symlink() or (target.exists() and not target.is_file()):
-        raise UnsafeWriteError(f"{target}: refusing to replace a symlink or non-regular file")
-    parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
+def _libc_renameat2() -> Callable[..., int] | None:
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        if hook:
-            hook("temp")
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_renameat2 = _libc_renameat2()
+#: Tests set this to False to exercise the portable path.
+use_exchange = True
+
+
+def _rename2(src: Path, dst: Path, flags: int) -> bool:
+    """``renameat2(src, dst, flags)``; False when the kernel or file system does not support it."""
+    if _renameat2 is None or not use_exchange:
+        return False
+    if _renameat2(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), flags) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in _UNSUPPORTED:
+        return False
+    raise OSError(err, os.strerror(err), str(dst))
+
+
+def _link(src: Path, dst: Path) -> bool:
+    """Hard-link ``src`` to ``dst`` (never replacing). False where the file system has no hard links."""
+    try:
+        os.link(src, dst, follow_symlinks=False)
+        return True
+    except FileExistsError:
         raise
-    if hook:
-        hook("renamed")
-    fsync_dir(parent)
+    except OSError as err:
+        if err.errno in _UNSUPPORTED or err.errno == errno.EMLINK:
+            return False
+        raise
 
 
-def atomic_delete(path: str | os.PathLike[str], *, hook: WriteHook | None = None) -> None:
-    """Remove ``path`` durably (unlink, then directory fsync); absent already is fine.
+def _no_replace(src: Path, dst: Path) -> None:
+    """Give ``src`` the name ``dst`` unless ``dst`` exists (``FileExistsError``); ``src`` keeps its name when it
+    was linked."""
+    if _link(src, dst):
+        return
+    if _rename2(src, dst, _RENAME_NOREPLACE):
+        return
+    if os.path.lexists(dst):  # no link, no renameat2: the narrowest check this file system allows
+        raise FileExistsError(errno.EEXIST, "exists", str(dst))
+    os.rename(src, dst)
 
-    Raises :class:`UnsafeWriteError` for a symlink or non-regular file, or a symlinked parent directory.
-    ``hook`` is called with ``"unlinked"`` before the directory fsync.
-    """
-    target = Path(path)
+
+def _regular(target: Path) -> os.stat_result | None:
+    """``lstat`` of ``target`` (``None`` when absent); raises :class:`UnsafeWriteError` for a symlink, a symlinked
+    parent or a non-regular file."""
     if target.parent.is_symlink():
-        raise UnsafeWriteError(f"{target.parent}: refusing to delete through a symlinked directory")
+        raise UnsafeWriteError(f"{target.parent}: refusing to write through a symlinked directory")
     try:
         st = os.lstat(target)
     except FileNotFoundError:
-        return
+        return None
     if not stat.S_ISREG(st.st_mode):
-        raise UnsafeWriteError(f"{target}: refusing to delete a symlink or non-regular file")
-    os.unlink(target)
-    if hook:
-        hook("unlinked")
-    fsync_dir(target.parent)
+        raise UnsafeWriteError(f"{target}: refusing to replace a symlink or non-regular file")
+    return st
+
+
+def check_writable(path: str | os.PathLike[str]) -> None:
+    """Raise :class:`ReadOnlyTarget` when ``path`` exists without write permission: no write bit at all (checked
+    by mode, so it holds for root too) or not writable by this process. An absent file passes."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(st.st_mode) and (not stat.S_IMODE(st.st_mode) & 0o222 or not os.access(path, os.W_OK)):
+        raise ReadOnlyTarget(errno.EACCES, f"read-only (mode {stat.S_IMODE(st.st_mode):04o})", os.fspath(path))
+
+
+def _write_temp(target: Path, data: bytes, like: os.stat_result | None, hook: WriteHook) -> Path:
+    """A durable temporary file beside ``target`` holding ``data``, with ``like``'s mode and owner (or, with no
+    ``like``, the mode the umask gives a new file). Removed again when any step fails."""
+    tmp = temp_name(target)
+    # A rewrite starts private and gets the target's mode once written, so a 0600 file is never readable by
+    # others through its temporary copy; a new file simply gets the umask's mode.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_BINARY", 0), 0o600 if like else 0o666)
+    try:
+        try:
+            hook("write")
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            if like is not None:
+                hook("chmod")
+                os.fchmod(fd, stat.S_IMODE(like.st_mode))
+                if hasattr(os, "fchown"):
+                    try:
+                        os.fchown(fd, like.st_uid, like.st_gid)
+                    except PermissionError:  # only root may give a file away; keep what we may
+                        try:
+                            os.fchown(fd, -1, like.st_gid)
+                        except PermissionError:
+                            pass
+            hook("fsync")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    return tmp
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _displaced(aside: Path, hook: WriteHook) -> bytes | None | OSError:
+    hook("compare")
+    try:
+        return read_state(aside)
+    except OSError as err:
+        return err
+
+
+def swap_file(path: str | os.PathLike[str], expected: object, data: bytes | None, *,
+              hook: WriteHook | None = None) -> None:
+    """Move ``path`` from ``expected`` to ``data`` atomically and durably, only if it holds ``expected`` at the
+    moment of the switch (see the module docstring).
+
+    ``expected`` and ``data`` are the exact bytes, ``None`` meaning absent; ``expected`` is compared with ``==``
+    (so it may be any object comparing equal to the right bytes, e.g. a digest). Missing parent directories of a
+    new file are created. Raises :class:`ExternalChange` when the file held something else (nothing written,
+    the other bytes on disk), :class:`ReadOnlyTarget`, :class:`UnsafeWriteError`, or ``OSError`` when a step
+    fails (the file then holds ``expected`` or ``data``, never a mix; a temporary file may remain, named by
+    :func:`temp_pattern`, holding one of them).
+    """
+    target = Path(path)
+    step = hook or _noop
+    st = _regular(target)
+    if (st is None) != (expected is None):
+        raise ExternalChange(target)
+    if st is not None:
+        check_writable(target)
+    if data is None:
+        if st is not None:
+            _delete(target, expected, step)
+        return
+    if st is None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _create(target, data, step)
+    else:
+        _replace(target, st, expected, data, step)
+
+
+def _create(target: Path, data: bytes, hook: WriteHook) -> None:
+    tmp = _write_temp(target, data, None, hook)
+    try:
+        hook("swap")
+        _no_replace(tmp, target)
+    except FileExistsError:
+        _unlink_quietly(tmp)
+        raise ExternalChange(target) from None
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    if tmp.exists():  # linked: drop the temporary name
+        hook("unlink")
+        os.unlink(tmp)
+    fsync_dir(target.parent, hook)
+
+
+def _put_back(aside: Path, target: Path, hook: WriteHook) -> Path | None:
+    """Return the displaced file at ``aside`` to ``target``; when a new file appeared at ``target`` meanwhile,
+    both are kept and ``aside`` is returned."""
+    hook("restore")
+    try:
+        _no_replace(aside, target)
+    except FileExistsError:
+        return aside
+    if aside.exists():
+        os.unlink(aside)
+    return None
+
+
+def _delete(target: Path, expected: object, hook: WriteHook) -> None:
+    aside = temp_name(target)
+    hook("swap")
+    os.rename(target, aside)
+    got = _displaced(aside, hook)
+    if got == expected:
+        hook("unlink")
+        os.unlink(aside)
+        fsync_dir(target.parent, hook)
+        return
+    kept = _put_back(aside, target, hook)
+    fsync_dir(target.parent, hook)
+    if isinstance(got, OSError):
+        raise got
+    raise ExternalChange(target, kept)
+
+
+def _replace(target: Path, st: os.stat_result, expected: object, data: bytes, hook: WriteHook) -> None:
+    tmp = _write_temp(target, data, st, hook)
+    try:
+        hook("swap")
+        exchanged = _rename2(tmp, target, _RENAME_EXCHANGE)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    if not exchanged:
+        _replace_portable(target, tmp, expected, hook)
+        return
+    # ``tmp`` now names the displaced file.
+    got = _displaced(tmp, hook)
+    if got == expected:
+        hook("unlink")
+        os.unlink(tmp)
+        fsync_dir(target.parent, hook)
+        return
+    hook("restore")
+    _rename2(tmp, target, _RENAME_EXCHANGE)
+    # ``tmp`` names our new file again, unless an edit replaced or rewrote it at the target in between: then
+    # that second edit is kept beside the file rather than lost.
+    kept = None if read_state(tmp) == data else tmp
+    if kept is None:
+        os.unlink(tmp)
+    fsync_dir(target.parent, hook)
+    if isinstance(got, OSError):
+        raise got
+    raise ExternalChange(target, kept)
+
+
+def _replace_portable(target: Path, tmp: Path, expected: object, hook: WriteHook) -> None:
+    aside = temp_name(target)
+    try:
+        os.rename(target, aside)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    try:
+        got = _displaced(aside, hook)
+        if got != expected:
+            _unlink_quietly(tmp)
+            kept = _put_back(aside, target, hook)
+            fsync_dir(target.parent, hook)
+            if isinstance(got, OSError):
+                raise got
+            raise ExternalChange(target, kept)
+        try:
+            hook("link")
+            _no_replace(tmp, target)
+        except FileExistsError:  # an edit created the file meanwhile: it stays, the displaced bytes were ours
+            os.unlink(aside)
+            raise ExternalChange(target) from None
+    except BaseException:
+        # The target must not stay absent: the displaced file goes back unless something else is there now.
+        _unlink_quietly(tmp)
+        if aside.exists():
+            _put_back(aside, target, _noop)
+        raise
+    _unlink_quietly(tmp)
+    hook("unlink")
+    os.unlink(aside)
+    fsync_dir(target.parent, hook)
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes, *, hook: WriteHook | None = None) -> None:
+    """Replace or create ``path`` with ``data`` atomically and durably, whatever it holds now (for files memzoi
+    owns outright, such as a new ``config.toml``; git-plane rewrites use :func:`swap_file`). Keeps the mode and
+    owner of an existing file; a new file gets the umask's mode. Raises :class:`UnsafeWriteError`,
+    :class:`ReadOnlyTarget` or ``OSError`` (the temporary file is removed)."""
+    target = Path(path)
+    step = hook or _noop
+    st = _regular(target)
+    if st is not None:
+        check_writable(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _write_temp(target, data, st, step)
+    try:
+        step("swap")
+        os.replace(tmp, target)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    fsync_dir(target.parent, step)
 
 
 def read_state(path: str | os.PathLike[str]) -> bytes | None:

@@ -33,7 +33,7 @@ from .crossfile import FileFacts, Workspace, facts_from_analysis
 from .crossfile import git_plane_files as _plane_files
 from .parallel import ChunkPool, cpu_count
 from .pathsafety import REDACTED_PREFIX, shown_id, shown_path
-from .runtime import INDEX_DB, derive_keys, memzoi_home
+from .runtime import INDEX_DB, derive_keys, memzoi_home, private_dir, private_file
 from .safety.redact import MARK, redact, secret_spans
 from .text import LineIndex
 from .workspace import MEMZOI_DIR
@@ -187,7 +187,8 @@ class Index:
         self.workers = workers  # analysis processes; None = one per CPU (at most 8), 1 = in-process
         self.path = Path(path) if path is not None else index_path(self.root)
         try:
-            _private_dirs(self.path.parent)
+            private_dir(self.path.parent)
+            private_file(self.path)
             self.db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
             self.db.row_factory = sqlite3.Row
             self.db.execute("PRAGMA journal_mode=WAL")
@@ -496,20 +497,6 @@ class Index:
             except sqlite3.DatabaseError:
                 d.fts_out_of_sync = True
         return d
-
-
-def _private_dirs(directory: Path) -> None:
-    """Create ``directory`` and its missing parents, each new one with mode 0700 (runtime state is private;
-    ``mkdir(parents=True)`` would give the parents the default mode)."""
-    missing = []
-    d = directory
-    while not d.exists():
-        missing.append(d)
-        if d.parent == d:
-            break
-        d = d.parent
-    for d in reversed(missing):
-        d.mkdir(mode=0o700, exist_ok=True)
 
 
 class _Tx:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .runtime import LOCK_FILE, project_runtime_dir
+from .runtime import LOCK_FILE, private_dir, private_file, project_runtime_dir
 
 #: How long to wait for another process's change before refusing (seconds).
 DEFAULT_TIMEOUT = 10.0
@@ -62,8 +62,8 @@ def lifecycle_lock(project_root: str | os.PathLike[str], *, timeout: float = DEF
     Retries every 20 ms up to ``timeout`` seconds, then raises :class:`LockBusy`.
     """
     rdir = runtime_dir or project_runtime_dir(project_root, create=True)
-    rdir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(rdir / LOCK_FILE, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    private_dir(rdir)
+    fd = os.open(private_file(rdir / LOCK_FILE), os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
     try:
         deadline = time.monotonic() + timeout
         while not _try_lock(fd):

@@ -7,6 +7,7 @@ the database file names inside it are ours (``memzoi-lsp-*.db``), so Memzoi's ``
 from __future__ import annotations
 
 import os
+import stat
 import struct
 import subprocess
 from dataclasses import dataclass
@@ -114,9 +115,89 @@ def derive_keys(project_root: str | os.PathLike[str]) -> RuntimeKeys:
 
 
 def project_runtime_dir(project_root: str | os.PathLike[str], *, create: bool = False) -> Path:
-    """``<home>/projects/<repository-key>/`` for ``project_root``; created (mode 0700) when ``create``."""
+    """``<home>/projects/<repository-key>/`` for ``project_root``; created (mode 0700, see :func:`private_dir`)
+    when ``create``."""
     keys = derive_keys(project_root)
     path = memzoi_home() / "projects" / keys.repository_key
     if create:
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(path)
     return path
+
+
+#: Runtime state is private to its user: directories 0700, databases and lock files 0600.
+DIR_MODE, FILE_MODE = 0o700, 0o600
+#: SQLite's companion files of a database (WAL mode), which hold the same data.
+DB_COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+def _runtime_chain(directory: Path) -> list[Path]:
+    """``directory`` and its ancestors up to and including the memzoi home, when it lies under it (only those
+    are ours to create or tighten); else just ``directory``."""
+    home = Path(os.path.abspath(memzoi_home()))
+    d = Path(os.path.abspath(directory))
+    chain = [d]
+    if d != home and home in d.parents:
+        while chain[-1] != home:
+            chain.append(chain[-1].parent)
+    return chain
+
+
+def private_dir(directory: str | os.PathLike[str]) -> Path:
+    """Create ``directory`` (a runtime directory) with its missing parents, each new one mode 0700, whichever
+    command runs first; existing ones from the memzoi home down to it that this user owns and that others may
+    enter are tightened to 0700. Returns the path. Raises ``OSError`` when a directory cannot be created."""
+    chain = _runtime_chain(Path(directory))
+    missing = [d for d in chain if not d.exists()]
+    for d in reversed(missing):
+        d.mkdir(mode=DIR_MODE, exist_ok=True)
+    Path(directory).mkdir(parents=True, exist_ok=True, mode=DIR_MODE)  # parents outside the home, if any
+    for d in chain:
+        _tighten(d, DIR_MODE)
+    return Path(directory)
+
+
+def private_file(path: str | os.PathLike[str]) -> Path:
+    """Make sure the runtime file ``path`` (a database or lock file) exists with mode 0600 and that its SQLite
+    companions (``-wal``, ``-shm``, ``-journal``), when present, are 0600 too, so SQLite (which gives new
+    companions the database's mode) never creates a readable copy. Symlinks are refused (``OSError``)."""
+    p = Path(path)
+    fd = os.open(p, os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
+    os.close(fd)
+    for q in (p, *(p.with_name(p.name + s) for s in DB_COMPANIONS)):
+        _tighten(q, FILE_MODE)
+    return p
+
+
+def _tighten(path: Path, mode: int) -> None:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode) or st.st_uid != os.geteuid() or not stat.S_IMODE(st.st_mode) & 0o077:
+        return
+    os.chmod(path, stat.S_IMODE(st.st_mode) & ~0o077 & 0o7777 | (mode & 0o700))
+
+
+def loose_modes(project_root: str | os.PathLike[str]) -> list[tuple[Path, int]]:
+    """Runtime directories and files of ``project_root`` (memzoi home, ``projects/``, its runtime directory and
+    everything under it) that other users may read, write or enter: ``[(path, mode)]`` (for ``memzoi
+    doctor``). Nothing is created or changed."""
+    rdir = memzoi_home() / "projects" / derive_keys(project_root).repository_key
+    out = []
+    for d in reversed(_runtime_chain(rdir)):
+        out.extend(_loose(d))
+    if rdir.is_dir() and not rdir.is_symlink():
+        for dirpath, dirnames, filenames in os.walk(rdir):
+            for name in dirnames + filenames:
+                out.extend(_loose(Path(dirpath) / name))
+    return out
+
+
+def _loose(path: Path) -> list[tuple[Path, int]]:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return []
+    if stat.S_ISLNK(st.st_mode) or not stat.S_IMODE(st.st_mode) & 0o077:
+        return []
+    return [(path, stat.S_IMODE(st.st_mode))]

@@ -18,8 +18,10 @@ if not hasattr(os, "fork"):  # pragma: no cover - Windows
     pytest.skip("fault injection forks child processes (POSIX only)", allow_module_level=True)
 
 
-def run_child(fn: Callable[[], object], crash_at: int | None = None, log: Path | None = None) -> tuple[int, list[str]]:
-    """Run ``fn`` in a forked child. The child exits with :data:`CRASH_EXIT` at step ``crash_at`` (1-based),
+def run_child(fn: Callable[[], object], crash_at: int | str | None = None,
+              log: Path | None = None) -> tuple[int, list[str]]:
+    """Run ``fn`` in a forked child. The child exits with :data:`CRASH_EXIT` at step ``crash_at`` (1-based, or
+    the first step of that name),
     :data:`REFUSED_EXIT` on a :class:`~memzoi.ledger.Refusal`, 4 on another exception, else 0. Returns the exit
     code and the step names the child reached. With ``log``, every step is appended there as ``pid step``."""
     r, w = os.pipe()
@@ -36,7 +38,7 @@ def run_child(fn: Callable[[], object], crash_at: int | None = None, log: Path |
                 fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
                 os.write(fd, f"{os.getpid()} {name}\n".encode())
                 os.close(fd)
-            if crash_at is not None and count == crash_at:
+            if crash_at is not None and crash_at in (count, name):
                 os._exit(CRASH_EXIT)
 
         ledger.set_fault_hook(hook)

@@ -215,7 +215,7 @@ def test_recovery_modes_are_ledgered_changes(project):
         ("accept", None, "failed"),
         ("restore-before", BASE, "failed"),
     ]:
-        code, steps = run_child(lambda: L.run_change(project, plan, actor="a"), crash_at=7)
+        code, steps = run_child(lambda: L.run_change(project, plan, actor="a"), crash_at="apply:file0:done")
         assert code == CRASH_EXIT and steps[-1] == "apply:file0:done", steps
         [outcome] = L.reconcile(project)
         assert outcome.status == "uncertain"

@@ -55,7 +55,8 @@ def seed(root: Path) -> Path:
     corpus = corpus_or_skip()
     root.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", "--template=", str(root)], check=True, env=git_env())
-    shutil.copytree(corpus / "memzoi-repo" / ".memzoi", root / ".memzoi")
+    # Plain copies: the shared corpus is read-only, a working repository is not.
+    shutil.copytree(corpus / "memzoi-repo" / ".memzoi", root / ".memzoi", copy_function=shutil.copyfile)
     pending = root / PENDING
     pending.mkdir(parents=True)
     originals = root / "originals"

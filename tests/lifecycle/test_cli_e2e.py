@@ -136,8 +136,14 @@ def test_reject_non_repo_safe_archives_a_hash_receipt(repo, cli):
     assert (model.id, model.title, model.origin.origin_key) == (token, "Redacted non-repo-safe proposal",
                                                                  f"rejected-proposal:{digest}")
     assert "handoff" not in str(out["details"])
-    assert cli("undo", out["change_id"])[0] == 0
-    assert tree(repo) == start
+    assert out["files"][1] == {"path": f"{PENDING}/mem_2026_07_06_auth_handoff.md", "before": "present",
+                               "after": "absent", "purged": ["before"]}
+    # The packet was purged on purpose: the ledger kept only its hash, so undo is refused and says why.
+    after = tree(repo)
+    code, err = cli("undo", out["change_id"])
+    assert code == 1 and err["error"]["code"] == "purged_secret", err
+    assert "on purpose" in err["error"]["message"] and "cannot restore" in err["error"]["message"]
+    assert tree(repo) == after and after != start
 
 
 def test_route_local_then_undo(repo, cli):
@@ -292,7 +298,7 @@ def test_reconcile_and_explicit_recovery_through_the_cli(repo, cli):
 
     start = tree(repo)
     # Crash after the first of three files is in place: the change can only be uncertain.
-    code, steps = run_child(lambda: apply_proposal(repo, "mem_2026_07_06_testing_procedure", actor="r"), crash_at=7)
+    code, steps = run_child(lambda: apply_proposal(repo, "mem_2026_07_06_testing_procedure", actor="r"), crash_at="apply:file0:done")
     assert code == CRASH_EXIT and steps[-1] == "apply:file0:done"
     code, out = cli("reconcile")
     assert code == 1 and [o["status"] for o in out["reconciled"]] == ["uncertain"], out

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import blake3
+
 from ..pathsafety import bears_secret, shown_path
 
 STATUSES = ("applying", "applied", "undoing", "undone", "failed", "uncertain")
@@ -40,22 +42,65 @@ class Refusal(Exception):
         return {"error": err}
 
 
+class Purged:
+    """Bytes the ledger deliberately does not keep (they held a secret, or a rejection purged them): only their
+    BLAKE3 digest (hex) and size in bytes. Compares equal to exactly those bytes, so drift checks,
+    reconciliation and classification work as with the bytes themselves; they can never be written back."""
+
+    __slots__ = ("digest", "size")
+
+    def __init__(self, digest: str, size: int) -> None:
+        self.digest = digest
+        self.size = size
+
+    @classmethod
+    def of(cls, data: bytes) -> Purged:
+        """The digest and size of ``data``."""
+        return cls(blake3.blake3(data).hexdigest(), len(data))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Purged):
+            return (self.digest, self.size) == (other.digest, other.size)
+        if isinstance(other, (bytes, bytearray, memoryview)):
+            return len(other) == self.size and blake3.blake3(bytes(other)).hexdigest() == self.digest
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.digest, self.size))
+
+    def __repr__(self) -> str:
+        return f"Purged({self.digest[:12]}…, {self.size} bytes)"
+
+
+
+
 @dataclass(frozen=True)
 class FileChange:
     """One file of a change: ``path`` is ``/``-separated and relative to the project root; ``before`` and
-    ``after`` are the exact bytes, ``None`` meaning the file is absent."""
+    ``after`` are the exact bytes, ``None`` meaning the file is absent, or :class:`Purged` when the ledger keeps
+    only the digest and size of bytes that held a secret."""
 
     path: str
-    before: bytes | None
-    after: bytes | None
+    before: bytes | None | Purged
+    after: bytes | None | Purged
 
-    def to_json(self) -> dict[str, str]:
-        """``{"path", "before": "present|absent", "after": "present|absent"}`` (SPEC §8)."""
-        return {
+    @property
+    def purged(self) -> bool:
+        """True when the ledger keeps only the digest of the before or after bytes."""
+        return isinstance(self.before, Purged) or isinstance(self.after, Purged)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"path", "before": "present|absent", "after": "present|absent"}`` (SPEC §8), plus ``"purged":
+        ["before"|"after", ...]`` when the ledger keeps only the digest and size of those bytes."""
+        out: dict[str, Any] = {
             "path": self.path,
             "before": "absent" if self.before is None else "present",
             "after": "absent" if self.after is None else "present",
         }
+        purged = [k for k in ("before", "after") if isinstance(getattr(self, k), Purged)]
+        if purged:
+            out["purged"] = purged
+        return out
 
 
 @dataclass
@@ -73,6 +118,9 @@ class ChangePlan:
     summary: str = ""
     details: dict[str, Any] = field(default_factory=dict)
     db_effects: Callable[[sqlite3.Connection, str], None] | None = None
+    #: Paths whose before bytes the change removes on purpose so that they are gone (a non-repo-safe packet
+    #: rejected into a hash receipt): the ledger keeps only their digest and size, and undo is refused.
+    purge: frozenset[str] = frozenset()
 
 
 @dataclass

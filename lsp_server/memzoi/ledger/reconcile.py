@@ -6,6 +6,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+from ..fsutil import read_state, temp_pattern
 from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
 from .model import RECONCILED, FileChange, Reconciled, Refusal
 from .store import Ledger, _root, _state_or_error, cached_runtime_dir, safe_path
@@ -20,7 +21,9 @@ def _classify(root: Path, files: list[FileChange], phase: str) -> str:
 
 
 def _cleanup_temps(root: Path, files: list[FileChange]) -> None:
-    """Remove temporary files an interrupted :func:`atomic_write` left beside the change's files."""
+    """Remove temporary files an interrupted write left beside the change's files: only those holding the
+    file's before or after bytes (or a prefix of them: an unfinished temporary copy). Anything else
+    is an edit that was displaced when the process died and stays on disk."""
     for f in files:
         try:
             path = safe_path(root, f.path)
@@ -29,12 +32,20 @@ def _cleanup_temps(root: Path, files: list[FileChange]) -> None:
         parent = path.parent
         if not parent.is_dir() or parent.is_symlink():
             continue
-        for entry in parent.glob(f".{path.name}.*.tmp"):
+        for entry in parent.glob(temp_pattern(path)):
             try:
-                if entry.is_file() and not entry.is_symlink():
-                    entry.unlink()
+                data = read_state(entry)
             except OSError:
-                pass
+                continue
+            if data is None:
+                continue
+            ours = data == f.before or data == f.after or any(
+                isinstance(side, bytes) and side.startswith(data) for side in (f.before, f.after))
+            if ours:
+                try:
+                    entry.unlink()
+                except OSError:
+                    pass
 
 
 def _reconcile_locked(root: Path, ledger: Ledger, conn: sqlite3.Connection) -> list[Reconciled]:

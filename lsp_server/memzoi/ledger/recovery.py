@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .model import RECOVERY_MODES, ChangePlan, ChangeResult, FileChange, Refusal
+from .model import RECOVERY_MODES, ChangePlan, ChangeResult, FileChange, Purged, Refusal
 from .store import Ledger, read_file_state
-from .writer import run_change
+from .writer import purged_message, run_change
 
 def recover(
     project_root: str | os.PathLike[str],
@@ -39,6 +39,11 @@ def recover(
         for f in change.files:
             cur = read_file_state(root, f.path)
             target = {"restore-before": f.before, "complete-after": f.after, "accept": cur}[mode]
+            if isinstance(target, Purged):
+                if cur != target:
+                    raise Refusal("purged_secret", f"cannot {mode} change {change.id}: " + purged_message(f.path)
+                                  + "; `accept` keeps the files as they are", f.path)
+                target = cur
             files.append(FileChange(f.path, cur, target))
         if mode == "complete-after":
             settles = "applied"
@@ -52,6 +57,8 @@ def recover(
             reason=reason or f"{mode} for uncertain change {change.id}",
             summary=f"recover {change.id}: {mode}",
             details={"recovers": change.id, "mode": mode, "settles_to": settles},
+            # What the recovered change purged stays purged: the recovery does not keep those bytes either.
+            purge=frozenset(f.path for f in change.files if f.purged),
         )
 
     return run_change(project_root, build, actor=actor, source=source)

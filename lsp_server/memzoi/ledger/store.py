@@ -15,8 +15,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..fsutil import UnsafeWriteError, read_state
-from ..runtime import LEDGER_DB, memzoi_home, project_runtime_dir
-from .model import ChangeRecord, FileChange, Refusal
+from ..runtime import LEDGER_DB, memzoi_home, private_dir, private_file, project_runtime_dir
+from ..safety.redact import holds_secret
+from .model import ChangeRecord, FileChange, Purged, Refusal
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS change (
@@ -44,6 +45,10 @@ CREATE TABLE IF NOT EXISTS change_file (
     path TEXT NOT NULL,
     before BLOB,
     after BLOB,
+    before_digest TEXT,
+    before_size INTEGER,
+    after_digest TEXT,
+    after_size INTEGER,
     PRIMARY KEY (change_id, idx)
 );
 CREATE INDEX IF NOT EXISTS change_file_path ON change_file(path);
@@ -87,7 +92,10 @@ CREATE TABLE IF NOT EXISTS local_candidate (
 );
 CREATE INDEX IF NOT EXISTS local_candidate_hash ON local_candidate(body_hash);
 """
-_USER_VERSION = 2
+#: 2: the ``mcp`` source and ``local_candidate``; 3: ``change_file`` keeps digest and size instead of bytes
+#: that held a secret (:class:`Purged`).
+_USER_VERSION = 3
+_DIGEST_COLUMNS = ("before_digest TEXT", "before_size INTEGER", "after_digest TEXT", "after_size INTEGER")
 #: Version 1 lacked the ``mcp`` source and ``local_candidate``. SQLite cannot alter a CHECK constraint, so the
 #: ``change`` table is copied into a new one (foreign keys off meanwhile, one transaction; no row changes).
 _MIGRATE_1_TO_2 = """
@@ -128,7 +136,7 @@ def _migrate_from_1(conn: sqlite3.Connection) -> None:
                     for stmt in script.split(";"):
                         if stmt.strip():
                             conn.execute(stmt)
-                conn.execute(f"PRAGMA user_version={_USER_VERSION}")
+                conn.execute("PRAGMA user_version=2")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
@@ -229,7 +237,7 @@ def cached_runtime_dir(project_root: str | os.PathLike[str], *, create: bool = T
     root = Path(project_root).resolve()
     path = _runtime_dir(str(root), str(memzoi_home()), (root / ".git").exists())
     if create:
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(path)
     return path
 
 
@@ -238,10 +246,11 @@ def _root(project_root: str | os.PathLike[str]) -> Path:
 
 
 class _Drift(Exception):
-    def __init__(self, path: str, written: int) -> None:
+    def __init__(self, path: str, written: int, kept: Path | None = None) -> None:
         super().__init__(path)
         self.path = path
         self.written = written
+        self.kept = kept
 
 
 class Ledger:
@@ -260,24 +269,31 @@ class Ledger:
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
         """A connection in autocommit mode (transactions are explicit ``BEGIN IMMEDIATE``)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.path.parent)
+        private_file(self.path)
         conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
         try:
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA foreign_keys=ON")
+            # Freed pages are zeroed, so bytes a migration purges do not linger in the file.
+            conn.execute("PRAGMA secure_delete=ON")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version == 0:
                 conn.executescript(_SCHEMA)
                 conn.execute(f"PRAGMA user_version={_USER_VERSION}")
             elif version == 1:
                 _migrate_from_1(conn)
+                _migrate_v2(conn)
+            elif version == 2:
+                _migrate_v2(conn)
             elif version != _USER_VERSION:
                 raise Refusal(
                     "ledger_schema",
                     f"{self.path}: unsupported ledger schema version {version}; upgrade memzoi-lsp",
                 )
+            private_file(self.path)  # the -wal and -shm files SQLite just created
             yield conn
         finally:
             conn.close()
@@ -298,7 +314,8 @@ class Ledger:
 
     def _record(self, conn: sqlite3.Connection, row: sqlite3.Row) -> ChangeRecord:
         files = [
-            FileChange(f["path"], f["before"], f["after"])
+            FileChange(f["path"], _state(f["before"], f["before_digest"], f["before_size"]),
+                       _state(f["after"], f["after_digest"], f["after_size"]))
             for f in conn.execute("SELECT * FROM change_file WHERE change_id = ? ORDER BY idx", (row["id"],))
         ]
         return ChangeRecord(
@@ -371,3 +388,46 @@ class Ledger:
                 conn.execute("UPDATE change SET applied_at = COALESCE(applied_at, ?) WHERE id = ?", (ts, target))
             if settled == "undone":
                 conn.execute("UPDATE change SET undone_at = ? WHERE id = ?", (ts, target))
+
+
+def _state(data: bytes | None, digest: str | None, size: int | None) -> bytes | None | Purged:
+    return Purged(digest, size or 0) if data is None and digest is not None else data
+
+
+def as_stored(data: bytes | None | Purged, purge: bool = False) -> bytes | None | Purged:
+    """A file state as the ledger keeps it: bytes that hold a secret (any detector of
+    :data:`memzoi.safety.redact.SECRET_CODES`), or that ``purge`` asks to drop, become :class:`Purged`."""
+    if isinstance(data, bytes) and (purge or holds_secret(data)):
+        return Purged.of(data)
+    return data
+
+
+def stored_state(data: bytes | None | Purged) -> tuple[bytes | None, str | None, int | None]:
+    """The ``(bytes, digest, size)`` columns of a state from :func:`as_stored`."""
+    if isinstance(data, Purged):
+        return None, data.digest, data.size
+    return data, None, None
+
+
+def _migrate_v2(conn: sqlite3.Connection) -> None:
+    """Schema 2 → 3: add the digest columns and purge every stored snapshot that holds a secret (earlier schemas
+    kept the exact bytes of rejected secret packets); freed pages are zeroed (``secure_delete``) and the WAL is
+    truncated, so the bytes are gone from the files. One transaction; a concurrent opener waits, then sees 3."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == 2:
+            for col in _DIGEST_COLUMNS:
+                conn.execute(f"ALTER TABLE change_file ADD COLUMN {col}")
+            rows = conn.execute("SELECT change_id, idx, before, after FROM change_file").fetchall()
+            for r in rows:
+                for side in ("before", "after"):
+                    if r[side] is not None and holds_secret(r[side]):
+                        _, digest, size = stored_state(Purged.of(r[side]))
+                        conn.execute(f"UPDATE change_file SET {side} = NULL, {side}_digest = ?, {side}_size = ? "
+                                     "WHERE change_id = ? AND idx = ?", (digest, size, r["change_id"], r["idx"]))
+            conn.execute(f"PRAGMA user_version={_USER_VERSION}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -9,13 +9,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..fsutil import atomic_delete, atomic_write
+from ..fsutil import ExternalChange, ReadOnlyTarget, check_writable, swap_file
 from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
 from ..pathsafety import name_findings
-from .model import SOURCES, ChangePlan, ChangeResult, FileChange, Refusal
+from ..safety.redact import holds_secret
+from .model import SOURCES, ChangePlan, ChangeResult, FileChange, Purged, Refusal
 from .reconcile import _classify, _cleanup_temps, _reconcile_locked
-from .store import (Ledger, _Drift, _root, _new_change_id, _state_or_error, _step, cached_runtime_dir, now_utc,
-                    read_file_state, safe_path)
+from .store import (Ledger, _Drift, _new_change_id, _root, as_stored, _state_or_error, _step, cached_runtime_dir, now_utc,
+                    read_file_state, safe_path, stored_state)
 
 # --- the change engine ---------------------------------------------------------------------------------------
 
@@ -23,8 +24,10 @@ from .store import (Ledger, _Drift, _root, _new_change_id, _state_or_error, _ste
 def _write_files(root: Path, files: list[FileChange], *, forward: bool, prefix: str) -> None:
     """Guarded atomic writes of every file from its ``from`` state to its ``to`` state.
 
-    All files are checked first, then each one again right before its write; a mismatch raises
-    :class:`_Drift` (with how many files were already written).
+    All files are checked first (a cheap refusal before anything is touched); then each one is switched by
+    :func:`memzoi.fsutil.swap_file`, which compares the displaced bytes with the ``from`` state at the moment of
+    the switch and puts them back on a mismatch. A mismatch raises :class:`_Drift` (with how many files were
+    already written); an I/O error raises ``OSError`` with the file at its ``from`` or ``to`` bytes.
     """
     pairs = [(f, f.before, f.after) if forward else (f, f.after, f.before) for f in files]
     for f, src, _ in pairs:
@@ -34,17 +37,17 @@ def _write_files(root: Path, files: list[FileChange], *, forward: bool, prefix: 
     for i, (f, src, dst) in enumerate(pairs):
         if src == dst:
             continue
-        if _state_or_error(root, f.path) != src:
-            raise _Drift(f.path, i)
+        if isinstance(dst, Purged):
+            raise Refusal("purged_secret", purged_message(f.path), f.path)
         path = safe_path(root, f.path)
 
         def hook(name: str, i: int = i) -> None:
             _step(f"{prefix}:file{i}:{name}")
 
-        if dst is None:
-            atomic_delete(path, hook=hook)
-        else:
-            atomic_write(path, dst, hook=hook)
+        try:
+            swap_file(path, src, dst, hook=hook)
+        except ExternalChange as err:
+            raise _Drift(f.path, i, err.kept) from None
         _step(f"{prefix}:file{i}:done")
 
 
@@ -58,15 +61,45 @@ def _rollback(root: Path, files: list[FileChange], count: int, *, forward: bool)
         cur = _state_or_error(root, f.path)
         if cur == src:
             continue
-        if cur != dst:
+        if cur != dst or isinstance(src, Purged):
             ok = False
             continue
         try:
-            path = safe_path(root, f.path)
-            atomic_delete(path) if src is None else atomic_write(path, src)
+            swap_file(safe_path(root, f.path), dst, src)
         except (OSError, Refusal):
             ok = False
     return ok
+
+
+def _refuse_secret_text(**texts: str | None) -> None:
+    """Refuse (``secret_in_text``) when a free text the ledger would keep (actor, reason, summary) holds what a
+    detector matches: the ledger never stores secrets."""
+    for name, text in texts.items():
+        if text and holds_secret(text):
+            raise Refusal("secret_in_text", f"the {name} holds what looks like a secret or personal data, and the "
+                          "ledger never stores those; rephrase it without the value and retry")
+
+
+def purged_message(path: str) -> str:
+    """Why a purged file state cannot be written back, and what to do."""
+    return (f"{path}: this change purged the file's bytes on purpose because they held a secret or a non-repo-safe "
+            "proposal (the ledger keeps only their hash and size), so undo cannot restore them; recreate the "
+            "file from its source if it is still needed")
+
+
+def _refuse_unwritable(root: Path, files: list[FileChange], *, forward: bool) -> None:
+    """Refuse (``read_only``) before anything is recorded when a file the change rewrites or removes has no
+    write permission: memzoi keeps permissions and never writes a read-only file."""
+    for f in files:
+        src, dst = (f.before, f.after) if forward else (f.after, f.before)
+        if src is None or src == dst:
+            continue
+        try:
+            check_writable(safe_path(root, f.path))
+        except ReadOnlyTarget as err:
+            raise Refusal("read_only", f"{f.path}: the file is {err.strerror}, so memzoi does not write it and "
+                          "nothing was written; make it writable (chmod u+w) and retry, or leave it as it is",
+                          f.path) from None
 
 
 @contextmanager
@@ -81,6 +114,10 @@ def _locked(project_root: Path, timeout: float) -> Iterator[tuple[Ledger, sqlite
             _step("unlocking")
     except LockBusy as err:
         raise Refusal("lock_busy", str(err)) from err
+    except sqlite3.Error as err:
+        raise Refusal("ledger_unavailable", f"the ledger could not be read or written ({err}); every file is at "
+                      "its before or after bytes and the next command reconciles the change from them: free disk "
+                      "space or check the runtime directory's permissions, then retry") from err
 
 
 def run_change(
@@ -113,6 +150,11 @@ def run_change(
                 raise Refusal(named[0].code, f"{p}: {named[0].message}; nothing was changed", p)
         if len(set(paths)) != len(paths):
             raise ValueError("a change lists the same file twice")
+        _refuse_unwritable(root, plan.files, forward=True)
+        _refuse_secret_text(actor=actor, reason=plan.reason, summary=plan.summary)
+        # What the ledger keeps (and reports): secret-bearing or purged bytes as digest and size only.
+        stored = [FileChange(f.path, as_stored(f.before, f.path in plan.purge), as_stored(f.after))
+                  for f in plan.files]
         change_id = _new_change_id()
         ts = now_utc()
         with ledger.transaction(conn):
@@ -123,15 +165,17 @@ def run_change(
                  json.dumps(plan.details, sort_keys=True), ts, ts),
             )
             conn.executemany(
-                "INSERT INTO change_file (change_id, idx, path, before, after) VALUES (?, ?, ?, ?, ?)",
-                [(change_id, i, f.path, f.before, f.after) for i, f in enumerate(plan.files)],
+                "INSERT INTO change_file (change_id, idx, path, before, before_digest, before_size, after, "
+                "after_digest, after_size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(change_id, i, f.path, *stored_state(f.before), *stored_state(f.after))
+                 for i, f in enumerate(stored)],
             )
             if plan.db_effects:
                 plan.db_effects(conn, change_id)
         _step("recorded")
         _perform(root, ledger, conn, change_id, plan.files, phase="apply")
         _step("committed")
-        return ChangeResult(change_id, "applied", plan.files, plan.operation, plan.details)
+        return ChangeResult(change_id, "applied", stored, plan.operation, plan.details)
 
 
 def _perform(root: Path, ledger: Ledger, conn: sqlite3.Connection, change_id: str, files: list[FileChange],
@@ -147,6 +191,9 @@ def _perform(root: Path, ledger: Ledger, conn: sqlite3.Connection, change_id: st
             f"{drift.path}: the file changed after memzoi read it, so {what} change {change_id} was refused and "
             "nothing was written; review the file and retry"
         )
+        if drift.kept is not None:
+            message += (f"; a second edit made meanwhile could not go back in place and was kept as "
+                        f"{drift.kept.name} beside the file: merge it by hand")
         status = undone_back if clean else "uncertain"
         ledger.set_status(conn, change_id, status, diagnostic=message, phase=phase)
         raise Refusal("external_drift", message, drift.path) from None
@@ -189,6 +236,9 @@ def undo_change(
                    "restore-before|complete-after|accept`" if change.status == "uncertain" else ""),
             )
         for f in change.files:
+            if isinstance(f.before, Purged):
+                raise Refusal("purged_secret", f"change {change.id}: " + purged_message(f.path), f.path)
+        for f in change.files:
             if read_file_state(root, f.path) != f.after:
                 raise Refusal(
                     "undo_drift",
@@ -196,6 +246,8 @@ def undo_change(
                     "file or make the change by hand",
                     f.path,
                 )
+        _refuse_unwritable(root, change.files, forward=False)
+        _refuse_secret_text(actor=actor)
         _step("planned")
         ts = now_utc()
         with ledger.transaction(conn):

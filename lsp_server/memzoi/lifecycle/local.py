@@ -7,7 +7,7 @@ change hides it again), so adding a local record and routing a proposal are at-m
 Routing a pending proposal (``route-local``) is one change: its title and body become a private local record,
 and the packet is resolved as rejected with the reason ``routed to local memory`` (archived as Memzoi's redacted
 hash receipt when it is not repo-safe, so its content never reaches git). Secrets are never stored, not even
-locally: a packet classified ``secret`` or carrying a credential detector finding is refused.
+locally: a packet classified ``secret`` or carrying a credential or personal-data detector finding is refused.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def content_codes(title: str, body: str, *, among: frozenset[str]) -> list[str]:
 def _check_no_credentials(title: str, body: str) -> None:
     codes = content_codes(title, body, among=CREDENTIAL_CODES)
     if codes:
-        raise Refusal(codes[0], f"the content carries a credential ({', '.join(codes)}); secrets are never stored "
+        raise Refusal(codes[0], f"the content carries a secret or personal data ({', '.join(codes)}); secrets are never stored "
                       "in memory, not even locally: remove the secret and retry")
 
 

@@ -16,7 +16,8 @@ What blocks an apply (Memzoi ``proposal-files apply``, reference §2.5, and its 
 * an identity already applied or rejected (terminal in Memzoi), and a record path the new record would take.
 
 Routing to local memory fits when the git-plane gate is what blocks the packet, and is itself refused for a
-``secret`` packet, for content that carries a credential (secrets are never stored, not even locally) and for a
+``secret`` packet, for content that carries a credential or personal data (secrets are never stored, not
+even locally) and for a
 packet without a title or body.
 """
 
@@ -28,15 +29,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..findings import CODES, Finding, Severity
+from ..safety.redact import SECRET_CODES
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
 
-#: Detector codes that mean the text holds a credential: such content is never stored in any memory.
-CREDENTIAL_CODES = frozenset({
-    "credential_token", "private_key", "authorization_header", "credentialed_url", "connection_string",
-    "session_token", "cloud_credential", "environment_secret", "high_entropy_value",
-})
+#: Detector codes that mean the text holds a secret or personal data: such content is never stored in any memory,
+#: the same set the ledger and the index keep out (:data:`memzoi.safety.redact.SECRET_CODES`).
+CREDENTIAL_CODES = SECRET_CODES
 #: Finding groups that block a git-plane write whatever their reported severity.
 BLOCKING_GROUPS = frozenset({"gate", "detector"})
 #: Cross-file and admission codes (warnings in the editor) that an apply refuses.
@@ -138,8 +138,8 @@ def readiness(findings: Iterable[Finding], *, identity_resolved: str | None = No
                              "locally; reject it instead"))
     creds = sorted({f.code for f in found if f.code in CREDENTIAL_CODES})
     if creds:
-        route.append(Blocker(creds[0], f"the packet carries a credential ({', '.join(creds)}); secrets are never "
-                             "stored in memory, not even locally: reject it instead"))
+        route.append(Blocker(creds[0], f"the packet carries a secret or personal data ({', '.join(creds)}); "
+                             "secrets are never stored in memory, not even locally: reject it instead"))
     if not has_content:
         route.append(Blocker("invalid_proposal", "a packet needs a title and a body to become a local record; "
                              "reject it instead"))

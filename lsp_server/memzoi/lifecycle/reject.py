@@ -141,7 +141,9 @@ def reject_proposal(project_root: str | os.PathLike[str], packet: str | os.PathL
     def build(root: Path) -> ChangePlan:
         rel = packet_rel(root, packet)
         files, details = rejection_files(root, rel, reason=reason, actor=actor)
+        # A receipt exists so that the packet's content is gone: the ledger keeps only its hash and size too.
+        purge = frozenset({rel}) if details["receipt"] else frozenset()
         return ChangePlan("reject", files, reason=reason, summary=f"reject proposal {details['proposal_id']}",
-                          details=details)
+                          details=details, purge=purge)
 
     return run_change(project_root, build, actor=actor, source=source)

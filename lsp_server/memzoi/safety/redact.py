@@ -58,3 +58,20 @@ def scrub(text: str) -> str:
 
     spans = sorted((h.start, h.end) for h in collect_hits(text) if h.code in SECRET_CODES and h.end > h.start)
     return redact(text, spans) if spans else text
+
+
+def secret_values(data: bytes | str) -> list[str]:
+    """The distinct texts that a detector of :data:`SECRET_CODES` matches in ``data`` (bytes are decoded as
+    UTF-8 with invalid sequences replaced), longest first. Callers use them to keep such text out of what they
+    store and must never print them."""
+    from .scan import collect_hits
+
+    text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else data
+    found = {text[h.start:h.end] for h in collect_hits(text) if h.code in SECRET_CODES and h.end > h.start}
+    return sorted(found, key=len, reverse=True)
+
+
+def holds_secret(data: bytes | str) -> bool:
+    """True when a detector of :data:`SECRET_CODES` (credentials, high-entropy values, personal data) matches
+    anywhere in ``data``: such bytes are never stored outside the file itself (ledger, index)."""
+    return bool(secret_values(data))
