@@ -142,7 +142,7 @@ def test_upgrade_diff_then_write(capsys, tmp_path, corpus):
     records.mkdir(parents=True)
     src = next(corpus.glob("legacy/07c771ea/.memzoi/records/*.md"))
     dst = records / src.name
-    shutil.copy(src, dst)
+    shutil.copyfile(src, dst)  # the shared corpus is read-only; a working copy is not
     before = dst.read_bytes()
     code, out, _ = run(capsys, "upgrade", str(dst))
     assert code == 0 and out.startswith("--- a/") and "+profile: memzoi" in out

@@ -544,6 +544,18 @@ def _j(value: Any) -> str | None:
         return None
 
 
+def _scrub(rows: dict[str, dict[str, Any]], values: list[str]) -> None:
+    """Replace every detected secret value in every text column of ``rows`` (tags, origin, scope, … as plain
+    text or JSON) with the redaction mark, so the index never holds text a detector matched."""
+    needles = [n for v in values for n in {v, json.dumps(v, ensure_ascii=False)[1:-1]} if n]
+    for row in rows.values():
+        for key, value in row.items():
+            if key != "sha" and isinstance(value, str) and any(n in value for n in needles):
+                for n in needles:
+                    value = value.replace(n, MARK)
+                row[key] = value
+
+
 def _index_rows(jobs: list[tuple[str, str, str]]) -> list[dict[str, Any] | None]:
     """Worker: :func:`_index_row` for each job of a chunk."""
     return [_index_row(job) for job in jobs]
@@ -624,6 +636,8 @@ def _row(rel: str, data: bytes, st: os.stat_result, analysis: Analysis, adm: Adm
             "sensitivity": _s(meta.get("sensitivity")), "content_class": _s(meta.get("content_class")),
             "title": title, "body": body, "content_hash": facts.content,
         }
+    if secrets:
+        _scrub(out, sorted({doc.text[a:b] for a, b in secrets}, key=len, reverse=True))
     return out
 
 

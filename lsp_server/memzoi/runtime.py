@@ -147,10 +147,9 @@ def private_dir(directory: str | os.PathLike[str]) -> Path:
     command runs first; existing ones from the memzoi home down to it that this user owns and that others may
     enter are tightened to 0700. Returns the path. Raises ``OSError`` when a directory cannot be created."""
     chain = _runtime_chain(Path(directory))
-    missing = [d for d in chain if not d.exists()]
-    for d in reversed(missing):
+    chain[-1].parent.mkdir(parents=True, exist_ok=True)  # above the memzoi home: not runtime state
+    for d in reversed(chain):
         d.mkdir(mode=DIR_MODE, exist_ok=True)
-    Path(directory).mkdir(parents=True, exist_ok=True, mode=DIR_MODE)  # parents outside the home, if any
     for d in chain:
         _tighten(d, DIR_MODE)
     return Path(directory)

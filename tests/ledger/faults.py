@@ -4,6 +4,8 @@ N-th numbered durable step, and snapshot project trees byte for byte."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -70,3 +72,17 @@ def tree(root: Path) -> dict[str, bytes]:
             continue
         out[p.relative_to(root).as_posix()] = p.read_bytes()
     return out
+
+
+@pytest.fixture
+def scratch(tmp_path):
+    """Where crashed or raced copies live: a RAM file system when there is one. The tests kill processes or race
+    them, they do not cut power, so fsync durability is not what they check, and a tmpfs makes hundreds of
+    points fast."""
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        path = Path(tempfile.mkdtemp(prefix="memzoi-test-", dir=shm))
+        yield path
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        yield tmp_path

@@ -5,9 +5,7 @@ lost, and that the repository stays usable (re-run, undo or explicit recovery)."
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -30,7 +28,7 @@ from memzoi.lifecycle import (
 from memzoi.lifecycle.materialize import build_candidate, derive_decision, derive_plan, materialize_apply
 from memzoi.lifecycle.reattest import reattest
 
-from ..ledger.faults import CRASH_EXIT, run_child, tree
+from ..ledger.faults import CRASH_EXIT, run_child, scratch, tree  # noqa: F401 (scratch is a fixture)
 from .conftest import PENDING, seed
 from .test_materialize import DRAFT
 
@@ -151,19 +149,6 @@ def crash_everywhere(tmp_path: Path, template: Path, name: str, *, undo: bool) -
             assert tree(root) == original
         outcomes[f"{change.status}"] += 1
 
-
-
-@pytest.fixture
-def scratch(tmp_path):
-    """Where the crashed copies live: a RAM file system when there is one. The test kills processes, it does not
-    cut power, so fsync durability is not what it checks, and a tmpfs makes 250 crash points fast."""
-    shm = Path("/dev/shm")
-    if shm.is_dir() and os.access(shm, os.W_OK):
-        path = Path(tempfile.mkdtemp(prefix="memzoi-crash-", dir=shm))
-        yield path
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        yield tmp_path
 
 
 def test_crash_at_every_step_of_every_operation_and_undo(scratch, template, monkeypatch, capsys):

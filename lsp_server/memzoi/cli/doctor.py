@@ -2,7 +2,8 @@
 
 JSON follows Memzoi's doctor shape ``{project_root, status: ok|warning, checks: [{name, status: ok|warning|skip,
 message}], next_steps}`` plus ``index_path`` and ``drift`` (``missing_from_index``, ``stale_in_index``,
-``changed_in_index``, ``fts_out_of_sync``, ``schema``). Doctor never writes files or the index. Exit 0 when every
+``changed_in_index``, ``fts_out_of_sync``, ``schema``). Doctor never writes files or the index; it reports
+runtime paths other users may read or enter (``runtime_modes``) before opening the index tightens them. Exit 0 when every
 check is ok, 1 when any check warns.
 """
 
@@ -15,8 +16,9 @@ from typing import Any
 
 from ..admission import worktree_root
 from ..index import Drift, Index, IndexUnavailable, index_path
-from ._common import add_command
+from ..runtime import loose_modes
 from ._changes import add_common, emit_json, project_root
+from ._common import add_command
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -63,6 +65,16 @@ def diagnose(root: Path) -> dict[str, Any]:
               "records are refused (review-visibility)")
     else:
         check("git", "ok", f"git worktree at {top}")
+
+    # Before the index is opened: opening it tightens the modes of the runtime directory.
+    loose = loose_modes(root)
+    if loose:
+        shown = _sample([f"{p} ({mode:04o})" for p, mode in loose])
+        check("runtime_modes", "warning", f"{len(loose)} runtime path(s) readable or writable by other users: "
+              f"{shown}; runtime state may hold private memory", "chmod 700 the runtime directories and 600 the "
+              "files under them (any memzoi lifecycle command or `memzoi rebuild` does it)")
+    else:
+        check("runtime_modes", "ok", "runtime directories are 0700 and files 0600 (private to this user)")
 
     db = index_path(root)
     drift: Drift | None = None

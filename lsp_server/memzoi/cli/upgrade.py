@@ -3,7 +3,8 @@ current Memzoi profile.
 
 Without ``--write`` it prints a unified diff per legacy file (``--check``: only the names, exit 1 when anything
 would change, as ``ruff format --check``; ``--diff`` adds the diffs); with ``--write`` it replaces each file
-atomically, refusing when the file changed since it was read. Exit 0 when every legacy file was upgraded (or there
+atomically over exactly the bytes it read (mode and owner kept; a read-only file or one that changed meanwhile is
+refused). Exit 0 when every legacy file was upgraded (or there
 was none), 1 when any could not be (or, with ``--check``, would be), 2 on usage errors.
 """
 
@@ -89,7 +90,7 @@ def _upgrade_one(path: Path, display: str, write: bool) -> dict | None:
     changes, diff?, message?}``; problems are also reported on stderr."""
     from ..analysis import analyze_bytes, analyze_text
     from ..document import frame
-    from ..fsutil import atomic_write
+    from ..fsutil import ExternalChange, ReadOnlyTarget, swap_file
     from ..legacy import Upgrade, UpgradeError, upgrade_legacy
     from ..safety.redact import redact, secret_spans
     from ..text import decode
@@ -124,9 +125,17 @@ def _upgrade_one(path: Path, display: str, write: bool) -> dict | None:
         else:
             result["diff"] = upgrade.diff(decoded.text, display)
     else:
-        if path.read_bytes() != data:
-            return failed("changed while upgrading; run the command again")
-        atomic_write(path, upgrade.text.encode("utf-8"))
+        try:
+            # Written only over the exact bytes read above; mode and owner are kept.
+            swap_file(path, data, upgrade.text.encode("utf-8"))
+        except ExternalChange:
+            return failed("changed while upgrading, so it was not written; run the command again")
+        except ReadOnlyTarget as err:
+            return failed(f"{err.strerror}, so it was not written; make it writable (chmod u+w) and run the "
+                          "command again")
+        except OSError as err:
+            return failed(f"cannot write ({err.strerror or err}); the file is unchanged or fully upgraded, never "
+                          "half-written: check the disk and permissions and run the command again")
         print(f"{display}: upgraded ({'; '.join(upgrade.changes)})", file=sys.stderr)
     if residual:
         codes = ", ".join(sorted({f.code for f in residual}))

@@ -40,6 +40,7 @@ from .model import (
     ChangeRecord,
     ChangeResult,
     FileChange,
+    Purged,
     Reconciled,
     Refusal,
 )
@@ -50,7 +51,7 @@ from .writer import run_change, undo_change
 
 __all__ = [
     "RECONCILED", "RECOVERY_MODES", "SOURCES", "STATUSES", "ChangePlan", "ChangeRecord", "ChangeResult",
-    "FileChange", "Ledger", "Reconciled", "Refusal", "cached_runtime_dir", "file_ledger_state", "get_change",
+    "FileChange", "Ledger", "Purged", "Reconciled", "Refusal", "cached_runtime_dir", "file_ledger_state", "get_change",
     "history", "ledger_findings", "now_utc", "read_file_state", "reconcile", "recover", "run_change",
     "safe_path", "set_fault_hook", "undo_change",
 ]
