@@ -198,6 +198,11 @@ def _perform(root: Path, ledger: Ledger, conn: sqlite3.Connection, change_id: st
         ledger.set_status(conn, change_id, status, diagnostic=message, phase=phase)
         raise Refusal("external_drift", message, drift.path) from None
     except (OSError, Refusal) as err:
+        # A full disk or an I/O error: a change left half-written is rolled back (guarded, like drift) so the
+        # files end at their before bytes where the disk allows it; a change already complete stays done.
+        status = _classify(root, files, phase)
+        if status != done:
+            _rollback(root, files, len(files), forward=forward)
         _cleanup_temps(root, files)
         status = _classify(root, files, phase)
         reason = err.message if isinstance(err, Refusal) else (err.strerror or str(err))
