@@ -362,25 +362,31 @@ def _replace_portable(target: Path, tmp: Path, expected: object, hook: WriteHook
     fsync_dir(target.parent, hook)
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes, *, hook: WriteHook | None = None) -> None:
+def atomic_write(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None,
+                 hook: WriteHook | None = None) -> None:
     """Replace or create ``path`` with ``data`` atomically and durably, whatever it holds now (for files memzoi
-    owns outright, such as a new ``config.toml``; git-plane rewrites use :func:`swap_file`). Keeps the mode and
-    owner of an existing file; a new file gets the umask's mode. Raises :class:`UnsafeWriteError`,
-    :class:`ReadOnlyTarget` or ``OSError`` (the temporary file is removed)."""
+    owns outright, such as a new ``config.toml`` or a resident file under its own lock; git-plane rewrites use
+    :func:`swap_file`). An existing file keeps its mode and owner and a new one gets the umask's mode, unless
+    ``mode`` is given. ``hook`` is called with ``"temp"`` (temporary file durable, not yet renamed) and
+    ``"renamed"`` (before the directory fsync). Raises :class:`UnsafeWriteError`, :class:`ReadOnlyTarget` or
+    ``OSError`` (the temporary file is removed)."""
     target = Path(path)
     step = hook or _noop
     st = _regular(target)
     if st is not None:
         check_writable(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _write_temp(target, data, st, step)
+    tmp = _write_temp(target, data, st, _noop)
     try:
-        step("swap")
+        if mode is not None:
+            os.chmod(tmp, mode)
+        step("temp")
         os.replace(tmp, target)
     except BaseException:
         _unlink_quietly(tmp)
         raise
-    fsync_dir(target.parent, step)
+    step("renamed")
+    fsync_dir(target.parent)
 
 
 def read_state(path: str | os.PathLike[str]) -> bytes | None:

@@ -16,7 +16,6 @@ IMMEDIATE`` transactions; transitions are guarded by the status they start from 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import time
 import uuid
@@ -28,6 +27,7 @@ from typing import Any
 
 from ..ledger import Refusal
 from ..ledger.store import immediate as transaction
+from ..runtime import private_file
 from .store import runtime_root
 
 DB_NAME = "memzoi-lsp-resident.db"
@@ -143,9 +143,7 @@ def db_path() -> Path:
 def connect(path: Path | None = None) -> Iterator[sqlite3.Connection]:
     """A connection (autocommit; WAL, synchronous FULL, busy timeout 5 s) to the candidate database, created
     with mode 0600 on first use."""
-    path = path or db_path()
-    if not path.exists():
-        os.close(os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600))
+    path = private_file(path or db_path())
     conn = sqlite3.connect(path, isolation_level=None, timeout=5)
     try:
         conn.row_factory = sqlite3.Row
@@ -157,6 +155,7 @@ def connect(path: Path | None = None) -> Iterator[sqlite3.Connection]:
             conn.execute(f"PRAGMA user_version={_USER_VERSION}")
         elif version != _USER_VERSION:
             raise Refusal("resident_schema", f"{path}: unsupported candidate schema version {version}; upgrade memzoi-lsp")
+        private_file(path)  # the -wal and -shm files SQLite just created
         yield conn
     finally:
         conn.close()

@@ -26,7 +26,7 @@ from pathlib import Path
 from ..fsutil import UnsafeWriteError, atomic_write, read_state
 from ..ledger import Refusal
 from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
-from ..runtime import memzoi_home, runtime_key
+from ..runtime import memzoi_home, private_dir, runtime_key
 from .format import parse, round_trips, serialize
 from .locator import Operation, check_cap, project
 from .scope import ResidentFile
@@ -41,17 +41,14 @@ Stamp = tuple[int, int] | None
 def runtime_root() -> Path:
     """``${MEMZOI_HOME:-~/.memzoi}``, created with mode 0700: resident candidates and locks live there, never
     in a repository."""
-    home = memzoi_home()
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return home
+    return private_dir(memzoi_home())
 
 
 @contextmanager
 def resident_lock(path: Path, *, timeout: float = DEFAULT_TIMEOUT) -> Iterator[None]:
     """Hold the OS lock of resident file ``path`` (one lock file per path under the runtime root, shared by the
     CLI, the server and any other memzoi process). Raises :class:`Refusal` ``lock_busy`` after ``timeout`` s."""
-    locks = runtime_root() / "resident-locks"
-    locks.mkdir(exist_ok=True, mode=0o700)
+    locks = private_dir(runtime_root() / "resident-locks")
     folder = locks / runtime_key("resident", [str(path).encode()])
     try:
         with lifecycle_lock(path, timeout=timeout, runtime_dir=folder):
