@@ -207,7 +207,7 @@ def test_progress_only_on_a_terminal(capsys, project, monkeypatch):
 def legacy(project, corpus):
     src = next(corpus.glob("legacy/07c771ea/.memzoi/records/*.md"))
     dst = project / ".memzoi" / "records" / src.name
-    shutil.copy(src, dst)
+    shutil.copyfile(src, dst)  # the shared corpus is read-only; a working copy is not
     return dst
 
 

@@ -1,7 +1,7 @@
 """Secrets are never stored: after a packet with planted secrets is indexed and rejected, no byte sequence of
 them is anywhere under MEMZOI_HOME (ledger, index, their WAL files); undo of that purge is refused; runtime
 directories are 0700 and files 0600 whichever command runs first; doctor reports loose modes; a ledger of
-schema 1 loses its stored secrets on first open. Assertions name secrets by label, never print them."""
+schema 2 loses its stored secrets on first open. Assertions name secrets by label, never print them."""
 
 from __future__ import annotations
 
@@ -156,14 +156,14 @@ def test_loose_modes_are_reported_by_doctor_and_tightened(repo, cli, capsys):
     assert next(c for c in report["checks"] if c["name"] == "runtime_modes")["status"] == "ok"
 
 
-def test_schema_1_ledger_loses_stored_secrets_on_first_open(tmp_path):
+def test_schema_2_ledger_loses_stored_secrets_on_first_open(tmp_path):
     db = tmp_path / "rt" / LEDGER_DB
     db.parent.mkdir()
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.executescript(L.store._SCHEMA.replace(
         "    before_digest TEXT,\n    before_size INTEGER,\n    after_digest TEXT,\n    after_size INTEGER,\n", ""))
-    conn.execute("PRAGMA user_version=1")
+    conn.execute("PRAGMA user_version=2")  # the schema before digests
     secret = f"---\ntitle: x\n---\n\n# x\n\n{BODY}".encode()
     conn.execute("INSERT INTO change (id, operation, actor, source, status, created_at, updated_at) VALUES "
                  "('chg_1', 'reject', 'r', 'cli', 'applied', 't', 't')")

@@ -320,7 +320,7 @@ def test_ledger_version_1_is_migrated_keeping_changes(project, home):
     assert {c.id for c in history(project)} >= {"chg_old"}
     assert any(c.source == "mcp" for c in history(project))
     with Ledger(path).connect() as c2:
-        assert c2.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert c2.execute("PRAGMA user_version").fetchone()[0] == mod._USER_VERSION
 
 
 # -- resident memory -------------------------------------------------------------------------------------------

@@ -416,8 +416,10 @@ def _migrate_v2(conn: sqlite3.Connection) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         if conn.execute("PRAGMA user_version").fetchone()[0] == 2:
+            have = {r["name"] for r in conn.execute("PRAGMA table_info(change_file)")}
             for col in _DIGEST_COLUMNS:
-                conn.execute(f"ALTER TABLE change_file ADD COLUMN {col}")
+                if col.split()[0] not in have:
+                    conn.execute(f"ALTER TABLE change_file ADD COLUMN {col}")
             rows = conn.execute("SELECT change_id, idx, before, after FROM change_file").fetchall()
             for r in rows:
                 for side in ("before", "after"):
