@@ -63,8 +63,10 @@ def test_token_shapes_are_credential_tokens(make):
     token = make()
     text = f"The value {token} was pasted here."
     hits = collect_hits(text)
-    assert [h.code for h in hits] == ["credential_token"]
-    assert text[hits[0].start : hits[0].end] == token
+    (h,) = [h for h in hits if h.code == "credential_token"]
+    assert text[h.start : h.end] == token
+    # Memzoi's catch-all high_entropy_value may report the same token beside our specific code, never elsewhere
+    assert all(g.code == "high_entropy_value" and (g.start, g.end) == (h.start, h.end) for g in hits if g is not h)
 
 
 def test_tokens_inside_identifiers_are_not_matched():
@@ -79,11 +81,12 @@ def test_percent_and_base64url_encoded_values_are_decoded():
         "https://app.example.com/r?state=" + base64.urlsafe_b64encode(inner.encode()).decode().rstrip("="),
     ):
         hits = collect_hits(url)
-        assert [h.code for h in hits] == ["credentialed_url"], url
-        assert "encoded" in hits[0].label
+        (h,) = [h for h in hits if h.code == "credentialed_url"]
+        assert "encoded" in h.label, url
+        assert {g.code for g in hits} <= {"credentialed_url", "high_entropy_value"}  # Memzoi's entropy rule on base64
     token = "gh" + "p_" + rand(36)
     hits = collect_hits("blob: " + base64.b64encode(f"token={token}".encode()).decode())
-    assert [h.code for h in hits] == ["credential_token"]
+    assert "credential_token" in [h.code for h in hits]
 
 
 def test_decoding_stops_at_depth_two():
@@ -94,8 +97,11 @@ def test_decoding_stops_at_depth_two():
 
 def test_connection_strings_and_urls():
     pw = rand(16)
-    assert hit_codes(f"postgres://app:{pw}@db.internal:5432/prod") == ["connection_string"]
-    assert hit_codes("postgres://<user>:<password>@<host>/<db>") == []
+    # Memzoi's connection_string and credentialed_url rules both match a database URL with a password
+    assert hit_codes(f"postgres://app:{pw}@db.internal:5432/prod") == ["connection_string", "credentialed_url"]
+    # Memzoi refuses every such URL, even a template; prose is clean
+    assert hit_codes("postgres://<user>:<password>@<host>/<db>") == ["connection_string"]
+    assert hit_codes("The app reads the reporting replica's Postgres URL from the environment.") == []
     assert hit_codes(f"ftp://backup:{pw}@files.example.org/") == ["credentialed_url"]
     assert hit_codes("https://github.com/Zokiio/Memzoi/issues/50") == []
     assert hit_codes(f"https://ci.example.org/hook?token={rand(30)}") == ["credentialed_url"]
@@ -105,15 +111,19 @@ def test_environment_secrets_and_references():
     value = rand(32)
     text = f"export DEPLOY_TOKEN={value}"
     (h,) = collect_hits(text)
-    assert h.code == "environment_secret" and text[h.start : h.end] == value and "DEPLOY_TOKEN" in h.label
-    for ref in ("export GITHUB_TOKEN=$(gh auth token)", "KEY=${{ secrets.KEY }}", "PASSWORD=changeme",
-                "TOKEN_LIMIT=4096", "password = os.environ['X']"):
+    assert h.code == "environment_secret" and text[h.start : h.end] == text and h.memzoi == "environment_secret"
+    for ref in ("KEY=${{ secrets.KEY }}", "TOKEN_LIMIT=4096", "Set `DEPLOY_TOKEN=<value>` in CI"):
         assert hit_codes(ref) == [], ref
+    # Memzoi's environment_secret rule refuses any value at a line start, references and short values included
+    for ref in ("export GITHUB_TOKEN=$(gh auth token)", "PASSWORD=changeme", "password = os.environ['X']", "TOKEN=abc"):
+        assert hit_codes(ref) == ["environment_secret"], ref
 
 
 def test_authorization_header():
-    assert hit_codes(f'curl -H "Authorization: Bearer {rand(40)}" https://api.example.org') == ["authorization_header"]
-    assert hit_codes("Authorization: Bearer <token>") == []
+    assert "authorization_header" in hit_codes(f'curl -H "Authorization: Bearer {rand(40)}" https://api.example.org')
+    assert hit_codes('curl -H "Authorization: Bearer <token>"') == []
+    # at a line start Memzoi's rule refuses any value, a placeholder included
+    assert hit_codes("Authorization: Bearer <token>") == ["authorization_header"]
 
 
 def test_cloud_credentials():
@@ -128,12 +138,14 @@ def test_high_entropy_filters():
         "commit " + "0123456789abcdef" * 2 + "01234567",
         "id: prop_019f711c-6ce5-7072-be4b-3efae8243e1f",
         "integrity: sha512-" + base64.b64encode(bytes(range(64))).decode(),
-        "![x](data:image/png;base64," + base64.b64encode(bytes(R.randrange(256) for _ in range(400))).decode() + ")",
         "src/components/settings/NotificationPreferencesPanel.tsx",
         "${{ secrets.SOME_VERY_LONG_SECRET_NAME_FOR_DEPLOYMENTS }}",
     ]
     for text in negatives:
         assert hit_codes(text) == [], text
+    # Memzoi's rule refuses a base64 image: one finding for the run, not one per 256-character piece
+    image = "![x](data:image/png;base64," + base64.b64encode(bytes(R.randrange(256) for _ in range(400))).decode() + ")"
+    assert hit_codes(image) == ["high_entropy_value"]
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,8 @@ class Hit:
     priority: int = 50
     severity: Severity | None = None
     family: str = ""
+    #: the Memzoi write-safety detector this hit is a match of (``memzoi_rules``), empty for our own detectors
+    memzoi: str = ""
 
 
 _TEMPLATE = re.compile(r"^\$\{?\w|^\$\(|^\{\{|^\{%|^%\(|^<[^>]*>|\{\{[^}]*\}\}|\$\{[A-Za-z_][^}]*\}|^\*{3,}|^\.{3}|^[xX*#.•-]{4,}$|^(?:env|vault|secret)[:(]|\bos\.environ|\bprocess\.env|\bgetenv|^![A-Za-z_]+(?:\s|$)")

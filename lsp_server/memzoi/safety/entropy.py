@@ -1,12 +1,9 @@
-"""Shannon entropy and the ``high_entropy_value`` detector (Memzoi ``bounded_entropy``, reference §3.3).
+"""Entropy and the value-shape tests the detectors share: Shannon entropy, Memzoi's character classes, words
+and placeholders.
 
-Memzoi's rule: tokens of ``[A-Za-z0-9_+/=-]{32,256}`` (``=`` trimmed) that are not all hex, do not contain a
-placeholder word, use at least 3 of the classes lower / upper / digit / ``_-+/``, and have at least 4.5 bits
-of entropy per byte. On top of it this module drops what is long but not secret (bug class B44): UUID-based
-identifiers, subresource-integrity strings (``sha512-…``), data-URI payloads (``data:image/png;base64,…``),
-identifiers and paths made of words (``recallNoticesRecallBusinessUnitsValidationGroup``,
-``src/auth/session_handler``), templated values (``${…}``, ``{{…}}``) and runs longer than 256 characters
-(blobs, not credentials).
+The ``high_entropy_value`` detector itself is Memzoi's ``bounded_entropy`` rule, applied exactly in
+:mod:`.memzoi_rules`; the tests here serve the plausibility checks of our own detectors (:mod:`.base`), e.g. to
+tell an identifier made of words (``recallNoticesRecallBusinessUnitsValidationGroup``) from a password.
 """
 
 from __future__ import annotations
@@ -87,48 +84,3 @@ def is_placeholder(value: str) -> bool:
     """Placeholder words Memzoi skips, plus a few more and runs of one repeated character."""
     low = value.lower()
     return any(p in low for p in _PLACEHOLDERS) or len(set(low)) <= 2
-
-
-def entropy_candidates(text: str, runs: list[tuple[int, str]] | None = None) -> list[tuple[int, int, str]]:
-    """``(start, end, token)`` for every token of ``text`` that the high-entropy rule reports. ``runs`` are the
-    whitespace-free runs of 32+ characters with their offsets (:attr:`Ctx.longs`); by default all of ``text``
-    is searched."""
-    out = []
-    pieces = runs if runs is not None else [(0, text)]
-    public: list[tuple[int, int]] | None = None  # computed at the first candidate that gets that far
-    for base, piece in pieces:
-        if len(piece) < MIN_LEN or len(set(piece)) < _MIN_DISTINCT:
-            continue  # the run as a whole has too few distinct characters for any token in it to qualify
-        for m in TOKEN_RE.finditer(piece):
-            token = m.group(0)
-            start = base + m.start()
-            if len(token) > MAX_LEN:
-                continue  # a blob (base64 image, bundle), not a credential
-            token = token.rstrip("=")
-            if len(token) < MIN_LEN or _HEX.match(token):
-                continue
-            if len(set(token)) < _MIN_DISTINCT:
-                continue  # fewer than 2**4.5 distinct characters can never reach the entropy threshold
-            # Each test below only drops the token, so their order does not change the result: the entropy
-            # test, which drops nearly every long identifier or path that got this far, comes first.
-            if shannon(token) < THRESHOLD:
-                continue
-            if char_classes(token) < 3 or is_placeholder(token) or _INTEGRITY_TOKEN.match(token):
-                continue
-            before = text[max(0, start - 24) : start]
-            if before.endswith(("base64,", "${", "{{", "%{")) or _INTEGRITY.search(before) or _SSH_PUBLIC.search(before):
-                continue
-            if public is None:
-                # public keys, certificates and signatures are meant to be shared
-                public = [(m.start(), m.end()) for m in _PUBLIC_BLOCK.finditer(text)] if "-----BEGIN" in text else []
-            if public and any(s <= start < e for s, e in public):
-                continue
-            stripped = _UUID.sub("", token)
-            if len(stripped) < MIN_LEN and (len(stripped) < 12 or is_wordy(stripped) or _HEX.match(stripped.strip("_-"))):
-                continue
-            if is_wordy(token):
-                continue
-            if decodes_to_text(token):
-                continue  # encoded text, not key material; its decoded view is scanned by the other detectors
-            out.append((start, start + len(token), token))
-    return out

@@ -26,9 +26,9 @@ from .base import Hit
 from .context import Ctx
 from .credentials import _PRIORITY, secret_hits
 from .decoding import decoded_views
-from .entropy import entropy_candidates
 from .fingerprint import fingerprint
 from .injection import injection_hits, invisible_hits
+from .memzoi_rules import memzoi_hits
 from .pii import pii_hits, transcript_hits
 
 SECRET_CODES = frozenset(
@@ -57,11 +57,9 @@ def collect_hits(text: str, *, body_start: int = 0, bom: bool = False) -> list[H
     """All detector hits of ``text`` after overlap resolution (see the module docstring); ``body_start`` is
     where the Markdown body begins (fences and transcripts are looked for there)."""
     ctx = Ctx(text, body_start)
-    hits = secret_hits(ctx)
+    hits = memzoi_hits(ctx)
+    hits += secret_hits(ctx)
     longs = ctx.longs
-    if longs:
-        hits += [Hit("high_entropy_value", s, e, "high-entropy value", v, _PRIORITY["high_entropy_value"])
-                 for s, e, v in entropy_candidates(text, longs)]
     hits += injection_hits(ctx)
     hits += pii_hits(ctx)
     for view in decoded_views(text, runs=longs):
@@ -74,11 +72,19 @@ def collect_hits(text: str, *, body_start: int = 0, bom: bool = False) -> list[H
 
 
 def _resolve(hits: list[Hit]) -> list[Hit]:
-    """Drop overlaps: within the credential family the most specific detector wins (lowest priority value, then
-    earliest, then longest); for the other codes a hit inside another hit of the same code is dropped."""
+    """Drop overlaps without ever dropping a match of Memzoi's rules (:mod:`.memzoi_rules`).
+
+    Among our own detectors, within the credential family the most specific detector wins (lowest priority
+    value, then earliest, then longest); for the other codes a hit inside another hit of the same code is
+    dropped. Then each Memzoi match is kept, unless one of our error hits of the same code already covers its
+    whole span (it names the value more precisely), or it is a ``bounded_entropy`` match inside another Memzoi
+    match (Memzoi reports both codes for that text; the specific one is enough); and our hits that overlap a
+    kept Memzoi match of the same code are dropped (the Memzoi match reports that text with Memzoi's span)."""
     if not hits:
         return hits  # the usual case: a clean text
-    secrets = sorted((h for h in hits if h.code in SECRET_CODES), key=lambda h: (h.priority, h.start, h.start - h.end))
+    floor = [h for h in hits if h.memzoi]
+    own = [h for h in hits if not h.memzoi] if floor else hits
+    secrets = sorted((h for h in own if h.code in SECRET_CODES), key=lambda h: (h.priority, h.start, h.start - h.end))
     kept: list[Hit] = []
     starts: list[int] = []  # kept spans are disjoint; sorted starts allow an O(log n) overlap test
     for h in secrets:
@@ -89,13 +95,37 @@ def _resolve(hits: list[Hit]) -> list[Hit]:
         kept.insert(i, h)
     others: list[Hit] = []
     reach: dict[str, int] = {}
-    for h in sorted((h for h in hits if h.code not in SECRET_CODES), key=lambda h: (h.code, h.start, h.start - h.end)):
+    for h in sorted((h for h in own if h.code not in SECRET_CODES), key=lambda h: (h.code, h.start, h.start - h.end)):
         # one finding per place and code (several injection rules can match the same words)
         if h.end <= reach.get(h.code, -1):
             continue
         reach[h.code] = max(reach.get(h.code, -1), h.end)
         others.append(h)
+    if floor:
+        kept = _with_floor(kept, floor)
     return sorted(kept + others, key=lambda h: (h.start, h.end, h.code))
+
+
+def _with_floor(own: list[Hit], floor: list[Hit]) -> list[Hit]:
+    """``own`` credential hits merged with the Memzoi matches ``floor`` (see :func:`_resolve`)."""
+    seen: set[tuple[str, int, int]] = set()
+    kept_floor: list[Hit] = []
+    # Memzoi matches, and our hits that stand for one (same code, covering it: a whole key block for a header)
+    specific = [g for g in floor if g.code != "high_entropy_value"] + [
+        o for o in own if any(o.code == g.code and o.start <= g.start and g.end <= o.end for g in floor)]
+    for f in floor:
+        key = (f.code, f.start, f.end)
+        if key in seen:
+            continue
+        seen.add(key)
+        if f.code == "high_entropy_value" and any(g.start <= f.start and f.end <= g.end for g in specific):
+            continue  # Memzoi's catch-all under a more specific Memzoi match of the same text
+        if any(o.code == f.code and o.start <= f.start and f.end <= o.end and o.severity in (None, Severity.ERROR)
+               for o in own):
+            continue
+        kept_floor.append(f)
+    own = [o for o in own if not any(f.code == o.code and f.start < o.end and o.start < f.end for f in kept_floor)]
+    return own + kept_floor
 
 
 def field_at(doc: Document, offset: int) -> str:
