@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from memzoi.safety import credentials, injection, keyed, pii
+from memzoi.safety import credentials, injection, keyed, pii, tokens
 from memzoi.safety import context
 from memzoi.safety.context import LONG, Ctx
 
@@ -23,7 +23,7 @@ try:  # the regex parser is private; the width facts are checked where it exists
 except ImportError:  # pragma: no cover - other Python versions
     sre_parse = None
 
-_SHAPES = {label: rx for label, rx, _ in credentials._TOKEN_SHAPES + credentials._CLOUD_SHAPES}
+_SHAPES = {label: rx for label, rx, _ in tokens._TOKEN_SHAPES + tokens._CLOUD_SHAPES}
 _LOOKAROUND = re.compile(r"\(\?<?[=!]|\\b|\\B|\^|\$")
 
 
@@ -33,14 +33,14 @@ def _min_width(rx: str) -> int:
 
 @pytest.mark.skipif(sre_parse is None, reason="re._parser not available")
 def test_long_only_shapes_match_16_or_more_characters():
-    for label in credentials._LONG_ONLY | credentials._LONG_NEEDLES.keys():
+    for label in tokens._LONG_ONLY | tokens._LONG_NEEDLES.keys():
         assert _min_width(_SHAPES[label]) >= LONG, label
     # the one shape left out really is shorter
     assert _min_width(_SHAPES["Slack token"]) < LONG
 
 
 def test_long_only_shapes_have_no_lookaround_and_match_no_whitespace():
-    for label in credentials._LONG_ONLY | credentials._LONG_NEEDLES.keys():
+    for label in tokens._LONG_ONLY | tokens._LONG_NEEDLES.keys():
         rx = _SHAPES[label]
         assert not _LOOKAROUND.search(rx.replace(r"\$", "")), label
         assert r"\s" not in rx and " " not in rx and "^" not in rx.replace("[^", ""), label
@@ -49,17 +49,17 @@ def test_long_only_shapes_have_no_lookaround_and_match_no_whitespace():
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_every_match_of_a_needled_shape_holds_a_needle(data):
-    for label, needles in credentials._LONG_NEEDLES.items():
+    for label, needles in tokens._LONG_NEEDLES.items():
         rx = _SHAPES[label].removeprefix("(?low)")
         sample = data.draw(st.from_regex(rx, fullmatch=True), label=label)
         assert any(n in sample for n in needles), label
-        assert credentials._guard(needles) in sample, label
+        assert tokens._guard(needles) in sample, label
         assert not any(c.isspace() for c in sample), label
 
 
 def test_guard_is_in_every_needle():
-    for needles in credentials._LONG_NEEDLES.values():
-        guard = credentials._guard(needles)
+    for needles in tokens._LONG_NEEDLES.values():
+        guard = tokens._guard(needles)
         assert all(guard in n for n in needles)
 
 
@@ -103,7 +103,7 @@ def test_token_shapes_found_in_long_runs_and_slack_token_anywhere():
     key = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9"
     slack = "xoxb-" + "12ab34cd56"
     for text in (f"token {key} here", f"slack token: {slack}"):
-        labels = {h.label for h in credentials.token_hits(Ctx(text))}
+        labels = {h.label for h in tokens.token_hits(Ctx(text))}
         assert labels, text
 
 
@@ -149,7 +149,7 @@ def test_long_run_shortcuts_equal_searching_the_whole_text(text):
     # results must be the same as with the real long runs.
     fast, plain = Ctx(text), Ctx(text)
     plain.__dict__["long_text"] = text
-    for detector in (credentials.token_hits, credentials.cloud_hits, credentials.session_hits):
+    for detector in (tokens.token_hits, tokens.cloud_hits, credentials.session_hits):
         assert detector(fast) == detector(plain), detector.__name__
 
 

@@ -67,3 +67,25 @@ def plausible_secret(value: str, *, min_len: int = 6, min_entropy: float = 2.5) 
     if not re.search(r"[0-9]", v) and not re.search(r"[^A-Za-z]", v) and (v.islower() or v.isupper()):
         return False
     return shannon(v) >= min_entropy
+
+
+#: Overlap priority within the credential family (lower wins: the most specific detector names the finding).
+PRIORITY = {
+    "private_key": 0,
+    "cloud_credential": 10,
+    "credential_token": 20,
+    "session_token": 30,
+    "connection_string": 40,
+    "credentialed_url": 50,
+    "authorization_header": 60,
+    "environment_secret": 70,
+    "credential_assignment": 80,
+    "high_entropy_value": 90,
+}
+
+
+def documented_example(token: str) -> bool:
+    """True for a vendor's documented example value (our own detectors skip these; Memzoi's rules do not)."""
+    # AWS's documented example key ids end in EXAMPLE (bug class B39); other vendors' docs use the same habit.
+    up = token.upper()
+    return "EXAMPLE" in up

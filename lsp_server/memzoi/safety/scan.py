@@ -24,7 +24,7 @@ from ..findings import Finding, Fix, Severity, TextEdit, finding
 from ..yaml12 import YMap, YNode, YScalar, YSeq
 from .base import Hit
 from .context import Ctx
-from .credentials import _PRIORITY, secret_hits
+from .credentials import secret_hits
 from .decoding import decoded_views
 from .fingerprint import fingerprint
 from .injection import injection_hits, invisible_hits
