@@ -3,8 +3,6 @@
 * :func:`fold` maps full-width ASCII forms (U+FF01–U+FF5E) to ASCII and the no-break space family to a plain
   space, one code point for one, so offsets into the folded text are offsets into the original (Zuno
   ``threat.rs`` folds the same way before matching; reference ``zuno-memory.md`` §4).
-* :func:`strip_invisible` removes zero-width and bidirectional controls and returns a map back to the original
-  offsets, so ``ig<ZWSP>nore previous instructions`` is still matched.
 * :func:`decoded_views` finds percent-encoded runs (``%XX``) and base64 / base64url runs whose decoding is
   printable text, and yields the decoded text with the span of the encoded run. Detectors run on each view
   and report the encoded run's span, so a token hidden in ``?next=https%3A%2F%2F…`` or in a base64 value is
@@ -24,10 +22,6 @@ MAX_DEPTH = 2
 _FOLD = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
 _FOLD.update({c: 0x20 for c in (0x00A0, 0x3000, 0x202F, 0x205F, *range(0x2000, 0x200B))})
 
-#: Zuno's invisible set: zero-width, word joiner, invisible operators, bidi embeddings/overrides/isolates, BOM.
-INVISIBLE = "\u200b\u200c\u200d\u2060\u2062\u2063\u2064\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufeff"
-INVISIBLE_RE = re.compile(f"[{INVISIBLE}]+")
-
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _RUN_END = re.compile(r"[\s\"'<>`]")
 _B64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/_=-])")
@@ -44,24 +38,6 @@ def fold(text: str) -> str:
     if text.isascii() or _FOLDABLE.search(text) is None:
         return text  # str.translate is slow on non-ASCII text; most text has nothing to fold
     return text.translate(_FOLD)
-
-
-def strip_invisible(text: str) -> tuple[str, list[int] | None]:
-    """``text`` without invisible characters, and a list mapping each kept offset to its original offset
-    (``None`` when nothing was removed, i.e. the identity map)."""
-    if INVISIBLE_RE.search(text) is None:
-        return text, None
-    pieces: list[str] = []
-    mapping: list[int] = []
-    pos = 0
-    for m in INVISIBLE_RE.finditer(text):
-        pieces.append(text[pos : m.start()])
-        mapping.extend(range(pos, m.start()))
-        pos = m.end()
-    pieces.append(text[pos:])
-    mapping.extend(range(pos, len(text)))
-    mapping.append(len(text))
-    return "".join(pieces), mapping
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,9 @@
-"""``prompt_injection`` and ``invisible_character``: Zuno's threat scanning (reference ``zuno-memory.md`` §4).
+"""``prompt_injection``: Zuno's threat scanning (reference ``zuno-memory.md`` §4).
 
 Zuno ports hermes-agent's strict rule set: pattern ids grouped in families (classic injection, role hijack,
 command-and-control, named frameworks, exfiltration, persistence and config tampering), matched
 case-insensitively with 0–8 filler words between key words, after folding full-width forms and no-break spaces,
-and after checking the raw text for zero-width and bidirectional controls. This module keeps Zuno's ids and
+with invisible code points removed (:mod:`.invisible` reports those). This module keeps Zuno's ids and
 families; a few rules are narrowed so routine engineering notes do not trip them (documented per rule).
 Every rule has lower-case literal anchors and runs only when one occurs in the folded text.
 """
@@ -11,12 +11,12 @@ Every rule has lower-case literal anchors and runs only when one occurs in the f
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from ..findings import Severity
 from .base import Hit
 from .context import Ctx, gate_words, lower
-from .decoding import INVISIBLE_RE, fold, strip_invisible
+from .decoding import fold
+from .invisible import strip_invisible
 
 F = r"(?:[\w'’-]+\s+){0,8}"  # bounded filler: 0–8 words
 S = r"\$\{?\w*(?:key|token|secret|password|passwd|credential|api)\w*\}?"
@@ -102,18 +102,6 @@ def _opened_rules(words: frozenset[bytes]) -> tuple:
     return rules
 
 
-_EMOJI_NEIGHBOUR = re.compile(r"[\u2600-\u27bf\u2640\u2642\u2695\u2696\u2708\u2764\U0001F000-\U0001FAFF\ufe0f]")
-_NAMES = {
-    "\u200b": "zero width space", "\u200c": "zero width non-joiner", "\u200d": "zero width joiner",
-    "\u2060": "word joiner", "\u2062": "invisible times", "\u2063": "invisible separator", "\u2064": "invisible plus",
-    "\ufeff": "zero width no-break space", "\u202a": "left-to-right embedding", "\u202b": "right-to-left embedding",
-    "\u202c": "pop directional formatting", "\u202d": "left-to-right override", "\u202e": "right-to-left override",
-    "\u2066": "left-to-right isolate", "\u2067": "right-to-left isolate", "\u2068": "first strong isolate",
-    "\u2069": "pop directional isolate",
-}
-_BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
 def injection_hits(ctx: Ctx) -> list[Hit]:
     """``prompt_injection`` hits: one per matched rule and place; ``label`` is the pattern id and ``family`` its
     Zuno family. Matching runs on the folded, lower-cased text with invisible characters removed; spans are
@@ -134,44 +122,4 @@ def injection_hits(ctx: Ctx) -> list[Hit]:
             if mapping is not None:
                 s, e = mapping[s], (mapping[e - 1] + 1 if e > s else mapping[s])
             out.append(Hit("prompt_injection", s, e, pid, text[s:e], 0, Severity.WARNING if warn else None, fam))
-    return out
-
-
-def _allowed_joiner(text: str, start: int, end: int) -> bool:
-    """ZWJ/ZWNJ are legitimate inside emoji sequences and in scripts that use them for shaping."""
-    run = text[start:end]
-    if set(run) - {"\u200d", "\u200c"}:
-        return False
-    before = text[start - 1] if start > 0 else ""
-    after = text[end] if end < len(text) else ""
-    if "\u200d" in run and (_EMOJI_NEIGHBOUR.match(before or " ") or _EMOJI_NEIGHBOUR.match(after or " ")):
-        return True
-    if before and after and before.isalpha() and after.isalpha() and not before.isascii() and not after.isascii():
-        return unicodedata.category(before).startswith("L") or unicodedata.category(before) == "Mn"
-    return False
-
-
-def invisible_hits(text: str, skip_bom_at: int = -1) -> list[Hit]:
-    """``invisible_character`` hits: runs of zero-width and bidirectional control characters (Zuno's 17 code
-    points). A byte order mark at ``skip_bom_at`` (the file start, reported as ``bom``) and joiners inside emoji
-    sequences or shaping scripts are skipped."""
-    if text.isascii():
-        return []
-    return _invisible_hits(text, skip_bom_at)
-
-
-def _invisible_hits(text: str, skip_bom_at: int) -> list[Hit]:
-    out: list[Hit] = []
-    for m in INVISIBLE_RE.finditer(text):
-        s, e = m.start(), m.end()
-        if s == skip_bom_at:
-            s += 1
-            if s == e:
-                continue
-        if _allowed_joiner(text, s, e):
-            continue
-        chars = sorted(set(text[s:e]), key=ord)
-        names = ", ".join(f"U+{ord(c):04X} {_NAMES.get(c, 'invisible')}" for c in chars)
-        kind = "bidirectional control" if any(c in _BIDI for c in chars) else "zero-width character"
-        out.append(Hit("invisible_character", s, e, f"{kind} ({names})", text[s:e], 0))
     return out

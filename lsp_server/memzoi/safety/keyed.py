@@ -21,7 +21,7 @@ STEM_GATES: dict[str, tuple[bytes, ...]] = {
     "password": (b"password",), "passwd": (b"passwd",), "passphrase": (b"passphrase",), "pwd": (b"pwd",),
     "pass": (b"pass",), "secret": (b"secret",), "token": (b"token",), "apikey": (b"apikey",),
     "credential": (b"credential", b"credentials"), "auth": (b"auth",),
-    "key": (b"api", b"private", b"signing", b"access", b"secret", b"encryption", b"master"),
+    "key": (b"key", b"api", b"private", b"signing", b"access", b"secret", b"encryption", b"master"),
     "session": (b"session", b"sessionid"), "sessid": (b"sessid", b"phpsessid"), "csrf": (b"csrf",), "xsrf": (b"xsrf",),
     "ssn": (b"ssn",), "security": (b"security",), "birth": (b"birth",), "birthdate": (b"birthdate",), "dob": (b"dob",),
     "address": (b"address",), "record": (b"medical",), "id": (b"patient", b"national", b"tax"),

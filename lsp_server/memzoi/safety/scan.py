@@ -27,7 +27,8 @@ from .context import Ctx
 from .credentials import secret_hits
 from .decoding import decoded_views
 from .fingerprint import fingerprint
-from .injection import injection_hits, invisible_hits
+from .injection import injection_hits
+from .invisible import hidden_views, invisible_hits
 from .memzoi_rules import memzoi_hits
 from .pii import pii_hits, transcript_hits
 
@@ -62,7 +63,7 @@ def collect_hits(text: str, *, body_start: int = 0, bom: bool = False) -> list[H
     longs = ctx.longs
     hits += injection_hits(ctx)
     hits += pii_hits(ctx)
-    for view in decoded_views(text, runs=longs):
+    for view in decoded_views(text, runs=longs) + hidden_views(text):
         vctx = Ctx(view.text)
         for h in secret_hits(vctx) + injection_hits(vctx):
             hits.append(replace(h, start=view.start, end=view.end, label=f"{h.label} ({view.how})"))
