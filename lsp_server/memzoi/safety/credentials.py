@@ -36,7 +36,7 @@ _PEM_BEGIN = re.compile(
 # quotes or literal "\n" escapes, then the END line.
 _PEM_HEADERS = re.compile(r"(?:(?:\s|\\[nr])*[A-Za-z][A-Za-z0-9-]{1,31}:[ \t][^\r\n\\]{0,200})*")
 _PEM_BODY = re.compile(r"(?:(?:\s|\\[nrt]|[\"'|>+])*[A-Za-z0-9+/=]{2,})+")
-_PEM_END = re.compile(r"(?:\s|\\[nrt]|[\"'])*-----END[ A-Za-z]{0,40}-----", re.I)
+_PEM_END = re.compile(r"(?:\s|\\[nrt]|[\"'>])*-----END[ A-Za-z]{0,40}-----", re.I)
 _B64CHAR = re.compile(r"[A-Za-z0-9+/=]")
 
 _AUTH_HEADER = re.compile(
