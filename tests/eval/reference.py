@@ -23,7 +23,7 @@ PATTERNS = {
     "cookie_or_session": ("session_token", r"(?i)(?:set-cookie|cookie)\s*:\s*[^\r\n]+|(?:session(?:id)?|csrf(?:_token)?|auth(?:_token)?)\s*[=:]\s*[^\s,;]{12,}"),
     "connection_string": ("connection_string", r"(?i)(?:postgres(?:ql)?|mysql|mongodb(?:\+srv)?|redis|amqps?|mssql)://[^\s]+"),
     "environment_secret": ("environment_secret", r"(?im)^\s*(?:export\s+)?(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|PRIVATE_KEY|ACCESS_KEY|[A-Z][A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|PRIVATE_KEY|ACCESS_KEY)[A-Z0-9_]*)\s*=\s*\S+"),
-    "cloud_service_account": ("cloud_credential", r"(?i)\"type\"\s*:\s*\"service_account\"|\"private_key_id\"\s*:|AccountKey=[^;\s]+|SharedAccessSignature\s+sr="),
+    "cloud_service_account": ("cloud_credential", r'(?i)"type"\s*:\s*"service_account"|"private_key_id"\s*:|AccountKey=[^;\s]+|SharedAccessSignature\s+sr='),
 }
 _COMPILED = {name: (code, re.compile(rx)) for name, (code, rx) in PATTERNS.items()}
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,15}://[^\s<>]+")
@@ -73,15 +73,15 @@ def _typed_digest(text: str, m: re.Match[str]) -> bool:
 _END = re.compile(r"-----END [A-Z ]+-----")
 
 
-def matches(text: str) -> list[tuple[str, int, int]]:
+def matches(text: str, *, key_blocks: bool = True) -> list[tuple[str, int, int]]:
     """``(detector, start, end)`` of every match of Memzoi's detectors in ``text``. A ``private_key`` match is
-    the header; its span here runs on to the key's END line (or the end of the text), so the key's body counts
-    as part of it."""
+    the header; with ``key_blocks`` its span runs on to the key's END line (or the end of the text), so the key's
+    body counts as part of it."""
     out = []
     for name, (_, rx) in _COMPILED.items():
         for m in rx.finditer(text):
             end = m.end()
-            if name == "private_key":
+            if name == "private_key" and key_blocks:
                 footer = _END.search(text, end)
                 end = footer.end() if footer else len(text)
             out.append((name, m.start(), end))

@@ -40,7 +40,7 @@ MEMZOI_PATTERNS: tuple[tuple[str, str, str], ...] = (
     ("environment_secret", "environment_secret",
      r"(?im)^\s*(?:export\s+)?(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|PRIVATE_KEY|ACCESS_KEY|[A-Z][A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|PRIVATE_KEY|ACCESS_KEY)[A-Z0-9_]*)\s*=\s*\S+"),
     ("cloud_service_account", "cloud_credential",
-     r"(?i)\"type\"\s*:\s*\"service_account\"|\"private_key_id\"\s*:|AccountKey=[^;\s]+|SharedAccessSignature\s+sr="),
+     r'(?i)"type"\s*:\s*"service_account"|"private_key_id"\s*:|AccountKey=[^;\s]+|SharedAccessSignature\s+sr='),
 )
 #: ``credentialed_url`` candidates, the query names it counts (``detectors.rs``), and ``bounded_entropy``.
 URL_CANDIDATE_SOURCE = r"(?i)\b[a-z][a-z0-9+.-]{1,15}://[^\s<>]+"
