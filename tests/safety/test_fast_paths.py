@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from memzoi.safety import credentials, injection, keyed, pii, tokens
+from memzoi.safety import credentials, injection, keyed, memzoi_rules, pii, tokens
 from memzoi.safety import context
 from memzoi.safety.context import LONG, Ctx
 
@@ -168,3 +168,41 @@ def test_stems_for_equal_the_plain_gate(words):
     words = frozenset(words)
     stems = tuple(s for s, gate in keyed.STEM_GATES.items() if not words.isdisjoint(gate))
     assert keyed._stems_for(words) == (stems, keyed._pattern(stems))
+
+
+_MEMZOI_WORDS = st.sampled_from([
+    "-----BEGIN ", "RSA ", "PRIVATE KEY", "-----", "Authorization", "authorization: ", "Proxy-", "bearer ", "Basic ",
+    "AKIA", "asia", "ghp_", "GHS_", "github_pat_", "xoxb-", "XOXS-", "sk_live_", "sk_test_", "npm_", "AIza", "eyJ",
+    "set-cookie", "Cookie", ": ", "=", "session", "sessionid", "csrf_token", "auth", "auth_token", "postgres", "ql",
+    "mongodb+srv", "redis", "amqps", "mssql", "://", "export ", "TOKEN", "DEPLOY_", "api_key", "PASSWORD", "\"type\"",
+    "\"service_account\"", "\"private_key_id\"", "AccountKey=", "SharedAccessSignature sr=", "ABCDEFGHIJKLMNOP",
+    "q7Zx9W2v", "0123456789", ".", ",", ";", " ", "\n", "\t", "\r\n", "ſ", "K", "é", "\u3000"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_MEMZOI_WORDS, max_size=40).map("".join))
+def test_memzoi_rule_shortcuts_equal_the_plain_search(text):
+    ctx = Ctx(text)
+    for rule in memzoi_rules.RULES:
+        fast = [(m.span(), m.group(0)) for m in memzoi_rules.pattern_matches(rule, ctx)]
+        plain = [(m.span(), m.group(0)) for m in rule.regex.finditer(text)]
+        assert fast == plain, rule.detector
+
+
+_ENTROPY_PIECES = st.sampled_from(["aB3dE5fG7hJ9kL1m", "N3pQ5rS7tU9vW1xY", "+/", "==", "-_", "0123456789abcdef", " ",
+                                   "\n", "sha256:", "sha512-", "é", "Zz", "example"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_ENTROPY_PIECES, max_size=40).map("".join))
+@example("x " + "aB3dE5fG7hJ9kL1m" + "N3pQ5rS7tU9vW1xY" + "+/" + " y " + "sha512-" + "aB3dE5fG7hJ9kL1m" * 20)
+def test_entropy_on_long_runs_equals_the_plain_search(text):
+    # without armored blocks, the hits cover exactly the plain candidates that qualify (adjacent ones merged)
+    covered = set()
+    for h in memzoi_rules.entropy_hits(Ctx(text)):
+        covered.update(range(h.start, h.end))
+    plain = set()
+    for m in memzoi_rules._TOKEN_CANDIDATE.finditer(text):
+        if memzoi_rules.entropy_value(m.group(0)) and not memzoi_rules.typed_digest(text, m.start(), m.group(0)):
+            plain.update(range(m.start(), m.end()))
+    assert covered == plain
