@@ -206,3 +206,14 @@ def test_entropy_on_long_runs_equals_the_plain_search(text):
         if memzoi_rules.entropy_value(m.group(0)) and not memzoi_rules.typed_digest(text, m.start(), m.group(0)):
             plain.update(range(m.start(), m.end()))
     assert covered == plain
+
+
+_URL_WORDS = st.sampled_from(["https", "http", "ssh", "x", "git+ssh", "a.b-c", "://", ":", "//", "/", "user", "@", "?",
+                              "token=", "&", "=", "<", ">", " ", "\n", "é", "_", "0", "verylongschemename", ".", ")"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_URL_WORDS, max_size=30).map("".join))
+def test_url_candidates_equal_finditer(text):
+    fast = [m.span() for m in memzoi_rules.url_candidates(text)]
+    assert fast == [m.span() for m in memzoi_rules._URL_CANDIDATE.finditer(text)]

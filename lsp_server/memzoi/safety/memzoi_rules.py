@@ -130,9 +130,14 @@ def _balanced(s: str) -> bool:
 @dataclass(frozen=True, slots=True)
 class Rule:
     """One compiled Memzoi detector and how it is looked for. ``mode`` is ``anchored`` when every match starts
-    with one of the lower-case ``stems`` (the regex is tried only where one occurs in the lower-cased text),
-    ``long`` when every match is a 16+ character run without whitespace (the regex runs on the long runs, and only
-    when a stem occurs in one), or ``gated`` (the regex runs on the whole text when a stem occurs in it)."""
+    with one of the lower-case ``stems`` (the regex is tried only where one occurs in the lower-cased text);
+    ``prefix`` likewise, but the stems other than ``xox`` are first looked for in the long runs only (their
+    matches are 20+ character runs); ``scheme`` when every match is a stem followed by ``://`` (tried only where
+    a ``://`` follows one); ``long`` when every match is a 16+ character run without whitespace (the regex runs on
+    the long runs, and only when a stem occurs in one); ``assign`` when every match has a stem followed by
+    ``[A-Z0-9_]*\\s*=`` (the regex runs on the whole text when such a stem occurs); or ``gated`` (the regex runs
+    on the whole text when a stem occurs in it). Stems are looked for in the lower-cased UTF-8 bytes first
+    (faster than a search of a non-ASCII string)."""
 
     detector: str
     code: str
@@ -140,22 +145,32 @@ class Rule:
     stems: tuple[str, ...]
     mode: str
 
+    @property
+    def stems_b(self) -> tuple[bytes, ...]:
+        return _STEM_BYTES[self.detector]
+
 
 _PLANS: dict[str, tuple[str, tuple[str, ...]]] = {
     "private_key": ("anchored", ("-----begin ",)),
     "authorization_header": ("gated", ("authorization",)),
-    "known_credential_prefix": ("anchored", ("akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
-                                             "xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-", "sk_live_", "sk_test_", "npm_",
-                                             "aiza")),
+    # every alternative but xox…- (15 characters at least) is a 20+ character run without whitespace
+    "known_credential_prefix": ("prefix", ("akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
+                                           "sk_live_", "sk_test_", "npm_", "aiza", "xox")),
     "jwt": ("long", ("eyj",)),
-    "cookie_or_session": ("anchored", ("set-cookie", "cookie", "session", "csrf", "auth")),
-    "connection_string": ("anchored", ("postgres", "mysql", "mongodb", "redis", "amqp", "mssql")),
-    "environment_secret": ("gated", ("secret", "token", "password", "passwd", "api_key", "private_key", "access_key")),
+    "cookie_or_session": ("anchored", ("cookie", "session", "csrf", "auth")),  # set-cookie: found from cookie
+    "connection_string": ("scheme", ("postgresql", "postgres", "mysql", "mongodb+srv", "mongodb", "redis", "amqps",
+                                     "amqp", "mssql")),
+    "environment_secret": ("assign", ("secret", "token", "password", "passwd", "api_key", "private_key", "access_key")),
     "cloud_service_account": ("anchored", ('"type"', '"private_key_id"', "accountkey=", "sharedaccesssignature")),
 }
 RULES: tuple[Rule, ...] = tuple(
     Rule(name, code, re.compile(rust_to_python(src)), _PLANS[name][1], _PLANS[name][0]) for name, code, src in MEMZOI_PATTERNS
 )
+_STEM_BYTES = {name: tuple(st.encode() for st in plan[1]) for name, plan in _PLANS.items()}
+_WS_CHARS = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000") | frozenset(map(chr, range(0x2000, 0x200B)))
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+#: what (?i)[a-z0-9+.-] matches (with the letters case-insensitive matching folds onto ASCII)
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-\u017f\u212a\u0130\u0131")
 _URL_CANDIDATE = re.compile(rust_to_python(URL_CANDIDATE_SOURCE))
 _TOKEN_CANDIDATE = re.compile(TOKEN_CANDIDATE_SOURCE)
 #: characters that case-insensitive matching folds onto an ASCII letter (Rust: ſ and K; Python also İ and ı)
@@ -209,26 +224,88 @@ def pattern_matches(rule: Rule, ctx: Ctx, plain: bool = False) -> list[re.Match[
     text, low = ctx.text, ctx.low
     if plain:
         return list(rule.regex.finditer(text))
-    if rule.mode == "gated":
-        return list(rule.regex.finditer(text)) if any(s in low for s in rule.stems) else []
-    if rule.mode == "long":
-        if not ctx.longs or not any(s in ctx.long_text.lower() for s in rule.stems):
+    if rule.mode == "scheme":
+        return _scheme_matches(rule.stems, rule.regex, text, low)
+    if rule.mode == "assign":
+        return list(rule.regex.finditer(text)) if _assigned(rule.stems, low) else []
+    if rule.mode in ("long", "prefix") and not (rule.mode == "prefix" and b"xox" in ctx.low_bytes):
+        # every match is a 16+ character run: its stem is in the long runs
+        long_low = _long_low(ctx)
+        stems = [st for st in rule.stems if st in long_low]
+        if not stems:
             return []
-        # a match lies inside one run, and the pattern has no look-around: searching each run finds it
-        return [m for base, run in ctx.longs for m in rule.regex.finditer(text, base, base + len(run))]
+        if rule.mode == "long":
+            # a match lies inside one run, and the pattern has no look-around: searching each run finds it
+            return [m for base, run in ctx.longs for m in rule.regex.finditer(text, base, base + len(run))]
+    else:
+        if text.isascii():  # a search of an ASCII string is as fast as one of bytes
+            stems = [st for st in rule.stems if st in low]
+        else:
+            low_bytes = ctx.low_bytes
+            stems = [st for st, b in zip(rule.stems, rule.stems_b) if b in low_bytes]
+        if not stems:
+            return []
+        if rule.mode == "gated":
+            return list(rule.regex.finditer(text))
     positions: set[int] = set()
-    for stem in rule.stems:
+    for stem in stems:
         i = low.find(stem)
         while i >= 0:
             positions.add(i)
+            if stem == "cookie" and i >= 4 and low.startswith("set-", i - 4):
+                positions.add(i - 4)
             i = low.find(stem, i + 1)
+    return _match_at(rule.regex, text, sorted(positions))
+
+
+def _assigned(stems: tuple[str, ...], low: str) -> bool:
+    """True when a name holding one of ``stems`` precedes an ``=`` (``NAME\\s*=``): what every match of an
+    ``assign`` rule has. Looked for from each ``=`` backwards, as a text has few of them."""
+    i = low.find("=")
+    while i >= 0:
+        j = i
+        while j > 0 and low[j - 1] in _WS_CHARS:
+            j -= 1
+        k = j
+        while k > 0 and (low[k - 1] in _NAME_CHARS):
+            k -= 1
+        if k < j and any(st in low[k:j] for st in stems):
+            return True
+        i = low.find("=", i + 1)
+    return False
+
+
+def _long_low(ctx: Ctx) -> str:
+    """The lower-cased long runs, computed once per text."""
+    cached = ctx.__dict__.get("_long_low")
+    if cached is None:
+        cached = ctx.__dict__["_long_low"] = ctx.long_text.lower()
+    return cached
+
+
+def _match_at(regex: re.Pattern[str], text: str, positions: list[int]) -> list[re.Match[str]]:
+    """``finditer`` restricted to ``positions`` (ascending): the same matches when every match starts at one of
+    them and the pattern has no look-behind."""
     out: list[re.Match[str]] = []
     reach = 0
-    for i in sorted(positions):
-        if i >= reach and (m := rule.regex.match(text, i)) is not None:
+    for i in positions:
+        if i >= reach and (m := regex.match(text, i)) is not None:
             out.append(m)
             reach = max(m.end(), i + 1)
     return out
+
+
+def _scheme_matches(schemes: list[str], regex: re.Pattern[str], text: str, low: str) -> list[re.Match[str]]:
+    # a match is a scheme right before "://": the longest scheme ending there starts the leftmost match
+    positions = []
+    i = text.find("://")
+    while i >= 0:
+        for scheme in schemes:  # longest first where one scheme extends another
+            if low.endswith(scheme, 0, i):
+                positions.append(i - len(scheme))
+                break
+        i = text.find("://", i + 3)
+    return _match_at(regex, text, positions)
 
 
 # ---------------------------------------------------------------------------------------------- credentialed_url
@@ -239,13 +316,34 @@ _FORBIDDEN_HOST = frozenset("\x00\t\n\r #/:<>?@[\\]^|")
 def url_hits(text: str) -> list[Hit]:
     """``credentialed_url``: a URL candidate (trailing ``.,)]}`` trimmed) that parses and has a user name, a
     password, or a query pair whose lower-cased name is or ends with one of :data:`SENSITIVE_QUERY_NAMES` and
-    whose value is not blank (``detectors.rs::contains_credentialed_url``)."""
+    whose value is not blank (``detectors.rs::contains_credentialed_url``). Candidates are looked for only just
+    before each ``://`` (a candidate's scheme is 2 to 16 characters without ``:``)."""
     out: list[Hit] = []
-    for m in _URL_CANDIDATE.finditer(text):
+    for m in url_candidates(text):
         candidate = m.group(0).rstrip(".,)]}")
         if credentialed(candidate):
             out.append(Hit("credentialed_url", m.start(), m.start() + len(candidate),
                            "URL with credentials (Memzoi rule `credentialed_url`)", candidate, memzoi="credentialed_url"))
+    return out
+
+
+def url_candidates(text: str) -> list[re.Match[str]]:
+    """``list(URL_CANDIDATE.finditer(text))``, trying the pattern only in the 16 characters before each ``://``."""
+    out: list[re.Match[str]] = []
+    reach = 0
+    i = text.find("://")
+    while i >= 0:
+        if i >= reach:
+            first = i
+            while first > max(reach, i - 16) and text[first - 1] in _SCHEME_CHARS:
+                first -= 1  # a match starts inside the run of scheme characters before "://"
+            for start in range(first, i - 1):
+                m = _URL_CANDIDATE.match(text, start)
+                if m is not None:
+                    out.append(m)
+                    reach = m.end()
+                    break
+        i = text.find("://", i + 1)
     return out
 
 
@@ -305,6 +403,7 @@ def _host_parses(hostport: str, special: bool, scheme: str) -> bool:
 
 # ---------------------------------------------------------------------------------------------- bounded_entropy
 _HEX = re.compile(r"[0-9a-fA-F]+")
+_MIN_DISTINCT = 23  # 2 ** 4.5 ≈ 22.6: fewer distinct characters cannot reach the threshold
 #: a typed digest (Memzoi exempts fields of kind ``typed_digest`` from this rule): the base64 of a 32, 48 or
 #: 64-byte digest after an algorithm name and ``:`` (``sha256:…``, ``blake3:…``), or a subresource-integrity
 #: string (``sha256-``/``sha384-``/``sha512-`` and exactly its digest's base64)
@@ -320,8 +419,8 @@ def entropy_value(token: str) -> bool:
     if not MIN_ENTROPY_TOKEN <= len(token) <= MAX_ENTROPY_TOKEN or _HEX.fullmatch(token):
         return False
     low = token.lower()
-    if any(p in low for p in ENTROPY_PLACEHOLDERS):
-        return False
+    if any(p in low for p in ENTROPY_PLACEHOLDERS) or len(set(token)) < _MIN_DISTINCT:
+        return False  # (entropy is at most log2 of the number of distinct characters)
     return char_classes(token) >= 3 and shannon(token) >= ENTROPY_THRESHOLD
 
 
@@ -341,7 +440,7 @@ def entropy_hits(ctx: Ctx) -> list[Hit]:
     text = ctx.text
     blocks: list[tuple[int, int, str]] | None = None
     for base, run in ctx.longs:
-        if len(run) < MIN_ENTROPY_TOKEN:
+        if len(run) < MIN_ENTROPY_TOKEN or len(set(run)) < _MIN_DISTINCT:
             continue
         for m in _TOKEN_CANDIDATE.finditer(run):
             token = m.group(0)
