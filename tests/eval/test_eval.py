@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from memzoi.safety.memzoi_rules import MEMZOI_PATTERNS, alternatives, rust_to_python
+from memzoi.safety.memzoi_source import MEMZOI_PATTERNS, alternatives, rust_to_python
 
 from . import reference
 from .evaluate import ALL_CODES, floor, labelled, our_codes, score

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from memzoi.safety import credentials, injection, keyed, memzoi_rules, pii, tokens
+from memzoi.safety import credentials, injection, keyed, memzoi_entropy, memzoi_rules, memzoi_url, pii, tokens
 from memzoi.safety import context
 from memzoi.safety.context import LONG, Ctx
 
@@ -199,11 +199,11 @@ _ENTROPY_PIECES = st.sampled_from(["aB3dE5fG7hJ9kL1m", "N3pQ5rS7tU9vW1xY", "+/",
 def test_entropy_on_long_runs_equals_the_plain_search(text):
     # without armored blocks, the hits cover exactly the plain candidates that qualify (adjacent ones merged)
     covered = set()
-    for h in memzoi_rules.entropy_hits(Ctx(text)):
+    for h in memzoi_entropy.entropy_hits(Ctx(text)):
         covered.update(range(h.start, h.end))
     plain = set()
-    for m in memzoi_rules._TOKEN_CANDIDATE.finditer(text):
-        if memzoi_rules.entropy_value(m.group(0)) and not memzoi_rules.typed_digest(text, m.start(), m.group(0)):
+    for m in memzoi_entropy._TOKEN_CANDIDATE.finditer(text):
+        if memzoi_entropy.entropy_value(m.group(0)) and not memzoi_entropy.typed_digest(text, m.start(), m.group(0)):
             plain.update(range(m.start(), m.end()))
     assert covered == plain
 
@@ -215,5 +215,5 @@ _URL_WORDS = st.sampled_from(["https", "http", "ssh", "x", "git+ssh", "a.b-c", "
 @settings(max_examples=500, deadline=None)
 @given(st.lists(_URL_WORDS, max_size=30).map("".join))
 def test_url_candidates_equal_finditer(text):
-    fast = [m.span() for m in memzoi_rules.url_candidates(text)]
-    assert fast == [m.span() for m in memzoi_rules._URL_CANDIDATE.finditer(text)]
+    fast = [m.span() for m in memzoi_url.url_candidates(text)]
+    assert fast == [m.span() for m in memzoi_url._URL_CANDIDATE.finditer(text)]

@@ -14,15 +14,15 @@ import pytest
 from memzoi.analysis import analyze_text
 from memzoi.findings import Severity
 from memzoi.safety import collect_hits
-from memzoi.safety.memzoi_rules import (
+from memzoi.safety.memzoi_entropy import entropy_value
+from memzoi.safety.memzoi_source import (
     MEMZOI_PATTERNS,
     TOKEN_CANDIDATE_SOURCE,
     URL_CANDIDATE_SOURCE,
     alternatives,
-    credentialed,
-    entropy_value,
     rust_to_python,
 )
+from memzoi.safety.memzoi_url import credentialed
 
 from ..eval import reference
 from ..eval.memzoi_cases import cases

@@ -1,11 +1,12 @@
 """Safety: the git-plane gate and the content detectors, as one call for the analysis pipeline.
 
-Modules, one per concern: :mod:`.memzoi_rules` (Memzoi's write-safety detectors applied exactly: the floor),
-:mod:`.credentials`, :mod:`.tokens` and :mod:`.assignments` (our own credential detectors beside it),
-:mod:`.entropy` (entropy and value-shape tests), :mod:`.injection` (Zuno's prompt-injection families),
-:mod:`.invisible` (invisible and smuggling code points), :mod:`.pii` (personal data and transcripts),
-:mod:`.decoding` (folding and decoded views), :mod:`.fingerprint` (finding fingerprints), :mod:`.scan` (hits →
-findings). The gate itself is :mod:`memzoi.policy`.
+Modules, one per concern: :mod:`.memzoi_rules` with :mod:`.memzoi_source`, :mod:`.memzoi_url` and
+:mod:`.memzoi_entropy` (Memzoi's write-safety detectors applied exactly: the floor), :mod:`.credentials`,
+:mod:`.tokens` and :mod:`.assignments` (our own credential detectors beside it), :mod:`.entropy` (entropy and
+value-shape tests), :mod:`.injection` (Zuno's prompt-injection families), :mod:`.invisible` (invisible and
+smuggling code points), :mod:`.pii` (personal data and transcripts), :mod:`.decoding` (folding and decoded views),
+:mod:`.fingerprint` (finding fingerprints), :mod:`.scan` (hits → findings). The gate itself is
+:mod:`memzoi.policy`.
 """
 
 from __future__ import annotations

@@ -73,11 +73,6 @@ def _b64(run: str) -> str | None:
     return _printable(data)
 
 
-def decodes_to_text(run: str) -> bool:
-    """True when ``run`` is base64/base64url of printable UTF-8 text."""
-    return _b64(run) is not None
-
-
 def decoded_views(text: str, *, depth: int = 1, runs: list[tuple[int, str]] | None = None) -> list[View]:
     """Decoded views of ``text`` (spans into ``text``), nested up to :data:`MAX_DEPTH` levels.
 

@@ -12,23 +12,10 @@ import math
 import re
 from collections import Counter
 
-from .decoding import decodes_to_text
-
-MIN_LEN, MAX_LEN = 32, 256
-THRESHOLD = 4.5
-_MIN_DISTINCT = math.ceil(2**THRESHOLD)  # Shannon entropy is at most log2(distinct characters)
-
-TOKEN_RE = re.compile(r"(?<![A-Za-z0-9_+/=-])[A-Za-z0-9_+/=-]{32,}")
-_HEX = re.compile(r"^[0-9a-fA-F]+$")
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _SEGMENT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _VOWEL = re.compile(r"[aeiouyAEIOUY]")
 _PLACEHOLDERS = ("example", "placeholder", "replace", "redacted", "xxxxxxxx", "your_token", "dummy", "changeme",
                  "sample", "fake", "notreal", "not_real", "lorem")
-_INTEGRITY = re.compile(r"(?:sha(?:1|256|384|512)|md5|blake3)[-:]$", re.I)
-_INTEGRITY_TOKEN = re.compile(r"^(?:sha(?:1|256|384|512)|md5)-", re.I)
-_PUBLIC_BLOCK = re.compile(r"-----BEGIN (?:PUBLIC KEY|RSA PUBLIC KEY|CERTIFICATE|CERTIFICATE REQUEST|X509 CRL|PGP PUBLIC KEY BLOCK|PGP SIGNATURE|SSH2 PUBLIC KEY)-----.*?(?:-----END [A-Z0-9 ]+-----|\Z)", re.S)
-_SSH_PUBLIC = re.compile(r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com)\s+$")
 
 
 def shannon(value: str) -> float:
