@@ -2,13 +2,15 @@
 
 Order of work for one document (all spans are code-point offsets into the document text):
 
-1. credential detectors, entropy, PII and prompt-injection rules on the whole text (frontmatter values
-   included: a YAML block scalar is matched in place, so its span is exact);
-2. the same credential and injection detectors on decoded views (percent-encoding, base64/base64url, two
-   levels deep), reported on the span of the encoded run;
-3. ``transcript_detected`` on the body only; ``invisible_character`` on the raw text;
-4. overlapping hits of the credential family are resolved to the most specific detector;
-5. each finding gets a fingerprint (:mod:`.fingerprint`) from its code, logical field and value; a
+1. Memzoi's write-safety rules, exactly (:mod:`.memzoi_rules`): every match is an error with Memzoi's code;
+2. our credential detectors, PII and prompt-injection rules on the whole text (frontmatter values included: a
+   YAML block scalar is matched in place, so its span is exact);
+3. the same credential and injection detectors on decoded views (percent-encoding, base64/base64url, two
+   levels deep, and text hidden in tag characters or variation selectors), reported on the encoded run's span;
+4. ``transcript_detected`` on the body only; ``invisible_character`` on the raw text;
+5. overlaps are resolved (:func:`_resolve`): among our credential hits the most specific detector wins, and no
+   Memzoi match is dropped except where a hit of its own code covers it;
+6. each finding gets a fingerprint (:mod:`.fingerprint`) from its code, logical field and value; a
    ``high_entropy_value`` whose fingerprint is accepted in ``.memzoi/config.toml`` is dropped.
 
 Messages name the kind of value and where it is, never the value.
