@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from urllib.parse import quote, unquote
 
 import blake3
 import pytest
@@ -144,18 +145,34 @@ def test_redacted_path_in_every_output_format(capsys, project, fmt):
     assert code == 1
     leaked = not absent(TOKEN, out, err)
     assert not leaked, "the token leaked into the output"
-    shown = marker(rel).replace(":", "%3A") if fmt == "github" else marker(rel)  # workflow-command escaping
+    # Workflow commands escape `:` in properties; SARIF artifact URIs percent-encode the marker.
+    shown = {"github": marker(rel).replace(":", "%3A"), "sarif": quote(marker(rel), safe="")}.get(fmt, marker(rel))
     assert shown in out
     if fmt == "json":
         paths = {f["path"] for f in json.loads(out)["findings"] if f["code"] == "credential_token"}
         assert marker(rel) in paths
     elif fmt == "sarif":
-        uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in json.loads(out)["runs"][0]["results"]}
+        uris = {unquote(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"])
+                for r in json.loads(out)["runs"][0]["results"]}
         assert marker(rel) in uris
+        from .test_cli_options import sarif_schema  # the redacted form is still a valid SARIF URI
+
+        import jsonschema
+
+        jsonschema.Draft4Validator(sarif_schema(), format_checker=jsonschema.FormatChecker()).validate(json.loads(out))
     elif fmt == "github":
         assert f"file={shown},line=1,col=1" in out
     else:
         assert f"{marker(rel)}:1:1: credential_token" in out
+
+
+def test_text_read_from_stdin_is_named_redacted(project):
+    from memzoi.check import check_text
+
+    rel = f".memzoi/records/{TOKEN}.md"
+    report = check_text(record("x").encode(), str(project.parent / rel))
+    assert {l.path for l in report.findings} == {marker(rel)}
+    assert "credential_token" in {l.finding.code for l in report.findings}
 
 
 # -- pending packets ---------------------------------------------------------------------------------------------

@@ -315,7 +315,8 @@ def check_text(data: bytes, filename: str | None) -> CheckReport:
     found = _apply_rules(config, md, path or "-", list(analysis.findings))
     index = LineIndex(analysis.text)
     report = CheckReport(files_checked=1, memzoi_dirs={Path(md)} if md else set())
-    report.findings = [Located(filename or "-", f, index.position(f.start), index.position(f.end)) for f in found]
+    shown = shown_path(filename) if filename else "-"
+    report.findings = [Located(shown, f, index.position(f.start), index.position(f.end)) for f in found]
     return report
 
 

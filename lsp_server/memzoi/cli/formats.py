@@ -20,6 +20,7 @@ from blake3 import blake3
 from .. import __version__
 from ..check import CheckReport, Located
 from ..findings import CODES
+from ..pathsafety import REDACTED_PREFIX
 from ..resources import diagnostic_sections, diagnostics_href
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -149,6 +150,8 @@ def _line_hash(code: str, uri: str, line_text: str) -> str:
 
 
 def _artifact(path: str, srcroot: Path | None) -> dict:
+    if path.startswith(REDACTED_PREFIX):  # a secret-bearing path stays redacted (percent-encoded to be a URI)
+        return {"uri": quote(path, safe="")}
     absolute = Path(os.path.abspath(path))
     if srcroot is not None:
         try:
