@@ -77,4 +77,4 @@ def test_check_applies_project_rules(tmp_path):
     codes = [(l.path.rsplit("/", 1)[-1], l.finding.code, l.finding.severity) for l in after.findings]
     assert ("rec-x.md", "invalid_value", Severity.WARNING) in codes
     assert not any(name == "rec-y.md" for name, _, _ in codes)
-    assert not after.has_errors and after.files_checked == 2
+    assert not after.has_errors and after.files_checked == 3  # the two records and config.toml (scanned: committed)
