@@ -3,7 +3,12 @@ materialization candidates and uncertain ledger changes.
 
 Listing is cheap: quick fixes carry only ``data`` naming the finding and fix; the text edits are computed in
 ``codeAction/resolve`` when the client supports resolving ``edit``, eagerly otherwise. ``context.only`` is
-honoured hierarchically (``source`` selects ``source.memzoi.apply``). Kinds never go through ``str(enum)``.
+honoured hierarchically. Kinds never go through ``str(enum)``.
+
+Lifecycle actions must appear where users look (VS Code's Ctrl+. and lightbulb, ``gra`` in Neovim,
+``eglot-code-actions``): VS Code hides ``source.*`` actions there, so their kind is ``quickfix.memzoi.<op>`` when the
+request carries one of our diagnostics (the action is then tied to it), else ``refactor.rewrite.memzoi.<op>``. A
+request asking only for ``source`` (VS Code's *Source Action…*) gets the same actions as ``source.memzoi.<op>``.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ if TYPE_CHECKING:
 
 QUICKFIX = types.CodeActionKind.QuickFix.value
 SOURCE = types.CodeActionKind.Source.value
+REWRITE = types.CodeActionKind.RefactorRewrite.value
 KINDS = [QUICKFIX]
 
 
@@ -106,20 +112,19 @@ def register(server: "MemzoiServer") -> None:
     def code_action(ls: "MemzoiServer", params: types.CodeActionParams):
         uri = params.text_document.uri
         if uri.endswith(".json"):
-            found = materialization_actions(ls, uri)
-            return [a for a in found if kind_allowed(a.kind or "", params.context.only)] or None
+            return finish(materialization_actions(ls, uri), params) or None
         snap = ls.docs.snapshot(uri)
         if snap is None or not ls.is_memzoi(snap):
             return None
-        only = params.context.only
         actions: list[types.CodeAction] = []
-        if kind_allowed(QUICKFIX, only):
+        if kind_allowed(QUICKFIX, params.context.only):
             actions.extend(quick_fixes(ls, snap, params))
         where = resident.file_of(ls, snap.path) if snap.analysis.placement.memzoi_dir is None else None
-        if where is not None:
-            actions.extend(a for a in resident.code_actions(ls, snap, where) if kind_allowed(a.kind or "", only))
-        elif any(kind_allowed(k, only) for k in LIFECYCLE_KINDS):
-            actions.extend(a for a in lifecycle_actions(ls, snap) if kind_allowed(a.kind or "", only))
+        wanted = any(lifecycle_kind(op, params.context.only, True) for op in OPERATIONS)
+        if where is not None and wanted:
+            actions.extend(finish(resident.code_actions(ls, snap, where), params))
+        elif wanted:
+            actions.extend(finish(lifecycle_actions(ls, snap), params))
         return actions or None
 
     @server.feature(types.CODE_ACTION_RESOLVE)
@@ -144,18 +149,38 @@ def register(server: "MemzoiServer") -> None:
 
 # --- lifecycle actions (commands) ------------------------------------------------------------------------------
 
-APPLY_KIND = f"{SOURCE}.memzoi.apply"
-REJECT_KIND = f"{SOURCE}.memzoi.reject"
-ROUTE_KIND = f"{SOURCE}.memzoi.routeLocal"
-SUPERSEDE_KIND = f"{SOURCE}.memzoi.supersede"
-TOMBSTONE_KIND = f"{SOURCE}.memzoi.tombstone"
-UNDO_KIND = f"{SOURCE}.memzoi.undo"
-RECOVER_KIND = f"{SOURCE}.memzoi.recover"
-REATTEST_KIND = f"{SOURCE}.memzoi.reattest"
-MATERIALIZE_KIND = f"{SOURCE}.memzoi.materialize"
-LIFECYCLE_KINDS = [APPLY_KIND, REJECT_KIND, ROUTE_KIND, SUPERSEDE_KIND, TOMBSTONE_KIND, UNDO_KIND, RECOVER_KIND,
-                   REATTEST_KIND, MATERIALIZE_KIND]
-KINDS.extend(LIFECYCLE_KINDS)
+# Lifecycle actions are built with their operation as a provisional kind; :func:`finish` gives each its real kind
+# for the request (the names stay ``*_KIND`` for the builders).
+APPLY_KIND, REJECT_KIND, ROUTE_KIND, SUPERSEDE_KIND, TOMBSTONE_KIND = "apply", "reject", "routeLocal", "supersede", "tombstone"
+UNDO_KIND, RECOVER_KIND, REATTEST_KIND, MATERIALIZE_KIND = "undo", "recover", "reattest", "materialize"
+OPERATIONS = (APPLY_KIND, REJECT_KIND, ROUTE_KIND, SUPERSEDE_KIND, TOMBSTONE_KIND, UNDO_KIND, RECOVER_KIND,
+              REATTEST_KIND, MATERIALIZE_KIND)
+KINDS.extend(f"{base}.memzoi" for base in (REWRITE, SOURCE))
+
+
+def lifecycle_kind(op: str, only: list[Any] | None, tied: bool) -> str | None:
+    """The kind of the lifecycle action ``op`` for a request (see the module docstring), or ``None`` when the
+    request's ``only`` excludes every form of it."""
+    for kind in (f"{QUICKFIX}.memzoi.{op}" if tied else None, f"{REWRITE}.memzoi.{op}", f"{SOURCE}.memzoi.{op}"):
+        if kind is not None and kind_allowed(kind, only):
+            return kind
+    return None
+
+
+def finish(actions: list[types.CodeAction], params: types.CodeActionParams) -> list[types.CodeAction]:
+    """Give each lifecycle action its kind for this request and drop those ``context.only`` excludes. An action is
+    tied to the request's Memzoi diagnostics (kind ``quickfix.memzoi.<op>``) when there are any."""
+    ours = [d for d in params.context.diagnostics if d.source == "memzoi"]
+    out = []
+    for action in actions:
+        kind = lifecycle_kind(action.kind or "", params.context.only, bool(ours))
+        if kind is None:
+            continue
+        action.kind = kind
+        if kind.startswith(QUICKFIX):
+            action.diagnostics = ours
+        out.append(action)
+    return out
 
 
 def is_dirty(ls: "MemzoiServer", snap: Snapshot) -> bool:

@@ -3,8 +3,8 @@ tombstone, re-attest, materialize (plan, decide, apply), undo, recover, history 
 
 Each is one call into :mod:`memzoi.lifecycle` (a ledgered disk transaction in the core, never a client-side
 edit). Arguments follow the editor clients: one object ``{"uri", "reason", "change_id", "mode", "title",
-"body"}`` (or a bare URI string). Results are the CLI's ``--json`` shapes: a change
-``{"change_id", "status", "files": [...]}`` or a refusal ``{"error": {"code", "message"}}``.
+"body"}`` (or a bare URI string). Results are the CLI's ``--json`` shapes (a change
+``{"change_id", "status", "files": [...]}``); a refusal is a JSON-RPC error response (:mod:`.refusal`).
 
 Before running, a command refuses when the file it acts on is open with unsaved changes (the core reads the
 disk, so it would act on something other than what the user sees). Afterwards every file the change touched is
@@ -25,6 +25,7 @@ from memzoi.ledger import ChangeResult, Refusal
 from memzoi import lifecycle as core
 
 from . import watch
+from .refusal import CommandRefused
 from .documents import path_to_uri, uri_to_path
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
@@ -145,22 +146,20 @@ async def run_change(ls: "MemzoiServer", root: Path, call: Callable[[], ChangeRe
 
 
 def command(name: str):
-    """Register a lifecycle command: argument parsing, refusals as ``{"error": ...}`` results, logging."""
+    """Register a lifecycle command: argument parsing, refusals as JSON-RPC errors (:mod:`.refusal`), logging."""
 
     def wrap(fn):
         async def handler(ls: "MemzoiServer", *args: Any) -> Any:
             try:
                 return await fn(ls, parse_args(args))
             except (Refusal, CommandError) as err:
+                # One notification per refusal: the client reports the error response; the server adds none.
                 log.info("%s refused: %s", name, err.message)
-                ls.window_show_message(
-                    types.ShowMessageParams(type=types.MessageType.Warning, message=f"Memzoi: {err.message}")
-                )
-                return {"error": {"code": err.code, "message": err.message}}
+                raise CommandRefused(err.code, err.message, getattr(err, "path", None)) from None
             except OSError as err:
                 message = f"{name}: {err.strerror or err}; nothing was changed by the server"
                 log.warning("%s", message)
-                return {"error": {"code": "io_error", "message": message}}
+                raise CommandRefused("io_error", message) from None
 
         # Not functools.wraps: pygls reads the handler's signature (``*args``) to structure the arguments.
         handler.__name__ = fn.__name__
@@ -305,6 +304,9 @@ HANDLERS = [apply, reject, route_local, supersede, tombstone, undo, recover, his
 
 def register(server: "MemzoiServer") -> None:
     """Register every lifecycle command."""
+    from . import refusal
+
+    refusal.install()
     for handler in HANDLERS:
         server.command(handler.__memzoi_command__)(handler)
 

@@ -306,3 +306,15 @@ def pytest_configure(config) -> None:
     """Register this folder's markers."""
     config.addinivalue_line("markers", "init_options(value): initializationOptions sent by the test client")
     config.addinivalue_line("markers", "config(value): the client's answer to workspace/configuration (memzoi)")
+
+
+async def refusal(pending: Any) -> dict:
+    """Await a command that must be refused; return the error response's ``data`` (``{"code", "message"}``).
+
+    Refusals are JSON-RPC error responses, never successful results carrying an error object."""
+    from pygls.exceptions import JsonRpcException
+
+    with pytest.raises(JsonRpcException) as info:
+        await pending
+    assert info.value.code in (-32602, -32803), info.value
+    return info.value.data

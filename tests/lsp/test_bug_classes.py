@@ -15,7 +15,7 @@ import pytest
 from lsprotocol import types
 
 from .conftest import (
-    diagnostics, is_pull, open_doc, proposal_text, record_text, start_client, units, wait_until,
+    diagnostics, is_pull, open_doc, proposal_text, record_text, refusal, start_client, units, wait_until,
 )
 
 
@@ -304,9 +304,9 @@ async def test_b16_write_action_on_malformed_record_refused_byte_for_byte(client
     # offered only as disabled (with the reason) or not at all
     assert all(a.disabled is not None for a in res or [] if a.kind in ("source.memzoi.tombstone", "source.memzoi.supersede"))
     for command in ("memzoi.tombstone", "memzoi.supersede"):
-        out = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-            command=command, arguments=[{"uri": uri, "reason": "cleanup"}]))
-        assert "error" in out, out
+        out = await refusal(client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command=command, arguments=[{"uri": uri, "reason": "cleanup"}])))
+        assert out["code"], out
     assert path.read_bytes() == raw  # no second frontmatter block, no lost field
     assert not list((workspace / ".memzoi" / "proposals" / "pending").glob("*rec-bad*"))
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from .conftest import git_init, open_doc, proposal_text, wait_until
+from .conftest import git_init, open_doc, proposal_text, refusal, wait_until
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -46,7 +46,7 @@ def find(actions, prefix: str) -> types.CodeAction:
 async def undo_via_action(client, path: Path, before: dict[str, bytes], root: Path) -> None:
     """Open ``path``, take its Undo action, run it, and check the tree is back to ``before``."""
     uri = open_doc(client, path)
-    undo = find(await actions_for(client, uri, ["source.memzoi.undo"]), "Undo ")
+    undo = find(await actions_for(client, uri, ["refactor.rewrite.memzoi.undo"]), "Undo ")
     result = await run(client, undo)
     assert result["status"] == "undone", result
     assert snapshot(root) == before
@@ -65,8 +65,18 @@ async def test_apply_proposal_then_undo(git_workspace: Path, client):
     uri = open_doc(client, packet)
     actions = await actions_for(client, uri)
     kinds = {a.kind for a in actions}
-    assert {"source.memzoi.apply", "source.memzoi.reject"} <= kinds and "source.memzoi.routeLocal" not in kinds
+    assert {"refactor.rewrite.memzoi.apply", "refactor.rewrite.memzoi.reject"} <= kinds and "refactor.rewrite.memzoi.routeLocal" not in kinds
     assert await actions_for(client, uri, ["quickfix"]) == []  # context.only honoured
+    # VS Code's Source Action… asks for `source` only: the same actions, under source.memzoi.*
+    assert {a.kind for a in await actions_for(client, uri, ["source"])} == {k.replace("refactor.rewrite", "source") for k in kinds}
+    # tied to a Memzoi diagnostic of the request (Ctrl+. on a problem): quick fixes carrying that diagnostic
+    diag = types.Diagnostic(range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=3)),
+                            message="m", source="memzoi", code="proposal_target_stale")
+    tied = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=diag.range,
+        context=types.CodeActionContext(diagnostics=[diag], only=["quickfix"])))
+    assert {a.kind for a in tied} == {"quickfix.memzoi.apply", "quickfix.memzoi.reject"}
+    assert all(a.diagnostics and a.diagnostics[0].code == "proposal_target_stale" for a in tied)
     result = await run(client, find(actions, "Apply proposal"))
     assert result["status"] == "applied", result
     paths = {f["path"]: (f["before"], f["after"]) for f in result["files"]}
@@ -87,8 +97,8 @@ async def test_reject_requires_reason_then_moves_packet(git_workspace: Path, cli
     packet = root / ".memzoi" / "proposals" / "pending" / "mem-new.md"
     uri = open_doc(client, packet)
     reject = find(await actions_for(client, uri, ["source"]), "Reject proposal")
-    refused = await run(client, reject)
-    assert refused["error"]["code"] == "reason_required" and snapshot(root) == before
+    refused = await refusal(run(client, reject))
+    assert refused["code"] == "reason_required" and snapshot(root) == before
     result = await run(client, reject, reason="duplicate of an existing record")
     assert result["status"] == "applied", result
     rejected = root / ".memzoi" / "proposals" / "resolved" / "rejected" / "mem-new.md"
@@ -103,7 +113,7 @@ async def test_supersede_creates_packet_shown_and_indexed(git_workspace: Path, c
     record = root / ".memzoi" / "records" / "use-node-22.md"
     uri = open_doc(client, record)
     actions = await actions_for(client, uri)
-    assert {"source.memzoi.supersede", "source.memzoi.tombstone"} <= {a.kind for a in actions}
+    assert {"refactor.rewrite.memzoi.supersede", "refactor.rewrite.memzoi.tombstone"} <= {a.kind for a in actions}
     result = await run(client, find(actions, "Supersede record"), reason="Node 24 is the new LTS")
     assert result["status"] == "applied", result
     [created] = [f["path"] for f in result["files"] if f["before"] == "absent"]
@@ -136,7 +146,7 @@ async def test_route_to_local_memory_when_gate_blocks(git_workspace: Path, clien
     uri = open_doc(client, packet)
     actions = await actions_for(client, uri)
     route = find(actions, "Route to local memory")
-    apply = [a for a in actions if a.kind == "source.memzoi.apply"]
+    apply = [a for a in actions if a.kind == "refactor.rewrite.memzoi.apply"]
     assert all(a.disabled and "sensitivity_not_repo_safe" in a.disabled.reason for a in apply)  # disabled with the reason, or absent
     result = await run(client, route)
     assert result["status"] == "applied", result
@@ -156,12 +166,12 @@ async def test_lifecycle_refuses_unsaved_document(git_workspace: Path, client):
     before = snapshot(root)
     packet = root / ".memzoi" / "proposals" / "pending" / "mem-new.md"
     uri = open_doc(client, packet, packet.read_text().replace("Validate sessions", "Validate all sessions"))
-    apply = [a for a in await actions_for(client, uri) if a.kind == "source.memzoi.apply"]
+    apply = [a for a in await actions_for(client, uri) if a.kind == "refactor.rewrite.memzoi.apply"]
     assert all(a.disabled and "save" in a.disabled.reason for a in apply)
-    result = await client.workspace_execute_command_async(
+    result = await refusal(client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="memzoi.apply", arguments=[{"uri": uri}])
-    )
-    assert result["error"]["code"] == "unsaved_changes"
+    ))
+    assert result["code"] == "unsaved_changes"
     assert snapshot(root) == before
 
 
@@ -235,7 +245,7 @@ async def test_materialize_plan_decide_apply_then_reattest_and_undo(git_workspac
 
     async def step(path: Path, title: str):
         uri = open_doc(client, path)
-        [action] = [a for a in await actions_for(client, uri, ["source.memzoi.materialize"]) if a.title.startswith(title)]
+        [action] = [a for a in await actions_for(client, uri, ["refactor.rewrite.memzoi.materialize"]) if a.title.startswith(title)]
         return await run(client, action)
 
     planned = await step(cand, "Plan materialization")
@@ -252,7 +262,7 @@ async def test_materialize_plan_decide_apply_then_reattest_and_undo(git_workspac
     record.write_text(text.replace("applies to every package task.", "applies to every commit."))
     uri = open_doc(client, record)
     await diagnostics(client, uri, lambda d: any(x.code == "stale_attestation" for x in d))
-    reattest = find(await actions_for(client, uri, ["source.memzoi.reattest"]), "Re-attest")
+    reattest = find(await actions_for(client, uri, ["refactor.rewrite.memzoi.reattest"]), "Re-attest")
     res = await run(client, reattest, reason="wording fix reviewed")
     assert res["status"] == "applied", res
     client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
@@ -262,9 +272,9 @@ async def test_materialize_plan_decide_apply_then_reattest_and_undo(git_workspac
         types.ExecuteCommandParams(command="memzoi.undo", arguments=[{"change_id": res["change_id"]}]))
     assert undo["status"] == "undone"
     assert "applies to every commit." in record.read_text()  # back to the hand-edited (stale) state
-    undo = await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="memzoi.undo", arguments=[{"change_id": result["change_id"]}]))
-    assert "error" in undo, undo  # refused: the record was edited after materialize
+    undo = await refusal(client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="memzoi.undo", arguments=[{"change_id": result["change_id"]}])))
+    assert undo["code"], undo  # refused: the record was edited after materialize
     client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
     record.write_text(text)
     undo = await client.workspace_execute_command_async(
@@ -313,7 +323,7 @@ async def test_recover_uncertain_change_from_ledger_diagnostic(git_workspace: Pa
     diags = await diagnostics(client, uri, lambda d: any(x.code == "ledger_uncertain" for x in d))
     [d] = [x for x in diags if x.code == "ledger_uncertain"]
     assert d.severity == types.DiagnosticSeverity.Warning and settled[0]["change_id"][:12] in d.message
-    actions = await actions_for(client, uri, ["source.memzoi.recover"])
+    actions = await actions_for(client, uri, ["refactor.rewrite.memzoi.recover"])
     assert len(actions) == 3
     result = await run(client, find(actions, f"Recover {settled[0]['change_id'][:12]}: restore"))
     assert result["status"] == "applied", result

@@ -91,7 +91,7 @@ async def test_lens_approve_hover_then_undo(resident_client):
         types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=1)))
     assert "Edited by hand" in hand.contents.value
 
-    undo = find(await actions_for(client, uri, ["source.memzoi.undo"]), f"Undo candidate {proposed.id[:12]}")
+    undo = find(await actions_for(client, uri, ["refactor.rewrite.memzoi.undo"]), f"Undo candidate {proposed.id[:12]}")
     result = await run(client, undo)
     assert result["status"] == "undone", result
     assert path.read_text(encoding="utf-8") == "Use tabs in Makefiles."
