@@ -153,8 +153,9 @@ def register(server: "MemzoiServer") -> None:
 # for the request (the names stay ``*_KIND`` for the builders).
 APPLY_KIND, REJECT_KIND, ROUTE_KIND, SUPERSEDE_KIND, TOMBSTONE_KIND = "apply", "reject", "routeLocal", "supersede", "tombstone"
 UNDO_KIND, RECOVER_KIND, REATTEST_KIND, MATERIALIZE_KIND = "undo", "recover", "reattest", "materialize"
+PREVIEW_KIND = "preview"
 OPERATIONS = (APPLY_KIND, REJECT_KIND, ROUTE_KIND, SUPERSEDE_KIND, TOMBSTONE_KIND, UNDO_KIND, RECOVER_KIND,
-              REATTEST_KIND, MATERIALIZE_KIND)
+              REATTEST_KIND, MATERIALIZE_KIND, PREVIEW_KIND)
 KINDS.extend(f"{base}.memzoi" for base in (REWRITE, SOURCE))
 
 
@@ -209,6 +210,7 @@ def lifecycle_actions(ls: "MemzoiServer", snap: Snapshot) -> list[types.CodeActi
     from memzoi.workspace import Role
 
     from . import lifecycle, readiness
+    from .preview import PREVIEW
 
     role = snap.analysis.placement.role
     uri = snap.uri
@@ -220,6 +222,8 @@ def lifecycle_actions(ls: "MemzoiServer", snap: Snapshot) -> list[types.CodeActi
     if verdict is not None:
         blocked = dirty or (None if verdict.can_apply else verdict.statement())
         out.append(_action(ls, "Apply proposal", APPLY_KIND, lifecycle.APPLY, {"uri": uri}, blocked))
+        out.append(_action(ls, "Preview: apply proposal", PREVIEW_KIND, PREVIEW, {"uri": uri, "operation": "apply"},
+                           blocked))
         out.append(_action(ls, "Reject proposal…", REJECT_KIND, lifecycle.REJECT, {"uri": uri}, dirty))
         if verdict.can_route_local:
             out.append(_action(ls, "Route to local memory", ROUTE_KIND, lifecycle.ROUTE_LOCAL, {"uri": uri}, dirty))
@@ -251,6 +255,7 @@ def materialization_actions(ls: "MemzoiServer", uri: str) -> list[types.CodeActi
     of the three files (``X.json``, ``X.plan.json``, ``X.decision.json``) exist."""
     from . import lifecycle
     from .documents import uri_to_path
+    from .preview import PREVIEW
 
     path = uri_to_path(uri)
     if path is None:
@@ -278,4 +283,6 @@ def materialization_actions(ls: "MemzoiServer", uri: str) -> list[types.CodeActi
         out.append(_action(ls, "Decide: approve this plan", MATERIALIZE_KIND, lifecycle.MATERIALIZE_DECIDE, {"uri": uri}, dirty))
     if all(have.values()):
         out.append(_action(ls, "Materialize the decided record", MATERIALIZE_KIND, lifecycle.MATERIALIZE, {"uri": uri}, dirty))
+        out.append(_action(ls, "Preview: materialize", PREVIEW_KIND, PREVIEW, {"uri": uri, "operation": "materialize"},
+                           dirty))
     return [a for a in out if a is not None]

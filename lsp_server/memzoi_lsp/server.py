@@ -518,10 +518,12 @@ def create_server() -> MemzoiServer:
             if not ls.pull_diagnostics and (uri in ls.published or key in ls.published):
                 diagnostics.clear(ls, uri)
 
-    from . import actions, commands, diagnostics, hover, lifecycle, localmem, navigation, resident, scan, textdoc, watch  # noqa: E402,E501
+    from . import (  # noqa: E402
+        actions, commands, diagnostics, hover, lifecycle, localmem, navigation, preview, resident, scan, textdoc, watch,
+    )
 
     # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
-    for module in (hover, actions, commands, lifecycle, localmem, navigation, resident, watch):
+    for module in (hover, actions, commands, lifecycle, localmem, navigation, preview, resident, watch):
         module.register(server)
     return server
 

@@ -53,6 +53,9 @@ def test_apply_and_undo_restore_exact_bytes(project):
     undone = L.undo_change(project, res.change_id, actor="bob")
     assert undone.status == "undone"
     assert tree(project) == BASE
+    # the result says what the undo did, not what the change did
+    assert [(f["path"], f["before"], f["after"]) for f in (x.to_json() for x in undone.files)] == [
+        ("mod.md", "present", "present"), ("sub/new.md", "present", "absent"), ("gone.md", "absent", "present")]
     (rec,) = L.history(project)
     assert (rec.status, rec.actor, rec.source, rec.reason, rec.undo_actor) == ("undone", "alice", "editor", "because", "bob")
     assert rec.applied_at and rec.undone_at

@@ -75,10 +75,15 @@ async def test_apply_proposal_then_undo(git_workspace: Path, client):
     tied = await client.text_document_code_action_async(types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri=uri), range=diag.range,
         context=types.CodeActionContext(diagnostics=[diag], only=["quickfix"])))
-    assert {a.kind for a in tied} == {"quickfix.memzoi.apply", "quickfix.memzoi.reject"}
+    assert {a.kind for a in tied} == {"quickfix.memzoi.apply", "quickfix.memzoi.reject", "quickfix.memzoi.preview"}
     assert all(a.diagnostics and a.diagnostics[0].code == "proposal_target_stale" for a in tied)
+    planned = await run(client, find(actions, "Preview: apply"))
+    assert snapshot(root) == before  # a preview writes nothing
+    assert planned["operation"] == "apply"
     result = await run(client, find(actions, "Apply proposal"))
     assert result["status"] == "applied", result
+    assert {f["path"] for f in planned["files"]} == {f["path"] for f in result["files"]}
+    assert all(f["uri"].startswith("file://") for f in planned["files"])
     paths = {f["path"]: (f["before"], f["after"]) for f in result["files"]}
     assert paths[".memzoi/proposals/pending/mem-new.md"] == ("present", "absent")
     assert paths[".memzoi/proposals/resolved/applied/mem-new.md"] == ("absent", "present")

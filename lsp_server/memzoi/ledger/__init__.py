@@ -47,10 +47,10 @@ from .model import (
 from .reconcile import reconcile
 from .recovery import recover
 from .store import Ledger, cached_runtime_dir, now_utc, read_file_state, safe_path, set_fault_hook
-from .writer import run_change, undo_change
+from .writer import dry_run, run_change, undo_change
 
 __all__ = [
-    "RECONCILED", "RECOVERY_MODES", "SOURCES", "STATUSES", "ChangePlan", "ChangeRecord", "ChangeResult",
+    "RECONCILED", "RECOVERY_MODES", "SOURCES", "STATUSES", "ChangePlan", "ChangeRecord", "ChangeResult", "dry_run",
     "FileChange", "Ledger", "Purged", "Reconciled", "Refusal", "cached_runtime_dir", "file_ledger_state", "get_change",
     "history", "ledger_findings", "now_utc", "read_file_state", "reconcile", "recover", "run_change",
     "safe_path", "set_fault_hook", "undo_change",

@@ -120,6 +120,26 @@ def _locked(project_root: Path, timeout: float) -> Iterator[tuple[Ledger, sqlite
                       "space or check the runtime directory's permissions, then retry") from err
 
 
+def dry_run(project_root: str | os.PathLike[str], build: Callable[[Path], ChangePlan], *,
+            lock_timeout: float = DEFAULT_TIMEOUT) -> ChangePlan:
+    """The :class:`ChangePlan` ``build`` computes, exactly as :func:`run_change` would compute it (under the lock,
+    after reconciliation, with the same path checks), without recording or writing anything. Raises
+    :class:`Refusal` when the change would be refused."""
+    root = _root(project_root)
+    with _locked(root, lock_timeout) as (_ledger, _conn):
+        plan = build(root)
+        _refuse_secret_paths(plan)
+        return plan
+
+
+def _refuse_secret_paths(plan: ChangePlan) -> None:
+    # The ledger stores every path it touches: a secret-bearing one is refused before anything is recorded.
+    for p in (f.path for f in plan.files):
+        named = name_findings(p)
+        if named:
+            raise Refusal(named[0].code, f"{p}: {named[0].message}; nothing was changed", p)
+
+
 def run_change(
     project_root: str | os.PathLike[str],
     build: Callable[[Path], ChangePlan],
@@ -143,11 +163,7 @@ def run_change(
         plan = build(root)
         _step("planned")
         paths = [f.path for f in plan.files]
-        for p in paths:
-            # The ledger stores every path it touches: a secret-bearing one is refused before anything is recorded.
-            named = name_findings(p)
-            if named:
-                raise Refusal(named[0].code, f"{p}: {named[0].message}; nothing was changed", p)
+        _refuse_secret_paths(plan)
         if len(set(paths)) != len(paths):
             raise ValueError("a change lists the same file twice")
         _refuse_unwritable(root, plan.files, forward=True)
@@ -226,7 +242,8 @@ def undo_change(
     """Undo an ``applied`` change: restore every file's before bytes, at most once (``undoing`` → ``undone``).
 
     Refuses (``change_not_found``, ``not_undoable``, ``undo_drift``) unless the change is applied and every file
-    still equals its after snapshot.
+    still equals its after snapshot. The result's files describe the undo itself (``before`` = the change's after,
+    ``after`` = its before), so a created record reads "present → absent".
     """
     root = _root(project_root)
     with _locked(root, lock_timeout) as (ledger, conn):
@@ -264,4 +281,6 @@ def undo_change(
         _step("recorded")
         _perform(root, ledger, conn, change.id, change.files, phase="undo")
         _step("committed")
-        return ChangeResult(change.id, "undone", change.files, change.operation, change.details)
+        # The result states what the undo did: each file goes from the change's after back to its before.
+        undid = [FileChange(f.path, f.after, f.before) for f in change.files]
+        return ChangeResult(change.id, "undone", undid, change.operation, change.details)

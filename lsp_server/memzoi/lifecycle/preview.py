@@ -1,0 +1,56 @@
+"""Preview of a lifecycle change: the planned before/after text of every file, computed by the same ``plan_*``
+function the change itself runs (:func:`~memzoi.ledger.dry_run`: under the lock, nothing recorded or written).
+
+Editors show it as a diff before the user applies, supersedes, tombstones or materializes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..ledger import ChangePlan, Refusal, dry_run
+
+#: Operations that can be previewed. Not reject: a rejected packet may hold a secret (it becomes a receipt), and a
+#: preview would show that text.
+OPERATIONS = ("apply", "supersede", "tombstone", "materialize")
+
+
+def _text(data: bytes | None) -> str | None:
+    return None if data is None else data.decode("utf-8", errors="replace")
+
+
+def plan_to_json(plan: ChangePlan) -> dict[str, Any]:
+    """``{"operation", "summary", "reason", "files": [{"path", "before", "after"}]}``: ``before``/``after`` are the
+    file's text (``null`` when absent), paths ``/``-separated relative to the project root."""
+    return {
+        "operation": plan.operation,
+        "summary": plan.summary,
+        "reason": plan.reason,
+        "files": [{"path": f.path, "before": _text(f.before), "after": _text(f.after)} for f in plan.files],
+    }
+
+
+def preview(project_root: str | os.PathLike[str], operation: str, target: str | os.PathLike[str] | None = None, *,
+            actor: str, reason: str | None = None, title: str | None = None, body: str | None = None,
+            artifacts: tuple[dict[str, Any], dict[str, Any], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The planned files of ``operation`` without writing (see :func:`plan_to_json` for the shape).
+
+    ``target`` is the pending packet (apply) or the record (supersede, tombstone), as a path or id;
+    ``artifacts`` the (candidate, plan, decision) of a materialization. Raises :class:`Refusal` exactly when the
+    change would be refused (``reason_required`` for a missing reason, the can-apply blockers, …)."""
+    from .apply import plan_apply
+    from .materialize import plan_materialize
+    from .supersede import plan_packet
+
+    if operation == "apply":
+        build = lambda root: plan_apply(root, str(target), actor)  # noqa: E731
+    elif operation in ("supersede", "tombstone"):
+        build = lambda root: plan_packet(root, str(target), action=operation, title=title,  # noqa: E731
+                                         body=body, reason=reason or "", actor=actor)
+    elif operation == "materialize" and artifacts is not None:
+        build = lambda root: plan_materialize(root, *artifacts)  # noqa: E731
+    else:
+        raise Refusal("invalid_arguments", f"cannot preview `{operation}`; one of: {', '.join(OPERATIONS)}")
+    return plan_to_json(dry_run(Path(project_root), build))

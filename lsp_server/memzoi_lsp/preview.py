@@ -1,0 +1,63 @@
+"""``memzoi.preview``: the planned before/after of every file of a lifecycle change, without writing
+(:func:`memzoi.lifecycle.preview.preview`). Editors show it as a diff (VS Code's diff editor, a Neovim diff split).
+
+Argument: ``{"uri", "operation": "apply"|"supersede"|"tombstone"|"materialize", "reason"?, "title"?, "body"?}``.
+Result: ``{"operation", "summary", "reason", "files": [{"path", "uri", "before", "after"}]}`` (text or ``null``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from memzoi.lifecycle import default_actor
+from memzoi.lifecycle.preview import preview as core_preview
+
+from .documents import path_to_uri
+from .lifecycle import CommandError, artifact_set, command, reason_of, target_path
+# A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
+from .server import MemzoiServer  # noqa: E402
+
+PREVIEW = "memzoi.preview"
+
+
+@command(PREVIEW)
+async def preview(ls: MemzoiServer, arg: dict[str, Any]) -> dict[str, Any]:
+    """The planned files of ``operation`` on the file ``uri`` (see the module docstring); refused as the change
+    itself would be."""
+    operation = arg.get("operation")
+    root, path = target_path(ls, arg) if operation != "materialize" else (None, None)
+    artifacts = None
+    if operation == "materialize":
+        from memzoi.lifecycle.materialize import load_artifact
+        from memzoi.workspace import find_project_root
+
+        from .documents import uri_to_path
+
+        src = uri_to_path(str(arg.get("uri") or ""))
+        if src is None:
+            raise CommandError("invalid_arguments", "this command needs the artifact's `uri`")
+        files = artifact_set(src)
+        artifacts = tuple(load_artifact(files[k]) for k in ("candidate", "plan", "decision"))
+        root = sorted(ls.projects)[0] if len(ls.projects) == 1 else find_project_root(src)
+    elif operation not in ("apply", "supersede", "tombstone"):
+        raise CommandError("invalid_arguments", "`operation` is one of apply, supersede, tombstone, materialize")
+    reason = reason_of(arg, operation in ("supersede", "tombstone"))
+    title, body = arg.get("title"), arg.get("body")
+    if operation == "supersede":
+        snap = ls.docs.snapshot(path_to_uri(path))
+        data = (snap.analysis.document.data or {}) if snap else {}
+        title = title or str(data.get("title") or "")
+        body = body or (snap.analysis.document.body if snap else "")
+    actor = arg.get("actor") or default_actor()
+    result = await asyncio.get_running_loop().run_in_executor(
+        None, lambda: core_preview(root, operation, path, actor=actor, reason=reason, title=title, body=body,
+                                   artifacts=artifacts))
+    for f in result["files"]:
+        f["uri"] = path_to_uri(root / f["path"])
+    return result
+
+
+def register(server: MemzoiServer) -> None:
+    """Register ``memzoi.preview``."""
+    server.command(PREVIEW)(preview)

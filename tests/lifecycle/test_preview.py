@@ -1,0 +1,53 @@
+"""Preview of lifecycle changes: the planned files, from the same plan functions, with nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memzoi.ledger import Refusal, history
+from memzoi.lifecycle import apply_proposal
+from memzoi.lifecycle.preview import preview
+
+from .conftest import PENDING, TARGET_ID
+
+
+@pytest.fixture
+def lifecycle_project(repo: Path) -> tuple[Path, Path]:
+    """The seeded repository and a pending packet that can be applied."""
+    return repo, repo / PENDING / "mem_2026_07_06_testing_procedure.md"
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted((root / ".memzoi").rglob("*")) if p.is_file()}
+
+
+def test_apply_preview_equals_the_change_and_writes_nothing(lifecycle_project):
+    root, packet = lifecycle_project
+    before = tree(root)
+    planned = preview(root, "apply", packet, actor="alice")
+    assert tree(root) == before and history(root) == []
+    assert planned["operation"] == "apply"
+    by_path = {f["path"]: f for f in planned["files"]}
+    pending = packet.relative_to(root).as_posix()
+    assert by_path[pending]["before"] == packet.read_text() and by_path[pending]["after"] is None
+    result = apply_proposal(root, packet, actor="alice")
+    assert {f.path for f in result.files} == set(by_path)
+    for f in result.files:
+        if f.after is not None and "/records/" in f.path:
+            # the record's text is what the preview showed
+            assert (root / f.path).read_text() == by_path[f.path]["after"]
+
+
+def test_preview_refuses_as_the_change_would(lifecycle_project):
+    root, packet = lifecycle_project
+    with pytest.raises(Refusal) as err:
+        preview(root, "tombstone", TARGET_ID, actor="a", reason="")
+    assert err.value.code == "reason_required"
+    planned = preview(root, "tombstone", TARGET_ID, actor="a", reason="obsolete")
+    [created] = planned["files"]
+    assert created["before"] is None and "obsolete" in created["after"] and not (root / created["path"]).exists()
+    with pytest.raises(Refusal) as err:
+        preview(root, "reject", packet, actor="a", reason="x")
+    assert err.value.code == "invalid_arguments"
