@@ -2,7 +2,7 @@
 destination ``local``) listed for the inbox, with approve and reject. Protocol glue only: every decision comes
 from :mod:`memzoi.lifecycle.candidates`.
 
-Commands (one object argument; results are the CLI's ``--json`` shapes, refusals ``{"error": {...}}``):
+Commands (one object argument; results are the CLI's ``--json`` shapes; refusals are JSON-RPC errors, see :mod:`.refusal`):
 ``memzoi.local.list`` ``{"root"?}`` → ``{"candidates": [...]}`` (pending ones of every workspace project, each with
 its ``root``), ``memzoi.local.approve`` ``{"candidate_id", "root"?}`` → the change, ``memzoi.local.reject``
 ``{"candidate_id", "reason", "root"?}`` → the candidate.

@@ -2,7 +2,7 @@
 a hover per entry, a code lens with the pending candidates, and code actions and commands to approve, reject and
 undo. Protocol glue only: every decision comes from :mod:`memzoi.resident`.
 
-Commands (arguments: one object; results: the CLI's ``--json`` shapes, refusals ``{"error": {...}}``):
+Commands (arguments: one object; results: the CLI's ``--json`` shapes; refusals are JSON-RPC errors, see :mod:`.refusal`):
 ``memzoi.resident.approve``/``.undo`` ``{"uri", "candidate_id"}``, ``memzoi.resident.reject`` ``{"uri",
 "candidate_id", "reason"}``, ``memzoi.resident.review`` ``{"uri"}`` (the pending candidates) and
 ``memzoi.resident.list`` ``{"uri"?}`` (both files with their usage, and every candidate).

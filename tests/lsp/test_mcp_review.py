@@ -8,7 +8,7 @@ import re
 
 from lsprotocol import types
 
-from .conftest import diagnostics, git_init, open_doc
+from .conftest import diagnostics, git_init, open_doc, refusal
 from .test_lifecycle import actions_for, find
 from ..mcp.conftest import draft_args
 from ..mcp.test_stdio_e2e import connect
@@ -62,8 +62,8 @@ async def test_local_candidates_listed_approved_and_rejected_from_the_editor(wor
     assert listed["candidates"][0]["actor"] == "codex" and listed["candidates"][0]["root"] == str(workspace)
     applied = await run("memzoi.local.approve", {"candidate_id": ids[0]})
     assert applied["status"] == "applied" and applied["operation"] == "local_promote"
-    refused = await run("memzoi.local.reject", {"candidate_id": ids[1]})
-    assert refused["error"]["code"] == "reason_required"
+    refused = await refusal(run("memzoi.local.reject", {"candidate_id": ids[1]}))
+    assert refused["code"] == "reason_required"
     rejected = await run("memzoi.local.reject", {"candidate_id": ids[1], "reason": "not durable"})
     assert rejected["state"] == "rejected"
     assert (await run("memzoi.local.list", {}))["candidates"] == []

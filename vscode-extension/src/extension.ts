@@ -433,6 +433,12 @@ const middleware: Middleware = {
       const result: unknown = await next(command, finalArgs);
       void reportResult(spec, command, result);
       return result;
+    } catch (err) {
+      // A refusal is a JSON-RPC error response: one toast with its first line, the details in the output.
+      const msg = err instanceof Error ? err.message : String(err);
+      output.error(`${command} refused: ${msg}`);
+      void vscode.window.showErrorMessage(`Memzoi: ${msg.split('\n')[0]}`);
+      return undefined;
     } finally {
       void inbox.refresh();
     }
