@@ -93,8 +93,9 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
     packets, reserved ``index.md``/``log.md``, ``config.toml`` and any stray file: all of them are committed, so
     all are scanned for secrets), and elsewhere only Markdown files that start with frontmatter. Hidden entries
     other than ``.memzoi`` are skipped; a symlinked ``.memzoi`` and symlinks inside one give a ``canonical_path``
-    finding (also when the argument itself is, or lies below, such a folder). Display paths go through
-    :func:`memzoi.pathsafety.shown_path` (a secret-bearing path is shown redacted). Raises
+    finding (also when the argument itself is, or lies below, such a folder). The display paths of skipped entries
+    and path findings go through :func:`memzoi.pathsafety.shown_path` (a secret-bearing path is shown redacted);
+    those of ``files`` are redacted when the file is checked (:func:`_check_chunk`). Raises
     :class:`UsageError` for a path that does not exist. ``on_file(path, display, inode)`` is called for each file
     as soon as it is found (a caller can start on it while the walk goes on), with the absolute, normalized path
     and, for a file found by the walk, ``(device of its folder, inode)`` from the directory listing.
@@ -134,7 +135,6 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
     inside = MEMZOI_DIR in Path(root).parts
 
     def found(path: str, shown: str, inode: tuple[int, int]) -> None:
-        shown = shown_path(shown)
         out.files.append((path, shown))
         if on_file is not None:
             on_file(path, shown, inode)
@@ -259,6 +259,8 @@ def _check_chunk(now: datetime, jobs: list[tuple[str, str]]) -> list[_FileResult
     links: dict[Any, bool] = {}  # symlink answers per directory and folder, asked once per chunk
     out: list[_FileResult] = []
     for path, display in jobs:
+        # Redacted here, in the worker, where the analysis scans the same path anyway (one cached scan per file).
+        display = shown_path(display)
         placement = place(path)
         md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
         try:
