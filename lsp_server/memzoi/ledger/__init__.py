@@ -2,15 +2,23 @@
 
 Every lifecycle write (apply, reject, supersede, tombstone, route-local, materialize, re-attest, recovery) is one
 **change**: a row in the SQLite ledger of the runtime directory with actor, source (``editor``/``cli``/``mcp``), reason,
-timestamps, a status and a diagnostic text, plus, per file, the exact before and after bytes (``NULL`` = absent).
+timestamps, a status and a diagnostic text, plus, per file, the exact before and after bytes (``NULL`` = absent),
+or only their BLAKE3 digest and size (:class:`Purged`) when they held a secret or the change purges them on purpose
+(a packet rejected into a hash receipt): such a change cannot be undone (``purged_secret``).
 
 A change runs under the repository lifecycle lock (:mod:`memzoi.lock`):
 
-1. the operation validates everything and computes every file's before and after bytes (:class:`ChangePlan`);
+1. the operation validates everything and computes every file's before and after bytes (:class:`ChangePlan`); a
+   read-only file (``read_only``) or a secret in the actor or reason (``secret_in_text``) refuses it here;
 2. the change is recorded durably as ``applying`` with all snapshots (one ``BEGIN IMMEDIATE`` transaction);
-3. every file is checked against its before snapshot (external drift refuses the change, nothing written), then
-   written atomically (:func:`memzoi.fsutil.atomic_write` / :func:`~memzoi.fsutil.atomic_delete`);
+3. every file is checked against its before snapshot, then switched by :func:`memzoi.fsutil.swap_file`, which
+   compares the displaced bytes at the moment of the switch: an edit made meanwhile refuses the change
+   (``external_drift``; files already written are put back) and is never lost; an I/O error rolls the change back
+   where the disk allows (``write_failed``), and a failing ledger write refuses with ``ledger_unavailable``;
 4. the change is recorded ``applied``.
+
+Modules: :mod:`.model` (values), :mod:`.schema` (tables, migrations, stored states), :mod:`.store` (the
+database and path helpers), :mod:`.writer` (run and undo), :mod:`.reconcile`, :mod:`.recovery`, :mod:`.history`.
 
 Undo swaps the snapshots (``undoing`` → ``undone``) and is allowed only while every file equals its after bytes.
 Reconciliation (:func:`reconcile`, run before every change and by ``memzoi reconcile``) classifies in-flight

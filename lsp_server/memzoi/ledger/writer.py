@@ -15,8 +15,9 @@ from ..pathsafety import name_findings
 from ..safety.redact import holds_secret
 from .model import SOURCES, ChangePlan, ChangeResult, FileChange, Purged, Refusal
 from .reconcile import _classify, _cleanup_temps, _reconcile_locked
-from .store import (Ledger, _Drift, _new_change_id, _root, as_stored, _state_or_error, _step, cached_runtime_dir, now_utc,
-                    read_file_state, safe_path, stored_state)
+from .schema import as_stored, stored_state
+from .store import (Ledger, _Drift, _new_change_id, _root, _state_or_error, _step,
+                    cached_runtime_dir, now_utc, read_file_state, safe_path)
 
 # --- the change engine ---------------------------------------------------------------------------------------
 

@@ -1,0 +1,193 @@
+"""The ledger's SQLite schema, its migrations, and how a file state is stored (bytes, or digest and size)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ..safety.redact import holds_secret
+from .model import Purged, Refusal
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS change (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    operation TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    source TEXT NOT NULL CHECK (source IN ('editor', 'cli', 'mcp')),
+    reason TEXT,
+    summary TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL CHECK (status IN ('applying','applied','undoing','undone','failed','uncertain')),
+    phase TEXT NOT NULL DEFAULT 'apply' CHECK (phase IN ('apply', 'undo')),
+    diagnostic TEXT,
+    details_json TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    applied_at TEXT,
+    undone_at TEXT,
+    undo_actor TEXT,
+    undo_source TEXT
+);
+CREATE TABLE IF NOT EXISTS change_file (
+    change_id TEXT NOT NULL REFERENCES change(id),
+    idx INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    before BLOB,
+    after BLOB,
+    before_digest TEXT,
+    before_size INTEGER,
+    after_digest TEXT,
+    after_size INTEGER,
+    PRIMARY KEY (change_id, idx)
+);
+CREATE INDEX IF NOT EXISTS change_file_path ON change_file(path);
+CREATE INDEX IF NOT EXISTS change_status ON change(status);
+CREATE TABLE IF NOT EXISTS local_record (
+    rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL,
+    change_id TEXT NOT NULL REFERENCES change(id),
+    type TEXT NOT NULL,
+    lane TEXT NOT NULL,
+    title TEXT NOT NULL,
+    body TEXT NOT NULL,
+    tags_json TEXT NOT NULL DEFAULT '[]',
+    sensitivity TEXT NOT NULL,
+    content_class TEXT NOT NULL,
+    source_kind TEXT,
+    source_ref TEXT,
+    proposal_id TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS local_record_id ON local_record(id);
+CREATE TABLE IF NOT EXISTS local_candidate (
+    id TEXT PRIMARY KEY,
+    type TEXT NOT NULL,
+    lane TEXT NOT NULL,
+    title TEXT NOT NULL,
+    body TEXT NOT NULL,
+    body_hash TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    confidence_bp INTEGER NOT NULL,
+    tags_json TEXT NOT NULL DEFAULT '[]',
+    source_ref TEXT,
+    actor TEXT NOT NULL,
+    source TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'applied', 'rejected')),
+    change_id TEXT REFERENCES change(id),
+    decided_by TEXT,
+    decided_at TEXT,
+    decision_reason TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS local_candidate_hash ON local_candidate(body_hash);
+"""
+#: 2: the ``mcp`` source and ``local_candidate``; 3: ``change_file`` keeps digest and size instead of bytes
+#: that held a secret (:class:`Purged`).
+_USER_VERSION = 3
+_DIGEST_COLUMNS = ("before_digest TEXT", "before_size INTEGER", "after_digest TEXT", "after_size INTEGER")
+#: Version 1 lacked the ``mcp`` source and ``local_candidate``. SQLite cannot alter a CHECK constraint, so the
+#: ``change`` table is copied into a new one (foreign keys off meanwhile, one transaction; no row changes).
+_MIGRATE_1_TO_2 = """
+CREATE TABLE change_v2 (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    operation TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    source TEXT NOT NULL CHECK (source IN ('editor', 'cli', 'mcp')),
+    reason TEXT,
+    summary TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL CHECK (status IN ('applying','applied','undoing','undone','failed','uncertain')),
+    phase TEXT NOT NULL DEFAULT 'apply' CHECK (phase IN ('apply', 'undo')),
+    diagnostic TEXT,
+    details_json TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    applied_at TEXT,
+    undone_at TEXT,
+    undo_actor TEXT,
+    undo_source TEXT
+);
+INSERT INTO change_v2 SELECT * FROM change;
+DROP TABLE change;
+ALTER TABLE change_v2 RENAME TO change;
+CREATE INDEX IF NOT EXISTS change_status ON change(status);
+"""
+
+
+def _migrate_from_1(conn: sqlite3.Connection) -> None:
+    """Bring a version-1 ledger to version 2 in one transaction (a concurrent opener waits, then sees 2)."""
+    conn.execute("PRAGMA foreign_keys=OFF")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if conn.execute("PRAGMA user_version").fetchone()[0] == 1:
+                for script in (_MIGRATE_1_TO_2, _SCHEMA):  # _SCHEMA: only new tables (all IF NOT EXISTS)
+                    for stmt in script.split(";"):
+                        if stmt.strip():
+                            conn.execute(stmt)
+                conn.execute("PRAGMA user_version=2")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    finally:
+        conn.execute("PRAGMA foreign_keys=ON")
+
+def migrate(conn: sqlite3.Connection, path: object) -> None:
+    """Create the schema in a new ledger, or bring an older one to :data:`_USER_VERSION`. Raises
+    :class:`~memzoi.ledger.model.Refusal` (``ledger_schema``) for a newer, unknown version."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == 0:
+        conn.executescript(_SCHEMA)
+        conn.execute(f"PRAGMA user_version={_USER_VERSION}")
+    elif version == 1:
+        _migrate_from_1(conn)
+        _migrate_v2(conn)
+    elif version == 2:
+        _migrate_v2(conn)
+    elif version != _USER_VERSION:
+        raise Refusal("ledger_schema", f"{path}: unsupported ledger schema version {version}; upgrade memzoi-lsp")
+
+
+def _state(data: bytes | None, digest: str | None, size: int | None) -> bytes | None | Purged:
+    return Purged(digest, size or 0) if data is None and digest is not None else data
+
+
+def as_stored(data: bytes | None | Purged, purge: bool = False) -> bytes | None | Purged:
+    """A file state as the ledger keeps it: bytes that hold a secret (any detector of
+    :data:`memzoi.safety.redact.SECRET_CODES`), or that ``purge`` asks to drop, become :class:`Purged`."""
+    if isinstance(data, bytes) and (purge or holds_secret(data)):
+        return Purged.of(data)
+    return data
+
+
+def stored_state(data: bytes | None | Purged) -> tuple[bytes | None, str | None, int | None]:
+    """The ``(bytes, digest, size)`` columns of a state from :func:`as_stored`."""
+    if isinstance(data, Purged):
+        return None, data.digest, data.size
+    return data, None, None
+
+
+def _migrate_v2(conn: sqlite3.Connection) -> None:
+    """Schema 2 → 3: add the digest columns and purge every stored snapshot that holds a secret (earlier schemas
+    kept the exact bytes of rejected secret packets); freed pages are zeroed (``secure_delete``) and the WAL is
+    truncated, so the bytes are gone from the files. One transaction; a concurrent opener waits, then sees 3."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == 2:
+            have = {r["name"] for r in conn.execute("PRAGMA table_info(change_file)")}
+            for col in _DIGEST_COLUMNS:
+                if col.split()[0] not in have:
+                    conn.execute(f"ALTER TABLE change_file ADD COLUMN {col}")
+            rows = conn.execute("SELECT change_id, idx, before, after FROM change_file").fetchall()
+            for r in rows:
+                for side in ("before", "after"):
+                    if r[side] is not None and holds_secret(r[side]):
+                        _, digest, size = stored_state(Purged.of(r[side]))
+                        conn.execute(f"UPDATE change_file SET {side} = NULL, {side}_digest = ?, {side}_size = ? "
+                                     "WHERE change_id = ? AND idx = ?", (digest, size, r["change_id"], r["idx"]))
+            conn.execute(f"PRAGMA user_version={_USER_VERSION}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
