@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import stat
 from pathlib import Path
@@ -179,3 +180,23 @@ def test_schema_2_ledger_loses_stored_secrets_on_first_open(tmp_path):
     assert files[1].after == b"plain text\n" and not isinstance(files[1].after, L.Purged)
     assert leaks(tmp_path) == []
     assert stat.S_IMODE(os.stat(db).st_mode) == 0o600
+
+
+def test_index_masks_a_secret_in_any_field(repo, capsys):
+    """Not only title and body: tags, origin and every other text column lose the detected value."""
+    home = Path(os.environ["MEMZOI_HOME"])
+    rec = repo / ".memzoi" / "records" / "rust-msrv-is-1-96-1.md"
+    text = rec.read_text(encoding="utf-8")
+    token = PLANTED["bearer token"]
+    text = text.replace("origin:\n", f"tags:\n  - \"{PLANTED['postgres password']}\"\norigin:\n", 1) \
+        if "tags:" not in text else text.replace("tags:\n", f"tags:\n  - \"{PLANTED['postgres password']}\"\n", 1)
+    assert "  origin_key: " in text
+    text = re.sub(r"  origin_key: .*", f"  origin_key: \"Bearer {token}\"", text, count=1)
+    rec.write_text(text, encoding="utf-8")
+    assert run(capsys, "rebuild", "--root", str(repo)) == 0
+    assert leaks(home) == []
+    from memzoi.index import Index
+
+    with Index(repo) as index:
+        row = index.record("rust-msrv-is-1-96-1")
+    assert row is not None and "[redacted]" in (row["tags"] or "") and "[redacted]" in (row["origin_json"] or "")
