@@ -31,7 +31,8 @@ def file_ledger_state(project_root: str | os.PathLike[str], rel_path: str, curre
     """What the ledger knows about one file, for the ``ledger_uncertain``/``ledger_drift`` diagnostics and hover.
 
     Returns ``{"uncertain": [change ids], "last": ChangeRecord | None, "undo_available": bool, "drift": bool}``:
-    ``drift`` is True when the last applied change's after bytes differ from ``current``.
+    ``drift`` is True when the last applied change's after bytes differ from ``current``; ``undo_available`` is
+    False for a change that purged bytes.
     """
     root = _root(project_root)
     out: dict[str, Any] = {"uncertain": [], "last": None, "undo_available": False, "drift": False}
@@ -43,7 +44,8 @@ def file_ledger_state(project_root: str | os.PathLike[str], rel_path: str, curre
             after = next(f.after for f in change.files if f.path == rel_path)
             out["drift"] = after != current
             # Undo needs every file of the change at its after bytes, not only this one.
-            out["undo_available"] = not out["drift"] and all(
+            # A change that purged bytes on purpose cannot be undone (see :class:`~memzoi.ledger.model.Purged`).
+            out["undo_available"] = not out["drift"] and not any(f.purged for f in change.files) and all(
                 _state_or_error(root, f.path) == f.after for f in change.files if f.path != rel_path
             )
     return out
