@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from lsprotocol import types
+from pygls.capabilities import get_capability
 
 from memzoi.pathsafety import bears_secret, shown_id
 from memzoi.runtime import git_env
@@ -32,15 +33,58 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memzoi_lsp.hover")
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+.!|~&:])")
+# Only what can start inline markup, HTML or a link in the middle of a line. Not `:` `.` `(` `_`-inside-words and the
+# like: clients that show Markdown raw (Neovim's float, Emacs without markdown-mode) would show those escapes as
+# noise (`00\:00`), and they cannot start markup there anyway (links need an escaped `[`, emphasis with `_` needs a
+# word boundary).
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>&|~])|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+# GFM turns bare URLs into links: break the scheme's `://` and a leading `www.` instead.
+_AUTOLINK = re.compile(r"(?<=[A-Za-z])(:)(?=//)|(?<=\bwww)(\.)", re.IGNORECASE)
+# A value at the start of a line could open a block (heading, list, quote, thematic break).
+_BLOCK_START = re.compile(r"^(\s*)([#+\-=>])|^(\s*\d+)([.)])")
 
 
 def esc(value: Any) -> str:
-    """Escape ``value`` for Markdown: every punctuation that could start markup, HTML, or an autolink is
-    backslash-escaped, and line breaks become spaces."""
+    """Escape ``value`` for Markdown with as few backslashes as can be: characters that could start inline markup,
+    HTML or a link, URL autolinks and a block marker at the start; line breaks become spaces. Prefer :func:`code`
+    for identifiers, codes and timestamps: a code span needs no escape at all."""
     text = scrub("" if value is None else str(value))  # a detected secret is never shown
     text = re.sub(r"[\r\n\u2028\u2029]+", " ", text)
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    text = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
+    text = _AUTOLINK.sub(lambda m: "\\" + m.group(0), text)
+    return _BLOCK_START.sub(lambda m: (m.group(1) or m.group(3) or "") + "\\" + (m.group(2) or m.group(4)), text, count=1)
+
+
+_CODE_SPAN = re.compile(r"`([^`]*)`")
+_LINK = re.compile(r"(?<!\\)\[((?:\\.|[^\]\\])*)\]\(([^)\s]*)\)")
+
+
+def to_plaintext(markdown: str) -> str:
+    """The hover text for a client that asked for plaintext: the markup this module builds (code spans, links,
+    strong and emphasis, backslash escapes) removed, its text kept."""
+    spans: list[str] = []
+
+    def keep(m: re.Match[str]) -> str:
+        spans.append(m.group(1))
+        return f"\x00{len(spans) - 1}\x00"
+
+    text = _CODE_SPAN.sub(keep, markdown)
+    text = _LINK.sub(lambda m: f"{m.group(1)} <{m.group(2)}>" if m.group(1) != m.group(2) else m.group(2), text)
+    text = re.sub(r"(?<!\\)\*\*", "", text)
+    text = re.sub(r"(?<![\w\\])_(\S(?:.*?\S)?)_(?!\w)", r"\1", text)
+    text = re.sub(r"\\(.)", r"\1", text)
+    return re.sub("\x00(\\d+)\x00", lambda m: spans[int(m.group(1))], text)
+
+
+def for_client(ls: "MemzoiServer", hover: types.Hover | None) -> types.Hover | None:
+    """``hover`` in the format the client asked for (``hover.contentFormat``, most preferred first): Markdown
+    unless the client prefers plaintext or does not list Markdown."""
+    if hover is None or not isinstance(hover.contents, types.MarkupContent):
+        return hover
+    formats = [getattr(f, "value", f) for f in get_capability(ls.client_capabilities, "text_document.hover.content_format", None) or []]
+    if formats and (formats[0] == "plaintext" or "markdown" not in formats):
+        hover.contents = types.MarkupContent(kind=types.MarkupKind.PlainText, value=to_plaintext(hover.contents.value))
+    return hover
 
 
 def code(value: Any) -> str:
@@ -65,31 +109,36 @@ def register(server: "MemzoiServer") -> None:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: "MemzoiServer", params: types.HoverParams) -> types.Hover | None:
-        snap = ls.docs.snapshot(params.text_document.uri)
-        if snap is None or not ls.is_memzoi(snap):
+        return for_client(ls, await markdown_hover(ls, params))
+
+
+async def markdown_hover(ls: "MemzoiServer", params: types.HoverParams) -> types.Hover | None:
+    """The hover at the position, in Markdown."""
+    snap = ls.docs.snapshot(params.text_document.uri)
+    if snap is None or not ls.is_memzoi(snap):
+        return None
+    tm = TextMap(snap.text, ls.workspace.position_encoding)
+    offset = tm.offset(params.position)
+    where = resident.file_of(ls, snap.path) if snap.analysis.placement.memzoi_dir is None else None
+    if where is not None:
+        return resident.hover(ls, snap, where, offset)
+    doc = snap.analysis.document
+    hit = keys.key_at(doc, offset)
+    if hit is not None:
+        path, node = hit
+        text = key_doc(snap, path)
+        if text is None:
             return None
-        tm = TextMap(snap.text, ls.workspace.position_encoding)
-        offset = tm.offset(params.position)
-        where = resident.file_of(ls, snap.path) if snap.analysis.placement.memzoi_dir is None else None
-        if where is not None:
-            return resident.hover(ls, snap, where, offset)
-        doc = snap.analysis.document
-        hit = keys.key_at(doc, offset)
-        if hit is not None:
-            path, node = hit
-            text = key_doc(snap, path)
-            if text is None:
-                return None
-            return types.Hover(
-                contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
-                range=tm.range(node.start, node.end),
-            )
-        fm_end = doc.fm_close[1] if doc.fm_close else (doc.fm_end if doc.fm_end is not None else 0)
-        if offset > fm_end or doc.data is None:
-            return None
-        commit = await cached_last_commit(ls, snap.path)
-        text = provenance_markdown(ls, snap, commit)
-        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+            range=tm.range(node.start, node.end),
+        )
+    fm_end = doc.fm_close[1] if doc.fm_close else (doc.fm_end if doc.fm_end is not None else 0)
+    if offset > fm_end or doc.data is None:
+        return None
+    commit = await cached_last_commit(ls, snap.path)
+    text = provenance_markdown(ls, snap, commit)
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
 
 
 def key_doc(snap: Snapshot, path: tuple) -> str | None:

@@ -74,7 +74,7 @@ async def test_hover_escapes_record_text(client, workspace: Path):
     value = await hover(client, uri, pos(text, "kind: memory", client.profile, 8))
     import re
 
-    assert "](command:" not in value and not re.search(r"(?<!\\)<img", value)
+    assert not re.search(r"(?<!\\)\]\(command:", value) and not re.search(r"(?<!\\)<img", value)
     assert "\\[click\\]" in value
 
 
@@ -216,3 +216,39 @@ async def test_workspace_symbols_search_titles_and_bodies(client, workspace: Pat
     assert sorted(s.name for s in res) == ["Use Node 22", "Use pnpm"]  # matched by body text
     res = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="pnpm"))
     assert [s.name for s in res] == ["Use pnpm"]
+
+
+def test_hover_markdown_needs_no_escape_for_ordinary_values():
+    from memzoi_lsp.hover import esc, to_plaintext
+
+    # clients that show Markdown raw (Neovim, Emacs without markdown-mode) would show these escapes as noise
+    for value in ("2026-07-01T00:00:00Z", "(scope_project_mismatch)", "see docs/a.md: done!"):
+        assert esc(value) == value
+    # what could start markup, HTML, a link or a block is still escaped
+    assert esc("[x](command:y) <b>") == "\\[x\\](command:y) \\<b\\>"
+    assert esc("http://e.com") == "http\\://e.com" and esc("# h") == "\\# h" and esc("1. x") == "1\\. x"
+    md = "**Record** `a_b` — " + esc("[x] <y> 00:00") + " [label](https://e.com) _Schema: X_"
+    assert to_plaintext(md) == "Record a_b — [x] <y> 00:00 label <https://e.com> Schema: X"
+
+
+async def test_hover_plaintext_for_a_client_that_asks(workspace: Path, memzoi_home: Path):
+    from pytest_lsp import client_capabilities
+
+    from .conftest import PROFILES, start_client
+
+    profile = list(PROFILES)[0]
+    caps = client_capabilities(PROFILES[profile])
+    caps.text_document.hover.content_format = [types.MarkupKind.PlainText]
+    client = await start_client(profile, workspace, memzoi_home, capabilities=caps)
+    try:
+        path = workspace / ".memzoi" / "records" / "use-pnpm.md"
+        text = path.read_text()
+        uri = open_doc(client, path)
+        res = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=pos(text, "kind: memory", profile, 8)))
+        assert res.contents.kind == types.MarkupKind.PlainText
+        value = res.contents.value
+        assert "Record use-pnpm" in value and "**" not in value and "`" not in value and "\\" not in value
+    finally:
+        await client.shutdown_session()
+        await client.stop()
