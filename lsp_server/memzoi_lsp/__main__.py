@@ -1,7 +1,9 @@
 """``memzoi-lsp``: run the Memzoi language server.
 
-stdio by default; ``--tcp HOST PORT`` serves one TCP connection (for debugging). Logs go to stderr only
-(stdout is the JSON-RPC channel and nothing else is ever written to it). Exit status: 0 after a
+stdio by default; ``--tcp HOST PORT`` serves one TCP connection (for debugging). Logs go to the client as
+``window/logMessage`` (settings ``logToClient``, ``logLevel``); stderr, which clients record as errors, gets only
+warnings and errors unless ``--log-level`` asks for more. Stdout is the JSON-RPC channel and nothing else is ever
+written to it. Exit status: 0 after a
 ``shutdown``/``exit`` sequence, 1 when the client went away without ``shutdown`` (stdin closed).
 """
 
@@ -19,7 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="memzoi-lsp", description="Memzoi language server (stdio by default)")
     parser.add_argument("--tcp", nargs=2, metavar=("HOST", "PORT"), help="serve one TCP connection instead of stdio")
     parser.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (the default)")
-    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    parser.add_argument("--log-level", default=None, choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                        help="what is also written to stderr (default: WARNING)")
     parser.add_argument("--version", action="version", version=f"memzoi-lsp {__version__}")
     args = parser.parse_args(argv)
 
@@ -29,8 +32,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    logging.getLogger("memzoi_lsp").setLevel(args.log_level)
-    logging.getLogger("memzoi").setLevel(args.log_level)
+    stderr_level = args.log_level or "WARNING"
+    for handler in logging.getLogger().handlers:
+        handler.setLevel(stderr_level)
+    # The loggers pass INFO (or DEBUG) on: the client bridge picks what the `logLevel` setting asks for.
+    for name in ("memzoi_lsp", "memzoi"):
+        logging.getLogger(name).setLevel("DEBUG" if args.log_level == "DEBUG" else "INFO")
     # pygls logs every message body at INFO: keep it quiet.
     logging.getLogger("pygls").setLevel(logging.WARNING)
 

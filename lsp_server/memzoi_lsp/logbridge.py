@@ -1,4 +1,5 @@
-"""Optional bridge from Python logging to ``window/logMessage`` (setting ``logToClient``).
+"""Bridge from Python logging to ``window/logMessage`` with its levels (settings ``logToClient``, on by default,
+and ``logLevel``, the least severe record sent).
 
 Records from pygls are skipped: pygls logs every message it sends, so forwarding its records would send a log
 message about sending a log message, without end. Records emitted on worker threads are handed to the event
@@ -35,6 +36,8 @@ class ClientLogHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         ls = self.server
         if "pygls" in record.name or not ls.settings.log_to_client or ls.stopping or ls.loop is None:
+            return
+        if record.levelno < logging.getLevelName(ls.settings.log_level.upper()):
             return
         if getattr(self._local, "busy", False):
             return

@@ -361,7 +361,8 @@ class MemzoiServer(LanguageServer):
             )
         changed = settings != self.settings
         self.settings = settings
-        logging.getLogger("memzoi_lsp").setLevel(settings.log_level.upper())
+        if settings.log_level == "debug":  # records below INFO are only made when someone asks for them
+            logging.getLogger("memzoi_lsp").setLevel(logging.DEBUG)
         if changed:
             self.settings_generation += 1
 

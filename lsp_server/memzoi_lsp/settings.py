@@ -6,8 +6,9 @@ Keys (camelCase on the wire, snake_case here):
 * ``severity``: ``{code: "error"|"warning"|"information"|"hint"}`` per-code overrides;
 * ``disabled``: codes never published;
 * ``debounceMs``: delay after the last keystroke before an open document is re-analysed (push mode);
-* ``logLevel``: ``debug|info|warning|error`` for the server's stderr log;
-* ``logToClient``: also send log records to the client as ``window/logMessage``.
+* ``logLevel``: ``debug|info|warning|error``: the least severe log record sent to the client;
+* ``logToClient``: send log records to the client as ``window/logMessage`` (default on; stderr gets only
+  warnings and errors unless the server's ``--log-level`` asks for more).
 
 These add, per user, to the project's ``[rules]`` in ``.memzoi/config.toml`` (:mod:`memzoi.rules`): a severity
 here wins over the project's for that code, and disabled codes are added to the project's. Codes that SPEC §4
@@ -37,7 +38,7 @@ class Settings(BaseModel):
     disabled: frozenset[str] = frozenset()
     debounce_ms: int = Field(200, ge=0, le=10_000)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
-    log_to_client: bool = False
+    log_to_client: bool = True
 
     def over(self, project: Rules) -> Rules:
         """The project's rules with these settings on top (see the module docstring)."""

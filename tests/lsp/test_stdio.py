@@ -54,9 +54,9 @@ def test_strict_parser_rejects_pollution():
             parse_strict(polluted)
 
 
-def _spawn(home: Path) -> subprocess.Popen:
+def _spawn(home: Path, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [*server_command(), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env={**os.environ, "MEMZOI_HOME": str(home)},
     )
 
@@ -141,6 +141,9 @@ def test_stdout_is_only_framed_jsonrpc(tmp_path: Path):
     assert "window/logMessage" in methods  # logToClient bridges records to the client, not to stdout
     # pygls logs the malformed request's structuring error; none of our own code may have raised.
     assert b"memzoi_lsp/" not in err and b"/memzoi/" not in err, err.decode(errors="replace")
+    # stderr (which editors record as errors) stays quiet: no INFO line there, the client got them instead
+    assert b" INFO " not in err, err.decode(errors="replace")
+    assert any(m.get("method") == "window/logMessage" and m["params"]["type"] == 3 for m in messages)
     assert not any("Error in server" in json.dumps(m) for m in messages)
 
 
@@ -179,12 +182,15 @@ def read_frame(stream) -> dict:
 def test_b26_reply_to_server_request_after_shutdown_is_processed(tmp_path: Path):
     root = tmp_path / "ws"
     (root / ".memzoi" / "records").mkdir(parents=True)
-    proc = _spawn(tmp_path / "home")
+    proc = _spawn(tmp_path / "home", "--log-level", "INFO")  # the test reads an INFO line from stderr
     try:
         proc.stdin.write(frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "processId": None, "rootUri": root.as_uri(), "capabilities": {"workspace": {"configuration": True}}}}))
         proc.stdin.flush()
-        assert read_frame(proc.stdout)["id"] == 1
+        first = read_frame(proc.stdout)
+        while first.get("method") == "window/logMessage":  # allowed before the initialize result (LSP 3.17)
+            first = read_frame(proc.stdout)
+        assert first["id"] == 1
         proc.stdin.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
         proc.stdin.flush()
         while True:
@@ -220,7 +226,7 @@ def test_b24_shutdown_during_scan_completes_before_reply_and_exits_zero(tmp_path
     records.mkdir(parents=True)
     for i in range(1500):
         (records / f"r-{i}.md").write_text(record_text(f"r-{i}", f"Record {i}"))
-    proc = _spawn(tmp_path / "home")
+    proc = _spawn(tmp_path / "home", "--log-level", "INFO")  # the test reads an INFO line from stderr
     try:
         for m in _init(root):
             proc.stdin.write(m)

@@ -41,6 +41,6 @@ export function buildServerSettings(get: ConfigGetter): ServerSettings {
     typeof rawDebounce === 'number' && Number.isFinite(rawDebounce) ? Math.min(10000, Math.max(0, Math.round(rawDebounce))) : 200;
   const rawLevel = get('logLevel');
   const logLevel = typeof rawLevel === 'string' && LOG_LEVELS.has(rawLevel) ? rawLevel : 'info';
-  const logToClient = get('logToClient') === true;
+  const logToClient = get('logToClient') !== false;
   return { severity, disabled: [...new Set(disabled)], debounceMs, logLevel, logToClient };
 }

@@ -8,7 +8,7 @@ test('defaults when nothing is configured', () => {
     disabled: [],
     debounceMs: 200,
     logLevel: 'info',
-    logToClient: false,
+    logToClient: true,
   });
 });
 
@@ -25,15 +25,15 @@ test('valid values pass through; malformed ones are dropped or clamped', () => {
     disabled: ['bom', 'empty_body'],
     debounceMs: 10000,
     logLevel: 'info',
-    logToClient: false,
+    logToClient: true,
   });
 });
 
 test('array severity and negative debounce are rejected', () => {
-  const cfg: Record<string, unknown> = { severity: ['error'], debounceMs: -5, logLevel: 'debug', logToClient: true };
+  const cfg: Record<string, unknown> = { severity: ['error'], debounceMs: -5, logLevel: 'debug', logToClient: false };
   const s = buildServerSettings((k) => cfg[k]);
   assert.deepEqual(s.severity, {});
   assert.equal(s.debounceMs, 0);
   assert.equal(s.logLevel, 'debug');
-  assert.equal(s.logToClient, true);
+  assert.equal(s.logToClient, false);
 });
