@@ -158,6 +158,9 @@ class MemzoiServer(LanguageServer):
         self.docs = Documents(lambda: self.workspace)
         self.projects: dict[Path, Project] = {}
         self.published: set[str] = set()
+        # Open documents whose file was deleted or renamed away: neither diagnosed nor cross-checked until the
+        # file is back (saved again); a buffer never saved yet is not in here and is diagnosed as usual.
+        self.gone: set[str] = set()
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
         self.scan_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memzoi-scan")
@@ -231,6 +234,8 @@ class MemzoiServer(LanguageServer):
         where = resident.file_of(self, snap.path) if snap.analysis.placement.memzoi_dir is None else None
         if where is not None:
             return resident.findings_for(self, snap, where)
+        if self.gone_from_disk(snap):
+            return []
         own = list(snap.analysis.findings)
         project = self.project_for(snap.path)
         placement = snap.analysis.placement
@@ -250,6 +255,15 @@ class MemzoiServer(LanguageServer):
             return own
         cross = project.crossfile.findings_for(key)
         return sorted(own + cross, key=lambda f: (f.start, f.end, f.code)) if cross else own
+
+    def gone_from_disk(self, snap: Snapshot) -> bool:
+        """True for an open document whose file was deleted or renamed away (see ``self.gone``)."""
+        if snap.path is None or path_to_uri(snap.path) not in self.gone:
+            return False
+        if snap.path.exists():
+            self.gone.discard(path_to_uri(snap.path))
+            return False
+        return True
 
     def graded(self, snap: Snapshot, findings: list[Finding]) -> list[Finding]:
         """``findings`` of ``snap`` graded by the project's ``[rules]`` with the editor settings on top
@@ -501,6 +515,7 @@ def create_server() -> MemzoiServer:
         path = uri_to_path(uri)
         project = ls.project_for(path)
         key = path_to_uri(path) if path else uri
+        ls.gone.discard(key)
         if project is not None and key in project.files:
             snap = ls.docs.snapshot(key)
             affected = ls.feed(project, key, snap.analysis) if snap is not None else set()

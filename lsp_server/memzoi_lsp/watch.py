@@ -221,9 +221,11 @@ def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]
         project = ls.project_for(uri_to_path(uri))
         if project is not None:
             affected |= ls.unfeed(project, uri)
-        if not ls.docs.is_open(uri):
-            diagnostics.clear(ls, uri)
+        if ls.docs.is_open(uri):
+            ls.gone.add(uri)  # the editor keeps the buffer; its problems go with the file
+        diagnostics.clear(ls, uri)
     for uri in updated:
+        ls.gone.discard(uri)
         if ls.docs.is_open(uri):
             continue
         try:

@@ -348,3 +348,24 @@ async def test_check_workspace_picks_up_files_no_watcher_reported(git_workspace:
     assert result["files_checked"] == 4 and result["counts"]["error"] == 1
     res = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="Stray"))
     assert [s.container_name for s in res] == ["stray"]  # rescanned and indexed by the command itself
+
+
+async def test_files_gone_from_disk_leave_the_problems_even_when_open(git_workspace: Path, client):
+    from .conftest import diagnostics
+
+    root = git_workspace
+    packet = root / ".memzoi" / "proposals" / "pending" / "mem-new.md"
+    puri = open_doc(client, packet)
+    result = await run(client, find(await actions_for(client, puri), "Apply proposal"))
+    [record] = [f["path"] for f in result["files"] if f["path"].startswith(".memzoi/records/") and f["before"] == "absent"]
+    ruri = open_doc(client, root / record)  # the editor keeps both tabs open
+    # the applied record and the resolved packet share their content: the record says so while both exist
+    await diagnostics(client, ruri, lambda d: any(x.code == "duplicate_content" for x in d) or not d)
+    undone = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="memzoi.undo", arguments=[{"change_id": result["change_id"]}]))
+    assert undone["status"] == "undone"
+    assert {(f["path"], f["before"], f["after"]) for f in undone["files"]} >= {(record, "present", "absent")}
+    # the record's file is gone: no problems for it, and the restored packet is not its duplicate
+    await diagnostics(client, ruri, lambda d: d == [])
+    restored = await diagnostics(client, puri, lambda d: True)
+    assert not any(x.code == "duplicate_content" for x in restored), restored
