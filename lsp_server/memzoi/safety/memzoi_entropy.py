@@ -49,8 +49,8 @@ def typed_digest(text: str, start: int, token: str) -> bool:
 def entropy_hits(ctx: Ctx) -> list[Hit]:
     """``high_entropy_value``: every candidate of :data:`TOKEN_CANDIDATE_SOURCE` (runs longer than 256 are cut
     in 256-character pieces, as the Rust regex does) that :func:`entropy_value` accepts, except typed digests
-    (:func:`typed_digest`). Adjacent pieces of one run give one hit; matches inside one armored block (``-----BEGIN …-----`` to ``-----END …-----``) give
-    one hit for the whole block, so it has one fingerprint."""
+    (:func:`typed_digest`). Adjacent pieces of one run give one hit; matches inside one armored block
+    (``-----BEGIN …-----`` to ``-----END …-----``) give one hit for the whole block, so it has one fingerprint."""
     out: list[Hit] = []
     text = ctx.text
     blocks: list[tuple[int, int, str]] | None = None

@@ -23,6 +23,7 @@ from .memzoi_entropy import entropy_hits
 from .memzoi_source import MEMZOI_PATTERNS, WHITE_SPACE, rust_to_python
 from .memzoi_url import url_hits
 
+
 @dataclass(frozen=True, slots=True)
 class Rule:
     """One compiled Memzoi detector and how it is looked for. ``mode`` is ``anchored`` when every match starts
@@ -32,8 +33,8 @@ class Rule:
     a ``://`` follows one); ``long`` when every match is a 16+ character run without whitespace (the regex runs on
     the long runs, and only when a stem occurs in one); ``assign`` when every match has a stem followed by
     ``[A-Z0-9_]*\\s*=`` (the regex runs on the whole text when such a stem occurs); or ``gated`` (the regex runs
-    on the whole text when a stem occurs in it). Stems are looked for in the lower-cased UTF-8 bytes first
-    (faster than a search of a non-ASCII string)."""
+    on the whole text when a stem occurs in it). In a non-ASCII text, stems are first looked for in its
+    lower-cased UTF-8 bytes (faster than a search of the string)."""
 
     detector: str
     code: str
