@@ -162,3 +162,15 @@ def test_upgrade_write_refuses_a_read_only_file(capsys, tmp_path, corpus):
     assert code == 1 and "read-only (mode 0444)" in err and "not written" in err
     assert dst.read_bytes() == before and mode(dst) == 0o444
     assert [p.name for p in dst.parent.iterdir()] == [dst.name]
+
+
+def test_preview_refuses_a_read_only_target_as_the_change_would(repo):
+    from memzoi.ledger import dry_run
+    from memzoi.lifecycle.reattest import plan_reattest
+
+    path = attested(repo)
+    path.write_bytes(path.read_bytes().replace(b"500 lines.", b"400 lines."))
+    os.chmod(path, 0o444)
+    with pytest.raises(L.Refusal) as err:
+        dry_run(repo, lambda root: plan_reattest(root, "prefer-small-modules"))
+    assert err.value.code == "read_only"

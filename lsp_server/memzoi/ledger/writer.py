@@ -130,6 +130,7 @@ def dry_run(project_root: str | os.PathLike[str], build: Callable[[Path], Change
     with _locked(root, lock_timeout) as (_ledger, _conn):
         plan = build(root)
         _refuse_secret_paths(plan)
+        _refuse_unwritable(root, plan.files, forward=True)
         return plan
 
 
