@@ -36,7 +36,7 @@
 
 (defcustom memzoi-settings '()
   "Server settings (the `memzoi' section), as a plist.
-Example: \\='(:severity (:high_entropy_value \"information\") :disabled [\"bom\"] :debounceMs 200)."
+Example: \\='(:severity (:duplicate_content \"information\") :disabled [\"bom\"] :debounceMs 200)."
   :type 'plist)
 
 (defalias 'memzoi--parent-mode

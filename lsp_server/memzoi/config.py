@@ -89,7 +89,8 @@ class SafetySection(BaseModel):
     accepted_fingerprints: list[str] = Field(
         default_factory=list,
         description="Fingerprints (64 lower-case hex, optionally prefixed `blake3:`) of `high_entropy_value` "
-        "findings accepted as not secret. Credential, private-key and gate findings cannot be accepted.",
+        "findings of this project's own detectors accepted as not secret. A match of Memzoi's write-safety "
+        "rules (its entropy rule included), a credential or a gate finding cannot be accepted.",
     )
 
     unsigned_jwt: Literal["error", "warning", "information", "hint"] = Field(

@@ -117,10 +117,15 @@ CODES: dict[str, tuple[Severity, str]] = {
     "internal_error": (E, "internal"),
 }
 
-#: Codes that can never be suppressed or downgraded by configuration (SPEC §4).
-UNSUPPRESSIBLE: frozenset[str] = frozenset(
-    {"credential_token", "private_key"} | {c for c, (_, g) in CODES.items() if g == "gate"}
-)
+#: Memzoi's write-safety reason codes (reference §3.3): the floor of ``memzoi check``. Whatever Memzoi's rules refuse
+#: is an error under one of these codes, whatever the configuration says.
+WRITE_SAFETY: frozenset[str] = frozenset({
+    "credential_token", "private_key", "authorization_header", "credentialed_url", "connection_string",
+    "session_token", "cloud_credential", "environment_secret", "high_entropy_value",
+})
+#: Codes that can never be disabled, downgraded or ignored by configuration (SPEC §4, widened to Memzoi's whole
+#: write-safety floor so that no setting hides what Memzoi refuses): the secret codes and the git-plane gate.
+UNSUPPRESSIBLE: frozenset[str] = WRITE_SAFETY | frozenset(c for c, (_, g) in CODES.items() if g == "gate")
 
 
 @dataclass(frozen=True, slots=True)

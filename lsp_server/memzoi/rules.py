@@ -10,8 +10,9 @@ disabled = ["retention_query_only"]
 ignore = ["records/archive/**"]   # relative to the .memzoi folder
 ```
 
-The codes that SPEC §4 makes unsuppressible (:data:`memzoi.findings.UNSUPPRESSIBLE`: ``credential_token``,
-``private_key`` and the git-plane gate) can be neither disabled nor given another severity, and a file matched by
+The unsuppressible codes (:data:`memzoi.findings.UNSUPPRESSIBLE`: Memzoi's write-safety codes such as
+``credential_token``, ``private_key`` and ``connection_string``, and the git-plane gate) can be neither disabled nor
+given another severity, and a file matched by
 ``ignore`` still reports them: an ignored path silences everything that may be silenced, never a secret or a gate.
 """
 

@@ -12,7 +12,7 @@ Keys (camelCase on the wire, snake_case here):
 
 These add, per user, to the project's ``[rules]`` in ``.memzoi/config.toml`` (:mod:`memzoi.rules`): a severity
 here wins over the project's for that code, and disabled codes are added to the project's. Codes that SPEC §4
-makes unsuppressible (``credential_token``, ``private_key`` and the git-plane gate) can be neither disabled nor
+makes unsuppressible (Memzoi's write-safety codes and the git-plane gate) can be neither disabled nor
 downgraded; such entries are dropped with a warning.
 """
 

@@ -78,7 +78,7 @@ def configuration() -> dict:
             "scope": "resource",
             "propertyNames": {"enum": codes},
             "additionalProperties": {"type": "string", "enum": ["error", "warning", "information", "hint"]},
-            "markdownDescription": "Per-code severity overrides, e.g. `{\"high_entropy_value\": \"information\"}`. Secret and git-plane gate codes ("
+            "markdownDescription": "Per-code severity overrides, e.g. `{\"duplicate_content\": \"information\"}`. Secret and git-plane gate codes ("
             + ", ".join(f"`{c}`" for c in sorted(UNSUPPRESSIBLE))
             + ") cannot be downgraded.",
         },

@@ -8,7 +8,7 @@
 --- Buffer-local `:Memzoi…` commands are created on attach (see `:help` in editors/nvim/README.md).
 ---
 --- Override the program with `vim.lsp.config('memzoi', { cmd = { '/path/to/.venv/bin/memzoi-lsp' } })`
---- and server settings with `settings = { memzoi = { severity = { high_entropy_value = 'information' } } }`.
+--- and server settings with `settings = { memzoi = { severity = { duplicate_content = 'information' } } }`.
 
 ---@type vim.lsp.Config
 return {

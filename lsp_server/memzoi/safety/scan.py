@@ -11,7 +11,8 @@ Order of work for one document (all spans are code-point offsets into the docume
 5. overlaps are resolved (:func:`_resolve`): among our credential hits the most specific detector wins, and no
    Memzoi match is dropped except where a hit of its own code covers it;
 6. each finding gets a fingerprint (:mod:`.fingerprint`) from its code, logical field and value; a
-   ``high_entropy_value`` whose fingerprint is accepted in ``.memzoi/config.toml`` is dropped.
+   ``high_entropy_value`` of our own detectors whose fingerprint is accepted in ``.memzoi/config.toml`` is dropped
+   (a match of Memzoi's own entropy rule cannot be accepted: it is part of the floor).
 
 Messages name the kind of value and where it is, never the value.
 """
@@ -179,8 +180,8 @@ def to_findings(doc: Document, hits: list[Hit], accepted: frozenset[str] = froze
     for h in hits:
         field = field_at(doc, h.start)
         fp = fingerprint(h.code, field, h.value)
-        if h.code == "high_entropy_value" and fp in accepted:
-            continue
+        if h.code == "high_entropy_value" and fp in accepted and not h.memzoi:
+            continue  # a reviewer's decision about our own detector; Memzoi's floor cannot be accepted away
         where = _where(field)
         advice = _ADVICE[h.code]
         fixes: tuple[Fix, ...] = ()
@@ -191,6 +192,8 @@ def to_findings(doc: Document, hits: list[Hit], accepted: frozenset[str] = froze
             fixes = (Fix("Remove the invisible characters", (TextEdit(h.start, h.end, ""),)),)
         elif h.code == "transcript_detected":
             msg = f"{h.label} {where} look like a raw transcript: {advice}"
+        elif h.code == "high_entropy_value" and h.memzoi:
+            msg = f"{h.label} {where} may be a secret, and Memzoi's write-safety gate refuses it: {advice}"
         elif h.code == "high_entropy_value":
             msg = (f"{h.label} {where} may be a secret: {advice}; if it is not, accept it by adding its fingerprint "
                    f"\"{fp}\" to `[safety] accepted_fingerprints` in .memzoi/config.toml")
