@@ -3,7 +3,9 @@ or removes it; afterwards the edit must be on disk (in the file, or in a file ke
 
 Run the long version from the project root (about 1 ms of work per race plus the helper's delay)::
 
-    .venv/bin/python -m tests.ledger.races --races 1200 [--portable]
+    .venv/bin/python -m tests.ledger.races --races 1200 [--portable] [--apply]
+
+``--apply`` races ``proposals apply`` itself: the helper edits the pending packet being applied.
 
 The helper is one long-lived process that receives ``path style delay content`` lines. It is told to go at a
 randomly chosen durable step of the change (from the first check to the last directory fsync), sleeps a random
@@ -137,6 +139,66 @@ def run_races(workdir: Path, n: int, *, seed: int = 1, max_delay_us: int = 400) 
     return out
 
 
+def run_apply_races(root: Path, n: int, *, seed: int = 1, max_delay_us: int = 400) -> Counter:
+    """``proposals apply`` races: ``root`` is a seeded repository (``tests.lifecycle.conftest.seed``); each race
+    applies a fresh pending packet while the helper saves an edit of that packet at a random step of the change.
+    Returns the same counts as :func:`run_races`."""
+    from memzoi.lifecycle import apply_proposal
+
+    from ..lifecycle.conftest import PENDING
+
+    rng = random.Random(seed)
+    template = (root / PENDING / "mem_2026_07_06_testing_procedure.md").read_bytes()
+    title = b"Run focused tests before full workspace checks"
+    helper = Helper()
+    out: Counter = Counter()
+    try:
+        for k in range(n):
+            style = STYLES[k % 2]
+            pid = f"race_packet_{k}"
+            path = root / PENDING / f"{pid}.md"
+            path.write_bytes(template.replace(b"mem_2026_07_06_testing_procedure", pid.encode())
+                             .replace(title, title + f" {k}".encode()))
+            edit = path.read_bytes() + f"\nhand edit {k} {rng.getrandbits(64):x}\n".encode()
+            # The packet is the change's last file (created record, resolved packet, removed packet).
+            steps = ["apply:checked", "apply:file0:swap", "apply:file1:swap", "apply:file2:swap",
+                     "apply:file2:compare", "apply:file2:unlink", "apply:file2:dirsync", "apply:written"]
+            trigger, delay, sent = rng.choice(steps), rng.randrange(max_delay_us), False
+
+            def hook(step: str) -> None:
+                nonlocal sent
+                if step == trigger and not sent:
+                    sent = True
+                    helper.go(path, style, delay, edit)
+
+            L.set_fault_hook(hook)
+            try:
+                try:
+                    apply_proposal(root, pid, actor="racer")
+                    result = "applied"
+                except L.Refusal as err:
+                    assert err.code == "external_drift", err.message
+                    result = "refused"
+            finally:
+                L.set_fault_hook(None)
+            if not sent:
+                helper.go(path, style, 0, edit)
+            helper.wait()
+            here = [p for p in path.parent.iterdir() if p.is_file() and p.read_bytes() == edit]
+            out[f"apply/{style}"] += 1
+            if not here:
+                out["lost"] += 1
+            elif here == [path]:
+                out["refused" if result == "refused" else "edited_after"] += 1
+            else:
+                out["kept_beside"] += 1
+            for p in here:  # the next race starts clean
+                p.unlink()
+    finally:
+        helper.close()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: run the races and print the counts; exit 1 when any edit was lost."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -144,14 +206,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-delay-us", type=int, default=400)
     ap.add_argument("--portable", action="store_true", help="without renameat2 (the portable fallback)")
+    ap.add_argument("--apply", action="store_true", help="race `proposals apply` of fresh packets (needs the corpus)")
     args = ap.parse_args(argv)
     fsutil.use_exchange = not args.portable
     shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     with tempfile.TemporaryDirectory(prefix="memzoi-races-", dir=shm) as tmp:
         os.environ["MEMZOI_HOME"] = str(Path(tmp) / "home")
-        counts = run_races(Path(tmp), args.races, seed=args.seed, max_delay_us=args.max_delay_us)
+        if args.apply:
+            from ..lifecycle.conftest import seed
+
+            counts = run_apply_races(seed(Path(tmp) / "repo"), args.races, seed=args.seed,
+                                     max_delay_us=args.max_delay_us)
+        else:
+            counts = run_races(Path(tmp), args.races, seed=args.seed, max_delay_us=args.max_delay_us)
     mode = "portable rename/link" if args.portable else "renameat2 exchange"
-    print(f"{args.races} edit/apply races ({mode}): lost edits {counts['lost']}; "
+    what = "edit/`proposals apply`" if args.apply else "edit/apply"
+    print(f"{args.races} {what} races ({mode}): lost edits {counts['lost']}; "
           f"refused {counts['refused']}, edited after the change {counts['edited_after']}, "
           f"kept beside {counts['kept_beside']}")
     print("  " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if "/" in k))
