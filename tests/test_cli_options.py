@@ -243,6 +243,8 @@ def test_sarif_validates_against_the_official_schema(capsys, project, monkeypatc
     _secret(project)
     (project / ".memzoi/records/rec-y.md").write_text(
         VALID.replace("rec-x", "rec-y").replace("status: active", "status: done"), encoding="utf-8")
+    # a file named after a credential: its location is the percent-encoded <redacted-path:…> marker
+    (project / f".memzoi/records/{TOKEN}.md").write_text(VALID.replace("rec-x", TOKEN), encoding="utf-8")
     monkeypatch.chdir(project)
     code, out, _ = run(capsys, "check", "--format", "sarif")  # the obvious CI call: no path
     assert code == 1
@@ -250,16 +252,25 @@ def test_sarif_validates_against_the_official_schema(capsys, project, monkeypatc
     validator = jsonschema.Draft4Validator(sarif_schema(), format_checker=jsonschema.FormatChecker())
     errors = sorted(validator.iter_errors(sarif), key=str)
     assert errors == [], errors[:3]
-    # the validator is strict: what the issue measured (no tool name, a property SARIF lacks) is rejected
+    # the validator is strict: what the issue measured (no tool name, a property SARIF lacks, a location that is
+    # not a URI reference) is rejected
     assert not validator.is_valid({"version": "2.1.0", "runs": [{"tool": {"driver": {}}}]})
+    raw = json.loads(out.replace("%3Credacted-path%3A", "<redacted-path:").replace("%3E", ">"))
+    assert "<redacted-path:" in json.dumps(raw) and not validator.is_valid(raw)
     assert not validator.is_valid({**sarif, "runs": [{**run_0, "bogus": 1} for run_0 in sarif["runs"]]})
     assert TOKEN not in out
     run_ = sarif["runs"][0]
     assert run_["originalUriBaseIds"]["%SRCROOT%"]["uri"] == project.resolve().as_uri() + "/"
+    uris = []
     for result in run_["results"]:
         loc = result["locations"][0]["physicalLocation"]["artifactLocation"]
+        uris.append(loc["uri"])
+        if loc["uri"].startswith("%3Credacted-path%3A"):
+            assert "uriBaseId" not in loc
+            continue
         assert loc["uriBaseId"] == "%SRCROOT%" and not loc["uri"].startswith("/")
         assert loc["uri"].startswith(".memzoi/records/rec-")
+    assert any(u.startswith("%3Credacted-path%3A") for u in uris)
     by_rule = {r["ruleId"]: r for r in run_["results"]}
     assert set(by_rule["credential_token"]["partialFingerprints"]) == {FINGERPRINT_KEY}
     assert len(by_rule["credential_token"]["partialFingerprints"][FINGERPRINT_KEY]) == 64

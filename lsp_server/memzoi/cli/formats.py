@@ -34,7 +34,8 @@ _ANSI = {"error": "31", "warning": "33", "information": "34", "hint": "36", "pat
 
 
 def shown(l: Located) -> str:
-    """The path of a located finding as printed (the display path the check was given)."""
+    """The path of a located finding as printed: the display path the check made with
+    :func:`memzoi.pathsafety.shown_path` (a secret-bearing path is already ``<redacted-path:…>``)."""
     return l.path
 
 
