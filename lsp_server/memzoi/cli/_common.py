@@ -15,7 +15,10 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: ``project=`` values of :func:`add_command`: the dispatcher requires a project (``required``), the command
 #: finds it itself because paths may replace it (``optional``), creates one (``creates``) or never uses one.
@@ -56,6 +59,8 @@ def add_root_json(p: argparse.ArgumentParser, *, json_help: str = "print JSON in
 
 def project_root(args: argparse.Namespace) -> Path:
     """The project root from ``--root`` or the current directory (Memzoi's discovery, reference §7.2)."""
+    from pathlib import Path
+
     from ..workspace import find_project_root
 
     root = getattr(args, "root", None)

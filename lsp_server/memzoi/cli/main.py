@@ -12,13 +12,11 @@ from __future__ import annotations
 import argparse
 import errno
 import json
-import logging
 import os
 import sys
 from importlib import import_module
 
 from .. import __version__
-from ._common import require_project
 
 #: Command modules, in help order. Each has ``register(subparsers)`` which sets ``func`` on its parser.
 COMMANDS = ["init", "check", "upgrade", "proposals", "local", "supersede", "tombstone", "materialize", "reattest", "undo", "history", "reconcile", "resident", "rebuild", "search", "doctor", "explain", "schema", "completion"]
@@ -45,9 +43,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code (also used as ``sys.exit`` status by the console script)."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ["--version"]:  # answered before argparse and its help formatter (which imports shutil) load
+        print(f"memzoi {__version__}")
+        return 0
     first = next((a for a in argv if not a.startswith("-")), None)
     if first is None and "--version" in argv:
-        only = ""  # `memzoi --version` imports no command module
+        only = ""  # `memzoi --debug --version` imports no command module either
     else:
         only = first if first in COMMANDS else None
     parser = build_parser(only)
@@ -56,8 +57,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     if args.debug:
+        import logging  # only here: `memzoi --version` and every ordinary run skip its import
+
         logging.basicConfig(level=logging.DEBUG, stream=sys.stderr, format="memzoi: %(name)s: %(message)s")
     if getattr(args, "project", "required") == "required":
+        from ._common import require_project
+
         root = require_project(args)  # before anything else, so nothing is created outside a project
         if root is None:
             return 2
