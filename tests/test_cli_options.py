@@ -322,3 +322,19 @@ def test_diagnostic_links_point_at_the_shipped_reference():
     path = shipped("docs", "diagnostics.md")
     assert path is not None and href == path.as_uri() + "#bom"
     assert path.read_text(encoding="utf-8") == (ROOT / "docs" / "diagnostics.md").read_text(encoding="utf-8")
+
+
+def test_pre_commit_hook_passes_every_file_check_walks():
+    import os
+    import re
+
+    import yaml
+
+    from memzoi.check import expand
+
+    [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert hook["entry"] == "memzoi check" and hook["pass_filenames"] is True
+    walked = [os.path.relpath(path, ROOT) for path, _ in expand(str(ROOT / "examples")).files]
+    assert walked and all(re.search(hook["files"], rel) for rel in walked)
+    assert re.search(hook["files"], "examples/.memzoi/config.toml")
+    assert not re.search(hook["files"], "docs/diagnostics.md")
