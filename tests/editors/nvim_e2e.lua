@@ -58,6 +58,7 @@ end
 result.attached_plain_json = attached_json(root .. '/package.json')
 
 -- 2. The record with the planted secret: attach, then the credential diagnostic.
+local t_open = vim.uv.hrtime()
 vim.cmd.edit(vim.fn.fnameescape(root .. '/.memzoi/records/deploy-token-rotation.md'))
 local buf = vim.api.nvim_get_current_buf()
 local client
@@ -82,6 +83,8 @@ if not vim.wait(TIMEOUT, function()
 end, 20) then
   fail('no credential_token diagnostic: ' .. vim.inspect(vim.diagnostic.get(buf)))
 end
+result.first_diagnostics_ms = math.floor((vim.uv.hrtime() - t_open) / 1e6)
+log('first open -> first diagnostics:', result.first_diagnostics_ms, 'ms')
 result.diagnostics = {}
 for _, d in ipairs(vim.diagnostic.get(buf)) do
   table.insert(result.diagnostics, {
@@ -110,54 +113,116 @@ result.secret_line = nil
 result.attached_candidate_json = attached_json(root .. '/materialize/candidate.json')
 result.candidate_root = client_of(vim.api.nvim_get_current_buf()) and client_of(vim.api.nvim_get_current_buf()).root_dir
 
--- 4. The pending proposal: buffer-local commands exist; Reject prompts for a reason (cancelled here).
+-- 4. The pending proposal: one global :Memzoi command (no buffer-local ones), completing its subcommands.
 vim.cmd.edit(vim.fn.fnameescape(root .. '/.memzoi/proposals/pending/mem_2026_07_06_auth_001.md'))
 local pbuf = vim.api.nvim_get_current_buf()
+local pending_path = vim.api.nvim_buf_get_name(pbuf)
 if not vim.wait(TIMEOUT, function()
   return client_of(pbuf) ~= nil
 end, 20) then
   fail('client did not attach to the proposal')
 end
 result.same_client = client_of(pbuf).id == client.id
-local cmds = vim.tbl_keys(vim.api.nvim_buf_get_commands(pbuf, {}))
-table.sort(cmds)
-result.buffer_commands = cmds
+result.buffer_commands = vim.tbl_keys(vim.api.nvim_buf_get_commands(pbuf, {}))
 result.global_memzoi_commands = vim.tbl_filter(function(n)
   return n:match('^Memzoi') ~= nil
 end, vim.tbl_keys(vim.api.nvim_get_commands({})))
+result.subcommand_completion = vim.fn.getcompletion('Memzoi ', 'cmdline')
 
-local prompts = {}
-local answers = {}
+local memzoi = require('memzoi')
+local prompts, answers, menus = {}, {}, {}
 vim.ui.input = function(opts, on_confirm)
   table.insert(prompts, opts.prompt)
   on_confirm(table.remove(answers, 1))
 end
-local memzoi = require('memzoi')
-local reject = vim.iter(memzoi.commands):find(function(s) return s.name == 'Reject' end)
-if memzoi.resolve(client, reject) then
-  answers = { nil } -- the user cancels the reason prompt: nothing is executed
-  vim.cmd('MemzoiReject')
-  result.reject_prompts = vim.deepcopy(prompts)
-  result.proposal_still_pending = vim.uv.fs_stat(vim.api.nvim_buf_get_name(pbuf)) ~= nil
-end
-
--- 5. A lifecycle command: Apply the pending proposal (when the server offers it), else Check Workspace.
-local apply = vim.iter(memzoi.commands):find(function(s) return s.name == 'Apply' end)
-memzoi.last_result, memzoi.last_error = nil, nil
-if memzoi.resolve(client, apply) then
-  result.lifecycle = 'Apply'
-  vim.cmd('MemzoiApply')
-  if not vim.wait(TIMEOUT, function()
-    return memzoi.last_result ~= nil or memzoi.last_error ~= nil
-  end, 20) then
-    fail('no answer to :MemzoiApply')
+local pick_title
+vim.ui.select = function(items, opts, on_choice)
+  local titles = {}
+  for _, it in ipairs(items) do
+    local action = it.action or it
+    table.insert(titles, action.title or (opts.format_item and opts.format_item(it)) or tostring(it))
   end
-  result.lifecycle_result = memzoi.last_result
-  result.lifecycle_error = memzoi.last_error and (memzoi.last_error.message or vim.inspect(memzoi.last_error))
-  log('Apply:', vim.json.encode(memzoi.last_result), tostring(result.lifecycle_error))
-  -- the file moved on disk: :checktime / a new :edit sees the applied packet and the new record
-  result.record_exists = vim.uv.fs_stat(root .. '/.memzoi/records/' .. 'protected-routes-must-validate-sessions-server-side.md') ~= nil
+  table.insert(menus, titles)
+  for i, t in ipairs(titles) do
+    if t == pick_title then
+      return on_choice(items[i], i)
+    end
+  end
+  on_choice(nil)
 end
+local function wait_answer(what)
+  if not vim.wait(TIMEOUT, function() return memzoi.last_result ~= nil or memzoi.last_error ~= nil end, 20) then
+    fail('no answer to ' .. what)
+  end
+  return memzoi.last_result, memzoi.last_error
+end
+-- What `gra` runs: the code-action menu; the user picks "Reject proposal…" and answers the reason prompt.
+memzoi.last_result, memzoi.last_error = nil, nil
+pick_title, answers = 'Reject proposal…', { 'duplicate of an existing record' }
+vim.lsp.buf.code_action()
+local rejected, rerr = wait_answer('Reject… from the code-action menu')
+result.code_action_menu = menus[1]
+result.reject_prompts = vim.deepcopy(prompts)
+result.reject_result = rejected
+result.reject_error = rerr and rerr.message
+result.rejected_moved = vim.uv.fs_stat(pending_path) == nil
+log('Reject…:', vim.json.encode(rejected), tostring(result.reject_error))
+
+-- :Memzoi history fills the quickfix list without moving the cursor; :Memzoi undo completes the change ids.
+memzoi.last_result = nil
+local win = vim.api.nvim_get_current_win()
+vim.cmd('Memzoi history')
+wait_answer(':Memzoi history')
+result.history = vim.tbl_map(function(i) return i.text end, vim.fn.getqflist())
+result.history_kept_window = vim.api.nvim_get_current_win() == win
+result.undo_completion = vim.fn.getcompletion('Memzoi undo ', 'cmdline')
+memzoi.last_result = nil
+if rejected and rejected.change_id then
+  vim.cmd('Memzoi undo ' .. rejected.change_id)
+  result.undo_result = wait_answer(':Memzoi undo')
+end
+result.proposal_restored = vim.uv.fs_stat(pending_path) ~= nil
+vim.cmd.edit({ args = { vim.fn.fnameescape(pending_path) }, bang = true })
+pbuf = vim.api.nvim_get_current_buf()
+vim.wait(TIMEOUT, function() return client_of(pbuf) ~= nil end, 20)
+
+-- 5. A lifecycle command from any buffer's command line: :Memzoi apply on the pending proposal.
+memzoi.last_result, memzoi.last_error = nil, nil
+result.lifecycle = 'Apply'
+vim.cmd('Memzoi apply')
+wait_answer(':Memzoi apply')
+result.lifecycle_result = memzoi.last_result
+result.lifecycle_error = memzoi.last_error and (memzoi.last_error.message or vim.inspect(memzoi.last_error))
+log('Apply:', vim.json.encode(memzoi.last_result), tostring(result.lifecycle_error))
+-- the file moved on disk: :checktime / a new :edit sees the applied packet and the new record
+result.record_exists = vim.uv.fs_stat(root .. '/.memzoi/records/' .. 'protected-routes-must-validate-sessions-server-side.md') ~= nil
+
+-- 5a. Tombstone… from the code-action menu of a clean record, the reason answered: a pending packet is created.
+vim.cmd.edit(vim.fn.fnameescape(root .. '/.memzoi/records/rust-msrv-is-1-96-1.md'))
+local cbuf = vim.api.nvim_get_current_buf()
+vim.wait(TIMEOUT, function() return client_of(cbuf) ~= nil end, 20)
+memzoi.last_result, memzoi.last_error = nil, nil
+prompts, menus = {}, {}
+pick_title, answers = 'Tombstone record…', { 'the MSRV moved on' }
+vim.lsp.buf.code_action()
+local tomb, terr = wait_answer('Tombstone… from the code-action menu')
+result.tombstone_menu = menus[1]
+result.tombstone_prompts = vim.deepcopy(prompts)
+result.tombstone_result = tomb
+result.tombstone_error = terr and terr.message
+log('Tombstone…:', vim.json.encode(tomb), tostring(result.tombstone_error))
+
+-- A refusal is one notification: undoing the already undone Reject again is refused by the server.
+local notes = {}
+local real_notify = vim.notify
+vim.notify = function(msg, level) table.insert(notes, { msg = msg, level = level }) end
+memzoi.last_result, memzoi.last_error = nil, nil
+if rejected and rejected.change_id then
+  vim.cmd('Memzoi undo ' .. rejected.change_id)
+  wait_answer('the refused undo') -- a server showMessage would have come before its answer
+end
+vim.notify = real_notify
+result.refusal_notes = notes
 
 -- 5b. Resident memory: .zuno/RULES.md attaches with the project as root and gets the cap-usage information;
 -- :MemzoiResident lists the pending candidate in the quickfix list; :MemzoiResident approve ID applies it.
@@ -191,11 +256,11 @@ if resident_id then
   end
   result.resident_lens_quickfix = #vim.fn.getqflist()
   memzoi.last_result = nil
-  vim.cmd('MemzoiResident')
+  vim.cmd('Memzoi resident')
   vim.wait(TIMEOUT, function() return memzoi.last_result ~= nil end, 20)
   result.resident_quickfix = vim.tbl_map(function(i) return i.text end, vim.fn.getqflist())
   memzoi.last_result = nil
-  vim.cmd('MemzoiResident approve ' .. resident_id)
+  vim.cmd('Memzoi resident approve ' .. resident_id)
   vim.wait(TIMEOUT, function() return memzoi.last_result ~= nil end, 20)
   result.resident_approve = memzoi.last_result
   log('resident:', vim.json.encode(result.resident_approve))

@@ -62,6 +62,8 @@ def nvim_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
         env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
     )
     res = json.loads(out.read_text()) if out.exists() else {}
+    if os.environ.get("MEMZOI_KEEP_NVIM_OUT"):
+        Path(os.environ["MEMZOI_KEEP_NVIM_OUT"]).write_text(out.read_text() if out.exists() else "{}")
     return {"ws": ws, "proc": p, "res": res}
 
 
@@ -96,15 +98,59 @@ def test_hover_shows_provenance(nvim_run: dict) -> None:
     assert "provenance:" in hover and "lane `semantic`" in hover and "attestation:" in hover
 
 
-def test_buffer_local_commands_and_reason_prompt(nvim_run: dict) -> None:
+def test_global_command_with_completion(nvim_run: dict) -> None:
     res = nvim_run["res"]
-    assert nvim_run["proc"].returncode == 0
-    for name in ("MemzoiApply", "MemzoiReject", "MemzoiCheck", "MemzoiInbox", "MemzoiSupersede", "MemzoiRestart"):
-        assert name in res["buffer_commands"]
-    assert res["global_memzoi_commands"] == []
-    assert "memzoi.reject" in res["server_commands"]
+    assert nvim_run["proc"].returncode == 0, nvim_run["proc"].stderr
+    assert res["global_memzoi_commands"] == ["Memzoi"]  # one global command, from any buffer
+    assert not [c for c in res["buffer_commands"] if c.startswith("Memzoi")]
+    assert {"apply", "reject", "tombstone", "history", "undo", "inbox", "resident", "preview"} <= set(res["subcommand_completion"])
+
+
+def test_reject_from_the_code_action_menu_asks_the_reason(nvim_run: dict) -> None:
+    res, ws = nvim_run["res"], nvim_run["ws"]
+    assert nvim_run["proc"].returncode == 0, nvim_run["proc"].stderr
+    assert {"Apply proposal", "Reject proposal…"} <= set(res["code_action_menu"])
     assert res["reject_prompts"] == ["Reason (required): "]
-    assert res["proposal_still_pending"] is True  # cancelling the prompt ran nothing
+    assert res.get("reject_error") is None, res["reject_error"]
+    assert res["reject_result"]["status"] == "applied" and res["rejected_moved"] is True
+    rejected = ws["root"] / ".memzoi" / "proposals" / "resolved" / "rejected" / f"{PROPOSAL_ID}.md"
+    assert not rejected.exists()  # undone below, then applied
+
+
+def test_history_in_quickfix_and_undo_completing_change_ids(nvim_run: dict) -> None:
+    res = nvim_run["res"]
+    assert nvim_run["proc"].returncode == 0, nvim_run["proc"].stderr
+    change = res["reject_result"]["change_id"]
+    [entry] = [t for t in res["history"] if change in t]
+    assert "reject" in entry and "reviewer" in entry and "undo available" in entry
+    assert res["history_kept_window"] is True  # the quickfix list opened, the cursor stayed in the file
+    assert change in res["undo_completion"]
+    assert res["undo_result"]["status"] == "undone" and res["proposal_restored"] is True
+    # the undo message states what the undo did: the rejected packet went away, the pending one came back
+    moves = {(f["path"].rsplit("/", 2)[-2], f["before"], f["after"]) for f in res["undo_result"]["files"]}
+    assert ("rejected", "present", "absent") in moves and ("pending", "absent", "present") in moves
+
+
+def test_tombstone_from_the_code_action_menu(nvim_run: dict) -> None:
+    res, ws = nvim_run["res"], nvim_run["ws"]
+    assert nvim_run["proc"].returncode == 0, nvim_run["proc"].stderr
+    assert "Tombstone record…" in res["tombstone_menu"] and res["tombstone_prompts"] == ["Reason (required): "]
+    assert res.get("tombstone_error") is None, res["tombstone_error"]
+    [created] = [f["path"] for f in res["tombstone_result"]["files"] if f["before"] == "absent"]
+    text = (ws["root"] / created).read_text(encoding="utf-8")
+    assert "action: tombstone" in text and "the MSRV moved on" in text
+
+
+def test_hover_without_markdown_escapes(nvim_run: dict) -> None:
+    hover = nvim_run["res"]["hover"]
+    for noise in ("\\:", "\\_", "\\(", "\\."):
+        assert noise not in hover, hover
+
+
+def test_one_message_for_a_refused_command(nvim_run: dict) -> None:
+    notes = nvim_run["res"]["refusal_notes"]
+    assert len(notes) == 1 and "not_undoable" not in notes[0]["msg"] and "only an applied change" in notes[0]["msg"], notes
+    assert notes[0]["level"] == 4  # vim.log.levels.ERROR
 
 
 def test_lifecycle_apply(nvim_run: dict) -> None:

@@ -1,20 +1,22 @@
---- Memzoi for Neovim: buffer-local `:Memzoi…` commands that call the memzoi-lsp server's commands
---- (`workspace/executeCommand`), prompting with `vim.ui.input` for the reasons lifecycle changes record.
+--- Memzoi for Neovim: one global `:Memzoi {subcommand}` command (with completion, from any buffer) that calls the
+--- memzoi-lsp server's commands (`workspace/executeCommand`), and client-side handlers (the config's `commands`
+--- field) for the server commands that code actions and code lenses run, which prompt with `vim.ui.input` for the
+--- reasons lifecycle changes record and show previews as diff splits.
 local M = {}
 
---- Commands: the user command suffix, the server commands that implement it (the first one the server advertises
---- is used), what it acts on, whether it records a reason, and how its arguments are shaped. Keep in step with
---- vscode-extension/src/logic/commands.ts (a test compares the two tables).
+--- Commands: the subcommand name, the server command that implements it, what it acts on, whether it records a
+--- reason, and how its arguments are shaped. Keep in step with vscode-extension/src/logic/commands.ts (a test
+--- compares the two tables).
 M.commands = {
-  { name = 'Apply', server = { 'memzoi.apply', 'memzoi.proposals.apply' }, target = 'proposal' },
-  { name = 'Reject', server = { 'memzoi.reject', 'memzoi.proposals.reject' }, target = 'proposal', reason = 'required' },
-  { name = 'RouteLocal', server = { 'memzoi.routeLocal', 'memzoi.route_local', 'memzoi.proposals.routeLocal' }, target = 'proposal' },
+  { name = 'Apply', server = { 'memzoi.apply' }, target = 'proposal' },
+  { name = 'Reject', server = { 'memzoi.reject' }, target = 'proposal', reason = 'required' },
+  { name = 'RouteLocal', server = { 'memzoi.routeLocal' }, target = 'proposal' },
   { name = 'Supersede', server = { 'memzoi.supersede' }, target = 'record', reason = 'required' },
   { name = 'Tombstone', server = { 'memzoi.tombstone' }, target = 'record', reason = 'required' },
   { name = 'Reattest', server = { 'memzoi.reattest' }, target = 'record', reason = 'optional' },
   { name = 'MaterializePlan', server = { 'memzoi.materialize.plan' }, target = 'candidate' },
   { name = 'MaterializeDecide', server = { 'memzoi.materialize.decide' }, target = 'candidate' },
-  { name = 'Materialize', server = { 'memzoi.materialize', 'memzoi.materialize.apply' }, target = 'candidate' },
+  { name = 'Materialize', server = { 'memzoi.materialize' }, target = 'candidate' },
   { name = 'Undo', server = { 'memzoi.undo' }, target = 'change' },
   {
     name = 'Recover',
@@ -25,11 +27,17 @@ M.commands = {
   },
   { name = 'History', server = { 'memzoi.history' }, target = 'memzoiFile' },
   { name = 'Reconcile', server = { 'memzoi.reconcile' }, target = 'none' },
-  { name = 'Rebuild', server = { 'memzoi.rebuild', 'memzoi.rebuildIndex' }, target = 'none' },
+  { name = 'Rebuild', server = { 'memzoi.rebuild' }, target = 'none' },
   { name = 'Doctor', server = { 'memzoi.doctor' }, target = 'none' },
-  { name = 'Check', server = { 'memzoi.check', 'memzoi.checkWorkspace' }, target = 'none' },
+  { name = 'Check', server = { 'memzoi.checkWorkspace' }, target = 'none' },
   { name = 'Search', server = { 'memzoi.search' }, target = 'none', query = 'Search records: ', args = 'query' },
 }
+
+--- The `:Memzoi` subcommand of a command spec: `RouteLocal` -> `route-local`.
+---@return string
+function M.subcommand(spec)
+  return (spec.name:gsub('(%l)(%u)', '%1-%2'):lower())
+end
 
 --- The directory holding the `.memzoi/` tree that contains `fname`, or nil when `fname` is not inside one.
 ---@param fname string
@@ -95,7 +103,7 @@ function M.artifact_root(bufnr)
   return vim.fs.root(name, '.memzoi')
 end
 
---- The first of `spec.server` that `client` advertises in `executeCommandProvider.commands`.
+--- The server command of `spec` when `client` advertises it in `executeCommandProvider.commands`.
 ---@return string?
 function M.resolve(client, spec)
   local caps = client.server_capabilities or {}
@@ -112,14 +120,11 @@ local function notify(msg, level)
   vim.notify('Memzoi: ' .. msg, level or vim.log.levels.INFO)
 end
 
---- One-line summary of a command result (the CLI's --json shapes: a change, an error, a list, or a report).
+--- One-line summary of a command result (the CLI's --json shapes: a change, a list, or a report).
 ---@return string
 function M.describe_result(result)
   if type(result) ~= 'table' then
     return vim.inspect(result)
-  end
-  if result.error then
-    return ('refused: %s'):format(result.error.message or vim.inspect(result.error))
   end
   if result.change_id then
     local files = {}
@@ -145,141 +150,222 @@ function M.build_arguments(spec, ctx)
     return { ctx.query or '' }
   end
   local arg = vim.empty_dict()
-  if ctx.uri then
-    arg.uri = ctx.uri
-  end
-  if ctx.change_id then
-    arg.change_id = ctx.change_id
-  end
-  if ctx.mode then
-    arg.mode = ctx.mode
-  end
-  if ctx.reason then
-    arg.reason = ctx.reason
+  for _, k in ipairs({ 'uri', 'change_id', 'mode', 'reason', 'title', 'operation' }) do
+    if ctx[k] then
+      arg[k] = ctx[k]
+    end
   end
   return { arg }
 end
 
-local function execute(client, bufnr, spec, server_cmd, ctx)
-  local command = { title = 'Memzoi ' .. spec.name, command = server_cmd, arguments = M.build_arguments(spec, ctx) }
-  client:exec_cmd(command, { bufnr = bufnr }, function(err, result)
+--- Fills the quickfix list without moving the cursor: the list opens, the cursor stays where the user was.
+local function show_quickfix(title, items)
+  vim.fn.setqflist({}, ' ', { title = title, items = items })
+  if #items > 0 then
+    local win = vim.api.nvim_get_current_win()
+    vim.cmd('botright copen')
+    if vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_set_current_win(win)
+    end
+  end
+end
+
+--- Ledger changes (`memzoi.history` results, newest first) as quickfix items: time, actor, operation, status,
+--- whether undo is available, files, and the change id (`:Memzoi undo ID`).
+function M.history_items(root, changes)
+  local items = {}
+  for _, c in ipairs(changes or {}) do
+    local files = vim.tbl_map(function(f)
+      return ('%s %s->%s'):format(f.path, f.before, f.after)
+    end, c.files or {})
+    local undo = c.status == 'applied' and 'undo available' or 'no undo'
+    table.insert(items, {
+      filename = root and c.files and c.files[1] and vim.fs.joinpath(root, c.files[1].path) or nil,
+      lnum = 1,
+      text = ('%s %s %s %s (%s) %s [%s]'):format(c.applied_at or c.created_at or '', c.actor or '?', c.operation or '',
+        c.status or '', undo, table.concat(files, ', '), c.change_id),
+      user_data = { change_id = c.change_id },
+    })
+  end
+  return items
+end
+
+--- Opens each file of a preview (`memzoi.preview` result) in a new tab as a diff of before and after.
+function M.show_preview(result)
+  for _, f in ipairs(result.files or {}) do
+    vim.cmd('tabnew')
+    local function scratch(text, label)
+      local b = vim.api.nvim_get_current_buf()
+      vim.bo[b].buftype = 'nofile'
+      vim.bo[b].bufhidden = 'wipe'
+      vim.bo[b].swapfile = false
+      vim.api.nvim_buf_set_lines(b, 0, -1, false, vim.split(text or '', '\n', { plain = true }))
+      pcall(vim.api.nvim_buf_set_name, b, ('memzoi-preview://%s/%s'):format(label, f.path))
+      vim.bo[b].modifiable = false
+      vim.cmd('diffthis')
+    end
+    scratch(f.before, 'before')
+    vim.cmd('vnew')
+    scratch(f.after, 'after')
+  end
+  M.last_preview = result
+end
+
+--- Sends one command to the server (never through `vim.lsp.commands`, which would call our own handler again) and
+--- reports the outcome once: an error response as one error notification, a result as one line.
+local function execute(client, bufnr, spec, server_cmd, ctx, on_result)
+  local params = { command = server_cmd, arguments = M.build_arguments(spec, ctx) }
+  client:request('workspace/executeCommand', params, function(err, result)
     if err then
       M.last_error = err
-      notify(('%s failed: %s'):format(spec.name, err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      notify(('%s refused: %s'):format(M.subcommand(spec), err.message or vim.inspect(err)), vim.log.levels.ERROR)
       return
     end
     M.last_result = result
+    if on_result then
+      return on_result(result)
+    end
     if spec.args == 'query' and type(result) == 'table' and vim.islist(result) then
       local items = {}
       for _, r in ipairs(result) do
         table.insert(items, { filename = vim.uri_to_fname(r.uri), lnum = 1, text = (r.title or '') .. ' [' .. tostring(r.id) .. ']' })
       end
-      vim.fn.setqflist({}, ' ', { title = 'Memzoi search: ' .. (ctx.query or ''), items = items })
-      if #items > 0 then
-        vim.cmd('botright copen')
-      end
+      show_quickfix('Memzoi search: ' .. (ctx.query or ''), items)
+      return notify(('%d matching record(s)'):format(#items))
     end
-    notify(('%s: %s'):format(spec.name, M.describe_result(result)))
+    if spec.name == 'History' then
+      local items = M.history_items(client.root_dir, result)
+      show_quickfix('Memzoi history', items)
+      return notify(('%d change(s) in the history; :Memzoi undo ID'):format(#items))
+    end
+    notify(('%s: %s'):format(M.subcommand(spec), M.describe_result(result)))
     -- Lifecycle commands write files on disk: reload unmodified buffers that changed.
     vim.cmd('silent! checktime')
+  end, bufnr)
+end
+
+--- The memzoi client of `bufnr`, else any running memzoi client (commands work from any buffer).
+function M.client_for(bufnr)
+  return vim.lsp.get_clients({ bufnr = bufnr, name = 'memzoi' })[1] or vim.lsp.get_clients({ name = 'memzoi' })[1]
+end
+
+--- Asks for the reason `spec` records (unless `ctx.reason` is set), then calls `go`. Cancelling runs nothing.
+local function with_reason(spec, ctx, go)
+  if not spec.reason or ctx.reason then
+    return go()
+  end
+  local prompt = spec.reason == 'required' and 'Reason (required): ' or 'Reason (optional): '
+  vim.ui.input({ prompt = prompt }, function(input)
+    if input == nil then
+      return -- cancelled
+    end
+    input = vim.trim(input)
+    if input == '' and spec.reason == 'required' then
+      return notify(M.subcommand(spec) .. ' needs a reason: it is recorded with the change', vim.log.levels.WARN)
+    end
+    ctx.reason = input ~= '' and input or nil
+    go()
   end)
 end
 
---- Gathers what `spec` needs (target file, change id, query, reason) and runs it.
---- `fargs` is the text typed after the user command (`:MemzoiReject duplicate of X` gives the reason).
-function M.run(bufnr, spec, fargs)
-  local client = vim.lsp.get_clients({ bufnr = bufnr, name = 'memzoi' })[1]
+--- Gathers what `spec` needs (target file, change id, query, reason) and runs it. `text` is what was typed after
+--- the subcommand (`:Memzoi reject duplicate of X` gives the reason, `:Memzoi undo ID` the change).
+function M.run(bufnr, spec, text)
+  local client = M.client_for(bufnr)
   if not client then
-    notify('the memzoi language server is not attached to this buffer', vim.log.levels.ERROR)
-    return
+    return notify('no memzoi language server is running: open a file under .memzoi first', vim.log.levels.ERROR)
   end
   local server_cmd = M.resolve(client, spec)
   if not server_cmd then
-    notify(('this memzoi-lsp does not offer %s; update memzoi-lsp'):format(spec.name), vim.log.levels.WARN)
-    return
+    return notify(('this memzoi-lsp does not offer %s; update memzoi-lsp'):format(M.subcommand(spec)), vim.log.levels.WARN)
   end
   local ctx = {}
   local fname = vim.api.nvim_buf_get_name(bufnr)
-  local text = vim.trim(fargs or '')
+  text = vim.trim(text or '')
   if spec.target == 'change' then
     local id, rest = text:match('^(%S+)%s*(.*)$')
     if not id then
-      notify(('usage: :Memzoi%s CHANGE_ID%s (see :MemzoiHistory)'):format(spec.name, spec.modes and ' [MODE]' or ''), vim.log.levels.WARN)
-      return
+      -- No id typed: choose among the changes of the history.
+      return M.pick_change(client, bufnr, function(choice)
+        M.run(bufnr, spec, choice)
+      end)
     end
     ctx.change_id = id
     text = ''
     if spec.modes then
-      if rest ~= '' then
-        if not vim.tbl_contains(spec.modes, rest) then
-          notify('MODE is one of: ' .. table.concat(spec.modes, ', '), vim.log.levels.WARN)
-          return
-        end
-        ctx.mode = rest
-      else
+      if rest == '' then
         -- Recovering is an explicit choice: ask which way to settle the change.
-        vim.ui.select(spec.modes, { prompt = 'Recover change ' .. id .. ':' }, function(choice)
+        return vim.ui.select(spec.modes, { prompt = 'Recover change ' .. id .. ':' }, function(choice)
           if choice then
             M.run(bufnr, spec, id .. ' ' .. choice)
           end
         end)
-        return
       end
-    end
-    if vim.uri_from_bufnr(bufnr):match('^file:') then
-      ctx.uri = vim.uri_from_bufnr(bufnr)
+      if not vim.tbl_contains(spec.modes, rest) then
+        return notify('MODE is one of: ' .. table.concat(spec.modes, ', '), vim.log.levels.WARN)
+      end
+      ctx.mode = rest
     end
   elseif spec.target ~= 'none' then
     if spec.target == 'proposal' and not is_pending_proposal(fname) then
-      notify(spec.name .. ' works on a pending proposal (.memzoi/proposals/pending/*.md)', vim.log.levels.WARN)
-      return
+      return notify(M.subcommand(spec) .. ' works on a pending proposal (.memzoi/proposals/pending/*.md)', vim.log.levels.WARN)
     end
-    if vim.bo[bufnr].modified then
+    if spec.target ~= 'memzoiFile' and vim.bo[bufnr].modified then
       -- Lifecycle commands are disk transactions: the server refuses files with unsaved changes.
-      notify('write the buffer first: lifecycle commands work on the file on disk', vim.log.levels.WARN)
-      return
+      return notify('write the buffer first: lifecycle commands work on the file on disk', vim.log.levels.WARN)
     end
-    ctx.uri = vim.uri_from_bufnr(bufnr)
+    if fname ~= '' and (spec.target ~= 'memzoiFile' or M.root_of(fname)) then
+      ctx.uri = vim.uri_from_bufnr(bufnr)
+    elseif spec.target ~= 'memzoiFile' then
+      return notify(M.subcommand(spec) .. ' needs a Memzoi file: open it first', vim.log.levels.WARN)
+    end
   end
-  local function with_reason()
-    if not spec.reason then
-      return execute(client, bufnr, spec, server_cmd, ctx)
-    end
-    if text ~= '' then
-      ctx.reason = text
-      return execute(client, bufnr, spec, server_cmd, ctx)
-    end
-    local prompt = spec.reason == 'required' and 'Reason (required): ' or 'Reason (optional): '
-    vim.ui.input({ prompt = prompt }, function(input)
-      if input == nil then
-        return -- cancelled
-      end
-      input = vim.trim(input)
-      if input == '' and spec.reason == 'required' then
-        notify(spec.name .. ' needs a reason: it is recorded with the change', vim.log.levels.WARN)
-        return
-      end
-      ctx.reason = input ~= '' and input or nil
-      execute(client, bufnr, spec, server_cmd, ctx)
-    end)
+  if spec.reason and text ~= '' then
+    ctx.reason = text
+  end
+  local function go()
+    execute(client, bufnr, spec, server_cmd, ctx)
   end
   if spec.query then
     if text ~= '' then
       ctx.query = text
-      return with_reason()
+      return go()
     end
-    vim.ui.input({ prompt = spec.query }, function(input)
+    return vim.ui.input({ prompt = spec.query }, function(input)
       if input ~= nil then
         ctx.query = input
-        with_reason()
+        go()
       end
     end)
-    return
   end
-  with_reason()
+  with_reason(spec, ctx, go)
 end
 
---- Pending proposal packets under `root` as quickfix items (`:MemzoiInbox`).
+--- The project's ledger changes, newest first (synchronously, for completion), or `{}`.
+function M.changes(client, bufnr)
+  local res = client:request_sync('workspace/executeCommand', { command = 'memzoi.history', arguments = { vim.empty_dict() } }, 3000, bufnr)
+  return res and not res.err and type(res.result) == 'table' and res.result or {}
+end
+
+--- Lets the user choose a change of the history (`vim.ui.select`), then calls `on_choice(change_id)`.
+function M.pick_change(client, bufnr, on_choice)
+  local changes = M.changes(client, bufnr)
+  if #changes == 0 then
+    return notify('the ledger has no changes yet', vim.log.levels.WARN)
+  end
+  vim.ui.select(changes, {
+    prompt = 'Change:',
+    format_item = function(c)
+      return ('%s %s %s %s'):format(c.change_id:sub(1, 12), c.operation or '', c.status or '', c.summary or '')
+    end,
+  }, function(c)
+    if c then
+      on_choice(c.change_id)
+    end
+  end)
+end
+
+--- Pending proposal packets under `root` as quickfix items (`:Memzoi inbox`).
 function M.inbox_items(root)
   local items = {}
   local dir = vim.fs.joinpath(root, '.memzoi', 'proposals', 'pending')
@@ -306,7 +392,7 @@ function M.inbox_items(root)
   return items
 end
 
---- Resident memory as quickfix items (`:MemzoiResident`): candidates waiting for a decision first, then the
+--- Resident memory as quickfix items (`:Memzoi resident`): candidates waiting for a decision first, then the
 --- others, each on its resident file; `listing` is the result of the server's `memzoi.resident.list`.
 function M.resident_items(listing)
   local items = {}
@@ -333,7 +419,7 @@ function M.resident_items(listing)
   return items
 end
 
---- `:MemzoiResident [approve ID | reject ID [REASON] | undo ID]`: without arguments, lists both resident files and
+--- `:Memzoi resident [approve ID | reject ID [REASON] | undo ID]`: without arguments, lists both resident files and
 --- their candidates in the quickfix list; with a verb, runs it on the candidate.
 function M.resident(client, bufnr, fargs)
   local verb, id, rest = vim.trim(fargs or ''):match('^(%S*)%s*(%S*)%s*(.*)$')
@@ -341,79 +427,162 @@ function M.resident(client, bufnr, fargs)
   if vim.uri_from_bufnr(bufnr):match('^file:') then
     arg.uri = vim.uri_from_bufnr(bufnr)
   end
+  local function call(command, on_result)
+    client:request('workspace/executeCommand', { command = command, arguments = { arg } }, function(err, result)
+      if err then
+        M.last_error = err
+        return notify(('resident %s refused: %s'):format(verb ~= '' and verb or 'list', err.message), vim.log.levels.ERROR)
+      end
+      M.last_result = result
+      on_result(result)
+    end, bufnr)
+  end
   if verb == '' then
-    client:exec_cmd({ title = 'Memzoi resident', command = 'memzoi.resident.list', arguments = { arg } }, { bufnr = bufnr },
-      function(err, result)
-        if err or type(result) ~= 'table' or result.error then
-          return notify('resident: ' .. (err and err.message or M.describe_result(result)), vim.log.levels.WARN)
-        end
-        M.last_result = result
-        local items = M.resident_items(result)
-        vim.fn.setqflist({}, ' ', { title = 'Memzoi resident memory', items = items })
-        vim.cmd('botright copen')
-        vim.cmd('wincmd p') -- back to the resident file, where `:MemzoiResident approve ID` is defined
-      end)
-    return
+    return call('memzoi.resident.list', function(result)
+      show_quickfix('Memzoi resident memory', M.resident_items(result))
+    end)
   end
   if not vim.tbl_contains({ 'approve', 'reject', 'undo' }, verb) or id == '' then
-    return notify('usage: :MemzoiResident [approve ID | reject ID [REASON] | undo ID]', vim.log.levels.WARN)
+    return notify('usage: :Memzoi resident [approve ID | reject ID [REASON] | undo ID]', vim.log.levels.WARN)
   end
   arg.candidate_id = id
   if rest ~= '' then
     arg.reason = rest
   end
-  client:exec_cmd({ title = 'Memzoi resident ' .. verb, command = 'memzoi.resident.' .. verb, arguments = { arg } },
-    { bufnr = bufnr }, function(err, result)
-      if err then
-        return notify(('resident %s failed: %s'):format(verb, err.message or vim.inspect(err)), vim.log.levels.ERROR)
-      end
-      M.last_result = result
-      local text = result.error and ('refused: ' .. result.error.message) or ('candidate %s %s'):format(result.id, result.status)
-      notify(('resident %s: %s'):format(verb, text))
-      vim.cmd('silent! checktime')
-    end)
+  call('memzoi.resident.' .. verb, function(result)
+    notify(('resident %s: candidate %s %s'):format(verb, result.id, result.status))
+    vim.cmd('silent! checktime')
+  end)
 end
 
---- Creates the buffer-local `:Memzoi…` commands. Call it from your own `on_attach` if you replace the config's.
-function M.on_attach(client, bufnr)
-  for _, spec in ipairs(M.commands) do
-    local takes = (spec.reason or spec.query) and '?' or 0
-    if spec.target == 'change' then
-      takes = '+'
-    end
-    vim.api.nvim_buf_create_user_command(bufnr, 'Memzoi' .. spec.name, function(opts)
-      M.run(bufnr, spec, opts.args)
-    end, { nargs = takes, desc = 'Memzoi: ' .. spec.name })
+--- `:Memzoi` subcommands beyond the command table: the inbox, resident memory, preview and restart.
+local EXTRA = { 'inbox', 'resident', 'preview', 'restart' }
+
+--- Completion of `:Memzoi`: subcommands, then change ids for `undo`/`recover` and modes for `recover`.
+function M.complete(arglead, cmdline, _)
+  local words = vim.split(cmdline, '%s+', { trimempty = true })
+  local nth = #words + (cmdline:match('%s$') and 1 or 0)
+  if nth <= 2 then
+    local subs = vim.tbl_map(M.subcommand, M.commands)
+    vim.list_extend(subs, EXTRA)
+    table.sort(subs)
+    return vim.tbl_filter(function(s)
+      return vim.startswith(s, arglead)
+    end, subs)
   end
-  vim.api.nvim_buf_create_user_command(bufnr, 'MemzoiInbox', function()
-    local root = client.root_dir or M.root_of(vim.api.nvim_buf_get_name(bufnr))
+  local sub = words[2]
+  if (sub == 'undo' or sub == 'recover') and nth == 3 then
+    local bufnr = vim.api.nvim_get_current_buf()
+    local client = M.client_for(bufnr)
+    local ids = {}
+    for _, c in ipairs(client and M.changes(client, bufnr) or {}) do
+      if (sub == 'recover') == (c.status == 'uncertain') and vim.startswith(c.change_id, arglead) then
+        table.insert(ids, c.change_id)
+      end
+    end
+    return ids
+  end
+  if sub == 'recover' and nth == 4 then
+    return { 'restore-before', 'complete-after', 'accept' }
+  end
+  if sub == 'resident' and nth == 3 then
+    return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, { 'approve', 'reject', 'undo' })
+  end
+  return {}
+end
+
+--- Runs `:Memzoi {subcommand} [args]` from the current buffer.
+function M.dispatch(args)
+  local sub, rest = vim.trim(args or ''):match('^(%S+)%s*(.*)$')
+  local bufnr = vim.api.nvim_get_current_buf()
+  for _, spec in ipairs(M.commands) do
+    if M.subcommand(spec) == sub then
+      return M.run(bufnr, spec, rest)
+    end
+  end
+  local client = M.client_for(bufnr)
+  if sub == 'inbox' then
+    local root = (client and client.root_dir) or M.root_of(vim.api.nvim_buf_get_name(bufnr))
     if not root then
-      return notify('no .memzoi directory for this buffer', vim.log.levels.WARN)
+      return notify('no .memzoi directory: open a file of the project first', vim.log.levels.WARN)
     end
     local items = M.inbox_items(root)
-    vim.fn.setqflist({}, ' ', { title = 'Memzoi inbox', items = items })
-    notify(('%d pending proposal(s)'):format(#items))
-    if #items > 0 then
-      vim.cmd('botright copen')
-    end
-  end, { desc = 'Memzoi: pending proposals in the quickfix list' })
-  -- The resident files' code lens "N pending candidates: Review" opens them in the quickfix list.
-  vim.lsp.commands['memzoi.resident.review'] = function(_, ctx)
-    M.resident(vim.lsp.get_client_by_id(ctx.client_id) or client, ctx.bufnr or bufnr, '')
-  end
-  vim.api.nvim_buf_create_user_command(bufnr, 'MemzoiResident', function(opts)
-    M.resident(client, bufnr, opts.args)
-  end, { nargs = '*', desc = 'Memzoi: resident memory candidates (approve ID, reject ID [REASON], undo ID)' })
-  vim.api.nvim_buf_create_user_command(bufnr, 'MemzoiRestart', function()
+    show_quickfix('Memzoi inbox', items)
+    return notify(('%d pending proposal(s)'):format(#items))
+  elseif sub == 'resident' and client then
+    return M.resident(client, bufnr, rest)
+  elseif sub == 'preview' and client then
+    local name = vim.api.nvim_buf_get_name(bufnr)
+    local op = rest ~= '' and rest or (is_pending_proposal(name) and 'apply' or 'materialize')
+    return M.preview(client, bufnr, { uri = vim.uri_from_bufnr(bufnr), operation = op })
+  elseif sub == 'restart' and client then
     local name = client.name
     client:stop()
-    vim.defer_fn(function()
+    return vim.defer_fn(function()
       vim.cmd('edit')
       if #vim.lsp.get_clients({ bufnr = bufnr, name = name }) == 0 then
         vim.lsp.enable(name)
       end
     end, 500)
-  end, { desc = 'Memzoi: restart the language server' })
+  elseif not client then
+    return notify('no memzoi language server is running: open a file under .memzoi first', vim.log.levels.ERROR)
+  end
+  notify(('unknown subcommand %q; see :Memzoi <Tab>'):format(sub or ''), vim.log.levels.WARN)
+end
+
+--- Asks the server for the preview of `arg` (`{uri, operation, reason?}`) and shows it as diff splits.
+function M.preview(client, bufnr, arg)
+  local spec = { name = 'Preview', server = { 'memzoi.preview' } }
+  local op = arg.operation
+  local reasoned = { name = 'Preview', reason = (op == 'supersede' or op == 'tombstone') and 'required' or nil }
+  with_reason(reasoned, arg, function()
+    execute(client, bufnr, spec, 'memzoi.preview', arg, M.show_preview)
+  end)
+end
+
+--- Client-side handlers of the server commands that code actions and code lenses run (the config's `commands`
+--- field): they prompt for what the command needs (`vim.ui.input` for reasons), send it, and report once.
+function M.client_commands()
+  local handlers = {}
+  for _, spec in ipairs(M.commands) do
+    handlers[spec.server[1]] = function(command, ctx)
+      local client = vim.lsp.get_client_by_id(ctx.client_id)
+      if not client then
+        return
+      end
+      local given = (command.arguments or {})[1]
+      local arg = type(given) == 'table' and vim.deepcopy(given) or {}
+      with_reason(spec, arg, function()
+        execute(client, ctx.bufnr, spec, command.command, arg)
+      end)
+    end
+  end
+  handlers['memzoi.preview'] = function(command, ctx)
+    local client = vim.lsp.get_client_by_id(ctx.client_id)
+    if client then
+      M.preview(client, ctx.bufnr, vim.deepcopy((command.arguments or {})[1] or {}))
+    end
+  end
+  -- The resident files' code lens "N pending candidates: Review" opens them in the quickfix list.
+  handlers['memzoi.resident.review'] = function(_, ctx)
+    local client = vim.lsp.get_client_by_id(ctx.client_id)
+    if client then
+      M.resident(client, ctx.bufnr, '')
+    end
+  end
+  return handlers
+end
+
+--- Creates the global `:Memzoi` command (once). The server config (lsp/memzoi.lua) calls it, so it exists whatever
+--- `on_attach` the user sets.
+function M.setup()
+  if M._setup then
+    return
+  end
+  M._setup = true
+  vim.api.nvim_create_user_command('Memzoi', function(opts)
+    M.dispatch(opts.args)
+  end, { nargs = '+', complete = M.complete, desc = 'Memzoi: :Memzoi {subcommand} [args] (see :Memzoi <Tab>)' })
 end
 
 return M
