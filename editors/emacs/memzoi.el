@@ -98,15 +98,15 @@ Example: \\='(:severity (:duplicate_content \"information\") :disabled [\"bom\"]
 ;;; Commands
 
 (defconst memzoi-commands
-  '((apply      :server ("memzoi.apply" "memzoi.proposals.apply") :target proposal)
-    (reject     :server ("memzoi.reject" "memzoi.proposals.reject") :target proposal :reason required)
-    (route-local :server ("memzoi.routeLocal" "memzoi.route_local" "memzoi.proposals.routeLocal") :target proposal)
+  '((apply      :server ("memzoi.apply") :target proposal)
+    (reject     :server ("memzoi.reject") :target proposal :reason required)
+    (route-local :server ("memzoi.routeLocal") :target proposal)
     (supersede  :server ("memzoi.supersede") :target record :reason required)
     (tombstone  :server ("memzoi.tombstone") :target record :reason required)
     (reattest   :server ("memzoi.reattest") :target record :reason optional)
     (undo       :server ("memzoi.undo") :target change)
     (history    :server ("memzoi.history") :target file)
-    (check-workspace :server ("memzoi.check" "memzoi.checkWorkspace") :target none)
+    (check-workspace :server ("memzoi.checkWorkspace") :target none)
     (search     :server ("memzoi.search") :target none :query t))
   "Commands: name, server commands (the first one the server offers is used), target, reason, query.
 Kept in step with vscode-extension/src/logic/commands.ts.")

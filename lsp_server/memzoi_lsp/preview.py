@@ -3,6 +3,7 @@
 
 Argument: ``{"uri", "operation": "apply"|"supersede"|"tombstone"|"materialize", "reason"?, "title"?, "body"?}``.
 Result: ``{"operation", "summary", "reason", "files": [{"path", "uri", "before", "after"}]}`` (text or ``null``).
+``memzoi.changeFiles`` ``{"change_id"}`` gives the same for a change of the ledger (a history's *Open Diff*).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .lifecycle import CommandError, artifact_set, command, reason_of, target_pa
 from .server import MemzoiServer  # noqa: E402
 
 PREVIEW = "memzoi.preview"
+CHANGE_FILES = "memzoi.changeFiles"
 
 
 @command(PREVIEW)
@@ -58,6 +60,25 @@ async def preview(ls: MemzoiServer, arg: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+@command(CHANGE_FILES)
+async def change_files(ls: MemzoiServer, arg: dict[str, Any]) -> dict[str, Any]:
+    """The before/after text of every file of the change ``change_id`` (a history entry's *Open Diff*), each with
+    its ``uri``: :func:`memzoi.lifecycle.preview.change_texts`."""
+    from memzoi.lifecycle.preview import change_texts
+
+    from .lifecycle import project_root
+
+    change_id = arg.get("change_id")
+    if not isinstance(change_id, str) or not change_id.strip():
+        raise CommandError("invalid_arguments", "this command needs the `change_id` (see the history)")
+    root = project_root(ls, arg)
+    result = await asyncio.get_running_loop().run_in_executor(None, change_texts, root, change_id.strip())
+    for f in result["files"]:
+        f["uri"] = path_to_uri(root / f["path"])
+    return result
+
+
 def register(server: MemzoiServer) -> None:
-    """Register ``memzoi.preview``."""
+    """Register ``memzoi.preview`` and ``memzoi.changeFiles``."""
     server.command(PREVIEW)(preview)
+    server.command(CHANGE_FILES)(change_files)

@@ -51,3 +51,18 @@ def test_preview_refuses_as_the_change_would(lifecycle_project):
     with pytest.raises(Refusal) as err:
         preview(root, "reject", packet, actor="a", reason="x")
     assert err.value.code == "invalid_arguments"
+
+
+def test_change_texts_of_a_ledgered_change(lifecycle_project):
+    from memzoi.lifecycle.preview import change_texts
+
+    root, packet = lifecycle_project
+    text = packet.read_text()
+    result = apply_proposal(root, packet, actor="alice")
+    shown = change_texts(root, result.change_id)
+    assert shown["operation"] == "apply" and shown["status"] == "applied"
+    pending = {f["path"]: f for f in shown["files"]}[packet.relative_to(root).as_posix()]
+    assert pending["before"] == text and pending["after"] is None
+    with pytest.raises(Refusal) as err:
+        change_texts(root, "chg_nope")
+    assert err.value.code == "change_not_found"

@@ -33,18 +33,16 @@ import {
   describeItem,
   type DiagnosticSummary,
   type InboxItem,
-  inboxFromServer,
   isPendingProposalUri,
   localRows,
   residentRows,
   statusBarText,
 } from './logic/inbox';
 import { isFailure, locateServer } from './logic/serverLocator';
+import { preview, registerChangeDocuments, showHistory } from './history';
 import { buildServerSettings, RESTART_SETTING_KEYS, SERVER_SETTING_KEYS } from './logic/settings';
 
 const SECTION = 'memzoi';
-/** Custom request (optional on the server side) answering `{items: InboxItem[]}`. */
-const INBOX_REQUEST = 'memzoi/inbox';
 /** Server command listing both resident memory files and their candidates. */
 const RESIDENT_LIST = 'memzoi.resident.list';
 /** Server command of the resident files' "N pending candidates: Review" code lens. */
@@ -74,8 +72,8 @@ let inbox: InboxProvider;
 let statusItem: vscode.StatusBarItem;
 /** Palette handlers registered by the client for commands the running server does not register itself. */
 let fallbackCommands: vscode.Disposable[] = [];
-/** False once the server answered `memzoi/inbox` with MethodNotFound (reset when the server restarts). */
-let serverHasInbox = true;
+/** False until the server's first workspace scan has ended (the status bar says "starting…" meanwhile). */
+let scanned = false;
 
 function severityName(s: vscode.DiagnosticSeverity): string {
   return ['error', 'warning', 'information', 'hint'][s] ?? 'hint';
@@ -197,16 +195,6 @@ async function computeResidentRows(): Promise<InboxItem[]> {
 
 async function computeReviewRows(): Promise<InboxItem[]> {
   const diagnostics = allDiagnostics();
-  if (client?.state === State.Running && serverHasInbox) {
-    try {
-      const answer: unknown = await client.sendRequest(INBOX_REQUEST, {});
-      const rows = inboxFromServer(answer);
-      if (rows) return rows;
-    } catch (err) {
-      // The server has no inbox request: use the packets on disk and the published diagnostics from now on.
-      if ((err as { code?: number }).code === -32601) serverHasInbox = false;
-    }
-  }
   const files = await vscode.workspace.findFiles('**/.memzoi/proposals/pending/*.md', '**/node_modules/**', 2000);
   const proposals: { uri: string; text: string }[] = [];
   for (const uri of files) {
@@ -224,6 +212,13 @@ async function computeReviewRows(): Promise<InboxItem[]> {
 function updateStatus(): void {
   const counts = countInbox(inbox.items, allDiagnostics());
   const { text, tooltip } = statusBarText(counts);
+  if (client && client.state !== State.Stopped && !scanned) {
+    // Until the first scan ends, counts of 0 would read as a false all-clear.
+    statusItem.text = '$(sync~spin) Memzoi starting…';
+    statusItem.tooltip = 'Memzoi: the language server is starting and scanning the workspace';
+    statusItem.show();
+    return;
+  }
   statusItem.text = client?.state === State.Running ? text : `${text} $(debug-disconnect)`;
   statusItem.tooltip = client?.state === State.Running ? tooltip : `${tooltip} (language server not running)`;
   statusItem.show();
@@ -386,18 +381,36 @@ async function reportResult(spec: CommandSpec | undefined, command: string, resu
 }
 
 async function executeOnServer(spec: CommandSpec | undefined, command: string, args: unknown[]): Promise<unknown> {
+  const result = await requestServer(command, args);
+  if (result !== undefined) void reportResult(spec, command, result);
+  void inbox.refresh();
+  return result;
+}
+
+/**
+ * Sends one server command. A refusal (a JSON-RPC error response) is reported once: its first line in a toast, the
+ * details in the output; the result is then `undefined`.
+ */
+async function requestServer(command: string, args: unknown[]): Promise<unknown> {
+  if (!client || client.state !== State.Running) {
+    void vscode.window.showErrorMessage('Memzoi: the language server is not running. Use "Memzoi: Restart Language Server" and see the Memzoi output.');
+    return undefined;
+  }
   try {
-    const result: unknown = await client!.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
-    void reportResult(spec, command, result);
-    void inbox.refresh();
+    const result: unknown = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
+    if (command === 'memzoi.undo') void inbox.refresh();
     return result;
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
-    output.error(`${command} failed: ${msg}`);
-    void vscode.window.showErrorMessage(`Memzoi: ${msg}`);
+    output.error(`${command} refused: ${msg}`);
+    void vscode.window.showErrorMessage(`Memzoi: ${msg.split('\n')[0]}`);
     return undefined;
   }
 }
+
+/** Memory History and previews send their commands through here; an undo is reported like a palette Undo. */
+const historyExecute = (command: string, args: unknown[]): Promise<unknown> =>
+  command === 'memzoi.undo' ? executeOnServer(specForServerCommand(command), command, args) : requestServer(command, args);
 
 /**
  * Middleware for server-registered commands (code actions, code lenses and palette entries whose id the server
@@ -406,6 +419,15 @@ async function executeOnServer(spec: CommandSpec | undefined, command: string, a
 const middleware: Middleware = {
   executeCommand: async (command, given, next) => {
     let args = given;
+    if (command === 'memzoi.preview') {
+      // Preview (code action): the planned files in the diff editor; nothing is written.
+      const arg = given[0] && typeof given[0] === 'object' ? { ...(given[0] as Record<string, unknown>) } : {};
+      return preview(historyExecute, arg);
+    }
+    if (command === 'memzoi.history') {
+      // Memory History: a quick pick of the changes with Open Diff and Undo (not a count of results).
+      return showHistory(historyExecute, vscode.window.activeTextEditor?.document.uri);
+    }
     if (command === RESIDENT_REVIEW) {
       // The code lens "N pending candidates: Review" opens them in the Memory Inbox.
       await inbox.refresh();
@@ -498,8 +520,20 @@ async function startClient(): Promise<void> {
   for (const d of fallbackCommands) d.dispose();
   fallbackCommands = [];
   client = new LanguageClient('memzoi', 'Memzoi Language Server', serverOptions, clientOptions);
-  serverHasInbox = true;
+  scanned = false;
   client.onDidChangeState(() => updateStatus());
+  // The server's log (window/logMessage) goes to the output at its level; the end of the first workspace scan ends
+  // the "starting…" state of the status bar.
+  client.onNotification('window/logMessage', (p: { type: number; message: string }) => {
+    if (p.type === 1) output.error(p.message);
+    else if (p.type === 2) output.warn(p.message);
+    else if (p.type === 3) output.info(p.message);
+    else output.debug(p.message);
+    if (!scanned && /\bscanned\b/.test(p.message)) {
+      scanned = true;
+      void inbox.refresh();
+    }
+  });
   try {
     await client.start();
   } catch (err) {
@@ -546,6 +580,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ inbo
   statusItem.command = 'memzoi.inbox.focus';
   context.subscriptions.push(output, statusItem, { dispose: (): void => fallbackCommands.forEach((d) => { d.dispose(); }) });
   context.subscriptions.push(vscode.window.registerTreeDataProvider('memzoi.inbox', inbox));
+  registerChangeDocuments(context);
 
   const reg = (id: string, fn: (...a: unknown[]) => unknown): void => {
     context.subscriptions.push(vscode.commands.registerCommand(id, fn));

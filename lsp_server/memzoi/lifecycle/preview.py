@@ -10,7 +10,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..ledger import ChangePlan, Refusal, dry_run
+from ..ledger import ChangePlan, Refusal, dry_run, get_change
+from ..safety.redact import scrub
 
 #: Operations that can be previewed. Not reject: a rejected packet may hold a secret (it becomes a receipt), and a
 #: preview would show that text.
@@ -18,12 +19,14 @@ OPERATIONS = ("apply", "supersede", "tombstone", "materialize")
 
 
 def _text(data: bytes | None) -> str | None:
-    return None if data is None else data.decode("utf-8", errors="replace")
+    # Shown outside the file (a diff editor): a detected secret is never shown.
+    return None if data is None else scrub(data.decode("utf-8", errors="replace"))
 
 
 def plan_to_json(plan: ChangePlan) -> dict[str, Any]:
     """``{"operation", "summary", "reason", "files": [{"path", "before", "after"}]}``: ``before``/``after`` are the
-    file's text (``null`` when absent), paths ``/``-separated relative to the project root."""
+    file's text (``null`` when absent; detected secrets redacted), paths ``/``-separated relative to the project
+    root."""
     return {
         "operation": plan.operation,
         "summary": plan.summary,
@@ -54,3 +57,16 @@ def preview(project_root: str | os.PathLike[str], operation: str, target: str | 
     else:
         raise Refusal("invalid_arguments", f"cannot preview `{operation}`; one of: {', '.join(OPERATIONS)}")
     return plan_to_json(dry_run(Path(project_root), build))
+
+
+def change_texts(project_root: str | os.PathLike[str], change_id: str) -> dict[str, Any]:
+    """The before/after text of every file of the ledgered change ``change_id`` (for a history's *Open Diff*):
+    ``{"change_id", "operation", "status", "files": [{"path", "before", "after"}]}``, detected secrets redacted.
+    Raises :class:`Refusal` (``change_not_found``)."""
+    change = get_change(project_root, change_id)
+    if change is None:
+        raise Refusal("change_not_found", f"no change {change_id} in the ledger; see `memzoi history`")
+    return {
+        "change_id": change.id, "operation": change.operation, "status": change.status,
+        "files": [{"path": f.path, "before": _text(f.before), "after": _text(f.after)} for f in change.files],
+    }

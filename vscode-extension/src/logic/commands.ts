@@ -40,18 +40,18 @@ export const RECOVERY_MODES = [
 
 /** The commands, in palette order. Client-only commands (restart, show output, refresh inbox) are not listed. */
 export const COMMANDS: readonly CommandSpec[] = [
-  { id: 'memzoi.apply', title: 'Apply Proposal', server: ['memzoi.apply', 'memzoi.proposals.apply'], target: 'proposal' },
+  { id: 'memzoi.apply', title: 'Apply Proposal', server: ['memzoi.apply'], target: 'proposal' },
   {
     id: 'memzoi.reject',
     title: 'Reject Proposal…',
-    server: ['memzoi.reject', 'memzoi.proposals.reject'],
+    server: ['memzoi.reject'],
     target: 'proposal',
     reason: 'required',
   },
   {
     id: 'memzoi.routeLocal',
     title: 'Route Proposal to Local Memory',
-    server: ['memzoi.routeLocal', 'memzoi.route_local', 'memzoi.proposals.routeLocal'],
+    server: ['memzoi.routeLocal'],
     target: 'proposal',
   },
   { id: 'memzoi.supersede', title: 'Supersede Record…', server: ['memzoi.supersede'], target: 'record', reason: 'required' },
@@ -68,7 +68,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     id: 'memzoi.materialize',
     title: 'Materialize Candidate',
-    server: ['memzoi.materialize', 'memzoi.materialize.apply'],
+    server: ['memzoi.materialize'],
     target: 'candidate',
   },
   {
@@ -88,9 +88,9 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   { id: 'memzoi.history', title: 'Show Change History', server: ['memzoi.history'], target: 'memzoiFile' },
   { id: 'memzoi.reconcile', title: 'Reconcile Ledger', server: ['memzoi.reconcile'], target: 'none' },
-  { id: 'memzoi.rebuild', title: 'Rebuild Index', server: ['memzoi.rebuild', 'memzoi.rebuildIndex'], target: 'none' },
+  { id: 'memzoi.rebuild', title: 'Rebuild Index', server: ['memzoi.rebuild'], target: 'none' },
   { id: 'memzoi.doctor', title: 'Doctor', server: ['memzoi.doctor'], target: 'none' },
-  { id: 'memzoi.check', title: 'Check Workspace', server: ['memzoi.check', 'memzoi.checkWorkspace'], target: 'none' },
+  { id: 'memzoi.check', title: 'Check Workspace', server: ['memzoi.checkWorkspace'], target: 'none' },
   {
     id: 'memzoi.search',
     title: 'Search Records…',
@@ -145,8 +145,14 @@ export function buildArguments(ctx: InvocationContext, spec?: Pick<CommandSpec, 
 /** A ledger change as `memzoi.history` lists it (the fields the picker shows). */
 export interface ChangeSummary {
   change_id: string;
+  /** Operation and status, e.g. `apply · applied`. */
   label: string;
+  /** Time, actor, short id and whether undo is available. */
   description: string;
+  /** The files with what the change did to each (`path (absent → present)`). */
+  detail: string;
+  /** Only an applied change can be undone (the server still checks that its files are unchanged). */
+  undoable: boolean;
 }
 
 /** The changes of a history result, newest first as the server sends them; `undefined` for another shape. */
@@ -157,12 +163,19 @@ export function historyChanges(result: unknown): ChangeSummary[] | undefined {
     if (!raw || typeof raw !== 'object') return undefined;
     const c = raw as Record<string, unknown>;
     if (typeof c.change_id !== 'string' && typeof c.change_id !== 'number') return undefined;
-    const files = Array.isArray(c.files) ? (c.files as Record<string, unknown>[]).map((f) => text(f.path)).join(', ') : '';
+    const files = Array.isArray(c.files)
+      ? (c.files as Record<string, unknown>[]).map((f) => (f.before !== undefined ? `${text(f.path)} (${text(f.before)} → ${text(f.after)})` : text(f.path))).join(', ')
+      : '';
     const op = typeof c.operation === 'string' ? c.operation : '';
+    const when = typeof c.applied_at === 'string' ? c.applied_at : typeof c.created_at === 'string' ? c.created_at : '';
+    const undoable = c.status === 'applied';
     out.push({
       change_id: text(c.change_id),
       label: [op, text(c.status)].filter(Boolean).join(' · ') || text(c.change_id),
-      description: [text(c.change_id).slice(0, 12), typeof c.actor === 'string' ? c.actor : '', files].filter(Boolean).join(' · '),
+      description: [when.replace('T', ' ').replace(/\.\d+Z$|Z$/, ''), typeof c.actor === 'string' ? c.actor : '',
+        text(c.change_id).slice(0, 12), undoable ? 'undo available' : ''].filter(Boolean).join(' · '),
+      detail: files,
+      undoable,
     });
   }
   return out;

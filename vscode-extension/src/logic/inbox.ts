@@ -182,33 +182,6 @@ export function buildInbox(
   return [...rows, ...uncertain];
 }
 
-/**
- * Validates a server inbox answer (`memzoi/inbox` request: `{items: [{kind, id, title, uri, action?, blocking?}]}`)
- * and returns its rows, or `undefined` when the answer has another shape (the caller then falls back to files).
- */
-export function inboxFromServer(answer: unknown): InboxItem[] | undefined {
-  if (!answer || typeof answer !== 'object') return undefined;
-  const items = (answer as { items?: unknown }).items;
-  if (!Array.isArray(items)) return undefined;
-  const rows: InboxItem[] = [];
-  for (const raw of items) {
-    if (!raw || typeof raw !== 'object') return undefined;
-    const r = raw as Record<string, unknown>;
-    if ((r.kind !== 'proposal' && r.kind !== 'uncertain') || typeof r.uri !== 'string') return undefined;
-    const id = typeof r.id === 'string' || typeof r.id === 'number' ? String(r.id) : stemOf(r.uri);
-    rows.push({
-      kind: r.kind,
-      id,
-      changeId: r.kind === 'uncertain' && typeof r.change_id === 'string' ? r.change_id : r.kind === 'uncertain' ? id : undefined,
-      title: typeof r.title === 'string' ? r.title : id,
-      uri: r.uri,
-      action: typeof r.action === 'string' ? r.action : undefined,
-      blocking: typeof r.blocking === 'number' ? r.blocking : 0,
-    });
-  }
-  return rows;
-}
-
 /** Candidate statuses the inbox lists: waiting for a decision, or for an explicit recovery. */
 const RESIDENT_OPEN = ['pending', 'failed', 'uncertain'];
 

@@ -40,8 +40,8 @@ test('materialization has plan, decide and apply steps on the candidate', () => 
 
 test('the first advertised server command is used', () => {
   const spec = specById('memzoi.rebuild')!;
-  assert.equal(resolveServerCommand(spec, ['memzoi.rebuildIndex', 'memzoi.rebuild']), 'memzoi.rebuild');
-  assert.equal(resolveServerCommand(spec, ['memzoi.rebuildIndex']), 'memzoi.rebuildIndex');
+  assert.equal(resolveServerCommand(spec, ['memzoi.rebuild']), 'memzoi.rebuild');
+  assert.equal(resolveServerCommand(spec, ['memzoi.rebuildIndex']), undefined);
   assert.equal(resolveServerCommand(spec, ['other']), undefined);
 });
 
@@ -65,12 +65,14 @@ test('recover offers exactly the three recovery modes', () => {
 
 test('history results become picker rows', () => {
   const rows = historyChanges([
-    { change_id: 'abcdef0123456789', operation: 'apply', status: 'applied', actor: 'rev', files: [{ path: 'a.md' }, { path: 'b.md' }] },
+    { change_id: 'abcdef0123456789', operation: 'apply', status: 'applied', actor: 'rev', applied_at: '2026-07-01T10:00:00.123Z',
+      files: [{ path: 'a.md', before: 'absent', after: 'present' }, { path: 'b.md' }] },
     { change_id: 7, status: 'undone' },
   ]);
   assert.deepEqual(rows, [
-    { change_id: 'abcdef0123456789', label: 'apply · applied', description: 'abcdef012345 · rev · a.md, b.md' },
-    { change_id: '7', label: 'undone', description: '7' },
+    { change_id: 'abcdef0123456789', label: 'apply · applied', description: '2026-07-01 10:00:00 · rev · abcdef012345 · undo available',
+      detail: 'a.md (absent → present), b.md', undoable: true },
+    { change_id: '7', label: 'undone', description: '7', detail: '', undoable: false },
   ]);
   assert.equal(historyChanges([{ status: 'x' }]), undefined);
   assert.equal(historyChanges({}), undefined);

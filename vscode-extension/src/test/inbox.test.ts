@@ -6,7 +6,6 @@ import {
   countInbox,
   describeItem,
   type DiagnosticSummary,
-  inboxFromServer,
   isPendingProposalUri,
   localRows,
   residentRows,
@@ -139,16 +138,6 @@ test('status bar text and tooltip', () => {
   assert.match(u.tooltip, /3 uncertain changes to recover/);
 });
 
-test('server inbox answers are validated; other shapes fall back (undefined)', () => {
-  assert.deepEqual(inboxFromServer({ items: [{ kind: 'proposal', id: 'p', title: 'T', uri: P_URI, action: 'create', blocking: 2 }] }), [
-    { kind: 'proposal', id: 'p', title: 'T', uri: P_URI, action: 'create', blocking: 2, changeId: undefined },
-  ]);
-  assert.deepEqual(inboxFromServer({ items: [{ kind: 'uncertain', id: 9, uri: P_URI }] })?.[0].id, '9');
-  assert.equal(inboxFromServer(null), undefined);
-  assert.equal(inboxFromServer({ items: 'x' }), undefined);
-  assert.equal(inboxFromServer({ items: [{ kind: 'other', uri: P_URI }] }), undefined);
-  assert.equal(inboxFromServer([]), undefined);
-});
 
 test('changeIdOf and describeItem', () => {
   assert.equal(changeIdOf(diags[4]), '7');
