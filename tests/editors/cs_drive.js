@@ -76,6 +76,7 @@ function statusText(page) {
   let rc = 2;
   try {
     await page.goto(process.env.CS_URL, { waitUntil: 'domcontentloaded', timeout: 60000 });
+    const tGoto = Date.now();
     await page.waitForSelector('.explorer-folders-view .monaco-list-row', { timeout: 90000 });
     step('workbench loaded');
 
@@ -86,7 +87,7 @@ function statusText(page) {
       const rows = [...document.querySelectorAll('.markers-panel .monaco-list-row')].map((r) => r.textContent);
       return rows.find((t) => /GitHub token/.test(t)) || null;
     }, null, { timeout: 60000 })).jsonValue();
-    step('problems panel shows the credential finding', { problem: problem.slice(0, 200) });
+    step('problems panel shows the credential finding', { problem: problem.slice(0, 200), since_load_ms: Date.now() - tGoto });
     await page.waitForSelector('.monaco-editor .squiggly-error', { timeout: 20000 });
     await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-problems.png') });
 
@@ -114,28 +115,42 @@ function statusText(page) {
     step('status bar', { status });
     if (!/\$?\(?inbox\)?\s*1|Memzoi.*1/.test(status || '')) throw new Error(`status bar has no pending count: ${status}`);
 
-    // 4. Apply via the code action on the proposal: the record is created and the inbox updates.
+    // 4. Ctrl+. on the pending proposal lists the lifecycle actions (no Source Action… needed); Preview opens a
+    // diff; Apply resolves the packet; the History lists the change and undoes it; a refused undo gives one toast.
     if (process.env.APPLY === '1') {
-      await quickOpen(page, 'mem_2026_07_06_auth_001.md');
-      await page.click('.monaco-editor .view-lines');
-      await gotoLine(page, '2:6');
-      await page.keyboard.press('Control+.');
-      let found = await page.waitForSelector('.action-widget .monaco-list-row:has-text("Apply")', { timeout: 8000 }).catch(() => null);
-      if (!found) {
-        await page.keyboard.press('Escape');
-        await runCommand(page, 'Source Action...');
-        found = await page.waitForSelector('.action-widget .monaco-list-row:has-text("Apply")', { timeout: 15000 });
-      }
-      step('code action menu offers Apply', { title: (await found.textContent()).trim() });
-      await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-apply-menu.png') });
-      // Move the keyboard focus onto "Apply proposal" (mouse clicks are blocked by the menu's pointer shield).
-      for (let i = 0; i < 10; i++) {
-        const focused = await page.evaluate(() => document.querySelector('.action-widget .monaco-list-row.focused')?.textContent || '');
-        if (/Apply/.test(focused)) break;
-        await page.keyboard.press('ArrowDown');
-      }
-      await page.keyboard.press('Enter');
       const proposal = path.join(WS, '.memzoi', 'proposals', 'pending', 'mem_2026_07_06_auth_001.md');
+      const quickFix = async (title) => {
+        await page.click('.monaco-editor .view-lines');
+        await gotoLine(page, '2:6');
+        await page.keyboard.press('Control+.');
+        await page.waitForSelector(`.action-widget .monaco-list-row:has-text("${title}")`, { timeout: 20000 });
+        const titles = await page.evaluate(() => [...document.querySelectorAll('.action-widget .monaco-list-row')].map((r) => r.textContent.trim()));
+        // Move the keyboard focus onto the action (mouse clicks are blocked by the menu's pointer shield).
+        for (let i = 0; i < 12; i++) {
+          const focused = await page.evaluate(() => document.querySelector('.action-widget .monaco-list-row.focused')?.textContent || '');
+          if (focused.includes(title)) break;
+          await page.keyboard.press('ArrowDown');
+        }
+        return titles;
+      };
+      await quickOpen(page, 'mem_2026_07_06_auth_001.md');
+      const menu = await quickFix('Preview: apply proposal');
+      step('Ctrl+. lists the lifecycle actions', { menu });
+      if (!menu.some((t) => /Apply proposal/.test(t)) || !menu.some((t) => /Reject proposal…/.test(t))) throw new Error(`Ctrl+. menu: ${menu}`);
+      await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-quickfix-menu.png') });
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('.monaco-diff-editor', { timeout: 30000 });
+      const diffTab = await page.evaluate(() => document.querySelector('.tab.active')?.textContent || '');
+      step('Preview opens a diff', { tab: diffTab.trim() });
+      if (!fs.existsSync(proposal)) throw new Error('the preview wrote files');
+      await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-preview-diff.png') });
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('Control+W'); // View: Close All Editors
+      await page.waitForSelector('.monaco-diff-editor', { state: 'detached', timeout: 20000 });
+
+      await quickOpen(page, 'mem_2026_07_06_auth_001.md');
+      await quickFix('Apply proposal');
+      await page.keyboard.press('Enter');
       const deadline = Date.now() + 30000;
       while (fs.existsSync(proposal) && Date.now() < deadline) await page.waitForTimeout(200);
       if (fs.existsSync(proposal)) throw new Error('the proposal is still pending after Apply');
@@ -147,6 +162,44 @@ function statusText(page) {
         return !r.some((t) => /Protected routes/.test(t));
       }, null, { timeout: 30000 });
       step('inbox updated', { rows: await inboxRows(page), status: await statusText(page) });
+      // The pending file is gone from disk (its tab may stay open): no problem row names it any more.
+      await page.keyboard.press('Control+Shift+M');
+      await page.waitForFunction(() => ![...document.querySelectorAll('.markers-panel .monaco-list-row')]
+        .some((r) => /proposals\/pending/.test(r.getAttribute('aria-label') || r.textContent)), null, { timeout: 30000 });
+      step('no problems for the removed file');
+      await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-problems-after-apply.png') });
+
+      await runCommand(page, 'Memzoi: Show Change History');
+      await page.waitForSelector('.quick-input-list .monaco-list-row:has-text("apply · applied")', { timeout: 30000 });
+      const history = await page.evaluate(() => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].map((r) => r.textContent.trim()));
+      step('History shows the change', { history });
+      await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-history.png') });
+      await page.keyboard.press('Enter'); // the entry's actions: Open Diff, Undo
+      await page.waitForSelector('.quick-input-list .monaco-list-row:has-text("Undo")', { timeout: 20000 });
+      await page.keyboard.type('Undo');
+      await page.keyboard.press('Enter');
+      const back = Date.now() + 30000;
+      while (!fs.existsSync(proposal) && Date.now() < back) await page.waitForTimeout(200);
+      if (!fs.existsSync(proposal)) throw new Error('Undo from the History did not restore the proposal');
+      const undoToast = await (await page.waitForFunction(() =>
+        [...document.querySelectorAll('.notification-toast')].map((e) => e.textContent).find((t) => /undone/.test(t)) || null,
+        null, { timeout: 20000 })).jsonValue();
+      step('Undo from History', { toast: undoToast.slice(0, 300) });
+      await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-undo.png') });
+      await page.evaluate(() => document.querySelectorAll('.notification-toast .codicon-notifications-clear, .notification-toast .codicon-close').forEach((b) => b.click()));
+      await page.keyboard.press('Escape');
+
+      // A refused command: undoing the undone change again. One toast, its first line only.
+      await runCommand(page, 'Memzoi: Undo Change…');
+      await page.waitForSelector('.quick-input-list .monaco-list-row:has-text("apply · undone")', { timeout: 30000 });
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('.monaco-dialog-box', { timeout: 20000 }); // "Undo this change?"
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => [...document.querySelectorAll('.notification-toast')].some((e) => /only an applied change/.test(e.textContent)), null, { timeout: 20000 });
+      const toasts = await page.evaluate(() => [...document.querySelectorAll('.notification-toast')].map((e) => e.textContent.trim()).filter((t) => /Memzoi|undo|refused/i.test(t)));
+      step('one toast on a refusal', { toasts });
+      if (toasts.length !== 1) throw new Error(`expected one toast, saw ${toasts.length}: ${toasts}`);
+      await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-refusal.png') });
     }
     await page.waitForTimeout(500);
     await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-e2e.png') });

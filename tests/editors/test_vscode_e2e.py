@@ -140,6 +140,12 @@ def test_vscode_end_to_end(code_server: Path, vsix: Path, tmp_path: Path, corpus
     assert planted_token() not in json.dumps(report) + p.stdout
     assert (shots / "vscode-e2e.png").stat().st_size > 10_000
     assert apply, f"memzoi-lsp registers no apply command ({server_commands()})"
-    assert "inbox updated" in names
-    assert not ws["proposal"].exists()
-    assert (ws["root"] / ".memzoi" / "proposals" / "resolved" / "applied" / f"{PROPOSAL_ID}.md").exists()
+    for name in ("Ctrl+. lists the lifecycle actions", "Preview opens a diff", "applied: packet resolved", "inbox updated",
+                 "no problems for the removed file", "History shows the change", "Undo from History",
+                 "one toast on a refusal"):
+        assert name in names, (name, names)
+    for shot in ("vscode-quickfix-menu.png", "vscode-preview-diff.png", "vscode-history.png", "vscode-refusal.png"):
+        assert (shots / shot).stat().st_size > 10_000
+    # undone from the History: the packet is pending again and nothing else is left
+    assert ws["proposal"].exists()
+    assert not (ws["root"] / ".memzoi" / "proposals" / "resolved" / "applied" / f"{PROPOSAL_ID}.md").exists()
