@@ -2,6 +2,7 @@
 
 ;; Version: 0.1.0
 ;; Package-Requires: ((emacs "28.1") (eglot "1.9"))
+;; Recommended: markdown-mode
 ;; Keywords: tools, languages
 ;; SPDX-License-Identifier: MIT
 
@@ -9,9 +10,12 @@
 
 ;; Markdown files inside a `.memzoi/' directory open in `memzoi-mode' (derived from `markdown-mode' when it is
 ;; installed, else `text-mode'), which eglot serves with memzoi-lsp.  Other Markdown files are untouched.
+;; Recommended: the `markdown-mode' package (highlighting, and Markdown hovers).  Without it eglot asks for
+;; plaintext hovers, which the server then sends.
 ;; Commands: `memzoi-apply', `memzoi-reject', `memzoi-route-local', `memzoi-supersede', `memzoi-tombstone',
 ;; `memzoi-reattest', `memzoi-undo', `memzoi-history', `memzoi-check-workspace', `memzoi-search'.
-;; Those that record a reason (reject, supersede, tombstone) ask for one in the minibuffer.
+;; Those that record a reason (reject, supersede, tombstone) ask for one in the minibuffer, also when they are
+;; picked from `eglot-code-actions'.  `memzoi-history' and `memzoi-undo' complete over the ledger's changes.
 ;;
 ;; Setup (see README.md):
 ;;   (add-to-list 'load-path "/path/to/memzoi-lsp/editors/emacs")
@@ -134,6 +138,91 @@ Kept in step with vscode-extension/src/logic/commands.ts.")
          (format "refused: %s" (plist-get (plist-get result :error) :message)))
         (t (format "%S" result))))
 
+(defun memzoi--error-message (err)
+  "The server's message of the JSON-RPC error ERR (a refusal), else ERR printed."
+  (or (alist-get 'jsonrpc-error-message (cdr-safe err)) (format "%S" err)))
+
+(defun memzoi--refresh-buffers ()
+  "Revert unmodified buffers whose files a command changed on disk."
+  (dolist (b (buffer-list))
+    (with-current-buffer b
+      (when (and buffer-file-name (file-exists-p buffer-file-name)
+                 (not (buffer-modified-p)) (not (verify-visited-file-modtime b)))
+        (revert-buffer t t t)))))
+
+(defun memzoi--execute (server command arguments &optional name)
+  "Send COMMAND with ARGUMENTS to SERVER; report the result or the refusal once.
+Returns the result, or nil after a refusal (a JSON-RPC error response)."
+  (condition-case err
+      (let ((result (jsonrpc-request server :workspace/executeCommand
+                                     (list :command command :arguments arguments))))
+        (setq memzoi-last-result result)
+        (message "Memzoi %s: %s" (or name command) (memzoi--describe result))
+        (memzoi--refresh-buffers)
+        result)
+    (jsonrpc-error
+     (setq memzoi-last-result (list :error (memzoi--error-message err)))
+     (message "Memzoi %s refused: %s" (or name command) (memzoi--error-message err))
+     nil)))
+
+(defun memzoi--spec-of (command)
+  "The entry of `memzoi-commands' whose server command is COMMAND (a string), or nil."
+  (seq-find (lambda (entry) (member command (plist-get (cdr entry) :server))) memzoi-commands))
+
+(defun memzoi--read-reason (required)
+  "Read a reason in the minibuffer; REQUIRED refuses an empty one (a `user-error')."
+  (let ((r (string-trim (read-string (if required "Reason (required): " "Reason (optional): ")))))
+    (when (and required (string-empty-p r))
+      (user-error "Memzoi: a reason is required; it is recorded with the change"))
+    (unless (string-empty-p r) r)))
+
+(defun memzoi--with-reason (command arguments)
+  "ARGUMENTS of COMMAND (from a code action) with the reason it requires, asked for when missing."
+  (let* ((spec (cdr (memzoi--spec-of command)))
+         (arg (and (> (length arguments) 0) (aref arguments 0))))
+    (if (and (eq (plist-get spec :reason) 'required) (listp arg)
+             (not (plist-get arg :reason)))
+        (vector (plist-put (copy-sequence arg) :reason (memzoi--read-reason t)))
+      arguments)))
+
+;; Code actions run server commands through eglot; those that record a reason ask for it first (a server without
+;; one refuses), and every outcome is reported once.  eglot 1.9 (Debian 12) calls `eglot-execute-command';
+;; eglot 1.15 and later call `eglot-execute' with the whole action.
+(cl-defmethod eglot-execute-command ((server memzoi-eglot-server) command arguments)
+  "Run the Memzoi COMMAND (a symbol) with ARGUMENTS on SERVER, asking for a reason when it needs one."
+  (let ((name (format "%s" command)))
+    (memzoi--execute server name (memzoi--with-reason name arguments))))
+
+(when (fboundp 'eglot-execute)
+  (cl-defmethod eglot-execute ((server memzoi-eglot-server) action)
+    "Run ACTION (a Command or a CodeAction) on SERVER, asking for a reason when its command needs one."
+    (let* ((edit (plist-get action :edit))
+           (cmd (if (stringp (plist-get action :command)) action (plist-get action :command))))
+      (when edit (eglot--apply-workspace-edit edit))
+      (when cmd
+        (let ((name (plist-get cmd :command)))
+          (memzoi--execute server name (memzoi--with-reason name (or (plist-get cmd :arguments) []))))))))
+
+(defun memzoi--changes (server)
+  "The ledger's changes (newest first) as (LABEL . CHANGE) pairs for `completing-read'."
+  (mapcar (lambda (c)
+            (cons (format "%s  %s %s by %s%s  [%s]"
+                          (or (plist-get c :applied_at) (plist-get c :created_at) "")
+                          (plist-get c :operation) (plist-get c :status) (plist-get c :actor)
+                          (if (equal (plist-get c :status) "applied") " (undo available)" "")
+                          (plist-get c :change_id))
+                  c))
+          (append (jsonrpc-request server :workspace/executeCommand
+                                   (list :command "memzoi.history" :arguments (vector (make-hash-table))))
+                  nil)))
+
+(defun memzoi-read-change (&optional prompt)
+  "Choose a change of the ledger with `completing-read'; return its id."
+  (let* ((changes (or (memzoi--changes (memzoi--server))
+                      (user-error "Memzoi: the ledger has no changes yet")))
+         (label (completing-read (or prompt "Change: ") changes nil t)))
+    (plist-get (cdr (assoc label changes)) :change_id)))
+
 (defun memzoi-run (name &optional reason query change-id)
   "Run the Memzoi command NAME (a key of `memzoi-commands') on this buffer.
 REASON, QUERY and CHANGE-ID are asked for when the command needs them and they are nil."
@@ -146,35 +235,25 @@ REASON, QUERY and CHANGE-ID are asked for when the command needs them and they a
     (when (eq target 'proposal)
       (unless (and buffer-file-name (string-match-p "/\\.memzoi/proposals/pending/[^/]+\\.md\\'" buffer-file-name))
         (user-error "Memzoi: %s works on a pending proposal (.memzoi/proposals/pending/*.md)" name)))
-    (when (and (memq target '(proposal record file)) (buffer-modified-p))
+    (when (and (memq target '(proposal record)) (buffer-modified-p))
       ;; Lifecycle commands are disk transactions: the server refuses files with unsaved changes.
       (user-error "Memzoi: save the buffer first; lifecycle commands work on the file on disk"))
-    (when (memq target '(proposal record file))
+    (when (memq target '(proposal record))
       (setq arg (plist-put arg :uri (eglot--path-to-uri buffer-file-name))))
     (when (eq target 'change)
-      (setq arg (plist-put arg :change_id (or change-id (read-string "Change id: ")))))
+      (setq arg (plist-put arg :change_id (or change-id (memzoi-read-change "Undo change: ")))))
     (pcase (plist-get spec :reason)
       ('required
-       (let ((r (string-trim (or reason (read-string "Reason (required): ")))))
-         (when (string-empty-p r) (user-error "Memzoi: %s needs a reason; it is recorded with the change" name))
-         (setq arg (plist-put arg :reason r))))
+       (setq arg (plist-put arg :reason (or (and reason (not (string-empty-p (string-trim reason))) (string-trim reason))
+                                            (memzoi--read-reason t)))))
       ('optional
-       (let ((r (string-trim (or reason (read-string "Reason (optional): ")))))
-         (unless (string-empty-p r) (setq arg (plist-put arg :reason r))))))
-    (let* ((arguments (if (plist-get spec :query)
-                          (vector (or query (read-string "Search records: ")))
-                        (vector (or arg (make-hash-table)))))
-           (result (jsonrpc-request server :workspace/executeCommand
-                                    (list :command command :arguments arguments))))
-      (setq memzoi-last-result result)
-      (message "Memzoi %s: %s" name (memzoi--describe result))
-      ;; The command may have moved or written files: refresh unmodified buffers from disk.
-      (dolist (b (buffer-list))
-        (with-current-buffer b
-          (when (and buffer-file-name (file-exists-p buffer-file-name)
-                     (not (buffer-modified-p)) (not (verify-visited-file-modtime b)))
-            (revert-buffer t t t))))
-      result)))
+       (let ((r (if reason (string-trim reason) (memzoi--read-reason nil))))
+         (when (and r (not (string-empty-p r))) (setq arg (plist-put arg :reason r))))))
+    (memzoi--execute server command
+                     (if (plist-get spec :query)
+                         (vector (or query (read-string "Search records: ")))
+                       (vector (or arg (make-hash-table))))
+                     (symbol-name name))))
 
 (defun memzoi-apply () "Apply the pending proposal in this buffer." (interactive) (memzoi-run 'apply))
 (defun memzoi-reject (reason) "Reject the pending proposal in this buffer, with REASON."
@@ -185,9 +264,20 @@ REASON, QUERY and CHANGE-ID are asked for when the command needs them and they a
 (defun memzoi-tombstone (reason) "Propose tombstoning this record, with REASON."
        (interactive (list (read-string "Reason (required): "))) (memzoi-run 'tombstone reason))
 (defun memzoi-reattest () "Accept a hand edit of this record." (interactive) (memzoi-run 'reattest))
-(defun memzoi-undo (change-id) "Undo the change CHANGE-ID."
-       (interactive (list (read-string "Change id: "))) (memzoi-run 'undo nil nil change-id))
-(defun memzoi-history () "Show the change history of this file." (interactive) (memzoi-run 'history))
+(defun memzoi-undo (change-id) "Undo the change CHANGE-ID (chosen from the ledger's changes)."
+       (interactive (list (memzoi-read-change "Undo change: "))) (memzoi-run 'undo nil nil change-id))
+(defun memzoi-history ()
+  "Choose a change of the ledger (time, operation, status, actor, undo availability); offer to undo it."
+  (interactive)
+  (let* ((server (memzoi--server))
+         (changes (or (memzoi--changes server) (user-error "Memzoi: the ledger has no changes yet")))
+         (label (completing-read "Memzoi history: " changes nil t))
+         (change (cdr (assoc label changes))))
+    (setq memzoi-last-result change)
+    (when (and (equal (plist-get change :status) "applied")
+               (y-or-n-p (format "Undo change %s? " (plist-get change :change_id))))
+      (memzoi-run 'undo nil nil (plist-get change :change_id)))
+    change))
 (defun memzoi-check-workspace () "Check every Memzoi file of the project." (interactive) (memzoi-run 'check-workspace))
 (defun memzoi-search (query) "Search records for QUERY."
        (interactive (list (read-string "Search records: "))) (memzoi-run 'search nil query))

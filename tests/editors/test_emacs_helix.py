@@ -59,6 +59,21 @@ def test_emacs_eglot_attach_diagnostics_hover(emacs_run: dict) -> None:
 
 
 @pytest.mark.editor_packages
+def test_emacs_reject_from_eglot_code_actions_and_history(emacs_run: dict) -> None:
+    res, ws = emacs_run["res"], emacs_run["ws"]
+    assert emacs_run["proc"].returncode == 0, emacs_run["proc"].stdout + emacs_run["proc"].stderr
+    assert {"Apply proposal", "Reject proposal…"} <= set(res["code_action_menu"])
+    assert res["reject_prompts"] == ["Reason (required): "]
+    assert res["reject_result"]["status"] == "applied" and res["rejected_moved"] is True
+    # memzoi-history: completing-read over the changes; the reject is undone from there
+    assert any("reject applied" in label and "(undo available)" in label for label in res["history_labels"])
+    assert res["undo_result"]["status"] == "undone" and res["proposal_restored"] is True
+    # without markdown-mode eglot asks for plaintext hovers, and gets them
+    if not res["markdown_mode"]:
+        assert res["hover_kind"] == "plaintext" and "**" not in res["hover"]
+
+
+@pytest.mark.editor_packages
 def test_emacs_runs_a_server_command(emacs_run: dict) -> None:
     res = emacs_run["res"]
     assert emacs_run["proc"].returncode == 0
