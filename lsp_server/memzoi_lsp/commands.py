@@ -85,7 +85,7 @@ def register(server: "MemzoiServer") -> None:
     @server.command(DOCTOR)
     async def doctor(ls: MemzoiServer, *args: Any) -> Any:
         """Workspace, git plane and index drift report with repair steps (``memzoi doctor --json``)."""
-        from memzoi.cli.doctor import diagnose
+        from memzoi.doctor import diagnose
 
         loop = asyncio.get_running_loop()
         reports = [await loop.run_in_executor(None, diagnose, root) for root in sorted(ls.projects)]

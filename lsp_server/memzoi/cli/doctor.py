@@ -1,22 +1,14 @@
 """``memzoi doctor [--json]``: health of the workspace and its index, with repair steps (SPEC §7, §8).
 
-JSON follows Memzoi's doctor shape ``{project_root, status: ok|warning, checks: [{name, status: ok|warning|skip,
-message}], next_steps}`` plus ``index_path`` and ``drift`` (``missing_from_index``, ``stale_in_index``,
-``changed_in_index``, ``fts_out_of_sync``, ``schema``). Doctor never writes files or the index; it reports
-runtime paths other users may read or enter (``runtime_modes``) before opening the index tightens them. Exit 0 when every
-check is ok, 1 when any check warns.
+Prints the report of :func:`memzoi.doctor.diagnose` (Memzoi's doctor shape; see there), as text or with
+``--json``. Exit 0 when every check is ok, 1 when any check warns.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
-from typing import Any
 
-from ..admission import worktree_root
-from ..index import Drift, Index, IndexUnavailable, index_path
-from ..runtime import loose_modes
+from ..doctor import diagnose
 from ._changes import add_common, emit_json, project_root
 from ._common import add_command
 
@@ -32,112 +24,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         exits={0: "every check is ok", 1: "a check warns (see the next steps)"})
     add_common(p, actor=False)
     p.set_defaults(func=run)
-
-
-def _sample(paths: list[str], n: int = 5) -> str:
-    more = f" and {len(paths) - n} more" if len(paths) > n else ""
-    return ", ".join(paths[:n]) + more
-
-
-def diagnose(root: Path) -> dict[str, Any]:
-    """The doctor report for ``root`` as a dict (see the module docstring)."""
-    checks: list[dict[str, str]] = []
-    steps: list[str] = []
-
-    def check(name: str, status: str, message: str, step: str | None = None) -> None:
-        checks.append({"name": name, "status": status, "message": message})
-        if step and step not in steps:
-            steps.append(step)
-
-    records = root / ".memzoi" / "records"
-    if records.is_dir() and not records.is_symlink():
-        check("records_root", "ok", f"{records} exists")
-    elif records.is_symlink():
-        check("records_root", "warning", f"{records} is a symlink; Memzoi refuses a symlinked records root",
-              "replace the `.memzoi/records` symlink with a real directory")
-    else:
-        check("records_root", "warning", f"no `.memzoi/records` directory at {root}",
-              "run doctor from inside the project, or pass --root PROJECT")
-
-    top = worktree_root(root)
-    if top is None:
-        check("git", "skip", "not inside a git worktree: records cannot be reviewed through git, and attested "
-              "records are refused (review-visibility)")
-    else:
-        check("git", "ok", f"git worktree at {top}")
-
-    # Before the index is opened: opening it tightens the modes of the runtime directory.
-    loose = loose_modes(root)
-    if loose:
-        shown = _sample([f"{p} ({mode:04o})" for p, mode in loose])
-        check("runtime_modes", "warning", f"{len(loose)} runtime path(s) readable or writable by other users: "
-              f"{shown}; runtime state may hold private memory", "chmod 700 the runtime directories and 600 the "
-              "files under them (any memzoi lifecycle command or `memzoi rebuild` does it)")
-    else:
-        check("runtime_modes", "ok", "runtime directories are 0700 and files 0600 (private to this user)")
-
-    db = index_path(root)
-    drift: Drift | None = None
-    if not db.exists():
-        check("index", "warning", f"the index has not been built ({db})", "memzoi rebuild")
-    else:
-        try:
-            with Index(root, path=db) as index:
-                if index.schema_problem:
-                    check("index", "warning", index.schema_problem, "memzoi rebuild")
-                elif not index.exists:
-                    check("index", "warning", "the index exists but was never completely built", "memzoi rebuild")
-                else:
-                    counts = index.counts()
-                    check("index", "ok", f"{counts['records']} record(s) and {counts['proposals']} proposal(s) "
-                          f"indexed at {db}")
-                    drift = index.drift()
-                    problems = []
-                    if drift.missing_from_index:
-                        problems.append(f"{len(drift.missing_from_index)} file(s) missing from the index "
-                                        f"({_sample(drift.missing_from_index)})")
-                    if drift.stale_in_index:
-                        problems.append(f"{len(drift.stale_in_index)} indexed file(s) no longer exist "
-                                        f"({_sample(drift.stale_in_index)})")
-                    if drift.changed_in_index:
-                        problems.append(f"{len(drift.changed_in_index)} file(s) changed since indexing "
-                                        f"({_sample(drift.changed_in_index)})")
-                    if problems:
-                        check("repo_index", "warning", "repo_index is stale: " + "; ".join(problems),
-                              "memzoi rebuild")
-                    else:
-                        check("repo_index", "ok", "the index matches the .memzoi files")
-                    if drift.fts_out_of_sync:
-                        check("fts", "warning", "the full-text index failed its integrity check", "memzoi rebuild")
-                    else:
-                        check("fts", "ok", "full-text index integrity check passed")
-                    refused = [r for r in index.db.execute(
-                        "SELECT path, refusals FROM files WHERE admitted = 0 AND kind = 'record' ORDER BY path")]
-                    if refused:
-                        check("admission", "warning", f"{len(refused)} record(s) refused admission "
-                              f"({_sample([r['path'] for r in refused])})", "memzoi check .memzoi")
-                    else:
-                        check("admission", "ok", "every indexed record is admitted")
-                    failed = [r["path"] for r in index.db.execute(
-                        "SELECT path FROM files WHERE findings LIKE '%\"internal_error\"%' ORDER BY path")]
-                    if failed:
-                        check("analysis", "warning", f"{len(failed)} file(s) could not be analysed because of an "
-                              f"internal error ({_sample(failed)}); the rest of the index is complete",
-                              "report the internal error with the output of `memzoi --debug rebuild`")
-        except IndexUnavailable as err:
-            check("index", "warning", str(err), f"remove {db} and run `memzoi rebuild`")
-    writable = os.access(db.parent, os.W_OK) if db.parent.exists() else True
-    if not writable:
-        check("runtime_dir", "warning", f"{db.parent} is not writable", "fix the permissions of MEMZOI_HOME")
-    status = "warning" if any(c["status"] == "warning" for c in checks) else "ok"
-    return {
-        "project_root": str(root),
-        "status": status,
-        "checks": checks,
-        "next_steps": steps,
-        "index_path": str(db),
-        "drift": drift.to_json() if drift is not None else None,
-    }
 
 
 def run(args: argparse.Namespace) -> int:
