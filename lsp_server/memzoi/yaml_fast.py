@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Any
 
 from .nesting import NESTING_LIMIT
-from .yaml12 import PlainScalar, YMap, YNode, YScalar, YSeq, resolve_plain
+from .yaml_tree import PlainScalar, YMap, YNode, YScalar, YSeq, resolve_plain
 
 # Keys and most plain values repeat across a workspace (`kind`, `memory`, `active`, `repo`…): resolve each
 # spelling once. resolve_plain is pure and returns immutable values, so sharing results is safe.
