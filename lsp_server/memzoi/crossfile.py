@@ -6,11 +6,11 @@ The proposal checks are Memzoi's apply preconditions evaluated now (reference §
 ``active``, has the same scope kind and scope id, and was updated (or created) no later than
 ``proposal.proposed_at`` (RFC 3339, or ``YYYY-MM-DD`` at UTC midnight).
 
-The :class:`Workspace` holds small per-file :class:`FileFacts` and re-evaluates only the files a change can
-affect; the language server calls :meth:`Workspace.update` / :meth:`Workspace.remove` on every edit, save or
-file event and republishes :meth:`Workspace.findings_for` for the paths they return. ``memzoi check`` builds one
-per ``.memzoi`` directory (:class:`CrossFileCheck`). Spans in facts and findings index the text the facts
-were extracted from.
+The :class:`Workspace` holds small per-file :class:`~memzoi.filefacts.FileFacts` (see :mod:`memzoi.filefacts`)
+and re-evaluates only the files a change can affect; the language server calls :meth:`Workspace.update` /
+:meth:`Workspace.remove` on every edit, save or file event and republishes :meth:`Workspace.findings_for` for the
+paths they return. ``memzoi check`` builds one per ``.memzoi`` directory (:class:`CrossFileCheck`). Spans in facts
+and findings index the text the facts were extracted from.
 """
 
 from __future__ import annotations
@@ -18,167 +18,15 @@ from __future__ import annotations
 import bisect
 import json
 import os
-import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Collection, Iterable, Mapping
+from typing import Collection, Iterable
 
-from .analysis import Analysis, record_id_of
+from .analysis import Analysis
+from .filefacts import FileFacts, Ref, facts_from_analysis, identity_token  # noqa: F401 - also imported from here
 from .findings import Finding, finding
 from .models.common import parse_instant
 from .pathsafety import REDACTED_PREFIX, bears_secret, shown_id, shown_path
-from .revision import duplicate_key
 from .workspace import MEMZOI_DIR, Role, below_plane
-from .yaml12 import locate
-
-#: Runtime (database) proposal ids, ``prop_<UUIDv7>``; they never name a proposal packet file, so a record's
-#: ``proposal_id`` of this form is not checked against the workspace (reference §2.7).
-_DB_PROPOSAL = re.compile(r"^prop_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-
-
-@dataclass(frozen=True)
-class Ref:
-    """A reference from a file to another artifact: ``field`` names the key (``supersedes``,
-    ``lineage.predecessor_id``, ``proposal.target``, ``supersedes[0]``, ``proposal_id``), ``target`` the id,
-    ``span`` the value's code-point span, ``to`` what it points at (``record`` or ``proposal``)."""
-
-    field: str
-    target: str
-    span: tuple[int, int]
-    to: str = "record"
-
-
-@dataclass(frozen=True)
-class FileFacts:
-    """What cross-file checks need to know about one file (all plain values, JSON-serializable).
-
-    ``kind`` is ``record``, ``proposal`` or ``other``; ``role`` the :class:`~memzoi.workspace.Role` value;
-    ``ident`` the record id (records) or the frontmatter id (packets); ``tokens`` a packet's identities (its id
-    and file id, as :func:`identity_token` forms so a redacted receipt matches the identity it replaced) —
-    and file id); ``when`` a record's ``updated`` or else ``timestamp`` / a packet's ``proposal.proposed_at``;
-    ``content`` the body's :func:`~memzoi.revision.duplicate_key` (``None`` for an empty body); ``refs`` the references
-    it makes. ``legacy`` records still define their id but take no part in duplicate checks.
-    """
-
-    kind: str
-    role: str
-    ident: str | None = None
-    status: str | None = None
-    scope_kind: str | None = None
-    scope_id: str | None = None
-    when: str | None = None
-    action: str | None = None
-    content: str | None = None
-    tokens: tuple[str, ...] = ()
-    refs: tuple[Ref, ...] = ()
-    ident_span: tuple[int, int] = (0, 0)
-    body_span: tuple[int, int] = (0, 0)
-    legacy: bool = False
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        # `memzoi check` workers send one per file: positional fields unpickle several times faster than the
-        # default per-instance dict.
-        return (FileFacts, tuple(getattr(self, name) for name in self.__dataclass_fields__))
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain dict form (stored in the index)."""
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__}  # asdict() deep-copies: 10x slower
-        d["refs"] = [{"field": r.field, "target": r.target, "span": list(r.span), "to": r.to} for r in self.refs]
-        return d
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "FileFacts":
-        """Inverse of :meth:`to_json`."""
-        d = dict(data)
-        d["refs"] = tuple(Ref(r["field"], r["target"], tuple(r["span"]), r.get("to", "record")) for r in d.get("refs", ()))
-        d["tokens"] = tuple(d.get("tokens", ()))
-        d["ident_span"] = tuple(d.get("ident_span", (0, 0)))
-        d["body_span"] = tuple(d.get("body_span", (0, 0)))
-        return cls(**d)
-
-    @property
-    def pending(self) -> bool:
-        """A proposal that is still pending (``status: proposed``)."""
-        return self.kind == "proposal" and self.status == "proposed"
-
-
-def _str(value: Any) -> str | None:
-    return value.strip() if isinstance(value, str) and value.strip() else None
-
-
-def facts_from_analysis(analysis: Analysis) -> FileFacts:
-    """Extract :class:`FileFacts` from an :class:`~memzoi.analysis.Analysis`. Works on invalid frontmatter too
-    (whatever fields are readable are used), so a broken target still counts as existing."""
-    doc = analysis.document
-    data = doc.data if isinstance(doc.data, dict) else {}
-    kind = analysis.kind
-    role = analysis.placement.role.value
-    root = doc.yaml_root
-
-    def span(*loc: Any) -> tuple[int, int]:
-        k, v = locate(root, loc)
-        node = v if v is not None else k
-        return (node.start, node.end) if node is not None else (0, min(3, len(doc.text)))
-
-    body = doc.body
-    content = duplicate_key(body) if body else None
-    if kind == "record":
-        refs: list[Ref] = []
-        sup = _str(data.get("supersedes"))
-        if sup:
-            refs.append(Ref("supersedes", sup, span("supersedes")))
-        lineage = data.get("lineage") if isinstance(data.get("lineage"), dict) else {}
-        pred = _str(lineage.get("predecessor_id"))
-        if pred:
-            refs.append(Ref("lineage.predecessor_id", pred, span("lineage", "predecessor_id")))
-        pid = _str(data.get("proposal_id"))
-        if pid and not _DB_PROPOSAL.match(pid):
-            refs.append(Ref("proposal_id", pid, span("proposal_id"), to="proposal"))
-        when = _str(data.get("updated")) or _str(data.get("timestamp"))
-        return FileFacts(
-            kind="record", role=role, ident=record_id_of(analysis), status=_str(data.get("status")),
-            scope_kind=_str(data.get("scope")), scope_id=_str(data.get("scope_id")), when=when,
-            content=content, refs=tuple(refs), ident_span=span("id"), body_span=doc.body_span,
-            legacy=bool(analysis.legacy),
-        )
-    if kind == "proposal":
-        block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
-        scope = data.get("scope") if isinstance(data.get("scope"), dict) else {}
-        refs = []
-        supersedes = data.get("supersedes")
-        if isinstance(supersedes, list):
-            for i, item in enumerate(supersedes):
-                if _str(item):
-                    refs.append(Ref(f"supersedes[{i}]", _str(item), span("supersedes", i)))
-        elif _str(supersedes):
-            refs.append(Ref("supersedes", _str(supersedes), span("supersedes")))
-        target = _str(block.get("target"))
-        if target:
-            refs.append(Ref("proposal.target", target, span("proposal", "target")))
-        ident = _str(data.get("id"))
-        tokens = {identity_token(t) for t in (ident, analysis.placement.identity) if t}
-        return FileFacts(
-            kind="proposal", role=role, ident=ident, status=_str(data.get("status")),
-            scope_kind=_str(scope.get("kind")), scope_id=_str(scope.get("id")), when=_str(block.get("proposed_at")),
-            action=_str(block.get("action")), content=content, tokens=tuple(sorted(tokens)), refs=tuple(refs),
-            ident_span=span("id"), body_span=doc.body_span,
-        )
-    return FileFacts(kind=kind, role=role)
-
-
-_TOKEN = re.compile(r"^redacted-identity-[0-9a-f]{64}$")
-
-
-def identity_token(identity: str) -> str:
-    """Memzoi's proposal identity token (reference §2.6): ``redacted-identity-`` + BLAKE3 hex of the identity, or
-    the value itself when it already is a token. Two packets share an identity when their tokens meet, so a new
-    packet reusing the id of a rejected, redacted packet is a duplicate too."""
-    if _TOKEN.match(identity):
-        return identity
-    import blake3
-
-    return "redacted-identity-" + blake3.blake3(identity.encode("utf-8")).hexdigest()
-
 
 def _ref_key(r: Ref) -> str:
     return identity_token(r.target) if r.to == "proposal" else r.target
