@@ -1,0 +1,193 @@
+"""Reading the index: full-text search, rows by id or path, counts, drift against the files, and the stored
+cross-file facts (:class:`IndexQueries`, which :class:`memzoi.index.Index` inherits).
+
+Every query of the index's SQL lives here or in :mod:`memzoi.index`; other modules call these methods and
+functions and never read the tables themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import blake3
+
+from .crossfile import Workspace
+from .crossfile import git_plane_files as _plane_files
+from .filefacts import FileFacts
+from .workspace import MEMZOI_DIR
+
+
+def git_plane_files(project_root: Path) -> list[Path]:
+    """Records and packets below ``<root>/.memzoi`` as Memzoi walks them, sorted."""
+    return _plane_files(project_root / MEMZOI_DIR)
+
+
+@dataclass
+class Drift:
+    """Differences between the index and the git plane (paths relative to the project root)."""
+
+    missing_from_index: list[str] = field(default_factory=list)
+    stale_in_index: list[str] = field(default_factory=list)
+    changed_in_index: list[str] = field(default_factory=list)
+    fts_out_of_sync: bool = False
+    schema: str | None = None  # a message when the database has another schema version
+
+    @property
+    def clean(self) -> bool:
+        """True when the index matches the files exactly."""
+        return not (self.missing_from_index or self.stale_in_index or self.changed_in_index
+                    or self.fts_out_of_sync or self.schema)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain dict form for ``memzoi doctor --json``."""
+        return {"missing_from_index": self.missing_from_index, "stale_in_index": self.stale_in_index,
+                "changed_in_index": self.changed_in_index, "fts_out_of_sync": self.fts_out_of_sync,
+                "schema": self.schema}
+
+
+@dataclass
+class SearchHit:
+    """One search result: ``kind`` is ``record`` or ``proposal``; ``score`` is BM25 (lower is better, as SQLite
+    reports it); ``snippet`` marks matches with ``[`` ``]``; ``row`` holds the stored columns."""
+
+    kind: str
+    path: str
+    id: str | None
+    title: str
+    score: float
+    snippet: str
+    row: dict[str, Any]
+
+
+def fts_query(text: str, *, any_word: bool = False) -> str | None:
+    """A safe FTS5 query for user text: each word quoted and prefix-matched, all required (or, with
+    ``any_word``, at least one); ``None`` when the text has no word characters. FTS5 syntax in the input is never
+    interpreted."""
+    words = re.findall(r"\w+", text, flags=re.UNICODE)
+    if not words:
+        return None
+    return (" OR " if any_word else " ").join('"' + w.replace('"', '""') + '"*' for w in words[:32])
+
+
+class IndexQueries:
+    """The reading methods of :class:`memzoi.index.Index`. They use its ``db`` (an open :mod:`sqlite3`
+    connection with :class:`sqlite3.Row` rows), ``root``, ``schema_problem``, ``_require()`` and ``_rel()``."""
+
+    db: sqlite3.Connection
+    root: Path
+    schema_problem: str | None
+
+    def _require(self) -> None:  # pragma: no cover - defined by Index
+        raise NotImplementedError
+
+    def _rel(self, p: Path) -> str:  # pragma: no cover - defined by Index
+        raise NotImplementedError
+
+    # -- reading -------------------------------------------------------------------------------------------------
+
+    def search(self, query: str, *, limit: int = 10, kinds: Iterable[str] = ("record", "proposal")) -> list[SearchHit]:
+        """Full-text search over titles and bodies (BM25, title weighted 10:1), best first, at most ``limit``
+        hits per kind merged by score. Returns ``[]`` for a query without words."""
+        self._require()
+        q = fts_query(query)
+        if q is None:
+            return []
+        hits: list[SearchHit] = []
+        for kind in kinds:
+            table = {"record": "records", "proposal": "proposals"}[kind]
+            sql = (f"SELECT t.*, bm25({table}_fts, 10.0, 1.0) AS score, "
+                   f"snippet({table}_fts, -1, '[', ']', '…', 12) AS snip "
+                   f"FROM {table}_fts JOIN {table} t ON t.rowid = {table}_fts.rowid "
+                   f"WHERE {table}_fts MATCH ? ORDER BY score LIMIT ?")
+            try:
+                rows = self.db.execute(sql, (q, limit)).fetchall()
+            except sqlite3.OperationalError:
+                continue
+            for r in rows:
+                d = dict(r)
+                hits.append(SearchHit(kind, d["path"], d.get("id"), d["title"], d.pop("score"), d.pop("snip"), d))
+        hits.sort(key=lambda h: h.score)
+        return hits[:limit]
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Every indexed record row, ordered by id."""
+        self._require()
+        for r in self.db.execute("SELECT * FROM records ORDER BY id, path"):
+            yield dict(r)
+
+    def record(self, record_id: str) -> dict[str, Any] | None:
+        """The indexed record with id ``record_id`` (first by path when several claim it), or ``None``.
+        Used by lifecycle operations and hover; includes ``revision`` and ``attested_projection``."""
+        self._require()
+        r = self.db.execute("SELECT * FROM records WHERE id = ? ORDER BY path LIMIT 1", (record_id,)).fetchone()
+        return dict(r) if r else None
+
+    def proposals(self) -> Iterator[dict[str, Any]]:
+        """Every indexed proposal row, ordered by path."""
+        self._require()
+        for r in self.db.execute("SELECT * FROM proposals ORDER BY path"):
+            yield dict(r)
+
+    def file(self, path: str | os.PathLike[str]) -> dict[str, Any] | None:
+        """The ``files`` row of one path (with ``findings``, ``refusals`` and ``facts`` decoded)."""
+        self._require()
+        r = self.db.execute("SELECT * FROM files WHERE path = ?",
+                            (self._rel(Path(path) if Path(path).is_absolute() else self.root / path),)).fetchone()
+        if r is None:
+            return None
+        d = dict(r)
+        for k in ("findings", "refusals", "facts"):
+            d[k] = json.loads(d[k])
+        return d
+
+    def workspace(self) -> Workspace:
+        """A cross-file :class:`~memzoi.crossfile.Workspace` loaded from stored facts, keyed by absolute path
+        (no file is read or analysed). The language server starts from it and then updates open files."""
+        self._require()
+        ws = Workspace()
+        for r in self.db.execute("SELECT path, facts FROM files ORDER BY path"):
+            ws.update(str(self.root / r["path"]), FileFacts.from_json(json.loads(r["facts"])))
+        return ws
+
+    def counts(self) -> dict[str, int]:
+        """Row counts: files, records, proposals, refused files."""
+        self._require()
+        one = lambda sql: self.db.execute(sql).fetchone()[0]  # noqa: E731
+        return {"files": one("SELECT count(*) FROM files"), "records": one("SELECT count(*) FROM records"),
+                "proposals": one("SELECT count(*) FROM proposals"),
+                "refused": one("SELECT count(*) FROM files WHERE admitted = 0 AND kind = 'record'")}
+
+    def drift(self) -> Drift:
+        """Compare the index with the git plane: every file's byte hash against the stored one, rows without a
+        file, files without a row, and the FTS5 integrity check of both tables. Never writes."""
+        d = Drift(schema=self.schema_problem)
+        if d.schema:
+            return d
+        stored = {r["path"]: r["sha"] for r in self.db.execute("SELECT path, sha FROM files")}
+        on_disk = {self._rel(p): p for p in git_plane_files(self.root)}
+        for rel, p in sorted(on_disk.items()):
+            if rel not in stored:
+                d.missing_from_index.append(rel)
+                continue
+            try:
+                sha = blake3.blake3(p.read_bytes()).hexdigest()
+            except OSError:
+                continue
+            if sha != stored[rel]:
+                d.changed_in_index.append(rel)
+        d.stale_in_index = sorted(rel for rel in stored if rel not in on_disk)
+        for table in ("records_fts", "proposals_fts"):
+            try:
+                self.db.execute(f"INSERT INTO {table}({table}, rank) VALUES('integrity-check', 1)")
+            except sqlite3.DatabaseError:
+                d.fts_out_of_sync = True
+        return d
+
+
+__all__ = ["Drift", "IndexQueries", "SearchHit", "fts_query", "git_plane_files"]

@@ -1,0 +1,142 @@
+"""The rows of one file in the index: read, analyse and admit a file, and turn the result into the values of
+its ``files`` row and its ``records`` or ``proposals`` row (:func:`index_rows`, run in worker processes for large
+batches).
+
+Detected secrets never enter a row: titles, bodies and every other text column are redacted, and a path that
+bears a secret is stored redacted with its id and references dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import blake3
+
+from .admission import Admission, GitVisibility, admit
+from .analysis import Analysis, analyze_bytes
+from .barrier import failed_analysis
+from .filefacts import facts_from_analysis
+from .pathsafety import REDACTED_PREFIX, shown_id
+from .safety.redact import MARK, redact, secret_spans
+from .text import LineIndex
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _s(value: Any) -> str | None:
+    return str(value).strip() if isinstance(value, str) and str(value).strip() else None
+
+
+def _j(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return None
+
+
+def _scrub(rows: dict[str, dict[str, Any]], values: list[str]) -> None:
+    """Replace every detected secret value in every text column of ``rows`` (tags, origin, scope, … as plain
+    text or JSON) with the redaction mark, so the index never holds text a detector matched."""
+    needles = [n for v in values for n in {v, json.dumps(v, ensure_ascii=False)[1:-1]} if n]
+    for row in rows.values():
+        for key, value in row.items():
+            if key != "sha" and isinstance(value, str) and any(n in value for n in needles):
+                for n in needles:
+                    value = value.replace(n, MARK)
+                row[key] = value
+
+
+def _index_rows(jobs: list[tuple[str, str, str]]) -> list[dict[str, Any] | None]:
+    """Worker: :func:`_index_row` for each job of a chunk."""
+    return [_index_row(job) for job in jobs]
+
+
+def _index_row(job: tuple[str, str, str]) -> dict[str, Any] | None:
+    """Worker: ``(path, relative path, git visibility)`` → the file's rows, or ``None`` when it cannot be read."""
+    path, rel, visibility = job
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+        st = p.stat()
+    except OSError:
+        return None
+    try:
+        analysis = analyze_bytes(data, p)
+        return _row(rel, data, st, analysis, admit(p, analysis, GitVisibility(visibility)))
+    except Exception as err:  # the barrier: the file is kept as refused, with the finding, and the run goes on
+        failed = failed_analysis(err, p)
+        return _row(rel, data, st, failed, admit(p, failed, GitVisibility(visibility)))
+
+
+def _row(rel: str, data: bytes, st: os.stat_result, analysis: Analysis, adm: Admission) -> dict[str, Any]:
+    """The rows one analysed file contributes to ``files`` and ``records`` or ``proposals``."""
+    facts = facts_from_analysis(analysis)
+    stored_facts = facts.to_json()
+    if rel.startswith(REDACTED_PREFIX):  # a secret-bearing path: its id is that secret; keep neither
+        stored_facts.update(ident=shown_id(facts.ident), tokens=[], refs=[])
+    all_findings = list(analysis.findings) + adm.findings
+    lines = LineIndex(analysis.text) if all_findings else None
+    findings = [
+        {"code": f.code, "severity": int(f.severity), "message": f.message, "start": f.start, "end": f.end,
+         "range": [list(lines.position(f.start)), list(lines.position(f.end))]}
+        for f in all_findings
+    ] if lines else []
+    out: dict[str, Any] = {"file": {
+        "path": rel, "kind": analysis.kind, "role": analysis.placement.role.value, "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns, "sha": blake3.blake3(data).hexdigest(), "visibility": adm.visibility.value,
+        "admitted": int(adm.admitted), "refusals": json.dumps(adm.refusals),
+        "findings": json.dumps(findings, ensure_ascii=False), "facts": json.dumps(stored_facts),
+    }}
+    doc = analysis.document
+    meta = doc.data if isinstance(doc.data, dict) else {}
+    title = _s(meta.get("title")) or ""
+    # The index is searchable and printed by `memzoi search`: detected secrets never enter it.
+    secrets = secret_spans(analysis.findings)
+    body = redact(doc.text, secrets, *doc.body_span) if secrets else doc.body
+    if secrets and doc.mapping is not None and "title" in doc.mapping.entries:
+        node = doc.mapping.entries["title"][1]
+        if any(s < node.end and e > node.start for s, e in secrets):
+            title = MARK
+    if analysis.kind == "record":
+        att = analysis.attestation
+        conf = meta.get("confidence")
+        conf = getattr(conf, "resolved", conf)
+        out["record"] = {
+            "path": rel, "id": shown_id(facts.ident), "type": _s(meta.get("type")), "lane": _s(meta.get("lane")),
+            "scope_kind": _s(meta.get("scope")), "scope_id": _s(meta.get("scope_id")),
+            "visibility": _s(meta.get("visibility")), "title": title, "body": body,
+            "status": _s(meta.get("status")),
+            "confidence": float(conf) if isinstance(conf, (int, float)) and not isinstance(conf, bool) else None,
+            "source_kind": _s(meta.get("source")), "source_ref": _s(meta.get("source_ref")),
+            "proposal_id": _s(meta.get("proposal_id")), "supersedes_id": _s(meta.get("supersedes")),
+            "created_at": _s(meta.get("timestamp")), "updated_at": _s(meta.get("updated")) or _s(meta.get("timestamp")),
+            "tags": _j(meta.get("tags")), "applies_to": _j(meta.get("applies_to")),
+            "retention_json": _j(meta.get("retention")), "origin_json": _j(meta.get("origin")),
+            "lineage_json": _j(meta.get("lineage")), "content_hash": facts.content,
+            "revision": att.revision if att else None, "attestation": att.state.value if att else None,
+            "attested_projection": _j(att.projection) if att and att.state.value == "attested" else None,
+            "admitted": int(adm.admitted),
+        }
+    elif analysis.kind == "proposal":
+        block = meta.get("proposal") if isinstance(meta.get("proposal"), dict) else {}
+        out["proposal"] = {
+            "path": rel, "id": shown_id(facts.ident), "file_id": shown_id(analysis.placement.identity), "role": analysis.placement.role.value,
+            "status": facts.status, "action": facts.action, "targets": json.dumps([r.target for r in facts.refs]),
+            "scope_kind": facts.scope_kind, "scope_id": facts.scope_id, "proposed_at": _s(block.get("proposed_at")),
+            "sensitivity": _s(meta.get("sensitivity")), "content_class": _s(meta.get("content_class")),
+            "title": title, "body": body, "content_hash": facts.content,
+        }
+    if secrets:
+        _scrub(out, sorted({doc.text[a:b] for a, b in secrets}, key=len, reverse=True))
+    return out
+
+
+__all__: list[str] = []
