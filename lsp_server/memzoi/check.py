@@ -389,7 +389,9 @@ def check_paths(args: list[str], *, workers: int | None = None,
         raise
     report.memzoi_dirs = {Path(md) for md in [*groups, *configs]}
     # Each result is taken in as it arrives, while the workers go on with the rest.
-    cross = CrossFileCheck()
+    from .index import indexed_facts  # sqlite3 is loaded only when a check runs
+
+    cross = CrossFileCheck(facts_source=indexed_facts)
     texts: dict[str, tuple[str, bytes, str | None]] = {}  # absolute path -> (display path, text, .memzoi dir)
     for r in pool.iter_results():
         report.files_checked += 1

@@ -16,16 +16,15 @@ and findings index the text the facts were extracted from.
 from __future__ import annotations
 
 import bisect
-import json
 import os
 from pathlib import Path
-from typing import Collection, Iterable
+from typing import Callable, Collection, Iterable, Mapping
 
 from .analysis import Analysis
 from .filefacts import FileFacts, Ref, facts_from_analysis, identity_token  # noqa: F401 - also imported from here
 from .findings import Finding, finding
 from .models.common import parse_instant
-from .pathsafety import REDACTED_PREFIX, bears_secret, shown_id, shown_path
+from .pathsafety import bears_secret, shown_id, shown_path
 from .workspace import MEMZOI_DIR, Role, below_plane
 
 def _ref_key(r: Ref) -> str:
@@ -322,6 +321,13 @@ def git_plane_files(memzoi_dir: Path) -> list[Path]:
     return sorted(out)
 
 
+#: ``memzoi check`` takes the facts of unchecked files from its facts source (the index) from this many files on.
+INDEX_ASSIST_THRESHOLD = 200
+#: ``facts_source(memzoi_dir)`` → absolute path → facts of files of that ``.memzoi`` directory's project; empty
+#: when it has none (the files are then analysed).
+FactsSource = Callable[[Path], Mapping[str, FileFacts]]
+
+
 class CrossFileCheck:
     """Cross-file findings of the files ``memzoi check`` checks, built up as their facts arrive.
 
@@ -331,8 +337,11 @@ class CrossFileCheck:
     each file while others are still being analysed.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, facts_source: FactsSource | None = None) -> None:
+        """``facts_source(memzoi_dir)`` may supply the facts of a project's files that were not added (absolute
+        path → facts, e.g. from the index: :func:`memzoi.index.indexed_facts`); without it they are analysed."""
         self._groups: dict[str | None, tuple[Workspace, dict[str, str]]] = {}  # -> (workspace, key -> display)
+        self._facts_source = facts_source
 
     def add(self, display: str, key: str, memzoi_dir: str | None, analysis: Analysis | FileFacts) -> None:
         """Add a checked file: its display path, absolute path, absolute ``.memzoi`` directory (or ``None``) and
@@ -345,8 +354,8 @@ class CrossFileCheck:
         """Absolute path → cross-file findings of the added files (display paths can coincide: names that are not
         UTF-8 are shown with replacement characters). The directories in ``complete`` were walked
         in full (every record and packet of theirs was added), so they are not listed again; for the others,
-        the facts of files not added come from the project's index when it has been built and many files are
-        missing (refreshed first: only changed files are re-read), else from analysing them."""
+        the facts of files not added come from the ``facts_source`` when one was given and many files are missing
+        (from :data:`INDEX_ASSIST_THRESHOLD` on), else from analysing them."""
         from .analysis import analyze_path
 
         out: dict[str, list[Finding]] = {}
@@ -354,7 +363,8 @@ class CrossFileCheck:
             if memzoi_dir is not None and memzoi_dir not in complete:
                 missing = [(os.path.abspath(e), e) for e in git_plane_files(Path(memzoi_dir))]
                 missing = [(k, e) for k, e in missing if k not in report]
-                indexed = _indexed_facts(Path(memzoi_dir)) if len(missing) >= INDEX_ASSIST_THRESHOLD else {}
+                many = self._facts_source is not None and len(missing) >= INDEX_ASSIST_THRESHOLD
+                indexed = self._facts_source(Path(memzoi_dir)) if many else {}  # type: ignore[misc]
                 for key, extra in missing:
                     _add(ws, key, indexed.get(key) or analyze_path(extra))
             for key in report:
@@ -376,35 +386,8 @@ def _add(ws: Workspace, key: str, analysis: Analysis | FileFacts) -> None:
     ws.update(key, analysis)
 
 
-#: ``memzoi check`` takes the facts of unchecked files from the index from this many files on.
-INDEX_ASSIST_THRESHOLD = 200
-
-
-def _indexed_facts(memzoi_dir: Path) -> dict[str, FileFacts]:
-    """Facts of every indexed file of the project owning ``memzoi_dir`` (absolute path → facts), after a
-    refresh; empty when the index was never built or cannot be used (the caller then analyses the files)."""
-    import sqlite3
-
-    from .index import Index, IndexUnavailable, index_path
-
-    root = memzoi_dir.parent
-    try:
-        if not index_path(root).exists():
-            return {}
-        with Index(root) as ix:
-            if ix.schema_problem or not ix.exists:
-                return {}
-            ix.refresh()
-            base = str(ix.root)
-            return {os.path.join(base, *r["path"].split("/")): FileFacts.from_json(json.loads(r["facts"]))
-                    for r in ix.db.execute("SELECT path, facts FROM files")
-                    if not r["path"].startswith(REDACTED_PREFIX)}  # such a file is analysed instead
-    except (IndexUnavailable, sqlite3.Error, OSError, ValueError, KeyError, TypeError):
-        return {}
-
-
 __all__ = [
     "CrossFileCheck", "FileFacts", "Ref", "Workspace", "facts_from_analysis",
     "identity_token",
-    "git_plane_files",
+    "git_plane_files", "FactsSource", "INDEX_ASSIST_THRESHOLD",
 ]

@@ -95,15 +95,13 @@ def diagnose(root: Path) -> dict[str, Any]:
                         check("fts", "warning", "the full-text index failed its integrity check", "memzoi rebuild")
                     else:
                         check("fts", "ok", "full-text index integrity check passed")
-                    refused = [r for r in index.db.execute(
-                        "SELECT path, refusals FROM files WHERE admitted = 0 AND kind = 'record' ORDER BY path")]
+                    refused = index.refused_records()
                     if refused:
                         check("admission", "warning", f"{len(refused)} record(s) refused admission "
-                              f"({_sample([r['path'] for r in refused])})", "memzoi check .memzoi")
+                              f"({_sample(refused)})", "memzoi check .memzoi")
                     else:
                         check("admission", "ok", "every indexed record is admitted")
-                    failed = [r["path"] for r in index.db.execute(
-                        "SELECT path FROM files WHERE findings LIKE '%\"internal_error\"%' ORDER BY path")]
+                    failed = index.failed_analyses()
                     if failed:
                         check("analysis", "warning", f"{len(failed)} file(s) could not be analysed because of an "
                               f"internal error ({_sample(failed)}); the rest of the index is complete",

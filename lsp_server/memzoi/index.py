@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .admission import GitVisibility, git_visibility
+from .filefacts import FileFacts
 from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files
 from .index_rows import _index_rows, _now
 from .index_schema import _TABLES, SCHEMA_VERSION, _split_sql, schema_script
@@ -290,6 +291,24 @@ class Index(IndexQueries):
 
 
 
+def indexed_facts(memzoi_dir: Path) -> dict[str, FileFacts]:
+    """Facts of every indexed file of the project owning ``memzoi_dir`` (absolute path → facts), after a
+    :meth:`Index.refresh` (only changed files are re-read); empty when the index was never built or cannot be
+    used (the caller then analyses the files). ``memzoi check`` gives it to
+    :class:`~memzoi.crossfile.CrossFileCheck` as its facts source. Never raises."""
+    root = memzoi_dir.parent
+    try:
+        if not index_path(root).exists():
+            return {}
+        with Index(root) as ix:
+            if ix.schema_problem or not ix.exists:
+                return {}
+            ix.refresh()
+            return ix.stored_facts()
+    except (IndexUnavailable, sqlite3.Error, OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
 class _Tx:
     """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error)."""
 
@@ -313,4 +332,5 @@ __all__ = [
     "fts_query",
     "git_plane_files",
     "index_path",
+    "indexed_facts",
 ]

@@ -20,6 +20,7 @@ import blake3
 from .crossfile import Workspace
 from .crossfile import git_plane_files as _plane_files
 from .filefacts import FileFacts
+from .pathsafety import REDACTED_PREFIX
 from .workspace import MEMZOI_DIR
 
 
@@ -146,6 +147,15 @@ class IndexQueries:
             d[k] = json.loads(d[k])
         return d
 
+    def stored_facts(self) -> dict[str, FileFacts]:
+        """The stored cross-file facts of every indexed file (absolute path → facts), without reading or
+        analysing a file; files indexed under a redacted path are left out (their facts were stripped)."""
+        self._require()
+        base = str(self.root)
+        return {os.path.join(base, *r["path"].split("/")): FileFacts.from_json(json.loads(r["facts"]))
+                for r in self.db.execute("SELECT path, facts FROM files")
+                if not r["path"].startswith(REDACTED_PREFIX)}
+
     def workspace(self) -> Workspace:
         """A cross-file :class:`~memzoi.crossfile.Workspace` loaded from stored facts, keyed by absolute path
         (no file is read or analysed). The language server starts from it and then updates open files."""
@@ -162,6 +172,19 @@ class IndexQueries:
         return {"files": one("SELECT count(*) FROM files"), "records": one("SELECT count(*) FROM records"),
                 "proposals": one("SELECT count(*) FROM proposals"),
                 "refused": one("SELECT count(*) FROM files WHERE admitted = 0 AND kind = 'record'")}
+
+    def refused_records(self) -> list[str]:
+        """Paths (relative to the project root, sorted) of the indexed records that admission refused."""
+        self._require()
+        return [r["path"] for r in self.db.execute(
+            "SELECT path FROM files WHERE admitted = 0 AND kind = 'record' ORDER BY path")]
+
+    def failed_analyses(self) -> list[str]:
+        """Paths (relative to the project root, sorted) of the indexed files whose analysis failed unexpectedly
+        (their stored findings hold an ``internal_error``)."""
+        self._require()
+        return [r["path"] for r in self.db.execute(
+            "SELECT path FROM files WHERE findings LIKE '%\"internal_error\"%' ORDER BY path")]
 
     def drift(self) -> Drift:
         """Compare the index with the git plane: every file's byte hash against the stored one, rows without a
