@@ -64,6 +64,13 @@ def test_name_findings_cover_file_and_folder_names_with_memzois_codes():
     assert name_findings(f"p/notes/{TOKEN}.md") == []  # outside .memzoi: not a memory file
 
 
+def test_a_name_finding_says_where_the_match_lies_when_it_spans_folders_and_file_name():
+    # Memzoi's entropy rule reads `memzoi/records/<name>` as one token: the hit starts in a folder and ends in the
+    # file name, so the message must not blame only "a folder above it"
+    (g,) = [g for g in name_findings(f"p/.memzoi/records/notes-{TOKEN}.md") if g.code == "high_entropy_value"]
+    assert "file path" in g.message and "folder above" not in g.message and absent(TOKEN, g.message)
+
+
 def test_a_record_named_after_a_token_is_credential_token_not_only_invalid_identifier():
     analysis = analyze_text(record("x"), f"p/.memzoi/records/{TOKEN}.md")
     codes = {f.code for f in analysis.findings}

@@ -102,8 +102,11 @@ def name_findings(path: str | os.PathLike[str]) -> list[Finding]:
     if rel is None:
         return []
     out: list[Finding] = []
+    name_start = len(rel) - len(rel.rsplit("/", 1)[-1])
     for h in _secret_hits(rel):
-        where = "file name" if h.start >= len(rel) - len(rel.rsplit("/", 1)[-1]) else "name of a folder above it"
+        # Memzoi's entropy rule reads ``/`` as part of a token, so one hit can span folders and the file name.
+        where = ("file name" if h.start >= name_start else "name of a folder above it" if h.end <= name_start
+                 else "file path")
         out.append(finding(
             h.code,
             f"the {where} contains a {h.label}: Memzoi scans file paths too and refuses this file; rename it "
