@@ -143,6 +143,23 @@ def test_proposal_id_is_deterministic_and_content_bound():
     assert proposal_id(_draft()).startswith("mcp-token-refreshes-go-through-refreshlock-")
 
 
+def test_proposal_id_is_never_flagged_by_memzois_path_scan(project):
+    # Memzoi's bounded_entropy rule takes `memzoi/proposals/pending/<id>` as one token; `mcp-<slug>-<12 hex>`
+    # reaches its threshold for some titles, which refused the agent's own clean proposal as `blocked`
+    from memzoi.pathsafety import bears_secret, shown_id
+    flagged = _draft(title="Lint with ruff before pushing", body="Run `ruff check .` before every push; CI fails "
+                     "on lint errors.")
+    pid = proposal_id(flagged)
+    assert not bears_secret(f"{PENDING}/{pid}.md") and shown_id(pid) == pid
+    assert pid == proposal_id(flagged) and pid.startswith("mcp-") and not any(c.isdigit() for c in pid)
+    result = propose_packet(project, flagged, actor="agent")
+    assert result.details["proposal_id"] == pid
+    assert [f.code for f in analyze_path(project / result.details["proposal_path"]).findings] == []
+    for i in range(300):  # every id, not only the one above, passes the path scan
+        pid = proposal_id(_draft(title=f"Rule {i} for the build cache and deploy", body=f"Body number {i}."))
+        assert not bears_secret(f"{PENDING}/{pid}.md") and shown_id(pid) == pid, i
+
+
 def test_blocked_proposal_leaves_no_trace(project, home):
     token = _token()
     before_home = all_bytes(home) if home.exists() else b""

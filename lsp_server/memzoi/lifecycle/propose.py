@@ -17,7 +17,8 @@ Before anything is written or stored (not even a ledger row):
   trimmed-body BLAKE3 values) is refused with ``duplicate_content`` naming the existing id.
 
 The packet id is deterministic: ``mcp-<title slug>-<12 hex of BLAKE3 over type, lane, title, body hash and
-target>``, with Memzoi's ``-2``, ``-3`` … suffixes when a resolved packet already holds that identity.
+target>`` (``mcp-<those 12 hex digits as letters>`` when Memzoi's path scan would flag that name, see
+:func:`proposal_id`), with Memzoi's ``-2``, ``-3`` … suffixes when a resolved packet already holds that identity.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import blake3
 
 from ..ledger import ChangePlan, ChangeRecord, ChangeResult, FileChange, Refusal, now_utc, run_change
 from ..models.common import Lane, MemoryType
+from ..pathsafety import bears_secret, shown_id
 from ..policy import AGGREGATE_LIMIT, FIELD_LIMIT
 from ..render import first_line, render_packet
 from ..revision import content_hash
@@ -42,6 +44,7 @@ OPERATION = "propose"
 _TYPES = MemoryType.__args__  # type: ignore[attr-defined]
 _LANES = Lane.__args__  # type: ignore[attr-defined]
 _SLUG_MAX = 40
+_HEX_AS_LETTERS = str.maketrans("0123456789abcdef", "ghijklmnopqrstuv")
 
 
 class Blocked(Refusal):
@@ -116,12 +119,20 @@ def check_size(draft: Draft) -> None:
 
 
 def proposal_id(draft: Draft) -> str:
-    """The deterministic base id: ``mcp-<slug>-<12 hex>`` (see module docstring)."""
+    """The deterministic base id: ``mcp-<slug>-<12 hex>`` (see module docstring), unless Memzoi's write-safety
+    scan would flag that id or the packet's path: its ``bounded_entropy`` rule (reference §3.3) takes the
+    repository-relative path as one token, and a slug with hex digits reaches its threshold for about one title in
+    six, so the agent's own proposal would be refused. Then the id is ``mcp-<the same 12 hex digits spelled with
+    the letters g–v>``: lowercase letters and ``-`` are two character classes, and the rule needs three."""
     slug = concept_slug(draft.title)[:_SLUG_MAX].strip("-") or "memory"
     h = blake3.blake3()
     for part in (draft.type, draft.lane, draft.title.strip(), content_hash(draft.body), draft.supersedes or ""):
         h.update(part.encode("utf-8", "surrogatepass") + b"\x00")
-    return f"mcp-{slug}-{h.hexdigest()[:12]}"
+    digest = h.hexdigest()[:12]
+    base = f"mcp-{slug}-{digest}"
+    if shown_id(base) != base or bears_secret(f"{PENDING}/{base}.md"):
+        return f"mcp-{digest.translate(_HEX_AS_LETTERS)}"
+    return base
 
 
 def _source(ref: str) -> dict[str, str]:
