@@ -155,9 +155,14 @@ def test_proposal_id_is_never_flagged_by_memzois_path_scan(project):
     result = propose_packet(project, flagged, actor="agent")
     assert result.details["proposal_id"] == pid
     assert [f.code for f in analyze_path(project / result.details["proposal_path"]).findings] == []
-    for i in range(300):  # every id, not only the one above, passes the path scan
+    # this one passes as a pending packet, but its rejected packet's path would be flagged
+    resolved = proposal_id(_draft(title="Index push"))
+    assert not bears_secret(f".memzoi/proposals/resolved/rejected/{resolved}.md")
+    for i in range(300):  # every id, not only the ones above, passes the path scan, also once resolved
         pid = proposal_id(_draft(title=f"Rule {i} for the build cache and deploy", body=f"Body number {i}."))
-        assert not bears_secret(f"{PENDING}/{pid}.md") and shown_id(pid) == pid, i
+        assert shown_id(pid) == pid, i
+        for folder in (PENDING, ".memzoi/proposals/resolved/applied", ".memzoi/proposals/resolved/rejected"):
+            assert not bears_secret(f"{folder}/{pid}.md"), (i, folder)
 
 
 def test_blocked_proposal_leaves_no_trace(project, home):

@@ -37,7 +37,7 @@ from ..pathsafety import bears_secret, shown_id
 from ..policy import AGGREGATE_LIMIT, FIELD_LIMIT
 from ..render import first_line, render_packet
 from ..revision import content_hash
-from .common import PENDING, concept_slug, errors, reserve_packet_id, verified
+from .common import APPLIED, PENDING, REJECTED, concept_slug, errors, reserve_packet_id, verified
 
 #: The ledger operation of a proposal made by an agent.
 OPERATION = "propose"
@@ -120,7 +120,7 @@ def check_size(draft: Draft) -> None:
 
 def proposal_id(draft: Draft) -> str:
     """The deterministic base id: ``mcp-<slug>-<12 hex>`` (see module docstring), unless Memzoi's write-safety
-    scan would flag that id or the packet's path: its ``bounded_entropy`` rule (reference §3.3) takes the
+    scan would flag that id or the packet's path (pending, or resolved once a human decides): its ``bounded_entropy`` rule (reference §3.3) takes the
     repository-relative path as one token, and a slug with hex digits reaches its threshold for about one title in
     six, so the agent's own proposal would be refused. Then the id is ``mcp-<the same 12 hex digits spelled with
     the letters g–v>``: lowercase letters and ``-`` are two character classes, and the rule needs three."""
@@ -130,7 +130,7 @@ def proposal_id(draft: Draft) -> str:
         h.update(part.encode("utf-8", "surrogatepass") + b"\x00")
     digest = h.hexdigest()[:12]
     base = f"mcp-{slug}-{digest}"
-    if shown_id(base) != base or bears_secret(f"{PENDING}/{base}.md"):
+    if shown_id(base) != base or any(bears_secret(f"{folder}/{base}.md") for folder in (PENDING, APPLIED, REJECTED)):
         return f"mcp-{digest.translate(_HEX_AS_LETTERS)}"
     return base
 
