@@ -80,3 +80,23 @@ def test_percentiles():
     assert run.percentile(list(range(101)), 95) == 95
     s = run.summary([3.0, 1.0, 2.0])
     assert (s["median"], s["min"], s["max"], s["n"]) == (2.0, 1.0, 3.0, 3)
+
+
+def test_fuzz_script_counts_inputs_and_exceptions(tmp_path, monkeypatch):
+    from memzoi import analysis as analysis_mod
+    from tests.benchmarks import fuzz_pipeline
+
+    (tmp_path / "a").mkdir()
+    summary = fuzz_pipeline.run(300, 5, 100, tmp_path / "a")
+    assert summary["checked"] == 300 and summary["index_rows"] == 30 and summary["exceptions"] == 0
+    real = analysis_mod.analyze_text
+
+    def faulty(text, path=None, **kw):  # one input in each batch fails: the script must count it
+        if path is not None and Path(path).name == "f7.md":
+            raise RecursionError
+        return real(text, path, **kw)
+
+    monkeypatch.setattr(analysis_mod, "analyze_text", faulty)
+    (tmp_path / "b").mkdir()
+    summary = fuzz_pipeline.run(300, 5, 100, tmp_path / "b")
+    assert summary["internal_error"] == 3 and summary["exceptions"] == 3

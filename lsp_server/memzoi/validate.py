@@ -81,6 +81,11 @@ def _submodel(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
+#: Unknown keys per document that get a "rename it to …" suggestion; a frontmatter with thousands of unknown keys
+#: is not a typo, and matching each against the schema would take seconds.
+_MAX_SUGGESTIONS = 50
+
+
 class Validator:
     """Collects schema findings for one document; see :func:`validate_document`."""
 
@@ -126,6 +131,7 @@ class Validator:
 
     def _map_errors(self, model: type[BaseModel], err: ValidationError) -> None:
         missing: dict[tuple[Any, ...], list[str]] = {}
+        suggestions = _MAX_SUGGESTIONS  # spelling suggestions cost a fuzzy match each: a few per file suffice
         for e in err.errors(include_url=False, include_input=False):
             loc = tuple(e["loc"])
             kind = e["type"]
@@ -134,8 +140,10 @@ class Validator:
                 if ("missing_key", loc) not in self.ignore:
                     missing.setdefault(loc[:-1], []).append(str(loc[-1]))
             elif kind == "extra_forbidden":
-                options = _fields_at(model, loc[:-1])
-                close = difflib.get_close_matches(str(loc[-1]), options, n=1, cutoff=0.75)
+                close: list[str] = []
+                if suggestions > 0:
+                    suggestions -= 1
+                    close = difflib.get_close_matches(str(loc[-1]), _fields_at(model, loc[:-1]), n=1, cutoff=0.75)
                 fixes = []
                 message = f"unknown key `{name}`: the current Memzoi profile does not define it; remove it"
                 if close:
