@@ -274,3 +274,30 @@ def test_symlinked_memzoi_and_managed_folders_are_canonical_path(tmp_path, monke
     for arg in (other, other / ".memzoi", other / ".memzoi" / "records"):
         report = check_paths([str(arg)])
         assert report.files_checked == 0 and {l.finding.code for l in report.findings} == {"canonical_path"}, arg
+
+
+def _stack_depth() -> int:
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
+def test_folder_depth_never_drives_recursion(tmp_path):
+    """A folder tree deeper than the stack allows is walked: the walks keep their folders on an explicit stack.
+    (Measured with a lowered recursion limit, so the tree stays small enough for any clean-up to remove.)"""
+    from memzoi.workspace import walk
+
+    records = tmp_path / ".memzoi" / "records"
+    deep = records.joinpath(*["d"] * 150)
+    deep.mkdir(parents=True)
+    (deep / "x.md").write_text(_record("x", "Deep."), encoding="utf-8")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(_stack_depth() + 120)  # far less than the tree's depth plus what a check needs
+    try:
+        report = check_paths([str(tmp_path / ".memzoi")], workers=1)
+        files = walk(records).files
+    finally:
+        sys.setrecursionlimit(limit)
+    assert report.files_checked == 1 and report.findings  # found, read and placed (its id is not its path)
+    assert [f.name for f in files] == ["x.md"]

@@ -246,7 +246,6 @@ _REFUSAL = {
     "stale_attestation": "materialization-revision",
     "ignored_untracked": "ignored-untracked",
     "review_visibility": "review-visibility",
-    "internal_error": "typed-record",  # a file whose analysis failed was not read: never admitted
 }
 _ORDER = ["typed-record", "canonical-path", "canonical-path-id", "scope-not-repository", "visibility-not-repository",
           "materialization-metadata", "materialization-revision", "safety-scan", "ignored-untracked",

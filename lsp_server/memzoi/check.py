@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -29,7 +29,7 @@ from .parallel import ChunkPool, cpu_count
 from .pathsafety import shown_path
 from .retention import utc_now
 from .text import LineIndex
-from .workspace import MEMZOI_DIR, Placement, Role, place, utf8_name
+from .workspace import MEMZOI_DIR, Placement, Role, depth_first, place, utf8_name
 
 _SNIFF = ("---", "+++", "{", "\ufeff---", "\ufeff+++", "\ufeff{")
 
@@ -139,7 +139,9 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
         if on_file is not None:
             on_file(path, shown, inode)
 
-    def visit(d: str, shown: str, managed: bool) -> None:
+    def visit(d: str, shown: str, managed: bool) -> Iterator[tuple[str, str, bool]]:
+        # A generator yielding each subfolder to walk before going on: the folders being walked live on an
+        # explicit stack (below), so no folder depth can exhaust the interpreter's.
         try:
             with os.scandir(d) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -171,7 +173,7 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
             if e.is_dir(follow_symlinks=False):
                 if name == MEMZOI_DIR and not managed:
                     out.complete.add(os.path.abspath(e.path))
-                visit(e.path, q_shown, managed or name == MEMZOI_DIR)
+                yield e.path, q_shown, managed or name == MEMZOI_DIR
             elif managed and e.is_file(follow_symlinks=False):
                 # Every committed file below .memzoi: records and packets are analysed in full, reserved and
                 # stray files (config.toml included) scanned for secrets (memzoi.analysis.scan_only).
@@ -189,7 +191,7 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
 
     if os.path.basename(root) == MEMZOI_DIR:
         out.complete.add(root)
-    visit(root, shown_arg, inside)
+    depth_first(visit(root, shown_arg, inside), visit)
     return out
 
 

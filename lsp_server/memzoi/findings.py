@@ -41,7 +41,6 @@ CODES: dict[str, tuple[Severity, str]] = {
     "non_string_key": (E, "framing"),
     "yaml_alias": (E, "framing"),
     "yaml_tab_indent": (E, "framing"),
-    "yaml_nesting_limit": (E, "framing"),
     "file_too_large": (W, "framing"),
     # schema
     "unknown_key": (E, "schema"),
@@ -59,6 +58,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "invalid_resolution": (E, "schema"),
     "reserved_file": (W, "schema"),
     "legacy_profile": (W, "schema"),
+    "yaml_nesting_limit": (E, "schema"),  # SPEC §4 lists it with the schema codes
+    "internal_error": (E, "schema"),  # one file's unexpected failure, reported on that file; the run goes on
     # git-plane gate
     "sensitivity_not_repo_safe": (E, "gate"),
     "scope_not_repository": (E, "gate"),
@@ -113,8 +114,6 @@ CODES: dict[str, tuple[Severity, str]] = {
     "resident_drift": (W, "resident"),
     "resident_hand_edit": (I, "resident"),
     "resident_uncertain": (W, "resident"),
-    # our own failures: one file's unexpected error, reported on that file while the run goes on
-    "internal_error": (E, "internal"),
 }
 
 #: Memzoi's write-safety reason codes (reference §3.3): the floor of ``memzoi check``. Whatever Memzoi's rules refuse

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import enum
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 RESERVED_NAMES = frozenset({"index.md", "log.md"})
 MEMZOI_DIR = ".memzoi"
@@ -161,7 +163,7 @@ def walk(root: str | os.PathLike[str], *, include_reserved: bool = False) -> Wal
     out = WalkResult()
     base = Path(root)
 
-    def visit(d: Path) -> None:
+    def visit(d: Path) -> Iterator[tuple[Path]]:  # yields each subfolder; see depth_first
         try:
             entries = sorted(os.scandir(d), key=lambda e: e.name)
         except OSError as err:
@@ -179,7 +181,7 @@ def walk(root: str | os.PathLike[str], *, include_reserved: bool = False) -> Wal
                 out.symlinks.append(p)
                 continue
             if e.is_dir(follow_symlinks=False):
-                visit(p)
+                yield (p,)
             elif e.is_file(follow_symlinks=False) and e.name.endswith(".md"):
                 if e.name in RESERVED_NAMES:
                     out.reserved.append(p)
@@ -191,9 +193,22 @@ def walk(root: str | os.PathLike[str], *, include_reserved: bool = False) -> Wal
     if base.is_symlink():
         out.symlinks.append(base)
     elif base.is_dir():
-        visit(base)
+        depth_first(visit(base), visit)
     out.files.sort()
     return out
+
+
+def depth_first(top: Iterator[Any], visit: Callable[..., Iterator[Any]]) -> None:
+    """Drive a walk written as generators (each yields the arguments of the subfolder to visit next), depth
+    first in the order the folders are yielded, with an explicit stack instead of recursion."""
+    stack = [top]
+    while stack:
+        try:
+            sub = next(stack[-1])
+        except StopIteration:
+            stack.pop()
+            continue
+        stack.append(visit(*sub))
 
 
 def managed_roots(memzoi_dir: Path) -> list[Path]:
