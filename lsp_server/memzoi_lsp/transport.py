@@ -175,8 +175,12 @@ def _reader_thread(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyn
 
 def parse_error(protocol: Any, why: str) -> None:
     """Send a JSON-RPC ``-32700`` error (id ``null``: the request's id cannot be known)."""
-    # Sent as a plain dict: pygls's serializer would drop the `"id": null` that JSON-RPC requires here.
-    protocol._send_data({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": f"Parse error: {why}"}})
+    _send_error(protocol, -32700, f"Parse error: {why}")
+
+
+def _send_error(protocol: Any, code: int, message: str) -> None:
+    # A plain dict: pygls's serializer would drop the `"id": null` that JSON-RPC requires here.
+    protocol._send_data({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}})
 
 
 async def serve(stop_event: threading.Event, stdin: BinaryIO, protocol: Any) -> str | None:
@@ -209,6 +213,10 @@ async def serve(stop_event: threading.Event, stdin: BinaryIO, protocol: Any) -> 
                 continue
             except Exception:  # structuring failed in pygls; it has logged why
                 log.warning("a message could not be read", exc_info=True)
+                continue
+            if not hasattr(message, "jsonrpc"):  # JSON, but not a message object (a batch array, a number…)
+                log.warning("a message is not a JSON-RPC object")
+                _send_error(protocol, -32600, "Invalid request: not a JSON-RPC message object")
                 continue
             try:
                 protocol.handle_message(message)

@@ -24,6 +24,10 @@ def body(message: dict) -> bytes:
     return json.dumps(message).encode()
 
 
+def frame_bytes(data: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(data) + data
+
+
 def _hover(i: int) -> dict:
     return {"jsonrpc": "2.0", "id": i, "method": "workspace/symbol", "params": {"query": "x"}}
 
@@ -165,6 +169,8 @@ def test_malformed_frames_each_followed_by_an_answered_request(server: Server):
         ("missing length", b"Content-Type: application/json\r\n\r\n" + good),
         ("huge length", b"Content-Length: 99999999999\r\n\r\n" + good),
         ("long length", b"Content-Length: %d\r\n\r\n" % (len(good) + 10_000) + good),
+        ("deep JSON", frame_bytes(b"[" * 100_000 + b"]" * 100_000)),
+        ("not an object", frame_bytes(b"[1, 2]")),
     ]
     for i, (name, bad) in enumerate(cases, start=10):
         server.send(bad)
@@ -172,7 +178,8 @@ def test_malformed_frames_each_followed_by_an_answered_request(server: Server):
         reply = server.request(_hover(i), before)
         assert "result" in reply, name
         errors = [m for m in before if "error" in m]
-        assert errors and all(m["error"]["code"] == -32700 and "id" in m and m["id"] is None for m in errors), name
+        assert errors and all(m["error"]["code"] in (-32700, -32600) and "id" in m and m["id"] is None
+                              for m in errors), name
     assert server.close() == 0
 
 
