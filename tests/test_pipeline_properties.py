@@ -75,7 +75,7 @@ def run_pipeline(root: Path, place: str, data: bytes) -> list[str]:
     return problems
 
 
-@settings(max_examples=1500, deadline=None, database=None,
+@settings(max_examples=1000, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(range(len(SEEDS))), steps, st.sampled_from(PLACES))
