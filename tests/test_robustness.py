@@ -57,6 +57,13 @@ def test_deep_nesting_is_a_finding_at_the_default_recursion_limit(fm):
     assert {"yaml_nesting_limit", "yaml_syntax"} & set(codes), codes
 
 
+@pytest.mark.parametrize("value", ["9" * 5000, "-" + "9" * 340_000, "0x" + "f" * 5000, "[" + "9" * 5000 + "]"])
+def test_an_integer_longer_than_python_converts_is_read(value):
+    # int() refuses more than 4,300 digits (found by tests/benchmarks/fuzz_pipeline.py): the value is a float.
+    codes = _codes(_frontmatter(f"confidence: {value}\nnote: {value}"))
+    assert "internal_error" not in codes and "invalid_value" in codes
+
+
 def test_nesting_limit_position_and_boundary():
     text = _frontmatter("x: " + "[" * (NESTING_LIMIT + 5) + "]" * (NESTING_LIMIT + 5))
     found = [f for f in analyze_text(text, ".memzoi/records/x.md").findings if f.code == "yaml_nesting_limit"]

@@ -53,11 +53,12 @@ def resolve_plain(text: str) -> Any:
     if text in _BOOL:
         return _BOOL[text]
     if _INT10.match(text):
-        return int(text)
+        # More digits than any finite float holds stay text (int() would also refuse beyond 4,300 digits).
+        return _finite_int(int(text), text) if len(text) <= _MAX_INT_CHARS else text
     if _INT8.match(text):
-        return int(text[2:], 8)
+        return _finite_int(int(text[2:], 8), text)
     if _INT16.match(text):
-        return int(text[2:], 16)
+        return _finite_int(int(text[2:], 16), text)
     if _FLOAT.match(text):
         return float(text)
     if _INF.match(text):
@@ -65,6 +66,16 @@ def resolve_plain(text: str) -> Any:
     if _NAN.match(text):
         return math.nan
     return text
+
+
+#: Longest decimal integer spelling worth converting: a float's largest finite value has 309 digits.
+_MAX_INT_CHARS = 311
+
+
+def _finite_int(value: int, text: str) -> int | str:
+    """``value``, or ``text`` when the integer is beyond the finite float range: it is no usable number (a
+    validated float field could not hold it), so, as a float that is not finite, it stays the plain text."""
+    return value if value.bit_length() <= 1023 else text  # below 2**1023: float() never overflows
 
 
 @dataclass(slots=True)
