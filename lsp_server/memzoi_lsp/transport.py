@@ -165,9 +165,9 @@ def _reader_thread(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyn
             data = read(65536)
         except (OSError, ValueError):
             data = b""
-        try:
-            loop.call_soon_threadsafe(queue.put_nowait, data)
-        except RuntimeError:  # the loop is closed: the server is exiting
+        try:  # waits while the queue is full, so a flood of input is never buffered beyond a few reads
+            asyncio.run_coroutine_threadsafe(queue.put(data), loop).result()
+        except Exception:  # noqa: BLE001 - the loop is closed or stopping: the server is exiting
             return
         if not data:
             return
@@ -190,7 +190,7 @@ async def serve(stop_event: threading.Event, stdin: BinaryIO, protocol: Any) -> 
     non-zero). ``SystemExit`` from the ``exit`` handler propagates, as in pygls.
     """
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[bytes] = asyncio.Queue()
+    queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=16)
     threading.Thread(target=_reader_thread, args=(stdin, loop, queue), name="memzoi-stdin", daemon=True).start()
     parser = FrameParser()
     while not stop_event.is_set():
