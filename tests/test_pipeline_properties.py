@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from memzoi import check as check_mod
 from memzoi.check import check_paths
-from memzoi.index import _index_row
+from memzoi.index_rows import _index_row
 
 from .mutations import MUTATIONS, PLACES, mutate, seeds
 from .test_properties import _check_spans

@@ -28,7 +28,7 @@ from unittest import mock
 
 from memzoi import check as check_mod
 from memzoi.check import check_paths
-from memzoi.index import _index_row
+from memzoi.index_rows import _index_row
 from tests.mutations import EXPENSIVE, MUTATIONS, PLACES, mutate, seeds
 
 CHEAP = sorted(set(MUTATIONS) - EXPENSIVE)
