@@ -1,4 +1,5 @@
-"""Checking paths: expand command-line paths into Memzoi files, analyse each, and collect located findings.
+"""Checking paths: expand command-line paths into Memzoi files (:mod:`memzoi.checkpaths`), analyse each, and collect
+located findings.
 
 Shared by ``memzoi check`` and the language server's "check workspace" command. One unreadable or malformed
 file never stops the others. From :data:`PARALLEL_THRESHOLD` files on, a single-threaded caller (the CLI)
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -22,16 +23,15 @@ from .admission import (GitVisibility, canonical_path_findings, git_visibility, 
                         refine_stale, visibility_findings)
 from .analysis import analyze_bytes, analyze_path
 from .barrier import failed_analysis, internal_error
-from .config import CONFIG_NAME, MemzoiConfig, load_config
+from .checkpaths import Expanded, UsageError, expand, require_exists  # noqa: F401 - also imported from here
+from .config import MemzoiConfig, load_config
 from .crossfile import CrossFileCheck, FileFacts, facts_from_analysis
 from .findings import Finding, finding
 from .parallel import ChunkPool, cpu_count
 from .pathsafety import shown_path
 from .retention import utc_now
 from .text import LineIndex
-from .workspace import MEMZOI_DIR, Placement, Role, depth_first, place, utf8_name
-
-_SNIFF = ("---", "+++", "{", "\ufeff---", "\ufeff+++", "\ufeff{")
+from .workspace import Placement, Role, place
 
 #: From this many files on, ``check_paths`` analyses in worker processes when it may fork (below it, starting
 #: the workers costs more than it saves).
@@ -66,170 +66,6 @@ class CheckReport:
     def has_errors(self) -> bool:
         """True when any finding has error severity (``memzoi check`` then exits 1)."""
         return any(l.finding.severity == 1 for l in self.findings)
-
-
-class UsageError(Exception):
-    """A command-line path that does not exist or cannot be checked (exit code 2)."""
-
-
-@dataclass
-class Expanded:
-    """What one command-line path expands to (:func:`expand`): ``files`` as ``(path, display path)`` pairs,
-    ``skipped`` entries with reasons, path-level ``path_findings`` (display path, finding), and ``complete``:
-    the absolute paths of the ``.memzoi`` directories walked in full (every record and packet in them is among
-    ``files``), for which cross-file checks need not list the directory again."""
-
-    files: list[tuple[str, str]] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    path_findings: list[tuple[str, Finding]] = field(default_factory=list)
-    complete: set[str] = field(default_factory=set)
-    configs: set[str] = field(default_factory=set)  # .memzoi directories whose config.toml was given
-
-
-def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], None] | None = None) -> Expanded:
-    """Expand one command-line path into the files to check.
-
-    A file is checked as given. A directory is walked: every regular file below a ``.memzoi`` directory (records,
-    packets, reserved ``index.md``/``log.md``, ``config.toml`` and any stray file: all of them are committed, so
-    all are scanned for secrets), and elsewhere only Markdown files that start with frontmatter. Hidden entries
-    other than ``.memzoi`` are skipped; a symlinked ``.memzoi`` and symlinks inside one give a ``canonical_path``
-    finding (also when the argument itself is, or lies below, such a folder). The display paths of skipped entries
-    and path findings go through :func:`memzoi.pathsafety.shown_path` (a secret-bearing path is shown redacted);
-    those of ``files`` are redacted when the file is checked (:func:`_check_chunk`). Raises
-    :class:`UsageError` for a path that does not exist. ``on_file(path, display, inode)`` is called for each file
-    as soon as it is found (a caller can start on it while the walk goes on), with the absolute, normalized path
-    and, for a file found by the walk, ``(device of its folder, inode)`` from the directory listing.
-    """
-    out = Expanded()
-    _require_exists(arg)
-    # Shown and printed as JSON: a name that is not UTF-8 is shown with replacement characters. Names below
-    # the argument are UTF-8 (others are reported, never entered), so only the argument needs converting.
-    shown_arg = os.fsencode(arg).decode("utf-8", "replace")
-    if not os.path.isdir(arg):
-        shown_arg = shown_path(shown_arg)
-        if os.path.islink(arg):
-            out.path_findings.append((shown_arg, _symlink_finding()))
-        elif os.path.basename(arg) == CONFIG_NAME and os.path.basename(os.path.dirname(os.path.abspath(arg))) == MEMZOI_DIR:
-            # The project configuration is TOML, not a record: its settings are checked (and reported by the
-            # caller through ``CheckReport.memzoi_dirs``) instead of reporting missing frontmatter.
-            out.skipped.append((shown_arg, "project configuration: its settings are checked"))
-            out.configs.add(os.path.dirname(os.path.abspath(arg)))
-            # It is committed like the records: scanned for secrets too.
-            out.files.append((arg, shown_arg))
-            if on_file is not None:
-                on_file(os.path.abspath(arg), shown_arg, None)
-        elif not os.path.isfile(arg):
-            raise UsageError(f"{shown_arg}: not a regular file (a pipe or device); pass a record or packet file")
-        else:
-            out.files.append((arg, shown_arg))
-            if on_file is not None:
-                on_file(os.path.abspath(arg), shown_arg, None)
-        return out
-    if _linked_managed_folder(arg):
-        # A `.memzoi` folder (or a folder below one) that is a symlink is never read, however it is reached.
-        out.path_findings.append((shown_path(shown_arg), _symlink_finding(folder=True)))
-        return out
-    # The walk starts from the real directory, so placement (records/, proposals/…) does not depend on how the
-    # argument is spelled (`.`, a symlink to a folder); the display keeps the spelling.
-    root = os.path.realpath(arg)
-    inside = MEMZOI_DIR in Path(root).parts
-
-    def found(path: str, shown: str, inode: tuple[int, int]) -> None:
-        out.files.append((path, shown))
-        if on_file is not None:
-            on_file(path, shown, inode)
-
-    def visit(d: str, shown: str, managed: bool) -> Iterator[tuple[str, str, bool]]:
-        # A generator yielding each subfolder to walk before going on: the folders being walked live on an
-        # explicit stack (below), so no folder depth can exhaust the interpreter's.
-        try:
-            with os.scandir(d) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError as err:
-            out.skipped.append((shown, f"unreadable directory: {err.strerror}"))
-            return
-        device: int | None = None
-        for e in entries:
-            name = e.name
-            if name.startswith(".") and name != MEMZOI_DIR:
-                out.skipped.append((shown_path(os.path.join(shown, name)), "hidden"))
-                continue
-            if not utf8_name(name):
-                q_shown = os.path.join(shown, os.fsencode(name).decode("utf-8", "replace"))
-                if managed:
-                    out.path_findings.append((shown_path(q_shown), finding(
-                        "canonical_path", "this file name is not valid UTF-8, so Memzoi cannot read it as a record "
-                        "or proposal; rename it to its id (lower-case letters, digits and `-`)", 0, 0)))
-                else:
-                    out.skipped.append((shown_path(q_shown), "name is not UTF-8"))
-                continue
-            q_shown = os.path.join(shown, name)
-            if e.is_symlink():
-                if (managed and (name.endswith(".md") or e.is_dir())) or name == MEMZOI_DIR:
-                    out.path_findings.append((shown_path(q_shown), _symlink_finding(folder=e.is_dir())))
-                else:
-                    out.skipped.append((shown_path(q_shown), "symlink"))
-                continue
-            if e.is_dir(follow_symlinks=False):
-                if name == MEMZOI_DIR and not managed:
-                    out.complete.add(os.path.abspath(e.path))
-                yield e.path, q_shown, managed or name == MEMZOI_DIR
-            elif managed and e.is_file(follow_symlinks=False):
-                # Every committed file below .memzoi: records and packets are analysed in full, reserved and
-                # stray files (config.toml included) scanned for secrets (memzoi.analysis.scan_only).
-                if device is None:
-                    device = os.stat(d).st_dev
-                found(e.path, q_shown, (device, e.inode()))
-            elif e.is_file(follow_symlinks=False) and name.endswith(".md"):
-                q = e.path
-                if _looks_like_memzoi(q):
-                    if device is None:
-                        device = os.stat(d).st_dev
-                    found(q, q_shown, (device, e.inode()))
-                else:
-                    out.skipped.append((q_shown, "no frontmatter (not a Memzoi file)"))
-
-    if os.path.basename(root) == MEMZOI_DIR:
-        out.complete.add(root)
-    depth_first(visit(root, shown_arg, inside), visit)
-    return out
-
-
-def _require_exists(arg: str) -> None:
-    """Raise :class:`UsageError` for an empty or missing path argument."""
-    if arg == "":
-        raise UsageError("an empty path was given; pass a .memzoi file, a directory or a project root")
-    if not os.path.lexists(arg):
-        raise UsageError(f"{arg}: no such file or directory; pass a .memzoi file, a directory or a project root")
-
-
-def _linked_managed_folder(arg: str) -> bool:
-    """True when the directory ``arg``, as spelled, is a ``.memzoi`` folder or lies below one and that folder or
-    one between it and ``arg`` is a symlink (Memzoi refuses a symlinked records root or packet folder). A symlink
-    given as the argument that is not itself such a folder (an alias of a project's ``.memzoi``) is followed."""
-    parts = Path(os.path.abspath(arg)).parts
-    if MEMZOI_DIR not in parts:
-        return False
-    first = len(parts) - 1 - parts[::-1].index(MEMZOI_DIR)
-    return any(os.path.islink(os.path.join(*parts[: i + 1])) for i in range(first, len(parts)))
-
-
-def _looks_like_memzoi(path: str) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(8)
-    except OSError:
-        return True  # let the analysis report the read error
-    return head.decode("utf-8", errors="ignore").startswith(_SNIFF)
-
-
-def _symlink_finding(folder: bool = False) -> Finding:
-    if folder:
-        message = ("this folder is a symlink: Memzoi never reads through symlinks, so nothing below it is checked, "
-                   "indexed or admitted; replace the link with the folder itself")
-    else:
-        message = "symlinks are never read as Memzoi files (Memzoi skips them); replace the link with the file itself"
-    return finding("canonical_path", message, 0, 0)
 
 
 @dataclass(slots=True)
@@ -334,7 +170,7 @@ def check_paths(args: list[str], *, workers: int | None = None,
     """
     report = CheckReport()
     for arg in args:  # a missing path is a usage error before any work starts
-        _require_exists(arg)
+        require_exists(arg)
     n = min(cpu_count(), 8) if workers is None else workers
     pool: ChunkPool[tuple[str, str], _FileResult] = ChunkPool(
         functools.partial(_check_chunk, utc_now()), workers=n, chunksize=CHUNK, start_at=PARALLEL_THRESHOLD)
