@@ -1,0 +1,201 @@
+"""The building blocks of memzoi's durable writes: the refusals (:class:`UnsafeWriteError`,
+:class:`ReadOnlyTarget`, :class:`ExternalChange`), temporary names beside a target, directory fsync, the checks of a
+target (regular file, not through a symlink, writable), durable temporary files keeping a file's mode and owner,
+and reading a file's exact state (:func:`read_state`) and writing a file memzoi owns outright
+(:func:`atomic_write`).
+
+The guarded write of the git plane, :func:`memzoi.fsutil.swap_file`, is built on them; :mod:`memzoi.fsutil`
+re-exports every public name here.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+#: Called with a step name before each durable step of a write (tests inject crashes and I/O errors here).
+WriteHook = Callable[[str], None]
+
+
+class UnsafeWriteError(OSError):
+    """The destination (or its directory) is a symlink or not a regular file; nothing was written."""
+
+
+class ReadOnlyTarget(PermissionError):
+    """The destination has no write permission (e.g. mode 0444); nothing was written."""
+
+
+class ExternalChange(OSError):
+    """The file did not hold the expected bytes at the moment of the switch; nothing was written and the file's
+    current bytes are on disk. ``kept`` names a file holding a second concurrent edit that could not be put back
+    at the target because a third version appeared there meanwhile (``None`` normally)."""
+
+    def __init__(self, path: Path, kept: Path | None = None) -> None:
+        super().__init__(errno.EAGAIN, "changed by another process", str(path))
+        self.kept = kept
+
+
+def temp_name(target: Path) -> Path:
+    """A fresh temporary name beside ``target``: ``.<name>.<random>.tmp`` (the pattern reconciliation cleans)."""
+    return target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+
+
+def temp_pattern(target: Path) -> str:
+    """The glob pattern of :func:`temp_name` for ``target``."""
+    return f".{target.name}.*.tmp"
+
+
+def _noop(step: str) -> None:
+    pass
+
+
+def fsync_dir(directory: Path, hook: WriteHook = _noop) -> None:
+    """fsync a directory so a rename or unlink in it is durable; a directory that cannot be opened or fsynced by
+    design (``EINVAL``, Windows) is skipped, a real I/O error raises ``OSError``."""
+    hook("dirsync")
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as err:
+        if err.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise
+    finally:
+        os.close(fd)
+
+
+def _regular(target: Path) -> os.stat_result | None:
+    """``lstat`` of ``target`` (``None`` when absent); raises :class:`UnsafeWriteError` for a symlink, a symlinked
+    parent or a non-regular file."""
+    if target.parent.is_symlink():
+        raise UnsafeWriteError(f"{target.parent}: refusing to write through a symlinked directory")
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        raise UnsafeWriteError(f"{target}: refusing to replace a symlink or non-regular file")
+    return st
+
+
+def check_writable(path: str | os.PathLike[str]) -> None:
+    """Raise :class:`ReadOnlyTarget` when ``path`` exists without write permission: no write bit at all (checked
+    by mode, so it holds for root too) or not writable by this process. An absent file passes."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(st.st_mode) and (not stat.S_IMODE(st.st_mode) & 0o222 or not os.access(path, os.W_OK)):
+        raise ReadOnlyTarget(errno.EACCES, f"read-only (mode {stat.S_IMODE(st.st_mode):04o})", os.fspath(path))
+
+
+def _write_temp(target: Path, data: bytes, like: os.stat_result | None, hook: WriteHook) -> Path:
+    """A durable temporary file beside ``target`` holding ``data``, with ``like``'s mode and owner (or, with no
+    ``like``, the mode the umask gives a new file). Removed again when any step fails."""
+    tmp = temp_name(target)
+    # A rewrite starts private and gets the target's mode once written, so a 0600 file is never readable by
+    # others through its temporary copy; a new file simply gets the umask's mode.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_BINARY", 0), 0o600 if like else 0o666)
+    try:
+        try:
+            hook("write")
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            if like is not None:
+                hook("chmod")
+                os.fchmod(fd, stat.S_IMODE(like.st_mode))
+                if hasattr(os, "fchown"):
+                    try:
+                        os.fchown(fd, like.st_uid, like.st_gid)
+                    except PermissionError:  # only root may give a file away; keep what we may
+                        try:
+                            os.fchown(fd, -1, like.st_gid)
+                        except PermissionError:
+                            pass
+            hook("fsync")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    return tmp
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None,
+                 hook: WriteHook | None = None) -> None:
+    """Replace or create ``path`` with ``data`` atomically and durably, whatever it holds now (for files memzoi
+    owns outright, such as a new ``config.toml`` or a resident file under its own lock; git-plane rewrites use
+    :func:`swap_file`). An existing file keeps its mode and owner and a new one gets the umask's mode, unless
+    ``mode`` is given. ``hook`` is called with ``"temp"`` (temporary file durable, not yet renamed) and
+    ``"renamed"`` (before the directory fsync). Raises :class:`UnsafeWriteError`, :class:`ReadOnlyTarget` or
+    ``OSError`` (the temporary file is removed)."""
+    target = Path(path)
+    step = hook or _noop
+    st = _regular(target)
+    if st is not None:
+        check_writable(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _write_temp(target, data, st, _noop)
+    try:
+        if mode is not None:
+            os.chmod(tmp, mode)
+        step("temp")
+        os.replace(tmp, target)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    step("renamed")
+    fsync_dir(target.parent)
+
+
+def read_state(path: str | os.PathLike[str]) -> bytes | None:
+    """The exact bytes of ``path``, or ``None`` when it is absent (the "absent" state of a snapshot).
+
+    Never follows a symlink: raises :class:`UnsafeWriteError` when ``path``, or its parent, is a symlink or
+    ``path`` is not a regular file; ``OSError`` when it cannot be read.
+    """
+    target = Path(path)
+    if target.parent.is_symlink():
+        raise UnsafeWriteError(f"{target.parent}: symlinked directory")
+    try:
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        if target.is_symlink():
+            raise UnsafeWriteError(f"{target}: refusing to read through a symlink") from err
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafeWriteError(f"{target}: not a regular file")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+__all__ = [
+    "ExternalChange", "ReadOnlyTarget", "UnsafeWriteError", "WriteHook", "atomic_write", "check_writable",
+    "fsync_dir", "read_state", "temp_name", "temp_pattern",
+]
