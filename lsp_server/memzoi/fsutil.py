@@ -1,9 +1,9 @@
 """Durable, guarded file writes: no torn file, no lost concurrent edit, no widened permission, no symlink.
 
 Every file the core writes goes through this module (its building blocks are in :mod:`memzoi.fsio`).
-:func:`swap_file` is the one write primitive of the git plane: it moves a file from the bytes its caller read (``expected``) to new bytes (or removes it, or creates it)
-**only if** the file still holds exactly ``expected`` at the moment of the switch, with no window between the
-check and the rename:
+:func:`swap_file` is the one write primitive of the git plane: it moves a file from the bytes its caller read
+(``expected``) to new bytes (or removes it, or creates it) **only if** the file still holds exactly ``expected`` at
+the moment of the switch, with no window between the check and the rename:
 
 * **replace**: the new bytes are written to a temporary file in the same directory (fsync, the target's mode
   and owner), then exchanged with the target atomically (``renameat2(RENAME_EXCHANGE)`` on Linux). The displaced
