@@ -18,13 +18,9 @@ from ..findings import Finding
 from ..legacy import concept_slug  # noqa: F401  (re-exported: Memzoi's title slug, one implementation)
 from ..ledger import Refusal, now_utc, read_file_state
 from ..text import line_ending
+from .layout import APPLIED, MEMZOI, PENDING, RECORDS, REJECTED  # noqa: F401 - also imported from here
 from .readiness import blocks_write
 
-MEMZOI = ".memzoi"
-RECORDS = f"{MEMZOI}/records"
-PENDING = f"{MEMZOI}/proposals/pending"
-APPLIED = f"{MEMZOI}/proposals/resolved/applied"
-REJECTED = f"{MEMZOI}/proposals/resolved/rejected"
 TOKEN_PREFIX = "redacted-identity-"
 _TOKEN = re.compile(r"^redacted-identity-[0-9a-f]{64}$")
 

@@ -29,7 +29,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..findings import CODES, Finding, Severity
+from ..legacy import concept_slug
 from ..safety.redact import SECRET_CODES
+from .layout import RECORDS
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
@@ -152,8 +154,6 @@ def packet_readiness(root: str | os.PathLike[str], analysis: "Analysis", finding
     finding they hold for it (analysis, admission, cross-file), ``identity_resolved`` comes from their cross-file
     workspace (:meth:`memzoi.crossfile.Workspace.resolved_holder`), and the record path the apply would create is
     looked up on disk under ``root`` (one ``stat``)."""
-    from .common import RECORDS, concept_slug
-
     data = analysis.document.data if isinstance(analysis.document.data, dict) else {}
     title = data.get("title") if isinstance(data.get("title"), str) else ""
     block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
