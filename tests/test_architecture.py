@@ -1,0 +1,152 @@
+"""The shape of the core, read from the source with ``ast`` (nothing is imported).
+
+* no import cycle between modules of ``lsp_server/memzoi`` (imports inside functions count too: a lazy import
+  only hides a cycle);
+* the core never imports pygls, lsprotocol or mcp, nor the server packages that use them;
+* ``memzoi_lsp`` never imports the command line (``memzoi.cli``): what the server shares with the CLI is core;
+* the accelerator ``memzoi.yaml_fast`` is imported by the YAML reader (``memzoi.yaml12``) only;
+* no core module is longer than :data:`MAX_LINES` lines.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "lsp_server"
+CORE = SRC / "memzoi"
+MAX_LINES = 400
+#: Core modules allowed past MAX_LINES, each with the reason a split would be artificial. Empty: keep it so.
+LONG_MODULES: dict[str, str] = {}
+FORBIDDEN = ("pygls", "lsprotocol", "mcp", "memzoi_lsp", "memzoi_mcp")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules(package: Path) -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted(package.rglob("*.py"))}
+
+
+def _imports(name: str, path: Path, known: set[str]) -> list[tuple[str, int]]:
+    """Absolute names of the modules that ``path`` (module ``name``) imports, with their lines. ``from X import
+    y`` names ``X.y`` when that is a module of ``known``, else ``X``."""
+    is_package = path.name == "__init__.py"
+    out: list[tuple[str, int]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".")
+                base = base[: len(base) - node.level + (1 if is_package else 0)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for a in node.names:
+                sub = f"{target}.{a.name}"
+                out.append((sub if sub in known else target, node.lineno))
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    mods = _modules(CORE)
+    known = set(mods)
+    return {m: {t for t, _ in _imports(m, p, known) if t in known and t != m} for m, p in mods.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_cycle_finder_finds_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_relative_imports_resolve_to_modules(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    init = pkg / "sub" / "__init__.py"
+    init.write_text("from . import leaf\nfrom ..top import thing\nfrom .leaf import f\n")
+    known = {"pkg", "pkg.top", "pkg.sub", "pkg.sub.leaf"}
+    assert [t for t, _ in _imports("pkg.sub", init, known)] == ["pkg.sub.leaf", "pkg.top", "pkg.sub.leaf"]
+
+
+def test_the_core_has_no_import_cycle():
+    graph = _graph()
+    assert len(graph) > 50 and "memzoi.index" in graph["memzoi.check"] | graph["memzoi.doctor"]
+    assert _cycles(graph) == []
+
+
+@pytest.mark.parametrize(("a", "b"), [("memzoi.crossfile", "memzoi.index"), ("memzoi.yaml12", "memzoi.yaml_fast")])
+def test_former_cycles_stay_one_way(a, b):
+    graph = _graph()
+    assert a not in graph[b]
+
+
+def test_the_fast_yaml_path_is_private_to_the_reader():
+    graph = _graph()
+    assert sorted(m for m, targets in graph.items() if "memzoi.yaml_fast" in targets) == ["memzoi.yaml12"]
+
+
+def test_the_core_imports_no_protocol_or_server_package():
+    mods = _modules(CORE)
+    bad = [f"{p.relative_to(SRC)}:{line}: {t}" for m, p in mods.items() for t, line in _imports(m, p, set(mods))
+           if t.split(".")[0] in FORBIDDEN]
+    assert bad == []
+
+
+def test_the_language_server_never_imports_the_command_line():
+    mods = _modules(SRC / "memzoi_lsp")
+    known = set(mods) | set(_modules(CORE))
+    bad = [f"{p.relative_to(SRC)}:{line}: {t}" for m, p in mods.items() for t, line in _imports(m, p, known)
+           if t == "memzoi.cli" or t.startswith("memzoi.cli.")]
+    assert bad == []
+
+
+def test_core_modules_are_short():
+    long = {str(p.relative_to(CORE)): n for p in sorted(CORE.rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert {k: v for k, v in long.items() if k not in LONG_MODULES} == {}
+    assert set(LONG_MODULES) <= set(long), "a module of the allow-list is short now: take it off the list"
