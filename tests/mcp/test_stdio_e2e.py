@@ -194,3 +194,42 @@ async def test_resident_memory_proposal_then_human_approval(project, home, capsy
     code, out = cli(capsys, "resident", "approve", cid, "--root", str(project))
     assert code == 0 and out["status"] == "applied" and out["source"] == "foreground_tool"
     assert (project / ".zuno" / "RULES.md").read_text(encoding="utf-8") == "Run hatch build before tagging."
+
+
+def test_stdout_carries_only_protocol_messages(project, home):
+    """Raw JSON-RPC over the pipes: every line the server writes is one JSON-RPC message, also for a proposal (the
+    core logs and writes files meanwhile) and a refusal."""
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw-client", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "propose_memory",
+                                                                       "arguments": draft_args()}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "propose_memory",
+                                                                       "arguments": draft_args()}},
+    ]
+    proc = subprocess.Popen([str(SERVER), "--root", str(project)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env={**os.environ, "MEMZOI_HOME": str(home)})
+    replies: dict[int, dict] = {}
+    assert proc.stdin and proc.stdout
+    for msg in lines:
+        proc.stdin.write((json.dumps(msg) + "\n").encode())
+        proc.stdin.flush()
+        if "id" in msg:
+            while msg["id"] not in replies:
+                line = proc.stdout.readline()
+                assert line, "the server closed its output"
+                parsed = json.loads(line)
+                assert parsed["jsonrpc"] == "2.0"
+                if "id" in parsed:
+                    replies[parsed["id"]] = parsed
+    proc.stdin.close()
+    rest = proc.stdout.read()
+    assert proc.wait(timeout=30) == 0
+    for line in rest.splitlines():
+        assert json.loads(line)["jsonrpc"] == "2.0"
+    assert replies[1]["result"]["serverInfo"]["name"] == "memzoi-mcp"
+    assert replies[3]["result"]["isError"] is False
+    assert replies[4]["result"]["isError"] is True
+    assert replies[4]["result"]["structuredContent"]["error"]["code"] == "duplicate_content"

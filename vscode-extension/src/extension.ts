@@ -169,26 +169,23 @@ async function computeInbox(): Promise<InboxItem[]> {
   return [...(await computeReviewRows()), ...(await computeResidentRows()), ...(await computeLocalRows())];
 }
 
-/** The Local memory section: candidates agents proposed for private local memory, when the server offers them. */
-async function computeLocalRows(): Promise<InboxItem[]> {
-  if (client?.state !== State.Running || !advertisedCommands().includes(LOCAL_LIST)) return [];
-  try {
-    const answer: unknown = await client.sendRequest(ExecuteCommandRequest.type, { command: LOCAL_LIST, arguments: [{}] });
-    return localRows(answer);
-  } catch (err) {
-    output.warn(`Memory Inbox: local memory: ${String(err)}`);
-    return [];
-  }
+/** The Resident memory section: candidates of the workspace's resident files, when the server offers them. */
+function computeResidentRows(): Promise<InboxItem[]> {
+  return serverRows(RESIDENT_LIST, residentRows, 'resident memory');
 }
 
-/** The Resident memory section: candidates of the workspace's resident files, when the server offers them. */
-async function computeResidentRows(): Promise<InboxItem[]> {
-  if (client?.state !== State.Running || !advertisedCommands().includes(RESIDENT_LIST)) return [];
+/** The Local memory section: candidates agents proposed for private local memory, when the server offers them. */
+function computeLocalRows(): Promise<InboxItem[]> {
+  return serverRows(LOCAL_LIST, localRows, 'local memory');
+}
+
+/** Rows from a listing command of the server (none when it is not running or does not offer the command). */
+async function serverRows(command: string, toRows: (answer: unknown) => InboxItem[], what: string): Promise<InboxItem[]> {
+  if (client?.state !== State.Running || !advertisedCommands().includes(command)) return [];
   try {
-    const answer: unknown = await client.sendRequest(ExecuteCommandRequest.type, { command: RESIDENT_LIST, arguments: [{}] });
-    return residentRows(answer);
+    return toRows(await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [{}] }));
   } catch (err) {
-    output.warn(`Memory Inbox: resident memory: ${String(err)}`);
+    output.warn(`Memory Inbox: ${what}: ${String(err)}`);
     return [];
   }
 }

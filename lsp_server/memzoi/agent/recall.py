@@ -128,6 +128,15 @@ class Reader:
         except (ValueError, TypeError):
             return False
 
+    def usable(self, rec: dict[str, Any], withheld: list[dict[str, Any]]) -> bool:
+        """Whether the record row may be handed to a model: admitted and without :data:`UNSAFE_CODES` findings.
+        An unsafe one is appended to ``withheld`` as ``{"id", "reasons"}`` (never its text)."""
+        unsafe = self.unsafe(rec["path"])
+        if unsafe:
+            withheld.append({"id": rec["id"], "reasons": unsafe})
+            return False
+        return bool(rec["admitted"])
+
     def active(self) -> list[dict[str, Any]]:
         """Active, current repository records, admitted or not (a pack or precheck uses the admitted ones and
         lists the unsafe ones as withheld)."""
@@ -274,11 +283,7 @@ def build_context_pack(root: Path, task: str, *, paths: list[str] | None = None,
             lexical = text.get(rec["rowid"])
             if score == 0 and lexical is None:
                 continue
-            unsafe = r.unsafe(rec["path"])
-            if unsafe:
-                withheld.append({"id": rec["id"], "reasons": unsafe})
-                continue
-            if not rec["admitted"]:
+            if not r.usable(rec, withheld):
                 continue
             ranked.append((-score, lexical is None, lexical or 0.0, rec["id"], rec, score, binding))
     ranked.sort(key=lambda t: t[:4])
@@ -312,25 +317,18 @@ def precheck_path(root: Path, path: str) -> dict[str, Any]:
             score, binding = best_binding(_applies(rec), [where])
             if score == 0:
                 continue
-            unsafe = r.unsafe(rec["path"])
-            if unsafe:
-                withheld.append({"id": rec["id"], "reasons": unsafe})
-                continue
-            if not rec["admitted"]:
+            if not r.usable(rec, withheld):
                 continue
             found.append((rec, score, binding))
-    found.sort(key=lambda t: (-t[1], -GOVERNANCE[t[0]["type"]][1], -(t[0]["confidence"] or 0.0),
-                              _desc(t[0]["updated_at"] or ""), t[0]["id"]))
+    found.sort(key=lambda t: t[0]["id"])
+    found.sort(key=lambda t: t[0]["updated_at"] or "", reverse=True)  # stable: newest first, then id
+    found.sort(key=lambda t: (-t[1], -GOVERNANCE[t[0]["type"]][1], -(t[0]["confidence"] or 0.0)))
     warnings = [{
         "id": f"warn_{rec['id']}", "record_id": rec["id"], "message": f"{rec['title']}: {rec['body']}",
         "severity": GOVERNANCE[rec["type"]][0], "path_score": score, "suggested_next_step": NEXT_STEP[rec["type"]],
         "citations": [{"record_id": rec["id"], "type": rec["type"], "path": binding, "file": rec["path"]}],
     } for rec, score, binding in found[:PRECHECK_MAX]]
     return {"path": where, "warnings": warnings, "withheld": withheld}
-
-
-def _desc(text: str) -> tuple[int, ...]:
-    return tuple(-ord(c) for c in text)
 
 
 def list_pending(root: Path) -> dict[str, Any]:
