@@ -217,7 +217,8 @@ def _search(s: Session, a: SearchArgs) -> ToolResult:
     rows = []
     for h in data["results"]:
         mark = f" [UNSAFE: {', '.join(h['unsafe'])}; text withheld]" if h["unsafe"] else ""
-        rows.append(f"- {h['id']} ({h['kind']}, {h['type'] or '?'}/{h['lane'] or '?'}, {h['status']}): "
+        kind = f"{h['kind']}, {h['type']}/{h['lane']}" if h["kind"] == "record" else "pending proposal"
+        rows.append(f"- {h['id']} ({kind}, {h['status']}): "
                     f"{h['title']}{mark}" + (f"\n  {h['excerpt']}" if h["excerpt"] else ""))
     return ToolResult(data, _lines(rows, f"no matches for {a.query!r}"))
 

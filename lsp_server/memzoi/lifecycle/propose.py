@@ -54,8 +54,9 @@ class Blocked(Refusal):
     def __init__(self, codes: list[str], what: str = "the proposal") -> None:
         super().__init__(
             "blocked",
-            f"{what} is blocked by {', '.join(codes)}; nothing was written. Remove or rephrase the flagged "
-            "content (secrets, personal data, instruction-like text) and propose again",
+            f"{what} is blocked by {', '.join(codes)}; nothing was written. Fix what each code names (secrets, "
+            "personal data and instruction-like text must go; docs/diagnostics.md explains every code) and propose "
+            "again",
         )
         self.codes = codes
 
