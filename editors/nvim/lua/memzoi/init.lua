@@ -455,8 +455,64 @@ function M.resident(client, bufnr, fargs)
   end)
 end
 
---- `:Memzoi` subcommands beyond the command table: the inbox, resident memory, preview and restart.
-local EXTRA = { 'inbox', 'resident', 'preview', 'restart' }
+--- Local-memory candidates as quickfix items (`:Memzoi local`); `listing` is the result of the server's
+--- `memzoi.local.list` (`{candidates = [{id, title, reason, confidence, actor, root}]}`). A candidate has no file:
+--- each item names the project's `.memzoi` folder.
+function M.local_items(listing)
+  local items = {}
+  for _, c in ipairs(listing.candidates or {}) do
+    table.insert(items, {
+      filename = vim.fs.joinpath(c.root or '.', '.memzoi'),
+      lnum = 1,
+      text = ('pending local %s: %s (confidence %s, by %s; %s)'):format(
+        c.id, (c.title or ''):gsub('\n', ' '), tostring(c.confidence or '?'), c.actor or '?', c.reason or ''),
+    })
+  end
+  return items
+end
+
+--- `:Memzoi local [approve ID | reject ID REASON]`: without arguments, lists the local-memory candidates agents
+--- proposed (memzoi-mcp, destination local) in the quickfix list; with a verb, decides one (rejecting needs a
+--- reason).
+function M.local_candidates(client, bufnr, fargs)
+  local verb, id, rest = vim.trim(fargs or ''):match('^(%S*)%s*(%S*)%s*(.*)$')
+  local arg = vim.empty_dict()
+  if client.root_dir then
+    arg.root = client.root_dir
+  end
+  local function call(command, on_result)
+    client:request('workspace/executeCommand', { command = command, arguments = { arg } }, function(err, result)
+      if err or (type(result) == 'table' and result.error) then
+        M.last_error = err or result.error
+        return notify(('local %s refused: %s'):format(verb ~= '' and verb or 'list', (err or result.error).message),
+          vim.log.levels.ERROR)
+      end
+      M.last_result = result
+      on_result(result)
+    end, bufnr)
+  end
+  if verb == '' then
+    return call('memzoi.local.list', function(result)
+      local items = M.local_items(result)
+      show_quickfix('Memzoi local-memory candidates', items)
+      notify(('%d pending local candidate(s)'):format(#items))
+    end)
+  end
+  if not vim.tbl_contains({ 'approve', 'reject' }, verb) or id == '' or (verb == 'reject' and rest == '') then
+    return notify('usage: :Memzoi local [approve ID | reject ID REASON]', vim.log.levels.WARN)
+  end
+  arg.candidate_id = id
+  if rest ~= '' then
+    arg.reason = rest
+  end
+  call('memzoi.local.' .. verb, function(result)
+    notify(('local %s: candidate %s %s'):format(verb, id, result.state or result.status or ''))
+  end)
+end
+
+--- `:Memzoi` subcommands beyond the command table: the inbox, resident memory, local candidates, preview and
+--- restart.
+local EXTRA = { 'inbox', 'resident', 'local', 'preview', 'restart' }
 
 --- Completion of `:Memzoi`: subcommands, then change ids for `undo`/`recover` and modes for `recover`.
 function M.complete(arglead, cmdline, _)
@@ -488,6 +544,9 @@ function M.complete(arglead, cmdline, _)
   if sub == 'resident' and nth == 3 then
     return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, { 'approve', 'reject', 'undo' })
   end
+  if sub == 'local' and nth == 3 then
+    return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, { 'approve', 'reject' })
+  end
   return {}
 end
 
@@ -511,6 +570,8 @@ function M.dispatch(args)
     return notify(('%d pending proposal(s)'):format(#items))
   elseif sub == 'resident' and client then
     return M.resident(client, bufnr, rest)
+  elseif sub == 'local' and client then
+    return M.local_candidates(client, bufnr, rest)
   elseif sub == 'preview' and client then
     local name = vim.api.nvim_buf_get_name(bufnr)
     local op = rest ~= '' and rest or (is_pending_proposal(name) and 'apply' or 'materialize')
