@@ -63,18 +63,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.timeout(1800)
-def test_vscode_end_to_end(code_server: Path, vsix: Path, tmp_path: Path, corpus: Path) -> None:
-    server = venv_bin("memzoi-lsp")
-    require(server is not None, "memzoi-lsp is not installed (pip install -e .)")
-    ws = make_workspace(tmp_path / "ws", corpus)
+def drive(code_server: Path, vsix: Path, tmp_path: Path, ws: dict, settings: dict, shots: Path,
+          **drive_env: str) -> tuple[subprocess.CompletedProcess, dict, str]:
+    """Install ``vsix`` into a fresh code-server profile with user ``settings``, open ``ws`` and run cs_drive.js
+    (with ``drive_env``) against it. Returns the driver's process, its JSON report and the Memzoi output log."""
     run_dir = tmp_path / "cs"
     (run_dir / "ud" / "User").mkdir(parents=True)
-    settings = dict(USER_SETTINGS, **{"memzoi.server.path": server})
     (run_dir / "ud" / "User" / "settings.json").write_text(json.dumps(settings, indent=2))
-    shots = ARTIFACTS / "vscode"
-    shutil.rmtree(shots, ignore_errors=True)
-    shots.mkdir(parents=True)
     env = dict(
         os.environ,
         XDG_CONFIG_HOME=str(run_dir / "cfg"),  # keeps code-server's config.yaml out of the home directory
@@ -106,18 +101,17 @@ def test_vscode_end_to_end(code_server: Path, vsix: Path, tmp_path: Path, corpus
                 if time.monotonic() > deadline or cs.poll() is not None:
                     pytest.fail("code-server did not come up:\n" + log_path.read_text()[-4000:])
                 time.sleep(0.3)
-        apply = any(c.endswith("apply") or c.endswith(".apply") for c in server_commands())
         out = tmp_path / "drive.json"
-        drive_env = dict(
+        full_env = dict(
             os.environ,
             NODE_PATH=str(EXT / "node_modules"),
             CS_URL=f"http://127.0.0.1:{port}/?folder={ws['root']}",
             WS=str(ws["root"]),
             SHOT_DIR=str(shots),
             OUT=str(out),
-            APPLY="1" if apply else "0",
+            **drive_env,
         )
-        p = subprocess.run(["node", str(HERE / "cs_drive.js")], env=drive_env, capture_output=True, text=True,
+        p = subprocess.run(["node", str(HERE / "cs_drive.js")], env=full_env, capture_output=True, text=True,
                            timeout=600, stdin=subprocess.DEVNULL)
     finally:
         try:
@@ -132,6 +126,20 @@ def test_vscode_end_to_end(code_server: Path, vsix: Path, tmp_path: Path, corpus
     exthost = ""
     for f in sorted((run_dir / "ud" / "logs").rglob("*Memzoi*.log")) if (run_dir / "ud" / "logs").exists() else []:
         exthost += f.read_text(errors="replace")[-3000:]
+    return p, report, exthost
+
+
+@pytest.mark.timeout(1800)
+def test_vscode_end_to_end(code_server: Path, vsix: Path, tmp_path: Path, corpus: Path) -> None:
+    server = venv_bin("memzoi-lsp")
+    require(server is not None, "memzoi-lsp is not installed (pip install -e .)")
+    ws = make_workspace(tmp_path / "ws", corpus)
+    shots = ARTIFACTS / "vscode"
+    shutil.rmtree(shots, ignore_errors=True)
+    shots.mkdir(parents=True)
+    apply = any(c.endswith("apply") or c.endswith(".apply") for c in server_commands())
+    p, report, exthost = drive(code_server, vsix, tmp_path, ws, dict(USER_SETTINGS, **{"memzoi.server.path": server}),
+                               shots, APPLY="1" if apply else "0")
     assert p.returncode == 0, f"{p.stdout}\n{p.stderr}\n--- Memzoi output\n{exthost}"
     names = [s["name"] for s in report["steps"]]
     assert "problems panel shows the credential finding" in names
@@ -149,3 +157,22 @@ def test_vscode_end_to_end(code_server: Path, vsix: Path, tmp_path: Path, corpus
     # undone from the History: the packet is pending again and nothing else is left
     assert ws["proposal"].exists()
     assert not (ws["root"] / ".memzoi" / "proposals" / "resolved" / "applied" / f"{PROPOSAL_ID}.md").exists()
+
+
+@pytest.mark.timeout(1800)
+def test_vsix_alone_starts_the_bundled_server(code_server: Path, vsix: Path, tmp_path: Path, corpus: Path) -> None:
+    """A clean profile, no memzoi-lsp on PATH and no server setting: the .vsix's bundled server, run by a plain
+    python3 (which has no memzoi-lsp installed), diagnoses the workspace."""
+    python = shutil.which("python3")
+    require(python is not None, "python3 is not on PATH")
+    plain = subprocess.run([python, "-c", "import memzoi_lsp"], capture_output=True, cwd=tmp_path)
+    require(plain.returncode != 0, "python3 on PATH has memzoi-lsp installed: it would not show the bundle alone")
+    require(shutil.which("memzoi-lsp") is None, "memzoi-lsp is on PATH: it would not show the bundle alone")
+    ws = make_workspace(tmp_path / "ws", corpus)
+    shots = ARTIFACTS / "vscode-bundled"
+    shutil.rmtree(shots, ignore_errors=True)
+    shots.mkdir(parents=True)
+    p, report, exthost = drive(code_server, vsix, tmp_path, ws, dict(USER_SETTINGS), shots, APPLY="0", ONLY_PROBLEMS="1")
+    assert p.returncode == 0, f"{p.stdout}\n{p.stderr}\n--- Memzoi output\n{exthost}"
+    assert "problems panel shows the credential finding" in [s["name"] for s in report["steps"]]
+    assert "(found via bundled)" in exthost and "-m memzoi_lsp" in exthost, exthost

@@ -40,6 +40,7 @@ import {
 } from './logic/inbox';
 import { isFailure, locateServer } from './logic/serverLocator';
 import { preview, registerChangeDocuments, showHistory } from './history';
+import { MIN_PYTHON, pythonFromExtension, pythonVersion, supported } from './interpreter';
 import { buildServerSettings, RESTART_SETTING_KEYS, SERVER_SETTING_KEYS } from './logic/settings';
 
 const SECTION = 'memzoi';
@@ -482,9 +483,15 @@ function registerFallbackCommands(skip: readonly string[]): void {
 
 async function startClient(): Promise<void> {
   const cfg = readConfig();
+  const bundledLibs = vscode.Uri.joinPath(extensionUri, 'bundled', 'libs').fsPath;
+  const hasBundle = fs.existsSync(bundledLibs);
+  const chosen = cfg.get<string>('interpreter')?.trim()
+    || (hasBundle ? await pythonFromExtension(vscode.workspace.workspaceFolders?.[0]?.uri) : undefined);
   const located = locateServer({
     serverPath: cfg.get<string>('server.path'),
     pythonPath: cfg.get<string>('server.pythonPath'),
+    bundledLibs: hasBundle ? bundledLibs : undefined,
+    interpreter: chosen,
     extraArgs: cfg.get<string[]>('server.args') ?? [],
     workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
     envPath: process.env.PATH,
@@ -498,12 +505,25 @@ async function startClient(): Promise<void> {
     await showMissingServer(located.error, located.fix);
     return;
   }
+  const env = { ...process.env, ...(located.env ?? {}) };
+  if (located.source === 'bundled') {
+    // The bundled server needs Python 3.11+: say so clearly instead of showing a traceback.
+    const checked = await pythonVersion(located.command, env);
+    if (!checked.version || !supported(checked.version)) {
+      registerFallbackCommands([]);
+      updateStatus();
+      const have = checked.version ? `Python ${checked.version.join('.')}` : `it does not run (${checked.error ?? '?'})`;
+      await showMissingServer(`The interpreter ${located.command} cannot run the Memzoi language server: ${have}.`,
+        `Select Python ${MIN_PYTHON.join('.')} or newer with the Python extension, or set memzoi.interpreter to its path.`);
+      return;
+    }
+  }
   output.info(`Starting ${located.command} ${located.args.join(' ')} (found via ${located.source})`);
   const serverOptions: ServerOptions = {
     command: located.command,
     args: located.args,
     transport: TransportKind.stdio,
-    options: { env: { ...process.env } },
+    options: { env },
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: documentSelector(),

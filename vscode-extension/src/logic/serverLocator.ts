@@ -7,6 +7,13 @@ export interface LocateInput {
   serverPath?: string;
   /** `memzoi.server.pythonPath`: an interpreter that has the `memzoi-lsp` distribution installed. */
   pythonPath?: string;
+  /** The extension's `bundled/libs` folder when the .vsix carries the server (see scripts/bundle_server.mjs). */
+  bundledLibs?: string;
+  /**
+   * The interpreter that runs the bundled server: the `memzoi.interpreter` setting, else the Python extension's
+   * interpreter for the workspace, else undefined (then `python3` on PATH).
+   */
+  interpreter?: string;
   /** `memzoi.server.args`: extra arguments appended to the launch command. */
   extraArgs?: readonly string[];
   /** Absolute paths of the open workspace folders (first one resolves relative settings). */
@@ -25,7 +32,9 @@ export interface LocateInput {
 export interface ServerCommand {
   command: string;
   args: string[];
-  source: 'server.path' | 'server.pythonPath' | 'PATH';
+  source: 'server.path' | 'server.pythonPath' | 'bundled' | 'PATH';
+  /** Extra environment: PYTHONPATH for the bundled server. */
+  env?: Record<string, string>;
 }
 
 /** Why no server was found: a one-line reason and what the user should do about it. */
@@ -77,7 +86,8 @@ function resolveProgram(raw: string, input: LocateInput): string | undefined {
 
 /**
  * Decides how to launch the server, in this order: the `memzoi.server.path` setting, the
- * `memzoi.server.pythonPath` setting (`python -m memzoi_lsp`), then `memzoi-lsp` on `PATH`.
+ * `memzoi.server.pythonPath` setting (`python -m memzoi_lsp`), the server bundled in the extension (run by the
+ * chosen interpreter, else `python3` on PATH, with PYTHONPATH set to the bundle), then `memzoi-lsp` on `PATH`.
  * A setting that is given but does not point at an executable is an error (it is not silently skipped),
  * so a typo in the settings is reported instead of launching some other server.
  */
@@ -102,6 +112,20 @@ export function locateServer(input: LocateInput): LocateResult {
       };
     }
     return { command: found, args: ['-m', 'memzoi_lsp', ...extra], source: 'server.pythonPath' };
+  }
+  if (input.bundledLibs) {
+    const python = input.interpreter && input.interpreter.trim()
+      ? resolveProgram(input.interpreter, input)
+      : whichOnPath('python3', input) ?? whichOnPath('python', input);
+    if (!python) {
+      return {
+        error: input.interpreter
+          ? `The Python interpreter "${input.interpreter}" (memzoi.interpreter or the Python extension) is not an executable file.`
+          : 'No Python interpreter was found to run the bundled Memzoi language server.',
+        fix: 'Install Python 3.11 or newer, then select it with the Python extension or set memzoi.interpreter to its path.',
+      };
+    }
+    return { command: python, args: ['-m', 'memzoi_lsp', ...extra], source: 'bundled', env: { PYTHONPATH: input.bundledLibs } };
   }
   const onPath = whichOnPath('memzoi-lsp', input);
   if (onPath) return { command: onPath, args: extra, source: 'PATH' };

@@ -17,7 +17,7 @@ export interface ServerSettings {
 export const SERVER_SETTING_KEYS = ['severity', 'disabled', 'debounceMs', 'logLevel', 'logToClient'] as const;
 
 /** Keys that only the client reads and whose change needs a server restart. */
-export const RESTART_SETTING_KEYS = ['server.path', 'server.pythonPath', 'server.args', 'materializationGlobs'] as const;
+export const RESTART_SETTING_KEYS = ['server.path', 'server.pythonPath', 'server.args', 'interpreter', 'materializationGlobs'] as const;
 
 const SEVERITIES = new Set(['error', 'warning', 'information', 'hint']);
 const LOG_LEVELS = new Set(['debug', 'info', 'warning', 'error']);

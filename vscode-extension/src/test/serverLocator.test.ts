@@ -85,3 +85,15 @@ test('whichOnPath tries Windows suffixes', () => {
   });
   assert.ok(found?.endsWith('memzoi-lsp.exe'));
 });
+
+test('the bundled server runs with the chosen interpreter, PYTHONPATH on the bundle', () => {
+  const base = { workspaceFolders: ['/ws'], envPath: '/usr/bin', home: '/home/u', platform: 'linux',
+    isExecutable: (p: string) => ['/usr/bin/python3', '/opt/py/bin/python'].includes(p) };
+  assert.deepEqual(locateServer({ ...base, bundledLibs: '/ext/bundled/libs' }),
+    { command: '/usr/bin/python3', args: ['-m', 'memzoi_lsp'], source: 'bundled', env: { PYTHONPATH: '/ext/bundled/libs' } });
+  assert.equal((locateServer({ ...base, bundledLibs: '/ext/bundled/libs', interpreter: '/opt/py/bin/python' }) as { command: string }).command,
+    '/opt/py/bin/python');
+  assert.ok(isFailure(locateServer({ ...base, bundledLibs: '/ext/bundled/libs', interpreter: '/nope/python' })));
+  // memzoi.server.path still overrides the bundle
+  assert.equal((locateServer({ ...base, bundledLibs: '/b', serverPath: '/usr/bin/python3' }) as { source: string }).source, 'server.path');
+});
