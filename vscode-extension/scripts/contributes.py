@@ -41,7 +41,7 @@ def configuration() -> dict:
             "type": "string",
             "default": "",
             "scope": "machine-overridable",
-            "markdownDescription": "Path of the `memzoi-lsp` program (absolute, `~/…`, or relative to the first workspace folder; `${workspaceFolder}` is expanded). Empty: use `memzoi.server.pythonPath`, else `memzoi-lsp` on `PATH`.",
+            "markdownDescription": "Path of the `memzoi-lsp` program (absolute, `~/…`, or relative to the first workspace folder; `${workspaceFolder}` is expanded), overriding the server bundled in the extension. Empty: use `memzoi.server.pythonPath`, else the bundled server (run by `memzoi.interpreter`), else `memzoi-lsp` on `PATH`.",
         },
         "memzoi.server.pythonPath": {
             "type": "string",
@@ -55,6 +55,12 @@ def configuration() -> dict:
             "default": [],
             "scope": "machine-overridable",
             "description": "Extra command-line arguments for the language server.",
+        },
+        "memzoi.interpreter": {
+            "type": "string",
+            "default": "",
+            "scope": "machine-overridable",
+            "description": "Python 3.11 or newer that runs the language server bundled in the extension. Empty: the interpreter selected in the Python extension, else python3 on PATH. memzoi.server.path and memzoi.server.pythonPath take precedence over the bundled server.",
         },
         "memzoi.materializationGlobs": {
             "type": "array",
@@ -103,13 +109,13 @@ def configuration() -> dict:
             "enum": ["debug", "info", "warning", "error"],
             "default": defaults.log_level,
             "scope": "window",
-            "description": "Level of the server's log (written to its standard error, shown in the Memzoi output).",
+            "description": "The least severe server log record sent to the Memzoi output.",
         },
         "log_to_client": {
             "type": "boolean",
             "default": defaults.log_to_client,
             "scope": "window",
-            "description": "Also send the server's log records to the editor as window/logMessage.",
+            "description": "Send the server's log records to the editor as window/logMessage (the Memzoi output); its standard error gets only warnings and errors.",
         },
     }
     for name, field in fields.items():
