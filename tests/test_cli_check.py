@@ -129,6 +129,19 @@ def test_hidden_and_symlinks_skipped(tmp_path):
     assert any(reason == "hidden" for _, reason in report.skipped)
 
 
+def test_a_symlink_loop_is_canonical_path_and_the_walk_goes_on(tmp_path):
+    # os.DirEntry.is_dir() raises ELOOP on a link to itself: that one entry must not end the whole check
+    records = tmp_path / ".memzoi" / "records"
+    records.mkdir(parents=True)
+    (records / "rec-x.md").write_text(VALID, encoding="utf-8")
+    (records / "loop.md").symlink_to("loop.md")
+    (records / "loop-dir").symlink_to("loop-dir")
+    report = check_paths([str(tmp_path)])
+    assert sorted((l.path.rsplit("/", 1)[-1], l.finding.code) for l in report.findings) == [
+        ("loop.md", "canonical_path")]
+    assert report.files_checked == 1
+
+
 def test_reserved_file_with_frontmatter(tmp_path):
     records = tmp_path / ".memzoi" / "records"
     records.mkdir(parents=True)

@@ -118,8 +118,9 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
                 continue
             q_shown = os.path.join(shown, name)
             if e.is_symlink():
-                if (managed and (name.endswith(".md") or e.is_dir())) or name == MEMZOI_DIR:
-                    out.path_findings.append((shown_path(q_shown), _symlink_finding(folder=e.is_dir())))
+                to_folder = _links_to_folder(e)
+                if (managed and (name.endswith(".md") or to_folder)) or name == MEMZOI_DIR:
+                    out.path_findings.append((shown_path(q_shown), _symlink_finding(folder=to_folder)))
                 else:
                     out.skipped.append((shown_path(q_shown), "symlink"))
                 continue
@@ -174,6 +175,15 @@ def _looks_like_memzoi(path: str) -> bool:
     except OSError:
         return True  # let the analysis report the read error
     return head.decode("utf-8", errors="ignore").startswith(_SNIFF)
+
+
+def _links_to_folder(entry: os.DirEntry[str]) -> bool:
+    """True when the symlink ``entry`` resolves to a folder; False for one to a file, a dangling link and a link
+    that cannot be resolved (a loop raises ``ELOOP`` from :meth:`os.DirEntry.is_dir`, which would end the walk)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _symlink_finding(folder: bool = False) -> Finding:
