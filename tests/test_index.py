@@ -10,6 +10,7 @@ import pytest
 
 from memzoi.cli.main import main
 from memzoi.index import Index, fts_query, index_path
+from memzoi.index_queries import excerpt
 
 from .test_revision import attested
 
@@ -62,6 +63,30 @@ def test_rebuild_search_and_lookup(home, project):
         assert row["title"] == "Rust MSRV is 1.96.1+" and row["attestation"] == "unattested"
         assert row["content_hash"] and row["revision"] is None
         assert ix.drift().clean
+
+
+def test_search_excerpt_is_linear_in_a_body_that_repeats_the_query(home, project):
+    # FTS5's snippet() costs the square of a document's matches: a record repeating the word 160,000 times kept
+    # `memzoi search` busy for minutes. The excerpt is made in Python from the first match instead.
+    rec = project / ".memzoi/records/prefer-source-files-below-1000-lines.md"
+    rec.write_text(rec.read_text(encoding="utf-8") + "\nSee the wordlist: " + "word " * 20000 + "\n", encoding="utf-8")
+    with Index(project) as ix:
+        ix.rebuild()
+        statements: list[str] = []
+        ix.db.set_trace_callback(statements.append)
+        (hit,) = ix.search("wordlist word", kinds=("record",))
+        ix.db.set_trace_callback(None)
+        assert not any("snippet(" in s for s in statements)
+    assert hit.id == "prefer-source-files-below-1000-lines"
+    assert hit.snippet == "…See the [wordlist]: " + " ".join(["[word]"] * 9) + "…"
+
+
+def test_excerpt_prefers_the_title_marks_prefixes_and_falls_back_to_the_body():
+    assert excerpt("Rebuild runtime index after applying proposal files", "x", "runtime ind") == (
+        "Rebuild [runtime] [index] after applying proposal files")
+    assert excerpt("Title", "one two three four five", "FOUR") == "…two three [four] five"
+    assert excerpt("Title", "alpha beta", "zzz") == "alpha beta"
+    assert excerpt("Title", "", "zzz") == ""
 
 
 @pytest.mark.parametrize("query", ['"unbalanced', "NEAR(a b)", "title:x OR", "*", "a AND -b", "", "🙂"])

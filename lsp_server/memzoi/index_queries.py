@@ -7,10 +7,13 @@ functions and never read the tables themselves.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
 import sqlite3
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -76,6 +79,56 @@ def fts_query(text: str, *, any_word: bool = False) -> str | None:
     return (" OR " if any_word else " ").join('"' + w.replace('"', '""') + '"*' for w in words[:32])
 
 
+_WORD = re.compile(r"\w+", flags=re.UNICODE)
+#: Words shown around the first match, as FTS5's ``snippet(…, 12)`` showed them.
+EXCERPT_WORDS = 12
+_LEAD_WORDS = 2
+
+
+def excerpt(title: str, body: str, query: str, words: int = EXCERPT_WORDS) -> str:
+    """About ``words`` words of ``title``, else of ``body``, from shortly before the first word that matches
+    ``query`` (each of its words is a case-insensitive prefix, as :func:`fts_query` matches them), with matching
+    words in ``[…]`` and ``…`` where the text goes on. Reads the text only up to the end of that window, so it is
+    linear in the text, however often the words occur. Without a match it is the first words of the body."""
+    prefixes = [w.casefold() for w in _WORD.findall(query)[:32]]
+
+    def matches(word: str) -> bool:
+        low = word.casefold()
+        return any(low.startswith(p) for p in prefixes)
+
+    for text in (title, body):
+        window = _window(text, matches, words)
+        if window:
+            return _marked(text, window, matches)
+    return _marked(body, list(itertools.islice(_WORD.finditer(body), words)), lambda _w: False)
+
+
+def _window(text: str, matches: Callable[[str], bool], words: int) -> list[re.Match[str]]:
+    """The word matches of ``text`` from up to two words before its first matching word, ``words`` in all."""
+    lead: deque[re.Match[str]] = deque(maxlen=_LEAD_WORDS)
+    found = _WORD.finditer(text)
+    for m in found:
+        if matches(m.group()):
+            return [*lead, m, *itertools.islice(found, max(0, words - len(lead) - 1))]
+        lead.append(m)
+    return []
+
+
+def _marked(text: str, window: list[re.Match[str]], matches: Callable[[str], bool]) -> str:
+    if not window:
+        return ""
+    start, end = window[0].start(), window[-1].end()
+    parts = ["…"] if text[:start].strip() else []
+    pos = start
+    for m in window:
+        parts.append(text[pos:m.start()])
+        parts.append(f"[{m.group()}]" if matches(m.group()) else m.group())
+        pos = m.end()
+    if text[end:].strip():
+        parts.append("…")
+    return "".join(parts)
+
+
 class IndexQueries:
     """The reading methods of :class:`memzoi.index.Index`. They use its ``db`` (an open :mod:`sqlite3`
     connection with :class:`sqlite3.Row` rows), ``root``, ``schema_problem``, ``_require()`` and ``_rel()``."""
@@ -102,8 +155,9 @@ class IndexQueries:
         hits: list[SearchHit] = []
         for kind in kinds:
             table = {"record": "records", "proposal": "proposals"}[kind]
-            sql = (f"SELECT t.*, bm25({table}_fts, 10.0, 1.0) AS score, "
-                   f"snippet({table}_fts, -1, '[', ']', '…', 12) AS snip "
+            # No FTS5 snippet(): its cost grows with the square of a document's matches (a body repeating the
+            # query word 100,000 times kept `search` busy for minutes); :func:`excerpt` is linear.
+            sql = (f"SELECT t.*, bm25({table}_fts, 10.0, 1.0) AS score "
                    f"FROM {table}_fts JOIN {table} t ON t.rowid = {table}_fts.rowid "
                    f"WHERE {table}_fts MATCH ? ORDER BY score LIMIT ?")
             try:
@@ -112,7 +166,8 @@ class IndexQueries:
                 continue
             for r in rows:
                 d = dict(r)
-                hits.append(SearchHit(kind, d["path"], d.get("id"), d["title"], d.pop("score"), d.pop("snip"), d))
+                snip = excerpt(d["title"], d["body"], query)
+                hits.append(SearchHit(kind, d["path"], d.get("id"), d["title"], d.pop("score"), snip, d))
         hits.sort(key=lambda h: h.score)
         return hits[:limit]
 
