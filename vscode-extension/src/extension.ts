@@ -22,7 +22,6 @@ import {
   type CommandSpec,
   type InvocationContext,
   resolveServerCommand,
-  specById,
   specForServerCommand,
   validateReason,
   withReason,
@@ -71,8 +70,6 @@ let output: vscode.LogOutputChannel;
 let extensionUri: vscode.Uri;
 let inbox: InboxProvider;
 let statusItem: vscode.StatusBarItem;
-/** Palette handlers registered by the client for commands the running server does not register itself. */
-let fallbackCommands: vscode.Disposable[] = [];
 /** False until the server's first workspace scan has ended (the status bar says "starting…" meanwhile). */
 let scanned = false;
 
@@ -352,6 +349,11 @@ async function runPaletteCommand(spec: CommandSpec, arg: unknown): Promise<unkno
     void vscode.window.showWarningMessage(`Memzoi: this memzoi-lsp does not offer "${spec.title}"; update memzoi-lsp.`);
     return undefined;
   }
+  if (serverCommand === 'memzoi.history') {
+    // Memory History: a quick pick of the changes with Open Diff and Undo (not a count of results).
+    const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+    return showHistory(historyExecute, uri);
+  }
   const ctx = await gatherContext(spec, arg);
   if (!ctx) return undefined;
   return executeOnServer(spec, serverCommand, buildArguments(ctx, spec));
@@ -438,7 +440,7 @@ const middleware: Middleware = {
       if (reason === undefined) return undefined;
       if (reason.trim()) args = withReason(args, reason.trim());
     }
-    const spec = specForServerCommand(command) ?? specById(command);
+    const spec = specForServerCommand(command);
     let finalArgs = args;
     if (spec && args.length === 0) {
       const ctx = await gatherContext(spec, undefined);
@@ -474,13 +476,6 @@ const middleware: Middleware = {
   },
 };
 
-function registerFallbackCommands(skip: readonly string[]): void {
-  for (const d of fallbackCommands) d.dispose();
-  fallbackCommands = COMMANDS.filter((spec) => !skip.includes(spec.id)).map((spec) =>
-    vscode.commands.registerCommand(spec.id, (arg: unknown) => runPaletteCommand(spec, arg)),
-  );
-}
-
 async function startClient(): Promise<void> {
   const cfg = readConfig();
   const bundledLibs = vscode.Uri.joinPath(extensionUri, 'bundled', 'libs').fsPath;
@@ -500,7 +495,6 @@ async function startClient(): Promise<void> {
     isExecutable,
   });
   if (isFailure(located)) {
-    registerFallbackCommands([]);
     updateStatus();
     await showMissingServer(located.error, located.fix);
     return;
@@ -510,8 +504,7 @@ async function startClient(): Promise<void> {
     // The bundled server needs Python 3.11+: say so clearly instead of showing a traceback.
     const checked = await pythonVersion(located.command, env);
     if (!checked.version || !supported(checked.version)) {
-      registerFallbackCommands([]);
-      updateStatus();
+        updateStatus();
       const have = checked.version ? `Python ${checked.version.join('.')}` : `it does not run (${checked.error ?? '?'})`;
       await showMissingServer(`The interpreter ${located.command} cannot run the Memzoi language server: ${have}.`,
         `Select Python ${MIN_PYTHON.join('.')} or newer with the Python extension, or set memzoi.interpreter to its path.`);
@@ -533,9 +526,6 @@ async function startClient(): Promise<void> {
     initializationOptions: buildServerSettings((k) => readConfig().get(k)),
     middleware,
   };
-  // The server registers its own commands at initialize; drop our handlers first so ids never clash.
-  for (const d of fallbackCommands) d.dispose();
-  fallbackCommands = [];
   client = new LanguageClient('memzoi', 'Memzoi Language Server', serverOptions, clientOptions);
   scanned = false;
   client.onDidChangeState(() => updateStatus());
@@ -555,7 +545,6 @@ async function startClient(): Promise<void> {
     await client.start();
   } catch (err) {
     output.error(`The language server did not start: ${String(err)}`);
-    registerFallbackCommands([]);
     updateStatus();
     void vscode.window.showErrorMessage(
       `Memzoi: the language server (${located.command}) did not start. See the Memzoi output for its error.`,
@@ -563,7 +552,6 @@ async function startClient(): Promise<void> {
     ).then((c) => (c ? output.show() : undefined));
     return;
   }
-  registerFallbackCommands(advertisedCommands());
   output.info(`Server commands: ${advertisedCommands().join(', ') || '(none)'}`);
   await inbox.refresh();
 }
@@ -595,13 +583,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ inbo
   statusItem = vscode.window.createStatusBarItem('memzoi.status', vscode.StatusBarAlignment.Left, 10);
   statusItem.name = 'Memzoi';
   statusItem.command = 'memzoi.inbox.focus';
-  context.subscriptions.push(output, statusItem, { dispose: (): void => fallbackCommands.forEach((d) => { d.dispose(); }) });
+  context.subscriptions.push(output, statusItem);
   context.subscriptions.push(vscode.window.registerTreeDataProvider('memzoi.inbox', inbox));
   registerChangeDocuments(context);
 
   const reg = (id: string, fn: (...a: unknown[]) => unknown): void => {
     context.subscriptions.push(vscode.commands.registerCommand(id, fn));
   };
+  // Palette commands have their own ids (memzoi.palette.*), registered once: the server's command ids are
+  // vscode-languageclient's, for code actions and lenses, and never clash with these.
+  for (const spec of COMMANDS) reg(spec.id, (arg: unknown) => runPaletteCommand(spec, arg));
   reg('memzoi.restart', () => restart());
   reg('memzoi.showOutput', () => output.show());
   reg('memzoi.inbox.refresh', () => inbox.refresh());
@@ -625,9 +616,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ inbo
     const row = item as InboxItem | undefined;
     if (row?.uri) await vscode.window.showTextDocument(vscode.Uri.parse(row.uri), { preview: false });
   });
-  reg('memzoi.inbox.apply', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.apply', item));
-  reg('memzoi.inbox.reject', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.reject', item));
-  reg('memzoi.inbox.recover', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.recover', item));
+  reg('memzoi.inbox.apply', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.apply', item));
+  reg('memzoi.inbox.reject', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.reject', item));
+  reg('memzoi.inbox.recover', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.recover', item));
   reg('memzoi.inbox.approveResident', (item: unknown) => decideResident(item as InboxItem | undefined, 'approve'));
   reg('memzoi.inbox.rejectResident', (item: unknown) => decideResident(item as InboxItem | undefined, 'reject'));
   reg('memzoi.inbox.approveLocal', (item: unknown) => decideLocal(item as InboxItem | undefined, 'approve'));

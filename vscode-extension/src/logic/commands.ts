@@ -12,7 +12,10 @@ export type Target =
 
 /** One palette command. */
 export interface CommandSpec {
-  /** VS Code command id contributed in package.json. */
+  /**
+   * VS Code command id contributed in package.json (`memzoi.palette.*`): distinct from the server's
+   * `workspace/executeCommand` ids, which vscode-languageclient registers itself for code actions and lenses.
+   */
   id: string;
   /** Palette title (shown as `Memzoi: <title>`). */
   title: string;
@@ -40,59 +43,59 @@ export const RECOVERY_MODES = [
 
 /** The commands, in palette order. Client-only commands (restart, show output, refresh inbox) are not listed. */
 export const COMMANDS: readonly CommandSpec[] = [
-  { id: 'memzoi.apply', title: 'Apply Proposal', server: ['memzoi.apply'], target: 'proposal' },
+  { id: 'memzoi.palette.apply', title: 'Apply Proposal', server: ['memzoi.apply'], target: 'proposal' },
   {
-    id: 'memzoi.reject',
+    id: 'memzoi.palette.reject',
     title: 'Reject Proposal…',
     server: ['memzoi.reject'],
     target: 'proposal',
     reason: 'required',
   },
   {
-    id: 'memzoi.routeLocal',
+    id: 'memzoi.palette.routeLocal',
     title: 'Route Proposal to Local Memory',
     server: ['memzoi.routeLocal'],
     target: 'proposal',
   },
-  { id: 'memzoi.supersede', title: 'Supersede Record…', server: ['memzoi.supersede'], target: 'record', reason: 'required' },
-  { id: 'memzoi.tombstone', title: 'Tombstone Record…', server: ['memzoi.tombstone'], target: 'record', reason: 'required' },
-  { id: 'memzoi.reattest', title: 'Re-attest Record', server: ['memzoi.reattest'], target: 'record', reason: 'optional' },
-  { id: 'memzoi.materializePlan', title: 'Plan Materialization', server: ['memzoi.materialize.plan'], target: 'candidate' },
+  { id: 'memzoi.palette.supersede', title: 'Supersede Record…', server: ['memzoi.supersede'], target: 'record', reason: 'required' },
+  { id: 'memzoi.palette.tombstone', title: 'Tombstone Record…', server: ['memzoi.tombstone'], target: 'record', reason: 'required' },
+  { id: 'memzoi.palette.reattest', title: 'Re-attest Record', server: ['memzoi.reattest'], target: 'record', reason: 'optional' },
+  { id: 'memzoi.palette.materializePlan', title: 'Plan Materialization', server: ['memzoi.materialize.plan'], target: 'candidate' },
   {
-    id: 'memzoi.materializeDecide',
+    id: 'memzoi.palette.materializeDecide',
     title: 'Decide Materialization',
     server: ['memzoi.materialize.decide'],
     target: 'candidate',
     confirm: 'Record the explicit decision to write this planned record to the repository?',
   },
   {
-    id: 'memzoi.materialize',
+    id: 'memzoi.palette.materialize',
     title: 'Materialize Candidate',
     server: ['memzoi.materialize'],
     target: 'candidate',
   },
   {
-    id: 'memzoi.undo',
+    id: 'memzoi.palette.undo',
     title: 'Undo Change…',
     server: ['memzoi.undo'],
     target: 'change',
     confirm: 'Undo this change? The files it wrote are restored to their exact previous bytes.',
   },
   {
-    id: 'memzoi.recover',
+    id: 'memzoi.palette.recover',
     title: 'Recover Uncertain Change…',
     server: ['memzoi.recover'],
     target: 'change',
     reason: 'optional',
     modes: RECOVERY_MODES,
   },
-  { id: 'memzoi.history', title: 'Show Change History', server: ['memzoi.history'], target: 'memzoiFile' },
-  { id: 'memzoi.reconcile', title: 'Reconcile Ledger', server: ['memzoi.reconcile'], target: 'none' },
-  { id: 'memzoi.rebuild', title: 'Rebuild Index', server: ['memzoi.rebuild'], target: 'none' },
-  { id: 'memzoi.doctor', title: 'Doctor', server: ['memzoi.doctor'], target: 'none' },
-  { id: 'memzoi.check', title: 'Check Workspace', server: ['memzoi.checkWorkspace'], target: 'none' },
+  { id: 'memzoi.palette.history', title: 'Show Change History', server: ['memzoi.history'], target: 'memzoiFile' },
+  { id: 'memzoi.palette.reconcile', title: 'Reconcile Ledger', server: ['memzoi.reconcile'], target: 'none' },
+  { id: 'memzoi.palette.rebuild', title: 'Rebuild Index', server: ['memzoi.rebuild'], target: 'none' },
+  { id: 'memzoi.palette.doctor', title: 'Doctor', server: ['memzoi.doctor'], target: 'none' },
+  { id: 'memzoi.palette.check', title: 'Check Workspace', server: ['memzoi.checkWorkspace'], target: 'none' },
   {
-    id: 'memzoi.search',
+    id: 'memzoi.palette.search',
     title: 'Search Records…',
     server: ['memzoi.search'],
     target: 'none',

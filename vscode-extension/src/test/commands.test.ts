@@ -25,21 +25,21 @@ test('command ids are unique, namespaced and titled', () => {
 });
 
 test('reject, supersede and tombstone require a reason; apply does not', () => {
-  assert.equal(specById('memzoi.reject')?.reason, 'required');
-  assert.equal(specById('memzoi.supersede')?.reason, 'required');
-  assert.equal(specById('memzoi.tombstone')?.reason, 'required');
-  assert.equal(specById('memzoi.apply')?.reason, undefined);
+  assert.equal(specById('memzoi.palette.reject')?.reason, 'required');
+  assert.equal(specById('memzoi.palette.supersede')?.reason, 'required');
+  assert.equal(specById('memzoi.palette.tombstone')?.reason, 'required');
+  assert.equal(specById('memzoi.palette.apply')?.reason, undefined);
 });
 
 test('materialization has plan, decide and apply steps on the candidate', () => {
-  for (const id of ['memzoi.materializePlan', 'memzoi.materializeDecide', 'memzoi.materialize']) {
+  for (const id of ['memzoi.palette.materializePlan', 'memzoi.palette.materializeDecide', 'memzoi.palette.materialize']) {
     assert.equal(specById(id)?.target, 'candidate');
   }
-  assert.ok(specById('memzoi.materializeDecide')?.confirm);
+  assert.ok(specById('memzoi.palette.materializeDecide')?.confirm);
 });
 
 test('the first advertised server command is used', () => {
-  const spec = specById('memzoi.rebuild')!;
+  const spec = specById('memzoi.palette.rebuild')!;
   assert.equal(resolveServerCommand(spec, ['memzoi.rebuild']), 'memzoi.rebuild');
   assert.equal(resolveServerCommand(spec, ['memzoi.rebuildIndex']), undefined);
   assert.equal(resolveServerCommand(spec, ['other']), undefined);
@@ -55,12 +55,12 @@ test('arguments are one object with only the gathered fields', () => {
   assert.deepEqual(buildArguments({ uri: 'file:///p.md', reason: 'dup' }), [{ uri: 'file:///p.md', reason: 'dup' }]);
   assert.deepEqual(buildArguments({ changeId: '42' }), [{ change_id: '42' }]);
   assert.deepEqual(buildArguments({ changeId: '42', mode: 'accept' }), [{ change_id: '42', mode: 'accept' }]);
-  assert.deepEqual(buildArguments({ query: 'auth' }, specById('memzoi.search')), ['auth']);
+  assert.deepEqual(buildArguments({ query: 'auth' }, specById('memzoi.palette.search')), ['auth']);
   assert.deepEqual(buildArguments({}, { args: 'query' }), ['']);
 });
 
 test('recover offers exactly the three recovery modes', () => {
-  assert.deepEqual(specById('memzoi.recover')?.modes?.map((m) => m.mode), ['restore-before', 'complete-after', 'accept']);
+  assert.deepEqual(specById('memzoi.palette.recover')?.modes?.map((m) => m.mode), ['restore-before', 'complete-after', 'accept']);
 });
 
 test('history results become picker rows', () => {
