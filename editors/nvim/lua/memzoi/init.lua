@@ -3,6 +3,14 @@
 --- field) for the server commands that code actions and code lenses run, which prompt with `vim.ui.input` for the
 --- reasons lifecycle changes record and show previews as diff splits.
 local M = {}
+local ui = require('memzoi.ui')
+local notify, show_quickfix = ui.notify, ui.show_quickfix
+-- The helper modules' functions are part of this module's interface (`require('memzoi').root_of`, …).
+for _, name in ipairs({ 'memzoi.roots', 'memzoi.history', 'memzoi.candidates' }) do
+  for k, v in pairs(require(name)) do
+    M[k] = v
+  end
+end
 
 --- Commands: the subcommand name, the server command that implements it, what it acts on, whether it records a
 --- reason, and how its arguments are shaped. Keep in step with vscode-extension/src/logic/commands.ts (a test
@@ -39,70 +47,6 @@ function M.subcommand(spec)
   return (spec.name:gsub('(%l)(%u)', '%1-%2'):lower())
 end
 
---- The directory holding the `.memzoi/` tree that contains `fname`, or nil when `fname` is not inside one.
----@param fname string
----@return string?
-function M.root_of(fname)
-  if fname == '' then
-    return nil
-  end
-  local path = vim.fs.normalize(vim.fs.abspath(fname))
-  for dir in vim.fs.parents(path) do
-    if vim.fs.basename(dir) == '.memzoi' then
-      return vim.fs.dirname(dir)
-    end
-  end
-  return nil
-end
-
---- Zuno's global resident memory file: `$ZUNO_CONFIG_DIR/memory/MEMORY.md`, else `~/.config/zuno/memory/MEMORY.md`.
----@return string
-function M.global_resident()
-  local base = os.getenv('ZUNO_CONFIG_DIR')
-  if not base or base == '' then
-    base = vim.fs.joinpath(vim.fs.normalize('~'), '.config', 'zuno')
-  end
-  return vim.fs.normalize(vim.fs.joinpath(base, 'memory', 'MEMORY.md'))
-end
-
---- For a resident memory file (a project's `.zuno/RULES.md`, or the global MEMORY.md), the root the server gets:
---- the folder holding `.zuno/` (or the global file's folder); nil otherwise. Locations changed under `[resident]` in
---- `.memzoi/config.toml` are not recognised here; add them with your own `root_dir`.
----@param fname string
----@return string?
-function M.resident_root(fname)
-  if fname == '' then
-    return nil
-  end
-  local path = vim.fs.normalize(vim.fs.abspath(fname))
-  if path:match('/%.zuno/RULES%.md$') then
-    return vim.fs.dirname(vim.fs.dirname(path))
-  end
-  if path == M.global_resident() then
-    return vim.fs.root(path, '.memzoi') or vim.fs.dirname(path)
-  end
-  return nil
-end
-
---- For a JSON buffer that is a Memzoi materialization artifact (its `schema` says so; these files live outside
---- `.memzoi/`), the nearest ancestor directory holding `.memzoi/`; nil otherwise.
----@param bufnr integer
----@return string?
-function M.artifact_root(bufnr)
-  if vim.bo[bufnr].filetype ~= 'json' then
-    return nil
-  end
-  local head = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, 40, false), '\n')
-  if not head:find('"schema"%s*:%s*"memzoi/repository%-materialization%-') then
-    return nil
-  end
-  local name = vim.api.nvim_buf_get_name(bufnr)
-  if name == '' then
-    return nil
-  end
-  return vim.fs.root(name, '.memzoi')
-end
-
 --- The server command of `spec` when `client` advertises it in `executeCommandProvider.commands`.
 ---@return string?
 function M.resolve(client, spec)
@@ -114,10 +58,6 @@ function M.resolve(client, spec)
     end
   end
   return nil
-end
-
-local function notify(msg, level)
-  vim.notify('Memzoi: ' .. msg, level or vim.log.levels.INFO)
 end
 
 --- One-line summary of a command result (the CLI's --json shapes: a change, a list, or a report).
@@ -156,59 +96,6 @@ function M.build_arguments(spec, ctx)
     end
   end
   return { arg }
-end
-
---- Fills the quickfix list without moving the cursor: the list opens, the cursor stays where the user was.
-local function show_quickfix(title, items)
-  vim.fn.setqflist({}, ' ', { title = title, items = items })
-  if #items > 0 then
-    local win = vim.api.nvim_get_current_win()
-    vim.cmd('botright copen')
-    if vim.api.nvim_win_is_valid(win) then
-      vim.api.nvim_set_current_win(win)
-    end
-  end
-end
-
---- Ledger changes (`memzoi.history` results, newest first) as quickfix items: time, actor, operation, status,
---- whether undo is available, files, and the change id (`:Memzoi undo ID`).
-function M.history_items(root, changes)
-  local items = {}
-  for _, c in ipairs(changes or {}) do
-    local files = vim.tbl_map(function(f)
-      return ('%s %s->%s'):format(f.path, f.before, f.after)
-    end, c.files or {})
-    local undo = c.status == 'applied' and 'undo available' or 'no undo'
-    table.insert(items, {
-      filename = root and c.files and c.files[1] and vim.fs.joinpath(root, c.files[1].path) or nil,
-      lnum = 1,
-      text = ('%s %s %s %s (%s) %s [%s]'):format(c.applied_at or c.created_at or '', c.actor or '?', c.operation or '',
-        c.status or '', undo, table.concat(files, ', '), c.change_id),
-      user_data = { change_id = c.change_id },
-    })
-  end
-  return items
-end
-
---- Opens each file of a preview (`memzoi.preview` result) in a new tab as a diff of before and after.
-function M.show_preview(result)
-  for _, f in ipairs(result.files or {}) do
-    vim.cmd('tabnew')
-    local function scratch(text, label)
-      local b = vim.api.nvim_get_current_buf()
-      vim.bo[b].buftype = 'nofile'
-      vim.bo[b].bufhidden = 'wipe'
-      vim.bo[b].swapfile = false
-      vim.api.nvim_buf_set_lines(b, 0, -1, false, vim.split(text or '', '\n', { plain = true }))
-      pcall(vim.api.nvim_buf_set_name, b, ('memzoi-preview://%s/%s'):format(label, f.path))
-      vim.bo[b].modifiable = false
-      vim.cmd('diffthis')
-    end
-    scratch(f.before, 'before')
-    vim.cmd('vnew')
-    scratch(f.after, 'after')
-  end
-  M.last_preview = result
 end
 
 --- Sends one command to the server (never through `vim.lsp.commands`, which would call our own handler again) and
@@ -339,175 +226,6 @@ function M.run(bufnr, spec, text)
     end)
   end
   with_reason(spec, ctx, go)
-end
-
---- The project's ledger changes, newest first (synchronously, for completion), or `{}`.
-function M.changes(client, bufnr)
-  local res = client:request_sync('workspace/executeCommand', { command = 'memzoi.history', arguments = { vim.empty_dict() } }, 3000, bufnr)
-  return res and not res.err and type(res.result) == 'table' and res.result or {}
-end
-
---- Lets the user choose a change of the history (`vim.ui.select`), then calls `on_choice(change_id)`.
-function M.pick_change(client, bufnr, on_choice)
-  local changes = M.changes(client, bufnr)
-  if #changes == 0 then
-    return notify('the ledger has no changes yet', vim.log.levels.WARN)
-  end
-  vim.ui.select(changes, {
-    prompt = 'Change:',
-    format_item = function(c)
-      return ('%s %s %s %s'):format(c.change_id:sub(1, 12), c.operation or '', c.status or '', c.summary or '')
-    end,
-  }, function(c)
-    if c then
-      on_choice(c.change_id)
-    end
-  end)
-end
-
---- Pending proposal packets under `root` as quickfix items (`:Memzoi inbox`).
-function M.inbox_items(root)
-  local items = {}
-  local dir = vim.fs.joinpath(root, '.memzoi', 'proposals', 'pending')
-  for name, kind in vim.fs.dir(dir) do
-    if kind == 'file' and name:match('%.md$') then
-      local path = vim.fs.joinpath(dir, name)
-      local title = name
-      local ok, lines = pcall(vim.fn.readfile, path, '', 60)
-      if ok then
-        for _, l in ipairs(lines) do
-          local t = l:match('^title:%s*(.-)%s*$')
-          if t and t ~= '' then
-            title = t:gsub('^["\'](.*)["\']$', '%1')
-            break
-          end
-        end
-      end
-      table.insert(items, { filename = path, lnum = 1, text = 'pending: ' .. title })
-    end
-  end
-  table.sort(items, function(a, b)
-    return a.filename < b.filename
-  end)
-  return items
-end
-
---- Resident memory as quickfix items (`:Memzoi resident`): candidates waiting for a decision first, then the
---- others, each on its resident file; `listing` is the result of the server's `memzoi.resident.list`.
-function M.resident_items(listing)
-  local items = {}
-  local order = { pending = 0, failed = 1, uncertain = 2 }
-  local cands = vim.deepcopy(listing.candidates or {})
-  table.sort(cands, function(a, b)
-    local x, y = order[a.status] or 3, order[b.status] or 3
-    if x ~= y then
-      return x < y
-    end
-    return (a.time_created or 0) > (b.time_created or 0)
-  end)
-  for _, c in ipairs(cands) do
-    local what = c.content or c.locator or c.recovery_mode or ''
-    table.insert(items, {
-      filename = c.target_path,
-      lnum = 1,
-      text = ('%s %s %s %s: %s (%s)'):format(c.status, c.id, c.scope, c.action, what:gsub('\n', ' '), c.reason or ''),
-    })
-  end
-  for _, s in ipairs(listing.scopes or {}) do
-    table.insert(items, { filename = s.path, lnum = 1, text = ('%s resident memory %s'):format(s.scope, s.usage) })
-  end
-  return items
-end
-
---- `:Memzoi resident [approve ID | reject ID [REASON] | undo ID]`: without arguments, lists both resident files and
---- their candidates in the quickfix list; with a verb, runs it on the candidate.
-function M.resident(client, bufnr, fargs)
-  local verb, id, rest = vim.trim(fargs or ''):match('^(%S*)%s*(%S*)%s*(.*)$')
-  local arg = vim.empty_dict()
-  if vim.uri_from_bufnr(bufnr):match('^file:') then
-    arg.uri = vim.uri_from_bufnr(bufnr)
-  end
-  local function call(command, on_result)
-    client:request('workspace/executeCommand', { command = command, arguments = { arg } }, function(err, result)
-      if err then
-        M.last_error = err
-        return notify(('resident %s refused: %s'):format(verb ~= '' and verb or 'list', err.message), vim.log.levels.ERROR)
-      end
-      M.last_result = result
-      on_result(result)
-    end, bufnr)
-  end
-  if verb == '' then
-    return call('memzoi.resident.list', function(result)
-      show_quickfix('Memzoi resident memory', M.resident_items(result))
-    end)
-  end
-  if not vim.tbl_contains({ 'approve', 'reject', 'undo' }, verb) or id == '' then
-    return notify('usage: :Memzoi resident [approve ID | reject ID [REASON] | undo ID]', vim.log.levels.WARN)
-  end
-  arg.candidate_id = id
-  if rest ~= '' then
-    arg.reason = rest
-  end
-  call('memzoi.resident.' .. verb, function(result)
-    notify(('resident %s: candidate %s %s'):format(verb, result.id, result.status))
-    vim.cmd('silent! checktime')
-  end)
-end
-
---- Local-memory candidates as quickfix items (`:Memzoi local`); `listing` is the result of the server's
---- `memzoi.local.list` (`{candidates = [{id, title, reason, confidence, actor, root}]}`). A candidate has no file:
---- each item names the project's `.memzoi` folder.
-function M.local_items(listing)
-  local items = {}
-  for _, c in ipairs(listing.candidates or {}) do
-    table.insert(items, {
-      filename = vim.fs.joinpath(c.root or '.', '.memzoi'),
-      lnum = 1,
-      text = ('pending local %s: %s (confidence %s, by %s; %s)'):format(
-        c.id, (c.title or ''):gsub('\n', ' '), tostring(c.confidence or '?'), c.actor or '?', c.reason or ''),
-    })
-  end
-  return items
-end
-
---- `:Memzoi local [approve ID | reject ID REASON]`: without arguments, lists the local-memory candidates agents
---- proposed (memzoi-mcp, destination local) in the quickfix list; with a verb, decides one (rejecting needs a
---- reason).
-function M.local_candidates(client, bufnr, fargs)
-  local verb, id, rest = vim.trim(fargs or ''):match('^(%S*)%s*(%S*)%s*(.*)$')
-  local arg = vim.empty_dict()
-  if client.root_dir then
-    arg.root = client.root_dir
-  end
-  local function call(command, on_result)
-    client:request('workspace/executeCommand', { command = command, arguments = { arg } }, function(err, result)
-      if err or (type(result) == 'table' and result.error) then
-        M.last_error = err or result.error
-        return notify(('local %s refused: %s'):format(verb ~= '' and verb or 'list', (err or result.error).message),
-          vim.log.levels.ERROR)
-      end
-      M.last_result = result
-      on_result(result)
-    end, bufnr)
-  end
-  if verb == '' then
-    return call('memzoi.local.list', function(result)
-      local items = M.local_items(result)
-      show_quickfix('Memzoi local-memory candidates', items)
-      notify(('%d pending local candidate(s)'):format(#items))
-    end)
-  end
-  if not vim.tbl_contains({ 'approve', 'reject' }, verb) or id == '' or (verb == 'reject' and rest == '') then
-    return notify('usage: :Memzoi local [approve ID | reject ID REASON]', vim.log.levels.WARN)
-  end
-  arg.candidate_id = id
-  if rest ~= '' then
-    arg.reason = rest
-  end
-  call('memzoi.local.' .. verb, function(result)
-    notify(('local %s: candidate %s %s'):format(verb, id, result.state or result.status or ''))
-  end)
 end
 
 --- `:Memzoi` subcommands beyond the command table: the inbox, resident memory, local candidates, preview and

@@ -1,0 +1,135 @@
+--- Memzoi for Neovim: the inbox, resident-memory candidates and local-memory candidates in the quickfix list.
+local X = {}
+local ui = require('memzoi.ui')
+
+--- Pending proposal packets under `root` as quickfix items (`:Memzoi inbox`).
+function X.inbox_items(root)
+  local items = {}
+  local dir = vim.fs.joinpath(root, '.memzoi', 'proposals', 'pending')
+  for name, kind in vim.fs.dir(dir) do
+    if kind == 'file' and name:match('%.md$') then
+      local path = vim.fs.joinpath(dir, name)
+      local title = name
+      local ok, lines = pcall(vim.fn.readfile, path, '', 60)
+      if ok then
+        for _, l in ipairs(lines) do
+          local t = l:match('^title:%s*(.-)%s*$')
+          if t and t ~= '' then
+            title = t:gsub('^["\'](.*)["\']$', '%1')
+            break
+          end
+        end
+      end
+      table.insert(items, { filename = path, lnum = 1, text = 'pending: ' .. title })
+    end
+  end
+  table.sort(items, function(a, b)
+    return a.filename < b.filename
+  end)
+  return items
+end
+
+--- Resident memory as quickfix items (`:Memzoi resident`): candidates waiting for a decision first, then the
+--- others, each on its resident file; `listing` is the result of the server's `memzoi.resident.list`.
+function X.resident_items(listing)
+  local items = {}
+  local order = { pending = 0, failed = 1, uncertain = 2 }
+  local cands = vim.deepcopy(listing.candidates or {})
+  table.sort(cands, function(a, b)
+    local x, y = order[a.status] or 3, order[b.status] or 3
+    if x ~= y then
+      return x < y
+    end
+    return (a.time_created or 0) > (b.time_created or 0)
+  end)
+  for _, c in ipairs(cands) do
+    local what = c.content or c.locator or c.recovery_mode or ''
+    table.insert(items, {
+      filename = c.target_path,
+      lnum = 1,
+      text = ('%s %s %s %s: %s (%s)'):format(c.status, c.id, c.scope, c.action, what:gsub('\n', ' '), c.reason or ''),
+    })
+  end
+  for _, s in ipairs(listing.scopes or {}) do
+    table.insert(items, { filename = s.path, lnum = 1, text = ('%s resident memory %s'):format(s.scope, s.usage) })
+  end
+  return items
+end
+
+--- `:Memzoi resident [approve ID | reject ID [REASON] | undo ID]`: without arguments, lists both resident files and
+--- their candidates in the quickfix list; with a verb, runs it on the candidate.
+function X.resident(client, bufnr, fargs)
+  local verb, id, rest = vim.trim(fargs or ''):match('^(%S*)%s*(%S*)%s*(.*)$')
+  local arg = vim.empty_dict()
+  if vim.uri_from_bufnr(bufnr):match('^file:') then
+    arg.uri = vim.uri_from_bufnr(bufnr)
+  end
+  local function call(command, on_result)
+    ui.request(client, bufnr, command, arg, ('resident %s'):format(verb ~= '' and verb or 'list'), on_result)
+  end
+  if verb == '' then
+    return call('memzoi.resident.list', function(result)
+      ui.show_quickfix('Memzoi resident memory', X.resident_items(result))
+    end)
+  end
+  if not vim.tbl_contains({ 'approve', 'reject', 'undo' }, verb) or id == '' then
+    return ui.notify('usage: :Memzoi resident [approve ID | reject ID [REASON] | undo ID]', vim.log.levels.WARN)
+  end
+  arg.candidate_id = id
+  if rest ~= '' then
+    arg.reason = rest
+  end
+  call('memzoi.resident.' .. verb, function(result)
+    ui.notify(('resident %s: candidate %s %s'):format(verb, result.id, result.status))
+    vim.cmd('silent! checktime')
+  end)
+end
+
+--- Local-memory candidates as quickfix items (`:Memzoi local`); `listing` is the result of the server's
+--- `memzoi.local.list` (`{candidates = [{id, title, reason, confidence, actor, root}]}`). A candidate has no file:
+--- each item names the project's `.memzoi` folder.
+function X.local_items(listing)
+  local items = {}
+  for _, c in ipairs(listing.candidates or {}) do
+    table.insert(items, {
+      filename = vim.fs.joinpath(c.root or '.', '.memzoi'),
+      lnum = 1,
+      text = ('pending local %s: %s (confidence %s, by %s; %s)'):format(
+        c.id, (c.title or ''):gsub('\n', ' '), tostring(c.confidence or '?'), c.actor or '?', c.reason or ''),
+    })
+  end
+  return items
+end
+
+--- `:Memzoi local [approve ID | reject ID REASON]`: without arguments, lists the local-memory candidates agents
+--- proposed (memzoi-mcp, destination local) in the quickfix list; with a verb, decides one (rejecting needs a
+--- reason).
+function X.local_candidates(client, bufnr, fargs)
+  local verb, id, rest = vim.trim(fargs or ''):match('^(%S*)%s*(%S*)%s*(.*)$')
+  local arg = vim.empty_dict()
+  if client.root_dir then
+    arg.root = client.root_dir
+  end
+  local function call(command, on_result)
+    ui.request(client, bufnr, command, arg, ('local %s'):format(verb ~= '' and verb or 'list'), on_result)
+  end
+  if verb == '' then
+    return call('memzoi.local.list', function(result)
+      local items = X.local_items(result)
+      ui.show_quickfix('Memzoi local-memory candidates', items)
+      ui.notify(('%d pending local candidate(s)'):format(#items))
+    end)
+  end
+  if not vim.tbl_contains({ 'approve', 'reject' }, verb) or id == '' or (verb == 'reject' and rest == '') then
+    return ui.notify('usage: :Memzoi local [approve ID | reject ID REASON]', vim.log.levels.WARN)
+  end
+  arg.candidate_id = id
+  if rest ~= '' then
+    arg.reason = rest
+  end
+  call('memzoi.local.' .. verb, function(result)
+    ui.notify(('local %s: candidate %s %s'):format(verb, id, result.state or result.status or ''))
+  end)
+end
+
+return X

@@ -1,0 +1,70 @@
+--- Memzoi for Neovim: the ledger history in the quickfix list and `vim.ui.select`, and previews as diff splits.
+local X = {}
+local ui = require('memzoi.ui')
+
+--- Ledger changes (`memzoi.history` results, newest first) as quickfix items: time, actor, operation, status,
+--- whether undo is available, files, and the change id (`:Memzoi undo ID`).
+function X.history_items(root, changes)
+  local items = {}
+  for _, c in ipairs(changes or {}) do
+    local files = vim.tbl_map(function(f)
+      return ('%s %s->%s'):format(f.path, f.before, f.after)
+    end, c.files or {})
+    local undo = c.status == 'applied' and 'undo available' or 'no undo'
+    table.insert(items, {
+      filename = root and c.files and c.files[1] and vim.fs.joinpath(root, c.files[1].path) or nil,
+      lnum = 1,
+      text = ('%s %s %s %s (%s) %s [%s]'):format(c.applied_at or c.created_at or '', c.actor or '?', c.operation or '',
+        c.status or '', undo, table.concat(files, ', '), c.change_id),
+      user_data = { change_id = c.change_id },
+    })
+  end
+  return items
+end
+
+--- Opens each file of a preview (`memzoi.preview` result) in a new tab as a diff of before and after.
+function X.show_preview(result)
+  for _, f in ipairs(result.files or {}) do
+    vim.cmd('tabnew')
+    local function scratch(text, label)
+      local b = vim.api.nvim_get_current_buf()
+      vim.bo[b].buftype = 'nofile'
+      vim.bo[b].bufhidden = 'wipe'
+      vim.bo[b].swapfile = false
+      vim.api.nvim_buf_set_lines(b, 0, -1, false, vim.split(text or '', '\n', { plain = true }))
+      pcall(vim.api.nvim_buf_set_name, b, ('memzoi-preview://%s/%s'):format(label, f.path))
+      vim.bo[b].modifiable = false
+      vim.cmd('diffthis')
+    end
+    scratch(f.before, 'before')
+    vim.cmd('vnew')
+    scratch(f.after, 'after')
+  end
+  X.last_preview = result
+end
+
+--- The project's ledger changes, newest first (synchronously, for completion), or `{}`.
+function X.changes(client, bufnr)
+  local res = client:request_sync('workspace/executeCommand', { command = 'memzoi.history', arguments = { vim.empty_dict() } }, 3000, bufnr)
+  return res and not res.err and type(res.result) == 'table' and res.result or {}
+end
+
+--- Lets the user choose a change of the history (`vim.ui.select`), then calls `on_choice(change_id)`.
+function X.pick_change(client, bufnr, on_choice)
+  local changes = X.changes(client, bufnr)
+  if #changes == 0 then
+    return ui.notify('the ledger has no changes yet', vim.log.levels.WARN)
+  end
+  vim.ui.select(changes, {
+    prompt = 'Change:',
+    format_item = function(c)
+      return ('%s %s %s %s'):format(c.change_id:sub(1, 12), c.operation or '', c.status or '', c.summary or '')
+    end,
+  }, function(c)
+    if c then
+      on_choice(c.change_id)
+    end
+  end)
+end
+
+return X
