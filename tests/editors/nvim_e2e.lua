@@ -156,17 +156,22 @@ local function wait_answer(what)
   end
   return memzoi.last_result, memzoi.last_error
 end
--- What `gra` runs: the code-action menu; the user picks "Reject proposal…" and answers the reason prompt.
-memzoi.last_result, memzoi.last_error = nil, nil
-pick_title, answers = 'Reject proposal…', { 'duplicate of an existing record' }
-vim.lsp.buf.code_action()
-local rejected, rerr = wait_answer('Reject… from the code-action menu')
-result.code_action_menu = menus[1]
-result.reject_prompts = vim.deepcopy(prompts)
-result.reject_result = rejected
-result.reject_error = rerr and rerr.message
+-- What `gra` runs: the code-action menu; the user picks `title` and answers the reason prompt with `reason`.
+-- Records the menu, the prompts, the result and the error under `key`.
+local function from_menu(key, title, reason)
+  memzoi.last_result, memzoi.last_error = nil, nil
+  prompts, menus = {}, {}
+  pick_title, answers = title, { reason }
+  vim.lsp.buf.code_action()
+  local res, err = wait_answer(title .. ' from the code-action menu')
+  result[key .. '_menu'], result[key .. '_prompts'] = menus[1], vim.deepcopy(prompts)
+  result[key .. '_result'], result[key .. '_error'] = res, err and err.message
+  log(title, vim.json.encode(res), tostring(err and err.message))
+  return res
+end
+local rejected = from_menu('reject', 'Reject proposal…', 'duplicate of an existing record')
+result.code_action_menu = result.reject_menu
 result.rejected_moved = vim.uv.fs_stat(pending_path) == nil
-log('Reject…:', vim.json.encode(rejected), tostring(result.reject_error))
 
 -- :Memzoi history fills the quickfix list without moving the cursor; :Memzoi undo completes the change ids.
 memzoi.last_result = nil
@@ -201,16 +206,7 @@ result.record_exists = vim.uv.fs_stat(root .. '/.memzoi/records/' .. 'protected-
 vim.cmd.edit(vim.fn.fnameescape(root .. '/.memzoi/records/rust-msrv-is-1-96-1.md'))
 local cbuf = vim.api.nvim_get_current_buf()
 vim.wait(TIMEOUT, function() return client_of(cbuf) ~= nil end, 20)
-memzoi.last_result, memzoi.last_error = nil, nil
-prompts, menus = {}, {}
-pick_title, answers = 'Tombstone record…', { 'the MSRV moved on' }
-vim.lsp.buf.code_action()
-local tomb, terr = wait_answer('Tombstone… from the code-action menu')
-result.tombstone_menu = menus[1]
-result.tombstone_prompts = vim.deepcopy(prompts)
-result.tombstone_result = tomb
-result.tombstone_error = terr and terr.message
-log('Tombstone…:', vim.json.encode(tomb), tostring(result.tombstone_error))
+from_menu('tombstone', 'Tombstone record…', 'the MSRV moved on')
 
 -- A refusal is one notification: undoing the already undone Reject again is refused by the server.
 local notes = {}
