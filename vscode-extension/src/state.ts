@@ -1,0 +1,41 @@
+// Shared state of the extension (the language client, the output channel, the inbox and the status item) and the
+// small helpers every part uses. Set up by extension.ts's activate.
+import * as vscode from 'vscode';
+import type { LanguageClient } from 'vscode-languageclient/node';
+import type { InboxItem } from './logic/inbox';
+
+export const SECTION = 'memzoi';
+/** Server command listing both resident memory files and their candidates. */
+export const RESIDENT_LIST = 'memzoi.resident.list';
+/** Server command of the resident files' "N pending candidates: Review" code lens. */
+export const RESIDENT_REVIEW = 'memzoi.resident.review';
+/** Server command listing the pending local-memory candidates agents proposed. */
+export const LOCAL_LIST = 'memzoi.local.list';
+
+/** What the Memory Inbox offers the other parts. */
+export interface Inbox {
+  items: InboxItem[];
+  refresh(): Promise<void>;
+  schedule(): void;
+}
+
+export const state: {
+  client: LanguageClient | undefined;
+  output: vscode.LogOutputChannel;
+  extensionUri: vscode.Uri;
+  inbox: Inbox;
+  statusItem: vscode.StatusBarItem;
+  /** False until the server's first workspace scan has ended (the status bar says "starting…" meanwhile). */
+  scanned: boolean;
+} = {
+  client: undefined,
+  scanned: false,
+} as unknown as typeof state;
+
+export function readConfig(): vscode.WorkspaceConfiguration {
+  return vscode.workspace.getConfiguration(SECTION);
+}
+
+export function advertisedCommands(): string[] {
+  return state.client?.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
+}
