@@ -191,6 +191,18 @@ vim.cmd.edit({ args = { vim.fn.fnameescape(pending_path) }, bang = true })
 pbuf = vim.api.nvim_get_current_buf()
 vim.wait(TIMEOUT, function() return client_of(pbuf) ~= nil end, 20)
 
+-- 4c. :Memzoi preview: the planned files of applying the proposal as diff splits in a new tab; nothing written.
+memzoi.last_result = nil
+vim.cmd('Memzoi preview')
+wait_answer(':Memzoi preview')
+result.preview_files = vim.tbl_map(function(f) return f.path end, (memzoi.last_result or {}).files or {})
+result.preview_diff_windows = #vim.tbl_filter(function(w) return vim.wo[w].diff end, vim.api.nvim_tabpage_list_wins(0))
+result.preview_wrote_nothing = vim.uv.fs_stat(pending_path) ~= nil
+  and vim.uv.fs_stat(root .. '/.memzoi/records/protected-routes-must-validate-sessions-server-side.md') == nil
+vim.cmd('tabonly!')
+vim.cmd.edit({ args = { vim.fn.fnameescape(pending_path) }, bang = true })
+pbuf = vim.api.nvim_get_current_buf()
+
 -- 5. A lifecycle command from any buffer's command line: :Memzoi apply on the pending proposal.
 memzoi.last_result, memzoi.last_error = nil, nil
 result.lifecycle = 'Apply'

@@ -131,6 +131,13 @@ def test_history_in_quickfix_and_undo_completing_change_ids(nvim_run: dict) -> N
     assert ("rejected", "present", "absent") in moves and ("pending", "absent", "present") in moves
 
 
+def test_preview_as_diff_splits(nvim_run: dict) -> None:
+    res = nvim_run["res"]
+    assert nvim_run["proc"].returncode == 0, nvim_run["proc"].stderr
+    assert any(p.startswith(".memzoi/records/") for p in res["preview_files"]), res["preview_files"]
+    assert res["preview_diff_windows"] == 2 and res["preview_wrote_nothing"] is True
+
+
 def test_tombstone_from_the_code_action_menu(nvim_run: dict) -> None:
     res, ws = nvim_run["res"], nvim_run["ws"]
     assert nvim_run["proc"].returncode == 0, nvim_run["proc"].stderr
