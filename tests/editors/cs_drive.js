@@ -176,7 +176,7 @@ function statusText(page) {
       step('History shows the change', { history });
       await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-history.png') });
       await page.keyboard.press('Enter'); // the entry's actions: Open Diff, Undo
-      await page.waitForSelector('.quick-input-list .monaco-list-row:has-text("Undo")', { timeout: 20000 });
+      await page.waitForSelector('.quick-input-title:has-text("Memzoi: change")', { timeout: 20000 });
       await page.keyboard.type('Undo');
       await page.keyboard.press('Enter');
       const back = Date.now() + 30000;
