@@ -67,7 +67,12 @@ async function gatherContext(spec: CommandSpec, arg: unknown): Promise<Invocatio
     ctx.reason = reason;
   }
   if (spec.confirm) {
-    const ok = await vscode.window.showWarningMessage(spec.confirm, { modal: true }, 'Continue');
+    const ok = await vscode.window.showWarningMessage(spec.confirm, { modal: true }, 'Continue', ...(spec.preview ? ['Preview…'] : []));
+    if (ok === 'Preview…' && spec.preview && ctx.uri) {
+      // The planned files in the diff editor; the user applies after looking (nothing is written here).
+      await preview(historyExecute, { uri: ctx.uri, operation: spec.preview });
+      return undefined;
+    }
     if (ok !== 'Continue') return undefined;
   }
   return ctx;

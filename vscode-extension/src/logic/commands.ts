@@ -28,6 +28,8 @@ export interface CommandSpec {
   query?: { prompt: string; placeHolder?: string };
   /** Asks for confirmation with this text before running (modal). */
   confirm?: string;
+  /** The `memzoi.preview` operation the confirmation offers to show first (the planned files, nothing written). */
+  preview?: 'apply' | 'materialize';
   /** Argument shape: `object` (default) sends `[{uri, reason, change_id, mode}]`; `query` sends `[query]`. */
   args?: 'object' | 'query';
   /** The user picks one of these as `mode` (recovering an uncertain change). */
@@ -43,7 +45,14 @@ export const RECOVERY_MODES = [
 
 /** The commands, in palette order. Client-only commands (restart, show output, refresh inbox) are not listed. */
 export const COMMANDS: readonly CommandSpec[] = [
-  { id: 'memzoi.palette.apply', title: 'Apply Proposal', server: ['memzoi.apply'], target: 'proposal' },
+  {
+    id: 'memzoi.palette.apply',
+    title: 'Apply Proposal',
+    server: ['memzoi.apply'],
+    target: 'proposal',
+    confirm: 'Apply this proposal? It writes the record and resolves the packet (one ledgered change you can undo).',
+    preview: 'apply',
+  },
   {
     id: 'memzoi.palette.reject',
     title: 'Reject Proposal…',
@@ -73,6 +82,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     title: 'Materialize Candidate',
     server: ['memzoi.materialize'],
     target: 'candidate',
+    confirm: 'Write the decided record with its attestation? (one ledgered change you can undo)',
+    preview: 'materialize',
   },
   {
     id: 'memzoi.palette.undo',

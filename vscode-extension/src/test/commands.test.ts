@@ -126,3 +126,9 @@ test('reasons: required ones must be non-blank; control characters and huge text
   assert.match(validateReason('bad\u0007bell', true) ?? '', /control/);
   assert.match(validateReason('x'.repeat(2001), true) ?? '', /2000/);
 });
+
+test('apply and materialize confirmations offer their preview', () => {
+  assert.equal(specById('memzoi.palette.apply')?.preview, 'apply');
+  assert.ok(specById('memzoi.palette.apply')?.confirm);
+  assert.equal(specById('memzoi.palette.materialize')?.preview, 'materialize');
+});
