@@ -72,9 +72,8 @@ class LedgerView:
 
     def for_file(self, path: Path) -> FileLedger:
         """Facts of ``path`` (empty when the ledger never touched it)."""
-        try:
-            rel = path.resolve().relative_to(self.root.resolve()).as_posix()
-        except ValueError:
+        rel = _relative(path, self.root)
+        if rel is None:
             return FileLedger()
         with self._lock:
             self._refresh()
@@ -93,12 +92,21 @@ class LedgerView:
         return True
 
 
+def _relative(path: Path, root: Path) -> str | None:
+    """``path`` relative to ``root`` (both resolved), or ``None`` outside it or when it cannot be resolved: a
+    symlink loop raises ``RuntimeError`` from :meth:`Path.resolve` (Python before 3.13), which turned the file's
+    diagnostics into ``internal_error``; such a link never has ledger facts."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, RuntimeError, OSError):
+        return None
+
+
 def findings(view: LedgerView, path: Path, text: str) -> list[Finding]:
     """The core's ledger findings (:func:`memzoi.ledger.ledger_findings`) for ``path``, from the cached view."""
     facts = view.for_file(path)
-    try:
-        rel = path.resolve().relative_to(view.root.resolve()).as_posix()
-    except ValueError:
+    rel = _relative(path, view.root)
+    if rel is None:
         return []
     try:
         current = path.read_bytes() if path.is_file() else None

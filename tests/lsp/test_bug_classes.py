@@ -87,6 +87,17 @@ async def test_incremental_fix_clears_stale_diagnostic(client, workspace: Path):
     assert await diagnostics(client, uri, lambda d: d == []) == []
 
 
+async def test_a_symlink_loop_opened_in_the_editor_is_canonical_path_not_internal_error(client, workspace: Path):
+    # Path.resolve() raises RuntimeError on a loop (Python before 3.13): the ledger lookup turned that into
+    # internal_error for the file
+    path = workspace / ".memzoi" / "records" / "loop.md"
+    path.symlink_to("loop.md")
+    uri = open_doc(client, path, "")
+    found = await diagnostics(client, uri, lambda d: bool(d))
+    codes = [x.code for x in found]
+    assert "internal_error" not in codes and "canonical_path" in codes
+
+
 @pytest.mark.parametrize("profile", ["vscode", "neovim"])
 async def test_b27_slow_scan_does_not_block_initialize(profile, tmp_path: Path):
     root = tmp_path / "ws"
