@@ -89,6 +89,18 @@ def test_excerpt_prefers_the_title_marks_prefixes_and_falls_back_to_the_body():
     assert excerpt("Title", "", "zzz") == ""
 
 
+def test_search_never_echoes_a_secret_typed_into_the_query(home, project, capsys, monkeypatch):
+    token = "gh" + "p_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"  # assembled: no credential shape in the source
+    monkeypatch.chdir(project)
+    assert main(["rebuild"]) == 0
+    capsys.readouterr()
+    assert main(["search", "deploy", token]) == 0
+    out, err = capsys.readouterr()
+    assert "no matches" in err and token not in out + err
+    code, found = cli(capsys, "search", "deploy", token, "--json")
+    assert code == 0 and token not in json.dumps(found) and found["query"].startswith("deploy ")
+
+
 @pytest.mark.parametrize("query", ['"unbalanced', "NEAR(a b)", "title:x OR", "*", "a AND -b", "", "🙂"])
 def test_search_never_interprets_query_syntax(home, project, query):
     with Index(project) as ix:

@@ -283,6 +283,12 @@ def test_local_candidate_blocked_and_duplicates(project, home):
 # -- reads -----------------------------------------------------------------------------------------------------
 
 
+def test_search_memory_never_echoes_a_secret_in_the_query(project):
+    token = _token()
+    res = tools.call(_session(project), "search_memory", {"query": f"deploy {token}"})
+    assert not res.is_error and token not in res.text and token not in str(res.data)
+
+
 def test_precheck_and_pack_and_search(project):
     pre = precheck_path(project, "src/auth/session.ts")
     assert [w["record_id"] for w in pre["warnings"]] == [WARNING_ID]

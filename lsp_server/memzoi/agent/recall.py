@@ -19,6 +19,7 @@ from ..findings import CODES
 from ..index import Index, IndexUnavailable, fts_query
 from ..ledger import Refusal
 from ..retention import current_assertion, evaluate_retention, utc_now
+from ..safety.redact import scrub
 
 #: Findings that make a record's text unfit to hand to a model.
 UNSAFE_CODES = frozenset({"prompt_injection", "invisible_character"})
@@ -193,7 +194,7 @@ def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "recor
                 "excerpt": None if unsafe else _excerpt(h.snippet), "unsafe": unsafe, "score": round(h.score, 4),
             })
     out.sort(key=lambda x: (not (x["kind"] == "record" and x["status"] == "active" and x["current"]), x["score"]))
-    return {"query": query, "results": out[:limit]}
+    return {"query": scrub(query), "results": out[:limit]}  # a secret in the query is not echoed
 
 
 def _packet_paths(path: Path) -> list[str]:

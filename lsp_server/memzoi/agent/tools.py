@@ -220,7 +220,7 @@ def _search(s: Session, a: SearchArgs) -> ToolResult:
         kind = f"{h['kind']}, {h['type']}/{h['lane']}" if h["kind"] == "record" else "pending proposal"
         rows.append(f"- {h['id']} ({kind}, {h['status']}): "
                     f"{h['title']}{mark}" + (f"\n  {h['excerpt']}" if h["excerpt"] else ""))
-    return ToolResult(data, _lines(rows, f"no matches for {a.query!r}"))
+    return ToolResult(data, _lines(rows, f"no matches for {data['query']!r}"))
 
 
 def _get(s: Session, a: GetArgs) -> ToolResult:

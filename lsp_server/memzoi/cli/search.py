@@ -15,6 +15,7 @@ import json
 import sys
 
 from ..index import Index, IndexUnavailable, SearchHit
+from ..safety.redact import scrub
 from ._common import add_command
 from ._changes import add_common, emit_json, project_root
 from .rebuild import StderrProgress
@@ -87,13 +88,13 @@ def run(args: argparse.Namespace) -> int:
     progress.finish()
     if args.json:
         emit_json({
-            "query": query,
+            "query": scrub(query),  # a secret typed into the query is not echoed
             "records": [record_json(h) for h in hits if h.kind == "record"],
             "proposals": [proposal_json(h) for h in hits if h.kind == "proposal"],
         })
         return 0
     if not hits:
-        print(f"no matches for {query!r}", file=sys.stderr)
+        print(f"no matches for {scrub(query)!r}", file=sys.stderr)
     for h in hits:
         status = h.row.get("status") or "?"
         print(f"{h.path}: [{h.kind}, {status}] {h.id or '(no id)'}: {h.title}")
