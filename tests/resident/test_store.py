@@ -102,6 +102,7 @@ def test_threats_are_refused_without_echoing_or_storing_them(project):
     assert token not in err.message and "credential" in err.message
     err = _refused(project, "threat_blocked", reason=f"token {token}")
     assert token not in err.message
+    assert "in the reason" in err.message and "entry" not in err.message  # the content itself was clean
     with db.connect() as conn:
         dump = "\n".join(conn.iterdump())
     assert token not in dump

@@ -38,11 +38,12 @@ def threat_findings(text: str, accepted: frozenset[str] = frozenset()) -> list[F
     return out
 
 
-def refuse_threats(entries: list[str], accepted: frozenset[str] = frozenset()) -> None:
+def refuse_threats(entries: list[str], accepted: frozenset[str] = frozenset(), *, where: str | None = None) -> None:
     """Raise :class:`Refusal` ``threat_blocked`` when any entry has a blocking finding (Zuno ``Blocked``: every
-    entry of the result is scanned, so one poisoned entry refuses the write)."""
+    entry of the result is scanned, so one poisoned entry refuses the write). ``where`` names the place in the
+    message when the texts are not entries (e.g. ``"in the reason"``)."""
     for i, entry in enumerate(entries):
         for f in threat_findings(entry, accepted):
             if f.code in BLOCKING:
-                message = f.message.replace("in entry 1", f"in entry {i + 1}")
+                message = f.message.replace("in entry 1", where or f"in entry {i + 1}")
                 raise Refusal("threat_blocked", f"{f.code}: {message}; nothing was written")
