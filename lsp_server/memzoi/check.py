@@ -160,6 +160,31 @@ def check_text(data: bytes, filename: str | None) -> CheckReport:
     return report
 
 
+def _resident(arg: str, report: CheckReport) -> bool:
+    """Check ``arg`` as a Zuno resident file (``.zuno/RULES.md``, the global ``MEMORY.md``) when it is one, with
+    the findings the editor shows (cap, drift, threats, hand edits) instead of a record's; True when it was."""
+    if not arg.endswith(".md") or os.path.isdir(arg) or os.path.islink(arg):
+        return False
+    from .resident.editor import check_file  # the resident modules load only for such a file
+
+    shown = shown_path(arg)
+    try:
+        checked = check_file(Path(arg))
+    except OSError as err:
+        report.files_checked += 1
+        report.findings.append(Located(shown, finding(
+            "canonical_path", f"cannot read the file: {err.strerror}; check that it exists and is readable", 0, 0),
+            (0, 0), (0, 0)))
+        return True
+    if checked is None:
+        return False
+    text, found = checked
+    index = LineIndex(text)
+    report.files_checked += 1
+    report.findings.extend(Located(shown, f, index.position(f.start), index.position(f.end)) for f in found)
+    return True
+
+
 def check_paths(args: list[str], *, workers: int | None = None,
                 progress: Callable[[int, int], None] | None = None) -> CheckReport:
     """Check every file under ``args`` (see :func:`expand`). Raises :class:`UsageError` for a missing path.
@@ -213,6 +238,8 @@ def check_paths(args: list[str], *, workers: int | None = None,
     visibility: dict[str, GitVisibility] = {}
     try:
         for arg in args:
+            if _resident(arg, report):
+                continue
             found = expand(arg, on_file=add)
             report.skipped.extend(found.skipped)
             complete |= found.complete

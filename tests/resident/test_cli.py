@@ -67,3 +67,21 @@ def test_help_has_description_examples_exit_codes_root_and_json(cmd, capsys):
     out = capsys.readouterr().out
     for word in ("examples:", "exit status", "--root", "--json", f"memzoi resident {cmd}"):
         assert word in out
+
+
+def test_check_reports_a_resident_file_as_the_editor_does(project, capsys, monkeypatch):
+    # `memzoi check .zuno/RULES.md` used to read it as a record: frontmatter_missing, never the cap or drift
+    path = rules(project)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("x" * 3100, encoding="utf-8")
+    monkeypatch.chdir(project)
+    assert main(["check", ".zuno/RULES.md", "--format", "json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["files_checked"] == 1
+    assert sorted(f["code"] for f in out["findings"]) == ["resident_drift", "resident_over_cap"]
+    path.write_text("Run make lint before pushing.\n§\nUse tabs in Makefiles.", encoding="utf-8")
+    assert main(["check", str(path)]) == 0
+    assert capsys.readouterr().out == ""
+    path.write_bytes(b"Use \xff tabs.")
+    assert main(["check", str(path), "--format", "json"]) == 1
+    assert [f["code"] for f in json.loads(capsys.readouterr().out)["findings"]] == ["invalid_encoding"]

@@ -26,7 +26,7 @@ from .format import EntrySpan, char_count, entry_spans, round_trips, usage
 from .reconcile import recovery_hint
 from .scope import ResidentFile, project_config, resident_files
 from .threats import threat_findings
-from .views import entry_provenance, last_written
+from .views import candidates_for, entry_provenance, last_written
 
 #: Cap usage from which the information is shown (percent).
 USAGE_WARN_PERCENT = 80
@@ -85,6 +85,27 @@ def findings(text: str, file: ResidentFile, history: list[Candidate], accepted: 
             out.append(finding("resident_uncertain", f"candidate {cand.id[:12]} ({cand.action}) could not be "
                                f"classified after a crash: {recovery_hint(cand.id)}", 0, top, candidate_id=cand.id))
     return sorted(out, key=lambda f: (f.start, f.end, f.code))
+
+
+def check_file(path: Path) -> tuple[str, list[Finding]] | None:
+    """``(text, findings)`` of a resident file on disk, as the editor shows them (``memzoi check
+    .zuno/RULES.md``), or ``None`` when ``path`` is not a resident file of the project found from it or from the
+    working directory. Raises :class:`OSError` when it cannot be read. Bytes that are not UTF-8 (Zuno refuses
+    such a file as ``Unreadable``) give ``invalid_encoding`` and are read with replacement characters."""
+    path = Path(os.path.abspath(path))
+    where = which_file(path, [find_project_root(Path.cwd())])
+    if where is None:
+        return None
+    root, file = where
+    data = path.read_bytes()
+    try:
+        text, extra = data.decode("utf-8"), []
+    except UnicodeDecodeError as err:
+        text = data.decode("utf-8", "replace")
+        extra = [finding("invalid_encoding", f"the file is not valid UTF-8 (byte offset {err.start}), so Zuno "
+                         "refuses to read or write it (Unreadable); re-save it as UTF-8", 0, 0)]
+    found = findings(text, file, candidates_for(root, files=[file]), project_accepted(root))
+    return text, extra + found
 
 
 def _drift(text: str, spans: list[EntrySpan], cap: int, top: int) -> list[Finding]:
