@@ -57,6 +57,14 @@ def test_deep_nesting_is_a_finding_at_the_default_recursion_limit(fm):
     assert {"yaml_nesting_limit", "yaml_syntax"} & set(codes), codes
 
 
+@pytest.mark.parametrize("fm", ["x: " + "[" * 2000 + "]" * 2000, "x: " + "{a: " * 2000 + "}" * 2000])
+def test_flow_nesting_past_libyamls_own_limit_is_the_nesting_finding(fm):
+    # libyaml's scanner reads ahead through `[[[[…` and stops at its own depth (1,000) before we see the events:
+    # that is the nesting limit too, not a syntax error that tells the user to quote characters
+    codes = _codes(_frontmatter(fm))
+    assert "yaml_nesting_limit" in codes and "yaml_syntax" not in codes, codes
+
+
 @pytest.mark.parametrize("value", ["9" * 5000, "-" + "9" * 340_000, "0x" + "f" * 5000, "[" + "9" * 5000 + "]"])
 def test_an_integer_longer_than_python_converts_is_read(value):
     # int() refuses more than 4,300 digits (found by tests/benchmarks/fuzz_pipeline.py): the value is a float.

@@ -276,6 +276,12 @@ def _parse(source: str, base: int, text: str, line_of) -> YamlResult | Finding:
                 depth -= 1
             events.append(ev)
     except yaml.MarkedYAMLError as err:
+        if "maximum nesting depth" in (err.problem or "") and err.problem_mark is not None:
+            # libyaml's scanner looks ahead through flow brackets (`[[[[…`) and stops at its own depth limit
+            # before the parser hands us the events that would pass ours: the same finding, at its mark
+            at = base + min(err.problem_mark.index, len(source))
+            return finding("yaml_nesting_limit", f"YAML value {nesting_message()}", at,
+                           min(at + 1, base + len(source)), limit=NESTING_LIMIT)
         return _syntax_finding(err, base, text, line_of)
     except yaml.reader.ReaderError as err:
         at = base + max(0, min(err.position, len(source)))
