@@ -178,11 +178,16 @@ async function requestServer(command: string, args: unknown[]): Promise<unknown>
     if (command === 'memzoi.undo') void state.inbox.refresh();
     return result;
   } catch (err) {
-    const msg = err instanceof Error ? err.message : String(err);
-    state.output.error(`${command} refused: ${msg}`);
-    void vscode.window.showErrorMessage(`Memzoi: ${msg.split('\n')[0]}`);
-    return undefined;
+    return reportRefusal(command, err);
   }
+}
+
+/** A refusal is a JSON-RPC error response: one toast with its first line, the details in the output. */
+function reportRefusal(command: string, err: unknown): undefined {
+  const msg = err instanceof Error ? err.message : String(err);
+  state.output.error(`${command} refused: ${msg}`);
+  void vscode.window.showErrorMessage(`Memzoi: ${msg.split('\n')[0]}`);
+  return undefined;
 }
 
 /** Memory History and previews send their commands through here; an undo is reported like a palette Undo. */
@@ -233,11 +238,7 @@ export const middleware: Middleware = {
       void reportResult(spec, command, result);
       return result;
     } catch (err) {
-      // A refusal is a JSON-RPC error response: one toast with its first line, the details in the output.
-      const msg = err instanceof Error ? err.message : String(err);
-      state.output.error(`${command} refused: ${msg}`);
-      void vscode.window.showErrorMessage(`Memzoi: ${msg.split('\n')[0]}`);
-      return undefined;
+      return reportRefusal(command, err);
     } finally {
       void state.inbox.refresh();
     }
