@@ -244,3 +244,18 @@ def test_a_config_file_given_by_name_is_checked_as_configuration(capsys, tmp_pat
     config.write_text("[project\n", encoding="utf-8")
     code, out, err = run(capsys, "check", str(config))
     assert code == 1 and "invalid TOML" in err and "frontmatter_missing" not in out
+
+
+def test_text_output_keeps_one_finding_per_line_whatever_the_file_name(capsys, tmp_path):
+    # A line break in a file name (or in a key a message quotes) split the text output, and a CI runner reads a
+    # line starting with `::` as a workflow command
+    records = tmp_path / ".memzoi" / "records"
+    records.mkdir(parents=True)
+    (records / "a\n::error file=x.py::pwned.md").write_text(VALID, encoding="utf-8")
+    (records / "rec-x.md").write_text(VALID.replace("lane: semantic", 'lane: semantic\n"k\\n::warning::x": 1'),
+                                      encoding="utf-8")
+    code, out, _ = run(capsys, "check", str(tmp_path))
+    assert code == 1
+    lines = out.splitlines()
+    assert len(lines) >= 2 and all(line.startswith(str(records)) for line in lines), lines
+    assert "a\\x0a::error" in out and "k\\x0a::warning" in out

@@ -43,11 +43,23 @@ def _paint(text: str, style: str, color: bool) -> str:
     return f"\x1b[{_ANSI[style]}m{text}\x1b[0m" if color else text
 
 
+#: Line breaks and other control characters, which a file name or a key in a file may hold.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters written as escapes (``\\x0a``, ``\\u2028``), so one finding stays one
+    line: a file named ``a\\n::error::…`` must not start a line that CI runners read as a workflow command."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+                        text)
+
+
 def text_line(l: Located, color: bool = False) -> str:
-    """``path:line:col: code message`` (1-based line and column), coloured by severity when ``color``."""
-    where = f"{_paint(shown(l), 'path', color)}:{l.start[0] + 1}:{l.start[1] + 1}:"
+    """``path:line:col: code message`` (1-based line and column), coloured by severity when ``color``; control
+    characters of the path and message are escaped (:func:`printable`)."""
+    where = f"{_paint(printable(shown(l)), 'path', color)}:{l.start[0] + 1}:{l.start[1] + 1}:"
     code = _paint(l.finding.code, l.finding.severity.label, color)
-    return f"{where} {code} {l.finding.message}"
+    return f"{where} {code} {printable(l.finding.message)}"
 
 
 def to_json(report: CheckReport) -> dict:
