@@ -181,10 +181,14 @@ _MEMZOI_WORDS = st.sampled_from([
 
 @settings(max_examples=500, deadline=None)
 @given(st.lists(_MEMZOI_WORDS, max_size=40).map("".join))
+@example("csrf_token\u017f=-----BEGIN")  # found by hypothesis: a folded letter inside an assigned name
 def test_memzoi_rule_shortcuts_equal_the_plain_search(text):
+    # The shortcuts run only where memzoi_hits uses them: texts with a case-folding oddity (ſ, K, İ, ı) are searched
+    # the plain way, because the lower-cased gates cannot see those letters.
     ctx = Ctx(text)
+    plain_only = memzoi_rules.needs_plain_search(text)
     for rule in memzoi_rules.RULES:
-        fast = [(m.span(), m.group(0)) for m in memzoi_rules.pattern_matches(rule, ctx)]
+        fast = [(m.span(), m.group(0)) for m in memzoi_rules.pattern_matches(rule, ctx, plain_only)]
         plain = [(m.span(), m.group(0)) for m in rule.regex.finditer(text)]
         assert fast == plain, rule.detector
 

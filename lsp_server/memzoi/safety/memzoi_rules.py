@@ -97,7 +97,7 @@ def memzoi_hits(ctx: Ctx) -> list[Hit]:
     """Every match of Memzoi's write-safety detectors in ``ctx.text`` as an error hit (``memzoi`` set to the
     detector name): the pattern detectors, ``credentialed_url`` and ``bounded_entropy``."""
     text = ctx.text
-    plain = not text.isascii() and _ODD_CASE.search(text) is not None  # gates could miss a folded letter
+    plain = needs_plain_search(text)
     out: list[Hit] = []
     for rule in RULES:
         for m in pattern_matches(rule, ctx, plain):
@@ -109,6 +109,13 @@ def memzoi_hits(ctx: Ctx) -> list[Hit]:
         out += url_hits(text)
     out += entropy_hits(ctx)
     return out
+
+
+def needs_plain_search(text: str) -> bool:
+    """True when the cheap gates of :func:`pattern_matches` could miss a match: the text holds a character that
+    case-insensitive matching folds onto an ASCII letter (``ſ``, the Kelvin sign, ``İ``, ``ı``), which the lower-cased
+    stems and name scans do not see. Such texts are searched the plain way."""
+    return not text.isascii() and _ODD_CASE.search(text) is not None
 
 
 def pattern_matches(rule: Rule, ctx: Ctx, plain: bool = False) -> list[re.Match[str]]:
