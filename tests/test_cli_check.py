@@ -259,3 +259,13 @@ def test_text_output_keeps_one_finding_per_line_whatever_the_file_name(capsys, t
     lines = out.splitlines()
     assert len(lines) >= 2 and all(line.startswith(str(records)) for line in lines), lines
     assert "a\\x0a::error" in out and "k\\x0a::warning" in out
+
+
+def test_a_path_argument_too_long_or_bearing_a_secret_is_named_as_such(capsys, tmp_path):
+    records = tmp_path / ".memzoi" / "records"
+    records.mkdir(parents=True)
+    code, _, err = run(capsys, "check", str(records / ("n" * 300 + ".md")))
+    assert code == 2 and "longer than the file system allows" in err and "no such file" not in err
+    token = "gh" + "p_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"  # assembled: no credential shape in the source
+    code, _, err = run(capsys, "check", str(records / f"{token}.md"))
+    assert code == 2 and "no such file" in err and token not in err and "<redacted-path:" in err

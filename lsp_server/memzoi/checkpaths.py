@@ -8,6 +8,7 @@ finds.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -153,8 +154,17 @@ def require_exists(arg: str) -> None:
     """Raise :class:`UsageError` for an empty or missing path argument."""
     if arg == "":
         raise UsageError("an empty path was given; pass a .memzoi file, a directory or a project root")
-    if not os.path.lexists(arg):
-        raise UsageError(f"{arg}: no such file or directory; pass a .memzoi file, a directory or a project root")
+    try:
+        os.lstat(arg)
+    except OSError as err:  # lexists() said "missing" for a name too long or a folder that cannot be entered
+        shown = shown_path(arg)  # a name that bears a secret is not echoed
+        if err.errno == errno.ENAMETOOLONG:
+            raise UsageError(f"{shown}: the name is longer than the file system allows; pass an existing file, "
+                             "a directory or a project root") from None
+        if err.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise UsageError(f"{shown}: no such file or directory; pass a .memzoi file, a directory or a project "
+                             "root") from None
+        raise UsageError(f"{shown}: cannot be read ({err.strerror}); check its permissions") from None
 
 
 def _linked_managed_folder(arg: str) -> bool:
