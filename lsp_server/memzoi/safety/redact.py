@@ -9,14 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..findings import Finding
+from ..findings import WRITE_SAFETY, Finding
 
 #: Detector codes whose matched text is secret or personal (injection, invisible-character and transcript
 #: findings are about the text's nature and are not masked).
-SECRET_CODES = frozenset({
-    "credential_token", "private_key", "authorization_header", "credentialed_url", "connection_string",
-    "session_token", "cloud_credential", "environment_secret", "high_entropy_value", "pii_detected",
-})
+SECRET_CODES = WRITE_SAFETY | {"pii_detected"}
 MARK = "[redacted]"
 
 

@@ -23,7 +23,7 @@ import bisect
 from dataclasses import replace
 
 from ..document import Document
-from ..findings import Finding, Fix, Severity, TextEdit, finding
+from ..findings import WRITE_SAFETY, Finding, Fix, Severity, TextEdit, finding
 from ..yaml12 import YMap, YNode, YScalar, YSeq
 from .base import Hit
 from .context import Ctx
@@ -35,10 +35,8 @@ from .invisible import hidden_views, invisible_hits
 from .memzoi_rules import memzoi_hits
 from .pii import pii_hits, transcript_hits
 
-SECRET_CODES = frozenset(
-    {"credential_token", "private_key", "authorization_header", "credentialed_url", "connection_string",
-     "session_token", "cloud_credential", "environment_secret", "high_entropy_value"}
-)
+#: The credential codes: Memzoi's write-safety floor (one home, :data:`memzoi.findings.WRITE_SAFETY`).
+SECRET_CODES = WRITE_SAFETY
 
 _ADVICE = {
     "credential_token": "remove it from the memory and rotate it; credentials never belong in repository memory",
