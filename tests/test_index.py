@@ -101,6 +101,28 @@ def test_search_never_echoes_a_secret_typed_into_the_query(home, project, capsys
     assert code == 0 and token not in json.dumps(found) and found["query"].startswith("deploy ")
 
 
+def test_doctor_names_an_unreadable_file_instead_of_sending_the_user_to_rebuild(home, project, capsys, monkeypatch):
+    # A file the user cannot read is skipped by the rebuild; calling it "missing from the index, run memzoi
+    # rebuild" sent the user round in a loop. (Tests run as root, which reads a 0000 file: refuse it here.)
+    locked = (project / ".memzoi/records/prefer-source-files-below-1000-lines.md").resolve()
+    real_open = Path.open
+
+    def guarded(self, *args, **kwargs):
+        if self.resolve() == locked:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", guarded)
+    monkeypatch.chdir(project)
+    assert main(["rebuild"]) == 0
+    capsys.readouterr()
+    code, doc = cli(capsys, "doctor", "--json")
+    checks = {c["name"]: c for c in doc["checks"]}
+    assert code == 1 and checks["readable"]["status"] == "warning"
+    assert "prefer-source-files-below-1000-lines.md" in checks["readable"]["message"]
+    assert checks["repo_index"]["status"] == "ok" and doc["drift"]["missing_from_index"] == []
+
+
 @pytest.mark.parametrize("query", ['"unbalanced', "NEAR(a b)", "title:x OR", "*", "a AND -b", "", "🙂"])
 def test_search_never_interprets_query_syntax(home, project, query):
     with Index(project) as ix:

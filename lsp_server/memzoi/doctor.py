@@ -2,7 +2,8 @@
 
 :func:`diagnose` gives Memzoi's doctor shape ``{project_root, status: ok|warning, checks: [{name, status:
 ok|warning|skip, message}], next_steps}`` plus ``index_path`` and ``drift`` (``missing_from_index``,
-``stale_in_index``, ``changed_in_index``, ``fts_out_of_sync``, ``schema``). It never writes files or the index; it
+``stale_in_index``, ``changed_in_index``, ``fts_out_of_sync``, ``schema``, ``unreadable``: files that cannot be
+read, reported as ``readable`` rather than as index drift, since a rebuild cannot index them). It never writes files or the index; it
 reports runtime paths other users may read or enter (``runtime_modes``) before opening the index tightens them.
 ``memzoi doctor`` prints it and the language server's ``memzoi.doctor`` command returns it.
 """
@@ -91,6 +92,10 @@ def diagnose(root: Path) -> dict[str, Any]:
                               "memzoi rebuild")
                     else:
                         check("repo_index", "ok", "the index matches the .memzoi files")
+                    if drift.unreadable:
+                        check("readable", "warning", f"{len(drift.unreadable)} file(s) cannot be read "
+                              f"({_sample(drift.unreadable)}), so the index, search and the editor skip them",
+                              "make them readable (e.g. chmod u+r), then run `memzoi rebuild`")
                     if drift.fts_out_of_sync:
                         check("fts", "warning", "the full-text index failed its integrity check", "memzoi rebuild")
                     else:

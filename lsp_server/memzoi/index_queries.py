@@ -41,6 +41,8 @@ class Drift:
     changed_in_index: list[str] = field(default_factory=list)
     fts_out_of_sync: bool = False
     schema: str | None = None  # a message when the database has another schema version
+    #: files that cannot be read (permissions): never indexed, and a rebuild cannot change that
+    unreadable: list[str] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -52,7 +54,7 @@ class Drift:
         """Plain dict form for ``memzoi doctor --json``."""
         return {"missing_from_index": self.missing_from_index, "stale_in_index": self.stale_in_index,
                 "changed_in_index": self.changed_in_index, "fts_out_of_sync": self.fts_out_of_sync,
-                "schema": self.schema}
+                "schema": self.schema, "unreadable": self.unreadable}
 
 
 @dataclass
@@ -251,6 +253,11 @@ class IndexQueries:
         on_disk = {self._rel(p): p for p in git_plane_files(self.root)}
         for rel, p in sorted(on_disk.items()):
             if rel not in stored:
+                try:
+                    p.open("rb").close()
+                except OSError:  # the rebuild skipped it too: "missing, run rebuild" would send the user in a loop
+                    d.unreadable.append(rel)
+                    continue
                 d.missing_from_index.append(rel)
                 continue
             try:
