@@ -358,3 +358,17 @@ def test_read_commands_outside_a_project_are_usage_errors(tmp_path, monkeypatch,
     for argv in (["proposals", "list"], ["rebuild"], ["search", "x"]):
         assert main(argv) == 2, argv
         assert "no .memzoi directory" in capsys.readouterr().err
+
+
+def test_undo_text_output_says_what_the_undo_did(repo, cli, capsys):
+    # undo_change's result already describes the undo (a created record goes present -> absent); the text output
+    # swapped it once more and printed the applied change's verbs ("created" for the record it removed)
+    code, out = cli("proposals", "apply", "mem_2026_07_06_testing_procedure")
+    assert code == 0
+    from memzoi.cli.main import main
+
+    capsys.readouterr()
+    assert main(["undo", out["change_id"], "--root", str(repo)]) == 0
+    text = capsys.readouterr().out
+    rec = f"{RECORDS}/run-focused-tests-before-full-workspace-checks.md"
+    assert f"deleted  {rec}" in text and f"created  {PENDING}/mem_2026_07_06_testing_procedure.md" in text

@@ -55,10 +55,9 @@ def emit_change(args: argparse.Namespace, result: ChangeResult) -> None:
         emit_json(data)
         return
     print(f"change {result.change_id} {result.status} ({result.operation})")
-    undone = result.status == "undone"  # an undo writes the before snapshots: describe what it just did
+    # An undo's result already states what the undo did (memzoi.ledger.undo_change): no swap here
     for f in data["files"]:
-        shown = {**f, "before": f["after"], "after": f["before"]} if undone else f
-        print(f"  {describe_file(shown):8} {f['path']}")
+        print(f"  {describe_file(f):8} {f['path']}")
 
 
 def run_write(args: argparse.Namespace, op: Callable[[Path, str], ChangeResult]) -> int:
