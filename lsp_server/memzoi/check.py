@@ -148,6 +148,17 @@ def check_text(data: bytes, filename: str | None) -> CheckReport:
     (a record, a proposal packet, …) and names it in the findings, and its project's ``[rules]`` apply. The
     file's own findings only: cross-file and git findings need the file on disk."""
     path = os.path.abspath(filename) if filename else None
+    if path is not None and path.endswith(".md"):
+        from .resident.editor import check_file  # a resident file is checked as the editor does
+
+        resident = check_file(Path(path), data)
+        if resident is not None:
+            text, found = resident
+            index = LineIndex(text)
+            report = CheckReport(files_checked=1)
+            report.findings = [Located(shown_path(filename), f, index.position(f.start), index.position(f.end))
+                               for f in found]
+            return report
     placement = place(path) if path else place("-")
     md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
     config = load_config(md).config if md is not None else None

@@ -85,3 +85,14 @@ def test_check_reports_a_resident_file_as_the_editor_does(project, capsys, monke
     path.write_bytes(b"Use \xff tabs.")
     assert main(["check", str(path), "--format", "json"]) == 1
     assert [f["code"] for f in json.loads(capsys.readouterr().out)["findings"]] == ["invalid_encoding"]
+
+
+def test_check_from_stdin_named_as_a_resident_file(project, capsys, monkeypatch):
+    import io
+
+    monkeypatch.chdir(project)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(("y" * 3100).encode())))
+    assert main(["check", "-", "--stdin-filename", ".zuno/RULES.md", "--format", "json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert sorted(f["code"] for f in out["findings"]) == ["resident_drift", "resident_over_cap"]
+    assert {f["path"] for f in out["findings"]} == {".zuno/RULES.md"}

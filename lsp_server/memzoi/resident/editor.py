@@ -87,17 +87,19 @@ def findings(text: str, file: ResidentFile, history: list[Candidate], accepted: 
     return sorted(out, key=lambda f: (f.start, f.end, f.code))
 
 
-def check_file(path: Path) -> tuple[str, list[Finding]] | None:
-    """``(text, findings)`` of a resident file on disk, as the editor shows them (``memzoi check
-    .zuno/RULES.md``), or ``None`` when ``path`` is not a resident file of the project found from it or from the
-    working directory. Raises :class:`OSError` when it cannot be read. Bytes that are not UTF-8 (Zuno refuses
-    such a file as ``Unreadable``) give ``invalid_encoding`` and are read with replacement characters."""
+def check_file(path: Path, data: bytes | None = None) -> tuple[str, list[Finding]] | None:
+    """``(text, findings)`` of a resident file, as the editor shows them (``memzoi check .zuno/RULES.md``, or
+    ``data`` read from stdin with ``--stdin-filename``), or ``None`` when ``path`` is not a resident file of the
+    project found from it or from the working directory. Without ``data`` the file is read, and :class:`OSError`
+    is raised when it cannot be. Bytes that are not UTF-8 (Zuno refuses such a file as ``Unreadable``) give
+    ``invalid_encoding`` and are read with replacement characters."""
     path = Path(os.path.abspath(path))
     where = which_file(path, [find_project_root(Path.cwd())])
     if where is None:
         return None
     root, file = where
-    data = path.read_bytes()
+    if data is None:
+        data = path.read_bytes()
     try:
         text, extra = data.decode("utf-8"), []
     except UnicodeDecodeError as err:
