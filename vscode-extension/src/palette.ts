@@ -70,7 +70,7 @@ async function gatherContext(spec: CommandSpec, arg: unknown): Promise<Invocatio
     const ok = await vscode.window.showWarningMessage(spec.confirm, { modal: true }, 'Continue', ...(spec.preview ? ['Preview…'] : []));
     if (ok === 'Preview…' && spec.preview && ctx.uri) {
       // The planned files in the diff editor; the user applies after looking (nothing is written here).
-      await preview(historyExecute, { uri: ctx.uri, operation: spec.preview });
+      await preview(historyExecute, { uri: ctx.uri, operation: spec.preview, ...(ctx.reason ? { reason: ctx.reason } : {}) });
       return undefined;
     }
     if (ok !== 'Continue') return undefined;

@@ -29,7 +29,7 @@ export interface CommandSpec {
   /** Asks for confirmation with this text before running (modal). */
   confirm?: string;
   /** The `memzoi.preview` operation the confirmation offers to show first (the planned files, nothing written). */
-  preview?: 'apply' | 'materialize';
+  preview?: 'apply' | 'supersede' | 'tombstone' | 'materialize';
   /** Argument shape: `object` (default) sends `[{uri, reason, change_id, mode}]`; `query` sends `[query]`. */
   args?: 'object' | 'query';
   /** The user picks one of these as `mode` (recovering an uncertain change). */
@@ -66,8 +66,24 @@ export const COMMANDS: readonly CommandSpec[] = [
     server: ['memzoi.routeLocal'],
     target: 'proposal',
   },
-  { id: 'memzoi.palette.supersede', title: 'Supersede Record…', server: ['memzoi.supersede'], target: 'record', reason: 'required' },
-  { id: 'memzoi.palette.tombstone', title: 'Tombstone Record…', server: ['memzoi.tombstone'], target: 'record', reason: 'required' },
+  {
+    id: 'memzoi.palette.supersede',
+    title: 'Supersede Record…',
+    server: ['memzoi.supersede'],
+    target: 'record',
+    reason: 'required',
+    confirm: 'Create a supersede proposal for this record? It writes a pending packet for review (one ledgered change you can undo).',
+    preview: 'supersede',
+  },
+  {
+    id: 'memzoi.palette.tombstone',
+    title: 'Tombstone Record…',
+    server: ['memzoi.tombstone'],
+    target: 'record',
+    reason: 'required',
+    confirm: 'Create a tombstone proposal for this record? It writes a pending packet for review (one ledgered change you can undo).',
+    preview: 'tombstone',
+  },
   { id: 'memzoi.palette.reattest', title: 'Re-attest Record', server: ['memzoi.reattest'], target: 'record', reason: 'optional' },
   { id: 'memzoi.palette.materializePlan', title: 'Plan Materialization', server: ['memzoi.materialize.plan'], target: 'candidate' },
   {

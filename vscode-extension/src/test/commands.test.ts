@@ -127,8 +127,17 @@ test('reasons: required ones must be non-blank; control characters and huge text
   assert.match(validateReason('x'.repeat(2001), true) ?? '', /2000/);
 });
 
-test('apply and materialize confirmations offer their preview', () => {
-  assert.equal(specById('memzoi.palette.apply')?.preview, 'apply');
-  assert.ok(specById('memzoi.palette.apply')?.confirm);
-  assert.equal(specById('memzoi.palette.materialize')?.preview, 'materialize');
+test('apply, supersede, tombstone and materialize confirmations offer their preview', () => {
+  for (const [id, op] of [
+    ['memzoi.palette.apply', 'apply'],
+    ['memzoi.palette.supersede', 'supersede'],
+    ['memzoi.palette.tombstone', 'tombstone'],
+    ['memzoi.palette.materialize', 'materialize'],
+  ] as const) {
+    assert.equal(specById(id)?.preview, op, id);
+    assert.ok(specById(id)?.confirm, id);
+  }
+  // The reason is asked before the confirmation, so a supersede or tombstone preview can carry it.
+  assert.equal(specById('memzoi.palette.supersede')?.reason, 'required');
+  assert.equal(specById('memzoi.palette.tombstone')?.reason, 'required');
 });
