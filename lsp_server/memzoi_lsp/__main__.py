@@ -33,8 +33,12 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr, level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     stderr_level = args.log_level or "WARNING"
+    from .logbridge import OneLineLibraryErrors
+
     for handler in logging.getLogger().handlers:
         handler.setLevel(stderr_level)
+        if stderr_level != "DEBUG":
+            handler.addFilter(OneLineLibraryErrors())
     # The loggers pass INFO (or DEBUG) on: the client bridge picks what the `logLevel` setting asks for.
     for name in ("memzoi_lsp", "memzoi"):
         logging.getLogger(name).setLevel("DEBUG" if args.log_level == "DEBUG" else "INFO")

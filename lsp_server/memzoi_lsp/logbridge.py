@@ -56,6 +56,22 @@ class ClientLogHandler(logging.Handler):
             self._local.busy = False
 
 
+class OneLineLibraryErrors(logging.Filter):
+    """Turns a library's error record with a traceback into one line on stderr: pygls logs the full stack of a
+    client's mistake (an unknown command, a malformed reply to one of our requests), which editors show as a wall of
+    errors. The line keeps pygls's message and the exception's type, never its text (it can quote the client's
+    parameters, document text included); ``--log-level DEBUG`` keeps the stack."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None and not record.name.startswith("memzoi"):
+            kind = type(record.exc_info[1]).__name__
+            record.msg = f"{record.getMessage()} ({kind}; run with --log-level DEBUG for the stack)"
+            record.args = ()
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
 def install(server: "MemzoiServer") -> None:
     """Attach the bridge to the ``memzoi_lsp`` and ``memzoi`` loggers."""
     handler = ClientLogHandler(server)

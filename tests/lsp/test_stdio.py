@@ -245,3 +245,27 @@ def test_b24_shutdown_during_scan_completes_before_reply_and_exits_zero(tmp_path
         proc.kill()
     assert proc.returncode == 0
     assert b"shutdown complete" in err
+
+
+def test_client_mistakes_log_one_line_not_a_traceback(tmp_path: Path):
+    # An unknown command is answered with an error; stderr (which editors show as errors) gets one line for it.
+    root = tmp_path / "ws"
+    (root / ".memzoi" / "records").mkdir(parents=True)
+    proc = _spawn(tmp_path / "home")
+    try:
+        for m in _init(root):
+            proc.stdin.write(m)
+        proc.stdin.write(frame({"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand",
+                                "params": {"command": "memzoi.nope", "arguments": [{}]}}))
+        proc.stdin.flush()
+        [reply] = [m for m in read_until(proc, lambda ms: any(m.get("id") == 2 and "method" not in m for m in ms))
+                   if m.get("id") == 2 and "method" not in m]
+        proc.stdin.write(frame({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}))
+        proc.stdin.write(frame({"jsonrpc": "2.0", "method": "exit"}))
+        proc.stdin.flush()
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert reply["error"]["code"] == -32602
+    assert b"Traceback" not in err, err.decode(errors="replace")
+    assert b"JsonRpcInvalidParams" in err  # the one line names what went wrong
