@@ -22,3 +22,23 @@ def corpus_or_skip() -> Path:
 def corpus() -> Path:
     """Path of ``shared/corpus`` (tests skip with a stated reason when it is absent)."""
     return corpus_or_skip()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_homes_for_the_session(tmp_path_factory: pytest.TempPathFactory):
+    """The test run never writes to the user's runtime home (``~/.memzoi``) or Zuno folder (``~/.config/zuno``):
+    both point into the session's temporary folder, so that session- and module-scoped fixtures and every process a
+    test starts inherit them. Tests that need a particular home still set their own."""
+    base = tmp_path_factory.mktemp("private-homes")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MEMZOI_HOME", str(base / "memzoi"))
+        mp.setenv("ZUNO_CONFIG_DIR", str(base / "zuno"))
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _private_homes_per_test(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh runtime home and Zuno folder for each test (the session's are only a backstop)."""
+    base = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("MEMZOI_HOME", str(base / "memzoi"))
+    monkeypatch.setenv("ZUNO_CONFIG_DIR", str(base / "zuno"))
