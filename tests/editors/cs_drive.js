@@ -121,10 +121,21 @@ function statusText(page) {
     if (process.env.APPLY === '1') {
       const proposal = path.join(WS, '.memzoi', 'proposals', 'pending', 'mem_2026_07_06_auth_001.md');
       const quickFix = async (title) => {
-        await page.click('.monaco-editor .view-lines');
-        await gotoLine(page, '2:6');
-        await page.keyboard.press('Control+.');
-        await page.waitForSelector(`.action-widget .monaco-list-row:has-text("${title}")`, { timeout: 20000 });
+        // The menu can come up empty while a just-opened document is still being synchronised with the server:
+        // close it and ask again until the action is listed (each try waits for the menu, not for a fixed time).
+        for (let attempt = 1; ; attempt++) {
+          await page.click('.monaco-editor .view-lines');
+          await gotoLine(page, '2:6');
+          await page.keyboard.press('Control+.');
+          try {
+            await page.waitForSelector(`.action-widget .monaco-list-row:has-text("${title}")`, { timeout: 5000 });
+            break;
+          } catch (err) {
+            if (attempt >= 6) throw err;
+            log(`Ctrl+. did not list "${title}" yet (try ${attempt}); asking again`);
+            await page.keyboard.press('Escape');
+          }
+        }
         const titles = await page.evaluate(() => [...document.querySelectorAll('.action-widget .monaco-list-row')].map((r) => r.textContent.trim()));
         // Move the keyboard focus onto the action (mouse clicks are blocked by the menu's pointer shield).
         for (let i = 0; i < 12; i++) {
