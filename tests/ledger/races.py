@@ -101,6 +101,11 @@ def run_races(workdir: Path, n: int, *, seed: int = 1, max_delay_us: int = 400) 
                      "apply:file0:compare", "apply:file0:unlink", "apply:file0:dirsync", "apply:file0:done"]
             trigger = rng.choice(steps)
             delay = rng.randrange(max_delay_us)
+            # Every fourth race waits for the edit before the swap, so the refusing outcome is always exercised
+            # whatever the machine's scheduling does to the random ones.
+            settle = k % 4 == 0
+            if settle:
+                trigger, delay = "apply:file0:write", 0
             sent = False
 
             def hook(step: str) -> None:
@@ -108,6 +113,8 @@ def run_races(workdir: Path, n: int, *, seed: int = 1, max_delay_us: int = 400) 
                 if step == trigger and not sent:
                     sent = True
                     helper.go(path, style, delay, edit)
+                    if settle:
+                        helper.wait()
 
             L.set_fault_hook(hook)
             try:
@@ -122,7 +129,8 @@ def run_races(workdir: Path, n: int, *, seed: int = 1, max_delay_us: int = 400) 
                 L.set_fault_hook(None)
             if not sent:  # the step was skipped (e.g. no unlink on this path): edit now
                 helper.go(path, style, 0, edit)
-            helper.wait()
+            if not (settle and sent):  # a settled edit was already waited for inside the hook
+                helper.wait()
             files = {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
             where = [name for name, data in files.items() if data == edit]
             out[f"{kind}/{style}"] += 1
