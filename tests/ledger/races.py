@@ -172,12 +172,17 @@ def run_apply_races(root: Path, n: int, *, seed: int = 1, max_delay_us: int = 40
             steps = ["apply:checked", "apply:file0:swap", "apply:file1:swap", "apply:file2:swap",
                      "apply:file2:compare", "apply:file2:unlink", "apply:file2:dirsync", "apply:written"]
             trigger, delay, sent = rng.choice(steps), rng.randrange(max_delay_us), False
+            settle = k % 4 == 0  # as in run_races: the refusing outcome is always exercised
+            if settle:
+                trigger, delay = "apply:checked", 0
 
             def hook(step: str) -> None:
                 nonlocal sent
                 if step == trigger and not sent:
                     sent = True
                     helper.go(path, style, delay, edit)
+                    if settle:
+                        helper.wait()
 
             L.set_fault_hook(hook)
             try:
@@ -191,7 +196,8 @@ def run_apply_races(root: Path, n: int, *, seed: int = 1, max_delay_us: int = 40
                 L.set_fault_hook(None)
             if not sent:
                 helper.go(path, style, 0, edit)
-            helper.wait()
+            if not (settle and sent):
+                helper.wait()
             here = [p for p in path.parent.iterdir() if p.is_file() and p.read_bytes() == edit]
             out[f"apply/{style}"] += 1
             if not here:
