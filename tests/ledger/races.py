@@ -74,6 +74,30 @@ class Helper:
         self.proc.wait(timeout=30)
 
 
+class EditAt:
+    """The fault hook of one race: tells the helper to save ``edit`` when the change reaches ``trigger`` (after
+    ``delay`` µs), or at once when ``settle`` and waits for it there, so the edit lands before the next step.
+    :meth:`finish` edits now if the step never came, and waits for the helper."""
+
+    def __init__(self, helper: "Helper", path: Path, style: str, edit: bytes, trigger: str, delay: int,
+                 settle: bool) -> None:
+        self.helper, self.path, self.style, self.edit = helper, path, style, edit
+        self.trigger, self.delay, self.settle, self.sent = trigger, delay, settle, False
+
+    def __call__(self, step: str) -> None:
+        if step == self.trigger and not self.sent:
+            self.sent = True
+            self.helper.go(self.path, self.style, self.delay, self.edit)
+            if self.settle:
+                self.helper.wait()
+
+    def finish(self) -> None:
+        if not self.sent:  # the step was skipped (e.g. no unlink on this path): edit now
+            self.helper.go(self.path, self.style, 0, self.edit)
+        if not (self.settle and self.sent):  # a settled edit was already waited for in the hook
+            self.helper.wait()
+
+
 def run_races(workdir: Path, n: int, *, seed: int = 1, max_delay_us: int = 400) -> Counter:
     """Run ``n`` races in ``workdir`` (``MEMZOI_HOME`` must point to a scratch directory). Returns counts:
     ``lost`` (must be 0), ``refused`` (the change refused, the edit in place), ``edited_after`` (the change
@@ -99,23 +123,11 @@ def run_races(workdir: Path, n: int, *, seed: int = 1, max_delay_us: int = 400) 
             # Where the helper is told to go: any step from the first check on (the change is recorded by then).
             steps = ["apply:checked", "apply:file0:write", "apply:file0:fsync", "apply:file0:swap",
                      "apply:file0:compare", "apply:file0:unlink", "apply:file0:dirsync", "apply:file0:done"]
-            trigger = rng.choice(steps)
-            delay = rng.randrange(max_delay_us)
+            trigger, delay = rng.choice(steps), rng.randrange(max_delay_us)
             # Every fourth race waits for the edit before the swap, so the refusing outcome is always exercised
             # whatever the machine's scheduling does to the random ones.
             settle = k % 4 == 0
-            if settle:
-                trigger, delay = "apply:file0:write", 0
-            sent = False
-
-            def hook(step: str) -> None:
-                nonlocal sent
-                if step == trigger and not sent:
-                    sent = True
-                    helper.go(path, style, delay, edit)
-                    if settle:
-                        helper.wait()
-
+            hook = EditAt(helper, path, style, edit, *(("apply:file0:write", 0) if settle else (trigger, delay)), settle)
             L.set_fault_hook(hook)
             try:
                 result = "applied"
@@ -127,10 +139,7 @@ def run_races(workdir: Path, n: int, *, seed: int = 1, max_delay_us: int = 400) 
                     result = "refused"
             finally:
                 L.set_fault_hook(None)
-            if not sent:  # the step was skipped (e.g. no unlink on this path): edit now
-                helper.go(path, style, 0, edit)
-            if not (settle and sent):  # a settled edit was already waited for inside the hook
-                helper.wait()
+            hook.finish()
             files = {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
             where = [name for name, data in files.items() if data == edit]
             out[f"{kind}/{style}"] += 1
@@ -171,19 +180,9 @@ def run_apply_races(root: Path, n: int, *, seed: int = 1, max_delay_us: int = 40
             # The packet is the change's last file (created record, resolved packet, removed packet).
             steps = ["apply:checked", "apply:file0:swap", "apply:file1:swap", "apply:file2:swap",
                      "apply:file2:compare", "apply:file2:unlink", "apply:file2:dirsync", "apply:written"]
-            trigger, delay, sent = rng.choice(steps), rng.randrange(max_delay_us), False
+            trigger, delay = rng.choice(steps), rng.randrange(max_delay_us)
             settle = k % 4 == 0  # as in run_races: the refusing outcome is always exercised
-            if settle:
-                trigger, delay = "apply:checked", 0
-
-            def hook(step: str) -> None:
-                nonlocal sent
-                if step == trigger and not sent:
-                    sent = True
-                    helper.go(path, style, delay, edit)
-                    if settle:
-                        helper.wait()
-
+            hook = EditAt(helper, path, style, edit, *(("apply:checked", 0) if settle else (trigger, delay)), settle)
             L.set_fault_hook(hook)
             try:
                 try:
@@ -194,10 +193,7 @@ def run_apply_races(root: Path, n: int, *, seed: int = 1, max_delay_us: int = 40
                     result = "refused"
             finally:
                 L.set_fault_hook(None)
-            if not sent:
-                helper.go(path, style, 0, edit)
-            if not (settle and sent):
-                helper.wait()
+            hook.finish()
             here = [p for p in path.parent.iterdir() if p.is_file() and p.read_bytes() == edit]
             out[f"apply/{style}"] += 1
             if not here:
