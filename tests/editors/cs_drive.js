@@ -14,20 +14,30 @@ const log = (...a) => console.log(`[${Date.now() - t0}ms]`, ...a);
 const step = (name, data) => { report.steps.push({ name, ms: Date.now() - t0, ...(data || {}) }); log(name, data ? JSON.stringify(data) : ''); };
 
 async function quickOpen(page, text) {
+  // Opens the workspace file named `text`. Quick Open also lists recently opened editors, among them the diff
+  // editors of a preview or a change ("Preview apply: …/text (removed)"): the row taken is the file itself, never
+  // such a diff, which would leave the keyboard in a read-only virtual document with no Memzoi actions.
   // Retried once: under load the file search can still be showing stale rows when Enter is pressed.
+  const isFileRow = (t, name) => t.includes(name) && !/Preview|History|\((created|removed|modified)\)/.test(t);
   for (let attempt = 1; ; attempt++) {
     try {
       await page.keyboard.press('Escape');
       await page.keyboard.press('Control+P');
       await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 20000 });
       await page.keyboard.type(text);
-      // Wait until the first row is the file itself, not a row left from an earlier search.
-      await page.waitForFunction(
-        (t) => (document.querySelector('.quick-input-list .monaco-list-row')?.textContent || '').includes(t),
+      await page.waitForFunction( // the same test as isFileRow, inside the page
+        (name) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].map((r) => r.textContent || '')
+          .some((t) => t.includes(name) && !/Preview|History|\((created|removed|modified)\)/.test(t)),
         text, { timeout: 20000 });
+      for (let i = 0; i < 20; i++) {
+        const focused = await page.evaluate(() => document.querySelector('.quick-input-list .monaco-list-row.focused')?.textContent || '');
+        if (isFileRow(focused, text)) break;
+        await page.keyboard.press('ArrowDown');
+      }
       await page.keyboard.press('Enter');
       await page.waitForFunction(
-        (t) => [...document.querySelectorAll('.tab.active')].some((e) => e.textContent.includes(t)),
+        (t) => [...document.querySelectorAll('.tab.active')].some((e) => e.textContent.includes(t))
+          && !document.querySelector('.editor-group-container.active .monaco-diff-editor'),
         text, { timeout: 20000 });
       return;
     } catch (e) {
