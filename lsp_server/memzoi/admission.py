@@ -306,73 +306,6 @@ def admit_all(root: str | os.PathLike[str], analyses: Mapping[Path, Analysis]) -
     return {k: admit(k, analyses[k], vis.get(os.path.abspath(k), GitVisibility.UNKNOWN)) for k in keys}
 
 
-#: Largest committed version read back to explain a stale attestation.
-_SHOW_CAP = 4 << 20
-
-
-def reviewed_projection(path: str | os.PathLike[str], record_id: str) -> dict | None:
-    """The semantic projection of the committed (``HEAD``) version of a record, when that version's attestation
-    verifies, i.e. the content the decision attested; ``None`` when it is untracked, not attested, already stale
-    in ``HEAD``, or git cannot answer. One ``git show`` (GIT_* cleared, output bounded)."""
-    from .attestation import validate_metadata
-    from .document import frame
-    from .revision import RevisionError, lifecycle_projection, revision_hash, semantic_projection
-
-    here = os.path.dirname(os.path.abspath(path))
-    top = worktree_root(Path(here))
-    if top is None:
-        return None
-    real = os.path.join(os.path.realpath(here), os.path.basename(path))
-    try:
-        rel = Path(real).relative_to(top).as_posix()
-    except ValueError:
-        return None
-    res = _run(["show", f"HEAD:{rel}"], top, cap=_SHOW_CAP)
-    if res is None or res[0] != 0:
-        return None
-    try:
-        text = res[1].decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    doc = frame(text)
-    if not isinstance(doc.data, dict) or doc.data.get("materialization") is None:
-        return None
-    metadata, problems = validate_metadata(doc, doc.data["materialization"])
-    if metadata is None or problems:
-        return None
-    try:
-        projection = semantic_projection(doc.data, doc.body)
-        lifecycle = lifecycle_projection(dict(doc.data["materialization"]))
-        ok = revision_hash(record_id, projection, lifecycle) == metadata.revision.revision_hash
-    except RevisionError:
-        return None
-    return projection if ok else None
-
-
-def refine_stale(path: str | os.PathLike[str], analysis: Analysis) -> Analysis:
-    """Name the changed fields of a stale attestation from git: when the committed version of the record still
-    verifies, replace the ``stale_attestation`` finding by one that says exactly which semantic fields changed
-    since the decision (e.g. "changed since decision time: `body`"). Updates ``analysis`` in place and returns
-    it; a no-op for any other record."""
-    from .analysis import record_id_of
-    from .attestation import AttestationState, check_attestation
-
-    att = analysis.attestation
-    if att is None or att.state is not AttestationState.STALE or analysis.model is None:
-        return analysis
-    record_id = record_id_of(analysis)
-    known = reviewed_projection(path, record_id) if record_id else None
-    if known is None:
-        return analysis
-    refined = check_attestation(analysis.document, record_id, valid=True, known=known)
-    if refined.state is not AttestationState.STALE or not refined.findings:
-        return analysis
-    analysis.attestation = refined
-    analysis.findings = sorted([f for f in analysis.findings if f.code != "stale_attestation"] + refined.findings,
-                               key=lambda f: (f.start, f.end, f.code))
-    return analysis
-
-
 __all__ = [
     "Admission",
     "GitVisibility",
@@ -384,8 +317,6 @@ __all__ = [
     "opening_span",
     "visibility_findings",
     "git_visibility",
-    "refine_stale",
     "refusals",
-    "reviewed_projection",
     "worktree_root",
 ]

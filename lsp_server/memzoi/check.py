@@ -19,19 +19,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .admission import (GitVisibility, canonical_path_findings, git_visibility, is_attested, opening_span,
-                        refine_stale, visibility_findings)
+from .admission import GitVisibility, git_visibility, opening_span
 from .analysis import analyze_bytes, analyze_path
 from .barrier import failed_analysis, internal_error
 from .checkpaths import Expanded, UsageError, expand, require_exists  # noqa: F401 - also imported from here
-from .config import MemzoiConfig, load_config
 from .crossfile import CrossFileCheck, FileFacts, facts_from_analysis
 from .findings import Finding, finding
+from .gitfacts import GitFacts
+from .ledger.view import LedgerView
 from .parallel import ChunkPool, cpu_count
 from .pathsafety import shown_path
 from .retention import utc_now
 from .text import LineIndex
-from .workspace import Placement, Role, place
+from .verdict import Local, ProjectContext, local, settle
+from .workspace import place
 
 #: From this many files on, ``check_paths`` analyses in worker processes when it may fork (below it, starting
 #: the workers costs more than it saves).
@@ -70,18 +71,16 @@ class CheckReport:
 
 @dataclass(slots=True)
 class _FileResult:
-    """What the report needs from one analysed file (small to send back from a worker)."""
+    """What the report needs from one analysed file (small to send back from a worker): the first stage of its
+    verdict (:class:`memzoi.verdict.Local`) and its cross-file facts."""
 
     display: str
     key: str  # absolute path
     memzoi_dir: str | None  # absolute
-    findings: list[Located]
+    first: Local
     facts: FileFacts
-    text: bytes  # UTF-8 (lone surrogates passed through), to place the findings added later (git, cross-file);
-    # bytes because the caller decodes only the few it needs
-    role: Role
-    opening: tuple[int, int]  # span of the opening `---`
-    attested: bool
+    text: bytes  # UTF-8 (lone surrogates passed through), to place the findings; bytes because the caller
+    # decodes only the texts of files with findings
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # One per file crosses the pipe: positional fields unpickle faster than slot state.
@@ -89,11 +88,11 @@ class _FileResult:
 
 
 def _check_chunk(now: datetime, jobs: list[tuple[str, str]]) -> list[_FileResult]:
-    """Analyse the files ``jobs`` (``(absolute path, display path)`` pairs): each file's own findings (a stale
-    attestation refined from git) and canonical-path findings, located, plus what the caller needs for git
-    visibility and cross-file findings. Runs in a worker process or in the caller's. A file whose analysis
-    raises gets an ``internal_error`` finding instead (:mod:`memzoi.barrier`); the chunk goes on."""
-    configs: dict[str, MemzoiConfig] = {}
+    """Analyse the files ``jobs`` (``(absolute path, display path)`` pairs): the first stage of each file's
+    verdict (:func:`memzoi.verdict.local`: its own findings, a stale attestation explained from git, canonical
+    path) and what the caller needs for the second. Runs in a worker process or in the caller's. A file whose
+    analysis raises gets an ``internal_error`` finding instead (:mod:`memzoi.barrier`); the chunk goes on."""
+    contexts: dict[str, ProjectContext] = {}
     links: dict[Any, bool] = {}  # symlink answers per directory and folder, asked once per chunk
     out: list[_FileResult] = []
     for path, display in jobs:
@@ -102,45 +101,27 @@ def _check_chunk(now: datetime, jobs: list[tuple[str, str]]) -> list[_FileResult
         placement = place(path)
         md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
         try:
-            out.append(_check_file(now, path, display, placement, md, configs, links))
+            ctx = contexts.get(md or "")
+            if ctx is None:
+                ctx = contexts[md or ""] = ProjectContext.of(md, now=now, git=GitFacts(os.path.dirname(md)) if md else None)
+            analysis = analyze_path(path, now=now, config=ctx.config, placement=placement)
+            analysis, first = local(path, analysis, ctx, links)
+            out.append(_FileResult(display, path, md, first, facts_from_analysis(analysis),
+                                   analysis.text.encode("utf-8", "surrogatepass")))
         except Exception as err:  # the barrier: one file's bug never stops the run
             failed = failed_analysis(err, path, placement)
-            located = [Located(display, f, (0, 0), (0, 0)) for f in failed.findings]
-            out.append(_FileResult(display, path, md, located, facts_from_analysis(failed), b"", placement.role,
-                                   (0, 0), False))
+            out.append(_FileResult(display, path, md, Local(list(failed.findings), placement.role, (0, 0), False),
+                                   facts_from_analysis(failed), b""))
     return out
 
 
-def _check_file(now: datetime, path: str, display: str, placement: Placement, md: str | None,
-                configs: dict[str, MemzoiConfig], links: dict[Any, bool]) -> _FileResult:
-    """One file of :func:`_check_chunk` (``md``: the absolute ``.memzoi`` directory above it, if any)."""
-    config = None
-    if md is not None:
-        config = configs.get(md)
-        if config is None:
-            config = configs[md] = load_config(md).config
-    analysis = refine_stale(path, analyze_path(path, now=now, config=config, placement=placement))
-    found = list(analysis.findings)
-    if md is not None:
-        found += canonical_path_findings(path, analysis, links)
-        found = _apply_rules(config, md, path, found)
-    located: list[Located] = []
-    if found:  # most files are clean: index lines only where a position is needed
-        index = LineIndex(analysis.text)
-        located = [Located(display, f, index.position(f.start), index.position(f.end)) for f in found]
-    return _FileResult(display, path, md, located, facts_from_analysis(analysis),
-                       analysis.text.encode("utf-8", "surrogatepass"), placement.role, opening_span(analysis),
-                       is_attested(analysis))
-
-
-def _apply_rules(config: MemzoiConfig | None, md: str | None, path: str, found: list[Finding]) -> list[Finding]:
-    """``found`` graded by the ``[rules]`` of the project's configuration (:mod:`memzoi.rules`)."""
-    if md is None or not found:
-        return found
-    rules = (config if config is not None else load_config(md).config).effective_rules
-    if rules.is_default:
-        return found
-    return rules.apply(found, os.path.relpath(path, md).replace(os.sep, "/"))
+def _project_context(md: str, visibility: dict[str, GitVisibility]) -> ProjectContext:
+    """The context of the second stage for the project of ``md``: its rules, the visibility git gave for its
+    files, and its ledger (read, never created)."""
+    root = os.path.dirname(md)
+    git = GitFacts(root, history=False)  # the workers explained stale attestations already
+    git.set_visibility(visibility)
+    return ProjectContext.of(md, git=git, ledger=LedgerView(Path(root)))
 
 
 def check_text(data: bytes, filename: str | None) -> CheckReport:
@@ -160,12 +141,12 @@ def check_text(data: bytes, filename: str | None) -> CheckReport:
                                for f in found]
             return report
     placement = place(path) if path else place("-")
-    md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
-    config = load_config(md).config if md is not None else None
-    analysis = analyze_bytes(data, path, placement=placement, config=config)
-    found = _apply_rules(config, md, path or "-", list(analysis.findings))
+    ctx = ProjectContext.of(placement.memzoi_dir)  # no git and no ledger facts: the text is not on disk
+    analysis = analyze_bytes(data, path, placement=placement, config=ctx.config)
+    first = Local(list(analysis.findings), placement.role, opening_span(analysis), False)
+    found = settle(path, first, ctx, text=analysis.text)
     index = LineIndex(analysis.text)
-    report = CheckReport(files_checked=1, memzoi_dirs={Path(md)} if md else set())
+    report = CheckReport(files_checked=1, memzoi_dirs={Path(ctx.memzoi_dir)} if ctx.memzoi_dir else set())
     shown = shown_path(filename) if filename else "-"
     report.findings = [Located(shown, f, index.position(f.start), index.position(f.end)) for f in found]
     return report
@@ -267,31 +248,32 @@ def check_paths(args: list[str], *, workers: int | None = None,
     # Each result is taken in as it arrives, while the workers go on with the rest.
     from .index import indexed_facts  # sqlite3 is loaded only when a check runs
 
+    contexts = {md: _project_context(md, visibility) for md in groups}
     cross = CrossFileCheck(facts_source=indexed_facts)
-    texts: dict[str, tuple[str, bytes, str | None]] = {}  # absolute path -> (display path, text, .memzoi dir)
+    results: list[_FileResult] = []
     for r in pool.iter_results():
         report.files_checked += 1
         if progress is not None:
             progress(report.files_checked, total[0])
-        report.findings.extend(r.findings)
-        texts[r.key] = (r.display, r.text, r.memzoi_dir)
+        results.append(r)
         try:
             cross.add(r.display, r.key, r.memzoi_dir, r.facts)
-            if r.memzoi_dir is not None:
-                found = visibility_findings(r.role, r.opening, r.attested,
-                                            visibility.get(r.key, GitVisibility.UNKNOWN))
-                found = _apply_rules(None, r.memzoi_dir, r.key, found)
-                if found:
-                    index = LineIndex(r.text.decode("utf-8", "surrogatepass"))
-                    report.findings.extend(Located(r.display, f, index.position(f.start), index.position(f.end))
-                                           for f in found)
         except Exception as err:  # the barrier, for what the parent adds per file
-            report.findings.append(Located(r.display, internal_error(err, r.key), (0, 0), (0, 0)))
-    # Cross-file findings (lineage, duplicates, identities) of the checked files, over their whole workspace.
-    for key, found in cross.findings(complete).items():
-        display, text, md = texts[key]
-        found = _apply_rules(None, md, key, found)
-        index = LineIndex(text.decode("utf-8", "surrogatepass"))
-        report.findings.extend(Located(display, f, index.position(f.start), index.position(f.end)) for f in found)
+            r.first.own.append(internal_error(err, r.key))
+    # The second stage of each verdict: git visibility, ledger and cross-file findings (lineage, duplicates,
+    # identities, over the checked files' whole workspace), graded by the project's rules.
+    crossed = cross.findings(complete)
+    plain = ProjectContext.of(None)
+    for r in results:
+        ctx = contexts.get(r.memzoi_dir or "") or plain
+        text = functools.partial(r.text.decode, "utf-8", "surrogatepass")
+        try:
+            found = settle(r.key, r.first, ctx, text=text, cross=crossed.get(r.key, ()))
+        except Exception as err:  # the barrier
+            found = [internal_error(err, r.key)]
+        if found:  # most files are clean: index lines only where a position is needed
+            index = LineIndex(text())
+            report.findings.extend(Located(r.display, f, index.position(f.start), index.position(f.end))
+                                   for f in found)
     report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))
     return report

@@ -16,13 +16,16 @@ from typing import Any
 
 import blake3
 
-from .admission import Admission, GitVisibility, admit
-from .analysis import Analysis, analyze_bytes
+from .admission import GitVisibility
+from .analysis import analyze_bytes
 from .barrier import failed_analysis
 from .filefacts import facts_from_analysis
+from .gitfacts import GitFacts
 from .pathsafety import REDACTED_PREFIX, shown_id
 from .safety.redact import MARK, redact, secret_spans
 from .text import LineIndex
+from .verdict import FileVerdict, ProjectContext, judge
+from .workspace import place
 
 
 def _now() -> str:
@@ -55,12 +58,15 @@ def _scrub(rows: dict[str, dict[str, Any]], values: list[str]) -> None:
 
 
 def _index_rows(jobs: list[tuple[str, str, str]]) -> list[dict[str, Any] | None]:
-    """Worker: :func:`_index_row` for each job of a chunk."""
-    return [_index_row(job) for job in jobs]
+    """Worker: :func:`_index_row` for each job of a chunk (one project context per ``.memzoi`` directory)."""
+    contexts: dict[str, ProjectContext] = {}
+    return [_index_row(job, contexts) for job in jobs]
 
 
-def _index_row(job: tuple[str, str, str]) -> dict[str, Any] | None:
-    """Worker: ``(path, relative path, git visibility)`` → the file's rows, or ``None`` when it cannot be read."""
+def _index_row(job: tuple[str, str, str], contexts: dict[str, ProjectContext]) -> dict[str, Any] | None:
+    """Worker: ``(path, relative path, git visibility)`` → the file's rows from its verdict (its own findings
+    and admission; cross-file and ledger findings are not stored: they change with other files), or ``None``
+    when it cannot be read."""
     path, rel, visibility = job
     p = Path(path)
     try:
@@ -68,21 +74,29 @@ def _index_row(job: tuple[str, str, str]) -> dict[str, Any] | None:
         st = p.stat()
     except OSError:
         return None
+    placement = place(p)
+    md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else ""
+    ctx = contexts.get(md)
+    if ctx is None:
+        ctx = contexts[md] = ProjectContext.of(md or None, git=GitFacts(os.path.dirname(md)) if md else None)
+    if ctx.git is not None:
+        ctx.git.set_visibility({os.path.abspath(p): GitVisibility(visibility)})
     try:
-        analysis = analyze_bytes(data, p)
-        return _row(rel, data, st, analysis, admit(p, analysis, GitVisibility(visibility)))
+        analysis = analyze_bytes(data, p, placement=placement, config=ctx.config, now=ctx.now)
+        verdict = judge(p, analysis, ctx)
     except Exception as err:  # the barrier: the file is kept as refused, with the finding, and the run goes on
-        failed = failed_analysis(err, p)
-        return _row(rel, data, st, failed, admit(p, failed, GitVisibility(visibility)))
+        verdict = judge(p, failed_analysis(err, p, placement), ctx)
+    return _row(rel, data, st, verdict)
 
 
-def _row(rel: str, data: bytes, st: os.stat_result, analysis: Analysis, adm: Admission) -> dict[str, Any]:
-    """The rows one analysed file contributes to ``files`` and ``records`` or ``proposals``."""
+def _row(rel: str, data: bytes, st: os.stat_result, verdict: FileVerdict) -> dict[str, Any]:
+    """The rows one judged file contributes to ``files`` and ``records`` or ``proposals``."""
+    analysis = verdict.analysis
     facts = facts_from_analysis(analysis)
     stored_facts = facts.to_json()
     if rel.startswith(REDACTED_PREFIX):  # a secret-bearing path: its id is that secret; keep neither
         stored_facts.update(ident=shown_id(facts.ident), tokens=[], refs=[])
-    all_findings = list(analysis.findings) + adm.findings
+    all_findings = verdict.findings
     lines = LineIndex(analysis.text) if all_findings else None
     findings = [
         {"code": f.code, "severity": int(f.severity), "message": f.message, "start": f.start, "end": f.end,
@@ -91,8 +105,8 @@ def _row(rel: str, data: bytes, st: os.stat_result, analysis: Analysis, adm: Adm
     ] if lines else []
     out: dict[str, Any] = {"file": {
         "path": rel, "kind": analysis.kind, "role": analysis.placement.role.value, "size": st.st_size,
-        "mtime_ns": st.st_mtime_ns, "sha": blake3.blake3(data).hexdigest(), "visibility": adm.visibility.value,
-        "admitted": int(adm.admitted), "refusals": json.dumps(adm.refusals),
+        "mtime_ns": st.st_mtime_ns, "sha": blake3.blake3(data).hexdigest(), "visibility": verdict.visibility.value,
+        "admitted": int(verdict.admitted), "refusals": json.dumps(list(verdict.refusals)),
         "findings": json.dumps(findings, ensure_ascii=False), "facts": json.dumps(stored_facts),
     }}
     doc = analysis.document
@@ -123,7 +137,7 @@ def _row(rel: str, data: bytes, st: os.stat_result, analysis: Analysis, adm: Adm
             "lineage_json": _j(meta.get("lineage")), "content_hash": facts.content,
             "revision": att.revision if att else None, "attestation": att.state.value if att else None,
             "attested_projection": _j(att.projection) if att and att.state.value == "attested" else None,
-            "admitted": int(adm.admitted),
+            "admitted": int(verdict.admitted),
         }
     elif analysis.kind == "proposal":
         block = meta.get("proposal") if isinstance(meta.get("proposal"), dict) else {}

@@ -78,7 +78,7 @@ def quick_fixes(ls: "MemzoiServer", snap: Snapshot, params: types.CodeActionPara
     )
     diags = {(d.code, d.range.start.line, d.range.start.character): d for d in params.context.diagnostics}
     out: list[types.CodeAction] = []
-    for f in ls.graded(snap, ls.findings_for(snap)):
+    for f in ls.findings_for(snap):
         if not f.fixes:
             continue
         if not (f.start <= hi and lo <= f.end):

@@ -28,11 +28,11 @@ SOURCE = "memzoi"
 
 
 def to_lsp(ls: "MemzoiServer", snap: Snapshot, findings: list[Finding]) -> list[types.Diagnostic]:
-    """Convert ``findings`` (spans into ``snap.text``) into diagnostics in the negotiated encoding, applying the
-    severity overrides and disabled codes of the settings."""
+    """Convert ``findings`` (spans into ``snap.text``, already graded by the verdict) into diagnostics in the
+    negotiated encoding."""
     tm = TextMap(snap.text, ls.workspace.position_encoding)
     out: list[types.Diagnostic] = []
-    for f in ls.graded(snap, findings):
+    for f in findings:
         severity = f.severity
         out.append(
             types.Diagnostic(

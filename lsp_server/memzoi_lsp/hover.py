@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
@@ -20,7 +19,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from memzoi.pathsafety import bears_secret, shown_id
-from memzoi.runtime import git_env
+from memzoi.gitfacts import GitFacts
 from memzoi.safety.redact import scrub
 from memzoi.workspace import Role
 
@@ -158,60 +157,14 @@ def key_doc(snap: Snapshot, path: tuple) -> str | None:
     return "\n".join(lines)
 
 
-_COMMITS: dict[tuple, dict[str, str] | None] = {}
-
-
-def _stamp(path: Path, root: Path | None) -> tuple:
-    """What the last commit of ``path`` depends on: the file, and git's index and HEAD (commits, checkouts)."""
-    parts: list = [str(path)]
-    for p in (path, *((root / ".git" / "index", root / ".git" / "HEAD") if root else ())):
-        try:
-            st = p.stat()
-            parts.append((st.st_mtime_ns, st.st_size))
-        except OSError:
-            parts.append(None)
-    return tuple(parts)
-
-
 async def cached_last_commit(ls: "MemzoiServer", path: Path | None) -> dict[str, str] | None:
-    """:func:`last_commit`, cached until the file or the repository's index/HEAD changes (hovers must not
-    spawn git every time)."""
+    """The last commit touching ``path`` from the project's git oracle (:meth:`memzoi.gitfacts.GitFacts.last_commit`,
+    cached until the file or git's state changes), asked off the event loop."""
     if path is None:
         return None
     project = ls.project_for(path)
-    key = _stamp(path, project.root if project else None)
-    if key in _COMMITS:
-        return _COMMITS[key]
-    commit = await asyncio.get_running_loop().run_in_executor(None, last_commit, path)
-    if len(_COMMITS) > 1024:
-        _COMMITS.clear()
-    _COMMITS[key] = commit
-    return commit
-
-
-def last_commit(path: Path | None) -> dict[str, str] | None:
-    """The last git commit touching ``path``: ``{hash, author, date, subject}``, or ``None`` (no git, untracked,
-    error). Runs git with stdin closed and its output captured, never on the JSON-RPC stdout."""
-    if path is None:
-        return None
-    try:
-        out = subprocess.run(
-            ["git", "log", "-1", "--format=%h%x1f%an%x1f%ad%x1f%s", "--date=short", "--", path.name],
-            cwd=path.parent,
-            env=git_env(),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=3,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if out.returncode != 0 or not out.stdout.strip():
-        return None
-    parts = out.stdout.strip().split("\x1f")
-    if len(parts) != 4:
-        return None
-    return dict(zip(("hash", "author", "date", "subject"), parts))
+    git = project.git if project is not None else GitFacts(path.parent)
+    return await asyncio.get_running_loop().run_in_executor(None, git.last_commit, path)
 
 
 def provenance_markdown(ls: "MemzoiServer", snap: Snapshot, commit: dict[str, str] | None) -> str:

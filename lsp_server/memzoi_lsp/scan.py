@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from memzoi.admission import git_visibility
 from memzoi.barrier import log_internal_error
 from memzoi.workspace import managed_roots, walk
 
@@ -57,7 +56,7 @@ async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
             token = None
     try:
         files = await loop.run_in_executor(ls.scan_executor, list_files, project)
-        project.visibility.update(await loop.run_in_executor(ls.scan_executor, git_visibility, project.root, files))
+        await loop.run_in_executor(ls.scan_executor, project.git.ask, files)
         uris = [path_to_uri(p) for p in files]
         project.files.update(uris)
         for i in range(0, len(uris), CHUNK):

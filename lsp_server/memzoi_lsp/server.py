@@ -23,13 +23,14 @@ from pygls.protocol.language_server import lsp_method
 from lsprotocol.types import ResponseError
 
 from memzoi import __version__
-from memzoi.admission import GitVisibility, admit
-from memzoi.config import file_rules
+from memzoi.config import load_config
 from memzoi.crossfile import Workspace as CrossFileWorkspace
 from memzoi.findings import Finding
+from memzoi.gitfacts import GitFacts
+from memzoi.ledger import LedgerView
+from memzoi.verdict import FileVerdict, ProjectContext, judge
 from memzoi.workspace import MEMZOI_DIR, Role, walk
 
-from .ledgerview import LedgerView, findings as ledger_findings
 from .documents import Documents, Snapshot, path_to_uri, uri_to_path
 from .settings import SECTION, Settings, parse_settings
 
@@ -50,8 +51,10 @@ class Project:
         # document cache decides what stays in memory)
         self.fed: dict[str, weakref.ref] = {}
         self.ledger = LedgerView(root)
+        # Git's answers for admission and hovers: visibility from the scan's and the watchers' batched git calls
+        # (typing never runs git), committed versions and last commits cached until git's state changes.
+        self.git = GitFacts(root)
         self.index = None  # memzoi.index.Index, opened on the scan thread
-        self.visibility: dict[str, Any] = {}  # abspath -> memzoi.admission.GitVisibility (batched git calls)
         self.index_ready = False
 
     def contains(self, path: Path) -> bool:
@@ -221,14 +224,8 @@ class MemzoiServer(LanguageServer):
         return resident.file_of(self, snap.path) is not None
 
     def findings_for(self, snap: Snapshot) -> list[Finding]:
-        """The snapshot's own findings plus its cross-file findings (lineage, preconditions, duplicates,
-        identities) from the project's :class:`memzoi.crossfile.Workspace`.
-
-        The snapshot's facts are fed to that workspace first (editor text for open documents, disk otherwise), so
-        the cross-file spans index ``snap.text``; other files whose findings changed because of it are
-        re-diagnosed. Until the project's first scan completes, cross-file findings are withheld (a target later
-        in the scan would otherwise show as dangling for a moment).
-        """
+        """What the editor shows on ``snap``: its verdict's findings (:func:`memzoi.verdict.judge`), or a resident
+        file's findings, or none for an open buffer whose file is gone from disk."""
         from . import resident
 
         where = resident.file_of(self, snap.path) if snap.analysis.placement.memzoi_dir is None else None
@@ -236,25 +233,38 @@ class MemzoiServer(LanguageServer):
             return resident.findings_for(self, snap, where)
         if self.gone_from_disk(snap):
             return []
-        own = list(snap.analysis.findings)
+        return list(self.verdict(snap).findings)
+
+    def verdict(self, snap: Snapshot) -> FileVerdict:
+        """The verdict of ``snap`` in its project: the same function ``memzoi check`` uses, fed the editor's text
+        for an open document, the project's git and ledger oracles, the project's ``[rules]`` with the editor
+        settings on top, and the cross-file findings of the project's workspace.
+
+        The snapshot's facts are fed to that workspace first (editor text for open documents, disk otherwise), so
+        the cross-file spans index ``snap.text``; other files whose findings changed because of it are
+        re-diagnosed. Until the project's first scan completes, cross-file findings are withheld (a target later
+        in the scan would otherwise show as dangling for a moment).
+        """
         project = self.project_for(snap.path)
         placement = snap.analysis.placement
-        if project is None or placement.role is Role.RESERVED or (placement.role is Role.OTHER and placement.memzoi_dir is not None):
-            return own  # reserved and stray files: scanned, but no record or packet to admit or cross-check
+        if project is None:  # outside any project (a `kind: memory` file elsewhere): its analysis alone
+            config = load_config(placement.memzoi_dir).config
+            ctx = ProjectContext.of(placement.memzoi_dir, config=config,
+                                    rules=self.settings.over(config.effective_rules))
+            return judge(snap.path, snap.analysis, ctx)
         key = path_to_uri(snap.path) if snap.path else snap.uri  # one spelling per file, whatever the client sent
         affected = self.feed(project, key, snap.analysis)
         if affected - {key}:
             self.republish(affected - {key})
-        if snap.path is not None:
-            own += ledger_findings(project.ledger, snap.path, snap.text)
-            # Admission (canonical path, git review visibility) as Memzoi decides it; visibility comes from the
-            # scan's and the watchers' batched git calls, so typing never runs git.
-            vis = project.visibility.get(os.path.abspath(snap.path), GitVisibility.UNKNOWN)
-            own += admit(snap.path, snap.analysis, vis).findings
-        if not project.scanned.is_set():
-            return own
-        cross = project.crossfile.findings_for(key)
-        return sorted(own + cross, key=lambda f: (f.start, f.end, f.code)) if cross else own
+        cross = project.crossfile.findings_for(key) if project.scanned.is_set() else []
+        return judge(snap.path, snap.analysis, self.context(project), cross=cross)
+
+    def context(self, project: Project) -> ProjectContext:
+        """The project's verdict context now: its configuration and ``[rules]`` under the editor settings, its git
+        and ledger oracles."""
+        config = load_config(project.memzoi_dir).config
+        return ProjectContext.of(project.memzoi_dir, config=config, rules=self.settings.over(config.effective_rules),
+                                 git=project.git, ledger=project.ledger)
 
     def gone_from_disk(self, snap: Snapshot) -> bool:
         """True for an open document whose file was deleted or renamed away (see ``self.gone``)."""
@@ -264,14 +274,6 @@ class MemzoiServer(LanguageServer):
             self.gone.discard(path_to_uri(snap.path))
             return False
         return True
-
-    def graded(self, snap: Snapshot, findings: list[Finding]) -> list[Finding]:
-        """``findings`` of ``snap`` graded by the project's ``[rules]`` with the editor settings on top
-        (severities applied, disabled codes and ignored files dropped)."""
-        placement = snap.analysis.placement
-        project, rel = file_rules(snap.path, placement.memzoi_dir)
-        rules = self.settings.over(project)
-        return findings if rules.is_default else rules.apply(findings, rel)
 
     def feed(self, project: Project, uri: str, analysis) -> set[str]:
         """Give the project's cross-file workspace the facts of ``analysis`` for ``uri`` (no-op when it already

@@ -205,8 +205,6 @@ def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]
             removed.append(uri)
     if updated:
         # Git review visibility of changed files: one batch of git calls per project.
-        from memzoi.admission import git_visibility
-
         by_root: dict = {}
         for uri in updated:
             path = uri_to_path(uri)
@@ -214,7 +212,7 @@ def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]
             if project is not None and path is not None:
                 by_root.setdefault(project.root, (project, []))[1].append(path)
         for project, paths in by_root.values():
-            project.visibility.update(git_visibility(project.root, paths))
+            project.git.ask(paths)
     affected: set[str] = set()
     for uri in removed:
         ls.docs.forget(uri)

@@ -60,9 +60,9 @@ def test_git_ignored_pending_packet_is_refused_by_apply_and_shown_blocked(repo, 
     # The editor's view of the same file, from the findings it holds, says the same.
     path = repo / PENDING / f"{PACKET}.md"
     analysis = analyze_path(path)
-    from memzoi.lifecycle.apply import admit
+    from memzoi.lifecycle.apply import packet_findings
 
-    verdict = packet_readiness(repo, analysis, list(analysis.findings) + admit(path, analysis))
+    verdict = packet_readiness(repo, analysis, packet_findings(repo, f"{PENDING}/{PACKET}.md", analysis))
     assert not verdict.can_apply and verdict.codes() == ["ignored_untracked"]
 
 

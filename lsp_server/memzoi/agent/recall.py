@@ -10,6 +10,7 @@ from context packs and prechecks (listed by id and reason code only).
 from __future__ import annotations
 
 import json
+import os
 import math
 import sqlite3
 from pathlib import Path, PurePosixPath
@@ -337,22 +338,27 @@ def list_pending(root: Path) -> dict[str, Any]:
     (:func:`memzoi.lifecycle.readiness.packet_readiness`, fed the file's analysis, admission and cross-file
     findings as the editor holds them), and the pending local candidates. A packet whose detectors fire has its
     title withheld (it may hold the secret)."""
-    from ..admission import GitVisibility, admit
+    from ..admission import GitVisibility
     from ..analysis import analyze_path
+    from ..gitfacts import GitFacts
+    from ..ledger.view import LedgerView
     from ..lifecycle.candidates import list_candidates
     from ..lifecycle.readiness import packet_readiness
+    from ..verdict import ProjectContext, judge
 
     proposals = []
     with Reader(root) as r:
         ws = r.index.workspace()
+        git = GitFacts(r.root)
+        ctx = ProjectContext.of(r.root / ".memzoi", git=git, ledger=LedgerView(r.root))
         rows = r.db.execute("SELECT p.path, f.visibility FROM proposals p JOIN files f ON f.path = p.path "
                             "WHERE p.role = 'pending' ORDER BY p.path").fetchall()
         for rel, visibility in rows:
             path = r.root / rel
-            analysis = analyze_path(path)
+            analysis = analyze_path(path, config=ctx.config, now=ctx.now)
             key = str(path)
-            findings = [*analysis.findings, *admit(path, analysis, GitVisibility(visibility)).findings,
-                        *ws.findings_for(key)]
+            git.set_visibility({os.path.abspath(path): GitVisibility(visibility)})
+            findings = list(judge(path, analysis, ctx, cross=ws.findings_for(key)).findings)
             verdict = packet_readiness(r.root, analysis, findings, identity_resolved=ws.resolved_holder(key))
             data = analysis.document.data if isinstance(analysis.document.data, dict) else {}
             block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}

@@ -18,7 +18,7 @@ A change runs under the repository lifecycle lock (:mod:`memzoi.lock`):
 4. the change is recorded ``applied``.
 
 Modules: :mod:`.model` (values), :mod:`.schema` (tables, migrations, stored states), :mod:`.store` (the
-database and path helpers), :mod:`.writer` (run and undo), :mod:`.reconcile`, :mod:`.recovery`, :mod:`.history`.
+database and path helpers), :mod:`.writer` (run and undo), :mod:`.reconcile`, :mod:`.recovery`, :mod:`.history`, :mod:`.view` (cached per-file facts).
 
 Undo swaps the snapshots (``undoing`` → ``undone``) and is allowed only while every file equals its after bytes.
 Reconciliation (:func:`reconcile`, run before every change and by ``memzoi reconcile``) classifies in-flight
@@ -55,11 +55,12 @@ from .model import (
 from .reconcile import reconcile
 from .recovery import recover
 from .store import Ledger, cached_runtime_dir, now_utc, read_file_state, safe_path, set_fault_hook
+from .view import FileLedger, LedgerView
 from .writer import dry_run, run_change, undo_change
 
 __all__ = [
     "RECONCILED", "RECOVERY_MODES", "SOURCES", "STATUSES", "ChangePlan", "ChangeRecord", "ChangeResult", "dry_run",
-    "FileChange", "Ledger", "Purged", "Reconciled", "Refusal", "cached_runtime_dir", "file_ledger_state", "get_change",
+    "FileChange", "FileLedger", "Ledger", "LedgerView", "Purged", "Reconciled", "Refusal", "cached_runtime_dir", "file_ledger_state", "get_change",
     "history", "ledger_findings", "now_utc", "read_file_state", "reconcile", "recover", "run_change",
     "safe_path", "set_fault_hook", "undo_change",
 ]

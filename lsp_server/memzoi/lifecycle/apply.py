@@ -196,7 +196,7 @@ def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> Change
     rel = packet_rel(root, packet)
     loaded, model = load_pending(root, rel)
     file_id = file_id_of(rel, PENDING)
-    findings = list(loaded.analysis.findings) + admit(root / rel, loaded.analysis)
+    findings = packet_findings(root, rel, loaded.analysis)
     extra = [b for b in repo_safe_blockers(model) if b.code not in {f.code for f in findings}]
     action = model.proposal.action
     target_id = None
@@ -249,12 +249,18 @@ def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> Change
     )
 
 
-def admit(path: Path, analysis) -> list:
-    """The admission findings of one packet at write time: canonical path and git visibility (one git batch)."""
-    from ..admission import GitVisibility, canonical_path_findings, git_findings, git_visibility
+def packet_findings(root: Path, rel: str, analysis) -> list:
+    """The packet's findings at write time: its verdict (:func:`memzoi.verdict.judge`) with git visibility asked
+    now (one git batch) and the ledger's findings; cross-file facts are checked by the plan itself."""
+    from ..gitfacts import GitFacts
+    from ..ledger.view import LedgerView
+    from ..verdict import ProjectContext, judge
 
-    vis = git_visibility(path.parent, [path]).get(os.path.abspath(path), GitVisibility.UNKNOWN)
-    return canonical_path_findings(path, analysis) + git_findings(analysis, vis)
+    path = root / rel
+    git = GitFacts(root)
+    git.ask([path])
+    ctx = ProjectContext.of(root / ".memzoi", git=git, ledger=LedgerView(root))
+    return list(judge(path, analysis, ctx).findings)
 
 
 def apply_proposal(project_root: str | os.PathLike[str], packet: str | os.PathLike[str], *, actor: str,

@@ -1,22 +1,26 @@
-"""The ledger as the editor sees it: per file, the uncertain changes touching it and the last applied change
-(for ``ledger_uncertain`` / ``ledger_drift`` diagnostics, the Undo and Recover actions, and hover).
+"""The ledger as a file's verdict sees it: per file, the uncertain changes touching it and the last applied
+change (for the ``ledger_uncertain`` / ``ledger_drift`` findings of :mod:`memzoi.verdict`, and for the editor's
+Undo and Recover actions and hover).
 
-The ledger is read once per project and re-read only when its database files change, so diagnosing a file does
-not open SQLite. Nothing here ever creates a ledger: a project without one has no ledger facts.
+The ledger is read once per project and re-read only when its database files change, so judging a file does not
+open SQLite. Nothing here ever creates a ledger: a project without one has no ledger facts. Thread-safe.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memzoi.findings import Finding
-from memzoi.ledger import ChangeRecord, cached_runtime_dir, history, ledger_findings
-from memzoi.runtime import LEDGER_DB
+from ..findings import Finding
+from ..runtime import LEDGER_DB
+from .history import history, ledger_findings
+from .model import ChangeRecord
+from .store import cached_runtime_dir
 
-log = logging.getLogger("memzoi_lsp.ledgerview")
+log = logging.getLogger("memzoi.ledger")
 
 
 @dataclass
@@ -91,6 +95,23 @@ class LedgerView:
                 return False
         return True
 
+    def findings(self, path: str | Path, text: str | Callable[[], str]) -> list[Finding]:
+        """:func:`~memzoi.ledger.ledger_findings` of the file at ``path`` (spans into ``text``, the analysed text,
+        or a function giving it): the file's bytes on disk are compared with what its last applied change wrote,
+        and are read (and ``text`` asked for) only when the ledger touched the file."""
+        path = Path(path)
+        facts = self.for_file(path)
+        if not facts.uncertain and facts.last is None:
+            return []
+        rel = _relative(path, self.root)
+        if rel is None:
+            return []
+        try:
+            current = path.read_bytes() if path.is_file() else None
+        except OSError:
+            current = None
+        return ledger_findings(facts.uncertain, facts.last, rel, current, text if isinstance(text, str) else text())
+
 
 def _relative(path: Path, root: Path) -> str | None:
     """``path`` relative to ``root`` (both resolved), or ``None`` outside it or when it cannot be resolved: a
@@ -100,16 +121,3 @@ def _relative(path: Path, root: Path) -> str | None:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except (ValueError, RuntimeError, OSError):
         return None
-
-
-def findings(view: LedgerView, path: Path, text: str) -> list[Finding]:
-    """The core's ledger findings (:func:`memzoi.ledger.ledger_findings`) for ``path``, from the cached view."""
-    facts = view.for_file(path)
-    rel = _relative(path, view.root)
-    if rel is None:
-        return []
-    try:
-        current = path.read_bytes() if path.is_file() else None
-    except OSError:
-        current = None
-    return ledger_findings(facts.uncertain, facts.last, rel, current, text)
