@@ -2,8 +2,8 @@
 chunks, and publish their diagnostics as it goes, with work-done progress when the client supports it.
 
 ``initialize`` never waits for this (B27): the scan starts from ``initialized`` and requests made meanwhile get
-best-effort answers from what is known so far. Only the project's ``.memzoi/records`` and
-``.memzoi/proposals`` folders are walked (B30: never the workspace folder itself).
+best-effort answers from what is known so far. Only the project's ``.memzoi`` folder is walked
+(B30: never the workspace folder itself).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from memzoi.barrier import log_internal_error
-from memzoi.workspace import managed_roots, walk
+from memzoi.checkpaths import UsageError, expand
 
 from . import diagnostics
 from .documents import path_to_uri
@@ -32,11 +32,14 @@ CHUNK = 100
 
 
 def list_files(project: "Project") -> list[Path]:
-    """Managed files of a project, the way Memzoi walks them (hidden entries and symlinks skipped)."""
-    files: list[Path] = []
-    for root in managed_roots(project.memzoi_dir):
-        files.extend(walk(root).files)
-    return files
+    """The files of a project that ``memzoi check`` checks (:func:`memzoi.checkpaths.expand` of its ``.memzoi``:
+    records, packets, reserved, configuration and stray files, all committed; hidden entries and symlinks
+    skipped), so the editor and the command line judge the same files."""
+    try:
+        found = expand(str(project.memzoi_dir))
+    except UsageError:  # the .memzoi directory went away
+        return []
+    return [Path(p) for p, _ in found.files]
 
 
 async def scan_project(ls: "MemzoiServer", project: "Project") -> None:

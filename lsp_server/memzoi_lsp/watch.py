@@ -23,7 +23,8 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from memzoi.barrier import log_internal_error
-from memzoi.workspace import RESERVED_NAMES, Role, place, walk
+from memzoi.checkpaths import UsageError, expand
+from memzoi.workspace import RESERVED_NAMES, Role, place
 
 from . import diagnostics
 from .documents import path_to_uri, uri_to_path
@@ -190,17 +191,17 @@ def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]
             _rescan_dir(ls, project, path, updated, removed)
             continue
         uri = path_to_uri(path)
-        if path.suffix != ".md":
-            if not path.exists():  # perhaps a deleted or renamed directory: drop what was below it
-                prefix = uri.rstrip("/") + "/"
-                for known in [u for u in project.files if u.startswith(prefix)]:
-                    project.files.discard(known)
-                    removed.append(known)
-            continue
-        if path.is_file() and not path.is_symlink() and _managed(path):
+        if path.is_file() and not path.is_symlink():  # every committed file below .memzoi, as `memzoi check`
             project.files.add(uri)
             updated.append(uri)
-        elif uri in project.files or uri in ls.published:
+        elif not path.exists():  # a deleted file, or a deleted or renamed directory: drop what was below it
+            prefix = uri.rstrip("/") + "/"
+            for known in [u for u in project.files if u == uri or u.startswith(prefix)]:
+                project.files.discard(known)
+                removed.append(known)
+            if uri in ls.published and uri not in removed:
+                removed.append(uri)
+        elif uri in project.files or uri in ls.published:  # no longer a regular file (a symlink now)
             project.files.discard(uri)
             removed.append(uri)
     if updated:
@@ -247,13 +248,17 @@ def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]
             if project is not None and path is not None:
                 by_project.setdefault(project.root, (project, []))[1].append(path)
         for project, paths in by_project.values():
-            indexing.update(ls, project, paths)
+            indexing.update(ls, project, [p for p in paths if _managed(p)])  # the index holds records and packets
         ls.on_files_changed(updated, removed)
     return updated, removed
 
 
 def _rescan_dir(ls: "MemzoiServer", project: "Project", directory: Path, updated: list[str], removed: list[str]) -> None:
-    found = {path_to_uri(p) for p in walk(directory).files if _managed(p)}
+    try:
+        listed = expand(str(directory)).files
+    except UsageError:  # gone again
+        listed = []
+    found = {path_to_uri(p) for p, _ in listed}
     prefix = path_to_uri(directory).rstrip("/") + "/"
     for uri in [u for u in project.files if u.startswith(prefix) and u not in found]:
         project.files.discard(uri)
