@@ -96,3 +96,18 @@ def test_check_from_stdin_named_as_a_resident_file(project, capsys, monkeypatch)
     out = json.loads(capsys.readouterr().out)
     assert sorted(f["code"] for f in out["findings"]) == ["resident_drift", "resident_over_cap"]
     assert {f["path"] for f in out["findings"]} == {".zuno/RULES.md"}
+
+
+def test_decisions_from_another_project_are_refused(project, capsys, monkeypatch, tmp_path):
+    code, out, _ = _run(capsys, "propose", "--root", str(project), "--json", "--scope", "project", "--action",
+                        "add", "--content", "Keep it.", "--reason", "r", "--confidence", "0.5")
+    cid = json.loads(out)["id"]
+    other = tmp_path / "other"
+    (other / ".memzoi").mkdir(parents=True)
+    monkeypatch.chdir(other)
+    for argv in (["approve", cid], ["reject", cid, "--reason", "x"], ["undo", cid]):
+        code, out, err = _run(capsys, *argv, "--json")
+        assert code == 1 and json.loads(out)["error"]["code"] == "foreign_candidate", argv
+    monkeypatch.chdir(project)
+    code, out, _ = _run(capsys, "list", "--json")
+    assert [c["status"] for c in json.loads(out)["candidates"]] == ["pending"]

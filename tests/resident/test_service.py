@@ -214,13 +214,34 @@ def test_global_scope_uses_zuno_config_dir_and_its_own_cap(project, tmp_path):
     assert entry_provenance(["by hand"], candidates_for(project)) == [None]
 
 
-def test_candidate_of_another_project_is_refused(project, tmp_path):
-    cand = _propose(project).candidate
+def _other_project(tmp_path):
     other = tmp_path / "other"
     (other / ".memzoi").mkdir(parents=True)
-    with pytest.raises(Refusal) as err:
-        service.apply(other, cand.id, actor="a")
-    assert err.value.code == "foreign_candidate"
+    return other
+
+
+def test_candidate_of_another_project_is_refused_for_every_decision(project, tmp_path):
+    # reject used to skip the ownership check that approve, undo and recovery make (Zuno ensure_owned_path)
+    other = _other_project(tmp_path)
+    pending = _propose(project).candidate
+    applied = service.apply(project, _propose(project, content="applied").candidate.id, actor="a")
+    third = tmp_path / "third"
+    (third / ".memzoi").mkdir(parents=True)
+    uncertain, _ = _divergent(third)
+    service.reconcile(third)
+    decisions = {
+        "approve": lambda: service.apply(other, pending.id, actor="a"),
+        "reject": lambda: service.reject(other, pending.id, actor="a", reason="x"),
+        "undo": lambda: service.undo(other, applied.id, actor="a"),
+        "recover": lambda: service.recover(other, uncertain.id, "accept", actor="a"),
+    }
+    for name, decide in decisions.items():
+        with pytest.raises(Refusal) as err:
+            decide()
+        assert err.value.code == "foreign_candidate", name
+        assert "run the command from that project" in err.value.message
+    assert (_get(pending.id).status, _get(applied.id).status) == ("pending", "applied")
+    assert _get(uncertain.id).status == "uncertain"
 
 
 def test_configured_locations(project, tmp_path):

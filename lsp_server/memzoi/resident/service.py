@@ -220,13 +220,22 @@ def undo(project_root: str | Path, candidate_id: str, *, actor: str, config: Mem
         return _load(conn, cand.id)
 
 
-def reject(project_root: str | Path, candidate_id: str, *, actor: str, reason: str) -> Candidate:
-    """Reject a ``pending``/``failed`` candidate with a reason (nothing is written to the resident file)."""
+def reject(project_root: str | Path, candidate_id: str, *, actor: str, reason: str,
+           config: MemzoiConfig | None = None) -> Candidate:
+    """Reject a ``pending``/``failed`` candidate with a reason (nothing is written to the resident file).
+
+    Like every decision it is refused (``foreign_candidate``) for a candidate of another project's file (Zuno
+    ``ensure_owned_path``, reference §1 ``target_path``): a project must not be able to decide, even negatively,
+    what another project's agents proposed. Raises :class:`Refusal` ``invalid_candidate`` without a reason,
+    ``candidate_not_found``, ``not_rejectable`` unless the candidate is ``pending`` or ``failed``.
+    """
     why = (reason or "").strip()
     if not why:
         raise Refusal("invalid_candidate", "a rejection needs a reason (--reason)")
-    with db.connect() as conn:
-        cand = _load(conn, candidate_id)
+    root = Path(project_root).resolve()
+    cand = _find(candidate_id)
+    with _session(_owned(root, cand, config)) as conn:
+        cand = _load(conn, cand.id)
         if not db.reject(conn, cand.id, actor, why):
             raise Refusal("not_rejectable", f"candidate {cand.id} is {cand.status}; only a pending or failed "
                           "candidate can be rejected")
