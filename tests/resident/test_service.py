@@ -11,7 +11,7 @@ from memzoi.resident import service
 from memzoi.resident.format import parse, serialize
 from memzoi.resident.reconcile import RECONCILED
 from memzoi.resident.scope import resident_file
-from memzoi.resident.views import candidates_for, entry_provenance, hand_edited, scope_views
+from memzoi.resident.views import candidates_for, entry_provenance, scope_views
 
 from .conftest import configure, rules
 
@@ -107,14 +107,56 @@ def test_undo_restores_the_exact_pre_apply_snapshot(project):
     assert undone.time_applied == applied.time_applied  # kept after undo
 
 
-def test_undo_refuses_when_the_file_changed_since(project):
-    cand = service.apply(project, _propose(project, content="mine").candidate.id, actor="a")
-    rules(project).write_text("mine\n§\nhand edit", encoding="utf-8")
+def _applied_then_edited(root, text):
+    """An applied candidate ["mine"] whose file is then written by hand as ``text``; returns it and the file's
+    (inode, mtime) so a test can tell that undo did not write."""
+    import os
+
+    cand = service.apply(root, _propose(root, content="mine").candidate.id, actor="a")
+    rules(root).write_text(text, encoding="utf-8")
+    st = os.stat(rules(root))
+    return cand, (st.st_ino, st.st_mtime_ns)
+
+
+def _identity(root):
+    import os
+
+    st = os.stat(rules(root))
+    return st.st_ino, st.st_mtime_ns
+
+
+def test_undo_after_a_hand_edit_records_undoing_and_settles_uncertain_without_writing(project):
+    # Zuno records `undoing`, the exact-snapshot write refuses, and the file (neither snapshot) makes it uncertain;
+    # memzoi used to refuse with undo_drift and leave the candidate applied
+    cand, before = _applied_then_edited(project, "mine\n§\nhand edit")
     with pytest.raises(Refusal) as err:
-        service.undo(project, cand.id, actor="a")
-    assert err.value.code == "undo_drift"
-    assert _entries(project) == ["mine", "hand edit"] and _get(cand.id).status == "applied"
-    assert hand_edited(["mine", "hand edit"], candidates_for(project)).id == cand.id
+        service.undo(project, cand.id, actor="bob")
+    assert err.value.code == "state_mismatch" and f"candidate {cand.id} is now uncertain" in err.value.message
+    assert "--recover" in err.value.message
+    got = _get(cand.id)
+    assert (got.status, got.undone_by) == ("uncertain", "bob") and "--recover" in got.error
+    assert _identity(project) == before and _entries(project) == ["mine", "hand edit"]  # never overwritten
+    assert service.reconcile(project) == []  # settled, not left in flight; nothing replayed
+    with pytest.raises(Refusal):
+        service.undo(project, cand.id, actor="bob")  # uncertain is terminal until an explicit recovery
+    service.recover(project, cand.id, "accept", actor="bob")
+    assert _entries(project) == ["mine", "hand edit"] and _get(cand.id).status == "failed"
+
+
+def test_undo_when_the_file_already_holds_the_before_entries_is_undone_without_writing(project):
+    cand, before = _applied_then_edited(project, "")  # the user deleted the entry by hand
+    undone = service.undo(project, cand.id, actor="bob")
+    assert undone.status == "undone" and "before entries, so it is undone" in undone.error
+    assert _identity(project) == before and rules(project).read_text(encoding="utf-8") == ""
+
+
+def test_undo_refused_by_drift_on_the_after_entries_stays_applied(project):
+    cand, before = _applied_then_edited(project, "mine\n§\n\n§\n")  # an empty entry: RoundTrip drift
+    with pytest.raises(Refusal) as err:
+        service.undo(project, cand.id, actor="bob")
+    assert err.value.code == "external_drift" and "is now applied" in err.value.message
+    assert _get(cand.id).status == "applied" and _identity(project) == before
+    assert len(list(rules(project).parent.glob("RULES.md.bak.*"))) == 1
 
 
 def test_candidate_lifecycle_persists_snapshots_and_an_explicit_undo_state(project):

@@ -101,12 +101,17 @@ def _write(conn: sqlite3.Connection, store: ResidentStore, cand: Candidate, sour
     except (Refusal, OSError) as err:
         status = classify(phase, current_entries(store.file.path), before, after)
         text = err.message if isinstance(err, Refusal) else f"{store.file.path}: {err.strerror or err}"
-        note = text if status != "uncertain" else f"{text}; {recovery_hint(cand.id)}"
+        if status == done:  # the file already holds the target entries (a write that landed, or a hand edit)
+            note = f"{text}; the file holds the {'after' if phase == 'apply' else 'before'} entries, so it is {done}"
+        elif status == "uncertain":
+            note = f"{text}; {recovery_hint(cand.id)}"
+        else:
+            note = text
         db.set_status(conn, cand.id, status, note)
         if status == done:
             return status
         code = err.code if isinstance(err, Refusal) else "write_failed"
-        raise Refusal(code, f"{text}; candidate {cand.id} is now {status}", str(store.file.path)) from None
+        raise Refusal(code, f"{note}; candidate {cand.id} is now {status}", str(store.file.path)) from None
     step(f"{phase}:written")
     db.set_status(conn, cand.id, done)
     step("committed")
@@ -197,8 +202,17 @@ def apply(project_root: str | Path, candidate_id: str, *, actor: str, config: Me
 
 
 def undo(project_root: str | Path, candidate_id: str, *, actor: str, config: MemzoiConfig | None = None) -> Candidate:
-    """Restore the exact before entries of an ``applied`` candidate at most once (``undoing`` → ``undone``).
-    Refused (nothing written) unless the file still holds the candidate's after entries."""
+    """Restore the exact before entries of an ``applied`` candidate at most once (reference §1, §3 "Undo").
+
+    As in Zuno, ``undoing`` is recorded before the file is touched and the write itself carries the precondition
+    (the file must hold the candidate's after entries, no drift). When the precondition fails nothing is written
+    (a hand edit is never overwritten, nothing is replayed) and the file settles the candidate (Zuno
+    ``reconcile_undo_status``): it holds the before entries → ``undone`` (e.g. the entry was deleted by hand; the
+    candidate is returned); the after entries → ``applied`` again; anything else → ``uncertain``, kept as it is
+    with an explicit recovery offered. Raises :class:`Refusal` ``not_undoable`` (not applied, or no snapshots;
+    nothing recorded), ``unreadable``/``unsafe_path`` (nothing recorded), or the write's refusal
+    (``state_mismatch``, ``external_drift``, …) naming the status the candidate is left in.
+    """
     root = Path(project_root).resolve()
     cand = _find(candidate_id)
     file = _owned(root, cand, config)
@@ -206,12 +220,7 @@ def undo(project_root: str | Path, candidate_id: str, *, actor: str, config: Mem
         cand = _load(conn, cand.id)
         if cand.status != "applied" or cand.before is None or cand.after is None:
             raise Refusal("not_undoable", f"candidate {cand.id} is {cand.status}; only an applied candidate can be undone")
-        store = ResidentStore(file)
-        store.check_drift()
-        if store.entries != cand.after:
-            raise Refusal("undo_drift", f"{file.path}: changed after candidate {cand.id} was applied, so undo is "
-                          "unavailable and nothing was written; edit the entry by hand or propose a change",
-                          str(file.path))
+        store = ResidentStore(file)  # an unreadable file refuses here, before anything is recorded
         step("planned")
         if not db.begin_undo(conn, cand.id, actor):
             raise Refusal("not_undoable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
