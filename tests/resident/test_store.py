@@ -87,7 +87,9 @@ def test_malformed_operations_are_named_before_disk_is_touched(project):
     assert _refused(project, "invalid_candidate", reason=" ").message == "reason must not be empty"
     for bad in (-0.1, 1.5, float("nan")):
         assert "between 0 and 1" in _refused(project, "invalid_candidate", confidence=bad).message
-    assert "separates entries" in _refused(project, "malformed_operation", content="a\n§\nb").message
+    message = _refused(project, "malformed_operation", content="a\n§\nb").message
+    assert message.startswith("add: line 2 of the content holds only §, which is the delimiter between resident "
+                              "entries") and "keep § inside a line" in message
     assert not rules(project).exists()
 
 
@@ -172,6 +174,18 @@ def test_symlinked_resident_file_is_refused(project, tmp_path):
 def test_parse_operation_trims():
     assert parse_operation("replace", "  new  ", "  old ") == Operation("replace", "new", "old")
     assert parse_operation("remove", "ignored", "old") == Operation("remove", None, "old")
+    assert parse_operation("add", "\u3000\x1cnew\x1f\n", None).content == "\x1cnew\x1f"  # Rust's trim
+    assert service.fingerprint("project", "add", " x\x1c ", None) != service.fingerprint("project", "add", "x", None)
+
+
+@pytest.mark.parametrize("content, line", [("§", 1), ("Intro\n§", 2), ("§\nrest", 1), ("a\r\n§\nb", 2)])
+def test_content_with_a_delimiter_line_is_refused_with_the_reason(project, content, line):
+    # "Intro\n§" used to be accepted and then broke the next write of the file (it merged with the delimiter)
+    _seed(project, ["Use tabs."])
+    for kw in ({"content": content}, {"action": "replace", "old_text": "tabs", "content": content}):
+        message = _refused(project, "malformed_operation", **kw).message
+        assert f"line {line} of the content holds only §" in message, message
+    assert parse_operation("add", "see § 4\n§ 5 too", None).content == "see § 4\n§ 5 too"  # inline § is fine
 
 
 def test_lock_excludes_a_second_writer(project):

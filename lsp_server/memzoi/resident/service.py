@@ -25,6 +25,7 @@ from ..config import MemzoiConfig
 from ..ledger import Refusal
 from ..ledger.store import _step as step  # the ledger's fault hook: one hook drives the crash tests of both
 from ..promotion import confidence_bp, promotes
+from ..text import rust_trim
 from . import candidates as db
 from .candidates import Candidate
 from .locator import Operation, parse_operation
@@ -50,7 +51,7 @@ class Proposed:
 def fingerprint(scope: str, action: str, content: str | None, old_text: str | None) -> str:
     """Hex SHA-256 of scope, action, trimmed content and trimmed locator joined by NUL (Zuno
     ``proposal_fingerprint``); identifies a reflection proposal for idempotent inserts."""
-    parts = [scope, action, (content or "").strip(), (old_text or "").strip()]
+    parts = [scope, action, rust_trim(content or ""), rust_trim(old_text or "")]
     return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
 
 
@@ -163,7 +164,7 @@ def propose(project_root: str | Path, *, scope: str, action: str, content: str |
     root = Path(project_root).resolve()
     config = config or project_config(root)
     op = parse_operation(action, content, old_text)
-    why = (reason or "").strip()
+    why = rust_trim(reason or "")
     if not why:
         raise Refusal("invalid_candidate", "reason must not be empty")
     try:
@@ -238,7 +239,7 @@ def reject(project_root: str | Path, candidate_id: str, *, actor: str, reason: s
     what another project's agents proposed. Raises :class:`Refusal` ``invalid_candidate`` without a reason,
     ``candidate_not_found``, ``not_rejectable`` unless the candidate is ``pending`` or ``failed``.
     """
-    why = (reason or "").strip()
+    why = rust_trim(reason or "")
     if not why:
         raise Refusal("invalid_candidate", "a rejection needs a reason (--reason)")
     root = Path(project_root).resolve()
@@ -278,7 +279,7 @@ def recover(project_root: str | Path, candidate_id: str, mode: str, *, actor: st
         now = db.now_ms()
         rec = Candidate(
             id=db.new_id(), scope=cand.scope, target_path=cand.target_path, action="recover", content=None,
-            old_text=None, reason=(reason or "").strip() or f"{mode} for uncertain candidate {cand.id}",
+            old_text=None, reason=rust_trim(reason or "") or f"{mode} for uncertain candidate {cand.id}",
             confidence=10_000, source="user", source_session_id=None, source_message_id=None, fingerprint=None,
             actor=actor, status="pending", time_created=now, time_updated=now, recovers=cand.id, recovery_mode=mode)
         db.insert(conn, rec)

@@ -15,6 +15,7 @@ from ..document import Document
 from ..findings import Finding
 from ..ledger import Refusal
 from ..safety.scan import SECRET_CODES, collect_hits, to_findings
+from ..text import rust_trim
 from .format import entry_spans
 
 BLOCKING = SECRET_CODES | {"prompt_injection", "invisible_character"}
@@ -23,7 +24,7 @@ BLOCKING = SECRET_CODES | {"prompt_injection", "invisible_character"}
 def threat_findings(text: str, accepted: frozenset[str] = frozenset()) -> list[Finding]:
     """Detector findings of a resident file ``text`` with exact code-point spans, each message naming its entry
     (1-based). ``accepted`` are the ``[safety] accepted_fingerprints`` of the project."""
-    if not text.strip():
+    if not rust_trim(text):
         return []
     doc = Document(text=text, body_start=0)
     found = to_findings(doc, collect_hits(text), accepted)
