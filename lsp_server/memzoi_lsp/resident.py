@@ -70,7 +70,7 @@ def _history(root: Path, file: ResidentFile):
 def findings_for(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[Finding]:
     """The resident findings of ``snap`` (its text: unsaved edits included)."""
     root, file = where
-    return editor.findings(snap.text, file, _history(root, file), editor.project_accepted(root))
+    return editor.findings(snap.text, file, _history(root, file))
 
 
 def hover(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile], offset: int) -> types.Hover | None:

@@ -24,7 +24,7 @@ from ..workspace import find_project_root
 from .candidates import Candidate
 from .format import EntrySpan, char_count, entry_spans, round_trips, usage
 from .reconcile import recovery_hint
-from .scope import ResidentFile, project_config, resident_files
+from .scope import ResidentFile, resident_files
 from .threats import threat_findings
 from .views import candidates_for, entry_provenance, last_written
 
@@ -55,9 +55,10 @@ def _first_line(text: str) -> int:
     return len(text.split("\n", 1)[0].rstrip("\r"))
 
 
-def findings(text: str, file: ResidentFile, history: list[Candidate], accepted: frozenset[str] = frozenset()) -> list[Finding]:
+def findings(text: str, file: ResidentFile, history: list[Candidate]) -> list[Finding]:
     """Every finding of a resident file's ``text`` (see the module docstring); ``history`` is the file's
-    candidates (:func:`memzoi.resident.views.candidates_for`)."""
+    candidates (:func:`memzoi.resident.views.candidates_for`). Threat findings use the file's accepted
+    fingerprints, as the write path does (:mod:`.threats`)."""
     spans = entry_spans(text)
     entries = [s.text for s in spans]
     used, cap = char_count(entries), file.cap
@@ -71,7 +72,7 @@ def findings(text: str, file: ResidentFile, history: list[Candidate], accepted: 
         out.append(finding("resident_cap_usage", f"{label}: close to the {file.scope} cap; consolidate entries "
                            "before adding more (nothing is evicted)", 0, top))
     out += _drift(text, spans, cap, top)
-    out += threat_findings(text, accepted)
+    out += threat_findings(text, file.accepted)
     last = last_written(history)
     if last is not None and last[1] != entries:
         cand, snapshot = last
@@ -106,7 +107,7 @@ def check_file(path: Path, data: bytes | None = None) -> tuple[str, list[Finding
         text = data.decode("utf-8", "replace")
         extra = [finding("invalid_encoding", f"the file is not valid UTF-8 (byte offset {err.start}), so Zuno "
                          "refuses to read or write it (Unreadable); re-save it as UTF-8", 0, 0)]
-    found = findings(text, file, candidates_for(root, files=[file]), project_accepted(root))
+    found = findings(text, file, candidates_for(root, files=[file]))
     return text, extra + found
 
 
@@ -151,11 +152,3 @@ def undoable(history: list[Candidate], entries: list[str]) -> Candidate | None:
     if last is None or last[0].status != "applied" or last[1] != entries:
         return None
     return last[0]
-
-
-def project_accepted(root: Path) -> frozenset[str]:
-    """The project's accepted fingerprints (empty when its configuration cannot be read)."""
-    try:
-        return project_config(root).accepted
-    except Refusal:
-        return frozenset()

@@ -176,8 +176,8 @@ def propose(project_root: str | Path, *, scope: str, action: str, content: str |
         raise Refusal("invalid_candidate", f"source must be one of {', '.join(db.SOURCES)}")
     if source == "reflection" and not (session_id and message_id):
         raise Refusal("invalid_candidate", "a reflection proposal needs its source session and message ids")
-    refuse_threats([why], config.accepted, where="in the reason")
     file = resident_file(root, scope, config)
+    refuse_threats([why], file.accepted, where="in the reason")
     with _session(file) as conn:
         ResidentStore(file).preview(op)
         now = db.now_ms()

@@ -150,7 +150,7 @@ class ResidentStore:
         will be: drift, locator, threat scan, cap. Raises :class:`Refusal`; writes only a drift backup."""
         self.check_drift()
         after = project(self.entries, op)
-        refuse_threats(after)
+        refuse_threats(after, self.file.accepted)
         check_cap(self.file.scope, after, self.file.cap, self.entries)
         return after
 
@@ -169,7 +169,7 @@ class ResidentStore:
             )
         if replacement == expected and self.exists:
             return  # a no-op (an identical add, an accepted recovery) leaves the file's bytes alone
-        refuse_threats(replacement)
+        refuse_threats(replacement, self.file.accepted)
         check_cap(self.file.scope, replacement, self.file.cap, expected)
         try:
             atomic_write(self.file.path, serialize(replacement).encode("utf-8"),
