@@ -120,6 +120,18 @@ async def test_hand_edit_and_reject(resident_client):
     assert {c["id"]: c["status"] for c in listing["candidates"]} == {applied.id: "applied", pending.id: "rejected"}
 
 
+async def test_a_file_written_by_hand_has_a_hand_edit_on_every_entry(resident_client):
+    # no candidate history at all: the hover said "edited by hand" but no diagnostic appeared
+    client = resident_client
+    _rules(client).write_text("Run make lint before pushing.\n§\nUse tabs in Makefiles.", encoding="utf-8")
+    uri = open_doc(client, _rules(client))
+    diags = await diagnostics(client, uri, lambda d: len([x for x in d if x.code == "resident_hand_edit"]) == 2)
+    hands = sorted((d for d in diags if d.code == "resident_hand_edit"), key=lambda d: d.range.start.line)
+    assert [d.range.start.line for d in hands] == [0, 2]
+    assert all(d.severity == types.DiagnosticSeverity.Information for d in hands)
+    assert "no reviewed candidate wrote this entry" in hands[0].message
+
+
 async def test_server_start_reconciles_resident_candidates(tmp_path: Path, monkeypatch):
     """A candidate left ``applying`` by a killed process is classified when the server registers the project."""
     from memzoi.resident import candidates as db

@@ -7,7 +7,8 @@ Findings (spans are code-point offsets of the analysed text, which may be an uns
 - the detectors' ``prompt_injection``, ``invisible_character``, credential and personal-data findings with exact
   ranges (the first three block every write);
 - ``resident_drift`` (warning): the text would fail Zuno's ``RoundTrip`` or ``EntryOverflow`` check;
-- ``resident_hand_edit`` (information): the entries differ from what the last reviewed candidate left;
+- ``resident_hand_edit`` (information): on each entry no reviewed candidate wrote (a file written entirely by hand
+  gets one per entry), or on the first line when entries were removed or moved outside review;
 - ``resident_uncertain`` (warning): a candidate of this file could not be classified after a crash.
 """
 
@@ -73,19 +74,35 @@ def findings(text: str, file: ResidentFile, history: list[Candidate]) -> list[Fi
                            "before adding more (nothing is evicted)", 0, top))
     out += _drift(text, spans, cap, top)
     out += threat_findings(text, file.accepted)
-    last = last_written(history)
-    if last is not None and last[1] != entries:
-        cand, snapshot = last
-        changed = [s for s in spans if s.text not in snapshot] or None
-        message = (f"edited by hand since candidate {cand.id[:12]} was {cand.status}: this text did not go "
-                   "through review; propose it as a candidate to keep it audited")
-        for s in changed or [EntrySpan(0, 0, top, "")]:
-            out.append(finding("resident_hand_edit", message, s.start, s.end, candidate_id=cand.id))
+    out += _hand_edits(spans, file, history, top)
     for cand in history:
         if cand.status == "uncertain":
             out.append(finding("resident_uncertain", f"candidate {cand.id[:12]} ({cand.action}) could not be "
                                f"classified after a crash: {recovery_hint(cand.id)}", 0, top, candidate_id=cand.id))
     return sorted(out, key=lambda f: (f.start, f.end, f.code))
+
+
+def _hand_edits(spans: list[EntrySpan], file: ResidentFile, history: list[Candidate], top: int) -> list[Finding]:
+    """``resident_hand_edit`` findings: one on each entry no reviewed candidate wrote, by the hover's rule
+    (:func:`.views.entry_provenance`), so a file written entirely by hand, with no candidate history, gets one on
+    every entry; when every entry has a candidate but the file differs from what the last one left (an entry
+    removed or moved by hand), one on the first line."""
+    entries = [s.text for s in spans]
+    last = last_written(history)
+    since = f" since candidate {last[0].id[:12]} was {last[0].status}" if last else ""
+    ids = {"candidate_id": last[0].id} if last else {}
+    out = []
+    for span, cand in zip(spans, entry_provenance(entries, history)):
+        if cand is None:
+            out.append(finding(
+                "resident_hand_edit", f"edited by hand{since}: no reviewed candidate wrote this entry, yet it "
+                "reaches every prompt; to adopt it into review, propose it unchanged (`memzoi resident propose "
+                f"--scope {file.scope} --action add --content …`): an add of an existing entry records the "
+                "review and leaves the file as it is", span.start, span.end, **ids))
+    if not out and last is not None and last[1] != entries:
+        out.append(finding("resident_hand_edit", f"edited by hand{since}: an entry it left was removed or moved "
+                           "outside review; propose such changes as candidates to keep them audited", 0, top, **ids))
+    return out
 
 
 def check_file(path: Path, data: bytes | None = None) -> tuple[str, list[Finding]] | None:
