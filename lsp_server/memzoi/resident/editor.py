@@ -159,8 +159,19 @@ def entry_at(text: str, offset: int, history: list[Candidate]) -> EntryFacts | N
 
 
 def pending(history: list[Candidate]) -> list[Candidate]:
-    """The candidates waiting for a decision (``pending`` and ``failed``), newest first."""
+    """The candidates a decision can act on (``pending`` and ``failed``: approve or reject), newest first."""
     return [c for c in history if c.status in ("pending", "failed")]
+
+
+#: What the code lens counts, in order: candidates waiting for a first decision, and those waiting for an explicit
+#: recovery. A ``failed`` candidate is neither (it was decided and its write refused; its actions stay offered).
+LENS_STATUSES = ("pending", "uncertain")
+
+
+def lens_groups(history: list[Candidate]) -> list[tuple[str, list[Candidate]]]:
+    """``[(status, candidates)]`` for each of :data:`LENS_STATUSES` that has candidates, newest first."""
+    groups = [(status, [c for c in history if c.status == status]) for status in LENS_STATUSES]
+    return [(status, cands) for status, cands in groups if cands]
 
 
 def undoable(history: list[Candidate], entries: list[str]) -> Candidate | None:
