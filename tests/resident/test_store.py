@@ -14,7 +14,8 @@ from memzoi.resident import service
 from memzoi.resident.format import serialize
 from memzoi.resident.locator import Operation, locate, parse_operation
 from memzoi.resident.scope import resident_file
-from memzoi.resident.store import ResidentStore, resident_lock
+from memzoi.resident import store as store_module
+from memzoi.resident.store import WRITE_LOCK_SUFFIX, ResidentStore, resident_lock
 from memzoi.resident.views import candidates_for
 
 from .conftest import configure, rules
@@ -192,6 +193,65 @@ def test_lock_excludes_a_second_writer(project):
     path = rules(project)
     with resident_lock(path):
         with pytest.raises(Refusal) as err:
-            with resident_lock(path, timeout=0.05):
+            with resident_lock(path, timeout=0):
                 pass
     assert err.value.code == "lock_busy"
+
+
+def test_memzois_lock_is_keyed_by_the_resolved_path(project, tmp_path):
+    # the global path is absolute but was not resolved: a symlinked ZUNO_CONFIG_DIR gave a second, separate lock
+    real = tmp_path / "zuno-real" / "memory"
+    real.mkdir(parents=True)
+    (tmp_path / "zuno-link").symlink_to(tmp_path / "zuno-real")
+    with resident_lock(tmp_path / "zuno-link" / "memory" / "MEMORY.md"):
+        with pytest.raises(Refusal) as err:
+            with resident_lock(real / "MEMORY.md", timeout=0):
+                pass
+    assert err.value.code == "lock_busy"
+
+
+def _zuno_holds(path):
+    """Take the lock Zuno's writers take (PathWriteGuard: flock on ``<name>.zuno-write-lock``), as another
+    program would; returns the open file (closing it releases the lock)."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    held = open(path.with_name(path.name + WRITE_LOCK_SUFFIX), "a+")
+    fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return held
+
+
+def test_a_write_waits_for_zunos_writer_lock_and_records_nothing(project, monkeypatch):
+    monkeypatch.setattr(store_module, "WRITE_LOCK_TIMEOUT", 0)
+    path = _seed(project, ["Use tabs."])
+    cand = _propose(project).candidate  # a proposal under review writes nothing and takes no writer lock
+    with _zuno_holds(path):
+        with pytest.raises(Refusal) as err:
+            service.apply(project, cand.id, actor="a")
+        assert err.value.code == "lock_busy" and "Zuno or another memzoi process" in err.value.message
+        assert path.read_text(encoding="utf-8") == "Use tabs."
+        assert candidates_for(project)[0].status == "pending"  # refused before anything was recorded
+    applied = service.apply(project, cand.id, actor="a")
+    assert applied.status == "applied"
+    with _zuno_holds(path), pytest.raises(Refusal) as err:
+        service.undo(project, cand.id, actor="a")
+    assert err.value.code == "lock_busy" and candidates_for(project)[0].status == "applied"
+    companion = path.with_name("RULES.md.zuno-write-lock")
+    assert companion.is_file() and companion.read_bytes() == b""  # kept (never unlinked), empty
+
+
+def test_no_writer_lock_file_without_a_write(project):
+    _propose(project)
+    service.reconcile(project)
+    assert not rules(project).parent.exists()  # nothing is created in the repository by a proposal or a listing
+
+
+def test_a_writer_lock_that_is_not_a_regular_file_is_refused(project, tmp_path):
+    path = _seed(project, ["Use tabs."])
+    (tmp_path / "target").write_text("", encoding="utf-8")
+    path.with_name(path.name + WRITE_LOCK_SUFFIX).symlink_to(tmp_path / "target")
+    cand = _propose(project).candidate
+    with pytest.raises(Refusal) as err:
+        service.apply(project, cand.id, actor="a")
+    assert err.value.code == "unsafe_path" and "writer lock" in err.value.message
+    assert candidates_for(project)[0].status == "pending"

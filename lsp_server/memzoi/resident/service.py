@@ -1,8 +1,9 @@
 """Proposing, applying, rejecting and undoing resident-memory candidates, at most once (reference
 ``zuno-memory.md`` §1, §3, §5).
 
-Every operation holds the OS lock of its resident file and first reconciles that file's in-flight candidates
-(:mod:`.reconcile`). ``propose`` validates the operation against the current file exactly as an apply would
+Every operation holds memzoi's lock of its resident file and first reconciles that file's in-flight candidates
+(:mod:`.reconcile`); every write also holds the writer lock Zuno takes (:func:`.store.write_lock`) from before
+the file is read until the outcome is recorded. ``propose`` validates the operation against the current file exactly as an apply would
 (malformed operation, reason, confidence, drift, locator, threats, cap), records a ``pending`` candidate, and
 asks the promotion policy (:mod:`memzoi.promotion`, ``[promotion]`` in ``.memzoi/config.toml``) whether to apply
 it at once. ``apply`` records ``applying`` with the before and after entries, replaces the file exactly
@@ -31,7 +32,7 @@ from .candidates import Candidate
 from .locator import Operation, parse_operation
 from .reconcile import classify, current_entries, reconcile_locked, recovery_hint
 from .scope import ResidentFile, project_config, resident_file
-from .store import ResidentStore, backup, resident_lock
+from .store import ResidentStore, backup, resident_lock, write_lock
 from .threats import refuse_threats
 
 #: ``--source`` values; Zuno's ``tool`` is accepted as ``foreground_tool``.
@@ -127,17 +128,18 @@ def _apply_locked(conn: sqlite3.Connection, root: Path, cand: Candidate, actor: 
     if cand.status not in db.OPEN:
         raise Refusal("not_applicable", f"candidate {cand.id} is {cand.status}; only a pending or failed candidate "
                       "can be approved")
-    store = ResidentStore(file)
-    try:
-        after = store.preview(_operation(cand))
-    except Refusal as err:
-        db.set_status(conn, cand.id, "failed", err.message)
-        raise Refusal(err.code, f"{err.message} (candidate {cand.id} is now failed)", err.path) from None
-    step("planned")
-    if not db.begin_apply(conn, cand.id, store.entries, after, actor):
-        raise Refusal("not_applicable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
-    step("recorded")
-    _write(conn, store, cand, store.entries, after, "apply")
+    with write_lock(file.path):  # before the file is read: Zuno's writers must not change it until it is recorded
+        store = ResidentStore(file)
+        try:
+            after = store.preview(_operation(cand))
+        except Refusal as err:
+            db.set_status(conn, cand.id, "failed", err.message)
+            raise Refusal(err.code, f"{err.message} (candidate {cand.id} is now failed)", err.path) from None
+        step("planned")
+        if not db.begin_apply(conn, cand.id, store.entries, after, actor):
+            raise Refusal("not_applicable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
+        step("recorded")
+        _write(conn, store, cand, store.entries, after, "apply")
     return _load(conn, cand.id)
 
 
@@ -221,12 +223,13 @@ def undo(project_root: str | Path, candidate_id: str, *, actor: str, config: Mem
         cand = _load(conn, cand.id)
         if cand.status != "applied" or cand.before is None or cand.after is None:
             raise Refusal("not_undoable", f"candidate {cand.id} is {cand.status}; only an applied candidate can be undone")
-        store = ResidentStore(file)  # an unreadable file refuses here, before anything is recorded
-        step("planned")
-        if not db.begin_undo(conn, cand.id, actor):
-            raise Refusal("not_undoable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
-        step("recorded")
-        _write(conn, store, cand, cand.after, cand.before, "undo")
+        with write_lock(file.path):
+            store = ResidentStore(file)  # an unreadable file refuses here, before anything is recorded
+            step("planned")
+            if not db.begin_undo(conn, cand.id, actor):
+                raise Refusal("not_undoable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
+            step("recorded")
+            _write(conn, store, cand, cand.after, cand.before, "undo")
         return _load(conn, cand.id)
 
 
@@ -269,24 +272,25 @@ def recover(project_root: str | Path, candidate_id: str, mode: str, *, actor: st
         cand = _load(conn, cand.id)
         if cand.status != "uncertain":
             raise Refusal("not_uncertain", f"candidate {cand.id} is {cand.status}; only uncertain candidates need recovery")
-        store = ResidentStore(file)
-        store.check_drift()
-        target = {"restore-before": cand.before, "complete-after": cand.after, "accept": store.entries}[mode]
-        if target is None:
-            raise Refusal("invalid_recovery", f"candidate {cand.id} has no snapshot for {mode}; use accept")
-        if target != store.entries and store.exists:
-            backup(file.path, store.text.encode("utf-8"), store.mode)
-        now = db.now_ms()
-        rec = Candidate(
-            id=db.new_id(), scope=cand.scope, target_path=cand.target_path, action="recover", content=None,
-            old_text=None, reason=rust_trim(reason or "") or f"{mode} for uncertain candidate {cand.id}",
-            confidence=10_000, source="user", source_session_id=None, source_message_id=None, fingerprint=None,
-            actor=actor, status="pending", time_created=now, time_updated=now, recovers=cand.id, recovery_mode=mode)
-        db.insert(conn, rec)
-        if not db.begin_apply(conn, rec.id, store.entries, target, actor):
-            raise Refusal("not_applicable", f"recovery candidate {rec.id} could not start; retry")
-        step("recorded")
-        _write(conn, store, rec, store.entries, target, "apply")
+        with write_lock(file.path):
+            store = ResidentStore(file)
+            store.check_drift()
+            target = {"restore-before": cand.before, "complete-after": cand.after, "accept": store.entries}[mode]
+            if target is None:
+                raise Refusal("invalid_recovery", f"candidate {cand.id} has no snapshot for {mode}; use accept")
+            if target != store.entries and store.exists:
+                backup(file.path, store.text.encode("utf-8"), store.mode)
+            now = db.now_ms()
+            rec = Candidate(
+                id=db.new_id(), scope=cand.scope, target_path=cand.target_path, action="recover", content=None,
+                old_text=None, reason=rust_trim(reason or "") or f"{mode} for uncertain candidate {cand.id}",
+                confidence=10_000, source="user", source_session_id=None, source_message_id=None, fingerprint=None,
+                actor=actor, status="pending", time_created=now, time_updated=now, recovers=cand.id, recovery_mode=mode)
+            db.insert(conn, rec)
+            if not db.begin_apply(conn, rec.id, store.entries, target, actor):
+                raise Refusal("not_applicable", f"recovery candidate {rec.id} could not start; retry")
+            step("recorded")
+            _write(conn, store, rec, store.entries, target, "apply")
         return _load(conn, rec.id)
 
 
