@@ -230,6 +230,22 @@ def test_agent_proposals_for_the_global_file_always_wait_for_a_human(project):
     assert _propose(project, content="Repo rule.", source="foreground_tool", confidence=0.1).promoted
 
 
+def test_reflection_creates_a_pending_candidate_and_approval_changes_the_next_prompt(project):
+    # Zuno §9: under review, the reflection fork's proposal is a pending candidate and no file; after apply, a fresh
+    # prompt contains the entry. memzoi has no reflection runner: the seam is propose with source reflection.
+    lesson = "Run the integration tests with `make it` before tagging a release."
+    res = _propose(project, content=lesson, source="reflection", session_id="ses_1", message_id="msg_7",
+                   confidence=0.95)
+    cand = res.candidate
+    assert (cand.status, cand.source, res.promoted) == ("pending", "reflection", False)
+    assert (cand.source_session_id, cand.source_message_id) == ("ses_1", "msg_7") and cand.fingerprint
+    assert not rules(project).exists()
+    assert scope_views(project)[1].block == ""  # the prompt before approval has no project block
+    service.apply(project, cand.id, actor="reviewer")
+    block = scope_views(project)[1].block  # the next prompt, rendered from the file afresh
+    assert block.startswith("═" * 46 + "\nMEMORY (project rules) [") and block.endswith(lesson)
+
+
 def test_reflection_candidates_are_idempotent_by_source_and_fingerprint(project):
     configure(project, '[promotion]\nmode = "automatic"\n')
     with pytest.raises(Refusal) as err:
