@@ -114,3 +114,14 @@ def test_decisions_from_another_project_are_refused(project, capsys, monkeypatch
     monkeypatch.chdir(project)
     code, out, _ = _run(capsys, "list", "--json")
     assert [c["status"] for c in json.loads(out)["candidates"]] == ["pending"]
+
+
+def test_an_agents_global_candidate_says_why_it_was_not_promoted(project, capsys):
+    configure(project, '[promotion]\nmode = "automatic"\n')
+    code, out, _ = _run(capsys, "propose", "--root", str(project), "--scope", "global", "--action", "add",
+                        "--content", "Prefer short answers.", "--reason", "r", "--confidence", "1", "--source", "tool")
+    assert code == 0 and "pending (global add)" in out
+    assert "not promoted: an agent's candidate for the global file always waits for a human" in out
+    code, out, _ = _run(capsys, "propose", "--root", str(project), "--json", "--scope", "global", "--action", "add",
+                        "--content", "Prefer tabs.", "--reason", "r", "--confidence", "1", "--source", "tool")
+    assert json.loads(out)["held"].startswith("an agent's candidate for the global file")

@@ -225,8 +225,9 @@ def test_agent_proposals_for_the_global_file_always_wait_for_a_human(project):
     for source in ("foreground_tool", "reflection"):
         res = _propose(project, scope="global", content=f"From {source}.", source=source, session_id="s",
                        message_id="m", confidence=1.0)
-        assert (res.candidate.status, res.promoted) == ("pending", False)
-    assert _propose(project, scope="global", content="Mine.", confidence=1.0).candidate.status == "applied"
+        assert (res.candidate.status, res.promoted, res.held) == ("pending", False, service.GLOBAL_HELD)
+    mine = _propose(project, scope="global", content="Mine.", confidence=1.0)
+    assert (mine.candidate.status, mine.held) == ("applied", None)
     assert _propose(project, content="Repo rule.", source="foreground_tool", confidence=0.1).promoted
 
 

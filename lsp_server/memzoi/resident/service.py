@@ -42,11 +42,13 @@ RECOVERY_MODES = ("restore-before", "complete-after", "accept")
 
 @dataclass
 class Proposed:
-    """What ``propose`` did: the candidate (as it is now), whether it is new, and whether promotion applied it."""
+    """What ``propose`` did: the candidate (as it is now), whether it is new, whether promotion applied it, and
+    ``held``: why it waits for a human although ``[promotion]`` would have applied it (:func:`_promotable`)."""
 
     candidate: Candidate
     inserted: bool
     promoted: bool
+    held: str | None = None
 
 
 def fingerprint(scope: str, action: str, content: str | None, old_text: str | None) -> str:
@@ -143,10 +145,20 @@ def _apply_locked(conn: sqlite3.Connection, root: Path, cand: Candidate, actor: 
     return _load(conn, cand.id)
 
 
+#: Why an agent's global-scope candidate waits although ``[promotion]`` would apply it (see :func:`_promotable`).
+GLOBAL_HELD = ("an agent's candidate for the global file always waits for a human: [promotion] in the repository's "
+               ".memzoi/config.toml cannot write the memory every other checkout reads")
+
+
 def _promotable(cand: Candidate) -> bool:
-    """Whether the project's ``[promotion]`` may apply ``cand`` at once. An agent's proposal for the *global* file
-    always waits for a human: the policy lives in the repository's configuration, and a repository must not be
-    able to write the user's memory of every other checkout unreviewed (Zuno's policy is the user's own setting)."""
+    """Whether the project's ``[promotion]`` may apply ``cand`` at once.
+
+    A deliberate difference from Zuno, whose ``automatic``/``high_confidence`` promote every source (reference
+    §5): an agent's (``foreground_tool``/``reflection``) proposal for the *global* file always waits for a human.
+    In Zuno the policy is the user's own setting; here it lives in ``.memzoi/config.toml``, which the repository
+    carries, so a cloned repository (or an agent it has prompt-injected) could otherwise write unreviewed into the
+    user's memory of every other checkout. The user's own global proposals and all project ones follow the policy.
+    """
     return cand.scope == "project" or cand.source == "user"
 
 
@@ -190,8 +202,10 @@ def propose(project_root: str | Path, *, scope: str, action: str, content: str |
             fingerprint=fingerprint(scope, op.action, op.content, op.old_text) if source == "reflection" else None,
         )
         cand, inserted = db.insert(conn, cand)
-        if not inserted or not _promotable(cand) or not promotes(config.promotion, bp):
+        if not inserted or not promotes(config.promotion, bp):
             return Proposed(cand, inserted, False)
+        if not _promotable(cand):
+            return Proposed(cand, inserted, False, GLOBAL_HELD)
         return Proposed(_apply_locked(conn, root, cand, f"promotion:{config.promotion.mode}", config), True, True)
 
 
