@@ -205,8 +205,8 @@ class ResidentStore:
         if self.entries != expected:
             raise Refusal(
                 "state_mismatch",
-                f"{self.file.path}: the entries are not the audited snapshot any more, so nothing was written; "
-                "reload and review the change again",
+                f"{self.file.path}: the entries are not the audited snapshot this write starts from (the file "
+                "changed outside review), so nothing was written",
                 str(self.file.path),
             )
         if replacement == expected and self.exists:
