@@ -9,6 +9,7 @@ exclude each other too, and a killed process releases its lock with its file des
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -75,6 +76,33 @@ def lifecycle_lock(project_root: str | os.PathLike[str], *, timeout: float = DEF
             time.sleep(0.02)
         try:
             yield rdir
+        finally:
+            _unlock(fd)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def path_lock(lock_path: Path, *, timeout: float = DEFAULT_TIMEOUT) -> Iterator[None]:
+    """Hold the OS lock (``flock``; ``msvcrt.locking`` on Windows) of the lock file ``lock_path`` for the ``with``
+    block: a file other programs lock too, so it is created if needed (mode ``0o666`` less the umask, as Rust's
+    ``OpenOptions`` does), never replaced or unlinked (another writer would then lock a different inode), and
+    refused unless it is a regular file (a symlink is not followed).
+
+    Retries every 20 ms up to ``timeout`` seconds (``0``: one try), then raises :class:`LockBusy`; raises
+    :class:`OSError` when the file cannot be opened or is not a regular file.
+    """
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{lock_path}: a writer lock must be a regular file")
+        deadline = time.monotonic() + timeout
+        while not _try_lock(fd):
+            if time.monotonic() >= deadline:
+                raise LockBusy(f"another writer holds {lock_path}; wait for it to finish and retry")
+            time.sleep(0.02)
+        try:
+            yield
         finally:
             _unlock(fd)
     finally:

@@ -4,8 +4,11 @@ undo. Protocol glue only: every decision comes from :mod:`memzoi.resident`.
 
 Commands (arguments: one object; results: the CLI's ``--json`` shapes; refusals are JSON-RPC errors, see :mod:`.refusal`):
 ``memzoi.resident.approve``/``.undo`` ``{"uri", "candidate_id"}``, ``memzoi.resident.reject`` ``{"uri",
-"candidate_id", "reason"}``, ``memzoi.resident.review`` ``{"uri"}`` (the pending candidates) and
-``memzoi.resident.list`` ``{"uri"?}`` (both files with their usage, and every candidate).
+"candidate_id", "reason"}``, ``memzoi.resident.recover`` ``{"uri", "candidate_id", "mode", "reason"?}`` (an
+uncertain candidate; ``mode`` is ``restore-before``, ``complete-after`` or ``accept``), ``memzoi.resident.review``
+``{"uri", "status"?}`` (the candidates of that status, ``pending`` or ``uncertain``; without it those waiting for a
+decision, ``pending`` and ``failed``) and ``memzoi.resident.list`` ``{"uri"?}`` (both files with their usage, and
+every candidate).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ log = logging.getLogger("memzoi_lsp.resident")
 APPROVE = "memzoi.resident.approve"
 REJECT = "memzoi.resident.reject"
 UNDO = "memzoi.resident.undo"
+RECOVER = "memzoi.resident.recover"
 REVIEW = "memzoi.resident.review"
 LIST = "memzoi.resident.list"
 DEFAULT_REJECTION = "rejected in review from the editor"
@@ -70,7 +74,7 @@ def _history(root: Path, file: ResidentFile):
 def findings_for(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[Finding]:
     """The resident findings of ``snap`` (its text: unsaved edits included)."""
     root, file = where
-    return editor.findings(snap.text, file, _history(root, file), editor.project_accepted(root))
+    return editor.findings(snap.text, file, _history(root, file))
 
 
 def hover(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile], offset: int) -> types.Hover | None:
@@ -109,21 +113,27 @@ def _when(ms: int | None) -> str:
     return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
+_LENS_VERBS = {"pending": "Review", "uncertain": "Recover…"}
+
+
 def code_lenses(snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.CodeLens]:
-    """``N pending candidates: Review`` on the first line (opens the candidates through ``memzoi.resident.review``)."""
-    waiting = editor.pending(_history(*where))
-    if not waiting:
-        return []
+    """On the first line: ``N pending candidates: Review`` (only ``pending`` ones), and ``N uncertain
+    candidates: Recover…`` when a crash left some unclassified; each opens those candidates through
+    ``memzoi.resident.review`` with their status (the recoveries are code actions on the file)."""
     top = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
-    noun = "candidate" if len(waiting) == 1 else "candidates"
-    title = f"{len(waiting)} pending {noun}: Review"
-    return [types.CodeLens(range=top, command=types.Command(title=title, command=REVIEW, arguments=[{"uri": snap.uri}]))]
+    out = []
+    for status, cands in editor.lens_groups(_history(*where)):
+        noun = "candidate" if len(cands) == 1 else "candidates"
+        title = f"{len(cands)} {status} {noun}: {_LENS_VERBS[status]}"
+        out.append(types.CodeLens(range=top, command=types.Command(
+            title=title, command=REVIEW, arguments=[{"uri": snap.uri, "status": status}])))
+    return out
 
 
 def code_actions(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.CodeAction]:
-    """Approve / Reject for each pending (or failed) candidate, and Undo of the last applied one while the file
-    still holds what it wrote."""
-    from .actions import APPLY_KIND, REJECT_KIND, UNDO_KIND, _action, is_dirty
+    """Approve / Reject for each pending (or failed) candidate, Undo of the last applied one while the file
+    still holds what it wrote, and the three recoveries of each uncertain candidate."""
+    from .actions import APPLY_KIND, RECOVER_KIND, REJECT_KIND, UNDO_KIND, _action, is_dirty
 
     history = _history(*where)
     dirty = "save the file first: resident changes act on the file on disk" if is_dirty(ls, snap) else None
@@ -137,7 +147,18 @@ def code_actions(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, Resident
     if last is not None:
         title = f"Undo candidate {last.id[:12]} ({last.action})"
         out.append(_action(ls, title, UNDO_KIND, UNDO, {"uri": snap.uri, "candidate_id": last.id}, dirty))
+    for c in history:
+        if c.status != "uncertain":
+            continue
+        for mode, label in _RECOVERIES:
+            args = {"uri": snap.uri, "candidate_id": c.id, "mode": mode}
+            out.append(_action(ls, f"Recover candidate {c.id[:12]}: {label}", RECOVER_KIND, RECOVER, args, dirty))
     return [a for a in out if a is not None]
+
+
+#: The recoveries of an uncertain candidate (:func:`memzoi.resident.service.recover`) and their titles.
+_RECOVERIES = (("restore-before", "restore the entries from before"), ("complete-after", "complete the change"),
+               ("accept", "accept the file as it is"))
 
 
 # --- commands --------------------------------------------------------------------------------------------------
@@ -204,13 +225,28 @@ async def undo(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     return await _decide(ls, arg, lambda root, cid, who: service.undo(root, cid, actor=who))
 
 
+@command(RECOVER)
+async def recover(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+    """Settle an uncertain candidate (``mode``: restore-before, complete-after or accept); returns the recovery
+    candidate."""
+    mode = arg.get("mode")
+    if mode not in service.RECOVERY_MODES:
+        raise CommandError("invalid_arguments", f"recover needs `mode`: {', '.join(service.RECOVERY_MODES)}")
+    why = reason_of(arg, False)
+    return await _decide(ls, arg, lambda root, cid, who: service.recover(root, cid, mode, actor=who, reason=why))
+
+
 @command(REVIEW)
 async def review(ls: "MemzoiServer", arg: dict[str, Any]) -> list[dict[str, Any]]:
-    """The pending candidates of the file ``uri`` (what the code lens opens)."""
+    """The candidates of the file ``uri`` a code lens names (``status``), or those waiting for a decision."""
     root, file = _where(ls, arg)
+    status = arg.get("status")
+    if status is not None and status not in editor.LENS_STATUSES:
+        raise CommandError("invalid_arguments", f"`status` must be one of {', '.join(editor.LENS_STATUSES)}")
     files = [file] if file is not None else None
     history = await asyncio.get_running_loop().run_in_executor(None, lambda: candidates_for(root, files=files))
-    return [c.to_json() for c in editor.pending(history)]
+    chosen = editor.pending(history) if status is None else [c for c in history if c.status == status]
+    return [c.to_json() for c in chosen]
 
 
 @command(LIST)
@@ -234,7 +270,7 @@ def _refuse_dirty(ls: "MemzoiServer", file: ResidentFile) -> None:
     refuse_if_dirty(ls, file.path)
 
 
-HANDLERS = [approve, reject, undo, review, listing]
+HANDLERS = [approve, reject, undo, recover, review, listing]
 
 
 def register(server: "MemzoiServer") -> None:

@@ -11,6 +11,7 @@ import pytest
 from lsprotocol import types
 
 from memzoi.config import clear_cache
+from memzoi.ledger import Refusal
 from memzoi.resident import service
 
 from .conftest import PROFILES, diagnostics, open_doc, start_client, units
@@ -118,6 +119,59 @@ async def test_hand_edit_and_reject(resident_client):
         types.ExecuteCommandParams(command="memzoi.resident.list", arguments=[{"uri": uri}]))
     assert [s["scope"] for s in listing["scopes"]] == ["global", "project"]
     assert {c["id"]: c["status"] for c in listing["candidates"]} == {applied.id: "applied", pending.id: "rejected"}
+
+
+async def test_a_file_written_by_hand_has_a_hand_edit_on_every_entry(resident_client):
+    # no candidate history at all: the hover said "edited by hand" but no diagnostic appeared
+    client = resident_client
+    _rules(client).write_text("Run make lint before pushing.\n§\nUse tabs in Makefiles.", encoding="utf-8")
+    uri = open_doc(client, _rules(client))
+    diags = await diagnostics(client, uri, lambda d: len([x for x in d if x.code == "resident_hand_edit"]) == 2)
+    hands = sorted((d for d in diags if d.code == "resident_hand_edit"), key=lambda d: d.range.start.line)
+    assert [d.range.start.line for d in hands] == [0, 2]
+    assert all(d.severity == types.DiagnosticSeverity.Information for d in hands)
+    assert "no reviewed candidate wrote this entry" in hands[0].message
+
+
+async def test_lens_counts_only_pending_and_offers_recovery_for_uncertain(resident_client):
+    # a failed candidate used to be counted as pending; uncertain ones had no lens and no recovery in the editor
+    from memzoi.resident import candidates as db
+
+    client = resident_client
+    path = _rules(client)
+    root = client.root
+
+    def propose(content):
+        return service.propose(root, scope="project", action="add", content=content, reason="r", confidence=0.5,
+                               actor="ada").candidate
+
+    big, waiting = propose("b" * 100), propose("Prefer pnpm.")
+    service.apply(root, propose("a" * 30).id, actor="ada")
+    with pytest.raises(Refusal):
+        service.apply(root, big.id, actor="ada")  # over the cap of 120: failed
+    lost = propose("expected")
+    with db.connect() as conn:
+        db.begin_apply(conn, lost.id, ["a" * 30], ["a" * 30, "expected"], "ada")
+    path.write_text("a" * 30 + "\n§\nsomething else", encoding="utf-8")
+    service.reconcile(root)  # neither snapshot: uncertain
+    uri = open_doc(client, path)
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert [lens.command.title for lens in lenses] == ["1 pending candidate: Review",
+                                                       "1 uncertain candidate: Recover…"]
+    for lens, expected in zip(lenses, ([waiting.id], [lost.id])):
+        got = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=lens.command.command, arguments=lens.command.arguments))
+        assert [c["id"] for c in got] == expected
+    actions = await actions_for(client, uri)
+    assert find(actions, f"Approve candidate {big.id[:12]}")  # a failed candidate can still be approved again
+    accept = find(actions, f"Recover candidate {lost.id[:12]}: accept the file as it is")
+    result = await run(client, accept)
+    assert (result["action"], result["status"], result["recovers"]) == ("recover", "applied", lost.id)
+    assert path.read_text(encoding="utf-8") == "a" * 30 + "\n§\nsomething else"
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert [lens.command.title for lens in lenses] == ["1 pending candidate: Review"]
 
 
 async def test_server_start_reconciles_resident_candidates(tmp_path: Path, monkeypatch):

@@ -78,13 +78,16 @@ def test_check_reports_a_resident_file_as_the_editor_does(project, capsys, monke
     assert main(["check", ".zuno/RULES.md", "--format", "json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["files_checked"] == 1
-    assert sorted(f["code"] for f in out["findings"]) == ["resident_drift", "resident_over_cap"]
+    assert sorted(f["code"] for f in out["findings"]) == ["resident_drift", "resident_hand_edit", "resident_over_cap"]
     path.write_text("Run make lint before pushing.\n§\nUse tabs in Makefiles.", encoding="utf-8")
-    assert main(["check", str(path)]) == 0
-    assert capsys.readouterr().out == ""
+    assert main(["check", str(path)]) == 0  # information only: a file written by hand is shown, not failed
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(": ")[0].rsplit("/", 1)[-1] for line in lines[:2]] == ["RULES.md:1:1", "RULES.md:3:1"]
+    assert all("resident_hand_edit edited by hand: no reviewed candidate wrote this entry" in x for x in lines[:2])
     path.write_bytes(b"Use \xff tabs.")
     assert main(["check", str(path), "--format", "json"]) == 1
-    assert [f["code"] for f in json.loads(capsys.readouterr().out)["findings"]] == ["invalid_encoding"]
+    assert [f["code"] for f in json.loads(capsys.readouterr().out)["findings"]] == ["invalid_encoding",
+                                                                                 "resident_hand_edit"]
 
 
 def test_check_from_stdin_named_as_a_resident_file(project, capsys, monkeypatch):
@@ -94,5 +97,31 @@ def test_check_from_stdin_named_as_a_resident_file(project, capsys, monkeypatch)
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(("y" * 3100).encode())))
     assert main(["check", "-", "--stdin-filename", ".zuno/RULES.md", "--format", "json"]) == 1
     out = json.loads(capsys.readouterr().out)
-    assert sorted(f["code"] for f in out["findings"]) == ["resident_drift", "resident_over_cap"]
+    assert sorted(f["code"] for f in out["findings"]) == ["resident_drift", "resident_hand_edit", "resident_over_cap"]
     assert {f["path"] for f in out["findings"]} == {".zuno/RULES.md"}
+
+
+def test_decisions_from_another_project_are_refused(project, capsys, monkeypatch, tmp_path):
+    code, out, _ = _run(capsys, "propose", "--root", str(project), "--json", "--scope", "project", "--action",
+                        "add", "--content", "Keep it.", "--reason", "r", "--confidence", "0.5")
+    cid = json.loads(out)["id"]
+    other = tmp_path / "other"
+    (other / ".memzoi").mkdir(parents=True)
+    monkeypatch.chdir(other)
+    for argv in (["approve", cid], ["reject", cid, "--reason", "x"], ["undo", cid]):
+        code, out, err = _run(capsys, *argv, "--json")
+        assert code == 1 and json.loads(out)["error"]["code"] == "foreign_candidate", argv
+    monkeypatch.chdir(project)
+    code, out, _ = _run(capsys, "list", "--json")
+    assert [c["status"] for c in json.loads(out)["candidates"]] == ["pending"]
+
+
+def test_an_agents_global_candidate_says_why_it_was_not_promoted(project, capsys):
+    configure(project, '[promotion]\nmode = "automatic"\n')
+    code, out, _ = _run(capsys, "propose", "--root", str(project), "--scope", "global", "--action", "add",
+                        "--content", "Prefer short answers.", "--reason", "r", "--confidence", "1", "--source", "tool")
+    assert code == 0 and "pending (global add)" in out
+    assert "not promoted: an agent's candidate for the global file always waits for a human" in out
+    code, out, _ = _run(capsys, "propose", "--root", str(project), "--json", "--scope", "global", "--action", "add",
+                        "--content", "Prefer tabs.", "--reason", "r", "--confidence", "1", "--source", "tool")
+    assert json.loads(out)["held"].startswith("an agent's candidate for the global file")

@@ -24,14 +24,18 @@ def test_which_file_finds_both_files(project, tmp_path):
     assert editor.which_file(project / "README.md", [project]) is None
 
 
+def _without_hand_edits(found):
+    return [f for f in found if f.code != "resident_hand_edit"]
+
+
 def test_cap_usage_from_eighty_percent_and_error_over_the_cap(project):
     configure(project, "[resident]\nproject_char_limit = 100\n")
     file = resident_file(project, "project")
-    assert editor.findings("a" * 79, file, []) == []
-    (f,) = editor.findings("a" * 80, file, [])
+    assert _without_hand_edits(editor.findings("a" * 79, file, [])) == []
+    (f,) = _without_hand_edits(editor.findings("a" * 80, file, []))
     assert (f.code, f.severity.label, f.message.split(":")[0]) == ("resident_cap_usage", "information",
                                                                     "[80% — 80/100 chars]")
-    (f,) = editor.findings("a" * 50 + "\n§\n" + "b" * 50, file, [])
+    (f,) = _without_hand_edits(editor.findings("a" * 50 + "\n§\n" + "b" * 50, file, []))
     assert f.code == "resident_over_cap" and f.severity.label == "error" and "by 3 characters" in f.message
 
 
@@ -67,3 +71,54 @@ def test_hand_edit_provenance_pending_and_undo(project):
     assert editor.entry_at(edited, 12, history) is None  # on the separator line
     assert editor.undoable(history, ["Use spaces.", "Hand rule."]) is None
     assert rules(project).read_text(encoding="utf-8") == "Use spaces."
+
+
+def test_a_file_written_entirely_by_hand_has_a_hand_edit_on_every_entry(project):
+    # with no candidate history there used to be no finding at all, although the hover said "edited by hand"
+    file = resident_file(project, "project")
+    text = serialize(["Run make lint before pushing.", "Use tabs in Makefiles."])
+    found = editor.findings(text, file, [])
+    assert [(f.code, f.severity.label, text[f.start:f.end]) for f in found] == [
+        ("resident_hand_edit", "information", "Run make lint before pushing."),
+        ("resident_hand_edit", "information", "Use tabs in Makefiles.")]
+    assert "no reviewed candidate wrote this entry" in found[0].message and "--scope project" in found[0].message
+    assert [editor.entry_at(text, f.start, []).candidate for f in found] == [None, None]  # the hover agrees
+    assert editor.findings("", file, []) == editor.findings(" \n ", file, []) == []
+
+
+def test_adopting_a_hand_written_entry_records_a_review_without_changing_the_file(project):
+    rules(project).parent.mkdir(parents=True)
+    rules(project).write_text("Use tabs in Makefiles.", encoding="utf-8")
+    file = resident_file(project, "project")
+    cand = service.propose(project, scope="project", action="add", content="Use tabs in Makefiles.", reason="adopt",
+                           confidence=1, actor="ada").candidate
+    adopted = service.apply(project, cand.id, actor="bob")
+    assert adopted.before == adopted.after == ["Use tabs in Makefiles."]
+    assert rules(project).read_text(encoding="utf-8") == "Use tabs in Makefiles."
+    assert editor.findings("Use tabs in Makefiles.", file, candidates_for(project)) == []
+
+
+def test_entries_removed_by_hand_are_reported_on_the_first_line(project):
+    file = resident_file(project, "project")
+    for content in ("one", "two"):
+        cand = service.propose(project, scope="project", action="add", content=content, reason="r", confidence=1,
+                               actor="a").candidate
+        service.apply(project, cand.id, actor="a")
+    (f,) = editor.findings("two", file, candidates_for(project))
+    assert (f.code, f.start, f.end) == ("resident_hand_edit", 0, 3) and "removed or moved" in f.message
+
+
+def test_an_accepted_recovery_counts_as_reviewed(project):
+    rules(project).parent.mkdir(parents=True)
+    cand = service.propose(project, scope="project", action="add", content="expected", reason="r", confidence=1,
+                           actor="a").candidate
+    from memzoi.resident import candidates as db
+
+    with db.connect() as conn:
+        db.begin_apply(conn, cand.id, [], ["expected"], "a")
+    rules(project).write_text("external", encoding="utf-8")
+    service.reconcile(project)
+    rec = service.recover(project, cand.id, "accept", actor="bob")
+    history = candidates_for(project)
+    assert editor.findings("external", resident_file(project, "project"), history) == []
+    assert editor.entry_at("external", 0, history).candidate.id == rec.id

@@ -37,6 +37,14 @@ def test_pieces_are_trimmed_and_empty_pieces_dropped():
     assert round_trips("one\n§\ntwo\n")  # a trailing newline is trimmed, nothing else changes
 
 
+def test_trimming_is_rusts_unicode_white_space_not_pythons_strip():
+    # str.strip() also removes the separators U+001C-U+001F; Rust's trim() (Zuno) keeps them
+    assert parse("\x1cone\x1f\n§\n\u3000two\u00a0\x85") == ["\x1cone\x1f", "two"]
+    assert parse("\x1d") == ["\x1d"] and round_trips("\x1d\x1e")
+    text = " \x1fkept\n§\n\u2028x"
+    assert [(s.text, text[s.start:s.end]) for s in entry_spans(text)] == [("\x1fkept", "\x1fkept"), ("x", "x")]
+
+
 def test_caps_count_code_points_delimiters_included():
     assert char_count([]) == 0
     assert char_count(["ab"]) == 2

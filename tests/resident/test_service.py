@@ -11,7 +11,7 @@ from memzoi.resident import service
 from memzoi.resident.format import parse, serialize
 from memzoi.resident.reconcile import RECONCILED
 from memzoi.resident.scope import resident_file
-from memzoi.resident.views import candidates_for, entry_provenance, hand_edited, scope_views
+from memzoi.resident.views import candidates_for, entry_provenance, scope_views
 
 from .conftest import configure, rules
 
@@ -107,14 +107,56 @@ def test_undo_restores_the_exact_pre_apply_snapshot(project):
     assert undone.time_applied == applied.time_applied  # kept after undo
 
 
-def test_undo_refuses_when_the_file_changed_since(project):
-    cand = service.apply(project, _propose(project, content="mine").candidate.id, actor="a")
-    rules(project).write_text("mine\n§\nhand edit", encoding="utf-8")
+def _applied_then_edited(root, text):
+    """An applied candidate ["mine"] whose file is then written by hand as ``text``; returns it and the file's
+    (inode, mtime) so a test can tell that undo did not write."""
+    import os
+
+    cand = service.apply(root, _propose(root, content="mine").candidate.id, actor="a")
+    rules(root).write_text(text, encoding="utf-8")
+    st = os.stat(rules(root))
+    return cand, (st.st_ino, st.st_mtime_ns)
+
+
+def _identity(root):
+    import os
+
+    st = os.stat(rules(root))
+    return st.st_ino, st.st_mtime_ns
+
+
+def test_undo_after_a_hand_edit_records_undoing_and_settles_uncertain_without_writing(project):
+    # Zuno records `undoing`, the exact-snapshot write refuses, and the file (neither snapshot) makes it uncertain;
+    # memzoi used to refuse with undo_drift and leave the candidate applied
+    cand, before = _applied_then_edited(project, "mine\n§\nhand edit")
     with pytest.raises(Refusal) as err:
-        service.undo(project, cand.id, actor="a")
-    assert err.value.code == "undo_drift"
-    assert _entries(project) == ["mine", "hand edit"] and _get(cand.id).status == "applied"
-    assert hand_edited(["mine", "hand edit"], candidates_for(project)).id == cand.id
+        service.undo(project, cand.id, actor="bob")
+    assert err.value.code == "state_mismatch" and f"candidate {cand.id} is now uncertain" in err.value.message
+    assert "--recover" in err.value.message
+    got = _get(cand.id)
+    assert (got.status, got.undone_by) == ("uncertain", "bob") and "--recover" in got.error
+    assert _identity(project) == before and _entries(project) == ["mine", "hand edit"]  # never overwritten
+    assert service.reconcile(project) == []  # settled, not left in flight; nothing replayed
+    with pytest.raises(Refusal):
+        service.undo(project, cand.id, actor="bob")  # uncertain is terminal until an explicit recovery
+    service.recover(project, cand.id, "accept", actor="bob")
+    assert _entries(project) == ["mine", "hand edit"] and _get(cand.id).status == "failed"
+
+
+def test_undo_when_the_file_already_holds_the_before_entries_is_undone_without_writing(project):
+    cand, before = _applied_then_edited(project, "")  # the user deleted the entry by hand
+    undone = service.undo(project, cand.id, actor="bob")
+    assert undone.status == "undone" and "before entries, so it is undone" in undone.error
+    assert _identity(project) == before and rules(project).read_text(encoding="utf-8") == ""
+
+
+def test_undo_refused_by_drift_on_the_after_entries_stays_applied(project):
+    cand, before = _applied_then_edited(project, "mine\n§\n\n§\n")  # an empty entry: RoundTrip drift
+    with pytest.raises(Refusal) as err:
+        service.undo(project, cand.id, actor="bob")
+    assert err.value.code == "external_drift" and "is now applied" in err.value.message
+    assert _get(cand.id).status == "applied" and _identity(project) == before
+    assert len(list(rules(project).parent.glob("RULES.md.bak.*"))) == 1
 
 
 def test_candidate_lifecycle_persists_snapshots_and_an_explicit_undo_state(project):
@@ -183,9 +225,26 @@ def test_agent_proposals_for_the_global_file_always_wait_for_a_human(project):
     for source in ("foreground_tool", "reflection"):
         res = _propose(project, scope="global", content=f"From {source}.", source=source, session_id="s",
                        message_id="m", confidence=1.0)
-        assert (res.candidate.status, res.promoted) == ("pending", False)
-    assert _propose(project, scope="global", content="Mine.", confidence=1.0).candidate.status == "applied"
+        assert (res.candidate.status, res.promoted, res.held) == ("pending", False, service.GLOBAL_HELD)
+    mine = _propose(project, scope="global", content="Mine.", confidence=1.0)
+    assert (mine.candidate.status, mine.held) == ("applied", None)
     assert _propose(project, content="Repo rule.", source="foreground_tool", confidence=0.1).promoted
+
+
+def test_reflection_creates_a_pending_candidate_and_approval_changes_the_next_prompt(project):
+    # Zuno §9: under review, the reflection fork's proposal is a pending candidate and no file; after apply, a fresh
+    # prompt contains the entry. memzoi has no reflection runner: the seam is propose with source reflection.
+    lesson = "Run the integration tests with `make it` before tagging a release."
+    res = _propose(project, content=lesson, source="reflection", session_id="ses_1", message_id="msg_7",
+                   confidence=0.95)
+    cand = res.candidate
+    assert (cand.status, cand.source, res.promoted) == ("pending", "reflection", False)
+    assert (cand.source_session_id, cand.source_message_id) == ("ses_1", "msg_7") and cand.fingerprint
+    assert not rules(project).exists()
+    assert scope_views(project)[1].block == ""  # the prompt before approval has no project block
+    service.apply(project, cand.id, actor="reviewer")
+    block = scope_views(project)[1].block  # the next prompt, rendered from the file afresh
+    assert block.startswith("═" * 46 + "\nMEMORY (project rules) [") and block.endswith(lesson)
 
 
 def test_reflection_candidates_are_idempotent_by_source_and_fingerprint(project):
@@ -214,13 +273,34 @@ def test_global_scope_uses_zuno_config_dir_and_its_own_cap(project, tmp_path):
     assert entry_provenance(["by hand"], candidates_for(project)) == [None]
 
 
-def test_candidate_of_another_project_is_refused(project, tmp_path):
-    cand = _propose(project).candidate
+def _other_project(tmp_path):
     other = tmp_path / "other"
     (other / ".memzoi").mkdir(parents=True)
-    with pytest.raises(Refusal) as err:
-        service.apply(other, cand.id, actor="a")
-    assert err.value.code == "foreign_candidate"
+    return other
+
+
+def test_candidate_of_another_project_is_refused_for_every_decision(project, tmp_path):
+    # reject used to skip the ownership check that approve, undo and recovery make (Zuno ensure_owned_path)
+    other = _other_project(tmp_path)
+    pending = _propose(project).candidate
+    applied = service.apply(project, _propose(project, content="applied").candidate.id, actor="a")
+    third = tmp_path / "third"
+    (third / ".memzoi").mkdir(parents=True)
+    uncertain, _ = _divergent(third)
+    service.reconcile(third)
+    decisions = {
+        "approve": lambda: service.apply(other, pending.id, actor="a"),
+        "reject": lambda: service.reject(other, pending.id, actor="a", reason="x"),
+        "undo": lambda: service.undo(other, applied.id, actor="a"),
+        "recover": lambda: service.recover(other, uncertain.id, "accept", actor="a"),
+    }
+    for name, decide in decisions.items():
+        with pytest.raises(Refusal) as err:
+            decide()
+        assert err.value.code == "foreign_candidate", name
+        assert "run the command from that project" in err.value.message
+    assert (_get(pending.id).status, _get(applied.id).status) == ("pending", "applied")
+    assert _get(uncertain.id).status == "uncertain"
 
 
 def test_configured_locations(project, tmp_path):

@@ -14,7 +14,8 @@ from memzoi.resident import service
 from memzoi.resident.format import serialize
 from memzoi.resident.locator import Operation, locate, parse_operation
 from memzoi.resident.scope import resident_file
-from memzoi.resident.store import ResidentStore, resident_lock
+from memzoi.resident import store as store_module
+from memzoi.resident.store import WRITE_LOCK_SUFFIX, ResidentStore, resident_lock
 from memzoi.resident.views import candidates_for
 
 from .conftest import configure, rules
@@ -87,7 +88,9 @@ def test_malformed_operations_are_named_before_disk_is_touched(project):
     assert _refused(project, "invalid_candidate", reason=" ").message == "reason must not be empty"
     for bad in (-0.1, 1.5, float("nan")):
         assert "between 0 and 1" in _refused(project, "invalid_candidate", confidence=bad).message
-    assert "separates entries" in _refused(project, "malformed_operation", content="a\n§\nb").message
+    message = _refused(project, "malformed_operation", content="a\n§\nb").message
+    assert message.startswith("add: line 2 of the content holds only §, which is the delimiter between resident "
+                              "entries") and "keep § inside a line" in message
     assert not rules(project).exists()
 
 
@@ -172,12 +175,83 @@ def test_symlinked_resident_file_is_refused(project, tmp_path):
 def test_parse_operation_trims():
     assert parse_operation("replace", "  new  ", "  old ") == Operation("replace", "new", "old")
     assert parse_operation("remove", "ignored", "old") == Operation("remove", None, "old")
+    assert parse_operation("add", "\u3000\x1cnew\x1f\n", None).content == "\x1cnew\x1f"  # Rust's trim
+    assert service.fingerprint("project", "add", " x\x1c ", None) != service.fingerprint("project", "add", "x", None)
+
+
+@pytest.mark.parametrize("content, line", [("§", 1), ("Intro\n§", 2), ("§\nrest", 1), ("a\r\n§\nb", 2)])
+def test_content_with_a_delimiter_line_is_refused_with_the_reason(project, content, line):
+    # "Intro\n§" used to be accepted and then broke the next write of the file (it merged with the delimiter)
+    _seed(project, ["Use tabs."])
+    for kw in ({"content": content}, {"action": "replace", "old_text": "tabs", "content": content}):
+        message = _refused(project, "malformed_operation", **kw).message
+        assert f"line {line} of the content holds only §" in message, message
+    assert parse_operation("add", "see § 4\n§ 5 too", None).content == "see § 4\n§ 5 too"  # inline § is fine
 
 
 def test_lock_excludes_a_second_writer(project):
     path = rules(project)
     with resident_lock(path):
         with pytest.raises(Refusal) as err:
-            with resident_lock(path, timeout=0.05):
+            with resident_lock(path, timeout=0):
                 pass
     assert err.value.code == "lock_busy"
+
+
+def test_memzois_lock_is_keyed_by_the_resolved_path(project, tmp_path):
+    # the global path is absolute but was not resolved: a symlinked ZUNO_CONFIG_DIR gave a second, separate lock
+    real = tmp_path / "zuno-real" / "memory"
+    real.mkdir(parents=True)
+    (tmp_path / "zuno-link").symlink_to(tmp_path / "zuno-real")
+    with resident_lock(tmp_path / "zuno-link" / "memory" / "MEMORY.md"):
+        with pytest.raises(Refusal) as err:
+            with resident_lock(real / "MEMORY.md", timeout=0):
+                pass
+    assert err.value.code == "lock_busy"
+
+
+def _zuno_holds(path):
+    """Take the lock Zuno's writers take (PathWriteGuard: flock on ``<name>.zuno-write-lock``), as another
+    program would; returns the open file (closing it releases the lock)."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    held = open(path.with_name(path.name + WRITE_LOCK_SUFFIX), "a+")
+    fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return held
+
+
+def test_a_write_waits_for_zunos_writer_lock_and_records_nothing(project, monkeypatch):
+    monkeypatch.setattr(store_module, "WRITE_LOCK_TIMEOUT", 0)
+    path = _seed(project, ["Use tabs."])
+    cand = _propose(project).candidate  # a proposal under review writes nothing and takes no writer lock
+    with _zuno_holds(path):
+        with pytest.raises(Refusal) as err:
+            service.apply(project, cand.id, actor="a")
+        assert err.value.code == "lock_busy" and "Zuno or another memzoi process" in err.value.message
+        assert path.read_text(encoding="utf-8") == "Use tabs."
+        assert candidates_for(project)[0].status == "pending"  # refused before anything was recorded
+    applied = service.apply(project, cand.id, actor="a")
+    assert applied.status == "applied"
+    with _zuno_holds(path), pytest.raises(Refusal) as err:
+        service.undo(project, cand.id, actor="a")
+    assert err.value.code == "lock_busy" and candidates_for(project)[0].status == "applied"
+    companion = path.with_name("RULES.md.zuno-write-lock")
+    assert companion.is_file() and companion.read_bytes() == b""  # kept (never unlinked), empty
+
+
+def test_no_writer_lock_file_without_a_write(project):
+    _propose(project)
+    service.reconcile(project)
+    assert not rules(project).parent.exists()  # nothing is created in the repository by a proposal or a listing
+
+
+def test_a_writer_lock_that_is_not_a_regular_file_is_refused(project, tmp_path):
+    path = _seed(project, ["Use tabs."])
+    (tmp_path / "target").write_text("", encoding="utf-8")
+    path.with_name(path.name + WRITE_LOCK_SUFFIX).symlink_to(tmp_path / "target")
+    cand = _propose(project).candidate
+    with pytest.raises(Refusal) as err:
+        service.apply(project, cand.id, actor="a")
+    assert err.value.code == "unsafe_path" and "writer lock" in err.value.message
+    assert candidates_for(project)[0].status == "pending"

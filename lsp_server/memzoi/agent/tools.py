@@ -349,7 +349,9 @@ def _propose_resident(s: Session, a: ResidentArgs) -> ToolResult:
     c = out.candidate
     state = ("applied by the promotion policy" if out.promoted else "already recorded for this message"
              if not out.inserted else f"{c.status}: a human approves it with `memzoi resident approve {c.id}`")
-    return ToolResult({**c.to_json(), "inserted": out.inserted, "promoted": out.promoted},
+    if out.held:
+        state += f" ({out.held})"
+    return ToolResult({**c.to_json(), "inserted": out.inserted, "promoted": out.promoted, "held": out.held},
                       f"resident-memory candidate {c.id} ({c.scope} {c.action}): {state}")
 
 

@@ -152,6 +152,8 @@ def _emit(args: argparse.Namespace, c: Candidate, **extra) -> None:
     print(f"candidate {c.id} {c.status} ({c.scope} {c.action})")
     if extra.get("promoted"):
         print(f"  applied at once by promotion: {c.decided_by}")
+    if extra.get("held"):
+        print(f"  not promoted: {extra['held']}; approve it with `memzoi resident approve {c.id}`")
 
 
 def run_propose(args: argparse.Namespace) -> int:
@@ -161,7 +163,7 @@ def run_propose(args: argparse.Namespace) -> int:
             project_root(args), scope=args.scope, action=args.action, content=args.content,
             old_text=args.old_text, reason=args.reason, confidence=args.confidence, source=args.source,
             session_id=args.session, message_id=args.message, actor=actor(args))
-        _emit(args, res.candidate, inserted=res.inserted, promoted=res.promoted)
+        _emit(args, res.candidate, inserted=res.inserted, promoted=res.promoted, held=res.held)
         return 0
     return _guard(args, go)
 

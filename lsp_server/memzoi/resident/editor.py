@@ -7,7 +7,8 @@ Findings (spans are code-point offsets of the analysed text, which may be an uns
 - the detectors' ``prompt_injection``, ``invisible_character``, credential and personal-data findings with exact
   ranges (the first three block every write);
 - ``resident_drift`` (warning): the text would fail Zuno's ``RoundTrip`` or ``EntryOverflow`` check;
-- ``resident_hand_edit`` (information): the entries differ from what the last reviewed candidate left;
+- ``resident_hand_edit`` (information): on each entry no reviewed candidate wrote (a file written entirely by hand
+  gets one per entry), or on the first line when entries were removed or moved outside review;
 - ``resident_uncertain`` (warning): a candidate of this file could not be classified after a crash.
 """
 
@@ -24,7 +25,7 @@ from ..workspace import find_project_root
 from .candidates import Candidate
 from .format import EntrySpan, char_count, entry_spans, round_trips, usage
 from .reconcile import recovery_hint
-from .scope import ResidentFile, project_config, resident_files
+from .scope import ResidentFile, resident_files
 from .threats import threat_findings
 from .views import candidates_for, entry_provenance, last_written
 
@@ -55,9 +56,10 @@ def _first_line(text: str) -> int:
     return len(text.split("\n", 1)[0].rstrip("\r"))
 
 
-def findings(text: str, file: ResidentFile, history: list[Candidate], accepted: frozenset[str] = frozenset()) -> list[Finding]:
+def findings(text: str, file: ResidentFile, history: list[Candidate]) -> list[Finding]:
     """Every finding of a resident file's ``text`` (see the module docstring); ``history`` is the file's
-    candidates (:func:`memzoi.resident.views.candidates_for`)."""
+    candidates (:func:`memzoi.resident.views.candidates_for`). Threat findings use the file's accepted
+    fingerprints, as the write path does (:mod:`.threats`)."""
     spans = entry_spans(text)
     entries = [s.text for s in spans]
     used, cap = char_count(entries), file.cap
@@ -71,20 +73,36 @@ def findings(text: str, file: ResidentFile, history: list[Candidate], accepted: 
         out.append(finding("resident_cap_usage", f"{label}: close to the {file.scope} cap; consolidate entries "
                            "before adding more (nothing is evicted)", 0, top))
     out += _drift(text, spans, cap, top)
-    out += threat_findings(text, accepted)
-    last = last_written(history)
-    if last is not None and last[1] != entries:
-        cand, snapshot = last
-        changed = [s for s in spans if s.text not in snapshot] or None
-        message = (f"edited by hand since candidate {cand.id[:12]} was {cand.status}: this text did not go "
-                   "through review; propose it as a candidate to keep it audited")
-        for s in changed or [EntrySpan(0, 0, top, "")]:
-            out.append(finding("resident_hand_edit", message, s.start, s.end, candidate_id=cand.id))
+    out += threat_findings(text, file.accepted)
+    out += _hand_edits(spans, file, history, top)
     for cand in history:
         if cand.status == "uncertain":
             out.append(finding("resident_uncertain", f"candidate {cand.id[:12]} ({cand.action}) could not be "
                                f"classified after a crash: {recovery_hint(cand.id)}", 0, top, candidate_id=cand.id))
     return sorted(out, key=lambda f: (f.start, f.end, f.code))
+
+
+def _hand_edits(spans: list[EntrySpan], file: ResidentFile, history: list[Candidate], top: int) -> list[Finding]:
+    """``resident_hand_edit`` findings: one on each entry no reviewed candidate wrote, by the hover's rule
+    (:func:`.views.entry_provenance`), so a file written entirely by hand, with no candidate history, gets one on
+    every entry; when every entry has a candidate but the file differs from what the last one left (an entry
+    removed or moved by hand), one on the first line."""
+    entries = [s.text for s in spans]
+    last = last_written(history)
+    since = f" since candidate {last[0].id[:12]} was {last[0].status}" if last else ""
+    ids = {"candidate_id": last[0].id} if last else {}
+    out = []
+    for span, cand in zip(spans, entry_provenance(entries, history)):
+        if cand is None:
+            out.append(finding(
+                "resident_hand_edit", f"edited by hand{since}: no reviewed candidate wrote this entry, yet it "
+                "reaches every prompt; to adopt it into review, propose it unchanged (`memzoi resident propose "
+                f"--scope {file.scope} --action add --content …`): an add of an existing entry records the "
+                "review and leaves the file as it is", span.start, span.end, **ids))
+    if not out and last is not None and last[1] != entries:
+        out.append(finding("resident_hand_edit", f"edited by hand{since}: an entry it left was removed or moved "
+                           "outside review; propose such changes as candidates to keep them audited", 0, top, **ids))
+    return out
 
 
 def check_file(path: Path, data: bytes | None = None) -> tuple[str, list[Finding]] | None:
@@ -106,7 +124,7 @@ def check_file(path: Path, data: bytes | None = None) -> tuple[str, list[Finding
         text = data.decode("utf-8", "replace")
         extra = [finding("invalid_encoding", f"the file is not valid UTF-8 (byte offset {err.start}), so Zuno "
                          "refuses to read or write it (Unreadable); re-save it as UTF-8", 0, 0)]
-    found = findings(text, file, candidates_for(root, files=[file]), project_accepted(root))
+    found = findings(text, file, candidates_for(root, files=[file]))
     return text, extra + found
 
 
@@ -141,8 +159,19 @@ def entry_at(text: str, offset: int, history: list[Candidate]) -> EntryFacts | N
 
 
 def pending(history: list[Candidate]) -> list[Candidate]:
-    """The candidates waiting for a decision (``pending`` and ``failed``), newest first."""
+    """The candidates a decision can act on (``pending`` and ``failed``: approve or reject), newest first."""
     return [c for c in history if c.status in ("pending", "failed")]
+
+
+#: What the code lens counts, in order: candidates waiting for a first decision, and those waiting for an explicit
+#: recovery. A ``failed`` candidate is neither (it was decided and its write refused; its actions stay offered).
+LENS_STATUSES = ("pending", "uncertain")
+
+
+def lens_groups(history: list[Candidate]) -> list[tuple[str, list[Candidate]]]:
+    """``[(status, candidates)]`` for each of :data:`LENS_STATUSES` that has candidates, newest first."""
+    groups = [(status, [c for c in history if c.status == status]) for status in LENS_STATUSES]
+    return [(status, cands) for status, cands in groups if cands]
 
 
 def undoable(history: list[Candidate], entries: list[str]) -> Candidate | None:
@@ -151,11 +180,3 @@ def undoable(history: list[Candidate], entries: list[str]) -> Candidate | None:
     if last is None or last[0].status != "applied" or last[1] != entries:
         return None
     return last[0]
-
-
-def project_accepted(root: Path) -> frozenset[str]:
-    """The project's accepted fingerprints (empty when its configuration cannot be read)."""
-    try:
-        return project_config(root).accepted
-    except Refusal:
-        return frozenset()

@@ -6,11 +6,16 @@ U+00A7, newline), with no header and no trailing newline. A ``§`` is a separato
 its line, so an inline ``§`` stays part of its entry. Reading splits on the exact delimiter, trims every piece and
 drops empty ones (a whitespace-only file has no entries); entries may span several lines; order is kept and is
 the order of the prompt. Caps count characters (code points) of the serialized text, delimiters included.
+
+Trimming is Rust's ``str::trim`` (Unicode White_Space, :func:`memzoi.text.rust_trim`), not Python's ``str.strip``,
+which also removes the separators U+001C–U+001F: an entry ending in one keeps it, as in Zuno.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from ..text import RUST_WHITESPACE, rust_trim
 
 DELIMITER = "\n\u00a7\n"
 #: The rule above and below a prompt block's label: 46 box-drawing double lines (Zuno ``render.rs``).
@@ -25,7 +30,7 @@ def parse(text: str) -> list[str]:
 
     An empty or whitespace-only text has no entries. Source: Zuno ``store.rs`` ``parse``.
     """
-    return [piece.strip() for piece in text.split(DELIMITER) if piece.strip()]
+    return [cut for cut in (rust_trim(piece) for piece in text.split(DELIMITER)) if cut]
 
 
 def serialize(entries: list[str]) -> str:
@@ -42,7 +47,7 @@ def char_count(entries: list[str]) -> int:
 
 def round_trips(text: str) -> bool:
     """True when ``text`` trimmed equals its entries serialized again (Zuno's ``RoundTrip`` drift check)."""
-    return text.strip() == serialize(parse(text))
+    return rust_trim(text) == serialize(parse(text))
 
 
 @dataclass(frozen=True)
@@ -61,9 +66,9 @@ def entry_spans(text: str) -> list[EntrySpan]:
     out: list[EntrySpan] = []
     pos = 0
     for piece in text.split(DELIMITER):
-        stripped = piece.strip()
+        stripped = rust_trim(piece)
         if stripped:
-            lead = len(piece) - len(piece.lstrip())
+            lead = len(piece) - len(piece.lstrip(RUST_WHITESPACE))
             out.append(EntrySpan(len(out), pos + lead, pos + lead + len(stripped), stripped))
         pos += len(piece) + len(DELIMITER)
     return out

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ledger import Refusal
-from .format import char_count, parse, serialize
+from ..text import rust_trim
+from .format import DELIMITER, char_count, parse, serialize
 
 ACTIONS = ("add", "replace", "remove")
 _PREVIEW = 80
@@ -31,10 +32,11 @@ def parse_operation(action: str, content: str | None, old_text: str | None) -> O
     """Validate one operation (Zuno ``Operation::parse``); raises :class:`Refusal` ``malformed_operation``.
 
     ``add`` needs ``content``; ``replace`` needs ``old_text`` and ``content``; ``remove`` needs ``old_text``
-    (its ``content`` is ignored). Texts are trimmed.
+    (its ``content`` is ignored). Texts are trimmed as Rust trims (Unicode White_Space). Content with a line
+    holding only ``§`` (the delimiter) is refused with that reason.
     """
-    body = (content or "").strip() or None
-    locator = (old_text or "").strip() or None
+    body = rust_trim(content or "") or None
+    locator = rust_trim(old_text or "") or None
     if action not in ACTIONS:
         raise Refusal("malformed_operation", f"unknown action `{action}`; use add, replace, or remove")
     if action in ("replace", "remove") and locator is None:
@@ -43,9 +45,23 @@ def parse_operation(action: str, content: str | None, old_text: str | None) -> O
         raise Refusal("malformed_operation", "add: content is required")
     if action == "replace" and body is None:
         raise Refusal("malformed_operation", "replace: content is required; use action 'remove' to delete an entry")
+    if body is not None and action != "remove":
+        _refuse_delimiter_lines(action, body)
     if action == "add":
         return Operation("add", body, None)
     return Operation(action, body if action == "replace" else None, locator)
+
+
+def _refuse_delimiter_lines(action: str, content: str) -> None:
+    """Refuse content with a line holding only ``§``: that line is the entry delimiter (reference §2), so the
+    entry would be split in two, or merged with its neighbour, the next time the file is read."""
+    delimiter = DELIMITER.strip("\n")
+    for number, line in enumerate(content.split("\n"), 1):
+        if line == delimiter:
+            raise Refusal("malformed_operation", f"{action}: line {number} of the content holds only §, which is the "
+                          "delimiter between resident entries (a line holding only § separates entries), so the "
+                          "entry would not read back as written; keep § inside a line (e.g. `see § 4`) or remove "
+                          "that line")
 
 
 def preview(entry: str) -> str:

@@ -23,11 +23,14 @@ SCOPES = ("global", "project")
 
 @dataclass(frozen=True)
 class ResidentFile:
-    """One resident file: its ``scope`` (``global``/``project``), absolute ``path`` and ``cap`` in characters."""
+    """One resident file: its ``scope`` (``global``/``project``), absolute ``path``, ``cap`` in characters, and the
+    project's ``[safety] accepted_fingerprints`` (``accepted``), carried with the file so that the editor's scan
+    and the write path's refusal read the same set (:mod:`.threats`)."""
 
     scope: str
     path: Path
     cap: int
+    accepted: frozenset[str] = frozenset()
 
 
 def default_global_path() -> Path:
@@ -57,9 +60,10 @@ def resident_file(project_root: Path, scope: str, config: MemzoiConfig | None = 
     config = config or project_config(project_root)
     section = config.resident
     if scope == "project":
-        return ResidentFile("project", project_root / Path(section.project_path), section.project_char_limit)
+        return ResidentFile("project", project_root / Path(section.project_path), section.project_char_limit,
+                            config.accepted)
     path = Path(os.path.expanduser(section.global_path)) if section.global_path else default_global_path()
-    return ResidentFile("global", path.absolute(), section.global_char_limit)
+    return ResidentFile("global", path.absolute(), section.global_char_limit, config.accepted)
 
 
 def resident_files(project_root: Path, config: MemzoiConfig | None = None) -> list[ResidentFile]:

@@ -1,8 +1,9 @@
 """Proposing, applying, rejecting and undoing resident-memory candidates, at most once (reference
 ``zuno-memory.md`` §1, §3, §5).
 
-Every operation holds the OS lock of its resident file and first reconciles that file's in-flight candidates
-(:mod:`.reconcile`). ``propose`` validates the operation against the current file exactly as an apply would
+Every operation holds memzoi's lock of its resident file and first reconciles that file's in-flight candidates
+(:mod:`.reconcile`); every write also holds the writer lock Zuno takes (:func:`.store.write_lock`) from before
+the file is read until the outcome is recorded. ``propose`` validates the operation against the current file exactly as an apply would
 (malformed operation, reason, confidence, drift, locator, threats, cap), records a ``pending`` candidate, and
 asks the promotion policy (:mod:`memzoi.promotion`, ``[promotion]`` in ``.memzoi/config.toml``) whether to apply
 it at once. ``apply`` records ``applying`` with the before and after entries, replaces the file exactly
@@ -25,12 +26,13 @@ from ..config import MemzoiConfig
 from ..ledger import Refusal
 from ..ledger.store import _step as step  # the ledger's fault hook: one hook drives the crash tests of both
 from ..promotion import confidence_bp, promotes
+from ..text import rust_trim
 from . import candidates as db
 from .candidates import Candidate
 from .locator import Operation, parse_operation
 from .reconcile import classify, current_entries, reconcile_locked, recovery_hint
 from .scope import ResidentFile, project_config, resident_file
-from .store import ResidentStore, backup, resident_lock
+from .store import ResidentStore, backup, resident_lock, write_lock
 from .threats import refuse_threats
 
 #: ``--source`` values; Zuno's ``tool`` is accepted as ``foreground_tool``.
@@ -40,17 +42,19 @@ RECOVERY_MODES = ("restore-before", "complete-after", "accept")
 
 @dataclass
 class Proposed:
-    """What ``propose`` did: the candidate (as it is now), whether it is new, and whether promotion applied it."""
+    """What ``propose`` did: the candidate (as it is now), whether it is new, whether promotion applied it, and
+    ``held``: why it waits for a human although ``[promotion]`` would have applied it (:func:`_promotable`)."""
 
     candidate: Candidate
     inserted: bool
     promoted: bool
+    held: str | None = None
 
 
 def fingerprint(scope: str, action: str, content: str | None, old_text: str | None) -> str:
     """Hex SHA-256 of scope, action, trimmed content and trimmed locator joined by NUL (Zuno
     ``proposal_fingerprint``); identifies a reflection proposal for idempotent inserts."""
-    parts = [scope, action, (content or "").strip(), (old_text or "").strip()]
+    parts = [scope, action, rust_trim(content or ""), rust_trim(old_text or "")]
     return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
 
 
@@ -101,12 +105,17 @@ def _write(conn: sqlite3.Connection, store: ResidentStore, cand: Candidate, sour
     except (Refusal, OSError) as err:
         status = classify(phase, current_entries(store.file.path), before, after)
         text = err.message if isinstance(err, Refusal) else f"{store.file.path}: {err.strerror or err}"
-        note = text if status != "uncertain" else f"{text}; {recovery_hint(cand.id)}"
+        if status == done:  # the file already holds the target entries (a write that landed, or a hand edit)
+            note = f"{text}; the file holds the {'after' if phase == 'apply' else 'before'} entries, so it is {done}"
+        elif status == "uncertain":
+            note = f"{text}; {recovery_hint(cand.id)}"
+        else:
+            note = text
         db.set_status(conn, cand.id, status, note)
         if status == done:
             return status
         code = err.code if isinstance(err, Refusal) else "write_failed"
-        raise Refusal(code, f"{text}; candidate {cand.id} is now {status}", str(store.file.path)) from None
+        raise Refusal(code, f"{note}; candidate {cand.id} is now {status}", str(store.file.path)) from None
     step(f"{phase}:written")
     db.set_status(conn, cand.id, done)
     step("committed")
@@ -121,24 +130,35 @@ def _apply_locked(conn: sqlite3.Connection, root: Path, cand: Candidate, actor: 
     if cand.status not in db.OPEN:
         raise Refusal("not_applicable", f"candidate {cand.id} is {cand.status}; only a pending or failed candidate "
                       "can be approved")
-    store = ResidentStore(file)
-    try:
-        after = store.preview(_operation(cand))
-    except Refusal as err:
-        db.set_status(conn, cand.id, "failed", err.message)
-        raise Refusal(err.code, f"{err.message} (candidate {cand.id} is now failed)", err.path) from None
-    step("planned")
-    if not db.begin_apply(conn, cand.id, store.entries, after, actor):
-        raise Refusal("not_applicable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
-    step("recorded")
-    _write(conn, store, cand, store.entries, after, "apply")
+    with write_lock(file.path):  # before the file is read: Zuno's writers must not change it until it is recorded
+        store = ResidentStore(file)
+        try:
+            after = store.preview(_operation(cand))
+        except Refusal as err:
+            db.set_status(conn, cand.id, "failed", err.message)
+            raise Refusal(err.code, f"{err.message} (candidate {cand.id} is now failed)", err.path) from None
+        step("planned")
+        if not db.begin_apply(conn, cand.id, store.entries, after, actor):
+            raise Refusal("not_applicable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
+        step("recorded")
+        _write(conn, store, cand, store.entries, after, "apply")
     return _load(conn, cand.id)
 
 
+#: Why an agent's global-scope candidate waits although ``[promotion]`` would apply it (see :func:`_promotable`).
+GLOBAL_HELD = ("an agent's candidate for the global file always waits for a human: [promotion] in the repository's "
+               ".memzoi/config.toml cannot write the memory every other checkout reads")
+
+
 def _promotable(cand: Candidate) -> bool:
-    """Whether the project's ``[promotion]`` may apply ``cand`` at once. An agent's proposal for the *global* file
-    always waits for a human: the policy lives in the repository's configuration, and a repository must not be
-    able to write the user's memory of every other checkout unreviewed (Zuno's policy is the user's own setting)."""
+    """Whether the project's ``[promotion]`` may apply ``cand`` at once.
+
+    A deliberate difference from Zuno, whose ``automatic``/``high_confidence`` promote every source (reference
+    §5): an agent's (``foreground_tool``/``reflection``) proposal for the *global* file always waits for a human.
+    In Zuno the policy is the user's own setting; here it lives in ``.memzoi/config.toml``, which the repository
+    carries, so a cloned repository (or an agent it has prompt-injected) could otherwise write unreviewed into the
+    user's memory of every other checkout. The user's own global proposals and all project ones follow the policy.
+    """
     return cand.scope == "project" or cand.source == "user"
 
 
@@ -158,7 +178,7 @@ def propose(project_root: str | Path, *, scope: str, action: str, content: str |
     root = Path(project_root).resolve()
     config = config or project_config(root)
     op = parse_operation(action, content, old_text)
-    why = (reason or "").strip()
+    why = rust_trim(reason or "")
     if not why:
         raise Refusal("invalid_candidate", "reason must not be empty")
     try:
@@ -170,8 +190,8 @@ def propose(project_root: str | Path, *, scope: str, action: str, content: str |
         raise Refusal("invalid_candidate", f"source must be one of {', '.join(db.SOURCES)}")
     if source == "reflection" and not (session_id and message_id):
         raise Refusal("invalid_candidate", "a reflection proposal needs its source session and message ids")
-    refuse_threats([why], config.accepted, where="in the reason")
     file = resident_file(root, scope, config)
+    refuse_threats([why], file.accepted, where="in the reason")
     with _session(file) as conn:
         ResidentStore(file).preview(op)
         now = db.now_ms()
@@ -182,8 +202,10 @@ def propose(project_root: str | Path, *, scope: str, action: str, content: str |
             fingerprint=fingerprint(scope, op.action, op.content, op.old_text) if source == "reflection" else None,
         )
         cand, inserted = db.insert(conn, cand)
-        if not inserted or not _promotable(cand) or not promotes(config.promotion, bp):
+        if not inserted or not promotes(config.promotion, bp):
             return Proposed(cand, inserted, False)
+        if not _promotable(cand):
+            return Proposed(cand, inserted, False, GLOBAL_HELD)
         return Proposed(_apply_locked(conn, root, cand, f"promotion:{config.promotion.mode}", config), True, True)
 
 
@@ -197,8 +219,17 @@ def apply(project_root: str | Path, candidate_id: str, *, actor: str, config: Me
 
 
 def undo(project_root: str | Path, candidate_id: str, *, actor: str, config: MemzoiConfig | None = None) -> Candidate:
-    """Restore the exact before entries of an ``applied`` candidate at most once (``undoing`` → ``undone``).
-    Refused (nothing written) unless the file still holds the candidate's after entries."""
+    """Restore the exact before entries of an ``applied`` candidate at most once (reference §1, §3 "Undo").
+
+    As in Zuno, ``undoing`` is recorded before the file is touched and the write itself carries the precondition
+    (the file must hold the candidate's after entries, no drift). When the precondition fails nothing is written
+    (a hand edit is never overwritten, nothing is replayed) and the file settles the candidate (Zuno
+    ``reconcile_undo_status``): it holds the before entries → ``undone`` (e.g. the entry was deleted by hand; the
+    candidate is returned); the after entries → ``applied`` again; anything else → ``uncertain``, kept as it is
+    with an explicit recovery offered. Raises :class:`Refusal` ``not_undoable`` (not applied, or no snapshots;
+    nothing recorded), ``unreadable``/``unsafe_path`` (nothing recorded), or the write's refusal
+    (``state_mismatch``, ``external_drift``, …) naming the status the candidate is left in.
+    """
     root = Path(project_root).resolve()
     cand = _find(candidate_id)
     file = _owned(root, cand, config)
@@ -206,27 +237,32 @@ def undo(project_root: str | Path, candidate_id: str, *, actor: str, config: Mem
         cand = _load(conn, cand.id)
         if cand.status != "applied" or cand.before is None or cand.after is None:
             raise Refusal("not_undoable", f"candidate {cand.id} is {cand.status}; only an applied candidate can be undone")
-        store = ResidentStore(file)
-        store.check_drift()
-        if store.entries != cand.after:
-            raise Refusal("undo_drift", f"{file.path}: changed after candidate {cand.id} was applied, so undo is "
-                          "unavailable and nothing was written; edit the entry by hand or propose a change",
-                          str(file.path))
-        step("planned")
-        if not db.begin_undo(conn, cand.id, actor):
-            raise Refusal("not_undoable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
-        step("recorded")
-        _write(conn, store, cand, cand.after, cand.before, "undo")
+        with write_lock(file.path):
+            store = ResidentStore(file)  # an unreadable file refuses here, before anything is recorded
+            step("planned")
+            if not db.begin_undo(conn, cand.id, actor):
+                raise Refusal("not_undoable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
+            step("recorded")
+            _write(conn, store, cand, cand.after, cand.before, "undo")
         return _load(conn, cand.id)
 
 
-def reject(project_root: str | Path, candidate_id: str, *, actor: str, reason: str) -> Candidate:
-    """Reject a ``pending``/``failed`` candidate with a reason (nothing is written to the resident file)."""
-    why = (reason or "").strip()
+def reject(project_root: str | Path, candidate_id: str, *, actor: str, reason: str,
+           config: MemzoiConfig | None = None) -> Candidate:
+    """Reject a ``pending``/``failed`` candidate with a reason (nothing is written to the resident file).
+
+    Like every decision it is refused (``foreign_candidate``) for a candidate of another project's file (Zuno
+    ``ensure_owned_path``, reference §1 ``target_path``): a project must not be able to decide, even negatively,
+    what another project's agents proposed. Raises :class:`Refusal` ``invalid_candidate`` without a reason,
+    ``candidate_not_found``, ``not_rejectable`` unless the candidate is ``pending`` or ``failed``.
+    """
+    why = rust_trim(reason or "")
     if not why:
         raise Refusal("invalid_candidate", "a rejection needs a reason (--reason)")
-    with db.connect() as conn:
-        cand = _load(conn, candidate_id)
+    root = Path(project_root).resolve()
+    cand = _find(candidate_id)
+    with _session(_owned(root, cand, config)) as conn:
+        cand = _load(conn, cand.id)
         if not db.reject(conn, cand.id, actor, why):
             raise Refusal("not_rejectable", f"candidate {cand.id} is {cand.status}; only a pending or failed "
                           "candidate can be rejected")
@@ -250,24 +286,25 @@ def recover(project_root: str | Path, candidate_id: str, mode: str, *, actor: st
         cand = _load(conn, cand.id)
         if cand.status != "uncertain":
             raise Refusal("not_uncertain", f"candidate {cand.id} is {cand.status}; only uncertain candidates need recovery")
-        store = ResidentStore(file)
-        store.check_drift()
-        target = {"restore-before": cand.before, "complete-after": cand.after, "accept": store.entries}[mode]
-        if target is None:
-            raise Refusal("invalid_recovery", f"candidate {cand.id} has no snapshot for {mode}; use accept")
-        if target != store.entries and store.exists:
-            backup(file.path, store.text.encode("utf-8"), store.mode)
-        now = db.now_ms()
-        rec = Candidate(
-            id=db.new_id(), scope=cand.scope, target_path=cand.target_path, action="recover", content=None,
-            old_text=None, reason=(reason or "").strip() or f"{mode} for uncertain candidate {cand.id}",
-            confidence=10_000, source="user", source_session_id=None, source_message_id=None, fingerprint=None,
-            actor=actor, status="pending", time_created=now, time_updated=now, recovers=cand.id, recovery_mode=mode)
-        db.insert(conn, rec)
-        if not db.begin_apply(conn, rec.id, store.entries, target, actor):
-            raise Refusal("not_applicable", f"recovery candidate {rec.id} could not start; retry")
-        step("recorded")
-        _write(conn, store, rec, store.entries, target, "apply")
+        with write_lock(file.path):
+            store = ResidentStore(file)
+            store.check_drift()
+            target = {"restore-before": cand.before, "complete-after": cand.after, "accept": store.entries}[mode]
+            if target is None:
+                raise Refusal("invalid_recovery", f"candidate {cand.id} has no snapshot for {mode}; use accept")
+            if target != store.entries and store.exists:
+                backup(file.path, store.text.encode("utf-8"), store.mode)
+            now = db.now_ms()
+            rec = Candidate(
+                id=db.new_id(), scope=cand.scope, target_path=cand.target_path, action="recover", content=None,
+                old_text=None, reason=rust_trim(reason or "") or f"{mode} for uncertain candidate {cand.id}",
+                confidence=10_000, source="user", source_session_id=None, source_message_id=None, fingerprint=None,
+                actor=actor, status="pending", time_created=now, time_updated=now, recovers=cand.id, recovery_mode=mode)
+            db.insert(conn, rec)
+            if not db.begin_apply(conn, rec.id, store.entries, target, actor):
+                raise Refusal("not_applicable", f"recovery candidate {rec.id} could not start; retry")
+            step("recorded")
+            _write(conn, store, rec, store.entries, target, "apply")
         return _load(conn, rec.id)
 
 

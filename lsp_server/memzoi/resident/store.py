@@ -11,7 +11,8 @@ A :class:`ResidentStore` remembers the file's stamp (mtime and size, taken befor
 On drift the exact bytes are copied to ``<name>.bak.<unix-seconds>`` beside the file and the write is refused
 (``external_drift``), the file untouched. Then the current entries must equal the expected snapshot
 (``state_mismatch`` otherwise), the replacement is threat-scanned and capped, and the file is replaced with
-:func:`memzoi.fsutil.atomic_write`, keeping its mode. Writers hold the file's OS lock (:func:`resident_lock`).
+:func:`memzoi.fsutil.atomic_write`, keeping its mode. Writers hold memzoi's lock of the file
+(:func:`resident_lock`) and the companion lock Zuno's writers take (:func:`write_lock`).
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from ..fsutil import UnsafeWriteError, atomic_write, read_state
 from ..ledger import Refusal
-from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
+from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock, path_lock
 from ..runtime import memzoi_home, private_dir, runtime_key
 from .format import parse, round_trips, serialize
 from .locator import Operation, check_cap, project
@@ -44,17 +45,58 @@ def runtime_root() -> Path:
     return private_dir(memzoi_home())
 
 
+#: The suffix of the lock companion Zuno's writers take beside a resident file (``zuno_atomic_file::
+#: PathWriteGuard``, ``crates/zuno-atomic-file/src/write_guard.rs`` @1131486: ``<name>.zuno-write-lock``).
+WRITE_LOCK_SUFFIX = ".zuno-write-lock"
+#: How long a write waits for the companion lock before refusing (seconds; Zuno itself never waits).
+WRITE_LOCK_TIMEOUT = DEFAULT_TIMEOUT
+
+
+def resolved(path: Path) -> Path:
+    """``path`` with its folder's symlinks and ``..`` resolved, as far as they exist (Zuno
+    ``canonical_destination``): one identity for a resident file however its folder is spelled
+    (``$ZUNO_CONFIG_DIR`` through a symlink, say). The file's own name is kept: a symlinked resident file is
+    refused before any write (:func:`read_file`), so no lock is taken beside whatever it points at."""
+    return Path(os.path.realpath(path.parent)) / path.name
+
+
 @contextmanager
 def resident_lock(path: Path, *, timeout: float = DEFAULT_TIMEOUT) -> Iterator[None]:
-    """Hold the OS lock of resident file ``path`` (one lock file per path under the runtime root, shared by the
-    CLI, the server and any other memzoi process). Raises :class:`Refusal` ``lock_busy`` after ``timeout`` s."""
+    """Hold memzoi's lock of resident file ``path`` (one lock file per *resolved* path under the runtime root):
+    every memzoi process with the same ``MEMZOI_HOME`` (CLI, server, MCP) runs one operation on the file at a
+    time, reconciliation and decisions included. Writers also take :func:`write_lock`, which excludes other
+    programs. Raises :class:`Refusal` ``lock_busy`` after ``timeout`` s."""
     locks = private_dir(runtime_root() / "resident-locks")
-    folder = locks / runtime_key("resident", [str(path).encode()])
+    folder = locks / runtime_key("resident", [str(resolved(path)).encode()])
     try:
         with lifecycle_lock(path, timeout=timeout, runtime_dir=folder):
             yield
     except LockBusy as err:
         raise Refusal("lock_busy", f"{path}: {err}", str(path)) from err
+
+
+@contextmanager
+def write_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
+    """Hold the OS lock of ``<resolved name>.zuno-write-lock`` beside resident file ``path``, the lock Zuno's
+    writers take (:data:`WRITE_LOCK_SUFFIX`), from before the file is checked until its write is recorded: memzoi
+    and Zuno, and memzoi processes with different ``MEMZOI_HOME``, then never check-and-replace the file at the
+    same time. The folder is created if needed (the write would create it). Raises :class:`Refusal`
+    ``lock_busy`` after ``timeout`` s (default :data:`WRITE_LOCK_TIMEOUT`), ``unsafe_path`` when the companion is
+    not a regular file or cannot be opened."""
+    target = resolved(path)
+    companion = target.with_name(target.name + WRITE_LOCK_SUFFIX)
+    held = ExitStack()
+    try:  # only taking the lock is translated here; errors of the locked block stay what they are
+        companion.parent.mkdir(parents=True, exist_ok=True)
+        held.enter_context(path_lock(companion, timeout=WRITE_LOCK_TIMEOUT if timeout is None else timeout))
+    except LockBusy as err:
+        raise Refusal("lock_busy", f"{path}: {err} (Zuno or another memzoi process is writing the file)",
+                      str(path)) from err
+    except OSError as err:
+        raise Refusal("unsafe_path", f"{companion}: cannot take the writer lock ({err.strerror or err}); it must be "
+                      "a regular file beside the resident file", str(path)) from err
+    with held:
+        yield
 
 
 def read_file(path: Path) -> tuple[Stamp, str | None, int | None]:
@@ -150,26 +192,26 @@ class ResidentStore:
         will be: drift, locator, threat scan, cap. Raises :class:`Refusal`; writes only a drift backup."""
         self.check_drift()
         after = project(self.entries, op)
-        refuse_threats(after)
+        refuse_threats(after, self.file.accepted)
         check_cap(self.file.scope, after, self.file.cap, self.entries)
         return after
 
     def replace_exact(self, expected: list[str], replacement: list[str], *,
                       hook: Callable[[str], None] | None = None) -> None:
         """Replace the file's entries ``expected`` by ``replacement`` atomically (the caller holds
-        :func:`resident_lock`). Raises :class:`Refusal` (``external_drift``, ``state_mismatch``,
+        :func:`resident_lock` and :func:`write_lock`). Raises :class:`Refusal` (``external_drift``, ``state_mismatch``,
         ``threat_blocked``, ``cap_exceeded``, ``unsafe_path``) with nothing written, or ``OSError``."""
         self.check_drift()
         if self.entries != expected:
             raise Refusal(
                 "state_mismatch",
-                f"{self.file.path}: the entries are not the audited snapshot any more, so nothing was written; "
-                "reload and review the change again",
+                f"{self.file.path}: the entries are not the audited snapshot this write starts from (the file "
+                "changed outside review), so nothing was written",
                 str(self.file.path),
             )
         if replacement == expected and self.exists:
             return  # a no-op (an identical add, an accepted recovery) leaves the file's bytes alone
-        refuse_threats(replacement)
+        refuse_threats(replacement, self.file.accepted)
         check_cap(self.file.scope, replacement, self.file.cap, expected)
         try:
             atomic_write(self.file.path, serialize(replacement).encode("utf-8"),

@@ -5,6 +5,13 @@ literals before any disk access; one poisoned entry refuses the whole write. Her
 records run over each entry: ``prompt_injection``, ``invisible_character`` and the credential family block a
 write (:data:`BLOCKING`); personal data and transcripts are reported in the editor but do not block, as in Zuno.
 Messages name the rule and the entry, never the matched text.
+
+One rule for the editor and the write path: both call :func:`threat_findings` with the file's accepted
+fingerprints (:attr:`.scope.ResidentFile.accepted`), and a write is refused exactly for the findings
+:func:`blocks_write` names, so an entry the editor shows clean is never blocked on write, and the reverse. What an
+accepted fingerprint can drop is decided once, in :func:`memzoi.safety.scan.to_findings`: only a
+``high_entropy_value`` of our own detectors; a credential, a private key, a match of Memzoi's write-safety floor
+(its ``bounded_entropy`` rule included) or a git-plane gate finding is never accepted away.
 """
 
 from __future__ import annotations
@@ -15,15 +22,17 @@ from ..document import Document
 from ..findings import Finding
 from ..ledger import Refusal
 from ..safety.scan import SECRET_CODES, collect_hits, to_findings
+from ..text import rust_trim
 from .format import entry_spans
 
 BLOCKING = SECRET_CODES | {"prompt_injection", "invisible_character"}
 
 
-def threat_findings(text: str, accepted: frozenset[str] = frozenset()) -> list[Finding]:
-    """Detector findings of a resident file ``text`` with exact code-point spans, each message naming its entry
-    (1-based). ``accepted`` are the ``[safety] accepted_fingerprints`` of the project."""
-    if not text.strip():
+def threat_findings(text: str, accepted: frozenset[str]) -> list[Finding]:
+    """Detector findings of a resident file ``text`` (a whole file or one entry) with exact code-point spans,
+    each message naming its entry (1-based). ``accepted`` is the file's :attr:`~.scope.ResidentFile.accepted`
+    (required, so that no caller forgets it)."""
+    if not rust_trim(text):
         return []
     doc = Document(text=text, body_start=0)
     found = to_findings(doc, collect_hits(text), accepted)
@@ -38,12 +47,18 @@ def threat_findings(text: str, accepted: frozenset[str] = frozenset()) -> list[F
     return out
 
 
-def refuse_threats(entries: list[str], accepted: frozenset[str] = frozenset(), *, where: str | None = None) -> None:
+def blocks_write(f: Finding) -> bool:
+    """Whether finding ``f`` of :func:`threat_findings` refuses a write (Zuno ``Blocked``)."""
+    return f.code in BLOCKING
+
+
+def refuse_threats(entries: list[str], accepted: frozenset[str], *, where: str | None = None) -> None:
     """Raise :class:`Refusal` ``threat_blocked`` when any entry has a blocking finding (Zuno ``Blocked``: every
-    entry of the result is scanned, so one poisoned entry refuses the write). ``where`` names the place in the
-    message when the texts are not entries (e.g. ``"in the reason"``)."""
+    entry of the result is scanned, so one poisoned entry refuses the write). ``accepted`` as for
+    :func:`threat_findings`; ``where`` names the place in the message when the texts are not entries (e.g.
+    ``"in the reason"``)."""
     for i, entry in enumerate(entries):
         for f in threat_findings(entry, accepted):
-            if f.code in BLOCKING:
+            if blocks_write(f):
                 message = f.message.replace("in entry 1", where or f"in entry {i + 1}")
                 raise Refusal("threat_blocked", f"{f.code}: {message}; nothing was written")

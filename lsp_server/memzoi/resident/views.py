@@ -1,5 +1,6 @@
 """What the command line and the editor show about resident memory: the rendered prompt blocks with usage, the
-candidates of a project's files, which candidate wrote an entry, and whether the file was edited by hand.
+candidates of a project's files, which candidate wrote an entry (``None``: edited by hand), and what the last
+reviewed write left.
 """
 
 from __future__ import annotations
@@ -69,12 +70,19 @@ def candidates_for(project_root: str | Path, config: MemzoiConfig | None = None,
 
 
 def entry_provenance(entries: list[str], history: list[Candidate]) -> list[Candidate | None]:
-    """For each entry, the applied candidate whose content put it there (the most recent one), or ``None`` when
-    no reviewed candidate wrote that text (it was edited by hand)."""
+    """For each entry, the reviewed candidate that put it there, or ``None`` when none did (edited by hand): the
+    most recently applied ``add``/``replace`` whose content is the entry, else an applied explicit recovery whose
+    after entries hold it (the user chose that state after a crash). The editor's hover and its
+    ``resident_hand_edit`` findings both use this rule."""
     wrote: dict[str, Candidate] = {}
-    for cand in sorted(history, key=lambda c: c.time_applied or 0):
-        if cand.status == "applied" and cand.action in ("add", "replace") and cand.content:
+    applied = sorted((c for c in history if c.status == "applied"), key=lambda c: c.time_applied or 0)
+    for cand in applied:
+        if cand.action in ("add", "replace") and cand.content:
             wrote[cand.content] = cand
+    for cand in applied:
+        if cand.action == "recover":
+            for entry in cand.after or []:
+                wrote.setdefault(entry, cand)
     return [wrote.get(e) for e in entries]
 
 
@@ -92,12 +100,3 @@ def last_written(history: list[Candidate]) -> tuple[Candidate, list[str]] | None
         if best is None or cand.time_updated > best[0]:
             best = (cand.time_updated, cand, snap)
     return None if best is None else (best[1], best[2])
-
-
-def hand_edited(entries: list[str], history: list[Candidate]) -> Candidate | None:
-    """The candidate whose written entries differ from ``entries`` (the file was edited outside review since),
-    or ``None``."""
-    last = last_written(history)
-    if last is None or last[1] == entries:
-        return None
-    return last[0]
