@@ -19,7 +19,6 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from memzoi.barrier import log_internal_error
-from memzoi.checkpaths import UsageError, expand
 
 from . import diagnostics
 from .documents import path_to_uri
@@ -29,17 +28,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memzoi_lsp.scan")
 CHUNK = 100
-
-
-def list_files(project: "Project") -> list[Path]:
-    """The files of a project that ``memzoi check`` checks (:func:`memzoi.checkpaths.expand` of its ``.memzoi``:
-    records, packets, reserved, configuration and stray files, all committed; hidden entries and symlinks
-    skipped), so the editor and the command line judge the same files."""
-    try:
-        found = expand(str(project.memzoi_dir))
-    except UsageError:  # the .memzoi directory went away
-        return []
-    return [Path(p) for p, _ in found.files]
 
 
 async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
@@ -58,10 +46,7 @@ async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
             log.info("no work-done progress: %s", err)
             token = None
     try:
-        files = await loop.run_in_executor(ls.scan_executor, list_files, project)
-        await loop.run_in_executor(ls.scan_executor, project.git.ask, files)
-        uris = [path_to_uri(p) for p in files]
-        project.files.update(uris)
+        uris = project.take_listing(await loop.run_in_executor(ls.scan_executor, project.scan_files))
         for i in range(0, len(uris), CHUNK):
             chunk = uris[i : i + CHUNK]
             await loop.run_in_executor(ls.scan_executor, _analyse, ls, chunk)

@@ -12,7 +12,6 @@ backup and lock files are ignored.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 import uuid
@@ -23,11 +22,11 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from memzoi.barrier import log_internal_error
-from memzoi.checkpaths import UsageError, expand
+from memzoi.projectfiles import transient
 from memzoi.workspace import RESERVED_NAMES, Role, place
 
 from . import diagnostics
-from .documents import path_to_uri, uri_to_path
+from .documents import uri_to_path
 
 if TYPE_CHECKING:
     from .server import MemzoiServer, Project
@@ -36,14 +35,11 @@ log = logging.getLogger("memzoi_lsp.watch")
 
 DEBOUNCE_S = 0.1
 MAX_WAIT_S = 1.0
-_IGNORED = re.compile(r"(~|\.sw[a-p]|\.tmp|\.temp|\.bak|\.orig|\.lock|\.part|\.crdownload)$|^(\d+|#.*#|\.#.*)$", re.I)
 
 
 def is_ignored(path: Path) -> bool:
-    """Editor swap/backup/lock and temporary files (vim ``.x.swp``, ``x~``, the ``4913`` probe, emacs ``#x#`` and
-    ``.#x``, ``*.tmp``) and hidden entries, which Memzoi never reads either."""
-    name = path.name
-    return name.startswith(".") or bool(_IGNORED.search(name))
+    """Editor swap/backup/lock and temporary files and hidden entries (:func:`memzoi.projectfiles.transient`)."""
+    return transient(path.name)
 
 
 def register(server: "MemzoiServer") -> None:
@@ -167,53 +163,51 @@ def _flush(ls: "MemzoiServer") -> None:
 
 
 def _managed(path: Path) -> bool:
+    """A record or proposal packet: what the index holds."""
     placement = place(path)
     return placement.role not in (Role.OTHER, Role.RESERVED) and path.name not in RESERVED_NAMES
 
 
 def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]]:
-    """Bring the projects' file sets and diagnostics in line with the disk for ``paths``.
+    """Bring the projects' file sets and diagnostics in line with the disk for ``paths``: the core's state
+    machine (:meth:`memzoi.projectfiles.ProjectFiles.apply_events`) decides what changed; this publishes it.
 
     Returns ``(updated URIs, removed URIs)``.
     """
     updated: list[str] = []
     removed: list[str] = []
+    for project, batch in _by_project(ls, paths).items():
+        shown = {str(p) for p in (uri_to_path(u) for u in ls.published) if p is not None and project.contains(p)}
+        up, gone = project.apply_events(batch, shown=shown)
+        updated += up
+        removed += gone
+    affected = _take_removed(ls, removed) | _take_updated(ls, updated)
+    affected -= set(removed)
+    affected -= {u for u in updated if not ls.docs.is_open(u)}  # published just below
+    if affected:
+        ls.republish(affected)
+    if updated or removed:
+        _reindex(ls, updated + removed)
+        ls.on_files_changed(updated, removed)
+    return updated, removed
+
+
+def _by_project(ls: "MemzoiServer", paths: list[Path]) -> dict["Project", list[Path]]:
+    """``paths`` grouped by the project holding them; a new ``.memzoi`` folder registers its project."""
+    out: dict = {}
     for path in paths:
         project = ls.project_for(path)
         if project is None:
             if path.name == ".memzoi" or path.parent.name == ".memzoi":
                 ls.add_project(path.parent if path.name == ".memzoi" else path.parent.parent)
             continue
-        inside = path.relative_to(project.memzoi_dir).parts
-        if inside and (any(part.startswith(".") for part in inside) or is_ignored(path)):
-            continue  # the .memzoi directory itself is rescanned like any directory
-        if path.is_dir() and not path.is_symlink():
-            _rescan_dir(ls, project, path, updated, removed)
-            continue
-        uri = path_to_uri(path)
-        if path.is_file() and not path.is_symlink():  # every committed file below .memzoi, as `memzoi check`
-            project.files.add(uri)
-            updated.append(uri)
-        elif not path.exists():  # a deleted file, or a deleted or renamed directory: drop what was below it
-            prefix = uri.rstrip("/") + "/"
-            for known in [u for u in project.files if u == uri or u.startswith(prefix)]:
-                project.files.discard(known)
-                removed.append(known)
-            if uri in ls.published and uri not in removed:
-                removed.append(uri)
-        elif uri in project.files or uri in ls.published:  # no longer a regular file (a symlink now)
-            project.files.discard(uri)
-            removed.append(uri)
-    if updated:
-        # Git review visibility of changed files: one batch of git calls per project.
-        by_root: dict = {}
-        for uri in updated:
-            path = uri_to_path(uri)
-            project = ls.project_for(path)
-            if project is not None and path is not None:
-                by_root.setdefault(project.root, (project, []))[1].append(path)
-        for project, paths in by_root.values():
-            project.git.ask(paths)
+        out.setdefault(project, []).append(path)
+    return out
+
+
+def _take_removed(ls: "MemzoiServer", removed: list[str]) -> set[str]:
+    """Forget removed files (cache, cross-file facts, problems); returns the URIs whose cross-file findings
+    changed."""
     affected: set[str] = set()
     for uri in removed:
         ls.docs.forget(uri)
@@ -223,6 +217,13 @@ def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]
         if ls.docs.is_open(uri):
             ls.gone.add(uri)  # the editor keeps the buffer; its problems go with the file
         diagnostics.clear(ls, uri)
+    return affected
+
+
+def _take_updated(ls: "MemzoiServer", updated: list[str]) -> set[str]:
+    """Feed changed closed files to the cross-file workspace (open documents keep the editor's text); returns
+    the URIs whose cross-file findings changed."""
+    affected: set[str] = set()
     for uri in updated:
         ls.gone.discard(uri)
         if ls.docs.is_open(uri):
@@ -234,35 +235,12 @@ def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]
                 affected |= ls.feed(project, uri, snap.analysis)
         except Exception as err:  # the barrier: the other changed files are still taken in
             log_internal_error(err, uri)
-    affected -= set(removed)
-    affected -= {u for u in updated if not ls.docs.is_open(u)}  # published just below
-    if affected:
-        ls.republish(affected)
-    if updated or removed:
-        from . import indexing
-
-        by_project: dict = {}
-        for uri in updated + removed:
-            path = uri_to_path(uri)
-            project = ls.project_for(path)
-            if project is not None and path is not None:
-                by_project.setdefault(project.root, (project, []))[1].append(path)
-        for project, paths in by_project.values():
-            indexing.update(ls, project, [p for p in paths if _managed(p)])  # the index holds records and packets
-        ls.on_files_changed(updated, removed)
-    return updated, removed
+    return affected
 
 
-def _rescan_dir(ls: "MemzoiServer", project: "Project", directory: Path, updated: list[str], removed: list[str]) -> None:
-    try:
-        listed = expand(str(directory)).files
-    except UsageError:  # gone again
-        listed = []
-    found = {path_to_uri(p) for p, _ in listed}
-    prefix = path_to_uri(directory).rstrip("/") + "/"
-    for uri in [u for u in project.files if u.startswith(prefix) and u not in found]:
-        project.files.discard(uri)
-        removed.append(uri)
-    for uri in found:
-        project.files.add(uri)
-        updated.append(uri)
+def _reindex(ls: "MemzoiServer", uris: list[str]) -> None:
+    """Queue the index update of the records and packets among ``uris``, per project."""
+    from . import indexing
+
+    for project, paths in _by_project(ls, [p for p in (uri_to_path(u) for u in uris) if p is not None]).items():
+        indexing.update(ls, project, [p for p in paths if _managed(p)])  # the index holds records and packets

@@ -320,6 +320,10 @@ def test_local_add_list_search_and_secret_refusal(repo, cli):
                     "--tag", "ops")
     assert code == 0 and out["files"] == [] and out["operation"] == "local_add"
     assert not (repo / ".memzoi" / "records" / "staging-db-is-flaky.md").exists()
+    # The same memory again (CRLF and trailing spaces do not make it new): the existing record is named, no `-2`.
+    code, err = cli("local", "add", "--title", "Staging DB is flaky", "--body", "Retry the staging migrations once.  \r\n")
+    assert code == 1 and err["error"]["code"] == "duplicate_content" and "staging-db-is-flaky" in err["error"]["message"]
+    assert [r["id"] for r in cli("local", "list")[1]["records"]] == ["staging-db-is-flaky"]
     assert [r["id"] for r in cli("local", "search", "staging retry")[1]["records"]] == ["staging-db-is-flaky"]
     assert cli("local", "search", "production")[1]["records"] == []
     secret = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"

@@ -134,13 +134,26 @@ def add_local(project_root: str | os.PathLike[str], *, title: str, body: str, ty
     _check_no_credentials(title, body)
     values = {"id": concept_slug(title), "type": type, "lane": lane, "title": title.strip(), "body": body.strip(),
               "tags": tags, "sensitivity": sensitivity, "content_class": content_class, "source_kind": "cli"}
-    return run_change(
-        project_root,
-        lambda root: ChangePlan("local_add", [], summary=f"add local record {values['id']}",
-                                details={"local_record": values["id"]}, db_effects=_insert(values)),
-        actor=actor,
-        source=source,
-    )
+
+    def plan(root: Path) -> ChangePlan:
+        _refuse_duplicate(root, values["title"], values["body"])  # under the lifecycle lock: no race with another add
+        return ChangePlan("local_add", [], summary=f"add local record {values['id']}",
+                          details={"local_record": values["id"]}, db_effects=_insert(values))
+
+    return run_change(project_root, plan, actor=actor, source=source)
+
+
+def _refuse_duplicate(root: Path, title: str, body: str) -> None:
+    """Refuse a local record whose title and content (:func:`~memzoi.revision.duplicate_key`: line endings and
+    trailing whitespace do not count) equal a visible one's, naming it: adding the same memory twice would
+    otherwise make ``<id>-2``."""
+    from ..revision import duplicate_key
+
+    key = duplicate_key(body)
+    for rec in list_local(root):
+        if rec.title.strip() == title and duplicate_key(rec.body) == key:
+            raise Refusal("duplicate_content", f"local record `{rec.id}` already holds this title and content; "
+                          "nothing was added")
 
 
 def plan_route_local(root: Path, packet: str | os.PathLike[str], actor: str) -> ChangePlan:
