@@ -21,7 +21,7 @@ from pygls.capabilities import get_capability
 from memzoi.pathsafety import bears_secret, shown_id
 from memzoi.gitfacts import GitFacts
 from memzoi.safety.redact import scrub
-from memzoi.workspace import Role
+
 
 from . import keys, provenance, resident
 from .convert import TextMap

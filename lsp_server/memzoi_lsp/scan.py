@@ -12,7 +12,6 @@ import asyncio
 import logging
 import time
 import uuid
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -21,7 +20,7 @@ from pygls.capabilities import get_capability
 from memzoi.barrier import log_internal_error
 
 from . import diagnostics
-from .documents import path_to_uri
+
 
 if TYPE_CHECKING:
     from .server import MemzoiServer, Project

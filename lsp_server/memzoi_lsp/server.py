@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import uuid
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -17,168 +15,19 @@ from typing import Any
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
-from pygls.exceptions import JsonRpcException
-from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.language_server import lsp_method
-from lsprotocol.types import ResponseError
 
 from memzoi import __version__
 from memzoi.config import load_config
-from memzoi.crossfile import Workspace as CrossFileWorkspace
 from memzoi.findings import Finding
-from memzoi.gitfacts import GitFacts
-from memzoi.ledger import LedgerView
-from memzoi.projectfiles import ProjectFiles
 from memzoi.verdict import FileVerdict, ProjectContext, judge
-from memzoi.workspace import MEMZOI_DIR, Role, walk
+from memzoi.workspace import MEMZOI_DIR, Role
 
 from .documents import Documents, Snapshot, path_to_uri, uri_to_path
+from .project import Project
+from .protocol import MemzoiProtocol
 from .settings import SECTION, Settings, parse_settings
 
 log = logging.getLogger("memzoi_lsp")
-
-
-class Project:
-    """One project under review: the directory holding ``.memzoi/`` and the managed files found on disk
-    (URIs of records and proposal packets, kept current by the scan and the watchers)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.memzoi_dir = root / MEMZOI_DIR
-        self.scanned = asyncio.Event()
-        self.crossfile = CrossFileWorkspace()
-        # uri -> weak reference to the Analysis whose facts the cross-file workspace holds (weak, so the bounded
-        # document cache decides what stays in memory)
-        self.fed: dict[str, weakref.ref] = {}
-        self.ledger = LedgerView(root)
-        # Git's answers for admission and hovers: visibility from the scan's and the watchers' batched git calls
-        # (typing never runs git), committed versions and last commits cached until git's state changes.
-        self.git = GitFacts(root)
-        # The files `memzoi check` checks below .memzoi, kept in line with the disk by the core's state machine;
-        # `_uris` spells each as the URI the server publishes under.
-        self.tracked = ProjectFiles(self.memzoi_dir, self.git)
-        self._uris: dict[str, str] = {}
-        self.index = None  # memzoi.index.Index, opened on the scan thread
-        self.index_ready = False
-
-    @property
-    def files(self) -> set[str]:
-        """URIs of the project's files."""
-        return set(self._uris.values())
-
-    def has(self, uri: str) -> bool:
-        """True when ``uri`` is one of the project's files."""
-        path = uri_to_path(uri)
-        return path is not None and os.path.abspath(path) in self._uris
-
-    def scan_files(self) -> list[str]:
-        """List the project's files from disk and ask git about them (:meth:`ProjectFiles.listing`). Runs on the
-        scan thread; the event loop then takes the result with :meth:`take_listing`."""
-        return self.tracked.listing()
-
-    def take_listing(self, paths: list[str]) -> list[str]:
-        """Adopt the scan's listing (on the event loop); returns the URIs, in the listing's order."""
-        self.tracked.adopt(paths)
-        for p in paths:
-            self._uris.setdefault(p, path_to_uri(p))
-        return [self._uris[p] for p in paths]
-
-    def apply_events(self, paths: list[Path], *, shown: set[str]) -> tuple[list[str], list[str]]:
-        """:meth:`ProjectFiles.apply_events` for ``paths``; returns ``(updated URIs, removed URIs)``."""
-        changes = self.tracked.apply_events(paths, shown=shown)
-        removed = [self._uris.pop(p, None) or path_to_uri(p) for p in changes.removed]
-        updated = []
-        for p in changes.updated:
-            uri = self._uris.get(p) or path_to_uri(p)
-            self._uris[p] = uri
-            updated.append(uri)
-        return updated, removed
-
-    def contains(self, path: Path) -> bool:
-        """True when ``path`` is inside this project's ``.memzoi`` directory."""
-        return self.tracked.contains(path)
-
-
-class _Dropped:
-    """Marker for a message already answered while structuring it."""
-
-    jsonrpc = "2.0"
-
-
-class MemzoiProtocol(LanguageServerProtocol):
-    """Protocol tweaks: replies to the server's own requests are still processed after ``shutdown`` (B26: pygls
-    cancels their futures at ``shutdown`` and then drops every message but ``exit``, so a pending
-    ``workspace/configuration`` would never resolve); only new requests and notifications are refused."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self._incoming: set = set()  # ids of the client's requests still being handled
-
-    def _handle_request(self, msg_id, method_name, params):
-        self._incoming.add(msg_id)
-        try:
-            return super()._handle_request(msg_id, method_name, params)
-        finally:
-            future = self._request_futures.get(msg_id)
-            if future is None or future.done():
-                self._incoming.discard(msg_id)
-            else:
-                future.add_done_callback(lambda _f: self._incoming.discard(msg_id))
-
-    @lsp_method(types.SHUTDOWN)
-    def lsp_shutdown(self, *args):
-        """pygls's shutdown, except that only the client's pending requests are cancelled."""
-        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
-            yield user_handler, args, None
-        current_id = self.msg_id
-        for msg_id, future in list(self._request_futures.items()):
-            # Only the client's pending requests are cancelled: not our own requests, and not notification
-            # handlers (such as `initialized` awaiting our `workspace/configuration`).
-            if msg_id == current_id or msg_id not in self._incoming:
-                continue
-            if not future.done():
-                future.cancel()
-        self._shutdown = True
-        return None
-
-    def structure_message(self, data):
-        """Answer a request whose params do not structure with an ``InvalidParams`` error (pygls only logs it,
-        and the client would wait forever); the message itself is then dropped. A reply to one of the server's
-        own requests that does not structure (a client answering ``window/showDocument`` with ``null``) fails
-        that request's future, so the command awaiting it goes on instead of waiting forever."""
-        try:
-            return super().structure_message(data)
-        except JsonRpcException as exc:
-            if isinstance(data, dict) and "id" in data and "method" in data:
-                log.warning("invalid params for %s: answered with an error", data.get("method"))
-                self._send_response(
-                    data["id"],
-                    error=ResponseError(code=exc.code, message=f"{exc.message} for {data.get('method')}"),
-                )
-                return _Dropped()
-            if isinstance(data, dict) and "id" in data and ("result" in data or "error" in data):
-                future = self._request_futures.pop(data["id"], None)
-                log.warning("malformed reply from the client to request %r", data["id"])
-                if future is not None and not future.done():
-                    future.set_exception(exc)
-                return _Dropped()
-            raise
-
-    def handle_message(self, message):  # noqa: D401 - pygls API
-        if isinstance(message, _Dropped):
-            return None
-        if self._shutdown and getattr(message, "method", types.EXIT) != types.EXIT and hasattr(message, "id"):
-            # LSP: after `shutdown`, every request but `exit` is answered with InvalidRequest (pygls drops it).
-            self._send_response(message.id, error=ResponseError(code=-32600, message="Invalid request: the server "
-                                                                "is shutting down"))
-            return None
-        if self._shutdown and not hasattr(message, "method"):
-            self._shutdown = False
-            try:
-                return super().handle_message(message)
-            finally:
-                self._shutdown = True
-        return super().handle_message(message)
 
 
 class MemzoiServer(LanguageServer):
@@ -485,7 +334,7 @@ def create_server() -> MemzoiServer:
         for root in roots:
             ls.add_project(root)  # only looks at root/.memzoi: never walks the folder (B30)
         for uri in ls.docs.open_uris():
-            _discover(ls, uri)
+            sync.discover(ls, uri)
         ls.window_log_message(
             types.LogMessageParams(type=types.MessageType.Info, message="memzoi-lsp ready")
         )
@@ -522,73 +371,14 @@ def create_server() -> MemzoiServer:
         if ls.settings_generation != before:
             ls.refresh_all()
 
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: MemzoiServer, params: types.DidOpenTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        _discover(ls, uri)
-        if not ls.pull_diagnostics:
-            diagnostics.publish(ls, uri)  # at once on open; typing is debounced
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: MemzoiServer, params: types.DidChangeTextDocumentParams) -> None:
-        # pygls has already applied every content change to the workspace document: only schedule a re-read.
-        diagnostics.schedule(ls, params.text_document.uri)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: MemzoiServer, params: types.DidSaveTextDocumentParams) -> None:
-        path = uri_to_path(params.text_document.uri)
-        if path is not None:
-            watch.files_changed(ls, [path], immediate=True)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: MemzoiServer, params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        timer = ls.timers.pop(uri, None)
-        if timer is not None:
-            timer.cancel()
-        # The buffer is gone: the file on disk (if any) is what other files now refer to and what is shown.
-        path = uri_to_path(uri)
-        project = ls.project_for(path)
-        key = path_to_uri(path) if path else uri
-        ls.gone.discard(key)
-        if project is not None and project.has(key):
-            snap = ls.docs.snapshot(key)
-            affected = ls.feed(project, key, snap.analysis) if snap is not None else set()
-            if ls.pull_diagnostics:
-                if affected:
-                    ls.republish(affected)
-                return
-            diagnostics.publish(ls, key)
-            if affected - {key}:
-                ls.republish(affected - {key})
-        else:
-            if project is not None:
-                affected = ls.unfeed(project, key)
-                if affected - {key}:
-                    ls.republish(affected - {key})
-            if not ls.pull_diagnostics and (uri in ls.published or key in ls.published):
-                diagnostics.clear(ls, uri)
-
     from . import (  # noqa: E402
-        actions, commands, diagnostics, hover, lifecycle, localmem, navigation, preview, resident, scan, textdoc, watch,
+        actions, commands, diagnostics, hover, lifecycle, localmem, navigation, preview, resident, sync, textdoc, watch,
     )
 
     # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
-    for module in (hover, actions, commands, lifecycle, localmem, navigation, preview, resident, watch):
+    for module in (sync, hover, actions, commands, lifecycle, localmem, navigation, preview, resident, watch):
         module.register(server)
     return server
-
-
-def _discover(ls: MemzoiServer, uri: str) -> None:
-    """Register the project of an opened file (walking up to its ``.memzoi``; never down)."""
-    path = uri_to_path(uri)
-    if path is None:
-        return
-    from memzoi.workspace import place
-
-    placement = place(path)
-    if placement.memzoi_dir is not None and ls.project_for(path) is None:
-        ls.add_project(placement.memzoi_dir.parent)
 
 
 __all__ = ["MemzoiServer", "Project", "create_server", "path_to_uri"]

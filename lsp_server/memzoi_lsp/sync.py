@@ -1,0 +1,80 @@
+"""Text synchronisation: ``didOpen``, ``didChange``, ``didSave`` and ``didClose``, and registering the project of
+an opened file. Open documents are judged from the editor's text; a closed one goes back to the file on disk."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from memzoi.workspace import place
+
+from . import diagnostics, watch
+from .documents import path_to_uri, uri_to_path
+
+if TYPE_CHECKING:
+    from .server import MemzoiServer
+
+
+def register(server: "MemzoiServer") -> None:
+    """Register the text-synchronisation handlers."""
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: "MemzoiServer", params: types.DidOpenTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        discover(ls, uri)
+        if not ls.pull_diagnostics:
+            diagnostics.publish(ls, uri)  # at once on open; typing is debounced
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: "MemzoiServer", params: types.DidChangeTextDocumentParams) -> None:
+        # pygls has already applied every content change to the workspace document: only schedule a re-read.
+        diagnostics.schedule(ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: "MemzoiServer", params: types.DidSaveTextDocumentParams) -> None:
+        path = uri_to_path(params.text_document.uri)
+        if path is not None:
+            watch.files_changed(ls, [path], immediate=True)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: "MemzoiServer", params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        timer = ls.timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        # The buffer is gone: the file on disk (if any) is what other files now refer to and what is shown.
+        path = uri_to_path(uri)
+        project = ls.project_for(path)
+        key = path_to_uri(path) if path else uri
+        ls.gone.discard(key)
+        if project is not None and project.has(key):
+            snap = ls.docs.snapshot(key)
+            affected = ls.feed(project, key, snap.analysis) if snap is not None else set()
+            if ls.pull_diagnostics:
+                if affected:
+                    ls.republish(affected)
+                return
+            diagnostics.publish(ls, key)
+            if affected - {key}:
+                ls.republish(affected - {key})
+        else:
+            if project is not None:
+                affected = ls.unfeed(project, key)
+                if affected - {key}:
+                    ls.republish(affected - {key})
+            if not ls.pull_diagnostics and (uri in ls.published or key in ls.published):
+                diagnostics.clear(ls, uri)
+
+
+def discover(ls: "MemzoiServer", uri: str) -> None:
+    """Register the project of an opened file (walking up to its ``.memzoi``; never down)."""
+    path = uri_to_path(uri)
+    if path is None:
+        return
+    placement = place(path)
+    if placement.memzoi_dir is not None and ls.project_for(path) is None:
+        ls.add_project(placement.memzoi_dir.parent)
+
+
+__all__ = ["discover", "register"]
