@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from ..findings import Severity
-from ._common import NOT_A_PROJECT, add_command, add_root_json, project_root
+from ._common import NOT_A_PROJECT, add_command, add_root_json, below_cwd, project_root
 
 _FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "information": Severity.INFORMATION}
 
@@ -92,7 +92,10 @@ def run(args: argparse.Namespace) -> int:
         if not (root / ".memzoi").is_dir():
             print(NOT_A_PROJECT.format(root=root), file=sys.stderr)
             return 2
-        paths = [str(root / ".memzoi")]
+        target = str(root / ".memzoi")
+        # People read text and annotations: relative to the current directory, as ruff prints them. JSON keeps its
+        # documented form (the argument joined with the path under it) and SARIF makes its own relative URIs.
+        paths = [below_cwd(target) if fmt in ("text", "github") else target]
     progress = None
     if fmt == "text" and not args.quiet and not args.statistics and not stdin:
         from .rebuild import StderrProgress

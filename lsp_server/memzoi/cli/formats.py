@@ -163,6 +163,8 @@ def _line_hash(code: str, uri: str, line_text: str) -> str:
 
 
 def _artifact(path: str, srcroot: Path | None) -> dict:
+    if path == "-":  # stdin without --stdin-filename: no file of the repository, so no %SRCROOT% base
+        return {"uri": "-", "description": {"text": "standard input (no --stdin-filename was given)"}}
     if path.startswith(REDACTED_PREFIX):  # a secret-bearing path stays redacted (percent-encoded to be a URI)
         return {"uri": quote(path, safe="")}
     absolute = Path(os.path.abspath(path))
