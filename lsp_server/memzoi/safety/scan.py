@@ -35,6 +35,7 @@ from .escaped import escaped_scalars
 from .fingerprint import fingerprint
 from .injection import injection_hits
 from .invisible import hidden_views, invisible_hits
+from .memzoi_entropy import typed_digest_field
 from .memzoi_rules import memzoi_hits
 from .pii import pii_hits, transcript_hits
 
@@ -214,6 +215,9 @@ def scan_document(doc: Document, accepted: frozenset[str] = frozenset(), unsigne
     """Content-detector findings of a framed document (frontmatter values, their decoded escapes, and body)."""
     body_start = doc.body_start if doc.body_start is not None else (doc.fm_end or 0)
     hits = collect_hits(doc.text, body_start=body_start, bom=doc.bom)
+    if any(h.memzoi == "bounded_entropy" for h in hits):
+        # Memzoi skips its entropy rule for the fields it types as digests, and only for those
+        hits = [h for h in hits if h.memzoi != "bounded_entropy" or not typed_digest_field(field_at(doc, h.start))]
     escaped = escaped_hits(doc, hits)
     if escaped:
         hits = sorted(hits + escaped, key=lambda h: (h.start, h.end, h.code))
