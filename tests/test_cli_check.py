@@ -124,9 +124,12 @@ def test_hidden_and_symlinks_skipped(tmp_path):
     (records / ".rec-x.md.swp").write_text("junk")
     (records / "link.md").symlink_to(records / "rec-x.md")
     (records / "index.md").write_text("# notes\n")
+    (tmp_path / ".notes").mkdir()  # hidden outside .memzoi: skipped (below .memzoi a hidden file is scanned)
+    (tmp_path / ".notes" / "a.md").write_text(VALID.replace("status: active", "status: done"), encoding="utf-8")
     report = check_paths([str(tmp_path)])
     assert [(l.path.rsplit("/", 1)[-1], l.finding.code) for l in report.findings] == [("link.md", "canonical_path")]
-    assert any(reason == "hidden" for _, reason in report.skipped)
+    reasons = {(display.rsplit("/", 1)[-1], reason) for display, reason in report.skipped}
+    assert (".notes", "hidden") in reasons and (".rec-x.md.swp", "editor swap, backup or lock file") in reasons
 
 
 def test_a_symlink_loop_is_canonical_path_and_the_walk_goes_on(tmp_path):

@@ -155,13 +155,13 @@ def _record_state(analysis: Analysis, now: datetime | None) -> list[Finding]:
 
 def scan_only(text: str, path: str | os.PathLike[str] | None, placement: Placement) -> bool:
     """True for a file below a ``.memzoi`` directory that Memzoi never reads as a record or packet and that does
-    not look like one: a file that is not Markdown (``config.toml``, notes), or Markdown outside ``records/``
-    and the proposal folders that does not start with frontmatter. It is committed like the rest, so it is still
+    not look like one: a hidden file (Memzoi's walk skips it), a file that is not Markdown (``config.toml``,
+    notes), or Markdown outside ``records/`` and the proposal folders that does not start with frontmatter. It is committed like the rest, so it is still
     scanned for secrets (:func:`_scanned_only`); a stray file that does start with frontmatter is analysed in
     full (its ``kind`` says what it is meant to be)."""
     if placement.role is not Role.OTHER or placement.memzoi_dir is None or path is None:
         return False
-    if not os.fspath(path).endswith(".md"):
+    if placement.hidden or not os.fspath(path).endswith(".md"):  # Memzoi never reads a hidden file as anything
         return True
     return not text.lstrip("\ufeff").startswith(("---", "+++", "{"))
 
