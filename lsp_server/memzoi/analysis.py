@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from .attestation import Attestation, check_attestation
 from .config import MemzoiConfig, load_config
+from .configfile import config_findings, is_config_file, quiet_rule_names
 from .document import Document, frame
 from .findings import Finding, Fix, TextEdit, finding
 from .legacy import UpgradeError, legacy_reasons, upgrade_ignores, upgrade_legacy
@@ -169,7 +170,8 @@ def scan_only(text: str, path: str | os.PathLike[str] | None, placement: Placeme
 def _scanned_only(text: str, path: str | os.PathLike[str] | None, placement: Placement,
                   config: MemzoiConfig) -> Analysis:
     """A reserved file (``index.md``/``log.md``) or a stray file: no schema, but the content detectors on the
-    whole text and Memzoi's detectors on its path, because it is committed with the records. A reserved file
+    whole text and Memzoi's detectors on its path, because it is committed with the records. The project's
+    ``config.toml`` also gets its ``invalid_config`` findings (:mod:`memzoi.configfile`). A reserved file
     with frontmatter below ``records/`` or ``proposals/`` also gets ``reserved_file`` (a warning: Memzoi skips it
     silently, reference §1.1, so whatever it was meant to say is lost)."""
     markdown = path is None or os.fspath(path).endswith(".md")
@@ -187,7 +189,11 @@ def _scanned_only(text: str, path: str | os.PathLike[str] | None, placement: Pla
                 start + 3,
             )
         )
-    findings.extend(safety_findings(doc, placement, config))
+    scanned = safety_findings(doc, placement, config)
+    if is_config_file(path):
+        # the project configuration: its own problems, and its [rules] code names are not secrets
+        scanned = quiet_rule_names(text, scanned) + config_findings(text)
+    findings.extend(scanned)
     if path is not None and placement.memzoi_dir is not None:
         findings.extend(name_findings(path))
     return Analysis(doc, placement, sorted(findings, key=lambda f: (f.start, f.end, f.code)))
