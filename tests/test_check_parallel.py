@@ -134,7 +134,7 @@ from hypothesis import strategies as st  # noqa: E402
 from memzoi.workspace import Placement, Role, place  # noqa: E402
 
 _SEGMENTS = st.sampled_from(["", ".", "..", ".memzoi", "records", "proposals", "pending", "resolved", "applied",
-                             "rejected", "a.md", "index.md", "log.md", "x", "b/", "ü.md", "/"])
+                             "rejected", "a.md", "index.md", "log.md", "x", "b/", "ü.md", "/", ".hidden", ".h.md"])
 
 
 def _reference_place(path: str) -> Placement:
@@ -145,6 +145,8 @@ def _reference_place(path: str) -> Placement:
     idx = len(parts) - 1 - parts[::-1].index(".memzoi")
     memzoi_dir, rel = Path(*parts[: idx + 1]), parts[idx + 1:]
     name = Path(path).name
+    if any(p.startswith(".") and p not in (".", "..") for p in rel):  # Memzoi's walk skips it: never a record
+        return Placement(Role.OTHER, memzoi_dir, hidden=True)
     if name in ("index.md", "log.md"):
         return Placement(Role.RESERVED, memzoi_dir)
     ident = None

@@ -124,9 +124,12 @@ def test_hidden_and_symlinks_skipped(tmp_path):
     (records / ".rec-x.md.swp").write_text("junk")
     (records / "link.md").symlink_to(records / "rec-x.md")
     (records / "index.md").write_text("# notes\n")
+    (tmp_path / ".notes").mkdir()  # hidden outside .memzoi: skipped (below .memzoi a hidden file is scanned)
+    (tmp_path / ".notes" / "a.md").write_text(VALID.replace("status: active", "status: done"), encoding="utf-8")
     report = check_paths([str(tmp_path)])
     assert [(l.path.rsplit("/", 1)[-1], l.finding.code) for l in report.findings] == [("link.md", "canonical_path")]
-    assert any(reason == "hidden" for _, reason in report.skipped)
+    reasons = {(display.rsplit("/", 1)[-1], reason) for display, reason in report.skipped}
+    assert (".notes", "hidden") in reasons and (".rec-x.md.swp", "editor swap, backup or lock file") in reasons
 
 
 def test_a_symlink_loop_is_canonical_path_and_the_walk_goes_on(tmp_path):
@@ -226,10 +229,10 @@ def test_non_utf8_file_name_and_symlinked_folder(capsys, tmp_path, monkeypatch):
     assert main(["rebuild", "--json"]) == 0
 
 
-def test_unreadable_config_is_reported_on_stderr(capsys, workspace):
+def test_an_unparsable_config_is_an_error_at_its_position(capsys, workspace):
     (workspace / ".memzoi" / "config.toml").write_text('[project\nid = "x\n', encoding="utf-8")
-    code, _, err = run(capsys, "check", str(workspace))
-    assert code == 0 and "config.toml: invalid TOML" in err and "default settings" in err
+    code, out, _ = run(capsys, "check", str(workspace))
+    assert code == 1 and "config.toml:1:9: invalid_config invalid TOML" in out and "uses its default" in out
 
 
 def test_a_config_file_given_by_name_is_checked_as_configuration(capsys, tmp_path):
@@ -243,7 +246,7 @@ def test_a_config_file_given_by_name_is_checked_as_configuration(capsys, tmp_pat
     assert "the settings are valid" in err and "frontmatter" not in err
     config.write_text("[project\n", encoding="utf-8")
     code, out, err = run(capsys, "check", str(config))
-    assert code == 1 and "invalid TOML" in err and "frontmatter_missing" not in out
+    assert code == 1 and "invalid_config invalid TOML" in out and "frontmatter_missing" not in out
 
 
 def test_text_output_keeps_one_finding_per_line_whatever_the_file_name(capsys, tmp_path):

@@ -118,6 +118,42 @@ def test_reserved_config_and_stray_files_are_scanned_with_memzois_codes(project)
     assert absent(TOKEN, *(l.finding.message for l in report.findings))
 
 
+def test_hidden_files_below_memzoi_are_scanned_as_stray_files(capsys, project, monkeypatch):
+    # Memzoi skips hidden entries, but git commits them: every one below .memzoi is scanned for secrets
+    (project / ".env").write_text(f"{ENV}\n", encoding="utf-8")
+    (project / "records" / ".hidden.md").write_text(f"{ENV}\n", encoding="utf-8")
+    (project / "records" / ".drafts").mkdir()
+    (project / "records" / ".drafts" / "a.md").write_text(record("a", f"Body with {TOKEN}."), encoding="utf-8")
+    monkeypatch.chdir(project.parent)
+    assert main(["check"]) == 1  # no path: the project's .memzoi
+    out = capsys.readouterr().out
+    assert ".memzoi/.env:1:1: environment_secret" in out
+    assert ".memzoi/records/.hidden.md:1:1: environment_secret" in out
+    # a hidden file is never a record to Memzoi: scanned only, no schema findings, whatever it holds
+    got = {(l.path.split(".memzoi/", 1)[-1], l.finding.code) for l in check_paths([str(project)]).findings}
+    assert got == {(".env", "environment_secret"), ("records/.hidden.md", "environment_secret"),
+                   ("records/.drafts/a.md", "credential_token")}
+    assert absent(TOKEN, out)
+
+
+@pytest.mark.parametrize("name", [".x.md.swp", ".x.md.swo", "x.md~", ".#x.md", "#x.md#", "4913",
+                                  ".x.md.0123456789ab.tmp"])
+def test_editor_swap_backup_and_lock_files_are_skipped_by_the_walk_but_checked_by_name(project, name):
+    path = project / "records" / name
+    path.write_text(f"{ENV}\n", encoding="utf-8")
+    report = check_paths([str(project)])
+    assert report.findings == [] and report.files_checked == 1  # only use-pnpm.md
+    assert any(why == "editor swap, backup or lock file" for _, why in report.skipped)
+    # pre-commit passes staged files by name: a staged swap file is checked like any other
+    assert "environment_secret" in {l.finding.code for l in check_paths([str(path)]).findings}
+
+
+def test_a_git_folder_below_memzoi_is_not_walked(project):
+    (project / ".git").mkdir()
+    (project / ".git" / "config").write_text(f"{ENV}\n", encoding="utf-8")
+    assert check_paths([str(project)]).findings == []
+
+
 def test_reserved_file_with_frontmatter_below_records_is_a_warning_and_still_scanned(project):
     (project / "records" / "index.md").write_text(record("index", f"Body with {TOKEN}."), encoding="utf-8")
     (project / "index.md").write_text(record("index"), encoding="utf-8")  # not below records/: Memzoi never looks

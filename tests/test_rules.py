@@ -78,3 +78,109 @@ def test_check_applies_project_rules(tmp_path):
     assert ("rec-x.md", "invalid_value", Severity.WARNING) in codes
     assert not any(name == "rec-y.md" for name, _, _ in codes)
     assert not after.has_errors and after.files_checked == 3  # the two records and config.toml (scanned: committed)
+
+
+# -- an invalid configuration fails the check, and never costs the valid settings silently ----------------------
+
+TOKEN = "gh" + "p_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
+
+
+def _clean_project(tmp_path, config: str):
+    records = tmp_path / ".memzoi" / "records"
+    records.mkdir(parents=True)
+    (records / "rec-x.md").write_bytes(b"\xef\xbb\xbf" + VALID.encode())  # its only finding: a `bom` warning
+    (tmp_path / ".memzoi" / "config.toml").write_text(config, encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+@pytest.mark.parametrize("quiet", [False, True])
+def test_an_invalid_rules_entry_fails_check_without_a_path_in_every_format(capsys, tmp_path, monkeypatch, fmt, quiet):
+    import json
+
+    from memzoi.cli.main import main
+
+    root = _clean_project(tmp_path, '[rules]\ndisabled = ["private_key", "bom"]\n')
+    monkeypatch.chdir(root)
+    code = main(["check", "--format", fmt, *(["-q"] if quiet else [])])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "invalid_config" in out and "`private_key` cannot be disabled" in out
+    assert "bom" not in out.replace("`bom`", "")  # the valid entry next to the bad one still applies
+    if fmt == "json":
+        [f] = json.loads(out)["findings"]
+        assert f["path"].endswith(".memzoi/config.toml") and f["severity"] == "error"
+        assert f["range"] == {"start": {"line": 1, "character": 12}, "end": {"line": 1, "character": 25}}
+        assert "this entry is ignored, the other settings apply" in f["message"]
+    elif fmt == "text":
+        assert out.startswith(".memzoi/config.toml:2:13: invalid_config ")
+
+
+def test_a_record_checked_by_name_reports_its_projects_invalid_configuration(capsys, tmp_path, monkeypatch):
+    from memzoi.cli.main import main
+
+    root = _clean_project(tmp_path, '[rules]\nseverity = { bom = "fatal" }\n')
+    monkeypatch.chdir(root)
+    assert main(["check", ".memzoi/records/rec-x.md"]) == 1
+    out = capsys.readouterr().out
+    assert ".memzoi/config.toml:2:" in out and "is not a severity" in out and "rec-x.md:1:1: bom" in out
+
+
+def test_valid_sections_and_entries_survive_a_bad_one():
+    loaded = parse_config('[project]\nid = "demo"\n[safety]\naccepted_fingerprints = ["nope"]\n'
+                          '[rules]\ndisabled = ["private_key", "bom"]\nseverity = { x = "error", legacy_profile = "error" }\n')
+    assert loaded.config.project_id == "demo"  # another section's error does not cost it
+    assert loaded.config.rules.disabled == ["bom"] and loaded.config.rules.severity == {"legacy_profile": "error"}
+    assert len(loaded.errors) == 3
+    assert any("[safety] settings are ignored" in e for e in loaded.errors)
+    assert sum("this entry is ignored, the other settings apply" in e for e in loaded.errors) == 2
+
+
+@pytest.mark.parametrize("key, near", [("disable", "disabled"), ("severities", "severity"), ("ignored", "ignore"),
+                                       ("paths", None)])
+def test_misspelt_rules_keys_are_errors_naming_the_key_and_the_valid_ones(tmp_path, key, near):
+    loaded = parse_config(f'[rules]\n{key} = ["bom"]\ndisabled = ["ledger_drift"]\n')
+    [error] = loaded.errors
+    assert f"`rules.{key}`" in error and "`severity`, `disabled` and `ignore`" in error
+    assert (f"did you mean `{near}`?" in error) if near else "did you mean" not in error
+    assert loaded.config.rules.disabled == ["ledger_drift"]
+    root = _clean_project(tmp_path, f'[rules]\n{key} = ["bom"]\n')
+    report = check_paths([str(root / ".memzoi")], workers=1)
+    [f] = [l for l in report.findings if l.finding.code == "invalid_config"]
+    assert f.path.endswith("config.toml") and f.start == (1, 0) and report.has_errors
+    with pytest.raises(ValueError):
+        RulesSection.model_validate({key: ["bom"]})
+
+
+def test_the_configurations_own_error_cannot_be_silenced_by_it(tmp_path):
+    assert rule_problem("invalid_config", disabling=True)
+    root = _clean_project(tmp_path, '[rules]\ndisabled = ["invalid_config", "nope"]\nignore = ["config.toml"]\n')
+    codes = [l.finding.code for l in check_paths([str(root / ".memzoi")], workers=1).findings]
+    assert codes.count("invalid_config") == 2
+
+
+# -- [rules] code names are not secrets (Memzoi never scans config.toml; our scan of it must not cry wolf) -------
+
+@pytest.mark.parametrize("config", ['[rules.severity]\nsession_token = "error"\n',
+                                    "[rules.severity]\nsession_token = 'error'\nenvironment_secret = \"error\"\n",
+                                    '[rules]\nseverity = { session_token = "error", bom = "error" }\n',
+                                    '[rules]\ndisabled = ["retention_query_only"]\n[rules.severity]\n'
+                                    'session_token = "error"  # keep\n'])
+def test_rule_code_names_in_config_are_not_secrets(tmp_path, config):
+    root = _clean_project(tmp_path, config)
+    report = check_paths([str(root / ".memzoi" / "config.toml")], workers=1)
+    assert report.findings == []
+
+
+@pytest.mark.parametrize("config, code", [
+    ('[ci]\nsession_token = "error"\n', "environment_secret"),  # the same words outside [rules] are scanned
+    ('[rules.severity]\nsession_token = "' + "Zx81" * 6 + '"\n', "environment_secret"),  # not a severity word
+    ("[rules]\ndisabled = []\n# deploy with " + TOKEN + "\n", "credential_token"),
+    ('[rules]\nignore = ["records/' + TOKEN + '/**"]\n', "credential_token"),
+])
+def test_the_rest_of_config_toml_is_still_scanned(tmp_path, config, code):
+    root = _clean_project(tmp_path, config)
+    report = check_paths([str(root / ".memzoi" / "config.toml")], workers=1)
+    assert code in {l.finding.code for l in report.findings}
+    leaked = any(TOKEN in l.finding.message for l in report.findings)
+    assert not leaked, "a message repeats the token"

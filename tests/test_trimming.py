@@ -133,3 +133,22 @@ def test_trimming_is_rusts_not_pythons():
     a = analyze_text(text, ".memzoi/records/rec-x.md")
     assert a.document.data["id"] == "\x1crec-x"
     assert [f.code for f in a.findings] == ["invalid_identifier"]
+
+
+def test_the_schemas_say_that_trimmed_fields_are_checked_after_trimming():
+    # JSON Schema cannot trim: `const: memzoi` and `format: date-time` on the raw text would refuse what Memzoi
+    # (and memzoi check) accept, so the committed schemas say so where it applies
+    import json
+
+    from .conftest import ROOT
+
+    record = json.loads((ROOT / "schemas" / "record.schema.json").read_text(encoding="utf-8"))
+    note = "Surrounding white space is trimmed before this is checked"
+    assert record["properties"]["profile"]["const"] == "memzoi" and note in record["properties"]["profile"]["description"]
+    assert note in record["properties"]["timestamp"]["description"]
+    assert note not in record["properties"]["tags"]["description"]  # kept exactly as written
+    assert '`profile: " memzoi "`' in record["description"]
+    packet = json.loads((ROOT / "schemas" / "proposal.schema.json").read_text(encoding="utf-8"))
+    assert note in packet["$defs"]["ProposalBlock"]["properties"]["action"]["description"]
+    assert [f.code for f in analyze_text(VALID.replace("profile: memzoi", 'profile: " memzoi "'),
+                                         ".memzoi/records/rec-x.md").findings] == []

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from .attestation import Attestation, check_attestation
 from .config import MemzoiConfig, load_config
+from .configfile import config_findings, is_config_file, quiet_rule_names
 from .document import Document, frame
 from .findings import Finding, Fix, TextEdit, finding
 from .legacy import UpgradeError, legacy_reasons, upgrade_ignores, upgrade_legacy
@@ -155,13 +156,13 @@ def _record_state(analysis: Analysis, now: datetime | None) -> list[Finding]:
 
 def scan_only(text: str, path: str | os.PathLike[str] | None, placement: Placement) -> bool:
     """True for a file below a ``.memzoi`` directory that Memzoi never reads as a record or packet and that does
-    not look like one: a file that is not Markdown (``config.toml``, notes), or Markdown outside ``records/``
-    and the proposal folders that does not start with frontmatter. It is committed like the rest, so it is still
+    not look like one: a hidden file (Memzoi's walk skips it), a file that is not Markdown (``config.toml``,
+    notes), or Markdown outside ``records/`` and the proposal folders that does not start with frontmatter. It is committed like the rest, so it is still
     scanned for secrets (:func:`_scanned_only`); a stray file that does start with frontmatter is analysed in
     full (its ``kind`` says what it is meant to be)."""
     if placement.role is not Role.OTHER or placement.memzoi_dir is None or path is None:
         return False
-    if not os.fspath(path).endswith(".md"):
+    if placement.hidden or not os.fspath(path).endswith(".md"):  # Memzoi never reads a hidden file as anything
         return True
     return not text.lstrip("\ufeff").startswith(("---", "+++", "{"))
 
@@ -169,7 +170,8 @@ def scan_only(text: str, path: str | os.PathLike[str] | None, placement: Placeme
 def _scanned_only(text: str, path: str | os.PathLike[str] | None, placement: Placement,
                   config: MemzoiConfig) -> Analysis:
     """A reserved file (``index.md``/``log.md``) or a stray file: no schema, but the content detectors on the
-    whole text and Memzoi's detectors on its path, because it is committed with the records. A reserved file
+    whole text and Memzoi's detectors on its path, because it is committed with the records. The project's
+    ``config.toml`` also gets its ``invalid_config`` findings (:mod:`memzoi.configfile`). A reserved file
     with frontmatter below ``records/`` or ``proposals/`` also gets ``reserved_file`` (a warning: Memzoi skips it
     silently, reference §1.1, so whatever it was meant to say is lost)."""
     markdown = path is None or os.fspath(path).endswith(".md")
@@ -187,7 +189,11 @@ def _scanned_only(text: str, path: str | os.PathLike[str] | None, placement: Pla
                 start + 3,
             )
         )
-    findings.extend(safety_findings(doc, placement, config))
+    scanned = safety_findings(doc, placement, config)
+    if is_config_file(path):
+        # the project configuration: its own problems, and its [rules] code names are not secrets
+        scanned = quiet_rule_names(text, scanned) + config_findings(text)
+    findings.extend(scanned)
     if path is not None and placement.memzoi_dir is not None:
         findings.extend(name_findings(path))
     return Analysis(doc, placement, sorted(findings, key=lambda f: (f.start, f.end, f.code)))

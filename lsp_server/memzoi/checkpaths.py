@@ -1,8 +1,9 @@
 """Expanding a command-line path into the files ``memzoi check`` checks (:func:`expand`), with the path-level
 findings (symlinks, names that are not UTF-8) and the entries skipped, and why.
 
-The walk is Memzoi's view of a project: every committed file below ``.memzoi``, elsewhere only Markdown that starts
-with frontmatter; hidden entries are skipped and symlinks never followed. :mod:`memzoi.check` analyses what it
+The walk is a committer's view of a project: every file below ``.memzoi`` (hidden ones too, but not editor swap,
+backup and lock files nor a ``.git`` folder), elsewhere only Markdown that starts with frontmatter and is not
+hidden; symlinks are never followed. :mod:`memzoi.check` analyses what it
 finds.
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 from .config import CONFIG_NAME
 from .findings import Finding, finding
 from .pathsafety import shown_path
-from .workspace import MEMZOI_DIR, depth_first, utf8_name
+from .workspace import MEMZOI_DIR, depth_first, editor_temporary, utf8_name
 
 _SNIFF = ("---", "+++", "{", "\ufeff---", "\ufeff+++", "\ufeff{")
 
@@ -44,9 +45,10 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
     """Expand one command-line path into the files to check.
 
     A file is checked as given. A directory is walked: every regular file below a ``.memzoi`` directory (records,
-    packets, reserved ``index.md``/``log.md``, ``config.toml`` and any stray file: all of them are committed, so
-    all are scanned for secrets), and elsewhere only Markdown files that start with frontmatter. Hidden entries
-    other than ``.memzoi`` are skipped; a symlinked ``.memzoi`` and symlinks inside one give a ``canonical_path``
+    packets, reserved ``index.md``/``log.md``, ``config.toml``, hidden files and any stray file: all of them are
+    committed, so all are scanned for secrets; editor swap, backup and lock files and a ``.git`` folder are not
+    committed content and are skipped), and elsewhere only Markdown files that start with frontmatter. Hidden
+    entries outside ``.memzoi`` are skipped; a symlinked ``.memzoi`` and symlinks inside one give a ``canonical_path``
     finding (also when the argument itself is, or lies below, such a folder). The display paths of skipped entries
     and path findings go through :func:`memzoi.pathsafety.shown_path` (a secret-bearing path is shown redacted);
     those of ``files`` are redacted when the file is checked (:func:`memzoi.check.check_paths`). Raises
@@ -105,7 +107,14 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
         device: int | None = None
         for e in entries:
             name = e.name
-            if name.startswith(".") and name != MEMZOI_DIR:
+            if managed and editor_temporary(name):
+                # transient files of editors (and of our own atomic writes), not committed content; given by name
+                # (pre-commit passes staged files) they are checked like any file
+                out.skipped.append((shown_path(os.path.join(shown, name)), "editor swap, backup or lock file"))
+                continue
+            if name.startswith(".") and name != MEMZOI_DIR and not (managed and name != ".git"):
+                # Memzoi skips hidden entries, but below .memzoi they are committed with the rest: they are scanned
+                # for secrets as stray files are (memzoi.workspace.Placement.hidden); elsewhere they are skipped
                 out.skipped.append((shown_path(os.path.join(shown, name)), "hidden"))
                 continue
             if not utf8_name(name):

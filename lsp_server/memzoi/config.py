@@ -37,8 +37,13 @@ ignore = ["records/archive/**"]
 ```
 
 Unknown sections and keys are kept out of the model but never rejected: the real Memzoi owns the file too and
-may add fields. Reading is total: a missing file gives the defaults, an unreadable or invalid file gives the
-defaults plus a one-line error naming the file and what is wrong. Loads are cached by path, mtime and size.
+may add fields. ``[rules]`` is this project's own, so a key it does not know (``disable``) is an error there.
+Reading is total and never drops a valid setting silently: a missing file gives the defaults; an entry of ``[rules]``
+that is not valid is left out and the rest of the section applies; any other invalid value costs its section,
+whose defaults then apply; an unreadable or unparsable file gives the defaults. Each problem is a one-line error
+naming the file, the setting and what was ignored, and a :class:`ConfigProblem` that :mod:`memzoi.configfile`
+places in the file (the ``invalid_config`` finding, which fails ``memzoi check``). Loads are cached by path, mtime
+and size.
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .nesting import nesting_message
 from .promotion import PromotionSection
-from .rules import DEFAULT_RULES, Rules, RulesSection
+from .rules import DEFAULT_RULES, Rules, RulesSection, screen_rules
 
 CONFIG_NAME = "config.toml"
 _FINGERPRINT = re.compile(r"^(?:blake3:)?([0-9a-f]{64})$")
@@ -209,12 +214,26 @@ DEFAULT_CONFIG = MemzoiConfig()
 
 
 @dataclass(frozen=True)
+class ConfigProblem:
+    """One problem of a configuration file: where (``loc``, keys from the top, e.g. ``("rules", "disabled",
+    "private_key")`` for an item of a list; empty for the whole file; ``line``/``column``, 1-based, when the TOML
+    parser names a position) and what is wrong and what was ignored (``message``, without the file name)."""
+
+    loc: tuple[str, ...]
+    message: str
+    line: int | None = None
+    column: int | None = None
+
+
+@dataclass(frozen=True)
 class LoadedConfig:
-    """A loaded configuration: the model (defaults when absent or invalid), the file, and any error text."""
+    """A loaded configuration: the model (the valid settings, defaults for the rest), the file, any error text
+    (one line per problem, naming the file) and the problems themselves."""
 
     config: MemzoiConfig = DEFAULT_CONFIG
     path: Path | None = None
     errors: tuple[str, ...] = field(default_factory=tuple)
+    problems: tuple[ConfigProblem, ...] = field(default_factory=tuple)
 
 
 _CACHE: dict[Path, tuple[tuple[int, int], LoadedConfig]] = {}
@@ -254,29 +273,59 @@ def file_rules(path: str | os.PathLike[str] | None, memzoi_dir: str | os.PathLik
 
 
 def parse_config(text: str, path: Path | None = None) -> LoadedConfig:
-    """Parse configuration text (TOML); invalid content gives the defaults plus error lines."""
+    """Parse configuration text (TOML). Invalid content never stops the valid settings: a bad ``[rules]`` entry is
+    left out (:func:`memzoi.rules.screen_rules`), any other invalid value costs its section; each problem gives an
+    error line (see the module docstring)."""
     where = str(path) if path is not None else CONFIG_NAME
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        return LoadedConfig(path=path, errors=(f"{where}: invalid TOML ({err}); fix the syntax",))
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
+        problem = ConfigProblem((), f"invalid TOML ({err}); fix the syntax (every setting uses its default until then)",
+                                int(m.group(1)) if m else None, int(m.group(2)) if m else None)
+        return _loaded(DEFAULT_CONFIG, path, where, [problem])
     except RecursionError:  # tomllib recurses once per nested array or inline table
-        return LoadedConfig(path=path, errors=(f"{where}: a value is {nesting_message()}",))
+        return _loaded(DEFAULT_CONFIG, path, where, [ConfigProblem((), f"a value is {nesting_message()}")])
+    problems: list[ConfigProblem] = []
+    if "rules" in raw:
+        raw["rules"], found = screen_rules(raw["rules"])
+        problems += [ConfigProblem(("rules", *loc), f"`{'.'.join(('rules', *loc[:1]))}`: {msg}; this entry is "
+                                   "ignored, the other settings apply") for loc, msg in found]
     try:
-        return LoadedConfig(MemzoiConfig.model_validate(raw), path)
+        return _loaded(MemzoiConfig.model_validate(raw), path, where, problems)
     except ValidationError as err:
-        lines = []
+        failed: dict[str, list[ConfigProblem]] = {}
         for e in err.errors():
-            loc = ".".join(str(p) for p in e["loc"])
-            lines.append(f"{where}: `{loc}`: {e['msg']}")
-        return LoadedConfig(path=path, errors=tuple(lines))
+            loc = tuple(str(p) for p in e["loc"])
+            failed.setdefault(loc[0] if loc else "", []).append(ConfigProblem(loc, e["msg"]))
+    for section, found in failed.items():
+        for problem in found:
+            problems.append(ConfigProblem(problem.loc, f"`{'.'.join(problem.loc)}`: {problem.message}; the "
+                                          f"[{section}] settings are ignored (defaults apply) until this is fixed"))
+    kept = {k: v for k, v in raw.items() if k not in failed}
+    try:
+        config = MemzoiConfig.model_validate(kept)
+    except ValidationError:  # cannot happen (sections validate apart), but a load never raises
+        config = DEFAULT_CONFIG
+    return _loaded(config, path, where, problems)
+
+
+def _loaded(config: MemzoiConfig, path: Path | None, where: str, problems: list[ConfigProblem]) -> LoadedConfig:
+    if problems:
+        # A message may name a value of the file (a key, a code, a pattern): never one a detector finds secret.
+        from .safety.redact import scrub  # late: the safety package imports this module
+
+        problems = [ConfigProblem(p.loc, scrub(p.message), p.line, p.column) for p in problems]
+    return LoadedConfig(config, path, tuple(f"{where}: {p.message}" for p in problems), tuple(problems))
 
 
 def _read(path: Path) -> LoadedConfig:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        return LoadedConfig(path=path, errors=(f"{path}: cannot read the configuration ({err}); check the file",))
+        problem = ConfigProblem((), f"cannot read the configuration ({err}); check the file (every setting uses its "
+                                "default until then)")
+        return _loaded(DEFAULT_CONFIG, path, str(path), [problem])
     return parse_config(text, path)
 
 

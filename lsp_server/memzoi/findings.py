@@ -60,6 +60,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "legacy_profile": (W, "schema"),
     "yaml_nesting_limit": (E, "schema"),  # SPEC §4 lists it with the schema codes
     "internal_error": (E, "schema"),  # one file's unexpected failure, reported on that file; the run goes on
+    "invalid_config": (E, "schema"),  # .memzoi/config.toml: an entry that is not valid is ignored, and fails the check
     # git-plane gate
     "sensitivity_not_repo_safe": (E, "gate"),
     "scope_not_repository": (E, "gate"),
@@ -123,8 +124,11 @@ WRITE_SAFETY: frozenset[str] = frozenset({
     "session_token", "cloud_credential", "environment_secret", "high_entropy_value",
 })
 #: Codes that can never be disabled, downgraded or ignored by configuration (SPEC §4, widened to Memzoi's whole
-#: write-safety floor so that no setting hides what Memzoi refuses): the secret codes and the git-plane gate.
-UNSUPPRESSIBLE: frozenset[str] = WRITE_SAFETY | frozenset(c for c, (_, g) in CODES.items() if g == "gate")
+#: write-safety floor so that no setting hides what Memzoi refuses): the secret codes, the git-plane gate, and the
+#: configuration's own ``invalid_config``.
+UNSUPPRESSIBLE: frozenset[str] = WRITE_SAFETY | frozenset(c for c, (_, g) in CODES.items() if g == "gate") | {
+    # the configuration's own errors: a setting that silenced them could hide that a setting is ignored
+    "invalid_config"}
 
 
 @dataclass(frozen=True, slots=True)

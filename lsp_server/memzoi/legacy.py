@@ -26,6 +26,7 @@ from typing import Any
 
 from .document import Document
 from .findings import TextEdit
+from .pathsafety import shown_id
 from .workspace import Placement, Role
 from .yaml12 import PlainScalar, YMap, YScalar, quote_string, resolve_plain
 
@@ -188,7 +189,8 @@ class _Upgrader:
         top: list[str] = []
         if "id" not in data:
             top.append(f"id: {yaml_scalar(self.new_id)}{nl}")
-            self.changes.append(f"added id `{self.new_id}`")
+            # the change list is printed: an id that bears a secret is shown as Memzoi's redacted marker
+            self.changes.append(f"added id `{shown_id(self.new_id)}`")
         if "kind" not in data:
             top.append(f"kind: {self.kind}{nl}")
             self.changes.append(f"added kind: {self.kind}")

@@ -1,9 +1,11 @@
 """Files the package ships: the diagnostics reference (``docs/diagnostics.md``) and the JSON Schemas (``schemas/``).
 
 A wheel carries them under ``memzoi/_data/`` (``setup.py`` copies them there at build time, so the repository
-keeps one copy of each); a source checkout or editable install reads them from the repository. Links in
-diagnostics (LSP ``codeDescription.href``, SARIF ``helpUri``) point at the shipped reference as a ``file:`` URI:
-the project has no web site of its own, and a link must never point at a page that may not exist.
+keeps one copy of each); a source checkout or editable install reads them from the repository. The language
+server's links (``codeDescription.href``) point at the shipped reference as a ``file:`` URI: the editor runs on the
+machine that has it installed. A SARIF file is uploaded and read elsewhere, where such a URI is a dead link to
+another machine, so SARIF carries a ``helpUri`` only for :data:`PUBLIC_DOCS_URL`, a reference the project really
+publishes (none yet: the rules embed the help text instead). A link must never point at a page that may not exist.
 """
 
 from __future__ import annotations
@@ -11,6 +13,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
+
+#: Address of a published copy of ``docs/diagnostics.md`` that this project owns (``None``: there is none yet). Set
+#: it when the project has one; SARIF rules then link each code's section there.
+PUBLIC_DOCS_URL: str | None = None
 
 _PACKAGE = Path(__file__).resolve().parent
 _SOURCES = (_PACKAGE / "_data", _PACKAGE.parents[1])  # wheel, then repository checkout
@@ -32,6 +38,14 @@ def diagnostics_href(code: str) -> str:
     path = shipped("docs", "diagnostics.md")
     base = path.as_uri() if path is not None else "memzoi:docs/diagnostics.md"
     return f"{base}#{code}"
+
+
+def public_diagnostics_href(code: str) -> str | None:
+    """``code``'s section in the published reference (:data:`PUBLIC_DOCS_URL`), or ``None`` when the project
+    publishes none: the link for output that leaves this machine (SARIF ``helpUri``)."""
+    if not PUBLIC_DOCS_URL:
+        return None
+    return f"{PUBLIC_DOCS_URL.split('#', 1)[0]}#{code}"
 
 
 @lru_cache(maxsize=1)

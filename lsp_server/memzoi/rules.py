@@ -11,13 +11,16 @@ ignore = ["records/archive/**"]   # relative to the .memzoi folder
 ```
 
 The unsuppressible codes (:data:`memzoi.findings.UNSUPPRESSIBLE`: Memzoi's write-safety codes such as
-``credential_token``, ``private_key`` and ``connection_string``, and the git-plane gate) can be neither disabled nor
-given another severity, and a file matched by
-``ignore`` still reports them: an ignored path silences everything that may be silenced, never a secret or a gate.
+``credential_token``, ``private_key`` and ``connection_string``, the git-plane gate and ``invalid_config``) can be
+neither disabled nor given another severity, and a file matched by ``ignore`` still reports them: an ignored path
+silences everything that may be silenced, never a secret, a gate or the configuration's own error. Only
+``severity``, ``disabled`` and ``ignore`` are settings; :func:`screen_rules` takes out any other key and any entry
+that is not valid, one by one, so the valid entries beside it still apply.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -38,17 +41,81 @@ def rule_problem(code: str, *, disabling: bool, level: str | None = None) -> str
     if code not in CODES:
         return f"`{code}` is not a diagnostic code (see `memzoi explain`)"
     if code in UNSUPPRESSIBLE:
+        why = ("the configuration's own errors are never suppressed" if code == "invalid_config"
+               else "secrets and git-plane gate findings are never suppressed")
         if disabling:
-            return f"`{code}` cannot be disabled (secrets and git-plane gate findings are never suppressed)"
+            return f"`{code}` cannot be disabled ({why})"
         if level is not None and Severity[level.upper()] != CODES[code][0]:
-            return f"`{code}` cannot be downgraded (secrets and git-plane gate findings are never suppressed)"
+            return f"`{code}` cannot be downgraded ({why})"
     return None
+
+
+def ignore_problem(pattern: object) -> str | None:
+    """Why ``pattern`` is no valid ``ignore`` entry; ``None`` when it is one."""
+    if not isinstance(pattern, str):
+        return "each ignore pattern must be a string"
+    if not pattern.strip() or pattern.startswith("/") or ".." in pattern.split("/"):
+        return f"ignore pattern {pattern!r} must be a non-empty path inside the .memzoi folder"
+    return None
+
+
+#: The settings of ``[rules]``.
+RULE_KEYS = ("severity", "disabled", "ignore")
+_LEVELS = ("error", "warning", "information", "hint")
+
+
+def screen_rules(raw: object) -> tuple[object, list[tuple[tuple[str, ...], str]]]:
+    """``[rules]`` as read from TOML, with every entry that is not valid taken out, and the problems: ``(location,
+    message)`` pairs, the location below ``rules`` (``("disabled", "private_key")`` for an entry of a list,
+    ``("disable",)`` for a key). A bad entry costs only itself: the valid ones next to it still apply (the caller
+    says so). A section that is no table is returned as it is, for the model to refuse."""
+    if not isinstance(raw, dict):
+        return raw, []
+    problems: list[tuple[tuple[str, ...], str]] = []
+    clean: dict[str, object] = {}
+    for key, value in raw.items():
+        if key not in RULE_KEYS:
+            near = difflib.get_close_matches(key, RULE_KEYS, 1)
+            hint = f" (did you mean `{near[0]}`?)" if near else ""
+            problems.append(((key,), f"not a [rules] setting{hint}; the settings are `severity`, `disabled` and "
+                             "`ignore`"))
+        elif key == "severity":
+            if not isinstance(value, dict):
+                problems.append(((key,), "`severity` must be a table of `code = \"error|warning|information|hint\"`"))
+                continue
+            good = {}
+            for code, level in value.items():
+                problem = (f"`{level}` is not a severity; use one of {', '.join(_LEVELS)}"
+                           if level not in _LEVELS else rule_problem(code, disabling=False, level=level))
+                if problem:
+                    problems.append(((key, code), problem))
+                else:
+                    good[code] = level
+            clean[key] = good
+        else:
+            if not isinstance(value, list):
+                problems.append(((key,), f"`{key}` must be a list of strings"))
+                continue
+            good_items = []
+            for item in value:
+                if key == "disabled":
+                    problem = (rule_problem(item, disabling=True) if isinstance(item, str)
+                               else "each disabled code must be a string")
+                else:
+                    problem = ignore_problem(item)
+                if problem:
+                    problems.append(((key, str(item)), problem))
+                else:
+                    good_items.append(item)
+            clean[key] = good_items
+    return clean, problems
 
 
 class RulesSection(BaseModel):
     """``[rules]``: how findings are graded and which are shown."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    # our own section: a misspelt setting (`disable`, `severities`) is an error, never silently ignored
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     severity: dict[str, SeverityName] = Field(
         default_factory=dict,
@@ -87,8 +154,9 @@ class RulesSection(BaseModel):
     @classmethod
     def _ignore(cls, value: list[str]) -> list[str]:
         for pattern in value:
-            if not pattern.strip() or pattern.startswith("/") or ".." in pattern.split("/"):
-                raise ValueError(f"ignore pattern {pattern!r} must be a non-empty path inside the .memzoi folder")
+            problem = ignore_problem(pattern)
+            if problem:
+                raise ValueError(problem)
         return value
 
 

@@ -4,6 +4,11 @@
 ``schemas/`` differ from what this module generates, so the schemas can never drift from the validator. The wheel
 ships them (:mod:`memzoi.resources`) and ``memzoi schema NAME`` prints one. Each ``$id`` is a URN
 (:func:`schema_id`), stable across releases.
+
+The frontmatter schemas describe values *after* the reader trims the strings Memzoi's parser trims
+(:mod:`memzoi.trimming`): ``profile: " memzoi "`` or a quoted, padded ``timestamp`` is valid to Memzoi and to
+``memzoi check``, although ``const: "memzoi"`` or ``format: date-time`` applied to the raw text refuses it. JSON
+Schema cannot trim, so :func:`generate` says so in the description of each such field and of the schema.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from pydantic import BaseModel
 from .config import MemzoiConfig
 from .models import PendingProposal, RecordFrontmatter, ResolvedProposal
 from .models.materialization import MaterializationCandidate, MaterializationDecision, MaterializationPlan
+from .trimming import TRIMMED_BLOCKS, TRIMMED_ITEMS, TRIMMED_KEYS
 
 #: File name in ``schemas/`` → (model, title). Other modules add their formats here.
 REGISTRY: dict[str, tuple[type[BaseModel], str]] = {
@@ -30,6 +36,33 @@ REGISTRY: dict[str, tuple[type[BaseModel], str]] = {
 }
 
 
+#: The schemas of frontmatter, whose strings the reader trims as Memzoi does before validating them.
+_FRONTMATTER = frozenset({"record.schema.json", "proposal.schema.json", "resolved-proposal.schema.json"})
+_FIELD_NOTE = "Surrounding white space is trimmed before this is checked, as Memzoi's parser does."
+_SCHEMA_NOTE = (
+    "\n\nThese rules hold for the values after the reader trims surrounding white space where Memzoi's parser does "
+    "(the fields whose descriptions say so): `profile: \" memzoi \"` and a quoted, padded `timestamp` are valid, "
+    "although `const` and `format: date-time` applied to the untrimmed text would refuse them."
+)
+
+
+def _note_trimming(schema: dict) -> None:
+    """Add the trimming notes (see the module docstring) to a frontmatter schema, in place."""
+    defs = schema.get("$defs", {})
+
+    def note(prop: dict) -> None:
+        prop["description"] = (prop.get("description", "").rstrip() + " " + _FIELD_NOTE).strip()
+
+    for key, prop in schema.get("properties", {}).items():
+        if key in TRIMMED_KEYS or key in TRIMMED_ITEMS:
+            note(prop)
+        if key in TRIMMED_BLOCKS and "$ref" in prop:
+            block = defs.get(prop["$ref"].rsplit("/", 1)[-1], {})
+            for name in sorted(TRIMMED_BLOCKS[key] & block.get("properties", {}).keys()):
+                note(block["properties"][name])
+    schema["description"] = schema.get("description", "").rstrip() + _SCHEMA_NOTE
+
+
 def schema_id(file_name: str) -> str:
     """The stable ``$id`` of a schema: ``urn:memzoi-lsp:schema:<name>`` (``record``, ``config``, …). A URN names
     the schema without pretending to a web location; ``memzoi schema <name>`` prints the schema it names."""
@@ -41,6 +74,8 @@ def generate() -> dict[str, str]:
     out: dict[str, str] = {}
     for name, (model, title) in REGISTRY.items():
         schema = model.model_json_schema()
+        if name in _FRONTMATTER:
+            _note_trimming(schema)
         schema["title"] = title
         schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
         schema["$id"] = schema_id(name)

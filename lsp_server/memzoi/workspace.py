@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -40,12 +41,15 @@ class Placement:
     """Where a file sits: its role, the ``.memzoi`` directory above it (if any) and its managed identity.
 
     ``identity`` is the record concept id (records) or the proposal file id (packets): the path below the
-    records root or the proposal status folder, ``/``-separated, without ``.md``.
+    records root or the proposal status folder, ``/``-separated, without ``.md``. ``hidden`` marks a file below
+    ``.memzoi`` whose name or a folder's name (below ``.memzoi``) starts with ``.``: Memzoi's walk skips it, so it
+    is never a record, packet or reserved file, but it is committed content all the same (role ``OTHER``).
     """
 
     role: Role
     memzoi_dir: Path | None = None
     identity: str | None = None
+    hidden: bool = False
 
 
 _PROPOSAL_DIRS = {
@@ -89,6 +93,8 @@ def _place_parts(parts: tuple[str, ...], name: str) -> Placement:
 
 def _classify(memzoi_dir: Path, rel: tuple[str, ...], name: str) -> Placement:
     """Role and identity of the file at ``rel`` (parts below ``memzoi_dir``) named ``name``."""
+    if any(p.startswith(".") and p not in (".", "..") for p in rel):
+        return Placement(Role.OTHER, memzoi_dir, hidden=True)
     if name in RESERVED_NAMES:
         return Placement(Role.RESERVED, memzoi_dir)
     if len(rel) >= 2 and rel[0] == "records":
@@ -98,6 +104,18 @@ def _classify(memzoi_dir: Path, rel: tuple[str, ...], name: str) -> Placement:
         if len(rel) > n and tuple(rel[:n]) == prefix:
             return Placement(role, memzoi_dir, _strip_md("/".join(rel[n:])))
     return Placement(Role.OTHER, memzoi_dir)
+
+
+#: Editor swap, backup, lock and autosave files and this project's own atomic-write temporaries: vim's
+#: ``.x.md.swp`` (``.swo``…) and ``x.md~`` and its ``4913`` probe, emacs's ``.#x.md`` lock and ``#x.md#`` autosave,
+#: ``.x.md.<hex>.tmp`` (:func:`memzoi.fsio.temp_name`). They are transient, not committed content.
+_EDITOR_TEMPORARY = re.compile(r"^\..+\.sw[a-p]$|~$|^\.#|^#.*#$|^4913$|^\..+\.[0-9a-f]{12}\.tmp$")
+
+
+def editor_temporary(name: str) -> bool:
+    """True for the name of an editor swap/backup/lock/autosave file or an atomic-write temporary (see
+    :data:`_EDITOR_TEMPORARY`)."""
+    return _EDITOR_TEMPORARY.search(name) is not None
 
 
 def below_plane(path: str | os.PathLike[str]) -> bool:

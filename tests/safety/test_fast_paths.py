@@ -207,7 +207,7 @@ def test_entropy_on_long_runs_equals_the_plain_search(text):
         covered.update(range(h.start, h.end))
     plain = set()
     for m in memzoi_entropy._TOKEN_CANDIDATE.finditer(text):
-        if memzoi_entropy.entropy_value(m.group(0)) and not memzoi_entropy.typed_digest(text, m.start(), m.group(0)):
+        if memzoi_entropy.entropy_value(m.group(0)):
             plain.update(range(m.start(), m.end()))
     assert covered == plain
 

@@ -91,7 +91,11 @@ def test_digest_contexts_stay_clean():
     h = _hex(64)
     b64 = "".join(R.choice(string.ascii_letters + string.digits + "+/") for _ in range(43))
     for text in (f"revision: blake3:{h}", f"plan_id: blake3:{h}", f"candidate_id: blake3:{h}", f"decision_id: blake3:{h}",
-                 f"content_hash: sha256:{h}", f"digest: sha256:{b64}=", f"See https://github.com/o/r/commit/{h[:40]}",
-                 f"integrity: sha256-{b64}=", f"cache_key: {h}", f"public_key: {h}", f"key_id: {h[:32]}",
+                 f"content_hash: sha256:{h}", f"See https://github.com/o/r/commit/{h[:40]}",
+                 f"cache_key: {h}", f"public_key: {h}", f"key_id: {h[:32]}",
                  "The key: rebase before merging."):
         assert codes(text) == [], text
+    # a base64 digest in text is a token Memzoi's entropy rule refuses (it skips only digest-typed fields): only
+    # that floor reports it, our own detectors stay quiet on the digest context
+    for text in (f"digest: sha256:{b64}=", f"integrity: sha256-{b64}="):
+        assert codes(text) == ["high_entropy_value"], text

@@ -114,12 +114,38 @@ def test_entropy_keeps_memzois_skips_only():
     assert not entropy_value(rand(64, "0123456789abcdef"))  # all hex
     assert not entropy_value(rand(16) + "Redacted" + rand(16))  # a placeholder word
     assert not entropy_value(rand(40, string.ascii_lowercase + string.digits))  # two classes
-    # typed digests: an SRI string and a base64 digest after its algorithm
-    sri = "sha384-" + base64.b64encode(bytes(R.randrange(256) for _ in range(48))).decode()
-    typed = "sha256:" + base64.b64encode(bytes(R.randrange(256) for _ in range(32))).decode().rstrip("=")
-    assert not [h for h in collect_hits(f"integrity: {sri}\ndigest: {typed}") if h.code == "high_entropy_value"]
-    # but not a secret of another length behind a digest prefix
     assert [h.code for h in collect_hits(f"digest: sha256:{rand(40)}")] == ["high_entropy_value"]
+
+
+def _b64(n: int) -> str:
+    return base64.b64encode(bytes(R.randrange(256) for _ in range(n))).decode()
+
+
+@pytest.mark.parametrize("body", ["integrity SRI384", "digest SHA256", '<script src="a.js" integrity="SRI384">',
+                                  "- `SHA256` is the release's digest"])
+def test_a_digest_context_in_text_never_quiets_memzois_entropy_rule(tmp_path, body):
+    # Memzoi skips its rule for fields it types as digests, never for text that looks like a digest
+    body = body.replace("SRI384", "sha384-" + _b64(48)).replace("SHA256", "sha256:" + _b64(32).rstrip("="))
+    path = workspace(tmp_path) / "records" / "rec.md"
+    found = [f for f in analyze_text(record(body=body), path).findings if f.code in SAFETY_CODES]
+    assert [(f.code, f.severity) for f in found] == [("high_entropy_value", Severity.ERROR)]
+    assert "Memzoi's write-safety gate refuses it" in found[0].message
+
+
+def test_digests_stay_quiet_where_memzois_rule_does_not_match_or_the_field_is_typed(tmp_path):
+    path = workspace(tmp_path) / "records" / "rec.md"
+    hexd = rand(64, "0123456789abcdef")
+    for body in (f"digest sha256:{hexd}", f"revision blake3:{hexd}", "integrity sha384-" + "example" * 10):
+        assert [f.code for f in analyze_text(record(body=body), path).findings if f.code in SAFETY_CODES] == [], body
+    # the materialization block's identities are fields Memzoi types as digests: its rule skips them (the block
+    # itself is invalid, as the identities must be blake3:<hex>)
+    typed = "sha256:" + _b64(32).rstrip("=")
+    extra = f"materialization:\n  plan_id: {typed}\n  revision:\n    revision_hash: {typed}\n"
+    codes = {f.code for f in analyze_text(record(extra=extra), path).findings}
+    assert "high_entropy_value" not in codes and "materialization_metadata" in codes
+    # any other field is text to Memzoi
+    codes = {f.code for f in analyze_text(record(extra=f"source_ref: {typed}\n"), path).findings}
+    assert "high_entropy_value" in codes
 
 
 def test_long_runs_give_one_finding_and_armored_blocks_one_for_the_block():

@@ -67,6 +67,18 @@ def project_root(args: argparse.Namespace) -> Path:
     return Path(root).resolve() if root else find_project_root(Path.cwd())
 
 
+def below_cwd(path: str) -> str:
+    """``path`` relative to the current directory when it lies below it, else unchanged: how ruff prints the
+    paths of a run without path arguments (``.memzoi/records/x.md``, not the machine's absolute path)."""
+    import os
+
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
+
+
 def require_project(args: argparse.Namespace) -> Path | None:
     """The project root, or ``None`` after printing :data:`NOT_A_PROJECT` when it has no ``.memzoi`` folder."""
     root = project_root(args)

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from ..findings import Severity
-from ._common import NOT_A_PROJECT, add_command, add_root_json, project_root
+from ._common import NOT_A_PROJECT, add_command, add_root_json, below_cwd, project_root
 
 _FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "information": Severity.INFORMATION}
 
@@ -92,7 +92,10 @@ def run(args: argparse.Namespace) -> int:
         if not (root / ".memzoi").is_dir():
             print(NOT_A_PROJECT.format(root=root), file=sys.stderr)
             return 2
-        paths = [str(root / ".memzoi")]
+        target = str(root / ".memzoi")
+        # People read text and annotations: relative to the current directory, as ruff prints them. JSON keeps its
+        # documented form (the argument joined with the path under it) and SARIF makes its own relative URIs.
+        paths = [below_cwd(target) if fmt in ("text", "github") else target]
     progress = None
     if fmt == "text" and not args.quiet and not args.statistics and not stdin:
         from .rebuild import StderrProgress
@@ -110,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.finish()
     notes, config_errors = _settings_notes(report, load_config)
+    _add_config_findings(report)
     if not args.quiet:
         for note in notes:
             print(note, file=sys.stderr)
@@ -128,25 +132,57 @@ def run(args: argparse.Namespace) -> int:
               f"{len(report.findings) - counts['error'] - counts['warning']} other", file=sys.stderr)
     threshold = _FAIL_ON[args.fail_on]
     failing = any(l.finding.severity <= threshold for l in report.findings)
-    given = any(why.startswith("project configuration") for _, why in report.skipped)
-    # A configuration given by name is checked for itself: its errors fail the check.
-    return 1 if failing or (given and config_errors) else 0
+    # An invalid configuration fails the check in every format (its invalid_config findings are errors).
+    return 1 if failing or config_errors else 0
 
 
 def _settings_notes(report, load_config) -> tuple[list[str], bool]:
-    """Lines about unreadable folders and project settings, and whether any settings are invalid."""
+    """Lines about unreadable folders and a valid configuration given by name, and whether the settings of a
+    checked project are invalid (their problems are ``invalid_config`` findings, see :func:`_add_config_findings`)."""
     notes = [f"memzoi: {display}: {why}; nothing below it was checked" for display, why in report.skipped
              if why.startswith("unreadable directory")]
     given = [display for display, why in report.skipped if why.startswith("project configuration")]
-    errors = False
-    for memzoi_dir in sorted(report.memzoi_dirs, key=str):
-        for error in load_config(memzoi_dir).errors:
-            errors = True
-            # When the configuration was the thing checked, "the rest used the defaults" would be noise.
-            notes.append(f"memzoi: {error}" + ("" if given else "; checked with the default settings"))
+    errors = any(load_config(memzoi_dir).errors for memzoi_dir in report.memzoi_dirs)
     if given and not errors:
         notes.append(f"memzoi: {', '.join(given)}: the settings are valid")
     return notes, errors
+
+
+def _add_config_findings(report) -> None:
+    """Add the ``invalid_config`` findings of each checked project's ``config.toml`` that the check did not walk
+    (a record given by name is graded by its project's settings, so their errors belong in the report). The file
+    is named relative to the current directory when it lies below it."""
+    from ..check import Located
+    from ..config import CONFIG_NAME, load_config
+    from ..configfile import config_findings
+    from ..pathsafety import shown_path
+    from ..text import LineIndex
+
+    bad = [Path(md) / CONFIG_NAME for md in sorted(report.memzoi_dirs, key=str) if load_config(md).errors]
+    if not bad:
+        return
+    # a config.toml that was walked already has its findings (its display path is never redacted: the part
+    # below .memzoi is the file name `config.toml`)
+    present = {os.path.realpath(l.path) for l in report.findings if l.finding.code == "invalid_config"}
+    for path in bad:
+        if os.path.realpath(path) in present:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""  # the problem says the file cannot be read; it is placed at the start
+        found = config_findings(text) if text else [_unreadable(load_config(path.parent).problems)]
+        index = LineIndex(text)
+        shown = shown_path(below_cwd(str(path)))
+        report.findings.extend(Located(shown, f, index.position(f.start), index.position(f.end)) for f in found)
+    report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))
+
+
+def _unreadable(problems):
+    from ..findings import finding
+
+    message = problems[0].message if problems else "the configuration cannot be read"
+    return finding("invalid_config", f"{message}; `memzoi check` fails until the configuration is valid", 0, 0)
 
 
 def _write(report, fmt: str, args: argparse.Namespace, out, root: Path, line_of) -> None:

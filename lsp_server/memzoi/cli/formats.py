@@ -21,7 +21,8 @@ from .. import __version__
 from ..check import CheckReport, Located
 from ..findings import CODES
 from ..pathsafety import REDACTED_PREFIX
-from ..resources import diagnostic_sections, diagnostics_href
+from .. import resources
+from ..resources import diagnostic_sections
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 #: ``partialFingerprints`` keys: a detector's own fingerprint (Memzoi's, reference §3.3), or a line hash.
@@ -136,23 +137,28 @@ def _first_sentence(text: str) -> str:
 
 def sarif_rule(code: str) -> dict:
     """The SARIF ``reportingDescriptor`` of ``code``: name, descriptions and help from ``docs/diagnostics.md``
-    (shipped with the package), ``helpUri`` to that section, default level and tags."""
+    (shipped with the package; GitHub code scanning shows ``help``), default level and tags. ``helpUri`` only when
+    the project publishes the reference (:func:`memzoi.resources.public_diagnostics_href`): the shipped copy's
+    ``file:`` URI would be a dead link wherever the SARIF file is read."""
     severity, group = CODES[code]
     markdown = diagnostic_sections().get(code, "")
     full = _plain(markdown)
     # The reference starts each section with the severity ("Error.", "Warning, …."); the description follows it.
     body = re.sub(r"^(?:Error|Warning|Information|Hint)[^.]*\.\s*", "", full) or code.replace("_", " ")
     tags = ["memzoi", group] + (["security"] if group in _SECURITY_GROUPS else [])
-    return {
+    rule = {
         "id": code,
         "name": rule_name(code),
         "shortDescription": {"text": _first_sentence(body)},
         "fullDescription": {"text": body},
         "help": {"text": full or body, "markdown": f"**{code}**\n\n{markdown}" if markdown else body},
-        "helpUri": diagnostics_href(code),
         "defaultConfiguration": {"level": _SARIF_LEVEL[severity.label]},
         "properties": {"tags": tags},
     }
+    href = resources.public_diagnostics_href(code)
+    if href is not None:
+        rule["helpUri"] = href
+    return rule
 
 
 def _line_hash(code: str, uri: str, line_text: str) -> str:
@@ -163,6 +169,8 @@ def _line_hash(code: str, uri: str, line_text: str) -> str:
 
 
 def _artifact(path: str, srcroot: Path | None) -> dict:
+    if path == "-":  # stdin without --stdin-filename: no file of the repository, so no %SRCROOT% base
+        return {"uri": "-", "description": {"text": "standard input (no --stdin-filename was given)"}}
     if path.startswith(REDACTED_PREFIX):  # a secret-bearing path stays redacted (percent-encoded to be a URI)
         return {"uri": quote(path, safe="")}
     absolute = Path(os.path.abspath(path))

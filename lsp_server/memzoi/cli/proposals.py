@@ -9,6 +9,7 @@ from ..findings import Severity
 from ..ledger import Refusal
 from ..lifecycle import apply_proposal, reject_proposal, route_local
 from ..lifecycle.common import PENDING, packet_rel
+from ..pathsafety import shown_id, shown_path
 from ..safety.redact import redact, secret_spans
 from ..workspace import walk
 from ._common import add_command, add_group
@@ -72,8 +73,9 @@ def _summary(root, path) -> dict:
     proposal = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
     rel = path.relative_to(root).as_posix()
     return {
-        "id": rel[len(PENDING) + 1 : -3],
-        "path": rel,
+        # printed in every form: a packet named after a credential is shown as Memzoi's redacted marker
+        "id": shown_id(rel[len(PENDING) + 1 : -3]),
+        "path": shown_path(rel),
         "action": proposal.get("action"),
         "title": data.get("title"),
         "sensitivity": data.get("sensitivity"),

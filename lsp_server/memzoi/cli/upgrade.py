@@ -2,10 +2,15 @@
 current Memzoi profile.
 
 Without ``--write`` it prints a unified diff per legacy file (``--check``: only the names, exit 1 when anything
-would change, as ``ruff format --check``; ``--diff`` adds the diffs); with ``--write`` it replaces each file
-atomically over exactly the bytes it read (mode and owner kept; a read-only file or one that changed meanwhile is
-refused). Exit 0 when every legacy file was upgraded (or there
-was none), 1 when any could not be (or, with ``--check``, would be), 2 on usage errors.
+would change, as ``ruff format --check``; ``--diff``: the diffs, exit 1 when anything would change, as ``ruff
+format --diff``); with ``--write`` it replaces each file atomically over exactly the bytes it read (mode and owner
+kept; a read-only file or one that changed meanwhile is refused). Exit 0 when every legacy file was upgraded (or
+there was none), 1 when any could not be (or, with ``--check``/``--diff``, would be), 2 on usage errors.
+
+Paths are printed through :func:`memzoi.pathsafety.shown_path` (a secret-bearing one as ``<redacted-path:…>``);
+without a path argument they are relative to the current directory. Diff headers name each file relative to the
+current directory when it lies below it, else relative to the project root (``a/.memzoi/records/x.md``), so
+``git apply`` takes the diff.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import json
 import sys
 from pathlib import Path
 
-from ._common import NOT_A_PROJECT, add_command, add_root_json, project_root
+from ._common import NOT_A_PROJECT, add_command, add_root_json, below_cwd, project_root
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,9 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "confidence labels, expires) to the current profile, keeping title, body, provenance and timestamps byte "
         "for byte. Prints a unified diff (detected secrets masked) unless --write or --check.",
         examples=["memzoi upgrade", "memzoi upgrade .memzoi/records --write", "memzoi upgrade --check",
-                  "memzoi upgrade --check --diff"],
-        exits={0: "nothing failed (with --check: nothing would change)",
-               1: "a legacy file could not be upgraded, or with --check one would change",
+                  "memzoi upgrade --diff > upgrade.patch && git apply upgrade.patch"],
+        exits={0: "nothing failed (with --check or --diff: nothing would change)",
+               1: "a legacy file could not be upgraded, or with --check or --diff one would change",
                2: "usage error (a missing path), or no PATH and not inside a project"},
         project="optional")
     p.add_argument("paths", nargs="*", metavar="PATH", help="record or packet files, or directories (default: the "
@@ -37,7 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     mode.add_argument("--write", action="store_true", help="write the upgraded files instead of printing a diff")
     mode.add_argument("--check", action="store_true",
                       help="print only which files would change, and exit 1 when any would")
-    p.add_argument("--diff", action="store_true", help="with --check, also print the diffs")
+    p.add_argument("--diff", action="store_true",
+                   help="print the diffs (git apply takes them) and exit 1 when any file would change; with --check "
+                   "also the names")
     add_root_json(p, json_help="print {files: [{path, status, changes, diff?}], upgraded, failed} instead")
     p.set_defaults(func=run)
 
@@ -45,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``upgrade``; returns the exit code."""
     from ..check import UsageError, expand
+    from ..pathsafety import shown_path
 
     paths = args.paths
     if not paths:
@@ -52,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         if not (root / ".memzoi").is_dir():
             print(NOT_A_PROJECT.format(root=root), file=sys.stderr)
             return 2
-        paths = [str(root / ".memzoi")]
+        paths = [below_cwd(str(root / ".memzoi"))]
     show_diff = args.diff or not (args.check or args.write)
     results: list[dict] = []
     for arg in paths:
@@ -62,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"memzoi: {err}", file=sys.stderr)
             return 2
         for path, display in files:
+            display = shown_path(display)  # a secret-bearing path is never printed
             result = _upgrade_one(Path(path), display, args.write)
             if result is None:
                 continue
@@ -82,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         verb = "upgraded" if args.write else "would upgrade"
         print(f"{verb} {changed} legacy file(s); {failed} could not be upgraded", file=sys.stderr)
-    return 1 if failed or (args.check and changed) else 0
+    pending = changed and not args.write
+    return 1 if failed or ((args.check or args.diff) and pending) else 0
 
 
 def _upgrade_one(path: Path, display: str, write: bool) -> dict | None:
@@ -121,9 +131,9 @@ def _upgrade_one(path: Path, display: str, write: bool) -> dict | None:
         before_spans, after_spans = secret_spans(analysis.findings), secret_spans(after.findings)
         if before_spans or after_spans:
             shown = Upgrade(redact(upgrade.text, after_spans), upgrade.edits, upgrade.changes)
-            result["diff"] = shown.diff(redact(decoded.text, before_spans), display)
+            result["diff"] = shown.diff(redact(decoded.text, before_spans), _patch_path(path))
         else:
-            result["diff"] = upgrade.diff(decoded.text, display)
+            result["diff"] = upgrade.diff(decoded.text, _patch_path(path))
     else:
         try:
             # Written only over the exact bytes read above; mode and owner are kept.
@@ -141,3 +151,18 @@ def _upgrade_one(path: Path, display: str, write: bool) -> dict | None:
         codes = ", ".join(sorted({f.code for f in residual}))
         print(f"memzoi: {display}: after the upgrade these findings remain: {codes}; run `memzoi check`", file=sys.stderr)
     return result
+
+
+def _patch_path(path: Path) -> str:
+    """The name of ``path`` in diff headers: relative to the current directory when the file lies below it (what
+    ``git apply`` run there expects), else relative to the project root (``.memzoi/…``); redacted when it bears a
+    secret (such a diff names no applicable file: rename the file first)."""
+    import os
+
+    from ..pathsafety import repository_path, shown_path
+
+    absolute = os.path.abspath(path)
+    rel = below_cwd(absolute)
+    if rel == absolute:
+        rel = repository_path(absolute) or absolute
+    return shown_path(rel.replace(os.sep, "/"))

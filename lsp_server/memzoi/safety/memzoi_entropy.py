@@ -1,5 +1,14 @@
 """Memzoi's ``bounded_entropy`` rule (``detectors.rs::contains_high_entropy_token``, reference §3.3), reported as
-``high_entropy_value`` with Memzoi's own skips: all-hex tokens, its placeholder words, and typed digests."""
+``high_entropy_value`` with Memzoi's own skips: all-hex tokens and its placeholder words on any text, and fields
+Memzoi types as digests (:func:`typed_digest_field`).
+
+Memzoi skips the rule for a *field kind* (``typed_digest``, ``uuid``, ``commit_hash``), never for what a text
+looks like: ``integrity sha384-<base64>`` or ``digest sha256:<base64>`` in a body is a text field to Memzoi, and its
+rule refuses the token. So the only digest skip of this floor is by field, in the frontmatter; UUIDs and commit
+hashes never need one (their tokens are hex, or have too few distinct characters to reach the threshold). Our own
+detectors keep their digest contexts (identifier and digest key names, :mod:`.assignments`); they cannot remove
+this floor.
+"""
 
 from __future__ import annotations
 
@@ -19,12 +28,10 @@ from .memzoi_source import (
 _TOKEN_CANDIDATE = re.compile(TOKEN_CANDIDATE_SOURCE)
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _MIN_DISTINCT = 23  # 2 ** 4.5 ≈ 22.6: fewer distinct characters cannot reach the threshold
-#: a typed digest (Memzoi exempts fields of kind ``typed_digest`` from this rule): the base64 of a 32, 48 or
-#: 64-byte digest after an algorithm name and ``:`` (``sha256:…``, ``blake3:…``), or a subresource-integrity
-#: string (``sha256-``/``sha384-``/``sha512-`` and exactly its digest's base64)
-_TYPED_PREFIX = re.compile(r"(?i)(?:sha(?:256|384|512)|sha3-(?:256|384|512)|blake2[bs]|blake3):$")
-_DIGEST_B64_LENGTHS = frozenset({43, 64, 86})
-_SRI = re.compile(r"sha256-[A-Za-z0-9+/]{43}=|sha384-[A-Za-z0-9+/]{64}|sha512-[A-Za-z0-9+/]{86}==")
+#: Keys whose values Memzoi types as digests (the identities and revisions of the ``materialization`` block,
+#: reference §4.1: ``blake3:<64 hex>``), exempt from the rule as Memzoi exempts its ``typed_digest`` field kind.
+DIGEST_KEYS = frozenset({"plan_id", "candidate_id", "decision_id", "selection_id", "action_id", "policy_digest",
+                         "revision_hash", "expected_prior_revision", "intended_semantic_revision"})
 _ARMOR = re.compile(r"-----BEGIN ([A-Z0-9][A-Z0-9 ]{0,40})-----.*?(?:-----END \1-----|(?=-----BEGIN )|\Z)", re.S)
 
 
@@ -39,17 +46,18 @@ def entropy_value(token: str) -> bool:
     return char_classes(token) >= 3 and shannon(token) >= ENTROPY_THRESHOLD
 
 
-def typed_digest(text: str, start: int, token: str) -> bool:
-    """True when the candidate ``token`` at ``start`` of ``text`` is a typed digest (see :data:`_SRI`)."""
-    if _SRI.fullmatch(token):
-        return True
-    return len(token.rstrip("=")) in _DIGEST_B64_LENGTHS and _TYPED_PREFIX.search(text, max(0, start - 9), start) is not None
+def typed_digest_field(field: str) -> bool:
+    """True when ``field`` (a logical location such as ``frontmatter.materialization.plan_id``, see
+    :func:`memzoi.safety.scan.field_at`) is one Memzoi types as a digest: a :data:`DIGEST_KEYS` key inside the
+    frontmatter's ``materialization`` block."""
+    parts = field.split(".")
+    return len(parts) >= 3 and parts[0] == "frontmatter" and parts[1] == "materialization" and parts[-1] in DIGEST_KEYS
 
 
 def entropy_hits(ctx: Ctx) -> list[Hit]:
     """``high_entropy_value``: every candidate of :data:`TOKEN_CANDIDATE_SOURCE` (runs longer than 256 are cut
-    in 256-character pieces, as the Rust regex does) that :func:`entropy_value` accepts, except typed digests
-    (:func:`typed_digest`). Adjacent pieces of one run give one hit; matches inside one armored block
+    in 256-character pieces, as the Rust regex does) that :func:`entropy_value` accepts, wherever it stands (the
+    caller drops those in digest-typed fields, :func:`typed_digest_field`, which only it can place). Adjacent pieces of one run give one hit; matches inside one armored block
     (``-----BEGIN …-----`` to ``-----END …-----``) give one hit for the whole block, so it has one fingerprint."""
     out: list[Hit] = []
     text = ctx.text
@@ -60,7 +68,7 @@ def entropy_hits(ctx: Ctx) -> list[Hit]:
         for m in _TOKEN_CANDIDATE.finditer(run):
             token = m.group(0)
             start, end = base + m.start(), base + m.end()
-            if not entropy_value(token) or typed_digest(text, start, token):
+            if not entropy_value(token):
                 continue
             if blocks is None:
                 blocks = [(b.start(), b.end(), b.group(1)) for b in _ARMOR.finditer(text)] if "-----BEGIN " in text else []

@@ -8,6 +8,8 @@ Order of work for one document (all spans are code-point offsets into the docume
 3. the same credential and injection detectors on decoded views (percent-encoding, base64/base64url, two
    levels deep, and text hidden in tag characters or variation selectors), reported on the encoded run's span;
 4. ``transcript_detected`` on the body only; ``invisible_character`` on the raw text;
+   then every detector but ``invisible_character`` on the decoded value of each quoted frontmatter scalar whose
+   escapes make it differ from its text (:mod:`.escaped`; Memzoi scans decoded values), reported on the scalar;
 5. overlaps are resolved (:func:`_resolve`): among our credential hits the most specific detector wins, and no
    Memzoi match is dropped except where a hit of its own code covers it;
 6. each finding gets a fingerprint (:mod:`.fingerprint`) from its code, logical field and value; a
@@ -29,9 +31,11 @@ from .base import Hit
 from .context import Ctx
 from .credentials import secret_hits
 from .decoding import decoded_views
+from .escaped import escaped_scalars
 from .fingerprint import fingerprint
 from .injection import injection_hits
 from .invisible import hidden_views, invisible_hits
+from .memzoi_entropy import typed_digest_field
 from .memzoi_rules import memzoi_hits
 from .pii import pii_hits, transcript_hits
 
@@ -208,7 +212,32 @@ def to_findings(doc: Document, hits: list[Hit], accepted: frozenset[str] = froze
 
 
 def scan_document(doc: Document, accepted: frozenset[str] = frozenset(), unsigned_jwt: str = "warning") -> list[Finding]:
-    """Content-detector findings of a framed document (frontmatter values and body)."""
+    """Content-detector findings of a framed document (frontmatter values, their decoded escapes, and body)."""
     body_start = doc.body_start if doc.body_start is not None else (doc.fm_end or 0)
     hits = collect_hits(doc.text, body_start=body_start, bom=doc.bom)
+    if any(h.memzoi == "bounded_entropy" for h in hits):
+        # Memzoi skips its entropy rule for the fields it types as digests, and only for those
+        hits = [h for h in hits if h.memzoi != "bounded_entropy" or not typed_digest_field(field_at(doc, h.start))]
+    escaped = escaped_hits(doc, hits)
+    if escaped:
+        hits = sorted(hits + escaped, key=lambda h: (h.start, h.end, h.code))
     return to_findings(doc, hits, accepted, unsigned_jwt)
+
+
+def escaped_hits(doc: Document, hits: list[Hit]) -> list[Hit]:
+    """Hits in the decoded values of the quoted scalars whose escapes make them differ from their text
+    (:func:`.escaped.escaped_scalars`), each spanning its whole scalar, quotes included (the match has no place in
+    the text). A code already reported over the scalar's text is not reported again. ``invisible_character`` is
+    left out: an escape such as ``\\u200b`` is visible in the file, which is what that code is about (and its
+    fix would delete the whole scalar)."""
+    out: list[Hit] = []
+    seen: set[tuple[str, int]] = set()
+    for node in escaped_scalars(doc):
+        for h in collect_hits(node.value):
+            if h.code == "invisible_character" or (h.code, node.start) in seen:
+                continue
+            if any(r.code == h.code and r.start < node.end and node.start < r.end for r in hits):
+                continue
+            seen.add((h.code, node.start))
+            out.append(replace(h, start=node.start, end=node.end, label=f"{h.label}, written with escapes,"))
+    return out
