@@ -6,8 +6,8 @@ symlinks never). :class:`ProjectFiles` lists them once (:meth:`~ProjectFiles.sca
 file-system events (:meth:`~ProjectFiles.apply_events`), judging each path by its **final state on disk**, never
 by the event's type: so a write-then-rename save is one modification, repeated "added" events for a growing file
 are one update, a directory event re-lists that directory, and a deleted or renamed directory drops everything
-that was below it. Events for editor swap, backup, lock and temporary files are ignored (they come and go
-while an editor saves); a listing takes what ``memzoi check`` takes. Git is asked the review visibility of a
+that was below it. Editor swap, backup, lock and temporary files are never files of the project (they come and
+go while an editor saves), as ``memzoi check``'s walk skips them. Git is asked the review visibility of a
 batch's new and changed files once per batch.
 
 This is the workspace state machine the language server's watcher drives; it decides, the server converts.
@@ -16,23 +16,20 @@ This is the workspace state machine the language server's watcher drives; it dec
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .checkpaths import UsageError, expand
 from .gitfacts import GitFacts
-
-#: Names editors write next to a file while saving it and remove again (vim ``.x.swp``, ``x~`` and the ``4913``
-#: probe, emacs ``#x#`` and ``.#x``, ``*.tmp``, partial downloads).
-_TRANSIENT = re.compile(r"(~|\.sw[a-p]|\.tmp|\.temp|\.bak|\.orig|\.lock|\.part|\.crdownload)$|^(\d+|#.*#|\.#.*)$", re.I)
+from .workspace import editor_temporary
 
 
 def transient(name: str) -> bool:
-    """True for an editor's swap, backup, lock or temporary file name, and for hidden names, which Memzoi never
-    reads either."""
-    return name.startswith(".") or bool(_TRANSIENT.search(name))
+    """True for a name that is never committed content below ``.memzoi``, exactly as ``memzoi check``'s walk skips
+    it: an editor's swap, backup, lock or autosave file, an atomic-write temporary
+    (:func:`memzoi.workspace.editor_temporary`), and a ``.git`` folder."""
+    return name == ".git" or editor_temporary(name)
 
 
 @dataclass

@@ -22,7 +22,6 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from memzoi.barrier import log_internal_error
-from memzoi.projectfiles import transient
 from memzoi.workspace import RESERVED_NAMES, Role, place
 
 from . import diagnostics
@@ -35,11 +34,6 @@ log = logging.getLogger("memzoi_lsp.watch")
 
 DEBOUNCE_S = 0.1
 MAX_WAIT_S = 1.0
-
-
-def is_ignored(path: Path) -> bool:
-    """Editor swap/backup/lock and temporary files and hidden entries (:func:`memzoi.projectfiles.transient`)."""
-    return transient(path.name)
 
 
 def register(server: "MemzoiServer") -> None:

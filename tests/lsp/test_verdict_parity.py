@@ -61,6 +61,8 @@ def build(root: Path, home: Path) -> None:
     reviewed = attested(record_text("reviewed", "Reviewed"), "reviewed")
     (records / "reviewed.md").write_text(reviewed)
     (root / ".memzoi/index.md").write_text(f"# Index\n\nTOKEN={_token()}\n")
+    (root / ".memzoi/.env").write_text(f"API_KEY={_token()}\n")  # hidden, but committed: scanned by both
+    (root / ".memzoi/config.toml").write_text('[rules]\ndisabled = ["private_key"]\n')  # invalid: reported by both
     (pending / "mem-new.md").write_text(proposal_text("mem-new"))
     (pending / "mem-apply.md").write_text(proposal_text("mem-apply", title="Apply me", body="Applied by the test."))
     (pending / "mem-tomb.md").write_text(proposal_text("mem-tomb", title="Tomb", action="tombstone",
@@ -113,8 +115,10 @@ async def test_server_diagnostics_equal_check_findings_for_every_file(project: P
     codes = {row[0] for rows in expected.values() for row in rows}
     # The fixture really holds every kind of finding the parity is about.
     for code in ("stale_attestation", "ignored_untracked", "ledger_drift", "dangling_reference", "duplicate_content",
-                 "credential_token", "legacy_profile", "unknown_key", "lifecycle_inconsistent", "environment_secret"):
+                 "credential_token", "legacy_profile", "unknown_key", "lifecycle_inconsistent", "environment_secret",
+                 "invalid_config"):
         assert code in codes, (code, sorted(codes))
+    assert str((project / ".memzoi/.env").resolve()) in expected
     stale = [r for rows in expected.values() for r in rows if r[0] == "stale_attestation"]
     assert "changed since decision time: `body`" in stale[0][-1]
     files = sorted(str(p.resolve()) for p in (project / ".memzoi").rglob("*") if p.is_file())
