@@ -4,8 +4,10 @@ undo. Protocol glue only: every decision comes from :mod:`memzoi.resident`.
 
 Commands (arguments: one object; results: the CLI's ``--json`` shapes; refusals are JSON-RPC errors, see :mod:`.refusal`):
 ``memzoi.resident.approve``/``.undo`` ``{"uri", "candidate_id"}``, ``memzoi.resident.reject`` ``{"uri",
-"candidate_id", "reason"}``, ``memzoi.resident.review`` ``{"uri"}`` (the pending candidates) and
-``memzoi.resident.list`` ``{"uri"?}`` (both files with their usage, and every candidate).
+"candidate_id", "reason"}``, ``memzoi.resident.recover`` ``{"uri", "candidate_id", "mode", "reason"?}`` (an
+uncertain candidate), ``memzoi.resident.review`` ``{"uri"}`` (the pending candidates) and ``memzoi.resident.list``
+``{"uri"?}`` (both files with their usage, and every candidate with ``decidable``: whether approve and reject
+apply to it now, :func:`memzoi.resident.editor.pending`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ log = logging.getLogger("memzoi_lsp.resident")
 APPROVE = "memzoi.resident.approve"
 REJECT = "memzoi.resident.reject"
 UNDO = "memzoi.resident.undo"
+RECOVER = "memzoi.resident.recover"
 REVIEW = "memzoi.resident.review"
 LIST = "memzoi.resident.list"
 DEFAULT_REJECTION = "rejected in review from the editor"
@@ -204,6 +207,14 @@ async def undo(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     return await _decide(ls, arg, lambda root, cid, who: service.undo(root, cid, actor=who))
 
 
+@command(RECOVER)
+async def recover(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+    """Settle an uncertain candidate explicitly: ``mode`` is ``restore-before``, ``complete-after`` or ``accept``
+    (:func:`memzoi.resident.service.recover`; the result is the recovery candidate, applied at once)."""
+    mode, why = arg.get("mode"), reason_of(arg, False)
+    return await _decide(ls, arg, lambda root, cid, who: service.recover(root, cid, str(mode), actor=who, reason=why))
+
+
 @command(REVIEW)
 async def review(ls: "MemzoiServer", arg: dict[str, Any]) -> list[dict[str, Any]]:
     """The pending candidates of the file ``uri`` (what the code lens opens)."""
@@ -223,7 +234,9 @@ async def listing(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 
     def collect() -> dict[str, Any]:
         views = [{**v.to_json(), "uri": path_to_uri(v.file.path)} for v in scope_views(root)]
-        return {"scopes": views, "candidates": [c.to_json() for c in candidates_for(root)]}
+        history = candidates_for(root)
+        open_ids = {c.id for c in editor.pending(history)}
+        return {"scopes": views, "candidates": [{**c.to_json(), "decidable": c.id in open_ids} for c in history]}
 
     return await asyncio.get_running_loop().run_in_executor(None, collect)
 
@@ -234,7 +247,7 @@ def _refuse_dirty(ls: "MemzoiServer", file: ResidentFile) -> None:
     refuse_if_dirty(ls, file.path)
 
 
-HANDLERS = [approve, reject, undo, review, listing]
+HANDLERS = [approve, reject, undo, recover, review, listing]
 
 
 def register(server: "MemzoiServer") -> None:

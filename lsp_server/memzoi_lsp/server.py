@@ -535,11 +535,12 @@ def create_server() -> MemzoiServer:
                 diagnostics.clear(ls, uri)
 
     from . import (  # noqa: E402
-        actions, commands, diagnostics, hover, lifecycle, localmem, navigation, preview, resident, scan, textdoc, watch,
+        actions, commands, diagnostics, hover, inbox, lifecycle, localmem, navigation, preview, resident, scan, textdoc,
+        watch,
     )
 
     # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
-    for module in (hover, actions, commands, lifecycle, localmem, navigation, preview, resident, watch):
+    for module in (hover, actions, commands, inbox, lifecycle, localmem, navigation, preview, resident, watch):
         module.register(server)
     return server
 
