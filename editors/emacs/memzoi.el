@@ -13,9 +13,11 @@
 ;; Recommended: the `markdown-mode' package (highlighting, and Markdown hovers).  Without it eglot asks for
 ;; plaintext hovers, which the server then sends.
 ;; Commands: `memzoi-apply', `memzoi-reject', `memzoi-route-local', `memzoi-supersede', `memzoi-tombstone',
-;; `memzoi-reattest', `memzoi-undo', `memzoi-history', `memzoi-check-workspace', `memzoi-search'.
+;; `memzoi-reattest', `memzoi-preview', `memzoi-undo', `memzoi-history', `memzoi-check-workspace', `memzoi-search'.
 ;; Those that record a reason (reject, supersede, tombstone) ask for one in the minibuffer, also when they are
-;; picked from `eglot-code-actions'.  `memzoi-history' and `memzoi-undo' complete over the ledger's changes.
+;; picked from `eglot-code-actions'; supersede then asks for the replacement's title (empty keeps the record's).
+;; Previews (`memzoi-preview', the Preview code actions) show the planned files as a diff in a read-only buffer.
+;; `memzoi-history' and `memzoi-undo' complete over the ledger's changes.
 ;;
 ;; Setup (see README.md):
 ;;   (add-to-list 'load-path "/path/to/memzoi-lsp/editors/emacs")
@@ -25,6 +27,7 @@
 ;;; Code:
 
 (require 'cl-lib)
+(require 'diff-mode)
 (require 'eglot)
 (require 'seq)
 (require 'subr-x)
@@ -105,15 +108,18 @@ Example: \\='(:severity (:duplicate_content \"information\") :disabled [\"bom\"]
   '((apply      :server ("memzoi.apply") :target proposal)
     (reject     :server ("memzoi.reject") :target proposal :reason required)
     (route-local :server ("memzoi.routeLocal") :target proposal)
-    (supersede  :server ("memzoi.supersede") :target record :reason required)
+    (supersede  :server ("memzoi.supersede") :target record :reason required :title optional)
     (tombstone  :server ("memzoi.tombstone") :target record :reason required)
     (reattest   :server ("memzoi.reattest") :target record :reason optional)
     (undo       :server ("memzoi.undo") :target change)
     (history    :server ("memzoi.history") :target file)
     (check-workspace :server ("memzoi.checkWorkspace") :target none)
     (search     :server ("memzoi.search") :target none :query t))
-  "Commands: name, server commands (the first one the server offers is used), target, reason, query.
+  "Commands: name, server commands (the first one the server offers is used), target, reason, title, query.
 Kept in step with vscode-extension/src/logic/commands.ts.")
+
+(defconst memzoi-preview-buffer "*Memzoi preview*"
+  "The read-only buffer where previews show the planned files.")
 
 (defvar memzoi-last-result nil
   "The result of the last Memzoi command (for inspection and tests).")
@@ -152,18 +158,63 @@ Kept in step with vscode-extension/src/logic/commands.ts.")
 
 (defun memzoi--execute (server command arguments &optional name)
   "Send COMMAND with ARGUMENTS to SERVER; report the result or the refusal once.
-Returns the result, or nil after a refusal (a JSON-RPC error response)."
+A preview's planned files are shown as a diff (`memzoi--show-preview').
+Returns the result, or nil after a refusal (a JSON-RPC error response)."""
   (condition-case err
       (let ((result (jsonrpc-request server :workspace/executeCommand
                                      (list :command command :arguments arguments))))
         (setq memzoi-last-result result)
-        (message "Memzoi %s: %s" (or name command) (memzoi--describe result))
-        (memzoi--refresh-buffers)
+        (if (equal command "memzoi.preview")
+            (progn (memzoi--show-preview result)
+                   (message "Memzoi preview: %d file(s) in %s; nothing written"
+                            (length (plist-get result :files)) memzoi-preview-buffer))
+          (message "Memzoi %s: %s" (or name command) (memzoi--describe result))
+          (memzoi--refresh-buffers))
         result)
     (jsonrpc-error
      (setq memzoi-last-result (list :error (memzoi--error-message err)))
      (message "Memzoi %s refused: %s" (or name command) (memzoi--error-message err))
      nil)))
+
+;;; Previews
+
+(defun memzoi--file-diff (file)
+  "A unified diff (a string) of FILE, one entry of a preview: its :path, :before and :after text (nil = absent)."
+  (let* ((path (plist-get file :path))
+         (before (plist-get file :before))
+         (after (plist-get file :after))
+         (old (make-temp-file "memzoi-before"))
+         (new (make-temp-file "memzoi-after")))
+    (unwind-protect
+        (progn
+          (let ((coding-system-for-write 'utf-8-unix))
+            (write-region (or before "") nil old nil 'silent)
+            (write-region (or after "") nil new nil 'silent))
+          (with-temp-buffer
+            (let ((coding-system-for-read 'utf-8))
+              (call-process diff-command nil t nil "-u"
+                            "--label" (if before (concat "a/" path) "/dev/null")
+                            "--label" (if after (concat "b/" path) "/dev/null")
+                            old new))
+            (buffer-string)))
+      (delete-file old)
+      (delete-file new))))
+
+(defun memzoi--show-preview (result)
+  "Show RESULT (a `memzoi.preview' answer) as a diff in the read-only `memzoi-preview-buffer'; return the buffer."
+  (let ((buf (get-buffer-create memzoi-preview-buffer)))
+    (with-current-buffer buf
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert (format "# Preview of %s: %s (nothing is written)\n"
+                        (plist-get result :operation) (or (plist-get result :summary) "")))
+        (dolist (f (append (plist-get result :files) nil))
+          (insert (memzoi--file-diff f)))
+        (diff-mode)
+        (setq buffer-read-only t)
+        (goto-char (point-min))))
+    (unless noninteractive (display-buffer buf))
+    buf))
 
 (defun memzoi--spec-of (command)
   "The entry of `memzoi-commands' whose server command is COMMAND (a string), or nil."
@@ -176,14 +227,27 @@ Returns the result, or nil after a refusal (a JSON-RPC error response)."
       (user-error "Memzoi: a reason is required; it is recorded with the change"))
     (unless (string-empty-p r) r)))
 
+(defun memzoi--read-title ()
+  "Read a new title in the minibuffer; nil (empty) keeps the record's."
+  (let ((title (string-trim (read-string "New title (empty keeps the record's): "))))
+    (unless (string-empty-p title) title)))
+
 (defun memzoi--with-reason (command arguments)
-  "ARGUMENTS of COMMAND (from a code action) with the reason it requires, asked for when missing."
-  (let* ((spec (cdr (memzoi--spec-of command)))
-         (arg (and (> (length arguments) 0) (aref arguments 0))))
-    (if (and (eq (plist-get spec :reason) 'required) (listp arg)
-             (not (plist-get arg :reason)))
-        (vector (plist-put (copy-sequence arg) :reason (memzoi--read-reason t)))
-      arguments)))
+  "ARGUMENTS of COMMAND (from a code action) with what it needs beyond them, asked for when missing: the reason it
+requires and, for supersede, an optional new title.  A preview (`memzoi.preview') asks what the previewed change
+would."
+  (let* ((arg (and (> (length arguments) 0) (aref arguments 0)))
+         (op (and (equal command "memzoi.preview") (listp arg) (plist-get arg :operation)))
+         (spec (cdr (memzoi--spec-of (if op (concat "memzoi." op) command)))))
+    (if (not (and (listp arg) (or (plist-get spec :reason) (plist-get spec :title))))
+        arguments
+      (let ((arg (copy-sequence arg)))
+        (when (and (eq (plist-get spec :reason) 'required) (not (plist-get arg :reason)))
+          (setq arg (plist-put arg :reason (memzoi--read-reason t))))
+        (when (and (plist-get spec :title) (not (plist-get arg :title)))
+          (let ((title (memzoi--read-title)))
+            (when title (setq arg (plist-put arg :title title)))))
+        (vector arg)))))
 
 ;; Code actions run server commands through eglot; those that record a reason ask for it first (a server without
 ;; one refuses), and every outcome is reported once.  eglot 1.9 (Debian 12) calls `eglot-execute-command';
@@ -209,7 +273,8 @@ Returns the result, or nil after a refusal (a JSON-RPC error response)."
             (cons (format "%s  %s %s by %s%s  [%s]"
                           (or (plist-get c :applied_at) (plist-get c :created_at) "")
                           (plist-get c :operation) (plist-get c :status) (plist-get c :actor)
-                          (if (equal (plist-get c :status) "applied") " (undo available)" "")
+                          ;; the server's word: the ledger would undo it now (applied, files unchanged since)
+                          (if (eq (plist-get c :undo_available) t) " (undo available)" "")
                           (plist-get c :change_id))
                   c))
           (append (jsonrpc-request server :workspace/executeCommand
@@ -249,6 +314,9 @@ REASON, QUERY and CHANGE-ID are asked for when the command needs them and they a
       ('optional
        (let ((r (if reason (string-trim reason) (memzoi--read-reason nil))))
          (when (and r (not (string-empty-p r))) (setq arg (plist-put arg :reason r))))))
+    (when (plist-get spec :title)
+      (let ((title (memzoi--read-title)))
+        (when title (setq arg (plist-put arg :title title)))))
     (memzoi--execute server command
                      (if (plist-get spec :query)
                          (vector (or query (read-string "Search records: ")))
@@ -264,6 +332,22 @@ REASON, QUERY and CHANGE-ID are asked for when the command needs them and they a
 (defun memzoi-tombstone (reason) "Propose tombstoning this record, with REASON."
        (interactive (list (read-string "Reason (required): "))) (memzoi-run 'tombstone reason))
 (defun memzoi-reattest () "Accept a hand edit of this record." (interactive) (memzoi-run 'reattest))
+(defun memzoi-preview (operation)
+  "Show the planned files of OPERATION on this buffer's file as a diff; nothing is written.
+OPERATION is apply (a pending proposal), supersede or tombstone (a record); the
+same questions as the change itself are asked (reason, title)."
+  (interactive
+   (list (if (and buffer-file-name (string-match-p "/proposals/pending/" buffer-file-name))
+             "apply"
+           (completing-read "Preview: " '("supersede" "tombstone") nil t))))
+  (when (buffer-modified-p)
+    (user-error "Memzoi: save the buffer first; a preview plans from the file on disk"))
+  (let ((server (memzoi--server)))
+    (memzoi--execute server "memzoi.preview"
+                     (memzoi--with-reason "memzoi.preview"
+                                          (vector (list :uri (eglot--path-to-uri buffer-file-name)
+                                                        :operation operation)))
+                     "preview")))
 (defun memzoi-undo (change-id) "Undo the change CHANGE-ID (chosen from the ledger's changes)."
        (interactive (list (memzoi-read-change "Undo change: "))) (memzoi-run 'undo nil nil change-id))
 (defun memzoi-history ()
@@ -274,7 +358,7 @@ REASON, QUERY and CHANGE-ID are asked for when the command needs them and they a
          (label (completing-read "Memzoi history: " changes nil t))
          (change (cdr (assoc label changes))))
     (setq memzoi-last-result change)
-    (when (and (equal (plist-get change :status) "applied")
+    (when (and (eq (plist-get change :undo_available) t)
                (y-or-n-p (format "Undo change %s? " (plist-get change :change_id))))
       (memzoi-run 'undo nil nil (plist-get change :change_id)))
     change))

@@ -205,7 +205,7 @@ def _action(ls: "MemzoiServer", title: str, kind: str, command: str, args: dict,
 
 def lifecycle_actions(ls: "MemzoiServer", snap: Snapshot) -> list[types.CodeAction]:
     """Apply / Reject… / Route to local memory on pending packets (as the core's can-apply rule says);
-    Supersede… / Tombstone… on active records; Undo on files whose last ledgered change can still be undone;
+    Supersede… / Tombstone… (each with its Preview…, which needs the reason too) on active records; Undo on files whose last ledgered change can still be undone;
     Recover… on uncertain changes."""
     from memzoi.workspace import Role
 
@@ -232,7 +232,11 @@ def lifecycle_actions(ls: "MemzoiServer", snap: Snapshot) -> list[types.CodeActi
         if data.get("status") == "active":
             blocked = dirty or (f"fix the {len(errors)} error(s) first" if errors else None)
             out.append(_action(ls, "Supersede record…", SUPERSEDE_KIND, lifecycle.SUPERSEDE, {"uri": uri}, blocked))
+            out.append(_action(ls, "Preview: supersede record…", PREVIEW_KIND, PREVIEW,
+                               {"uri": uri, "operation": "supersede"}, blocked))
             out.append(_action(ls, "Tombstone record…", TOMBSTONE_KIND, lifecycle.TOMBSTONE, {"uri": uri}, blocked))
+            out.append(_action(ls, "Preview: tombstone record…", PREVIEW_KIND, PREVIEW,
+                               {"uri": uri, "operation": "tombstone"}, blocked))
         if any(f.code in ("stale_attestation", "ledger_drift") for f in findings):
             out.append(_action(ls, "Re-attest (accept this edit)", REATTEST_KIND, lifecycle.REATTEST, {"uri": uri}, dirty))
     project = ls.project_for(snap.path)

@@ -277,16 +277,21 @@ async def recover(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 
 @command(HISTORY)
 async def history(ls: "MemzoiServer", arg: dict[str, Any]) -> Any:
-    """Changes newest first (of the file ``uri`` when given), as ``memzoi history --json``."""
+    """Changes newest first (of the file ``uri`` when given), as ``memzoi history --json``, each with
+    ``undo_available``: whether the ledger would undo it now (:func:`memzoi.ledger.undo_available`)."""
+    from memzoi.ledger import undo_available
+
     root = project_root(ls, arg)
     rel = None
     if arg.get("uri"):
         _root, path = target_path(ls, arg)
         rel = path.resolve().relative_to(root).as_posix()
     limit = arg.get("limit") if isinstance(arg.get("limit"), int) else None
-    loop = asyncio.get_running_loop()
-    changes = await loop.run_in_executor(None, lambda: core.history(root, rel, limit=limit))
-    return [c.to_json() for c in changes]
+
+    def listing() -> list[dict[str, Any]]:
+        return [{**c.to_json(), "undo_available": undo_available(root, c)} for c in core.history(root, rel, limit=limit)]
+
+    return await asyncio.get_running_loop().run_in_executor(None, listing)
 
 
 @command(RECONCILE)

@@ -8,7 +8,7 @@ Commands (arguments: one object; results: the CLI's ``--json`` shapes; refusals 
 uncertain candidate; ``mode`` is ``restore-before``, ``complete-after`` or ``accept``), ``memzoi.resident.review``
 ``{"uri", "status"?}`` (the candidates of that status, ``pending`` or ``uncertain``; without it those waiting for a
 decision, ``pending`` and ``failed``) and ``memzoi.resident.list`` ``{"uri"?}`` (both files with their usage, and
-every candidate).
+every candidate with ``decidable``: whether approve and reject apply to it now, :func:`memzoi.resident.editor.pending`).
 """
 
 from __future__ import annotations
@@ -259,7 +259,9 @@ async def listing(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 
     def collect() -> dict[str, Any]:
         views = [{**v.to_json(), "uri": path_to_uri(v.file.path)} for v in scope_views(root)]
-        return {"scopes": views, "candidates": [c.to_json() for c in candidates_for(root)]}
+        history = candidates_for(root)
+        open_ids = {c.id for c in editor.pending(history)}
+        return {"scopes": views, "candidates": [{**c.to_json(), "decidable": c.id in open_ids} for c in history]}
 
     return await asyncio.get_running_loop().run_in_executor(None, collect)
 

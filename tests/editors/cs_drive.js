@@ -1,6 +1,8 @@
 // Drives VS Code (code-server) in headless Debian Chromium with playwright-core, like a user would.
-// Env: CS_URL (workbench URL with ?folder=), WS (workspace root), SHOT_DIR (screenshots), APPLY=1 to run the
-// Apply step, OUT (JSON report). Exits 0 when every step passed, 2 otherwise (the report says which step failed).
+// Env: CS_URL (workbench URL with ?folder=), WS (workspace root), SHOT_DIR (screenshots), SHOT_PREFIX (prefix of
+// their file names), APPLY=1 to run the Apply step, OUT (JSON report). Exits 0 when every step passed, 2 otherwise
+// (the report says which step failed). Each step records `at`, the wall clock in ms, which the test compares with
+// the extension's activation line in its log (start-up timing, printed, never asserted).
 const { chromium } = require('playwright-core');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -8,10 +10,16 @@ const path = require('node:path');
 const WS = process.env.WS;
 const SHOT_DIR = process.env.SHOT_DIR;
 const OUT = process.env.OUT;
+const PREFIX = process.env.SHOT_PREFIX || '';
+const shot = (name) => path.join(SHOT_DIR, PREFIX + name);
 const t0 = Date.now();
 const report = { steps: [] };
 const log = (...a) => console.log(`[${Date.now() - t0}ms]`, ...a);
-const step = (name, data) => { report.steps.push({ name, ms: Date.now() - t0, ...(data || {}) }); log(name, data ? JSON.stringify(data) : ''); };
+const step = (name, data) => {
+  const at = Date.now();
+  report.steps.push({ name, ms: at - t0, at, ...(data || {}) });
+  log(name, data ? JSON.stringify(data) : '');
+};
 
 async function quickOpen(page, text) {
   // Opens the workspace file named `text`. Quick Open also lists recently opened editors, among them the diff
@@ -99,7 +107,7 @@ function statusText(page) {
     }, null, { timeout: 60000 })).jsonValue();
     step('problems panel shows the credential finding', { problem: problem.slice(0, 200), since_load_ms: Date.now() - tGoto });
     await page.waitForSelector('.monaco-editor .squiggly-error', { timeout: 20000 });
-    await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-problems.png') });
+    await page.screenshot({ path: shot('vscode-problems.png') });
     if (process.env.ONLY_PROBLEMS === '1') { rc = 0; return; }
 
     // 2. Hover on the frontmatter shows provenance (on the id's value; Ctrl+K Ctrl+I shows the hover).
@@ -111,7 +119,7 @@ function statusText(page) {
       [...document.querySelectorAll('.monaco-hover-content')].map((e) => e.innerText).find((t) => /provenance/.test(t)) || null,
       null, { timeout: 20000 })).jsonValue();
     step('hover shows provenance', { hover: hover.slice(0, 400) });
-    await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-hover.png') });
+    await page.screenshot({ path: shot('vscode-hover.png') });
     await page.keyboard.press('Escape');
 
     // 3. The Memory Inbox lists the pending proposal; the status bar counts it.
@@ -122,9 +130,33 @@ function statusText(page) {
       return r.some((t) => /Protected routes/.test(t)) ? r : null;
     }, null, { timeout: 30000 })).jsonValue();
     step('inbox lists the proposal', { rows });
-    const status = await statusText(page);
+    const gated = process.env.GATED === '1';
+    if (gated) {
+      // A packet the git-plane gate blocks (its findings are warnings on a pending packet): the inbox says it is
+      // blocked and why (the server's can-apply verdict), and offers no Apply on it; the applicable one has Apply.
+      const rowInfo = async (text) => {
+        const row = page.locator('.pane:has(.pane-header:has-text("Memory Inbox")) .monaco-list-row', { hasText: text }).first();
+        await row.hover();
+        return row.evaluate((r) => ({
+          label: `${r.getAttribute('aria-label') || ''} | ${r.textContent}`,
+          actions: [...r.querySelectorAll('.actions .action-label')].map((a) => a.getAttribute('aria-label') || a.getAttribute('title') || ''),
+        }));
+      };
+      await page.waitForFunction(() => [...document.querySelectorAll('.monaco-list-row')].some((r) => /Cache keys/.test(r.textContent)), null, { timeout: 30000 });
+      const blocked = await rowInfo('Cache keys');
+      const ready = await rowInfo('Protected routes');
+      step('inbox: blocked packet shows why and has no Apply', { blocked, ready });
+      if (!/blocked: .*scope_project_mismatch/.test(blocked.label)) throw new Error(`blocked row: ${JSON.stringify(blocked)}`);
+      if (blocked.actions.some((a) => /^Apply/.test(a))) throw new Error(`Apply offered on a blocked packet: ${blocked.actions}`);
+      if (!ready.actions.some((a) => /^Apply/.test(a))) throw new Error(`no Apply on the applicable packet: ${ready.actions}`);
+      await page.screenshot({ path: shot('vscode-inbox-blocked.png') });
+    }
+    const status = await (await page.waitForFunction((g) => {
+      const t = [...document.querySelectorAll('.statusbar-item')].map((e) => e.textContent.trim()).find((x) => x.startsWith('Memzoi')) || '';
+      // pending, then blocked: "Memzoi 2 1" with the gated packet, "Memzoi 1 0" without (codicons have no text)
+      return (g ? /^Memzoi\D*2\D+1\b/ : /^Memzoi\D*1\D+0\b/).test(t) ? t : null;
+    }, gated, { timeout: 30000 })).jsonValue();
     step('status bar', { status });
-    if (!/\$?\(?inbox\)?\s*1|Memzoi.*1/.test(status || '')) throw new Error(`status bar has no pending count: ${status}`);
 
     // 4. Ctrl+. on the pending proposal lists the lifecycle actions (no Source Action… needed); Preview opens a
     // diff; Apply resolves the packet; the History lists the change and undoes it; a refused undo gives one toast.
@@ -159,13 +191,17 @@ function statusText(page) {
       const menu = await quickFix('Preview: apply proposal');
       step('Ctrl+. lists the lifecycle actions', { menu });
       if (!menu.some((t) => /Apply proposal/.test(t)) || !menu.some((t) => /Reject proposal…/.test(t))) throw new Error(`Ctrl+. menu: ${menu}`);
-      await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-quickfix-menu.png') });
+      await page.screenshot({ path: shot('vscode-quickfix-menu.png') });
       await page.keyboard.press('Enter');
       await page.waitForSelector('.monaco-diff-editor', { timeout: 30000 });
       const diffTab = await page.evaluate(() => document.querySelector('.tab.active')?.textContent || '');
       step('Preview opens a diff', { tab: diffTab.trim() });
       if (!fs.existsSync(proposal)) throw new Error('the preview wrote files');
-      await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-preview-diff.png') });
+      await page.screenshot({ path: shot('vscode-preview-diff.png') });
+      // The preview opens one diff per planned file (the record, the pending and the resolved packet), one after
+      // the other: close them only once all three are open, or a late one takes the focus after the close.
+      await page.waitForFunction(() => [...document.querySelectorAll('.tab')].filter((t) => /Preview apply/.test(t.textContent)).length >= 3,
+        null, { timeout: 30000 });
       await page.keyboard.press('Control+K');
       await page.keyboard.press('Control+W'); // View: Close All Editors
       await page.waitForSelector('.monaco-diff-editor', { state: 'detached', timeout: 20000 });
@@ -185,17 +221,19 @@ function statusText(page) {
       }, null, { timeout: 30000 });
       step('inbox updated', { rows: await inboxRows(page), status: await statusText(page) });
       // The pending file is gone from disk (its tab may stay open): no problem row names it any more.
+      // (The gate-blocked packet stays pending with its findings: only rows of other pending files count.)
       await page.keyboard.press('Control+Shift+M');
       await page.waitForFunction(() => ![...document.querySelectorAll('.markers-panel .monaco-list-row')]
-        .some((r) => /proposals\/pending/.test(r.getAttribute('aria-label') || r.textContent)), null, { timeout: 30000 });
+        .map((r) => r.getAttribute('aria-label') || r.textContent)
+        .some((t) => /proposals\/pending/.test(t) && !/cache_002/.test(t)), null, { timeout: 30000 });
       step('no problems for the removed file');
-      await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-problems-after-apply.png') });
+      await page.screenshot({ path: shot('vscode-problems-after-apply.png') });
 
       await runCommand(page, 'Memzoi: Show Change History');
       await page.waitForSelector('.quick-input-list .monaco-list-row:has-text("apply · applied")', { timeout: 30000 });
       const history = await page.evaluate(() => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].map((r) => r.textContent.trim()));
       step('History shows the change', { history });
-      await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-history.png') });
+      await page.screenshot({ path: shot('vscode-history.png') });
       await page.keyboard.press('Enter'); // the entry's actions: Open Diff, Undo
       await page.waitForSelector('.quick-input-title:has-text("Memzoi: change")', { timeout: 20000 });
       await page.keyboard.type('Undo');
@@ -207,7 +245,7 @@ function statusText(page) {
         [...document.querySelectorAll('.notification-toast')].map((e) => e.textContent).find((t) => /undone/.test(t)) || null,
         null, { timeout: 20000 })).jsonValue();
       step('Undo from History', { toast: undoToast.slice(0, 300) });
-      await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-undo.png') });
+      await page.screenshot({ path: shot('vscode-undo.png') });
       await page.evaluate(() => document.querySelectorAll('.notification-toast .codicon-notifications-clear, .notification-toast .codicon-close').forEach((b) => b.click()));
       await page.keyboard.press('Escape');
 
@@ -221,15 +259,33 @@ function statusText(page) {
       const toasts = await page.evaluate(() => [...document.querySelectorAll('.notification-toast')].map((e) => e.textContent.trim()).filter((t) => /Memzoi|undo|refused/i.test(t)));
       step('one toast on a refusal', { toasts });
       if (toasts.length !== 1) throw new Error(`expected one toast, saw ${toasts.length}: ${toasts}`);
-      await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-refusal.png') });
+      await page.screenshot({ path: shot('vscode-refusal.png') });
+
+      // A refused Apply: the palette's Apply Proposal on the gate-blocked packet (the inbox and Ctrl+. offer none).
+      // The server refuses with the blocking reasons: one toast, its first line only.
+      if (gated) {
+        await page.evaluate(() => document.querySelectorAll('.notification-toast .codicon-notifications-clear, .notification-toast .codicon-close').forEach((b) => b.click()));
+        await page.keyboard.press('Escape');
+        await page.waitForFunction(() => ![...document.querySelectorAll('.notification-toast')].some((e) => /Memzoi/.test(e.textContent)), null, { timeout: 20000 });
+        await quickOpen(page, 'mem_2026_07_06_cache_002.md');
+        await runCommand(page, 'Memzoi: Apply Proposal');
+        await page.waitForSelector('.monaco-dialog-box', { timeout: 20000 }); // "Apply this proposal?"
+        await page.keyboard.press('Enter');
+        await page.waitForFunction(() => [...document.querySelectorAll('.notification-toast')].some((e) => /applying the proposal is blocked/.test(e.textContent)), null, { timeout: 30000 });
+        const applyToasts = await page.evaluate(() => [...document.querySelectorAll('.notification-toast')].map((e) => e.textContent.trim()).filter((t) => /Memzoi|apply|refused|blocked/i.test(t)));
+        step('one toast on a refused Apply', { toasts: applyToasts });
+        if (applyToasts.length !== 1) throw new Error(`expected one toast on the refused Apply, saw ${applyToasts.length}: ${applyToasts}`);
+        if (!fs.existsSync(path.join(WS, '.memzoi', 'proposals', 'pending', 'mem_2026_07_06_cache_002.md'))) throw new Error('the refused Apply moved the packet');
+        await page.screenshot({ path: shot('vscode-refused-apply.png') });
+      }
     }
     await page.waitForTimeout(500);
-    await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-e2e.png') });
+    await page.screenshot({ path: shot('vscode-e2e.png') });
     rc = 0;
   } catch (e) {
     report.error = String(e && e.stack || e);
     log('FAIL', report.error);
-    await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-e2e-failure.png') }).catch(() => {});
+    await page.screenshot({ path: shot('vscode-e2e-failure.png') }).catch(() => {});
   } finally {
     fs.writeFileSync(OUT, JSON.stringify(report, null, 2));
     await browser.close();

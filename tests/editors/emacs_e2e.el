@@ -25,7 +25,22 @@
                 (let ((end (+ (float-time) deadline-s)))
                   (while (and (not (funcall pred)) (< (float-time) end))
                     (accept-process-output nil 0.05))
-                  (or (funcall pred) (fail (format "timed out waiting for %s" what))))))
+                  (or (funcall pred) (fail (format "timed out waiting for %s" what)))))
+              (code-action (title answers &optional key)
+                ;; eglot-code-actions at point, the menu answered with TITLE and each read-string with the next of
+                ;; ANSWERS; the menu and the prompts are recorded under KEY.
+                (let ((menu nil) (prompts nil))
+                  (cl-letf (((symbol-function 'completing-read)
+                             (lambda (_prompt coll &rest _) (setq menu (mapcar #'car coll)) title))
+                            ((symbol-function 'read-string)
+                             (lambda (prompt &rest _) (push prompt prompts) (pop answers))))
+                    (setq memzoi-last-result nil)
+                    (goto-char (point-min))
+                    (let ((last-nonmenu-event ?\r))
+                      (eglot-code-actions (point) nil nil t)))
+                  (when key
+                    (put (intern (format "%s_menu" key)) (vconcat menu))
+                    (put (intern (format "%s_prompts" key)) (vconcat (reverse prompts)))))))
     (condition-case err
         (progn
           (add-to-list 'load-path (getenv "MEMZOI_EMACS_DIR"))
@@ -103,7 +118,17 @@
               (revert-buffer t t t)
               (unless (eglot-current-server) (apply #'eglot (eglot--guess-contact)))
               (wait (lambda () (and (eglot-current-server) (progn (eglot--maybe-activate-editing-mode) eglot--managed-mode)))
-                    "eglot on the restored proposal"))
+                    "eglot on the restored proposal")
+              ;; 4c. Preview: apply proposal from eglot-code-actions: a read-only diff buffer, nothing written.
+              (code-action "Preview: apply proposal" nil)
+              (let ((buf (get-buffer memzoi-preview-buffer)))
+                (put :preview_buffer (and buf (with-current-buffer buf
+                                                (list :mode (symbol-name major-mode) :read_only buffer-read-only
+                                                      :text (buffer-string))))))
+              (put :preview_wrote_nothing (and (file-exists-p pending)
+                                               (not (file-exists-p (expand-file-name
+                                                                    ".memzoi/records/protected-routes-must-validate-sessions-server-side.md" root)))))
+              (put :preview_echo (current-message)))
             (if (memzoi--resolve server '("memzoi.apply"))
                 (progn (put :lifecycle "apply")
                        (put :lifecycle_result (condition-case e (memzoi-apply) (error (list :error (format "%S" e)))))
@@ -117,7 +142,17 @@
             (put :record_exists (file-exists-p (expand-file-name
                                                 ".memzoi/records/protected-routes-must-validate-sessions-server-side.md" root)))
             (put :proposal_pending (file-exists-p (expand-file-name
-                                                   ".memzoi/proposals/pending/mem_2026_07_06_auth_001.md" root))))
+                                                   ".memzoi/proposals/pending/mem_2026_07_06_auth_001.md" root)))
+            ;; 5. Supersede… on a clean record from eglot-code-actions: the reason, then the new title; its Preview
+            ;; first (the same questions, shown as a diff).
+            (find-file (expand-file-name ".memzoi/records/prefer-source-files-below-1000-lines.md" root))
+            (unless (eglot-current-server) (apply #'eglot (eglot--guess-contact)))
+            (wait (lambda () (and (eglot-current-server) (progn (eglot--maybe-activate-editing-mode) eglot--managed-mode)))
+                  "eglot on a record")
+            (code-action "Preview: supersede record…" '("files grew" "Prefer source files below 800 lines") :supersede_preview)
+            (put :supersede_preview_text (with-current-buffer memzoi-preview-buffer (buffer-string)))
+            (code-action "Supersede record…" '("files grew" "Prefer source files below 800 lines") :supersede)
+            (put :supersede_result memzoi-last-result))
           (finish 0))
       (error (fail (format "%S" err))))))
 ;;; emacs_e2e.el ends here

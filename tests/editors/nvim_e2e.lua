@@ -29,8 +29,15 @@ local function fail(msg)
 end
 
 -- Load editors/nvim the way a user does: on 'runtimepath', then vim.lsp.config/enable.
+-- A user's own on_attach (it replaces any the config had): the :Memzoi command must not depend on it.
 vim.opt.runtimepath:prepend((assert(os.getenv('MEMZOI_NVIM_DIR'), 'MEMZOI_NVIM_DIR')))
-vim.lsp.config('memzoi', { cmd = { (assert(os.getenv('MEMZOI_LSP_CMD'), 'MEMZOI_LSP_CMD')) } })
+vim.lsp.config('memzoi', {
+  cmd = { (assert(os.getenv('MEMZOI_LSP_CMD'), 'MEMZOI_LSP_CMD')) },
+  on_attach = function(_, bufnr)
+    result.user_on_attach = (result.user_on_attach or 0) + 1
+    vim.keymap.set('n', 'K', vim.lsp.buf.hover, { buffer = bufnr }) -- what a user's on_attach typically does
+  end,
+})
 vim.lsp.enable('memzoi')
 log('nvim', tostring(vim.version()))
 
@@ -158,10 +165,10 @@ local function wait_answer(what)
 end
 -- What `gra` runs: the code-action menu; the user picks `title` and answers the reason prompt with `reason`.
 -- Records the menu, the prompts, the result and the error under `key`.
-local function from_menu(key, title, reason)
+local function from_menu(key, title, reason, ...)
   memzoi.last_result, memzoi.last_error = nil, nil
   prompts, menus = {}, {}
-  pick_title, answers = title, { reason }
+  pick_title, answers = title, { reason, ... }
   vim.lsp.buf.code_action()
   local res, err = wait_answer(title .. ' from the code-action menu')
   result[key .. '_menu'], result[key .. '_prompts'] = menus[1], vim.deepcopy(prompts)
@@ -169,6 +176,11 @@ local function from_menu(key, title, reason)
   log(title, vim.json.encode(res), tostring(err and err.message))
   return res
 end
+-- :Memzoi inbox: the pending proposals with the server's verdict (the core's can-apply rule) in the quickfix list.
+memzoi.last_result = nil
+vim.cmd('Memzoi inbox')
+wait_answer(':Memzoi inbox')
+result.inbox = vim.tbl_map(function(i) return i.text end, vim.fn.getqflist())
 local rejected = from_menu('reject', 'Reject proposal…', 'duplicate of an existing record')
 result.code_action_menu = result.reject_menu
 result.rejected_moved = vim.uv.fs_stat(pending_path) == nil
@@ -181,6 +193,22 @@ wait_answer(':Memzoi history')
 result.history = vim.tbl_map(function(i) return i.text end, vim.fn.getqflist())
 result.history_kept_window = vim.api.nvim_get_current_win() == win
 result.undo_completion = vim.fn.getcompletion('Memzoi undo ', 'cmdline')
+-- From inside the quickfix window the history opened (where buffer-local commands used to be missing: E492),
+-- :Memzoi still runs: the history again, and a search.
+vim.cmd('copen')
+result.quickfix_buftype = vim.bo.buftype
+local function from_quickfix(cmdline)
+  memzoi.last_result, memzoi.last_error = nil, nil
+  local ok, err = pcall(vim.cmd, cmdline)
+  if not ok then
+    return { ok = false, error = tostring(err) }
+  end
+  local res, rerr = wait_answer(cmdline .. ' from the quickfix window')
+  return { ok = rerr == nil, count = type(res) == 'table' and #res or nil, error = rerr and rerr.message }
+end
+result.quickfix_history = from_quickfix('Memzoi history')
+result.quickfix_search = from_quickfix('Memzoi search sessions')
+vim.api.nvim_set_current_win(win)
 memzoi.last_result = nil
 if rejected and rejected.change_id then
   vim.cmd('Memzoi undo ' .. rejected.change_id)
@@ -214,7 +242,26 @@ log('Apply:', vim.json.encode(memzoi.last_result), tostring(result.lifecycle_err
 -- the file moved on disk: :checktime / a new :edit sees the applied packet and the new record
 result.record_exists = vim.uv.fs_stat(root .. '/.memzoi/records/' .. 'protected-routes-must-validate-sessions-server-side.md') ~= nil
 
--- 5a. Tombstone… from the code-action menu of a clean record, the reason answered: a pending packet is created.
+-- 5a. Supersede… from the code-action menu of another clean record: the reason, then the new title (the server
+-- takes an optional title); first its Preview (the same two prompts, nothing written), then the change itself.
+local other = root .. '/.memzoi/records/prefer-source-files-below-1000-lines.md'
+vim.cmd.edit(vim.fn.fnameescape(other))
+local obuf = vim.api.nvim_get_current_buf()
+vim.wait(TIMEOUT, function() return client_of(obuf) ~= nil end, 20)
+local pending_before = #vim.fn.glob(root .. '/.memzoi/proposals/pending/*.md', false, true)
+local planned = from_menu('supersede_preview', 'Preview: supersede record…', 'files grew', 'Prefer source files below 800 lines')
+result.supersede_preview_files = vim.tbl_map(function(f)
+  return { path = f.path, before = f.before ~= vim.NIL and f.before ~= nil, titled = type(f.after) == 'string'
+    and f.after:find('\n# Prefer source files below 800 lines\n', 1, true) ~= nil }
+end, (planned or {}).files or {})
+result.supersede_preview_wrote_nothing = #vim.fn.glob(root .. '/.memzoi/proposals/pending/*.md', false, true) == pending_before
+vim.cmd('tabonly!')
+vim.cmd.edit({ args = { vim.fn.fnameescape(other) }, bang = true })
+obuf = vim.api.nvim_get_current_buf()
+vim.wait(TIMEOUT, function() return client_of(obuf) ~= nil end, 20)
+from_menu('supersede', 'Supersede record…', 'files grew', 'Prefer source files below 800 lines')
+
+-- 5b. Tombstone… from the code-action menu of a clean record, the reason answered: a pending packet is created.
 vim.cmd.edit(vim.fn.fnameescape(root .. '/.memzoi/records/rust-msrv-is-1-96-1.md'))
 local cbuf = vim.api.nvim_get_current_buf()
 vim.wait(TIMEOUT, function() return client_of(cbuf) ~= nil end, 20)

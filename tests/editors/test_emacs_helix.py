@@ -83,6 +83,36 @@ def test_emacs_runs_a_server_command(emacs_run: dict) -> None:
     assert res["record_exists"] is True and not res["proposal_pending"]  # elisp nil encodes as null
 
 
+@pytest.mark.editor_packages
+def test_emacs_preview_shows_a_diff_buffer(emacs_run: dict) -> None:
+    res = emacs_run["res"]
+    assert emacs_run["proc"].returncode == 0 and "error" not in res, emacs_run["proc"].stdout + emacs_run["proc"].stderr
+    buf = res["preview_buffer"]
+    assert buf and buf["mode"] == "diff-mode" and buf["read_only"] is True, buf
+    text = buf["text"]
+    assert text.startswith("# Preview of apply") and "nothing is written" in text
+    assert "+++ b/.memzoi/records/protected-routes-must-validate-sessions-server-side.md" in text
+    assert "--- a/.memzoi/proposals/pending/mem_2026_07_06_auth_001.md" in text
+    assert '{"operation"' not in text and ":operation" not in text  # a diff, not the raw result
+    assert res["preview_wrote_nothing"] is True
+
+
+@pytest.mark.editor_packages
+def test_emacs_supersede_asks_reason_then_title(emacs_run: dict) -> None:
+    res, ws = emacs_run["res"], emacs_run["ws"]
+    assert emacs_run["proc"].returncode == 0 and "error" not in res, emacs_run["proc"].stdout + emacs_run["proc"].stderr
+    prompts = ["Reason (required): ", "New title (empty keeps the record's): "]
+    assert "Preview: supersede record…" in res["supersede_preview_menu"]
+    assert res["supersede_preview_prompts"] == prompts
+    assert "+# Prefer source files below 800 lines" in res["supersede_preview_text"]
+    assert "Supersede record…" in res["supersede_menu"] and res["supersede_prompts"] == prompts
+    result = res["supersede_result"]
+    assert result["status"] == "applied", result
+    [packet] = [f["path"] for f in result["files"] if f["before"] == "absent"]
+    text = (ws["root"] / packet).read_text(encoding="utf-8")
+    assert "action: supersede" in text and "\n# Prefer source files below 800 lines\n" in text
+
+
 def test_helix_languages_toml() -> None:
     cfg = tomllib.loads((REPO / "editors" / "helix" / "languages.toml").read_text(encoding="utf-8"))
     assert cfg["language-server"]["memzoi-lsp"]["command"] == "memzoi-lsp"

@@ -98,12 +98,51 @@ def test_hover_shows_provenance(nvim_run: dict) -> None:
     assert "provenance:" in hover and "lane `semantic`" in hover and "attestation:" in hover
 
 
+def test_first_open_to_first_diagnostics_timing(nvim_run: dict, capsys: pytest.CaptureFixture[str]) -> None:
+    """Printed for the record (machine load decides it), never asserted."""
+    ms = nvim_run["res"]["first_diagnostics_ms"]
+    with capsys.disabled():
+        print(f"\n[timing] Neovim first open -> first diagnostics: {ms} ms")
+
+
+def test_commands_survive_a_user_on_attach_and_work_from_quickfix(nvim_run: dict) -> None:
+    res = nvim_run["res"]
+    assert nvim_run["proc"].returncode == 0, nvim_run["proc"].stderr
+    assert res["user_on_attach"] >= 1  # the user's on_attach ran (it replaced the config's) …
+    assert res["global_memzoi_commands"] == ["Memzoi"]  # … and :Memzoi is still there
+    assert res["quickfix_buftype"] == "quickfix"
+    assert res["quickfix_history"]["ok"] is True and res["quickfix_history"]["count"] >= 1, res["quickfix_history"]
+    assert res["quickfix_search"]["ok"] is True and res["quickfix_search"]["count"] >= 1, res["quickfix_search"]
+
+
+def test_supersede_asks_reason_then_title_and_previews(nvim_run: dict) -> None:
+    res, ws = nvim_run["res"], nvim_run["ws"]
+    assert nvim_run["proc"].returncode == 0, nvim_run["proc"].stderr
+    assert "Preview: supersede record…" in res["supersede_preview_menu"]
+    title_prompt = "New title (empty keeps the record's): "
+    assert res["supersede_preview_prompts"] == ["Reason (required): ", title_prompt]
+    assert res["supersede_preview_wrote_nothing"] is True
+    created = [f for f in res["supersede_preview_files"] if not f["before"]]
+    assert len(created) == 1 and created[0]["path"].startswith(".memzoi/proposals/pending/") and created[0]["titled"]
+    assert res["supersede_prompts"] == ["Reason (required): ", title_prompt]
+    assert res.get("supersede_error") is None, res["supersede_error"]
+    [packet] = [f["path"] for f in res["supersede_result"]["files"] if f["before"] == "absent"]
+    text = (ws["root"] / packet).read_text(encoding="utf-8")
+    assert "action: supersede" in text and "\n# Prefer source files below 800 lines\n" in text and "files grew" in text
+
+
 def test_global_command_with_completion(nvim_run: dict) -> None:
     res = nvim_run["res"]
     assert nvim_run["proc"].returncode == 0, nvim_run["proc"].stderr
     assert res["global_memzoi_commands"] == ["Memzoi"]  # one global command, from any buffer
     assert not [c for c in res["buffer_commands"] if c.startswith("Memzoi")]
     assert {"apply", "reject", "tombstone", "history", "undo", "inbox", "resident", "preview"} <= set(res["subcommand_completion"])
+
+
+def test_inbox_shows_the_server_verdict(nvim_run: dict) -> None:
+    res = nvim_run["res"]
+    assert nvim_run["proc"].returncode == 0, nvim_run["proc"].stderr
+    assert res["inbox"] == ["ready: Protected routes must validate sessions server-side"], res["inbox"]
 
 
 def test_reject_from_the_code_action_menu_asks_the_reason(nvim_run: dict) -> None:

@@ -49,6 +49,14 @@ def test_package_contents(vsix: Path) -> None:
     assert not set(cmds) & set(create_server().protocol.fm.commands)
     assert "memzoi.trace.server" in manifest["contributes"]["configuration"]["properties"]
     assert manifest["contributes"]["views"]["explorer"][0]["id"] == "memzoi.inbox"
+    # The bundled server's compiled packages fit one interpreter: the .vsix records which (the extension checks the
+    # chosen interpreter against it) and ships the probe that asks an interpreter the same questions.
+    with zipfile.ZipFile(vsix) as z:
+        abi = json.loads(z.read("extension/bundled/python-abi.json"))
+        assert "extension/bundled/python_abi.py" in names
+    built = [n for n in names if "/_pydantic_core" in n and n.endswith(abi["ext_suffix"])]
+    assert built, f"no pydantic-core built for {abi['ext_suffix']}"
+    assert abi["implementation"] and re.fullmatch(r"\d+\.\d+", abi["version"]) and abi["machine"]
 
 
 def test_bundle_loads_outside_vscode_only_for_vscode(vsix: Path) -> None:

@@ -116,6 +116,17 @@ def test_undo_refused_after_hand_edit(project):
     assert L.history(project)[0].status == "applied"
     state = L.file_ledger_state(project, "mod.md", b"hand edit\n")
     assert state["drift"] and not state["undo_available"]
+    assert L.undo_available(project, L.history(project)[0]) is False  # what the history views show
+
+
+def test_undo_available_says_what_undo_change_would_do(project):
+    res = L.run_change(project, plan, actor="a")
+    assert L.undo_available(project, L.get_change(project, res.change_id)) is True
+    (project / "sub" / "new.md").unlink()  # a file of the change, not only the one a view looks at
+    assert L.undo_available(project, L.get_change(project, res.change_id)) is False
+    (project / "sub" / "new.md").write_bytes(AFTER["sub/new.md"])
+    L.undo_change(project, res.change_id, actor="a")
+    assert L.undo_available(project, L.get_change(project, res.change_id)) is False  # undone: only applied ones
 
 
 def test_symlinks_are_never_followed(project, tmp_path):

@@ -130,6 +130,21 @@ async def test_supersede_creates_packet_shown_and_indexed(git_workspace: Path, c
     await undo_via_action(client, root / created, before, root)
 
 
+async def test_preview_supersede_and_tombstone_ask_what_the_change_would(git_workspace: Path, client):
+    root = git_workspace
+    before = snapshot(root)
+    uri = open_doc(client, root / ".memzoi" / "records" / "use-node-22.md")
+    actions = await actions_for(client, uri)
+    sup, tomb = find(actions, "Preview: supersede record…"), find(actions, "Preview: tombstone record…")
+    assert (await refusal(run(client, sup)))["code"] == "reason_required"  # clients prompt for it first
+    planned = await run(client, sup, reason="Node 24 is the new LTS", title="Use Node 24")
+    [packet] = planned["files"]
+    assert packet["before"] is None and "\n# Use Node 24\n" in packet["after"] and "action: supersede" in packet["after"]
+    planned = await run(client, tomb, reason="obsolete")
+    assert "action: tombstone" in planned["files"][0]["after"]
+    assert snapshot(root) == before  # previews write nothing
+
+
 async def test_tombstone_creates_packet_then_undo(git_workspace: Path, client):
     root = git_workspace
     before = snapshot(root)

@@ -14,7 +14,7 @@ from memzoi.config import clear_cache
 from memzoi.ledger import Refusal
 from memzoi.resident import service
 
-from .conftest import PROFILES, diagnostics, open_doc, start_client, units
+from .conftest import PROFILES, diagnostics, open_doc, refusal, start_client, units
 from .test_lifecycle import actions_for, find, run
 
 
@@ -119,6 +119,38 @@ async def test_hand_edit_and_reject(resident_client):
         types.ExecuteCommandParams(command="memzoi.resident.list", arguments=[{"uri": uri}]))
     assert [s["scope"] for s in listing["scopes"]] == ["global", "project"]
     assert {c["id"]: c["status"] for c in listing["candidates"]} == {applied.id: "applied", pending.id: "rejected"}
+    assert not any(c["decidable"] for c in listing["candidates"])  # neither can be approved or rejected now
+
+
+async def test_uncertain_candidate_is_not_decidable_and_is_recovered(resident_client):
+    """The inbox's buttons follow the listing's ``decidable`` (the core's rule): an uncertain candidate gets no
+    Approve/Reject, only an explicit recovery."""
+    from memzoi.resident import candidates as db
+
+    client = resident_client
+    path = _rules(client)
+    path.write_text("Use tabs.", encoding="utf-8")
+    cand = service.propose(client.root, scope="project", action="add", content="Run make lint.", reason="r",
+                           confidence=0.5, actor="ada").candidate
+    uri = path.as_uri()
+
+    async def listed() -> dict:
+        res = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="memzoi.resident.list", arguments=[{"uri": uri}]))
+        return {c["id"]: c for c in res["candidates"]}
+
+    assert (await listed())[cand.id]["decidable"] is True
+    with db.connect() as conn:  # as reconciliation leaves a candidate whose file matches neither snapshot
+        db.set_status(conn, cand.id, "uncertain", "classified after a crash")
+    assert (await listed())[cand.id]["decidable"] is False
+    refused = await refusal(client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="memzoi.resident.approve", arguments=[{"uri": uri, "candidate_id": cand.id}])))
+    assert refused["code"] == "not_applicable"
+    recovered = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="memzoi.resident.recover", arguments=[{"uri": uri, "candidate_id": cand.id, "mode": "accept"}]))
+    assert recovered["action"] == "recover" and recovered["status"] == "applied", recovered
+    assert (await listed())[cand.id]["status"] != "uncertain"
+    assert path.read_text(encoding="utf-8") == "Use tabs."  # accept keeps the file as it is
 
 
 async def test_a_file_written_by_hand_has_a_hand_edit_on_every_entry(resident_client):

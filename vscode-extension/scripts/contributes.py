@@ -136,20 +136,30 @@ def contributes() -> dict:
         {"command": "memzoi.inbox.open", "title": "Open", "category": CATEGORY, "icon": "$(go-to-file)"},
         {"command": "memzoi.inbox.apply", "title": "Apply", "category": CATEGORY, "icon": "$(check)"},
         {"command": "memzoi.inbox.reject", "title": "Reject…", "category": CATEGORY, "icon": "$(close)"},
+        {"command": "memzoi.inbox.routeLocal", "title": "Route to Local Memory", "category": CATEGORY, "icon": "$(lock)"},
         {"command": "memzoi.inbox.recover", "title": "Recover…", "category": CATEGORY, "icon": "$(debug-restart)"},
         {"command": "memzoi.inbox.approveResident", "title": "Approve", "category": CATEGORY, "icon": "$(check)"},
         {"command": "memzoi.inbox.rejectResident", "title": "Reject…", "category": CATEGORY, "icon": "$(close)"},
+        {"command": "memzoi.inbox.recoverResident", "title": "Recover…", "category": CATEGORY, "icon": "$(debug-restart)"},
         {"command": "memzoi.inbox.approveLocal", "title": "Approve", "category": CATEGORY, "icon": "$(check)"},
         {"command": "memzoi.inbox.rejectLocal", "title": "Reject…", "category": CATEGORY, "icon": "$(close)"},
         {"command": "memzoi.inbox.showLocal", "title": "Show", "category": CATEGORY, "icon": "$(eye)"},
     ]
-    row_only = ["memzoi.inbox.open", "memzoi.inbox.apply", "memzoi.inbox.reject", "memzoi.inbox.recover",
-                "memzoi.inbox.approveResident", "memzoi.inbox.rejectResident", "memzoi.inbox.approveLocal",
-                "memzoi.inbox.rejectLocal", "memzoi.inbox.showLocal"]
-    resident = "view == memzoi.inbox && viewItem == memzoi.resident"
-    local = "view == memzoi.inbox && viewItem == memzoi.local"
-    proposal = "view == memzoi.inbox && viewItem == memzoi.proposal"
-    uncertain = "view == memzoi.inbox && viewItem == memzoi.uncertain"
+    row_only = ["memzoi.inbox.open", "memzoi.inbox.apply", "memzoi.inbox.reject", "memzoi.inbox.routeLocal",
+                "memzoi.inbox.recover", "memzoi.inbox.approveResident", "memzoi.inbox.rejectResident",
+                "memzoi.inbox.recoverResident", "memzoi.inbox.approveLocal", "memzoi.inbox.rejectLocal",
+                "memzoi.inbox.showLocal"]
+    # Rows carry context values by what the server says applies (src/logic/inboxView.ts, contextValue): Apply only
+    # on a packet the core lets through, Approve/Reject only on a decidable resident candidate.
+    view = "view == memzoi.inbox && "
+    ready = view + "viewItem == memzoi.proposal.ready"
+    proposal = view + r"viewItem =~ /^memzoi\.proposal\./"
+    routable = view + "viewItem == memzoi.proposal.blocked.routable"
+    resident = view + r"viewItem =~ /^memzoi\.resident\./"
+    decidable = view + r"viewItem =~ /^memzoi\.resident\.\w+\.decidable$/"
+    resident_uncertain = view + "viewItem == memzoi.resident.uncertain"
+    local = view + "viewItem == memzoi.local"
+    uncertain = view + "viewItem == memzoi.uncertain"
     return {
         "commands": cmds + client_cmds,
         "configuration": configuration(),
@@ -164,13 +174,15 @@ def contributes() -> dict:
             "commandPalette": [{"command": c, "when": "false"} for c in row_only],
             "view/title": [{"command": "memzoi.inbox.refresh", "when": "view == memzoi.inbox", "group": "navigation"}],
             "view/item/context": [
-                {"command": "memzoi.inbox.apply", "when": proposal, "group": "inline@1"},
+                {"command": "memzoi.inbox.apply", "when": ready, "group": "inline@1"},
+                {"command": "memzoi.inbox.routeLocal", "when": routable, "group": "inline@1"},
                 {"command": "memzoi.inbox.reject", "when": proposal, "group": "inline@2"},
                 {"command": "memzoi.inbox.open", "when": proposal, "group": "inline@3"},
                 {"command": "memzoi.inbox.recover", "when": uncertain, "group": "inline@1"},
                 {"command": "memzoi.inbox.open", "when": uncertain, "group": "inline@2"},
-                {"command": "memzoi.inbox.approveResident", "when": resident, "group": "inline@1"},
-                {"command": "memzoi.inbox.rejectResident", "when": resident, "group": "inline@2"},
+                {"command": "memzoi.inbox.approveResident", "when": decidable, "group": "inline@1"},
+                {"command": "memzoi.inbox.rejectResident", "when": decidable, "group": "inline@2"},
+                {"command": "memzoi.inbox.recoverResident", "when": resident_uncertain, "group": "inline@1"},
                 {"command": "memzoi.inbox.open", "when": resident, "group": "inline@3"},
                 {"command": "memzoi.inbox.approveLocal", "when": local, "group": "inline@1"},
                 {"command": "memzoi.inbox.rejectLocal", "when": local, "group": "inline@2"},

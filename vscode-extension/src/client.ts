@@ -2,9 +2,11 @@
 // restarting it, and telling the user clearly when it cannot start.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { LanguageClient, type LanguageClientOptions, type ServerOptions, TransportKind } from 'vscode-languageclient/node';
-import { MIN_PYTHON, pythonFromExtension, pythonVersion, supported } from './interpreter';
+import { bundleAbi, probeAbi, pythonFromExtension } from './interpreter';
+import { checkInterpreter } from './logic/pythonCheck';
 import { isFailure, locateServer } from './logic/serverLocator';
 import { buildServerSettings } from './logic/settings';
 import { middleware } from './palette';
@@ -50,6 +52,7 @@ function isExecutable(p: string): boolean {
 
 export async function startClient(): Promise<void> {
   const cfg = readConfig();
+  const bundled = vscode.Uri.joinPath(state.extensionUri, 'bundled').fsPath;
   const bundledLibs = vscode.Uri.joinPath(state.extensionUri, 'bundled', 'libs').fsPath;
   const hasBundle = fs.existsSync(bundledLibs);
   const chosen = cfg.get<string>('interpreter')?.trim()
@@ -73,13 +76,13 @@ export async function startClient(): Promise<void> {
   }
   const env = { ...process.env, ...(located.env ?? {}) };
   if (located.source === 'bundled') {
-    // The bundled server needs Python 3.11+: say so clearly instead of showing a traceback.
-    const checked = await pythonVersion(located.command, env);
-    if (!checked.version || !supported(checked.version)) {
-        updateStatus();
-      const have = checked.version ? `Python ${checked.version.join('.')}` : `it does not run (${checked.error ?? '?'})`;
-      await showMissingServer(`The interpreter ${located.command} cannot run the Memzoi language server: ${have}.`,
-        `Select Python ${MIN_PYTHON.join('.')} or newer with the Python extension, or set memzoi.interpreter to its path.`);
+    // The bundle's compiled packages import only in the interpreter it was built for: check the exact ABI and say
+    // what to do, instead of starting a server that dies with an ImportError.
+    const probed = await probeAbi(located.command, path.join(bundled, 'python_abi.py'), env);
+    const verdict = checkInterpreter(located.command, bundleAbi(bundled), probed.abi, probed.error);
+    if (!verdict.ok) {
+      updateStatus();
+      await showMissingServer(verdict.error, verdict.fix);
       return;
     }
   }
@@ -100,18 +103,22 @@ export async function startClient(): Promise<void> {
   };
   state.client = new LanguageClient('memzoi', 'Memzoi Language Server', serverOptions, clientOptions);
   state.scanned = false;
+  state.ready = false;
+  state.scannedLine = false;
   state.client.onDidChangeState(() => updateStatus());
-  // The server's log (window/logMessage) goes to the output at its level; the end of the first workspace scan ends
-  // the "starting…" state of the status bar.
+  // The server's log (window/logMessage) goes to the output at its level. "memzoi-lsp ready" (sent once the server
+  // has registered the workspace's projects) and each "scanned" line refresh the inbox, whose listing says whether
+  // a scan is still running: the status bar leaves "starting…" when none is, at once when there is nothing to scan.
   state.client.onNotification('window/logMessage', (p: { type: number; message: string }) => {
     if (p.type === 1) state.output.error(p.message);
     else if (p.type === 2) state.output.warn(p.message);
     else if (p.type === 3) state.output.info(p.message);
     else state.output.debug(p.message);
-    if (!state.scanned && /\bscanned\b/.test(p.message)) {
-      state.scanned = true;
-      void state.inbox.refresh();
-    }
+    if (state.scanned) return;
+    if (/^memzoi-lsp ready\b/.test(p.message)) state.ready = true;
+    else if (/\bscanned\b/.test(p.message)) state.scannedLine = true;
+    else return;
+    void state.inbox.refresh();
   });
   try {
     await state.client.start();

@@ -11,13 +11,15 @@ import { COMMANDS, specForServerCommand } from './logic/commands';
 import type { InboxItem } from './logic/inbox';
 import { RESTART_SETTING_KEYS, SERVER_SETTING_KEYS } from './logic/settings';
 import { advertisedCommands, SECTION, state } from './state';
-import { decideLocal, decideResident, executeOnServer, runPaletteCommand, showLocal } from './palette';
+import { decideLocal, decideResident, executeOnServer, recoverResident, runPaletteCommand, showLocal } from './palette';
 import { updateStatus } from './status';
 
 /** Extension entry point. Returns a small API (used by tests and other extensions). */
 export async function activate(context: vscode.ExtensionContext): Promise<{ inboxItems(): InboxItem[]; refreshInbox(): Promise<void> }> {
   state.extensionUri = context.extensionUri;
   state.output = vscode.window.createOutputChannel('Memzoi', { log: true });
+  // The first line of the output: tests measure start-up from it (activation to the first Problems row).
+  state.output.info(`Memzoi extension ${String((context.extension.packageJSON as { version?: unknown }).version)} activated`);
   const inbox = new InboxProvider();
   state.inbox = inbox;
   state.statusItem = vscode.window.createStatusBarItem('memzoi.status', vscode.StatusBarAlignment.Left, 10);
@@ -58,7 +60,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ inbo
   });
   reg('memzoi.inbox.apply', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.apply', item));
   reg('memzoi.inbox.reject', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.reject', item));
+  reg('memzoi.inbox.routeLocal', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.routeLocal', item));
   reg('memzoi.inbox.recover', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.recover', item));
+  reg('memzoi.inbox.recoverResident', (item: unknown) => recoverResident(item as InboxItem | undefined));
   reg('memzoi.inbox.approveResident', (item: unknown) => decideResident(item as InboxItem | undefined, 'approve'));
   reg('memzoi.inbox.rejectResident', (item: unknown) => decideResident(item as InboxItem | undefined, 'reject'));
   reg('memzoi.inbox.approveLocal', (item: unknown) => decideLocal(item as InboxItem | undefined, 'approve'));

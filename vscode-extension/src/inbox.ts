@@ -1,42 +1,54 @@
-// The Memory Inbox tree: pending proposals, uncertain changes, resident-memory and local-memory candidates.
+// The Memory Inbox tree: pending proposals (with the server's verdict), uncertain changes, and the Resident memory
+// and Local memory sections. Every row and button follows what the server answered (see logic/inbox.ts).
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, State } from 'vscode-languageclient/node';
-import { buildInbox, describeItem, type InboxItem, localRows, residentRows } from './logic/inbox';
-import { advertisedCommands, LOCAL_LIST, RESIDENT_LIST, state } from './state';
+import { type InboxItem, localRows, proposalRows, residentRows, startupOver, uncertainRows } from './logic/inbox';
+import { childrenOf, contextValue, describeItem, iconOf, type InboxNode, inboxTree, tooltipOf } from './logic/inboxView';
+import { advertisedCommands, LOCAL_LIST, PROPOSALS_LIST, RESIDENT_LIST, state } from './state';
 import { allDiagnostics, updateStatus } from './status';
 
-/** The Memory Inbox tree: pending proposals and uncertain changes. */
-export class InboxProvider implements vscode.TreeDataProvider<InboxItem> {
-  private readonly changed = new vscode.EventEmitter<InboxItem | undefined>();
+/** The Memory Inbox tree. */
+export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
+  private readonly changed = new vscode.EventEmitter<InboxNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   items: InboxItem[] = [];
   private pending: Promise<void> | undefined;
   private again = false;
 
-  getTreeItem(item: InboxItem): vscode.TreeItem {
+  getTreeItem(node: InboxNode): vscode.TreeItem {
+    if (node.type === 'section') {
+      const t = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Expanded);
+      t.id = `section:${node.id}`;
+      t.description = String(node.children.length);
+      t.contextValue = `memzoi.section.${node.id}`;
+      t.iconPath = new vscode.ThemeIcon(node.id === 'local' ? 'lock' : 'note');
+      return t;
+    }
+    if (node.type === 'reason') {
+      const t = new vscode.TreeItem(node.blocker.code, vscode.TreeItemCollapsibleState.None);
+      t.description = node.blocker.message;
+      t.tooltip = `${node.blocker.code}: ${node.blocker.message}`;
+      t.iconPath = new vscode.ThemeIcon('circle-slash');
+      t.contextValue = 'memzoi.reason';
+      return t;
+    }
+    const item = node.item;
     const { label, description } = describeItem(item);
-    const t = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
+    const blocked = childrenOf(node).length > 0;
+    const t = new vscode.TreeItem(label, blocked ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     t.description = description;
-    const kind = {
-      proposal: 'Pending proposal', uncertain: 'Uncertain change', resident: 'Resident-memory candidate',
-      local: 'Local-memory candidate',
-    };
-    t.tooltip = `${kind[item.kind]} ${item.id}\n${item.title}` + (item.reason ? `\nReason: ${item.reason}` : '');
+    t.tooltip = tooltipOf(item);
     t.resourceUri = vscode.Uri.parse(item.uri);
-    t.contextValue = `memzoi.${item.kind}`;
-    t.iconPath = new vscode.ThemeIcon(
-      item.kind === 'local' ? 'lock'
-        : item.kind === 'resident' ? (item.status === 'uncertain' ? 'warning' : 'note')
-        : item.kind === 'uncertain' ? 'warning' : item.blocking > 0 ? 'error' : 'git-pull-request',
-    );
+    t.contextValue = contextValue(item);
+    t.iconPath = new vscode.ThemeIcon(iconOf(item));
     t.command = item.kind === 'local'
       ? { command: 'memzoi.inbox.showLocal', title: 'Show', arguments: [item] }
       : { command: 'memzoi.inbox.open', title: 'Open', arguments: [item] };
     return t;
   }
 
-  getChildren(): InboxItem[] {
-    return this.items;
+  getChildren(node?: InboxNode): InboxNode[] {
+    return node ? childrenOf(node) : inboxTree(this.items);
   }
 
   private timer: NodeJS.Timeout | undefined;
@@ -60,7 +72,12 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxItem> {
       do {
         this.again = false;
         try {
-          this.items = await computeInbox();
+          const listing = await computeProposals();
+          this.items = [...(listing?.rows ?? []), ...uncertainRows(allDiagnostics()), ...(await computeResidentRows()),
+            ...(await computeLocalRows())];
+          if (!state.scanned && startupOver({ ready: state.ready, listing, scannedLine: state.scannedLine })) {
+            state.scanned = true;
+          }
         } catch (err) {
           state.output.error(`Memory Inbox: ${String(err)}`);
         }
@@ -73,8 +90,22 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxItem> {
   }
 }
 
-async function computeInbox(): Promise<InboxItem[]> {
-  return [...(await computeReviewRows()), ...(await computeResidentRows()), ...(await computeLocalRows())];
+let warnedOld = false;
+
+/** The pending proposals with the server's verdict on each (`undefined` when the server cannot say). */
+async function computeProposals(): Promise<{ rows: InboxItem[]; scanning: boolean } | undefined> {
+  if (state.client?.state !== State.Running) return undefined;
+  if (!advertisedCommands().includes(PROPOSALS_LIST)) {
+    if (!warnedOld) state.output.warn(`Memory Inbox: this memzoi-lsp has no ${PROPOSALS_LIST}; update memzoi-lsp to list proposals`);
+    warnedOld = true;
+    return undefined;
+  }
+  try {
+    return proposalRows(await state.client.sendRequest(ExecuteCommandRequest.type, { command: PROPOSALS_LIST, arguments: [{}] }));
+  } catch (err) {
+    state.output.warn(`Memory Inbox: proposals: ${String(err)}`);
+    return undefined;
+  }
 }
 
 /** The Resident memory section: candidates of the workspace's resident files, when the server offers them. */
@@ -96,20 +127,4 @@ async function serverRows(command: string, toRows: (answer: unknown) => InboxIte
     state.output.warn(`Memory Inbox: ${what}: ${String(err)}`);
     return [];
   }
-}
-
-async function computeReviewRows(): Promise<InboxItem[]> {
-  const diagnostics = allDiagnostics();
-  const files = await vscode.workspace.findFiles('**/.memzoi/proposals/pending/*.md', '**/node_modules/**', 2000);
-  const proposals: { uri: string; text: string }[] = [];
-  for (const uri of files) {
-    const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-    try {
-      const text = open ? open.getText() : new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
-      proposals.push({ uri: uri.toString(), text });
-    } catch {
-      // Deleted between the search and the read: the next refresh drops it.
-    }
-  }
-  return buildInbox(proposals, diagnostics);
 }

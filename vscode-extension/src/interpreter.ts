@@ -1,11 +1,11 @@
 // The interpreter that runs the server bundled in the extension: the `memzoi.interpreter` setting, else the one the
-// Python extension selected for the workspace (its API, as vscode-python-tools-extension-template does), checked to
-// be Python 3.11 or newer before the server starts.
+// Python extension selected for the workspace (its API, as vscode-python-tools-extension-template does), checked
+// against the ABI the bundle was built for before the server starts (logic/pythonCheck.ts).
 import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
-
-/** The minimum Python the server supports (pyproject's requires-python). */
-export const MIN_PYTHON: readonly [number, number] = [3, 11];
+import { parseAbi, type PythonAbi } from './logic/pythonCheck';
 
 interface PythonApi {
   settings?: { getExecutionDetails?(resource?: vscode.Uri): { execCommand?: string[] } };
@@ -25,18 +25,25 @@ export async function pythonFromExtension(resource: vscode.Uri | undefined): Pro
   }
 }
 
-/** `major.minor` of `python`, or an error message when it cannot run. */
-export function pythonVersion(python: string, env: NodeJS.ProcessEnv): Promise<{ version?: [number, number]; error?: string }> {
+/**
+ * The ABI facts of `python` (bundled/python_abi.py run in isolated mode, so PYTHONPATH and user site-packages play no
+ * part), or the error it failed with.
+ */
+export function probeAbi(python: string, probe: string, env: NodeJS.ProcessEnv): Promise<{ abi?: PythonAbi; error?: string }> {
   return new Promise((resolve) => {
-    execFile(python, ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])'], { env, timeout: 15000 }, (err, stdout) => {
+    execFile(python, ['-I', probe], { env, timeout: 15000 }, (err, stdout) => {
       if (err) return resolve({ error: String(err.message).split('\n')[0] });
-      const m = /^(\d+)\.(\d+)/.exec(stdout.trim());
-      resolve(m ? { version: [Number(m[1]), Number(m[2])] } : { error: `unexpected output: ${stdout.trim()}` });
+      const abi = parseAbi(stdout);
+      resolve(abi ? { abi } : { error: `unexpected output: ${stdout.trim().slice(0, 200)}` });
     });
   });
 }
 
-/** True when `v` is at least {@link MIN_PYTHON}. */
-export function supported(v: readonly [number, number]): boolean {
-  return v[0] > MIN_PYTHON[0] || (v[0] === MIN_PYTHON[0] && v[1] >= MIN_PYTHON[1]);
+/** The ABI the bundle was built for (bundled/python-abi.json), or `undefined` for a bundle that recorded none. */
+export function bundleAbi(bundled: string): PythonAbi | undefined {
+  try {
+    return parseAbi(fs.readFileSync(path.join(bundled, 'python-abi.json'), 'utf8'));
+  } catch {
+    return undefined;
+  }
 }

@@ -11,9 +11,11 @@ import {
   searchHits,
   type CommandSpec,
   type InvocationContext,
+  RECOVERY_MODES,
   resolveServerCommand,
   specForServerCommand,
   validateReason,
+  withField,
   withReason,
 } from './logic/commands';
 import { type InboxItem, isPendingProposalUri } from './logic/inbox';
@@ -66,11 +68,17 @@ async function gatherContext(spec: CommandSpec, arg: unknown): Promise<Invocatio
     if (reason === undefined) return undefined;
     ctx.reason = reason;
   }
+  if (spec.newTitle) {
+    const title = await promptTitle(spec);
+    if (title === undefined) return undefined;
+    if (title) ctx.title = title;
+  }
   if (spec.confirm) {
     const ok = await vscode.window.showWarningMessage(spec.confirm, { modal: true }, 'Continue', ...(spec.preview ? ['Preview…'] : []));
     if (ok === 'Preview…' && spec.preview && ctx.uri) {
       // The planned files in the diff editor; the user applies after looking (nothing is written here).
-      await preview(historyExecute, { uri: ctx.uri, operation: spec.preview, ...(ctx.reason ? { reason: ctx.reason } : {}) });
+      await preview(historyExecute, { uri: ctx.uri, operation: spec.preview, ...(ctx.reason ? { reason: ctx.reason } : {}),
+        ...(ctx.title ? { title: ctx.title } : {}) });
       return undefined;
     }
     if (ok !== 'Continue') return undefined;
@@ -114,6 +122,14 @@ function promptReason(spec: CommandSpec): Thenable<string | undefined> {
   }).then((v) => (v === undefined ? undefined : v.trim()));
 }
 
+/** Asks for a new title (supersede): `''` keeps the record's, `undefined` cancels. */
+function promptTitle(spec: CommandSpec): Thenable<string | undefined> {
+  return vscode.window.showInputBox({
+    title: `Memzoi: ${spec.title.replace(/…$/, '')}`,
+    prompt: "New title (optional; empty keeps the record's title)",
+    ignoreFocusOut: true,
+  }).then((v) => (v === undefined ? undefined : v.trim()));
+}
 
 /** Runs a palette command: gathers its target and reason, then asks the server to execute it. */
 export async function runPaletteCommand(spec: CommandSpec, arg: unknown): Promise<unknown> {
@@ -202,8 +218,20 @@ export const middleware: Middleware = {
   executeCommand: async (command, given, next) => {
     let args = given;
     if (command === 'memzoi.preview') {
-      // Preview (code action): the planned files in the diff editor; nothing is written.
+      // Preview (code action): the planned files in the diff editor; nothing is written. A supersede or tombstone
+      // preview needs what the change itself would (the reason, and for supersede an optional new title).
       const arg = given[0] && typeof given[0] === 'object' ? { ...(given[0] as Record<string, unknown>) } : {};
+      const of = typeof arg.operation === 'string' ? specForServerCommand(`memzoi.${arg.operation}`) : undefined;
+      if (of?.reason && !argsHaveReason([arg])) {
+        const reason = await promptReason(of);
+        if (reason === undefined) return undefined;
+        if (reason) arg.reason = reason;
+      }
+      if (of?.newTitle && arg.title === undefined) {
+        const title = await promptTitle(of);
+        if (title === undefined) return undefined;
+        if (title) arg.title = title;
+      }
       return preview(historyExecute, arg);
     }
     if (command === 'memzoi.history') {
@@ -232,6 +260,11 @@ export const middleware: Middleware = {
       const reason = await promptReason(spec);
       if (reason === undefined) return undefined;
       finalArgs = withReason(args, reason);
+      if (spec.newTitle) {
+        const title = await promptTitle(spec);
+        if (title === undefined) return undefined;
+        if (title) finalArgs = withField(finalArgs, 'title', title);
+      }
     }
     try {
       const result: unknown = await next(command, finalArgs);
@@ -263,7 +296,22 @@ export async function decideResident(row: InboxItem | undefined, verb: 'approve'
     if (reason === undefined) return undefined;
     if (reason.trim()) arg.reason = reason.trim();
   }
-  return executeOnServer(undefined, `memzoi.resident.${verb}`, [arg]);
+  const result = await executeOnServer(undefined, `memzoi.resident.${verb}`, [arg]);
+  await state.inbox.refresh(); // the row leaves (or changes state) before the command returns
+  return result;
+}
+
+/** Settles the uncertain resident-memory candidate of an inbox row: the user picks the recovery. */
+export async function recoverResident(row: InboxItem | undefined): Promise<unknown> {
+  if (!row || row.kind !== 'resident' || !state.client || state.client.state !== State.Running) return undefined;
+  const picked = await vscode.window.showQuickPick(
+    RECOVERY_MODES.map((m) => ({ label: m.label, description: m.mode, mode: m.mode })),
+    { title: `Memzoi: recover candidate ${row.id.slice(0, 12)}`, ignoreFocusOut: true },
+  );
+  if (!picked) return undefined;
+  const result = await executeOnServer(undefined, 'memzoi.resident.recover', [{ uri: row.uri, candidate_id: row.id, mode: picked.mode }]);
+  await state.inbox.refresh();
+  return result;
 }
 
 /** Approves or rejects (asking for the required reason) the local-memory candidate of an inbox row. */
@@ -279,7 +327,7 @@ export async function decideLocal(row: InboxItem | undefined, verb: 'approve' | 
     arg.reason = reason.trim();
   }
   const result = await executeOnServer(undefined, `memzoi.local.${verb}`, [arg]);
-  void state.inbox.refresh();
+  await state.inbox.refresh();
   return result;
 }
 

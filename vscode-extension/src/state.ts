@@ -11,6 +11,8 @@ export const RESIDENT_LIST = 'memzoi.resident.list';
 export const RESIDENT_REVIEW = 'memzoi.resident.review';
 /** Server command listing the pending local-memory candidates agents proposed. */
 export const LOCAL_LIST = 'memzoi.local.list';
+/** Server command listing the pending proposals with the core's can-apply verdict on each. */
+export const PROPOSALS_LIST = 'memzoi.proposals.list';
 
 /** What the Memory Inbox offers the other parts. */
 export interface Inbox {
@@ -25,11 +27,17 @@ export const state: {
   extensionUri: vscode.Uri;
   inbox: Inbox;
   statusItem: vscode.StatusBarItem;
-  /** False until the server's first workspace scan has ended (the status bar says "starting…" meanwhile). */
+  /** False until the server is ready and no scan is running (the status bar says "starting…" meanwhile). */
   scanned: boolean;
+  /** The server said `memzoi-lsp ready`: it has registered the workspace's projects. */
+  ready: boolean;
+  /** A "scanned" log line came (what ends "starting…" with a server that cannot list proposals). */
+  scannedLine: boolean;
 } = {
   client: undefined,
   scanned: false,
+  ready: false,
+  scannedLine: false,
 } as unknown as typeof state;
 
 export function readConfig(): vscode.WorkspaceConfiguration {

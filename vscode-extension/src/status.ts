@@ -1,7 +1,9 @@
-// The status bar item (pending proposals, uncertain changes, blocking findings; "starting…" until the first scan).
+// The status bar item (pending proposals, those the server says cannot be applied, uncertain changes; "starting…"
+// until the server is ready and has nothing left to scan).
 import * as vscode from 'vscode';
 import { State } from 'vscode-languageclient/node';
-import { countInbox, type DiagnosticSummary, statusBarText } from './logic/inbox';
+import { countInbox, type DiagnosticSummary } from './logic/inbox';
+import { statusBarText } from './logic/inboxView';
 import { state } from './state';
 
 function severityName(s: vscode.DiagnosticSeverity): string {
@@ -27,10 +29,10 @@ export function allDiagnostics(): DiagnosticSummary[] {
 }
 
 export function updateStatus(): void {
-  const counts = countInbox(state.inbox.items, allDiagnostics());
+  const counts = countInbox(state.inbox.items);
   const { text, tooltip } = statusBarText(counts);
   if (state.client && state.client.state !== State.Stopped && !state.scanned) {
-    // Until the first scan ends, counts of 0 would read as a false all-clear.
+    // Until the server is ready and its scans have ended, counts of 0 would read as a false all-clear.
     state.statusItem.text = '$(sync~spin) Memzoi starting…';
     state.statusItem.tooltip = 'Memzoi: the language server is starting and scanning the workspace';
     state.statusItem.show();

@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from ..findings import Finding, finding
-from .model import ChangeRecord
+from .model import ChangeRecord, Purged
 from .store import Ledger, _root, _state_or_error
 
 def history(project_root: str | os.PathLike[str], path: str | None = None, *, limit: int | None = None) -> list[ChangeRecord]:
@@ -25,6 +25,16 @@ def get_change(project_root: str | os.PathLike[str], change_id: str) -> ChangeRe
         return None
     with ledger.connect() as conn:
         return ledger.get(conn, change_id)
+
+
+def undo_available(project_root: str | os.PathLike[str], change: ChangeRecord) -> bool:
+    """Whether :func:`~memzoi.ledger.undo_change` would undo ``change`` now: it is ``applied``, kept every before
+    snapshot (none purged) and every file still equals its after snapshot. The editors' history views show this,
+    so that they never offer an undo the ledger refuses."""
+    if change.status != "applied" or any(isinstance(f.before, Purged) for f in change.files):
+        return False
+    root = _root(project_root)
+    return all(_state_or_error(root, f.path) == f.after for f in change.files)
 
 
 def file_ledger_state(project_root: str | os.PathLike[str], rel_path: str, current: bytes | None) -> dict[str, Any]:

@@ -24,6 +24,8 @@ export interface CommandSpec {
   target: Target;
   /** Whether the client prompts for a reason before running it. */
   reason?: 'required' | 'optional';
+  /** Asks for a new title too (optional: empty keeps the record's), as supersede accepts one. */
+  newTitle?: 'optional';
   /** A free-text input other than the reason (e.g. the search query). */
   query?: { prompt: string; placeHolder?: string };
   /** Asks for confirmation with this text before running (modal). */
@@ -72,6 +74,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     server: ['memzoi.supersede'],
     target: 'record',
     reason: 'required',
+    newTitle: 'optional',
     confirm: 'Create a supersede proposal for this record? It writes a pending packet for review (one ledgered change you can undo).',
     preview: 'supersede',
   },
@@ -153,6 +156,8 @@ export interface InvocationContext {
   /** Ledger change id for undo / recover. */
   changeId?: string;
   reason?: string;
+  /** A new title (supersede); absent keeps the record's. */
+  title?: string;
   query?: string;
   /** Recovery mode (see RECOVERY_MODES). */
   mode?: string;
@@ -169,6 +174,7 @@ export function buildArguments(ctx: InvocationContext, spec?: Pick<CommandSpec, 
   if (ctx.changeId !== undefined) arg.change_id = ctx.changeId;
   if (ctx.mode !== undefined) arg.mode = ctx.mode;
   if (ctx.reason !== undefined) arg.reason = ctx.reason;
+  if (ctx.title !== undefined && ctx.title.trim()) arg.title = ctx.title.trim();
   return [arg];
 }
 
@@ -181,7 +187,7 @@ export interface ChangeSummary {
   description: string;
   /** The files with what the change did to each (`path (absent → present)`). */
   detail: string;
-  /** Only an applied change can be undone (the server still checks that its files are unchanged). */
+  /** The server's `undo_available`: the ledger would undo it now (applied, its files as it left them). */
   undoable: boolean;
 }
 
@@ -198,7 +204,7 @@ export function historyChanges(result: unknown): ChangeSummary[] | undefined {
       : '';
     const op = typeof c.operation === 'string' ? c.operation : '';
     const when = typeof c.applied_at === 'string' ? c.applied_at : typeof c.created_at === 'string' ? c.created_at : '';
-    const undoable = c.status === 'applied';
+    const undoable = c.undo_available === true;
     out.push({
       change_id: text(c.change_id),
       label: [op, text(c.status)].filter(Boolean).join(' · ') || text(c.change_id),
@@ -289,6 +295,15 @@ export function withReason(args: readonly unknown[], reason: string): unknown[] 
   if (out.length === 0) return [{ reason }];
   if (out.length === 1) return [out[0], reason];
   out[1] = reason;
+  return out;
+}
+
+/** Adds `key: value` to the first object argument of `args` (or as a new one). */
+export function withField(args: readonly unknown[], key: string, value: string): unknown[] {
+  const out = [...args];
+  const i = out.findIndex((a) => a !== null && typeof a === 'object' && !Array.isArray(a));
+  if (i >= 0) out[i] = { ...(out[i] as Record<string, unknown>), [key]: value };
+  else out.unshift({ [key]: value });
   return out;
 }
 

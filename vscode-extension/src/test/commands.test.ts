@@ -11,6 +11,7 @@ import {
   specById,
   specForServerCommand,
   validateReason,
+  withField,
   withReason,
 } from '../logic/commands';
 
@@ -66,13 +67,19 @@ test('recover offers exactly the three recovery modes', () => {
 test('history results become picker rows', () => {
   const rows = historyChanges([
     { change_id: 'abcdef0123456789', operation: 'apply', status: 'applied', actor: 'rev', applied_at: '2026-07-01T10:00:00.123Z',
-      files: [{ path: 'a.md', before: 'absent', after: 'present' }, { path: 'b.md' }] },
-    { change_id: 7, status: 'undone' },
+      files: [{ path: 'a.md', before: 'absent', after: 'present' }, { path: 'b.md' }], undo_available: true },
+    { change_id: 7, status: 'undone', undo_available: false },
+    // applied, but a file was edited since: the server says the ledger would refuse the undo
+    { change_id: 'fedcba', operation: 'reject', status: 'applied', undo_available: false },
+    // an older server without the field: no Undo offered on a guess
+    { change_id: 'old', operation: 'apply', status: 'applied' },
   ]);
   assert.deepEqual(rows, [
     { change_id: 'abcdef0123456789', label: 'apply · applied', description: '2026-07-01 10:00:00 · rev · abcdef012345 · undo available',
       detail: 'a.md (absent → present), b.md', undoable: true },
     { change_id: '7', label: 'undone', description: '7', detail: '', undoable: false },
+    { change_id: 'fedcba', label: 'reject · applied', description: 'fedcba', detail: '', undoable: false },
+    { change_id: 'old', label: 'apply · applied', description: 'old', detail: '', undoable: false },
   ]);
   assert.equal(historyChanges([{ status: 'x' }]), undefined);
   assert.equal(historyChanges({}), undefined);
@@ -140,4 +147,13 @@ test('apply, supersede, tombstone and materialize confirmations offer their prev
   // The reason is asked before the confirmation, so a supersede or tombstone preview can carry it.
   assert.equal(specById('memzoi.palette.supersede')?.reason, 'required');
   assert.equal(specById('memzoi.palette.tombstone')?.reason, 'required');
+});
+
+test('supersede asks for an optional new title, passed only when given', () => {
+  assert.equal(specById('memzoi.palette.supersede')?.newTitle, 'optional');
+  assert.equal(specById('memzoi.palette.tombstone')?.newTitle, undefined);
+  assert.deepEqual(buildArguments({ uri: 'file:///r.md', reason: 'r', title: '  New name ' }), [{ uri: 'file:///r.md', reason: 'r', title: 'New name' }]);
+  assert.deepEqual(buildArguments({ uri: 'file:///r.md', reason: 'r', title: '' }), [{ uri: 'file:///r.md', reason: 'r' }]);
+  assert.deepEqual(withField([{ uri: 'u', reason: 'r' }], 'title', 'T'), [{ uri: 'u', reason: 'r', title: 'T' }]);
+  assert.deepEqual(withField([], 'title', 'T'), [{ title: 'T' }]);
 });

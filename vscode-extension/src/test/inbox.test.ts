@@ -1,65 +1,42 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  buildInbox,
   changeIdOf,
   countInbox,
-  describeItem,
   type DiagnosticSummary,
+  type InboxItem,
   isPendingProposalUri,
   localRows,
+  proposalRows,
   residentRows,
-  statusBarText,
+  startupOver,
   stemOf,
-  summarizeProposal,
+  uncertainRows,
 } from '../logic/inbox';
-
-const PACKET = [
-  '---',
-  'id: mem_2026_07_06_auth_001',
-  'kind: proposal',
-  'title: "Protected routes: validate sessions"',
-  'status: proposed # still open',
-  'proposal:',
-  '  action: supersede',
-  "  target: 'old-record'",
-  '  reason: x',
-  'scope:',
-  '  kind: project',
-  '---',
-  '',
-  '# Protected routes',
-].join('\n');
+import { childrenOf, contextValue, describeItem, iconOf, inboxTree, statusBarText, tooltipOf } from '../logic/inboxView';
 
 const P_URI = 'file:///ws/.memzoi/proposals/pending/mem_2026_07_06_auth_001.md';
+const G_URI = 'file:///ws/.memzoi/proposals/pending/mem-gated.md';
 
-test('summarizeProposal reads the display fields', () => {
-  assert.deepEqual(summarizeProposal(PACKET), {
-    id: 'mem_2026_07_06_auth_001',
-    title: 'Protected routes: validate sessions',
-    status: 'proposed',
-    action: 'supersede',
-    target: 'old-record',
-  });
-});
+/** A `memzoi.proposals.list` answer: one packet the core lets through, one the git-plane gate blocks. */
+const LISTING = {
+  scanning: false,
+  proposals: [
+    { id: 'mem_2026_07_06_auth_001', title: 'Protected routes:\nvalidate sessions', action: 'create', uri: P_URI,
+      can_apply: true, statement: 'yes, with an explicit Apply', blockers: [], can_route_local: false },
+    { id: 'mem-gated', title: 'Keep my notes', action: 'create', uri: G_URI, can_apply: false,
+      statement: 'no: blocked by sensitivity_not_repo_safe, scope_project_mismatch; route it to local memory or reject it',
+      blockers: [
+        { code: 'sensitivity_not_repo_safe', message: 'sensitivity local-only is not repo-safe' },
+        { code: 'scope_project_mismatch', message: 'no [project] id' },
+        { code: 'scope_project_mismatch', message: 'again' },
+      ],
+      can_route_local: true },
+    { id: 'no-verdict', uri: 'file:///ws/x.md' },
+  ],
+};
 
-test('summarizeProposal copes with CRLF, a BOM, and nested keys of other mappings', () => {
-  const text = '\uFEFF' + PACKET.replace(/\n/g, '\r\n');
-  assert.equal(summarizeProposal(text).action, 'supersede');
-  assert.equal(summarizeProposal(text).title, 'Protected routes: validate sessions');
-  // `kind: project` under scope must not leak into anything
-  assert.equal(summarizeProposal(text).status, 'proposed');
-});
-
-test('summarizeProposal never throws and returns nothing for non-frontmatter text', () => {
-  for (const t of ['', '# hi', '---', '---\n: :\n\t- [\n', '---\ntitle: "unterminated\n---\n', '\u0000\u0001']) {
-    assert.doesNotThrow(() => summarizeProposal(t));
-  }
-  assert.deepEqual(summarizeProposal('# no frontmatter'), {});
-  assert.equal(summarizeProposal("---\ntitle: 'it''s'\n---\n").title, "it's");
-});
-
-test('pending proposal URIs are recognised, resolved ones are not', () => {
+test('pending URIs are recognised, resolved ones are not', () => {
   assert.equal(isPendingProposalUri(P_URI), true);
   assert.equal(isPendingProposalUri('file:///ws/.memzoi/proposals/resolved/applied/x.md'), false);
   assert.equal(isPendingProposalUri('file:///ws/.memzoi/records/x.md'), false);
@@ -67,105 +44,115 @@ test('pending proposal URIs are recognised, resolved ones are not', () => {
   assert.equal(stemOf('file:///ws/.memzoi/proposals/pending/a%20b.md'), 'a b');
 });
 
-const diags: DiagnosticSummary[] = [
-  { uri: P_URI, code: 'credential_token', source: 'memzoi', severity: 'error', message: 'secret' },
-  { uri: P_URI, code: 'bom', source: 'memzoi', severity: 'warning', message: 'bom' },
-  { uri: 'file:///ws/.memzoi/records/r.md', code: 'missing_key', source: 'memzoi', severity: 'error', message: 'm' },
-  { uri: 'file:///ws/other.md', code: 'x', source: 'markdownlint', severity: 'error', message: 'not ours' },
-  {
-    uri: 'file:///ws/.memzoi/records/r.md',
-    code: 'ledger_uncertain',
-    source: 'memzoi',
-    severity: 'warning',
-    message: 'change 7 could not be classified',
-    data: { change_id: 7 },
-  },
-  {
-    uri: 'file:///ws/.memzoi/records/s.md',
-    code: 'ledger_uncertain',
-    source: 'memzoi',
-    severity: 'warning',
-    message: 'change 7 could not be classified',
-    data: { changeId: '7' },
-  },
-];
-
-test('buildInbox lists pending packets (with their blocking errors) then distinct uncertain changes', () => {
-  const rows = buildInbox(
-    [
-      { uri: P_URI, text: PACKET },
-      { uri: 'file:///ws/.memzoi/proposals/pending/b.md', text: 'no frontmatter' },
-      { uri: 'file:///ws/.memzoi/proposals/resolved/applied/c.md', text: PACKET },
-    ],
-    diags,
-  );
-  assert.deepEqual(
-    rows.map((r) => [r.kind, r.id, r.blocking, r.changeId]),
-    [
-      ['proposal', 'b', 0, undefined],
-      ['proposal', 'mem_2026_07_06_auth_001', 1, undefined],
-      ['uncertain', '7', 0, '7'],
-    ],
-  );
-  assert.equal(rows[0].title, 'b');
-  assert.equal(rows[1].action, 'supersede');
+test('proposal rows carry the server verdict, never one of their own', () => {
+  const got = proposalRows(LISTING);
+  assert.ok(got);
+  assert.equal(got.scanning, false);
+  assert.deepEqual(got.rows.map((r) => [r.id, r.title, r.canApply, r.blockers?.length, r.canRouteLocal]), [
+    ['mem_2026_07_06_auth_001', 'Protected routes: validate sessions', true, 0, false],
+    ['mem-gated', 'Keep my notes', false, 3, true],
+  ]);
+  assert.equal(proposalRows({ error: { code: 'x', message: 'y' } }), undefined);
+  assert.equal(proposalRows({ proposals: [] }), undefined); // no `scanning`: not this server's answer
+  assert.equal(proposalRows(undefined), undefined);
 });
 
-test('uncertain changes without an id in data: one row per file and message, no change id', () => {
+test('a gate-blocked packet (warnings only) counts as blocked, shows every reason and gets no Apply', () => {
+  const [ready, gated] = proposalRows(LISTING)!.rows;
+  assert.deepEqual(countInbox([ready, gated]), { pending: 2, blocked: 1, uncertain: 0 });
+  assert.equal(contextValue(ready), 'memzoi.proposal.ready');
+  assert.equal(contextValue(gated), 'memzoi.proposal.blocked.routable');
+  assert.equal(contextValue({ ...gated, canRouteLocal: false }), 'memzoi.proposal.blocked');
+  assert.deepEqual(describeItem(gated), {
+    label: 'Keep my notes', description: 'create · mem-gated · blocked: sensitivity_not_repo_safe, scope_project_mismatch' });
+  assert.deepEqual(describeItem(ready), { label: 'Protected routes: validate sessions', description: 'create · mem_2026_07_06_auth_001' });
+  const tip = tooltipOf(gated);
+  assert.match(tip, /Can it be applied\? no: blocked by/);
+  assert.match(tip, /• sensitivity_not_repo_safe: sensitivity local-only is not repo-safe/);
+  assert.match(tip, /• scope_project_mismatch: no \[project\] id/);
+  assert.equal(iconOf(gated), 'circle-slash');
+  assert.equal(iconOf(ready), 'git-pull-request');
+  // the reasons are the blocked row's children; a ready row has none
+  const reasons = childrenOf({ type: 'row', item: gated });
+  assert.deepEqual(reasons.map((n) => n.type === 'reason' && n.blocker.code),
+    ['sensitivity_not_repo_safe', 'scope_project_mismatch', 'scope_project_mismatch']);
+  assert.deepEqual(childrenOf({ type: 'row', item: ready }), []);
+});
+
+const diags: DiagnosticSummary[] = [
+  { uri: P_URI, code: 'credential_token', source: 'memzoi', severity: 'error', message: 'secret' },
+  { uri: 'file:///ws/other.md', code: 'ledger_uncertain', source: 'markdownlint', severity: 'warning', message: 'not ours' },
+  { uri: 'file:///ws/.memzoi/records/r.md', code: 'ledger_uncertain', source: 'memzoi', severity: 'warning',
+    message: 'change 7 could not be classified', data: { change_id: 7 } },
+  { uri: 'file:///ws/.memzoi/records/s.md', code: 'ledger_uncertain', source: 'memzoi', severity: 'warning',
+    message: 'change 7 could not be classified', data: { changeId: '7' } },
+];
+
+test('uncertain rows: one per distinct change of the ledger_uncertain diagnostics', () => {
+  const rows = uncertainRows(diags);
+  assert.deepEqual(rows.map((r) => [r.kind, r.id, r.changeId]), [['uncertain', '7', '7']]);
+  assert.equal(changeIdOf(diags[2]), '7');
+  assert.equal(changeIdOf(diags[0]), undefined);
+  assert.equal(describeItem(rows[0]).label, 'Change 7');
+  assert.equal(contextValue(rows[0]), 'memzoi.uncertain');
   const d = (uri: string, message: string): DiagnosticSummary => ({ uri, code: 'ledger_uncertain', source: 'memzoi', severity: 'warning', message });
-  const rows = buildInbox([], [
+  const noId = uncertainRows([
     d('file:///ws/.memzoi/records/a.md', 'change aaa uncertain'),
     d('file:///ws/.memzoi/records/a.md', 'change bbb uncertain'),
     d('file:///ws/.memzoi/records/a.md', 'change aaa uncertain'),
   ]);
-  assert.deepEqual(rows.map((r) => [r.id, r.title, r.changeId]), [
+  assert.deepEqual(noId.map((r) => [r.id, r.title, r.changeId]), [
     ['a', 'change aaa uncertain', undefined],
     ['a', 'change bbb uncertain', undefined],
   ]);
 });
 
-test('counts: pending, uncertain, and only memzoi errors as blocking', () => {
-  const rows = buildInbox([{ uri: P_URI, text: PACKET }], diags);
-  assert.deepEqual(countInbox(rows, diags), { pending: 1, uncertain: 1, blocking: 2 });
-});
-
-test('status bar text and tooltip', () => {
-  const s = statusBarText({ pending: 1, uncertain: 0, blocking: 2 });
-  assert.equal(s.text, 'Memzoi $(inbox) 1 $(error) 2');
-  assert.equal(s.tooltip, 'Memzoi: 1 pending proposal, 2 blocking findings (errors)');
-  const u = statusBarText({ pending: 0, uncertain: 3, blocking: 1 });
-  assert.equal(u.text, 'Memzoi $(inbox) 0 $(warning) 3 $(error) 1');
+test('status bar text and tooltip follow the server counts', () => {
+  const s = statusBarText({ pending: 2, blocked: 1, uncertain: 0 });
+  assert.equal(s.text, 'Memzoi $(inbox) 2 $(circle-slash) 1');
+  assert.equal(s.tooltip, 'Memzoi: 2 pending proposals, 1 blocked (cannot be applied now)');
+  const u = statusBarText({ pending: 0, blocked: 0, uncertain: 3 });
+  assert.equal(u.text, 'Memzoi $(inbox) 0 $(circle-slash) 0 $(warning) 3');
   assert.match(u.tooltip, /3 uncertain changes to recover/);
 });
 
-
-test('changeIdOf and describeItem', () => {
-  assert.equal(changeIdOf(diags[4]), '7');
-  assert.equal(changeIdOf(diags[0]), undefined);
-  assert.deepEqual(describeItem({ kind: 'proposal', id: 'p', title: 'T', uri: P_URI, action: 'create', blocking: 1 }), {
-    label: 'T',
-    description: 'create · p · 1 blocking',
-  });
-  assert.equal(describeItem({ kind: 'uncertain', id: '7', title: 'm', uri: P_URI, blocking: 0 }).label, 'Change 7');
+test('"starting…" ends when the ready server has nothing left to scan, not only at a "scanned" line', () => {
+  // No .memzoi at the workspace root: no scan ever runs, so no "scanned" line ever comes.
+  assert.equal(startupOver({ ready: true, listing: { scanning: false }, scannedLine: false }), true);
+  assert.equal(startupOver({ ready: true, listing: { scanning: true }, scannedLine: false }), false);
+  // Before "memzoi-lsp ready" the server may not have registered the projects yet: not over.
+  assert.equal(startupOver({ ready: false, listing: { scanning: false }, scannedLine: false }), false);
+  // A server without memzoi.proposals.list: its first "scanned" line, as before.
+  assert.equal(startupOver({ ready: true, scannedLine: false }), false);
+  assert.equal(startupOver({ ready: true, scannedLine: true }), true);
 });
 
-test('resident rows: candidates waiting for a decision or a recovery, on their resident file', () => {
-  const answer = {
-    scopes: [{ scope: 'project', path: '/w/.zuno/RULES.md', uri: 'file:///w/.zuno/RULES.md' }],
-    candidates: [
-      { id: 'mem_1', scope: 'project', action: 'add', content: 'Run make\nlint.', status: 'pending', target_path: '/w/.zuno/RULES.md' },
-      { id: 'mem_2', scope: 'project', action: 'remove', content: null, locator: 'tabs', status: 'uncertain', target_path: '/w/.zuno/RULES.md' },
-      { id: 'mem_3', scope: 'global', action: 'add', content: 'x', status: 'applied', target_path: '/h/MEMORY.md' },
-    ],
-  };
-  const rows = residentRows(answer);
-  assert.deepEqual(rows.map((r) => [r.id, r.title, r.uri, r.status]), [
-    ['mem_1', 'Run make lint.', 'file:///w/.zuno/RULES.md', 'pending'],
-    ['mem_2', 'tabs', 'file:///w/.zuno/RULES.md', 'uncertain'],
+const RESIDENT = {
+  scopes: [{ scope: 'project', path: '/w/.zuno/RULES.md', uri: 'file:///w/.zuno/RULES.md' }],
+  candidates: [
+    { id: 'mem_1', scope: 'project', action: 'add', content: 'Run make\nlint.', status: 'pending', target_path: '/w/.zuno/RULES.md', decidable: true },
+    { id: 'mem_2', scope: 'project', action: 'remove', content: null, locator: 'tabs', status: 'uncertain',
+      target_path: '/w/.zuno/RULES.md', decidable: false, diagnostic: 'choose a recovery with `memzoi resident reconcile --recover mem_2 …`' },
+    { id: 'mem_3', scope: 'global', action: 'add', content: 'x', status: 'applied', target_path: '/h/MEMORY.md', decidable: false },
+    { id: 'mem_4', scope: 'project', action: 'add', content: 'y', status: 'failed', target_path: '/w/.zuno/RULES.md', decidable: true },
+  ],
+};
+
+test('resident rows: context values by state, buttons only where the server says a decision applies', () => {
+  const rows = residentRows(RESIDENT);
+  assert.deepEqual(rows.map((r) => [r.id, r.title, r.uri, r.status, contextValue(r)]), [
+    ['mem_1', 'Run make lint.', 'file:///w/.zuno/RULES.md', 'pending', 'memzoi.resident.pending.decidable'],
+    ['mem_2', 'tabs', 'file:///w/.zuno/RULES.md', 'uncertain', 'memzoi.resident.uncertain'],
+    ['mem_4', 'y', 'file:///w/.zuno/RULES.md', 'failed', 'memzoi.resident.failed.decidable'],
   ]);
-  assert.deepEqual(describeItem(rows[0]), { label: 'Run make lint.', description: 'resident memory · project · add' });
-  assert.equal(describeItem(rows[1]).description, 'resident memory · project · remove · uncertain');
-  assert.deepEqual(countInbox(rows, []), { pending: 0, uncertain: 0, blocking: 0 });
+  assert.deepEqual(describeItem(rows[0]), { label: 'Run make lint.', description: 'project · add' });
+  assert.equal(describeItem(rows[1]).description, 'project · remove · uncertain: needs recovery');
+  assert.match(tooltipOf(rows[1]), /--recover mem_2/);
+  assert.equal(iconOf(rows[1]), 'warning');
+  // an older server without `decidable`: no Approve/Reject buttons rather than ones the core may refuse
+  assert.equal(contextValue(residentRows({ candidates: [{ ...RESIDENT.candidates[0], decidable: undefined }] })[0]),
+    'memzoi.resident.pending');
+  assert.deepEqual(countInbox(rows), { pending: 0, blocked: 0, uncertain: 0 });
   assert.deepEqual(residentRows({ error: { code: 'x', message: 'y' } }), []);
   assert.deepEqual(residentRows(undefined), []);
 });
@@ -183,7 +170,23 @@ test('localRows lists pending local candidates from memzoi.local.list', () => {
     ['local', 'local-a-1', 'Use the lock', 'file:///w/.memzoi', '/w', 'seen twice'],
   ]);
   assert.deepEqual(describeItem(rows[0]), { label: 'Use the lock', description: 'local memory · confidence 0.8 · by codex' });
-  assert.deepEqual(countInbox(rows, []), { pending: 0, uncertain: 0, blocking: 0 });
+  assert.equal(contextValue(rows[0]), 'memzoi.local');
+  assert.deepEqual(countInbox(rows), { pending: 0, blocked: 0, uncertain: 0 });
   assert.deepEqual(localRows({ error: { code: 'x', message: 'y' } }), []);
   assert.deepEqual(localRows(undefined), []);
+});
+
+test('the tree: proposals and uncertain changes on top, then a Resident memory and a Local memory section', () => {
+  const items: InboxItem[] = [
+    ...proposalRows(LISTING)!.rows, ...uncertainRows(diags), ...residentRows(RESIDENT),
+    ...localRows({ candidates: [{ id: 'local-a', title: 'T', root: '/w' }] }),
+  ];
+  const top = inboxTree(items);
+  assert.deepEqual(top.map((n) => (n.type === 'section' ? `section:${n.label}` : n.type === 'row' ? n.item.id : '?')), [
+    'mem_2026_07_06_auth_001', 'mem-gated', '7', 'section:Resident memory', 'section:Local memory',
+  ]);
+  const resident = top[3];
+  assert.deepEqual(childrenOf(resident).map((n) => n.type === 'row' && n.item.id), ['mem_1', 'mem_2', 'mem_4']);
+  // no empty sections
+  assert.deepEqual(inboxTree(proposalRows(LISTING)!.rows).map((n) => n.type), ['row', 'row']);
 });

@@ -2,7 +2,41 @@
 local X = {}
 local ui = require('memzoi.ui')
 
---- Pending proposal packets under `root` as quickfix items (`:Memzoi inbox`).
+--- The server's `memzoi.proposals.list` answer as quickfix items: each pending packet with the core's verdict
+--- (`ready` or `blocked` with every blocking code), the same rule the code lens and the code actions follow.
+function X.proposal_items(listing)
+  local items = {}
+  for _, p in ipairs(listing.proposals or {}) do
+    local codes = {}
+    for _, b in ipairs(p.blockers or {}) do
+      if not vim.tbl_contains(codes, b.code) then
+        table.insert(codes, b.code)
+      end
+    end
+    local verdict = p.can_apply and 'ready' or ('blocked (%s)'):format(table.concat(codes, ', '))
+    table.insert(items, { filename = vim.uri_to_fname(p.uri), lnum = 1, text = ('%s: %s'):format(verdict, p.title or p.id) })
+  end
+  return items
+end
+
+--- `:Memzoi inbox`: the pending proposals with the server's verdict on each in the quickfix list (the packet files
+--- alone, from `root`, when no server offers the listing).
+function X.inbox(client, bufnr, root)
+  local caps = client and (client.server_capabilities.executeCommandProvider or {}).commands or {}
+  if not vim.tbl_contains(caps, 'memzoi.proposals.list') then
+    local items = X.inbox_items(root)
+    ui.show_quickfix('Memzoi inbox', items)
+    return ui.notify(('%d pending proposal(s)'):format(#items))
+  end
+  ui.request(client, bufnr, 'memzoi.proposals.list', vim.empty_dict(), 'inbox', function(listing)
+    local items = X.proposal_items(listing)
+    ui.show_quickfix('Memzoi inbox', items)
+    local blocked = #vim.tbl_filter(function(p) return not p.can_apply end, listing.proposals or {})
+    ui.notify(('%d pending proposal(s), %d blocked'):format(#items, blocked))
+  end)
+end
+
+--- Pending proposal packets under `root` as quickfix items (their files only, no verdict).
 function X.inbox_items(root)
   local items = {}
   local dir = vim.fs.joinpath(root, '.memzoi', 'proposals', 'pending')

@@ -10,7 +10,7 @@ function X.history_items(root, changes)
     local files = vim.tbl_map(function(f)
       return ('%s %s->%s'):format(f.path, f.before, f.after)
     end, c.files or {})
-    local undo = c.status == 'applied' and 'undo available' or 'no undo'
+    local undo = c.undo_available and 'undo available' or 'no undo' -- the server's word: the ledger would undo it
     table.insert(items, {
       filename = root and c.files and c.files[1] and vim.fs.joinpath(root, c.files[1].path) or nil,
       lnum = 1,

@@ -4,6 +4,7 @@
 --- reasons lifecycle changes record and show previews as diff splits.
 local M = {}
 local ui = require('memzoi.ui')
+local prompts = require('memzoi.prompts')
 local notify, show_quickfix = ui.notify, ui.show_quickfix
 -- The helper modules' functions are part of this module's interface (`require('memzoi').root_of`, …).
 for _, name in ipairs({ 'memzoi.roots', 'memzoi.history', 'memzoi.candidates' }) do
@@ -19,7 +20,7 @@ M.commands = {
   { name = 'Apply', server = { 'memzoi.apply' }, target = 'proposal' },
   { name = 'Reject', server = { 'memzoi.reject' }, target = 'proposal', reason = 'required' },
   { name = 'RouteLocal', server = { 'memzoi.routeLocal' }, target = 'proposal' },
-  { name = 'Supersede', server = { 'memzoi.supersede' }, target = 'record', reason = 'required' },
+  { name = 'Supersede', server = { 'memzoi.supersede' }, target = 'record', reason = 'required', new_title = true },
   { name = 'Tombstone', server = { 'memzoi.tombstone' }, target = 'record', reason = 'required' },
   { name = 'Reattest', server = { 'memzoi.reattest' }, target = 'record', reason = 'optional' },
   { name = 'MaterializePlan', server = { 'memzoi.materialize.plan' }, target = 'candidate' },
@@ -136,23 +137,9 @@ function M.client_for(bufnr)
   return vim.lsp.get_clients({ bufnr = bufnr, name = 'memzoi' })[1] or vim.lsp.get_clients({ name = 'memzoi' })[1]
 end
 
---- Asks for the reason `spec` records (unless `ctx.reason` is set), then calls `go`. Cancelling runs nothing.
+--- Asks for the reason `spec` records and a new title where it takes one (lua/memzoi/prompts.lua), then `go`.
 local function with_reason(spec, ctx, go)
-  if not spec.reason or ctx.reason then
-    return go()
-  end
-  local prompt = spec.reason == 'required' and 'Reason (required): ' or 'Reason (optional): '
-  vim.ui.input({ prompt = prompt }, function(input)
-    if input == nil then
-      return -- cancelled
-    end
-    input = vim.trim(input)
-    if input == '' and spec.reason == 'required' then
-      return notify(M.subcommand(spec) .. ' needs a reason: it is recorded with the change', vim.log.levels.WARN)
-    end
-    ctx.reason = input ~= '' and input or nil
-    go()
-  end)
+  prompts.with_reason(spec, ctx, go, M.subcommand(spec))
 end
 
 --- Gathers what `spec` needs (target file, change id, query, reason) and runs it. `text` is what was typed after
@@ -283,9 +270,7 @@ function M.dispatch(args)
     if not root then
       return notify('no .memzoi directory: open a file of the project first', vim.log.levels.WARN)
     end
-    local items = M.inbox_items(root)
-    show_quickfix('Memzoi inbox', items)
-    return notify(('%d pending proposal(s)'):format(#items))
+    return M.inbox(client, bufnr, root)
   elseif sub == 'resident' and client then
     return M.resident(client, bufnr, rest)
   elseif sub == 'local' and client then
@@ -309,12 +294,18 @@ function M.dispatch(args)
   notify(('unknown subcommand %q; see :Memzoi <Tab>'):format(sub or ''), vim.log.levels.WARN)
 end
 
---- Asks the server for the preview of `arg` (`{uri, operation, reason?}`) and shows it as diff splits.
+--- Asks the server for the preview of `arg` (`{uri, operation, reason?, title?}`) and shows it as diff splits. A
+--- supersede or tombstone preview asks for what the change itself would (the reason; for supersede a new title).
 function M.preview(client, bufnr, arg)
   local spec = { name = 'Preview', server = { 'memzoi.preview' } }
   local op = arg.operation
-  local reasoned = { name = 'Preview', reason = (op == 'supersede' or op == 'tombstone') and 'required' or nil }
-  with_reason(reasoned, arg, function()
+  local needs = { name = 'Preview' }
+  for _, s in ipairs(M.commands) do
+    if s.server[1] == 'memzoi.' .. tostring(op) then
+      needs.reason, needs.new_title = s.reason, s.new_title
+    end
+  end
+  with_reason(needs, arg, function()
     execute(client, bufnr, spec, 'memzoi.preview', arg, M.show_preview)
   end)
 end

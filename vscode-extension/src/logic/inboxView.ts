@@ -1,0 +1,112 @@
+// How the Memory Inbox shows its rows: labels, descriptions, tooltips, icons, the context values its menus match
+// (so a button appears only where the server says the action applies) and the tree of sections, plus the status
+// bar text. Pure logic (no `vscode` import).
+import type { Blocker, InboxCounts, InboxItem } from './inbox';
+
+/** A node of the inbox tree: a section (parent node), a row, or one blocking reason under a blocked proposal. */
+export type InboxNode =
+  | { type: 'section'; id: 'resident' | 'local'; label: string; children: InboxItem[] }
+  | { type: 'row'; item: InboxItem }
+  | { type: 'reason'; parent: InboxItem; blocker: Blocker };
+
+const SECTIONS = { resident: 'Resident memory', local: 'Local memory' } as const;
+
+/**
+ * The top level of the tree: pending proposals and uncertain changes as rows, then a "Resident memory" and a
+ * "Local memory" section holding their candidates (each section only when it has any).
+ */
+export function inboxTree(items: readonly InboxItem[]): InboxNode[] {
+  const top: InboxNode[] = items.filter((i) => i.kind === 'proposal' || i.kind === 'uncertain').map((item) => ({ type: 'row', item }));
+  for (const id of ['resident', 'local'] as const) {
+    const children = items.filter((i) => i.kind === id);
+    if (children.length > 0) top.push({ type: 'section', id, label: SECTIONS[id], children });
+  }
+  return top;
+}
+
+/** The children of a node: a section's rows, a blocked proposal's reasons, nothing for other nodes. */
+export function childrenOf(node: InboxNode): InboxNode[] {
+  if (node.type === 'section') return node.children.map((item) => ({ type: 'row', item }));
+  if (node.type === 'row' && node.item.kind === 'proposal' && node.item.canApply === false) {
+    return (node.item.blockers ?? []).map((blocker) => ({ type: 'reason', parent: node.item, blocker }));
+  }
+  return [];
+}
+
+/**
+ * The `contextValue` of a row, which package.json's `view/item/context` when-clauses match:
+ * `memzoi.proposal.ready` (Apply shown), `memzoi.proposal.blocked` or `memzoi.proposal.blocked.routable` (no Apply;
+ * Route to Local Memory where it fits), `memzoi.resident.<status>` plus `.decidable` when the server says approve
+ * and reject apply (an uncertain candidate gets Recover… instead), `memzoi.uncertain`, `memzoi.local`.
+ */
+export function contextValue(item: InboxItem): string {
+  if (item.kind === 'proposal') {
+    if (item.canApply) return 'memzoi.proposal.ready';
+    return item.canRouteLocal ? 'memzoi.proposal.blocked.routable' : 'memzoi.proposal.blocked';
+  }
+  if (item.kind === 'resident') return `memzoi.resident.${item.status ?? 'unknown'}${item.decidable ? '.decidable' : ''}`;
+  return `memzoi.${item.kind}`;
+}
+
+/** The codes of a proposal's blockers in order, without repeats. */
+export function blockerCodes(item: InboxItem): string[] {
+  return [...new Set((item.blockers ?? []).map((b) => b.code))];
+}
+
+/** Label and description for an inbox row in the tree view. */
+export function describeItem(item: InboxItem): { label: string; description: string } {
+  if (item.kind === 'uncertain') return { label: `Change ${item.id}`, description: 'uncertain: needs recovery' };
+  if (item.kind === 'local') {
+    const bits = ['local memory', item.confidence === undefined ? undefined : `confidence ${item.confidence}`,
+      item.actor ? `by ${item.actor}` : undefined];
+    return { label: item.title, description: bits.filter(Boolean).join(' · ') };
+  }
+  if (item.kind === 'resident') {
+    const need = item.status === 'uncertain' ? 'uncertain: needs recovery' : item.status === 'pending' ? undefined : item.status;
+    return { label: item.title, description: [item.scope, item.action, need].filter(Boolean).join(' · ') };
+  }
+  const codes = blockerCodes(item);
+  const verdict = item.canApply === false ? `blocked: ${codes.join(', ') || 'see tooltip'}` : undefined;
+  return { label: item.title, description: [item.action, item.id, verdict].filter(Boolean).join(' · ') };
+}
+
+/** The tooltip of a row: what it is, and for a blocked proposal every reason the server gave. */
+export function tooltipOf(item: InboxItem): string {
+  const kind = {
+    proposal: 'Pending proposal', uncertain: 'Uncertain change', resident: 'Resident-memory candidate',
+    local: 'Local-memory candidate',
+  }[item.kind];
+  const lines = [`${kind} ${item.id}`, item.title];
+  if (item.kind === 'proposal' && item.statement) lines.push(`Can it be applied? ${item.statement}`);
+  if (item.kind === 'proposal' && item.canApply === false) {
+    for (const b of item.blockers ?? []) lines.push(`• ${b.code}: ${b.message}`);
+  }
+  if (item.kind === 'resident' && item.status === 'uncertain') {
+    lines.push(item.diagnostic ?? 'Its file matches neither snapshot: choose a recovery (Recover…).');
+  }
+  if (item.reason) lines.push(`Reason: ${item.reason}`);
+  return lines.join('\n');
+}
+
+/** The codicon of a row. */
+export function iconOf(item: InboxItem): string {
+  if (item.kind === 'local') return 'lock';
+  if (item.kind === 'resident') return item.status === 'uncertain' ? 'warning' : 'note';
+  if (item.kind === 'uncertain') return 'warning';
+  return item.canApply === false ? 'circle-slash' : 'git-pull-request';
+}
+
+/** Status bar text (codicons) and tooltip for the counts. */
+export function statusBarText(c: InboxCounts): { text: string; tooltip: string } {
+  const parts = [`$(inbox) ${c.pending}`, `$(circle-slash) ${c.blocked}`];
+  if (c.uncertain > 0) parts.push(`$(warning) ${c.uncertain}`);
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const tooltip = [
+    `Memzoi: ${plural(c.pending, 'pending proposal')}`,
+    `${c.blocked} blocked (cannot be applied now)`,
+    c.uncertain > 0 ? plural(c.uncertain, 'uncertain change') + ' to recover' : undefined,
+  ]
+    .filter(Boolean)
+    .join(', ');
+  return { text: `Memzoi ${parts.join(' ')}`, tooltip };
+}
