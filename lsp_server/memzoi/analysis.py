@@ -108,8 +108,9 @@ def analyze_bytes(data: bytes, path: str | os.PathLike[str] | None = None, *, pl
         extra.append(
             finding(
                 "file_too_large",
-                f"file is {len(data)} bytes; Memzoi refuses fields over {MAX_FILE_BYTES} bytes and expensive content "
-                "scans are skipped above this size: split or shorten the memory",
+                f"file is {len(data)} bytes; Memzoi refuses files and fields over {MAX_FILE_BYTES} bytes, and above "
+                "this size only Memzoi's write-safety rules are checked (the other content detectors are skipped): "
+                "split or shorten the memory",
                 0,
                 min(3, len(analysis.text)),
             )

@@ -55,11 +55,14 @@ _ADVICE = {
 }
 
 
-def collect_hits(text: str, *, body_start: int = 0, bom: bool = False) -> list[Hit]:
+def collect_hits(text: str, *, body_start: int = 0, bom: bool = False, floor_only: bool = False) -> list[Hit]:
     """All detector hits of ``text`` after overlap resolution (see the module docstring); ``body_start`` is
-    where the Markdown body begins (fences and transcripts are looked for there)."""
+    where the Markdown body begins (fences and transcripts are looked for there). ``floor_only``: Memzoi's rules
+    alone (step 1), for text too large for the rest."""
     ctx = Ctx(text, body_start)
     hits = memzoi_hits(ctx)
+    if floor_only:
+        return _resolve(hits)
     hits += secret_hits(ctx)
     longs = ctx.longs
     hits += injection_hits(ctx)
@@ -207,8 +210,10 @@ def to_findings(doc: Document, hits: list[Hit], accepted: frozenset[str] = froze
     return out
 
 
-def scan_document(doc: Document, accepted: frozenset[str] = frozenset(), unsigned_jwt: str = "warning") -> list[Finding]:
-    """Content-detector findings of a framed document (frontmatter values and body)."""
+def scan_document(doc: Document, accepted: frozenset[str] = frozenset(), unsigned_jwt: str = "warning", *,
+                  floor_only: bool = False) -> list[Finding]:
+    """Content-detector findings of a framed document (frontmatter values and body); ``floor_only`` as in
+    :func:`collect_hits`."""
     body_start = doc.body_start if doc.body_start is not None else (doc.fm_end or 0)
-    hits = collect_hits(doc.text, body_start=body_start, bom=doc.bom)
+    hits = collect_hits(doc.text, body_start=body_start, bom=doc.bom, floor_only=floor_only)
     return to_findings(doc, hits, accepted, unsigned_jwt)
