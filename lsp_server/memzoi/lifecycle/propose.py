@@ -35,7 +35,7 @@ from ..ledger import ChangePlan, ChangeRecord, ChangeResult, FileChange, Refusal
 from ..models.common import Lane, MemoryType
 from ..pathsafety import bears_secret, shown_id
 from ..policy import AGGREGATE_LIMIT, FIELD_LIMIT
-from ..render import first_line, render_packet
+from ..render import description_of, render_packet
 from ..revision import content_hash
 from .common import APPLIED, PENDING, REJECTED, concept_slug, errors, reserve_packet_id, verified
 
@@ -154,7 +154,7 @@ def packet_data(draft: Draft, packet_id: str, *, actor: str, now: str, target: d
         scope["paths"] = [p.strip() for p in draft.applies_to]
     return {
         "id": packet_id, "kind": "proposal", "profile": "memzoi", "type": draft.type, "lane": draft.lane,
-        "title": draft.title.strip(), "description": first_line(draft.body), "status": "proposed",
+        "title": draft.title.strip(), "description": description_of(draft.body), "status": "proposed",
         "proposal": proposal, "scope": scope, "tags": [t.strip() for t in draft.tags] or None, "timestamp": now,
         "created_by": actor, "sources": [_source(draft.source_ref.strip())] if draft.source_ref else None,
         "supersedes": [draft.supersedes] if draft.supersedes else [],
@@ -164,11 +164,26 @@ def packet_data(draft: Draft, packet_id: str, *, actor: str, now: str, target: d
     }
 
 
+def check_scannable(text: str, what: str = "the proposal") -> None:
+    """Refuse ``text`` (a would-be file or stored text) that the content detectors cannot check whole: above
+    :data:`memzoi.safety.MAX_SCAN_BYTES` only Memzoi's rules run, and a missing finding of ours would be read as
+    clean. Raises :class:`Refusal` ``candidate_too_large`` (the limit is Memzoi's for one file)."""
+    from ..safety import MAX_SCAN_BYTES, scan_complete
+
+    if not scan_complete(text):
+        size = len(text.encode("utf-8", "surrogatepass"))
+        raise Refusal("candidate_too_large", f"{what} would be {size} bytes, over the {MAX_SCAN_BYTES}-byte limit "
+                      "of one file (Memzoi's, and the most the content detectors check whole); nothing was written. "
+                      "Keep only the durable fact")
+
+
 def screen(root: Path, rel: str, text: str) -> None:
     """Run the gate and every content detector over the would-be file ``text`` at ``rel`` (the same analysis as
-    ``memzoi check``). Raises :class:`Blocked` listing every blocking code."""
+    ``memzoi check``). Raises :class:`Refusal` (``candidate_too_large``, :func:`check_scannable`) or
+    :class:`Blocked` listing every blocking code."""
     from ..analysis import analyze_text
 
+    check_scannable(text, "the packet")
     codes = sorted({f.code for f in errors(analyze_text(text, root / rel))})
     if codes:
         raise Blocked(codes)
