@@ -126,6 +126,12 @@ def call(session: Session, name: str, arguments: dict[str, Any] | None) -> ToolR
         text = "; ".join(f"{p['field']}: {p['problem']}" for p in problems)
         return ToolResult.error("invalid_arguments", f"{name}: {text}", problems=problems)
     if tool.mutating:
+        from ..lifecycle.propose import screen_actor
+
+        try:  # the client's self-declared name is stored with whatever it proposes
+            screen_actor(session.client)
+        except Refusal as err:
+            return ToolResult.error(err.code, err.message, reasons=getattr(err, "codes", []))
         wait = session.limit.take()
         if wait is not None:
             return ToolResult.error("rate_limited", f"this server accepts at most {session.limit.limit} proposals "

@@ -23,6 +23,7 @@ target>`` (``mcp-<those 12 hex digits as letters>`` when Memzoi's path scan woul
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from dataclasses import dataclass, field
@@ -86,7 +87,7 @@ class Draft:
 
 def check_values(draft: Draft) -> None:
     """Value checks shared by every destination. Raises :class:`Refusal` (``invalid_value``, ``empty_body``,
-    ``reason_required``, ``candidate_too_large``)."""
+    ``reason_required``, ``unsafe_path``, ``candidate_too_large``)."""
     if not draft.title.strip():
         raise Refusal("invalid_value", "the title must not be empty")
     if "\n" in draft.title.strip():
@@ -104,7 +105,41 @@ def check_values(draft: Draft) -> None:
     if not (isinstance(draft.confidence, (int, float)) and math.isfinite(draft.confidence)
             and 0.0 <= draft.confidence <= 1.0):
         raise Refusal("invalid_value", "confidence must be a number from 0 to 1")
+    for i, path in enumerate(draft.applies_to):
+        if _bad_path(path):  # Memzoi's rule for applies_to and scope.paths (message without the value)
+            raise Refusal("unsafe_path", f"applies_to[{i}] must be a repository-relative path without `..`, `.` or "
+                          "a root or drive prefix (`dir/**` for a subtree)")
     check_size(draft)
+
+
+@functools.cache
+def _path_adapter():
+    from pydantic import TypeAdapter
+
+    from ..models.common import RelativePath
+
+    return TypeAdapter(RelativePath)
+
+
+def _bad_path(path: str) -> bool:
+    from pydantic import ValidationError
+
+    try:
+        _path_adapter().validate_python(path)
+    except ValidationError:
+        return True
+    return False
+
+
+def screen_actor(actor: str) -> None:
+    """Refuse an actor (an MCP client's self-declared name) that any content detector flags: it is stored with
+    what it proposes, in the packet, the ledger or the local candidate. Raises :class:`Blocked` naming codes only."""
+    from ..findings import CODES
+    from ..safety import collect_hits
+
+    codes = sorted({h.code for h in collect_hits(actor) if CODES.get(h.code, (None, ""))[1] == "detector"})
+    if codes:
+        raise Blocked(codes, "the client name")
 
 
 def check_size(draft: Draft) -> None:
@@ -247,6 +282,7 @@ def propose_packet(project_root: str | os.PathLike[str], draft: Draft, *, actor:
     final bytes under the lock. Raises :class:`Refusal` / :class:`Blocked` with nothing written."""
     root = Path(project_root).resolve()
     check_values(draft)
+    screen_actor(actor)
     probe = packet_data(draft, proposal_id(draft), actor=actor, now=now_utc(precise=False), target=None)
     screen(root, f"{PENDING}/{probe['id']}.md", render_packet(probe, draft.body.strip()))
     return run_change(root, lambda r: plan_propose(r, draft, actor=actor), actor=actor, source=source)
