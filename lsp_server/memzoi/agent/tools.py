@@ -222,7 +222,7 @@ def _search(s: Session, a: SearchArgs) -> ToolResult:
     data = search_memory(s.root, a.query, limit=a.limit, kind=a.kind, type=a.type, path=a.path)
     rows = []
     for h in data["results"]:
-        mark = f" [UNSAFE: {', '.join(h['unsafe'])}; text withheld]" if h["unsafe"] else ""
+        mark = " (unsafe: title and text withheld)" if h["unsafe"] else ""
         kind = f"{h['kind']}, {h['type']}/{h['lane']}" if h["kind"] == "record" else "pending proposal"
         rows.append(f"- {h['id']} ({kind}, {h['status']}): "
                     f"{h['title']}{mark}" + (f"\n  {h['excerpt']}" if h["excerpt"] else ""))
@@ -237,6 +237,9 @@ def _get(s: Session, a: GetArgs) -> ToolResult:
     prov = data.get("provenance") or {}
     facts = ", ".join(f"{k}: {v}" for k, v in prov.items() if v not in (None, [], {})
                       and not isinstance(v, dict)) if isinstance(prov, dict) else ""
+    origin = prov.get("proposal") if isinstance(prov, dict) else None
+    if origin:  # the ledger's facts of the proposal the record was applied from
+        facts += f"\nfrom proposal {origin['id']}" + (f": {origin['statement']}" if origin.get("statement") else "")
     text = f"{data['kind']} {data['id']}: {data['title']}{mark}\n{facts}\n\n{data['body']}"
     return ToolResult(data, text)
 

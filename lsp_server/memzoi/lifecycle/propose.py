@@ -296,3 +296,23 @@ def mcp_provenance(change: ChangeRecord | None) -> str | None:
     when = change.applied_at or change.created_at
     text = f"proposed by {change.actor} via MCP at {when}"
     return f"{text}; reason: {change.reason}" if change.reason else text
+
+
+def proposal_origin(project_root: str | os.PathLike[str], proposal_id: str) -> dict[str, Any] | None:
+    """What the ledger knows of how the pending packet ``proposal_id`` came to be, or ``None`` when it has no
+    record of it (another clone made it, or a human wrote the file): ``{"proposed_via": source, "proposed_by":
+    actor, "proposed_at", "reason", "change_id", "statement"}`` of the change that created
+    ``.memzoi/proposals/pending/<id>.md``; ``statement`` is ``proposed by <client> via MCP at <time>: …`` for an
+    MCP proposal. Read-only; these are ledger facts, not fields of the record (Memzoi writes none of them)."""
+    from ..ledger import history
+
+    created = [c for c in history(project_root, f"{PENDING}/{proposal_id}.md")
+               if any(f.path == f"{PENDING}/{proposal_id}.md" and f.before is None for f in c.files)]
+    if not created:
+        return None
+    change = created[-1]  # newest first: the oldest creation is the proposal
+    when = change.applied_at or change.created_at
+    return {"proposed_via": change.source, "proposed_by": change.actor, "proposed_at": when, "reason": change.reason,
+            "change_id": change.id, "operation": change.operation,
+            "statement": mcp_provenance(change) or f"proposed by {change.actor} via {change.source} at {when}"}
+
