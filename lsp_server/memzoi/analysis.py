@@ -170,7 +170,8 @@ def scan_only(text: str, path: str | os.PathLike[str] | None, placement: Placeme
 def _scanned_only(text: str, path: str | os.PathLike[str] | None, placement: Placement,
                   config: MemzoiConfig) -> Analysis:
     """A reserved file (``index.md``/``log.md``) or a stray file: no schema, but the content detectors on the
-    whole text and Memzoi's detectors on its path, because it is committed with the records. A reserved file
+    whole text and Memzoi's detectors on its path, because it is committed with the records; the project's
+    ``config.toml`` also gets ``invalid_config`` for each setting that does not validate. A reserved file
     with frontmatter below ``records/`` or ``proposals/`` also gets ``reserved_file`` (a warning: Memzoi skips it
     silently, reference §1.1, so whatever it was meant to say is lost)."""
     markdown = path is None or os.fspath(path).endswith(".md")
@@ -191,7 +192,19 @@ def _scanned_only(text: str, path: str | os.PathLike[str] | None, placement: Pla
     findings.extend(safety_findings(doc, placement, config))
     if path is not None and placement.memzoi_dir is not None:
         findings.extend(name_findings(path))
+        if _is_project_config(path, placement.memzoi_dir):
+            from .config_check import config_findings
+
+            findings.extend(config_findings(text))
     return Analysis(doc, placement, sorted(findings, key=lambda f: (f.start, f.end, f.code)))
+
+
+def _is_project_config(path: str | os.PathLike[str], memzoi_dir: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is ``<memzoi_dir>/config.toml`` (the project configuration, checked as such)."""
+    from .config import CONFIG_NAME
+
+    p = os.path.abspath(path)
+    return os.path.basename(p) == CONFIG_NAME and os.path.dirname(p) == os.path.abspath(memzoi_dir)
 
 
 def _legacy_finding(doc: Document, placement: Placement, reasons: list[str]) -> Finding:

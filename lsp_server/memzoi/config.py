@@ -215,6 +215,8 @@ class LoadedConfig:
     config: MemzoiConfig = DEFAULT_CONFIG
     path: Path | None = None
     errors: tuple[str, ...] = field(default_factory=tuple)
+    #: the parsed TOML (``None`` when the file is absent, unreadable or not TOML)
+    raw: dict | None = field(default=None, compare=False, repr=False)
 
 
 _CACHE: dict[Path, tuple[tuple[int, int], LoadedConfig]] = {}
@@ -263,13 +265,33 @@ def parse_config(text: str, path: Path | None = None) -> LoadedConfig:
     except RecursionError:  # tomllib recurses once per nested array or inline table
         return LoadedConfig(path=path, errors=(f"{where}: a value is {nesting_message()}",))
     try:
-        return LoadedConfig(MemzoiConfig.model_validate(raw), path)
+        return LoadedConfig(MemzoiConfig.model_validate(raw), path, raw=raw)
     except ValidationError as err:
-        lines = []
-        for e in err.errors():
-            loc = ".".join(str(p) for p in e["loc"])
-            lines.append(f"{where}: `{loc}`: {e['msg']}")
-        return LoadedConfig(path=path, errors=tuple(lines))
+        return LoadedConfig(path=path, errors=_error_lines(where, err), raw=raw)
+
+
+def _error_lines(where: str, err: ValidationError, prefix: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """One ``<file>: `<key path>`: <problem>`` line per error (pydantic's message only: never the value)."""
+    return tuple(f"{where}: `{'.'.join(str(p) for p in (*prefix, *e['loc']))}`: {e['msg']}" for e in err.errors())
+
+
+def load_section(memzoi_dir: str | os.PathLike[str] | None, name: str) -> tuple[BaseModel, tuple[str, ...]]:
+    """One section of ``<memzoi_dir>/config.toml`` (``promotion``, ``mcp`` …) validated on its own:
+    ``(model, errors)``. An error elsewhere in the file does not change it (:func:`load_config` falls back to the
+    defaults of every section); ``errors`` are this section's (the model is then its defaults), or the whole
+    file's when it cannot be read or is not TOML. A caller that acts on the section refuses to go on with errors:
+    falling back to a default the file does not say would be silent."""
+    loaded = load_config(memzoi_dir)
+    default = getattr(DEFAULT_CONFIG, name)
+    if not loaded.errors:
+        return getattr(loaded.config, name), ()
+    if loaded.raw is None:
+        return default, loaded.errors
+    where = str(loaded.path) if loaded.path is not None else CONFIG_NAME
+    try:
+        return type(default).model_validate(loaded.raw.get(name, {})), ()
+    except ValidationError as err:
+        return default, _error_lines(where, err, (name,))
 
 
 def _read(path: Path) -> LoadedConfig:

@@ -60,6 +60,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "legacy_profile": (W, "schema"),
     "yaml_nesting_limit": (E, "schema"),  # SPEC §4 lists it with the schema codes
     "internal_error": (E, "schema"),  # one file's unexpected failure, reported on that file; the run goes on
+    "invalid_config": (W, "schema"),  # .memzoi/config.toml: a setting that does not validate (memzoi.config_check)
     # git-plane gate
     "sensitivity_not_repo_safe": (E, "gate"),
     "scope_not_repository": (E, "gate"),

@@ -8,7 +8,8 @@ humans approve):
   rejects, edits or deletes anything.
 * Arguments are validated against the tool's model (strict types, unknown keys refused) before any work; a bad
   argument gives an ``invalid_arguments`` error naming the fields, never echoing their values.
-* Proposal tools (``mutating``) share one per-process :class:`RateLimit` (``[mcp] proposals_per_minute``).
+* Proposal tools (``mutating``) share one per-process :class:`RateLimit` (``[mcp] proposals_per_minute``); an
+  invalid ``[mcp]`` section refuses them (``invalid_config``), and so does a client name a detector flags.
 * A :class:`~memzoi.ledger.Refusal` becomes an error result with its code (and, when blocked, the reason codes);
   nothing else a handler raises escapes as a traceback.
 
@@ -126,8 +127,13 @@ def call(session: Session, name: str, arguments: dict[str, Any] | None) -> ToolR
         text = "; ".join(f"{p['field']}: {p['problem']}" for p in problems)
         return ToolResult.error("invalid_arguments", f"{name}: {text}", problems=problems)
     if tool.mutating:
+        from ..config import load_section
         from ..lifecycle.propose import screen_actor
 
+        _, problems = load_section(session.root / ".memzoi", "mcp")
+        if problems:  # the limits this channel runs under are unknown: refuse rather than guess
+            return ToolResult.error("invalid_config", f"{'; '.join(problems)}; the [mcp] limits cannot be read, so no "
+                                    "proposal is accepted: fix the file (`memzoi check .memzoi/config.toml`)")
         try:  # the client's self-declared name is stored with whatever it proposes
             screen_actor(session.client)
         except Refusal as err:

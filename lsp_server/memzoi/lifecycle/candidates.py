@@ -10,7 +10,8 @@ credential literals; secrets are never stored, not even locally). Text too large
 is refused too. The same trimmed body as a pending candidate or a visible local record is refused with the
 existing id. ``applies_to`` is kept and carried to the local record (Memzoi's local records hold paths too).
 
-``[promotion] mode`` of ``.memzoi/config.toml`` then decides: ``review`` keeps it pending; ``high_confidence``
+``[promotion] mode`` of ``.memzoi/config.toml`` then decides (an invalid ``[promotion]`` section refuses the
+candidate with ``invalid_config``, naming the file and the key): ``review`` keeps it pending; ``high_confidence``
 applies it when its confidence in basis points reaches ``auto_confidence``; ``automatic`` applies it. Applying
 (at once, or later by a human with ``memzoi local approve``) is one ledgered change that creates the private local
 record; ``memzoi undo`` of that change hides the record again and the candidate then reads ``undone``. Rejecting
@@ -28,7 +29,7 @@ from typing import Any
 
 import blake3
 
-from ..config import load_config
+from ..config import load_section
 from ..ledger import ChangePlan, ChangeResult, Ledger, Refusal, now_utc, run_change
 from ..promotion import confidence_bp, promotes
 from ..revision import content_hash
@@ -127,9 +128,12 @@ def propose_local(project_root: str | os.PathLike[str], draft: Draft, *, actor: 
     check_values(draft)
     if draft.supersedes:
         raise Refusal("invalid_value", "`supersedes` names a repository record; local candidates cannot supersede")
+    policy, problems = load_section(root / ".memzoi", "promotion")
+    if problems:  # an invalid mode must not quietly become `review` (or anything else the file does not say)
+        raise Refusal("invalid_config", f"{'; '.join(problems)}; the promotion policy cannot be read, so nothing was "
+                      "stored: fix the file (`memzoi check .memzoi/config.toml` names every problem)")
     screen_actor(actor)
     screen_local(draft, actor)
-    policy = load_config(root / ".memzoi").config.promotion
     bp = confidence_bp(draft.confidence)
     cid = candidate_id(draft)
     body = draft.body.strip()
