@@ -28,3 +28,18 @@ def test_init_creates_layout_and_is_idempotent(tmp_path, monkeypatch, capsys):
 def test_init_rejects_bad_project_id(tmp_path, capsys):
     assert main(["init", str(tmp_path), "--project-id", "Not Valid"]) == 2
     assert "project-id" in capsys.readouterr().err
+
+
+def test_init_config_names_every_section_and_its_examples_are_valid(tmp_path, monkeypatch, capsys):
+    from memzoi.config import parse_config
+
+    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
+    assert main(["init", str(tmp_path), "--json"]) == 0
+    text = (tmp_path / ".memzoi/config.toml").read_text(encoding="utf-8")
+    for section in ("[safety]", "[rules]", "[promotion]", "[mcp]"):
+        assert f"# {section}" in text, section
+    # the commented examples, uncommented, are a valid configuration
+    uncommented = "\n".join(line[2:] for line in text.splitlines() if line.startswith("# ") and (
+        line[2:].startswith("[") or " = " in line))
+    assert parse_config(uncommented).errors == ()
+    assert parse_config(uncommented).config.mcp.proposals_per_minute == 20

@@ -109,8 +109,9 @@ def analyze_bytes(data: bytes, path: str | os.PathLike[str] | None = None, *, pl
         extra.append(
             finding(
                 "file_too_large",
-                f"file is {len(data)} bytes; Memzoi refuses fields over {MAX_FILE_BYTES} bytes and expensive content "
-                "scans are skipped above this size: split or shorten the memory",
+                f"file is {len(data)} bytes; Memzoi refuses files and fields over {MAX_FILE_BYTES} bytes, and above "
+                "this size only Memzoi's write-safety rules are checked (the other content detectors are skipped): "
+                "split or shorten the memory",
                 0,
                 min(3, len(analysis.text)),
             )
@@ -197,7 +198,6 @@ def _scanned_only(text: str, path: str | os.PathLike[str] | None, placement: Pla
     if path is not None and placement.memzoi_dir is not None:
         findings.extend(name_findings(path))
     return Analysis(doc, placement, sorted(findings, key=lambda f: (f.start, f.end, f.code)))
-
 
 def _legacy_finding(doc: Document, placement: Placement, reasons: list[str]) -> Finding:
     root = doc.mapping

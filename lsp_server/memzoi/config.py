@@ -319,6 +319,18 @@ def _loaded(config: MemzoiConfig, path: Path | None, where: str, problems: list[
     return LoadedConfig(config, path, tuple(f"{where}: {p.message}" for p in problems), tuple(problems))
 
 
+def load_section(memzoi_dir: str | os.PathLike[str] | None, name: str) -> tuple[BaseModel, tuple[str, ...]]:
+    """One section of ``<memzoi_dir>/config.toml`` (``promotion``, ``mcp`` …) as the configuration holds it, and
+    that section's problems: ``(model, errors)``. A section that does not validate is its defaults in the loaded
+    configuration (:func:`parse_config` ignores it, the others apply); ``errors`` names its keys, or the whole
+    file's problem when it cannot be read or is not TOML. A caller that acts on the section refuses to go on with
+    errors: falling back to a default the file does not say would be silent."""
+    loaded = load_config(memzoi_dir)
+    where = str(loaded.path) if loaded.path is not None else CONFIG_NAME
+    mine = tuple(f"{where}: {p.message}" for p in loaded.problems if not p.loc or p.loc[0] == name)
+    return (getattr(DEFAULT_CONFIG, name) if mine else getattr(loaded.config, name)), mine
+
+
 def _read(path: Path) -> LoadedConfig:
     try:
         text = path.read_text(encoding="utf-8")

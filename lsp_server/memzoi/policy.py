@@ -15,8 +15,9 @@ Source: Memzoi ``repository_write_safety/policy.rs::evaluate`` and read-side adm
 * content class: only ``general_repo_knowledge``; every other class maps to Memzoi's code (``raw_transcript``,
   ``private_personal_data``, ``activity_history``, ``private_endpoint``, ``undisclosed_vulnerability``,
   ``private_evidence_unminimized``, ``temporary_task_state``, ``local_only_state``, ``unknown_content_class``).
-* ``candidate_too_large``: any single field (frontmatter string or body) over 512 KiB of UTF-8, or all of them
-  together over 2 MiB.
+* ``candidate_too_large``: any single field (frontmatter string or body) over 512 KiB of UTF-8, all of them
+  together over 2 MiB, or the file itself over 512 KiB (Memzoi's limit for one projection: the rendered file it
+  writes or admits, reference §3.2).
 
 Values the schema already rejects (unknown enum values, missing keys) are left to the schema findings. On a
 pending proposal each message says the proposal cannot be applied, and ``data["route_local"]`` marks findings
@@ -227,10 +228,16 @@ class _Gate:
             nl = text.find("\n", s, e)
             self._raw("candidate_too_large", f"the body is {body} bytes, over Memzoi's {FIELD_LIMIT}-byte limit per "
                       "field; keep only the durable facts", s, e if nl < 0 else nl)
+        start = 1 if self.doc.bom else 0
         if total > AGGREGATE_LIMIT:
-            start = 1 if self.doc.bom else 0
             self._raw("candidate_too_large", f"fields total {total} bytes, over Memzoi's {AGGREGATE_LIMIT}-byte "
                       "aggregate limit; split the memory", start, min(start + 3, len(text)))
+        elif not any(f.code == "candidate_too_large" for f in self.out):
+            # Fields under the limit can still make a file over it (a one-line body is repeated as `description`).
+            size = len(text.encode("utf-8", "surrogatepass"))
+            if size > FIELD_LIMIT:
+                self._raw("candidate_too_large", f"the file is {size} bytes, over Memzoi's {FIELD_LIMIT}-byte limit "
+                          "for one projected file; keep only the durable facts", start, min(start + 3, len(text)))
 
     def _raw(self, code: str, why: str, start: int, end: int) -> None:
         prefix = "this proposal cannot be applied to the repository" if self.kind == "pending" else (

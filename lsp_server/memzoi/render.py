@@ -144,6 +144,18 @@ def first_line(body: str) -> str:
     return ""
 
 
+#: Longest ``description`` this project writes, in characters.
+DESCRIPTION_LIMIT = 200
+
+
+def description_of(body: str) -> str:
+    """The ``description`` written for ``body``: its first line (as Memzoi renders it), cut to
+    :data:`DESCRIPTION_LIMIT` characters with ``…``. Uncut, a one-line body would be in the file twice and double
+    its size past Memzoi's limit for one file."""
+    line = first_line(body)
+    return line if len(line) <= DESCRIPTION_LIMIT else rust_trim(line[: DESCRIPTION_LIMIT - 1]) + "…"
+
+
 def _document(fm: str, title: str, body: str, newline: str) -> str:
     body = rust_trim(body.replace("\r\n", "\n").replace("\r", "\n"))
     text = f"---\n{fm}---\n\n# {rust_trim(title)}\n\n{body}\n" if body else f"---\n{fm}---\n\n# {rust_trim(title)}\n"
@@ -155,7 +167,7 @@ def render_record(data: dict[str, Any], body: str, *, newline: str = "\n") -> st
     record body without its H1. ``description`` defaults to the first body line, as Memzoi writes it."""
     data = dict(data)
     if not data.get("description"):
-        data["description"] = first_line(body) or None
+        data["description"] = description_of(body) or None
     return _document(frontmatter(data, RECORD_ORDER), str(data["title"]), body, newline)
 
 

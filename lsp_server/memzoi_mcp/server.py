@@ -50,10 +50,10 @@ def _load_core(root: Path, per_minute: int | None):
     """The core's tool module and the process-wide rate limit (``per_minute`` or ``[mcp] proposals_per_minute``).
     Loaded on the first tool request, so the handshake does not wait for the core's imports."""
     from memzoi.agent import tools
-    from memzoi.config import load_config
+    from memzoi.config import load_section
 
-    if per_minute is None:
-        per_minute = load_config(root / ".memzoi").config.mcp.proposals_per_minute
+    if per_minute is None:  # an invalid [mcp] section is refused per proposal (memzoi.agent.tools.call)
+        per_minute = load_section(root / ".memzoi", "mcp")[0].proposals_per_minute
     return tools, tools.RateLimit(per_minute)
 
 

@@ -101,6 +101,18 @@ async def test_planted_token_is_refused_and_never_stored(project, home):
     assert not stored
 
 
+async def test_client_name_with_a_token_is_refused_and_never_stored(project, home, capsys):
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4" + "rS6tU8vW0xY2zA4"  # assembled at run time
+    async with connect(project, home, client=f"agent {token}") as s:
+        local = await s.call_tool("propose_memory", draft_args(destination="local"))
+        assert local.is_error and "credential_token" in local.structured_content["error"]["reasons"]
+        assert token not in local.content[0].text
+    capsys.readouterr()
+    assert memzoi(["local", "pending", "--root", str(project)]) == 0
+    assert token not in capsys.readouterr().out
+    assert token.encode() not in all_bytes(home)
+
+
 async def test_two_clients_at_once(project, home, capsys):
     results: dict[str, types.CallToolResult] = {}
 

@@ -3,8 +3,8 @@ pending inbox. Repository memory only (plus private local records in :func:`get_
 workspace index as ``memzoi search`` (refreshed first: only changed files are re-read).
 
 Text returned to a model is data, not instructions: a record carrying a ``prompt_injection`` or
-``invisible_character`` finding is marked (``unsafe``) in search results with its excerpt withheld, and withheld
-from context packs and prechecks (listed by id and reason code only).
+``invisible_character`` finding is marked (``unsafe``) in search results with its title and excerpt withheld, and
+withheld from context packs and prechecks (listed by id and reason code only).
 """
 
 from __future__ import annotations
@@ -34,6 +34,11 @@ NEXT_STEP = {
 PRECHECK_MAX = 25
 #: How a context pack counts tokens: an estimate with no tokenizer, UTF-8 bytes / 4 rounded up.
 TOKEN_RULE = "estimated: UTF-8 bytes of each entry's text divided by 4, rounded up"
+
+
+def withheld(codes: list[str]) -> str:
+    """What stands for a withheld text: ``[withheld: <codes>]``."""
+    return f"[withheld: {', '.join(codes)}]"
 
 
 def estimate_tokens(text: str) -> int:
@@ -189,8 +194,8 @@ def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "recor
                     continue
             unsafe = r.unsafe(h.path)
             current = h.kind == "record" and r.current(row)
-            out.append({
-                "kind": h.kind, "id": h.id, "path": h.path, "title": h.title,
+            out.append({  # an unsafe title is withheld too: it can be the attack itself
+                "kind": h.kind, "id": h.id, "path": h.path, "title": withheld(unsafe) if unsafe else h.title,
                 "type": row.get("type"), "lane": row.get("lane"), "status": row.get("status"), "current": current,
                 "excerpt": None if unsafe else _excerpt(h.snippet), "unsafe": unsafe, "score": round(h.score, 4),
             })
@@ -229,6 +234,7 @@ def get_memory(root: Path, memory_id: str) -> dict[str, Any]:
                 ret, cur = {"lane": row["lane"], "reason": "invalid_retention"}, {"is_current": False}
             by = [x[0] for x in r.db.execute("SELECT id FROM records WHERE supersedes_id = ? ORDER BY id",
                                              (memory_id,))]
+            origin = _origin(root, row["proposal_id"])
             return {
                 "kind": "record", "id": row["id"], "path": row["path"], "title": row["title"], "type": row["type"],
                 "lane": row["lane"], "status": row["status"], "scope": row["scope_kind"], "body": row["body"],
@@ -236,6 +242,7 @@ def get_memory(root: Path, memory_id: str) -> dict[str, Any]:
                 "admitted": bool(row["admitted"]),
                 "provenance": {
                     "source": row["source_kind"], "source_ref": row["source_ref"], "proposal_id": row["proposal_id"],
+                    "proposal": origin,
                     "attestation": row["attestation"], "revision": row["revision"], "retention": ret,
                     "current_assertion": cur, "supersedes": row["supersedes_id"], "superseded_by": by,
                     "created_at": row["created_at"], "updated_at": row["updated_at"],
@@ -249,13 +256,20 @@ def get_memory(root: Path, memory_id: str) -> dict[str, Any]:
                     "status": p["status"], "action": p["action"], "targets": _loads(p["targets"]) or [],
                     "body": p["body"], "unsafe": r.unsafe(p["path"]),
                     "provenance": {"proposed_at": p["proposed_at"], "sensitivity": p["sensitivity"],
-                                   "content_class": p["content_class"]}}
+                                   "content_class": p["content_class"], "proposal": _origin(root, p["file_id"])}}
     from ..lifecycle.local import get_local
 
     local = get_local(root, memory_id)
     if local is not None:
         return {"kind": "local", **local.to_json(), "unsafe": []}
     raise Refusal("not_found", f"no record, pending proposal or local record `{memory_id}`; use search_memory")
+
+
+def _origin(root: Path, proposal_id: str | None) -> dict[str, Any] | None:
+    """``{"id", …ledger facts}`` of the proposal a record was applied from (:func:`proposal_origin`)."""
+    from ..lifecycle.propose import proposal_origin
+
+    return {"id": proposal_id, **(proposal_origin(root, proposal_id) or {})} if proposal_id else None
 
 
 def _provenance_line(rec: dict[str, Any]) -> str:

@@ -8,7 +8,8 @@ humans approve):
   rejects, edits or deletes anything.
 * Arguments are validated against the tool's model (strict types, unknown keys refused) before any work; a bad
   argument gives an ``invalid_arguments`` error naming the fields, never echoing their values.
-* Proposal tools (``mutating``) share one per-process :class:`RateLimit` (``[mcp] proposals_per_minute``).
+* Proposal tools (``mutating``) share one per-process :class:`RateLimit` (``[mcp] proposals_per_minute``); an
+  invalid ``[mcp]`` section refuses them (``invalid_config``), and so does a client name a detector flags.
 * A :class:`~memzoi.ledger.Refusal` becomes an error result with its code (and, when blocked, the reason codes);
   nothing else a handler raises escapes as a traceback.
 
@@ -126,6 +127,17 @@ def call(session: Session, name: str, arguments: dict[str, Any] | None) -> ToolR
         text = "; ".join(f"{p['field']}: {p['problem']}" for p in problems)
         return ToolResult.error("invalid_arguments", f"{name}: {text}", problems=problems)
     if tool.mutating:
+        from ..config import load_section
+        from ..lifecycle.propose import screen_actor
+
+        _, problems = load_section(session.root / ".memzoi", "mcp")
+        if problems:  # the limits this channel runs under are unknown: refuse rather than guess
+            return ToolResult.error("invalid_config", f"{'; '.join(problems)}; the [mcp] limits cannot be read, so no "
+                                    "proposal is accepted: fix the file (`memzoi check .memzoi/config.toml`)")
+        try:  # the client's self-declared name is stored with whatever it proposes
+            screen_actor(session.client)
+        except Refusal as err:
+            return ToolResult.error(err.code, err.message, reasons=getattr(err, "codes", []))
         wait = session.limit.take()
         if wait is not None:
             return ToolResult.error("rate_limited", f"this server accepts at most {session.limit.limit} proposals "
@@ -216,7 +228,7 @@ def _search(s: Session, a: SearchArgs) -> ToolResult:
     data = search_memory(s.root, a.query, limit=a.limit, kind=a.kind, type=a.type, path=a.path)
     rows = []
     for h in data["results"]:
-        mark = f" [UNSAFE: {', '.join(h['unsafe'])}; text withheld]" if h["unsafe"] else ""
+        mark = " (unsafe: title and text withheld)" if h["unsafe"] else ""
         kind = f"{h['kind']}, {h['type']}/{h['lane']}" if h["kind"] == "record" else "pending proposal"
         rows.append(f"- {h['id']} ({kind}, {h['status']}): "
                     f"{h['title']}{mark}" + (f"\n  {h['excerpt']}" if h["excerpt"] else ""))
@@ -231,6 +243,9 @@ def _get(s: Session, a: GetArgs) -> ToolResult:
     prov = data.get("provenance") or {}
     facts = ", ".join(f"{k}: {v}" for k, v in prov.items() if v not in (None, [], {})
                       and not isinstance(v, dict)) if isinstance(prov, dict) else ""
+    origin = prov.get("proposal") if isinstance(prov, dict) else None
+    if origin:  # the ledger's facts of the proposal the record was applied from
+        facts += f"\nfrom proposal {origin['id']}" + (f": {origin['statement']}" if origin.get("statement") else "")
     text = f"{data['kind']} {data['id']}: {data['title']}{mark}\n{facts}\n\n{data['body']}"
     return ToolResult(data, text)
 

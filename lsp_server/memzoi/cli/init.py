@@ -30,6 +30,17 @@ _TEMPLATE = """# Memzoi project settings (shared with the team; never put secret
 # severity = {{ legacy_profile = "error" }}
 # disabled = []
 # ignore = []
+
+# [promotion]
+# When an agent's private local-memory or resident-memory candidate is applied without a human decision:
+# "review" (the default: every candidate waits), "high_confidence" (at or above auto_confidence) or "automatic".
+# Repository proposal packets are never promoted. An invalid value refuses those proposals (memzoi check names it).
+# mode = "review"
+# auto_confidence = 0.9
+
+# [mcp]
+# Proposals one memzoi-mcp process accepts per minute (0 refuses every proposal).
+# proposals_per_minute = 20
 """
 
 

@@ -113,7 +113,10 @@ def run_show(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(rec.to_json())
         return 0
-    print(f"{rec.id} ({rec.type}/{rec.lane}, {rec.sensitivity}, from {rec.source_kind or 'cli'})\n# {rec.title}\n")
+    print(f"{rec.id} ({rec.type}/{rec.lane}, {rec.sensitivity}, from {rec.source_kind or 'cli'})")
+    if rec.applies_to:
+        print(f"applies to: {', '.join(rec.applies_to)}")
+    print(f"# {rec.title}\n")
     print(rec.body)
     return 0
 
@@ -129,6 +132,8 @@ def run_pending(args: argparse.Namespace) -> int:
     for c in items:
         print(f"{c.id}  {c.type}/{c.lane}  confidence {c.confidence_bp / 10_000:g}  by {c.actor}  {c.title}")
         print(f"    reason: {c.reason}")
+        if c.applies_to:
+            print(f"    applies to: {', '.join(c.applies_to)}")
     return 0
 
 

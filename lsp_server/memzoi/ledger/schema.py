@@ -50,6 +50,7 @@ CREATE TABLE IF NOT EXISTS local_record (
     title TEXT NOT NULL,
     body TEXT NOT NULL,
     tags_json TEXT NOT NULL DEFAULT '[]',
+    applies_to_json TEXT NOT NULL DEFAULT '[]',
     sensitivity TEXT NOT NULL,
     content_class TEXT NOT NULL,
     source_kind TEXT,
@@ -68,6 +69,7 @@ CREATE TABLE IF NOT EXISTS local_candidate (
     reason TEXT NOT NULL,
     confidence_bp INTEGER NOT NULL,
     tags_json TEXT NOT NULL DEFAULT '[]',
+    applies_to_json TEXT NOT NULL DEFAULT '[]',
     source_ref TEXT,
     actor TEXT NOT NULL,
     source TEXT NOT NULL,
@@ -81,8 +83,10 @@ CREATE TABLE IF NOT EXISTS local_candidate (
 CREATE INDEX IF NOT EXISTS local_candidate_hash ON local_candidate(body_hash);
 """
 #: 2: the ``mcp`` source and ``local_candidate``; 3: ``change_file`` keeps digest and size instead of bytes
-#: that held a secret (:class:`Purged`).
-_USER_VERSION = 3
+#: that held a secret (:class:`Purged`); 4: local candidates and records keep ``applies_to`` (Memzoi's local
+#: records carry paths too: its ``memory_path`` rows).
+_USER_VERSION = 4
+_APPLIES_TO = "applies_to_json TEXT NOT NULL DEFAULT '[]'"
 _DIGEST_COLUMNS = ("before_digest TEXT", "before_size INTEGER", "after_digest TEXT", "after_size INTEGER")
 #: Version 1 lacked the ``mcp`` source and ``local_candidate``. SQLite cannot alter a CHECK constraint, so the
 #: ``change`` table is copied into a new one (foreign keys off meanwhile, one transaction; no row changes).
@@ -142,8 +146,12 @@ def migrate(conn: sqlite3.Connection, path: object) -> None:
     elif version == 1:
         _migrate_from_1(conn)
         _migrate_v2(conn)
+        _migrate_v3(conn)
     elif version == 2:
         _migrate_v2(conn)
+        _migrate_v3(conn)
+    elif version == 3:
+        _migrate_v3(conn)
     elif version != _USER_VERSION:
         raise Refusal("ledger_schema", f"{path}: unsupported ledger schema version {version}; upgrade memzoi-lsp")
 
@@ -185,9 +193,25 @@ def _migrate_v2(conn: sqlite3.Connection) -> None:
                         _, digest, size = stored_state(Purged.of(r[side]))
                         conn.execute(f"UPDATE change_file SET {side} = NULL, {side}_digest = ?, {side}_size = ? "
                                      "WHERE change_id = ? AND idx = ?", (digest, size, r["change_id"], r["idx"]))
-            conn.execute(f"PRAGMA user_version={_USER_VERSION}")
+            conn.execute("PRAGMA user_version=3")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def _migrate_v3(conn: sqlite3.Connection) -> None:
+    """Schema 3 → 4: ``applies_to_json`` on ``local_candidate`` and ``local_record`` (``[]`` for existing rows).
+    One transaction; a concurrent opener waits, then sees 4."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == 3:
+            for table in ("local_candidate", "local_record"):
+                if "applies_to_json" not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {_APPLIES_TO}")
+            conn.execute(f"PRAGMA user_version={_USER_VERSION}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

@@ -18,7 +18,7 @@ from typing import Any
 from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, read_file_state, run_change
 from ..models import PendingProposal, RecordFrontmatter
 from ..models.common import parse_instant
-from ..render import first_line, render_packet, render_record
+from ..render import description_of, render_packet, render_record
 from .common import (
     APPLIED,
     PENDING,
@@ -104,7 +104,7 @@ def _new_record(model: PendingProposal, record_id: str, body: str, supersedes: s
         "type": model.type,
         "lane": model.lane,
         "title": model.title,
-        "description": first_line(body),
+        "description": description_of(body),
         "timestamp": model.timestamp,
         "updated": model.timestamp,
         "status": "active",
@@ -170,7 +170,7 @@ def retire_target(root: Path, target: Loaded, status: str, when: str) -> FileCha
     data["updated"] = when
     data["description"] = None
     text = render_record(data, target.body, newline=target.newline)
-    data["description"] = first_line(target.body) or None
+    data["description"] = description_of(target.body) or None
     return FileChange(target.rel, target.raw, verified(root, target.rel, text, data, target.body))
 
 

@@ -2,12 +2,16 @@
 policy (reference ``zuno-memory.md`` §5, :mod:`memzoi.promotion`).
 
 A candidate is a row of ``local_candidate`` in the ledger database, never a file. It is validated like every
-proposal (:func:`~memzoi.lifecycle.propose.check_values`) and screened: a credential, prompt-injection or
+proposal (:func:`~memzoi.lifecycle.propose.check_values`) and screened: every text it stores (title, body,
+reason, tags, ``applies_to``, source ref and the proposing client's name) is rendered as the packet the ``repo``
+destination would write and run through the same detectors, and a credential, personal-data, prompt-injection or
 invisible-character finding refuses it with nothing stored (Zuno's validation rejects prompt injection and known
-credential literals; secrets are never stored, not even locally). The same trimmed body as a pending candidate or
-a visible local record is refused with the existing id.
+credential literals; secrets are never stored, not even locally). Text too large for every detector to check
+is refused too. The same trimmed body as a pending candidate or a visible local record is refused with the
+existing id. ``applies_to`` is kept and carried to the local record (Memzoi's local records hold paths too).
 
-``[promotion] mode`` of ``.memzoi/config.toml`` then decides: ``review`` keeps it pending; ``high_confidence``
+``[promotion] mode`` of ``.memzoi/config.toml`` then decides (an invalid ``[promotion]`` section refuses the
+candidate with ``invalid_config``, naming the file and the key): ``review`` keeps it pending; ``high_confidence``
 applies it when its confidence in basis points reaches ``auto_confidence``; ``automatic`` applies it. Applying
 (at once, or later by a human with ``memzoi local approve``) is one ledgered change that creates the private local
 record; ``memzoi undo`` of that change hides the record again and the candidate then reads ``undone``. Rejecting
@@ -25,13 +29,14 @@ from typing import Any
 
 import blake3
 
-from ..config import load_config
+from ..config import load_section
 from ..ledger import ChangePlan, ChangeResult, Ledger, Refusal, now_utc, run_change
 from ..promotion import confidence_bp, promotes
 from ..revision import content_hash
 from .common import concept_slug
-from .local import _VISIBLE, CREDENTIAL_CODES, _insert, content_codes
-from .propose import Blocked, Draft, check_values
+from ..render import render_packet
+from .local import _VISIBLE, CREDENTIAL_CODES, _insert
+from .propose import Blocked, Draft, check_scannable, check_values, packet_data, screen_actor
 
 #: Codes that refuse a local candidate: credentials, and Zuno's threat scan (text read back into prompts).
 THREAT_CODES = CREDENTIAL_CODES | {"prompt_injection", "invisible_character"}
@@ -51,6 +56,7 @@ class Candidate:
     reason: str
     confidence_bp: int
     tags: list[str]
+    applies_to: list[str]
     source_ref: str | None
     actor: str
     source: str
@@ -73,7 +79,8 @@ def _row(r: sqlite3.Row) -> Candidate:
     state = r["status"] if r["status"] != "applied" else (r["change_status"] or "applied")
     return Candidate(
         id=r["id"], type=r["type"], lane=r["lane"], title=r["title"], body=r["body"], reason=r["reason"],
-        confidence_bp=r["confidence_bp"], tags=json.loads(r["tags_json"]), source_ref=r["source_ref"],
+        confidence_bp=r["confidence_bp"], tags=json.loads(r["tags_json"]),
+        applies_to=json.loads(r["applies_to_json"]), source_ref=r["source_ref"],
         actor=r["actor"], source=r["source"], state=state, change_id=r["change_id"], decided_by=r["decided_by"],
         decided_at=r["decided_at"], decision_reason=r["decision_reason"], created_at=r["created_at"],
     )
@@ -87,10 +94,17 @@ def candidate_id(draft: Draft) -> str:
     return f"local-{concept_slug(draft.title)[:40].strip('-') or 'memory'}-{h.hexdigest()[:12]}"
 
 
-def screen_local(draft: Draft) -> None:
-    """Raise :class:`Blocked` when a credential or threat detector fires on any text of ``draft``."""
-    text = "\n\n".join([draft.body, draft.reason, " ".join(draft.tags), draft.source_ref or ""])
-    codes = content_codes(draft.title, text, among=THREAT_CODES)
+def screen_local(draft: Draft, actor: str) -> None:
+    """Raise :class:`Blocked` when a credential or threat detector (:data:`THREAT_CODES`) fires on any text the
+    candidate would store, ``actor`` included, or :class:`Refusal` ``candidate_too_large`` when that text is too
+    large to be checked whole. The texts are rendered as the ``repo`` destination's packet, so each is scanned
+    where and as the repository path scans it."""
+    from ..analysis import analyze_text
+
+    probe = render_packet(packet_data(draft, "local-candidate", actor=actor, now="1970-01-01T00:00:00Z", target=None),
+                          draft.body.strip())
+    check_scannable(probe, "the local candidate")
+    codes = sorted({f.code for f in analyze_text(probe, None).findings if f.code in THREAT_CODES})
     if codes:
         raise Blocked(codes, "the local candidate")
 
@@ -114,8 +128,12 @@ def propose_local(project_root: str | os.PathLike[str], draft: Draft, *, actor: 
     check_values(draft)
     if draft.supersedes:
         raise Refusal("invalid_value", "`supersedes` names a repository record; local candidates cannot supersede")
-    screen_local(draft)
-    policy = load_config(root / ".memzoi").config.promotion
+    policy, problems = load_section(root / ".memzoi", "promotion")
+    if problems:  # an invalid mode must not quietly become `review` (or anything else the file does not say)
+        raise Refusal("invalid_config", f"{'; '.join(problems)}; the promotion policy cannot be read, so nothing was "
+                      "stored: fix the file (`memzoi check .memzoi/config.toml` names every problem)")
+    screen_actor(actor)
+    screen_local(draft, actor)
     bp = confidence_bp(draft.confidence)
     cid = candidate_id(draft)
     body = draft.body.strip()
@@ -137,9 +155,11 @@ def propose_local(project_root: str | os.PathLike[str], draft: Draft, *, actor: 
             cid = f"{cid}-{n}"
         conn.execute(
             "INSERT INTO local_candidate (id, type, lane, title, body, body_hash, reason, confidence_bp, tags_json,"
-            " source_ref, actor, source, status, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,'pending',?)",
+            " applies_to_json, source_ref, actor, source, status, created_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,'pending',?)",
             (cid, draft.type, draft.lane, draft.title.strip(), body, wanted, draft.reason.strip(), bp,
-             json.dumps([t.strip() for t in draft.tags]), draft.source_ref, actor, source, now_utc()),
+             json.dumps([t.strip() for t in draft.tags]), json.dumps([p.strip() for p in draft.applies_to]),
+             draft.source_ref, actor, source, now_utc()),
         )
     change = None
     if promotes(policy, bp):
@@ -189,6 +209,7 @@ def approve_local(project_root: str | os.PathLike[str], cid: str, *, actor: str,
             row = _pending(conn, cid)
         values = {"id": concept_slug(row["title"]) or "local-memory", "type": row["type"], "lane": row["lane"],
                   "title": row["title"], "body": row["body"], "tags": json.loads(row["tags_json"]),
+                  "applies_to": json.loads(row["applies_to_json"]),
                   "sensitivity": "local-only", "content_class": "local_only_state", "source_kind": row["source"],
                   "source_ref": row["source_ref"], "proposal_id": cid}
         insert = _insert(values)

@@ -40,6 +40,7 @@ class LocalRecord:
     title: str
     body: str
     tags: list[str]
+    applies_to: list[str]
     sensitivity: str
     content_class: str
     source_kind: str | None
@@ -60,7 +61,8 @@ _VISIBLE = "SELECT l.* FROM local_record l JOIN change c ON c.id = l.change_id W
 def _row(r: sqlite3.Row) -> LocalRecord:
     return LocalRecord(
         id=r["id"], type=r["type"], lane=r["lane"], title=r["title"], body=r["body"],
-        tags=json.loads(r["tags_json"]), sensitivity=r["sensitivity"], content_class=r["content_class"],
+        tags=json.loads(r["tags_json"]), applies_to=json.loads(r["applies_to_json"]), sensitivity=r["sensitivity"],
+        content_class=r["content_class"],
         source_kind=r["source_kind"], source_ref=r["source_ref"], proposal_id=r["proposal_id"],
         created_at=r["created_at"], change_id=r["change_id"],
     )
@@ -81,10 +83,11 @@ def _insert(values: dict[str, Any]):
     def effect(conn: sqlite3.Connection, change_id: str) -> None:
         rid = _fresh_id(conn, values["id"])
         conn.execute(
-            "INSERT INTO local_record (id, change_id, type, lane, title, body, tags_json, sensitivity, content_class,"
-            " source_kind, source_ref, proposal_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO local_record (id, change_id, type, lane, title, body, tags_json, applies_to_json, sensitivity,"
+            " content_class, source_kind, source_ref, proposal_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (rid, change_id, values["type"], values["lane"], values["title"], values["body"],
-             json.dumps(values.get("tags") or []), values["sensitivity"], values["content_class"],
+             json.dumps(values.get("tags") or []), json.dumps(values.get("applies_to") or []),
+             values["sensitivity"], values["content_class"],
              values.get("source_kind"), values.get("source_ref"), values.get("proposal_id"), now_utc()),
         )
 
@@ -172,10 +175,12 @@ def plan_route_local(root: Path, packet: str | os.PathLike[str], actor: str) -> 
     type_ = data.get("type") if data.get("type") in _TYPES else "fact"
     lane = data.get("lane") if data.get("lane") in _LANES else "semantic"
     tags = [t for t in data.get("tags") or [] if isinstance(t, str)] if isinstance(data.get("tags"), list) else []
+    scope = data.get("scope") if isinstance(data.get("scope"), dict) else {}
+    paths = [p for p in scope.get("paths") or [] if isinstance(p, str)] if isinstance(scope.get("paths"), list) else []
     files, details = rejection_files(root, rel, reason=ROUTED_REASON, actor=actor)
     values = {
         "id": concept_slug(title) or "local-memory", "type": type_, "lane": lane, "title": title.strip(),
-        "body": body, "tags": tags, "sensitivity": str(data.get("sensitivity") or "unknown"),
+        "body": body, "tags": tags, "applies_to": paths, "sensitivity": str(data.get("sensitivity") or "unknown"),
         "content_class": str(data.get("content_class") or "unknown"), "source_kind": "proposal",
         "proposal_id": data.get("id") if isinstance(data.get("id"), str) else None,
     }

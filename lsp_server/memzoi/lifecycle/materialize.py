@@ -310,9 +310,9 @@ def plan_materialize(root: Path, candidate: dict[str, Any], plan: dict[str, Any]
 
 
 def _first_line(body: str) -> str:
-    from ..render import first_line
+    from ..render import description_of
 
-    return first_line(body)
+    return description_of(body)  # what render_record writes when the candidate gives none
 
 
 def materialize_apply(project_root: str | os.PathLike[str], candidate: dict[str, Any], plan: dict[str, Any],

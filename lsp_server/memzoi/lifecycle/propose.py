@@ -23,6 +23,7 @@ target>`` (``mcp-<those 12 hex digits as letters>`` when Memzoi's path scan woul
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from ..ledger import ChangePlan, ChangeRecord, ChangeResult, FileChange, Refusal
 from ..models.common import Lane, MemoryType
 from ..pathsafety import bears_secret, shown_id
 from ..policy import AGGREGATE_LIMIT, FIELD_LIMIT
-from ..render import first_line, render_packet
+from ..render import description_of, render_packet
 from ..revision import content_hash
 from .common import APPLIED, PENDING, REJECTED, concept_slug, errors, reserve_packet_id, verified
 
@@ -86,7 +87,7 @@ class Draft:
 
 def check_values(draft: Draft) -> None:
     """Value checks shared by every destination. Raises :class:`Refusal` (``invalid_value``, ``empty_body``,
-    ``reason_required``, ``candidate_too_large``)."""
+    ``reason_required``, ``unsafe_path``, ``candidate_too_large``)."""
     if not draft.title.strip():
         raise Refusal("invalid_value", "the title must not be empty")
     if "\n" in draft.title.strip():
@@ -104,7 +105,41 @@ def check_values(draft: Draft) -> None:
     if not (isinstance(draft.confidence, (int, float)) and math.isfinite(draft.confidence)
             and 0.0 <= draft.confidence <= 1.0):
         raise Refusal("invalid_value", "confidence must be a number from 0 to 1")
+    for i, path in enumerate(draft.applies_to):
+        if _bad_path(path):  # Memzoi's rule for applies_to and scope.paths (message without the value)
+            raise Refusal("unsafe_path", f"applies_to[{i}] must be a repository-relative path without `..`, `.` or "
+                          "a root or drive prefix (`dir/**` for a subtree)")
     check_size(draft)
+
+
+@functools.cache
+def _path_adapter():
+    from pydantic import TypeAdapter
+
+    from ..models.common import RelativePath
+
+    return TypeAdapter(RelativePath)
+
+
+def _bad_path(path: str) -> bool:
+    from pydantic import ValidationError
+
+    try:
+        _path_adapter().validate_python(path)
+    except ValidationError:
+        return True
+    return False
+
+
+def screen_actor(actor: str) -> None:
+    """Refuse an actor (an MCP client's self-declared name) that any content detector flags: it is stored with
+    what it proposes, in the packet, the ledger or the local candidate. Raises :class:`Blocked` naming codes only."""
+    from ..findings import CODES
+    from ..safety import collect_hits
+
+    codes = sorted({h.code for h in collect_hits(actor) if CODES.get(h.code, (None, ""))[1] == "detector"})
+    if codes:
+        raise Blocked(codes, "the client name")
 
 
 def check_size(draft: Draft) -> None:
@@ -154,7 +189,7 @@ def packet_data(draft: Draft, packet_id: str, *, actor: str, now: str, target: d
         scope["paths"] = [p.strip() for p in draft.applies_to]
     return {
         "id": packet_id, "kind": "proposal", "profile": "memzoi", "type": draft.type, "lane": draft.lane,
-        "title": draft.title.strip(), "description": first_line(draft.body), "status": "proposed",
+        "title": draft.title.strip(), "description": description_of(draft.body), "status": "proposed",
         "proposal": proposal, "scope": scope, "tags": [t.strip() for t in draft.tags] or None, "timestamp": now,
         "created_by": actor, "sources": [_source(draft.source_ref.strip())] if draft.source_ref else None,
         "supersedes": [draft.supersedes] if draft.supersedes else [],
@@ -164,11 +199,26 @@ def packet_data(draft: Draft, packet_id: str, *, actor: str, now: str, target: d
     }
 
 
+def check_scannable(text: str, what: str = "the proposal") -> None:
+    """Refuse ``text`` (a would-be file or stored text) that the content detectors cannot check whole: above
+    :data:`memzoi.safety.MAX_SCAN_BYTES` only Memzoi's rules run, and a missing finding of ours would be read as
+    clean. Raises :class:`Refusal` ``candidate_too_large`` (the limit is Memzoi's for one file)."""
+    from ..safety import MAX_SCAN_BYTES, scan_complete
+
+    if not scan_complete(text):
+        size = len(text.encode("utf-8", "surrogatepass"))
+        raise Refusal("candidate_too_large", f"{what} would be {size} bytes, over the {MAX_SCAN_BYTES}-byte limit "
+                      "of one file (Memzoi's, and the most the content detectors check whole); nothing was written. "
+                      "Keep only the durable fact")
+
+
 def screen(root: Path, rel: str, text: str) -> None:
     """Run the gate and every content detector over the would-be file ``text`` at ``rel`` (the same analysis as
-    ``memzoi check``). Raises :class:`Blocked` listing every blocking code."""
+    ``memzoi check``). Raises :class:`Refusal` (``candidate_too_large``, :func:`check_scannable`) or
+    :class:`Blocked` listing every blocking code."""
     from ..analysis import analyze_text
 
+    check_scannable(text, "the packet")
     codes = sorted({f.code for f in errors(analyze_text(text, root / rel))})
     if codes:
         raise Blocked(codes)
@@ -232,6 +282,7 @@ def propose_packet(project_root: str | os.PathLike[str], draft: Draft, *, actor:
     final bytes under the lock. Raises :class:`Refusal` / :class:`Blocked` with nothing written."""
     root = Path(project_root).resolve()
     check_values(draft)
+    screen_actor(actor)
     probe = packet_data(draft, proposal_id(draft), actor=actor, now=now_utc(precise=False), target=None)
     screen(root, f"{PENDING}/{probe['id']}.md", render_packet(probe, draft.body.strip()))
     return run_change(root, lambda r: plan_propose(r, draft, actor=actor), actor=actor, source=source)
@@ -245,3 +296,23 @@ def mcp_provenance(change: ChangeRecord | None) -> str | None:
     when = change.applied_at or change.created_at
     text = f"proposed by {change.actor} via MCP at {when}"
     return f"{text}; reason: {change.reason}" if change.reason else text
+
+
+def proposal_origin(project_root: str | os.PathLike[str], proposal_id: str) -> dict[str, Any] | None:
+    """What the ledger knows of how the pending packet ``proposal_id`` came to be, or ``None`` when it has no
+    record of it (another clone made it, or a human wrote the file): ``{"proposed_via": source, "proposed_by":
+    actor, "proposed_at", "reason", "change_id", "statement"}`` of the change that created
+    ``.memzoi/proposals/pending/<id>.md``; ``statement`` is ``proposed by <client> via MCP at <time>: …`` for an
+    MCP proposal. Read-only; these are ledger facts, not fields of the record (Memzoi writes none of them)."""
+    from ..ledger import history
+
+    created = [c for c in history(project_root, f"{PENDING}/{proposal_id}.md")
+               if any(f.path == f"{PENDING}/{proposal_id}.md" and f.before is None for f in c.files)]
+    if not created:
+        return None
+    change = created[-1]  # newest first: the oldest creation is the proposal
+    when = change.applied_at or change.created_at
+    return {"proposed_via": change.source, "proposed_by": change.actor, "proposed_at": when, "reason": change.reason,
+            "change_id": change.id, "operation": change.operation,
+            "statement": mcp_provenance(change) or f"proposed by {change.actor} via {change.source} at {when}"}
+

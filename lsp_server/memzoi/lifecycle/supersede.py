@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, now_utc, run_change
-from ..render import first_line, render_packet
+from ..render import description_of, render_packet
 from .apply import load_target
 from .common import PENDING, Loaded, record_ref, reserve_packet_id, verified
 
@@ -38,7 +38,7 @@ def _packet(root: Path, target: Loaded, *, action: str, title: str, body: str, r
         "type": t["type"],
         "lane": t["lane"],
         "title": title,
-        "description": first_line(body),
+        "description": description_of(body),
         "status": "proposed",
         "proposal": proposal,
         "scope": scope,

@@ -19,24 +19,31 @@ from ..workspace import Placement
 from .fingerprint import fingerprint
 from .scan import SECRET_CODES, collect_hits, scan_document
 
-#: Above this many UTF-8 bytes the content scans are skipped (the file gets ``file_too_large``).
+#: Above this many UTF-8 bytes only Memzoi's write-safety rules run (the floor, linear in the text); our own
+#: detectors, which refine them and add PII, transcript, prompt-injection and invisible-character findings, are
+#: skipped (the file gets ``file_too_large``). Memzoi refuses any projected file this large anyway.
 MAX_SCAN_BYTES = 512 * 1024
+
+
+def scan_complete(text: str) -> bool:
+    """Whether every content detector runs on ``text`` (at most :data:`MAX_SCAN_BYTES` of UTF-8). When not, only
+    Memzoi's rules do, and a writer must refuse the text: an absent finding of ours proves nothing about it."""
+    return len(text) * 4 <= MAX_SCAN_BYTES or (
+        len(text) <= MAX_SCAN_BYTES and len(text.encode("utf-8", "surrogatepass")) <= MAX_SCAN_BYTES)
 
 
 def safety_findings(doc: Document, placement: Placement, config: MemzoiConfig | None = None) -> list[Finding]:
     """Gate findings plus content-detector findings for one framed document. Never raises.
 
     Every file is scanned, reserved and stray files included (they are committed too); the gate only applies
-    to records and pending packets. Content scans are skipped for text over :data:`MAX_SCAN_BYTES` (the gate
-    still runs: it reports ``candidate_too_large``).
+    to records and pending packets. Memzoi's write-safety rules run on every file whatever its size; the rest of
+    the detectors only where :func:`scan_complete` holds (the gate reports ``candidate_too_large`` above it).
     """
     config = config or DEFAULT_CONFIG
     out = gate_findings(doc, placement, config)
-    text = doc.text
-    if len(text) > MAX_SCAN_BYTES or (len(text) * 4 > MAX_SCAN_BYTES and len(text.encode("utf-8", "surrogatepass")) > MAX_SCAN_BYTES):
-        return out
-    out.extend(scan_document(doc, config.accepted, config.safety.unsigned_jwt))
+    out.extend(scan_document(doc, config.accepted, config.safety.unsigned_jwt, floor_only=not scan_complete(doc.text)))
     return out
 
 
-__all__ = ["MAX_SCAN_BYTES", "SECRET_CODES", "collect_hits", "fingerprint", "safety_findings", "scan_document"]
+__all__ = ["MAX_SCAN_BYTES", "SECRET_CODES", "collect_hits", "fingerprint", "safety_findings", "scan_complete",
+           "scan_document"]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from .base import Hit
 from .context import Ctx
 from .memzoi_entropy import entropy_hits
+from .memzoi_linear import LINEAR, matches as linear_matches
 from .memzoi_source import MEMZOI_PATTERNS, WHITE_SPACE, rust_to_python
 from .memzoi_url import url_hits
 
@@ -123,11 +124,11 @@ def pattern_matches(rule: Rule, ctx: Ctx, plain: bool = False) -> list[re.Match[
     plain search)."""
     text, low = ctx.text, ctx.low
     if plain:
-        return list(rule.regex.finditer(text))
+        return _search(rule, text)
     if rule.mode == "scheme":
         return _scheme_matches(rule.stems, rule.regex, text, low)
     if rule.mode == "assign":
-        return list(rule.regex.finditer(text)) if _assigned(rule.stems, low) else []
+        return _search(rule, text) if _assigned(rule.stems, low) else []
     if rule.mode in ("long", "prefix") and not (rule.mode == "prefix" and b"xox" in ctx.low_bytes):
         # every match is a 16+ character run: its stem is in the long runs
         long_low = _long_low(ctx)
@@ -136,7 +137,7 @@ def pattern_matches(rule: Rule, ctx: Ctx, plain: bool = False) -> list[re.Match[
             return []
         if rule.mode == "long":
             # a match lies inside one run, and the pattern has no look-around: searching each run finds it
-            return [m for base, run in ctx.longs for m in rule.regex.finditer(text, base, base + len(run))]
+            return [m for base, run in ctx.longs for m in _search(rule, text, base, base + len(run))]
     else:
         if text.isascii():  # a search of an ASCII string is as fast as one of bytes
             stems = [st for st in rule.stems if st in low]
@@ -146,7 +147,7 @@ def pattern_matches(rule: Rule, ctx: Ctx, plain: bool = False) -> list[re.Match[
         if not stems:
             return []
         if rule.mode == "gated":
-            return list(rule.regex.finditer(text))
+            return _search(rule, text)
     positions: set[int] = set()
     for stem in stems:
         i = low.find(stem)
@@ -156,6 +157,14 @@ def pattern_matches(rule: Rule, ctx: Ctx, plain: bool = False) -> list[re.Match[
                 positions.add(i - 4)
             i = low.find(stem, i + 1)
     return _match_at(rule.regex, text, sorted(positions))
+
+
+def _search(rule: Rule, text: str, pos: int = 0, endpos: int | None = None) -> list[re.Match[str]]:
+    """``list(rule.regex.finditer(text, pos, endpos))``; in linear time for the rules whose Python regex would
+    backtrack super-linearly on pathological text (:mod:`.memzoi_linear`)."""
+    if rule.detector in LINEAR:
+        return linear_matches(rule.detector, rule.regex, text, pos, endpos)
+    return list(rule.regex.finditer(text, pos, len(text) if endpos is None else endpos))
 
 
 def _assigned(stems: tuple[str, ...], low: str) -> bool:

@@ -59,11 +59,14 @@ _ADVICE = {
 }
 
 
-def collect_hits(text: str, *, body_start: int = 0, bom: bool = False) -> list[Hit]:
+def collect_hits(text: str, *, body_start: int = 0, bom: bool = False, floor_only: bool = False) -> list[Hit]:
     """All detector hits of ``text`` after overlap resolution (see the module docstring); ``body_start`` is
-    where the Markdown body begins (fences and transcripts are looked for there)."""
+    where the Markdown body begins (fences and transcripts are looked for there). ``floor_only``: Memzoi's rules
+    alone (step 1), for text too large for the rest."""
     ctx = Ctx(text, body_start)
     hits = memzoi_hits(ctx)
+    if floor_only:
+        return _resolve(hits)
     hits += secret_hits(ctx)
     longs = ctx.longs
     hits += injection_hits(ctx)
@@ -211,20 +214,22 @@ def to_findings(doc: Document, hits: list[Hit], accepted: frozenset[str] = froze
     return out
 
 
-def scan_document(doc: Document, accepted: frozenset[str] = frozenset(), unsigned_jwt: str = "warning") -> list[Finding]:
-    """Content-detector findings of a framed document (frontmatter values, their decoded escapes, and body)."""
+def scan_document(doc: Document, accepted: frozenset[str] = frozenset(), unsigned_jwt: str = "warning", *,
+                  floor_only: bool = False) -> list[Finding]:
+    """Content-detector findings of a framed document (frontmatter values, their decoded escapes, and body);
+    ``floor_only`` as in :func:`collect_hits`."""
     body_start = doc.body_start if doc.body_start is not None else (doc.fm_end or 0)
-    hits = collect_hits(doc.text, body_start=body_start, bom=doc.bom)
+    hits = collect_hits(doc.text, body_start=body_start, bom=doc.bom, floor_only=floor_only)
     if any(h.memzoi == "bounded_entropy" for h in hits):
         # Memzoi skips its entropy rule for the fields it types as digests, and only for those
         hits = [h for h in hits if h.memzoi != "bounded_entropy" or not typed_digest_field(field_at(doc, h.start))]
-    escaped = escaped_hits(doc, hits)
+    escaped = escaped_hits(doc, hits, floor_only=floor_only)
     if escaped:
         hits = sorted(hits + escaped, key=lambda h: (h.start, h.end, h.code))
     return to_findings(doc, hits, accepted, unsigned_jwt)
 
 
-def escaped_hits(doc: Document, hits: list[Hit]) -> list[Hit]:
+def escaped_hits(doc: Document, hits: list[Hit], *, floor_only: bool = False) -> list[Hit]:
     """Hits in the decoded values of the quoted scalars whose escapes make them differ from their text
     (:func:`.escaped.escaped_scalars`), each spanning its whole scalar, quotes included (the match has no place in
     the text). A code already reported over the scalar's text is not reported again. ``invisible_character`` is
@@ -233,7 +238,7 @@ def escaped_hits(doc: Document, hits: list[Hit]) -> list[Hit]:
     out: list[Hit] = []
     seen: set[tuple[str, int]] = set()
     for node in escaped_scalars(doc):
-        for h in collect_hits(node.value):
+        for h in collect_hits(node.value, floor_only=floor_only):
             if h.code == "invisible_character" or (h.code, node.start) in seen:
                 continue
             if any(r.code == h.code and r.start < node.end and node.start < r.end for r in hits):
