@@ -63,7 +63,7 @@ def _index_rows(jobs: list[tuple[str, str, str]]) -> list[dict[str, Any] | None]
     return [_index_row(job, contexts) for job in jobs]
 
 
-def _index_row(job: tuple[str, str, str], contexts: dict[str, ProjectContext]) -> dict[str, Any] | None:
+def _index_row(job: tuple[str, str, str], contexts: dict[str, ProjectContext] | None = None) -> dict[str, Any] | None:
     """Worker: ``(path, relative path, git visibility)`` → the file's rows from its verdict (its own findings
     and admission; cross-file and ledger findings are not stored: they change with other files), or ``None``
     when it cannot be read."""
@@ -76,6 +76,7 @@ def _index_row(job: tuple[str, str, str], contexts: dict[str, ProjectContext]) -
         return None
     placement = place(p)
     md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else ""
+    contexts = {} if contexts is None else contexts
     ctx = contexts.get(md)
     if ctx is None:
         ctx = contexts[md] = ProjectContext.of(md or None, git=GitFacts(os.path.dirname(md)) if md else None)

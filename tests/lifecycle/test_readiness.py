@@ -85,12 +85,12 @@ def test_editor_and_core_agree_on_every_seeded_packet(repo, cli):
     analyses = {p: analyze_path(p) for p in paths}
     for p, a in analyses.items():
         ws.update(str(p), a)
-    from memzoi.lifecycle.apply import admit
+    from memzoi.lifecycle.apply import packet_findings
 
     outcomes: list[bool] = []
     for p in sorted((repo / PENDING).glob("*.md")):
         a = analyses[p]
-        findings = list(a.findings) + admit(p, a) + ws.findings_for(str(p))
+        findings = packet_findings(repo, p.relative_to(repo).as_posix(), a) + ws.findings_for(str(p))
         verdict = packet_readiness(repo, a, findings, identity_resolved=ws.resolved_holder(str(p)))
         start = tree(repo)
         code, out = cli("proposals", "apply", p.stem)

@@ -54,6 +54,22 @@ _ADO = re.compile(
 _SECRET_PARAMS = ("token", "secret", "password", "passwd", "api_key", "apikey", "access_key")
 _EXTRA_PARAMS = frozenset({"auth", "sig", "signature", "credential", "credentials", "private_key", "pwd", "pass", "key"})
 _JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.(?P<sig>[A-Za-z0-9_-]*)")
+_JWT_RUN = re.compile(r"eyJ[A-Za-z0-9_-]*")
+
+
+def _jwt_matches(text: str):
+    """``_JWT.finditer(text)`` in linear time. A failed match at an ``eyJ`` fails the same way at every later
+    ``eyJ`` of its run of token characters (the run ends at the same place and the rest is the same), so only the
+    first ``eyJ`` of each run is tried; ``finditer`` itself would try each, scanning the run every time, which
+    made a long ``eyJeyJ…`` line quadratic."""
+    reach = 0
+    for run in _JWT_RUN.finditer(text):
+        if run.start() < reach:
+            continue
+        m = _JWT.match(text, run.start())
+        if m is not None:
+            reach = m.end()
+            yield m
 _COOKIE = re.compile(r"cookie\s*:\s*[a-z0-9_.-]{1,64}=(?P<v>[^\s;,\"']{12,})")
 _GOOGLE_OAUTH = re.compile(r"ya29\.[A-Za-z0-9_-]{30,}")
 
@@ -200,7 +216,7 @@ def session_hits(ctx: Ctx) -> list[Hit]:
     out: list[Hit] = []
     text = ctx.text
     if "eyJ" in ctx.long_text and ctx.big_words and b"eyj" in ctx.big_prefixes:  # a JWT is a long run with eyJ
-        for m in _JWT.finditer(text):
+        for m in _jwt_matches(text):
             if not ctx.boundary_before(m.start()) or (m.start() and text[m.start() - 1] == "-"):
                 continue
             header = _b64json(m.group(0).split(".", 1)[0])

@@ -41,6 +41,7 @@ for _i, _words in enumerate(STEM_GATES.values()):
 _STEMS = tuple(STEM_GATES)
 _VALUE = r"(?P<v>\"[^\"\r\n]{0,300}\"|'[^'\r\n]{0,300}'|[^\s,;\"']{1,300})"
 _KEYCHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
+_KEY_RUN = re.compile(r"[a-z0-9_.-]*")  # the key class of :func:`_pattern`
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +90,11 @@ def _matches(pattern: re.Pattern[str], low: str, stems: tuple[str, ...]) -> list
     taking the stem positions in order and skipping those inside the previous match reproduces ``finditer``
     exactly. On a typical record a stem occurs a few times, so a handful of ``str.find`` calls (C speed) replace
     a regex scan of every character.
+
+    A failed attempt skips the rest of its run of key characters: a match starting anywhere in that run would
+    take the same run as its key (the key class is greedy and no separator is a key character) and fail the same
+    way after it. Without this, one long line such as ``apikeyapikey…`` cost a match attempt over the whole run
+    at every stem, quadratic in the line's length.
     """
     positions: set[int] = set()
     for stem in stems:
@@ -106,6 +112,8 @@ def _matches(pattern: re.Pattern[str], low: str, stems: tuple[str, ...]) -> list
         if m is not None:
             out.append(m)
             reach = m.end()
+        else:
+            reach = _KEY_RUN.match(low, i).end()
     return out
 
 
