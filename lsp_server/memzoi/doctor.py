@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from .admission import worktree_root
-from .index import Drift, Index, IndexUnavailable, index_path
+from .index import Drift, Index, index_path
 from .runtime import loose_modes
+from .runtime_errors import RuntimeStateError, guard
 
 
 def _sample(paths: list[str], n: int = 5) -> str:
@@ -67,7 +68,7 @@ def diagnose(root: Path) -> dict[str, Any]:
         check("index", "warning", f"the index has not been built ({db})", "memzoi rebuild")
     else:
         try:
-            with Index(root, path=db) as index:
+            with Index(root, path=db) as index, guard(db, "index"):
                 if index.schema_problem:
                     check("index", "warning", index.schema_problem, "memzoi rebuild")
                 elif not index.exists:
@@ -111,8 +112,10 @@ def diagnose(root: Path) -> dict[str, Any]:
                         check("analysis", "warning", f"{len(failed)} file(s) could not be analysed because of an "
                               f"internal error ({_sample(failed)}); the rest of the index is complete",
                               "report the internal error with the output of `memzoi --debug rebuild`")
-        except IndexUnavailable as err:
-            check("index", "warning", str(err), f"remove {db} and run `memzoi rebuild`")
+        except RuntimeStateError as err:  # IndexUnavailable included: named, with what to do
+            step = err.advice if err.advice and err.code != "corrupt_database" else \
+                f"remove {db} and run `memzoi rebuild`"
+            check("index", "warning", err.message, step)
     writable = os.access(db.parent, os.W_OK) if db.parent.exists() else True
     if not writable:
         check("runtime_dir", "warning", f"{db.parent} is not writable", "fix the permissions of MEMZOI_HOME")

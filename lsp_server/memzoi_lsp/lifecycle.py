@@ -23,6 +23,7 @@ from lsprotocol import types
 
 from memzoi.ledger import ChangeResult, Refusal
 from memzoi import lifecycle as core
+from memzoi.runtime_errors import RuntimeStateError
 
 from . import watch
 from .refusal import CommandRefused
@@ -152,7 +153,7 @@ def command(name: str):
         async def handler(ls: "MemzoiServer", *args: Any) -> Any:
             try:
                 return await fn(ls, parse_args(args))
-            except (Refusal, CommandError) as err:
+            except (Refusal, CommandError, RuntimeStateError) as err:  # a full or read-only runtime dir too
                 # One notification per refusal: the client reports the error response; the server adds none.
                 log.info("%s refused: %s", name, err.message)
                 raise CommandRefused(err.code, err.message, getattr(err, "path", None)) from None

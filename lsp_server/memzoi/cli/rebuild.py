@@ -10,7 +10,8 @@ import argparse
 import sys
 import time
 
-from ..index import Index, IndexUnavailable
+from ..index import Index
+from ..runtime_errors import guard
 from ._common import add_command
 from ._changes import add_common, emit_json, project_root
 
@@ -61,18 +62,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Rebuild; exit 0, or 1 when the index cannot be written."""
+    """Rebuild; exit 0, or 1 when the index cannot be written (:class:`~memzoi.runtime_errors.RuntimeStateError`,
+    reported by the dispatcher)."""
     root = project_root(args)
     progress = StderrProgress("rebuild")
     try:
-        with Index(root) as index:
+        # A full, read-only or damaged index raises RuntimeStateError (IndexUnavailable is one), which the
+        # dispatcher prints as one line, or as {"error": …} with --json.
+        with Index(root) as index, guard(index.path, "index"):
             result = index.rebuild(progress)
             db = index.path
-    except IndexUnavailable as err:
+    finally:
         progress.finish()
-        print(f"memzoi: {err}", file=sys.stderr)
-        return 1
-    progress.finish()
     if args.json:
         emit_json({
             "records_root": str(root / ".memzoi" / "records"),

@@ -14,7 +14,8 @@ import argparse
 import json
 import sys
 
-from ..index import Index, IndexUnavailable, SearchHit
+from ..index import Index, SearchHit
+from ..runtime_errors import guard
 from ..safety.redact import scrub
 from ._common import add_command
 from ._changes import add_common, emit_json, project_root
@@ -75,17 +76,15 @@ def run(args: argparse.Namespace) -> int:
     root = project_root(args)
     progress = StderrProgress("search")
     try:
-        with Index(root) as index:
+        # An unusable index raises RuntimeStateError, reported by the dispatcher (JSON on stdout with --json).
+        with Index(root) as index, guard(index.path, "index"):
             if index.schema_problem:
                 index.rebuild(progress)
             else:
                 index.refresh(progress)
             hits = index.search(query, limit=args.limit, kinds=kinds)
-    except IndexUnavailable as err:
+    finally:
         progress.finish()
-        print(f"memzoi: {err}", file=sys.stderr)
-        return 1
-    progress.finish()
     if args.json:
         emit_json({
             "query": scrub(query),  # a secret typed into the query is not echoed

@@ -12,6 +12,7 @@ from pathlib import Path
 from ..fsutil import ExternalChange, ReadOnlyTarget, check_writable, swap_file
 from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
 from ..pathsafety import name_findings
+from ..runtime_errors import RuntimeStateError, runtime_error
 from ..safety.redact import holds_secret
 from .model import SOURCES, ChangePlan, ChangeResult, FileChange, Purged, Refusal
 from .reconcile import _classify, _cleanup_temps, _reconcile_locked
@@ -115,10 +116,18 @@ def _locked(project_root: Path, timeout: float) -> Iterator[tuple[Ledger, sqlite
             _step("unlocking")
     except LockBusy as err:
         raise Refusal("lock_busy", str(err)) from err
-    except sqlite3.Error as err:
-        raise Refusal("ledger_unavailable", f"the ledger could not be read or written ({err}); every file is at "
-                      "its before or after bytes and the next command reconciles the change from them: free disk "
-                      "space or check the runtime directory's permissions, then retry") from err
+    except (sqlite3.Error, RuntimeStateError) as err:
+        raise ledger_refusal(err, Ledger.for_project(project_root, create=False).path) from err
+
+
+def ledger_refusal(err: sqlite3.Error | RuntimeStateError, db: Path) -> Refusal:
+    """The refusal of a change whose ledger ``db`` failed: the runtime error's code (``disk_full``,
+    ``read_only_file_system``, ``permission_denied``, ``corrupt_database``, …; ``ledger_unavailable`` when SQLite
+    gives no reason), naming the database and what to do, and saying that no file is left half-written."""
+    state = runtime_error(err, db, "ledger")
+    code = "ledger_unavailable" if state.code == "runtime_unavailable" else state.code
+    return Refusal(code, f"{state.message}. No file is left half-written: every file is at its before or after "
+                   "bytes, and the next command reconciles an interrupted change from them")
 
 
 def dry_run(project_root: str | os.PathLike[str], build: Callable[[Path], ChangePlan], *,

@@ -27,6 +27,7 @@ from ..fsutil import UnsafeWriteError, atomic_write, read_state
 from ..ledger import Refusal
 from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
 from ..runtime import memzoi_home, private_dir, runtime_key
+from ..runtime_errors import runtime_error
 from .format import parse, round_trips, serialize
 from .locator import Operation, check_cap, project
 from .scope import ResidentFile
@@ -48,7 +49,10 @@ def runtime_root() -> Path:
 def resident_lock(path: Path, *, timeout: float = DEFAULT_TIMEOUT) -> Iterator[None]:
     """Hold the OS lock of resident file ``path`` (one lock file per path under the runtime root, shared by the
     CLI, the server and any other memzoi process). Raises :class:`Refusal` ``lock_busy`` after ``timeout`` s."""
-    locks = private_dir(runtime_root() / "resident-locks")
+    try:
+        locks = private_dir(runtime_root() / "resident-locks")
+    except OSError as err:  # a full or read-only MEMZOI_HOME: named, with what to do
+        raise runtime_error(err, memzoi_home() / "resident-locks", "directory") from err
     folder = locks / runtime_key("resident", [str(path).encode()])
     try:
         with lifecycle_lock(path, timeout=timeout, runtime_dir=folder):
