@@ -58,7 +58,8 @@ def diagnose(root: Path) -> dict[str, Any]:
         shown = _sample([f"{p} ({mode:04o})" for p, mode in loose])
         check("runtime_modes", "warning", f"{len(loose)} runtime path(s) readable or writable by other users: "
               f"{shown}; runtime state may hold private memory", "chmod 700 the runtime directories and 600 the "
-              "files under them (any memzoi lifecycle command or `memzoi rebuild` does it)")
+              "files under them (memzoi does it when it next opens them: any lifecycle command or `memzoi rebuild` "
+              "for the project's, any `memzoi resident` command for the resident database and locks)")
     else:
         check("runtime_modes", "ok", "runtime directories are 0700 and files 0600 (private to this user)")
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from ..fsutil import UnsafeWriteError, atomic_write, read_state
 from ..ledger import Refusal
 from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
-from ..runtime import memzoi_home, private_dir, runtime_key
+from ..runtime import RESIDENT_LOCKS, memzoi_home, private_dir, runtime_key, tighten_tree
 from ..runtime_errors import runtime_error
 from .format import parse, round_trips, serialize
 from .locator import Operation, check_cap, project
@@ -50,9 +50,10 @@ def resident_lock(path: Path, *, timeout: float = DEFAULT_TIMEOUT) -> Iterator[N
     """Hold the OS lock of resident file ``path`` (one lock file per path under the runtime root, shared by the
     CLI, the server and any other memzoi process). Raises :class:`Refusal` ``lock_busy`` after ``timeout`` s."""
     try:
-        locks = private_dir(runtime_root() / "resident-locks")
+        locks = private_dir(runtime_root() / RESIDENT_LOCKS)
+        tighten_tree(locks)  # every lock folder, not only this file's: doctor reports them all
     except OSError as err:  # a full or read-only MEMZOI_HOME: named, with what to do
-        raise runtime_error(err, memzoi_home() / "resident-locks", "directory") from err
+        raise runtime_error(err, memzoi_home() / RESIDENT_LOCKS, "directory") from err
     folder = locks / runtime_key("resident", [str(path).encode()])
     try:
         with lifecycle_lock(path, timeout=timeout, runtime_dir=folder):
