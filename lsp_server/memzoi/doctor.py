@@ -18,6 +18,7 @@ from .admission import worktree_root
 from .index import Drift, Index, index_path
 from .runtime import loose_modes
 from .runtime_errors import RuntimeStateError, guard
+from .workspace import linked_plane, linked_plane_message, through_linked_plane
 
 
 def _sample(paths: list[str], n: int = 5) -> str:
@@ -35,12 +36,17 @@ def diagnose(root: Path) -> dict[str, Any]:
         if step and step not in steps:
             steps.append(step)
 
-    records = root / ".memzoi" / "records"
-    if records.is_dir() and not records.is_symlink():
+    memzoi_dir = root / ".memzoi"
+    records = memzoi_dir / "records"
+    linked = linked_plane(memzoi_dir)
+    if linked:  # never read through: the index and the drift below see nothing of it (as `memzoi check`)
+        check("canonical_path", "warning", linked_plane_message(linked),
+              "replace each symlinked folder with the real folder (`memzoi check` shows them)")
+    if through_linked_plane(memzoi_dir, records):
+        check("records_root", "warning", f"{records} is reached through a symlink; Memzoi refuses a symlinked "
+              "records root")
+    elif records.is_dir():
         check("records_root", "ok", f"{records} exists")
-    elif records.is_symlink():
-        check("records_root", "warning", f"{records} is a symlink; Memzoi refuses a symlinked records root",
-              "replace the `.memzoi/records` symlink with a real directory")
     else:
         check("records_root", "warning", f"no `.memzoi/records` directory at {root}",
               "run doctor from inside the project, or pass --root PROJECT")
@@ -65,7 +71,11 @@ def diagnose(root: Path) -> dict[str, Any]:
 
     db = index_path(root)
     drift: Drift | None = None
-    if not db.exists():
+    if linked:
+        # Compared with a tree it may not read, the index would only look stale and `memzoi rebuild` refuses.
+        check("index", "skip", f"the index ({db}) is not compared with the files while a git-plane folder is a "
+              "symlink")
+    elif not db.exists():
         check("index", "warning", f"the index has not been built ({db})", "memzoi rebuild")
     else:
         try:

@@ -20,7 +20,7 @@ from pygls.capabilities import get_capability
 
 from memzoi.admission import git_visibility
 from memzoi.barrier import log_internal_error
-from memzoi.workspace import managed_roots, walk
+from memzoi.workspace import linked_plane, linked_plane_message, managed_roots, walk
 
 from . import diagnostics
 from .documents import path_to_uri
@@ -33,8 +33,14 @@ CHUNK = 100
 
 
 def list_files(project: "Project") -> list[Path]:
-    """Managed files of a project, the way Memzoi walks them (hidden entries and symlinks skipped)."""
+    """Managed files of a project, the way Memzoi walks them (hidden entries and symlinks skipped; nothing below
+    a symlinked ``.memzoi``, as ``memzoi check``, which reports it as ``canonical_path``)."""
     files: list[Path] = []
+    linked = linked_plane(project.memzoi_dir)
+    if linked:
+        log.warning("%s", linked_plane_message(linked))
+    if project.memzoi_dir in linked:
+        return files
     for root in managed_roots(project.memzoi_dir):
         files.extend(walk(root).files)
     return files

@@ -23,7 +23,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from memzoi.barrier import log_internal_error
-from memzoi.workspace import RESERVED_NAMES, Role, place, walk
+from memzoi.workspace import RESERVED_NAMES, Role, place, through_linked_plane, walk
 
 from . import diagnostics
 from .documents import path_to_uri, uri_to_path
@@ -183,6 +183,8 @@ def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]
             if path.name == ".memzoi" or path.parent.name == ".memzoi":
                 ls.add_project(path.parent if path.name == ".memzoi" else path.parent.parent)
             continue
+        if through_linked_plane(project.memzoi_dir, path):
+            continue  # never read through a symlinked folder (the scan logged it; `memzoi check` reports it)
         inside = path.relative_to(project.memzoi_dir).parts
         if inside and (any(part.startswith(".") for part in inside) or is_ignored(path)):
             continue  # the .memzoi directory itself is rescanned like any directory

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import json
 import os
 import sys
 from importlib import import_module
@@ -137,13 +136,10 @@ def _runtime_state(err: Exception) -> tuple[str, str] | None:
 
 
 def _fail(args: argparse.Namespace, code: str, message: str) -> int:
-    """Report a failed command: JSON on stdout with ``--json``, else one line on stderr; exit code 1."""
-    if getattr(args, "json", False):
-        sys.stdout.write(json.dumps({"error": {"code": code, "message": message}}, indent=2, ensure_ascii=False)
-                         + "\n")
-    else:
-        print(f"memzoi: {message}", file=sys.stderr)
-    return 1
+    """Report a failed command (:func:`memzoi.cli._common.fail`); exit code 1."""
+    from ._common import fail
+
+    return fail(args, code, message)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,7 +12,7 @@ import time
 
 from ..index import Index
 from ..runtime_errors import guard
-from ._common import add_command
+from ._common import add_command, refuse_linked_plane
 from ._changes import add_common, emit_json, project_root
 
 
@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Recreate the disposable workspace index (SQLite, full-text search) in the runtime directory "
         "from the .memzoi files. Progress is shown on a terminal.",
         examples=["memzoi rebuild", "memzoi rebuild --json"],
-        exits={1: "the index cannot be written"})
+        exits={1: "the index cannot be written, or a .memzoi, records or proposals folder is a symlink"})
     add_common(p, actor=False)
     p.set_defaults(func=run)
 
@@ -65,6 +65,9 @@ def run(args: argparse.Namespace) -> int:
     """Rebuild; exit 0, or 1 when the index cannot be written (:class:`~memzoi.runtime_errors.RuntimeStateError`,
     reported by the dispatcher)."""
     root = project_root(args)
+    refused = refuse_linked_plane(args, root)  # nothing is read through a symlinked .memzoi/records/proposals
+    if refused is not None:
+        return refused
     progress = StderrProgress("rebuild")
     try:
         # A full, read-only or damaged index raises RuntimeStateError (IndexUnavailable is one), which the
