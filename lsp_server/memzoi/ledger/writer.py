@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..fsutil import ExternalChange, ReadOnlyTarget, check_writable, swap_file
+from ..fsutil import ExternalChange, ReadOnlyTarget, check_creatable, check_writable, swap_file
 from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
 from ..pathsafety import name_findings
 from ..runtime_errors import RuntimeStateError, runtime_error
@@ -90,18 +90,27 @@ def purged_message(path: str) -> str:
 
 
 def _refuse_unwritable(root: Path, files: list[FileChange], *, forward: bool) -> None:
-    """Refuse (``read_only``) before anything is recorded when a file the change rewrites or removes has no
-    write permission: memzoi keeps permissions and never writes a read-only file."""
+    """Refuse before anything is recorded when a file the change rewrites or removes cannot be written, or a
+    file it creates cannot be created: memzoi keeps permissions and never writes a read-only file. The code and
+    the advice follow the reason (:class:`~memzoi.fsio.ReadOnlyTarget`): ``read_only`` for a file without a
+    write bit, ``read_only_file_system`` for a read-only mount, ``permission_denied`` for a file or folder this
+    user may not write."""
     for f in files:
         src, dst = (f.before, f.after) if forward else (f.after, f.before)
-        if src is None or src == dst:
+        if src == dst:
             continue
         try:
-            check_writable(safe_path(root, f.path))
+            path = safe_path(root, f.path)
+            check_writable(path) if src is not None else check_creatable(path)
         except ReadOnlyTarget as err:
-            raise Refusal("read_only", f"{f.path}: the file is {err.strerror}, so memzoi does not write it and "
-                          "nothing was written; make it writable (chmod u+w) and retry, or leave it as it is",
-                          f.path) from None
+            raise unwritable_refusal(f.path, err) from None
+
+
+def unwritable_refusal(rel: str, err: ReadOnlyTarget) -> Refusal:
+    """The refusal for the file ``rel`` that :func:`~memzoi.fsio.check_writable` found unwritable: its code and
+    advice follow the reason (a mode, a read-only mount, an owner, a folder)."""
+    return Refusal(err.code, f"{rel}: the file is {err.strerror}, so memzoi does not write it and nothing was "
+                   f"written; {err.advice} and retry" + (", or leave it as it is" if err.reason == "mode" else ""), rel)
 
 
 @contextmanager
