@@ -218,10 +218,12 @@ def _perform(root: Path, ledger: Ledger, conn: sqlite3.Connection, change_id: st
              *, phase: str) -> None:
     forward = phase == "apply"
     done, undone_back = ("applied", "failed") if forward else ("undone", "applied")
+    folders = _new_folders(root, files, forward=forward)
     try:
         _write_files(root, files, forward=forward, prefix=phase)
     except _Drift as drift:
         clean = _rollback(root, files, drift.written, forward=forward)
+        _remove_empty(folders)
         what = "applying" if forward else "undoing"
         message = (
             f"{drift.path}: the file changed after memzoi read it, so {what} change {change_id} was refused and "
@@ -241,6 +243,8 @@ def _perform(root: Path, ledger: Ledger, conn: sqlite3.Connection, change_id: st
             _rollback(root, files, len(files), forward=forward)
         _cleanup_temps(root, files)
         status = _classify(root, files, phase)
+        if status != done:
+            _remove_empty(folders)
         reason = err.message if isinstance(err, Refusal) else (err.strerror or str(err))
         message = f"writing change {change_id} failed: {reason}"
         ledger.set_status(conn, change_id, status, diagnostic=message, phase=phase)
@@ -249,6 +253,31 @@ def _perform(root: Path, ledger: Ledger, conn: sqlite3.Connection, change_id: st
         raise Refusal("write_failed", message + f"; the change is now {status}") from err
     _step(f"{phase}:written")
     ledger.set_status(conn, change_id, done, phase=phase)
+
+
+def _new_folders(root: Path, files: list[FileChange], *, forward: bool) -> list[Path]:
+    """The folders writing ``files`` would create (missing parents of the files the change creates, e.g.
+    ``proposals/resolved/rejected/``), deepest first."""
+    out: set[Path] = set()
+    for f in files:
+        src, dst = (f.before, f.after) if forward else (f.after, f.before)
+        if src is not None or dst is None:
+            continue
+        d = (root / f.path).parent
+        while d != root and root in d.parents and not os.path.lexists(d):
+            out.add(d)
+            d = d.parent
+    return sorted(out, key=lambda p: len(p.parts), reverse=True)
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove the folders a failed change created, deepest first, each only while it is empty (anything another
+    process put there meanwhile keeps its folder)."""
+    for d in folders:
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
 
 
 def undo_change(
