@@ -224,8 +224,13 @@ def test_non_utf8_file_name_and_symlinked_folder(capsys, tmp_path, monkeypatch):
     got = sorted((f["path"].rsplit("/", 1)[-1], f["code"]) for f in doc["findings"])
     assert got == [("caf\ufffd.md", "canonical_path"), ("proposals", "canonical_path")]
     assert code == 1
-    # The index and the walk used by the language server skip the name instead of failing.
+    # rebuild refuses to read through the symlinked folder, as check reports it; without the link, the index and
+    # the walk used by the language server skip the name instead of failing.
     monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["rebuild", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["error"]["code"] == "canonical_path"
+    (tmp_path / ".memzoi" / "proposals").unlink()
     assert main(["rebuild", "--json"]) == 0
 
 

@@ -291,6 +291,53 @@ def test_symlinked_memzoi_and_managed_folders_are_canonical_path(tmp_path, monke
         assert report.files_checked == 0 and {l.finding.code for l in report.findings} == {"canonical_path"}, arg
 
 
+@pytest.mark.parametrize("linked", [".memzoi", "records", "proposals"])
+def test_nothing_reads_through_a_symlinked_git_plane_folder(tmp_path, monkeypatch, capsys, linked):
+    """rebuild, search, doctor and proposals refuse as check reports (canonical_path); the index, the server's
+    scan and its watcher never take a file below the link."""
+    from types import SimpleNamespace
+
+    from memzoi.index_queries import git_plane_files
+    from memzoi.workspace import through_linked_plane
+    from memzoi_lsp.scan import list_files
+
+    real = _workspace(tmp_path / "elsewhere") / ".memzoi"
+    (real / "proposals" / "pending").mkdir(parents=True)
+    (real / "proposals" / "pending" / "p.md").write_text("---\nid: p\n---\n", encoding="utf-8")
+    project = tmp_path / "project"
+    memzoi_dir = project / ".memzoi"
+    if linked == ".memzoi":
+        project.mkdir()
+        memzoi_dir.symlink_to(real, target_is_directory=True)
+    else:
+        memzoi_dir.mkdir(parents=True)
+        (memzoi_dir / linked).symlink_to(real / linked, target_is_directory=True)
+    link = memzoi_dir if linked == ".memzoi" else memzoi_dir / linked
+    below = link / ("a.md" if linked == "records" else "pending/p.md") if linked != ".memzoi" else \
+        memzoi_dir / "records" / "a.md"
+    assert below.is_file()
+    for argv in (["rebuild"], ["search", "alpha"], ["proposals", "list"], ["proposals", "show", "p"]):
+        capsys.readouterr()
+        assert main([*argv, "--root", str(project), "--json"]) == 1, argv
+        error = json.loads(capsys.readouterr().out)["error"]
+        assert error["code"] == "canonical_path" and str(link) in error["message"], (argv, error)
+        assert main([*argv, "--root", str(project)]) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and len(err.strip().splitlines()) == 1 and "symlink" in err, (argv, err)
+    main(["doctor", "--root", str(project), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert checks["canonical_path"]["status"] == "warning" and str(link) in checks["canonical_path"]["message"]
+    assert report["drift"] is None and "memzoi rebuild" not in report["next_steps"]
+    # The index and the language server's scan and watcher list nothing below the link.
+    assert below not in git_plane_files(project)
+    with Index(project) as index:
+        assert index.rebuild().files == len(git_plane_files(project))
+        assert index.search("alpha") == []
+    assert below not in list_files(SimpleNamespace(memzoi_dir=memzoi_dir))
+    assert through_linked_plane(memzoi_dir, below)
+
+
 def _stack_depth() -> int:
     frame, depth = sys._getframe(), 0
     while frame is not None:

@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from .admission import worktree_root
-from .index import Drift, Index, IndexUnavailable, index_path
+from .index import Drift, Index, index_path
 from .runtime import loose_modes
+from .runtime_errors import RuntimeStateError, guard
+from .workspace import linked_plane, linked_plane_message, through_linked_plane
 
 
 def _sample(paths: list[str], n: int = 5) -> str:
@@ -34,12 +36,17 @@ def diagnose(root: Path) -> dict[str, Any]:
         if step and step not in steps:
             steps.append(step)
 
-    records = root / ".memzoi" / "records"
-    if records.is_dir() and not records.is_symlink():
+    memzoi_dir = root / ".memzoi"
+    records = memzoi_dir / "records"
+    linked = linked_plane(memzoi_dir)
+    if linked:  # never read through: the index and the drift below see nothing of it (as `memzoi check`)
+        check("canonical_path", "warning", linked_plane_message(linked),
+              "replace each symlinked folder with the real folder (`memzoi check` shows them)")
+    if through_linked_plane(memzoi_dir, records):
+        check("records_root", "warning", f"{records} is reached through a symlink; Memzoi refuses a symlinked "
+              "records root")
+    elif records.is_dir():
         check("records_root", "ok", f"{records} exists")
-    elif records.is_symlink():
-        check("records_root", "warning", f"{records} is a symlink; Memzoi refuses a symlinked records root",
-              "replace the `.memzoi/records` symlink with a real directory")
     else:
         check("records_root", "warning", f"no `.memzoi/records` directory at {root}",
               "run doctor from inside the project, or pass --root PROJECT")
@@ -57,17 +64,22 @@ def diagnose(root: Path) -> dict[str, Any]:
         shown = _sample([f"{p} ({mode:04o})" for p, mode in loose])
         check("runtime_modes", "warning", f"{len(loose)} runtime path(s) readable or writable by other users: "
               f"{shown}; runtime state may hold private memory", "chmod 700 the runtime directories and 600 the "
-              "files under them (any memzoi lifecycle command or `memzoi rebuild` does it)")
+              "files under them (memzoi does it when it next opens them: any lifecycle command or `memzoi rebuild` "
+              "for the project's, any `memzoi resident` command for the resident database and locks)")
     else:
         check("runtime_modes", "ok", "runtime directories are 0700 and files 0600 (private to this user)")
 
     db = index_path(root)
     drift: Drift | None = None
-    if not db.exists():
+    if linked:
+        # Compared with a tree it may not read, the index would only look stale and `memzoi rebuild` refuses.
+        check("index", "skip", f"the index ({db}) is not compared with the files while a git-plane folder is a "
+              "symlink")
+    elif not db.exists():
         check("index", "warning", f"the index has not been built ({db})", "memzoi rebuild")
     else:
         try:
-            with Index(root, path=db) as index:
+            with Index(root, path=db) as index, guard(db, "index"):
                 if index.schema_problem:
                     check("index", "warning", index.schema_problem, "memzoi rebuild")
                 elif not index.exists:
@@ -111,8 +123,10 @@ def diagnose(root: Path) -> dict[str, Any]:
                         check("analysis", "warning", f"{len(failed)} file(s) could not be analysed because of an "
                               f"internal error ({_sample(failed)}); the rest of the index is complete",
                               "report the internal error with the output of `memzoi --debug rebuild`")
-        except IndexUnavailable as err:
-            check("index", "warning", str(err), f"remove {db} and run `memzoi rebuild`")
+        except RuntimeStateError as err:  # IndexUnavailable included: named, with what to do
+            step = err.advice if err.advice and err.code != "corrupt_database" else \
+                f"remove {db} and run `memzoi rebuild`"
+            check("index", "warning", err.message, step)
     writable = os.access(db.parent, os.W_OK) if db.parent.exists() else True
     if not writable:
         check("runtime_dir", "warning", f"{db.parent} is not writable", "fix the permissions of MEMZOI_HOME")

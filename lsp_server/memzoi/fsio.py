@@ -26,7 +26,29 @@ class UnsafeWriteError(OSError):
 
 
 class ReadOnlyTarget(PermissionError):
-    """The destination has no write permission (e.g. mode 0444); nothing was written."""
+    """The destination cannot be written; nothing was written. ``reason`` says why, so the advice can fit:
+    ``mode`` (the file has no write bit, e.g. 0444: chmod u+w), ``file_system`` (it is on a read-only file
+    system, ``errno`` EROFS: no mode change helps), ``owner`` (its mode allows writing, but not by this user) or
+    ``directory`` (its folder may not be written by this user, so the file cannot be replaced there)."""
+
+    def __init__(self, err: int, strerror: str, filename: str, reason: str = "mode") -> None:
+        super().__init__(err, strerror, filename)
+        self.reason = reason
+
+    @property
+    def advice(self) -> str:
+        """What to do about it, for the ``reason``."""
+        return {
+            "file_system": "remount it read-write (a mode change cannot help)",
+            "owner": "run as its owner, or give this user write access (chown or chmod)",
+            "directory": "make the folder writable for this user (chmod u+w, or chown)",
+        }.get(self.reason, "make it writable (chmod u+w)")
+
+    @property
+    def code(self) -> str:
+        """The refusal code: ``read_only`` (no write bit), ``read_only_file_system`` or ``permission_denied``."""
+        return {"file_system": "read_only_file_system", "owner": "permission_denied",
+                "directory": "permission_denied"}.get(self.reason, "read_only")
 
 
 class ExternalChange(OSError):
@@ -85,14 +107,77 @@ def _regular(target: Path) -> os.stat_result | None:
 
 
 def check_writable(path: str | os.PathLike[str]) -> None:
-    """Raise :class:`ReadOnlyTarget` when ``path`` exists without write permission: no write bit at all (checked
-    by mode, so it holds for root too) or not writable by this process. An absent file passes."""
+    """Raise :class:`ReadOnlyTarget` when ``path`` cannot be replaced or removed, with the ``reason`` that fits:
+    its file system is mounted read-only (asked first: then no mode change helps), the file has no write bit at
+    all (checked by mode, so it holds for root too), it is not writable by this user (owner or group), or its
+    folder is not (a rewrite renames in it). An absent file passes when a file can be created in the nearest
+    existing folder (:func:`check_creatable`)."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
+        check_creatable(path)
         return
-    if stat.S_ISREG(st.st_mode) and (not stat.S_IMODE(st.st_mode) & 0o222 or not os.access(path, os.W_OK)):
-        raise ReadOnlyTarget(errno.EACCES, f"read-only (mode {stat.S_IMODE(st.st_mode):04o})", os.fspath(path))
+    if not stat.S_ISREG(st.st_mode):
+        return
+    name, mode = os.fspath(path), stat.S_IMODE(st.st_mode)
+    if read_only_mount(name):
+        raise ReadOnlyTarget(errno.EROFS, f"on a read-only file system (mounted at {mount_point(name)})", name,
+                             "file_system")
+    if not mode & 0o222:
+        raise ReadOnlyTarget(errno.EACCES, f"read-only (mode {mode:04o})", name, "mode")
+    if not os.access(name, os.W_OK):
+        raise ReadOnlyTarget(errno.EACCES, f"not writable by this user (mode {mode:04o}, {_owner(st)})", name,
+                             "owner")
+    _check_folder(Path(name).parent, name)
+
+
+def check_creatable(path: str | os.PathLike[str]) -> None:
+    """Raise :class:`ReadOnlyTarget` (``file_system`` or ``directory``) when no file can be created at the absent
+    ``path``: the nearest existing folder above it is on a read-only file system or not writable by this user."""
+    name = os.fspath(path)
+    folder = Path(os.path.abspath(name)).parent
+    while not folder.exists() and folder.parent != folder:
+        folder = folder.parent
+    if read_only_mount(folder):
+        raise ReadOnlyTarget(errno.EROFS, f"on a read-only file system (mounted at {mount_point(folder)})", name,
+                             "file_system")
+    _check_folder(folder, name)
+
+
+def _check_folder(folder: Path, name: str) -> None:
+    if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+        try:
+            st = os.stat(folder)
+        except OSError:
+            return
+        raise ReadOnlyTarget(errno.EACCES, f"in a folder this user may not write ({folder}: mode "
+                             f"{stat.S_IMODE(st.st_mode):04o}, {_owner(st)})", name, "directory")
+
+
+def _owner(st: os.stat_result) -> str:
+    mine = hasattr(os, "geteuid") and st.st_uid == os.geteuid()
+    return "owned by this user" if mine else f"owned by uid {st.st_uid}"
+
+
+def read_only_mount(path: str | os.PathLike[str]) -> bool:
+    """True when the file system holding ``path`` is mounted read-only (``statvfs``; False where it cannot
+    tell)."""
+    try:
+        return bool(os.statvfs(path).f_flag & getattr(os, "ST_RDONLY", 1))
+    except (OSError, AttributeError):
+        return False
+
+
+def mount_point(path: str | os.PathLike[str]) -> Path:
+    """The mount point of the file system holding ``path``: its highest ancestor on the same device."""
+    p = Path(os.path.abspath(path))
+    try:
+        dev = os.stat(p).st_dev
+        while p.parent != p and os.stat(p.parent).st_dev == dev:
+            p = p.parent
+    except OSError:
+        pass
+    return p
 
 
 def _write_temp(target: Path, data: bytes, like: os.stat_result | None, hook: WriteHook) -> Path:
@@ -196,6 +281,6 @@ def read_state(path: str | os.PathLike[str]) -> bytes | None:
 
 
 __all__ = [
-    "ExternalChange", "ReadOnlyTarget", "UnsafeWriteError", "WriteHook", "atomic_write", "check_writable",
-    "fsync_dir", "read_state", "temp_name", "temp_pattern",
+    "ExternalChange", "ReadOnlyTarget", "UnsafeWriteError", "WriteHook", "atomic_write", "check_creatable",
+    "check_writable", "fsync_dir", "mount_point", "read_only_mount", "read_state", "temp_name", "temp_pattern",
 ]

@@ -35,8 +35,8 @@ from pathlib import Path
 
 # The building blocks, also imported from here.
 from .fsio import (ExternalChange, ReadOnlyTarget, UnsafeWriteError, WriteHook, _noop,  # noqa: F401
-                   _regular, _unlink_quietly, _write_temp, atomic_write, check_writable, fsync_dir, read_state,
-                   temp_name, temp_pattern)
+                   _regular, _unlink_quietly, _write_temp, atomic_write, check_creatable, check_writable, fsync_dir,
+                   mount_point, read_only_mount, read_state, temp_name, temp_pattern)
 
 _RENAME_NOREPLACE, _RENAME_EXCHANGE = 1, 2
 _AT_FDCWD = -100

@@ -35,6 +35,7 @@ from .index_schema import _TABLES, SCHEMA_VERSION, _split_sql, schema_script
 from .parallel import ChunkPool, cpu_count
 from .pathsafety import shown_path
 from .runtime import INDEX_DB, derive_keys, memzoi_home, private_dir, private_file
+from .runtime_errors import RuntimeStateError, runtime_error
 
 #: From this many files on, (re)indexing analyses files in worker processes.
 PARALLEL_THRESHOLD = 400
@@ -42,8 +43,13 @@ PARALLEL_THRESHOLD = 400
 Progress = Callable[[int, int], None]
 
 
-class IndexUnavailable(Exception):
-    """The index cannot be opened or written (message says where and what to do)."""
+class IndexUnavailable(RuntimeStateError):
+    """The index cannot be opened or written (message says where and what to do; ``code`` is a runtime error
+    code of :mod:`memzoi.runtime_errors`, ``index_unavailable`` for a schema of another version)."""
+
+    def __init__(self, message: str, code: str = "index_unavailable", path: str | os.PathLike[str] | None = None,
+                 advice: str | None = None):
+        super().__init__(code, message, path, advice=advice)
 
 
 def index_path(project_root: str | os.PathLike[str]) -> Path:
@@ -87,9 +93,14 @@ class Index(IndexQueries):
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA busy_timeout=5000")
         except (OSError, sqlite3.Error) as err:
-            raise IndexUnavailable(f"cannot open the index at {self.path}: {err}; check MEMZOI_HOME and its permissions, "
-                              "or remove the file and run `memzoi rebuild`") from err
-        self.schema_problem = self._check_schema()
+            state = runtime_error(err, self.path, "index")
+            raise IndexUnavailable(state.message, state.code, self.path, state.advice) from err
+        try:
+            self.schema_problem = self._check_schema()
+        except sqlite3.Error as err:  # a full disk while creating the schema, a damaged file
+            self.db.close()
+            state = runtime_error(err, self.path, "index")
+            raise IndexUnavailable(state.message, state.code, self.path, state.advice) from err
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
 

@@ -28,8 +28,13 @@ from .workspace import MEMZOI_DIR
 
 
 def git_plane_files(project_root: Path) -> list[Path]:
-    """Records and packets below ``<root>/.memzoi`` as Memzoi walks them, sorted."""
-    return _plane_files(project_root / MEMZOI_DIR)
+    """Records and packets below ``<root>/.memzoi`` as Memzoi walks them, sorted; none below a symlinked folder
+    (:func:`memzoi.workspace.linked_plane`: the walk skips a symlinked ``records`` or ``proposals``, and a
+    symlinked ``.memzoi`` is never entered), so the index never holds a file read through a link."""
+    memzoi_dir = project_root / MEMZOI_DIR
+    if memzoi_dir.is_symlink():
+        return []
+    return _plane_files(memzoi_dir)
 
 
 @dataclass

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .runtime import LOCK_FILE, private_dir, private_file, project_runtime_dir
+from .runtime_errors import runtime_error
 
 #: How long to wait for another process's change before refusing (seconds).
 DEFAULT_TIMEOUT = 10.0
@@ -60,11 +61,16 @@ def lifecycle_lock(project_root: str | os.PathLike[str], *, timeout: float = DEF
                    runtime_dir: Path | None = None) -> Iterator[Path]:
     """Hold the repository lifecycle lock for the ``with`` block; yields the runtime directory.
 
-    Retries every 20 ms up to ``timeout`` seconds, then raises :class:`LockBusy`.
+    Retries every 20 ms up to ``timeout`` seconds, then raises :class:`LockBusy`. A lock file that cannot be
+    created or opened (full disk, read-only mount, permissions) raises
+    :class:`~memzoi.runtime_errors.RuntimeStateError` naming it.
     """
-    rdir = runtime_dir or project_runtime_dir(project_root, create=True)
-    private_dir(rdir)
-    fd = os.open(private_file(rdir / LOCK_FILE), os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+    rdir = runtime_dir or project_runtime_dir(project_root, create=False)
+    try:
+        private_dir(rdir)
+        fd = os.open(private_file(rdir / LOCK_FILE), os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as err:
+        raise runtime_error(err, rdir / LOCK_FILE, "lock") from err
     try:
         deadline = time.monotonic() + timeout
         while not _try_lock(fd):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .checkpaths import UsageError, expand
 from .gitfacts import GitFacts
-from .workspace import editor_temporary
+from .workspace import editor_temporary, through_linked_plane
 
 
 def transient(name: str) -> bool:
@@ -98,6 +98,8 @@ class ProjectFiles:
         for raw in paths:
             path = os.path.abspath(raw)
             if self.contains(path) and not self._transient(path):
+                if through_linked_plane(self.memzoi_dir, path):
+                    continue  # never read through a symlinked folder (memzoi check reports it as canonical_path)
                 self._event(path, update, remove, shown)
         out = FileChanges([p for p, present in final.items() if present],
                           [p for p, present in final.items() if not present])

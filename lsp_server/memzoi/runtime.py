@@ -177,18 +177,54 @@ def _tighten(path: Path, mode: int) -> None:
     os.chmod(path, stat.S_IMODE(st.st_mode) & ~0o077 & 0o7777 | (mode & 0o700))
 
 
+#: What memzoi-lsp keeps directly in the memzoi home (shared by every project): files named ``memzoi-lsp-*`` (the
+#: resident candidate database and its companions) and the folder of resident-file locks.
+HOME_FILE_PREFIX, RESIDENT_LOCKS = "memzoi-lsp-", "resident-locks"
+
+
+def _tree(top: Path) -> list[Path]:
+    """``top`` and everything below it, never through a symlink (empty when ``top`` is absent or a link)."""
+    if not top.exists() or top.is_symlink():
+        return []
+    out = [top]
+    if top.is_dir():
+        for dirpath, dirnames, filenames in os.walk(top):
+            out.extend(Path(dirpath) / name for name in dirnames + filenames)
+    return out
+
+
+def home_state() -> list[Path]:
+    """Every path of the memzoi home's own state that memzoi-lsp creates (see :data:`HOME_FILE_PREFIX`)."""
+    home = memzoi_home()
+    try:
+        names = sorted(os.listdir(home))
+    except OSError:
+        return []
+    out: list[Path] = []
+    for name in names:
+        if name.startswith(HOME_FILE_PREFIX) or name == RESIDENT_LOCKS:
+            out.extend(_tree(home / name))
+    return out
+
+
+def tighten_tree(top: str | os.PathLike[str]) -> None:
+    """Tighten ``top`` and everything below it that this user owns to 0700 (folders) and 0600 (files), never
+    through a symlink: runtime state a user or an old version left readable becomes private again."""
+    for p in _tree(Path(top)):
+        _tighten(p, DIR_MODE if p.is_dir() else FILE_MODE)
+
+
 def loose_modes(project_root: str | os.PathLike[str]) -> list[tuple[Path, int]]:
-    """Runtime directories and files of ``project_root`` (memzoi home, ``projects/``, its runtime directory and
-    everything under it) that other users may read, write or enter: ``[(path, mode)]`` (for ``memzoi
-    doctor``). Nothing is created or changed."""
+    """Runtime paths memzoi-lsp creates that other users may read, write or enter: ``[(path, mode)]`` (for
+    ``memzoi doctor``): the memzoi home, ``projects/``, the project's runtime directory and everything under it,
+    and the home's own state shared by every project (:func:`home_state`: the resident candidate database, the
+    resident-file locks). Nothing is created or changed."""
     rdir = memzoi_home() / "projects" / derive_keys(project_root).repository_key
     out = []
     for d in reversed(_runtime_chain(rdir)):
         out.extend(_loose(d))
-    if rdir.is_dir() and not rdir.is_symlink():
-        for dirpath, dirnames, filenames in os.walk(rdir):
-            for name in dirnames + filenames:
-                out.extend(_loose(Path(dirpath) / name))
+    for p in _tree(rdir)[1:] + home_state():
+        out.extend(_loose(p))
     return out
 
 

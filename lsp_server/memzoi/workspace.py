@@ -234,6 +234,31 @@ def managed_roots(memzoi_dir: Path) -> list[Path]:
     return [memzoi_dir / "records", memzoi_dir / "proposals"]
 
 
+def linked_plane(memzoi_dir: str | os.PathLike[str]) -> list[Path]:
+    """The folders of the git plane that are symlinks: ``memzoi_dir`` itself (then nothing below it is looked
+    at), else those of ``records`` and ``proposals`` that are. Memzoi never reads through them, so neither does
+    anything here: ``check`` reports them as ``canonical_path``, rebuild, search and doctor refuse them
+    (:func:`linked_plane_message`), the language server skips them."""
+    base = Path(memzoi_dir)
+    if base.is_symlink():
+        return [base]
+    return [p for p in managed_roots(base) if p.is_symlink()]
+
+
+def linked_plane_message(links: list[Path]) -> str:
+    """Why nothing below the symlinked git-plane folders ``links`` is read, and what to do (as ``check`` says)."""
+    names = ", ".join(str(p) for p in links)
+    return (f"{names} {'is a symlink' if len(links) == 1 else 'are symlinks'}: Memzoi never reads through symlinks, "
+            "so nothing below is checked, indexed, searched or admitted (canonical_path, see `memzoi check`); "
+            "replace the link with the folder itself")
+
+
+def through_linked_plane(memzoi_dir: str | os.PathLike[str], path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` (below ``memzoi_dir``) is reached through a symlinked folder of :func:`linked_plane`."""
+    p = Path(os.path.abspath(path))
+    return any(p == link or link in p.parents for link in (Path(os.path.abspath(q)) for q in linked_plane(memzoi_dir)))
+
+
 def posix(path: Path) -> str:
     """``path`` with ``/`` separators (identities and output paths are ``/``-separated everywhere)."""
     return PurePosixPath(*path.parts).as_posix() if path.parts else ""

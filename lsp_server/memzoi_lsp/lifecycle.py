@@ -23,6 +23,8 @@ from lsprotocol import types
 
 from memzoi.ledger import ChangeResult, Refusal
 from memzoi import lifecycle as core
+from memzoi.pathsafety import shown_path
+from memzoi.runtime_errors import RuntimeStateError
 
 from . import watch
 from .refusal import CommandRefused
@@ -136,12 +138,7 @@ async def run_change(ls: "MemzoiServer", root: Path, call: Callable[[], ChangeRe
         to_show += show(result)
     for path in to_show:
         if path.suffix == ".md" and path.is_file():
-            try:
-                await ls.window_show_document_async(
-                    types.ShowDocumentParams(uri=path_to_uri(path), take_focus=True)
-                )
-            except Exception as err:  # a client without showDocument still gets the result
-                log.info("showDocument failed: %s", err)
+            await _show(ls, path)
     return result.to_json()
 
 
@@ -152,7 +149,7 @@ def command(name: str):
         async def handler(ls: "MemzoiServer", *args: Any) -> Any:
             try:
                 return await fn(ls, parse_args(args))
-            except (Refusal, CommandError) as err:
+            except (Refusal, CommandError, RuntimeStateError) as err:  # a full or read-only runtime dir too
                 # One notification per refusal: the client reports the error response; the server adds none.
                 log.info("%s refused: %s", name, err.message)
                 raise CommandRefused(err.code, err.message, getattr(err, "path", None)) from None
@@ -401,10 +398,21 @@ def _artifact_path(ls: "MemzoiServer", arg: dict[str, Any]) -> Path:
 
 
 async def _show(ls: "MemzoiServer", path: Path) -> None:
+    """Ask the client to show ``path``, waiting at most ``showDocumentTimeoutMs``: the change is on disk already, so
+    a client that never answers (or fails) leaves the command answered anyway, with a log line saying so."""
+    # The request's own future (pygls's helper is a coroutine), sent at once.
+    reply = ls.protocol.send_request_async("window/showDocument",
+                                           types.ShowDocumentParams(uri=path_to_uri(path), take_focus=True))
+    # A late answer still settles the request: shielded from the timeout's cancellation, its outcome consumed.
+    reply.add_done_callback(lambda f: f.cancelled() or f.exception())
+    timeout_ms = ls.settings.show_document_timeout_ms
     try:
-        await ls.window_show_document_async(types.ShowDocumentParams(uri=path_to_uri(path), take_focus=True))
-    except Exception as err:
-        log.info("showDocument failed: %s", err)
+        await asyncio.wait_for(asyncio.shield(reply), timeout_ms / 1000)
+    except asyncio.TimeoutError:
+        log.warning("the client did not answer window/showDocument for %s within %d ms; the command answered "
+                    "without it (the change is on disk)", shown_path(path.name), timeout_ms)
+    except Exception as err:  # a client without showDocument, or a malformed reply, still gets the result
+        log.info("showDocument failed: %s", type(err).__name__)
 
 
 @command(MATERIALIZE_PLAN)

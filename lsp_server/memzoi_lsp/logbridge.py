@@ -9,6 +9,8 @@ loop, which owns the transport.
 from __future__ import annotations
 
 import logging
+import re
+import sys
 import threading
 from typing import TYPE_CHECKING
 
@@ -56,20 +58,43 @@ class ClientLogHandler(logging.Handler):
             self._local.busy = False
 
 
+#: How a formatted traceback starts (pygls puts one in the message text of "Unable to deserialize message").
+_TRACEBACK = "Traceback (most recent call last)"
+_PLACEHOLDER = re.compile(r"%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[a-zA-Z%]")
+
+
 class OneLineLibraryErrors(logging.Filter):
     """Turns a library's error record with a traceback into one line on stderr: pygls logs the full stack of a
-    client's mistake (an unknown command, a malformed reply to one of our requests), which editors show as a wall of
-    errors. The line keeps pygls's message and the exception's type, never its text (it can quote the client's
-    parameters, document text included); ``--log-level DEBUG`` keeps the stack."""
+    client's mistake (an unknown command, a malformed reply to one of our requests, a message it cannot
+    deserialize), which editors show as a wall of errors. The line keeps pygls's message and the exception's type,
+    never its text (it can quote the client's parameters, document text included); ``--log-level DEBUG`` keeps the
+    stack. pygls passes the stack either as ``exc_info`` or already formatted in the message's arguments; in that
+    case only the first line of its message template is kept, without arguments."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and record.exc_info[1] is not None and not record.name.startswith("memzoi"):
+        if record.name.startswith("memzoi"):
+            return True
+        if record.exc_info and record.exc_info[1] is not None:
             kind = type(record.exc_info[1]).__name__
             record.msg = f"{record.getMessage()} ({kind}; run with --log-level DEBUG for the stack)"
             record.args = ()
             record.exc_info = None
             record.exc_text = None
+        elif _TRACEBACK in _rendered(record):
+            # Logged from inside the ``except`` block, so the exception being handled is the one formatted.
+            exc = sys.exc_info()[1]
+            kind = type(exc).__name__ if exc is not None else "an exception"
+            head = _PLACEHOLDER.sub("…", str(record.msg).split("\n", 1)[0]).strip()
+            record.msg = f"{head} ({kind}; run with --log-level DEBUG for the stack)"
+            record.args = ()
         return True
+
+
+def _rendered(record: logging.LogRecord) -> str:
+    try:
+        return record.getMessage()
+    except Exception:  # arguments that do not fit the template: logging reports that itself
+        return str(record.msg)
 
 
 def install(server: "MemzoiServer") -> None:

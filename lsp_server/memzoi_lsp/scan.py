@@ -18,6 +18,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from memzoi.barrier import log_internal_error
+from memzoi.workspace import linked_plane, linked_plane_message
 
 from . import diagnostics
 
@@ -45,6 +46,9 @@ async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
             log.info("no work-done progress: %s", err)
             token = None
     try:
+        linked = linked_plane(project.memzoi_dir)
+        if linked:  # nothing below it is listed (memzoi check reports it as canonical_path)
+            log.warning("%s", linked_plane_message(linked))
         uris = project.take_listing(await loop.run_in_executor(ls.scan_executor, project.scan_files))
         for i in range(0, len(uris), CHUNK):
             chunk = uris[i : i + CHUNK]

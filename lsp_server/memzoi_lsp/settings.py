@@ -9,6 +9,8 @@ Keys (camelCase on the wire, snake_case here):
 * ``logLevel``: ``debug|info|warning|error``: the least severe log record sent to the client;
 * ``logToClient``: send log records to the client as ``window/logMessage`` (default on; stderr gets only
   warnings and errors unless the server's ``--log-level`` asks for more).
+* ``showDocumentTimeoutMs``: how long a command waits for the client to answer the ``window/showDocument`` it
+  sends to open what it created (default 10 s); the change is already on disk, so the command answers anyway.
 
 These add, per user, to the project's ``[rules]`` in ``.memzoi/config.toml`` (:mod:`memzoi.rules`): a severity
 here wins over the project's for that code, and disabled codes are added to the project's. Codes that SPEC §4
@@ -39,6 +41,7 @@ class Settings(BaseModel):
     debounce_ms: int = Field(200, ge=0, le=10_000)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_to_client: bool = True
+    show_document_timeout_ms: int = Field(10_000, ge=1, le=600_000)
 
     def over(self, project: Rules) -> Rules:
         """The project's rules with these settings on top (see the module docstring)."""

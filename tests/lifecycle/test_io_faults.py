@@ -166,4 +166,35 @@ def test_enospc_and_eio_at_every_step(scratch, template, monkeypatch, capsys):  
         for label, c in rows:
             print(f"  {label:28} {c['trials']:3} faults  {dict(sorted((k, v) for k, v in c.items() if k != 'trials'))}")
     assert total["completed"] + sum(v for k, v in total.items() if k.startswith("refused:")) == total["trials"]
-    assert {"refused:write_failed", "refused:ledger_unavailable"} <= set(total), total
+    # A failing ledger write refuses with the runtime error's own code: ENOSPC as disk_full, EIO as io_error.
+    assert {"refused:write_failed", "refused:disk_full", "refused:io_error"} <= set(total), total
+
+
+@pytest.mark.parametrize("intruder", [False, True], ids=["empty", "used-meanwhile"])
+def test_a_failed_change_removes_the_folders_it_created(scratch, template, monkeypatch, intruder):  # noqa: F811
+    """A reject on a full disk leaves no empty ``proposals/resolved/rejected/`` behind; a folder something else
+    was put in meanwhile stays, with what is in it."""
+    monkeypatch.setenv("MEMZOI_HOME", str(scratch / "home"))
+    root = World(template, scratch).fresh()
+    resolved = root / ".memzoi" / "proposals" / "resolved"
+    assert not resolved.exists()
+    start = tree(root)
+
+    def hook(step: str) -> None:
+        if step.endswith(":write"):  # the first temporary file of the change: its folders exist by now
+            assert (resolved / "rejected").is_dir()
+            if intruder:
+                (resolved / "rejected" / "other.md").write_bytes(b"someone else's\n")
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    L.set_fault_hook(hook)
+    try:
+        with pytest.raises(L.Refusal) as err:
+            OPERATIONS["reject"](root)
+    finally:
+        L.set_fault_hook(None)
+    assert err.value.code == "write_failed" and L.history(root)[0].status == "failed"
+    if intruder:
+        assert tree(root) == {**start, ".memzoi/proposals/resolved/rejected/other.md": b"someone else's\n"}
+    else:
+        assert tree(root) == start and not resolved.exists()

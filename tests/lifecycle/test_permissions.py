@@ -174,3 +174,81 @@ def test_preview_refuses_a_read_only_target_as_the_change_would(repo):
     with pytest.raises(L.Refusal) as err:
         dry_run(repo, lambda root: plan_reattest(root, "prefer-small-modules"))
     assert err.value.code == "read_only"
+
+
+# -- why a file cannot be written: the advice fits the reason --------------------------------------------------
+
+def read_only_mount(monkeypatch, top: Path) -> None:
+    """``statvfs`` reports the file system below ``top`` as mounted read-only (as a ``ro`` mount does)."""
+    real = os.statvfs
+
+    def statvfs(path):
+        st = real(path)
+        if not os.path.abspath(os.fsdecode(path)).startswith(str(top)):
+            return st
+        fields = list(st)
+        fields[8] |= os.ST_RDONLY
+        return os.statvfs_result(fields)
+
+    monkeypatch.setattr(os, "statvfs", statvfs)
+
+
+def denied(monkeypatch, *paths: Path) -> None:
+    """This user may not write ``paths`` (as for a file or folder of another user; root passes every check)."""
+    real, names = os.access, {str(p) for p in paths}
+
+    def access(path, how, *a, **k):
+        if os.path.abspath(os.fsdecode(path)) in names and how & os.W_OK:
+            return False
+        return real(path, how, *a, **k)
+
+    monkeypatch.setattr(os, "access", access)
+
+
+def test_a_read_only_mount_is_named_as_such_not_as_a_mode(repo, cli, monkeypatch):
+    read_only_mount(monkeypatch, repo)
+    start, changes = tree(repo), len(L.history(repo))
+    for argv in (("proposals", "apply", "mem_2026_07_06_auth_001"), ("tombstone", "rust-msrv-is-1-96-1",
+                                                                      "--reason", "gone")):
+        code, out = cli(*argv)
+        assert code == 1 and out["error"]["code"] == "read_only_file_system", out
+        message = out["error"]["message"]
+        assert "read-only file system" in message and "remount" in message, message
+        assert "chmod" not in message and "mode 0" not in message, message
+    assert tree(repo) == start and len(L.history(repo)) == changes  # refused before anything is recorded
+
+
+def test_a_file_of_another_user_is_named_by_owner(repo, monkeypatch):
+    path = repo / RECORD
+    os.chmod(path, 0o644)
+    denied(monkeypatch, path)
+    res = propose_tombstone(repo, "rust-msrv-is-1-96-1", reason="gone", actor="r")
+    start = tree(repo)
+    with pytest.raises(L.Refusal) as err:
+        apply_proposal(repo, Path(res.files[0].path).stem, actor="r")  # would retire the record
+    assert err.value.code == "permission_denied" and err.value.path == RECORD
+    assert "not writable by this user (mode 0644" in err.value.message and "owner" in err.value.message
+    assert "chmod u+w) and retry" not in err.value.message
+    assert tree(repo) == start
+
+
+def test_a_folder_this_user_may_not_write_is_named(repo, monkeypatch):
+    path = repo / RECORD
+    denied(monkeypatch, path.parent)
+    res = propose_tombstone(repo, "rust-msrv-is-1-96-1", reason="gone", actor="r")
+    start = tree(repo)
+    with pytest.raises(L.Refusal) as err:
+        apply_proposal(repo, Path(res.files[0].path).stem, actor="r")
+    assert err.value.code == "permission_denied"
+    assert f"in a folder this user may not write ({path.parent}" in err.value.message, err.value.message
+    assert "make the folder writable" in err.value.message
+    assert tree(repo) == start
+
+
+def test_upgrade_names_a_read_only_mount(capsys, tmp_path, corpus, monkeypatch):
+    dst = legacy_copy(corpus, tmp_path)
+    before = dst.read_bytes()
+    read_only_mount(monkeypatch, tmp_path)
+    code, err = upgrade(capsys, str(dst), "--write")
+    assert code == 1 and "read-only file system" in err and "remount" in err and "chmod" not in err
+    assert dst.read_bytes() == before

@@ -157,6 +157,26 @@ def test_loose_modes_are_reported_by_doctor_and_tightened(repo, cli, capsys):
     assert next(c for c in report["checks"] if c["name"] == "runtime_modes")["status"] == "ok"
 
 
+def test_loose_resident_state_is_reported_by_doctor_and_tightened(repo, cli, capsys):
+    """The home's own state (resident candidate database, resident-file locks) is runtime state too."""
+    home = Path(os.environ["MEMZOI_HOME"])
+    assert cli("resident", "list")[0] == 0
+    db, locks = home / "memzoi-lsp-resident.db", home / "resident-locks"
+    assert db.is_file() and any(locks.iterdir())
+    os.chmod(db, 0o666)
+    for p in [locks, *locks.rglob("*")]:
+        os.chmod(p, 0o777)
+    main(["doctor", "--root", str(repo), "--json"])
+    check = next(c for c in json.loads(capsys.readouterr().out)["checks"] if c["name"] == "runtime_modes")
+    assert check["status"] == "warning", check
+    assert "memzoi-lsp-resident.db (0666)" in check["message"] and "resident-locks (0777)" in check["message"]
+    assert cli("resident", "list")[0] == 0  # any resident command tightens the database and every lock folder
+    assert {name: oct(mode) for name, mode in modes(home).items() if mode & 0o077} == {}
+    main(["doctor", "--root", str(repo), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert next(c for c in report["checks"] if c["name"] == "runtime_modes")["status"] == "ok"
+
+
 def test_schema_2_ledger_loses_stored_secrets_on_first_open(tmp_path):
     db = tmp_path / "rt" / LEDGER_DB
     db.parent.mkdir()

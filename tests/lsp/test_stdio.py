@@ -269,3 +269,37 @@ def test_client_mistakes_log_one_line_not_a_traceback(tmp_path: Path):
     assert reply["error"]["code"] == -32602
     assert b"Traceback" not in err, err.decode(errors="replace")
     assert b"JsonRpcInvalidParams" in err  # the one line names what went wrong
+
+
+@pytest.mark.parametrize("level", [None, "DEBUG"])
+def test_an_undeserializable_message_logs_one_line_without_the_clients_text(tmp_path: Path, level):
+    # pygls formats the whole stack, with the value it could not read, into the text of "Unable to deserialize
+    # message": stderr gets that line with the exception's type only; --log-level DEBUG keeps the stack.
+    marker = "MARKER-client-text-7f3a"
+    root = tmp_path / "ws"
+    (root / ".memzoi" / "records").mkdir(parents=True)
+    proc = _spawn(tmp_path / "home", *(["--log-level", level] if level else []))
+    try:
+        for m in _init(root):
+            proc.stdin.write(m)
+        proc.stdin.write(frame({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {
+            "textDocument": {"uri": (root / ".memzoi" / "records" / "a.md").as_uri()},
+            "position": {"line": marker, "character": 0}}}))
+        proc.stdin.flush()
+        [reply] = [m for m in read_until(proc, lambda ms: any(m.get("id") == 2 and "method" not in m for m in ms))
+                   if m.get("id") == 2 and "method" not in m]
+        proc.stdin.write(frame({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}))
+        proc.stdin.write(frame({"jsonrpc": "2.0", "method": "exit"}))
+        proc.stdin.flush()
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert reply["error"]["code"] == -32602
+    text = err.decode(errors="replace")
+    if level == "DEBUG":
+        assert "Traceback" in text and "Unable to deserialize message" in text
+        return
+    [line] = [ln for ln in text.splitlines() if "Unable to deserialize message" in ln]
+    assert line.endswith("Unable to deserialize message (ClassValidationError; run with --log-level DEBUG for the "
+                         "stack)"), line
+    assert marker not in text and "Traceback" not in text and "Exception Group" not in text, text

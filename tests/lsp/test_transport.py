@@ -84,7 +84,7 @@ def test_parser_refuses_a_length_over_the_cap_without_buffering_it():
 class Server:
     """A real ``memzoi-lsp`` process with a thread reading its framed stdout into a queue."""
 
-    def __init__(self, root: Path, home: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(self, root: Path, home: Path, env: dict[str, str] | None = None, init_options=None) -> None:
         self.proc = subprocess.Popen(server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env={**os.environ, "MEMZOI_HOME": str(home), **(env or {})})
         self.messages: queue.Queue = queue.Queue()
@@ -92,7 +92,7 @@ class Server:
         self.stderr = b""
         self.send(frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "processId": None, "rootUri": root.as_uri(),
-            "capabilities": {"window": {"showDocument": {"support": True}}}}}))
+            "capabilities": {"window": {"showDocument": {"support": True}}}, "initializationOptions": init_options}}))
         assert self.wait(lambda m: m.get("id") == 1)["result"]["capabilities"]
         self.send(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
 
@@ -223,5 +223,32 @@ def test_null_reply_to_show_document_does_not_block_the_command(workspace: Path,
         assert reply["result"]["status"] == "applied", reply
         assert "result" in s.request(_hover(6))
         assert s.close() == 0
+    finally:
+        s.proc.kill()
+
+
+def test_a_client_that_never_answers_show_document_still_gets_the_command_answered(workspace: Path, tmp_path: Path):
+    # The wait for window/showDocument is bounded (a very short one here, so the test never waits on a clock):
+    # the tombstone is on disk, so the command answers and the server logs that the client did not answer.
+    git_init(workspace)
+    s = Server(workspace, tmp_path / "home3", init_options={"showDocumentTimeoutMs": 1})
+    try:
+        record = workspace / ".memzoi" / "records" / "use-pnpm.md"
+        s.send(frame({"jsonrpc": "2.0", "id": 5, "method": "workspace/executeCommand", "params": {
+            "command": "memzoi.tombstone", "arguments": [{"uri": record.as_uri(), "reason": "obsolete"}]}}))
+        seen: list = []
+        reply = s.wait(lambda m: m.get("id") == 5 and "method" not in m, seen)
+        assert reply["result"]["status"] == "applied", reply
+        [show] = [m for m in seen if m.get("method") == "window/showDocument"]  # asked, never answered
+        def said(m: dict) -> bool:  # logged before the reply (it is sent right after), or just after it
+            return m.get("method") == "window/logMessage" and "did not answer window/showDocument" in \
+                m["params"]["message"]
+        if not any(said(m) for m in seen):
+            s.wait(said)
+        # A late answer is taken quietly, and the server goes on.
+        s.send(frame({"jsonrpc": "2.0", "id": show["id"], "result": {"success": True}}))
+        assert "result" in s.request(_hover(6))
+        assert s.close() == 0
+        assert b"Traceback" not in s.stderr and b"InvalidStateError" not in s.stderr, s.stderr
     finally:
         s.proc.kill()

@@ -386,3 +386,21 @@ def test_resident_proposal_follows_the_promotion_policy(project, monkeypatch, tm
     assert res.data["status"] == "applied" and res.data["promoted"] and "promotion policy" in res.text
     assert (project / ".zuno" / "RULES.md").read_text(encoding="utf-8") == "Prefer hatch over setup.py."
     clear_cache()
+
+
+def test_a_runtime_directory_failure_is_a_named_tool_error_not_an_internal_one(project, monkeypatch):
+    # A full, read-only or damaged runtime directory is the machine's state: the tool says which database and what
+    # to do, with the command line's code, instead of "internal_error".
+    from dataclasses import replace
+
+    from memzoi.runtime_errors import runtime_error
+
+    db = project / "memzoi-lsp-resident.db"
+
+    def handler(_s, _a):
+        raise runtime_error(sqlite3.DatabaseError("file is not a database"), db, "resident")
+
+    monkeypatch.setitem(tools.TOOLS, "search_memory", replace(tools.TOOLS["search_memory"], handler=handler))
+    res = tools.call(_session(project), "search_memory", {"query": "x"})
+    assert res.is_error and res.data["error"]["code"] == "corrupt_database"
+    assert str(db) in res.data["error"]["message"] and "move it aside" in res.data["error"]["message"]

@@ -31,6 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..ledger import Refusal
+from ..runtime_errors import RuntimeStateError
 from ..models.common import Lane, MemoryType
 
 log = logging.getLogger("memzoi.agent")
@@ -147,6 +148,8 @@ def call(session: Session, name: str, arguments: dict[str, Any] | None) -> ToolR
     except Refusal as err:
         extra = {"reasons": err.codes} if hasattr(err, "codes") else {}
         return ToolResult.error(err.code, err.message, **extra)
+    except RuntimeStateError as err:  # a full, read-only or damaged runtime directory: named, not a bug
+        return ToolResult.error(err.code, err.message)
     except Exception as err:  # a bug must not kill the channel or leak a traceback to the model
         log.exception("tool %s failed", name)
         return ToolResult.error("internal_error", f"{name} failed ({type(err).__name__}); see the server's stderr")

@@ -13,6 +13,7 @@ Kept free of heavy imports: ``memzoi --version`` and ``memzoi check`` load only 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import textwrap
 from typing import TYPE_CHECKING
@@ -86,3 +87,23 @@ def require_project(args: argparse.Namespace) -> Path | None:
         print(NOT_A_PROJECT.format(root=root), file=sys.stderr)
         return None
     return root
+
+
+def fail(args: argparse.Namespace, code: str, message: str) -> int:
+    """Report a failed command: ``{"error": {"code", "message"}}`` on stdout with ``--json``, else one line on
+    stderr; returns exit code 1."""
+    if getattr(args, "json", False):
+        sys.stdout.write(json.dumps({"error": {"code": code, "message": message}}, indent=2, ensure_ascii=False)
+                         + "\n")
+    else:
+        print(f"memzoi: {message}", file=sys.stderr)
+    return 1
+
+
+def refuse_linked_plane(args: argparse.Namespace, root: Path) -> int | None:
+    """Exit 1 with a ``canonical_path`` error when a git-plane folder of ``root`` (``.memzoi``, its ``records``
+    or ``proposals``) is a symlink, which nothing reads through (as ``memzoi check`` reports); ``None`` otherwise."""
+    from ..workspace import linked_plane, linked_plane_message
+
+    linked = linked_plane(root / ".memzoi")
+    return fail(args, "canonical_path", linked_plane_message(linked)) if linked else None

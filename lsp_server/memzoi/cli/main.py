@@ -2,7 +2,8 @@
 
 Exit codes: 0 success, 1 findings of error severity or a refused operation, 2 usage errors (also: not inside a
 project). Errors are one line on stderr naming the file and what to do (``{"error": {"code", "message"}}`` on
-stdout with ``--json``): an ``OSError`` from any command is turned into that line here, in one place, and so is an
+stdout with ``--json``): an ``OSError`` from any command is turned into that line here, in one place, and so is a
+failure of the runtime directory (a full disk, a read-only mount, a damaged database: ``RuntimeStateError``) and an
 unexpected exception (an internal error, exit 1; ``--debug`` logs its stack on stderr without any message or
 value). The conventions every command follows are in :mod:`memzoi.cli._common`.
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import json
 import os
 import sys
 from importlib import import_module
@@ -76,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:
         return _fail(args, *os_error(err))
     except Exception as err:  # a bug: one line (and the stack with --debug), never a traceback
+        state = _runtime_state(err)
+        if state is not None:
+            return _fail(args, *state)
         from ..barrier import log_internal_error
 
         log_internal_error(err)
@@ -115,14 +118,28 @@ def os_error(err: OSError) -> tuple[str, str]:
     return code, f"{where}{err.strerror or err.__class__.__name__}; {advice}"
 
 
+def _runtime_state(err: Exception) -> tuple[str, str] | None:
+    """``(code, message)`` when ``err`` is a failure of the runtime directory rather than a bug: a
+    :class:`~memzoi.runtime_errors.RuntimeStateError` (it names its database or folder), or an ``sqlite3.Error``
+    that reached the top without one (only runtime state is SQLite: the memzoi home is named)."""
+    from ..runtime_errors import RuntimeStateError
+
+    if isinstance(err, RuntimeStateError):
+        return err.code, err.message
+    if "sqlite3" in sys.modules and isinstance(err, sys.modules["sqlite3"].Error):
+        from ..runtime import memzoi_home
+        from ..runtime_errors import runtime_error
+
+        state = runtime_error(err, memzoi_home(), "directory")
+        return state.code, state.message
+    return None
+
+
 def _fail(args: argparse.Namespace, code: str, message: str) -> int:
-    """Report a failed command: JSON on stdout with ``--json``, else one line on stderr; exit code 1."""
-    if getattr(args, "json", False):
-        sys.stdout.write(json.dumps({"error": {"code": code, "message": message}}, indent=2, ensure_ascii=False)
-                         + "\n")
-    else:
-        print(f"memzoi: {message}", file=sys.stderr)
-    return 1
+    """Report a failed command (:func:`memzoi.cli._common.fail`); exit code 1."""
+    from ._common import fail
+
+    return fail(args, code, message)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,7 +12,7 @@ from ..lifecycle.common import PENDING, packet_rel
 from ..pathsafety import shown_id, shown_path
 from ..safety.redact import redact, secret_spans
 from ..workspace import walk
-from ._common import add_command, add_group
+from ._common import add_command, add_group, refuse_linked_plane
 from ._changes import add_common, emit_json, project_root, refuse, run_write
 
 
@@ -88,6 +88,9 @@ def _summary(root, path) -> dict:
 def run_list(args: argparse.Namespace) -> int:
     """List pending packets, oldest file name first."""
     root = project_root(args)
+    refused = refuse_linked_plane(args, root)  # never read through a symlinked .memzoi or proposals folder
+    if refused is not None:
+        return refused
     items = [_summary(root, p) for p in walk(root / PENDING).files]
     if args.json:
         emit_json({"proposals": [{k: v for k, v in i.items() if k != "analysis"} for i in items]})
@@ -103,6 +106,9 @@ def run_list(args: argparse.Namespace) -> int:
 def run_show(args: argparse.Namespace) -> int:
     """Show one pending packet: its fields, body and findings."""
     root = project_root(args)
+    refused = refuse_linked_plane(args, root)  # never read through a symlinked .memzoi or proposals folder
+    if refused is not None:
+        return refused
     try:
         rel = packet_rel(root, args.packet)
     except Refusal as err:

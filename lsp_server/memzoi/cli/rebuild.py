@@ -10,8 +10,9 @@ import argparse
 import sys
 import time
 
-from ..index import Index, IndexUnavailable
-from ._common import add_command
+from ..index import Index
+from ..runtime_errors import guard
+from ._common import add_command, refuse_linked_plane
 from ._changes import add_common, emit_json, project_root
 
 
@@ -55,24 +56,27 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Recreate the disposable workspace index (SQLite, full-text search) in the runtime directory "
         "from the .memzoi files. Progress is shown on a terminal.",
         examples=["memzoi rebuild", "memzoi rebuild --json"],
-        exits={1: "the index cannot be written"})
+        exits={1: "the index cannot be written, or a .memzoi, records or proposals folder is a symlink"})
     add_common(p, actor=False)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Rebuild; exit 0, or 1 when the index cannot be written."""
+    """Rebuild; exit 0, or 1 when the index cannot be written (:class:`~memzoi.runtime_errors.RuntimeStateError`,
+    reported by the dispatcher)."""
     root = project_root(args)
+    refused = refuse_linked_plane(args, root)  # nothing is read through a symlinked .memzoi/records/proposals
+    if refused is not None:
+        return refused
     progress = StderrProgress("rebuild")
     try:
-        with Index(root) as index:
+        # A full, read-only or damaged index raises RuntimeStateError (IndexUnavailable is one), which the
+        # dispatcher prints as one line, or as {"error": …} with --json.
+        with Index(root) as index, guard(index.path, "index"):
             result = index.rebuild(progress)
             db = index.path
-    except IndexUnavailable as err:
+    finally:
         progress.finish()
-        print(f"memzoi: {err}", file=sys.stderr)
-        return 1
-    progress.finish()
     if args.json:
         emit_json({
             "records_root": str(root / ".memzoi" / "records"),

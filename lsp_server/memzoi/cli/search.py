@@ -14,9 +14,10 @@ import argparse
 import json
 import sys
 
-from ..index import Index, IndexUnavailable, SearchHit
+from ..index import Index, SearchHit
+from ..runtime_errors import guard
 from ..safety.redact import scrub
-from ._common import add_command
+from ._common import add_command, refuse_linked_plane
 from ._changes import add_common, emit_json, project_root
 from .rebuild import StderrProgress
 
@@ -28,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Full-text search (BM25) of record and proposal titles and bodies through the workspace "
         "index, refreshed first for changed files.",
         examples=["memzoi search pnpm", "memzoi search problem json --kind record --limit 3 --json"],
-        exits={0: "success (also with no match)", 1: "the index is unusable",
+        exits={0: "success (also with no match)", 1: "the index is unusable, or a .memzoi, records or proposals folder is a symlink",
                2: "usage error (a bad --limit), or not inside a project"})
     p.add_argument("query", nargs="+", metavar="QUERY", help="words to find (all must match; prefixes match)")
     p.add_argument("--limit", type=int, default=10, help="at most this many results (default 10)")
@@ -73,19 +74,20 @@ def run(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     kinds = ("record", "proposal") if args.kind == "all" else (args.kind,)
     root = project_root(args)
+    refused = refuse_linked_plane(args, root)  # nothing is read through a symlinked .memzoi/records/proposals
+    if refused is not None:
+        return refused
     progress = StderrProgress("search")
     try:
-        with Index(root) as index:
+        # An unusable index raises RuntimeStateError, reported by the dispatcher (JSON on stdout with --json).
+        with Index(root) as index, guard(index.path, "index"):
             if index.schema_problem:
                 index.rebuild(progress)
             else:
                 index.refresh(progress)
             hits = index.search(query, limit=args.limit, kinds=kinds)
-    except IndexUnavailable as err:
+    finally:
         progress.finish()
-        print(f"memzoi: {err}", file=sys.stderr)
-        return 1
-    progress.finish()
     if args.json:
         emit_json({
             "query": scrub(query),  # a secret typed into the query is not echoed

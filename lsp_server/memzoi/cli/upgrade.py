@@ -141,8 +141,7 @@ def _upgrade_one(path: Path, display: str, write: bool) -> dict | None:
         except ExternalChange:
             return failed("changed while upgrading, so it was not written; run the command again")
         except ReadOnlyTarget as err:
-            return failed(f"{err.strerror}, so it was not written; make it writable (chmod u+w) and run the "
-                          "command again")
+            return failed(f"{err.strerror}, so it was not written; {err.advice} and run the command again")
         except OSError as err:
             return failed(f"cannot write ({err.strerror or err}); the file is unchanged or fully upgraded, never "
                           "half-written: check the disk and permissions and run the command again")

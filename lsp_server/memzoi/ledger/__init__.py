@@ -14,7 +14,9 @@ A change runs under the repository lifecycle lock (:mod:`memzoi.lock`):
 3. every file is checked against its before snapshot, then switched by :func:`memzoi.fsutil.swap_file`, which
    compares the displaced bytes at the moment of the switch: an edit made meanwhile refuses the change
    (``external_drift``; files already written are put back) and is never lost; an I/O error rolls the change back
-   where the disk allows (``write_failed``), and a failing ledger write refuses with ``ledger_unavailable``;
+   where the disk allows (``write_failed``), and a failing ledger write refuses with the runtime error's code
+   (``disk_full``, ``read_only_file_system``, ``permission_denied``, ``io_error``, ``corrupt_database``, else
+   ``ledger_unavailable``: :mod:`memzoi.runtime_errors`), naming the database;
 4. the change is recorded ``applied``.
 
 Modules: :mod:`.model` (values), :mod:`.schema` (tables, migrations, stored states), :mod:`.store` (the

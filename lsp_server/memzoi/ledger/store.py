@@ -16,6 +16,7 @@ from typing import Any
 
 from ..fsutil import UnsafeWriteError, read_state
 from ..runtime import LEDGER_DB, memzoi_home, private_dir, private_file, project_runtime_dir
+from ..runtime_errors import guard, runtime_error
 from .model import ChangeRecord, FileChange, Refusal
 from .schema import _SCHEMA, _USER_VERSION, _state, migrate  # noqa: F401 (schema names stay importable here)
 
@@ -107,11 +108,15 @@ def _runtime_dir(root: str, home: str, has_git: bool) -> Path:
 
 def cached_runtime_dir(project_root: str | os.PathLike[str], *, create: bool = True) -> Path:
     """The project's runtime directory (created when ``create``), cached per root, ``MEMZOI_HOME`` and git
-    presence because deriving the repository key runs git."""
+    presence because deriving the repository key runs git. Raises
+    :class:`~memzoi.runtime_errors.RuntimeStateError` when the directory cannot be created."""
     root = Path(project_root).resolve()
     path = _runtime_dir(str(root), str(memzoi_home()), (root / ".git").exists())
     if create:
-        private_dir(path)
+        try:
+            private_dir(path)
+        except OSError as err:  # a full or read-only MEMZOI_HOME is the machine's state, not a bug
+            raise runtime_error(err, path, "directory") from err
     return path
 
 
@@ -142,20 +147,32 @@ class Ledger:
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
-        """A connection in autocommit mode (transactions are explicit ``BEGIN IMMEDIATE``)."""
-        private_dir(self.path.parent)
-        private_file(self.path)
-        conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        """A connection in autocommit mode (transactions are explicit ``BEGIN IMMEDIATE``).
+
+        A database that cannot be opened or used (full disk, read-only mount, permissions, damaged file) raises
+        :class:`~memzoi.runtime_errors.RuntimeStateError` naming it, also for SQLite errors of the ``with``
+        block; other exceptions of the block pass unchanged."""
         try:
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            # Freed pages are zeroed, so bytes a migration purges do not linger in the file.
-            conn.execute("PRAGMA secure_delete=ON")
-            migrate(conn, self.path)
-            private_file(self.path)  # the -wal and -shm files SQLite just created
-            yield conn
+            private_dir(self.path.parent)
+            private_file(self.path)
+            conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        except (OSError, sqlite3.Error) as err:
+            raise runtime_error(err, self.path, "ledger") from err
+        try:
+            with guard(self.path, "ledger"):
+                conn.row_factory = sqlite3.Row
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=FULL")
+                conn.execute("PRAGMA foreign_keys=ON")
+                # Freed pages are zeroed, so bytes a migration purges do not linger in the file.
+                conn.execute("PRAGMA secure_delete=ON")
+                migrate(conn, self.path)
+            try:
+                private_file(self.path)  # the -wal and -shm files SQLite just created
+            except OSError as err:
+                raise runtime_error(err, self.path, "ledger") from err
+            with guard(self.path, "ledger"):
+                yield conn
         finally:
             conn.close()
 

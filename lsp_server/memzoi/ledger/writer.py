@@ -9,9 +9,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..fsutil import ExternalChange, ReadOnlyTarget, check_writable, swap_file
+from ..fsutil import ExternalChange, ReadOnlyTarget, check_creatable, check_writable, swap_file
 from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
 from ..pathsafety import name_findings
+from ..runtime_errors import RuntimeStateError, runtime_error
 from ..safety.redact import holds_secret
 from .model import SOURCES, ChangePlan, ChangeResult, FileChange, Purged, Refusal
 from .reconcile import _classify, _cleanup_temps, _reconcile_locked
@@ -89,18 +90,27 @@ def purged_message(path: str) -> str:
 
 
 def _refuse_unwritable(root: Path, files: list[FileChange], *, forward: bool) -> None:
-    """Refuse (``read_only``) before anything is recorded when a file the change rewrites or removes has no
-    write permission: memzoi keeps permissions and never writes a read-only file."""
+    """Refuse before anything is recorded when a file the change rewrites or removes cannot be written, or a
+    file it creates cannot be created: memzoi keeps permissions and never writes a read-only file. The code and
+    the advice follow the reason (:class:`~memzoi.fsio.ReadOnlyTarget`): ``read_only`` for a file without a
+    write bit, ``read_only_file_system`` for a read-only mount, ``permission_denied`` for a file or folder this
+    user may not write."""
     for f in files:
         src, dst = (f.before, f.after) if forward else (f.after, f.before)
-        if src is None or src == dst:
+        if src == dst:
             continue
         try:
-            check_writable(safe_path(root, f.path))
+            path = safe_path(root, f.path)
+            check_writable(path) if src is not None else check_creatable(path)
         except ReadOnlyTarget as err:
-            raise Refusal("read_only", f"{f.path}: the file is {err.strerror}, so memzoi does not write it and "
-                          "nothing was written; make it writable (chmod u+w) and retry, or leave it as it is",
-                          f.path) from None
+            raise unwritable_refusal(f.path, err) from None
+
+
+def unwritable_refusal(rel: str, err: ReadOnlyTarget) -> Refusal:
+    """The refusal for the file ``rel`` that :func:`~memzoi.fsio.check_writable` found unwritable: its code and
+    advice follow the reason (a mode, a read-only mount, an owner, a folder)."""
+    return Refusal(err.code, f"{rel}: the file is {err.strerror}, so memzoi does not write it and nothing was "
+                   f"written; {err.advice} and retry" + (", or leave it as it is" if err.reason == "mode" else ""), rel)
 
 
 @contextmanager
@@ -115,10 +125,18 @@ def _locked(project_root: Path, timeout: float) -> Iterator[tuple[Ledger, sqlite
             _step("unlocking")
     except LockBusy as err:
         raise Refusal("lock_busy", str(err)) from err
-    except sqlite3.Error as err:
-        raise Refusal("ledger_unavailable", f"the ledger could not be read or written ({err}); every file is at "
-                      "its before or after bytes and the next command reconciles the change from them: free disk "
-                      "space or check the runtime directory's permissions, then retry") from err
+    except (sqlite3.Error, RuntimeStateError) as err:
+        raise ledger_refusal(err, Ledger.for_project(project_root, create=False).path) from err
+
+
+def ledger_refusal(err: sqlite3.Error | RuntimeStateError, db: Path) -> Refusal:
+    """The refusal of a change whose ledger ``db`` failed: the runtime error's code (``disk_full``,
+    ``read_only_file_system``, ``permission_denied``, ``corrupt_database``, …; ``ledger_unavailable`` when SQLite
+    gives no reason), naming the database and what to do, and saying that no file is left half-written."""
+    state = runtime_error(err, db, "ledger")
+    code = "ledger_unavailable" if state.code == "runtime_unavailable" else state.code
+    return Refusal(code, f"{state.message}. No file is left half-written: every file is at its before or after "
+                   "bytes, and the next command reconciles an interrupted change from them")
 
 
 def dry_run(project_root: str | os.PathLike[str], build: Callable[[Path], ChangePlan], *,
@@ -200,10 +218,12 @@ def _perform(root: Path, ledger: Ledger, conn: sqlite3.Connection, change_id: st
              *, phase: str) -> None:
     forward = phase == "apply"
     done, undone_back = ("applied", "failed") if forward else ("undone", "applied")
+    folders = _new_folders(root, files, forward=forward)
     try:
         _write_files(root, files, forward=forward, prefix=phase)
     except _Drift as drift:
         clean = _rollback(root, files, drift.written, forward=forward)
+        _remove_empty(folders)
         what = "applying" if forward else "undoing"
         message = (
             f"{drift.path}: the file changed after memzoi read it, so {what} change {change_id} was refused and "
@@ -223,6 +243,8 @@ def _perform(root: Path, ledger: Ledger, conn: sqlite3.Connection, change_id: st
             _rollback(root, files, len(files), forward=forward)
         _cleanup_temps(root, files)
         status = _classify(root, files, phase)
+        if status != done:
+            _remove_empty(folders)
         reason = err.message if isinstance(err, Refusal) else (err.strerror or str(err))
         message = f"writing change {change_id} failed: {reason}"
         ledger.set_status(conn, change_id, status, diagnostic=message, phase=phase)
@@ -231,6 +253,31 @@ def _perform(root: Path, ledger: Ledger, conn: sqlite3.Connection, change_id: st
         raise Refusal("write_failed", message + f"; the change is now {status}") from err
     _step(f"{phase}:written")
     ledger.set_status(conn, change_id, done, phase=phase)
+
+
+def _new_folders(root: Path, files: list[FileChange], *, forward: bool) -> list[Path]:
+    """The folders writing ``files`` would create (missing parents of the files the change creates, e.g.
+    ``proposals/resolved/rejected/``), deepest first."""
+    out: set[Path] = set()
+    for f in files:
+        src, dst = (f.before, f.after) if forward else (f.after, f.before)
+        if src is not None or dst is None:
+            continue
+        d = (root / f.path).parent
+        while d != root and root in d.parents and not os.path.lexists(d):
+            out.add(d)
+            d = d.parent
+    return sorted(out, key=lambda p: len(p.parts), reverse=True)
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove the folders a failed change created, deepest first, each only while it is empty (anything another
+    process put there meanwhile keeps its folder)."""
+    for d in folders:
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
 
 
 def undo_change(

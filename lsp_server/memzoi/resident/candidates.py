@@ -27,7 +27,8 @@ from typing import Any
 
 from ..ledger import Refusal
 from ..ledger.store import immediate as transaction
-from ..runtime import private_file
+from ..runtime import memzoi_home, private_file
+from ..runtime_errors import guard, runtime_error
 from .store import runtime_root
 
 DB_NAME = "memzoi-lsp-resident.db"
@@ -142,21 +143,30 @@ def db_path() -> Path:
 @contextmanager
 def connect(path: Path | None = None) -> Iterator[sqlite3.Connection]:
     """A connection (autocommit; WAL, synchronous FULL, busy timeout 5 s) to the candidate database, created
-    with mode 0600 on first use."""
-    path = private_file(path or db_path())
-    conn = sqlite3.connect(path, isolation_level=None, timeout=5)
+    with mode 0600 on first use. A database that cannot be opened or used (full disk, read-only mount,
+    permissions, damaged file) raises :class:`~memzoi.runtime_errors.RuntimeStateError` naming it."""
     try:
-        conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=FULL")
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version == 0:
-            conn.executescript(_SCHEMA)
-            conn.execute(f"PRAGMA user_version={_USER_VERSION}")
-        elif version != _USER_VERSION:
-            raise Refusal("resident_schema", f"{path}: unsupported candidate schema version {version}; upgrade memzoi-lsp")
-        private_file(path)  # the -wal and -shm files SQLite just created
-        yield conn
+        path = private_file(path or db_path())
+        conn = sqlite3.connect(path, isolation_level=None, timeout=5)
+    except (OSError, sqlite3.Error) as err:
+        raise runtime_error(err, path or memzoi_home() / DB_NAME, "resident") from err
+    try:
+        with guard(path, "resident"):
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                conn.executescript(_SCHEMA)
+                conn.execute(f"PRAGMA user_version={_USER_VERSION}")
+            elif version != _USER_VERSION:
+                raise Refusal("resident_schema", f"{path}: unsupported candidate schema version {version}; upgrade memzoi-lsp")
+        try:
+            private_file(path)  # the -wal and -shm files SQLite just created
+        except OSError as err:
+            raise runtime_error(err, path, "resident") from err
+        with guard(path, "resident"):
+            yield conn
     finally:
         conn.close()
 

@@ -27,7 +27,8 @@ from pathlib import Path
 from ..fsutil import UnsafeWriteError, atomic_write, read_state
 from ..ledger import Refusal
 from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock, path_lock
-from ..runtime import memzoi_home, private_dir, runtime_key
+from ..runtime import RESIDENT_LOCKS, memzoi_home, private_dir, runtime_key, tighten_tree
+from ..runtime_errors import runtime_error
 from .format import parse, round_trips, serialize
 from .locator import Operation, check_cap, project
 from .scope import ResidentFile
@@ -66,7 +67,11 @@ def resident_lock(path: Path, *, timeout: float = DEFAULT_TIMEOUT) -> Iterator[N
     every memzoi process with the same ``MEMZOI_HOME`` (CLI, server, MCP) runs one operation on the file at a
     time, reconciliation and decisions included. Writers also take :func:`write_lock`, which excludes other
     programs. Raises :class:`Refusal` ``lock_busy`` after ``timeout`` s."""
-    locks = private_dir(runtime_root() / "resident-locks")
+    try:
+        locks = private_dir(runtime_root() / RESIDENT_LOCKS)
+        tighten_tree(locks)  # every lock folder, not only this file's: doctor reports them all
+    except OSError as err:  # a full or read-only MEMZOI_HOME: named, with what to do
+        raise runtime_error(err, memzoi_home() / RESIDENT_LOCKS, "directory") from err
     folder = locks / runtime_key("resident", [str(resolved(path)).encode()])
     try:
         with lifecycle_lock(path, timeout=timeout, runtime_dir=folder):

@@ -1,0 +1,221 @@
+"""A runtime directory that is full, read-only, not ours to write, or holds a damaged database: every command that
+uses it answers with one line naming the database or folder and what to do (``{"error": {"code", "message"}}`` on
+stdout with ``--json``), exit 1: never "internal error", never a bare stderr line under ``--json``.
+
+Faults are simulated without root or mounts: SQLite's own errors (with their result codes) from a patched
+``sqlite3.connect``, the OS's from ``os.open``/``os.mkdir`` for paths under the memzoi home, and the file system's
+state from ``os.statvfs``/``os.access``; a damaged database is a real file of garbage.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memzoi.cli.main import main
+from memzoi.runtime_errors import classify, file_system_problem, runtime_error
+
+from .conftest import PENDING
+
+TARGET = "semantic/decisions/auth-client-validation"
+PROPOSAL = "mem_2026_07_06_auth_001"
+#: fault → the code every command reports
+CODES = {"enospc": "disk_full", "erofs": "read_only_file_system", "eacces": "permission_denied",
+         "corrupt": "corrupt_database"}
+# SQLite's result codes and texts, as a real failure carries them.
+_SQLITE = {"enospc": (13, "database or disk is full"), "erofs": (14, "unable to open database file"),
+           "eacces": (14, "unable to open database file")}
+_ERRNO = {"enospc": errno.ENOSPC, "erofs": errno.EROFS, "eacces": errno.EACCES}
+
+
+def sqlite_error(kind: str) -> sqlite3.OperationalError:
+    code, text = _SQLITE[kind]
+    err = sqlite3.OperationalError(text)
+    err.sqlite_errorcode = code
+    return err
+
+
+class Fault:
+    """Patches that make the memzoi home ``home`` behave as full, read-only or unwritable."""
+
+    def __init__(self, kind: str, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.kind, self.home = kind, str(home)
+        real_connect, real_open, real_mkdir = sqlite3.connect, os.open, os.mkdir
+        real_statvfs, real_access = os.statvfs, os.access
+        writing = os.O_CREAT | os.O_WRONLY | os.O_RDWR
+
+        def under(path) -> bool:
+            return os.path.abspath(os.fsdecode(path)).startswith(self.home)
+
+        def connect(path, *a, **k):
+            if under(path):
+                if kind == "enospc":  # opens, then every statement fails, as on a full disk
+                    return _Failing(real_connect(path, *a, **k), lambda: sqlite_error(kind))
+                raise sqlite_error(kind)
+            return real_connect(path, *a, **k)
+
+        def open_(path, flags, *a, **k):
+            if under(path) and flags & writing and (kind != "enospc" or not os.path.exists(path)):
+                raise OSError(_ERRNO[kind], os.strerror(_ERRNO[kind]), os.fsdecode(path))
+            return real_open(path, flags, *a, **k)
+
+        def mkdir(path, *a, **k):
+            if under(path) and not os.path.isdir(path):
+                raise OSError(_ERRNO[kind], os.strerror(_ERRNO[kind]), os.fsdecode(path))
+            return real_mkdir(path, *a, **k)
+
+        def statvfs(path):
+            st = real_statvfs(path)
+            if not under(path):
+                return st
+            fields = list(st)
+            if kind == "erofs":
+                fields[8] |= os.ST_RDONLY  # f_flag
+            if kind == "enospc":
+                fields[4] = 0  # f_bavail
+            return os.statvfs_result(fields)
+
+        def access(path, mode, *a, **k):
+            if kind == "eacces" and under(path) and mode & os.W_OK:
+                return False
+            return real_access(path, mode, *a, **k)
+
+        for obj, name, fn in [(sqlite3, "connect", connect), (os, "open", open_), (os, "mkdir", mkdir),
+                              (os, "statvfs", statvfs), (os, "access", access)]:
+            monkeypatch.setattr(obj, name, fn)
+
+
+class _Failing:
+    """A connection whose statements all fail with ``make()``."""
+
+    def __init__(self, conn: sqlite3.Connection, make) -> None:
+        object.__setattr__(self, "_conn", conn)
+        object.__setattr__(self, "_make", make)
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._conn, name, value)
+
+    def _fail(self, *args, **kwargs):
+        raise self._make()
+
+    execute = executemany = executescript = _fail
+
+
+def corrupt(home: Path) -> None:
+    for db in home.rglob("*.db"):
+        for companion in (db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+            companion.unlink(missing_ok=True)
+        db.write_bytes(b"this is not an SQLite database\n" * 200)
+
+
+@pytest.fixture
+def used(repo, capsys):
+    """The seeded repository after a change, a rebuild and a resident listing: ledger, index and resident
+    database exist. Returns ``(root, home, change id)``."""
+    def run(*argv):
+        capsys.readouterr()
+        code = main([*argv, "--root", str(repo), "--json"])
+        return code, capsys.readouterr().out
+    code, out = run("tombstone", TARGET, "--reason", "obsolete")
+    assert code == 0, out
+    assert run("rebuild")[0] == 0
+    assert run("resident", "list")[0] == 0
+    home = Path(os.environ["MEMZOI_HOME"])
+    assert {p.name for p in home.rglob("*.db")} >= {"memzoi-lsp-ledger.db", "memzoi-lsp-index.db",
+                                                     "memzoi-lsp-resident.db"}
+    return repo, home, json.loads(out)["change_id"]
+
+
+COMMANDS = [
+    ("rebuild",), ("search", "auth"), ("history",), ("reconcile",), ("undo", "{cid}"),
+    ("proposals", "apply", PROPOSAL), ("proposals", "reject", PROPOSAL, "--reason", "no"),
+    ("supersede", TARGET, "--title", "New", "--body", "Newer guidance.", "--reason", "newer"),
+    ("local", "list"), ("resident", "list"),
+]
+
+
+def _apply(kind: str, home: Path, monkeypatch) -> None:
+    if kind == "corrupt":
+        corrupt(home)
+    else:
+        Fault(kind, home, monkeypatch)
+
+
+@pytest.mark.parametrize("kind", list(CODES))
+@pytest.mark.parametrize("argv", COMMANDS, ids=[" ".join(c[:2]) for c in COMMANDS])
+def test_every_command_names_the_runtime_failure_as_json(used, kind, argv, monkeypatch, capsys):
+    root, home, cid = used
+    _apply(kind, home, monkeypatch)
+    capsys.readouterr()
+    code = main([*(a.format(cid=cid) for a in argv), "--root", str(root), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 1, (out, err)
+    error = json.loads(out)["error"]
+    assert error["code"] == CODES[kind], error
+    assert str(home) in error["message"] and "internal" not in error["message"], error
+    assert "internal error" not in err
+
+
+@pytest.mark.parametrize("kind", list(CODES))
+@pytest.mark.parametrize("argv", COMMANDS[:4], ids=[" ".join(c[:2]) for c in COMMANDS[:4]])
+def test_without_json_it_is_one_line_on_stderr(used, kind, argv, monkeypatch, capsys):
+    root, home, _ = used
+    _apply(kind, home, monkeypatch)
+    capsys.readouterr()
+    code = main([*argv, "--root", str(root)])
+    out, err = capsys.readouterr()
+    assert code == 1 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("memzoi: ") and str(home) in lines[0], err
+    advice = {"disk_full": "free some space", "read_only_file_system": "read-only file system",
+              "permission_denied": "permission denied", "corrupt_database": "is damaged"}[CODES[kind]]
+    assert advice in lines[0]
+
+
+def test_rebuild_on_a_fresh_full_home_names_the_folder(repo, monkeypatch, capsys, tmp_path):
+    home = tmp_path / "full-home"
+    monkeypatch.setenv("MEMZOI_HOME", str(home))
+    Fault("enospc", home, monkeypatch)
+    for argv in (["rebuild"], ["tombstone", TARGET, "--reason", "r"], ["resident", "list"]):
+        capsys.readouterr()
+        assert main([*argv, "--root", str(repo), "--json"]) == 1
+        error = json.loads(capsys.readouterr().out)["error"]
+        assert error["code"] == "disk_full" and str(home) in error["message"], (argv, error)
+    assert not (repo / PENDING / "tombstone-semantic-decisions-auth-client-validation.md").exists()
+
+
+@pytest.mark.parametrize("kind", list(CODES))
+def test_doctor_reports_the_index_failure_as_a_check(used, kind, monkeypatch, capsys):
+    root, home, _ = used
+    _apply(kind, home, monkeypatch)
+    capsys.readouterr()
+    main(["doctor", "--root", str(root), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    check = next(c for c in report["checks"] if c["name"] == "index")
+    assert check["status"] == "warning" and "memzoi-lsp-index.db" in check["message"], check
+    assert report["next_steps"]
+
+
+def test_classification_of_sqlite_and_os_errors(tmp_path, monkeypatch):
+    db = tmp_path / "x.db"
+    assert classify(OSError(errno.ENOSPC, "full"), db) == "disk_full"
+    assert classify(OSError(errno.EROFS, "ro"), db) == "read_only_file_system"
+    assert classify(OSError(errno.EACCES, "denied"), db) == "permission_denied"
+    assert classify(sqlite3.DatabaseError("file is not a database"), db) == "corrupt_database"
+    assert classify(sqlite3.DatabaseError("database disk image is malformed"), db) == "corrupt_database"
+    assert classify(sqlite3.OperationalError("database is locked"), db) == "database_busy"
+    assert classify(sqlite3.OperationalError("no such table: x"), db) == "runtime_unavailable"
+    assert file_system_problem(db) is None
+    # An ambiguous SQLite error is named from the file system: a disk I/O error on a full disk is a full disk.
+    Fault("enospc", tmp_path, monkeypatch)
+    assert classify(sqlite3.OperationalError("disk I/O error"), db) == "disk_full"
+    state = runtime_error(sqlite3.OperationalError("disk I/O error"), db, "index")
+    assert state.code == "disk_full" and str(db) in state.message and "free some space" in state.advice
