@@ -19,6 +19,9 @@ from .decoding import fold
 from .invisible import strip_invisible
 
 F = r"(?:[\w'’-]+\s+){0,8}"  # bounded filler: 0–8 words
+#: A path prefix before a file name, bounded: an unbounded ``\S*`` retried at every ``>`` of one long line made
+#: the search quadratic (a 45 KB line took 5 s); no real path to an agent file is longer.
+P = r"\S{0,256}"
 S = r"\$\{?\w*(?:key|token|secret|password|passwd|credential|api)\w*\}?"
 M = r"(?:write|append|add|insert|inject|overwrite|modify|edit|replace|echo|tee|prepend)\s+(?:[^\n]{0,80}?\s)?(?:to|into|in)\s+(?:the\s+|your\s+)?"
 
@@ -67,8 +70,8 @@ _RULES: list[tuple[str, str, str, str, bool]] = [
     ("ssh_backdoor", PERSIST, r"(?:>>?|\btee\b|\becho\b|\bappend\b|\badd\b|\bwrite\b|\binsert\b|\bcat\b)[^\n]{0,160}?authorized_keys\b", "authorized & keys", False),
     ("ssh_access", PERSIST, r"(?:\b(?:echo|cp|mv|dd|tee|install|printf|rsync|scp|ln|chmod|chown|truncate|rm|curl|wget)\b|>>?)[^\n]{0,256}?(?:\$home/\.ssh|~/\.ssh)\b", "ssh", False),
     ("agent_credential_store", PERSIST, r"(?:~|\$home|\$\{home\})/[^\s\"'`]{0,80}?\b(?:mcp-)?auth\.json\b", "auth & json", False),
-    ("agent_config_mod", PERSIST, rf"(?:>>?\s*\S*|\btee\s+(?:-a\s+)?\S*|{M}|\b(?:silently|secretly|quietly)\s+(?:\w+\s+){{0,3}}?)(?:agents\.md|claude\.md|\.cursorrules|\.clinerules|\.windsurfrules|gemini\.md)\b", "agents claude cursorrules clinerules windsurfrules gemini", False),
-    ("agent_self_config_mod", PERSIST, rf"(?:>>?\s*\S*|\btee\s+(?:-a\s+)?\S*|{M})(?:\S*zuno\.jsonc?\b|\S*\.zuno/)", "zuno", False),
+    ("agent_config_mod", PERSIST, rf"(?:>>?\s*{P}|\btee\s+(?:-a\s+)?{P}|{M}|\b(?:silently|secretly|quietly)\s+(?:\w+\s+){{0,3}}?)(?:agents\.md|claude\.md|\.cursorrules|\.clinerules|\.windsurfrules|gemini\.md)\b", "agents claude cursorrules clinerules windsurfrules gemini", False),
+    ("agent_self_config_mod", PERSIST, rf"(?:>>?\s*{P}|\btee\s+(?:-a\s+)?{P}|{M})(?:{P}zuno\.jsonc?\b|{P}\.zuno/)", "zuno", False),
 ]
 
 
