@@ -180,20 +180,46 @@ function statusText(page) {
         }
         const titles = await page.evaluate(() => [...document.querySelectorAll('.action-widget .monaco-list-row')].map((r) => r.textContent.trim()));
         // Move the keyboard focus onto the action (mouse clicks are blocked by the menu's pointer shield).
+        let focused = '';
         for (let i = 0; i < 12; i++) {
-          const focused = await page.evaluate(() => document.querySelector('.action-widget .monaco-list-row.focused')?.textContent || '');
+          focused = await page.evaluate(() => document.querySelector('.action-widget .monaco-list-row.focused')?.textContent || '');
           if (focused.includes(title)) break;
           await page.keyboard.press('ArrowDown');
         }
+        if (!focused.includes(title)) throw new Error(`Ctrl+. menu: the focus never reached "${title}" (menu: ${titles})`);
         return titles;
       };
-      await quickOpen(page, 'mem_2026_07_06_auth_001.md');
-      const menu = await quickFix('Preview: apply proposal');
+      // What the window shows besides the editor: open dialogs, toasts and the active tab, for a failure's report.
+      const windowState = () => page.evaluate(() => ({
+        dialogs: [...document.querySelectorAll('.monaco-dialog-box')].map((e) => e.textContent.trim().slice(0, 300)),
+        toasts: [...document.querySelectorAll('.notification-toast')].map((e) => e.textContent.trim().slice(0, 300)),
+        tab: document.querySelector('.tab.active')?.textContent?.trim() || null,
+      }));
+      // Chooses `title` in the Ctrl+. menu of the pending proposal and waits for `done`. Under load the menu can be
+      // refreshed between the keyboard focus and Enter, which runs another action or none: each failed try is
+      // logged with what the window showed, dismissed, and tried again (three tries in all).
+      const runQuickFix = async (title, done, shotName) => {
+        for (let attempt = 1; ; attempt++) {
+          await quickOpen(page, 'mem_2026_07_06_auth_001.md');
+          const titles = await quickFix(title);
+          if (shotName) await page.screenshot({ path: shot(shotName) });
+          await page.keyboard.press('Enter');
+          try {
+            await done();
+            return titles;
+          } catch (err) {
+            const state = await windowState();
+            if (attempt >= 3) throw new Error(`${title}: ${err.message}; window: ${JSON.stringify(state)}`);
+            log(`${title} (try ${attempt}) did not finish; window:`, JSON.stringify(state));
+            await page.screenshot({ path: shot(`vscode-retry-${attempt}.png`) }).catch(() => {});
+            for (let i = 0; i < 3; i++) await page.keyboard.press('Escape');
+          }
+        }
+      };
+      const menu = await runQuickFix('Preview: apply proposal',
+        () => page.waitForSelector('.monaco-diff-editor', { timeout: 30000 }), 'vscode-quickfix-menu.png');
       step('Ctrl+. lists the lifecycle actions', { menu });
       if (!menu.some((t) => /Apply proposal/.test(t)) || !menu.some((t) => /Reject proposal…/.test(t))) throw new Error(`Ctrl+. menu: ${menu}`);
-      await page.screenshot({ path: shot('vscode-quickfix-menu.png') });
-      await page.keyboard.press('Enter');
-      await page.waitForSelector('.monaco-diff-editor', { timeout: 30000 });
       const diffTab = await page.evaluate(() => document.querySelector('.tab.active')?.textContent || '');
       step('Preview opens a diff', { tab: diffTab.trim() });
       if (!fs.existsSync(proposal)) throw new Error('the preview wrote files');
@@ -206,12 +232,11 @@ function statusText(page) {
       await page.keyboard.press('Control+W'); // View: Close All Editors
       await page.waitForSelector('.monaco-diff-editor', { state: 'detached', timeout: 20000 });
 
-      await quickOpen(page, 'mem_2026_07_06_auth_001.md');
-      await quickFix('Apply proposal');
-      await page.keyboard.press('Enter');
-      const deadline = Date.now() + 30000;
-      while (fs.existsSync(proposal) && Date.now() < deadline) await page.waitForTimeout(200);
-      if (fs.existsSync(proposal)) throw new Error('the proposal is still pending after Apply');
+      await runQuickFix('Apply proposal', async () => {
+        const deadline = Date.now() + 30000;
+        while (fs.existsSync(proposal) && Date.now() < deadline) await page.waitForTimeout(200);
+        if (fs.existsSync(proposal)) throw new Error('the proposal is still pending after Apply');
+      });
       const records = fs.readdirSync(path.join(WS, '.memzoi', 'records'));
       step('applied: packet resolved', { records: records.length });
       await page.waitForFunction(() => {

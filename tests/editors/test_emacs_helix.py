@@ -117,7 +117,7 @@ def test_helix_languages_toml() -> None:
     cfg = tomllib.loads((REPO / "editors" / "helix" / "languages.toml").read_text(encoding="utf-8"))
     assert cfg["language-server"]["memzoi-lsp"]["command"] == "memzoi-lsp"
     assert set(cfg["language-server"]["memzoi-lsp"]["config"]["memzoi"]) == {
-        "severity", "disabled", "debounceMs", "logLevel", "logToClient"}
+        "severity", "disabled", "debounceMs", "logLevel", "logToClient", "showDocumentTimeoutMs"}
     langs = {lang["name"]: lang for lang in cfg["language"]}
     md = langs["memzoi"]
     assert md["language-servers"] == ["memzoi-lsp"] and md["language-id"] == "markdown"

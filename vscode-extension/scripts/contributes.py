@@ -117,6 +117,14 @@ def configuration() -> dict:
             "scope": "window",
             "description": "Send the server's log records to the editor as window/logMessage (the Memzoi output); its standard error gets only warnings and errors.",
         },
+        "show_document_timeout_ms": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 600000,
+            "default": defaults.show_document_timeout_ms,
+            "scope": "window",
+            "description": "How long a lifecycle command waits for the editor to open the file it created, in milliseconds; the change is on disk either way.",
+        },
     }
     for name, field in fields.items():
         if name not in described:
