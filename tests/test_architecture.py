@@ -5,7 +5,9 @@
 * the core never imports pygls, lsprotocol or mcp, nor the server packages that use them;
 * ``memzoi_lsp`` never imports the command line (``memzoi.cli``): what the server shares with the CLI is core;
 * the accelerator ``memzoi.yaml_fast`` is imported by the YAML reader (``memzoi.yaml12``) only;
-* no core module is longer than :data:`MAX_LINES` lines.
+* no core or server module is longer than :data:`MAX_LINES` lines;
+* no function of ``memzoi_lsp`` has a cyclomatic complexity of :data:`MAX_COMPLEXITY` or more (a decision there
+  belongs to the core).
 """
 
 from __future__ import annotations
@@ -150,3 +152,47 @@ def test_core_modules_are_short():
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert {k: v for k, v in long.items() if k not in LONG_MODULES} == {}
     assert set(LONG_MODULES) <= set(long), "a module of the allow-list is short now: take it off the list"
+
+
+def test_server_modules_are_short():
+    long = {str(p.relative_to(SRC)): n for p in sorted((SRC / "memzoi_lsp").rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+#: The server only converts and wires: a function that branches this much holds a decision that belongs to the core.
+MAX_COMPLEXITY = 15
+_BRANCHES = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.IfExp, ast.ExceptHandler, ast.Assert, ast.match_case)
+
+
+def complexity(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """McCabe's cyclomatic complexity of ``fn``'s own body (nested functions and classes count on their own):
+    1 + branches + extra boolean operands + comprehension loops and their conditions."""
+    n, stack = 1, list(ast.iter_child_nodes(fn))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, _BRANCHES):
+            n += 1
+        elif isinstance(node, ast.BoolOp):
+            n += len(node.values) - 1
+        elif isinstance(node, ast.comprehension):
+            n += 1 + len(node.ifs)
+        stack.extend(ast.iter_child_nodes(node))
+    return n
+
+
+def test_complexity_counts_branches_of_the_own_body():
+    src = ("def f(a, b):\n    if a and b:\n        return [x for x in a if x]\n    for y in b:\n        pass\n"
+           "    def inner():\n        if a: pass\n    return 1 if a else 2\n")
+    fn = ast.parse(src).body[0]
+    assert complexity(fn) == 1 + 1 + 1 + 2 + 1 + 1  # if, and, comprehension + its if, for, if-expression
+
+
+def test_server_functions_only_convert_and_wire():
+    heavy = [f"{p.relative_to(SRC)}:{node.lineno} {node.name} ({c})"
+             for p in sorted((SRC / "memzoi_lsp").rglob("*.py"))
+             for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (c := complexity(node)) >= MAX_COMPLEXITY]
+    assert heavy == []

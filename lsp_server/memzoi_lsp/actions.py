@@ -25,6 +25,10 @@ from .convert import TextMap
 from .documents import Snapshot
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from memzoi.lifecycle.offers import Offer
+
     from .server import MemzoiServer
 
 QUICKFIX = types.CodeActionKind.QuickFix.value
@@ -203,90 +207,99 @@ def _action(ls: "MemzoiServer", title: str, kind: str, command: str, args: dict,
     return action
 
 
-def lifecycle_actions(ls: "MemzoiServer", snap: Snapshot) -> list[types.CodeAction]:
-    """Apply / Reject… / Route to local memory on pending packets (as the core's can-apply rule says);
-    Supersede… / Tombstone… (each with its Preview…, which needs the reason too) on active records; Undo on files whose last ledgered change can still be undone;
-    Recover… on uncertain changes."""
-    from memzoi.workspace import Role
+#: Menu titles of the core's offers (:mod:`memzoi.lifecycle.offers`): operation -> (title, kind, preview title).
+OFFER_TITLES = {
+    "apply": ("Apply proposal", APPLY_KIND, "Preview: apply proposal"),
+    "reject": ("Reject proposal…", REJECT_KIND, None),
+    "route_local": ("Route to local memory", ROUTE_KIND, None),
+    "supersede": ("Supersede record…", SUPERSEDE_KIND, "Preview: supersede record…"),
+    "tombstone": ("Tombstone record…", TOMBSTONE_KIND, "Preview: tombstone record…"),
+    "reattest": ("Re-attest (accept this edit)", REATTEST_KIND, None),
+}
+RECOVER_LABELS = {"restore-before": "restore the files as before", "complete-after": "complete the change",
+                  "accept": "accept the files as they are"}
 
-    from . import lifecycle, readiness
+
+def _offer_actions(ls: "MemzoiServer", uri: str, offer: "Offer") -> list[types.CodeAction | None]:
+    from . import lifecycle
     from .preview import PREVIEW
 
-    role = snap.analysis.placement.role
-    uri = snap.uri
-    dirty = "save the file first: lifecycle changes act on the file on disk" if is_dirty(ls, snap) else None
-    findings = ls.findings_for(snap)
-    errors = [f for f in findings if f.severity == 1]
-    out: list[types.CodeAction | None] = []
-    verdict = readiness.of(ls, snap)
-    if verdict is not None:
-        blocked = dirty or (None if verdict.can_apply else verdict.statement())
-        out.append(_action(ls, "Apply proposal", APPLY_KIND, lifecycle.APPLY, {"uri": uri}, blocked))
-        out.append(_action(ls, "Preview: apply proposal", PREVIEW_KIND, PREVIEW, {"uri": uri, "operation": "apply"},
-                           blocked))
-        out.append(_action(ls, "Reject proposal…", REJECT_KIND, lifecycle.REJECT, {"uri": uri}, dirty))
-        if verdict.can_route_local:
-            out.append(_action(ls, "Route to local memory", ROUTE_KIND, lifecycle.ROUTE_LOCAL, {"uri": uri}, dirty))
-    elif role is Role.RECORD:
-        data = snap.analysis.document.data or {}
-        if data.get("status") == "active":
-            blocked = dirty or (f"fix the {len(errors)} error(s) first" if errors else None)
-            out.append(_action(ls, "Supersede record…", SUPERSEDE_KIND, lifecycle.SUPERSEDE, {"uri": uri}, blocked))
-            out.append(_action(ls, "Preview: supersede record…", PREVIEW_KIND, PREVIEW,
-                               {"uri": uri, "operation": "supersede"}, blocked))
-            out.append(_action(ls, "Tombstone record…", TOMBSTONE_KIND, lifecycle.TOMBSTONE, {"uri": uri}, blocked))
-            out.append(_action(ls, "Preview: tombstone record…", PREVIEW_KIND, PREVIEW,
-                               {"uri": uri, "operation": "tombstone"}, blocked))
-        if any(f.code in ("stale_attestation", "ledger_drift") for f in findings):
-            out.append(_action(ls, "Re-attest (accept this edit)", REATTEST_KIND, lifecycle.REATTEST, {"uri": uri}, dirty))
+    args: dict[str, Any] = {"uri": uri}
+    if offer.operation == "undo" and offer.change is not None:
+        title = f"Undo {offer.change.operation} ({offer.change.id[:12]})"
+        return [_action(ls, title, UNDO_KIND, lifecycle.UNDO, {**args, "change_id": offer.change.id}, offer.blocked)]
+    if offer.operation == "recover" and offer.change is not None and offer.mode is not None:
+        title = f"Recover {offer.change.id[:12]}: {RECOVER_LABELS[offer.mode]}"
+        return [_action(ls, title, RECOVER_KIND, lifecycle.RECOVER,
+                        {**args, "change_id": offer.change.id, "mode": offer.mode}, offer.blocked)]
+    title, kind, preview_title = OFFER_TITLES[offer.operation]
+    command = {"apply": lifecycle.APPLY, "reject": lifecycle.REJECT, "route_local": lifecycle.ROUTE_LOCAL,
+               "supersede": lifecycle.SUPERSEDE, "tombstone": lifecycle.TOMBSTONE,
+               "reattest": lifecycle.REATTEST}[offer.operation]
+    out = [_action(ls, title, kind, command, args, offer.blocked)]
+    if offer.preview and preview_title:
+        out.append(_action(ls, preview_title, PREVIEW_KIND, PREVIEW, {**args, "operation": offer.operation},
+                           offer.blocked))
+    return out
+
+
+def lifecycle_actions(ls: "MemzoiServer", snap: Snapshot) -> list[types.CodeAction]:
+    """The core's lifecycle offers of a record or packet (:func:`memzoi.lifecycle.offers.file_offers`) as code
+    actions: a blocked offer is a disabled action with its reason, or left out for a client that cannot show one."""
+    from memzoi.lifecycle.offers import file_offers
+
+    from . import readiness
+
     project = ls.project_for(snap.path)
-    if project is not None and snap.path is not None:
-        facts = project.ledger.for_file(snap.path)
-        last = facts.last
-        if last is not None and project.ledger.undo_available(snap.path, last):
-            title = f"Undo {last.operation} ({last.id[:12]})"
-            out.append(_action(ls, title, UNDO_KIND, lifecycle.UNDO, {"uri": uri, "change_id": last.id}, dirty))
-        for change in facts.uncertain:
-            for mode, label in (("restore-before", "restore the files as before"),
-                                ("complete-after", "complete the change"), ("accept", "accept the files as they are")):
-                out.append(_action(ls, f"Recover {change.id[:12]}: {label}", RECOVER_KIND, lifecycle.RECOVER,
-                                   {"uri": uri, "change_id": change.id, "mode": mode}, dirty))
-    return [a for a in out if a is not None]
+    ledger = project.ledger.for_file(snap.path) if project is not None and snap.path is not None else None
+    path = snap.path
+    offers = file_offers(
+        snap.analysis.placement.role, snap.analysis.document.data or {}, ls.findings_for(snap),
+        readiness.of(ls, snap), ledger,
+        lambda change: project is not None and path is not None and project.ledger.undo_available(path, change),
+        unsaved=is_dirty(ls, snap),
+    )
+    return [a for offer in offers for a in _offer_actions(ls, snap.uri, offer) if a is not None]
+
+
+def _saved(ls: "MemzoiServer", uri: str, path: "Path", text: str) -> bool:
+    """Whether the document ``uri`` is closed or its text is the file's on disk."""
+    if not ls.docs.is_open(uri):
+        return True
+    try:
+        return path.read_text(encoding="utf-8") == text
+    except OSError:
+        return False
 
 
 def materialization_actions(ls: "MemzoiServer", uri: str) -> list[types.CodeAction]:
     """Plan / Decide / Materialize on a materialization candidate, plan or decision JSON file, depending on which
     of the three files (``X.json``, ``X.plan.json``, ``X.decision.json``) exist."""
-    from . import lifecycle
+    from memzoi.lifecycle.artifacts import artifact_kind, artifact_set
+
+    from . import materialization as mat
     from .documents import uri_to_path
     from .preview import PREVIEW
 
     path = uri_to_path(uri)
     if path is None:
         return []
-    doc = ls.workspace.get_text_document(uri)
     try:
-        text = doc.source
+        text = ls.workspace.get_text_document(uri).source
     except OSError:
         return []
-    if lifecycle.artifact_kind(text) is None:
+    if artifact_kind(text) is None:
         return []
-    files = lifecycle.artifact_set(path)
-    saved = True
-    if ls.docs.is_open(uri):
-        try:
-            saved = path.read_text(encoding="utf-8") == text
-        except OSError:
-            saved = False
-    dirty = None if saved else "save the file first: materialization reads the files on disk"
+    files = artifact_set(path)
+    dirty = None if _saved(ls, uri, path, text) else "save the file first: materialization reads the files on disk"
     out: list[types.CodeAction | None] = []
     have = {k: p.is_file() for k, p in files.items()}
     if have["candidate"] and not have["plan"]:
-        out.append(_action(ls, "Plan materialization", MATERIALIZE_KIND, lifecycle.MATERIALIZE_PLAN, {"uri": uri}, dirty))
+        out.append(_action(ls, "Plan materialization", MATERIALIZE_KIND, mat.MATERIALIZE_PLAN, {"uri": uri}, dirty))
     if have["candidate"] and have["plan"] and not have["decision"]:
-        out.append(_action(ls, "Decide: approve this plan", MATERIALIZE_KIND, lifecycle.MATERIALIZE_DECIDE, {"uri": uri}, dirty))
+        out.append(_action(ls, "Decide: approve this plan", MATERIALIZE_KIND, mat.MATERIALIZE_DECIDE, {"uri": uri}, dirty))
     if all(have.values()):
-        out.append(_action(ls, "Materialize the decided record", MATERIALIZE_KIND, lifecycle.MATERIALIZE, {"uri": uri}, dirty))
+        out.append(_action(ls, "Materialize the decided record", MATERIALIZE_KIND, mat.MATERIALIZE, {"uri": uri}, dirty))
         out.append(_action(ls, "Preview: materialize", PREVIEW_KIND, PREVIEW, {"uri": uri, "operation": "materialize"},
                            dirty))
     return [a for a in out if a is not None]

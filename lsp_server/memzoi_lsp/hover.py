@@ -171,63 +171,10 @@ def provenance_markdown(ls: "MemzoiServer", snap: Snapshot, commit: dict[str, st
     """The provenance hover of a record or proposal packet (see :mod:`memzoi_lsp.provenance` for the facts)."""
     facts = provenance.collect(ls, snap)
     data = snap.analysis.document.data or {}
-    out: list[str] = []
-    title = data.get("title")
     if snap.analysis.kind == "proposal" or snap.analysis.placement.role.is_proposal:
-        out.append(f"**Proposal** {code(shown_id(data.get('id')))}" + (f" — {esc(title)}" if title else ""))
-        block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
-        out.append(
-            f"- action {code(block.get('action'))} · status {code(data.get('status'))}"
-            f" · type {code(data.get('type'))} · lane {code(data.get('lane'))}"
-        )
-        if facts.proposed_via:
-            out.append(f"- {esc(facts.proposed_via)}")
-        elif block.get("proposed_by") or block.get("proposed_at"):
-            out.append(f"- proposed by {esc(block.get('proposed_by'))} at {esc(block.get('proposed_at'))}")
-        if block.get("reason") and not facts.proposed_via:
-            out.append(f"- reason: {esc(block.get('reason'))}")
-        for label, rid in facts.targets:
-            out.append(f"- {esc(label)}: {_record_link(ls, snap, rid)}")
-        out.append(
-            f"- sensitivity {code(data.get('sensitivity'))} · content class {code(data.get('content_class'))}"
-        )
-        out.append(f"- can be applied: {esc(facts.apply_state)}")
-        res = data.get("resolution") if isinstance(data.get("resolution"), dict) else None
-        if res:
-            out.append(
-                f"- resolved {code(res.get('outcome'))} by {esc(res.get('resolved_by'))} at "
-                f"{esc(res.get('resolved_at'))}" + (f": {esc(res.get('reason'))}" if res.get("reason") else "")
-            )
+        out = _proposal_lines(ls, snap, data, facts)
     else:
-        out.append(f"**Record** {code(shown_id(data.get('id')))}" + (f" — {esc(title)}" if title else ""))
-        out.append(
-            f"- type {code(data.get('type'))} · lane {code(data.get('lane'))} · status {code(data.get('status'))}"
-        )
-        out.append(f"- current assertion: {esc(facts.current)}")
-        src = data.get("source")
-        ref = data.get("source_ref")
-        if src or ref:
-            ref_md = ""
-            if isinstance(ref, str):
-                scheme = urlsplit(ref).scheme
-                ref_md = link(ref, ref) if scheme in ("http", "https") else code(ref)
-            out.append(f"- provenance: {code(src) if src else ''} {ref_md}".rstrip())
-        if data.get("proposal_id"):
-            out.append(f"- proposal: {_proposal_link(ls, snap, str(data['proposal_id']))}")
-        origin = data.get("origin") if isinstance(data.get("origin"), dict) else {}
-        if origin:
-            out.append(f"- origin: route {code(origin.get('route'))}, key {code(origin.get('origin_key'))}")
-        out.append(f"- attestation: {esc(facts.attestation)}")
-        if data.get("supersedes"):
-            out.append(f"- supersedes: {_record_link(ls, snap, str(data['supersedes']))}")
-        for rid in facts.superseded_by:
-            out.append(f"- superseded by: {_record_link(ls, snap, rid)}")
-        lineage = data.get("lineage") if isinstance(data.get("lineage"), dict) else None
-        if lineage and lineage.get("predecessor_id"):
-            out.append(
-                f"- lineage: {esc(lineage.get('kind'))} of {_record_link(ls, snap, str(lineage['predecessor_id']))}"
-            )
-        out.append(f"- retention: {esc(facts.retention)}")
+        out = _record_lines(ls, snap, data, facts)
     if commit:
         out.append(
             f"- last commit: {code(commit['hash'])} {esc(commit['author'])}, {esc(commit['date'])}: "
@@ -237,11 +184,81 @@ def provenance_markdown(ls: "MemzoiServer", snap: Snapshot, commit: dict[str, st
         out.append("- last commit: none (not committed, or not in a git repository)")
     if facts.history:
         out.append("- ledger history:")
-        for line in facts.history:
-            out.append(f"  - {esc(line)}")
+        out += [f"  - {esc(line)}" for line in facts.history]
     else:
         out.append("- ledger history: no recorded changes")
     return "\n".join(out)
+
+
+def _block(data: dict, name: str) -> dict:
+    value = data.get(name)
+    return value if isinstance(value, dict) else {}
+
+
+def _title(kind: str, data: dict) -> str:
+    title = data.get("title")
+    return f"**{kind}** {code(shown_id(data.get('id')))}" + (f" — {esc(title)}" if title else "")
+
+
+def _proposal_lines(ls: "MemzoiServer", snap: Snapshot, data: dict, facts: provenance.Facts) -> list[str]:
+    block = _block(data, "proposal")
+    out = [
+        _title("Proposal", data),
+        f"- action {code(block.get('action'))} · status {code(data.get('status'))}"
+        f" · type {code(data.get('type'))} · lane {code(data.get('lane'))}",
+    ]
+    if facts.proposed_via:
+        out.append(f"- {esc(facts.proposed_via)}")
+    else:
+        if block.get("proposed_by") or block.get("proposed_at"):
+            out.append(f"- proposed by {esc(block.get('proposed_by'))} at {esc(block.get('proposed_at'))}")
+        if block.get("reason"):
+            out.append(f"- reason: {esc(block.get('reason'))}")
+    out += [f"- {esc(label)}: {_record_link(ls, snap, rid)}" for label, rid in facts.targets]
+    out.append(f"- sensitivity {code(data.get('sensitivity'))} · content class {code(data.get('content_class'))}")
+    out.append(f"- can be applied: {esc(facts.apply_state)}")
+    res = _block(data, "resolution")
+    if res:
+        out.append(
+            f"- resolved {code(res.get('outcome'))} by {esc(res.get('resolved_by'))} at "
+            f"{esc(res.get('resolved_at'))}" + (f": {esc(res.get('reason'))}" if res.get("reason") else "")
+        )
+    return out
+
+
+def _source_line(data: dict) -> str | None:
+    src, ref = data.get("source"), data.get("source_ref")
+    if not (src or ref):
+        return None
+    ref_md = ""
+    if isinstance(ref, str):
+        ref_md = link(ref, ref) if urlsplit(ref).scheme in ("http", "https") else code(ref)
+    return f"- provenance: {code(src) if src else ''} {ref_md}".rstrip()
+
+
+def _record_lines(ls: "MemzoiServer", snap: Snapshot, data: dict, facts: provenance.Facts) -> list[str]:
+    out = [
+        _title("Record", data),
+        f"- type {code(data.get('type'))} · lane {code(data.get('lane'))} · status {code(data.get('status'))}",
+        f"- current assertion: {esc(facts.current)}",
+    ]
+    source = _source_line(data)
+    if source:
+        out.append(source)
+    if data.get("proposal_id"):
+        out.append(f"- proposal: {_proposal_link(ls, snap, str(data['proposal_id']))}")
+    origin = _block(data, "origin")
+    if origin:
+        out.append(f"- origin: route {code(origin.get('route'))}, key {code(origin.get('origin_key'))}")
+    out.append(f"- attestation: {esc(facts.attestation)}")
+    if data.get("supersedes"):
+        out.append(f"- supersedes: {_record_link(ls, snap, str(data['supersedes']))}")
+    out += [f"- superseded by: {_record_link(ls, snap, rid)}" for rid in facts.superseded_by]
+    lineage = _block(data, "lineage")
+    if lineage.get("predecessor_id"):
+        out.append(f"- lineage: {esc(lineage.get('kind'))} of {_record_link(ls, snap, str(lineage['predecessor_id']))}")
+    out.append(f"- retention: {esc(facts.retention)}")
+    return out
 
 
 def _record_link(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> str:

@@ -1,5 +1,5 @@
 """Lifecycle commands (``workspace/executeCommand``): apply, reject, route to local memory, supersede,
-tombstone, re-attest, materialize (plan, decide, apply), undo, recover, history and reconcile.
+tombstone, re-attest, undo, recover, history and reconcile (materialization: :mod:`.materialization`).
 
 Each is one call into :mod:`memzoi.lifecycle` (a ledgered disk transaction in the core, never a client-side
 edit). Arguments follow the editor clients: one object ``{"uri", "reason", "change_id", "mode", "title",
@@ -44,6 +44,7 @@ UNDO = "memzoi.undo"
 RECOVER = "memzoi.recover"
 HISTORY = "memzoi.history"
 RECONCILE = "memzoi.reconcile"
+REATTEST = "memzoi.reattest"
 
 
 class CommandError(Exception):
@@ -138,8 +139,26 @@ async def run_change(ls: "MemzoiServer", root: Path, call: Callable[[], ChangeRe
         to_show += show(result)
     for path in to_show:
         if path.suffix == ".md" and path.is_file():
-            await _show(ls, path)
+            await show_document(ls, path)
     return result.to_json()
+
+
+async def show_document(ls: "MemzoiServer", path: Path) -> None:
+    """Ask the client to show ``path``, waiting at most ``showDocumentTimeoutMs``: the change is on disk already, so
+    a client that never answers (or fails) leaves the command answered anyway, with a log line saying so."""
+    # The request's own future (pygls's helper is a coroutine), sent at once.
+    reply = ls.protocol.send_request_async("window/showDocument",
+                                           types.ShowDocumentParams(uri=path_to_uri(path), take_focus=True))
+    # A late answer still settles the request: shielded from the timeout's cancellation, its outcome consumed.
+    reply.add_done_callback(lambda f: f.cancelled() or f.exception())
+    timeout_ms = ls.settings.show_document_timeout_ms
+    try:
+        await asyncio.wait_for(asyncio.shield(reply), timeout_ms / 1000)
+    except asyncio.TimeoutError:
+        log.warning("the client did not answer window/showDocument for %s within %d ms; the command answered "
+                    "without it (the change is on disk)", shown_path(path.name), timeout_ms)
+    except Exception as err:  # a client without showDocument, or a malformed reply, still gets the result
+        log.info("showDocument failed: %s", type(err).__name__)
 
 
 def command(name: str):
@@ -301,26 +320,6 @@ async def reconcile(ls: "MemzoiServer", arg: dict[str, Any]) -> Any:
     return [{"change_id": r.change_id, "previous": r.previous, "status": r.status} for r in settled]
 
 
-HANDLERS = [apply, reject, route_local, supersede, tombstone, undo, recover, history, reconcile]
-
-
-def register(server: "MemzoiServer") -> None:
-    """Register every lifecycle command."""
-    from . import refusal
-
-    refusal.install()
-    for handler in HANDLERS:
-        server.command(handler.__memzoi_command__)(handler)
-
-
-# --- re-attest and materialization ------------------------------------------------------------------------------
-
-REATTEST = "memzoi.reattest"
-MATERIALIZE_PLAN = "memzoi.materialize.plan"
-MATERIALIZE_DECIDE = "memzoi.materialize.decide"
-MATERIALIZE = "memzoi.materialize"
-
-
 @command(REATTEST)
 async def reattest(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Re-attest a hand-edited record (``uri``): explicit acceptance of the edit, recorded in the ledger."""
@@ -335,132 +334,13 @@ async def reattest(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def artifact_set(path: Path) -> dict[str, Path]:
-    """The candidate / plan / decision files of one materialization, by naming convention
-    (``X.json``, ``X.plan.json``, ``X.decision.json`` side by side), whichever of them ``path`` is."""
-    name = path.name
-    for suffix in (".plan.json", ".decision.json", ".json"):
-        if name.endswith(suffix):
-            base = name[: -len(suffix)]
-            break
-    else:
-        base = path.stem
-    return {
-        "candidate": path.with_name(base + ".json"),
-        "plan": path.with_name(base + ".plan.json"),
-        "decision": path.with_name(base + ".decision.json"),
-    }
+HANDLERS = [apply, reject, route_local, supersede, tombstone, reattest, undo, recover, history, reconcile]
 
 
-def artifact_kind(text: str) -> str | None:
-    """``candidate``, ``plan`` or ``decision`` for a materialization artifact's JSON text, else ``None``."""
-    import json
+def register(server: "MemzoiServer") -> None:
+    """Register every lifecycle command."""
+    from . import refusal
 
-    from memzoi.lifecycle.materialize import CANDIDATE_SCHEMA, DECISION_SCHEMA, PLAN_SCHEMA
-
-    from memzoi.nesting import json_too_deep
-
-    if json_too_deep(text) is not None:
-        return None
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    return {CANDIDATE_SCHEMA: "candidate", PLAN_SCHEMA: "plan", DECISION_SCHEMA: "decision"}.get(data.get("schema"))
-
-
-def _write_new(path: Path, artifact: dict[str, Any]) -> None:
-    """Write an artifact to a new file (never inside ``.memzoi``; an identical existing file is accepted)."""
-    import json
-    import os
-
-    if ".memzoi" in path.parts:
-        raise CommandError("unsafe_output_path", f"{path.name}: artifacts are never written inside .memzoi")
-    data = json.dumps(artifact, indent=2, ensure_ascii=False) + "\n"
-    if path.exists():
-        if path.read_text(encoding="utf-8") == data:
-            return
-        raise CommandError("output_exists", f"{path.name} already exists with other content; remove it first")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(data)
-
-
-def _artifact_path(ls: "MemzoiServer", arg: dict[str, Any]) -> Path:
-    uri = arg.get("uri")
-    path = uri_to_path(uri) if isinstance(uri, str) else None
-    if path is None:
-        raise CommandError("invalid_arguments", "this command needs the artifact's `uri`")
-    refuse_if_dirty(ls, path)
-    return path
-
-
-async def _show(ls: "MemzoiServer", path: Path) -> None:
-    """Ask the client to show ``path``, waiting at most ``showDocumentTimeoutMs``: the change is on disk already, so
-    a client that never answers (or fails) leaves the command answered anyway, with a log line saying so."""
-    # The request's own future (pygls's helper is a coroutine), sent at once.
-    reply = ls.protocol.send_request_async("window/showDocument",
-                                           types.ShowDocumentParams(uri=path_to_uri(path), take_focus=True))
-    # A late answer still settles the request: shielded from the timeout's cancellation, its outcome consumed.
-    reply.add_done_callback(lambda f: f.cancelled() or f.exception())
-    timeout_ms = ls.settings.show_document_timeout_ms
-    try:
-        await asyncio.wait_for(asyncio.shield(reply), timeout_ms / 1000)
-    except asyncio.TimeoutError:
-        log.warning("the client did not answer window/showDocument for %s within %d ms; the command answered "
-                    "without it (the change is on disk)", shown_path(path.name), timeout_ms)
-    except Exception as err:  # a client without showDocument, or a malformed reply, still gets the result
-        log.info("showDocument failed: %s", type(err).__name__)
-
-
-@command(MATERIALIZE_PLAN)
-async def materialize_plan(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
-    """Derive the plan of the candidate (``uri``) and write it beside it as ``X.plan.json``."""
-    from memzoi.lifecycle.materialize import derive_plan, load_artifact, validate_candidate
-
-    files = artifact_set(_artifact_path(ls, arg))
-    candidate = load_artifact(files["candidate"])
-    validate_candidate(candidate)
-    plan = derive_plan(candidate)
-    _write_new(files["plan"], plan)
-    await _show(ls, files["plan"])
-    return {"plan_id": plan["plan_id"], "path": str(files["plan"])}
-
-
-@command(MATERIALIZE_DECIDE)
-async def materialize_decide(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
-    """Record the explicit decision (now) to write the plan beside the candidate, as ``X.decision.json``."""
-    from memzoi.lifecycle.materialize import decision_now, derive_decision, derive_plan, load_artifact, validate_candidate
-
-    files = artifact_set(_artifact_path(ls, arg))
-    candidate = load_artifact(files["candidate"])
-    validate_candidate(candidate)
-    plan = load_artifact(files["plan"])
-    if plan != derive_plan(candidate):
-        raise CommandError("materialization_candidate_plan_mismatch", "the plan was not derived from this candidate")
-    decision = derive_decision(plan, decision_now())
-    _write_new(files["decision"], decision)
-    await _show(ls, files["decision"])
-    return {"decision_id": decision["decision_id"], "path": str(files["decision"])}
-
-
-@command(MATERIALIZE)
-async def materialize(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
-    """Write the decided record with its attestation (one ledgered change) and open it."""
-    from memzoi.lifecycle.materialize import load_artifact, materialize_apply
-    from memzoi.workspace import find_project_root
-
-    path = _artifact_path(ls, arg)
-    files = artifact_set(path)
-    candidate, plan, decision = (load_artifact(files[k]) for k in ("candidate", "plan", "decision"))
-    root = sorted(ls.projects)[0] if len(ls.projects) == 1 else find_project_root(path)
-    actor = arg.get("actor") or core.default_actor()
-    return await run_change(
-        ls, root, lambda: materialize_apply(root, candidate, plan, decision, actor=actor, source="editor"),
-        show_created=True,
-    )
-
-
-HANDLERS += [reattest, materialize_plan, materialize_decide, materialize]
+    refusal.install()
+    for handler in HANDLERS:
+        server.command(handler.__memzoi_command__)(handler)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from lsprotocol import types
@@ -18,7 +18,7 @@ from lsprotocol import types
 from memzoi.workspace import Role
 from memzoi.yaml12 import YMap, YScalar, YSeq
 
-from . import keys, provenance, resident
+from . import keys, provenance
 from .convert import TextMap
 from .documents import Snapshot, path_to_uri
 
@@ -156,6 +156,39 @@ def document_symbols(snap: Snapshot, tm: TextMap) -> list[types.DocumentSymbol]:
     return out
 
 
+def _url_link(node: Any) -> tuple[int, int, str] | None:
+    if isinstance(node, YScalar) and isinstance(node.value, str) and urlsplit(node.value.strip()).scheme in ("http", "https"):
+        s, e = _value_span(node)
+        return s, e, node.value.strip()
+    return None
+
+
+def _path_link(node: Any, root: Path) -> tuple[int, int, str] | None:
+    if not (isinstance(node, YScalar) and isinstance(node.value, str) and node.value.strip()):
+        return None
+    target = (root / node.value.strip()).resolve()
+    if not target.is_relative_to(root) or not target.exists():  # never link outside the repository
+        return None
+    s, e = _value_span(node)
+    return s, e, path_to_uri(target)
+
+
+def source_links(root: YMap, project_root: Path | None) -> list[tuple[int, int, str]]:
+    """``[(start, end, target)]`` links of a frontmatter mapping: the http(s) URLs of ``source_ref`` and of each
+    ``sources[].url``, and each ``sources[].path`` that names an existing file inside ``project_root`` (as a
+    ``file:`` URI). Spans are code-point offsets of the value."""
+    out = [_url_link(root.entries["source_ref"][1])] if "source_ref" in root.entries else []
+    sources = root.entries["sources"][1] if "sources" in root.entries else None
+    for item in sources.items if isinstance(sources, YSeq) else []:
+        if not isinstance(item, YMap):
+            continue
+        if "url" in item.entries:
+            out.append(_url_link(item.entries["url"][1]))
+        if "path" in item.entries and project_root is not None:
+            out.append(_path_link(item.entries["path"][1], project_root))
+    return [link for link in out if link is not None]
+
+
 def register(server: "MemzoiServer") -> None:
     """Register definition, document links, completion, document and workspace symbols."""
 
@@ -178,41 +211,12 @@ def register(server: "MemzoiServer") -> None:
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
     def document_link(ls: "MemzoiServer", params: types.DocumentLinkParams):
         snap = ls.docs.snapshot(params.text_document.uri)
-        if snap is None or not ls.is_memzoi(snap):
+        if snap is None or not ls.is_memzoi(snap) or snap.analysis.document.mapping is None:
             return None
-        doc = snap.analysis.document
-        root = doc.mapping
-        if root is None:
-            return None
-        tm = TextMap(snap.text, ls.workspace.position_encoding)
-        links: list[types.DocumentLink] = []
         project = ls.project_for(snap.path)
-
-        def url_link(node) -> None:
-            if isinstance(node, YScalar) and isinstance(node.value, str):
-                if urlsplit(node.value.strip()).scheme in ("http", "https"):
-                    s, e = _value_span(node)
-                    links.append(types.DocumentLink(range=tm.range(s, e), target=node.value.strip()))
-
-        if "source_ref" in root.entries:
-            url_link(root.entries["source_ref"][1])
-        if "sources" in root.entries and isinstance(root.entries["sources"][1], YSeq):
-            for item in root.entries["sources"][1].items:
-                if not isinstance(item, YMap):
-                    continue
-                if "url" in item.entries:
-                    url_link(item.entries["url"][1])
-                if "path" in item.entries and project is not None:
-                    node = item.entries["path"][1]
-                    if isinstance(node, YScalar) and isinstance(node.value, str) and node.value.strip():
-                        target = (project.root / node.value.strip()).resolve()
-                        try:
-                            target.relative_to(project.root)  # never link outside the repository
-                        except ValueError:
-                            continue
-                        if target.exists():
-                            s, e = _value_span(node)
-                            links.append(types.DocumentLink(range=tm.range(s, e), target=path_to_uri(target)))
+        tm = TextMap(snap.text, ls.workspace.position_encoding)
+        links = [types.DocumentLink(range=tm.range(s, e), target=target)
+                 for s, e, target in source_links(snap.analysis.document.mapping, project.root if project else None)]
         return links or None
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
@@ -254,7 +258,6 @@ def register(server: "MemzoiServer") -> None:
     async def workspace_symbol(ls: "MemzoiServer", params: types.WorkspaceSymbolParams):
         return await search_symbols(ls, params.query)
 
-    register_lenses(server)
 
 
 async def search_symbols(ls: "MemzoiServer", query: str, limit: int = 100) -> list[types.WorkspaceSymbol]:
@@ -351,50 +354,3 @@ def key_path_for_value(text: str, offset: int) -> tuple | None:
                 parents.insert(0, pm.group("key"))
                 need = pind
     return tuple(parents) + own
-
-
-def code_lenses(ls: "MemzoiServer", snap: Snapshot) -> list[types.CodeLens]:
-    """*Apply · Reject…* on pending packets that the core's can-apply rule lets through, else the blocking codes
-    (and *Route to local memory* where it fits); *Superseded by …* on records another record replaces."""
-    from . import lifecycle, readiness
-
-    role = snap.analysis.placement.role
-    top = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=3))
-    out: list[types.CodeLens] = []
-    if role is Role.PENDING:
-        args = [{"uri": snap.uri}]
-        verdict = readiness.of(ls, snap)
-        if verdict is None or verdict.can_apply:
-            out.append(types.CodeLens(range=top, command=types.Command(title="Apply", command=lifecycle.APPLY, arguments=args)))
-        else:
-            # Informational lens (an empty command id renders as plain text): the same rule as the menu and hover.
-            out.append(types.CodeLens(range=top, command=types.Command(
-                title="Cannot apply: " + ", ".join(verdict.codes()), command="")))
-            if verdict.can_route_local:
-                out.append(types.CodeLens(range=top, command=types.Command(
-                    title="Route to local memory", command=lifecycle.ROUTE_LOCAL, arguments=args)))
-        out.append(types.CodeLens(range=top, command=types.Command(title="Reject…", command=lifecycle.REJECT, arguments=args)))
-    elif role is Role.RECORD:
-        rid = snap.analysis.placement.identity
-        by = provenance.superseded_by(ls, snap, rid) if rid else []
-        data = snap.analysis.document.data or {}
-        if by:
-            # Informational lens: an empty command id renders as plain text in clients.
-            out.append(types.CodeLens(range=top, command=types.Command(title="Superseded by " + ", ".join(by), command="")))
-        elif data.get("status") == "superseded":
-            out.append(types.CodeLens(range=top, command=types.Command(title="Superseded (replacement not found)", command="")))
-    return out
-
-
-def register_lenses(server: "MemzoiServer") -> None:
-    """Register ``textDocument/codeLens``."""
-
-    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    def code_lens(ls: "MemzoiServer", params: types.CodeLensParams):
-        snap = ls.docs.snapshot(params.text_document.uri)
-        if snap is None or not ls.is_memzoi(snap):
-            return None
-        where = resident.file_of(ls, snap.path) if snap.analysis.placement.memzoi_dir is None else None
-        if where is not None:
-            return resident.code_lenses(snap, where) or None
-        return code_lenses(ls, snap) or None

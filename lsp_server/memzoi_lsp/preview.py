@@ -9,13 +9,15 @@ Result: ``{"operation", "summary", "reason", "files": [{"path", "uri", "before",
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from memzoi.lifecycle import default_actor
+from memzoi.lifecycle.artifacts import artifact_set
 from memzoi.lifecycle.preview import preview as core_preview
 
 from .documents import path_to_uri
-from .lifecycle import CommandError, artifact_set, command, reason_of, target_path
+from .lifecycle import CommandError, command, reason_of, target_path
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
 from .server import MemzoiServer  # noqa: E402
 
@@ -23,34 +25,43 @@ PREVIEW = "memzoi.preview"
 CHANGE_FILES = "memzoi.changeFiles"
 
 
+def _materialize_target(ls: MemzoiServer, arg: dict[str, Any]) -> tuple[Path, tuple[Any, ...]]:
+    """The project root and the loaded (candidate, plan, decision) artifacts of a materialize preview."""
+    from memzoi.lifecycle.materialize import load_artifact
+    from memzoi.workspace import find_project_root
+
+    from .documents import uri_to_path
+
+    src = uri_to_path(str(arg.get("uri") or ""))
+    if src is None:
+        raise CommandError("invalid_arguments", "this command needs the artifact's `uri`")
+    files = artifact_set(src)
+    artifacts = tuple(load_artifact(files[k]) for k in ("candidate", "plan", "decision"))
+    return (sorted(ls.projects)[0] if len(ls.projects) == 1 else find_project_root(src)), artifacts
+
+
+def _replacement(ls: MemzoiServer, path: Path, arg: dict[str, Any]) -> tuple[Any, Any]:
+    """The title and body of a supersede preview: the arguments', else the record's own."""
+    snap = ls.docs.snapshot(path_to_uri(path))
+    data = (snap.analysis.document.data or {}) if snap else {}
+    title = arg.get("title") or str(data.get("title") or "")
+    return title, arg.get("body") or (snap.analysis.document.body if snap else "")
+
+
 @command(PREVIEW)
 async def preview(ls: MemzoiServer, arg: dict[str, Any]) -> dict[str, Any]:
     """The planned files of ``operation`` on the file ``uri`` (see the module docstring); refused as the change
     itself would be."""
     operation = arg.get("operation")
-    root, path = target_path(ls, arg) if operation != "materialize" else (None, None)
-    artifacts = None
+    path, artifacts = None, None
     if operation == "materialize":
-        from memzoi.lifecycle.materialize import load_artifact
-        from memzoi.workspace import find_project_root
-
-        from .documents import uri_to_path
-
-        src = uri_to_path(str(arg.get("uri") or ""))
-        if src is None:
-            raise CommandError("invalid_arguments", "this command needs the artifact's `uri`")
-        files = artifact_set(src)
-        artifacts = tuple(load_artifact(files[k]) for k in ("candidate", "plan", "decision"))
-        root = sorted(ls.projects)[0] if len(ls.projects) == 1 else find_project_root(src)
-    elif operation not in ("apply", "supersede", "tombstone"):
+        root, artifacts = _materialize_target(ls, arg)
+    elif operation in ("apply", "supersede", "tombstone"):
+        root, path = target_path(ls, arg)
+    else:
         raise CommandError("invalid_arguments", "`operation` is one of apply, supersede, tombstone, materialize")
     reason = reason_of(arg, operation in ("supersede", "tombstone"))
-    title, body = arg.get("title"), arg.get("body")
-    if operation == "supersede":
-        snap = ls.docs.snapshot(path_to_uri(path))
-        data = (snap.analysis.document.data or {}) if snap else {}
-        title = title or str(data.get("title") or "")
-        body = body or (snap.analysis.document.body if snap else "")
+    title, body = _replacement(ls, path, arg) if operation == "supersede" else (arg.get("title"), arg.get("body"))
     actor = arg.get("actor") or default_actor()
     result = await asyncio.get_running_loop().run_in_executor(
         None, lambda: core_preview(root, operation, path, actor=actor, reason=reason, title=title, body=body,

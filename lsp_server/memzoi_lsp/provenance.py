@@ -1,5 +1,6 @@
-"""Facts shown in the provenance hover, gathered from the core (retention, attestation, ledger) and from the
-project's files. Presentation lives in :mod:`memzoi_lsp.hover`; nothing here decides policy."""
+"""Facts shown in the provenance hover, gathered from the core (:mod:`memzoi.provenance` says where a record or
+packet stands; the ledger and the cross-file graph say what touched it) for the project the file belongs to.
+Presentation lives in :mod:`memzoi_lsp.hover`; nothing here decides policy."""
 
 from __future__ import annotations
 
@@ -8,16 +9,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memzoi.attestation import AttestationState, check_attestation
 from memzoi.ledger import ChangeRecord, Ledger, cached_runtime_dir
-from memzoi.lifecycle.propose import mcp_provenance
 from memzoi.models.common import is_identifier
-from memzoi.retention import current_assertion, evaluate_retention, utc_now
+from memzoi.provenance import history_lines, packet_targets, proposed_via, record_standing
+from memzoi.retention import utc_now
 from memzoi.runtime import LEDGER_DB
 from memzoi.workspace import Role
 
 from . import readiness
-from .documents import Snapshot, uri_to_path
+from .documents import Snapshot
 
 if TYPE_CHECKING:
     from .server import MemzoiServer
@@ -70,78 +70,27 @@ def proposal_path(ls: "MemzoiServer", snap: Snapshot, proposal_id: str) -> Path 
 
 
 def collect(ls: "MemzoiServer", snap: Snapshot) -> Facts:
-    """Gather the facts for ``snap`` (never raises: a failing source gives an "unknown" sentence)."""
+    """Gather the facts for ``snap`` from the core (never raises: a failing source gives an "unknown" sentence)."""
     facts = Facts()
-    data = snap.analysis.document.data or {}
-    is_proposal = snap.analysis.kind == "proposal" or snap.analysis.placement.role.is_proposal
-    now = utc_now()
-    lane = str(data.get("lane") or "")
-    retention = data.get("retention") if isinstance(data.get("retention"), dict) else {}
-    if not is_proposal:
-        try:
-            ca = current_assertion(str(data.get("status") or ""), lane, retention, now)
-            if ca.is_current:
-                facts.current = "yes"
-            else:
-                why = []
-                for ex in ca.exclusions:
-                    if ex.get("kind") == "lifecycle_status":
-                        why.append(f"status is {ex.get('status')}, only active records are current")
-                    elif ex.get("reason") == "invalid_retention":
-                        why.append("retention facts are invalid")
-                    else:
-                        why.append(f"past its retention boundary {ex.get('boundary')} ({ex.get('reason')})")
-                facts.current = "no: " + "; ".join(why)
-        except Exception as err:
-            facts.current = f"unknown ({type(err).__name__})"
-        try:
-            decision = evaluate_retention(lane, retention, now)
-            if decision.boundary is None:
-                facts.retention = f"{lane or '?'} lane, no age limit ({decision.reason})"
-            else:
-                state = "current until" if decision.is_current else "query-only since"
-                facts.retention = f"{lane} lane, {state} {decision.boundary} ({decision.reason})"
-        except Exception:
-            facts.retention = "invalid retention facts"
-        try:
-            att = check_attestation(
-                snap.analysis.document,
-                snap.analysis.placement.identity or data.get("id"),
-                valid=snap.analysis.model is not None,
-            )
-            short = (att.recorded or "")[:12]
-            if att.state is AttestationState.ATTESTED:
-                facts.attestation = f"attested, revision {short}, decided {att.decision_at}"
-            elif att.state is AttestationState.STALE:
-                facts.attestation = (
-                    f"stale: edited after review (attested revision {short}, decided {att.decision_at})"
-                )
-            elif att.state is AttestationState.UNATTESTED:
-                facts.attestation = "unattested (no materialization decision recorded)"
-            else:
-                facts.attestation = f"{att.state.value}"
-        except Exception as err:
-            facts.attestation = f"unknown ({type(err).__name__})"
-        rid = snap.analysis.placement.identity or data.get("id")
-        if rid:
-            facts.superseded_by = superseded_by(ls, snap, str(rid))
-    else:
-        block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
-        for target in data.get("supersedes") or [] if isinstance(data.get("supersedes"), list) else []:
-            facts.targets.append(("supersedes", str(target)))
-        if block.get("target"):
-            facts.targets.append(("target", str(block["target"])))
+    analysis = snap.analysis
+    data = analysis.document.data or {}
+    if analysis.kind == "proposal" or analysis.placement.role.is_proposal:
+        facts.targets = packet_targets(data)
         verdict = readiness.of(ls, snap)
-        if snap.analysis.placement.role in (Role.APPLIED, Role.REJECTED) or data.get("status") in ("applied", "rejected"):
+        if analysis.placement.role in (Role.APPLIED, Role.REJECTED) or data.get("status") in ("applied", "rejected"):
             facts.apply_state = "no: already resolved"
         elif verdict is not None:
             facts.apply_state = verdict.statement()
-    changes = ledger_changes(ls, snap)
+        changes = ledger_changes(ls, snap)
+        facts.proposed_via = proposed_via(changes)
+    else:
+        rid = analysis.placement.identity or data.get("id")
+        standing = record_standing(analysis.document, rid, valid=analysis.model is not None, now=utc_now())
+        facts.current, facts.retention, facts.attestation = standing.current, standing.retention, standing.attestation
+        if rid:
+            facts.superseded_by = superseded_by(ls, snap, str(rid))
+        changes = ledger_changes(ls, snap)
     facts.history = history(ls, snap, changes)
-    if is_proposal:
-        # The change that created the packet is the oldest one touching it.
-        created = [c for c in changes if c.files and any(f.before is None for f in c.files)]
-        facts.proposed_via = mcp_provenance(created[-1] if created else None)
     return facts
 
 
@@ -179,16 +128,9 @@ def ledger_changes(ls: "MemzoiServer", snap: Snapshot, limit: int = 20) -> list[
 
 
 def history(ls: "MemzoiServer", snap: Snapshot, changes: list[ChangeRecord], limit: int = 5) -> list[str]:
-    """``changes`` (newest first) as one line each, at most ``limit``."""
+    """``changes`` (newest first) as one line each, at most ``limit`` (:func:`memzoi.provenance.history_lines`)."""
     project = ls.project_for(snap.path)
-    if project is None:
+    if project is None or snap.path is None:
         return []
-    out = []
-    for c in changes[:limit]:
-        when = c.undone_at or c.applied_at or c.updated_at
-        undo = ""
-        if c.status == "applied":
-            can = project.ledger.undo_available(snap.path, c)
-            undo = ", undo available" if can else ", undo unavailable (files changed since)"
-        out.append(f"{c.operation} {c.status} by {c.actor} ({c.source}) at {when}{undo} [{c.id[:12]}]")
-    return out
+    path = snap.path
+    return history_lines(changes, lambda c: project.ledger.undo_available(path, c), limit)

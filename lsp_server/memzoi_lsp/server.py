@@ -372,12 +372,13 @@ def create_server() -> MemzoiServer:
             ls.refresh_all()
 
     from . import (  # noqa: E402
-        actions, commands, diagnostics, hover, inbox, lifecycle, localmem, navigation, preview, resident, sync, textdoc,
-        watch,
+        actions, commands, diagnostics, hover, inbox, lenses, lifecycle, localmem, materialization, navigation, preview,
+        resident, sync, textdoc, watch,
     )
 
     # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
-    for module in (sync, hover, actions, commands, inbox, lifecycle, localmem, navigation, preview, resident, watch):
+    for module in (sync, hover, actions, commands, inbox, lenses, lifecycle, localmem, materialization, navigation,
+                   preview, resident, watch):
         module.register(server)
     return server
 

@@ -50,6 +50,22 @@ class Settings(BaseModel):
         return project.overlay(self.severity, self.disabled)
 
 
+def _validated(merged: dict[str, Any], problems: list[str]) -> Settings:
+    """``merged`` validated; an invalid key is reported in ``problems`` and takes its default."""
+    try:
+        return Settings.model_validate(merged)
+    except ValidationError as err:
+        errors = err.errors()
+    bad = {str(e["loc"][0]) for e in errors if e["loc"]}
+    for e in errors:
+        loc = ".".join(str(p) for p in e["loc"])
+        problems.append(f"setting `{loc}`: {e['msg']}; using the default")
+    try:
+        return Settings.model_validate({k: v for k, v in merged.items() if k not in bad})
+    except ValidationError:
+        return Settings()
+
+
 def parse_settings(*sources: Any) -> tuple[Settings, list[str]]:
     """Merge raw settings dicts (later sources win, key by key) and validate them.
 
@@ -66,18 +82,7 @@ def parse_settings(*sources: Any) -> tuple[Settings, list[str]]:
             merged.update(src)
         elif src is not None:
             problems.append(f"settings must be an object, got {type(src).__name__}; ignored")
-    try:
-        settings = Settings.model_validate(merged)
-    except ValidationError as err:
-        bad = {str(e["loc"][0]) for e in err.errors() if e["loc"]}
-        for e in err.errors():
-            loc = ".".join(str(p) for p in e["loc"])
-            problems.append(f"setting `{loc}`: {e['msg']}; using the default")
-        kept = {k: v for k, v in merged.items() if k not in bad}
-        try:
-            settings = Settings.model_validate(kept)
-        except ValidationError:
-            settings = Settings()
+    settings = _validated(merged, problems)
     severity = {}
     for code, level in settings.severity.items():
         problem = rule_problem(code, disabling=False, level=level)

@@ -185,3 +185,32 @@ def test_reattest_refuses_a_record_the_gate_blocks(repo):
         reattest(repo, "rust-msrv-is-1-96-1", actor="r")
     assert err.value.code == "visibility_not_repository_safe"
     assert tree(repo) == before
+
+
+def test_artifacts_are_found_beside_each_other_and_written_once(tmp_path):
+    from memzoi.lifecycle.artifacts import artifact_kind, artifact_set, write_artifact
+    from memzoi.lifecycle.materialize import PLAN_SCHEMA
+
+    files = artifact_set(tmp_path / "x.plan.json")
+    assert files == {"candidate": tmp_path / "x.json", "plan": tmp_path / "x.plan.json",
+                     "decision": tmp_path / "x.decision.json"}
+    assert artifact_set(tmp_path / "x.decision.json") == artifact_set(tmp_path / "x.json") == files
+    plan = {"schema": PLAN_SCHEMA, "plan_id": "p1"}
+    assert artifact_kind(json.dumps(plan)) == "plan"
+    assert artifact_kind("[1]") is None and artifact_kind("{") is None and artifact_kind("[" * 5000) is None
+    write_artifact(files["plan"], plan)
+    assert json.loads(files["plan"].read_text()) == plan and oct(files["plan"].stat().st_mode & 0o777) == "0o644"
+    write_artifact(files["plan"], plan, same_ok=True)  # the same bytes again: accepted, nothing changes
+    with pytest.raises(ledger.Refusal) as err:
+        write_artifact(files["plan"], {**plan, "plan_id": "p2"}, same_ok=True)
+    assert err.value.code == "output_exists" and json.loads(files["plan"].read_text()) == plan
+    inside = tmp_path / ".memzoi" / "x.json"
+    inside.parent.mkdir()
+    with pytest.raises(ledger.Refusal) as err:
+        write_artifact(inside, plan)
+    assert err.value.code == "unsafe_output_path" and not inside.exists()
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with pytest.raises(ledger.Refusal) as err:
+        write_artifact(tmp_path / "link" / "x.json", plan)
+    assert err.value.code == "unsafe_output_path" and not (tmp_path / "real" / "x.json").exists()

@@ -9,11 +9,10 @@ new file outside ``.memzoi`` (never overwritten).
 from __future__ import annotations
 
 import argparse
-import json
-import os
 from pathlib import Path
 
 from ..ledger import Refusal
+from ..lifecycle.artifacts import write_artifact
 from ..lifecycle.materialize import (
     build_candidate,
     decision_now,
@@ -90,17 +89,10 @@ def _emit(args: argparse.Namespace, artifact: dict, id_key: str) -> int:
         emit_json(artifact)
         return 0
     out = Path(args.output)
-    absolute = out if out.is_absolute() else Path.cwd() / out
-    if ".memzoi" in absolute.parts:
-        return refuse(args, Refusal("unsafe_output_path", f"{out}: artifacts are never written inside .memzoi"))
-    if not absolute.parent.is_dir() or absolute.parent.is_symlink():
-        return refuse(args, Refusal("unsafe_output_path", f"{out}: the parent must be an existing real directory"))
     try:
-        fd = os.open(absolute, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    except FileExistsError:
-        return refuse(args, Refusal("output_exists", f"{out} already exists; choose a new file"))
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(artifact, indent=2, ensure_ascii=False) + "\n")
+        write_artifact(out, artifact)
+    except Refusal as err:
+        return refuse(args, err)
     if args.json:
         emit_json({"path": str(out), id_key: artifact[id_key]})
     else:

@@ -1,0 +1,64 @@
+"""Code lenses (``textDocument/codeLens``) at the top of a pending packet (*Apply · Reject…*, or why it cannot be
+applied, as the core's can-apply rule says) and of a record another record supersedes; resident memory files get
+theirs from :mod:`.resident`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from memzoi.workspace import Role
+
+from . import provenance, resident
+from .documents import Snapshot
+
+if TYPE_CHECKING:
+    from .server import MemzoiServer
+
+
+def code_lenses(ls: "MemzoiServer", snap: Snapshot) -> list[types.CodeLens]:
+    """*Apply · Reject…* on pending packets that the core's can-apply rule lets through, else the blocking codes
+    (and *Route to local memory* where it fits); *Superseded by …* on records another record replaces."""
+    from . import lifecycle, readiness
+
+    role = snap.analysis.placement.role
+    top = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=3))
+    out: list[types.CodeLens] = []
+    if role is Role.PENDING:
+        args = [{"uri": snap.uri}]
+        verdict = readiness.of(ls, snap)
+        if verdict is None or verdict.can_apply:
+            out.append(types.CodeLens(range=top, command=types.Command(title="Apply", command=lifecycle.APPLY, arguments=args)))
+        else:
+            # Informational lens (an empty command id renders as plain text): the same rule as the menu and hover.
+            out.append(types.CodeLens(range=top, command=types.Command(
+                title="Cannot apply: " + ", ".join(verdict.codes()), command="")))
+            if verdict.can_route_local:
+                out.append(types.CodeLens(range=top, command=types.Command(
+                    title="Route to local memory", command=lifecycle.ROUTE_LOCAL, arguments=args)))
+        out.append(types.CodeLens(range=top, command=types.Command(title="Reject…", command=lifecycle.REJECT, arguments=args)))
+    elif role is Role.RECORD:
+        rid = snap.analysis.placement.identity
+        by = provenance.superseded_by(ls, snap, rid) if rid else []
+        data = snap.analysis.document.data or {}
+        if by:
+            # Informational lens: an empty command id renders as plain text in clients.
+            out.append(types.CodeLens(range=top, command=types.Command(title="Superseded by " + ", ".join(by), command="")))
+        elif data.get("status") == "superseded":
+            out.append(types.CodeLens(range=top, command=types.Command(title="Superseded (replacement not found)", command="")))
+    return out
+
+
+def register(server: "MemzoiServer") -> None:
+    """Register ``textDocument/codeLens``."""
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    def code_lens(ls: "MemzoiServer", params: types.CodeLensParams):
+        snap = ls.docs.snapshot(params.text_document.uri)
+        if snap is None or not ls.is_memzoi(snap):
+            return None
+        where = resident.file_of(ls, snap.path) if snap.analysis.placement.memzoi_dir is None else None
+        if where is not None:
+            return resident.code_lenses(snap, where) or None
+        return code_lenses(ls, snap) or None

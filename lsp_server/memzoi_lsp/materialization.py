@@ -1,0 +1,90 @@
+"""Materialization commands (``workspace/executeCommand``): plan, decide and apply one materialization from the
+candidate / plan / decision artifacts beside each other (:mod:`memzoi.lifecycle.artifacts`), as the code actions
+on those JSON files offer them. Plan and decide write the next artifact beside the candidate and show it; apply
+is one ledgered change of the core (:func:`memzoi.lifecycle.materialize.materialize_apply`) that writes the
+decided record with its attestation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memzoi import lifecycle as core
+from memzoi.lifecycle.artifacts import artifact_set, write_artifact
+
+from .documents import uri_to_path
+from .lifecycle import CommandError, command, refuse_if_dirty, run_change, show_document
+
+# A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
+from .server import MemzoiServer  # noqa: E402
+
+MATERIALIZE_PLAN = "memzoi.materialize.plan"
+MATERIALIZE_DECIDE = "memzoi.materialize.decide"
+MATERIALIZE = "memzoi.materialize"
+
+
+def _artifact_path(ls: "MemzoiServer", arg: dict[str, Any]) -> Path:
+    uri = arg.get("uri")
+    path = uri_to_path(uri) if isinstance(uri, str) else None
+    if path is None:
+        raise CommandError("invalid_arguments", "this command needs the artifact's `uri`")
+    refuse_if_dirty(ls, path)
+    return path
+
+
+@command(MATERIALIZE_PLAN)
+async def materialize_plan(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+    """Derive the plan of the candidate (``uri``) and write it beside it as ``X.plan.json``."""
+    from memzoi.lifecycle.materialize import derive_plan, load_artifact, validate_candidate
+
+    files = artifact_set(_artifact_path(ls, arg))
+    candidate = load_artifact(files["candidate"])
+    validate_candidate(candidate)
+    plan = derive_plan(candidate)
+    write_artifact(files["plan"], plan, same_ok=True)
+    await show_document(ls, files["plan"])
+    return {"plan_id": plan["plan_id"], "path": str(files["plan"])}
+
+
+@command(MATERIALIZE_DECIDE)
+async def materialize_decide(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+    """Record the explicit decision (now) to write the plan beside the candidate, as ``X.decision.json``."""
+    from memzoi.lifecycle.materialize import decision_now, derive_decision, derive_plan, load_artifact, validate_candidate
+
+    files = artifact_set(_artifact_path(ls, arg))
+    candidate = load_artifact(files["candidate"])
+    validate_candidate(candidate)
+    plan = load_artifact(files["plan"])
+    if plan != derive_plan(candidate):
+        raise CommandError("materialization_candidate_plan_mismatch", "the plan was not derived from this candidate")
+    decision = derive_decision(plan, decision_now())
+    write_artifact(files["decision"], decision, same_ok=True)
+    await show_document(ls, files["decision"])
+    return {"decision_id": decision["decision_id"], "path": str(files["decision"])}
+
+
+@command(MATERIALIZE)
+async def materialize(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+    """Write the decided record with its attestation (one ledgered change) and open it."""
+    from memzoi.lifecycle.materialize import load_artifact, materialize_apply
+    from memzoi.workspace import find_project_root
+
+    path = _artifact_path(ls, arg)
+    files = artifact_set(path)
+    candidate, plan, decision = (load_artifact(files[k]) for k in ("candidate", "plan", "decision"))
+    root = sorted(ls.projects)[0] if len(ls.projects) == 1 else find_project_root(path)
+    actor = arg.get("actor") or core.default_actor()
+    return await run_change(
+        ls, root, lambda: materialize_apply(root, candidate, plan, decision, actor=actor, source="editor"),
+        show_created=True,
+    )
+
+
+HANDLERS = [materialize_plan, materialize_decide, materialize]
+
+
+def register(server: "MemzoiServer") -> None:
+    """Register the materialization commands."""
+    for handler in HANDLERS:
+        server.command(handler.__memzoi_command__)(handler)
