@@ -17,6 +17,7 @@ from .document import Document
 from .findings import Finding, Fix, TextEdit, finding
 from .models import PendingProposal, RecordFrontmatter, ResolvedProposal, proposal_rule_violations
 from .models.common import RetentionFacts, is_concept_id, is_identifier, validate_retention
+from .schemainfo import fields_at
 from .text import rust_trim
 from .workspace import Placement, Role
 from .yaml12 import YMap, YNode, locate
@@ -54,31 +55,6 @@ def dotted(loc: tuple[Any, ...]) -> str:
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
-
-
-def _fields_at(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
-    """Field names of the (sub)model reached by ``loc`` (used for "did you mean" suggestions)."""
-    current: Any = model
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        field = getattr(current, "model_fields", {}).get(part)
-        if field is None:
-            return []
-        current = _submodel(field.annotation)
-        if current is None:
-            return []
-    return list(getattr(current, "model_fields", {}))
-
-
-def _submodel(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in getattr(annotation, "__args__", ()) or ():
-        found = _submodel(arg)
-        if found is not None:
-            return found
-    return None
 
 
 #: Unknown keys per document that get a "rename it to …" suggestion; a frontmatter with thousands of unknown keys
@@ -143,7 +119,7 @@ class Validator:
                 close: list[str] = []
                 if suggestions > 0:
                     suggestions -= 1
-                    close = difflib.get_close_matches(str(loc[-1]), _fields_at(model, loc[:-1]), n=1, cutoff=0.75)
+                    close = difflib.get_close_matches(str(loc[-1]), fields_at(model, loc[:-1]), n=1, cutoff=0.75)
                 fixes = []
                 message = f"unknown key `{name}`: the current Memzoi profile does not define it; remove it"
                 if close:

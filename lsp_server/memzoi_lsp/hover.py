@@ -21,6 +21,7 @@ from pygls.capabilities import get_capability
 from memzoi.pathsafety import bears_secret, shown_id
 from memzoi.gitfacts import GitFacts
 from memzoi.safety.redact import scrub
+from memzoi.schemainfo import allowed_values
 
 
 from . import keys, provenance, resident
@@ -150,7 +151,7 @@ def key_doc(snap: Snapshot, path: tuple) -> str | None:
     lines = [f"**{code(dotted)}** · {'required' if info.is_required() else 'optional'}", ""]
     if info.description:
         lines.append(esc(info.description).replace("\\`", "`"))
-    allowed = keys.allowed_values(info.annotation)
+    allowed = allowed_values(info.annotation)
     if allowed:
         lines += ["", "Allowed values: " + ", ".join(code(v) for v in allowed)]
     lines += ["", f"_Schema: {esc(model.__name__)}_"]

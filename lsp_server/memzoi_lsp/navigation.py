@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from lsprotocol import types
 
+from memzoi.schemainfo import allowed_values
 from memzoi.workspace import Role
 from memzoi.yaml12 import YMap, YScalar, YSeq
 
@@ -245,7 +246,7 @@ def register(server: "MemzoiServer") -> None:
             found = keys.field_info(snap.analysis.document, snap.analysis.placement, path)
             if found is not None:
                 _model, _name, info = found
-                for value in keys.allowed_values(info.annotation):
+                for value in allowed_values(info.annotation):
                     items.append(
                         types.CompletionItem(
                             label=value, kind=types.CompletionItemKind.EnumMember,
