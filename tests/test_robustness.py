@@ -295,11 +295,9 @@ def test_symlinked_memzoi_and_managed_folders_are_canonical_path(tmp_path, monke
 def test_nothing_reads_through_a_symlinked_git_plane_folder(tmp_path, monkeypatch, capsys, linked):
     """rebuild, search, doctor and proposals refuse as check reports (canonical_path); the index, the server's
     scan and its watcher never take a file below the link."""
-    from types import SimpleNamespace
-
     from memzoi.index_queries import git_plane_files
+    from memzoi.projectfiles import ProjectFiles
     from memzoi.workspace import through_linked_plane
-    from memzoi_lsp.scan import list_files
 
     real = _workspace(tmp_path / "elsewhere") / ".memzoi"
     (real / "proposals" / "pending").mkdir(parents=True)
@@ -334,7 +332,10 @@ def test_nothing_reads_through_a_symlinked_git_plane_folder(tmp_path, monkeypatc
     with Index(project) as index:
         assert index.rebuild().files == len(git_plane_files(project))
         assert index.search("alpha") == []
-    assert below not in list_files(SimpleNamespace(memzoi_dir=memzoi_dir))
+    # The server's scan lists what the project's ProjectFiles lists; its watcher events go through apply_events.
+    tracked = ProjectFiles(memzoi_dir)
+    assert str(below) not in tracked.listing() and str(below.resolve()) not in tracked.listing()
+    assert not tracked.apply_events([below])
     assert through_linked_plane(memzoi_dir, below)
 
 
