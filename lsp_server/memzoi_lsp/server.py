@@ -26,6 +26,7 @@ from .documents import Documents, Snapshot, path_to_uri, uri_to_path
 from .project import Project
 from .protocol import MemzoiProtocol
 from .settings import SECTION, Settings, parse_settings
+from .watch import ChangeBatch
 
 log = logging.getLogger("memzoi_lsp")
 
@@ -53,6 +54,7 @@ class MemzoiServer(LanguageServer):
         self.watcher = None  # set by watch.start_watching when the server watches files itself
         self.tasks: set[asyncio.Task] = set()
         self.client_watches = False
+        self.watch_batch = ChangeBatch()  # changed paths waiting for the debounced pass (watch.files_changed)
         self.transport_failure: str | None = None
 
     def start_io(self, stdin=None, stdout=None) -> None:

@@ -11,6 +11,7 @@ backup and lock files are ignored.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
@@ -72,7 +73,7 @@ async def register_client_watching(ls: "MemzoiServer") -> None:
 
 def watch_project(ls: "MemzoiServer", project: "Project") -> None:
     """Start a watchfiles thread on ``project.memzoi_dir`` unless the client watches for us."""
-    if getattr(ls, "client_watches", False) or ls.stopping:
+    if ls.client_watches or ls.stopping:
         return
     if ls.watcher is None:
         ls.watcher = _Watcher(ls)
@@ -83,9 +84,7 @@ def stop(ls: "MemzoiServer") -> None:
     """Stop the watcher threads (shutdown)."""
     if ls.watcher is not None:
         ls.watcher.stop()
-    pending = getattr(ls, "_watch_timer", None)
-    if pending is not None:
-        pending.cancel()
+    ls.watch_batch.cancel()
 
 
 class _Watcher:
@@ -123,37 +122,56 @@ class _Watcher:
             t.join(timeout=1)
 
 
+class ChangeBatch:
+    """Paths whose disk state may have changed, gathered on the event loop for one debounced pass: the pass runs
+    :data:`DEBOUNCE_S` after the last event, and at most :data:`MAX_WAIT_S` after the first one of the batch."""
+
+    def __init__(self) -> None:
+        self.pending: dict[Path, None] = {}  # insertion-ordered set
+        self.first: float | None = None
+        self.timer: asyncio.TimerHandle | None = None
+
+    def add(self, paths: Iterable[Path]) -> float:
+        """Queue ``paths``; returns the delay in seconds before the pass should run (0 once the batch is old)."""
+        for p in paths:
+            self.pending[Path(p)] = None
+        now = time.monotonic()
+        if self.first is None:
+            self.first = now
+        return 0 if now - self.first >= MAX_WAIT_S else DEBOUNCE_S
+
+    def take(self) -> list[Path]:
+        """The queued paths, in arrival order; the batch starts empty again."""
+        paths = list(self.pending)
+        self.pending, self.first = {}, None
+        self.cancel()
+        return paths
+
+    def cancel(self) -> None:
+        """Cancel the scheduled pass, if any."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+
 def files_changed(ls: "MemzoiServer", paths: Iterable[Path], *, immediate: bool = False) -> None:
     """Queue paths whose disk state may have changed; processed after the debounce (or now, for files the
     server itself has just written)."""
     if ls.stopping:
         return
-    pending: dict[Path, None] = ls.__dict__.setdefault("_watch_pending", {})
-    for p in paths:
-        pending[Path(p)] = None
+    batch = ls.watch_batch
+    delay = batch.add(paths)
     if immediate or ls.loop is None:
         _flush(ls)
         return
-    now = time.monotonic()
-    first = ls.__dict__.get("_watch_first") or now
-    ls._watch_first = first
-    timer = ls.__dict__.get("_watch_timer")
-    if timer is not None:
-        timer.cancel()
-    delay = 0 if now - first >= MAX_WAIT_S else DEBOUNCE_S
-    ls._watch_timer = ls.loop.call_later(delay, _flush, ls)
+    batch.cancel()
+    batch.timer = ls.loop.call_later(delay, _flush, ls)
 
 
 def _flush(ls: "MemzoiServer") -> None:
-    pending: dict[Path, None] = ls.__dict__.get("_watch_pending") or {}
-    ls._watch_pending = {}
-    ls._watch_first = None
-    timer = ls.__dict__.get("_watch_timer")
-    if timer is not None:
-        timer.cancel()
-        ls._watch_timer = None
-    if pending and not ls.stopping:
-        process(ls, list(pending))
+    paths = ls.watch_batch.take()
+    if paths and not ls.stopping:
+        process(ls, paths)
 
 
 def _managed(path: Path) -> bool:
