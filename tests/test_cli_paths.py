@@ -165,3 +165,19 @@ def test_sarif_from_stdin_without_a_file_name_has_no_base(capsys, project, monke
     for result in run_["results"]:
         loc = result["locations"][0]["physicalLocation"]["artifactLocation"]
         assert loc["uri"] == "-" and "uriBaseId" not in loc and "standard input" in loc["description"]["text"]
+
+
+@pytest.mark.parametrize("flags", [[], ["--json"]])
+def test_proposals_list_and_show_withhold_a_title_that_holds_a_secret(capsys, project, flags):
+    """The title is where an agent is most likely to paste what it should not: listings withhold it (the same
+    row the editor's inbox and the agent's list_pending show, memzoi.lifecycle.pending)."""
+    text = PACKET.replace("SENSITIVITY", "repo-safe").replace("SCOPE", "repo").replace("BODY", "Body.")
+    title = next(line for line in text.splitlines() if line.startswith("title: "))[len("title: "):]
+    text = text.replace(f"title: {title}", f"title: {title} {TOKEN}").replace(f"# {title}", f"# {title} {TOKEN}")
+    assert text.count(TOKEN) == 2
+    (project / ".memzoi" / "proposals" / "pending" / "leaky-title.md").write_text(text, encoding="utf-8")
+    for argv in (["proposals", "list"], ["proposals", "show", "leaky-title"]):
+        code, out, err = run(capsys, *argv, "--root", str(project), *flags)
+        assert code == 0, err
+        assert not leaked(out, err), f"the token leaked into {' '.join(argv[:2])}"
+        assert ("title withheld" in out) if not flags else ('"title_withheld": true' in out)

@@ -6,11 +6,13 @@ core decides.
 Argument: ``{"uri"?}`` (only that file's project; default: every project of the workspace). Result::
 
     {"scanning": bool,   # a project's first scan has not ended: cross-file blockers may still be missing
-     "proposals": [{"id", "title", "action", "target", "path", "uri", "can_apply", "statement",
+     "proposals": [{"id", "title", "title_withheld", "action", "target", "path", "uri", "sensitivity",
+                    "content_class", "proposed_by", "proposed_at", "can_apply", "blocked_by", "statement",
                     "blockers": [{"code", "message"}], "can_route_local"}]}
 
-``path`` is relative to the project root; messages never quote secret text (they come from findings), and titles
-are scrubbed of detected secrets. Packets are read from disk on each call (an open document's text governs it), so
+Rows are the core's (:mod:`memzoi.lifecycle.pending`, as ``memzoi proposals list --json`` and the agent's
+``list_pending`` give them) plus the ``uri``. ``path`` is relative to the project root; messages never quote secret
+text (they come from findings), and a packet whose detectors fire has its title withheld. Packets are read from disk on each call (an open document's text governs it), so
 a packet written a moment ago is listed before any watcher reports it.
 """
 
@@ -19,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from memzoi.lifecycle.layout import PENDING
-from memzoi.safety.redact import scrub
+from memzoi.lifecycle.pending import pending_packet
 from memzoi.workspace import walk
 
 from . import readiness
@@ -32,12 +34,9 @@ if TYPE_CHECKING:
 LIST = "memzoi.proposals.list"
 
 
-def _text(value: Any) -> str | None:
-    return scrub(value) if isinstance(value, str) and value.strip() else None
-
-
 def rows(ls: "MemzoiServer", project: "Project") -> list[dict[str, Any]]:
-    """One row per pending packet of ``project`` (file name order), with the core's verdict."""
+    """One row per pending packet of ``project`` (file name order): the core's row
+    (:func:`memzoi.lifecycle.pending.pending_packet`) of the packet's verdict, with its ``uri``."""
     out: list[dict[str, Any]] = []
     for path in walk(project.root / PENDING).files:
         snap = ls.docs.snapshot(path_to_uri(path))
@@ -46,20 +45,8 @@ def rows(ls: "MemzoiServer", project: "Project") -> list[dict[str, Any]]:
         verdict = readiness.of(ls, snap)
         if verdict is None:
             continue
-        data = snap.analysis.document.data if isinstance(snap.analysis.document.data, dict) else {}
-        block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
-        out.append({
-            "id": _text(data.get("id")) or path.stem,
-            "title": _text(data.get("title")) or path.stem,
-            "action": block.get("action") if isinstance(block.get("action"), str) else None,
-            "target": _text(block.get("target")),
-            "path": path.relative_to(project.root).as_posix(),
-            "uri": snap.uri,
-            "can_apply": verdict.can_apply,
-            "statement": verdict.statement(),
-            "blockers": [{"code": b.code, "message": b.message} for b in verdict.blockers],
-            "can_route_local": verdict.can_route_local,
-        })
+        row = pending_packet(project.root, path, snap.analysis, ls.findings_for(snap), verdict)
+        out.append({**row.to_json(), "uri": snap.uri})
     return out
 
 

@@ -65,6 +65,7 @@ def build(root: Path, home: Path) -> None:
     (root / ".memzoi/config.toml").write_text('[rules]\ndisabled = ["private_key"]\n')  # invalid: reported by both
     (pending / "mem-new.md").write_text(proposal_text("mem-new"))
     (pending / "mem-apply.md").write_text(proposal_text("mem-apply", title="Apply me", body="Applied by the test."))
+    (pending / "mem-leaky.md").write_text(proposal_text("mem-leaky", title=f"Rotate {_token()}", body="Rotate it."))
     (pending / "mem-tomb.md").write_text(proposal_text("mem-tomb", title="Tomb", action="tombstone",
                                                        proposal_extra="  target: no-such-record\n  reason: obsolete\n"))
     (root / ".gitignore").write_text(f"{PENDING}/mem-ignored.md\n")
@@ -180,9 +181,19 @@ async def test_can_apply_agrees_across_hover_actions_lens_and_cli(project: Path,
             lens_says = any(t.lower().startswith("apply") for t in titles)
             verdicts[packet.name] = (hover_says, action_says, lens_says)
             assert hover_says == action_says == lens_says, (packet.name, hover.contents.value, apply, titles)
+        rows = (await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="memzoi.proposals.list", arguments=[{}])))["proposals"]
+        inbox = [{k: v for k, v in r.items() if k != "uri"} for r in rows]
+        listing = _cli(project, memzoi_home, "proposals", "list", "--json")
+        listed = json.loads(listing.stdout)["proposals"]
+        text = _cli(project, memzoi_home, "proposals", "list")
+        assert _token() not in text.stdout and "(title withheld" in text.stdout
     finally:
         await asyncio.wait_for(client.shutdown_session(), 10)
         await client.stop()
+    assert inbox == listed, "the editor's inbox rows and `memzoi proposals list --json` differ"
+    assert _token() not in json.dumps(inbox) and _token() not in listing.stdout
+    assert [r["title_withheld"] for r in listed if r["id"] == "mem-leaky"] == [True]
     assert verdicts["mem-new.md"][0] is True
     assert verdicts["mem-ignored.md"][0] is False and verdicts["mem-tomb.md"][0] is False
     for name, (says, _, _) in verdicts.items():

@@ -10,13 +10,11 @@ withheld from context packs and prechecks (listed by id and reason code only).
 from __future__ import annotations
 
 import json
-import os
 import math
 import sqlite3
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..findings import CODES
 from ..index import Index, IndexUnavailable, fts_query
 from ..ledger import Refusal
 from ..retention import current_assertion, evaluate_retention, utc_now
@@ -348,41 +346,14 @@ def precheck_path(root: Path, path: str) -> dict[str, Any]:
 
 
 def list_pending(root: Path) -> dict[str, Any]:
-    """The pending proposal packets with ``can_apply`` and ``blocked_by`` from the core's one can-apply rule
-    (:func:`memzoi.lifecycle.readiness.packet_readiness`, fed the file's analysis, admission and cross-file
-    findings as the editor holds them), and the pending local candidates. A packet whose detectors fire has its
-    title withheld (it may hold the secret)."""
-    from ..admission import GitVisibility
-    from ..analysis import analyze_path
-    from ..gitfacts import GitFacts
-    from ..ledger.view import LedgerView
+    """The pending proposal packets as every listing shows them (:func:`memzoi.lifecycle.pending.list_pending`:
+    ``can_apply`` and ``blocked_by`` from the core's one can-apply rule, the title withheld where a detector
+    fires), and the pending local candidates."""
     from ..lifecycle.candidates import list_candidates
-    from ..lifecycle.readiness import packet_readiness
-    from ..verdict import ProjectContext, judge
+    from ..lifecycle.pending import list_pending as pending_packets
 
-    proposals = []
     with Reader(root) as r:
-        ws = r.index.workspace()
-        git = GitFacts(r.root)
-        ctx = ProjectContext.of(r.root / ".memzoi", git=git, ledger=LedgerView(r.root))
-        rows = r.db.execute("SELECT p.path, f.visibility FROM proposals p JOIN files f ON f.path = p.path "
-                            "WHERE p.role = 'pending' ORDER BY p.path").fetchall()
-        for rel, visibility in rows:
-            path = r.root / rel
-            analysis = analyze_path(path, config=ctx.config, now=ctx.now)
-            key = str(path)
-            git.set_visibility({os.path.abspath(path): GitVisibility(visibility)})
-            findings = list(judge(path, analysis, ctx, cross=ws.findings_for(key)).findings)
-            verdict = packet_readiness(r.root, analysis, findings, identity_resolved=ws.resolved_holder(key))
-            data = analysis.document.data if isinstance(analysis.document.data, dict) else {}
-            block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
-            secret = any(CODES.get(f.code, (None, ""))[1] == "detector" for f in analysis.findings)
-            proposals.append({
-                "id": rel[len(".memzoi/proposals/pending/"): -3], "path": rel, "action": block.get("action"),
-                "title": None if secret else data.get("title"), "proposed_by": block.get("proposed_by"),
-                "proposed_at": str(block["proposed_at"]) if block.get("proposed_at") else None,
-                "can_apply": verdict.can_apply, "blocked_by": verdict.codes(), "state": verdict.statement(),
-            })
+        proposals = [p.to_json() for p in pending_packets(r.root, r.index)]
     local = [{"id": c.id, "title": c.title, "type": c.type, "lane": c.lane, "confidence": c.confidence_bp / 10_000,
               "proposed_by": c.actor, "created_at": c.created_at} for c in list_candidates(root)]
     return {"proposals": proposals, "local_candidates": local}

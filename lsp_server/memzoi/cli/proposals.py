@@ -5,13 +5,11 @@ from __future__ import annotations
 import argparse
 
 from ..analysis import analyze_path
-from ..findings import Severity
 from ..ledger import Refusal
 from ..lifecycle import apply_proposal, reject_proposal, route_local
-from ..lifecycle.common import PENDING, packet_rel
-from ..pathsafety import shown_id, shown_path
+from ..lifecycle.common import packet_rel
+from ..pathsafety import shown_path
 from ..safety.redact import redact, secret_spans
-from ..workspace import walk
 from ._common import add_command, add_group, refuse_linked_plane
 from ._changes import add_common, emit_json, project_root, refuse, run_write
 
@@ -27,8 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         exits={1: "refused (a blocking finding, a failed precondition, a changed file)"})
     ps = add_group(p, "proposals_command")
     lp = add_command(ps, "list", help="list pending proposals (with what blocks applying them)",
-                     description="List the pending proposal packets with their action, title and the error codes "
-                     "that block applying them.",
+                     description="List the pending proposal packets with their action, title and every code that "
+                     "blocks applying them (the can-apply rule of the editor and `proposals apply`).",
                      examples=["memzoi proposals list", "memzoi proposals list --json"], exits={})
     add_common(lp, actor=False)
     lp.set_defaults(func=run_list)
@@ -67,46 +65,44 @@ def register(sub: argparse._SubParsersAction) -> None:
     lo.set_defaults(func=lambda a: run_write(a, lambda root, who: route_local(root, a.packet, actor=who)))
 
 
-def _summary(root, path) -> dict:
-    analysis = analyze_path(path)
-    data = analysis.document.data or {}
-    proposal = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
-    rel = path.relative_to(root).as_posix()
-    return {
-        # printed in every form: a packet named after a credential is shown as Memzoi's redacted marker
-        "id": shown_id(rel[len(PENDING) + 1 : -3]),
-        "path": shown_path(rel),
-        "action": proposal.get("action"),
-        "title": data.get("title"),
-        "sensitivity": data.get("sensitivity"),
-        "content_class": data.get("content_class"),
-        "blocked_by": sorted({f.code for f in analysis.findings if f.severity == Severity.ERROR}),
-        "analysis": analysis,
-    }
+def _pending(args: argparse.Namespace, root):
+    """Every pending packet as listings show them (:mod:`memzoi.lifecycle.pending`), or an exit code."""
+    from ..agent.recall import Reader
+    from ..lifecycle.pending import list_pending
 
-
-def run_list(args: argparse.Namespace) -> int:
-    """List pending packets, oldest file name first."""
-    root = project_root(args)
     refused = refuse_linked_plane(args, root)  # never read through a symlinked .memzoi or proposals folder
     if refused is not None:
         return refused
-    items = [_summary(root, p) for p in walk(root / PENDING).files]
+    try:
+        with Reader(root) as r:
+            return list_pending(r.root, r.index)
+    except Refusal as err:
+        return refuse(args, err)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """List pending packets, oldest file name first, each with what blocks applying it."""
+    items = _pending(args, project_root(args))
+    if isinstance(items, int):
+        return items
     if args.json:
-        emit_json({"proposals": [{k: v for k, v in i.items() if k != "analysis"} for i in items]})
+        emit_json({"proposals": [i.to_json() for i in items]})
         return 0
     if not items:
         print("no pending proposals")
     for i in items:
-        blocked = f"  [blocked: {', '.join(i['blocked_by'])}]" if i["blocked_by"] else ""
-        print(f"{i['id']}  {i['action'] or '?'}  {i['title'] or '(no title)'}{blocked}")
+        codes = i.readiness.codes()
+        blocked = f"  [blocked: {', '.join(codes)}]" if codes else ""
+        print(f"{i.id}  {i.action or '?'}  {i.shown_title}{blocked}")
     return 0
 
 
 def run_show(args: argparse.Namespace) -> int:
-    """Show one pending packet: its fields, body and findings."""
+    """Show one pending packet: its fields, body and findings (its verdict as apply judges it)."""
+    from ..lifecycle.apply import packet_findings
+
     root = project_root(args)
-    refused = refuse_linked_plane(args, root)  # never read through a symlinked .memzoi or proposals folder
+    refused = refuse_linked_plane(args, root)
     if refused is not None:
         return refused
     try:
@@ -116,18 +112,26 @@ def run_show(args: argparse.Namespace) -> int:
     path = root / rel
     if not path.is_file():
         return refuse(args, Refusal("proposal_not_found", f"{rel}: no such pending proposal", rel))
-    info = _summary(root, path)
-    analysis = info.pop("analysis")
-    findings = [{"code": f.code, "severity": f.severity.label, "message": f.message} for f in analysis.findings]
+    items = _pending(args, root)
+    if isinstance(items, int):
+        return items
+    row = next((i for i in items if i.path == shown_path(rel)), None)
+    if row is None:
+        return refuse(args, Refusal("proposal_not_found", f"{rel}: no such pending proposal", rel))
+    analysis = analyze_path(path)
+    verdict = packet_findings(root, rel, analysis)
+    findings = [{"code": f.code, "severity": f.severity.label, "message": f.message} for f in verdict]
     # Never print what a detector found: secrets in the body are masked, and the frontmatter is withheld.
     secrets = secret_spans(analysis.findings)
     doc = analysis.document
     body = redact(doc.text, secrets, *doc.body_span) if secrets else doc.body
     if args.json:
-        emit_json({**info, "frontmatter": None if secrets else doc.data, "body": body, "findings": findings})
+        emit_json({**row.to_json(), "frontmatter": None if secrets else doc.data,
+                   "body": body, "findings": findings})
         return 0
-    print(f"{info['id']} ({info['action'] or '?'}): {info['title'] or '(no title)'}")
-    print(f"  path: {info['path']}\n  sensitivity: {info['sensitivity']}  content_class: {info['content_class']}")
+    print(f"{row.id} ({row.action or '?'}): {row.shown_title}")
+    print(f"  path: {row.path}\n  sensitivity: {row.sensitivity}  content_class: {row.content_class}")
+    print(f"  can be applied: {row.readiness.statement()}")
     for f in findings:
         print(f"  {f['severity']}: {f['code']} {f['message']}")
     print()

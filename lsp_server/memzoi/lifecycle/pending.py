@@ -1,0 +1,123 @@
+"""The pending proposal packets of a project as every listing shows them: ``memzoi proposals list`` and ``show``,
+the agent's ``list_pending`` tool and the editor's Memory Inbox build their rows here, each from the packet's
+verdict and the one can-apply rule (:mod:`memzoi.lifecycle.readiness`), so they say the same of the same packet.
+
+A row never carries secret text: a packet whose content detectors fire anywhere (a credential, personal data)
+has its title withheld, since the title may be where the secret is, and every other text field is passed
+through :func:`memzoi.safety.redact.scrub`. Ids and paths are shown as :mod:`memzoi.pathsafety` shows them (a
+file named after a credential is Memzoi's ``<redacted-path:…>``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..findings import CODES, Finding
+from ..pathsafety import shown_id, shown_path
+from ..safety.redact import scrub
+from .layout import PENDING
+from .readiness import Readiness, packet_readiness
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
+    from ..index import Index
+
+
+def _text(value: Any) -> str | None:
+    return scrub(value) if isinstance(value, str) and value.strip() else None
+
+
+def _instant(value: Any) -> str | None:
+    # YAML reads an unquoted timestamp as a datetime; rows carry it as the text it was written as.
+    return _text(value) if isinstance(value, str) else (str(value) if value else None)
+
+
+def holds_secret(findings: Iterable[Finding]) -> bool:
+    """Whether a content detector fired on the packet (its text may hold a secret or personal data)."""
+    return any(CODES.get(f.code, (None, ""))[1] == "detector" for f in findings)
+
+
+@dataclass(frozen=True)
+class PendingPacket:
+    """One pending packet as listings show it: ``id`` (its file id), ``path`` (relative to the project root),
+    frontmatter facts (``None`` when absent or not text), and the can-apply ``readiness``."""
+
+    id: str
+    path: str
+    title: str | None
+    action: str | None
+    target: str | None
+    sensitivity: str | None
+    content_class: str | None
+    proposed_by: str | None
+    proposed_at: str | None
+    readiness: Readiness
+    title_withheld: bool = False
+
+    @property
+    def shown_title(self) -> str:
+        """The title, or why there is none to show."""
+        if self.title_withheld:
+            return "(title withheld: the packet holds a secret)"
+        return self.title or "(no title)"
+
+    def to_json(self) -> dict[str, Any]:
+        """The row of ``proposals list --json`` and the agent's ``list_pending``."""
+        r = self.readiness
+        return {
+            "id": self.id, "path": self.path, "action": self.action, "target": self.target, "title": self.title,
+            "sensitivity": self.sensitivity, "content_class": self.content_class, "proposed_by": self.proposed_by,
+            "proposed_at": self.proposed_at, "title_withheld": self.title_withheld, "can_apply": r.can_apply, "blocked_by": r.codes(),
+            "statement": r.statement(), "blockers": [{"code": b.code, "message": b.message} for b in r.blockers],
+            "can_route_local": r.can_route_local,
+        }
+
+
+def pending_packet(root: Path, path: Path, analysis: "Analysis", findings: Iterable[Finding],
+                   readiness: Readiness) -> PendingPacket:
+    """The row of the pending packet at ``path`` (below ``root``) from its analysis, its verdict's ``findings``
+    and its ``readiness``."""
+    found = list(findings)
+    data: Mapping[str, Any] = analysis.document.data if isinstance(analysis.document.data, dict) else {}
+    block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
+    try:
+        rel = path.relative_to(root).as_posix()
+    except ValueError:
+        rel = path.name
+    secret = holds_secret(found) or holds_secret(analysis.findings)
+    return PendingPacket(
+        id=shown_id(path.stem), path=shown_path(rel), title=None if secret else _text(data.get("title")),
+        action=_text(block.get("action")), target=_text(block.get("target")),
+        sensitivity=_text(data.get("sensitivity")), content_class=_text(data.get("content_class")),
+        proposed_by=_text(block.get("proposed_by")), proposed_at=_instant(block.get("proposed_at")),
+        readiness=readiness, title_withheld=secret,
+    )
+
+
+def list_pending(root: Path, index: "Index") -> list[PendingPacket]:
+    """Every pending packet of the project at ``root`` on disk, in file name order, judged as ``memzoi check`` and
+    the editor judge it (:func:`memzoi.verdict.judge` with git visibility asked once for all of them, the ledger,
+    and the cross-file findings of the project, whose facts come from ``index``, an open and refreshed index of the
+    project). Listed from the folder, not the index: the index keeps no file whose name bears a secret."""
+    from ..analysis import analyze_path
+    from ..gitfacts import GitFacts
+    from ..ledger.view import LedgerView
+    from ..verdict import ProjectContext, judge
+    from ..workspace import walk
+
+    ws = index.workspace()
+    paths = walk(root / PENDING).files
+    git = GitFacts(root)
+    git.ask(paths)
+    ctx = ProjectContext.of(root / ".memzoi", git=git, ledger=LedgerView(root))
+    out = []
+    for path in paths:
+        analysis = analyze_path(path, config=ctx.config, now=ctx.now)
+        key = str(path)
+        findings = list(judge(path, analysis, ctx, cross=ws.findings_for(key)).findings)
+        readiness = packet_readiness(root, analysis, findings, identity_resolved=ws.resolved_holder(key))
+        out.append(pending_packet(root, path, analysis, findings, readiness))
+    return out
