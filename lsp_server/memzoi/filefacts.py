@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 from .analysis import Analysis, record_id_of
 from .revision import duplicate_key
+from .views import Frontmatter, text
 from .yaml12 import locate
 
 #: Runtime (database) proposal ids, ``prop_<UUIDv7>``; they never name a proposal packet file, so a record's
@@ -87,15 +88,11 @@ class FileFacts:
         return self.kind == "proposal" and self.status == "proposed"
 
 
-def _str(value: Any) -> str | None:
-    return value.strip() if isinstance(value, str) and value.strip() else None
-
-
 def facts_from_analysis(analysis: Analysis) -> FileFacts:
     """Extract :class:`FileFacts` from an :class:`~memzoi.analysis.Analysis`. Works on invalid frontmatter too
     (whatever fields are readable are used), so a broken target still counts as existing."""
     doc = analysis.document
-    data = doc.data if isinstance(doc.data, dict) else {}
+    fm = Frontmatter(doc.data)
     kind = analysis.kind
     role = analysis.placement.role.value
     root = doc.yaml_root
@@ -109,43 +106,31 @@ def facts_from_analysis(analysis: Analysis) -> FileFacts:
     content = duplicate_key(body) if body else None
     if kind == "record":
         refs: list[Ref] = []
-        sup = _str(data.get("supersedes"))
-        if sup:
-            refs.append(Ref("supersedes", sup, span("supersedes")))
-        lineage = data.get("lineage") if isinstance(data.get("lineage"), dict) else {}
-        pred = _str(lineage.get("predecessor_id"))
-        if pred:
-            refs.append(Ref("lineage.predecessor_id", pred, span("lineage", "predecessor_id")))
-        pid = _str(data.get("proposal_id"))
+        if fm.supersedes:
+            refs.append(Ref("supersedes", fm.supersedes, span("supersedes")))
+        if fm.predecessor_id:
+            refs.append(Ref("lineage.predecessor_id", fm.predecessor_id, span("lineage", "predecessor_id")))
+        pid = fm.proposal_id
         if pid and not _DB_PROPOSAL.match(pid):
             refs.append(Ref("proposal_id", pid, span("proposal_id"), to="proposal"))
-        when = _str(data.get("updated")) or _str(data.get("timestamp"))
         return FileFacts(
-            kind="record", role=role, ident=record_id_of(analysis), status=_str(data.get("status")),
-            scope_kind=_str(data.get("scope")), scope_id=_str(data.get("scope_id")), when=when,
+            kind="record", role=role, ident=record_id_of(analysis), status=fm.status,
+            scope_kind=fm.record_scope, scope_id=fm.scope_id, when=fm.updated,
             content=content, refs=tuple(refs), ident_span=span("id"), body_span=doc.body_span,
             legacy=bool(analysis.legacy),
         )
     if kind == "proposal":
-        block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
-        scope = data.get("scope") if isinstance(data.get("scope"), dict) else {}
-        refs = []
-        supersedes = data.get("supersedes")
-        if isinstance(supersedes, list):
-            for i, item in enumerate(supersedes):
-                if _str(item):
-                    refs.append(Ref(f"supersedes[{i}]", _str(item), span("supersedes", i)))
-        elif _str(supersedes):
-            refs.append(Ref("supersedes", _str(supersedes), span("supersedes")))
-        target = _str(block.get("target"))
-        if target:
-            refs.append(Ref("proposal.target", target, span("proposal", "target")))
-        ident = _str(data.get("id"))
+        block, scope = fm.proposal, fm.packet_scope
+        refs = [Ref("supersedes" if i is None else f"supersedes[{i}]", target,
+                    span("supersedes") if i is None else span("supersedes", i)) for i, target in fm.supersedes_list]
+        if block.target:
+            refs.append(Ref("proposal.target", block.target, span("proposal", "target")))
+        ident = fm.id
         tokens = {identity_token(t) for t in (ident, analysis.placement.identity) if t}
         return FileFacts(
-            kind="proposal", role=role, ident=ident, status=_str(data.get("status")),
-            scope_kind=_str(scope.get("kind")), scope_id=_str(scope.get("id")), when=_str(block.get("proposed_at")),
-            action=_str(block.get("action")), content=content, tokens=tuple(sorted(tokens)), refs=tuple(refs),
+            kind="proposal", role=role, ident=ident, status=fm.status,
+            scope_kind=text(scope.get("kind")), scope_id=text(scope.get("id")), when=block.proposed_at,
+            action=block.action, content=content, tokens=tuple(sorted(tokens)), refs=tuple(refs),
             ident_span=span("id"), body_span=doc.body_span,
         )
     return FileFacts(kind=kind, role=role)

@@ -20,6 +20,7 @@ from .document import Document
 from .ledger import ChangeRecord
 from .lifecycle.propose import mcp_provenance
 from .retention import current_assertion, evaluate_retention
+from .views import Frontmatter, block
 
 
 @dataclass(frozen=True)
@@ -29,10 +30,6 @@ class RecordStanding:
     current: str
     retention: str
     attestation: str
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 def _exclusion_reason(ex: Mapping[str, Any]) -> str:
@@ -47,8 +44,8 @@ def current_sentence(data: Mapping[str, Any], now: datetime) -> str:
     """``yes`` when the record is a current assertion at ``now`` (Memzoi: an active record within its lane's
     retention boundary), else ``no: <every reason>``; ``data`` is the record's frontmatter mapping."""
     try:
-        ca = current_assertion(str(data.get("status") or ""), str(data.get("lane") or ""),
-                               _mapping(data.get("retention")), now)
+        fm = Frontmatter(data)
+        ca = current_assertion(fm.status or "", fm.lane or "", fm.retention, now)
     except Exception as err:  # malformed facts of a hand-edited file: say so, never fail the hover
         return f"unknown ({type(err).__name__})"
     if ca.is_current:
@@ -59,9 +56,10 @@ def current_sentence(data: Mapping[str, Any], now: datetime) -> str:
 def retention_sentence(data: Mapping[str, Any], now: datetime) -> str:
     """The lane's retention boundary at ``now`` and the rule that set it (``semantic lane, no age limit
     (no_age_limit)``, ``episodic lane, query-only since <instant> (<reason>)``)."""
-    lane = str(data.get("lane") or "")
+    fm = Frontmatter(data)
+    lane = fm.lane or ""
     try:
-        decision = evaluate_retention(lane, _mapping(data.get("retention")), now)
+        decision = evaluate_retention(lane, fm.retention, now)
     except Exception:
         return "invalid retention facts"
     if decision.boundary is None:
@@ -89,18 +87,17 @@ def attestation_sentence(document: Document, record_id: str | None, *, valid: bo
 
 def record_standing(document: Document, record_id: str | None, *, valid: bool, now: datetime) -> RecordStanding:
     """The three sentences of a record (``valid``: its frontmatter passed the schema)."""
-    data = _mapping(document.data)
+    data = block(document.data)
     return RecordStanding(current_sentence(data, now), retention_sentence(data, now),
                           attestation_sentence(document, record_id, valid=valid))
 
 
 def packet_targets(data: Mapping[str, Any]) -> list[tuple[str, str]]:
     """``[(label, record id)]`` a packet acts on: each ``supersedes`` entry, then ``proposal.target``."""
-    supersedes = data.get("supersedes")
-    out = [("supersedes", str(t)) for t in supersedes] if isinstance(supersedes, list) else []
-    target = _mapping(data.get("proposal")).get("target")
-    if target:
-        out.append(("target", str(target)))
+    fm = Frontmatter(data)
+    out = [("supersedes", target) for i, target in fm.supersedes_list if i is not None]
+    if fm.proposal.target:
+        out.append(("target", fm.proposal.target))
     return out
 
 

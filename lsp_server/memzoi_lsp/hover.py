@@ -22,6 +22,7 @@ from memzoi.pathsafety import bears_secret, shown_id
 from memzoi.gitfacts import GitFacts
 from memzoi.safety.redact import scrub
 from memzoi.schemainfo import allowed_values
+from memzoi.views import Frontmatter
 
 
 from . import keys, provenance, resident
@@ -171,11 +172,11 @@ async def cached_last_commit(ls: "MemzoiServer", path: Path | None) -> dict[str,
 def provenance_markdown(ls: "MemzoiServer", snap: Snapshot, commit: dict[str, str] | None) -> str:
     """The provenance hover of a record or proposal packet (see :mod:`memzoi_lsp.provenance` for the facts)."""
     facts = provenance.collect(ls, snap)
-    data = snap.analysis.document.data or {}
+    fm = Frontmatter(snap.analysis.document.data)
     if snap.analysis.kind == "proposal" or snap.analysis.placement.role.is_proposal:
-        out = _proposal_lines(ls, snap, data, facts)
+        out = _proposal_lines(ls, snap, fm, facts)
     else:
-        out = _record_lines(ls, snap, data, facts)
+        out = _record_lines(ls, snap, fm, facts)
     if commit:
         out.append(
             f"- last commit: {code(commit['hash'])} {esc(commit['author'])}, {esc(commit['date'])}: "
@@ -191,34 +192,27 @@ def provenance_markdown(ls: "MemzoiServer", snap: Snapshot, commit: dict[str, st
     return "\n".join(out)
 
 
-def _block(data: dict, name: str) -> dict:
-    value = data.get(name)
-    return value if isinstance(value, dict) else {}
+def _title(kind: str, fm: Frontmatter) -> str:
+    return f"**{kind}** {code(shown_id(fm.id))}" + (f" — {esc(fm.title)}" if fm.title else "")
 
 
-def _title(kind: str, data: dict) -> str:
-    title = data.get("title")
-    return f"**{kind}** {code(shown_id(data.get('id')))}" + (f" — {esc(title)}" if title else "")
-
-
-def _proposal_lines(ls: "MemzoiServer", snap: Snapshot, data: dict, facts: provenance.Facts) -> list[str]:
-    block = _block(data, "proposal")
+def _proposal_lines(ls: "MemzoiServer", snap: Snapshot, fm: Frontmatter, facts: provenance.Facts) -> list[str]:
+    block = fm.proposal
     out = [
-        _title("Proposal", data),
-        f"- action {code(block.get('action'))} · status {code(data.get('status'))}"
-        f" · type {code(data.get('type'))} · lane {code(data.get('lane'))}",
+        _title("Proposal", fm),
+        f"- action {code(block.action)} · status {code(fm.status)} · type {code(fm.type)} · lane {code(fm.lane)}",
     ]
     if facts.proposed_via:
         out.append(f"- {esc(facts.proposed_via)}")
     else:
-        if block.get("proposed_by") or block.get("proposed_at"):
-            out.append(f"- proposed by {esc(block.get('proposed_by'))} at {esc(block.get('proposed_at'))}")
-        if block.get("reason"):
-            out.append(f"- reason: {esc(block.get('reason'))}")
+        if block.proposed_by or block.proposed_at:
+            out.append(f"- proposed by {esc(block.proposed_by)} at {esc(block.proposed_at)}")
+        if block.reason:
+            out.append(f"- reason: {esc(block.reason)}")
     out += [f"- {esc(label)}: {_record_link(ls, snap, rid)}" for label, rid in facts.targets]
-    out.append(f"- sensitivity {code(data.get('sensitivity'))} · content class {code(data.get('content_class'))}")
+    out.append(f"- sensitivity {code(fm.sensitivity)} · content class {code(fm.content_class)}")
     out.append(f"- can be applied: {esc(facts.apply_state)}")
-    res = _block(data, "resolution")
+    res = fm.resolution
     if res:
         out.append(
             f"- resolved {code(res.get('outcome'))} by {esc(res.get('resolved_by'))} at "
@@ -227,37 +221,36 @@ def _proposal_lines(ls: "MemzoiServer", snap: Snapshot, data: dict, facts: prove
     return out
 
 
-def _source_line(data: dict) -> str | None:
-    src, ref = data.get("source"), data.get("source_ref")
+def _source_line(fm: Frontmatter) -> str | None:
+    src, ref = fm.source, fm.source_ref
     if not (src or ref):
         return None
     ref_md = ""
-    if isinstance(ref, str):
+    if ref:
         ref_md = link(ref, ref) if urlsplit(ref).scheme in ("http", "https") else code(ref)
     return f"- provenance: {code(src) if src else ''} {ref_md}".rstrip()
 
 
-def _record_lines(ls: "MemzoiServer", snap: Snapshot, data: dict, facts: provenance.Facts) -> list[str]:
+def _record_lines(ls: "MemzoiServer", snap: Snapshot, fm: Frontmatter, facts: provenance.Facts) -> list[str]:
     out = [
-        _title("Record", data),
-        f"- type {code(data.get('type'))} · lane {code(data.get('lane'))} · status {code(data.get('status'))}",
+        _title("Record", fm),
+        f"- type {code(fm.type)} · lane {code(fm.lane)} · status {code(fm.status)}",
         f"- current assertion: {esc(facts.current)}",
     ]
-    source = _source_line(data)
+    source = _source_line(fm)
     if source:
         out.append(source)
-    if data.get("proposal_id"):
-        out.append(f"- proposal: {_proposal_link(ls, snap, str(data['proposal_id']))}")
-    origin = _block(data, "origin")
+    if fm.proposal_id:
+        out.append(f"- proposal: {_proposal_link(ls, snap, fm.proposal_id)}")
+    origin = fm.origin
     if origin:
         out.append(f"- origin: route {code(origin.get('route'))}, key {code(origin.get('origin_key'))}")
     out.append(f"- attestation: {esc(facts.attestation)}")
-    if data.get("supersedes"):
-        out.append(f"- supersedes: {_record_link(ls, snap, str(data['supersedes']))}")
+    if fm.supersedes:
+        out.append(f"- supersedes: {_record_link(ls, snap, fm.supersedes)}")
     out += [f"- superseded by: {_record_link(ls, snap, rid)}" for rid in facts.superseded_by]
-    lineage = _block(data, "lineage")
-    if lineage.get("predecessor_id"):
-        out.append(f"- lineage: {esc(lineage.get('kind'))} of {_record_link(ls, snap, str(lineage['predecessor_id']))}")
+    if fm.predecessor_id:
+        out.append(f"- lineage: {esc(fm.lineage.get('kind'))} of {_record_link(ls, snap, fm.predecessor_id)}")
     out.append(f"- retention: {esc(facts.retention)}")
     return out
 

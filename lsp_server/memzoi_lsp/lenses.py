@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from memzoi.views import Frontmatter
 from memzoi.workspace import Role
 
 from . import provenance, resident
@@ -41,11 +42,10 @@ def code_lenses(ls: "MemzoiServer", snap: Snapshot) -> list[types.CodeLens]:
     elif role is Role.RECORD:
         rid = snap.analysis.placement.identity
         by = provenance.superseded_by(ls, snap, rid) if rid else []
-        data = snap.analysis.document.data or {}
         if by:
             # Informational lens: an empty command id renders as plain text in clients.
             out.append(types.CodeLens(range=top, command=types.Command(title="Superseded by " + ", ".join(by), command="")))
-        elif data.get("status") == "superseded":
+        elif Frontmatter(snap.analysis.document.data).status == "superseded":
             out.append(types.CodeLens(range=top, command=types.Command(title="Superseded (replacement not found)", command="")))
     return out
 

@@ -224,6 +224,15 @@ async def route_local(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]
     return await run_change(ls, root, lambda: core.route_local(root, path, actor=actor, source="editor"))
 
 
+def replacement(ls: "MemzoiServer", path: Path, arg: dict[str, Any]) -> tuple[str, str]:
+    """The title and body of a supersede of the record at ``path``: the arguments', else the record's own."""
+    from memzoi.views import Frontmatter
+
+    snap = ls.docs.snapshot(path_to_uri(path))
+    title = arg.get("title") or (Frontmatter(snap.analysis.document.data).title if snap else None) or ""
+    return title, arg.get("body") or (snap.analysis.document.body if snap else "")
+
+
 @command(SUPERSEDE)
 async def supersede(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Create a pending packet proposing a replacement of the record (``uri``); ``title``/``body`` default to the
@@ -231,10 +240,7 @@ async def supersede(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     root, path = target_path(ls, arg)
     reason = reason_of(arg, True)
     refuse_if_dirty(ls, path)
-    snap = ls.docs.snapshot(path_to_uri(path))
-    data = (snap.analysis.document.data or {}) if snap else {}
-    title = arg.get("title") or str(data.get("title") or "")
-    body = arg.get("body") or (snap.analysis.document.body if snap else "")
+    title, body = replacement(ls, path, arg)
     actor = arg.get("actor") or core.default_actor()
     return await run_change(
         ls, root,

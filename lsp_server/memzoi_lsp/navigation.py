@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from lsprotocol import types
 
 from memzoi.schemainfo import allowed_values
+from memzoi.views import Frontmatter
 from memzoi.workspace import Role
 from memzoi.yaml12 import YMap, YScalar, YSeq
 
@@ -298,8 +299,7 @@ def workspace_symbols(ls: "MemzoiServer", query: str, limit: int = 200) -> list[
         snap = ls.docs.snapshot(uri)
         if snap is None:
             continue
-        data = snap.analysis.document.data or {}
-        title = str(data.get("title") or snap.analysis.placement.identity or "")
+        title = Frontmatter(snap.analysis.document.data).title or snap.analysis.placement.identity or ""
         hay = " ".join((title, str(snap.analysis.placement.identity or ""), snap.analysis.document.body)).casefold()
         if all(w in hay for w in words):
             role = snap.analysis.placement.role

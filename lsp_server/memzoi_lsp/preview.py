@@ -17,7 +17,7 @@ from memzoi.lifecycle.artifacts import artifact_set
 from memzoi.lifecycle.preview import preview as core_preview
 
 from .documents import path_to_uri
-from .lifecycle import CommandError, command, reason_of, target_path
+from .lifecycle import CommandError, command, reason_of, replacement, target_path
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
 from .server import MemzoiServer  # noqa: E402
 
@@ -40,14 +40,6 @@ def _materialize_target(ls: MemzoiServer, arg: dict[str, Any]) -> tuple[Path, tu
     return (sorted(ls.projects)[0] if len(ls.projects) == 1 else find_project_root(src)), artifacts
 
 
-def _replacement(ls: MemzoiServer, path: Path, arg: dict[str, Any]) -> tuple[Any, Any]:
-    """The title and body of a supersede preview: the arguments', else the record's own."""
-    snap = ls.docs.snapshot(path_to_uri(path))
-    data = (snap.analysis.document.data or {}) if snap else {}
-    title = arg.get("title") or str(data.get("title") or "")
-    return title, arg.get("body") or (snap.analysis.document.body if snap else "")
-
-
 @command(PREVIEW)
 async def preview(ls: MemzoiServer, arg: dict[str, Any]) -> dict[str, Any]:
     """The planned files of ``operation`` on the file ``uri`` (see the module docstring); refused as the change
@@ -61,7 +53,7 @@ async def preview(ls: MemzoiServer, arg: dict[str, Any]) -> dict[str, Any]:
     else:
         raise CommandError("invalid_arguments", "`operation` is one of apply, supersede, tombstone, materialize")
     reason = reason_of(arg, operation in ("supersede", "tombstone"))
-    title, body = _replacement(ls, path, arg) if operation == "supersede" else (arg.get("title"), arg.get("body"))
+    title, body = replacement(ls, path, arg) if operation == "supersede" else (arg.get("title"), arg.get("body"))
     actor = arg.get("actor") or default_actor()
     result = await asyncio.get_running_loop().run_in_executor(
         None, lambda: core_preview(root, operation, path, actor=actor, reason=reason, title=title, body=body,

@@ -13,6 +13,7 @@ from memzoi.ledger import ChangeRecord, Ledger, cached_runtime_dir
 from memzoi.models.common import is_identifier
 from memzoi.provenance import history_lines, packet_targets, proposed_via, record_standing
 from memzoi.retention import utc_now
+from memzoi.views import Frontmatter
 from memzoi.runtime import LEDGER_DB
 from memzoi.workspace import Role
 
@@ -74,17 +75,18 @@ def collect(ls: "MemzoiServer", snap: Snapshot) -> Facts:
     facts = Facts()
     analysis = snap.analysis
     data = analysis.document.data or {}
+    fm = Frontmatter(data)
     if analysis.kind == "proposal" or analysis.placement.role.is_proposal:
         facts.targets = packet_targets(data)
         verdict = readiness.of(ls, snap)
-        if analysis.placement.role in (Role.APPLIED, Role.REJECTED) or data.get("status") in ("applied", "rejected"):
+        if analysis.placement.role in (Role.APPLIED, Role.REJECTED) or fm.status in ("applied", "rejected"):
             facts.apply_state = "no: already resolved"
         elif verdict is not None:
             facts.apply_state = verdict.statement()
         changes = ledger_changes(ls, snap)
         facts.proposed_via = proposed_via(changes)
     else:
-        rid = analysis.placement.identity or data.get("id")
+        rid = analysis.placement.identity or fm.id
         standing = record_standing(analysis.document, rid, valid=analysis.model is not None, now=utc_now())
         facts.current, facts.retention, facts.attestation = standing.current, standing.retention, standing.attestation
         if rid:

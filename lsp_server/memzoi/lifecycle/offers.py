@@ -22,6 +22,7 @@ from typing import Any
 from ..findings import Finding, Severity
 from ..ledger.model import RECOVERY_MODES, ChangeRecord
 from ..ledger.view import FileLedger
+from ..views import Frontmatter
 from ..workspace import Role
 from .readiness import Readiness
 
@@ -58,7 +59,7 @@ def record_offers(data: Mapping[str, Any], findings: Iterable[Finding], unsaved:
     review (see the module docstring)."""
     found = list(findings)
     out = []
-    if data.get("status") == "active":
+    if Frontmatter(data).status == "active":
         errors = sum(1 for f in found if f.severity == Severity.ERROR)
         blocked = unsaved or (f"fix the {errors} error(s) first" if errors else None)
         out += [Offer("supersede", blocked, preview=True), Offer("tombstone", blocked, preview=True)]

@@ -10,7 +10,7 @@ file named after a credential is Memzoi's ``<redacted-path:…>``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..findings import CODES, Finding
 from ..pathsafety import shown_id, shown_path
 from ..safety.redact import scrub
+from ..views import Frontmatter
 from .layout import PENDING
 from .readiness import Readiness, packet_readiness
 
@@ -26,13 +27,8 @@ if TYPE_CHECKING:
     from ..index import Index
 
 
-def _text(value: Any) -> str | None:
-    return scrub(value) if isinstance(value, str) and value.strip() else None
-
-
-def _instant(value: Any) -> str | None:
-    # YAML reads an unquoted timestamp as a datetime; rows carry it as the text it was written as.
-    return _text(value) if isinstance(value, str) else (str(value) if value else None)
+def _scrubbed(value: str | None) -> str | None:
+    return scrub(value) if value is not None else None
 
 
 def holds_secret(findings: Iterable[Finding]) -> bool:
@@ -81,18 +77,18 @@ def pending_packet(root: Path, path: Path, analysis: "Analysis", findings: Itera
     """The row of the pending packet at ``path`` (below ``root``) from its analysis, its verdict's ``findings``
     and its ``readiness``."""
     found = list(findings)
-    data: Mapping[str, Any] = analysis.document.data if isinstance(analysis.document.data, dict) else {}
-    block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
+    fm = Frontmatter(analysis.document.data)
+    block = fm.proposal
     try:
         rel = path.relative_to(root).as_posix()
     except ValueError:
         rel = path.name
     secret = holds_secret(found) or holds_secret(analysis.findings)
     return PendingPacket(
-        id=shown_id(path.stem), path=shown_path(rel), title=None if secret else _text(data.get("title")),
-        action=_text(block.get("action")), target=_text(block.get("target")),
-        sensitivity=_text(data.get("sensitivity")), content_class=_text(data.get("content_class")),
-        proposed_by=_text(block.get("proposed_by")), proposed_at=_instant(block.get("proposed_at")),
+        id=shown_id(path.stem), path=shown_path(rel), title=None if secret else _scrubbed(fm.title),
+        action=_scrubbed(block.action), target=_scrubbed(block.target),
+        sensitivity=_scrubbed(fm.sensitivity), content_class=_scrubbed(fm.content_class),
+        proposed_by=_scrubbed(block.proposed_by), proposed_at=_scrubbed(block.proposed_at),
         readiness=readiness, title_withheld=secret,
     )
 

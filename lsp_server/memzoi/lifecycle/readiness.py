@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from ..findings import CODES, Finding, Severity
 from ..legacy import concept_slug
 from ..safety.redact import SECRET_CODES
+from ..views import Frontmatter
 from .layout import RECORDS
 
 if TYPE_CHECKING:
@@ -154,17 +155,15 @@ def packet_readiness(root: str | os.PathLike[str], analysis: "Analysis", finding
     finding they hold for it (analysis, admission, cross-file), ``identity_resolved`` comes from their cross-file
     workspace (:meth:`memzoi.crossfile.Workspace.resolved_holder`), and the record path the apply would create is
     looked up on disk under ``root`` (one ``stat``)."""
-    data = analysis.document.data if isinstance(analysis.document.data, dict) else {}
-    title = data.get("title") if isinstance(data.get("title"), str) else ""
-    block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
+    fm = Frontmatter(analysis.document.data)
+    title = fm.title or ""
     taken = None
-    if block.get("action") in ("create", "supersede") and title.strip():
+    if fm.proposal.action in ("create", "supersede") and title:
         rel = f"{RECORDS}/{concept_slug(title)}.md"
         if os.path.lexists(os.path.join(os.fspath(root), rel)):
             taken = rel
-    sensitivity = data.get("sensitivity") if isinstance(data.get("sensitivity"), str) else None
-    return readiness(findings, identity_resolved=identity_resolved, record_taken=taken, sensitivity=sensitivity,
-                     has_content=bool(title.strip() and analysis.document.body.strip()))
+    return readiness(findings, identity_resolved=identity_resolved, record_taken=taken, sensitivity=fm.sensitivity,
+                     has_content=bool(title and analysis.document.body.strip()))
 
 
 def _unique(blockers: list[Blocker]) -> list[Blocker]:
