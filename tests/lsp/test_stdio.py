@@ -247,16 +247,16 @@ def test_b24_shutdown_during_scan_completes_before_reply_and_exits_zero(tmp_path
     assert b"shutdown complete" in err
 
 
-def test_client_mistakes_log_one_line_not_a_traceback(tmp_path: Path):
-    # An unknown command is answered with an error; stderr (which editors show as errors) gets one line for it.
+def _one_request(tmp_path: Path, method: str, params: dict, *server_args: str) -> tuple[dict, bytes]:
+    """Start a server on an empty project, send one request (id 2) after initialize, shut down; returns the reply
+    and everything the server wrote to stderr."""
     root = tmp_path / "ws"
     (root / ".memzoi" / "records").mkdir(parents=True)
-    proc = _spawn(tmp_path / "home")
+    proc = _spawn(tmp_path / "home", *server_args)
     try:
         for m in _init(root):
             proc.stdin.write(m)
-        proc.stdin.write(frame({"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand",
-                                "params": {"command": "memzoi.nope", "arguments": [{}]}}))
+        proc.stdin.write(frame({"jsonrpc": "2.0", "id": 2, "method": method, "params": params}))
         proc.stdin.flush()
         [reply] = [m for m in read_until(proc, lambda ms: any(m.get("id") == 2 and "method" not in m for m in ms))
                    if m.get("id") == 2 and "method" not in m]
@@ -266,6 +266,12 @@ def test_client_mistakes_log_one_line_not_a_traceback(tmp_path: Path):
         _out, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
+    return reply, err
+
+
+def test_client_mistakes_log_one_line_not_a_traceback(tmp_path: Path):
+    # An unknown command is answered with an error; stderr (which editors show as errors) gets one line for it.
+    reply, err = _one_request(tmp_path, "workspace/executeCommand", {"command": "memzoi.nope", "arguments": [{}]})
     assert reply["error"]["code"] == -32602
     assert b"Traceback" not in err, err.decode(errors="replace")
     assert b"JsonRpcInvalidParams" in err  # the one line names what went wrong
@@ -276,24 +282,10 @@ def test_an_undeserializable_message_logs_one_line_without_the_clients_text(tmp_
     # pygls formats the whole stack, with the value it could not read, into the text of "Unable to deserialize
     # message": stderr gets that line with the exception's type only; --log-level DEBUG keeps the stack.
     marker = "MARKER-client-text-7f3a"
-    root = tmp_path / "ws"
-    (root / ".memzoi" / "records").mkdir(parents=True)
-    proc = _spawn(tmp_path / "home", *(["--log-level", level] if level else []))
-    try:
-        for m in _init(root):
-            proc.stdin.write(m)
-        proc.stdin.write(frame({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {
-            "textDocument": {"uri": (root / ".memzoi" / "records" / "a.md").as_uri()},
-            "position": {"line": marker, "character": 0}}}))
-        proc.stdin.flush()
-        [reply] = [m for m in read_until(proc, lambda ms: any(m.get("id") == 2 and "method" not in m for m in ms))
-                   if m.get("id") == 2 and "method" not in m]
-        proc.stdin.write(frame({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}))
-        proc.stdin.write(frame({"jsonrpc": "2.0", "method": "exit"}))
-        proc.stdin.flush()
-        _out, err = proc.communicate(timeout=30)
-    finally:
-        proc.kill()
+    uri = (tmp_path / "ws" / ".memzoi" / "records" / "a.md").as_uri()
+    reply, err = _one_request(tmp_path, "textDocument/hover", {
+        "textDocument": {"uri": uri}, "position": {"line": marker, "character": 0}},
+        *(["--log-level", level] if level else []))
     assert reply["error"]["code"] == -32602
     text = err.decode(errors="replace")
     if level == "DEBUG":
