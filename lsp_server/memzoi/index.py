@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable
 from .admission import GitVisibility, git_visibility
 from .filefacts import FileFacts
 from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files
-from .index_rows import _index_rows, _now
+from .index_rows import Judged, _index_rows, _now, index_row
 from .index_schema import _TABLES, SCHEMA_VERSION, _split_sql, schema_script
 from .parallel import ChunkPool, cpu_count
 from .pathsafety import shown_path
@@ -73,16 +73,21 @@ class Index(IndexQueries):
     """An open index database for one project root. Use as a context manager or call :meth:`close`.
 
     ``path`` overrides the database location (tests, or an explicit ``--index``); ``workers`` the number of
-    analysis processes for large batches (default: CPUs, at most 8). One ``Index`` is not for concurrent use
+    analysis processes for large batches (default: CPUs, at most 8). ``judged`` is where a caller that already
+    holds the files' verdicts supplies them instead (the language server, whose scan has analysed every file):
+    ``judged(files) -> [(path, bytes, stat, FileVerdict)]`` for those of ``files`` it could read, each verdict
+    without ledger or cross-file findings (:func:`memzoi.index_rows.index_verdict`); rows are then built from
+    them and nothing is analysed twice. One ``Index`` is not for concurrent use
     from several threads (give each thread its own; SQLite WAL lets them read while one writes). Opening never
     scans files;
     call :meth:`rebuild` or :meth:`refresh`. Raises :class:`IndexUnavailable` when the database cannot be opened.
     """
 
     def __init__(self, project_root: str | os.PathLike[str], *, path: str | os.PathLike[str] | None = None,
-                 workers: int | None = None):
+                 workers: int | None = None, judged: Judged | None = None):
         self.root = Path(project_root).resolve()
         self.workers = workers  # analysis processes; None = one per CPU (at most 8), 1 = in-process
+        self.judged = judged
         self.path = Path(path) if path is not None else index_path(self.root)
         try:
             private_dir(self.path.parent)
@@ -251,6 +256,11 @@ class Index(IndexQueries):
             progress(0, total)
         if not files:
             return []
+        if self.judged is not None:
+            rows = [index_row(self._rel(p), data, st, verdict) for p, data, st, verdict in self.judged(files)]
+            if progress:
+                progress(total, total)
+            return rows
         vis = git_visibility(self.root, files)
         jobs = [(str(p), self._rel(p), vis.get(os.path.abspath(p), GitVisibility.UNKNOWN).value) for p in files]
         step = max(1, total // 100)

@@ -12,12 +12,13 @@ import json
 import os
 import time
 from pathlib import Path
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import blake3
 
 from .admission import GitVisibility
-from .analysis import analyze_bytes
+from .analysis import Analysis, analyze_bytes
 from .barrier import failed_analysis
 from .filefacts import facts_from_analysis
 from .gitfacts import GitFacts
@@ -84,14 +85,28 @@ def _index_row(job: tuple[str, str, str], contexts: dict[str, ProjectContext] | 
         ctx.git.set_visibility({os.path.abspath(p): GitVisibility(visibility)})
     try:
         analysis = analyze_bytes(data, p, placement=placement, config=ctx.config, now=ctx.now)
-        verdict = judge(p, analysis, ctx)
+        verdict = index_verdict(p, analysis, ctx)
     except Exception as err:  # the barrier: the file is kept as refused, with the finding, and the run goes on
-        verdict = judge(p, failed_analysis(err, p, placement), ctx)
-    return _row(rel, data, st, verdict)
+        verdict = index_verdict(p, failed_analysis(err, p, placement), ctx)
+    return index_row(rel, data, st, verdict)
 
 
-def _row(rel: str, data: bytes, st: os.stat_result, verdict: FileVerdict) -> dict[str, Any]:
-    """The rows one judged file contributes to ``files`` and ``records`` or ``proposals``."""
+#: A caller's supply of already-judged files for the index (see :class:`memzoi.index.Index`): for the given paths,
+#: ``(path, bytes, stat, verdict)`` of those it could read.
+Judged = Callable[[list[Path]], Iterable[tuple[Path, bytes, os.stat_result, FileVerdict]]]
+
+
+def index_verdict(path: Path, analysis: Analysis, ctx: ProjectContext) -> FileVerdict:
+    """The verdict the index stores for a file: its own findings and admission, graded by the project's rules
+    (``ctx`` carries git visibility and no ledger; cross-file findings are left out: they change with other
+    files)."""
+    return judge(path, analysis, ctx)
+
+
+def index_row(rel: str, data: bytes, st: os.stat_result, verdict: FileVerdict) -> dict[str, Any]:
+    """The rows one judged file contributes to ``files`` and ``records`` or ``proposals``: ``rel`` is its key
+    (relative to the project root, redacted when it bears a secret), ``data`` and ``st`` its bytes and stat on
+    disk, ``verdict`` from :func:`index_verdict`."""
     analysis = verdict.analysis
     facts = facts_from_analysis(analysis)
     stored_facts = facts.to_json()

@@ -102,6 +102,25 @@ class Documents:
         analysis = self._cached(key, digest, lambda: analyze_bytes(data, path))
         return Snapshot(uri, path, analysis.text, None, False, analysis)
 
+    def on_disk(self, path: Path) -> tuple[bytes, os.stat_result, Analysis] | None:
+        """The file's bytes, stat and analysis as they are on disk (for the index, which holds what is committed,
+        never an editor's unsaved text), or ``None`` when it cannot be read. A closed file's analysis comes from
+        the cache when its bytes are the ones analysed (nothing is analysed twice); an open document's cache entry
+        is its editor text, so its disk bytes are analysed apart, without replacing that entry."""
+        try:
+            data = path.read_bytes()
+            st = path.stat()
+        except OSError:
+            return None
+        uri = path_to_uri(path)
+        if uri_key(uri) in self._workspace().text_documents:
+            try:
+                return data, st, analyze_bytes(data, path)
+            except Exception as err:  # the barrier, as in _cached
+                return data, st, failed_analysis(err, path)
+        digest = b"b" + blake3.blake3(data).digest()
+        return data, st, self._cached(uri_key(uri), digest, lambda: analyze_bytes(data, path))
+
     def forget(self, uri: str) -> None:
         """Drop the cached analysis of ``uri`` (file deleted or renamed)."""
         with self._lock:

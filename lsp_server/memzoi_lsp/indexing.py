@@ -2,7 +2,8 @@
 
 All index work runs on the server's single scan thread, so the connection is never used concurrently: after
 the first scan the index is refreshed (rebuilt when it never existed), and every file change the server sees is
-applied with :meth:`~memzoi.index.Index.update_paths`. Workspace symbols and ``memzoi.search`` query it; while
+applied with :meth:`~memzoi.index.Index.update_paths`. Rows are built from the server's own analyses (the
+document cache the scan and the watchers fill), so a file is analysed once whether it is diagnosed or indexed. Workspace symbols and ``memzoi.search`` query it; while
 it is not ready they fall back to the scan's in-memory analyses.
 """
 
@@ -10,10 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memzoi.admission import GitVisibility
 from memzoi.index import Index, IndexUnavailable, SearchHit
+from memzoi.index_rows import index_verdict
+from memzoi.verdict import ProjectContext
 
 if TYPE_CHECKING:
     from .server import MemzoiServer, Project
@@ -21,18 +27,34 @@ if TYPE_CHECKING:
 log = logging.getLogger("memzoi_lsp.indexing")
 
 
-def _open(project: "Project") -> Index | None:
+def _judged(ls: "MemzoiServer", project: "Project", files: list[Path]) -> Iterator[tuple[Path, bytes, os.stat_result, Any]]:
+    """The index's verdicts of ``files`` from what the server holds: each file's analysis from the document cache
+    (analysed once, by the scan or the watcher), judged with the project's git answers and its own rules (not the
+    editor's settings, which are per user: the index is what ``memzoi rebuild`` would write)."""
+    unasked = [p for p in files if project.git.visibility(p) is GitVisibility.UNKNOWN]
+    if unasked:  # the scan and the watchers ask git for what they list; anything else is asked here, in one batch
+        project.git.ask(unasked)
+    ctx = ProjectContext.of(project.memzoi_dir, git=project.git)
+    for path in files:
+        found = ls.docs.on_disk(path)
+        if found is not None:
+            data, st, analysis = found
+            yield path, data, st, index_verdict(path, analysis, ctx)
+
+
+def _open(ls: "MemzoiServer", project: "Project") -> Index | None:
     if project.index is None:
         try:
-            project.index = Index(project.root, workers=1)  # no worker processes forked from the server
+            # No worker processes forked from the server, and no second analysis: rows come from its verdicts.
+            project.index = Index(project.root, workers=1, judged=lambda files: _judged(ls, project, files))
         except IndexUnavailable as err:
             log.warning("%s", err)
             return None
     return project.index
 
 
-def _refresh(project: "Project") -> None:
-    index = _open(project)
+def _refresh(ls: "MemzoiServer", project: "Project") -> None:
+    index = _open(ls, project)
     if index is None:
         return
     if index.schema_problem:
@@ -46,13 +68,13 @@ async def refresh(ls: "MemzoiServer", project: "Project") -> None:
     """Bring the project's index up to date (after the first scan)."""
     loop = asyncio.get_running_loop()
     try:
-        await loop.run_in_executor(ls.scan_executor, _refresh, project)
+        await loop.run_in_executor(ls.scan_executor, _refresh, ls, project)
     except Exception as err:  # a broken index degrades search, never the server
         log.warning("index refresh failed for %s: %s", project.root, err)
 
 
-def _update(project: "Project", paths: list[Path]) -> None:
-    index = _open(project)
+def _update(ls: "MemzoiServer", project: "Project", paths: list[Path]) -> None:
+    index = _open(ls, project)
     if index is None or not project.index_ready:
         return
     index.update_paths(sorted({p.resolve() for p in paths}))  # one row per file: duplicates would collide
@@ -65,15 +87,15 @@ def update(ls: "MemzoiServer", project: "Project", paths: list[Path]) -> None:
 
     async def run() -> None:
         try:
-            await ls.loop.run_in_executor(ls.scan_executor, _update, project, paths)
+            await ls.loop.run_in_executor(ls.scan_executor, _update, ls, project, paths)
         except Exception as err:
             log.warning("index update failed: %s", err)
 
     ls.spawn(run())
 
 
-def _rebuild(project: "Project") -> dict[str, Any]:
-    index = _open(project)
+def _rebuild(ls: "MemzoiServer", project: "Project") -> dict[str, Any]:
+    index = _open(ls, project)
     if index is None:
         return {"error": {"code": "index_unavailable", "message": "the index cannot be opened; see the server log"}}
     result = index.rebuild()
@@ -84,7 +106,7 @@ def _rebuild(project: "Project") -> dict[str, Any]:
 
 async def rebuild(ls: "MemzoiServer", project: "Project") -> dict[str, Any]:
     """Recreate the index of ``project`` from the git plane."""
-    return await asyncio.get_running_loop().run_in_executor(ls.scan_executor, _rebuild, project)
+    return await asyncio.get_running_loop().run_in_executor(ls.scan_executor, _rebuild, ls, project)
 
 
 def _search(project: "Project", query: str, limit: int) -> list[SearchHit] | None:

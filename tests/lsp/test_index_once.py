@@ -1,0 +1,96 @@
+"""The server's index is written from its own verdicts: a file is analysed once whether it is diagnosed or
+indexed, and the rows are the ones ``memzoi rebuild`` writes for the same tree."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memzoi.index import Index, index_path
+from memzoi.index_queries import git_plane_files
+
+from .conftest import PROFILES, start_client, wait_until
+from .test_verdict_parity import build
+
+TABLES = ("files", "records", "proposals")
+
+
+def rows(db: Path) -> dict[str, list[tuple]]:
+    conn = sqlite3.connect(db)
+    try:
+        return {t: sorted(tuple(r) for r in conn.execute(f"SELECT * FROM {t}")) for t in TABLES}
+    finally:
+        conn.close()
+
+
+def indexed_files(db: Path) -> int:
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT count(*) FROM files").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return -1  # not created yet, or the schema is being written
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+async def test_the_servers_index_is_what_rebuild_writes(tmp_path: Path, memzoi_home: Path, profile: str,
+                                                         monkeypatch):
+    root = tmp_path / "ws"
+    build(root, memzoi_home)
+    monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))
+    db = index_path(root.resolve())
+    for suffix in ("", "-wal", "-shm"):  # built by the fixture's `proposals apply`: the server builds it anew
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    expected = len(git_plane_files(root.resolve()))
+    client = await start_client(profile, root, memzoi_home)
+    try:
+        await wait_until(lambda: indexed_files(db) == expected, timeout=60)
+    finally:
+        await asyncio.wait_for(client.shutdown_session(), 10)
+        await client.stop()
+    with Index(root, path=tmp_path / "rebuilt.db", workers=1) as index:
+        index.rebuild()
+    assert rows(db) == rows(tmp_path / "rebuilt.db")
+
+
+def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_home: Path, monkeypatch):
+    """The scan fills the document cache; the index update of the same files reads their bytes, finds the cached
+    analysis and judges it: the analysis count does not move. A file edited on disk is analysed once more."""
+    from types import SimpleNamespace
+
+    from memzoi_lsp import indexing
+    from memzoi_lsp.documents import Documents, path_to_uri
+    from memzoi_lsp.project import Project
+
+    root = tmp_path / "ws"
+    build(root, memzoi_home)
+    monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))
+    docs = Documents(lambda: SimpleNamespace(text_documents={}))
+    ls = SimpleNamespace(docs=docs, stopping=False)
+    project = Project(root.resolve())
+    files = git_plane_files(project.root)
+    project.git.ask(files)
+    for p in files:
+        docs.snapshot(path_to_uri(p))  # the scan
+    scanned = docs.analyses
+    assert scanned == len(files)
+    index = Index(project.root, path=tmp_path / "server.db", workers=1,
+                  judged=lambda fs: indexing._judged(ls, project, fs))
+    try:
+        assert index.rebuild().files == len(files)
+        assert docs.analyses == scanned
+        edited = next(p for p in files if p.name == "use-pnpm.md")
+        edited.write_text(edited.read_text() + "\nOne more line.\n")
+        os.utime(edited, ns=(edited.stat().st_atime_ns, edited.stat().st_mtime_ns + 10**9))
+        assert index.refresh().files == 1 and docs.analyses == scanned + 1
+    finally:
+        index.close()
+    with Index(project.root, path=tmp_path / "rebuilt.db", workers=1) as fresh:
+        fresh.rebuild()
+    assert rows(tmp_path / "server.db") == rows(tmp_path / "rebuilt.db")
