@@ -219,3 +219,19 @@ def test_classification_of_sqlite_and_os_errors(tmp_path, monkeypatch):
     assert classify(sqlite3.OperationalError("disk I/O error"), db) == "disk_full"
     state = runtime_error(sqlite3.OperationalError("disk I/O error"), db, "index")
     assert state.code == "disk_full" and str(db) in state.message and "free some space" in state.advice
+
+
+@pytest.mark.parametrize("kind", list(CODES))
+def test_proposals_list_still_lists_when_the_index_cannot_be_used(used, kind, monkeypatch, capsys):
+    """What is pending is on disk: a broken runtime directory costs the index, not the listing (its cross-file
+    facts are read from the files), and stderr says why."""
+    root, home, _ = used
+    capsys.readouterr()
+    assert main(["proposals", "list", "--root", str(root), "--json"]) == 0
+    before = json.loads(capsys.readouterr().out)["proposals"]
+    _apply(kind, home, monkeypatch)
+    code = main(["proposals", "list", "--root", str(root), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, (out, err)
+    assert json.loads(out)["proposals"] == before and before
+    assert "cross-file facts are read from the files" in err and str(home) in err

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..analysis import analyze_path
 from ..ledger import Refusal
 from ..lifecycle import apply_proposal, reject_proposal, route_local
 from ..lifecycle.common import packet_rel
 from ..pathsafety import shown_path
+from ..runtime_errors import RuntimeStateError
 from ..safety.redact import redact, secret_spans
 from ._common import add_command, add_group, refuse_linked_plane
 from ._changes import add_common, emit_json, project_root, refuse, run_write
@@ -76,8 +78,13 @@ def _pending(args: argparse.Namespace, root):
     try:
         with Reader(root) as r:
             return list_pending(r.root, r.index)
-    except Refusal as err:
-        return refuse(args, err)
+    except (Refusal, RuntimeStateError) as err:
+        if isinstance(err, Refusal) and err.code != "index_unavailable":
+            return refuse(args, err)
+        # A full, read-only or damaged runtime directory must not hide what is pending: the cross-file facts
+        # are then read from the files themselves.
+        print(f"memzoi: {err.message}; cross-file facts are read from the files", file=sys.stderr)
+        return list_pending(root.resolve(), None)
 
 
 def run_list(args: argparse.Namespace) -> int:

@@ -24,6 +24,7 @@ from .readiness import Readiness, packet_readiness
 
 if TYPE_CHECKING:
     from ..analysis import Analysis
+    from ..crossfile import Workspace
     from ..index import Index
 
 
@@ -93,18 +94,31 @@ def pending_packet(root: Path, path: Path, analysis: "Analysis", findings: Itera
     )
 
 
-def list_pending(root: Path, index: "Index") -> list[PendingPacket]:
+def _disk_workspace(root: Path) -> "Workspace":
+    """The project's cross-file workspace from its files (when no index can be opened)."""
+    from ..analysis import analyze_path
+    from ..crossfile import Workspace, git_plane_files
+    from ..filefacts import facts_from_analysis
+
+    ws = Workspace()
+    for p in git_plane_files(root / ".memzoi"):
+        ws.update(str(p), facts_from_analysis(analyze_path(p)))
+    return ws
+
+
+def list_pending(root: Path, index: "Index | None") -> list[PendingPacket]:
     """Every pending packet of the project at ``root`` on disk, in file name order, judged as ``memzoi check`` and
     the editor judge it (:func:`memzoi.verdict.judge` with git visibility asked once for all of them, the ledger,
     and the cross-file findings of the project, whose facts come from ``index``, an open and refreshed index of the
-    project). Listed from the folder, not the index: the index keeps no file whose name bears a secret."""
+    project, or from the files when it is ``None``). Listed from the folder, not the index: the index keeps no
+    file whose name bears a secret."""
     from ..analysis import analyze_path
     from ..gitfacts import GitFacts
     from ..ledger.view import LedgerView
     from ..verdict import ProjectContext, judge
     from ..workspace import walk
 
-    ws = index.workspace()
+    ws = index.workspace() if index is not None else _disk_workspace(root)
     paths = walk(root / PENDING).files
     git = GitFacts(root)
     git.ask(paths)
