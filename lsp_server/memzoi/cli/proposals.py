@@ -4,14 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..analysis import analyze_path
-from ..findings import Severity
-from ..ledger import Refusal
-from ..lifecycle import apply_proposal, reject_proposal, route_local
-from ..lifecycle.common import PENDING, packet_rel
-from ..pathsafety import shown_id, shown_path
-from ..safety.redact import redact, secret_spans
-from ..workspace import walk
 from ._common import add_command, add_group, refuse_linked_plane
 from ._changes import add_common, emit_json, project_root, refuse, run_write
 
@@ -46,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                      exits={1: "refused (a blocking finding, a failed precondition, a changed file)"})
     ap.add_argument("packet", metavar="PROPOSAL", help="file id or path of the packet")
     add_common(ap)
-    ap.set_defaults(func=lambda a: run_write(a, lambda root, who: apply_proposal(root, a.packet, actor=who)))
+    ap.set_defaults(func=run_apply)
     rp = add_command(ps, "reject", help="reject a pending proposal with a reason (one ledgered change)",
                      description="Reject a pending proposal with a reason; a packet that is not repo-safe is "
                      "archived as Memzoi's redacted hash receipt.",
@@ -55,8 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     rp.add_argument("packet", metavar="PROPOSAL", help="file id or path of the packet")
     rp.add_argument("--reason", required=True, help="why it is rejected (written into the resolution)")
     add_common(rp)
-    rp.set_defaults(func=lambda a: run_write(
-        a, lambda root, who: reject_proposal(root, a.packet, reason=a.reason, actor=who)))
+    rp.set_defaults(func=run_reject)
     lo = add_command(ps, "route-local", help="turn a pending proposal into a private local record and resolve it",
                      description="Turn a pending proposal into a private local record (runtime plane) and resolve "
                      "the packet, as one ledgered change.",
@@ -64,10 +55,36 @@ def register(sub: argparse._SubParsersAction) -> None:
                      exits={1: "refused (a secret in the packet, a changed file)"})
     lo.add_argument("packet", metavar="PROPOSAL", help="file id or path of the packet")
     add_common(lo)
-    lo.set_defaults(func=lambda a: run_write(a, lambda root, who: route_local(root, a.packet, actor=who)))
+    lo.set_defaults(func=run_route_local)
+
+
+def run_apply(args: argparse.Namespace) -> int:
+    """Apply a pending packet."""
+    from ..lifecycle import apply_proposal
+
+    return run_write(args, lambda root, who: apply_proposal(root, args.packet, actor=who))
+
+
+def run_reject(args: argparse.Namespace) -> int:
+    """Reject a pending packet."""
+    from ..lifecycle import reject_proposal
+
+    return run_write(args, lambda root, who: reject_proposal(root, args.packet, reason=args.reason, actor=who))
+
+
+def run_route_local(args: argparse.Namespace) -> int:
+    """Turn a pending packet into a private local record."""
+    from ..lifecycle import route_local
+
+    return run_write(args, lambda root, who: route_local(root, args.packet, actor=who))
 
 
 def _summary(root, path) -> dict:
+    from ..analysis import analyze_path
+    from ..findings import Severity
+    from ..lifecycle.common import PENDING
+    from ..pathsafety import shown_id, shown_path
+
     analysis = analyze_path(path)
     data = analysis.document.data or {}
     proposal = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
@@ -87,6 +104,9 @@ def _summary(root, path) -> dict:
 
 def run_list(args: argparse.Namespace) -> int:
     """List pending packets, oldest file name first."""
+    from ..lifecycle.common import PENDING
+    from ..workspace import walk
+
     root = project_root(args)
     refused = refuse_linked_plane(args, root)  # never read through a symlinked .memzoi or proposals folder
     if refused is not None:
@@ -105,6 +125,10 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     """Show one pending packet: its fields, body and findings."""
+    from ..ledger import Refusal
+    from ..lifecycle.common import packet_rel
+    from ..safety.redact import redact, secret_spans
+
     root = project_root(args)
     refused = refuse_linked_plane(args, root)  # never read through a symlinked .memzoi or proposals folder
     if refused is not None:

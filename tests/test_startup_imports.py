@@ -1,0 +1,75 @@
+"""Cheap commands import only what they use: the modules a fresh process has loaded after ``memzoi --help``,
+every command's ``--help``, ``memzoi explain CODE`` and the start of ``memzoi-mcp``, read from ``sys.modules``
+(deterministic, unlike timings, which only the benchmark ``tests/benchmarks/startup.py`` takes)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+#: What the command line's parser and its cheap commands must not load: validation models, the detectors, YAML,
+#: SQLite and hashing, and the core modules built on them.
+CLI_HEAVY = ("pydantic", "yaml", "sqlite3", "blake3", "regex", "rfc8785", "memzoi.models", "memzoi.safety",
+             "memzoi.analysis", "memzoi.ledger", "memzoi.lifecycle", "memzoi.index", "memzoi.resident.service")
+
+
+def _loaded(code: str) -> list[str]:
+    """``sys.modules`` after running ``code`` in a fresh interpreter (its own output discarded)."""
+    script = ("import contextlib, io, json, sys\n"
+              "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+              "    try:\n"
+              + "".join(f"        {line}\n" for line in code.splitlines())
+              + "    except SystemExit:\n"
+              "        pass\n"
+              "print(json.dumps(sorted(sys.modules)))\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _heavy(modules: list[str], heavy: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in heavy))
+
+
+def test_the_heavy_list_is_seen_when_a_command_runs():
+    # The reading below works: a command that checks files loads the models and detectors.
+    loaded = _loaded("from memzoi.cli.main import main\nmain(['check', '-', '--stdin-filename', 'x.md'])")
+    assert {"pydantic", "yaml", "memzoi.safety", "memzoi.analysis"} <= set(_heavy(loaded, CLI_HEAVY))
+
+
+def test_help_of_every_command_imports_no_heavy_module():
+    code = ("from memzoi.cli.main import COMMANDS, main\n"
+            "for argv in [['--help'], *([c, '--help'] for c in COMMANDS)]:\n"
+            "    try:\n"
+            "        main(argv)\n"
+            "    except SystemExit:\n"
+            "        pass\n")
+    loaded = _loaded(code)
+    assert "memzoi.cli.resident" in loaded and "memzoi.cli.proposals" in loaded  # every command was registered
+    assert _heavy(loaded, CLI_HEAVY) == []
+
+
+def test_help_of_every_subcommand_imports_no_heavy_module():
+    code = ("from memzoi.cli.main import main\n"
+            "for group, subs in [('proposals', ['list', 'show', 'apply', 'reject', 'route-local']),\n"
+            "                    ('local', ['add', 'list', 'show', 'search', 'pending', 'approve', 'reject']),\n"
+            "                    ('materialize', ['candidate', 'plan', 'decide', 'apply']),\n"
+            "                    ('resident', ['show', 'list', 'propose', 'approve', 'reject', 'undo', 'reconcile'])]:\n"
+            "    for sub in subs:\n"
+            "        try:\n"
+            "            main([group, sub, '--help'])\n"
+            "        except SystemExit:\n"
+            "            pass\n")
+    assert _heavy(_loaded(code), CLI_HEAVY) == []
+
+
+def test_explain_imports_no_heavy_module():
+    loaded = _loaded("from memzoi.cli.main import main\nassert main(['explain', 'credential_token']) == 0")
+    assert "memzoi.findings" in loaded and _heavy(loaded, CLI_HEAVY) == []
+
+
+def test_the_mcp_server_imports_neither_the_sdk_nor_the_core_before_serving():
+    loaded = _loaded("import memzoi_mcp.server as s\ns.build_parser().format_help()")
+    assert _heavy(loaded, ("mcp", "mcp_types", "anyio", *CLI_HEAVY)) == []
