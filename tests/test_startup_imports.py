@@ -1,6 +1,7 @@
 """Cheap commands import only what they use: the modules a fresh process has loaded after ``memzoi --help``,
-every command's ``--help``, ``memzoi explain CODE`` and the start of ``memzoi-mcp``, read from ``sys.modules``
-(deterministic, unlike timings, which only the benchmark ``tests/benchmarks/startup.py`` takes)."""
+every command's ``--help``, ``memzoi explain CODE``, ``memzoi-lsp``'s answer to ``initialize`` and the start of
+``memzoi-mcp``, read from ``sys.modules`` or ``python -X importtime`` (deterministic, unlike timings, which only
+the benchmark ``tests/benchmarks/startup.py`` takes)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,16 @@ import json
 import subprocess
 import sys
 
+from tests.benchmarks.lsp_client import LspClient
+from tests.benchmarks.run import _diags_for, _env, _init_params
+
 #: What the command line's parser and its cheap commands must not load: validation models, the detectors, YAML,
 #: SQLite and hashing, and the core modules built on them.
 CLI_HEAVY = ("pydantic", "yaml", "sqlite3", "blake3", "regex", "rfc8785", "memzoi.models", "memzoi.safety",
              "memzoi.analysis", "memzoi.ledger", "memzoi.lifecycle", "memzoi.index", "memzoi.resident.service")
+#: What answering ``initialize`` must not load (pydantic is used: the settings sent with it are validated).
+LSP_HEAVY = ("yaml", "regex", "rfc8785", "watchfiles", "memzoi.models", "memzoi.safety", "memzoi.analysis",
+             "memzoi.verdict", "memzoi.ledger", "memzoi.lifecycle", "memzoi.index", "memzoi.resident.editor")
 
 
 def _loaded(code: str) -> list[str]:
@@ -73,3 +80,38 @@ def test_explain_imports_no_heavy_module():
 def test_the_mcp_server_imports_neither_the_sdk_nor_the_core_before_serving():
     loaded = _loaded("import memzoi_mcp.server as s\ns.build_parser().format_help()")
     assert _heavy(loaded, ("mcp", "mcp_types", "anyio", *CLI_HEAVY)) == []
+
+
+def _imported(stderr: str) -> set[str]:
+    """Module names from ``python -X importtime`` output."""
+    return {line.rsplit("|", 1)[1].strip() for line in stderr.splitlines()
+            if line.startswith("import time:") and "self [us]" not in line}
+
+
+def test_the_language_server_answers_initialize_before_it_loads_the_core_analysis(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / ".memzoi" / "records").mkdir(parents=True)
+    doc = ws / ".memzoi" / "records" / "note.md"
+    doc.write_text("---\nid: note\n---\n# Note\n", encoding="utf-8")
+    home = tmp_path / "home"
+    home.mkdir()
+    errlog = tmp_path / "stderr"
+    env = _env(home)  # never the user's ~/.memzoi
+    with open(errlog, "wb") as err:
+        client = LspClient(ws, env, cmd=[sys.executable, "-X", "importtime", "-m", "memzoi_lsp"], stderr=err)
+        try:
+            rid, _ = client.request("initialize", _init_params(ws))
+            client.response(rid, timeout=120)
+            at_initialize = _imported(errlog.read_text(encoding="utf-8", errors="replace"))
+            client.notify("initialized", {})
+            uri = doc.resolve().as_uri()
+            client.notify("textDocument/didOpen", {"textDocument": {
+                "uri": uri, "languageId": "markdown", "version": 1, "text": doc.read_text(encoding="utf-8")}})
+            client.wait_for(_diags_for(uri, 1), timeout=120)
+            at_diagnostics = _imported(errlog.read_text(encoding="utf-8", errors="replace"))
+        finally:
+            client.close()
+    assert {"lsprotocol.types", "memzoi_lsp.server", "pydantic"} <= at_initialize
+    assert _heavy(sorted(at_initialize), LSP_HEAVY) == []
+    # Diagnostics need the core: it is loaded then (so the check above can fail).
+    assert {"memzoi.analysis", "memzoi.verdict", "yaml"} <= at_diagnostics

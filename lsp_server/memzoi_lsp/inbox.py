@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memzoi.lifecycle.layout import PENDING
-from memzoi.safety.redact import scrub
 from memzoi.workspace import walk
 
 from . import readiness
@@ -33,11 +31,15 @@ LIST = "memzoi.proposals.list"
 
 
 def _text(value: Any) -> str | None:
+    from memzoi.safety.redact import scrub
+
     return scrub(value) if isinstance(value, str) and value.strip() else None
 
 
 def rows(ls: "MemzoiServer", project: "Project") -> list[dict[str, Any]]:
     """One row per pending packet of ``project`` (file name order), with the core's verdict."""
+    from memzoi.lifecycle.layout import PENDING
+
     out: list[dict[str, Any]] = []
     for path in walk(project.root / PENDING).files:
         snap = ls.docs.snapshot(path_to_uri(path))

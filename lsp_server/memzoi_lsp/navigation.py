@@ -17,7 +17,7 @@ from lsprotocol import types
 
 from memzoi.schemainfo import allowed_values
 from memzoi.workspace import Role
-from memzoi.yaml12 import YMap, YScalar, YSeq
+from memzoi.yaml_tree import YMap, YScalar, YSeq
 
 from . import keys, provenance
 from .convert import TextMap
