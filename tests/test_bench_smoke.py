@@ -100,3 +100,41 @@ def test_fuzz_script_counts_inputs_and_exceptions(tmp_path, monkeypatch):
     (tmp_path / "b").mkdir()
     summary = fuzz_pipeline.run(300, 5, 100, tmp_path / "b")
     assert summary["internal_error"] == 3 and summary["exceptions"] == 3
+
+
+def test_startup_benchmark_parses_importtime_output():
+    from tests.benchmarks.startup import parse_importtime
+
+    text = ("import time: self [us] | cumulative | imported package\n"
+            "import time:       100 |        100 |   yaml.error\n"
+            "import time:       200 |        300 | yaml\n"
+            "import time:        50 |         50 | memzoi\n")
+    assert parse_importtime(text) == {"ms": 0.35, "modules": 3, "heavy": ["yaml"]}
+
+
+def test_startup_benchmark_measures_each_kind_once(tmp_path):
+    from tests.benchmarks import startup
+
+    man = generate(tmp_path / "ws", 20, seed=1, git=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    keys = ["floor", "version", "lsp_initialize", "lsp_diagnostics", "mcp_initialize", "mcp_tools"]
+    res = startup.measure(keys, 1, 0, man.root, man.records[0], run._env(home))
+    assert list(res) == keys and all(r["wall_s"]["n"] == 1 for r in res.values())
+    assert res["lsp_initialize"]["wall_s"]["median"] < res["lsp_diagnostics"]["wall_s"]["median"]
+    assert res["mcp_initialize"]["wall_s"]["median"] < res["mcp_tools"]["wall_s"]["median"]
+    assert res["version"]["imports"]["heavy"] == [] and res["mcp_initialize"]["imports"] is None
+    assert "memzoi.analysis" in res["lsp_diagnostics"]["imports"]["heavy"]
+    assert "`memzoi --version`" in startup.render(res, run.machine(), (None, None))
+
+
+def test_startup_benchmark_takes_a_baseline_tree_in_the_same_rounds(tmp_path):
+    from tests.benchmarks import startup
+
+    man = generate(tmp_path / "ws", 20, seed=1, git=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = run._env(home)
+    res = startup.measure(["floor", "version"], 1, 0, man.root, man.records[0], env, baseline=dict(env))
+    assert list(res) == ["floor", "version", "version@baseline"]
+    assert res["version@baseline"]["label"] == "`memzoi --version` — baseline"

@@ -11,8 +11,6 @@ from typing import Any
 
 from lsprotocol import types
 
-from memzoi.check import check_paths
-
 from .documents import path_to_uri
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
@@ -27,6 +25,8 @@ DOCTOR = "memzoi.doctor"
 
 
 def _check(roots: list[Path]) -> dict[str, Any]:
+    from memzoi.check import check_paths
+
     files = 0
     counts = {"error": 0, "warning": 0, "information": 0, "hint": 0}
     per_file: dict[str, int] = {}

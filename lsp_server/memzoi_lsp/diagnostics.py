@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 import blake3
 from lsprotocol import types
 
-from memzoi.barrier import internal_error
 from memzoi.resources import diagnostics_href
 from memzoi.findings import Finding
 
@@ -56,6 +55,8 @@ def diagnostics_for(ls: "MemzoiServer", snap: Snapshot) -> list[types.Diagnostic
     try:
         findings = ls.findings_for(snap)
     except Exception as err:  # the barrier: admission, ledger or cross-file state failed for this file only
+        from memzoi.barrier import internal_error
+
         findings = [internal_error(err, snap.path or snap.uri)]
     return to_lsp(ls, snap, findings)
 

@@ -14,13 +14,14 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 import blake3
 from pygls.uris import from_fs_path, to_fs_path
 
-from memzoi.analysis import Analysis, analyze_bytes, analyze_text
-from memzoi.barrier import failed_analysis
+if TYPE_CHECKING:
+    from memzoi.analysis import Analysis
 
 log = logging.getLogger("memzoi_lsp.documents")
 
@@ -84,6 +85,8 @@ class Documents:
 
     def snapshot(self, uri: str) -> Snapshot | None:
         """The document's current snapshot, or ``None`` when it is neither open nor a readable file."""
+        from memzoi.analysis import analyze_bytes, analyze_text
+
         key = uri_key(uri)
         doc = self._workspace().text_documents.get(key)
         path = uri_to_path(uri)
@@ -107,6 +110,9 @@ class Documents:
         never an editor's unsaved text), or ``None`` when it cannot be read. A closed file's analysis comes from
         the cache when its bytes are the ones analysed (nothing is analysed twice); an open document's cache entry
         is its editor text, so its disk bytes are analysed apart, without replacing that entry."""
+        from memzoi.analysis import analyze_bytes
+        from memzoi.barrier import failed_analysis
+
         try:
             data = path.read_bytes()
             st = path.stat()
@@ -135,6 +141,8 @@ class Documents:
         try:
             analysis = compute()
         except Exception as err:  # the core is total by contract; if it ever is not, the file says so
+            from memzoi.barrier import failed_analysis
+
             analysis = failed_analysis(err, uri_to_path(key))
         with self._lock:
             self._cache[key] = (digest, analysis)

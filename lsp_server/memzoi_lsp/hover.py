@@ -18,10 +18,6 @@ from urllib.parse import quote, urlsplit
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from memzoi.pathsafety import bears_secret, shown_id
-from memzoi.gitfacts import GitFacts
-from memzoi.safety.redact import scrub
-from memzoi.schemainfo import allowed_values
 from memzoi.views import Frontmatter
 
 
@@ -49,6 +45,8 @@ def esc(value: Any) -> str:
     """Escape ``value`` for Markdown with as few backslashes as can be: characters that could start inline markup,
     HTML or a link, URL autolinks and a block marker at the start; line breaks become spaces. Prefer :func:`code`
     for identifiers, codes and timestamps: a code span needs no escape at all."""
+    from memzoi.safety.redact import scrub
+
     text = scrub("" if value is None else str(value))  # a detected secret is never shown
     text = re.sub(r"[\r\n\u2028\u2029]+", " ", text)
     text = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
@@ -90,6 +88,8 @@ def for_client(ls: "MemzoiServer", hover: types.Hover | None) -> types.Hover | N
 
 def code(value: Any) -> str:
     """Inline code for a short value (backticks inside are replaced, so the span cannot be broken out of)."""
+    from memzoi.safety.redact import scrub
+
     text = re.sub(r"[\r\n]+", " ", scrub("" if value is None else str(value))).replace("`", "'")
     return f"`{text}`" if text.strip() else "`\u200b`"
 
@@ -97,6 +97,8 @@ def code(value: Any) -> str:
 def link(label: str, target: str) -> str:
     """A Markdown link whose target is an ``http``/``https``/``file`` URL (anything else gives the plain escaped
     label). Parentheses and spaces in the target are percent-encoded."""
+    from memzoi.safety.redact import scrub
+
     parts = urlsplit(target)
     if parts.scheme not in ("http", "https", "file") or scrub(target) != target:  # never link to a secret
         return esc(label)
@@ -152,6 +154,8 @@ def key_doc(snap: Snapshot, path: tuple) -> str | None:
     lines = [f"**{code(dotted)}** · {'required' if info.is_required() else 'optional'}", ""]
     if info.description:
         lines.append(esc(info.description).replace("\\`", "`"))
+    from memzoi.schemainfo import allowed_values
+
     allowed = allowed_values(info.annotation)
     if allowed:
         lines += ["", "Allowed values: " + ", ".join(code(v) for v in allowed)]
@@ -164,6 +168,8 @@ async def cached_last_commit(ls: "MemzoiServer", path: Path | None) -> dict[str,
     cached until the file or git's state changes), asked off the event loop."""
     if path is None:
         return None
+    from memzoi.gitfacts import GitFacts
+
     project = ls.project_for(path)
     git = project.git if project is not None else GitFacts(path.parent)
     return await asyncio.get_running_loop().run_in_executor(None, git.last_commit, path)
@@ -193,6 +199,8 @@ def provenance_markdown(ls: "MemzoiServer", snap: Snapshot, commit: dict[str, st
 
 
 def _title(kind: str, fm: Frontmatter) -> str:
+    from memzoi.pathsafety import shown_id
+
     return f"**{kind}** {code(shown_id(fm.id))}" + (f" — {esc(fm.title)}" if fm.title else "")
 
 
@@ -256,6 +264,8 @@ def _record_lines(ls: "MemzoiServer", snap: Snapshot, fm: Frontmatter, facts: pr
 
 
 def _record_link(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> str:
+    from memzoi.pathsafety import bears_secret, shown_id
+
     path = provenance.record_path(ls, snap, record_id)
     if path is None:
         return f"{code(shown_id(record_id))} (not found)"
@@ -265,6 +275,8 @@ def _record_link(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> str:
 
 
 def _proposal_link(ls: "MemzoiServer", snap: Snapshot, proposal_id: str) -> str:
+    from memzoi.pathsafety import bears_secret, shown_id
+
     path = provenance.proposal_path(ls, snap, proposal_id)
     if path is None:
         return f"{code(shown_id(proposal_id))} (no packet in this repository)"

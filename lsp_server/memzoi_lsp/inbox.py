@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memzoi.lifecycle.layout import PENDING
-from memzoi.lifecycle.pending import pending_packet
 from memzoi.workspace import walk
 
 from . import readiness
@@ -37,6 +35,9 @@ LIST = "memzoi.proposals.list"
 def rows(ls: "MemzoiServer", project: "Project") -> list[dict[str, Any]]:
     """One row per pending packet of ``project`` (file name order): the core's row
     (:func:`memzoi.lifecycle.pending.pending_packet`) of the packet's verdict, with its ``uri``."""
+    from memzoi.lifecycle.layout import PENDING
+    from memzoi.lifecycle.pending import pending_packet
+
     out: list[dict[str, Any]] = []
     for path in walk(project.root / PENDING).files:
         snap = ls.docs.snapshot(path_to_uri(path))

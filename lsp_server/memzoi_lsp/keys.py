@@ -3,11 +3,14 @@ that key from the core's pydantic models (``Field(description=...)``, through :m
 
 from __future__ import annotations
 
-from memzoi.document import Document
+from typing import TYPE_CHECKING
+
 from memzoi.schemainfo import field_at
-from memzoi.validate import model_for
 from memzoi.workspace import Placement
-from memzoi.yaml12 import YMap, YNode, YScalar, YSeq
+from memzoi.yaml_tree import YMap, YNode, YScalar, YSeq
+
+if TYPE_CHECKING:
+    from memzoi.document import Document
 
 
 def key_at(doc: Document, offset: int) -> tuple[tuple[str | int, ...], YScalar] | None:
@@ -53,4 +56,6 @@ def value_at(doc: Document, offset: int) -> tuple[tuple[str | int, ...], YScalar
 def field_info(doc: Document, placement: Placement, path: tuple[str | int, ...]):
     """``(model, field name, FieldInfo)`` for a key path of the document's schema, or ``None`` when the schema
     does not define it (:func:`memzoi.schemainfo.field_at`)."""
+    from memzoi.validate import model_for  # the record and packet models, loaded at the first key hover
+
     return field_at(model_for(doc, placement), path)

@@ -17,13 +17,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from lsprotocol import types
 
-from memzoi.ledger import ChangeResult, Refusal
-from memzoi import lifecycle as core
-from memzoi.pathsafety import shown_path
 from memzoi.runtime_errors import RuntimeStateError
 
 from . import watch
@@ -32,6 +29,9 @@ from .documents import path_to_uri, uri_to_path
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
 from .server import MemzoiServer  # noqa: E402
+
+if TYPE_CHECKING:
+    from memzoi.ledger import ChangeResult
 
 log = logging.getLogger("memzoi_lsp.lifecycle")
 
@@ -155,6 +155,8 @@ async def show_document(ls: "MemzoiServer", path: Path) -> None:
     try:
         await asyncio.wait_for(asyncio.shield(reply), timeout_ms / 1000)
     except asyncio.TimeoutError:
+        from memzoi.pathsafety import shown_path
+
         log.warning("the client did not answer window/showDocument for %s within %d ms; the command answered "
                     "without it (the change is on disk)", shown_path(path.name), timeout_ms)
     except Exception as err:  # a client without showDocument, or a malformed reply, still gets the result
@@ -166,6 +168,8 @@ def command(name: str):
 
     def wrap(fn):
         async def handler(ls: "MemzoiServer", *args: Any) -> Any:
+            from memzoi.ledger import Refusal  # the core's lifecycle is loaded at the first command
+
             try:
                 return await fn(ls, parse_args(args))
             except (Refusal, CommandError, RuntimeStateError) as err:  # a full or read-only runtime dir too
@@ -193,6 +197,8 @@ def _moved_packet(result: ChangeResult, root: Path) -> list[Path]:
 @command(APPLY)
 async def apply(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a pending proposal packet (``uri``): writes the record, moves the packet to ``resolved/applied``."""
+    from memzoi import lifecycle as core
+
     root, path = target_path(ls, arg)
     refuse_if_dirty(ls, path)
     actor = arg.get("actor") or core.default_actor()
@@ -205,6 +211,8 @@ async def apply(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 @command(REJECT)
 async def reject(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Reject a pending proposal packet (``uri``) with a required ``reason``."""
+    from memzoi import lifecycle as core
+
     root, path = target_path(ls, arg)
     reason = reason_of(arg, True)
     refuse_if_dirty(ls, path)
@@ -218,6 +226,8 @@ async def reject(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 @command(ROUTE_LOCAL)
 async def route_local(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Route a pending packet the git-plane gate blocks to local (private) memory."""
+    from memzoi import lifecycle as core
+
     root, path = target_path(ls, arg)
     refuse_if_dirty(ls, path)
     actor = arg.get("actor") or core.default_actor()
@@ -237,6 +247,8 @@ def replacement(ls: "MemzoiServer", path: Path, arg: dict[str, Any]) -> tuple[st
 async def supersede(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Create a pending packet proposing a replacement of the record (``uri``); ``title``/``body`` default to the
     record's own, to be edited in the packet, which is opened."""
+    from memzoi import lifecycle as core
+
     root, path = target_path(ls, arg)
     reason = reason_of(arg, True)
     refuse_if_dirty(ls, path)
@@ -253,6 +265,8 @@ async def supersede(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 @command(TOMBSTONE)
 async def tombstone(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Create a pending packet proposing to tombstone the record (``uri``) for ``reason``; opens it."""
+    from memzoi import lifecycle as core
+
     root, path = target_path(ls, arg)
     reason = reason_of(arg, True)
     refuse_if_dirty(ls, path)
@@ -266,6 +280,8 @@ async def tombstone(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 @command(UNDO)
 async def undo(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Undo the change ``change_id`` (allowed while its files are exactly as it left them)."""
+    from memzoi import lifecycle as core
+
     change_id = arg.get("change_id")
     if not isinstance(change_id, str) or not change_id.strip():
         raise CommandError("invalid_arguments", "undo needs the `change_id` (see the history)")
@@ -280,6 +296,8 @@ async def undo(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 @command(RECOVER)
 async def recover(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Settle an uncertain change: ``mode`` is ``restore-before``, ``complete-after`` or ``accept``."""
+    from memzoi import lifecycle as core
+
     change_id = arg.get("change_id")
     mode = arg.get("mode")
     if not isinstance(change_id, str) or not change_id.strip():
@@ -301,6 +319,7 @@ async def recover(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 async def history(ls: "MemzoiServer", arg: dict[str, Any]) -> Any:
     """Changes newest first (of the file ``uri`` when given), as ``memzoi history --json``, each with
     ``undo_available``: whether the ledger would undo it now (:func:`memzoi.ledger.undo_available`)."""
+    from memzoi import lifecycle as core
     from memzoi.ledger import undo_available
 
     root = project_root(ls, arg)
@@ -319,6 +338,8 @@ async def history(ls: "MemzoiServer", arg: dict[str, Any]) -> Any:
 @command(RECONCILE)
 async def reconcile(ls: "MemzoiServer", arg: dict[str, Any]) -> Any:
     """Classify changes left in flight by a dead process (never replays); re-diagnoses touched files."""
+    from memzoi import lifecycle as core
+
     root = project_root(ls, arg)
     loop = asyncio.get_running_loop()
     settled = await loop.run_in_executor(None, lambda: core.reconcile(root))
@@ -329,6 +350,7 @@ async def reconcile(ls: "MemzoiServer", arg: dict[str, Any]) -> Any:
 @command(REATTEST)
 async def reattest(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Re-attest a hand-edited record (``uri``): explicit acceptance of the edit, recorded in the ledger."""
+    from memzoi import lifecycle as core
     from memzoi.lifecycle.reattest import reattest as core_reattest
 
     root, path = target_path(ls, arg)

@@ -14,9 +14,6 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memzoi.lifecycle import default_actor
-from memzoi.lifecycle.candidates import approve_local, list_candidates, reject_local
-
 from .lifecycle import CommandError, command, reason_of
 
 if TYPE_CHECKING:
@@ -60,6 +57,8 @@ async def _off_loop(call):
 @command(LIST)
 async def listing(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """The pending local candidates of the workspace's projects (empty without a project)."""
+    from memzoi.lifecycle.candidates import list_candidates
+
     roots = _roots(ls, arg)
 
     def collect() -> list[dict[str, Any]]:
@@ -71,6 +70,9 @@ async def listing(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 @command(APPROVE)
 async def approve(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a pending local candidate as a private local record (one ledgered change; undo reverts it)."""
+    from memzoi.lifecycle import default_actor
+    from memzoi.lifecycle.candidates import approve_local
+
     root, cid, who = _one_root(ls, arg), _candidate_id(arg), arg.get("actor") or default_actor()
     result = await _off_loop(lambda: approve_local(root, cid, actor=who, source="editor"))
     return result.to_json()
@@ -79,6 +81,9 @@ async def approve(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 @command(REJECT)
 async def reject(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Reject a pending local candidate with a reason."""
+    from memzoi.lifecycle import default_actor
+    from memzoi.lifecycle.candidates import reject_local
+
     root, cid, who = _one_root(ls, arg), _candidate_id(arg), arg.get("actor") or default_actor()
     why = reason_of(arg, True)
     cand = await _off_loop(lambda: reject_local(root, cid, reason=why or "", actor=who))

@@ -10,9 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memzoi import lifecycle as core
-from memzoi.lifecycle.artifacts import artifact_set, write_artifact
-
 from .documents import uri_to_path
 from .lifecycle import CommandError, command, refuse_if_dirty, run_change, show_document
 
@@ -36,6 +33,7 @@ def _artifact_path(ls: "MemzoiServer", arg: dict[str, Any]) -> Path:
 @command(MATERIALIZE_PLAN)
 async def materialize_plan(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Derive the plan of the candidate (``uri``) and write it beside it as ``X.plan.json``."""
+    from memzoi.lifecycle.artifacts import artifact_set, write_artifact
     from memzoi.lifecycle.materialize import derive_plan, load_artifact, validate_candidate
 
     files = artifact_set(_artifact_path(ls, arg))
@@ -50,6 +48,7 @@ async def materialize_plan(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str,
 @command(MATERIALIZE_DECIDE)
 async def materialize_decide(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Record the explicit decision (now) to write the plan beside the candidate, as ``X.decision.json``."""
+    from memzoi.lifecycle.artifacts import artifact_set, write_artifact
     from memzoi.lifecycle.materialize import decision_now, derive_decision, derive_plan, load_artifact, validate_candidate
 
     files = artifact_set(_artifact_path(ls, arg))
@@ -67,6 +66,8 @@ async def materialize_decide(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[st
 @command(MATERIALIZE)
 async def materialize(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Write the decided record with its attestation (one ledgered change) and open it."""
+    from memzoi.lifecycle import default_actor
+    from memzoi.lifecycle.artifacts import artifact_set
     from memzoi.lifecycle.materialize import load_artifact, materialize_apply
     from memzoi.workspace import find_project_root
 
@@ -74,7 +75,7 @@ async def materialize(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]
     files = artifact_set(path)
     candidate, plan, decision = (load_artifact(files[k]) for k in ("candidate", "plan", "decision"))
     root = sorted(ls.projects)[0] if len(ls.projects) == 1 else find_project_root(path)
-    actor = arg.get("actor") or core.default_actor()
+    actor = arg.get("actor") or default_actor()
     return await run_change(
         ls, root, lambda: materialize_apply(root, candidate, plan, decision, actor=actor, source="editor"),
         show_created=True,

@@ -15,10 +15,9 @@ from urllib.parse import urlsplit
 
 from lsprotocol import types
 
-from memzoi.schemainfo import allowed_values
 from memzoi.views import Frontmatter
 from memzoi.workspace import Role
-from memzoi.yaml12 import YMap, YScalar, YSeq
+from memzoi.yaml_tree import YMap, YScalar, YSeq
 
 from . import keys, provenance
 from .convert import TextMap
@@ -244,6 +243,8 @@ def register(server: "MemzoiServer") -> None:
                 if rid != snap.analysis.placement.identity:
                     items.append(types.CompletionItem(label=rid, kind=types.CompletionItemKind.Reference))
         else:
+            from memzoi.schemainfo import allowed_values
+
             found = keys.field_info(snap.analysis.document, snap.analysis.placement, path)
             if found is not None:
                 _model, _name, info = found

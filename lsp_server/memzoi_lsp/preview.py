@@ -12,10 +12,6 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from memzoi.lifecycle import default_actor
-from memzoi.lifecycle.artifacts import artifact_set
-from memzoi.lifecycle.preview import preview as core_preview
-
 from .documents import path_to_uri
 from .lifecycle import CommandError, command, reason_of, replacement, target_path
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
@@ -27,6 +23,7 @@ CHANGE_FILES = "memzoi.changeFiles"
 
 def _materialize_target(ls: MemzoiServer, arg: dict[str, Any]) -> tuple[Path, tuple[Any, ...]]:
     """The project root and the loaded (candidate, plan, decision) artifacts of a materialize preview."""
+    from memzoi.lifecycle.artifacts import artifact_set
     from memzoi.lifecycle.materialize import load_artifact
     from memzoi.workspace import find_project_root
 
@@ -44,6 +41,9 @@ def _materialize_target(ls: MemzoiServer, arg: dict[str, Any]) -> tuple[Path, tu
 async def preview(ls: MemzoiServer, arg: dict[str, Any]) -> dict[str, Any]:
     """The planned files of ``operation`` on the file ``uri`` (see the module docstring); refused as the change
     itself would be."""
+    from memzoi.lifecycle import default_actor
+    from memzoi.lifecycle.preview import preview as core_preview
+
     operation = arg.get("operation")
     path, artifacts = None, None
     if operation == "materialize":

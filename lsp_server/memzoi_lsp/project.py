@@ -9,10 +9,6 @@ import os
 import weakref
 from pathlib import Path
 
-from memzoi.crossfile import Workspace as CrossFileWorkspace
-from memzoi.gitfacts import GitFacts
-from memzoi.ledger import LedgerView
-from memzoi.projectfiles import ProjectFiles
 from memzoi.workspace import MEMZOI_DIR
 
 from .documents import path_to_uri, uri_to_path
@@ -23,6 +19,11 @@ class Project:
     (URIs of records and proposal packets, kept current by the scan and the watchers)."""
 
     def __init__(self, root: Path) -> None:
+        from memzoi.crossfile import Workspace as CrossFileWorkspace
+        from memzoi.gitfacts import GitFacts
+        from memzoi.ledger import LedgerView
+        from memzoi.projectfiles import ProjectFiles
+
         self.root = root
         self.memzoi_dir = root / MEMZOI_DIR
         self.scanned = asyncio.Event()

@@ -9,18 +9,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memzoi.ledger import ChangeRecord, Ledger, cached_runtime_dir
-from memzoi.models.common import is_identifier
-from memzoi.provenance import history_lines, packet_targets, proposed_via, record_standing
-from memzoi.retention import utc_now
 from memzoi.views import Frontmatter
-from memzoi.runtime import LEDGER_DB
 from memzoi.workspace import Role
 
 from . import readiness
 from .documents import Snapshot
 
 if TYPE_CHECKING:
+    from memzoi.ledger import ChangeRecord
+
     from .server import MemzoiServer
 
 log = logging.getLogger("memzoi_lsp.provenance")
@@ -50,6 +47,8 @@ def memzoi_dir(ls: "MemzoiServer", snap: Snapshot) -> Path | None:
 
 def record_path(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> Path | None:
     """Path of the record ``record_id`` in the snapshot's project, when the file exists."""
+    from memzoi.models.common import is_identifier
+
     base = memzoi_dir(ls, snap)
     if base is None or not is_identifier(record_id.strip()):
         return None  # never build a path from something that is not an id (no `..`, no absolute paths)
@@ -59,6 +58,8 @@ def record_path(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> Path | No
 
 def proposal_path(ls: "MemzoiServer", snap: Snapshot, proposal_id: str) -> Path | None:
     """Path of the packet ``proposal_id`` (resolved first, then pending), when it exists."""
+    from memzoi.models.common import is_identifier
+
     base = memzoi_dir(ls, snap)
     pid = proposal_id.strip()
     if base is None or not is_identifier(pid):
@@ -72,6 +73,9 @@ def proposal_path(ls: "MemzoiServer", snap: Snapshot, proposal_id: str) -> Path 
 
 def collect(ls: "MemzoiServer", snap: Snapshot) -> Facts:
     """Gather the facts for ``snap`` from the core (never raises: a failing source gives an "unknown" sentence)."""
+    from memzoi.provenance import packet_targets, proposed_via, record_standing
+    from memzoi.retention import utc_now
+
     facts = Facts()
     analysis = snap.analysis
     data = analysis.document.data or {}
@@ -113,6 +117,9 @@ def superseded_by(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> list[st
 
 def ledger_changes(ls: "MemzoiServer", snap: Snapshot, limit: int = 20) -> list[ChangeRecord]:
     """The ledger's changes touching this file, newest first (never creates a ledger; ``[]`` on any error)."""
+    from memzoi.ledger import Ledger, cached_runtime_dir
+    from memzoi.runtime import LEDGER_DB
+
     project = ls.project_for(snap.path)
     if project is None or snap.path is None:
         return []
@@ -131,6 +138,8 @@ def ledger_changes(ls: "MemzoiServer", snap: Snapshot, limit: int = 20) -> list[
 
 def history(ls: "MemzoiServer", snap: Snapshot, changes: list[ChangeRecord], limit: int = 5) -> list[str]:
     """``changes`` (newest first) as one line each, at most ``limit`` (:func:`memzoi.provenance.history_lines`)."""
+    from memzoi.provenance import history_lines
+
     project = ls.project_for(snap.path)
     if project is None or snap.path is None:
         return []

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memzoi.lifecycle.readiness import Readiness, packet_readiness
 from memzoi.workspace import Role
 
 from .documents import Snapshot, path_to_uri
 
 if TYPE_CHECKING:
+    from memzoi.lifecycle.readiness import Readiness
+
     from .server import MemzoiServer
 
 
 def of(ls: "MemzoiServer", snap: Snapshot) -> Readiness | None:
     """Readiness of the pending packet ``snap`` (``None`` for anything else, or outside a project)."""
+    from memzoi.lifecycle.readiness import packet_readiness
+
     if snap.analysis.placement.role is not Role.PENDING or snap.path is None:
         return None
     project = ls.project_for(snap.path)

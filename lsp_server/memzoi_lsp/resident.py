@@ -21,19 +21,16 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from memzoi.findings import Finding
-from memzoi.ledger import Refusal
-from memzoi.lifecycle import default_actor
-from memzoi.resident import editor, service
 from memzoi.resident.format import parse
-from memzoi.resident.locator import preview
-from memzoi.resident.scope import ResidentFile
-from memzoi.resident.views import candidates_for, scope_views
+from memzoi.vocabulary import RECOVERY_MODES
 
 from .convert import TextMap
 from .documents import Snapshot, path_to_uri, uri_to_path
 from .lifecycle import CommandError, command, reason_of
 
 if TYPE_CHECKING:
+    from memzoi.resident.scope import ResidentFile
+
     from .server import MemzoiServer
 
 log = logging.getLogger("memzoi_lsp.resident")
@@ -52,12 +49,17 @@ def file_of(ls: "MemzoiServer", path: Path | None) -> tuple[Path, ResidentFile] 
     project found from the file itself."""
     if path is None or path.suffix != ".md":
         return None
+    from memzoi.resident import editor  # resident memory is loaded with the first Markdown file diagnosed
+
     return editor.which_file(path, sorted(ls.projects))
 
 
 async def reconcile_on_start(root: Path) -> None:
     """Classify the resident candidates a dead process left in flight for the project's two files (never
     replays a write), as Zuno does when a host starts."""
+    from memzoi.ledger import Refusal
+    from memzoi.resident import service
+
     try:
         done = await asyncio.get_running_loop().run_in_executor(None, service.reconcile, root)
     except Refusal as err:
@@ -68,11 +70,15 @@ async def reconcile_on_start(root: Path) -> None:
 
 
 def _history(root: Path, file: ResidentFile):
+    from memzoi.resident.views import candidates_for
+
     return candidates_for(root, files=[file])
 
 
 def findings_for(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[Finding]:
     """The resident findings of ``snap`` (its text: unsaved edits included)."""
+    from memzoi.resident import editor
+
     root, file = where
     return editor.findings(snap.text, file, _history(root, file))
 
@@ -80,6 +86,8 @@ def findings_for(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, Resident
 def hover(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile], offset: int) -> types.Hover | None:
     """Who put the entry under the cursor there (candidate, source, approver, time, reason, confidence), or
     that it was edited by hand."""
+    from memzoi.resident import editor
+
     from .hover import code, esc
 
     root, file = where
@@ -120,6 +128,8 @@ def code_lenses(snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.
     """On the first line: ``N pending candidates: Review`` (only ``pending`` ones), and ``N uncertain
     candidates: Recover…`` when a crash left some unclassified; each opens those candidates through
     ``memzoi.resident.review`` with their status (the recoveries are code actions on the file)."""
+    from memzoi.resident import editor
+
     top = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
     out = []
     for status, cands in editor.lens_groups(_history(*where)):
@@ -133,6 +143,9 @@ def code_lenses(snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.
 def code_actions(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.CodeAction]:
     """Approve / Reject for each pending (or failed) candidate, Undo of the last applied one while the file
     still holds what it wrote, and the three recoveries of each uncertain candidate."""
+    from memzoi.resident import editor
+    from memzoi.resident.locator import preview
+
     from .actions import APPLY_KIND, RECOVER_KIND, REJECT_KIND, UNDO_KIND, _action, is_dirty
 
     history = _history(*where)
@@ -198,6 +211,8 @@ async def _run(ls: "MemzoiServer", root: Path, file: ResidentFile | None, call) 
 async def _decide(ls: "MemzoiServer", arg: dict[str, Any], call, *, on_disk: bool = True) -> dict[str, Any]:
     """Run ``call(root, candidate_id, actor)`` for the candidate named in ``arg``; a write that changes the file
     (``on_disk``) is refused while the resident file has unsaved changes."""
+    from memzoi.lifecycle import default_actor
+
     root, file = _where(ls, arg)
     cid, who = _candidate_id(arg), arg.get("actor") or default_actor()
     if on_disk and file is not None:
@@ -208,12 +223,16 @@ async def _decide(ls: "MemzoiServer", arg: dict[str, Any], call, *, on_disk: boo
 @command(APPROVE)
 async def approve(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a pending or failed candidate (at most once)."""
+    from memzoi.resident import service
+
     return await _decide(ls, arg, lambda root, cid, who: service.apply(root, cid, actor=who))
 
 
 @command(REJECT)
 async def reject(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Reject a pending or failed candidate (``reason`` optional in the editor)."""
+    from memzoi.resident import service
+
     why = reason_of(arg, False) or DEFAULT_REJECTION
     return await _decide(ls, arg, lambda root, cid, who: service.reject(root, cid, actor=who, reason=why),
                          on_disk=False)
@@ -222,6 +241,8 @@ async def reject(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 @command(UNDO)
 async def undo(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Restore the entries from before an applied candidate."""
+    from memzoi.resident import service
+
     return await _decide(ls, arg, lambda root, cid, who: service.undo(root, cid, actor=who))
 
 
@@ -229,9 +250,11 @@ async def undo(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 async def recover(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Settle an uncertain candidate (``mode``: restore-before, complete-after or accept); returns the recovery
     candidate."""
+    from memzoi.resident import service
+
     mode = arg.get("mode")
-    if mode not in service.RECOVERY_MODES:
-        raise CommandError("invalid_arguments", f"recover needs `mode`: {', '.join(service.RECOVERY_MODES)}")
+    if mode not in RECOVERY_MODES:
+        raise CommandError("invalid_arguments", f"recover needs `mode`: {', '.join(RECOVERY_MODES)}")
     why = reason_of(arg, False)
     return await _decide(ls, arg, lambda root, cid, who: service.recover(root, cid, mode, actor=who, reason=why))
 
@@ -239,6 +262,9 @@ async def recover(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 @command(REVIEW)
 async def review(ls: "MemzoiServer", arg: dict[str, Any]) -> list[dict[str, Any]]:
     """The candidates of the file ``uri`` a code lens names (``status``), or those waiting for a decision."""
+    from memzoi.resident import editor
+    from memzoi.resident.views import candidates_for
+
     root, file = _where(ls, arg)
     status = arg.get("status")
     if status is not None and status not in editor.LENS_STATUSES:
@@ -253,6 +279,9 @@ async def review(ls: "MemzoiServer", arg: dict[str, Any]) -> list[dict[str, Any]
 async def listing(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Both resident files (path, usage, entries, uri) and every candidate of the project (inbox views); empty
     when the workspace has no project and no ``uri`` is given (the inbox asks on every refresh)."""
+    from memzoi.resident import editor
+    from memzoi.resident.views import candidates_for, scope_views
+
     if not arg.get("uri") and not ls.projects:
         return {"scopes": [], "candidates": []}
     root, _file = _where(ls, arg)

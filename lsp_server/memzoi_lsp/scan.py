@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from memzoi.barrier import log_internal_error
 from memzoi.workspace import linked_plane, linked_plane_message
 
 from . import diagnostics
@@ -62,6 +61,8 @@ async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
                 try:
                     ls.feed(project, uri, snap.analysis)
                 except Exception as err:  # the barrier: one file's failure never stops the scan
+                    from memzoi.barrier import log_internal_error
+
                     log_internal_error(err, uri)
                 if not ls.pull_diagnostics:
                     diagnostics.publish(ls, uri)  # guarded too: an `internal_error` diagnostic at worst

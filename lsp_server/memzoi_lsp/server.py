@@ -10,16 +10,14 @@ import logging
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
 
 from memzoi import __version__
-from memzoi.config import load_config
 from memzoi.findings import Finding
-from memzoi.verdict import FileVerdict, ProjectContext, judge
 from memzoi.workspace import MEMZOI_DIR, Role
 
 from .documents import Documents, Snapshot, path_to_uri, uri_to_path
@@ -27,6 +25,9 @@ from .project import Project
 from .protocol import MemzoiProtocol
 from .settings import SECTION, Settings, parse_settings
 from .watch import ChangeBatch
+
+if TYPE_CHECKING:  # the core's analysis is imported at the first verdict, not to answer `initialize`
+    from memzoi.verdict import FileVerdict, ProjectContext
 
 log = logging.getLogger("memzoi_lsp")
 
@@ -129,6 +130,9 @@ class MemzoiServer(LanguageServer):
         re-diagnosed. Until the project's first scan completes, cross-file findings are withheld (a target later
         in the scan would otherwise show as dangling for a moment).
         """
+        from memzoi.config import load_config
+        from memzoi.verdict import ProjectContext, judge
+
         project = self.project_for(snap.path)
         placement = snap.analysis.placement
         if project is None:  # outside any project (a `kind: memory` file elsewhere): its analysis alone
@@ -146,6 +150,9 @@ class MemzoiServer(LanguageServer):
     def context(self, project: Project) -> ProjectContext:
         """The project's verdict context now: its configuration and ``[rules]`` under the editor settings, its git
         and ledger oracles."""
+        from memzoi.config import load_config
+        from memzoi.verdict import ProjectContext
+
         config = load_config(project.memzoi_dir).config
         return ProjectContext.of(project.memzoi_dir, config=config, rules=self.settings.over(config.effective_rules),
                                  git=project.git, ledger=project.ledger)

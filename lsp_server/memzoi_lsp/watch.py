@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Iterable
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from memzoi.barrier import log_internal_error
 from memzoi.workspace import RESERVED_NAMES, Role, place
 
 from . import diagnostics
@@ -246,6 +245,8 @@ def _take_updated(ls: "MemzoiServer", updated: list[str]) -> set[str]:
             if snap is not None and project is not None:
                 affected |= ls.feed(project, uri, snap.analysis)
         except Exception as err:  # the barrier: the other changed files are still taken in
+            from memzoi.barrier import log_internal_error
+
             log_internal_error(err, uri)
     return affected
 

@@ -1,5 +1,8 @@
 """Shared plumbing of the lifecycle commands: common options, the project root, and printing a change result
-or a refusal (SPEC §8: ``{"change_id", "status", "files"}`` / ``{"error": {"code", "message"}}`` and exit 1)."""
+or a refusal (SPEC §8: ``{"change_id", "status", "files"}`` / ``{"error": {"code", "message"}}`` and exit 1).
+
+Imports of the core are made where they are used: the commands' parsers are built from this module for
+``memzoi --help``, which must not load the ledger (SQLite, the detectors)."""
 
 from __future__ import annotations
 
@@ -8,11 +11,12 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..ledger import ChangeResult, Refusal
-from ..lifecycle.common import default_actor
 from ._common import add_root_json, project_root, require_project  # noqa: F401 (re-exported for the commands)
+
+if TYPE_CHECKING:
+    from ..ledger import ChangeResult, Refusal
 
 
 def add_common(p: argparse.ArgumentParser, *, actor: bool = True) -> None:
@@ -24,6 +28,8 @@ def add_common(p: argparse.ArgumentParser, *, actor: bool = True) -> None:
 
 def actor(args: argparse.Namespace) -> str:
     """``--actor`` or the default actor."""
+    from ..lifecycle.common import default_actor
+
     return (getattr(args, "actor", None) or "").strip() or default_actor()
 
 
@@ -62,6 +68,8 @@ def emit_change(args: argparse.Namespace, result: ChangeResult) -> None:
 
 def run_write(args: argparse.Namespace, op: Callable[[Path, str], ChangeResult]) -> int:
     """Run a write ``op(root, actor)`` and print its result; a refusal exits 1."""
+    from ..ledger import Refusal
+
     try:
         result = op(project_root(args), actor(args))
     except Refusal as err:
@@ -88,4 +96,6 @@ def read_body(args: argparse.Namespace) -> str:
         problem = f"not UTF-8 text (invalid byte at offset {err.start}); re-save it as UTF-8"
     except OSError as err:
         problem = str(err.strerror or err)
+    from ..ledger import Refusal
+
     raise Refusal("unreadable", f"{path}: cannot read ({problem})")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..doctor import diagnose
 from ._changes import add_common, emit_json, project_root
 from ._common import add_command
 
@@ -28,6 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the report; exit 0 when everything is ok, 1 otherwise."""
+    from ..doctor import diagnose
+
     report = diagnose(project_root(args))
     if args.json:
         emit_json(report)

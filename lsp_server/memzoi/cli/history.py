@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..ledger import Refusal, history
-from ..lifecycle.common import rel_to_root
 from ._common import add_command
 from ._changes import add_common, describe_file, emit_json, project_root, refuse
 
@@ -26,6 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the history."""
+    from ..ledger import Refusal, history
+    from ..lifecycle.common import rel_to_root
+
     root = project_root(args)
     rel = None
     if args.path:

@@ -12,9 +12,6 @@ import json
 import sys
 from pathlib import Path
 
-from ..fsutil import atomic_write
-from ..models.common import is_identifier
-from ..runtime import project_runtime_dir
 from ._common import add_command, add_root_json
 
 _TEMPLATE = """# Memzoi project settings (shared with the team; never put secrets here).
@@ -62,6 +59,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``init``; returns the exit code."""
+    from ..fsutil import atomic_write
+    from ..models.common import is_identifier
+    from ..runtime import project_runtime_dir
+
     given = args.path or args.root or "."
     root = Path(given)
     if not root.is_dir():

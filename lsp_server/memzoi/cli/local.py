@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..ledger import Refusal
-from ..lifecycle import add_local, get_local, list_local, search_local
-from ..lifecycle.candidates import approve_local, list_candidates, reject_local
 from ._common import add_command, add_group
 from ._changes import actor, add_common, emit_json, project_root, read_body, refuse, run_write
 
@@ -67,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                      examples=["memzoi local approve cand-0123"], exits={1: "refused (unknown or settled candidate)"})
     ap.add_argument("id", metavar="CANDIDATE", help="candidate id (see `memzoi local pending`)")
     add_common(ap)
-    ap.set_defaults(func=lambda a: run_write(a, lambda root, who: approve_local(root, a.id, actor=who)))
+    ap.set_defaults(func=run_approve)
     rj = add_command(ps, "reject", help="reject a pending local candidate with a reason",
                      description="Reject a pending local candidate with a reason; nothing is stored.",
                      examples=["memzoi local reject cand-0123 --reason 'not worth keeping'"],
@@ -80,6 +77,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_add(args: argparse.Namespace) -> int:
     """Add a local record."""
+    from ..lifecycle import add_local
+
     return run_write(args, lambda root, who: add_local(
         root, title=args.title, body=read_body(args), type=args.type, lane=args.lane, tags=args.tags, actor=who))
 
@@ -97,16 +96,23 @@ def _print(records, args) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     """List local records."""
+    from ..lifecycle import list_local
+
     return _print(list_local(project_root(args)), args)
 
 
 def run_search(args: argparse.Namespace) -> int:
     """Search local records."""
+    from ..lifecycle import search_local
+
     return _print(search_local(project_root(args), args.query), args)
 
 
 def run_show(args: argparse.Namespace) -> int:
     """Show one local record."""
+    from ..ledger import Refusal
+    from ..lifecycle import get_local
+
     rec = get_local(project_root(args), args.id)
     if rec is None:
         return refuse(args, Refusal("local_record_not_found", f"no local record `{args.id}`; see `memzoi local list`"))
@@ -123,6 +129,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_pending(args: argparse.Namespace) -> int:
     """List pending local candidates."""
+    from ..lifecycle.candidates import list_candidates
+
     items = list_candidates(project_root(args))
     if args.json:
         emit_json({"candidates": [c.to_json() for c in items]})
@@ -137,8 +145,18 @@ def run_pending(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_approve(args: argparse.Namespace) -> int:
+    """Apply a pending local candidate."""
+    from ..lifecycle.candidates import approve_local
+
+    return run_write(args, lambda root, who: approve_local(root, args.id, actor=who))
+
+
 def run_reject(args: argparse.Namespace) -> int:
     """Reject a pending local candidate."""
+    from ..ledger import Refusal
+    from ..lifecycle.candidates import reject_local
+
     try:
         cand = reject_local(project_root(args), args.id, reason=args.reason, actor=actor(args))
     except Refusal as err:

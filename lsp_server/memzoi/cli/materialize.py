@@ -11,17 +11,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..ledger import Refusal
-from ..lifecycle.artifacts import write_artifact
-from ..lifecycle.materialize import (
-    build_candidate,
-    decision_now,
-    derive_decision,
-    derive_plan,
-    load_artifact,
-    materialize_apply,
-    validate_candidate,
-)
 from ._common import add_command, add_group
 from ._changes import add_common, emit_json, project_root, refuse, run_write
 
@@ -85,6 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _emit(args: argparse.Namespace, artifact: dict, id_key: str) -> int:
+    from ..ledger import Refusal
+    from ..lifecycle.artifacts import write_artifact
+
     if not args.output:
         emit_json(artifact)
         return 0
@@ -102,6 +94,9 @@ def _emit(args: argparse.Namespace, artifact: dict, id_key: str) -> int:
 
 def run_candidate(args: argparse.Namespace) -> int:
     """Build a candidate."""
+    from ..ledger import Refusal
+    from ..lifecycle.materialize import build_candidate
+
     try:
         text = Path(args.draft).read_text(encoding="utf-8")
         candidate = build_candidate(project_root(args), text, action=args.action)
@@ -114,6 +109,9 @@ def run_candidate(args: argparse.Namespace) -> int:
 
 def run_plan(args: argparse.Namespace) -> int:
     """Derive a plan."""
+    from ..ledger import Refusal
+    from ..lifecycle.materialize import derive_plan, load_artifact, validate_candidate
+
     try:
         candidate = load_artifact(args.candidate)
         validate_candidate(candidate)
@@ -124,6 +122,10 @@ def run_plan(args: argparse.Namespace) -> int:
 
 def run_decide(args: argparse.Namespace) -> int:
     """Record a decision."""
+    from ..ledger import Refusal
+    from ..lifecycle.materialize import decision_now, derive_decision, derive_plan, load_artifact, validate_candidate
+    from ..models.common import parse_rfc3339
+
     try:
         candidate = load_artifact(args.candidate)
         validate_candidate(candidate)
@@ -131,8 +133,6 @@ def run_decide(args: argparse.Namespace) -> int:
         if plan != derive_plan(candidate):
             raise Refusal("materialization_candidate_plan_mismatch", "the plan was not derived from this candidate")
         decision_at = args.decision_at or decision_now()
-        from ..models.common import parse_rfc3339
-
         if parse_rfc3339(decision_at) is None or decision_at != decision_at.strip():
             raise Refusal("invalid_timestamp", "--decision-at must be an RFC 3339 timestamp with a timezone")
     except Refusal as err:
@@ -142,6 +142,9 @@ def run_decide(args: argparse.Namespace) -> int:
 
 def run_apply(args: argparse.Namespace) -> int:
     """Apply a decided materialization."""
+    from ..ledger import Refusal
+    from ..lifecycle.materialize import load_artifact, materialize_apply
+
     try:
         candidate = load_artifact(args.candidate)
         plan = load_artifact(args.plan)

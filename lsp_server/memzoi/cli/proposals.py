@@ -5,13 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..analysis import analyze_path
-from ..ledger import Refusal
-from ..lifecycle import apply_proposal, reject_proposal, route_local
-from ..lifecycle.common import packet_rel
-from ..pathsafety import shown_path
-from ..runtime_errors import RuntimeStateError
-from ..safety.redact import redact, secret_spans
 from ._common import add_command, add_group, refuse_linked_plane
 from ._changes import add_common, emit_json, project_root, refuse, run_write
 
@@ -46,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                      exits={1: "refused (a blocking finding, a failed precondition, a changed file)"})
     ap.add_argument("packet", metavar="PROPOSAL", help="file id or path of the packet")
     add_common(ap)
-    ap.set_defaults(func=lambda a: run_write(a, lambda root, who: apply_proposal(root, a.packet, actor=who)))
+    ap.set_defaults(func=run_apply)
     rp = add_command(ps, "reject", help="reject a pending proposal with a reason (one ledgered change)",
                      description="Reject a pending proposal with a reason; a packet that is not repo-safe is "
                      "archived as Memzoi's redacted hash receipt.",
@@ -55,8 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     rp.add_argument("packet", metavar="PROPOSAL", help="file id or path of the packet")
     rp.add_argument("--reason", required=True, help="why it is rejected (written into the resolution)")
     add_common(rp)
-    rp.set_defaults(func=lambda a: run_write(
-        a, lambda root, who: reject_proposal(root, a.packet, reason=a.reason, actor=who)))
+    rp.set_defaults(func=run_reject)
     lo = add_command(ps, "route-local", help="turn a pending proposal into a private local record and resolve it",
                      description="Turn a pending proposal into a private local record (runtime plane) and resolve "
                      "the packet, as one ledgered change.",
@@ -64,13 +56,36 @@ def register(sub: argparse._SubParsersAction) -> None:
                      exits={1: "refused (a secret in the packet, a changed file)"})
     lo.add_argument("packet", metavar="PROPOSAL", help="file id or path of the packet")
     add_common(lo)
-    lo.set_defaults(func=lambda a: run_write(a, lambda root, who: route_local(root, a.packet, actor=who)))
+    lo.set_defaults(func=run_route_local)
+
+
+def run_apply(args: argparse.Namespace) -> int:
+    """Apply a pending packet."""
+    from ..lifecycle import apply_proposal
+
+    return run_write(args, lambda root, who: apply_proposal(root, args.packet, actor=who))
+
+
+def run_reject(args: argparse.Namespace) -> int:
+    """Reject a pending packet."""
+    from ..lifecycle import reject_proposal
+
+    return run_write(args, lambda root, who: reject_proposal(root, args.packet, reason=args.reason, actor=who))
+
+
+def run_route_local(args: argparse.Namespace) -> int:
+    """Turn a pending packet into a private local record."""
+    from ..lifecycle import route_local
+
+    return run_write(args, lambda root, who: route_local(root, args.packet, actor=who))
 
 
 def _pending(args: argparse.Namespace, root):
     """Every pending packet as listings show them (:mod:`memzoi.lifecycle.pending`), or an exit code."""
     from ..agent.recall import Reader
+    from ..ledger import Refusal
     from ..lifecycle.pending import list_pending
+    from ..runtime_errors import RuntimeStateError
 
     refused = refuse_linked_plane(args, root)  # never read through a symlinked .memzoi or proposals folder
     if refused is not None:
@@ -107,6 +122,11 @@ def run_list(args: argparse.Namespace) -> int:
 def run_show(args: argparse.Namespace) -> int:
     """Show one pending packet: its fields, body and findings (its verdict as apply judges it)."""
     from ..lifecycle.apply import packet_findings
+    from ..analysis import analyze_path
+    from ..ledger import Refusal
+    from ..lifecycle.common import packet_rel
+    from ..pathsafety import shown_path
+    from ..safety.redact import redact, secret_spans
 
     root = project_root(args)
     refused = refuse_linked_plane(args, root)

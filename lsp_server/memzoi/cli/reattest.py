@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..lifecycle.reattest import reattest
 from ._common import add_command
 from ._changes import add_common, run_write
 
@@ -20,4 +19,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("record", metavar="RECORD", help="record id or path")
     p.add_argument("--reason", help="why the edit is accepted (kept in the ledger)")
     add_common(p)
-    p.set_defaults(func=lambda a: run_write(a, lambda root, who: reattest(root, a.record, actor=who, reason=a.reason)))
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the new attestation."""
+    from ..lifecycle.reattest import reattest
+
+    return run_write(args, lambda root, who: reattest(root, args.record, actor=who, reason=args.reason))

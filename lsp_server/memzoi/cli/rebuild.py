@@ -10,8 +10,6 @@ import argparse
 import sys
 import time
 
-from ..index import Index
-from ..runtime_errors import guard
 from ._common import add_command, refuse_linked_plane
 from ._changes import add_common, emit_json, project_root
 
@@ -64,6 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Rebuild; exit 0, or 1 when the index cannot be written (:class:`~memzoi.runtime_errors.RuntimeStateError`,
     reported by the dispatcher)."""
+    from ..index import Index
+    from ..runtime_errors import guard
+
     root = project_root(args)
     refused = refuse_linked_plane(args, root)  # nothing is read through a symlinked .memzoi/records/proposals
     if refused is not None:

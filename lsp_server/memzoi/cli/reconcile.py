@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..ledger import RECOVERY_MODES, Ledger, Refusal, reconcile, recover
+from ..vocabulary import RECOVERY_MODES
 from ._common import add_command
 from ._changes import actor, add_common, emit_change, emit_json, project_root, refuse
 
@@ -26,6 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Reconcile, or run one recovery. Exit 1 while an uncertain change waits for a recovery."""
+    from ..ledger import Ledger, Refusal, reconcile, recover
+
     root = project_root(args)
     try:
         if args.recover:

@@ -6,16 +6,14 @@ Thin wiring over :mod:`memzoi.resident`: every decision (validation, promotion, 
 from __future__ import annotations
 
 import argparse
-from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
-from ..ledger import Refusal
-from ..resident import service
-from ..resident.candidates import SOURCES, Candidate
-from ..resident.locator import ACTIONS, preview
-from ..resident.scope import SCOPES
-from ..resident.views import candidates_for, scope_views
+from ..vocabulary import RECOVERY_MODES, RESIDENT_ACTIONS, RESIDENT_SCOPES, RESIDENT_SOURCES
 from ._changes import actor, add_common, emit_json, project_root, refuse
 from ._common import add_command, add_group
+
+if TYPE_CHECKING:
+    from ..resident.candidates import Candidate
 
 _REFUSED = {1: "refused (the reason and what to do are printed)"}
 
@@ -57,13 +55,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--status", help="only candidates in this status (pending, applied, uncertain, …)")
     p.set_defaults(func=run_list)
     p = _parser(rsub, "propose")
-    p.add_argument("--scope", required=True, choices=SCOPES, help="which resident file")
-    p.add_argument("--action", required=True, choices=ACTIONS, help="add an entry, replace or remove the located one")
+    p.add_argument("--scope", required=True, choices=RESIDENT_SCOPES, help="which resident file")
+    p.add_argument("--action", required=True, choices=RESIDENT_ACTIONS, help="add an entry, replace or remove the located one")
     p.add_argument("--content", help="the full new entry text (add, replace)")
     p.add_argument("--old-text", help="the locator: a substring of exactly one distinct entry (replace, remove)")
     p.add_argument("--reason", required=True, help="why the change is worth remembering")
     p.add_argument("--confidence", required=True, type=float, help="confidence from 0 to 1")
-    p.add_argument("--source", default="user", choices=[*SOURCES, "tool"], help="who proposes (default: user)")
+    p.add_argument("--source", default="user", choices=[*RESIDENT_SOURCES, "tool"], help="who proposes (default: user)")
     p.add_argument("--session", help="source session id (required for reflection)")
     p.add_argument("--message", help="source message id (required for reflection)")
     p.set_defaults(func=run_propose)
@@ -75,7 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.set_defaults(func=func)
     p = _parser(rsub, "reconcile")
     p.add_argument("--recover", nargs=2, metavar=("ID", "MODE"),
-                   help=f"settle an uncertain candidate; MODE is one of {', '.join(service.RECOVERY_MODES)}")
+                   help=f"settle an uncertain candidate; MODE is one of {', '.join(RECOVERY_MODES)}")
     p.add_argument("--reason", help="why (recorded with the recovery)")
     p.set_defaults(func=run_reconcile)
 
@@ -83,16 +81,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _when(ms: int | None) -> str:
     if not ms:
         return "-"
+    from datetime import datetime, timezone
+
     return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def describe(c: Candidate) -> str:
     """One line: id, status, scope, action, confidence, source and the content (or locator)."""
+    from ..resident.locator import preview
+
     what = preview(c.content or c.old_text or c.recovery_mode or "")
     return f"{c.id}  {c.status:9} {c.scope:7} {c.action:7} {c.confidence / 100:5.1f}%  {c.source:15} {what}"
 
 
 def _guard(args: argparse.Namespace, fn) -> int:
+    from ..ledger import Refusal
+
     try:
         return fn()
     except Refusal as err:
@@ -102,6 +106,9 @@ def _guard(args: argparse.Namespace, fn) -> int:
 def _reconciled(root) -> None:
     """Classify candidates a dead process left in flight before showing anything (best effort: a busy lock or an
     invalid configuration is reported by the command itself)."""
+    from ..ledger import Refusal
+    from ..resident import service
+
     try:
         service.reconcile(root)
     except Refusal:
@@ -110,6 +117,8 @@ def _reconciled(root) -> None:
 
 def run_show(args: argparse.Namespace) -> int:
     """Print both prompt blocks with their usage (or ``--json``)."""
+    from ..resident.views import scope_views
+
     def go() -> int:
         _reconciled(project_root(args))
         views = scope_views(project_root(args))
@@ -129,6 +138,9 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     """Print the candidates (or ``--json``)."""
+    from ..resident.locator import preview
+    from ..resident.views import candidates_for
+
     def go() -> int:
         _reconciled(project_root(args))
         cands = [c for c in candidates_for(project_root(args)) if not args.status or c.status == args.status]
@@ -158,6 +170,8 @@ def _emit(args: argparse.Namespace, c: Candidate, **extra) -> None:
 
 def run_propose(args: argparse.Namespace) -> int:
     """Validate and record a candidate; promotion may apply it before returning."""
+    from ..resident import service
+
     def go() -> int:
         res = service.propose(
             project_root(args), scope=args.scope, action=args.action, content=args.content,
@@ -170,22 +184,31 @@ def run_propose(args: argparse.Namespace) -> int:
 
 def run_approve(args: argparse.Namespace) -> int:
     """Apply a pending or failed candidate."""
+    from ..resident import service
+
     return _guard(args, lambda: _emit(args, service.apply(project_root(args), args.candidate_id, actor=actor(args))) or 0)
 
 
 def run_reject(args: argparse.Namespace) -> int:
     """Reject a pending or failed candidate."""
+    from ..resident import service
+
     return _guard(args, lambda: _emit(args, service.reject(project_root(args), args.candidate_id, actor=actor(args),
                                                            reason=args.reason)) or 0)
 
 
 def run_undo(args: argparse.Namespace) -> int:
     """Undo an applied candidate."""
+    from ..resident import service
+
     return _guard(args, lambda: _emit(args, service.undo(project_root(args), args.candidate_id, actor=actor(args))) or 0)
 
 
 def run_reconcile(args: argparse.Namespace) -> int:
     """Reconcile, or run one recovery. Exit 1 while an uncertain candidate waits for a recovery."""
+    from ..resident import service
+    from ..resident.views import candidates_for
+
     def go() -> int:
         root = project_root(args)
         if args.recover:

@@ -13,13 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
-from ..index import Index, SearchHit
-from ..runtime_errors import guard
-from ..safety.redact import scrub
 from ._common import add_command, refuse_linked_plane
 from ._changes import add_common, emit_json, project_root
 from .rebuild import StderrProgress
+
+if TYPE_CHECKING:
+    from ..index import SearchHit
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -68,6 +69,10 @@ def proposal_json(hit: SearchHit) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     """Search; exit 0 (also with no hits), 1 when the index is unusable, 2 for a bad ``--limit``."""
+    from ..index import Index
+    from ..runtime_errors import guard
+    from ..safety.redact import scrub
+
     if args.limit < 1:
         print("memzoi: --limit must be at least 1", file=sys.stderr)
         return 2

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..lifecycle import propose_supersede
 from ._common import add_command
 from ._changes import add_common, read_body, run_write
 
@@ -30,5 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Create the supersede packet."""
+    from ..lifecycle import propose_supersede
+
     return run_write(args, lambda root, who: propose_supersede(
         root, args.record, title=args.title, body=read_body(args), reason=args.reason, actor=who))

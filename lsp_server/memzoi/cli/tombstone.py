@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..lifecycle import propose_tombstone
 from ._common import add_command
 from ._changes import add_common, run_write
 
@@ -20,5 +19,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("record", metavar="RECORD", help="record id or path")
     p.add_argument("--reason", required=True, help="why the record is retired")
     add_common(p)
-    p.set_defaults(func=lambda a: run_write(
-        a, lambda root, who: propose_tombstone(root, a.record, reason=a.reason, actor=who)))
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Create the tombstone packet."""
+    from ..lifecycle import propose_tombstone
+
+    return run_write(args, lambda root, who: propose_tombstone(root, args.record, reason=args.reason, actor=who))

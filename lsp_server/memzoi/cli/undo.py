@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..lifecycle import undo
 from ._common import add_command
 from ._changes import add_common, run_write
 
@@ -19,4 +18,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         exits={1: "refused (unknown change, not applied, a file changed since)"})
     p.add_argument("change_id", metavar="CHANGE_ID", help="change id (or a unique prefix)")
     add_common(p)
-    p.set_defaults(func=lambda a: run_write(a, lambda root, who: undo(root, a.change_id, actor=who)))
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Undo the change."""
+    from ..lifecycle import undo
+
+    return run_write(args, lambda root, who: undo(root, args.change_id, actor=who))

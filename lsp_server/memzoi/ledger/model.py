@@ -10,10 +10,10 @@ from typing import Any
 import blake3
 
 from ..pathsafety import bears_secret, shown_path
+from ..vocabulary import RECOVERY_MODES  # noqa: F401 (the ledger's name for them)
 
 STATUSES = ("applying", "applied", "undoing", "undone", "failed", "uncertain")
 SOURCES = ("editor", "cli", "mcp")
-RECOVERY_MODES = ("restore-before", "complete-after", "accept")
 RECONCILED = "reconciled after process restart without replay"
 
 

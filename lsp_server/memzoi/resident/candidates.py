@@ -29,11 +29,11 @@ from ..ledger import Refusal
 from ..ledger.store import immediate as transaction
 from ..runtime import memzoi_home, private_file
 from ..runtime_errors import guard, runtime_error
+from ..vocabulary import RESIDENT_SOURCES as SOURCES  # noqa: F401 (read as candidates.SOURCES)
 from .store import runtime_root
 
 DB_NAME = "memzoi-lsp-resident.db"
 STATUSES = ("pending", "applying", "undoing", "applied", "rejected", "undone", "failed", "uncertain")
-SOURCES = ("user", "foreground_tool", "reflection")
 #: Statuses a candidate can be applied, edited or rejected from (Zuno ``begin_apply`` guard).
 OPEN = ("pending", "failed")
 _ORDER = "CASE status WHEN 'pending' THEN 0 WHEN 'applying' THEN 1 WHEN 'undoing' THEN 2 WHEN 'uncertain' THEN 3 ELSE 4 END"

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from ..ledger import Refusal
 from ..text import rust_trim
+from ..vocabulary import RESIDENT_ACTIONS as ACTIONS
 from .format import DELIMITER, char_count, parse, serialize
 
-ACTIONS = ("add", "replace", "remove")
 _PREVIEW = 80
 
 

@@ -16,9 +16,8 @@ from pathlib import Path
 
 from ..config import MemzoiConfig, load_config
 from ..ledger import Refusal
+from ..vocabulary import RESIDENT_SCOPES as SCOPES
 from ..workspace import MEMZOI_DIR
-
-SCOPES = ("global", "project")
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from ..ledger import Refusal
 from ..ledger.store import _step as step  # the ledger's fault hook: one hook drives the crash tests of both
 from ..promotion import confidence_bp, promotes
 from ..text import rust_trim
+from ..vocabulary import RECOVERY_MODES
 from . import candidates as db
 from .candidates import Candidate
 from .locator import Operation, parse_operation
@@ -37,7 +38,6 @@ from .threats import refuse_threats
 
 #: ``--source`` values; Zuno's ``tool`` is accepted as ``foreground_tool``.
 SOURCE_ALIASES = {"tool": "foreground_tool"}
-RECOVERY_MODES = ("restore-before", "complete-after", "accept")
 
 
 @dataclass

@@ -1,0 +1,110 @@
+"""Cheap commands import only what they use: the modules a fresh process has loaded after ``memzoi --help``,
+every command's ``--help``, ``memzoi explain CODE``, ``memzoi-lsp``'s answer to ``initialize`` and the start of
+``memzoi-mcp``, read from ``sys.modules`` or ``python -X importtime`` (deterministic, unlike timings, which only
+the benchmark ``tests/benchmarks/startup.py`` takes)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.benchmarks.lsp_client import LspClient
+from tests.benchmarks.run import _diags_for, _env, _init_params
+
+#: What the command line's parser and its cheap commands must not load: validation models, the detectors, YAML,
+#: SQLite and hashing, and the core modules built on them.
+CLI_HEAVY = ("pydantic", "yaml", "sqlite3", "blake3", "regex", "rfc8785", "memzoi.models", "memzoi.safety",
+             "memzoi.analysis", "memzoi.ledger", "memzoi.lifecycle", "memzoi.index", "memzoi.resident.service")
+#: What answering ``initialize`` must not load (pydantic is used: the settings sent with it are validated).
+LSP_HEAVY = ("yaml", "regex", "rfc8785", "watchfiles", "memzoi.models", "memzoi.safety", "memzoi.analysis",
+             "memzoi.verdict", "memzoi.ledger", "memzoi.lifecycle", "memzoi.index", "memzoi.resident.editor")
+
+
+def _loaded(code: str) -> list[str]:
+    """``sys.modules`` after running ``code`` in a fresh interpreter (its own output discarded)."""
+    script = ("import contextlib, io, json, sys\n"
+              "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+              "    try:\n"
+              + "".join(f"        {line}\n" for line in code.splitlines())
+              + "    except SystemExit:\n"
+              "        pass\n"
+              "print(json.dumps(sorted(sys.modules)))\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _heavy(modules: list[str], heavy: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in heavy))
+
+
+def test_the_heavy_list_is_seen_when_a_command_runs():
+    # The reading below works: a command that checks files loads the models and detectors.
+    loaded = _loaded("from memzoi.cli.main import main\nmain(['check', '-', '--stdin-filename', 'x.md'])")
+    assert {"pydantic", "yaml", "memzoi.safety", "memzoi.analysis"} <= set(_heavy(loaded, CLI_HEAVY))
+
+
+def test_help_of_every_command_and_subcommand_imports_no_heavy_module():
+    code = ("import argparse\n"
+            "from memzoi.cli.main import build_parser, main\n"
+            "def walk(parser, path):\n"
+            "    yield path\n"
+            "    for action in parser._actions:\n"
+            "        if isinstance(action, argparse._SubParsersAction):\n"
+            "            for name, sub in action.choices.items():\n"
+            "                yield from walk(sub, [*path, name])\n"
+            "for path in walk(build_parser(), []):\n"
+            "    try:\n"
+            "        main([*path, '--help'])\n"
+            "    except SystemExit:\n"
+            "        pass\n")
+    loaded = _loaded(code)
+    assert "memzoi.cli.resident" in loaded and "memzoi.cli.proposals" in loaded  # every command was registered
+    assert _heavy(loaded, CLI_HEAVY) == []
+
+
+def test_explain_imports_no_heavy_module():
+    loaded = _loaded("from memzoi.cli.main import main\nassert main(['explain', 'credential_token']) == 0")
+    assert "memzoi.findings" in loaded and _heavy(loaded, CLI_HEAVY) == []
+
+
+def test_the_mcp_server_imports_neither_the_sdk_nor_the_core_before_serving():
+    loaded = _loaded("import memzoi_mcp.server as s\ns.build_parser().format_help()")
+    assert _heavy(loaded, ("mcp", "mcp_types", "anyio", *CLI_HEAVY)) == []
+
+
+def _imported(stderr: str) -> set[str]:
+    """Module names from ``python -X importtime`` output."""
+    return {line.rsplit("|", 1)[1].strip() for line in stderr.splitlines()
+            if line.startswith("import time:") and "self [us]" not in line}
+
+
+def test_the_language_server_answers_initialize_before_it_loads_the_core_analysis(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / ".memzoi" / "records").mkdir(parents=True)
+    doc = ws / ".memzoi" / "records" / "note.md"
+    doc.write_text("---\nid: note\n---\n# Note\n", encoding="utf-8")
+    home = tmp_path / "home"
+    home.mkdir()
+    errlog = tmp_path / "stderr"
+    env = _env(home)  # never the user's ~/.memzoi
+    with open(errlog, "wb") as err:
+        client = LspClient(ws, env, cmd=[sys.executable, "-X", "importtime", "-m", "memzoi_lsp"], stderr=err)
+        try:
+            rid, _ = client.request("initialize", _init_params(ws))
+            client.response(rid, timeout=120)
+            at_initialize = _imported(errlog.read_text(encoding="utf-8", errors="replace"))
+            client.notify("initialized", {})
+            uri = doc.resolve().as_uri()
+            client.notify("textDocument/didOpen", {"textDocument": {
+                "uri": uri, "languageId": "markdown", "version": 1, "text": doc.read_text(encoding="utf-8")}})
+            client.wait_for(_diags_for(uri, 1), timeout=120)
+            at_diagnostics = _imported(errlog.read_text(encoding="utf-8", errors="replace"))
+        finally:
+            client.close()
+    assert {"lsprotocol.types", "memzoi_lsp.server", "pydantic"} <= at_initialize
+    assert _heavy(sorted(at_initialize), LSP_HEAVY) == []
+    # Diagnostics need the core: it is loaded then (so the check above can fail).
+    assert {"memzoi.analysis", "memzoi.verdict", "yaml"} <= at_diagnostics
