@@ -7,32 +7,43 @@ analyses in forked worker processes (:mod:`memzoi.parallel`), which start while 
 each worker returns only what the report needs (located findings, cross-file facts, the text and three facts
 for git visibility), never the analysis itself, which costs more to send than to recompute. Results are
 identical either way.
+
+With the verdict cache (:mod:`memzoi.verdictcache`, on unless ``cache=False``), a file whose bytes have an entry
+is not analysed (nor, when stat vouches for it, read): the first stage of its verdict comes from the entry, and
+every analysed file's entry is made by the worker that analysed it, which also builds that file's result from the
+entry, so a cached and a freshly analysed file take the same route to the report.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import blake3
+
 from .admission import GitVisibility, git_visibility, opening_span
 from .analysis import analyze_bytes, analyze_path
 from .barrier import failed_analysis, internal_error
 from .checkpaths import Expanded, UsageError, expand, require_exists  # noqa: F401 - also imported from here
+from .config import load_config
 from .crossfile import CrossFileCheck, FileFacts, facts_from_analysis
 from .findings import Finding, finding
 from .gitfacts import GitFacts
 from .ledger.view import LedgerView
 from .parallel import ChunkPool, cpu_count
-from .pathsafety import shown_path
+from .pathsafety import repository_path, shown_path
 from .retention import utc_now
-from .text import LineIndex
+from .text import LineIndex, decode
 from .verdict import Local, ProjectContext, local, settle
-from .workspace import place
+from .verdictcache import ProjectCache, read_stable
+from .verdictpayload import line_starts, make_payload, read_payload
+from .workspace import Placement, place
 
 #: From this many files on, ``check_paths`` analyses in worker processes when it may fork (below it, starting
 #: the workers costs more than it saves).
@@ -72,26 +83,47 @@ class CheckReport:
 @dataclass(slots=True)
 class _FileResult:
     """What the report needs from one analysed file (small to send back from a worker): the first stage of its
-    verdict (:class:`memzoi.verdict.Local`) and its cross-file facts."""
+    verdict (:class:`memzoi.verdict.Local`) and its cross-file facts, and either its text or its line starts and
+    length (a cached file, see :func:`memzoi.verdictcache.read_payload`), to place the findings."""
 
     display: str
     key: str  # absolute path
     memzoi_dir: str | None  # absolute
     first: Local
     facts: FileFacts
-    text: bytes  # UTF-8 (lone surrogates passed through), to place the findings; bytes because the caller
-    # decodes only the texts of files with findings
+    text: bytes | None  # UTF-8 (lone surrogates passed through), to place the findings; bytes because the caller
+    # decodes only the texts of files with findings. None for a file known by its entry:
+    starts: str | None = None  # as the entry keeps them (memzoi.verdictcache.line_starts)
+    length: int = 0
+    entry: tuple | None = None  # what the parent stores: (BLAKE3 digest, stat stamp, checked_ns, payload or None)
+
+    def lines(self) -> LineIndex:
+        """The line index of the file's text, from its starts when the text was not sent."""
+        if self.starts is not None:
+            return LineIndex.from_starts(line_starts(self.starts), self.length)
+        return LineIndex(self.text.decode("utf-8", "surrogatepass") if self.text else "")
+
+    def read_text(self) -> str:
+        """The analysed text (for ledger findings): sent, or read again from the file of a cached result."""
+        if self.text is not None:
+            return self.text.decode("utf-8", "surrogatepass")
+        try:
+            with open(self.key, "rb") as fh:
+                return decode(fh.read()).text
+        except OSError:
+            return ""
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # One per file crosses the pipe: positional fields unpickle faster than slot state.
         return (_FileResult, tuple(getattr(self, name) for name in self.__dataclass_fields__))
 
 
-def _check_chunk(now: datetime, jobs: list[tuple[str, str]]) -> list[_FileResult]:
+def _check_chunk(now: datetime, jobs: list[tuple[str, str]], cache: bool = False) -> list[_FileResult]:
     """Analyse the files ``jobs`` (``(absolute path, display path)`` pairs): the first stage of each file's
     verdict (:func:`memzoi.verdict.local`: its own findings, a stale attestation explained from git, canonical
     path) and what the caller needs for the second. Runs in a worker process or in the caller's. A file whose
-    analysis raises gets an ``internal_error`` finding instead (:mod:`memzoi.barrier`); the chunk goes on."""
+    analysis raises gets an ``internal_error`` finding instead (:mod:`memzoi.barrier`); the chunk goes on. With
+    ``cache``, each file of a project also gets its verdict cache entry (:func:`_cached_result`)."""
     contexts: dict[str, ProjectContext] = {}
     links: dict[Any, bool] = {}  # symlink answers per directory and folder, asked once per chunk
     out: list[_FileResult] = []
@@ -104,6 +136,10 @@ def _check_chunk(now: datetime, jobs: list[tuple[str, str]]) -> list[_FileResult
             ctx = contexts.get(md or "")
             if ctx is None:
                 ctx = contexts[md or ""] = ProjectContext.of(md, now=now, git=GitFacts(os.path.dirname(md)) if md else None)
+            read = read_stable(path) if cache and md is not None else None
+            if read is not None:
+                out.append(_cached_result(now, read, path, display, md, ctx, placement, links))
+                continue
             analysis = analyze_path(path, now=now, config=ctx.config, placement=placement)
             analysis, first = local(path, analysis, ctx, links)
             out.append(_FileResult(display, path, md, first, facts_from_analysis(analysis),
@@ -115,13 +151,35 @@ def _check_chunk(now: datetime, jobs: list[tuple[str, str]]) -> list[_FileResult
     return out
 
 
+def _cached_result(now: datetime, read: tuple, path: str, display: str, md: str, ctx: ProjectContext,
+                   placement: Placement, links: dict) -> _FileResult:
+    """The result of a file read as ``read`` (:func:`memzoi.verdictcache.read_stable`) with its cache entry: built
+    from the entry's payload, exactly as a later run that finds the entry builds it, or as usual when the file
+    must not be cached (the entry then tells the parent to forget any stored one)."""
+    data, stamp, checked = read
+    analysis = analyze_bytes(data, path, now=now, config=ctx.config, placement=placement)
+    analysis, first = local(path, analysis, ctx, links)
+    facts = facts_from_analysis(analysis)
+    try:
+        payload = make_payload(analysis, first, facts, analysis.document.lines.starts)
+        cached = read_payload(payload, path, md, now, links) if payload is not None else None
+    except Exception:  # noqa: BLE001 - the cache never changes a report: the file is reported as analysed
+        payload = cached = None
+    if cached is None:
+        return _FileResult(display, path, md, first, facts, analysis.text.encode("utf-8", "surrogatepass"),
+                           entry=(b"", stamp, checked, None))
+    first, facts, starts, length = cached
+    digest = blake3.blake3(data).digest()
+    return _FileResult(display, path, md, first, facts, None, starts, length, (digest, stamp, checked, payload))
+
+
 def _project_context(md: str, visibility: dict[str, GitVisibility]) -> ProjectContext:
     """The context of the second stage for the project of ``md``: its rules, the visibility git gave for its
     files, and its ledger (read, never created)."""
     root = os.path.dirname(md)
     git = GitFacts(root, history=False)  # the workers explained stale attestations already
     git.set_visibility(visibility)
-    return ProjectContext.of(md, git=git, ledger=LedgerView(Path(root)))
+    return ProjectContext.of(md, git=git, ledger=LedgerView(Path(root), live=False))  # read once per run
 
 
 def check_text(data: bytes, filename: str | None) -> CheckReport:
@@ -177,20 +235,52 @@ def _resident(arg: str, report: CheckReport) -> bool:
     return True
 
 
+def _shown(display: str, path: str) -> str:
+    """:func:`memzoi.pathsafety.shown_path` of a cached file's ``display`` path without scanning it: a file with an
+    entry has no secret in its path below ``.memzoi`` (such a file is never cached), so a display path that ends
+    in that same part is shown as it is."""
+    if os.sep == "/":  # the common case without splitting: both end in the same part from the last `.memzoi`
+        i = path.rfind("/.memzoi/")
+        tail = path[i + 1 :] if i >= 0 else None
+        if tail is not None and (display == tail or display.endswith("/" + tail)):
+            return display
+    rel = repository_path(display)
+    return display if rel is not None and rel == repository_path(path) else shown_path(display)
+
+
+def _from_entry(now: datetime, hit: tuple[str, str, str, str], links: dict) -> _FileResult | None:
+    """The result of a file from its cache entry ``hit`` (``(display, path, .memzoi directory, payload)``);
+    ``None`` when the payload cannot be read (the file is then analysed)."""
+    display, path, md, payload = hit
+    try:
+        # A hit is a regular file, not a symlink (ProjectCache.lookup), so canonical_path need not ask again.
+        first, facts, starts, length = read_payload(payload, path, md, now, links, mode=stat.S_IFREG)
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+    return _FileResult(_shown(display, path), path, md, first, facts, None, starts, length)
+
+
 def check_paths(args: list[str], *, workers: int | None = None,
-                progress: Callable[[int, int], None] | None = None) -> CheckReport:
+                progress: Callable[[int, int], None] | None = None, cache: bool = True) -> CheckReport:
     """Check every file under ``args`` (see :func:`expand`). Raises :class:`UsageError` for a missing path.
 
     ``workers``: analysis processes (default one per CPU, at most 8; 1 = in this process). Workers are only used
     from :data:`PARALLEL_THRESHOLD` files on and where :func:`memzoi.parallel.can_fork` allows; they start
     analysing while the paths are still being walked. ``progress(done, total)`` is called as files are finished.
+    ``cache``: use and update each project's verdict cache (:mod:`memzoi.verdictcache`); the report is the same
+    without it.
     """
     report = CheckReport()
     for arg in args:  # a missing path is a usage error before any work starts
         require_exists(arg)
     n = min(cpu_count(), 8) if workers is None else workers
+    now = utc_now()
     pool: ChunkPool[tuple[str, str], _FileResult] = ChunkPool(
-        functools.partial(_check_chunk, utc_now()), workers=n, chunksize=CHUNK, start_at=PARALLEL_THRESHOLD)
+        functools.partial(_check_chunk, now, cache=cache), workers=n, chunksize=CHUNK, start_at=PARALLEL_THRESHOLD)
+    caches: dict[str, ProjectCache | None] = {}  # .memzoi directory -> its verdict cache (None: unusable)
+    # Every file in the order found: a cache hit (display, path, .memzoi directory, payload), or None for the
+    # pool's next result; the order of the report's input stays the walk's either way.
+    slots: list[tuple[str, str, str, str] | None] = []
     # The same file reached twice (overlapping arguments, a symlinked folder) is checked once. Hard links are
     # distinct files to Memzoi (each path is a record), so an inode seen before is compared by real path.
     seen: dict[tuple[int, int] | str, list[str]] = {}  # inode (or path) -> paths checked with it
@@ -220,10 +310,20 @@ def check_paths(args: list[str], *, workers: int | None = None,
         if folder not in folders:
             md = place(path).memzoi_dir
             folders[folder] = os.path.abspath(md) if md is not None else None
-        if folders[folder] is not None:
-            groups.setdefault(folders[folder], []).append(path)
-        pool.add((path, display))
+        md = folders[folder]
         total[0] += 1
+        if md is not None:
+            groups.setdefault(md, []).append(path)
+            if cache:
+                if md not in caches:
+                    caches[md] = ProjectCache.load(os.path.dirname(md), load_config(md).config)
+                project = caches[md]
+                payload = project.lookup(path) if project is not None else None
+                if payload is not None:
+                    slots.append((display, path, md, payload))
+                    return
+        slots.append(None)
+        pool.add((path, display))
 
     complete: set[str] = set()
     configs: set[str] = set()
@@ -251,28 +351,43 @@ def check_paths(args: list[str], *, workers: int | None = None,
     contexts = {md: _project_context(md, visibility) for md in groups}
     cross = CrossFileCheck(facts_source=indexed_facts)
     results: list[_FileResult] = []
-    for r in pool.iter_results():
-        report.files_checked += 1
-        if progress is not None:
-            progress(report.files_checked, total[0])
-        results.append(r)
-        try:
-            cross.add(r.display, r.key, r.memzoi_dir, r.facts)
-        except Exception as err:  # the barrier, for what the parent adds per file
-            r.first.own.append(internal_error(err, r.key))
+    pending = pool.iter_results()
+    links: dict[Any, bool] = {}
+    try:
+        for slot in slots:
+            r = next(pending) if slot is None else _from_entry(now, slot, links)
+            if r is None:  # an entry that cannot be read: analysed here instead, and its entry replaced
+                assert slot is not None
+                r = _check_chunk(now, [(slot[1], slot[0])], cache=True)[0]
+            project = caches.get(r.memzoi_dir or "")
+            if project is not None and r.entry is not None:
+                project.store(r.key, *r.entry)
+            report.files_checked += 1
+            if progress is not None:
+                progress(report.files_checked, total[0])
+            results.append(r)
+            try:
+                cross.add(r.display, r.key, r.memzoi_dir, r.facts)
+            except Exception as err:  # the barrier, for what the parent adds per file
+                r.first.own.append(internal_error(err, r.key))
+    finally:
+        pending.close()  # every result was taken (or the run gives up): the workers stop
+        pool.close()
+    for md, project in caches.items():
+        if project is not None:
+            project.save(complete=md in complete)
     # The second stage of each verdict: git visibility, ledger and cross-file findings (lineage, duplicates,
     # identities, over the checked files' whole workspace), graded by the project's rules.
     crossed = cross.findings(complete)
     plain = ProjectContext.of(None)
     for r in results:
         ctx = contexts.get(r.memzoi_dir or "") or plain
-        text = functools.partial(r.text.decode, "utf-8", "surrogatepass")
         try:
-            found = settle(r.key, r.first, ctx, text=text, cross=crossed.get(r.key, ()))
+            found = settle(r.key, r.first, ctx, text=r.read_text, cross=crossed.get(r.key, ()))
         except Exception as err:  # the barrier
             found = [internal_error(err, r.key)]
         if found:  # most files are clean: index lines only where a position is needed
-            index = LineIndex(text())
+            index = r.lines()
             report.findings.extend(Located(r.display, f, index.position(f.start), index.position(f.end))
                                    for f in found)
     report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))
