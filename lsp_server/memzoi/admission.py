@@ -190,11 +190,13 @@ def canonical_findings(path: str | os.PathLike[str], role: Role, memzoi_dir: str
     if memzoi_dir is None:
         return []
     cache = dir_links if dir_links is not None else {}
-    folder = os.path.dirname(os.path.abspath(path))
-    # The folder decides the chain up to `.memzoi` (its nearest one), so one verdict per folder suffices.
-    verdict = cache.get(("folder", folder))
+    # The folder decides the chain up to `.memzoi` (its nearest one), so one verdict per folder suffices; it is
+    # looked up by the folder as spelled, which is one string operation per file.
+    spelled = ("folder", os.path.dirname(path), memzoi_dir)
+    verdict = cache.get(spelled)
     if verdict is None:
-        verdict = cache[("folder", folder)] = _linked_chain(folder, os.path.abspath(memzoi_dir), cache)
+        folder = os.path.dirname(os.path.abspath(path))
+        verdict = cache[spelled] = _linked_chain(folder, os.path.abspath(memzoi_dir), cache)
     if verdict:
         return [finding("canonical_path", "this file is reached through a symlinked directory, so its real path "
                         "is outside the `.memzoi` tree; Memzoi refuses it (canonical-path): move the file into "

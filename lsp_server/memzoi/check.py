@@ -3,47 +3,41 @@ located findings.
 
 Shared by ``memzoi check`` and the language server's "check workspace" command. One unreadable or malformed
 file never stops the others. From :data:`PARALLEL_THRESHOLD` files on, a single-threaded caller (the CLI)
-analyses in forked worker processes (:mod:`memzoi.parallel`), which start while the walk is still finding files;
-each worker returns only what the report needs (located findings, cross-file facts, the text and three facts
-for git visibility), never the analysis itself, which costs more to send than to recompute. Results are
-identical either way.
+analyses in forked worker processes (:mod:`memzoi.parallel`), which start while the walk is still finding files
+and return each file's first stage (:mod:`memzoi.checkfiles`). Results are identical either way.
 
 With the verdict cache (:mod:`memzoi.verdictcache`, on unless ``cache=False``), a file whose bytes have an entry
-is not analysed (nor, when stat vouches for it, read): the first stage of its verdict comes from the entry, and
-every analysed file's entry is made by the worker that analysed it, which also builds that file's result from the
-entry, so a cached and a freshly analysed file take the same route to the report.
+is not analysed (nor, when stat vouches for it, read): the first stage of its verdict comes from the entry. The
+second stage (git visibility, ledger, cross-file findings, grading) runs here for every file, cached or not.
 """
 
 from __future__ import annotations
 
 import functools
+import gc
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import blake3
-
 from .admission import GitVisibility, git_visibility, opening_span
-from .analysis import analyze_bytes, analyze_path
-from .barrier import failed_analysis, internal_error
+from .analysis import analyze_bytes
+from .barrier import internal_error
+from .checkfiles import FileResult, check_chunk, from_entry
 from .checkpaths import Expanded, UsageError, expand, require_exists  # noqa: F401 - also imported from here
 from .config import load_config
-from .crossfile import CrossFileCheck, FileFacts, facts_from_analysis
+from .crossfile import CrossFileCheck
 from .findings import Finding, finding
 from .gitfacts import GitFacts
 from .ledger.view import LedgerView
 from .parallel import ChunkPool, cpu_count
-from .pathsafety import repository_path, shown_path
+from .pathsafety import shown_path
 from .retention import utc_now
-from .text import LineIndex, decode
-from .verdict import Local, ProjectContext, local, settle
-from .verdictcache import ProjectCache, read_stable
-from .verdictpayload import line_starts, make_payload, read_payload
-from .workspace import Placement, place
+from .text import LineIndex
+from .verdict import Local, ProjectContext, settle
+from .verdictcache import ProjectCache
+from .workspace import place
 
 #: From this many files on, ``check_paths`` analyses in worker processes when it may fork (below it, starting
 #: the workers costs more than it saves).
@@ -78,99 +72,6 @@ class CheckReport:
     def has_errors(self) -> bool:
         """True when any finding has error severity (``memzoi check`` then exits 1)."""
         return any(l.finding.severity == 1 for l in self.findings)
-
-
-@dataclass(slots=True)
-class _FileResult:
-    """What the report needs from one analysed file (small to send back from a worker): the first stage of its
-    verdict (:class:`memzoi.verdict.Local`) and its cross-file facts, and either its text or its line starts and
-    length (a cached file, see :func:`memzoi.verdictcache.read_payload`), to place the findings."""
-
-    display: str
-    key: str  # absolute path
-    memzoi_dir: str | None  # absolute
-    first: Local
-    facts: FileFacts
-    text: bytes | None  # UTF-8 (lone surrogates passed through), to place the findings; bytes because the caller
-    # decodes only the texts of files with findings. None for a file known by its entry:
-    starts: str | None = None  # as the entry keeps them (memzoi.verdictcache.line_starts)
-    length: int = 0
-    entry: tuple | None = None  # what the parent stores: (BLAKE3 digest, stat stamp, checked_ns, payload or None)
-
-    def lines(self) -> LineIndex:
-        """The line index of the file's text, from its starts when the text was not sent."""
-        if self.starts is not None:
-            return LineIndex.from_starts(line_starts(self.starts), self.length)
-        return LineIndex(self.text.decode("utf-8", "surrogatepass") if self.text else "")
-
-    def read_text(self) -> str:
-        """The analysed text (for ledger findings): sent, or read again from the file of a cached result."""
-        if self.text is not None:
-            return self.text.decode("utf-8", "surrogatepass")
-        try:
-            with open(self.key, "rb") as fh:
-                return decode(fh.read()).text
-        except OSError:
-            return ""
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        # One per file crosses the pipe: positional fields unpickle faster than slot state.
-        return (_FileResult, tuple(getattr(self, name) for name in self.__dataclass_fields__))
-
-
-def _check_chunk(now: datetime, jobs: list[tuple[str, str]], cache: bool = False) -> list[_FileResult]:
-    """Analyse the files ``jobs`` (``(absolute path, display path)`` pairs): the first stage of each file's
-    verdict (:func:`memzoi.verdict.local`: its own findings, a stale attestation explained from git, canonical
-    path) and what the caller needs for the second. Runs in a worker process or in the caller's. A file whose
-    analysis raises gets an ``internal_error`` finding instead (:mod:`memzoi.barrier`); the chunk goes on. With
-    ``cache``, each file of a project also gets its verdict cache entry (:func:`_cached_result`)."""
-    contexts: dict[str, ProjectContext] = {}
-    links: dict[Any, bool] = {}  # symlink answers per directory and folder, asked once per chunk
-    out: list[_FileResult] = []
-    for path, display in jobs:
-        # Redacted here, in the worker, where the analysis scans the same path anyway (one cached scan per file).
-        display = shown_path(display)
-        placement = place(path)
-        md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
-        try:
-            ctx = contexts.get(md or "")
-            if ctx is None:
-                ctx = contexts[md or ""] = ProjectContext.of(md, now=now, git=GitFacts(os.path.dirname(md)) if md else None)
-            read = read_stable(path) if cache and md is not None else None
-            if read is not None:
-                out.append(_cached_result(now, read, path, display, md, ctx, placement, links))
-                continue
-            analysis = analyze_path(path, now=now, config=ctx.config, placement=placement)
-            analysis, first = local(path, analysis, ctx, links)
-            out.append(_FileResult(display, path, md, first, facts_from_analysis(analysis),
-                                   analysis.text.encode("utf-8", "surrogatepass")))
-        except Exception as err:  # the barrier: one file's bug never stops the run
-            failed = failed_analysis(err, path, placement)
-            out.append(_FileResult(display, path, md, Local(list(failed.findings), placement.role, (0, 0), False),
-                                   facts_from_analysis(failed), b""))
-    return out
-
-
-def _cached_result(now: datetime, read: tuple, path: str, display: str, md: str, ctx: ProjectContext,
-                   placement: Placement, links: dict) -> _FileResult:
-    """The result of a file read as ``read`` (:func:`memzoi.verdictcache.read_stable`) with its cache entry: built
-    from the entry's payload, exactly as a later run that finds the entry builds it, or as usual when the file
-    must not be cached (the entry then tells the parent to forget any stored one)."""
-    data, stamp, checked = read
-    analysis = analyze_bytes(data, path, now=now, config=ctx.config, placement=placement)
-    analysis, first = local(path, analysis, ctx, links)
-    facts = facts_from_analysis(analysis)
-    try:
-        payload = make_payload(analysis, first, facts, analysis.document.lines.starts)
-        cached = read_payload(payload, path, md, now, links) if payload is not None else None
-    except Exception:  # noqa: BLE001 - the cache never changes a report: the file is reported as analysed
-        payload = cached = None
-    if cached is None:
-        return _FileResult(display, path, md, first, facts, analysis.text.encode("utf-8", "surrogatepass"),
-                           entry=(b"", stamp, checked, None))
-    first, facts, starts, length = cached
-    digest = blake3.blake3(data).digest()
-    return _FileResult(display, path, md, first, facts, None, starts, length, (digest, stamp, checked, payload))
 
 
 def _project_context(md: str, visibility: dict[str, GitVisibility]) -> ProjectContext:
@@ -235,31 +136,6 @@ def _resident(arg: str, report: CheckReport) -> bool:
     return True
 
 
-def _shown(display: str, path: str) -> str:
-    """:func:`memzoi.pathsafety.shown_path` of a cached file's ``display`` path without scanning it: a file with an
-    entry has no secret in its path below ``.memzoi`` (such a file is never cached), so a display path that ends
-    in that same part is shown as it is."""
-    if os.sep == "/":  # the common case without splitting: both end in the same part from the last `.memzoi`
-        i = path.rfind("/.memzoi/")
-        tail = path[i + 1 :] if i >= 0 else None
-        if tail is not None and (display == tail or display.endswith("/" + tail)):
-            return display
-    rel = repository_path(display)
-    return display if rel is not None and rel == repository_path(path) else shown_path(display)
-
-
-def _from_entry(now: datetime, hit: tuple[str, str, str, str], links: dict) -> _FileResult | None:
-    """The result of a file from its cache entry ``hit`` (``(display, path, .memzoi directory, payload)``);
-    ``None`` when the payload cannot be read (the file is then analysed)."""
-    display, path, md, payload = hit
-    try:
-        # A hit is a regular file, not a symlink (ProjectCache.lookup), so canonical_path need not ask again.
-        first, facts, starts, length = read_payload(payload, path, md, now, links, mode=stat.S_IFREG)
-    except (ValueError, KeyError, TypeError, IndexError):
-        return None
-    return _FileResult(_shown(display, path), path, md, first, facts, None, starts, length)
-
-
 def check_paths(args: list[str], *, workers: int | None = None,
                 progress: Callable[[int, int], None] | None = None, cache: bool = True) -> CheckReport:
     """Check every file under ``args`` (see :func:`expand`). Raises :class:`UsageError` for a missing path.
@@ -270,13 +146,27 @@ def check_paths(args: list[str], *, workers: int | None = None,
     ``cache``: use and update each project's verdict cache (:mod:`memzoi.verdictcache`); the report is the same
     without it.
     """
-    report = CheckReport()
     for arg in args:  # a missing path is a usage error before any work starts
         require_exists(arg)
+    # A run keeps a few objects per file (facts, findings, entries) and makes no reference cycles, so the cyclic
+    # collector only rescans them, again and again as they accumulate (a fifth of a warm run's CPU at 11,000
+    # files); reference counting frees everything meanwhile.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _check_paths(args, workers, progress, cache)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, int], None] | None,
+                 cache: bool) -> CheckReport:
+    report = CheckReport()
     n = min(cpu_count(), 8) if workers is None else workers
     now = utc_now()
-    pool: ChunkPool[tuple[str, str], _FileResult] = ChunkPool(
-        functools.partial(_check_chunk, now, cache=cache), workers=n, chunksize=CHUNK, start_at=PARALLEL_THRESHOLD)
+    pool: ChunkPool[tuple[str, str], FileResult] = ChunkPool(
+        functools.partial(check_chunk, now, cache=cache), workers=n, chunksize=CHUNK, start_at=PARALLEL_THRESHOLD)
     caches: dict[str, ProjectCache | None] = {}  # .memzoi directory -> its verdict cache (None: unusable)
     # Every file in the order found: a cache hit (display, path, .memzoi directory, payload), or None for the
     # pool's next result; the order of the report's input stays the walk's either way.
@@ -350,15 +240,15 @@ def check_paths(args: list[str], *, workers: int | None = None,
 
     contexts = {md: _project_context(md, visibility) for md in groups}
     cross = CrossFileCheck(facts_source=indexed_facts)
-    results: list[_FileResult] = []
+    results: list[FileResult] = []
     pending = pool.iter_results()
     links: dict[Any, bool] = {}
     try:
         for slot in slots:
-            r = next(pending) if slot is None else _from_entry(now, slot, links)
+            r = next(pending) if slot is None else from_entry(now, slot, links)
             if r is None:  # an entry that cannot be read: analysed here instead, and its entry replaced
                 assert slot is not None
-                r = _check_chunk(now, [(slot[1], slot[0])], cache=True)[0]
+                r = check_chunk(now, [(slot[1], slot[0])], cache=True)[0]
             project = caches.get(r.memzoi_dir or "")
             if project is not None and r.entry is not None:
                 project.store(r.key, *r.entry)

@@ -84,7 +84,7 @@ class LedgerView:
                     entry.last = change
         self._files, self._stamp = files, stamp
 
-    def for_file(self, path: Path) -> FileLedger:
+    def for_file(self, path: str | Path) -> FileLedger:
         """Facts of ``path`` (empty when the ledger never touched it)."""
         if not self.live:
             with self._lock:
@@ -99,19 +99,19 @@ class LedgerView:
                 return FileLedger()
             rel = self._batch_relative(path)
             return self._files.get(rel, FileLedger()) if rel is not None else FileLedger()
-        rel = _relative(path, self.root)
+        rel = _relative(Path(path), self.root)
         if rel is None:
             return FileLedger()
         with self._lock:
             self._refresh()
             return self._files.get(rel, FileLedger())
 
-    def _batch_relative(self, path: Path) -> str | None:
+    def _batch_relative(self, path: str | Path) -> str | None:
         """:func:`_relative` with each folder resolved once: the real path of a file that is not a symlink is its
         folder's real path joined with its name."""
         text = os.path.abspath(path)
         if os.path.islink(text):
-            return _relative(path, self.root)
+            return _relative(Path(path), self.root)
         folder, name = os.path.split(text)
         real = self._folders.get(folder)
         if real is None:
@@ -137,10 +137,10 @@ class LedgerView:
         """:func:`~memzoi.ledger.ledger_findings` of the file at ``path`` (spans into ``text``, the analysed text,
         or a function giving it): the file's bytes on disk are compared with what its last applied change wrote,
         and are read (and ``text`` asked for) only when the ledger touched the file."""
-        path = Path(path)
         facts = self.for_file(path)
         if not facts.uncertain and facts.last is None:
             return []
+        path = Path(path)
         rel = _relative(path, self.root)
         if rel is None:
             return []
