@@ -4,8 +4,9 @@ the file's verdict cache entry by :func:`from_entry` (:mod:`memzoi.verdictcache`
 
 Each worker returns only what the report needs (the first stage of the verdict, cross-file facts, and the text or
 its line starts), never the analysis itself, which costs more to send than to recompute. With the cache, the
-worker that analyses a file also makes its entry and builds the file's result from that entry, exactly as a later
-run that finds the entry builds it, so a cached and a freshly analysed file take the same route to the report.
+worker that analyses a file also makes its entry, which the parent stores; a later run that finds the entry
+rebuilds the same result from it (the tests hold the reports of both routes, and of a run without the cache, to
+be identical).
 """
 
 from __future__ import annotations
@@ -103,24 +104,21 @@ def check_chunk(now: datetime, jobs: list[tuple[str, str]], cache: bool = False)
 
 def _cached_result(now: datetime, read: tuple, path: str, display: str, md: str, ctx: ProjectContext,
                    placement: Placement, links: dict) -> FileResult:
-    """The result of a file read as ``read`` (:func:`memzoi.verdictcache.read_stable`) with its cache entry: built
-    from the entry's payload, exactly as a later run that finds the entry builds it, or as usual when the file
-    must not be cached (the entry then tells the parent to forget any stored one)."""
+    """The result of a file read as ``read`` (:func:`memzoi.verdictcache.read_stable`), with the cache entry the
+    parent stores for it (or, when the file must not be cached, tells it to forget any stored one). The result is
+    the analysed one: what a later run rebuilds from the entry equals it (``tests/test_verdict_cache.py``), and
+    rebuilding it here would cost a third of the entry's price again."""
     data, stamp, checked = read
     analysis = analyze_bytes(data, path, now=now, config=ctx.config, placement=placement)
     analysis, first = local(path, analysis, ctx, links)
     facts = facts_from_analysis(analysis)
     try:
         payload = make_payload(analysis, first, facts, analysis.document.lines.starts)
-        cached = read_payload(payload, path, md, now, links) if payload is not None else None
-    except Exception:  # noqa: BLE001 - the cache never changes a report: the file is reported as analysed
-        payload = cached = None
-    if cached is None:
-        return FileResult(display, path, md, first, facts, analysis.text.encode("utf-8", "surrogatepass"),
-                           entry=(b"", stamp, checked, None))
-    first, facts, starts, length = cached
-    digest = blake3.blake3(data).digest()
-    return FileResult(display, path, md, first, facts, None, starts, length, (digest, stamp, checked, payload))
+    except Exception:  # noqa: BLE001 - the cache never changes a report: the file is only not cached
+        payload = None
+    digest = blake3.blake3(data).digest() if payload is not None else b""
+    return FileResult(display, path, md, first, facts, analysis.text.encode("utf-8", "surrogatepass"),
+                      entry=(digest, stamp, checked, payload))
 
 
 def _shown(display: str, path: str) -> str:
