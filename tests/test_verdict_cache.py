@@ -296,6 +296,29 @@ def test_a_stale_attestation_is_never_cached_because_git_explains_it(repo, capsy
     assert entries() == 3
 
 
+def test_checking_one_file_takes_the_facts_of_the_others_from_the_cache(repo, capsys, counts, monkeypatch):
+    import memzoi.analysis
+
+    real = memzoi.analysis.analyze_path
+    for_facts = []  # files the cross-file check analyses because it has no facts of theirs
+    monkeypatch.setattr(memzoi.analysis, "analyze_path", lambda p, **k: for_facts.append(p) or real(p, **k))
+    one = repo / ".memzoi/records/delta.md"
+    one.write_text(rec("delta").replace("retention: {}", "supersedes: alpha\nretention: {}"))
+    cli(capsys, "check", str(repo / ".memzoi"))
+    base = cli(capsys, "check", str(one), "--format", "json", "--no-cache")
+    assert "lifecycle_inconsistent" in base[1]  # needs alpha's facts
+    counts.reset()
+    for_facts.clear()
+    assert cli(capsys, "check", str(one), "--format", "json") == base
+    assert counts["analysed"] == 0 and for_facts == []  # neither the file nor the three it is judged against
+    (repo / ".memzoi/records/alpha.md").write_text(rec("alpha").replace("status: active", "status: superseded"))
+    base = cli(capsys, "check", str(one), "--format", "json", "--no-cache")
+    assert "lifecycle_inconsistent" not in base[1]
+    for_facts.clear()
+    assert cli(capsys, "check", str(one), "--format", "json") == base
+    assert [Path(p).name for p in for_facts] == ["alpha.md"]  # changed: analysed for its facts
+
+
 def test_deleted_files_leave_the_cache_after_a_full_walk(repo, capsys):
     cli(capsys, "check", str(repo / ".memzoi"))
     assert entries() == 3

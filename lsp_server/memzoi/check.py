@@ -27,7 +27,7 @@ from .barrier import internal_error
 from .checkfiles import FileResult, check_chunk, from_entry
 from .checkpaths import Expanded, UsageError, expand, require_exists  # noqa: F401 - also imported from here
 from .config import load_config
-from .crossfile import CrossFileCheck
+from .crossfile import CrossFileCheck, FileFacts
 from .findings import Finding, finding
 from .gitfacts import GitFacts
 from .ledger.view import LedgerView
@@ -37,6 +37,7 @@ from .retention import utc_now
 from .text import LineIndex
 from .verdict import Local, ProjectContext, settle
 from .verdictcache import ProjectCache
+from .verdictpayload import read_facts
 from .workspace import place
 
 #: From this many files on, ``check_paths`` analyses in worker processes when it may fork (below it, starting
@@ -239,7 +240,17 @@ def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, 
     from .index import indexed_facts  # sqlite3 is loaded only when a check runs
 
     contexts = {md: _project_context(md, visibility) for md in groups}
-    cross = CrossFileCheck(facts_source=indexed_facts)
+
+    def cached_facts(md: str, path: str) -> FileFacts | None:
+        # The facts of a project's file this run does not check, when the cache vouches for its bytes.
+        project = caches.get(md)
+        payload = project.lookup(path) if project is not None else None
+        try:
+            return read_facts(payload) if payload is not None else None
+        except (ValueError, KeyError, TypeError, IndexError):
+            return None
+
+    cross = CrossFileCheck(facts_source=indexed_facts, cached=cached_facts if cache else None)
     results: list[FileResult] = []
     pending = pool.iter_results()
     links: dict[Any, bool] = {}
@@ -263,12 +274,12 @@ def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, 
     finally:
         pending.close()  # every result was taken (or the run gives up): the workers stop
         pool.close()
-    for md, project in caches.items():
-        if project is not None:
-            project.save(complete=md in complete)
     # The second stage of each verdict: git visibility, ledger and cross-file findings (lineage, duplicates,
     # identities, over the checked files' whole workspace), graded by the project's rules.
     crossed = cross.findings(complete)
+    for md, project in caches.items():
+        if project is not None:
+            project.save(complete=md in complete)
     plain = ProjectContext.of(None)
     for r in results:
         ctx = contexts.get(r.memzoi_dir or "") or plain
