@@ -33,9 +33,10 @@ from .workspace import Placement, place
 
 @dataclass(slots=True)
 class FileResult:
-    """What :func:`memzoi.check.check_paths` needs from one analysed file (small to send back from a worker): the first stage of its
-    verdict (:class:`memzoi.verdict.Local`) and its cross-file facts, and either its text or its line starts and
-    length (a cached file, see :func:`memzoi.verdictpayload.read_payload`), to place the findings."""
+    """What :func:`memzoi.check.check_paths` needs from one analysed file (small to send back from a worker):
+    the first stage of its verdict (:class:`memzoi.verdict.Local`) and its cross-file facts, and either its text or
+    its line starts and length (a cached file, see :func:`memzoi.verdictpayload.read_payload`), to place the
+    findings; for a file analysed with the cache on, its cache ``entry``."""
 
     display: str
     key: str  # absolute path

@@ -67,7 +67,8 @@ BUSY_TIMEOUT_S = 2.0
 class Entry:
     """One cached file as stored: ``key`` (:func:`path_key`), the stat of the bytes it was made from (``size``
     in bytes, ``mtime_ns``, ``ino``, ``ctime_ns``), ``checked_ns`` (wall clock, ns, taken before the bytes were
-    read), ``digest`` (BLAKE3 of the bytes, 32 bytes) and ``payload`` (the JSON of :func:`memzoi.verdictpayload.make_payload`)."""
+    read), ``digest`` (BLAKE3 of the bytes, 32 bytes) and ``payload`` (the JSON of
+    :func:`memzoi.verdictpayload.make_payload`)."""
 
     key: str
     size: int
@@ -221,7 +222,8 @@ class ProjectCache:
 
     db: Path
     stamp: str
-    rows: dict[str, tuple] = field(default_factory=dict)  # key -> (size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload)
+    #: key -> (size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload), as :meth:`load` read them
+    rows: dict[str, tuple] = field(default_factory=dict)
     seen: set[str] = field(default_factory=set)
     put: dict[str, Entry] = field(default_factory=dict)
     drop: set[str] = field(default_factory=set)

@@ -482,7 +482,8 @@ def render(results: list[dict[str, Any]], mach: dict[str, Any]) -> str:
         a, b = get(r, *path, "wall_s", "median"), get(r, "floor", "wall_s", "median")
         return f"{a / b:.1f}×" if a and b else "–"
 
-    row("floor: read + BLAKE3 of every file (fresh process) wall, s", [_fmt(get(r, "floor", "wall_s")) for r in results])
+    row("floor: read + BLAKE3 of every file (fresh process) wall, s",
+        [_fmt(get(r, "floor", "wall_s")) for r in results])
     row("floor CPU, s", [_fmt(get(r, "floor", "cpu_s")) for r in results])
     row("`memzoi check --no-cache` wall, s", [_fmt(get(r, "check", "wall_s")) for r in results], "< 3 s")
     row("`memzoi check --no-cache` CPU (user+sys), s", [_fmt(get(r, "check", "cpu_s")) for r in results])
