@@ -15,7 +15,9 @@ cross-file findings, ``[rules]`` grading).
 high-entropy value or personal data in its text or in its path) gets no entry: its facts could hold the secret
 (an id, a reference). A record whose attestation is stale gets none either, because its finding is explained from
 the committed version in git (:func:`memzoi.verdict.explain_stale`), which changes without the file changing.
-Paths are stored as BLAKE3 hashes. So the cache holds findings and facts only, no raw text and no matched value.
+A symlink, or a file reached through a symlinked folder (a ``canonical_path`` finding), gets none: Memzoi refuses
+it, and its stat says nothing about the link. Paths are stored as BLAKE3 hashes. So the cache holds findings and
+facts only, no raw text and no matched value.
 
 **When an entry is used.** Only under the same *context stamp*: the tool (version, a fingerprint of the installed
 source and of the parsing libraries) and the project configuration (``config.toml`` as loaded). Then for the bytes

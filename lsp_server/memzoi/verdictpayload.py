@@ -46,8 +46,8 @@ def _plain(value: object) -> bool:
 
 def make_payload(analysis: Analysis, first: Local, facts: FileFacts, starts: list[int]) -> str | None:
     """The JSON payload of one file's entry (see the module docstring), or ``None`` when the file must not be
-    cached: a secret finding, a stale attestation, a finding whose data does not survive JSON, a file outside
-    any project. ``first`` is :func:`memzoi.verdict.local`'s result for ``analysis``."""
+    cached: a secret finding, a stale attestation, a ``canonical_path`` finding, a finding whose data does not
+    survive JSON, a file outside any project. ``first`` is :func:`memzoi.verdict.local`'s result for ``analysis``."""
     if analysis.placement.memzoi_dir is None or first.canonical:  # a symlink, a file through a symlinked folder
         return None
     if analysis.attestation is not None and analysis.attestation.state is AttestationState.STALE:
