@@ -54,13 +54,15 @@ def test_harness_runs_end_to_end_on_a_tiny_workspace(tmp_path):
     assert res["check"]["files"] == 44
     assert res["check"]["cpu_s"]["median"] > 0
     assert res["check"]["finding_codes"].get("credential_token") == 1
+    assert res["floor"]["files"] == 44 and res["floor"]["wall_s"]["n"] == 1
+    assert {k: res["cache"][k]["files"] for k in ("cold", "warm", "edit")} == {"cold": 44, "warm": 44, "edit": 44}
     lsp = res["lsp"]
     assert lsp["edit_ms"]["n"] == 6 and lsp["hover_key_ms"]["n"] == 3 and lsp["code_action_ms"]["n"] == 3
     assert 0 < lsp["initialize_ms"]["median"] < lsp["spawn_to_initialize_ms"]["median"]
     if sys.platform.startswith("linux"):  # RSS comes from /proc
         assert lsp["peak_rss_mb"]["median"] > 10
     assert res["rebuild"]["wall_s"]["n"] == 1
-    assert "`memzoi check` wall" in md.read_text()
+    assert "`memzoi check --no-cache` wall" in md.read_text() and "cache warm, nothing changed / floor" in md.read_text()
 
 
 def test_baselines_read_the_same_files(tmp_path):

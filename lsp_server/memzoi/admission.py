@@ -164,28 +164,39 @@ def canonical_path_findings(path: str | os.PathLike[str], analysis: Analysis,
     ``dir_links`` caches "is this directory a symlink" and "is this folder reached through one" across calls of
     one scan (one ``lstat`` per directory); start a new dict for each scan.
     """
-    role = analysis.placement.role
+    return canonical_findings(path, analysis.placement.role, analysis.placement.memzoi_dir, opening_span(analysis),
+                              dir_links)
+
+
+def canonical_findings(path: str | os.PathLike[str], role: Role, memzoi_dir: str | os.PathLike[str] | None,
+                       opening: tuple[int, int], dir_links: dict[Any, bool] | None = None, *,
+                       mode: int | None = None) -> list[Finding]:
+    """:func:`canonical_path_findings` from plain facts: the file's role, its ``.memzoi`` directory and the span
+    of its opening ``---`` (so a cached verdict asks the file system again without the analysis). ``mode``: the
+    ``st_mode`` of an ``lstat`` the caller just made of ``path`` (else it is asked here)."""
     if role not in (Role.RECORD, Role.PENDING, Role.APPLIED, Role.REJECTED):
         return []
-    start, end = opening_span(analysis)
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        mode = None
+    start, end = opening
+    if mode is None:
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            mode = None
     if mode is not None and stat.S_ISLNK(mode):
         return [finding("canonical_path", "this file is a symlink; Memzoi never reads symlinked records or packets: "
                         "replace the link with the file itself", start, end)]
     if mode is not None and not stat.S_ISREG(mode):
         return [finding("canonical_path", "not a regular file; records and packets must be regular files", start, end)]
-    memzoi_dir = analysis.placement.memzoi_dir
     if memzoi_dir is None:
         return []
     cache = dir_links if dir_links is not None else {}
-    folder = os.path.dirname(os.path.abspath(path))
-    # The folder decides the chain up to `.memzoi` (its nearest one), so one verdict per folder suffices.
-    verdict = cache.get(("folder", folder))
+    # The folder decides the chain up to `.memzoi` (its nearest one), so one verdict per folder suffices; it is
+    # looked up by the folder as spelled, which is one string operation per file.
+    spelled = ("folder", os.path.dirname(path), memzoi_dir)
+    verdict = cache.get(spelled)
     if verdict is None:
-        verdict = cache[("folder", folder)] = _linked_chain(folder, os.path.abspath(memzoi_dir), cache)
+        folder = os.path.dirname(os.path.abspath(path))
+        verdict = cache[spelled] = _linked_chain(folder, os.path.abspath(memzoi_dir), cache)
     if verdict:
         return [finding("canonical_path", "this file is reached through a symlinked directory, so its real path "
                         "is outside the `.memzoi` tree; Memzoi refuses it (canonical-path): move the file into "
@@ -311,6 +322,7 @@ __all__ = [
     "GitVisibility",
     "admit",
     "admit_all",
+    "canonical_findings",
     "canonical_path_findings",
     "git_findings",
     "is_attested",

@@ -21,7 +21,7 @@ from .document import Document, frame
 from .findings import Finding, Fix, TextEdit, finding
 from .legacy import UpgradeError, legacy_reasons, upgrade_ignores, upgrade_legacy
 from .pathsafety import name_findings
-from .retention import retention_findings, utc_now
+from .retention import RetentionMark, mark_findings, retention_mark, utc_now
 from .safety import safety_findings
 from .text import decode
 from .validate import validate_document
@@ -44,6 +44,10 @@ class Analysis:
     legacy: list[str] = field(default_factory=list)
     #: Attestation state of a record (``None`` for other kinds); see :mod:`memzoi.attestation`.
     attestation: Attestation | None = None
+    #: Where a valid active record's recall window ends (``None``: no boundary, or not evaluated): the clock-free
+    #: fact its ``retention_query_only`` finding comes from, so a cached verdict can re-evaluate it at a later
+    #: clock (:mod:`memzoi.verdictcache`).
+    retention: RetentionMark | None = None
 
     @property
     def text(self) -> str:
@@ -151,7 +155,8 @@ def _record_state(analysis: Analysis, now: datetime | None) -> list[Finding]:
     analysis.attestation = check_attestation(doc, record_id_of(analysis), valid=analysis.model is not None)
     found = list(analysis.attestation.findings)
     if analysis.model is not None:
-        found.extend(retention_findings(doc, now or utc_now()))
+        analysis.retention = retention_mark(doc)
+        found.extend(mark_findings(analysis.retention, now or utc_now()))
     return found
 
 

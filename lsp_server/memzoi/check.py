@@ -3,27 +3,31 @@ located findings.
 
 Shared by ``memzoi check`` and the language server's "check workspace" command. One unreadable or malformed
 file never stops the others. From :data:`PARALLEL_THRESHOLD` files on, a single-threaded caller (the CLI)
-analyses in forked worker processes (:mod:`memzoi.parallel`), which start while the walk is still finding files;
-each worker returns only what the report needs (located findings, cross-file facts, the text and three facts
-for git visibility), never the analysis itself, which costs more to send than to recompute. Results are
-identical either way.
+analyses in forked worker processes (:mod:`memzoi.parallel`), which start while the walk is still finding files
+and return each file's first stage (:mod:`memzoi.checkfiles`). Results are identical either way.
+
+With the verdict cache (:mod:`memzoi.verdictcache`, on unless ``cache=False``), a file whose bytes have an entry
+is not analysed (nor, when stat vouches for it, read): the first stage of its verdict comes from the entry. The
+second stage (git visibility, ledger, cross-file findings, grading) runs here for every file, cached or not.
 """
 
 from __future__ import annotations
 
 import functools
+import gc
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from .admission import GitVisibility, git_visibility, opening_span
-from .analysis import analyze_bytes, analyze_path
-from .barrier import failed_analysis, internal_error
+from .analysis import analyze_bytes
+from .barrier import internal_error
+from .checkfiles import FileResult, check_chunk, from_entry
 from .checkpaths import Expanded, UsageError, expand, require_exists  # noqa: F401 - also imported from here
-from .crossfile import CrossFileCheck, FileFacts, facts_from_analysis
+from .config import load_config
+from .crossfile import CrossFileCheck, FileFacts
 from .findings import Finding, finding
 from .gitfacts import GitFacts
 from .ledger.view import LedgerView
@@ -31,7 +35,9 @@ from .parallel import ChunkPool, cpu_count
 from .pathsafety import shown_path
 from .retention import utc_now
 from .text import LineIndex
-from .verdict import Local, ProjectContext, local, settle
+from .verdict import Local, ProjectContext, settle
+from .verdictcache import ProjectCache
+from .verdictpayload import read_facts
 from .workspace import place
 
 #: From this many files on, ``check_paths`` analyses in worker processes when it may fork (below it, starting
@@ -69,59 +75,13 @@ class CheckReport:
         return any(l.finding.severity == 1 for l in self.findings)
 
 
-@dataclass(slots=True)
-class _FileResult:
-    """What the report needs from one analysed file (small to send back from a worker): the first stage of its
-    verdict (:class:`memzoi.verdict.Local`) and its cross-file facts."""
-
-    display: str
-    key: str  # absolute path
-    memzoi_dir: str | None  # absolute
-    first: Local
-    facts: FileFacts
-    text: bytes  # UTF-8 (lone surrogates passed through), to place the findings; bytes because the caller
-    # decodes only the texts of files with findings
-
-    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        # One per file crosses the pipe: positional fields unpickle faster than slot state.
-        return (_FileResult, tuple(getattr(self, name) for name in self.__dataclass_fields__))
-
-
-def _check_chunk(now: datetime, jobs: list[tuple[str, str]]) -> list[_FileResult]:
-    """Analyse the files ``jobs`` (``(absolute path, display path)`` pairs): the first stage of each file's
-    verdict (:func:`memzoi.verdict.local`: its own findings, a stale attestation explained from git, canonical
-    path) and what the caller needs for the second. Runs in a worker process or in the caller's. A file whose
-    analysis raises gets an ``internal_error`` finding instead (:mod:`memzoi.barrier`); the chunk goes on."""
-    contexts: dict[str, ProjectContext] = {}
-    links: dict[Any, bool] = {}  # symlink answers per directory and folder, asked once per chunk
-    out: list[_FileResult] = []
-    for path, display in jobs:
-        # Redacted here, in the worker, where the analysis scans the same path anyway (one cached scan per file).
-        display = shown_path(display)
-        placement = place(path)
-        md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
-        try:
-            ctx = contexts.get(md or "")
-            if ctx is None:
-                ctx = contexts[md or ""] = ProjectContext.of(md, now=now, git=GitFacts(os.path.dirname(md)) if md else None)
-            analysis = analyze_path(path, now=now, config=ctx.config, placement=placement)
-            analysis, first = local(path, analysis, ctx, links)
-            out.append(_FileResult(display, path, md, first, facts_from_analysis(analysis),
-                                   analysis.text.encode("utf-8", "surrogatepass")))
-        except Exception as err:  # the barrier: one file's bug never stops the run
-            failed = failed_analysis(err, path, placement)
-            out.append(_FileResult(display, path, md, Local(list(failed.findings), placement.role, (0, 0), False),
-                                   facts_from_analysis(failed), b""))
-    return out
-
-
 def _project_context(md: str, visibility: dict[str, GitVisibility]) -> ProjectContext:
     """The context of the second stage for the project of ``md``: its rules, the visibility git gave for its
     files, and its ledger (read, never created)."""
     root = os.path.dirname(md)
     git = GitFacts(root, history=False)  # the workers explained stale attestations already
     git.set_visibility(visibility)
-    return ProjectContext.of(md, git=git, ledger=LedgerView(Path(root)))
+    return ProjectContext.of(md, git=git, ledger=LedgerView(Path(root), live=False))  # read once per run
 
 
 def check_text(data: bytes, filename: str | None) -> CheckReport:
@@ -178,19 +138,40 @@ def _resident(arg: str, report: CheckReport) -> bool:
 
 
 def check_paths(args: list[str], *, workers: int | None = None,
-                progress: Callable[[int, int], None] | None = None) -> CheckReport:
+                progress: Callable[[int, int], None] | None = None, cache: bool = True) -> CheckReport:
     """Check every file under ``args`` (see :func:`expand`). Raises :class:`UsageError` for a missing path.
 
     ``workers``: analysis processes (default one per CPU, at most 8; 1 = in this process). Workers are only used
     from :data:`PARALLEL_THRESHOLD` files on and where :func:`memzoi.parallel.can_fork` allows; they start
     analysing while the paths are still being walked. ``progress(done, total)`` is called as files are finished.
+    ``cache``: use and update each project's verdict cache (:mod:`memzoi.verdictcache`); the report is the same
+    without it.
     """
-    report = CheckReport()
     for arg in args:  # a missing path is a usage error before any work starts
         require_exists(arg)
+    # A run keeps a few objects per file (facts, findings, entries) and makes no reference cycles, so the cyclic
+    # collector only rescans them, again and again as they accumulate (a fifth of a warm run's CPU at 11,000
+    # files); reference counting frees everything meanwhile.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _check_paths(args, workers, progress, cache)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, int], None] | None,
+                 cache: bool) -> CheckReport:
+    report = CheckReport()
     n = min(cpu_count(), 8) if workers is None else workers
-    pool: ChunkPool[tuple[str, str], _FileResult] = ChunkPool(
-        functools.partial(_check_chunk, utc_now()), workers=n, chunksize=CHUNK, start_at=PARALLEL_THRESHOLD)
+    now = utc_now()
+    pool: ChunkPool[tuple[str, str], FileResult] = ChunkPool(
+        functools.partial(check_chunk, now, cache=cache), workers=n, chunksize=CHUNK, start_at=PARALLEL_THRESHOLD)
+    caches: dict[str, ProjectCache | None] = {}  # .memzoi directory -> its verdict cache (None: unusable)
+    # Every file in the order found: a cache hit (display, path, .memzoi directory, payload), or None for the
+    # pool's next result; the order of the report's input stays the walk's either way.
+    slots: list[tuple[str, str, str, str] | None] = []
     # The same file reached twice (overlapping arguments, a symlinked folder) is checked once. Hard links are
     # distinct files to Memzoi (each path is a record), so an inode seen before is compared by real path.
     seen: dict[tuple[int, int] | str, list[str]] = {}  # inode (or path) -> paths checked with it
@@ -220,10 +201,20 @@ def check_paths(args: list[str], *, workers: int | None = None,
         if folder not in folders:
             md = place(path).memzoi_dir
             folders[folder] = os.path.abspath(md) if md is not None else None
-        if folders[folder] is not None:
-            groups.setdefault(folders[folder], []).append(path)
-        pool.add((path, display))
+        md = folders[folder]
         total[0] += 1
+        if md is not None:
+            groups.setdefault(md, []).append(path)
+            if cache:
+                if md not in caches:
+                    caches[md] = ProjectCache.load(os.path.dirname(md), load_config(md).config)
+                project = caches[md]
+                payload = project.lookup(path) if project is not None else None
+                if payload is not None:
+                    slots.append((display, path, md, payload))
+                    return
+        slots.append(None)
+        pool.add((path, display))
 
     complete: set[str] = set()
     configs: set[str] = set()
@@ -249,30 +240,55 @@ def check_paths(args: list[str], *, workers: int | None = None,
     from .index import indexed_facts  # sqlite3 is loaded only when a check runs
 
     contexts = {md: _project_context(md, visibility) for md in groups}
-    cross = CrossFileCheck(facts_source=indexed_facts)
-    results: list[_FileResult] = []
-    for r in pool.iter_results():
-        report.files_checked += 1
-        if progress is not None:
-            progress(report.files_checked, total[0])
-        results.append(r)
+
+    def cached_facts(md: str, path: str) -> FileFacts | None:
+        # The facts of a project's file this run does not check, when the cache vouches for its bytes.
+        project = caches.get(md)
+        payload = project.lookup(path) if project is not None else None
         try:
-            cross.add(r.display, r.key, r.memzoi_dir, r.facts)
-        except Exception as err:  # the barrier, for what the parent adds per file
-            r.first.own.append(internal_error(err, r.key))
+            return read_facts(payload) if payload is not None else None
+        except (ValueError, KeyError, TypeError, IndexError):
+            return None
+
+    cross = CrossFileCheck(facts_source=indexed_facts, cached=cached_facts if cache else None)
+    results: list[FileResult] = []
+    pending = pool.iter_results()
+    links: dict[Any, bool] = {}
+    try:
+        for slot in slots:
+            r = next(pending) if slot is None else from_entry(now, slot, links)
+            if r is None:  # an entry that cannot be read: analysed here instead, and its entry replaced
+                assert slot is not None
+                r = check_chunk(now, [(slot[1], slot[0])], cache=True)[0]
+            project = caches.get(r.memzoi_dir or "")
+            if project is not None and r.entry is not None:
+                project.store(r.key, *r.entry)
+            report.files_checked += 1
+            if progress is not None:
+                progress(report.files_checked, total[0])
+            results.append(r)
+            try:
+                cross.add(r.display, r.key, r.memzoi_dir, r.facts)
+            except Exception as err:  # the barrier, for what the parent adds per file
+                r.first.own.append(internal_error(err, r.key))
+    finally:
+        pending.close()  # every result was taken (or the run gives up): the workers stop
+        pool.close()
     # The second stage of each verdict: git visibility, ledger and cross-file findings (lineage, duplicates,
     # identities, over the checked files' whole workspace), graded by the project's rules.
     crossed = cross.findings(complete)
+    for md, project in caches.items():
+        if project is not None:
+            project.save(complete=md in complete)
     plain = ProjectContext.of(None)
     for r in results:
         ctx = contexts.get(r.memzoi_dir or "") or plain
-        text = functools.partial(r.text.decode, "utf-8", "surrogatepass")
         try:
-            found = settle(r.key, r.first, ctx, text=text, cross=crossed.get(r.key, ()))
+            found = settle(r.key, r.first, ctx, text=r.read_text, cross=crossed.get(r.key, ()))
         except Exception as err:  # the barrier
             found = [internal_error(err, r.key)]
         if found:  # most files are clean: index lines only where a position is needed
-            index = LineIndex(text())
+            index = r.lines()
             report.findings.extend(Located(r.display, f, index.position(f.start), index.position(f.end))
                                    for f in found)
     report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))

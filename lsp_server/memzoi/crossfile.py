@@ -331,17 +331,18 @@ FactsSource = Callable[[Path], Mapping[str, FileFacts]]
 class CrossFileCheck:
     """Cross-file findings of the files ``memzoi check`` checks, built up as their facts arrive.
 
-    Files are grouped by their ``.memzoi`` directory (one :class:`Workspace` each); each group is evaluated
-    over every git-plane file of that directory, so a target outside the checked subset is found. Files outside
-    any ``.memzoi`` directory form one group of their own. Used by :func:`memzoi.check.check_paths`, which adds
-    each file while others are still being analysed.
-    """
+    Files are grouped by their ``.memzoi`` directory (one :class:`Workspace` each); each group is evaluated over
+    every git-plane file of that directory, so a target outside the checked subset is found. Files outside any
+    ``.memzoi`` directory form one group. Used by :func:`memzoi.check.check_paths`, as results arrive."""
 
-    def __init__(self, facts_source: FactsSource | None = None) -> None:
+    def __init__(self, facts_source: FactsSource | None = None,
+                 cached: Callable[[str, str], FileFacts | None] | None = None) -> None:
         """``facts_source(memzoi_dir)`` may supply the facts of a project's files that were not added (absolute
-        path → facts, e.g. from the index: :func:`memzoi.index.indexed_facts`); without it they are analysed."""
+        path → facts, e.g. from the index: :func:`memzoi.index.indexed_facts`); without it they are analysed.
+        ``cached(memzoi_dir, path)`` is asked first: the facts of a file a cache vouches for, else ``None``."""
         self._groups: dict[str | None, tuple[Workspace, dict[str, str]]] = {}  # -> (workspace, key -> display)
         self._facts_source = facts_source
+        self._cached = cached
 
     def add(self, display: str, key: str, memzoi_dir: str | None, analysis: Analysis | FileFacts) -> None:
         """Add a checked file: its display path, absolute path, absolute ``.memzoi`` directory (or ``None``) and
@@ -363,6 +364,11 @@ class CrossFileCheck:
             if memzoi_dir is not None and memzoi_dir not in complete:
                 missing = [(os.path.abspath(e), e) for e in git_plane_files(Path(memzoi_dir))]
                 missing = [(k, e) for k, e in missing if k not in report]
+                if self._cached is not None:  # what a cache vouches for is neither indexed nor analysed
+                    served = {k: f for k, _ in missing if (f := self._cached(memzoi_dir, k)) is not None}
+                    for key, found in served.items():
+                        _add(ws, key, found)
+                    missing = [(k, e) for k, e in missing if k not in served]
                 many = self._facts_source is not None and len(missing) >= INDEX_ASSIST_THRESHOLD
                 indexed = self._facts_source(Path(memzoi_dir)) if many else {}  # type: ignore[misc]
                 for key, extra in missing:

@@ -175,7 +175,8 @@ class GitFacts:
         """The review visibility last asked for ``path`` (``UNKNOWN`` when never asked)."""
         if path is None:
             return GitVisibility.UNKNOWN
-        return self._visibility.get(os.path.abspath(path), GitVisibility.UNKNOWN)
+        found = self._visibility.get(path) if isinstance(path, str) else None  # keys are absolute: most callers'
+        return found if found is not None else self._visibility.get(os.path.abspath(path), GitVisibility.UNKNOWN)
 
     def forget(self, paths: Iterable[str | os.PathLike[str]]) -> None:
         """Drop the visibility of ``paths`` (deleted files)."""

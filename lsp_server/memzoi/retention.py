@@ -102,13 +102,12 @@ def _facts(value: RetentionFacts | Mapping[str, Any]) -> RetentionFacts:
                                 for name in [".".join(map(str, e["loc"]))]]) from None
 
 
-def evaluate_retention(lane: str, facts: RetentionFacts | Mapping[str, Any], evaluated_at: datetime) -> RetentionDecision:
-    """Evaluate retention facts for ``lane`` at ``evaluated_at`` (timezone-aware).
-
-    Raises :class:`InvalidRetention` when the facts break the lane rules or a timestamp is not RFC 3339 with a
-    timezone (never a third state, as in Memzoi). Ties between candidate boundaries keep the first in the
-    order lease, maximum age, closed, explicit expiry.
-    """
+def retention_boundary(lane: str, facts: RetentionFacts | Mapping[str, Any]) -> tuple[datetime, str] | None:
+    """The effective boundary of retention facts for ``lane`` and the reason that set it (one of :data:`REASONS`),
+    or ``None`` when nothing limits the record (``no_age_limit``). It does not depend on any clock, so it can be
+    computed once and compared with ``now`` later (the verdict cache does). Raises :class:`InvalidRetention` as
+    :func:`evaluate_retention` does. Ties between candidate boundaries keep the first in the order lease, maximum
+    age, closed, explicit expiry."""
     f = _facts(facts)
     violations = validate_retention(lane, f)
     if lane not in ("session", "episodic", "semantic", "procedural"):
@@ -137,11 +136,24 @@ def evaluate_retention(lane: str, facts: RetentionFacts | Mapping[str, Any], eva
     if explicit is not None:
         candidates.append((explicit, "explicit_expiry"))
     if not candidates:
-        return RetentionDecision("current", None, "no_age_limit")
+        return None
     boundary, reason = candidates[0]
     for when, why in candidates[1:]:
         if when < boundary:
             boundary, reason = when, why
+    return boundary, reason
+
+
+def evaluate_retention(lane: str, facts: RetentionFacts | Mapping[str, Any], evaluated_at: datetime) -> RetentionDecision:
+    """Evaluate retention facts for ``lane`` at ``evaluated_at`` (timezone-aware).
+
+    Raises :class:`InvalidRetention` when the facts break the lane rules or a timestamp is not RFC 3339 with a
+    timezone (never a third state, as in Memzoi). The boundary is :func:`retention_boundary`'s.
+    """
+    found = retention_boundary(lane, facts)
+    if found is None:
+        return RetentionDecision("current", None, "no_age_limit")
+    boundary, reason = found
     state = "query_only" if evaluated_at >= boundary else "current"
     return RetentionDecision(state, format_instant(boundary), reason)
 
@@ -166,36 +178,63 @@ def current_assertion(status: str, lane: str, facts: RetentionFacts | Mapping[st
     return CurrentAssertion(not exclusions, decision, exclusions)
 
 
+@dataclass(frozen=True, slots=True)
+class RetentionMark:
+    """Where an active record's recall window ends, as a clock-free fact (:func:`retention_mark`): the boundary
+    instant (timezone-aware), the reason (one of :data:`REASONS`) and the code-point span of the ``retention``
+    key, where ``retention_query_only`` sits. :func:`mark_findings` turns it into findings at a given clock."""
+
+    boundary: datetime
+    reason: str
+    span: tuple[int, int]
+
+
+def retention_mark(doc: Document) -> RetentionMark | None:
+    """The :class:`RetentionMark` of an active record whose lane and retention validate and whose facts set a
+    boundary; ``None`` otherwise (not active, no boundary, invalid facts: those are ``invalid_retention`` from
+    schema validation already)."""
+    data = doc.data or {}
+    lane, status, retention = data.get("lane"), data.get("status"), data.get("retention")
+    if status != "active" or not isinstance(lane, str) or not isinstance(retention, Mapping):
+        return None
+    try:
+        found = retention_boundary(lane, retention)
+    except InvalidRetention:
+        return None
+    if found is None:
+        return None
+    key, _ = locate(doc.yaml_root, ("retention",))
+    span = (key.start, key.end) if key is not None else (0, min(3, len(doc.text)))
+    return RetentionMark(found[0], found[1], span)
+
+
+def mark_findings(mark: RetentionMark | None, evaluated_at: datetime) -> list[Finding]:
+    """``retention_query_only`` (information) when ``evaluated_at`` is at or past ``mark``'s boundary (the
+    boundary is inclusive), else nothing. The message names the boundary and the reason."""
+    if mark is None or evaluated_at < mark.boundary:
+        return []
+    boundary = format_instant(mark.boundary)
+    return [
+        finding(
+            "retention_query_only",
+            f"past its retention boundary {boundary} ({mark.reason}: {REASONS[mark.reason]}); the "
+            "record is excluded from normal recall and answers only explicit queries. Renew it with a successor "
+            "record, or tombstone it when it is no longer true",
+            mark.span[0],
+            mark.span[1],
+            boundary=boundary,
+            reason=mark.reason,
+        )
+    ]
+
+
 def retention_findings(doc: Document, evaluated_at: datetime) -> list[Finding]:
     """``retention_query_only`` (information) for an active record past its boundary at ``evaluated_at``.
 
     Only records whose lane and retention validate are evaluated (invalid facts are already ``invalid_retention``
     from schema validation). The finding sits on the ``retention`` key and names the boundary and the reason.
     """
-    data = doc.data or {}
-    lane, status, retention = data.get("lane"), data.get("status"), data.get("retention")
-    if status != "active" or not isinstance(lane, str) or not isinstance(retention, Mapping):
-        return []
-    try:
-        decision = evaluate_retention(lane, retention, evaluated_at)
-    except InvalidRetention:
-        return []
-    if decision.is_current:
-        return []
-    key, value = locate(doc.yaml_root, ("retention",))
-    start, end = (key.start, key.end) if key is not None else (0, min(3, len(doc.text)))
-    return [
-        finding(
-            "retention_query_only",
-            f"past its retention boundary {decision.boundary} ({decision.reason}: {REASONS[decision.reason]}); the "
-            "record is excluded from normal recall and answers only explicit queries. Renew it with a successor "
-            "record, or tombstone it when it is no longer true",
-            start,
-            end,
-            boundary=decision.boundary,
-            reason=decision.reason,
-        )
-    ]
+    return mark_findings(retention_mark(doc), evaluated_at)
 
 
 __all__ = [
@@ -206,9 +245,13 @@ __all__ = [
     "CurrentAssertion",
     "InvalidRetention",
     "RetentionDecision",
+    "RetentionMark",
     "current_assertion",
     "evaluate_retention",
+    "mark_findings",
+    "retention_boundary",
     "format_instant",
     "retention_findings",
+    "retention_mark",
     "utc_now",
 ]

@@ -11,6 +11,7 @@ import stat
 import struct
 import subprocess
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import blake3
@@ -18,6 +19,8 @@ import blake3
 LEDGER_DB = "memzoi-lsp-ledger.db"
 INDEX_DB = "memzoi-lsp-index.db"
 LOCK_FILE = "memzoi-lsp-lifecycle.lock"
+#: The verdict cache (:mod:`memzoi.verdictcache`), beside the index in the worktree's runtime directory.
+CACHE_DB = "memzoi-lsp-verdicts.db"
 _GIT_TIMEOUT = 10
 
 
@@ -112,6 +115,25 @@ def derive_keys(project_root: str | os.PathLike[str]) -> RuntimeKeys:
         runtime_key("worktree", [b"non-git-worktree-v1", raw]),
         False,
     )
+
+
+@lru_cache(maxsize=64)
+def _cached_keys(root: str, has_git: bool) -> RuntimeKeys:
+    return derive_keys(root)
+
+
+def cached_keys(project_root: str | os.PathLike[str]) -> RuntimeKeys:
+    """:func:`derive_keys`, cached per resolved root and git presence for the life of the process (deriving the
+    keys runs git three times, which must not happen per file or per keystroke)."""
+    root = Path(project_root).resolve()
+    return _cached_keys(str(root), (root / ".git").exists())
+
+
+def worktree_runtime_dir(project_root: str | os.PathLike[str]) -> Path:
+    """``<home>/projects/<repository-key>/worktrees/<worktree-key>/``, where a worktree's derived state lives
+    (the index, the verdict cache); keys from :func:`cached_keys`. Creates nothing."""
+    keys = cached_keys(project_root)
+    return memzoi_home() / "projects" / keys.repository_key / "worktrees" / keys.worktree_key
 
 
 def project_runtime_dir(project_root: str | os.PathLike[str], *, create: bool = False) -> Path:

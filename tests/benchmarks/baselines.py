@@ -3,10 +3,13 @@
 * ``naive``: what a script would do without this project: load each file with python-frontmatter (PyYAML) and
   validate the metadata with jsonschema against ``schemas/record.schema.json`` or ``proposal.schema.json``.
 * ``detect-secrets``: Yelp's detect-secrets with its default plugins and filters, scanning every file.
+* ``floor``: the least any checker must do: list every file ``memzoi check`` checks below ``.memzoi`` (every
+  regular file, no ``.git`` folder, no symlink), read it and hash it with BLAKE3. A warm check is measured against
+  it (issue 15: "a warm workspace is checked at the speed of reading it").
 
-Run as ``python -m tests.benchmarks.baselines naive|detect-secrets DIR``: prints one JSON line
-``{"files", "problems", "seconds"}`` (``seconds`` is the in-process time after imports). Both need the
-``bench`` extra (``pip install -e '.[bench]'``).
+Run as ``python -m tests.benchmarks.baselines naive|detect-secrets|floor DIR``: prints one JSON line
+``{"files", "problems", "seconds"}`` (``seconds`` is the in-process time after imports). The first two need the
+``bench`` extra (``pip install -e '.[bench]'``); the floor needs only ``blake3``, a dependency of the project.
 """
 
 from __future__ import annotations
@@ -68,17 +71,44 @@ def detect_secrets_scan(files: list[Path]) -> int:
     return len(secrets.files)
 
 
+def floor_files(memzoi_dir: Path) -> list[str]:
+    """Every regular file below ``memzoi_dir`` as ``memzoi check`` walks it (no ``.git`` folder, no symlink)."""
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(memzoi_dir):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        out.extend(p for p in (os.path.join(dirpath, f) for f in filenames) if not os.path.islink(p))
+    return out
+
+
+def floor(files: list[str]) -> int:
+    """Read every file and hash its bytes with BLAKE3; returns the number of bytes read."""
+    from blake3 import blake3
+
+    total = 0
+    for path in files:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        blake3(data).digest()
+        total += len(data)
+    return total
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point (see the module docstring)."""
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2 or args[0] not in ("naive", "detect-secrets"):
-        print("usage: python -m tests.benchmarks.baselines naive|detect-secrets DIR", file=sys.stderr)
+    if len(args) != 2 or args[0] not in ("naive", "detect-secrets", "floor"):
+        print("usage: python -m tests.benchmarks.baselines naive|detect-secrets|floor DIR", file=sys.stderr)
         return 2
     what, root = args
     memzoi_dir = Path(root)
     if memzoi_dir.name != ".memzoi":
         memzoi_dir = memzoi_dir / ".memzoi"
     t0 = time.perf_counter()
+    if what == "floor":
+        walked = floor_files(memzoi_dir)
+        size = floor(walked)
+        print(json.dumps({"files": len(walked), "problems": 0, "bytes": size, "seconds": time.perf_counter() - t0}))
+        return 0
     files = files_of(memzoi_dir)
     problems = naive(files) if what == "naive" else detect_secrets_scan(files)
     print(json.dumps({"files": len(files), "problems": problems, "seconds": time.perf_counter() - t0}))

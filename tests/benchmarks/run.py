@@ -105,14 +105,20 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def measure_check(ws: Path, repeats: int, env: dict[str, str]) -> dict[str, Any]:
-    """Cold ``memzoi check .memzoi --format json``: wall seconds per run, files checked, files/s."""
+def measure_check(ws: Path, repeats: int, env: dict[str, str], extra: tuple[str, ...] = ("--no-cache",),
+                  before: Any = None) -> dict[str, Any]:
+    """``memzoi check .memzoi --format json`` (cold by default: ``--no-cache``), ``before()`` run untimed before
+    each run: wall seconds per run, files checked, files/s; ``stdout`` of the last run."""
     walls: list[float] = []
     cpus: list[float] = []
     files = 0
     codes: dict[str, int] = {}
-    for _ in range(repeats):
-        wall, proc = timed([sys.executable, "-m", "memzoi", "check", ".memzoi", "--format", "json"], ws, env)
+    last = b""
+    for i in range(repeats):
+        if before is not None:
+            before(i)
+        wall, proc = timed([sys.executable, "-m", "memzoi", "check", ".memzoi", "--format", "json", *extra], ws, env)
+        last = proc.stdout
         cpus.append(proc.cpu_s)
         if proc.returncode not in (0, 1):
             raise RuntimeError(f"memzoi check failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
@@ -123,7 +129,37 @@ def measure_check(ws: Path, repeats: int, env: dict[str, str]) -> dict[str, Any]
             codes[f["code"]] = codes.get(f["code"], 0) + 1
         walls.append(wall)
     return {"wall_s": summary(walls), "cpu_s": summary(cpus), "files": files,
-            "files_per_s": files / statistics.median(walls), "finding_codes": codes}
+            "files_per_s": files / statistics.median(walls), "finding_codes": codes, "stdout": last}
+
+
+def _drop_cache(home: Path) -> None:
+    for p in home.rglob("memzoi-lsp-verdicts.db*"):
+        p.unlink()
+
+
+def measure_cache(ws: Path, man: Manifest, repeats: int, env: dict[str, str], home: Path,
+                  uncached: bytes) -> dict[str, Any]:
+    """``memzoi check`` with the verdict cache: *cold* (the cache removed before each run, so the run fills it),
+    *warm* (nothing changed since the previous run) and *edit* (one line appended to one clean record before each
+    run; the record is restored at the end). Warm runs must print exactly ``uncached`` (the ``--no-cache``
+    report of the same files)."""
+    out: dict[str, Any] = {"cold": measure_check(ws, repeats, env, (), before=lambda i: _drop_cache(home))}
+    out["warm"] = measure_check(ws, repeats, env, ())
+    if out["warm"]["stdout"] != uncached or out["cold"]["stdout"] != uncached:
+        raise RuntimeError("memzoi check printed another report with the verdict cache than without it")
+    target = man.records[len(man.records) // 2]
+    original = target.read_bytes()
+
+    def edit(i: int) -> None:
+        target.write_bytes(original + f"\nOne more line of guidance, take {i}.\n".encode())
+
+    try:
+        out["edit"] = measure_check(ws, repeats, env, (), before=edit)
+    finally:
+        target.write_bytes(original)
+    for r in out.values():
+        r.pop("stdout", None)
+    return out
 
 
 def measure_rebuild(ws: Path, repeats: int, env: dict[str, str]) -> dict[str, Any]:
@@ -152,7 +188,7 @@ def baseline_available(what: str) -> bool:
 
 def measure_baseline(ws: Path, what: str, repeats: int, env: dict[str, str]) -> dict[str, Any] | None:
     """A baseline (``naive`` or ``detect-secrets``) in a fresh process per run, like ``memzoi check``."""
-    if not baseline_available(what):
+    if what != "floor" and not baseline_available(what):
         return None
     root = Path(__file__).resolve().parents[2]
     env = dict(env)
@@ -395,15 +431,21 @@ def run_size(n: int, workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
     warm_bytecode(env)
     log = (lambda *a: print(*a, file=sys.stderr, flush=True)) if not args.quiet else (lambda *a: None)
     log(f"[{n}] generated {man.files} files in {res['generate_s']:.1f} s")
+    res["floor"] = measure_baseline(ws, "floor", args.repeats, env)
+    log(f"[{n}] floor median {res['floor']['wall_s']['median']:.2f} s")
     res["check"] = measure_check(ws, args.repeats, env)
     log(f"[{n}] check median {res['check']['wall_s']['median']:.2f} s")
+    res["cache"] = measure_cache(ws, man, args.repeats, env, home, res["check"].pop("stdout"))
+    log(f"[{n}] cached check median cold {res['cache']['cold']['wall_s']['median']:.2f} s, warm "
+        f"{res['cache']['warm']['wall_s']['median']:.2f} s, one edit {res['cache']['edit']['wall_s']['median']:.2f} s")
     if not args.no_baselines:
         res["naive"] = measure_baseline(ws, "naive", args.repeats, env)
         if args.ds_repeats >= 0:
             res["detect_secrets"] = measure_baseline(ws, "detect-secrets", args.ds_repeats or args.repeats, env)
         log(f"[{n}] baselines done")
-    res["rebuild"] = measure_rebuild(ws, args.repeats, env)
-    log(f"[{n}] rebuild median {res['rebuild']['wall_s']['median']:.2f} s")
+    if not args.no_rebuild:
+        res["rebuild"] = measure_rebuild(ws, args.repeats, env)
+        log(f"[{n}] rebuild median {res['rebuild']['wall_s']['median']:.2f} s")
     if n <= args.lsp_max:
         res["lsp"] = measure_lsp(ws, man, args.lsp_sessions or args.repeats, args.edits, args.requests, env)
         log(f"[{n}] lsp done")
@@ -436,9 +478,23 @@ def render(results: list[dict[str, Any]], mach: dict[str, Any]) -> str:
             r = r.get(p) if isinstance(r, dict) else None
         return r
 
-    row("`memzoi check` wall, s", [_fmt(get(r, "check", "wall_s")) for r in results], "< 3 s")
-    row("`memzoi check` CPU (user+sys), s", [_fmt(get(r, "check", "cpu_s")) for r in results])
-    row("`memzoi check` files/s (wall)", [f"{get(r, 'check', 'files_per_s'):,.0f}" for r in results])
+    def floor_ratio(r, *path):
+        a, b = get(r, *path, "wall_s", "median"), get(r, "floor", "wall_s", "median")
+        return f"{a / b:.1f}×" if a and b else "–"
+
+    row("floor: read + BLAKE3 of every file (fresh process) wall, s",
+        [_fmt(get(r, "floor", "wall_s")) for r in results])
+    row("floor CPU, s", [_fmt(get(r, "floor", "cpu_s")) for r in results])
+    row("`memzoi check --no-cache` wall, s", [_fmt(get(r, "check", "wall_s")) for r in results], "< 3 s")
+    row("`memzoi check --no-cache` CPU (user+sys), s", [_fmt(get(r, "check", "cpu_s")) for r in results])
+    row("`memzoi check --no-cache` files/s (wall)", [f"{get(r, 'check', 'files_per_s'):,.0f}" for r in results])
+    row("`memzoi check --no-cache` / floor", [floor_ratio(r, "check") for r in results], "≤ 6×")
+    for key, label, bar in (("cold", "cache cold (empty, filled by the run)", "≤ 6×"),
+                            ("warm", "cache warm, nothing changed", "≤ 2×"),
+                            ("edit", "cache warm, one file changed", "≤ 2.5×")):
+        row(f"`memzoi check`, {label}: wall, s", [_fmt(get(r, "cache", key, "wall_s")) for r in results])
+        row(f"`memzoi check`, {label}: CPU, s", [_fmt(get(r, "cache", key, "cpu_s")) for r in results])
+        row(f"`memzoi check`, {label} / floor", [floor_ratio(r, "cache", key) for r in results], bar)
     row("naive frontmatter+jsonschema wall, s", [_fmt(get(r, "naive", "wall_s")) for r in results])
     row("naive CPU, s", [_fmt(get(r, "naive", "cpu_s")) for r in results])
     row("detect-secrets wall, s", [_fmt(get(r, "detect_secrets", "wall_s")) for r in results])
@@ -493,7 +549,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--ds-repeats", type=int, default=0,
                    help="runs of detect-secrets (default: --repeats; -1: skip it; it takes minutes at 10,000 records)")
-    p.add_argument("--no-baselines", action="store_true", help="skip the naive and detect-secrets baselines")
+    p.add_argument("--no-baselines", action="store_true",
+                   help="skip the naive and detect-secrets baselines (the read+BLAKE3 floor is always measured)")
+    p.add_argument("--no-rebuild", action="store_true", help="skip `memzoi rebuild`")
     p.add_argument("--no-git", action="store_true", help="do not commit the generated workspace to git")
     p.add_argument("--workdir", help="where workspaces are generated (default: a temporary directory)")
     p.add_argument("--keep", action="store_true", help="keep the generated workspaces")

@@ -81,9 +81,9 @@ def build(root: Path, home: Path) -> None:
     created.write_text(created.read_text() + "\nEdited by hand.\n")
 
 
-def check_findings(root: Path, home: Path) -> dict[str, list[tuple]]:
+def check_findings(root: Path, home: Path, *extra: str) -> dict[str, list[tuple]]:
     """``memzoi check --format json`` on the project, per absolute path."""
-    out = _cli(root, home, "check", "--format", "json")
+    out = _cli(root, home, "check", "--format", "json", *extra)
     assert out.returncode in (0, 1), out.stderr
     report = json.loads(out.stdout)
     found: dict[str, list[tuple]] = {}
@@ -108,6 +108,14 @@ def project(tmp_path: Path, memzoi_home: Path) -> Path:
     root = tmp_path / "ws"
     build(root, memzoi_home)
     return root
+
+
+def test_check_findings_are_the_same_cold_warm_and_without_the_verdict_cache(project: Path, memzoi_home: Path):
+    cold = check_findings(project, memzoi_home)
+    assert any(row[0] == "ledger_drift" for rows in cold.values() for row in rows)
+    assert check_findings(project, memzoi_home) == cold  # warm: every cacheable file from the cache
+    assert check_findings(project, memzoi_home, "--no-cache") == cold
+    assert sorted(memzoi_home.rglob("memzoi-lsp-verdicts.db"))
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))

@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "with frontmatter); without PATH the project's .memzoi folder is checked.",
         examples=["memzoi check", "memzoi check .memzoi/records --fail-on warning",
                   "memzoi check --format sarif --output-file memzoi.sarif",
-                  "memzoi check --format github", "memzoi check --statistics",
+                  "memzoi check --format github", "memzoi check --statistics", "memzoi check --no-cache",
                   "cat draft.md | memzoi check - --stdin-filename .memzoi/records/draft.md"],
         exits={0: "no finding at or above --fail-on", 1: "a finding at or above --fail-on (default: error), or "
                "the checked .memzoi/config.toml is invalid", 2: "usage error (a missing path, bad options), or no "
@@ -52,6 +52,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="colour the text output: auto (a terminal, unless NO_COLOR is set), always or never")
     p.add_argument("--statistics", action="store_true",
                    help="print the number of findings per code instead of the findings (text or json)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="analyse every file again instead of reusing the verdicts of unchanged files kept in the "
+                   "project's runtime directory (the output is the same; use it to rule the cache out)")
     p.set_defaults(func=run)
 
 
@@ -106,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
             data = sys.stdin.buffer.read()
             report = check_text(data, args.stdin_filename)
         else:
-            report = check_paths(paths, progress=progress)
+            report = check_paths(paths, progress=progress, cache=not args.no_cache)
     except UsageError as err:
         return _fail(str(err))
     finally:

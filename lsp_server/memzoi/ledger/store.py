@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..fsutil import UnsafeWriteError, read_state
-from ..runtime import LEDGER_DB, memzoi_home, private_dir, private_file, project_runtime_dir
+from ..runtime import LEDGER_DB, cached_keys, memzoi_home, private_dir, private_file
 from ..runtime_errors import guard, runtime_error
 from .model import ChangeRecord, FileChange, Refusal
 from .schema import _SCHEMA, _USER_VERSION, _state, migrate  # noqa: F401 (schema names stay importable here)
@@ -103,7 +103,8 @@ def _state_or_error(project_root: Path, rel: str) -> bytes | None | Exception:
 
 @lru_cache(maxsize=64)
 def _runtime_dir(root: str, home: str, has_git: bool) -> Path:
-    return project_runtime_dir(root, create=False)
+    # the keys are shared with the other runtime state of the process (the verdict cache), so git runs once
+    return Path(home) / "projects" / cached_keys(root).repository_key
 
 
 def cached_runtime_dir(project_root: str | os.PathLike[str], *, create: bool = True) -> Path:

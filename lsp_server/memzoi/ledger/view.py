@@ -9,6 +9,7 @@ open SQLite. Nothing here ever creates a ledger: a project without one has no le
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,12 +33,21 @@ class FileLedger:
 
 
 class LedgerView:
-    """Cached per-file ledger facts of one project."""
+    """Cached per-file ledger facts of one project.
 
-    def __init__(self, root: Path) -> None:
+    ``live`` (the editor): the database's stamp is looked at on every question, so a change applied meanwhile is
+    seen. Not ``live`` (a batch run such as ``memzoi check``, which asks once per file): the ledger is read at
+    the first question and kept for the run, and a project whose ledger touched no file answers without
+    resolving the file's path.
+    """
+
+    def __init__(self, root: Path, *, live: bool = True) -> None:
         self.root = root
+        self.live = live
         self._stamp: tuple | None = None
+        self._read = False
         self._files: dict[str, FileLedger] = {}
+        self._folders: dict[str, str] = {}  # folder -> its real path (batch runs)
         self._lock = threading.Lock()
 
     def _db(self) -> Path | None:
@@ -74,14 +84,42 @@ class LedgerView:
                     entry.last = change
         self._files, self._stamp = files, stamp
 
-    def for_file(self, path: Path) -> FileLedger:
+    def for_file(self, path: str | Path) -> FileLedger:
         """Facts of ``path`` (empty when the ledger never touched it)."""
-        rel = _relative(path, self.root)
+        if not self.live:
+            with self._lock:
+                if not self._read:
+                    self._refresh()
+                    self._read = True
+                    try:
+                        self._real_root = self.root.resolve()
+                    except (RuntimeError, OSError):  # a symlink loop: no file can be named below it
+                        self._files = {}
+            if not self._files:
+                return FileLedger()
+            rel = self._batch_relative(path)
+            return self._files.get(rel, FileLedger()) if rel is not None else FileLedger()
+        rel = _relative(Path(path), self.root)
         if rel is None:
             return FileLedger()
         with self._lock:
             self._refresh()
             return self._files.get(rel, FileLedger())
+
+    def _batch_relative(self, path: str | Path) -> str | None:
+        """:func:`_relative` with each folder resolved once: the real path of a file that is not a symlink is its
+        folder's real path joined with its name."""
+        text = os.path.abspath(path)
+        if os.path.islink(text):
+            return _relative(Path(path), self.root)
+        folder, name = os.path.split(text)
+        real = self._folders.get(folder)
+        if real is None:
+            real = self._folders[folder] = os.path.realpath(folder)
+        try:
+            return Path(real, name).relative_to(self._real_root).as_posix()
+        except ValueError:
+            return None
 
     def undo_available(self, path: Path, change: ChangeRecord) -> bool:
         """True while every file of ``change`` on disk still equals its after snapshot (SPEC §6)."""
@@ -99,10 +137,10 @@ class LedgerView:
         """:func:`~memzoi.ledger.ledger_findings` of the file at ``path`` (spans into ``text``, the analysed text,
         or a function giving it): the file's bytes on disk are compared with what its last applied change wrote,
         and are read (and ``text`` asked for) only when the ledger touched the file."""
-        path = Path(path)
         facts = self.for_file(path)
         if not facts.uncertain and facts.last is None:
             return []
+        path = Path(path)
         rel = _relative(path, self.root)
         if rel is None:
             return []

@@ -1,0 +1,323 @@
+"""A persistent cache of the part of a file's verdict that depends only on its bytes, kept in the project's runtime
+directory, so a second ``memzoi check`` of an unchanged workspace does not analyse anything again.
+
+**What an entry holds.** For one file at one absolute path, the first stage of its verdict
+(:func:`memzoi.verdict.local`) minus everything that comes from outside its bytes: the analysis findings (code,
+message, span, severity, data; never the quick fixes, whose edits hold document text), its role, the span of its
+opening ``---``, whether it is attested, its cross-file facts (:class:`~memzoi.filefacts.FileFacts`), its line
+starts and length in code points (so findings are placed without reading the file) and its retention mark
+(:class:`~memzoi.retention.RetentionMark`). Recomputed on every run, never cached: ``retention_query_only`` (from
+the mark, at the run's clock: a boundary that passes with no edit is reported), ``canonical_path`` (the file
+system is asked again), and the whole second stage (:func:`memzoi.verdict.settle`: git visibility, ledger,
+cross-file findings, ``[rules]`` grading).
+
+**What is never stored.** A file with any finding of :data:`memzoi.safety.redact.SECRET_CODES` (a credential,
+high-entropy value or personal data in its text or in its path) gets no entry: its facts could hold the secret
+(an id, a reference). A record whose attestation is stale gets none either, because its finding is explained from
+the committed version in git (:func:`memzoi.verdict.explain_stale`), which changes without the file changing.
+A symlink, or a file reached through a symlinked folder (a ``canonical_path`` finding), gets none: Memzoi refuses
+it, and its stat says nothing about the link. Paths are stored as BLAKE3 hashes. So the cache holds findings and
+facts only, no raw text and no matched value.
+
+**When an entry is used.** Only under the same *context stamp*: the tool (version, a fingerprint of the installed
+source and of the parsing libraries) and the project configuration (``config.toml`` as loaded). Then for the bytes
+it was made from: when size, mtime, inode and ctime are unchanged and the file was already older than the entry
+by :data:`RACY_NS` when it was read, the file is not even read; otherwise, when only the size matches, the file is
+read and its BLAKE3 hash compared (a file written within the same clock tick as its entry looks unchanged by
+stat; git calls such entries racy).
+
+**Storage.** One SQLite database per worktree of a project (``memzoi-lsp-verdicts.db`` beside the index in
+``<home>/projects/<repository-key>/worktrees/<worktree-key>/``, WAL, busy timeout):
+concurrent runs (two checks, the language server and a check) read while one writes, every write is one atomic
+transaction, and a run rewrites only the entries that changed (a flat file would be rewritten whole, about 8 MB
+at 10,000 files, and concurrent writers would need a lock of their own). The rows are read into memory once,
+the connection is closed before worker processes fork, and changes are written in one transaction at the end.
+
+**Failure.** A corrupt database is deleted and recreated; a foreign format version is dropped and recreated; a
+read-only or full disk, a locked database or any other error turns the cache off for the run. The run never fails
+because of the cache and prints the same output with or without it (``memzoi check --no-cache``).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import sys
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import blake3
+
+from . import __version__
+from .config import MemzoiConfig
+from .runtime import CACHE_DB, DB_COMPANIONS, private_dir, private_file, worktree_runtime_dir
+from .verdictpayload import PAYLOAD_FORMAT
+
+#: Version of the table layout and entry format; a database of another version is dropped and recreated.
+CACHE_FORMAT = 1 + 100 * PAYLOAD_FORMAT
+#: An entry whose file changed less than this long before it was read is confirmed by hash, not by stat: file
+#: times have the granularity of the file system (2 s on FAT, a clock tick on Linux).
+RACY_NS = 2_000_000_000
+#: How long a run waits for another one's write transaction before going on without the cache, in seconds.
+BUSY_TIMEOUT_S = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One cached file as stored: ``key`` (:func:`path_key`), the stat of the bytes it was made from (``size``
+    in bytes, ``mtime_ns``, ``ino``, ``ctime_ns``), ``checked_ns`` (wall clock, ns, taken before the bytes were
+    read), ``digest`` (BLAKE3 of the bytes, 32 bytes) and ``payload`` (the JSON of
+    :func:`memzoi.verdictpayload.make_payload`)."""
+
+    key: str
+    size: int
+    mtime_ns: int
+    ino: int
+    ctime_ns: int
+    checked_ns: int
+    digest: bytes
+    payload: str
+
+
+def path_key(path: str) -> str:
+    """The key of the file at the absolute ``path``: hex BLAKE3 of its bytes (surrogate-escaped names hash as
+    their original bytes), so no file name is stored."""
+    return blake3.blake3(path.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _stat_of(path: str) -> tuple[int, int, int, int] | None:
+    """The stat stamp of ``path`` when it is a regular file and not a symlink (a symlink is never cached: it has
+    a ``canonical_path`` finding); ``None`` otherwise."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
+
+
+def read_stable(path: str) -> tuple[bytes, tuple[int, int, int, int], int] | None:
+    """``(bytes, (size, mtime_ns, inode, ctime_ns), checked_ns)`` of the file at ``path``, with the stat taken
+    on the open file before and after the read; ``None`` when it cannot be read or changed while it was read
+    (such bytes get no entry). ``checked_ns`` is the wall clock just before the read."""
+    checked = time.time_ns()
+    try:
+        with open(path, "rb") as fh:
+            before = os.fstat(fh.fileno())
+            data = fh.read()
+            after = os.fstat(fh.fileno())
+    except OSError:
+        return None
+    stamp = (before.st_size, before.st_mtime_ns, before.st_ino, before.st_ctime_ns)
+    if stamp != (after.st_size, after.st_mtime_ns, after.st_ino, after.st_ctime_ns) or len(data) != before.st_size:
+        return None
+    return data, stamp, checked
+
+
+def _source_stamp(top: str) -> list[str]:
+    """``name:size:mtime_ns`` of every file of the installed package below ``top`` (an edited checkout changes
+    findings without changing the version)."""
+    out: list[str] = []
+    stack = [top]
+    while stack:
+        d = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                for e in it:
+                    if e.is_dir(follow_symlinks=False):
+                        if e.name != "__pycache__":
+                            stack.append(e.path)
+                    elif e.name.endswith(".py"):
+                        st = e.stat()
+                        out.append(f"{e.path[len(top):]}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            out.append(f"{d}:unreadable")
+    return sorted(out)
+
+
+@lru_cache(maxsize=1)
+def tool_stamp() -> str:
+    """What identifies the code that makes findings: memzoi's version, the stat of its source files, Python's
+    version and the location and stat of the parsing libraries (without importing them). Cached per process."""
+    import importlib.util
+
+    parts = [__version__, sys.version, *_source_stamp(os.path.dirname(os.path.abspath(__file__)))]
+    for name in ("yaml", "pydantic_core", "regex", "blake3"):
+        try:
+            spec = importlib.util.find_spec(name)
+            origin = spec.origin if spec is not None else None
+            st = os.stat(origin) if origin else None
+            parts.append(f"{name}:{origin}:{st.st_size if st else ''}:{st.st_mtime_ns if st else ''}")
+        except (ImportError, ValueError, OSError):
+            parts.append(f"{name}:absent")
+    return blake3.blake3("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def context_stamp(config: MemzoiConfig | None) -> str:
+    """The stamp every entry of a run is made and looked up under: :func:`tool_stamp` and the project
+    configuration the analysis used (all of it: the safety decisions change findings)."""
+    conf = config.model_dump_json() if config is not None else ""
+    return blake3.blake3(f"{CACHE_FORMAT}\n{tool_stamp()}\n{conf}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+_SCHEMA = ("CREATE TABLE entries (key TEXT PRIMARY KEY, ctx TEXT NOT NULL, size INTEGER NOT NULL, "
+           "mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, checked_ns INTEGER NOT NULL, "
+           "digest BLOB NOT NULL, payload TEXT NOT NULL) WITHOUT ROWID")
+
+
+def _remove(db: Path) -> None:
+    for p in (db, *(db.with_name(db.name + s) for s in DB_COMPANIONS)):
+        try:
+            p.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def _open(db: Path) -> sqlite3.Connection:
+    """A connection to the cache database ``db`` with the current table layout (created, or recreated for
+    another format version). Raises ``OSError`` or ``sqlite3.Error``."""
+    private_dir(db.parent)
+    private_file(db)
+    conn = sqlite3.connect(db, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    try:
+        conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        if conn.execute("PRAGMA user_version").fetchone()[0] != CACHE_FORMAT:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("DROP TABLE IF EXISTS entries")
+            conn.execute(_SCHEMA)
+            conn.execute(f"PRAGMA user_version={CACHE_FORMAT}")
+            conn.execute("COMMIT")
+        private_file(db)  # the WAL and shared-memory files SQLite just created
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def connect(db: Path) -> sqlite3.Connection | None:
+    """:func:`_open`, deleting and recreating a database that is not one (corrupt, truncated, foreign); ``None``
+    when the cache cannot be used at all (read-only or full disk, locked, unreadable)."""
+    try:
+        return _open(db)
+    except sqlite3.DatabaseError as err:
+        if isinstance(err, sqlite3.OperationalError):  # locked, read-only, no space: not the file's fault
+            return None
+    except OSError:
+        return None
+    try:  # not a database (sqlite3.DatabaseError proper): start again
+        _remove(db)
+        return _open(db)
+    except (OSError, sqlite3.Error):
+        return None
+
+
+@dataclass
+class ProjectCache:
+    """The cache of one project for one run: the entries under the run's stamp, read once at :meth:`load`, and
+    what the run changed, written once by :meth:`save`. Used from one thread."""
+
+    db: Path
+    stamp: str
+    #: key -> (size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload), as :meth:`load` read them
+    rows: dict[str, tuple] = field(default_factory=dict)
+    seen: set[str] = field(default_factory=set)
+    put: dict[str, Entry] = field(default_factory=dict)
+    drop: set[str] = field(default_factory=set)
+
+    @classmethod
+    def load(cls, project_root: str | os.PathLike[str], config: MemzoiConfig | None) -> "ProjectCache | None":
+        """The entries of the project at ``project_root`` (the folder of its ``.memzoi``) under the stamp of
+        ``config`` (:func:`context_stamp`), from its worktree's runtime directory; ``None`` when the cache cannot be
+        used. Never raises for a database or file-system problem."""
+        try:
+            cache = cls(worktree_runtime_dir(project_root) / CACHE_DB, context_stamp(config))
+        except (OSError, RuntimeError, ValueError):
+            return None
+        conn = connect(cache.db)
+        if conn is None:
+            return None
+        try:
+            cur = conn.execute("SELECT key, size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload FROM entries "
+                               "WHERE ctx = ?", (cache.stamp,))
+            cache.rows = {r[0]: r[1:] for r in cur}
+        except sqlite3.Error:
+            return None
+        finally:
+            conn.close()
+        return cache
+
+    def lookup(self, path: str) -> str | None:
+        """The payload of the file at the absolute ``path`` when its entry was made from its current bytes (see
+        the module docstring: by stat, else by hash when the size matches), else ``None``."""
+        key = path_key(path)
+        self.seen.add(key)
+        row = self.rows.get(key)
+        if row is None:
+            return None
+        stamp = _stat_of(path)
+        if stamp is None or stamp[0] != row[0]:
+            return None
+        if stamp == row[:4] and max(stamp[1], stamp[3]) < row[4] - RACY_NS:
+            return row[6]
+        read = read_stable(path)
+        if read is None or read[1][0] != row[0] or blake3.blake3(read[0]).digest() != row[5]:
+            return None
+        # The same bytes: keep the entry with the new stat, so the next run trusts it without reading.
+        if read[1] != row[:4] or row[4] != read[2]:
+            self.put[key] = Entry(key, *read[1], read[2], row[5], row[6])
+        return row[6]
+
+    def store(self, path: str, digest: bytes, stamp: tuple[int, int, int, int], checked_ns: int,
+              payload: str | None) -> None:
+        """Keep the entry of ``path`` made from the bytes whose BLAKE3 digest is ``digest`` (read with the stat
+        ``stamp`` at ``checked_ns``, :func:`read_stable`), or forget the stored one when ``payload`` is ``None``
+        (the file must not be cached)."""
+        key = path_key(path)
+        self.seen.add(key)
+        if payload is None:
+            self.put.pop(key, None)
+            if key in self.rows:
+                self.drop.add(key)
+            return
+        self.put[key] = Entry(key, *stamp, checked_ns, digest, payload)
+
+    def save(self, complete: bool = False) -> bool:
+        """Write what the run changed in one transaction; with ``complete`` (the run saw every file of the
+        project) also forget the entries of files it did not see (deleted, renamed). Returns False when nothing
+        could be written (the next run recomputes); never raises for a database problem."""
+        drop = set(self.drop)
+        if complete:
+            drop |= self.rows.keys() - self.seen
+        drop -= self.put.keys()
+        if not self.put and not drop:
+            return True
+        conn = connect(self.db)
+        if conn is None:
+            return False
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+                (e.key, self.stamp, e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest, e.payload)
+                for e in self.put.values()])
+            conn.executemany("DELETE FROM entries WHERE key = ?", [(k,) for k in drop])
+            conn.execute("DELETE FROM entries WHERE ctx != ?", (self.stamp,))  # another tool or configuration
+            conn.execute("COMMIT")
+            return True
+        except sqlite3.Error:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            return False
+        finally:
+            conn.close()
+
+
+__all__ = ["CACHE_FORMAT", "RACY_NS", "Entry", "ProjectCache", "connect", "context_stamp", "path_key", "read_stable",
+           "tool_stamp"]

@@ -1,0 +1,114 @@
+"""The payload of one verdict cache entry (:mod:`memzoi.verdictcache`): what is kept of a file's verdict, and how
+it becomes the first stage of that verdict again at a later run's clock.
+
+:func:`make_payload` writes it from an analysis (or declines: a file with a secret, a stale attestation, a
+``canonical_path`` finding, a finding whose data does not survive JSON); :func:`read_payload` reads it back. The
+payload is JSON, a list of plain values in a fixed order (positional, because a run reads one per file): role,
+opening span, attested flag, the findings without quick fixes and without ``retention_query_only`` (code,
+message, start, end, severity, data), the cross-file facts, the line starts as one string (parsed only when a
+finding must be placed, :func:`line_starts`), the text's length in code points and the retention mark
+(boundary in microseconds since the epoch, reason, span). Change :data:`PAYLOAD_FORMAT` with the layout.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+from .admission import canonical_findings
+from .analysis import Analysis
+from .attestation import AttestationState
+from .filefacts import FileFacts, Ref
+from .findings import Finding, Severity
+from .retention import RetentionMark, mark_findings
+from .safety.redact import SECRET_CODES
+from .verdict import Local
+from .workspace import Role
+
+#: Version of the payload layout (part of :data:`memzoi.verdictcache.CACHE_FORMAT`).
+PAYLOAD_FORMAT = 1
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_SEVERITY = {int(s): s for s in Severity}
+_SORT = lambda f: (f.start, f.end, f.code)  # noqa: E731 - the analysis's own finding order
+
+
+def _plain(value: object) -> bool:
+    """True when ``value`` survives a JSON round trip unchanged (str keys; no tuple, set or other object)."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return True
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    return False
+
+
+def make_payload(analysis: Analysis, first: Local, facts: FileFacts, starts: list[int]) -> str | None:
+    """The JSON payload of one file's entry (see the module docstring), or ``None`` when the file must not be
+    cached: a secret finding, a stale attestation, a ``canonical_path`` finding, a finding whose data does not
+    survive JSON, a file outside any project. ``first`` is :func:`memzoi.verdict.local`'s result for ``analysis``."""
+    if analysis.placement.memzoi_dir is None or first.canonical:  # a symlink, a file through a symlinked folder
+        return None
+    if analysis.attestation is not None and analysis.attestation.state is AttestationState.STALE:
+        return None
+    own = first.own[: len(first.own) - first.canonical]
+    found = []
+    for f in own:
+        if f.code in SECRET_CODES or (f.data and not _plain(f.data)):
+            return None
+        if f.code != "retention_query_only":  # recomputed from the mark at each run's clock
+            found.append([f.code, f.message, f.start, f.end, int(f.severity), f.data or None])
+    mark = analysis.retention
+    stored_mark = None
+    if mark is not None:
+        stored_mark = [(mark.boundary - _EPOCH) // timedelta(microseconds=1), mark.reason, *mark.span]
+    # The line starts as one string: most files have no finding, and their starts are then never parsed.
+    return json.dumps([first.role.value, *first.opening, first.attested, found, _facts_out(facts),
+                       ",".join(map(str, starts)), len(analysis.text), stored_mark], separators=(",", ":"))
+
+
+def _facts_out(f: FileFacts) -> list:
+    return [f.kind, f.role, f.ident, f.status, f.scope_kind, f.scope_id, f.when, f.action, f.content, list(f.tokens),
+            [[r.field, r.target, r.span[0], r.span[1], r.to] for r in f.refs], list(f.ident_span), list(f.body_span),
+            f.legacy]
+
+
+def _facts_in(v: list) -> FileFacts:
+    refs = tuple(Ref(a, b, (s, e), to) for a, b, s, e, to in v[10])
+    return FileFacts(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], tuple(v[9]), refs, (v[11][0], v[11][1]),
+                     (v[12][0], v[12][1]), v[13])
+
+
+def read_facts(payload: str) -> FileFacts:
+    """Only the cross-file facts of a payload (for a file a check does not report but whose facts it needs).
+    Raises as :func:`read_payload` does."""
+    return _facts_in(json.loads(payload)[5])
+
+
+def line_starts(starts: str) -> list[int]:
+    """The line starts a payload keeps as a string (see :func:`read_payload`). Raises ``ValueError``."""
+    return [int(s) for s in starts.split(",")]
+
+
+def read_payload(payload: str, path: str, memzoi_dir: str, now: datetime, links: dict | None = None, *,
+                 mode: int | None = None) -> tuple[Local, FileFacts, str, int]:
+    """What :func:`make_payload` stored, completed for a run at the clock ``now``: the first stage of the file's
+    verdict (with ``retention_query_only`` evaluated at ``now`` and ``canonical_path`` asked of the file system
+    for ``path`` in ``memzoi_dir``; ``links`` and ``mode`` as for :func:`memzoi.admission.canonical_findings`),
+    its cross-file facts, its line starts (a string for :func:`line_starts`) and its length in code points.
+    Raises ``ValueError``, ``KeyError``, ``TypeError`` or ``IndexError`` for a payload it did not write."""
+    role, o1, o2, attested, found, facts, starts, length, mark = json.loads(payload)
+    own = [Finding(c, m, s, e, _SEVERITY[sev], (), d or {}) for c, m, s, e, sev, d in found]
+    if mark is not None:
+        boundary = _EPOCH + timedelta(microseconds=mark[0])
+        extra = mark_findings(RetentionMark(boundary, mark[1], (mark[2], mark[3])), now)
+        if extra:
+            own = sorted(own + extra, key=_SORT)
+    opening = (o1, o2)
+    r = Role(role)
+    canonical = canonical_findings(path, r, memzoi_dir, opening, links, mode=mode)
+    return Local(own + canonical, r, opening, bool(attested), len(canonical)), _facts_in(facts), starts, length
+
+
+__all__ = ["PAYLOAD_FORMAT", "line_starts", "make_payload", "read_facts", "read_payload"]
