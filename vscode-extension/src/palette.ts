@@ -8,6 +8,7 @@ import {
   buildArguments,
   describeResult,
   historyChanges,
+  previewArgument,
   searchHits,
   type CommandSpec,
   type InvocationContext,
@@ -74,11 +75,16 @@ async function gatherContext(spec: CommandSpec, arg: unknown): Promise<Invocatio
     if (title) ctx.title = title;
   }
   if (spec.confirm) {
+    const dryRun = previewArgument(ctx, spec, advertisedCommands());
+    // Ask the server first: a change it would refuse is reported now, never after a confirmation.
+    const planned = dryRun ? await requestServer('memzoi.preview', [dryRun]) : undefined;
+    if (dryRun && planned === undefined) return undefined;
     const ok = await vscode.window.showWarningMessage(spec.confirm, { modal: true }, 'Continue', ...(spec.preview ? ['Preview…'] : []));
     if (ok === 'Preview…' && spec.preview && ctx.uri) {
       // The planned files in the diff editor; the user applies after looking (nothing is written here).
-      await preview(historyExecute, { uri: ctx.uri, operation: spec.preview, ...(ctx.reason ? { reason: ctx.reason } : {}),
-        ...(ctx.title ? { title: ctx.title } : {}) });
+      const again = dryRun ?? { uri: ctx.uri, operation: spec.preview, ...(ctx.reason ? { reason: ctx.reason } : {}),
+        ...(ctx.title ? { title: ctx.title } : {}) };
+      await preview(historyExecute, again);
       return undefined;
     }
     if (ok !== 'Continue') return undefined;

@@ -178,6 +178,21 @@ export function buildArguments(ctx: InvocationContext, spec?: Pick<CommandSpec, 
   return [arg];
 }
 
+/**
+ * The `memzoi.preview` argument that checks a confirmed command before its confirmation is shown: the server
+ * refuses a preview as it would refuse the change (a blocked packet, a git-ignored file), so the user sees the
+ * refusal instead of a confirmation that cannot succeed. `undefined` when the command has no preview, has no
+ * target yet, or the server does not offer `memzoi.preview`.
+ */
+export function previewArgument(ctx: InvocationContext, spec: Pick<CommandSpec, 'preview'>,
+  advertised: readonly string[]): Record<string, string> | undefined {
+  if (!spec.preview || ctx.uri === undefined || !advertised.includes('memzoi.preview')) return undefined;
+  const arg: Record<string, string> = { uri: ctx.uri, operation: spec.preview };
+  if (ctx.reason !== undefined) arg.reason = ctx.reason;
+  if (ctx.title !== undefined && ctx.title.trim()) arg.title = ctx.title.trim();
+  return arg;
+}
+
 /** A ledger change as `memzoi.history` lists it (the fields the picker shows). */
 export interface ChangeSummary {
   change_id: string;

@@ -6,6 +6,7 @@ import {
   COMMANDS,
   describeResult,
   historyChanges,
+  previewArgument,
   searchHits,
   resolveServerCommand,
   specById,
@@ -156,4 +157,17 @@ test('supersede asks for an optional new title, passed only when given', () => {
   assert.deepEqual(buildArguments({ uri: 'file:///r.md', reason: 'r', title: '' }), [{ uri: 'file:///r.md', reason: 'r' }]);
   assert.deepEqual(withField([{ uri: 'u', reason: 'r' }], 'title', 'T'), [{ uri: 'u', reason: 'r', title: 'T' }]);
   assert.deepEqual(withField([], 'title', 'T'), [{ title: 'T' }]);
+});
+
+test('a confirmed command with a preview is checked by the server before its confirmation', () => {
+  const apply = specById('memzoi.palette.apply')!;
+  const offered = ['memzoi.apply', 'memzoi.preview'];
+  assert.deepEqual(previewArgument({ uri: 'file:///p.md' }, apply, offered), { uri: 'file:///p.md', operation: 'apply' });
+  const supersede = specById('memzoi.palette.supersede')!;
+  assert.deepEqual(previewArgument({ uri: 'file:///r.md', reason: 'old', title: ' New ' }, supersede, offered),
+    { uri: 'file:///r.md', operation: 'supersede', reason: 'old', title: 'New' });
+  // No preview command on the server, no target, or no preview for this command: nothing to ask first.
+  assert.equal(previewArgument({ uri: 'file:///p.md' }, apply, ['memzoi.apply']), undefined);
+  assert.equal(previewArgument({}, apply, offered), undefined);
+  assert.equal(previewArgument({ uri: 'file:///p.md' }, specById('memzoi.palette.undo') ?? {}, offered), undefined);
 });
