@@ -287,16 +287,16 @@ function statusText(page) {
       await page.screenshot({ path: shot('vscode-refusal.png') });
 
       // A refused Apply: the palette's Apply Proposal on the gate-blocked packet (the inbox and Ctrl+. offer none).
-      // The server refuses with the blocking reasons: one toast, its first line only.
+      // The server refuses with the blocking reasons before any confirmation: one toast, its first line only.
       if (gated) {
         await page.evaluate(() => document.querySelectorAll('.notification-toast .codicon-notifications-clear, .notification-toast .codicon-close').forEach((b) => b.click()));
         await page.keyboard.press('Escape');
         await page.waitForFunction(() => ![...document.querySelectorAll('.notification-toast')].some((e) => /Memzoi/.test(e.textContent)), null, { timeout: 20000 });
         await quickOpen(page, 'mem_2026_07_06_cache_002.md');
         await runCommand(page, 'Memzoi: Apply Proposal');
-        await page.waitForSelector('.monaco-dialog-box', { timeout: 20000 }); // "Apply this proposal?"
-        await page.keyboard.press('Enter');
+        // The server's preview refuses it before any confirmation: the toast comes, and no "Apply this proposal?".
         await page.waitForFunction(() => [...document.querySelectorAll('.notification-toast')].some((e) => /applying the proposal is blocked/.test(e.textContent)), null, { timeout: 30000 });
+        if (await page.$('.monaco-dialog-box')) throw new Error('the Apply confirmation opened on a blocked packet');
         const applyToasts = await page.evaluate(() => [...document.querySelectorAll('.notification-toast')].map((e) => e.textContent.trim()).filter((t) => /Memzoi|apply|refused|blocked/i.test(t)));
         step('one toast on a refused Apply', { toasts: applyToasts });
         if (applyToasts.length !== 1) throw new Error(`expected one toast on the refused Apply, saw ${applyToasts.length}: ${applyToasts}`);
