@@ -27,7 +27,8 @@ from .barrier import internal_error
 from .checkfiles import FileResult, check_chunk, from_entry
 from .checkpaths import Expanded, UsageError, expand, require_exists  # noqa: F401 - also imported from here
 from .config import load_config
-from .crossfile import CrossFileCheck, FileFacts
+from .crosscheck import CrossFileCheck
+from .filefacts import FileFacts
 from .findings import Finding, finding
 from .gitfacts import GitFacts
 from .ledger.view import LedgerView
@@ -36,8 +37,8 @@ from .pathsafety import shown_path
 from .retention import utc_now
 from .text import LineIndex
 from .verdict import Local, ProjectContext, settle
-from .verdictcache import ProjectCache
-from .verdictpayload import read_facts
+from .verdictcache import ProjectCache, path_key
+from .verdictpayload import stored_facts
 from .workspace import place
 
 #: From this many files on, ``check_paths`` analyses in worker processes when it may fork (below it, starting
@@ -178,6 +179,10 @@ def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, 
     groups: dict[str, list[str]] = {}  # .memzoi directory -> its files
     folders: dict[str, str | None] = {}  # the .memzoi directory above each folder
     total = [0]  # files handed to the pool
+    # A check of a few files (an editor's save hook, pre-commit) reads only their entries; the facts of the
+    # project's other files come from its facts blob (memzoi.verdictfacts).
+    few = [path_key(os.path.abspath(a)) for a in args] if len(args) < PARALLEL_THRESHOLD and all(
+        os.path.isfile(a) for a in args) else None
 
     def add(path: str, display: str, inode: tuple[int, int] | None) -> None:
         key: tuple[int, int] | str
@@ -207,7 +212,7 @@ def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, 
             groups.setdefault(md, []).append(path)
             if cache:
                 if md not in caches:
-                    caches[md] = ProjectCache.load(os.path.dirname(md), load_config(md).config)
+                    caches[md] = ProjectCache.load(os.path.dirname(md), load_config(md).config, few)
                 project = caches[md]
                 payload = project.lookup(path) if project is not None else None
                 if payload is not None:
@@ -244,9 +249,9 @@ def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, 
     def cached_facts(md: str, path: str) -> FileFacts | None:
         # The facts of a project's file this run does not check, when the cache vouches for its bytes.
         project = caches.get(md)
-        payload = project.lookup(path) if project is not None else None
+        stored = project.facts_of(path) if project is not None else None
         try:
-            return read_facts(payload) if payload is not None else None
+            return stored_facts(stored) if stored is not None else None
         except (ValueError, KeyError, TypeError, IndexError):
             return None
 

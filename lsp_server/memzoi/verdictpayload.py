@@ -80,6 +80,12 @@ def _facts_in(v: list) -> FileFacts:
                      (v[12][0], v[12][1]), v[13])
 
 
+def stored_facts(value: list) -> FileFacts:
+    """The cross-file facts as a payload (or the facts blob, :mod:`memzoi.verdictfacts`) keeps them. Raises as
+    :func:`read_payload` does."""
+    return _facts_in(value)
+
+
 def read_facts(payload: str) -> FileFacts:
     """Only the cross-file facts of a payload (for a file a check does not report but whose facts it needs).
     Raises as :func:`read_payload` does."""
@@ -111,4 +117,4 @@ def read_payload(payload: str, path: str, memzoi_dir: str, now: datetime, links:
     return Local(own + canonical, r, opening, bool(attested), len(canonical)), _facts_in(facts), starts, length
 
 
-__all__ = ["PAYLOAD_FORMAT", "line_starts", "make_payload", "read_facts", "read_payload"]
+__all__ = ["PAYLOAD_FORMAT", "line_starts", "make_payload", "read_facts", "read_payload", "stored_facts"]
