@@ -22,8 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from .admission import GitVisibility, git_visibility, opening_span
-from .analysis import analyze_bytes
-from .barrier import internal_error
 from .checkfiles import FileResult, check_chunk, from_entry
 from .checkpaths import Expanded, UsageError, expand, require_exists  # noqa: F401 - also imported from here
 from .config import load_config
@@ -34,7 +32,7 @@ from .gitfacts import GitFacts
 from .ledger.view import LedgerView
 from .parallel import ChunkPool, cpu_count
 from .pathsafety import shown_path
-from .retention import utc_now
+from .clock import utc_now
 from .text import LineIndex
 from .verdict import Local, ProjectContext, settle
 from .verdictcache import ProjectCache, path_key
@@ -101,6 +99,8 @@ def check_text(data: bytes, filename: str | None) -> CheckReport:
             report.findings = [Located(shown_path(filename), f, index.position(f.start), index.position(f.end))
                                for f in found]
             return report
+    from .analysis import analyze_bytes
+
     placement = place(path) if path else place("-")
     ctx = ProjectContext.of(placement.memzoi_dir)  # no git and no ledger facts: the text is not on disk
     analysis = analyze_bytes(data, path, placement=placement, config=ctx.config)
@@ -275,6 +275,8 @@ def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, 
             try:
                 cross.add(r.display, r.key, r.memzoi_dir, r.facts)
             except Exception as err:  # the barrier, for what the parent adds per file
+                from .barrier import internal_error
+
                 r.first.own.append(internal_error(err, r.key))
     finally:
         pending.close()  # every result was taken (or the run gives up): the workers stop
@@ -291,6 +293,8 @@ def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, 
         try:
             found = settle(r.key, r.first, ctx, text=r.read_text, cross=crossed.get(r.key, ()))
         except Exception as err:  # the barrier
+            from .barrier import internal_error
+
             found = [internal_error(err, r.key)]
         if found:  # most files are clean: index lines only where a position is needed
             index = r.lines()

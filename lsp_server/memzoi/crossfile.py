@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import bisect
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
-from .analysis import Analysis
 from .filefacts import FileFacts, Ref, facts_from_analysis, identity_token  # noqa: F401 - also imported from here
 from .findings import Finding, finding
-from .models.common import parse_instant
 from .pathsafety import bears_secret, shown_id, shown_path
 from .workspace import MEMZOI_DIR, Role, below_plane
+
+if TYPE_CHECKING:
+    from .analysis import Analysis
 
 def _ref_key(r: Ref) -> str:
     return identity_token(r.target) if r.to == "proposal" else r.target
@@ -271,6 +272,8 @@ class Workspace:
                                    *r.span, field=r.field, target=r.target))
 
     def _proposal_checks(self, f: FileFacts, out: list[Finding]) -> None:
+        from .models.common import parse_instant  # a pending packet's check only
+
         proposed = parse_instant(f.when) if f.when else None
         for r in f.refs:
             target = self._record(r.target)
