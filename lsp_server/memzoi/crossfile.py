@@ -9,8 +9,9 @@ The proposal checks are Memzoi's apply preconditions evaluated now (reference §
 The :class:`Workspace` holds small per-file :class:`~memzoi.filefacts.FileFacts` (see :mod:`memzoi.filefacts`)
 and re-evaluates only the files a change can affect; the language server calls :meth:`Workspace.update` /
 :meth:`Workspace.remove` on every edit, save or file event and republishes :meth:`Workspace.findings_for` for the
-paths they return. ``memzoi check`` builds one per ``.memzoi`` directory (:class:`CrossFileCheck`). Spans in facts
-and findings index the text the facts were extracted from.
+paths they return. ``memzoi check`` builds one per ``.memzoi`` directory in one pass (:meth:`Workspace.of`, from
+:class:`memzoi.crosscheck.CrossFileCheck`). Spans in facts and findings index the text the facts were extracted
+from.
 """
 
 from __future__ import annotations
