@@ -261,10 +261,10 @@ def test_rebuild_in_parallel_matches_in_process(home, project, monkeypatch):
 
 def test_check_of_a_subset_uses_the_index_for_the_rest(home, project, monkeypatch):
     """Checking one packet in a large workspace takes the other files' facts from the (refreshed) index."""
-    import memzoi.crossfile as crossfile
+    import memzoi.crosscheck as crosscheck
     from memzoi.check import check_paths
 
-    monkeypatch.setattr(crossfile, "INDEX_ASSIST_THRESHOLD", 5)
+    monkeypatch.setattr(crosscheck, "INDEX_ASSIST_THRESHOLD", 5)
     with Index(project) as ix:
         ix.rebuild()
     target = project / f".memzoi/records/{TARGET}.md"

@@ -21,13 +21,14 @@ import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from .analysis import Analysis
-from .attestation import AttestationState
 from .findings import CODES, Finding, finding
 from .runtime import git_env
 from .workspace import Role
+
+if TYPE_CHECKING:  # a check served from the verdict cache loads no analysis
+    from .analysis import Analysis
 
 GIT_TIMEOUT = 10  # seconds per git process
 #: Output cap for ``ls-files``: generous per path, so 10,000 records fit, but never unbounded.
@@ -225,6 +226,8 @@ def git_findings(analysis: Analysis, visibility: GitVisibility) -> list[Finding]
 
 def is_attested(analysis: Analysis) -> bool:
     """True when the record carries a materialization attestation (valid or stale)."""
+    from .attestation import AttestationState
+
     return analysis.attestation is not None and analysis.attestation.state not in (
         AttestationState.UNATTESTED, AttestationState.UNKNOWN)
 

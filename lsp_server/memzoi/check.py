@@ -22,22 +22,21 @@ from pathlib import Path
 from typing import Any
 
 from .admission import GitVisibility, git_visibility, opening_span
-from .analysis import analyze_bytes
-from .barrier import internal_error
 from .checkfiles import FileResult, check_chunk, from_entry
 from .checkpaths import Expanded, UsageError, expand, require_exists  # noqa: F401 - also imported from here
 from .config import load_config
-from .crossfile import CrossFileCheck, FileFacts
+from .crosscheck import CrossFileCheck
+from .filefacts import FileFacts
 from .findings import Finding, finding
 from .gitfacts import GitFacts
 from .ledger.view import LedgerView
 from .parallel import ChunkPool, cpu_count
 from .pathsafety import shown_path
-from .retention import utc_now
+from .clock import utc_now
 from .text import LineIndex
 from .verdict import Local, ProjectContext, settle
-from .verdictcache import ProjectCache
-from .verdictpayload import read_facts
+from .verdictcache import ProjectCache, path_key
+from .verdictpayload import stored_facts
 from .workspace import place
 
 #: From this many files on, ``check_paths`` analyses in worker processes when it may fork (below it, starting
@@ -100,6 +99,8 @@ def check_text(data: bytes, filename: str | None) -> CheckReport:
             report.findings = [Located(shown_path(filename), f, index.position(f.start), index.position(f.end))
                                for f in found]
             return report
+    from .analysis import analyze_bytes
+
     placement = place(path) if path else place("-")
     ctx = ProjectContext.of(placement.memzoi_dir)  # no git and no ledger facts: the text is not on disk
     analysis = analyze_bytes(data, path, placement=placement, config=ctx.config)
@@ -178,6 +179,10 @@ def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, 
     groups: dict[str, list[str]] = {}  # .memzoi directory -> its files
     folders: dict[str, str | None] = {}  # the .memzoi directory above each folder
     total = [0]  # files handed to the pool
+    # A check of a few files (an editor's save hook, pre-commit) reads only their entries; the facts of the
+    # project's other files come from its facts blob (memzoi.verdictfacts).
+    few = [path_key(os.path.abspath(a)) for a in args] if len(args) < PARALLEL_THRESHOLD and all(
+        os.path.isfile(a) for a in args) else None
 
     def add(path: str, display: str, inode: tuple[int, int] | None) -> None:
         key: tuple[int, int] | str
@@ -207,7 +212,7 @@ def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, 
             groups.setdefault(md, []).append(path)
             if cache:
                 if md not in caches:
-                    caches[md] = ProjectCache.load(os.path.dirname(md), load_config(md).config)
+                    caches[md] = ProjectCache.load(os.path.dirname(md), load_config(md).config, few)
                 project = caches[md]
                 payload = project.lookup(path) if project is not None else None
                 if payload is not None:
@@ -244,9 +249,9 @@ def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, 
     def cached_facts(md: str, path: str) -> FileFacts | None:
         # The facts of a project's file this run does not check, when the cache vouches for its bytes.
         project = caches.get(md)
-        payload = project.lookup(path) if project is not None else None
+        stored = project.facts_of(path) if project is not None else None
         try:
-            return read_facts(payload) if payload is not None else None
+            return stored_facts(stored) if stored is not None else None
         except (ValueError, KeyError, TypeError, IndexError):
             return None
 
@@ -270,6 +275,8 @@ def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, 
             try:
                 cross.add(r.display, r.key, r.memzoi_dir, r.facts)
             except Exception as err:  # the barrier, for what the parent adds per file
+                from .barrier import internal_error
+
                 r.first.own.append(internal_error(err, r.key))
     finally:
         pending.close()  # every result was taken (or the run gives up): the workers stop
@@ -286,6 +293,8 @@ def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, 
         try:
             found = settle(r.key, r.first, ctx, text=r.read_text, cross=crossed.get(r.key, ()))
         except Exception as err:  # the barrier
+            from .barrier import internal_error
+
             found = [internal_error(err, r.key)]
         if found:  # most files are clean: index lines only where a position is needed
             index = r.lines()

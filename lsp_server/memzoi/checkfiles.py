@@ -19,9 +19,7 @@ from typing import Any
 
 import blake3
 
-from .analysis import analyze_bytes, analyze_path
-from .barrier import failed_analysis
-from .crossfile import FileFacts, facts_from_analysis
+from .filefacts import FileFacts, facts_from_analysis
 from .gitfacts import GitFacts
 from .pathsafety import repository_path, shown_path
 from .text import LineIndex, decode
@@ -29,6 +27,21 @@ from .verdict import Local, ProjectContext, local
 from .verdictcache import read_stable
 from .verdictpayload import line_starts, make_payload, read_payload
 from .workspace import Placement, place
+
+
+def analyze_bytes(*args: Any, **kwargs: Any) -> Any:
+    """:func:`memzoi.analysis.analyze_bytes`, imported at the first file to analyse (a run served from the cache
+    loads no analysis)."""
+    from .analysis import analyze_bytes as analyze
+
+    return analyze(*args, **kwargs)
+
+
+def analyze_path(*args: Any, **kwargs: Any) -> Any:
+    """:func:`memzoi.analysis.analyze_path`, imported at the first file to analyse."""
+    from .analysis import analyze_path as analyze
+
+    return analyze(*args, **kwargs)
 
 
 @dataclass(slots=True)
@@ -97,6 +110,8 @@ def check_chunk(now: datetime, jobs: list[tuple[str, str]], cache: bool = False)
             out.append(FileResult(display, path, md, first, facts_from_analysis(analysis),
                                    analysis.text.encode("utf-8", "surrogatepass")))
         except Exception as err:  # the barrier: one file's bug never stops the run
+            from .barrier import failed_analysis
+
             failed = failed_analysis(err, path, placement)
             out.append(FileResult(display, path, md, Local(list(failed.findings), placement.role, (0, 0), False),
                                    facts_from_analysis(failed), b""))

@@ -9,23 +9,24 @@ The proposal checks are Memzoi's apply preconditions evaluated now (reference §
 The :class:`Workspace` holds small per-file :class:`~memzoi.filefacts.FileFacts` (see :mod:`memzoi.filefacts`)
 and re-evaluates only the files a change can affect; the language server calls :meth:`Workspace.update` /
 :meth:`Workspace.remove` on every edit, save or file event and republishes :meth:`Workspace.findings_for` for the
-paths they return. ``memzoi check`` builds one per ``.memzoi`` directory (:class:`CrossFileCheck`). Spans in facts
-and findings index the text the facts were extracted from.
+paths they return. ``memzoi check`` builds one per ``.memzoi`` directory in one pass (:meth:`Workspace.of`, from
+:class:`memzoi.crosscheck.CrossFileCheck`). Spans in facts and findings index the text the facts were extracted
+from.
 """
 
 from __future__ import annotations
 
 import bisect
-import os
 from pathlib import Path
-from typing import Callable, Collection, Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
-from .analysis import Analysis
 from .filefacts import FileFacts, Ref, facts_from_analysis, identity_token  # noqa: F401 - also imported from here
 from .findings import Finding, finding
-from .models.common import parse_instant
 from .pathsafety import bears_secret, shown_id, shown_path
 from .workspace import MEMZOI_DIR, Role, below_plane
+
+if TYPE_CHECKING:
+    from .analysis import Analysis
 
 def _ref_key(r: Ref) -> str:
     return identity_token(r.target) if r.to == "proposal" else r.target
@@ -51,6 +52,26 @@ class Workspace:
         # content hash -> sorted paths of the files that take part in duplicate checks (kept sorted so that
         # naming the first twins is O(1) even when thousands of files share one body)
         self._content: dict[str, list[str]] = {}
+
+    @classmethod
+    def of(cls, facts: Mapping[str, FileFacts]) -> "Workspace":
+        """A workspace holding ``facts`` (path → facts), indexed in one pass (O(files), where as many
+        :meth:`update` calls re-evaluate each file's dependents again and again). No finding is evaluated yet:
+        :meth:`evaluate` the paths whose findings are wanted; later :meth:`update` calls work as usual."""
+        ws = cls()
+        ws._facts = dict(facts)
+        for path, f in ws._facts.items():
+            ws._index(path, f, sort=False)
+        for twins in ws._content.values():
+            twins.sort()
+        return ws
+
+    def evaluate(self, paths: Iterable[str]) -> dict[str, list[Finding]]:
+        """The cross-file findings of ``paths`` (those held and with findings; each sorted by position), kept as
+        :meth:`findings_for` answers them: the same as :meth:`update` would have left, at the cost of the asked
+        paths only."""
+        self._reevaluate(paths)
+        return {p: list(self._findings[p]) for p in paths if p in self._findings}
 
     # -- public API ------------------------------------------------------------------------------------------
 
@@ -164,7 +185,7 @@ class Workspace:
                 out.update(new_head)
         return out
 
-    def _index(self, path: str, f: FileFacts) -> None:
+    def _index(self, path: str, f: FileFacts, sort: bool = True) -> None:
         if f.kind == "record" and f.ident:
             self._records.setdefault(f.ident, set()).add(path)
         for t in f.tokens:
@@ -172,7 +193,10 @@ class Workspace:
         for r in f.refs:
             self._referrers.setdefault(_ref_key(r), set()).add(path)
         if f.content and _dup_eligible(f):
-            bisect.insort(self._content.setdefault(f.content, []), path)
+            if sort:
+                bisect.insort(self._content.setdefault(f.content, []), path)
+            else:  # Workspace.of sorts every group once at the end
+                self._content.setdefault(f.content, []).append(path)
 
     def _unindex(self, path: str, f: FileFacts) -> None:
         def drop(table: dict[str, set[str]], key: str) -> None:
@@ -249,6 +273,8 @@ class Workspace:
                                    *r.span, field=r.field, target=r.target))
 
     def _proposal_checks(self, f: FileFacts, out: list[Finding]) -> None:
+        from .models.common import parse_instant  # a pending packet's check only
+
         proposed = parse_instant(f.when) if f.when else None
         for r in f.refs:
             target = self._record(r.target)
@@ -321,79 +347,6 @@ def git_plane_files(memzoi_dir: Path) -> list[Path]:
     return sorted(out)
 
 
-#: ``memzoi check`` takes the facts of unchecked files from its facts source (the index) from this many files on.
-INDEX_ASSIST_THRESHOLD = 200
-#: ``facts_source(memzoi_dir)`` → absolute path → facts of files of that ``.memzoi`` directory's project; empty
-#: when it has none (the files are then analysed).
-FactsSource = Callable[[Path], Mapping[str, FileFacts]]
-
-
-class CrossFileCheck:
-    """Cross-file findings of the files ``memzoi check`` checks, built up as their facts arrive.
-
-    Files are grouped by their ``.memzoi`` directory (one :class:`Workspace` each); each group is evaluated over
-    every git-plane file of that directory, so a target outside the checked subset is found. Files outside any
-    ``.memzoi`` directory form one group. Used by :func:`memzoi.check.check_paths`, as results arrive."""
-
-    def __init__(self, facts_source: FactsSource | None = None,
-                 cached: Callable[[str, str], FileFacts | None] | None = None) -> None:
-        """``facts_source(memzoi_dir)`` may supply the facts of a project's files that were not added (absolute
-        path → facts, e.g. from the index: :func:`memzoi.index.indexed_facts`); without it they are analysed.
-        ``cached(memzoi_dir, path)`` is asked first: the facts of a file a cache vouches for, else ``None``."""
-        self._groups: dict[str | None, tuple[Workspace, dict[str, str]]] = {}  # -> (workspace, key -> display)
-        self._facts_source = facts_source
-        self._cached = cached
-
-    def add(self, display: str, key: str, memzoi_dir: str | None, analysis: Analysis | FileFacts) -> None:
-        """Add a checked file: its display path, absolute path, absolute ``.memzoi`` directory (or ``None``) and
-        its analysis or facts."""
-        ws, report = self._groups.get(memzoi_dir) or self._groups.setdefault(memzoi_dir, (Workspace(), {}))
-        report[key] = display
-        _add(ws, key, analysis)
-
-    def findings(self, complete: Collection[str] = ()) -> dict[str, list[Finding]]:
-        """Absolute path → cross-file findings of the added files (display paths can coincide: names that are not
-        UTF-8 are shown with replacement characters). The directories in ``complete`` were walked
-        in full (every record and packet of theirs was added), so they are not listed again; for the others,
-        the facts of files not added come from the ``facts_source`` when one was given and many files are missing
-        (from :data:`INDEX_ASSIST_THRESHOLD` on), else from analysing them."""
-        from .analysis import analyze_path
-
-        out: dict[str, list[Finding]] = {}
-        for memzoi_dir, (ws, report) in self._groups.items():
-            if memzoi_dir is not None and memzoi_dir not in complete:
-                missing = [(os.path.abspath(e), e) for e in git_plane_files(Path(memzoi_dir))]
-                missing = [(k, e) for k, e in missing if k not in report]
-                if self._cached is not None:  # what a cache vouches for is neither indexed nor analysed
-                    served = {k: f for k, _ in missing if (f := self._cached(memzoi_dir, k)) is not None}
-                    for key, found in served.items():
-                        _add(ws, key, found)
-                    missing = [(k, e) for k, e in missing if k not in served]
-                many = self._facts_source is not None and len(missing) >= INDEX_ASSIST_THRESHOLD
-                indexed = self._facts_source(Path(memzoi_dir)) if many else {}  # type: ignore[misc]
-                for key, extra in missing:
-                    _add(ws, key, indexed.get(key) or analyze_path(extra))
-            for key in report:
-                found = ws.findings_for(key)
-                if found:
-                    out[key] = found
-        return out
-
-
-def _add(ws: Workspace, key: str, analysis: Analysis | FileFacts) -> None:
-    """Feed a file to ``ws`` when it is one :func:`git_plane_files` lists: reserved files (``index.md``/``log.md``)
-    and files that are not Markdown below ``records/`` or ``proposals/`` (``config.toml``, notes; ``memzoi check``
-    scans them for secrets only) take no part in cross-file checks."""
-    role = analysis.role if isinstance(analysis, FileFacts) else analysis.placement.role.value
-    if role == Role.RESERVED.value:
-        return
-    if role == Role.OTHER.value and (not key.endswith(".md") or (MEMZOI_DIR in Path(key).parts and not below_plane(key))):
-        return
-    ws.update(key, analysis)
-
-
 __all__ = [
-    "CrossFileCheck", "FileFacts", "Ref", "Workspace", "facts_from_analysis",
-    "identity_token",
-    "git_plane_files", "FactsSource", "INDEX_ASSIST_THRESHOLD",
+    "FileFacts", "Ref", "Workspace", "facts_from_analysis", "identity_token", "git_plane_files",
 ]

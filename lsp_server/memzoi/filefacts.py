@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-from .analysis import Analysis, record_id_of
-from .revision import duplicate_key
-from .views import Frontmatter, text
-from .yaml12 import locate
+if TYPE_CHECKING:  # facts read back from a cache or an index load no analysis
+    from .analysis import Analysis
 
 #: Runtime (database) proposal ids, ``prop_<UUIDv7>``; they never name a proposal packet file, so a record's
 #: ``proposal_id`` of this form is not checked against the workspace (reference §2.7).
@@ -91,6 +89,11 @@ class FileFacts:
 def facts_from_analysis(analysis: Analysis) -> FileFacts:
     """Extract :class:`FileFacts` from an :class:`~memzoi.analysis.Analysis`. Works on invalid frontmatter too
     (whatever fields are readable are used), so a broken target still counts as existing."""
+    from .analysis import record_id_of
+    from .revision import duplicate_key
+    from .views import Frontmatter, text
+    from .yaml12 import locate
+
     doc = analysis.document
     fm = Frontmatter(doc.data)
     kind = analysis.kind

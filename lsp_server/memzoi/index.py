@@ -316,7 +316,7 @@ def indexed_facts(memzoi_dir: Path) -> dict[str, FileFacts]:
     """Facts of every indexed file of the project owning ``memzoi_dir`` (absolute path → facts), after a
     :meth:`Index.refresh` (only changed files are re-read); empty when the index was never built or cannot be
     used (the caller then analyses the files). ``memzoi check`` gives it to
-    :class:`~memzoi.crossfile.CrossFileCheck` as its facts source. Never raises."""
+    :class:`~memzoi.crosscheck.CrossFileCheck` as its facts source. Never raises."""
     root = memzoi_dir.parent
     try:
         if not index_path(root).exists():

@@ -26,7 +26,6 @@ from functools import lru_cache
 import blake3
 
 from .findings import Finding, finding
-from .safety import SECRET_CODES, collect_hits
 
 MEMZOI_DIR = ".memzoi"
 REDACTED_PREFIX = "<redacted-path:"
@@ -52,6 +51,8 @@ def repository_path(path: str | os.PathLike[str]) -> str | None:
 @lru_cache(maxsize=16384)
 def _secret_hits(text: str) -> tuple:
     """Memzoi write-safety detector hits (:data:`memzoi.safety.SECRET_CODES`) in ``text``."""
+    from .safety import SECRET_CODES, collect_hits  # the detectors load at the first path that is scanned
+
     return tuple(h for h in collect_hits(text) if h.code in SECRET_CODES)
 
 

@@ -25,6 +25,7 @@ from .document import Document
 from .findings import Finding, finding
 from .models.common import RetentionFacts, parse_rfc3339, validate_retention
 from .yaml12 import locate
+from .clock import utc_now  # noqa: F401 - also imported from here
 
 SESSION_LEASE = timedelta(hours=24)
 SESSION_MAX_AGE = timedelta(days=7)
@@ -85,11 +86,6 @@ def format_instant(value: datetime) -> str:
     if v.microsecond:
         base += "." + f"{v.microsecond:06d}".rstrip("0")
     return base + "Z"
-
-
-def utc_now() -> datetime:
-    """The current instant (UTC, timezone-aware); the default clock of :func:`evaluate_retention` callers."""
-    return datetime.now(timezone.utc)
 
 
 def _facts(value: RetentionFacts | Mapping[str, Any]) -> RetentionFacts:

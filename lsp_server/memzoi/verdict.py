@@ -21,17 +21,18 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from .admission import GitVisibility, canonical_path_findings, is_attested, opening_span, refusals, visibility_findings
-from .analysis import Analysis, record_id_of
-from .attestation import AttestationState, check_attestation
 from .config import MemzoiConfig, load_config
 from .findings import Finding
 from .gitfacts import GitFacts
 from .ledger.view import LedgerView
-from .retention import utc_now
 from .rules import DEFAULT_RULES, Rules
 from .workspace import Role
+
+if TYPE_CHECKING:  # a check served from the verdict cache loads no analysis
+    from .analysis import Analysis
 
 Text = str | Callable[[], str]
 
@@ -69,7 +70,11 @@ class ProjectContext:
             config = load_config(md).config
         if rules is None:
             rules = config.effective_rules if config is not None else DEFAULT_RULES
-        return cls(md, now or utc_now(), config, rules, git, ledger)
+        if now is None:
+            from .clock import utc_now
+
+            now = utc_now()
+        return cls(md, now, config, rules, git, ledger)
 
     def relative(self, path: str | os.PathLike[str] | None) -> str | None:
         """``path`` relative to the ``.memzoi`` directory, ``/``-separated, as ``[rules]`` patterns match it."""
@@ -122,6 +127,9 @@ def explain_stale(path: str | os.PathLike[str] | None, analysis: Analysis, git: 
     (e.g. "changed since decision time: `body`"). Returns a new analysis (the given one is never changed); the
     same one when there is nothing to explain or git cannot tell."""
     att = analysis.attestation
+    from .analysis import record_id_of
+    from .attestation import AttestationState, check_attestation
+
     if git is None or path is None or att is None or att.state is not AttestationState.STALE or analysis.model is None:
         return analysis
     record_id = record_id_of(analysis)

@@ -43,17 +43,17 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
-import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 import blake3
 
-from . import __version__
 from .config import MemzoiConfig
+from .toolstamp import tool_stamp
 from .runtime import CACHE_DB, DB_COMPANIONS, private_dir, private_file, worktree_runtime_dir
+from .verdictfacts import FACTS_SCHEMA, Blob, payload_facts, read_blob, updated, write_blob
 from .verdictpayload import PAYLOAD_FORMAT
 
 #: Version of the table layout and entry format; a database of another version is dropped and recreated.
@@ -118,45 +118,6 @@ def read_stable(path: str) -> tuple[bytes, tuple[int, int, int, int], int] | Non
     return data, stamp, checked
 
 
-def _source_stamp(top: str) -> list[str]:
-    """``name:size:mtime_ns`` of every file of the installed package below ``top`` (an edited checkout changes
-    findings without changing the version)."""
-    out: list[str] = []
-    stack = [top]
-    while stack:
-        d = stack.pop()
-        try:
-            with os.scandir(d) as it:
-                for e in it:
-                    if e.is_dir(follow_symlinks=False):
-                        if e.name != "__pycache__":
-                            stack.append(e.path)
-                    elif e.name.endswith(".py"):
-                        st = e.stat()
-                        out.append(f"{e.path[len(top):]}:{st.st_size}:{st.st_mtime_ns}")
-        except OSError:
-            out.append(f"{d}:unreadable")
-    return sorted(out)
-
-
-@lru_cache(maxsize=1)
-def tool_stamp() -> str:
-    """What identifies the code that makes findings: memzoi's version, the stat of its source files, Python's
-    version and the location and stat of the parsing libraries (without importing them). Cached per process."""
-    import importlib.util
-
-    parts = [__version__, sys.version, *_source_stamp(os.path.dirname(os.path.abspath(__file__)))]
-    for name in ("yaml", "pydantic_core", "regex", "blake3"):
-        try:
-            spec = importlib.util.find_spec(name)
-            origin = spec.origin if spec is not None else None
-            st = os.stat(origin) if origin else None
-            parts.append(f"{name}:{origin}:{st.st_size if st else ''}:{st.st_mtime_ns if st else ''}")
-        except (ImportError, ValueError, OSError):
-            parts.append(f"{name}:absent")
-    return blake3.blake3("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
-
-
 def context_stamp(config: MemzoiConfig | None) -> str:
     """The stamp every entry of a run is made and looked up under: :func:`tool_stamp` and the project
     configuration the analysis used (all of it: the safety decisions change findings)."""
@@ -190,9 +151,13 @@ def _open(db: Path) -> sqlite3.Connection:
         if conn.execute("PRAGMA user_version").fetchone()[0] != CACHE_FORMAT:
             conn.execute("BEGIN IMMEDIATE")
             conn.execute("DROP TABLE IF EXISTS entries")
+            conn.execute("DROP TABLE IF EXISTS facts")
             conn.execute(_SCHEMA)
+            conn.execute(FACTS_SCHEMA)
             conn.execute(f"PRAGMA user_version={CACHE_FORMAT}")
             conn.execute("COMMIT")
+        else:  # a database made before the facts blob existed (memzoi.verdictfacts)
+            conn.execute(FACTS_SCHEMA)
         private_file(db)  # the WAL and shared-memory files SQLite just created
     except BaseException:
         conn.close()
@@ -219,8 +184,9 @@ def connect(db: Path) -> sqlite3.Connection | None:
 
 @dataclass
 class ProjectCache:
-    """The cache of one project for one run: the entries under the run's stamp, read once at :meth:`load`, and
-    what the run changed, written once by :meth:`save`. Used from one thread."""
+    """The cache of one project for one run: the entries under the run's stamp, read once at :meth:`load` (or,
+    for a run given a few files, read as they are asked for), the project's facts blob
+    (:mod:`memzoi.verdictfacts`), and what the run changed, written once by :meth:`save`. Used from one thread."""
 
     db: Path
     stamp: str
@@ -229,12 +195,20 @@ class ProjectCache:
     seen: set[str] = field(default_factory=set)
     put: dict[str, Entry] = field(default_factory=dict)
     drop: set[str] = field(default_factory=set)
+    #: the facts blob as loaded (None: none stored); kept up to date by :meth:`save`
+    blob: Blob | None = None
+    #: a connection kept open by a partial load (``load(..., keys=...)``) to read other entries as asked
+    conn: sqlite3.Connection | None = None
+    _partial: bool = False
 
     @classmethod
-    def load(cls, project_root: str | os.PathLike[str], config: MemzoiConfig | None) -> "ProjectCache | None":
+    def load(cls, project_root: str | os.PathLike[str], config: MemzoiConfig | None,
+             keys: Iterable[str] | None = None) -> "ProjectCache | None":
         """The entries of the project at ``project_root`` (the folder of its ``.memzoi``) under the stamp of
-        ``config`` (:func:`context_stamp`), from its worktree's runtime directory; ``None`` when the cache cannot be
-        used. Never raises for a database or file-system problem."""
+        ``config`` (:func:`context_stamp`), from its worktree's runtime directory, and its facts blob; ``None``
+        when the cache cannot be used. With ``keys`` (the :func:`path_key` of each of the few files a run checks), only
+        their entries are read now, the others when asked, through a connection that stays open until
+        :meth:`save` or :meth:`close` (do not fork meanwhile). Never raises for a database or file-system problem."""
         try:
             cache = cls(worktree_runtime_dir(project_root) / CACHE_DB, context_stamp(config))
         except (OSError, RuntimeError, ValueError):
@@ -243,21 +217,64 @@ class ProjectCache:
         if conn is None:
             return None
         try:
-            cur = conn.execute("SELECT key, size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload FROM entries "
-                               "WHERE ctx = ?", (cache.stamp,))
-            cache.rows = {r[0]: r[1:] for r in cur}
+            query = "SELECT key, size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload FROM entries WHERE ctx = ?"
+            if keys is None:
+                cache.rows = {r[0]: r[1:] for r in conn.execute(query, (cache.stamp,))}
+            else:
+                wanted = list(dict.fromkeys(keys))[:500]  # SQLite's limit on parameters is 999 or more
+                cur = conn.execute(query + f" AND key IN ({','.join('?' * len(wanted))})", (cache.stamp, *wanted))
+                cache.rows = {r[0]: r[1:] for r in cur}
+            cache.blob = read_blob(conn, cache.stamp)
         except sqlite3.Error:
-            return None
-        finally:
             conn.close()
+            return None
+        if keys is None:
+            conn.close()
+        else:
+            cache.conn, cache._partial = conn, True
         return cache
+
+    def _row(self, key: str) -> tuple | None:
+        """The stored entry of ``key`` (read now in a partial load)."""
+        row = self.rows.get(key)
+        if row is None and self.conn is not None:
+            try:
+                found = self.conn.execute("SELECT size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload FROM "
+                                          "entries WHERE ctx = ? AND key = ?", (self.stamp, key)).fetchone()
+            except sqlite3.Error:
+                found = None
+            if found is not None:
+                row = self.rows[key] = tuple(found)
+        return row
+
+    def facts_of(self, path: str) -> list | None:
+        """The cross-file facts (as the payload keeps them, :func:`memzoi.verdictpayload.read_facts`) of the file
+        at the absolute ``path`` when the cache vouches for its current bytes: from the facts blob when its stat
+        is the item's and not racy, else from the file's entry (:meth:`lookup`); ``None`` otherwise."""
+        if self.blob is not None:
+            item = self.blob.get(path_key(path))
+            if item is not None:
+                stamp = _stat_of(path)
+                if stamp is not None and list(stamp) == item[:4] and max(stamp[1], stamp[3]) < item[4] - RACY_NS:
+                    return item[5]
+        payload = self.lookup(path)
+        try:
+            return payload_facts(payload) if payload is not None else None
+        except (ValueError, TypeError, IndexError):
+            return None
+
+    def close(self) -> None:
+        """Close the connection of a partial load (nothing to do otherwise)."""
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
 
     def lookup(self, path: str) -> str | None:
         """The payload of the file at the absolute ``path`` when its entry was made from its current bytes (see
         the module docstring: by stat, else by hash when the size matches), else ``None``."""
         key = path_key(path)
         self.seen.add(key)
-        row = self.rows.get(key)
+        row = self._row(key)
         if row is None:
             return None
         stamp = _stat_of(path)
@@ -291,11 +308,13 @@ class ProjectCache:
         """Write what the run changed in one transaction; with ``complete`` (the run saw every file of the
         project) also forget the entries of files it did not see (deleted, renamed). Returns False when nothing
         could be written (the next run recomputes); never raises for a database problem."""
+        self.close()
         drop = set(self.drop)
-        if complete:
+        if complete and not self._partial:
             drop |= self.rows.keys() - self.seen
         drop -= self.put.keys()
-        if not self.put and not drop:
+        blob = self._next_blob(drop)
+        if not self.put and not drop and blob is None:
             return True
         conn = connect(self.db)
         if conn is None:
@@ -307,6 +326,8 @@ class ProjectCache:
                 for e in self.put.values()])
             conn.executemany("DELETE FROM entries WHERE key = ?", [(k,) for k in drop])
             conn.execute("DELETE FROM entries WHERE ctx != ?", (self.stamp,))  # another tool or configuration
+            if blob is not None:
+                write_blob(conn, self.stamp, blob)
             conn.execute("COMMIT")
             return True
         except sqlite3.Error:
@@ -317,6 +338,26 @@ class ProjectCache:
             return False
         finally:
             conn.close()
+
+    def _next_blob(self, drop: set[str]) -> Blob | None:
+        """The facts blob to store after this run's changes, or ``None`` when the stored one stays right. Made
+        from every entry when none is stored (a full load only: a partial one does not have them)."""
+        if self.blob is None:
+            if self.partial:
+                return None
+            final = {k: Entry(k, *row) for k, row in self.rows.items()}
+            final.update(self.put)
+            for k in drop:
+                final.pop(k, None)
+            return updated({}, final.values(), ())
+        if not self.put and not drop:
+            return None
+        return updated(self.blob, self.put.values(), drop)
+
+    @property
+    def partial(self) -> bool:
+        """Whether only some entries were read (``load(..., keys=...)``)."""
+        return self._partial
 
 
 __all__ = ["CACHE_FORMAT", "RACY_NS", "Entry", "ProjectCache", "connect", "context_stamp", "path_key", "read_stable",

@@ -15,15 +15,16 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta, timezone
 
+from typing import TYPE_CHECKING
+
 from .admission import canonical_findings
-from .analysis import Analysis
-from .attestation import AttestationState
 from .filefacts import FileFacts, Ref
 from .findings import Finding, Severity
-from .retention import RetentionMark, mark_findings
-from .safety.redact import SECRET_CODES
 from .verdict import Local
 from .workspace import Role
+
+if TYPE_CHECKING:  # reading an entry loads no analysis (nor the detectors)
+    from .analysis import Analysis
 
 #: Version of the payload layout (part of :data:`memzoi.verdictcache.CACHE_FORMAT`).
 PAYLOAD_FORMAT = 1
@@ -48,6 +49,9 @@ def make_payload(analysis: Analysis, first: Local, facts: FileFacts, starts: lis
     """The JSON payload of one file's entry (see the module docstring), or ``None`` when the file must not be
     cached: a secret finding, a stale attestation, a ``canonical_path`` finding, a finding whose data does not
     survive JSON, a file outside any project. ``first`` is :func:`memzoi.verdict.local`'s result for ``analysis``."""
+    from .attestation import AttestationState
+    from .safety.redact import SECRET_CODES
+
     if analysis.placement.memzoi_dir is None or first.canonical:  # a symlink, a file through a symlinked folder
         return None
     if analysis.attestation is not None and analysis.attestation.state is AttestationState.STALE:
@@ -80,6 +84,12 @@ def _facts_in(v: list) -> FileFacts:
                      (v[12][0], v[12][1]), v[13])
 
 
+def stored_facts(value: list) -> FileFacts:
+    """The cross-file facts as a payload (or the facts blob, :mod:`memzoi.verdictfacts`) keeps them. Raises as
+    :func:`read_payload` does."""
+    return _facts_in(value)
+
+
 def read_facts(payload: str) -> FileFacts:
     """Only the cross-file facts of a payload (for a file a check does not report but whose facts it needs).
     Raises as :func:`read_payload` does."""
@@ -101,6 +111,8 @@ def read_payload(payload: str, path: str, memzoi_dir: str, now: datetime, links:
     role, o1, o2, attested, found, facts, starts, length, mark = json.loads(payload)
     own = [Finding(c, m, s, e, _SEVERITY[sev], (), d or {}) for c, m, s, e, sev, d in found]
     if mark is not None:
+        from .retention import RetentionMark, mark_findings  # a record with a retention boundary only
+
         boundary = _EPOCH + timedelta(microseconds=mark[0])
         extra = mark_findings(RetentionMark(boundary, mark[1], (mark[2], mark[3])), now)
         if extra:
@@ -111,4 +123,4 @@ def read_payload(payload: str, path: str, memzoi_dir: str, now: datetime, links:
     return Local(own + canonical, r, opening, bool(attested), len(canonical)), _facts_in(facts), starts, length
 
 
-__all__ = ["PAYLOAD_FORMAT", "line_starts", "make_payload", "read_facts", "read_payload"]
+__all__ = ["PAYLOAD_FORMAT", "line_starts", "make_payload", "read_facts", "read_payload", "stored_facts"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 
-from ..safety.redact import holds_secret
 from .model import Purged, Refusal
 
 _SCHEMA = """
@@ -115,6 +114,14 @@ DROP TABLE change;
 ALTER TABLE change_v2 RENAME TO change;
 CREATE INDEX IF NOT EXISTS change_status ON change(status);
 """
+
+
+def holds_secret(data: bytes) -> bool:
+    """:func:`memzoi.safety.redact.holds_secret`, imported at its first use (the detectors are not
+    loaded by a check that only reads the ledger's state)."""
+    from ..safety.redact import holds_secret as scan
+
+    return scan(data)
 
 
 def _migrate_from_1(conn: sqlite3.Connection) -> None:

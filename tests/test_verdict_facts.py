@@ -1,0 +1,155 @@
+"""The facts blob of the verdict cache (:mod:`memzoi.verdictfacts`) and the one-pass cross-file evaluation
+(:meth:`memzoi.crossfile.Workspace.of`) that a check of a few files uses: the report of one file is byte for byte
+``--no-cache``'s after every change that can alter the facts it is judged against (another file edited, even
+with the same size; added; removed; the configuration; the tool's build; a damaged blob), and the blob is made,
+updated and dropped as the entries are. Nothing here measures time."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+
+import pytest
+
+from memzoi import verdictcache
+from memzoi.crossfile import FileFacts, Ref, Workspace
+
+from .test_admission import git, rec
+from .test_verdict_cache import cache_db, cli, counts, repo, trusted  # noqa: F401 - fixtures
+
+
+def blob() -> dict | None:
+    db = cache_db()
+    if db is None:
+        return None
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT blob FROM facts").fetchall()
+    assert len(rows) <= 1  # one stamp at a time
+    return json.loads(rows[0][0]) if rows else None
+
+
+def same_as_uncached(capsys, target) -> str:
+    base = cli(capsys, "check", str(target), "--format", "json", "--no-cache")
+    got = cli(capsys, "check", str(target), "--format", "json")
+    assert got == base
+    return got[1]
+
+
+@pytest.fixture
+def linked(repo):
+    """``delta`` supersedes ``alpha`` (a finding that needs alpha's facts)."""
+    one = repo / ".memzoi/records/delta.md"
+    one.write_text(rec("delta").replace("retention: {}", "supersedes: alpha\nretention: {}"))
+    return one
+
+
+def test_a_full_check_stores_every_cached_file_in_the_blob_and_one_file_reads_only_it(
+        repo, linked, capsys, counts, trusted, monkeypatch):
+    cli(capsys, "check", str(repo / ".memzoi"))
+    assert len(blob()) == 4
+    looked_up = []
+    real = verdictcache.ProjectCache.lookup
+    monkeypatch.setattr(verdictcache.ProjectCache, "lookup", lambda self, p: looked_up.append(p) or real(self, p))
+    counts.reset()
+    assert "lifecycle_inconsistent" in same_as_uncached(capsys, linked)
+    assert counts["analysed"] == 1  # the --no-cache run only
+    assert looked_up == [str(linked)]  # the others' facts came from the blob
+
+
+def test_another_file_edited_with_the_same_size_is_not_trusted_from_the_blob(repo, linked, capsys, trusted):
+    cli(capsys, "check", str(repo / ".memzoi"))
+    alpha = repo / ".memzoi/records/alpha.md"
+    text = alpha.read_text()
+    edited = text.replace("status: active", "status: tabled")  # same length, another status
+    assert len(edited) == len(text)
+    alpha.write_text(edited)
+    assert "lifecycle_inconsistent" not in same_as_uncached(capsys, linked)
+    cli(capsys, "check", str(repo / ".memzoi"))  # the full run brings the blob up to date
+    assert blob()[verdictcache.path_key(str(alpha))][5][3] == "tabled"
+    assert "lifecycle_inconsistent" not in same_as_uncached(capsys, linked)
+
+
+def test_files_added_and_removed_after_the_blob_was_made(repo, capsys, trusted):
+    one = repo / ".memzoi/records/delta.md"
+    one.write_text(rec("delta").replace("retention: {}", "supersedes: omega\nretention: {}"))
+    cli(capsys, "check", str(repo / ".memzoi"))
+    assert "dangling_reference" in same_as_uncached(capsys, one)
+    omega = repo / ".memzoi/records/omega.md"
+    omega.write_text(rec("omega"))  # added: not in the blob, analysed for its facts
+    assert "dangling_reference" not in same_as_uncached(capsys, one)
+    cli(capsys, "check", str(repo / ".memzoi"))
+    assert verdictcache.path_key(str(omega)) in blob()
+    omega.unlink()  # removed: still in the blob, but no longer listed
+    assert "dangling_reference" in same_as_uncached(capsys, one)
+    cli(capsys, "check", str(repo / ".memzoi"))
+    assert verdictcache.path_key(str(omega)) not in blob()
+
+
+def test_a_configuration_or_tool_change_makes_another_blob(repo, linked, capsys, trusted, monkeypatch):
+    cli(capsys, "check", str(repo / ".memzoi"))
+    db = cache_db()
+    before = sqlite3.connect(db).execute("SELECT ctx FROM facts").fetchone()[0]
+    (repo / ".memzoi/config.toml").write_text('[project]\nid = "demo"\n')
+    same_as_uncached(capsys, linked)
+    cli(capsys, "check", str(repo / ".memzoi"))
+    after = sqlite3.connect(db).execute("SELECT ctx FROM facts").fetchone()[0]
+    assert after != before
+    monkeypatch.setattr(verdictcache, "tool_stamp", lambda: "another build")
+    same_as_uncached(capsys, linked)
+    cli(capsys, "check", str(repo / ".memzoi"))
+    assert sqlite3.connect(db).execute("SELECT ctx FROM facts").fetchall() not in ([], [(after,)])
+
+
+def test_git_admission_and_retention_of_the_checked_file_are_judged_at_each_run(repo, linked, capsys, trusted):
+    cli(capsys, "check", str(repo / ".memzoi"))
+    (repo / ".gitignore").write_text(".memzoi/records/delta.md\n")
+    assert "ignored_untracked" in same_as_uncached(capsys, linked)
+    git(repo, "add", "-f", ".gitignore", str(linked))
+    git(repo, "commit", "-q", "-m", "admit delta")
+    assert "ignored_untracked" not in same_as_uncached(capsys, linked)
+
+
+@pytest.mark.parametrize("damage", ["not json", "[1, 2]", '{"x": [1]}'])
+def test_a_damaged_blob_is_ignored_and_replaced(repo, linked, capsys, trusted, damage):
+    cli(capsys, "check", str(repo / ".memzoi"))
+    with sqlite3.connect(cache_db()) as conn:
+        conn.execute("UPDATE facts SET blob = ?", (damage,))
+    same_as_uncached(capsys, linked)
+    cli(capsys, "check", str(repo / ".memzoi"))
+    assert "lifecycle_inconsistent" in same_as_uncached(capsys, linked)
+
+
+def test_a_cache_made_before_the_blob_gets_one(repo, linked, capsys, trusted):
+    cli(capsys, "check", str(repo / ".memzoi"))
+    with sqlite3.connect(cache_db()) as conn:
+        conn.execute("DROP TABLE facts")
+    assert "lifecycle_inconsistent" in same_as_uncached(capsys, linked)  # read entry by entry
+    cli(capsys, "check", str(repo / ".memzoi"))
+    assert len(blob()) == 4
+
+
+def _random_facts(rnd: random.Random, i: int) -> FileFacts:
+    ids = ["a", "b", "c", "d"]
+    if rnd.random() < 0.6:
+        refs = tuple(Ref(rnd.choice(["supersedes", "lineage.predecessor_id"]), rnd.choice(ids), (1, 2))
+                     for _ in range(rnd.randrange(2)))
+        return FileFacts("record", "record", rnd.choice(ids), rnd.choice(["active", "superseded"]), "project",
+                         rnd.choice([None, "p"]), rnd.choice(["2026-01-01", "2026-03-01"]), None,
+                         rnd.choice([None, "h1", "h2"]), (), refs, (0, 1), (3, 9))
+    token = rnd.choice(["x", "y", f"z{i}"])
+    return FileFacts("proposal", rnd.choice(["pending", "applied"]), token, None, "project", None,
+                     rnd.choice(["2026-02-01", None]), rnd.choice(["create", "supersede", "tombstone"]),
+                     rnd.choice([None, "h1", "h2"]), (token,),
+                     (Ref("proposal.target", rnd.choice(ids), (4, 5)),), (0, 1), (3, 9))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_one_pass_evaluation_equals_the_incremental_one(seed):
+    rnd = random.Random(seed)
+    facts = {f"/p/{rnd.choice('rs')}/{i:02d}.md": _random_facts(rnd, i) for i in range(rnd.randrange(1, 30))}
+    incremental = Workspace()
+    for path in rnd.sample(list(facts), len(facts)):
+        incremental.update(path, facts[path])
+    bulk = Workspace.of(facts).evaluate(list(facts))
+    assert bulk == {p: incremental.findings_for(p) for p in facts if incremental.findings_for(p)}
