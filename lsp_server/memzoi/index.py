@@ -27,15 +27,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .admission import GitVisibility, git_visibility
-from .filefacts import FileFacts
-from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files
-from .index_rows import Judged, _index_rows, _now, index_row
+from typing import TYPE_CHECKING
+
+from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files, plane_stats
 from .index_schema import _TABLES, SCHEMA_VERSION, _split_sql, schema_script
-from .parallel import ChunkPool, cpu_count
-from .pathsafety import shown_path
 from .runtime import INDEX_DB, derive_keys, memzoi_home, private_dir, private_file
 from .runtime_errors import RuntimeStateError, runtime_error
+
+if TYPE_CHECKING:
+    from .filefacts import FileFacts
+    from .index_rows import Judged
+
+# What analyses a file (admission, index_rows, the detectors behind shown_path) is imported where a file is
+# analysed: `memzoi search` on an up-to-date index opens, stats and queries, and loads none of it.
 
 #: From this many files on, (re)indexing analyses files in worker processes.
 PARALLEL_THRESHOLD = 400
@@ -157,7 +161,7 @@ class Index(IndexQueries):
             self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             self._insert(rows)
             self.db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", [
-                ("built_at", _now()), ("project_root", str(self.root)), ("schema", str(SCHEMA_VERSION))])
+                ("built_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())), ("project_root", str(self.root)), ("schema", str(SCHEMA_VERSION))])
         self.schema_problem = None
         return self._result(rows, started)
 
@@ -217,17 +221,16 @@ class Index(IndexQueries):
         drop rows whose file is gone (a full rebuild when the index was never built)."""
         if not self.exists:
             return self.rebuild(progress)
-        on_disk = {self._rel(p): p for p in git_plane_files(self.root)}
-        known = {r["path"]: (r["size"], r["mtime_ns"]) for r in self.db.execute("SELECT path, size, mtime_ns FROM files")}
-        changed = []
-        for rel, p in on_disk.items():
-            try:
-                st = p.stat()
-            except OSError:
-                continue
-            if known.get(rel) != (st.st_size, st.st_mtime_ns):
-                changed.append(p)
-        gone = [rel for rel in known if rel not in on_disk]
+        known = {r[0]: (r[1], r[2]) for r in self.db.execute("SELECT path, size, mtime_ns FROM files")}
+        changed, present = [], set()
+        for rel, (path, size, mtime_ns) in plane_stats(self.root).items():
+            # A path the index holds as it is was judged free of secrets when its row was written, so only a
+            # path it does not hold is scanned for its key (a scan per file was most of a search at 10,000).
+            key = rel if rel in known else self._rel(Path(path))
+            present.add(key)
+            if size is not None and known.get(key) != (size, mtime_ns):
+                changed.append(Path(path))
+        gone = [rel for rel in known if rel not in present]
         if not changed and not gone:
             return RebuildResult()
         return self.update_paths(changed + [self.root / g for g in gone], progress)
@@ -239,6 +242,8 @@ class Index(IndexQueries):
     def _rel(self, p: Path) -> str:
         """The key of ``p`` in the index: its path relative to the project root, redacted when it bears a secret
         (:func:`memzoi.pathsafety.shown_path`: the index never stores a secret, and the key stays stable)."""
+        from .pathsafety import shown_path
+
         try:
             rel = Path(os.path.abspath(p)).relative_to(self.root).as_posix()
         except ValueError:
@@ -256,6 +261,10 @@ class Index(IndexQueries):
             progress(0, total)
         if not files:
             return []
+        from .admission import GitVisibility, git_visibility
+        from .index_rows import _index_rows, index_row
+        from .parallel import ChunkPool, cpu_count
+
         if self.judged is not None:
             rows = [index_row(self._rel(p), data, st, verdict) for p, data, st, verdict in self.judged(files)]
             if progress:

@@ -29,10 +29,6 @@ from .verdict import FileVerdict, ProjectContext, judge
 from .workspace import place
 
 
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
 def _s(value: Any) -> str | None:
     return str(value).strip() if isinstance(value, str) and str(value).strip() else None
 
