@@ -19,18 +19,17 @@ importable from here).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files, plane_stats
-from .index_schema import _TABLES, SCHEMA_VERSION, _split_sql, schema_script
+from .index_schema import _TABLES, SCHEMA_VERSION, _split_sql, fts_triggers, schema_script, table_script
 from .runtime import INDEX_DB, derive_keys, memzoi_home, private_dir, private_file
 from .runtime_errors import RuntimeStateError, runtime_error
 
@@ -156,10 +155,16 @@ class Index(IndexQueries):
                 self.db.execute(f"DROP TABLE IF EXISTS {name}")
             for trig in ("records_ai", "records_ad", "records_au", "proposals_ai", "proposals_ad", "proposals_au"):
                 self.db.execute(f"DROP TRIGGER IF EXISTS {trig}")
-            for stmt in _split_sql(schema_script()):
+            for stmt in _split_sql(table_script()):
                 self.db.execute(stmt)
             self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            # The full-text tables are filled once from the inserted rows, then the triggers that keep them in
+            # sync are created: 11,000 rows took 1.84 s through the triggers and 1.06 s this way.
             self._insert(rows)
+            for table in ("records_fts", "proposals_fts"):
+                self.db.execute(f"INSERT INTO {table}({table}) VALUES('rebuild')")
+            for stmt in _split_sql(fts_triggers()):
+                self.db.execute(stmt)
             self.db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", [
                 ("built_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())), ("project_root", str(self.root)), ("schema", str(SCHEMA_VERSION))])
         self.schema_problem = None
@@ -240,15 +245,10 @@ class Index(IndexQueries):
             raise IndexUnavailable(self.schema_problem)
 
     def _rel(self, p: Path) -> str:
-        """The key of ``p`` in the index: its path relative to the project root, redacted when it bears a secret
-        (:func:`memzoi.pathsafety.shown_path`: the index never stores a secret, and the key stays stable)."""
-        from .pathsafety import shown_path
+        """The key of ``p`` in the index (:func:`memzoi.index_rows.index_key`)."""
+        from .index_rows import index_key
 
-        try:
-            rel = Path(os.path.abspath(p)).relative_to(self.root).as_posix()
-        except ValueError:
-            rel = Path(os.path.abspath(p)).as_posix()
-        return shown_path(rel)
+        return index_key(self.root, p)
 
     def _transaction(self):
         return _Tx(self.db)
@@ -271,11 +271,12 @@ class Index(IndexQueries):
                 progress(total, total)
             return rows
         vis = git_visibility(self.root, files)
-        jobs = [(str(p), self._rel(p), vis.get(os.path.abspath(p), GitVisibility.UNKNOWN).value) for p in files]
+        # Each file's key is made in the worker that analyses it (index_rows._index_rows).
+        jobs = [(str(p), None, vis.get(os.path.abspath(p), GitVisibility.UNKNOWN).value) for p in files]
         step = max(1, total // 100)
         workers = self.workers if self.workers is not None else min(cpu_count(), 8)
-        pool: ChunkPool[tuple[str, str, str], dict[str, Any] | None] = ChunkPool(
-            _index_rows, workers=workers, chunksize=max(16, total // (workers * 8)), start_at=PARALLEL_THRESHOLD)
+        pool: ChunkPool[tuple[str, str | None, str], dict[str, Any] | None] = ChunkPool(
+            functools.partial(_index_rows, root=str(self.root)), workers=workers, chunksize=max(16, total // (workers * 8)), start_at=PARALLEL_THRESHOLD)
         for job in jobs:
             pool.add(job)
         rows: list[dict[str, Any]] = []
