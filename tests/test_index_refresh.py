@@ -99,3 +99,18 @@ def test_refresh_reindexes_changed_new_and_gone_files_and_scans_only_new_paths(h
         assert ix.counts()["files"] == before["files"]  # one gone, one new
         assert ix.search("zanzibarite") and ix.drift().clean
         assert ix.refresh().files == 0  # nothing changed since
+
+
+def test_a_secret_value_that_is_part_of_a_path_never_merges_two_files_into_one_key():
+    from memzoi.index_rows import _scrub
+
+    value = "-".join(["4111", "1111"])  # built at run time; any detected value that a file name also holds
+    keys = []
+    for name in ("a", "b"):
+        path = f".memzoi/records/{name}-{value}.md"
+        rows = {"file": {"path": path, "findings": "[]"}, "record": {"path": path, "body": f"x {value} y"}}
+        _scrub(rows, [value])
+        assert rows["file"]["path"] == rows["record"]["path"] and rows["file"]["path"].startswith(_REDACTED_PREFIX)
+        assert value not in repr(rows)
+        keys.append(rows["file"]["path"])
+    assert keys[0] != keys[1]
