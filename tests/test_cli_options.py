@@ -182,24 +182,6 @@ def test_json_flag_is_format_json(capsys, project):
     assert run(capsys, "check", "--root", str(project), "--json", "--format", "github")[0] == 2
 
 
-def test_progress_only_on_a_terminal(capsys, project, monkeypatch):
-    from memzoi.cli.rebuild import StderrProgress
-
-    monkeypatch.setattr("sys.stderr.isatty", lambda: False, raising=False)
-    progress = StderrProgress("check", "checking", erase=True)
-    progress(1, 2)
-    progress.finish()
-    assert capsys.readouterr().err == ""
-    progress.tty = True
-    progress(2, 2)
-    progress.finish()
-    err = capsys.readouterr().err
-    assert "memzoi check: checking 2/2 files (100%)" in err and err.endswith("\r\x1b[K")
-    # machine formats never get it: check with --format json prints nothing but JSON
-    code, out, err = run(capsys, "check", "--root", str(project), "--format", "json")
-    assert json.loads(out) and err == ""
-
-
 # --- upgrade --check / --diff ----------------------------------------------------------------------------------
 
 

@@ -18,23 +18,67 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-import blake3
+from typing import TYPE_CHECKING
 
-from .crossfile import Workspace
-from .crossfile import git_plane_files as _plane_files
-from .filefacts import FileFacts
-from .pathsafety import REDACTED_PREFIX
-from .workspace import MEMZOI_DIR
+from .workspace import MEMZOI_DIR, RESERVED_NAMES, utf8_name
+
+if TYPE_CHECKING:
+    from .crossfile import Workspace
+    from .filefacts import FileFacts
+
+# crossfile, filefacts and pathsafety import the analysis and the detectors: they are imported by the queries
+# that need them, so a search loads none of it. The marker is pathsafety's REDACTED_PREFIX (a test holds them
+# equal).
+_REDACTED_PREFIX = "<redacted-path:"
 
 
 def git_plane_files(project_root: Path) -> list[Path]:
     """Records and packets below ``<root>/.memzoi`` as Memzoi walks them, sorted; none below a symlinked folder
     (:func:`memzoi.workspace.linked_plane`: the walk skips a symlinked ``records`` or ``proposals``, and a
     symlinked ``.memzoi`` is never entered), so the index never holds a file read through a link."""
+    from .crossfile import git_plane_files as plane_files
+
     memzoi_dir = project_root / MEMZOI_DIR
     if memzoi_dir.is_symlink():
         return []
-    return _plane_files(memzoi_dir)
+    return plane_files(memzoi_dir)
+
+
+def plane_stats(project_root: Path) -> dict[str, tuple[str, int | None, int | None]]:
+    """The files of :func:`git_plane_files` with their stat, for :meth:`memzoi.index.Index.refresh`:
+    ``{path relative to the root, "/"-separated: (absolute path, size in bytes, mtime in ns)}``, size and mtime
+    ``None`` when the file cannot be stat'ed. The same files as :func:`git_plane_files` (a test holds them equal),
+    walked with ``os.scandir`` and no ``Path`` per file: at 50,000 files this walk is most of a search. Never
+    raises for I/O errors (an unreadable folder is left out, as the walk leaves it)."""
+    root = os.path.abspath(project_root)
+    memzoi_dir = os.path.join(root, MEMZOI_DIR)
+    out: dict[str, tuple[str, int | None, int | None]] = {}
+    if os.path.islink(memzoi_dir):
+        return out
+    cut = len(root) + 1
+    stack = [d for d in (os.path.join(memzoi_dir, "records"), os.path.join(memzoi_dir, "proposals"))
+             if os.path.isdir(d) and not os.path.islink(d)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                listed = list(entries)
+        except OSError:
+            continue
+        for e in listed:
+            name = e.name
+            if name.startswith(".") or not utf8_name(name) or e.is_symlink():
+                continue
+            if e.is_dir(follow_symlinks=False):
+                stack.append(e.path)
+            elif name.endswith(".md") and name not in RESERVED_NAMES and e.is_file(follow_symlinks=False):
+                try:
+                    st = e.stat(follow_symlinks=False)
+                    size, mtime = st.st_size, st.st_mtime_ns
+                except OSError:
+                    size = mtime = None
+                rel = e.path[cut:]
+                out[rel.replace(os.sep, "/") if os.sep != "/" else rel] = (e.path, size, mtime)
+    return out
 
 
 @dataclass
@@ -212,15 +256,20 @@ class IndexQueries:
     def stored_facts(self) -> dict[str, FileFacts]:
         """The stored cross-file facts of every indexed file (absolute path → facts), without reading or
         analysing a file; files indexed under a redacted path are left out (their facts were stripped)."""
+        from .filefacts import FileFacts
+
         self._require()
         base = str(self.root)
         return {os.path.join(base, *r["path"].split("/")): FileFacts.from_json(json.loads(r["facts"]))
                 for r in self.db.execute("SELECT path, facts FROM files")
-                if not r["path"].startswith(REDACTED_PREFIX)}
+                if not r["path"].startswith(_REDACTED_PREFIX)}
 
     def workspace(self) -> Workspace:
         """A cross-file :class:`~memzoi.crossfile.Workspace` loaded from stored facts, keyed by absolute path
         (no file is read or analysed). The language server starts from it and then updates open files."""
+        from .crossfile import Workspace
+        from .filefacts import FileFacts
+
         self._require()
         ws = Workspace()
         for r in self.db.execute("SELECT path, facts FROM files ORDER BY path"):
@@ -251,6 +300,8 @@ class IndexQueries:
     def drift(self) -> Drift:
         """Compare the index with the git plane: every file's byte hash against the stored one, rows without a
         file, files without a row, and the FTS5 integrity check of both tables. Never writes."""
+        import blake3
+
         d = Drift(schema=self.schema_problem)
         if d.schema:
             return d
@@ -280,4 +331,4 @@ class IndexQueries:
         return d
 
 
-__all__ = ["Drift", "IndexQueries", "SearchHit", "fts_query", "git_plane_files"]
+__all__ = ["Drift", "IndexQueries", "SearchHit", "fts_query", "git_plane_files", "plane_stats"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -27,10 +26,6 @@ from .safety.redact import MARK, redact, secret_spans
 from .text import LineIndex
 from .verdict import FileVerdict, ProjectContext, judge
 from .workspace import place
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _s(value: Any) -> str | None:
@@ -52,16 +47,39 @@ def _scrub(rows: dict[str, dict[str, Any]], values: list[str]) -> None:
     needles = [n for v in values for n in {v, json.dumps(v, ensure_ascii=False)[1:-1]} if n]
     for row in rows.values():
         for key, value in row.items():
-            if key != "sha" and isinstance(value, str) and any(n in value for n in needles):
+            if key == "path" and isinstance(value, str) and any(n in value for n in needles):
+                # The key of the file's rows: marking the value inside it made several files one key (a run of
+                # 50,000 files failed on it); the whole path becomes its hash marker, one per file.
+                from .pathsafety import redacted
+
+                row[key] = redacted(value)
+            elif key != "sha" and isinstance(value, str) and any(n in value for n in needles):
                 for n in needles:
                     value = value.replace(n, MARK)
                 row[key] = value
 
 
-def _index_rows(jobs: list[tuple[str, str, str]]) -> list[dict[str, Any] | None]:
-    """Worker: :func:`_index_row` for each job of a chunk (one project context per ``.memzoi`` directory)."""
+def index_key(root: Path, path: str | os.PathLike[str]) -> str:
+    """The key of the file ``path`` in the index of the project ``root`` (resolved): its path relative to the
+    root, ``/``-separated (absolute when outside it), redacted when it bears a secret
+    (:func:`memzoi.pathsafety.shown_path`: the index never stores a secret, and the key stays stable)."""
+    from .pathsafety import shown_path
+
+    try:
+        rel = Path(os.path.abspath(path)).relative_to(root).as_posix()
+    except ValueError:
+        rel = Path(os.path.abspath(path)).as_posix()
+    return shown_path(rel)
+
+
+def _index_rows(jobs: list[tuple[str, str | None, str]], root: str | None = None) -> list[dict[str, Any] | None]:
+    """Worker: :func:`_index_row` for each job of a chunk (one project context per ``.memzoi`` directory). A job
+    without its key gets it here (:func:`index_key` of ``root``), where the analysis scans the same path anyway
+    (one cached scan per file, instead of one more per file in the parent before the workers start)."""
     contexts: dict[str, ProjectContext] = {}
-    return [_index_row(job, contexts) for job in jobs]
+    base = Path(root) if root is not None else None
+    return [_index_row(job if job[1] is not None or base is None else (job[0], index_key(base, job[0]), job[2]),
+                       contexts) for job in jobs]
 
 
 def _index_row(job: tuple[str, str, str], contexts: dict[str, ProjectContext] | None = None) -> dict[str, Any] | None:

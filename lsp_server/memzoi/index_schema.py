@@ -78,9 +78,20 @@ def _split_sql(script: str) -> list[str]:
     return out
 
 
+def table_script() -> str:
+    """The tables, indexes and FTS5 tables, without the triggers (a rebuild fills the FTS5 tables in one pass
+    after inserting every row, then adds the triggers: :func:`fts_triggers`)."""
+    return _SCHEMA
+
+
+def fts_triggers() -> str:
+    """The triggers that keep ``records_fts`` and ``proposals_fts`` in sync with their tables."""
+    return _TRIGGERS.format(t="records") + _TRIGGERS.format(t="proposals")
+
+
 def schema_script() -> str:
     """The whole schema as one script: tables, then the FTS5 triggers of ``records`` and ``proposals``."""
-    return _SCHEMA + _TRIGGERS.format(t="records") + _TRIGGERS.format(t="proposals")
+    return table_script() + fts_triggers()
 
 
-__all__ = ["SCHEMA_VERSION", "schema_script"]
+__all__ = ["SCHEMA_VERSION", "fts_triggers", "schema_script", "table_script"]

@@ -47,6 +47,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the path the text read by `-` has, which gives it its role (record, proposal, …)")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="print the findings only: no summary, progress or settings notes on stderr")
+    p.add_argument("--no-progress", action="store_true",
+                   help="never draw the progress line (files done, files/s) on stderr; it is drawn only when "
+                   "stderr is a terminal, TERM is not dumb and the run is long (300 files or more, or after a "
+                   "second), in every format, and never on stdout or in --output-file")
     p.add_argument("-o", "--output-file", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--color", choices=["auto", "always", "never"], default="auto",
                    help="colour the text output: auto (a terminal, unless NO_COLOR is set), always or never")
@@ -100,10 +104,13 @@ def run(args: argparse.Namespace) -> int:
         # documented form (the argument joined with the path under it) and SARIF makes its own relative URIs.
         paths = [below_cwd(target) if fmt in ("text", "github") else target]
     progress = None
-    if fmt == "text" and not args.quiet and not args.statistics and not stdin:
-        from .rebuild import StderrProgress
+    if not stdin:
+        from .progress import Progress, progress_wanted
 
-        progress = StderrProgress("check", "checking", erase=True)
+        # On stderr only, in every format: the report (stdout or --output-file) is written after the line is
+        # cleared, and a pipe or a log file never gets it (progress_wanted).
+        progress = Progress("check", "checking", enabled=progress_wanted(
+            sys.stderr, disabled=args.quiet or args.no_progress))
     try:
         if stdin:
             data = sys.stdin.buffer.read()

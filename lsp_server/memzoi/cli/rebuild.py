@@ -1,49 +1,15 @@
 """``memzoi rebuild [--json]``: recreate the workspace index from the git plane (SPEC §7, §8).
 
-Progress goes to stderr (a live counter on a terminal); ``--json`` prints Memzoi's rebuild shape
+Progress goes to stderr on a terminal (:mod:`memzoi.cli.progress`, off with ``--no-progress``); ``--json`` prints Memzoi's rebuild shape
 ``{records_root, db_path, record_ids}`` plus ``proposal_ids``, ``files_indexed``, ``refused`` and ``seconds``.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-import time
 
 from ._common import add_command, refuse_linked_plane
 from ._changes import add_common, emit_json, project_root
-
-
-class StderrProgress:
-    """``(done, total)`` callback drawing ``memzoi <what>: <verb> N/T files`` on stderr when it is a terminal
-    (at most ten redraws a second); silent otherwise, so logs and machine formats are never mixed with it.
-    ``erase``: :meth:`finish` clears the line instead of ending it."""
-
-    def __init__(self, what: str, verb: str = "indexing", *, erase: bool = False):
-        self.what = what
-        self.verb = verb
-        self.erase = erase
-        self.tty = sys.stderr.isatty()
-        self.last = 0.0
-        self.drawn = False
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.tty:
-            return
-        now = time.monotonic()
-        if done < total and now - self.last < 0.1:
-            return
-        self.last = now
-        pct = 100 * done // total if total else 100
-        sys.stderr.write(f"\rmemzoi {self.what}: {self.verb} {done}/{total} files ({pct}%)")
-        sys.stderr.flush()
-        self.drawn = True
-
-    def finish(self) -> None:
-        """End (or with ``erase``, clear) the progress line."""
-        if self.drawn:
-            sys.stderr.write("\r\x1b[K" if self.erase else "\n")
-            self.drawn = False
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,11 +18,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         sub, "rebuild", help="recreate the workspace index (records, proposals, full-text search) from the .memzoi "
         "files",
         description="Recreate the disposable workspace index (SQLite, full-text search) in the runtime directory "
-        "from the .memzoi files. Progress is shown on a terminal.",
+        "from the .memzoi files. Progress (files done, rate) is shown on stderr when it is a terminal and TERM is not "
+        "dumb, never on stdout; --no-progress turns it off.",
         examples=["memzoi rebuild", "memzoi rebuild --json"],
         exits={1: "the index cannot be written, or a .memzoi, records or proposals folder is a symlink"})
     add_common(p, actor=False)
+    add_progress_option(p)
     p.set_defaults(func=run)
+
+
+def add_progress_option(p: argparse.ArgumentParser) -> None:
+    """Add ``--no-progress`` (see :mod:`memzoi.cli.progress`)."""
+    p.add_argument("--no-progress", action="store_true",
+                   help="never draw the progress line on stderr (it is drawn only when stderr is a terminal, TERM "
+                   "is not dumb and the run is long)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
     refused = refuse_linked_plane(args, root)  # nothing is read through a symlinked .memzoi/records/proposals
     if refused is not None:
         return refused
-    progress = StderrProgress("rebuild")
+    from .progress import Progress
+
+    progress = Progress("rebuild", "indexing", enabled=None if not args.no_progress else False)
     try:
         # A full, read-only or damaged index raises RuntimeStateError (IndexUnavailable is one), which the
         # dispatcher prints as one line, or as {"error": …} with --json.

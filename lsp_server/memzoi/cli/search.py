@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ._common import add_command, refuse_linked_plane
 from ._changes import add_common, emit_json, project_root
-from .rebuild import StderrProgress
+from .rebuild import add_progress_option
 
 if TYPE_CHECKING:
     from ..index import SearchHit
@@ -36,6 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=10, help="at most this many results (default 10)")
     p.add_argument("--kind", choices=["record", "proposal", "all"], default="all", help="what to search")
     add_common(p, actor=False)
+    add_progress_option(p)
     p.set_defaults(func=run)
 
 
@@ -82,7 +83,9 @@ def run(args: argparse.Namespace) -> int:
     refused = refuse_linked_plane(args, root)  # nothing is read through a symlinked .memzoi/records/proposals
     if refused is not None:
         return refused
-    progress = StderrProgress("search")
+    from .progress import Progress
+
+    progress = Progress("search", "indexing", enabled=None if not args.no_progress else False)
     try:
         # An unusable index raises RuntimeStateError, reported by the dispatcher (JSON on stdout with --json).
         with Index(root) as index, guard(index.path, "index"):

@@ -11,10 +11,10 @@ smuggling code points), :mod:`.pii` (personal data and transcripts), :mod:`.deco
 
 from __future__ import annotations
 
-from ..config import DEFAULT_CONFIG, MemzoiConfig
+from typing import TYPE_CHECKING
+
 from ..document import Document
 from ..findings import Finding
-from ..policy import gate_findings
 from ..workspace import Placement
 from .fingerprint import fingerprint
 from .scan import SECRET_CODES, collect_hits, scan_document
@@ -23,6 +23,11 @@ from .scan import SECRET_CODES, collect_hits, scan_document
 #: detectors, which refine them and add PII, transcript, prompt-injection and invisible-character findings, are
 #: skipped (the file gets ``file_too_large``). Memzoi refuses any projected file this large anyway.
 MAX_SCAN_BYTES = 512 * 1024
+
+if TYPE_CHECKING:
+    from ..config import MemzoiConfig
+# The configuration (pydantic) and the gate are imported by safety_findings: a caller that only scans a short
+# text (`memzoi search` scrubbing its query, path names) does not load them.
 
 
 def scan_complete(text: str) -> bool:
@@ -39,6 +44,9 @@ def safety_findings(doc: Document, placement: Placement, config: MemzoiConfig | 
     to records and pending packets. Memzoi's write-safety rules run on every file whatever its size; the rest of
     the detectors only where :func:`scan_complete` holds (the gate reports ``candidate_too_large`` above it).
     """
+    from ..config import DEFAULT_CONFIG
+    from ..policy import gate_findings
+
     config = config or DEFAULT_CONFIG
     out = gate_findings(doc, placement, config)
     out.extend(scan_document(doc, config.accepted, config.safety.unsigned_jwt, floor_only=not scan_complete(doc.text)))

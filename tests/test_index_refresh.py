@@ -1,0 +1,116 @@
+"""The index's cheap refresh (``memzoi search``): the stat walk finds exactly the files of the git plane, and a
+refresh re-indexes what changed, adds what is new and drops what is gone, without scanning unchanged paths."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memzoi import pathsafety
+from memzoi.index import Index
+from memzoi.index_queries import _REDACTED_PREFIX, git_plane_files, plane_stats
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    h = tmp_path / "home"
+    monkeypatch.setenv("MEMZOI_HOME", str(h))
+    return h
+
+
+@pytest.fixture
+def project(corpus, tmp_path) -> Path:
+    root = tmp_path / "proj"
+    shutil.copytree(corpus / "memzoi-repo/.memzoi", root / ".memzoi")
+    shutil.copytree(corpus / "examples/proposals", root / ".memzoi/proposals/pending")
+    return root
+
+
+def _odd_entries(root: Path) -> None:
+    """Everything the walk must skip or take, beside the corpus files."""
+    rec = root / ".memzoi/records"
+    (rec / ".hidden.md").write_text("x")
+    (rec / ".hidden-dir").mkdir()
+    (rec / ".hidden-dir/in.md").write_text("x")
+    (rec / "index.md").write_text("x")
+    (rec / "log.md").write_text("x")
+    (rec / "notes.txt").write_text("x")
+    (rec / "deep/er/still").mkdir(parents=True)
+    (rec / "deep/er/still/found.md").write_text("x")
+    (rec / "folder.md").mkdir()  # a folder named like a record
+    (rec / "folder.md/inside.md").write_text("x")
+    (rec / "link.md").symlink_to(rec / "deep/er/still/found.md")
+    (rec / "linked-dir").symlink_to(rec / "deep")
+    (root / ".memzoi/elsewhere.md").write_text("x")  # not below records or proposals
+    if os.name == "posix":
+        try:
+            (rec / os.fsdecode(b"bad-\xff.md")).write_text("x")
+        except OSError:  # a file system that refuses names that are not UTF-8
+            pass
+
+
+def test_plane_stats_walks_exactly_the_git_plane_files(project):
+    _odd_entries(project)
+    expected = {p.relative_to(project).as_posix(): p for p in git_plane_files(project)}
+    got = plane_stats(project)
+    assert set(got) == set(expected)
+    for rel, (path, size, mtime_ns) in got.items():
+        st = os.stat(path)
+        assert os.path.samefile(path, expected[rel]) and (size, mtime_ns) == (st.st_size, st.st_mtime_ns)
+
+
+def test_plane_stats_of_a_symlinked_plane_is_empty(project, tmp_path):
+    moved = tmp_path / "real-records"
+    shutil.move(project / ".memzoi/records", moved)
+    (project / ".memzoi/records").symlink_to(moved)
+    assert not any(rel.startswith(".memzoi/records/") for rel in plane_stats(project))
+    assert set(plane_stats(project)) == {p.relative_to(project).as_posix() for p in git_plane_files(project)}
+    whole = tmp_path / "other"
+    whole.mkdir()
+    (whole / ".memzoi").symlink_to(project / ".memzoi")
+    assert plane_stats(whole) == {} and git_plane_files(whole) == []
+
+
+def test_the_redaction_marker_is_pathsafetys():
+    assert _REDACTED_PREFIX == pathsafety.REDACTED_PREFIX
+
+
+def test_refresh_reindexes_changed_new_and_gone_files_and_scans_only_new_paths(home, project, monkeypatch):
+    with Index(project) as ix:
+        ix.rebuild()
+        before = ix.counts()
+        rec = sorted((project / ".memzoi/records").rglob("*.md"))
+        changed, gone = rec[0], rec[1]
+        changed.write_bytes(changed.read_bytes() + b"\nA new line about zanzibarite.\n")
+        gone.unlink()
+        new = rec[2].parent / "brand-new.md"
+        shutil.copyfile(rec[2], new)
+        scanned: list[str] = []
+        real = pathsafety.shown_path
+        monkeypatch.setattr(pathsafety, "shown_path", lambda p: scanned.append(os.fspath(p)) or real(p))
+        ix.refresh()
+        # Unchanged paths are looked up as the index holds them; only the new one is scanned for its key (and the
+        # re-indexed files where their rows are written).
+        assert not any(s.endswith(rec[3].name) for s in scanned)
+        assert any(s.endswith("brand-new.md") for s in scanned)
+        assert ix.counts()["files"] == before["files"]  # one gone, one new
+        assert ix.search("zanzibarite") and ix.drift().clean
+        assert ix.refresh().files == 0  # nothing changed since
+
+
+def test_a_secret_value_that_is_part_of_a_path_never_merges_two_files_into_one_key():
+    from memzoi.index_rows import _scrub
+
+    value = "-".join(["4111", "1111"])  # built at run time; any detected value that a file name also holds
+    keys = []
+    for name in ("a", "b"):
+        path = f".memzoi/records/{name}-{value}.md"
+        rows = {"file": {"path": path, "findings": "[]"}, "record": {"path": path, "body": f"x {value} y"}}
+        _scrub(rows, [value])
+        assert rows["file"]["path"] == rows["record"]["path"] and rows["file"]["path"].startswith(_REDACTED_PREFIX)
+        assert value not in repr(rows)
+        keys.append(rows["file"]["path"])
+    assert keys[0] != keys[1]
