@@ -151,6 +151,7 @@ def crash_everywhere(tmp_path: Path, template: Path, name: str, *, undo: bool) -
 
 
 
+@pytest.mark.timeout(900)  # a hang guard: hundreds of forked children, a minute or more on a loaded machine
 def test_crash_at_every_step_of_every_operation_and_undo(scratch, template, monkeypatch, capsys):
     tmp_path = scratch
     monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))

@@ -147,6 +147,7 @@ def recovery_setup(mode: str) -> Callable[[Path], Callable[[], object]]:
     return setup
 
 
+@pytest.mark.timeout(900)  # a hang guard: hundreds of forked children, a minute or more on a loaded machine
 def test_enospc_and_eio_at_every_step(scratch, template, monkeypatch, capsys):  # noqa: F811
     monkeypatch.setenv("MEMZOI_HOME", str(scratch / "home"))
     world = World(template, scratch)
