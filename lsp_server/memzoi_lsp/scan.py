@@ -12,6 +12,7 @@ best-effort answers from what is known so far. Only the project's ``.memzoi`` fo
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 import uuid
@@ -130,7 +131,9 @@ def _first_stages(ls: "MemzoiServer", chunk: list[tuple[str, str]], ctx, cache, 
 def _take(ls: "MemzoiServer", project: "Project", chunk: list[tuple[str, str]], scanned: list) -> None:
     """On the event loop: keep each file's compact verdict, feed its facts to the cross-file workspace and
     publish it (open documents keep the editor's text)."""
-    ctx = ls.context(project)  # one per chunk: the settings and the configuration do not change within it
+    # One context per chunk, judged in this one turn of the loop: the settings, the configuration and the ledger
+    # cannot change within it, so the ledger is read once for the chunk, not stamped once per file.
+    ctx = dataclasses.replace(ls.context(project), ledger=project.ledger.settled())
     for (uri, _), got in zip(chunk, scanned):
         if got is None:
             continue  # unreadable, or changing while read: a watcher event or a request analyses it
