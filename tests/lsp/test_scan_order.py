@@ -41,3 +41,39 @@ async def test_the_opened_document_is_diagnosed_before_the_scan_ends(profile: st
         await client.shutdown_session()
     finally:
         await client.stop()
+
+
+async def test_a_corrupt_verdict_cache_never_breaks_the_scan(tmp_path: Path):
+    import os
+    import subprocess
+    import sys
+
+    root = tmp_path / "ws"
+    records = root / ".memzoi" / "records"
+    records.mkdir(parents=True)
+    for i in range(5):
+        (records / f"rec-{i}.md").write_text(record_text(f"rec-{i}", title=f"Record {i}"))
+    bad = records / "bad.md"
+    bad.write_text(record_text("bad").replace("lane: semantic", "lane: nope"))
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "MEMZOI_HOME": str(home)}
+    subprocess.run([sys.executable, "-m", "memzoi", "check", ".memzoi"], cwd=root, env=env, capture_output=True,
+                   stdin=subprocess.DEVNULL)
+    [db] = sorted(home.rglob("memzoi-lsp-verdicts.db"))
+    db.write_bytes(b"not a database" * 512)
+    client = await start_client("vscode", root, home)
+    try:
+        got = await diagnostics(client, bad.as_uri(), until=lambda d: [x.code for x in d] == ["invalid_value"],
+                                timeout=20)
+        assert [d.code for d in got] == ["invalid_value"]
+        assert any("scanned 6 files" in m.message and "(0 from the verdict cache)" in m.message
+                   for m in client.log_messages)
+        await client.shutdown_session()
+    finally:
+        await client.stop()
+    # The server replaced the database with a sound one holding the files it analysed: check reads them.
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM entries").fetchone()[0] == 6
