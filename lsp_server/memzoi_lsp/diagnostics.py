@@ -29,7 +29,14 @@ SOURCE = "memzoi"
 def to_lsp(ls: "MemzoiServer", snap: Snapshot, findings: list[Finding]) -> list[types.Diagnostic]:
     """Convert ``findings`` (spans into ``snap.text``, already graded by the verdict) into diagnostics in the
     negotiated encoding."""
-    tm = TextMap(snap.text, ls.workspace.position_encoding)
+    return text_to_lsp(ls, snap.text, findings)
+
+
+def text_to_lsp(ls: "MemzoiServer", text: str, findings: list[Finding]) -> list[types.Diagnostic]:
+    """:func:`to_lsp` for findings whose spans index ``text``."""
+    if not findings:
+        return []
+    tm = TextMap(text, ls.workspace.position_encoding)
     out: list[types.Diagnostic] = []
     for f in findings:
         severity = f.severity
@@ -61,6 +68,28 @@ def diagnostics_for(ls: "MemzoiServer", snap: Snapshot) -> list[types.Diagnostic
     return to_lsp(ls, snap, findings)
 
 
+def closed_diagnostics(ls: "MemzoiServer", uri: str, found: tuple | None = None,
+                       ctx=None) -> tuple[str, list[types.Diagnostic]] | None:
+    """``(result id, diagnostics)`` of a closed file from the scan's compact verdict of it (:mod:`.closed`;
+    ``found`` is :func:`.closed.lookup`'s answer when the caller has it, ``ctx`` the project's verdict context);
+    ``None`` when there is none (the file is then analysed: :func:`diagnostics_for`)."""
+    from . import closed
+
+    found = found or closed.lookup(ls, uri)
+    if found is None:
+        return None
+    project, held, key = found
+    try:
+        got = closed.findings(ls, project, held, key, ctx)
+    except Exception as err:  # the barrier, as in diagnostics_for
+        from memzoi.barrier import internal_error
+
+        got = ("", [internal_error(err, held.path)])
+    if got is None:
+        return None
+    return closed.result_id(ls, held), text_to_lsp(ls, *got)
+
+
 def result_id(ls: "MemzoiServer", snap: Snapshot) -> str:
     """A pull result id that changes with the text, the settings and the cross-file state."""
     h = blake3.blake3(snap.text.encode("utf-8", "surrogatepass"))
@@ -68,19 +97,24 @@ def result_id(ls: "MemzoiServer", snap: Snapshot) -> str:
     return h.hexdigest()[:32]
 
 
-def publish(ls: "MemzoiServer", uri: str) -> None:
-    """Push mode: publish the current diagnostics of ``uri`` (clears them when the file is gone or clean)."""
+def publish(ls: "MemzoiServer", uri: str, found: tuple | None = None, ctx=None) -> None:
+    """Push mode: publish the current diagnostics of ``uri`` (clears them when the file is gone or clean).
+    ``found`` and ``ctx``: as for :func:`closed_diagnostics` (the scan passes what it just made)."""
     if ls.pull_diagnostics or ls.stopping:
         return
-    snap = ls.docs.snapshot(uri)
-    if snap is None:
-        clear(ls, uri)
-        return
-    diags = diagnostics_for(ls, snap)
-    if not diags and not snap.is_open and uri not in ls.published:
+    compact = closed_diagnostics(ls, uri, found, ctx)
+    if compact is not None:
+        diags, shown_uri, version, is_open = compact[1], uri, None, False
+    else:
+        snap = ls.docs.snapshot(uri)
+        if snap is None:
+            clear(ls, uri)
+            return
+        diags, shown_uri, version, is_open = diagnostics_for(ls, snap), snap.uri, snap.version, snap.is_open
+    if not diags and not is_open and uri not in ls.published:
         return  # nothing shown for this closed file: nothing to send
     ls.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(uri=snap.uri, diagnostics=diags, version=snap.version)
+        types.PublishDiagnosticsParams(uri=shown_uri, diagnostics=diags, version=version)
     )
     if diags:
         ls.published.add(uri)
@@ -123,6 +157,11 @@ def enable_pull(server: "MemzoiServer") -> None:
         types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=True),
     )
     def document_diagnostic(ls: "MemzoiServer", params: types.DocumentDiagnosticParams):
+        compact = closed_diagnostics(ls, params.text_document.uri)
+        if compact is not None:
+            if params.previous_result_id == compact[0]:
+                return types.RelatedUnchangedDocumentDiagnosticReport(result_id=compact[0])
+            return types.RelatedFullDocumentDiagnosticReport(items=compact[1], result_id=compact[0])
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None:
             return types.RelatedFullDocumentDiagnosticReport(items=[])
@@ -138,16 +177,24 @@ def enable_pull(server: "MemzoiServer") -> None:
         for uri in ls.known_uris():
             if ls.docs.is_open(uri):
                 continue  # open documents are pulled per document
-            snap = ls.docs.snapshot(uri)
-            if snap is None:
-                continue
-            rid = result_id(ls, snap)
-            if previous.get(uri) == rid:
-                items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, result_id=rid, version=None))
-            else:
-                items.append(
-                    types.WorkspaceFullDocumentDiagnosticReport(
-                        uri=uri, items=diagnostics_for(ls, snap), result_id=rid, version=None
-                    )
-                )
+            item = _workspace_item(ls, uri, previous.get(uri))
+            if item is not None:
+                items.append(item)
         return types.WorkspaceDiagnosticReport(items=items)
+
+
+def _workspace_item(ls: "MemzoiServer", uri: str, previous: str | None):
+    """One closed file's report of a workspace pull: from its compact verdict, else from its analysis."""
+    compact = closed_diagnostics(ls, uri)
+    if compact is not None:
+        rid, diags = compact
+    else:
+        snap = ls.docs.snapshot(uri)
+        if snap is None:
+            return None
+        rid, diags = result_id(ls, snap), None
+        if previous != rid:
+            diags = diagnostics_for(ls, snap)
+    if previous == rid:
+        return types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, result_id=rid, version=None)
+    return types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=diags, result_id=rid, version=None)

@@ -31,6 +31,9 @@ class Project:
         # uri -> weak reference to the Analysis whose facts the cross-file workspace holds (weak, so the bounded
         # document cache decides what stays in memory)
         self.fed: dict[str, weakref.ref] = {}
+        # uri -> the compact first stage of each file the scan took in (memzoi.scanverdicts.CompactVerdict): what
+        # closed files are diagnosed from; a file that changes is dropped here and analysed again when asked
+        self.verdicts: dict[str, object] = {}
         self.ledger = LedgerView(root)
         # Git's answers for admission and hovers: visibility from the scan's and the watchers' batched git calls
         # (typing never runs git), committed versions and last commits cached until git's state changes.
@@ -73,7 +76,24 @@ class Project:
             uri = self._uris.get(p) or path_to_uri(p)
             self._uris[p] = uri
             updated.append(uri)
+        for uri in (*removed, *updated):
+            self.verdicts.pop(uri, None)
         return updated, removed
+
+    def feed(self, uri: str, source) -> set[str]:
+        """Give the cross-file workspace the facts of ``uri`` from ``source``: an analysis (a no-op when the
+        workspace already holds facts from this very analysis) or ready-made facts (a compact verdict's). Returns
+        the URIs whose cross-file findings changed."""
+        from memzoi.filefacts import FileFacts
+
+        if isinstance(source, FileFacts):  # compared with the facts held, so the same facts affect nothing
+            self.fed.pop(uri, None)
+            return self.crossfile.update(uri, source)
+        held = self.fed.get(uri)
+        if held is not None and held() is source:
+            return set()
+        self.fed[uri] = weakref.ref(source)
+        return self.crossfile.update(uri, source)
 
     def contains(self, path: Path) -> bool:
         """True when ``path`` is inside this project's ``.memzoi`` directory."""

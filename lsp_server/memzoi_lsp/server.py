@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -167,17 +166,14 @@ class MemzoiServer(LanguageServer):
         return True
 
     def feed(self, project: Project, uri: str, analysis) -> set[str]:
-        """Give the project's cross-file workspace the facts of ``analysis`` for ``uri`` (no-op when it already
-        holds facts from this very analysis); returns the URIs whose cross-file findings changed."""
-        held = project.fed.get(uri)
-        if held is not None and held() is analysis:
-            return set()
-        project.fed[uri] = weakref.ref(analysis)
-        return project.crossfile.update(uri, analysis)
+        """:meth:`Project.feed`: the facts of ``analysis`` (or facts) for ``uri`` to the cross-file workspace;
+        returns the URIs whose cross-file findings changed."""
+        return project.feed(uri, analysis)
 
     def unfeed(self, project: Project, uri: str) -> set[str]:
         """Forget ``uri`` in the cross-file workspace (deleted, moved away); returns the URIs affected."""
         project.fed.pop(uri, None)
+        project.verdicts.pop(uri, None)
         return project.crossfile.remove(uri)
 
     def republish(self, uris: set[str]) -> None:

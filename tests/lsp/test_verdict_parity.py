@@ -118,9 +118,29 @@ def test_check_findings_are_the_same_cold_warm_and_without_the_verdict_cache(pro
     assert sorted(memzoi_home.rglob("memzoi-lsp-verdicts.db"))
 
 
+def _drop_verdict_cache(home: Path) -> None:
+    for p in home.rglob("memzoi-lsp-verdicts.db*"):
+        p.unlink()
+
+
+def _from_cache(client) -> int:
+    """How many files the server's scan took from the verdict cache (its "scanned" log message says)."""
+    import re
+
+    [m] = [m.message for m in client.log_messages if m.message.startswith("memzoi-lsp: scanned")]
+    return int(re.search(r"\((\d+) from the verdict cache\)", m).group(1))
+
+
+@pytest.mark.parametrize("cache", ["warm", "cold"])
 @pytest.mark.parametrize("profile", list(PROFILES))
-async def test_server_diagnostics_equal_check_findings_for_every_file(project: Path, memzoi_home: Path, profile: str):
+async def test_server_diagnostics_equal_check_findings_for_every_file(project: Path, memzoi_home: Path, profile: str,
+                                                                      cache: str):
+    """Warm: the server starts on the verdict cache `check` just wrote, and takes every cacheable file from it.
+    Cold: no cache; the server analyses every file and fills the cache, from which a later check gives the same
+    findings. Both equal check's findings, so warm and cold are the same."""
     expected = check_findings(project, memzoi_home)
+    if cache == "cold":
+        _drop_verdict_cache(memzoi_home)
     codes = {row[0] for rows in expected.values() for row in rows}
     # The fixture really holds every kind of finding the parity is about.
     for code in ("stale_attestation", "ignored_untracked", "ledger_drift", "dangling_reference", "duplicate_content",
@@ -133,6 +153,10 @@ async def test_server_diagnostics_equal_check_findings_for_every_file(project: P
     files = sorted(str(p.resolve()) for p in (project / ".memzoi").rglob("*") if p.is_file())
     client = await start_client(profile, project, memzoi_home)
     try:
+        if cache == "warm":  # every file but the secret-bearing, stale and refused ones, which are never cached
+            assert len(files) - 8 <= _from_cache(client) < len(files)
+        else:
+            assert _from_cache(client) == 0
         for path in files:
             uri = Path(path).as_uri()
             want = expected.get(path, [])
@@ -149,6 +173,9 @@ async def test_server_diagnostics_equal_check_findings_for_every_file(project: P
     finally:
         await asyncio.wait_for(client.shutdown_session(), 10)
         await client.stop()
+    if cache == "cold":  # the entries the server wrote are the ones check reads
+        assert sorted(memzoi_home.rglob("memzoi-lsp-verdicts.db"))
+        assert check_findings(project, memzoi_home) == expected
 
 
 async def _settled_empty(client, uri: str) -> list[types.Diagnostic]:

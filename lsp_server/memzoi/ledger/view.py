@@ -63,10 +63,7 @@ class LedgerView:
         if db is None:
             self._files, self._stamp = {}, None
             return
-        stamp = tuple(
-            (p.stat().st_mtime_ns, p.stat().st_size) if p.exists() else None
-            for p in (db, db.with_name(db.name + "-wal"))
-        )
+        stamp = tuple(_stat_stamp(p) for p in (db, db.with_name(db.name + "-wal")))
         if stamp == self._stamp:
             return
         files: dict[str, FileLedger] = {}
@@ -99,12 +96,28 @@ class LedgerView:
                 return FileLedger()
             rel = self._batch_relative(path)
             return self._files.get(rel, FileLedger()) if rel is not None else FileLedger()
-        rel = _relative(Path(path), self.root)
-        if rel is None:
-            return FileLedger()
         with self._lock:
             self._refresh()
-            return self._files.get(rel, FileLedger())
+            files = self._files
+        if not files:  # the usual case: no ledger, or one that touched no file; no path to resolve
+            return FileLedger()
+        rel = _relative(Path(path), self.root)
+        return files.get(rel, FileLedger()) if rel is not None else FileLedger()
+
+    def settled(self) -> "LedgerView":
+        """A view of the ledger as it is now, for many questions asked at once (a scan's chunk of files, judged in
+        one turn of the editor's loop): read, or re-read when its database changed, once here, and then kept as a
+        batch run keeps it (not ``live``), so each question costs no database stamp."""
+        view = LedgerView(self.root, live=False)
+        with self._lock:
+            self._refresh()
+            view._files = self._files  # replaced, never changed in place, by a later refresh
+        view._read = True
+        try:
+            view._real_root = self.root.resolve()
+        except (RuntimeError, OSError):  # a symlink loop: no file can be named below it
+            view._files = {}
+        return view
 
     def _batch_relative(self, path: str | Path) -> str | None:
         """:func:`_relative` with each folder resolved once: the real path of a file that is not a symlink is its
@@ -149,6 +162,15 @@ class LedgerView:
         except OSError:
             current = None
         return ledger_findings(facts.uncertain, facts.last, rel, current, text if isinstance(text, str) else text())
+
+
+def _stat_stamp(p: Path) -> tuple[int, int] | None:
+    """``(mtime_ns, size)`` of ``p``, ``None`` when it does not exist (one ``stat``: asked once per question)."""
+    try:
+        st = p.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 def _relative(path: Path, root: Path) -> str | None:

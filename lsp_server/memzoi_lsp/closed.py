@@ -1,0 +1,83 @@
+"""Findings of the files the editor has not opened, from the compact verdicts the scan keeps
+(:class:`memzoi.scanverdicts.CompactVerdict`, in ``Project.verdicts``).
+
+The second stage of the verdict (:func:`memzoi.verdict.settle`) runs on a compact verdict with the project's
+context, as ``memzoi check`` runs it on a cache entry, so a closed file shows check's findings without its
+analysis in memory. The file's text is read only when there are findings to place (positions in the client's
+encoding need the line's text). A compact verdict whose file changed on disk (another stat, another length) is
+dropped: the caller then analyses the file (:meth:`memzoi_lsp.documents.Documents.snapshot`), as for a file the
+scan has not reached.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import blake3
+
+from .documents import path_to_uri, uri_to_path
+
+if TYPE_CHECKING:
+    from memzoi.findings import Finding
+    from memzoi.scanverdicts import CompactVerdict
+    from memzoi.verdict import ProjectContext
+
+    from .server import MemzoiServer, Project
+
+
+def lookup(ls: "MemzoiServer", uri: str) -> tuple["Project", "CompactVerdict", str] | None:
+    """The project, current compact verdict and key URI of the closed file ``uri``; ``None`` when the editor has
+    it open, the scan holds none, or its file changed since (then it is dropped)."""
+    path = uri_to_path(uri)
+    project = ls.project_for(path)
+    if project is None or not project.verdicts or ls.docs.is_open(uri):
+        return None
+    key = path_to_uri(path)
+    held = project.verdicts.get(key)
+    if held is None:
+        return None
+    if not held.current():
+        project.verdicts.pop(key, None)
+        return None
+    return project, held, key
+
+
+def findings(ls: "MemzoiServer", project: "Project", held: "CompactVerdict", key: str,
+             ctx: "ProjectContext | None" = None) -> tuple[str, list["Finding"]] | None:
+    """``(text, findings)`` of the file of ``held``: its verdict's findings in ``project`` (``ctx``, by default
+    :meth:`MemzoiServer.context`: the editor settings over the project's ``[rules]``, git, ledger; and the
+    cross-file findings once the first scan is done) and its text, read from disk only when there are findings
+    (``""`` otherwise); ``None`` when the text on disk is no longer the one ``held`` was made from (``held`` is
+    dropped)."""
+    from memzoi.text import decode
+    from memzoi.verdict import settle
+
+    read: list[str] = []
+
+    def text() -> str:
+        if not read:
+            try:
+                with open(held.path, "rb") as fh:
+                    read.append(decode(fh.read()).text)
+            except OSError:
+                read.append("")
+        return read[0]
+
+    cross = project.crossfile.findings_for(key) if project.scanned.is_set() else []
+    found = settle(held.path, held.first, ctx or ls.context(project), text=text, cross=cross)
+    if not found:
+        return "", []
+    if len(text()) != held.length:  # changed between the stat and the read: not what the findings index
+        project.verdicts.pop(key, None)
+        return None
+    return text(), found
+
+
+def result_id(ls: "MemzoiServer", held: "CompactVerdict") -> str:
+    """A pull result id of a closed file known by ``held``: changes with its bytes, the settings and the
+    cross-file state."""
+    h = blake3.blake3(f"compact|{held.revision}|{ls.settings_generation}|{ls.crossfile_generation}".encode())
+    return h.hexdigest()[:32]
+
+
+__all__ = ["findings", "lookup", "result_id"]
