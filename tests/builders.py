@@ -6,7 +6,8 @@ Every text is written by the core's canonical writer (:func:`memzoi.render.rende
 revision the core computes (:func:`memzoi.attestation.attest`).
 
 * Any frontmatter field is a keyword: ``record("use-pnpm", lane="procedural", tags=["a"])``; ``None`` leaves a
-  field out (``record("r", lane=None)`` has no ``lane``: a ``missing_key``). Nested blocks are dicts
+  field out (``record("r", lane=None)`` has no ``lane``: a ``missing_key``; ``description=None`` writes a
+  record without the ``description`` the core's writer would add). Nested blocks are dicts
   (``proposal={"action": "tombstone", ...}``) and replace the default block whole; :func:`packet` takes
   ``action``, ``target`` and ``reason`` for the common case.
 * Deliberately broken variants: ``extra=`` appends raw frontmatter lines (an unknown key, a duplicate, a tab,
@@ -34,6 +35,7 @@ PACKET_TIME = "2026-07-06T00:45:00Z"
 PLAN_ID = "blake3:" + "1" * 64
 CANDIDATE_ID = "blake3:" + "2" * 64
 DECISION_ID = "blake3:" + "3" * 64
+_NO_DESCRIPTION = "no-description-written"
 
 
 def record_fields(rid: str = "rec", **fields: Any) -> dict[str, Any]:
@@ -60,7 +62,11 @@ def record(rid: str = "rec", *, body: str | None = None, extra: str = "", newlin
     block is computed before ``extra`` is added, so an ``extra`` that changes a semantic field makes it stale.
     ``extra`` lines go before the closing ``---``; ``newline`` is the line ending of the whole file.
     """
+    # The core's writer always writes a `description` (the first body line); `description=None` asks for none.
+    bare = "description" in fields and fields["description"] is None
     data = record_fields(rid, **fields)
+    if bare:
+        data["description"] = _NO_DESCRIPTION
     text_body = f"Body of {rid}." if body is None else body
     if attested:
         params = {"action": "create", "plan_id": PLAN_ID, "candidate_id": CANDIDATE_ID,
@@ -68,7 +74,8 @@ def record(rid: str = "rec", *, body: str | None = None, extra: str = "", newlin
         params.update(attested if isinstance(attested, dict) else {})
         doc = frame(render_record(data, text_body))
         data["materialization"] = attest(rid, doc.data or {}, doc.body, **params)
-    return _finish(render_record(data, text_body), extra, newline)
+    text = render_record(data, text_body)
+    return _finish(text.replace(f"description: {_NO_DESCRIPTION}\n", "") if bare else text, extra, newline)
 
 
 def packet_fields(pid: str = "prop", *, action: str = "create", target: str | None = None,
