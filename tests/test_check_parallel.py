@@ -94,9 +94,9 @@ def test_cli_check_in_workers_matches_in_process(tmp_path):
         (l.path, l.finding.code, l.finding.message) for l in serial.findings]
 
 
-def _record(rid: str, body: str) -> str:
+def _record(rid: str, body: str, **fields) -> str:
     return builders.record(rid, type="fact", title=f"T {rid}", source="human", timestamp="2026-01-01T00:00:00Z",
-                           body=body)
+                           body=body, **fields)
 
 
 def test_a_stray_file_below_proposals_is_walked_and_still_takes_part_in_cross_file_checks(tmp_path):
