@@ -15,6 +15,7 @@ from memzoi.analysis import analyze_path, analyze_text
 from memzoi.check import check_paths
 from memzoi.findings import finding
 
+from .builders import edit
 from .test_revision import RECORD, attested
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -27,7 +28,7 @@ def git(cwd: Path, *args: str) -> None:
 
 
 def rec(rid: str) -> str:
-    return RECORD.replace("vector-record", rid).replace("Body text", f"Body text of {rid}")  # no duplicates
+    return edit(edit(RECORD, "vector-record", rid), "Body text", f"Body text of {rid}")  # no duplicates
 
 
 @pytest.fixture
@@ -129,11 +130,11 @@ def test_stale_attestation_names_changed_fields_from_the_committed_version(tmp_p
     git(tmp_path, "add", ".")
     git(tmp_path, "commit", "-q", "-m", "reviewed")
     assert check_paths([str(records)]).findings == []
-    path.write_text(text.replace("Body text of reviewed", "Body text of edited"), encoding="utf-8")
+    path.write_text(edit(text, "Body text of reviewed", "Body text of edited"), encoding="utf-8")
     [stale] = [l.finding for l in check_paths([str(records)]).findings]
     assert stale.code == "stale_attestation"
     assert "changed since decision time: `body`" in stale.message
-    path.write_text(text.replace('title: "Vector record"', 'title: "Other"').replace("# Vector record", "# Other"),
+    path.write_text(edit(edit(text, 'title: "Vector record"', 'title: "Other"'), "# Vector record", "# Other"),
                     encoding="utf-8")
     [stale] = [l.finding for l in check_paths([str(records)]).findings]
     assert "changed since decision time: `title`" in stale.message

@@ -13,6 +13,7 @@ import pytest
 from memzoi import check as check_mod
 from memzoi.check import PARALLEL_THRESHOLD, check_paths, expand
 from memzoi.parallel import ChunkPool, can_fork
+from tests import builders
 from tests.benchmarks.generate import generate
 
 
@@ -93,10 +94,9 @@ def test_cli_check_in_workers_matches_in_process(tmp_path):
         (l.path, l.finding.code, l.finding.message) for l in serial.findings]
 
 
-def _record(rid: str, body: str) -> str:
-    return (f"---\nid: {rid}\nkind: memory\nprofile: memzoi\ntitle: T {rid}\ntype: fact\nlane: semantic\n"
-            "status: active\nsensitivity: repo-safe\ncontent_class: general_repo_knowledge\nscope: repo\n"
-            f"source: human\ntimestamp: \"2026-01-01T00:00:00Z\"\n---\n\n# T {rid}\n\n{body}\n")
+def _record(rid: str, body: str, **fields) -> str:
+    return builders.record(rid, type="fact", title=f"T {rid}", source="human", timestamp="2026-01-01T00:00:00Z",
+                           body=body, **fields)
 
 
 def test_a_stray_file_below_proposals_is_walked_and_still_takes_part_in_cross_file_checks(tmp_path):

@@ -15,7 +15,8 @@ import pytest
 from memzoi.cli.main import main
 
 from .test_framing_yaml import VALID
-from .test_pathsafety import PACKET
+from . import builders
+from .test_pathsafety import packet_text
 
 TOKEN = "gh" + "p_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"  # a GitHub token shape (Memzoi: credential_token)
 LEGACY = VALID.replace("profile: memzoi\n", "version: okf/v0.2\nprofile: memzoi/v1\n", 1)
@@ -73,7 +74,7 @@ def test_upgrade_never_prints_a_secret_bearing_path(capsys, project, monkeypatch
 
 @pytest.mark.parametrize("flags", [[], ["--json"]])
 def test_proposals_list_and_show_never_print_a_secret_bearing_id_or_path(capsys, project, flags):
-    text = PACKET.replace("SENSITIVITY", "repo-safe").replace("SCOPE", "repo").replace("BODY", "Body.")
+    text = packet_text(body="Body.")
     (project / ".memzoi" / "proposals" / "pending" / f"{TOKEN}.md").write_text(text, encoding="utf-8")
     rel = f".memzoi/proposals/pending/{TOKEN}.md"
     for argv in (["proposals", "list"], ["proposals", "show", TOKEN], ["proposals", "show", str(project / rel)]):
@@ -171,9 +172,8 @@ def test_sarif_from_stdin_without_a_file_name_has_no_base(capsys, project, monke
 def test_proposals_list_and_show_withhold_a_title_that_holds_a_secret(capsys, project, flags):
     """The title is where an agent is most likely to paste what it should not: listings withhold it (the same
     row the editor's inbox and the agent's list_pending show, memzoi.lifecycle.pending)."""
-    text = PACKET.replace("SENSITIVITY", "repo-safe").replace("SCOPE", "repo").replace("BODY", "Body.")
-    title = next(line for line in text.splitlines() if line.startswith("title: "))[len("title: "):]
-    text = text.replace(f"title: {title}", f"title: {title} {TOKEN}").replace(f"# {title}", f"# {title} {TOKEN}")
+    text = builders.packet("prop-a", title=f"Prefer server sessions {TOKEN}", description="Prefer server sessions.",
+                           body="Body.")  # the token in the title and the H1, nowhere else
     assert text.count(TOKEN) == 2
     (project / ".memzoi" / "proposals" / "pending" / "leaky-title.md").write_text(text, encoding="utf-8")
     for argv in (["proposals", "list"], ["proposals", "show", "leaky-title"]):

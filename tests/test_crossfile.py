@@ -10,39 +10,27 @@ from memzoi.analysis import analyze_text
 from memzoi.check import check_paths
 from memzoi.cli.main import main
 from memzoi.crossfile import FileFacts, Workspace, facts_from_analysis
+from memzoi.render import render_packet
+
+from . import builders
 
 TARGET = "semantic/decisions/auth-client-validation"
 
 
 def record(rid: str, *, status="active", scope="repo", scope_id=None, updated="2026-07-05T00:00:00Z",
-           body=None, extra="") -> str:
-    sid = f"scope_id: {scope_id}\n" if scope_id else ""
-    return (
-        f"---\nid: {rid}\nkind: memory\nprofile: memzoi\ntype: decision\nlane: semantic\n"
-        f"title: Record {rid}\ntimestamp: \"2026-07-01T00:00:00Z\"\nupdated: \"{updated}\"\nstatus: {status}\n"
-        f"scope: {scope}\n{sid}visibility: repo\ncontent_class: general_repo_knowledge\nconfidence: 1\n{extra}"
-        f"retention: {{}}\norigin:\n  origin_key: repository-record:{rid.replace('/', '-')}\n"
-        f"  route: repository_materialization\n---\n\n# Record {rid}\n\n{body or 'Body of ' + rid}\n"
-    )
+           body=None, **fields) -> str:
+    """A record created on 2026-07-01 (the shared builder, with this module's defaults)."""
+    return builders.record(rid, status=status, scope=scope, scope_id=scope_id, timestamp="2026-07-01T00:00:00Z",
+                           updated=updated, body=body or f"Body of {rid}", **fields)
 
 
 def proposal(pid: str, *, action="create", target=None, supersedes=(), scope="repo", proposed_at="2026-07-06T00:45:00Z",
              status="proposed", body=None) -> str:
-    sup = "supersedes: []\n" if not supersedes else "supersedes:\n" + "".join(f"  - {s}\n" for s in supersedes)
-    tgt = f"  target: {target}\n" if target else ""
-    reason = "  reason: Because.\n" if action != "create" else ""
-    res = ""
-    if status != "proposed":
-        res = (f"resolution:\n  outcome: {status}\n  resolved_by: me\n  resolved_at: 2026-07-07T00:00:00Z\n"
-               + ("  record_id: some-record\n" if status == "applied" else "  reason: No.\n"))
-    return (
-        f"---\nid: {pid}\nkind: proposal\nprofile: memzoi\ntype: decision\nlane: semantic\ntitle: Proposal {pid}\n"
-        f"description: Proposal {pid}.\nstatus: {status}\nproposal:\n  action: {action}\n  proposed_by: agent\n"
-        f"  proposed_at: {proposed_at}\n{reason}{tgt}scope:\n  kind: {scope}\ntimestamp: {proposed_at}\n{sup}"
-        f"sensitivity: repo-safe\ncontent_class: general_repo_knowledge\nretention: {{}}\norigin:\n"
-        f"  origin_key: repository-proposal:{pid}\n  route: repository_proposal\n{res}---\n\n# Proposal {pid}\n\n"
-        f"{body or 'Body of ' + pid}\n"
-    )
+    """A packet proposed (and timestamped) at ``proposed_at``; a resolved ``status`` adds its resolution."""
+    fields = builders.packet_fields(pid, action=action, target=target, status=status, supersedes=list(supersedes),
+                                    scope={"kind": scope}, timestamp=proposed_at)
+    fields["proposal"]["proposed_at"] = proposed_at
+    return render_packet(fields, body or f"Body of {pid}")
 
 
 def rpath(rid: str) -> str:
@@ -115,7 +103,7 @@ def test_incremental_updates_return_changed_paths():
 def test_record_lineage_and_lifecycle():
     ws = Workspace()
     new, old = rpath("new"), rpath("old")
-    put(ws, new, record("new", extra="supersedes: old\nlineage:\n  kind: renewal\n  predecessor_id: gone\n"))
+    put(ws, new, record("new", supersedes="old", lineage={"kind": "renewal", "predecessor_id": "gone"}))
     assert codes(ws, new) == ["dangling_reference", "dangling_reference"]
     assert put(ws, old, record("old")) == {new}
     assert codes(ws, new) == ["lifecycle_inconsistent", "dangling_reference"]
@@ -127,12 +115,12 @@ def test_record_lineage_and_lifecycle():
 def test_record_proposal_id_refers_to_packets_but_db_ids_are_not_checked():
     ws = Workspace()
     r = rpath("made")
-    put(ws, r, record("made", extra="proposal_id: mem_packet_1\n"))
+    put(ws, r, record("made", proposal_id="mem_packet_1"))
     assert codes(ws, r) == ["dangling_reference"]
     a = ppath("mem_packet_1", "resolved/applied")
     assert put(ws, a, proposal("mem_packet_1", status="applied")) == {r}
     assert codes(ws, r) == []
-    put(ws, rpath("db"), record("db", extra="proposal_id: prop_019f711c-6ce5-7072-be4b-3efae8243e1f\n"))
+    put(ws, rpath("db"), record("db", proposal_id="prop_019f711c-6ce5-7072-be4b-3efae8243e1f"))
     assert codes(ws, rpath("db")) == []
 
 
@@ -215,7 +203,7 @@ def test_facts_round_trip_json():
 
 def test_broken_target_still_counts_as_existing():
     ws = Workspace()
-    put(ws, rpath("t"), record("t").replace("confidence: 1", "confidence: high"))
+    put(ws, rpath("t"), builders.edit(record("t"), "confidence: 1", "confidence: high"))
     p = ppath("p")
     put(ws, p, proposal("p", action="tombstone", target="t"))
     assert codes(ws, p) == []

@@ -17,7 +17,7 @@ from memzoi.cli.main import main
 from memzoi.findings import Severity
 from memzoi.pathsafety import name_findings, repository_path, shown_id, shown_path
 
-from .test_framing_yaml import VALID
+from . import builders
 
 TOKEN = "gh" + "p_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"  # a GitHub token shape (Memzoi: credential_token)
 ENV = "TO" + "KEN=abcdefgh1234"  # Memzoi's environment_secret
@@ -32,8 +32,9 @@ def absent(secret: str, *texts: str) -> bool:
     return all(secret not in t for t in texts)
 
 
-def record(rid: str, body: str = "Use pnpm for installs.") -> str:
-    return VALID.replace("rec-x", rid).replace("Use pnpm for installs.", body)
+def record(rid: str, body: str = "Use pnpm for installs.", **fields) -> str:
+    """A valid record ``rid`` without a ``description`` (a secret planted in the body is in the file once)."""
+    return builders.record(rid, type="fact", title="Use pnpm", description=None, body=body, **fields)
 
 
 # -- the core functions --------------------------------------------------------------------------------------------
@@ -175,8 +176,7 @@ def test_clean_reserved_and_config_files_give_nothing(project):
 def _secret_workspace(project):
     (project / "records" / f"{TOKEN}.md").write_text(record("x"), encoding="utf-8")
     # Another record naming it: the cross-file message must not repeat the id either.
-    (project / "records" / "use-pnpm.md").write_text(record("use-pnpm").replace(
-        "status: active", f"status: active\nsupersedes: {TOKEN}"), encoding="utf-8")
+    (project / "records" / "use-pnpm.md").write_text(record("use-pnpm", supersedes=TOKEN), encoding="utf-8")
     return f".memzoi/records/{TOKEN}.md"
 
 
@@ -220,38 +220,14 @@ def test_text_read_from_stdin_is_named_redacted(project):
 
 # -- pending packets ---------------------------------------------------------------------------------------------
 
-PACKET = """---
-id: prop-a
-kind: proposal
-profile: memzoi
-retention: {}
-origin:
-  origin_key: repository-proposal:prop-a
-  route: repository_proposal
-type: decision
-lane: semantic
-title: Prefer server sessions
-description: Prefer server sessions.
-status: proposed
-proposal:
-  action: create
-  proposed_by: agent
-  proposed_at: 2026-07-06T00:45:00Z
-scope:
-  kind: SCOPE
-timestamp: 2026-07-06T00:45:00Z
-sensitivity: SENSITIVITY
-content_class: general_repo_knowledge
----
-
-# Prefer server sessions
-
-BODY
-"""
+def packet_text(*, sensitivity="repo-safe", scope="repo", body="Validate sessions on the server.") -> str:
+    """A pending create packet ``prop-a`` whose sensitivity, scope kind and body can be varied."""
+    return builders.packet("prop-a", title="Prefer server sessions", description="Prefer server sessions.",
+                           scope={"kind": scope}, sensitivity=sensitivity, body=body)
 
 
 def _packet(project, *, sensitivity="repo-safe", scope="repo", body="Validate sessions on the server."):
-    text = PACKET.replace("SENSITIVITY", sensitivity).replace("SCOPE", scope).replace("BODY", body)
+    text = packet_text(sensitivity=sensitivity, scope=scope, body=body)
     (project / "proposals" / "pending" / "prop-a.md").write_text(text, encoding="utf-8")
 
 
@@ -283,7 +259,7 @@ def test_lifecycle_refusal_and_ledger_never_hold_a_secret_bearing_path(capsys, t
     md = tmp_path / "proj" / ".memzoi"
     (md / "proposals" / "pending").mkdir(parents=True)
     (md / "records").mkdir()
-    text = PACKET.replace("SENSITIVITY", "repo-safe").replace("SCOPE", "repo").replace("BODY", "Body.")
+    text = packet_text(body="Body.")
     path = md / "proposals" / "pending" / f"{TOKEN}.md"
     path.write_text(text, encoding="utf-8")
     for argv in (["proposals", "apply", str(path)], ["proposals", "reject", str(path), "--reason", "no"]):

@@ -9,6 +9,8 @@ import pytest
 from memzoi.analysis import analyze_text
 from memzoi.retention import InvalidRetention, current_assertion, evaluate_retention, format_instant
 
+from . import builders
+
 T0 = datetime(2026, 7, 1, 12, 0, tzinfo=timezone.utc)
 S = "2026-07-01T12:00:00Z"
 
@@ -100,34 +102,14 @@ def test_format_instant():
     assert format_instant(datetime(2026, 1, 2, 3, 4, 5, 120000, tzinfo=timezone.utc)) == "2026-01-02T03:04:05.12Z"
 
 
-RECORD = """---
-id: session-note
-kind: memory
-profile: memzoi
-type: fact
-lane: {lane}
-title: Session note
-timestamp: "2026-07-01T12:00:00Z"
-status: {status}
-scope: repo
-visibility: repo
-content_class: general_repo_knowledge
-confidence: 0.8
-retention: {retention}
-origin:
-  origin_key: repository-record:session-note
-  route: repository_materialization
----
-
-# Session note
-
-Something learned in the session.
-"""
 PATH = "ws/.memzoi/records/session-note.md"
 
 
-def _record(lane="session", status="active", retention='{started_at: "2026-07-01T12:00:00Z"}') -> str:
-    return RECORD.format(lane=lane, status=status, retention=retention)
+def _record(lane="session", status="active", retention=None) -> str:
+    """A record in ``lane`` with ``retention`` facts (by default a session started at ``S``)."""
+    facts = {"started_at": S} if retention is None else retention
+    return builders.record("session-note", type="fact", lane=lane, status=status, title="Session note",
+                           timestamp=S, confidence=0.8, retention=facts, body="Something learned in the session.")
 
 
 def test_query_only_finding_at_fixed_clock():
@@ -142,18 +124,18 @@ def test_query_only_finding_at_fixed_clock():
 
 
 def test_seven_day_cap_and_episodic_window_findings():
-    text = _record(retention='{started_at: "2026-07-01T12:00:00Z", last_continued_at: "2026-07-08T11:00:00Z"}')
+    text = _record(retention={"started_at": S, "last_continued_at": "2026-07-08T11:00:00Z"})
     assert analyze_text(text, PATH, now=at(timedelta(days=7, seconds=-1))).findings == []
     [f] = analyze_text(text, PATH, now=at(timedelta(days=7))).findings
     assert f.data["reason"] == "session_maximum_age"
-    episodic = _record(lane="episodic", retention='{occurred_at: "2026-07-01T12:00:00Z"}')
+    episodic = _record(lane="episodic", retention={"occurred_at": S})
     assert analyze_text(episodic, PATH, now=at(timedelta(days=29))).findings == []
     [f] = analyze_text(episodic, PATH, now=at(timedelta(days=30))).findings
     assert f.data == {"boundary": "2026-07-31T12:00:00Z", "reason": "episodic_ordinary_window"}
 
 
 def test_explicit_expiry_on_durable_lane():
-    text = _record(lane="semantic", retention='{explicit_expires_at: "2026-07-05T00:00:00Z"}')
+    text = _record(lane="semantic", retention={"explicit_expires_at": "2026-07-05T00:00:00Z"})
     assert analyze_text(text, PATH, now=datetime(2026, 7, 4, tzinfo=timezone.utc)).findings == []
     [f] = analyze_text(text, PATH, now=datetime(2026, 7, 5, tzinfo=timezone.utc)).findings
     assert f.data["reason"] == "explicit_expiry"
@@ -162,5 +144,5 @@ def test_explicit_expiry_on_durable_lane():
 def test_inactive_records_and_invalid_facts_give_no_query_only():
     late = at(timedelta(days=90))
     assert analyze_text(_record(status="superseded"), PATH, now=late).findings == []
-    codes = [f.code for f in analyze_text(_record(retention="{}"), PATH, now=late).findings]
+    codes = [f.code for f in analyze_text(_record(retention={}), PATH, now=late).findings]
     assert codes == ["invalid_retention"]

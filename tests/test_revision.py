@@ -10,6 +10,7 @@ import pytest
 from memzoi.analysis import analyze_path, analyze_text
 from memzoi.attestation import AttestationState, attest, check_attestation
 from memzoi.document import frame
+from memzoi.render import frontmatter
 from memzoi.revision import (
     REVISION_DOMAIN,
     canonical_json,
@@ -20,61 +21,44 @@ from memzoi.revision import (
     semantic_projection,
 )
 
-PLAN = "blake3:" + "1" * 64
-CAND = "blake3:" + "2" * 64
-DECI = "blake3:" + "3" * 64
+from . import builders
+from .builders import edit
+
+PLAN = builders.PLAN_ID
+CAND = builders.CANDIDATE_ID
+DECI = builders.DECISION_ID
 OTHER = "blake3:" + "a" * 64
 
-RECORD = """---
-id: vector-record
-kind: memory
-profile: memzoi
-type: decision
-lane: semantic
-title: "Vector record"
-timestamp: "2026-07-05T20:16:46.552153Z"
-updated: "2026-07-05T20:16:46.552153Z"
-status: active
-scope: repo
-visibility: repo
-content_class: general_repo_knowledge
-confidence: 1
-source: cli
-source_ref: prop_019f33df-110d-78c3-b2cb-2a94f31313a5
-tags: [b, a]
-retention: {}
-origin:
-  origin_key: repository-record:vector-record
-  route: repository_materialization
----
+#: The vector record's fields: every semantic field the revision hashes has a value worth checking (a
+#: microsecond timestamp, tags out of order, a non-ASCII body with a quote). No ``description``: it is not hashed.
+VECTOR = dict(
+    title="Vector record", timestamp="2026-07-05T20:16:46.552153Z", updated="2026-07-05T20:16:46.552153Z",
+    source="cli", source_ref="prop_019f33df-110d-78c3-b2cb-2a94f31313a5", tags=["b", "a"], description=None,
+    body='Body text with é and a "quote".',
+)
 
-# Vector record
 
-Body text with é and a "quote".
-"""
+def vector(**fields) -> str:
+    """The vector record as the core writes it, with ``fields`` overriding :data:`VECTOR` (``attested=`` as for
+    :func:`tests.builders.record`: its create attestation uses :data:`PLAN`, :data:`CAND`, :data:`DECI`)."""
+    return builders.record("vector-record", **{**VECTOR, **fields})
+
+
+RECORD = vector()
+ATTESTED = vector(attested=True)
 
 PATH = "ws/.memzoi/records/vector-record.md"
 
 
-def render_block(block: dict, indent: str = "") -> str:
-    """Test-local YAML rendering of a materialization block (the canonical writer is another module's job)."""
-    out = []
-    for k, v in block.items():
-        if isinstance(v, dict):
-            out.append(f"{indent}{k}:\n" + render_block(v, indent + "  "))
-        else:
-            out.append(f"{indent}{k}: {v}\n")
-    return "".join(out)
-
-
 def attested(text: str, record_id: str, **kw) -> str:
-    """``text`` with a ``materialization`` block computed by :func:`attest` inserted before the closing ``---``."""
+    """``text`` with a ``materialization`` block computed by :func:`attest` (written by the core's writer)
+    inserted before the closing ``---``; the rest of ``text`` is kept byte for byte."""
     doc = frame(text)
     params = dict(action="create", plan_id=PLAN, candidate_id=CAND, decision_id=DECI,
                   decision_at="2026-07-06T00:00:00Z")
     params.update(kw)
     block = attest(record_id, doc.data, doc.body, **params)
-    insert = "materialization:\n" + render_block(block, "  ")
+    insert = frontmatter({"materialization": block}, ("materialization",))
     return text[: doc.fm_end] + "\n" + insert.rstrip("\n") + text[doc.fm_end:]
 
 
@@ -122,10 +106,10 @@ def test_attested_and_unattested_revisions_differ():
 
 
 def test_attested_record_verifies_and_reports_nothing():
-    text = attested(RECORD, "vector-record")
-    a = analyze_text(text, PATH)
+    a = analyze_text(ATTESTED, PATH)
     assert a.attestation.state is AttestationState.ATTESTED
     assert [f.code for f in a.findings] == []
+    assert attested(RECORD, "vector-record") == ATTESTED  # the helper attests a given text as the builder does
 
 
 # Edits that must change the revision: every semantic field.
@@ -133,7 +117,7 @@ MUST_CHANGE = [
     ("body", "Body text with é", "Body text with e"),
     ("title", 'title: "Vector record"', 'title: "Vector record!"'),
     ("h1 kept in sync", "# Vector record\n", "# Vector record\n\nNew paragraph.\n"),
-    ("tags order", "tags: [b, a]", "tags: [a, b]"),
+    ("tags order", "tags:\n  - b\n  - a\n", "tags:\n  - a\n  - b\n"),
     ("status", "status: active", "status: superseded"),
     ("updated", 'updated: "2026-07-05T20:16:46.552153Z"', 'updated: "2026-07-07T00:00:00Z"'),
     ("timestamp", 'timestamp: "2026-07-05T20:16:46.552153Z"', 'timestamp: "2026-07-05T20:16:46Z"'),
@@ -146,15 +130,15 @@ MUST_CHANGE = [
     ("retention", "retention: {}", "retention: {explicit_expires_at: \"2027-01-01T00:00:00Z\"}"),
     ("origin", "route: repository_materialization", "route: repository_proposal"),
     # Memzoi keeps tags exactly as written (no trim), so padding a tag is a semantic edit.
-    ("padded tag", "tags: [b, a]", 'tags: [" b ", a]'),
+    ("padded tag", "  - b\n", '  - " b "\n'),
 ]
 
 # Edits that must not: rendering and decision identities.
 MUST_NOT_CHANGE = [
-    ("plan_id", f"plan_id: {PLAN}", f"plan_id: {OTHER}"),
-    ("candidate_id", f"candidate_id: {CAND}", f"candidate_id: {OTHER}"),
-    ("decision_id", f"decision_id: {DECI}", f"decision_id: {OTHER}"),
-    ("decision_at", "decision_at: 2026-07-06T00:00:00Z", "decision_at: 2026-07-09T12:00:00+02:00"),
+    ("plan_id", f'plan_id: "{PLAN}"', f'plan_id: "{OTHER}"'),
+    ("candidate_id", f'candidate_id: "{CAND}"', f'candidate_id: "{OTHER}"'),
+    ("decision_id", f'decision_id: "{DECI}"', f'decision_id: "{OTHER}"'),
+    ("decision_at", 'decision_at: "2026-07-06T00:00:00Z"', 'decision_at: "2026-07-09T12:00:00+02:00"'),
     ("safety_contract", "safety_contract: memzoi/repository-write-safety-v1", "safety_contract: other-contract"),
     ("description", "lane: semantic\n", "lane: semantic\ndescription: anything at all\n"),
     ("quoting", 'title: "Vector record"', "title: Vector record"),
@@ -171,16 +155,14 @@ MUST_NOT_CHANGE = [
     ("padded source_ref", "source_ref: prop_019f33df-110d-78c3-b2cb-2a94f31313a5",
      'source_ref: " prop_019f33df-110d-78c3-b2cb-2a94f31313a5 "'),
     ("trailing body whitespace", 'a "quote".\n', 'a "quote".\n\n\n'),
-    ("flow vs block", "tags: [b, a]", "tags:\n  - b\n  - a"),
+    ("flow vs block", "tags:\n  - b\n  - a\n", "tags: [b, a]\n"),
     ("crlf", "\n", "\r\n"),
 ]
 
 
 @pytest.mark.parametrize("name,old,new", MUST_CHANGE, ids=[c[0] for c in MUST_CHANGE])
 def test_semantic_edit_turns_attestation_stale(name, old, new):
-    text = attested(RECORD, "vector-record")
-    assert old in text
-    edited = text.replace(old, new, 1)
+    edited = edit(ATTESTED, old, new, 1)
     a = analyze_text(edited, PATH)
     assert a.attestation.state is AttestationState.STALE, [f.code for f in a.findings]
     stale = [f for f in a.findings if f.code == "stale_attestation"]
@@ -190,23 +172,20 @@ def test_semantic_edit_turns_attestation_stale(name, old, new):
 
 @pytest.mark.parametrize("name,old,new", MUST_NOT_CHANGE, ids=[c[0] for c in MUST_NOT_CHANGE])
 def test_identity_and_rendering_edits_keep_attestation(name, old, new):
-    text = attested(RECORD, "vector-record")
-    assert old in text
-    edited = text.replace(old, new) if name == "crlf" else text.replace(old, new, 1)
+    edited = edit(ATTESTED, old, new, -1 if name == "crlf" else 1)
     a = analyze_text(edited, PATH)
     assert a.attestation.state is AttestationState.ATTESTED, [(f.code, f.message) for f in a.findings]
     assert not [f for f in a.findings if f.code in ("stale_attestation", "materialization_metadata")]
 
 
 def test_record_id_is_part_of_the_revision():
-    text = attested(RECORD, "vector-record")
-    moved = analyze_text(text.replace("id: vector-record", "id: moved-record"), "ws/.memzoi/records/moved-record.md")
+    moved = analyze_text(edit(ATTESTED, "id: vector-record", "id: moved-record"), "ws/.memzoi/records/moved-record.md")
     assert moved.attestation.state is AttestationState.STALE
 
 
 def test_stale_message_names_updated_after_decision():
-    text = attested(RECORD, "vector-record").replace("Body text", "Edited text").replace(
-        'updated: "2026-07-05T20:16:46.552153Z"', 'updated: "2026-07-08T00:00:00Z"')
+    text = edit(edit(ATTESTED, "Body text", "Edited text"),
+                'updated: "2026-07-05T20:16:46.552153Z"', 'updated: "2026-07-08T00:00:00Z"')
     a = analyze_text(text, PATH)
     [f] = [f for f in a.findings if f.code == "stale_attestation"]
     assert "`updated`" in f.message and "later than the decision time" in f.message
@@ -214,10 +193,9 @@ def test_stale_message_names_updated_after_decision():
 
 
 def test_known_projection_names_the_changed_field():
-    text = attested(RECORD, "vector-record")
-    before = analyze_text(text, PATH).attestation
+    before = analyze_text(ATTESTED, PATH).attestation
     assert before.state is AttestationState.ATTESTED
-    edited = frame(text.replace("Body text", "Changed text"))
+    edited = frame(edit(ATTESTED, "Body text", "Changed text"))
     after = check_attestation(edited, "vector-record", valid=True, known=before.projection)
     assert after.state is AttestationState.STALE
     assert after.suspects == ["changed since decision time: `body`"]
@@ -227,12 +205,12 @@ def test_known_projection_names_the_changed_field():
 def test_supersede_attestation_uses_lifecycle_projection():
     target = {"record_id": "older-record",
               "expected_revision": {"schema": "memzoi/repository-canonical-revision", "revision_hash": OTHER}}
-    text = attested(RECORD.replace("status: active\n", "status: active\nsupersedes: older-record\n"),
-                    "vector-record", action="supersede", target=target, reason="Replaced by newer guidance")
+    text = vector(supersedes="older-record",
+                  attested={"action": "supersede", "target": target, "reason": "Replaced by newer guidance"})
     a = analyze_text(text, PATH)
     assert a.attestation.state is AttestationState.ATTESTED, [(f.code, f.message) for f in a.findings]
     # The lifecycle projection is hashed: a different reason or target revision is a different revision.
-    assert analyze_text(text.replace("Replaced by newer", "Replaced by other"), PATH).attestation.state is \
+    assert analyze_text(edit(text, "Replaced by newer", "Replaced by other"), PATH).attestation.state is \
         AttestationState.STALE
 
 
@@ -240,19 +218,17 @@ def test_supersede_attestation_uses_lifecycle_projection():
     "old,new,needle",
     [
         ("schema: memzoi/repository-materialization\n", "schema: memzoi/other\n", "unsupported"),
-        (f"plan_id: {PLAN}", "plan_id: blake3:ABC", "plan_id"),
-        (f"plan_id: {PLAN}", "plan_id: blake3:" + "A" * 64, "lower-case"),
+        (f'plan_id: "{PLAN}"', 'plan_id: "blake3:ABC"', "plan_id"),
+        (f'plan_id: "{PLAN}"', 'plan_id: "blake3:' + "A" * 64 + '"', "lower-case"),
         ("action: create", "action: update2", "action"),
-        ("decision_at: 2026-07-06T00:00:00Z", "decision_at: yesterday", "decision_at"),
+        ('decision_at: "2026-07-06T00:00:00Z"', "decision_at: yesterday", "decision_at"),
         ("  safety_contract: memzoi/repository-write-safety-v1\n", "", "safety_contract"),
         ("  safety_contract:", "  extra_key: 1\n  safety_contract:", "extra_key"),
         ("action: create", "action: tombstone", "need both `target` and `reason`"),
     ],
 )
 def test_invalid_materialization_block(old, new, needle):
-    text = attested(RECORD, "vector-record")
-    assert old in text
-    a = analyze_text(text.replace(old, new, 1), PATH)
+    a = analyze_text(edit(ATTESTED, old, new, 1), PATH)
     bad = [f for f in a.findings if f.code == "materialization_metadata"]
     assert bad and any(needle in f.message for f in bad), [(f.code, f.message) for f in a.findings]
     assert a.attestation.state is AttestationState.INVALID
@@ -261,7 +237,7 @@ def test_invalid_materialization_block(old, new, needle):
 
 
 def test_materialization_not_a_mapping():
-    text = RECORD.replace("retention: {}", "retention: {}\nmaterialization: yes")
+    text = vector(extra="materialization: yes\n")
     a = analyze_text(text, PATH)
     assert "materialization_metadata" in [f.code for f in a.findings]
 
@@ -307,7 +283,7 @@ _block = st.recursive(_leaf, lambda c: st.one_of(st.lists(c, max_size=3), st.dic
 def test_any_materialization_block_gives_findings_not_exceptions(block):
     import json
 
-    text = RECORD.replace("retention: {}", "retention: {}\nmaterialization: " + json.dumps(block, ensure_ascii=False))
+    text = vector(extra="materialization: " + json.dumps(block, ensure_ascii=False) + "\n")
     a = analyze_text(text, PATH)
     assert (a.attestation is not None) == (a.document.data is not None)
     for f in a.findings:
@@ -319,8 +295,7 @@ def test_any_materialization_block_gives_findings_not_exceptions(block):
 def test_padded_quoted_timestamp_hashes_as_memzoi_trims_it():
     """Memzoi's parser trims ``timestamp``/``updated`` before they enter the projection (``created``/``updated``)."""
     plain = frame(RECORD)
-    padded = frame(RECORD.replace('timestamp: "2026-07-05T20:16:46.552153Z"', 'timestamp: " 2026-07-05T20:16:46.552153Z "')
-                   .replace('updated: "2026-07-05T20:16:46.552153Z"', 'updated: "2026-07-05T20:16:46.552153Z\\n"'))
+    padded = frame(vector(timestamp=" 2026-07-05T20:16:46.552153Z ", updated="2026-07-05T20:16:46.552153Z\n"))
     assert semantic_projection(padded.data, padded.body)["created"] == "2026-07-05T20:16:46.552153Z"
     assert semantic_projection(padded.data, padded.body)["updated"] == "2026-07-05T20:16:46.552153Z"
     assert record_revision("vector-record", padded.data, padded.body) == \
@@ -328,8 +303,7 @@ def test_padded_quoted_timestamp_hashes_as_memzoi_trims_it():
     # The projection trims even when handed untrimmed data (e.g. built by a caller, not framed).
     raw = {**plain.data, "timestamp": "\u3000" + plain.data["timestamp"] + " "}
     assert semantic_projection(raw, plain.body)["created"] == plain.data["timestamp"]
-    text = attested(RECORD, "vector-record").replace('timestamp: "2026-07-05T20:16:46.552153Z"',
-                                                     'timestamp: "  2026-07-05T20:16:46.552153Z  "')
+    text = edit(ATTESTED, 'timestamp: "2026-07-05T20:16:46.552153Z"', 'timestamp: "  2026-07-05T20:16:46.552153Z  "')
     a = analyze_text(text, PATH)
     assert a.attestation.state is AttestationState.ATTESTED
     assert [f.code for f in a.findings] == []

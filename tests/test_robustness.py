@@ -105,12 +105,15 @@ def test_json_readers_refuse_deep_nesting(tmp_path):
 
 # -- the exception barrier -----------------------------------------------------------------------------------------
 
-def _workspace(tmp_path: Path) -> Path:
+def _workspace(tmp_path: Path, flawed: bool = False) -> Path:
+    """Records ``a``, ``boom`` and ``c`` (valid); ``flawed`` gives ``a`` and ``c`` an unknown key, a finding the
+    check reports for them."""
     records = tmp_path / ".memzoi" / "records"
     records.mkdir(parents=True)
-    (records / "a.md").write_text(_record("a", "Alpha body."), encoding="utf-8")
+    flaw = "colour: blue\n" if flawed else ""
+    (records / "a.md").write_text(_record("a", "Alpha body.", extra=flaw), encoding="utf-8")
     (records / "boom.md").write_text(_record("boom", f"token {SECRET}"), encoding="utf-8")
-    (records / "c.md").write_text(_record("c", "Gamma body."), encoding="utf-8")
+    (records / "c.md").write_text(_record("c", "Gamma body.", extra=flaw), encoding="utf-8")
     return tmp_path
 
 
@@ -169,7 +172,7 @@ def test_check_workers_report_internal_error_and_go_on(tmp_path, monkeypatch):
 
 
 def test_cli_check_prints_no_traceback(tmp_path, monkeypatch, capsys):
-    ws = _workspace(tmp_path)
+    ws = _workspace(tmp_path, flawed=True)  # the other files' findings are printed beside the internal error
     inject_fault(monkeypatch)
     assert main(["check", str(ws / ".memzoi")]) == 1
     out, err = capsys.readouterr()

@@ -13,64 +13,35 @@ from memzoi.document import frame
 from memzoi.trimming import trimmed
 from memzoi.yaml12 import PlainScalar
 
-from .test_framing_yaml import VALID
+from . import builders
 
-RECORD = """---
-id: " rec-x "
-kind: "memory "
-profile: " memzoi "
-type: " fact"
-lane: "\\tsemantic"
-title: " Use pnpm "
-description: " kept as written "
-scope: " repo "
-visibility: " repo "
-content_class: " general_repo_knowledge "
-status: " active "
-confidence: 1
-source: " cli "
-source_ref: " prop_1 "
-proposal_id: " prop_1 "
-timestamp: " 2026-07-06T00:00:00Z "
-updated: "2026-07-06T00:00:00Z\\u3000"
-applies_to: [" src/app/** "]
-tags: [" spaced "]
-""" + VALID[VALID.index("retention: {}"):]  # the unpadded rest of a clean record (retention, origin, body)
+#: Every field Memzoi trims, padded (inside quotes: the core's writer quotes a padded string), and the two it
+#: keeps as written (``description``, ``tags``).
+PADDED_RECORD = dict(
+    id=" rec-x ", kind="memory ", profile=" memzoi ", type=" fact", lane="\tsemantic", title=" Use pnpm ",
+    description=" kept as written ", scope=" repo ", visibility=" repo ", content_class=" general_repo_knowledge ",
+    status=" active ", source=" cli ", source_ref=" prop_1 ", proposal_id=" prop_1 ",
+    timestamp=" 2026-07-06T00:00:00Z ", updated="2026-07-06T00:00:00Z\u3000", applies_to=[" src/app/** "],
+    tags=[" spaced "], origin={"origin_key": "repository-record:rec-x", "route": "repository_materialization"},
+)
 
-PACKET = """---
-id: " pkt-1 "
-kind: " proposal "
-profile: " memzoi "
-type: " fact "
-lane: " semantic "
-title: " Use pnpm "
-description: " Use pnpm for installs. "
-status: " proposed "
-proposal:
-  action: " create "
-  proposed_by: " agent "
-  proposed_at: " 2026-07-06T00:00:00Z "
-  reason: " learned "
-scope:
-  kind: " repo "
-  paths: [" src/** "]
-timestamp: " 2026-07-06T00:00:00Z "
-created_by: " agent "
-sources:
-  - path: src/app.ts
-supersedes: []
-sensitivity: " repo-safe "
-content_class: " general_repo_knowledge "
-retention: {}
-origin:
-  origin_key: repository-proposal:pkt-1
-  route: repository_proposal
----
 
-# Use pnpm
+def padded_record(**fields) -> str:
+    """The padded record (:data:`PADDED_RECORD`), with ``fields`` overriding it."""
+    return builders.record("rec-x", **{**PADDED_RECORD, **fields}, body="Use pnpm for installs.")
 
-Use pnpm for installs.
-"""
+
+RECORD = padded_record()
+
+PACKET = builders.packet(
+    "pkt-1", id=" pkt-1 ", kind=" proposal ", profile=" memzoi ", type=" fact ", lane=" semantic ",
+    title=" Use pnpm ", description=" Use pnpm for installs. ", status=" proposed ",
+    proposal={"action": " create ", "proposed_by": " agent ", "proposed_at": " 2026-07-06T00:00:00Z ",
+              "reason": " learned "},
+    scope={"kind": " repo ", "paths": [" src/** "]}, timestamp=" 2026-07-06T00:00:00Z ", created_by=" agent ",
+    sources=[{"path": "src/app.ts"}], sensitivity=" repo-safe ", content_class=" general_repo_knowledge ",
+    body="Use pnpm for installs.",
+)
 
 
 def test_padded_record_fields_read_as_memzoi_reads_them():
@@ -102,19 +73,19 @@ def test_padded_packet_fields_read_as_memzoi_reads_them():
 
 def test_fields_memzoi_does_not_trim_stay_errors():
     """``origin.route`` is a serde enum in Memzoi: a padded value is refused there, so it is refused here."""
-    text = RECORD.replace("route: repository_materialization", 'route: " repository_materialization "')
+    text = padded_record(origin={"origin_key": "repository-record:rec-x", "route": " repository_materialization "})
     codes = [f.code for f in analyze_text(text, ".memzoi/records/rec-x.md").findings]
     assert codes == ["invalid_value"]
 
 
 def test_whitespace_only_value_is_empty_after_trimming():
-    text = RECORD.replace('source: " cli "', 'source: "  "')
+    text = padded_record(source="  ")
     [f] = analyze_text(text, ".memzoi/records/rec-x.md").findings
     assert f.code == "invalid_value" and "`source`" in f.message
 
 
 def test_padded_legacy_profile_is_still_legacy():
-    text = RECORD.replace('profile: " memzoi "', 'profile: " memzoi/v1 "')
+    text = padded_record(profile=" memzoi/v1 ")
     a = analyze_text(text, ".memzoi/records/rec-x.md")
     assert [f.code for f in a.findings] == ["legacy_profile"]
     assert "`memzoi/v1`" in a.findings[0].message
@@ -129,7 +100,7 @@ def test_trimmed_keeps_plain_scalars_typed():
 
 def test_trimming_is_rusts_not_pythons():
     """Rust's ``str::trim`` keeps U+001C..U+001F (Python's ``str.strip`` drops them), so Memzoi refuses this id."""
-    text = RECORD.replace('id: " rec-x "', 'id: "\\x1crec-x"')
+    text = padded_record(id="\x1crec-x")
     a = analyze_text(text, ".memzoi/records/rec-x.md")
     assert a.document.data["id"] == "\x1crec-x"
     assert [f.code for f in a.findings] == ["invalid_identifier"]
@@ -150,5 +121,5 @@ def test_the_schemas_say_that_trimmed_fields_are_checked_after_trimming():
     assert '`profile: " memzoi "`' in record["description"]
     packet = json.loads((ROOT / "schemas" / "proposal.schema.json").read_text(encoding="utf-8"))
     assert note in packet["$defs"]["ProposalBlock"]["properties"]["action"]["description"]
-    assert [f.code for f in analyze_text(VALID.replace("profile: memzoi", 'profile: " memzoi "'),
+    assert [f.code for f in analyze_text(builders.record("rec-x", profile=" memzoi "),
                                          ".memzoi/records/rec-x.md").findings] == []

@@ -30,6 +30,7 @@ from memzoi.cli.main import main
 from memzoi.runtime import CACHE_DB
 
 from .conftest import CORPUS, corpus_or_skip
+from .builders import edit
 from .test_admission import git, rec
 from .test_revision import attested
 
@@ -215,7 +216,7 @@ def same_as_uncached(capsys, target: Path) -> str:
 
 def test_an_edit_invalidates_that_file_only(repo, capsys, counts):
     same_as_uncached(capsys, repo / ".memzoi")
-    (repo / ".memzoi/records/beta.md").write_text(rec("beta").replace("status: active", "status: bogus"))
+    (repo / ".memzoi/records/beta.md").write_text(edit(rec("beta"), "status: active", "status: bogus"))
     counts.reset()
     out = same_as_uncached(capsys, repo / ".memzoi")
     assert counts["analysed"] == 3 + 1  # every file without the cache; with it, only beta
@@ -264,8 +265,8 @@ def test_a_commit_that_changes_admission_is_seen_without_analysing_anything(repo
     assert after == cli(capsys, "check", str(repo / ".memzoi"), "--format", "json", "--no-cache")
 
 
-EPISODE = rec("episode").replace("lane: semantic", "lane: episodic").replace(
-    "retention: {}", 'retention:\n  occurred_at: "2026-06-01T00:00:00Z"')
+EPISODE = edit(edit(rec("episode"), "lane: semantic", "lane: episodic"),
+              "retention: {}", 'retention:\n  occurred_at: "2026-06-01T00:00:00Z"')
 
 
 def test_a_retention_boundary_that_passes_with_no_edit_is_reported(repo, capsys, counts, monkeypatch):
@@ -287,7 +288,7 @@ def test_a_stale_attestation_is_never_cached_because_git_explains_it(repo, capsy
     path.write_text(text)
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "reviewed")
-    path.write_text(text.replace("Body text of reviewed", "Body text of edited"))
+    path.write_text(edit(text, "Body text of reviewed", "Body text of edited"))
     first = same_as_uncached(capsys, repo / ".memzoi")
     assert "changed since decision time: `body`" in first
     counts.reset()
@@ -303,7 +304,7 @@ def test_checking_one_file_takes_the_facts_of_the_others_from_the_cache(repo, ca
     for_facts = []  # files the cross-file check analyses because it has no facts of theirs
     monkeypatch.setattr(memzoi.analysis, "analyze_path", lambda p, **k: for_facts.append(p) or real(p, **k))
     one = repo / ".memzoi/records/delta.md"
-    one.write_text(rec("delta").replace("retention: {}", "supersedes: alpha\nretention: {}"))
+    one.write_text(edit(rec("delta"), "retention: {}", "supersedes: alpha\nretention: {}"))
     cli(capsys, "check", str(repo / ".memzoi"))
     base = cli(capsys, "check", str(one), "--format", "json", "--no-cache")
     assert "lifecycle_inconsistent" in base[1]  # needs alpha's facts
@@ -311,7 +312,7 @@ def test_checking_one_file_takes_the_facts_of_the_others_from_the_cache(repo, ca
     for_facts.clear()
     assert cli(capsys, "check", str(one), "--format", "json") == base
     assert counts["analysed"] == 0 and for_facts == []  # neither the file nor the three it is judged against
-    (repo / ".memzoi/records/alpha.md").write_text(rec("alpha").replace("status: active", "status: superseded"))
+    (repo / ".memzoi/records/alpha.md").write_text(edit(rec("alpha"), "status: active", "status: superseded"))
     base = cli(capsys, "check", str(one), "--format", "json", "--no-cache")
     assert "lifecycle_inconsistent" not in base[1]
     for_facts.clear()
@@ -449,12 +450,12 @@ def test_no_secret_byte_reaches_the_cache(repo, capsys, counts):
 
     records = repo / ".memzoi/records"
     (records / "body.md").write_text(rec("body") + BODY)
-    (records / "front.md").write_text(rec("front").replace("tags: [b, a]", f"tags: [b, \"{PLANTED['bearer token']}\"]"))
+    (records / "front.md").write_text(edit(rec("front"), "  - a\n", f"  - \"{PLANTED['bearer token']}\"\n"))
     named = "ghp_" + "Zx9" * 12  # a token-shaped file name (assembled, so no literal sits here)
     (records / f"{named}.md").write_text(rec(named))
     pending = repo / ".memzoi/proposals/pending"
     pending.mkdir(parents=True)
-    (pending / "leaky.md").write_text(rec("leaky").replace("Body text", f"Use {PLANTED['postgres password']} now"))
+    (pending / "leaky.md").write_text(edit(rec("leaky"), "Body text", f"Use {PLANTED['postgres password']} now"))
     home = Path(os.environ["MEMZOI_HOME"])
     base = same_as_uncached(capsys, repo / ".memzoi")
     counts.reset()
@@ -551,6 +552,7 @@ def test_random_edits_never_make_the_cached_report_differ(tmp_path_factory):
         for rid, frontmatter, text in edits:
             path = records / f"{rid}.md"
             old = path.read_text()
+            # An earlier random edit may have replaced `status: active`: then the file stays as it is (a plain replace).
             path.write_text(old.replace("status: active", text, 1) if frontmatter else old + text)
             cached = to_json(check_paths([str(root / ".memzoi")], workers=1))
             assert cached == to_json(check_paths([str(root / ".memzoi")], workers=1, cache=False))

@@ -234,7 +234,9 @@ def register(server: "MemzoiServer") -> None:
             return None
         tm = TextMap(snap.text, ls.workspace.position_encoding)
         offset = tm.offset(params.position)
-        path = key_path_for_value(snap.text, offset)
+        from memzoi.yaml_cursor import value_path_at
+
+        path = value_path_at(snap.analysis.document, offset)
         if path is None:
             return None
         items: list[types.CompletionItem] = []
@@ -317,42 +319,3 @@ def workspace_symbols(ls: "MemzoiServer", query: str, limit: int = 200) -> list[
             if len(out) >= limit:
                 break
     return out
-
-
-_KEY_LINE = re.compile(r"^(?P<indent>[ ]*)(?P<dash>-[ ]+)?(?P<key>[A-Za-z_][A-Za-z0-9_]*)[ ]*:(?:[ ]+|$)")
-
-
-def key_path_for_value(text: str, offset: int) -> tuple | None:
-    """The key path whose value is being typed at ``offset``, from indentation alone (works while the YAML is
-    still incomplete). ``key: |`` → ``("key",)``; a list item ``  - |`` under ``supersedes:`` →
-    ``("supersedes", 0)``. ``None`` when the cursor is not in a value position."""
-    line_start = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
-    line = text[line_start:offset]
-    m = _KEY_LINE.match(line)
-    if m:
-        indent = len(m.group("indent")) + (len(m.group("dash")) if m.group("dash") else 0)
-        own = (m.group("key"),)
-    else:
-        item = re.match(r"^(?P<indent>[ ]*)-[ ]+[^:]*$", line)
-        if not item:
-            return None
-        indent = len(item.group("indent"))
-        own = (0,)
-    parents: list = []
-    pos = line_start - 1
-    need = indent
-    while pos > 0 and need > 0:
-        prev_start = max(text.rfind("\n", 0, pos), text.rfind("\r", 0, pos)) + 1
-        prev = text[prev_start:pos].rstrip("\r")
-        pos = prev_start - 1
-        if prev.strip() in ("---", ""):
-            if prev.strip() == "---":
-                break
-            continue
-        pm = _KEY_LINE.match(prev)
-        if pm:
-            pind = len(pm.group("indent"))
-            if pind < need or (own == (0,) and pind <= need):
-                parents.insert(0, pm.group("key"))
-                need = pind
-    return tuple(parents) + own

@@ -12,36 +12,18 @@ import pytest
 from memzoi.cli.main import main
 from memzoi.runtime import git_env
 
+from .. import builders
 from ..conftest import corpus_or_skip
 
 PENDING = ".memzoi/proposals/pending"
 TARGET_ID = "semantic/decisions/auth-client-validation"
-TARGET = f"""---
-id: {TARGET_ID}
-kind: memory
-profile: memzoi
-type: decision
-lane: semantic
-title: Client auth state is enough for protected routes
-timestamp: "2026-07-01T00:00:00Z"
-updated: "2026-07-02T00:00:00Z"
-status: active
-scope: repo
-visibility: repo
-content_class: general_repo_knowledge
-confidence: 0.8
-tags:
-  - auth
-retention: {{}}
-origin:
-  origin_key: "repository-record:auth-client-validation"
-  route: repository_materialization
----
-
-# Client auth state is enough for protected routes
-
-Protected routes may trust the client's auth state.
-"""
+#: The record the corpus's supersede and tombstone examples target (CRLF: :func:`seed` checks a rewrite keeps it).
+TARGET = builders.record(
+    TARGET_ID, title="Client auth state is enough for protected routes", timestamp="2026-07-01T00:00:00Z",
+    updated="2026-07-02T00:00:00Z", confidence=0.8, tags=["auth"], description=None,
+    origin={"origin_key": "repository-record:auth-client-validation", "route": "repository_materialization"},
+    body="Protected routes may trust the client's auth state.", newline="\r\n",
+)
 
 
 def seed(root: Path) -> Path:
@@ -67,7 +49,7 @@ def seed(root: Path) -> Path:
         (pending / p.name).write_bytes(data.replace(b"\n  kind: project\n", b"\n  kind: repo\n"))
     target = root / ".memzoi" / "records" / f"{TARGET_ID}.md"
     target.parent.mkdir(parents=True)
-    target.write_bytes(TARGET.replace("\n", "\r\n").encode())
+    target.write_bytes(TARGET.encode())
     return root
 
 

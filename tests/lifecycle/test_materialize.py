@@ -14,33 +14,20 @@ from memzoi.lifecycle.materialize import build_candidate, derive_decision, deriv
 from memzoi.lifecycle.reattest import reattest
 from memzoi.revision import record_revision
 
+from .. import builders
+from ..builders import edit
 from ..ledger.faults import tree
 
-DRAFT = """---
-id: prefer-small-modules
-kind: memory
-profile: memzoi
-type: preference
-lane: semantic
-title: Prefer small modules
-timestamp: "2026-07-06T00:00:00Z"
-status: active
-scope: repo
-visibility: repo
-content_class: general_repo_knowledge
-confidence: 0.9
-tags:
-  - style
-retention: {}
-origin:
-  origin_key: "repository-record:prefer-small-modules"
-  route: repository_materialization
----
 
-# Prefer small modules
+def draft(**fields) -> str:
+    """A draft record for materialization, with ``fields`` overriding it. It has no ``description``: the
+    materializer writes one from the body."""
+    data = dict(type="preference", title="Prefer small modules", timestamp="2026-07-06T00:00:00Z", confidence=0.9,
+                tags=["style"], description=None, body="Keep modules under 500 lines.")
+    return builders.record("prefer-small-modules", **{**data, **fields})
 
-Keep modules under 500 lines.
-"""
+
+DRAFT = draft()
 REL = ".memzoi/records/prefer-small-modules.md"
 
 
@@ -118,7 +105,7 @@ def test_tampered_artifacts_and_preconditions_refuse(repo):
     assert code_of(cand, plan, {**dec, "policy": {"policy_id": "x", "safety_contract": "y"}}) in (
         "materialization_artifact_invalid", "materialization_policy_mismatch")
     with pytest.raises(ledger.Refusal) as err:
-        build_candidate(repo, DRAFT.replace("scope: repo", "scope: project\nscope_id: other"))
+        build_candidate(repo, draft(scope="project", scope_id="other"))
     assert err.value.code == "materialization_candidate_invalid"
     # A hand-made candidate for the wrong scope, with consistent ids, is still refused before any write.
     wrong = json.loads(json.dumps(cand))
@@ -135,8 +122,8 @@ def test_tampered_artifacts_and_preconditions_refuse(repo):
         build_candidate(repo, DRAFT)
     assert err.value.code == "materialization_create_conflict"
     # An update made against an older revision is stale once the record changed.
-    update = build_candidate(repo, DRAFT.replace("500", "450"), action="update")
-    (repo / REL).write_bytes((repo / REL).read_bytes().replace(b"500", b"600"))
+    update = build_candidate(repo, draft(body="Keep modules under 450 lines."), action="update")
+    (repo / REL).write_bytes(edit((repo / REL).read_bytes().decode(), "500", "600").encode())
     uplan = derive_plan(update)
     assert code_of(update, uplan, derive_decision(uplan, "2026-07-08T00:00:00Z")) == "materialization_update_stale"
 
@@ -145,7 +132,7 @@ def test_update_flow(repo):
     cand = build_candidate(repo, DRAFT)
     plan = derive_plan(cand)
     materialize_apply(repo, cand, plan, derive_decision(plan, "2026-07-07T00:00:00Z"), actor="r")
-    update = build_candidate(repo, DRAFT.replace("500", "300"), action="update")
+    update = build_candidate(repo, draft(body="Keep modules under 300 lines."), action="update")
     assert update["expected_prior_revision"]["kind"] == "revision"
     uplan = derive_plan(update)
     res = materialize_apply(repo, update, uplan, derive_decision(uplan, "2026-07-08T00:00:00Z"), actor="r")
@@ -160,7 +147,7 @@ def test_reattest_accepts_a_hand_edit_as_a_ledgered_decision(repo, cli):
     plan = derive_plan(cand)
     materialize_apply(repo, cand, plan, derive_decision(plan, "2026-07-07T00:00:00Z"), actor="r")
     path = repo / REL
-    path.write_bytes(path.read_bytes().replace(b"500 lines.", b"400 lines."))
+    path.write_bytes(edit(path.read_bytes().decode(), "500 lines.", "400 lines.").encode())
     edited = path.read_bytes()
     assert [f.code for f in analyze_path(path).findings] == ["stale_attestation"]
     code, out = cli("reattest", "prefer-small-modules", "--reason", "reviewed the new limit")
@@ -179,7 +166,7 @@ def test_reattest_accepts_a_hand_edit_as_a_ledgered_decision(repo, cli):
 
 def test_reattest_refuses_a_record_the_gate_blocks(repo):
     rec = repo / ".memzoi" / "records" / "rust-msrv-is-1-96-1.md"
-    rec.write_bytes(rec.read_bytes().replace(b"visibility: repo", b"visibility: team"))
+    rec.write_bytes(edit(rec.read_bytes().decode(), "visibility: repo", "visibility: team").encode())
     before = tree(repo)
     with pytest.raises(ledger.Refusal) as err:
         reattest(repo, "rust-msrv-is-1-96-1", actor="r")

@@ -22,83 +22,29 @@ from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
+from .. import builders
+
 PROFILES = {
     "vscode": "visual-studio-code",  # utf-16, push diagnostics, dynamic watched-files registration
     "neovim": "neovim@v0.11.0",  # utf-8 first, pull diagnostics, no dynamic watched files on Linux
 }
 
-RECORD = """---
-id: {id}
-kind: memory
-profile: memzoi
-type: decision
-lane: semantic
-title: {title}
-description: Use pnpm for every package task.
-timestamp: "2026-07-05T20:16:46Z"
-status: active
-scope: repo
-visibility: repo
-content_class: general_repo_knowledge
-confidence: 1
-source: cli
-source_ref: https://example.com/decisions/42
-retention: {{}}
-origin:
-  origin_key: repository-record:{id}
-  route: repository_materialization
-{extra}---
-
-# {title}
-
-{title}: applies to every package task.
-"""
-
-PROPOSAL = """---
-id: {id}
-kind: proposal
-profile: memzoi
-retention: {{}}
-origin:
-  origin_key: repository-proposal:{id}
-  route: repository_proposal
-type: decision
-lane: semantic
-title: {title}
-description: {title}.
-status: proposed
-proposal:
-  action: {action}
-  proposed_by: agent
-  proposed_at: 2026-07-06T00:45:00Z
-{proposal_extra}scope:
-  kind: repo
-timestamp: 2026-07-06T00:45:00Z
-created_by: agent
-sources:
-  - path: src/app.ts
-  - url: https://example.com/issue/7
-supersedes: {supersedes}
-sensitivity: repo-safe
-content_class: general_repo_knowledge
----
-
-# {title}
-
-{body}
-"""
-
-
 def record_text(rid: str, title: str = "Use pnpm", extra: str = "") -> str:
-    """A valid current-profile record."""
-    return RECORD.format(id=rid, title=title, extra=extra)
+    """A valid current-profile record (the shared builder, with a ``source_ref`` link); ``extra`` adds raw
+    frontmatter lines."""
+    return builders.record(rid, title=title, description="Use pnpm for every package task.",
+                           timestamp="2026-07-05T20:16:46Z", source="cli", source_ref="https://example.com/decisions/42",
+                           body=f"{title}: applies to every package task.", extra=extra)
 
 
-def proposal_text(pid: str, title: str = "Prefer server sessions", action: str = "create", supersedes: str = "[]",
-                  proposal_extra: str = "", body: str = "Validate sessions on the server.") -> str:
-    """A pending proposal packet."""
-    return PROPOSAL.format(id=pid, title=title, action=action, supersedes=supersedes, proposal_extra=proposal_extra,
-                           body=body)
+def proposal_text(pid: str, title: str = "Prefer server sessions", action: str = "create", supersedes=(),
+                  proposal_extra: dict | None = None, body: str = "Validate sessions on the server.") -> str:
+    """A pending proposal packet with a path and a url source; ``proposal_extra`` adds keys to its ``proposal``
+    block (a supersede or tombstone needs its ``reason`` there: none is added)."""
+    block = {"action": action, "proposed_by": "agent", "proposed_at": builders.PACKET_TIME, **(proposal_extra or {})}
+    return builders.packet(pid, title=title, description=f"{title}.", proposal=block, created_by="agent",
+                           sources=[{"path": "src/app.ts"}, {"url": "https://example.com/issue/7"}],
+                           supersedes=list(supersedes), body=body)
 
 
 def fixed_converter():

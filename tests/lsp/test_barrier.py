@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..builders import edit
 from .conftest import record_text
 from .test_transport import Server
 
@@ -45,7 +46,7 @@ def test_scan_index_and_watcher_go_on_past_a_failing_file(tmp_path: Path):
     records.mkdir(parents=True)
     (records / "a.md").write_text(record_text("a"), encoding="utf-8")
     (records / "boom.md").write_text(record_text("boom") + f"\ntoken {SECRET}\n", encoding="utf-8")
-    (records / "c.md").write_text(record_text("c").replace("lane: semantic", "lane: nope"), encoding="utf-8")
+    (records / "c.md").write_text(edit(record_text("c"), "lane: semantic", "lane: nope"), encoding="utf-8")
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(FAULT, encoding="utf-8")
@@ -64,7 +65,7 @@ def test_scan_index_and_watcher_go_on_past_a_failing_file(tmp_path: Path):
         assert refused[".memzoi/records/boom.md"] == ["typed-record"] and ".memzoi/records/a.md" not in refused
         # the watcher: new files on disk, one of them faulty
         (records / "boom-2.md").write_text(record_text("boom-2"), encoding="utf-8")
-        (records / "d.md").write_text(record_text("d").replace("lane: semantic", "lane: nope"), encoding="utf-8")
+        (records / "d.md").write_text(edit(record_text("d"), "lane: semantic", "lane: nope"), encoding="utf-8")
         found = _codes_of(s, "boom-2.md", "d.md")
         assert found["boom-2.md"] == {"internal_error"} and "invalid_value" in found["d.md"]
         assert "result" in s.request({"jsonrpc": "2.0", "id": 21, "method": "workspace/symbol",

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
+from ..builders import edit
 from .conftest import (
     diagnostics, is_pull, open_doc, proposal_text, record_text, refusal, start_client, units, wait_until,
 )
@@ -46,8 +47,9 @@ async def test_b19_incremental_insert_after_multibyte_character(client, workspac
     path = workspace / ".memzoi" / "records" / "use-pnpm.md"
     text = record_text("use-pnpm", title="öbc")
     uri = open_doc(client, path, text)
-    line = text.split("\n").index("title: öbc")
-    change(client, uri, 2, [(line, units("title: ö", client.profile), line, units("title: ö", client.profile), "a")])
+    line = text.split("\n").index('title: "öbc"')  # the builder quotes a non-ASCII scalar
+    col = units('title: "ö', client.profile)
+    change(client, uri, 2, [(line, col, line, col, "a")])
     assert await wait_until_async(lambda: symbol_detail(client, uri, "title"), "öabc")
 
 
@@ -66,8 +68,8 @@ async def test_b22_several_changes_in_one_notification_applied_once(client, work
     path = workspace / ".memzoi" / "records" / "use-pnpm.md"
     text = record_text("use-pnpm", title="😀 記録 x")
     uri = open_doc(client, path, text)
-    line = text.split("\n").index("title: 😀 記録 x")
-    col = units("title: 😀 記録 ", client.profile)
+    line = text.split("\n").index('title: "😀 記録 x"')  # the builder quotes a non-ASCII scalar
+    col = units('title: "😀 記録 ', client.profile)
     change(client, uri, 2, [
         (line, col, line, col, "a"),
         (line, col + 1, line, col + 1, "b"),
@@ -79,7 +81,7 @@ async def test_b22_several_changes_in_one_notification_applied_once(client, work
 
 async def test_incremental_fix_clears_stale_diagnostic(client, workspace: Path):
     path = workspace / ".memzoi" / "records" / "use-pnpm.md"
-    text = record_text("use-pnpm").replace("lane: semantic", "lane: sideways")
+    text = edit(record_text("use-pnpm"), "lane: semantic", "lane: sideways")
     uri = open_doc(client, path, text)
     await diagnostics(client, uri, lambda d: [x.code for x in d] == ["invalid_value"])
     line = text.split("\n").index("lane: sideways")
@@ -105,7 +107,7 @@ async def test_b27_slow_scan_does_not_block_initialize(profile, tmp_path: Path):
     records.mkdir(parents=True)
     for i in range(3000):
         (records / f"rec-{i}.md").write_text(record_text(f"rec-{i}", title=f"Record {i}"))
-    (records / "bad.md").write_text(record_text("bad").replace("lane: semantic", "lane: nope"))
+    (records / "bad.md").write_text(edit(record_text("bad"), "lane: semantic", "lane: nope"))
     home = tmp_path / "home"
     client = await start_client(profile, root, home, wait_ready=False, wait_scanned=False)
     try:
@@ -188,7 +190,7 @@ async def closed_diags(client, path: Path, until, timeout: float = 10.0):
 async def test_b33_atomic_save_is_one_modification(client, workspace: Path):
     records = workspace / ".memzoi" / "records"
     target = records / "rec-1.md"
-    target.write_text(record_text("rec-1", "Rec one").replace("lane: semantic", "lane: first"))
+    target.write_text(edit(record_text("rec-1", "Rec one"), "lane: semantic", "lane: first"))
     fs_events(client, (target, types.FileChangeType.Created))
     await closed_diags(client, target, lambda d: d is not None and [x.code for x in d] == ["invalid_value"])
     # vim with backupcopy=no: backup file, 4913 probe, new file, rename over the original.
@@ -197,7 +199,7 @@ async def test_b33_atomic_save_is_one_modification(client, workspace: Path):
     probe.write_text("")
     probe.unlink()
     tmp = records / ".rec-1.md.tmp"
-    tmp.write_text(record_text("rec-1", "Rec one").replace("lane: semantic", "lane: second"))
+    tmp.write_text(edit(record_text("rec-1", "Rec one"), "lane: semantic", "lane: second"))
     os.replace(tmp, target)
     (records / "rec-1.md~").unlink()
     fs_events(client, (records / "rec-1.md~", types.FileChangeType.Created), (target, types.FileChangeType.Deleted),
@@ -241,12 +243,12 @@ async def test_b36_continuous_rewrites_validated_at_bounded_rate(client, workspa
     end = time.monotonic() + 2.0
     i = 0
     while time.monotonic() < end:
-        rec3.write_text(record_text("rec-3", "Rec three").replace("lane: semantic", "lane: " + "v" * (1 + i % 9)))
+        rec3.write_text(edit(record_text("rec-3", "Rec three"), "lane: semantic", "lane: " + "v" * (1 + i % 9)))
         fs_events(client, (rec3, types.FileChangeType.Changed))
         i += 1
         await asyncio.sleep(0.02)
     during = len(client.diagnostic_history.get(rec3.as_uri(), []))
-    rec3.write_text(record_text("rec-3", "Rec three").replace("lane: semantic", "lane: " + "z" * 20))  # the last write
+    rec3.write_text(edit(record_text("rec-3", "Rec three"), "lane: semantic", "lane: " + "z" * 20))  # the last write
     fs_events(client, (rec3, types.FileChangeType.Changed))
     diags = await closed_diags(client, rec3, lambda d: bool(d) and d[0].range.end.character == 26)
     assert [x.code for x in diags] == ["invalid_value"]
@@ -258,7 +260,7 @@ async def test_b36_continuous_rewrites_validated_at_bounded_rate(client, workspa
 async def test_b37_move_proposal_to_records_and_delete_clears(client, workspace: Path):
     pending = workspace / ".memzoi" / "proposals" / "pending"
     p1 = pending / "p-1.md"
-    p1.write_text(proposal_text("p-1", body="Moved packet body.").replace("lane: semantic", "lane: bad"))
+    p1.write_text(edit(proposal_text("p-1", body="Moved packet body."), "lane: semantic", "lane: bad"))
     fs_events(client, (p1, types.FileChangeType.Created))
     await closed_diags(client, p1, lambda d: bool(d))
     dest = workspace / ".memzoi" / "records" / "rec-p1.md"
@@ -269,7 +271,7 @@ async def test_b37_move_proposal_to_records_and_delete_clears(client, workspace:
     # directory-level event: rename a folder of records
     team = workspace / ".memzoi" / "records" / "team"
     team.mkdir()
-    (team / "x.md").write_text(record_text("team/x", "Team x").replace("lane: semantic", "lane: bad"))
+    (team / "x.md").write_text(edit(record_text("team/x", "Team x"), "lane: semantic", "lane: bad"))
     fs_events(client, (team, types.FileChangeType.Created))
     await closed_diags(client, team / "x.md", lambda d: bool(d))
     group = workspace / ".memzoi" / "records" / "group"
@@ -302,8 +304,8 @@ async def test_incremental_edit_after_unicode_line_separator(client, workspace: 
 
 async def test_b16_write_action_on_malformed_record_refused_byte_for_byte(client, workspace: Path):
     path = workspace / ".memzoi" / "records" / "rec-bad.md"
-    raw = record_text("rec-bad", "Bad").replace('description: Use pnpm for every package task.',
-                                                 'description: "a "quoted" word"').encode()
+    raw = edit(record_text("rec-bad", "Bad"), 'description: "Use pnpm for every package task."',
+               'description: "a "quoted" word"').encode()
     path.write_bytes(raw)
     fs_events(client, (path, types.FileChangeType.Created))
     uri = open_doc(client, path)
@@ -328,7 +330,7 @@ async def test_b17_one_bad_file_does_not_block_the_others(tmp_path: Path):
     records.mkdir(parents=True)
     for i in range(50):
         (records / f"rec-{i}.md").write_text(record_text(f"rec-{i}", f"Record number {i}"))
-    (records / "bad.md").write_text(record_text("bad", "Bad one").replace("title: Bad one", "title: [[link]]tail"))
+    (records / "bad.md").write_text(edit(record_text("bad", "Bad one"), 'title: "Bad one"', "title: [[link]]tail"))
     client = await start_client("vscode", root, tmp_path / "home")
     try:
         published = {u: d for u, d in client.diagnostics.items() if d}

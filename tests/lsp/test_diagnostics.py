@@ -9,6 +9,7 @@ from lsprotocol import types
 
 from memzoi.resources import diagnostics_href
 
+from ..builders import crlf, edit
 from .conftest import diagnostics, is_pull, open_doc, record_text, units
 
 
@@ -31,10 +32,9 @@ async def test_initialize_negotiates_encoding_and_one_diagnostics_model(client):
 async def test_bad_enum_after_emoji_and_cjk_has_exact_range(client, workspace: Path):
     path = workspace / ".memzoi" / "records" / "use-pnpm.md"
     prefix = 'origin: {origin_key: "😀 記録 repository-record:use-pnpm", route: '
-    text = record_text("use-pnpm").replace(
-        "origin:\n  origin_key: repository-record:use-pnpm\n  route: repository_materialization\n",
-        prefix + "bogus}\n",
-    )
+    text = edit(record_text("use-pnpm"),
+                'origin:\n  origin_key: "repository-record:use-pnpm"\n  route: repository_materialization\n',
+                prefix + "bogus}\n")
     uri = open_doc(client, path, text)
     diags = await diagnostics(client, uri, lambda d: any(x.code == "invalid_value" for x in d))
     [d] = [x for x in diags if x.code == "invalid_value"]
@@ -70,7 +70,7 @@ async def test_markdown_outside_memzoi_is_left_alone(client, workspace: Path):
 @pytest.mark.init_options({"memzoi": {"severity": {"invalid_value": "hint"}, "disabled": ["empty_body"]}})
 async def test_severity_override_from_initialization_options(client, workspace: Path):
     path = workspace / ".memzoi" / "records" / "use-pnpm.md"
-    text = record_text("use-pnpm").replace("type: decision", "type: bogus")
+    text = edit(record_text("use-pnpm"), "type: decision", "type: bogus")
     uri = open_doc(client, path, text)
     diags = await diagnostics(client, uri, lambda d: any(x.code == "invalid_value" for x in d))
     assert {x.severity for x in diags if x.code == "invalid_value"} == {types.DiagnosticSeverity.Hint}
@@ -79,12 +79,12 @@ async def test_severity_override_from_initialization_options(client, workspace: 
 async def test_project_rules_grade_diagnostics(client, workspace: Path):
     (workspace / ".memzoi" / "config.toml").write_text(
         '[rules]\nseverity = { invalid_value = "warning" }\nignore = ["records/drafts/**"]\n', encoding="utf-8")
-    text = record_text("use-pnpm").replace("type: decision", "type: bogus")
+    text = edit(record_text("use-pnpm"), "type: decision", "type: bogus")
     uri = open_doc(client, workspace / ".memzoi" / "records" / "use-pnpm.md", text)
     diags = await diagnostics(client, uri, lambda d: any(x.code == "invalid_value" for x in d))
     assert {x.severity for x in diags if x.code == "invalid_value"} == {types.DiagnosticSeverity.Warning}
     (workspace / ".memzoi" / "records" / "drafts").mkdir()
-    drafted = record_text("drafts/use-yarn").replace("type: decision", "type: bogus")
+    drafted = edit(record_text("drafts/use-yarn"), "type: decision", "type: bogus")
     ignored = open_doc(client, workspace / ".memzoi" / "records" / "drafts" / "use-yarn.md", drafted)
     assert await diagnostics(client, ignored) == []
 
@@ -93,7 +93,7 @@ async def test_project_rules_grade_diagnostics(client, workspace: Path):
 async def test_editor_settings_add_to_project_rules(client, workspace: Path):
     (workspace / ".memzoi" / "config.toml").write_text(
         '[rules]\nseverity = { invalid_value = "warning" }\n', encoding="utf-8")
-    text = record_text("use-pnpm").replace("type: decision", "type: bogus")
+    text = edit(record_text("use-pnpm"), "type: decision", "type: bogus")
     uri = open_doc(client, workspace / ".memzoi" / "records" / "use-pnpm.md", text)
     diags = await diagnostics(client, uri, lambda d: any(x.code == "invalid_value" for x in d))
     assert {x.severity for x in diags if x.code == "invalid_value"} == {types.DiagnosticSeverity.Hint}
@@ -110,7 +110,7 @@ async def test_unsuppressible_and_unknown_codes_rejected_in_settings(client, wor
 async def test_closed_files_diagnosed_from_disk(client, workspace: Path):
     bad = workspace / ".memzoi" / "records" / "broken.md"
     # CRLF on disk: ranges must come from the bytes as they are (pygls's disk read would drop the \r).
-    bad.write_bytes(record_text("broken").replace("lane: semantic", "lane: sideways").replace("\n", "\r\n").encode())
+    bad.write_bytes(crlf(edit(record_text("broken"), "lane: semantic", "lane: sideways")).encode())
     uri = bad.as_uri()
     from .conftest import wait_until
 
@@ -150,8 +150,10 @@ async def test_cross_file_dangling_reference_updates_when_target_appears(client,
     from .conftest import proposal_text
 
     path = workspace / ".memzoi" / "proposals" / "pending" / "mem-sup.md"
-    text = proposal_text("mem-sup", action="supersede", supersedes="[use-yarn]",
-                         proposal_extra="  reason: Replaced.\n")
+    # The reference in a flow sequence, written out: its range starts inside the `[` (the builder writes a block list).
+    text = edit(proposal_text("mem-sup", action="supersede", supersedes=["use-yarn"],
+                              proposal_extra={"reason": "Replaced."}),
+                "supersedes:\n  - use-yarn\n", "supersedes: [use-yarn]\n")
     path.write_text(text)
     uri = open_doc(client, path)
     diags = await diagnostics(client, uri, lambda d: any(x.code == "dangling_reference" for x in d))

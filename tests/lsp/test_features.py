@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
+from ..builders import edit
 from .conftest import diagnostics, git_init, open_doc, proposal_text, record_text, units
 
 
@@ -40,7 +41,7 @@ async def test_hover_on_key_shows_schema_description(client, workspace: Path):
 async def test_hover_key_after_astral_character_line(client, workspace: Path):
     # B20: an emoji on an earlier line must not shift offsets of later lines.
     path = workspace / ".memzoi" / "records" / "use-pnpm.md"
-    text = record_text("use-pnpm").replace("description: Use pnpm", "description: 😀😀 Use pnpm")
+    text = edit(record_text("use-pnpm"), 'description: "Use pnpm', 'description: "😀😀 Use pnpm')
     uri = open_doc(client, path, text)
     value = await hover(client, uri, pos(text, "timestamp:", client.profile, 2))
     assert "`timestamp`" in value and "RFC 3339" in value
@@ -67,9 +68,8 @@ async def test_hover_provenance_on_record(client, workspace: Path):
 async def test_hover_escapes_record_text(client, workspace: Path):
     path = workspace / ".memzoi" / "records" / "use-pnpm.md"
     evil = "[click](command:workbench.action.terminal.new) <img src=x>"
-    text = record_text("use-pnpm", title='"' + evil + '"').replace(
-        "source_ref: https://example.com/decisions/42", "source_ref: 'command:evil.run'"
-    )
+    text = edit(record_text("use-pnpm", title=evil), 'source_ref: "https://example.com/decisions/42"',
+                "source_ref: 'command:evil.run'")
     uri = open_doc(client, path, text)
     value = await hover(client, uri, pos(text, "kind: memory", client.profile, 8))
     import re
@@ -80,8 +80,8 @@ async def test_hover_escapes_record_text(client, workspace: Path):
 
 async def test_hover_provenance_on_proposal(client, workspace: Path):
     path = workspace / ".memzoi" / "proposals" / "pending" / "mem-sup.md"
-    text = proposal_text("mem-sup", action="supersede", supersedes="[use-pnpm]",
-                         proposal_extra="  reason: Node 22 ships corepack.\n")
+    text = proposal_text("mem-sup", action="supersede", supersedes=["use-pnpm"],
+                         proposal_extra={"reason": "Node 22 ships corepack."})
     path.write_text(text)
     uri = open_doc(client, path)
     value = await hover(client, uri, pos(text, "proposed_by: agent", client.profile, 15))
@@ -118,7 +118,9 @@ async def test_quick_fix_removes_bom_via_resolve(client, workspace: Path):
 
 async def test_quick_fix_quotes_value_with_colon(client, workspace: Path):
     path = workspace / ".memzoi" / "records" / "use-pnpm.md"
-    text = record_text("use-pnpm", title="Step 2: run tests")
+    # Written by hand, unquoted: the colon makes it invalid YAML (the builder would quote it).
+    text = edit(record_text("use-pnpm", title="Step 2: run tests"), 'title: "Step 2: run tests"',
+                "title: Step 2: run tests")
     uri = open_doc(client, path, text)
     diags = await diagnostics(client, uri, lambda d: any(x.code == "yaml_syntax" for x in d))
     [d] = [x for x in diags if x.code == "yaml_syntax"]
@@ -144,7 +146,7 @@ async def test_quick_fix_quotes_value_with_colon(client, workspace: Path):
 async def test_document_symbols_skip_yaml_comments(client, workspace: Path):
     # B15: a YAML comment inside the frontmatter is not a heading.
     path = workspace / ".memzoi" / "records" / "use-pnpm.md"
-    text = record_text("use-pnpm").replace("kind: memory\n", "kind: memory\n# reviewer: pending\n")
+    text = edit(record_text("use-pnpm"), "kind: memory\n", "kind: memory\n# reviewer: pending\n")
     text += "\n## Details\n\n```md\n# not a heading\n```\n"
     uri = open_doc(client, path, text)
     syms = await client.text_document_document_symbol_async(
@@ -180,7 +182,7 @@ async def test_definition_on_supersedes_and_document_links(client, workspace: Pa
 
 async def test_completion_of_enum_values_and_record_ids(client, workspace: Path):
     path = workspace / ".memzoi" / "records" / "use-node-22.md"
-    text = path.read_text().replace("lane: semantic", "lane: ").replace("supersedes: use-pnpm", "supersedes: ")
+    text = edit(edit(path.read_text(), "lane: semantic", "lane: "), "supersedes: use-pnpm", "supersedes: ")
     uri = open_doc(client, path, text)
     res = await client.text_document_completion_async(
         types.CompletionParams(text_document=types.TextDocumentIdentifier(uri=uri),

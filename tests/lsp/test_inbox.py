@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
+from ..builders import edit
 from .conftest import PROFILES, git_init, open_doc, proposal_text, start_client
 from .test_lifecycle import actions_for, find, run
 
@@ -23,8 +24,8 @@ def blocked_workspace(workspace: Path) -> Path:
     """The workspace plus a packet the git-plane gate blocks (local-only sensitivity: a warning on a pending
     packet, which the client-side error count used to read as "0 blocking") and that names a missing target."""
     packet = workspace / ".memzoi" / "proposals" / "pending" / "mem-gated.md"
-    text = proposal_text("mem-gated", title="Keep my local notes", action="supersede", proposal_extra="  target: gone\n")
-    packet.write_text(text.replace("sensitivity: repo-safe", "sensitivity: local-only"))
+    text = proposal_text("mem-gated", title="Keep my local notes", action="supersede", proposal_extra={"target": "gone"})
+    packet.write_text(edit(text, "sensitivity: repo-safe", "sensitivity: local-only"))
     git_init(workspace)
     return workspace
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
+from ..builders import edit
 from .conftest import git_init, open_doc, proposal_text, refusal, wait_until
 
 
@@ -161,7 +162,7 @@ async def test_tombstone_creates_packet_then_undo(git_workspace: Path, client):
 async def test_route_to_local_memory_when_gate_blocks(git_workspace: Path, client):
     root = git_workspace
     packet = root / ".memzoi" / "proposals" / "pending" / "mem-local.md"
-    packet.write_text(proposal_text("mem-local").replace("sensitivity: repo-safe", "sensitivity: local-only"))
+    packet.write_text(edit(proposal_text("mem-local"), "sensitivity: repo-safe", "sensitivity: local-only"))
     before = snapshot(root)
     uri = open_doc(client, packet)
     actions = await actions_for(client, uri)
@@ -185,7 +186,7 @@ async def test_lifecycle_refuses_unsaved_document(git_workspace: Path, client):
     root = git_workspace
     before = snapshot(root)
     packet = root / ".memzoi" / "proposals" / "pending" / "mem-new.md"
-    uri = open_doc(client, packet, packet.read_text().replace("Validate sessions", "Validate all sessions"))
+    uri = open_doc(client, packet, edit(packet.read_text(), "Validate sessions", "Validate all sessions"))
     apply = [a for a in await actions_for(client, uri) if a.kind == "refactor.rewrite.memzoi.apply"]
     assert all(a.disabled and "save" in a.disabled.reason for a in apply)
     result = await refusal(client.workspace_execute_command_async(
@@ -279,7 +280,7 @@ async def test_materialize_plan_decide_apply_then_reattest_and_undo(git_workspac
     assert "materialization:" in text and "revision_hash" in text
     assert client.shown_documents[-1].uri == record.as_uri()
     # A hand edit makes the attestation stale; Re-attest accepts it as one ledgered change.
-    record.write_text(text.replace("applies to every package task.", "applies to every commit."))
+    record.write_text(edit(text, "applies to every package task.", "applies to every commit."))
     uri = open_doc(client, record)
     await diagnostics(client, uri, lambda d: any(x.code == "stale_attestation" for x in d))
     reattest = find(await actions_for(client, uri, ["refactor.rewrite.memzoi.reattest"]), "Re-attest")
@@ -357,7 +358,7 @@ async def test_check_workspace_picks_up_files_no_watcher_reported(git_workspace:
     from .conftest import record_text
 
     stray = git_workspace / ".memzoi" / "records" / "stray.md"
-    stray.write_text(record_text("stray", "Stray").replace("lane: semantic", "lane: lost"))
+    stray.write_text(edit(record_text("stray", "Stray"), "lane: semantic", "lane: lost"))
     result = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="memzoi.checkWorkspace", arguments=[]))
     assert result["files_checked"] == 4 and result["counts"]["error"] == 1

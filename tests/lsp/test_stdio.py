@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ..builders import edit
 from .conftest import git_init, proposal_text, record_text, server_command
 
 
@@ -98,7 +99,7 @@ def test_stdout_is_only_framed_jsonrpc(tmp_path: Path):
     rec.mkdir(parents=True)
     (root / ".memzoi" / "proposals" / "pending").mkdir(parents=True)
     (rec / "a.md").write_text(record_text("a"))
-    (rec / "b.md").write_text(record_text("b").replace("lane: semantic", "lane: nope"))
+    (rec / "b.md").write_text(edit(record_text("b"), "lane: semantic", "lane: nope"))
     (root / ".memzoi" / "proposals" / "pending" / "p-1.md").write_text(proposal_text("p-1"))
     git_init(root)  # hover runs git: its output must not reach our stdout
     uri = (rec / "b.md").as_uri()

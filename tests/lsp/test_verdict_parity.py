@@ -21,6 +21,7 @@ from lsprotocol import types
 from memzoi.runtime import git_env
 
 from tests.test_revision import attested
+from ..builders import edit
 from .conftest import (PROFILES, diagnostics, git_init, proposal_text, record_text, start_client, wait_until)
 
 PENDING = ".memzoi/proposals/pending"
@@ -55,9 +56,9 @@ def build(root: Path, home: Path) -> None:
     (records / "copy-a.md").write_text(record_text("copy-a", "Copy"))
     (records / "copy-b.md").write_text(record_text("copy-b", "Copy"))
     (records / "bad-schema.md").write_text(record_text("bad-schema", "Bad", extra="reviewer: someone\n"))
-    (records / "leaky.md").write_text(record_text("leaky", "Leaky").replace(
+    (records / "leaky.md").write_text(edit(record_text("leaky", "Leaky"), 
         "applies to every package task.", f"applies to every package task; deploy with {_token()}."))
-    (records / "old-style.md").write_text(record_text("old-style", "Old").replace("profile: memzoi", "profile: memzoi/v1"))
+    (records / "old-style.md").write_text(edit(record_text("old-style", "Old"), "profile: memzoi\n", "profile: memzoi/v1\n"))
     reviewed = attested(record_text("reviewed", "Reviewed"), "reviewed")
     (records / "reviewed.md").write_text(reviewed)
     (root / ".memzoi/index.md").write_text(f"# Index\n\nTOKEN={_token()}\n")
@@ -67,12 +68,12 @@ def build(root: Path, home: Path) -> None:
     (pending / "mem-apply.md").write_text(proposal_text("mem-apply", title="Apply me", body="Applied by the test."))
     (pending / "mem-leaky.md").write_text(proposal_text("mem-leaky", title=f"Rotate {_token()}", body="Rotate it."))
     (pending / "mem-tomb.md").write_text(proposal_text("mem-tomb", title="Tomb", action="tombstone",
-                                                       proposal_extra="  target: no-such-record\n  reason: obsolete\n"))
+                                                       proposal_extra={"target": "no-such-record", "reason": "obsolete"}))
     (root / ".gitignore").write_text(f"{PENDING}/mem-ignored.md\n")
     git_init(root)
     (pending / "mem-ignored.md").write_text(proposal_text("mem-ignored", title="Ignored", body="Never reviewed."))
     # A stale attestation: the reviewed body edited after its commit (the committed version explains what changed).
-    (records / "reviewed.md").write_text(reviewed.replace("applies to every package task.", "applies to some tasks."))
+    (records / "reviewed.md").write_text(edit(reviewed, "applies to every package task.", "applies to some tasks."))
     # A ledger-drifted record: applied through the ledger, then edited by hand.
     applied = _cli(root, home, "proposals", "apply", "mem-apply", "--json")
     assert applied.returncode == 0, applied.stdout + applied.stderr

@@ -10,31 +10,7 @@ import pytest
 
 from memzoi.runtime import git_env
 
-RECORD = """---
-id: {id}
-kind: memory
-profile: memzoi
-type: {type}
-lane: semantic
-title: {title}
-timestamp: "2026-07-01T00:00:00Z"
-status: active
-scope: repo
-visibility: repo
-content_class: general_repo_knowledge
-confidence: 0.9
-applies_to:
-  - {applies}
-retention: {{}}
-origin:
-  origin_key: "repository-record:{id}"
-  route: repository_materialization
----
-
-# {title}
-
-{body}
-"""
+from .. import builders
 
 WARNING_ID = "warnings/auth-refresh"
 FACT_ID = "facts/build-tool"
@@ -42,10 +18,9 @@ FACT_ID = "facts/build-tool"
 
 def write_record(root: Path, rid: str, *, type: str, title: str, body: str, applies: str) -> Path:
     """Write a current-profile record ``rid`` under ``.memzoi/records/``."""
-    p = root / ".memzoi" / "records" / f"{rid}.md"
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(RECORD.format(id=rid, type=type, title=title, body=body, applies=applies), encoding="utf-8")
-    return p
+    text = builders.record(rid, type=type, title=title, body=body, applies_to=[applies], confidence=0.9,
+                           timestamp="2026-07-01T00:00:00Z", description=None)
+    return builders.write(root, builders.record_path(rid), text)
 
 
 def make_project(root: Path) -> Path:

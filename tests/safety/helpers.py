@@ -1,4 +1,4 @@
-"""Shared builders for the safety tests: a valid record and a valid pending proposal, written under tmp paths."""
+"""The safety tests' record and pending proposal (the shared builder with their defaults), and where they live."""
 
 from __future__ import annotations
 
@@ -7,34 +7,30 @@ from pathlib import Path
 from memzoi.analysis import analyze_text
 from memzoi.findings import CODES
 
+from .. import builders
+
 SAFETY_CODES = frozenset(c for c, (_, group) in CODES.items() if group in ("gate", "detector"))
 
 
 def record(*, scope: str = "repo", scope_id: str | None = None, visibility: str = "repo",
            content_class: str = "general_repo_knowledge", extra: str = "", body: str = "Use pnpm for installs.") -> str:
-    """A current-profile record ``rec`` whose frontmatter and body can be varied."""
-    sid = f"scope_id: {scope_id}\n" if scope_id else ""
-    return (
-        "---\nid: rec\nkind: memory\nprofile: memzoi\ntype: fact\nlane: semantic\ntitle: Use pnpm\n"
-        f"scope: {scope}\n{sid}visibility: {visibility}\ncontent_class: {content_class}\nstatus: active\n"
-        'confidence: 1\ntimestamp: "2026-07-06T00:00:00Z"\nretention: {}\n'
-        "origin:\n  origin_key: repository-record:rec\n  route: repository_materialization\n"
-        f"{extra}---\n\n# Use pnpm\n\n{body}\n"
-    )
+    """A current-profile fact ``rec`` whose gate fields and body can be varied. It has no ``description``, so a
+    value planted in the body is in the file once (and ``extra`` may add a ``description``)."""
+    return builders.record("rec", type="fact", title="Use pnpm", timestamp="2026-07-06T00:00:00Z", description=None,
+                           scope=scope, scope_id=scope_id, visibility=visibility, content_class=content_class,
+                           extra=extra, body=body)
 
 
 def proposal(*, sensitivity: str = "repo-safe", scope: str = "kind: repo", content_class: str = "general_repo_knowledge",
              body: str = "Use pnpm for installs.") -> str:
-    """A pending create proposal ``prop`` whose gate fields can be varied (``scope`` is the block's YAML)."""
-    scope_yaml = "\n".join("  " + line for line in scope.splitlines())
-    return (
-        "---\nid: prop\nkind: proposal\nprofile: memzoi\ntype: fact\nlane: semantic\ntitle: Use pnpm\n"
-        "description: Use pnpm for installs.\nstatus: proposed\nproposal:\n  action: create\n  proposed_by: agent\n"
-        "  proposed_at: 2026-07-06T00:00:00Z\n  reason: Seen in CI.\n"
-        f"scope:\n{scope_yaml}\ntimestamp: 2026-07-06T00:00:00Z\nsupersedes: []\nsensitivity: {sensitivity}\n"
-        f"content_class: {content_class}\nretention: {{}}\norigin:\n  origin_key: repository-proposal:prop\n"
-        f"  route: repository_proposal\n---\n\n# Use pnpm\n\n{body}\n"
-    )
+    """A pending create proposal ``prop`` whose gate fields can be varied (``scope`` is the block's YAML lines,
+    ``key: value`` each)."""
+    block = dict(line.split(": ", 1) for line in scope.splitlines())
+    return builders.packet("prop", type="fact", title="Use pnpm", description="Use pnpm for installs.",
+                           reason="Seen in CI.", scope=block, timestamp="2026-07-06T00:00:00Z",
+                           proposal={"action": "create", "proposed_by": "agent",
+                                     "proposed_at": "2026-07-06T00:00:00Z", "reason": "Seen in CI."},
+                           sensitivity=sensitivity, content_class=content_class, body=body)
 
 
 def workspace(tmp: Path, config: str | None = None) -> Path:

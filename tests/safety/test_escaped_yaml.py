@@ -11,6 +11,7 @@ from memzoi.document import frame
 from memzoi.findings import Severity
 from memzoi.safety.escaped import escaped_scalars
 
+from ..builders import edit
 from .helpers import SAFETY_CODES, record, workspace
 
 #: (escaped YAML source of a double-quoted scalar, Memzoi's code, the decoded match: absent from the file's text,
@@ -26,14 +27,14 @@ def _place(field: str, scalar: str) -> str:
     """A valid record with ``scalar`` as the value of ``field`` (``tags``: an item; ``origin_key``: nested)."""
     base = record()
     if field == "title":
-        return base.replace("title: Use pnpm\n", f"title: {scalar}\n").replace("# Use pnpm\n\n", "")
+        return edit(edit(base, 'title: "Use pnpm"\n', f"title: {scalar}\n"), "# Use pnpm\n\n", "")
     if field == "origin_key":
-        return base.replace("  origin_key: repository-record:rec\n", f"  origin_key: {scalar}\n")
+        return edit(base, '  origin_key: "repository-record:rec"\n', f"  origin_key: {scalar}\n")
     if field == "tags":
-        return base.replace("status: active\n", f"status: active\ntags:\n  - deploy\n  - {scalar}\n")
+        return edit(base, "status: active\n", f"status: active\ntags:\n  - deploy\n  - {scalar}\n")
     if field == "flow tags":
-        return base.replace("status: active\n", f"status: active\ntags: [deploy, {scalar}]\n")
-    return base.replace("status: active\n", f"status: active\n{field}: {scalar}\n")
+        return edit(base, "status: active\n", f"status: active\ntags: [deploy, {scalar}]\n")
+    return edit(base, "status: active\n", f"status: active\n{field}: {scalar}\n")
 
 
 @pytest.mark.parametrize("field", ["title", "description", "source_ref", "tags", "flow tags", "origin_key"])

@@ -9,6 +9,7 @@ from memzoi.config import clear_cache
 from memzoi.findings import Severity
 from memzoi.policy import CONTENT_CLASS_CODES
 
+from ..builders import edit
 from .helpers import proposal, record, safety, workspace
 
 
@@ -113,7 +114,7 @@ def test_pending_proposal_scope_and_content_class(tmp_path):
 
 def test_resolved_packets_are_not_gated(tmp_path):
     mz = workspace(tmp_path)
-    text = proposal(sensitivity="secret").replace("status: proposed", "status: rejected")
+    text = edit(proposal(sensitivity="secret"), "status: proposed", "status: rejected")
     assert safety(text, mz / "proposals" / "resolved" / "rejected" / "prop.md") == []
 
 
@@ -171,6 +172,6 @@ def test_scope_project_mismatch_suggests_the_valid_repo_scope_for_the_file_kind(
     rec = analyze_text(record(scope="project"), "ws/.memzoi/records/rec.md")
     [r] = [f for f in rec.findings if f.code == "scope_project_mismatch"]
     assert "`scope: repo`" in r.message
-    pkt = analyze_text(proposal().replace("kind: repo", "kind: project", 1), "ws/.memzoi/proposals/pending/p.md")
+    pkt = analyze_text(edit(proposal(), "kind: repo", "kind: project", 1), "ws/.memzoi/proposals/pending/p.md")
     [p] = [f for f in pkt.findings if f.code == "scope_project_mismatch"]
     assert "`scope: {kind: repo}`" in p.message and "`scope: repo`" not in p.message

@@ -6,6 +6,7 @@ from memzoi.analysis import analyze_text
 from memzoi.safety.redact import MARK, redact, secret_spans
 
 from ..test_framing_yaml import VALID
+from ..builders import edit
 from .helpers import proposal
 
 
@@ -41,7 +42,7 @@ def test_search_and_show_never_print_a_detected_token(tmp_path, monkeypatch, cap
     (records / "rec-x.md").write_text(VALID.replace("Use pnpm for installs.", f"Rotate the CI token {token} monthly."))
     pending = root / ".memzoi" / "proposals" / "pending"
     pending.mkdir(parents=True)
-    (pending / "p-1.md").write_text(proposal().replace("id: prop", "id: p-1") + f"\nToken: {token}\n")
+    (pending / "p-1.md").write_text(edit(proposal(), "id: prop\n", "id: p-1\n") + f"\nToken: {token}\n")
     monkeypatch.chdir(root)
     assert main(["rebuild", "--json"]) == 0
     capsys.readouterr()

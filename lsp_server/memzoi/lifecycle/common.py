@@ -189,7 +189,11 @@ def identity_token(value: str) -> str:
 
 def preflight_ids(raw: bytes) -> dict[str, str | None]:
     """Memzoi's light preflight parser: unique top-level scalar ``id``, ``sensitivity`` and ``content_class``
-    lines of the frontmatter (works on malformed packets). A key that repeats or is not a scalar is ``None``."""
+    lines of the frontmatter (works on malformed packets). A key that repeats or is not a scalar is ``None``.
+
+    This is deliberately not :mod:`memzoi.yaml12`: Memzoi's ``preflight_okf_proposal_markdown`` reads these
+    three lines with a line parser so that a rejected packet's redacted receipt is produced even when its YAML
+    is malformed (reference §2.6); the receipt's digests must match what Memzoi computes from the same lines."""
     text = raw.decode("utf-8", errors="replace")
     lines = text.splitlines()
     if lines and lines[0].lstrip("\ufeff").strip() == "---":
