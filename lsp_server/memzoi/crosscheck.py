@@ -11,11 +11,11 @@ dependents of each file as it arrives.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .workspace import MEMZOI_DIR, RESERVED_NAMES, Role, below_plane, depth_first, utf8_name
+from .workspace import MEMZOI_DIR, Role, below_plane, plane_entries
 
 if TYPE_CHECKING:  # the analysis is imported only where a file must be analysed
     from .analysis import Analysis
@@ -33,28 +33,7 @@ def plane_paths(memzoi_dir: str) -> list[str]:
     """The absolute paths of the records and packets of the ``.memzoi`` directory ``memzoi_dir`` (absolute):
     the files :func:`memzoi.crossfile.git_plane_files` lists (Memzoi's walk: no hidden entries, no symlinks, no
     non-UTF-8 names, no ``index.md``/``log.md``), as strings, in walk order, without a ``Path`` per file."""
-    out: list[str] = []
-
-    def visit(d: str) -> Iterator[tuple[str]]:  # yields each subfolder; see memzoi.workspace.depth_first
-        try:
-            with os.scandir(d) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            return
-        for e in entries:
-            name = e.name
-            if name.startswith(".") or not utf8_name(name) or e.is_symlink():
-                continue
-            if e.is_dir(follow_symlinks=False):
-                yield (e.path,)
-            elif name.endswith(".md") and name not in RESERVED_NAMES and e.is_file(follow_symlinks=False):
-                out.append(os.path.abspath(e.path))
-
-    for sub in ("records", "proposals"):
-        top = os.path.join(memzoi_dir, sub)
-        if not os.path.islink(top) and os.path.isdir(top):
-            depth_first(visit(top), visit)
-    return out
+    return [os.path.abspath(e.path) for e in plane_entries(memzoi_dir)]
 
 
 def _takes_part(key: str, role: str) -> bool:

@@ -229,6 +229,36 @@ def depth_first(top: Iterator[Any], visit: Callable[..., Iterator[Any]]) -> None
         stack.append(visit(*sub))
 
 
+def plane_entries(memzoi_dir: str) -> list[os.DirEntry]:
+    """The directory entries of the records and packets below ``memzoi_dir/records`` and ``memzoi_dir/proposals``
+    (a string path), by Memzoi's walk rules as :func:`walk` applies them (no hidden entries, no symlinks, no
+    non-UTF-8 names, no ``index.md``/``log.md``, Markdown only; a symlinked ``records`` or ``proposals`` is not
+    entered), in walk order (sorted, depth first), without a ``Path`` per file: the fast listing of ``memzoi
+    check``'s cross-file pass and the index's refresh. An unreadable folder is left out; never raises ``OSError``."""
+    out: list[os.DirEntry] = []
+
+    def visit(d: str) -> Iterator[tuple[str]]:  # yields each subfolder (see depth_first)
+        try:
+            with os.scandir(d) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            return
+        for e in entries:
+            name = e.name
+            if name.startswith(".") or not utf8_name(name) or e.is_symlink():
+                continue
+            if e.is_dir(follow_symlinks=False):
+                yield (e.path,)
+            elif name.endswith(".md") and name not in RESERVED_NAMES and e.is_file(follow_symlinks=False):
+                out.append(e)
+
+    for sub in ("records", "proposals"):
+        top = os.path.join(memzoi_dir, sub)
+        if not os.path.islink(top) and os.path.isdir(top):
+            depth_first(visit(top), visit)
+    return out
+
+
 def managed_roots(memzoi_dir: Path) -> list[Path]:
     """The folders of a ``.memzoi`` directory that hold records and packets, in scan order."""
     return [memzoi_dir / "records", memzoi_dir / "proposals"]
