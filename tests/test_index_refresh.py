@@ -13,20 +13,7 @@ from memzoi import pathsafety
 from memzoi.index import Index
 from memzoi.index_queries import _REDACTED_PREFIX, git_plane_files, plane_stats
 
-
-@pytest.fixture
-def home(tmp_path, monkeypatch) -> Path:
-    h = tmp_path / "home"
-    monkeypatch.setenv("MEMZOI_HOME", str(h))
-    return h
-
-
-@pytest.fixture
-def project(corpus, tmp_path) -> Path:
-    root = tmp_path / "proj"
-    shutil.copytree(corpus / "memzoi-repo/.memzoi", root / ".memzoi")
-    shutil.copytree(corpus / "examples/proposals", root / ".memzoi/proposals/pending")
-    return root
+from .test_index import home, project  # noqa: F401 (fixtures)
 
 
 def _odd_entries(root: Path) -> None:

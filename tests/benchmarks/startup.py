@@ -4,10 +4,10 @@ server (spawn → ``initialize`` answered, spawn → ``tools/list`` answered), s
 ``python -c pass`` and with the bare import of each server's protocol library.
 
 Run from the project root (``--baseline`` adds the same measures of another source tree, e.g. a checkout of the
-previous commit made with ``git worktree add /tmp/base HEAD~1``, in the same rounds)::
+previous commit made with ``git worktree add ../memzoi-base HEAD~1``, in the same rounds)::
 
     .venv/bin/python -m tests.benchmarks.startup --repeats 20 --json startup.json --markdown startup.md
-    .venv/bin/python -m tests.benchmarks.startup --repeats 20 --baseline /tmp/base/lsp_server
+    .venv/bin/python -m tests.benchmarks.startup --repeats 20 --baseline ../memzoi-base/lsp_server
 
 Every figure is a fresh process. The measures run in interleaved rounds (each measure once per round, floor
 included), so all of them see the same load; the first ``--warmup`` rounds are not counted (they fill Python's
