@@ -57,6 +57,18 @@ def test_a_full_check_stores_every_cached_file_in_the_blob_and_one_file_reads_on
     assert looked_up == [str(linked)]  # the others' facts came from the blob
 
 
+def test_a_first_check_of_one_file_caches_the_others_so_the_next_one_analyses_only_it(
+        repo, linked, capsys, counts, trusted):
+    base = cli(capsys, "check", str(linked), "--format", "json", "--no-cache")
+    counts.reset()
+    assert cli(capsys, "check", str(linked), "--format", "json") == base  # nothing cached yet
+    assert counts["analysed"] == 4  # the file and the project's three others, each given its entry
+    assert len(blob()) == 4  # made from every entry, though the run loaded only the checked one's
+    counts.reset()
+    assert cli(capsys, "check", str(linked), "--format", "json") == base
+    assert counts["analysed"] == 0 and counts["hashed"] == 0
+
+
 def test_another_file_edited_with_the_same_size_is_not_trusted_from_the_blob(repo, linked, capsys, trusted):
     cli(capsys, "check", str(repo / ".memzoi"))
     alpha = repo / ".memzoi/records/alpha.md"

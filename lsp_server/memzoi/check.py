@@ -118,7 +118,14 @@ def _resident(arg: str, report: CheckReport) -> bool:
     the findings the editor shows (cap, drift, threats, hand edits) instead of a record's; True when it was."""
     if not arg.endswith(".md") or os.path.isdir(arg) or os.path.islink(arg):
         return False
-    from .resident.editor import check_file  # the resident modules load only for such a file
+    from .resident.scope import which_file
+    from .workspace import find_project_root
+
+    # Which files are resident is asked of the light scope module first: the editor's findings (threats, YAML,
+    # candidates) load only for such a file, not for every record given by name.
+    if which_file(Path(os.path.abspath(arg)), [find_project_root(Path.cwd())]) is None:
+        return False
+    from .resident.editor import check_file
 
     shown = shown_path(arg)
     try:
@@ -255,7 +262,29 @@ def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, 
         except (ValueError, KeyError, TypeError, IndexError):
             return None
 
-    cross = CrossFileCheck(facts_source=indexed_facts, cached=cached_facts if cache else None)
+    def analyse_others(md: str, paths: list[str]) -> dict[str, FileFacts]:
+        # The project's files this run does not check and nothing vouches for: analysed like the checked ones
+        # (in workers, from PARALLEL_THRESHOLD files on) and given their cache entries, so that the next check of
+        # a few files reads them instead (an editor's first save hook of the day, pre-commit on a fresh clone).
+        project = caches.get(md)
+        if project is not None:
+            project.close()  # a partial load's connection is not carried into forked workers
+        others: ChunkPool[tuple[str, str], FileResult] = ChunkPool(
+            functools.partial(check_chunk, now, cache=True), workers=n, chunksize=CHUNK, start_at=PARALLEL_THRESHOLD)
+        out: dict[str, FileFacts] = {}
+        try:
+            for p in paths:
+                others.add((p, p))
+            for r in others.iter_results():
+                if project is not None and r.entry is not None:
+                    project.store(r.key, *r.entry)
+                out[r.key] = r.facts
+        finally:
+            others.close()
+        return out
+
+    cross = CrossFileCheck(facts_source=indexed_facts, cached=cached_facts if cache else None,
+                           analyse=analyse_others if cache else None)
     results: list[FileResult] = []
     pending = pool.iter_results()
     links: dict[Any, bool] = {}

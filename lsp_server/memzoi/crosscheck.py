@@ -54,14 +54,19 @@ class CrossFileCheck:
     ``.memzoi`` directory form one group. Used by :func:`memzoi.check.check_paths`, as results arrive."""
 
     def __init__(self, facts_source: FactsSource | None = None,
-                 cached: Callable[[str, str], "FileFacts | None"] | None = None) -> None:
+                 cached: Callable[[str, str], "FileFacts | None"] | None = None,
+                 analyse: Callable[[str, list[str]], Mapping[str, "FileFacts"]] | None = None) -> None:
         """``facts_source(memzoi_dir)`` may supply the facts of a project's files that were not added (absolute
         path → facts, e.g. from the index: :func:`memzoi.index.indexed_facts`); without it they are analysed.
-        ``cached(memzoi_dir, path)`` is asked first: the facts of a file a cache vouches for, else ``None``."""
+        ``cached(memzoi_dir, path)`` is asked first: the facts of a file a cache vouches for, else ``None``.
+        ``analyse(memzoi_dir, paths)`` analyses the files still missing (absolute path → facts; ``memzoi check``
+        runs them through its workers and keeps their cache entries, so the next check of one file finds them);
+        without it they are analysed here, one by one."""
         # .memzoi directory -> (absolute path -> facts of the files taking part, absolute paths of the added files)
         self._groups: dict[str | None, tuple[dict[str, FileFacts], list[str]]] = {}
         self._facts_source = facts_source
         self._cached = cached
+        self._analyse = analyse
 
     def add(self, display: str, key: str, memzoi_dir: str | None, analysis: "Analysis | FileFacts") -> None:
         """Add a checked file: its display path, absolute path, absolute ``.memzoi`` directory (or ``None``) and
@@ -115,8 +120,10 @@ class CrossFileCheck:
 
         many = self._facts_source is not None and len(missing) >= INDEX_ASSIST_THRESHOLD
         indexed = self._facts_source(Path(memzoi_dir)) if many else {}  # type: ignore[misc]
+        rest = [k for k in missing if k not in indexed]
+        analysed = self._analyse(memzoi_dir, rest) if self._analyse is not None and rest else {}
         for key in missing:
-            found = indexed.get(key) or facts_from_analysis(analyze_path(key))
+            found = indexed.get(key) or analysed.get(key) or facts_from_analysis(analyze_path(key))
             if _takes_part(key, found.role):
                 facts[key] = found
 

@@ -321,6 +321,16 @@ class ProjectCache:
             return False
         try:
             conn.execute("BEGIN IMMEDIATE")
+            if blob is None and self.blob is None and self._partial and self.put:
+                # A check of a few files that analysed the project's others (no blob yet): the blob is made from
+                # every stored entry, so the next such check reads one blob instead of an entry per file.
+                stored = {r[0]: Entry(*r) for r in conn.execute(
+                    "SELECT key, size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload FROM entries WHERE ctx = ?",
+                    (self.stamp,))}
+                stored.update(self.put)
+                for k in drop:
+                    stored.pop(k, None)
+                blob = updated({}, stored.values(), ())
             conn.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
                 (e.key, self.stamp, e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest, e.payload)
                 for e in self.put.values()])

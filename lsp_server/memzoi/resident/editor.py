@@ -15,7 +15,6 @@ Findings (spans are code-point offsets of the analysed text, which may be an uns
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,31 +24,12 @@ from ..workspace import find_project_root
 from .candidates import Candidate
 from .format import EntrySpan, char_count, entry_spans, round_trips, usage
 from .reconcile import recovery_hint
-from .scope import ResidentFile, resident_files
+from .scope import ResidentFile, which_file
 from .threats import threat_findings
 from .views import candidates_for, entry_provenance, last_written
 
 #: Cap usage from which the information is shown (percent).
 USAGE_WARN_PERCENT = 80
-
-
-def _same(a: Path, b: Path) -> bool:
-    return os.path.realpath(a) == os.path.realpath(b)
-
-
-def which_file(path: Path, roots: Sequence[Path] = ()) -> tuple[Path, ResidentFile] | None:
-    """``(project root, resident file)`` when ``path`` is a resident file of one of ``roots`` or of the project
-    found from ``path`` itself (``.zuno/RULES.md`` is found from its own folder); else ``None``. A project whose
-    configuration is invalid is skipped."""
-    for root in [*roots, find_project_root(path)]:
-        try:
-            files = resident_files(Path(root).resolve())
-        except Refusal:
-            continue
-        for file in files:
-            if _same(file.path, path):
-                return Path(root).resolve(), file
-    return None
 
 
 def _first_line(text: str) -> int:

@@ -11,13 +11,14 @@ Both, and the caps (2,200 and 3,000 characters), can be changed in ``[resident]`
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import MemzoiConfig, load_config
 from ..ledger import Refusal
 from ..vocabulary import RESIDENT_SCOPES as SCOPES
-from ..workspace import MEMZOI_DIR
+from ..workspace import MEMZOI_DIR, find_project_root
 
 
 @dataclass(frozen=True)
@@ -69,3 +70,22 @@ def resident_files(project_root: Path, config: MemzoiConfig | None = None) -> li
     """Both resident files of the project, global first (the prompt's order)."""
     config = config or project_config(project_root)
     return [resident_file(project_root, s, config) for s in SCOPES]
+
+
+def _same(a: Path, b: Path) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def which_file(path: Path, roots: Sequence[Path] = ()) -> tuple[Path, ResidentFile] | None:
+    """``(project root, resident file)`` when ``path`` is a resident file of one of ``roots`` or of the project
+    found from ``path`` itself (``.zuno/RULES.md`` is found from its own folder); else ``None``. A project whose
+    configuration is invalid is skipped."""
+    for root in [*roots, find_project_root(path)]:
+        try:
+            files = resident_files(Path(root).resolve())
+        except Refusal:
+            continue
+        for file in files:
+            if _same(file.path, path):
+                return Path(root).resolve(), file
+    return None
