@@ -123,13 +123,14 @@ def _resident(arg: str, report: CheckReport) -> bool:
 
     # Which files are resident is asked of the light scope module first: the editor's findings (threats, YAML,
     # candidates) load only for such a file, not for every record given by name.
-    if which_file(Path(os.path.abspath(arg)), [find_project_root(Path.cwd())]) is None:
+    where = which_file(Path(os.path.abspath(arg)), [find_project_root(Path.cwd())])
+    if where is None:
         return False
     from .resident.editor import check_file
 
     shown = shown_path(arg)
     try:
-        checked = check_file(Path(arg))
+        checked = check_file(Path(arg), where=where)
     except OSError as err:
         report.files_checked += 1
         report.findings.append(Located(shown, finding(

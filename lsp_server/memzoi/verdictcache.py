@@ -63,6 +63,8 @@ CACHE_FORMAT = 1 + 100 * PAYLOAD_FORMAT
 RACY_NS = 2_000_000_000
 #: How long a run waits for another one's write transaction before going on without the cache, in seconds.
 BUSY_TIMEOUT_S = 2.0
+#: Every entry of one stamp, as ``ProjectCache.rows`` keeps them (key first).
+_ENTRIES = "SELECT key, size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload FROM entries WHERE ctx = ?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +219,7 @@ class ProjectCache:
         if conn is None:
             return None
         try:
-            query = "SELECT key, size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload FROM entries WHERE ctx = ?"
+            query = _ENTRIES
             if keys is None:
                 cache.rows = {r[0]: r[1:] for r in conn.execute(query, (cache.stamp,))}
             else:
@@ -324,13 +326,7 @@ class ProjectCache:
             if blob is None and self.blob is None and self._partial and self.put:
                 # A check of a few files that analysed the project's others (no blob yet): the blob is made from
                 # every stored entry, so the next such check reads one blob instead of an entry per file.
-                stored = {r[0]: Entry(*r) for r in conn.execute(
-                    "SELECT key, size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload FROM entries WHERE ctx = ?",
-                    (self.stamp,))}
-                stored.update(self.put)
-                for k in drop:
-                    stored.pop(k, None)
-                blob = updated({}, stored.values(), ())
+                blob = self._first_blob({r[0]: r[1:] for r in conn.execute(_ENTRIES, (self.stamp,))}, drop)
             conn.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
                 (e.key, self.stamp, e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest, e.payload)
                 for e in self.put.values()])
@@ -353,16 +349,19 @@ class ProjectCache:
         """The facts blob to store after this run's changes, or ``None`` when the stored one stays right. Made
         from every entry when none is stored (a full load only: a partial one does not have them)."""
         if self.blob is None:
-            if self.partial:
-                return None
-            final = {k: Entry(k, *row) for k, row in self.rows.items()}
-            final.update(self.put)
-            for k in drop:
-                final.pop(k, None)
-            return updated({}, final.values(), ())
+            return None if self.partial else self._first_blob(self.rows, drop)
         if not self.put and not drop:
             return None
         return updated(self.blob, self.put.values(), drop)
+
+    def _first_blob(self, rows: dict[str, tuple], drop: set[str]) -> Blob:
+        """The facts blob of the stored entries ``rows`` (key → the columns after ``key`` of :data:`_ENTRIES`) once
+        this run's entries replace theirs and ``drop`` is forgotten."""
+        final = {k: Entry(k, *row) for k, row in rows.items()}
+        final.update(self.put)
+        for k in drop:
+            final.pop(k, None)
+        return updated({}, final.values(), ())
 
     @property
     def partial(self) -> bool:

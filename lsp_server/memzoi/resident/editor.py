@@ -85,14 +85,16 @@ def _hand_edits(spans: list[EntrySpan], file: ResidentFile, history: list[Candid
     return out
 
 
-def check_file(path: Path, data: bytes | None = None) -> tuple[str, list[Finding]] | None:
+def check_file(path: Path, data: bytes | None = None,
+               where: tuple[Path, ResidentFile] | None = None) -> tuple[str, list[Finding]] | None:
     """``(text, findings)`` of a resident file, as the editor shows them (``memzoi check .zuno/RULES.md``, or
     ``data`` read from stdin with ``--stdin-filename``), or ``None`` when ``path`` is not a resident file of the
     project found from it or from the working directory. Without ``data`` the file is read, and :class:`OSError`
     is raised when it cannot be. Bytes that are not UTF-8 (Zuno refuses such a file as ``Unreadable``) give
-    ``invalid_encoding`` and are read with replacement characters."""
+    ``invalid_encoding`` and are read with replacement characters. ``where`` is :func:`which_file`'s answer for
+    ``path`` when the caller already asked it."""
     path = Path(os.path.abspath(path))
-    where = which_file(path, [find_project_root(Path.cwd())])
+    where = where or which_file(path, [find_project_root(Path.cwd())])
     if where is None:
         return None
     root, file = where
