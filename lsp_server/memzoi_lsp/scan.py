@@ -58,8 +58,8 @@ async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
         linked = linked_plane(project.memzoi_dir)
         if linked:  # nothing below it is listed (memzoi check reports it as canonical_path)
             log.warning("%s", linked_plane_message(linked))
-        paths = await loop.run_in_executor(ls.scan_executor, project.scan_files)
-        uris = project.take_listing(paths)
+        paths = await loop.run_in_executor(ls.scan_executor, project.listing)
+        uris = project.adopt(paths)
         ctx = ProjectContext.of(project.memzoi_dir, git=project.git)  # as `check`'s first stage: git explains
         cache = await loop.run_in_executor(ls.scan_executor, open_cache, project.root, ctx)
         links: dict = {}
@@ -144,11 +144,11 @@ def _take(ls: "MemzoiServer", project: "Project", chunk: list[tuple[str, str]], 
             continue  # the editor's text governs an open document
         try:
             if current:
-                ls.feed(project, uri, got.verdict.facts)
+                project.feed(uri, got.verdict.facts)
             else:  # what is on disk now, analysed as a request would (never raises: the barrier is inside)
                 snap = ls.docs.snapshot(uri)
                 if snap is not None:
-                    ls.feed(project, uri, snap.analysis)
+                    project.feed(uri, snap.analysis)
         except Exception as err:  # the barrier: one file's failure never stops the scan
             from memzoi.barrier import log_internal_error
 

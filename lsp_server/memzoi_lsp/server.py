@@ -140,7 +140,7 @@ class MemzoiServer(LanguageServer):
                                     rules=self.settings.over(config.effective_rules))
             return judge(snap.path, snap.analysis, ctx)
         key = path_to_uri(snap.path) if snap.path else snap.uri  # one spelling per file, whatever the client sent
-        affected = self.feed(project, key, snap.analysis)
+        affected = project.feed(key, snap.analysis)
         if affected - {key}:
             self.republish(affected - {key})
         cross = project.crossfile.findings_for(key) if project.scanned.is_set() else []
@@ -164,17 +164,6 @@ class MemzoiServer(LanguageServer):
             self.gone.discard(path_to_uri(snap.path))
             return False
         return True
-
-    def feed(self, project: Project, uri: str, analysis) -> set[str]:
-        """:meth:`Project.feed`: the facts of ``analysis`` (or facts) for ``uri`` to the cross-file workspace;
-        returns the URIs whose cross-file findings changed."""
-        return project.feed(uri, analysis)
-
-    def unfeed(self, project: Project, uri: str) -> set[str]:
-        """Forget ``uri`` in the cross-file workspace (deleted, moved away); returns the URIs affected."""
-        project.fed.pop(uri, None)
-        project.verdicts.pop(uri, None)
-        return project.crossfile.remove(uri)
 
     def republish(self, uris: set[str]) -> None:
         """Re-diagnose ``uris`` soon (push) or ask the client to re-pull (pull)."""

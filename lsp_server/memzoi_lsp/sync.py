@@ -50,7 +50,7 @@ def register(server: "MemzoiServer") -> None:
         ls.gone.discard(key)
         if project is not None and project.has(key):
             snap = ls.docs.snapshot(key)
-            affected = ls.feed(project, key, snap.analysis) if snap is not None else set()
+            affected = project.feed(key, snap.analysis) if snap is not None else set()
             if ls.pull_diagnostics:
                 if affected:
                     ls.republish(affected)
@@ -60,7 +60,7 @@ def register(server: "MemzoiServer") -> None:
                 ls.republish(affected - {key})
         else:
             if project is not None:
-                affected = ls.unfeed(project, key)
+                affected = project.forget(key)
                 if affected - {key}:
                     ls.republish(affected - {key})
             if not ls.pull_diagnostics and (uri in ls.published or key in ls.published):

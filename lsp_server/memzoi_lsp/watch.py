@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Iterable
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from memzoi.workspace import RESERVED_NAMES, Role, place
-
 from . import diagnostics
 from .documents import uri_to_path
 
@@ -173,34 +171,58 @@ def _flush(ls: "MemzoiServer") -> None:
         process(ls, paths)
 
 
-def _managed(path: Path) -> bool:
-    """A record or proposal packet: what the index holds."""
-    placement = place(path)
-    return placement.role not in (Role.OTHER, Role.RESERVED) and path.name not in RESERVED_NAMES
-
-
 def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]]:
-    """Bring the projects' file sets and diagnostics in line with the disk for ``paths``: the core's state
-    machine (:meth:`memzoi.projectfiles.ProjectFiles.apply_events`) decides what changed; this publishes it.
+    """Bring the projects and diagnostics in line with the disk for ``paths``: the core's state machine
+    (:meth:`memzoi.projectstate.ProjectState.apply_events`) decides what changed, analysing each changed closed file
+    once (through the document cache); this publishes it and queues the index update.
 
     Returns ``(updated URIs, removed URIs)``.
     """
     updated: list[str] = []
     removed: list[str] = []
+    affected: set[str] = set()
     for project, batch in _by_project(ls, paths).items():
-        shown = {str(p) for p in (uri_to_path(u) for u in ls.published) if p is not None and project.contains(p)}
-        up, gone = project.apply_events(batch, shown=shown)
-        updated += up
-        removed += gone
-    affected = _take_removed(ls, removed) | _take_updated(ls, updated)
-    affected -= set(removed)
+        changes = _apply(ls, project, batch)
+        updated += changes.updated
+        removed += changes.removed
+        affected |= changes.affected
     affected -= {u for u in updated if not ls.docs.is_open(u)}  # published just below
     if affected:
         ls.republish(affected)
     if updated or removed:
-        _reindex(ls, updated + removed)
         ls.on_files_changed(updated, removed)
     return updated, removed
+
+
+def _apply(ls: "MemzoiServer", project: "Project", batch: list[Path]):
+    """One project's batch through the core (:class:`memzoi.projectstate.StateChanges` back): removed files are
+    cleared, open buffers whose file is back are diagnosed again, the index update is queued."""
+    from . import indexing
+
+    shown = [p for p in (uri_to_path(u) for u in ls.published) if p is not None and project.contains(p)]
+    changes = project.apply_events(batch, shown=shown, analysis_of=lambda uri: _closed_analysis(ls, uri))
+    for uri in changes.removed:
+        _drop(ls, uri)
+    ls.gone.difference_update(changes.updated)
+    indexing.update(ls, project, changes.reindex)
+    return changes
+
+
+def _closed_analysis(ls: "MemzoiServer", uri: str):
+    """The analysis of the closed file ``uri`` as it is on disk (the document cache's, analysed once); ``None`` for
+    an open document (the editor's text governs) or an unreadable file."""
+    if ls.docs.is_open(uri):
+        return None
+    snap = ls.docs.snapshot(uri)
+    return snap.analysis if snap is not None else None
+
+
+def _drop(ls: "MemzoiServer", uri: str) -> None:
+    """A file gone from the project: its cached analysis and its problems go (an open buffer stays, marked gone)."""
+    ls.docs.forget(uri)
+    if ls.docs.is_open(uri):
+        ls.gone.add(uri)
+    diagnostics.clear(ls, uri)
 
 
 def _by_project(ls: "MemzoiServer", paths: list[Path]) -> dict["Project", list[Path]]:
@@ -214,46 +236,3 @@ def _by_project(ls: "MemzoiServer", paths: list[Path]) -> dict["Project", list[P
             continue
         out.setdefault(project, []).append(path)
     return out
-
-
-def _take_removed(ls: "MemzoiServer", removed: list[str]) -> set[str]:
-    """Forget removed files (cache, cross-file facts, problems); returns the URIs whose cross-file findings
-    changed."""
-    affected: set[str] = set()
-    for uri in removed:
-        ls.docs.forget(uri)
-        project = ls.project_for(uri_to_path(uri))
-        if project is not None:
-            affected |= ls.unfeed(project, uri)
-        if ls.docs.is_open(uri):
-            ls.gone.add(uri)  # the editor keeps the buffer; its problems go with the file
-        diagnostics.clear(ls, uri)
-    return affected
-
-
-def _take_updated(ls: "MemzoiServer", updated: list[str]) -> set[str]:
-    """Feed changed closed files to the cross-file workspace (open documents keep the editor's text); returns
-    the URIs whose cross-file findings changed."""
-    affected: set[str] = set()
-    for uri in updated:
-        ls.gone.discard(uri)
-        if ls.docs.is_open(uri):
-            continue
-        try:
-            snap = ls.docs.snapshot(uri)
-            project = ls.project_for(snap.path if snap else None)
-            if snap is not None and project is not None:
-                affected |= ls.feed(project, uri, snap.analysis)
-        except Exception as err:  # the barrier: the other changed files are still taken in
-            from memzoi.barrier import log_internal_error
-
-            log_internal_error(err, uri)
-    return affected
-
-
-def _reindex(ls: "MemzoiServer", uris: list[str]) -> None:
-    """Queue the index update of the records and packets among ``uris``, per project."""
-    from . import indexing
-
-    for project, paths in _by_project(ls, [p for p in (uri_to_path(u) for u in uris) if p is not None]).items():
-        indexing.update(ls, project, [p for p in paths if _managed(p)])  # the index holds records and packets

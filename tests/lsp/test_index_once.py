@@ -64,7 +64,6 @@ def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_h
     analysis and judges it: the analysis count does not move. A file edited on disk is analysed once more."""
     from types import SimpleNamespace
 
-    from memzoi_lsp import indexing
     from memzoi_lsp.documents import Documents, path_to_uri
     from memzoi_lsp.project import Project
 
@@ -72,7 +71,6 @@ def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_h
     build(root, memzoi_home)
     monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))
     docs = Documents(lambda: SimpleNamespace(text_documents={}))
-    ls = SimpleNamespace(docs=docs, stopping=False)
     project = Project(root.resolve())
     files = git_plane_files(project.root)
     project.git.ask(files)
@@ -81,7 +79,7 @@ def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_h
     scanned = docs.analyses
     assert scanned == len(files)
     index = Index(project.root, path=tmp_path / "server.db", workers=1,
-                  judged=lambda fs: indexing._judged(ls, project, fs))
+                  judged=lambda fs: project.index_verdicts(fs, docs.on_disk))
     try:
         assert index.rebuild().files == len(files)
         assert docs.analyses == scanned

@@ -1,0 +1,256 @@
+"""The state of one project under review, kept in line with the disk: what a long-lived caller (the language
+server) knows of it, with one mutator for what the disk does.
+
+:class:`ProjectState` owns, for the project whose ``.memzoi`` folder is below ``root``:
+
+- its file set (:class:`memzoi.projectfiles.ProjectFiles`: exactly the files ``memzoi check`` checks there);
+- the compact first stage of each closed file (:class:`memzoi.scanverdicts.CompactVerdict`, in :attr:`verdicts`),
+  which a change drops so that the file is analysed again when asked;
+- the cross-file graph (:class:`memzoi.crossfile.Workspace`) and which analysis each file's facts came from;
+- the git and ledger oracles (:class:`memzoi.gitfacts.GitFacts`, :class:`memzoi.ledger.LedgerView`);
+- the index handle (:class:`memzoi.index.Index`), written from the caller's verdicts, never from a second analysis.
+
+:meth:`ProjectState.apply_events` takes a batch of file-system event paths and returns a :class:`StateChanges`:
+the files updated and removed, the files whose cross-file findings changed because of them, and the records and
+packets to re-index. Each changed closed file is analysed once (by the caller's ``analysis_of``) and git is
+asked once per batch.
+
+Files are known by a **key**: the caller's spelling of a file (the server's ``file:`` URI; by default the absolute
+path). Threading rule: one owner mutates the state (the server's event loop); :meth:`listing` and the index
+methods change nothing else and may run on one other thread (the server's scan thread), one at a time.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .crossfile import Workspace
+from .gitfacts import GitFacts
+from .projectfiles import ProjectFiles
+from .workspace import MEMZOI_DIR, RESERVED_NAMES, Role, place
+
+if TYPE_CHECKING:
+    from .analysis import Analysis
+    from .filefacts import FileFacts
+    from .index import Index, SearchHit
+
+#: ``on_disk(path) -> (bytes, stat, analysis)`` of a file as it is on disk, or ``None`` when it cannot be read.
+OnDisk = Callable[[Path], "tuple[bytes, os.stat_result, Analysis] | None"]
+
+
+@dataclass
+class StateChanges:
+    """What one :meth:`ProjectState.apply_events` changed, in keys: files now present (created or modified) and
+    gone, each once in the order found; ``affected``: other files whose cross-file findings changed (never one of
+    ``removed``); ``reindex``: absolute paths of the records and packets among them, which the index holds."""
+
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    affected: set[str] = field(default_factory=set)
+    reindex: list[Path] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.updated or self.removed)
+
+
+def indexed(path: str | os.PathLike[str]) -> bool:
+    """True for a file the index holds: a record or a proposal packet (:func:`memzoi.workspace.place`), not a
+    reserved or stray file."""
+    p = Path(path)
+    return place(p).role not in (Role.OTHER, Role.RESERVED) and p.name not in RESERVED_NAMES
+
+
+class ProjectState:
+    """One project under review (see the module docstring). ``root``: the directory holding ``.memzoi``;
+    ``key(path) -> str``: the caller's key of an absolute path (computed once per path)."""
+
+    def __init__(self, root: str | os.PathLike[str], *, key: Callable[[str], str] | None = None) -> None:
+        from .ledger import LedgerView  # the ledger package is loaded by a caller that holds state, not by check
+
+        self.root = Path(root)
+        self.memzoi_dir = self.root / MEMZOI_DIR
+        self._key = key or (lambda p: p)
+        self._keys: dict[str, str] = {}  # absolute path -> key, for the files of the set
+        self.crossfile = Workspace()
+        # key -> weak reference to the analysis whose facts the cross-file workspace holds (weak: the caller's
+        # bounded document cache decides what stays in memory)
+        self._fed: dict[str, weakref.ref] = {}
+        self.verdicts: dict[str, Any] = {}  # key -> memzoi.scanverdicts.CompactVerdict of a closed file
+        self.ledger = LedgerView(self.root)
+        # Visibility from the batched git calls of the listing and of each event batch (typing never runs git);
+        # committed versions and last commits cached until git's state changes.
+        self.git = GitFacts(self.root)
+        self.tracked = ProjectFiles(self.memzoi_dir, self.git)
+        self.index: Index | None = None
+        self.index_ready = False
+
+    # -- the file set -------------------------------------------------------------------------------------------
+
+    def key_of(self, path: str | os.PathLike[str]) -> str:
+        """The key of ``path`` (absolute or not)."""
+        p = os.path.abspath(path)
+        return self._keys.get(p) or self._key(p)
+
+    @property
+    def files(self) -> set[str]:
+        """Keys of the project's files."""
+        return set(self._keys.values())
+
+    def has_path(self, path: str | os.PathLike[str]) -> bool:
+        """True when ``path`` is one of the project's files."""
+        return os.path.abspath(path) in self._keys
+
+    def contains(self, path: str | os.PathLike[str]) -> bool:
+        """True when ``path`` lies inside this project's ``.memzoi`` folder (a file of the project or not)."""
+        return self.tracked.contains(path)
+
+    def listing(self) -> list[str]:
+        """The project's files on disk (absolute paths, sorted), git asked about them once. Changes nothing, so it
+        may run on the scan thread; the owner then takes it with :meth:`adopt`."""
+        return self.tracked.listing()
+
+    def adopt(self, paths: list[str]) -> list[str]:
+        """Take a :meth:`listing` into the file set (events applied meanwhile are kept); returns the keys, in the
+        listing's order."""
+        self.tracked.adopt(paths)
+        for p in paths:
+            if p not in self._keys:
+                self._keys[p] = self._key(p)
+        return [self._keys[p] for p in paths]
+
+    # -- the cross-file graph -----------------------------------------------------------------------------------
+
+    def feed(self, key: str, source: "Analysis | FileFacts") -> set[str]:
+        """Give the cross-file workspace the facts of ``key`` from ``source``: an analysis (nothing happens when the
+        workspace already holds facts from this very analysis) or ready-made facts (a compact verdict's, compared
+        with the facts held, so the same facts affect nothing). Returns the keys whose cross-file findings
+        changed."""
+        from .filefacts import FileFacts
+
+        if isinstance(source, FileFacts):
+            self._fed.pop(key, None)
+            return self.crossfile.update(key, source)
+        held = self._fed.get(key)
+        if held is not None and held() is source:
+            return set()
+        self._fed[key] = weakref.ref(source)
+        return self.crossfile.update(key, source)
+
+    def forget(self, key: str) -> set[str]:
+        """Forget ``key`` in the cross-file workspace and drop its compact verdict (deleted, moved away, or no
+        longer what other files see); returns the keys whose cross-file findings changed."""
+        self._fed.pop(key, None)
+        self.verdicts.pop(key, None)
+        return self.crossfile.remove(key)
+
+    # -- the one mutator ----------------------------------------------------------------------------------------
+
+    def apply_events(self, paths: Iterable[str | os.PathLike[str]], *, shown: Collection[str] = (),
+                     analysis_of: Callable[[str], "Analysis | None"] = lambda key: None) -> StateChanges:
+        """Bring the state in line with the disk for the event ``paths`` (:meth:`ProjectFiles.apply_events`: each
+        path judged by its final state on disk; git asked once for the batch).
+
+        ``shown``: paths the caller shows findings for, reported removed when they are no longer files of the
+        project even if the set never held them. ``analysis_of(key)``: the analysis of an updated file as it now is, or ``None`` to leave its
+        cross-file facts as they are (an open document, whose editor text governs; an unreadable file). A removed
+        file is forgotten; an updated one loses its compact verdict and, analysed, feeds the cross-file graph.
+        One file's failure to be analysed never stops the batch (it is logged, the barrier of
+        :mod:`memzoi.barrier`). Returns what changed (:class:`StateChanges`).
+        """
+        changes = self.tracked.apply_events(paths, shown={os.path.abspath(p) for p in shown})
+        out = StateChanges()
+        for p in changes.removed:
+            key = self._keys.pop(p, None) or self._key(p)
+            out.removed.append(key)
+            out.affected |= self.forget(key)
+        for p in changes.updated:
+            key = self._keys.get(p) or self._key(p)
+            self._keys[p] = key
+            out.updated.append(key)
+            self.verdicts.pop(key, None)
+            try:
+                analysis = analysis_of(key)
+                if analysis is not None:
+                    out.affected |= self.feed(key, analysis)
+            except Exception as err:  # the barrier: the other changed files are still taken in
+                from .barrier import log_internal_error
+
+                log_internal_error(err, p)
+        out.affected -= set(out.removed)
+        out.reindex = [Path(p) for p in (*changes.updated, *changes.removed) if indexed(p)]
+        return out
+
+    # -- the index (on the scan thread) -------------------------------------------------------------------------
+
+    def index_verdicts(self, files: list[Path], on_disk: OnDisk) -> Iterator[tuple[Path, bytes, os.stat_result, Any]]:
+        """The index's verdicts of ``files`` from the caller's analyses (``on_disk``, analysed once), judged with
+        the project's git answers and its own ``[rules]`` (not an editor's settings: the index is what ``memzoi
+        rebuild`` writes, :func:`memzoi.index_rows.index_verdict`). Files git was not asked about yet are asked in
+        one batch."""
+        from .admission import GitVisibility
+        from .index_rows import index_verdict
+        from .verdict import ProjectContext
+
+        unasked = [p for p in files if self.git.visibility(p) is GitVisibility.UNKNOWN]
+        if unasked:
+            self.git.ask(unasked)
+        ctx = ProjectContext.of(self.memzoi_dir, git=self.git)
+        for path in files:
+            found = on_disk(path)
+            if found is not None:
+                data, st, analysis = found
+                yield path, data, st, index_verdict(path, analysis, ctx)
+
+    def open_index(self, on_disk: OnDisk) -> "Index":
+        """The project's index, opened once with rows made from ``on_disk``'s analyses (no worker processes and no
+        second analysis). Raises :class:`memzoi.index.IndexUnavailable` when it cannot be opened."""
+        from .index import Index
+
+        if self.index is None:
+            self.index = Index(self.root, workers=1, judged=lambda files: self.index_verdicts(files, on_disk))
+        return self.index
+
+    def refresh_index(self, on_disk: OnDisk) -> None:
+        """Bring the index up to date after the first scan (rebuilt when its schema is not ours)."""
+        index = self.open_index(on_disk)
+        if index.schema_problem:
+            index.rebuild()
+        else:
+            index.refresh()
+        self.index_ready = True
+
+    def reindex(self, paths: Iterable[Path], on_disk: OnDisk) -> None:
+        """Re-index ``paths`` (changed, created or deleted records and packets) once the index is ready."""
+        if not self.index_ready:
+            return
+        self.open_index(on_disk).update_paths(sorted({Path(p).resolve() for p in paths}))  # one row per file
+
+    def rebuild_index(self, on_disk: OnDisk) -> dict[str, Any]:
+        """Recreate the index from the git plane; returns the figures ``memzoi rebuild`` reports."""
+        result = self.open_index(on_disk).rebuild()
+        self.index_ready = True
+        return {"project_root": str(self.root), "files": result.files, "records": len(result.record_ids),
+                "proposals": len(result.proposal_ids), "refused": result.refused, "seconds": round(result.seconds, 3)}
+
+    def search(self, query: str, limit: int) -> "list[SearchHit] | None":
+        """Full-text hits for ``query``; ``None`` while the index is not ready."""
+        if not self.index_ready or self.index is None:
+            return None
+        return self.index.search(query, limit=limit)
+
+    def close(self) -> None:
+        """Close the index connection (shutdown); never raises."""
+        if self.index is not None:
+            try:
+                self.index.close()
+            except Exception:
+                pass
+            self.index = None
+
+
+__all__ = ["OnDisk", "ProjectState", "StateChanges", "indexed"]
