@@ -12,6 +12,7 @@ from memzoi.cli.main import main as memzoi
 from memzoi.policy import FIELD_LIMIT
 from memzoi.render import DESCRIPTION_LIMIT
 
+from .. import builders
 from .conftest import all_bytes, draft_args
 
 PENDING = ".memzoi/proposals/pending"
@@ -53,12 +54,9 @@ def test_packet_over_the_file_limit_is_refused(project, home):
 def _old_packet(pid: str) -> str:
     """A packet as the proposer used to write it: a one-line body of 301 KB and the same line as description."""
     line = "filler " * 43000 + " " + _token()
-    return (f"---\nid: {pid}\nkind: proposal\nprofile: memzoi\ntype: fact\nlane: semantic\ntitle: Big one\n"
-            f"description: {line}\nstatus: proposed\nproposal:\n  action: create\n  proposed_by: agent\n"
-            "  proposed_at: 2026-07-06T00:45:00Z\n  reason: test\nscope:\n  kind: repo\n"
-            "timestamp: 2026-07-06T00:45:00Z\ncreated_by: agent\nsupersedes: []\nsensitivity: repo-safe\n"
-            "content_class: general_repo_knowledge\nretention: {}\norigin:\n  origin_key: repository-proposal:"
-            f"{pid}\n  route: repository_proposal\n---\n\n# Big one\n\n{line}\n")
+    return builders.packet(pid, type="fact", title="Big one", description=line, body=line,
+                           created_by="agent", proposal={"action": "create", "proposed_by": "agent",
+                                                         "proposed_at": builders.PACKET_TIME, "reason": "test"})
 
 
 def test_large_packet_on_disk_is_an_error_and_is_never_applied(project, home, capsys):
