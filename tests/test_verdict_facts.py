@@ -15,6 +15,7 @@ import pytest
 from memzoi import verdictcache
 from memzoi.crossfile import FileFacts, Ref, Workspace
 
+from .builders import edit
 from .test_admission import git, rec
 from .test_verdict_cache import cache_db, cli, counts, repo, trusted  # noqa: F401 - fixtures
 
@@ -165,3 +166,31 @@ def test_one_pass_evaluation_equals_the_incremental_one(seed):
         incremental.update(path, facts[path])
     bulk = Workspace.of(facts).evaluate(list(facts))
     assert bulk == {p: incremental.findings_for(p) for p in facts if incremental.findings_for(p)}
+
+
+def _token() -> str:
+    return "ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4" + "rS6tU8vW0xY2zA4"  # assembled at run time
+
+
+def test_a_file_with_a_secret_in_its_body_keeps_its_facts_but_not_one_in_its_frontmatter(
+        repo, linked, capsys, counts, trusted):
+    """A file with a secret never gets an entry, but when the secret is only in its body its facts (no text of the
+    body: a digest) go to the blob, so a check of another file does not analyse it again; a secret in the
+    frontmatter keeps nothing. No byte of the secret reaches the database."""
+    records = repo / ".memzoi/records"
+    (records / "leaky.md").write_text(edit(rec("leaky"), "Body text of leaky", f"Body {_token()} of leaky"))
+    (records / "spilt.md").write_text(edit(rec("spilt"), "retention: {}", f"source_ref: {_token()}\nretention: {{}}"))
+    base = cli(capsys, "check", str(linked), "--format", "json", "--no-cache")
+    cli(capsys, "check", str(repo / ".memzoi"))
+    kept = blob()
+    key = verdictcache.path_key
+    assert key(str(records / "leaky.md")) in kept and key(str(records / "spilt.md")) not in kept
+    assert len(kept) == 5  # the four entries and leaky's facts
+    assert _token().encode() not in cache_db().read_bytes()
+    counts.reset()
+    assert cli(capsys, "check", str(linked), "--format", "json") == base
+    assert counts["analysed"] == 1  # spilt only: leaky's facts came from the blob
+    (records / "leaky.md").write_text(edit(rec("leaky"), "Body text of leaky", f"Body {_token()} of lea"))
+    counts.reset()
+    assert cli(capsys, "check", str(linked), "--format", "json") == base
+    assert counts["analysed"] == 2  # leaky changed: its facts are not trusted, it is analysed again

@@ -25,7 +25,7 @@ from .pathsafety import repository_path, shown_path
 from .text import LineIndex, decode
 from .verdict import Local, ProjectContext, local
 from .verdictcache import read_stable
-from .verdictpayload import line_starts, make_payload, read_payload
+from .verdictpayload import cache_parts, line_starts, read_payload
 from .workspace import Placement, place
 
 
@@ -60,7 +60,7 @@ class FileResult:
     # decodes only the texts of files with findings. None for a file known by its entry:
     starts: str | None = None  # as the entry keeps them (memzoi.verdictpayload.line_starts)
     length: int = 0
-    entry: tuple | None = None  # what the parent stores: (BLAKE3 digest, stat stamp, checked_ns, payload or None)
+    entry: tuple | None = None  # what the parent stores: (BLAKE3 digest, stat stamp, checked_ns, payload or None, kept facts or None)
 
     def lines(self) -> LineIndex:
         """The line index of the file's text, from its starts when the text was not sent."""
@@ -128,13 +128,10 @@ def _cached_result(now: datetime, read: tuple, path: str, display: str, md: str,
     analysis = analyze_bytes(data, path, now=now, config=ctx.config, placement=placement)
     analysis, first = local(path, analysis, ctx, links)
     facts = facts_from_analysis(analysis)
-    try:
-        payload = make_payload(analysis, first, facts, analysis.document.lines.starts)
-    except Exception:  # noqa: BLE001 - the cache never changes a report: the file is only not cached
-        payload = None
+    payload, kept = cache_parts(analysis, first, facts, analysis.document.lines.starts)
     digest = blake3.blake3(data).digest() if payload is not None else b""
     return FileResult(display, path, md, first, facts, analysis.text.encode("utf-8", "surrogatepass"),
-                      entry=(digest, stamp, checked, payload))
+                      entry=(digest, stamp, checked, payload, kept))
 
 
 def _shown(display: str, path: str) -> str:

@@ -62,10 +62,16 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
     # the argument are UTF-8 (others are reported, never entered), so only the argument needs converting.
     shown_arg = os.fsencode(arg).decode("utf-8", "replace")
     if not os.path.isdir(arg):
+        if not os.path.islink(arg) and os.path.isfile(arg) and not _is_config(arg):
+            # Its display is redacted when it is checked (from its cache entry without loading the detectors).
+            out.files.append((arg, shown_arg))
+            if on_file is not None:
+                on_file(os.path.abspath(arg), shown_arg, None)
+            return out
         shown_arg = shown_path(shown_arg)
         if os.path.islink(arg):
             out.path_findings.append((shown_arg, _symlink_finding()))
-        elif os.path.basename(arg) == CONFIG_NAME and os.path.basename(os.path.dirname(os.path.abspath(arg))) == MEMZOI_DIR:
+        elif _is_config(arg):
             # The project configuration is TOML, not a record: its settings are checked (and reported by the
             # caller through ``CheckReport.memzoi_dirs``) instead of reporting missing frontmatter.
             out.skipped.append((shown_arg, "project configuration: its settings are checked"))
@@ -74,12 +80,8 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
             out.files.append((arg, shown_arg))
             if on_file is not None:
                 on_file(os.path.abspath(arg), shown_arg, None)
-        elif not os.path.isfile(arg):
-            raise UsageError(f"{shown_arg}: not a regular file (a pipe or device); pass a record or packet file")
         else:
-            out.files.append((arg, shown_arg))
-            if on_file is not None:
-                on_file(os.path.abspath(arg), shown_arg, None)
+            raise UsageError(f"{shown_arg}: not a regular file (a pipe or device); pass a record or packet file")
         return out
     if _linked_managed_folder(arg):
         # A `.memzoi` folder (or a folder below one) that is a symlink is never read, however it is reached.
@@ -174,6 +176,12 @@ def require_exists(arg: str) -> None:
             raise UsageError(f"{shown}: no such file or directory; pass a .memzoi file, a directory or a project "
                              "root") from None
         raise UsageError(f"{shown}: cannot be read ({err.strerror}); check its permissions") from None
+
+
+def _is_config(arg: str) -> bool:
+    """True for the project configuration file, ``.memzoi/config.toml``."""
+    return os.path.basename(arg) == CONFIG_NAME and \
+        os.path.basename(os.path.dirname(os.path.abspath(arg))) == MEMZOI_DIR
 
 
 def _linked_managed_folder(arg: str) -> bool:

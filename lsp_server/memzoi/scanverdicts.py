@@ -31,7 +31,7 @@ from .filefacts import FileFacts, facts_from_analysis
 from .text import LineIndex
 from .verdict import Local, ProjectContext, local
 from .verdictcache import ProjectCache, read_stable
-from .verdictpayload import line_starts, make_payload
+from .verdictpayload import cache_parts, line_starts
 from .workspace import place
 
 
@@ -128,11 +128,7 @@ def _one(path: str, ctx: ProjectContext, cache: ProjectCache | None, links: dict
     starts = refined.document.lines.starts
     digest = blake3.blake3(data).digest()
     if cache is not None and md is not None:
-        try:
-            payload = make_payload(refined, first, facts, starts)
-        except Exception:  # noqa: BLE001 - the file is only not cached
-            payload = None
-        cache.store(path, digest, stamp, checked, payload)
+        cache.store(path, digest, stamp, checked, *cache_parts(refined, first, facts, starts))
     compact = CompactVerdict(path, first, facts, ",".join(map(str, starts)), len(refined.text), stamp,
                              digest.hex()[:32])
     return Scanned(compact, analysis, digest)

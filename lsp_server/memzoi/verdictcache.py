@@ -197,6 +197,8 @@ class ProjectCache:
     seen: set[str] = field(default_factory=set)
     put: dict[str, Entry] = field(default_factory=dict)
     drop: set[str] = field(default_factory=set)
+    #: key -> blob item of a file with no entry whose facts may be kept (:func:`memzoi.verdictpayload.kept_facts`)
+    put_facts: dict[str, list] = field(default_factory=dict)
     #: the facts blob as loaded (None: none stored); kept up to date by :meth:`save`
     blob: Blob | None = None
     #: a connection kept open by a partial load (``load(..., keys=...)``) to read other entries as asked
@@ -293,16 +295,20 @@ class ProjectCache:
         return row[6]
 
     def store(self, path: str, digest: bytes, stamp: tuple[int, int, int, int], checked_ns: int,
-              payload: str | None) -> None:
+              payload: str | None, facts: list | None = None) -> None:
         """Keep the entry of ``path`` made from the bytes whose BLAKE3 digest is ``digest`` (read with the stat
         ``stamp`` at ``checked_ns``, :func:`read_stable`), or forget the stored one when ``payload`` is ``None``
-        (the file must not be cached)."""
+        (the file must not be cached). Such a file's ``facts``, when given
+        (:func:`memzoi.verdictpayload.kept_facts`), still go to the facts blob under the same stat rule."""
         key = path_key(path)
         self.seen.add(key)
+        self.put_facts.pop(key, None)
         if payload is None:
             self.put.pop(key, None)
             if key in self.rows:
                 self.drop.add(key)
+            if facts is not None:
+                self.put_facts[key] = [*stamp, checked_ns, facts]
             return
         self.put[key] = Entry(key, *stamp, checked_ns, digest, payload)
 
@@ -315,7 +321,7 @@ class ProjectCache:
         if complete and not self._partial:
             drop |= self.rows.keys() - self.seen
         drop -= self.put.keys()
-        blob = self._next_blob(drop)
+        blob = self._next_blob(drop, complete and not self._partial)
         if not self.put and not drop and blob is None:
             return True
         conn = connect(self.db)
@@ -345,14 +351,21 @@ class ProjectCache:
         finally:
             conn.close()
 
-    def _next_blob(self, drop: set[str]) -> Blob | None:
+    def _next_blob(self, drop: set[str], complete: bool = False) -> Blob | None:
         """The facts blob to store after this run's changes, or ``None`` when the stored one stays right. Made
-        from every entry when none is stored (a full load only: a partial one does not have them)."""
+        from every entry when none is stored (a full load only: a partial one does not have them). A complete
+        run also forgets the items of files it did not see."""
         if self.blob is None:
             return None if self.partial else self._first_blob(self.rows, drop)
-        if not self.put and not drop:
+        unseen = {k for k in self.blob if k not in self.seen} if complete else set()
+        if not self.put and not drop and not self.put_facts and not unseen:
             return None
-        return updated(self.blob, self.put.values(), drop)
+        return self._with_facts(updated(self.blob, self.put.values(), drop | unseen))
+
+    def _with_facts(self, blob: Blob) -> Blob:
+        """``blob`` with this run's facts of files without an entry (changed in place and returned)."""
+        blob.update(self.put_facts)
+        return blob
 
     def _first_blob(self, rows: dict[str, tuple], drop: set[str]) -> Blob:
         """The facts blob of the stored entries ``rows`` (key → the columns after ``key`` of :data:`_ENTRIES`) once
@@ -361,7 +374,7 @@ class ProjectCache:
         final.update(self.put)
         for k in drop:
             final.pop(k, None)
-        return updated({}, final.values(), ())
+        return self._with_facts(updated({}, final.values(), ()))
 
     @property
     def partial(self) -> bool:

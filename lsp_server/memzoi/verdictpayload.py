@@ -72,6 +72,44 @@ def make_payload(analysis: Analysis, first: Local, facts: FileFacts, starts: lis
                        ",".join(map(str, starts)), len(analysis.text), stored_mark], separators=(",", ":"))
 
 
+def cache_parts(analysis: Analysis, first: Local, facts: FileFacts, starts: list[int]) -> tuple[str | None, list | None]:
+    """``(payload, kept facts)`` of a file for :meth:`memzoi.verdictcache.ProjectCache.store`: its entry's payload
+    (:func:`make_payload`), else the facts the blob may keep (:func:`kept_facts`), else neither. Never raises: the
+    cache never changes a report, a file it cannot take is only not cached."""
+    try:
+        payload = make_payload(analysis, first, facts, starts)
+        return payload, (kept_facts(analysis, first, facts) if payload is None else None)
+    except Exception:  # noqa: BLE001
+        return None, None
+
+
+def kept_facts(analysis: Analysis, first: Local, facts: FileFacts) -> list | None:
+    """The facts (as :func:`make_payload` keeps them) of a file that gets no entry, when they may still be kept in
+    the project's facts blob (:mod:`memzoi.verdictfacts`) so that a check of other files need not analyse it again
+    for its cross-file facts; ``None`` when they may not.
+
+    Kept only for a file of a project, not read through a symlink, whose every secret finding lies in its body
+    and is contained in no fact value (nor contains one): a secret in the frontmatter, in the path (a zero-width
+    finding at the start) or anywhere a fact could hold it keeps nothing. The facts of a body with a secret hold
+    only its duplicate key, a BLAKE3 digest (the index keeps the same), never its text."""
+    from .safety.redact import SECRET_CODES
+
+    if analysis.placement.memzoi_dir is None or first.canonical:
+        return None
+    body_start = analysis.document.body_span[0] if analysis.document.data is not None else None
+    texts = []
+    for f in analysis.findings:
+        if f.code in SECRET_CODES:
+            if body_start is None or f.end <= f.start or f.start < body_start:
+                return None
+            texts.append(analysis.text[f.start:f.end])
+    values = [facts.ident, facts.status, facts.scope_kind, facts.scope_id, facts.when, facts.action, *facts.tokens,
+              *(r.target for r in facts.refs)]
+    if any(v and t and (t in v or v in t) for v in values for t in texts):
+        return None
+    return _facts_out(facts)
+
+
 def _facts_out(f: FileFacts) -> list:
     return [f.kind, f.role, f.ident, f.status, f.scope_kind, f.scope_id, f.when, f.action, f.content, list(f.tokens),
             [[r.field, r.target, r.span[0], r.span[1], r.to] for r in f.refs], list(f.ident_span), list(f.body_span),
@@ -123,4 +161,4 @@ def read_payload(payload: str, path: str, memzoi_dir: str, now: datetime, links:
     return Local(own + canonical, r, opening, bool(attested), len(canonical)), _facts_in(facts), starts, length
 
 
-__all__ = ["PAYLOAD_FORMAT", "line_starts", "make_payload", "read_facts", "read_payload", "stored_facts"]
+__all__ = ["PAYLOAD_FORMAT", "cache_parts", "kept_facts", "line_starts", "make_payload", "read_facts", "read_payload", "stored_facts"]
