@@ -88,6 +88,25 @@ def test_refresh_reindexes_changed_new_and_gone_files_and_scans_only_new_paths(h
         assert ix.refresh().files == 0  # nothing changed since
 
 
+def test_a_file_indexed_under_its_redacted_path_is_not_scanned_again_by_a_refresh(home, project, monkeypatch):
+    rec = sorted((project / ".memzoi/records").rglob("*.md"))
+    secret = rec[0].parent / ("ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4" + "rS6tU8vW0xY2zA4.md")  # assembled at run time
+    shutil.copyfile(rec[0], secret)
+    with Index(project) as ix:
+        ix.rebuild()
+        held = [r[0] for r in ix.db.execute("SELECT path FROM files")]
+        assert secret.name not in repr(held) and any(p.startswith(_REDACTED_PREFIX) for p in held)
+        scanned: list[str] = []
+        real = pathsafety.shown_path
+        monkeypatch.setattr(pathsafety, "shown_path", lambda p: scanned.append(os.fspath(p)) or real(p))
+        assert ix.refresh().files == 0  # the same files: nothing re-indexed, nothing dropped
+        assert scanned == []  # the redacted key is a hash of the path, found without the detectors
+        secret.write_bytes(secret.read_bytes() + b"\nMore.\n")
+        os.utime(secret, ns=(secret.stat().st_atime_ns, secret.stat().st_mtime_ns + 10**9))
+        assert ix.refresh().files == 1  # a change under the redacted key is still seen
+        assert [r[0] for r in ix.db.execute("SELECT path FROM files")] == held
+
+
 def test_a_secret_value_that_is_part_of_a_path_never_merges_two_files_into_one_key():
     from memzoi.index_rows import _scrub
 

@@ -231,7 +231,7 @@ class Index(IndexQueries):
         for rel, (path, size, mtime_ns) in plane_stats(self.root).items():
             # A path the index holds as it is was judged free of secrets when its row was written, so only a
             # path it does not hold is scanned for its key (a scan per file was most of a search at 10,000).
-            key = rel if rel in known else self._rel(Path(path))
+            key = rel if rel in known else self._redacted_key(rel, known) or self._rel(Path(path))
             present.add(key)
             if size is not None and known.get(key) != (size, mtime_ns):
                 changed.append(Path(path))
@@ -243,6 +243,15 @@ class Index(IndexQueries):
     def _require(self) -> None:
         if self.schema_problem:
             raise IndexUnavailable(self.schema_problem)
+
+    @staticmethod
+    def _redacted_key(rel: str, known: dict) -> str | None:
+        """The redacted key of ``rel`` when the index holds the file under it: its path bore a secret when its row
+        was written, and the same path still does (the form is a hash, computed without the detectors)."""
+        from .pathsafety import redacted, repository_path
+
+        key = redacted(repository_path(rel) or rel)
+        return key if key in known else None
 
     def _rel(self, p: Path) -> str:
         """The key of ``p`` in the index (:func:`memzoi.index_rows.index_key`)."""

@@ -72,7 +72,6 @@ def run(args: argparse.Namespace) -> int:
     """Search; exit 0 (also with no hits), 1 when the index is unusable, 2 for a bad ``--limit``."""
     from ..index import Index
     from ..runtime_errors import guard
-    from ..safety.redact import scrub
 
     if args.limit < 1:
         print("memzoi: --limit must be at least 1", file=sys.stderr)
@@ -96,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
             hits = index.search(query, limit=args.limit, kinds=kinds)
     finally:
         progress.finish()
+    if args.json or not hits:  # the detectors load only where the query is echoed
+        from ..safety.redact import scrub
     if args.json:
         emit_json({
             "query": scrub(query),  # a secret typed into the query is not echoed
