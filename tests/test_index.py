@@ -259,28 +259,6 @@ def test_rebuild_in_parallel_matches_in_process(home, project, monkeypatch):
         assert rows(a) == rows(b)
 
 
-def test_rebuild_writes_rows_in_batches_as_they_come(home, project, monkeypatch):
-    """A rebuild never holds every row: each batch is written as it fills, and the index is the one a single
-    batch writes."""
-    import memzoi.index as index_mod
-
-    with Index(project, path=project / "whole.db", workers=1) as whole:
-        expected = whole.rebuild()
-        rows = lambda ix: [(r["path"], r["revision"], r["title"]) for r in ix.records()]  # noqa: E731
-        want = rows(whole)
-    monkeypatch.setattr(index_mod, "PARALLEL_THRESHOLD", 2)
-    monkeypatch.setattr(index_mod, "_INSERT_BATCH", 2)
-    batches: list[int] = []
-    real = index_mod.Index._insert
-    monkeypatch.setattr(index_mod.Index, "_insert", lambda self, b: batches.append(len(b)) or real(self, b))
-    with Index(project, path=project / "batched.db", workers=2) as batched:
-        got = batched.rebuild()
-        assert rows(batched) == want and batched.drift().clean
-    assert (got.files, got.record_ids, got.proposal_ids, got.refused) == \
-        (expected.files, expected.record_ids, expected.proposal_ids, expected.refused)
-    assert max(batches) <= 2 and sum(batches) == got.files and len(batches) > 2
-
-
 def test_check_of_a_subset_uses_the_index_for_the_rest(home, project, monkeypatch):
     """Checking one packet in a large workspace takes the other files' facts from the (refreshed) index."""
     import memzoi.crosscheck as crosscheck

@@ -26,7 +26,7 @@ import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files, plane_stats
 from .index_schema import _TABLES, SCHEMA_VERSION, _split_sql, fts_triggers, schema_script, table_script
@@ -42,8 +42,6 @@ if TYPE_CHECKING:
 
 #: From this many files on, (re)indexing analyses files in worker processes.
 PARALLEL_THRESHOLD = 400
-#: Rows written per statement batch of a rebuild.
-_INSERT_BATCH = 500
 #: Progress callback: ``(files done, files total)``.
 Progress = Callable[[int, int], None]
 
@@ -150,9 +148,8 @@ class Index(IndexQueries):
         """Recreate the whole index from the git plane in one transaction (readers keep the old state until
         commit). Returns what was indexed."""
         started = time.perf_counter()
-        rows = self._rows(git_plane_files(self.root), progress)
-        first = next(rows, None)  # the workers are under way before the write lock is taken
-        result = RebuildResult()
+        files = git_plane_files(self.root)
+        rows = self._analyse(files, progress)
         with self._transaction():
             for name in ("records", "proposals", "files", "records_fts", "proposals_fts", "meta"):
                 self.db.execute(f"DROP TABLE IF EXISTS {name}")
@@ -162,17 +159,8 @@ class Index(IndexQueries):
                 self.db.execute(stmt)
             self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             # The full-text tables are filled once from the inserted rows, then the triggers that keep them in
-            # sync are created: 11,000 rows took 1.84 s through the triggers and 1.06 s this way. Rows are written
-            # in batches as they arrive, so a rebuild never holds every row (bodies included) in memory.
-            batch: list[dict[str, Any]] = [first] if first is not None else []
-            for row in rows:
-                batch.append(row)
-                if len(batch) >= _INSERT_BATCH:
-                    self._insert(batch)
-                    _summarise(result, batch)
-                    batch.clear()
-            self._insert(batch)
-            _summarise(result, batch)
+            # sync are created: 11,000 rows took 1.84 s through the triggers and 1.06 s this way.
+            self._insert(rows)
             for table in ("records_fts", "proposals_fts"):
                 self.db.execute(f"INSERT INTO {table}({table}) VALUES('rebuild')")
             for stmt in _split_sql(fts_triggers()):
@@ -180,7 +168,7 @@ class Index(IndexQueries):
             self.db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", [
                 ("built_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())), ("project_root", str(self.root)), ("schema", str(SCHEMA_VERSION))])
         self.schema_problem = None
-        return _finish(result, started)
+        return self._result(rows, started)
 
     def update_paths(self, paths: Iterable[str | os.PathLike[str]], progress: Progress | None = None) -> RebuildResult:
         """Re-index the given files (absolute or relative to the project root); missing ones are removed.
@@ -191,12 +179,12 @@ class Index(IndexQueries):
         for p in paths:
             q = Path(p) if Path(p).is_absolute() else self.root / p
             (present if q.is_file() and not q.is_symlink() else gone).append(q)
-        rows = list(self._rows(present, progress))
+        rows = self._analyse(present, progress)
         self._keep_verified(rows)
         with self._transaction():
             self._delete([self._rel(q) for q in present + gone])
             self._insert(rows)
-        return _finish(_summarise(RebuildResult(), rows), started)
+        return self._result(rows, started)
 
     def _keep_verified(self, rows: list[dict[str, Any]]) -> None:
         """For records that turned stale, keep the projection stored when they last verified and use it to name
@@ -274,25 +262,23 @@ class Index(IndexQueries):
     def _transaction(self):
         return _Tx(self.db)
 
-    def _rows(self, files: list[Path], progress: Progress | None) -> Iterator[dict[str, Any]]:
-        """Rows for ``files``, as they are made: git visibility in one batch first, then read + analyse + admit
-        per file, in worker processes when there are many files (analysis is pure and CPU-bound; rows are small
-        to pickle)."""
+    def _analyse(self, files: list[Path], progress: Progress | None) -> list[dict[str, Any]]:
+        """Rows for ``files``: git visibility in one batch first, then read + analyse + admit per file, in worker
+        processes when there are many files (analysis is pure and CPU-bound; rows are small to pickle)."""
         total = len(files)
         if progress:
             progress(0, total)
         if not files:
-            return
+            return []
         from .admission import GitVisibility, git_visibility
         from .index_rows import _index_rows, index_row
         from .parallel import ChunkPool, cpu_count
 
         if self.judged is not None:
-            for p, data, st, verdict in self.judged(files):
-                yield index_row(self._rel(p), data, st, verdict)
+            rows = [index_row(self._rel(p), data, st, verdict) for p, data, st, verdict in self.judged(files)]
             if progress:
                 progress(total, total)
-            return
+            return rows
         vis = git_visibility(self.root, files)
         # Each file's key is made in the worker that analyses it (index_rows._index_rows).
         jobs = [(str(p), None, vis.get(os.path.abspath(p), GitVisibility.UNKNOWN).value) for p in files]
@@ -300,16 +286,15 @@ class Index(IndexQueries):
         workers = self.workers if self.workers is not None else min(cpu_count(), 8)
         pool: ChunkPool[tuple[str, str | None, str], dict[str, Any] | None] = ChunkPool(
             functools.partial(_index_rows, root=str(self.root)), workers=workers, chunksize=max(16, total // (workers * 8)), start_at=PARALLEL_THRESHOLD)
-        try:
-            for job in jobs:
-                pool.add(job)
-            for i, row in enumerate(pool.iter_results(), 1):
-                if row is not None:
-                    yield row
-                if progress and (i % step == 0 or i == total):
-                    progress(i, total)
-        finally:
-            pool.close()
+        for job in jobs:
+            pool.add(job)
+        rows: list[dict[str, Any]] = []
+        for i, row in enumerate(pool.iter_results(), 1):
+            if row is not None:
+                rows.append(row)
+            if progress and (i % step == 0 or i == total):
+                progress(i, total)
+        return rows
 
     def _delete(self, rels: list[str]) -> None:
         for table in ("records", "proposals", "files"):
@@ -330,26 +315,20 @@ class Index(IndexQueries):
             self.db.executemany(
                 f"INSERT INTO proposals({', '.join(cols)}) VALUES ({', '.join(':' + c for c in cols)})", props)
 
-def _summarise(res: RebuildResult, rows: list[dict[str, Any]]) -> RebuildResult:
-    """Add what ``rows`` indexed to ``res`` (changed in place and returned)."""
-    res.files += len(rows)
-    for r in rows:
-        if r.get("record") and r["record"]["id"]:
-            res.record_ids.append(r["record"]["id"])
-        if r.get("proposal") and r["proposal"]["id"]:
-            res.proposal_ids.append(r["proposal"]["id"])
-        refusals = json.loads(r["file"]["refusals"])
-        if refusals:
-            res.refused.append({"path": r["file"]["path"], "refusals": refusals})
-    return res
+    def _result(self, rows: list[dict[str, Any]], started: float) -> RebuildResult:
+        res = RebuildResult(files=len(rows), seconds=time.perf_counter() - started)
+        for r in rows:
+            if r.get("record") and r["record"]["id"]:
+                res.record_ids.append(r["record"]["id"])
+            if r.get("proposal") and r["proposal"]["id"]:
+                res.proposal_ids.append(r["proposal"]["id"])
+            refusals = json.loads(r["file"]["refusals"])
+            if refusals:
+                res.refused.append({"path": r["file"]["path"], "refusals": refusals})
+        res.record_ids.sort()
+        res.proposal_ids.sort()
+        return res
 
-
-def _finish(res: RebuildResult, started: float) -> RebuildResult:
-    """``res`` with its ids sorted and the time since ``started``."""
-    res.record_ids.sort()
-    res.proposal_ids.sort()
-    res.seconds = time.perf_counter() - started
-    return res
 
 
 def indexed_facts(memzoi_dir: Path) -> dict[str, FileFacts]:
