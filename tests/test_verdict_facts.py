@@ -16,6 +16,7 @@ from memzoi import verdictcache
 from memzoi.crossfile import FileFacts, Ref, Workspace
 
 from .builders import edit
+from .test_revision import attested
 from .test_admission import git, rec
 from .test_verdict_cache import cache_db, cli, counts, repo, trusted  # noqa: F401 - fixtures
 
@@ -172,25 +173,32 @@ def _token() -> str:
     return "ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4" + "rS6tU8vW0xY2zA4"  # assembled at run time
 
 
-def test_a_file_with_a_secret_in_its_body_keeps_its_facts_but_not_one_in_its_frontmatter(
+def test_a_stale_attestation_keeps_its_facts_but_a_file_with_a_secret_keeps_nothing(
         repo, linked, capsys, counts, trusted):
-    """A file with a secret never gets an entry, but when the secret is only in its body its facts (no text of the
-    body: a digest) go to the blob, so a check of another file does not analyse it again; a secret in the
-    frontmatter keeps nothing. No byte of the secret reaches the database."""
+    """Neither gets an entry. The stale record's facts go to the blob, so a check of another file does not analyse
+    it again; a file with a secret keeps nothing, wherever the secret is (a detector's span may hold context: a
+    frontmatter value holding a piece of a `password = …` secret must not be stored). No byte of a secret reaches
+    the database."""
     records = repo / ".memzoi/records"
-    (records / "leaky.md").write_text(edit(rec("leaky"), "Body text of leaky", f"Body {_token()} of leaky"))
+    reviewed = records / "reviewed.md"
+    text = attested(rec("reviewed"), "reviewed")
+    reviewed.write_text(text)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "reviewed")
+    reviewed.write_text(edit(text, "Body text of reviewed", "Body text of edited"))  # stale now
+    secret = "Xk9#mQ2$" + "vL7pZ4wR"  # assembled at run time
+    (records / "leaky.md").write_text(edit(edit(rec("leaky"), "Body text of leaky", f"password = {secret}"),
+                                           "retention: {}", f"scope_id: {secret[8:]}-team\nretention: {{}}"))
     (records / "spilt.md").write_text(edit(rec("spilt"), "retention: {}", f"source_ref: {_token()}\nretention: {{}}"))
     base = cli(capsys, "check", str(linked), "--format", "json", "--no-cache")
     cli(capsys, "check", str(repo / ".memzoi"))
     kept = blob()
     key = verdictcache.path_key
-    assert key(str(records / "leaky.md")) in kept and key(str(records / "spilt.md")) not in kept
-    assert len(kept) == 5  # the four entries and leaky's facts
-    assert _token().encode() not in cache_db().read_bytes()
+    assert key(str(reviewed)) in kept
+    assert key(str(records / "leaky.md")) not in kept and key(str(records / "spilt.md")) not in kept
+    assert len(kept) == 5  # the four entries and the stale record's facts
+    stored = cache_db().read_bytes()
+    assert _token().encode() not in stored and secret[8:].encode() not in stored
     counts.reset()
     assert cli(capsys, "check", str(linked), "--format", "json") == base
-    assert counts["analysed"] == 1  # spilt only: leaky's facts came from the blob
-    (records / "leaky.md").write_text(edit(rec("leaky"), "Body text of leaky", f"Body {_token()} of lea"))
-    counts.reset()
-    assert cli(capsys, "check", str(linked), "--format", "json") == base
-    assert counts["analysed"] == 2  # leaky changed: its facts are not trusted, it is analysed again
+    assert counts["analysed"] == 2  # leaky and spilt: the stale record's facts came from the blob

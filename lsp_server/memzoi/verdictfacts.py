@@ -9,9 +9,8 @@ used only when the file's stat still equals it and the file was older than the e
 :data:`memzoi.verdictcache.RACY_NS` (the rule by which an entry is trusted without reading); otherwise the file's
 entry decides, as for any file. So the blob never vouches for bytes the entries would not. Besides the entries'
 facts it keeps those of files that get no entry when :func:`memzoi.verdictpayload.kept_facts` allows it (a stale
-attestation; a secret only in the body, of which the facts hold a digest, never text), so that a check of a few
-files does not analyse them again; a file with a secret in its frontmatter or path, or read through a symlink,
-keeps nothing.
+attestation), so that a check of a few files does not analyse them again; a file with a secret finding, or read
+through a symlink, keeps nothing.
 
 The table is added beside ``entries`` (``CREATE TABLE IF NOT EXISTS``) without changing the entries' format: a
 reader that does not know it ignores it.

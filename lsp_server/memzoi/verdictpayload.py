@@ -88,24 +88,15 @@ def kept_facts(analysis: Analysis, first: Local, facts: FileFacts) -> list | Non
     the project's facts blob (:mod:`memzoi.verdictfacts`) so that a check of other files need not analyse it again
     for its cross-file facts; ``None`` when they may not.
 
-    Kept only for a file of a project, not read through a symlink, whose every secret finding lies in its body
-    and is contained in no fact value (nor contains one): a secret in the frontmatter, in the path (a zero-width
-    finding at the start) or anywhere a fact could hold it keeps nothing. The facts of a body with a secret hold
-    only its duplicate key, a BLAKE3 digest (the index keeps the same), never its text."""
+    Kept only for a file of a project, not read through a symlink, with no secret finding at all (a stale
+    attestation, a finding whose data is not plain JSON). A file with a secret keeps nothing: a detector's span may
+    hold context around the secret, so no test on the fact values could promise that none of them holds a piece of
+    it, and no byte of a secret is ever stored."""
     from .safety.redact import SECRET_CODES
 
     if analysis.placement.memzoi_dir is None or first.canonical:
         return None
-    body_start = analysis.document.body_span[0] if analysis.document.data is not None else None
-    texts = []
-    for f in analysis.findings:
-        if f.code in SECRET_CODES:
-            if body_start is None or f.end <= f.start or f.start < body_start:
-                return None
-            texts.append(analysis.text[f.start:f.end])
-    values = [facts.ident, facts.status, facts.scope_kind, facts.scope_id, facts.when, facts.action, *facts.tokens,
-              *(r.target for r in facts.refs)]
-    if any(v and t and (t in v or v in t) for v in values for t in texts):
+    if any(f.code in SECRET_CODES for f in (*analysis.findings, *first.own)):
         return None
     return _facts_out(facts)
 
