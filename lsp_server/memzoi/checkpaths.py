@@ -62,26 +62,23 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
     # the argument are UTF-8 (others are reported, never entered), so only the argument needs converting.
     shown_arg = os.fsencode(arg).decode("utf-8", "replace")
     if not os.path.isdir(arg):
-        if not os.path.islink(arg) and os.path.isfile(arg) and not _is_config(arg):
-            # Its display is redacted when it is checked (from its cache entry without loading the detectors).
-            out.files.append((arg, shown_arg))
-            if on_file is not None:
-                on_file(os.path.abspath(arg), shown_arg, None)
-            return out
-        shown_arg = shown_path(shown_arg)
-        if os.path.islink(arg):
+        link, config, regular = os.path.islink(arg), _is_config(arg), os.path.isfile(arg)
+        if link or config or not regular:  # shown here; a record's display is redacted when it is checked
+            shown_arg = shown_path(shown_arg)
+        if link:
             out.path_findings.append((shown_arg, _symlink_finding()))
-        elif _is_config(arg):
+            return out
+        if not regular and not config:
+            raise UsageError(f"{shown_arg}: not a regular file (a pipe or device); pass a record or packet file")
+        if config:
             # The project configuration is TOML, not a record: its settings are checked (and reported by the
-            # caller through ``CheckReport.memzoi_dirs``) instead of reporting missing frontmatter.
+            # caller through ``CheckReport.memzoi_dirs``) instead of reporting missing frontmatter. It is
+            # committed like the records: scanned for secrets too.
             out.skipped.append((shown_arg, "project configuration: its settings are checked"))
             out.configs.add(os.path.dirname(os.path.abspath(arg)))
-            # It is committed like the records: scanned for secrets too.
-            out.files.append((arg, shown_arg))
-            if on_file is not None:
-                on_file(os.path.abspath(arg), shown_arg, None)
-        else:
-            raise UsageError(f"{shown_arg}: not a regular file (a pipe or device); pass a record or packet file")
+        out.files.append((arg, shown_arg))
+        if on_file is not None:
+            on_file(os.path.abspath(arg), shown_arg, None)
         return out
     if _linked_managed_folder(arg):
         # A `.memzoi` folder (or a folder below one) that is a symlink is never read, however it is reached.

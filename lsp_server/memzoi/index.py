@@ -248,9 +248,9 @@ class Index(IndexQueries):
     def _redacted_key(rel: str, known: dict) -> str | None:
         """The redacted key of ``rel`` when the index holds the file under it: its path bore a secret when its row
         was written, and the same path still does (the form is a hash, computed without the detectors)."""
-        from .pathsafety import redacted, repository_path
+        from .pathsafety import redacted_path
 
-        key = redacted(repository_path(rel) or rel)
+        key = redacted_path(rel)
         return key if key in known else None
 
     def _rel(self, p: Path) -> str:

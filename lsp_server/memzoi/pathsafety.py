@@ -74,16 +74,21 @@ def redacted(value: str) -> str:
     return f"{REDACTED_PREFIX}{blake3.blake3(value.encode('utf-8', 'surrogateescape')).hexdigest()}>"
 
 
+def redacted_path(path: str | os.PathLike[str]) -> str:
+    """The ``<redacted-path:HEX>`` form of ``path`` (HEX hashes its repository-relative part, from ``.memzoi`` on,
+    else the path as given), whether or not it bears a secret: what :func:`shown_path` shows for one that does."""
+    text = os.fspath(path)
+    rel = repository_path(text)
+    return redacted(rel if rel is not None else text)
+
+
 def shown_path(path: str | os.PathLike[str]) -> str:
     """How ``path`` (a file path, a display path or a ``file:`` URI) is displayed or stored: unchanged, or
     ``<redacted-path:HEX>`` when it bears a secret. HEX hashes the repository-relative path (from ``.memzoi``
     on), exactly as Memzoi's ``safety scan`` does, so both tools print the same marker for the same file; outside
     a ``.memzoi`` directory it hashes the path as given."""
     text = os.fspath(path)
-    if not bears_secret(text):
-        return text
-    rel = repository_path(text)
-    return redacted(rel if rel is not None else text)
+    return redacted_path(text) if bears_secret(text) else text
 
 
 def shown_id(ident: str | None) -> str | None:

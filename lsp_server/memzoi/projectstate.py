@@ -54,9 +54,6 @@ class StateChanges:
     affected: set[str] = field(default_factory=set)
     reindex: list[Path] = field(default_factory=list)
 
-    def __bool__(self) -> bool:
-        return bool(self.updated or self.removed)
-
 
 def indexed(path: str | os.PathLike[str]) -> bool:
     """True for a file the index holds: a record or a proposal packet (:func:`memzoi.workspace.place`), not a

@@ -96,7 +96,7 @@ def kept_facts(analysis: Analysis, first: Local, facts: FileFacts) -> list | Non
 
     if analysis.placement.memzoi_dir is None or first.canonical:
         return None
-    if any(f.code in SECRET_CODES for f in (*analysis.findings, *first.own)):
+    if any(f.code in SECRET_CODES for f in first.own):  # the analysis's findings and what admission added
         return None
     return _facts_out(facts)
 
