@@ -286,3 +286,48 @@ def _state(pid: int) -> str:
             return fh.read().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "gone"
+
+
+_HELPER_SCRIPT = r"""
+import os, threading
+os.environ["CHATTY_PARENT"] = str(os.getpid())  # the fork server and its workers inherit it
+from memzoi.parallel import ChunkPool, can_fork
+import chatty
+
+stop = threading.Event()
+t = threading.Thread(target=stop.wait)
+t.start()
+assert not can_fork()
+pool = ChunkPool(chatty.square_loudly, workers=2, chunksize=3, start_at=5, helper=True)
+for i in range(30):
+    pool.add(i)
+assert pool.parallel, "no workers from the fork server"
+got = pool.results()
+stop.set()
+t.join()
+print("RESULT", got == [(i * i, True) for i in range(30)])
+"""
+
+_CHATTY = """
+import os, sys
+_PARENT = int(os.environ["CHATTY_PARENT"])
+
+def square_loudly(chunk):
+    print("a stray write of a worker", flush=True)
+    sys.stdout.write("and another\\n")
+    return [(x * x, os.getpid() != _PARENT) for x in chunk]
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the fork server is used on Linux")
+def test_a_threaded_caller_gets_workers_from_a_fork_server_whose_output_is_stderr(tmp_path):
+    """A threaded process (the language server) gets worker processes from a fork server, in order; whatever a
+    worker writes to its standard output goes to standard error, never into the caller's output (the server's
+    JSON-RPC channel)."""
+    (tmp_path / "chatty.py").write_text(_CHATTY)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
+    proc = subprocess.run([sys.executable, "-c", _HELPER_SCRIPT], capture_output=True, text=True, cwd=tmp_path,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "RESULT True\n"
+    assert "a stray write of a worker" in proc.stderr and "and another" in proc.stderr

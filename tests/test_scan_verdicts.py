@@ -1,20 +1,24 @@
 """The compact first stages a long-lived caller keeps (:mod:`memzoi.scanverdicts`, the language server's scan):
-settled, they give the findings ``judge`` gives on the file's analysis, cold (analysed, entries made) and warm
-(from the verdict cache ``memzoi check`` shares, nothing analysed); a change on disk is noticed by stat; an
-unreadable file, a failing analysis and an unusable cache never break a scan."""
+settled, they give the findings ``judge`` gives on the file's analysis, cold (analysed once, entries and index
+rows made, in worker processes from a fork server or here, alike) and warm (from the verdict cache ``memzoi
+check`` shares, nothing analysed); a change on disk is noticed by stat; an unreadable file, a failing analysis
+and an unusable cache never break a scan."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
 
-from memzoi import scanverdicts
+from memzoi import projectstate, scanverdicts
 from memzoi.analysis import analyze_path
 from memzoi.checkpaths import expand
 from memzoi.gitfacts import GitFacts
+from memzoi.index import unpack_row
+from memzoi.parallel import can_fork, can_use_helper
 from memzoi.runtime import CACHE_DB
 from memzoi.verdict import ProjectContext, judge, settle
 
@@ -60,40 +64,96 @@ def _judged(path: str, ctx: ProjectContext) -> list[tuple]:
     return _plain(judge(path, analyze_path(path, now=ctx.now, config=ctx.config), ctx).findings)
 
 
+def _scan(files: list[str], ctx: ProjectContext, cache, root: Path, workers: int = 1) -> list:
+    """What the server's scan does: the cache's hits, then every other file analysed once (entries stored)."""
+    hits = scanverdicts.cached_stages(files, ctx, cache)
+    misses = [p for p, hit in zip(files, hits) if hit is None]
+    analysed = iter(list(scanverdicts.analyse(misses, ctx, index_root=root, workers=workers)))
+    out = []
+    for path, hit in zip(files, hits):
+        got = hit if hit is not None else next(analysed)
+        if cache is not None and got is not None and getattr(got, "entry", None) is not None:
+            cache.store(path, *got.entry)
+        out.append(got)
+    return out
+
+
 def test_settled_compact_verdicts_are_judge_cold_and_warm(project: Path, monkeypatch):
     ctx = _context(project)
     files = _files(project)
     assert len(files) >= 5
     cache = scanverdicts.open_cache(project, ctx)
     assert cache is not None
-    cold = scanverdicts.first_stages(files, ctx, cache)
-    assert all(s is not None and s.analysis is not None for s in cold)  # nothing cached yet: each analysed once
+    cold = _scan(files, ctx, cache, project)
+    assert all(isinstance(s, scanverdicts.Scanned) for s in cold)  # nothing cached yet: each analysed once
     assert cache.save(complete=True)
     monkeypatch.setattr(scanverdicts, "analyze_bytes", lambda *a, **k: pytest.fail("a cached file was analysed"))
-    cached = {s.verdict.path for s in cold if s.analysis is not None and s.digest}
-    warm_cache = scanverdicts.open_cache(project, ctx)
-    warm = []
-    for path in files:  # files the cache never holds (secrets, stale attestations) would be analysed: skip them
-        got = scanverdicts.first_stages([path], ctx, warm_cache) if warm_cache.lookup(path) else [None]
-        warm.append(got[0])
-    assert sum(1 for w in warm if w is not None) >= 3
+    warm = scanverdicts.cached_stages(files, ctx, scanverdicts.open_cache(project, ctx))
+    assert sum(1 for w in warm if w is not None) >= 3  # files the cache never holds (secrets, stale) are None
     for path, c, w in zip(files, cold, warm):
         want = _judged(path, ctx)
-        for got in (c, w):
-            if got is None:
+        for v in (c.verdict, w):
+            if v is None:
                 continue
-            v = got.verdict
             assert _plain(settle(path, v.first, ctx, text=lambda: Path(path).read_text())) == want, path
             assert v.current() and v.length >= 0 and v.lines().line_count >= 1
         if w is not None:
-            assert w.analysis is None and w.verdict.facts == c.verdict.facts and w.verdict.starts == c.verdict.starts
-    assert cached
+            assert w.facts == c.verdict.facts and w.starts == c.verdict.starts
+
+
+def test_the_scans_index_rows_are_what_rebuild_writes(project: Path):
+    """Each analysed record and packet comes with its index row, the one ``memzoi rebuild`` makes of the file; the
+    other files (configuration, ledger) with none."""
+    from memzoi.index_rows import _index_rows, index_key
+
+    ctx = _context(project)
+    files = _files(project)
+    scanned = _scan(files, ctx, None, project.resolve())
+    want = _index_rows([(p, None, ctx.git.visibility(p).value) for p in files], root=str(project.resolve()))
+    rows = 0
+    for path, got, expected in zip(files, scanned, want):
+        if got.row is None:
+            assert not projectstate.indexed(path)
+            continue
+        rows += 1
+        size, mtime_ns, packed = got.row
+        assert (size, mtime_ns) == (os.stat(path).st_size, os.stat(path).st_mtime_ns)
+        assert unpack_row(packed) == expected and expected["file"]["path"] == index_key(project.resolve(), path)
+    assert rows >= 5
+
+
+@pytest.mark.skipif(not can_use_helper(), reason="no fork server on this platform")
+def test_worker_processes_from_a_fork_server_give_what_this_process_gives(project: Path):
+    """The server is threaded, so its workers come from a fork server: their results equal the in-process ones."""
+    ctx = _context(project)
+    base = _files(project)
+    files = (base * (scanverdicts.PARALLEL_THRESHOLD // len(base) + 1))[: scanverdicts.PARALLEL_THRESHOLD + 5]
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)  # a threaded caller: fork is not allowed, the fork server is
+    thread.start()
+    try:
+        assert not can_fork()
+        here = list(scanverdicts.analyse(files, ctx, index_root=project, workers=1))
+        there = list(scanverdicts.analyse(files, ctx, index_root=project, workers=2))
+    finally:
+        stop.set()
+        thread.join()
+    from multiprocessing import forkserver
+
+    assert forkserver._forkserver._forkserver_pid is not None  # the workers were the fork server's
+    assert len(there) == len(files) and all(s is not None for s in there) and any(s.row for s in there)
+
+    def plain(s):
+        entry = s.entry and (s.entry[0], s.entry[1], *s.entry[3:])  # not the clock of the read
+        return (s.verdict.path, _plain(s.verdict.first.own), s.verdict.facts, s.verdict.starts, entry,
+                unpack_row(s.row[2]) if s.row else None)
+    assert [plain(s) for s in there] == [plain(s) for s in here]
 
 
 def test_a_changed_file_is_no_longer_current(project: Path):
     ctx = _context(project)
     path = str(project / ".memzoi/records/alpha.md")
-    [got] = scanverdicts.first_stages([path], ctx, None)
+    [got] = _scan([path], ctx, None, project)
     assert got.verdict.current()
     Path(path).write_text(Path(path).read_text() + "\nOne more line.\n")
     assert not got.verdict.current()
@@ -112,9 +172,10 @@ def test_unreadable_failing_and_uncached_files_never_break_a_scan(project: Path,
 
     monkeypatch.setattr(scanverdicts, "analyze_bytes", faulty)
     beta = str(project / ".memzoi/records/beta.md")
-    gone, ok, failed = scanverdicts.first_stages([missing, alpha, beta], ctx, None)
+    gone, ok, failed = _scan([missing, alpha, beta], ctx, None, project)
     assert gone is None and ok is not None
     assert [f.code for f in failed.verdict.first.own] == ["internal_error"] and not failed.verdict.current()
+    assert failed.entry is None and failed.row is not None  # indexed as refused, as `memzoi rebuild` does
     # A cache database that is not one is replaced; a runtime directory that cannot be written turns it off.
     home = Path(os.environ["MEMZOI_HOME"])
     cache = scanverdicts.open_cache(project, ctx)
@@ -122,9 +183,9 @@ def test_unreadable_failing_and_uncached_files_never_break_a_scan(project: Path,
     for db in home.rglob(CACHE_DB):
         db.write_bytes(b"not a database" * 100)
     again = scanverdicts.open_cache(project, ctx)
-    assert [s is not None for s in scanverdicts.first_stages([alpha], ctx, again)] == [True]
+    assert [s is not None for s in _scan([alpha], ctx, again, project)] == [True]
     monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "file-not-dir"))
     (tmp_path / "file-not-dir").write_text("")
     off = scanverdicts.open_cache(project, ctx)
     assert off is None or off.save(complete=True) in (True, False)
-    assert scanverdicts.first_stages([alpha], ctx, off)[0] is not None
+    assert _scan([alpha], ctx, off, project)[0] is not None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import blake3
@@ -19,7 +19,7 @@ import blake3
 from .admission import GitVisibility
 from .analysis import Analysis, analyze_bytes
 from .barrier import failed_analysis
-from .filefacts import facts_from_analysis
+from .filefacts import FileFacts, facts_from_analysis
 from .gitfacts import GitFacts
 from .pathsafety import REDACTED_PREFIX, shown_id
 from .safety.redact import MARK, redact, secret_spans
@@ -65,10 +65,14 @@ def index_key(root: Path, path: str | os.PathLike[str]) -> str:
     (:func:`memzoi.pathsafety.shown_path`: the index never stores a secret, and the key stays stable)."""
     from .pathsafety import shown_path
 
+    full = os.path.abspath(path)
+    base = str(root)
+    if os.sep == "/" and full.startswith(base.rstrip("/") + "/"):  # the common case, without pathlib
+        return shown_path(full[len(base.rstrip("/")) + 1 :])
     try:
-        rel = Path(os.path.abspath(path)).relative_to(root).as_posix()
+        rel = Path(full).relative_to(root).as_posix()
     except ValueError:
-        rel = Path(os.path.abspath(path)).as_posix()
+        rel = Path(full).as_posix()
     return shown_path(rel)
 
 
@@ -109,24 +113,27 @@ def _index_row(job: tuple[str, str, str], contexts: dict[str, ProjectContext] | 
     return index_row(rel, data, st, verdict)
 
 
-#: A caller's supply of already-judged files for the index (see :class:`memzoi.index.Index`): for the given paths,
-#: ``(path, bytes, stat, verdict)`` of those it could read.
-Judged = Callable[[list[Path]], Iterable[tuple[Path, bytes, os.stat_result, FileVerdict]]]
+#: A caller's supply of rows it already made (see :class:`memzoi.index.Index`): for the given paths, the rows of
+#: those it holds as they are on disk (dicts, or packed: :func:`memzoi.index.pack_row`), and the paths it does not
+#: hold (the index analyses them).
+Premade = Callable[[list[Path]], tuple[list[dict[str, Any] | bytes], list[Path]]]
 
 
 def index_verdict(path: Path, analysis: Analysis, ctx: ProjectContext) -> FileVerdict:
     """The verdict the index stores for a file: its own findings and admission, graded by the project's rules
     (``ctx`` carries git visibility and no ledger; cross-file findings are left out: they change with other
-    files)."""
+    files). A caller holding the file's first stage uses :func:`memzoi.verdict.verdict_of` with the same ``ctx``."""
     return judge(path, analysis, ctx)
 
 
-def index_row(rel: str, data: bytes, st: os.stat_result, verdict: FileVerdict) -> dict[str, Any]:
+def index_row(rel: str, data: bytes, st: os.stat_result, verdict: FileVerdict, *, facts: FileFacts | None = None,
+              digest: bytes | None = None) -> dict[str, Any]:
     """The rows one judged file contributes to ``files`` and ``records`` or ``proposals``: ``rel`` is its key
     (relative to the project root, redacted when it bears a secret), ``data`` and ``st`` its bytes and stat on
-    disk, ``verdict`` from :func:`index_verdict`."""
+    disk, ``verdict`` from :func:`index_verdict`. A caller that has them passes the analysis's ``facts`` and the
+    BLAKE3 ``digest`` of ``data`` (else they are computed here)."""
     analysis = verdict.analysis
-    facts = facts_from_analysis(analysis)
+    facts = facts_from_analysis(analysis) if facts is None else facts
     stored_facts = facts.to_json()
     if rel.startswith(REDACTED_PREFIX):  # a secret-bearing path: its id is that secret; keep neither
         stored_facts.update(ident=shown_id(facts.ident), tokens=[], refs=[])
@@ -139,7 +146,7 @@ def index_row(rel: str, data: bytes, st: os.stat_result, verdict: FileVerdict) -
     ] if lines else []
     out: dict[str, Any] = {"file": {
         "path": rel, "kind": analysis.kind, "role": analysis.placement.role.value, "size": st.st_size,
-        "mtime_ns": st.st_mtime_ns, "sha": blake3.blake3(data).hexdigest(), "visibility": verdict.visibility.value,
+        "mtime_ns": st.st_mtime_ns, "sha": (digest or blake3.blake3(data).digest()).hex(), "visibility": verdict.visibility.value,
         "admitted": int(verdict.admitted), "refusals": json.dumps(list(verdict.refusals)),
         "findings": json.dumps(findings, ensure_ascii=False), "facts": json.dumps(stored_facts),
     }}

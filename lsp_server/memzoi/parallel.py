@@ -1,10 +1,16 @@
-"""Running a pure, CPU-bound function over many files in forked worker processes.
+"""Running a pure, CPU-bound function over many files in worker processes.
 
 Analysis is pure Python and holds the GIL, so on a multi-core machine a large workspace is only analysed faster
 in several processes. Workers are started with ``fork`` (they inherit the imported modules, so start-up costs
 milliseconds) and only from a single-threaded process: forking a threaded process such as the language server
-can deadlock in the child, and ``spawn`` would re-run the caller's main module. Everywhere else the work runs in
-the calling process, with identical results. Used by ``memzoi check`` and ``memzoi rebuild``.
+can deadlock in the child, and ``spawn`` would re-run the caller's main module. A threaded caller that asks for
+it (``helper=True``: the language server's scan and index) gets its workers from a fork server instead: one
+helper process, started once, single-threaded, that has imported the worker's module and forks each worker.
+Everywhere else the work runs in the calling process, with identical results. Used by ``memzoi check``,
+``memzoi rebuild`` and the language server.
+
+A worker's standard output is its standard error: the server's output is its JSON-RPC channel, and ``check``'s
+may be a JSON report, which no stray write of a worker may corrupt.
 """
 
 from __future__ import annotations
@@ -37,11 +43,23 @@ def can_fork() -> bool:
             and threading.active_count() == 1)
 
 
-def _start_worker(parent: int) -> None:
+def can_use_helper() -> bool:
+    """True when a threaded process may get workers from a fork server here (Linux: the helper is a fresh,
+    single-threaded interpreter, so forking it is safe)."""
+    import multiprocessing
+
+    return sys.platform.startswith("linux") and "forkserver" in multiprocessing.get_all_start_methods()
+
+
+def _start_worker(parent: int | None) -> None:
     # The modules inherited from the parent never become garbage: moving them out of the collector's generations
     # keeps each collection in the worker proportional to what the analysis itself allocates.
     gc.freeze()
-    _die_with(parent)
+    try:
+        os.dup2(2, 1)  # see the module docstring: nothing a worker writes reaches the caller's output
+    except OSError:
+        pass
+    _die_with(os.getppid() if parent is None else parent)
 
 
 def _die_with(parent: int) -> None:
@@ -66,12 +84,15 @@ class ChunkPool(Generic[J, R]):
 
     ``fn`` maps a chunk (a list of jobs) to the list of its results and must be a picklable module-level
     function (or a ``functools.partial`` of one). Nothing is started until ``start_at`` jobs have been added, so
-    small runs stay in this process; workers are only used when :func:`can_fork` allows. A chunk whose worker
+    small runs stay in this process; workers are only used when :func:`can_fork` allows, or, with ``helper``,
+    from a fork server when :func:`can_use_helper` does (see the module docstring). A chunk whose worker
     died is redone in this process, so :meth:`results` always returns every result. Use it from one thread.
     """
 
-    def __init__(self, fn: Callable[[list[J]], list[R]], *, workers: int, chunksize: int, start_at: int) -> None:
+    def __init__(self, fn: Callable[[list[J]], list[R]], *, workers: int, chunksize: int, start_at: int,
+                 helper: bool = False) -> None:
         self.fn = fn
+        self.helper = helper
         self.workers = workers
         self.chunksize = max(1, chunksize)
         self.start_at = start_at
@@ -98,15 +119,27 @@ class ChunkPool(Generic[J, R]):
 
     def _start(self) -> None:
         self._started = True
-        if self.workers >= 2 and can_fork():
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
+        if self.workers < 2:
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
-            try:
-                self._executor = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("fork"),
-                                                     initializer=_start_worker, initargs=(os.getpid(),))
-            except OSError:
-                self._executor = None
+        parent: int | None = os.getpid()
+        if can_fork():
+            context = multiprocessing.get_context("fork")
+        elif self.helper and can_use_helper():
+            context = multiprocessing.get_context("forkserver")
+            # Taken by the fork server when it starts (once per process): its workers fork with the analysis
+            # already imported. A worker's parent is the fork server, which ends when this process does.
+            context.set_forkserver_preload([getattr(self.fn, "func", self.fn).__module__, "memzoi.analysis"])
+            parent = None
+        else:
+            return
+        try:
+            self._executor = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_start_worker,
+                                                 initargs=(parent,))
+        except (OSError, ValueError):
+            self._executor = None
 
     def _submit(self) -> None:
         while self._pending:
@@ -149,4 +182,4 @@ class ChunkPool(Generic[J, R]):
             self._executor.shutdown(wait=True, cancel_futures=True)
 
 
-__all__ = ["ChunkPool", "can_fork", "cpu_count"]
+__all__ = ["ChunkPool", "can_fork", "can_use_helper", "cpu_count"]

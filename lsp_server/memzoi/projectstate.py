@@ -8,7 +8,8 @@ server) knows of it, with one mutator for what the disk does.
   which a change drops so that the file is analysed again when asked;
 - the cross-file graph (:class:`memzoi.crossfile.Workspace`) and which analysis each file's facts came from;
 - the git and ledger oracles (:class:`memzoi.gitfacts.GitFacts`, :class:`memzoi.ledger.LedgerView`);
-- the index handle (:class:`memzoi.index.Index`), written from the caller's verdicts, never from a second analysis.
+- the index handle (:class:`memzoi.index.Index`), written from the rows the scan made or from the caller's
+  analyses, never from a second analysis of a file this process analysed.
 
 :meth:`ProjectState.apply_events` takes a batch of file-system event paths and returns a :class:`StateChanges`:
 the files updated and removed, the files whose cross-file findings changed because of them, and the records and
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from .crossfile import Workspace
 from .gitfacts import GitFacts
 from .projectfiles import ProjectFiles
-from .workspace import MEMZOI_DIR, RESERVED_NAMES, Role, place
+from .workspace import MEMZOI_DIR, RESERVED_NAMES, Placement, Role, place
 
 if TYPE_CHECKING:
     from .analysis import Analysis
@@ -55,11 +56,11 @@ class StateChanges:
     reindex: list[Path] = field(default_factory=list)
 
 
-def indexed(path: str | os.PathLike[str]) -> bool:
-    """True for a file the index holds: a record or a proposal packet (:func:`memzoi.workspace.place`), not a
-    reserved or stray file."""
-    p = Path(path)
-    return place(p).role not in (Role.OTHER, Role.RESERVED) and p.name not in RESERVED_NAMES
+def indexed(path: str | os.PathLike[str], placement: Placement | None = None) -> bool:
+    """True for a file the index holds: a record or a proposal packet (:func:`memzoi.workspace.place`, or the
+    ``placement`` already made of ``path``), not a reserved or stray file."""
+    role = (placement or place(path)).role
+    return role not in (Role.OTHER, Role.RESERVED) and os.path.basename(path) not in RESERVED_NAMES
 
 
 class ProjectState:
@@ -85,6 +86,7 @@ class ProjectState:
         self.tracked = ProjectFiles(self.memzoi_dir, self.git)
         self.index: Index | None = None
         self.index_ready = False
+        self._premade: dict[str, tuple[int, int, bytes]] = {}  # absolute path -> the index row the scan made
 
     # -- the file set -------------------------------------------------------------------------------------------
 
@@ -184,41 +186,65 @@ class ProjectState:
 
     # -- the index (on the scan thread) -------------------------------------------------------------------------
 
-    def index_verdicts(self, files: list[Path], on_disk: OnDisk) -> Iterator[tuple[Path, bytes, os.stat_result, Any]]:
-        """The index's verdicts of ``files`` from the caller's analyses (``on_disk``, analysed once), judged with
-        the project's git answers and its own ``[rules]`` (not an editor's settings: the index is what ``memzoi
-        rebuild`` writes, :func:`memzoi.index_rows.index_verdict`). Files git was not asked about yet are asked in
-        one batch."""
+    def keep_row(self, path: str, row: tuple[int, int, bytes]) -> None:
+        """Keep the index row the scan made for the file at ``path`` (absolute) from its one analysis
+        (``(size, mtime_ns, packed rows)``, :class:`memzoi.scanverdicts.Scanned`), until the index takes it."""
+        self._premade[os.path.abspath(path)] = row
+
+    def premade_rows(self, files: list[Path], on_disk: OnDisk) -> tuple[list[dict[str, Any] | bytes], list[Path]]:
+        """The index's rows of ``files`` (:data:`memzoi.index_rows.Premade`): those the scan made, while the
+        file's size and mtime are still the row's; then, for a few others, rows from the caller's analyses
+        (``on_disk``: a file just changed was analysed for its diagnostics). Many others (an index missing after
+        a warm scan, whose files came from the verdict cache) are left to the index's own workers. Judged with the
+        project's git answers and its own ``[rules]``, not an editor's settings: the index is what ``memzoi
+        rebuild`` writes (:func:`memzoi.index_rows.index_verdict`)."""
         from .admission import GitVisibility
-        from .index_rows import index_verdict
+        from .index import PARALLEL_THRESHOLD
+        from .index_rows import index_key, index_row, index_verdict
         from .verdict import ProjectContext
 
-        unasked = [p for p in files if self.git.visibility(p) is GitVisibility.UNKNOWN]
+        rows: list[dict[str, Any] | bytes] = []
+        rest: list[Path] = []
+        for path in files:
+            kept = self._premade.pop(os.path.abspath(path), None)
+            if kept is not None and _stat(path) == kept[:2]:
+                rows.append(kept[2])
+            else:
+                rest.append(path)
+        if len(rest) >= PARALLEL_THRESHOLD:
+            return rows, rest
+        unasked = [p for p in rest if self.git.visibility(p) is GitVisibility.UNKNOWN]
         if unasked:
             self.git.ask(unasked)
         ctx = ProjectContext.of(self.memzoi_dir, git=self.git)
-        for path in files:
+        root = self.root.resolve()
+        for path in rest:
             found = on_disk(path)
             if found is not None:
                 data, st, analysis = found
-                yield path, data, st, index_verdict(path, analysis, ctx)
+                rows.append(index_row(index_key(root, path), data, st, index_verdict(path, analysis, ctx)))
+        return rows, []
 
     def open_index(self, on_disk: OnDisk) -> "Index":
-        """The project's index, opened once with rows made from ``on_disk``'s analyses (no worker processes and no
-        second analysis). Raises :class:`memzoi.index.IndexUnavailable` when it cannot be opened."""
+        """The project's index, opened once, with rows made by the scan or from ``on_disk``'s analyses
+        (:meth:`premade_rows`), and worker processes from a fork server for many others. Raises
+        :class:`memzoi.index.IndexUnavailable` when it cannot be opened."""
         from .index import Index
 
         if self.index is None:
-            self.index = Index(self.root, workers=1, judged=lambda files: self.index_verdicts(files, on_disk))
+            self.index = Index(self.root, premade=lambda files: self.premade_rows(files, on_disk), helper=True)
         return self.index
 
     def refresh_index(self, on_disk: OnDisk) -> None:
         """Bring the index up to date after the first scan (rebuilt when its schema is not ours)."""
         index = self.open_index(on_disk)
-        if index.schema_problem:
-            index.rebuild()
-        else:
-            index.refresh()
+        try:
+            if index.schema_problem:
+                index.rebuild()
+            else:
+                index.refresh()
+        finally:
+            self._premade.clear()  # what the index did not take is stale
         self.index_ready = True
 
     def reindex(self, paths: Iterable[Path], on_disk: OnDisk) -> None:
@@ -251,3 +277,11 @@ class ProjectState:
 
 
 __all__ = ["OnDisk", "ProjectState", "StateChanges", "indexed"]
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns

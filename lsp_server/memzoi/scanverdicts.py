@@ -9,30 +9,45 @@ a change nobody reported) and a revision string of them. About a kilobyte, again
 cross-file findings, grading) runs when the file's findings are asked for, as ``check`` runs it, so both give
 the same findings.
 
-:func:`first_stages` makes them on the caller's worker thread: a file the project's
-:class:`~memzoi.verdictcache.ProjectCache` vouches for is rebuilt from its entry (:func:`memzoi.checkfiles.
-from_entry`, as ``check`` does); any other file is analysed once, its entry made for the cache, and its analysis
-handed back so the caller can keep it (the server's document cache, which the index reads). Never raises for a
-file: a failed analysis is an ``internal_error`` finding (:mod:`memzoi.barrier`), an unreadable file is ``None``.
+:func:`cached_stages` makes them on the caller's worker thread for the files the project's
+:class:`~memzoi.verdictcache.ProjectCache` vouches for, from their entries (:func:`memzoi.checkfiles.from_entry`,
+as ``check`` does). :func:`analyse` does every other file, in worker processes for many: each file is read and
+analysed once (:func:`scan_chunk`), and that one analysis gives its three products, the compact verdict, its
+verdict cache entry and, for a record or a packet, its index row; nothing of it is analysed again, and no
+analysis is kept. Never raises for a file: a failed analysis is an ``internal_error`` finding
+(:mod:`memzoi.barrier`), an unreadable file is ``None``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import blake3
 
-from .analysis import Analysis, analyze_bytes
+from .admission import GitVisibility
+from .analysis import analyze_bytes
 from .barrier import failed_analysis
 from .checkfiles import from_entry
 from .filefacts import FileFacts, facts_from_analysis
+from .gitfacts import GitFacts
+from .index import pack_row
+from .index_rows import index_key, index_row, index_verdict
+from .projectstate import indexed
 from .text import LineIndex
-from .verdict import Local, ProjectContext, local
+from .verdict import Local, ProjectContext, local, verdict_of
 from .verdictcache import ProjectCache, read_stable
 from .verdictpayload import cache_parts, line_starts
-from .workspace import place
+from .workspace import Placement, place
+
+#: From this many files to analyse on, :func:`analyse` uses worker processes (below it, their start costs more).
+PARALLEL_THRESHOLD = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,12 +81,19 @@ class CompactVerdict:
 
 @dataclass(frozen=True, slots=True)
 class Scanned:
-    """One file of :func:`first_stages`: its compact verdict, and its analysis of the bytes on disk when the file
-    was analysed (``None`` when the cache vouched for it) with the BLAKE3 ``digest`` of those bytes."""
+    """One file analysed by :func:`scan_chunk`: its compact verdict; the verdict cache ``entry`` its caller stores
+    (``(digest, stamp, checked_ns, payload, kept facts)``, the arguments of :meth:`memzoi.verdictcache.
+    ProjectCache.store` after the path; ``None`` when the analysis failed); and, for a record or a packet, its
+    index ``row``: ``(size, mtime_ns, rows)`` of the bytes analysed, ``rows`` what ``memzoi rebuild`` would
+    store for them (:func:`memzoi.index_rows.index_row`), packed (:func:`memzoi.index.pack_row`)."""
 
     verdict: CompactVerdict
-    analysis: Analysis | None
-    digest: bytes
+    entry: tuple | None
+    row: tuple[int, int, bytes] | None
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # One per file crosses the pipe from a worker: positional fields unpickle faster than slot state.
+        return (Scanned, (self.verdict, self.entry, self.row))
 
 
 def _lstat(path: str) -> tuple[int, int, int, int] | None:
@@ -91,60 +113,134 @@ def open_cache(project_root: str | os.PathLike[str], ctx: ProjectContext) -> Pro
         return None
 
 
-def first_stages(paths: list[str], ctx: ProjectContext, cache: ProjectCache | None,
-                 links: dict[Any, bool] | None = None) -> list[Scanned | None]:
-    """The :class:`Scanned` of each absolute path of ``paths`` (files of the project ``ctx`` describes, whose
-    ``git`` explains stale attestations and whose ``now`` is the clock of retention findings), in order; ``None``
-    for a file that cannot be read (or changed while it was read). Entries of analysed files are added to
-    ``cache`` (written by its ``save``); ``links`` caches symlink answers across calls."""
+def cached_stages(paths: list[str], ctx: ProjectContext, cache: ProjectCache | None,
+                  links: dict[Any, bool] | None = None) -> list[CompactVerdict | None]:
+    """The compact verdict of each absolute path of ``paths`` (files of the project ``ctx`` describes) that
+    ``cache`` vouches for, rebuilt from its entry as ``memzoi check`` does; ``None`` for each other file (to be
+    analysed: :func:`analyse`). Reads no file; ``links`` caches symlink answers across calls. Never raises."""
     links = {} if links is None else links
-    out: list[Scanned | None] = []
+    md = ctx.memzoi_dir
+    if cache is None or md is None:
+        return [None] * len(paths)
+    out: list[CompactVerdict | None] = []
     for path in paths:
         try:
-            out.append(_one(path, ctx, cache, links))
-        except Exception as err:  # the barrier: one file's bug never stops the others
-            out.append(_failed(err, path))
+            stamp = _lstat(path)  # before the lookup: a file changed after it shows as not current
+            payload = cache.lookup(path)
+            hit = from_entry(ctx.now, (path, path, md, payload), links) if payload is not None else None
+        except Exception:  # noqa: BLE001 - an unreadable entry: the file is analysed
+            hit = None
+        if hit is None:
+            out.append(None)
+            continue
+        revision = blake3.blake3(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        out.append(CompactVerdict(path, hit.first, hit.facts, hit.starts or "0", hit.length, stamp, revision))
     return out
 
 
-def _one(path: str, ctx: ProjectContext, cache: ProjectCache | None, links: dict) -> Scanned | None:
-    md = ctx.memzoi_dir
-    if cache is not None and md is not None:
-        stamp = _lstat(path)  # before the lookup: a file changed after it shows as not current (analysed again)
-        payload = _lookup(cache, path)
-        if payload is not None:
-            hit = from_entry(ctx.now, (path, path, md, payload), links)
-            if hit is not None:
-                revision = blake3.blake3(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-                return Scanned(CompactVerdict(path, hit.first, hit.facts, hit.starts or "0", hit.length, stamp,
-                                              revision), None, b"")
+def analyse(paths: list[str], ctx: ProjectContext, *, index_root: str | os.PathLike[str],
+            workers: int | None = None) -> Iterator[Scanned | None]:
+    """:func:`scan_chunk` of each absolute path of ``paths``, in order, one at a time as they are done: in worker
+    processes from :data:`PARALLEL_THRESHOLD` files on (from a fork server when the caller is threaded,
+    :class:`memzoi.parallel.ChunkPool`; ``workers``: their number, default one per CPU up to 8), else here.
+    ``ctx.git`` is asked once for the visibility of every path that it does not know yet (the index rows need
+    it); ``ctx.now`` is the clock of retention findings; ``index_root`` is the project root the index keys are
+    relative to. Closing the iterator early stops the workers."""
+    from .admission import GitVisibility
+    from .parallel import ChunkPool, cpu_count
+
+    git = ctx.git
+    if git is not None:
+        unasked = [p for p in paths if git.visibility(p) is GitVisibility.UNKNOWN]
+        if unasked:
+            git.ask(unasked)
+    jobs = [(p, (git.visibility(p) if git is not None else GitVisibility.UNKNOWN).value) for p in paths]
+    n = min(cpu_count(), 8) if workers is None else workers
+    pool: ChunkPool[tuple[str, str], Scanned | None] = ChunkPool(
+        functools.partial(scan_chunk, now=ctx.now, root=str(index_root)), workers=n,
+        chunksize=max(16, min(100, len(jobs) // (max(1, n) * 8))), start_at=PARALLEL_THRESHOLD, helper=True)
+    for job in jobs:
+        pool.add(job)
+    yield from pool.iter_results()
+
+
+def scan_chunk(jobs: list[tuple[str, str]], *, now: datetime, root: str) -> list[Scanned | None]:
+    """Worker: each job ``(absolute path, git visibility value)`` read once (:func:`memzoi.verdictcache.
+    read_stable`) and analysed once into its :class:`Scanned` (compact verdict, cache entry, index row for a
+    record or packet), or ``None`` when the file cannot be read or changed while it was read. One project
+    context per ``.memzoi`` directory, its git explaining stale attestations as ``check``'s does; ``root`` is
+    the index's project root. A failing analysis gives an ``internal_error`` finding (:mod:`memzoi.barrier`)."""
+    contexts: dict[str, ProjectContext] = {}
+    links: dict[Any, bool] = {}
+    out: list[Scanned | None] = []
+    base = Path(root)
+    for path, visibility in jobs:
+        try:
+            out.append(_scan_one(path, GitVisibility(visibility), now, base, contexts, links))
+        except Exception as err:  # the barrier: one file's bug never stops the others
+            out.append(_failed(err, path, GitVisibility(visibility), base, contexts, now))
+    return out
+
+
+def _context(placement: Placement, now: datetime, contexts: dict[str, ProjectContext]) -> ProjectContext:
+    md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else ""
+    ctx = contexts.get(md)
+    if ctx is None:
+        ctx = contexts[md] = ProjectContext.of(md or None, now=now, git=GitFacts(os.path.dirname(md)) if md else None)
+    return ctx
+
+
+def _scan_one(path: str, visibility: GitVisibility, now: datetime, root: Path, contexts: dict[str, ProjectContext],
+              links: dict) -> Scanned | None:
     read = read_stable(path)
     if read is None:
         return None
     data, stamp, checked = read
-    analysis = analyze_bytes(data, path, now=ctx.now, config=ctx.config, placement=place(path))
+    placement = place(path)
+    ctx = _context(placement, now, contexts)
+    analysis = analyze_bytes(data, path, now=now, config=ctx.config, placement=placement)
     refined, first = local(path, analysis, ctx, links)
     facts = facts_from_analysis(refined)
     starts = refined.document.lines.starts
     digest = blake3.blake3(data).digest()
-    if cache is not None and md is not None:
-        cache.store(path, digest, stamp, checked, *cache_parts(refined, first, facts, starts))
+    payload, kept = cache_parts(refined, first, facts, starts)
     compact = CompactVerdict(path, first, facts, ",".join(map(str, starts)), len(refined.text), stamp,
                              digest.hex()[:32])
-    return Scanned(compact, analysis, digest)
+    row = None
+    if indexed(path, placement):
+        if ctx.git is not None:
+            ctx.git.set_visibility({os.path.abspath(path): visibility})
+        verdict = verdict_of(path, refined, first, dataclasses.replace(ctx, ledger=None))
+        rows = index_row(index_key(root, path), data, _Stat(stamp[0], stamp[1]), verdict, facts=facts, digest=digest)
+        row = (stamp[0], stamp[1], pack_row(rows))
+    return Scanned(compact, (digest, stamp, checked, payload, kept), row)
 
 
-def _lookup(cache: ProjectCache, path: str) -> str | None:
-    try:
-        return cache.lookup(path)
-    except Exception:  # noqa: BLE001 - an unreadable entry: the file is analysed
-        return None
+class _Stat(NamedTuple):
+    """The two stat fields an index row keeps, from the stat taken with the read."""
+
+    st_size: int
+    st_mtime_ns: int
 
 
-def _failed(err: BaseException, path: str) -> Scanned:
+def _failed(err: BaseException, path: str, visibility: GitVisibility, root: Path, contexts: dict[str, ProjectContext],
+            now: datetime) -> Scanned:
     failed = failed_analysis(err, path)
     first = Local(list(failed.findings), failed.placement.role, (0, 0), False)
-    return Scanned(CompactVerdict(path, first, facts_from_analysis(failed), "0", 0, None, "failed"), failed, b"")
+    compact = CompactVerdict(path, first, facts_from_analysis(failed), "0", 0, None, "failed")
+    row = None
+    try:  # the index keeps the file as refused, with the finding, as `memzoi rebuild` does
+        if indexed(path, failed.placement):
+            data = Path(path).read_bytes()
+            st = os.stat(path)
+            ctx = _context(failed.placement, now, contexts)
+            if ctx.git is not None:
+                ctx.git.set_visibility({os.path.abspath(path): visibility})
+            row = (st.st_size, st.st_mtime_ns,
+                   pack_row(index_row(index_key(root, path), data, st, index_verdict(Path(path), failed, ctx))))
+    except Exception:  # noqa: BLE001 - then the index analyses the file itself
+        row = None
+    return Scanned(compact, None, row)
 
 
-__all__ = ["CompactVerdict", "Scanned", "first_stages", "open_cache"]
+__all__ = ["CompactVerdict", "PARALLEL_THRESHOLD", "Scanned", "analyse", "cached_stages", "open_cache", "scan_chunk"]

@@ -184,6 +184,13 @@ def judge(path: str | os.PathLike[str] | None, analysis: Analysis, ctx: ProjectC
     project ``ctx`` describes, with its cross-file findings ``cross`` (spans into the same text, from
     :meth:`memzoi.crossfile.Workspace.findings_for`). Never raises for a well-formed analysis."""
     analysis, first = local(path, analysis, ctx, links)
+    return verdict_of(path, analysis, first, ctx, cross=cross)
+
+
+def verdict_of(path: str | os.PathLike[str] | None, analysis: Analysis, first: Local, ctx: ProjectContext, *,
+               cross: Sequence[Finding] = ()) -> FileVerdict:
+    """:func:`judge` of a file whose first stage is done: ``analysis`` and ``first`` are what :func:`local` gave
+    (so a caller that keeps the first stage, as the server's scan does, never runs it twice)."""
     vis, admission = _admission(path, first, ctx)
     findings = settle(path, first, ctx, text=analysis.text, cross=cross)
     # Memzoi refuses a record for any of its findings, anything else only for its admission findings.
@@ -192,4 +199,4 @@ def judge(path: str | os.PathLike[str] | None, analysis: Analysis, ctx: ProjectC
                        tuple(refusals(judged)))
 
 
-__all__ = ["FileVerdict", "Local", "ProjectContext", "explain_stale", "judge", "local", "settle"]
+__all__ = ["FileVerdict", "Local", "ProjectContext", "explain_stale", "judge", "local", "settle", "verdict_of"]

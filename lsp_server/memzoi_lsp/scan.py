@@ -1,8 +1,10 @@
 """The background workspace scan: list a project's records and packets, take each file's first stage off the
-event loop in chunks (from the verdict cache ``memzoi check`` writes, or analysed once and added to it), and
-publish their diagnostics as it goes, with work-done progress when the client supports it. The open documents
-of the project are published before the scan starts. Closed files are then held as compact verdicts
-(:mod:`memzoi.scanverdicts`, diagnosed by :mod:`.closed`), not analyses.
+event loop in chunks, and publish their diagnostics as it goes, with work-done progress when the client supports
+it. The open documents of the project are published before the scan starts. First come the files the verdict
+cache ``memzoi check`` writes vouches for (nothing read); then every other file is read and analysed once, in
+worker processes when there are many (:func:`memzoi.scanverdicts.analyse`), giving its compact verdict, its cache
+entry and its index row, which the index refresh after the scan takes as they are. Closed files are then held
+as compact verdicts (:mod:`memzoi.scanverdicts`, diagnosed by :mod:`.closed`), not analyses.
 
 ``initialize`` never waits for this (B27): the scan starts from ``initialized`` and requests made meanwhile get
 best-effort answers from what is known so far. Only the project's ``.memzoi`` folder is walked
@@ -13,9 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import logging
 import time
 import uuid
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -36,48 +40,39 @@ CHUNK = 100
 
 async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
     """Scan one project (see the module docstring). Cancelled cleanly on shutdown."""
-    from memzoi.scanverdicts import open_cache
+    from memzoi.scanverdicts import cached_stages, open_cache
     from memzoi.verdict import ProjectContext
 
     loop = asyncio.get_running_loop()
     started = time.perf_counter()
     publish_open(ls, project)
-    token: str | None = None
+    token = await _begin_progress(ls)
     cached = 0  # files whose first stage came from the verdict cache
-    if get_capability(ls.client_capabilities, "window.work_done_progress", False):
-        token = f"memzoi-scan-{uuid.uuid4()}"
-        try:
-            await asyncio.wait_for(ls.work_done_progress.create_async(token), timeout=5)
-            ls.work_done_progress.begin(
-                token, types.WorkDoneProgressBegin(title="Memzoi: scanning .memzoi", percentage=0, cancellable=False)
-            )
-        except Exception as err:  # the client refused a token: scan without progress
-            log.info("no work-done progress: %s", err)
-            token = None
     try:
-        linked = linked_plane(project.memzoi_dir)
-        if linked:  # nothing below it is listed (memzoi check reports it as canonical_path)
-            log.warning("%s", linked_plane_message(linked))
+        _warn_linked(project)
         paths = await loop.run_in_executor(ls.scan_executor, project.listing)
         uris = project.adopt(paths)
         ctx = ProjectContext.of(project.memzoi_dir, git=project.git)  # as `check`'s first stage: git explains
         cache = await loop.run_in_executor(ls.scan_executor, open_cache, project.root, ctx)
         links: dict = {}
-        for i in range(0, len(uris), CHUNK):
+        total = len(uris)
+        misses: list[tuple[str, str]] = []  # (uri, path) of the files the cache does not vouch for
+
+        def report(done: int) -> None:
+            _report(ls, token, done, total)
+
+        for i in range(0, total, CHUNK):  # first what the verdict cache vouches for: no file is read
             if ls.stopping:
                 return
             chunk = list(zip(uris[i : i + CHUNK], paths[i : i + CHUNK]))
-            scanned = await loop.run_in_executor(ls.scan_executor, _first_stages, ls, chunk, ctx, cache, links)
-            _take(ls, project, chunk, scanned)
-            cached += sum(1 for got in scanned if got is not None and got.analysis is None)
-            if token:
-                done = min(i + CHUNK, len(uris))
-                ls.work_done_progress.report(
-                    token,
-                    types.WorkDoneProgressReport(
-                        message=f"{done}/{len(uris)} files", percentage=int(100 * done / max(1, len(uris)))
-                    ),
-                )
+            hits = await loop.run_in_executor(ls.scan_executor, cached_stages, [p for _, p in chunk], ctx, cache,
+                                              links)
+            misses += [job for job, hit in zip(chunk, hits) if hit is None]
+            _take(ls, project, [(job, hit) for job, hit in zip(chunk, hits) if hit is not None])
+            cached += sum(1 for hit in hits if hit is not None)
+            report(cached)
+        if misses and not await _analyse_misses(ls, project, misses, ctx, cache, lambda n: report(cached + n)):
+            return
         if cache is not None:  # the scan saw every file of the project: entries of files gone are dropped
             await loop.run_in_executor(ls.scan_executor, cache.save, True)
         ls.on_project_scanned(project)
@@ -86,10 +81,23 @@ async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
         await indexing.refresh(ls, project)
     finally:
         project.scanned.set()
-        if token and not ls.stopping:
-            ls.work_done_progress.end(
-                token, types.WorkDoneProgressEnd(message=f"{len(project.files)} files")
-            )
+        _end_progress(ls, token, project)
+    _log_scanned(ls, project, started, cached)
+
+
+def _report(ls: "MemzoiServer", token: str | None, done: int, total: int) -> None:
+    if token:
+        ls.work_done_progress.report(token, types.WorkDoneProgressReport(
+            message=f"{done}/{total} files", percentage=int(100 * done / max(1, total))))
+
+
+def _end_progress(ls: "MemzoiServer", token: str | None, project: "Project") -> None:
+    if token and not ls.stopping:
+        ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=f"{len(project.files)} files"))
+
+
+def _log_scanned(ls: "MemzoiServer", project: "Project", started: float, cached: int) -> None:
+    """Log the finished scan, and tell the client in its log window."""
     elapsed = (time.perf_counter() - started) * 1000
     log.info("scanned %s: %d files in %.0f ms (%d from the verdict cache)", project.root, len(project.files), elapsed,
              cached)
@@ -103,6 +111,50 @@ async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
         )
 
 
+def _warn_linked(project: "Project") -> None:
+    linked = linked_plane(project.memzoi_dir)
+    if linked:  # nothing below it is listed (memzoi check reports it as canonical_path)
+        log.warning("%s", linked_plane_message(linked))
+
+
+async def _begin_progress(ls: "MemzoiServer") -> str | None:
+    """A work-done progress token for the scan, begun; ``None`` when the client has none or refuses one."""
+    if not get_capability(ls.client_capabilities, "window.work_done_progress", False):
+        return None
+    token = f"memzoi-scan-{uuid.uuid4()}"
+    try:
+        await asyncio.wait_for(ls.work_done_progress.create_async(token), timeout=5)
+        ls.work_done_progress.begin(
+            token, types.WorkDoneProgressBegin(title="Memzoi: scanning .memzoi", percentage=0, cancellable=False)
+        )
+    except Exception as err:  # the client refused a token: scan without progress
+        log.info("no work-done progress: %s", err)
+        return None
+    return token
+
+
+async def _analyse_misses(ls: "MemzoiServer", project: "Project", misses: list[tuple[str, str]], ctx, cache,
+                          report) -> bool:
+    """Analyse the files the verdict cache does not vouch for, each once (in worker processes for many), and take
+    them chunk by chunk; ``report(done)`` after each. False when the server stopped meanwhile."""
+    from memzoi.scanverdicts import analyse
+
+    loop = asyncio.get_running_loop()
+    # Runs on the scan thread, from its first `_next` on: git asked once for them all, workers started.
+    results = analyse([p for _, p in misses], ctx, index_root=project.root.resolve())
+    try:
+        for i in range(0, len(misses), CHUNK):
+            if ls.stopping:
+                return False
+            chunk = misses[i : i + CHUNK]
+            scanned = await loop.run_in_executor(ls.scan_executor, _next, results, len(chunk), cache)
+            _take(ls, project, list(zip(chunk, scanned)))
+            report(i + len(chunk))
+    finally:
+        await loop.run_in_executor(ls.scan_executor, results.close)  # stops the workers left
+    return True
+
+
 def publish_open(ls: "MemzoiServer", project: "Project") -> None:
     """Publish the open documents of ``project`` now, before its scan does any work: the first diagnostics never
     wait for the workspace (cross-file findings follow when the scan is done, :meth:`MemzoiServer.on_project_scanned`)."""
@@ -114,37 +166,37 @@ def publish_open(ls: "MemzoiServer", project: "Project") -> None:
             diagnostics.publish(ls, uri)
 
 
-def _first_stages(ls: "MemzoiServer", chunk: list[tuple[str, str]], ctx, cache, links: dict) -> list:
-    """On the scan thread: each file's compact first stage (:func:`memzoi.scanverdicts.first_stages`, from the
-    verdict cache or analysed once); the analyses made go to the document cache, where the index finds them."""
-    from memzoi.scanverdicts import first_stages
-
-    if ls.stopping:
-        return []
-    scanned = first_stages([p for _, p in chunk], ctx, cache, links)
-    for (uri, _), got in zip(chunk, scanned):
-        if got is not None and got.analysis is not None and got.digest and not ls.docs.is_open(uri):
-            ls.docs.remember(uri, got.digest, got.analysis)  # an open document's entry is its editor text's
-    return scanned
+def _next(results: Iterator, n: int, cache) -> list:
+    """On the scan thread: the next ``n`` files analysed, their verdict cache entries stored."""
+    out = list(itertools.islice(results, n))
+    if cache is not None:
+        for got in out:
+            if got is not None and got.entry is not None:
+                cache.store(got.verdict.path, *got.entry)
+    return out
 
 
-def _take(ls: "MemzoiServer", project: "Project", chunk: list[tuple[str, str]], scanned: list) -> None:
-    """On the event loop: keep each file's compact verdict, feed its facts to the cross-file workspace and
-    publish it (open documents keep the editor's text)."""
+def _take(ls: "MemzoiServer", project: "Project", scanned: list) -> None:
+    """On the event loop: for each ``((uri, path), got)`` of ``scanned`` (``got``: a compact verdict, or a
+    :class:`memzoi.scanverdicts.Scanned`), keep the file's compact verdict and its index row, feed its facts to
+    the cross-file workspace and publish it (open documents keep the editor's text)."""
     # One context per chunk, judged in this one turn of the loop: the settings, the configuration and the ledger
     # cannot change within it, so the ledger is read once for the chunk, not stamped once per file.
     ctx = dataclasses.replace(ls.context(project), ledger=project.ledger.settled())
-    for (uri, _), got in zip(chunk, scanned):
+    for (uri, path), got in scanned:
         if got is None:
             continue  # unreadable, or changing while read: a watcher event or a request analyses it
-        current = got.verdict.current()  # else changed since it was read (a watcher may have taken it in)
+        verdict = getattr(got, "verdict", got)
+        if getattr(got, "row", None) is not None:
+            project.keep_row(path, got.row)
+        current = verdict.current()  # else changed since it was read (a watcher may have taken it in)
         if current:
-            project.verdicts[uri] = got.verdict
+            project.verdicts[uri] = verdict
         if ls.docs.is_open(uri):
             continue  # the editor's text governs an open document
         try:
             if current:
-                project.feed(uri, got.verdict.facts)
+                project.feed(uri, verdict.facts)
             else:  # what is on disk now, analysed as a request would (never raises: the barrier is inside)
                 snap = ls.docs.snapshot(uri)
                 if snap is not None:
@@ -154,4 +206,4 @@ def _take(ls: "MemzoiServer", project: "Project", chunk: list[tuple[str, str]], 
 
             log_internal_error(err, uri)
         if not ls.pull_diagnostics:  # guarded too: an `internal_error` diagnostic at worst
-            diagnostics.publish(ls, uri, (project, got.verdict, uri) if current else None, ctx)
+            diagnostics.publish(ls, uri, (project, verdict, uri) if current else None, ctx)

@@ -60,11 +60,15 @@ async def test_the_servers_index_is_what_rebuild_writes(tmp_path: Path, memzoi_h
 
 
 def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_home: Path, monkeypatch):
-    """The scan fills the document cache; the index update of the same files reads their bytes, finds the cached
-    analysis and judges it: the analysis count does not move. A file edited on disk is analysed once more."""
+    """The scan analyses each file once and keeps its index row; the index takes those rows as they are, without
+    a second analysis. A file edited on disk since is analysed once more (its row is no longer the file's), and
+    the rows are the ones a fresh rebuild writes."""
     from types import SimpleNamespace
 
-    from memzoi_lsp.documents import Documents, path_to_uri
+    import memzoi.index_rows
+    from memzoi import scanverdicts
+    from memzoi.verdict import ProjectContext
+    from memzoi_lsp.documents import Documents
     from memzoi_lsp.project import Project
 
     root = tmp_path / "ws"
@@ -73,22 +77,28 @@ def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_h
     docs = Documents(lambda: SimpleNamespace(text_documents={}))
     project = Project(root.resolve())
     files = git_plane_files(project.root)
-    project.git.ask(files)
-    for p in files:
-        docs.snapshot(path_to_uri(p))  # the scan
-    scanned = docs.analyses
-    assert scanned == len(files)
+    ctx = ProjectContext.of(project.memzoi_dir, git=project.git)
+    for got in scanverdicts.analyse([str(p) for p in files], ctx, index_root=project.root, workers=1):  # the scan
+        assert got is not None and got.row is not None
+        project.keep_row(got.verdict.path, got.row)
+
+    def analysed_twice(*args, **kwargs):
+        raise AssertionError("the index analysed a file the scan had analysed")
+
+    monkeypatch.setattr(memzoi.index_rows, "analyze_bytes", analysed_twice)
     index = Index(project.root, path=tmp_path / "server.db", workers=1,
-                  judged=lambda fs: project.index_verdicts(fs, docs.on_disk))
+                  premade=lambda fs: project.premade_rows(fs, docs.on_disk))
     try:
         assert index.rebuild().files == len(files)
-        assert docs.analyses == scanned
+        assert docs.analyses == 0
         edited = next(p for p in files if p.name == "use-pnpm.md")
         edited.write_text(edited.read_text() + "\nOne more line.\n")
         os.utime(edited, ns=(edited.stat().st_atime_ns, edited.stat().st_mtime_ns + 10**9))
-        assert index.refresh().files == 1 and docs.analyses == scanned + 1
+        assert index.refresh().files == 1 and docs.analyses == 1
     finally:
         index.close()
+    monkeypatch.undo()
+    monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))
     with Index(project.root, path=tmp_path / "rebuilt.db", workers=1) as fresh:
         fresh.rebuild()
     assert rows(tmp_path / "server.db") == rows(tmp_path / "rebuilt.db")
