@@ -104,6 +104,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "proposal_cross_scope": (W, "lineage"),
     "duplicate_content": (W, "lineage"),
     "duplicate_identity": (W, "lineage"),
+    "hand_edit_conflict": (E, "lineage"),
     # retention
     "retention_query_only": (I, "retention"),
     # ledger

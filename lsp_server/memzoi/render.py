@@ -117,6 +117,14 @@ def _emit_item(item: Any, indent: int, out: list[str]) -> None:
         out.append(f"{pad}- {'{}' if item == {} else '[]' if item == [] else scalar(item)}")
 
 
+def key_lines(key: str, value: Any) -> list[str]:
+    """The frontmatter lines (no line breaks) the canonical writer gives top-level ``key`` with ``value``, as
+    :func:`frontmatter` writes them (an empty list or map is ``[]`` / ``{}``). Used by :mod:`memzoi.rewrite`."""
+    out: list[str] = []
+    _emit(key, value, 0, out)
+    return out
+
+
 def frontmatter(data: dict[str, Any], order: tuple[str, ...], always: frozenset[str] = frozenset()) -> str:
     """The YAML lines of ``data`` in ``order`` (keys not in ``order`` are an error); ``None`` values are
     omitted except for list keys in ``always``, written ``[]``."""

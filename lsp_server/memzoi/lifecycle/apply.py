@@ -4,9 +4,12 @@ Memzoi's ``proposal-files apply`` (reference §2.5): the packet must be ``repo-s
 ``general_repo_knowledge``, pending, with a fresh identity; create writes a new record with id
 ``title_to_concept_slug(title)``; supersede and tombstone check that the target exists, is active, has the same
 scope kind and scope id, and was not updated after the proposal; the target is rewritten ``superseded`` /
-``tombstoned`` with ``updated = resolved_at``; the packet is re-rendered with ``status: applied`` and its
-resolution and moved to ``resolved/applied/``. Every file is rendered canonically (:mod:`memzoi.render`) and must
-re-parse to the same data with no error finding, so gate and detector findings block the apply.
+``tombstoned`` with ``updated = resolved_at``; the packet gets ``status: applied`` and its resolution and is moved
+to ``resolved/applied/``. A new record is rendered canonically (:mod:`memzoi.render`); an existing file is edited
+key by key (:mod:`memzoi.rewrite`), so the lines the writer does not own (comments, a hand-written
+``description``, the body, trailing blank lines) stay as written, or the apply is refused with
+``hand_edit_conflict``. Every file must re-parse to the intended data with no error finding, so gate and detector
+findings block the apply.
 """
 
 from __future__ import annotations
@@ -18,12 +21,13 @@ from typing import Any
 from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, read_file_state, run_change
 from ..models import PendingProposal, RecordFrontmatter
 from ..models.common import parse_instant
-from ..render import description_of, render_packet, render_record
+from ..render import PACKET_ORDER, RECORD_ORDER, description_of, render_record
 from .common import (
     APPLIED,
     PENDING,
     Loaded,
     concept_slug,
+    edited,
     file_id_of,
     identity_taken,
     load,
@@ -161,30 +165,32 @@ def load_target(root: Path, target_id: str, *, scope_kind: str | None, scope_id:
 
 
 def retire_target(root: Path, target: Loaded, status: str, when: str) -> FileChange:
-    """The target rewritten with ``status`` and ``updated = when`` (the attestation, now stale, is dropped).
-    Its ``id`` is written from its path, as Memzoi's renderer writes the concept id it keys the record by."""
+    """The target with ``status`` and ``updated = when`` (the attestation, now stale, is dropped). Its ``id`` is
+    written from its path, as Memzoi's renderer writes the concept id it keys the record by. Only those keys
+    change: every other line (a hand-written ``description``, comments, the body, trailing blank lines) is kept
+    in place. Raises :class:`Refusal` (``hand_edit_conflict``) where a hand edit sits inside a key it rewrites."""
     data = target.data
-    data.pop("materialization", None)
-    data["id"] = target.analysis.placement.identity or data["id"]
-    data["status"] = status
-    data["updated"] = when
-    data["description"] = None
-    text = render_record(data, target.body, newline=target.newline)
-    data["description"] = description_of(target.body) or None
-    return FileChange(target.rel, target.raw, verified(root, target.rel, text, data, target.body))
+    wanted = {"id": target.analysis.placement.identity or data["id"], "status": status, "updated": when,
+              "materialization": None}
+    changes = {k: v for k, v in wanted.items() if data.get(k) != v}
+    text = edited(target.rel, target.analysis.document, changes, RECORD_ORDER)
+    want = {k: v for k, v in {**data, **changes}.items() if v is not None}
+    return FileChange(target.rel, target.raw, verified(root, target.rel, text, want, target.body))
 
 
 def resolved_packet(root: Path, loaded: Loaded, folder: str, resolution: dict[str, Any], status: str) -> FileChange:
-    """The pending packet re-rendered with ``status`` and ``resolution`` at ``folder/<file id>.md``."""
+    """The pending packet with ``status`` and ``resolution`` at ``folder/<file id>.md``; only those keys change
+    (and ``supersedes: []`` is added when absent, as Memzoi's packet renderer always writes it). Raises
+    :class:`Refusal` (``hand_edit_conflict``) where a hand edit sits inside a key it rewrites."""
     data = loaded.data
-    data.setdefault("supersedes", [])  # Memzoi's packet renderer always writes it
-    data["status"] = status
-    data["resolution"] = {k: v for k, v in resolution.items() if v is not None}
+    changes: dict[str, Any] = {"status": status, "resolution": {k: v for k, v in resolution.items() if v is not None}}
+    if "supersedes" not in data:
+        changes["supersedes"] = []
     rel = f"{folder}/{file_id_of(loaded.rel, PENDING)}.md"
     if read_file_state(root, rel) is not None:
         raise Refusal("duplicate_identity", f"{rel} already exists: a resolved identity is terminal", rel)
-    text = render_packet(data, loaded.body, newline=loaded.newline)
-    return FileChange(rel, None, verified(root, rel, text, data, loaded.body))
+    text = edited(loaded.rel, loaded.analysis.document, changes, PACKET_ORDER)
+    return FileChange(rel, None, verified(root, rel, text, {**data, **changes}, loaded.body))
 
 
 def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> ChangePlan:

@@ -14,9 +14,11 @@ from typing import Any
 import blake3
 
 from ..analysis import Analysis, analyze_bytes, analyze_text
+from ..document import Document
 from ..findings import Finding
 from ..legacy import concept_slug  # noqa: F401  (re-exported: Memzoi's title slug, one implementation)
 from ..ledger import Refusal, now_utc, read_file_state
+from ..rewrite import HandEditConflict, rewrite
 from ..text import line_ending
 from .layout import APPLIED, MEMZOI, PENDING, RECORDS, REJECTED  # noqa: F401 - also imported from here
 from .readiness import blocks_write
@@ -159,6 +161,22 @@ def refuse_on_errors(loaded: Loaded, what: str, todo: str) -> None:
     errs = errors(loaded.analysis)
     if errs:
         raise Refusal(errs[0].code, f"{loaded.rel}: {what} is blocked by {describe(errs)}; {todo}", loaded.rel)
+
+
+def edited(rel: str, doc: Document, changes: dict[str, Any], order: tuple[str, ...], *, title: str | None = None,
+           body: str | None = None) -> str:
+    """``doc`` (the file at ``rel``) with only the keys in ``changes`` (and a changed title or body) rewritten,
+    every other line kept in place (:func:`memzoi.rewrite.rewrite`). Raises :class:`Refusal`
+    (``hand_edit_conflict``, naming the line and its kind, never its text) where a hand edit would be lost."""
+    try:
+        return rewrite(doc, changes, order, title=title, body=body)
+    except HandEditConflict as err:
+        raise Refusal(
+            "hand_edit_conflict",
+            f"{rel}: {err.describe()}, which this change must rewrite, so the hand edit would be lost; move that "
+            "line out of the field (or remove it) and retry",
+            rel,
+        ) from None
 
 
 def verified(root: Path, rel: str, text: str, data: dict[str, Any], body: str) -> bytes:

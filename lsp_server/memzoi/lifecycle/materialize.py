@@ -7,7 +7,9 @@
   ``id = "blake3:" + hex(BLAKE3(domain ‖ 0x00 ‖ JCS(value)))`` (:func:`memzoi.revision.domain_id`).
 * :func:`materialize_apply` revalidates everything in Memzoi's order (``prepare_materialization``) and writes
   the record with its ``materialization:`` attestation as one ledgered change. Only create and update are
-  supported, as in Memzoi's CLI.
+  supported, as in Memzoi's CLI. A created record is rendered canonically; an existing one is edited key by key
+  (:mod:`memzoi.rewrite`), so its comments and other hand edits stay, or the change is refused with
+  ``hand_edit_conflict``.
 
 Errors are :class:`~memzoi.ledger.Refusal` with Memzoi's snake_case identifiers (``materialization_*``).
 """
@@ -28,10 +30,10 @@ from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, now_utc, rea
 from ..models import RecordFrontmatter
 from ..models.materialization import MaterializationCandidate, MaterializationDecision, MaterializationPlan
 from ..nesting import json_too_deep, nesting_message
-from ..render import render_record
+from ..render import RECORD_ORDER, render_record
 from ..revision import REVISION_SCHEMA, domain_id, lifecycle_projection, record_revision, revision_hash, semantic_projection
 from ..runtime import git_env
-from .common import errors, describe, record_rel, verified
+from .common import describe, edited, errors, record_rel, verified
 
 CANDIDATE_SCHEMA = "memzoi/repository-materialization-candidate"
 PLAN_SCHEMA = "memzoi/repository-materialization-plan"
@@ -277,16 +279,16 @@ def plan_materialize(root: Path, candidate: dict[str, Any], plan: dict[str, Any]
     full = {**data, "materialization": block}
     rel = model.output_path
     current = read_file_state(root, rel)
-    newline = "\n"
     if current is not None:
         cur = analyze_text(current.decode("utf-8", errors="replace"), root / rel)
         if not isinstance(cur.model, RecordFrontmatter):
             raise Refusal("materialization_current_record_invalid", f"{rel}: the current record does not parse", rel)
         if record_id_of(cur) != rid:  # the path id: Memzoi compares concept ids, never the frontmatter id
             raise Refusal("materialization_current_record_id_mismatch", f"{rel}: the current record has another id", rel)
-        newline = "\r\n" if b"\r\n" in current else "\n"
-    text = render_record(full, body, newline=newline)
-    full["description"] = data.get("description") or _first_line(body)
+        text, full = _updated_text(rel, cur, full, body)
+    else:
+        text = render_record(full, body)
+        full["description"] = data.get("description") or _first_line(body)
     new = verified(root, rel, text, full, body)
     if not _git_review_visible(root, rel):
         raise Refusal("materialization_git_review_visibility_required", f"{rel}: git must be able to show this file "
@@ -307,6 +309,22 @@ def plan_materialize(root: Path, candidate: dict[str, Any], plan: dict[str, Any]
                  "plan_id": plan["plan_id"], "decision_id": decision["decision_id"],
                  "revision": block["revision"]["revision_hash"]},
     )
+
+
+def _updated_text(rel: str, cur, full: dict[str, Any], body: str) -> tuple[str, dict[str, Any]]:
+    """The current record edited to ``full`` and ``body`` key by key (:mod:`memzoi.rewrite`): the keys whose value
+    differs and the body when it differs are rewritten; comments, blank lines and trailing blank lines stay. The
+    candidate carries no ``description``: a description the renderer wrote (the old body's first line) follows the
+    new body; a hand-written one, or its absence, is kept. Returns ``(text, the data it must read back as)``."""
+    old = cur.model.model_dump(mode="python", exclude_none=True)
+    changes: dict[str, Any] = {k: v for k, v in full.items() if old.get(k) != v}
+    changes.update({k: None for k in old if k not in full and k != "description"})
+    changes.pop("description", None)
+    old_body = cur.document.body
+    if "description" in old and old["description"] == _first_line(old_body) and _first_line(body) != old["description"]:
+        changes["description"] = _first_line(body) or None
+    text = edited(rel, cur.document, changes, RECORD_ORDER, title=full["title"], body=body)
+    return text, {k: v for k, v in {**old, **changes}.items() if v is not None}
 
 
 def _first_line(body: str) -> str:

@@ -2,8 +2,10 @@
 
 The record's current content (without its stale ``materialization:`` block) becomes an ``update`` candidate
 whose expected prior revision is the file's revision as Memzoi reads it now; plan and decision are derived with
-Memzoi's deterministic identities (decision time = now) and the record is rewritten canonically with the new
-attestation (:mod:`.materialize` does every check). The candidate, plan and decision ids are kept with the
+Memzoi's deterministic identities (decision time = now) and only the record's ``materialization`` block is
+rewritten; its other lines (comments, a hand-written ``description``, the body, trailing blank lines, line endings)
+stay as written (:mod:`.materialize` does every check; ``hand_edit_conflict`` when a hand edit sits inside the
+block). The candidate, plan and decision ids are kept with the
 change in the ledger.
 """
 
@@ -14,8 +16,8 @@ from pathlib import Path
 
 from ..ledger import ChangePlan, ChangeResult, Refusal, run_change
 from ..models import RecordFrontmatter
-from ..render import render_record
-from .common import describe, errors, load, record_ref, record_rel
+from ..render import RECORD_ORDER
+from .common import describe, edited, errors, load, record_ref, record_rel
 from .materialize import build_candidate, decision_now, derive_decision, derive_plan, plan_materialize
 
 #: Findings a re-attestation is meant to settle; any other error blocks it.
@@ -35,9 +37,11 @@ def plan_reattest(root: Path, record: str, *, reason: str | None = None) -> Chan
     attested = "materialization" in data
     if attested and not any(f.code == "stale_attestation" for f in loaded.analysis.findings):
         raise Refusal("already_current", f"{rel}: the attestation already matches the record; nothing to re-attest", rel)
-    data.pop("materialization", None)
-    data["id"] = rid  # Memzoi keys the record by its path and writes that id (the draft names its output by id)
-    draft = render_record(data, loaded.body)
+    # The draft is the record as it stands without its attestation, its line endings and hand edits kept (a CRLF
+    # body stays CRLF, so the new attestation covers the body the file keeps). Memzoi keys the record by its path
+    # and writes that id (the draft names its output by id).
+    changes = {k: v for k, v in (("materialization", None), ("id", rid)) if data.get(k) != v}
+    draft = edited(rel, loaded.analysis.document, changes, RECORD_ORDER)
     candidate = build_candidate(root, draft, action="update")
     plan = derive_plan(candidate)
     decision = derive_decision(plan, decision_now())
