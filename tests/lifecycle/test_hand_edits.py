@@ -250,7 +250,7 @@ def test_a_comment_inside_the_attestation_refuses_reattest_naming_the_line(tmp_p
     assert tree(root) == before
 
 
-def test_a_comment_inside_a_retired_attestation_refuses_apply(tmp_path):
+def test_a_comment_inside_a_retired_attestation_refuses_apply(tmp_path, capsys):
     root = make_repo(tmp_path, attested=True)
     packet = propose_tombstone(root, TID, reason="obsolete", actor="r").files[0].path
     path = target(root)
@@ -260,6 +260,8 @@ def test_a_comment_inside_a_retired_attestation_refuses_apply(tmp_path):
         apply_proposal(root, Path(packet).name[:-3], actor="r")
     assert err.value.code == "hand_edit_conflict" and "inside `materialization`" in err.value.message
     assert tree(root) == before
+    assert main(["proposals", "apply", Path(packet).name[:-3], "--root", str(root)]) == 1
+    assert "memzoi: hand_edit_conflict: " in capsys.readouterr().err and tree(root) == before
 
 
 # --- property: hand edits × operations --------------------------------------------------------------------------
