@@ -266,10 +266,17 @@ def test_a_comment_inside_a_retired_attestation_refuses_apply(tmp_path, capsys):
 
 # --- property: hand edits × operations --------------------------------------------------------------------------
 
-OPERATIONS = ("tombstone", "supersede", "apply-create", "reject", "reattest")
+OPERATIONS = ("tombstone", "supersede", "apply-create", "reject", "reattest", "materialize-update")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def _update(root: Path, newline: str):
+    """A materialize update of ``TID`` (its tag ``style`` becomes ``size``) drafted from the file as it is now."""
+    cand = build_candidate(root, draft_of(root, f"  - style{newline}", f"  - size{newline}"), action="update")
+    plan = derive_plan(cand)
+    return materialize_apply(root, cand, plan, derive_decision(plan, "2026-08-01T00:00:00Z"), actor="r")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     edits=st.builds(Edits, st.booleans(), st.booleans(), st.booleans(), st.booleans(), st.integers(0, 3)),
     operation=st.sampled_from(OPERATIONS),
@@ -277,12 +284,15 @@ OPERATIONS = ("tombstone", "supersede", "apply-create", "reject", "reattest")
 )
 def test_every_operation_keeps_any_hand_edits(edits, operation, newline):
     with tempfile.TemporaryDirectory() as tmp:
-        root = make_repo(Path(tmp), newline=newline, attested=operation == "reattest")
+        root = make_repo(Path(tmp), newline=newline, attested=operation in ("reattest", "materialize-update"))
         if operation in ("tombstone", "supersede"):
             made = (propose_tombstone(root, TID, reason="obsolete", actor="r") if operation == "tombstone" else
                     propose_supersede(root, TID, title="Replacement", body="New rule.", reason="x", actor="r"))
             edited, packet = target(root), Path(made.files[0].path).name[:-3]
             op = lambda: apply_proposal(root, packet, actor="r")  # noqa: E731
+        elif operation == "materialize-update":
+            edited = target(root)
+            op = lambda: _update(root, newline)  # noqa: E731
         elif operation == "reattest":
             edited = target(root)
             edits = Edits(edits.description, edits.fm_comment, edits.tail_comment, True, edits.trailing)
