@@ -71,7 +71,9 @@ def test_unknown_tool_is_a_lookup_error(project):
 
 @pytest.mark.parametrize("args,field", [
     ({"query": ""}, "query"),
-    ({"query": "x", "limit": "10"}, "limit"),  # strict: a string is not an integer
+    ({"query": "x", "limit": "ten"}, "limit"),  # strict: a string that is no JSON number is not an integer
+    ({"query": "x", "limit": "10.5"}, "limit"),  # a JSON number, but not an integer
+    ({"query": "x", "limit": 2.5}, "limit"),
     ({"query": "x", "kind": "everything"}, "kind"),
     ({"query": "x", "unexpected": 1}, "unexpected"),
 ])
@@ -79,6 +81,39 @@ def test_bad_arguments_name_the_field(project, args, field):
     res = tools.call(_session(project), "search_memory", args)
     assert res.is_error and res.data["error"]["code"] == "invalid_arguments"
     assert field in {p["field"] for p in res.data["error"]["problems"]}
+
+
+def test_json_encoded_arguments_are_coerced_to_the_declared_type(project):
+    """Claude Code sends arrays, objects and numbers as JSON strings at times: each is decoded to the declared
+    type before validation (and integral floats become integers), so the only write works from that client."""
+    s = _session(project)
+    args = draft_args(applies_to='["src/auth/**"]', tags='["auth", "race"]', confidence="0.8")
+    res = tools.call(s, "propose_memory", args)
+    assert not res.is_error, res.text
+    got = tools.call(s, "search_memory", {"query": "hatch", "limit": "5"})
+    assert not got.is_error and got.data["results"]
+    assert not tools.call(s, "search_memory", {"query": "hatch", "limit": 5.0}).is_error
+    pack = tools.call(s, "build_context_pack", {"task": "fix the auth refresh", "paths": '["src/auth/x.ts"]',
+                                                 "token_budget": "800"})
+    assert not pack.is_error, pack.text
+    # A string field keeps a string that happens to be JSON; a JSON value of another type is still refused.
+    assert tools.coerce_arguments({"properties": {"query": {"type": "string"}}}, {"query": "[1]"}) == {"query": "[1]"}
+    bad = tools.call(s, "propose_memory", draft_args(applies_to='{"a": 1}', body="Another fact about hatch."))
+    assert bad.is_error and bad.data["error"]["code"] == "invalid_arguments"
+
+
+def test_absolute_paths_inside_the_project_are_taken_as_repository_paths(project, tmp_path):
+    s = _session(project)
+    pre = tools.call(s, "precheck_path", {"path": str(project / "src/auth/session.ts")})
+    assert not pre.is_error and pre.data["path"] == "src/auth/session.ts" and pre.data["warnings"]
+    pack = tools.call(s, "build_context_pack", {"task": "refresh", "paths": [str(project / "src/auth")]})
+    assert not pack.is_error and any(e["id"] == WARNING_ID for e in pack.data["records"])
+    res = tools.call(s, "propose_memory", draft_args(applies_to=[str(project / "src/auth") + "/**"]))
+    assert not res.is_error, res.text
+    assert "src/auth/**" in (project / res.data["path"]).read_text()
+    outside = tools.call(s, "precheck_path", {"path": str(tmp_path / "elsewhere.ts")})
+    assert outside.is_error and outside.data["error"]["code"] == "invalid_value"
+    assert tools.call(s, "precheck_path", {"path": "../x"}).is_error
 
 
 def test_validation_errors_never_echo_values(project):

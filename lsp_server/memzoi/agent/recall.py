@@ -78,16 +78,32 @@ def best_binding(applies_to: list[str], paths: list[str]) -> tuple[int, str | No
     return best
 
 
-def normalize_path(path: str) -> str:
-    """A repository-relative posix path from agent input. Raises :class:`Refusal` (``invalid_value``) for an
-    empty, absolute or traversing path."""
+def normalize_path(path: str, root: Path | None = None) -> str:
+    """A repository-relative posix path from agent input. An absolute path inside ``root`` (the project root, as
+    given or resolved: Claude Code and Codex work in absolute paths) is made relative to it. Raises
+    :class:`Refusal` (``invalid_value``) for an empty or traversing path, or an absolute one outside ``root``."""
     p = path.strip().replace("\\", "/")
+    if root is not None and PurePosixPath(p).is_absolute():
+        p = _inside(p, root) or p
     while p.startswith("./"):
         p = p[2:]
     pure = PurePosixPath(p)
     if not p or pure.is_absolute() or ".." in pure.parts or (len(p) > 1 and p[1] == ":"):
-        raise Refusal("invalid_value", f"path must be relative to the repository root without `..`: {path!r}")
+        where = "inside the project or " if root is not None else ""
+        raise Refusal("invalid_value", f"path must be {where}relative to the repository root without `..`: {path!r}")
     return p
+
+
+def _inside(path: str, root: Path) -> str | None:
+    """``path`` (absolute, posix) relative to ``root``, as given or with symlinks resolved; ``None`` outside."""
+    import os
+
+    for base in {str(root), os.path.realpath(root)}:
+        for cand in (os.path.normpath(path), os.path.realpath(path)):
+            rel = os.path.relpath(cand, base) if cand.startswith(base.rstrip("/") + "/") or cand == base else None
+            if rel is not None:
+                return "." if rel == "." else rel.replace(os.sep, "/")
+    return None
 
 
 class Reader:
@@ -175,7 +191,7 @@ def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "recor
     """BM25 search (all words, prefixes match) over records and/or pending packets; ``type`` and ``path``
     (scored by :func:`path_match_score` against ``applies_to``/``scope.paths``) filter. Active, current records
     come first, then by score. Each hit: ``kind, id, path, title, type, lane, status, current, excerpt, unsafe``."""
-    where = normalize_path(path) if path else None
+    where = normalize_path(path, root) if path else None
     kinds = ("record", "proposal") if kind == "all" else (kind,)
     with Reader(root) as r:
         hits = r.index.search(query, limit=max(limit * 5, 50), kinds=kinds)
@@ -288,7 +304,7 @@ def build_context_pack(root: Path, task: str, *, paths: list[str] | None = None,
     ``paths`` (:func:`path_match_score` over ``applies_to``), ranked by path score, then text match, then id, and
     cut greedily to ``token_budget`` tokens counted as :data:`TOKEN_RULE` (an entry that does not fit is skipped
     and listed in ``omitted``). Unsafe records are listed in ``withheld`` and never included."""
-    wanted = [normalize_path(p) for p in paths or []]
+    wanted = [normalize_path(p, root) for p in paths or []]
     with Reader(root) as r:
         text = r.text_scores(task)
         ranked, withheld = [], []
@@ -322,7 +338,7 @@ def precheck_path(root: Path, path: str) -> dict[str, Any]:
     (:func:`path_match_score` > 0), best first (score, then risk > warning > failed_attempt, confidence, newest,
     id), at most 25, in Memzoi's shape ``{path, warnings: [{id: "warn_<record>", record_id, message, severity,
     citations, suggested_next_step}]}`` plus ``path_score``. Unsafe records are listed in ``withheld``."""
-    where = normalize_path(path)
+    where = normalize_path(path, root)
     found, withheld = [], []
     with Reader(root) as r:
         for rec in r.active():

@@ -113,6 +113,42 @@ class UnknownTool(LookupError):
     """No tool has this name (a protocol error, not a tool result)."""
 
 
+def _schema_types(prop: dict[str, Any]) -> set[str]:
+    """The JSON types a property schema admits (``type``, or each branch of ``anyOf``)."""
+    if "type" in prop:
+        t = prop["type"]
+        return set(t) if isinstance(t, list) else {t}
+    return {t for branch in prop.get("anyOf", ()) for t in _schema_types(branch)}
+
+
+def coerce_arguments(schema: dict[str, Any], arguments: Any) -> Any:
+    """``arguments`` with the values some clients send in the wrong JSON type put right, before validation: a
+    string holding the JSON of an array, object or number where the property admits that type and not a string
+    (Claude Code sends ``"[\"a\"]"`` for an array at times), and an integral float (``10.0``) where it admits an
+    integer. Anything else is left for validation to judge; nothing is echoed. ``schema``: the tool's input
+    schema (an object schema); ``arguments``: the call's arguments (returned as they are when not an object)."""
+    import json
+
+    if not isinstance(arguments, dict):
+        return arguments
+    props = schema.get("properties", {})
+    out = dict(arguments)
+    for name, value in arguments.items():
+        types = _schema_types(props.get(name, {}))
+        if isinstance(value, str) and "string" not in types and types & {"array", "object", "number", "integer"}:
+            try:
+                decoded = json.loads(value)
+            except ValueError:
+                continue
+            kind = {list: "array", dict: "object", bool: "boolean", int: "integer", float: "number"}.get(type(decoded))
+            if kind in types or (kind == "integer" and "number" in types):
+                out[name] = decoded
+                value = decoded
+        if isinstance(value, float) and value.is_integer() and "integer" in types and "number" not in types:
+            out[name] = int(value)
+    return out
+
+
 def call(session: Session, name: str, arguments: dict[str, Any] | None) -> ToolResult:
     """Validate ``arguments`` for tool ``name`` and run it. Raises :class:`UnknownTool`; every other problem is
     an error :class:`ToolResult`."""
@@ -120,7 +156,7 @@ def call(session: Session, name: str, arguments: dict[str, Any] | None) -> ToolR
     if tool is None:
         raise UnknownTool(name)
     try:
-        args = tool.args.model_validate(arguments or {})
+        args = tool.args.model_validate(coerce_arguments(tool.input_schema(), arguments or {}))
     except ValidationError as err:
         # `msg` and `loc` only: pydantic's `input` would echo the value, which may be a secret.
         problems = [{"field": ".".join(str(x) for x in e["loc"]) or "(arguments)", "problem": e["msg"]}
@@ -287,8 +323,12 @@ def _pending(s: Session, a: NoArgs) -> ToolResult:
 def _propose(s: Session, a: ProposeArgs) -> ToolResult:
     from ..lifecycle.propose import Draft
 
+    from .recall import normalize_path
+
+    # Absolute paths inside the project (as Claude Code and Codex give them) become repository-relative.
+    applies_to = [normalize_path(p, s.root) if p.startswith("/") else p for p in a.applies_to]
     draft = Draft(title=a.title, body=a.body, type=a.type, lane=a.lane, reason=a.reason, confidence=a.confidence,
-                  tags=a.tags, applies_to=a.applies_to, source_ref=a.source_ref, supersedes=a.supersedes)
+                  tags=a.tags, applies_to=applies_to, source_ref=a.source_ref, supersedes=a.supersedes)
     if a.destination == "local":
         from ..lifecycle.candidates import propose_local
 
