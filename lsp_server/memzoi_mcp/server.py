@@ -160,6 +160,45 @@ def make_server(explicit: Path | None, per_minute: int | None, env: dict[str, st
                       on_list_tools=list_tools, on_call_tool=call_tool, on_roots_list_changed=roots_changed)
 
 
+def _triaged_stdin():
+    """Standard input as the SDK's transport reads it, minus the lines it cannot take: those are answered
+    (:func:`memzoi_mcp.framing.triage`) through the returned stream of error responses."""
+    import io
+
+    import anyio
+    import mcp_types as types
+
+    from .framing import triage
+
+    send, receive = anyio.create_memory_object_stream(100)
+    raw = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+
+    class Lines:
+        def __aiter__(self):
+            return self._lines()
+
+        async def _lines(self):
+            async with send:
+                async for line in raw:
+                    forward, answer = triage(line, types.jsonrpc_message_adapter.validate_json)
+                    if forward:
+                        yield line
+                    elif answer is not None:
+                        await send.send(answer)
+
+    return receive, Lines()
+
+
+async def _send_answers(answers, write) -> None:
+    """Send each error response of :func:`_triaged_stdin` through the SDK's writer (one writer: no interleaving)."""
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    async with answers:
+        async for answer in answers:
+            await write.send(SessionMessage(types.JSONRPCError.model_validate(answer)))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments and serve over stdio until the client disconnects; returns the exit status."""
     args = build_parser().parse_args(argv)
@@ -181,8 +220,12 @@ def main(argv: list[str] | None = None) -> int:
     server = make_server(explicit, per_minute)
 
     async def serve() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        answers, stdin = _triaged_stdin()
+        async with stdio_server(stdin=stdin) as (read, write):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_send_answers, answers, write)
+                await server.run(read, write, server.create_initialization_options())
+                tg.cancel_scope.cancel()
 
     try:
         anyio.run(serve)
