@@ -9,8 +9,9 @@ import pytest
 
 from memzoi.agent import tools
 from memzoi.agent.recall import (
-    build_context_pack, estimate_tokens, get_memory, list_pending, path_match_score, precheck_path, search_memory,
+    build_context_pack, estimate_tokens, get_memory, list_pending, path_match_score, precheck_path,
 )
+from memzoi.agent.search import search_memory
 from memzoi.analysis import analyze_path
 from memzoi.ledger import Ledger, Refusal, history, undo_change
 from memzoi.lifecycle.candidates import approve_local, list_candidates, propose_local, reject_local
