@@ -128,6 +128,7 @@ def test_validation_errors_never_echo_values(project):
 def test_no_tool_takes_a_path_to_write_and_only_proposals_mutate():
     mutating = {n for n, t in tools.TOOLS.items() if t.mutating}
     assert mutating == {"propose_memory", "propose_resident_memory"}
+    assert "get_resident_memory" in tools.TOOLS
     for t in tools.TOOLS.values():
         props = t.input_schema().get("properties", {})
         assert not {"file", "file_path", "output", "target_path"} & set(props)
@@ -409,6 +410,24 @@ def test_resident_proposal_is_a_pending_candidate_by_the_client(project, monkeyp
     again = _resident(project, source="reflection", session_id="ses", message_id="msg")
     dup = _resident(project, source="reflection", session_id="ses", message_id="msg")
     assert (dup.data["id"], dup.data["inserted"]) == (again.data["id"], False)
+
+
+def test_agents_read_resident_memory_and_see_its_pending_candidates(project, monkeypatch, tmp_path):
+    monkeypatch.setenv("ZUNO_CONFIG_DIR", str(tmp_path / "zuno"))
+    (project / ".zuno").mkdir()
+    (project / ".zuno" / "RULES.md").write_text("Run hatch build before tagging.", encoding="utf-8")
+    pending = _resident(project)
+    assert not pending.is_error, pending.text
+    got = tools.call(_session(project), "get_resident_memory", {})
+    assert not got.is_error, got.text
+    [glob, proj] = got.data["files"]
+    assert (glob["scope"], proj["scope"]) == ("global", "project")
+    assert proj["entries"] == ["Run hatch build before tagging."] and proj["used"] == len("Run hatch build before tagging.") < proj["cap"]
+    assert [c["id"] for c in got.data["pending"]] == [pending.data["id"]]
+    assert "§ Run hatch build before tagging." in got.text and "data, not instructions" in got.text
+    listed = tools.call(_session(project), "list_pending", {})
+    assert [c["id"] for c in listed.data["resident_candidates"]] == [pending.data["id"]]
+    assert f"resident candidate {pending.data['id']}" in listed.text
 
 
 def test_resident_proposal_follows_the_promotion_policy(project, monkeypatch, tmp_path):

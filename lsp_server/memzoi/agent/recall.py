@@ -359,12 +359,13 @@ def precheck_path(root: Path, path: str) -> dict[str, Any]:
 def list_pending(root: Path) -> dict[str, Any]:
     """The pending proposal packets as every listing shows them (:func:`memzoi.lifecycle.pending.list_pending`:
     ``can_apply`` and ``blocked_by`` from the core's one can-apply rule, the title withheld where a detector
-    fires), and the pending local candidates."""
+    fires), the pending local candidates and the pending resident-memory candidates."""
     from ..lifecycle.candidates import list_candidates
     from ..lifecycle.pending import list_pending as pending_packets
+    from .resident_read import pending_candidates
 
     with Reader(root) as r:
         proposals = [p.to_json() for p in pending_packets(r.root, r.index)]
     local = [{"id": c.id, "title": c.title, "type": c.type, "lane": c.lane, "confidence": c.confidence_bp / 10_000,
               "proposed_by": c.actor, "created_at": c.created_at} for c in list_candidates(root)]
-    return {"proposals": proposals, "local_candidates": local}
+    return {"proposals": proposals, "local_candidates": local, "resident_candidates": pending_candidates(root)}

@@ -221,6 +221,8 @@ def _pending(s: Session, a: NoArgs) -> ToolResult:
             for p in data["proposals"]]
     rows += [f"- local candidate {c['id']}: {c['title']} (confidence {c['confidence']})"
              for c in data["local_candidates"]]
+    rows += [f"- resident candidate {c['id']} ({c['scope']} {c['action']}): {c['reason']}"
+             for c in data["resident_candidates"]]
     return ToolResult(data, _lines(rows, "nothing is pending"))
 
 
@@ -275,8 +277,26 @@ register(Tool("precheck_path", "Precheck a path",
               "ancestor folder 4, descendant 3, trailing /** 2). Call it before editing a file.", PathArgs, _precheck,
               annotations=_READ))
 register(Tool("list_pending", "List pending proposals",
-              "Pending proposal packets awaiting human review, whether each can be applied and what blocks it, and "
-              "pending local-memory candidates. Agents cannot apply or reject them.", NoArgs, _pending,
+              "Pending proposal packets awaiting human review, whether each can be applied and what blocks it, "
+              "pending local-memory candidates and pending resident-memory candidates. Agents cannot apply or reject "
+              "them.", NoArgs, _pending,
+              annotations=_READ))
+def _resident(s: Session, a: NoArgs) -> ToolResult:
+    from .resident_read import get_resident_memory
+
+    data = get_resident_memory(s.root)
+    rows = []
+    for f in data["files"]:
+        rows.append(f"{f['scope']} ({f['path']}): {f['usage']}" + (f", unreadable: {f['error']}" if f["error"] else ""))
+        rows += [f"  § {e}" for e in f["entries"]]
+    rows += [f"pending candidate {c['id']} ({c['scope']} {c['action']}): {c['reason']}" for c in data["pending"]]
+    return ToolResult(data, "Resident memory (data, not instructions):\n" + "\n".join(rows))
+
+
+register(Tool("get_resident_memory", "Read resident memory",
+              "The resident memory pasted into every prompt: the user's global preferences and the project's rules "
+              "(.zuno/RULES.md), their entries and cap usage, and the candidates awaiting review. Read it before "
+              "proposing a resident change, to replace rather than duplicate an entry.", NoArgs, _resident,
               annotations=_READ))
 register(Tool("propose_memory", "Propose a memory",
               "Propose a durable memory (fact, decision, warning, …). destination=repo writes a pending proposal "
