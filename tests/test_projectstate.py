@@ -66,7 +66,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def state_of(root: Path) -> tuple[ProjectState, Source]:
-    state = ProjectState(root, key=lambda p: "key:" + p)
+    state = ProjectState(root, key=lambda p: "key:" + p, path_of=lambda k: k[len("key:"):])
     state.tracked.git = state.git = CountingGit(state.git)
     source = Source()
     keys = state.adopt(state.listing())
@@ -172,3 +172,21 @@ def test_the_index_is_written_from_the_callers_analyses(project: Path):
     finally:
         state.close()
     assert state.index is None
+
+
+def test_a_stray_file_with_record_frontmatter_takes_no_part_in_the_cross_file_graph(project: Path):
+    """As ``memzoi check``: a Markdown file below .memzoi but outside records/ and proposals/ is scanned only, even
+    when it holds a record's frontmatter (the same id and body as a record, a reference to nothing)."""
+    write(project, ".memzoi/notes/stray.md", record("old", supersedes="nowhere"))
+    state, source = state_of(project)
+    stray = key(project, ".memzoi/notes/stray.md")
+    assert stray in state.files  # a file of the project: scanned for secrets
+    assert state.crossfile.findings_for(stray) == []
+    assert state.crossfile.findings_for(key(project, record_path("old"))) == []  # no duplicate of the stray copy
+    # An edit that moves it into records/ makes it take part; one back out takes it out again.
+    (project / ".memzoi/notes/stray.md").unlink()
+    write(project, record_path("copy"), record("old", supersedes="nowhere"))
+    changes = state.apply_events([project / ".memzoi/notes/stray.md", project / record_path("copy")],
+                                 analysis_of=source.analysis_of)
+    assert key(project, record_path("copy")) in changes.updated
+    assert {f.code for f in state.crossfile.findings_for(key(project, record_path("copy")))} >= {"dangling_reference"}

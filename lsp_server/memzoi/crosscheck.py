@@ -15,7 +15,8 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .workspace import MEMZOI_DIR, Role, below_plane, plane_entries
+from .crossfile import takes_part
+from .workspace import plane_entries
 
 if TYPE_CHECKING:  # the analysis is imported only where a file must be analysed
     from .analysis import Analysis
@@ -34,16 +35,6 @@ def plane_paths(memzoi_dir: str) -> list[str]:
     the files :func:`memzoi.crossfile.git_plane_files` lists (Memzoi's walk: no hidden entries, no symlinks, no
     non-UTF-8 names, no ``index.md``/``log.md``), as strings, in walk order, without a ``Path`` per file."""
     return [os.path.abspath(e.path) for e in plane_entries(memzoi_dir)]
-
-
-def _takes_part(key: str, role: str) -> bool:
-    """Whether a file takes part in cross-file checks (a file :func:`plane_paths` lists): reserved files
-    (``index.md``/``log.md``) and files that are not Markdown below ``records/`` or ``proposals/`` (``config.toml``,
-    notes; ``memzoi check`` scans them for secrets only) do not."""
-    if role == Role.RESERVED.value:
-        return False
-    return not (role == Role.OTHER.value
-                and (not key.endswith(".md") or (MEMZOI_DIR in Path(key).parts and not below_plane(key))))
 
 
 class CrossFileCheck:
@@ -78,10 +69,10 @@ class CrossFileCheck:
         if not isinstance(analysis, FileFacts):
             from .filefacts import facts_from_analysis
 
-            if not _takes_part(key, analysis.placement.role.value):
+            if not takes_part(key, analysis.placement.role.value):
                 return
             analysis = facts_from_analysis(analysis)
-        elif not _takes_part(key, analysis.role):
+        elif not takes_part(key, analysis.role):
             return
         facts[key] = analysis
 
@@ -108,7 +99,7 @@ class CrossFileCheck:
             for key in missing:
                 found = self._cached(memzoi_dir, key)
                 if found is not None:
-                    if _takes_part(key, found.role):
+                    if takes_part(key, found.role):
                         facts[key] = found
                 else:
                     rest.append(key)
@@ -124,7 +115,7 @@ class CrossFileCheck:
         analysed = self._analyse(memzoi_dir, rest) if self._analyse is not None and rest else {}
         for key in missing:
             found = indexed.get(key) or analysed.get(key) or facts_from_analysis(analyze_path(key))
-            if _takes_part(key, found.role):
+            if takes_part(key, found.role):
                 facts[key] = found
 
 

@@ -36,6 +36,20 @@ def _scope(kind: str | None, ident: str | None) -> str:
     return f"`{kind}`" + (f" (id `{ident}`)" if ident else " (no scope id)")
 
 
+def takes_part(path: str, role: str) -> bool:
+    """Whether the file at ``path`` (any spelling whose parts name its folders: absolute, relative or a display
+    path) with placement ``role`` (a :class:`memzoi.workspace.Role` value) takes part in cross-file checks: the
+    records and packets :func:`memzoi.crosscheck.plane_paths` lists, and Markdown files outside any ``.memzoi``
+    folder given to ``memzoi check``. Reserved files (``index.md``/``log.md``) and stray files below ``.memzoi``
+    but outside ``records/`` and ``proposals/`` (``config.toml``, ``notes/x.md`` even with record frontmatter) do
+    not: Memzoi never reads them as records, so ``check`` and the language server scan them for secrets only. The
+    one rule both use."""
+    if role == Role.RESERVED.value:
+        return False
+    return not (role == Role.OTHER.value
+                and (not path.endswith(".md") or (MEMZOI_DIR in Path(path).parts and not below_plane(path))))
+
+
 class Workspace:
     """Per-file facts of a workspace and the cross-file findings derived from them.
 

@@ -182,11 +182,13 @@ class IndexQueries:
 
     # -- reading -------------------------------------------------------------------------------------------------
 
-    def search(self, query: str, *, limit: int = 10, kinds: Iterable[str] = ("record", "proposal")) -> list[SearchHit]:
+    def search(self, query: str, *, limit: int = 10, kinds: Iterable[str] = ("record", "proposal"),
+               match: str | None = None) -> list[SearchHit]:
         """Full-text search over titles and bodies (BM25, title weighted 10:1), best first, at most ``limit``
-        hits per kind merged by score. Returns ``[]`` for a query without words."""
+        hits per kind merged by score. ``match``: a ready FTS5 expression (:func:`memzoi.agent.query.fts_match`)
+        instead of all of ``query``'s words. Returns ``[]`` for a query without words."""
         self._require()
-        q = fts_query(query)
+        q = match or fts_query(query)
         if q is None:
             return []
         hits: list[SearchHit] = []

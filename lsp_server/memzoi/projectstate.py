@@ -65,15 +65,18 @@ def indexed(path: str | os.PathLike[str], placement: Placement | None = None) ->
 
 class ProjectState:
     """One project under review (see the module docstring). ``root``: the directory holding ``.memzoi``;
-    ``key(path) -> str``: the caller's key of an absolute path (computed once per path)."""
+    ``key(path) -> str``: the caller's key of an absolute path (computed once per path); ``path_of(key)`` its
+    inverse (``None`` for a key that names no file)."""
 
-    def __init__(self, root: str | os.PathLike[str], *, key: Callable[[str], str] | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, key: Callable[[str], str] | None = None,
+                 path_of: Callable[[str], "str | os.PathLike[str] | None"] | None = None) -> None:
         from .ledger import LedgerView  # the ledger package is loaded by a caller that holds state, not by check
 
         self.root = Path(root)
         self.memzoi_dir = self.root / MEMZOI_DIR
         self._key = key or (lambda p: p)
         self._keys: dict[str, str] = {}  # absolute path -> key, for the files of the set
+        self._path_of = path_of or (lambda k: k)  # key -> path, the inverse of ``key``
         self.crossfile = Workspace()
         # key -> weak reference to the analysis whose facts the cross-file workspace holds (weak: the caller's
         # bounded document cache decides what stays in memory)
@@ -128,9 +131,16 @@ class ProjectState:
         """Give the cross-file workspace the facts of ``key`` from ``source``: an analysis (nothing happens when the
         workspace already holds facts from this very analysis) or ready-made facts (a compact verdict's, compared
         with the facts held, so the same facts affect nothing). Returns the keys whose cross-file findings
-        changed."""
+        changed. A file that takes no part in cross-file checks (:func:`memzoi.crossfile.takes_part`: a stray
+        file below ``.memzoi``, a reserved file) is kept out of the graph, as ``memzoi check`` keeps it out."""
+        from .crossfile import takes_part
         from .filefacts import FileFacts
 
+        path = self._path_of(key)
+        role = source.role if isinstance(source, FileFacts) else source.placement.role.value
+        if path is None or not takes_part(os.fspath(path), role):  # as `check`: a stray file is scanned only
+            self._fed.pop(key, None)
+            return self.crossfile.remove(key)
         if isinstance(source, FileFacts):
             self._fed.pop(key, None)
             return self.crossfile.update(key, source)

@@ -17,7 +17,7 @@ class Project(ProjectState):
     """One project under review: the directory holding ``.memzoi/``; its files are known by ``file:`` URI."""
 
     def __init__(self, root: Path) -> None:
-        super().__init__(root, key=path_to_uri)
+        super().__init__(root, key=path_to_uri, path_of=uri_to_path)
         self.scanned = asyncio.Event()
 
     def has(self, uri: str) -> bool:

@@ -56,6 +56,10 @@ def build(root: Path, home: Path) -> None:
     (records / "copy-a.md").write_text(record_text("copy-a", "Copy"))
     (records / "copy-b.md").write_text(record_text("copy-b", "Copy"))
     (records / "bad-schema.md").write_text(record_text("bad-schema", "Bad", extra="reviewer: someone\n"))
+    # A stray file with record frontmatter outside records/: scanned for secrets only, by both (it would be a
+    # duplicate of use-pnpm and supersede a missing record if it took part in the cross-file graph).
+    (root / ".memzoi/notes").mkdir()
+    (root / ".memzoi/notes/stray.md").write_text(record_text("use-pnpm", extra="supersedes: also-missing\n"))
     (records / "leaky.md").write_text(edit(record_text("leaky", "Leaky"), 
         "applies to every package task.", f"applies to every package task; deploy with {_token()}."))
     (records / "old-style.md").write_text(edit(record_text("old-style", "Old"), "profile: memzoi\n", "profile: memzoi/v1\n"))
@@ -113,6 +117,9 @@ def project(tmp_path: Path, memzoi_home: Path) -> Path:
 
 def test_check_findings_are_the_same_cold_warm_and_without_the_verdict_cache(project: Path, memzoi_home: Path):
     cold = check_findings(project, memzoi_home)
+    stray = str((project / ".memzoi/notes/stray.md").resolve())
+    cross = {"duplicate_content", "duplicate_identity", "dangling_reference", "lifecycle_inconsistent"}
+    assert not [row for row in cold.get(stray, []) if row[0] in cross]  # a stray file is scanned only
     assert any(row[0] == "ledger_drift" for rows in cold.values() for row in rows)
     assert check_findings(project, memzoi_home) == cold  # warm: every cacheable file from the cache
     assert check_findings(project, memzoi_home, "--no-cache") == cold

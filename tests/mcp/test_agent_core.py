@@ -9,8 +9,9 @@ import pytest
 
 from memzoi.agent import tools
 from memzoi.agent.recall import (
-    build_context_pack, estimate_tokens, get_memory, list_pending, path_match_score, precheck_path, search_memory,
+    build_context_pack, estimate_tokens, get_memory, list_pending, path_match_score, precheck_path,
 )
+from memzoi.agent.search import search_memory
 from memzoi.analysis import analyze_path
 from memzoi.ledger import Ledger, Refusal, history, undo_change
 from memzoi.lifecycle.candidates import approve_local, list_candidates, propose_local, reject_local
@@ -71,7 +72,9 @@ def test_unknown_tool_is_a_lookup_error(project):
 
 @pytest.mark.parametrize("args,field", [
     ({"query": ""}, "query"),
-    ({"query": "x", "limit": "10"}, "limit"),  # strict: a string is not an integer
+    ({"query": "x", "limit": "ten"}, "limit"),  # strict: a string that is no JSON number is not an integer
+    ({"query": "x", "limit": "10.5"}, "limit"),  # a JSON number, but not an integer
+    ({"query": "x", "limit": 2.5}, "limit"),
     ({"query": "x", "kind": "everything"}, "kind"),
     ({"query": "x", "unexpected": 1}, "unexpected"),
 ])
@@ -79,6 +82,39 @@ def test_bad_arguments_name_the_field(project, args, field):
     res = tools.call(_session(project), "search_memory", args)
     assert res.is_error and res.data["error"]["code"] == "invalid_arguments"
     assert field in {p["field"] for p in res.data["error"]["problems"]}
+
+
+def test_json_encoded_arguments_are_coerced_to_the_declared_type(project):
+    """Claude Code sends arrays, objects and numbers as JSON strings at times: each is decoded to the declared
+    type before validation (and integral floats become integers), so the only write works from that client."""
+    s = _session(project)
+    args = draft_args(applies_to='["src/auth/**"]', tags='["auth", "race"]', confidence="0.8")
+    res = tools.call(s, "propose_memory", args)
+    assert not res.is_error, res.text
+    got = tools.call(s, "search_memory", {"query": "hatch", "limit": "5"})
+    assert not got.is_error and got.data["results"]
+    assert not tools.call(s, "search_memory", {"query": "hatch", "limit": 5.0}).is_error
+    pack = tools.call(s, "build_context_pack", {"task": "fix the auth refresh", "paths": '["src/auth/x.ts"]',
+                                                 "token_budget": "800"})
+    assert not pack.is_error, pack.text
+    # A string field keeps a string that happens to be JSON; a JSON value of another type is still refused.
+    assert tools.coerce_arguments({"properties": {"query": {"type": "string"}}}, {"query": "[1]"}) == {"query": "[1]"}
+    bad = tools.call(s, "propose_memory", draft_args(applies_to='{"a": 1}', body="Another fact about hatch."))
+    assert bad.is_error and bad.data["error"]["code"] == "invalid_arguments"
+
+
+def test_absolute_paths_inside_the_project_are_taken_as_repository_paths(project, tmp_path):
+    s = _session(project)
+    pre = tools.call(s, "precheck_path", {"path": str(project / "src/auth/session.ts")})
+    assert not pre.is_error and pre.data["path"] == "src/auth/session.ts" and pre.data["warnings"]
+    pack = tools.call(s, "build_context_pack", {"task": "refresh", "paths": [str(project / "src/auth")]})
+    assert not pack.is_error and any(e["id"] == WARNING_ID for e in pack.data["records"])
+    res = tools.call(s, "propose_memory", draft_args(applies_to=[str(project / "src/auth") + "/**"]))
+    assert not res.is_error, res.text
+    assert "src/auth/**" in (project / res.data["path"]).read_text()
+    outside = tools.call(s, "precheck_path", {"path": str(tmp_path / "elsewhere.ts")})
+    assert outside.is_error and outside.data["error"]["code"] == "invalid_value"
+    assert tools.call(s, "precheck_path", {"path": "../x"}).is_error
 
 
 def test_validation_errors_never_echo_values(project):
@@ -92,6 +128,7 @@ def test_validation_errors_never_echo_values(project):
 def test_no_tool_takes_a_path_to_write_and_only_proposals_mutate():
     mutating = {n for n, t in tools.TOOLS.items() if t.mutating}
     assert mutating == {"propose_memory", "propose_resident_memory"}
+    assert "get_resident_memory" in tools.TOOLS
     for t in tools.TOOLS.values():
         props = t.input_schema().get("properties", {})
         assert not {"file", "file_path", "output", "target_path"} & set(props)
@@ -373,6 +410,24 @@ def test_resident_proposal_is_a_pending_candidate_by_the_client(project, monkeyp
     again = _resident(project, source="reflection", session_id="ses", message_id="msg")
     dup = _resident(project, source="reflection", session_id="ses", message_id="msg")
     assert (dup.data["id"], dup.data["inserted"]) == (again.data["id"], False)
+
+
+def test_agents_read_resident_memory_and_see_its_pending_candidates(project, monkeypatch, tmp_path):
+    monkeypatch.setenv("ZUNO_CONFIG_DIR", str(tmp_path / "zuno"))
+    (project / ".zuno").mkdir()
+    (project / ".zuno" / "RULES.md").write_text("Run hatch build before tagging.", encoding="utf-8")
+    pending = _resident(project)
+    assert not pending.is_error, pending.text
+    got = tools.call(_session(project), "get_resident_memory", {})
+    assert not got.is_error, got.text
+    [glob, proj] = got.data["files"]
+    assert (glob["scope"], proj["scope"]) == ("global", "project")
+    assert proj["entries"] == ["Run hatch build before tagging."] and proj["used"] == len("Run hatch build before tagging.") < proj["cap"]
+    assert [c["id"] for c in got.data["pending"]] == [pending.data["id"]]
+    assert "§ Run hatch build before tagging." in got.text and "data, not instructions" in got.text
+    listed = tools.call(_session(project), "list_pending", {})
+    assert [c["id"] for c in listed.data["resident_candidates"]] == [pending.data["id"]]
+    assert f"resident candidate {pending.data['id']}" in listed.text
 
 
 def test_resident_proposal_follows_the_promotion_policy(project, monkeypatch, tmp_path):

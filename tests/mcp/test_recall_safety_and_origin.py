@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from memzoi.agent import tools
-from memzoi.agent.recall import get_memory, search_memory
+from memzoi.agent.recall import get_memory
+from memzoi.agent.search import search_memory
 from memzoi.lifecycle.apply import apply_proposal
 
 from .conftest import draft_args, write_record

@@ -23,7 +23,7 @@ from .conftest import FACT_ID, WARNING_ID, all_bytes, draft_args
 
 SERVER = Path(sys.executable).with_name("memzoi-mcp")
 PENDING = ".memzoi/proposals/pending"
-TOOLS = {"search_memory", "get_memory", "build_context_pack", "precheck_path", "list_pending", "propose_memory",
+TOOLS = {"search_memory", "get_memory", "get_resident_memory", "build_context_pack", "precheck_path", "list_pending", "propose_memory",
          "propose_resident_memory"}
 
 
@@ -181,13 +181,58 @@ async def test_rate_limit_option(project, home):
 
 
 def test_usage_errors_and_help(tmp_path, home):
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    run = subprocess.run([str(SERVER), "--root", str(empty)], capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                         env={**os.environ, "MEMZOI_HOME": str(home)}, timeout=60)
-    assert run.returncode == 2 and run.stdout == "" and "no .memzoi directory" in run.stderr
+    bad = subprocess.run([str(SERVER), "--proposals-per-minute", "-1"], capture_output=True, text=True,
+                         stdin=subprocess.DEVNULL, env={**os.environ, "MEMZOI_HOME": str(home)}, timeout=60)
+    assert bad.returncode == 2 and bad.stdout == "" and "must be 0 or more" in bad.stderr
     helped = subprocess.run([str(SERVER), "--help"], capture_output=True, text=True, timeout=60)
     assert helped.returncode == 0 and "examples:" in helped.stdout and "exit status" in helped.stdout
+
+
+@asynccontextmanager
+async def connect_plain(home: Path, *, args: tuple[str, ...] = (), cwd: Path, env: dict | None = None,
+                        roots: list[str] | None = None):
+    """A session with ``memzoi-mcp`` started in ``cwd`` with ``args``; the client offers ``roots`` when given."""
+    params = StdioServerParameters(command=str(SERVER), args=list(args), cwd=str(cwd),
+                                   env={"MEMZOI_HOME": str(home), "PATH": os.environ.get("PATH", ""), **(env or {})})
+    current = list(roots or [])
+
+    async def list_roots(ctx):
+        return types.ListRootsResult(roots=[types.Root(uri=u) for u in current])
+
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write, list_roots_callback=list_roots if roots is not None else None,
+                                     client_info=types.Implementation(name="e2e", version="1")) as s:
+                await s.initialize()
+                s.roots = current  # the test changes them, then notifies
+                yield s
+
+
+async def test_without_a_memzoi_folder_the_server_answers_and_every_tool_says_how_to_create_one(tmp_path, home):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    async with connect_plain(home, args=("--root", str(empty)), cwd=tmp_path) as s:
+        assert {t.name for t in (await s.list_tools()).tools} == TOOLS
+        res = await s.call_tool("search_memory", {"query": "anything"})
+    assert res.is_error and res.structured_content["error"]["code"] == "no_project"
+    assert "memzoi init" in res.content[0].text and str(empty) in res.content[0].text
+
+
+@pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")  # roots: deprecated in the newest protocol, still sent
+async def test_the_project_comes_from_the_clients_roots_then_claude_project_dir(project, home, tmp_path):
+    elsewhere = tmp_path / "home-dir"  # Cursor starts servers in $HOME, outside any project
+    elsewhere.mkdir()
+    uri = project.as_uri()
+    async with connect_plain(home, cwd=elsewhere, roots=[(tmp_path / "nothing-here").as_uri(), uri]) as s:
+        found = await s.call_tool("precheck_path", {"path": "src/auth/session.ts"})
+        assert not found.is_error and found.structured_content["warnings"], found.content[0].text
+        s.roots[:] = [elsewhere.as_uri()]  # the user closed the project's folder: asked again, nothing found
+        await s.send_roots_list_changed()
+        gone = await s.call_tool("precheck_path", {"path": "src/auth/session.ts"})
+        assert gone.is_error and gone.structured_content["error"]["code"] == "no_project"
+    async with connect_plain(home, cwd=elsewhere, env={"CLAUDE_PROJECT_DIR": str(project)}) as s:
+        found = await s.call_tool("precheck_path", {"path": "src/auth/session.ts"})
+        assert not found.is_error and found.structured_content["warnings"], found.content[0].text
 
 
 async def test_resident_memory_proposal_then_human_approval(project, home, capsys):

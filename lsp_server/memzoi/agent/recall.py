@@ -15,10 +15,9 @@ import sqlite3
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..index import Index, IndexUnavailable, fts_query
+from ..index import Index, IndexUnavailable
 from ..ledger import Refusal
 from ..retention import current_assertion, evaluate_retention, utc_now
-from ..safety.redact import scrub
 
 #: Findings that make a record's text unfit to hand to a model.
 UNSAFE_CODES = frozenset({"prompt_injection", "invisible_character"})
@@ -78,16 +77,32 @@ def best_binding(applies_to: list[str], paths: list[str]) -> tuple[int, str | No
     return best
 
 
-def normalize_path(path: str) -> str:
-    """A repository-relative posix path from agent input. Raises :class:`Refusal` (``invalid_value``) for an
-    empty, absolute or traversing path."""
+def normalize_path(path: str, root: Path | None = None) -> str:
+    """A repository-relative posix path from agent input. An absolute path inside ``root`` (the project root, as
+    given or resolved: Claude Code and Codex work in absolute paths) is made relative to it. Raises
+    :class:`Refusal` (``invalid_value``) for an empty or traversing path, or an absolute one outside ``root``."""
     p = path.strip().replace("\\", "/")
+    if root is not None and PurePosixPath(p).is_absolute():
+        p = _inside(p, root) or p
     while p.startswith("./"):
         p = p[2:]
     pure = PurePosixPath(p)
     if not p or pure.is_absolute() or ".." in pure.parts or (len(p) > 1 and p[1] == ":"):
-        raise Refusal("invalid_value", f"path must be relative to the repository root without `..`: {path!r}")
+        where = "inside the project or " if root is not None else ""
+        raise Refusal("invalid_value", f"path must be {where}relative to the repository root without `..`: {path!r}")
     return p
+
+
+def _inside(path: str, root: Path) -> str | None:
+    """``path`` (absolute, posix) relative to ``root``, as given or with symlinks resolved; ``None`` outside."""
+    import os
+
+    for base in {str(root), os.path.realpath(root)}:
+        for cand in (os.path.normpath(path), os.path.realpath(path)):
+            rel = os.path.relpath(cand, base) if cand.startswith(base.rstrip("/") + "/") or cand == base else None
+            if rel is not None:
+                return "." if rel == "." else rel.replace(os.sep, "/")
+    return None
 
 
 class Reader:
@@ -149,15 +164,42 @@ class Reader:
         return [dict(r) for r in rows if self.current(dict(r))]
 
     def text_scores(self, text: str, table: str = "records") -> dict[int, float]:
-        """BM25 (lower is better) of every row of ``table`` matching any word of ``text``, by rowid."""
-        q = fts_query(text, any_word=True)
+        """The relevance (0–1, higher is better) of every row of ``table`` that matches ``text`` as a natural
+        query (:mod:`memzoi.agent.query`: any term, above the relevance floor), by rowid."""
+        from .query import fts_match, matched, relevant, score, terms
+
+        q = fts_match(text, "natural")
         if q is None:
             return {}
-        sql = f"SELECT rowid, bm25({table}_fts, 10.0, 1.0) FROM {table}_fts WHERE {table}_fts MATCH ?"
+        wanted = terms(text)
+        weights = self.weights(wanted, table)
+        sql = (f"SELECT f.rowid, bm25({table}_fts, 10.0, 1.0), t.title, t.body FROM {table}_fts f "
+               f"JOIN {table} t ON t.rowid = f.rowid WHERE {table}_fts MATCH ?")
         try:
-            return {r[0]: r[1] for r in self.db.execute(sql, (q,))}
+            rows = self.db.execute(sql, (q,)).fetchall()
         except sqlite3.OperationalError:
             return {}
+        out = {}
+        for rowid, bm25, title, body in rows:
+            cover = relevant(wanted, matched(wanted, f"{title}\n{body}"), weights)
+            if cover is not None:
+                out[rowid] = score(bm25, cover)
+        return out
+
+    def weights(self, wanted: list[str], table: str = "records") -> dict[str, float]:
+        """The BM25 inverse document frequency of each term of ``wanted`` (a prefix) among the rows of ``table``."""
+        from .query import fts_match, idf
+
+        total = self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        out = {}
+        for t in wanted:
+            try:
+                df = self.db.execute(f"SELECT count(*) FROM {table}_fts WHERE {table}_fts MATCH ?",
+                                     (fts_match(t, "all_words"),)).fetchone()[0]
+            except sqlite3.OperationalError:
+                df = 0
+            out[t] = idf(df, total)
+        return out
 
 
 def _applies(rec: dict[str, Any]) -> list[str]:
@@ -170,54 +212,22 @@ def _excerpt(snippet: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "record", type: str | None = None,
-                  path: str | None = None) -> dict[str, Any]:
-    """BM25 search (all words, prefixes match) over records and/or pending packets; ``type`` and ``path``
-    (scored by :func:`path_match_score` against ``applies_to``/``scope.paths``) filter. Active, current records
-    come first, then by score. Each hit: ``kind, id, path, title, type, lane, status, current, excerpt, unsafe``."""
-    where = normalize_path(path) if path else None
-    kinds = ("record", "proposal") if kind == "all" else (kind,)
-    with Reader(root) as r:
-        hits = r.index.search(query, limit=max(limit * 5, 50), kinds=kinds)
-        out = []
-        for h in hits:
-            row = h.row
-            if type and (h.kind != "record" or row.get("type") != type):
-                continue
-            if h.kind == "proposal" and row.get("role") != "pending":
-                continue
-            if where:
-                bindings = _applies(row) if h.kind == "record" else _packet_paths(r.root / h.path)
-                if best_binding(bindings, [where])[0] == 0:
-                    continue
-            unsafe = r.unsafe(h.path)
-            current = h.kind == "record" and r.current(row)
-            out.append({  # an unsafe title is withheld too: it can be the attack itself
-                "kind": h.kind, "id": h.id, "path": h.path, "title": withheld(unsafe) if unsafe else h.title,
-                "type": row.get("type"), "lane": row.get("lane"), "status": row.get("status"), "current": current,
-                "excerpt": None if unsafe else _excerpt(h.snippet), "unsafe": unsafe, "score": round(h.score, 4),
-            })
-    out.sort(key=lambda x: (not (x["kind"] == "record" and x["status"] == "active" and x["current"]), x["score"]))
-    return {"query": scrub(query), "results": out[:limit]}  # a secret in the query is not echoed
-
-
-def _packet_paths(path: Path) -> list[str]:
-    from ..analysis import analyze_path
-
-    data = analyze_path(path).document.data or {}
-    scope = data.get("scope") if isinstance(data.get("scope"), dict) else {}
-    paths = scope.get("paths") if isinstance(scope.get("paths"), list) else []
-    return [str(p) for p in paths]
-
-
 def _loads(value: str | None) -> Any:
     return json.loads(value) if value else None
 
 
-def get_memory(root: Path, memory_id: str) -> dict[str, Any]:
+def get_memory(root: Path, memory_id: str, *, include_unsafe: bool = False) -> dict[str, Any]:
     """One memory by id: a repository record (text and provenance: source, proposal, attestation, retention,
-    current assertion, superseded-by), else a pending packet, else a private local record. Raises
-    :class:`Refusal` (``not_found``)."""
+    current assertion, superseded-by), else a pending packet, else a private local record. The title and text of
+    one with :data:`UNSAFE_CODES` findings (``unsafe``) are withheld (``withheld: true``) unless
+    ``include_unsafe``: search and context packs withhold them too. Raises :class:`Refusal` (``not_found``)."""
+    found = _get_memory(root, memory_id)
+    if found.get("unsafe") and not include_unsafe:
+        found.update(title=withheld(found["unsafe"]), body=withheld(found["unsafe"]), withheld=True)
+    return found
+
+
+def _get_memory(root: Path, memory_id: str) -> dict[str, Any]:
     with Reader(root) as r:
         row = r.index.record(memory_id)
         if row is not None:
@@ -284,11 +294,12 @@ def _provenance_line(rec: dict[str, Any]) -> str:
 
 def build_context_pack(root: Path, task: str, *, paths: list[str] | None = None,
                        token_budget: int = 2000) -> dict[str, Any]:
-    """A repo-only pack of the admitted, active, current records relevant to ``task`` (any word, BM25) or to
+    """A repo-only pack of the admitted, active, current records relevant to ``task`` (a natural query above the
+    relevance floor, :mod:`memzoi.agent.query`) or to
     ``paths`` (:func:`path_match_score` over ``applies_to``), ranked by path score, then text match, then id, and
     cut greedily to ``token_budget`` tokens counted as :data:`TOKEN_RULE` (an entry that does not fit is skipped
     and listed in ``omitted``). Unsafe records are listed in ``withheld`` and never included."""
-    wanted = [normalize_path(p) for p in paths or []]
+    wanted = [normalize_path(p, root) for p in paths or []]
     with Reader(root) as r:
         text = r.text_scores(task)
         ranked, withheld = [], []
@@ -299,7 +310,7 @@ def build_context_pack(root: Path, task: str, *, paths: list[str] | None = None,
                 continue
             if not r.usable(rec, withheld):
                 continue
-            ranked.append((-score, lexical is None, lexical or 0.0, rec["id"], rec, score, binding))
+            ranked.append((-score, lexical is None, -(lexical or 0.0), rec["id"], rec, score, binding))
     ranked.sort(key=lambda t: t[:4])
     used, entries, omitted = 0, [], []
     for *_, rec, score, binding in ranked:
@@ -322,7 +333,7 @@ def precheck_path(root: Path, path: str) -> dict[str, Any]:
     (:func:`path_match_score` > 0), best first (score, then risk > warning > failed_attempt, confidence, newest,
     id), at most 25, in Memzoi's shape ``{path, warnings: [{id: "warn_<record>", record_id, message, severity,
     citations, suggested_next_step}]}`` plus ``path_score``. Unsafe records are listed in ``withheld``."""
-    where = normalize_path(path)
+    where = normalize_path(path, root)
     found, withheld = [], []
     with Reader(root) as r:
         for rec in r.active():
@@ -348,12 +359,13 @@ def precheck_path(root: Path, path: str) -> dict[str, Any]:
 def list_pending(root: Path) -> dict[str, Any]:
     """The pending proposal packets as every listing shows them (:func:`memzoi.lifecycle.pending.list_pending`:
     ``can_apply`` and ``blocked_by`` from the core's one can-apply rule, the title withheld where a detector
-    fires), and the pending local candidates."""
+    fires), the pending local candidates and the pending resident-memory candidates."""
     from ..lifecycle.candidates import list_candidates
     from ..lifecycle.pending import list_pending as pending_packets
+    from .resident_read import pending_candidates
 
     with Reader(root) as r:
         proposals = [p.to_json() for p in pending_packets(r.root, r.index)]
     local = [{"id": c.id, "title": c.title, "type": c.type, "lane": c.lane, "confidence": c.confidence_bp / 10_000,
               "proposed_by": c.actor, "created_at": c.created_at} for c in list_candidates(root)]
-    return {"proposals": proposals, "local_candidates": local}
+    return {"proposals": proposals, "local_candidates": local, "resident_candidates": pending_candidates(root)}

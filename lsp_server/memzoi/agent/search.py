@@ -1,0 +1,115 @@
+"""``search_memory``: what an agent finds for its words, in repository records, pending proposals and its
+private local records, ranked and cut at the relevance floor of :mod:`memzoi.agent.query`.
+
+Each hit carries ``provenance``: ``git`` for the repository's records and packets, ``runtime`` for private local
+records (Memzoi's recall reports the plane a memory came from). Unsafe repository text is withheld as
+:mod:`memzoi.agent.recall` withholds it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..safety.redact import scrub
+from .query import fts_match, matched, relevant, score, terms
+from .recall import Reader, _applies, _excerpt, best_binding, normalize_path, withheld
+
+
+def _tags(row: dict[str, Any]) -> list[str]:
+    try:
+        value = json.loads(row.get("tags") or "[]")
+    except ValueError:
+        return []
+    return [str(t) for t in value] if isinstance(value, list) else []
+
+
+def _query_terms(query: str, mode: str) -> list[str]:
+    import re
+
+    return terms(query) if mode == "natural" else [w.casefold() for w in re.findall(r"\w+", query)[:32]]
+
+
+def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "record", type: str | None = None,
+                  path: str | None = None, tags: list[str] | None = None, mode: str = "natural",
+                  include_local: bool = True) -> dict[str, Any]:
+    """Search memory (see the module docstring). ``kind``: ``record`` (repository records, and local records
+    unless ``include_local`` is false), ``proposal`` (pending packets) or ``all``; ``type``, ``path`` (scored by
+    :func:`memzoi.agent.recall.path_match_score` against ``applies_to``/``scope.paths``) and ``tags`` (every one
+    must be among the memory's tags) filter; ``mode``: ``natural``, ``all_words`` or ``phrase``
+    (:mod:`memzoi.agent.query`). Active, current records come first, then by ``score`` (0–1, higher is better).
+    Each hit: ``kind, id, path, title, type, lane, status, current, excerpt, unsafe, score, tags, provenance``."""
+    where = normalize_path(path, root) if path else None
+    kinds = ("record", "proposal") if kind == "all" else (kind,)
+    match = fts_match(query, mode)
+    wanted = _query_terms(query, mode)
+    want_tags = {t.casefold() for t in tags or []}
+    out: list[dict[str, Any]] = []
+    with Reader(root) as r:
+        weights = r.weights(wanted)
+        hits = r.index.search(query, limit=max(limit * 5, 50), kinds=kinds, match=match) if match else []
+        for h in hits:
+            row = h.row
+            row_tags = _tags(row) if h.kind == "record" else []
+            if type and (h.kind != "record" or row.get("type") != type):
+                continue
+            if h.kind == "proposal" and row.get("role") != "pending":
+                continue
+            if want_tags and not want_tags <= {t.casefold() for t in row_tags}:
+                continue
+            if where and best_binding(_applies(row) if h.kind == "record" else _packet_paths(r.root / h.path),
+                                      [where])[0] == 0:
+                continue
+            cover = relevant(wanted, matched(wanted, f"{h.title}\n{row.get('body', '')}"), weights)
+            if mode == "natural" and cover is None:
+                continue
+            unsafe = r.unsafe(h.path)
+            out.append({  # an unsafe title is withheld too: it can be the attack itself
+                "kind": h.kind, "id": h.id, "path": h.path, "title": withheld(unsafe) if unsafe else h.title,
+                "type": row.get("type"), "lane": row.get("lane"), "status": row.get("status"),
+                "current": h.kind == "record" and r.current(row), "excerpt": None if unsafe else _excerpt(h.snippet),
+                "unsafe": unsafe, "tags": row_tags, "provenance": "git",
+                "score": score(h.score, cover if cover is not None else 1.0,
+                               len(matched(wanted, " ".join(row_tags)))),
+            })
+    if "record" in kinds and include_local and not where:
+        out += _local_hits(root, query, mode, wanted, type, want_tags)
+    out.sort(key=lambda x: (not (x["kind"] == "record" and x["status"] == "active" and x["current"]), -x["score"]))
+    return {"query": scrub(query), "mode": mode, "results": out[:limit]}  # a secret in the query is not echoed
+
+
+def _local_hits(root: Path, query: str, mode: str, wanted: list[str], type: str | None,
+                want_tags: set[str]) -> list[dict[str, Any]]:
+    """Hits among the project's private local records (runtime plane), judged by the same rule."""
+    from ..index_queries import excerpt
+    from ..lifecycle.local import list_local
+
+    out = []
+    for rec in list_local(root):
+        if (type and rec.type != type) or (want_tags and not want_tags <= {t.casefold() for t in rec.tags}):
+            continue
+        text = f"{rec.title}\n{rec.body}"
+        if mode == "phrase":
+            found = " ".join(query.split()).casefold() in " ".join(text.split()).casefold()
+            cover = 1.0 if found else 0.0
+        else:
+            got = matched(wanted, text + "\n" + " ".join(rec.tags))
+            cover = (relevant(wanted, got, {}) or 0.0) if mode == "natural" else float(got == set(wanted))
+        if not wanted or not cover:
+            continue
+        out.append({"kind": "local", "id": rec.id, "path": None, "title": rec.title, "type": rec.type,
+                    "lane": rec.lane, "status": "active", "current": True,
+                    "excerpt": _excerpt(excerpt(rec.title, rec.body, " ".join(wanted))), "unsafe": [],
+                    "tags": rec.tags, "provenance": "runtime",
+                    "score": score(0.0, cover, len(matched(wanted, " ".join(rec.tags))))})
+    return out
+
+
+def _packet_paths(path: Path) -> list[str]:
+    from ..analysis import analyze_path
+
+    data = analyze_path(path).document.data or {}
+    scope = data.get("scope") if isinstance(data.get("scope"), dict) else {}
+    paths = scope.get("paths") if isinstance(scope.get("paths"), list) else []
+    return [str(p) for p in paths]

@@ -1,0 +1,55 @@
+"""Every line a client sends gets an answer: JSON-RPC errors for the lines the SDK's stdio transport cannot take.
+
+The SDK's transport drops a line it cannot validate, and a line that is not UTF-8 JSON ends its reader, so the
+client waits until its own timeout and the server stops listening. :func:`triage` sorts each line first: a valid
+message goes on to the SDK; anything else is answered here, as JSON-RPC 2.0 says (parse error ``-32700`` and
+invalid request ``-32600`` with ``id: null`` unless the id can be read, invalid params ``-32602`` for a request
+whose method is known but whose shape is not), and never reaches the SDK. A malformed notification (no ``id``)
+gets no answer, as the specification requires.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+
+
+def error_response(code: int, message: str, rid: Any = None) -> dict[str, Any]:
+    """A JSON-RPC 2.0 error response object."""
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+
+
+def _id_of(obj: Any) -> Any:
+    rid = obj.get("id") if isinstance(obj, dict) else None
+    return rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
+
+
+def triage(line: str, valid: Any) -> tuple[bool, dict[str, Any] | None]:
+    """``(forward, answer)`` for one input line: ``forward`` when the SDK should take it; else ``answer`` is the
+    error response to send (``None`` for a blank line or a malformed notification, which get none).
+    ``valid(line)`` validates a line as the SDK does (raises on failure)."""
+    if not line.strip():
+        return False, None
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return False, error_response(PARSE_ERROR, "Parse error: the line is not JSON")
+    try:
+        valid(line)
+        return True, None
+    except Exception:
+        pass
+    rid = _id_of(obj)
+    if not isinstance(obj, dict):
+        why = "batches are not supported" if isinstance(obj, list) else "a message must be a JSON object"
+        return False, error_response(INVALID_REQUEST, f"Invalid Request: {why}")
+    if "id" not in obj and isinstance(obj.get("method"), str) and obj.get("jsonrpc") == "2.0":
+        return False, None  # a malformed notification: never answered
+    if obj.get("jsonrpc") != "2.0" or not isinstance(obj.get("method"), str) or rid is None:
+        if "method" not in obj and ("result" in obj or "error" in obj):
+            return False, None  # a malformed response to one of our requests: nothing to answer
+        return False, error_response(INVALID_REQUEST, 'Invalid Request: needs "jsonrpc": "2.0", a string "method" '
+                                     "and a string or integer id", rid)
+    return False, error_response(INVALID_PARAMS, f"Invalid params for {obj['method'][:100]}", rid)
