@@ -70,7 +70,7 @@ def scalar(value: Any) -> str:
     if isinstance(value, float):
         return rust_float(value)
     text = str(value)
-    if _BARE.match(text) and not _CORE_NON_STRING.match(text) and text != "-":
+    if _BARE.fullmatch(text) and not _CORE_NON_STRING.fullmatch(text) and text != "-":  # not `$`: it admits a final \n
         return text
     return quote_string(text)  # a JSON string literal with what YAML forbids raw escaped
 

@@ -88,3 +88,13 @@ def test_plain_numbers_read_from_a_file_keep_their_type_and_text():
     second = analyze_text(again, "/p/.memzoi/records/r.md")
     assert record_revision("r", first.document.data, "Body.") == record_revision("r", second.document.data, "Body.")
     assert "  n: 1\n" in again and "  b: true\n" in again
+
+
+def test_a_value_ending_in_a_line_break_is_quoted_not_written_bare():
+    # `$` in a Python pattern matches before a final "\n": the bare-scalar rule must match the whole value, or the
+    # writer writes `- A` + newline and the value reads back as "A" (found by the property test above).
+    from memzoi.render import scalar
+
+    assert scalar("A\n") == '"A\\n"' and scalar("true\n") == '"true\\n"' and scalar("A") == "A"
+    text = render_record({**BASE, "tags": ["A\n"]}, "Body.")
+    assert analyze_text(text, "/p/.memzoi/records/r.md").model.tags == ["A\n"]
