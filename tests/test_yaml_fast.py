@@ -9,7 +9,7 @@ from memzoi import yaml12
 from memzoi.yaml12 import PlainScalar, YAlias, YMap, YScalar, YSeq
 from memzoi.yaml_fast import fast_load
 
-from .conftest import CORPUS
+from .conftest import CORPUS, corpus_or_skip
 
 
 def shape(node):
@@ -46,8 +46,7 @@ def agree(text: str) -> bool:
 
 
 def test_corpus_frontmatter_takes_the_fast_path():
-    if not CORPUS.is_dir():
-        return
+    corpus_or_skip()
     from memzoi.document import frame
 
     taken = 0
@@ -140,6 +139,38 @@ def documents(draw, depth=0):
 @given(documents(), st.sampled_from(["\n", "\r\n"]), st.sampled_from(["", "\n", "\r", "\r\n"]))
 def test_generated_documents_agree(doc, nl, tail):
     agree(doc.replace("\n", nl) + tail)
+
+
+plain_atoms = st.sampled_from(["a", "b", "1", "0.5", "true", "~", "no", "x y", "é", '"q"', "2026-07-04T00:00:00Z",
+                               "http://h:1/p"])
+
+
+@st.composite
+def plain_documents(draw, depth=0):
+    """Documents of the shapes the fast path exists for (block maps and lists of plain or simply quoted
+    scalars), which it must answer, not decline."""
+    lines = []
+    for i in range(draw(st.integers(1, 4))):
+        indent = "  " * depth
+        key = f"k{depth}_{i}"
+        form = draw(st.integers(0, 2 if depth < 2 else 0))
+        if form == 0:
+            lines.append(f"{indent}{key}: {draw(plain_atoms)}")
+        elif form == 1:
+            lines.append(f"{indent}{key}:")
+            lines.append(draw(plain_documents(depth + 1)))
+        else:
+            lines.append(f"{indent}{key}:")
+            lines += [f"{indent}  - {draw(plain_atoms)}" for _ in range(draw(st.integers(1, 3)))]
+    return "\n".join(lines)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(plain_documents(), st.sampled_from(["\n", "\r\n"]))
+def test_the_fast_path_answers_plain_documents_and_agrees(doc, nl):
+    """The property above holds only where the fast path answers; here it must answer (a fast path that always
+    declined would pass the test above and fail this one)."""
+    assert agree(doc.replace("\n", nl) + nl), doc
 
 
 def test_line_splitting_and_unescaped_strings_agree():
