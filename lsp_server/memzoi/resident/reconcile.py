@@ -26,7 +26,8 @@ from ..ledger import FileChange, Refusal
 from ..ledger.reconcile import _cleanup_temps
 from . import candidates as db
 from .format import parse, serialize
-from .store import read_file
+from .encoding import Layout, decode
+from .store import read_file, read_raw
 
 RECONCILED = "reconciled after process restart without replay"
 
@@ -66,8 +67,13 @@ def recovery_hint(candidate_id: str) -> str:
 
 def remove_temps(path: Path, before: list[str], after: list[str]) -> None:
     """Remove temporary files an interrupted atomic write of ``before`` or ``after`` left beside ``path`` (the
-    ledger's cleanup, given the serialized snapshots so it recognises its own temporary copies)."""
-    snaps = [serialize(before).encode("utf-8"), serialize(after).encode("utf-8")]
+    ledger's cleanup, given the snapshots encoded in the file's layout so it recognises its own temporary copies)."""
+    try:
+        _, data, _ = read_raw(path)
+        layout = decode(data, path)[1] if data is not None else Layout()
+    except Refusal:
+        layout = Layout()
+    snaps = [layout.encode(serialize(before)), layout.encode(serialize(after))]
     _cleanup_temps(path.parent, [FileChange(path.name, snaps[0], snaps[1])])
 
 

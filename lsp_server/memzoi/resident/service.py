@@ -6,7 +6,8 @@ Every operation holds memzoi's lock of its resident file and first reconciles th
 the file is read until the outcome is recorded. ``propose`` validates the operation against the current file exactly as an apply would
 (malformed operation, reason, confidence, drift, locator, threats, cap), records a ``pending`` candidate, and
 asks the promotion policy (:mod:`memzoi.promotion`, ``[promotion]`` in ``.memzoi/config.toml``) whether to apply
-it at once. ``apply`` records ``applying`` with the before and after entries, replaces the file exactly
+it at once. Before a write to a file that carries a hand edit, its bytes are copied to a ``.bak.<unix-seconds>``
+file beside it (:func:`_keep_hand_edits`). ``apply`` records ``applying`` with the before and after entries, replaces the file exactly
 (:meth:`.store.ResidentStore.replace_exact`) and records ``applied``; a failed write is classified from the file
 (never retried). ``undo`` is the same with the snapshots swapped. Steps are reported to the ledger's fault hook
 (``locked``, ``planned``, ``recorded``, ``apply:temp``, ``apply:renamed``, ``apply:written``, ``committed``; ``undo:``
@@ -33,7 +34,8 @@ from .candidates import Candidate
 from .locator import Operation, parse_operation
 from .reconcile import classify, current_entries, reconcile_locked, recovery_hint
 from .scope import ResidentFile, project_config, resident_file
-from .store import ResidentStore, backup, resident_lock, write_lock
+from .store import ResidentStore, resident_lock, write_lock
+from .views import hand_edited
 from .threats import refuse_threats
 
 #: ``--source`` values; Zuno's ``tool`` is accepted as ``foreground_tool``.
@@ -122,6 +124,15 @@ def _write(conn: sqlite3.Connection, store: ResidentStore, cand: Candidate, sour
     return done
 
 
+def _keep_hand_edits(conn: sqlite3.Connection, store: ResidentStore, target: list[str]) -> None:
+    """Copy the file's bytes to a ``.bak.<unix-seconds>`` file before a write to ``target`` when the file carries
+    a hand edit (:func:`.views.hand_edited`): what no review wrote is then never only in the file a write
+    replaces. A no-op write (``target`` equals the entries) copies nothing."""
+    if store.exists and target != store.entries and hand_edited(store.entries, db.list_for_paths(
+            conn, [str(store.file.path)])):
+        store.keep_copy()
+
+
 def _apply_locked(conn: sqlite3.Connection, root: Path, cand: Candidate, actor: str,
                   config: MemzoiConfig | None) -> Candidate:
     file = _owned(root, cand, config)
@@ -137,6 +148,7 @@ def _apply_locked(conn: sqlite3.Connection, root: Path, cand: Candidate, actor: 
         except Refusal as err:
             db.set_status(conn, cand.id, "failed", err.message)
             raise Refusal(err.code, f"{err.message} (candidate {cand.id} is now failed)", err.path) from None
+        _keep_hand_edits(conn, store, after)
         step("planned")
         if not db.begin_apply(conn, cand.id, store.entries, after, actor):
             raise Refusal("not_applicable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
@@ -239,6 +251,7 @@ def undo(project_root: str | Path, candidate_id: str, *, actor: str, config: Mem
             raise Refusal("not_undoable", f"candidate {cand.id} is {cand.status}; only an applied candidate can be undone")
         with write_lock(file.path):
             store = ResidentStore(file)  # an unreadable file refuses here, before anything is recorded
+            _keep_hand_edits(conn, store, cand.before)
             step("planned")
             if not db.begin_undo(conn, cand.id, actor):
                 raise Refusal("not_undoable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
@@ -293,7 +306,7 @@ def recover(project_root: str | Path, candidate_id: str, mode: str, *, actor: st
             if target is None:
                 raise Refusal("invalid_recovery", f"candidate {cand.id} has no snapshot for {mode}; use accept")
             if target != store.entries and store.exists:
-                backup(file.path, store.text.encode("utf-8"), store.mode)
+                store.keep_copy()
             now = db.now_ms()
             rec = Candidate(
                 id=db.new_id(), scope=cand.scope, target_path=cand.target_path, action="recover", content=None,

@@ -100,3 +100,14 @@ def last_written(history: list[Candidate]) -> tuple[Candidate, list[str]] | None
         if best is None or cand.time_updated > best[0]:
             best = (cand.time_updated, cand, snap)
     return None if best is None else (best[1], best[2])
+
+
+def hand_edited(entries: list[str], history: list[Candidate]) -> bool:
+    """Whether a file holding ``entries`` carries a hand edit, by the rule of the editor's ``resident_hand_edit``
+    findings: an entry no reviewed candidate wrote (:func:`entry_provenance`), or entries that differ from what the
+    last reviewed write left (:func:`last_written`: one removed or moved by hand). A write to such a file first
+    keeps a ``.bak`` copy of its bytes (:func:`memzoi.resident.service.apply`)."""
+    if any(cand is None for cand in entry_provenance(entries, history)):
+        return True
+    last = last_written(history)
+    return last is not None and last[1] != entries
