@@ -15,8 +15,9 @@ order mark, NUL bytes in the proportion UTF-16/32 text has (:data:`NUL_SHARE`), 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..text import RUST_WHITESPACE, rust_trim
 
@@ -55,12 +56,41 @@ class Layout:
     """What a write keeps of a resident file besides its entries: ``newline`` (``"\\n"``, ``"\\r\\n"`` or
     ``"\\r"``), ``bom`` (a UTF-8 byte order mark first), and the whitespace ``lead`` before the first entry and
     ``trail`` after the last, as they were (a whitespace-only file is all ``trail``). A new file has Zuno's
-    layout: LF, no mark, no surrounding whitespace."""
+    layout: LF, no mark, no surrounding whitespace. ``seen`` says whether the file showed its line ending (it
+    had a line break) and whether it had entries: what :meth:`fill` completes from a recorded layout."""
 
     newline: str = "\n"
     bom: bool = False
     lead: str = ""
     trail: str = ""
+    seen: frozenset[str] = field(default=frozenset(), compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"newline", "bom", "lead", "trail"}``: what a candidate records (:meth:`from_json` reads it back)."""
+        return {"newline": self.newline, "bom": self.bom, "lead": self.lead, "trail": self.trail}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> Layout | None:
+        """The layout :meth:`to_json` recorded, or ``None`` for no (or a malformed) record."""
+        try:
+            out = cls(str(data["newline"]), bool(data["bom"]), str(data["lead"]), str(data["trail"]))  # type: ignore[index]
+        except (KeyError, TypeError):
+            return None
+        return out if out.newline in NEWLINES else None
+
+    def fill(self, recorded: Layout | None) -> Layout:
+        """This layout completed from ``recorded`` (the layout of the file the last reviewed write wrote) where
+        the file no longer shows it: its line ending when it has no line break (a CRLF file reduced to one line),
+        and the split of its whitespace into leading and trailing when it has no entries and holds exactly the
+        recorded whitespace. The byte order mark and whatever the file shows are its own."""
+        if recorded is None:
+            return self
+        out = self
+        if "newline" not in self.seen:
+            out = replace(out, newline=recorded.newline)
+        if "entries" not in self.seen and not self.lead and self.trail == recorded.lead + recorded.trail:
+            out = replace(out, lead=recorded.lead, trail=recorded.trail)
+        return out
 
     def encode(self, serialized: str) -> bytes:
         """The file's bytes for ``serialized`` entries (LF breaks, :func:`.format.serialize`) in this layout."""
@@ -74,10 +104,12 @@ def layout_of(text: str, bom: bool = False) -> Layout:
     The line ending is the one the entries use; when they span no line, the one of the surrounding whitespace;
     LF when the file has none (or mixes several: such a file is refused as drift before any write)."""
     core = rust_trim(text)
+    seen = frozenset(["newline"] if line_endings(text) else []) | frozenset(["entries"] if core else [])
     if not core:
-        return Layout(bom=bom, trail=text, newline=_style(text))
+        return Layout(_style(text), bom, "", text, seen)
     start = len(text) - len(text.lstrip(RUST_WHITESPACE))
-    return Layout(_style(core) if line_endings(core) else _style(text), bom, text[:start], text[start + len(core):])
+    return Layout(_style(core) if line_endings(core) else _style(text), bom, text[:start], text[start + len(core):],
+                  seen)
 
 
 def _style(text: str) -> str:

@@ -31,11 +31,12 @@ from ..text import rust_trim
 from ..vocabulary import RECOVERY_MODES
 from . import candidates as db
 from .candidates import Candidate
+from .encoding import Layout
 from .locator import Operation, parse_operation
 from .reconcile import classify, current_entries, reconcile_locked, recovery_hint
 from .scope import ResidentFile, project_config, resident_file
 from .store import ResidentStore, resident_lock, write_lock
-from .views import hand_edited
+from .views import hand_edited, last_written
 from .threats import refuse_threats
 
 #: ``--source`` values; Zuno's ``tool`` is accepted as ``foreground_tool``.
@@ -133,6 +134,12 @@ def _keep_hand_edits(conn: sqlite3.Connection, store: ResidentStore, target: lis
         store.keep_copy()
 
 
+def _recorded_layout(conn: sqlite3.Connection, file: ResidentFile) -> Layout | None:
+    """The layout recorded by the candidate that last wrote ``file`` (:func:`.views.last_written`), if any."""
+    last = last_written(db.list_for_paths(conn, [str(file.path)]))
+    return None if last is None else Layout.from_json(last[0].layout)
+
+
 def _apply_locked(conn: sqlite3.Connection, root: Path, cand: Candidate, actor: str,
                   config: MemzoiConfig | None) -> Candidate:
     file = _owned(root, cand, config)
@@ -149,8 +156,9 @@ def _apply_locked(conn: sqlite3.Connection, root: Path, cand: Candidate, actor: 
             db.set_status(conn, cand.id, "failed", err.message)
             raise Refusal(err.code, f"{err.message} (candidate {cand.id} is now failed)", err.path) from None
         _keep_hand_edits(conn, store, after)
+        store.layout = store.layout.fill(_recorded_layout(conn, file))
         step("planned")
-        if not db.begin_apply(conn, cand.id, store.entries, after, actor):
+        if not db.begin_apply(conn, cand.id, store.entries, after, actor, store.layout.to_json()):
             raise Refusal("not_applicable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
         step("recorded")
         _write(conn, store, cand, store.entries, after, "apply")
@@ -252,6 +260,7 @@ def undo(project_root: str | Path, candidate_id: str, *, actor: str, config: Mem
         with write_lock(file.path):
             store = ResidentStore(file)  # an unreadable file refuses here, before anything is recorded
             _keep_hand_edits(conn, store, cand.before)
+            store.layout = store.layout.fill(Layout.from_json(cand.layout))  # the layout it wrote: exact bytes back
             step("planned")
             if not db.begin_undo(conn, cand.id, actor):
                 raise Refusal("not_undoable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
@@ -307,6 +316,7 @@ def recover(project_root: str | Path, candidate_id: str, mode: str, *, actor: st
                 raise Refusal("invalid_recovery", f"candidate {cand.id} has no snapshot for {mode}; use accept")
             if target != store.entries and store.exists:
                 store.keep_copy()
+            store.layout = store.layout.fill(Layout.from_json(cand.layout) or _recorded_layout(conn, file))
             now = db.now_ms()
             rec = Candidate(
                 id=db.new_id(), scope=cand.scope, target_path=cand.target_path, action="recover", content=None,
@@ -314,7 +324,7 @@ def recover(project_root: str | Path, candidate_id: str, mode: str, *, actor: st
                 confidence=10_000, source="user", source_session_id=None, source_message_id=None, fingerprint=None,
                 actor=actor, status="pending", time_created=now, time_updated=now, recovers=cand.id, recovery_mode=mode)
             db.insert(conn, rec)
-            if not db.begin_apply(conn, rec.id, store.entries, target, actor):
+            if not db.begin_apply(conn, rec.id, store.entries, target, actor, store.layout.to_json()):
                 raise Refusal("not_applicable", f"recovery candidate {rec.id} could not start; retry")
             step("recorded")
             _write(conn, store, rec, store.entries, target, "apply")
