@@ -28,6 +28,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from ..fsutil import UnsafeWriteError, atomic_write, read_state
+from ..gitexclude import exclude
 from ..ledger import Refusal
 from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock, path_lock
 from ..runtime import RESIDENT_LOCKS, memzoi_home, private_dir, runtime_key, tighten_tree
@@ -53,6 +54,8 @@ def runtime_root() -> Path:
 #: The suffix of the lock companion Zuno's writers take beside a resident file (``zuno_atomic_file::
 #: PathWriteGuard``, ``crates/zuno-atomic-file/src/write_guard.rs`` @1131486: ``<name>.zuno-write-lock``).
 WRITE_LOCK_SUFFIX = ".zuno-write-lock"
+#: Folders whose repository already excludes the lock companions (checked once per process while they exist).
+_hidden: dict[Path, bool] = {}
 #: How long a write waits for the companion lock before refusing (seconds; Zuno itself never waits).
 WRITE_LOCK_TIMEOUT = DEFAULT_TIMEOUT
 
@@ -89,7 +92,10 @@ def write_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
     """Hold the OS lock of ``<resolved name>.zuno-write-lock`` beside resident file ``path``, the lock Zuno's
     writers take (:data:`WRITE_LOCK_SUFFIX`), from before the file is checked until its write is recorded: memzoi
     and Zuno, and memzoi processes with different ``MEMZOI_HOME``, then never check-and-replace the file at the
-    same time. The folder is created if needed (the write would create it). Raises :class:`Refusal`
+    same time. The folder is created if needed (the write would create it). The companion stays beside the file,
+    where Zuno locks it, and is kept out of ``git status``: ``*.zuno-write-lock`` is added to the repository's
+    ``info/exclude`` before it is created (:func:`memzoi.gitexclude.exclude`; once per folder and process while
+    it stays in place). Raises :class:`Refusal`
     ``lock_busy`` after ``timeout`` s (default :data:`WRITE_LOCK_TIMEOUT`), ``unsafe_path`` when the companion is
     not a regular file or cannot be opened."""
     target = resolved(path)
@@ -97,6 +103,9 @@ def write_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
     held = ExitStack()
     try:  # only taking the lock is translated here; errors of the locked block stay what they are
         companion.parent.mkdir(parents=True, exist_ok=True)
+        if not companion.exists() or not _hidden.get(companion.parent):
+            # before the companion is created: it never shows as an untracked file (issue 28)
+            _hidden[companion.parent] = exclude(companion.parent, "*" + WRITE_LOCK_SUFFIX)
         held.enter_context(path_lock(companion, timeout=WRITE_LOCK_TIMEOUT if timeout is None else timeout))
     except LockBusy as err:
         raise Refusal("lock_busy", f"{path}: {err} (Zuno or another memzoi process is writing the file)",
