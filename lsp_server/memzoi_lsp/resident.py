@@ -80,7 +80,7 @@ def findings_for(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, Resident
     from memzoi.resident import editor
 
     root, file = where
-    return editor.findings(snap.text, file, _history(root, file))
+    return editor.buffer_findings(snap.text, file, _history(root, file))
 
 
 def hover(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile], offset: int) -> types.Hover | None:

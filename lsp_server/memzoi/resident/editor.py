@@ -10,6 +10,9 @@ Findings (spans are code-point offsets of the analysed text, which may be an uns
 - ``resident_hand_edit`` (information): on each entry no reviewed candidate wrote (a file written entirely by hand
   gets one per entry), or on the first line when entries were removed or moved outside review;
 - ``resident_uncertain`` (warning): a candidate of this file could not be classified after a crash.
+- ``invalid_encoding`` (error): the file is UTF-16/32 or not UTF-8 (:func:`check_file`, :func:`buffer_findings`);
+  any line ending (LF, CRLF, CR) and a UTF-8 byte order mark are read as Zuno's format (:mod:`.encoding`), and a
+  file mixing line endings is ``resident_drift`` (``LineEndings``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from .encoding import BOM, foreign_encoding, mixed_endings, wide_encoding
 from .format import EntrySpan, char_count, entry_spans, round_trips, usage
 from .reconcile import recovery_hint
 from .scope import ResidentFile, which_file
+from .store import read_raw
 from .threats import threat_findings
 from .views import candidates_for, entry_provenance, last_written
 
@@ -122,6 +126,23 @@ def check_file(path: Path, data: bytes | None = None,
     if why is not None and wide_encoding(data) is not None:
         return text, extra
     return text, extra + findings(text, file, candidates_for(root, files=[file]))
+
+
+def buffer_findings(text: str, file: ResidentFile, history: list[Candidate]) -> list[Finding]:
+    """:func:`findings` of an editor buffer (``text`` as the client decoded it, unsaved edits included), plus an
+    ``invalid_encoding`` error on the first line when the file on disk holds bytes Zuno cannot read (UTF-16/32 or
+    not UTF-8, :func:`.encoding.foreign_encoding`): the client may decode them, but every write is refused."""
+    out = findings(text, file, history)
+    try:
+        _, data, _ = read_raw(file.path)
+    except Refusal:
+        return out
+    why = foreign_encoding(data) if data else None
+    if why is None:
+        return out
+    return [finding("invalid_encoding", f"{file.path}: on disk, {why}, so Zuno refuses to read it (Unreadable) and "
+                    "memzoi refuses every write to it; save it as UTF-8 (with or without a byte order mark, any line "
+                    "endings)", 0, _first_line(text))] + out
 
 
 def _drift(text: str, spans: list[EntrySpan], cap: int, top: int) -> list[Finding]:
