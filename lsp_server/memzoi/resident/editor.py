@@ -171,6 +171,11 @@ class EntryFacts:
     candidate: Candidate | None
 
 
+def buffer_entries(text: str) -> list[str]:
+    """The entries of an editor buffer's ``text`` (any line ending; a leading byte order mark is the mark)."""
+    return [s.text for s in entry_spans(_unmarked(text))]
+
+
 def entry_at(text: str, offset: int, history: list[Candidate]) -> EntryFacts | None:
     """The entry containing code-point ``offset`` of ``text`` and its provenance, or ``None`` between entries."""
     spans = entry_spans(_unmarked(text))

@@ -7,7 +7,8 @@ the file is read until the outcome is recorded. ``propose`` validates the operat
 (malformed operation, reason, confidence, drift, locator, threats, cap), records a ``pending`` candidate, and
 asks the promotion policy (:mod:`memzoi.promotion`, ``[promotion]`` in ``.memzoi/config.toml``) whether to apply
 it at once. Before a write to a file that carries a hand edit, its bytes are copied to a ``.bak.<unix-seconds>``
-file beside it (:func:`_keep_hand_edits`). ``apply`` records ``applying`` with the before and after entries, replaces the file exactly
+file beside it (:func:`_keep_hand_edits`). ``apply`` records ``applying`` with the before and after entries and
+the file's layout (line ending, byte order mark: :mod:`.encoding`), replaces the file exactly
 (:meth:`.store.ResidentStore.replace_exact`) and records ``applied``; a failed write is classified from the file
 (never retried). ``undo`` is the same with the snapshots swapped. Steps are reported to the ledger's fault hook
 (``locked``, ``planned``, ``recorded``, ``apply:temp``, ``apply:renamed``, ``apply:written``, ``committed``; ``undo:``
@@ -36,8 +37,8 @@ from .locator import Operation, parse_operation
 from .reconcile import classify, current_entries, reconcile_locked, recovery_hint
 from .scope import ResidentFile, project_config, resident_file
 from .store import ResidentStore, resident_lock, write_lock
-from .views import hand_edited, last_written
 from .threats import refuse_threats
+from .views import hand_edited, last_written
 
 #: ``--source`` values; Zuno's ``tool`` is accepted as ``foreground_tool``.
 SOURCE_ALIASES = {"tool": "foreground_tool"}
