@@ -136,7 +136,7 @@ def test_layout_of_a_whitespace_only_file_keeps_it_all():
     assert layout_of("  a\r\n") == Layout("\r\n", False, "  ", "\r\n")
 
 
-def test_a_write_to_a_reviewed_file_keeps_no_backup_but_a_hand_edited_one_does(project):
+def test_a_write_to_a_reviewed_file_keeps_no_backup_but_a_hand_edited_one_does_once(project):
     def add(content):
         res = service.propose(project, scope="project", action="add", content=content, reason="r",
                               confidence=0.5, actor="a")
@@ -149,6 +149,8 @@ def test_a_write_to_a_reviewed_file_keeps_no_backup_but_a_hand_edited_one_does(p
     edited = path.read_bytes().replace(b"Second", b"2nd")
     path.write_bytes(edited)
     add("Third rule.")
+    assert [b.read_bytes() for b in _backups(path)] == [edited]
+    add("Fourth rule.")  # the hand edit was copied once; the file is what the last reviewed write left
     assert [b.read_bytes() for b in _backups(path)] == [edited]
 
 

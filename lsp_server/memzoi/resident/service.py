@@ -128,8 +128,8 @@ def _write(conn: sqlite3.Connection, store: ResidentStore, cand: Candidate, sour
 
 def _keep_hand_edits(conn: sqlite3.Connection, store: ResidentStore, target: list[str]) -> None:
     """Copy the file's bytes to a ``.bak.<unix-seconds>`` file before a write to ``target`` when the file carries
-    a hand edit (:func:`.views.hand_edited`): what no review wrote is then never only in the file a write
-    replaces. A no-op write (``target`` equals the entries) copies nothing."""
+    a hand edit no reviewed write has seen (:func:`.views.hand_edited`): bytes no review saw are then never only in
+    the file a write replaces. A no-op write (``target`` equals the entries) copies nothing."""
     if store.exists and target != store.entries and hand_edited(store.entries, db.list_for_paths(
             conn, [str(store.file.path)])):
         store.keep_copy()

@@ -103,11 +103,10 @@ def last_written(history: list[Candidate]) -> tuple[Candidate, list[str]] | None
 
 
 def hand_edited(entries: list[str], history: list[Candidate]) -> bool:
-    """Whether a file holding ``entries`` carries a hand edit, by the rule of the editor's ``resident_hand_edit``
-    findings: an entry no reviewed candidate wrote (:func:`entry_provenance`), or entries that differ from what the
-    last reviewed write left (:func:`last_written`: one removed or moved by hand). A write to such a file first
-    keeps a ``.bak`` copy of its bytes (:func:`memzoi.resident.service.apply`)."""
-    if any(cand is None for cand in entry_provenance(entries, history)):
-        return True
+    """Whether a file holding ``entries`` carries a hand edit no reviewed write has seen: it differs from what the
+    last reviewed write left (:func:`last_written`: an entry added, changed, removed or moved by hand), or no
+    reviewed write has touched it yet and it has entries (written by hand). A write to such a file first keeps a
+    ``.bak`` copy of its bytes (:func:`memzoi.resident.service.apply`), so each hand edit is copied once: the
+    file a reviewed write left is in that candidate's snapshots."""
     last = last_written(history)
-    return last is not None and last[1] != entries
+    return bool(entries) if last is None else last[1] != entries
