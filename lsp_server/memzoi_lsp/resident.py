@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from memzoi.findings import Finding
-from memzoi.resident.format import parse
 from memzoi.vocabulary import RECOVERY_MODES
 
 from .convert import TextMap
@@ -80,7 +79,7 @@ def findings_for(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, Resident
     from memzoi.resident import editor
 
     root, file = where
-    return editor.findings(snap.text, file, _history(root, file))
+    return editor.buffer_findings(snap.text, file, _history(root, file))
 
 
 def hover(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile], offset: int) -> types.Hover | None:
@@ -156,7 +155,7 @@ def code_actions(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, Resident
         args = {"uri": snap.uri, "candidate_id": c.id}
         out.append(_action(ls, f"Approve candidate {c.id[:12]}: {what}", APPLY_KIND, APPROVE, args, dirty))
         out.append(_action(ls, f"Reject candidate {c.id[:12]}…", REJECT_KIND, REJECT, args, None))
-    last = editor.undoable(history, parse(snap.text))
+    last = editor.undoable(history, editor.buffer_entries(snap.text))
     if last is not None:
         title = f"Undo candidate {last.id[:12]} ({last.action})"
         out.append(_action(ls, title, UNDO_KIND, UNDO, {"uri": snap.uri, "candidate_id": last.id}, dirty))

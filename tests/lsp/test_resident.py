@@ -238,3 +238,20 @@ async def test_server_start_reconciles_resident_candidates(tmp_path: Path, monke
         await asyncio.wait_for(lsp.shutdown_session(), 10)
         await lsp.stop()
         clear_cache()
+
+
+async def test_crlf_entries_are_split_and_a_utf16_file_on_disk_is_reported(resident_client):
+    client = resident_client
+    path = _rules(client)
+    text = "Run make lint.\r\n§\r\nUse tabs.\r\n"
+    path.write_bytes(text.encode("utf-8"))
+    uri = open_doc(client, path, text)
+    diags = await diagnostics(client, uri, lambda d: [x.code for x in d] == ["resident_hand_edit"] * 2)
+    assert [d.range.start.line for d in diags] == [0, 2]  # two entries, not one
+    path.write_bytes(text.encode("utf-16"))
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+    diags = await diagnostics(client, uri, lambda d: "invalid_encoding" in {x.code for x in d})
+    enc = next(d for d in diags if d.code == "invalid_encoding")
+    assert enc.severity == types.DiagnosticSeverity.Error and "UTF-16 (little-endian) byte order mark" in enc.message

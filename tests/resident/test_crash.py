@@ -112,3 +112,30 @@ def test_list_reconciles_first(project, capsys):
     run_child(lambda: service.apply(project, cand.id, actor="a"), crash_at=APPLY_STEPS.index("apply:renamed") + 1)
     assert main(["resident", "list", "--root", str(project)]) == 0
     assert f"{cand.id}  applied" in capsys.readouterr().out
+
+
+# A CR file with a byte order mark: the temporary copy an interrupted write leaves holds the file's own layout, is
+# recognised and removed; the file holds the exact before or after bytes; an undo afterwards gives the first back.
+_CR_BEFORE = b"\xef\xbb\xbfUse tabs.\r\xc2\xa7\rOld rule.\r"
+_CR_AFTER = b"\xef\xbb\xbfUse tabs.\r"
+
+
+@pytest.mark.parametrize("step", APPLY_STEPS)
+def test_kill_during_apply_of_a_cr_file_with_a_bom(project, step):
+    path = rules(project)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(_CR_BEFORE)
+    cand = service.propose(project, scope="project", action="remove", old_text="Old", reason="r", confidence=0.5,
+                           actor="a").candidate
+    code, steps = run_child(lambda: service.apply(project, cand.id, actor="a"), crash_at=APPLY_STEPS.index(step) + 1)
+    assert code == CRASH_EXIT and steps[-1] == step
+    at_kill = {k: v for k, v in tree(project).items() if not k.startswith(".zuno/.RULES.md.")}
+    service.reconcile(project)
+    assert tree(project) == at_kill  # nothing replayed; the temporary copy is removed
+    settled = _status(cand.id)
+    assert path.read_bytes() == (_CR_AFTER if settled == "applied" else _CR_BEFORE)
+    if settled != "applied":
+        assert service.apply(project, cand.id, actor="a").status == "applied"
+        assert path.read_bytes() == _CR_AFTER
+    assert service.undo(project, cand.id, actor="a").status == "undone"
+    assert path.read_bytes() == _CR_BEFORE

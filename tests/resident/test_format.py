@@ -84,3 +84,15 @@ def test_serialize_then_parse_is_identity(entries):
     assert parse(text) == entries
     assert round_trips(text)
     assert char_count(entries) == len(text)
+
+
+@given(st.lists(st.sampled_from(["a", " ", "\n", "\r", "\r\n", "§", "é"]), max_size=40).map("".join))
+def test_any_line_ending_reads_as_the_text_with_lf_breaks(text):
+    """Zuno's rule applied to lines: the entries of a text with CRLF/CR breaks are those of the same text with
+    LF breaks, and each entry's span covers exactly its bytes in the text as it is."""
+    from memzoi.resident.encoding import to_lf
+
+    spans = entry_spans(text)
+    assert parse(text) == parse(to_lf(text)) == [s.text for s in spans]
+    assert all(to_lf(text[s.start:s.end]) == s.text for s in spans)
+    assert round_trips(text) == round_trips(to_lf(text))

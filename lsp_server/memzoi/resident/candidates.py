@@ -9,7 +9,10 @@ checkout (Zuno keeps one database too and lists candidates by ``target_path``).
 Columns follow Zuno's, with our names for the source kinds (``foreground_tool`` is Zuno's ``tool``) and a few
 additions: ``actor`` (who proposed), ``decided_by``/``decision_reason`` (approval or rejection), ``undone_by``,
 and ``recovers``/``recovery_mode`` for an explicit recovery of an ``uncertain`` candidate (action ``recover``),
-which settles that candidate when it is applied, like the git-plane ledger's recoveries. Writes are ``BEGIN
+which settles that candidate when it is applied, like the git-plane ledger's recoveries; ``layout`` (schema
+version 2) is the :class:`~.encoding.Layout` of the file the candidate wrote (line ending, byte order mark,
+surrounding whitespace), recorded with the snapshots so that an undo, or a later write, puts back the file's own
+layout where its bytes no longer show it (a CR file emptied to one line, say). Writes are ``BEGIN
 IMMEDIATE`` transactions; transitions are guarded by the status they start from (§1 state machine).
 """
 
@@ -65,7 +68,8 @@ CREATE TABLE IF NOT EXISTS memory_candidate (
     error TEXT,
     time_created INTEGER NOT NULL,
     time_updated INTEGER NOT NULL,
-    time_applied INTEGER
+    time_applied INTEGER,
+    layout TEXT
 );
 CREATE INDEX IF NOT EXISTS memory_candidate_path_status_time_idx
     ON memory_candidate (target_path, status, time_created);
@@ -74,7 +78,9 @@ CREATE UNIQUE INDEX IF NOT EXISTS memory_candidate_reflection_source_fingerprint
     ON memory_candidate (source_session_id, source_message_id, fingerprint)
     WHERE source = 'reflection' AND fingerprint IS NOT NULL;
 """
-_USER_VERSION = 1
+_USER_VERSION = 2
+#: Upgrades from an older schema version, applied in order in the connection's first transaction.
+_MIGRATIONS = {1: "ALTER TABLE memory_candidate ADD COLUMN layout TEXT"}
 
 
 def now_ms() -> int:
@@ -117,6 +123,7 @@ class Candidate:
     after: list[str] | None = None
     error: str | None = None
     time_applied: int | None = None
+    layout: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Every field; ``locator`` is ``old_text``, ``diagnostic`` is ``error`` (Zuno's UI names)."""
@@ -125,14 +132,17 @@ class Candidate:
         out["diagnostic"] = out.pop("error")
         out["before_entries"] = out.pop("before")
         out["after_entries"] = out.pop("after")
+        del out["layout"]  # how the file's bytes were laid out: memzoi's own bookkeeping, not a candidate field
         return out
 
 
 def _from_row(row: sqlite3.Row) -> Candidate:
     data = dict(row)
     before, after = data.pop("before_entries"), data.pop("after_entries")
+    layout = data.pop("layout", None)
     return Candidate(**data, before=None if before is None else json.loads(before),
-                     after=None if after is None else json.loads(after))
+                     after=None if after is None else json.loads(after),
+                     layout=None if layout is None else json.loads(layout))
 
 
 def db_path() -> Path:
@@ -159,6 +169,8 @@ def connect(path: Path | None = None) -> Iterator[sqlite3.Connection]:
             if version == 0:
                 conn.executescript(_SCHEMA)
                 conn.execute(f"PRAGMA user_version={_USER_VERSION}")
+            elif version in _MIGRATIONS:
+                _migrate(conn, version)
             elif version != _USER_VERSION:
                 raise Refusal("resident_schema", f"{path}: unsupported candidate schema version {version}; upgrade memzoi-lsp")
         try:
@@ -169,6 +181,17 @@ def connect(path: Path | None = None) -> Iterator[sqlite3.Connection]:
             yield conn
     finally:
         conn.close()
+
+
+def _migrate(conn: sqlite3.Connection, version: int) -> None:
+    """Upgrade the schema from ``version`` to :data:`_USER_VERSION` in one transaction (another process may have
+    upgraded it meanwhile: the version is read again inside)."""
+    with transaction(conn):
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        while version in _MIGRATIONS:
+            conn.execute(_MIGRATIONS[version])
+            version += 1
+        conn.execute(f"PRAGMA user_version={version}")
 
 
 def insert(conn: sqlite3.Connection, cand: Candidate) -> tuple[Candidate, bool]:
@@ -224,15 +247,16 @@ def inflight(conn: sqlite3.Connection, paths: list[str]) -> list[Candidate]:
 
 
 def begin_apply(conn: sqlite3.Connection, candidate_id: str, before: list[str], after: list[str],
-                decided_by: str) -> bool:
-    """Durable write 1 of apply: ``applying`` with both snapshots, only from ``pending``/``failed``; clears the
-    diagnostic. Returns whether the row moved."""
+                decided_by: str, layout: dict[str, Any] | None = None) -> bool:
+    """Durable write 1 of apply: ``applying`` with both snapshots and the file's ``layout``
+    (:meth:`.encoding.Layout.to_json`), only from ``pending``/``failed``; clears the diagnostic. Returns whether
+    the row moved."""
     with transaction(conn):
         cur = conn.execute(
             "UPDATE memory_candidate SET status = 'applying', before_entries = ?, after_entries = ?, error = NULL, "
-            "decided_by = ?, time_updated = ? WHERE id = ? AND status IN ('pending', 'failed')",
+            "decided_by = ?, time_updated = ?, layout = ? WHERE id = ? AND status IN ('pending', 'failed')",
             (json.dumps(before, ensure_ascii=False), json.dumps(after, ensure_ascii=False), decided_by, now_ms(),
-             candidate_id))
+             None if layout is None else json.dumps(layout, ensure_ascii=False), candidate_id))
         return cur.rowcount == 1
 
 

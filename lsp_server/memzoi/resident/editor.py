@@ -10,11 +10,15 @@ Findings (spans are code-point offsets of the analysed text, which may be an uns
 - ``resident_hand_edit`` (information): on each entry no reviewed candidate wrote (a file written entirely by hand
   gets one per entry), or on the first line when entries were removed or moved outside review;
 - ``resident_uncertain`` (warning): a candidate of this file could not be classified after a crash.
+- ``invalid_encoding`` (error): the file is UTF-16/32 or not UTF-8 (:func:`check_file`, :func:`buffer_findings`);
+  any line ending (LF, CRLF, CR) and a UTF-8 byte order mark are read as Zuno's format (:mod:`.encoding`), and a
+  file mixing line endings is ``resident_drift`` (``LineEndings``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,9 +26,11 @@ from ..findings import Finding, finding
 from ..ledger import Refusal
 from ..workspace import find_project_root
 from .candidates import Candidate
+from .encoding import BOM, foreign_encoding, mixed_endings, wide_encoding
 from .format import EntrySpan, char_count, entry_spans, round_trips, usage
 from .reconcile import recovery_hint
 from .scope import ResidentFile, which_file
+from .store import read_raw
 from .threats import threat_findings
 from .views import candidates_for, entry_provenance, last_written
 
@@ -33,13 +39,21 @@ USAGE_WARN_PERCENT = 80
 
 
 def _first_line(text: str) -> int:
-    return len(text.split("\n", 1)[0].rstrip("\r"))
+    return len(re.split(r"\r\n|\r|\n", text, maxsplit=1)[0])
+
+
+def _unmarked(text: str) -> str:
+    """``text`` with a leading U+FEFF (a UTF-8 byte order mark kept by a client) made a space: the same length, so
+    offsets stay those of ``text``, and trimmed away from entry 1 as Zuno never sees the mark."""
+    return " " + text[1:] if text.startswith("\ufeff") else text
 
 
 def findings(text: str, file: ResidentFile, history: list[Candidate]) -> list[Finding]:
     """Every finding of a resident file's ``text`` (see the module docstring); ``history`` is the file's
     candidates (:func:`memzoi.resident.views.candidates_for`). Threat findings use the file's accepted
-    fingerprints, as the write path does (:mod:`.threats`)."""
+    fingerprints, as the write path does (:mod:`.threats`). A byte order mark at the start of ``text`` (a client
+    that keeps it) is read as the file's encoding mark, not as an invisible character of entry 1."""
+    text = _unmarked(text)
     spans = entry_spans(text)
     entries = [s.text for s in spans]
     used, cap = char_count(entries), file.cap
@@ -90,9 +104,12 @@ def check_file(path: Path, data: bytes | None = None,
     """``(text, findings)`` of a resident file, as the editor shows them (``memzoi check .zuno/RULES.md``, or
     ``data`` read from stdin with ``--stdin-filename``), or ``None`` when ``path`` is not a resident file of the
     project found from it or from the working directory. Without ``data`` the file is read, and :class:`OSError`
-    is raised when it cannot be. Bytes that are not UTF-8 (Zuno refuses such a file as ``Unreadable``) give
-    ``invalid_encoding`` and are read with replacement characters. ``where`` is :func:`which_file`'s answer for
-    ``path`` when the caller already asked it."""
+    is raised when it cannot be. The text is the file without its UTF-8 byte order mark (spans count from after
+    it); any line ending is read (:mod:`.encoding`). Bytes Zuno cannot read (Zuno's ``Unreadable``; memzoi
+    refuses every write to them) give an ``invalid_encoding`` error naming why and what to do: UTF-16/32 text
+    (byte order mark or NUL bytes) gets no other finding, other bytes that are not UTF-8 are also checked as read
+    with replacement characters.
+    ``where`` is :func:`which_file`'s answer for ``path`` when the caller already asked it."""
     path = Path(os.path.abspath(path))
     where = where or which_file(path, [find_project_root(Path.cwd())])
     if where is None:
@@ -100,18 +117,41 @@ def check_file(path: Path, data: bytes | None = None,
     root, file = where
     if data is None:
         data = path.read_bytes()
+    why = foreign_encoding(data)
+    text = data[len(BOM):] if data.startswith(BOM) else data
+    text = text.decode("utf-8", "replace")
+    extra = [] if why is None else [finding(
+        "invalid_encoding", f"{path}: {why}, so Zuno refuses to read it (Unreadable) and memzoi refuses every write "
+        "to it; re-save it as UTF-8 (with or without a byte order mark, any line endings)", 0, _first_line(text))]
+    if why is not None and wide_encoding(data) is not None:
+        return text, extra
+    return text, extra + findings(text, file, candidates_for(root, files=[file]))
+
+
+def buffer_findings(text: str, file: ResidentFile, history: list[Candidate]) -> list[Finding]:
+    """:func:`findings` of an editor buffer (``text`` as the client decoded it, unsaved edits included), plus an
+    ``invalid_encoding`` error on the first line when the file on disk holds bytes Zuno cannot read (UTF-16/32 or
+    not UTF-8, :func:`.encoding.foreign_encoding`): the client may decode them, but every write is refused."""
+    out = findings(text, file, history)
     try:
-        text, extra = data.decode("utf-8"), []
-    except UnicodeDecodeError as err:
-        text = data.decode("utf-8", "replace")
-        extra = [finding("invalid_encoding", f"the file is not valid UTF-8 (byte offset {err.start}), so Zuno "
-                         "refuses to read or write it (Unreadable); re-save it as UTF-8", 0, 0)]
-    found = findings(text, file, candidates_for(root, files=[file]))
-    return text, extra + found
+        _, data, _ = read_raw(file.path)
+    except Refusal:
+        return out
+    why = foreign_encoding(data) if data else None
+    if why is None:
+        return out
+    return [finding("invalid_encoding", f"{file.path}: on disk, {why}, so Zuno refuses to read it (Unreadable) and "
+                    "memzoi refuses every write to it; save it as UTF-8 (with or without a byte order mark, any line "
+                    "endings)", 0, _first_line(text))] + out
 
 
 def _drift(text: str, spans: list[EntrySpan], cap: int, top: int) -> list[Finding]:
     out = []
+    mixed = mixed_endings(text)
+    if mixed:
+        out.append(finding("resident_drift", f"LineEndings: the file mixes {mixed} line endings, so a write could "
+                           "not keep its other entries' bytes; writes make a .bak copy and are refused until it is "
+                           "re-saved with one line-ending style", 0, top))
     if not round_trips(text):
         out.append(finding("resident_drift", "RoundTrip: the file is not in the form memzoi writes (entries "
                            "trimmed, joined by a line holding only §, no empty entries); writes make a .bak copy "
@@ -131,9 +171,14 @@ class EntryFacts:
     candidate: Candidate | None
 
 
+def buffer_entries(text: str) -> list[str]:
+    """The entries of an editor buffer's ``text`` (any line ending; a leading byte order mark is the mark)."""
+    return [s.text for s in entry_spans(_unmarked(text))]
+
+
 def entry_at(text: str, offset: int, history: list[Candidate]) -> EntryFacts | None:
     """The entry containing code-point ``offset`` of ``text`` and its provenance, or ``None`` between entries."""
-    spans = entry_spans(text)
+    spans = entry_spans(_unmarked(text))
     for span, cand in zip(spans, entry_provenance([s.text for s in spans], history)):
         if span.start <= offset <= span.end:
             return EntryFacts(span, cand)

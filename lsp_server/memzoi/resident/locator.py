@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ..ledger import Refusal
 from ..text import rust_trim
 from ..vocabulary import RESIDENT_ACTIONS as ACTIONS
+from .encoding import to_lf
 from .format import DELIMITER, char_count, parse, serialize
 
 _PREVIEW = 80
@@ -32,11 +33,12 @@ def parse_operation(action: str, content: str | None, old_text: str | None) -> O
     """Validate one operation (Zuno ``Operation::parse``); raises :class:`Refusal` ``malformed_operation``.
 
     ``add`` needs ``content``; ``replace`` needs ``old_text`` and ``content``; ``remove`` needs ``old_text``
-    (its ``content`` is ignored). Texts are trimmed as Rust trims (Unicode White_Space). Content with a line
-    holding only ``§`` (the delimiter) is refused with that reason.
+    (its ``content`` is ignored). Texts are trimmed as Rust trims (Unicode White_Space) and their CRLF and CR
+    line breaks made LF, the form entries are held in (:mod:`.encoding`; a write puts back the file's own line
+    ending). Content with a line holding only ``§`` (the delimiter) is refused with that reason.
     """
-    body = rust_trim(content or "") or None
-    locator = rust_trim(old_text or "") or None
+    body = to_lf(rust_trim(content or "")) or None
+    locator = to_lf(rust_trim(old_text or "")) or None
     if action not in ACTIONS:
         raise Refusal("malformed_operation", f"unknown action `{action}`; use add, replace, or remove")
     if action in ("replace", "remove") and locator is None:

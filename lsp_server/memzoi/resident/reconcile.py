@@ -26,7 +26,8 @@ from ..ledger import FileChange, Refusal
 from ..ledger.reconcile import _cleanup_temps
 from . import candidates as db
 from .format import parse, serialize
-from .store import read_file
+from .encoding import Layout, decode
+from .store import read_file, read_raw
 
 RECONCILED = "reconciled after process restart without replay"
 
@@ -64,10 +65,17 @@ def recovery_hint(candidate_id: str) -> str:
             f"reconcile --recover {candidate_id} restore-before|complete-after|accept`")
 
 
-def remove_temps(path: Path, before: list[str], after: list[str]) -> None:
+def remove_temps(path: Path, before: list[str], after: list[str], recorded: Layout | None = None) -> None:
     """Remove temporary files an interrupted atomic write of ``before`` or ``after`` left beside ``path`` (the
-    ledger's cleanup, given the serialized snapshots so it recognises its own temporary copies)."""
-    snaps = [serialize(before).encode("utf-8"), serialize(after).encode("utf-8")]
+    ledger's cleanup, given the snapshots encoded in the file's layout, completed from the candidate's ``recorded``
+    one as the write did, so it recognises its own temporary copies)."""
+    try:
+        _, data, _ = read_raw(path)
+        layout = decode(data, path)[1] if data is not None else Layout()
+    except Refusal:
+        layout = Layout()
+    layout = layout.fill(recorded)
+    snaps = [layout.encode(serialize(before)), layout.encode(serialize(after))]
     _cleanup_temps(path.parent, [FileChange(path.name, snaps[0], snaps[1])])
 
 
@@ -80,7 +88,7 @@ def reconcile_locked(conn: sqlite3.Connection, path: Path) -> list[Reconciled]:
             missing = "before" if cand.before is None else "after"
             status, note = "uncertain", f"{cand.status} candidate has no {missing} snapshot; {RECONCILED}"
         else:
-            remove_temps(path, cand.before, cand.after)
+            remove_temps(path, cand.before, cand.after, Layout.from_json(cand.layout))
             status = classify(phase, current_entries(path), cand.before, cand.after)
             note = RECONCILED if status != "uncertain" else f"{RECONCILED}: {recovery_hint(cand.id)}"
         db.set_status(conn, cand.id, status, note)

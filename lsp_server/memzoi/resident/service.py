@@ -6,7 +6,9 @@ Every operation holds memzoi's lock of its resident file and first reconciles th
 the file is read until the outcome is recorded. ``propose`` validates the operation against the current file exactly as an apply would
 (malformed operation, reason, confidence, drift, locator, threats, cap), records a ``pending`` candidate, and
 asks the promotion policy (:mod:`memzoi.promotion`, ``[promotion]`` in ``.memzoi/config.toml``) whether to apply
-it at once. ``apply`` records ``applying`` with the before and after entries, replaces the file exactly
+it at once. Before a write to a file that carries a hand edit, its bytes are copied to a ``.bak.<unix-seconds>``
+file beside it (:func:`_keep_hand_edits`). ``apply`` records ``applying`` with the before and after entries and
+the file's layout (line ending, byte order mark: :mod:`.encoding`), replaces the file exactly
 (:meth:`.store.ResidentStore.replace_exact`) and records ``applied``; a failed write is classified from the file
 (never retried). ``undo`` is the same with the snapshots swapped. Steps are reported to the ledger's fault hook
 (``locked``, ``planned``, ``recorded``, ``apply:temp``, ``apply:renamed``, ``apply:written``, ``committed``; ``undo:``
@@ -30,11 +32,13 @@ from ..text import rust_trim
 from ..vocabulary import RECOVERY_MODES
 from . import candidates as db
 from .candidates import Candidate
+from .encoding import Layout
 from .locator import Operation, parse_operation
 from .reconcile import classify, current_entries, reconcile_locked, recovery_hint
 from .scope import ResidentFile, project_config, resident_file
-from .store import ResidentStore, backup, resident_lock, write_lock
+from .store import ResidentStore, resident_lock, write_lock
 from .threats import refuse_threats
+from .views import hand_edited, last_written
 
 #: ``--source`` values; Zuno's ``tool`` is accepted as ``foreground_tool``.
 SOURCE_ALIASES = {"tool": "foreground_tool"}
@@ -122,6 +126,21 @@ def _write(conn: sqlite3.Connection, store: ResidentStore, cand: Candidate, sour
     return done
 
 
+def _keep_hand_edits(conn: sqlite3.Connection, store: ResidentStore, target: list[str]) -> None:
+    """Copy the file's bytes to a ``.bak.<unix-seconds>`` file before a write to ``target`` when the file carries
+    a hand edit no reviewed write has seen (:func:`.views.hand_edited`): bytes no review saw are then never only in
+    the file a write replaces. A no-op write (``target`` equals the entries) copies nothing."""
+    if store.exists and target != store.entries and hand_edited(store.entries, db.list_for_paths(
+            conn, [str(store.file.path)])):
+        store.keep_copy()
+
+
+def _recorded_layout(conn: sqlite3.Connection, file: ResidentFile) -> Layout | None:
+    """The layout recorded by the candidate that last wrote ``file`` (:func:`.views.last_written`), if any."""
+    last = last_written(db.list_for_paths(conn, [str(file.path)]))
+    return None if last is None else Layout.from_json(last[0].layout)
+
+
 def _apply_locked(conn: sqlite3.Connection, root: Path, cand: Candidate, actor: str,
                   config: MemzoiConfig | None) -> Candidate:
     file = _owned(root, cand, config)
@@ -137,8 +156,10 @@ def _apply_locked(conn: sqlite3.Connection, root: Path, cand: Candidate, actor: 
         except Refusal as err:
             db.set_status(conn, cand.id, "failed", err.message)
             raise Refusal(err.code, f"{err.message} (candidate {cand.id} is now failed)", err.path) from None
+        _keep_hand_edits(conn, store, after)
+        store.layout = store.layout.fill(_recorded_layout(conn, file))
         step("planned")
-        if not db.begin_apply(conn, cand.id, store.entries, after, actor):
+        if not db.begin_apply(conn, cand.id, store.entries, after, actor, store.layout.to_json()):
             raise Refusal("not_applicable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
         step("recorded")
         _write(conn, store, cand, store.entries, after, "apply")
@@ -239,6 +260,8 @@ def undo(project_root: str | Path, candidate_id: str, *, actor: str, config: Mem
             raise Refusal("not_undoable", f"candidate {cand.id} is {cand.status}; only an applied candidate can be undone")
         with write_lock(file.path):
             store = ResidentStore(file)  # an unreadable file refuses here, before anything is recorded
+            _keep_hand_edits(conn, store, cand.before)
+            store.layout = store.layout.fill(Layout.from_json(cand.layout))  # the layout it wrote: exact bytes back
             step("planned")
             if not db.begin_undo(conn, cand.id, actor):
                 raise Refusal("not_undoable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
@@ -293,7 +316,8 @@ def recover(project_root: str | Path, candidate_id: str, mode: str, *, actor: st
             if target is None:
                 raise Refusal("invalid_recovery", f"candidate {cand.id} has no snapshot for {mode}; use accept")
             if target != store.entries and store.exists:
-                backup(file.path, store.text.encode("utf-8"), store.mode)
+                store.keep_copy()
+            store.layout = store.layout.fill(Layout.from_json(cand.layout) or _recorded_layout(conn, file))
             now = db.now_ms()
             rec = Candidate(
                 id=db.new_id(), scope=cand.scope, target_path=cand.target_path, action="recover", content=None,
@@ -301,7 +325,7 @@ def recover(project_root: str | Path, candidate_id: str, mode: str, *, actor: st
                 confidence=10_000, source="user", source_session_id=None, source_message_id=None, fingerprint=None,
                 actor=actor, status="pending", time_created=now, time_updated=now, recovers=cand.id, recovery_mode=mode)
             db.insert(conn, rec)
-            if not db.begin_apply(conn, rec.id, store.entries, target, actor):
+            if not db.begin_apply(conn, rec.id, store.entries, target, actor, store.layout.to_json()):
                 raise Refusal("not_applicable", f"recovery candidate {rec.id} could not start; retry")
             step("recorded")
             _write(conn, store, rec, store.entries, target, "apply")

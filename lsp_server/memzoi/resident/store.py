@@ -8,6 +8,9 @@ A :class:`ResidentStore` remembers the file's stamp (mtime and size, taken befor
 - ``EntryOverflow``: one entry is larger than the whole cap;
 - ``Stamp``: mtime or size differs from what this store saw at load (a file appearing after load counts).
 
+Bytes are decoded by :mod:`.encoding` (UTF-8, with or without a byte order mark, LF, CRLF or CR; UTF-16/32 and
+other undecodable files are refused ``unreadable``, never written), and a write keeps the file's layout (its line
+endings, byte order mark and surrounding whitespace); a file mixing line endings is drift (``LineEndings``).
 On drift the exact bytes are copied to ``<name>.bak.<unix-seconds>`` beside the file and the write is refused
 (``external_drift``), the file untouched. Then the current entries must equal the expected snapshot
 (``state_mismatch`` otherwise), the replacement is threat-scanned and capped, and the file is replaced with
@@ -25,10 +28,12 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from ..fsutil import UnsafeWriteError, atomic_write, read_state
+from ..gitexclude import exclude
 from ..ledger import Refusal
 from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock, path_lock
 from ..runtime import RESIDENT_LOCKS, memzoi_home, private_dir, runtime_key, tighten_tree
 from ..runtime_errors import runtime_error
+from .encoding import Layout, decode, mixed_endings
 from .format import parse, round_trips, serialize
 from .locator import Operation, check_cap, project
 from .scope import ResidentFile
@@ -49,6 +54,8 @@ def runtime_root() -> Path:
 #: The suffix of the lock companion Zuno's writers take beside a resident file (``zuno_atomic_file::
 #: PathWriteGuard``, ``crates/zuno-atomic-file/src/write_guard.rs`` @1131486: ``<name>.zuno-write-lock``).
 WRITE_LOCK_SUFFIX = ".zuno-write-lock"
+#: Folders whose repository already excludes the lock companions (checked once per process while they exist).
+_hidden: dict[Path, bool] = {}
 #: How long a write waits for the companion lock before refusing (seconds; Zuno itself never waits).
 WRITE_LOCK_TIMEOUT = DEFAULT_TIMEOUT
 
@@ -85,7 +92,10 @@ def write_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
     """Hold the OS lock of ``<resolved name>.zuno-write-lock`` beside resident file ``path``, the lock Zuno's
     writers take (:data:`WRITE_LOCK_SUFFIX`), from before the file is checked until its write is recorded: memzoi
     and Zuno, and memzoi processes with different ``MEMZOI_HOME``, then never check-and-replace the file at the
-    same time. The folder is created if needed (the write would create it). Raises :class:`Refusal`
+    same time. The folder is created if needed (the write would create it). The companion stays beside the file,
+    where Zuno locks it, and is kept out of ``git status``: ``*.zuno-write-lock`` is added to the repository's
+    ``info/exclude`` before it is created (:func:`memzoi.gitexclude.exclude`; once per folder and process while
+    it stays in place). Raises :class:`Refusal`
     ``lock_busy`` after ``timeout`` s (default :data:`WRITE_LOCK_TIMEOUT`), ``unsafe_path`` when the companion is
     not a regular file or cannot be opened."""
     target = resolved(path)
@@ -93,6 +103,9 @@ def write_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
     held = ExitStack()
     try:  # only taking the lock is translated here; errors of the locked block stay what they are
         companion.parent.mkdir(parents=True, exist_ok=True)
+        if not companion.exists() or not _hidden.get(companion.parent):
+            # before the companion is created: it never shows as an untracked file (issue 28)
+            _hidden[companion.parent] = exclude(companion.parent, "*" + WRITE_LOCK_SUFFIX)
         held.enter_context(path_lock(companion, timeout=WRITE_LOCK_TIMEOUT if timeout is None else timeout))
     except LockBusy as err:
         raise Refusal("lock_busy", f"{path}: {err} (Zuno or another memzoi process is writing the file)",
@@ -104,11 +117,11 @@ def write_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
         yield
 
 
-def read_file(path: Path) -> tuple[Stamp, str | None, int | None]:
-    """``(stamp, text, mode)`` of ``path``; ``(None, None, None)`` when absent (an absent file is an empty store).
+def read_raw(path: Path) -> tuple[Stamp, bytes | None, int | None]:
+    """``(stamp, bytes, mode)`` of ``path``; ``(None, None, None)`` when absent (an absent file is an empty store).
 
     The stamp (mtime ns, size) is taken before the content. Raises :class:`Refusal` ``unreadable`` for a file
-    that exists but is not UTF-8 or cannot be read (never read as empty), ``unsafe_path`` for a symlink.
+    that exists but cannot be read (never read as empty), ``unsafe_path`` for a symlink.
     """
     try:
         st = os.lstat(path)
@@ -125,17 +138,29 @@ def read_file(path: Path) -> tuple[Stamp, str | None, int | None]:
         raise Refusal("unreadable", f"{path}: cannot read ({err.strerror or err}); check permissions", str(path)) from err
     if data is None:
         return None, None, None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise Refusal("unreadable", f"{path}: not UTF-8 text (invalid byte at offset {err.start}); the file is "
-                      "left as it is: re-save it as UTF-8", str(path)) from None
     assert st is not None
-    return (st.st_mtime_ns, st.st_size), text, stat.S_IMODE(st.st_mode)
+    return (st.st_mtime_ns, st.st_size), data, stat.S_IMODE(st.st_mode)
+
+
+def read_file(path: Path) -> tuple[Stamp, str | None, int | None]:
+    """``(stamp, text, mode)`` of ``path`` as :func:`read_raw`, the bytes decoded by :func:`.encoding.decode`
+    (text without its byte order mark, line breaks as in the file). Raises :class:`Refusal` ``unreadable`` also
+    for UTF-16/32 or other bytes that are not UTF-8 text (named, with what to do), ``unsafe_path`` for a symlink.
+    """
+    stamp, data, mode = read_raw(path)
+    if data is None:
+        return None, None, None
+    return stamp, decode(data, path)[0], mode
 
 
 def structural_drift(text: str, cap: int) -> str | None:
-    """``RoundTrip`` or ``EntryOverflow`` when ``text`` shows one (with what to do), else ``None``."""
+    """``RoundTrip``, ``LineEndings`` or ``EntryOverflow`` when ``text`` shows one (with what to do), else
+    ``None``. ``LineEndings`` (a file mixing LF, CRLF and CR) is memzoi's: a write in one style could not keep
+    the other entries' bytes."""
+    mixed = mixed_endings(text)
+    if mixed:
+        return (f"LineEndings: the file mixes {mixed} line endings, so a write could not keep its other entries' "
+                "bytes; re-save it with one line-ending style")
     if not round_trips(text):
         return ("RoundTrip: the file is not in the form memzoi writes (entries trimmed, joined by a line holding "
                 "only §, no empty entries)")
@@ -161,12 +186,17 @@ def backup(path: Path, data: bytes, mode: int | None) -> Path:
 
 
 class ResidentStore:
-    """A resident file loaded once: its entries, stamp and mode (see the module docstring)."""
+    """A resident file loaded once: its entries, stamp, mode, exact bytes and :class:`.encoding.Layout` (see the
+    module docstring). A write keeps the layout: the file's line endings, byte order mark and surrounding
+    whitespace."""
 
     def __init__(self, file: ResidentFile) -> None:
         self.file = file
-        self.stamp, text, self.mode = read_file(file.path)
-        self.text = text or ""
+        self._load(*read_raw(file.path))
+
+    def _load(self, stamp: Stamp, data: bytes | None, mode: int | None) -> None:
+        self.stamp, self.data, self.mode = stamp, data, mode
+        self.text, self.layout = decode(data, self.file.path) if data is not None else ("", Layout())
         self.entries = parse(self.text)
 
     @property
@@ -176,14 +206,15 @@ class ResidentStore:
 
     def check_drift(self) -> None:
         """Re-read the file and refuse (``external_drift``) when a drift check fails, after backing it up."""
-        stamp, text, mode = read_file(self.file.path)
+        stamp, data, mode = read_raw(self.file.path)
+        text = decode(data, self.file.path)[0] if data is not None else None
         reason = structural_drift(text, self.file.cap) if text is not None else None
         if reason is None and stamp != self.stamp:
             reason = ("Stamp: the file appeared after memzoi read it" if self.stamp is None else
                       "Stamp: the file changed (modification time or size) after memzoi read it")
         if reason is None:
             return
-        saved = backup(self.file.path, (text or "").encode("utf-8"), mode) if text is not None else None
+        saved = backup(self.file.path, data, mode) if data is not None else None
         kept = f"; its bytes are kept in {saved}" if saved else ""
         raise Refusal(
             "external_drift",
@@ -201,11 +232,20 @@ class ResidentStore:
         check_cap(self.file.scope, after, self.file.cap, self.entries)
         return after
 
+    def keep_copy(self) -> Path | None:
+        """Copy the file's bytes as loaded to a ``.bak.<unix-seconds>`` file beside it (:func:`backup`) before a
+        write replaces them; ``None`` (nothing copied) when the file is absent or empty."""
+        if not self.data:
+            return None
+        return backup(self.file.path, self.data, self.mode)
+
     def replace_exact(self, expected: list[str], replacement: list[str], *,
                       hook: Callable[[str], None] | None = None) -> None:
         """Replace the file's entries ``expected`` by ``replacement`` atomically (the caller holds
-        :func:`resident_lock` and :func:`write_lock`). Raises :class:`Refusal` (``external_drift``, ``state_mismatch``,
-        ``threat_blocked``, ``cap_exceeded``, ``unsafe_path``) with nothing written, or ``OSError``."""
+        :func:`resident_lock` and :func:`write_lock`), in the file's own layout (line endings, byte order mark,
+        surrounding whitespace). Raises :class:`Refusal` (``external_drift``, ``state_mismatch``,
+        ``threat_blocked``, ``cap_exceeded``, ``unsafe_path``, ``unreadable``) with nothing written, or
+        ``OSError``."""
         self.check_drift()
         if self.entries != expected:
             raise Refusal(
@@ -219,11 +259,9 @@ class ResidentStore:
         refuse_threats(replacement, self.file.accepted)
         check_cap(self.file.scope, replacement, self.file.cap, expected)
         try:
-            atomic_write(self.file.path, serialize(replacement).encode("utf-8"),
+            atomic_write(self.file.path, self.layout.encode(serialize(replacement)),
                          mode=self.mode if self.mode is not None else NEW_FILE_MODE, hook=hook)
         except UnsafeWriteError as err:
             raise Refusal("unsafe_path", f"{err}; memzoi never writes resident memory through a symlink",
                           str(self.file.path)) from err
-        self.stamp, text, self.mode = read_file(self.file.path)
-        self.text = text or ""
-        self.entries = parse(self.text)
+        self._load(*read_raw(self.file.path))

@@ -100,3 +100,13 @@ def last_written(history: list[Candidate]) -> tuple[Candidate, list[str]] | None
         if best is None or cand.time_updated > best[0]:
             best = (cand.time_updated, cand, snap)
     return None if best is None else (best[1], best[2])
+
+
+def hand_edited(entries: list[str], history: list[Candidate]) -> bool:
+    """Whether a file holding ``entries`` carries a hand edit no reviewed write has seen: it differs from what the
+    last reviewed write left (:func:`last_written`: an entry added, changed, removed or moved by hand), or no
+    reviewed write has touched it yet and it has entries (written by hand). A write to such a file first keeps a
+    ``.bak`` copy of its bytes (:func:`memzoi.resident.service.apply`), so each hand edit is copied once: the
+    file a reviewed write left is in that candidate's snapshots."""
+    last = last_written(history)
+    return bool(entries) if last is None else last[1] != entries
