@@ -250,8 +250,14 @@ candidate (decision, id); the change id and details stay in `memzoi-last-result'
                              (concat (or (cdr (assoc op memzoi--past)) op) ":"))
                    path)))
         ((and (listp result) (plist-get result :target_path) (plist-get result :id))
-         (format "Candidate %s is now %s (%s)" (plist-get result :id) (plist-get result :status)
-                 (abbreviate-file-name (plist-get result :target_path))))
+         (let ((status (plist-get result :status))
+               (file (plist-get result :target_path)))
+           (format "%s candidate %s -> %s"
+                   (pcase status ("applied" "Approved") ("rejected" "Rejected") ("undone" "Undid")
+                          (_ (format "Candidate is %s:" status)))
+                   (substring (plist-get result :id) 0 (min 16 (length (plist-get result :id))))
+                   (concat (file-name-nondirectory (directory-file-name (file-name-directory file))) "/"
+                           (file-name-nondirectory file)))))
         ((and (listp result) (plist-get result :error))
          (format "refused: %s" (plist-get result :error)))
         ((vectorp result) (format "%d result(s)" (length result)))

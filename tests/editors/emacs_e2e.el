@@ -147,6 +147,13 @@
               (setq answer nil questions nil)
               (code-action "Preview: apply proposal" nil :preview)
               (put :preview_questions (vconcat (mapcar (lambda (q) (plist-get q :prompt)) questions)))
+              ;; memzoi.review, the Review proposal… action of the contract (handled here, never sent): the same
+              ;; flow, answered Cancel
+              (setq answer nil questions nil)
+              (memzoi--dispatch server "memzoi.review" (vector (list :uri (eglot--path-to-uri pending))))
+              (put :review_command_questions (vconcat (mapcar (lambda (q) (plist-get q :prompt)) questions)))
+              (put :review_command_diff (plist-get (car questions) :diff))
+              (put :review_command_wrote_nothing (file-exists-p pending))
               (let ((buf (get-buffer memzoi-preview-buffer)))
                 (put :preview_buffer (and buf (with-current-buffer buf
                                                 (list :mode (symbol-name major-mode) :read_only buffer-read-only

@@ -282,6 +282,14 @@ result.preview_files = vim.tbl_map(function(f) return f.path end, (memzoi.last_r
 result.preview_review = reviews[1]
 result.preview_diff_windows = reviews[1] and #vim.tbl_filter(function(w) return w.diff end, reviews[1].windows) or 0
 result.preview_tabs_after = #vim.api.nvim_list_tabpages()
+-- memzoi.review, the contract's Review proposal… action: handled by the client (never sent), the same flow.
+reviews, review_answer = {}, 'Cancel'
+memzoi.last_result = nil
+client:exec_cmd({ title = 'Review proposal…', command = 'memzoi.review', arguments = { { uri = vim.uri_from_fname(pending_path) } } },
+  { bufnr = pbuf })
+wait_answer('memzoi.review')
+result.review_command = { reviews = #reviews, tabs = reviews[1] and reviews[1].tabs,
+  tabs_after = #vim.api.nvim_list_tabpages(), wrote_nothing = vim.uv.fs_stat(pending_path) ~= nil }
 result.preview_wrote_nothing = vim.uv.fs_stat(pending_path) ~= nil
   and vim.uv.fs_stat(root .. '/.memzoi/records/protected-routes-must-validate-sessions-server-side.md') == nil
 vim.cmd('tabonly!')

@@ -166,6 +166,9 @@ def test_emacs_review_action_first_and_preview_then_apply(emacs_run: dict) -> No
     first = res["code_action_menu"][0]
     assert first.startswith(("Review", "Preview")), res["code_action_menu"]
     assert res["preview_questions"] and res["preview_wrote_nothing"] is True
+    # the contract's Review proposal… command runs the same flow on the client
+    assert len(res["review_command_questions"]) == 1 and res["review_command_wrote_nothing"] is True
+    assert "+++ b/.memzoi/records/protected-routes-must-validate-sessions-server-side.md" in res["review_command_diff"]
     [q] = res["apply_questions"]
     assert q["prompt"].startswith("Apply: ") and q["prompt"].endswith("Apply? ")
     assert "+++ b/.memzoi/records/protected-routes-must-validate-sessions-server-side.md" in q["diff"]

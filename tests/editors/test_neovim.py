@@ -219,6 +219,8 @@ def test_preview_as_diff_splits(nvim_run: dict) -> None:
     assert any(p.startswith(".memzoi/records/") for p in res["preview_files"]), res["preview_files"]
     assert res["preview_diff_windows"] == 2 and res["preview_wrote_nothing"] is True
     assert res["preview_review"]["tabs"] == 2 and res["preview_tabs_after"] == 1  # one tab, closed on Cancel
+    # the contract's Review proposal… command (memzoi.review) runs the same flow on the client
+    assert res["review_command"] == {"reviews": 1, "tabs": 2, "tabs_after": 1, "wrote_nothing": True}
 
 
 def test_tombstone_from_the_code_action_menu(nvim_run: dict) -> None:
