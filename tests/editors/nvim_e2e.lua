@@ -214,14 +214,14 @@ local function from_menu(key, title, reason, ...)
   prompts, menus = {}, {}
   pick_title, answers = title, { reason, ... }
   local seen = #reviews
+  memzoi.last_write = nil
   vim.lsp.buf.code_action()
   local res, err = wait_answer(title .. ' from the code-action menu')
-  if #reviews > seen and review_answer == 'Apply' then
-    -- the review flow answered its preview; the change itself follows
-    vim.wait(TIMEOUT, function()
-      return memzoi.last_error ~= nil or (type(memzoi.last_result) == 'table' and memzoi.last_result.change_id ~= nil)
-    end, 20)
-    res, err = memzoi.last_result, memzoi.last_error
+  if not (#reviews > seen and review_answer ~= 'Apply') then
+    -- a write (after its review, when it has one): `last_write` is its result, not that of a list an
+    -- inboxChanged refresh asked for meanwhile
+    vim.wait(TIMEOUT, function() return memzoi.last_error ~= nil or memzoi.last_write ~= nil end, 20)
+    res, err = memzoi.last_write, memzoi.last_error
   end
   result[key .. '_reviews'] = #reviews - seen
   result[key .. '_review'] = reviews[seen + 1]
@@ -489,7 +489,16 @@ if resident_id then
   -- the code lens, run as a user runs it: its command opens the candidates in the quickfix list
   vim.lsp.codelens.refresh({ bufnr = rbuf })
   vim.wait(TIMEOUT, function() return #vim.lsp.codelens.get(rbuf) > 0 end, 20)
-  local lens = vim.lsp.codelens.get(rbuf)[1]
+  local lens
+  for _, l in ipairs(vim.lsp.codelens.get(rbuf)) do
+    if l.command and l.command.title:find('pending candidate', 1, true) then
+      lens = l
+    elseif l.command then
+      -- an informational lens (cap usage): running it is a no-op, with no warning
+      client_of(rbuf):exec_cmd(l.command, { bufnr = rbuf })
+      result.resident_info_lens = l.command.title
+    end
+  end
   result.resident_lens = lens and lens.command and lens.command.title
   memzoi.last_result = nil
   vim.fn.setqflist({}, 'r')

@@ -133,6 +133,7 @@ function X.resident_decide(client, bufnr, verb, arg)
       local msg = type(result) == 'table' and type(result.message) == 'string' and result.message
         or ('%s candidate %s (%s)'):format(VERBS[verb] or verb, tostring(a.candidate_id):sub(1, 16),
           type(result) == 'table' and result.status or 'done')
+      memzoi.last_write = result
       ui.notify(msg)
       local target = type(result) == 'table' and result.target_path
       local fname = type(target) == 'string' and target or (a.uri and vim.uri_to_fname(a.uri))

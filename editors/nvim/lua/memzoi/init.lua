@@ -149,6 +149,7 @@ local function execute(client, bufnr, spec, server_cmd, ctx, on_result)
       show_quickfix('Memzoi history', items)
       return notify(('%d change(s) in the history; :Memzoi undo ID'):format(#items))
     end
+    M.last_write = result
     notify(M.describe_result(result))
     -- The change is on disk: reload the buffers of its files (the server's memzoi/changed does the same; this
     -- covers a server that does not send it).
@@ -400,6 +401,8 @@ function M.client_commands()
       M.resident_decide(client, bufnr, verb, arg)
     end)
   end
+  -- An informational lens (the resident file's cap usage) has an empty command: running it does nothing.
+  handlers[''] = function() end
   -- The resident files' code lens "N pending candidates: Review" opens them in the quickfix list.
   handlers['memzoi.resident.review'] = with_client(function(client, bufnr)
     M.resident(client, bufnr, '')
