@@ -455,6 +455,30 @@ local cbuf = vim.api.nvim_get_current_buf()
 vim.wait(TIMEOUT, function() return client_of(cbuf) ~= nil end, 20)
 from_menu('tombstone', 'Tombstone record…', 'the MSRV moved on')
 
+-- 5c. Re-attest of a hand-edited attested record: the review flow (optional reason asked once), the diff of the
+-- attested revision and the current text, then Apply.
+do
+  local hand = root .. '/.memzoi/records/hand-edited-rule.md'
+  vim.cmd.edit(vim.fn.fnameescape(hand))
+  local hbuf = vim.api.nvim_get_current_buf()
+  vim.wait(TIMEOUT, function() return client_of(hbuf) ~= nil end, 20)
+  local before = disk_of(hand)
+  local pv = client:request_sync('workspace/executeCommand', { command = 'memzoi.preview',
+    arguments = { { uri = vim.uri_from_fname(hand), operation = 'reattest' } } }, TIMEOUT, hbuf)
+  reviews, review_answer, prompts, answers = {}, 'Apply', {}, { 'typo fixed' }
+  memzoi.last_write, memzoi.last_error = nil, nil
+  vim.cmd('Memzoi reattest')
+  vim.wait(TIMEOUT, function() return memzoi.last_write ~= nil or memzoi.last_error ~= nil end, 20)
+  local r = reviews[1]
+  result.reattest = { supported = pv ~= nil and pv.err == nil, prompts = vim.deepcopy(prompts), reviews = #reviews,
+    error = memzoi.last_error and memzoi.last_error.message,
+    status = type(memzoi.last_write) == 'table' and memzoi.last_write.status or nil,
+    written = disk_of(hand) ~= before,
+    left = r and table.concat(r.windows[1].lines, '\n'), right = r and table.concat(r.windows[2].lines, '\n'),
+    screen = r and r.screen, question = r and r.prompt }
+  log('reattest:', vim.json.encode({ result.reattest.supported, result.reattest.status, result.reattest.error }))
+end
+
 -- A refusal is one notification: undoing the already undone Reject again is refused by the server.
 local notes = {}
 local real_notify = vim.notify

@@ -43,6 +43,15 @@ def nvim_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     (ws["root"] / ".zuno" / "RULES.md").write_text("Use tabs.", encoding="utf-8")
     # A pending packet with an error finding (its lane is not Memzoi's): rejected while its buffer is hidden.
     builders.write(ws["root"], builders.packet_path("mem_bad_lane"), builders.packet("mem_bad_lane", lane="nonsense"))
+    # An attested record, committed, then edited by hand (stale): Re-attest shows the hand edit before it writes.
+    attested = builders.record("hand-edited-rule", attested=True)
+    builders.write(ws["root"], ".memzoi/records/hand-edited-rule.md", attested)
+    commit_env = dict(os.environ, GIT_AUTHOR_NAME="Test", GIT_AUTHOR_EMAIL="test@example.invalid",
+                      GIT_COMMITTER_NAME="Test", GIT_COMMITTER_EMAIL="test@example.invalid")
+    for cmd in (["git", "add", ".memzoi/records/hand-edited-rule.md"], ["git", "commit", "-q", "-m", "attested"]):
+        subprocess.run(cmd, cwd=ws["root"], env=commit_env, check=True, capture_output=True)
+    builders.write(ws["root"], ".memzoi/records/hand-edited-rule.md",
+                   builders.edit(attested, "Body of hand-edited-rule.", "Body of hand-edited-rule, edited by hand."))
     out = tmp / "out.json"
     env = dict(
         os.environ,
@@ -98,6 +107,11 @@ def write_captures(res: dict) -> None:
         (CAPTURES / "nvim-review-supersede.txt").write_text(
             head.format("review flow, Preview: supersede record… (answered Cancel)")
             + f"Question: {sup.get('prompt')}\n\n" + (sup.get("screen") or "") + "\n", encoding="utf-8")
+    reattest = res.get("reattest") or {}
+    if reattest.get("screen"):
+        (CAPTURES / "nvim-review-reattest.txt").write_text(
+            head.format("review flow, `:Memzoi reattest` of a hand-edited attested record")
+            + f"Question: {reattest.get('question')}\n\n" + reattest["screen"] + "\n", encoding="utf-8")
     lines = [f"[{n['level']}] {n['msg']}" for n in res.get("notes", [])]
     (CAPTURES / "nvim-messages.txt").write_text(
         head.format("notifications of the whole run (each one command line)") + "\n".join(lines)
@@ -307,6 +321,20 @@ def test_messages_fit_one_command_line(nvim_run: dict) -> None:
         assert "\n" not in n["msg"] and len(n["msg"]) <= n["echospace"], n
     assert all(len(line) <= res["echospace"] for line in res["messages"]), res["messages"]
     assert not any("{" in n["msg"] or "change_id" in n["msg"] for n in notes)  # sentences, not tables
+
+
+def test_reattest_shows_the_hand_edit(nvim_run: dict) -> None:
+    """:Memzoi reattest goes through the review flow: the optional reason asked once, then the diff of the attested
+    revision (left) and the hand-edited text (right). A server without the reattest preview (before issue 28's
+    server side) refuses the preview: then one refusal line and nothing written."""
+    r = nvim_run["res"]["reattest"]
+    assert r["prompts"] == ["Reason (optional): "], r
+    if not r["supported"]:
+        assert r["reviews"] == 0 and r["error"] and not r["written"], r
+        return
+    assert r["reviews"] == 1 and r["written"] and r["status"] == "applied", r
+    left, right = r["left"], r["right"]
+    assert "Body of hand-edited-rule." in left and "Body of hand-edited-rule, edited by hand." in right
 
 
 def test_lifecycle_apply(nvim_run: dict) -> None:
