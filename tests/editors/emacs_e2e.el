@@ -276,6 +276,28 @@
                 (put :resident_approve_result memzoi-last-result)
                 (put :resident_buffer (text-of (current-buffer)))
                 (put :resident_disk (disk-of rules))))
+            ;; 10. M-x memzoi-reattest of a hand-edited attested record: the optional reason asked once, the diff of
+            ;; the attested revision and the current text, then Apply (where the server previews reattest).
+            (let* ((hand (expand-file-name ".memzoi/records/hand-edited-rule.md" root))
+                   (before (disk-of hand))
+                   (prompts nil))
+              (find-file hand)
+              (connect "eglot on the hand-edited record")
+              (let ((supported (condition-case nil
+                                   (progn (jsonrpc-request server :workspace/executeCommand
+                                                           (list :command "memzoi.preview"
+                                                                 :arguments (vector (list :uri (eglot--path-to-uri hand)
+                                                                                          :operation "reattest"))))
+                                          t)
+                                 (error nil))))
+                (setq answer t questions nil memzoi-last-result nil)
+                (cl-letf (((symbol-function 'read-string)
+                           (lambda (prompt &rest _) (push prompt prompts) "typo fixed")))
+                  (condition-case e (memzoi-reattest) (error (put :reattest_error (format "%S" e)))))
+                (put :reattest (list :supported supported :prompts (vconcat (reverse prompts))
+                                     :questions (length questions) :diff (plist-get (car questions) :diff)
+                                     :written (not (equal (disk-of hand) before))
+                                     :status (and (listp memzoi-last-result) (plist-get memzoi-last-result :status))))))
             (put :messages (vconcat (reverse messages))))
           (finish 0))
       (error (fail (format "%S" err))))))

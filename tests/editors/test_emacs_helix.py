@@ -44,6 +44,15 @@ def emacs_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     env = dict(os.environ, MEMZOI_LSP_CMD=server, MEMZOI_EMACS_DIR=str(REPO / "editors" / "emacs"),
                MEMZOI_HOME=str(tmp / "memzoi-home"), MEMZOI_ACTOR="reviewer", HOME=str(tmp / "home"),
                ZUNO_CONFIG_DIR=str(tmp / "zuno"))
+    # An attested record, committed, then edited by hand (stale): Re-attest shows the hand edit before it writes.
+    attested = builders.record("hand-edited-rule", attested=True)
+    builders.write(ws["root"], ".memzoi/records/hand-edited-rule.md", attested)
+    commit_env = dict(os.environ, GIT_AUTHOR_NAME="Test", GIT_AUTHOR_EMAIL="test@example.invalid",
+                      GIT_COMMITTER_NAME="Test", GIT_COMMITTER_EMAIL="test@example.invalid")
+    for cmd in (["git", "add", ".memzoi/records/hand-edited-rule.md"], ["git", "commit", "-q", "-m", "attested"]):
+        subprocess.run(cmd, cwd=ws["root"], env=commit_env, check=True, capture_output=True)
+    builders.write(ws["root"], ".memzoi/records/hand-edited-rule.md",
+                   builders.edit(attested, "Body of hand-edited-rule.", "Body of hand-edited-rule, edited by hand."))
     for key, content in (("MEMZOI_RESIDENT_ID", "Tabs only"), ("MEMZOI_RESIDENT_REJECT_ID", "Tabs!")):
         proposed = subprocess.run(
             [venv_bin("memzoi"), "resident", "propose", "--root", str(ws["root"]), "--json", "--scope", "project",
@@ -76,6 +85,11 @@ def write_captures(res: dict) -> None:
             head.format("review flow, M-x memzoi-apply on a pending proposal")
             + f"Echo area question: {q['prompt']}\n\n## *Memzoi preview* at that moment\n\n{q['diff']}",
             encoding="utf-8")
+    reattest = res.get("reattest") or {}
+    if reattest.get("diff"):
+        (CAPTURES / "emacs-review-reattest.txt").write_text(
+            head.format("review flow, M-x memzoi-reattest of a hand-edited attested record")
+            + f"## *Memzoi preview* when Apply? was asked\n\n{reattest['diff']}", encoding="utf-8")
     menu = res.get("code_action_menu") or []
     (CAPTURES / "emacs-code-actions.txt").write_text(
         head.format("eglot-code-actions on a pending proposal (first entry = the default on RET)")
@@ -206,6 +220,19 @@ def test_emacs_attaches_to_zuno_rules_and_rejects_with_a_reason(emacs_run: dict)
     assert res["resident_reject_result"]["status"] == "rejected"
     assert res["resident_approve_result"]["status"] == "applied"
     assert res["resident_buffer"] == res["resident_disk"] == "Tabs only"  # the buffer was reverted
+
+
+@pytest.mark.editor_packages
+def test_emacs_reattest_shows_the_hand_edit(emacs_run: dict) -> None:
+    """M-x memzoi-reattest: the optional reason asked once; where the server previews reattest, the diff of the hand
+    edit, then Apply writes; otherwise one refusal and nothing written."""
+    r = emacs_run["res"]["reattest"]
+    assert r["prompts"] == ["Reason (optional): "], r
+    if not r["supported"]:
+        assert r["questions"] == 0 and not r["written"], r
+        return
+    assert r["questions"] == 1 and r["written"] and r["status"] == "applied", r
+    assert "-Body of hand-edited-rule." in r["diff"] and "+Body of hand-edited-rule, edited by hand." in r["diff"]
 
 
 @pytest.mark.editor_packages
