@@ -574,6 +574,7 @@ do
 end
 
 result.notes = all_notes
+result.full_messages = require('memzoi.ui').full
 result.messages = vim.split(vim.fn.execute('messages'), '\n', { trimempty = true })
 result.echospace = vim.v.echospace
 result.columns = vim.o.columns

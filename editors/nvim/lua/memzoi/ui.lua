@@ -13,8 +13,16 @@ function X.fit(msg)
   return vim.fn.strcharpart(line, 0, room - 1) .. '…'
 end
 
---- One notification line: "Memzoi: " and `msg` fitted to the command line (`fit`).
+--- The full text of the last notifications (newest last, at most 50), before `fit` cut them.
+X.full = {}
+
+--- One notification line: "Memzoi: " and `msg` fitted to the command line (`fit`); the full text is kept in
+--- `full` (and the result it came from in `require('memzoi').last_result`).
 function X.notify(msg, level)
+  table.insert(X.full, tostring(msg))
+  if #X.full > 50 then
+    table.remove(X.full, 1)
+  end
   vim.notify('Memzoi: ' .. X.fit(msg), level or vim.log.levels.INFO)
 end
 
