@@ -90,6 +90,19 @@ def write_captures(res: dict) -> None:
         (CAPTURES / "emacs-review-reattest.txt").write_text(
             head.format("review flow, M-x memzoi-reattest of a hand-edited attested record")
             + f"## *Memzoi preview* when Apply? was asked\n\n{reattest['diff']}", encoding="utf-8")
+    facts = {
+        "buffer of the superseded record (not shown) after its supersede packet was applied": res.get("hidden_reload"),
+        "packet with an error finding rejected by its uri from another buffer": res.get("deleted_diagnostics"),
+        "memzoi/changed handler given the contract's params": res.get("changed_handler"),
+        ".zuno/RULES.md: mode, project root, diagnostics": [res.get("resident_mode"), res.get("resident_root"),
+                                                             res.get("resident_diagnostics")],
+        "Reject candidate… prompts": res.get("resident_reject_prompts"),
+        "RULES.md buffer and disk after Approve": [res.get("resident_buffer"), res.get("resident_disk")],
+    }
+    (CAPTURES / "emacs-after-write.txt").write_text(
+        head.format("state after the server's writes (buffers not shown, deleted files, resident file)")
+        + "\n".join(f"## {k}\n{json.dumps(v, ensure_ascii=False, indent=1)}\n" for k, v in facts.items()),
+        encoding="utf-8")
     menu = res.get("code_action_menu") or []
     (CAPTURES / "emacs-code-actions.txt").write_text(
         head.format("eglot-code-actions on a pending proposal (first entry = the default on RET)")

@@ -117,6 +117,22 @@ def write_captures(res: dict) -> None:
         (CAPTURES / "nvim-review-reattest.txt").write_text(
             head.format("review flow, `:Memzoi reattest` of a hand-edited attested record")
             + f"Question: {reattest.get('question')}\n\n" + reattest["screen"] + "\n", encoding="utf-8")
+    facts = {
+        "hidden buffer of the superseded record, after its supersede packet was applied":
+            {k: v for k, v in (res.get("supersede_apply") or {}).items() if k not in ("result",)},
+        "packet with an error finding rejected by its uri while its buffer was hidden": res.get("deleted_diagnostics"),
+        "memzoi/changed handler given the contract's params": res.get("changed_handler"),
+        "memzoi/inboxChanged while the inbox was shown": res.get("inbox_refresh"),
+        "Reject candidate… prompts": res.get("resident_reject_prompts"),
+        "resident approve: buffer after, messages": [res.get("resident_approve_buffer"),
+                                                     [n["msg"] for n in res.get("resident_approve_notes", [])]],
+        "resident undo: buffer after, messages": [res.get("resident_undo_buffer"),
+                                                  [n["msg"] for n in res.get("resident_undo_notes", [])]],
+    }
+    (CAPTURES / "nvim-after-write.txt").write_text(
+        head.format("state after the server's writes (hidden buffers, deleted files, resident decisions)")
+        + "\n".join(f"## {k}\n{json.dumps(v, ensure_ascii=False, indent=1)}\n" for k, v in facts.items()),
+        encoding="utf-8")
     lines = [f"[{n['level']}] {n['msg']}" for n in res.get("notes", [])]
     (CAPTURES / "nvim-messages.txt").write_text(
         head.format("notifications of the whole run (each one command line)") + "\n".join(lines)
