@@ -292,7 +292,8 @@ unsaved changes (its visible or buried state does not matter).  Returns the reve
         (when buf
           (if (or (eq (plist-get tch :deleted) t) (not (file-exists-p file)))
               ;; eglot's own handler with no diagnostics clears flymake's list for the buffer
-              (eglot-handle-notification nil 'textDocument/publishDiagnostics :uri uri :diagnostics [])
+              (eglot-handle-notification (with-current-buffer buf (eglot-current-server))
+                                         'textDocument/publishDiagnostics :uri uri :diagnostics [])
             (with-current-buffer buf
               (unless (buffer-modified-p)
                 (revert-buffer t t t)

@@ -58,4 +58,38 @@ function X.request(client, bufnr, command, arg, what, on_result)
   end, bufnr)
 end
 
+local PAST = { apply = 'Applied', reject = 'Rejected', supersede = 'Proposed supersede', tombstone = 'Proposed tombstone',
+  reattest = 'Re-attested', route_local = 'Routed to local memory', materialize = 'Materialized', undo = 'Undid change',
+  recover = 'Recovered' }
+
+--- One-line summary of a command result: the server's `message` (what happened, and to what) when it sends one,
+--- else one built from the change (operation, status, first file); a list or a report otherwise. The change id
+--- and the files stay in `require('memzoi').last_result`.
+---@return string
+function X.describe_result(result)
+  if type(result) ~= 'table' then
+    return tostring(result)
+  end
+  if type(result.message) == 'string' and result.message ~= '' then
+    return result.message
+  end
+  if result.change_id then
+    -- the file the change is about: the first one it leaves in place, without the `.memzoi/` prefix
+    local main
+    for _, f in ipairs(result.files or {}) do
+      if not main and f.after ~= 'absent' then
+        main = f.path
+      end
+    end
+    main = (main or (result.files and result.files[1] and result.files[1].path) or ''):gsub('^%.memzoi/', '')
+    local verb = result.status == 'undone' and ('Undid ' .. tostring(result.operation))
+      or PAST[result.operation] or tostring(result.operation)
+    return ('%s -> %s'):format(verb, main)
+  end
+  if vim.islist(result) then
+    return ('%d result(s)'):format(#result)
+  end
+  return vim.json.encode(result)
+end
+
 return X
