@@ -276,6 +276,13 @@
                 (put :resident_approve_result memzoi-last-result)
                 (put :resident_buffer (text-of (current-buffer)))
                 (put :resident_disk (disk-of rules))))
+            ;; 9b. Zuno's global resident file ($ZUNO_CONFIG_DIR/memory/MEMORY.md) opens in memzoi-mode and attaches.
+            (let ((global (expand-file-name "memory/MEMORY.md" (getenv "ZUNO_CONFIG_DIR"))))
+              (when (file-exists-p global)
+                (find-file global)
+                (put :global_mode (symbol-name major-mode))
+                (connect "eglot on the global MEMORY.md")
+                (put :global_managed (and eglot--managed-mode t))))
             ;; 10. M-x memzoi-reattest of a hand-edited attested record: the optional reason asked once, the diff of
             ;; the attested revision and the current text, then Apply (where the server previews reattest).
             (let* ((hand (expand-file-name ".memzoi/records/hand-edited-rule.md" root))

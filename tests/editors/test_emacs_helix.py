@@ -53,6 +53,8 @@ def emacs_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
         subprocess.run(cmd, cwd=ws["root"], env=commit_env, check=True, capture_output=True)
     builders.write(ws["root"], ".memzoi/records/hand-edited-rule.md",
                    builders.edit(attested, "Body of hand-edited-rule.", "Body of hand-edited-rule, edited by hand."))
+    (tmp / "zuno" / "memory").mkdir(parents=True)
+    (tmp / "zuno" / "memory" / "MEMORY.md").write_text("Prefer small commits.", encoding="utf-8")
     for key, content in (("MEMZOI_RESIDENT_ID", "Tabs only"), ("MEMZOI_RESIDENT_REJECT_ID", "Tabs!")):
         proposed = subprocess.run(
             [venv_bin("memzoi"), "resident", "propose", "--root", str(ws["root"]), "--json", "--scope", "project",
@@ -233,6 +235,7 @@ def test_emacs_attaches_to_zuno_rules_and_rejects_with_a_reason(emacs_run: dict)
     assert res["resident_reject_result"]["status"] == "rejected"
     assert res["resident_approve_result"]["status"] == "applied"
     assert res["resident_buffer"] == res["resident_disk"] == "Tabs only"  # the buffer was reverted
+    assert res["global_mode"] == "memzoi-mode" and res["global_managed"] is True  # $ZUNO_CONFIG_DIR/memory/MEMORY.md
 
 
 @pytest.mark.editor_packages
