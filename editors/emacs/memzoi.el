@@ -8,7 +8,8 @@
 
 ;;; Commentary:
 
-;; Markdown files inside a `.memzoi/' directory open in `memzoi-mode' (derived from `markdown-mode' when it is
+;; Markdown files inside a `.memzoi/' directory and Zuno's resident memory files (a project's `.zuno/RULES.md',
+;; the global `$ZUNO_CONFIG_DIR/memory/MEMORY.md') open in `memzoi-mode' (derived from `markdown-mode' when it is
 ;; installed, else `text-mode'), which eglot serves with memzoi-lsp.  Other Markdown files are untouched.
 ;; Recommended: the `markdown-mode' package (highlighting, and Markdown hovers).  Without it eglot asks for
 ;; plaintext hovers, which the server then sends.
@@ -16,7 +17,11 @@
 ;; `memzoi-reattest', `memzoi-preview', `memzoi-undo', `memzoi-history', `memzoi-check-workspace', `memzoi-search'.
 ;; Those that record a reason (reject, supersede, tombstone) ask for one in the minibuffer, also when they are
 ;; picked from `eglot-code-actions'; supersede then asks for the replacement's title (empty keeps the record's).
-;; Previews (`memzoi-preview', the Preview code actions) show the planned files as a diff in a read-only buffer.
+;; A change that has a preview (apply, supersede, tombstone, re-attest, materialize, resident approve) goes
+;; through one review flow when `memzoi-confirm-writes' is on (the default): its reason and title are asked once,
+;; every file it would write is shown as a diff in `*Memzoi preview*', then Apply or Cancel.  After any change
+;; the server wrote, its `memzoi/changed' notification reverts the buffers of the touched files and clears the
+;; diagnostics of deleted ones.
 ;; `memzoi-history' and `memzoi-undo' complete over the ledger's changes.
 ;;
 ;; Setup (see README.md):
@@ -41,6 +46,11 @@
   "Program and arguments that start the Memzoi language server."
   :type '(repeat string))
 
+(defcustom memzoi-confirm-writes t
+  "Non-nil: a change that has a preview is shown as a diff first and written only after Apply.
+This holds for code actions (`eglot-code-actions'), lenses and the `memzoi-' commands alike."
+  :type 'boolean)
+
 (defcustom memzoi-settings '()
   "Server settings (the `memzoi' section), as a plist.
 Example: \\='(:severity (:duplicate_content \"information\") :disabled [\"bom\"] :debounceMs 200)."
@@ -58,6 +68,32 @@ Example: \\='(:severity (:duplicate_content \"information\") :disabled [\"bom\"]
 
 ;;;###autoload
 (add-to-list 'auto-mode-alist '("/\\.memzoi/.*\\.md\\'" . memzoi-mode))
+
+(defun memzoi--global-resident ()
+  "Zuno's global resident memory file: $ZUNO_CONFIG_DIR/memory/MEMORY.md, else ~/.config/zuno/memory/MEMORY.md."
+  (let ((base (getenv "ZUNO_CONFIG_DIR")))
+    (expand-file-name "memory/MEMORY.md"
+                      (if (and base (not (string-empty-p base))) base (expand-file-name "~/.config/zuno")))))
+
+(defun memzoi-resident-file-p (&optional file)
+  "Non-nil when FILE (default: this buffer's file) is a resident memory file Zuno reads: a project's
+`.zuno/RULES.md' or the global MEMORY.md (zuno_paths: PROJECT_CONFIG_DIRECTORY, config()/memory)."
+  (when-let ((f (or file buffer-file-name)))
+    (let ((f (expand-file-name f)))
+      (or (string-match-p "/\\.zuno/RULES\\.md\\'" f)
+          (string= f (memzoi--global-resident))))))
+
+;; Resident memory files: Zuno's project file by name; the global one by its path (it moves with ZUNO_CONFIG_DIR,
+;; so it is recognised when visited rather than by a fixed pattern).
+;;;###autoload
+(add-to-list 'auto-mode-alist '("/\\.zuno/RULES\\.md\\'" . memzoi-mode))
+
+(defun memzoi--maybe-resident-mode ()
+  "Put the global resident memory file in `memzoi-mode' when it is visited."
+  (when (and buffer-file-name (not (derived-mode-p 'memzoi-mode)) (memzoi-resident-file-p))
+    (memzoi-mode)))
+
+(add-hook 'find-file-hook #'memzoi--maybe-resident-mode)
 
 (defclass memzoi-eglot-server (eglot-lsp-server) ()
   :documentation "The eglot connection to memzoi-lsp (adds window/showDocument for older eglot).")
@@ -88,10 +124,22 @@ Example: \\='(:severity (:duplicate_content \"information\") :disabled [\"bom\"]
          (expand-file-name dir))))
 
 (defun memzoi--project-find (dir)
-  "Make the directory holding `.memzoi' the project root of files under it (for eglot), from DIR."
-  (when-let* ((root (and (string-match-p "/\\.memzoi\\(/\\|\\'\\)" (expand-file-name dir))
-                         (locate-dominating-file dir ".memzoi"))))
-    (cons 'memzoi (expand-file-name root))))
+  "Make the directory holding `.memzoi' (or `.zuno', for a resident file) the project root of files under it (for
+eglot), from DIR; the global resident file's project is the project of the buffer's own `.memzoi' if any, else
+its folder."
+  (let ((d (expand-file-name dir)))
+    (when-let* ((root (cond ((string-match-p "/\\.memzoi\\(/\\|\\'\\)" d) (locate-dominating-file d ".memzoi"))
+                            ;; The root itself, when eglot asks (`eglot-lsp-context'): eglot looks its server up
+                            ;; from the project root too (while connecting, `default-directory' is the root), and a
+                            ;; (vc . ROOT) answer there missed the (memzoi . ROOT) server, so the buffer that
+                            ;; started the connection never got didOpen when `initialize' returned quickly.
+                            ((and (bound-and-true-p eglot-lsp-context)
+                                  (file-directory-p (expand-file-name ".memzoi" d)))
+                             d)
+                            ((string-match-p "/\\.zuno/?\\'" d) (locate-dominating-file d ".zuno"))
+                            ((and buffer-file-name (string= (expand-file-name buffer-file-name) (memzoi--global-resident)))
+                             (or (locate-dominating-file d ".memzoi") d)))))
+      (cons 'memzoi (expand-file-name root)))))
 
 (cl-defmethod project-root ((project (head memzoi)))
   "The root of a Memzoi PROJECT: the directory holding `.memzoi'."
@@ -99,8 +147,53 @@ Example: \\='(:severity (:duplicate_content \"information\") :disabled [\"bom\"]
 
 (add-hook 'project-find-functions #'memzoi--project-find)
 
+;; Connecting.  `eglot-ensure' connects from `post-command-hook', that is after the next command: a file visited
+;; while no command follows (the file given on the command line of a batch run or of `emacsclient', a buffer
+;; opened by a program) never got `didOpen'.  A timer runs as soon as Emacs waits, with or without a command, and
+;; the connection of a project is started once (eglot 1.9 registers a server only when `initialize' returns, so a
+;; second buffer of the project opened meanwhile must not start a second server).
+
+(defcustom memzoi-connect-timeout 120
+  "Seconds eglot waits for memzoi-lsp's answer to `initialize' (eglot's default, 30, is short for a large
+workspace on a loaded machine)."
+  :type 'integer)
+
+(defvar memzoi--connecting nil
+  "Project roots whose connection was started, with the time it was (an alist of (ROOT . FLOAT-TIME)); an entry
+older than `memzoi-connect-timeout' no longer holds a new connection back.")
+
+(defun memzoi--connect-buffer (buffer)
+  "Connect BUFFER (a `memzoi-mode' buffer) to its project's memzoi-lsp unless it is managed or its project's
+connection is under way; when that connection completes, eglot manages every buffer of the project."
+  (when (buffer-live-p buffer)
+    (with-current-buffer buffer
+      (unless (or eglot--managed-mode (not buffer-file-name))
+        (if (eglot-current-server)
+            (eglot--maybe-activate-editing-mode)
+          (let ((root (ignore-errors (expand-file-name (project-root (project-current))))))
+            (unless (and root (< (- (float-time) (or (cdr (assoc root memzoi--connecting)) 0))
+                                 memzoi-connect-timeout))
+              (when root
+                (setq memzoi--connecting (cons (cons root (float-time)) (assoc-delete-all root memzoi--connecting))))
+              (let ((eglot-connect-timeout memzoi-connect-timeout))
+                (apply #'eglot--connect (eglot--guess-contact))))))))))
+
+(defun memzoi--connection-started (server)
+  "Note that SERVER's connection (started here or by \\[eglot]) is under way for its project's root."
+  (when (cl-typep server 'memzoi-eglot-server)
+    (when-let ((root (ignore-errors (project-root (eglot--project server)))))
+      (setq memzoi--connecting (cons (cons (expand-file-name root) (float-time))
+                                     (assoc-delete-all (expand-file-name root) memzoi--connecting))))))
+
+(add-hook 'eglot-server-initialized-hook #'memzoi--connection-started)
+
+(defun memzoi-ensure ()
+  "Connect this buffer to memzoi-lsp as soon as Emacs waits (see `memzoi--connect-buffer')."
+  (let ((buffer (current-buffer)))
+    (run-with-timer 0 nil #'memzoi--connect-buffer buffer)))
+
 ;;;###autoload
-(add-hook 'memzoi-mode-hook #'eglot-ensure)
+(add-hook 'memzoi-mode-hook #'memzoi-ensure)
 
 ;;; Commands
 
@@ -136,45 +229,123 @@ Kept in step with vscode-extension/src/logic/commands.ts.")
          (advertised (append (plist-get provider :commands) nil)))
     (seq-find (lambda (n) (member n advertised)) names)))
 
+(defconst memzoi--past
+  '(("apply" . "Applied") ("reject" . "Rejected") ("supersede" . "Proposed supersede")
+    ("tombstone" . "Proposed tombstone") ("reattest" . "Re-attested") ("route_local" . "Routed to local memory")
+    ("materialize" . "Materialized") ("undo" . "Undid change") ("recover" . "Recovered"))
+  "What a change result's operation did, as the first words of its message.")
+
 (defun memzoi--describe (result)
-  "A one-line summary of RESULT (the CLI's --json shapes)."
-  (cond ((and (listp result) (plist-get result :change_id))
-         (format "change %s %s" (plist-get result :change_id) (or (plist-get result :status) "")))
+  "One sentence saying what RESULT (a command's answer) did, and to what.
+The server's `:message' when it sends one; else built from the change (operation, main file) or the resident
+candidate (decision, id); the change id and details stay in `memzoi-last-result'."
+  (cond ((and (listp result) (stringp (plist-get result :message)) (not (string-empty-p (plist-get result :message))))
+         (car (split-string (plist-get result :message) "\n")))
+        ((and (listp result) (plist-get result :change_id))
+         (let* ((files (append (plist-get result :files) nil))
+                (main (or (seq-find (lambda (f) (not (equal (plist-get f :after) "absent"))) files) (car files)))
+                (path (replace-regexp-in-string "\\`\\.memzoi/" "" (or (plist-get main :path) "")))
+                (op (plist-get result :operation)))
+           (format "%s %s" (if (equal (plist-get result :status) "undone") (format "Undid %s:" op)
+                             (concat (or (cdr (assoc op memzoi--past)) op) ":"))
+                   path)))
+        ((and (listp result) (plist-get result :target_path) (plist-get result :id))
+         (let ((status (plist-get result :status))
+               (file (plist-get result :target_path)))
+           (format "%s candidate %s -> %s"
+                   (pcase status ("applied" "Approved") ("rejected" "Rejected") ("undone" "Undid")
+                          (_ (format "Candidate is %s:" status)))
+                   (substring (plist-get result :id) 0 (min 16 (length (plist-get result :id))))
+                   (concat (file-name-nondirectory (directory-file-name (file-name-directory file))) "/"
+                           (file-name-nondirectory file)))))
         ((and (listp result) (plist-get result :error))
-         (format "refused: %s" (plist-get (plist-get result :error) :message)))
-        (t (format "%S" result))))
+         (format "refused: %s" (plist-get result :error)))
+        ((vectorp result) (format "%d result(s)" (length result)))
+        (t "Done")))
+
+(defun memzoi--label (command)
+  "A human name for the server COMMAND (a string): \"apply\", \"resident approve\", ..."
+  (let ((spec (memzoi--spec-of command)))
+    (cond (spec (replace-regexp-in-string "-" " " (symbol-name (car spec))))
+          ((string-prefix-p "memzoi.resident." command) (concat "resident " (substring command 16)))
+          (t (replace-regexp-in-string "\\." " " (replace-regexp-in-string "\\`memzoi\\." "" command))))))
 
 (defun memzoi--error-message (err)
-  "The server's message of the JSON-RPC error ERR (a refusal), else ERR printed."
-  (or (alist-get 'jsonrpc-error-message (cdr-safe err)) (format "%S" err)))
+  "The first line of the server's message of the JSON-RPC error ERR (a refusal: one piece of advice)."
+  (let ((msg (alist-get 'jsonrpc-error-message (cdr-safe err))))
+    (if msg (car (split-string msg "\n")) "the server refused (see the events buffer)")))
 
-(defun memzoi--refresh-buffers ()
-  "Revert unmodified buffers whose files a command changed on disk."
-  (dolist (b (buffer-list))
-    (with-current-buffer b
-      (when (and buffer-file-name (file-exists-p buffer-file-name)
-                 (not (buffer-modified-p)) (not (verify-visited-file-modtime b)))
-        (revert-buffer t t t)))))
+;;; Nothing stale after a write
+
+(defvar memzoi-inbox-changed-hook nil
+  "Run when the server says the pending proposals or resident candidates changed (`memzoi/inboxChanged').")
+
+(defun memzoi--changed (touched)
+  "Bring the buffers of TOUCHED (a sequence of (:uri URI :deleted BOOL)) in line with the disk.
+A buffer of a deleted file loses its diagnostics; the buffer of a rewritten file is reverted unless it has
+unsaved changes (its visible or buried state does not matter).  Returns the reverted buffers."
+  (let ((reverted nil))
+    (seq-doseq (tch touched)
+      (let* ((uri (plist-get tch :uri))
+             (file (and (stringp uri) (eglot--uri-to-path uri)))
+             (buf (and file (find-buffer-visiting file))))
+        (when buf
+          (if (or (eq (plist-get tch :deleted) t) (not (file-exists-p file)))
+              ;; eglot's own handler with no diagnostics clears flymake's list for the buffer
+              (eglot-handle-notification (with-current-buffer buf (eglot-current-server))
+                                         'textDocument/publishDiagnostics :uri uri :diagnostics [])
+            (with-current-buffer buf
+              (unless (buffer-modified-p)
+                (revert-buffer t t t)
+                (push buf reverted)))))))
+    reverted))
+
+(cl-defmethod eglot-handle-notification
+  ((_server memzoi-eglot-server) (_method (eql memzoi/changed)) &key touched &allow-other-keys)
+  "After a change the server wrote: revert the buffers of its TOUCHED files, clear those of deleted ones."
+  (memzoi--changed touched))
+
+(cl-defmethod eglot-handle-notification
+  ((_server memzoi-eglot-server) (_method (eql memzoi/inboxChanged)) &rest _)
+  "Pending proposals or resident candidates changed somewhere: run `memzoi-inbox-changed-hook'."
+  (run-hooks 'memzoi-inbox-changed-hook))
+
+(defun memzoi--reload-result (result)
+  "Revert the buffers of the files of RESULT (a change: `:files' with paths relative to the project root; a
+resident candidate: its `:target_path'), for a server that does not send `memzoi/changed'."
+  (when-let ((target (and (listp result) (plist-get result :target_path))))
+    (when (stringp target)
+      (memzoi--changed (vector (list :uri (eglot--path-to-uri target) :deleted :json-false)))))
+  (when-let* ((files (and (listp result) (plist-get result :files)))
+              (root (ignore-errors (project-root (eglot--project (eglot-current-server))))))
+    (memzoi--changed
+     (mapcar (lambda (f) (list :uri (eglot--path-to-uri (expand-file-name (plist-get f :path) root))
+                               :deleted (if (equal (plist-get f :after) "absent") t :json-false)))
+             (seq-filter (lambda (f) (stringp (plist-get f :path))) (append files nil))))))
+
+(defvar memzoi--reviewing nil
+  "Non-nil while the review flow asks for its preview.")
 
 (defun memzoi--execute (server command arguments &optional name)
-  "Send COMMAND with ARGUMENTS to SERVER; report the result or the refusal once.
-A preview's planned files are shown as a diff (`memzoi--show-preview').
-Returns the result, or nil after a refusal (a JSON-RPC error response)."""
-  (condition-case err
-      (let ((result (jsonrpc-request server :workspace/executeCommand
-                                     (list :command command :arguments arguments))))
-        (setq memzoi-last-result result)
-        (if (equal command "memzoi.preview")
-            (progn (memzoi--show-preview result)
-                   (message "Memzoi preview: %d file(s) in %s; nothing written"
-                            (length (plist-get result :files)) memzoi-preview-buffer))
-          (message "Memzoi %s: %s" (or name command) (memzoi--describe result))
-          (memzoi--refresh-buffers))
-        result)
-    (jsonrpc-error
-     (setq memzoi-last-result (list :error (memzoi--error-message err)))
-     (message "Memzoi %s refused: %s" (or name command) (memzoi--error-message err))
-     nil)))
+  "Send COMMAND with ARGUMENTS to SERVER; report the result or the refusal once, as a sentence.
+Returns the result, or nil after a refusal (a JSON-RPC error response).  NAME labels the refusal."
+  (let ((name (or name (memzoi--label command))))
+    (condition-case err
+        (let ((result (jsonrpc-request server :workspace/executeCommand
+                                       (list :command command :arguments arguments))))
+          (setq memzoi-last-result result)
+          (if (equal command "memzoi.preview")
+              (progn (memzoi--show-preview result)
+                     (unless memzoi--reviewing ; the review flow's question follows at once
+                       (message "Memzoi: preview of %d file(s) in %s; nothing written"
+                                (length (plist-get result :files)) memzoi-preview-buffer)))
+            (message "Memzoi: %s" (memzoi--describe result))
+            (memzoi--reload-result result))
+          result)
+      (jsonrpc-error
+       (setq memzoi-last-result (list :error (memzoi--error-message err)))
+       (message "Memzoi: %s refused: %s" name (memzoi--error-message err))
+       nil))))
 
 ;;; Previews
 
@@ -232,40 +403,141 @@ Returns the result, or nil after a refusal (a JSON-RPC error response)."""
   (let ((title (string-trim (read-string "New title (empty keeps the record's): "))))
     (unless (string-empty-p title) title)))
 
+;;; Review: preview, then write, as one flow
+
+(defconst memzoi--previewable
+  '(("memzoi.apply" "apply" "Apply" nil nil)
+    ("memzoi.supersede" "supersede" "Supersede" required t)
+    ("memzoi.tombstone" "tombstone" "Tombstone" required nil)
+    ("memzoi.reattest" "reattest" "Re-attest" optional nil)
+    ("memzoi.materialize" "materialize" "Materialize" nil nil)
+    ("memzoi.resident.approve" "approve" "Approve" nil nil))
+  "Changes that have a preview: server command, preview operation, label, reason (required, optional or nil), and
+whether a new title is asked.")
+
+(defun memzoi--ask (arg reason title)
+  "A copy of the plist ARG with what the change needs and ARG lacks, asked once: the REASON (`required' or
+`optional') and, when TITLE, a new title (empty keeps the record's)."
+  (let ((arg (copy-sequence arg)))
+    (when (and reason (not (plist-member arg :reason)))
+      (let ((r (memzoi--read-reason (eq reason 'required))))
+        (setq arg (plist-put arg :reason r))))
+    (when (and title (not (plist-member arg :title)))
+      (setq arg (plist-put arg :title (memzoi--read-title))))
+    ;; an optional answer left empty is not sent
+    (let (out)
+      (while arg
+        (unless (and (memq (car arg) '(:reason :title)) (null (cadr arg)))
+          (setq out (append out (list (car arg) (cadr arg)))))
+        (setq arg (cddr arg)))
+      out)))
+
+(defun memzoi--question (label preview)
+  "The Apply question of a PREVIEW: LABEL, the server's summary and the number of files."
+  (let ((n (length (plist-get preview :files))))
+    (format "%s: %s (%d file%s).  Apply? " label (or (plist-get preview :summary) "") n (if (= n 1) "" "s"))))
+
+(defun memzoi--review (server command arg)
+  "Preview, then write: ask what COMMAND needs once, show its preview as a diff, then Apply or Cancel.
+ARG is the plist argument of COMMAND (a key of `memzoi--previewable'); Apply sends exactly it.  Returns the
+command's result, or nil when cancelled or refused."
+  (pcase-let* ((`(,_ ,op ,label ,reason ,title) (assoc command memzoi--previewable))
+               (arg (memzoi--ask arg reason title))
+               (parg (list :uri (plist-get arg :uri) :operation op)))
+    (dolist (k '(:reason :title :body))
+      (when (plist-get arg k) (setq parg (plist-put parg k (plist-get arg k)))))
+    (when (plist-get arg :candidate_id)
+      (setq parg (plist-put parg :candidateId (plist-get arg :candidate_id))))
+    (let ((preview (let ((memzoi--reviewing t))
+                     (memzoi--execute server "memzoi.preview" (vector parg) (concat label " preview")))))
+      (when preview
+        (if (y-or-n-p (memzoi--question label preview))
+            (memzoi--execute server command (vector arg) (downcase label))
+          (message "Memzoi: %s cancelled; nothing written" label)
+          nil)))))
+
+(defun memzoi--plist-without (plist key)
+  "PLIST without KEY."
+  (let (out)
+    (while plist
+      (unless (eq (car plist) key) (setq out (append out (list (car plist) (cadr plist)))))
+      (setq plist (cddr plist)))
+    out))
+
+(defun memzoi--dispatch (server name arguments)
+  "Run the server command NAME (a string) with ARGUMENTS (a vector) as a code action, lens or command asks.
+`memzoi.review', `memzoi.reviewCandidate' and `memzoi.preview' are the review flow, as is every change that has
+a preview while `memzoi-confirm-writes' is on; a resident reject asks its reason; the rest is sent as it is,
+after asking a reason the command records."
+  (let ((arg (and (> (length arguments) 0) (listp (aref arguments 0)) (aref arguments 0))))
+    (cond
+     ((equal name "memzoi.review")
+      (memzoi--review server "memzoi.apply" (list :uri (plist-get arg :uri))))
+     ((equal name "memzoi.reviewCandidate")
+      (memzoi--review server "memzoi.resident.approve"
+                      (list :uri (plist-get arg :uri)
+                            :candidate_id (or (plist-get arg :candidateId) (plist-get arg :candidate_id)))))
+     ((equal name "memzoi.preview")
+      (let ((cmd (car (seq-find (lambda (p) (equal (nth 1 p) (plist-get arg :operation))) memzoi--previewable))))
+        (if cmd
+            (memzoi--review server cmd (memzoi--plist-without arg :operation))
+          (memzoi--execute server name arguments "preview"))))
+     ((and memzoi-confirm-writes arg (assoc name memzoi--previewable))
+      (memzoi--review server name arg))
+     ((equal name "memzoi.resident.reject")
+      (memzoi--execute server name (vector (memzoi--ask arg 'required nil)) "reject candidate"))
+     (t (memzoi--execute server name (memzoi--with-reason name arguments))))))
+
 (defun memzoi--with-reason (command arguments)
   "ARGUMENTS of COMMAND (from a code action) with what it needs beyond them, asked for when missing: the reason it
-requires and, for supersede, an optional new title.  A preview (`memzoi.preview') asks what the previewed change
-would."
+requires and, for supersede, an optional new title."
   (let* ((arg (and (> (length arguments) 0) (aref arguments 0)))
-         (op (and (equal command "memzoi.preview") (listp arg) (plist-get arg :operation)))
-         (spec (cdr (memzoi--spec-of (if op (concat "memzoi." op) command)))))
+         (spec (cdr (memzoi--spec-of command))))
     (if (not (and (listp arg) (or (plist-get spec :reason) (plist-get spec :title))))
         arguments
-      (let ((arg (copy-sequence arg)))
-        (when (and (eq (plist-get spec :reason) 'required) (not (plist-get arg :reason)))
-          (setq arg (plist-put arg :reason (memzoi--read-reason t))))
-        (when (and (plist-get spec :title) (not (plist-get arg :title)))
-          (let ((title (memzoi--read-title)))
-            (when title (setq arg (plist-put arg :title title)))))
-        (vector arg)))))
+      (vector (memzoi--ask arg (and (eq (plist-get spec :reason) 'required) 'required) (plist-get spec :title))))))
 
-;; Code actions run server commands through eglot; those that record a reason ask for it first (a server without
-;; one refuses), and every outcome is reported once.  eglot 1.9 (Debian 12) calls `eglot-execute-command';
-;; eglot 1.15 and later call `eglot-execute' with the whole action.
+;; Code actions run server commands through eglot: eglot 1.9 (Debian 12) calls `eglot-execute-command'; eglot 1.15
+;; and later call `eglot-execute' with the whole action.
 (cl-defmethod eglot-execute-command ((server memzoi-eglot-server) command arguments)
-  "Run the Memzoi COMMAND (a symbol) with ARGUMENTS on SERVER, asking for a reason when it needs one."
-  (let ((name (format "%s" command)))
-    (memzoi--execute server name (memzoi--with-reason name arguments))))
+  "Run the Memzoi COMMAND (a symbol) with ARGUMENTS on SERVER (`memzoi--dispatch')."
+  (memzoi--dispatch server (format "%s" command) arguments))
 
 (when (fboundp 'eglot-execute)
   (cl-defmethod eglot-execute ((server memzoi-eglot-server) action)
-    "Run ACTION (a Command or a CodeAction) on SERVER, asking for a reason when its command needs one."
+    "Run ACTION (a Command or a CodeAction) on SERVER (`memzoi--dispatch')."
     (let* ((edit (plist-get action :edit))
            (cmd (if (stringp (plist-get action :command)) action (plist-get action :command))))
       (when edit (eglot--apply-workspace-edit edit))
       (when cmd
-        (let ((name (plist-get cmd :command)))
-          (memzoi--execute server name (memzoi--with-reason name (or (plist-get cmd :arguments) []))))))))
+        (memzoi--dispatch server (plist-get cmd :command) (or (plist-get cmd :arguments) []))))))
+
+(defun memzoi--action-command (action)
+  "The command name (a string) ACTION (a CodeAction or a Command) runs, or nil."
+  (let ((c (plist-get action :command)))
+    (if (stringp c) c (plist-get c :command))))
+
+(defconst memzoi--safe-commands '("memzoi.review" "memzoi.reviewCandidate" "memzoi.preview")
+  "Code actions that write nothing by themselves: offered first, the first of them as the default.")
+
+(defun memzoi--review-first (args)
+  "The arguments (ACTIONS SERVER . REST) of eglot's code-action menu with Memzoi's safe actions first and the
+first of them the only preferred one (the menu's default, RET)."
+  (let ((actions (car args)) (server (cadr args)))
+    (if (not (cl-typep server 'memzoi-eglot-server))
+        args
+      (let* ((safe (seq-filter (lambda (a) (member (memzoi--action-command a) memzoi--safe-commands)) actions))
+             (rest (seq-remove (lambda (a) (member (memzoi--action-command a) memzoi--safe-commands)) actions)))
+        (if (null safe)
+            args
+          (cons (mapcar (lambda (a)
+                          (append (list :isPreferred (if (eq a (car safe)) t :json-false))
+                                  (memzoi--plist-without a :isPreferred)))
+                        (append safe rest))
+                (cdr args)))))))
+
+(when (fboundp 'eglot--read-execute-code-action)
+  (advice-add 'eglot--read-execute-code-action :filter-args #'memzoi--review-first))
 
 (defun memzoi--changes (server)
   "The ledger's changes (newest first) as (LABEL . CHANGE) pairs for `completing-read'."
@@ -307,6 +579,17 @@ REASON, QUERY and CHANGE-ID are asked for when the command needs them and they a
       (setq arg (plist-put arg :uri (eglot--path-to-uri buffer-file-name))))
     (when (eq target 'change)
       (setq arg (plist-put arg :change_id (or change-id (memzoi-read-change "Undo change: ")))))
+    (if (and memzoi-confirm-writes (assoc command memzoi--previewable))
+        ;; preview, then write: the review flow asks what is still missing, once
+        (memzoi--review server command
+                        (if (and reason (not (string-empty-p (string-trim reason))))
+                            (plist-put arg :reason (string-trim reason))
+                          arg))
+      (memzoi--run-now server command spec name arg reason query))))
+
+(defun memzoi--run-now (server command spec name arg reason query)
+  "Send COMMAND (of SPEC, named NAME) to SERVER with ARG after asking the REASON, title or QUERY it still needs."
+  (progn
     (pcase (plist-get spec :reason)
       ('required
        (setq arg (plist-put arg :reason (or (and reason (not (string-empty-p (string-trim reason))) (string-trim reason))
@@ -333,21 +616,18 @@ REASON, QUERY and CHANGE-ID are asked for when the command needs them and they a
        (interactive (list (read-string "Reason (required): "))) (memzoi-run 'tombstone reason))
 (defun memzoi-reattest () "Accept a hand edit of this record." (interactive) (memzoi-run 'reattest))
 (defun memzoi-preview (operation)
-  "Show the planned files of OPERATION on this buffer's file as a diff; nothing is written.
-OPERATION is apply (a pending proposal), supersede or tombstone (a record); the
-same questions as the change itself are asked (reason, title)."
+  "Review OPERATION on this buffer's file: its planned files as a diff, then Apply or Cancel.
+OPERATION is apply (a pending proposal), supersede, tombstone or reattest (a record); the same questions as
+the change itself are asked, once (reason, title)."
   (interactive
    (list (if (and buffer-file-name (string-match-p "/proposals/pending/" buffer-file-name))
              "apply"
-           (completing-read "Preview: " '("supersede" "tombstone") nil t))))
+           (completing-read "Preview: " '("supersede" "tombstone" "reattest") nil t))))
   (when (buffer-modified-p)
     (user-error "Memzoi: save the buffer first; a preview plans from the file on disk"))
-  (let ((server (memzoi--server)))
-    (memzoi--execute server "memzoi.preview"
-                     (memzoi--with-reason "memzoi.preview"
-                                          (vector (list :uri (eglot--path-to-uri buffer-file-name)
-                                                        :operation operation)))
-                     "preview")))
+  (memzoi--dispatch (memzoi--server) "memzoi.preview"
+                    (vector (list :uri (eglot--path-to-uri buffer-file-name) :operation operation))))
+(defalias 'memzoi-review #'memzoi-preview)
 (defun memzoi-undo (change-id) "Undo the change CHANGE-ID (chosen from the ledger's changes)."
        (interactive (list (memzoi-read-change "Undo change: "))) (memzoi-run 'undo nil nil change-id))
 (defun memzoi-history ()

@@ -6,7 +6,8 @@
 --- (recognised by their `schema`) in a project that has one, and to Zuno's resident memory files (`.zuno/RULES.md`
 --- and the global `MEMORY.md`); the root is the directory holding `.memzoi/` (or `.zuno/`).
 --- A global `:Memzoi {subcommand}` command (with completion) works from any buffer; code actions that need a
---- reason ask for it with `vim.ui.input` (see editors/nvim/README.md).
+--- reason ask for it with `vim.ui.input`, and a change that has a preview shows it first (one diff tab, then
+--- Apply or Cancel; `require('memzoi').setup{ confirm_writes = false }` writes at once). See editors/nvim/README.md.
 ---
 --- Override the program with `vim.lsp.config('memzoi', { cmd = { '/path/to/.venv/bin/memzoi-lsp' } })`
 --- and server settings with `settings = { memzoi = { severity = { duplicate_content = 'information' } } }`.
@@ -26,6 +27,13 @@ return {
     end
   end,
   settings = { memzoi = vim.empty_dict() },
-  -- Client-side handlers of the commands code actions and lenses run: they prompt for reasons, show previews.
+  -- Client-side handlers of the commands code actions and lenses run: they prompt for reasons and send every
+  -- change that has a preview through the review flow (ask once, diff, then Apply or Cancel).
   commands = memzoi.client_commands(),
+  -- memzoi/changed reloads the buffers of the files a change wrote (hidden ones too) and clears the diagnostics
+  -- of deleted ones; memzoi/inboxChanged refreshes the inbox or resident quickfix list.
+  handlers = require('memzoi.sync').handlers(),
+  -- Hovers as plain text: Neovim's Markdown view shows backslash escapes literally (`https\://`), and the server
+  -- writes plain text for a client that prefers it.
+  capabilities = { textDocument = { hover = { contentFormat = { 'plaintext', 'markdown' } } } },
 }

@@ -20,19 +20,25 @@ function X.proposal_items(listing)
 end
 
 --- `:Memzoi inbox`: the pending proposals with the server's verdict on each in the quickfix list (the packet files
---- alone, from `root`, when no server offers the listing).
-function X.inbox(client, bufnr, root)
+--- alone, from `root`, when no server offers the listing). `action` 'r' refreshes the shown list in place, quietly
+--- (after `memzoi/inboxChanged`).
+function X.inbox(client, bufnr, root, action)
   local caps = client and (client.server_capabilities.executeCommandProvider or {}).commands or {}
   if not vim.tbl_contains(caps, 'memzoi.proposals.list') then
     local items = X.inbox_items(root)
-    ui.show_quickfix('Memzoi inbox', items)
-    return ui.notify(('%d pending proposal(s)'):format(#items))
+    ui.show_quickfix('Memzoi inbox', items, action)
+    if action ~= 'r' then
+      ui.notify(('%d pending proposal(s)'):format(#items))
+    end
+    return
   end
   ui.request(client, bufnr, 'memzoi.proposals.list', vim.empty_dict(), 'inbox', function(listing)
     local items = X.proposal_items(listing)
-    ui.show_quickfix('Memzoi inbox', items)
+    ui.show_quickfix('Memzoi inbox', items, action)
     local blocked = #vim.tbl_filter(function(p) return not p.can_apply end, listing.proposals or {})
-    ui.notify(('%d pending proposal(s), %d blocked'):format(#items, blocked))
+    if action ~= 'r' then
+      ui.notify(('%d pending proposal(s), %d blocked'):format(#items, blocked))
+    end
   end)
 end
 
@@ -91,19 +97,17 @@ function X.resident_items(listing)
 end
 
 --- `:Memzoi resident [approve ID | reject ID [REASON] | undo ID]`: without arguments, lists both resident files and
---- their candidates in the quickfix list; with a verb, runs it on the candidate.
-function X.resident(client, bufnr, fargs)
+--- their candidates in the quickfix list (`action` 'r': refresh it in place); with a verb, decides the candidate
+--- (`resident_decide`).
+function X.resident(client, bufnr, fargs, action)
   local verb, id, rest = vim.trim(fargs or ''):match('^(%S*)%s*(%S*)%s*(.*)$')
   local arg = vim.empty_dict()
   if vim.uri_from_bufnr(bufnr):match('^file:') then
     arg.uri = vim.uri_from_bufnr(bufnr)
   end
-  local function call(command, on_result)
-    ui.request(client, bufnr, command, arg, ('resident %s'):format(verb ~= '' and verb or 'list'), on_result)
-  end
   if verb == '' then
-    return call('memzoi.resident.list', function(result)
-      ui.show_quickfix('Memzoi resident memory', X.resident_items(result))
+    return ui.request(client, bufnr, 'memzoi.resident.list', arg, 'resident list', function(result)
+      ui.show_quickfix('Memzoi resident memory', X.resident_items(result), action)
     end)
   end
   if not vim.tbl_contains({ 'approve', 'reject', 'undo' }, verb) or id == '' then
@@ -113,10 +117,38 @@ function X.resident(client, bufnr, fargs)
   if rest ~= '' then
     arg.reason = rest
   end
-  call('memzoi.resident.' .. verb, function(result)
-    ui.notify(('resident %s: candidate %s %s'):format(verb, result.id, result.status))
-    vim.cmd('silent! checktime')
-  end)
+  X.resident_decide(client, bufnr, verb, arg)
+end
+
+local VERBS = { approve = 'Approved', reject = 'Rejected', undo = 'Undid', recover = 'Recovered' }
+
+--- Decides the resident candidate `arg.candidate_id` of the file `arg.uri` (`verb`: approve, reject, undo,
+--- recover): a reject asks its reason (required, as for proposals); an approve goes through the review flow while
+--- `confirm_writes` is on. One message on the command line, and the resident file's buffers are re-read.
+function X.resident_decide(client, bufnr, verb, arg)
+  local memzoi = require('memzoi')
+  local command = 'memzoi.resident.' .. verb
+  local function run(cmd, a)
+    ui.request(client, bufnr, cmd, a, ('%s candidate'):format(verb), function(result)
+      local msg = type(result) == 'table' and type(result.message) == 'string' and result.message
+        or ('%s candidate %s (%s)'):format(VERBS[verb] or verb, tostring(a.candidate_id):sub(1, 16),
+          type(result) == 'table' and result.status or 'done')
+      memzoi.last_write = result
+      ui.notify(msg)
+      local target = type(result) == 'table' and result.target_path
+      local fname = type(target) == 'string' and target or (a.uri and vim.uri_to_fname(a.uri))
+      if fname then
+        require('memzoi.sync').changed({ touched = { { uri = vim.uri_from_fname(fname), deleted = false } } })
+      end
+    end)
+  end
+  if verb == 'approve' and memzoi.options.confirm_writes then
+    return require('memzoi.review').review(client, bufnr, { command = command, arg = arg }, run)
+  end
+  local spec = { reason = verb == 'reject' and 'required' or nil }
+  require('memzoi.prompts').with_reason(spec, arg, function()
+    run(command, arg)
+  end, 'Reject candidate')
 end
 
 --- Local-memory candidates as quickfix items (`:Memzoi local`); `listing` is the result of the server's

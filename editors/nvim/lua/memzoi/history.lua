@@ -1,4 +1,4 @@
---- Memzoi for Neovim: the ledger history in the quickfix list and `vim.ui.select`, and previews as diff splits.
+--- Memzoi for Neovim: the ledger history in the quickfix list and `vim.ui.select`.
 local X = {}
 local ui = require('memzoi.ui')
 
@@ -20,27 +20,6 @@ function X.history_items(root, changes)
     })
   end
   return items
-end
-
---- Opens each file of a preview (`memzoi.preview` result) in a new tab as a diff of before and after.
-function X.show_preview(result)
-  for _, f in ipairs(result.files or {}) do
-    vim.cmd('tabnew')
-    local function scratch(text, label)
-      local b = vim.api.nvim_get_current_buf()
-      vim.bo[b].buftype = 'nofile'
-      vim.bo[b].bufhidden = 'wipe'
-      vim.bo[b].swapfile = false
-      vim.api.nvim_buf_set_lines(b, 0, -1, false, vim.split(text or '', '\n', { plain = true }))
-      pcall(vim.api.nvim_buf_set_name, b, ('memzoi-preview://%s/%s'):format(label, f.path))
-      vim.bo[b].modifiable = false
-      vim.cmd('diffthis')
-    end
-    scratch(f.before, 'before')
-    vim.cmd('vnew')
-    scratch(f.after, 'after')
-  end
-  X.last_preview = result
 end
 
 --- The project's ledger changes, newest first (synchronously, for completion), or `{}`.

@@ -1,10 +1,18 @@
 --- Memzoi for Neovim: one global `:Memzoi {subcommand}` command (with completion, from any buffer) that calls the
 --- memzoi-lsp server's commands (`workspace/executeCommand`), and client-side handlers (the config's `commands`
 --- field) for the server commands that code actions and code lenses run, which prompt with `vim.ui.input` for the
---- reasons lifecycle changes record and show previews as diff splits.
+--- reasons lifecycle changes record, and run every change that has a preview through the review flow
+--- (lua/memzoi/review.lua: ask once, show the diff, then Apply or Cancel).
 local M = {}
 local ui = require('memzoi.ui')
 local prompts = require('memzoi.prompts')
+local review = require('memzoi.review')
+local sync = require('memzoi.sync')
+
+--- Options (`require('memzoi').setup{ confirm_writes = true }`): `confirm_writes` sends a change that has a preview
+--- (apply, supersede, tombstone, re-attest, materialize, resident approve) through the review flow when it is
+--- started from a code action, a lens or `:Memzoi`; false writes at once.
+M.options = { confirm_writes = true }
 local notify, show_quickfix = ui.notify, ui.show_quickfix
 -- The helper modules' functions are part of this module's interface (`require('memzoi').root_of`, …).
 for _, name in ipairs({ 'memzoi.roots', 'memzoi.history', 'memzoi.candidates' }) do
@@ -61,24 +69,8 @@ function M.resolve(client, spec)
   return nil
 end
 
---- One-line summary of a command result (the CLI's --json shapes: a change, a list, or a report).
----@return string
-function M.describe_result(result)
-  if type(result) ~= 'table' then
-    return vim.inspect(result)
-  end
-  if result.change_id then
-    local files = {}
-    for _, f in ipairs(result.files or {}) do
-      table.insert(files, ('%s (%s -> %s)'):format(f.path, f.before, f.after))
-    end
-    return ('change %s %s: %s'):format(result.change_id, result.status or '', table.concat(files, ', '))
-  end
-  if vim.islist(result) then
-    return ('%d result(s)'):format(#result)
-  end
-  return vim.json.encode(result)
-end
+--- One-line summary of a command result (lua/memzoi/ui.lua `describe_result`).
+M.describe_result = ui.describe_result
 
 local function is_pending_proposal(fname)
   return fname:match('/%.memzoi/proposals/pending/[^/]+%.md$') ~= nil
@@ -126,10 +118,40 @@ local function execute(client, bufnr, spec, server_cmd, ctx, on_result)
       show_quickfix('Memzoi history', items)
       return notify(('%d change(s) in the history; :Memzoi undo ID'):format(#items))
     end
-    notify(('%s: %s'):format(M.subcommand(spec), M.describe_result(result)))
-    -- Lifecycle commands write files on disk: reload unmodified buffers that changed.
-    vim.cmd('silent! checktime')
+    M.last_write = result
+    notify(M.describe_result(result))
+    -- The change is on disk: reload the buffers of its files (the server's memzoi/changed does the same; this
+    -- covers a server that does not send it).
+    M.reload_result(client, result)
   end, bufnr)
+end
+
+--- Reloads the buffers of every file of a change result (`files = {{path, before, after}}`, paths relative to the
+--- client's root) through the `memzoi/changed` handler; a file the change removed loses its diagnostics.
+function M.reload_result(client, result)
+  if type(result) ~= 'table' or type(result.files) ~= 'table' or not client or not client.root_dir then
+    return
+  end
+  local touched = {}
+  for _, f in ipairs(result.files) do
+    if type(f) == 'table' and type(f.path) == 'string' then
+      table.insert(touched, { uri = vim.uri_from_fname(vim.fs.joinpath(client.root_dir, f.path)), deleted = f.after == 'absent' })
+    end
+  end
+  sync.changed({ touched = touched })
+end
+
+--- Runs `spec`'s server command `server_cmd` with `ctx`: through the review flow when it has a preview and
+--- `confirm_writes` is on, else after asking for its reason.
+local function run_or_review(client, bufnr, spec, server_cmd, ctx)
+  if M.options.confirm_writes and review.PREVIEWABLE[server_cmd] then
+    return review.review(client, bufnr, { command = server_cmd, arg = ctx }, function(cmd, arg)
+      execute(client, bufnr, spec, cmd, arg)
+    end)
+  end
+  prompts.with_reason(spec, ctx, function()
+    execute(client, bufnr, spec, server_cmd, ctx)
+  end, M.subcommand(spec))
 end
 
 --- The memzoi client of `bufnr`, else any running memzoi client (commands work from any buffer).
@@ -138,10 +160,6 @@ function M.client_for(bufnr)
 end
 
 --- Asks for the reason `spec` records and a new title where it takes one (lua/memzoi/prompts.lua), then `go`.
-local function with_reason(spec, ctx, go)
-  prompts.with_reason(spec, ctx, go, M.subcommand(spec))
-end
-
 --- Gathers what `spec` needs (target file, change id, query, reason) and runs it. `text` is what was typed after
 --- the subcommand (`:Memzoi reject duplicate of X` gives the reason, `:Memzoi undo ID` the change).
 function M.run(bufnr, spec, text)
@@ -197,10 +215,10 @@ function M.run(bufnr, spec, text)
   if spec.reason and text ~= '' then
     ctx.reason = text
   end
-  local function go()
-    execute(client, bufnr, spec, server_cmd, ctx)
-  end
   if spec.query then
+    local function go()
+      execute(client, bufnr, spec, server_cmd, ctx)
+    end
     if text ~= '' then
       ctx.query = text
       return go()
@@ -212,12 +230,12 @@ function M.run(bufnr, spec, text)
       end
     end)
   end
-  with_reason(spec, ctx, go)
+  run_or_review(client, bufnr, spec, server_cmd, ctx)
 end
 
 --- `:Memzoi` subcommands beyond the command table: the inbox, resident memory, local candidates, preview and
 --- restart.
-local EXTRA = { 'inbox', 'resident', 'local', 'preview', 'restart' }
+local EXTRA = { 'inbox', 'resident', 'local', 'preview', 'review', 'restart' }
 
 --- Completion of `:Memzoi`: subcommands, then change ids for `undo`/`recover` and modes for `recover`.
 function M.complete(arglead, cmdline, _)
@@ -275,7 +293,7 @@ function M.dispatch(args)
     return M.resident(client, bufnr, rest)
   elseif sub == 'local' and client then
     return M.local_candidates(client, bufnr, rest)
-  elseif sub == 'preview' and client then
+  elseif (sub == 'preview' or sub == 'review') and client then
     local name = vim.api.nvim_buf_get_name(bufnr)
     local op = rest ~= '' and rest or (is_pending_proposal(name) and 'apply' or 'materialize')
     return M.preview(client, bufnr, { uri = vim.uri_from_bufnr(bufnr), operation = op })
@@ -294,58 +312,77 @@ function M.dispatch(args)
   notify(('unknown subcommand %q; see :Memzoi <Tab>'):format(sub or ''), vim.log.levels.WARN)
 end
 
---- Asks the server for the preview of `arg` (`{uri, operation, reason?, title?}`) and shows it as diff splits. A
---- supersede or tombstone preview asks for what the change itself would (the reason; for supersede a new title).
+--- The review flow of `arg` (`{uri, operation, reason?, title?, candidate_id?}`): asks what the change itself
+--- would (once), shows its preview as one diff tab, then offers Apply / Cancel (lua/memzoi/review.lua).
 function M.preview(client, bufnr, arg)
-  local spec = { name = 'Preview', server = { 'memzoi.preview' } }
-  local op = arg.operation
-  local needs = { name = 'Preview' }
-  for _, s in ipairs(M.commands) do
-    if s.server[1] == 'memzoi.' .. tostring(op) then
-      needs.reason, needs.new_title = s.reason, s.new_title
-    end
+  local command = review.command_of(arg.operation)
+  if not command then
+    return notify(('nothing to preview for %q'):format(tostring(arg.operation)), vim.log.levels.WARN)
   end
-  with_reason(needs, arg, function()
-    execute(client, bufnr, spec, 'memzoi.preview', arg, M.show_preview)
+  local spec = M.spec_of(command) or { name = review.PREVIEWABLE[command].label, server = { command } }
+  local given = vim.deepcopy(arg)
+  given.operation = nil
+  local req = { command = command, arg = given }
+  review.review(client, bufnr, req, function(cmd, a)
+    execute(client, bufnr, spec, cmd, a)
   end)
 end
 
+--- The entry of `M.commands` whose server command is `command`, or nil.
+function M.spec_of(command)
+  for _, s in ipairs(M.commands) do
+    if vim.tbl_contains(s.server, command) then
+      return s
+    end
+  end
+  return nil
+end
+
 --- Client-side handlers of the server commands that code actions and code lenses run (the config's `commands`
---- field): they prompt for what the command needs (`vim.ui.input` for reasons), send it, and report once.
+--- field): they ask for what the command needs (`vim.ui.input` for reasons), go through the review flow where the
+--- change has a preview, send it with the target the action named, and report once.
 function M.client_commands()
   local handlers = {}
-  for _, spec in ipairs(M.commands) do
-    handlers[spec.server[1]] = function(command, ctx)
+  local function with_client(fn)
+    return function(command, ctx)
       local client = vim.lsp.get_client_by_id(ctx.client_id)
-      if not client then
-        return
+      if client then
+        local given = (command.arguments or {})[1]
+        fn(client, ctx.bufnr, type(given) == 'table' and vim.deepcopy(given) or {}, command.command)
       end
-      local given = (command.arguments or {})[1]
-      local arg = type(given) == 'table' and vim.deepcopy(given) or {}
-      with_reason(spec, arg, function()
-        execute(client, ctx.bufnr, spec, command.command, arg)
-      end)
     end
   end
-  handlers['memzoi.preview'] = function(command, ctx)
-    local client = vim.lsp.get_client_by_id(ctx.client_id)
-    if client then
-      M.preview(client, ctx.bufnr, vim.deepcopy((command.arguments or {})[1] or {}))
-    end
+  for _, spec in ipairs(M.commands) do
+    handlers[spec.server[1]] = with_client(function(client, bufnr, arg, name)
+      run_or_review(client, bufnr, spec, name, arg)
+    end)
   end
+  handlers['memzoi.preview'] = with_client(M.preview)
+  -- Review first (contract §3): the default action on a pending proposal / a resident candidate.
+  handlers['memzoi.review'] = with_client(function(client, bufnr, arg)
+    M.preview(client, bufnr, { uri = arg.uri, operation = 'apply' })
+  end)
+  handlers['memzoi.reviewCandidate'] = with_client(function(client, bufnr, arg)
+    M.resident_decide(client, bufnr, 'approve', { uri = arg.uri, candidate_id = arg.candidateId or arg.candidate_id })
+  end)
+  for _, verb in ipairs({ 'approve', 'reject', 'undo', 'recover' }) do
+    handlers['memzoi.resident.' .. verb] = with_client(function(client, bufnr, arg)
+      M.resident_decide(client, bufnr, verb, arg)
+    end)
+  end
+  -- An informational lens (the resident file's cap usage) has an empty command: running it does nothing.
+  handlers[''] = function() end
   -- The resident files' code lens "N pending candidates: Review" opens them in the quickfix list.
-  handlers['memzoi.resident.review'] = function(_, ctx)
-    local client = vim.lsp.get_client_by_id(ctx.client_id)
-    if client then
-      M.resident(client, ctx.bufnr, '')
-    end
-  end
+  handlers['memzoi.resident.review'] = with_client(function(client, bufnr)
+    M.resident(client, bufnr, '')
+  end)
   return handlers
 end
 
---- Creates the global `:Memzoi` command (once). The server config (lsp/memzoi.lua) calls it, so it exists whatever
---- `on_attach` the user sets.
-function M.setup()
+--- Creates the global `:Memzoi` command (once) and takes `opts` (`{confirm_writes = bool}`, see `M.options`). The
+--- server config (lsp/memzoi.lua) calls it, so it exists whatever `on_attach` the user sets.
+function M.setup(opts)
+  M.options = vim.tbl_extend('force', M.options, opts or {})
   if M._setup then
     return
   end
