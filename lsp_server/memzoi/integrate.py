@@ -153,6 +153,15 @@ def decode(data: bytes | None, shown: str) -> tuple[str, bool]:
     return text, bom
 
 
+def _masked(text: str) -> str:
+    """``text`` with the spans the credential and personal-data detectors match replaced by ``[redacted]``."""
+    from .safety.redact import redact, secret_spans
+    from .safety.scan import collect_hits
+
+    spans = secret_spans(collect_hits(text))  # type: ignore[arg-type]  (hits carry code, start and end)
+    return redact(text, spans) if spans else text
+
+
 @dataclass(frozen=True)
 class InstructionPlan:
     """What writing the block would do to one file: ``path`` (as shown: relative to the project root when inside
@@ -174,9 +183,10 @@ class InstructionPlan:
 
     def diff(self) -> str:
         """The unified diff (``a/PATH`` → ``b/PATH``, ``git apply`` takes it from the project root); empty when
-        unchanged."""
-        before = decode(self.before, self.path)[0].splitlines(keepends=True)
-        after = decode(self.after, self.path)[0].splitlines(keepends=True)
+        unchanged. Its context lines repeat text of the file, so what a credential or personal-data detector
+        matches there is masked (:func:`memzoi.safety.redact.redact`), as ``memzoi upgrade`` masks its diffs."""
+        before = _masked(decode(self.before, self.path)[0]).splitlines(keepends=True)
+        after = _masked(decode(self.after, self.path)[0]).splitlines(keepends=True)
         old = "/dev/null" if self.before is None else f"a/{self.path}"
         return "".join(difflib.unified_diff(before, after, old, f"b/{self.path}"))
 

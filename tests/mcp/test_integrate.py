@@ -193,3 +193,15 @@ def test_command_line_end_to_end(project, home):
     check = subprocess.run([str(MEMZOI), "check", "--format", "json"], cwd=project, env=env, capture_output=True,
                            text=True, timeout=120)
     assert check.returncode == 0, check.stdout
+
+
+def test_the_diff_never_echoes_a_secret_of_the_file(project, home, capsys):
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4" + "rS6tU8vW0xY2zA4"  # assembled at run time
+    (project / "AGENTS.md").write_text(f"# Agents\n\nDeploy with {token} please.\n")
+    code, out = run(capsys, "integrate", "instructions", "--root", str(project))
+    assert code == 0 and "[redacted]" in out["diff"] and token not in out["diff"]
+    capsys.readouterr()
+    assert memzoi(["integrate", "instructions", "--root", str(project), "--write"]) == 0
+    captured = capsys.readouterr()
+    assert token not in captured.out + captured.err
+    assert token in (project / "AGENTS.md").read_text()  # the file itself keeps its text
