@@ -83,7 +83,7 @@ def test_no_machine_path_in_the_committed_mcp_json():
 
 def launch(name: str, server: dict, project: Path, home: Path, zuno: Path, elsewhere: Path) -> StdioServerParameters:
     """How the client of snippet ``name`` starts ``server`` (reference agent-clients.md)."""
-    command = str(SERVER) if server["command"] in (COMMAND, "memzoi-mcp") else server["command"]
+    command = str(SERVER) if server["command"] == COMMAND else server["command"]  # a bare name: found on PATH
     args = [str(project) if a in (PROJECT, "${workspaceFolder}") else a for a in server.get("args", [])]
     user = {"MEMZOI_HOME": str(home), "ZUNO_CONFIG_DIR": str(zuno), "HOME": str(elsewhere),
             "PATH": f"{SERVER.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
