@@ -1,7 +1,8 @@
 """Real agent clients, installed from the npm registry by scripts/install_agent_clients.sh: Claude Code's
 ``claude mcp add`` then ``claude mcp list`` shows ``memzoi-mcp`` "✔ Connected" (and so does a committed
-``.mcp.json`` once approved), and Codex CLI's ``codex mcp list`` reads the documented snippet with its
-``env_vars``. The snippets are what ``memzoi mcp config`` prints; no account or API key is used."""
+``.mcp.json`` once approved), Claude Code loads ``.zuno/RULES.md`` into its prompt through the
+``@.zuno/RULES.md`` import ``memzoi integrate instructions --resident-import`` writes into ``CLAUDE.md``, and
+Codex CLI's ``codex mcp list`` reads the documented snippet with its ``env_vars``. The snippets are what ``memzoi mcp config`` prints; no account or API key is used."""
 
 from __future__ import annotations
 
@@ -97,3 +98,29 @@ def test_codex_mcp_list_reads_the_documented_snippet(bin_dir, env, tmp_path):
     assert server["enabled"] and server["transport"]["type"] == "stdio"
     assert server["transport"]["command"] == SERVER and server["transport"]["args"] == []
     assert server["transport"]["env_vars"] == list(PASSED_ENV)
+
+
+def memory_files(bin_dir: Path, project: Path, env: dict[str, str]) -> list[str]:
+    """The paths of the "Memory Files" Claude Code loads into its prompt (``claude -p /context``, which runs
+    locally: no model is called)."""
+    done = run([str(bin_dir / "claude"), "-p", "/context"], project, env)
+    assert done.returncode == 0, done.stderr
+    section = done.stdout.split("### Memory Files", 1)[1].split("###", 1)[0]
+    return [cells[2].strip() for cells in (row.split("|") for row in section.splitlines())
+            if len(cells) > 3 and cells[2].strip().startswith("/")]
+
+
+@pytest.mark.parametrize("resident_import", [True, False])
+def test_claude_code_loads_the_resident_file_through_the_block(bin_dir, env, tmp_path, resident_import,
+                                                               monkeypatch):
+    from memzoi.cli.main import main as memzoi
+
+    project = make_project(tmp_path / "repo")
+    (project / ".zuno").mkdir()
+    (project / ".zuno" / "RULES.md").write_text("Run make lint before pushing.\n")
+    monkeypatch.setenv("MEMZOI_HOME", env["MEMZOI_HOME"])
+    argv = ["integrate", "instructions", "--root", str(project), "--file", "CLAUDE.md", "--write"]
+    assert memzoi([*argv, "--resident-import"] if resident_import else argv) == 0
+    loaded = memory_files(bin_dir, project, env)
+    assert str(project / "CLAUDE.md") in loaded
+    assert (str(project / ".zuno" / "RULES.md") in loaded) == resident_import, loaded
