@@ -19,7 +19,7 @@ from importlib import import_module
 from .. import __version__
 
 #: Command modules, in help order. Each has ``register(subparsers)`` which sets ``func`` on its parser.
-COMMANDS = ["init", "check", "upgrade", "proposals", "local", "supersede", "tombstone", "materialize", "reattest", "undo", "history", "reconcile", "resident", "rebuild", "search", "doctor", "explain", "schema", "completion"]
+COMMANDS = ["init", "check", "upgrade", "proposals", "local", "supersede", "tombstone", "materialize", "reattest", "undo", "history", "reconcile", "resident", "rebuild", "search", "integrate", "export", "mcp", "doctor", "explain", "schema", "completion"]
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
