@@ -15,10 +15,15 @@ def _candidate(c) -> dict[str, Any]:
 
 
 def pending_candidates(root: Path) -> list[dict[str, Any]]:
-    """The project's resident-memory candidates awaiting review (``status: pending``), newest first."""
+    """The project's resident-memory candidates awaiting review (``status: pending``), newest first; none when
+    the project's configuration cannot say where its resident files are (``get_resident_memory`` says why)."""
+    from ..ledger import Refusal
     from ..resident.views import candidates_for
 
-    return [_candidate(c) for c in candidates_for(root) if c.status == "pending"]
+    try:
+        return [_candidate(c) for c in candidates_for(root) if c.status == "pending"]
+    except Refusal:  # an invalid configuration costs the resident listing only, never the proposals' inbox
+        return []
 
 
 def get_resident_memory(root: Path) -> dict[str, Any]:
