@@ -2,9 +2,9 @@
 // and Local memory sections. Every row and button follows what the server answered (see logic/inbox.ts).
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, State } from 'vscode-languageclient/node';
-import { type InboxItem, localRows, proposalRows, residentRows, startupOver, uncertainRows } from './logic/inbox';
+import { type InboxItem, localRows, proposalRows, residentRows, type ResidentUsage, residentUsage, startupOver, uncertainRows, usageText } from './logic/inbox';
 import { childrenOf, contextValue, describeItem, iconOf, type InboxNode, inboxTree, tooltipOf } from './logic/inboxView';
-import { advertisedCommands, LOCAL_LIST, PROPOSALS_LIST, RESIDENT_LIST, state } from './state';
+import { advertisedCommands, LOCAL_LIST, PROPOSALS_LIST, RESIDENT_LIST, RESIDENT_STATUS, state } from './state';
 import { allDiagnostics, updateStatus } from './status';
 
 /** The Memory Inbox tree. */
@@ -12,6 +12,8 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
   private readonly changed = new vscode.EventEmitter<InboxNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   items: InboxItem[] = [];
+  /** Cap usage of the resident files (the Resident memory header, the status bar tooltip). */
+  usage: ResidentUsage[] = [];
   private pending: Promise<void> | undefined;
   private again = false;
 
@@ -19,7 +21,8 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
     if (node.type === 'section') {
       const t = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Expanded);
       t.id = `section:${node.id}`;
-      t.description = String(node.children.length);
+      t.description = node.usage ? `${node.children.length} · ${node.usage}` : String(node.children.length);
+      t.tooltip = node.usage ? `Cap usage: ${this.usage.map(usageText).join('; ')}` : undefined;
       t.contextValue = `memzoi.section.${node.id}`;
       t.iconPath = new vscode.ThemeIcon(node.id === 'local' ? 'lock' : 'note');
       return t;
@@ -48,7 +51,7 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
   }
 
   getChildren(node?: InboxNode): InboxNode[] {
-    return node ? childrenOf(node) : inboxTree(this.items);
+    return node ? childrenOf(node) : inboxTree(this.items, this.usage);
   }
 
   private timer: NodeJS.Timeout | undefined;
@@ -73,7 +76,9 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
         this.again = false;
         try {
           const listing = await computeProposals();
-          this.items = [...(listing?.rows ?? []), ...uncertainRows(allDiagnostics()), ...(await computeResidentRows()),
+          const resident = await computeResident();
+          this.usage = resident.usage;
+          this.items = [...(listing?.rows ?? []), ...uncertainRows(allDiagnostics()), ...resident.rows,
             ...(await computeLocalRows())];
           if (!state.scanned && startupOver({ ready: state.ready, listing, scannedLine: state.scannedLine })) {
             state.scanned = true;
@@ -108,9 +113,26 @@ async function computeProposals(): Promise<{ rows: InboxItem[]; scanning: boolea
   }
 }
 
-/** The Resident memory section: candidates of the workspace's resident files, when the server offers them. */
-function computeResidentRows(): Promise<InboxItem[]> {
-  return serverRows(RESIDENT_LIST, residentRows, 'resident memory');
+/**
+ * The Resident memory section: candidates of the workspace's resident files and their cap usage, when the server
+ * offers them (usage from `memzoi.residentStatus` when advertised, else from the listing's scopes).
+ */
+async function computeResident(): Promise<{ rows: InboxItem[]; usage: ResidentUsage[] }> {
+  let usage: ResidentUsage[] = [];
+  const rows = await serverRows(RESIDENT_LIST, (answer) => {
+    usage = residentUsage(answer);
+    return residentRows(answer);
+  }, 'resident memory');
+  if (advertisedCommands().includes(RESIDENT_STATUS)) {
+    for (const file of [...usage]) {
+      await serverRows(RESIDENT_STATUS, (answer) => {
+        const fresh = residentUsage(answer).find((x) => x.uri === file.uri);
+        if (fresh) usage = usage.map((u) => (u.uri === file.uri ? { ...u, ...fresh, scope: u.scope } : u));
+        return [];
+      }, 'resident status', { uri: file.uri });
+    }
+  }
+  return { rows, usage };
 }
 
 /** The Local memory section: candidates agents proposed for private local memory, when the server offers them. */
@@ -119,10 +141,11 @@ function computeLocalRows(): Promise<InboxItem[]> {
 }
 
 /** Rows from a listing command of the server (none when it is not running or does not offer the command). */
-async function serverRows(command: string, toRows: (answer: unknown) => InboxItem[], what: string): Promise<InboxItem[]> {
+async function serverRows(command: string, toRows: (answer: unknown) => InboxItem[], what: string,
+  arg: Record<string, unknown> = {}): Promise<InboxItem[]> {
   if (state.client?.state !== State.Running || !advertisedCommands().includes(command)) return [];
   try {
-    return toRows(await state.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [{}] }));
+    return toRows(await state.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg] }));
   } catch (err) {
     state.output.warn(`Memory Inbox: ${what}: ${String(err)}`);
     return [];
