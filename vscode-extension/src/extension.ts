@@ -63,10 +63,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ inbo
     const uri = resolveTarget(node)?.uri;
     if (uri) await vscode.window.showTextDocument(vscode.Uri.parse(uri), { preview: false });
   });
-  reg('memzoi.inbox.apply', (node: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.apply', resolveTarget(node)));
-  reg('memzoi.inbox.reject', (node: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.reject', resolveTarget(node)));
-  reg('memzoi.inbox.routeLocal', (node: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.routeLocal', resolveTarget(node)));
-  reg('memzoi.inbox.recover', (node: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.recover', resolveTarget(node)));
+  reg('memzoi.inbox.apply', (node: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.apply', node));
+  reg('memzoi.inbox.reject', (node: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.reject', node));
+  reg('memzoi.inbox.routeLocal', (node: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.routeLocal', node));
+  reg('memzoi.inbox.recover', (node: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.recover', node));
   reg('memzoi.inbox.recoverResident', (node: unknown) => recoverResident(node));
   reg('memzoi.inbox.approveResident', (node: unknown) => decideResident(node, 'approve'));
   reg('memzoi.inbox.rejectResident', (node: unknown) => decideResident(node, 'reject'));
