@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, State } from 'vscode-languageclient/node';
 import { type InboxItem, localRows, proposalRows, residentRows, type ResidentUsage, residentUsage, startupOver, uncertainRows, usageText } from './logic/inbox';
-import { childrenOf, contextValue, describeItem, iconOf, type InboxNode, inboxTree, tooltipOf } from './logic/inboxView';
+import { childrenOf, contextValue, describeItem, iconOf, type InboxNode, inboxTree, nodeId, tooltipOf } from './logic/inboxView';
 import { advertisedCommands, LOCAL_LIST, PROPOSALS_LIST, RESIDENT_LIST, RESIDENT_STATUS, state } from './state';
 import { allDiagnostics, updateStatus } from './status';
 
@@ -15,12 +15,13 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
   /** Cap usage of the resident files (the Resident memory header, the status bar tooltip). */
   usage: ResidentUsage[] = [];
   private pending: Promise<void> | undefined;
+  private shown = '';
   private again = false;
 
   getTreeItem(node: InboxNode): vscode.TreeItem {
     if (node.type === 'section') {
       const t = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Expanded);
-      t.id = `section:${node.id}`;
+      t.id = nodeId(node);
       t.description = node.usage ? `${node.children.length} · ${node.usage}` : String(node.children.length);
       t.tooltip = node.usage ? `Cap usage: ${this.usage.map(usageText).join('; ')}` : undefined;
       t.contextValue = `memzoi.section.${node.id}`;
@@ -29,6 +30,7 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
     }
     if (node.type === 'reason') {
       const t = new vscode.TreeItem(node.blocker.code, vscode.TreeItemCollapsibleState.None);
+      t.id = nodeId(node);
       t.description = node.blocker.message;
       t.tooltip = `${node.blocker.code}: ${node.blocker.message}`;
       t.iconPath = new vscode.ThemeIcon('circle-slash');
@@ -39,6 +41,7 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
     const { label, description } = describeItem(item);
     const blocked = childrenOf(node).length > 0;
     const t = new vscode.TreeItem(label, blocked ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    t.id = nodeId(node); // stable across refreshes: an inline button resolves to this row's node, see nodeId
     t.description = description;
     t.tooltip = tooltipOf(item);
     t.resourceUri = vscode.Uri.parse(item.uri);
@@ -87,7 +90,10 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
           state.output.error(`Memory Inbox: ${String(err)}`);
         }
       } while (this.again);
-      this.changed.fire(undefined);
+      // Redraw only when something changed: a redraw under the pointer can swallow a click on a row's button.
+      const shown = JSON.stringify([this.items, this.usage]);
+      if (shown !== this.shown) this.changed.fire(undefined);
+      this.shown = shown;
       updateStatus();
       this.pending = undefined;
     })();

@@ -26,6 +26,19 @@ export function inboxTree(items: readonly InboxItem[], usage: readonly ResidentU
   return top;
 }
 
+/**
+ * A stable id for a node (`TreeItem.id`). VS Code hands an inline button the element registered under the
+ * clicked row's handle; without ids the handles are positions, so after a refresh (which rebuilds the nodes) a
+ * click resolved to no element, or another one. With ids a row keeps its handle: `row:<kind>:<id>:<uri>`.
+ */
+export function nodeId(node: InboxNode): string {
+  if (node.type === 'section') return `section:${node.id}`;
+  const of = (i: InboxItem): string => `${i.kind}:${i.id}:${i.uri}${i.kind === 'uncertain' ? `:${i.title}` : ''}`;
+  if (node.type === 'row') return `row:${of(node.item)}`;
+  const index = (node.parent.blockers ?? []).indexOf(node.blocker);
+  return `reason:${of(node.parent)}:${index}:${node.blocker.code}`;
+}
+
 /** The children of a node: a section's rows, a blocked proposal's reasons, nothing for other nodes. */
 export function childrenOf(node: InboxNode): InboxNode[] {
   if (node.type === 'section') return node.children.map((item) => ({ type: 'row', item }));

@@ -113,9 +113,12 @@ export function writeMessage(command: string, target: Target | undefined, result
   if (typeof r.message === 'string' && r.message.trim()) return { text: r.message.trim().split('\n')[0], detail };
   if (r.change_id === undefined && r.status === undefined) return undefined;
   const done = DONE[command] ?? verbOf(command);
-  const who = target ? describeTarget(target, roots) : '';
+  // The target by its title when it has one (its path otherwise); after the arrow the files the change wrote that
+  // people look for (records, resident files), not the packet's own move to resolved/.
+  const who = target ? (target.title ? `“${target.title}”` : describeTarget(target, roots)) : '';
   const files = Array.isArray(r.files)
-    ? (r.files as Record<string, unknown>[]).filter((f) => f && f.after !== 'absent' && f.after !== null).map((f) => text(f.path))
+    ? (r.files as Record<string, unknown>[]).filter((f) => f && f.after !== 'absent' && f.after !== null)
+      .map((f) => text(f.path)).filter((p) => !p.includes('.memzoi/proposals/') && !(target?.uri && target.uri.endsWith(`/${p}`)))
     : [];
   const status = typeof r.status === 'string' && !['applied', 'rejected', 'undone', 'recorded'].includes(r.status) ? ` (${r.status})` : '';
   return { text: `${done} ${who}${files.length > 0 ? ` -> ${files.join(', ')}` : ''}${status}`.replace(/\s+/g, ' ').trim(), detail };

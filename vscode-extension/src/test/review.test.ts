@@ -48,11 +48,14 @@ test('the message after a write: what happened and to what first, ids after', ()
   const built = writeMessage('memzoi.apply', { uri: `${ROOT}/.memzoi/proposals/pending/mem_a.md`, title: 'Lint' },
     { change_id: 'chg_0123456789abcdef', status: 'applied', files: [{ path: '.memzoi/records/lint.md', before: 'absent', after: 'present' },
       { path: '.memzoi/proposals/pending/mem_a.md', before: 'present', after: 'absent' }] }, [ROOT]);
-  assert.equal(built?.text, 'Applied “Lint” (.memzoi/proposals/pending/mem_a.md) -> .memzoi/records/lint.md');
+  assert.equal(built?.text, 'Applied “Lint” -> .memzoi/records/lint.md');
   assert.doesNotMatch(built?.text ?? '', /chg_/);
   assert.match(built?.detail ?? '', /chg_0123456789abcdef/);
   const resident = writeMessage('memzoi.resident.reject', { uri: `${ROOT}/.zuno/RULES.md`, title: 'Tabs only' }, { id: 'c1', status: 'rejected' }, [ROOT]);
-  assert.equal(resident?.text, 'Rejected “Tabs only” (.zuno/RULES.md)');
+  assert.equal(resident?.text, 'Rejected “Tabs only”');
+  const untitled = writeMessage('memzoi.reattest', { uri: `${ROOT}/.memzoi/records/x.md` }, { change_id: 'c', status: 'applied',
+    files: [{ path: '.memzoi/records/x.md', before: 'present', after: 'present' }] }, [ROOT]);
+  assert.equal(untitled?.text, 'Re-attested .memzoi/records/x.md');
   assert.equal(writeMessage('memzoi.search', undefined, [{ id: 'x' }]), undefined);
 });
 

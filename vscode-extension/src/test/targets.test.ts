@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { InboxItem } from '../logic/inbox';
-import { childrenOf, inboxTree } from '../logic/inboxView';
+import { childrenOf, inboxTree, nodeId } from '../logic/inboxView';
 import { changeFacts, describeTarget, pickerRows, resolveTarget, targetProblem, undoConfirmation } from '../logic/targets';
 
 const ROOT = 'file:///ws';
@@ -78,4 +78,13 @@ test('the picker lists the inbox rows, the active editor first and marked, nothi
   assert.deepEqual(rows.map((r) => [r.item.id, r.active]), [['mem_b', true], ['mem_a', false]]);
   assert.deepEqual(pickerRows([A, B], 'proposal').map((r) => r.active), [false, false]);
   assert.deepEqual(pickerRows([A, R], 'resident').map((r) => r.item.id), [R.id]);
+});
+
+test('tree nodes have stable, distinct ids, so an inline button resolves to its own row after a refresh', () => {
+  const first = inboxTree([A, B, R, U]);
+  const again = inboxTree([{ ...A }, { ...B }, { ...R }, { ...U }]);
+  const ids = (nodes: ReturnType<typeof inboxTree>): string[] => nodes.flatMap((n) => [nodeId(n), ...childrenOf(n).map(nodeId)]);
+  assert.deepEqual(ids(first), ids(again));
+  assert.equal(new Set(ids(first)).size, ids(first).length);
+  assert.notEqual(nodeId(first[0]), nodeId(first[1]));
 });
