@@ -80,11 +80,14 @@ export async function executeOnServer(spec: CommandSpec | undefined, command: st
   touched: readonly PreviewFile[] = []): Promise<unknown> {
   const result = await requestServer(command, args);
   if (result !== undefined) {
-    await reportResult(spec, command, result, target);
+    // Nothing stale when the message comes: the touched files reloaded, the inbox without the decided row.
     const files: Touched[] = touchedOf(touched);
     if (target?.uri && !files.some((f) => f.uri === target.uri)) files.push({ uri: target.uri, deleted: false });
     await reloadTouched(files);
+    await state.inbox.refresh();
+    void reportResult(spec, command, result, target);
+  } else {
+    void state.inbox.refresh();
   }
-  void state.inbox.refresh();
   return result;
 }

@@ -20,7 +20,9 @@ export function inboxTree(items: readonly InboxItem[], usage: readonly ResidentU
   const top: InboxNode[] = items.filter((i) => i.kind === 'proposal' || i.kind === 'uncertain').map((item) => ({ type: 'row', item }));
   for (const id of ['resident', 'local'] as const) {
     const children = items.filter((i) => i.kind === id);
-    const used = id === 'resident' && usage.length > 0 ? usage.map(usageText).join(' · ') : undefined;
+    // The fullest file first: it is the one about to hit its cap.
+    const fullest = [...usage].sort((a, b) => b.used / (b.cap || 1) - a.used / (a.cap || 1));
+    const used = id === 'resident' && usage.length > 0 ? fullest.map(usageText).join(' · ') : undefined;
     if (children.length > 0 || used) top.push({ type: 'section', id, label: SECTIONS[id], children, ...(used ? { usage: used } : {}) });
   }
   return top;

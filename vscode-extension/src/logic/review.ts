@@ -68,7 +68,7 @@ const DONE: Readonly<Record<string, string>> = {
   'memzoi.materialize': 'Materialized',
   'memzoi.materialize.decide': 'Recorded the decision to write',
   'memzoi.reattest': 'Re-attested',
-  'memzoi.undo': 'Undid',
+  'memzoi.undo': 'Undone:',
   'memzoi.recover': 'Recovered',
   'memzoi.resident.approve': 'Approved',
   'memzoi.resident.reject': 'Rejected',
@@ -115,10 +115,15 @@ export function writeMessage(command: string, target: Target | undefined, result
   const done = DONE[command] ?? verbOf(command);
   // The target by its title when it has one (its path otherwise); after the arrow the files the change wrote that
   // people look for (records, resident files), not the packet's own move to resolved/.
-  const who = target ? (target.title ? `“${target.title}”` : describeTarget(target, roots)) : '';
+  // An undo names the change it undid and every file it restored (a pending packet included).
+  const undo = command === 'memzoi.undo' || command === 'memzoi.recover';
+  const change = r.change_id !== undefined ? `change ${text(r.change_id).slice(0, 12)}` : '';
+  const who = undo ? `${typeof r.operation === 'string' ? `the ${r.operation} ` : ''}(${change})`
+    : target ? (target.title ? `“${target.title}”` : describeTarget(target, roots)) : '';
   const files = Array.isArray(r.files)
     ? (r.files as Record<string, unknown>[]).filter((f) => f && f.after !== 'absent' && f.after !== null)
-      .map((f) => text(f.path)).filter((p) => !p.includes('.memzoi/proposals/') && !(target?.uri && target.uri.endsWith(`/${p}`)))
+      .map((f) => text(f.path))
+      .filter((p) => undo || (!p.includes('.memzoi/proposals/') && !(target?.uri && target.uri.endsWith(`/${p}`))))
     : [];
   const status = typeof r.status === 'string' && !['applied', 'rejected', 'undone', 'recorded'].includes(r.status) ? ` (${r.status})` : '';
   return { text: `${done} ${who}${files.length > 0 ? ` -> ${files.join(', ')}` : ''}${status}`.replace(/\s+/g, ' ').trim(), detail };

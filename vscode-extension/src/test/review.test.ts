@@ -57,6 +57,10 @@ test('the message after a write: what happened and to what first, ids after', ()
     files: [{ path: '.memzoi/records/x.md', before: 'present', after: 'present' }] }, [ROOT]);
   assert.equal(untitled?.text, 'Re-attested .memzoi/records/x.md');
   assert.equal(writeMessage('memzoi.search', undefined, [{ id: 'x' }]), undefined);
+  const undone = writeMessage('memzoi.undo', { changeId: 'chg_0123456789abcdef' }, { change_id: 'chg_0123456789abcdef', status: 'undone',
+    operation: 'apply', files: [{ path: '.memzoi/records/lint.md', before: 'present', after: 'absent' },
+      { path: '.memzoi/proposals/pending/mem_a.md', before: 'absent', after: 'present' }] });
+  assert.equal(undone?.text, 'Undone: the apply (change chg_01234567) -> .memzoi/proposals/pending/mem_a.md');
 });
 
 const LIST = {
