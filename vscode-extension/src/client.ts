@@ -142,6 +142,7 @@ export async function startClient(): Promise<void> {
     return;
   }
   state.output.info(`Server commands: ${advertisedCommands().join(', ') || '(none)'}`);
+  state.registerReviewCommands();
   await state.inbox.refresh();
 }
 

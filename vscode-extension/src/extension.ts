@@ -17,6 +17,8 @@ import { decideLocal, decideResident, recoverResident, runPaletteCommand, showLo
 import { executeOnServer } from './run';
 import { updateStatus } from './status';
 
+const reviewRegistered = new Set<string>();
+
 /** Extension entry point. Returns a small API (used by tests and other extensions). */
 export async function activate(context: vscode.ExtensionContext): Promise<{ inboxItems(): InboxItem[]; refreshInbox(): Promise<void> }> {
   state.extensionUri = context.extensionUri;
@@ -74,10 +76,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ inbo
   reg('memzoi.inbox.approveLocal', (node: unknown) => decideLocal(node, 'approve'));
   reg('memzoi.inbox.rejectLocal', (node: unknown) => decideLocal(node, 'reject'));
   reg('memzoi.inbox.showLocal', (node: unknown) => showLocal(node));
-  // Review first (contract §3): the server's preferred code action on a packet or a resident candidate runs these
-  // client commands (the server does not advertise them).
-  reg('memzoi.review', (arg: unknown) => reviewProposal(arg, resolveTarget(arg)));
-  reg('memzoi.reviewCandidate', (arg: unknown) => reviewCandidate(resolveTarget(arg)));
+  // Review first (contract §3): the server's preferred code action on a packet or a resident candidate runs
+  // memzoi.review / memzoi.reviewCandidate, client commands registered once the server has started (see
+  // registerReviewCommands: a server that advertised them would otherwise clash with vscode-languageclient).
+  state.registerReviewCommands = () => {
+    for (const [id, fn] of [['memzoi.review', (arg: unknown) => reviewProposal(arg, resolveTarget(arg))],
+      ['memzoi.reviewCandidate', (arg: unknown) => reviewCandidate(resolveTarget(arg))]] as const) {
+      if (reviewRegistered.has(id) || advertisedCommands().includes(id)) continue;
+      reviewRegistered.add(id);
+      reg(id, fn);
+    }
+  };
 
   context.subscriptions.push(
     vscode.languages.onDidChangeDiagnostics(() => state.inbox.schedule()),

@@ -4,7 +4,7 @@
 // title), writes go through the review flow (flow.ts), and the result or refusal is reported once (run.ts).
 import * as vscode from 'vscode';
 import { type Middleware, State } from 'vscode-languageclient/node';
-import { confirmTarget, pickFile, pickInboxItem, promptReason, promptTitle, reviewThenWrite } from './flow';
+import { confirmTarget, pickFile, pickInboxItem, promptReason, promptTitle, reviewCandidate, reviewProposal, reviewThenWrite } from './flow';
 import { showHistory } from './history';
 import type { InboxItem } from './logic/inbox';
 import { argsHaveReason, type CommandSpec, historyChanges, RECOVERY_MODES, resolveServerCommand, specForServerCommand } from './logic/commands';
@@ -148,7 +148,7 @@ export async function runPaletteCommand(spec: CommandSpec, arg: unknown): Promis
   if (serverCommand === 'memzoi.history') {
     // Memory History (read-only): of the given file, else of the active editor's, else of the whole ledger.
     const t = resolveTarget(arg);
-    return showHistory(requestServer, t?.uri ? vscode.Uri.parse(t.uri) : vscode.window.activeTextEditor?.document.uri);
+    return showHistory(historyExecute, t?.uri ? vscode.Uri.parse(t.uri) : vscode.window.activeTextEditor?.document.uri);
   }
   const got = await gather(spec, resolveTarget(arg), {});
   return got ? send(spec, serverCommand, got.target, got.arg) : undefined;
@@ -182,6 +182,9 @@ export const middleware: Middleware = {
       const got = spec ? await gather(spec, target, rest) : { target: target ?? {}, arg: rest };
       return got ? reviewThenWrite(spec, write, got.target, got.arg, true) : undefined;
     }
+    // A server that advertises the review commands: they still run the client's review flow.
+    if (command === 'memzoi.review') return reviewProposal(arg, target);
+    if (command === 'memzoi.reviewCandidate') return reviewCandidate(target);
     if (command === 'memzoi.history') return showHistory(historyExecute, target?.uri ? vscode.Uri.parse(target.uri) : undefined);
     if (command === RESIDENT_REVIEW) {
       // The code lens "N pending candidates: Review" opens them in the Memory Inbox.

@@ -36,11 +36,14 @@ export const state: {
   ready: boolean;
   /** A "scanned" log line came (what ends "starting…" with a server that cannot list proposals). */
   scannedLine: boolean;
+  /** Registers the client's review commands the running server does not advertise (once each). */
+  registerReviewCommands: () => void;
 } = {
   client: undefined,
   scanned: false,
   ready: false,
   scannedLine: false,
+  registerReviewCommands: () => undefined,
 } as unknown as typeof state;
 
 export function readConfig(): vscode.WorkspaceConfiguration {
