@@ -71,12 +71,11 @@ async function gotoLine(page, lineCol) {
   await page.waitForTimeout(200);
 }
 
+// The Memory Inbox's rows: it has its own view container in the activity bar.
+const INBOX_ROWS = '[id="workbench.view.extension.memzoi"] .monaco-list-row';
+
 function inboxRows(page) {
-  return page.evaluate(() => {
-    const pane = [...document.querySelectorAll('.pane')].find((p) => /Memory Inbox/i.test(p.querySelector('.pane-header')?.textContent || ''));
-    if (!pane) return null;
-    return [...pane.querySelectorAll('.monaco-list-row')].map((r) => r.getAttribute('aria-label') || r.textContent);
-  });
+  return page.evaluate((sel) => [...document.querySelectorAll(sel)].map((r) => r.getAttribute('aria-label') || r.textContent), INBOX_ROWS);
 }
 
 function statusText(page) {
@@ -124,18 +123,17 @@ function statusText(page) {
 
     // 3. The Memory Inbox lists the pending proposal; the status bar counts it.
     await runCommand(page, 'Focus on Memory Inbox View');
-    const rows = await (await page.waitForFunction(() => {
-      const pane = [...document.querySelectorAll('.pane')].find((p) => /Memory Inbox/i.test(p.querySelector('.pane-header')?.textContent || ''));
-      const r = pane ? [...pane.querySelectorAll('.monaco-list-row')].map((x) => x.getAttribute('aria-label') || x.textContent) : [];
+    const rows = await (await page.waitForFunction((sel) => {
+      const r = [...document.querySelectorAll(sel)].map((x) => x.getAttribute('aria-label') || x.textContent);
       return r.some((t) => /Protected routes/.test(t)) ? r : null;
-    }, null, { timeout: 30000 })).jsonValue();
+    }, INBOX_ROWS, { timeout: 30000 })).jsonValue();
     step('inbox lists the proposal', { rows });
     const gated = process.env.GATED === '1';
     if (gated) {
       // A packet the git-plane gate blocks (its findings are warnings on a pending packet): the inbox says it is
       // blocked and why (the server's can-apply verdict), and offers no Apply on it; the applicable one has Apply.
       const rowInfo = async (text) => {
-        const row = page.locator('.pane:has(.pane-header:has-text("Memory Inbox")) .monaco-list-row', { hasText: text }).first();
+        const row = page.locator(INBOX_ROWS, { hasText: text }).first();
         await row.hover();
         return row.evaluate((r) => ({
           label: `${r.getAttribute('aria-label') || ''} | ${r.textContent}`,
@@ -216,34 +214,37 @@ function statusText(page) {
           }
         }
       };
+      // The preview code action is the review flow (issue 28): the diff of every planned file, then one question
+      // naming the packet. Cancel writes nothing and closes the diffs.
       const menu = await runQuickFix('Preview: apply proposal',
         () => page.waitForSelector('.monaco-diff-editor', { timeout: 30000 }), 'vscode-quickfix-menu.png');
       step('Ctrl+. lists the lifecycle actions', { menu });
       if (!menu.some((t) => /Apply proposal/.test(t)) || !menu.some((t) => /Reject proposal…/.test(t))) throw new Error(`Ctrl+. menu: ${menu}`);
+      await page.waitForSelector('.monaco-dialog-box', { timeout: 30000 });
+      const question = (await page.locator('.monaco-dialog-box').innerText()).replace(/\s+/g, ' ');
       const diffTab = await page.evaluate(() => document.querySelector('.tab.active')?.textContent || '');
-      step('Preview opens a diff', { tab: diffTab.trim() });
+      step('Preview opens a diff', { tab: diffTab.trim(), question });
+      if (!/Protected routes/.test(question)) throw new Error(`the review question does not name the packet: ${question}`);
       if (!fs.existsSync(proposal)) throw new Error('the preview wrote files');
       await page.screenshot({ path: shot('vscode-preview-diff.png') });
-      // The preview opens one diff per planned file (the record, the pending and the resolved packet), one after
-      // the other: close them only once all three are open, or a late one takes the focus after the close.
-      await page.waitForFunction(() => [...document.querySelectorAll('.tab')].filter((t) => /Preview apply/.test(t.textContent)).length >= 3,
-        null, { timeout: 30000 });
-      await page.keyboard.press('Control+K');
-      await page.keyboard.press('Control+W'); // View: Close All Editors
+      await page.locator('.monaco-dialog-box .monaco-button', { hasText: 'Cancel' }).first().click();
       await page.waitForSelector('.monaco-diff-editor', { state: 'detached', timeout: 20000 });
+      if (!fs.existsSync(proposal)) throw new Error('Cancel wrote files');
 
+      // Apply from Ctrl+. goes through the same review (memzoi.confirmWrites is on by default): Apply in the question.
       await runQuickFix('Apply proposal', async () => {
+        await page.waitForSelector('.monaco-dialog-box', { timeout: 30000 });
+        await page.locator('.monaco-dialog-box .monaco-button', { hasText: 'Apply' }).first().click();
         const deadline = Date.now() + 30000;
         while (fs.existsSync(proposal) && Date.now() < deadline) await page.waitForTimeout(200);
         if (fs.existsSync(proposal)) throw new Error('the proposal is still pending after Apply');
       });
       const records = fs.readdirSync(path.join(WS, '.memzoi', 'records'));
       step('applied: packet resolved', { records: records.length });
-      await page.waitForFunction(() => {
-        const pane = [...document.querySelectorAll('.pane')].find((p) => /Memory Inbox/i.test(p.querySelector('.pane-header')?.textContent || ''));
-        const r = pane ? [...pane.querySelectorAll('.monaco-list-row')].map((x) => x.textContent) : [];
+      await page.waitForFunction((sel) => {
+        const r = [...document.querySelectorAll(sel)].map((x) => x.textContent);
         return !r.some((t) => /Protected routes/.test(t));
-      }, null, { timeout: 30000 });
+      }, INBOX_ROWS, { timeout: 30000 });
       step('inbox updated', { rows: await inboxRows(page), status: await statusText(page) });
       // The pending file is gone from disk (its tab may stay open): no problem row names it any more.
       // (The gate-blocked packet stays pending with its findings: only rows of other pending files count.)
@@ -267,7 +268,7 @@ function statusText(page) {
       while (!fs.existsSync(proposal) && Date.now() < back) await page.waitForTimeout(200);
       if (!fs.existsSync(proposal)) throw new Error('Undo from the History did not restore the proposal');
       const undoToast = await (await page.waitForFunction(() =>
-        [...document.querySelectorAll('.notification-toast')].map((e) => e.textContent).find((t) => /undone/.test(t)) || null,
+        [...document.querySelectorAll('.notification-toast')].map((e) => e.textContent).find((t) => /[Uu]ndone/.test(t)) || null,
         null, { timeout: 20000 })).jsonValue();
       step('Undo from History', { toast: undoToast.slice(0, 300) });
       await page.screenshot({ path: shot('vscode-undo.png') });
@@ -294,6 +295,10 @@ function statusText(page) {
         await page.waitForFunction(() => ![...document.querySelectorAll('.notification-toast')].some((e) => /Memzoi/.test(e.textContent)), null, { timeout: 20000 });
         await quickOpen(page, 'mem_2026_07_06_cache_002.md');
         await runCommand(page, 'Memzoi: Apply Proposal');
+        // Started without a target, it asks which proposal (the one open in the editor is listed first).
+        await page.waitForSelector('.quick-input-widget .quick-input-title:has-text("which proposal")', { timeout: 20000 });
+        await page.waitForSelector('.quick-input-list .monaco-list-row.focused:has-text("open in the editor")', { timeout: 20000 });
+        await page.keyboard.press('Enter');
         // The server's preview refuses it before any confirmation: the toast comes, and no "Apply this proposal?".
         await page.waitForFunction(() => [...document.querySelectorAll('.notification-toast')].some((e) => /applying the proposal is blocked/.test(e.textContent)), null, { timeout: 30000 });
         if (await page.$('.monaco-dialog-box')) throw new Error('the Apply confirmation opened on a blocked packet');

@@ -68,9 +68,10 @@ def free_port() -> int:
 
 
 def drive(code_server: Path, vsix: Path, tmp_path: Path, ws: dict, settings: dict, shots: Path,
-          **drive_env: str) -> tuple[subprocess.CompletedProcess, dict, str]:
-    """Install ``vsix`` into a fresh code-server profile with user ``settings``, open ``ws`` and run cs_drive.js
-    (with ``drive_env``) against it. Returns the driver's process, its JSON report and the Memzoi output log."""
+          script: str = "cs_drive.js", **drive_env: str) -> tuple[subprocess.CompletedProcess, dict, str]:
+    """Install ``vsix`` into a fresh code-server profile with user ``settings``, open ``ws`` and run ``script``
+    (cs_drive.js by default, with ``drive_env``) against it. Returns the driver's process, its JSON report and the
+    Memzoi output log."""
     run_dir = tmp_path / "cs"
     (run_dir / "ud" / "User").mkdir(parents=True)
     (run_dir / "ud" / "User" / "settings.json").write_text(json.dumps(settings, indent=2))
@@ -80,6 +81,7 @@ def drive(code_server: Path, vsix: Path, tmp_path: Path, ws: dict, settings: dic
         XDG_DATA_HOME=str(run_dir / "data"),
         MEMZOI_HOME=str(tmp_path / "memzoi-home"),
         MEMZOI_ACTOR="reviewer",
+        ZUNO_CONFIG_DIR=str(tmp_path / "zuno"),  # the global resident file stays out of the home directory
     )
     common = ["--user-data-dir", str(run_dir / "ud"), "--extensions-dir", str(run_dir / "ext")]
     inst = subprocess.run([str(code_server), *common, "--install-extension", str(vsix), "--force"],
@@ -115,7 +117,9 @@ def drive(code_server: Path, vsix: Path, tmp_path: Path, ws: dict, settings: dic
             OUT=str(out),
             **drive_env,
         )
-        p = subprocess.run(["node", str(HERE / "cs_drive.js")], env=full_env, capture_output=True, text=True,
+        # The driver reads what the editor wrote with the CLI: the same MEMZOI_HOME and ZUNO_CONFIG_DIR.
+        full_env.update({k: v for k, v in env.items() if k.startswith(("MEMZOI_", "ZUNO_"))})
+        p = subprocess.run(["node", str(HERE / script)], env=full_env, capture_output=True, text=True,
                            timeout=600, stdin=subprocess.DEVNULL)
     finally:
         try:

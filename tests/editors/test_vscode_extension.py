@@ -48,7 +48,11 @@ def test_package_contents(vsix: Path) -> None:
 
     assert not set(cmds) & set(create_server().protocol.fm.commands)
     assert "memzoi.trace.server" in manifest["contributes"]["configuration"]["properties"]
-    assert manifest["contributes"]["views"]["explorer"][0]["id"] == "memzoi.inbox"
+    # The inbox has its own activity-bar container (resident rows visible without collapsing the file tree).
+    assert manifest["contributes"]["viewsContainers"]["activitybar"][0]["id"] == "memzoi"
+    assert manifest["contributes"]["views"]["memzoi"][0]["id"] == "memzoi.inbox"
+    assert "extension/media/inbox.svg" in names
+    assert manifest["contributes"]["configuration"]["properties"]["memzoi.confirmWrites"]["default"] is True
     # The bundled server's compiled packages fit one interpreter: the .vsix records which (the extension checks the
     # chosen interpreter against it) and ships the probe that asks an interpreter the same questions.
     with zipfile.ZipFile(vsix) as z:

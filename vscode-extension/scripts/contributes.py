@@ -69,6 +69,12 @@ def configuration() -> dict:
             "scope": "window",
             "markdownDescription": "Glob patterns (matched against absolute paths, so start them with `**/`) of the materialization candidate, plan and decision JSON files the server should analyse. They live outside `.memzoi/`.",
         },
+        "memzoi.confirmWrites": {
+            "type": "boolean",
+            "default": True,
+            "scope": "window",
+            "markdownDescription": "Review before writing: Apply, Supersede, Tombstone, Re-attest, Materialize and resident Approve, from a code action, lens, the Memory Inbox or the palette, first show the diff of every file the change writes, then ask Apply or Cancel naming the target; Reject, Route to local memory and Undo ask for confirmation. Off: they write at once (a *Review* still shows the diff).",
+        },
         "memzoi.trace.server": {
             "type": "string",
             "enum": ["off", "messages", "verbose"],
@@ -148,6 +154,7 @@ def contributes() -> dict:
         {"command": "memzoi.inbox.recover", "title": "Recover…", "category": CATEGORY, "icon": "$(debug-restart)"},
         {"command": "memzoi.inbox.approveResident", "title": "Approve", "category": CATEGORY, "icon": "$(check)"},
         {"command": "memzoi.inbox.rejectResident", "title": "Reject…", "category": CATEGORY, "icon": "$(close)"},
+        {"command": "memzoi.inbox.undoResident", "title": "Undo", "category": CATEGORY, "icon": "$(discard)"},
         {"command": "memzoi.inbox.recoverResident", "title": "Recover…", "category": CATEGORY, "icon": "$(debug-restart)"},
         {"command": "memzoi.inbox.approveLocal", "title": "Approve", "category": CATEGORY, "icon": "$(check)"},
         {"command": "memzoi.inbox.rejectLocal", "title": "Reject…", "category": CATEGORY, "icon": "$(close)"},
@@ -155,7 +162,7 @@ def contributes() -> dict:
     ]
     row_only = ["memzoi.inbox.open", "memzoi.inbox.apply", "memzoi.inbox.reject", "memzoi.inbox.routeLocal",
                 "memzoi.inbox.recover", "memzoi.inbox.approveResident", "memzoi.inbox.rejectResident",
-                "memzoi.inbox.recoverResident", "memzoi.inbox.approveLocal", "memzoi.inbox.rejectLocal",
+                "memzoi.inbox.undoResident", "memzoi.inbox.recoverResident", "memzoi.inbox.approveLocal", "memzoi.inbox.rejectLocal",
                 "memzoi.inbox.showLocal"]
     # Rows carry context values by what the server says applies (src/logic/inboxView.ts, contextValue): Apply only
     # on a packet the core lets through, Approve/Reject only on a decidable resident candidate.
@@ -165,13 +172,16 @@ def contributes() -> dict:
     routable = view + "viewItem == memzoi.proposal.blocked.routable"
     resident = view + r"viewItem =~ /^memzoi\.resident\./"
     decidable = view + r"viewItem =~ /^memzoi\.resident\.\w+\.decidable$/"
+    resident_undoable = view + r"viewItem =~ /^memzoi\.resident\.applied.*\.undoable$/"
     resident_uncertain = view + "viewItem == memzoi.resident.uncertain"
     local = view + "viewItem == memzoi.local"
     uncertain = view + "viewItem == memzoi.uncertain"
     return {
         "commands": cmds + client_cmds,
         "configuration": configuration(),
-        "views": {"explorer": [{"id": "memzoi.inbox", "name": "Memory Inbox", "icon": "$(inbox)", "contextualTitle": "Memzoi"}]},
+        # Its own activity-bar container: resident rows stay visible without collapsing the file tree (issue 28).
+        "viewsContainers": {"activitybar": [{"id": "memzoi", "title": "Memzoi", "icon": "media/inbox.svg"}]},
+        "views": {"memzoi": [{"id": "memzoi.inbox", "name": "Memory Inbox", "icon": "media/inbox.svg", "contextualTitle": "Memzoi"}]},
         "viewsWelcome": [
             {
                 "view": "memzoi.inbox",
@@ -190,6 +200,7 @@ def contributes() -> dict:
                 {"command": "memzoi.inbox.open", "when": uncertain, "group": "inline@2"},
                 {"command": "memzoi.inbox.approveResident", "when": decidable, "group": "inline@1"},
                 {"command": "memzoi.inbox.rejectResident", "when": decidable, "group": "inline@2"},
+                {"command": "memzoi.inbox.undoResident", "when": resident_undoable, "group": "inline@1"},
                 {"command": "memzoi.inbox.recoverResident", "when": resident_uncertain, "group": "inline@1"},
                 {"command": "memzoi.inbox.open", "when": resident, "group": "inline@3"},
                 {"command": "memzoi.inbox.approveLocal", "when": local, "group": "inline@1"},

@@ -10,6 +10,7 @@ import { checkInterpreter } from './logic/pythonCheck';
 import { isFailure, locateServer } from './logic/serverLocator';
 import { buildServerSettings } from './logic/settings';
 import { middleware } from './palette';
+import { parseChanged, reloadTouched } from './reload';
 import { advertisedCommands, readConfig, state } from './state';
 import { updateStatus } from './status';
 
@@ -120,6 +121,15 @@ export async function startClient(): Promise<void> {
     else return;
     void state.inbox.refresh();
   });
+  // After a change the server wrote (contract §1): reload every open document of a touched file from disk and drop
+  // the diagnostics of deleted ones; the message was already shown with the command's result, so only log it.
+  state.client.onNotification('memzoi/changed', (params: unknown) => {
+    const changed = parseChanged(params);
+    state.output.info(`changed: ${changed.message || changed.operation}${changed.changeId ? ` [change ${changed.changeId}]` : ''}`);
+    void reloadTouched(changed.touched).then(() => state.inbox.schedule());
+  });
+  // Pending proposals or resident candidates changed anywhere (CLI, MCP, another editor): refresh the inbox.
+  state.client.onNotification('memzoi/inboxChanged', () => state.inbox.schedule());
   try {
     await state.client.start();
   } catch (err) {
@@ -132,6 +142,7 @@ export async function startClient(): Promise<void> {
     return;
   }
   state.output.info(`Server commands: ${advertisedCommands().join(', ') || '(none)'}`);
+  state.registerReviewCommands();
   await state.inbox.refresh();
 }
 

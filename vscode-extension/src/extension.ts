@@ -11,8 +11,13 @@ import { COMMANDS, specForServerCommand } from './logic/commands';
 import type { InboxItem } from './logic/inbox';
 import { RESTART_SETTING_KEYS, SERVER_SETTING_KEYS } from './logic/settings';
 import { advertisedCommands, SECTION, state } from './state';
-import { decideLocal, decideResident, executeOnServer, recoverResident, runPaletteCommand, showLocal } from './palette';
+import { reviewCandidate, reviewProposal } from './flow';
+import { resolveTarget } from './logic/targets';
+import { decideLocal, decideResident, recoverResident, runPaletteCommand, showLocal } from './palette';
+import { executeOnServer } from './run';
 import { updateStatus } from './status';
+
+const reviewRegistered = new Set<string>();
 
 /** Extension entry point. Returns a small API (used by tests and other extensions). */
 export async function activate(context: vscode.ExtensionContext): Promise<{ inboxItems(): InboxItem[]; refreshInbox(): Promise<void> }> {
@@ -52,22 +57,36 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ inbo
     if (!picked) return undefined;
     const spec = specForServerCommand(picked.label);
     if (spec) return runPaletteCommand(spec, undefined);
-    return executeOnServer(undefined, picked.label, []);
+    return executeOnServer(undefined, picked.label, [{}]);
   });
-  reg('memzoi.inbox.open', async (item: unknown) => {
-    const row = item as InboxItem | undefined;
-    if (row?.uri) await vscode.window.showTextDocument(vscode.Uri.parse(row.uri), { preview: false });
+  // Inbox buttons: VS Code passes the row's tree node (`{type: 'row', item}`); every handler acts on exactly that
+  // row (resolveTarget), never on the active editor.
+  reg('memzoi.inbox.open', async (node: unknown) => {
+    const uri = resolveTarget(node)?.uri;
+    if (uri) await vscode.window.showTextDocument(vscode.Uri.parse(uri), { preview: false });
   });
-  reg('memzoi.inbox.apply', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.apply', item));
-  reg('memzoi.inbox.reject', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.reject', item));
-  reg('memzoi.inbox.routeLocal', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.routeLocal', item));
-  reg('memzoi.inbox.recover', (item: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.recover', item));
-  reg('memzoi.inbox.recoverResident', (item: unknown) => recoverResident(item as InboxItem | undefined));
-  reg('memzoi.inbox.approveResident', (item: unknown) => decideResident(item as InboxItem | undefined, 'approve'));
-  reg('memzoi.inbox.rejectResident', (item: unknown) => decideResident(item as InboxItem | undefined, 'reject'));
-  reg('memzoi.inbox.approveLocal', (item: unknown) => decideLocal(item as InboxItem | undefined, 'approve'));
-  reg('memzoi.inbox.rejectLocal', (item: unknown) => decideLocal(item as InboxItem | undefined, 'reject'));
-  reg('memzoi.inbox.showLocal', (item: unknown) => showLocal(item as InboxItem | undefined));
+  reg('memzoi.inbox.apply', (node: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.apply', node));
+  reg('memzoi.inbox.reject', (node: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.reject', node));
+  reg('memzoi.inbox.routeLocal', (node: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.routeLocal', node));
+  reg('memzoi.inbox.recover', (node: unknown) => vscode.commands.executeCommand<unknown>('memzoi.palette.recover', node));
+  reg('memzoi.inbox.recoverResident', (node: unknown) => recoverResident(node));
+  reg('memzoi.inbox.approveResident', (node: unknown) => decideResident(node, 'approve'));
+  reg('memzoi.inbox.rejectResident', (node: unknown) => decideResident(node, 'reject'));
+  reg('memzoi.inbox.undoResident', (node: unknown) => decideResident(node, 'undo'));
+  reg('memzoi.inbox.approveLocal', (node: unknown) => decideLocal(node, 'approve'));
+  reg('memzoi.inbox.rejectLocal', (node: unknown) => decideLocal(node, 'reject'));
+  reg('memzoi.inbox.showLocal', (node: unknown) => showLocal(node));
+  // Review first (contract §3): the server's preferred code action on a packet or a resident candidate runs
+  // memzoi.review / memzoi.reviewCandidate, client commands registered once the server has started (see
+  // registerReviewCommands: a server that advertised them would otherwise clash with vscode-languageclient).
+  state.registerReviewCommands = () => {
+    for (const [id, fn] of [['memzoi.review', (arg: unknown) => reviewProposal(arg, resolveTarget(arg))],
+      ['memzoi.reviewCandidate', (arg: unknown) => reviewCandidate(resolveTarget(arg))]] as const) {
+      if (reviewRegistered.has(id) || advertisedCommands().includes(id)) continue;
+      reviewRegistered.add(id);
+      reg(id, fn);
+    }
+  };
 
   context.subscriptions.push(
     vscode.languages.onDidChangeDiagnostics(() => state.inbox.schedule()),

@@ -46,15 +46,26 @@ function virtual(key: string, side: 'before' | 'after', f: FileTexts): vscode.Ur
  * Opens every file of `result` (a preview or a ledgered change) in the diff editor, before on the left and after on
  * the right (an absent side is empty). Returns the number of diffs opened.
  */
-export async function showDiffs(title: string, result: unknown): Promise<number> {
+export async function showDiffs(title: string, result: unknown, key = newDiffKey()): Promise<number> {
   const files = fileTexts(result);
-  const key = `${Date.now().toString(36)}-${(serial++).toString(36)}`;
   for (const f of files) {
     const state = f.before === null ? 'created' : f.after === null ? 'removed' : 'modified';
     await vscode.commands.executeCommand('vscode.diff', virtual(key, 'before', f), virtual(key, 'after', f),
       `${title}: ${f.path} (${state})`, { preview: false });
   }
   return files.length;
+}
+
+/** A fresh key for the virtual documents of one preview or change (see closeDiffs). */
+export function newDiffKey(): string {
+  return `${Date.now().toString(36)}-${(serial++).toString(36)}`;
+}
+
+/** Closes the diff editors `showDiffs` opened under `key` (a review's, once the user decided). */
+export async function closeDiffs(key: string): Promise<void> {
+  const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputTextDiff
+    && t.input.modified.scheme === SCHEME && t.input.modified.path.startsWith(`/${key}/`));
+  if (tabs.length > 0) await vscode.window.tabGroups.close(tabs, true);
 }
 
 /** Asks the server for the preview of `arg` (`{uri, operation}`) and shows it; nothing is written. */

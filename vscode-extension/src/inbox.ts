@@ -2,9 +2,9 @@
 // and Local memory sections. Every row and button follows what the server answered (see logic/inbox.ts).
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, State } from 'vscode-languageclient/node';
-import { type InboxItem, localRows, proposalRows, residentRows, startupOver, uncertainRows } from './logic/inbox';
-import { childrenOf, contextValue, describeItem, iconOf, type InboxNode, inboxTree, tooltipOf } from './logic/inboxView';
-import { advertisedCommands, LOCAL_LIST, PROPOSALS_LIST, RESIDENT_LIST, state } from './state';
+import { type InboxItem, localRows, proposalRows, residentRows, type ResidentUsage, residentUsage, startupOver, uncertainRows, usageText } from './logic/inbox';
+import { childrenOf, contextValue, describeItem, iconOf, type InboxNode, inboxTree, nodeId, tooltipOf } from './logic/inboxView';
+import { advertisedCommands, LOCAL_LIST, PROPOSALS_LIST, RESIDENT_LIST, RESIDENT_STATUS, state } from './state';
 import { allDiagnostics, updateStatus } from './status';
 
 /** The Memory Inbox tree. */
@@ -12,20 +12,25 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
   private readonly changed = new vscode.EventEmitter<InboxNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   items: InboxItem[] = [];
+  /** Cap usage of the resident files (the Resident memory header, the status bar tooltip). */
+  usage: ResidentUsage[] = [];
   private pending: Promise<void> | undefined;
+  private shown = '';
   private again = false;
 
   getTreeItem(node: InboxNode): vscode.TreeItem {
     if (node.type === 'section') {
       const t = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Expanded);
-      t.id = `section:${node.id}`;
-      t.description = String(node.children.length);
+      t.id = nodeId(node);
+      t.description = node.usage ? `${node.children.length} · ${node.usage}` : String(node.children.length);
+      t.tooltip = node.usage ? `Cap usage: ${this.usage.map(usageText).join('; ')}` : undefined;
       t.contextValue = `memzoi.section.${node.id}`;
       t.iconPath = new vscode.ThemeIcon(node.id === 'local' ? 'lock' : 'note');
       return t;
     }
     if (node.type === 'reason') {
       const t = new vscode.TreeItem(node.blocker.code, vscode.TreeItemCollapsibleState.None);
+      t.id = nodeId(node);
       t.description = node.blocker.message;
       t.tooltip = `${node.blocker.code}: ${node.blocker.message}`;
       t.iconPath = new vscode.ThemeIcon('circle-slash');
@@ -36,6 +41,7 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
     const { label, description } = describeItem(item);
     const blocked = childrenOf(node).length > 0;
     const t = new vscode.TreeItem(label, blocked ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    t.id = nodeId(node); // stable across refreshes: an inline button resolves to this row's node, see nodeId
     t.description = description;
     t.tooltip = tooltipOf(item);
     t.resourceUri = vscode.Uri.parse(item.uri);
@@ -48,7 +54,7 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
   }
 
   getChildren(node?: InboxNode): InboxNode[] {
-    return node ? childrenOf(node) : inboxTree(this.items);
+    return node ? childrenOf(node) : inboxTree(this.items, this.usage);
   }
 
   private timer: NodeJS.Timeout | undefined;
@@ -73,7 +79,9 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
         this.again = false;
         try {
           const listing = await computeProposals();
-          this.items = [...(listing?.rows ?? []), ...uncertainRows(allDiagnostics()), ...(await computeResidentRows()),
+          const resident = await computeResident();
+          this.usage = resident.usage;
+          this.items = [...(listing?.rows ?? []), ...uncertainRows(allDiagnostics()), ...resident.rows,
             ...(await computeLocalRows())];
           if (!state.scanned && startupOver({ ready: state.ready, listing, scannedLine: state.scannedLine })) {
             state.scanned = true;
@@ -82,7 +90,10 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
           state.output.error(`Memory Inbox: ${String(err)}`);
         }
       } while (this.again);
-      this.changed.fire(undefined);
+      // Redraw only when something changed: a redraw under the pointer can swallow a click on a row's button.
+      const shown = JSON.stringify([this.items, this.usage]);
+      if (shown !== this.shown) this.changed.fire(undefined);
+      this.shown = shown;
       updateStatus();
       this.pending = undefined;
     })();
@@ -108,9 +119,26 @@ async function computeProposals(): Promise<{ rows: InboxItem[]; scanning: boolea
   }
 }
 
-/** The Resident memory section: candidates of the workspace's resident files, when the server offers them. */
-function computeResidentRows(): Promise<InboxItem[]> {
-  return serverRows(RESIDENT_LIST, residentRows, 'resident memory');
+/**
+ * The Resident memory section: candidates of the workspace's resident files and their cap usage, when the server
+ * offers them (usage from `memzoi.residentStatus` when advertised, else from the listing's scopes).
+ */
+async function computeResident(): Promise<{ rows: InboxItem[]; usage: ResidentUsage[] }> {
+  let usage: ResidentUsage[] = [];
+  const rows = await serverRows(RESIDENT_LIST, (answer) => {
+    usage = residentUsage(answer);
+    return residentRows(answer);
+  }, 'resident memory');
+  if (advertisedCommands().includes(RESIDENT_STATUS)) {
+    for (const file of [...usage]) {
+      await serverRows(RESIDENT_STATUS, (answer) => {
+        const fresh = residentUsage(answer).find((x) => x.uri === file.uri);
+        if (fresh) usage = usage.map((u) => (u.uri === file.uri ? { ...u, ...fresh, scope: u.scope } : u));
+        return [];
+      }, 'resident status', { uri: file.uri });
+    }
+  }
+  return { rows, usage };
 }
 
 /** The Local memory section: candidates agents proposed for private local memory, when the server offers them. */
@@ -119,10 +147,11 @@ function computeLocalRows(): Promise<InboxItem[]> {
 }
 
 /** Rows from a listing command of the server (none when it is not running or does not offer the command). */
-async function serverRows(command: string, toRows: (answer: unknown) => InboxItem[], what: string): Promise<InboxItem[]> {
+async function serverRows(command: string, toRows: (answer: unknown) => InboxItem[], what: string,
+  arg: Record<string, unknown> = {}): Promise<InboxItem[]> {
   if (state.client?.state !== State.Running || !advertisedCommands().includes(command)) return [];
   try {
-    return toRows(await state.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [{}] }));
+    return toRows(await state.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg] }));
   } catch (err) {
     state.output.warn(`Memory Inbox: ${what}: ${String(err)}`);
     return [];

@@ -1,113 +1,126 @@
-// Palette commands and the middleware of server commands run from code actions and lenses: what each needs is
-// asked for (target, change, reason), the command is sent, and its result or refusal is reported once.
+// Palette commands and the middleware of server commands run from code actions and lenses. Every command acts on
+// the target it was started with (an inbox row, a code action's or lens's argument, a URI) and asks with a picker
+// when it has none; it never substitutes the active editor (issue 28). What each needs is asked once (reason,
+// title), writes go through the review flow (flow.ts), and the result or refusal is reported once (run.ts).
 import * as vscode from 'vscode';
-import { ExecuteCommandRequest, type Middleware, State } from 'vscode-languageclient/node';
-import { preview, showHistory } from './history';
-import {
-  argsHaveReason,
-  buildArguments,
-  describeResult,
-  historyChanges,
-  previewArgument,
-  searchHits,
-  type CommandSpec,
-  type InvocationContext,
-  RECOVERY_MODES,
-  resolveServerCommand,
-  specForServerCommand,
-  validateReason,
-  withField,
-  withReason,
-} from './logic/commands';
-import { type InboxItem, isPendingProposalUri } from './logic/inbox';
+import { type Middleware, State } from 'vscode-languageclient/node';
+import { confirmTarget, pickFile, pickInboxItem, promptReason, promptTitle, reviewCandidate, reviewProposal, reviewThenWrite } from './flow';
+import { showHistory } from './history';
+import type { InboxItem } from './logic/inbox';
+import { argsHaveReason, type CommandSpec, historyChanges, RECOVERY_MODES, resolveServerCommand, specForServerCommand } from './logic/commands';
+import { PREVIEW_OF, verbOf } from './logic/review';
+import { changeFacts, describeTarget, type Need, resolveTarget, type Target, targetOfItem, targetProblem, undoConfirmation } from './logic/targets';
 import { buildServerSettings } from './logic/settings';
+import { ask, executeOnServer, requestServer, roots } from './run';
 import { advertisedCommands, readConfig, RESIDENT_REVIEW, SECTION, state } from './state';
 
-/** Gathers the target of a command: the inbox row it was invoked on, else the active editor's file. */
-async function gatherContext(spec: CommandSpec, arg: unknown): Promise<InvocationContext | undefined> {
-  const ctx: InvocationContext = {};
-  const row = arg && typeof arg === 'object' && 'kind' in arg && 'uri' in arg ? (arg as InboxItem) : undefined;
-  const argUri = arg instanceof vscode.Uri ? arg : row ? vscode.Uri.parse(row.uri) : undefined;
-  const uri = argUri ?? vscode.window.activeTextEditor?.document.uri;
+const NEED: Readonly<Record<string, Need>> = { proposal: 'proposal', record: 'record', candidate: 'candidate', memzoiFile: 'file', change: 'change' };
+
+/** Asks for the target of a command started without one: a picker, never the active editor on its own. */
+async function pickTarget(spec: CommandSpec): Promise<Target | undefined> {
+  const what = spec.title.replace(/…$/, '');
+  if (spec.target === 'proposal') return pickInboxItem('proposal', `${what}: which proposal?`);
+  if (spec.target === 'record') return pickFile('**/.memzoi/records/**/*.md', `${what}: which record?`);
+  if (spec.target === 'candidate') return pickFile('**/*candidate*.json', `${what}: which candidate?`);
+  return pickFile('**/.memzoi/**/*.md', `${what}: which file?`);
+}
+
+/** The inbox's title of a proposal packet, so confirmations name it even when the target is a bare URI. */
+function named(target: Target): Target {
+  if (target.title || !target.uri) return target;
+  const row = state.inbox.items.find((i) => i.uri === target.uri && i.kind === 'proposal');
+  return row ? { ...targetOfItem(row), ...target, title: row.title } : target;
+}
+
+/**
+ * Gathers what a command needs: its target (given, else picked), the ledger change for undo/recover, the query,
+ * the reason and new title (each asked once, unless `given` carries it). Returns the target and the final argument
+ * object (`given`'s fields kept), or `undefined` when the user cancelled or the target does not fit.
+ */
+async function gather(spec: CommandSpec, given: Target | undefined, givenArg: Record<string, unknown>):
+  Promise<{ target: Target; arg: Record<string, unknown> } | undefined> {
+  const arg: Record<string, unknown> = { ...givenArg };
+  let target: Target = given ?? {};
+  const what = spec.title.replace(/…$/, '');
   if (spec.target === 'change') {
-    const changeId = row?.kind === 'uncertain' && row.changeId ? row.changeId : await pickChange(spec, uri);
-    if (changeId === undefined) return undefined;
-    ctx.changeId = changeId.trim();
-    if (uri?.scheme === 'file') ctx.uri = uri.toString();
-    if (spec.modes) {
+    const changeId = target.changeId ?? (await pickChange(spec, target.uri));
+    if (!changeId) return undefined;
+    target = { ...target, changeId: changeId.trim() };
+    arg.change_id = target.changeId;
+    if (target.uri?.startsWith('file:')) arg.uri = target.uri;
+    if (spec.modes && typeof arg.mode !== 'string') {
       const picked = await vscode.window.showQuickPick(
         spec.modes.map((m) => ({ label: m.label, description: m.mode, mode: m.mode })),
         { title: `Memzoi: recover change ${changeId.slice(0, 12)}`, ignoreFocusOut: true },
       );
       if (!picked) return undefined;
-      ctx.mode = picked.mode;
+      arg.mode = picked.mode;
     }
   } else if (spec.target !== 'none') {
-    if (!uri || uri.scheme !== 'file') {
-      void vscode.window.showWarningMessage(`Memzoi: ${spec.title} needs a ${spec.target === 'candidate' ? 'materialization candidate' : 'Memzoi file'}: open it first.`);
+    const picked = given?.uri ? given : await pickTarget(spec);
+    if (!picked) return undefined;
+    target = named(picked);
+    const problem = targetProblem(target, NEED[spec.target] ?? 'file', what);
+    if (problem) {
+      void vscode.window.showWarningMessage(`Memzoi: ${problem}`);
       return undefined;
     }
-    if (spec.target === 'proposal' && !isPendingProposalUri(uri.toString())) {
-      void vscode.window.showWarningMessage(`Memzoi: ${spec.title} works on a pending proposal (.memzoi/proposals/pending/*.md).`);
-      return undefined;
-    }
-    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === target.uri);
     if (doc?.isDirty) {
       // Lifecycle commands are disk transactions: the server refuses unsaved files, so say it up front.
-      void vscode.window.showWarningMessage(`Memzoi: save ${vscode.workspace.asRelativePath(uri)} first; lifecycle commands work on the file on disk.`);
+      void vscode.window.showWarningMessage(`Memzoi: save ${vscode.workspace.asRelativePath(doc.uri)} first; lifecycle commands work on the file on disk.`);
       return undefined;
     }
-    ctx.uri = uri.toString();
+    arg.uri = target.uri;
   }
   if (spec.query) {
     const q = await vscode.window.showInputBox({ title: `Memzoi: ${spec.title}`, ...spec.query, ignoreFocusOut: true });
     if (q === undefined) return undefined;
-    ctx.query = q;
+    arg.query = q;
   }
-  if (spec.reason) {
-    const reason = await promptReason(spec);
+  if (spec.reason && !argsHaveReason([arg])) {
+    const reason = await promptReason(what, spec.target === 'none' ? undefined : target, spec.reason === 'required');
     if (reason === undefined) return undefined;
-    ctx.reason = reason;
+    if (reason) arg.reason = reason;
   }
-  if (spec.newTitle) {
-    const title = await promptTitle(spec);
+  if (spec.newTitle && arg.title === undefined) {
+    const title = await promptTitle(target);
     if (title === undefined) return undefined;
-    if (title) ctx.title = title;
+    if (title) arg.title = title;
   }
-  if (spec.confirm) {
-    const dryRun = previewArgument(ctx, spec, advertisedCommands());
-    // Ask the server first: a change it would refuse is reported now, never after a confirmation.
-    const planned = dryRun ? await requestServer('memzoi.preview', [dryRun]) : undefined;
-    if (dryRun && planned === undefined) return undefined;
-    const ok = await vscode.window.showWarningMessage(spec.confirm, { modal: true }, 'Continue', ...(spec.preview ? ['Preview…'] : []));
-    if (ok === 'Preview…' && spec.preview && ctx.uri) {
-      // The planned files in the diff editor; the user applies after looking (nothing is written here).
-      const again = dryRun ?? { uri: ctx.uri, operation: spec.preview, ...(ctx.reason ? { reason: ctx.reason } : {}),
-        ...(ctx.title ? { title: ctx.title } : {}) };
-      await preview(historyExecute, again);
-      return undefined;
-    }
-    if (ok !== 'Continue') return undefined;
+  return { target, arg };
+}
+
+/**
+ * Sends a gathered command: a write with a preview goes through the review flow; undo names the change's
+ * operation, files and time; other confirmed commands name their target.
+ */
+async function send(spec: CommandSpec, command: string, target: Target, arg: Record<string, unknown>): Promise<unknown> {
+  if (spec.args === 'query') return executeOnServer(spec, command, [arg.query ?? '']);
+  if (PREVIEW_OF[command]) return reviewThenWrite(spec, command, target, arg);
+  if (command === 'memzoi.undo' && target.changeId) {
+    const history = await ask('memzoi.history', [target.uri ? { uri: target.uri } : {}]);
+    const facts = changeFacts(history.ok ? history.result : undefined, target.changeId);
+    if (!(await confirmTarget(undoConfirmation(facts), 'Undo'))) return undefined;
+  } else if (spec.confirm || command === 'memzoi.routeLocal') {
+    const verb = verbOf(command);
+    if (!(await confirmTarget(`${verb} ${describeTarget(target, roots())}?`, verb, spec.confirm))) return undefined;
   }
-  return ctx;
+  return executeOnServer(spec, command, [arg], target);
 }
 
 /** Lets the user pick a ledger change from the history (of `uri` when given), else type its id. */
-async function pickChange(spec: CommandSpec, uri: vscode.Uri | undefined): Promise<string | undefined> {
-  const historyCommand = advertisedCommands().includes('memzoi.history') ? 'memzoi.history' : undefined;
-  if (state.client && historyCommand) {
-    try {
-      const arg = uri?.scheme === 'file' ? { uri: uri.toString() } : {};
-      const changes = historyChanges(await state.client.sendRequest(ExecuteCommandRequest.type, { command: historyCommand, arguments: [arg] }));
-      if (changes && changes.length > 0) {
-        const picked = await vscode.window.showQuickPick(
-          changes.map((c) => ({ label: c.label, description: c.description, id: c.change_id })),
-          { title: `Memzoi: ${spec.title.replace(/…$/, '')}: choose a change`, ignoreFocusOut: true, matchOnDescription: true },
-        );
-        return picked?.id;
-      }
-    } catch (err) {
-      state.output.warn(`history for the change picker failed: ${String(err)}`);
+async function pickChange(spec: CommandSpec, uri: string | undefined): Promise<string | undefined> {
+  if (advertisedCommands().includes('memzoi.history')) {
+    const answer = await ask('memzoi.history', [uri?.startsWith('file:') ? { uri } : {}]);
+    const changes = answer.ok ? historyChanges(answer.result) : undefined;
+    if (!answer.ok) state.output.warn(`history for the change picker failed: ${answer.message}`);
+    if (changes && changes.length > 0) {
+      const picked = await vscode.window.showQuickPick(
+        changes.map((c) => ({ label: c.label, description: c.description, detail: c.detail, id: c.change_id })),
+        { title: `Memzoi: ${spec.title.replace(/…$/, '')}: choose a change`, ignoreFocusOut: true, matchOnDescription: true },
+      );
+      return picked?.id;
     }
   }
   return vscode.window.showInputBox({
@@ -118,169 +131,79 @@ async function pickChange(spec: CommandSpec, uri: vscode.Uri | undefined): Promi
   });
 }
 
-function promptReason(spec: CommandSpec): Thenable<string | undefined> {
-  const required = spec.reason === 'required';
-  return vscode.window.showInputBox({
-    title: `Memzoi: ${spec.title.replace(/…$/, '')}`,
-    prompt: required ? 'Reason (required; recorded with the change)' : 'Reason (optional; recorded with the change)',
-    validateInput: (v) => validateReason(v, required),
-    ignoreFocusOut: true,
-  }).then((v) => (v === undefined ? undefined : v.trim()));
+function serverRunning(): boolean {
+  if (state.client && state.client.state === State.Running) return true;
+  void vscode.window.showErrorMessage('Memzoi: the language server is not running. Use "Memzoi: Restart Language Server" and see the Memzoi output.');
+  return false;
 }
 
-/** Asks for a new title (supersede): `''` keeps the record's, `undefined` cancels. */
-function promptTitle(spec: CommandSpec): Thenable<string | undefined> {
-  return vscode.window.showInputBox({
-    title: `Memzoi: ${spec.title.replace(/…$/, '')}`,
-    prompt: "New title (optional; empty keeps the record's title)",
-    ignoreFocusOut: true,
-  }).then((v) => (v === undefined ? undefined : v.trim()));
-}
-
-/** Runs a palette command: gathers its target and reason, then asks the server to execute it. */
+/** Runs a palette or inbox command on its explicit target (`arg`: a row, URI, or none: then a picker). */
 export async function runPaletteCommand(spec: CommandSpec, arg: unknown): Promise<unknown> {
-  if (!state.client || state.client.state !== State.Running) {
-    void vscode.window.showErrorMessage('Memzoi: the language server is not running. Use "Memzoi: Restart Language Server" and see the Memzoi output.');
-    return undefined;
-  }
+  if (!serverRunning()) return undefined;
   const serverCommand = resolveServerCommand(spec, advertisedCommands());
   if (!serverCommand) {
     void vscode.window.showWarningMessage(`Memzoi: this memzoi-lsp does not offer "${spec.title}"; update memzoi-lsp.`);
     return undefined;
   }
   if (serverCommand === 'memzoi.history') {
-    // Memory History: a quick pick of the changes with Open Diff and Undo (not a count of results).
-    const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
-    return showHistory(historyExecute, uri);
+    // Memory History (read-only): of the given file, else of the active editor's, else of the whole ledger.
+    const t = resolveTarget(arg);
+    return showHistory(historyExecute, t?.uri ? vscode.Uri.parse(t.uri) : vscode.window.activeTextEditor?.document.uri);
   }
-  const ctx = await gatherContext(spec, arg);
-  if (!ctx) return undefined;
-  return executeOnServer(spec, serverCommand, buildArguments(ctx, spec));
-}
-
-/** Tells the user what a command did (and opens a chosen search hit). */
-async function reportResult(spec: CommandSpec | undefined, command: string, result: unknown): Promise<void> {
-  state.output.info(`${command} -> ${JSON.stringify(result)}`);
-  const hits = spec?.args === 'query' ? searchHits(result) : undefined;
-  if (hits) {
-    if (hits.length === 0) {
-      void vscode.window.showInformationMessage('Memzoi: no matching records.');
-      return;
-    }
-    const pick = await vscode.window.showQuickPick(
-      hits.map((h) => ({ label: h.title, description: h.id, uri: h.uri })),
-      { title: 'Memzoi: search results', matchOnDescription: true },
-    );
-    if (pick) await vscode.window.showTextDocument(vscode.Uri.parse(pick.uri));
-    return;
-  }
-  const said = describeResult(spec?.title ?? command, result);
-  if (said?.level === 'error') void vscode.window.showErrorMessage(`Memzoi: ${said.text}`);
-  else if (said) void vscode.window.showInformationMessage(`Memzoi: ${said.text}`);
-}
-
-export async function executeOnServer(spec: CommandSpec | undefined, command: string, args: unknown[]): Promise<unknown> {
-  const result = await requestServer(command, args);
-  if (result !== undefined) void reportResult(spec, command, result);
-  void state.inbox.refresh();
-  return result;
-}
-
-/**
- * Sends one server command. A refusal (a JSON-RPC error response) is reported once: its first line in a toast, the
- * details in the output; the result is then `undefined`.
- */
-async function requestServer(command: string, args: unknown[]): Promise<unknown> {
-  if (!state.client || state.client.state !== State.Running) {
-    void vscode.window.showErrorMessage('Memzoi: the language server is not running. Use "Memzoi: Restart Language Server" and see the Memzoi output.');
-    return undefined;
-  }
-  try {
-    const result: unknown = await state.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
-    if (command === 'memzoi.undo') void state.inbox.refresh();
-    return result;
-  } catch (err) {
-    return reportRefusal(command, err);
-  }
-}
-
-/** A refusal is a JSON-RPC error response: one toast with its first line, the details in the output. */
-function reportRefusal(command: string, err: unknown): undefined {
-  const msg = err instanceof Error ? err.message : String(err);
-  state.output.error(`${command} refused: ${msg}`);
-  void vscode.window.showErrorMessage(`Memzoi: ${msg.split('\n')[0]}`);
-  return undefined;
+  const got = await gather(spec, resolveTarget(arg), {});
+  return got ? send(spec, serverCommand, got.target, got.arg) : undefined;
 }
 
 /** Memory History and previews send their commands through here; an undo is reported like a palette Undo. */
 const historyExecute = (command: string, args: unknown[]): Promise<unknown> =>
-  command === 'memzoi.undo' ? executeOnServer(specForServerCommand(command), command, args) : requestServer(command, args);
+  command === 'memzoi.undo' ? executeOnServer(specForServerCommand(command), command, args, resolveTarget(args)) : requestServer(command, args);
+
+/** The first object argument of a server command (code action, lens), copied. */
+function firstObject(args: readonly unknown[]): Record<string, unknown> {
+  const o = args.find((a) => a !== null && typeof a === 'object' && !Array.isArray(a));
+  return o ? { ...(o as Record<string, unknown>) } : {};
+}
 
 /**
- * Middleware for server-registered commands (code actions, code lenses and palette entries whose id the server
- * itself registers): prompts for the reason a lifecycle command needs when the server did not supply one.
+ * Middleware for server-registered commands (code actions, code lenses): they carry their target; what is missing
+ * (reason, title) is asked once; writes go through the review flow; the result is reported once.
  */
 export const middleware: Middleware = {
   executeCommand: async (command, given, next) => {
-    let args = given;
+    const arg = firstObject(given);
+    const target = resolveTarget(arg);
     if (command === 'memzoi.preview') {
-      // Preview (code action): the planned files in the diff editor; nothing is written. A supersede or tombstone
-      // preview needs what the change itself would (the reason, and for supersede an optional new title).
-      const arg = given[0] && typeof given[0] === 'object' ? { ...(given[0] as Record<string, unknown>) } : {};
-      const of = typeof arg.operation === 'string' ? specForServerCommand(`memzoi.${arg.operation}`) : undefined;
-      if (of?.reason && !argsHaveReason([arg])) {
-        const reason = await promptReason(of);
-        if (reason === undefined) return undefined;
-        if (reason) arg.reason = reason;
-      }
-      if (of?.newTitle && arg.title === undefined) {
-        const title = await promptTitle(of);
-        if (title === undefined) return undefined;
-        if (title) arg.title = title;
-      }
-      return preview(historyExecute, arg);
+      // A preview code action is the review of its operation: the diff, then the write or nothing.
+      const op = typeof arg.operation === 'string' ? arg.operation : 'apply';
+      const write = op === 'approve' ? 'memzoi.resident.approve' : `memzoi.${op}`;
+      const spec = specForServerCommand(write);
+      const { operation: _op, ...rest } = arg;
+      void _op;
+      const got = spec ? await gather(spec, target, rest) : { target: target ?? {}, arg: rest };
+      return got ? reviewThenWrite(spec, write, got.target, got.arg, true) : undefined;
     }
-    if (command === 'memzoi.history') {
-      // Memory History: a quick pick of the changes with Open Diff and Undo (not a count of results).
-      return showHistory(historyExecute, vscode.window.activeTextEditor?.document.uri);
-    }
+    // A server that advertises the review commands: they still run the client's review flow.
+    if (command === 'memzoi.review') return reviewProposal(arg, target);
+    if (command === 'memzoi.reviewCandidate') return reviewCandidate(target);
+    if (command === 'memzoi.history') return showHistory(historyExecute, target?.uri ? vscode.Uri.parse(target.uri) : undefined);
     if (command === RESIDENT_REVIEW) {
       // The code lens "N pending candidates: Review" opens them in the Memory Inbox.
       await state.inbox.refresh();
       await vscode.commands.executeCommand('memzoi.inbox.focus');
-      const pending: unknown = await next(command, args);
-      return pending;
+      const listed: unknown = await next(command, given);
+      return listed;
     }
-    if (command === 'memzoi.resident.reject' && !argsHaveReason(args)) {
-      const reason = await vscode.window.showInputBox({ title: 'Memzoi: reject resident-memory candidate', prompt: 'Reason (optional)', ignoreFocusOut: true });
-      if (reason === undefined) return undefined;
-      if (reason.trim()) args = withReason(args, reason.trim());
+    if (command === 'memzoi.resident.approve' || command === 'memzoi.resident.reject' || command === 'memzoi.resident.undo') {
+      return decideResident(target, command.slice('memzoi.resident.'.length) as 'approve' | 'reject' | 'undo');
     }
     const spec = specForServerCommand(command);
-    let finalArgs = args;
-    if (spec && args.length === 0) {
-      const ctx = await gatherContext(spec, undefined);
-      if (!ctx) return undefined;
-      finalArgs = buildArguments(ctx, spec);
-    } else if (spec?.reason && !argsHaveReason(args)) {
-      const reason = await promptReason(spec);
-      if (reason === undefined) return undefined;
-      finalArgs = withReason(args, reason);
-      if (spec.newTitle) {
-        const title = await promptTitle(spec);
-        if (title === undefined) return undefined;
-        if (title) finalArgs = withField(finalArgs, 'title', title);
-      }
+    if (spec) {
+      const got = await gather(spec, target, arg);
+      return got ? send(spec, command, got.target, got.arg) : undefined;
     }
-    try {
-      const result: unknown = await next(command, finalArgs);
-      void reportResult(spec, command, result);
-      return result;
-    } catch (err) {
-      return reportRefusal(command, err);
-    } finally {
-      void state.inbox.refresh();
-    }
+    const result = await requestServer(command, given);
+    void state.inbox.refresh();
+    return result;
   },
   workspace: {
     // Answer workspace/configuration for `memzoi` with the normalised settings object.
@@ -293,53 +216,90 @@ export const middleware: Middleware = {
   },
 };
 
-/** Approves or rejects (asking for an optional reason) the resident-memory candidate of an inbox row. */
-export async function decideResident(row: InboxItem | undefined, verb: 'approve' | 'reject'): Promise<unknown> {
-  if (!row || row.kind !== 'resident' || !state.client || state.client.state !== State.Running) return undefined;
-  const arg: Record<string, string> = { uri: row.uri, candidate_id: row.id };
-  if (verb === 'reject') {
-    const reason = await vscode.window.showInputBox({ title: `Memzoi: reject candidate ${row.id.slice(0, 12)}`, prompt: 'Reason (optional)', ignoreFocusOut: true });
-    if (reason === undefined) return undefined;
-    if (reason.trim()) arg.reason = reason.trim();
+/** When the candidate was applied, from the inbox's listing (for the undo confirmation). */
+function whenApplied(target: Target): string | undefined {
+  const row = target.item ?? state.inbox.items.find((i) => i.kind === 'resident' && i.id === target.candidateId);
+  return row?.when;
+}
+
+/**
+ * Approves (review flow), rejects (asking the required reason) or undoes (naming the candidate, its file and
+ * time) the resident-memory candidate `arg` names (an inbox row, or the server's `{uri, candidate_id}`); without
+ * one the user picks it. Each gives one message and reloads the resident file.
+ */
+export async function decideResident(arg: unknown, verb: 'approve' | 'reject' | 'undo'): Promise<unknown> {
+  if (!serverRunning()) return undefined;
+  let target = resolveTarget(arg) ?? (await pickInboxItem('resident', `${verb} which resident-memory candidate?`));
+  if (!target) return undefined;
+  if (target.kind && target.kind !== 'resident') {
+    void vscode.window.showWarningMessage(`Memzoi: ${verb} works on a resident-memory candidate; ${describeTarget(target, roots())} is not one.`);
+    return undefined;
   }
-  const result = await executeOnServer(undefined, `memzoi.resident.${verb}`, [arg]);
-  await state.inbox.refresh(); // the row leaves (or changes state) before the command returns
-  return result;
+  const row = state.inbox.items.find((i) => i.kind === 'resident' && i.id === target?.candidateId);
+  if (row && !target.item) target = { ...targetOfItem(row), ...target };
+  const problem = targetProblem(target, 'resident', `${verb[0].toUpperCase()}${verb.slice(1)}`);
+  if (problem) {
+    void vscode.window.showWarningMessage(`Memzoi: ${problem}`);
+    return undefined;
+  }
+  const command = `memzoi.resident.${verb}`;
+  const args: Record<string, unknown> = { uri: target.uri, candidate_id: target.candidateId };
+  const name = `resident-memory candidate ${describeTarget({ ...target, uri: undefined }, roots())} in ${describeTarget({ uri: target.uri }, roots())}`;
+  if (verb === 'approve') return reviewThenWrite(undefined, command, target, args);
+  if (verb === 'reject') {
+    const reason = await promptReason('Reject', { title: target.title, uri: target.uri }, true);
+    if (!reason) return undefined;
+    args.reason = reason;
+  } else {
+    const when = whenApplied(target);
+    if (!(await confirmTarget(`Undo ${name}${when ? `, approved ${when}` : ''}?`, 'Undo', 'The entries from before it are restored.'))) return undefined;
+  }
+  return executeOnServer(undefined, command, [args], target);
+}
+
+/** The inbox row of `kind` an argument names (a tree node, a row, or `{candidate_id}`), or `undefined`. */
+function rowOf(arg: unknown, kind: InboxItem['kind']): InboxItem | undefined {
+  const t = resolveTarget(arg);
+  if (t?.item) return t.item.kind === kind ? t.item : undefined;
+  return t?.candidateId ? state.inbox.items.find((i) => i.kind === kind && i.id === t.candidateId) : undefined;
 }
 
 /** Settles the uncertain resident-memory candidate of an inbox row: the user picks the recovery. */
-export async function recoverResident(row: InboxItem | undefined): Promise<unknown> {
-  if (!row || row.kind !== 'resident' || !state.client || state.client.state !== State.Running) return undefined;
+export async function recoverResident(arg: unknown): Promise<unknown> {
+  const row = rowOf(arg, 'resident');
+  if (!row || !serverRunning()) return undefined;
   const picked = await vscode.window.showQuickPick(
     RECOVERY_MODES.map((m) => ({ label: m.label, description: m.mode, mode: m.mode })),
     { title: `Memzoi: recover candidate ${row.id.slice(0, 12)}`, ignoreFocusOut: true },
   );
   if (!picked) return undefined;
-  const result = await executeOnServer(undefined, 'memzoi.resident.recover', [{ uri: row.uri, candidate_id: row.id, mode: picked.mode }]);
+  const result = await executeOnServer(undefined, 'memzoi.resident.recover', [{ uri: row.uri, candidate_id: row.id, mode: picked.mode }], targetOfItem(row));
   await state.inbox.refresh();
   return result;
 }
 
 /** Approves or rejects (asking for the required reason) the local-memory candidate of an inbox row. */
-export async function decideLocal(row: InboxItem | undefined, verb: 'approve' | 'reject'): Promise<unknown> {
-  if (!row || row.kind !== 'local' || !state.client || state.client.state !== State.Running) return undefined;
-  const arg: Record<string, string> = { root: row.root ?? '', candidate_id: row.id };
+export async function decideLocal(arg: unknown, verb: 'approve' | 'reject'): Promise<unknown> {
+  const row = rowOf(arg, 'local');
+  if (!row || !serverRunning()) return undefined;
+  const args: Record<string, string> = { root: row.root ?? '', candidate_id: row.id };
   if (verb === 'reject') {
     const reason = await vscode.window.showInputBox({
-      title: `Memzoi: reject local candidate ${row.id}`, prompt: 'Reason (required)', ignoreFocusOut: true,
+      title: `Memzoi: reject local candidate “${row.title}” (${row.id})`, prompt: 'Reason (required)', ignoreFocusOut: true,
       validateInput: (v) => (v.trim() ? undefined : 'A reason is required'),
     });
     if (reason === undefined) return undefined;
-    arg.reason = reason.trim();
+    args.reason = reason.trim();
   }
-  const result = await executeOnServer(undefined, `memzoi.local.${verb}`, [arg]);
+  const result = await executeOnServer(undefined, `memzoi.local.${verb}`, [args], { title: row.title, candidateId: row.id });
   await state.inbox.refresh();
   return result;
 }
 
 /** Shows a local candidate (it has no file) as a read-only Markdown preview: title, body, reason, proposer. */
-export async function showLocal(row: InboxItem | undefined): Promise<void> {
-  if (!row || row.kind !== 'local') return;
+export async function showLocal(arg: unknown): Promise<void> {
+  const row = rowOf(arg, 'local');
+  if (!row) return;
   const content = [`# ${row.title}`, '', row.body ?? '', '', `- candidate: ${row.id}`, `- proposed by: ${row.actor ?? '?'}`,
     `- confidence: ${row.confidence ?? '?'}`, `- reason: ${row.reason ?? ''}`].join('\n');
   const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content });

@@ -2,13 +2,15 @@
 // small helpers every part uses. Set up by extension.ts's activate.
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
-import type { InboxItem } from './logic/inbox';
+import type { InboxItem, ResidentUsage } from './logic/inbox';
 
 export const SECTION = 'memzoi';
 /** Server command listing both resident memory files and their candidates. */
 export const RESIDENT_LIST = 'memzoi.resident.list';
 /** Server command of the resident files' "N pending candidates: Review" code lens. */
 export const RESIDENT_REVIEW = 'memzoi.resident.review';
+/** Server command giving the cap usage of resident files (`{uri}` -> `{files: [{uri, used, cap, entries}]}`). */
+export const RESIDENT_STATUS = 'memzoi.residentStatus';
 /** Server command listing the pending local-memory candidates agents proposed. */
 export const LOCAL_LIST = 'memzoi.local.list';
 /** Server command listing the pending proposals with the core's can-apply verdict on each. */
@@ -17,6 +19,7 @@ export const PROPOSALS_LIST = 'memzoi.proposals.list';
 /** What the Memory Inbox offers the other parts. */
 export interface Inbox {
   items: InboxItem[];
+  usage: ResidentUsage[];
   refresh(): Promise<void>;
   schedule(): void;
 }
@@ -33,11 +36,14 @@ export const state: {
   ready: boolean;
   /** A "scanned" log line came (what ends "starting…" with a server that cannot list proposals). */
   scannedLine: boolean;
+  /** Registers the client's review commands the running server does not advertise (once each). */
+  registerReviewCommands: () => void;
 } = {
   client: undefined,
   scanned: false,
   ready: false,
   scannedLine: false,
+  registerReviewCommands: () => undefined,
 } as unknown as typeof state;
 
 export function readConfig(): vscode.WorkspaceConfiguration {

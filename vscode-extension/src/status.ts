@@ -2,7 +2,7 @@
 // until the server is ready and has nothing left to scan).
 import * as vscode from 'vscode';
 import { State } from 'vscode-languageclient/node';
-import { countInbox, type DiagnosticSummary } from './logic/inbox';
+import { countInbox, type DiagnosticSummary, usageText } from './logic/inbox';
 import { statusBarText } from './logic/inboxView';
 import { state } from './state';
 
@@ -38,7 +38,12 @@ export function updateStatus(): void {
     state.statusItem.show();
     return;
   }
-  state.statusItem.text = state.client?.state === State.Running ? text : `${text} $(debug-disconnect)`;
-  state.statusItem.tooltip = state.client?.state === State.Running ? tooltip : `${tooltip} (language server not running)`;
+  // Resident memory's cap usage (the fullest file) beside the counts; every file's in the tooltip.
+  const usage = state.inbox.usage ?? [];
+  const fullest = [...usage].sort((a, b) => b.used / (b.cap || 1) - a.used / (a.cap || 1))[0];
+  const cap = fullest && fullest.cap > 0 ? ` $(database) ${Math.round((100 * fullest.used) / fullest.cap)}%` : '';
+  const capTip = usage.length > 0 ? `\nResident memory: ${usage.map(usageText).join('; ')}` : '';
+  state.statusItem.text = state.client?.state === State.Running ? `${text}${cap}` : `${text}${cap} $(debug-disconnect)`;
+  state.statusItem.tooltip = (state.client?.state === State.Running ? tooltip : `${tooltip} (language server not running)`) + capTip;
   state.statusItem.show();
 }

@@ -36,6 +36,10 @@ export interface InboxItem {
   decidable?: boolean;
   /** Resident candidates: the server's diagnostic text (what happened, how to recover). */
   diagnostic?: string;
+  /** Resident candidates: the newest applied candidate of its file, which Undo restores. */
+  undoable?: boolean;
+  /** Resident candidates: when it was applied (`YYYY-MM-DD HH:MM UTC`). */
+  when?: string;
   /** Local candidates: the project root (the server commands need it), who proposed it, and its text. */
   root?: string;
   actor?: string;
@@ -160,10 +164,15 @@ export function residentRows(answer: unknown): InboxItem[] {
     if (typeof r?.path === 'string' && typeof r.uri === 'string') uris.set(r.path, r.uri);
   }
   const rows: InboxItem[] = [];
+  const undoSeen = new Set<string>();
   for (const raw of candidates) {
     const c = (raw ?? {}) as Record<string, unknown>;
-    if (typeof c.id !== 'string' || typeof c.status !== 'string' || !RESIDENT_OPEN.includes(c.status)) continue;
+    if (typeof c.id !== 'string' || typeof c.status !== 'string') continue;
     const path = typeof c.target_path === 'string' ? c.target_path : '';
+    // The newest applied candidate of each file is listed too, with Undo (the listing is newest first).
+    const undoable = c.status === 'applied' && !undoSeen.has(path);
+    if (c.status === 'applied') undoSeen.add(path);
+    if (!RESIDENT_OPEN.includes(c.status) && !undoable) continue;
     const text = [c.content, c.locator, c.recovery_mode].find((v) => typeof v === 'string' && v) as string | undefined;
     rows.push({
       kind: 'resident',
@@ -175,9 +184,51 @@ export function residentRows(answer: unknown): InboxItem[] {
       status: c.status,
       decidable: c.decidable === true,
       diagnostic: str(c.diagnostic),
+      ...(undoable ? { undoable: true, when: utc(c.time_applied) } : {}),
     });
   }
   return rows;
+}
+
+/** `YYYY-MM-DD HH:MM UTC` of a time in ms since the epoch, else `undefined`. */
+function utc(ms: unknown): string | undefined {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) return undefined;
+  return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** The cap usage of one resident file. */
+export interface ResidentUsage {
+  uri: string;
+  scope?: string;
+  /** Characters used and the cap (Zuno's character limit). */
+  used: number;
+  cap: number;
+  entries: number;
+}
+
+/**
+ * The cap usage of the resident files, from `memzoi.residentStatus` (`{files: [{uri, used, cap, entries}]}`) or
+ * from `memzoi.resident.list`'s `scopes` (`[{scope, uri, used, cap, entries}]`, `entries` a count or a list).
+ * Entries without numbers are skipped.
+ */
+export function residentUsage(answer: unknown): ResidentUsage[] {
+  if (!answer || typeof answer !== 'object') return [];
+  const a = answer as { files?: unknown; scopes?: unknown };
+  const list = Array.isArray(a.files) ? a.files : Array.isArray(a.scopes) ? a.scopes : [];
+  const out: ResidentUsage[] = [];
+  for (const raw of list) {
+    const f = (raw ?? {}) as Record<string, unknown>;
+    if (typeof f.uri !== 'string' || typeof f.used !== 'number' || typeof f.cap !== 'number') continue;
+    const entries = typeof f.entries === 'number' ? f.entries : Array.isArray(f.entries) ? f.entries.length : 0;
+    out.push({ uri: f.uri, scope: str(f.scope), used: f.used, cap: f.cap, entries });
+  }
+  return out;
+}
+
+/** One line of cap usage: `project 9/10 chars (90%), 1 entry`. */
+export function usageText(u: ResidentUsage): string {
+  const pct = u.cap > 0 ? Math.round((100 * u.used) / u.cap) : 0;
+  return `${u.scope ?? 'resident'} ${u.used}/${u.cap} chars (${pct}%), ${u.entries} ${u.entries === 1 ? 'entry' : 'entries'}`;
 }
 
 /**

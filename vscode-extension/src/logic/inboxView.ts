@@ -1,11 +1,11 @@
 // How the Memory Inbox shows its rows: labels, descriptions, tooltips, icons, the context values its menus match
 // (so a button appears only where the server says the action applies) and the tree of sections, plus the status
 // bar text. Pure logic (no `vscode` import).
-import type { Blocker, InboxCounts, InboxItem } from './inbox';
+import { type Blocker, type InboxCounts, type InboxItem, type ResidentUsage, usageText } from './inbox';
 
 /** A node of the inbox tree: a section (parent node), a row, or one blocking reason under a blocked proposal. */
 export type InboxNode =
-  | { type: 'section'; id: 'resident' | 'local'; label: string; children: InboxItem[] }
+  | { type: 'section'; id: 'resident' | 'local'; label: string; children: InboxItem[]; usage?: string }
   | { type: 'row'; item: InboxItem }
   | { type: 'reason'; parent: InboxItem; blocker: Blocker };
 
@@ -13,15 +13,32 @@ const SECTIONS = { resident: 'Resident memory', local: 'Local memory' } as const
 
 /**
  * The top level of the tree: pending proposals and uncertain changes as rows, then a "Resident memory" and a
- * "Local memory" section holding their candidates (each section only when it has any).
+ * "Local memory" section holding their candidates (each section only when it has any; the resident one also when
+ * the server reports the cap usage of a resident file, which its header shows).
  */
-export function inboxTree(items: readonly InboxItem[]): InboxNode[] {
+export function inboxTree(items: readonly InboxItem[], usage: readonly ResidentUsage[] = []): InboxNode[] {
   const top: InboxNode[] = items.filter((i) => i.kind === 'proposal' || i.kind === 'uncertain').map((item) => ({ type: 'row', item }));
   for (const id of ['resident', 'local'] as const) {
     const children = items.filter((i) => i.kind === id);
-    if (children.length > 0) top.push({ type: 'section', id, label: SECTIONS[id], children });
+    // The fullest file first: it is the one about to hit its cap.
+    const fullest = [...usage].sort((a, b) => b.used / (b.cap || 1) - a.used / (a.cap || 1));
+    const used = id === 'resident' && usage.length > 0 ? fullest.map(usageText).join(' · ') : undefined;
+    if (children.length > 0 || used) top.push({ type: 'section', id, label: SECTIONS[id], children, ...(used ? { usage: used } : {}) });
   }
   return top;
+}
+
+/**
+ * A stable id for a node (`TreeItem.id`). VS Code hands an inline button the element registered under the
+ * clicked row's handle; without ids the handles are positions, so after a refresh (which rebuilds the nodes) a
+ * click resolved to no element, or another one. With ids a row keeps its handle: `row:<kind>:<id>:<uri>`.
+ */
+export function nodeId(node: InboxNode): string {
+  if (node.type === 'section') return `section:${node.id}`;
+  const of = (i: InboxItem): string => `${i.kind}:${i.id}:${i.uri}${i.kind === 'uncertain' ? `:${i.title}` : ''}`;
+  if (node.type === 'row') return `row:${of(node.item)}`;
+  const index = (node.parent.blockers ?? []).indexOf(node.blocker);
+  return `reason:${of(node.parent)}:${index}:${node.blocker.code}`;
 }
 
 /** The children of a node: a section's rows, a blocked proposal's reasons, nothing for other nodes. */
@@ -44,7 +61,9 @@ export function contextValue(item: InboxItem): string {
     if (item.canApply) return 'memzoi.proposal.ready';
     return item.canRouteLocal ? 'memzoi.proposal.blocked.routable' : 'memzoi.proposal.blocked';
   }
-  if (item.kind === 'resident') return `memzoi.resident.${item.status ?? 'unknown'}${item.decidable ? '.decidable' : ''}`;
+  if (item.kind === 'resident') {
+    return `memzoi.resident.${item.status ?? 'unknown'}${item.decidable ? '.decidable' : ''}${item.undoable ? '.undoable' : ''}`;
+  }
   return `memzoi.${item.kind}`;
 }
 
@@ -62,7 +81,8 @@ export function describeItem(item: InboxItem): { label: string; description: str
     return { label: item.title, description: bits.filter(Boolean).join(' · ') };
   }
   if (item.kind === 'resident') {
-    const need = item.status === 'uncertain' ? 'uncertain: needs recovery' : item.status === 'pending' ? undefined : item.status;
+    const need = item.status === 'uncertain' ? 'uncertain: needs recovery' : item.status === 'pending' ? undefined
+      : item.undoable ? `applied${item.when ? ` ${item.when}` : ''}` : item.status;
     return { label: item.title, description: [item.scope, item.action, need].filter(Boolean).join(' · ') };
   }
   const codes = blockerCodes(item);

@@ -138,11 +138,13 @@ const RESIDENT = {
   ],
 };
 
-test('resident rows: context values by state, buttons only where the server says a decision applies', () => {
+test('resident rows: context values by state, buttons only where the server says a decision or undo applies', () => {
   const rows = residentRows(RESIDENT);
   assert.deepEqual(rows.map((r) => [r.id, r.title, r.uri, r.status, contextValue(r)]), [
     ['mem_1', 'Run make lint.', 'file:///w/.zuno/RULES.md', 'pending', 'memzoi.resident.pending.decidable'],
     ['mem_2', 'tabs', 'file:///w/.zuno/RULES.md', 'uncertain', 'memzoi.resident.uncertain'],
+    // the newest applied candidate of its file is listed with Undo (issue 28)
+    ['mem_3', 'x', 'file:///h/MEMORY.md', 'applied', 'memzoi.resident.applied.undoable'],
     ['mem_4', 'y', 'file:///w/.zuno/RULES.md', 'failed', 'memzoi.resident.failed.decidable'],
   ]);
   assert.deepEqual(describeItem(rows[0]), { label: 'Run make lint.', description: 'project · add' });
@@ -186,7 +188,7 @@ test('the tree: proposals and uncertain changes on top, then a Resident memory a
     'mem_2026_07_06_auth_001', 'mem-gated', '7', 'section:Resident memory', 'section:Local memory',
   ]);
   const resident = top[3];
-  assert.deepEqual(childrenOf(resident).map((n) => n.type === 'row' && n.item.id), ['mem_1', 'mem_2', 'mem_4']);
+  assert.deepEqual(childrenOf(resident).map((n) => n.type === 'row' && n.item.id), ['mem_1', 'mem_2', 'mem_3', 'mem_4']);
   // no empty sections
   assert.deepEqual(inboxTree(proposalRows(LISTING)!.rows).map((n) => n.type), ['row', 'row']);
 });

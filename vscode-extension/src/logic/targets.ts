@@ -1,0 +1,155 @@
+// What a command acts on. Every command takes its target explicitly from what it was started from: an inbox row
+// (the tree passes its node, `{type: 'row', item}`), a code action or lens (the server's `{uri, candidate_id}`
+// argument), a URI, or a prompt. The active editor is never consulted here: a command given a target acts on it,
+// one given none asks with a picker (issue 28, contract §5). Pure logic (no `vscode` import).
+import { type InboxItem, isPendingProposalUri, stemOf } from './inbox';
+
+/** The explicit target of one invocation. */
+export interface Target {
+  /** The file acted on: a proposal packet, a record, a resident file, or the file an uncertain change touched. */
+  uri?: string;
+  /** What the target is, when the argument says so (an inbox row does). */
+  kind?: InboxItem['kind'];
+  /** Human title (a proposal's title, a candidate's text), for confirmations. */
+  title?: string;
+  /** Proposal id, for confirmations. */
+  id?: string;
+  /** Resident or local candidate id. */
+  candidateId?: string;
+  /** Ledger change id (undo, recover). */
+  changeId?: string;
+  /** The inbox row it came from, when it came from one. */
+  item?: InboxItem;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() ? v.trim() : undefined);
+
+function isItem(v: Record<string, unknown>): boolean {
+  return typeof v.kind === 'string' && typeof v.uri === 'string' && typeof v.id === 'string';
+}
+
+/** The target of an inbox row. */
+export function targetOfItem(item: InboxItem): Target {
+  const t: Target = { uri: item.uri, kind: item.kind, title: item.title, item };
+  if (item.kind === 'proposal') t.id = item.id;
+  if (item.kind === 'resident' || item.kind === 'local') t.candidateId = item.id;
+  if (item.kind === 'uncertain' && item.changeId) t.changeId = item.changeId;
+  return t;
+}
+
+/**
+ * The explicit target carried by a command argument, or `undefined` when there is none (the palette passes
+ * nothing). Accepted: an inbox tree node (`{type: 'row', item}`, a blocker's `{type: 'reason', parent}`), an inbox
+ * row itself, a `vscode.Uri` (any object with `scheme`, `path` and `toString`), a URI string, and a server
+ * argument object `{uri?, candidate_id|candidateId?, change_id|changeId?, title?}` (code actions, lenses,
+ * `memzoi.review`), alone or first in an argument list.
+ */
+export function resolveTarget(arg: unknown): Target | undefined {
+  if (Array.isArray(arg)) return arg.length > 0 ? resolveTarget(arg[0]) : undefined;
+  if (typeof arg === 'string') return /^[a-z][\w+.-]*:/i.test(arg) ? { uri: arg } : undefined;
+  if (!arg || typeof arg !== 'object') return undefined;
+  const o = arg as Record<string, unknown>;
+  if (o.type === 'row' && o.item && typeof o.item === 'object') return resolveTarget(o.item);
+  if (o.type === 'reason' && o.parent && typeof o.parent === 'object') return resolveTarget(o.parent);
+  if (isItem(o)) return targetOfItem(arg as InboxItem);
+  if (typeof o.scheme === 'string' && typeof o.path === 'string' && typeof o.toString === 'function') {
+    return { uri: (arg as { toString(): string }).toString() };
+  }
+  const t: Target = {};
+  const uri = str(o.uri);
+  const candidateId = str(o.candidate_id) ?? str(o.candidateId);
+  const changeId = str(o.change_id) ?? str(o.changeId);
+  if (uri) t.uri = uri;
+  if (candidateId) t.candidateId = candidateId;
+  if (changeId) t.changeId = changeId;
+  if (str(o.title)) t.title = str(o.title);
+  return t.uri || t.candidateId || t.changeId ? t : undefined;
+}
+
+/** What a command needs as its target. */
+export type Need = 'proposal' | 'record' | 'candidate' | 'resident' | 'change' | 'file';
+
+/**
+ * Whether `target` fits a command that needs `need`: `undefined` when it does, else the sentence to show (the
+ * command then stops; it never substitutes another file).
+ */
+export function targetProblem(target: Target, need: Need, what: string): string | undefined {
+  if (need === 'change') return target.changeId ? undefined : `${what} needs a ledger change.`;
+  if (need === 'resident') {
+    return target.candidateId && target.uri ? undefined : `${what} needs a resident-memory candidate.`;
+  }
+  if (!target.uri) return `${what} needs a file.`;
+  if (need === 'proposal' && !isPendingProposalUri(target.uri)) {
+    return `${what} works on a pending proposal; ${describeTarget(target)} is not one.`;
+  }
+  if (target.kind && target.kind !== 'proposal' && need === 'proposal') return `${what} works on a pending proposal.`;
+  return undefined;
+}
+
+/** The workspace-relative path of a `file://` URI below `root` (a folder URI), else its decoded path. */
+export function relativePath(uri: string, roots: readonly string[] = []): string {
+  for (const r of roots) {
+    const base = r.replace(/\/+$/, '') + '/';
+    if (uri.startsWith(base)) return decodeURIComponent(uri.slice(base.length));
+  }
+  return decodeURIComponent(uri.replace(/^file:\/\//, ''));
+}
+
+/**
+ * The target named for a person: `“Title” (path)` for a proposal or candidate, the path alone for a file, the
+ * short change id for a change. Never empty.
+ */
+export function describeTarget(target: Target, roots: readonly string[] = []): string {
+  const path = target.uri ? relativePath(target.uri, roots) : undefined;
+  const title = target.title ?? (target.kind === 'proposal' && target.uri ? stemOf(target.uri) : undefined);
+  if (title && path) return `“${title}” (${path})`;
+  if (title) return `“${title}”`;
+  if (path) return path;
+  if (target.changeId) return `change ${target.changeId.slice(0, 12)}`;
+  if (target.candidateId) return `candidate ${target.candidateId.slice(0, 12)}`;
+  return 'the chosen item';
+}
+
+/** A change as an undo confirmation names it. */
+export interface ChangeFacts {
+  change_id: string;
+  operation?: string;
+  time?: string;
+  files?: string[];
+}
+
+/** The undo confirmation: the change's operation, files and time (issue 28: every confirmation names its target). */
+export function undoConfirmation(c: ChangeFacts): string {
+  const op = c.operation || 'change';
+  const when = c.time ? ` of ${c.time}` : '';
+  const files = c.files && c.files.length > 0 ? `: ${c.files.join(', ')}` : '';
+  return `Undo the ${op}${when}${files}? The files it wrote get their exact previous bytes back (change ${c.change_id.slice(0, 12)}).`;
+}
+
+/**
+ * The facts of one change of a `memzoi.history` answer (operation, time, files), or only its id when the answer
+ * does not list it.
+ */
+export function changeFacts(history: unknown, changeId: string): ChangeFacts {
+  if (Array.isArray(history)) {
+    for (const raw of history) {
+      const c = (raw ?? {}) as Record<string, unknown>;
+      if (String(c.change_id) !== changeId) continue;
+      const when = str(c.applied_at) ?? str(c.created_at);
+      const files = Array.isArray(c.files)
+        ? (c.files as Record<string, unknown>[]).map((f) => (typeof f?.path === 'string' ? f.path : '')).filter(Boolean)
+        : [];
+      return { change_id: changeId, operation: str(c.operation), time: when?.replace('T', ' ').replace(/\.\d+Z$|Z$/, ''), files };
+    }
+  }
+  return { change_id: changeId };
+}
+
+/**
+ * Picker entries for a command started without a target: the inbox rows of `kind`, with the active editor's file
+ * (when it is one of them) first and marked, so choosing it takes one Enter; nothing is preselected otherwise.
+ */
+export function pickerRows(items: readonly InboxItem[], kind: InboxItem['kind'], activeUri?: string): { item: InboxItem; active: boolean }[] {
+  const rows = items.filter((i) => i.kind === kind).map((item) => ({ item, active: activeUri !== undefined && item.uri === activeUri }));
+  return [...rows.filter((r) => r.active), ...rows.filter((r) => !r.active)];
+}
