@@ -31,6 +31,7 @@ import yaml
 
 from .findings import Finding, Fix, TextEdit, finding
 from .nesting import NESTING_LIMIT, nesting_message
+from .utf8 import encodable, unencodable_span
 from .yaml_fast import fast_load
 # The tree's names are the reader's public names: other modules import them from here.
 from .yaml_tree import PlainScalar, YAlias, YMap, YNode, YScalar, YSeq, locate, resolve_plain, to_python  # noqa: F401
@@ -234,6 +235,44 @@ def load(text: str, start: int, end: int, line_of) -> YamlResult:
     ``line_of(offset)`` returns the ``(start, end)`` of the line containing ``offset`` in ``text`` (used to
     offer "quote this value" fixes). Node spans and finding spans are offsets into ``text``. Never raises.
     """
+    result = _load(text, start, end, line_of)
+    if result.root is not None and ("\\" in text[start:end] or not encodable(text[start:end])):
+        result.findings.extend(unencodable_findings(result.root))
+    return result
+
+
+def unencodable_findings(root: YNode) -> list[Finding]:
+    """An ``invalid_encoding`` finding on each key or string value under ``root`` that cannot be encoded as UTF-8:
+    it holds a lone surrogate (U+D800–U+DFFF), which a YAML escape such as ``"\\uD800"`` decodes to and which is
+    no Unicode character. libyaml, and so Memzoi's reader, refuses such an escape (``found invalid Unicode
+    character escape code``); PyYAML accepts it. The span is the value's (or the key's); the message names the
+    code point, never the value."""
+    out: list[Finding] = []
+    stack: list[YNode] = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, YMap):
+            for key in node.order:
+                stack.append(key)
+            stack.extend(v for _, v in node.entries.values())
+        elif isinstance(node, YSeq):
+            stack.extend(node.items)
+        elif isinstance(node, YScalar) and isinstance(node.value, str):
+            at = unencodable_span(node.value)
+            if at is not None:
+                point = ord(node.value[at[0]])
+                out.append(finding(
+                    "invalid_encoding",
+                    f"this value holds U+{point:04X}, a lone surrogate (written as a `\\u` escape), which is not a "
+                    "Unicode character and cannot be encoded as UTF-8; Memzoi's YAML reader refuses the file. "
+                    "Remove the escape, or write the character it stands for (a pair of surrogates "
+                    "is one `\\U` escape with eight digits)",
+                    node.start, node.end))
+    out.sort(key=lambda f: (f.start, f.end))
+    return out
+
+
+def _load(text: str, start: int, end: int, line_of) -> YamlResult:
     fast = fast_load(text, start, end)
     if fast is not None:
         return YamlResult(fast, [])

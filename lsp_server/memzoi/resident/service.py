@@ -27,6 +27,7 @@ from ..ledger import Refusal
 from ..ledger.store import _step as step  # the ledger's fault hook: one hook drives the crash tests of both
 from ..promotion import confidence_bp, promotes
 from ..text import rust_trim
+from ..utf8 import utf8_bytes
 from ..vocabulary import RECOVERY_MODES
 from . import candidates as db
 from .candidates import Candidate
@@ -55,7 +56,7 @@ def fingerprint(scope: str, action: str, content: str | None, old_text: str | No
     """Hex SHA-256 of scope, action, trimmed content and trimmed locator joined by NUL (Zuno
     ``proposal_fingerprint``); identifies a reflection proposal for idempotent inserts."""
     parts = [scope, action, rust_trim(content or ""), rust_trim(old_text or "")]
-    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
+    return hashlib.sha256(utf8_bytes("\0".join(parts))).hexdigest()
 
 
 @contextmanager
