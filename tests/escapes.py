@@ -168,3 +168,12 @@ def check_outputs(report) -> list[str]:
         except Exception as err:  # noqa: BLE001 - reported, never raised
             problems.append(f"{name} output: {type(err).__name__}")
     return problems
+
+
+def decoded(pieces: list[tuple[int, int]]) -> str:
+    """The string :func:`scalar` of ``pieces`` decodes to (PyYAML's own parser, which keeps lone surrogates);
+    an escape past U+10FFFF, which decodes to nothing, is dropped first."""
+    import yaml
+
+    kept = [(k, v) for k, v in pieces if not (k % 5 == 4 and POINTS[v % len(POINTS)] > 0x10FFFF)]
+    return yaml.load(scalar(kept) if kept else '""', Loader=yaml.SafeLoader)
