@@ -31,7 +31,7 @@ from ..utf8 import utf8_bytes
 from ..vocabulary import RECOVERY_MODES
 from . import candidates as db
 from .candidates import Candidate
-from .locator import Operation, parse_operation
+from .locator import Operation, parse_operation, refuse_unencodable
 from .reconcile import classify, current_entries, reconcile_locked, recovery_hint
 from .scope import ResidentFile, project_config, resident_file
 from .store import ResidentStore, backup, resident_lock, write_lock
@@ -180,6 +180,7 @@ def propose(project_root: str | Path, *, scope: str, action: str, content: str |
     config = config or project_config(root)
     op = parse_operation(action, content, old_text)
     why = rust_trim(reason or "")
+    refuse_unencodable(reason=why, session_id=session_id, message_id=message_id, actor=actor)
     if not why:
         raise Refusal("invalid_candidate", "reason must not be empty")
     try:
@@ -258,6 +259,7 @@ def reject(project_root: str | Path, candidate_id: str, *, actor: str, reason: s
     ``candidate_not_found``, ``not_rejectable`` unless the candidate is ``pending`` or ``failed``.
     """
     why = rust_trim(reason or "")
+    refuse_unencodable(reason=why, actor=actor)
     if not why:
         raise Refusal("invalid_candidate", "a rejection needs a reason (--reason)")
     root = Path(project_root).resolve()
