@@ -24,6 +24,7 @@ from .pathsafety import name_findings
 from .retention import RetentionMark, mark_findings, retention_mark, utc_now
 from .safety import safety_findings
 from .text import decode
+from .utf8 import unencodable_span
 from .validate import validate_document
 from .workspace import Placement, Role, below_plane, place
 
@@ -98,8 +99,19 @@ def analyze_text(text: str, path: str | os.PathLike[str] | None = None, *, place
     findings.extend(safety_findings(doc, placement, config))
     if path is not None and placement.memzoi_dir is not None:
         findings.extend(name_findings(path))
+    findings.extend(_raw_surrogate(text, findings))
     analysis.findings = sorted(findings, key=lambda f: (f.start, f.end, f.code))
     return analysis
+
+
+def _raw_surrogate(text: str, found: list[Finding]) -> list[Finding]:
+    """An ``invalid_encoding`` on the first lone surrogate written raw in ``text`` (an editor's text a client sent
+    with a JSON ``\\ud800`` escape; decoded bytes never hold one), unless a finding already starts there."""
+    at = unencodable_span(text)
+    if at is None or any(f.start == at[0] for f in found):
+        return []
+    return [finding("invalid_encoding", "the text holds a lone surrogate here (U+D800–U+DFFF, no Unicode character), "
+                    "which cannot be saved as UTF-8; delete it", *at)]
 
 
 def analyze_bytes(data: bytes, path: str | os.PathLike[str] | None = None, *, placement: Placement | None = None,

@@ -31,6 +31,7 @@ from .revision import (
     semantic_projection,
 )
 from .text import rust_trim
+from .utf8 import utf8_bytes
 from .yaml12 import locate
 
 METADATA_SCHEMA = "memzoi/repository-materialization"
@@ -53,7 +54,7 @@ def _decision_instant(value: str) -> str:
 
 
 def _reason(value: str) -> str:
-    if value != value.strip() or not value or "\n" in value or "\r" in value or len(value.encode("utf-8")) > 280:
+    if value != value.strip() or not value or "\n" in value or "\r" in value or len(utf8_bytes(value)) > 280:
         raise PydanticCustomError(
             "materialization_metadata", "must be one trimmed, non-empty line of at most 280 bytes"
         )

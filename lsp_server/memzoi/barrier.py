@@ -48,10 +48,11 @@ def log_internal_error(exc: BaseException, path: str | os.PathLike[str] | None =
     log.debug("stack of the internal error on %s\n%s", where, safe_traceback(exc))
 
 
-def internal_error(exc: BaseException, path: str | os.PathLike[str] | None = None) -> Finding:
+def internal_error(exc: BaseException, path: str | os.PathLike[str] | None = None, *, log: bool = True) -> Finding:
     """The ``internal_error`` finding (error, at offset 0) for an unexpected exception while handling the file at
-    ``path``; logs it with :func:`log_internal_error`."""
-    log_internal_error(exc, path)
+    ``path``; logs it with :func:`log_internal_error` unless ``log`` is false (it was logged where it happened)."""
+    if log:
+        log_internal_error(exc, path)
     return finding(
         "internal_error",
         f"memzoi-lsp could not analyse this file: an internal error ({type(exc).__name__}) stopped it, so its "

@@ -241,7 +241,10 @@ class Workspace:
             f = self._facts.get(p)
             if f is None:
                 continue
-            new = sorted(self._evaluate(p, f), key=lambda x: (x.start, x.end, x.code, x.message))
+            try:
+                new = sorted(self._evaluate(p, f), key=lambda x: (x.start, x.end, x.code, x.message))
+            except Exception as err:  # the per-file barrier: this file's finding, the others are evaluated
+                new = [_internal_error(err, p)]
             old = self._findings.get(p, [])
             if [(x.code, x.message, x.start, x.end) for x in new] != [(x.code, x.message, x.start, x.end) for x in old]:
                 changed.add(p)
@@ -256,6 +259,8 @@ class Workspace:
         return self._facts[min(paths)] if paths else None
 
     def _evaluate(self, path: str, f: FileFacts) -> list[Finding]:
+        if f.failed:  # its facts could not be read (logged where they were made)
+            return [_internal_error(None, path)]
         out: list[Finding] = []
         if f.kind == "record":
             self._record_checks(path, f, out)
@@ -332,6 +337,16 @@ class Workspace:
         out.append(finding("duplicate_content", f"same content as {names}{more}; keep one: "
                            "supersede or tombstone the other record, or reject the duplicate proposal",
                            *f.body_span, others=named))
+
+
+def _internal_error(err: BaseException | None, path: str) -> Finding:
+    """The ``internal_error`` finding of a file whose cross-file evaluation raised ``err`` (logged here), or whose
+    facts could not be read (``None``: logged where they were made)."""
+    from .barrier import internal_error
+
+    if err is None:
+        return internal_error(RuntimeError("cross-file facts unavailable"), path, log=False)
+    return internal_error(err, path)
 
 
 def _name(path: str, *, stem: bool = False) -> str:

@@ -58,6 +58,9 @@ class FileFacts:
     ident_span: tuple[int, int] = (0, 0)
     body_span: tuple[int, int] = (0, 0)
     legacy: bool = False
+    #: The facts could not be read (an internal error, logged): the file takes no part in the graph and gets an
+    #: ``internal_error`` finding from the cross-file evaluation instead.
+    failed: bool = False
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # `memzoi check` workers send one per file: positional fields unpickle several times faster than the
@@ -68,6 +71,8 @@ class FileFacts:
         """Plain dict form (stored in the index)."""
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}  # asdict() deep-copies: 10x slower
         d["refs"] = [{"field": r.field, "target": r.target, "span": list(r.span), "to": r.to} for r in self.refs]
+        if not self.failed:
+            del d["failed"]
         return d
 
     @classmethod
@@ -88,7 +93,19 @@ class FileFacts:
 
 def facts_from_analysis(analysis: Analysis) -> FileFacts:
     """Extract :class:`FileFacts` from an :class:`~memzoi.analysis.Analysis`. Works on invalid frontmatter too
-    (whatever fields are readable are used), so a broken target still counts as existing."""
+    (whatever fields are readable are used), so a broken target still counts as existing. Never raises: an
+    internal error is logged (:func:`memzoi.barrier.log_internal_error`) and gives ``failed`` facts, which
+    :mod:`memzoi.crossfile` reports as an ``internal_error`` on the file while the other files are judged."""
+    try:
+        return _facts(analysis)
+    except Exception as err:  # the per-file barrier of the cross-file step
+        from .barrier import log_internal_error
+
+        log_internal_error(err)
+        return FileFacts(kind=analysis.kind, role=analysis.placement.role.value, failed=True)
+
+
+def _facts(analysis: Analysis) -> FileFacts:
     from .analysis import record_id_of
     from .revision import duplicate_key
     from .views import Frontmatter, text
@@ -150,7 +167,9 @@ def identity_token(identity: str) -> str:
         return identity
     import blake3
 
-    return "redacted-identity-" + blake3.blake3(identity.encode("utf-8")).hexdigest()
+    from .utf8 import utf8_bytes
+
+    return "redacted-identity-" + blake3.blake3(utf8_bytes(identity)).hexdigest()
 
 
 __all__ = ["FileFacts", "Ref", "facts_from_analysis", "identity_token"]

@@ -8,7 +8,9 @@ converts spans to client positions. Messages never contain the text a detector m
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from .utf8 import encodable, storable, storable_tree
 
 
 class Severity(enum.IntEnum):
@@ -170,9 +172,18 @@ class Finding:
 def finding(code: str, message: str, start: int, end: int, *, fixes: tuple[Fix, ...] = (), **data) -> Finding:
     """Build a :class:`Finding` with the code's default severity.
 
-    Raises ``KeyError`` for a code not listed in :data:`CODES` (a programming error, caught by tests).
+    Raises ``KeyError`` for a code not listed in :data:`CODES` (a programming error, caught by tests). A message,
+    fix title or data string quoting a value that cannot be encoded as UTF-8 (a lone surrogate from a YAML escape)
+    gets the escape written out (:func:`memzoi.utf8.storable`), so every surface can print, store and send it.
     """
     severity = CODES[code][0]
     if end < start:
         start, end = end, start
+    if not encodable(message):
+        message = storable(message)
+    if fixes and not all(encodable(f.title) and all(encodable(e.new_text) for e in f.edits) for f in fixes):
+        fixes = tuple(replace(f, title=storable(f.title), edits=tuple(
+            replace(e, new_text=storable(e.new_text)) for e in f.edits)) for f in fixes)
+    if data:
+        data = storable_tree(data)
     return Finding(code, message, start, end, severity, fixes, data)

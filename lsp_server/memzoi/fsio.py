@@ -28,8 +28,9 @@ class UnsafeWriteError(OSError):
 class ReadOnlyTarget(PermissionError):
     """The destination cannot be written; nothing was written. ``reason`` says why, so the advice can fit:
     ``mode`` (the file has no write bit, e.g. 0444: chmod u+w), ``file_system`` (it is on a read-only file
-    system, ``errno`` EROFS: no mode change helps), ``owner`` (its mode allows writing, but not by this user) or
-    ``directory`` (its folder may not be written by this user, so the file cannot be replaced there)."""
+    system, ``errno`` EROFS: no mode change helps), ``owner`` (its mode allows writing, but not by this user),
+    ``directory`` (its folder may not be written by this user, so the file cannot be replaced there) or
+    ``special_mode`` (a rewrite could not keep its setuid, setgid or sticky bit: see :func:`special_bits_kept`)."""
 
     def __init__(self, err: int, strerror: str, filename: str, reason: str = "mode") -> None:
         super().__init__(err, strerror, filename)
@@ -42,13 +43,15 @@ class ReadOnlyTarget(PermissionError):
             "file_system": "remount it read-write (a mode change cannot help)",
             "owner": "run as its owner, or give this user write access (chown or chmod)",
             "directory": "make the folder writable for this user (chmod u+w, or chown)",
+            "special_mode": "run as its owner (or as root, or a member of its group for setgid), or clear the bit "
+                            "if it is not needed (chmod u-s,g-s,-t)",
         }.get(self.reason, "make it writable (chmod u+w)")
 
     @property
     def code(self) -> str:
         """The refusal code: ``read_only`` (no write bit), ``read_only_file_system`` or ``permission_denied``."""
         return {"file_system": "read_only_file_system", "owner": "permission_denied",
-                "directory": "permission_denied"}.get(self.reason, "read_only")
+                "directory": "permission_denied", "special_mode": "mode_not_kept"}.get(self.reason, "read_only")
 
 
 class ExternalChange(OSError):
@@ -128,7 +131,29 @@ def check_writable(path: str | os.PathLike[str]) -> None:
     if not os.access(name, os.W_OK):
         raise ReadOnlyTarget(errno.EACCES, f"not writable by this user (mode {mode:04o}, {_owner(st)})", name,
                              "owner")
+    if mode & _SPECIAL and hasattr(os, "geteuid") and not special_bits_kept(
+            st, os.geteuid(), {os.getegid(), *os.getgroups()}):
+        raise ReadOnlyTarget(errno.EPERM, f"a rewrite cannot keep its mode {mode:04o} (setuid, setgid or sticky "
+                             f"bit; {_owner(st)})", name, "special_mode")
     _check_folder(Path(name).parent, name)
+
+
+#: The setuid, setgid and sticky bits: a rewrite keeps them, or refuses.
+_SPECIAL = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX
+
+
+def special_bits_kept(st: os.stat_result, euid: int, groups: set[int]) -> bool:
+    """Whether a rewrite by the user ``euid`` (in ``groups``) can give the new file ``st``'s setuid, setgid and
+    sticky bits with the same owner and group. Its temporary copy is this user's until it is given ``st``'s owner,
+    which only root may do: a setuid bit kept on a copy owned by another user would run as that user, so it needs
+    root or the file's owner; a setgid bit is set only by root or a member of the file's group (Linux clears it
+    otherwise, ``chmod(2)``), and likewise needs the group kept. The sticky bit needs nothing more."""
+    mode = stat.S_IMODE(st.st_mode)
+    if euid == 0:
+        return True
+    if mode & stat.S_ISUID and st.st_uid != euid:
+        return False
+    return not (mode & stat.S_ISGID and st.st_gid not in groups)
 
 
 def check_creatable(path: str | os.PathLike[str]) -> None:
@@ -196,7 +221,6 @@ def _write_temp(target: Path, data: bytes, like: os.stat_result | None, hook: Wr
                 view = view[os.write(fd, view):]
             if like is not None:
                 hook("chmod")
-                os.fchmod(fd, stat.S_IMODE(like.st_mode))
                 if hasattr(os, "fchown"):
                     try:
                         os.fchown(fd, like.st_uid, like.st_gid)
@@ -205,6 +229,8 @@ def _write_temp(target: Path, data: bytes, like: os.stat_result | None, hook: Wr
                             os.fchown(fd, -1, like.st_gid)
                         except PermissionError:
                             pass
+                # after the owner: a chown clears the setuid and setgid bits (chown(2))
+                _keep_mode(fd, stat.S_IMODE(like.st_mode), target, like)
             hook("fsync")
             os.fsync(fd)
         finally:
@@ -213,6 +239,19 @@ def _write_temp(target: Path, data: bytes, like: os.stat_result | None, hook: Wr
         _unlink_quietly(tmp)
         raise
     return tmp
+
+
+def _keep_mode(fd: int, mode: int, target: Path, like: os.stat_result | None = None) -> None:
+    """Give the open temporary file ``fd`` the whole ``mode`` (setuid, setgid and sticky bits included) and check
+    it took: raise :class:`ReadOnlyTarget` (``special_mode``) when the system dropped a bit, or when a setuid or
+    setgid bit would now belong to another owner or group than ``like``'s (nothing is written then)."""
+    os.fchmod(fd, mode)
+    got = os.fstat(fd)
+    moved = like is not None and ((mode & stat.S_ISUID and got.st_uid != like.st_uid)
+                                  or (mode & stat.S_ISGID and got.st_gid != like.st_gid))
+    if stat.S_IMODE(got.st_mode) != mode or moved:
+        raise ReadOnlyTarget(errno.EPERM, f"a rewrite cannot keep its mode {mode:04o} (setuid, setgid or sticky "
+                             "bit)", os.fspath(target), "special_mode")
 
 
 def _unlink_quietly(path: Path) -> None:
@@ -239,7 +278,11 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, mode: int | None 
     tmp = _write_temp(target, data, st, _noop)
     try:
         if mode is not None:
-            os.chmod(tmp, mode)
+            fd = os.open(tmp, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            try:
+                _keep_mode(fd, mode, target)
+            finally:
+                os.close(fd)
         step("temp")
         os.replace(tmp, target)
     except BaseException:
@@ -282,5 +325,6 @@ def read_state(path: str | os.PathLike[str]) -> bytes | None:
 
 __all__ = [
     "ExternalChange", "ReadOnlyTarget", "UnsafeWriteError", "WriteHook", "atomic_write", "check_creatable",
-    "check_writable", "fsync_dir", "mount_point", "read_only_mount", "read_state", "temp_name", "temp_pattern",
+    "check_writable", "fsync_dir", "mount_point", "read_only_mount", "read_state", "special_bits_kept", "temp_name",
+    "temp_pattern",
 ]

@@ -24,6 +24,7 @@ from .gitfacts import GitFacts
 from .pathsafety import REDACTED_PREFIX, shown_id
 from .safety.redact import MARK, redact, secret_spans
 from .text import LineIndex
+from .utf8 import encodable, storable
 from .verdict import FileVerdict, ProjectContext, judge
 from .workspace import place
 
@@ -107,10 +108,9 @@ def _index_row(job: tuple[str, str, str], contexts: dict[str, ProjectContext] | 
         ctx.git.set_visibility({os.path.abspath(p): GitVisibility(visibility)})
     try:
         analysis = analyze_bytes(data, p, placement=placement, config=ctx.config, now=ctx.now)
-        verdict = index_verdict(p, analysis, ctx)
+        return index_row(rel, data, st, index_verdict(p, analysis, ctx))
     except Exception as err:  # the barrier: the file is kept as refused, with the finding, and the run goes on
-        verdict = index_verdict(p, failed_analysis(err, p, placement), ctx)
-    return index_row(rel, data, st, verdict)
+        return index_row(rel, data, st, index_verdict(p, failed_analysis(err, p, placement), ctx))
 
 
 #: A caller's supply of rows it already made (see :class:`memzoi.index.Index`): for the given paths, the rows of
@@ -191,6 +191,10 @@ def index_row(rel: str, data: bytes, st: os.stat_result, verdict: FileVerdict, *
         }
     if secrets:
         _scrub(out, sorted({doc.text[a:b] for a, b in secrets}, key=len, reverse=True))
+    for row in out.values():  # SQLite stores strict UTF-8: a lone surrogate (a YAML escape) is stored escaped
+        for key, value in row.items():
+            if isinstance(value, str) and not encodable(value):
+                row[key] = storable(value)
     return out
 
 

@@ -228,12 +228,19 @@ class ProjectState:
             self.git.ask(unasked)
         ctx = ProjectContext.of(self.memzoi_dir, git=self.git)
         root = self.root.resolve()
+        left = []
         for path in rest:
             found = on_disk(path)
             if found is not None:
                 data, st, analysis = found
-                rows.append(index_row(index_key(root, path), data, st, index_verdict(path, analysis, ctx)))
-        return rows, []
+                try:
+                    rows.append(index_row(index_key(root, path), data, st, index_verdict(path, analysis, ctx)))
+                except Exception as err:  # the per-file barrier: the index analyses this file itself
+                    from .barrier import log_internal_error
+
+                    log_internal_error(err, path)
+                    left.append(path)
+        return rows, left
 
     def open_index(self, on_disk: OnDisk) -> "Index":
         """The project's index, opened once, with rows made by the scan or from ``on_disk``'s analyses

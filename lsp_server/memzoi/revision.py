@@ -23,6 +23,7 @@ import blake3
 import rfc8785
 
 from .text import rust_trim
+from .utf8 import utf8_bytes
 from .yaml12 import PlainScalar
 
 REVISION_DOMAIN = "memzoi.repository-materialization.revision-id"
@@ -59,7 +60,7 @@ def canonical_json(value: Any) -> bytes:
 
 def domain_id(domain: str, value: Any) -> str:
     """``"blake3:" + hex(BLAKE3(domain ‖ 0x00 ‖ JCS(value)))``: Memzoi's domain-separated identity (§4.2)."""
-    h = blake3.blake3(domain.encode("utf-8"))
+    h = blake3.blake3(utf8_bytes(domain))
     h.update(b"\x00")
     h.update(canonical_json(value))
     return "blake3:" + h.hexdigest()
@@ -67,7 +68,7 @@ def domain_id(domain: str, value: Any) -> str:
 
 def content_hash(body: str) -> str:
     """Memzoi's ``content_hash``: lowercase hex BLAKE3 of ``body.trim()`` (Rust trim), no prefix (§1.3)."""
-    return blake3.blake3(rust_trim(body).encode("utf-8")).hexdigest()
+    return blake3.blake3(utf8_bytes(rust_trim(body))).hexdigest()
 
 
 def duplicate_key(body: str) -> str:
@@ -78,7 +79,7 @@ def duplicate_key(body: str) -> str:
     spaces would escape it; a reviewer sees the same text, so the duplicate check must too."""
     text = body.replace("\r\n", "\n").replace("\r", "\n")
     lines = [line.rstrip() for line in text.split("\n")]
-    return blake3.blake3(rust_trim("\n".join(lines)).encode("utf-8")).hexdigest()
+    return blake3.blake3(utf8_bytes(rust_trim("\n".join(lines)))).hexdigest()
 
 
 def _plain(value: Any) -> Any:

@@ -342,7 +342,7 @@ class ProjectCache:
                 write_blob(conn, self.stamp, blob)
             conn.execute("COMMIT")
             return True
-        except sqlite3.Error:
+        except (sqlite3.Error, ValueError):  # ValueError: a text SQLite cannot take (UnicodeEncodeError)
             try:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:

@@ -52,8 +52,8 @@ def make_payload(analysis: Analysis, first: Local, facts: FileFacts, starts: lis
     from .attestation import AttestationState
     from .safety.redact import SECRET_CODES
 
-    if analysis.placement.memzoi_dir is None or first.canonical:  # a symlink, a file through a symlinked folder
-        return None
+    if analysis.placement.memzoi_dir is None or first.canonical or facts.failed:  # a symlink, a file through a
+        return None  # symlinked folder, facts an internal error stopped (its `internal_error` is not cached)
     if analysis.attestation is not None and analysis.attestation.state is AttestationState.STALE:
         return None
     own = first.own[: len(first.own) - first.canonical]
@@ -94,7 +94,7 @@ def kept_facts(analysis: Analysis, first: Local, facts: FileFacts) -> list | Non
     it, and no byte of a secret is ever stored."""
     from .safety.redact import SECRET_CODES
 
-    if analysis.placement.memzoi_dir is None or first.canonical:
+    if analysis.placement.memzoi_dir is None or first.canonical or facts.failed:
         return None
     if any(f.code in SECRET_CODES for f in first.own):  # the analysis's findings and what admission added
         return None

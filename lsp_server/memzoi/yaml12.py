@@ -31,6 +31,8 @@ import yaml
 
 from .findings import Finding, Fix, TextEdit, finding
 from .nesting import NESTING_LIMIT, nesting_message
+from .utf8 import encodable, unencodable_span
+from .yaml_encoding import escape_out_of_range, unencodable_findings
 from .yaml_fast import fast_load
 # The tree's names are the reader's public names: other modules import them from here.
 from .yaml_tree import PlainScalar, YAlias, YMap, YNode, YScalar, YSeq, locate, resolve_plain, to_python  # noqa: F401
@@ -234,6 +236,13 @@ def load(text: str, start: int, end: int, line_of) -> YamlResult:
     ``line_of(offset)`` returns the ``(start, end)`` of the line containing ``offset`` in ``text`` (used to
     offer "quote this value" fixes). Node spans and finding spans are offsets into ``text``. Never raises.
     """
+    result = _load(text, start, end, line_of)
+    if result.root is not None and ("\\" in text[start:end] or not encodable(text[start:end])):
+        result.findings.extend(unencodable_findings(result.root))
+    return result
+
+
+def _load(text: str, start: int, end: int, line_of) -> YamlResult:
     fast = fast_load(text, start, end)
     if fast is not None:
         return YamlResult(fast, [])
@@ -261,10 +270,34 @@ def load(text: str, start: int, end: int, line_of) -> YamlResult:
 
 def _parse(source: str, base: int, text: str, line_of) -> YamlResult | Finding:
     builder = _Builder(source, base, text, line_of)
+    events = _events(source, base, text, line_of, _Loader)
+    if isinstance(events, Finding) and events.data.get("escape") and _Loader is not yaml.SafeLoader:
+        # libyaml refuses a surrogate escape (`\uD800`) as Memzoi does; PyYAML's own parser decodes it, so the
+        # file gets `invalid_encoding` on that value (as the accelerator's tree does) and its other values are read
+        events = _events(source, base, text, line_of, yaml.SafeLoader)
+    if isinstance(events, Finding):
+        events.data.pop("escape", None)
+        return events
+    builder.events = events
+    docs = [i for i, ev in enumerate(events) if isinstance(ev, yaml.DocumentStartEvent)]
+    if not docs:
+        return YamlResult(None, [])
+    if len(docs) > 1:
+        s = base + events[docs[1]].start_mark.index
+        builder.findings.append(
+            finding("yaml_syntax", "frontmatter holds more than one YAML document; remove the `...` or `---` marker", s, s + 3)
+        )
+    builder.pos = docs[0] + 1
+    root = builder.node()
+    return YamlResult(root, builder.findings)
+
+
+def _events(source: str, base: int, text: str, line_of, loader) -> list[Any] | Finding:
+    """The parser events of ``source`` read with ``loader``, or the finding that stopped it."""
     events: list[Any] = []
     depth = 0
     try:
-        for ev in yaml.parse(source, Loader=_Loader):
+        for ev in yaml.parse(source, Loader=loader):
             kind = type(ev)
             if kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
                 depth += 1
@@ -282,7 +315,10 @@ def _parse(source: str, base: int, text: str, line_of) -> YamlResult | Finding:
             at = base + min(err.problem_mark.index, len(source))
             return finding("yaml_nesting_limit", f"YAML value {nesting_message()}", at,
                            min(at + 1, base + len(source)), limit=NESTING_LIMIT)
-        return _syntax_finding(err, base, text, line_of)
+        found = _syntax_finding(err, base, text, line_of)
+        if "invalid Unicode character escape" in (err.problem or ""):
+            found.data["escape"] = True
+        return found
     except yaml.reader.ReaderError as err:
         at = base + max(0, min(err.position, len(source)))
         return finding(
@@ -292,20 +328,16 @@ def _parse(source: str, base: int, text: str, line_of) -> YamlResult | Finding:
             at,
             min(at + 1, base + len(source)),
         )
+    except UnicodeError:  # libyaml takes UTF-8: a raw lone surrogate (a client's text) cannot be given to it
+        at = base + (unencodable_span(source) or (0, 0))[0]
+        return finding("yaml_syntax", f"character U+{ord(text[at]) if at < len(text) else 0:04X} is not allowed in "
+                       "YAML text (a lone surrogate, no Unicode character); remove it", at,
+                       min(at + 1, base + len(source)))
+    except (ValueError, OverflowError):  # PyYAML's chr() of a `\U` escape past U+10FFFF (libyaml refuses it)
+        return escape_out_of_range(source, base)
     except yaml.YAMLError as err:  # pragma: no cover - every other PyYAML error is marked
         return finding("yaml_syntax", f"YAML error: {err}; fix the frontmatter", base, base)
-    builder.events = events
-    docs = [i for i, ev in enumerate(events) if isinstance(ev, yaml.DocumentStartEvent)]
-    if not docs:
-        return YamlResult(None, [])
-    if len(docs) > 1:
-        s = base + events[docs[1]].start_mark.index
-        builder.findings.append(
-            finding("yaml_syntax", "frontmatter holds more than one YAML document; remove the `...` or `---` marker", s, s + 3)
-        )
-    builder.pos = docs[0] + 1
-    root = builder.node()
-    return YamlResult(root, builder.findings)
+    return events
 
 
 def _syntax_finding(err: yaml.MarkedYAMLError, base: int, text: str, line_of) -> Finding:

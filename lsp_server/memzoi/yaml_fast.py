@@ -31,7 +31,9 @@ _HIGH = r"\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010fff
 # A plain scalar we accept: a safe first character, no '#' at all, no ": ", no trailing ':'.
 _PLAIN = re.compile(r"[A-Za-z0-9_./~+=^$()<;\\" + _HIGH + r"][\x20-\x22\x24-\x7e" + _HIGH + "]*")
 _PLAIN_BAD = re.compile(r": |:$")
-_DQ_BODY = r'(?:[\x20\x21\x23-\x5b\x5d-\x7e' + _HIGH + r']|\\["\\bfnrt]|\\u[0-9a-fA-F]{4})*'
+# A `\uD800`–`\uDFFF` escape is left to the parser: libyaml refuses it (as Memzoi does) where json.loads would
+# join a pair into one character, and yaml12 reports each lone surrogate as `invalid_encoding`.
+_DQ_BODY = r'(?:[\x20\x21\x23-\x5b\x5d-\x7e' + _HIGH + r']|\\["\\bfnrt]|\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4})*'
 _DQ = re.compile('"' + _DQ_BODY + '"')
 # The common case, a double-quoted string without escapes: one character class, far cheaper than _DQ's
 # per-character alternation; its content is the text between the quotes.

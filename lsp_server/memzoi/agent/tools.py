@@ -35,6 +35,7 @@ from .arguments import (  # noqa: F401 - the argument models are part of this ta
     GetArgs, NoArgs, PackArgs, PathArgs, ProposeArgs, ResidentArgs, SearchArgs, coerce_arguments,
 )
 from ..runtime_errors import RuntimeStateError
+from ..utf8 import storable, storable_tree
 
 log = logging.getLogger("memzoi.agent")
 
@@ -116,7 +117,11 @@ class UnknownTool(LookupError):
 
 def call(session: Session, name: str, arguments: dict[str, Any] | None) -> ToolResult:
     """Validate ``arguments`` for tool ``name`` and run it. Raises :class:`UnknownTool`; every other problem is
-    an error :class:`ToolResult`."""
+    an error :class:`ToolResult`. Every string of the result can be sent (:func:`_total`)."""
+    return _total(_call(session, name, arguments))
+
+
+def _call(session: Session, name: str, arguments: dict[str, Any] | None) -> ToolResult:
     tool = TOOLS.get(name)
     if tool is None:
         raise UnknownTool(name)
@@ -154,6 +159,14 @@ def call(session: Session, name: str, arguments: dict[str, Any] | None) -> ToolR
     except Exception as err:  # a bug must not kill the channel or leak a traceback to the model
         log.exception("tool %s failed", name)
         return ToolResult.error("internal_error", f"{name} failed ({type(err).__name__}); see the server's stderr")
+
+
+def _total(result: ToolResult) -> ToolResult:
+    """``result`` with every string made :func:`memzoi.utf8.storable`: an argument or a record value holding a lone
+    surrogate (a JSON or YAML escape) is sent with its escape written out, as the protocol's JSON must be UTF-8."""
+    data = storable_tree(result.data)
+    text = storable(result.text)
+    return result if data is result.data and text is result.text else ToolResult(data, text, result.is_error)
 
 
 # -- the tools -------------------------------------------------------------------------------------------------

@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         only = first if first in COMMANDS else None
     parser = build_parser(only)
     args = parser.parse_args(argv)
+    _total_output()
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
@@ -84,6 +85,18 @@ def main(argv: list[str] | None = None) -> int:
         log_internal_error(err)
         return _fail(args, "internal_error", f"internal error ({type(err).__name__}); this is a bug in memzoi-lsp: "
                      "please report it with the output of the same command run with `memzoi --debug`")
+
+
+def _total_output() -> None:
+    """Let stdout and stderr print any string: a lone surrogate (a YAML ``\\uD800`` escape a record quotes, a file
+    name that is not UTF-8) is written as its ``\\u`` escape instead of stopping the report half-way."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a stream that cannot be reconfigured keeps its own error handler
+                pass
 
 
 #: errno → (error code, what to do), for the errors a file operation meets in practice.

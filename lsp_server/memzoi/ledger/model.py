@@ -10,6 +10,7 @@ from typing import Any
 import blake3
 
 from ..pathsafety import bears_secret, shown_path
+from ..utf8 import storable
 from ..vocabulary import RECOVERY_MODES  # noqa: F401 (the ledger's name for them)
 
 STATUSES = ("applying", "applied", "undoing", "undone", "failed", "uncertain")
@@ -29,6 +30,7 @@ class Refusal(Exception):
         if path and bears_secret(path):  # never print or store a secret-bearing path (memzoi.pathsafety)
             shown = shown_path(path)
             message, path = message.replace(path, shown), shown
+        message = storable(message)  # a quoted id may hold a lone surrogate (a YAML escape): printable, storable
         super().__init__(message)
         self.code = code
         self.message = message

@@ -20,6 +20,7 @@ from ..legacy import concept_slug  # noqa: F401  (re-exported: Memzoi's title sl
 from ..ledger import Refusal, now_utc, read_file_state
 from ..rewrite import HandEditConflict, rewrite
 from ..text import line_ending
+from ..utf8 import encodable, utf8_bytes
 from .layout import APPLIED, MEMZOI, PENDING, RECORDS, REJECTED  # noqa: F401 - also imported from here
 from .readiness import blocks_write
 
@@ -195,6 +196,9 @@ def verified(root: Path, rel: str, text: str, data: dict[str, Any], body: str) -
     norm = body.replace("\r\n", "\n").strip()
     if got != want or analysis.document.body.replace("\r\n", "\n") != norm:
         raise Refusal("not_canonical", f"{rel}: the rendered file would not read back as the same data", rel)
+    if not encodable(text):  # a lone surrogate (a YAML `\uD800` escape) carried into the title's H1 or a body
+        raise Refusal("invalid_encoding", f"{rel}: the file this would write holds a lone surrogate, which cannot "
+                      "be encoded as UTF-8; remove the `\\u` escape from the source and retry", rel)
     return text.encode("utf-8")
 
 
@@ -202,7 +206,7 @@ def identity_token(value: str) -> str:
     """``redacted-identity-`` + BLAKE3 hex of ``value``; a value that already is a token is returned as is."""
     if _TOKEN.match(value):
         return value
-    return TOKEN_PREFIX + blake3.blake3(value.encode("utf-8")).hexdigest()
+    return TOKEN_PREFIX + blake3.blake3(utf8_bytes(value)).hexdigest()
 
 
 def preflight_ids(raw: bytes) -> dict[str, str | None]:

@@ -18,6 +18,7 @@ import blake3
 from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, read_file_state, run_change
 from ..models import PendingProposal
 from ..render import render_packet
+from ..utf8 import utf8_bytes
 from .apply import resolved_packet
 from .common import (
     PENDING,
@@ -49,15 +50,15 @@ def receipt_digests(raw: bytes, raw_file_id: str) -> tuple[str, str, dict[str, s
     pre = preflight_ids(raw)
     raw_id = pre.get("id")
     h = blake3.blake3()
-    h.update(b"proposal-id\0" + (raw_id or "<missing-or-non-string>").encode("utf-8"))
-    h.update(b"\0proposal-file-id\0" + raw_file_id.encode("utf-8"))
+    h.update(b"proposal-id\0" + utf8_bytes(raw_id or "<missing-or-non-string>"))
+    h.update(b"\0proposal-file-id\0" + utf8_bytes(raw_file_id))
     h.update(b"\0proposal-markdown\0" + raw)
     digest = h.hexdigest()
     sens = (pre.get("sensitivity") or "unknown").replace("_", "-")
     sens = sens if sens in SENSITIVITIES else "unknown"
-    cls = blake3.blake3(
-        f"memzoi.rejected-proposal-classification.v1\0{sens}\0{pre.get('content_class') or '<missing>'}".encode()
-    ).hexdigest()
+    cls = blake3.blake3(utf8_bytes(
+        f"memzoi.rejected-proposal-classification.v1\0{sens}\0{pre.get('content_class') or '<missing>'}"
+    )).hexdigest()
     return digest, cls, pre
 
 

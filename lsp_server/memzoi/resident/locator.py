@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..ledger import Refusal
 from ..text import rust_trim
+from ..utf8 import encodable
 from ..vocabulary import RESIDENT_ACTIONS as ACTIONS
 from .encoding import to_lf
 from .format import DELIMITER, char_count, parse, serialize
@@ -39,6 +40,7 @@ def parse_operation(action: str, content: str | None, old_text: str | None) -> O
     """
     body = to_lf(rust_trim(content or "")) or None
     locator = to_lf(rust_trim(old_text or "")) or None
+    refuse_unencodable(action=action, content=body, old_text=locator)
     if action not in ACTIONS:
         raise Refusal("malformed_operation", f"unknown action `{action}`; use add, replace, or remove")
     if action in ("replace", "remove") and locator is None:
@@ -52,6 +54,16 @@ def parse_operation(action: str, content: str | None, old_text: str | None) -> O
     if action == "add":
         return Operation("add", body, None)
     return Operation(action, body if action == "replace" else None, locator)
+
+
+def refuse_unencodable(**values: str | None) -> None:
+    """Refuse with ``invalid_encoding`` when one of ``values`` (named by its keyword) holds a lone surrogate (a
+    JSON ``\\ud800`` escape from a client): Zuno's files and its candidate database hold UTF-8, which cannot
+    encode it."""
+    for name, value in values.items():
+        if value is not None and not encodable(value):
+            raise Refusal("invalid_encoding", f"`{name}` holds a lone surrogate (U+D800–U+DFFF, no Unicode "
+                          "character), which cannot be written as UTF-8; remove it or write the character it stands for")
 
 
 def _refuse_delimiter_lines(action: str, content: str) -> None:

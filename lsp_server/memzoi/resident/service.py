@@ -29,11 +29,12 @@ from ..ledger import Refusal
 from ..ledger.store import _step as step  # the ledger's fault hook: one hook drives the crash tests of both
 from ..promotion import confidence_bp, promotes
 from ..text import rust_trim
+from ..utf8 import utf8_bytes
 from ..vocabulary import RECOVERY_MODES
 from . import candidates as db
 from .candidates import Candidate
 from .encoding import Layout
-from .locator import Operation, parse_operation
+from .locator import Operation, parse_operation, refuse_unencodable
 from .reconcile import classify, current_entries, reconcile_locked, recovery_hint
 from .scope import ResidentFile, project_config, resident_file
 from .store import ResidentStore, resident_lock, write_lock
@@ -59,7 +60,7 @@ def fingerprint(scope: str, action: str, content: str | None, old_text: str | No
     """Hex SHA-256 of scope, action, trimmed content and trimmed locator joined by NUL (Zuno
     ``proposal_fingerprint``); identifies a reflection proposal for idempotent inserts."""
     parts = [scope, action, rust_trim(content or ""), rust_trim(old_text or "")]
-    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
+    return hashlib.sha256(utf8_bytes("\0".join(parts))).hexdigest()
 
 
 @contextmanager
@@ -200,6 +201,7 @@ def propose(project_root: str | Path, *, scope: str, action: str, content: str |
     config = config or project_config(root)
     op = parse_operation(action, content, old_text)
     why = rust_trim(reason or "")
+    refuse_unencodable(reason=why, session_id=session_id, message_id=message_id, actor=actor)
     if not why:
         raise Refusal("invalid_candidate", "reason must not be empty")
     try:
@@ -280,6 +282,7 @@ def reject(project_root: str | Path, candidate_id: str, *, actor: str, reason: s
     ``candidate_not_found``, ``not_rejectable`` unless the candidate is ``pending`` or ``failed``.
     """
     why = rust_trim(reason or "")
+    refuse_unencodable(reason=why, actor=actor)
     if not why:
         raise Refusal("invalid_candidate", "a rejection needs a reason (--reason)")
     root = Path(project_root).resolve()
