@@ -23,6 +23,7 @@ from .legacy import UpgradeError, legacy_reasons, upgrade_ignores, upgrade_legac
 from .pathsafety import name_findings
 from .retention import RetentionMark, mark_findings, retention_mark, utc_now
 from .safety import safety_findings
+from .safety.values import unprinted_keys
 from .text import decode
 from .validate import validate_document
 from .workspace import Placement, Role, below_plane, place
@@ -98,7 +99,7 @@ def analyze_text(text: str, path: str | os.PathLike[str] | None = None, *, place
     findings.extend(safety_findings(doc, placement, config))
     if path is not None and placement.memzoi_dir is not None:
         findings.extend(name_findings(path))
-    analysis.findings = sorted(findings, key=lambda f: (f.start, f.end, f.code))
+    analysis.findings = sorted(unprinted_keys(doc, findings), key=lambda f: (f.start, f.end, f.code))
     return analysis
 
 
@@ -202,7 +203,7 @@ def _scanned_only(text: str, path: str | os.PathLike[str] | None, placement: Pla
     findings.extend(scanned)
     if path is not None and placement.memzoi_dir is not None:
         findings.extend(name_findings(path))
-    return Analysis(doc, placement, sorted(findings, key=lambda f: (f.start, f.end, f.code)))
+    return Analysis(doc, placement, sorted(unprinted_keys(doc, findings), key=lambda f: (f.start, f.end, f.code)))
 
 def _legacy_finding(doc: Document, placement: Placement, reasons: list[str]) -> Finding:
     root = doc.mapping

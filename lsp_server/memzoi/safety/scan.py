@@ -38,7 +38,7 @@ from .invisible import hidden_views, invisible_hits
 from .memzoi_entropy import typed_digest_field
 from .memzoi_rules import memzoi_hits
 from .pii import pii_hits, transcript_hits
-from .values import double_quoted, key_spans, rescanned
+from .values import KEY_MARK, double_quoted, key_spans, rescanned
 
 #: The credential codes: Memzoi's write-safety floor (one home, :data:`memzoi.findings.WRITE_SAFETY`).
 SECRET_CODES = WRITE_SAFETY
@@ -137,10 +137,6 @@ def _with_floor(own: list[Hit], floor: list[Hit]) -> list[Hit]:
         kept_floor.append(f)
     own = [o for o in own if not any(f.code == o.code and f.start < o.end and o.start < f.end for f in kept_floor)]
     return own + kept_floor
-
-
-#: How a frontmatter key that holds a finding is shown in a location (never its text).
-KEY_MARK = "<redacted key>"
 
 
 def field_at(doc: Document, offset: int, hidden: frozenset[int] = frozenset()) -> str:

@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..document import Document
+from ..findings import CODES, Finding, Fix
 from ..yaml12 import PlainScalar, YMap, YNode, YScalar, YSeq
 from .memzoi_rules import needs_plain_search
 
@@ -44,6 +45,12 @@ from .memzoi_rules import needs_plain_search
 #: markers, an optional ``export``/``set``/``$env:``, then a name and ``=`` or ``(proxy-)authorization`` and ``:``.
 HEAD = re.compile(r"[\s\"'>*-]*(?:(?:export|set)\s+|\$env:)?(?:(?:proxy-)?authorization\s*:|[a-z_][a-z0-9_.-]*\s*=)",
                   re.IGNORECASE)
+
+
+#: How a frontmatter key that holds a finding is shown in a location or a message (never its text).
+KEY_MARK = "<redacted key>"
+#: The content detectors' codes: findings about the text itself.
+DETECTOR_CODES = frozenset(c for c, (_, group) in CODES.items() if group == "detector")
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,4 +186,53 @@ def double_quoted(value: str) -> str:
     return "".join(out)
 
 
-__all__ = ["HEAD", "Scalar", "double_quoted", "key_spans", "rescanned", "scalars"]
+__all__ = ["DETECTOR_CODES", "HEAD", "KEY_MARK", "Scalar", "double_quoted", "key_spans", "rescanned", "scalars",
+           "unprinted_keys"]
+
+
+def unprinted_keys(doc: Document, findings: list[Finding]) -> list[Finding]:
+    """``findings`` with no message or data repeating text a content detector matched in the frontmatter.
+
+    Messages never print a value, but some print a key (``unknown_key``, ``duplicate_key``, ``non_string_key``,
+    a schema path): when a detector finding lies on a key, or anywhere in the frontmatter, its matched text (the
+    raw span, and a key's decoded text) is replaced by :data:`KEY_MARK` in every other finding's message and
+    string data. Detector findings themselves never print matched text (:mod:`.scan`)."""
+    if doc.fm_start is None or doc.fm_end is None:
+        return findings
+    detected = [f for f in findings if f.code in DETECTOR_CODES and f.start < doc.fm_end and f.end > f.start]
+    if not detected:
+        return findings
+    text = doc.text
+    hidden = {text[f.start:f.end] for f in detected}
+    root = doc.yaml_root
+    if root is not None:
+        for k, key in scalars(root):
+            if key and any(f.start < k.end and k.start < f.end for f in detected):
+                hidden.update((text[k.start:k.end], str(k.value)))
+    # a message may quote the matched text cut differently (a YAML error names its line's key up to the `:`):
+    # every run of 6+ token characters inside matched text is hidden too
+    hidden.update(m.group(0) for w in list(hidden) for m in _TOKEN_RUN.finditer(w))
+    words = sorted((w for w in hidden if w.strip()), key=len, reverse=True)
+    return [f if f.code in DETECTOR_CODES else _scrubbed(f, words) for f in findings]
+
+
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_+/=.-]{6,}")
+
+
+def _scrubbed(f: Finding, words: list[str]) -> Finding:
+    def clean(value):
+        if isinstance(value, str):
+            for w in words:
+                if w in value:
+                    value = value.replace(w, KEY_MARK)
+            return value
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return value
+
+    message = clean(f.message)
+    data = {k: clean(v) for k, v in f.data.items()}
+    fixes = tuple(Fix(clean(x.title), x.edits) for x in f.fixes)
+    if message == f.message and data == f.data and fixes == f.fixes:
+        return f
+    return replace(f, message=message, data=data, fixes=fixes)
