@@ -96,7 +96,7 @@ def analyze_text(text: str, path: str | os.PathLike[str] | None = None, *, place
         findings.extend(schema)
         if analysis.kind == "record" and not reasons:
             findings.extend(_record_state(analysis, now))
-    findings.extend(safety_findings(doc, placement, config))
+    findings.extend(safety_findings(doc, placement, config, legacy=bool(analysis.legacy)))
     if path is not None and placement.memzoi_dir is not None:
         findings.extend(name_findings(path))
     analysis.findings = sorted(unprinted_keys(doc, findings), key=lambda f: (f.start, f.end, f.code))
