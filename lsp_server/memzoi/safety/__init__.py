@@ -5,7 +5,8 @@ Modules, one per concern: :mod:`.memzoi_rules` with :mod:`.memzoi_source`, :mod:
 :mod:`.tokens` and :mod:`.assignments` (our own credential detectors beside it), :mod:`.entropy` (entropy and
 value-shape tests), :mod:`.injection` (Zuno's prompt-injection families), :mod:`.invisible` (invisible and
 smuggling code points), :mod:`.pii` (personal data and transcripts), :mod:`.decoding` (folding and decoded views),
-:mod:`.fingerprint` (finding fingerprints), :mod:`.scan` (hits → findings). The gate itself is
+:mod:`.fingerprint` (finding fingerprints), :mod:`.values` (each decoded frontmatter string as its own text; keys
+never printed), :mod:`.scan` (hits → findings). The gate itself is
 :mod:`memzoi.policy`.
 """
 

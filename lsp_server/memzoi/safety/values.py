@@ -136,7 +136,7 @@ def _check(text: str, node: YScalar, key: bool, head, out: list[Scalar]) -> None
     if len(value) != e - s or not text.startswith(value, s):  # the decoded value is not its source text
         src = text[s:e]
         out.append(Scalar(node, key, node.style in ('"', "'") and ("\\" in src or "''" in src)))
-    elif head is not None and head(value) and not _starts_line(text, node.start):
+    elif head is not None and head(value) and not _starts_line(text, s):
         out.append(Scalar(node, key, False))
 
 
