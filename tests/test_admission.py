@@ -94,7 +94,7 @@ def test_symlinked_directory_is_not_canonical(tmp_path):
     path = records / "sub/linked.md"
     a = analyze_path(path)
     result = admit(path, a, GitVisibility.UNTRACKED)
-    assert [f.code for f in result.findings] == ["canonical_path"]
+    assert [f.code for f in result.findings] == ["canonical_path", "unsafe_output_path"]
     assert not result.admitted and result.refusals[0] == "canonical-path"
 
 

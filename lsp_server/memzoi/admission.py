@@ -184,8 +184,8 @@ def canonical_findings(path: str | os.PathLike[str], role: Role, memzoi_dir: str
         except OSError:
             mode = None
     if mode is not None and stat.S_ISLNK(mode):
-        return [finding("canonical_path", "this file is a symlink; Memzoi never reads symlinked records or packets: "
-                        "replace the link with the file itself", start, end)]
+        return linked_findings("this file is a symlink; Memzoi never reads symlinked records or packets: "
+                               "replace the link with the file itself", start, end)
     if mode is not None and not stat.S_ISREG(mode):
         return [finding("canonical_path", "not a regular file; records and packets must be regular files", start, end)]
     if memzoi_dir is None:
@@ -199,10 +199,21 @@ def canonical_findings(path: str | os.PathLike[str], role: Role, memzoi_dir: str
         folder = os.path.dirname(os.path.abspath(path))
         verdict = cache[spelled] = _linked_chain(folder, os.path.abspath(memzoi_dir), cache)
     if verdict:
-        return [finding("canonical_path", "this file is reached through a symlinked directory, so its real path "
-                        "is outside the `.memzoi` tree; Memzoi refuses it (canonical-path): move the file into "
-                        "the real `.memzoi/records/` or `.memzoi/proposals/` folder", start, end)]
+        return linked_findings("this file is reached through a symlinked directory, so its real path is outside "
+                               "the `.memzoi` tree; Memzoi refuses it (canonical-path): move the file into the real "
+                               "`.memzoi/records/` or `.memzoi/proposals/` folder", start, end)
     return []
+
+
+def linked_findings(message: str, start: int, end: int) -> list[Finding]:
+    """The findings of a git-plane file or folder reached through a symlink: ours, ``canonical_path`` with
+    ``message``, and beside it Memzoi's write-safety code for the same path, ``unsafe_output_path`` (Memzoi's walk
+    skips symlinks and refuses symlinked roots, and its gate accepts only a projection path made of plain relative
+    components: reference §1.1, §2.1, §3.2)."""
+    return [finding("canonical_path", message, start, end),
+            finding("unsafe_output_path", "Memzoi's write-safety gate refuses this path (unsafe_output_path): a record "
+                    "or packet is written only to a plain relative path inside `.memzoi`, never through a symlink; "
+                    "replace the link with the file or folder itself", start, end)]
 
 
 def _linked_chain(cur: str, root: str, cache: dict) -> bool:
@@ -253,6 +264,7 @@ def visibility_findings(role: Role, opening: tuple[int, int], attested: bool,
 
 _REFUSAL = {
     "canonical_path": "canonical-path",
+    "unsafe_output_path": "canonical-path",
     "scope_not_repository": "scope-not-repository",
     "scope_project_mismatch": "scope-not-repository",
     "visibility_not_repository_safe": "visibility-not-repository",
@@ -326,6 +338,7 @@ __all__ = [
     "admit",
     "admit_all",
     "canonical_findings",
+    "linked_findings",
     "canonical_path_findings",
     "git_findings",
     "is_attested",

@@ -23,6 +23,7 @@ from .legacy import UpgradeError, legacy_reasons, upgrade_ignores, upgrade_legac
 from .pathsafety import name_findings
 from .retention import RetentionMark, mark_findings, retention_mark, utc_now
 from .safety import safety_findings
+from .safety.values import unprinted_keys
 from .text import decode
 from .utf8 import unencodable_span
 from .validate import validate_document
@@ -96,11 +97,11 @@ def analyze_text(text: str, path: str | os.PathLike[str] | None = None, *, place
         findings.extend(schema)
         if analysis.kind == "record" and not reasons:
             findings.extend(_record_state(analysis, now))
-    findings.extend(safety_findings(doc, placement, config))
+    findings.extend(safety_findings(doc, placement, config, legacy=bool(analysis.legacy)))
     if path is not None and placement.memzoi_dir is not None:
         findings.extend(name_findings(path))
     findings.extend(_raw_surrogate(text, findings))
-    analysis.findings = sorted(findings, key=lambda f: (f.start, f.end, f.code))
+    analysis.findings = sorted(unprinted_keys(doc, findings), key=lambda f: (f.start, f.end, f.code))
     return analysis
 
 
@@ -214,7 +215,7 @@ def _scanned_only(text: str, path: str | os.PathLike[str] | None, placement: Pla
     findings.extend(scanned)
     if path is not None and placement.memzoi_dir is not None:
         findings.extend(name_findings(path))
-    return Analysis(doc, placement, sorted(findings, key=lambda f: (f.start, f.end, f.code)))
+    return Analysis(doc, placement, sorted(unprinted_keys(doc, findings), key=lambda f: (f.start, f.end, f.code)))
 
 def _legacy_finding(doc: Document, placement: Placement, reasons: list[str]) -> Finding:
     root = doc.mapping

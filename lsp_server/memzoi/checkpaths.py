@@ -66,7 +66,7 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
         if link or config or not regular:  # shown here; a record's display is redacted when it is checked
             shown_arg = shown_path(shown_arg)
         if link:
-            out.path_findings.append((shown_arg, _symlink_finding()))
+            out.path_findings.extend((shown_arg, f) for f in _symlink_findings())
             return out
         if not regular and not config:
             raise UsageError(f"{shown_arg}: not a regular file (a pipe or device); pass a record or packet file")
@@ -82,7 +82,7 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
         return out
     if _linked_managed_folder(arg):
         # A `.memzoi` folder (or a folder below one) that is a symlink is never read, however it is reached.
-        out.path_findings.append((shown_path(shown_arg), _symlink_finding(folder=True)))
+        out.path_findings.extend((shown_path(shown_arg), f) for f in _symlink_findings(folder=True))
         return out
     # The walk starts from the real directory, so placement (records/, proposals/…) does not depend on how the
     # argument is spelled (`.`, a symlink to a folder); the display keeps the spelling.
@@ -129,7 +129,7 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
             if e.is_symlink():
                 to_folder = _links_to_folder(e)
                 if (managed and (name.endswith(".md") or to_folder)) or name == MEMZOI_DIR:
-                    out.path_findings.append((shown_path(q_shown), _symlink_finding(folder=to_folder)))
+                    out.path_findings.extend((shown_path(q_shown), f) for f in _symlink_findings(folder=to_folder))
                 else:
                     out.skipped.append((shown_path(q_shown), "symlink"))
                 continue
@@ -210,13 +210,16 @@ def _links_to_folder(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _symlink_finding(folder: bool = False) -> Finding:
+def _symlink_findings(folder: bool = False) -> list[Finding]:
+    """``canonical_path`` and Memzoi's ``unsafe_output_path`` for a symlink (:func:`memzoi.admission.linked_findings`)."""
+    from .admission import linked_findings
+
     if folder:
         message = ("this folder is a symlink: Memzoi never reads through symlinks, so nothing below it is checked, "
                    "indexed or admitted; replace the link with the folder itself")
     else:
         message = "symlinks are never read as Memzoi files (Memzoi skips them); replace the link with the file itself"
-    return finding("canonical_path", message, 0, 0)
+    return linked_findings(message, 0, 0)
 
 
 __all__ = ["Expanded", "UsageError", "expand", "require_exists"]

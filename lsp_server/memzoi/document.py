@@ -39,7 +39,8 @@ class Document:
     * ``h1``: ``(start, end)`` of the H1 heading text (after ``# ``), or ``None``;
     * ``body_span``: the body after H1 removal, trimmed (Memzoi's record body);
     * ``yaml_root``: the positioned YAML tree; ``data``: the frontmatter as plain Python (``None`` when it is
-      missing, unparsable or not a mapping).
+      missing, unparsable or not a mapping); ``yaml_one_line``: every scalar of the tree is on one line and none
+      is a block scalar (the YAML accelerator's subset), so only an escape makes a value differ from its text.
     """
 
     text: str
@@ -51,6 +52,7 @@ class Document:
     fm_close: tuple[int, int] | None = None
     body_start: int | None = None
     yaml_root: YNode | None = None
+    yaml_one_line: bool = False
     data: dict[str, Any] | None = None
     h1: tuple[int, int] | None = None
     body_span: tuple[int, int] = (0, 0)
@@ -134,6 +136,7 @@ def frame(text: str) -> Document:
     result = load(text, doc.fm_start, doc.fm_end, doc.line_of)
     doc.findings.extend(result.findings)
     doc.yaml_root = result.root
+    doc.yaml_one_line = result.one_line
     if result.root is None:
         if not any(f.code in ("yaml_syntax", "yaml_tab_indent", "yaml_nesting_limit") for f in result.findings):
             doc.data = {}  # empty or comment-only frontmatter: an empty mapping

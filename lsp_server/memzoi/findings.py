@@ -78,6 +78,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "temporary_task_state": (E, "gate"),
     "local_only_state": (E, "gate"),
     "candidate_too_large": (E, "gate"),
+    "unsafe_output_path": (E, "gate"),  # beside canonical_path: Memzoi's code for a path reached through a symlink
     # content detectors
     "credential_token": (E, "detector"),
     "private_key": (E, "detector"),

@@ -190,11 +190,25 @@ def index_row(rel: str, data: bytes, st: os.stat_result, verdict: FileVerdict, *
             "title": title, "body": body, "content_hash": facts.content,
         }
     if secrets:
-        _scrub(out, sorted({doc.text[a:b] for a, b in secrets}, key=len, reverse=True))
+        _scrub(out, sorted(_secret_texts(doc, secrets), key=len, reverse=True))
     for row in out.values():  # SQLite stores strict UTF-8: a lone surrogate (a YAML escape) is stored escaped
         for key, value in row.items():
             if isinstance(value, str) and not encodable(value):
                 row[key] = storable(value)
+    return out
+
+
+def _secret_texts(doc, secrets: list[tuple[int, int]]) -> set[str]:
+    """The texts to keep out of the rows: each secret span's text, and the decoded value of every frontmatter
+    string (key or value) that a secret span covers whole. A match in a decoded value is reported over its whole
+    scalar (its escapes, its quotes), whose text is not what the rows hold (:mod:`memzoi.safety.values`)."""
+    out = {doc.text[a:b] for a, b in secrets}
+    if doc.yaml_root is not None and doc.fm_end is not None and secrets[0][0] < doc.fm_end:
+        from .safety.values import scalars
+
+        for node, _ in scalars(doc.yaml_root):
+            if isinstance(node.value, str) and any(a <= node.start and node.end <= b for a, b in secrets):
+                out.add(str(node.value))
     return out
 
 

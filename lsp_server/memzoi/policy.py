@@ -101,8 +101,8 @@ def gate_kind(doc: Document, placement: Placement) -> str | None:
 
 
 class _Gate:
-    def __init__(self, doc: Document, kind: str, config: MemzoiConfig) -> None:
-        self.doc, self.kind, self.config = doc, kind, config
+    def __init__(self, doc: Document, kind: str, config: MemzoiConfig, legacy: bool = False) -> None:
+        self.doc, self.kind, self.config, self.legacy = doc, kind, config, legacy
         self.data: dict[str, Any] = doc.data or {}
         self.out: list[Finding] = []
 
@@ -201,6 +201,14 @@ class _Gate:
         self.add("visibility_not_repository_safe", why, ("visibility",), visibility=value)
 
     def content_class(self) -> None:
+        if "content_class" not in self.data:
+            # The schema reports `missing_key`; Memzoi's gate reads a missing class as `unknown` (an unparsed
+            # record's policy has an unknown class, reference §3.2): say both. A legacy file's upgrade supplies it.
+            if not self.legacy:
+                self.add("unknown_content_class", "no `content_class`, so Memzoi's gate reads the class as `unknown` "
+                         "(unknown_content_class); add `content_class: general_repo_knowledge` if it is durable "
+                         "repository knowledge", ("content_class",), content_class="unknown")
+            return
         value = self.data.get("content_class")
         if not isinstance(value, str):
             return
@@ -257,12 +265,25 @@ def _strings(node: YNode | None, loc: tuple[Any, ...]):
             yield from _strings(item, loc + (i,))
 
 
-def gate_findings(doc: Document, placement: Placement, config: MemzoiConfig) -> list[Finding]:
-    """Git-plane gate findings of a record or pending proposal (empty for anything else). Never raises."""
+def gate_findings(doc: Document, placement: Placement, config: MemzoiConfig, *, legacy: bool = False) -> list[Finding]:
+    """Git-plane gate findings of a record or pending proposal (empty for anything else). Never raises.
+    ``legacy``: the file is in a legacy profile, whose upgrade supplies a missing ``content_class``.
+
+    A file in ``records/`` or ``proposals/pending/`` whose frontmatter cannot be read (missing, unparsable) gets
+    only ``candidate_too_large`` when the file is over :data:`FIELD_LIMIT`, beside its framing finding: Memzoi
+    refuses a projection that large whatever it holds (reference §3.2)."""
     kind = gate_kind(doc, placement)
     if kind is None:
+        if doc.data is None and placement.role in (Role.RECORD, Role.PENDING) and len(doc.text) * 4 > FIELD_LIMIT:
+            size = len(doc.text.encode("utf-8", "surrogatepass"))
+            if size > FIELD_LIMIT:
+                gate = _Gate(doc, "record" if placement.role is Role.RECORD else "pending", config)
+                start = 1 if doc.bom else 0
+                gate._raw("candidate_too_large", f"the file is {size} bytes, over Memzoi's {FIELD_LIMIT}-byte limit "
+                          "for one projected file; keep only the durable facts", start, min(start + 3, len(doc.text)))
+                return gate.out
         return []
-    gate = _Gate(doc, kind, config)
+    gate = _Gate(doc, kind, config, legacy)
     gate.sensitivity()
     gate.scope()
     gate.visibility()

@@ -61,6 +61,8 @@ class YamlResult:
 
     root: YNode | None
     findings: list[Finding]
+    #: the accelerator built the tree: every scalar is on one line, and no block scalar (:mod:`.yaml_fast`)
+    one_line: bool = False
 
 
 # Escaped: what YAML forbids raw, plus NEL/LS/PS, which libyaml would fold as line breaks inside a quoted scalar.
@@ -245,7 +247,7 @@ def load(text: str, start: int, end: int, line_of) -> YamlResult:
 def _load(text: str, start: int, end: int, line_of) -> YamlResult:
     fast = fast_load(text, start, end)
     if fast is not None:
-        return YamlResult(fast, [])
+        return YamlResult(fast, [], one_line=True)
     source = text[start:end]
     result = _parse(source, start, text, line_of)
     if isinstance(result, YamlResult):

@@ -220,3 +220,24 @@ def test_index_masks_a_secret_in_any_field(repo, capsys):
     with Index(repo) as index:
         row = index.record("rust-msrv-is-1-96-1")
     assert row is not None and "[redacted]" in (row["tags"] or "") and "[redacted]" in (row["origin_json"] or "")
+
+
+@pytest.mark.parametrize("how", ["anchored", "escaped"])
+def test_index_masks_a_value_found_only_as_its_own_text(repo, capsys, how):
+    """A value Memzoi's rule matches only as its own text (a name=value at its start, or written with escapes) is
+    reported over its scalar; the index still never holds its decoded text."""
+    home = Path(os.environ["MEMZOI_HOME"])
+    rec = repo / ".memzoi" / "records" / "rust-msrv-is-1-96-1.md"
+    value = "SERVICE_TOK" + "EN=" + PLANTED["bearer token"]
+    scalar = json.dumps(value) if how == "anchored" else '"\\u0053' + value[1:] + '"'
+    text = re.sub(r"^source_ref: .*$", lambda _: f"source_ref: {scalar}", rec.read_text(encoding="utf-8"), count=1,
+                  flags=re.M)
+    assert scalar in text
+    rec.write_text(text, encoding="utf-8")
+    assert run(capsys, "rebuild", "--root", str(repo)) == 0
+    assert leaks(home) == []
+    from memzoi.index import Index
+
+    with Index(repo) as index:
+        row = index.record("rust-msrv-is-1-96-1")
+    assert row is not None and row["source_ref"] == "[redacted]"

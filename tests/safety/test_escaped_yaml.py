@@ -9,7 +9,7 @@ import pytest
 from memzoi.analysis import analyze_text
 from memzoi.document import frame
 from memzoi.findings import Severity
-from memzoi.safety.escaped import escaped_scalars
+from memzoi.safety.values import rescanned
 
 from ..builders import edit
 from .helpers import SAFETY_CODES, record, workspace
@@ -77,8 +77,12 @@ def test_harmless_escapes_give_nothing(tmp_path, scalar):
             if f.code in SAFETY_CODES] == []
 
 
-def test_only_scalars_whose_escapes_change_them_are_rescanned():
-    # no backslash and no '' in the frontmatter: nothing is walked, whatever the quoting or line folding
-    assert escaped_scalars(frame(record(extra='description: "a quoted\n  folded value"\n'))) == []
+def test_only_scalars_whose_decoded_value_differs_are_rescanned():
+    # no backslash, no '' and one-line values: nothing is walked
+    assert rescanned(frame(record(extra='description: "a quoted one-line value"\n'))) == []
     doc = frame(record(extra='description: "plain"\nsource_ref: "with\\tescape"\n'))
-    assert [doc.text[n.start : n.end] for n in escaped_scalars(doc)] == ['"with\\tescape"']
+    assert [(doc.text[s.node.start : s.node.end], s.escaped) for s in rescanned(doc)] == [('"with\\tescape"', True)]
+    # a folded value differs from its text too (Memzoi reads the folded string)
+    doc = frame(record(extra='description: "a quoted\n  folded value"\n'))
+    assert [(doc.text[s.node.start : s.node.end], s.escaped) for s in rescanned(doc)] == [
+        ('"a quoted\n  folded value"', False)]

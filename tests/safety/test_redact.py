@@ -54,3 +54,20 @@ def test_search_and_show_never_print_a_detected_token(tmp_path, monkeypatch, cap
     assert token not in out and json.loads(out)["body"]
     main(["proposals", "show", "p-1"])
     assert token not in capsys.readouterr().out
+
+
+def test_a_value_secret_only_as_its_own_text_is_held_and_never_stored():
+    """The ledger and the index keep out any text :func:`holds_secret` flags: that includes a value Memzoi's rule
+    matches only as its own text (a name=value at its start, an escaped key id), with its decoded text."""
+    from memzoi.safety.redact import holds_secret, secret_values
+
+    from .. import builders
+
+    anchored = "TOK" + "EN=<value>"
+    key_id = "AK" + "IA" + "IOSFODNN7ABCDEFG"
+    for text, decoded in [(builders.record("r", description=anchored), anchored),
+                          (builders.record("r", extra='source_ref: "\\u0041' + key_id[1:] + '"\n'), key_id)]:
+        assert decoded not in text or text.count(decoded) == 1
+        assert holds_secret(text) and holds_secret(text.encode())
+        assert decoded in secret_values(text)
+    assert not holds_secret(builders.record("r", description="plain words"))

@@ -5,7 +5,8 @@ Modules, one per concern: :mod:`.memzoi_rules` with :mod:`.memzoi_source`, :mod:
 :mod:`.tokens` and :mod:`.assignments` (our own credential detectors beside it), :mod:`.entropy` (entropy and
 value-shape tests), :mod:`.injection` (Zuno's prompt-injection families), :mod:`.invisible` (invisible and
 smuggling code points), :mod:`.pii` (personal data and transcripts), :mod:`.decoding` (folding and decoded views),
-:mod:`.fingerprint` (finding fingerprints), :mod:`.scan` (hits → findings). The gate itself is
+:mod:`.fingerprint` (finding fingerprints), :mod:`.values` (each decoded frontmatter string as its own text; keys
+never printed), :mod:`.scan` (hits → findings). The gate itself is
 :mod:`memzoi.policy`.
 """
 
@@ -37,18 +38,20 @@ def scan_complete(text: str) -> bool:
         len(text) <= MAX_SCAN_BYTES and len(text.encode("utf-8", "surrogatepass")) <= MAX_SCAN_BYTES)
 
 
-def safety_findings(doc: Document, placement: Placement, config: MemzoiConfig | None = None) -> list[Finding]:
+def safety_findings(doc: Document, placement: Placement, config: MemzoiConfig | None = None, *,
+                    legacy: bool = False) -> list[Finding]:
     """Gate findings plus content-detector findings for one framed document. Never raises.
 
     Every file is scanned, reserved and stray files included (they are committed too); the gate only applies
     to records and pending packets. Memzoi's write-safety rules run on every file whatever its size; the rest of
     the detectors only where :func:`scan_complete` holds (the gate reports ``candidate_too_large`` above it).
+    ``legacy``: the file is in a legacy profile (:func:`memzoi.policy.gate_findings`).
     """
     from ..config import DEFAULT_CONFIG
     from ..policy import gate_findings
 
     config = config or DEFAULT_CONFIG
-    out = gate_findings(doc, placement, config)
+    out = gate_findings(doc, placement, config, legacy=legacy)
     out.extend(scan_document(doc, config.accepted, config.safety.unsigned_jwt, floor_only=not scan_complete(doc.text)))
     return out
 

@@ -107,21 +107,20 @@ def keyed_hits(ctx: Ctx) -> list[Hit]:
              "key", "session", "sessid", "csrf", "xsrf")
     for p in pairs(ctx, stems):
         value = text[p.start:p.end]
-        key = text[p.key_start:p.key_start + len(p.key)]
         found = len(out)
-        _classify(p, value, key, out)
+        _classify(p, value, out)
         if len(out) == found and _key_like(p.norm):
             # key material under a key-like name: a long hex or base64 value, also in a YAML block scalar
             span = (p.start, p.end, value)
             if _BLOCK_INDICATOR.fullmatch(value):
                 span = _block_value(text, p) or span
             if key_material(span[2]):
-                out.append(Hit("credential_token", span[0], span[1], f"key material assigned to `{key}`", span[2],
+                out.append(Hit("credential_token", span[0], span[1], f"key material assigned to a `{p.stem}` key", span[2],
                                PRIORITY["credential_assignment"]))
     return out
 
 
-def _classify(p: Pair, value: str, key: str, out: list[Hit]) -> None:
+def _classify(p: Pair, value: str, out: list[Hit]) -> None:
     """The hit of one pair by its key name and value, if any (see :func:`keyed_hits`)."""
     if any(p.norm.endswith(k) for k in _AWS_KEYS) and _AWS_SECRET.match(value):
         if not documented_example(value) and shannon(value) >= 4.0:
@@ -129,11 +128,11 @@ def _classify(p: Pair, value: str, key: str, out: list[Hit]) -> None:
         return
     if p.norm in _SESSION_KEYS or p.norm.endswith(("_session_id", "_sessionid", "_csrf_token", "_access_token", "_refresh_token")):
         if plausible_secret(value, min_len=12, min_entropy=3.0):
-            out.append(Hit("session_token", p.start, p.end, f"session or access token in `{key}`", value, PRIORITY["session_token"] + 5))
+            out.append(Hit("session_token", p.start, p.end, f"session or access token in a `{p.stem}` key", value, PRIORITY["session_token"] + 5))
         return
     if p.sep == "=" and p.line_start and any(w in p.key.upper() for w in _ENV_WORDS) and re.fullmatch(r"[a-z_][a-z0-9_]*", p.key):
         if plausible_secret(value, min_len=6, min_entropy=2.2):
-            out.append(Hit("environment_secret", p.start, p.end, f"secret in environment variable `{key}`", value, PRIORITY["environment_secret"]))
+            out.append(Hit("environment_secret", p.start, p.end, f"secret in a `{p.stem.upper()}` environment variable", value, PRIORITY["environment_secret"]))
         return
     if _secret_key(p.norm) and plausible_secret(value, min_len=8, min_entropy=2.8):
-        out.append(Hit("credential_token", p.start, p.end, f"credential assigned to `{key}`", value, PRIORITY["credential_assignment"]))
+        out.append(Hit("credential_token", p.start, p.end, f"credential assigned to a `{p.stem}` key", value, PRIORITY["credential_assignment"]))

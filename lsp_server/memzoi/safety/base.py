@@ -29,6 +29,8 @@ class Hit:
     family: str = ""
     #: the Memzoi write-safety detector this hit is a match of (``memzoi_rules``), empty for our own detectors
     memzoi: str = ""
+    #: the text that replaces the span in an ``invisible_character`` quick fix (``None``: delete the span)
+    fix: str | None = None
 
 
 _TEMPLATE = re.compile(r"^\$\{?\w|^\$\(|^\{\{|^\{%|^%\(|^<[^>]*>|\{\{[^}]*\}\}|\$\{[A-Za-z_][^}]*\}|^\*{3,}|^\.{3}|^[xX*#.•-]{4,}$|^(?:env|vault|secret)[:(]|\bos\.environ|\bprocess\.env|\bgetenv|^![A-Za-z_]+(?:\s|$)")

@@ -181,9 +181,10 @@ def url_hits(ctx: Ctx) -> list[Hit]:
         if parts.query or parts.fragment:
             for key, value in parse_qsl(parts.query + "&" + parts.fragment, keep_blank_values=True):
                 k = key.lower().replace("-", "_")
-                named = any(k == p or k.endswith(p) for p in _SECRET_PARAMS) or k in _EXTRA_PARAMS
+                named = next((p for p in _SECRET_PARAMS if k == p or k.endswith(p)), k if k in _EXTRA_PARAMS else None)
                 if value and named and plausible_secret(value, min_len=6, min_entropy=2.0):
-                    out.append(Hit("credentialed_url", start, end, f"URL with a secret in the `{key}` parameter", raw, PRIORITY["credentialed_url"]))
+                    # the parameter is named by the vocabulary word it matched, never by the URL's own text
+                    out.append(Hit("credentialed_url", start, end, f"URL with a secret in a `{named}` parameter", raw, PRIORITY["credentialed_url"]))
                     break
     if ctx.any_of(_JDBC_WORD):
         for m in _JDBC.finditer(ctx.low):

@@ -69,6 +69,12 @@ def _iban_ok(raw: str) -> bool:
     return int(num) % 97 == 1
 
 
+def _kind(key: str) -> str:
+    """The vocabulary name a personal-data key is or ends with: what a message shows (never the file's key, which
+    is text outside the value)."""
+    return key if key in _PII_SET else next((s.lstrip("_") for s in _PII_SUFFIXES if key.endswith(s)), "personal data")
+
+
 def pii_hits(ctx: Ctx) -> list[Hit]:
     """``pii_detected``: US SSNs, Canadian SINs, Swedish personal identity numbers and UK National Insurance
     numbers (each validated), Luhn-valid payment card numbers, valid IBANs, and values of keys named after
@@ -109,7 +115,7 @@ def pii_hits(ctx: Ctx) -> list[Hit]:
         value = raw.strip()
         if not value or _PLACE.match(value) or not _pii_value(key, value):
             continue
-        out.append(Hit("pii_detected", p.start, p.start + len(raw), f"personal data in `{text[p.key_start:p.key_start + len(p.key)]}`", value))
+        out.append(Hit("pii_detected", p.start, p.start + len(raw), f"personal data in a `{_kind(key)}` key", value))
     return out
 
 

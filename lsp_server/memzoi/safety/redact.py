@@ -59,13 +59,34 @@ def scrub(text: str) -> str:
 
 def secret_values(data: bytes | str) -> list[str]:
     """The distinct texts that a detector of :data:`SECRET_CODES` matches in ``data`` (bytes are decoded as
-    UTF-8 with invalid sequences replaced), longest first. Callers use them to keep such text out of what they
+    UTF-8 with invalid sequences replaced), longest first; for a text with frontmatter, also each decoded
+    string value or key whose own scan holds such a match (and its scalar's text). Callers use them to keep such text out of what they
     store and must never print them."""
     from .scan import collect_hits
 
     text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else data
-    found = {text[h.start:h.end] for h in collect_hits(text) if h.code in SECRET_CODES and h.end > h.start}
+    hits = collect_hits(text)
+    found = {text[h.start:h.end] for h in hits if h.code in SECRET_CODES and h.end > h.start}
+    found |= _decoded_values(text, hits)
     return sorted(found, key=len, reverse=True)
+
+
+def _decoded_values(text: str, hits: list) -> set[str]:
+    """For a text with frontmatter: the scalar text and the decoded value of each frontmatter string whose own
+    scan holds a secret the text's scan does not (:func:`memzoi.safety.scan.value_hits`)."""
+    if not text.lstrip("\ufeff").startswith("---"):
+        return set()
+    from ..document import frame
+    from .scan import value_hits
+    from .values import rescanned
+
+    doc = frame(text)
+    spans = {(h.start, h.end) for h in value_hits(doc, hits) if h.code in SECRET_CODES}
+    if not spans:
+        return set()
+    out = {text[s:e] for s, e in spans}
+    out |= {str(sc.node.value) for sc in rescanned(doc) if (sc.node.start, sc.node.end) in spans and sc.node.value}
+    return out
 
 
 def holds_secret(data: bytes | str) -> bool:

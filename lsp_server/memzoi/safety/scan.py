@@ -8,8 +8,9 @@ Order of work for one document (all spans are code-point offsets into the docume
 3. the same credential and injection detectors on decoded views (percent-encoding, base64/base64url, two
    levels deep, and text hidden in tag characters or variation selectors), reported on the encoded run's span;
 4. ``transcript_detected`` on the body only; ``invisible_character`` on the raw text;
-   then every detector but ``invisible_character`` on the decoded value of each quoted frontmatter scalar whose
-   escapes make it differ from its text (:mod:`.escaped`; Memzoi scans decoded values), reported on the scalar;
+   then every detector on each decoded frontmatter string, key or value, that its own scan can find more in
+   (:mod:`.values`: escapes, folding, a line-anchored rule at its start; Memzoi scans each decoded value as its
+   own text), reported on the scalar (an escaped invisible character's fix rewrites the scalar without it);
 5. overlaps are resolved (:func:`_resolve`): among our credential hits the most specific detector wins, and no
    Memzoi match is dropped except where a hit of its own code covers it;
 6. each finding gets a fingerprint (:mod:`.fingerprint`) from its code, logical field and value; a
@@ -31,13 +32,13 @@ from .base import Hit
 from .context import Ctx
 from .credentials import secret_hits
 from .decoding import decoded_views
-from .escaped import escaped_scalars
 from .fingerprint import fingerprint
 from .injection import injection_hits
 from .invisible import hidden_views, invisible_hits
 from .memzoi_entropy import typed_digest_field
 from .memzoi_rules import memzoi_hits
 from .pii import pii_hits, transcript_hits
+from .values import KEY_MARK, double_quoted, key_spans, rescanned
 
 #: The credential codes: Memzoi's write-safety floor (one home, :data:`memzoi.findings.WRITE_SAFETY`).
 SECRET_CODES = WRITE_SAFETY
@@ -75,7 +76,8 @@ def collect_hits(text: str, *, body_start: int = 0, bom: bool = False, floor_onl
         vctx = Ctx(view.text)
         for h in secret_hits(vctx) + injection_hits(vctx):
             hits.append(replace(h, start=view.start, end=view.end, label=f"{h.label} ({view.how})"))
-    hits += transcript_hits(ctx, body_start)
+    if body_start < len(text):
+        hits += transcript_hits(ctx, body_start)
     hits += invisible_hits(text, 0 if bom else -1)
     return _resolve(hits)
 
@@ -137,29 +139,42 @@ def _with_floor(own: list[Hit], floor: list[Hit]) -> list[Hit]:
     return own + kept_floor
 
 
-def field_at(doc: Document, offset: int) -> str:
+def field_at(doc: Document, offset: int, hidden: frozenset[int] = frozenset()) -> str:
     """Logical location of ``offset``: ``frontmatter.<key path>`` inside the frontmatter, ``title`` for the
-    H1, ``body`` after it; used in fingerprints and messages."""
+    H1, ``body`` after it; used in fingerprints and messages. A key is never shown when ``offset`` lies in it, nor
+    when its node starts at one of ``hidden`` (keys that hold a finding): :data:`KEY_MARK` stands for it."""
     if doc.fm_start is not None and doc.fm_end is not None and doc.fm_start <= offset <= doc.fm_end:
-        path = _path_in(doc.yaml_root, offset)
+        path = _path_in(doc.yaml_root, offset, hidden)
         return "frontmatter" + ("." + path if path else "")
     if doc.h1 is not None and doc.h1[0] <= offset <= doc.h1[1]:
         return "title"
     return "body"
 
 
-def _path_in(node: YNode | None, offset: int) -> str:
+def _path_in(node: YNode | None, offset: int, hidden: frozenset[int] = frozenset()) -> str:
     if isinstance(node, YMap):
+        for k in node.order:  # every key, duplicates included: a finding on a duplicate key is on a key too
+            if k.start <= offset < k.end:
+                return KEY_MARK
         for key, (k, v) in node.entries.items():
             if k.start <= offset < max(v.end, k.end):
-                inner = _path_in(v, offset)
-                return key + (("." + inner) if inner and not inner.startswith("[") else inner)
+                inner = _path_in(v, offset, hidden)
+                name = KEY_MARK if k.start in hidden else key
+                return name + (("." + inner) if inner and not inner.startswith("[") else inner)
     elif isinstance(node, YSeq):
         for i, item in enumerate(node.items):
             if item.start <= offset < item.end:
-                inner = _path_in(item, offset)
+                inner = _path_in(item, offset, hidden)
                 return f"[{i}]" + (("." + inner) if inner and not inner.startswith("[") else inner)
     return ""
+
+
+def hidden_keys(doc: Document, hits: list[Hit]) -> frozenset[int]:
+    """Start offsets of the frontmatter keys that a hit overlaps: such a key is never printed in a location."""
+    if doc.fm_end is None or not any(h.start < doc.fm_end for h in hits):
+        return frozenset()
+    spans = key_spans(doc)
+    return frozenset(s for s, e in spans if any(h.start < e and s < h.end for h in hits))
 
 
 def _where(field: str) -> str:
@@ -168,6 +183,8 @@ def _where(field: str) -> str:
     if field == "title":
         return "in the title"
     key = field.removeprefix("frontmatter").lstrip(".")
+    if key.endswith(KEY_MARK):
+        return f"in a frontmatter key (at `{key}`)"
     return f"in frontmatter field `{key}`" if key else "in the frontmatter"
 
 
@@ -182,8 +199,9 @@ def to_findings(doc: Document, hits: list[Hit], accepted: frozenset[str] = froze
     fences (inside one they stay at most information)."""
     out: list[Finding] = []
     jwt_grade = _SEVERITIES.get(unsigned_jwt, Severity.WARNING)
+    hidden = hidden_keys(doc, hits)
     for h in hits:
-        field = field_at(doc, h.start)
+        field = field_at(doc, h.start, hidden)
         fp = fingerprint(h.code, field, h.value)
         if h.code == "high_entropy_value" and fp in accepted and not h.memzoi:
             continue  # a reviewer's decision about our own detector; Memzoi's floor cannot be accepted away
@@ -194,7 +212,7 @@ def to_findings(doc: Document, hits: list[Hit], accepted: frozenset[str] = froze
             msg = f"text {where} matches the `{h.label}` rule ({h.family}): {advice}"
         elif h.code == "invisible_character":
             msg = f"{h.label} {where}: {advice}"
-            fixes = (Fix("Remove the invisible characters", (TextEdit(h.start, h.end, ""),)),)
+            fixes = (Fix("Remove the invisible characters", (TextEdit(h.start, h.end, h.fix or ""),)),)
         elif h.code == "transcript_detected":
             msg = f"{h.label} {where} look like a raw transcript: {advice}"
         elif h.code == "high_entropy_value" and h.memzoi:
@@ -216,33 +234,45 @@ def to_findings(doc: Document, hits: list[Hit], accepted: frozenset[str] = froze
 
 def scan_document(doc: Document, accepted: frozenset[str] = frozenset(), unsigned_jwt: str = "warning", *,
                   floor_only: bool = False) -> list[Finding]:
-    """Content-detector findings of a framed document (frontmatter values, their decoded escapes, and body);
-    ``floor_only`` as in :func:`collect_hits`."""
+    """Content-detector findings of a framed document (the text, each decoded frontmatter string as its own
+    text, and the body); ``floor_only`` as in :func:`collect_hits`."""
     body_start = doc.body_start if doc.body_start is not None else (doc.fm_end or 0)
     hits = collect_hits(doc.text, body_start=body_start, bom=doc.bom, floor_only=floor_only)
+    own = value_hits(doc, hits, floor_only=floor_only)
+    if own:
+        hits = sorted(hits + own, key=lambda h: (h.start, h.end, h.code))
     if any(h.memzoi == "bounded_entropy" for h in hits):
         # Memzoi skips its entropy rule for the fields it types as digests, and only for those
         hits = [h for h in hits if h.memzoi != "bounded_entropy" or not typed_digest_field(field_at(doc, h.start))]
-    escaped = escaped_hits(doc, hits, floor_only=floor_only)
-    if escaped:
-        hits = sorted(hits + escaped, key=lambda h: (h.start, h.end, h.code))
     return to_findings(doc, hits, accepted, unsigned_jwt)
 
 
-def escaped_hits(doc: Document, hits: list[Hit], *, floor_only: bool = False) -> list[Hit]:
-    """Hits in the decoded values of the quoted scalars whose escapes make them differ from their text
-    (:func:`.escaped.escaped_scalars`), each spanning its whole scalar, quotes included (the match has no place in
-    the text). A code already reported over the scalar's text is not reported again. ``invisible_character`` is
-    left out: an escape such as ``\\u200b`` is visible in the file, which is what that code is about (and its
-    fix would delete the whole scalar)."""
+def value_hits(doc: Document, hits: list[Hit], *, floor_only: bool = False) -> list[Hit]:
+    """Hits in the decoded frontmatter strings (keys and values) whose own scan can find more than the file's
+    (:func:`.values.rescanned`), each spanning its whole scalar, quotes included (the match has no place in the
+    file's text). A code already reported over the scalar's text (``hits``) is not reported again. An escaped
+    invisible character's quick fix rewrites the scalar as a double-quoted string without it."""
     out: list[Hit] = []
-    seen: set[tuple[str, int]] = set()
-    for node in escaped_scalars(doc):
-        for h in collect_hits(node.value, floor_only=floor_only):
-            if h.code == "invisible_character" or (h.code, node.start) in seen:
+    for sc in rescanned(doc):
+        node, value = sc.node, sc.node.value
+        found = collect_hits(value, body_start=len(value), floor_only=floor_only)
+        if not found:
+            continue
+        fix = None
+        bad = [(h.start, h.end) for h in found if h.code == "invisible_character"]
+        if bad:
+            kept, pos = [], 0
+            for s, e in sorted(bad):
+                kept.append(value[pos:max(pos, s)])
+                pos = max(pos, e)
+            fix = double_quoted("".join(kept) + value[pos:])
+        how = (", written with escapes," if sc.escaped else
+               f", in the {'key' if sc.key else 'value'} read as its own text (as Memzoi reads it),")
+        seen: set[str] = set()
+        for h in found:
+            if h.code in seen or any(r.code == h.code and r.start < node.end and node.start < r.end for r in hits):
                 continue
-            if any(r.code == h.code and r.start < node.end and node.start < r.end for r in hits):
-                continue
-            seen.add((h.code, node.start))
-            out.append(replace(h, start=node.start, end=node.end, label=f"{h.label}, written with escapes,"))
+            seen.add(h.code)
+            out.append(replace(h, start=node.start, end=node.end, label=f"{h.label}{how}",
+                               fix=fix if h.code == "invisible_character" else None))
     return out
