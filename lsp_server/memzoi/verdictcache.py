@@ -19,12 +19,13 @@ A symlink, or a file reached through a symlinked folder (a ``canonical_path`` fi
 it, and its stat says nothing about the link. Paths are stored as BLAKE3 hashes. So the cache holds findings and
 facts only, no raw text and no matched value.
 
-**When an entry is used.** Only under the same *context stamp*: the tool (version, a fingerprint of the installed
-source and of the parsing libraries) and the project configuration (``config.toml`` as loaded). Then for the bytes
-it was made from: when size, mtime, inode and ctime are unchanged and the file was already older than the entry
-by :data:`RACY_NS` when it was read, the file is not even read; otherwise, when only the size matches, the file is
-read and its BLAKE3 hash compared (a file written within the same clock tick as its entry looks unchanged by
-stat; git calls such entries racy).
+**When an entry is used.** Only under the same *context stamp*: the tool (version, a digest of the installed
+source and the parsing libraries, :func:`memzoi.toolstamp.tool_stamp`) and the project configuration
+(``config.toml`` as loaded). Then for the bytes it was made from, by the one freshness rule of the project's stores
+(:mod:`memzoi.freshness`): the stat stamp (size, mtime, inode, ctime) vouches for them without reading only when it
+is unchanged, not racy, on a file system whose ctime cannot be set back, and the entry is not drawn for a re-hash;
+otherwise, when the size matches, the file is read and its BLAKE3 hash compared. An entry whose checksum does not
+match its columns (a damaged or edited row) is a miss.
 
 **Storage.** One SQLite database per worktree of a project (``memzoi-lsp-verdicts.db`` beside the index in
 ``<home>/projects/<repository-key>/worktrees/<worktree-key>/``, WAL, busy timeout):
@@ -42,15 +43,15 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import stat
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import blake3
 
+from . import freshness
 from .config import MemzoiConfig
+from .freshness import RACY_NS, Stat, read_stable
 from .toolstamp import tool_stamp
 from .runtime import CACHE_DB, DB_COMPANIONS, private_dir, private_file, worktree_runtime_dir
 from .verdictfacts import FACTS_SCHEMA, Blob, payload_facts, read_blob, updated, write_blob
@@ -58,9 +59,6 @@ from .verdictpayload import PAYLOAD_FORMAT
 
 #: Version of the table layout and entry format; a database of another version is dropped and recreated.
 CACHE_FORMAT = 1 + 100 * PAYLOAD_FORMAT
-#: An entry whose file changed less than this long before it was read is confirmed by hash, not by stat: file
-#: times have the granularity of the file system (2 s on FAT, a clock tick on Linux).
-RACY_NS = 2_000_000_000
 #: How long a run waits for another one's write transaction before going on without the cache, in seconds.
 BUSY_TIMEOUT_S = 2.0
 #: Every entry of one stamp, as ``ProjectCache.rows`` keeps them (key first).
@@ -90,34 +88,10 @@ def path_key(path: str) -> str:
     return blake3.blake3(path.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _stat_of(path: str) -> tuple[int, int, int, int] | None:
-    """The stat stamp of ``path`` when it is a regular file and not a symlink (a symlink is never cached: it has
-    a ``canonical_path`` finding); ``None`` otherwise."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    return st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
-
-
-def read_stable(path: str) -> tuple[bytes, tuple[int, int, int, int], int] | None:
-    """``(bytes, (size, mtime_ns, inode, ctime_ns), checked_ns)`` of the file at ``path``, with the stat taken
-    on the open file before and after the read; ``None`` when it cannot be read or changed while it was read
-    (such bytes get no entry). ``checked_ns`` is the wall clock just before the read."""
-    checked = time.time_ns()
-    try:
-        with open(path, "rb") as fh:
-            before = os.fstat(fh.fileno())
-            data = fh.read()
-            after = os.fstat(fh.fileno())
-    except OSError:
-        return None
-    stamp = (before.st_size, before.st_mtime_ns, before.st_ino, before.st_ctime_ns)
-    if stamp != (after.st_size, after.st_mtime_ns, after.st_ino, after.st_ctime_ns) or len(data) != before.st_size:
-        return None
-    return data, stamp, checked
+def _stat_of(path: str) -> Stat | None:
+    """The stat of ``path`` when it is a regular file and not a symlink (a symlink is never cached: it has a
+    ``canonical_path`` finding); ``None`` otherwise."""
+    return freshness.lstat(path)
 
 
 def context_stamp(config: MemzoiConfig | None) -> str:
@@ -258,8 +232,7 @@ class ProjectCache:
         if self.blob is not None:
             item = self.blob.get(path_key(path))
             if item is not None:
-                stamp = _stat_of(path)
-                if stamp is not None and list(stamp) == item[:4] and max(stamp[1], stamp[3]) < item[4] - RACY_NS:
+                if freshness.vouches(_stat_of(path), item[:4], item[4]):
                     return item[5]
         payload = self.lookup(path)
         try:
@@ -281,10 +254,10 @@ class ProjectCache:
         row = self._row(key)
         if row is None:
             return None
-        stamp = _stat_of(path)
-        if stamp is None or stamp[0] != row[0]:
+        st = _stat_of(path)
+        if st is None or st.stamp[0] != row[0]:
             return None
-        if stamp == row[:4] and max(stamp[1], stamp[3]) < row[4] - RACY_NS:
+        if freshness.vouches(st, row[:4], row[4]):
             return row[6]
         read = read_stable(path)
         if read is None or read[1][0] != row[0] or blake3.blake3(read[0]).digest() != row[5]:

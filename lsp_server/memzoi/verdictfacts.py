@@ -5,9 +5,8 @@ of one entry (and one JSON payload) per file.
 Table ``facts (ctx, blob)`` of the same database, one row per context stamp (other stamps are deleted with their
 entries). ``blob`` is the JSON object ``{path key: [size, mtime_ns, ino, ctime_ns, checked_ns, facts]}``: for each
 entry, the stat it was made from and its facts as the payload keeps them (:mod:`memzoi.verdictpayload`). An item is
-used only when the file's stat still equals it and the file was older than the entry by
-:data:`memzoi.verdictcache.RACY_NS` (the rule by which an entry is trusted without reading); otherwise the file's
-entry decides, as for any file. So the blob never vouches for bytes the entries would not. Besides the entries'
+used only when the stat vouches for the file by the rule an entry is trusted by without reading
+(:func:`memzoi.freshness.vouches`); otherwise the file's entry decides, as for any file. So the blob never vouches for bytes the entries would not. Besides the entries'
 facts it keeps those of files that get no entry when :func:`memzoi.verdictpayload.kept_facts` allows it (a stale
 attestation), so that a check of a few files does not analyse them again; a file with a secret finding, or read
 through a symlink, keeps nothing.
