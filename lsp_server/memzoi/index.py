@@ -4,7 +4,8 @@ Location: ``${MEMZOI_HOME:-~/.memzoi}/projects/<repository-key>/worktrees/<workt
 (Memzoi's key derivation and layout, reference §7.1/§7.3; the file name is ours, so Memzoi's own ``index.db`` and
 ``shared.db`` are never touched). It is derived from the git plane only and can always be rebuilt
 (:meth:`Index.rebuild`, ``memzoi rebuild``). :meth:`Index.update_paths` / :meth:`Index.remove_paths` keep it
-current per file; :meth:`Index.refresh` re-indexes exactly the files whose size, mtime or presence changed;
+current per file; :meth:`Index.refresh` re-indexes exactly the files whose bytes or presence changed (by the freshness rule of
+:mod:`memzoi.freshness`);
 :meth:`Index.drift` compares it with the files (``memzoi doctor``), like Memzoi's ``derived_index/drift.rs``
 (``missing_from_index``, ``stale_in_index``, ``changed_in_index``, ``fts_out_of_sync``).
 
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files, plane_stats
+from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files
 from .index_schema import _TABLES, SCHEMA_VERSION, _split_sql, fts_triggers, schema_script, table_script
 from .runtime import INDEX_DB, derive_keys, memzoi_home, private_dir, private_file
 from .runtime_errors import RuntimeStateError, runtime_error
@@ -245,20 +246,19 @@ class Index(IndexQueries):
             self._delete([self._rel(Path(p) if Path(p).is_absolute() else self.root / p) for p in paths])
 
     def refresh(self, progress: Progress | None = None) -> RebuildResult:
-        """Bring the index up to date cheaply: re-index files whose size or mtime changed or that are new, and
-        drop rows whose file is gone (a full rebuild when the index was never built)."""
+        """Bring the index up to date cheaply: re-index the files that are new or whose bytes changed, and drop
+        rows whose file is gone (a full rebuild when the index was never built). Which rows are still their
+        files' is decided by the one freshness rule of the project's stores (:func:`memzoi.index_fresh.stale`), so
+        a file rewritten with the same size and mtime (as ``rsync -t`` and ``cp -p`` write it) is re-indexed."""
+        from .index_fresh import stale
+
         if not self.exists:
             return self.rebuild(progress)
-        known = {r[0]: (r[1], r[2]) for r in self.db.execute("SELECT path, size, mtime_ns FROM files")}
-        changed, present = [], set()
-        for rel, (path, size, mtime_ns) in plane_stats(self.root).items():
-            # A path the index holds as it is was judged free of secrets when its row was written, so only a
-            # path it does not hold is scanned for its key (a scan per file was most of a search at 10,000).
-            key = rel if rel in known else self._redacted_key(rel, known) or self._rel(Path(path))
-            present.add(key)
-            if size is not None and known.get(key) != (size, mtime_ns):
-                changed.append(Path(path))
-        gone = [rel for rel in known if rel not in present]
+        changed, gone, restamp = stale(self.db, self.root, self._redacted_key, self._rel)
+        if restamp:
+            with self._transaction():
+                self.db.executemany("UPDATE files SET size = ?, mtime_ns = ?, ino = ?, ctime_ns = ?, checked_ns = ? "
+                                    "WHERE path = ?", restamp)
         if not changed and not gone:
             return RebuildResult()
         return self.update_paths(changed + [self.root / g for g in gone], progress)
@@ -333,8 +333,8 @@ class Index(IndexQueries):
         for i in range(0, len(rows), 500):
             batch = [unpack_row(r) for r in rows[i : i + 500]]
             self.db.executemany(
-                "INSERT INTO files VALUES (:path, :kind, :role, :size, :mtime_ns, :sha, :visibility, :admitted, "
-                ":refusals, :findings, :facts)", [r["file"] for r in batch])
+                "INSERT INTO files VALUES (:path, :kind, :role, :size, :mtime_ns, :ino, :ctime_ns, :checked_ns, :sha, "
+                ":visibility, :admitted, :refusals, :findings, :facts)", [r["file"] for r in batch])
             for kind, table in (("record", "records"), ("proposal", "proposals")):
                 part = [r[kind] for r in batch if r.get(kind)]
                 if part:

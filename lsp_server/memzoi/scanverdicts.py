@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import blake3
 
@@ -38,7 +38,7 @@ from .checkfiles import from_entry
 from .filefacts import FileFacts, facts_from_analysis
 from .gitfacts import GitFacts
 from .index import pack_row
-from .index_rows import index_key, index_row, index_verdict
+from .index_rows import StatStamp, index_key, index_row, index_verdict
 from .projectstate import indexed
 from .text import LineIndex
 from .verdict import Local, ProjectContext, local, verdict_of
@@ -211,16 +211,10 @@ def _scan_one(path: str, visibility: GitVisibility, now: datetime, root: Path, c
         if ctx.git is not None:
             ctx.git.set_visibility({os.path.abspath(path): visibility})
         verdict = verdict_of(path, refined, first, dataclasses.replace(ctx, ledger=None))
-        rows = index_row(index_key(root, path), data, _Stat(stamp[0], stamp[1]), verdict, facts=facts, digest=digest)
+        rows = index_row(index_key(root, path), data, StatStamp(*stamp), verdict, facts=facts, digest=digest,
+                         checked_ns=checked)
         row = (stamp[0], stamp[1], pack_row(rows))
     return Scanned(compact, (digest, stamp, checked, payload, kept), row)
-
-
-class _Stat(NamedTuple):
-    """The two stat fields an index row keeps, from the stat taken with the read."""
-
-    st_size: int
-    st_mtime_ns: int
 
 
 def _failed(err: BaseException, path: str, visibility: GitVisibility, root: Path, contexts: dict[str, ProjectContext],

@@ -1,0 +1,146 @@
+"""The index follows the one freshness rule (:mod:`memzoi.freshness`): what ``memzoi search`` and the agent's
+recall (``search_memory``, ``get_memory``, ``build_context_pack``, ``precheck_path``) hand out is the file's
+current text and verdict, after an edit that keeps size and mtime (on ext4, and on a simulated mount whose ctime
+follows the mtime), a rename over the file, a hard-link edit and an edit within the racy window; a row whose bytes
+are unchanged is confirmed by hash once and then trusted by stat."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from memzoi import freshness, index_queries
+from memzoi.agent import recall
+from memzoi.cli.main import main
+from memzoi.index import Index
+
+from .builders import edit
+from .mcp.conftest import FACT_ID, home, make_project, project  # noqa: F401 - fixtures
+
+OLD, NEW = "hatch", "flitz"  # same length
+
+
+@pytest.fixture
+def closed(monkeypatch):
+    """Racy window closed, no sampling, a file system that keeps its ctime (a test may replace the type)."""
+    monkeypatch.setattr(freshness, "RACY_NS", -1)
+    monkeypatch.setattr(freshness, "SAMPLE_SHARE", 0)
+    monkeypatch.setattr(freshness, "fs_type", lambda dev: "ext4")
+
+
+def fact(project: Path) -> Path:
+    return next(project.glob(".memzoi/records/**/build-tool.md"))
+
+
+def renamed(text: str) -> str:
+    """``text`` with the build tool renamed in the title and the body (the same size)."""
+    return edit(edit(text, f"uses {OLD}", f"uses {NEW}"), f"with {OLD} build", f"with {NEW} build")
+
+
+def same_size_edit(path: Path, *, keep_mtime: bool = True) -> None:
+    st = path.stat()
+    text = path.read_text(encoding="utf-8")
+    path.write_text(renamed(text), encoding="utf-8")
+    assert path.stat().st_size == st.st_size
+    if keep_mtime:
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def lying_stat(monkeypatch, path: Path) -> None:
+    """The walk of a refresh sees ``path`` with the stamp it has now, whatever is written (as on a mount whose
+    ctime follows the mtime, after an edit that puts the mtime back)."""
+    fixed = freshness.lstat(path)
+    real = index_queries.of_stat
+    monkeypatch.setattr(index_queries, "of_stat", lambda st: fixed if st.st_ino == fixed.stamp[2] else real(st))
+
+
+def body(project: Path) -> str:
+    return recall.get_memory(project, FACT_ID)["body"]
+
+
+def search(capsys, project: Path, word: str) -> list[str]:
+    capsys.readouterr()
+    assert main(["search", "--root", str(project), word, "--json", "--no-progress"]) == 0
+    return [r["id"] for r in json.loads(capsys.readouterr().out)["records"]]
+
+
+def served_new(capsys, project: Path) -> None:
+    assert NEW in body(project) and OLD not in body(project)
+    assert search(capsys, project, NEW) == [FACT_ID] and search(capsys, project, OLD) == []
+    hits = recall.search_memory(project, NEW)["results"]
+    assert [h["id"] for h in hits] == [FACT_ID]
+
+
+def test_an_edit_keeping_size_and_mtime_on_ext4(project, capsys, closed):
+    assert OLD in body(project)
+    same_size_edit(fact(project))
+    served_new(capsys, project)
+
+
+@pytest.mark.parametrize("kind", ["fuse.sshfs", "vfat"])
+def test_an_edit_keeping_the_stat_where_ctime_follows_mtime(project, capsys, closed, monkeypatch, kind):
+    monkeypatch.setattr(freshness, "fs_type", lambda dev: kind)
+    assert OLD in body(project)
+    lying_stat(monkeypatch, fact(project))
+    same_size_edit(fact(project))
+    served_new(capsys, project)
+
+
+def test_a_lying_stat_where_ctime_is_kept_is_trusted_until_the_sample_draws_it(project, capsys, closed, monkeypatch):
+    assert OLD in body(project)
+    body(project)  # confirmed by hash once (the rows were written in the racy window of the files): now trusted
+    lying_stat(monkeypatch, fact(project))
+    same_size_edit(fact(project))
+    assert OLD in body(project)  # what a lying stamp would do on ext4 (it cannot lie there) ...
+    monkeypatch.setattr(freshness, "SAMPLE_SHARE", 1)
+    served_new(capsys, project)  # ... and the sample still catches it
+
+
+def test_an_edit_within_the_racy_window(project, capsys, monkeypatch):
+    monkeypatch.setattr(freshness, "SAMPLE_SHARE", 0)
+    monkeypatch.setattr(freshness, "fs_type", lambda dev: "ext4")
+    assert OLD in body(project)
+    lying_stat(monkeypatch, fact(project))  # the same clock tick: the stat shows nothing
+    same_size_edit(fact(project), keep_mtime=False)
+    served_new(capsys, project)
+
+
+def test_a_rename_over_the_file(project, capsys, closed):
+    path = fact(project)
+    assert OLD in body(project)
+    st = path.stat()
+    tmp = project / "build-tool.tmp"
+    tmp.write_text(renamed(path.read_text(encoding="utf-8")), encoding="utf-8")
+    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(tmp, path)
+    served_new(capsys, project)
+
+
+def test_an_edit_through_a_hard_link(project, capsys, closed):
+    path = fact(project)
+    link = project / "hard-link"
+    os.link(path, link)
+    assert OLD in body(project)
+    same_size_edit(link)
+    served_new(capsys, project)
+
+
+def test_an_unchanged_row_is_hashed_once_then_trusted(project, closed, monkeypatch):
+    monkeypatch.setattr(freshness, "RACY_NS", freshness.RACY_NS)  # the real window: the rows just made are racy
+    with Index(project) as ix:
+        ix.rebuild()
+    reads: list[str] = []
+    real = freshness.read_stable
+    monkeypatch.setattr(freshness, "read_stable", lambda p: reads.append(str(p)) or real(p))
+    with Index(project) as ix:
+        ix.db.execute("UPDATE files SET checked_ns = checked_ns + ?", (10 * freshness.RACY_NS,))  # as if read later
+        assert ix.refresh().files == 0
+        assert reads == []
+        ix.db.execute("UPDATE files SET checked_ns = 0")  # a row made without the clock of its read
+        assert ix.refresh().files == 0 and len(reads) == 2  # confirmed by hash, restamped, not re-indexed
+        reads.clear()
+        ix.db.execute("UPDATE files SET checked_ns = checked_ns + ?", (10 * freshness.RACY_NS,))
+        assert ix.refresh().files == 0 and reads == []
