@@ -9,6 +9,7 @@ is replaced and the stat made to lie as such a mount's would.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -193,3 +194,62 @@ def test_an_edit_through_a_hard_link_is_seen(repo, capsys, counts, closed):
     counts.reset()
     assert "credential_token" in reported(capsys, repo / ".memzoi")
     assert counts["analysed"] == 3 + 1
+
+
+# --- the tool stamp -------------------------------------------------------------------------------------------------
+
+
+def _package(tmp_path: Path) -> Path:
+    top = tmp_path / "pkg"
+    (top / "sub").mkdir(parents=True)
+    (top / "a.py").write_text("SEVERITY = 'error'\n")
+    (top / "sub/b.py").write_text("X = 1\n")
+    (top / "notes.txt").write_text("not code")
+    return top
+
+
+@pytest.mark.parametrize("kind", ["ext4", "fuse.sshfs"])
+def test_the_tool_stamp_follows_a_code_change_under_the_same_version_and_mtime(tmp_path, closed, monkeypatch, kind):
+    from memzoi import toolstamp
+
+    monkeypatch.setattr(freshness, "fs_type", lambda dev: kind)
+    top = _package(tmp_path)
+    store = tmp_path / "home/stamp.json"
+    first = toolstamp.source_digest(str(top), store)
+    assert store.is_file() and toolstamp.source_digest(str(top), store) == first
+    (top / "notes.txt").write_text("other words")
+    assert toolstamp.source_digest(str(top), store) == first  # not code
+    path = top / "a.py"
+    st = path.stat()
+    if kind != "ext4":  # a mount whose ctime follows the mtime: the stat shows nothing of the edit
+        fixed = freshness.lstat(path)
+        real = freshness.lstat
+        monkeypatch.setattr(freshness, "lstat", lambda p: fixed if str(p) == str(path) else real(p))
+    path.write_text("SEVERITY = 'note'\n")  # the same size, the mtime put back (a clamped, reproducible install)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    second = toolstamp.source_digest(str(top), store)
+    assert second != first and second == toolstamp.source_digest(str(top), None)
+
+
+def test_the_tool_stamp_survives_a_damaged_digest_file(tmp_path, closed):
+    from memzoi import toolstamp
+
+    top = _package(tmp_path)
+    store = tmp_path / "stamp.json"
+    first = toolstamp.source_digest(str(top), None)
+    for junk in ("{broken", "[1, 2]", json.dumps({"/a.py": [1, 2, 3, 4, 5, "00"]})):
+        store.write_text(junk)
+        assert toolstamp.source_digest(str(top), store) == first
+
+
+def test_a_code_change_under_the_same_version_invalidates_check_and_the_index(repo, capsys, counts, closed,
+                                                                              monkeypatch):
+    from memzoi import toolstamp
+
+    reported(capsys, repo / ".memzoi")
+    toolstamp.tool_stamp.cache_clear()
+    monkeypatch.setattr(toolstamp, "source_digest", lambda top, store=None: "another build of the same version")
+    counts.reset()
+    reported(capsys, repo / ".memzoi")
+    assert counts["analysed"] == 3 + 3
+    toolstamp.tool_stamp.cache_clear()

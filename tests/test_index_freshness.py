@@ -144,3 +144,53 @@ def test_an_unchanged_row_is_hashed_once_then_trusted(project, closed, monkeypat
         reads.clear()
         ix.db.execute("UPDATE files SET checked_ns = checked_ns + ?", (10 * freshness.RACY_NS,))
         assert ix.refresh().files == 0 and reads == []
+
+
+# --- the index's stamp: tool and configuration ------------------------------------------------------------------
+
+
+def test_a_code_change_under_the_same_version_rebuilds_the_index(project, monkeypatch):
+    from memzoi import toolstamp
+
+    with Index(project) as ix:
+        ix.rebuild()
+    toolstamp.tool_stamp.cache_clear()
+    monkeypatch.setattr(toolstamp, "source_digest", lambda top, store=None: "another build of the same version")
+    try:
+        with Index(project) as ix:
+            assert ix.schema_problem and "another build" in ix.schema_problem  # never served as it is
+            with pytest.raises(Exception):
+                ix.search("hatch")
+            assert ix.refresh().files == 2 and ix.schema_problem is None
+        with Index(project) as ix:
+            assert ix.schema_problem is None and ix.refresh().files == 0
+    finally:
+        toolstamp.tool_stamp.cache_clear()
+
+
+SCOPED = "warnings/scoped"
+
+
+def served(project: Path) -> dict[str, bool]:
+    """Whether each agent read hands out the record :data:`SCOPED` as usable memory."""
+    return {
+        "get_memory": recall.get_memory(project, SCOPED)["admitted"],
+        "build_context_pack": SCOPED in {e["id"] for e in recall.build_context_pack(project, "scoped",
+                                                                                     paths=["src/app.py"])["records"]},
+        "precheck_path": SCOPED in {w["record_id"] for w in recall.precheck_path(project, "src/app.py")["warnings"]},
+    }
+
+
+def test_a_project_id_change_re_judges_every_row(project):
+    from . import builders
+
+    text = builders.record(SCOPED, type="warning", title="Scoped warning", body="Scoped body.", applies_to=["src"],
+                           confidence=0.9, timestamp="2026-07-01T00:00:00Z", description=None, scope="project",
+                           scope_id="demo")
+    builders.write(project, builders.record_path(SCOPED), text)
+    (project / ".memzoi/config.toml").write_text('[project]\nid = "demo"\n')
+    assert all(served(project).values())
+    (project / ".memzoi/config.toml").write_text('[project]\nid = "other"\n')
+    with Index(project) as ix:
+        assert ix.schema_problem and "config.toml" in ix.schema_problem  # never served as it is
+    assert not any(served(project).values())

@@ -152,7 +152,19 @@ class Index(IndexQueries):
             return None
         if version != SCHEMA_VERSION or not set(_TABLES) <= tables:
             return (f"index schema version {version} is not {SCHEMA_VERSION}; run `memzoi rebuild` to recreate it")
-        return None
+        return self._stamp_problem()
+
+    def _stamp_problem(self) -> str | None:
+        """A message when the built index was made under another stamp (:func:`memzoi.index_fresh.index_stamp`:
+        another build of the tool, another configuration); such an index is rebuilt, never served."""
+        from .index_fresh import index_stamp
+
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'stamp'").fetchone()
+        built = self.db.execute("SELECT 1 FROM meta WHERE key = 'built_at'").fetchone()
+        if built is None or (row is not None and row[0] == index_stamp(self.root)):
+            return None
+        return ("the index was made by another build of memzoi-lsp or under another .memzoi/config.toml; "
+                "run `memzoi rebuild` to recreate it")
 
     def _create(self) -> None:
         self.db.executescript("BEGIN IMMEDIATE;" + schema_script() + f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
@@ -169,7 +181,10 @@ class Index(IndexQueries):
     def rebuild(self, progress: Progress | None = None) -> RebuildResult:
         """Recreate the whole index from the git plane in one transaction (readers keep the old state until
         commit). Returns what was indexed."""
+        from .index_fresh import index_stamp
+
         started = time.perf_counter()
+        stamp = index_stamp(self.root)  # before the files are read: a change meanwhile shows at the next refresh
         files = git_plane_files(self.root)
         rows = self._analyse(files, progress)
         with self._transaction():
@@ -188,7 +203,8 @@ class Index(IndexQueries):
             for stmt in _split_sql(fts_triggers()):
                 self.db.execute(stmt)
             self.db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", [
-                ("built_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())), ("project_root", str(self.root)), ("schema", str(SCHEMA_VERSION))])
+                ("built_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())), ("project_root", str(self.root)), ("schema", str(SCHEMA_VERSION)),
+                ("stamp", stamp)])
         self.schema_problem = None
         result.seconds = time.perf_counter() - started
         return result
@@ -203,41 +219,14 @@ class Index(IndexQueries):
             q = Path(p) if Path(p).is_absolute() else self.root / p
             (present if q.is_file() and not q.is_symlink() else gone).append(q)
         rows = [unpack_row(r) for r in self._analyse(present, progress)]
-        self._keep_verified(rows)
+        from .index_rows import keep_verified
+
+        keep_verified(self.db, self.root, rows)
         with self._transaction():
             self._delete([self._rel(q) for q in present + gone])
             result = self._insert(rows)
         result.seconds = time.perf_counter() - started
         return result
-
-    def _keep_verified(self, rows: list[dict[str, Any]]) -> None:
-        """For records that turned stale, keep the projection stored when they last verified and use it to name
-        the changed fields in the stored ``stale_attestation`` finding."""
-        from .attestation import check_attestation
-        from .document import frame
-
-        for row in rows:
-            rec = row.get("record")
-            if not rec or rec["attestation"] != "stale" or not rec["id"]:
-                continue
-            old = self.db.execute("SELECT attested_projection FROM records WHERE path = ?", (rec["path"],)).fetchone()
-            if old is None or not old[0]:
-                continue
-            rec["attested_projection"] = old[0]
-            try:
-                text = (self.root / rec["path"]).read_text(encoding="utf-8")
-                known = json.loads(old[0])
-            except (OSError, UnicodeDecodeError, ValueError):
-                continue
-            doc = frame(text)
-            refined = check_attestation(doc, rec["id"], valid=True, known=known)
-            if refined.state.value != "stale" or not refined.findings:
-                continue
-            f = refined.findings[0]
-            findings = [x for x in json.loads(row["file"]["findings"]) if x["code"] != "stale_attestation"]
-            findings.append({"code": f.code, "severity": int(f.severity), "message": f.message, "start": f.start,
-                             "end": f.end, "range": [list(doc.lines.position(f.start)), list(doc.lines.position(f.end))]})
-            row["file"]["findings"] = json.dumps(findings, ensure_ascii=False)
 
     def remove_paths(self, paths: Iterable[str | os.PathLike[str]]) -> None:
         """Drop files from the index (deleted, renamed away, or now ignored)."""
@@ -252,7 +241,7 @@ class Index(IndexQueries):
         a file rewritten with the same size and mtime (as ``rsync -t`` and ``cp -p`` write it) is re-indexed."""
         from .index_fresh import stale
 
-        if not self.exists:
+        if not self.exists or self._stamp_problem():
             return self.rebuild(progress)
         changed, gone, restamp = stale(self.db, self.root, self._redacted_key, self._rel)
         if restamp:

@@ -1,7 +1,14 @@
-"""Whether the index's rows are still their files' (:meth:`memzoi.index.Index.refresh`), by the one freshness rule
-of the project's stores (:mod:`memzoi.freshness`): the stat stamp stored with each row (size, mtime, inode, ctime
-and the clock of the read) vouches alone only where that rule lets it; otherwise the file is read and its BLAKE3
-hash compared with the row's, and a row whose bytes are unchanged is kept under the new stamp.
+"""Whether the index's rows are still their files' (:meth:`memzoi.index.Index.refresh`).
+
+**The index's stamp** (:func:`index_stamp`, kept in ``meta`` under ``stamp``): the schema version, the tool
+(:func:`memzoi.toolstamp.tool_stamp`: version and a digest of the installed code) and the project's configuration
+(the bytes of ``.memzoi/config.toml``: the project id and ``[rules]`` change every row's verdict). An index made
+under another stamp is rebuilt, never served.
+
+**Each row** by the one freshness rule of the project's stores (:mod:`memzoi.freshness`): the stat stamp stored
+with each row (size, mtime, inode, ctime and the clock of the read) vouches alone only where that rule lets it;
+otherwise the file is read and its BLAKE3 hash compared with the row's, and a row whose bytes are unchanged is kept
+under the new stamp.
 """
 
 from __future__ import annotations
@@ -10,11 +17,29 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+import blake3
+
 from . import freshness
+
 from .index_queries import plane_stats
+from .workspace import MEMZOI_DIR
 
 #: One row's new stat after a confirming read: ``(size, mtime_ns, ino, ctime_ns, checked_ns, path key)``.
 Restamp = tuple[int, int, int, int, int, str]
+
+
+def index_stamp(root: Path) -> str:
+    """The stamp an index of the project ``root`` is made under (see the module docstring): hex BLAKE3."""
+    from .index_schema import SCHEMA_VERSION
+    from .toolstamp import tool_stamp
+
+    try:
+        config = (root / MEMZOI_DIR / "config.toml").read_bytes()  # memzoi.config.CONFIG_NAME, without pydantic
+    except FileNotFoundError:
+        config = b"absent"
+    except OSError as err:  # unreadable: a stamp of its own, so it never passes for another configuration
+        config = f"unreadable: {err.errno}".encode()
+    return blake3.blake3(b"\n".join([str(SCHEMA_VERSION).encode(), tool_stamp().encode(), config])).hexdigest()
 
 
 def stale(db: sqlite3.Connection, root: Path, redacted_key: Callable[[str, dict], str | None],
@@ -45,4 +70,4 @@ def stale(db: sqlite3.Connection, root: Path, redacted_key: Callable[[str, dict]
     return changed, gone, restamp
 
 
-__all__ = ["Restamp", "stale"]
+__all__ = ["Restamp", "index_stamp", "stale"]

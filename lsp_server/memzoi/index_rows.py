@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -206,6 +207,37 @@ def index_row(rel: str, data: bytes, st: os.stat_result | StatStamp, verdict: Fi
     if secrets:
         _scrub(out, sorted({doc.text[a:b] for a, b in secrets}, key=len, reverse=True))
     return out
+
+
+def keep_verified(db: sqlite3.Connection, root: Path, rows: list[dict[str, Any]]) -> None:
+    """For records of ``rows`` (about to replace theirs in the index ``db`` of the project ``root``) that turned
+    stale, keep the projection stored when they last verified and use it to name the changed fields in the stored
+    ``stale_attestation`` finding. Raises ``sqlite3.Error``."""
+    from .attestation import check_attestation
+    from .document import frame
+
+    for row in rows:
+        rec = row.get("record")
+        if not rec or rec["attestation"] != "stale" or not rec["id"]:
+            continue
+        old = db.execute("SELECT attested_projection FROM records WHERE path = ?", (rec["path"],)).fetchone()
+        if old is None or not old[0]:
+            continue
+        rec["attested_projection"] = old[0]
+        try:
+            text = (root / rec["path"]).read_text(encoding="utf-8")
+            known = json.loads(old[0])
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+        doc = frame(text)
+        refined = check_attestation(doc, rec["id"], valid=True, known=known)
+        if refined.state.value != "stale" or not refined.findings:
+            continue
+        f = refined.findings[0]
+        findings = [x for x in json.loads(row["file"]["findings"]) if x["code"] != "stale_attestation"]
+        findings.append({"code": f.code, "severity": int(f.severity), "message": f.message, "start": f.start,
+                         "end": f.end, "range": [list(doc.lines.position(f.start)), list(doc.lines.position(f.end))]})
+        row["file"]["findings"] = json.dumps(findings, ensure_ascii=False)
 
 
 __all__: list[str] = []
