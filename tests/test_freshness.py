@@ -253,3 +253,60 @@ def test_a_code_change_under_the_same_version_invalidates_check_and_the_index(re
     reported(capsys, repo / ".memzoi")
     assert counts["analysed"] == 3 + 3
     toolstamp.tool_stamp.cache_clear()
+
+
+# --- checksums ------------------------------------------------------------------------------------------------------
+
+
+def _cache_db() -> Path:
+    from memzoi.runtime import CACHE_DB
+
+    return sorted(Path(os.environ["MEMZOI_HOME"]).rglob(CACHE_DB))[0]
+
+
+def test_a_tampered_payload_is_a_miss_never_a_verdict(repo, capsys, counts, closed):
+    import sqlite3
+
+    path = repo / ".memzoi/records/beta.md"
+    path.write_text(edit(path.read_text(), "status: active", "status: bogus"))
+    base = reported(capsys, repo / ".memzoi")
+    assert "invalid_value" in base
+    with sqlite3.connect(_cache_db()) as conn:  # a well-formed payload with its findings taken out
+        for key, payload in conn.execute("SELECT key, payload FROM entries").fetchall():
+            value = json.loads(payload)
+            value[4] = []
+            conn.execute("UPDATE entries SET payload = ? WHERE key = ?", (json.dumps(value), key))
+    counts.reset()
+    assert reported(capsys, repo / ".memzoi") == base
+    assert counts["analysed"] == 3 + 3  # every entry was a miss
+    counts.reset()
+    assert reported(capsys, repo / ".memzoi") == base and counts["analysed"] == 3  # and was written again
+
+
+@pytest.mark.parametrize("column", ["digest", "ino", "checked_ns"])
+def test_a_damaged_column_is_a_miss(repo, capsys, counts, closed, column):
+    import sqlite3
+
+    base = reported(capsys, repo / ".memzoi")
+    value = {"digest": "x'00'", "ino": "ino + 1", "checked_ns": "checked_ns + 1"}[column]
+    with sqlite3.connect(_cache_db()) as conn:
+        conn.execute(f"UPDATE entries SET {column} = {value}")
+    counts.reset()
+    assert reported(capsys, repo / ".memzoi") == base
+    assert counts["analysed"] == 3 + 3
+
+
+def test_a_tampered_facts_blob_is_not_used(repo, capsys, closed):
+    import sqlite3
+
+    from memzoi import verdictfacts
+
+    reported(capsys, repo / ".memzoi")
+    with sqlite3.connect(_cache_db()) as conn:
+        ctx, text = conn.execute("SELECT ctx, blob FROM facts").fetchone()
+        blob = json.loads(text)
+        for item in blob.values():
+            item[5][2] = "someone-else"  # every file's id
+        conn.execute("UPDATE facts SET blob = ?", (json.dumps(blob),))
+        assert verdictfacts.read_blob(conn, ctx) is None
+    assert reported(capsys, repo / ".memzoi/records/beta.md")  # check FILE: the others' facts from their entries

@@ -172,6 +172,12 @@ def test_a_file_changed_within_the_racy_window_is_confirmed_by_hash(tmp_path, ca
     assert counts["analysed"] == 0 and counts["hashed"] > 0  # just written: read and hashed, not analysed
 
 
+def stored(ctx: str, e: verdictcache.Entry) -> tuple:
+    """The row ``e`` as the database holds it under ``ctx`` (the columns after the key, checksum last)."""
+    cols = (e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest, e.payload)
+    return (*cols, verdictcache.entry_sum(e.key, ctx, *cols))
+
+
 def test_stat_that_looks_unchanged_is_not_trusted_inside_the_racy_window(tmp_path, monkeypatch):
     path = tmp_path / ".memzoi/records/a.md"
     path.parent.mkdir(parents=True)
@@ -181,8 +187,7 @@ def test_stat_that_looks_unchanged_is_not_trusted_inside_the_racy_window(tmp_pat
     cache = verdictcache.ProjectCache(tmp_path / "db", "stamp")
     cache.store(str(path), verdictcache.blake3.blake3(read[0]).digest(), read[1], read[2], "payload")
     entry = cache.put.pop(verdictcache.path_key(str(path)))
-    cache.rows[entry.key] = (entry.size, entry.mtime_ns, entry.ino, entry.ctime_ns, entry.checked_ns, entry.digest,
-                             entry.payload)
+    cache.rows[entry.key] = stored(cache.stamp, entry)
     assert cache.lookup(str(path)) == "payload"
     path.write_bytes(b"other")  # same size, written in the same clock tick as far as stat can tell:
     dev = os.lstat(path).st_dev
@@ -191,8 +196,8 @@ def test_stat_that_looks_unchanged_is_not_trusted_inside_the_racy_window(tmp_pat
     monkeypatch.setattr(freshness, "fs_type", lambda dev: "ext4")
     assert cache.lookup(str(path)) is None  # the hash decides
     # Outside the racy window the same stat is trusted without reading.
-    cache.rows[entry.key] = (*cache.rows[entry.key][:4], entry.checked_ns + 10 * freshness.RACY_NS,
-                             *cache.rows[entry.key][5:])
+    cache.rows[entry.key] = stored(cache.stamp, verdictcache.Entry(
+        entry.key, *cache.rows[entry.key][:4], entry.checked_ns + 10 * freshness.RACY_NS, *cache.rows[entry.key][5:7]))
     assert cache.lookup(str(path)) == "payload"
 
 

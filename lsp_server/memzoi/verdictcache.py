@@ -58,11 +58,11 @@ from .verdictfacts import FACTS_SCHEMA, Blob, payload_facts, read_blob, updated,
 from .verdictpayload import PAYLOAD_FORMAT
 
 #: Version of the table layout and entry format; a database of another version is dropped and recreated.
-CACHE_FORMAT = 1 + 100 * PAYLOAD_FORMAT
+CACHE_FORMAT = 2 + 100 * PAYLOAD_FORMAT
 #: How long a run waits for another one's write transaction before going on without the cache, in seconds.
 BUSY_TIMEOUT_S = 2.0
 #: Every entry of one stamp, as ``ProjectCache.rows`` keeps them (key first).
-_ENTRIES = "SELECT key, size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload FROM entries WHERE ctx = ?"
+_ENTRIES = "SELECT key, size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload, sum FROM entries WHERE ctx = ?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +80,24 @@ class Entry:
     checked_ns: int
     digest: bytes
     payload: str
+
+
+def entry_sum(key: str, ctx: str, size: int, mtime_ns: int, ino: int, ctime_ns: int, checked_ns: int, digest: bytes,
+              payload: str) -> bytes:
+    """The checksum stored with an entry: BLAKE3 (16 bytes) of every other column of its row. A row whose
+    checksum does not match (a damaged page, an edited row) is a miss, never a verdict."""
+    h = blake3.blake3(f"{key}\0{ctx}\0{size}\0{mtime_ns}\0{ino}\0{ctime_ns}\0{checked_ns}\0".encode())
+    h.update(digest if isinstance(digest, bytes) else b"")
+    h.update(payload.encode("utf-8", "surrogatepass") if isinstance(payload, str) else b"\xff")
+    return h.digest(16)
+
+
+def _sound(key: str, ctx: str, row: tuple) -> bool:
+    """Whether the stored ``row`` (the columns after ``key`` of :data:`_ENTRIES`) matches its checksum."""
+    try:
+        return len(row) == 8 and entry_sum(key, ctx, *row[:7]) == row[7]
+    except (TypeError, ValueError):
+        return False
 
 
 def path_key(path: str) -> str:
@@ -103,7 +121,7 @@ def context_stamp(config: MemzoiConfig | None) -> str:
 
 _SCHEMA = ("CREATE TABLE entries (key TEXT PRIMARY KEY, ctx TEXT NOT NULL, size INTEGER NOT NULL, "
            "mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, checked_ns INTEGER NOT NULL, "
-           "digest BLOB NOT NULL, payload TEXT NOT NULL) WITHOUT ROWID")
+           "digest BLOB NOT NULL, payload TEXT NOT NULL, sum BLOB NOT NULL) WITHOUT ROWID")
 
 
 def _remove(db: Path) -> None:
@@ -166,7 +184,7 @@ class ProjectCache:
 
     db: Path
     stamp: str
-    #: key -> (size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload), as :meth:`load` read them
+    #: key -> (size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload, sum), as :meth:`load` read them
     rows: dict[str, tuple] = field(default_factory=dict)
     seen: set[str] = field(default_factory=set)
     put: dict[str, Entry] = field(default_factory=dict)
@@ -217,8 +235,8 @@ class ProjectCache:
         row = self.rows.get(key)
         if row is None and self.conn is not None:
             try:
-                found = self.conn.execute("SELECT size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload FROM "
-                                          "entries WHERE ctx = ? AND key = ?", (self.stamp, key)).fetchone()
+                found = self.conn.execute("SELECT size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload, sum "
+                                          "FROM entries WHERE ctx = ? AND key = ?", (self.stamp, key)).fetchone()
             except sqlite3.Error:
                 found = None
             if found is not None:
@@ -252,7 +270,7 @@ class ProjectCache:
         key = path_key(path)
         self.seen.add(key)
         row = self._row(key)
-        if row is None:
+        if row is None or not _sound(key, self.stamp, row):
             return None
         st = _stat_of(path)
         if st is None or st.stamp[0] != row[0]:
@@ -306,9 +324,10 @@ class ProjectCache:
                 # A check of a few files that analysed the project's others (no blob yet): the blob is made from
                 # every stored entry, so the next such check reads one blob instead of an entry per file.
                 blob = self._first_blob({r[0]: r[1:] for r in conn.execute(_ENTRIES, (self.stamp,))}, drop)
-            conn.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
-                (e.key, self.stamp, e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest, e.payload)
-                for e in self.put.values()])
+            conn.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+                (e.key, self.stamp, e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest, e.payload,
+                 entry_sum(e.key, self.stamp, e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest,
+                           e.payload)) for e in self.put.values()])
             conn.executemany("DELETE FROM entries WHERE key = ?", [(k,) for k in drop])
             conn.execute("DELETE FROM entries WHERE ctx != ?", (self.stamp,))  # another tool or configuration
             if blob is not None:
@@ -343,7 +362,7 @@ class ProjectCache:
     def _first_blob(self, rows: dict[str, tuple], drop: set[str]) -> Blob:
         """The facts blob of the stored entries ``rows`` (key → the columns after ``key`` of :data:`_ENTRIES`) once
         this run's entries replace theirs and ``drop`` is forgotten."""
-        final = {k: Entry(k, *row) for k, row in rows.items()}
+        final = {k: Entry(k, *row[:7]) for k, row in rows.items() if _sound(k, self.stamp, row)}
         final.update(self.put)
         for k in drop:
             final.pop(k, None)
@@ -355,5 +374,6 @@ class ProjectCache:
         return self._partial
 
 
-__all__ = ["CACHE_FORMAT", "RACY_NS", "Entry", "ProjectCache", "connect", "context_stamp", "path_key", "read_stable",
+__all__ = ["CACHE_FORMAT", "RACY_NS", "Entry", "ProjectCache", "connect", "context_stamp", "entry_sum", "path_key",
+           "read_stable",
            "tool_stamp"]
