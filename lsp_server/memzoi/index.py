@@ -145,14 +145,27 @@ class Index(IndexQueries):
         self.db.close()
 
     def _check_schema(self) -> str | None:
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
-        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        version, tables = self._schema_state()
         if version == 0 and not tables:
             self._create()
-            return None
+            version, tables = self._schema_state()
         if version != SCHEMA_VERSION or not set(_TABLES) <= tables:
             return (f"index schema version {version} is not {SCHEMA_VERSION}; run `memzoi rebuild` to recreate it")
         return self._stamp_problem()
+
+    def _schema_state(self) -> tuple[int, set[str]]:
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        return self.db.execute("PRAGMA user_version").fetchone()[0], tables
+
+    def _create(self) -> None:
+        """Create the schema in a new database: checked again under the write lock, so that of several processes
+        opening a new index at once one creates it and the others find it."""
+        with self._transaction():
+            version, tables = self._schema_state()
+            if version == 0 and not tables:
+                for stmt in _split_sql(schema_script()):
+                    self.db.execute(stmt)
+                self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def _stamp_problem(self) -> str | None:
         """A message when the built index was made under another stamp (:func:`memzoi.index_fresh.index_stamp`:
@@ -165,9 +178,6 @@ class Index(IndexQueries):
             return None
         return ("the index was made by another build of memzoi-lsp or under another .memzoi/config.toml; "
                 "run `memzoi rebuild` to recreate it")
-
-    def _create(self) -> None:
-        self.db.executescript("BEGIN IMMEDIATE;" + schema_script() + f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
 
     @property
     def exists(self) -> bool:

@@ -144,12 +144,17 @@ def _open(db: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous=NORMAL")
         if conn.execute("PRAGMA user_version").fetchone()[0] != CACHE_FORMAT:
             conn.execute("BEGIN IMMEDIATE")
-            conn.execute("DROP TABLE IF EXISTS entries")
-            conn.execute("DROP TABLE IF EXISTS facts")
-            conn.execute(_SCHEMA)
-            conn.execute(FACTS_SCHEMA)
-            conn.execute(f"PRAGMA user_version={CACHE_FORMAT}")
-            conn.execute("COMMIT")
+            try:  # checked again under the lock: another process opening the new database may have made it
+                if conn.execute("PRAGMA user_version").fetchone()[0] != CACHE_FORMAT:
+                    conn.execute("DROP TABLE IF EXISTS entries")
+                    conn.execute("DROP TABLE IF EXISTS facts")
+                    conn.execute(_SCHEMA)
+                    conn.execute(FACTS_SCHEMA)
+                    conn.execute(f"PRAGMA user_version={CACHE_FORMAT}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
         else:  # a database made before the facts blob existed (memzoi.verdictfacts)
             conn.execute(FACTS_SCHEMA)
         private_file(db)  # the WAL and shared-memory files SQLite just created
