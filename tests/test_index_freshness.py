@@ -194,3 +194,78 @@ def test_a_project_id_change_re_judges_every_row(project):
     with Index(project) as ix:
         assert ix.schema_problem and "config.toml" in ix.schema_problem  # never served as it is
     assert not any(served(project).values())
+
+
+# --- git's state: admission is judged again ---------------------------------------------------------------------
+
+
+def _git(project: Path, *args: str) -> None:
+    import subprocess
+
+    from memzoi.runtime import git_env
+
+    subprocess.run(["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t", *args], cwd=project,
+                   env=git_env(), check=True, capture_output=True)
+
+
+def warning_served(project: Path) -> dict[str, bool]:
+    """Whether each agent read hands out the warning record as usable memory, and whether ``memzoi check FILE``
+    admits it (cached, asserted byte-identical to ``--no-cache``)."""
+    from memzoi.check import check_paths
+    from memzoi.cli.formats import to_json
+
+    from .mcp.conftest import WARNING_ID
+
+    path = str(next(project.glob(".memzoi/records/**/auth-refresh.md")))
+    cached = json.dumps(to_json(check_paths([path], workers=1)))
+    assert cached == json.dumps(to_json(check_paths([path], workers=1, cache=False)))
+    return {
+        "get_memory": recall.get_memory(project, WARNING_ID)["admitted"],
+        "build_context_pack": WARNING_ID in {e["id"] for e in recall.build_context_pack(
+            project, "refresh", paths=["src/auth/session.py"])["records"]},
+        "precheck_path": WARNING_ID in {w["record_id"] for w in recall.precheck_path(project, "src/auth/x.py")["warnings"]},
+        "check": "ignored_untracked" not in cached,
+    }
+
+
+ALL = {"get_memory": True, "build_context_pack": True, "precheck_path": True, "check": True}
+NONE = dict.fromkeys(ALL, False)
+
+
+@pytest.mark.parametrize("where", [".gitignore", ".git/info/exclude", ".memzoi/records/.gitignore"])
+def test_an_ignore_rule_withholds_an_untracked_record(project, where):
+    assert warning_served(project) == ALL
+    rule = project / where
+    rule.parent.mkdir(parents=True, exist_ok=True)
+    pattern = "warnings/" if where.startswith(".memzoi") else ".memzoi/records/warnings/"
+    rule.write_text(pattern + "\n")
+    assert warning_served(project) == NONE
+    rule.write_text("")
+    assert warning_served(project) == ALL
+
+
+def test_git_add_commit_and_rm_cached_re_judge_admission(project):
+    (project / ".gitignore").write_text(".memzoi/records/warnings/\n")
+    assert warning_served(project) == NONE
+    _git(project, "add", "-f", ".memzoi/records")  # tracked wins over the ignore rule
+    assert warning_served(project) == ALL
+    _git(project, "commit", "-q", "-m", "records")
+    assert warning_served(project) == ALL
+    _git(project, "rm", "-q", "-r", "--cached", ".memzoi/records/warnings")  # untracked again, and ignored
+    assert warning_served(project) == NONE
+    _git(project, "commit", "-q", "-m", "untrack")
+    assert warning_served(project) == NONE
+
+
+def test_an_unchanged_git_state_asks_git_nothing(project, monkeypatch):
+    from memzoi import admission
+
+    recall.get_memory(project, FACT_ID)
+    asked: list = []
+    real = admission.git_visibility
+    monkeypatch.setattr(admission, "git_visibility", lambda *a, **k: asked.append(a) or real(*a, **k))
+    recall.get_memory(project, FACT_ID)
+    assert asked == []
+    (project / ".gitignore").write_text("nothing-here\n")
+    recall.get_memory(project, FACT_ID)
+    assert len(asked) == 1

@@ -191,11 +191,12 @@ class Index(IndexQueries):
     def rebuild(self, progress: Progress | None = None) -> RebuildResult:
         """Recreate the whole index from the git plane in one transaction (readers keep the old state until
         commit). Returns what was indexed."""
-        from .index_fresh import index_stamp
+        from .index_fresh import git_state, index_stamp
 
         started = time.perf_counter()
         stamp = index_stamp(self.root)  # before the files are read: a change meanwhile shows at the next refresh
         files = git_plane_files(self.root)
+        git = git_state(self.root, {os.path.dirname(p) for p in files})
         rows = self._analyse(files, progress)
         with self._transaction():
             for name in ("records", "proposals", "files", "records_fts", "proposals_fts", "meta"):
@@ -214,7 +215,7 @@ class Index(IndexQueries):
                 self.db.execute(stmt)
             self.db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", [
                 ("built_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())), ("project_root", str(self.root)), ("schema", str(SCHEMA_VERSION)),
-                ("stamp", stamp)])
+                ("stamp", stamp), ("git", git)])
         self.schema_problem = None
         result.seconds = time.perf_counter() - started
         return result
@@ -245,22 +246,23 @@ class Index(IndexQueries):
             self._delete([self._rel(Path(p) if Path(p).is_absolute() else self.root / p) for p in paths])
 
     def refresh(self, progress: Progress | None = None) -> RebuildResult:
-        """Bring the index up to date cheaply: re-index the files that are new or whose bytes changed, and drop
-        rows whose file is gone (a full rebuild when the index was never built). Which rows are still their
-        files' is decided by the one freshness rule of the project's stores (:func:`memzoi.index_fresh.stale`), so
-        a file rewritten with the same size and mtime (as ``rsync -t`` and ``cp -p`` write it) is re-indexed."""
+        """Bring the index up to date cheaply (:func:`memzoi.index_fresh.stale`): re-index files that are new,
+        whose bytes changed (by the one freshness rule, :mod:`memzoi.freshness`) or whose admission git's state
+        changed; drop rows whose file is gone; rebuild an index never built or made under another stamp."""
         from .index_fresh import stale
 
         if not self.exists or self._stamp_problem():
             return self.rebuild(progress)
-        changed, gone, restamp = stale(self.db, self.root, self._redacted_key, self._rel)
-        if restamp:
+        plan = stale(self.db, self.root, self._redacted_key, self._rel)
+        result = RebuildResult()
+        if plan.changed or plan.gone:
+            result = self.update_paths(plan.changed + [self.root / g for g in plan.gone], progress)
+        if plan.restamp or plan.git_changed:  # after the re-judged rows are in
             with self._transaction():
                 self.db.executemany("UPDATE files SET size = ?, mtime_ns = ?, ino = ?, ctime_ns = ?, checked_ns = ? "
-                                    "WHERE path = ?", restamp)
-        if not changed and not gone:
-            return RebuildResult()
-        return self.update_paths(changed + [self.root / g for g in gone], progress)
+                                    "WHERE path = ?", plan.restamp)
+                self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('git', ?)", (plan.git,))
+        return result
 
     def _require(self) -> None:
         if self.schema_problem:
