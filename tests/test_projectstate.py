@@ -172,3 +172,33 @@ def test_the_index_is_written_from_the_callers_analyses(project: Path):
     finally:
         state.close()
     assert state.index is None
+
+
+# --- inputs other than the files ----------------------------------------------------------------------------------
+
+
+def test_input_changes_report_the_configuration_and_gits_state(tmp_path):
+    import subprocess
+
+    from memzoi.admission import GitVisibility
+    from memzoi.runtime import git_env
+
+    root = tmp_path / "ws"
+    path = write(root, record_path("use-pnpm"), record("use-pnpm"))
+    subprocess.run(["git", "init", "-q", str(root)], check=True, env=git_env(), capture_output=True)
+    state = ProjectState(root)
+    assert not state.input_changes().any  # nothing before the listing
+    state.adopt(state.listing())
+    assert state.git.visibility(str(path)) is GitVisibility.UNTRACKED
+    state.verdicts[str(path)] = object()
+    assert not state.input_changes().any  # nothing changed
+    (root / ".gitignore").write_text(".memzoi/records/\n")
+    changes = state.input_changes()
+    assert changes.git and not changes.config
+    assert state.git.visibility(str(path)) is GitVisibility.IGNORED and state.verdicts  # asked again, kept
+    (root / ".memzoi/config.toml").write_text('[project]\nid = "demo"\n')
+    changes = state.input_changes()
+    assert changes.config and not changes.git and not state.verdicts  # every first stage is made again
+    (root / ".memzoi/records/.gitignore").write_text("nothing\n")  # a folder between the root and the files
+    assert state.input_changes().git
+    assert not state.input_changes().any

@@ -35,13 +35,19 @@ def index_stamp(root: Path) -> str:
     from .index_schema import SCHEMA_VERSION
     from .toolstamp import tool_stamp
 
+    return blake3.blake3(b"\n".join([str(SCHEMA_VERSION).encode(), tool_stamp().encode(),
+                                     config_bytes(root)])).hexdigest()
+
+
+def config_bytes(root: Path) -> bytes:
+    """The bytes of the project's ``.memzoi/config.toml`` (a marker when it is absent or unreadable), read without
+    loading the configuration's models."""
     try:
-        config = (root / MEMZOI_DIR / "config.toml").read_bytes()  # memzoi.config.CONFIG_NAME, without pydantic
+        return (root / MEMZOI_DIR / "config.toml").read_bytes()  # memzoi.config.CONFIG_NAME, without pydantic
     except FileNotFoundError:
-        config = b"absent"
+        return b"\0absent"
     except OSError as err:  # unreadable: a stamp of its own, so it never passes for another configuration
-        config = f"unreadable: {err.errno}".encode()
-    return blake3.blake3(b"\n".join([str(SCHEMA_VERSION).encode(), tool_stamp().encode(), config])).hexdigest()
+        return f"\0unreadable: {err.errno}".encode()
 
 
 @dataclass
@@ -156,9 +162,11 @@ def git_state(root: Path, folders: Iterable[str]) -> str:
         while folder not in chain and len(folder) > len(str(root)):
             chain.add(folder)
             folder = os.path.dirname(folder)
-    for folder in sorted(chain):
-        h.update(b"\0" + folder.encode("utf-8", "surrogateescape") + b"\0" + _content(Path(folder) / ".gitignore"))
+    for folder in sorted(chain):  # a folder without one adds nothing: a new folder alone changes no answer
+        rules = _content(Path(folder) / ".gitignore")
+        if rules != b"\0absent":
+            h.update(b"\0" + folder.encode("utf-8", "surrogateescape") + b"\0" + rules)
     return h.hexdigest()
 
 
-__all__ = ["Plan", "Restamp", "git_state", "index_stamp", "readmitted", "stale"]
+__all__ = ["Plan", "Restamp", "config_bytes", "git_state", "index_stamp", "readmitted", "stale"]

@@ -63,6 +63,19 @@ def indexed(path: str | os.PathLike[str], placement: Placement | None = None) ->
     return role not in (Role.OTHER, Role.RESERVED) and os.path.basename(path) not in RESERVED_NAMES
 
 
+@dataclass(frozen=True)
+class InputChanges:
+    """What :meth:`ProjectState.input_changes` found changed: the configuration, git's state."""
+
+    config: bool = False
+    git: bool = False
+
+    @property
+    def any(self) -> bool:
+        """True when something changed (every file is to be judged again)."""
+        return self.config or self.git
+
+
 class ProjectState:
     """One project under review (see the module docstring). ``root``: the directory holding ``.memzoi``;
     ``key(path) -> str``: the caller's key of an absolute path (computed once per path)."""
@@ -87,6 +100,7 @@ class ProjectState:
         self.index: Index | None = None
         self.index_ready = False
         self._premade: dict[str, tuple[int, int, bytes]] = {}  # absolute path -> the index row the scan made
+        self._inputs: tuple[bytes, str] | None = None  # the configuration and git state last seen
 
     # -- the file set -------------------------------------------------------------------------------------------
 
@@ -109,9 +123,38 @@ class ProjectState:
         return self.tracked.contains(path)
 
     def listing(self) -> list[str]:
-        """The project's files on disk (absolute paths, sorted), git asked about them once. Changes nothing, so it
-        may run on the scan thread; the owner then takes it with :meth:`adopt`."""
-        return self.tracked.listing()
+        """The project's files on disk (absolute paths, sorted), git asked about them once. Changes nothing else,
+        so it may run on the scan thread; the owner then takes it with :meth:`adopt`. Records the inputs
+        :meth:`input_changes` compares with, before git is asked (a change from then on shows)."""
+        def record(found: list[str]) -> None:
+            self._inputs = self._inputs_now(found)
+
+        return self.tracked.listing(before_ask=record)
+
+    def _inputs_now(self, paths: Iterable[str] | None = None) -> tuple[bytes, str]:
+        from .index_fresh import config_bytes, git_state
+
+        folders = {os.path.dirname(p) for p in (list(self._keys) if paths is None else paths)}
+        return config_bytes(self.root), git_state(self.root, folders)
+
+    def input_changes(self) -> InputChanges:
+        """What changed, since the listing or the last call, among the inputs of the project's verdicts other than
+        its files (as the index's freshness has them, :mod:`memzoi.index_fresh`): the configuration (the bytes of
+        ``.memzoi/config.toml``: the project id, ``[rules]``, the safety decisions) and git's state (``HEAD``, the
+        index, refs, ``info/exclude``, the ``.gitignore`` files). Drops what they invalidate: every compact
+        verdict on a configuration change (each file's first stage is made again), git's visibility on a git
+        change (asked again for every file, one batch). The caller then re-judges and publishes every file. For
+        the scan thread; nothing is reported before the first :meth:`listing`."""
+        now = self._inputs_now()
+        before, self._inputs = self._inputs, now
+        if before is None:
+            return InputChanges()
+        changes = InputChanges(config=now[0] != before[0], git=now[1] != before[1])
+        if changes.config:
+            self.verdicts.clear()
+        if changes.git and self._keys:
+            self.git.ask(sorted(self._keys))
+        return changes
 
     def adopt(self, paths: list[str]) -> list[str]:
         """Take a :meth:`listing` into the file set (events applied meanwhile are kept); returns the keys, in the
@@ -276,7 +319,7 @@ class ProjectState:
             self.index = None
 
 
-__all__ = ["OnDisk", "ProjectState", "StateChanges", "indexed"]
+__all__ = ["InputChanges", "OnDisk", "ProjectState", "StateChanges", "indexed"]
 
 
 def _stat(path: Path) -> tuple[int, int] | None:
