@@ -310,3 +310,35 @@ def test_a_tampered_facts_blob_is_not_used(repo, capsys, closed):
         conn.execute("UPDATE facts SET blob = ?", (json.dumps(blob),))
         assert verdictfacts.read_blob(conn, ctx) is None
     assert reported(capsys, repo / ".memzoi/records/beta.md")  # check FILE: the others' facts from their entries
+
+
+# --- the ledger -----------------------------------------------------------------------------------------------------
+
+
+def test_a_ledger_change_is_seen_by_the_cached_check(tmp_path, capsys, counts, closed, monkeypatch):
+    from .lsp.conftest import git_init, proposal_text
+
+    root = tmp_path / "ws"
+    pending = root / ".memzoi/proposals/pending"
+    pending.mkdir(parents=True)
+    (root / ".memzoi/records").mkdir()
+    (pending / "mem-apply.md").write_text(proposal_text("mem-apply", title="Apply me"))
+    git_init(root)
+    monkeypatch.chdir(root)
+    before = reported(capsys, root / ".memzoi")
+    capsys.readouterr()
+    assert main_json(capsys, "proposals", "apply", "mem-apply", "--json")[0] == 0  # one ledgered change
+    counts.reset()
+    after = reported(capsys, root / ".memzoi")
+    assert after != before
+    created = sorted((root / ".memzoi/records").rglob("*.md"))
+    assert created
+    created[0].write_text(created[0].read_text() + "\nEdited by hand.\n")  # the ledger now disagrees
+    assert "ledger_drift" in reported(capsys, root / ".memzoi")
+
+
+def main_json(capsys, *argv: str) -> tuple[int, str]:
+    from memzoi.cli.main import main
+
+    code = main(list(argv))
+    return code, capsys.readouterr().out

@@ -151,6 +151,9 @@ class ProjectState:
             return InputChanges()
         changes = InputChanges(config=now[0] != before[0], git=now[1] != before[1])
         if changes.config:
+            from .config import forget_config
+
+            forget_config(self.memzoi_dir)  # its stat may not show the change (memzoi.freshness)
             self.verdicts.clear()
         if changes.git and self._keys:
             self.git.ask(sorted(self._keys))
