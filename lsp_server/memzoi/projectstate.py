@@ -27,6 +27,7 @@ import os
 import weakref
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -101,6 +102,7 @@ class ProjectState:
         self.index_ready = False
         self._premade: dict[str, tuple[int, int, bytes]] = {}  # absolute path -> the index row the scan made
         self._inputs: tuple[bytes, str] | None = None  # the configuration and git state last seen
+        self._boundaries: dict[str, datetime] = {}  # key -> retention boundary still to pass, of a fed analysis
 
     # -- the file set -------------------------------------------------------------------------------------------
 
@@ -168,6 +170,19 @@ class ProjectState:
                 self._keys[p] = self._key(p)
         return [self._keys[p] for p in paths]
 
+    def passed_boundaries(self, now: datetime) -> list[str]:
+        """The keys of the files whose retention boundary has passed by ``now`` since they were judged (a compact
+        verdict, or an analysis fed to the cross-file workspace, without ``retention_query_only``): their compact
+        verdicts are dropped, so the caller judges them again (from a new analysis: its cached one holds the old
+        clock's findings). For the owner's thread; a look over the compact verdicts."""
+        passed = {k for k, v in self.verdicts.items() if getattr(v, "boundary", None) is not None and v.boundary <= now}
+        passed |= {k for k, b in self._boundaries.items() if b <= now}
+        for key in passed:
+            self.verdicts.pop(key, None)
+            self._boundaries.pop(key, None)
+            self._fed.pop(key, None)  # the same analysis fed again is taken again
+        return sorted(passed)
+
     # -- the cross-file graph -----------------------------------------------------------------------------------
 
     def feed(self, key: str, source: "Analysis | FileFacts") -> set[str]:
@@ -184,13 +199,24 @@ class ProjectState:
         if held is not None and held() is source:
             return set()
         self._fed[key] = weakref.ref(source)
+        self._track_boundary(key, source)
         return self.crossfile.update(key, source)
+
+    def _track_boundary(self, key: str, analysis: "Analysis") -> None:
+        """Keep when ``analysis``'s retention boundary passes, unless it already has (its findings hold
+        ``retention_query_only``): :meth:`passed_boundaries` then reports the file."""
+        mark = getattr(analysis, "retention", None)
+        if mark is not None and not any(f.code == "retention_query_only" for f in analysis.findings):
+            self._boundaries[key] = mark.boundary
+        else:
+            self._boundaries.pop(key, None)
 
     def forget(self, key: str) -> set[str]:
         """Forget ``key`` in the cross-file workspace and drop its compact verdict (deleted, moved away, or no
         longer what other files see); returns the keys whose cross-file findings changed."""
         self._fed.pop(key, None)
         self.verdicts.pop(key, None)
+        self._boundaries.pop(key, None)
         return self.crossfile.remove(key)
 
     # -- the one mutator ----------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ index, refs, ``info/exclude``, the ``.gitignore`` files: admission is asked agai
 and drops what it invalidates (:meth:`memzoi.projectstate.ProjectState.input_changes`); this module looks every
 :data:`POLL_S` seconds once the project's first scan is done (on the scan thread, a few small reads and stats:
 the ``.gitignore`` files outside ``.memzoi`` and the git directory are not watched), then forgets the document
-cache's analyses on a configuration change, re-diagnoses every file and refreshes the index.
+cache's analyses on a configuration change, re-diagnoses every file and refreshes the index. At each look it
+also re-diagnoses the closed files whose retention boundary has passed (:func:`boundaries`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ async def _follow(ls: "MemzoiServer", project: "Project") -> None:
         await asyncio.sleep(POLL_S)  # a period, not a wait for a condition
         if ls.stopping or ls.projects.get(project.root) is not project:
             return
+        boundaries(ls, project)
         try:
             changes = await loop.run_in_executor(ls.scan_executor, project.input_changes)
         except RuntimeError:  # the executor is shut down: the server is stopping
@@ -45,6 +47,19 @@ async def _follow(ls: "MemzoiServer", project: "Project") -> None:
             continue
         if changes.any:
             rejudge(ls, project, changes)
+
+
+def boundaries(ls: "MemzoiServer", project: "Project") -> None:
+    """Re-diagnose the closed files whose retention boundary has passed since they were judged
+    (:meth:`memzoi.projectstate.ProjectState.passed_boundaries`); their cached analyses are forgotten first (an
+    analysis holds ``retention_query_only`` at the clock it was made)."""
+    from memzoi.clock import utc_now
+
+    passed = project.passed_boundaries(utc_now())
+    if passed:
+        for uri in passed:
+            ls.docs.forget(uri)
+        ls.republish(set(passed))
 
 
 def rejudge(ls: "MemzoiServer", project: "Project", changes: "InputChanges") -> None:
@@ -61,4 +76,4 @@ def rejudge(ls: "MemzoiServer", project: "Project", changes: "InputChanges") -> 
     ls.spawn(indexing.refresh(ls, project))
 
 
-__all__ = ["POLL_S", "follow", "rejudge"]
+__all__ = ["POLL_S", "boundaries", "follow", "rejudge"]
