@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs what the `editor_packages` tests need and the default test run never installs: Emacs with eglot
 # (Debian) for tests/editors/test_emacs_helix.py, and Debian chromium plus code-server (npm) for
-# tests/editors/test_vscode_e2e.py, and bindfs (a FUSE mount whose ctime follows the mtime) for
-# tests/test_fuse_freshness.py. Changes the host (apt-get, ~/.cache/memzoi-lsp); .ci/run calls it before
+# tests/editors/test_vscode_e2e.py. Changes the host (apt-get, ~/.cache/memzoi-lsp); .ci/run calls it before
 # `pytest -m editor_packages`. Idempotent: a second run returns quickly.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+# bindfs (a FUSE mount whose ctime follows the mtime) for tests/test_fuse_freshness.py
+command -v bindfs >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q bindfs >/dev/null
 bash "$here/install_emacs.sh"
 bash "$here/install_code_server.sh" >/dev/null
-command -v bindfs >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q bindfs >/dev/null
