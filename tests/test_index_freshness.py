@@ -18,6 +18,11 @@ from memzoi.cli.main import main
 from memzoi.index import Index
 
 from .builders import edit
+
+try:  # where main keeps it since the agent package was split
+    from memzoi.agent.search import search_memory
+except ImportError:  # pragma: no cover - before that split
+    search_memory = recall.search_memory
 from .mcp.conftest import FACT_ID, home, make_project, project  # noqa: F401 - fixtures
 
 OLD, NEW = "hatch", "flitz"  # same length
@@ -70,7 +75,7 @@ def search(capsys, project: Path, word: str) -> list[str]:
 def served_new(capsys, project: Path) -> None:
     assert NEW in body(project) and OLD not in body(project)
     assert search(capsys, project, NEW) == [FACT_ID] and search(capsys, project, OLD) == []
-    hits = recall.search_memory(project, NEW)["results"]
+    hits = search_memory(project, NEW)["results"]
     assert [h["id"] for h in hits] == [FACT_ID]
 
 
