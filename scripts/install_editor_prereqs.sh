@@ -5,6 +5,8 @@
 # Changes the host (apt-get, ~/.cache/memzoi-lsp); .ci/run calls it before `pytest -m editor_packages`. Idempotent: a second run returns quickly.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+# bindfs (a FUSE mount whose ctime follows the mtime) for tests/test_fuse_freshness.py
+command -v bindfs >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q bindfs >/dev/null
 bash "$here/install_emacs.sh"
 bash "$here/install_code_server.sh" >/dev/null
 bash "$here/install_agent_clients.sh" >/dev/null

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+import os
 import json
 import shutil
 from pathlib import Path
@@ -112,7 +114,15 @@ def test_doctor_names_an_unreadable_file_instead_of_sending_the_user_to_rebuild(
             raise PermissionError(13, "Permission denied", str(self))
         return real_open(self, *args, **kwargs)
 
+    real_builtin = builtins.open
+
+    def guarded_builtin(file, *args, **kwargs):  # the index reads files with open() (memzoi.freshness.read_stable)
+        if isinstance(file, (str, os.PathLike)) and Path(file).resolve() == locked:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_builtin(file, *args, **kwargs)
+
     monkeypatch.setattr(Path, "open", guarded)
+    monkeypatch.setattr(builtins, "open", guarded_builtin)
     monkeypatch.chdir(project)
     assert main(["rebuild"]) == 0
     capsys.readouterr()

@@ -22,7 +22,7 @@ import pytest
 
 from memzoi import check as checkmod
 from memzoi import checkfiles
-from memzoi import verdictcache
+from memzoi import freshness, verdictcache
 from memzoi.check import check_paths
 from memzoi.cli.formats import to_json
 from memzoi.cli.main import main
@@ -92,8 +92,11 @@ def counts(monkeypatch):
 @pytest.fixture
 def trusted(monkeypatch):
     """Files written no later than their entry are trusted by stat (the racy window is closed, so the test need
-    not wait two seconds; a clock tick that gives the file and the entry one time still counts as before)."""
-    monkeypatch.setattr(verdictcache, "RACY_NS", -1)
+    not wait two seconds; a clock tick that gives the file and the entry one time still counts as before), on a
+    file system taken to keep its ctime, and no entry is drawn for a re-hash."""
+    monkeypatch.setattr(freshness, "RACY_NS", -1)
+    monkeypatch.setattr(freshness, "SAMPLE_SHARE", 0)
+    monkeypatch.setattr(freshness, "fs_type", lambda dev: "ext4")
 
 
 def copy(src: Path, dst: Path) -> Path:
@@ -169,6 +172,12 @@ def test_a_file_changed_within_the_racy_window_is_confirmed_by_hash(tmp_path, ca
     assert counts["analysed"] == 0 and counts["hashed"] > 0  # just written: read and hashed, not analysed
 
 
+def stored(ctx: str, e: verdictcache.Entry) -> tuple:
+    """The row ``e`` as the database holds it under ``ctx`` (the columns after the key, checksum last)."""
+    cols = (e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest, e.payload)
+    return (*cols, verdictcache.entry_sum(e.key, ctx, *cols))
+
+
 def test_stat_that_looks_unchanged_is_not_trusted_inside_the_racy_window(tmp_path, monkeypatch):
     path = tmp_path / ".memzoi/records/a.md"
     path.parent.mkdir(parents=True)
@@ -178,15 +187,17 @@ def test_stat_that_looks_unchanged_is_not_trusted_inside_the_racy_window(tmp_pat
     cache = verdictcache.ProjectCache(tmp_path / "db", "stamp")
     cache.store(str(path), verdictcache.blake3.blake3(read[0]).digest(), read[1], read[2], "payload")
     entry = cache.put.pop(verdictcache.path_key(str(path)))
-    cache.rows[entry.key] = (entry.size, entry.mtime_ns, entry.ino, entry.ctime_ns, entry.checked_ns, entry.digest,
-                             entry.payload)
+    cache.rows[entry.key] = stored(cache.stamp, entry)
     assert cache.lookup(str(path)) == "payload"
     path.write_bytes(b"other")  # same size, written in the same clock tick as far as stat can tell:
-    monkeypatch.setattr(verdictcache, "_stat_of", lambda p: read[1])
+    dev = os.lstat(path).st_dev
+    monkeypatch.setattr(verdictcache, "_stat_of", lambda p: freshness.Stat(read[1], dev))
+    monkeypatch.setattr(freshness, "SAMPLE_SHARE", 0)
+    monkeypatch.setattr(freshness, "fs_type", lambda dev: "ext4")
     assert cache.lookup(str(path)) is None  # the hash decides
     # Outside the racy window the same stat is trusted without reading.
-    cache.rows[entry.key] = (*cache.rows[entry.key][:4], entry.checked_ns + 10 * verdictcache.RACY_NS,
-                             *cache.rows[entry.key][5:])
+    cache.rows[entry.key] = stored(cache.stamp, verdictcache.Entry(
+        entry.key, *cache.rows[entry.key][:4], entry.checked_ns + 10 * freshness.RACY_NS, *cache.rows[entry.key][5:7]))
     assert cache.lookup(str(path)) == "payload"
 
 

@@ -236,12 +236,14 @@ class LoadedConfig:
     problems: tuple[ConfigProblem, ...] = field(default_factory=tuple)
 
 
-_CACHE: dict[Path, tuple[tuple[int, int], LoadedConfig]] = {}
+_CACHE: dict[Path, tuple[tuple[int, ...], LoadedConfig]] = {}
 _LOCK = threading.Lock()
 
 
 def load_config(memzoi_dir: str | os.PathLike[str] | None) -> LoadedConfig:
-    """Read ``<memzoi_dir>/config.toml``; cached by path, mtime (ns) and size. Never raises.
+    """Read ``<memzoi_dir>/config.toml``; cached by path, mtime (ns), size, ctime and inode (a caller that saw
+    its bytes change without them, :meth:`memzoi.projectstate.ProjectState.input_changes`, calls
+    :func:`forget_config`). Never raises.
 
     ``memzoi_dir`` is the ``.memzoi`` directory (``Placement.memzoi_dir``); ``None`` gives the defaults.
     """
@@ -252,7 +254,7 @@ def load_config(memzoi_dir: str | os.PathLike[str] | None) -> LoadedConfig:
         st = path.stat()
     except OSError:
         return LoadedConfig(path=path)
-    stamp = (st.st_mtime_ns, st.st_size)
+    stamp = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
     with _LOCK:
         hit = _CACHE.get(path)
         if hit is not None and hit[0] == stamp:
@@ -261,6 +263,12 @@ def load_config(memzoi_dir: str | os.PathLike[str] | None) -> LoadedConfig:
     with _LOCK:
         _CACHE[path] = (stamp, loaded)
     return loaded
+
+
+def forget_config(memzoi_dir: str | os.PathLike[str]) -> None:
+    """Drop the cached configuration of ``memzoi_dir`` (its bytes changed): the next :func:`load_config` reads it."""
+    with _LOCK:
+        _CACHE.pop(Path(memzoi_dir) / CONFIG_NAME, None)
 
 
 def file_rules(path: str | os.PathLike[str] | None, memzoi_dir: str | os.PathLike[str] | None) -> tuple[Rules, str | None]:

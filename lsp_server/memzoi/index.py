@@ -4,7 +4,8 @@ Location: ``${MEMZOI_HOME:-~/.memzoi}/projects/<repository-key>/worktrees/<workt
 (Memzoi's key derivation and layout, reference §7.1/§7.3; the file name is ours, so Memzoi's own ``index.db`` and
 ``shared.db`` are never touched). It is derived from the git plane only and can always be rebuilt
 (:meth:`Index.rebuild`, ``memzoi rebuild``). :meth:`Index.update_paths` / :meth:`Index.remove_paths` keep it
-current per file; :meth:`Index.refresh` re-indexes exactly the files whose size, mtime or presence changed;
+current per file; :meth:`Index.refresh` re-indexes exactly the files whose bytes or presence changed (by the freshness rule of
+:mod:`memzoi.freshness`);
 :meth:`Index.drift` compares it with the files (``memzoi doctor``), like Memzoi's ``derived_index/drift.rs``
 (``missing_from_index``, ``stale_in_index``, ``changed_in_index``, ``fts_out_of_sync``).
 
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files, plane_stats
+from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files
 from .index_schema import _TABLES, SCHEMA_VERSION, _split_sql, fts_triggers, schema_script, table_script
 from .runtime import INDEX_DB, derive_keys, memzoi_home, private_dir, private_file
 from .runtime_errors import RuntimeStateError, runtime_error
@@ -144,17 +145,39 @@ class Index(IndexQueries):
         self.db.close()
 
     def _check_schema(self) -> str | None:
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
-        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        version, tables = self._schema_state()
         if version == 0 and not tables:
             self._create()
-            return None
+            version, tables = self._schema_state()
         if version != SCHEMA_VERSION or not set(_TABLES) <= tables:
             return (f"index schema version {version} is not {SCHEMA_VERSION}; run `memzoi rebuild` to recreate it")
-        return None
+        return self._stamp_problem()
+
+    def _schema_state(self) -> tuple[int, set[str]]:
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        return self.db.execute("PRAGMA user_version").fetchone()[0], tables
 
     def _create(self) -> None:
-        self.db.executescript("BEGIN IMMEDIATE;" + schema_script() + f"PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+        """Create the schema in a new database: checked again under the write lock, so that of several processes
+        opening a new index at once one creates it and the others find it."""
+        with self._transaction():
+            version, tables = self._schema_state()
+            if version == 0 and not tables:
+                for stmt in _split_sql(schema_script()):
+                    self.db.execute(stmt)
+                self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _stamp_problem(self) -> str | None:
+        """A message when the built index was made under another stamp (:func:`memzoi.index_fresh.index_stamp`:
+        another build of the tool, another configuration); such an index is rebuilt, never served."""
+        from .index_fresh import index_stamp
+
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'stamp'").fetchone()
+        built = self.db.execute("SELECT 1 FROM meta WHERE key = 'built_at'").fetchone()
+        if built is None or (row is not None and row[0] == index_stamp(self.root)):
+            return None
+        return ("the index was made by another build of memzoi-lsp or under another .memzoi/config.toml; "
+                "run `memzoi rebuild` to recreate it")
 
     @property
     def exists(self) -> bool:
@@ -168,8 +191,12 @@ class Index(IndexQueries):
     def rebuild(self, progress: Progress | None = None) -> RebuildResult:
         """Recreate the whole index from the git plane in one transaction (readers keep the old state until
         commit). Returns what was indexed."""
+        from .index_fresh import git_state, index_stamp
+
         started = time.perf_counter()
+        stamp = index_stamp(self.root)  # before the files are read: a change meanwhile shows at the next refresh
         files = git_plane_files(self.root)
+        git = git_state(self.root, {os.path.dirname(p) for p in files})
         rows = self._analyse(files, progress)
         with self._transaction():
             for name in ("records", "proposals", "files", "records_fts", "proposals_fts", "meta"):
@@ -187,7 +214,8 @@ class Index(IndexQueries):
             for stmt in _split_sql(fts_triggers()):
                 self.db.execute(stmt)
             self.db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", [
-                ("built_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())), ("project_root", str(self.root)), ("schema", str(SCHEMA_VERSION))])
+                ("built_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())), ("project_root", str(self.root)), ("schema", str(SCHEMA_VERSION)),
+                ("stamp", stamp), ("git", git)])
         self.schema_problem = None
         result.seconds = time.perf_counter() - started
         return result
@@ -202,41 +230,14 @@ class Index(IndexQueries):
             q = Path(p) if Path(p).is_absolute() else self.root / p
             (present if q.is_file() and not q.is_symlink() else gone).append(q)
         rows = [unpack_row(r) for r in self._analyse(present, progress)]
-        self._keep_verified(rows)
+        from .index_rows import keep_verified
+
+        keep_verified(self.db, self.root, rows)
         with self._transaction():
             self._delete([self._rel(q) for q in present + gone])
             result = self._insert(rows)
         result.seconds = time.perf_counter() - started
         return result
-
-    def _keep_verified(self, rows: list[dict[str, Any]]) -> None:
-        """For records that turned stale, keep the projection stored when they last verified and use it to name
-        the changed fields in the stored ``stale_attestation`` finding."""
-        from .attestation import check_attestation
-        from .document import frame
-
-        for row in rows:
-            rec = row.get("record")
-            if not rec or rec["attestation"] != "stale" or not rec["id"]:
-                continue
-            old = self.db.execute("SELECT attested_projection FROM records WHERE path = ?", (rec["path"],)).fetchone()
-            if old is None or not old[0]:
-                continue
-            rec["attested_projection"] = old[0]
-            try:
-                text = (self.root / rec["path"]).read_text(encoding="utf-8")
-                known = json.loads(old[0])
-            except (OSError, UnicodeDecodeError, ValueError):
-                continue
-            doc = frame(text)
-            refined = check_attestation(doc, rec["id"], valid=True, known=known)
-            if refined.state.value != "stale" or not refined.findings:
-                continue
-            f = refined.findings[0]
-            findings = [x for x in json.loads(row["file"]["findings"]) if x["code"] != "stale_attestation"]
-            findings.append({"code": f.code, "severity": int(f.severity), "message": f.message, "start": f.start,
-                             "end": f.end, "range": [list(doc.lines.position(f.start)), list(doc.lines.position(f.end))]})
-            row["file"]["findings"] = json.dumps(findings, ensure_ascii=False)
 
     def remove_paths(self, paths: Iterable[str | os.PathLike[str]]) -> None:
         """Drop files from the index (deleted, renamed away, or now ignored)."""
@@ -245,23 +246,23 @@ class Index(IndexQueries):
             self._delete([self._rel(Path(p) if Path(p).is_absolute() else self.root / p) for p in paths])
 
     def refresh(self, progress: Progress | None = None) -> RebuildResult:
-        """Bring the index up to date cheaply: re-index files whose size or mtime changed or that are new, and
-        drop rows whose file is gone (a full rebuild when the index was never built)."""
-        if not self.exists:
+        """Bring the index up to date cheaply (:func:`memzoi.index_fresh.stale`): re-index files that are new,
+        whose bytes changed (by the one freshness rule, :mod:`memzoi.freshness`) or whose admission git's state
+        changed; drop rows whose file is gone; rebuild an index never built or made under another stamp."""
+        from .index_fresh import stale
+
+        if not self.exists or self._stamp_problem():
             return self.rebuild(progress)
-        known = {r[0]: (r[1], r[2]) for r in self.db.execute("SELECT path, size, mtime_ns FROM files")}
-        changed, present = [], set()
-        for rel, (path, size, mtime_ns) in plane_stats(self.root).items():
-            # A path the index holds as it is was judged free of secrets when its row was written, so only a
-            # path it does not hold is scanned for its key (a scan per file was most of a search at 10,000).
-            key = rel if rel in known else self._redacted_key(rel, known) or self._rel(Path(path))
-            present.add(key)
-            if size is not None and known.get(key) != (size, mtime_ns):
-                changed.append(Path(path))
-        gone = [rel for rel in known if rel not in present]
-        if not changed and not gone:
-            return RebuildResult()
-        return self.update_paths(changed + [self.root / g for g in gone], progress)
+        plan = stale(self.db, self.root, self._redacted_key, self._rel)
+        result = RebuildResult()
+        if plan.changed or plan.gone:
+            result = self.update_paths(plan.changed + [self.root / g for g in plan.gone], progress)
+        if plan.restamp or plan.git_changed:  # after the re-judged rows are in
+            with self._transaction():
+                self.db.executemany("UPDATE files SET size = ?, mtime_ns = ?, ino = ?, ctime_ns = ?, checked_ns = ? "
+                                    "WHERE path = ?", plan.restamp)
+                self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('git', ?)", (plan.git,))
+        return result
 
     def _require(self) -> None:
         if self.schema_problem:
@@ -333,8 +334,8 @@ class Index(IndexQueries):
         for i in range(0, len(rows), 500):
             batch = [unpack_row(r) for r in rows[i : i + 500]]
             self.db.executemany(
-                "INSERT INTO files VALUES (:path, :kind, :role, :size, :mtime_ns, :sha, :visibility, :admitted, "
-                ":refusals, :findings, :facts)", [r["file"] for r in batch])
+                "INSERT INTO files VALUES (:path, :kind, :role, :size, :mtime_ns, :ino, :ctime_ns, :checked_ns, :sha, "
+                ":visibility, :admitted, :refusals, :findings, :facts)", [r["file"] for r in batch])
             for kind, table in (("record", "records"), ("proposal", "proposals")):
                 part = [r[kind] for r in batch if r.get(kind)]
                 if part:

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Iterator
 
 from typing import TYPE_CHECKING
 
+from .freshness import Stat, of_stat
 from .workspace import MEMZOI_DIR, plane_entries
 
 if TYPE_CHECKING:
@@ -44,26 +45,25 @@ def git_plane_files(project_root: Path) -> list[Path]:
     return plane_files(memzoi_dir)
 
 
-def plane_stats(project_root: Path) -> dict[str, tuple[str, int | None, int | None]]:
+def plane_stats(project_root: Path) -> dict[str, tuple[str, Stat | None]]:
     """The files of :func:`git_plane_files` with their stat, for :meth:`memzoi.index.Index.refresh`:
-    ``{path relative to the root, "/"-separated: (absolute path, size in bytes, mtime in ns)}``, size and mtime
-    ``None`` when the file cannot be stat'ed. The same files as :func:`git_plane_files` (a test holds them equal),
+    ``{path relative to the root, "/"-separated: (absolute path, stat stamp and device)}``
+    (:class:`memzoi.freshness.Stat`), ``None`` when the file cannot be stat'ed. The same files as :func:`git_plane_files` (a test holds them equal),
     listed by :func:`memzoi.workspace.plane_entries` (no ``Path`` per file: at 50,000 files this walk is most of a
     search). Never raises for I/O errors (an unreadable folder is left out, as the walk leaves it)."""
     root = os.path.abspath(project_root)
     memzoi_dir = os.path.join(root, MEMZOI_DIR)
-    out: dict[str, tuple[str, int | None, int | None]] = {}
+    out: dict[str, tuple[str, Stat | None]] = {}
     if os.path.islink(memzoi_dir):
         return out
     cut = len(root) + 1
     for e in plane_entries(memzoi_dir):
         try:
-            st = e.stat(follow_symlinks=False)
-            size, mtime = st.st_size, st.st_mtime_ns
+            st: Stat | None = of_stat(e.stat(follow_symlinks=False))
         except OSError:
-            size = mtime = None
+            st = None
         rel = e.path[cut:]
-        out[rel.replace(os.sep, "/") if os.sep != "/" else rel] = (e.path, size, mtime)
+        out[rel.replace(os.sep, "/") if os.sep != "/" else rel] = (e.path, st)
     return out
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import blake3
 
@@ -20,6 +21,7 @@ from .admission import GitVisibility
 from .analysis import Analysis, analyze_bytes
 from .barrier import failed_analysis
 from .filefacts import FileFacts, facts_from_analysis
+from .freshness import read_stable
 from .gitfacts import GitFacts
 from .pathsafety import REDACTED_PREFIX, shown_id
 from .safety.redact import MARK, redact, secret_spans
@@ -93,11 +95,11 @@ def _index_row(job: tuple[str, str, str], contexts: dict[str, ProjectContext] | 
     when it cannot be read."""
     path, rel, visibility = job
     p = Path(path)
-    try:
-        data = p.read_bytes()
-        st = p.stat()
-    except OSError:
+    read = read_stable(p)
+    if read is None:  # unreadable, or changed while it was read: the next refresh sees it again
         return None
+    data, stamp, checked = read
+    st = StatStamp(*stamp)
     placement = place(p)
     md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else ""
     contexts = {} if contexts is None else contexts
@@ -108,9 +110,19 @@ def _index_row(job: tuple[str, str, str], contexts: dict[str, ProjectContext] | 
         ctx.git.set_visibility({os.path.abspath(p): GitVisibility(visibility)})
     try:
         analysis = analyze_bytes(data, p, placement=placement, config=ctx.config, now=ctx.now)
-        return index_row(rel, data, st, index_verdict(p, analysis, ctx))
+        return index_row(rel, data, st, index_verdict(p, analysis, ctx), checked_ns=checked)
     except Exception as err:  # the barrier: the file is kept as refused, with the finding, and the run goes on
-        return index_row(rel, data, st, index_verdict(p, failed_analysis(err, p, placement), ctx))
+        return index_row(rel, data, st, index_verdict(p, failed_analysis(err, p, placement), ctx), checked_ns=checked)
+
+
+class StatStamp(NamedTuple):
+    """The stat fields an index row keeps (:func:`index_row`), from the stamp taken with the read
+    (:func:`memzoi.freshness.read_stable`)."""
+
+    st_size: int
+    st_mtime_ns: int
+    st_ino: int
+    st_ctime_ns: int
 
 
 #: A caller's supply of rows it already made (see :class:`memzoi.index.Index`): for the given paths, the rows of
@@ -126,12 +138,14 @@ def index_verdict(path: Path, analysis: Analysis, ctx: ProjectContext) -> FileVe
     return judge(path, analysis, ctx)
 
 
-def index_row(rel: str, data: bytes, st: os.stat_result, verdict: FileVerdict, *, facts: FileFacts | None = None,
-              digest: bytes | None = None) -> dict[str, Any]:
+def index_row(rel: str, data: bytes, st: os.stat_result | StatStamp, verdict: FileVerdict, *,
+              facts: FileFacts | None = None, digest: bytes | None = None, checked_ns: int = 0) -> dict[str, Any]:
     """The rows one judged file contributes to ``files`` and ``records`` or ``proposals``: ``rel`` is its key
     (relative to the project root, redacted when it bears a secret), ``data`` and ``st`` its bytes and stat on
     disk, ``verdict`` from :func:`index_verdict`. A caller that has them passes the analysis's ``facts`` and the
-    BLAKE3 ``digest`` of ``data`` (else they are computed here)."""
+    BLAKE3 ``digest`` of ``data`` (else they are computed here), and ``checked_ns``, the wall clock just before
+    ``data`` was read (:func:`memzoi.freshness.read_stable`); without it (0) the row's stat is never trusted alone
+    and the next refresh confirms the row by hash (:meth:`memzoi.index.Index.refresh`)."""
     analysis = verdict.analysis
     facts = facts_from_analysis(analysis) if facts is None else facts
     stored_facts = facts.to_json()
@@ -146,7 +160,8 @@ def index_row(rel: str, data: bytes, st: os.stat_result, verdict: FileVerdict, *
     ] if lines else []
     out: dict[str, Any] = {"file": {
         "path": rel, "kind": analysis.kind, "role": analysis.placement.role.value, "size": st.st_size,
-        "mtime_ns": st.st_mtime_ns, "sha": (digest or blake3.blake3(data).digest()).hex(), "visibility": verdict.visibility.value,
+        "mtime_ns": st.st_mtime_ns, "ino": st.st_ino, "ctime_ns": st.st_ctime_ns, "checked_ns": checked_ns,
+        "sha": (digest or blake3.blake3(data).digest()).hex(), "visibility": verdict.visibility.value,
         "admitted": int(verdict.admitted), "refusals": json.dumps(list(verdict.refusals)),
         "findings": json.dumps(findings, ensure_ascii=False), "facts": json.dumps(stored_facts),
     }}
@@ -210,6 +225,37 @@ def _secret_texts(doc, secrets: list[tuple[int, int]]) -> set[str]:
             if isinstance(node.value, str) and any(a <= node.start and node.end <= b for a, b in secrets):
                 out.add(str(node.value))
     return out
+
+
+def keep_verified(db: sqlite3.Connection, root: Path, rows: list[dict[str, Any]]) -> None:
+    """For records of ``rows`` (about to replace theirs in the index ``db`` of the project ``root``) that turned
+    stale, keep the projection stored when they last verified and use it to name the changed fields in the stored
+    ``stale_attestation`` finding. Raises ``sqlite3.Error``."""
+    from .attestation import check_attestation
+    from .document import frame
+
+    for row in rows:
+        rec = row.get("record")
+        if not rec or rec["attestation"] != "stale" or not rec["id"]:
+            continue
+        old = db.execute("SELECT attested_projection FROM records WHERE path = ?", (rec["path"],)).fetchone()
+        if old is None or not old[0]:
+            continue
+        rec["attested_projection"] = old[0]
+        try:
+            text = (root / rec["path"]).read_text(encoding="utf-8")
+            known = json.loads(old[0])
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+        doc = frame(text)
+        refined = check_attestation(doc, rec["id"], valid=True, known=known)
+        if refined.state.value != "stale" or not refined.findings:
+            continue
+        f = refined.findings[0]
+        findings = [x for x in json.loads(row["file"]["findings"]) if x["code"] != "stale_attestation"]
+        findings.append({"code": f.code, "severity": int(f.severity), "message": f.message, "start": f.start,
+                         "end": f.end, "range": [list(doc.lines.position(f.start)), list(doc.lines.position(f.end))]})
+        row["file"]["findings"] = json.dumps(findings, ensure_ascii=False)
 
 
 __all__: list[str] = []

@@ -7,7 +7,7 @@ rebuild.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4  # bump when the stored facts or columns change: old indexes are rebuilt
+SCHEMA_VERSION = 5  # bump when the stored facts or columns change: old indexes are rebuilt
 
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -17,6 +17,9 @@ CREATE TABLE files(
   role TEXT NOT NULL,
   size INTEGER NOT NULL,
   mtime_ns INTEGER NOT NULL,
+  ino INTEGER NOT NULL,
+  ctime_ns INTEGER NOT NULL,
+  checked_ns INTEGER NOT NULL,
   sha TEXT NOT NULL,
   visibility TEXT NOT NULL,
   admitted INTEGER NOT NULL,

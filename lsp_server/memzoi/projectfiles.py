@@ -16,7 +16,7 @@ This is the workspace state machine the language server's watcher drives; it dec
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,10 +61,13 @@ class ProjectFiles:
         p = os.path.abspath(path)
         return p == self.memzoi_dir or p.startswith(self.memzoi_dir + os.sep)
 
-    def listing(self) -> list[str]:
+    def listing(self, before_ask: Callable[[list[str]], None] | None = None) -> list[str]:
         """The project's files on disk, sorted, with git asked for their visibility once. Changes nothing here, so
-        it may run on another thread than the owner; the owner then takes it with :meth:`adopt`."""
+        it may run on another thread than the owner; the owner then takes it with :meth:`adopt`. ``before_ask``
+        is called with the files before git is asked."""
         found = sorted(_listed(self.memzoi_dir))
+        if before_ask is not None:
+            before_ask(found)
         if self.git is not None and found:
             self.git.ask(found)
         return found

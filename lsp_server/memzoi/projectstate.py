@@ -27,6 +27,7 @@ import os
 import weakref
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +64,19 @@ def indexed(path: str | os.PathLike[str], placement: Placement | None = None) ->
     return role not in (Role.OTHER, Role.RESERVED) and os.path.basename(path) not in RESERVED_NAMES
 
 
+@dataclass(frozen=True)
+class InputChanges:
+    """What :meth:`ProjectState.input_changes` found changed: the configuration, git's state."""
+
+    config: bool = False
+    git: bool = False
+
+    @property
+    def any(self) -> bool:
+        """True when something changed (every file is to be judged again)."""
+        return self.config or self.git
+
+
 class ProjectState:
     """One project under review (see the module docstring). ``root``: the directory holding ``.memzoi``;
     ``key(path) -> str``: the caller's key of an absolute path (computed once per path); ``path_of(key)`` its
@@ -90,6 +104,8 @@ class ProjectState:
         self.index: Index | None = None
         self.index_ready = False
         self._premade: dict[str, tuple[int, int, bytes]] = {}  # absolute path -> the index row the scan made
+        self._inputs: tuple[bytes, str] | None = None  # the configuration and git state last seen
+        self._boundaries: dict[str, datetime] = {}  # key -> retention boundary still to pass, of a fed analysis
 
     # -- the file set -------------------------------------------------------------------------------------------
 
@@ -112,9 +128,41 @@ class ProjectState:
         return self.tracked.contains(path)
 
     def listing(self) -> list[str]:
-        """The project's files on disk (absolute paths, sorted), git asked about them once. Changes nothing, so it
-        may run on the scan thread; the owner then takes it with :meth:`adopt`."""
-        return self.tracked.listing()
+        """The project's files on disk (absolute paths, sorted), git asked about them once. Changes nothing else,
+        so it may run on the scan thread; the owner then takes it with :meth:`adopt`. Records the inputs
+        :meth:`input_changes` compares with, before git is asked (a change from then on shows)."""
+        def record(found: list[str]) -> None:
+            self._inputs = self._inputs_now(found)
+
+        return self.tracked.listing(before_ask=record)
+
+    def _inputs_now(self, paths: Iterable[str] | None = None) -> tuple[bytes, str]:
+        from .index_fresh import config_bytes, git_state
+
+        folders = {os.path.dirname(p) for p in (list(self._keys) if paths is None else paths)}
+        return config_bytes(self.root), git_state(self.root, folders)
+
+    def input_changes(self) -> InputChanges:
+        """What changed, since the listing or the last call, among the inputs of the project's verdicts other than
+        its files (as the index's freshness has them, :mod:`memzoi.index_fresh`): the configuration (the bytes of
+        ``.memzoi/config.toml``: the project id, ``[rules]``, the safety decisions) and git's state (``HEAD``, the
+        index, refs, ``info/exclude``, the ``.gitignore`` files). Drops what they invalidate: every compact
+        verdict on a configuration change (each file's first stage is made again), git's visibility on a git
+        change (asked again for every file, one batch). The caller then re-judges and publishes every file. For
+        the scan thread; nothing is reported before the first :meth:`listing`."""
+        now = self._inputs_now()
+        before, self._inputs = self._inputs, now
+        if before is None:
+            return InputChanges()
+        changes = InputChanges(config=now[0] != before[0], git=now[1] != before[1])
+        if changes.config:
+            from .config import forget_config
+
+            forget_config(self.memzoi_dir)  # its stat may not show the change (memzoi.freshness)
+            self.verdicts.clear()
+        if changes.git and self._keys:
+            self.git.ask(sorted(self._keys))
+        return changes
 
     def adopt(self, paths: list[str]) -> list[str]:
         """Take a :meth:`listing` into the file set (events applied meanwhile are kept); returns the keys, in the
@@ -124,6 +172,19 @@ class ProjectState:
             if p not in self._keys:
                 self._keys[p] = self._key(p)
         return [self._keys[p] for p in paths]
+
+    def passed_boundaries(self, now: datetime) -> list[str]:
+        """The keys of the files whose retention boundary has passed by ``now`` since they were judged (a compact
+        verdict, or an analysis fed to the cross-file workspace, without ``retention_query_only``): their compact
+        verdicts are dropped, so the caller judges them again (from a new analysis: its cached one holds the old
+        clock's findings). For the owner's thread; a look over the compact verdicts."""
+        passed = {k for k, v in self.verdicts.items() if getattr(v, "boundary", None) is not None and v.boundary <= now}
+        passed |= {k for k, b in self._boundaries.items() if b <= now}
+        for key in passed:
+            self.verdicts.pop(key, None)
+            self._boundaries.pop(key, None)
+            self._fed.pop(key, None)  # the same analysis fed again is taken again
+        return sorted(passed)
 
     # -- the cross-file graph -----------------------------------------------------------------------------------
 
@@ -148,13 +209,24 @@ class ProjectState:
         if held is not None and held() is source:
             return set()
         self._fed[key] = weakref.ref(source)
+        self._track_boundary(key, source)
         return self.crossfile.update(key, source)
+
+    def _track_boundary(self, key: str, analysis: "Analysis") -> None:
+        """Keep when ``analysis``'s retention boundary passes, unless it already has (its findings hold
+        ``retention_query_only``): :meth:`passed_boundaries` then reports the file."""
+        mark = getattr(analysis, "retention", None)
+        if mark is not None and not any(f.code == "retention_query_only" for f in analysis.findings):
+            self._boundaries[key] = mark.boundary
+        else:
+            self._boundaries.pop(key, None)
 
     def forget(self, key: str) -> set[str]:
         """Forget ``key`` in the cross-file workspace and drop its compact verdict (deleted, moved away, or no
         longer what other files see); returns the keys whose cross-file findings changed."""
         self._fed.pop(key, None)
         self.verdicts.pop(key, None)
+        self._boundaries.pop(key, None)
         return self.crossfile.remove(key)
 
     # -- the one mutator ----------------------------------------------------------------------------------------
@@ -293,7 +365,7 @@ class ProjectState:
             self.index = None
 
 
-__all__ = ["OnDisk", "ProjectState", "StateChanges", "indexed"]
+__all__ = ["InputChanges", "OnDisk", "ProjectState", "StateChanges", "indexed"]
 
 
 def _stat(path: Path) -> tuple[int, int] | None:

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import blake3
 
@@ -38,12 +38,12 @@ from .checkfiles import from_entry
 from .filefacts import FileFacts, facts_from_analysis
 from .gitfacts import GitFacts
 from .index import pack_row
-from .index_rows import index_key, index_row, index_verdict
+from .index_rows import StatStamp, index_key, index_row, index_verdict
 from .projectstate import indexed
 from .text import LineIndex
 from .verdict import Local, ProjectContext, local, verdict_of
 from .verdictcache import ProjectCache, read_stable
-from .verdictpayload import cache_parts, line_starts
+from .verdictpayload import cache_parts, line_starts, payload_boundary
 from .workspace import Placement, place
 
 #: From this many files to analyse on, :func:`analyse` uses worker processes (below it, their start costs more).
@@ -58,7 +58,8 @@ class CompactVerdict:
     ``facts``: its cross-file facts. ``starts``: its line starts, comma-separated
     (:func:`memzoi.verdictpayload.line_starts`); ``length``: its text's length in code points. ``stamp``: the
     ``(size, mtime_ns, inode, ctime_ns)`` of the bytes it was made from, ``None`` when unknown. ``revision``: a
-    hex string that differs for different bytes (a BLAKE3 digest of them, or of the cache entry).
+    hex string that differs for different bytes (a BLAKE3 digest of them, or of the cache entry). ``boundary``:
+    when its retention boundary passes (``None``: never).
     """
 
     path: str
@@ -68,6 +69,9 @@ class CompactVerdict:
     length: int
     stamp: tuple[int, int, int, int] | None
     revision: str
+    #: the instant its retention boundary passes (:class:`memzoi.retention.RetentionMark`), ``None`` without one:
+    #: from then on ``retention_query_only`` applies, so the holder judges the file again
+    boundary: datetime | None = None
 
     def lines(self) -> LineIndex:
         """The line index of the file's text, from its starts (:meth:`memzoi.text.LineIndex.from_starts`)."""
@@ -94,6 +98,14 @@ class Scanned:
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # One per file crosses the pipe from a worker: positional fields unpickle faster than slot state.
         return (Scanned, (self.verdict, self.entry, self.row))
+
+
+def pending_boundary(first: Local, boundary: datetime | None) -> datetime | None:
+    """``boundary`` when it has not passed yet for the first stage ``first`` (no ``retention_query_only`` among
+    its findings), else ``None``: the instant from which a holder of ``first`` must judge the file again."""
+    if boundary is None or any(f.code == "retention_query_only" for f in first.own):
+        return None
+    return boundary
 
 
 def _lstat(path: str) -> tuple[int, int, int, int] | None:
@@ -134,7 +146,8 @@ def cached_stages(paths: list[str], ctx: ProjectContext, cache: ProjectCache | N
             out.append(None)
             continue
         revision = blake3.blake3(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        out.append(CompactVerdict(path, hit.first, hit.facts, hit.starts or "0", hit.length, stamp, revision))
+        out.append(CompactVerdict(path, hit.first, hit.facts, hit.starts or "0", hit.length, stamp, revision,
+                                  pending_boundary(hit.first, payload_boundary(payload))))
     return out
 
 
@@ -204,23 +217,18 @@ def _scan_one(path: str, visibility: GitVisibility, now: datetime, root: Path, c
     starts = refined.document.lines.starts
     digest = blake3.blake3(data).digest()
     payload, kept = cache_parts(refined, first, facts, starts)
+    mark = refined.retention
     compact = CompactVerdict(path, first, facts, ",".join(map(str, starts)), len(refined.text), stamp,
-                             digest.hex()[:32])
+                             digest.hex()[:32], pending_boundary(first, mark.boundary if mark is not None else None))
     row = None
     if indexed(path, placement):
         if ctx.git is not None:
             ctx.git.set_visibility({os.path.abspath(path): visibility})
         verdict = verdict_of(path, refined, first, dataclasses.replace(ctx, ledger=None))
-        rows = index_row(index_key(root, path), data, _Stat(stamp[0], stamp[1]), verdict, facts=facts, digest=digest)
+        rows = index_row(index_key(root, path), data, StatStamp(*stamp), verdict, facts=facts, digest=digest,
+                         checked_ns=checked)
         row = (stamp[0], stamp[1], pack_row(rows))
     return Scanned(compact, (digest, stamp, checked, payload, kept), row)
-
-
-class _Stat(NamedTuple):
-    """The two stat fields an index row keeps, from the stat taken with the read."""
-
-    st_size: int
-    st_mtime_ns: int
 
 
 def _failed(err: BaseException, path: str, visibility: GitVisibility, root: Path, contexts: dict[str, ProjectContext],
@@ -243,4 +251,5 @@ def _failed(err: BaseException, path: str, visibility: GitVisibility, root: Path
     return Scanned(compact, None, row)
 
 
-__all__ = ["CompactVerdict", "PARALLEL_THRESHOLD", "Scanned", "analyse", "cached_stages", "open_cache", "scan_chunk"]
+__all__ = ["CompactVerdict", "PARALLEL_THRESHOLD", "Scanned", "analyse", "cached_stages", "open_cache", "pending_boundary",
+           "scan_chunk"]

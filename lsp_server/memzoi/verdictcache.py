@@ -19,12 +19,13 @@ A symlink, or a file reached through a symlinked folder (a ``canonical_path`` fi
 it, and its stat says nothing about the link. Paths are stored as BLAKE3 hashes. So the cache holds findings and
 facts only, no raw text and no matched value.
 
-**When an entry is used.** Only under the same *context stamp*: the tool (version, a fingerprint of the installed
-source and of the parsing libraries) and the project configuration (``config.toml`` as loaded). Then for the bytes
-it was made from: when size, mtime, inode and ctime are unchanged and the file was already older than the entry
-by :data:`RACY_NS` when it was read, the file is not even read; otherwise, when only the size matches, the file is
-read and its BLAKE3 hash compared (a file written within the same clock tick as its entry looks unchanged by
-stat; git calls such entries racy).
+**When an entry is used.** Only under the same *context stamp*: the tool (version, a digest of the installed
+source and the parsing libraries, :func:`memzoi.toolstamp.tool_stamp`) and the project configuration
+(``config.toml`` as loaded). Then for the bytes it was made from, by the one freshness rule of the project's stores
+(:mod:`memzoi.freshness`): the stat stamp (size, mtime, inode, ctime) vouches for them without reading only when it
+is unchanged, not racy, on a file system whose ctime cannot be set back, and the entry is not drawn for a re-hash;
+otherwise, when the size matches, the file is read and its BLAKE3 hash compared. An entry whose checksum does not
+match its columns (a damaged or edited row) is a miss.
 
 **Storage.** One SQLite database per worktree of a project (``memzoi-lsp-verdicts.db`` beside the index in
 ``<home>/projects/<repository-key>/worktrees/<worktree-key>/``, WAL, busy timeout):
@@ -42,29 +43,26 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import stat
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import blake3
 
+from . import freshness
 from .config import MemzoiConfig
+from .freshness import RACY_NS, Stat, read_stable
 from .toolstamp import tool_stamp
 from .runtime import CACHE_DB, DB_COMPANIONS, private_dir, private_file, worktree_runtime_dir
 from .verdictfacts import FACTS_SCHEMA, Blob, payload_facts, read_blob, updated, write_blob
 from .verdictpayload import PAYLOAD_FORMAT
 
 #: Version of the table layout and entry format; a database of another version is dropped and recreated.
-CACHE_FORMAT = 1 + 100 * PAYLOAD_FORMAT
-#: An entry whose file changed less than this long before it was read is confirmed by hash, not by stat: file
-#: times have the granularity of the file system (2 s on FAT, a clock tick on Linux).
-RACY_NS = 2_000_000_000
+CACHE_FORMAT = 2 + 100 * PAYLOAD_FORMAT
 #: How long a run waits for another one's write transaction before going on without the cache, in seconds.
 BUSY_TIMEOUT_S = 2.0
 #: Every entry of one stamp, as ``ProjectCache.rows`` keeps them (key first).
-_ENTRIES = "SELECT key, size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload FROM entries WHERE ctx = ?"
+_ENTRIES = "SELECT key, size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload, sum FROM entries WHERE ctx = ?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,40 +82,34 @@ class Entry:
     payload: str
 
 
+def entry_sum(key: str, ctx: str, size: int, mtime_ns: int, ino: int, ctime_ns: int, checked_ns: int, digest: bytes,
+              payload: str) -> bytes:
+    """The checksum stored with an entry: BLAKE3 (16 bytes) of every other column of its row. A row whose
+    checksum does not match (a damaged page, an edited row) is a miss, never a verdict."""
+    h = blake3.blake3(f"{key}\0{ctx}\0{size}\0{mtime_ns}\0{ino}\0{ctime_ns}\0{checked_ns}\0".encode())
+    h.update(digest if isinstance(digest, bytes) else b"")
+    h.update(payload.encode("utf-8", "surrogatepass") if isinstance(payload, str) else b"\xff")
+    return h.digest(16)
+
+
+def _sound(key: str, ctx: str, row: tuple) -> bool:
+    """Whether the stored ``row`` (the columns after ``key`` of :data:`_ENTRIES`) matches its checksum."""
+    try:
+        return len(row) == 8 and entry_sum(key, ctx, *row[:7]) == row[7]
+    except (TypeError, ValueError):
+        return False
+
+
 def path_key(path: str) -> str:
     """The key of the file at the absolute ``path``: hex BLAKE3 of its bytes (surrogate-escaped names hash as
     their original bytes), so no file name is stored."""
     return blake3.blake3(path.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _stat_of(path: str) -> tuple[int, int, int, int] | None:
-    """The stat stamp of ``path`` when it is a regular file and not a symlink (a symlink is never cached: it has
-    a ``canonical_path`` finding); ``None`` otherwise."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    return st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
-
-
-def read_stable(path: str) -> tuple[bytes, tuple[int, int, int, int], int] | None:
-    """``(bytes, (size, mtime_ns, inode, ctime_ns), checked_ns)`` of the file at ``path``, with the stat taken
-    on the open file before and after the read; ``None`` when it cannot be read or changed while it was read
-    (such bytes get no entry). ``checked_ns`` is the wall clock just before the read."""
-    checked = time.time_ns()
-    try:
-        with open(path, "rb") as fh:
-            before = os.fstat(fh.fileno())
-            data = fh.read()
-            after = os.fstat(fh.fileno())
-    except OSError:
-        return None
-    stamp = (before.st_size, before.st_mtime_ns, before.st_ino, before.st_ctime_ns)
-    if stamp != (after.st_size, after.st_mtime_ns, after.st_ino, after.st_ctime_ns) or len(data) != before.st_size:
-        return None
-    return data, stamp, checked
+def _stat_of(path: str) -> Stat | None:
+    """The stat of ``path`` when it is a regular file and not a symlink (a symlink is never cached: it has a
+    ``canonical_path`` finding); ``None`` otherwise."""
+    return freshness.lstat(path)
 
 
 def context_stamp(config: MemzoiConfig | None) -> str:
@@ -129,7 +121,7 @@ def context_stamp(config: MemzoiConfig | None) -> str:
 
 _SCHEMA = ("CREATE TABLE entries (key TEXT PRIMARY KEY, ctx TEXT NOT NULL, size INTEGER NOT NULL, "
            "mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, checked_ns INTEGER NOT NULL, "
-           "digest BLOB NOT NULL, payload TEXT NOT NULL) WITHOUT ROWID")
+           "digest BLOB NOT NULL, payload TEXT NOT NULL, sum BLOB NOT NULL) WITHOUT ROWID")
 
 
 def _remove(db: Path) -> None:
@@ -152,12 +144,17 @@ def _open(db: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous=NORMAL")
         if conn.execute("PRAGMA user_version").fetchone()[0] != CACHE_FORMAT:
             conn.execute("BEGIN IMMEDIATE")
-            conn.execute("DROP TABLE IF EXISTS entries")
-            conn.execute("DROP TABLE IF EXISTS facts")
-            conn.execute(_SCHEMA)
-            conn.execute(FACTS_SCHEMA)
-            conn.execute(f"PRAGMA user_version={CACHE_FORMAT}")
-            conn.execute("COMMIT")
+            try:  # checked again under the lock: another process opening the new database may have made it
+                if conn.execute("PRAGMA user_version").fetchone()[0] != CACHE_FORMAT:
+                    conn.execute("DROP TABLE IF EXISTS entries")
+                    conn.execute("DROP TABLE IF EXISTS facts")
+                    conn.execute(_SCHEMA)
+                    conn.execute(FACTS_SCHEMA)
+                    conn.execute(f"PRAGMA user_version={CACHE_FORMAT}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
         else:  # a database made before the facts blob existed (memzoi.verdictfacts)
             conn.execute(FACTS_SCHEMA)
         private_file(db)  # the WAL and shared-memory files SQLite just created
@@ -192,7 +189,7 @@ class ProjectCache:
 
     db: Path
     stamp: str
-    #: key -> (size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload), as :meth:`load` read them
+    #: key -> (size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload, sum), as :meth:`load` read them
     rows: dict[str, tuple] = field(default_factory=dict)
     seen: set[str] = field(default_factory=set)
     put: dict[str, Entry] = field(default_factory=dict)
@@ -243,8 +240,8 @@ class ProjectCache:
         row = self.rows.get(key)
         if row is None and self.conn is not None:
             try:
-                found = self.conn.execute("SELECT size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload FROM "
-                                          "entries WHERE ctx = ? AND key = ?", (self.stamp, key)).fetchone()
+                found = self.conn.execute("SELECT size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload, sum "
+                                          "FROM entries WHERE ctx = ? AND key = ?", (self.stamp, key)).fetchone()
             except sqlite3.Error:
                 found = None
             if found is not None:
@@ -258,8 +255,7 @@ class ProjectCache:
         if self.blob is not None:
             item = self.blob.get(path_key(path))
             if item is not None:
-                stamp = _stat_of(path)
-                if stamp is not None and list(stamp) == item[:4] and max(stamp[1], stamp[3]) < item[4] - RACY_NS:
+                if freshness.vouches(_stat_of(path), item[:4], item[4]):
                     return item[5]
         payload = self.lookup(path)
         try:
@@ -279,12 +275,12 @@ class ProjectCache:
         key = path_key(path)
         self.seen.add(key)
         row = self._row(key)
-        if row is None:
+        if row is None or not _sound(key, self.stamp, row):
             return None
-        stamp = _stat_of(path)
-        if stamp is None or stamp[0] != row[0]:
+        st = _stat_of(path)
+        if st is None or st.stamp[0] != row[0]:
             return None
-        if stamp == row[:4] and max(stamp[1], stamp[3]) < row[4] - RACY_NS:
+        if freshness.vouches(st, row[:4], row[4]):
             return row[6]
         read = read_stable(path)
         if read is None or read[1][0] != row[0] or blake3.blake3(read[0]).digest() != row[5]:
@@ -333,9 +329,10 @@ class ProjectCache:
                 # A check of a few files that analysed the project's others (no blob yet): the blob is made from
                 # every stored entry, so the next such check reads one blob instead of an entry per file.
                 blob = self._first_blob({r[0]: r[1:] for r in conn.execute(_ENTRIES, (self.stamp,))}, drop)
-            conn.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
-                (e.key, self.stamp, e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest, e.payload)
-                for e in self.put.values()])
+            conn.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+                (e.key, self.stamp, e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest, e.payload,
+                 entry_sum(e.key, self.stamp, e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest,
+                           e.payload)) for e in self.put.values()])
             conn.executemany("DELETE FROM entries WHERE key = ?", [(k,) for k in drop])
             conn.execute("DELETE FROM entries WHERE ctx != ?", (self.stamp,))  # another tool or configuration
             if blob is not None:
@@ -370,7 +367,7 @@ class ProjectCache:
     def _first_blob(self, rows: dict[str, tuple], drop: set[str]) -> Blob:
         """The facts blob of the stored entries ``rows`` (key → the columns after ``key`` of :data:`_ENTRIES`) once
         this run's entries replace theirs and ``drop`` is forgotten."""
-        final = {k: Entry(k, *row) for k, row in rows.items()}
+        final = {k: Entry(k, *row[:7]) for k, row in rows.items() if _sound(k, self.stamp, row)}
         final.update(self.put)
         for k in drop:
             final.pop(k, None)
@@ -382,5 +379,6 @@ class ProjectCache:
         return self._partial
 
 
-__all__ = ["CACHE_FORMAT", "RACY_NS", "Entry", "ProjectCache", "connect", "context_stamp", "path_key", "read_stable",
+__all__ = ["CACHE_FORMAT", "RACY_NS", "Entry", "ProjectCache", "connect", "context_stamp", "entry_sum", "path_key",
+           "read_stable",
            "tool_stamp"]

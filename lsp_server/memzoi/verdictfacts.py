@@ -5,9 +5,8 @@ of one entry (and one JSON payload) per file.
 Table ``facts (ctx, blob)`` of the same database, one row per context stamp (other stamps are deleted with their
 entries). ``blob`` is the JSON object ``{path key: [size, mtime_ns, ino, ctime_ns, checked_ns, facts]}``: for each
 entry, the stat it was made from and its facts as the payload keeps them (:mod:`memzoi.verdictpayload`). An item is
-used only when the file's stat still equals it and the file was older than the entry by
-:data:`memzoi.verdictcache.RACY_NS` (the rule by which an entry is trusted without reading); otherwise the file's
-entry decides, as for any file. So the blob never vouches for bytes the entries would not. Besides the entries'
+used only when the stat vouches for the file by the rule an entry is trusted by without reading
+(:func:`memzoi.freshness.vouches`); otherwise the file's entry decides, as for any file. So the blob never vouches for bytes the entries would not. Besides the entries'
 facts it keeps those of files that get no entry when :func:`memzoi.verdictpayload.kept_facts` allows it (a stale
 attestation), so that a check of a few files does not analyse them again; a file with a secret finding, or read
 through a symlink, keeps nothing.
@@ -22,21 +21,32 @@ import json
 import sqlite3
 from collections.abc import Iterable
 
-FACTS_SCHEMA = "CREATE TABLE IF NOT EXISTS facts (ctx TEXT PRIMARY KEY, blob TEXT NOT NULL) WITHOUT ROWID"
+import blake3
+
+FACTS_SCHEMA = ("CREATE TABLE IF NOT EXISTS facts (ctx TEXT PRIMARY KEY, blob TEXT NOT NULL, sum BLOB NOT NULL) "
+                "WITHOUT ROWID")
 
 #: key -> [size, mtime_ns, ino, ctime_ns, checked_ns, facts list]
 Blob = dict[str, list]
 
 
 def read_blob(conn: sqlite3.Connection, stamp: str) -> Blob | None:
-    """The blob stored under the context ``stamp``, or ``None`` (none stored, unreadable or not one we wrote).
-    Never raises for a database problem."""
+    """The blob stored under the context ``stamp``, or ``None`` (none stored, unreadable, its checksum does not
+    match, or not one we wrote). Never raises for a database problem."""
     try:
-        row = conn.execute("SELECT blob FROM facts WHERE ctx = ?", (stamp,)).fetchone()
+        row = conn.execute("SELECT blob, sum FROM facts WHERE ctx = ?", (stamp,)).fetchone()
+        if row is not None and _sum(stamp, row[0]) != row[1]:
+            return None  # damaged or edited: a miss, never facts
         blob = json.loads(row[0]) if row is not None else None
     except (sqlite3.Error, ValueError, TypeError):
         return None
     return blob if isinstance(blob, dict) else None
+
+
+def _sum(stamp: str, text: object) -> bytes:
+    """The checksum stored with a blob: BLAKE3 (16 bytes) of its stamp and text."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else b"\xff"
+    return blake3.blake3(stamp.encode() + b"\0" + data).digest(16)
 
 
 def payload_facts(payload: str) -> list:
@@ -61,7 +71,8 @@ def updated(blob: Blob, put: Iterable, drop: Iterable[str]) -> Blob:
 def write_blob(conn: sqlite3.Connection, stamp: str, blob: Blob) -> None:
     """Store ``blob`` under ``stamp`` and drop the blobs of other stamps, inside the caller's transaction. Raises
     ``sqlite3.Error``."""
-    conn.execute("INSERT OR REPLACE INTO facts VALUES (?, ?)", (stamp, json.dumps(blob, separators=(",", ":"))))
+    text = json.dumps(blob, separators=(",", ":"))
+    conn.execute("INSERT OR REPLACE INTO facts VALUES (?, ?, ?)", (stamp, text, _sum(stamp, text)))
     conn.execute("DELETE FROM facts WHERE ctx != ?", (stamp,))
 
 

@@ -125,6 +125,18 @@ def read_facts(payload: str) -> FileFacts:
     return _facts_in(json.loads(payload)[5])
 
 
+def payload_boundary(payload: str) -> datetime | None:
+    """The retention boundary a payload keeps (its mark's instant), ``None`` without one or for a payload it
+    cannot read. Parses only a payload that has a mark (most end in ``null``)."""
+    if payload.endswith(",null]"):
+        return None
+    try:
+        mark = json.loads(payload)[8]
+        return _EPOCH + timedelta(microseconds=mark[0]) if mark is not None else None
+    except (ValueError, TypeError, IndexError, OverflowError):
+        return None
+
+
 def line_starts(starts: str) -> list[int]:
     """The line starts a payload keeps as a string (see :func:`read_payload`). Raises ``ValueError``."""
     return [int(s) for s in starts.split(",")]
@@ -152,4 +164,5 @@ def read_payload(payload: str, path: str, memzoi_dir: str, now: datetime, links:
     return Local(own + canonical, r, opening, bool(attested), len(canonical)), _facts_in(facts), starts, length
 
 
-__all__ = ["PAYLOAD_FORMAT", "cache_parts", "kept_facts", "line_starts", "make_payload", "read_facts", "read_payload", "stored_facts"]
+__all__ = ["PAYLOAD_FORMAT", "cache_parts", "kept_facts", "line_starts", "make_payload", "payload_boundary", "read_facts",
+           "read_payload", "stored_facts"]

@@ -76,8 +76,9 @@ async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
         if cache is not None:  # the scan saw every file of the project: entries of files gone are dropped
             await loop.run_in_executor(ls.scan_executor, cache.save, True)
         ls.on_project_scanned(project)
-        from . import indexing
+        from . import indexing, inputs
 
+        inputs.follow(ls, project)  # the configuration and git's state, from now on
         await indexing.refresh(ls, project)
     finally:
         project.scanned.set()

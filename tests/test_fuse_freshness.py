@@ -1,0 +1,66 @@
+"""On a real FUSE mount whose ctime follows the mtime (``bindfs --ctime-from-mtime``, as sshfs, rclone and FAT
+media behave), an edit that keeps size and mtime is seen by the cached ``memzoi check`` and by the index: the
+file-system probe reads the mount's type from ``/proc/self/mountinfo`` and the content hash decides (issue 29).
+Needs bindfs and ``/dev/fuse`` (``scripts/install_editor_prereqs.sh``); skipped where the mount cannot be made."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memzoi import freshness
+from memzoi.index import Index
+
+from .test_freshness import planted, reported
+from .test_verdict_cache import counts  # noqa: F401 - fixture
+
+pytestmark = pytest.mark.editor_packages
+
+
+@pytest.fixture
+def mounted(tmp_path):
+    """``tmp_path/src`` (a project) mounted at ``tmp_path/mnt`` with ``--ctime-from-mtime``."""
+    if shutil.which("bindfs") is None or not os.path.exists("/dev/fuse"):
+        pytest.skip("bindfs or /dev/fuse is missing (scripts/install_editor_prereqs.sh installs bindfs)")
+    src, mnt = tmp_path / "src", tmp_path / "mnt"
+    records = src / ".memzoi/records"
+    records.mkdir(parents=True)
+    from .test_admission import rec
+
+    from .builders import edit
+
+    for rid in ("alpha", "beta"):
+        (records / f"{rid}.md").write_text(edit(rec(rid), f"Body text of {rid}", f"Body text of {rid} {'x' * 40}"))
+    mnt.mkdir()
+    done = subprocess.run(["bindfs", "--ctime-from-mtime", str(src), str(mnt)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"bindfs could not mount here: {done.stderr.strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["fusermount", "-u", str(mnt)], capture_output=True)
+
+
+def test_an_edit_keeping_size_and_mtime_on_a_ctime_from_mtime_mount(mounted, capsys, counts, monkeypatch):
+    monkeypatch.setattr(freshness, "RACY_NS", -1)  # only the file system's rule decides
+    monkeypatch.setattr(freshness, "SAMPLE_SHARE", 0)
+    path = mounted / ".memzoi/records/beta.md"
+    st = freshness.lstat(path)
+    assert freshness.lacks_ctime(freshness.fs_type(st.dev))
+    reported(capsys, mounted / ".memzoi")
+    with Index(mounted) as ix:
+        ix.rebuild()
+    before = os.stat(path)
+    path.write_bytes(planted(path))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns, after.st_ctime_ns) == (before.st_size, before.st_mtime_ns,
+                                                                      before.st_ctime_ns)  # the stat shows nothing
+    counts.reset()
+    assert "credential_token" in reported(capsys, mounted / ".memzoi")
+    with Index(mounted) as ix:
+        assert ix.refresh().files == 1
