@@ -74,10 +74,32 @@ class Documents:
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, tuple[bytes, Analysis]] = OrderedDict()
         self.analyses = 0  # number of core analyses actually run (the cache's misses), for tests and logs
+        # Open documents whose file the server itself rewrote while the buffer held the text from before: key ->
+        # the buffer's version then. Until the client reloads the buffer (a new version), the file on disk governs
+        # the document (its diagnostics and the cross-file facts), so nothing is judged from stale text.
+        self.behind: dict[str, int | None] = {}
 
     def is_open(self, uri: str) -> bool:
         """True when the editor has ``uri`` open."""
         return uri_key(uri) in self._workspace().text_documents
+
+    def mark_behind(self, uri: str) -> None:
+        """Note that the open document ``uri`` holds text older than its file, which the server just wrote."""
+        doc = self._workspace().text_documents.get(uri_key(uri))
+        if doc is not None:
+            self.behind[uri_key(uri)] = doc.version
+
+    def is_behind(self, uri: str) -> bool:
+        """True while the open document ``uri`` still holds the text from before a write of the server (its
+        version unchanged since); the entry goes once the client sends another version or closes it."""
+        key = uri_key(uri)
+        if key not in self.behind:
+            return False
+        doc = self._workspace().text_documents.get(key)
+        if doc is None or doc.version != self.behind[key]:
+            self.behind.pop(key, None)
+            return False
+        return True
 
     def open_uris(self) -> list[str]:
         """URIs of the documents open in the editor (their original spelling)."""
@@ -90,6 +112,8 @@ class Documents:
         key = uri_key(uri)
         doc = self._workspace().text_documents.get(key)
         path = uri_to_path(uri)
+        if doc is not None and self.is_behind(uri) and path is not None and path.is_file():
+            doc = None  # the server rewrote the file: the disk governs until the client reloads the buffer
         if doc is not None:
             text = doc.source
             digest = b"t" + blake3.blake3(text.encode("utf-8", "surrogatepass")).digest()

@@ -196,16 +196,30 @@ def _candidate_id(arg: dict[str, Any]) -> str:
     return cid.strip()
 
 
+#: The ``memzoi/changed`` operation of a resident decision, by the candidate's status after it.
+_OPERATIONS = {"applied": "resident_approve", "rejected": "resident_reject", "undone": "resident_undo",
+               "failed": "resident_approve"}
+
+
 async def _run(ls: "MemzoiServer", root: Path, file: ResidentFile | None, call) -> dict[str, Any]:
-    """Run a core write off the event loop, then re-diagnose the resident files."""
-    from . import diagnostics
+    """Run a core write off the event loop, then re-read the resident file, re-diagnose it and notify the client
+    (:func:`.changes.after_write`); the result is the candidate with its one-line ``message`` and ``detail``."""
+    from memzoi.lifecycle.messages import resident_message
+    from memzoi.resident.format import char_count
+    from memzoi.resident.locator import preview
+
+    from . import changes
 
     cand = await asyncio.get_running_loop().run_in_executor(None, call)
-    if ls.pull_diagnostics:
-        ls.request_refresh()
-    elif file is not None:
-        diagnostics.publish(ls, path_to_uri(file.path))
-    return cand.to_json()
+    entries = cand.after if cand.status == "applied" else cand.before if cand.status == "undone" else None
+    message, detail = resident_message(
+        cand.action, cand.status, cand.scope, preview(cand.content or cand.old_text or ""), cand.id,
+        char_count(entries) if entries is not None else None, file.cap if file is not None else None)
+    target = file.path if file is not None else Path(cand.target_path)
+    operation = "resident_recover" if cand.action == "recover" else _OPERATIONS.get(cand.status, "resident_approve")
+    changes.after_write(ls, [target], change_id=None, operation=operation, message=message,
+                        inbox=True)
+    return {"message": message, "detail": detail, **cand.to_json()}
 
 
 async def _decide(ls: "MemzoiServer", arg: dict[str, Any], call, *, on_disk: bool = True) -> dict[str, Any]:

@@ -211,7 +211,7 @@ def _apply(ls: "MemzoiServer", project: "Project", batch: list[Path]):
 def _closed_analysis(ls: "MemzoiServer", uri: str):
     """The analysis of the closed file ``uri`` as it is on disk (the document cache's, analysed once); ``None`` for
     an open document (the editor's text governs) or an unreadable file."""
-    if ls.docs.is_open(uri):
+    if ls.docs.is_open(uri) and not ls.docs.is_behind(uri):
         return None
     snap = ls.docs.snapshot(uri)
     return snap.analysis if snap is not None else None

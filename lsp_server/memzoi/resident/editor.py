@@ -71,17 +71,23 @@ def _hand_edits(spans: list[EntrySpan], file: ResidentFile, history: list[Candid
     last = last_written(history)
     since = f" since candidate {last[0].id[:12]} was {last[0].status}" if last else ""
     ids = {"candidate_id": last[0].id} if last else {}
+    left = set(last[1]) if last else set()
     out = []
     for span, cand in zip(spans, entry_provenance(entries, history)):
         if cand is None:
+            # An entry the last candidate found and left as it was predates it: written outside review, not
+            # "edited since" that candidate (which never touched it).
+            head = "Entry written by hand, not reviewed" if span.text in left or not last else \
+                f"Entry edited by hand{since}"
             out.append(finding(
-                "resident_hand_edit", f"edited by hand{since}: no reviewed candidate wrote this entry, yet it "
-                "reaches every prompt; to adopt it into review, propose it unchanged (`memzoi resident propose "
+                "resident_hand_edit", f"{head}. It reaches every prompt, but no reviewed candidate wrote this "
+                "entry; to adopt it into review, propose it unchanged (`memzoi resident propose "
                 f"--scope {file.scope} --action add --content …`): an add of an existing entry records the "
                 "review and leaves the file as it is", span.start, span.end, **ids))
     if not out and last is not None and last[1] != entries:
-        out.append(finding("resident_hand_edit", f"edited by hand{since}: an entry it left was removed or moved "
-                           "outside review; propose such changes as candidates to keep them audited", 0, top, **ids))
+        out.append(finding("resident_hand_edit", f"Entries changed by hand{since}. An entry it left was removed or "
+                           "moved outside review; propose such changes as candidates to keep them audited", 0, top,
+                           **ids))
     return out
 
 
