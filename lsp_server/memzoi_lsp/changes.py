@@ -65,7 +65,7 @@ def after_write(ls: "MemzoiServer", touched: Iterable[Path], *, change_id: str |
         if item["deleted"]:
             diagnostics.clear(ls, item["uri"])
     notify(ls, CHANGED, {"changeId": change_id, "operation": operation, "message": message, "touched": touched_json})
-    if inbox or any("/proposals/pending/" in p.as_posix() for p in paths):
+    if inbox:  # pending proposals: the watcher's pass above notified (memzoi_lsp.inboxwatch.paths_changed)
         notify(ls, INBOX_CHANGED, {})
 
 

@@ -221,7 +221,7 @@ async def reject(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     from memzoi import lifecycle as core
 
     root, path = target_path(ls, arg)
-    reason = reason_of(arg, True)
+    reason = reason_of(arg, False) or ""  # required: the core's one rule (memzoi.ledger.model.rejection_reason)
     refuse_if_dirty(ls, path)
     actor = arg.get("actor") or core.default_actor()
     return await run_change(

@@ -56,6 +56,7 @@ class MemzoiServer(LanguageServer):
         self.client_watches = False
         self.watch_batch = ChangeBatch()  # changed paths waiting for the debounced pass (watch.files_changed)
         self.transport_failure: str | None = None
+        self.inbox_watch = None  # inboxwatch.CandidateWatch once initialized
 
     def start_io(self, stdin=None, stdout=None) -> None:
         """Serve over stdio with :mod:`memzoi_lsp.transport`'s reader instead of pygls's (see there why).
@@ -329,6 +330,10 @@ def create_server() -> MemzoiServer:
             ls.add_project(root)  # only looks at root/.memzoi: never walks the folder (B30)
         for uri in ls.docs.open_uris():
             sync.discover(ls, uri)
+        from .inboxwatch import CandidateWatch
+
+        ls.inbox_watch = CandidateWatch(ls)
+        ls.inbox_watch.start()
         ls.window_log_message(
             types.LogMessageParams(type=types.MessageType.Info, message="memzoi-lsp ready")
         )
@@ -340,6 +345,8 @@ def create_server() -> MemzoiServer:
             t.cancel()
         ls.timers.clear()
         watch.stop(ls)
+        if ls.inbox_watch is not None:
+            ls.inbox_watch.stop()
         for task in list(ls.tasks):
             task.cancel()
         ls.scan_executor.shutdown(wait=True, cancel_futures=True)

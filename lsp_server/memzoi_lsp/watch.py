@@ -178,6 +178,9 @@ def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]
 
     Returns ``(updated URIs, removed URIs)``.
     """
+    from . import inboxwatch
+
+    inboxwatch.paths_changed(ls, paths)
     updated: list[str] = []
     removed: list[str] = []
     affected: set[str] = set()

@@ -147,3 +147,11 @@ def test_entries_an_approve_did_not_touch_are_not_edited_since_it(project):
     old, later = editor.findings(edited, file, candidates_for(project))
     assert old.message == hand.message
     assert edited[later.start:later.end] == "Later." and later.message.startswith("Entry edited by hand since")
+
+
+def test_cap_status_is_the_line_every_client_shows(project):
+    configure(project, "[resident]\nproject_char_limit = 100\n")
+    file = resident_file(project, "project")
+    assert editor.cap_status(serialize(["a" * 10, "b" * 20]), file) == (
+        33, 100, 2, "project memory [33% \u2014 33/100 chars], 2 entries")
+    assert editor.cap_status("", file)[3] == "project memory [0% \u2014 0/100 chars], 0 entries"

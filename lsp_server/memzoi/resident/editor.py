@@ -168,3 +168,14 @@ def undoable(history: list[Candidate], entries: list[str]) -> Candidate | None:
     if last is None or last[0].status != "applied" or last[1] != entries:
         return None
     return last[0]
+
+
+def cap_status(text: str, file: ResidentFile) -> tuple[int, int, int, str]:
+    """``(used, cap, entries, line)`` of a resident file's ``text`` (an open buffer or the disk): characters used
+    against the cap (Zuno's count, delimiters included), the number of entries, and the line the editor shows (in
+    the hover, the code lens and the clients' status), e.g. ``project memory [63% — 1,390/2,200 chars], 4
+    entries``."""
+    entries = [s.text for s in entry_spans(text)]
+    used = char_count(entries)
+    noun = "entry" if len(entries) == 1 else "entries"
+    return used, file.cap, len(entries), f"{file.scope} memory {usage(used, file.cap)}, {len(entries)} {noun}"
