@@ -133,6 +133,31 @@ def clear(ls: "MemzoiServer", uri: str) -> None:
     ls.published.discard(uri)
 
 
+def queue(ls: "MemzoiServer", uris) -> None:
+    """Push mode: queue ``uris`` for :func:`flush` at the next turn of the loop (one flush for many calls)."""
+    if ls.loop is None:
+        return
+    first = not ls.to_republish
+    ls.to_republish |= set(uris)
+    if first:
+        ls.loop.call_soon(flush, ls)
+
+
+def flush(ls: "MemzoiServer", rounds: int = 8) -> None:
+    """Push mode: publish the queued files now, and those their publishing queues, for a few rounds (the rest at
+    the next turn). The scan calls it before it ends its work-done progress, so no publish of the scan follows
+    its end."""
+    for _ in range(rounds):
+        if not ls.to_republish or ls.stopping:
+            return
+        batch = sorted(ls.to_republish)
+        ls.to_republish.clear()
+        for uri in batch:
+            publish(ls, uri)
+    if ls.to_republish and ls.loop is not None:
+        ls.loop.call_soon(flush, ls)
+
+
 def schedule(ls: "MemzoiServer", uri: str) -> None:
     """Push mode: (re)start the per-document debounce timer; the analysis runs once typing pauses."""
     if ls.pull_diagnostics or ls.loop is None:

@@ -57,6 +57,8 @@ class MemzoiServer(LanguageServer):
         self.watch_batch = ChangeBatch()  # changed paths waiting for the debounced pass (watch.files_changed)
         self.transport_failure: str | None = None
         self.inbox_watch = None  # inboxwatch.CandidateWatch once initialized
+        self.to_republish: set[str] = set()  # push: URIs queued by republish for the next flush
+        self.forgotten: set[Path] = set()  # roots of projects whose workspace folder was removed (folders.py)
 
     def start_io(self, stdin=None, stdout=None) -> None:
         """Serve over stdio with :mod:`memzoi_lsp.transport`'s reader instead of pygls's (see there why).
@@ -167,17 +169,21 @@ class MemzoiServer(LanguageServer):
         return True
 
     def republish(self, uris: set[str]) -> None:
-        """Re-diagnose ``uris`` soon (push) or ask the client to re-pull (pull)."""
+        """Re-diagnose ``uris`` soon (push: once per loop turn, :func:`.diagnostics.queue`) or ask the client to
+        re-pull (pull)."""
         from . import diagnostics
 
         self.crossfile_generation += 1
         if self.pull_diagnostics:
             self.request_refresh()
             return
-        if self.loop is None:
-            return
-        for uri in sorted(uris):
-            self.loop.call_soon(diagnostics.publish, self, uri)
+        diagnostics.queue(self, uris)
+
+    def flush_republish(self) -> None:
+        """Push mode: publish what :meth:`republish` queued now (:func:`.diagnostics.flush`)."""
+        from . import diagnostics
+
+        diagnostics.flush(self)
 
     def project_for(self, path: Path | None) -> Project | None:
         """The project whose ``.memzoi`` holds ``path``."""
@@ -266,6 +272,7 @@ class MemzoiServer(LanguageServer):
             return None
         if root in self.projects:
             return self.projects[root]
+        self.forgotten.discard(root)
         if not (root / MEMZOI_DIR).is_dir():
             return None
         project = Project(root)
@@ -373,13 +380,13 @@ def create_server() -> MemzoiServer:
             ls.refresh_all()
 
     from . import (  # noqa: E402
-        actions, commands, diagnostics, hover, inbox, lenses, lifecycle, localmem, materialization, navigation, preview,
-        resident, sync, textdoc, watch,
+        actions, commands, diagnostics, folders, hover, inbox, lenses, lifecycle, localmem, materialization,
+        navigation, preview, resident, sync, textdoc, watch,
     )
 
     # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
-    for module in (sync, hover, actions, commands, inbox, lenses, lifecycle, localmem, materialization, navigation,
-                   preview, resident, watch):
+    for module in (sync, hover, actions, commands, folders, inbox, lenses, lifecycle, localmem, materialization,
+                   navigation, preview, resident, watch):
         module.register(server)
     return server
 
