@@ -113,3 +113,22 @@ async def test_inbox_changed_for_candidates_and_packets_made_elsewhere(resident_
         client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[types.FileEvent(
             uri=(pending / "mem-agent.md").as_uri(), type=types.FileChangeType.Created)]))
     await wait_until(lambda: notes(client, "memzoi/inboxChanged"), timeout=15)
+
+
+async def test_hovers_show_no_escape_characters(git_workspace: Path, client):
+    """issue 28: Neovim showed `https\\://…`, `500 -\\> 300` and `\\[chg_…\\]` in hovers."""
+    from .test_features import hover, pos
+
+    packet = git_workspace / ".memzoi" / "proposals" / "pending" / "mem-new.md"
+    packet.write_text(proposal_text("mem-new", title="Cut 500 -> 300 [chg_abc]"))
+    uri = open_doc(client, packet)
+    result = await execute(client, "memzoi.apply", {"uri": uri})
+    [record] = [f["path"] for f in result["files"] if "/records/" in f["path"] and f["after"] == "present"]
+    path = git_workspace / record
+    text = path.read_text()
+    rec_uri = open_doc(client, path)
+    value = await hover(client, rec_uri, pos(text, "kind: memory", client.profile, 8))
+    assert "500 -> 300" in value and "[chg_abc]" in value and "ledger history" in value
+    assert "[chg_" in value.split("ledger history", 1)[1]  # the history line names its change
+    for noise in ("\\:", "-\\>", "\\[", "\\]"):
+        assert noise not in value, (noise, value)
