@@ -102,6 +102,12 @@ def publish(ls: "MemzoiServer", uri: str, found: tuple | None = None, ctx=None) 
     ``found`` and ``ctx``: as for :func:`closed_diagnostics` (the scan passes what it just made)."""
     if ls.pull_diagnostics or ls.stopping:
         return
+    from .documents import uri_to_path
+
+    if not ls.docs.is_open(uri):
+        opened = ls.docs.open_uri_for(uri_to_path(uri))
+        if opened is not None:  # open under another spelling: that buffer's text, under the client's URI
+            uri, found = opened, None
     compact = closed_diagnostics(ls, uri, found, ctx)
     if compact is not None:
         diags, shown_uri, version, is_open = compact[1], uri, None, False

@@ -40,6 +40,12 @@ def path_to_uri(path: str | os.PathLike[str]) -> str:
     return from_fs_path(str(path)) or Path(path).as_uri()
 
 
+def _real(path: Path) -> str:
+    """``path`` with the symbolic links of its folders resolved (the file itself kept: a linked record is its own
+    file)."""
+    return os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(path))), os.path.basename(path))
+
+
 def uri_key(uri: str) -> str:
     """Normalised cache key of a URI (pygls keys documents by the unquoted URI; so do we)."""
     return unquote(uri)
@@ -100,6 +106,22 @@ class Documents:
             self.behind.pop(key, None)
             return False
         return True
+
+    def open_uri_for(self, path: Path | None) -> str | None:
+        """The URI under which the editor has the file ``path`` open, whatever the spelling (a symbolic link of a
+        parent folder, another percent-encoding), or ``None``: the file's diagnostics then come from that buffer's
+        text and are published under that URI, never from the disk (issue 28)."""
+        if path is None:
+            return None
+        want: str | None = None
+        for doc in list(self._workspace().text_documents.values()):
+            p = uri_to_path(doc.uri)
+            if p is None or p.name != path.name:  # cheap first: the scan asks this for every file it publishes
+                continue
+            want = want or _real(path)
+            if p == path or _real(p) == want:
+                return doc.uri
+        return None
 
     def open_uris(self) -> list[str]:
         """URIs of the documents open in the editor (their original spelling)."""

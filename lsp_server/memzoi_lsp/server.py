@@ -142,7 +142,7 @@ class MemzoiServer(LanguageServer):
             ctx = ProjectContext.of(placement.memzoi_dir, config=config,
                                     rules=self.settings.over(config.effective_rules))
             return judge(snap.path, snap.analysis, ctx)
-        key = path_to_uri(snap.path) if snap.path else snap.uri  # one spelling per file, whatever the client sent
+        key = project.key_of(snap.path) if snap.path else snap.uri  # one key per file, whatever the client sent
         affected = project.feed(key, snap.analysis)
         if affected - {key}:
             self.republish(affected - {key})
