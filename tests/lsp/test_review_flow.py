@@ -72,3 +72,39 @@ async def test_a_buffer_from_before_a_supersede_is_judged_from_the_disk(git_work
     for path in (root / ".memzoi" / "records").glob("*.md"):
         ds = await diagnostics(client, path.as_uri()) if is_pull(client) else client.diagnostics.get(path.as_uri(), [])
         assert not any(d.code in bad for d in ds), (path.name, [d.code for d in ds])
+
+
+async def test_a_pull_client_that_supports_refresh_is_asked_to_pull_again(git_workspace: Path, memzoi_home: Path):
+    """Neovim 0.11 has no workspace/diagnostic/refresh; a pull client that has it is asked to re-pull after a
+    change, and the deleted packet then has no diagnostics."""
+    import asyncio
+
+    from pytest_lsp import client_capabilities
+
+    from .conftest import PROFILES, start_client
+
+    caps = client_capabilities(PROFILES["neovim"])
+    caps.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+    client = await start_client("neovim", git_workspace, memzoi_home, capabilities=caps)
+    refreshes: list[None] = []
+
+    features = client.protocol.fm.features
+    default = features[types.WORKSPACE_DIAGNOSTIC_REFRESH]
+
+    def refresh(params):
+        refreshes.append(None)
+        return default(params)
+
+    features[types.WORKSPACE_DIAGNOSTIC_REFRESH] = refresh
+
+    try:
+        packet = git_workspace / ".memzoi" / "proposals" / "pending" / "mem-new.md"
+        uri = open_doc(client, packet)
+        await diagnostics(client, uri)
+        before = len(refreshes)
+        await execute(client, "memzoi.apply", {"uri": uri})
+        await wait_until(lambda: len(refreshes) > before)
+        assert await diagnostics(client, packet.as_uri()) == []
+    finally:
+        await asyncio.wait_for(client.shutdown_session(), 10)
+        await client.stop()
