@@ -45,17 +45,22 @@ def notify(ls: "MemzoiServer", method: str, params: dict) -> None:
 
 
 def after_write(ls: "MemzoiServer", touched: Iterable[Path], *, change_id: str | None, operation: str,
-                message: str, inbox: bool = False) -> None:
+                message: str, inbox: bool = False, before: dict[Path, bytes | None] | None = None) -> None:
     """Re-read ``touched`` (absolute paths the server just wrote or deleted), mark stale open buffers, re-publish,
     and notify the client (see the module docstring). ``inbox``: pending proposals or resident candidates
-    changed."""
+    changed. ``before``: the bytes a file had before the change, when known: only a buffer holding exactly them is
+    behind (a buffer with the user's own unsaved text stays the user's)."""
     paths = list(dict.fromkeys(Path(p) for p in touched))
     behind = []
     for path in paths:
         uri = path_to_uri(path)
-        if ls.docs.is_open(uri) and path.is_file():
-            ls.docs.mark_behind(uri)
-            behind.append(uri)
+        if not (ls.docs.is_open(uri) and path.is_file()):
+            continue
+        old = (before or {}).get(path, ...)
+        if isinstance(old, bytes) and ls.workspace.get_text_document(uri).source != old.decode("utf-8", "replace"):
+            continue
+        ls.docs.mark_behind(uri)
+        behind.append(uri)
     watch.files_changed(ls, paths, immediate=True)
     for uri in behind:
         diagnostics.publish(ls, uri)

@@ -138,7 +138,8 @@ async def run_change(ls: "MemzoiServer", root: Path, call: Callable[[], ChangeRe
     log.info("%s: %s", message, detail)
     # B28: re-read and indexed now, not when a watcher notices; the client is told which buffers to reload.
     changes.after_write(ls, [root / f.path for f in result.files], change_id=result.change_id,
-                        operation=result.operation, message=message)
+                        operation=result.operation, message=message,
+                        before={root / f.path: f.before for f in result.files if isinstance(f.before, bytes)})
     to_show: list[Path] = []
     if show_created:
         to_show += [root / f.path for f in result.files if f.before is None and f.after is not None]
