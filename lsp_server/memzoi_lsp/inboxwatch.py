@@ -30,10 +30,12 @@ DEBOUNCE_S = 0.1
 
 
 def paths_changed(ls: "MemzoiServer", paths: Iterable[Path]) -> None:
-    """Notify when one of ``paths`` is (or was) a pending proposal, or the pending folder itself."""
+    """Notify when one of ``paths`` is (or was) a pending proposal, or a folder that holds them (a folder event
+    stands for the files in it, which a watcher may not report one by one)."""
     for p in paths:
         posix = Path(p).as_posix()
-        if "/.memzoi/proposals/pending/" in posix or posix.endswith("/.memzoi/proposals/pending"):
+        if ("/.memzoi/proposals/pending/" in posix
+                or posix.endswith(("/.memzoi", "/.memzoi/proposals", "/.memzoi/proposals/pending"))):
             notify(ls, INBOX_CHANGED, {})
             return
 

@@ -108,6 +108,9 @@ async def test_inbox_changed_for_candidates_and_packets_made_elsewhere(resident_
     client.memzoi_notes.clear()
     pending = client.root / ".memzoi" / "proposals" / "pending"
     pending.mkdir(parents=True, exist_ok=True)
+    if client.profile != "vscode":  # the server's own watcher sees the new folder (it stands for its files)
+        await wait_until(lambda: notes(client, "memzoi/inboxChanged"), timeout=15)
+    client.memzoi_notes.clear()
     (pending / "mem-agent.md").write_text(proposal_text("mem-agent"))
     if client.profile == "vscode":  # the client watches files for the server: it reports the new packet
         client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[types.FileEvent(
