@@ -255,26 +255,3 @@ def test_a_writer_lock_that_is_not_a_regular_file_is_refused(project, tmp_path):
         service.apply(project, cand.id, actor="a")
     assert err.value.code == "unsafe_path" and "writer lock" in err.value.message
     assert candidates_for(project)[0].status == "pending"
-
-
-def test_the_writer_lock_never_shows_as_an_untracked_file(project):
-    # issue 28: the first approve left an untracked `.zuno/RULES.md.zuno-write-lock` in the repository
-    import subprocess
-
-    from memzoi.runtime import git_env
-
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=project, env=git_env(), capture_output=True, text=True,
-                              check=True, stdin=subprocess.DEVNULL).stdout
-
-    git("init", "-q")
-    _seed(project, ["Use tabs."])
-    for content in ("Lint first.", "Run tests."):
-        cand = service.propose(project, scope="project", action="add", content=content, reason="r", confidence=1,
-                               actor="a").candidate
-        service.apply(project, cand.id, actor="a")
-    assert rules(project).with_name(rules(project).name + WRITE_LOCK_SUFFIX).exists()
-    status = git("status", "--porcelain", "--untracked-files=all")
-    assert WRITE_LOCK_SUFFIX not in status and ".zuno/RULES.md" in status
-    exclude = (project / ".git" / "info" / "exclude").read_text(encoding="utf-8")
-    assert exclude.count("*" + WRITE_LOCK_SUFFIX) == 1  # added once

@@ -100,34 +100,8 @@ def write_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
     except OSError as err:
         raise Refusal("unsafe_path", f"{companion}: cannot take the writer lock ({err.strerror or err}); it must be "
                       "a regular file beside the resident file", str(path)) from err
-    exclude_from_git(companion)
     with held:
         yield
-
-
-def exclude_from_git(companion: Path) -> None:
-    """Keep Zuno's writer-lock companion out of ``git status`` (issue 28: the first approve left an untracked
-    ``RULES.md.zuno-write-lock`` in the repository): when ``companion`` lies in a git worktree, the pattern
-    ``*.zuno-write-lock`` is added once to the repository's ``info/exclude`` (the common one of a linked worktree),
-    which git reads and never commits. Best effort: an unreadable or unwritable exclude file changes nothing."""
-    from ..admission import worktree_root
-    from ..gitfacts import git_dirs
-
-    top = worktree_root(companion.parent)
-    dirs = git_dirs(top) if top is not None else None
-    if dirs is None:
-        return
-    exclude, pattern = dirs[1] / "info" / "exclude", "*" + WRITE_LOCK_SUFFIX
-    try:
-        existing = exclude.read_text(encoding="utf-8", errors="replace") if exclude.exists() else ""
-        if pattern in existing.splitlines():
-            return
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        with open(exclude, "a", encoding="utf-8") as fh:
-            fh.write(("\n" if existing and not existing.endswith("\n") else "")
-                     + "# memzoi-lsp: Zuno's writer lock beside resident memory files\n" + pattern + "\n")
-    except OSError:
-        return
 
 
 def read_file(path: Path) -> tuple[Stamp, str | None, int | None]:
