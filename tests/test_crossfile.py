@@ -163,6 +163,26 @@ def test_duplicate_content():
     assert codes(ws, a) == []
 
 
+def test_a_supersede_packet_is_no_duplicate_of_the_record_it_replaces():
+    # issue 28: a supersede starts as a copy of its record's body; that pair is the replacement, not a duplicate
+    ws = Workspace()
+    r, p = rpath("a"), ppath("sup")
+    put(ws, r, record("a", body="Same body."))
+    put(ws, p, proposal("sup", action="supersede", target="a", supersedes=["a"], body="Same body."))
+    assert codes(ws, r) == [] and codes(ws, p) == []
+    # any other copy is still a duplicate of both, and names only real twins
+    c = rpath("c")
+    put(ws, c, record("c", body="Same body."))
+    assert codes(ws, r) == codes(ws, p) == codes(ws, c) == ["duplicate_content"]
+    assert ws.findings_for(p)[0].data["others"] == [c]
+    # a create packet copying the record is a duplicate, as before
+    ws2 = Workspace()
+    put(ws2, r, record("a", body="Same body."))
+    q = ppath("copy")
+    put(ws2, q, proposal("copy", body="Same body."))
+    assert codes(ws2, r) == codes(ws2, q) == ["duplicate_content"]
+
+
 def test_duplicate_content_is_judged_on_the_text_a_reviewer_sees():
     # A CRLF copy, a copy with trailing spaces on its lines and a copy with a trailing blank line read the same.
     ws = Workspace()

@@ -190,3 +190,14 @@ def test_a_stray_file_with_record_frontmatter_takes_no_part_in_the_cross_file_gr
                                  analysis_of=source.analysis_of)
     assert key(project, record_path("copy")) in changes.updated
     assert {f.code for f in state.crossfile.findings_for(key(project, record_path("copy")))} >= {"dangling_reference"}
+
+
+def test_a_file_spelled_through_a_linked_folder_has_the_file_s_key(project: Path, tmp_path: Path):
+    # issue 28: an editor that opened the workspace through a linked folder must not make one file two entries
+    state, _source = state_of(project)
+    [key] = [k for k in state.adopt(state.listing()) if k.endswith("old.md")]
+    link = tmp_path / "link"
+    os.symlink(project, link)
+    assert state.key_of(link / record_path("old")) == key
+    assert state.key_of(project / record_path("old")) == key
+    assert state.key_of(link / ".memzoi/records/new.md") != key  # not a file of the project: its own spelling

@@ -326,10 +326,24 @@ class Workspace:
                                + ", ".join(_name(p) for p in others[:3]) + "); identities are unique across "
                                "pending and resolved packets: rename this packet", *f.ident_span, others=others))
 
+    def _replacement_partners(self, f: FileFacts) -> set[str]:
+        """The files ``f`` is the replacement of, or replaced by (:func:`_replaces`); looked up through the
+        reference tables, so a record with thousands of twins costs nothing more."""
+        if f.pending and f.action == "supersede":
+            return {p for r in f.refs for p in self._records.get(r.target, ()) if _replaces(f, self._facts[p])}
+        if f.kind == "record" and f.ident:
+            return {p for p in self._referrers.get(f.ident, ()) if _replaces(self._facts[p], f)}
+        return set()
+
     def _duplicate_content(self, path: str, f: FileFacts, out: list[Finding]) -> None:
         twins = self._content.get(f.content or "", [])
         if len(twins) < 2:
             return
+        partners = self._replacement_partners(f)  # a supersede packet and the record it replaces are no twins
+        if partners:
+            twins = [p for p in twins if p not in partners]
+            if len(twins) < 2:
+                return
         named = [p for p in twins[:4] if p != path][:3]  # the first twins by path: stable as others come and go
         names = ", ".join(f"{self._facts[p].kind} `{shown_id(self._facts[p].ident) or _name(p, stem=True)}`"
                           for p in named)
@@ -355,6 +369,16 @@ def _name(path: str, *, stem: bool = False) -> str:
     if bears_secret(path):
         return shown_path(path)
     return Path(path).stem if stem else Path(path).name
+
+
+def _replaces(packet: FileFacts, record: FileFacts) -> bool:
+    """Whether ``packet`` is a pending supersede proposal whose body is marked as the replacement of ``record`` (its
+    ``supersedes`` or ``proposal.target`` names the record): a supersede starts as a copy of the record's body
+    (the editor's and Memzoi's default), so that pair is no duplicate (issue 28)."""
+    if not (packet.pending and packet.action == "supersede") or record.kind != "record" or not record.ident:
+        return False
+    return any(r.target == record.ident and (r.field.startswith("supersedes") or r.field == "proposal.target")
+               for r in packet.refs)
 
 
 def _dup_eligible(f: FileFacts) -> bool:

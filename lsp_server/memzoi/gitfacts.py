@@ -90,21 +90,8 @@ def reviewed_projection(path: str | os.PathLike[str], record_id: str, top: Path 
     from .document import frame
     from .revision import RevisionError, lifecycle_projection, revision_hash, semantic_projection
 
-    here = os.path.dirname(os.path.abspath(path))
-    top = top if top is not None else worktree_root(Path(here))
-    if top is None:
-        return None
-    real = os.path.join(os.path.realpath(here), os.path.basename(path))
-    try:
-        rel = Path(real).relative_to(top).as_posix()
-    except ValueError:
-        return None
-    res = _run(["show", f"HEAD:{rel}"], top, cap=_SHOW_CAP)
-    if res is None or res[0] != 0:
-        return None
-    try:
-        text = res[1].decode("utf-8")
-    except UnicodeDecodeError:
+    text = committed_text(path, top)
+    if text is None:
         return None
     doc = frame(text)
     if not isinstance(doc.data, dict) or doc.data.get("materialization") is None:
@@ -119,6 +106,27 @@ def reviewed_projection(path: str | os.PathLike[str], record_id: str, top: Path 
     except RevisionError:
         return None
     return projection if ok else None
+
+
+def committed_text(path: str | os.PathLike[str], top: Path | None = None) -> str | None:
+    """The text of the committed (``HEAD``) version of ``path``: ``None`` when it is untracked, not UTF-8, larger
+    than the bound of a read-back, or git cannot answer. One ``git show`` (GIT_* cleared)."""
+    here = os.path.dirname(os.path.abspath(path))
+    top = top if top is not None else worktree_root(Path(here))
+    if top is None:
+        return None
+    real = os.path.join(os.path.realpath(here), os.path.basename(path))
+    try:
+        rel = Path(real).relative_to(top).as_posix()
+    except ValueError:
+        return None
+    res = _run(["show", f"HEAD:{rel}"], top, cap=_SHOW_CAP)
+    if res is None or res[0] != 0:
+        return None
+    try:
+        return res[1].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def last_commit(path: Path | None) -> dict[str, str] | None:

@@ -110,8 +110,14 @@ class ProjectState:
     # -- the file set -------------------------------------------------------------------------------------------
 
     def key_of(self, path: str | os.PathLike[str]) -> str:
-        """The key of ``path`` (absolute or not)."""
+        """The key of ``path`` (absolute or not). A spelling of one of the project's files through a symbolic link
+        of a parent folder (an editor that opened the workspace through a linked home folder) gets that file's
+        key, so one file is never two entries of the cross-file graph."""
         p = os.path.abspath(path)
+        if p not in self._keys:
+            real = os.path.join(os.path.realpath(os.path.dirname(p)), os.path.basename(p))
+            if real in self._keys:
+                return self._keys[real]
         return self._keys.get(p) or self._key(p)
 
     @property

@@ -157,8 +157,12 @@ def register(server: "MemzoiServer") -> None:
 # for the request (the names stay ``*_KIND`` for the builders).
 APPLY_KIND, REJECT_KIND, ROUTE_KIND, SUPERSEDE_KIND, TOMBSTONE_KIND = "apply", "reject", "routeLocal", "supersede", "tombstone"
 UNDO_KIND, RECOVER_KIND, REATTEST_KIND, MATERIALIZE_KIND = "undo", "recover", "reattest", "materialize"
-PREVIEW_KIND = "preview"
-OPERATIONS = (APPLY_KIND, REJECT_KIND, ROUTE_KIND, SUPERSEDE_KIND, TOMBSTONE_KIND, UNDO_KIND, RECOVER_KIND,
+PREVIEW_KIND, REVIEW_KIND = "preview", "review"
+#: Client-side commands (contract of issue 28 §3): each client runs its own preview-then-write flow for them; the
+#: server never advertises them in its executeCommandProvider.
+REVIEW = "memzoi.review"
+REVIEW_CANDIDATE = "memzoi.reviewCandidate"
+OPERATIONS = (REVIEW_KIND, APPLY_KIND, REJECT_KIND, ROUTE_KIND, SUPERSEDE_KIND, TOMBSTONE_KIND, UNDO_KIND, RECOVER_KIND,
               REATTEST_KIND, MATERIALIZE_KIND, PREVIEW_KIND)
 KINDS.extend(f"{base}.memzoi" for base in (REWRITE, SOURCE))
 
@@ -198,8 +202,10 @@ def is_dirty(ls: "MemzoiServer", snap: Snapshot) -> bool:
         return True
 
 
-def _action(ls: "MemzoiServer", title: str, kind: str, command: str, args: dict, disabled: str | None) -> types.CodeAction | None:
-    action = types.CodeAction(title=title, kind=kind, command=types.Command(title=title, command=command, arguments=[args]))
+def _action(ls: "MemzoiServer", title: str, kind: str, command: str, args: dict, disabled: str | None,
+            preferred: bool = False) -> types.CodeAction | None:
+    action = types.CodeAction(title=title, kind=kind, command=types.Command(title=title, command=command, arguments=[args]),
+                              is_preferred=True if preferred else None)
     if disabled:
         if not get_capability(ls.client_capabilities, "text_document.code_action.disabled_support", False):
             return None  # a client that cannot show why would run it and get a refusal: do not offer it
@@ -209,12 +215,13 @@ def _action(ls: "MemzoiServer", title: str, kind: str, command: str, args: dict,
 
 #: Menu titles of the core's offers (:mod:`memzoi.lifecycle.offers`): operation -> (title, kind, preview title).
 OFFER_TITLES = {
+    "review": ("Review proposal…", REVIEW_KIND, None),
     "apply": ("Apply proposal", APPLY_KIND, "Preview: apply proposal"),
     "reject": ("Reject proposal…", REJECT_KIND, None),
     "route_local": ("Route to local memory", ROUTE_KIND, None),
     "supersede": ("Supersede record…", SUPERSEDE_KIND, "Preview: supersede record…"),
     "tombstone": ("Tombstone record…", TOMBSTONE_KIND, "Preview: tombstone record…"),
-    "reattest": ("Re-attest (accept this edit)", REATTEST_KIND, None),
+    "reattest": ("Re-attest (accept this edit)", REATTEST_KIND, "Preview: re-attest (the hand edit)"),
 }
 RECOVER_LABELS = {"restore-before": "restore the files as before", "complete-after": "complete the change",
                   "accept": "accept the files as they are"}
@@ -233,6 +240,8 @@ def _offer_actions(ls: "MemzoiServer", uri: str, offer: "Offer") -> list[types.C
         return [_action(ls, title, RECOVER_KIND, lifecycle.RECOVER,
                         {**args, "change_id": offer.change.id, "mode": offer.mode}, offer.blocked)]
     title, kind, preview_title = OFFER_TITLES[offer.operation]
+    if offer.operation == "review":  # the preferred action: the client's preview-then-write flow
+        return [_action(ls, title, kind, REVIEW, args, offer.blocked, preferred=True)]
     command = {"apply": lifecycle.APPLY, "reject": lifecycle.REJECT, "route_local": lifecycle.ROUTE_LOCAL,
                "supersede": lifecycle.SUPERSEDE, "tombstone": lifecycle.TOMBSTONE,
                "reattest": lifecycle.REATTEST}[offer.operation]

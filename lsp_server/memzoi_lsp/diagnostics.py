@@ -102,6 +102,12 @@ def publish(ls: "MemzoiServer", uri: str, found: tuple | None = None, ctx=None) 
     ``found`` and ``ctx``: as for :func:`closed_diagnostics` (the scan passes what it just made)."""
     if ls.pull_diagnostics or ls.stopping:
         return
+    from .documents import uri_to_path
+
+    if not ls.docs.is_open(uri):
+        opened = ls.docs.open_uri_for(uri_to_path(uri))
+        if opened is not None:  # open under another spelling: that buffer's text, under the client's URI
+            uri, found = opened, None
     compact = closed_diagnostics(ls, uri, found, ctx)
     if compact is not None:
         diags, shown_uri, version, is_open = compact[1], uri, None, False
@@ -131,6 +137,31 @@ def clear(ls: "MemzoiServer", uri: str) -> None:
         return
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
     ls.published.discard(uri)
+
+
+def queue(ls: "MemzoiServer", uris) -> None:
+    """Push mode: queue ``uris`` for :func:`flush` at the next turn of the loop (one flush for many calls)."""
+    if ls.loop is None:
+        return
+    first = not ls.to_republish
+    ls.to_republish |= set(uris)
+    if first:
+        ls.loop.call_soon(flush, ls)
+
+
+def flush(ls: "MemzoiServer", rounds: int = 8) -> None:
+    """Push mode: publish the queued files now, and those their publishing queues, for a few rounds (the rest at
+    the next turn). The scan calls it before it ends its work-done progress, so no publish of the scan follows
+    its end."""
+    for _ in range(rounds):
+        if not ls.to_republish or ls.stopping:
+            return
+        batch = sorted(ls.to_republish)
+        ls.to_republish.clear()
+        for uri in batch:
+            publish(ls, uri)
+    if ls.to_republish and ls.loop is not None:
+        ls.loop.call_soon(flush, ls)
 
 
 def schedule(ls: "MemzoiServer", uri: str) -> None:

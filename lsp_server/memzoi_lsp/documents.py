@@ -40,6 +40,12 @@ def path_to_uri(path: str | os.PathLike[str]) -> str:
     return from_fs_path(str(path)) or Path(path).as_uri()
 
 
+def _real(path: Path) -> str:
+    """``path`` with the symbolic links of its folders resolved (the file itself kept: a linked record is its own
+    file)."""
+    return os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(path))), os.path.basename(path))
+
+
 def uri_key(uri: str) -> str:
     """Normalised cache key of a URI (pygls keys documents by the unquoted URI; so do we)."""
     return unquote(uri)
@@ -74,10 +80,48 @@ class Documents:
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, tuple[bytes, Analysis]] = OrderedDict()
         self.analyses = 0  # number of core analyses actually run (the cache's misses), for tests and logs
+        # Open documents whose file the server itself rewrote while the buffer held the text from before: key ->
+        # the buffer's version then. Until the client reloads the buffer (a new version), the file on disk governs
+        # the document (its diagnostics and the cross-file facts), so nothing is judged from stale text.
+        self.behind: dict[str, int | None] = {}
 
     def is_open(self, uri: str) -> bool:
         """True when the editor has ``uri`` open."""
         return uri_key(uri) in self._workspace().text_documents
+
+    def mark_behind(self, uri: str) -> None:
+        """Note that the open document ``uri`` holds text older than its file, which the server just wrote."""
+        doc = self._workspace().text_documents.get(uri_key(uri))
+        if doc is not None:
+            self.behind[uri_key(uri)] = doc.version
+
+    def is_behind(self, uri: str) -> bool:
+        """True while the open document ``uri`` still holds the text from before a write of the server (its
+        version unchanged since); the entry goes once the client sends another version or closes it."""
+        key = uri_key(uri)
+        if key not in self.behind:
+            return False
+        doc = self._workspace().text_documents.get(key)
+        if doc is None or doc.version != self.behind[key]:
+            self.behind.pop(key, None)
+            return False
+        return True
+
+    def open_uri_for(self, path: Path | None) -> str | None:
+        """The URI under which the editor has the file ``path`` open, whatever the spelling (a symbolic link of a
+        parent folder, another percent-encoding), or ``None``: the file's diagnostics then come from that buffer's
+        text and are published under that URI, never from the disk (issue 28)."""
+        if path is None:
+            return None
+        want: str | None = None
+        for doc in list(self._workspace().text_documents.values()):
+            p = uri_to_path(doc.uri)
+            if p is None or p.name != path.name:  # cheap first: the scan asks this for every file it publishes
+                continue
+            want = want or _real(path)
+            if p == path or _real(p) == want:
+                return doc.uri
+        return None
 
     def open_uris(self) -> list[str]:
         """URIs of the documents open in the editor (their original spelling)."""
@@ -90,6 +134,8 @@ class Documents:
         key = uri_key(uri)
         doc = self._workspace().text_documents.get(key)
         path = uri_to_path(uri)
+        if doc is not None and self.is_behind(uri) and path is not None and path.is_file():
+            doc = None  # the server rewrote the file: the disk governs until the client reloads the buffer
         if doc is not None:
             text = doc.source
             digest = b"t" + blake3.blake3(text.encode("utf-8", "surrogatepass")).digest()

@@ -30,27 +30,28 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memzoi_lsp.hover")
 
-# Only what can start inline markup, HTML or a link in the middle of a line. Not `:` `.` `(` `_`-inside-words and the
-# like: clients that show Markdown raw (Neovim's float, Emacs without markdown-mode) would show those escapes as
-# noise (`00\:00`), and they cannot start markup there anyway (links need an escaped `[`, emphasis with `_` needs a
-# word boundary).
-_MD_SPECIAL = re.compile(r"([\\`*\[\]<>&|~])|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
-# GFM turns bare URLs into links: break the scheme's `://` and a leading `www.` instead.
-_AUTOLINK = re.compile(r"(?<=[A-Za-z])(:)(?=//)|(?<=\bwww)(\.)", re.IGNORECASE)
+# Only what would otherwise start markup, HTML or a link, and only where it would (issue 28: Neovim's and Emacs'
+# floats show every backslash, so `https\://`, `500 -\> 300` or `\[chg_…\]` were noise): a backslash before
+# punctuation, a code span's backtick, an asterisk, `~~`, an underscore at a word boundary, `<` before a tag,
+# comment or autolink, `&` starting an entity, and `]` before `(` (what makes `[text](target)` a link; a hover
+# defines no link references, so a lone `[x]` stays text). A bare http(s) URL may become a web link in a client that
+# linkifies (never a `command:` link: no client autolinks other schemes).
+_MD_SPECIAL = re.compile(
+    r"\\(?=[!-/:-@\[-`{-~])|[`*]|~(?=~)|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])|<(?=[A-Za-z/!?])"
+    r"|&(?=#[0-9]+;|#[xX][0-9A-Fa-f]+;|[A-Za-z][A-Za-z0-9]*;)|\](?=\()")
 # A value at the start of a line could open a block (heading, list, quote, thematic break).
 _BLOCK_START = re.compile(r"^(\s*)([#+\-=>])|^(\s*\d+)([.)])")
 
 
 def esc(value: Any) -> str:
-    """Escape ``value`` for Markdown with as few backslashes as can be: characters that could start inline markup,
-    HTML or a link, URL autolinks and a block marker at the start; line breaks become spaces. Prefer :func:`code`
-    for identifiers, codes and timestamps: a code span needs no escape at all."""
+    """Escape ``value`` for Markdown with as few backslashes as can be (see :data:`_MD_SPECIAL`) and a block marker
+    at the start; line breaks become spaces. Prefer :func:`code` for identifiers, codes and timestamps: a code span
+    needs no escape at all."""
     from memzoi.safety.redact import scrub
 
     text = scrub("" if value is None else str(value))  # a detected secret is never shown
     text = re.sub(r"[\r\n\u2028\u2029]+", " ", text)
     text = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
-    text = _AUTOLINK.sub(lambda m: "\\" + m.group(0), text)
     return _BLOCK_START.sub(lambda m: (m.group(1) or m.group(3) or "") + "\\" + (m.group(2) or m.group(4)), text, count=1)
 
 

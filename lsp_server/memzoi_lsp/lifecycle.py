@@ -102,8 +102,8 @@ def refuse_if_dirty(ls: "MemzoiServer", *paths: Path) -> None:
     """Refuse when one of ``paths`` is open in the editor with text that differs from the file on disk."""
     for path in paths:
         uri = path_to_uri(path)
-        if not ls.docs.is_open(uri):
-            continue
+        if not ls.docs.is_open(uri) or ls.docs.is_behind(uri):
+            continue  # closed, or still showing the text from before the server's own last write of it
         doc = ls.workspace.get_text_document(uri)
         try:
             disk = path.read_bytes().decode("utf-8", errors="replace")
@@ -128,10 +128,18 @@ def reason_of(arg: dict[str, Any], required: bool) -> str | None:
 async def run_change(ls: "MemzoiServer", root: Path, call: Callable[[], ChangeResult], *, show_created: bool = False,
                      show: Callable[[ChangeResult], list[Path]] | None = None) -> dict[str, Any]:
     """Run one core change off the event loop, then re-index its files and show what it created."""
+    from memzoi.lifecycle.messages import change_message
+
+    from . import changes
+
     loop = asyncio.get_running_loop()
     result: ChangeResult = await loop.run_in_executor(None, call)
-    changed = [root / f.path for f in result.files]
-    watch.files_changed(ls, changed, immediate=True)  # B28: indexed now, not when a watcher notices
+    message, detail = change_message(result)
+    log.info("%s: %s", message, detail)
+    # B28: re-read and indexed now, not when a watcher notices; the client is told which buffers to reload.
+    changes.after_write(ls, [root / f.path for f in result.files], change_id=result.change_id,
+                        operation=result.operation, message=message,
+                        before={root / f.path: f.before for f in result.files if isinstance(f.before, bytes)})
     to_show: list[Path] = []
     if show_created:
         to_show += [root / f.path for f in result.files if f.before is None and f.after is not None]
@@ -140,7 +148,7 @@ async def run_change(ls: "MemzoiServer", root: Path, call: Callable[[], ChangeRe
     for path in to_show:
         if path.suffix == ".md" and path.is_file():
             await show_document(ls, path)
-    return result.to_json()
+    return {"message": message, "detail": detail, **result.to_json()}
 
 
 async def show_document(ls: "MemzoiServer", path: Path) -> None:
@@ -214,7 +222,7 @@ async def reject(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     from memzoi import lifecycle as core
 
     root, path = target_path(ls, arg)
-    reason = reason_of(arg, True)
+    reason = reason_of(arg, False) or ""  # required: the core's one rule (memzoi.ledger.model.rejection_reason)
     refuse_if_dirty(ls, path)
     actor = arg.get("actor") or core.default_actor()
     return await run_change(

@@ -30,6 +30,15 @@ def _artifact_path(ls: "MemzoiServer", arg: dict[str, Any]) -> Path:
     return path
 
 
+def _wrote(ls: "MemzoiServer", path: Path, operation: str, verb: str) -> str:
+    """Tell the client about an artifact the server wrote (``memzoi/changed``); returns the one-line message."""
+    from . import changes
+
+    message = f"{verb} -> {path.name}"
+    changes.after_write(ls, [path], change_id=None, operation=operation, message=message)
+    return message
+
+
 @command(MATERIALIZE_PLAN)
 async def materialize_plan(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     """Derive the plan of the candidate (``uri``) and write it beside it as ``X.plan.json``."""
@@ -41,8 +50,10 @@ async def materialize_plan(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str,
     validate_candidate(candidate)
     plan = derive_plan(candidate)
     write_artifact(files["plan"], plan, same_ok=True)
+    message = _wrote(ls, files["plan"], "materialize_plan", "Planned the materialization")
     await show_document(ls, files["plan"])
-    return {"plan_id": plan["plan_id"], "path": str(files["plan"])}
+    return {"message": message, "detail": f"plan {plan['plan_id']}", "plan_id": plan["plan_id"],
+            "path": str(files["plan"])}
 
 
 @command(MATERIALIZE_DECIDE)
@@ -59,8 +70,10 @@ async def materialize_decide(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[st
         raise CommandError("materialization_candidate_plan_mismatch", "the plan was not derived from this candidate")
     decision = derive_decision(plan, decision_now())
     write_artifact(files["decision"], decision, same_ok=True)
+    message = _wrote(ls, files["decision"], "materialize_decide", "Decided to write the plan")
     await show_document(ls, files["decision"])
-    return {"decision_id": decision["decision_id"], "path": str(files["decision"])}
+    return {"message": message, "detail": f"decision {decision['decision_id']}",
+            "decision_id": decision["decision_id"], "path": str(files["decision"])}
 
 
 @command(MATERIALIZE)

@@ -1,7 +1,9 @@
 """``memzoi.preview``: the planned before/after of every file of a lifecycle change, without writing
 (:func:`memzoi.lifecycle.preview.preview`). Editors show it as a diff (VS Code's diff editor, a Neovim diff split).
 
-Argument: ``{"uri", "operation": "apply"|"supersede"|"tombstone"|"materialize", "reason"?, "title"?, "body"?}``.
+Argument: ``{"uri", "operation": "apply"|"supersede"|"tombstone"|"materialize"|"reattest"|"approve", "reason"?,
+"title"?, "body"?, "candidateId"?}`` (``approve``: the resident candidate ``candidateId`` of the resident file
+``uri``; ``reattest``: the diff is the hand edit since the attested revision).
 Result: ``{"operation", "summary", "reason", "files": [{"path", "uri", "before", "after"}]}`` (text or ``null``).
 ``memzoi.changeFiles`` ``{"change_id"}`` gives the same for a change of the ledger (a history's *Open Diff*).
 """
@@ -46,12 +48,15 @@ async def preview(ls: MemzoiServer, arg: dict[str, Any]) -> dict[str, Any]:
 
     operation = arg.get("operation")
     path, artifacts = None, None
+    if operation == "approve":
+        return await _approve_preview(ls, arg)
     if operation == "materialize":
         root, artifacts = _materialize_target(ls, arg)
-    elif operation in ("apply", "supersede", "tombstone"):
+    elif operation in ("apply", "supersede", "tombstone", "reattest"):
         root, path = target_path(ls, arg)
     else:
-        raise CommandError("invalid_arguments", "`operation` is one of apply, supersede, tombstone, materialize")
+        raise CommandError("invalid_arguments", "`operation` is one of apply, supersede, tombstone, materialize, "
+                           "reattest, approve")
     reason = reason_of(arg, operation in ("supersede", "tombstone"))
     title, body = replacement(ls, path, arg) if operation == "supersede" else (arg.get("title"), arg.get("body"))
     actor = arg.get("actor") or default_actor()
@@ -60,6 +65,22 @@ async def preview(ls: MemzoiServer, arg: dict[str, Any]) -> dict[str, Any]:
                                    artifacts=artifacts))
     for f in result["files"]:
         f["uri"] = path_to_uri(root / f["path"])
+    return result
+
+
+async def _approve_preview(ls: MemzoiServer, arg: dict[str, Any]) -> dict[str, Any]:
+    """The preview of approving a resident candidate (:func:`memzoi.resident.service.preview_apply`)."""
+    from memzoi.resident import service
+
+    from .resident import _where
+
+    root, _file = _where(ls, arg)
+    cid = arg.get("candidateId") or arg.get("candidate_id")
+    if not isinstance(cid, str) or not cid.strip():
+        raise CommandError("invalid_arguments", "an approve preview needs the `candidateId`")
+    result = await asyncio.get_running_loop().run_in_executor(None, service.preview_apply, root, cid.strip())
+    for f in result["files"]:
+        f["uri"] = path_to_uri(f["path"])
     return result
 
 

@@ -1,6 +1,8 @@
 """Protocol tweaks over pygls's :class:`~pygls.protocol.LanguageServerProtocol`: requests with params that do not
 structure get an ``InvalidParams`` error, a malformed reply fails only the request it answers, requests after
-``shutdown`` get ``InvalidRequest``, and replies to the server's own requests are still taken after ``shutdown``."""
+``shutdown`` get ``InvalidRequest``, replies to the server's own requests are still taken after ``shutdown``, and a
+``$/cancelRequest`` of an unknown or finished request or a late reply to a request the server gave up on (cancelled
+by a timeout) is normal traffic: logged at debug level, never as a warning or a traceback (issue 28)."""
 
 from __future__ import annotations
 
@@ -40,6 +42,27 @@ class MemzoiProtocol(LanguageServerProtocol):
                 self._incoming.discard(msg_id)
             else:
                 future.add_done_callback(lambda _f: self._incoming.discard(msg_id))
+
+    def _handle_cancel_notification(self, msg_id):
+        """pygls's cancel, without its warning for an id that is unknown or already answered: clients cancel
+        requests that raced with their answer all the time (VS Code cancels every superseded hover or code
+        action request)."""
+        future = self._request_futures.get(msg_id)
+        if future is None or future.done():
+            log.debug("$/cancelRequest for %r: no such request running (already answered)", msg_id)
+            return None
+        return super()._handle_cancel_notification(msg_id)
+
+    def _handle_response(self, msg_id, result=None, error=None):
+        """pygls's reply handling, except that a reply to a request the server no longer waits for (unknown id,
+        or a future cancelled by a timeout: pygls would raise ``InvalidStateError`` setting its result) is
+        dropped quietly."""
+        future = self._request_futures.get(msg_id)
+        if future is None or future.done():
+            self._request_futures.pop(msg_id, None)
+            log.debug("late reply to request %r (no longer awaited); ignored", msg_id)
+            return None
+        return super()._handle_response(msg_id, result, error)
 
     @lsp_method(types.SHUTDOWN)
     def lsp_shutdown(self, *args):

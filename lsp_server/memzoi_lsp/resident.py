@@ -40,7 +40,7 @@ UNDO = "memzoi.resident.undo"
 RECOVER = "memzoi.resident.recover"
 REVIEW = "memzoi.resident.review"
 LIST = "memzoi.resident.list"
-DEFAULT_REJECTION = "rejected in review from the editor"
+STATUS = "memzoi.residentStatus"
 
 
 def file_of(ls: "MemzoiServer", path: Path | None) -> tuple[Path, ResidentFile] | None:
@@ -91,10 +91,12 @@ def hover(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile], 
 
     root, file = where
     facts = editor.entry_at(snap.text, offset, _history(root, file))
+    cap_line = esc(editor.cap_status(snap.text, file)[3])
     if facts is None:
-        return None
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
+                                                        value=f"**Resident memory**: {cap_line}"))
     c = facts.candidate
-    title = f"**Resident memory** ({esc(file.scope)}), entry {facts.span.index + 1}"
+    title = f"**Resident memory** ({esc(file.scope)}), entry {facts.span.index + 1}\n\n{cap_line}"
     if c is None:
         body = ["Edited by hand: no reviewed candidate wrote this entry."]
     else:
@@ -124,13 +126,17 @@ _LENS_VERBS = {"pending": "Review", "uncertain": "Recover…"}
 
 
 def code_lenses(snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.CodeLens]:
-    """On the first line: ``N pending candidates: Review`` (only ``pending`` ones), and ``N uncertain
+    """On the first line: the cap usage (:func:`memzoi.resident.editor.cap_status`), ``N pending candidates:
+    Review`` (only ``pending`` ones), and ``N uncertain
     candidates: Recover…`` when a crash left some unclassified; each opens those candidates through
     ``memzoi.resident.review`` with their status (the recoveries are code actions on the file)."""
     from memzoi.resident import editor
 
     top = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
     out = []
+    # Informational lens (an empty command id renders as plain text): the cap usage of the buffer's text.
+    out.append(types.CodeLens(range=top, command=types.Command(title=editor.cap_status(snap.text, where[1])[3],
+                                                               command="")))
     for status, cands in editor.lens_groups(_history(*where)):
         noun = "candidate" if len(cands) == 1 else "candidates"
         title = f"{len(cands)} {status} {noun}: {_LENS_VERBS[status]}"
@@ -140,12 +146,14 @@ def code_lenses(snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.
 
 
 def code_actions(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.CodeAction]:
-    """Approve / Reject for each pending (or failed) candidate, Undo of the last applied one while the file
-    still holds what it wrote, and the three recoveries of each uncertain candidate."""
+    """For each pending (or failed) candidate: Review (first; the client runs its preview-then-write flow,
+    ``memzoi.reviewCandidate``), Approve and Reject; Undo of the last applied one while the file still holds what
+    it wrote, and the three recoveries of each uncertain candidate."""
     from memzoi.resident import editor
     from memzoi.resident.locator import preview
 
-    from .actions import APPLY_KIND, RECOVER_KIND, REJECT_KIND, UNDO_KIND, _action, is_dirty
+    from .actions import APPLY_KIND, RECOVER_KIND, REJECT_KIND, REVIEW_CANDIDATE, REVIEW_KIND, UNDO_KIND, _action, \
+        is_dirty
 
     history = _history(*where)
     dirty = "save the file first: resident changes act on the file on disk" if is_dirty(ls, snap) else None
@@ -153,6 +161,8 @@ def code_actions(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, Resident
     for c in editor.pending(history):
         what = f"{c.action} “{preview(c.content or c.old_text or '')}”"
         args = {"uri": snap.uri, "candidate_id": c.id}
+        out.append(_action(ls, f"Review candidate {c.id[:12]}: {what}…", REVIEW_KIND, REVIEW_CANDIDATE,
+                           {"uri": snap.uri, "candidateId": c.id}, dirty, preferred=not out))
         out.append(_action(ls, f"Approve candidate {c.id[:12]}: {what}", APPLY_KIND, APPROVE, args, dirty))
         out.append(_action(ls, f"Reject candidate {c.id[:12]}…", REJECT_KIND, REJECT, args, None))
     last = editor.undoable(history, editor.buffer_entries(snap.text))
@@ -189,22 +199,36 @@ def _where(ls: "MemzoiServer", arg: dict[str, Any]) -> tuple[Path, ResidentFile 
 
 
 def _candidate_id(arg: dict[str, Any]) -> str:
-    cid = arg.get("candidate_id")
+    cid = arg.get("candidate_id") or arg.get("candidateId")  # the review flow passes the preview's arguments
     if not isinstance(cid, str) or not cid.strip():
         raise CommandError("invalid_arguments", "this command needs the `candidate_id`")
     return cid.strip()
 
 
+#: The ``memzoi/changed`` operation of a resident decision, by the candidate's status after it.
+_OPERATIONS = {"applied": "resident_approve", "rejected": "resident_reject", "undone": "resident_undo",
+               "failed": "resident_approve"}
+
+
 async def _run(ls: "MemzoiServer", root: Path, file: ResidentFile | None, call) -> dict[str, Any]:
-    """Run a core write off the event loop, then re-diagnose the resident files."""
-    from . import diagnostics
+    """Run a core write off the event loop, then re-read the resident file, re-diagnose it and notify the client
+    (:func:`.changes.after_write`); the result is the candidate with its one-line ``message`` and ``detail``."""
+    from memzoi.lifecycle.messages import resident_message
+    from memzoi.resident.format import char_count
+    from memzoi.resident.locator import preview
+
+    from . import changes
 
     cand = await asyncio.get_running_loop().run_in_executor(None, call)
-    if ls.pull_diagnostics:
-        ls.request_refresh()
-    elif file is not None:
-        diagnostics.publish(ls, path_to_uri(file.path))
-    return cand.to_json()
+    entries = cand.after if cand.status == "applied" else cand.before if cand.status == "undone" else None
+    message, detail = resident_message(
+        cand.action, cand.status, cand.scope, preview(cand.content or cand.old_text or ""), cand.id,
+        char_count(entries) if entries is not None else None, file.cap if file is not None else None)
+    target = file.path if file is not None else Path(cand.target_path)
+    operation = "resident_recover" if cand.action == "recover" else _OPERATIONS.get(cand.status, "resident_approve")
+    changes.after_write(ls, [target], change_id=None, operation=operation, message=message,
+                        inbox=True)
+    return {"message": message, "detail": detail, **cand.to_json()}
 
 
 async def _decide(ls: "MemzoiServer", arg: dict[str, Any], call, *, on_disk: bool = True) -> dict[str, Any]:
@@ -229,10 +253,11 @@ async def approve(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 
 @command(REJECT)
 async def reject(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
-    """Reject a pending or failed candidate (``reason`` optional in the editor)."""
+    """Reject a pending or failed candidate with its required ``reason`` (the same rule as a proposal's rejection:
+    :func:`memzoi.ledger.model.rejection_reason`)."""
     from memzoi.resident import service
 
-    why = reason_of(arg, False) or DEFAULT_REJECTION
+    why = arg.get("reason") if isinstance(arg.get("reason"), str) else None  # the core's one rule decides
     return await _decide(ls, arg, lambda root, cid, who: service.reject(root, cid, actor=who, reason=why),
                          on_disk=False)
 
@@ -294,13 +319,43 @@ async def listing(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     return await asyncio.get_running_loop().run_in_executor(None, collect)
 
 
+@command(STATUS)
+async def status(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+    """Cap usage of the resident files of the project of ``uri`` (a resident file or any file of a project; without
+    it, the workspace's first project): ``{"files": [{"uri", "scope", "used", "cap", "entries", "line"}]}``, from
+    an open buffer's text where the editor has the file open, else from the disk. ``entries`` is a count."""
+    from memzoi.resident import editor
+    from memzoi.resident.scope import resident_files
+
+    from .lifecycle import project_root
+
+    uri = arg.get("uri")
+    found = file_of(ls, uri_to_path(uri)) if isinstance(uri, str) and uri else None
+    root = found[0] if found is not None else project_root(ls, arg)
+
+    def collect() -> list[dict[str, Any]]:
+        out = []
+        for file in resident_files(root):
+            snap = ls.docs.snapshot(path_to_uri(file.path)) if ls.docs.is_open(path_to_uri(file.path)) else None
+            try:
+                text = snap.text if snap is not None else file.path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = ""
+            used, cap, count, line = editor.cap_status(text, file)
+            out.append({"uri": path_to_uri(file.path), "scope": file.scope, "used": used, "cap": cap,
+                        "entries": count, "line": line})
+        return out
+
+    return {"files": collect()}  # two small files, read on the loop with the buffers they may have
+
+
 def _refuse_dirty(ls: "MemzoiServer", file: ResidentFile) -> None:
     from .lifecycle import refuse_if_dirty
 
     refuse_if_dirty(ls, file.path)
 
 
-HANDLERS = [approve, reject, undo, recover, review, listing]
+HANDLERS = [approve, reject, undo, recover, review, listing, status]
 
 
 def register(server: "MemzoiServer") -> None:

@@ -62,7 +62,7 @@ async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
             _report(ls, token, done, total)
 
         for i in range(0, total, CHUNK):  # first what the verdict cache vouches for: no file is read
-            if ls.stopping:
+            if ls.stopping or ls.projects.get(project.root) is not project:  # shut down, or folder removed
                 return
             chunk = list(zip(uris[i : i + CHUNK], paths[i : i + CHUNK]))
             hits = await loop.run_in_executor(ls.scan_executor, cached_stages, [p for _, p in chunk], ctx, cache,
@@ -82,6 +82,7 @@ async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
         await indexing.refresh(ls, project)
     finally:
         project.scanned.set()
+        ls.flush_republish()  # every publish of the scan (cross-file republish included) precedes its end
         _end_progress(ls, token, project)
     _log_scanned(ls, project, started, cached)
 
@@ -145,7 +146,7 @@ async def _analyse_misses(ls: "MemzoiServer", project: "Project", misses: list[t
     results = analyse([p for _, p in misses], ctx, index_root=project.root.resolve())
     try:
         for i in range(0, len(misses), CHUNK):
-            if ls.stopping:
+            if ls.stopping or ls.projects.get(project.root) is not project:
                 return False
             chunk = misses[i : i + CHUNK]
             scanned = await loop.run_in_executor(ls.scan_executor, _next, results, len(chunk), cache)

@@ -56,6 +56,9 @@ class MemzoiServer(LanguageServer):
         self.client_watches = False
         self.watch_batch = ChangeBatch()  # changed paths waiting for the debounced pass (watch.files_changed)
         self.transport_failure: str | None = None
+        self.inbox_watch = None  # inboxwatch.CandidateWatch once initialized
+        self.to_republish: set[str] = set()  # push: URIs queued by republish for the next flush
+        self.forgotten: set[Path] = set()  # roots of projects whose workspace folder was removed (folders.py)
 
     def start_io(self, stdin=None, stdout=None) -> None:
         """Serve over stdio with :mod:`memzoi_lsp.transport`'s reader instead of pygls's (see there why).
@@ -139,7 +142,7 @@ class MemzoiServer(LanguageServer):
             ctx = ProjectContext.of(placement.memzoi_dir, config=config,
                                     rules=self.settings.over(config.effective_rules))
             return judge(snap.path, snap.analysis, ctx)
-        key = path_to_uri(snap.path) if snap.path else snap.uri  # one spelling per file, whatever the client sent
+        key = project.key_of(snap.path) if snap.path else snap.uri  # one key per file, whatever the client sent
         affected = project.feed(key, snap.analysis)
         if affected - {key}:
             self.republish(affected - {key})
@@ -166,17 +169,21 @@ class MemzoiServer(LanguageServer):
         return True
 
     def republish(self, uris: set[str]) -> None:
-        """Re-diagnose ``uris`` soon (push) or ask the client to re-pull (pull)."""
+        """Re-diagnose ``uris`` soon (push: once per loop turn, :func:`.diagnostics.queue`) or ask the client to
+        re-pull (pull)."""
         from . import diagnostics
 
         self.crossfile_generation += 1
         if self.pull_diagnostics:
             self.request_refresh()
             return
-        if self.loop is None:
-            return
-        for uri in sorted(uris):
-            self.loop.call_soon(diagnostics.publish, self, uri)
+        diagnostics.queue(self, uris)
+
+    def flush_republish(self) -> None:
+        """Push mode: publish what :meth:`republish` queued now (:func:`.diagnostics.flush`)."""
+        from . import diagnostics
+
+        diagnostics.flush(self)
 
     def project_for(self, path: Path | None) -> Project | None:
         """The project whose ``.memzoi`` holds ``path``."""
@@ -265,6 +272,7 @@ class MemzoiServer(LanguageServer):
             return None
         if root in self.projects:
             return self.projects[root]
+        self.forgotten.discard(root)
         if not (root / MEMZOI_DIR).is_dir():
             return None
         project = Project(root)
@@ -329,6 +337,10 @@ def create_server() -> MemzoiServer:
             ls.add_project(root)  # only looks at root/.memzoi: never walks the folder (B30)
         for uri in ls.docs.open_uris():
             sync.discover(ls, uri)
+        from .inboxwatch import CandidateWatch
+
+        ls.inbox_watch = CandidateWatch(ls)
+        ls.inbox_watch.start()
         ls.window_log_message(
             types.LogMessageParams(type=types.MessageType.Info, message="memzoi-lsp ready")
         )
@@ -340,6 +352,8 @@ def create_server() -> MemzoiServer:
             t.cancel()
         ls.timers.clear()
         watch.stop(ls)
+        if ls.inbox_watch is not None:
+            ls.inbox_watch.stop()
         for task in list(ls.tasks):
             task.cancel()
         ls.scan_executor.shutdown(wait=True, cancel_futures=True)
@@ -366,13 +380,13 @@ def create_server() -> MemzoiServer:
             ls.refresh_all()
 
     from . import (  # noqa: E402
-        actions, commands, diagnostics, hover, inbox, lenses, lifecycle, localmem, materialization, navigation, preview,
-        resident, sync, textdoc, watch,
+        actions, commands, diagnostics, folders, hover, inbox, lenses, lifecycle, localmem, materialization,
+        navigation, preview, resident, sync, textdoc, watch,
     )
 
     # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
-    for module in (sync, hover, actions, commands, inbox, lenses, lifecycle, localmem, materialization, navigation,
-                   preview, resident, watch):
+    for module in (sync, hover, actions, commands, folders, inbox, lenses, lifecycle, localmem, materialization,
+                   navigation, preview, resident, watch):
         module.register(server)
     return server
 

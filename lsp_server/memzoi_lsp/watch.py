@@ -77,6 +77,13 @@ def watch_project(ls: "MemzoiServer", project: "Project") -> None:
     ls.watcher.add(project.memzoi_dir)
 
 
+def unwatch_project(ls: "MemzoiServer", project: "Project") -> None:
+    """Stop the watchfiles thread of ``project`` (its workspace folder was removed); a client that watches for
+    the server keeps its glob, whose events for a forgotten project are ignored (:func:`_by_project`)."""
+    if ls.watcher is not None:
+        ls.watcher.remove(project.memzoi_dir)
+
+
 def stop(ls: "MemzoiServer") -> None:
     """Stop the watcher threads (shutdown)."""
     if ls.watcher is not None:
@@ -91,18 +98,30 @@ class _Watcher:
         self.ls = ls
         self.stop_event = threading.Event()
         self.threads: list[threading.Thread] = []
+        self.stops: dict[Path, threading.Event] = {}  # one stop event per watched directory
 
     def add(self, directory: Path) -> None:
-        t = threading.Thread(target=self._run, args=(directory,), name=f"memzoi-watch", daemon=True)
+        self.stops[directory] = stop = threading.Event()
+        t = threading.Thread(target=self._run, args=(directory, stop), name=f"memzoi-watch", daemon=True)
         t.start()
         self.threads.append(t)
 
-    def _run(self, directory: Path) -> None:
+    def remove(self, directory: Path) -> None:
+        """Stop watching ``directory`` (its thread ends within watchfiles' next step)."""
+        stop = self.stops.pop(directory, None)
+        if stop is not None:
+            stop.set()
+
+    def _run(self, directory: Path, stop: threading.Event) -> None:
         import watchfiles
+
+        class _Either:  # watchfiles polls ``is_set``: stop on shutdown or when this directory is removed
+            def is_set(inner) -> bool:
+                return self.stop_event.is_set() or stop.is_set()
 
         try:
             for changes in watchfiles.watch(
-                directory, stop_event=self.stop_event, debounce=50, step=20, raise_interrupt=False,
+                directory, stop_event=_Either(), debounce=50, step=20, raise_interrupt=False,
                 rust_timeout=500, yield_on_timeout=False,
             ):
                 paths = [Path(p) for _, p in changes]
@@ -178,6 +197,9 @@ def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]
 
     Returns ``(updated URIs, removed URIs)``.
     """
+    from . import inboxwatch
+
+    inboxwatch.paths_changed(ls, paths)
     updated: list[str] = []
     removed: list[str] = []
     affected: set[str] = set()
@@ -211,7 +233,7 @@ def _apply(ls: "MemzoiServer", project: "Project", batch: list[Path]):
 def _closed_analysis(ls: "MemzoiServer", uri: str):
     """The analysis of the closed file ``uri`` as it is on disk (the document cache's, analysed once); ``None`` for
     an open document (the editor's text governs) or an unreadable file."""
-    if ls.docs.is_open(uri):
+    if ls.docs.is_open(uri) and not ls.docs.is_behind(uri):
         return None
     snap = ls.docs.snapshot(uri)
     return snap.analysis if snap is not None else None
@@ -231,8 +253,9 @@ def _by_project(ls: "MemzoiServer", paths: list[Path]) -> dict["Project", list[P
     for path in paths:
         project = ls.project_for(path)
         if project is None:
-            if path.name == ".memzoi" or path.parent.name == ".memzoi":
-                ls.add_project(path.parent if path.name == ".memzoi" else path.parent.parent)
+            root = path.parent if path.name == ".memzoi" else path.parent.parent
+            if (path.name == ".memzoi" or path.parent.name == ".memzoi") and root.resolve() not in ls.forgotten:
+                ls.add_project(root)
             continue
         out.setdefault(project, []).append(path)
     return out

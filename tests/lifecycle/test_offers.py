@@ -25,17 +25,18 @@ def ops(offers) -> list[tuple[str, str | None]]:
 
 def test_an_applicable_packet_offers_apply_with_its_preview_and_reject():
     offers = file_offers(Role.PENDING, {}, [], readiness([]), None, lambda c: True, unsaved=False)
-    assert ops(offers) == [("apply", None), ("reject", None)]
-    assert offers[0].preview and not offers[1].preview
+    assert ops(offers) == [("review", None), ("apply", None), ("reject", None)]  # review first (issue 28)
+    assert offers[1].preview and not offers[0].preview and not offers[2].preview
 
 
 def test_a_blocked_packet_says_why_and_offers_local_memory_only_where_it_fits():
     gate = finding("sensitivity_not_repo_safe", "sensitivity is local-only", 0, 1)
     r = readiness([gate], sensitivity="local-only")
     offers = file_offers(Role.PENDING, {}, [gate], r, None, lambda c: True, unsaved=False)
-    assert [o.operation for o in offers] == ["apply", "reject", "route_local"]
-    assert offers[0].blocked == r.statement() and "sensitivity_not_repo_safe" in offers[0].blocked
-    assert offers[1].blocked is None and offers[2].blocked is None  # rejecting or routing is always open
+    assert [o.operation for o in offers] == ["review", "apply", "reject", "route_local"]
+    assert offers[1].blocked == r.statement() and "sensitivity_not_repo_safe" in offers[1].blocked
+    assert offers[0].blocked is None  # the review shows why and offers the rest
+    assert offers[2].blocked is None and offers[3].blocked is None  # rejecting or routing is always open
     secret = readiness([gate], sensitivity="secret")
     assert "route_local" not in [o.operation for o in file_offers(Role.PENDING, {}, [gate], secret, None,
                                                                   lambda c: True, unsaved=False)]
@@ -55,7 +56,7 @@ def test_a_changed_record_offers_reattest():
     for code in ("stale_attestation", "ledger_drift"):
         stale = finding(code, "edited after review", 0, 1)
         offers = file_offers(Role.RECORD, {"status": "deprecated"}, [stale], None, None, lambda c: True, unsaved=False)
-        assert ops(offers) == [("reattest", None)]
+        assert ops(offers) == [("reattest", None)] and offers[0].preview  # the hand edit is shown first
 
 
 def test_undo_only_while_exact_and_every_recovery_mode_of_each_uncertain_change():
@@ -72,5 +73,5 @@ def test_undo_only_while_exact_and_every_recovery_mode_of_each_uncertain_change(
 def test_unsaved_edits_block_every_offer_with_that_reason():
     ledger = FileLedger(uncertain=[], last=change("c1"))
     offers = file_offers(Role.PENDING, {}, [], readiness([]), ledger, lambda c: True, unsaved=True)
-    assert [o.operation for o in offers] == ["apply", "reject", "undo"]
+    assert [o.operation for o in offers] == ["review", "apply", "reject", "undo"]
     assert {o.blocked for o in offers} == {UNSAVED}

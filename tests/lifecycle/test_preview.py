@@ -66,3 +66,23 @@ def test_change_texts_of_a_ledgered_change(lifecycle_project):
     with pytest.raises(Refusal) as err:
         change_texts(root, "chg_nope")
     assert err.value.code == "change_not_found"
+
+
+def test_reattest_preview_shows_the_hand_edit_since_the_attested_revision(repo: Path):
+    from memzoi.lifecycle.reattest import reattest
+
+    from .test_crash_operations import materialize
+
+    materialize(repo)  # attested through the ledger
+    rec = repo / ".memzoi" / "records" / "prefer-small-modules.md"
+    attested = rec.read_text()
+    assert "500 lines" in attested
+    rec.write_text(attested.replace("500 lines", "450 lines"))
+    before = tree(repo)
+    planned = preview(repo, "reattest", rec, actor="alice")
+    assert tree(repo) == before and planned["operation"] == "reattest"
+    (f,) = planned["files"]
+    assert f["before"] == attested  # the attested revision, not the hand-edited file
+    assert "450 lines" in f["after"] and "500 lines" not in f["after"] and "materialization:" in f["after"]
+    result = reattest(repo, str(rec), actor="alice")
+    assert rec.read_text() == f["after"] and result.status == "applied"

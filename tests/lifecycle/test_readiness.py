@@ -34,6 +34,16 @@ def test_every_blocking_reason_is_named_and_warnings_do_not_block():
     assert "route it to local memory" in r.statement()
 
 
+def test_a_refusal_carries_one_piece_of_advice():
+    # issue 28: each blocker's message carried its own fix and the refusal added another
+    schema = finding("invalid_value", "lane is not valid; use one of semantic, procedural", 2, 3)
+    stale = finding("proposal_target_stale", "target updated after the proposal; re-propose against it", 4, 5)
+    text = readiness([schema, stale]).refusal()
+    assert text == ("blocked by invalid_value (lane is not valid); proposal_target_stale (target updated after the "
+                    "proposal); fix what is named or reject it")
+    assert "use one of" not in text and "re-propose" not in text and text.count("reject") == 1
+
+
 def test_credentials_or_a_secret_packet_never_suggest_local_memory():
     gate = finding("sensitivity_not_repo_safe", "sensitivity is sensitive", 0, 1)
     cred = finding("credential_token", "a GitHub token", 5, 9)

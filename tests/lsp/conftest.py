@@ -81,6 +81,16 @@ def make_client() -> LanguageClient:
 
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
 
+    client.memzoi_notes: list[tuple[str, Any]] = []  # type: ignore[misc]  # memzoi/changed, memzoi/inboxChanged
+
+    @client.feature("memzoi/changed")
+    def memzoi_changed(params):
+        client.memzoi_notes.append(("memzoi/changed", params))
+
+    @client.feature("memzoi/inboxChanged")
+    def memzoi_inbox_changed(params):
+        client.memzoi_notes.append(("memzoi/inboxChanged", params))
+
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     def apply_edit(params: types.ApplyWorkspaceEditParams):
         client.applied_edits.append(params)

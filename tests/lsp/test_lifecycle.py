@@ -76,7 +76,8 @@ async def test_apply_proposal_then_undo(git_workspace: Path, client):
     tied = await client.text_document_code_action_async(types.CodeActionParams(
         text_document=types.TextDocumentIdentifier(uri=uri), range=diag.range,
         context=types.CodeActionContext(diagnostics=[diag], only=["quickfix"])))
-    assert {a.kind for a in tied} == {"quickfix.memzoi.apply", "quickfix.memzoi.reject", "quickfix.memzoi.preview"}
+    assert {a.kind for a in tied} == {"quickfix.memzoi.review", "quickfix.memzoi.apply", "quickfix.memzoi.reject",
+                                        "quickfix.memzoi.preview"}
     assert all(a.diagnostics and a.diagnostics[0].code == "proposal_target_stale" for a in tied)
     planned = await run(client, find(actions, "Preview: apply"))
     assert snapshot(root) == before  # a preview writes nothing

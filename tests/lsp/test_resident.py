@@ -71,7 +71,9 @@ async def test_lens_approve_hover_then_undo(resident_client):
     uri = open_doc(client, path)
     lenses = await client.text_document_code_lens_async(
         types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
-    assert [lens.command.title for lens in lenses] == ["1 pending candidate: Review"]
+    assert [lens.command.title for lens in lenses] == [
+        "project memory [18% \u2014 22/120 chars], 1 entry", "1 pending candidate: Review"]
+    lenses = lenses[1:]
     review = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command=lenses[0].command.command, arguments=lenses[0].command.arguments))
     assert [c["id"] for c in review] == [proposed.id]
@@ -113,8 +115,11 @@ async def test_hand_edit_and_reject(resident_client):
     assert hand.severity == types.DiagnosticSeverity.Information and hand.range.start.line == 2
     actions = await actions_for(client, uri)
     assert not [a for a in actions if a.title.startswith("Undo")]  # the file no longer holds what was applied
-    result = await run(client, find(actions, f"Reject candidate {pending.id[:12]}"))
-    assert result["status"] == "rejected" and result["decision_reason"]
+    reject = find(actions, f"Reject candidate {pending.id[:12]}")
+    data = await refusal(run(client, reject))  # the client asks the reason: the same rule as a proposal's
+    assert data["code"] == "invalid_candidate"
+    result = await run(client, reject, reason="one-off task detail")
+    assert result["status"] == "rejected" and result["decision_reason"] == "one-off task detail"
     listing = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="memzoi.resident.list", arguments=[{"uri": uri}]))
     assert [s["scope"] for s in listing["scopes"]] == ["global", "project"]
@@ -189,9 +194,10 @@ async def test_lens_counts_only_pending_and_offers_recovery_for_uncertain(reside
     uri = open_doc(client, path)
     lenses = await client.text_document_code_lens_async(
         types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
-    assert [lens.command.title for lens in lenses] == ["1 pending candidate: Review",
-                                                       "1 uncertain candidate: Recover…"]
-    for lens, expected in zip(lenses, ([waiting.id], [lost.id])):
+    assert [lens.command.title for lens in lenses][1:] == ["1 pending candidate: Review",
+                                                           "1 uncertain candidate: Recover…"]
+    assert lenses[0].command.title.startswith("project memory [")  # the cap usage comes first
+    for lens, expected in zip(lenses[1:], ([waiting.id], [lost.id])):
         got = await client.workspace_execute_command_async(
             types.ExecuteCommandParams(command=lens.command.command, arguments=lens.command.arguments))
         assert [c["id"] for c in got] == expected
@@ -203,7 +209,7 @@ async def test_lens_counts_only_pending_and_offers_recovery_for_uncertain(reside
     assert path.read_text(encoding="utf-8") == "a" * 30 + "\n§\nsomething else"
     lenses = await client.text_document_code_lens_async(
         types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
-    assert [lens.command.title for lens in lenses] == ["1 pending candidate: Review"]
+    assert [lens.command.title for lens in lenses][1:] == ["1 pending candidate: Review"]
 
 
 async def test_server_start_reconciles_resident_candidates(tmp_path: Path, monkeypatch):

@@ -83,7 +83,7 @@ def test_check_reports_a_resident_file_as_the_editor_does(project, capsys, monke
     assert main(["check", str(path)]) == 0  # information only: a file written by hand is shown, not failed
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(": ")[0].rsplit("/", 1)[-1] for line in lines[:2]] == ["RULES.md:1:1", "RULES.md:3:1"]
-    assert all("resident_hand_edit edited by hand: no reviewed candidate wrote this entry" in x for x in lines[:2])
+    assert all("resident_hand_edit Entry written by hand, not reviewed." in x for x in lines[:2])
     path.write_bytes(b"Use \xff tabs.")
     assert main(["check", str(path), "--format", "json"]) == 1
     assert [f["code"] for f in json.loads(capsys.readouterr().out)["findings"]] == ["invalid_encoding",

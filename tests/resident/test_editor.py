@@ -122,3 +122,36 @@ def test_an_accepted_recovery_counts_as_reviewed(project):
     history = candidates_for(project)
     assert editor.findings("external", resident_file(project, "project"), history) == []
     assert editor.entry_at("external", 0, history).candidate.id == rec.id
+
+
+def test_entries_an_approve_did_not_touch_are_not_edited_since_it(project):
+    # issue 28: after an approve (and after an undo), an entry that was there before read "edited by hand since
+    # candidate … was undone"; it predates the candidate, which never touched it
+    rules(project).parent.mkdir(parents=True)
+    rules(project).write_text("Hand A.", encoding="utf-8")
+    file = resident_file(project, "project")
+
+    def approve(content):
+        cand = service.propose(project, scope="project", action="add", content=content, reason="r", confidence=1,
+                               actor="a").candidate
+        return service.apply(project, cand.id, actor="a")
+
+    first = approve("B.")
+    service.undo(project, first.id, actor="a")
+    approve("C.")
+    text = rules(project).read_text(encoding="utf-8")
+    (hand,) = editor.findings(text, file, candidates_for(project))
+    assert text[hand.start:hand.end] == "Hand A."
+    assert hand.message.startswith("Entry written by hand, not reviewed.") and " since " not in hand.message
+    edited = serialize(["Hand A.", "C.", "Later."])
+    old, later = editor.findings(edited, file, candidates_for(project))
+    assert old.message == hand.message
+    assert edited[later.start:later.end] == "Later." and later.message.startswith("Entry edited by hand since")
+
+
+def test_cap_status_is_the_line_every_client_shows(project):
+    configure(project, "[resident]\nproject_char_limit = 100\n")
+    file = resident_file(project, "project")
+    assert editor.cap_status(serialize(["a" * 10, "b" * 20]), file) == (
+        33, 100, 2, "project memory [33% \u2014 33/100 chars], 2 entries")
+    assert editor.cap_status("", file)[3] == "project memory [0% \u2014 0/100 chars], 0 entries"

@@ -331,3 +331,37 @@ def test_db_is_private(project):
     assert st.S_IMODE(db.db_path().parent.stat().st_mode) == 0o700
     assert not any(p.name.endswith(".db") for p in project.rglob("*"))
     assert serialize(["a"]) == "a"
+
+
+def test_a_rejection_needs_a_reason_by_the_same_rule_as_a_proposal(project):
+    from memzoi.ledger import Refusal
+    from memzoi.ledger.model import rejection_reason
+
+    cand = service.propose(project, scope="project", action="add", content="Use tabs.", reason="r", confidence=1,
+                           actor="a").candidate
+    for empty in ("", "  \t", None):
+        with pytest.raises(Refusal) as info:
+            service.reject(project, cand.id, actor="a", reason=empty)
+        assert info.value.code == "invalid_candidate"  # Zuno's code; the message is the one rule's
+        with pytest.raises(Refusal) as same:
+            rejection_reason(empty)
+        assert same.value.code == "reason_required" and same.value.message == info.value.message
+    assert service.reject(project, cand.id, actor="a", reason="  one-off  ").decision_reason == "one-off"
+
+
+def test_approve_preview_is_the_write_without_writing(project):
+    rules(project).parent.mkdir(parents=True)
+    rules(project).write_text("Hand A.", encoding="utf-8")
+    cand = service.propose(project, scope="project", action="add", content="Use tabs.", reason="r", confidence=1,
+                           actor="a").candidate
+    planned = service.preview_apply(project, cand.id)
+    (f,) = planned["files"]
+    assert (planned["operation"], planned["candidateId"]) == ("approve", cand.id)
+    assert f["path"] == str(resident_file(project, "project").path)
+    assert f["before"] == "Hand A." and f["after"] == serialize(["Hand A.", "Use tabs."])
+    assert rules(project).read_text(encoding="utf-8") == "Hand A." and candidates_for(project)[0].status == "pending"
+    service.apply(project, cand.id, actor="a")
+    assert rules(project).read_text(encoding="utf-8") == f["after"]
+    with pytest.raises(Refusal) as info:
+        service.preview_apply(project, cand.id)  # decided: refused as the approve would be
+    assert info.value.code == "not_applicable"

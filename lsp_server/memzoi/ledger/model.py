@@ -76,6 +76,19 @@ class Purged:
 
 
 
+def rejection_reason(reason: str | None, *, code: str = "reason_required") -> str:
+    """The one rule for the reason of a rejection, of a proposal packet and of a resident candidate alike (issue
+    28): required, trimmed as Zuno trims (:func:`memzoi.text.rust_trim`). ``code`` is the refusal's reason code:
+    Memzoi's ``reason_required`` for packets, Zuno's ``invalid_candidate`` for resident candidates. Raises
+    :class:`Refusal` with one piece of advice."""
+    from ..text import rust_trim
+
+    why = rust_trim(reason or "")
+    if not why:
+        raise Refusal(code, "a rejection needs a reason: say why; it is recorded with the decision")
+    return why
+
+
 @dataclass(frozen=True)
 class FileChange:
     """One file of a change: ``path`` is ``/``-separated and relative to the project root; ``before`` and

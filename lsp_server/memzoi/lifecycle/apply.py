@@ -230,8 +230,7 @@ def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> Change
         extra=extra,
     )
     if not verdict.can_apply:
-        raise Refusal(verdict.blockers[0].code, f"{rel}: applying the proposal is blocked by {verdict.summary()}; "
-                      "fix what is named, reject the packet, or route it to local memory", rel)
+        raise Refusal(verdict.blockers[0].code, f"{rel}: applying the proposal is {verdict.refusal()}", rel)
     when = resolved_at()
     files: list[FileChange] = []
     if new_rel is not None:

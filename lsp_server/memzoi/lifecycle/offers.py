@@ -1,11 +1,13 @@
 """Which lifecycle operations a file offers, and why one cannot run now: the one rule behind the editor's code
 actions on records and packets (each surface only names and draws them).
 
-* A pending packet offers Apply (and its preview) as the can-apply rule (:mod:`memzoi.lifecycle.readiness`)
+* A pending packet offers Review first (the safe default: the clients show the exact diff of every file the
+  change writes, then Apply or Cancel; issue 28), then Apply (and its preview) as the can-apply rule (:mod:`memzoi.lifecycle.readiness`)
   says, Reject always, and Route to local memory where the git-plane gate is what blocks it.
 * An active record offers Supersede and Tombstone (each with a preview), blocked while the record has errors
   (Memzoi supersedes and tombstones only a valid active record); a record whose reviewed content changed after
-  its attestation or its last ledgered write (``stale_attestation``, ``ledger_drift``) offers Re-attest.
+  its attestation or its last ledgered write (``stale_attestation``, ``ledger_drift``) offers Re-attest, with a
+  preview of the hand edit it accepts.
 * Any file offers Undo of its last applied change while the ledger can still restore its exact before bytes, and
   each recovery mode of every uncertain change touching it (:data:`memzoi.ledger.model.RECOVERY_MODES`).
 
@@ -33,7 +35,7 @@ REATTEST_CODES = frozenset({"stale_attestation", "ledger_drift"})
 
 @dataclass(frozen=True)
 class Offer:
-    """One operation a file offers: ``operation`` (``apply``, ``reject``, ``route_local``, ``supersede``,
+    """One operation a file offers: ``operation`` (``review``, ``apply``, ``reject``, ``route_local``, ``supersede``,
     ``tombstone``, ``reattest``, ``undo``, ``recover``), ``blocked`` (why it cannot run now, ``None`` when it can),
     ``preview`` (a preview of it is offered too, with the same blocker), and for ``undo``/``recover`` the
     ``change`` it acts on and the recovery ``mode``."""
@@ -46,9 +48,10 @@ class Offer:
 
 
 def packet_offers(readiness: Readiness, unsaved: str | None) -> list[Offer]:
-    """Apply (with preview), Reject and, where it fits, Route to local memory for a pending packet."""
+    """Review (first: the preferred action), Apply (with preview), Reject and, where it fits, Route to local
+    memory for a pending packet."""
     apply_blocked = unsaved or (None if readiness.can_apply else readiness.statement())
-    out = [Offer("apply", apply_blocked, preview=True), Offer("reject", unsaved)]
+    out = [Offer("review", unsaved), Offer("apply", apply_blocked, preview=True), Offer("reject", unsaved)]
     if readiness.can_route_local:
         out.append(Offer("route_local", unsaved))
     return out
@@ -64,7 +67,7 @@ def record_offers(data: Mapping[str, Any], findings: Iterable[Finding], unsaved:
         blocked = unsaved or (f"fix the {errors} error(s) first" if errors else None)
         out += [Offer("supersede", blocked, preview=True), Offer("tombstone", blocked, preview=True)]
     if any(f.code in REATTEST_CODES for f in found):
-        out.append(Offer("reattest", unsaved))
+        out.append(Offer("reattest", unsaved, preview=True))
     return out
 
 

@@ -1,7 +1,9 @@
 """Preview of a lifecycle change: the planned before/after text of every file, computed by the same ``plan_*``
 function the change itself runs (:func:`~memzoi.ledger.dry_run`: under the lock, nothing recorded or written).
 
-Editors show it as a diff before the user applies, supersedes, tombstones or materializes.
+Editors show it as a diff before the user applies, supersedes, tombstones, materializes or re-attests. A
+re-attestation's diff is the hand edit it accepts: from the attested revision's text (the ledger's last write of
+the record, else the committed version carrying an attestation) to the file the re-attestation writes.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from ..safety.redact import scrub
 
 #: Operations that can be previewed. Not reject: a rejected packet may hold a secret (it becomes a receipt), and a
 #: preview would show that text.
-OPERATIONS = ("apply", "supersede", "tombstone", "materialize")
+OPERATIONS = ("apply", "supersede", "tombstone", "materialize", "reattest")
 
 
 def _text(data: bytes | None) -> str | None:
@@ -45,6 +47,7 @@ def preview(project_root: str | os.PathLike[str], operation: str, target: str | 
     change would be refused (``reason_required`` for a missing reason, the can-apply blockers, …)."""
     from .apply import plan_apply
     from .materialize import plan_materialize
+    from .reattest import plan_reattest
     from .supersede import plan_packet
 
     if operation == "apply":
@@ -54,9 +57,34 @@ def preview(project_root: str | os.PathLike[str], operation: str, target: str | 
                                          body=body, reason=reason or "", actor=actor)
     elif operation == "materialize" and artifacts is not None:
         build = lambda root: plan_materialize(root, *artifacts)  # noqa: E731
+    elif operation == "reattest":
+        build = lambda root: plan_reattest(root, str(target), reason=reason)  # noqa: E731
     else:
         raise Refusal("invalid_arguments", f"cannot preview `{operation}`; one of: {', '.join(OPERATIONS)}")
-    return plan_to_json(dry_run(Path(project_root), build))
+    out = plan_to_json(dry_run(Path(project_root), build))
+    if operation == "reattest":
+        for f in out["files"]:
+            attested = attested_text(Path(project_root), f["path"])
+            f["before"] = _text(attested.encode()) if attested is not None else f["before"]
+        out["summary"] += "; the diff shows the hand edit since the attested revision"
+    return out
+
+
+def attested_text(project_root: Path, rel: str) -> str | None:
+    """The text of the last attested revision of the record ``rel`` (project-relative): the bytes the ledger's
+    last applied change wrote to it, else its committed (``HEAD``) version when that carries an attestation
+    (``materialization:``); ``None`` when neither is known."""
+    from ..gitfacts import committed_text
+    from ..ledger import history
+
+    for change in history(project_root, rel, limit=20):
+        if change.status != "applied":
+            continue
+        for f in change.files:
+            if f.path == rel and isinstance(f.after, bytes):
+                return f.after.decode("utf-8", errors="replace")
+    text = committed_text(project_root / rel)
+    return text if text is not None and "\nmaterialization:" in text else None
 
 
 def change_texts(project_root: str | os.PathLike[str], change_id: str) -> dict[str, Any]:

@@ -91,6 +91,16 @@ class Readiness:
         way = "route it to local memory or reject it" if self.can_route_local else "fix what is named or reject it"
         return f"no: blocked by {', '.join(self.codes())}; {way}"
 
+    def refusal(self, limit: int = 3) -> str:
+        """Why an apply is refused, with one piece of advice (issue 28: every blocker's message carried its own
+        fix, then the refusal added another): ``blocked by <code> (<what is wrong>); …; <the way out>``. Each
+        blocker says only what is wrong (its message up to its first ``;``, where findings give their fix)."""
+        items = [f"{b.code} ({b.message.split('; ', 1)[0]})" for b in self.blockers[:limit]]
+        more = len(self.blockers) - limit
+        way = ("fix what is named, route it to local memory or reject it" if self.can_route_local else
+               "fix what is named or reject it")
+        return f"blocked by {'; '.join(items)}" + (f"; and {more} more" if more > 0 else "") + f"; {way}"
+
     def codes(self) -> list[str]:
         """The blocking codes in order, without repeats."""
         return list(dict.fromkeys(b.code for b in self.blockers))

@@ -15,6 +15,7 @@ from typing import Any
 
 import blake3
 
+from ..ledger.model import rejection_reason
 from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, read_file_state, run_change
 from ..models import PendingProposal
 from ..render import render_packet
@@ -135,9 +136,7 @@ def reject_proposal(project_root: str | os.PathLike[str], packet: str | os.PathL
 
     Raises :class:`~memzoi.ledger.Refusal` (``reason_required``, ``proposal_not_found``, ``external_drift``, …).
     """
-    reason = (reason or "").strip()
-    if not reason:
-        raise Refusal("reason_required", "a rejection needs a non-empty reason (--reason)")
+    reason = rejection_reason(reason)  # the one rule, shared with resident candidates
 
     def build(root: Path) -> ChangePlan:
         rel = packet_rel(root, packet)

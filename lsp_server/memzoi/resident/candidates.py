@@ -304,3 +304,17 @@ def set_status(conn: sqlite3.Connection, candidate_id: str, status: str, error: 
             "UPDATE memory_candidate SET status = ?, error = ?, time_updated = ?, time_applied = CASE WHEN ? = "
             "'applied' THEN COALESCE(time_applied, ?) ELSE time_applied END WHERE id = ?",
             (settled, note, ts, settled, ts, row["recovers"]))
+
+
+def signature() -> str | None:
+    """A digest of every candidate's id, status and update time, or ``None`` when there is no database yet: a
+    watcher of the database compares it to tell a change of the candidates (CLI, agents, other editors) from the
+    file events a mere read makes (WAL and shared-memory files come and go). Never creates the database."""
+    import hashlib
+
+    path = db_path()
+    if not path.exists():
+        return None
+    with connect(path) as conn:
+        rows = conn.execute("SELECT id, status, time_updated FROM memory_candidate ORDER BY id").fetchall()
+    return hashlib.blake2b(repr([tuple(r) for r in rows]).encode(), digest_size=16).hexdigest()

@@ -85,17 +85,23 @@ def _hand_edits(spans: list[EntrySpan], file: ResidentFile, history: list[Candid
     last = last_written(history)
     since = f" since candidate {last[0].id[:12]} was {last[0].status}" if last else ""
     ids = {"candidate_id": last[0].id} if last else {}
+    left = set(last[1]) if last else set()
     out = []
     for span, cand in zip(spans, entry_provenance(entries, history)):
         if cand is None:
+            # An entry the last candidate found and left as it was predates it: written outside review, not
+            # "edited since" that candidate (which never touched it).
+            head = "Entry written by hand, not reviewed" if span.text in left or not last else \
+                f"Entry edited by hand{since}"
             out.append(finding(
-                "resident_hand_edit", f"edited by hand{since}: no reviewed candidate wrote this entry, yet it "
-                "reaches every prompt; to adopt it into review, propose it unchanged (`memzoi resident propose "
+                "resident_hand_edit", f"{head}. It reaches every prompt, but no reviewed candidate wrote this "
+                "entry; to adopt it into review, propose it unchanged (`memzoi resident propose "
                 f"--scope {file.scope} --action add --content …`): an add of an existing entry records the "
                 "review and leaves the file as it is", span.start, span.end, **ids))
     if not out and last is not None and last[1] != entries:
-        out.append(finding("resident_hand_edit", f"edited by hand{since}: an entry it left was removed or moved "
-                           "outside review; propose such changes as candidates to keep them audited", 0, top, **ids))
+        out.append(finding("resident_hand_edit", f"Entries changed by hand{since}. An entry it left was removed or "
+                           "moved outside review; propose such changes as candidates to keep them audited", 0, top,
+                           **ids))
     return out
 
 
@@ -207,3 +213,14 @@ def undoable(history: list[Candidate], entries: list[str]) -> Candidate | None:
     if last is None or last[0].status != "applied" or last[1] != entries:
         return None
     return last[0]
+
+
+def cap_status(text: str, file: ResidentFile) -> tuple[int, int, int, str]:
+    """``(used, cap, entries, line)`` of a resident file's ``text`` (an open buffer or the disk): characters used
+    against the cap (Zuno's count, delimiters included), the number of entries, and the line the editor shows (in
+    the hover, the code lens and the clients' status), e.g. ``project memory [63% — 1,390/2,200 chars], 4
+    entries``."""
+    entries = [s.text for s in entry_spans(text)]
+    used = char_count(entries)
+    noun = "entry" if len(entries) == 1 else "entries"
+    return used, file.cap, len(entries), f"{file.scope} memory {usage(used, file.cap)}, {len(entries)} {noun}"

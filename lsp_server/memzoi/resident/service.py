@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..config import MemzoiConfig
 from ..ledger import Refusal
+from ..ledger.model import rejection_reason
 from ..ledger.store import _step as step  # the ledger's fault hook: one hook drives the crash tests of both
 from ..promotion import confidence_bp, promotes
 from ..text import rust_trim
@@ -167,6 +168,33 @@ def _apply_locked(conn: sqlite3.Connection, root: Path, cand: Candidate, actor: 
     return _load(conn, cand.id)
 
 
+def preview_apply(project_root: str | Path, candidate_id: str, *, config: MemzoiConfig | None = None) -> dict:
+    """What approving the pending or failed candidate ``candidate_id`` would write, without writing or locking
+    (the review flow's diff, issue 28): ``{"operation": "approve", "summary", "reason", "candidateId", "files":
+    [{"path", "before", "after"}]}`` with the resident file's absolute ``path`` and its text before and after.
+    Raises :class:`Refusal` exactly as the approve would before writing (unknown, foreign or decided candidate,
+    locator, threat scan, cap)."""
+    from ..safety.redact import scrub
+    from .format import serialize
+    from .locator import project as project_entries
+    from .locator import check_cap
+
+    root = Path(project_root).resolve()
+    cand = _find(candidate_id)
+    file = _owned(root, cand, config)
+    if cand.action == "recover" or cand.status not in db.OPEN:
+        raise Refusal("not_applicable", f"candidate {cand.id} is {cand.status}; only a pending or failed candidate "
+                      "can be approved")
+    store = ResidentStore(file)
+    after = project_entries(store.entries, _operation(cand))
+    refuse_threats(after, file.accepted)
+    check_cap(file.scope, after, file.cap, store.entries)
+    return {"operation": "approve", "summary": f"approve {cand.action} candidate {cand.id} in {file.scope} memory",
+            "reason": cand.reason, "candidateId": cand.id,
+            "files": [{"path": str(file.path), "before": scrub(store.text) if store.exists else None,
+                       "after": scrub(serialize(after))}]}
+
+
 #: Why an agent's global-scope candidate waits although ``[promotion]`` would apply it (see :func:`_promotable`).
 GLOBAL_HELD = ("an agent's candidate for the global file always waits for a human: [promotion] in the repository's "
                ".memzoi/config.toml cannot write the memory every other checkout reads")
@@ -281,10 +309,8 @@ def reject(project_root: str | Path, candidate_id: str, *, actor: str, reason: s
     what another project's agents proposed. Raises :class:`Refusal` ``invalid_candidate`` without a reason,
     ``candidate_not_found``, ``not_rejectable`` unless the candidate is ``pending`` or ``failed``.
     """
-    why = rust_trim(reason or "")
+    why = rejection_reason(reason, code="invalid_candidate")  # the one rule, shared with proposals
     refuse_unencodable(reason=why, actor=actor)
-    if not why:
-        raise Refusal("invalid_candidate", "a rejection needs a reason (--reason)")
     root = Path(project_root).resolve()
     cand = _find(candidate_id)
     with _session(_owned(root, cand, config)) as conn:

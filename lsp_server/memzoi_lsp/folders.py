@@ -1,0 +1,75 @@
+"""Workspace folders added or removed while the server runs (``workspace/didChangeWorkspaceFolders``, which the
+server advertises): an added folder's project is registered and scanned like one given at start-up; a removed
+folder's projects are forgotten: their diagnostics cleared, their watcher stopped, their index closed, and later
+events under them ignored. pygls has already updated ``ls.workspace.folders`` when the handler runs."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from .documents import uri_to_path
+
+if TYPE_CHECKING:
+    from .server import MemzoiServer
+
+log = logging.getLogger("memzoi_lsp.folders")
+
+
+def register(server: "MemzoiServer") -> None:
+    """Register the workspace-folders notification handler."""
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_workspace_folders(ls: "MemzoiServer", params: types.DidChangeWorkspaceFoldersParams) -> None:
+        for folder in params.event.removed or []:
+            path = uri_to_path(folder.uri)
+            if path is not None:
+                forget_folder(ls, path)
+        for folder in params.event.added or []:
+            path = uri_to_path(folder.uri)
+            if path is not None:
+                ls.forgotten.discard(path.resolve())
+                ls.add_project(path)  # only looks at folder/.memzoi: never walks the folder
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def forget_folder(ls: "MemzoiServer", folder: Path) -> list[Path]:
+    """Forget every project at or below ``folder`` that no remaining workspace folder holds; returns their roots."""
+    folder = folder.resolve()
+    kept = [p.resolve() for p in (uri_to_path(f.uri) for f in ls.workspace.folders.values()) if p is not None]
+    gone = [root for root in list(ls.projects) if _inside(root, folder) and not any(_inside(root, k) for k in kept)]
+    for root in gone:
+        forget_project(ls, root)
+    return gone
+
+
+def forget_project(ls: "MemzoiServer", root: Path) -> None:
+    """Drop the project at ``root``: clear what was published for its files, stop watching it, close its index;
+    events under it no longer register it again (until its folder is added back or a file of it is opened)."""
+    from . import diagnostics, indexing, watch
+
+    project = ls.projects.pop(root, None)
+    if project is None:
+        return
+    ls.forgotten.add(root)
+    watch.unwatch_project(ls, project)
+    uris = {u for u in ls.published if (p := uri_to_path(u)) is not None and project.contains(p)}
+    uris |= {u for u in project.files if u in ls.published}
+    for uri in sorted(uris):
+        if not ls.docs.is_open(uri):
+            diagnostics.clear(ls, uri)
+        ls.docs.forget(uri)
+    ls.to_republish -= uris
+    if ls.pull_diagnostics:
+        ls.request_refresh()
+    ls.scan_executor.submit(indexing.close, project)  # on the scan thread, which owns the index connection
+    log.info("forgot project %s (its workspace folder was removed)", root)
+
+
+__all__ = ["forget_folder", "forget_project", "register"]

@@ -1,0 +1,132 @@
+"""``memzoi/inboxChanged`` from anywhere (issue 28, contract §2): the clients refresh their inbox views when the
+pending proposals or the resident candidates change, whoever changed them (the CLI, an agent over MCP, another
+editor, this server).
+
+- Pending proposals live under ``.memzoi/proposals/pending/``, which the server (or the client for it) already
+  watches: :func:`paths_changed` is called by :func:`memzoi_lsp.watch.process` with every batch.
+- Resident candidates live in one SQLite database in the runtime directory
+  (:func:`memzoi.resident.candidates.db_path`), outside every workspace: one watchfiles thread watches that
+  directory (not recursively) for the database's files, and a change of
+  :func:`memzoi.resident.candidates.signature` (computed off the loop) decides, so the events a mere read makes
+  (WAL and shared-memory files) notify nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+from .changes import INBOX_CHANGED, notify
+
+if TYPE_CHECKING:
+    from .server import MemzoiServer
+
+log = logging.getLogger("memzoi_lsp.inboxwatch")
+
+DEBOUNCE_S = 0.1
+
+
+def paths_changed(ls: "MemzoiServer", paths: Iterable[Path]) -> None:
+    """Notify when one of ``paths`` is (or was) a pending proposal, or a folder that holds them (a folder event
+    stands for the files in it, which a watcher may not report one by one)."""
+    for p in paths:
+        posix = Path(p).as_posix()
+        if ("/.memzoi/proposals/pending/" in posix
+                or posix.endswith(("/.memzoi", "/.memzoi/proposals", "/.memzoi/proposals/pending"))):
+            notify(ls, INBOX_CHANGED, {})
+            return
+
+
+class CandidateWatch:
+    """The watcher thread of the candidate database and the last signature seen (loop-owned)."""
+
+    def __init__(self, ls: "MemzoiServer") -> None:
+        self.ls = ls
+        self.stop_event = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.signature: str | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.checking = False
+
+    def start(self) -> None:
+        """Take the current signature and start watching (once)."""
+        if self.thread is not None or self.ls.stopping:
+            return
+        from memzoi.resident.candidates import DB_NAME
+        from memzoi.resident.store import runtime_root
+
+        try:
+            directory = runtime_root()
+        except Exception as err:  # an unusable runtime directory: the inbox still refreshes on request
+            log.info("not watching resident candidates: %s", err)
+            return
+        self.ls.spawn(self._check(initial=True))
+        self.thread = threading.Thread(target=self._run, args=(directory, DB_NAME), name="memzoi-inbox-watch",
+                                       daemon=True)
+        self.thread.start()
+
+    def _run(self, directory: Path, name: str) -> None:
+        import watchfiles
+
+        try:
+            for changes in watchfiles.watch(directory, stop_event=self.stop_event, recursive=False, debounce=50,
+                                            step=20, raise_interrupt=False, rust_timeout=500,
+                                            yield_on_timeout=False):
+                if not any(Path(p).name.startswith(name) for _, p in changes):
+                    continue
+                loop = self.ls.loop
+                if loop is None or loop.is_closed():
+                    return
+                loop.call_soon_threadsafe(self._schedule)
+        except Exception as err:  # a vanished directory must not kill the server
+            log.info("watching resident candidates stopped: %s", err)
+
+    def _schedule(self) -> None:
+        if self.ls.stopping or self.ls.loop is None:
+            return
+        if self.timer is not None:
+            self.timer.cancel()
+        self.timer = self.ls.loop.call_later(DEBOUNCE_S, lambda: self.ls.spawn(self._check()))
+
+    async def _check(self, initial: bool = False) -> None:
+        from memzoi.resident.candidates import signature
+
+        if self.checking:
+            self._schedule()  # a check is running: look again after it
+            return
+        self.checking = True
+        try:
+            now = await asyncio.get_running_loop().run_in_executor(None, _safe_signature, signature)
+        finally:
+            self.checking = False
+        if now is _UNREADABLE:
+            return
+        if now != self.signature:
+            self.signature = now
+            if not initial:
+                notify(self.ls, INBOX_CHANGED, {})
+
+    def stop(self) -> None:
+        """Stop the thread (shutdown)."""
+        self.stop_event.set()
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.thread is not None:
+            self.thread.join(timeout=1)
+
+
+_UNREADABLE = "unreadable"
+
+
+def _safe_signature(signature) -> str | None:
+    try:
+        return signature()
+    except Exception as err:  # a busy or damaged database: treat as unchanged until the next event
+        log.info("resident candidates unreadable: %s", type(err).__name__)
+        return _UNREADABLE
+
+
+__all__ = ["CandidateWatch", "paths_changed"]
