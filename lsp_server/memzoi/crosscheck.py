@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .crossfile import takes_part
+from .workspace import takes_part
 from .workspace import plane_entries
 
 if TYPE_CHECKING:  # the analysis is imported only where a file must be analysed

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 from .filefacts import FileFacts, Ref, facts_from_analysis, identity_token  # noqa: F401 - also imported from here
 from .findings import Finding, finding
 from .pathsafety import bears_secret, shown_id, shown_path
-from .workspace import MEMZOI_DIR, Role, below_plane
 
 if TYPE_CHECKING:
     from .analysis import Analysis
@@ -34,20 +33,6 @@ def _ref_key(r: Ref) -> str:
 
 def _scope(kind: str | None, ident: str | None) -> str:
     return f"`{kind}`" + (f" (id `{ident}`)" if ident else " (no scope id)")
-
-
-def takes_part(path: str, role: str) -> bool:
-    """Whether the file at ``path`` (any spelling whose parts name its folders: absolute, relative or a display
-    path) with placement ``role`` (a :class:`memzoi.workspace.Role` value) takes part in cross-file checks: the
-    records and packets :func:`memzoi.crosscheck.plane_paths` lists, and Markdown files outside any ``.memzoi``
-    folder given to ``memzoi check``. Reserved files (``index.md``/``log.md``) and stray files below ``.memzoi``
-    but outside ``records/`` and ``proposals/`` (``config.toml``, ``notes/x.md`` even with record frontmatter) do
-    not: Memzoi never reads them as records, so ``check`` and the language server scan them for secrets only. The
-    one rule both use."""
-    if role == Role.RESERVED.value:
-        return False
-    return not (role == Role.OTHER.value
-                and (not path.endswith(".md") or (MEMZOI_DIR in Path(path).parts and not below_plane(path))))
 
 
 class Workspace:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -198,9 +198,9 @@ class ProjectState:
         """Give the cross-file workspace the facts of ``key`` from ``source``: an analysis (nothing happens when the
         workspace already holds facts from this very analysis) or ready-made facts (a compact verdict's, compared
         with the facts held, so the same facts affect nothing). Returns the keys whose cross-file findings
-        changed. A file that takes no part in cross-file checks (:func:`memzoi.crossfile.takes_part`: a stray
+        changed. A file that takes no part in cross-file checks (:func:`memzoi.workspace.takes_part`: a stray
         file below ``.memzoi``, a reserved file) is kept out of the graph, as ``memzoi check`` keeps it out."""
-        from .crossfile import takes_part
+        from .workspace import takes_part
         from .filefacts import FileFacts
 
         path = self._path_of(key)

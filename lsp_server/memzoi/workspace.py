@@ -125,6 +125,21 @@ def below_plane(path: str | os.PathLike[str]) -> bool:
     return memzoi_dir is not None and rel[:1] in (("records",), ("proposals",))
 
 
+def takes_part(path: str, role: str) -> bool:
+    """Whether the file at ``path`` (any spelling whose parts name its folders: absolute, relative or a display
+    path) with placement ``role`` (a :class:`memzoi.workspace.Role` value) takes part in cross-file checks: the
+    records and packets :func:`memzoi.crosscheck.plane_paths` lists, and Markdown files outside any ``.memzoi``
+    folder given to ``memzoi check``. Reserved files (``index.md``/``log.md``) and stray files below ``.memzoi``
+    but outside ``records/`` and ``proposals/`` (``config.toml``, ``notes/x.md`` even with record frontmatter) do
+    not: Memzoi never reads them as records, so ``check`` and the language server scan them for secrets only. The
+    one rule both use."""
+    if role == Role.RESERVED.value:
+        return False
+    return not (role == Role.OTHER.value
+                and (not path.endswith(".md") or (MEMZOI_DIR in Path(path).parts and not below_plane(path))))
+
+
+
 def _strip_md(rel: str) -> str:
     return rel[:-3] if rel.endswith(".md") else rel
 
