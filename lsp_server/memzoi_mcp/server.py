@@ -27,7 +27,8 @@ examples:
   claude mcp add memzoi -- memzoi-mcp
 
 Without a .memzoi directory the server still starts; every tool then says how to create one (memzoi init).
-exit status: 0 when the client closes the connection, 2 on usage errors (a bad option)."""
+exit status: 0 when the client closes the connection, 2 on usage errors (a bad option, a --root that is not a
+directory)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -208,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"memzoi-mcp {__version__}")
         return 0
     explicit = Path(args.root) if args.root else None
+    if explicit is not None and not explicit.expanduser().is_dir():
+        print(f"memzoi-mcp: --root {args.root}: no such directory; pass the project's folder (the one holding "
+              ".memzoi, or where `memzoi init` should create it)", file=sys.stderr)
+        return 2
     per_minute = args.proposals_per_minute
     if per_minute is not None and per_minute < 0:
         print("memzoi-mcp: --proposals-per-minute must be 0 or more", file=sys.stderr)

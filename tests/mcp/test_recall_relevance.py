@@ -118,3 +118,42 @@ def test_the_relevance_set_on_memzois_own_records(memzoi_repo):
         assert search_memory(memzoi_repo, question, include_local=False)["results"] == [], question
         assert build_context_pack(memzoi_repo, question)["records"] == [], question
     print(f"relevance set: {hits}/{len(RELEVANT)} in the top 3, {len(UNRELATED)}/{len(UNRELATED)} unrelated empty")
+
+
+def test_compound_code_names_are_matched_by_their_parts(project):
+    from tests import builders
+
+    builders.write(project, builders.record_path("facts/token-mutex"), builders.record(
+        "facts/token-mutex", title="Token refreshes go through TokenMutex",
+        body="Every refresh takes the TokenMutex first; see auth/refresh_queue.py."))
+    for question in ("token mutex", "what is the token mutex?", "refresh queue"):
+        ids = [h["id"] for h in search_memory(project, question)["results"]]
+        assert "facts/token-mutex" in ids, (question, ids)
+    assert [h["id"] for h in search_memory(project, "token mutex", mode="all_words")["results"]] == [
+        "facts/token-mutex"]
+
+
+def test_records_left_out_of_a_pack_or_precheck_are_named_with_their_reasons(project):
+    from tests import builders
+
+    text = builders.edit(builders.record("warnings/auth-visible", type="warning", title="Auth refresh is fragile",
+                                         body="Refreshing the auth token twice logs the user out.",
+                                         applies_to=["src/auth"]),
+                         "visibility: repo", "visibility: private")
+    builders.write(project, builders.record_path("warnings/auth-visible"), text)
+    pack = build_context_pack(project, "refresh the auth token", paths=["src/auth/x.ts"])
+    left = {w["id"]: w["reasons"] for w in pack["withheld"]}
+    assert "warnings/auth-visible" in left and left["warnings/auth-visible"]
+    assert all(e["id"] != "warnings/auth-visible" for e in pack["records"])
+    from memzoi.agent.recall import precheck_path
+
+    pre = precheck_path(project, "src/auth/x.ts")
+    assert "warnings/auth-visible" in {w["id"] for w in pre["withheld"]}
+
+
+def test_a_refused_path_is_not_echoed(project):
+    s = tools.Session(project, "agent", tools.RateLimit(20))
+    odd = "../secret-looking-" + "value"
+    res = tools.call(s, "precheck_path", {"path": odd})
+    assert res.is_error and res.data["error"]["code"] == "invalid_value"
+    assert "secret-looking" not in res.text and "secret-looking" not in repr(res.data)

@@ -184,6 +184,9 @@ def test_usage_errors_and_help(tmp_path, home):
     bad = subprocess.run([str(SERVER), "--proposals-per-minute", "-1"], capture_output=True, text=True,
                          stdin=subprocess.DEVNULL, env={**os.environ, "MEMZOI_HOME": str(home)}, timeout=60)
     assert bad.returncode == 2 and bad.stdout == "" and "must be 0 or more" in bad.stderr
+    typo = subprocess.run([str(SERVER), "--root", str(tmp_path / "no-such-folder")], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, env={**os.environ, "MEMZOI_HOME": str(home)}, timeout=60)
+    assert typo.returncode == 2 and typo.stdout == "" and "no such directory" in typo.stderr
     helped = subprocess.run([str(SERVER), "--help"], capture_output=True, text=True, timeout=60)
     assert helped.returncode == 0 and "examples:" in helped.stdout and "exit status" in helped.stdout
 

@@ -84,10 +84,38 @@ def idf(df: int, total: int) -> float:
     return math.log((total - df + 0.5) / (df + 0.5) + 1.0)
 
 
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_A-Za-z]+", flags=re.UNICODE)
+
+
+def words_of(text: str) -> set[str]:
+    """The case-folded words of ``text``, and the parts of compound words (``TokenMutex`` → ``token``, ``mutex``;
+    ``snake_case`` → ``snake``, ``case``): code names are how memories name things."""
+    out = set()
+    for w in _WORD.findall(text):
+        out.add(w.casefold())
+        parts = _PART.findall(w)
+        if len(parts) > 1:
+            out.update(p.casefold() for p in parts)
+    return out
+
+
 def matched(query_terms: Iterable[str], text: str) -> set[str]:
-    """The terms of ``query_terms`` that begin a word of ``text`` (case-folded), as the index matches them."""
-    words = {w.casefold() for w in _WORD.findall(text)}
+    """The terms of ``query_terms`` that begin a word of ``text`` or a part of a compound word (:func:`words_of`),
+    case-folded, as the index matches a prefix."""
+    words = words_of(text)
     return {t for t in query_terms if any(w.startswith(t) for w in words)}
+
+
+def candidates_match(text: str, mode: str) -> str | None:
+    """The FTS5 expression that finds the candidates of a ``mode`` query: any term for ``natural`` and
+    ``all_words`` (a record whose compound word holds a term is found through another term, then every term is
+    checked with :func:`matched`), the phrase for ``phrase``."""
+    return fts_match(text, mode) if mode != "all_words" else _any_words(text)
+
+
+def _any_words(text: str) -> str | None:
+    found = [w.casefold() for w in _WORD.findall(text)[:32]]
+    return " OR ".join(_quoted(t) + "*" for t in found) if found else None
 
 
 def coverage(query_terms: list[str], hit: set[str], weights: Mapping[str, float]) -> float:

@@ -88,8 +88,8 @@ def normalize_path(path: str, root: Path | None = None) -> str:
         p = p[2:]
     pure = PurePosixPath(p)
     if not p or pure.is_absolute() or ".." in pure.parts or (len(p) > 1 and p[1] == ":"):
-        where = "inside the project or " if root is not None else ""
-        raise Refusal("invalid_value", f"path must be {where}relative to the repository root without `..`: {path!r}")
+        where = "inside the project or " if root is not None else ""  # the value is not echoed: it may be anything
+        raise Refusal("invalid_value", f"`path` must be {where}relative to the repository root, without `..`")
     return p
 
 
@@ -150,12 +150,18 @@ class Reader:
 
     def usable(self, rec: dict[str, Any], withheld: list[dict[str, Any]]) -> bool:
         """Whether the record row may be handed to a model: admitted and without :data:`UNSAFE_CODES` findings.
-        An unsafe one is appended to ``withheld`` as ``{"id", "reasons"}`` (never its text)."""
+        One that is not is appended to ``withheld`` as ``{"id", "reasons"}`` (the unsafe codes, or the codes that
+        refused its admission; never its text), so a caller can say what it left out."""
         unsafe = self.unsafe(rec["path"])
         if unsafe:
             withheld.append({"id": rec["id"], "reasons": unsafe})
             return False
-        return bool(rec["admitted"])
+        if not rec["admitted"]:
+            row = self.db.execute("SELECT refusals FROM files WHERE path = ?", (rec["path"],)).fetchone()
+            reasons = sorted(set(json.loads(row[0]))) if row and row[0] else []
+            withheld.append({"id": rec["id"], "reasons": reasons or ["not_admitted"]})
+            return False
+        return True
 
     def active(self) -> list[dict[str, Any]]:
         """Active, current repository records, admitted or not (a pack or precheck uses the admitted ones and

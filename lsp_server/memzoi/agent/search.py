@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..safety.redact import scrub
-from .query import fts_match, matched, relevant, score, terms
+from .query import candidates_match, matched, relevant, score, terms
 from .recall import Reader, _applies, _excerpt, best_binding, normalize_path, withheld
 
 
@@ -42,7 +42,7 @@ def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "recor
     Each hit: ``kind, id, path, title, type, lane, status, current, excerpt, unsafe, score, tags, provenance``."""
     where = normalize_path(path, root) if path else None
     kinds = ("record", "proposal") if kind == "all" else (kind,)
-    match = fts_match(query, mode)
+    match = candidates_match(query, mode)
     wanted = _query_terms(query, mode)
     want_tags = {t.casefold() for t in tags or []}
     out: list[dict[str, Any]] = []
@@ -61,8 +61,9 @@ def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "recor
             if where and best_binding(_applies(row) if h.kind == "record" else _packet_paths(r.root / h.path),
                                       [where])[0] == 0:
                 continue
-            cover = relevant(wanted, matched(wanted, f"{h.title}\n{row.get('body', '')}"), weights)
-            if mode == "natural" and cover is None:
+            got = matched(wanted, f"{h.title}\n{row.get('body', '')}")
+            cover = relevant(wanted, got, weights)
+            if (mode == "natural" and cover is None) or (mode == "all_words" and got != set(wanted)):
                 continue
             unsafe = r.unsafe(h.path)
             out.append({  # an unsafe title is withheld too: it can be the attack itself

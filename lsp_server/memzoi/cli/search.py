@@ -34,7 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                2: "usage error (a bad --limit), or not inside a project"})
     p.add_argument("query", nargs="+", metavar="QUERY", help="words to find (all must match; prefixes match)")
     p.add_argument("--limit", type=int, default=10, help="at most this many results (default 10)")
-    p.add_argument("--kind", choices=["record", "proposal", "all"], default="all", help="what to search")
+    p.add_argument("--kind", choices=["record", "proposal", "all"], default="all",
+                   help="what to search: records, pending proposals, or both (default: all)")
     add_common(p, actor=False)
     add_progress_option(p)
     p.set_defaults(func=run)
