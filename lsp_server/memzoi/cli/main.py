@@ -20,7 +20,7 @@ from .. import __version__
 
 #: Command modules, in help order (``-`` in a command name is ``_`` in its module's). Each has
 #: ``register(subparsers)`` which sets ``func`` on its parser.
-COMMANDS = ["init", "check", "upgrade", "proposals", "local", "checkpoint", "supersede", "tombstone", "materialize", "reattest", "undo", "history", "reconcile", "resident", "rebuild", "search", "doctor", "explain", "schema", "completion"]
+COMMANDS = ["init", "check", "upgrade", "proposals", "local", "checkpoint", "session-end", "supersede", "tombstone", "materialize", "reattest", "undo", "history", "reconcile", "resident", "rebuild", "search", "doctor", "explain", "schema", "completion"]
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
