@@ -41,7 +41,7 @@ from . import operations as ops
 from .common import PENDING, concept_slug, reserve_packet_id, verified
 from .local import _VISIBLE as _LOCAL_VISIBLE
 from .local import CREDENTIAL_CODES, content_codes
-from .propose import Blocked, Draft, check_values, find_duplicate, packet_data, proposal_id, screen
+from .propose import Blocked, Draft, check_scannable, check_values, find_duplicate, packet_data, proposal_id, screen
 from .session_input import Candidate, SessionEnd, parse_session_end
 
 OPERATION = "session_end"
@@ -111,7 +111,11 @@ def classify(root: Path, doc: SessionEnd, actor: str) -> list[dict[str, Any]]:
                 except Refusal as err:
                     codes.append(err.code)
         elif c.destination in ("local", "session"):
-            codes = content_codes(c.title, c.body, among=CREDENTIAL_CODES)
+            try:
+                check_scannable(f"{c.title}\n{c.body}", f"candidates[{c.index}]")
+                codes = content_codes(c.title, c.body, among=CREDENTIAL_CODES)
+            except Refusal as err:
+                codes = [err.code]
             if c.sensitivity == "secret":
                 codes.append("sensitivity_secret")
         if codes:
