@@ -255,3 +255,31 @@ def test_failed_runtime_write_records_nothing(project, monkeypatch):
     assert err.value.code == "disk_full"
     assert _state(project) == (0, 0, 0)
     assert L.history(project) == []
+
+
+def test_crash_at_every_step_leaves_all_or_nothing(tmp_path, monkeypatch):
+    """A process killed (``os._exit``) at each numbered step: after the next command's reconciliation the packets,
+    the local record and the checkpoint are all there or none is; or, killed between two file switches, the change
+    is ``uncertain`` (the ledger never guesses; Memzoi makes no crash-atomicity claim across several renames either)
+    with no runtime row visible, and the explicit recovery ``restore-before`` removes the packet already written."""
+    from ..ledger.faults import CRASH_EXIT, run_child
+
+    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
+    probe = tmp_path / "probe"
+    (probe / ".memzoi" / "records").mkdir(parents=True)
+    steps = _steps(probe)
+    seen = set()
+    for n in range(1, len(steps) + 1):
+        root = tmp_path / f"c{n}"
+        (root / ".memzoi" / "records").mkdir(parents=True)
+        code, _ = run_child(lambda root=root: route(root, TWO_PACKETS), crash_at=n)
+        assert code == CRASH_EXIT
+        state = _state(root)
+        if state not in ((0, 0, 0), (2, 1, 1)):
+            [change] = L.history(root)
+            assert change.status == "uncertain" and state[1:] == (0, 0), (steps[n - 1], state)
+            L.recover(root, change.id, "restore-before", actor="dev")
+            state = _state(root)
+            assert state == (0, 0, 0), steps[n - 1]
+        seen.add(state)
+    assert seen == {(0, 0, 0), (2, 1, 1)}
