@@ -283,3 +283,15 @@ def test_crash_at_every_step_leaves_all_or_nothing(tmp_path, monkeypatch):
             assert state == (0, 0, 0), steps[n - 1]
         seen.add(state)
     assert seen == {(0, 0, 0), (2, 1, 1)}
+
+
+def test_a_lone_surrogate_is_refused_not_stored(project):
+    text = doc(candidate("local", "Escaped", "bad SURROGATE escape")).replace("SURROGATE", "\\ud800")
+    assert "bad \\ud800 escape" in text  # a YAML escape of a lone surrogate
+    with pytest.raises(L.Refusal) as err:
+        route(project, text)
+    assert err.value.code == "invalid_session_end"  # yaml_syntax here, or the field named as a lone surrogate
+    with pytest.raises(L.Refusal) as err:
+        C.add_checkpoint(project, task="T", body="bad \ud800", actor="dev", now=T0)
+    assert err.value.code == "invalid_encoding"
+    assert list_local(project) == [] and C.list_checkpoints(project)[1] == []

@@ -140,6 +140,11 @@ def check_content(task: str, body: str) -> None:
         raise Refusal("invalid_value", "--task must not be empty")
     if not body.strip():
         raise Refusal("empty_body", "the checkpoint note is empty: give --note TEXT or --from-file FILE with text")
+    from .session_input import encodable
+
+    if not (encodable(task) and encodable(body)):
+        raise Refusal("invalid_encoding", "the task or note holds text that is not valid UTF-8 (a lone surrogate); "
+                      "re-save the file as UTF-8 or fix the argument")
     check_scannable(task + "\n" + body, "the checkpoint")
     codes = content_codes(task, body, among=CREDENTIAL_CODES)
     if codes:

@@ -85,12 +85,28 @@ def _fail(where: str, what: str) -> Refusal:
                    "docs/runtime-plane.md)")
 
 
+def encodable(text: str) -> bool:
+    """True when ``text`` encodes as UTF-8 (no lone surrogate, e.g. from a YAML ``\\uD800`` escape)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _checked(value: str, where: str, name: str) -> str:
+    if not encodable(value):
+        raise _fail(where, f"{name} holds a lone surrogate (a `\\u` escape such as `\\uD800`), which cannot be "
+                    "stored as UTF-8; remove it")
+    return value
+
+
 def _strings(value: Any, where: str, name: str) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise _fail(where, f"{name} must be a list of non-empty strings")
-    return [v.strip() for v in value]
+    return [_checked(v.strip(), where, name) for v in value]
 
 
 def _text(item: dict[str, Any], key: str, where: str) -> str:
@@ -99,7 +115,7 @@ def _text(item: dict[str, Any], key: str, where: str) -> str:
         return ""
     if not isinstance(value, str):
         raise _fail(where, f"{key} must be a string")
-    return value
+    return _checked(value, where, key)
 
 
 def _candidate(i: int, item: Any, where: str) -> Candidate:
@@ -120,6 +136,8 @@ def _candidate(i: int, item: Any, where: str) -> Candidate:
     for key, value in (("sensitivity", sens), ("content_class", cls)):
         if value is not None and not isinstance(value, str):
             raise _fail(at, f"{key} must be a string")
+        if value is not None:
+            _checked(value, at, key)
     cand = Candidate(
         index=i, destination=dest, type=_text(item, "type", at), lane=_text(item, "lane", at),
         title=_text(item, "title", at), body=_text(item, "body", at),
@@ -171,6 +189,7 @@ def parse_session_end(text: str, where: str) -> SessionEnd:
     task = doc.get("task")
     if not isinstance(task, str) or not task.strip():
         raise _fail(where, "`task` must be a non-empty string")
+    _checked(task, where, "task")
     items = doc.get("candidates")
     if not isinstance(items, list):
         raise _fail(where, "`candidates` must be a list")
