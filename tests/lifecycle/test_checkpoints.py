@@ -180,3 +180,24 @@ def test_schema_4_ledger_upgrades_in_place(project):
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
     conn.close()
+
+
+def test_racing_identical_retries_create_one_checkpoint(project):
+    """Two processes send the same operation at once: one creates, the other replays (or waits and replays)."""
+    if not hasattr(os, "fork"):  # pragma: no cover - Windows
+        pytest.skip("forks two processes (POSIX only)")
+    pids = []
+    for _ in range(2):
+        pid = os.fork()
+        if pid == 0:  # child
+            code = 0
+            try:
+                add(project, operation_id="race-1", expected_version=0)
+            except BaseException:  # noqa: BLE001 - report through the exit code, never unwind into pytest
+                code = 1
+            os._exit(code)
+        pids.append(pid)
+    codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids]
+    assert codes == [0, 0]
+    version, items = C.list_checkpoints(project)
+    assert version == 1 and len(items) == 1
