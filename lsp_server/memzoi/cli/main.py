@@ -18,8 +18,11 @@ from importlib import import_module
 
 from .. import __version__
 
-#: Command modules, in help order. Each has ``register(subparsers)`` which sets ``func`` on its parser.
-COMMANDS = ["init", "check", "upgrade", "proposals", "local", "supersede", "tombstone", "materialize", "reattest", "undo", "history", "reconcile", "resident", "rebuild", "search", "integrate", "export", "mcp", "doctor", "explain", "schema", "completion"]
+#: Command modules, in help order (``-`` in a command name is ``_`` in its module's). Each has
+#: ``register(subparsers)`` which sets ``func`` on its parser.
+COMMANDS = ["init", "check", "upgrade", "proposals", "local", "checkpoint", "session-end", "supersede", "tombstone",
+            "materialize", "reattest", "undo", "history", "reconcile", "resident", "rebuild", "search", "integrate",
+            "export", "mcp", "doctor", "explain", "schema", "completion"]
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -36,7 +39,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         if only is None or name == only:
-            import_module(f"{__package__}.{name}").register(sub)
+            import_module(f"{__package__}.{name.replace('-', '_')}").register(sub)
     return parser
 
 

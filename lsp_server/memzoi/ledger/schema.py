@@ -80,11 +80,40 @@ CREATE TABLE IF NOT EXISTS local_candidate (
     created_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS local_candidate_hash ON local_candidate(body_hash);
+""" + """
+CREATE TABLE IF NOT EXISTS checkpoint (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    change_id TEXT NOT NULL REFERENCES change(id),
+    task TEXT NOT NULL,
+    title TEXT NOT NULL,
+    body TEXT NOT NULL,
+    source_kind TEXT NOT NULL CHECK (source_kind IN ('note', 'file', 'session_end')),
+    status TEXT NOT NULL CHECK (status IN ('open', 'closed')),
+    version INTEGER NOT NULL DEFAULT 1,
+    started_at TEXT NOT NULL,
+    last_continued_at TEXT,
+    closed_at TEXT,
+    predecessor_id TEXT,
+    generation INTEGER NOT NULL DEFAULT 1,
+    lineage_json TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runtime_operation (
+    operation_id TEXT PRIMARY KEY,
+    command TEXT NOT NULL,
+    input_fingerprint TEXT NOT NULL,
+    change_id TEXT REFERENCES change(id),
+    outcome_json TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
 """
 #: 2: the ``mcp`` source and ``local_candidate``; 3: ``change_file`` keeps digest and size instead of bytes
 #: that held a secret (:class:`Purged`); 4: local candidates and records keep ``applies_to`` (Memzoi's local
-#: records carry paths too: its ``memory_path`` rows).
-_USER_VERSION = 4
+#: records carry paths too: its ``memory_path`` rows); 5: session checkpoints (``checkpoint``) and the recorded
+#: outcomes of caller-controlled operation ids (``runtime_operation``).
+_USER_VERSION = 5
 _APPLIES_TO = "applies_to_json TEXT NOT NULL DEFAULT '[]'"
 _DIGEST_COLUMNS = ("before_digest TEXT", "before_size INTEGER", "after_digest TEXT", "after_size INTEGER")
 #: Version 1 lacked the ``mcp`` source and ``local_candidate``. SQLite cannot alter a CHECK constraint, so the
@@ -150,15 +179,14 @@ def migrate(conn: sqlite3.Connection, path: object) -> None:
     if version == 0:
         conn.executescript(_SCHEMA)
         conn.execute(f"PRAGMA user_version={_USER_VERSION}")
-    elif version == 1:
-        _migrate_from_1(conn)
-        _migrate_v2(conn)
-        _migrate_v3(conn)
-    elif version == 2:
-        _migrate_v2(conn)
-        _migrate_v3(conn)
-    elif version == 3:
-        _migrate_v3(conn)
+    elif version in (1, 2, 3, 4):
+        if version == 1:
+            _migrate_from_1(conn)
+        if version <= 2:
+            _migrate_v2(conn)
+        if version <= 3:
+            _migrate_v3(conn)
+        _migrate_v4(conn)
     elif version != _USER_VERSION:
         raise Refusal("ledger_schema", f"{path}: unsupported ledger schema version {version}; upgrade memzoi-lsp")
 
@@ -217,6 +245,22 @@ def _migrate_v3(conn: sqlite3.Connection) -> None:
             for table in ("local_candidate", "local_record"):
                 if "applies_to_json" not in {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}:
                     conn.execute(f"ALTER TABLE {table} ADD COLUMN {_APPLIES_TO}")
+            conn.execute("PRAGMA user_version=4")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _migrate_v4(conn: sqlite3.Connection) -> None:
+    """Schema 4 → 5: the ``checkpoint`` and ``runtime_operation`` tables (new, empty; no row changes). One
+    transaction; a concurrent opener waits, then sees 5."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == 4:
+            for stmt in _SCHEMA.split(";"):  # only the new tables are created (all IF NOT EXISTS)
+                if stmt.strip():
+                    conn.execute(stmt)
             conn.execute(f"PRAGMA user_version={_USER_VERSION}")
     except BaseException:
         conn.execute("ROLLBACK")
