@@ -6,7 +6,12 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # bindfs (a FUSE mount whose ctime follows the mtime) for tests/test_fuse_freshness.py
-command -v bindfs >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q bindfs >/dev/null
+# (the package lists may be missing on a new machine: update them once when the install fails)
+if ! command -v bindfs >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q --no-install-recommends bindfs >/dev/null 2>&1 ||
+    { apt-get update >/dev/null && apt-get install -y -q --no-install-recommends bindfs >/dev/null; }
+fi
 bash "$here/install_emacs.sh"
 bash "$here/install_code_server.sh" >/dev/null
 bash "$here/install_agent_clients.sh" >/dev/null
