@@ -155,16 +155,16 @@ def _drift(text: str, spans: list[EntrySpan], cap: int, top: int) -> list[Findin
     out = []
     mixed = mixed_endings(text)
     if mixed:
-        out.append(finding("resident_drift", f"LineEndings: the file mixes {mixed} line endings, so a write could "
+        out.append(finding("resident_drift", f"the file mixes {mixed} line endings, so a write could "
                            "not keep its other entries' bytes; writes make a .bak copy and are refused until it is "
                            "re-saved with one line-ending style", 0, top))
     if not round_trips(text):
-        out.append(finding("resident_drift", "RoundTrip: the file is not in the form memzoi writes (entries "
+        out.append(finding("resident_drift", "the file is not in the form memzoi writes (entries "
                            "trimmed, joined by a line holding only §, no empty entries); writes make a .bak copy "
                            "and are refused until it is", 0, top))
     for s in spans:
         if len(s.text) > cap:
-            out.append(finding("resident_drift", f"EntryOverflow: this entry has {len(s.text):,} characters, more "
+            out.append(finding("resident_drift", f"this entry is too long: it has {len(s.text):,} characters, more "
                                f"than the whole cap of {cap:,}; shorten or split it", s.start, s.end))
     return out
 
