@@ -242,6 +242,20 @@ def test_an_unparsable_config_is_an_error_at_its_position(capsys, workspace):
     assert code == 1 and "config.toml:1:9: invalid_config invalid TOML" in out and "uses its default" in out
 
 
+@pytest.mark.parametrize("text, line", [
+    ('[rules]\ndisabled = ["session_token",\n', 2),
+    ('# settings\n[mcp]\nproposals_per_minute = 3\n[rules]\ndisabled = [\n  "session_token",\n', 5),
+    ('[project]\nid = """demo\n\n', 2),
+])
+def test_a_value_never_closed_is_reported_where_it_starts(capsys, workspace, text, line):
+    """tomllib names no line for a value that runs to the end ("at end of document"): the finding is placed on
+    the line where that value starts, not at 1:1."""
+    (workspace / ".memzoi" / "config.toml").write_text(text, encoding="utf-8")
+    code, out, _ = run(capsys, "check", str(workspace / ".memzoi" / "config.toml"))
+    assert code == 1 and f"config.toml:{line}:1: invalid_config invalid TOML" in out, out
+    assert "never closed" in out and "end of document" not in out
+
+
 def test_a_config_file_given_by_name_is_checked_as_configuration(capsys, tmp_path):
     """`memzoi check .memzoi/config.toml` checks the settings (and scans the file for secrets: it is committed)
     instead of reporting missing frontmatter."""
