@@ -242,6 +242,20 @@ def test_an_unparsable_config_is_an_error_at_its_position(capsys, workspace):
     assert code == 1 and "config.toml:1:9: invalid_config invalid TOML" in out and "uses its default" in out
 
 
+@pytest.mark.parametrize("text, line", [
+    ('[rules]\ndisabled = ["session_token",\n', 2),
+    ('# settings\n[mcp]\nproposals_per_minute = 3\n[rules]\ndisabled = [\n  "session_token",\n', 5),
+    ('[project]\nid = """demo\n\n', 2),
+])
+def test_a_value_never_closed_is_reported_where_it_starts(capsys, workspace, text, line):
+    """tomllib names no line for a value that runs to the end ("at end of document"): the finding is placed on
+    the line where that value starts, not at 1:1."""
+    (workspace / ".memzoi" / "config.toml").write_text(text, encoding="utf-8")
+    code, out, _ = run(capsys, "check", str(workspace / ".memzoi" / "config.toml"))
+    assert code == 1 and f"config.toml:{line}:1: invalid_config invalid TOML" in out, out
+    assert "never closed" in out and "end of document" not in out
+
+
 def test_a_config_file_given_by_name_is_checked_as_configuration(capsys, tmp_path):
     """`memzoi check .memzoi/config.toml` checks the settings (and scans the file for secrets: it is committed)
     instead of reporting missing frontmatter."""
@@ -279,3 +293,23 @@ def test_a_path_argument_too_long_or_bearing_a_secret_is_named_as_such(capsys, t
     token = "gh" + "p_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"  # assembled: no credential shape in the source
     code, _, err = run(capsys, "check", str(records / f"{token}.md"))
     assert code == 2 and "no such file" in err and token not in err and "<redacted-path:" in err
+
+
+def test_a_credential_in_config_toml_is_worded_for_that_file(capsys, workspace):
+    """config.toml has no body and is not a memory: a key in a comment is reported "in this file", and the
+    value is never printed. The key is built at run time."""
+    import random
+    import string
+
+    key = "AKIA" + "".join(random.Random(7).choice(string.ascii_uppercase + "234567") for _ in range(16))
+    (workspace / ".memzoi" / "config.toml").write_text(f"# old deploy key {key}\n", encoding="utf-8")
+    code, out, err = run(capsys, "check", str(workspace / ".memzoi" / "config.toml"), "--json")
+    assert code == 1 and key not in out + err
+    (f,) = [f for f in json.loads(out)["findings"] if f["code"] == "credential_token"]
+    assert "in this file" in f["message"] and "body" not in f["message"] and "memory" not in f["message"], f
+    # a record keeps the memory wording
+    (workspace / ".memzoi" / "records" / "rec-x.md").write_text(VALID + f"\nOld key {key}\n", encoding="utf-8")
+    code, out, err = run(capsys, "check", str(workspace / ".memzoi" / "records" / "rec-x.md"), "--json")
+    assert key not in out + err
+    messages = [f["message"] for f in json.loads(out)["findings"] if f["code"] == "credential_token"]
+    assert messages and all("in the body" in m and "memory" in m for m in messages), messages

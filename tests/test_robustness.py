@@ -253,7 +253,8 @@ def test_every_os_error_is_one_line_naming_the_file(tmp_path, monkeypatch, capsy
         error = json.loads(out)["error"]
         assert error["code"] != "os_error" and error["message"].startswith("/x/.memzoi/records/a.md: ")
     else:
-        assert out == "" and err.count("\n") == 1 and err.startswith("memzoi: /x/.memzoi/records/a.md: ")
+        assert out == "" and err.count("\n") == 1 and err.startswith("memzoi: ")
+        assert err.split(": ", 2)[2].startswith("/x/.memzoi/records/a.md: ")  # memzoi: CODE: FILE: …
 
 
 def test_an_unexpected_exception_is_an_internal_error_line(tmp_path, monkeypatch, capsys):

@@ -208,7 +208,7 @@ def _scanned_only(text: str, path: str | os.PathLike[str] | None, placement: Pla
                 start + 3,
             )
         )
-    scanned = safety_findings(doc, placement, config)
+    scanned = safety_findings(doc, placement, config, memory=markdown)
     if is_config_file(path):
         # the project configuration: its own problems, and its [rules] code names are not secrets
         scanned = quiet_rule_names(text, scanned) + config_findings(text)

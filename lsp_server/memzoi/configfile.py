@@ -80,11 +80,42 @@ def _line_end(text: str, start: int) -> int:
     return len(text) if end < 0 else end
 
 
+#: What tomllib says, without a line, when a value (an array, an inline table, a multi-line string) opened
+#: somewhere is never closed.
+_AT_END = "(at end of document)"
+
+
+def unclosed_line(text: str) -> int | None:
+    """The 1-based line where the value that runs to the end of ``text`` starts: the line after the longest prefix
+    of whole lines that is valid TOML (tomllib reports such an error only "at end of document"), or ``None`` when
+    ``text`` has no such line. Used only for a file that fails to parse; a config file is small."""
+    import tomllib
+
+    lines = text.splitlines(keepends=True)
+    for n in range(len(lines) - 1, -1, -1):
+        try:
+            tomllib.loads("".join(lines[:n]))
+        except (tomllib.TOMLDecodeError, RecursionError):
+            continue
+        return n + 1
+    return None
+
+
+def _position(text: str, problem: ConfigProblem) -> tuple[int | None, int | None]:
+    """``(line, column)`` of a TOML syntax error: as tomllib named it, or for an error only "at end of document"
+    the line where the unclosed value starts (:func:`unclosed_line`)."""
+    if problem.line is None and not problem.loc and _AT_END in problem.message:
+        return unclosed_line(text), 1
+    return problem.line, problem.column
+
+
 def locate(text: str, problem: ConfigProblem) -> tuple[int, int]:
-    """The span of ``problem`` in the configuration ``text``: the named position (a TOML syntax error) to the end
-    of its line; else the deepest statement its location names, narrowed to the named list item; else the table's
-    header; else the start of the file."""
-    if problem.line is not None:
+    """The span of ``problem`` in the configuration ``text``: the named position (a TOML syntax error; for a value
+    never closed, the line where it starts) to the end of its line; else the deepest statement its location names,
+    narrowed to the named list item; else the table's header; else the start of the file."""
+    line, column = _position(text, problem)
+    if line is not None:
+        problem = ConfigProblem(problem.loc, problem.message, line, column)
         starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
         line = min(max(problem.line, 1), len(starts)) - 1
         start = min(starts[line] + max((problem.column or 1) - 1, 0), len(text))
@@ -122,7 +153,10 @@ def config_findings(text: str) -> list[Finding]:
     out = []
     for problem in loaded.problems:
         start, end = locate(text, problem)
-        out.append(finding("invalid_config", f"{problem.message}; `memzoi check` fails until the configuration is "
+        message = problem.message
+        if _position(text, problem)[0] != problem.line:  # placed on the line of a value never closed
+            message = message.replace(_AT_END, "(the value starting here is never closed)")
+        out.append(finding("invalid_config", f"{message}; `memzoi check` fails until the configuration is "
                            "valid", start, end, setting=".".join(problem.loc[:2])))  # a key path, never a value
     return out
 
@@ -156,4 +190,4 @@ def quiet_rule_names(text: str, found: list[Finding]) -> list[Finding]:
     return [f for f in found if f.code not in detectors or not any(s <= f.start and f.end <= e for s, e in spans)]
 
 
-__all__ = ["config_findings", "is_config_file", "locate", "quiet_rule_names", "rule_name_spans"]
+__all__ = ["config_findings", "is_config_file", "locate", "quiet_rule_names", "rule_name_spans", "unclosed_line"]

@@ -11,6 +11,7 @@ reports runtime paths other users may read or enter (``runtime_modes``) before o
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +48,12 @@ def diagnose(root: Path) -> dict[str, Any]:
               "records root")
     elif records.is_dir():
         check("records_root", "ok", f"{records} exists")
+    elif memzoi_dir.is_dir():  # a project whose records folder is gone: init recreates it, keeping every file
+        check("records_root", "warning", f"no `.memzoi/records` directory at {root}",
+              f"run `memzoi init {shlex.quote(str(root))}` to recreate the missing .memzoi folders (existing files are kept)")
     else:
         check("records_root", "warning", f"no `.memzoi/records` directory at {root}",
-              "run doctor from inside the project, or pass --root PROJECT")
+              "run doctor from inside the project, or pass --root PROJECT (or `memzoi init` to start one here)")
 
     top = worktree_root(root)
     if top is None:
@@ -63,9 +67,9 @@ def diagnose(root: Path) -> dict[str, Any]:
     if loose:
         shown = _sample([f"{p} ({mode:04o})" for p, mode in loose])
         check("runtime_modes", "warning", f"{len(loose)} runtime path(s) readable or writable by other users: "
-              f"{shown}; runtime state may hold private memory", "chmod 700 the runtime directories and 600 the "
-              "files under them (memzoi does it when it next opens them: any lifecycle command or `memzoi rebuild` "
-              "for the project's, any `memzoi resident` command for the resident database and locks)")
+              f"{shown}; runtime state may hold private memory", "run `memzoi rebuild` (it makes the project's "
+              "runtime directory private again: folders 0700, files 0600, exports included) and, for the resident "
+              "database and locks, any `memzoi resident` command; or chmod 700 the folders and 600 the files")
     else:
         check("runtime_modes", "ok", "runtime directories are 0700 and files 0600 (private to this user)")
 
@@ -125,7 +129,7 @@ def diagnose(root: Path) -> dict[str, Any]:
                               "report the internal error with the output of `memzoi --debug rebuild`")
         except RuntimeStateError as err:  # IndexUnavailable included: named, with what to do
             step = err.advice if err.advice and err.code != "corrupt_database" else \
-                f"remove {db} and run `memzoi rebuild`"
+                "run `memzoi rebuild` (it replaces a damaged index)"
             check("index", "warning", err.message, step)
     writable = os.access(db.parent, os.W_OK) if db.parent.exists() else True
     if not writable:

@@ -151,7 +151,7 @@ def export(root: Path, targets: list[str] | None = None, *, output: str | None =
 
 def _write(root: Path, path: Path, data: bytes, *, actor: str, source: str, private: bool) -> dict[str, Any]:
     """Write one projection: ledgered when ``path`` is inside ``root``, else a guarded atomic swap (the runtime
-    exports directory is created private, mode 0700)."""
+    exports directory is private: mode 0700, its files 0600, also those an earlier version left readable)."""
     from .fsutil import swap_file
 
     try:
@@ -164,14 +164,18 @@ def _write(root: Path, path: Path, data: bytes, *, actor: str, source: str, priv
     except ValueError:
         rel = None
     out: dict[str, Any] = {"path": str(path), "status": status, "ledgered": rel is not None}
-    if status == "unchanged":
-        return out
     if rel is None:
-        if private:
-            from .runtime import private_dir
+        if private:  # runtime state: the folder 0700 and its files 0600, whatever the umask (doctor's runtime_modes)
+            from .runtime import private_dir, tighten_tree
 
             private_dir(path.parent)
-        swap_file(path, before, data)
+            if status != "unchanged":
+                swap_file(path, before, data)
+            tighten_tree(path.parent)
+        elif status != "unchanged":
+            swap_file(path, before, data)
+        return out
+    if status == "unchanged":
         return out
     from .ledger import ChangePlan, FileChange, run_change
 

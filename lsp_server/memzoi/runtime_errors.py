@@ -24,8 +24,8 @@ from pathlib import Path
 
 #: What a runtime file is, for messages: ``kind`` → (name, what to do when it is damaged).
 KINDS: dict[str, tuple[str, str]] = {
-    "index": ("the index database", "the index is derived from the .memzoi files: remove it (and its -wal and -shm "
-              "files) and run `memzoi rebuild`"),
+    "index": ("the index database", "the index is derived from the .memzoi files: run `memzoi rebuild`, which "
+              "replaces a damaged index"),
     "ledger": ("the ledger database", "move it aside (keep the copy: it holds the change history that undo needs) "
                "and run the command again to start a new ledger, or restore it from a backup"),
     "resident": ("the resident candidate database", "move it aside (keep the copy: it holds the candidates and "

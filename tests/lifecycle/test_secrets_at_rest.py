@@ -241,3 +241,31 @@ def test_index_masks_a_value_found_only_as_its_own_text(repo, capsys, how):
     with Index(repo) as index:
         row = index.record("rust-msrv-is-1-96-1")
     assert row is not None and row["source_ref"] == "[redacted]"
+
+
+def test_exports_are_private_and_rebuild_makes_loose_ones_private(repo, capsys):
+    """`memzoi export` writes its projections 0600 whatever the umask, so doctor's runtime_modes stays ok; an
+    export an earlier version left readable is made private by `memzoi rebuild`, as doctor's next step says."""
+    old = os.umask(0o022)
+    try:
+        assert run(capsys, "export", "--root", str(repo)) == 0
+    finally:
+        os.umask(old)
+    exports = project_runtime_dir(repo).rglob("exports/*.memory.md")
+    files = sorted(exports)
+    assert len(files) == 2 and {oct(stat.S_IMODE(p.stat().st_mode)) for p in files} == {"0o600"}
+    main(["doctor", "--root", str(repo), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert next(c for c in report["checks"] if c["name"] == "runtime_modes")["status"] == "ok"
+    for p in files:
+        os.chmod(p, 0o644)
+    main(["doctor", "--root", str(repo), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    check = next(c for c in report["checks"] if c["name"] == "runtime_modes")
+    assert check["status"] == "warning" and "(0644)" in check["message"]
+    assert any("memzoi rebuild" in step for step in report["next_steps"])
+    assert run(capsys, "rebuild", "--root", str(repo)) == 0
+    assert {oct(stat.S_IMODE(p.stat().st_mode)) for p in files} == {"0o600"}
+    main(["doctor", "--root", str(repo), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert next(c for c in report["checks"] if c["name"] == "runtime_modes")["status"] == "ok"

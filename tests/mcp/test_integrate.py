@@ -130,6 +130,18 @@ def test_text_run_prints_the_diff_and_writes_nothing(project, home, capsys):
     assert "--write" in captured.err and not (project / "CLAUDE.md").exists()
 
 
+def test_text_write_prints_the_diff_then_writes(project, home, capsys):
+    """README: "it prints the diff and writes only with --write": --write prints the diff too."""
+    capsys.readouterr()
+    assert memzoi(["integrate", "instructions", "--root", str(project), "--file", "CLAUDE.md", "--write"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("--- /dev/null\n+++ b/CLAUDE.md\n") and f"+{START}" in captured.out
+    assert "created the Memzoi block" in captured.err and (project / "CLAUDE.md").exists()
+    assert memzoi(["integrate", "instructions", "--root", str(project), "--file", "CLAUDE.md", "--write"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "" and "up to date" in captured.err
+
+
 def test_default_file_follows_memzoi(project, home, tmp_path):
     assert integrate.resolve(project, None)[1] == "AGENTS.md"
     (project / "CLAUDE.md").write_text("x\n")

@@ -125,3 +125,26 @@ def test_an_agents_global_candidate_says_why_it_was_not_promoted(project, capsys
     code, out, _ = _run(capsys, "propose", "--root", str(project), "--json", "--scope", "global", "--action", "add",
                         "--content", "Prefer tabs.", "--reason", "r", "--confidence", "1", "--source", "tool")
     assert json.loads(out)["held"].startswith("an agent's candidate for the global file")
+
+
+def test_a_refused_undo_after_a_hand_edit_is_said_as_it_happened(project, capsys):
+    """Undo after an entry added by hand: refused, nothing written, the candidate uncertain (as Zuno settles it).
+    `memzoi check` says the undo was refused (not a crash), keeps the candidate's entry as reviewed (only the hand
+    entry is a hand edit), and reconcile does not say "no interrupted candidates" before reporting one."""
+    root = str(project)
+    code, out, _ = _run(capsys, "propose", "--root", root, "--scope", "project", "--action", "add", "--content",
+                        "Run pnpm, never npm.", "--reason", "r", "--confidence", "0.9")
+    cid = out.split()[1]
+    assert _run(capsys, "approve", cid, "--root", root)[0] == 0
+    rules(project).write_text("Run pnpm, never npm.\n§\nHand entry.", encoding="utf-8")
+    code, _, err = _run(capsys, "undo", cid, "--root", root)
+    assert code == 1 and "state_mismatch" in err and "nothing was written" in err
+    assert rules(project).read_text(encoding="utf-8") == "Run pnpm, never npm.\n§\nHand entry."
+    main(["check", str(rules(project)), "--json"])
+    found = json.loads(capsys.readouterr().out)["findings"]
+    (uncertain,) = [f for f in found if f["code"] == "resident_uncertain"]
+    assert "crash" not in uncertain["message"] and "undo refused" in uncertain["message"], uncertain
+    hand = [f["range"]["start"]["line"] for f in found if f["code"] == "resident_hand_edit"]
+    assert hand == [2], found  # entry 2 (line 3) only: the approved candidate wrote entry 1
+    code, out, _ = _run(capsys, "reconcile", "--root", root)
+    assert code == 1 and "no interrupted candidates" not in out and f"{cid} is uncertain" in out, out

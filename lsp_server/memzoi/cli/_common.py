@@ -90,13 +90,13 @@ def require_project(args: argparse.Namespace) -> Path | None:
 
 
 def fail(args: argparse.Namespace, code: str, message: str) -> int:
-    """Report a failed command: ``{"error": {"code", "message"}}`` on stdout with ``--json``, else one line on
-    stderr; returns exit code 1."""
+    """Report a failed command: ``{"error": {"code", "message"}}`` on stdout with ``--json``, else one line
+    ``memzoi: CODE: MESSAGE`` on stderr (as refusals); returns exit code 1."""
     if getattr(args, "json", False):
         sys.stdout.write(json.dumps({"error": {"code": code, "message": message}}, indent=2, ensure_ascii=False)
                          + "\n")
     else:
-        print(f"memzoi: {message}", file=sys.stderr)
+        print(f"memzoi: {code}: {message}", file=sys.stderr)
     return 1
 
 

@@ -2,7 +2,9 @@
 
 Creates ``.memzoi/records/`` and ``.memzoi/proposals/pending/`` (existing folders are kept), a
 ``.memzoi/config.toml`` when there is none (with ``[project] id`` when ``--project-id`` is given), and the private
-runtime directory ``${MEMZOI_HOME:-~/.memzoi}/projects/<repository-key>/``. Never overwrites a file.
+runtime directory ``${MEMZOI_HOME:-~/.memzoi}/projects/<repository-key>/``. Never overwrites a file: with an existing
+config.toml whose ``[project] id`` differs, ``--project-id`` is not written and a line on stderr says so (``not_applied``
+in the JSON).
 """
 
 from __future__ import annotations
@@ -57,6 +59,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _project_id(config: Path) -> object:
+    """``[project] id`` of the existing ``config`` (any value), or ``None`` when it cannot be read or has none."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    project = data.get("project")
+    return project.get("id") if isinstance(project, dict) else None
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``init``; returns the exit code."""
     from ..fsutil import atomic_write
@@ -82,8 +96,13 @@ def run(args: argparse.Namespace) -> int:
         (existing if d.is_dir() else created).append(str(d))
         d.mkdir(parents=True, exist_ok=True)
     config = memzoi / "config.toml"
+    not_applied: list[dict[str, str]] = []
     if config.exists() or config.is_symlink():
         existing.append(str(config))
+        if args.project_id is not None and _project_id(config) != args.project_id:
+            not_applied.append({"option": "--project-id", "message": (
+                f"{config} exists and is never overwritten, so --project-id was not written; set "
+                f'[project] id = "{args.project_id}" in it by hand if that is the project id')})
     else:
         project = f'[project]\nid = "{args.project_id}"\n' if args.project_id else "# [project]\n# id = \"my-project\"\n"
         atomic_write(config, _TEMPLATE.format(project=project).encode("utf-8"))
@@ -91,9 +110,11 @@ def run(args: argparse.Namespace) -> int:
     runtime = project_runtime_dir(root, create=True)
     if args.json:
         print(json.dumps({"project_root": str(root.resolve()), "created": created, "existing": existing,
-                          "runtime_dir": str(runtime)}, indent=2))
+                          "runtime_dir": str(runtime), "not_applied": not_applied}, indent=2))
     else:
         for p in created:
             print(f"created {p}")
         print(f"runtime directory: {runtime}")
+    for note in not_applied:
+        print(f"memzoi init: {note['message']}", file=sys.stderr)
     return 0

@@ -1,8 +1,8 @@
 """``memzoi integrate instructions|list``: the Memzoi block of agent instruction files (``AGENTS.md``,
 ``CLAUDE.md``, a Cursor rule …).
 
-Like ``memzoi upgrade``, ``instructions`` prints the unified diff and writes nothing unless ``--write`` (alias
-``--yes``) is given; ``--dry-run`` says so explicitly. Every decision (the block, where it goes, the ledgered
+``instructions`` prints the unified diff and writes nothing unless ``--write`` (alias ``--yes``) is given, which
+prints the same diff and then writes it; ``--dry-run`` says so explicitly. Every decision (the block, where it goes, the ledgered
 write) is :mod:`memzoi.integrate`'s.
 """
 
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         isub, "instructions", help="write or update the Memzoi block of one instruction file (prints a diff)",
         description="Write or update the one marked Memzoi block of an instruction file, never changing a byte "
         "outside its markers and keeping the file's line endings. Prints the unified diff and writes nothing "
-        "unless --write (or --yes) is given, as `memzoi upgrade` does. A file inside the project is written by one "
+        "unless --write (or --yes) is given, which prints the diff and then writes it. A file inside the project is written by one "
         "ledgered change (`memzoi history`, `memzoi undo`); a file outside it by a guarded atomic write.",
         examples=["memzoi integrate instructions", "memzoi integrate instructions --file CLAUDE.md "
                   "--resident-import --write", "memzoi integrate instructions --file ~/.codex/AGENTS.md --yes",
@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_instructions(args: argparse.Namespace) -> int:
-    """Print the diff, or write the block with ``--write``."""
+    """Print the diff; with ``--write`` also write the block."""
     from pathlib import Path
 
     from .. import integrate
@@ -78,8 +78,7 @@ def run_instructions(args: argparse.Namespace) -> int:
         emit_json({**plan.to_json(), "written": written, "diff": diff,
                    "change": change.to_json() if change is not None else None})
         return 0
-    if not written:
-        sys.stdout.write(diff)
+    sys.stdout.write(diff)  # the diff first, with --write too (then what was written)
     if plan.status == "unchanged":
         print(f"{plan.path}: the Memzoi block is up to date", file=sys.stderr)
     elif written:

@@ -7,6 +7,8 @@ Progress goes to stderr on a terminal (:mod:`memzoi.cli.progress`, off with ``--
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 from ._common import add_command, refuse_linked_plane
 from ._changes import add_common, emit_json, project_root
@@ -34,6 +36,37 @@ def add_progress_option(p: argparse.ArgumentParser) -> None:
                    "is not dumb and the run is long)")
 
 
+def damaged(db: Path) -> bool:
+    """True when the SQLite database ``db`` exists and is damaged: it is not a database, or SQLite's
+    ``PRAGMA quick_check`` finds it malformed (opened read-only; nothing is written)."""
+    import sqlite3
+
+    if not db.is_file():
+        return False
+    try:
+        conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
+        try:
+            return conn.execute("PRAGMA quick_check").fetchone()[0] != "ok"
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as err:
+        return "not a database" in str(err) or "malformed" in str(err)
+    except sqlite3.Error:
+        return False
+
+
+def discard_index(db: Path) -> None:
+    """Remove the damaged index database ``db`` and its SQLite companions (``-wal``, ``-shm``, ``-journal``): the
+    index is disposable, made again from the .memzoi files (SPEC §7). A file already gone is no error."""
+    from ..runtime import DB_COMPANIONS
+
+    for p in (db, *(db.with_name(db.name + s) for s in DB_COMPANIONS)):
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            pass
+
+
 def run(args: argparse.Namespace) -> int:
     """Rebuild; exit 0, or 1 when the index cannot be written (:class:`~memzoi.runtime_errors.RuntimeStateError`,
     reported by the dispatcher)."""
@@ -46,13 +79,26 @@ def run(args: argparse.Namespace) -> int:
         return refused
     from .progress import Progress
 
+    from ..index import index_path
+    from ..runtime import project_runtime_dir, tighten_tree
+    from ..runtime_errors import RuntimeStateError
+
+    tighten_tree(project_runtime_dir(root))  # runtime state others may read becomes private (doctor's advice)
     progress = Progress("rebuild", "indexing", enabled=None if not args.no_progress else False)
     try:
-        # A full, read-only or damaged index raises RuntimeStateError (IndexUnavailable is one), which the
-        # dispatcher prints as one line, or as {"error": …} with --json.
-        with Index(root) as index, guard(index.path, "index"):
-            result = index.rebuild(progress)
-            db = index.path
+        # A full or read-only index raises RuntimeStateError (IndexUnavailable is one), which the dispatcher
+        # prints as one line, or as {"error": …} with --json. A damaged one is disposable: removed and made anew.
+        for attempt in (1, 2):
+            try:
+                with Index(root) as index, guard(index.path, "index"):
+                    result = index.rebuild(progress)
+                    db = index.path
+                break
+            except RuntimeStateError as err:
+                db = index_path(root)
+                if err.code != "corrupt_database" or attempt == 2 or not damaged(db):
+                    raise  # another database (the ledger) is never removed
+                discard_index(db)
     finally:
         progress.finish()
     if args.json:

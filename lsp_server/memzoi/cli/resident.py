@@ -222,8 +222,11 @@ def run_reconcile(args: argparse.Namespace) -> int:
             return 1 if uncertain else 0
         for o in outcomes:
             print(f"{o.candidate_id}: {o.previous} -> {o.status}")
-        if not outcomes:
-            print("no interrupted candidates")
+        if not outcomes and not uncertain:
+            print("no interrupted or uncertain candidates")
+        elif not outcomes:
+            print(f"no interrupted write to classify; {len(uncertain)} uncertain candidate(s) wait for a recovery "
+                  "choice (`memzoi check` on the resident file says why)")
         for cid in uncertain:
             print(f"{cid} is uncertain: run `memzoi resident reconcile --recover {cid} "
                   "restore-before|complete-after|accept`")

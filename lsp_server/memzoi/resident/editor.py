@@ -9,7 +9,8 @@ Findings (spans are code-point offsets of the analysed text, which may be an uns
 - ``resident_drift`` (warning): the text would fail Zuno's ``RoundTrip`` or ``EntryOverflow`` check;
 - ``resident_hand_edit`` (information): on each entry no reviewed candidate wrote (a file written entirely by hand
   gets one per entry), or on the first line when entries were removed or moved outside review;
-- ``resident_uncertain`` (warning): a candidate of this file could not be classified after a crash.
+- ``resident_uncertain`` (warning): a candidate of this file is uncertain (an interrupted write not classified on
+  restart, or a write or undo refused because the file changed outside review), said as it happened.
 - ``invalid_encoding`` (error): the file is UTF-16/32 or not UTF-8 (:func:`check_file`, :func:`buffer_findings`);
   any line ending (LF, CRLF, CR) and a UTF-8 byte order mark are read as Zuno's format (:mod:`.encoding`), and a
   file mixing line endings is ``resident_drift`` (``LineEndings``).
@@ -28,7 +29,7 @@ from ..workspace import find_project_root
 from .candidates import Candidate
 from .encoding import BOM, foreign_encoding, mixed_endings, wide_encoding
 from .format import EntrySpan, char_count, entry_spans, round_trips, usage
-from .reconcile import recovery_hint
+from .reconcile import recovery_hint, uncertain_reason
 from .scope import ResidentFile, which_file
 from .store import read_raw
 from .threats import threat_findings
@@ -71,8 +72,8 @@ def findings(text: str, file: ResidentFile, history: list[Candidate]) -> list[Fi
     out += _hand_edits(spans, file, history, top)
     for cand in history:
         if cand.status == "uncertain":
-            out.append(finding("resident_uncertain", f"candidate {cand.id[:12]} ({cand.action}) could not be "
-                               f"classified after a crash: {recovery_hint(cand.id)}", 0, top, candidate_id=cand.id))
+            out.append(finding("resident_uncertain", f"candidate {cand.id[:12]} ({cand.action}) "
+                               f"{uncertain_reason(cand)}: {recovery_hint(cand.id)}", 0, top, candidate_id=cand.id))
     return sorted(out, key=lambda f: (f.start, f.end, f.code))
 
 
@@ -155,16 +156,16 @@ def _drift(text: str, spans: list[EntrySpan], cap: int, top: int) -> list[Findin
     out = []
     mixed = mixed_endings(text)
     if mixed:
-        out.append(finding("resident_drift", f"LineEndings: the file mixes {mixed} line endings, so a write could "
+        out.append(finding("resident_drift", f"the file mixes {mixed} line endings, so a write could "
                            "not keep its other entries' bytes; writes make a .bak copy and are refused until it is "
                            "re-saved with one line-ending style", 0, top))
     if not round_trips(text):
-        out.append(finding("resident_drift", "RoundTrip: the file is not in the form memzoi writes (entries "
+        out.append(finding("resident_drift", "the file is not in the form memzoi writes (entries "
                            "trimmed, joined by a line holding only §, no empty entries); writes make a .bak copy "
                            "and are refused until it is", 0, top))
     for s in spans:
         if len(s.text) > cap:
-            out.append(finding("resident_drift", f"EntryOverflow: this entry has {len(s.text):,} characters, more "
+            out.append(finding("resident_drift", f"this entry is too long: it has {len(s.text):,} characters, more "
                                f"than the whole cap of {cap:,}; shorten or split it", s.start, s.end))
     return out
 

@@ -59,6 +59,21 @@ def classify(phase: str, current: list[str] | None, before: list[str], after: li
     return "undone" if current == before else "applied" if current == after else "uncertain"
 
 
+def uncertain_reason(cand: db.Candidate) -> str:
+    """Why the ``uncertain`` candidate ``cand`` is uncertain, in words that match what happened: an interrupted
+    write classified on restart (its diagnostic is :data:`RECONCILED`), a recovery of it undone, or a write or undo
+    refused because the file changed outside review (nothing written; :func:`memzoi.resident.service.undo`)."""
+    note = cand.error or ""
+    if RECONCILED in note:
+        return "was interrupted (the process stopped mid-write) and on restart could not be classified"
+    if note.startswith("recovery candidate"):
+        return "had its recovery undone"
+    if cand.undone_by is not None:
+        return ("had its undo refused because the file changed outside review since it was applied (nothing was "
+                "written)")
+    return "had its write refused because the file changed outside review (nothing was written)"
+
+
 def recovery_hint(candidate_id: str) -> str:
     """What to run to settle an uncertain candidate."""
     return (f"the file matches neither snapshot: its content is kept; choose a recovery with `memzoi resident "

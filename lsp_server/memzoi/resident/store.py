@@ -154,19 +154,19 @@ def read_file(path: Path) -> tuple[Stamp, str | None, int | None]:
 
 
 def structural_drift(text: str, cap: int) -> str | None:
-    """``RoundTrip``, ``LineEndings`` or ``EntryOverflow`` when ``text`` shows one (with what to do), else
-    ``None``. ``LineEndings`` (a file mixing LF, CRLF and CR) is memzoi's: a write in one style could not keep
+    """The reason of Zuno's ``RoundTrip``, ``LineEndings`` or ``EntryOverflow`` drift when ``text`` shows one, in
+    words (the check's name is not shown), else ``None``. ``LineEndings`` (a file mixing LF, CRLF and CR) is memzoi's: a write in one style could not keep
     the other entries' bytes."""
     mixed = mixed_endings(text)
     if mixed:
-        return (f"LineEndings: the file mixes {mixed} line endings, so a write could not keep its other entries' "
+        return (f"the file mixes {mixed} line endings, so a write could not keep its other entries' "
                 "bytes; re-save it with one line-ending style")
     if not round_trips(text):
-        return ("RoundTrip: the file is not in the form memzoi writes (entries trimmed, joined by a line holding "
+        return ("the file is not in the form memzoi writes (entries trimmed, joined by a line holding "
                 "only §, no empty entries)")
     for i, entry in enumerate(parse(text)):
         if len(entry) > cap:
-            return f"EntryOverflow: entry {i + 1} has {len(entry):,} characters, more than the whole cap of {cap:,}"
+            return f"entry {i + 1} is too long: it has {len(entry):,} characters, more than the whole cap of {cap:,}"
     return None
 
 
@@ -210,8 +210,8 @@ class ResidentStore:
         text = decode(data, self.file.path)[0] if data is not None else None
         reason = structural_drift(text, self.file.cap) if text is not None else None
         if reason is None and stamp != self.stamp:
-            reason = ("Stamp: the file appeared after memzoi read it" if self.stamp is None else
-                      "Stamp: the file changed (modification time or size) after memzoi read it")
+            reason = ("the file appeared after memzoi read it" if self.stamp is None else
+                      "the file changed (modification time or size) after memzoi read it")
         if reason is None:
             return
         saved = backup(self.file.path, data, mode) if data is not None else None

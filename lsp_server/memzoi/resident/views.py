@@ -71,11 +71,14 @@ def candidates_for(project_root: str | Path, config: MemzoiConfig | None = None,
 
 def entry_provenance(entries: list[str], history: list[Candidate]) -> list[Candidate | None]:
     """For each entry, the reviewed candidate that put it there, or ``None`` when none did (edited by hand): the
-    most recently applied ``add``/``replace`` whose content is the entry, else an applied explicit recovery whose
+    most recently applied ``add``/``replace`` whose content is the entry (an ``uncertain`` one counts when it was
+    applied once), else an applied explicit recovery whose
     after entries hold it (the user chose that state after a crash). The editor's hover and its
     ``resident_hand_edit`` findings both use this rule."""
     wrote: dict[str, Candidate] = {}
-    applied = sorted((c for c in history if c.status == "applied"), key=lambda c: c.time_applied or 0)
+    # An uncertain candidate that was applied once (its undo refused, say) did write its entry under review.
+    applied = sorted((c for c in history if c.status == "applied" or (c.status == "uncertain" and c.time_applied)),
+                     key=lambda c: c.time_applied or 0)
     for cand in applied:
         if cand.action in ("add", "replace") and cand.content:
             wrote[cand.content] = cand

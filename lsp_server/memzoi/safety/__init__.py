@@ -39,20 +39,22 @@ def scan_complete(text: str) -> bool:
 
 
 def safety_findings(doc: Document, placement: Placement, config: MemzoiConfig | None = None, *,
-                    legacy: bool = False) -> list[Finding]:
+                    legacy: bool = False, memory: bool = True) -> list[Finding]:
     """Gate findings plus content-detector findings for one framed document. Never raises.
 
     Every file is scanned, reserved and stray files included (they are committed too); the gate only applies
     to records and pending packets. Memzoi's write-safety rules run on every file whatever its size; the rest of
     the detectors only where :func:`scan_complete` holds (the gate reports ``candidate_too_large`` above it).
-    ``legacy``: the file is in a legacy profile (:func:`memzoi.policy.gate_findings`).
+    ``legacy``: the file is in a legacy profile (:func:`memzoi.policy.gate_findings`). ``memory`` false: the file
+    is not a memory (``config.toml``, another non-Markdown file), and messages are worded for a plain file.
     """
     from ..config import DEFAULT_CONFIG
     from ..policy import gate_findings
 
     config = config or DEFAULT_CONFIG
     out = gate_findings(doc, placement, config, legacy=legacy)
-    out.extend(scan_document(doc, config.accepted, config.safety.unsigned_jwt, floor_only=not scan_complete(doc.text)))
+    out.extend(scan_document(doc, config.accepted, config.safety.unsigned_jwt, floor_only=not scan_complete(doc.text),
+                               memory=memory))
     return out
 
 

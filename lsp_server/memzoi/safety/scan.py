@@ -177,7 +177,20 @@ def hidden_keys(doc: Document, hits: list[Hit]) -> frozenset[int]:
     return frozenset(s for s, e in spans if any(h.start < e and s < h.end for h in hits))
 
 
-def _where(field: str) -> str:
+#: The advice in a file that is not a memory (``config.toml``, another non-Markdown file under ``.memzoi``).
+_PLAIN_ADVICE = {
+    "credential_token": "remove it and rotate it; credentials never belong in the repository",
+    "private_key": "remove the key and replace the key pair; private keys never belong in the repository",
+    "cloud_credential": "remove it and rotate the cloud credential",
+    "prompt_injection": "remove or rephrase the instruction-like text",
+    "pii_detected": "remove the personal data; this file is shared with every reader of the repository",
+    "transcript_detected": "remove it; raw conversation transcripts never belong in the repository",
+}
+
+
+def _where(field: str, memory: bool = True) -> str:
+    if not memory:  # no frontmatter or body: the file as a whole
+        return "in this file"
     if field == "body":
         return "in the body"
     if field == "title":
@@ -193,10 +206,11 @@ _SEVERITIES = {"error": Severity.ERROR, "warning": Severity.WARNING, "informatio
 
 
 def to_findings(doc: Document, hits: list[Hit], accepted: frozenset[str] = frozenset(),
-                unsigned_jwt: str = "warning") -> list[Finding]:
+                unsigned_jwt: str = "warning", *, memory: bool = True) -> list[Finding]:
     """Findings for ``hits`` of ``doc``: message (kind, place, advice; never the value), fingerprint, the drop of
     accepted ``high_entropy_value`` fingerprints, and the configured grade of unsigned JWTs outside example
-    fences (inside one they stay at most information)."""
+    fences (inside one they stay at most information). ``memory`` false: ``doc`` is not a memory (the project's
+    ``config.toml``, another non-Markdown file), so messages say "in this file", not a body or "the memory"."""
     out: list[Finding] = []
     jwt_grade = _SEVERITIES.get(unsigned_jwt, Severity.WARNING)
     hidden = hidden_keys(doc, hits)
@@ -205,8 +219,8 @@ def to_findings(doc: Document, hits: list[Hit], accepted: frozenset[str] = froze
         fp = fingerprint(h.code, field, h.value)
         if h.code == "high_entropy_value" and fp in accepted and not h.memzoi:
             continue  # a reviewer's decision about our own detector; Memzoi's floor cannot be accepted away
-        where = _where(field)
-        advice = _ADVICE[h.code]
+        where = _where(field, memory)
+        advice = _ADVICE[h.code] if memory else _PLAIN_ADVICE.get(h.code, _ADVICE[h.code])
         fixes: tuple[Fix, ...] = ()
         if h.code == "prompt_injection":
             msg = f"text {where} matches the `{h.label}` rule ({h.family}): {advice}"
@@ -233,9 +247,9 @@ def to_findings(doc: Document, hits: list[Hit], accepted: frozenset[str] = froze
 
 
 def scan_document(doc: Document, accepted: frozenset[str] = frozenset(), unsigned_jwt: str = "warning", *,
-                  floor_only: bool = False) -> list[Finding]:
+                  floor_only: bool = False, memory: bool = True) -> list[Finding]:
     """Content-detector findings of a framed document (the text, each decoded frontmatter string as its own
-    text, and the body); ``floor_only`` as in :func:`collect_hits`."""
+    text, and the body); ``floor_only`` as in :func:`collect_hits`, ``memory`` as in :func:`to_findings`."""
     body_start = doc.body_start if doc.body_start is not None else (doc.fm_end or 0)
     hits = collect_hits(doc.text, body_start=body_start, bom=doc.bom, floor_only=floor_only)
     own = value_hits(doc, hits, floor_only=floor_only)
@@ -244,7 +258,7 @@ def scan_document(doc: Document, accepted: frozenset[str] = frozenset(), unsigne
     if any(h.memzoi == "bounded_entropy" for h in hits):
         # Memzoi skips its entropy rule for the fields it types as digests, and only for those
         hits = [h for h in hits if h.memzoi != "bounded_entropy" or not typed_digest_field(field_at(doc, h.start))]
-    return to_findings(doc, hits, accepted, unsigned_jwt)
+    return to_findings(doc, hits, accepted, unsigned_jwt, memory=memory)
 
 
 def value_hits(doc: Document, hits: list[Hit], *, floor_only: bool = False) -> list[Hit]:
