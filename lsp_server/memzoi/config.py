@@ -19,15 +19,16 @@ mode = "review"
 auto_confidence = 0.9
 
 [resident]
-# Zuno's resident memory files (see memzoi.resident); these are the defaults
-global_path = "$ZUNO_CONFIG_DIR/memory/MEMORY.md"   # else ~/.config/zuno/memory/MEMORY.md
+# Zuno's project resident file (see memzoi.resident); these are the defaults. The user's global file
+# (global_path, global_char_limit) is set only in the user's own $ZUNO_CONFIG_DIR/memzoi.toml: here they are ignored
 project_path = ".zuno/RULES.md"                      # relative to the project root
-global_char_limit = 2200
 project_char_limit = 3000
 
 [mcp]
-# proposals one memzoi-mcp process accepts per minute (0: none)
+# proposals one memzoi-mcp process accepts per minute (0: none; refused ones count too)
 proposals_per_minute = 20
+# the largest body an agent may propose, in UTF-8 bytes
+max_body_bytes = 32768
 
 [rules]
 # severity per code, disabled codes, ignored files (relative to .memzoi); see memzoi.rules
@@ -166,7 +167,15 @@ class McpSection(BaseModel):
         ge=0,
         le=10_000,
         description="Proposals one `memzoi-mcp` process accepts in any 60-second window; more are refused with "
-        "`rate_limited` (0 refuses every proposal). `--proposals-per-minute` overrides it.",
+        "`rate_limited` (0 refuses every proposal); refused proposals count too. `--proposals-per-minute` "
+        "overrides it.",
+    )
+    max_body_bytes: int = Field(
+        32 * 1024,
+        ge=1,
+        le=512 * 1024,
+        description="The largest body (UTF-8 bytes) an agent may propose with `propose_memory`; a larger one is "
+        "refused with `candidate_too_large`. At most Memzoi's own limit of 512 KiB per field.",
     )
 
 

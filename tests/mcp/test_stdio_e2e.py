@@ -140,7 +140,10 @@ async def test_malformed_arguments_and_unknown_tool(project, home):
         bad = await s.call_tool("propose_memory", {"title": "x", "body": 5, "confidence": 2})
         assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_arguments"
         fields = {p["field"] for p in bad.structured_content["error"]["problems"]}
-        assert {"body", "confidence", "type", "lane", "reason"} <= fields
+        assert {"body", "confidence", "reason"} <= fields
+        # type and lane are required by the action (a tombstone takes neither), so checked once the fields pass
+        short = await s.call_tool("propose_memory", {"title": "x", "body": "y", "confidence": 0.5, "reason": "r"})
+        assert short.is_error and "needs type, lane" in short.content[0].text
         also = await s.call_tool("get_memory", {"id": FACT_ID, "path": "/etc/passwd"})
         assert also.is_error and also.structured_content["error"]["code"] == "invalid_arguments"
         with pytest.raises(MCPError) as info:

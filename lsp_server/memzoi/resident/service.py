@@ -194,6 +194,9 @@ def propose(project_root: str | Path, *, scope: str, action: str, content: str |
     refuse_threats([why], file.accepted, where="in the reason")
     with _session(file) as conn:
         ResidentStore(file).preview(op)
+        same = db.pending_same(conn, str(file.path), op.action, op.content, op.old_text)
+        if same is not None:  # de-duplicated by content and locator: one candidate for one change
+            return Proposed(same, False, False)
         now = db.now_ms()
         cand = Candidate(
             id=db.new_id(), scope=scope, target_path=str(file.path), action=op.action, content=op.content,
