@@ -156,3 +156,28 @@ async def test_over_the_sdk_client_tombstone_rejection_and_session_lane(project,
         pending = await s.call_tool("list_pending", {"include_resolved": True})
         assert [p["action"] for p in pending.structured_content["proposals"]] == ["tombstone"]
         assert [r["reason"] for r in pending.structured_content["rejected"]] == ["not worth a session memory"]
+
+
+async def test_over_the_sdk_client_two_clients_one_resident_candidate_and_a_supersede(project, home, tmp_path,
+                                                                                    capsys):
+    from .test_stdio_e2e import connect
+
+    args = {"scope": "project", "action": "add", "content": "Run the tests with pytest -q.", "reason": "repo rule",
+            "confidence": 0.9}
+    zuno = {"ZUNO_CONFIG_DIR": str(tmp_path / "zuno")}
+    async with connect(project, home, client="claude-code", env=zuno) as a, \
+            connect(project, home, client="codex", env=zuno) as b:
+        first = await a.call_tool("propose_resident_memory", args)
+        second = await b.call_tool("propose_resident_memory", {**args, "reason": "asked twice"})
+        assert not first.is_error and not second.is_error, (first.content[0].text, second.content[0].text)
+        assert first.structured_content["id"] == second.structured_content["id"]
+        assert second.structured_content["inserted"] is False
+        sup = await b.call_tool("propose_memory", {**draft_args(title="The build uses uv",
+                                                               body="Run the build with uv build."),
+                                                  "action": "supersede", "target": FACT_ID})
+        assert not sup.is_error, sup.content[0].text
+        listed = await a.call_tool("list_pending", {})
+        (row,) = listed.structured_content["proposals"]
+        assert (row["action"], row["target"], row["proposed_by"], row["proposed_via"]) == (
+            "supersede", FACT_ID, "codex", "mcp")
+        assert len(listed.structured_content["resident_candidates"]) == 1

@@ -29,12 +29,13 @@ TOOLS = {"search_memory", "get_memory", "get_resident_memory", "build_context_pa
 
 @asynccontextmanager
 async def connect(project: Path, home: Path, client: str = "e2e-agent", args: tuple[str, ...] = (),
-                  cwd: Path | None = None, argv: list[str] | None = None):
+                  cwd: Path | None = None, argv: list[str] | None = None, env: dict | None = None):
     """A session with ``memzoi-mcp`` for ``project`` (``--root`` unless ``cwd`` is given; ``argv`` replaces all
-    arguments)."""
+    arguments; ``env`` adds to the server's environment)."""
     params = StdioServerParameters(
         command=str(SERVER), args=argv if argv is not None else [*(() if cwd else ("--root", str(project))), *args],
-        env={"MEMZOI_HOME": str(home), "PATH": os.environ.get("PATH", "")}, cwd=str(cwd) if cwd else None)
+        env={"MEMZOI_HOME": str(home), "PATH": os.environ.get("PATH", ""), **(env or {})},
+        cwd=str(cwd) if cwd else None)
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write, client_info=types.Implementation(name=client, version="1")) as s:
