@@ -181,3 +181,14 @@ async def test_over_the_sdk_client_two_clients_one_resident_candidate_and_a_supe
         assert (row["action"], row["target"], row["proposed_by"], row["proposed_via"]) == (
             "supersede", FACT_ID, "codex", "mcp")
         assert len(listed.structured_content["resident_candidates"]) == 1
+
+
+def test_a_redacted_receipt_is_listed_without_a_fingerprint(project):
+    from .. import builders
+
+    builders.write(project, builders.packet_path("private-note"),
+                   builders.packet("private-note", sensitivity="local-only", body="Only for me."))
+    reject_proposal(project, "private-note", reason="not repo-safe", actor="reviewer")
+    (entry,) = tools.call(_s(project), "list_pending", {"include_resolved": True}).data["rejected"]
+    assert entry["redacted"] is True and entry["fingerprint"] is None and entry["reason"] == "not repo-safe"
+    assert "private-note" not in str(entry)

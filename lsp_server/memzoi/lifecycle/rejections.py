@@ -71,15 +71,20 @@ def _resolution(root: Path, rel: str) -> dict[str, Any]:
 
 
 def _rejected_entry(root: Path, row: tuple[Any, ...]) -> dict[str, Any]:
+    from .reject import RECEIPT_TITLE
+
     path, ident, title, action, fingerprint = row
     res = _resolution(root, path)
-    return {"id": ident, "path": path, "title": title, "action": action, "fingerprint": fingerprint,
-            "reason": res.get("reason"), "resolved_by": res.get("resolved_by"), "resolved_at": res.get("resolved_at")}
+    receipt = title == RECEIPT_TITLE  # Memzoi's redacted hash receipt: its body is not the proposal's content
+    return {"id": ident, "path": path, "title": title, "action": action,
+            "fingerprint": None if receipt else fingerprint, "redacted": receipt, "reason": res.get("reason"),
+            "resolved_by": res.get("resolved_by"), "resolved_at": res.get("resolved_at")}
 
 
 def rejected_packets(root: Path) -> list[dict[str, Any]]:
     """The rejected packets, newest decision first: ``{id, path, title, action, fingerprint (the trimmed body's
-    BLAKE3, Memzoi's content hash), reason, resolved_by, resolved_at}``. Titles come from the index (scrubbed of
+    BLAKE3, Memzoi's content hash; ``None`` for a redacted hash receipt, ``redacted: true``), reason, resolved_by,
+    resolved_at}``. Titles come from the index (scrubbed of
     anything a detector flags). Raises :class:`Refusal` ``index_unavailable``."""
     rows = _index_rows(root, "SELECT path, coalesce(file_id, id, path), title, action, content_hash FROM proposals "
                        "WHERE role = 'rejected' ORDER BY path", ())
@@ -109,8 +114,8 @@ def duplicate_of(root: Path, body: str) -> Duplicate | None:
                          "was written. Agents cannot change a pending proposal: wait for the decision "
                          "(list_pending shows it), then propose a supersede of the record it becomes", extra)
     rejected = _rejected_entry(root, (path, ident, None, None, wanted))
-    rejected.pop("title")
-    rejected.pop("action")
+    for key in ("title", "action", "redacted"):
+        rejected.pop(key)
     extra["rejected"] = rejected
     why = f": {rejected['reason']}" if rejected.get("reason") else ""
     who = f" by {rejected['resolved_by']}" if rejected.get("resolved_by") else ""
