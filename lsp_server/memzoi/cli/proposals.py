@@ -116,7 +116,9 @@ def run_list(args: argparse.Namespace) -> int:
         codes = i.readiness.codes()
         blocked = f"  [blocked: {', '.join(codes)}]" if codes else ""
         print(f"{i.id}  {i.action or '?'}  {i.shown_title}{blocked}")
-        print(f"    {'; '.join(i.details())}" if i.details() else "", end="\n" if i.details() else "")
+        details = i.details()
+        if details:
+            print(f"    {'; '.join(details)}")
     return 0
 
 
