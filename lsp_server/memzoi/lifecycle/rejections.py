@@ -41,7 +41,9 @@ class Duplicate(Refusal):
         return out
 
 
-def _index_rows(root: Path, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+def query_index(root: Path, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """The rows of ``sql`` over the workspace index of ``root``, refreshed first (only changed files are re-read;
+    an outdated schema is rebuilt). Raises :class:`Refusal` ``index_unavailable``."""
     from ..index import Index, IndexUnavailable
 
     try:
@@ -86,7 +88,7 @@ def rejected_packets(root: Path) -> list[dict[str, Any]]:
     BLAKE3, Memzoi's content hash; ``None`` for a redacted hash receipt, ``redacted: true``), reason, resolved_by,
     resolved_at}``. Titles come from the index (scrubbed of
     anything a detector flags). Raises :class:`Refusal` ``index_unavailable``."""
-    rows = _index_rows(root, "SELECT path, coalesce(file_id, id, path), title, action, content_hash FROM proposals "
+    rows = query_index(root, "SELECT path, coalesce(file_id, id, path), title, action, content_hash FROM proposals "
                        "WHERE role = 'rejected' ORDER BY path", ())
     out = [_rejected_entry(root, r) for r in rows if r[0].startswith(REJECTED + "/")]
     return sorted(out, key=lambda e: e["resolved_at"] or "", reverse=True)
@@ -96,7 +98,7 @@ def duplicate_of(root: Path, body: str) -> Duplicate | None:
     """The refusal for a proposal of ``body`` when an active record, a pending packet or a rejected packet holds
     the same trimmed body (see the module docstring), else ``None``. Raises :class:`Refusal` ``index_unavailable``."""
     wanted = content_hash(body)
-    rows = _index_rows(
+    rows = query_index(
         root, "SELECT 'record', coalesce(id, path), path FROM records WHERE content_hash = ? AND status = 'active' "
         "UNION ALL SELECT role, coalesce(file_id, id, path), path FROM proposals WHERE content_hash = ? "
         "AND role IN ('pending', 'rejected')", (wanted, wanted))

@@ -26,9 +26,9 @@ def propose_tombstone(project_root: str | os.PathLike[str], record: str, *, reas
 
 def _pending_tombstone(root: Path, record_id: str) -> str | None:
     """The id of a pending tombstone packet of ``record_id``, else ``None`` (from the workspace index)."""
-    from .rejections import _index_rows
+    from .rejections import query_index
 
-    rows = _index_rows(root, "SELECT coalesce(file_id, id, path), targets FROM proposals WHERE role = 'pending' "
+    rows = query_index(root, "SELECT coalesce(file_id, id, path), targets FROM proposals WHERE role = 'pending' "
                        "AND action = 'tombstone'", ())
     for ident, targets in rows:
         try:
