@@ -19,15 +19,16 @@ mode = "review"
 auto_confidence = 0.9
 
 [resident]
-# Zuno's resident memory files (see memzoi.resident); these are the defaults
-global_path = "$ZUNO_CONFIG_DIR/memory/MEMORY.md"   # else ~/.config/zuno/memory/MEMORY.md
+# Zuno's project resident file (see memzoi.resident); these are the defaults. The user's global file
+# (global_path, global_char_limit) is set only in the user's own $ZUNO_CONFIG_DIR/memzoi.toml: here they are ignored
 project_path = ".zuno/RULES.md"                      # relative to the project root
-global_char_limit = 2200
 project_char_limit = 3000
 
 [mcp]
-# proposals one memzoi-mcp process accepts per minute (0: none)
+# proposals one memzoi-mcp process accepts per minute (0: none; refused ones count too)
 proposals_per_minute = 20
+# the largest body an agent may propose, in UTF-8 bytes
+max_body_bytes = 32768
 
 [rules]
 # severity per code, disabled codes, ignored files (relative to .memzoi); see memzoi.rules
@@ -40,7 +41,8 @@ Unknown sections and keys are kept out of the model but never rejected: the real
 may add fields. ``[rules]`` is this project's own, so a key it does not know (``disable``) is an error there.
 Reading is total and never drops a valid setting silently: a missing file gives the defaults; an entry of ``[rules]``
 that is not valid is left out and the rest of the section applies; any other invalid value costs its section,
-whose defaults then apply; an unreadable or unparsable file gives the defaults. Each problem is a one-line error
+whose defaults then apply; the user-only ``[resident]`` keys (:data:`USER_ONLY`) are ignored on their own; an
+unreadable or unparsable file gives the defaults. Each problem is a one-line error
 naming the file, the setting and what was ignored, and a :class:`ConfigProblem` that :mod:`memzoi.configfile`
 places in the file (the ``invalid_config`` finding, which fails ``memzoi check``). Loads are cached by path, mtime
 and size.
@@ -124,13 +126,15 @@ class ResidentSection(BaseModel):
     global_path: str | None = Field(
         None,
         description="The global resident file (absolute, or starting with `~/`), a file named `MEMORY.md`. Default: "
-        "`$ZUNO_CONFIG_DIR/memory/MEMORY.md`, else `~/.config/zuno/memory/MEMORY.md`.",
+        "`$ZUNO_CONFIG_DIR/memory/MEMORY.md`, else `~/.config/zuno/memory/MEMORY.md`. Only in the user's own "
+        "`$ZUNO_CONFIG_DIR/memzoi.toml`: a repository's `.memzoi/config.toml` cannot set it (ignored, reported).",
     )
     project_path: str = Field(
         ".zuno/RULES.md",
         description="The project resident file, relative to the project root and inside it; a `.md` file.",
     )
-    global_char_limit: int = Field(2200, gt=0, description="Cap of the global file in characters (code points).")
+    global_char_limit: int = Field(2200, gt=0, description="Cap of the global file in characters (code points). "
+                                   "Only in the user's own `$ZUNO_CONFIG_DIR/memzoi.toml`, like `global_path`.")
     project_char_limit: int = Field(3000, gt=0, description="Cap of the project file in characters (code points).")
 
     @field_validator("global_path")
@@ -166,7 +170,15 @@ class McpSection(BaseModel):
         ge=0,
         le=10_000,
         description="Proposals one `memzoi-mcp` process accepts in any 60-second window; more are refused with "
-        "`rate_limited` (0 refuses every proposal). `--proposals-per-minute` overrides it.",
+        "`rate_limited` (0 refuses every proposal); refused proposals count too. `--proposals-per-minute` "
+        "overrides it.",
+    )
+    max_body_bytes: int = Field(
+        32 * 1024,
+        ge=1,
+        le=512 * 1024,
+        description="The largest body (UTF-8 bytes) an agent may propose with `propose_memory`; a larger one is "
+        "refused with `candidate_too_large`. At most Memzoi's own limit of 512 KiB per field.",
     )
 
 
@@ -223,6 +235,8 @@ class ConfigProblem:
     message: str
     line: int | None = None
     column: int | None = None
+    #: only this entry is ignored and the rest of its section applies (a bad ``[rules]`` entry, a user-only key)
+    entry_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -298,7 +312,8 @@ def parse_config(text: str, path: Path | None = None) -> LoadedConfig:
     if "rules" in raw:
         raw["rules"], found = screen_rules(raw["rules"])
         problems += [ConfigProblem(("rules", *loc), f"`{'.'.join(('rules', *loc[:1]))}`: {msg}; this entry is "
-                                   "ignored, the other settings apply") for loc, msg in found]
+                                   "ignored, the other settings apply", entry_only=True) for loc, msg in found]
+    problems += _user_only(raw)
     try:
         return _loaded(MemzoiConfig.model_validate(raw), path, where, problems)
     except ValidationError as err:
@@ -323,7 +338,7 @@ def _loaded(config: MemzoiConfig, path: Path | None, where: str, problems: list[
         # A message may name a value of the file (a key, a code, a pattern): never one a detector finds secret.
         from .safety.redact import scrub  # late: the safety package imports this module
 
-        problems = [ConfigProblem(p.loc, scrub(p.message), p.line, p.column) for p in problems]
+        problems = [ConfigProblem(p.loc, scrub(p.message), p.line, p.column, p.entry_only) for p in problems]
     return LoadedConfig(config, path, tuple(f"{where}: {p.message}" for p in problems), tuple(problems))
 
 
@@ -335,8 +350,27 @@ def load_section(memzoi_dir: str | os.PathLike[str] | None, name: str) -> tuple[
     errors: falling back to a default the file does not say would be silent."""
     loaded = load_config(memzoi_dir)
     where = str(loaded.path) if loaded.path is not None else CONFIG_NAME
-    mine = tuple(f"{where}: {p.message}" for p in loaded.problems if not p.loc or p.loc[0] == name)
+    mine = tuple(f"{where}: {p.message}" for p in loaded.problems
+                 if not p.loc or (p.loc[0] == name and not p.entry_only))
     return (getattr(DEFAULT_CONFIG, name) if mine else getattr(loaded.config, name)), mine
+
+
+#: ``[resident]`` keys that only the user's own configuration may set (:mod:`memzoi.resident.scope`).
+USER_ONLY = ("global_path", "global_char_limit")
+
+
+def _user_only(raw: dict) -> list[ConfigProblem]:
+    """Take the user-only ``[resident]`` keys out of a repository's ``raw`` configuration: a repository must never
+    move, rename or re-cap the user's global resident file. Each one found is a problem of its entry only."""
+    section = raw.get("resident")
+    if not isinstance(section, dict):
+        return []
+    found = [k for k in USER_ONLY if k in section]
+    raw["resident"] = {k: v for k, v in section.items() if k not in USER_ONLY}
+    return [ConfigProblem(("resident", k), f"`resident.{k}`: a repository's configuration cannot move, rename or "
+                          "re-cap the user's global resident file (MEMORY.md); only the user's own configuration "
+                          "can (`[resident]` of memzoi.toml in $ZUNO_CONFIG_DIR, see docs/resident-memory.md). This "
+                          "key is ignored, the other settings apply", entry_only=True) for k in found]
 
 
 def _read(path: Path) -> LoadedConfig:

@@ -257,5 +257,7 @@ def test_proposals_list_still_lists_when_the_index_cannot_be_used(used, kind, mo
     code = main(["proposals", "list", "--root", str(root), "--json"])
     out, err = capsys.readouterr()
     assert code == 0, (out, err)
-    assert json.loads(out)["proposals"] == before and before
+    # the client a packet came through is a ledger fact: with the runtime directory broken it is unknown
+    assert [{**p, "proposed_via": None} for p in json.loads(out)["proposals"]] == [
+        {**p, "proposed_via": None} for p in before] and before
     assert "cross-file facts are read from the files" in err and str(home) in err

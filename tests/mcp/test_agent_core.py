@@ -174,32 +174,37 @@ def test_propose_writes_one_clean_packet_as_one_mcp_change(project):
     assert "fixed the same race twice" in mcp_provenance(change)
 
 
-def test_proposal_id_is_deterministic_and_content_bound():
-    assert proposal_id(_draft()) == proposal_id(_draft())
-    assert proposal_id(_draft()) != proposal_id(_draft(body="Something else entirely."))
-    assert proposal_id(_draft()).startswith("mcp-token-refreshes-go-through-refreshlock-")
+def test_proposal_id_is_the_title_slug_with_a_suffix_only_when_taken(project):
+    assert proposal_id(_draft()) == "mcp-token-refreshes-go-through-refreshlock"
+    first = propose_packet(project, _draft(), actor="a")
+    assert first.details["proposal_id"] == "mcp-token-refreshes-go-through-refreshlock"
+    second = propose_packet(project, _draft(body="Refreshes also renew the CSRF cookie under RefreshLock."),
+                            actor="a")
+    assert second.details["proposal_id"] == "mcp-token-refreshes-go-through-refreshlock-2"
+    assert proposal_id(_draft(title="Où est la clé ?")) == "mcp-o-est-la-cl"
+    assert proposal_id(_draft(title="日本語")) == "mcp-memory"
+    long = proposal_id(_draft(title="word " * 40))
+    assert len(long) <= 64 and long.endswith("word") and not long.endswith("-")
 
 
 def test_proposal_id_is_never_flagged_by_memzois_path_scan(project):
-    # Memzoi's bounded_entropy rule takes `memzoi/proposals/pending/<id>` as one token; `mcp-<slug>-<12 hex>`
-    # reaches its threshold for some titles, which refused the agent's own clean proposal as `blocked`
+    # Memzoi's bounded_entropy rule takes `memzoi/proposals/pending/<id>` as one token; a slug with digits can
+    # reach its threshold, which would refuse the agent's own clean proposal as `blocked`
+    from memzoi.lifecycle.proposal_checks import readable_id
     from memzoi.pathsafety import bears_secret, shown_id
-    flagged = _draft(title="Lint with ruff before pushing", body="Run `ruff check .` before every push; CI fails "
-                     "on lint errors.")
-    pid = proposal_id(flagged)
-    assert not bears_secret(f"{PENDING}/{pid}.md") and shown_id(pid) == pid
-    assert pid == proposal_id(flagged) and pid.startswith("mcp-") and not any(c.isdigit() for c in pid)
-    result = propose_packet(project, flagged, actor="agent")
-    assert result.details["proposal_id"] == pid
-    assert [f.code for f in analyze_path(project / result.details["proposal_path"]).findings] == []
-    # this one passes as a pending packet, but its rejected packet's path would be flagged
-    resolved = proposal_id(_draft(title="Index push"))
-    assert not bears_secret(f".memzoi/proposals/resolved/rejected/{resolved}.md")
-    for i in range(300):  # every id, not only the ones above, passes the path scan, also once resolved
-        pid = proposal_id(_draft(title=f"Rule {i} for the build cache and deploy", body=f"Body number {i}."))
-        assert shown_id(pid) == pid, i
-        for folder in (PENDING, ".memzoi/proposals/resolved/applied", ".memzoi/proposals/resolved/rejected"):
-            assert not bears_secret(f"{folder}/{pid}.md"), (i, folder)
+    folders = (PENDING, ".memzoi/proposals/resolved/applied", ".memzoi/proposals/resolved/rejected")
+    flagged = []
+    for i in range(300):  # every id passes the path scan, also once resolved, and also with a suffix
+        title = f"Rule {i} for the build cache and deploy {i * 7919} step"
+        for pid in (proposal_id(_draft(title=title)), readable_id(project, title, {proposal_id(_draft(title=title))})):
+            assert shown_id(pid) == pid, i
+            for folder in folders:
+                assert not bears_secret(f"{folder}/{pid}.md"), (i, folder)
+        import memzoi.lifecycle.proposal_checks as pc
+        raw = "mcp-" + pc.concept_slug(title)
+        if any(bears_secret(f"{folder}/{raw}.md") for folder in folders):
+            flagged.append(i)
+    assert flagged, "no title exercised the flagged-slug fallback"
 
 
 def test_blocked_proposal_leaves_no_trace(project, home):

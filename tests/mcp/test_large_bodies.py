@@ -23,6 +23,8 @@ def _token() -> str:
 
 
 def _call(project, **over) -> tools.ToolResult:
+    # these bodies are about Memzoi's own limits: the agent channel's cap is raised to its largest value
+    (project / ".memzoi" / "config.toml").write_text("[mcp]\nmax_body_bytes = 524288\n", encoding="utf-8")
     return tools.call(tools.Session(project, "big-agent", tools.RateLimit(50)), "propose_memory", draft_args(**over))
 
 

@@ -29,12 +29,13 @@ TOOLS = {"search_memory", "get_memory", "get_resident_memory", "build_context_pa
 
 @asynccontextmanager
 async def connect(project: Path, home: Path, client: str = "e2e-agent", args: tuple[str, ...] = (),
-                  cwd: Path | None = None, argv: list[str] | None = None):
+                  cwd: Path | None = None, argv: list[str] | None = None, env: dict | None = None):
     """A session with ``memzoi-mcp`` for ``project`` (``--root`` unless ``cwd`` is given; ``argv`` replaces all
-    arguments)."""
+    arguments; ``env`` adds to the server's environment)."""
     params = StdioServerParameters(
         command=str(SERVER), args=argv if argv is not None else [*(() if cwd else ("--root", str(project))), *args],
-        env={"MEMZOI_HOME": str(home), "PATH": os.environ.get("PATH", "")}, cwd=str(cwd) if cwd else None)
+        env={"MEMZOI_HOME": str(home), "PATH": os.environ.get("PATH", ""), **(env or {})},
+        cwd=str(cwd) if cwd else None)
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write, client_info=types.Implementation(name=client, version="1")) as s:
@@ -140,7 +141,10 @@ async def test_malformed_arguments_and_unknown_tool(project, home):
         bad = await s.call_tool("propose_memory", {"title": "x", "body": 5, "confidence": 2})
         assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_arguments"
         fields = {p["field"] for p in bad.structured_content["error"]["problems"]}
-        assert {"body", "confidence", "type", "lane", "reason"} <= fields
+        assert {"body", "confidence", "reason"} <= fields
+        # type and lane are required by the action (a tombstone takes neither), so checked once the fields pass
+        short = await s.call_tool("propose_memory", {"title": "x", "body": "y", "confidence": 0.5, "reason": "r"})
+        assert short.is_error and "needs type, lane" in short.content[0].text
         also = await s.call_tool("get_memory", {"id": FACT_ID, "path": "/etc/passwd"})
         assert also.is_error and also.structured_content["error"]["code"] == "invalid_arguments"
         with pytest.raises(MCPError) as info:

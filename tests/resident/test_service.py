@@ -304,7 +304,11 @@ def test_candidate_of_another_project_is_refused_for_every_decision(project, tmp
 
 
 def test_configured_locations(project, tmp_path):
-    configure(project, f'[resident]\nglobal_path = "{tmp_path}/g/MEMORY.md"\nproject_path = "docs/AGENT.md"\n')
+    # the global file is the user's: only their own configuration (memzoi.toml in $ZUNO_CONFIG_DIR) moves it
+    (tmp_path / "zuno").mkdir(exist_ok=True)
+    (tmp_path / "zuno" / "memzoi.toml").write_text(f'[resident]\nglobal_path = "{tmp_path}/g/MEMORY.md"\n',
+                                                   encoding="utf-8")
+    configure(project, '[resident]\nproject_path = "docs/AGENT.md"\n')
     assert resident_file(project, "global").path == tmp_path / "g" / "MEMORY.md"
     assert resident_file(project, "project").path == project / "docs" / "AGENT.md"
     configure(project, 'project_char_limit = 0\n')
@@ -314,13 +318,22 @@ def test_configured_locations(project, tmp_path):
 
 
 @pytest.mark.parametrize("bad", ['project_path = "../escape.md"', 'project_path = "/abs.md"',
-                                 'global_path = "relative.md"', 'project_path = ".zuno/RULES.txt"',
-                                 'global_path = "~/.claude/CLAUDE.md"'])
+                                 'project_path = ".zuno/RULES.txt"'])
 def test_locations_outside_the_rules_are_refused(project, bad):
     configure(project, f"[resident]\n{bad}\n")
     with pytest.raises(Refusal) as err:
         _propose(project)
     assert err.value.code == "invalid_config"
+
+
+@pytest.mark.parametrize("bad", ['global_path = "relative.md"', 'global_path = "~/.claude/CLAUDE.md"',
+                                 'global_char_limit = 0'])
+def test_user_locations_outside_the_rules_are_refused(project, tmp_path, bad):
+    (tmp_path / "zuno").mkdir(exist_ok=True)
+    (tmp_path / "zuno" / "memzoi.toml").write_text(f"[resident]\n{bad}\n", encoding="utf-8")
+    with pytest.raises(Refusal) as err:
+        _propose(project, scope="global")
+    assert err.value.code == "invalid_config" and "memzoi.toml" in err.value.message
 
 
 def test_db_is_private(project):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..models.common import Lane, MemoryType
 
@@ -103,25 +103,84 @@ class NoArgs(BaseModel):
     model_config = _STRICT
 
 
-class ProposeArgs(BaseModel):
-    """Arguments of ``propose_memory``."""
+class PendingArgs(BaseModel):
+    """Arguments of ``list_pending``."""
 
     model_config = _STRICT
-    title: str = Field(min_length=1, description="Short title of the memory (one line).")
-    body: str = Field(min_length=1, description="The durable fact, decision, warning … in Markdown.")
-    type: MemoryType = Field(description="Memzoi memory type.")
-    lane: Lane = Field(description="Memzoi lane: semantic (facts), procedural (how-to), episodic, session.")
-    reason: str = Field(min_length=1, description="Why this should be remembered (one line), shown to the reviewer.")
-    confidence: float = Field(ge=0.0, le=1.0, description="Your confidence, from 0 to 1.")
+    include_resolved: bool = Field(False, description="Also list the rejected proposals: each one's content "
+                                   "fingerprint (BLAKE3 of the trimmed body) and the reviewer's reason, so the same "
+                                   "content is not proposed again.")
+
+
+class ProposeArgs(BaseModel):
+    """Arguments of ``propose_memory``: a new memory (``create``), the replacement of an active record
+    (``supersede``: the new memory and its ``target``) or the retirement of one (``tombstone``: ``target`` and
+    ``reason`` only). ``title``, ``body``, ``type``, ``lane`` and ``confidence`` are required except for a
+    tombstone (checked after the fields, so the schema lists them as optional)."""
+
+    model_config = _STRICT
+    action: Literal["create", "supersede", "tombstone"] | None = Field(
+        None, description="`create` a new memory (default), `supersede` the active record `target` with this one "
+        "(it replaces a wrong or outdated memory), or `tombstone` the active record `target` (retire it; give only "
+        "`target` and `reason`). Default: `supersede` when `supersedes` is given, else `create`.")
+    target: str | None = Field(None, min_length=1, max_length=512, examples=["facts/build-tool"],
+                               description="Id of the active record to supersede or tombstone.")
+    title: str | None = Field(None, min_length=1, description="Short title of the memory (one line). Required "
+                              "unless tombstoning.")
+    body: str | None = Field(None, min_length=1, description="The durable fact, decision, warning … in Markdown. "
+                             "Required unless tombstoning.")
+    type: MemoryType | None = Field(None, description="Memzoi memory type. Required unless tombstoning.")
+    lane: Lane | None = Field(None, description="Memzoi lane: semantic (facts), procedural (how-to), episodic (an "
+                              "event: recalled for 30 days after occurred_at), session (recalled for 24 hours after "
+                              "started_at, 7 days at most). Required unless tombstoning.")
+    reason: str = Field(min_length=1, description="Why this should be remembered, or why the target is wrong or "
+                        "obsolete (one line), shown to the reviewer.")
+    confidence: float | None = Field(None, ge=0.0, le=1.0, description="Your confidence, from 0 to 1. Required "
+                                     "unless tombstoning.")
     tags: list[str] = Field(default_factory=list, max_length=32, description="Tags.")
     applies_to: list[str] = Field(default_factory=list, max_length=64,
                                   description="Repository-relative paths it applies to (`dir/**` for a subtree).")
     source_ref: str | None = Field(None, min_length=1, description="Evidence: a URL, commit, issue or other ref.")
     supersedes: str | None = Field(None, min_length=1,
-                                   description="Id of the active record this replaces (repo destination only).")
+                                   description="Id of the active record this replaces (the same as action "
+                                   "`supersede` with `target`; repo destination only).")
+    occurred_at: str | None = Field(None, min_length=1, max_length=64, examples=["2026-07-01T12:00:00Z"],
+                                    description="Episodic lane only: when the event happened (RFC 3339 with a "
+                                    "timezone). Default: now.")
+    started_at: str | None = Field(None, min_length=1, max_length=64, examples=["2026-07-01T09:00:00Z"],
+                                   description="Session lane only: when the session started (RFC 3339 with a "
+                                   "timezone). Default: now.")
     destination: Literal["repo", "local"] = Field(
         "repo", description="`repo`: a pending proposal packet for human review in the repository; `local`: a "
-        "private local-memory candidate, applied per the project's promotion policy.")
+        "private local-memory candidate, applied per the project's promotion policy (create only).")
+
+    @model_validator(mode="after")
+    def _by_action(self) -> ProposeArgs:
+        action = self.action or ("supersede" if self.supersedes else "create")
+        if self.target and self.supersedes and self.target != self.supersedes:
+            raise ValueError("give the superseded record once: `target` and `supersedes` differ")
+        if action in ("supersede", "tombstone") and not (self.target or self.supersedes):
+            raise ValueError(f"action `{action}` needs `target`, the id of the active record")
+        if action == "create" and self.target:
+            raise ValueError("`target` is for action `supersede` or `tombstone`")
+        if action != "create" and self.destination == "local":
+            raise ValueError(f"action `{action}` is a repository proposal: use destination `repo`")
+        if action == "tombstone":
+            given = [f for f in ("title", "body", "type", "lane", "confidence", "supersedes", "occurred_at",
+                                 "started_at", "source_ref") if getattr(self, f) is not None]
+            given += [f for f in ("tags", "applies_to") if getattr(self, f)]
+            if given:
+                raise ValueError(f"a tombstone takes only `target` and `reason`; leave out {', '.join(given)}")
+        else:
+            missing = [f for f in ("title", "body", "type", "lane", "confidence") if getattr(self, f) is None]
+            if missing:
+                raise ValueError(f"action `{action}` needs {', '.join(missing)}")
+        return self
+
+    @property
+    def effective_action(self) -> str:
+        """``create``, ``supersede`` or ``tombstone`` (see ``action``)."""
+        return self.action or ("supersede" if self.supersedes else "create")
 
 
 class ResidentArgs(BaseModel):

@@ -362,10 +362,11 @@ def precheck_path(root: Path, path: str) -> dict[str, Any]:
     return {"path": where, "warnings": warnings, "withheld": withheld}
 
 
-def list_pending(root: Path) -> dict[str, Any]:
+def list_pending(root: Path, include_resolved: bool = False) -> dict[str, Any]:
     """The pending proposal packets as every listing shows them (:func:`memzoi.lifecycle.pending.list_pending`:
     ``can_apply`` and ``blocked_by`` from the core's one can-apply rule, the title withheld where a detector
-    fires), the pending local candidates and the pending resident-memory candidates."""
+    fires), the pending local candidates and the pending resident-memory candidates; with ``include_resolved``,
+    ``rejected`` too (:func:`memzoi.lifecycle.rejections.rejected_packets`: fingerprint and reason)."""
     from ..lifecycle.candidates import list_candidates
     from ..lifecycle.pending import list_pending as pending_packets
     from .resident_read import pending_candidates
@@ -374,4 +375,9 @@ def list_pending(root: Path) -> dict[str, Any]:
         proposals = [p.to_json() for p in pending_packets(r.root, r.index)]
     local = [{"id": c.id, "title": c.title, "type": c.type, "lane": c.lane, "confidence": c.confidence_bp / 10_000,
               "proposed_by": c.actor, "created_at": c.created_at} for c in list_candidates(root)]
-    return {"proposals": proposals, "local_candidates": local, "resident_candidates": pending_candidates(root)}
+    out = {"proposals": proposals, "local_candidates": local, "resident_candidates": pending_candidates(root)}
+    if include_resolved:
+        from ..lifecycle.rejections import rejected_packets
+
+        out["rejected"] = rejected_packets(root)
+    return out

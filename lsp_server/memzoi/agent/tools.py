@@ -32,7 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..ledger import Refusal
 from .arguments import (  # noqa: F401 - the argument models are part of this table
-    GetArgs, NoArgs, PackArgs, PathArgs, ProposeArgs, ResidentArgs, SearchArgs, coerce_arguments,
+    GetArgs, NoArgs, PackArgs, PathArgs, PendingArgs, ProposeArgs, ResidentArgs, SearchArgs, coerce_arguments,
 )
 from ..runtime_errors import RuntimeStateError
 from ..utf8 import storable, storable_tree
@@ -148,11 +148,13 @@ def _call(session: Session, name: str, arguments: dict[str, Any] | None) -> Tool
         wait = session.limit.take()
         if wait is not None:
             return ToolResult.error("rate_limited", f"this server accepts at most {session.limit.limit} proposals "
-                                    f"per {int(session.limit.window)} s; retry in {math.ceil(wait)} s")
+                                    f"per {int(session.limit.window)} s, refused proposals included (each call of a "
+                                    f"proposal tool counts); retry in {math.ceil(wait)} s")
     try:
         return tool.handler(session, args)
     except Refusal as err:
         extra = {"reasons": err.codes} if hasattr(err, "codes") else {}
+        extra.update(getattr(err, "extra", None) or {})  # structured facts of the refusal (a duplicate's id …)
         return ToolResult.error(err.code, err.message, **extra)
     except RuntimeStateError as err:  # a full, read-only or damaged runtime directory: named, not a bug
         return ToolResult.error(err.code, err.message)
@@ -225,10 +227,10 @@ def _precheck(s: Session, a: PathArgs) -> ToolResult:
     return ToolResult(data, _lines(rows, f"no warnings, risks or failed attempts apply to {data['path']}"))
 
 
-def _pending(s: Session, a: NoArgs) -> ToolResult:
+def _pending(s: Session, a: PendingArgs) -> ToolResult:
     from .recall import list_pending
 
-    data = list_pending(s.root)
+    data = list_pending(s.root, include_resolved=a.include_resolved)
     rows = [f"- proposal {p['id']} ({p['action'] or '?'}): {p['title'] or '(title withheld)'}: "
             + ("can be applied by a human" if p["can_apply"] else f"blocked by {', '.join(p['blocked_by'])}")
             for p in data["proposals"]]
@@ -236,18 +238,33 @@ def _pending(s: Session, a: NoArgs) -> ToolResult:
              for c in data["local_candidates"]]
     rows += [f"- resident candidate {c['id']} ({c['scope']} {c['action']}): {c['reason']}"
              for c in data["resident_candidates"]]
+    rows += [f"- rejected {r['id']} (fingerprint {r['fingerprint']}): {r['title']}: "
+             f"{r['reason'] or 'no reason given'}" for r in data.get("rejected", [])]
     return ToolResult(data, _lines(rows, "nothing is pending"))
 
 
+def _mcp_section(s: Session) -> Any:
+    """The project's ``[mcp]`` section (:func:`call` has refused a proposal when it is invalid)."""
+    from ..config import load_section
+
+    return load_section(s.root / ".memzoi", "mcp")[0]
+
+
 def _propose(s: Session, a: ProposeArgs) -> ToolResult:
+    from ..lifecycle.proposal_checks import check_agent_size
     from ..lifecycle.propose import Draft
 
     from .recall import normalize_path
 
+    if a.effective_action == "tombstone":
+        return _tombstone(s, a)
     # Absolute paths inside the project (as Claude Code and Codex give them) become repository-relative.
     applies_to = [normalize_path(p, s.root) if p.startswith("/") else p for p in a.applies_to]
-    draft = Draft(title=a.title, body=a.body, type=a.type, lane=a.lane, reason=a.reason, confidence=a.confidence,
-                  tags=a.tags, applies_to=applies_to, source_ref=a.source_ref, supersedes=a.supersedes)
+    draft = Draft(title=a.title or "", body=a.body or "", type=a.type or "", lane=a.lane or "", reason=a.reason,
+                  confidence=a.confidence if a.confidence is not None else -1.0, tags=a.tags, applies_to=applies_to,
+                  source_ref=a.source_ref, supersedes=a.supersedes or a.target, occurred_at=a.occurred_at,
+                  started_at=a.started_at)
+    check_agent_size(draft, _mcp_section(s).max_body_bytes)
     if a.destination == "local":
         from ..lifecycle.candidates import propose_local
 
@@ -263,6 +280,17 @@ def _propose(s: Session, a: ProposeArgs) -> ToolResult:
     return ToolResult({**result.to_json(), "proposal_id": pid, "path": result.details["proposal_path"]},
                       f"proposal {pid} is pending human review at {result.details['proposal_path']} "
                       f"(change {result.change_id}); it is not applied until a human applies it")
+
+
+def _tombstone(s: Session, a: ProposeArgs) -> ToolResult:
+    from ..lifecycle.tombstone import propose_agent_tombstone
+
+    result = propose_agent_tombstone(s.root, a.target or "", reason=a.reason, actor=s.client, source="mcp")
+    rel = result.details["proposal_path"]
+    pid = rel.rsplit("/", 1)[-1][:-3]
+    return ToolResult({**result.to_json(), "proposal_id": pid, "path": rel, "action": "tombstone"},
+                      f"tombstone proposal {pid} of {result.details['record_id']} is pending human review at {rel} "
+                      f"(change {result.change_id}); the record stays active until a human applies it")
 
 
 _READ = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
@@ -291,8 +319,9 @@ register(Tool("precheck_path", "Precheck a path",
               annotations=_READ))
 register(Tool("list_pending", "List pending proposals",
               "Pending proposal packets awaiting human review, whether each can be applied and what blocks it, "
-              "pending local-memory candidates and pending resident-memory candidates. Agents cannot apply or reject "
-              "them.", NoArgs, _pending,
+              "pending local-memory candidates and pending resident-memory candidates; with include_resolved, the "
+              "rejected proposals too, with their content fingerprint and the reviewer's reason. Agents cannot apply "
+              "or reject them.", PendingArgs, _pending,
               annotations=_READ))
 def _resident(s: Session, a: NoArgs) -> ToolResult:
     from .resident_read import get_resident_memory
@@ -312,10 +341,13 @@ register(Tool("get_resident_memory", "Read resident memory",
               "proposing a resident change, to replace rather than duplicate an entry.", NoArgs, _resident,
               annotations=_READ))
 register(Tool("propose_memory", "Propose a memory",
-              "Propose a durable memory (fact, decision, warning, …). destination=repo writes a pending proposal "
-              "packet that a human reviews and applies; destination=local creates a private local-memory candidate "
-              "under the project's promotion policy. Secrets, personal data and instruction-like text are refused; "
-              "duplicates are refused with the existing id. This is the only thing an agent can change.",
+              "Propose a durable memory (fact, decision, warning, …), a correction of a wrong one (action=supersede, "
+              "target=its id) or its retirement (action=tombstone, target and reason only). destination=repo writes "
+              "a pending proposal packet that a human reviews and applies; destination=local creates a private "
+              "local-memory candidate under the project's promotion policy. Secrets, personal data, instruction-like "
+              "text and control characters are refused; content already active, pending or rejected is refused with "
+              "the existing id (and, when rejected, the reviewer's reason). This is the only thing an agent can "
+              "change.",
               ProposeArgs, _propose, mutating=True,
               annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
                            "openWorldHint": False}))
@@ -329,7 +361,8 @@ def _propose_resident(s: Session, a: ResidentArgs) -> ToolResult:
                   actor=s.client)
     c = out.candidate
     state = ("applied by the promotion policy" if out.promoted else "already recorded for this message"
-             if not out.inserted else f"{c.status}: a human approves it with `memzoi resident approve {c.id}`")
+             if not out.inserted and c.status != "pending" else "the same change is already pending as this "
+             "candidate; nothing new was recorded" if not out.inserted else f"{c.status}: a human approves it with `memzoi resident approve {c.id}`")
     if out.held:
         state += f" ({out.held})"
     return ToolResult({**c.to_json(), "inserted": out.inserted, "promoted": out.promoted, "held": out.held},

@@ -116,6 +116,9 @@ def run_list(args: argparse.Namespace) -> int:
         codes = i.readiness.codes()
         blocked = f"  [blocked: {', '.join(codes)}]" if codes else ""
         print(f"{i.id}  {i.action or '?'}  {i.shown_title}{blocked}")
+        details = i.details()
+        if details:
+            print(f"    {'; '.join(details)}")
     return 0
 
 
@@ -158,6 +161,8 @@ def run_show(args: argparse.Namespace) -> int:
         return 0
     print(f"{row.id} ({row.action or '?'}): {row.shown_title}")
     print(f"  path: {row.path}\n  sensitivity: {row.sensitivity}  content_class: {row.content_class}")
+    for line in row.details():
+        print(f"  {line}")
     print(f"  can be applied: {row.readiness.statement()}")
     for f in findings:
         print(f"  {f['severity']}: {f['code']} {f['message']}")

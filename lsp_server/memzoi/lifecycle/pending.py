@@ -40,7 +40,11 @@ def holds_secret(findings: Iterable[Finding]) -> bool:
 @dataclass(frozen=True)
 class PendingPacket:
     """One pending packet as listings show it: ``id`` (its file id), ``path`` (relative to the project root),
-    frontmatter facts (``None`` when absent or not text), and the can-apply ``readiness``."""
+    frontmatter facts (``None`` when absent or not text; ``target`` is ``proposal.target`` of a tombstone or the
+    first ``supersedes`` of a supersede, Memzoi's ``target_id``; ``paths`` are ``scope.paths``, ``sources`` the
+    ``sources`` entries, ``confidence`` as written), the client it came through (``proposed_via``, the ledger's
+    source of the change that created it: ``mcp``, ``cli`` …; ``None`` when the ledger has no record of it), and
+    the can-apply ``readiness``."""
 
     id: str
     path: str
@@ -53,6 +57,11 @@ class PendingPacket:
     proposed_at: str | None
     readiness: Readiness
     title_withheld: bool = False
+    reason: str | None = None
+    confidence: str | None = None
+    paths: tuple[str, ...] = ()
+    sources: tuple[dict[str, str], ...] = ()
+    proposed_via: str | None = None
 
     @property
     def shown_title(self) -> str:
@@ -69,8 +78,18 @@ class PendingPacket:
             "sensitivity": self.sensitivity, "content_class": self.content_class, "proposed_by": self.proposed_by,
             "proposed_at": self.proposed_at, "title_withheld": self.title_withheld, "can_apply": r.can_apply, "blocked_by": r.codes(),
             "statement": r.statement(), "blockers": [{"code": b.code, "message": b.message} for b in r.blockers],
-            "can_route_local": r.can_route_local,
+            "can_route_local": r.can_route_local, "reason": self.reason, "confidence": self.confidence,
+            "paths": list(self.paths), "sources": [dict(x) for x in self.sources], "proposed_via": self.proposed_via,
         }
+
+    def details(self) -> list[str]:
+        """``name: value`` lines of who proposed it, through which client, when, why, how sure, for which paths,
+        from which sources and against which target (what ``proposals list`` and ``show`` print)."""
+        facts = [("proposed by", self.proposed_by), ("via", self.proposed_via), ("at", self.proposed_at),
+                 ("target", self.target), ("reason", self.reason), ("confidence", self.confidence),
+                 ("paths", ", ".join(self.paths) or None),
+                 ("sources", ", ".join(next(iter(x.values()), "") for x in self.sources) or None)]
+        return [f"{name}: {value}" for name, value in facts if value]
 
 
 def pending_packet(root: Path, path: Path, analysis: "Analysis", findings: Iterable[Finding],
@@ -85,13 +104,39 @@ def pending_packet(root: Path, path: Path, analysis: "Analysis", findings: Itera
     except ValueError:
         rel = path.name
     secret = holds_secret(found) or holds_secret(analysis.findings)
+    superseded = fm.supersedes_list
+    scope = fm.packet_scope
+    paths = tuple(scrub(p) for p in scope.get("paths", ()) if isinstance(p, str)) if isinstance(
+        scope.get("paths"), list) else ()
+    raw_sources = analysis.document.data.get("sources") if isinstance(analysis.document.data, dict) else None
+    sources = tuple({k: scrub(v) for k, v in x.items() if isinstance(v, str)} for x in raw_sources
+                    if isinstance(x, dict)) if isinstance(raw_sources, list) else ()
+    conf = block.data.get("confidence") if hasattr(block, "data") else None
     return PendingPacket(
         id=shown_id(path.stem), path=shown_path(rel), title=None if secret else _scrubbed(fm.title),
-        action=_scrubbed(block.action), target=_scrubbed(block.target),
+        action=_scrubbed(block.action),
+        target=_scrubbed(block.target or (superseded[0][1] if superseded and block.action == "supersede" else None)),
+        reason=_scrubbed(block.reason), confidence=scrub(str(conf)) if isinstance(conf, (str, int, float)) else None,
+        paths=paths, sources=sources, proposed_via=_origin(root, path.stem),
         sensitivity=_scrubbed(fm.sensitivity), content_class=_scrubbed(fm.content_class),
         proposed_by=_scrubbed(block.proposed_by), proposed_at=_scrubbed(block.proposed_at),
         readiness=readiness, title_withheld=secret,
     )
+
+
+def _origin(root: Path, packet_id: str) -> str | None:
+    """The ledger's source of the change that created the pending packet (``mcp``, ``cli`` …), else ``None``."""
+    import sqlite3
+
+    from ..ledger import Refusal
+    from ..runtime_errors import RuntimeStateError
+    from .propose import proposal_origin
+
+    try:
+        origin = proposal_origin(root, packet_id)
+    except (Refusal, RuntimeStateError, OSError, sqlite3.Error):
+        return None
+    return origin["proposed_via"] if origin else None
 
 
 def _disk_workspace(root: Path) -> "Workspace":

@@ -13,12 +13,12 @@ Before anything is written or stored (not even a ledger row):
 * the packet is rendered and analysed exactly as ``memzoi check`` would analyse the file: the git-plane gate and
   every content detector run, and any blocking finding (:func:`~memzoi.lifecycle.common.errors`) refuses it with
   :class:`Blocked`, whose message lists reason codes only, never the matched text;
-* a body whose trimmed text equals an active record's or a pending packet's (Memzoi's duplicate check compares
-  trimmed-body BLAKE3 values) is refused with ``duplicate_content`` naming the existing id.
+* a body whose trimmed text equals an active record's, a pending packet's or a rejected packet's (Memzoi's
+  duplicate check compares trimmed-body BLAKE3 values) is refused with ``duplicate_content`` naming the existing
+  id, with advice that fits it and, for a rejected one, the earlier decision (:mod:`.rejections`).
 
-The packet id is deterministic: ``mcp-<title slug>-<12 hex of BLAKE3 over type, lane, title, body hash and
-target>`` (``mcp-<those 12 hex digits as letters>`` when Memzoi's path scan would flag that name, see
-:func:`proposal_id`), with Memzoi's ``-2``, ``-3`` … suffixes when a resolved packet already holds that identity.
+Control characters, retention facts per lane and the packet id (``mcp-<title slug>``, with a short suffix only
+when that id is taken) are :mod:`memzoi.lifecycle.proposal_checks`'s.
 """
 
 from __future__ import annotations
@@ -30,22 +30,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import blake3
-
 from ..ledger import ChangePlan, ChangeRecord, ChangeResult, FileChange, Refusal, now_utc, run_change
 from ..models.common import Lane, MemoryType
-from ..pathsafety import bears_secret, shown_id
 from ..policy import AGGREGATE_LIMIT, FIELD_LIMIT
 from ..render import description_of, render_packet
-from ..revision import content_hash
-from .common import APPLIED, PENDING, REJECTED, concept_slug, errors, reserve_packet_id, verified
+from .common import PENDING, errors, resolved_identities, verified
+from .rejections import duplicate_of
+from .proposal_checks import base_id, check_controls, check_retention, readable_id, retention_for
 
 #: The ledger operation of a proposal made by an agent.
 OPERATION = "propose"
 _TYPES = MemoryType.__args__  # type: ignore[attr-defined]
 _LANES = Lane.__args__  # type: ignore[attr-defined]
-_SLUG_MAX = 40
-_HEX_AS_LETTERS = str.maketrans("0123456789abcdef", "ghijklmnopqrstuv")
 
 
 class Blocked(Refusal):
@@ -53,12 +49,7 @@ class Blocked(Refusal):
     names only codes and never the matched text."""
 
     def __init__(self, codes: list[str], what: str = "the proposal") -> None:
-        super().__init__(
-            "blocked",
-            f"{what} is blocked by {', '.join(codes)}; nothing was written. Fix what each code names (secrets, "
-            "personal data and instruction-like text must go; docs/diagnostics.md explains every code) and propose "
-            "again",
-        )
+        super().__init__("blocked", f"{what} is blocked by {', '.join(codes)}; nothing was written. {_advice(codes)}")
         self.codes = codes
 
     def to_json(self) -> dict[str, Any]:
@@ -68,10 +59,26 @@ class Blocked(Refusal):
         return out
 
 
+def _advice(codes: list[str]) -> str:
+    """What to do about the blocking ``codes``: the advice of each kind present (content, gate, file format)."""
+    from ..findings import CODES
+
+    groups = {CODES.get(c, (None, "schema"))[1] for c in codes}
+    out = []
+    if "detector" in groups:
+        out.append("Secrets, personal data, instruction-like text and invisible characters must go")
+    if "gate" in groups:
+        out.append("the git-plane gate refuses what must not be committed (private, temporary or oversized content)")
+    if groups - {"detector", "gate"}:
+        out.append("the packet would not be a valid Memzoi file (a field value breaks Memzoi's rules)")
+    return "; ".join(out) + ". docs/diagnostics.md explains every code; fix what each names and propose again"
+
+
 @dataclass(frozen=True)
 class Draft:
     """A proposed memory as an agent states it. ``confidence`` is a number in [0, 1]; ``supersedes`` is the id of
-    an active record the new one replaces (``None`` for a new memory)."""
+    an active record the new one replaces (``None`` for a new memory); ``occurred_at`` (episodic lane) and
+    ``started_at`` (session lane) are Memzoi's retention facts, RFC 3339 (default: the creation time)."""
 
     title: str
     body: str
@@ -83,11 +90,13 @@ class Draft:
     applies_to: list[str] = field(default_factory=list)
     source_ref: str | None = None
     supersedes: str | None = None
+    occurred_at: str | None = None
+    started_at: str | None = None
 
 
 def check_values(draft: Draft) -> None:
     """Value checks shared by every destination. Raises :class:`Refusal` (``invalid_value``, ``empty_body``,
-    ``reason_required``, ``unsafe_path``, ``candidate_too_large``)."""
+    ``reason_required``, ``control_character``, ``unsafe_path``, ``candidate_too_large``)."""
     if not draft.title.strip():
         raise Refusal("invalid_value", "the title must not be empty")
     if "\n" in draft.title.strip():
@@ -105,6 +114,8 @@ def check_values(draft: Draft) -> None:
     if not (isinstance(draft.confidence, (int, float)) and math.isfinite(draft.confidence)
             and 0.0 <= draft.confidence <= 1.0):
         raise Refusal("invalid_value", "confidence must be a number from 0 to 1")
+    check_controls(draft)
+    check_retention(draft)
     for i, path in enumerate(draft.applies_to):
         if _bad_path(path):  # Memzoi's rule for applies_to and scope.paths (message without the value)
             raise Refusal("unsafe_path", f"applies_to[{i}] must be a repository-relative path without `..`, `.` or "
@@ -134,12 +145,18 @@ def _bad_path(path: str) -> bool:
 def screen_actor(actor: str) -> None:
     """Refuse an actor (an MCP client's self-declared name) that any content detector flags: it is stored with
     what it proposes, in the packet, the ledger or the local candidate. Raises :class:`Blocked` naming codes only."""
+    screen_text(actor, "the client name")
+
+
+def screen_text(text: str, what: str) -> None:
+    """Refuse ``text`` (``what`` names it in the message) that any content detector flags. Raises
+    :class:`Blocked` naming codes only."""
     from ..findings import CODES
     from ..safety import collect_hits
 
-    codes = sorted({h.code for h in collect_hits(actor) if CODES.get(h.code, (None, ""))[1] == "detector"})
+    codes = sorted({h.code for h in collect_hits(text) if CODES.get(h.code, (None, ""))[1] == "detector"})
     if codes:
-        raise Blocked(codes, "the client name")
+        raise Blocked(codes, what)
 
 
 def check_size(draft: Draft) -> None:
@@ -155,20 +172,8 @@ def check_size(draft: Draft) -> None:
 
 
 def proposal_id(draft: Draft) -> str:
-    """The deterministic base id: ``mcp-<slug>-<12 hex>`` (see module docstring), unless Memzoi's write-safety
-    scan would flag that id or the packet's path (pending, or resolved once a human decides): its ``bounded_entropy`` rule (reference §3.3) takes the
-    repository-relative path as one token, and a slug with hex digits reaches its threshold for about one title in
-    six, so the agent's own proposal would be refused. Then the id is ``mcp-<the same 12 hex digits spelled with
-    the letters g–v>``: lowercase letters and ``-`` are two character classes, and the rule needs three."""
-    slug = concept_slug(draft.title)[:_SLUG_MAX].strip("-") or "memory"
-    h = blake3.blake3()
-    for part in (draft.type, draft.lane, draft.title.strip(), content_hash(draft.body), draft.supersedes or ""):
-        h.update(part.encode("utf-8", "surrogatepass") + b"\x00")
-    digest = h.hexdigest()[:12]
-    base = f"mcp-{slug}-{digest}"
-    if shown_id(base) != base or any(bears_secret(f"{folder}/{base}.md") for folder in (PENDING, APPLIED, REJECTED)):
-        return f"mcp-{digest.translate(_HEX_AS_LETTERS)}"
-    return base
+    """The id ``draft`` gets when it is free: ``mcp-<slug of the title>`` (:func:`~.proposal_checks.base_id`)."""
+    return base_id(draft.title)
 
 
 def _source(ref: str) -> dict[str, str]:
@@ -194,7 +199,7 @@ def packet_data(draft: Draft, packet_id: str, *, actor: str, now: str, target: d
         "created_by": actor, "sources": [_source(draft.source_ref.strip())] if draft.source_ref else None,
         "supersedes": [draft.supersedes] if draft.supersedes else [],
         "sensitivity": "repo-safe", "content_class": "general_repo_knowledge",
-        "retention": target.get("retention", {}) if target else {},
+        "retention": retention_for(draft, now, target),
         "origin": {"origin_key": f"repository-proposal:{packet_id}", "route": "repository_proposal"},
     }
 
@@ -225,24 +230,10 @@ def screen(root: Path, rel: str, text: str) -> None:
 
 
 def find_duplicate(root: Path, body: str) -> str | None:
-    """The id (or path) of an active record or pending packet whose trimmed body equals ``body``'s, else
-    ``None``. Reads the workspace index after refreshing it (only changed files are re-read)."""
-    from ..index import Index, IndexUnavailable
-
-    wanted = content_hash(body)
-    try:
-        with Index(root, workers=1) as index:
-            if index.schema_problem:
-                index.rebuild()
-            else:
-                index.refresh()
-            row = index.db.execute(
-                "SELECT coalesce(id, path) FROM records WHERE content_hash = ? AND status = 'active' "
-                "UNION ALL SELECT coalesce(file_id, id, path) FROM proposals WHERE content_hash = ? "
-                "AND role = 'pending' LIMIT 1", (wanted, wanted)).fetchone()
-    except IndexUnavailable as err:
-        raise Refusal("index_unavailable", f"cannot check for duplicates: {err}") from None
-    return row[0] if row else None
+    """The id (or path) of an active record, pending packet or rejected packet whose trimmed body equals
+    ``body``'s, else ``None`` (:func:`~.rejections.duplicate_of`)."""
+    dup = duplicate_of(root, body)
+    return dup.extra["existing"] if dup else None
 
 
 def plan_propose(root: Path, draft: Draft, *, actor: str) -> ChangePlan:
@@ -259,11 +250,10 @@ def plan_propose(root: Path, draft: Draft, *, actor: str) -> ChangePlan:
     body = draft.body.strip()
     rel = f"{PENDING}/{base}.md"
     screen(root, rel, render_packet(data, body))  # before any read of the index or the ledger
-    existing = find_duplicate(root, body)
-    if existing:
-        raise Refusal("duplicate_content", f"the same body is already `{existing}`; nothing was written. "
-                      "Propose a supersede of that record if it needs to change")
-    packet_id = reserve_packet_id(root, base)
+    duplicate = duplicate_of(root, body)
+    if duplicate:
+        raise duplicate
+    packet_id = readable_id(root, draft.title, resolved_identities(root))
     if packet_id != base:
         data = packet_data(draft, packet_id, actor=actor, now=now, target=target)
         rel = f"{PENDING}/{packet_id}.md"

@@ -217,6 +217,17 @@ def insert(conn: sqlite3.Connection, cand: Candidate) -> tuple[Candidate, bool]:
     return _from_row(existing), False
 
 
+def pending_same(conn: sqlite3.Connection, target_path: str, action: str, content: str | None,
+                 old_text: str | None) -> Candidate | None:
+    """The oldest ``pending`` candidate for the same file with the same action, content and locator, else ``None``:
+    the same change proposed twice (by two clients, say) is one candidate for a reviewer."""
+    row = conn.execute(
+        "SELECT * FROM memory_candidate WHERE status = 'pending' AND target_path = ? AND action = ? AND "
+        "content IS ? AND old_text IS ? ORDER BY time_created, id LIMIT 1",
+        (target_path, action, content, old_text)).fetchone()
+    return _from_row(row) if row is not None else None
+
+
 def get(conn: sqlite3.Connection, candidate_id: str) -> Candidate | None:
     """The candidate ``candidate_id`` (a unique prefix is accepted), or ``None``."""
     row = conn.execute("SELECT * FROM memory_candidate WHERE id = ?", (candidate_id,)).fetchone()

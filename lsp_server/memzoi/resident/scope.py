@@ -4,18 +4,26 @@
   checkout;
 - project: ``<root>/.zuno/RULES.md``.
 
-Both, and the caps (2,200 and 3,000 characters), can be changed in ``[resident]`` of ``.memzoi/config.toml``
-(:class:`memzoi.config.ResidentSection`).
+The project file and its cap (3,000 characters) can be changed in ``[resident]`` of the project's
+``.memzoi/config.toml`` (:class:`memzoi.config.ResidentSection`). The global file and its cap (2,200 characters)
+belong to the user: a repository's configuration never moves, renames or re-caps them (its ``global_path`` and
+``global_char_limit`` are ignored, :data:`memzoi.config.USER_ONLY`); only the user's own configuration can,
+``[resident]`` of ``memzoi.toml`` in the Zuno configuration folder (``$ZUNO_CONFIG_DIR``, else
+``~/.config/zuno``), as Zuno takes ``memory.global_char_limit`` from the user's configuration.
+
+A problem of the project's configuration costs only its section: the resident files need ``[resident]`` (and a
+proposal ``[promotion]``), so an error in ``[rules]`` or ``[mcp]`` changes nothing here.
 """
 
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import MemzoiConfig, load_config
+from ..config import USER_ONLY, MemzoiConfig, ResidentSection, load_config
 from ..ledger import Refusal
 from ..vocabulary import RESIDENT_SCOPES as SCOPES
 from ..workspace import MEMZOI_DIR, find_project_root
@@ -41,19 +49,56 @@ def default_global_path() -> Path:
     return Path(os.path.expanduser("~")) / ".config" / "zuno" / "memory" / "MEMORY.md"
 
 
-def project_config(project_root: Path) -> MemzoiConfig:
+def project_config(project_root: Path, sections: Sequence[str] = ("resident",)) -> MemzoiConfig:
     """The project's configuration (defaults when absent). Raises :class:`Refusal` ``invalid_config`` when the
-    file is invalid: resident writes never guess where the files are."""
+    file cannot be read or parsed, or when one of ``sections`` is invalid: resident writes never guess where the
+    files are (``[resident]``) or whether to apply (``[promotion]``). Problems of other sections, and entries
+    ignored on their own (a bad ``[rules]`` entry, a user-only key), cost only themselves."""
     loaded = load_config(project_root / MEMZOI_DIR)
-    if loaded.errors:
-        raise Refusal("invalid_config", "; ".join(loaded.errors))
+    where = str(loaded.path) if loaded.path is not None else "config.toml"
+    mine = [f"{where}: {p.message}" for p in loaded.problems
+            if not p.loc or (p.loc[0] in sections and not p.entry_only)]
+    if mine:
+        raise Refusal("invalid_config", "; ".join(mine))
     return loaded.config
+
+
+def user_config_path() -> Path:
+    """The user's own configuration of the resident files: ``memzoi.toml`` beside Zuno's, in
+    ``$ZUNO_CONFIG_DIR``, else ``$HOME/.config/zuno``."""
+    return default_global_path().parent.parent / "memzoi.toml"
+
+
+def user_resident() -> ResidentSection:
+    """The ``global_path`` and ``global_char_limit`` of the user's own configuration (:func:`user_config_path`;
+    defaults when it is absent). Raises :class:`Refusal` ``invalid_config`` naming the file when it cannot be read
+    or a value is invalid: the global file is never guessed."""
+    from pydantic import ValidationError
+
+    path = user_config_path()
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return ResidentSection()
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise Refusal("invalid_config", f"{path}: cannot read the user's configuration ({type(err).__name__}); "
+                      "fix or remove it (the global resident file is not guessed)") from None
+    section = raw.get("resident", {})
+    try:
+        if not isinstance(section, dict):
+            raise ValueError("[resident] must be a table")
+        return ResidentSection.model_validate({k: v for k, v in section.items() if k in USER_ONLY})
+    except (ValidationError, ValueError) as err:
+        problems = err.errors(include_url=False, include_input=False) if isinstance(err, ValidationError) else []
+        what = "; ".join(f"`resident.{'.'.join(str(x) for x in e['loc'])}`: {e['msg']}" for e in problems) or str(err)
+        raise Refusal("invalid_config", f"{path}: {what}; fix it (the global resident file is not guessed)") from None
 
 
 def resident_file(project_root: Path, scope: str, config: MemzoiConfig | None = None) -> ResidentFile:
     """The resident file of ``scope`` for the project at ``project_root`` (absolute, resolved root).
 
-    Raises :class:`Refusal` ``invalid_scope`` for another scope, ``invalid_config`` for an invalid configuration.
+    Raises :class:`Refusal` ``invalid_scope`` for another scope, ``invalid_config`` for an invalid configuration
+    (the project's ``[resident]``; for the global file, the user's own, :func:`user_resident`).
     """
     if scope not in SCOPES:
         raise Refusal("invalid_scope", f"unknown scope `{scope}`; use global or project")
@@ -62,8 +107,9 @@ def resident_file(project_root: Path, scope: str, config: MemzoiConfig | None = 
     if scope == "project":
         return ResidentFile("project", project_root / Path(section.project_path), section.project_char_limit,
                             config.accepted)
-    path = Path(os.path.expanduser(section.global_path)) if section.global_path else default_global_path()
-    return ResidentFile("global", path.absolute(), section.global_char_limit, config.accepted)
+    user = user_resident()  # never the project's: a repository cannot steer the user's private file
+    path = Path(os.path.expanduser(user.global_path)) if user.global_path else default_global_path()
+    return ResidentFile("global", path.absolute(), user.global_char_limit, config.accepted)
 
 
 def resident_files(project_root: Path, config: MemzoiConfig | None = None) -> list[ResidentFile]:

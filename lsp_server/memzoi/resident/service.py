@@ -221,12 +221,13 @@ def propose(project_root: str | Path, *, scope: str, action: str, content: str |
 
     ``confidence`` is a number in [0, 1] (stored in basis points); ``source`` is ``user``, ``foreground_tool`` or
     ``reflection`` (a reflection proposal needs ``session_id`` and ``message_id``, and one with the same session,
-    message and fingerprint returns the first candidate without promoting it again). Raises :class:`Refusal`
+    message and fingerprint returns the first candidate without promoting it again; so does any proposal of the
+    same change, action, content and locator, as a pending candidate of the same file). Raises :class:`Refusal`
     when the proposal is invalid (nothing recorded) or when its promotion fails (the candidate stays ``failed`` or
     ``uncertain``, and the message names it).
     """
     root = Path(project_root).resolve()
-    config = config or project_config(root)
+    config = config or project_config(root, ("resident", "promotion"))
     op = parse_operation(action, content, old_text)
     why = rust_trim(reason or "")
     refuse_unencodable(reason=why, session_id=session_id, message_id=message_id, actor=actor)
@@ -245,6 +246,9 @@ def propose(project_root: str | Path, *, scope: str, action: str, content: str |
     refuse_threats([why], file.accepted, where="in the reason")
     with _session(file) as conn:
         ResidentStore(file).preview(op)
+        same = db.pending_same(conn, str(file.path), op.action, op.content, op.old_text)
+        if same is not None:  # de-duplicated by content and locator: one candidate for one change
+            return Proposed(same, False, False)
         now = db.now_ms()
         cand = Candidate(
             id=db.new_id(), scope=scope, target_path=str(file.path), action=op.action, content=op.content,

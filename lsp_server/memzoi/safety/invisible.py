@@ -24,6 +24,7 @@ import unicodedata
 from functools import lru_cache
 
 from .base import Hit
+from .controls import control_hits
 from .decoding import View
 
 _BRAILLE_BLANK = "\u2800"
@@ -142,7 +143,7 @@ def _describe(run: str) -> str:
 
 def invisible_hits(text: str, skip_bom_at: int = -1) -> list[Hit]:
     """``invisible_character`` hits: runs of invisible code points that are not part of a legitimate sequence
-    (see the module docstring). A byte order mark at ``skip_bom_at`` (the file start) is skipped."""
+    (see the module docstring), and runs of C0 control characters (:mod:`.controls`). A byte order mark at ``skip_bom_at`` (the file start) is skipped."""
     out: list[Hit] = []
     for m in invisible_runs(text):
         s, e = m.start(), m.end()
@@ -152,7 +153,7 @@ def invisible_hits(text: str, skip_bom_at: int = -1) -> list[Hit]:
                 continue
         for bs, be in _allowed(text, s, e):
             out.append(Hit("invisible_character", bs, be, _describe(text[bs:be]), text[bs:be], 0))
-    return out
+    return out + control_hits(text)
 
 
 def hidden_views(text: str) -> list[View]:

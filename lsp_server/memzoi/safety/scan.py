@@ -29,6 +29,7 @@ from ..document import Document
 from ..findings import WRITE_SAFETY, Finding, Fix, Severity, TextEdit, finding
 from ..yaml12 import YMap, YNode, YScalar, YSeq
 from .base import Hit
+from .contacts import contact_hits
 from .context import Ctx
 from .credentials import secret_hits
 from .decoding import decoded_views
@@ -56,6 +57,8 @@ _ADVICE = {
     "prompt_injection": "remove or rephrase the instruction-like text: memory is read back into agents' prompts",
     "invisible_character": "remove the invisible characters (quick fix available): they can hide text from reviewers",
     "pii_detected": "remove the personal data; repository memory is shared with every reader of the repository",
+    "private_personal_data": "if it is a person's, remove it or name the role instead (repository memory is shared "
+    "with every reader of the repository); example domains such as example.com are never flagged",
     "transcript_detected": "keep only the durable fact in your own words; raw conversation transcripts never belong in repository memory",
 }
 
@@ -72,6 +75,7 @@ def collect_hits(text: str, *, body_start: int = 0, bom: bool = False, floor_onl
     longs = ctx.longs
     hits += injection_hits(ctx)
     hits += pii_hits(ctx)
+    hits += contact_hits(ctx, hits)
     for view in decoded_views(text, runs=longs) + hidden_views(text):
         vctx = Ctx(view.text)
         for h in secret_hits(vctx) + injection_hits(vctx):
