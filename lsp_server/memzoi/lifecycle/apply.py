@@ -31,6 +31,7 @@ from .common import (
     file_id_of,
     identity_taken,
     load,
+    load_pending_packet,
     packet_rel,
     record_rel,
     refuse_on_errors,
@@ -53,7 +54,7 @@ _SENSITIVITY_GUIDANCE = {
 def load_pending(root: Path, rel: str) -> tuple[Loaded, PendingProposal]:
     """The pending packet at ``rel`` with its validated model. Raises :class:`Refusal` when it is missing or
     does not validate (``invalid_proposal``)."""
-    loaded = load(root, rel, missing_code="proposal_not_found", what="the pending proposal")
+    loaded = load_pending_packet(root, rel)
     model = loaded.analysis.model
     if not isinstance(model, PendingProposal):
         refuse_on_errors(loaded, "the proposal", "fix the packet (see `memzoi check`) and retry")

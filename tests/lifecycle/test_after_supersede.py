@@ -1,5 +1,5 @@
-"""Re-attesting records a supersede wrote: the replacement (which Memzoi cannot attest: an update candidate carries
-no ``supersedes_id``) and the superseded predecessor (not active)."""
+"""What follows an applied supersede: re-attesting the replacement (which Memzoi cannot attest: an update candidate
+carries no ``supersedes_id``) and the superseded predecessor (not active), and resolving an applied packet again."""
 
 from __future__ import annotations
 
@@ -51,3 +51,15 @@ def test_reattest_refuses_a_superseded_record_plainly(tmp_path, monkeypatch, cap
     code, err = cli("reattest", "builds-use-make")
     assert code == 1 and err["error"]["code"] == "record_not_active"
     assert "builds-use-make.md" in err["error"]["message"] and "superseded" in err["error"]["message"]
+
+
+def test_resolving_an_applied_proposal_again_says_where_it_went(tmp_path, monkeypatch, capsys):
+    root, cli = _superseded(tmp_path, monkeypatch, capsys)
+    moved = ".memzoi/proposals/resolved/applied/builds-pkt.md"
+    for argv in (("proposals", "apply", "builds-pkt"), ("proposals", "reject", "builds-pkt", "--reason", "r"),
+                 ("proposals", "route-local", "builds-pkt")):
+        code, err = cli(*argv)
+        assert code == 1 and err["error"]["code"] == "proposal_resolved", (argv, err)
+        assert "already applied" in err["error"]["message"] and moved in err["error"]["message"]
+    code, err = cli("proposals", "apply", "never-proposed")
+    assert code == 1 and err["error"]["code"] == "proposal_not_found"
