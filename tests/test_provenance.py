@@ -51,9 +51,9 @@ def test_packet_targets_lists_supersedes_then_the_target():
 def test_history_lines_say_whether_undo_is_still_exact():
     done, undone = change("c" * 20), change("d" * 20, status="undone")
     lines = history_lines([done, undone], lambda c: False)
-    assert lines[0] == f"apply applied by ana (cli) at 2026-07-01T00:00:00Z, undo unavailable (files changed since) [{'c' * 12}]"
+    assert lines[0] == f"apply applied by ana (cli) at 2026-07-01T00:00:00Z, undo unavailable (files changed since) [{'c' * 20}]"
     assert lines[1].startswith("apply undone by ana (cli)") and "undo" not in lines[1].split(")", 1)[1]
-    assert change_line(done, True).endswith(f", undo available [{'c' * 12}]")
+    assert change_line(done, True).endswith(f", undo available [{'c' * 20}]")
     assert len(history_lines([done] * 9, lambda c: True)) == 5
 
 

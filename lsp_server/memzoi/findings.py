@@ -52,6 +52,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "invalid_identifier": (E, "schema"),
     "id_path_mismatch": (W, "schema"),
     "title_h1_mismatch": (E, "schema"),
+    "title_too_long": (E, "schema"),
     "empty_body": (E, "schema"),
     "invalid_retention": (E, "schema"),
     "invalid_origin": (E, "schema"),

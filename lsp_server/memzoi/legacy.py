@@ -93,6 +93,18 @@ def concept_slug(title: str) -> str:
     return "".join(out).rstrip("-")
 
 
+#: The longest file name (bytes) the file systems memzoi runs on accept (POSIX ``NAME_MAX`` on Linux and macOS).
+NAME_MAX = 255
+
+
+def record_name_bytes(title: str) -> int | None:
+    """The UTF-8 length of the record file name ``<concept_slug(title)>.md`` that applying a create or supersede
+    proposal titled ``title`` writes (Memzoi's ``title_to_concept_slug``; the id is not shortened, reference §2.5)
+    when it is over :data:`NAME_MAX` bytes, else ``None``."""
+    size = len(f"{concept_slug(title)}.md".encode())
+    return size if size > NAME_MAX else None
+
+
 def creation_retention(lane: Any, timestamp: Any) -> dict[str, str]:
     """Memzoi's ``retention_facts_for_creation`` (reference §6): ``started_at`` (session) or ``occurred_at``
     (episodic) set to the creation ``timestamp``; no facts for semantic and procedural lanes."""

@@ -108,7 +108,7 @@ def change_line(change: ChangeRecord, undo_available: bool) -> str:
     undo = ""
     if change.status == "applied":
         undo = ", undo available" if undo_available else ", undo unavailable (files changed since)"
-    return f"{change.operation} {change.status} by {change.actor} ({change.source}) at {when}{undo} [{change.id[:12]}]"
+    return f"{change.operation} {change.status} by {change.actor} ({change.source}) at {when}{undo} [{change.id}]"
 
 
 def history_lines(changes: Sequence[ChangeRecord], undo_available: Callable[[ChangeRecord], bool],

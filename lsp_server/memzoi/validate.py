@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from .document import Document
 from .findings import Finding, Fix, TextEdit, finding
+from .legacy import NAME_MAX, record_name_bytes
 from .models import PendingProposal, RecordFrontmatter, ResolvedProposal, proposal_rule_violations
 from .models.common import RetentionFacts, is_concept_id, is_identifier, validate_retention
 from .schemainfo import fields_at
@@ -221,6 +222,14 @@ def _body_rules(v: Validator, data: dict, model: type[BaseModel]) -> None:
             finding("title_h1_mismatch", "the H1 heading must equal the frontmatter `title` exactly", s, e,
                     fixes=tuple(fixes))
         )
+    proposal = data.get("proposal")
+    action = proposal.get("action") if isinstance(proposal, dict) else None
+    if model is PendingProposal and action in ("create", "supersede") and isinstance(title, str):
+        size = record_name_bytes(rust_trim(title))
+        if size is not None:
+            v.add("title_too_long", ("title",), f"the title makes a record file name of {size} bytes, over the "
+                  f"{NAME_MAX} a file name may have, and Memzoi does not shorten the record id, so applying this "
+                  "packet can only fail; reject it and propose it again with a shorter title")
     if doc.body_span[0] == doc.body_span[1]:  # an empty body (without copying it out of the text)
         where = doc.h1 or (doc.fm_close if doc.fm_close else v.opening())
         what = "proposal" if model is not RecordFrontmatter else "record"

@@ -72,6 +72,21 @@ def test_history_filters_by_path_newest_first(project):
     assert L.get_change(project, a.change_id[:-2]).id == a.change_id
 
 
+def test_change_ids_resolve_without_chg_and_ambiguous_prefixes_say_so(project):
+    a = L.run_change(project, plan, actor="a")
+    b = L.run_change(project, lambda r: ChangePlan("t2", [FileChange("keep.md", b"keep\n", b"k2\n")]), actor="b")
+    assert L.get_change(project, a.change_id.removeprefix("chg_")).id == a.change_id
+    assert L.get_change(project, b.change_id.removeprefix("chg_")[:-3]).id == b.change_id
+    shared = os.path.commonprefix([a.change_id, b.change_id])
+    assert len(shared) > len("chg_")  # time-ordered ids: two changes made together share a prefix
+    with pytest.raises(Refusal) as err:
+        L.undo_change(project, shared.removeprefix("chg_"), actor="c")
+    assert err.value.code == "ambiguous_change_id" and "(2 matches)" in err.value.message
+    assert L.get_change(project, "chg_ffff") is None
+    undone = L.undo_change(project, b.change_id.removeprefix("chg_"), actor="c")
+    assert undone.status == "undone"
+
+
 def test_drift_between_snapshot_and_write_refuses_with_nothing_written(project):
     def edit(step: str) -> None:
         if step == "recorded":

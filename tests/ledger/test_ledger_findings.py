@@ -21,3 +21,16 @@ def test_uncertain_and_drift():
     found = ledger_findings([uncertain], applied, rel, None, text)
     assert [f.code for f in found] == ["ledger_uncertain", "ledger_drift"]
     assert "recover" in found[0].message
+
+
+def test_drift_names_the_full_change_id_and_advice_fitting_the_file():
+    cid = "chg_01a2437c0f4ce7b2a3d04179"
+    for rel, advice, wrong in ((".memzoi/records/x.md", "re-attest the record", None),
+                               (".memzoi/proposals/pending/p.md", "review the packet", "re-attest"),
+                               (".memzoi/proposals/resolved/applied/p.md", "memzoi history", "re-attest")):
+        [drift] = ledger_findings([], _change(cid, "applied", [FileChange(rel, None, b"after")]), rel, b"x", "---\n")
+        assert f"change {cid} (apply)" in drift.message and advice in drift.message
+        assert wrong is None or wrong not in drift.message
+    uncertain = _change(cid, "uncertain", [FileChange(".memzoi/records/x.md", None, b"a")])
+    [found] = ledger_findings([uncertain], None, ".memzoi/records/x.md", None, "---\n")
+    assert f"change {cid} (apply)" in found.message

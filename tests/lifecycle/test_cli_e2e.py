@@ -281,7 +281,7 @@ def test_console_script_text_output(repo):
         [sys.executable, "-m", "memzoi", "proposals", "apply", "mem_2026_07_06_testing_procedure", "--root", str(repo)],
         capture_output=True, text=True, check=False,
     )
-    assert out.returncode == 1 and out.stderr.startswith("memzoi: proposal_not_found: ") and out.stdout == ""
+    assert out.returncode == 1 and out.stderr.startswith("memzoi: proposal_resolved: ") and out.stdout == ""
 
 
 def test_packet_without_optional_supersedes_key_is_resolved(repo, cli):

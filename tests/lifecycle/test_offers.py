@@ -6,7 +6,7 @@ from __future__ import annotations
 from memzoi.findings import finding
 from memzoi.ledger.model import RECOVERY_MODES, ChangeRecord, FileChange
 from memzoi.ledger.view import FileLedger
-from memzoi.lifecycle.offers import UNSAVED, file_offers
+from memzoi.lifecycle.offers import INACTIVE, UNSAVED, file_offers
 from memzoi.lifecycle.readiness import readiness
 from memzoi.workspace import Role
 
@@ -55,8 +55,12 @@ def test_an_active_record_offers_supersede_and_tombstone_blocked_by_its_errors()
 def test_a_changed_record_offers_reattest():
     for code in ("stale_attestation", "ledger_drift"):
         stale = finding(code, "edited after review", 0, 1)
-        offers = file_offers(Role.RECORD, {"status": "deprecated"}, [stale], None, None, lambda c: True, unsaved=False)
-        assert ops(offers) == [("reattest", None)] and offers[0].preview  # the hand edit is shown first
+        offers = file_offers(Role.RECORD, {"status": "active"}, [stale], None, None, lambda c: True, unsaved=False)
+        assert ops(offers)[-1] == ("reattest", None) and offers[-1].preview  # the hand edit is shown first
+        # A superseded record cannot be re-attested (Memzoi attests only active records): the offer says why.
+        offers = file_offers(Role.RECORD, {"status": "superseded"}, [stale], None, None, lambda c: True,
+                             unsaved=False)
+        assert ops(offers) == [("reattest", INACTIVE)]
 
 
 def test_undo_only_while_exact_and_every_recovery_mode_of_each_uncertain_change():

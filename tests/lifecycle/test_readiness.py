@@ -112,3 +112,22 @@ def test_editor_and_core_agree_on_every_seeded_packet(repo, cli):
             assert out["error"]["code"] == verdict.codes()[0], (p.name, out)
         assert tree(repo) == start
     assert True in outcomes and False in outcomes  # the seed has packets of both kinds
+
+
+def test_a_packet_whose_record_file_name_is_too_long_cannot_be_applied(repo, cli):
+    from .. import builders
+
+    long = ("Long title " * 30).strip()
+    builders.write(repo, builders.packet_path("long-pkt"), builders.packet("long-pkt", title=long))
+    shown = {p["id"]: p for p in cli("proposals", "list")[1]["proposals"]}["long-pkt"]
+    assert shown["can_apply"] is False and shown["blocked_by"] == ["title_too_long"]
+    assert "reject it and propose it again with a shorter title" in shown["blockers"][0]["message"]
+    checked = cli("check", str(repo / builders.packet_path("long-pkt")))[1]["findings"]
+    assert [f["code"] for f in checked] == ["title_too_long"]
+    before = tree(repo)
+    code, err = cli("proposals", "apply", "long-pkt")
+    assert code == 1 and err["error"]["code"] == "title_too_long"
+    assert tree(repo) == before
+    code, err = cli("supersede", "semantic/decisions/auth-client-validation", "--title", "x" * 440, "--body", "b",
+                    "--reason", "r")
+    assert code == 1 and err["error"]["code"] == "title_too_long" and tree(repo) == before

@@ -249,6 +249,17 @@ def test_oversized_body_is_refused_at_the_candidate_limit(project):
     assert list((project / PENDING).iterdir()) == []
 
 
+def test_a_title_whose_record_file_name_cannot_exist_is_refused_at_proposal_time(project):
+    long = ("Builds use make " * 20).strip()  # a 314-character title, as the trial used
+    with pytest.raises(Refusal) as info:
+        propose_packet(project, _draft(title=long), actor="a")
+    assert info.value.code == "title_too_long" and "shorter title" in info.value.message
+    assert list((project / PENDING).iterdir()) == []
+    res = tools.call(_session(project), "propose_memory", draft_args(title=long))
+    assert "title_too_long" in str(res) and list((project / PENDING).iterdir()) == []
+    assert propose_packet(project, _draft(title=long[:200]), actor="a").status == "applied"
+
+
 def test_supersede_proposal_names_one_active_target(project):
     result = propose_packet(project, _draft(supersedes=FACT_ID, body="Run the build with uv build now."), actor="a")
     data = analyze_path(project / result.details["proposal_path"]).document.data

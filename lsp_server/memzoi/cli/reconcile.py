@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         sub, "reconcile", help="classify interrupted changes (never replays); recover uncertain ones",
         description="Classify changes interrupted by a crash from the files on disk (never replaying a write); "
         "with --recover, settle an uncertain change as a new change.",
-        examples=["memzoi reconcile", "memzoi reconcile --recover 0123abcd restore-before --reason 'checked by hand'"],
+        examples=["memzoi reconcile", "memzoi reconcile --recover chg_01a2437c0f4ce7b2a3d04179 restore-before --reason 'checked by hand'"],
         exits={1: "an uncertain change waits for a recovery, or the recovery was refused"})
     p.add_argument("--recover", nargs=2, metavar=("CHANGE_ID", "MODE"),
                    help=f"settle an uncertain change; MODE is one of {', '.join(RECOVERY_MODES)}")

@@ -19,7 +19,8 @@ def history(project_root: str | os.PathLike[str], path: str | None = None, *, li
 
 
 def get_change(project_root: str | os.PathLike[str], change_id: str) -> ChangeRecord | None:
-    """One change by id (or unique prefix), or ``None``."""
+    """One change by id (or unique prefix, with or without ``chg_``), or ``None``. Raises
+    :class:`~memzoi.ledger.Refusal` (``ambiguous_change_id``) for a prefix several changes share."""
     ledger = Ledger.for_project(_root(project_root), create=False)
     if not ledger.path.exists():
         return None
@@ -74,7 +75,7 @@ def ledger_findings(uncertain: list[ChangeRecord], last: ChangeRecord | None, re
     for change in uncertain:
         out.append(finding(
             "ledger_uncertain",
-            f"change {change.id[:12]} ({change.operation}) touching this file could not be classified after a "
+            f"change {change.id} ({change.operation}) touching this file could not be classified after a "
             "crash: recover it explicitly (restore before, complete after, or accept as is)",
             0, end, change_id=change.id,
         ))
@@ -83,8 +84,17 @@ def ledger_findings(uncertain: list[ChangeRecord], last: ChangeRecord | None, re
         if after != current:
             out.append(finding(
                 "ledger_drift",
-                f"this file was edited after change {last.id[:12]} ({last.operation}) wrote it, so that change "
-                "can no longer be undone; re-attest the record if the edit is intended",
+                f"this file was edited after change {last.id} ({last.operation}) wrote it, so that change "
+                f"can no longer be undone; {_drift_advice(rel_path)}",
                 0, end, change_id=last.id,
             ))
     return out
+
+
+def _drift_advice(rel_path: str) -> str:
+    """What to do about a hand edit, by the kind of file: only a record can be re-attested."""
+    if rel_path.startswith(".memzoi/records/"):
+        return "re-attest the record if the edit is intended (`memzoi reattest`)"
+    if rel_path.startswith(".memzoi/proposals/pending/"):
+        return "review the packet as it now reads: applying it writes the edited text"
+    return f"keep the edit if it is intended, or put back what the change wrote (`memzoi history {rel_path}`)"

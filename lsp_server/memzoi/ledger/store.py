@@ -59,9 +59,13 @@ def now_utc(*, precise: bool = True) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if precise else t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+#: What every change id starts with (``chg_`` then 24 hex digits).
+CHANGE_ID_PREFIX = "chg_"
+
+
 def _new_change_id() -> str:
     # Time-ordered (milliseconds) plus randomness, so ids sort by creation like Memzoi's UUIDv7 ids.
-    return f"chg_{int(time.time() * 1000):012x}{secrets.token_hex(6)}"
+    return f"{CHANGE_ID_PREFIX}{int(time.time() * 1000):012x}{secrets.token_hex(6)}"
 
 
 def safe_path(project_root: Path, rel: str) -> Path:
@@ -184,11 +188,19 @@ class Ledger:
             yield conn
 
     def get(self, conn: sqlite3.Connection, change_id: str) -> ChangeRecord | None:
-        """The change with ``change_id`` (a unique prefix is accepted), or ``None``."""
-        row = conn.execute("SELECT * FROM change WHERE id = ?", (change_id,)).fetchone()
-        if row is None and change_id:
-            rows = conn.execute("SELECT * FROM change WHERE id LIKE ? LIMIT 2", (change_id + "%",)).fetchall()
-            row = rows[0] if len(rows) == 1 else None
+        """The change with ``change_id``, or ``None``: the full id or a unique prefix of it, with or without the
+        ``chg_`` that starts every id. Raises :class:`Refusal` (``ambiguous_change_id``, with the number of
+        matches) for a prefix several changes share: ids are time-ordered, so a short prefix often does."""
+        wanted = change_id.strip()
+        if wanted and not wanted.startswith(CHANGE_ID_PREFIX):
+            wanted = CHANGE_ID_PREFIX + wanted
+        row = conn.execute("SELECT * FROM change WHERE id = ?", (wanted,)).fetchone()
+        if row is None and len(wanted) > len(CHANGE_ID_PREFIX):
+            rows = conn.execute("SELECT * FROM change WHERE substr(id, 1, ?) = ?", (len(wanted), wanted)).fetchall()
+            if len(rows) > 1:
+                raise Refusal("ambiguous_change_id", f"`{change_id}` is an ambiguous prefix ({len(rows)} matches): "
+                              "give the full change id from `memzoi history`")
+            row = rows[0] if rows else None
         return None if row is None else self._record(conn, row)
 
     def _record(self, conn: sqlite3.Connection, row: sqlite3.Row) -> ChangeRecord:

@@ -31,13 +31,14 @@ from .common import (
     file_id_of,
     identity_taken,
     load,
+    load_pending_packet,
     packet_rel,
     record_rel,
     refuse_on_errors,
     resolved_at,
     verified,
 )
-from .readiness import Blocker, readiness
+from .readiness import Blocker, readiness, title_too_long
 
 _SENSITIVITY_GUIDANCE = {
     "secret": "secret proposals must not become repo-shared memory; reject it",
@@ -53,7 +54,7 @@ _SENSITIVITY_GUIDANCE = {
 def load_pending(root: Path, rel: str) -> tuple[Loaded, PendingProposal]:
     """The pending packet at ``rel`` with its validated model. Raises :class:`Refusal` when it is missing or
     does not validate (``invalid_proposal``)."""
-    loaded = load(root, rel, missing_code="proposal_not_found", what="the pending proposal")
+    loaded = load_pending_packet(root, rel)
     model = loaded.analysis.model
     if not isinstance(model, PendingProposal):
         refuse_on_errors(loaded, "the proposal", "fix the packet (see `memzoi check`) and retry")
@@ -217,8 +218,12 @@ def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> Change
             extra.append(Blocker(err.code, err.message))
     record_id = target_id
     new_rel = None
+    long_title = None
     if action in ("create", "supersede"):
         record_id = concept_slug(model.title) or file_id.replace("_", "-")
+        long_title = title_too_long(model.title, pending=True)
+        if long_title is not None and long_title.code not in {f.code for f in findings}:
+            extra.append(long_title)  # the packet's finding says it too, unless suppressed
         if record_id == target_id:
             extra.append(Blocker("record_exists", f"the replacement record id `{record_id}` equals the superseded "
                                  "record's id; give the proposal a different title"))
@@ -226,7 +231,7 @@ def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> Change
     verdict = readiness(
         findings,
         identity_resolved=rel if identity_taken(root, model.id, file_id) else None,
-        record_taken=new_rel if new_rel and read_file_state(root, new_rel) is not None else None,
+        record_taken=new_rel if new_rel and not long_title and read_file_state(root, new_rel) is not None else None,
         extra=extra,
     )
     if not verdict.can_apply:

@@ -144,6 +144,20 @@ def load(root: Path, rel: str, *, missing_code: str, what: str) -> Loaded:
     return Loaded(rel, raw, analyze_bytes(raw, root / rel))
 
 
+def load_pending_packet(root: Path, rel: str) -> Loaded:
+    """Read the pending packet ``rel`` (under ``proposals/pending``). Raises :class:`Refusal`: ``proposal_resolved``
+    naming where the packet is now when it was already applied or rejected (Memzoi moves a resolved packet to
+    ``proposals/resolved/{applied,rejected}``, reference §2.1), ``proposal_not_found`` otherwise."""
+    if read_file_state(root, rel) is None:
+        file_id = file_id_of(rel, PENDING)
+        for folder, how in ((APPLIED, "applied"), (REJECTED, "rejected")):
+            moved = f"{folder}/{file_id}.md"
+            if read_file_state(root, moved) is not None:
+                raise Refusal("proposal_resolved", f"{rel}: the proposal `{file_id}` was already {how}; the packet is "
+                              f"now {moved} (see `memzoi history {moved}`); nothing to do", rel)
+    return load(root, rel, missing_code="proposal_not_found", what="the pending proposal")
+
+
 def errors(analysis: Analysis) -> list[Finding]:
     """Blocking findings: every error-severity finding (schema, attestation, …) and every git-plane gate or
     content-detector finding at any severity (:func:`~memzoi.lifecycle.readiness.blocks_write`)."""

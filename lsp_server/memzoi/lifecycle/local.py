@@ -21,7 +21,7 @@ from typing import Any
 
 from ..ledger import ChangePlan, ChangeResult, Ledger, Refusal, now_utc, run_change
 from ..models.common import Lane, MemoryType
-from .common import concept_slug, load, packet_rel
+from .common import concept_slug, load_pending_packet, packet_rel
 from .readiness import CREDENTIAL_CODES, readiness
 from .reject import rejection_files
 
@@ -162,7 +162,7 @@ def _refuse_duplicate(root: Path, title: str, body: str) -> None:
 def plan_route_local(root: Path, packet: str | os.PathLike[str], actor: str) -> ChangePlan:
     """Validate a pending packet for routing and compute the change (receipt or resolved packet + local row)."""
     rel = packet_rel(root, packet)
-    loaded = load(root, rel, missing_code="proposal_not_found", what="the pending proposal")
+    loaded = load_pending_packet(root, rel)
     doc = loaded.analysis.document
     data = doc.data or {}
     title = data.get("title") if isinstance(data.get("title"), str) else None

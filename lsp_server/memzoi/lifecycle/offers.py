@@ -29,6 +29,7 @@ from ..workspace import Role
 from .readiness import Readiness
 
 UNSAVED = "save the file first: lifecycle changes act on the file on disk"
+INACTIVE = "only an active record can be re-attested: put back what its last change wrote instead"
 #: Codes saying a record's reviewed content changed since it was attested or last written by the ledger.
 REATTEST_CODES = frozenset({"stale_attestation", "ledger_drift"})
 
@@ -67,7 +68,9 @@ def record_offers(data: Mapping[str, Any], findings: Iterable[Finding], unsaved:
         blocked = unsaved or (f"fix the {errors} error(s) first" if errors else None)
         out += [Offer("supersede", blocked, preview=True), Offer("tombstone", blocked, preview=True)]
     if any(f.code in REATTEST_CODES for f in found):
-        out.append(Offer("reattest", unsaved, preview=True))
+        # Memzoi attests only an active record (an update candidate must be active; memzoi.lifecycle.reattest).
+        inactive = None if Frontmatter(data).status == "active" else INACTIVE
+        out.append(Offer("reattest", unsaved or inactive, preview=True))
     return out
 
 

@@ -35,8 +35,9 @@ from ..models.common import Lane, MemoryType
 from ..policy import AGGREGATE_LIMIT, FIELD_LIMIT
 from ..render import description_of, render_packet
 from .common import PENDING, errors, resolved_identities, verified
-from .rejections import duplicate_of
 from .proposal_checks import base_id, check_controls, check_retention, readable_id, retention_for
+from .readiness import title_too_long
+from .rejections import duplicate_of
 
 #: The ledger operation of a proposal made by an agent.
 OPERATION = "propose"
@@ -241,6 +242,7 @@ def plan_propose(root: Path, draft: Draft, *, actor: str) -> ChangePlan:
     from .apply import load_target
 
     check_values(draft)
+    check_title_fits(draft.title)
     now = now_utc(precise=False)
     target = None
     if draft.supersedes:
@@ -265,6 +267,14 @@ def plan_propose(root: Path, draft: Draft, *, actor: str) -> ChangePlan:
                       summary=f"propose {data['proposal']['action']} {packet_id}", details=details)
 
 
+def check_title_fits(title: str) -> None:
+    """Refuse (``title_too_long``) a repository proposal whose record file name could never be written: its
+    pending packet would show as applicable and then fail, and a pending packet's title cannot be changed."""
+    blocker = title_too_long(title.strip(), pending=False)
+    if blocker is not None:
+        raise Refusal(blocker.code, blocker.message)
+
+
 def propose_packet(project_root: str | os.PathLike[str], draft: Draft, *, actor: str,
                    source: str = "mcp") -> ChangeResult:
     """Create the pending packet for ``draft`` as one ledgered change (see module docstring). The gate and
@@ -272,6 +282,7 @@ def propose_packet(project_root: str | os.PathLike[str], draft: Draft, *, actor:
     final bytes under the lock. Raises :class:`Refusal` / :class:`Blocked` with nothing written."""
     root = Path(project_root).resolve()
     check_values(draft)
+    check_title_fits(draft.title)
     screen_actor(actor)
     probe = packet_data(draft, proposal_id(draft), actor=actor, now=now_utc(precise=False), target=None)
     screen(root, f"{PENDING}/{probe['id']}.md", render_packet(probe, draft.body.strip()))

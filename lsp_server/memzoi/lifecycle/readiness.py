@@ -13,7 +13,9 @@ What blocks an apply (Memzoi ``proposal-files apply``, reference §2.5, and its 
   admission refuses ignored records) or one that is not a regular file in place (``canonical_path``);
 * the target preconditions of a supersede or tombstone (``proposal_target_inactive``, ``proposal_target_stale``,
   ``proposal_cross_scope``, and a target that does not exist);
-* an identity already applied or rejected (terminal in Memzoi), and a record path the new record would take.
+* an identity already applied or rejected (terminal in Memzoi), and a record path the new record would take;
+* a title whose record file name (``<title slug>.md``; Memzoi does not shorten the id) is longer than a file name
+  may be (``title_too_long``): the apply could only fail, and a pending packet's title cannot be changed.
 
 Routing to local memory fits when the git-plane gate is what blocks the packet, and is itself refused for a
 ``secret`` packet, for content that carries a credential or personal data (secrets are never stored, not
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..findings import CODES, Finding, Severity
-from ..legacy import concept_slug
+from ..legacy import NAME_MAX, concept_slug, record_name_bytes
 from ..safety.redact import SECRET_CODES
 from ..views import Frontmatter
 from .layout import RECORDS
@@ -49,6 +51,18 @@ APPLY_PRECONDITIONS = frozenset({
 })
 #: ``Ref.field`` values of ``dangling_reference`` findings that name the target an apply needs.
 TARGET_FIELDS = frozenset({"proposal.target", "supersedes", "supersedes[0]"})
+
+
+def title_too_long(title: str, *, pending: bool) -> "Blocker | None":
+    """The ``title_too_long`` blocker of ``title`` (see :func:`memzoi.legacy.record_name_bytes`), or ``None``.
+    Its advice fits a ``pending`` packet (reject it and propose again) or a proposal being made (a shorter title)."""
+    size = record_name_bytes(title)
+    if size is None:
+        return None
+    way = ("reject this proposal and propose it again with a shorter title" if pending else
+           "give a shorter title; nothing was written")
+    return Blocker("title_too_long", f"the title makes a record file name of {size} bytes, over the {NAME_MAX} a "
+                   f"file name may have, and Memzoi does not shorten the record id; {way}")
 
 
 @dataclass(frozen=True)
@@ -168,10 +182,11 @@ def packet_readiness(root: str | os.PathLike[str], analysis: "Analysis", finding
     fm = Frontmatter(analysis.document.data)
     title = fm.title or ""
     taken = None
-    if fm.proposal.action in ("create", "supersede") and title:
+    if fm.proposal.action in ("create", "supersede") and title and record_name_bytes(title) is None:
         rel = f"{RECORDS}/{concept_slug(title)}.md"
         if os.path.lexists(os.path.join(os.fspath(root), rel)):
             taken = rel
+    # A title too long for a file name is the packet's own ``title_too_long`` finding (memzoi.validate).
     return readiness(findings, identity_resolved=identity_resolved, record_taken=taken, sensitivity=fm.sensitivity,
                      has_content=bool(title and analysis.document.body.strip()))
 

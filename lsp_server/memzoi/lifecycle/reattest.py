@@ -7,6 +7,13 @@ rewritten; its other lines (comments, a hand-written ``description``, the body, 
 stay as written (:mod:`.materialize` does every check; ``hand_edit_conflict`` when a hand edit sits inside the
 block). The candidate, plan and decision ids are kept with the
 change in the ledger.
+
+Memzoi attests only what its direct materialization can write (reference §5.1, §5.4): an ``update`` candidate
+must be ``active`` and carries no ``supersedes_id``, and a supersede needs a multi-record transaction. So a record
+that is no longer active is refused (``record_not_active``, naming the file and what to do), and the replacement
+a supersede created (it carries ``supersedes``) cannot take an attestation: re-attesting it records the reviewed
+hand edit as one ledgered change that keeps the file's bytes as they are (``details.attested`` is false), which
+settles ``ledger_drift``.
 """
 
 from __future__ import annotations
@@ -14,10 +21,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..ledger import ChangePlan, ChangeResult, Refusal, run_change
+from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, file_ledger_state, run_change
 from ..models import RecordFrontmatter
 from ..render import RECORD_ORDER
-from .common import describe, edited, errors, load, record_ref, record_rel
+from .common import Loaded, describe, edited, errors, load, record_ref, record_rel
 from .materialize import build_candidate, decision_now, derive_decision, derive_plan, plan_materialize
 
 #: Findings a re-attestation is meant to settle; any other error blocks it.
@@ -35,6 +42,12 @@ def plan_reattest(root: Path, record: str, *, reason: str | None = None) -> Chan
                       f"{rel}: cannot re-attest: {describe(blocking) or 'not a valid record'}; fix the record first", rel)
     data = loaded.data
     attested = "materialization" in data
+    if data.get("status") != "active":
+        raise Refusal("record_not_active", f"{rel}: cannot re-attest a `{data.get('status')}` record: Memzoi attests "
+                      "only active records; put back the content its last change wrote (`memzoi history "
+                      f"{rel}`), or edit the record that replaced it instead", rel)
+    if data.get("supersedes") is not None and not attested:
+        return _accept_supersede_replacement(root, loaded, rid, reason)
     if attested and not any(f.code == "stale_attestation" for f in loaded.analysis.findings):
         raise Refusal("already_current", f"{rel}: the attestation already matches the record; nothing to re-attest", rel)
     # The draft is the record as it stands without its attestation, its line endings and hand edits kept (a CRLF
@@ -49,6 +62,20 @@ def plan_reattest(root: Path, record: str, *, reason: str | None = None) -> Chan
                               reason=reason or ("re-attest after a hand edit" if attested else "attest a reviewed record"))
     change.details["previously_attested"] = attested
     return change
+
+
+def _accept_supersede_replacement(root: Path, loaded: Loaded, rid: str, reason: str | None) -> ChangePlan:
+    """The ledgered acceptance of a hand edit to a supersede's replacement record (see the module docstring)."""
+    rel = loaded.rel
+    state = file_ledger_state(root, rel, loaded.raw)
+    if state["last"] is not None and not state["drift"]:
+        raise Refusal("already_current", f"{rel}: the file is as its last change wrote it; nothing to re-attest", rel)
+    return ChangePlan(
+        operation="reattest", files=[FileChange(rel, loaded.raw, loaded.raw)],
+        reason=reason or "accept a reviewed hand edit",
+        summary=f"accept the reviewed content of {rid} (a supersede's replacement: Memzoi gives it no attestation)",
+        details={"record_id": rid, "previously_attested": False, "attested": False},
+    )
 
 
 def reattest(project_root: str | os.PathLike[str], record: str, *, actor: str, source: str = "cli",

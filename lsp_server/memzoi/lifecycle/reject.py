@@ -28,7 +28,7 @@ from .common import (
     errors,
     file_id_of,
     identity_token,
-    load,
+    load_pending_packet,
     packet_rel,
     preflight_ids,
     resolved_at,
@@ -108,7 +108,7 @@ def is_repo_safe(loaded: Loaded) -> bool:
 def rejection_files(root: Path, rel: str, *, reason: str, actor: str) -> tuple[list[FileChange], dict[str, Any]]:
     """The files of rejecting the pending packet at ``rel`` (resolved packet or receipt, pending removed) and
     details for the ledger (identities only when the packet is repo-safe)."""
-    loaded = load(root, rel, missing_code="proposal_not_found", what="the pending proposal")
+    loaded = load_pending_packet(root, rel)
     when = resolved_at()
     raw_file_id = file_id_of(rel, PENDING)
     if is_repo_safe(loaded):

@@ -16,6 +16,7 @@ from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, now_utc, run
 from ..render import description_of, render_packet
 from .apply import load_target
 from .common import PENDING, Loaded, record_ref, reserve_packet_id, verified
+from .propose import check_title_fits
 
 
 def _packet(root: Path, target: Loaded, *, action: str, title: str, body: str, reason: str, actor: str) -> FileChange:
@@ -69,6 +70,7 @@ def plan_packet(root: Path, record: str, *, action: str, title: str | None, body
     if action == "supersede":
         if not (title and title.strip()) or not (body and body.strip()):
             raise Refusal("invalid_value", "a supersede proposal needs the replacement's --title and body")
+        check_title_fits(title)
     else:
         title = f"Tombstone {t['title']}"
         body = f"Tombstone `{record_id}`: {reason}"
