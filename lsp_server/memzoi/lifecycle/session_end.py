@@ -41,7 +41,7 @@ from . import operations as ops
 from .common import PENDING, concept_slug, reserve_packet_id, verified
 from .local import _VISIBLE as _LOCAL_VISIBLE
 from .local import CREDENTIAL_CODES, content_codes
-from .propose import Blocked, Draft, check_scannable, check_values, find_duplicate, packet_data, proposal_id, screen
+from .propose import Blocked, Draft, check_scannable, check_values, find_duplicate, packet_data, screen
 from .session_input import Candidate, SessionEnd, parse_session_end
 
 OPERATION = "session_end"
@@ -68,13 +68,15 @@ def _draft(task: str, c: Candidate) -> Draft:
 
 
 def _packet_id(draft: Draft) -> str:
-    """Like :func:`~memzoi.lifecycle.propose.proposal_id`, with ``session-`` for ``mcp-``."""
+    """The packet id of a repo candidate before it is reserved: ``session-<slug of the title>``, the slug as a
+    proposal's (:func:`~memzoi.lifecycle.proposal_checks.base_id`); ``session-memory`` where Memzoi's path scan
+    would flag it."""
     from ..pathsafety import bears_secret, shown_id
-    from .propose import _HEX_AS_LETTERS
+    from .proposal_checks import base_id
 
-    base = "session-" + proposal_id(draft).removeprefix("mcp-")
+    base = "session-" + base_id(draft.title).removeprefix("mcp-")
     if shown_id(base) != base or bears_secret(f"{PENDING}/{base}.md"):
-        return "session-" + proposal_id(draft).rsplit("-", 1)[-1].translate(_HEX_AS_LETTERS)
+        return "session-memory"
     return base
 
 
