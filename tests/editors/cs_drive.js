@@ -268,7 +268,7 @@ function statusText(page) {
       while (!fs.existsSync(proposal) && Date.now() < back) await page.waitForTimeout(200);
       if (!fs.existsSync(proposal)) throw new Error('Undo from the History did not restore the proposal');
       const undoToast = await (await page.waitForFunction(() =>
-        [...document.querySelectorAll('.notification-toast')].map((e) => e.textContent).find((t) => /[Uu]ndone/.test(t)) || null,
+        [...document.querySelectorAll('.notification-toast')].map((e) => e.textContent).find((t) => /[Uu]ndone|Undid/.test(t)) || null,
         null, { timeout: 20000 })).jsonValue();
       step('Undo from History', { toast: undoToast.slice(0, 300) });
       await page.screenshot({ path: shot('vscode-undo.png') });
