@@ -30,7 +30,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files
-from .index_schema import _TABLES, SCHEMA_VERSION, _split_sql, fts_triggers, schema_script, table_script
+from .index_schema import (
+    _TABLES, SCHEMA_VERSION, _opening, _split_sql, _Tx, fts_triggers, schema_script, table_script,
+)
 from .runtime import INDEX_DB, derive_keys, memzoi_home, private_dir, private_file
 from .runtime_errors import RuntimeStateError, runtime_error
 
@@ -119,14 +121,11 @@ class Index(IndexQueries):
             private_file(self.path)
             self.db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
             self.db.row_factory = sqlite3.Row
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA busy_timeout=5000")
         except (OSError, sqlite3.Error) as err:
             state = runtime_error(err, self.path, "index")
             raise IndexUnavailable(state.message, state.code, self.path, state.advice) from err
         try:
-            self.schema_problem = self._check_schema()
+            self.schema_problem = _opening(self.db, self._check_schema)
         except sqlite3.Error as err:  # a full disk while creating the schema, a damaged file
             self.db.close()
             state = runtime_error(err, self.path, "index")
@@ -371,19 +370,6 @@ def indexed_facts(memzoi_dir: Path) -> dict[str, FileFacts]:
             return ix.stored_facts()
     except (IndexUnavailable, sqlite3.Error, OSError, ValueError, KeyError, TypeError):
         return {}
-
-
-class _Tx:
-    """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error)."""
-
-    def __init__(self, db: sqlite3.Connection):
-        self.db = db
-
-    def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type, *_: object) -> None:
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
 __all__ = [

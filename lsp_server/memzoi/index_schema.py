@@ -7,6 +7,10 @@ rebuild.
 
 from __future__ import annotations
 
+import sqlite3
+import time
+from collections.abc import Callable
+
 SCHEMA_VERSION = 5  # bump when the stored facts or columns change: old indexes are rebuilt
 
 _SCHEMA = """
@@ -98,3 +102,33 @@ def schema_script() -> str:
 
 
 __all__ = ["SCHEMA_VERSION", "fts_triggers", "schema_script", "table_script"]
+
+
+def _opening(db: sqlite3.Connection, check: Callable[[], str | None], patience: float = 30.0) -> str | None:
+    """Set the connection up (WAL, busy timeout) and ``check`` the schema, retried while another process holds the
+    database while it opens or creates it (a WAL switch can be refused at once, without the busy timeout): many
+    processes opening a new index at once all succeed. Raises the last ``sqlite3.Error`` otherwise."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            db.execute("PRAGMA busy_timeout=5000")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            return check()
+        except sqlite3.OperationalError as err:
+            if not any(w in str(err) for w in ("locked", "busy")) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)  # another process is creating the schema: it takes milliseconds
+
+
+class _Tx:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error): a write transaction of the index."""
+
+    def __init__(self, db: sqlite3.Connection):
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type, *_: object) -> None:
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
