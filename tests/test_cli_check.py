@@ -239,7 +239,7 @@ def test_non_utf8_file_name_and_symlinked_folder(capsys, tmp_path, monkeypatch):
 def test_an_unparsable_config_is_an_error_at_its_position(capsys, workspace):
     (workspace / ".memzoi" / "config.toml").write_text('[project\nid = "x\n', encoding="utf-8")
     code, out, _ = run(capsys, "check", str(workspace))
-    assert code == 1 and "config.toml:1:9: invalid_config invalid TOML" in out and "uses its default" in out
+    assert code == 1 and "config.toml:1:9: invalid_config Invalid configuration. Invalid TOML" in out and "uses its default" in out
 
 
 @pytest.mark.parametrize("text, line", [
@@ -267,7 +267,7 @@ def test_a_config_file_given_by_name_is_checked_as_configuration(capsys, tmp_pat
     assert "the settings are valid" in err and "frontmatter" not in err
     config.write_text("[project\n", encoding="utf-8")
     code, out, err = run(capsys, "check", str(config))
-    assert code == 1 and "invalid_config invalid TOML" in out and "frontmatter_missing" not in out
+    assert code == 1 and "invalid_config Invalid configuration. Invalid TOML" in out and "frontmatter_missing" not in out
 
 
 def test_text_output_keeps_one_finding_per_line_whatever_the_file_name(capsys, tmp_path):

@@ -11,6 +11,7 @@ import enum
 from dataclasses import dataclass, field, replace
 
 from .utf8 import encodable, storable, storable_tree
+from .headlines import headed
 
 
 class Severity(enum.IntEnum):
@@ -174,11 +175,13 @@ class Finding:
 def finding(code: str, message: str, start: int, end: int, *, fixes: tuple[Fix, ...] = (), **data) -> Finding:
     """Build a :class:`Finding` with the code's default severity.
 
-    Raises ``KeyError`` for a code not listed in :data:`CODES` (a programming error, caught by tests). A message,
+    The message gets its code's headline in front (:func:`memzoi.headlines.headed`: one short sentence, then the
+    details). Raises ``KeyError`` for a code not listed in :data:`CODES` (a programming error, caught by tests). A message,
     fix title or data string quoting a value that cannot be encoded as UTF-8 (a lone surrogate from a YAML escape)
     gets the escape written out (:func:`memzoi.utf8.storable`), so every surface can print, store and send it.
     """
     severity = CODES[code][0]
+    message = headed(code, message)
     if end < start:
         start, end = end, start
     if not encodable(message):

@@ -92,7 +92,7 @@ def test_pending_proposal_sensitivity(tmp_path, sensitivity, local):
     assert f.code == "sensitivity_not_repo_safe"
     # The packet is committed: what it declares non-repo-safe is already in git (Memzoi's scan blocks it).
     assert f.severity == Severity.ERROR
-    assert f.message.startswith("this proposal cannot be applied to the repository")
+    assert "This proposal cannot be applied to the repository" in f.message
     assert "already in git" in f.message
     assert ("route it to local memory" in f.message) is local and f.data["route_local"] is local
     assert text[f.start : f.end] == sensitivity
