@@ -42,3 +42,12 @@ def _private_homes_per_test(tmp_path_factory: pytest.TempPathFactory, monkeypatc
     base = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("MEMZOI_HOME", str(base / "memzoi"))
     monkeypatch.setenv("ZUNO_CONFIG_DIR", str(base / "zuno"))
+
+
+@pytest.fixture
+def runtime_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project folder with an empty ``.memzoi/records`` (no git) and its own runtime home at ``tmp_path/home``."""
+    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
+    root = tmp_path / "repo"
+    (root / ".memzoi" / "records").mkdir(parents=True)
+    return root

@@ -252,7 +252,7 @@ def test_a_value_never_closed_is_reported_where_it_starts(capsys, workspace, tex
     the line where that value starts, not at 1:1."""
     (workspace / ".memzoi" / "config.toml").write_text(text, encoding="utf-8")
     code, out, _ = run(capsys, "check", str(workspace / ".memzoi" / "config.toml"))
-    assert code == 1 and f"config.toml:{line}:1: invalid_config invalid TOML" in out, out
+    assert code == 1 and f"config.toml:{line}:1: invalid_config Invalid configuration. Invalid TOML" in out, out
     assert "never closed" in out and "end of document" not in out
 
 

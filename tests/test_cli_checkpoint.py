@@ -17,11 +17,8 @@ from memzoi.cli.main import main
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
-    root = tmp_path / "repo"
-    (root / ".memzoi" / "records").mkdir(parents=True)
-    return root
+def project(runtime_project: Path) -> Path:
+    return runtime_project
 
 
 def run(capsys, project: Path, *argv: str) -> tuple[int, str, str]:

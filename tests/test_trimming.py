@@ -103,7 +103,8 @@ def test_trimming_is_rusts_not_pythons():
     text = padded_record(id="\x1crec-x")
     a = analyze_text(text, ".memzoi/records/rec-x.md")
     assert a.document.data["id"] == "\x1crec-x"
-    assert [f.code for f in a.findings] == ["invalid_identifier"]
+    # The id is refused; its U+001C, a C0 control character, is also reported where it hides (issue 31).
+    assert [f.code for f in a.findings if f.code != "invisible_character"] == ["invalid_identifier"]
 
 
 def test_the_schemas_say_that_trimmed_fields_are_checked_after_trimming():

@@ -83,6 +83,7 @@ HEADLINES: dict[str, str | None] = {
     "duplicate_content": "Duplicate content.",
     "duplicate_identity": "Proposal id used twice.",
     "hand_edit_conflict": "Hand edit in the way.",
+    "title_too_long": "Title too long for a file name.",
     # retention and the ledger
     "retention_query_only": "Past its retention boundary.",
     "ledger_uncertain": "Interrupted change.",

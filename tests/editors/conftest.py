@@ -19,6 +19,13 @@ from memzoi.runtime import git_env
 REPO = Path(__file__).resolve().parents[2]
 EXT = REPO / "vscode-extension"
 ARTIFACTS = REPO / "test-artifacts"
+
+
+def captures_dir() -> Path:
+    """Where the editor tests write their screenshots and text captures: ``docs/editors/`` when
+    ``MEMZOI_UPDATE_DOCS=1`` (to refresh the committed ones), else ``test-artifacts/editors`` (git-ignored), so a
+    test run never changes the repository's files."""
+    return REPO / "docs" / "editors" if os.environ.get("MEMZOI_UPDATE_DOCS") == "1" else ARTIFACTS / "editors"
 IN_CI = os.environ.get("CI", "").lower() == "true"
 # Where scripts/install_editor_prereqs.sh puts code-server (the tests only look there; they never install anything).
 EDITOR_CACHE = Path(os.environ.get("MEMZOI_EDITOR_CACHE")

@@ -14,7 +14,7 @@ import pytest
 
 from tests import builders
 
-from .conftest import PREREQS_HINT, REPO, make_workspace, planted_token, require, venv_bin
+from .conftest import PREREQS_HINT, REPO, captures_dir, make_workspace, planted_token, require, venv_bin
 
 HERE = Path(__file__).parent
 # A hang guard for one batch Emacs run (seconds when the machine is idle).
@@ -73,7 +73,7 @@ def emacs_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"ws": ws, "proc": p, "res": res}
 
 
-CAPTURES = REPO / "docs" / "editors"
+CAPTURES = captures_dir()
 
 
 def write_captures(res: dict) -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from tests import builders
 
-from .conftest import PROPOSAL_ID, REPO, make_workspace, planted_token, require, venv_bin
+from .conftest import PROPOSAL_ID, REPO, captures_dir, make_workspace, planted_token, require, venv_bin
 
 HERE = Path(__file__).parent
 # One Neovim run drives several server round trips; allow for a loaded 2-core machine.
@@ -95,7 +95,7 @@ def nvim_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return {"ws": ws, "proc": p, "res": res}
 
 
-CAPTURES = REPO / "docs" / "editors"
+CAPTURES = captures_dir()
 
 
 def write_captures(res: dict) -> None:

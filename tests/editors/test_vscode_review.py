@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from .. import builders
-from .conftest import REPO, make_workspace, require, venv_bin
+from .conftest import captures_dir, make_workspace, require, venv_bin
 from .test_vscode_e2e import USER_SETTINGS, code_server, drive  # noqa: F401  (code_server is a fixture)
 
 pytestmark = pytest.mark.editor_packages
 
-DOCS = REPO / "docs" / "editors"
+DOCS = captures_dir()
 OPEN_ID = "prop_lint"
 PACKETS = {
     # id: (title, sensitivity)

@@ -29,8 +29,8 @@ def test_drift_names_the_full_change_id_and_advice_fitting_the_file():
                                (".memzoi/proposals/pending/p.md", "review the packet", "re-attest"),
                                (".memzoi/proposals/resolved/applied/p.md", "memzoi history", "re-attest")):
         [drift] = ledger_findings([], _change(cid, "applied", [FileChange(rel, None, b"after")]), rel, b"x", "---\n")
-        assert f"change {cid} (apply)" in drift.message and advice in drift.message
+        assert f"change {cid} (apply)" in drift.message.casefold() and advice in drift.message
         assert wrong is None or wrong not in drift.message
     uncertain = _change(cid, "uncertain", [FileChange(".memzoi/records/x.md", None, b"a")])
     [found] = ledger_findings([uncertain], None, ".memzoi/records/x.md", None, "---\n")
-    assert f"change {cid} (apply)" in found.message
+    assert f"change {cid} (apply)" in found.message.casefold()

@@ -25,11 +25,8 @@ def planted() -> str:
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
-    root = tmp_path / "repo"
-    (root / ".memzoi" / "records").mkdir(parents=True)
-    return root
+def project(runtime_project: Path) -> Path:
+    return runtime_project
 
 
 def add(project: Path, **kw):

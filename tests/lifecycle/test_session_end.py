@@ -52,11 +52,8 @@ FULL = doc(candidate("repo", "Tokens rotate hourly", "Access tokens rotate every
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
-    root = tmp_path / "repo"
-    (root / ".memzoi" / "records").mkdir(parents=True)
-    return root
+def project(runtime_project: Path) -> Path:
+    return runtime_project
 
 
 def pending(root: Path) -> list[str]:

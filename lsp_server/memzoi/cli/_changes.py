@@ -87,8 +87,12 @@ def read_body(args: argparse.Namespace) -> str:
     if getattr(args, "body", None) is not None:
         return args.body
     path = getattr(args, "body_file", None)
-    if path is None:
-        return ""
+    return "" if path is None else read_text_file(path)
+
+
+def read_text_file(path: str) -> str:
+    """The UTF-8 text of ``path`` (``-`` = stdin). Raises :class:`Refusal` (``unreadable``) when it cannot be read
+    or is not UTF-8 text (the message says which byte)."""
     try:
         data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
         return data.decode("utf-8")

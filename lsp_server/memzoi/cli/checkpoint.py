@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ._common import add_command, add_group
-from ._changes import actor, add_common, emit_json, project_root, refuse
+from ._changes import actor, add_common, emit_json, project_root, read_text_file, refuse
 
 
 def add_operation_options(p: argparse.ArgumentParser, version_help: str) -> None:
@@ -77,20 +77,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls.set_defaults(func=run_list)
 
 
-def read_from_file(path: str) -> str:
-    """The UTF-8 text of ``path`` (``-`` = stdin). Raises :class:`Refusal` (``unreadable``)."""
-    from ..ledger import Refusal
-
-    try:
-        data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        problem = f"not UTF-8 text (invalid byte at offset {err.start}); re-save it as UTF-8"
-    except OSError as err:
-        problem = str(err.strerror or err)
-    raise Refusal("unreadable", f"{path}: cannot read ({problem})")
-
-
 def _line(cp: dict[str, Any]) -> str:
     state = cp["status"] if cp["status"] == "closed" else ("current" if cp["current"] else "expired")
     lineage = f"  after {cp['lineage']['predecessor_id']}" if cp["lineage"]["predecessor_id"] else ""
@@ -117,7 +103,7 @@ def run_add(args: argparse.Namespace) -> int:
     if bad is not None:
         return bad
     try:
-        body, kind = (args.note, "note") if args.note is not None else (read_from_file(args.from_file), "file")
+        body, kind = (args.note, "note") if args.note is not None else (read_text_file(args.from_file), "file")
         out = add_checkpoint(project_root(args), task=args.task, body=body, source_kind=kind,
                              successor_of=args.successor_of, operation_id=args.operation_id,
                              expected_version=args.expected_version, actor=actor(args))

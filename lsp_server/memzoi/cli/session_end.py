@@ -9,7 +9,8 @@ from typing import Any
 
 from ._common import add_command
 from ._changes import actor, add_common, emit_json, project_root, refuse
-from .checkpoint import add_operation_options, missing_operation_options, read_from_file
+from ._changes import read_text_file
+from .checkpoint import add_operation_options, missing_operation_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if bad is not None:
         return bad
     try:
-        text = read_from_file(args.from_file) if args.from_file is not None else None
+        text = read_text_file(args.from_file) if args.from_file is not None else None
         out = session_end(project_root(args), text=text, where=args.from_file or "input",
                           checkpoint_id=args.from_checkpoint, operation_id=args.operation_id,
                           expected_version=args.expected_version, actor=actor(args))
