@@ -560,6 +560,35 @@ first of them the only preferred one (the menu's default, RET)."
          (label (completing-read (or prompt "Change: ") changes nil t)))
     (plist-get (cdr (assoc label changes)) :change_id)))
 
+(defun memzoi--read-proposal (server)
+  "Choose a pending proposal (title, id, ready or blocked) from SERVER's listing; return its file name.
+A command started outside a pending proposal asks which one, and never guesses."
+  (let* ((rows (append (plist-get (jsonrpc-request server :workspace/executeCommand
+                                                   (list :command "memzoi.proposals.list"
+                                                         :arguments (vector (make-hash-table))))
+                                  :proposals)
+                       nil))
+         (choices (or (mapcar (lambda (p)
+                                (cons (format "%s (%s, %s)" (or (plist-get p :title) (plist-get p :id))
+                                              (plist-get p :id) (if (eq (plist-get p :can_apply) t) "ready" "blocked"))
+                                      p))
+                              rows)
+                      (user-error "Memzoi: no pending proposal")))
+         (label (completing-read "Pending proposal: " choices nil t)))
+    (eglot--uri-to-path (plist-get (cdr (assoc label choices)) :uri))))
+
+(defun memzoi--confirm-undo (server change-id)
+  "Ask before undoing CHANGE-ID, naming its operation, the files it restores and when it was made."
+  (let* ((change (cdr (cl-find-if (lambda (c) (string-prefix-p change-id (plist-get (cdr c) :change_id)))
+                                (memzoi--changes server))))
+         (files (mapconcat (lambda (f) (string-remove-prefix ".memzoi/" (plist-get f :path)))
+                           (and change (plist-get change :files)) ", ")))
+    (unless (y-or-n-p (if change
+                          (format "Undo %s of %s (%s)? " (plist-get change :operation) files
+                                  (or (plist-get change :applied_at) (plist-get change :created_at) "?"))
+                        (format "Undo change %s? " change-id)))
+      (user-error "Memzoi: nothing undone"))))
+
 (defun memzoi-run (name &optional reason query change-id)
   "Run the Memzoi command NAME (a key of `memzoi-commands') on this buffer.
 REASON, QUERY and CHANGE-ID are asked for when the command needs them and they are nil."
@@ -569,16 +598,21 @@ REASON, QUERY and CHANGE-ID are asked for when the command needs them and they a
                       (user-error "Memzoi: this memzoi-lsp does not offer %s; update memzoi-lsp" name)))
          (target (plist-get spec :target))
          (arg nil))
-    (when (eq target 'proposal)
-      (unless (and buffer-file-name (string-match-p "/\\.memzoi/proposals/pending/[^/]+\\.md\\'" buffer-file-name))
-        (user-error "Memzoi: %s works on a pending proposal (.memzoi/proposals/pending/*.md)" name)))
-    (when (and (memq target '(proposal record)) (buffer-modified-p))
-      ;; Lifecycle commands are disk transactions: the server refuses files with unsaved changes.
-      (user-error "Memzoi: save the buffer first; lifecycle commands work on the file on disk"))
-    (when (memq target '(proposal record))
-      (setq arg (plist-put arg :uri (eglot--path-to-uri buffer-file-name))))
+    (let ((file (if (and (eq target 'proposal)
+                         (not (and buffer-file-name
+                                   (string-match-p "/\\.memzoi/proposals/pending/[^/]+\\.md\\'" buffer-file-name))))
+                    (memzoi--read-proposal server) ; no target given: ask which one
+                  buffer-file-name)))
+      (when (and (memq target '(proposal record)) file (get-file-buffer file)
+                 (buffer-modified-p (get-file-buffer file)))
+        ;; Lifecycle commands are disk transactions: the server refuses files with unsaved changes.
+        (user-error "Memzoi: save the buffer first; lifecycle commands work on the file on disk"))
+      (when (memq target '(proposal record))
+        (setq arg (plist-put arg :uri (eglot--path-to-uri file)))))
     (when (eq target 'change)
-      (setq arg (plist-put arg :change_id (or change-id (memzoi-read-change "Undo change: ")))))
+      (setq arg (plist-put arg :change_id (or change-id (memzoi-read-change "Undo change: "))))
+      (when (and memzoi-confirm-writes (eq name 'undo))
+        (memzoi--confirm-undo server (plist-get arg :change_id))))
     (if (and memzoi-confirm-writes (assoc command memzoi--previewable))
         ;; preview, then write: the review flow asks what is still missing, once
         (memzoi--review server command
@@ -638,8 +672,7 @@ the change itself are asked, once (reason, title)."
          (label (completing-read "Memzoi history: " changes nil t))
          (change (cdr (assoc label changes))))
     (setq memzoi-last-result change)
-    (when (and (eq (plist-get change :undo_available) t)
-               (y-or-n-p (format "Undo change %s? " (plist-get change :change_id))))
+    (when (eq (plist-get change :undo_available) t) ; memzoi-run asks, naming the change
       (memzoi-run 'undo nil nil (plist-get change :change_id)))
     change))
 (defun memzoi-check-workspace () "Check every Memzoi file of the project." (interactive) (memzoi-run 'check-workspace))

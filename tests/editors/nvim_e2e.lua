@@ -182,7 +182,12 @@ local function capture_review(prompt)
   return { prompt = prompt, tabs = #vim.api.nvim_list_tabpages(), windows = shown, splitright = vim.o.splitright,
     screen = screen_text() }
 end
+local undo_questions = {}
 vim.ui.select = function(items, opts, on_choice)
+  if items[1] == 'Undo' and items[2] == 'Cancel' then -- the undo confirmation: recorded, answered Undo
+    table.insert(undo_questions, opts.prompt)
+    return on_choice('Undo', 1)
+  end
   if items[1] == 'Apply' and items[2] == 'Cancel' then
     table.insert(reviews, capture_review(opts.prompt))
     return on_choice(review_answer, review_answer == 'Apply' and 1 or 2)
@@ -268,6 +273,7 @@ if rejected and rejected.change_id then
   vim.cmd('Memzoi undo ' .. rejected.change_id)
   result.undo_result = wait_answer(':Memzoi undo')
 end
+result.undo_questions = vim.deepcopy(undo_questions)
 result.proposal_restored = vim.uv.fs_stat(pending_path) ~= nil
 vim.cmd.edit({ args = { vim.fn.fnameescape(pending_path) }, bang = true })
 pbuf = vim.api.nvim_get_current_buf()
@@ -292,6 +298,21 @@ result.review_command = { reviews = #reviews, tabs = reviews[1] and reviews[1].t
   tabs_after = #vim.api.nvim_list_tabpages(), wrote_nothing = vim.uv.fs_stat(pending_path) ~= nil }
 result.preview_wrote_nothing = vim.uv.fs_stat(pending_path) ~= nil
   and vim.uv.fs_stat(root .. '/.memzoi/records/protected-routes-must-validate-sessions-server-side.md') == nil
+vim.cmd('tabonly!')
+vim.cmd.edit({ args = { vim.fn.fnameescape(pending_path) }, bang = true })
+pbuf = vim.api.nvim_get_current_buf()
+
+-- 4d. Started without a target (from a record's buffer): :Memzoi apply asks which pending proposal, never guesses;
+-- the chosen packet's review is shown, Cancel writes nothing.
+vim.api.nvim_set_current_buf(buf)
+reviews, review_answer, menus = {}, 'Cancel', {}
+pick_title = 'Protected routes must validate sessions server-side*'
+memzoi.last_result, memzoi.last_error = nil, nil
+vim.cmd('Memzoi apply')
+vim.wait(TIMEOUT, function() return #reviews > 0 end, 20)
+result.picked_apply = { menu = menus[1], reviews = #reviews, question = reviews[1] and reviews[1].prompt,
+  wrote_nothing = vim.uv.fs_stat(pending_path) ~= nil, buffer = vim.api.nvim_buf_get_name(0) }
+pick_title = nil
 vim.cmd('tabonly!')
 vim.cmd.edit({ args = { vim.fn.fnameescape(pending_path) }, bang = true })
 pbuf = vim.api.nvim_get_current_buf()

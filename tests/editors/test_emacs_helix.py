@@ -140,6 +140,14 @@ def test_emacs_reject_from_eglot_code_actions_and_history(emacs_run: dict) -> No
     # memzoi-history: completing-read over the changes; the reject is undone from there
     assert any("reject applied" in label and "(undo available)" in label for label in res["history_labels"])
     assert res["undo_result"]["status"] == "undone" and res["proposal_restored"] is True
+    # the undo was confirmed first, naming the change: its operation, the files it restores and when it was made
+    assert res["undo_question"].startswith("Undo reject of ") and "proposals/" in res["undo_question"], res
+    # M-x memzoi-apply outside a pending proposal asks which one (never guesses) and reviews the chosen one
+    assert res["picker_prompt"].startswith("Pending proposal") and any(
+        label.startswith("Protected routes must validate sessions server-side (") for label in res["picker_labels"]), res
+    q = res["picked_questions"]
+    assert len(q) == 1 and ("Protected routes" in q[0] or "mem_2026_07_06_auth_001" in q[0]), res
+    assert res["picked_wrote_nothing"] is True
     # without markdown-mode eglot asks for plaintext hovers, and gets them
     if not res["markdown_mode"]:
         assert res["hover_kind"] == "plaintext" and "**" not in res["hover"]

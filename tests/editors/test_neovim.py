@@ -246,6 +246,19 @@ def test_history_in_quickfix_and_undo_completing_change_ids(nvim_run: dict) -> N
     # the undo message states what the undo did: the rejected packet went away, the pending one came back
     moves = {(f["path"].rsplit("/", 2)[-2], f["before"], f["after"]) for f in res["undo_result"]["files"]}
     assert ("rejected", "present", "absent") in moves and ("pending", "absent", "present") in moves
+    # Before it, the confirmation named the change: its operation, the files it restores and when it was made.
+    [question] = res["undo_questions"][:1]
+    assert question.startswith("Undo reject of ") and "proposals/" in question and "20" in question, question
+
+
+def test_a_command_without_a_target_asks_which_proposal(nvim_run: dict) -> None:
+    """From a record's buffer, `:Memzoi apply` lists the pending proposals (title, id, ready or blocked) and acts on
+    the one chosen: its review is shown; Cancel writes nothing."""
+    res = nvim_run["res"]
+    picked = res["picked_apply"]
+    assert any(t.startswith("Protected routes must validate sessions server-side (") for t in picked["menu"]), picked
+    assert picked["reviews"] == 1 and picked["wrote_nothing"] is True, picked
+    assert picked["buffer"].endswith("deploy-token-rotation.md") or picked["question"], picked
 
 
 def test_preview_as_diff_splits(nvim_run: dict) -> None:

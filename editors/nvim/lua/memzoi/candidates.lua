@@ -42,6 +42,28 @@ function X.inbox(client, bufnr, root, action)
   end)
 end
 
+--- Lets the user choose a pending proposal (`vim.ui.select` over the server's `memzoi.proposals.list`: title, id,
+--- and whether it can be applied), then calls `on_choice(uri)`. A command started without a target asks, never
+--- guesses (issue 28).
+function X.pick_proposal(client, bufnr, on_choice)
+  ui.request(client, bufnr, 'memzoi.proposals.list', vim.empty_dict(), 'pending proposals', function(listing)
+    local rows = listing.proposals or {}
+    if #rows == 0 then
+      return ui.notify('no pending proposal', vim.log.levels.WARN)
+    end
+    vim.ui.select(rows, {
+      prompt = 'Pending proposal:',
+      format_item = function(p)
+        return ('%s (%s, %s)'):format(p.title or p.id, p.id, p.can_apply and 'ready' or 'blocked')
+      end,
+    }, function(p)
+      if p then
+        on_choice(p.uri)
+      end
+    end)
+  end)
+end
+
 --- Pending proposal packets under `root` as quickfix items (their files only, no verdict).
 function X.inbox_items(root)
   local items = {}

@@ -46,4 +46,25 @@ function X.pick_change(client, bufnr, on_choice)
   end)
 end
 
+--- Asks before an undo, naming the change: its operation, the files it would restore and when it was made (from
+--- the history), then calls `go` on Undo.
+function X.confirm_undo(client, bufnr, change_id, go)
+  local found
+  for _, c in ipairs(X.changes(client, bufnr)) do
+    if c.change_id == change_id or vim.startswith(c.change_id, change_id)
+        or vim.startswith(c.change_id, 'chg_' .. change_id) then
+      found = c
+      break
+    end
+  end
+  local files = found and vim.tbl_map(function(f) return f.path:gsub('^%.memzoi/', '') end, found.files or {}) or {}
+  local prompt = found and ('Undo %s of %s (%s)?'):format(found.operation or 'change', table.concat(files, ', '),
+    found.applied_at or found.created_at or '?') or ('Undo change %s?'):format(change_id)
+  vim.ui.select({ 'Undo', 'Cancel' }, { prompt = prompt }, function(choice)
+    if choice == 'Undo' then
+      go()
+    end
+  end)
+end
+
 return X

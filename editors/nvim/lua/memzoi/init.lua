@@ -199,8 +199,12 @@ function M.run(bufnr, spec, text)
       ctx.mode = rest
     end
   elseif spec.target ~= 'none' then
-    if spec.target == 'proposal' and not is_pending_proposal(fname) then
-      return notify(M.subcommand(spec) .. ' works on a pending proposal (.memzoi/proposals/pending/*.md)', vim.log.levels.WARN)
+    if spec.target == 'proposal' and not is_pending_proposal(fname) then -- no target given: ask, never guess
+      return M.pick_proposal(client, bufnr, function(uri)
+        local b = vim.fn.bufadd(vim.uri_to_fname(uri))
+        vim.fn.bufload(b)
+        M.run(b, spec, text)
+      end)
     end
     if spec.target ~= 'memzoiFile' and vim.bo[bufnr].modified then
       -- Lifecycle commands are disk transactions: the server refuses files with unsaved changes.
@@ -229,6 +233,9 @@ function M.run(bufnr, spec, text)
         go()
       end
     end)
+  end
+  if spec.target == 'change' and not spec.modes and M.options.confirm_writes then -- undo: name the change first
+    return M.confirm_undo(client, bufnr, ctx.change_id, function() run_or_review(client, bufnr, spec, server_cmd, ctx) end)
   end
   run_or_review(client, bufnr, spec, server_cmd, ctx)
 end
