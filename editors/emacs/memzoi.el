@@ -433,9 +433,14 @@ whether a new title is asked.")
       out)))
 
 (defun memzoi--question (label preview)
-  "The Apply question of a PREVIEW: LABEL, the server's summary and the number of files."
-  (let ((n (length (plist-get preview :files))))
-    (format "%s: %s (%d file%s).  Apply? " label (or (plist-get preview :summary) "") n (if (= n 1) "" "s"))))
+  "The Apply question of a PREVIEW: LABEL, its target named (title and path) or the server's summary, the files."
+  (let* ((n (length (plist-get preview :files)))
+         (target (plist-get preview :target))
+         (title (and target (stringp (plist-get target :title)) (plist-get target :title)))
+         (what (cond (title (format "\"%s\" (%s)" title (plist-get target :path)))
+                     (target (plist-get target :path))
+                     (t (or (plist-get preview :summary) "")))))
+    (format "%s: %s, %d file%s.  Apply? " label what n (if (= n 1) "" "s"))))
 
 (defun memzoi--review (server command arg)
   "Preview, then write: ask what COMMAND needs once, show its preview as a diff, then Apply or Cancel.

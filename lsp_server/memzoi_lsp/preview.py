@@ -4,7 +4,8 @@
 Argument: ``{"uri", "operation": "apply"|"supersede"|"tombstone"|"materialize"|"reattest"|"approve", "reason"?,
 "title"?, "body"?, "candidateId"?}`` (``approve``: the resident candidate ``candidateId`` of the resident file
 ``uri``; ``reattest``: the diff is the hand edit since the attested revision).
-Result: ``{"operation", "summary", "reason", "files": [{"path", "uri", "before", "after"}]}`` (text or ``null``).
+Result: ``{"operation", "summary", "reason", "files": [{"path", "uri", "before", "after"}], "target"?: {"path",
+"title"}}`` (text or ``null``; ``target`` names the file acted on, for the confirmation).
 ``memzoi.changeFiles`` ``{"change_id"}`` gives the same for a change of the ledger (a history's *Open Diff*).
 """
 

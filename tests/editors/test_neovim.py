@@ -317,7 +317,8 @@ def test_preview_then_apply_in_one_flow(nvim_run: dict) -> None:
     assert {h.split()[1] for h in headers} == changed and len(changed) == 3  # all files of the change
     assert any(h.endswith("mem_2026_07_06_auth_001.md (deleted) ===") for h in headers)
     assert "kind: memory" in right["lines"] and "kind: memory" not in left["lines"]
-    assert "apply" in review["prompt"] and "3 files" in review["prompt"]
+    # the question names what it writes and its target (title, then path, cut to the command line)
+    assert review["prompt"].startswith('Apply 3 files of "Protected routes must validate'), review["prompt"]
 
 
 def test_hidden_buffer_reloaded_after_apply_of_a_supersede(nvim_run: dict) -> None:

@@ -31,6 +31,11 @@ def test_apply_preview_equals_the_change_and_writes_nothing(lifecycle_project):
     assert planned["operation"] == "apply"
     by_path = {f["path"]: f for f in planned["files"]}
     pending = packet.relative_to(root).as_posix()
+    # the target, named for the confirmation: its path and its title as the packet's frontmatter gives it
+    import re
+
+    title = re.search(r'^title: "?(.*?)"?$', packet.read_text(), re.M).group(1)
+    assert planned["target"] == {"path": pending, "title": title}
     assert by_path[pending]["before"] == packet.read_text() and by_path[pending]["after"] is None
     result = apply_proposal(root, packet, actor="alice")
     assert {f.path for f in result.files} == set(by_path)

@@ -67,7 +67,30 @@ def preview(project_root: str | os.PathLike[str], operation: str, target: str | 
             attested = attested_text(Path(project_root), f["path"])
             f["before"] = _text(attested.encode()) if attested is not None else f["before"]
         out["summary"] += "; the diff shows the hand edit since the attested revision"
+    if target is not None:
+        out["target"] = target_facts(Path(project_root), Path(target))
     return out
+
+
+def target_facts(project_root: Path, target: Path) -> dict[str, Any]:
+    """``{"path", "title"}`` of the file a change acts on, for a confirmation that names it (issue 28): its path
+    relative to the project root and its frontmatter ``title`` (``null`` when it has none, or when a detector fires
+    on it: a title is shown outside the file)."""
+    from ..analysis import analyze_path
+
+    path = target if target.is_absolute() else project_root / target
+    try:
+        rel = path.resolve().relative_to(project_root.resolve()).as_posix()
+    except (OSError, ValueError):
+        rel = target.as_posix()
+    title = None
+    try:
+        data = analyze_path(path).document.data or {}
+        raw = data.get("title") if isinstance(data, dict) else None
+        title = raw if isinstance(raw, str) and scrub(raw) == raw else None
+    except OSError:
+        pass
+    return {"path": rel, "title": title}
 
 
 def attested_text(project_root: Path, rel: str) -> str | None:

@@ -121,6 +121,11 @@ function X.question(p, result)
   local paths = vim.tbl_map(function(f) return f.path end, result.files or {})
   local n = #paths
   local what = result.summary and result.summary ~= '' and result.summary or (p.label .. ' ' .. (paths[1] or ''))
+  local t = type(result.target) == 'table' and result.target or nil -- the target, named: title, then path
+  if t and t.path then
+    local named = (t.title and t.title ~= vim.NIL) and ('"%s" (%s)'):format(t.title, t.path) or t.path
+    return ui.fit(('%s %d file%s of %s? '):format(p.label, n, n == 1 and '' or 's', named))
+  end
   return ui.fit(('%s (%d file%s)? '):format(what, n, n == 1 and '' or 's'))
 end
 
