@@ -73,8 +73,12 @@ def test_change_texts_of_a_ledgered_change(lifecycle_project):
     assert err.value.code == "change_not_found"
 
 
-def test_reattest_preview_shows_the_hand_edit_since_the_attested_revision(repo: Path):
+def test_reattest_preview_shows_the_hand_edit_since_the_attested_revision(repo: Path, monkeypatch):
+    from memzoi.lifecycle import reattest as reattest_module
     from memzoi.lifecycle.reattest import reattest
+
+    # The decision time is now: one clock for the preview and the change, so their texts can be compared whole.
+    monkeypatch.setattr(reattest_module, "decision_now", lambda: "2026-12-05T00:00:00Z")
 
     from .test_crash_operations import materialize
 
