@@ -14,15 +14,7 @@ import pytest
 
 from memzoi.cli.main import main
 
-SEED = """task: "Implement auth middleware"
-candidates:
-  - destination: repo
-    type: decision
-    lane: semantic
-    title: Protected routes validate sessions server-side
-    body: Protected routes must validate sessions server-side.
-    sensitivity: repo-safe
-"""
+from tests.lifecycle.test_session_end import SEED  # the seed's example, verbatim, kept in one place
 TITLE, BODY = "PLANTED-TITLE-4K", "PLANTED-BODY-8W stays private"
 BLOCKED = SEED + f"""  - destination: repo
     type: fact

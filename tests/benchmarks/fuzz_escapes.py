@@ -17,12 +17,10 @@ per-file barrier caught one), a report without the sentinel's finding, a surroga
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sqlite3
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -132,19 +130,9 @@ def run(inputs: int, seed: int, batch: int, workdir: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, fuzz, print the summary; exit 1 when an exception was counted."""
-    parser = argparse.ArgumentParser(prog="fuzz_escapes", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--inputs", type=int, default=200_000)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--batch", type=int, default=500)
-    parser.add_argument("--json", metavar="FILE", help="also write the summary as JSON")
-    args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="memzoi-fuzz-escapes-") as tmp:
-        summary = run(args.inputs, args.seed, args.batch, Path(tmp))
-    text = json.dumps(summary, indent=2)
-    print(text)
-    if args.json:
-        Path(args.json).write_text(text + "\n", encoding="utf-8")
-    return 1 if summary["exceptions"] else 0
+    from tests.benchmarks.fuzz_pipeline import fuzz_main
+
+    return fuzz_main("fuzz_escapes", __doc__, run, argv)
 
 
 if __name__ == "__main__":

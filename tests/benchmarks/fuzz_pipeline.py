@@ -114,21 +114,28 @@ def run(inputs: int, seed: int, batch: int, workdir: Path) -> dict:
             "failures": failures[:50]}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Parse arguments, fuzz, print the summary; exit 1 when an exception was counted."""
-    parser = argparse.ArgumentParser(prog="fuzz_pipeline", description=__doc__.split("\n\n")[0])
+def fuzz_main(prog: str, doc: str, fuzz, argv: list[str] | None = None) -> int:
+    """The command line of a fuzz script ``prog``: parse ``--inputs/--seed/--batch/--json``, run
+    ``fuzz(inputs, seed, batch, tmp_dir) -> summary``, print the summary (JSON); exit 1 when an exception was
+    counted."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0])
     parser.add_argument("--inputs", type=int, default=200_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--batch", type=int, default=500)
     parser.add_argument("--json", metavar="FILE", help="also write the summary as JSON")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="memzoi-fuzz-") as tmp:
-        summary = run(args.inputs, args.seed, args.batch, Path(tmp))
+    with tempfile.TemporaryDirectory(prefix=f"memzoi-{prog}-") as tmp:
+        summary = fuzz(args.inputs, args.seed, args.batch, Path(tmp))
     text = json.dumps(summary, indent=2)
     print(text)
     if args.json:
         Path(args.json).write_text(text + "\n", encoding="utf-8")
     return 1 if summary["exceptions"] else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, fuzz, print the summary; exit 1 when an exception was counted."""
+    return fuzz_main("fuzz_pipeline", __doc__, run, argv)
 
 
 if __name__ == "__main__":

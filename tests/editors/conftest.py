@@ -26,6 +26,32 @@ def captures_dir() -> Path:
     ``MEMZOI_UPDATE_DOCS=1`` (to refresh the committed ones), else ``test-artifacts/editors`` (git-ignored), so a
     test run never changes the repository's files."""
     return REPO / "docs" / "editors" if os.environ.get("MEMZOI_UPDATE_DOCS") == "1" else ARTIFACTS / "editors"
+
+
+def add_hand_edited_attested_record(root: Path) -> None:
+    """An attested record ``hand-edited-rule``, committed to the workspace's git repository, then edited by hand
+    (a stale attestation: Re-attest shows the hand edit before it writes)."""
+    from .. import builders
+
+    attested = builders.record("hand-edited-rule", attested=True)
+    builders.write(root, ".memzoi/records/hand-edited-rule.md", attested)
+    commit_env = dict(os.environ, GIT_AUTHOR_NAME="Test", GIT_AUTHOR_EMAIL="test@example.invalid",
+                      GIT_COMMITTER_NAME="Test", GIT_COMMITTER_EMAIL="test@example.invalid")
+    for cmd in (["git", "add", ".memzoi/records/hand-edited-rule.md"], ["git", "commit", "-q", "-m", "attested"]):
+        subprocess.run(cmd, cwd=root, env=commit_env, check=True, capture_output=True)
+    builders.write(root, ".memzoi/records/hand-edited-rule.md",
+                   builders.edit(attested, "Body of hand-edited-rule.", "Body of hand-edited-rule, edited by hand."))
+
+
+def portable_captures(pattern: str, root: Path) -> None:
+    """Rewrite the captures matching ``pattern`` in :func:`captures_dir` with the test's workspace ``root`` shown as
+    ``<workspace>``: a committed capture never holds a path of the machine that took it."""
+    spellings = sorted({str(root), str(root.resolve())}, key=len, reverse=True)
+    for path in captures_dir().glob(pattern):
+        text = path.read_text(encoding="utf-8")
+        for s in spellings:
+            text = text.replace(s, "<workspace>")
+        path.write_text(text, encoding="utf-8")
 IN_CI = os.environ.get("CI", "").lower() == "true"
 # Where scripts/install_editor_prereqs.sh puts code-server (the tests only look there; they never install anything).
 EDITOR_CACHE = Path(os.environ.get("MEMZOI_EDITOR_CACHE")

@@ -14,7 +14,10 @@ import pytest
 
 from tests import builders
 
-from .conftest import PREREQS_HINT, REPO, captures_dir, make_workspace, planted_token, require, venv_bin
+from .conftest import (
+    PREREQS_HINT, REPO, add_hand_edited_attested_record, captures_dir, make_workspace, planted_token,
+    portable_captures, require, venv_bin,
+)
 
 HERE = Path(__file__).parent
 # A hang guard for one batch Emacs run (seconds when the machine is idle).
@@ -44,15 +47,7 @@ def emacs_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     env = dict(os.environ, MEMZOI_LSP_CMD=server, MEMZOI_EMACS_DIR=str(REPO / "editors" / "emacs"),
                MEMZOI_HOME=str(tmp / "memzoi-home"), MEMZOI_ACTOR="reviewer", HOME=str(tmp / "home"),
                ZUNO_CONFIG_DIR=str(tmp / "zuno"))
-    # An attested record, committed, then edited by hand (stale): Re-attest shows the hand edit before it writes.
-    attested = builders.record("hand-edited-rule", attested=True)
-    builders.write(ws["root"], ".memzoi/records/hand-edited-rule.md", attested)
-    commit_env = dict(os.environ, GIT_AUTHOR_NAME="Test", GIT_AUTHOR_EMAIL="test@example.invalid",
-                      GIT_COMMITTER_NAME="Test", GIT_COMMITTER_EMAIL="test@example.invalid")
-    for cmd in (["git", "add", ".memzoi/records/hand-edited-rule.md"], ["git", "commit", "-q", "-m", "attested"]):
-        subprocess.run(cmd, cwd=ws["root"], env=commit_env, check=True, capture_output=True)
-    builders.write(ws["root"], ".memzoi/records/hand-edited-rule.md",
-                   builders.edit(attested, "Body of hand-edited-rule.", "Body of hand-edited-rule, edited by hand."))
+    add_hand_edited_attested_record(ws["root"])  # Re-attest shows the hand edit before it writes
     (tmp / "zuno" / "memory").mkdir(parents=True)
     (tmp / "zuno" / "memory" / "MEMORY.md").write_text("Prefer small commits.", encoding="utf-8")
     for key, content in (("MEMZOI_RESIDENT_ID", "Tabs only"), ("MEMZOI_RESIDENT_REJECT_ID", "Tabs!")):
@@ -70,6 +65,7 @@ def emacs_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
         Path(os.environ["MEMZOI_KEEP_EMACS_OUT"]).write_text(out.read_text() if out.exists() else "{}")
     if p.returncode == 0 and res:
         write_captures(res)
+        portable_captures("emacs-*.txt", ws["root"])
     return {"ws": ws, "proc": p, "res": res}
 
 

@@ -17,7 +17,10 @@ import pytest
 
 from tests import builders
 
-from .conftest import PROPOSAL_ID, REPO, captures_dir, make_workspace, planted_token, require, venv_bin
+from .conftest import (
+    PROPOSAL_ID, REPO, add_hand_edited_attested_record, captures_dir, make_workspace, planted_token,
+    portable_captures, require, venv_bin,
+)
 
 HERE = Path(__file__).parent
 # One Neovim run drives several server round trips; allow for a loaded 2-core machine.
@@ -48,15 +51,7 @@ def nvim_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     (ws["root"] / ".zuno" / "RULES.md").write_text("Use tabs.", encoding="utf-8")
     # A pending packet with an error finding (its lane is not Memzoi's): rejected while its buffer is hidden.
     builders.write(ws["root"], builders.packet_path("mem_bad_lane"), builders.packet("mem_bad_lane", lane="nonsense"))
-    # An attested record, committed, then edited by hand (stale): Re-attest shows the hand edit before it writes.
-    attested = builders.record("hand-edited-rule", attested=True)
-    builders.write(ws["root"], ".memzoi/records/hand-edited-rule.md", attested)
-    commit_env = dict(os.environ, GIT_AUTHOR_NAME="Test", GIT_AUTHOR_EMAIL="test@example.invalid",
-                      GIT_COMMITTER_NAME="Test", GIT_COMMITTER_EMAIL="test@example.invalid")
-    for cmd in (["git", "add", ".memzoi/records/hand-edited-rule.md"], ["git", "commit", "-q", "-m", "attested"]):
-        subprocess.run(cmd, cwd=ws["root"], env=commit_env, check=True, capture_output=True)
-    builders.write(ws["root"], ".memzoi/records/hand-edited-rule.md",
-                   builders.edit(attested, "Body of hand-edited-rule.", "Body of hand-edited-rule, edited by hand."))
+    add_hand_edited_attested_record(ws["root"])  # Re-attest shows the hand edit before it writes
     out = tmp / "out.json"
     env = dict(
         os.environ,
@@ -92,6 +87,7 @@ def nvim_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
         Path(os.environ["MEMZOI_KEEP_NVIM_OUT"]).write_text(out.read_text() if out.exists() else "{}")
     if p.returncode == 0:
         write_captures(res)
+        portable_captures("nvim-*.txt", ws["root"])
     return {"ws": ws, "proc": p, "res": res}
 
 
