@@ -127,6 +127,7 @@ def make_server(explicit: Path | None, per_minute: int | None, env: dict[str, st
         tools = await core()
         return types.ListToolsResult(tools=[
             types.Tool(name=t.name, title=t.title, description=t.description, input_schema=t.input_schema(),
+                       output_schema=t.output_schema(),
                        annotations=types.ToolAnnotations.model_validate(t.annotations) if t.annotations else None)
             for t in tools.TOOLS.values()
         ])
