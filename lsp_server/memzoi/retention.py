@@ -25,7 +25,10 @@ from .document import Document
 from .findings import Finding, finding
 from .models.common import RetentionFacts, parse_rfc3339, validate_retention
 from .yaml12 import locate
-from .clock import utc_now  # noqa: F401 - also imported from here
+# Re-exported (also imported from here).
+from .clock import (
+    utc_now as utc_now,
+)
 
 SESSION_LEASE = timedelta(hours=24)
 SESSION_MAX_AGE = timedelta(days=7)

@@ -13,7 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._common import add_root_json, project_root, require_project  # noqa: F401 (re-exported for the commands)
+# Re-exported (re-exported for the commands).
+from ._common import (
+    add_root_json as add_root_json,
+    project_root as project_root,
+    require_project as require_project,
+)
 
 if TYPE_CHECKING:
     from ..ledger import ChangeResult, Refusal

@@ -18,7 +18,13 @@ from ..fsutil import UnsafeWriteError, read_state
 from ..runtime import LEDGER_DB, cached_keys, memzoi_home, private_dir, private_file
 from ..runtime_errors import guard, runtime_error
 from .model import ChangeRecord, FileChange, Refusal
-from .schema import _SCHEMA, _USER_VERSION, _state, migrate  # noqa: F401 (schema names stay importable here)
+# Re-exported (schema names stay importable here).
+from .schema import (
+    _SCHEMA as _SCHEMA,
+    _USER_VERSION as _USER_VERSION,
+    _state as _state,
+    migrate as migrate,
+)
 
 # --- test seam -----------------------------------------------------------------------------------------------
 
