@@ -16,7 +16,7 @@ its retention is ``current``. Clocks are always passed in, so tests fix them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from typing import Any, Mapping
 
 from pydantic import ValidationError
@@ -84,7 +84,7 @@ class CurrentAssertion:
 
 def format_instant(value: datetime) -> str:
     """UTC RFC 3339 with ``Z`` and fractional seconds only when non-zero (as Memzoi's ``time`` crate prints)."""
-    v = value.astimezone(timezone.utc)
+    v = value.astimezone(UTC)
     base = v.strftime("%Y-%m-%dT%H:%M:%S")
     if v.microsecond:
         base += "." + f"{v.microsecond:06d}".rstrip("0")

@@ -13,7 +13,7 @@ finding must be placed, :func:`line_starts`), the text's length in code points a
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 from typing import TYPE_CHECKING
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # reading an entry loads no analysis (nor the detectors)
 #: Version of the payload layout (part of :data:`memzoi.verdictcache.CACHE_FORMAT`).
 PAYLOAD_FORMAT = 1
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SEVERITY = {int(s): s for s in Severity}
 _SORT = lambda f: (f.start, f.end, f.code)  # noqa: E731 - the analysis's own finding order
 

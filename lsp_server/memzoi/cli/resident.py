@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from ..vocabulary import RECOVERY_MODES, RESIDENT_ACTIONS, RESIDENT_SCOPES, RESIDENT_SOURCES
 from ._changes import actor, add_common, emit_json, project_root, refuse
 from ._common import add_command, add_group
+from datetime import UTC
 
 if TYPE_CHECKING:
     from ..resident.candidates import Candidate
@@ -81,9 +82,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _when(ms: int | None) -> str:
     if not ms:
         return "-"
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def describe(c: Candidate) -> str:
