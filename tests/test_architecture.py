@@ -339,3 +339,30 @@ def test_layer_packages_say_what_they_may_import():
             if [sorted(x.strip() for x in s.split(",")) for s in said] != [allowed]:
                 wrong[package] = said
     assert wrong == {}
+
+
+#: Why a function-local import is deliberate (CONTRIBUTING.md, "Lazy imports are marked").
+LAZY_REASONS = ("start-up", "platform", "cycle")
+
+
+def _lazy_marks(text: str) -> list[tuple[int, str]]:
+    """``(line, reason)`` of every ``# noqa: PLC0415`` mark of ``text``; the reason is what follows ``lazy:`` (empty
+    when it is missing)."""
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if "PLC0415" in line:
+            after = line.split("PLC0415", 1)[1].strip()
+            words = after.removeprefix("lazy:").split() if after.startswith("lazy:") else []
+            out.append((n, words[0] if words else ""))
+    return out
+
+
+def test_lazy_mark_reader():
+    text = "def f():\n    import a  # noqa: PLC0415 lazy: start-up (why)\n    import b  # noqa: PLC0415\n"
+    assert _lazy_marks(text) == [(2, "start-up"), (3, "")]
+
+
+def test_every_lazy_import_mark_says_why():
+    bad = [f"{p.relative_to(SRC)}:{n}: {reason!r}" for p in sorted(SRC.rglob("*.py")) if "egg-info" not in str(p)
+           for n, reason in _lazy_marks(p.read_text(encoding="utf-8")) if reason not in LAZY_REASONS]
+    assert bad == []

@@ -87,7 +87,7 @@ def analyze_text(text: str, path: str | os.PathLike[str] | None = None, *, place
     findings = list(doc.findings)
     if doc.data is not None:
         reasons = legacy_reasons(doc.data)
-        ignore = frozenset()
+        ignore: frozenset[str] = frozenset()
         if reasons:
             analysis.legacy = reasons
             ignore = upgrade_ignores(doc.data)

@@ -54,10 +54,10 @@ import os
 import re
 import threading
 import tomllib
-from functools import cached_property
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -359,7 +359,7 @@ def load_section(memzoi_dir: str | os.PathLike[str] | None, name: str) -> tuple[
 USER_ONLY = ("global_path", "global_char_limit")
 
 
-def _user_only(raw: dict) -> list[ConfigProblem]:
+def _user_only(raw: dict[str, Any]) -> list[ConfigProblem]:
     """Take the user-only ``[resident]`` keys out of a repository's ``raw`` configuration: a repository must never
     move, rename or re-cap the user's global resident file. Each one found is a problem of its entry only."""
     section = raw.get("resident")

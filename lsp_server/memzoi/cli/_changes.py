@@ -16,7 +16,11 @@ from typing import TYPE_CHECKING, Any
 # Re-exported (re-exported for the commands).
 from ._common import (
     add_root_json as add_root_json,
+)
+from ._common import (
     project_root as project_root,
+)
+from ._common import (
     require_project as require_project,
 )
 
@@ -90,7 +94,7 @@ def read_body(args: argparse.Namespace) -> str:
     which byte), so :func:`run_write` reports it like any other refusal.
     """
     if getattr(args, "body", None) is not None:
-        return args.body
+        return str(args.body)
     path = getattr(args, "body_file", None)
     return "" if path is None else read_text_file(path)
 
