@@ -63,7 +63,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .nesting import nesting_message
 from .promotion import PromotionSection
-from .rules import DEFAULT_RULES, Rules, RulesSection, screen_rules
+from .rules import Rules, RulesSection, screen_rules
 
 CONFIG_NAME = "config.toml"
 _FINGERPRINT = re.compile(r"^(?:blake3:)?([0-9a-f]{64})$")
@@ -283,15 +283,6 @@ def forget_config(memzoi_dir: str | os.PathLike[str]) -> None:
     """Drop the cached configuration of ``memzoi_dir`` (its bytes changed): the next :func:`load_config` reads it."""
     with _LOCK:
         _CACHE.pop(Path(memzoi_dir) / CONFIG_NAME, None)
-
-
-def file_rules(path: str | os.PathLike[str] | None, memzoi_dir: str | os.PathLike[str] | None) -> tuple[Rules, str | None]:
-    """The ``[rules]`` of the project a file belongs to, and the file's ``/``-separated path relative to its
-    ``.memzoi`` folder (``None`` outside one), as :meth:`memzoi.rules.Rules.apply` takes them."""
-    if memzoi_dir is None:
-        return DEFAULT_RULES, None
-    rel = os.path.relpath(path, memzoi_dir).replace(os.sep, "/") if path is not None else None
-    return load_config(memzoi_dir).config.effective_rules, rel
 
 
 def parse_config(text: str, path: Path | None = None) -> LoadedConfig:

@@ -21,7 +21,7 @@ from .models.common import RetentionFacts, is_concept_id, is_identifier, validat
 from .schemainfo import fields_at
 from .text import rust_trim
 from .workspace import Placement, Role
-from .yaml12 import YMap, YNode, locate
+from .yaml12 import YNode, locate
 
 _TYPE_WORDS = {
     "string_type": "a string",
@@ -252,8 +252,3 @@ def _retention_rules(v: Validator, data: dict[str, Any], parsed: BaseModel | Non
     for field, message in validate_retention(lane, facts):
         loc = ("retention", field) if field else ("retention",)
         v.add("invalid_retention", loc, f"retention does not fit lane `{lane}`: {message}", key=not field)
-
-
-def is_mapping_root(doc: Document) -> bool:
-    """True when the frontmatter parsed to a mapping (or was empty), i.e. schema validation can run."""
-    return doc.data is not None and (doc.yaml_root is None or isinstance(doc.yaml_root, YMap))
