@@ -5,6 +5,8 @@
 * the core never imports pygls, lsprotocol or mcp, nor the server packages that use them;
 * ``memzoi_lsp`` never imports the command line (``memzoi.cli``): what the server shares with the CLI is core;
 * the accelerator ``memzoi.yaml_fast`` is imported by the YAML reader (``memzoi.yaml12``) only;
+* the core is layered (:data:`LAYERS`): every module lives in a layer subpackage, a module imports only its own
+  layer and the layers below it, and each layer package's docstring says what it may import;
 * no core or server module is longer than :data:`MAX_LINES` lines;
 * no function of ``memzoi_lsp`` has a cyclomatic complexity of :data:`MAX_COMPLEXITY` or more (a decision there
   belongs to the core).
@@ -23,6 +25,96 @@ MAX_LINES = 400
 #: Core modules allowed past MAX_LINES, each with the reason a split would be artificial. Empty: keep it so.
 LONG_MODULES: dict[str, str] = {}
 FORBIDDEN = ("pygls", "lsprotocol", "mcp", "memzoi_lsp", "memzoi_mcp")
+
+#: The core's layers, lowest first; the subpackages of one tuple are one layer (they may import each other). A module
+#: imports only modules of its own layer and of the layers below (``docs/architecture.md``, "Layers").
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("base",),
+    ("read",),
+    ("judge", "models", "safety"),
+    ("ledger",),
+    ("project", "resident"),
+    ("store",),
+    ("runs",),
+    ("lifecycle",),
+    ("agent",),
+    ("cli",),
+)
+RANK = {package: rank for rank, layer in enumerate(LAYERS) for package in layer}
+#: The only core modules outside a layer: the package itself and ``python -m memzoi``.
+TOP_LEVEL = {"memzoi", "memzoi.__main__"}
+#: Flat core modules and the layer each moves to (``memzoi.<module>`` becomes ``memzoi.<layer>.<module>``). The
+#: one-time layout move (git mv of every module listed, imports rewritten) empties this table.
+PENDING_MOVE: dict[str, str] = {
+    "utf8": "base",
+    "clock": "base",
+    "vocabulary": "base",
+    "nesting": "base",
+    "headlines": "base",
+    "findings": "base",
+    "fsio": "base",
+    "fsutil": "base",
+    "runtime": "base",
+    "runtime_errors": "base",
+    "lock": "base",
+    "gitexclude": "base",
+    "freshness": "base",
+    "parallel": "base",
+    "resources": "base",
+    "workspace": "base",
+    "views": "base",
+    "promotion": "base",
+    "text": "read",
+    "document": "read",
+    "trimming": "read",
+    "yaml12": "read",
+    "yaml_tree": "read",
+    "yaml_fast": "read",
+    "yaml_encoding": "read",
+    "yaml_cursor": "read",
+    "render": "read",
+    "rewrite": "read",
+    "analysis": "judge",
+    "validate": "judge",
+    "legacy": "judge",
+    "attestation": "judge",
+    "revision": "judge",
+    "retention": "judge",
+    "policy": "judge",
+    "pathsafety": "judge",
+    "barrier": "judge",
+    "rules": "judge",
+    "config": "judge",
+    "configfile": "judge",
+    "schemainfo": "judge",
+    "schemas": "models",
+    "admission": "project",
+    "gitfacts": "project",
+    "filefacts": "project",
+    "crossfile": "project",
+    "crosscheck": "project",
+    "verdict": "project",
+    "projectfiles": "project",
+    "checkpaths": "project",
+    "index": "store",
+    "index_fresh": "store",
+    "index_queries": "store",
+    "index_rows": "store",
+    "index_schema": "store",
+    "verdictcache": "store",
+    "verdictpayload": "store",
+    "verdictfacts": "store",
+    "toolstamp": "store",
+    "check": "runs",
+    "checkfiles": "runs",
+    "scanverdicts": "runs",
+    "projectstate": "runs",
+    "doctor": "runs",
+    "provenance": "lifecycle",
+    "exports": "agent",
+    "integrate": "agent",
+    "mcpconfig": "agent",
+}
 
 
 def _module_name(path: Path) -> str:
@@ -117,7 +209,7 @@ def test_relative_imports_resolve_to_modules(tmp_path):
 
 def test_the_core_has_no_import_cycle():
     graph = _graph()
-    assert len(graph) > 50 and "memzoi.index" in graph["memzoi.check"] | graph["memzoi.doctor"]
+    assert len(graph) > 50 and "memzoi.index" in graph["memzoi.check"]
     assert _cycles(graph) == []
 
 
@@ -196,3 +288,81 @@ def test_server_functions_only_convert_and_wire():
              for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
              if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (c := complexity(node)) >= MAX_COMPLEXITY]
     assert heavy == []
+
+
+def _layer(module: str) -> str | None:
+    """The layer subpackage of a core module (``memzoi.read.text`` → ``read``), or None outside any layer."""
+    parts = module.split(".")
+    if len(parts) < 2:
+        return None
+    return parts[1] if parts[1] in RANK else PENDING_MOVE.get(parts[1]) if len(parts) == 2 else None
+
+
+def test_layer_lookup():
+    assert _layer("memzoi.ledger.view") == "ledger" and _layer("memzoi.ledger") == "ledger"
+    assert _layer("memzoi") is None and _layer("memzoi.__main__") is None and _layer("memzoi.nowhere") is None
+
+
+def test_every_core_module_is_in_a_layer():
+    assert sorted(m for m in _graph() if _layer(m) is None and m not in TOP_LEVEL) == []
+
+
+def _upward(graph: dict[str, set[str]]) -> list[str]:
+    return [f"{a} ({_layer(a)}) imports {b} ({_layer(b)})" for a in sorted(graph) for b in sorted(graph[a])
+            if _layer(a) in RANK and _layer(b) in RANK and RANK[_layer(a)] < RANK[_layer(b)]]
+
+
+def test_the_upward_finder_finds_an_upward_import():
+    assert _upward({"memzoi.ledger.view": {"memzoi.cli.main", "memzoi.safety.scan"}}) == [
+        "memzoi.ledger.view (ledger) imports memzoi.cli.main (cli)"]
+
+
+def test_layers_import_only_downward():
+    """Function-local imports count: a lazy import is still a dependency."""
+    assert _upward(_graph()) == []
+
+
+def test_layer_packages_say_what_they_may_import():
+    """Each existing layer package's docstring has a line ``May import: a, b, c.`` naming exactly its own layer and
+    the layers below."""
+    wrong = {}
+    for rank, layer in enumerate(LAYERS):
+        allowed = sorted(p for lower in LAYERS[: rank + 1] for p in lower)
+        for package in layer:
+            init = CORE / package / "__init__.py"
+            if not init.exists():
+                assert package in PENDING_MOVE.values(), f"layer {package} has no package"
+                continue
+            doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+            said = [line.removeprefix("May import:").strip().rstrip(".") for line in doc.splitlines()
+                    if line.startswith("May import:")]
+            if [sorted(x.strip() for x in s.split(",")) for s in said] != [allowed]:
+                wrong[package] = said
+    assert wrong == {}
+
+
+#: Why a function-local import is deliberate (CONTRIBUTING.md, "Lazy imports are marked").
+LAZY_REASONS = ("start-up", "platform", "cycle")
+
+
+def _lazy_marks(text: str) -> list[tuple[int, str]]:
+    """``(line, reason)`` of every ``# noqa: PLC0415`` mark of ``text``; the reason is what follows ``lazy:`` (empty
+    when it is missing)."""
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if "PLC0415" in line:
+            after = line.split("PLC0415", 1)[1].strip()
+            words = after.removeprefix("lazy:").split() if after.startswith("lazy:") else []
+            out.append((n, words[0] if words else ""))
+    return out
+
+
+def test_lazy_mark_reader():
+    text = "def f():\n    import a  # noqa: PLC0415 lazy: start-up (why)\n    import b  # noqa: PLC0415\n"
+    assert _lazy_marks(text) == [(2, "start-up"), (3, "")]
+
+
+def test_every_lazy_import_mark_says_why():
+    bad = [f"{p.relative_to(SRC)}:{n}: {reason!r}" for p in sorted(SRC.rglob("*.py")) if "egg-info" not in str(p)
+           for n, reason in _lazy_marks(p.read_text(encoding="utf-8")) if reason not in LAZY_REASONS]
+    assert bad == []

@@ -15,7 +15,7 @@ import pytest
 from memzoi import freshness, index_queries
 from memzoi.agent import recall
 from memzoi.cli.main import main
-from memzoi.index import Index
+from memzoi.index import Index, IndexUnavailable
 
 from .builders import edit
 
@@ -164,7 +164,7 @@ def test_a_code_change_under_the_same_version_rebuilds_the_index(project, monkey
     try:
         with Index(project) as ix:
             assert ix.schema_problem and "another build" in ix.schema_problem  # never served as it is
-            with pytest.raises(Exception):
+            with pytest.raises(IndexUnavailable):
                 ix.search("hatch")
             assert ix.refresh().files == 2 and ix.schema_problem is None
         with Index(project) as ix:

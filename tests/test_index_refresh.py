@@ -7,7 +7,6 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
 
 from memzoi import pathsafety
 from memzoi.index import Index

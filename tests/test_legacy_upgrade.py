@@ -2,7 +2,7 @@
 
 Memzoi's history holds each example packet in three forms: ``memzoi/v0`` (``version: okf/v0.1``, no retention,
 origin or content class), ``memzoi/v1`` (``version: okf/v0.2``, ``retention.policy_version``,
-``origin.version``) and the current form, which ``shared/corpus/examples`` holds. The legacy forms are rebuilt
+``origin.version``) and the current form, which the corpus's ``examples`` holds. The legacy forms are rebuilt
 here from the corpus texts by undoing exactly those migration steps, then upgraded and compared byte for byte
 with the corpus text.
 """

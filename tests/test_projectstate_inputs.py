@@ -7,6 +7,7 @@ from __future__ import annotations
 from tests.builders import record, record_path, write
 from memzoi.analysis import analyze_bytes
 from memzoi.projectstate import ProjectState
+from datetime import UTC
 
 
 def test_input_changes_report_the_configuration_and_gits_state(tmp_path):
@@ -37,12 +38,12 @@ def test_input_changes_report_the_configuration_and_gits_state(tmp_path):
 
 
 def test_passed_boundaries_names_each_file_once_when_its_retention_boundary_passes(tmp_path):
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from memzoi.scanverdicts import analyse
     from memzoi.verdict import ProjectContext
 
-    boundary = datetime(2026, 7, 1, tzinfo=timezone.utc)
+    boundary = datetime(2026, 7, 1, tzinfo=UTC)
     root = tmp_path / "ws"
     episode = write(root, record_path("episode"), record("episode", lane="episodic",
                                                          retention={"occurred_at": "2026-06-01T00:00:00Z"}))

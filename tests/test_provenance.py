@@ -3,7 +3,7 @@ from Memzoi's current-assertion, retention and attestation rules, and total on m
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 from memzoi.document import frame
 from memzoi.ledger.model import ChangeRecord, FileChange
@@ -11,7 +11,7 @@ from memzoi.provenance import (
     change_line, current_sentence, history_lines, packet_targets, proposed_via, record_standing, retention_sentence,
 )
 
-NOW = datetime(2026, 7, 10, tzinfo=timezone.utc)
+NOW = datetime(2026, 7, 10, tzinfo=UTC)
 
 
 def change(cid: str, *, status="applied", source="cli", operation="apply", created=True, reason=None):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 import pytest
 
@@ -11,7 +11,7 @@ from memzoi.retention import InvalidRetention, current_assertion, evaluate_reten
 
 from . import builders
 
-T0 = datetime(2026, 7, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 S = "2026-07-01T12:00:00Z"
 
 
@@ -61,7 +61,7 @@ def test_boundary_is_inclusive(lane, facts, boundary):
 
 
 def test_durable_lane_without_expiry_is_always_current():
-    assert evaluate_retention("semantic", {}, datetime(2999, 1, 1, tzinfo=timezone.utc)).state == "current"
+    assert evaluate_retention("semantic", {}, datetime(2999, 1, 1, tzinfo=UTC)).state == "current"
 
 
 @pytest.mark.parametrize(
@@ -99,7 +99,7 @@ def test_current_assertion():
 
 
 def test_format_instant():
-    assert format_instant(datetime(2026, 1, 2, 3, 4, 5, 120000, tzinfo=timezone.utc)) == "2026-01-02T03:04:05.12Z"
+    assert format_instant(datetime(2026, 1, 2, 3, 4, 5, 120000, tzinfo=UTC)) == "2026-01-02T03:04:05.12Z"
 
 
 PATH = "ws/.memzoi/records/session-note.md"
@@ -136,8 +136,8 @@ def test_seven_day_cap_and_episodic_window_findings():
 
 def test_explicit_expiry_on_durable_lane():
     text = _record(lane="semantic", retention={"explicit_expires_at": "2026-07-05T00:00:00Z"})
-    assert analyze_text(text, PATH, now=datetime(2026, 7, 4, tzinfo=timezone.utc)).findings == []
-    [f] = analyze_text(text, PATH, now=datetime(2026, 7, 5, tzinfo=timezone.utc)).findings
+    assert analyze_text(text, PATH, now=datetime(2026, 7, 4, tzinfo=UTC)).findings == []
+    [f] = analyze_text(text, PATH, now=datetime(2026, 7, 5, tzinfo=UTC)).findings
     assert f.data["reason"] == "explicit_expiry"
 
 

@@ -29,7 +29,7 @@ def _open_both(barrier, root: str, index_db: str, cache_db: str, errors) -> None
         conn.close()
     except Exception as err:  # noqa: BLE001 - reported to the test
         errors.put(f"{type(err).__name__}: {err}")
-        raise SystemExit(1)
+        raise SystemExit(1) from err
 
 
 @pytest.mark.parametrize("round_", range(2))

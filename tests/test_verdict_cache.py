@@ -15,7 +15,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 
 import pytest
@@ -280,7 +280,7 @@ EPISODE = edit(edit(rec("episode"), "lane: semantic", "lane: episodic"),
 
 def test_a_retention_boundary_that_passes_with_no_edit_is_reported(repo, capsys, counts, monkeypatch):
     (repo / ".memzoi/records/episode.md").write_text(EPISODE)
-    boundary = datetime(2026, 7, 1, tzinfo=timezone.utc)  # occurred_at + 30 days
+    boundary = datetime(2026, 7, 1, tzinfo=UTC)  # occurred_at + 30 days
     monkeypatch.setattr(checkmod, "utc_now", lambda: boundary - timedelta(seconds=1))
     assert "retention_query_only" not in same_as_uncached(capsys, repo / ".memzoi")
     monkeypatch.setattr(checkmod, "utc_now", lambda: boundary)  # the boundary is inclusive

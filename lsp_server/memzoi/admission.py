@@ -216,7 +216,7 @@ def linked_findings(message: str, start: int, end: int) -> list[Finding]:
                     "replace the link with the file or folder itself", start, end)]
 
 
-def _linked_chain(cur: str, root: str, cache: dict) -> bool:
+def _linked_chain(cur: str, root: str, cache: dict[str, Any]) -> bool:
     """True when ``cur`` or a directory above it, up to and including ``root``, is a symlink."""
     while True:
         linked = cache.get(cur)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 
 from pydantic import BaseModel
 
@@ -88,7 +87,7 @@ def analyze_text(text: str, path: str | os.PathLike[str] | None = None, *, place
     findings = list(doc.findings)
     if doc.data is not None:
         reasons = legacy_reasons(doc.data)
-        ignore = frozenset()
+        ignore: frozenset[str] = frozenset()
         if reasons:
             analysis.legacy = reasons
             ignore = upgrade_ignores(doc.data)

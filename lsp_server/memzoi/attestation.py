@@ -343,7 +343,7 @@ def attest(record_id: str, data: Mapping[str, Any], body: str, *, action: str, p
         "schema": REVISION_SCHEMA,
         "revision_hash": revision_hash(record_id, semantic_projection(rest, body), lifecycle_projection(block)),
     }
-    ordered = {k: block[k] for k in ("schema", "action", "plan_id", "candidate_id", "decision_id", "decision_at",
+    ordered: dict[str, Any] = {k: block[k] for k in ("schema", "action", "plan_id", "candidate_id", "decision_id", "decision_at",
                                      "safety_contract", "revision", "target", "reason") if k in block}
     MaterializationMetadata.model_validate(ordered)
     return ordered

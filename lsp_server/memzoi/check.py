@@ -23,7 +23,13 @@ from typing import Any
 
 from .admission import GitVisibility, git_visibility, opening_span
 from .checkfiles import FileResult, check_chunk, from_entry
-from .checkpaths import Expanded, UsageError, expand, require_exists  # noqa: F401 - also imported from here
+# Re-exported (also imported from here).
+from .checkpaths import (
+    Expanded as Expanded,
+    UsageError as UsageError,
+    expand as expand,
+    require_exists as require_exists,
+)
 from .config import load_config
 from .crosscheck import CrossFileCheck
 from .filefacts import FileFacts

@@ -60,7 +60,7 @@ class FileResult:
     # decodes only the texts of files with findings. None for a file known by its entry:
     starts: str | None = None  # as the entry keeps them (memzoi.verdictpayload.line_starts)
     length: int = 0
-    entry: tuple | None = None  # what the parent stores: (BLAKE3 digest, stat stamp, checked_ns, payload or None, kept facts or None)
+    entry: tuple[Any, ...] | None = None  # what the parent stores: (BLAKE3 digest, stat stamp, checked_ns, payload or None, kept facts or None)
 
     def lines(self) -> LineIndex:
         """The line index of the file's text, from its starts when the text was not sent."""
@@ -118,8 +118,8 @@ def check_chunk(now: datetime, jobs: list[tuple[str, str]], cache: bool = False)
     return out
 
 
-def _cached_result(now: datetime, read: tuple, path: str, display: str, md: str, ctx: ProjectContext,
-                   placement: Placement, links: dict) -> FileResult:
+def _cached_result(now: datetime, read: tuple[Any, ...], path: str, display: str, md: str, ctx: ProjectContext,
+                   placement: Placement, links: dict[str, Any]) -> FileResult:
     """The result of a file read as ``read`` (:func:`memzoi.verdictcache.read_stable`), with the cache entry the
     parent stores for it (or, when the file must not be cached, tells it to forget any stored one). The result is
     the analysed one: what a later run rebuilds from the entry equals it (``tests/test_verdict_cache.py``), and
@@ -147,7 +147,7 @@ def _shown(display: str, path: str) -> str:
     return display if rel is not None and rel == repository_path(path) else shown_path(display)
 
 
-def from_entry(now: datetime, hit: tuple[str, str, str, str], links: dict) -> FileResult | None:
+def from_entry(now: datetime, hit: tuple[str, str, str, str], links: dict[str, Any]) -> FileResult | None:
     """The result of a file from its cache entry ``hit`` (``(display, path, .memzoi directory, payload)``);
     ``None`` when the payload cannot be read (the file is then analysed)."""
     display, path, md, payload = hit

@@ -3,12 +3,12 @@ verdict cache reads it without loading the analysis."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 
 
 def utc_now() -> datetime:
     """The current instant (UTC, timezone-aware); the default clock of :func:`evaluate_retention` callers."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 __all__ = ["utc_now"]

@@ -57,17 +57,17 @@ import os
 import re
 import threading
 import tomllib
-from functools import cached_property
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .config_keys import MEMZOI_SECTIONS, unknown_keys
 from .nesting import nesting_message
 from .promotion import PromotionSection
-from .rules import DEFAULT_RULES, Rules, RulesSection, screen_rules
+from .rules import Rules, RulesSection, screen_rules
 
 CONFIG_NAME = "config.toml"
 _FINGERPRINT = re.compile(r"^(?:blake3:)?([0-9a-f]{64})$")
@@ -291,15 +291,6 @@ def forget_config(memzoi_dir: str | os.PathLike[str]) -> None:
         _CACHE.pop(Path(memzoi_dir) / CONFIG_NAME, None)
 
 
-def file_rules(path: str | os.PathLike[str] | None, memzoi_dir: str | os.PathLike[str] | None) -> tuple[Rules, str | None]:
-    """The ``[rules]`` of the project a file belongs to, and the file's ``/``-separated path relative to its
-    ``.memzoi`` folder (``None`` outside one), as :meth:`memzoi.rules.Rules.apply` takes them."""
-    if memzoi_dir is None:
-        return DEFAULT_RULES, None
-    rel = os.path.relpath(path, memzoi_dir).replace(os.sep, "/") if path is not None else None
-    return load_config(memzoi_dir).config.effective_rules, rel
-
-
 def parse_config(text: str, path: Path | None = None) -> LoadedConfig:
     """Parse configuration text (TOML). Invalid content never stops the valid settings: a bad ``[rules]`` entry is
     left out (:func:`memzoi.rules.screen_rules`), any other invalid value costs its section; each problem gives an
@@ -366,7 +357,7 @@ def load_section(memzoi_dir: str | os.PathLike[str] | None, name: str) -> tuple[
 USER_ONLY = ("global_path", "global_char_limit")
 
 
-def _user_only(raw: dict) -> list[ConfigProblem]:
+def _user_only(raw: dict[str, Any]) -> list[ConfigProblem]:
     """Take the user-only ``[resident]`` keys out of a repository's ``raw`` configuration: a repository must never
     move, rename or re-cap the user's global resident file. Each one found is a problem of its entry only."""
     section = raw.get("resident")

@@ -59,7 +59,7 @@ def _entries(text: str) -> tuple[list[_Entry], dict[tuple[str, ...], tuple[int, 
     headers: dict[tuple[str, ...], tuple[int, int]] = {}
     out: list[_Entry] = []
     table: tuple[str, ...] = ()
-    for i, (pos, kind, m) in enumerate(marks):
+    for i, (_pos, kind, m) in enumerate(marks):
         end = marks[i + 1][0] if i + 1 < len(marks) else len(text)
         if kind == "h":
             table = _parts(m.group(1))

@@ -20,7 +20,13 @@ import bisect
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
 
-from .filefacts import FileFacts, Ref, facts_from_analysis, identity_token  # noqa: F401 - also imported from here
+# Re-exported (also imported from here).
+from .filefacts import (
+    FileFacts as FileFacts,
+    Ref as Ref,
+    facts_from_analysis as facts_from_analysis,
+    identity_token as identity_token,
+)
 from .findings import Finding, finding
 from .pathsafety import bears_secret, shown_id, shown_path
 

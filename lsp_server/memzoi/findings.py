@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-from .utf8 import encodable, storable, storable_tree
 from .headlines import headed
+from .utf8 import encodable, storable, storable_tree
 
 
 class Severity(enum.IntEnum):
@@ -169,10 +170,10 @@ class Finding:
     end: int
     severity: Severity = Severity.ERROR
     fixes: tuple[Fix, ...] = ()
-    data: dict = field(default_factory=dict, compare=False, hash=False)
+    data: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
 
-def finding(code: str, message: str, start: int, end: int, *, fixes: tuple[Fix, ...] = (), **data) -> Finding:
+def finding(code: str, message: str, start: int, end: int, *, fixes: tuple[Fix, ...] = (), **data: Any) -> Finding:
     """Build a :class:`Finding` with the code's default severity.
 
     The message gets its code's headline in front (:func:`memzoi.headlines.headed`: one short sentence, then the

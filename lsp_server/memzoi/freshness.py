@@ -31,7 +31,7 @@ import os
 import random
 import stat as statmod
 import time
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import blake3
 
@@ -163,7 +163,7 @@ def not_racy(stamp: Stamp, checked_ns: int) -> bool:
     return max(stamp[1], stamp[3]) < checked_ns - RACY_NS
 
 
-def vouches(current: Stat | None, stored: Stamp | list | tuple, checked_ns: int) -> bool:
+def vouches(current: Stat | None, stored: Stamp | list[Any] | tuple[Any, ...], checked_ns: int) -> bool:
     """True when the stat alone vouches that the file's bytes are still those a stored fact was made from: same
     stamp, not racy, a kept ctime and not drawn for a re-hash (the module docstring). False means: read and
     :func:`confirm`, or treat as changed."""

@@ -34,9 +34,25 @@ from collections.abc import Callable
 from pathlib import Path
 
 # The building blocks, also imported from here.
-from .fsio import (ExternalChange, ReadOnlyTarget, UnsafeWriteError, WriteHook, _noop,  # noqa: F401
-                   _regular, _unlink_quietly, _write_temp, atomic_write, check_creatable, check_writable, fsync_dir,
-                   mount_point, read_only_mount, read_state, temp_name, temp_pattern)
+from .fsio import (
+    ExternalChange as ExternalChange,
+    ReadOnlyTarget as ReadOnlyTarget,
+    UnsafeWriteError as UnsafeWriteError,
+    WriteHook as WriteHook,
+    _noop as _noop,
+    _regular as _regular,
+    _unlink_quietly as _unlink_quietly,
+    _write_temp as _write_temp,
+    atomic_write as atomic_write,
+    check_creatable as check_creatable,
+    check_writable as check_writable,
+    fsync_dir as fsync_dir,
+    mount_point as mount_point,
+    read_only_mount as read_only_mount,
+    read_state as read_state,
+    temp_name as temp_name,
+    temp_pattern as temp_pattern,
+)
 
 _RENAME_NOREPLACE, _RENAME_EXCHANGE = 1, 2
 _AT_FDCWD = -100

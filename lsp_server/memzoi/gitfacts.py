@@ -55,7 +55,7 @@ def git_dirs(top: Path) -> tuple[Path, Path] | None:
     return gitdir, common_dir
 
 
-def state_stamp(top: Path | None) -> tuple:
+def state_stamp(top: Path | None) -> tuple[Any, ...]:
     """A value that changes whenever a commit, checkout, reset or staging changes what ``HEAD`` and the index
     say: size and mtime of ``HEAD``, ``index``, the branch ref ``HEAD`` names, and ``packed-refs``."""
     if top is None:
@@ -81,7 +81,7 @@ def state_stamp(top: Path | None) -> tuple:
     return tuple(parts)
 
 
-def reviewed_projection(path: str | os.PathLike[str], record_id: str, top: Path | None = None) -> dict | None:
+def reviewed_projection(path: str | os.PathLike[str], record_id: str, top: Path | None = None) -> dict[str, Any] | None:
     """The semantic projection of the committed (``HEAD``) version of a record, when that version's attestation
     verifies, i.e. the content the decision attested; ``None`` when it is untracked, not attested, already stale
     in ``HEAD``, or git cannot answer. One ``git show`` (GIT_* cleared, output bounded). ``top`` is the
@@ -162,7 +162,7 @@ class GitFacts:
         self._visibility: dict[str, GitVisibility] = {}
         self._lock = threading.Lock()
         self._top: Path | None | bool = False  # False: not asked yet
-        self._cache: dict[tuple, Any] = {}
+        self._cache: dict[tuple[Any, ...], Any] = {}
 
     # -- review visibility --------------------------------------------------------------------------------------
 
@@ -200,7 +200,7 @@ class GitFacts:
             self._top = worktree_root(self.root) if self.root is not None else None
         return self._top  # type: ignore[return-value]
 
-    def _cached(self, key: tuple, compute) -> Any:
+    def _cached(self, key: tuple[Any, ...], compute) -> Any:
         key = (*key, state_stamp(self.top()))
         with self._lock:
             if key in self._cache:
@@ -212,7 +212,7 @@ class GitFacts:
             self._cache[key] = value
         return value
 
-    def reviewed_projection(self, path: str | os.PathLike[str], record_id: str) -> dict | None:
+    def reviewed_projection(self, path: str | os.PathLike[str], record_id: str) -> dict[str, Any] | None:
         """:func:`reviewed_projection`, cached per file until git's state changes (``None`` without history)."""
         if not self.history:
             return None
@@ -226,7 +226,7 @@ class GitFacts:
         """:func:`last_commit`, cached until the file or git's state changes."""
         try:
             st = path.stat()
-            file_stamp: tuple = (st.st_mtime_ns, st.st_size)
+            file_stamp: tuple[Any, ...] = (st.st_mtime_ns, st.st_size)
         except OSError:
             file_stamp = ()
         return self._cached(("log", str(path), file_stamp), lambda: last_commit(path))

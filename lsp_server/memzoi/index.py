@@ -31,7 +31,14 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files
 from .index_schema import (
-    _TABLES, SCHEMA_VERSION, _opening, _split_sql, _Tx, fts_triggers, schema_script, table_script,
+    _TABLES,
+    SCHEMA_VERSION,
+    _opening,
+    _split_sql,
+    _Tx,
+    fts_triggers,
+    schema_script,
+    table_script,
 )
 from .runtime import INDEX_DB, derive_keys, memzoi_home, private_dir, private_file
 from .runtime_errors import RuntimeStateError, runtime_error
@@ -268,7 +275,7 @@ class Index(IndexQueries):
             raise IndexUnavailable(self.schema_problem)
 
     @staticmethod
-    def _redacted_key(rel: str, known: dict) -> str | None:
+    def _redacted_key(rel: str, known: dict[str, Any]) -> str | None:
         """The redacted key of ``rel`` when the index holds the file under it: its path bore a secret when its row
         was written, and the same path still does (the form is a hash, computed without the detectors)."""
         from .pathsafety import redacted_path

@@ -18,11 +18,11 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import blake3
 
 from . import freshness
-
 from .index_queries import plane_stats
 from .workspace import MEMZOI_DIR
 
@@ -62,7 +62,7 @@ class Plan:
     git_changed: bool = False
 
 
-def stale(db: sqlite3.Connection, root: Path, redacted_key: Callable[[str, dict], str | None],
+def stale(db: sqlite3.Connection, root: Path, redacted_key: Callable[[str, dict[str, Any]], str | None],
           key_of: Callable[[Path], str]) -> Plan:
     """The :class:`Plan` of a refresh of the index ``db`` of the project ``root``: the files that are new or whose
     bytes differ from their row's, or whose admission may have changed because git's state did (the

@@ -158,7 +158,7 @@ def _masked(text: str) -> str:
     from .safety.redact import redact, secret_spans
     from .safety.scan import collect_hits
 
-    spans = secret_spans(collect_hits(text))  # type: ignore[arg-type]  (hits carry code, start and end)
+    spans = secret_spans(collect_hits(text))
     return redact(text, spans) if spans else text
 
 
@@ -229,9 +229,9 @@ def plan(root: Path, file: str | None = None, *, resident_import: bool = False,
         except OSError as err:
             raise InstructionError("unreadable", f"{shown}: cannot read ({err.strerror}); check its "
                                    "permissions") from None
-    text, bom = decode(data, shown)  # type: ignore[arg-type]
+    text, bom = decode(data, shown)
     after = upsert(text, shown, resident_import=resident_import).encode("utf-8")
-    return InstructionPlan(shown, target, inside, data, (_BOM if bom else b"") + after)  # type: ignore[arg-type]
+    return InstructionPlan(shown, target, inside, data, (_BOM if bom else b"") + after)
 
 
 def write(root: Path, file: str | None = None, *, resident_import: bool = False, actor: str,

@@ -38,7 +38,7 @@ _PLAIN_SAFE = re.compile(r"^[A-Za-z0-9_./][A-Za-z0-9_./:@+-]*$")
 _DROPPED_CHILD = {"retention": "policy_version", "origin": "version"}
 
 
-def legacy_reasons(data: dict) -> list[str]:
+def legacy_reasons(data: dict[str, Any]) -> list[str]:
     """Why ``data`` (frontmatter as plain Python) is a legacy document; empty when it is not legacy."""
     reasons: list[str] = []
     profile = data.get("profile")
@@ -58,9 +58,9 @@ def legacy_reasons(data: dict) -> list[str]:
     return reasons
 
 
-def upgrade_ignores(data: dict) -> frozenset[tuple[str, tuple]]:
+def upgrade_ignores(data: dict[str, Any]) -> frozenset[tuple[str, tuple[Any, ...]]]:
     """``(code, loc)`` schema findings that the upgrade resolves, so a legacy file reports only what remains."""
-    out: set[tuple[str, tuple]] = {
+    out: set[tuple[str, tuple[Any, ...]]] = {
         ("missing_key", (k,)) for k in ("id", "kind", "profile", "lane", "content_class", "retention", "origin")
     }
     out |= {("unknown_key", (k,)) for k in ("version", "expires", "expires_at")}
@@ -171,7 +171,7 @@ def upgrade_legacy(doc: Document, placement: Placement) -> Upgrade:
 class _Upgrader:
     """Collects the edits of one upgrade (see :func:`upgrade_legacy`)."""
 
-    def __init__(self, doc: Document, root: YMap, data: dict, kind: str, placement: Placement):
+    def __init__(self, doc: Document, root: YMap, data: dict[str, Any], kind: str, placement: Placement):
         self.doc, self.root, self.data, self.kind = doc, root, data, kind
         self.nl = doc.newline
         self.spans = _entry_spans(doc, root)
@@ -317,7 +317,7 @@ def apply_edits(text: str, edits: list[TextEdit]) -> str:
     return out
 
 
-def _block(key: str, values: dict, nl: str) -> str:
+def _block(key: str, values: dict[str, Any], nl: str) -> str:
     if not values:
         return f"{key}: {{}}{nl}"
     lines = [f"{key}:{nl}"]

@@ -96,7 +96,7 @@ def snippets(client: str, command: str, *, project: str | None = None) -> list[S
         server = {"type": "stdio", "command": command, "args": ["--root", project or WORKSPACE]}
         return [Snippet("vscode", ".vscode/mcp.json in the project", "json", _json({"servers": {NAME: server}}))]
     if client == "zed":
-        server = {"command": command, "args": pinned, "env": {}}
+        server: dict[str, object] = {"command": command, "args": pinned, "env": {}}
         return [Snippet("zed", "Zed settings.json (or .zed/settings.json in the project)", "json",
                         _json({"context_servers": {NAME: server}}))]
     raise ValueError(f"unknown client {client!r}; one of {', '.join(CLIENTS)}")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from typing import Any
 
 import blake3
 
@@ -49,7 +50,7 @@ def repository_path(path: str | os.PathLike[str]) -> str | None:
 
 
 @lru_cache(maxsize=16384)
-def _secret_hits(text: str) -> tuple:
+def _secret_hits(text: str) -> tuple[Any, ...]:
     """Memzoi write-safety detector hits (:data:`memzoi.safety.SECRET_CODES`) in ``text``."""
     from .safety import SECRET_CODES, collect_hits  # the detectors load at the first path that is scanned
 

@@ -94,7 +94,7 @@ class ProjectState:
         self.crossfile = Workspace()
         # key -> weak reference to the analysis whose facts the cross-file workspace holds (weak: the caller's
         # bounded document cache decides what stays in memory)
-        self._fed: dict[str, weakref.ref] = {}
+        self._fed: dict[str, weakref.ref[Any]] = {}
         self.verdicts: dict[str, Any] = {}  # key -> memzoi.scanverdicts.CompactVerdict of a closed file
         self.ledger = LedgerView(self.root)
         # Visibility from the batched git calls of the listing and of each event batch (typing never runs git);
@@ -200,8 +200,8 @@ class ProjectState:
         with the facts held, so the same facts affect nothing). Returns the keys whose cross-file findings
         changed. A file that takes no part in cross-file checks (:func:`memzoi.workspace.takes_part`: a stray
         file below ``.memzoi``, a reserved file) is kept out of the graph, as ``memzoi check`` keeps it out."""
-        from .workspace import takes_part
         from .filefacts import FileFacts
+        from .workspace import takes_part
 
         path = self._path_of(key)
         role = source.role if isinstance(source, FileFacts) else source.placement.role.value

@@ -82,7 +82,7 @@ def attestation_sentence(document: Document, record_id: str | None, *, valid: bo
         return f"stale: edited after review (attested revision {short}, decided {att.decision_at})"
     if att.state is AttestationState.UNATTESTED:
         return "unattested (no materialization decision recorded)"
-    return att.state.value
+    return str(att.state.value)
 
 
 def record_standing(document: Document, record_id: str | None, *, valid: bool, now: datetime) -> RecordStanding:

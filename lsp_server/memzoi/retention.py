@@ -16,7 +16,7 @@ its retention is ``current``. Clocks are always passed in, so tests fix them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from typing import Any, Mapping
 
 from pydantic import ValidationError
@@ -25,7 +25,10 @@ from .document import Document
 from .findings import Finding, finding
 from .models.common import RetentionFacts, parse_rfc3339, validate_retention
 from .yaml12 import locate
-from .clock import utc_now  # noqa: F401 - also imported from here
+# Re-exported (also imported from here).
+from .clock import (
+    utc_now as utc_now,
+)
 
 SESSION_LEASE = timedelta(hours=24)
 SESSION_MAX_AGE = timedelta(days=7)
@@ -81,7 +84,7 @@ class CurrentAssertion:
 
 def format_instant(value: datetime) -> str:
     """UTC RFC 3339 with ``Z`` and fractional seconds only when non-zero (as Memzoi's ``time`` crate prints)."""
-    v = value.astimezone(timezone.utc)
+    v = value.astimezone(UTC)
     base = v.strftime("%Y-%m-%dT%H:%M:%S")
     if v.microsecond:
         base += "." + f"{v.microsecond:06d}".rstrip("0")

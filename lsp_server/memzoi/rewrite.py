@@ -30,7 +30,7 @@ from typing import Any
 from .document import Document
 from .render import key_lines
 from .text import rust_trim
-from .yaml12 import YMap, YNode, YScalar, YSeq
+from .yaml12 import YMap, YNode, YSeq
 
 _LINE = re.compile(r"([^\r\n]*)(\r\n|\n|\r)?")
 

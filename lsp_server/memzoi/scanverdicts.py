@@ -92,7 +92,7 @@ class Scanned:
     store for them (:func:`memzoi.index_rows.index_row`), packed (:func:`memzoi.index.pack_row`)."""
 
     verdict: CompactVerdict
-    entry: tuple | None
+    entry: tuple[Any, ...] | None
     row: tuple[int, int, bytes] | None
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
@@ -204,7 +204,7 @@ def _context(placement: Placement, now: datetime, contexts: dict[str, ProjectCon
 
 
 def _scan_one(path: str, visibility: GitVisibility, now: datetime, root: Path, contexts: dict[str, ProjectContext],
-              links: dict) -> Scanned | None:
+              links: dict[str, Any]) -> Scanned | None:
     read = read_stable(path)
     if read is None:
         return None

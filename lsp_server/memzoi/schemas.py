@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -46,11 +47,11 @@ _SCHEMA_NOTE = (
 )
 
 
-def _note_trimming(schema: dict) -> None:
+def _note_trimming(schema: dict[str, Any]) -> None:
     """Add the trimming notes (see the module docstring) to a frontmatter schema, in place."""
     defs = schema.get("$defs", {})
 
-    def note(prop: dict) -> None:
+    def note(prop: dict[str, Any]) -> None:
         prop["description"] = (prop.get("description", "").rstrip() + " " + _FIELD_NOTE).strip()
 
     for key, prop in schema.get("properties", {}).items():

@@ -19,13 +19,14 @@ import sys
 import time
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import blake3
 
 from . import __version__, freshness
 
 #: One file's kept digest: ``[size, mtime_ns, ino, ctime_ns, checked_ns, hex digest]``.
-_Item = list
+_Item = list[Any]
 
 
 def _sources(top: str) -> list[tuple[str, str]]:

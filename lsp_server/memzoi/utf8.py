@@ -19,6 +19,7 @@ This module imports nothing of memzoi, so every core module may use it.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -54,7 +55,7 @@ def unencodable_span(value: str) -> tuple[int, int] | None:
     return (m.start(), m.end()) if m else None
 
 
-def storable_tree(value):
+def storable_tree(value: Any) -> Any:
     """``value`` (a JSON-like tree of dicts, lists, tuples and scalars) with every string in it, key or value, made
     :func:`storable`: the same object when every string already encodes, else a copy; other values (numbers,
     ``None``, objects) are kept as they are."""

@@ -21,7 +21,7 @@ from .models.common import RetentionFacts, is_concept_id, is_identifier, validat
 from .schemainfo import fields_at
 from .text import rust_trim
 from .workspace import Placement, Role
-from .yaml12 import YMap, YNode, locate
+from .yaml12 import YNode, locate
 
 _TYPE_WORDS = {
     "string_type": "a string",
@@ -66,7 +66,7 @@ _MAX_SUGGESTIONS = 50
 class Validator:
     """Collects schema findings for one document; see :func:`validate_document`."""
 
-    def __init__(self, doc: Document, placement: Placement, ignore: frozenset[tuple[str, tuple]] = frozenset()):
+    def __init__(self, doc: Document, placement: Placement, ignore: frozenset[tuple[str, tuple[Any, ...]]] = frozenset()):
         self.doc = doc
         self.placement = placement
         self.root: YNode | None = doc.yaml_root
@@ -171,7 +171,7 @@ def validate_document(doc: Document, placement: Placement, *, ignore=frozenset()
     return parsed, v.findings
 
 
-def _identity_rules(v: Validator, data: dict, placement: Placement, model: type[BaseModel]) -> None:
+def _identity_rules(v: Validator, data: dict[str, Any], placement: Placement, model: type[BaseModel]) -> None:
     ident = placement.identity
     raw_id = data.get("id")
     if placement.role is Role.RECORD and ident is not None:
@@ -207,7 +207,7 @@ def _identity_rules(v: Validator, data: dict, placement: Placement, model: type[
         v.add("invalid_value", ("supersedes",), "a record cannot supersede itself")
 
 
-def _body_rules(v: Validator, data: dict, model: type[BaseModel]) -> None:
+def _body_rules(v: Validator, data: dict[str, Any], model: type[BaseModel]) -> None:
     doc = v.doc
     title = data.get("title")
     if doc.h1 is not None and isinstance(title, str) and rust_trim(title) and doc.h1_text != rust_trim(title):
@@ -238,7 +238,7 @@ def _body_rules(v: Validator, data: dict, model: type[BaseModel]) -> None:
         )
 
 
-def _retention_rules(v: Validator, data: dict, parsed: BaseModel | None) -> None:
+def _retention_rules(v: Validator, data: dict[str, Any], parsed: BaseModel | None) -> None:
     lane = data.get("lane")
     retention = data.get("retention")
     if not isinstance(retention, dict) or not isinstance(lane, str):
@@ -252,8 +252,3 @@ def _retention_rules(v: Validator, data: dict, parsed: BaseModel | None) -> None
     for field, message in validate_retention(lane, facts):
         loc = ("retention", field) if field else ("retention",)
         v.add("invalid_retention", loc, f"retention does not fit lane `{lane}`: {message}", key=not field)
-
-
-def is_mapping_root(doc: Document) -> bool:
-    """True when the frontmatter parsed to a mapping (or was empty), i.e. schema validation can run."""
-    return doc.data is not None and (doc.yaml_root is None or isinstance(doc.yaml_root, YMap))

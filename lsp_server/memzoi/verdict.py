@@ -21,7 +21,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .admission import GitVisibility, canonical_path_findings, is_attested, opening_span, refusals, visibility_findings
 from .config import MemzoiConfig, load_config
@@ -144,7 +144,7 @@ def explain_stale(path: str | os.PathLike[str] | None, analysis: Analysis, git: 
 
 
 def local(path: str | os.PathLike[str] | None, analysis: Analysis, ctx: ProjectContext,
-          links: dict | None = None) -> tuple[Analysis, Local]:
+          links: dict[str, Any] | None = None) -> tuple[Analysis, Local]:
     """The first stage of :func:`judge`: the analysis with its stale attestation explained, and its own findings.
     ``links`` is an optional per-scan cache of symlink answers (:func:`memzoi.admission.canonical_path_findings`)."""
     analysis = explain_stale(path, analysis, ctx.git)
@@ -179,7 +179,7 @@ def settle(path: str | os.PathLike[str] | None, first: Local, ctx: ProjectContex
 
 
 def judge(path: str | os.PathLike[str] | None, analysis: Analysis, ctx: ProjectContext, *,
-          cross: Sequence[Finding] = (), links: dict | None = None) -> FileVerdict:
+          cross: Sequence[Finding] = (), links: dict[str, Any] | None = None) -> FileVerdict:
     """The verdict of the file at ``path`` (``None``: a text with no file) whose analysis is ``analysis``, in the
     project ``ctx`` describes, with its cross-file findings ``cross`` (spans into the same text, from
     :meth:`memzoi.crossfile.Workspace.findings_for`). Never raises for a well-formed analysis."""

@@ -46,14 +46,15 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import blake3
 
 from . import freshness
 from .config import MemzoiConfig
 from .freshness import RACY_NS, Stat, read_stable
-from .toolstamp import tool_stamp
 from .runtime import CACHE_DB, DB_COMPANIONS, private_dir, private_file, worktree_runtime_dir
+from .toolstamp import tool_stamp
 from .verdictfacts import FACTS_SCHEMA, Blob, payload_facts, read_blob, updated, write_blob
 from .verdictpayload import PAYLOAD_FORMAT
 
@@ -92,7 +93,7 @@ def entry_sum(key: str, ctx: str, size: int, mtime_ns: int, ino: int, ctime_ns: 
     return h.digest(16)
 
 
-def _sound(key: str, ctx: str, row: tuple) -> bool:
+def _sound(key: str, ctx: str, row: tuple[Any, ...]) -> bool:
     """Whether the stored ``row`` (the columns after ``key`` of :data:`_ENTRIES`) matches its checksum."""
     try:
         return len(row) == 8 and entry_sum(key, ctx, *row[:7]) == row[7]
@@ -190,12 +191,12 @@ class ProjectCache:
     db: Path
     stamp: str
     #: key -> (size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload, sum), as :meth:`load` read them
-    rows: dict[str, tuple] = field(default_factory=dict)
+    rows: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     seen: set[str] = field(default_factory=set)
     put: dict[str, Entry] = field(default_factory=dict)
     drop: set[str] = field(default_factory=set)
     #: key -> blob item of a file with no entry whose facts may be kept (:func:`memzoi.verdictpayload.kept_facts`)
-    put_facts: dict[str, list] = field(default_factory=dict)
+    put_facts: dict[str, list[Any]] = field(default_factory=dict)
     #: the facts blob as loaded (None: none stored); kept up to date by :meth:`save`
     blob: Blob | None = None
     #: a connection kept open by a partial load (``load(..., keys=...)``) to read other entries as asked
@@ -235,7 +236,7 @@ class ProjectCache:
             cache.conn, cache._partial = conn, True
         return cache
 
-    def _row(self, key: str) -> tuple | None:
+    def _row(self, key: str) -> tuple[Any, ...] | None:
         """The stored entry of ``key`` (read now in a partial load)."""
         row = self.rows.get(key)
         if row is None and self.conn is not None:
@@ -248,7 +249,7 @@ class ProjectCache:
                 row = self.rows[key] = tuple(found)
         return row
 
-    def facts_of(self, path: str) -> list | None:
+    def facts_of(self, path: str) -> list[Any] | None:
         """The cross-file facts (as the payload keeps them, :func:`memzoi.verdictpayload.read_facts`) of the file
         at the absolute ``path`` when the cache vouches for its current bytes: from the facts blob when its stat
         is the item's and not racy, else from the file's entry (:meth:`lookup`); ``None`` otherwise."""
@@ -291,7 +292,7 @@ class ProjectCache:
         return row[6]
 
     def store(self, path: str, digest: bytes, stamp: tuple[int, int, int, int], checked_ns: int,
-              payload: str | None, facts: list | None = None) -> None:
+              payload: str | None, facts: list[Any] | None = None) -> None:
         """Keep the entry of ``path`` made from the bytes whose BLAKE3 digest is ``digest`` (read with the stat
         ``stamp`` at ``checked_ns``, :func:`read_stable`), or forget the stored one when ``payload`` is ``None``
         (the file must not be cached). Such a file's ``facts``, when given
@@ -364,7 +365,7 @@ class ProjectCache:
         blob.update(self.put_facts)
         return blob
 
-    def _first_blob(self, rows: dict[str, tuple], drop: set[str]) -> Blob:
+    def _first_blob(self, rows: dict[str, tuple[Any, ...]], drop: set[str]) -> Blob:
         """The facts blob of the stored entries ``rows`` (key → the columns after ``key`` of :data:`_ENTRIES`) once
         this run's entries replace theirs and ``drop`` is forgotten."""
         final = {k: Entry(k, *row[:7]) for k, row in rows.items() if _sound(k, self.stamp, row)}

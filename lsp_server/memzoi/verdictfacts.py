@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
+from typing import Any
 
 import blake3
 
@@ -27,7 +28,7 @@ FACTS_SCHEMA = ("CREATE TABLE IF NOT EXISTS facts (ctx TEXT PRIMARY KEY, blob TE
                 "WITHOUT ROWID")
 
 #: key -> [size, mtime_ns, ino, ctime_ns, checked_ns, facts list]
-Blob = dict[str, list]
+Blob = dict[str, list[Any]]
 
 
 def read_blob(conn: sqlite3.Connection, stamp: str) -> Blob | None:
@@ -49,13 +50,14 @@ def _sum(stamp: str, text: object) -> bytes:
     return blake3.blake3(stamp.encode() + b"\0" + data).digest(16)
 
 
-def payload_facts(payload: str) -> list:
+def payload_facts(payload: str) -> list[Any]:
     """The facts list of an entry's payload (its sixth value). Raises ``ValueError``, ``TypeError`` or
     ``IndexError`` for a payload that is not one."""
-    return json.loads(payload)[5]
+    facts: list[Any] = json.loads(payload)[5]
+    return facts
 
 
-def updated(blob: Blob, put: Iterable, drop: Iterable[str]) -> Blob:
+def updated(blob: Blob, put: Iterable[Any], drop: Iterable[str]) -> Blob:
     """``blob`` with the entries ``put`` (:class:`memzoi.verdictcache.Entry`) set and the keys ``drop`` removed
     (changed in place and returned); an entry whose payload cannot be read is removed instead."""
     for key in drop:

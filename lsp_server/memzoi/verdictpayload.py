@@ -13,9 +13,8 @@ finding must be placed, :func:`line_starts`), the text's length in code points a
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
-
-from typing import TYPE_CHECKING
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from .admission import canonical_findings
 from .filefacts import FileFacts, Ref
@@ -29,7 +28,7 @@ if TYPE_CHECKING:  # reading an entry loads no analysis (nor the detectors)
 #: Version of the payload layout (part of :data:`memzoi.verdictcache.CACHE_FORMAT`).
 PAYLOAD_FORMAT = 1
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SEVERITY = {int(s): s for s in Severity}
 _SORT = lambda f: (f.start, f.end, f.code)  # noqa: E731 - the analysis's own finding order
 
@@ -72,7 +71,7 @@ def make_payload(analysis: Analysis, first: Local, facts: FileFacts, starts: lis
                        ",".join(map(str, starts)), len(analysis.text), stored_mark], separators=(",", ":"))
 
 
-def cache_parts(analysis: Analysis, first: Local, facts: FileFacts, starts: list[int]) -> tuple[str | None, list | None]:
+def cache_parts(analysis: Analysis, first: Local, facts: FileFacts, starts: list[int]) -> tuple[str | None, list[Any] | None]:
     """``(payload, kept facts)`` of a file for :meth:`memzoi.verdictcache.ProjectCache.store`: its entry's payload
     (:func:`make_payload`), else the facts the blob may keep (:func:`kept_facts`), else neither. Never raises: the
     cache never changes a report, a file it cannot take is only not cached."""
@@ -83,7 +82,7 @@ def cache_parts(analysis: Analysis, first: Local, facts: FileFacts, starts: list
         return None, None
 
 
-def kept_facts(analysis: Analysis, first: Local, facts: FileFacts) -> list | None:
+def kept_facts(analysis: Analysis, first: Local, facts: FileFacts) -> list[Any] | None:
     """The facts (as :func:`make_payload` keeps them) of a file that gets no entry, when they may still be kept in
     the project's facts blob (:mod:`memzoi.verdictfacts`) so that a check of other files need not analyse it again
     for its cross-file facts; ``None`` when they may not.
@@ -101,19 +100,19 @@ def kept_facts(analysis: Analysis, first: Local, facts: FileFacts) -> list | Non
     return _facts_out(facts)
 
 
-def _facts_out(f: FileFacts) -> list:
+def _facts_out(f: FileFacts) -> list[Any]:
     return [f.kind, f.role, f.ident, f.status, f.scope_kind, f.scope_id, f.when, f.action, f.content, list(f.tokens),
             [[r.field, r.target, r.span[0], r.span[1], r.to] for r in f.refs], list(f.ident_span), list(f.body_span),
             f.legacy]
 
 
-def _facts_in(v: list) -> FileFacts:
+def _facts_in(v: list[Any]) -> FileFacts:
     refs = tuple(Ref(a, b, (s, e), to) for a, b, s, e, to in v[10])
     return FileFacts(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], tuple(v[9]), refs, (v[11][0], v[11][1]),
                      (v[12][0], v[12][1]), v[13])
 
 
-def stored_facts(value: list) -> FileFacts:
+def stored_facts(value: list[Any]) -> FileFacts:
     """The cross-file facts as a payload (or the facts blob, :mod:`memzoi.verdictfacts`) keeps them. Raises as
     :func:`read_payload` does."""
     return _facts_in(value)
@@ -142,7 +141,7 @@ def line_starts(starts: str) -> list[int]:
     return [int(s) for s in starts.split(",")]
 
 
-def read_payload(payload: str, path: str, memzoi_dir: str, now: datetime, links: dict | None = None, *,
+def read_payload(payload: str, path: str, memzoi_dir: str, now: datetime, links: dict[str, Any] | None = None, *,
                  mode: int | None = None) -> tuple[Local, FileFacts, str, int]:
     """What :func:`make_payload` stored, completed for a run at the clock ``now``: the first stage of the file's
     verdict (with ``retention_query_only`` evaluated at ``now`` and ``canonical_path`` asked of the file system

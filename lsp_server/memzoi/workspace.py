@@ -244,13 +244,13 @@ def depth_first(top: Iterator[Any], visit: Callable[..., Iterator[Any]]) -> None
         stack.append(visit(*sub))
 
 
-def plane_entries(memzoi_dir: str) -> list[os.DirEntry]:
+def plane_entries(memzoi_dir: str) -> list[os.DirEntry[str]]:
     """The directory entries of the records and packets below ``memzoi_dir/records`` and ``memzoi_dir/proposals``
     (a string path), by Memzoi's walk rules as :func:`walk` applies them (no hidden entries, no symlinks, no
     non-UTF-8 names, no ``index.md``/``log.md``, Markdown only; a symlinked ``records`` or ``proposals`` is not
     entered), in walk order (sorted, depth first), without a ``Path`` per file: the fast listing of ``memzoi
     check``'s cross-file pass and the index's refresh. An unreadable folder is left out; never raises ``OSError``."""
-    out: list[os.DirEntry] = []
+    out: list[os.DirEntry[str]] = []
 
     def visit(d: str) -> Iterator[tuple[str]]:  # yields each subfolder (see depth_first)
         try:

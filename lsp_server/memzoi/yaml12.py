@@ -35,7 +35,18 @@ from .utf8 import encodable, unencodable_span
 from .yaml_encoding import escape_out_of_range, unencodable_findings
 from .yaml_fast import fast_load
 # The tree's names are the reader's public names: other modules import them from here.
-from .yaml_tree import PlainScalar, YAlias, YMap, YNode, YScalar, YSeq, locate, resolve_plain, to_python  # noqa: F401
+# Re-exported (also imported from here).
+from .yaml_tree import (
+    PlainScalar as PlainScalar,
+    YAlias as YAlias,
+    YMap as YMap,
+    YNode as YNode,
+    YScalar as YScalar,
+    YSeq as YSeq,
+    locate as locate,
+    resolve_plain as resolve_plain,
+    to_python as to_python,
+)
 
 try:  # libyaml's C parser is several times faster; the pure-Python parser gives identical events.
     _Loader = yaml.CSafeLoader  # type: ignore[attr-defined]

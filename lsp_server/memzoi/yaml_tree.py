@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
@@ -120,7 +120,7 @@ class YMap:
     order: list[YScalar] = field(default_factory=list)
 
 
-YNode = Union[YScalar, YAlias, YSeq, YMap]
+YNode = YScalar | YAlias | YSeq | YMap
 
 
 def to_python(node: YNode | None) -> Any:

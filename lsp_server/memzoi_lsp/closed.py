@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import blake3
 
-from .documents import path_to_uri, uri_to_path
+from .documents import uri_to_path
 
 if TYPE_CHECKING:
     from memzoi.findings import Finding

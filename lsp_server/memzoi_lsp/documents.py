@@ -173,12 +173,6 @@ class Documents:
         digest = b"b" + blake3.blake3(data).digest()
         return data, st, self._cached(uri_key(uri), digest, lambda: analyze_bytes(data, path))
 
-    def remember(self, uri: str, digest: bytes, analysis: Analysis) -> None:
-        """Keep ``analysis``, made by the scan from the disk bytes whose BLAKE3 digest is ``digest``, as the cached
-        analysis of the closed file ``uri`` (so the index and a later request do not analyse it again). Counted
-        in :attr:`analyses`; evicted like any other."""
-        self._cached(uri_key(uri), b"b" + digest, lambda: analysis)
-
     def forget(self, uri: str) -> None:
         """Drop the cached analysis of ``uri`` (file deleted or renamed)."""
         with self._lock:

@@ -129,7 +129,6 @@ def document_symbols(snap: Snapshot, tm: TextMap) -> list[types.DocumentSymbol]:
             )
         )
     body = doc.body_start if doc.body_start is not None else len(snap.text)
-    pos = body
     fenced = False
     text = snap.text
     for m in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n|$)", text[body:]):

@@ -26,6 +26,7 @@ from memzoi.vocabulary import RECOVERY_MODES
 from .convert import TextMap
 from .documents import Snapshot, path_to_uri, uri_to_path
 from .lifecycle import CommandError, command, reason_of
+from datetime import UTC
 
 if TYPE_CHECKING:
     from memzoi.resident.scope import ResidentFile
@@ -115,11 +116,11 @@ def hover(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile], 
 
 
 def _when(ms: int | None) -> str:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     if not ms:
         return "?"
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 _LENS_VERBS = {"pending": "Review", "uncertain": "Recover…"}

@@ -13,7 +13,6 @@ hovers) and ``lsp-code-action``. Needs ``py-spy`` (the ``bench`` extra) and perm
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import signal
 import subprocess

@@ -90,7 +90,7 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, subpro
     say more than the wall time."""
     before = _children_cpu()
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True)
     wall = time.perf_counter() - t0
     proc.cpu_s = _children_cpu() - before  # type: ignore[attr-defined]
     return wall, proc

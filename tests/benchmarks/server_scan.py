@@ -24,7 +24,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -116,7 +115,7 @@ def run_size(n: int, workdir: Path, repeats: int, seed: int) -> dict[str, Any]:
     checks = [check_cold(ws, env) for _ in range(repeats)]
     expected = checks[-1][1]
     cold, warm = [], []
-    for i in range(repeats):
+    for _ in range(repeats):
         home = workdir / f"home-server-{n}"
         shutil.rmtree(home, ignore_errors=True)
         home.mkdir()

@@ -128,7 +128,7 @@ def test_emacs_eglot_attach_diagnostics_hover(emacs_run: dict) -> None:
 
 @pytest.mark.editor_packages
 def test_emacs_reject_from_eglot_code_actions_and_history(emacs_run: dict) -> None:
-    res, ws = emacs_run["res"], emacs_run["ws"]
+    res = emacs_run["res"]
     assert emacs_run["proc"].returncode == 0, emacs_run["proc"].stdout + emacs_run["proc"].stderr
     assert {"Apply proposal", "Reject proposal…"} <= set(res["code_action_menu"])
     assert res["reject_prompts"] == ["Reason (required): "]

@@ -104,7 +104,7 @@ def positives(g: Gen) -> list[Snippet]:
         out.append((text, code, note))
 
     ct = "credential_token"
-    for i in range(3):
+    for _ in range(3):
         add(ct, f"token: {'gh' + 'p_'}{g.mixed(36)}", "GitHub classic token in YAML")
     add(ct, f"Use the bot token {'gh' + 'o_'}{g.mixed(36)} for the OAuth app.", "GitHub OAuth token in prose")
     add(ct, f"GH_TOKEN: {'gh' + 's_'}{g.mixed(36)}", "GitHub app token")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ from memzoi import ledger as L
 from memzoi.lifecycle import checkpoints as C
 from memzoi.runtime import LEDGER_DB, project_runtime_dir
 
-T0 = datetime(2026, 7, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
 
 
 def planted() -> str:

@@ -9,7 +9,7 @@ import errno
 import json
 import os
 import sqlite3
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import pytest
@@ -20,7 +20,7 @@ from memzoi.lifecycle import list_local
 from memzoi.lifecycle import session_end as S
 
 PENDING = ".memzoi/proposals/pending"
-T0 = datetime(2026, 7, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
 #: The seed's example (Memzoi lifecycle document, "Explicit session-end routing"), verbatim.
 SEED = """task: "Implement auth middleware"
 candidates:

@@ -20,7 +20,7 @@ from memzoi.resident import service
 
 from ..ledger.faults import tree
 from ..resident.conftest import rules
-from .test_permissions import RECORD, ROOT_USER, attested, give_away, mode, owner
+from .test_permissions import RECORD, attested, give_away, mode, owner
 
 SPECIAL = [0o4755, 0o2755, 0o1644, 0o6755, 0o7755, 0o2640]
 

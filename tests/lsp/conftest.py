@@ -17,7 +17,6 @@ from typing import Any, Callable, Union
 
 import pytest
 from lsprotocol import types
-from lsprotocol.converters import get_converter
 from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
@@ -57,7 +56,7 @@ def fixed_converter():
             return conv.structure(obj, types.Command)
         return conv.structure(obj, types.CodeAction)
 
-    conv.register_structure_hook(Union[types.Command, types.CodeAction], hook)
+    conv.register_structure_hook(Union[types.Command, types.CodeAction], hook)  # noqa: UP007 - the key lsprotocol's converter uses
     return conv
 
 

@@ -16,7 +16,15 @@ from lsprotocol import types
 
 from ..builders import edit
 from .conftest import (
-    diagnostics, is_pull, open_doc, proposal_text, record_text, refusal, start_client, units, wait_until,
+    diagnostics,
+    is_pull,
+    open_doc,
+    proposal_text,
+    record_text,
+    refusal,
+    start_client,
+    units,
+    wait_until,
 )
 
 
@@ -240,12 +248,10 @@ async def test_b36_continuous_rewrites_validated_at_bounded_rate(client, workspa
     rec3 = workspace / ".memzoi" / "records" / "rec-3.md"
     rec3.write_text(record_text("rec-3", "Rec three"))
     fs_events(client, (rec3, types.FileChangeType.Created))
-    end = time.monotonic() + 2.0
-    i = 0
-    while time.monotonic() < end:
+    writes = 100
+    for i in range(writes):  # a count of writes, paced like an editor's autosave, not a length of time
         rec3.write_text(edit(record_text("rec-3", "Rec three"), "lane: semantic", "lane: " + "v" * (1 + i % 9)))
         fs_events(client, (rec3, types.FileChangeType.Changed))
-        i += 1
         await asyncio.sleep(0.02)
     during = len(client.diagnostic_history.get(rec3.as_uri(), []))
     rec3.write_text(edit(record_text("rec-3", "Rec three"), "lane: semantic", "lane: " + "z" * 20))  # the last write
@@ -253,8 +259,8 @@ async def test_b36_continuous_rewrites_validated_at_bounded_rate(client, workspa
     diags = await closed_diags(client, rec3, lambda d: bool(d) and d[0].range.end.character == 26)
     assert [x.code for x in diags] == ["invalid_value"]
     if not is_pull(client):
-        # ~100 writes in 2 s were re-validated at most every second or so, not once per write.
-        assert during <= 6, during
+        # 100 writes were re-validated at a bounded rate, not once per write (a count, not a time).
+        assert during * 4 < writes, during
 
 
 async def test_b37_move_proposal_to_records_and_delete_clears(client, workspace: Path):

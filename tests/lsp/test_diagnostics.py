@@ -201,9 +201,8 @@ async def test_leaked_token_in_body_after_emoji_and_cjk_has_exact_range(client, 
 
 
 async def test_git_ignored_untracked_record_is_reported(workspace: Path, client):
-    import subprocess
 
-    from .conftest import git_init, wait_until
+    from .conftest import git_init
 
     git_init(workspace)
     (workspace / ".gitignore").write_text(".memzoi/records/hidden-*.md\n")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from lsprotocol import types
 
 from ..builders import edit
@@ -189,7 +188,6 @@ async def test_completion_of_enum_values_and_record_ids(client, workspace: Path)
                                position=pos(text, "lane: ", client.profile, 6))
     )
     assert [i.label for i in res.items] == ["session", "semantic", "episodic", "procedural"]
-    from .conftest import wait_until
 
     async def ids():
         r = await client.text_document_completion_async(
@@ -207,7 +205,6 @@ async def test_completion_of_enum_values_and_record_ids(client, workspace: Path)
 
 
 async def test_workspace_symbols_search_titles_and_bodies(client, workspace: Path):
-    from .conftest import wait_until
     import asyncio
 
     for _ in range(100):

@@ -10,6 +10,7 @@ from lsprotocol import types
 
 from ..builders import edit
 from .conftest import diagnostics, git_init, record_text
+from datetime import UTC
 
 
 async def test_a_configuration_change_regrades_a_closed_file(client, workspace):
@@ -39,13 +40,13 @@ async def test_untracking_and_ignoring_a_closed_record_refuses_it(client, worksp
 
 
 async def test_a_retention_boundary_passing_rejudges_a_closed_file(client, workspace):
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from .. import builders
     from .conftest import wait_until
 
     # An episodic record's recall window ends 30 days after it occurred: here, a few seconds after the scan.
-    boundary = datetime.now(timezone.utc).replace(microsecond=0) + timedelta(seconds=6)
+    boundary = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=6)
     occurred = (boundary - timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
     path = workspace / ".memzoi" / "records" / "episode.md"
     path.write_text(builders.record("episode", lane="episodic", retention={"occurred_at": occurred}))
@@ -54,5 +55,5 @@ async def test_a_retention_boundary_passing_rejudges_a_closed_file(client, works
             changes=[types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Created)]))
     uri = path.as_uri()
     found = await diagnostics(client, uri, lambda d: any(x.code == "retention_query_only" for x in d), timeout=40)
-    assert datetime.now(timezone.utc) >= boundary and [x.code for x in found] == ["retention_query_only"]
+    assert datetime.now(UTC) >= boundary and [x.code for x in found] == ["retention_query_only"]
     assert wait_until  # the file was never opened: only the server's own timer judged it again

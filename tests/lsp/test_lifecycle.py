@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types
 
 from ..builders import edit
-from .conftest import git_init, open_doc, proposal_text, refusal, wait_until
+from .conftest import git_init, open_doc, proposal_text, refusal
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

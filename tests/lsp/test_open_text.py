@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from .. import builders
-from .conftest import PROFILES, diagnostics, is_pull, open_doc, record_text, start_client, wait_until
+from .conftest import PROFILES, diagnostics, is_pull, open_doc, start_client, wait_until
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))

@@ -10,7 +10,6 @@ import pytest
 from lsprotocol import types
 
 from .conftest import diagnostics, git_init, is_pull, open_doc, wait_until
-from .test_lifecycle import actions_for, find
 
 
 def notes(client, method: str) -> list:

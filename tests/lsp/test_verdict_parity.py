@@ -22,7 +22,7 @@ from memzoi.runtime import git_env
 
 from tests.test_revision import attested
 from ..builders import edit
-from .conftest import (PROFILES, diagnostics, git_init, proposal_text, record_text, start_client, wait_until)
+from .conftest import (PROFILES, diagnostics, git_init, proposal_text, record_text, start_client)
 
 PENDING = ".memzoi/proposals/pending"
 

@@ -28,7 +28,9 @@ from ..eval import reference
 from ..eval.memzoi_cases import cases
 from .helpers import SAFETY_CODES, record, workspace
 
-REFERENCE = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "memzoi-format.md"
+_SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "memzoi-format.md"
+#: The project's facts about Memzoi's format: the workplace's shared copy when it is there, else the vendored one.
+REFERENCE = _SHARED if _SHARED.exists() else Path(__file__).resolve().parents[1] / "fixtures" / "reference" / "memzoi-format.md"
 R = random.Random(12)
 
 

@@ -21,7 +21,7 @@ from memzoi.safety.values import KEY_MARK, rescanned, scalars
 from memzoi.yaml12 import PlainScalar
 
 from ..builders import edit
-from .helpers import SAFETY_CODES, record, workspace
+from .helpers import record, workspace
 
 #: Values Memzoi's anchored rules refuse at the start of a text and our own detectors leave alone (placeholders):
 #: only a scan of the value as its own text finds them. (text, Memzoi's code)

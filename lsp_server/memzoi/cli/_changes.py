@@ -13,7 +13,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._common import add_root_json, project_root, require_project  # noqa: F401 (re-exported for the commands)
+# Re-exported (re-exported for the commands).
+from ._common import (
+    add_root_json as add_root_json,
+)
+from ._common import (
+    project_root as project_root,
+)
+from ._common import (
+    require_project as require_project,
+)
 
 if TYPE_CHECKING:
     from ..ledger import ChangeResult, Refusal
@@ -85,7 +94,7 @@ def read_body(args: argparse.Namespace) -> str:
     which byte), so :func:`run_write` reports it like any other refusal.
     """
     if getattr(args, "body", None) is not None:
-        return args.body
+        return str(args.body)
     path = getattr(args, "body_file", None)
     return "" if path is None else read_text_file(path)
 

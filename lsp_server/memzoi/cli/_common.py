@@ -30,7 +30,7 @@ NOT_A_PROJECT = "memzoi: no .memzoi directory at {root}; run inside a project or
 _EXIT_DEFAULTS = {0: "success", 2: "usage error, or not inside a project (nothing is written)"}
 
 
-def add_command(sub: argparse._SubParsersAction, name: str, *, help: str, description: str, examples: list[str],
+def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, *, help: str, description: str, examples: list[str],
                 exits: dict[int, str], project: str = "required") -> argparse.ArgumentParser:
     """Add subcommand ``name`` with its one-line ``help`` (shown in the parent's list), a ``description``,
     ``examples`` (command lines) and ``exits`` (exit code → meaning; codes 0 and 2 get default meanings)."""
@@ -47,7 +47,7 @@ def add_command(sub: argparse._SubParsersAction, name: str, *, help: str, descri
     return p
 
 
-def add_group(p: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction:
+def add_group(p: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction[argparse.ArgumentParser]:
     """Subcommands of a command group (``proposals``, ``local``, ``materialize``)."""
     return p.add_subparsers(dest=dest, metavar="SUBCOMMAND", required=True, title="subcommands")
 

@@ -20,7 +20,7 @@ from ._common import NOT_A_PROJECT, add_command, add_root_json, below_cwd, proje
 _FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "information": Severity.INFORMATION}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``check`` command."""
     p = add_command(
         sub, "check", help="check records and proposal packets for format, schema and safety findings",

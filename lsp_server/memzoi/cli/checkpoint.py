@@ -7,8 +7,8 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import add_command, add_group
 from ._changes import actor, add_common, emit_json, project_root, read_text_file, refuse
+from ._common import add_command, add_group
 
 
 def add_operation_options(p: argparse.ArgumentParser, version_help: str) -> None:
@@ -28,7 +28,7 @@ def missing_operation_options(args: argparse.Namespace, command: str) -> int | N
     return None
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``checkpoint`` and its subcommands."""
     p = add_command(
         sub, "checkpoint", help="session checkpoints: explicit task continuity in the runtime plane",

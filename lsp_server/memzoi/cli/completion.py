@@ -10,7 +10,7 @@ from ._common import add_command
 SHELLS = ["bash", "zsh", "fish"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``completion``."""
     p = add_command(
         sub, "completion", help="print a shell completion script (bash, zsh or fish)",

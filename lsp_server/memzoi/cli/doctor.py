@@ -12,7 +12,7 @@ from ._changes import add_common, emit_json, project_root
 from ._common import add_command
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``doctor``."""
     p = add_command(
         sub, "doctor", help="check the workspace, the git plane and the index for drift; print repair steps",

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from ._common import add_command
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``explain``."""
     p = add_command(
         sub, "explain", help="explain a diagnostic code: what it means, an example and the fix",
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
 
-    def entry(code: str) -> dict:
+    def entry(code: str) -> dict[str, Any]:
         severity, group = CODES[code]
         return {"code": code, "severity": severity.label, "group": group, "markdown": sections.get(code, ""),
                 "href": diagnostics_href(code)}

@@ -10,7 +10,7 @@ from ._changes import actor, add_common, emit_json, refuse
 from ._common import add_command, fail
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``export``."""
     from ..exports import TARGETS
 

@@ -13,15 +13,15 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from blake3 import blake3
 
-from .. import __version__
+from .. import __version__, resources
 from ..check import CheckReport, Located
 from ..findings import CODES
 from ..pathsafety import REDACTED_PREFIX
-from .. import resources
 from ..resources import diagnostic_sections
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -63,7 +63,7 @@ def text_line(l: Located, color: bool = False) -> str:
     return f"{where} {code} {printable(l.finding.message)}"
 
 
-def to_json(report: CheckReport) -> dict:
+def to_json(report: CheckReport) -> dict[str, Any]:
     """SPEC §8 JSON: ``{"findings": [{path, code, severity, message, range}], "files_checked": N}``."""
     return {
         "findings": [
@@ -83,13 +83,13 @@ def to_json(report: CheckReport) -> dict:
     }
 
 
-def statistics(report: CheckReport) -> list[dict]:
+def statistics(report: CheckReport) -> list[dict[str, Any]]:
     """Findings counted per code, most frequent first: ``[{"code", "severity", "count"}]``."""
     counts = Counter((l.finding.code, l.finding.severity.label) for l in report.findings)
     return [{"code": c, "severity": s, "count": n} for (c, s), n in sorted(counts.items(), key=lambda i: (-i[1], i[0]))]
 
 
-def statistics_text(rows: list[dict], color: bool = False) -> list[str]:
+def statistics_text(rows: list[dict[str, Any]], color: bool = False) -> list[str]:
     """Statistics as aligned lines: ``count  code  severity``."""
     width = max((len(str(r["count"])) for r in rows), default=1)
     code_w = max((len(r["code"]) for r in rows), default=1)
@@ -135,7 +135,7 @@ def _first_sentence(text: str) -> str:
     return text[: m.start() + 1] if m else text
 
 
-def sarif_rule(code: str) -> dict:
+def sarif_rule(code: str) -> dict[str, Any]:
     """The SARIF ``reportingDescriptor`` of ``code``: name, descriptions and help from ``docs/diagnostics.md``
     (shipped with the package; GitHub code scanning shows ``help``), default level and tags. ``helpUri`` only when
     the project publishes the reference (:func:`memzoi.resources.public_diagnostics_href`): the shipped copy's
@@ -168,7 +168,7 @@ def _line_hash(code: str, uri: str, line_text: str) -> str:
     return blake3(f"{code}\0{uri}\0{normal}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def _artifact(path: str, srcroot: Path | None) -> dict:
+def _artifact(path: str, srcroot: Path | None) -> dict[str, Any]:
     if path == "-":  # stdin without --stdin-filename: no file of the repository, so no %SRCROOT% base
         return {"uri": "-", "description": {"text": "standard input (no --stdin-filename was given)"}}
     if path.startswith(REDACTED_PREFIX):  # a secret-bearing path stays redacted (percent-encoded to be a URI)
@@ -184,7 +184,7 @@ def _artifact(path: str, srcroot: Path | None) -> dict:
     return {"uri": absolute.as_uri()}
 
 
-def to_sarif(report: CheckReport, srcroot: Path | None, line_of: Callable[[Located], str]) -> dict:
+def to_sarif(report: CheckReport, srcroot: Path | None, line_of: Callable[[Located], str]) -> dict[str, Any]:
     """SARIF 2.1.0 for GitHub code scanning: locations relative to ``%SRCROOT%`` (``srcroot``, given in
     ``originalUriBaseIds``; a file outside it gets a ``file:`` URI), one rule per code used, code-point columns
     and ``partialFingerprints`` (the detector's fingerprint, else a hash of code, path and the text of the finding's
@@ -208,7 +208,7 @@ def to_sarif(report: CheckReport, srcroot: Path | None, line_of: Callable[[Locat
             }}],
             "partialFingerprints": prints,
         })
-    run: dict = {
+    run: dict[str, Any] = {
         "tool": {"driver": {"name": "memzoi", "version": __version__, "semanticVersion": __version__,
                             "rules": [sarif_rule(code) for code in used]}},
         "columnKind": "unicodeCodePoints",

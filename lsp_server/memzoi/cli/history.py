@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_command
 from ._changes import add_common, describe_file, emit_json, project_root, refuse
+from ._common import add_command
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``history``."""
     p = add_command(
         sub, "history", help="list ledger changes, newest first (optionally only those touching PATH)",

@@ -43,7 +43,7 @@ _TEMPLATE = """# Memzoi project settings (shared with the team; never put secret
 """
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``init`` command."""
     p = add_command(
         sub, "init", help="create .memzoi/records, .memzoi/proposals/pending and the runtime directory",

@@ -17,7 +17,7 @@ from ._common import add_command, add_group, fail
 _REFUSED = {1: "refused (an unreadable file, a symlink, a file changed meanwhile); nothing written"}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``integrate`` and its subcommands."""
     top = add_command(
         sub, "integrate", help="write the Memzoi block into agent instruction files (AGENTS.md, CLAUDE.md)",

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_command, add_group
 from ._changes import actor, add_common, emit_json, project_root, read_body, refuse, run_write
+from ._common import add_command, add_group
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``local`` and its subcommands."""
     p = add_command(
         sub, "local", help="private local records kept in the runtime plane",

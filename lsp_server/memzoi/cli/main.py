@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     first = next((a for a in argv if not a.startswith("-")), None)
     if first is None and "--version" in argv:
-        only = ""  # `memzoi --debug --version` imports no command module either
+        only: str | None = ""  # `memzoi --debug --version` imports no command module either
     else:
         only = first if first in COMMANDS else None
     parser = build_parser(only)

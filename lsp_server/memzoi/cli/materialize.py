@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
-from ._common import add_command, add_group
 from ._changes import add_common, emit_json, project_root, refuse, run_write
+from ._common import add_command, add_group
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``materialize`` and its subcommands."""
     p = add_command(
         sub, "materialize", help="materialize a reviewed record: candidate, plan, decide, apply",
@@ -73,7 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.set_defaults(func=run_apply)
 
 
-def _emit(args: argparse.Namespace, artifact: dict, id_key: str) -> int:
+def _emit(args: argparse.Namespace, artifact: dict[str, Any], id_key: str) -> int:
     from ..ledger import Refusal
     from ..lifecycle.artifacts import write_artifact
 

@@ -10,7 +10,7 @@ from ._changes import emit_json
 from ._common import add_command, add_group, fail
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``mcp`` and ``mcp config``."""
     from ..mcpconfig import CLIENTS
 

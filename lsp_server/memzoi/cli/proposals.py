@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import add_command, add_group, refuse_linked_plane
 from ._changes import add_common, emit_json, project_root, refuse, run_write
+from ._common import add_command, add_group, refuse_linked_plane
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``proposals`` and its subcommands."""
     p = add_command(
         sub, "proposals", help="list, show, apply, reject or route pending proposal packets",
@@ -124,9 +124,9 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     """Show one pending packet: its fields, body and findings (its verdict as apply judges it)."""
-    from ..lifecycle.apply import packet_findings
     from ..analysis import analyze_path
     from ..ledger import Refusal
+    from ..lifecycle.apply import packet_findings
     from ..lifecycle.common import packet_rel
     from ..pathsafety import shown_path
     from ..safety.redact import redact, secret_spans

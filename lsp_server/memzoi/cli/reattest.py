@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_command
 from ._changes import add_common, run_write
+from ._common import add_command
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``reattest``."""
     p = add_command(
         sub, "reattest", help="accept a hand-edited record's content with a new attestation",

@@ -10,11 +10,11 @@ import argparse
 import os
 from pathlib import Path
 
-from ._common import add_command, refuse_linked_plane
 from ._changes import add_common, emit_json, project_root
+from ._common import add_command, refuse_linked_plane
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``rebuild``."""
     p = add_command(
         sub, "rebuild", help="recreate the workspace index (records, proposals, full-text search) from the .memzoi "
@@ -46,7 +46,7 @@ def damaged(db: Path) -> bool:
     try:
         conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
         try:
-            return conn.execute("PRAGMA quick_check").fetchone()[0] != "ok"
+            return bool(conn.execute("PRAGMA quick_check").fetchone()[0] != "ok")
         finally:
             conn.close()
     except sqlite3.DatabaseError as err:
@@ -77,11 +77,10 @@ def run(args: argparse.Namespace) -> int:
     refused = refuse_linked_plane(args, root)  # nothing is read through a symlinked .memzoi/records/proposals
     if refused is not None:
         return refused
-    from .progress import Progress
-
     from ..index import index_path
     from ..runtime import project_runtime_dir, tighten_tree
     from ..runtime_errors import RuntimeStateError
+    from .progress import Progress
 
     tighten_tree(project_runtime_dir(root))  # runtime state others may read becomes private (doctor's advice)
     progress = Progress("rebuild", "indexing", enabled=None if not args.no_progress else False)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 
 from ..vocabulary import RECOVERY_MODES
-from ._common import add_command
 from ._changes import actor, add_common, emit_change, emit_json, project_root, refuse
+from ._common import add_command
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``reconcile``."""
     p = add_command(
         sub, "reconcile", help="classify interrupted changes (never replays); recover uncertain ones",

@@ -6,6 +6,7 @@ Thin wiring over :mod:`memzoi.resident`: every decision (validation, promotion, 
 from __future__ import annotations
 
 import argparse
+from datetime import UTC
 from typing import TYPE_CHECKING
 
 from ..vocabulary import RECOVERY_MODES, RESIDENT_ACTIONS, RESIDENT_SCOPES, RESIDENT_SOURCES
@@ -34,7 +35,7 @@ _COMMANDS = {
 }
 
 
-def _parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:
+def _parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str) -> argparse.ArgumentParser:
     summary, examples = _COMMANDS[name]
     p = add_command(sub, name, help=summary, description=summary[0].upper() + summary[1:] + ".",
                     examples=examples, exits={} if name in ("show", "list") else _REFUSED)
@@ -42,7 +43,7 @@ def _parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentPars
     return p
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``resident`` and its subcommands."""
     top = add_command(
         sub, "resident", help="Zuno resident memory: capped prompt files changed through reviewed candidates",
@@ -81,9 +82,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _when(ms: int | None) -> str:
     if not ms:
         return "-"
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def describe(c: Candidate) -> str:

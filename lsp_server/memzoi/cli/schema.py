@@ -8,7 +8,7 @@ import sys
 from ._common import add_command
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``schema``."""
     p = add_command(
         sub, "schema", help="print a JSON Schema of a Memzoi file format (record, proposal, config, …)",

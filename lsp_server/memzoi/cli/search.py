@@ -13,17 +13,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ._common import add_command, refuse_linked_plane
 from ._changes import add_common, emit_json, project_root
+from ._common import add_command, refuse_linked_plane
 from .rebuild import add_progress_option
 
 if TYPE_CHECKING:
     from ..index import SearchHit
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``search``."""
     p = add_command(
         sub, "search", help="search record and proposal titles and bodies",
@@ -41,11 +41,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _loads(value: str | None):
+def _loads(value: str | None) -> Any:
     return json.loads(value) if value else None
 
 
-def record_json(hit: SearchHit) -> dict:
+def record_json(hit: SearchHit) -> dict[str, Any]:
     """A record hit in Memzoi's runtime record shape plus ``path``, ``score`` and ``snippet``."""
     r = hit.row
     return {
@@ -59,7 +59,7 @@ def record_json(hit: SearchHit) -> dict:
     }
 
 
-def proposal_json(hit: SearchHit) -> dict:
+def proposal_json(hit: SearchHit) -> dict[str, Any]:
     """A proposal hit: id, path, status, action, targets, scope, title, score and snippet."""
     r = hit.row
     return {

@@ -7,13 +7,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ._changes import actor, add_common, emit_json, project_root, read_text_file, refuse
 from ._common import add_command
-from ._changes import actor, add_common, emit_json, project_root, refuse
-from ._changes import read_text_file
 from .checkpoint import add_operation_options, missing_operation_options
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``session-end``."""
     p = add_command(
         sub, "session-end", help="route structured session-end candidates (repo, local, session, discard, "

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_command
 from ._changes import add_common, read_body, run_write
+from ._common import add_command
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``supersede``."""
     p = add_command(
         sub, "supersede", help="create a pending proposal that supersedes a record",

@@ -19,11 +19,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from ._common import NOT_A_PROJECT, add_command, add_root_json, below_cwd, project_root
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``upgrade`` command."""
     p = add_command(
         sub, "upgrade", help="upgrade legacy records and proposal packets to the current profile (prints a diff)",
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
         paths = [below_cwd(str(root / ".memzoi"))]
     show_diff = args.diff or not (args.check or args.write)
-    results: list[dict] = []
+    results: list[dict[str, Any]] = []
     for arg in paths:
         try:
             files = expand(arg).files
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed or ((args.check or args.diff) and pending) else 0
 
 
-def _upgrade_one(path: Path, display: str, write: bool) -> dict | None:
+def _upgrade_one(path: Path, display: str, write: bool) -> dict[str, Any] | None:
     """The upgrade of one file: ``None`` when it is not legacy, else ``{path, status: upgraded|would_upgrade|failed,
     changes, diff?, message?}``; problems are also reported on stderr."""
     from ..analysis import analyze_bytes, analyze_text
@@ -105,7 +106,7 @@ def _upgrade_one(path: Path, display: str, write: bool) -> dict | None:
     from ..safety.redact import redact, secret_spans
     from ..text import decode
 
-    def failed(message: str) -> dict:
+    def failed(message: str) -> dict[str, Any]:
         print(f"memzoi: {display}: {message}", file=sys.stderr)
         return {"path": display, "status": "failed", "changes": [], "message": message}
 

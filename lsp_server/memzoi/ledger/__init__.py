@@ -38,6 +38,11 @@ either         anything else       ``uncertain``
 
 Nothing is ever replayed. An ``uncertain`` change is settled only by an explicit, itself ledgered, recovery
 (:func:`recover`: restore before, complete after, or accept the files as they are).
+
+Layer 3 of the core (ledger): The change ledger: every git-plane write as one ledgered change, history, undo,
+recovery and reconciliation.
+
+May import: base, read, judge, models, safety, ledger.
 """
 
 from .history import file_ledger_state, get_change, history, ledger_findings, undo_available

@@ -11,7 +11,10 @@ import blake3
 
 from ..pathsafety import bears_secret, shown_path
 from ..utf8 import storable
-from ..vocabulary import RECOVERY_MODES  # noqa: F401 (the ledger's name for them)
+# Re-exported (the ledger's name for them).
+from ..vocabulary import (
+    RECOVERY_MODES as RECOVERY_MODES,
+)
 
 STATUSES = ("applying", "applied", "undoing", "undone", "failed", "uncertain")
 SOURCES = ("editor", "cli", "mcp")

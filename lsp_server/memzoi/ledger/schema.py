@@ -145,7 +145,7 @@ CREATE INDEX IF NOT EXISTS change_status ON change(status);
 """
 
 
-def holds_secret(data: bytes) -> bool:
+def holds_secret(data: bytes | str) -> bool:
     """:func:`memzoi.safety.redact.holds_secret`, imported at its first use (the detectors are not
     loaded by a check that only reads the ledger's state)."""
     from ..safety.redact import holds_secret as scan

@@ -9,7 +9,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -18,7 +18,13 @@ from ..fsutil import UnsafeWriteError, read_state
 from ..runtime import LEDGER_DB, cached_keys, memzoi_home, private_dir, private_file
 from ..runtime_errors import guard, runtime_error
 from .model import ChangeRecord, FileChange, Refusal
-from .schema import _SCHEMA, _USER_VERSION, _state, migrate  # noqa: F401 (schema names stay importable here)
+# Re-exported (schema names stay importable here).
+from .schema import (
+    _SCHEMA as _SCHEMA,
+    _USER_VERSION as _USER_VERSION,
+    _state as _state,
+    migrate as migrate,
+)
 
 # --- test seam -----------------------------------------------------------------------------------------------
 
@@ -55,7 +61,7 @@ def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 def now_utc(*, precise: bool = True) -> str:
     """Current UTC instant as RFC 3339 with ``Z`` (microseconds when ``precise``)."""
-    t = datetime.now(timezone.utc)
+    t = datetime.now(UTC)
     return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if precise else t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

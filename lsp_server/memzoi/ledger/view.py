@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..findings import Finding
 from ..runtime import LEDGER_DB
@@ -44,7 +45,7 @@ class LedgerView:
     def __init__(self, root: Path, *, live: bool = True) -> None:
         self.root = root
         self.live = live
-        self._stamp: tuple | None = None
+        self._stamp: tuple[Any, ...] | None = None
         self._read = False
         self._files: dict[str, FileLedger] = {}
         self._folders: dict[str, str] = {}  # folder -> its real path (batch runs)

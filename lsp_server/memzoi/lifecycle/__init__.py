@@ -4,6 +4,11 @@ Every function takes the project root, an ``actor`` and a ``source`` (``"editor"
 :class:`~memzoi.ledger.ChangeResult` and raises :class:`~memzoi.ledger.Refusal` (``code``, ``message``) with
 nothing written when a finding, a precondition or external drift blocks it. The language server and the CLI
 call these same functions.
+
+Layer 7 of the core (lifecycle): Lifecycle operations on the git plane and the local runtime plane, their offers,
+previews and readiness, and where a record or packet stands.
+
+May import: base, read, judge, models, safety, ledger, project, resident, store, runs, lifecycle.
 """
 
 from __future__ import annotations

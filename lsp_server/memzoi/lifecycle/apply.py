@@ -259,7 +259,7 @@ def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> Change
     )
 
 
-def packet_findings(root: Path, rel: str, analysis) -> list:
+def packet_findings(root: Path, rel: str, analysis) -> list[Any]:
     """The packet's findings at write time: its verdict (:func:`memzoi.verdict.judge`) with git visibility asked
     now (one git batch) and the ledger's findings; cross-file facts are checked by the plan itself."""
     from ..gitfacts import GitFacts

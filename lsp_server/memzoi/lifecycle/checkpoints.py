@@ -43,7 +43,8 @@ import blake3
 
 from ..clock import utc_now
 from ..ledger import ChangePlan, Ledger, Refusal, run_change
-from ..retention import evaluate_retention, format_instant, parse_rfc3339, retention_boundary
+from ..models.common import parse_rfc3339
+from ..retention import evaluate_retention, format_instant, retention_boundary
 from . import operations as ops
 from .local import CREDENTIAL_CODES, content_codes
 from .propose import check_scannable

@@ -16,12 +16,22 @@ import blake3
 from ..analysis import Analysis, analyze_bytes, analyze_text
 from ..document import Document
 from ..findings import Finding
-from ..legacy import concept_slug  # noqa: F401  (re-exported: Memzoi's title slug, one implementation)
+# Re-exported (re-exported: Memzoi's title slug, one implementation).
+from ..legacy import (
+    concept_slug as concept_slug,
+)
 from ..ledger import Refusal, now_utc, read_file_state
 from ..rewrite import HandEditConflict, rewrite
 from ..text import line_ending
 from ..utf8 import encodable, utf8_bytes
-from .layout import APPLIED, MEMZOI, PENDING, RECORDS, REJECTED  # noqa: F401 - also imported from here
+# Re-exported (also imported from here).
+from .layout import (
+    APPLIED as APPLIED,
+    MEMZOI as MEMZOI,
+    PENDING as PENDING,
+    RECORDS as RECORDS,
+    REJECTED as REJECTED,
+)
 from .readiness import blocks_write
 
 TOKEN_PREFIX = "redacted-identity-"

@@ -8,6 +8,7 @@ the record, else the committed version carrying an attestation) to the file the 
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -53,8 +54,8 @@ def preview(project_root: str | os.PathLike[str], operation: str, target: str | 
     if operation == "apply":
         build = lambda root: plan_apply(root, str(target), actor)  # noqa: E731
     elif operation in ("supersede", "tombstone"):
-        build = lambda root: plan_packet(root, str(target), action=operation, title=title,  # noqa: E731
-                                         body=body, reason=reason or "", actor=actor)
+        build = functools.partial(plan_packet, record=str(target), action=operation, title=title, body=body,
+                                  reason=reason or "", actor=actor)
     elif operation == "materialize" and artifacts is not None:
         build = lambda root: plan_materialize(root, *artifacts)  # noqa: E731
     elif operation == "reattest":

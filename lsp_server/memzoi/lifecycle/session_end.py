@@ -80,7 +80,7 @@ def _packet_id(draft: Draft) -> str:
     return base
 
 
-def _packet(root: Path, task: str, c: Candidate, actor: str, packet_id: str, now: str) -> tuple[str, str, dict]:
+def _packet(root: Path, task: str, c: Candidate, actor: str, packet_id: str, now: str) -> tuple[str, str, dict[str, Any]]:
     draft = _draft(task, c)
     data = packet_data(draft, packet_id, actor=actor, now=now, target=None)
     data["origin"] = {"origin_key": f"session-end:{packet_id}", "route": "session_end"}
@@ -296,7 +296,8 @@ def session_end(project_root: str | os.PathLike[str], *, text: str | None = None
         run_change(root, build, actor=actor, source=source)
     except ops.Replay as replay:
         return replay.outcome
-    return ctx["outcome"]
+    outcome: dict[str, Any] = ctx["outcome"]
+    return outcome
 
 
 def _no_write(ledger: Ledger, doc: SessionEnd, ctx: dict[str, Any]) -> dict[str, Any]:

@@ -61,10 +61,6 @@ class Candidate:
     source_ref: str | None = None
     confidence: float = 1.0
 
-    def repo_safe(self) -> bool:
-        """The classification half of the gate: ``repo-safe`` and ``general_repo_knowledge`` (or omitted)."""
-        return self.sensitivity == "repo-safe" and self.content_class in (None, "general_repo_knowledge")
-
     def classification(self) -> dict[str, Any]:
         """``{"index", "destination", "sensitivity", "content_class"}``: what a blocked report may carry (never the
         title, body or any other content)."""

@@ -33,7 +33,7 @@ def _pending_tombstone(root: Path, record_id: str) -> str | None:
     for ident, targets in rows:
         try:
             if record_id in json.loads(targets or "[]"):
-                return ident
+                return str(ident)
         except ValueError:
             continue
     return None

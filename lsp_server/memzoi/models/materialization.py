@@ -4,7 +4,7 @@ with domain-separated BLAKE3 over RFC 8785 JSON (:mod:`memzoi.lifecycle.material
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -45,7 +45,7 @@ class PriorRevision(Strict):
     revision: RevisionRef = Field(description="Expected canonical revision of the prior record.")
 
 
-ExpectedPrior = Annotated[Union[PriorAbsent, PriorRevision], Field(discriminator="kind")]
+ExpectedPrior = Annotated[PriorAbsent | PriorRevision, Field(discriminator="kind")]
 
 
 class Target(Strict):

@@ -7,4 +7,8 @@ detector scan), :mod:`.store` (reading, drift checks, backups, exact replacement
 :mod:`.candidates` (the durable candidate table), :mod:`.reconcile` (restart classification, never a replay),
 :mod:`.service` (propose, promotion, apply, reject, undo, recovery), :mod:`.views` (what the CLI and the editor
 show), :mod:`.editor` (findings, hovers and lenses of the resident files).
+
+Layer 4 of the core (project = resident): Zuno's resident memory files and their reviewed candidates.
+
+May import: base, read, judge, models, safety, ledger, project, resident.
 """

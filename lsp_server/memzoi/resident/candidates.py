@@ -32,10 +32,12 @@ from ..ledger import Refusal
 from ..ledger.store import immediate as transaction
 from ..runtime import memzoi_home, private_file
 from ..runtime_errors import guard, runtime_error
-from ..vocabulary import RESIDENT_SOURCES as SOURCES  # noqa: F401 (read as candidates.SOURCES)
+from ..vocabulary import RESIDENT_SOURCES
 from .store import runtime_root
 
 DB_NAME = "memzoi-lsp-resident.db"
+#: Where a candidate comes from (read as ``candidates.SOURCES``).
+SOURCES = RESIDENT_SOURCES
 STATUSES = ("pending", "applying", "undoing", "applied", "rejected", "undone", "failed", "uncertain")
 #: Statuses a candidate can be applied, edited or rejected from (Zuno ``begin_apply`` guard).
 OPEN = ("pending", "failed")

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..config import MemzoiConfig
 from ..ledger import Refusal
@@ -168,7 +169,7 @@ def _apply_locked(conn: sqlite3.Connection, root: Path, cand: Candidate, actor: 
     return _load(conn, cand.id)
 
 
-def preview_apply(project_root: str | Path, candidate_id: str, *, config: MemzoiConfig | None = None) -> dict:
+def preview_apply(project_root: str | Path, candidate_id: str, *, config: MemzoiConfig | None = None) -> dict[str, Any]:
     """What approving the pending or failed candidate ``candidate_id`` would write, without writing or locking
     (the review flow's diff, issue 28): ``{"operation": "approve", "summary", "reason", "candidateId", "files":
     [{"path", "before", "after"}]}`` with the resident file's absolute ``path`` and its text before and after.
@@ -176,8 +177,8 @@ def preview_apply(project_root: str | Path, candidate_id: str, *, config: Memzoi
     locator, threat scan, cap)."""
     from ..safety.redact import scrub
     from .format import serialize
-    from .locator import project as project_entries
     from .locator import check_cap
+    from .locator import project as project_entries
 
     root = Path(project_root).resolve()
     cand = _find(candidate_id)
@@ -365,7 +366,7 @@ def recover(project_root: str | Path, candidate_id: str, mode: str, *, actor: st
         return _load(conn, rec.id)
 
 
-def reconcile(project_root: str | Path, config: MemzoiConfig | None = None) -> list:
+def reconcile(project_root: str | Path, config: MemzoiConfig | None = None) -> list[Any]:
     """Classify the in-flight candidates of both resident files of the project (never replays a write); returns
     :class:`.reconcile.Reconciled` items."""
     root = Path(project_root).resolve()

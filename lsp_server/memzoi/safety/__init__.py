@@ -8,6 +8,10 @@ smuggling code points), :mod:`.pii` (personal data and transcripts), :mod:`.deco
 :mod:`.fingerprint` (finding fingerprints), :mod:`.values` (each decoded frontmatter string as its own text; keys
 never printed), :mod:`.scan` (hits → findings). The gate itself is
 :mod:`memzoi.policy`.
+
+Layer 2 of the core (judge = models = safety): The content detectors and the git-plane gate's scan.
+
+May import: base, read, judge, models, safety.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import base64
 import binascii
 import json
 import re
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from ..findings import Severity
@@ -198,7 +199,7 @@ def url_hits(ctx: Ctx) -> list[Hit]:
     return out
 
 
-def _b64json(segment: str) -> dict | None:
+def _b64json(segment: str) -> dict[str, Any] | None:
     try:
         data = base64.urlsafe_b64decode(segment + "=" * (-len(segment) % 4))
         if json_too_deep(data) is not None:

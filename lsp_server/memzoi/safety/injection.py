@@ -11,6 +11,7 @@ Every rule has lower-case literal anchors and runs only when one occurs in the f
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ..findings import Severity
 from .base import Hit
@@ -89,10 +90,10 @@ for _i, _r in enumerate(_COMPILED):
 #: every gate word of every rule: which rules a text opens depends only on which of these it has
 _RULE_WORDS = frozenset().union(*(g for r in _COMPILED for g in r[3]))
 #: gate words present → the rules they open; texts of one repository repeat a few such sets
-_OPENED: dict[frozenset[bytes], tuple] = {}
+_OPENED: dict[frozenset[bytes], tuple[Any, ...]] = {}
 
 
-def _opened_rules(words: frozenset[bytes]) -> tuple:
+def _opened_rules(words: frozenset[bytes]) -> tuple[Any, ...]:
     """The rules of :data:`_COMPILED` whose every gate group has a word in ``words``, in rule order."""
     key = words & _RULE_WORDS
     rules = _OPENED.get(key)

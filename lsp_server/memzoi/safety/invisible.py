@@ -38,7 +38,7 @@ _CANCEL_TAG = "\U000e007f"
 
 @lru_cache(maxsize=1)
 def _patterns():
-    import regex  # noqa: PLC0415 - imported on the first non-ASCII text (see the module docstring)
+    import regex  # noqa: PLC0415 lazy: start-up (imported on the first non-ASCII text; see the module docstring)
 
     return (
         regex.compile(r"[\p{Default_Ignorable_Code_Point}\u2800]+"),

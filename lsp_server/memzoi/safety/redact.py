@@ -8,6 +8,7 @@ such findings with a fixed marker.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from ..findings import WRITE_SAFETY, Finding
 
@@ -71,7 +72,7 @@ def secret_values(data: bytes | str) -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
-def _decoded_values(text: str, hits: list) -> set[str]:
+def _decoded_values(text: str, hits: list[Any]) -> set[str]:
     """For a text with frontmatter: the scalar text and the decoded value of each frontmatter string whose own
     scan holds a secret the text's scan does not (:func:`memzoi.safety.scan.value_hits`)."""
     if not text.lstrip("\ufeff").startswith("---"):

@@ -27,7 +27,7 @@ from dataclasses import replace
 
 from ..document import Document
 from ..findings import WRITE_SAFETY, Finding, Fix, Severity, TextEdit, finding
-from ..yaml12 import YMap, YNode, YScalar, YSeq
+from ..yaml12 import YMap, YNode, YSeq
 from .base import Hit
 from .contacts import contact_hits
 from .context import Ctx
