@@ -18,7 +18,7 @@ from .documents import Snapshot
 if TYPE_CHECKING:
     from memzoi.ledger import ChangeRecord
 
-    from .server import MemzoiServer
+    from .session import Session
 
 log = logging.getLogger("memzoi_lsp.provenance")
 
@@ -37,7 +37,7 @@ class Facts:
     proposed_via: str | None = None
 
 
-def memzoi_dir(ls: "MemzoiServer", snap: Snapshot) -> Path | None:
+def memzoi_dir(ls: "Session", snap: Snapshot) -> Path | None:
     """The ``.memzoi`` directory the snapshot belongs to."""
     if snap.analysis.placement.memzoi_dir is not None:
         return snap.analysis.placement.memzoi_dir
@@ -45,7 +45,7 @@ def memzoi_dir(ls: "MemzoiServer", snap: Snapshot) -> Path | None:
     return project.memzoi_dir if project else None
 
 
-def record_path(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> Path | None:
+def record_path(ls: "Session", snap: Snapshot, record_id: str) -> Path | None:
     """Path of the record ``record_id`` in the snapshot's project, when the file exists."""
     from memzoi.models.common import is_identifier
 
@@ -56,7 +56,7 @@ def record_path(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> Path | No
     return p if p.is_file() else None
 
 
-def proposal_path(ls: "MemzoiServer", snap: Snapshot, proposal_id: str) -> Path | None:
+def proposal_path(ls: "Session", snap: Snapshot, proposal_id: str) -> Path | None:
     """Path of the packet ``proposal_id`` (resolved first, then pending), when it exists."""
     from memzoi.models.common import is_identifier
 
@@ -71,7 +71,7 @@ def proposal_path(ls: "MemzoiServer", snap: Snapshot, proposal_id: str) -> Path 
     return None
 
 
-def collect(ls: "MemzoiServer", snap: Snapshot) -> Facts:
+def collect(ls: "Session", snap: Snapshot) -> Facts:
     """Gather the facts for ``snap`` from the core (never raises: a failing source gives an "unknown" sentence)."""
     from memzoi.provenance import packet_targets, proposed_via, record_standing
     from memzoi.retention import utc_now
@@ -100,7 +100,7 @@ def collect(ls: "MemzoiServer", snap: Snapshot) -> Facts:
     return facts
 
 
-def superseded_by(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> list[str]:
+def superseded_by(ls: "Session", snap: Snapshot, record_id: str) -> list[str]:
     """Ids of records in the project whose ``supersedes`` names ``record_id`` (from the scan's analyses)."""
     project = ls.project_for(snap.path)
     if project is None:
@@ -115,7 +115,7 @@ def superseded_by(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> list[st
     return sorted(out)
 
 
-def ledger_changes(ls: "MemzoiServer", snap: Snapshot, limit: int = 20) -> list[ChangeRecord]:
+def ledger_changes(ls: "Session", snap: Snapshot, limit: int = 20) -> list[ChangeRecord]:
     """The ledger's changes touching this file, newest first (never creates a ledger; ``[]`` on any error)."""
     from memzoi.ledger import Ledger, cached_runtime_dir
     from memzoi.runtime import LEDGER_DB
@@ -136,7 +136,7 @@ def ledger_changes(ls: "MemzoiServer", snap: Snapshot, limit: int = 20) -> list[
         return []
 
 
-def history(ls: "MemzoiServer", snap: Snapshot, changes: list[ChangeRecord], limit: int = 5) -> list[str]:
+def history(ls: "Session", snap: Snapshot, changes: list[ChangeRecord], limit: int = 5) -> list[str]:
     """``changes`` (newest first) as one line each, at most ``limit`` (:func:`memzoi.provenance.history_lines`)."""
     from memzoi.provenance import history_lines
 
