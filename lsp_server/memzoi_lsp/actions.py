@@ -27,8 +27,6 @@ from .convert import TextMap
 from .documents import Snapshot
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from memzoi.lifecycle.offers import Offer
 
     from .session import Session
@@ -196,20 +194,16 @@ def lifecycle_actions(ls: "Session", snap: Snapshot) -> list[types.CodeAction]:
     return [a for offer in offers for a in _offer_actions(ls, snap.uri, offer) if a is not None]
 
 
-def _saved(ls: "Session", uri: str, path: "Path", text: str) -> bool:
-    """Whether the document ``uri`` is closed or its text is the file's on disk."""
-    if not ls.docs.is_open(uri):
-        return True
-    try:
-        return path.read_text(encoding="utf-8") == text
-    except OSError:
-        return False
+#: Menu entries of the core's materialization steps (:func:`memzoi.lifecycle.artifacts.offered_steps`).
+STEP_TITLES = {"plan": "Plan materialization", "decide": "Decide: approve this plan",
+               "materialize": "Materialize the decided record"}
 
 
 def materialization_actions(ls: "Session", uri: str) -> list[types.CodeAction]:
-    """Plan / Decide / Materialize on a materialization candidate, plan or decision JSON file, depending on which
-    of the three files (``X.json``, ``X.plan.json``, ``X.decision.json``) exist."""
-    from memzoi.lifecycle.artifacts import artifact_kind, artifact_set
+    """The core's next step of a materialization candidate, plan or decision JSON file
+    (:func:`memzoi.lifecycle.artifacts.offered_steps`), and the preview of the last one, as code actions."""
+    from memzoi.buffers import unsaved
+    from memzoi.lifecycle.artifacts import artifact_kind, artifact_set, offered_steps
 
     from . import materialization as mat
     from .documents import uri_to_path
@@ -224,16 +218,12 @@ def materialization_actions(ls: "Session", uri: str) -> list[types.CodeAction]:
         return []
     if artifact_kind(text) is None:
         return []
-    files = artifact_set(path)
-    dirty = None if _saved(ls, uri, path, text) else "save the file first: materialization reads the files on disk"
-    out: list[types.CodeAction | None] = []
-    have = {k: p.is_file() for k, p in files.items()}
-    if have["candidate"] and not have["plan"]:
-        out.append(_action(ls, "Plan materialization", MATERIALIZE_KIND, mat.MATERIALIZE_PLAN, {"uri": uri}, dirty))
-    if have["candidate"] and have["plan"] and not have["decision"]:
-        out.append(_action(ls, "Decide: approve this plan", MATERIALIZE_KIND, mat.MATERIALIZE_DECIDE, {"uri": uri}, dirty))
-    if all(have.values()):
-        out.append(_action(ls, "Materialize the decided record", MATERIALIZE_KIND, mat.MATERIALIZE, {"uri": uri}, dirty))
+    why = unsaved(path, text, is_open=ls.docs.is_open(uri), behind=ls.docs.is_behind(uri))
+    dirty = None if why is None else "save the file first: materialization reads the files on disk"
+    commands = {"plan": mat.MATERIALIZE_PLAN, "decide": mat.MATERIALIZE_DECIDE, "materialize": mat.MATERIALIZE}
+    steps = offered_steps(artifact_set(path))
+    out = [_action(ls, STEP_TITLES[step], MATERIALIZE_KIND, commands[step], {"uri": uri}, dirty) for step in steps]
+    if "materialize" in steps:
         out.append(_action(ls, "Preview: materialize", PREVIEW_KIND, PREVIEW, {"uri": uri, "operation": "materialize"},
                            dirty))
     return [a for a in out if a is not None]

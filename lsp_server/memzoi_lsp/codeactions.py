@@ -76,13 +76,11 @@ def finish(actions: list[types.CodeAction], params: types.CodeActionParams) -> l
 
 
 def is_dirty(ls: "Session", snap: Snapshot) -> bool:
-    """True when the document is open and its text differs from the file on disk."""
-    if not snap.is_open or snap.path is None:
-        return False
-    try:
-        return snap.path.read_bytes().decode("utf-8", errors="replace") != snap.text
-    except OSError:
-        return True
+    """Whether actions on ``snap`` must wait for a save: the core's one rule (:func:`memzoi.buffers.unsaved`), the
+    same the commands refuse by (:func:`memzoi_lsp.lifecycle.refuse_if_dirty`)."""
+    from memzoi.buffers import unsaved
+
+    return unsaved(snap.path, snap.text, is_open=snap.is_open, behind=ls.docs.is_behind(snap.uri)) is not None
 
 
 def action(ls: "Session", title: str, kind: str, command: str, args: dict, disabled: str | None,

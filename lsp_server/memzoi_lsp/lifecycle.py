@@ -99,21 +99,17 @@ def project_root(ls: "Session", arg: dict[str, Any]) -> Path:
 
 
 def refuse_if_dirty(ls: "Session", *paths: Path) -> None:
-    """Refuse when one of ``paths`` is open in the editor with text that differs from the file on disk."""
+    """Refuse when one of ``paths`` is open in the editor with text the file on disk does not hold: the core's one
+    rule (:func:`memzoi.buffers.unsaved`), the same the code actions are disabled by."""
+    from memzoi.buffers import unsaved
+
     for path in paths:
         uri = path_to_uri(path)
-        if not ls.docs.is_open(uri) or ls.docs.is_behind(uri):
-            continue  # closed, or still showing the text from before the server's own last write of it
-        doc = ls.workspace.get_text_document(uri)
-        try:
-            disk = path.read_bytes().decode("utf-8", errors="replace")
-        except OSError:
-            continue  # a buffer whose file is gone (moved by a change) holds nothing the change would lose
-        if disk != doc.source:
-            raise CommandError(
-                "unsaved_changes",
-                f"{path.name} has unsaved changes; save or revert it first (lifecycle changes act on the file on disk)",
-            )
+        is_open = ls.docs.is_open(uri)
+        text = ls.workspace.get_text_document(uri).source if is_open else ""
+        why = unsaved(path, text, is_open=is_open, behind=is_open and ls.docs.is_behind(uri))
+        if why is not None:
+            raise CommandError("unsaved_changes", f"{why} (lifecycle changes act on the file on disk)")
 
 
 def reason_of(arg: dict[str, Any], required: bool) -> str | None:

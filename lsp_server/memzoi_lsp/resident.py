@@ -75,11 +75,14 @@ def _history(root: Path, file: ResidentFile):
 
 
 def findings_for(ls: "Session", snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[Finding]:
-    """The resident findings of ``snap`` (its text: unsaved edits included)."""
+    """The resident findings of ``snap`` (its text: unsaved edits included), graded by the project's ``[rules]``
+    under the editor settings (:func:`memzoi.resident.editor.graded`)."""
     from memzoi.resident import editor
 
     root, file = where
-    return editor.buffer_findings(snap.text, file, _history(root, file))
+    project = ls.projects.get(root)
+    rules = ls.context(project).rules if project is not None else None  # with the editor settings, as elsewhere
+    return editor.graded(editor.buffer_findings(snap.text, file, _history(root, file)), root, rules)
 
 
 def hover(ls: "Session", snap: Snapshot, where: tuple[Path, ResidentFile], offset: int) -> types.Hover | None:
