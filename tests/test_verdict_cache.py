@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from memzoi import check as checkmod
-from memzoi import checkfiles
+from memzoi import firststage
 from memzoi import freshness, verdictcache
 from memzoi.check import check_paths
 from memzoi.cli.formats import to_json
@@ -70,7 +70,7 @@ def counts(monkeypatch):
 
     n = Counts()
     n.reset()
-    real = {name: getattr(checkfiles, name) for name in ("analyze_bytes", "analyze_path")}
+    real = {name: getattr(firststage, name) for name in ("analyze_bytes", "analyze_path")}
     real_read = verdictcache.read_stable
 
     def counting(name):
@@ -84,7 +84,7 @@ def counts(monkeypatch):
         return real_read(path)
 
     for name in real:
-        monkeypatch.setattr(checkfiles, name, counting(name))
+        monkeypatch.setattr(firststage, name, counting(name))
     monkeypatch.setattr(verdictcache, "read_stable", read)
     return n
 
