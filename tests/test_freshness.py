@@ -259,9 +259,9 @@ def test_a_code_change_under_the_same_version_invalidates_check_and_the_index(re
 
 
 def _cache_db() -> Path:
-    from memzoi.runtime import CACHE_DB
+    from memzoi.runtime import STORE_DB
 
-    return sorted(Path(os.environ["MEMZOI_HOME"]).rglob(CACHE_DB))[0]
+    return sorted(Path(os.environ["MEMZOI_HOME"]).rglob(STORE_DB))[0]
 
 
 def test_a_tampered_payload_is_a_miss_never_a_verdict(repo, capsys, counts, closed):

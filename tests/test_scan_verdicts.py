@@ -19,7 +19,7 @@ from memzoi.checkpaths import expand
 from memzoi.gitfacts import GitFacts
 from memzoi.index import unpack_row
 from memzoi.parallel import can_fork, can_use_helper
-from memzoi.runtime import CACHE_DB
+from memzoi.runtime import STORE_DB
 from memzoi.verdict import ProjectContext, judge, settle
 
 from .test_admission import git, rec
@@ -184,7 +184,7 @@ def test_unreadable_failing_and_uncached_files_never_break_a_scan(project: Path,
     home = Path(os.environ["MEMZOI_HOME"])
     cache = scanverdicts.open_cache(project, ctx)
     assert cache is not None and cache.save(complete=True) is not None
-    for db in home.rglob(CACHE_DB):
+    for db in home.rglob(STORE_DB):
         db.write_bytes(b"not a database" * 100)
     again = scanverdicts.open_cache(project, ctx)
     assert [s is not None for s in _scan([alpha], ctx, again, project)] == [True]

@@ -22,11 +22,11 @@ import pytest
 
 from memzoi import check as checkmod
 from memzoi import firststage
-from memzoi import freshness, verdictcache
+from memzoi import freshness, store, verdictcache
 from memzoi.check import check_paths
 from memzoi.cli.formats import to_json
 from memzoi.cli.main import main
-from memzoi.runtime import CACHE_DB
+from memzoi.runtime import STORE_DB
 
 from .conftest import CORPUS, corpus_or_skip
 from .builders import edit
@@ -48,7 +48,7 @@ def outputs(capsys, target: Path, *extra: str) -> dict[str, tuple[int, str]]:
 
 
 def cache_db() -> Path | None:
-    found = sorted(Path(os.environ["MEMZOI_HOME"]).rglob(CACHE_DB))
+    found = sorted(Path(os.environ["MEMZOI_HOME"]).rglob(STORE_DB))
     return found[0] if found else None
 
 
@@ -363,7 +363,7 @@ def test_a_cache_of_another_format_version_is_recreated(repo, capsys):
         conn.execute("PRAGMA user_version=9999")
     assert same_as_uncached(capsys, repo / ".memzoi") == base
     with sqlite3.connect(cache_db()) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == verdictcache.CACHE_FORMAT
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == store.STORE_VERSION
 
 
 def test_payloads_it_cannot_read_are_analysed_again(repo, capsys, counts):

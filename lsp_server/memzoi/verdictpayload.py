@@ -26,8 +26,7 @@ from .workspace import Role
 if TYPE_CHECKING:  # reading an entry loads no analysis (nor the detectors)
     from .analysis import Analysis
 
-#: Version of the payload layout (part of :data:`memzoi.verdictcache.CACHE_FORMAT`).
-PAYLOAD_FORMAT = 1
+from .store import PAYLOAD_FORMAT  # noqa: E402 - the version of this layout (part of the store's version)
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _SEVERITY = {int(s): s for s in Severity}
