@@ -23,6 +23,15 @@ from .test_verdict_cache import cli, counts  # noqa: F401 - fixture
 
 PAD = "x" * 40
 
+@pytest.fixture(autouse=True)
+def entries_only(monkeypatch):
+    """These tests are about the store's entries: every run judges (a whole report's replay, which would answer
+    before any entry is read, is tested in ``tests/test_replay.py``)."""
+    from memzoi import check as _check
+
+    monkeypatch.setattr(_check, "replayed", lambda *a, **k: None)
+
+
 
 def token() -> str:
     """A credential-shaped value of 40 characters, assembled at run time (never printed)."""

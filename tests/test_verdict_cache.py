@@ -36,6 +36,15 @@ from .test_revision import attested
 ROOT = Path(__file__).resolve().parents[1]
 FORMATS = ("json", "text", "sarif", "github")
 
+@pytest.fixture(autouse=True)
+def entries_only(monkeypatch):
+    """These tests are about the store's entries: every run judges (a whole report's replay, which would answer
+    before any entry is read, is tested in ``tests/test_replay.py``)."""
+    from memzoi import check as _check
+
+    monkeypatch.setattr(_check, "replayed", lambda *a, **k: None)
+
+
 
 def cli(capsys, *argv: str) -> tuple[int, str]:
     capsys.readouterr()

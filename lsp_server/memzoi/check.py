@@ -32,6 +32,8 @@ from .gitfacts import GitFacts
 from .ledger.view import LedgerView
 from .parallel import ChunkPool, cpu_count
 from .pathsafety import shown_path
+from .checkreplay import Walked, begin, record, replayed
+from .checkreport import CheckReport, Located, check_text, resident_arg  # noqa: F401 - also imported from here
 from .clock import utc_now
 from .text import LineIndex
 from .verdict import Local, ProjectContext, settle
@@ -46,34 +48,6 @@ PARALLEL_THRESHOLD = 300
 CHUNK = 64
 
 
-@dataclass(frozen=True, slots=True)
-class Located:
-    """A finding with the display path of its file and 0-based ``(line, character)`` start and end, where
-    characters are code points."""
-
-    path: str
-    finding: Finding
-    start: tuple[int, int]
-    end: tuple[int, int]
-
-
-@dataclass
-class CheckReport:
-    """Result of :func:`check_paths`: findings sorted by path and position, what was looked at, and the
-    ``.memzoi`` directories the checked files belong to (as found above each path) or whose ``config.toml`` was
-    given; the caller reports their configuration errors."""
-
-    findings: list[Located] = field(default_factory=list)
-    files_checked: int = 0
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (display path, reason)
-    memzoi_dirs: set[Path] = field(default_factory=set)
-
-    @property
-    def has_errors(self) -> bool:
-        """True when any finding has error severity (``memzoi check`` then exits 1)."""
-        return any(l.finding.severity == 1 for l in self.findings)
-
-
 def _project_context(md: str, visibility: dict[str, GitVisibility]) -> ProjectContext:
     """The context of the second stage for the project of ``md``: its rules, the visibility git gave for its
     files, and its ledger (read, never created)."""
@@ -81,69 +55,6 @@ def _project_context(md: str, visibility: dict[str, GitVisibility]) -> ProjectCo
     git = GitFacts(root, history=False)  # the workers explained stale attestations already
     git.set_visibility(visibility)
     return ProjectContext.of(md, git=git, ledger=LedgerView(Path(root), live=False))  # read once per run
-
-
-def check_text(data: bytes, filename: str | None) -> CheckReport:
-    """Check one file's bytes read from elsewhere (``memzoi check -``, an editor buffer): ``filename`` places it
-    (a record, a proposal packet, …) and names it in the findings, and its project's ``[rules]`` apply. The
-    file's own findings only: cross-file and git findings need the file on disk."""
-    path = os.path.abspath(filename) if filename else None
-    if path is not None and path.endswith(".md"):
-        from .resident.editor import check_file  # a resident file is checked as the editor does
-
-        resident = check_file(Path(path), data)
-        if resident is not None:
-            text, found = resident
-            index = LineIndex(text)
-            report = CheckReport(files_checked=1)
-            report.findings = [Located(shown_path(filename), f, index.position(f.start), index.position(f.end))
-                               for f in found]
-            return report
-    from .analysis import analyze_bytes
-
-    placement = place(path) if path else place("-")
-    ctx = ProjectContext.of(placement.memzoi_dir)  # no git and no ledger facts: the text is not on disk
-    analysis = analyze_bytes(data, path, placement=placement, config=ctx.config)
-    first = Local(list(analysis.findings), placement.role, opening_span(analysis), False)
-    found = settle(path, first, ctx, text=analysis.text)
-    index = LineIndex(analysis.text)
-    report = CheckReport(files_checked=1, memzoi_dirs={Path(ctx.memzoi_dir)} if ctx.memzoi_dir else set())
-    shown = shown_path(filename) if filename else "-"
-    report.findings = [Located(shown, f, index.position(f.start), index.position(f.end)) for f in found]
-    return report
-
-
-def _resident(arg: str, report: CheckReport) -> bool:
-    """Check ``arg`` as a Zuno resident file (``.zuno/RULES.md``, the global ``MEMORY.md``) when it is one, with
-    the findings the editor shows (cap, drift, threats, hand edits) instead of a record's; True when it was."""
-    if not arg.endswith(".md") or os.path.isdir(arg) or os.path.islink(arg):
-        return False
-    from .resident.scope import which_file
-    from .workspace import find_project_root
-
-    # Which files are resident is asked of the light scope module first: the editor's findings (threats, YAML,
-    # candidates) load only for such a file, not for every record given by name.
-    where = which_file(Path(os.path.abspath(arg)), [find_project_root(Path.cwd())])
-    if where is None:
-        return False
-    from .resident.editor import check_file
-
-    shown = shown_path(arg)
-    try:
-        checked = check_file(Path(arg), where=where)
-    except OSError as err:
-        report.files_checked += 1
-        report.findings.append(Located(shown, finding(
-            "canonical_path", f"cannot read the file: {err.strerror}; check that it exists and is readable", 0, 0),
-            (0, 0), (0, 0)))
-        return True
-    if checked is None:
-        return False
-    text, found = checked
-    index = LineIndex(text)
-    report.files_checked += 1
-    report.findings.extend(Located(shown, f, index.position(f.start), index.position(f.end)) for f in found)
-    return True
 
 
 def check_paths(args: list[str], *, workers: int | None = None,
@@ -186,22 +97,34 @@ class CheckPlan:
     groups: dict[str, list[str]] = field(default_factory=dict)
     complete: set[str] = field(default_factory=set)
     visibility: dict[str, GitVisibility] = field(default_factory=dict)
+    #: per argument, the walk's ``on_file`` calls and what it expanded to (``None`` for a resident file)
+    walked: list[Walked | None] = field(default_factory=list)
 
 
 def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, int], None] | None,
                  cache: bool) -> CheckReport:
-    """Plan (walk, store lookups, workers started), collect (each file's first stage, the cross-file
-    workspace) and settle (the second stage of every verdict)."""
-    plan = plan_check(args, workers, cache)
+    """Replay the stored report when no input of it changed (:mod:`memzoi.checkreplay`); else plan (walk, store
+    lookups, workers started), collect (each file's first stage, the cross-file workspace) and settle (the second
+    stage of every verdict), and store the report for the next run."""
+    scope = replayed(args, utc_now(), progress) if cache else None
+    if scope is not None and scope.report is not None:
+        return scope.report
+    plan = plan_check(args, workers, cache, scope.walked if scope is not None else None)
+    if scope is not None:
+        begin(scope, plan)
     stages, extra, crossed = _collect(plan, progress, cache)
-    return settle_report(plan, stages, extra, crossed)
+    report = settle_report(plan, stages, extra, crossed)
+    if scope is not None:
+        record(scope, plan, stages, report)
+    return report
 
 
-def plan_check(args: list[str], workers: int | None, cache: bool) -> CheckPlan:
+def plan_check(args: list[str], workers: int | None, cache: bool, walked: list[Walked | None] | None = None) -> CheckPlan:
     """The planner of :func:`check_paths`: walk ``args`` (:func:`memzoi.checkpaths.expand`), place each file once
     (the same file reached twice is checked once), look it up in its project's store (a hit is read back, not
     analysed) and hand every miss to the worker pool, which starts analysing while the walk goes on; then ask git
-    for the visibility of each project's files. Closes the pool when the walk fails (Ctrl-C)."""
+    for the visibility of each project's files. ``walked``: the walk already made (:func:`memzoi.checkreplay.walk`),
+    replayed instead of walking again. Closes the pool when the walk fails (Ctrl-C)."""
     n = min(cpu_count(), 8) if workers is None else workers
     now = utc_now()
     plan = CheckPlan(CheckReport(), now, n, ChunkPool(
@@ -213,10 +136,19 @@ def plan_check(args: list[str], workers: int | None, cache: bool) -> CheckPlan:
     add = _Adder(plan, cache, few)
     configs: set[str] = set()
     try:
-        for arg in args:
-            if _resident(arg, plan.report):
+        for i, arg in enumerate(args):
+            given = walked[i] if walked is not None else None
+            if given is None and resident_arg(arg, plan.report):
+                plan.walked.append(None)
                 continue
-            found = expand(arg, on_file=add)
+            if given is not None:
+                calls, found = given
+                for call in calls:
+                    add(*call)
+            else:
+                calls = []
+                found = expand(arg, on_file=lambda p, d, n: (calls.append((p, d, n)), add(p, d, n)))
+            plan.walked.append(Walked(calls, found))
             plan.report.skipped.extend(found.skipped)
             plan.complete |= found.complete
             configs |= found.configs

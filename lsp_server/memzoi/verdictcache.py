@@ -264,6 +264,19 @@ class ProjectCache:
             self.put[key] = Entry(key, *read[1], read[2], row[5], row[6])
         return row[6]
 
+    def vouched(self, path: str) -> tuple[tuple[int, int, int, int], int, bytes] | None:
+        """``(stamp, checked_ns, digest)`` of the entry this run holds for the file at the absolute ``path`` (stored
+        or read back, :meth:`lookup`), ``None`` without one: the bytes its verdict was made from, for a stored
+        report's inputs (:mod:`memzoi.replay`)."""
+        key = path_key(path)
+        e = self.put.get(key)
+        if e is not None:
+            return (e.size, e.mtime_ns, e.ino, e.ctime_ns), e.checked_ns, e.digest
+        row = self.rows.get(key)
+        if row is None or key in self.drop or not _sound(key, self.stamp, row):
+            return None
+        return tuple(row[:4]), row[4], row[5]
+
     def store(self, path: str, digest: bytes, stamp: tuple[int, int, int, int], checked_ns: int,
               payload: str | None, facts: list | None = None) -> None:
         """Keep the entry of ``path`` made from the bytes whose BLAKE3 digest is ``digest`` (read with the stat
