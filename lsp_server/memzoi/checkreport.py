@@ -47,16 +47,13 @@ class CheckReport:
 
 def dump(report: CheckReport) -> bytes | None:
     """The stored form of ``report`` (JSON, UTF-8): every located finding without quick fixes (no output format
-    shows them), what was looked at and the ``.memzoi`` directories. ``None`` when it must not be stored: a
-    secret finding (:data:`memzoi.safety.redact.SECRET_CODES`: nothing about a secret is ever stored) or finding
-    data that does not survive JSON."""
-    from .safety.redact import SECRET_CODES
-
+    shows them), what was looked at and the ``.memzoi`` directories; ``None`` when finding data does not survive
+    JSON. It holds exactly what the report prints, which names the kind of a secret and where it is, never its
+    value (a finding's ``fingerprint`` is a domain-separated digest, :mod:`memzoi.safety.fingerprint`); no text of a
+    file is stored."""
     rows = []
     for l in report.findings:
         f = l.finding
-        if f.code in SECRET_CODES:
-            return None
         rows.append([l.path, f.code, f.message, f.start, f.end, int(f.severity), f.data or None, *l.start, *l.end])
     try:
         text = json.dumps([rows, report.files_checked, [list(s) for s in report.skipped],

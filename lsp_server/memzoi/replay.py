@@ -17,8 +17,9 @@ it, the stored report is given back instead of judging anything again (issue 29,
 - the clock: the earliest retention boundary of any checked file; once it passes, the report is judged again.
 
 A report is stored only for a run that walked every project it touched in full (a check of a few files reads the
-facts of the others, which the walk does not see), whose every file was read stably, and that has no secret
-finding and only plain finding data. A stored report is checksummed: a damaged row is a miss. A miss runs the
+facts of the others, which the walk does not see), whose every file was read stably, and whose finding data is
+plain JSON. What is stored is what the report prints (no file text, no matched value: a secret is named by its
+kind, place and fingerprint only). A stored report is checksummed: a damaged row is a miss. A miss runs the
 check as usual: files whose bytes are unchanged still come from their store entries, only changed files are
 analysed again.
 
