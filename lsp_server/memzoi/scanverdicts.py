@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .admission import GitVisibility
-from .firststage import Entry, FirstStage, analyse_file, failed_stage, from_payload, lstamp, pending_boundary
+from .firststage import Entry, FirstStage, analyse_file, failed_stage, from_payload, lstamp
 from .gitfacts import GitFacts
 from .index import pack_row
 from .index_rows import StatStamp, index_key, index_row, index_verdict
@@ -173,4 +173,4 @@ def _failed(err: BaseException, path: str, visibility: GitVisibility, root: Path
     return Scanned(stage, None, row)
 
 
-__all__ = ["PARALLEL_THRESHOLD", "Scanned", "analyse", "cached_stages", "open_cache", "pending_boundary", "scan_chunk"]
+__all__ = ["PARALLEL_THRESHOLD", "Scanned", "analyse", "cached_stages", "open_cache", "scan_chunk"]

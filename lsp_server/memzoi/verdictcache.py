@@ -223,7 +223,7 @@ class ProjectCache:
         return row
 
     def facts_of(self, path: str) -> list | None:
-        """The cross-file facts (as the payload keeps them, :func:`memzoi.verdictpayload.read_facts`) of the file
+        """The cross-file facts (as the payload keeps them, :func:`memzoi.verdictpayload.stored_facts`) of the file
         at the absolute ``path`` when the cache vouches for its current bytes: from the facts blob when its stat
         is the item's and not racy, else from the file's entry (:meth:`lookup`); ``None`` otherwise."""
         if self.blob is not None:
