@@ -233,3 +233,46 @@ def test_a_check_of_a_few_files_is_not_replayed(repo, capsys, planned):
     planned["runs"] = 0
     run(capsys, ".memzoi/records/alpha.md")
     assert planned["runs"] == 1
+
+
+def test_a_rename_over_the_file_is_seen(repo, capsys, planned):
+    replays(capsys, planned)
+    path = repo / ".memzoi/records/alpha.md"
+    other = repo / "alpha.tmp"
+    other.write_text(edit(path.read_text(), "lane: semantic", "lane: semantix"))
+    os.replace(other, path)
+    judged_again(capsys, planned)
+
+
+def test_an_edit_through_a_hard_link_is_seen(repo, capsys, planned):
+    path = repo / ".memzoi/records/alpha.md"
+    link = repo / "alpha-link.md"
+    os.link(path, link)
+    replays(capsys, planned)
+    with open(link, "r+", encoding="utf-8") as fh:  # the same inode, written in place
+        text = fh.read()
+        fh.seek(0)
+        fh.write(edit(text, "lane: semantic", "lane: semantix"))
+    judged_again(capsys, planned)
+
+
+def test_files_in_the_racy_window_are_confirmed_by_hash_then_trusted_by_stat(repo, capsys, planned, monkeypatch):
+    """Just written, every file is racy: the replay reads and hashes them, and stores their new stamps, so once the
+    window is past (taken as closed here) the next replay reads none."""
+    monkeypatch.setattr(freshness, "SAMPLE_SHARE", 0)
+    monkeypatch.setattr(freshness, "fs_type", lambda dev: "ext4")
+    reads = {"n": 0}
+    real = freshness.confirm
+
+    def counting(*a, **k):
+        reads["n"] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(freshness, "confirm", counting)
+    base = replays(capsys, planned)
+    assert reads["n"] > 0  # racy: confirmed by hash, and still replayed
+    monkeypatch.setattr(freshness, "RACY_NS", -1)
+    reads["n"] = 0
+    planned["runs"] = 0
+    assert every_format(capsys) == base
+    assert planned["runs"] == 0 and reads["n"] == 0

@@ -119,7 +119,8 @@ def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, 
     return report
 
 
-def plan_check(args: list[str], workers: int | None, cache: bool, walked: list[Walked | None] | None = None) -> CheckPlan:
+def plan_check(args: list[str], workers: int | None, cache: bool,
+               walked: list[Walked | None] | None = None) -> CheckPlan:
     """The planner of :func:`check_paths`: walk ``args`` (:func:`memzoi.checkpaths.expand`), place each file once
     (the same file reached twice is checked once), look it up in its project's store (a hit is read back, not
     analysed) and hand every miss to the worker pool, which starts analysing while the walk goes on; then ask git

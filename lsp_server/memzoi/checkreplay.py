@@ -108,12 +108,22 @@ def replayed(args: list[str], now: datetime, progress: Callable[[int, int], None
     if _walk_digest(scope.walked) != inputs.walk:
         return scope
     roots = {r: set(f) for r, f in inputs.roots.items()}
-    if replay.project_inputs(roots) != inputs.projects or not replay.files_unchanged(inputs.stamps):
+    if replay.project_inputs(roots) != inputs.projects:
+        return scope
+    confirmed = replay.files_unchanged(inputs.stamps)
+    if confirmed is None:
         return scope
     try:
         scope.report = checkreport.load(blob)
     except (ValueError, TypeError, KeyError, IndexError):
         return scope
+    if confirmed:  # read to confirm (racy, no ctime, drawn, old): trusted by stat next time where the rule lets it
+        conn = _connect(root)
+        if conn is not None:
+            try:
+                replay.restamp(conn, scope.key, inputs, confirmed, blob)
+            finally:
+                conn.close()
     if progress is not None:
         progress(scope.report.files_checked, scope.report.files_checked)
     return scope
@@ -150,15 +160,16 @@ def _roots(plan: Any) -> dict[str, set[str]]:
 
 
 def begin(scope: Scope, plan: Any) -> None:
-    """Note the project inputs as the run planned by ``plan`` (:class:`memzoi.check.CheckPlan`) starts judging: a report is stored only when they
-    are the same once it is done (a configuration, git or ledger change meanwhile is never hidden)."""
+    """Note the project inputs as the run planned by ``plan`` (:class:`memzoi.check.CheckPlan`) starts judging: a
+    report is stored only when they are the same once it is done (a configuration, git or ledger change meanwhile
+    is never hidden)."""
     scope.projects = replay.project_inputs(_roots(plan))
 
 
 def record(scope: Scope, plan: Any, stages: list[Checked], report: CheckReport) -> bool:
-    """Store ``report`` of the run ``plan`` (:class:`memzoi.check.CheckPlan`, whose files' first stages are ``stages``) in the project's store for
-    :func:`replayed`, when it may be (see :mod:`memzoi.replay`). Returns True when stored; never raises for a store
-    problem."""
+    """Store ``report`` of the run ``plan`` (:class:`memzoi.check.CheckPlan`, whose files' first stages are
+    ``stages``) in the project's store for :func:`replayed`, when it may be (see :mod:`memzoi.replay`). Returns True
+    when stored; never raises for a store problem."""
     if any(w is None for w in plan.walked) or not plan.groups or set(plan.groups) - plan.complete:
         return False  # a resident file, no project, or a project not walked in full (its other files count)
     if {os.path.dirname(md) for md in plan.groups} != {str(scope.root)}:

@@ -124,18 +124,32 @@ class Inputs:
         return cls(walk, projects, stamps, until, roots)
 
 
-def files_unchanged(stamps: Stamps) -> bool:
+def files_unchanged(stamps: Stamps) -> Stamps | None:
     """Whether every file of ``stamps`` still has the bytes its stored stamp was made from, by the one freshness
-    rule (:func:`memzoi.freshness.vouches`, else a read compared by digest, :func:`memzoi.freshness.confirm`)."""
+    rule (:func:`memzoi.freshness.vouches`, else a read compared by digest, :func:`memzoi.freshness.confirm`):
+    ``None`` when one changed, else the files confirmed by reading, under the stamp and clock of that read (for
+    :func:`restamp`, so that the next replay trusts them by stat again)."""
+    confirmed: Stamps = {}
     for path, stored in stamps.items():
         st = freshness.lstat(path)
         if st is None or st.stamp[0] != stored[0]:
-            return False
+            return None
         if freshness.vouches(st, stored[:4], stored[4]):
             continue
-        if freshness.confirm(path, stored[0], bytes.fromhex(stored[5])) is None:
-            return False
-    return True
+        read = freshness.confirm(path, stored[0], bytes.fromhex(stored[5]))
+        if read is None:
+            return None
+        confirmed[path] = [*read[1], read[2], stored[5]]
+    return confirmed
+
+
+def restamp(conn: sqlite3.Connection, key: str, inputs: Inputs, confirmed: Stamps, report: bytes) -> bool:
+    """Store ``inputs`` of the report under ``key`` again with the files of ``confirmed`` under their new stamps
+    (their bytes are those the report was made from). Returns False when it could not be written."""
+    if not confirmed:
+        return True
+    inputs.stamps.update(confirmed)
+    return save(conn, key, inputs, report)
 
 
 def _sum(key: str, inputs: str, blob: bytes) -> bytes:
@@ -182,5 +196,5 @@ def micros(when: datetime) -> int:
     return (when - _EPOCH) // timedelta(microseconds=1)
 
 
-__all__ = ["Inputs", "KEEP", "Stamps", "files_unchanged", "load", "micros", "project_inputs", "report_key", "save",
-           "walk_digest"]
+__all__ = ["Inputs", "KEEP", "Stamps", "files_unchanged", "load", "micros", "project_inputs", "report_key", "restamp",
+           "save", "walk_digest"]
