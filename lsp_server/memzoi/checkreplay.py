@@ -172,7 +172,7 @@ def record(scope: Scope, plan: Any, stages: list[Checked], report: CheckReport) 
     when stored; never raises for a store problem."""
     if any(w is None for w in plan.walked) or not plan.groups or set(plan.groups) - plan.complete:
         return False  # a resident file, no project, or a project not walked in full (its other files count)
-    if {os.path.dirname(md) for md in plan.groups} != {str(scope.root)}:
+    if {os.path.realpath(os.path.dirname(md)) for md in plan.groups} != {os.path.realpath(scope.root)}:
         return False
     stamps = _stamps(plan, stages)
     blob = checkreport.dump(report) if stamps is not None else None
