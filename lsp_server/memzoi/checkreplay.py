@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import checkreport, replay
@@ -47,7 +47,7 @@ def walk(args: list[str]) -> list[Walked | None]:
 @dataclass
 class Scope:
     """A replayable run: its project ``root``, its ``key`` (:func:`memzoi.replay.report_key`), the walk made
-    (``walked``, :func:`memzoi.check.walk`) and the stored ``report`` when it could be replayed."""
+    (``walked``, :func:`walk`) and the stored ``report`` when it could be replayed."""
 
     root: Path
     key: str
