@@ -166,6 +166,8 @@ class ProjectCache:
     #: key -> (size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload, sum), as :meth:`load` read them
     rows: dict[str, tuple] = field(default_factory=dict)
     seen: set[str] = field(default_factory=set)
+    #: absolute path -> (stamp, checked_ns, digest) of the entry :meth:`lookup` found current (:meth:`vouched`)
+    vouching: dict[str, tuple] = field(default_factory=dict)
     put: dict[str, Entry] = field(default_factory=dict)
     drop: set[str] = field(default_factory=set)
     #: key -> blob item of a file with no entry whose facts may be kept (:func:`memzoi.verdictpayload.kept_facts`)
@@ -255,6 +257,7 @@ class ProjectCache:
         if st is None or st.stamp[0] != row[0]:
             return None
         if freshness.vouches(st, row[:4], row[4]):
+            self.vouching[path] = (tuple(row[:4]), row[4], row[5])
             return row[6]
         read = read_stable(path)
         if read is None or read[1][0] != row[0] or blake3.blake3(read[0]).digest() != row[5]:
@@ -262,20 +265,14 @@ class ProjectCache:
         # The same bytes: keep the entry with the new stat, so the next run trusts it without reading.
         if read[1] != row[:4] or row[4] != read[2]:
             self.put[key] = Entry(key, *read[1], read[2], row[5], row[6])
+        self.vouching[path] = (tuple(read[1]), read[2], row[5])
         return row[6]
 
     def vouched(self, path: str) -> tuple[tuple[int, int, int, int], int, bytes] | None:
-        """``(stamp, checked_ns, digest)`` of the entry this run holds for the file at the absolute ``path`` (stored
-        or read back, :meth:`lookup`), ``None`` without one: the bytes its verdict was made from, for a stored
-        report's inputs (:mod:`memzoi.replay`)."""
-        key = path_key(path)
-        e = self.put.get(key)
-        if e is not None:
-            return (e.size, e.mtime_ns, e.ino, e.ctime_ns), e.checked_ns, e.digest
-        row = self.rows.get(key)
-        if row is None or key in self.drop or not _sound(key, self.stamp, row):
-            return None
-        return tuple(row[:4]), row[4], row[5]
+        """``(stamp, checked_ns, digest)`` of the entry :meth:`lookup` found current for the file at the absolute
+        ``path`` in this run, ``None`` without one: the bytes its verdict was made from, for a stored report's
+        inputs (:mod:`memzoi.replay`)."""
+        return self.vouching.get(path)
 
     def store(self, path: str, digest: bytes, stamp: tuple[int, int, int, int], checked_ns: int,
               payload: str | None, facts: list | None = None) -> None:
