@@ -66,7 +66,7 @@ PENDING_MOVE: dict[str, str] = {
     "freshness": "base",
     "parallel": "base",
     "resources": "base",
-    "workspace": "base",
+    "workspace": "judge",
     "views": "base",
     "promotion": "base",
     "text": "read",
@@ -119,6 +119,13 @@ PENDING_MOVE: dict[str, str] = {
     "exports": "agent",
     "integrate": "agent",
     "mcpconfig": "agent",
+    "config_keys": "judge",
+    "buffers": "lifecycle",
+    "firststage": "store",
+    "store": "store",
+    "replay": "store",
+    "checkreport": "runs",
+    "checkreplay": "runs",
 }
 
 

@@ -1,5 +1,5 @@
 """Findings of the files the editor has not opened, from the compact verdicts the scan keeps
-(:class:`memzoi.scanverdicts.CompactVerdict`, in ``Project.verdicts``).
+(:class:`memzoi.firststage.FirstStage`, in ``Project.verdicts``).
 
 The second stage of the verdict (:func:`memzoi.verdict.settle`) runs on a compact verdict with the project's
 context, as ``memzoi check`` runs it on a cache entry, so a closed file shows check's findings without its
@@ -19,14 +19,14 @@ from .documents import uri_to_path
 
 if TYPE_CHECKING:
     from memzoi.findings import Finding
-    from memzoi.scanverdicts import CompactVerdict
+    from memzoi.firststage import FirstStage
     from memzoi.verdict import ProjectContext
 
     from .project import Project
     from .session import Session
 
 
-def lookup(ls: "Session", uri: str) -> tuple["Project", "CompactVerdict", str] | None:
+def lookup(ls: "Session", uri: str) -> tuple["Project", "FirstStage", str] | None:
     """The project, current compact verdict and key URI of the closed file ``uri``; ``None`` when the editor has
     it open, the scan holds none, or its file changed since (then it is dropped)."""
     path = uri_to_path(uri)
@@ -43,7 +43,7 @@ def lookup(ls: "Session", uri: str) -> tuple["Project", "CompactVerdict", str] |
     return project, held, key
 
 
-def findings(ls: "Session", project: "Project", held: "CompactVerdict", key: str,
+def findings(ls: "Session", project: "Project", held: "FirstStage", key: str,
              ctx: "ProjectContext | None" = None) -> tuple[str, list["Finding"]] | None:
     """``(text, findings)`` of the file of ``held``: its verdict's findings in ``project`` (``ctx``, by default
     :meth:`Session.context`: the editor settings over the project's ``[rules]``, git, ledger; and the
@@ -74,7 +74,7 @@ def findings(ls: "Session", project: "Project", held: "CompactVerdict", key: str
     return text(), found
 
 
-def result_id(ls: "Session", held: "CompactVerdict") -> str:
+def result_id(ls: "Session", held: "FirstStage") -> str:
     """A pull result id of a closed file known by ``held``: changes with its bytes, the settings and the
     cross-file state."""
     h = blake3.blake3(f"compact|{held.revision}|{ls.settings_generation}|{ls.crossfile_generation}".encode())

@@ -124,11 +124,11 @@ def test_check_findings_are_the_same_cold_warm_and_without_the_verdict_cache(pro
     assert any(row[0] == "ledger_drift" for rows in cold.values() for row in rows)
     assert check_findings(project, memzoi_home) == cold  # warm: every cacheable file from the cache
     assert check_findings(project, memzoi_home, "--no-cache") == cold
-    assert sorted(memzoi_home.rglob("memzoi-lsp-verdicts.db"))
+    assert sorted(memzoi_home.rglob("memzoi-lsp-store.db"))
 
 
 def _drop_verdict_cache(home: Path) -> None:
-    for p in home.rglob("memzoi-lsp-verdicts.db*"):
+    for p in home.rglob("memzoi-lsp-store.db*"):
         p.unlink()
 
 
@@ -185,7 +185,7 @@ async def test_server_diagnostics_equal_check_findings_for_every_file(project: P
         await asyncio.wait_for(client.shutdown_session(), 10)
         await client.stop()
     if cache == "cold":  # the entries the server wrote are the ones check reads
-        assert sorted(memzoi_home.rglob("memzoi-lsp-verdicts.db"))
+        assert sorted(memzoi_home.rglob("memzoi-lsp-store.db"))
         assert check_findings(project, memzoi_home) == expected
 
 

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from memzoi.agent import tools
+from memzoi.agent import arguments, tools
 from memzoi.agent.recall import (
     build_context_pack, estimate_tokens, get_memory, list_pending, path_match_score, precheck_path,
 )
@@ -98,7 +98,7 @@ def test_json_encoded_arguments_are_coerced_to_the_declared_type(project):
                                                  "token_budget": "800"})
     assert not pack.is_error, pack.text
     # A string field keeps a string that happens to be JSON; a JSON value of another type is still refused.
-    assert tools.coerce_arguments({"properties": {"query": {"type": "string"}}}, {"query": "[1]"}) == {"query": "[1]"}
+    assert arguments.coerce_arguments({"properties": {"query": {"type": "string"}}}, {"query": "[1]"}) == {"query": "[1]"}
     bad = tools.call(s, "propose_memory", draft_args(applies_to='{"a": 1}', body="Another fact about hatch."))
     assert bad.is_error and bad.data["error"]["code"] == "invalid_arguments"
 

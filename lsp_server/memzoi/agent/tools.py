@@ -32,17 +32,8 @@ from pydantic import BaseModel, ValidationError
 
 from ..ledger import Refusal
 from . import outputs
-# Re-exported (the argument models are part of this table).
 from .arguments import (
-    GetArgs as GetArgs,
-    NoArgs as NoArgs,
-    PackArgs as PackArgs,
-    PathArgs as PathArgs,
-    PendingArgs as PendingArgs,
-    ProposeArgs as ProposeArgs,
-    ResidentArgs as ResidentArgs,
-    SearchArgs as SearchArgs,
-    coerce_arguments as coerce_arguments,
+    GetArgs, NoArgs, PackArgs, PathArgs, PendingArgs, ProposeArgs, ResidentArgs, SearchArgs, coerce_arguments,
 )
 from ..runtime_errors import RuntimeStateError
 from ..utf8 import storable, storable_tree
