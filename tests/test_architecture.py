@@ -126,6 +126,7 @@ PENDING_MOVE: dict[str, str] = {
     "replay": "store",
     "checkreport": "runs",
     "checkreplay": "runs",
+    "codecache": "base",
 }
 
 

@@ -27,13 +27,14 @@ from . import (
 )
 from .documents import Documents, Snapshot, path_to_uri, uri_to_path
 from .inboxwatch import CandidateWatch
-from .project import Project
 from .protocol import MemzoiProtocol
 from .settings import SECTION, Settings, parse_settings
 from .watch import ChangeBatch
 
 if TYPE_CHECKING:  # the core's analysis is imported at the first verdict, not to answer `initialize`
     from memzoi.verdict import FileVerdict, ProjectContext
+
+    from .project import Project  # the core's project state (its configuration model): at the first project
 
 log = logging.getLogger("memzoi_lsp")
 
@@ -268,6 +269,8 @@ class MemzoiServer(LanguageServer):
         self.forgotten.discard(root)
         if not (root / MEMZOI_DIR).is_dir():
             return None
+        from .project import Project
+
         project = Project(root)
         self.projects[root] = project
         self.spawn(scan.scan_project(self, project))
@@ -375,4 +378,4 @@ def create_server() -> MemzoiServer:
     return server
 
 
-__all__ = ["MemzoiServer", "Project", "create_server", "path_to_uri"]
+__all__ = ["MemzoiServer", "create_server", "path_to_uri"]

@@ -8,13 +8,14 @@ With --check it exits 1 (printing the difference) when package.json is out of da
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sys
 from pathlib import Path
 
 from memzoi.findings import CODES, UNSUPPRESSIBLE
-from memzoi_lsp.settings import Settings
+from memzoi_lsp.settings import Settings, wire_name
 
 EXT = Path(__file__).resolve().parents[1]
 CATEGORY = "Memzoi"
@@ -34,7 +35,7 @@ def palette_commands() -> list[dict]:
 def configuration() -> dict:
     """contributes.configuration: client settings plus one entry per server setting (Settings' fields)."""
     codes = sorted(CODES)
-    fields = Settings.model_fields
+    fields = [f.name for f in dataclasses.fields(Settings)]
     defaults = Settings()
     props: dict[str, dict] = {
         "memzoi.server.path": {
@@ -132,10 +133,10 @@ def configuration() -> dict:
             "description": "How long a lifecycle command waits for the editor to open the file it created, in milliseconds; the change is on disk either way.",
         },
     }
-    for name, field in fields.items():
+    for name in fields:
         if name not in described:
             raise SystemExit(f"server setting {name!r} has no VS Code description in {__file__}; add one")
-        props[f"memzoi.{field.alias or name}"] = described[name]
+        props[f"memzoi.{wire_name(name)}"] = described[name]
     return {"title": "Memzoi", "properties": props}
 
 
