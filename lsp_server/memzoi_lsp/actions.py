@@ -20,7 +20,7 @@ from pygls.capabilities import get_capability
 
 from memzoi.findings import Finding
 
-from . import resident
+from . import resident, routing
 from .convert import TextMap
 from .documents import Snapshot
 
@@ -127,6 +127,8 @@ def register(server: "MemzoiServer") -> None:
         wanted = any(lifecycle_kind(op, params.context.only, True) for op in OPERATIONS)
         if where is not None and wanted:
             actions.extend(finish(resident.code_actions(ls, snap, where), params))
+        elif wanted and routing.input_root(ls, snap) is not None:
+            actions.extend(finish(routing.code_actions(ls, snap), params))
         elif wanted:
             actions.extend(finish(lifecycle_actions(ls, snap), params))
         return actions or None

@@ -106,18 +106,20 @@ class MemzoiServer(LanguageServer):
             return True
         if snap.analysis.kind in ("record", "proposal"):
             return True
-        from . import resident
+        from . import resident, routing
 
-        return resident.file_of(self, snap.path) is not None
+        return resident.file_of(self, snap.path) is not None or routing.input_root(self, snap) is not None
 
     def findings_for(self, snap: Snapshot) -> list[Finding]:
         """What the editor shows on ``snap``: its verdict's findings (:func:`memzoi.verdict.judge`), or a resident
         file's findings, or none for an open buffer whose file is gone from disk."""
-        from . import resident
+        from . import resident, routing
 
         where = resident.file_of(self, snap.path) if snap.analysis.placement.memzoi_dir is None else None
         if where is not None:
             return resident.findings_for(self, snap, where)
+        if (root := routing.input_root(self, snap)) is not None:
+            return routing.findings_for(self, snap, root)
         if self.gone_from_disk(snap):
             return []
         return list(self.verdict(snap).findings)
@@ -381,12 +383,12 @@ def create_server() -> MemzoiServer:
 
     from . import (  # noqa: E402
         actions, commands, diagnostics, folders, hover, inbox, lenses, lifecycle, localmem, materialization,
-        navigation, preview, resident, sync, textdoc, watch,
+        navigation, preview, resident, routing, sync, textdoc, watch,
     )
 
     # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
     for module in (sync, hover, actions, commands, folders, inbox, lenses, lifecycle, localmem, materialization,
-                   navigation, preview, resident, watch):
+                   navigation, preview, resident, routing, watch):
         module.register(server)
     return server
 
