@@ -294,3 +294,41 @@ def test_failed_runtime_write_records_nothing(project, monkeypatch):
         apply(project, TWO_PACKETS)
     assert err.value.code == "disk_full"
     assert state(project) == (0, 0, 0) and L.history(project) == []
+
+
+def test_crash_at_every_step_leaves_all_or_nothing(tmp_path, monkeypatch):
+    """A process killed (``os._exit``) at each numbered step of an import apply: after the next reconciliation
+    the packets, the local record and the checkpoint are all there or none is; or, killed between two file
+    switches, the change is ``uncertain`` with no runtime row visible, and ``restore-before`` removes the packet
+    already written (as for session-end)."""
+    from ..ledger.faults import CRASH_EXIT, run_child
+
+    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
+
+    def project(name: str) -> tuple[Path, str]:
+        root = tmp_path / name
+        (root / ".memzoi" / "records").mkdir(parents=True)
+        return root, plan_import(root, TWO_PACKETS, actor="dev")["plan_id"]
+
+    probe, plan_id = project("probe")
+    steps: list[str] = []
+    L.set_fault_hook(steps.append)
+    try:
+        import_apply(probe, TWO_PACKETS, plan_id=plan_id, actor="dev", now=T0)
+    finally:
+        L.set_fault_hook(None)
+    seen = set()
+    for n in range(1, len(steps) + 1):
+        root, plan_id = project(f"c{n}")
+        code, _ = run_child(lambda root=root, plan_id=plan_id: import_apply(root, TWO_PACKETS, plan_id=plan_id,
+                                                                            actor="dev", now=T0), crash_at=n)
+        assert code == CRASH_EXIT
+        got = state(root)
+        if got not in ((0, 0, 0), (2, 1, 1)):
+            [change] = L.history(root)
+            assert change.status == "uncertain" and got[1:] == (0, 0), (steps[n - 1], got)
+            L.recover(root, change.id, "restore-before", actor="dev")
+            got = state(root)
+            assert got == (0, 0, 0), steps[n - 1]
+        seen.add(got)
+    assert seen == {(0, 0, 0), (2, 1, 1)}
