@@ -282,3 +282,14 @@ def test_fault_at_every_step_leaves_all_or_nothing(tmp_path, monkeypatch):
         outcomes[step] = got = state(root)
         assert got in ((0, 0, 0), (2, 1, 1)), (step, got)
     assert outcomes["apply:file1:swap"] == (0, 0, 0)
+
+
+def test_a_detector_match_the_prohibited_lines_miss_is_blocked_and_never_shown(project):
+    token = "Zq8" + "Lk3Vb9Xc2Mn7Pw4Rt6Yu1Io5As0Df3GhJk8"  # built at run time: high entropy, no known prefix
+    text = f"## Decision: Keep the value\n\nThe value is {token} today.\n\n## Preference: Mine\n\nMine is {token}.\n"
+    plan = plan_capture(project, source=source(project, text))
+    assert plan["status"] == "ready" and token not in json.dumps(plan)
+    assert [c["action"]["code"] for c in plan["candidates"]] == ["high_entropy_value", "high_entropy_value"]
+    with pytest.raises(L.Refusal) as err:
+        review(project, plan, "accept", "reject")
+    assert err.value.code == "invalid_capture_decision" and token not in err.value.message

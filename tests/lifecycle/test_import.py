@@ -332,3 +332,23 @@ def test_crash_at_every_step_leaves_all_or_nothing(tmp_path, monkeypatch):
             assert got == (0, 0, 0), steps[n - 1]
         seen.add(got)
     assert seen == {(0, 0, 0), (2, 1, 1)}
+
+
+def test_a_secret_anywhere_is_never_shown_or_stored(project):
+    secret = "ghp_" + "R5t6Y7u8I9" * 3  # built at run time, never printed
+    text = manifest(cand("discard", "Noise", f"old {secret}"),
+                    cand("needs_review", "Unsure", "Decide.", reason=f"because {secret}"),
+                    cand("local", "Mine", "Tabs.", tags=[secret]),
+                    cand("local", "Fine", "Spaces."))
+    plan = plan_import(project, text)
+    assert secret not in json.dumps(plan)
+    actions = [c["action"] for c in plan["candidates"]]
+    assert actions[0]["kind"] == "no_write" and actions[0]["reasons"] == ["credential_token"]
+    assert actions[1]["kind"] == "blocked" and actions[1]["reasons"] == ["credential_token"]
+    assert actions[2]["kind"] == "blocked" and actions[3]["kind"] == "create_runtime"
+    out = import_apply(project, text, plan_id=plan["plan_id"])
+    assert secret not in json.dumps(out) and [r.title for r in list_local(project)] == ["Fine"]
+    leaky = manifest(cand("local", "a", "b"), sources=[{"url": f"https://x.example/?token={secret}"}])
+    with pytest.raises(L.Refusal) as err:
+        plan_import(project, leaky)
+    assert err.value.code == "invalid_import_manifest" and secret not in err.value.message

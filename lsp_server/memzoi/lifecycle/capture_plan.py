@@ -31,6 +31,7 @@ from .capture_prohibited import DETECTORS, first_prohibited
 from .capture_source import (CONFIGURATION_HASH, EXTRACTOR, MAX_CANDIDATES, MAX_EVIDENCE_ITEM, MAX_SOURCE_BYTES,
                              PREFIXES, PROFILE, Section, Source, canonical_hash, digest, load_source, sections)
 from .import_plan import POLICY, existing_content
+from .readiness import CREDENTIAL_CODES
 
 REQUEST_SCHEMA = "memzoi/capture-request"
 PLAN_SCHEMA = "memzoi/capture-plan"
@@ -159,6 +160,13 @@ def repo_block(root: Path, memory: dict[str, Any]) -> list[str]:
     return []
 
 
+def secret_codes(memory: dict[str, Any]) -> list[str]:
+    """The credential and personal-data codes on a local or session candidate's title and body."""
+    from .local import content_codes
+
+    return content_codes(memory["title"], memory["body"], among=CREDENTIAL_CODES)
+
+
 def actions(root: Path, cands: list[dict[str, Any]], existing: dict[str, list[dict[str, Any]]],
             conflicts: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """Set each candidate's ``action`` in place; returns the preconditions by candidate id."""
@@ -177,13 +185,17 @@ def actions(root: Path, cands: list[dict[str, Any]], existing: dict[str, list[di
         prior.setdefault(raw, i)
         confl = [x for x in conflicts.get(m["title"].strip().casefold(), []) if x["content_hash"] != chash]
         reserved = None
-        codes = repo_block(root, m) if dest == "repo" else []
+        codes = repo_block(root, m) if dest == "repo" else secret_codes(m)
         if dups:
             c["action"] = {"kind": "duplicate", "matches": dups}
         elif confl:
             c["action"] = {"kind": "conflict", "matches": confl}
         elif codes:
             c["action"] = {"kind": "blocked", "code": codes[0], "codes": codes}
+            if set(codes) & CREDENTIAL_CODES:  # a detector matched its text: shown nowhere (plan, review, output)
+                m.update(title="Redacted capture candidate", body="Redacted: a detector matched this section.")
+                for ev in c["evidence"]:
+                    ev.pop("text", None)
         elif dest == "repo":
             reserved = _reserve(root, base_packet_id(m["title"]).replace("mem_import_", "mem_capture_", 1), used)
             c["action"] = {"kind": "create_proposal", "proposal_id": reserved, "path": f"{PENDING}/{reserved}.md"}

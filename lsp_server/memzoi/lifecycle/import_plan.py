@@ -112,12 +112,14 @@ def repo_codes(root: Path, m: ImportManifest, c: ImportCandidate) -> list[str]:
 
 
 def runtime_codes(c: ImportCandidate) -> list[str]:
-    """The credential and personal-data codes on a local or session candidate (empty when it may be stored)."""
+    """The credential and personal-data codes on a non-repo candidate's text (title, body, reason, tags, scope
+    paths; empty when it may be stored and shown)."""
+    extra = "\n".join([c.reason, *c.tags, *c.scope["paths"], c.scope["id"] or ""])
     try:
-        check_scannable(f"{c.title}\n{c.body}", f"candidates[{c.index}]")
+        check_scannable(f"{c.title}\n{c.body}\n{extra}", f"candidates[{c.index}]")
     except Refusal as err:
         return [err.code]
-    return content_codes(c.title, c.body, among=CREDENTIAL_CODES)
+    return content_codes(c.title, f"{c.body}\n{extra}", among=CREDENTIAL_CODES)
 
 
 def existing_content(root: Path, conn: sqlite3.Connection | None) -> dict[str, list[dict[str, Any]]]:
@@ -175,8 +177,8 @@ def build_plan(root: Path, m: ImportManifest, actor: str, existing: dict[str, li
     Pure apart from reading the gate's inputs under ``root``."""
     unsafe = {c.index: repo_codes(root, m, c) for c in m.candidates if c.destination == "repo"}
     unsafe = {i: codes for i, codes in unsafe.items() if codes}
-    blocked_runtime = {c.index: codes for c in m.candidates if c.destination in ("local", "session")
-                       if (codes := runtime_codes(c))}
+    secret = {c.index: codes for c in m.candidates if c.destination != "repo" if (codes := runtime_codes(c))}
+    blocked_runtime = {i: codes for i, codes in secret.items() if m.candidates[i].destination in ("local", "session")}
     used = set(resolved_identities(root))
     summary = dict.fromkeys(("create_proposals", "local_writes", "session_writes", "duplicates", "discarded",
                              "needs_review"), 0)
@@ -230,6 +232,10 @@ def build_plan(root: Path, m: ImportManifest, actor: str, existing: dict[str, li
         else:
             summary["discarded"] += 1
             item["action"] = {"kind": "no_write", "reason": c.reason}
+        if c.index in secret and c.destination in ("discard", "needs_review"):  # written nowhere, shown redacted
+            item["action"] = {**item["action"], "reason": "redacted: the candidate carries a secret or personal data",
+                              "reasons": secret[c.index]}
+            _redacted(c, item, "candidate with a secret or personal data")
         candidates.append(item)
     plan = {"schema": SCHEMA, "plan_id": "", "sources": [] if unsafe else m.sources,
             "summary": {"total": len(m.candidates), **summary}, "candidates": candidates}
@@ -273,7 +279,12 @@ def plan_import(project_root: str | os.PathLike[str], text: str, *, where: str =
 
 
 def screen_origin_key(m: ImportManifest) -> None:
-    """Refuse an ``origin_key`` in which a credential detector fires (it is stored in packets and the ledger)."""
+    """Refuse an ``origin_key`` or a source locator in which a credential detector fires (they are stored in
+    packets and the ledger, and shown in the plan)."""
     if content_codes("origin key", m.origin_key, among=CREDENTIAL_CODES):
         raise Refusal("invalid_import_manifest", "`origin_key` looks like a secret; name the source event with an "
                       "opaque key of your own; nothing was written")
+    for i, src in enumerate(m.sources):
+        if content_codes("source", "\n".join(src.values()), among=CREDENTIAL_CODES):
+            raise Refusal("invalid_import_manifest", f"sources[{i}] looks like it holds a secret (a credential in "
+                          "a URL or reference); cite the source without it; nothing was written")
