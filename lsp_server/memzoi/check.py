@@ -146,6 +146,28 @@ def _resident(arg: str, report: CheckReport) -> bool:
     return True
 
 
+def _routing_input(arg: str, report: CheckReport) -> bool:
+    """Check ``arg`` as a session-end file or an import manifest of a project (YAML, :mod:`memzoi.lifecycle.routing`)
+    when it is one, with the findings the editor shows; True when it was."""
+    if not arg.endswith((".yml", ".yaml")) or not os.path.isfile(arg) or os.path.islink(arg):
+        return False
+    try:
+        text = Path(arg).read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    from .lifecycle.routing import input_kind, input_verdict
+    from .workspace import find_project_root
+
+    root = find_project_root(Path(arg))
+    if input_kind(arg, text) is None or not (root / ".memzoi").is_dir():
+        return False
+    found = input_verdict(os.path.abspath(arg), text, root, ProjectContext.of(root / ".memzoi"))
+    index = LineIndex(text)
+    report.files_checked += 1
+    report.findings.extend(Located(shown_path(arg), f, index.position(f.start), index.position(f.end)) for f in found)
+    return True
+
+
 def check_paths(args: list[str], *, workers: int | None = None,
                 progress: Callable[[int, int], None] | None = None, cache: bool = True) -> CheckReport:
     """Check every file under ``args`` (see :func:`expand`). Raises :class:`UsageError` for a missing path.
@@ -234,7 +256,7 @@ def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, 
     visibility: dict[str, GitVisibility] = {}
     try:
         for arg in args:
-            if _resident(arg, report):
+            if _resident(arg, report) or _routing_input(arg, report):
                 continue
             found = expand(arg, on_file=add)
             report.skipped.extend(found.skipped)

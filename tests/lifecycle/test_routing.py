@@ -94,3 +94,18 @@ def test_blocked_session_end_preview_is_classification_only(project):
     preview = routing_preview(project, project / "s.yml", text)
     assert preview["blocked"] and "Tokens rotate" not in json.dumps(preview)
     assert preview["candidates"][0]["reasons"] == ["sensitivity_not_repo_safe"]
+
+
+def test_memzoi_check_of_an_input_file_says_what_the_editor_says(project, capsys):
+    from memzoi.cli.main import main
+
+    text = FULL.replace('"sensitivity": "repo-safe"', '"sensitivity": "unknown"')
+    (project / "session.yml").write_text(text, encoding="utf-8")
+    capsys.readouterr()
+    assert main(["check", str(project / "session.yml"), "--format", "json"]) == 1
+    shown = json.loads(capsys.readouterr().out)
+    codes = [f["code"] for f in shown["findings"]] if "findings" in shown else [
+        f["code"] for file in shown.get("files", []) for f in file.get("findings", [])]
+    assert codes == [f.code for f in input_findings(project, project / "session.yml", text)]
+    (project / "other.yml").write_text("jobs: {}\n", encoding="utf-8")  # not an input: checked as before
+    assert main(["check", str(project / "other.yml")]) == 1
