@@ -17,7 +17,7 @@ from pygls.capabilities import get_capability
 
 from memzoi.findings import Finding
 
-from . import resident
+from . import resident, routing
 from .codeactions import (
     APPLY_KIND, KINDS, MATERIALIZE_KIND, OPERATIONS, PREVIEW_KIND, QUICKFIX, RECOVER_KIND, REATTEST_KIND, REJECT_KIND,
     REVIEW, REVIEW_KIND, ROUTE_KIND, SUPERSEDE_KIND, TOMBSTONE_KIND, UNDO_KIND, action as _action, finish, is_dirty,
@@ -110,6 +110,8 @@ def register(server: "Session") -> None:
         wanted = any(lifecycle_kind(op, params.context.only, True) for op in OPERATIONS)
         if where is not None and wanted:
             actions.extend(finish(resident.code_actions(ls, snap, where), params))
+        elif wanted and routing.input_root(ls, snap) is not None:
+            actions.extend(finish(routing.code_actions(ls, snap), params))
         elif wanted:
             actions.extend(finish(lifecycle_actions(ls, snap), params))
         return actions or None

@@ -23,7 +23,7 @@ from memzoi.workspace import MEMZOI_DIR, Role
 # `session.Session`), so the package has no import cycle (tests/test_architecture.py).
 from . import (
     actions, commands, diagnostics, folders, hover, inbox, lenses, lifecycle, localmem, materialization,
-    navigation, preview, resident, scan, sync, textdoc, watch,
+    navigation, preview, resident, routing, scan, sync, textdoc, watch,
 )
 from .documents import Documents, Snapshot, path_to_uri, uri_to_path
 from .inboxwatch import CandidateWatch
@@ -114,7 +114,7 @@ class MemzoiServer(LanguageServer):
             return True
         if snap.analysis.kind in ("record", "proposal"):
             return True
-        return resident.file_of(self, snap.path) is not None
+        return resident.file_of(self, snap.path) is not None or routing.input_root(self, snap) is not None
 
     def findings_for(self, snap: Snapshot) -> list[Finding]:
         """What the editor shows on ``snap``: its verdict's findings (:func:`memzoi.verdict.judge`), or a resident
@@ -122,6 +122,8 @@ class MemzoiServer(LanguageServer):
         where = resident.file_of(self, snap.path) if snap.analysis.placement.memzoi_dir is None else None
         if where is not None:
             return resident.findings_for(self, snap, where)
+        if (root := routing.input_root(self, snap)) is not None:
+            return routing.findings_for(self, snap, root)
         if self.gone_from_disk(snap):
             return []
         return list(self.verdict(snap).findings)
@@ -373,7 +375,7 @@ def create_server() -> MemzoiServer:
 
     # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
     for module in (sync, hover, actions, commands, folders, inbox, lenses, lifecycle, localmem, materialization,
-                   navigation, preview, resident, watch):
+                   navigation, preview, resident, routing, watch):
         module.register(server)
     return server
 
