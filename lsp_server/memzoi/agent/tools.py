@@ -230,7 +230,7 @@ def _pack(s: Session, a: PackArgs) -> ToolResult:
 
 
 def _precheck(s: Session, a: PathArgs) -> ToolResult:
-    from .recall import precheck_path
+    from .precheck import precheck_path
 
     data = precheck_path(s.root, a.path)
     rows = [f"- [{w['severity']}] {w['message']} (record {w['record_id']}, match {w['path_score']}); "

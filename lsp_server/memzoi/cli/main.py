@@ -21,7 +21,8 @@ from .. import __version__
 #: Command modules, in help order (``-`` in a command name is ``_`` in its module's). Each has
 #: ``register(subparsers)`` which sets ``func`` on its parser.
 COMMANDS = ["init", "check", "upgrade", "proposals", "local", "checkpoint", "session-end", "supersede", "tombstone",
-            "materialize", "reattest", "undo", "history", "reconcile", "resident", "rebuild", "search", "integrate",
+            "materialize", "reattest", "undo", "history", "reconcile", "resident", "rebuild", "search", "context",
+            "handoff", "precheck", "expiry", "integrate",
             "export", "mcp", "doctor", "explain", "schema", "completion"]
 
 

@@ -1,0 +1,85 @@
+"""The read-only recall and planning tools Memzoi's MCP server has beyond the first table (reference §9):
+``precheck_action``, ``precheck_command``, ``inspect_memory_expiry`` and ``plan_maintenance``. Registered into
+:data:`memzoi.agent.tools.TOOLS` when this module is imported (the MCP server imports it with the table).
+
+All of them only read, and only the repository plane: the precheck citations carry ``provenance: git``; the
+expiry diagnostic is of a repository record; the maintenance plan is returned, never written (Memzoi: "MCP never
+writes an artifact").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .tools import Session, Tool, ToolResult, register
+
+_STRICT = ConfigDict(extra="forbid", strict=True)
+_READ = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
+
+
+class ActionArgs(BaseModel):
+    """Arguments of ``precheck_action``."""
+
+    model_config = _STRICT
+    action: str = Field(min_length=1, max_length=8000, description="The planned action, in words.")
+    path: str | None = Field(None, min_length=1, max_length=4096, description="Repository-relative path it touches.")
+
+
+class CommandArgs(BaseModel):
+    """Arguments of ``precheck_command``."""
+
+    model_config = _STRICT
+    command: str = Field(min_length=1, max_length=8000, description="The planned shell command.")
+    path: str | None = Field(None, min_length=1, max_length=4096, description="Repository-relative path it touches.")
+
+
+class ExpiryArgs(BaseModel):
+    """Arguments of ``inspect_memory_expiry``."""
+
+    model_config = _STRICT
+    record_id: str = Field(min_length=1, max_length=512, description="The repository record's id.")
+
+
+def _precheck_text(data: dict[str, Any], what: str) -> str:
+    rows = [f"- [{w['severity']}] {w['message']} (record {w['record_id']}, provenance "
+            f"{w['citations'][0]['provenance']}); {w['suggested_next_step']}" for w in data["warnings"]]
+    return "\n".join(rows) if rows else f"no warnings, risks or failed attempts apply to this {what}"
+
+
+def _action(s: Session, a: ActionArgs) -> ToolResult:
+    from .precheck import precheck
+
+    data = precheck(s.root, path=a.path, action=a.action)
+    return ToolResult(data, _precheck_text(data, "action"))
+
+
+def _command(s: Session, a: CommandArgs) -> ToolResult:
+    from .precheck import precheck
+
+    data = precheck(s.root, path=a.path, command=a.command)
+    return ToolResult(data, _precheck_text(data, "command"))
+
+
+def _expiry(s: Session, a: ExpiryArgs) -> ToolResult:
+    from ..expiry import inspect_expiry
+
+    data = inspect_expiry(s.root, a.record_id)
+    state = "excluded from" if data["excluded_from_normal_reads"] else "included in"
+    return ToolResult(data, f"record {a.record_id} is {state} normal reads at {data['evaluated_at']}: {data['reason']}")
+
+
+register(Tool("precheck_action", "Precheck an action",
+              "Check a planned action against the repository's risks, warnings and failed attempts: text match on "
+              "the action, restricted to records bound to `path` when given (scored as Memzoi does: exact 5, "
+              "trailing /** 4, ancestor folder 3, descendant 2). Citations carry provenance git.", ActionArgs,
+              _action, annotations=_READ))
+register(Tool("precheck_command", "Precheck a command",
+              "Check a planned shell command against the repository's risks, warnings and failed attempts (text "
+              "match on the command, restricted to `path` when given). Call it before running something risky.",
+              CommandArgs, _command, annotations=_READ))
+register(Tool("inspect_memory_expiry", "Inspect a record's expiry",
+              "Explain a repository record's normal-read eligibility now: its retention decision (state, "
+              "boundary, reason), current-assertion exclusions and whether ordinary reads include it.", ExpiryArgs,
+              _expiry, annotations=_READ))

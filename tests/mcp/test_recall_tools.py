@@ -1,0 +1,40 @@
+"""Memzoi's read-only recall tools over the real stdio server, through the SDK client: ``precheck_action``,
+``precheck_command`` and ``inspect_memory_expiry`` (and their refusals), each answering with structured content in
+the core's shape and citing its plane."""
+
+from __future__ import annotations
+
+
+
+from .conftest import FACT_ID, WARNING_ID
+from .test_stdio_e2e import connect
+
+
+
+async def test_precheck_action_and_command(project, home):
+    async with connect(project, home) as s:
+        act = await s.call_tool("precheck_action", {"action": "serialise session refreshes",
+                                                    "path": "src/auth/session.ts"})
+        assert not act.is_error
+        (w,) = act.structured_content["warnings"]
+        assert w["record_id"] == WARNING_ID and w["path_score"] == 3 and w["lexical"] is True
+        assert w["citations"][0]["provenance"] == "git" and "provenance git" in act.content[0].text
+        other = await s.call_tool("precheck_action", {"action": "serialise session refreshes", "path": "docs/x.md"})
+        assert other.structured_content["warnings"] == []  # the action text does not bypass the path
+        cmd = await s.call_tool("precheck_command", {"command": "refresh two tabs at once"})
+        assert [x["record_id"] for x in cmd.structured_content["warnings"]] == [WARNING_ID]
+        bad = await s.call_tool("precheck_command", {"command": "ls", "path": "../../etc"})
+        assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_value"
+
+
+async def test_inspect_memory_expiry(project, home):
+    async with connect(project, home) as s:
+        res = await s.call_tool("inspect_memory_expiry", {"record_id": FACT_ID})
+        assert not res.is_error
+        data = res.structured_content
+        assert data["record"]["id"] == FACT_ID and data["excluded_from_normal_reads"] is False
+        assert data["retention"]["reason"] == "no_age_limit" and "included in" in res.content[0].text
+        missing = await s.call_tool("inspect_memory_expiry", {"record_id": "no-such-record"})
+        assert missing.is_error and missing.structured_content["error"]["code"] == "not_found"
+        extra = await s.call_tool("build_context_pack", {"task": "x", "include_local": True})
+        assert extra.is_error  # Memzoi's build_context_pack rejects include_local and include_session
