@@ -329,7 +329,7 @@ register(Tool("build_context_pack", "Build a context pack",
               annotations=_READ))
 register(Tool("precheck_path", "Precheck a path",
               "The risks, warnings and failed attempts recorded for a path, matched as Memzoi does (exact 5, "
-              "ancestor folder 4, descendant 3, trailing /** 2). Call it before editing a file.", PathArgs, _precheck,
+              "trailing /** 4, ancestor folder 3, descendant 2). Call it before editing a file.", PathArgs, _precheck,
               output=outputs.PrecheckOutput,
               annotations=_READ))
 register(Tool("list_pending", "List pending proposals",
