@@ -38,3 +38,21 @@ async def test_inspect_memory_expiry(project, home):
         assert missing.is_error and missing.structured_content["error"]["code"] == "not_found"
         extra = await s.call_tool("build_context_pack", {"task": "x", "include_local": True})
         assert extra.is_error  # Memzoi's build_context_pack rejects include_local and include_session
+
+
+async def test_plan_maintenance_is_returned_never_written(project, home):
+    before = sorted(p for p in project.rglob("*") if ".git" not in p.parts)
+    async with connect(project, home) as s:
+        res = await s.call_tool("plan_maintenance", {"schema": "memzoi/maintenance-request",
+                                                     "evaluated_at": "2026-08-01T00:00:00Z"})
+        assert not res.is_error, res.content[0].text
+        plan = res.structured_content
+        assert plan["schema"] == "memzoi/maintenance-plan" and plan["summary"]["records"] == 2
+        assert plan["request"]["evaluated_at"] == "2026-08-01T00:00:00Z" and "nothing written" in res.content[0].text
+        again = await s.call_tool("plan_maintenance", {"evaluated_at": "2026-08-01T00:00:00Z"})
+        assert again.structured_content["plan_id"] == plan["plan_id"]
+        bad = await s.call_tool("plan_maintenance", {"schema": "memzoi/other"})
+        assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_value"
+        unknown = await s.call_tool("plan_maintenance", {"record_ids": ["no-such"]})
+        assert unknown.structured_content["error"]["code"] == "not_found"
+    assert sorted(p for p in project.rglob("*") if ".git" not in p.parts) == before

@@ -83,3 +83,33 @@ register(Tool("inspect_memory_expiry", "Inspect a record's expiry",
               "Explain a repository record's normal-read eligibility now: its retention decision (state, "
               "boundary, reason), current-assertion exclusions and whether ordinary reads include it.", ExpiryArgs,
               _expiry, annotations=_READ))
+
+
+class MaintenanceArgs(BaseModel):
+    """Arguments of ``plan_maintenance``: Memzoi's ``memzoi/maintenance-request``."""
+
+    model_config = _STRICT
+    schema_: str = Field("memzoi/maintenance-request", alias="schema",
+                         description="Always memzoi/maintenance-request.")
+    evaluated_at: str | None = Field(None, max_length=64, description="Evaluation instant (RFC 3339); default now.")
+    record_ids: list[str] = Field(default_factory=list, max_length=256, description="Target record ids (≤256).")
+
+
+def _maintenance(s: Session, a: MaintenanceArgs) -> ToolResult:
+    from ..ledger import Refusal
+    from ..maintenance import REQUEST_SCHEMA, plan_maintenance, request
+
+    if a.schema_ != REQUEST_SCHEMA:
+        raise Refusal("invalid_value", f"maintenance request schema must be {REQUEST_SCHEMA}")
+    plan = plan_maintenance(s.root, request(a.record_ids, a.evaluated_at))
+    sm = plan["summary"]
+    return ToolResult(plan, f"maintenance plan {plan['plan_id']} (report only, nothing written): {sm['records']} "
+                      f"record(s), {sm['exact_duplicates']} exact duplicate set(s), {sm['contradictions']} "
+                      f"contradiction set(s), {sm['stale']} stale, {sm['expired']} expired")
+
+
+register(Tool("plan_maintenance", "Plan repository maintenance",
+              "The immutable memzoi/maintenance-plan over the repository's canonical records: exact duplicates, "
+              "unresolved contradictions (the full set, no winner), staleness and expiry, with evidence digests and "
+              "action candidates. Report only: nothing is written, no artifact is stored.", MaintenanceArgs,
+              _maintenance, annotations=_READ))

@@ -22,7 +22,7 @@ from .. import __version__
 #: ``register(subparsers)`` which sets ``func`` on its parser.
 COMMANDS = ["init", "check", "upgrade", "proposals", "local", "checkpoint", "session-end", "supersede", "tombstone",
             "materialize", "reattest", "undo", "history", "reconcile", "resident", "rebuild", "search", "context",
-            "handoff", "precheck", "expiry", "integrate",
+            "handoff", "precheck", "expiry", "maintenance", "safety", "integrate",
             "export", "mcp", "doctor", "explain", "schema", "completion"]
 
 
