@@ -380,13 +380,13 @@ def create_server() -> MemzoiServer:
             ls.refresh_all()
 
     from . import (  # noqa: E402
-        actions, commands, diagnostics, folders, hover, inbox, lenses, lifecycle, localmem, materialization,
-        navigation, preview, resident, sync, textdoc, watch,
+        actions, checkpoints, commands, diagnostics, folders, hover, inbox, lenses, lifecycle, localmem,
+        materialization, navigation, preview, resident, sync, textdoc, watch,
     )
 
     # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
-    for module in (sync, hover, actions, commands, folders, inbox, lenses, lifecycle, localmem, materialization,
-                   navigation, preview, resident, watch):
+    for module in (sync, hover, actions, checkpoints, commands, folders, inbox, lenses, lifecycle, localmem,
+                   materialization, navigation, preview, resident, watch):
         module.register(server)
     return server
 
