@@ -53,7 +53,7 @@ def _client_name(ctx) -> str:
 
 def _load_core():
     """The core's tool module, loaded on the first request so the handshake does not wait for its imports."""
-    from memzoi.agent import tools, tools_recall  # noqa: F401 - importing registers the recall tools
+    from memzoi.agent import tools
 
     return tools
 
