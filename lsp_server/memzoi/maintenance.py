@@ -101,7 +101,11 @@ def _load(root: Path, row: dict[str, Any], at: datetime, selected: set[str]) -> 
     if not row["admitted"]:
         raise Refusal("not_admitted", f"{path}: record {row['id']} is not admitted (see `memzoi check {path}`); "
                       "repository maintenance plans only over admitted records")
-    doc = frame((root / path).read_text(encoding="utf-8"))
+    try:
+        doc = frame((root / path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):  # changed or removed since the index was refreshed
+        raise Refusal("source_changed", f"{path}: the record could not be read while planning; run the plan "
+                      "again") from None
     data = dict(doc.data or {})
     if data.get("scope") != "repo" or data.get("visibility") != "repo" \
             or data.get("content_class") != "general_repo_knowledge":

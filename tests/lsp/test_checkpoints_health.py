@@ -59,3 +59,26 @@ async def test_memory_health_names_duplicates_with_uris(workspace, client):
     assert [d["record_ids"] for d in dup] == [["dup-a", "dup-b"]]
     assert dup[0]["uris"]["dup-a"] == (workspace / ".memzoi" / "records" / "dup-a.md").resolve().as_uri()
     assert project["summary"]["exact_duplicates"] >= 1 and project["plan_id"].startswith("blake3:")
+
+
+async def test_a_session_end_checkpoint_shows_up_in_the_editor(workspace, memzoi_home, client, monkeypatch):
+    """The checkpoint half of the end-to-end: what an agent's session-end routes to `session` is listed by the
+    running server (with continue and close), beside the pending packet of its `repo` candidate."""
+    from memzoi.lifecycle.session_end import session_end
+
+    from ..lifecycle.test_session_end import SEED
+
+    monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))
+    text = SEED + """  - destination: session
+    type: episode
+    lane: session
+    title: Where the auth work stopped
+    body: Token refresh is next.
+"""
+    routed = session_end(workspace, text=text, actor="agent")
+    by_dest = {c["destination"]: c for c in routed["candidates"]}
+    cid = by_dest["session"]["checkpoint_id"]
+    (row,) = (await _run(client, "memzoi.checkpoints.list", {}))["projects"][0]["checkpoints"]
+    assert row["id"] == cid and row["task"] == "Implement auth middleware" and row["actions"] == ["continue", "close"]
+    listed = await _run(client, "memzoi.proposals.list", {})
+    assert by_dest["repo"]["proposal_id"] in {p["id"] for p in listed["proposals"]}
