@@ -122,3 +122,9 @@ def test_cli_context_handoff_and_expiry(project, capsys):
     assert json.loads(capsys.readouterr().out)["excluded_from_normal_reads"] is True
     assert main(["expiry", "--root", root, "old-episode", "--evaluated-at", "yesterday"]) == 2
     assert main(["expiry", "--root", root, "nope"]) == 1
+
+
+def test_a_secret_in_the_task_is_never_echoed(project):
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4" + "rS6tU8vW0xY2zA4"  # built at run time
+    pack = context_pack(project, f"rotate signing keys with {token}")
+    assert token not in json.dumps(pack) and "[redacted]" in pack["task"]

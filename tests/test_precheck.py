@@ -135,3 +135,13 @@ def test_cli_prints_memzoi_shape(tmp_path, capsys):
     assert main(["precheck", "--root", str(root), "--path", "package.json"]) == 0
     text = capsys.readouterr().out
     assert "warning-npm-install" in text and "provenance git" in text
+
+
+def test_a_secret_in_the_command_is_never_echoed(tmp_path):
+    root = _project(tmp_path)
+    _memory(root, "warning-curl", "warning", "curl uploads", "Uploading with curl needs the staging host.",
+            "scripts/upload.sh")
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4" + "rS6tU8vW0xY2zA4"  # built at run time
+    out = precheck(root, command=f"curl -H 'Authorization: Bearer {token}' uploads", path="scripts/upload.sh")
+    assert token not in json.dumps(out)
+    assert [w["record_id"] for w in out["warnings"]] == ["warning-curl"]

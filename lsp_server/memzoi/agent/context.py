@@ -62,7 +62,9 @@ def _pack(root: Path, task: str, paths: list[str], budget: int, include_local: b
             continue
         used += item["tokens"]
         runtime.append(item)
-    return {"task": task, "paths": wanted, "token_budget": budget, "tokens_used": used, "token_counting": TOKEN_RULE,
+    from ..safety.redact import scrub  # a secret typed into the task is never echoed
+
+    return {"task": scrub(task) if task else task, "paths": wanted, "token_budget": budget, "tokens_used": used, "token_counting": TOKEN_RULE,
             "include_local": include_local, "include_session": include_session, "records": repo["records"],
             "runtime": runtime, "withheld": repo["withheld"], "omitted": omitted}
 

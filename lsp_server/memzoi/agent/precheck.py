@@ -16,7 +16,8 @@ The rule is Memzoi's ``precheck.rs@81b0f5f``:
 Each warning has Memzoi's shape ``{id: "warn_<record>", record_id, message: "<title>: <body>", severity,
 citations, suggested_next_step}``; each citation names its plane (``provenance: git``, ``destination: repo``):
 precheck reads repository records only, so a runtime row is never cited here as repo truth. Records whose text
-carries instruction-like or invisible characters are withheld (listed by id and reason only).
+carries instruction-like or invisible characters are withheld (listed by id and reason only). A secret in the
+action or command (a token on a command line) is searched for but echoed redacted.
 """
 
 from __future__ import annotations
@@ -56,7 +57,12 @@ def precheck(root: Path, *, path: str | None = None, action: str | None = None, 
                 continue
             found[rec["id"]] = (rec, score, binding, lexical)
     ranked = sorted(found.values(), key=_order)
-    return {"path": where, "action": _clean(action), "command": _clean(command),
+    from ..safety.redact import scrub  # a secret typed into the action or command is never echoed
+
+    def shown(value: str | None) -> str | None:
+        return scrub(value) if value else value
+
+    return {"path": where, "action": shown(_clean(action)), "command": shown(_clean(command)),
             "warnings": [_warning(*t) for t in ranked[:PRECHECK_MAX]], "withheld": withheld}
 
 
