@@ -121,3 +121,26 @@ def test_cli_output_only_outside_the_worktree(project, tmp_path, capsys):
     assert main(["maintenance", "plan", "--root", root, "--evaluated-at", AT, "--output", str(outside)]) == 0
     assert json.loads(outside.read_text()) == printed
     assert "exact_duplicate: dup-a, dup-b" in capsys.readouterr().out
+
+
+def test_a_fresh_accepted_capture_after_the_boundary_is_a_renewal_candidate(tmp_path):
+    root = tmp_path / "renew"
+    (root / ".memzoi" / "records").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "--template=", str(root)], check=True, env=git_env())
+    claim = {"title": "Release notes live in CHANGES", "body": "Write release notes in CHANGES.md."}
+    _rec(root, "old-claim", retention={"explicit_expires_at": "2026-07-10T00:00:00Z"},
+         timestamp="2026-06-01T00:00:00Z", **claim)
+    capture = {"review_outcome": "accept", "reviewed_at": "2026-07-20T00:00:00Z",
+               "evidence": [{"source_id": "notes", "evidence_content_hash": "blake3:" + "a" * 64}]}
+    _rec(root, "fresh-claim", capture=capture, timestamp="2026-07-20T00:00:00Z",
+         origin={"origin_key": "capture:fresh", "route": "capture"}, **claim)
+    _rec(root, "early-claim", capture={**capture, "reviewed_at": "2026-07-05T00:00:00Z"},
+         timestamp="2026-07-05T00:00:00Z", origin={"origin_key": "capture:early", "route": "capture"}, **claim)
+    plan = plan_maintenance(root, request(evaluated_at=AT))
+    (found,) = [f for f in plan["findings"] if f["kind"] == "renewal_candidate"]
+    assert found["record_ids"] == ["fresh-claim", "old-claim"]  # the review before the boundary renews nothing
+    assert found["evidence"][0]["code"] == "fresh_accepted_capture_evidence"
+    assert found["evidence"][0]["boundary"] == "2026-07-10T00:00:00Z"
+    (action,) = [a for a in plan["action_groups"][0]["actions"] if a["class"] == "create_renewal_successor"]
+    assert action["predecessor_record_id"] == "old-claim" and action["evidence_record_id"] == "fresh-claim"
+    assert plan["summary"]["renewal_candidates"] == 1

@@ -26,7 +26,7 @@ from typing import Any
 from .document import frame
 from .ledger import Refusal
 from .maintenance_detect import (
-    STALE_AFTER, Loaded, contradictions, exact_duplicates, expiry, normalize_text, staleness,
+    STALE_AFTER, Loaded, contradictions, exact_duplicates, expiry, normalize_text, renewals, staleness,
 )
 from .models.common import parse_rfc3339
 from .retention import current_assertion, format_instant
@@ -180,8 +180,10 @@ def plan_maintenance(root: Path, req: dict[str, Any], now: datetime | None = Non
         [s["record_id"], s["version"], s["claim_digest"], s["applicability_digest"], s["temporal_digest"]]
         for s in records])
     dup_findings, actions = exact_duplicates(loaded, selected, digest)
+    renewal_findings, renewal_actions = renewals(loaded, selected, at, digest, format_instant)
+    actions += renewal_actions
     findings = dup_findings + contradictions(loaded, selected) + staleness(loaded, selected, at, format_instant) \
-        + expiry(loaded, selected)
+        + expiry(loaded, selected) + renewal_findings
     findings.sort(key=lambda f: f["finding_id"])
     actions.sort(key=lambda a: a["action_id"])
     for f in findings:

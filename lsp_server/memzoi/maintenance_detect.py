@@ -18,9 +18,11 @@ report-only"):
 * ``stale`` (``age-staleness-180d/1``): current active semantic/procedural records whose freshness (``updated``,
   else ``timestamp``, or a later accepted capture review) is 180 days old or more at the evaluation;
 * ``expired`` (``retention-expiry/1``): records with status ``expired``, or active and ``query_only``;
-* ``renewal_candidate`` (``capture-renewal/1``): declared in the plan's detectors, but never reported yet: it needs
-  capture review evidence (``capture`` blocks written by ``memzoi capture apply``), which this project does not
-  write yet.
+* ``renewal_candidate`` (``capture-renewal/1``): a semantic/procedural claim-bearing record, active or expired and
+  ``query_only`` at a boundary, and a current record with the same claim (without retention), another origin, not
+  already its renewal, whose ``capture`` block holds an ``accept``/``edit`` review after that boundary (and no later
+  than the evaluation) over other evidence than the predecessor's; one ``create_renewal_successor`` action
+  candidate (a renewal never extends the predecessor's retention).
 """
 
 from __future__ import annotations
@@ -259,3 +261,54 @@ def expiry(loaded: list[Loaded], selected: set[str]) -> list[dict]:
             evidence.append(e)
         out.append(new_finding("expired", [r.id], finding_comparison_digest([r]), evidence, "exact"))
     return out
+
+
+def _capture(r: Loaded) -> dict[str, Any] | None:
+    c = r.data.get("capture")
+    return c if isinstance(c, dict) else None
+
+
+def _renewable(r: Loaded) -> bool:
+    return r.eligible and r.data.get("lane") in _DURABLE and r.data.get("type") in _CLAIM_TYPES
+
+
+def _renews(evidence: Loaded, predecessor: Loaded) -> bool:
+    lineage = evidence.data.get("lineage") if isinstance(evidence.data.get("lineage"), dict) else {}
+    return lineage.get("kind") == "renewal" and lineage.get("predecessor_id") == predecessor.id
+
+
+def renewals(loaded: list[Loaded], selected: set[str], at: datetime, digest: str, fmt) -> tuple[list[dict], list[dict]]:
+    """Renewal-candidate findings and their ``create_renewal_successor`` action candidates."""
+    from .models.common import parse_rfc3339
+
+    findings, actions = [], []
+    for p in loaded:
+        s = p.snapshot
+        if not (_renewable(p) and s["status"] in ("active", "expired") and s["retention_state"] == "query_only"
+                and s.get("retention_boundary")):
+            continue
+        boundary = parse_rfc3339(s["retention_boundary"])
+        prior = _capture(p)
+        for e in loaded:
+            if not (_renewable(e) and e.snapshot["current_assertion"] and e.renewal_claim == p.renewal_claim
+                    and e.id != p.id) or (p.id not in selected and e.id not in selected):
+                continue
+            cap = _capture(e)
+            if e.data.get("origin") == p.data.get("origin") or _renews(e, p) or not cap \
+                    or cap.get("review_outcome") not in ("accept", "edit"):
+                continue
+            reviewed = parse_rfc3339(str(cap.get("reviewed_at") or ""))
+            if reviewed is None or boundary is None or reviewed <= boundary or reviewed > at:
+                continue
+            ev = domain_id("memzoi/maintenance/capture-evidence", cap.get("evidence"))
+            if prior is not None and domain_id("memzoi/maintenance/capture-evidence", prior.get("evidence")) == ev:
+                continue
+            ids = sorted([p.id, e.id])
+            f = new_finding("renewal_candidate", ids, finding_comparison_digest([p, e]), [{
+                "code": "fresh_accepted_capture_evidence", "digest": ev, "boundary": fmt(boundary)}], "high")
+            a = new_action("create_renewal_successor", f["finding_id"], ids, digest, [p, e],
+                           predecessor_record_id=p.id, evidence_record_id=e.id)
+            f["proposed_action_ids"].append(a["action_id"])
+            findings.append(f)
+            actions.append(a)
+    return findings, actions
