@@ -127,6 +127,10 @@ PENDING_MOVE: dict[str, str] = {
     "checkreport": "runs",
     "checkreplay": "runs",
     "codecache": "base",
+    "expiry": "agent",
+    "maintenance": "agent",
+    "maintenance_detect": "agent",
+    "safety_scan": "runs",
 }
 
 

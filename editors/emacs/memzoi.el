@@ -23,6 +23,8 @@
 ;; the server wrote, its `memzoi/changed' notification reverts the buffers of the touched files and clears the
 ;; diagnostics of deleted ones.
 ;; `memzoi-history' and `memzoi-undo' complete over the ledger's changes.
+;; Session checkpoints and memory health: `memzoi-checkpoints', `memzoi-checkpoint-continue',
+;; `memzoi-checkpoint-close', `memzoi-memory-health' (memzoi-checkpoints.el).
 ;;
 ;; Setup (see README.md):
 ;;   (add-to-list 'load-path "/path/to/memzoi-lsp/editors/emacs")
@@ -783,4 +785,7 @@ change (refused when the state moved since the preview)."
              nil)))))))
 
 (provide 'memzoi)
+;; Checkpoints and memory health (`memzoi-checkpoints', `memzoi-checkpoint-continue', `memzoi-checkpoint-close',
+;; `memzoi-memory-health') live beside this file.
+(require 'memzoi-checkpoints)
 ;;; memzoi.el ends here

@@ -22,8 +22,8 @@ from memzoi.workspace import MEMZOI_DIR, Role
 # The composition root: this module imports every feature; no feature imports it (each receives a
 # `session.Session`), so the package has no import cycle (tests/test_architecture.py).
 from . import (
-    actions, commands, diagnostics, folders, hover, inbox, lenses, lifecycle, localmem, materialization,
-    navigation, preview, resident, routing, scan, sync, textdoc, watch,
+    actions, checkpoints, commands, diagnostics, folders, hover, inbox, lenses, lifecycle, localmem,
+    materialization, navigation, preview, resident, routing, scan, sync, textdoc, watch,
 )
 from .documents import Documents, Snapshot, path_to_uri, uri_to_path
 from .inboxwatch import CandidateWatch
@@ -374,8 +374,8 @@ def create_server() -> MemzoiServer:
             ls.refresh_all()
 
     # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
-    for module in (sync, hover, actions, commands, folders, inbox, lenses, lifecycle, localmem, materialization,
-                   navigation, preview, resident, routing, watch):
+    for module in (sync, hover, actions, checkpoints, commands, folders, inbox, lenses, lifecycle, localmem,
+                   materialization, navigation, preview, resident, routing, watch):
         module.register(server)
     return server
 

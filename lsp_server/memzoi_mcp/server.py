@@ -52,8 +52,9 @@ def _client_name(ctx) -> str:
 
 
 def _load_core():
-    """The core's tool module, loaded on the first request so the handshake does not wait for its imports."""
-    from memzoi.agent import tools
+    """The core's tool module, loaded on the first request so the handshake does not wait for its imports (with
+    the recall and planning tools registered into its table, :mod:`memzoi.agent.tools_recall`)."""
+    from memzoi.agent import tools, tools_recall  # noqa: F401 - tools_recall registers its tools
 
     return tools
 

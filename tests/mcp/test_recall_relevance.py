@@ -160,7 +160,7 @@ def test_records_left_out_of_a_pack_or_precheck_are_named_with_their_reasons(pro
     left = {w["id"]: w["reasons"] for w in pack["withheld"]}
     assert "warnings/auth-visible" in left and left["warnings/auth-visible"]
     assert all(e["id"] != "warnings/auth-visible" for e in pack["records"])
-    from memzoi.agent.recall import precheck_path
+    from memzoi.agent.precheck import precheck_path
 
     pre = precheck_path(project, "src/auth/x.ts")
     assert "warnings/auth-visible" in {w["id"] for w in pre["withheld"]}

@@ -301,8 +301,15 @@ export async function decideLocal(arg: unknown, verb: 'approve' | 'reject'): Pro
 
 /** Shows a local candidate (it has no file) as a read-only Markdown preview: title, body, reason, proposer. */
 export async function showLocal(arg: unknown): Promise<void> {
-  const row = rowOf(arg, 'local');
+  const row = rowOf(arg, 'local') ?? rowOf(arg, 'checkpoint');
   if (!row) return;
+  if (row.kind === 'checkpoint') {
+    const text = [`# ${row.title}`, '', row.body ?? '', '', `- checkpoint: ${row.id} (version ${row.version ?? '?'})`,
+      '- provenance: runtime (a session checkpoint, never repository truth)', `- retention boundary: ${row.when ?? '?'}`,
+      `- accepts now: ${(row.actions ?? []).join(', ') || 'nothing'}`].join('\n');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ language: 'markdown', content: text }), { preview: true });
+    return;
+  }
   const content = [`# ${row.title}`, '', row.body ?? '', '', `- candidate: ${row.id}`, `- proposed by: ${row.actor ?? '?'}`,
     `- confidence: ${row.confidence ?? '?'}`, `- reason: ${row.reason ?? ''}`].join('\n');
   const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content });

@@ -230,7 +230,7 @@ def _pack(s: Session, a: PackArgs) -> ToolResult:
 
 
 def _precheck(s: Session, a: PathArgs) -> ToolResult:
-    from .recall import precheck_path
+    from .precheck import precheck_path
 
     data = precheck_path(s.root, a.path)
     rows = [f"- [{w['severity']}] {w['message']} (record {w['record_id']}, match {w['path_score']}); "
@@ -329,7 +329,7 @@ register(Tool("build_context_pack", "Build a context pack",
               annotations=_READ))
 register(Tool("precheck_path", "Precheck a path",
               "The risks, warnings and failed attempts recorded for a path, matched as Memzoi does (exact 5, "
-              "ancestor folder 4, descendant 3, trailing /** 2). Call it before editing a file.", PathArgs, _precheck,
+              "trailing /** 4, ancestor folder 3, descendant 2). Call it before editing a file.", PathArgs, _precheck,
               output=outputs.PrecheckOutput,
               annotations=_READ))
 register(Tool("list_pending", "List pending proposals",

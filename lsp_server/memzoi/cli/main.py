@@ -23,7 +23,8 @@ from .. import __version__
 COMMANDS = ["init", "check", "upgrade", "proposals", "local", "checkpoint", "session-end",
             "import", "capture",
             "supersede", "tombstone",
-            "materialize", "reattest", "undo", "history", "reconcile", "resident", "rebuild", "search", "integrate",
+            "materialize", "reattest", "undo", "history", "reconcile", "resident", "rebuild", "search", "context",
+            "handoff", "precheck", "expiry", "maintenance", "safety", "integrate",
             "export", "mcp", "doctor", "explain", "schema", "completion"]
 
 #: Commands whose module name differs from the command's (``import`` is a Python keyword).
