@@ -237,6 +237,9 @@ class ConfigProblem:
     column: int | None = None
     #: only this entry is ignored and the rest of its section applies (a bad ``[rules]`` entry, a user-only key)
     entry_only: bool = False
+    #: what is wrong, without what the loader does about it (``message`` adds that): a caller that acts otherwise
+    #: (refuses instead of using defaults) words the consequence itself
+    detail: str | None = None
 
 
 @dataclass(frozen=True)
@@ -304,7 +307,8 @@ def parse_config(text: str, path: Path | None = None) -> LoadedConfig:
     except tomllib.TOMLDecodeError as err:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
         problem = ConfigProblem((), f"invalid TOML ({err}); fix the syntax (every setting uses its default until then)",
-                                int(m.group(1)) if m else None, int(m.group(2)) if m else None)
+                                int(m.group(1)) if m else None, int(m.group(2)) if m else None,
+                                detail=f"invalid TOML ({err}); fix the syntax")
         return _loaded(DEFAULT_CONFIG, path, where, [problem])
     except RecursionError:  # tomllib recurses once per nested array or inline table
         return _loaded(DEFAULT_CONFIG, path, where, [ConfigProblem((), f"a value is {nesting_message()}")])
@@ -323,8 +327,9 @@ def parse_config(text: str, path: Path | None = None) -> LoadedConfig:
             failed.setdefault(loc[0] if loc else "", []).append(ConfigProblem(loc, e["msg"]))
     for section, found in failed.items():
         for problem in found:
-            problems.append(ConfigProblem(problem.loc, f"`{'.'.join(problem.loc)}`: {problem.message}; the "
-                                          f"[{section}] settings are ignored (defaults apply) until this is fixed"))
+            detail = f"`{'.'.join(problem.loc)}`: {problem.message}"
+            problems.append(ConfigProblem(problem.loc, f"{detail}; the [{section}] settings are ignored (defaults "
+                                          "apply) until this is fixed", detail=detail))
     kept = {k: v for k, v in raw.items() if k not in failed}
     try:
         config = MemzoiConfig.model_validate(kept)
@@ -338,7 +343,8 @@ def _loaded(config: MemzoiConfig, path: Path | None, where: str, problems: list[
         # A message may name a value of the file (a key, a code, a pattern): never one a detector finds secret.
         from .safety.redact import scrub  # late: the safety package imports this module
 
-        problems = [ConfigProblem(p.loc, scrub(p.message), p.line, p.column, p.entry_only) for p in problems]
+        problems = [ConfigProblem(p.loc, scrub(p.message), p.line, p.column, p.entry_only,
+                                  None if p.detail is None else scrub(p.detail)) for p in problems]
     return LoadedConfig(config, path, tuple(f"{where}: {p.message}" for p in problems), tuple(problems))
 
 
@@ -378,7 +384,7 @@ def _read(path: Path) -> LoadedConfig:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         problem = ConfigProblem((), f"cannot read the configuration ({err}); check the file (every setting uses its "
-                                "default until then)")
+                                "default until then)", detail=f"cannot read the configuration ({err}); check the file")
         return _loaded(DEFAULT_CONFIG, path, str(path), [problem])
     return parse_config(text, path)
 
