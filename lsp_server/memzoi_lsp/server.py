@@ -381,12 +381,12 @@ def create_server() -> MemzoiServer:
 
     from . import (  # noqa: E402
         actions, commands, diagnostics, folders, hover, inbox, lenses, lifecycle, localmem, materialization,
-        navigation, preview, resident, sync, textdoc, watch,
+        navigation, preview, resident, resident_state, sync, textdoc, watch,
     )
 
     # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
     for module in (sync, hover, actions, commands, folders, inbox, lenses, lifecycle, localmem, materialization,
-                   navigation, preview, resident, watch):
+                   navigation, preview, resident, resident_state, watch):
         module.register(server)
     return server
 

@@ -167,3 +167,15 @@ def test_negative_learning_and_interrupted_turns_are_never_sent(project, tmp_pat
     path.write_text("\n".join([*rows[:-1], json.dumps(last)]) + "\n", encoding="utf-8")
     inter = reflection.reflect(project, "ses_1", path)
     assert inter.state == "not_counted" and stub.requests == [] and all_jobs() == []
+
+
+def test_a_secret_the_model_proposes_is_refused_and_not_recorded(project, tmp_path, stub):
+    secret = "gh" + "p_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"  # built at run time
+    user_config(tmp_path, stub.url)
+    stub.replies.append(Reply("stream", [call("propose_resident_memory", {**ADD, "content": f"Use token {secret}."})],
+                              text=f"I will store {secret}"))
+    res = _run(project, tmp_path)
+    job, rec = job_records(res.job.id)
+    assert job.status == "failed" and rec["outcome"]["kind"] == "proposal" and _candidates() == []
+    stored = b"".join(p.read_bytes() for p in (tmp_path / "home").rglob("*") if p.is_file())
+    assert secret.encode() not in stored and secret not in res.message

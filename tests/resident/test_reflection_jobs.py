@@ -154,3 +154,22 @@ def test_a_job_killed_before_its_request_is_taken_over_and_sent_once(project, tm
         run_child(lambda: reflection.reflect(project, "ses_1", path), crash_at="reflect:leased")
         res = reflection.reflect(project, "ses_1", path)  # nothing was sent: the live lease is taken over
         assert res.state == "completed" and len(stub.requests) == 1
+
+
+def test_the_mcp_tool_counts_like_the_command_line(project, tmp_path, capsys):
+    from memzoi.agent import tools
+    from memzoi.cli.main import main
+
+    user_config(tmp_path, "http://127.0.0.1:9/v1", nudge=2)
+    session = tools.Session(project, "harness", tools.RateLimit(10))
+    first = tools.call(session, "record_resident_turn", {"session_id": "s", "message_id": "m1"})
+    assert not first.is_error and (first.data["ordinal"], first.data["due"]) == (1, False)
+    assert main(["resident", "turn", "--root", str(project), "--session", "s", "--message", "m2", "--json"]) == 0
+    import json
+
+    second = json.loads(capsys.readouterr().out)
+    assert (second["ordinal"], second["due"], second["job"]["trigger"]) == (2, True, "periodic")
+    again = tools.call(session, "record_resident_turn", {"session_id": "s", "message_id": "m2"})
+    assert again.data["state"] == "already_recorded" and again.data["job"]["id"] == second["job"]["id"]
+    bad = tools.call(session, "record_resident_turn", {"session_id": "s"})
+    assert bad.is_error and bad.data["error"]["code"] == "invalid_arguments"

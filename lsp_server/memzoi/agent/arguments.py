@@ -200,3 +200,21 @@ class ResidentArgs(BaseModel):
         "foreground_tool", description="`reflection` only for an isolated review of a delivered turn.")
     session_id: str | None = Field(None, min_length=1, max_length=200, description="Source session (reflection).")
     message_id: str | None = Field(None, min_length=1, max_length=200, description="Source message (reflection).")
+
+
+class TurnArgs(BaseModel):
+    """Arguments of ``record_resident_turn`` (those of ``memzoi resident turn``; :mod:`.resident_turn`)."""
+
+    model_config = _STRICT
+    session_id: str = Field(min_length=1, max_length=200, description="The session id.")
+    message_id: str = Field(min_length=1, max_length=200, description="The delivered assistant message's id.")
+    interrupted: bool = Field(False, description="The turn was interrupted: it is not counted.")
+    negative: bool = Field(False, description="A negative-learning turn: counted, never reviewed.")
+    recovered: bool = Field(False, description="A verified recovery: a review is due at once.")
+
+
+TURN_DESCRIPTION = (
+    "For agent harnesses: record that an assistant message of a session was delivered, once per message, and learn "
+    "whether a reflection review of resident memory is due (every nudge_interval messages, or at once after a "
+    "verified recovery). Interrupted turns are not counted; negative-learning turns are counted but never "
+    "reviewed. Changes no memory.")

@@ -32,7 +32,8 @@ from pydantic import BaseModel, ValidationError
 
 from ..ledger import Refusal
 from .arguments import (  # noqa: F401 - the argument models are part of this table
-    GetArgs, NoArgs, PackArgs, PathArgs, PendingArgs, ProposeArgs, ResidentArgs, SearchArgs, coerce_arguments,
+    TURN_DESCRIPTION, GetArgs, NoArgs, PackArgs, PathArgs, PendingArgs, ProposeArgs, ResidentArgs, SearchArgs,
+    TurnArgs, coerce_arguments,
 )
 from ..runtime_errors import RuntimeStateError
 from ..utf8 import storable, storable_tree
@@ -377,4 +378,15 @@ register(Tool("propose_resident_memory", "Propose a resident-memory change",
               "guesses or task narration. This is the only way an agent changes resident memory.",
               ResidentArgs, _propose_resident, mutating=True,
               annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
+                           "openWorldHint": False}))
+
+
+def _turn(s: Session, a: TurnArgs) -> ToolResult:
+    from .resident_turn import record
+
+    return ToolResult(*record(s.root, a))
+
+
+register(Tool("record_resident_turn", "Record a delivered turn (reflection count)", TURN_DESCRIPTION, TurnArgs, _turn,
+              annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
                            "openWorldHint": False}))

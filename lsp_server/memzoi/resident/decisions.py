@@ -72,3 +72,47 @@ def remove_entry(project_root: str | Path, scope: str, locator: str, *, actor: s
                          status="pending", time_created=now, time_updated=now)
         db.insert(conn, cand)
         return service._apply_locked(conn, root, cand, actor, config)
+
+
+def _preview(file, store: ResidentStore, after: list[str], operation: str, summary: str, reason: str,
+             candidate_id: str | None) -> dict:
+    from ..safety.redact import scrub
+    from .format import serialize
+
+    return {"operation": operation, "summary": summary, "reason": reason, "candidateId": candidate_id,
+            "files": [{"path": str(file.path), "before": scrub(store.text) if store.exists else None,
+                       "after": scrub(serialize(after))}]}
+
+
+def preview_edit(project_root: str | Path, candidate_id: str, content: str, *,
+                 config: MemzoiConfig | None = None) -> dict:
+    """What :func:`edit_and_apply` would write, without writing or locking (the editor's review diff): the shape
+    of :func:`.service.preview_apply` with ``operation`` ``approve``. Raises :class:`Refusal` as the edit would
+    before writing."""
+    root = Path(project_root).resolve()
+    cand = service._find(candidate_id)
+    file = service._owned(root, cand, config)
+    if cand.action not in ("add", "replace") or cand.status not in db.OPEN:
+        raise Refusal("not_editable", f"candidate {cand.id} is a {cand.status} {cand.action}; only a pending or "
+                      "failed add or replace can be edited")
+    op = parse_operation(cand.action, content, cand.old_text)
+    refuse_unencodable(content=op.content)
+    store = ResidentStore(file)
+    after = store.preview(op)
+    return _preview(file, store, after, "approve", f"approve edited {cand.action} candidate {cand.id} in "
+                    f"{file.scope} memory", cand.reason, cand.id)
+
+
+def preview_remove(project_root: str | Path, scope: str, locator: str, *, config: MemzoiConfig | None = None) -> dict:
+    """What :func:`remove_entry` would write, without writing or locking: ``operation`` ``remove_entry``, the
+    file before and after. Raises :class:`Refusal` as the removal would before writing."""
+    root = Path(project_root).resolve()
+    file = resident_file(root, scope, config or project_config(root))
+    store = ResidentStore(file)
+    op = parse_operation("remove", None, rust_trim(locator or ""))
+    after = store.preview(op)
+    removed = store.entries[locate(store.entries, op.old_text or "")]
+    from .locator import preview as short
+
+    return _preview(file, store, after, "remove_entry", f"remove `{short(removed)}` from {file.scope} memory",
+                    REMOVE_REASON, None)

@@ -62,6 +62,7 @@ CREATE TABLE IF NOT EXISTS memory_reflection_job (
     time_created INTEGER NOT NULL,
     time_updated INTEGER NOT NULL,
     time_completed INTEGER,
+    project_root TEXT,
     UNIQUE (session_id, source_message_id),
     FOREIGN KEY (session_id, source_message_id)
         REFERENCES memory_reflection_delivery (session_id, source_message_id) ON DELETE CASCADE
@@ -106,6 +107,8 @@ class Job:
     time_created: int
     time_updated: int
     time_completed: int | None
+    #: the project whose turn is reviewed (where ``reflect``/``turn`` ran); its views list the job
+    project_root: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Every column by name."""
@@ -156,7 +159,7 @@ def trigger_for(ordinal: int, interval: int, recovered: bool, negative: bool) ->
 
 def admit(conn: sqlite3.Connection, session_id: str, message_id: str, *, interval: int, owner: str,
           recovered: bool = False, negative: bool = False, interrupted: bool = False, start: bool = True,
-          now: int | None = None) -> Admission:
+          now: int | None = None, project_root: str | None = None) -> Admission:
     """Admit a delivered assistant message at most once and start its review job when one is due (Zuno
     ``admit_and_start``, one IMMEDIATE transaction). ``interval`` is ``nudge_interval`` (0: only recoveries
     trigger); ``start=False`` counts without starting a job (reflection disabled). An ``interrupted`` turn is not
@@ -181,8 +184,8 @@ def admit(conn: sqlite3.Connection, session_id: str, message_id: str, *, interva
         if trigger is None or not start:
             return Admission("not_scheduled", ordinal, None, ordinal, interval)
         job = Job("reflection_" + uuid.uuid4().hex, session_id, message_id, trigger, "running", owner,
-                  ts + LEASE_MS, None, ts, ts, None)
-        conn.execute("INSERT INTO memory_reflection_job VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  ts + LEASE_MS, None, ts, ts, None, project_root)
+        conn.execute("INSERT INTO memory_reflection_job VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                      tuple(asdict(job).values()))
         return Admission("started", ordinal, job, ordinal, interval)
 
@@ -261,9 +264,11 @@ def job_for(conn: sqlite3.Connection, session_id: str, message_id: str) -> Job |
                              (session_id, message_id)).fetchone())
 
 
-def list_jobs(conn: sqlite3.Connection, session_id: str | None = None) -> list[Job]:
-    """Jobs, newest first (one session's when ``session_id`` is given)."""
+def list_jobs(conn: sqlite3.Connection, session_id: str | None = None, project_root: str | None = None) -> list[Job]:
+    """Jobs, newest first (one session's when ``session_id`` is given, one project's with ``project_root``)."""
     where, args = ("WHERE session_id = ?", (session_id,)) if session_id else ("", ())
+    if project_root is not None:
+        where, args = (where + " AND" if where else "WHERE") + " project_root = ?", (*args, project_root)
     rows = conn.execute(f"SELECT * FROM memory_reflection_job {where} ORDER BY time_created DESC, id DESC", args)
     return [Job(**dict(r)) for r in rows]
 

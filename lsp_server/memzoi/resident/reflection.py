@@ -121,7 +121,8 @@ class ReflectionResult:
 
 def record_turn(session_id: str, message_id: str, *, interrupted: bool = False, negative: bool = False,
                 recovered_: bool = False, settings: ReflectionSettings | None = None,
-                owner: str | None = None, now: int | None = None) -> jobs.Admission:
+                owner: str | None = None, now: int | None = None,
+                project_root: str | Path | None = None) -> jobs.Admission:
     """Count one delivered assistant message of ``session_id`` (at most once, durable across restarts) and start
     its review job when one is due: every ``nudge_interval`` counted messages, or at once after a verified
     recovery; an interrupted turn is not counted; a negative-learning turn is counted but never reviewed. With
@@ -132,7 +133,8 @@ def record_turn(session_id: str, message_id: str, *, interrupted: bool = False, 
         jobs.reconcile_expired(conn, now)
         return jobs.admit(conn, session_id, message_id, interval=settings.section.nudge_interval,
                           owner=owner or jobs.new_owner(), recovered=recovered_, negative=negative,
-                          interrupted=interrupted, start=settings.disabled is None, now=now)
+                          interrupted=interrupted, start=settings.disabled is None, now=now,
+                          project_root=str(Path(project_root).resolve()) if project_root else None)
 
 
 def _snapshot(root: Path) -> list[dict[str, str]]:
@@ -179,13 +181,13 @@ def _calls(answer: Completion) -> list[ReviewProposal]:
     return out
 
 
-def _start(conn, settings: ReflectionSettings, t: Transcript, session_id: str, owner: str, now: int | None,
-           negative: str | None) -> tuple[jobs.Admission, jobs.Job | None, ReflectionResult | None]:
+def _start(conn, root: Path, settings: ReflectionSettings, t: Transcript, session_id: str, owner: str,
+           now: int | None, negative: str | None) -> tuple[jobs.Admission, jobs.Job | None, ReflectionResult | None]:
     """Admit the message and take its job, or say why nothing is sent."""
     jobs.reconcile_expired(conn, now)
     adm = jobs.admit(conn, session_id, t.message_id, interval=settings.section.nudge_interval, owner=owner,
                      recovered=recovered(t), negative=negative is not None, interrupted=t.interrupted,
-                     start=settings.disabled is None, now=now)
+                     start=settings.disabled is None, now=now, project_root=str(root))
     step("reflect:admitted")
     if settings.disabled:
         return adm, None, ReflectionResult("disabled", settings.disabled, adm)
@@ -207,12 +209,16 @@ def _start(conn, settings: ReflectionSettings, t: Transcript, session_id: str, o
     return adm, jobs.get_job(conn, job.id), None
 
 
-def _settle(conn, job: jobs.Job, owner: str, status: str, outcome: dict[str, Any], adm, cands) -> ReflectionResult:
+def _settle(job: jobs.Job, owner: str, status: str, outcome: dict[str, Any], adm, cands) -> ReflectionResult:
+    from .projection import screen
+
+    outcome = screen(outcome)  # the model's text and raw tool arguments are recorded screened, never a secret
     error = outcome.get("error")
-    jobs.settle(conn, job, owner, status, outcome, error)
-    step("reflect:settled")
-    return ReflectionResult(status, error or f"review completed: {len(cands)} proposal(s)", adm,
-                            jobs.get_job(conn, job.id), cands)
+    with db.connect() as conn:
+        jobs.settle(conn, job, owner, status, outcome, error)
+        step("reflect:settled")
+        settled = jobs.get_job(conn, job.id)
+    return ReflectionResult(status, error or f"review completed: {len(cands)} proposal(s)", adm, settled, cands)
 
 
 def reflect(project_root: str | Path, session_id: str, transcript: str | Path | Transcript, *,
@@ -221,43 +227,46 @@ def reflect(project_root: str | Path, session_id: str, transcript: str | Path | 
     """Run one review of the delivered turn in ``transcript`` (a JSONL file, :mod:`.transcript`) for
     ``session_id`` in the project at ``project_root`` (see the module docstring for its durable steps). Returns a
     :class:`ReflectionResult`; raises :class:`Refusal` for an invalid transcript or configuration (nothing
-    recorded). ``now`` (ms) and ``owner`` are for tests."""
+    recorded). ``now`` (ms) and ``owner`` are for tests.
+
+    No database connection is held across another one's work (the proposal, the HTTP call): each durable step
+    opens its own, so this process never closes a file its SQLite connections hold locks on."""
     root = Path(project_root).resolve()
     t = transcript if isinstance(transcript, Transcript) else read_transcript(transcript)
     settings = settings or reflection_settings()
     owner = owner or jobs.new_owner()
     with db.connect() as conn:
         jobs.ensure(conn)
-        adm, job, done = _start(conn, settings, t, session_id, owner, now, negative_learning(t))
-        if done is not None:
-            return done
-        assert job is not None
-        try:
-            snapshot = _snapshot(root)
-        except Refusal as err:
-            return _settle(conn, job, owner, "failed", {"status": "failed", "error": f"resident snapshot: "
-                                                        f"{err.message}"}, adm, [])
-        record, body = _request(settings, job, t, snapshot)
-        if not jobs.record_request(conn, job, owner, record):
-            return ReflectionResult("not_sent", f"job {job.id} is no longer this process's: nothing sent", adm, job)
-        step("reflect:request")
-        key = os.environ.get(settings.section.api_key_env) if settings.section.api_key_env else None
-        cands: list[str] = []
-        try:
-            answer = complete(settings.section.endpoint or "", body, api_key=key, timeout_s=settings.section.timeout_s)
-            step("reflect:response")
-            proposals = _calls(answer)
-        except ProviderError as err:
-            message = err.message
-            if err.kind == "unreachable":
-                message = (f"memory reflection disabled: the configured small model's endpoint is unreachable "
-                           f"({err.message}); no fallback model is used")
-            return _settle(conn, job, owner, "failed", {"status": "failed", "kind": err.kind, "error": message},
-                           adm, cands)
-        return _propose_all(conn, root, job, owner, settings, answer, proposals, adm)
+        adm, job, done = _start(conn, root, settings, t, session_id, owner, now, negative_learning(t))
+    if done is not None:
+        return done
+    assert job is not None
+    try:
+        snapshot = _snapshot(root)
+    except Refusal as err:
+        return _settle(job, owner, "failed", {"status": "failed", "error": f"resident snapshot: {err.message}"},
+                       adm, [])
+    record, body = _request(settings, job, t, snapshot)
+    with db.connect() as conn:
+        recorded = jobs.record_request(conn, job, owner, record)
+    if not recorded:
+        return ReflectionResult("not_sent", f"job {job.id} is no longer this process's: nothing sent", adm, job)
+    step("reflect:request")
+    key = os.environ.get(settings.section.api_key_env) if settings.section.api_key_env else None
+    try:
+        answer = complete(settings.section.endpoint or "", body, api_key=key, timeout_s=settings.section.timeout_s)
+        step("reflect:response")
+        proposals = _calls(answer)
+    except ProviderError as err:
+        message = err.message
+        if err.kind == "unreachable":
+            message = (f"memory reflection disabled: the configured small model's endpoint is unreachable "
+                       f"({err.message}); no fallback model is used")
+        return _settle(job, owner, "failed", {"status": "failed", "kind": err.kind, "error": message}, adm, [])
+    return _propose_all(root, job, owner, settings, answer, proposals, adm)
 
 
-def _propose_all(conn, root: Path, job: jobs.Job, owner: str, settings: ReflectionSettings, answer: Completion,
+def _propose_all(root: Path, job: jobs.Job, owner: str, settings: ReflectionSettings, answer: Completion,
                  proposals: list[ReviewProposal], adm) -> ReflectionResult:
     from . import service
 
@@ -271,9 +280,9 @@ def _propose_all(conn, root: Path, job: jobs.Job, owner: str, settings: Reflecti
                                   session_id=job.session_id, message_id=job.source_message_id,
                                   actor=f"reflection:{settings.section.small_model}")
         except Refusal as err:
-            return _settle(conn, job, owner, "failed", {**base, "status": "failed", "kind": "proposal",
+            return _settle(job, owner, "failed", {**base, "status": "failed", "kind": "proposal",
                                                         "error": f"proposal refused ({err.code}): {err.message}",
                                                         "candidates": cands}, adm, cands)
         cands.append(res.candidate.id)
         step("reflect:proposed")
-    return _settle(conn, job, owner, "completed", {**base, "status": "completed", "candidates": cands}, adm, cands)
+    return _settle(job, owner, "completed", {**base, "status": "completed", "candidates": cands}, adm, cands)
