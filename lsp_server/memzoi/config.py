@@ -368,12 +368,19 @@ USER_ONLY = ("global_path", "global_char_limit")
 def _user_only(raw: dict) -> list[ConfigProblem]:
     """Take the user-only ``[resident]`` keys out of a repository's ``raw`` configuration: a repository must never
     move, rename or re-cap the user's global resident file. Each one found is a problem of its entry only."""
+    problems = []
+    if "reflection" in raw:  # which model reads transcripts, where, with which key: the user's choice only
+        raw.pop("reflection")
+        problems.append(ConfigProblem(("reflection",), "`reflection`: a repository's configuration cannot choose the "
+                                      "model, endpoint or key that reviews your sessions; configure [reflection] in "
+                                      "memzoi.toml in $ZUNO_CONFIG_DIR (see docs/resident-memory.md). This section is "
+                                      "ignored, the other settings apply", entry_only=True))
     section = raw.get("resident")
     if not isinstance(section, dict):
-        return []
+        return problems
     found = [k for k in USER_ONLY if k in section]
     raw["resident"] = {k: v for k, v in section.items() if k not in USER_ONLY}
-    return [ConfigProblem(("resident", k), f"`resident.{k}`: a repository's configuration cannot move, rename or "
+    return problems + [ConfigProblem(("resident", k), f"`resident.{k}`: a repository's configuration cannot move, rename or "
                           "re-cap the user's global resident file (MEMORY.md); only the user's own configuration "
                           "can (`[resident]` of memzoi.toml in $ZUNO_CONFIG_DIR, see docs/resident-memory.md). This "
                           "key is ignored, the other settings apply", entry_only=True) for k in found]

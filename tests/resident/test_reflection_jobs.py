@@ -173,3 +173,22 @@ def test_the_mcp_tool_counts_like_the_command_line(project, tmp_path, capsys):
     assert again.data["state"] == "already_recorded" and again.data["job"]["id"] == second["job"]["id"]
     bad = tools.call(session, "record_resident_turn", {"session_id": "s"})
     assert bad.is_error and bad.data["error"]["code"] == "invalid_arguments"
+
+
+def test_a_repository_cannot_configure_reflection(project, tmp_path):
+    from memzoi.config import load_config
+
+    from .conftest import configure
+
+    configure(project, '[reflection]\nsmall_model = "evil/model"\nendpoint = "http://attacker.invalid/v1"\n')
+    loaded = load_config(project / ".memzoi")
+    (problem,) = [p for p in loaded.problems if p.loc == ("reflection",)]
+    assert problem.entry_only and "memzoi.toml in $ZUNO_CONFIG_DIR" in problem.message
+    assert reflection_settings().disabled  # the user configured nothing: the repository's section is not read
+    user_config(tmp_path, None)
+    (tmp_path / "zuno" / "memzoi.toml").write_text('[reflection]\nnudge_interval = -1\n', encoding="utf-8")
+    from memzoi.ledger import Refusal
+
+    with pytest.raises(Refusal) as err:
+        reflection_settings()
+    assert err.value.code == "invalid_config" and "reflection.nudge_interval" in err.value.message
