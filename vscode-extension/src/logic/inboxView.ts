@@ -19,7 +19,8 @@ const SECTIONS = { resident: 'Resident memory', local: 'Local memory' } as const
 export function inboxTree(items: readonly InboxItem[], usage: readonly ResidentUsage[] = []): InboxNode[] {
   const top: InboxNode[] = items.filter((i) => i.kind === 'proposal' || i.kind === 'uncertain').map((item) => ({ type: 'row', item }));
   for (const id of ['resident', 'local'] as const) {
-    const children = items.filter((i) => i.kind === id);
+    // Reflection jobs and their outcomes are listed under the resident section, after its candidates.
+    const children = items.filter((i) => i.kind === id || (id === 'resident' && i.kind === 'reflection'));
     // The fullest file first: it is the one about to hit its cap.
     const fullest = [...usage].sort((a, b) => b.used / (b.cap || 1) - a.used / (a.cap || 1));
     const used = id === 'resident' && usage.length > 0 ? fullest.map(usageText).join(' · ') : undefined;
@@ -64,6 +65,7 @@ export function contextValue(item: InboxItem): string {
   if (item.kind === 'resident') {
     return `memzoi.resident.${item.status ?? 'unknown'}${item.decidable ? '.decidable' : ''}${item.undoable ? '.undoable' : ''}`;
   }
+  if (item.kind === 'reflection') return `memzoi.reflection.${item.status ?? 'unknown'}`;
   return `memzoi.${item.kind}`;
 }
 
@@ -75,6 +77,11 @@ export function blockerCodes(item: InboxItem): string[] {
 /** Label and description for an inbox row in the tree view. */
 export function describeItem(item: InboxItem): { label: string; description: string } {
   if (item.kind === 'uncertain') return { label: `Change ${item.id}`, description: 'uncertain: needs recovery' };
+  if (item.kind === 'reflection') {
+    const n = item.candidates?.length ?? 0;
+    const made = n > 0 ? `${n} candidate${n === 1 ? '' : 's'}` : undefined;
+    return { label: item.title, description: [item.status, item.trigger, made, item.when].filter(Boolean).join(' · ') };
+  }
   if (item.kind === 'local') {
     const bits = ['local memory', item.confidence === undefined ? undefined : `confidence ${item.confidence}`,
       item.actor ? `by ${item.actor}` : undefined];
@@ -94,7 +101,7 @@ export function describeItem(item: InboxItem): { label: string; description: str
 export function tooltipOf(item: InboxItem): string {
   const kind = {
     proposal: 'Pending proposal', uncertain: 'Uncertain change', resident: 'Resident-memory candidate',
-    local: 'Local-memory candidate',
+    local: 'Local-memory candidate', reflection: 'Reflection job',
   }[item.kind];
   const lines = [`${kind} ${item.id}`, item.title];
   if (item.kind === 'proposal' && item.statement) lines.push(`Can it be applied? ${item.statement}`);
@@ -104,6 +111,13 @@ export function tooltipOf(item: InboxItem): string {
   if (item.kind === 'resident' && item.status === 'uncertain') {
     lines.push(item.diagnostic ?? 'Its file matches neither snapshot: choose a recovery (Recover…).');
   }
+  if (item.kind === 'resident' && item.job) lines.push(`Proposed by reflection job ${item.job} (Open Reflection Job)`);
+  if (item.kind === 'reflection') {
+    lines.push(`Status: ${item.status ?? '?'}${item.trigger ? ` (${item.trigger})` : ''}`);
+    if (item.candidates?.length) lines.push(`Candidates: ${item.candidates.join(', ')}`);
+    if (item.diagnostic) lines.push(item.diagnostic);
+    lines.push('Click to open its request (exactly as sent) and its outcome.');
+  }
   if (item.reason) lines.push(`Reason: ${item.reason}`);
   return lines.join('\n');
 }
@@ -111,6 +125,7 @@ export function tooltipOf(item: InboxItem): string {
 /** The codicon of a row. */
 export function iconOf(item: InboxItem): string {
   if (item.kind === 'local') return 'lock';
+  if (item.kind === 'reflection') return item.status === 'completed' ? 'sparkle' : item.status === 'running' ? 'sync' : 'warning';
   if (item.kind === 'resident') return item.status === 'uncertain' ? 'warning' : 'note';
   if (item.kind === 'uncertain') return 'warning';
   return item.canApply === false ? 'circle-slash' : 'git-pull-request';
