@@ -159,11 +159,12 @@ def contributes() -> dict:
         {"command": "memzoi.inbox.approveLocal", "title": "Approve", "category": CATEGORY, "icon": "$(check)"},
         {"command": "memzoi.inbox.rejectLocal", "title": "Reject…", "category": CATEGORY, "icon": "$(close)"},
         {"command": "memzoi.inbox.showLocal", "title": "Show", "category": CATEGORY, "icon": "$(eye)"},
+        {"command": "memzoi.inbox.openJob", "title": "Open Reflection Job", "category": CATEGORY, "icon": "$(sparkle)"},
     ]
     row_only = ["memzoi.inbox.open", "memzoi.inbox.apply", "memzoi.inbox.reject", "memzoi.inbox.routeLocal",
                 "memzoi.inbox.recover", "memzoi.inbox.approveResident", "memzoi.inbox.rejectResident",
                 "memzoi.inbox.undoResident", "memzoi.inbox.recoverResident", "memzoi.inbox.approveLocal", "memzoi.inbox.rejectLocal",
-                "memzoi.inbox.showLocal"]
+                "memzoi.inbox.showLocal", "memzoi.inbox.openJob"]
     # Rows carry context values by what the server says applies (src/logic/inboxView.ts, contextValue): Apply only
     # on a packet the core lets through, Approve/Reject only on a decidable resident candidate.
     view = "view == memzoi.inbox && "
@@ -206,6 +207,10 @@ def contributes() -> dict:
                 {"command": "memzoi.inbox.approveLocal", "when": local, "group": "inline@1"},
                 {"command": "memzoi.inbox.rejectLocal", "when": local, "group": "inline@2"},
                 {"command": "memzoi.inbox.showLocal", "when": local, "group": "inline@3"},
+                # a reflection job's row opens its request and outcome; a candidate row links to its job (issue 34)
+                {"command": "memzoi.inbox.openJob", "when": view + r"viewItem =~ /^memzoi\.reflection\./",
+                 "group": "inline@1"},
+                {"command": "memzoi.inbox.openJob", "when": resident, "group": "reflection@1"},
             ],
         },
     }
