@@ -179,3 +179,11 @@ def test_a_secret_the_model_proposes_is_refused_and_not_recorded(project, tmp_pa
     assert job.status == "failed" and rec["outcome"]["kind"] == "proposal" and _candidates() == []
     stored = b"".join(p.read_bytes() for p in (tmp_path / "home").rglob("*") if p.is_file())
     assert secret.encode() not in stored and secret not in res.message
+
+
+def test_the_tool_schema_offers_only_the_proposal_fields():
+    tool = reflection.tool_schema()["function"]
+    assert tool["name"] == "propose_resident_memory"
+    params = tool["parameters"]
+    assert set(params["properties"]) == {"scope", "action", "content", "old_text", "reason", "confidence"}
+    assert params["additionalProperties"] is False and "description" not in params  # no code docstring sent

@@ -112,7 +112,7 @@ def run_reflect(args: argparse.Namespace) -> int:
         if args.json:
             emit_json(res.to_json())
         else:
-            job = f"job {res.job.id}: " if res.job else ""
+            job = f"job {res.job.id}: " if res.job and res.job.id not in res.message else ""
             print(f"{res.state}: {job}{res.message}")
             for cid in res.candidates:
                 print(f"  proposed candidate {cid} (see `memzoi resident list`)")

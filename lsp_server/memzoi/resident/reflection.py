@@ -62,12 +62,16 @@ class ReviewProposal(BaseModel):
 
 
 def tool_schema() -> dict[str, Any]:
-    """The one tool offered, in chat-completions form."""
+    """The one tool offered, in chat-completions form (the parameters' schema without the model's own docstring
+    and title, which are this code's, not the reviewer's)."""
+    params = ReviewProposal.model_json_schema()
+    params.pop("description", None)
+    params.pop("title", None)
     return {"type": "function", "function": {
         "name": TOOL_NAME,
         "description": "Propose adding, replacing or removing one entry of resident memory (pasted into every "
         "prompt). Durable preferences and repository rules only; never secrets.",
-        "parameters": ReviewProposal.model_json_schema()}}
+        "parameters": params}}
 
 
 def review_prompt(snapshot: list[dict[str, str]]) -> str:
