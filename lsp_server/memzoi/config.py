@@ -237,8 +237,7 @@ class ConfigProblem:
     column: int | None = None
     #: only this entry is ignored and the rest of its section applies (a bad ``[rules]`` entry, a user-only key)
     entry_only: bool = False
-    #: what is wrong, without what the loader does about it (``message`` adds that): a caller that acts otherwise
-    #: (refuses instead of using defaults) words the consequence itself
+    #: what is wrong without the loader's consequence (``message`` adds it), for a caller that refuses instead
     detail: str | None = None
 
 
@@ -366,15 +365,12 @@ USER_ONLY = ("global_path", "global_char_limit")
 
 
 def _user_only(raw: dict) -> list[ConfigProblem]:
-    """Take the user-only ``[resident]`` keys out of a repository's ``raw`` configuration: a repository must never
-    move, rename or re-cap the user's global resident file. Each one found is a problem of its entry only."""
-    problems = []
-    if "reflection" in raw:  # which model reads transcripts, where, with which key: the user's choice only
-        raw.pop("reflection")
-        problems.append(ConfigProblem(("reflection",), "`reflection`: a repository's configuration cannot choose the "
-                                      "model, endpoint or key that reviews your sessions; configure [reflection] in "
-                                      "memzoi.toml in $ZUNO_CONFIG_DIR (see docs/resident-memory.md). This section is "
-                                      "ignored, the other settings apply", entry_only=True))
+    """Take the user-only ``[resident]`` keys and ``[reflection]`` out of a repository's ``raw`` configuration: it
+    never moves or re-caps the user's global resident file, nor picks its reviewer. Each is a problem of itself."""
+    problems = [ConfigProblem(("reflection",), "`reflection`: a repository's configuration cannot choose the model, "
+                              "endpoint or key that reviews your sessions; configure [reflection] in memzoi.toml in "
+                              "$ZUNO_CONFIG_DIR (see docs/resident-memory.md). This section is ignored, the other "
+                              "settings apply", entry_only=True)] if raw.pop("reflection", None) is not None else []
     section = raw.get("resident")
     if not isinstance(section, dict):
         return problems
