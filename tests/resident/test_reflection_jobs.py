@@ -192,3 +192,15 @@ def test_a_repository_cannot_configure_reflection(project, tmp_path):
     with pytest.raises(Refusal) as err:
         reflection_settings()
     assert err.value.code == "invalid_config" and "reflection.nudge_interval" in err.value.message
+
+
+def test_a_job_turn_started_for_a_negative_transcript_is_settled_unsent(project, tmp_path):
+    with Stub() as stub:
+        user_config(tmp_path, stub.url, nudge=1)
+        started = _turn("msg_n")  # the harness did not say --negative
+        path = transcript(tmp_path, "msg_n", items=[
+            {"role": "command", "command": "rg x", "status": "error", "output": "rg: command not found"}])
+        res = reflection.reflect(project, "ses_1", path)
+        assert res.state == "negative_learning" and stub.requests == []
+    job, records = job_records(started.job.id)
+    assert job.status == "failed" and "request" not in records and records["outcome"]["kind"] == "negative_learning"

@@ -197,10 +197,10 @@ def _start(conn, root: Path, settings: ReflectionSettings, t: Transcript, sessio
         return adm, None, ReflectionResult("disabled", settings.disabled, adm)
     if adm.state == "not_counted":
         return adm, None, ReflectionResult("not_counted", "the turn was interrupted: it is not counted or reviewed", adm)
-    if negative is not None:
+    job = adm.job
+    if negative is not None and job is None:
         return adm, None, ReflectionResult("negative_learning", f"not reviewed: {negative} (negative learning; "
                                            "the turn still counts)", adm)
-    job = adm.job
     if job is None:
         return adm, None, ReflectionResult("not_due", f"no review due: message {adm.ordinal} of the session, "
                                            f"nudge_interval {adm.interval}", adm)
@@ -241,10 +241,16 @@ def reflect(project_root: str | Path, session_id: str, transcript: str | Path | 
     owner = owner or jobs.new_owner()
     with db.connect() as conn:
         jobs.ensure(conn)
-        adm, job, done = _start(conn, root, settings, t, session_id, owner, now, negative_learning(t))
+        negative = negative_learning(t)
+        adm, job, done = _start(conn, root, settings, t, session_id, owner, now, negative)
     if done is not None:
         return done
     assert job is not None
+    if negative is not None:  # `turn` started the job, but the transcript is negative learning: never sent
+        res = _settle(job, owner, "failed", {"status": "failed", "kind": "negative_learning",
+                                             "error": f"not reviewed: {negative} (negative learning)"}, adm, [])
+        res.state = "negative_learning"
+        return res
     try:
         snapshot = _snapshot(root)
     except Refusal as err:
