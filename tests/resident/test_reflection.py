@@ -187,3 +187,20 @@ def test_the_tool_schema_offers_only_the_proposal_fields():
     params = tool["parameters"]
     assert set(params["properties"]) == {"scope", "action", "content", "old_text", "reason", "confidence"}
     assert params["additionalProperties"] is False and "description" not in params  # no code docstring sent
+
+
+@pytest.mark.parametrize("lines", [
+    ['data: {"choices": [{"delta": {"tool_calls": [{"index": "x"}]}}]}'],
+    ['data: {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"name": 7}}]}}]}', "data: [DONE]"],
+    ['data: {"choices": "nope"}'],
+    ["data: [1, 2]"],
+])
+def test_odd_stream_chunks_are_named_never_a_crash(lines):
+    from memzoi.resident.provider import ProviderError, accumulate
+
+    try:
+        got = accumulate(lines)
+    except ProviderError as err:
+        assert err.kind in ("malformed", "truncated")
+    else:
+        assert got.tool_calls[0].name == "7"  # a non-string name is text, then denied by name

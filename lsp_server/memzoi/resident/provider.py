@@ -54,13 +54,20 @@ def url_for(endpoint: str) -> str:
     return base if base.endswith("/chat/completions") else base + "/chat/completions"
 
 
+def _text(value: Any) -> str:
+    """A string field of the answer as text (``""`` when absent; anything else as its JSON, never a crash)."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 def _from_json(data: Any) -> Completion:
     try:
         choice = data["choices"][0]
         message = choice["message"]
-        calls = [ToolCall(c.get("id"), c["function"]["name"], c["function"].get("arguments") or "")
+        calls = [ToolCall(_text(c.get("id")) or None, _text(c["function"]["name"]), _text(c["function"].get("arguments")))
                  for c in message.get("tool_calls") or []]
-        return Completion(message.get("content") or "", calls, False, choice.get("finish_reason"))
+        return Completion(_text(message.get("content")), calls, False, choice.get("finish_reason"))
     except (KeyError, IndexError, TypeError, AttributeError):
         raise ProviderError("malformed", "the endpoint's answer is not a chat completion (no choices[0].message)") from None
 
@@ -83,17 +90,18 @@ def accumulate(lines: Iterable[str]) -> Completion:
             chunk = json.loads(payload)
             choice = (chunk.get("choices") or [{}])[0]
             delta = choice.get("delta") or {}
-        except (ValueError, AttributeError, TypeError):
-            raise ProviderError("malformed", "a streamed chunk of the endpoint's answer is not JSON") from None
-        out.text += delta.get("content") or ""
-        for part in delta.get("tool_calls") or []:
-            slot = calls.setdefault(int(part.get("index", len(calls))), {"id": None, "name": "", "arguments": ""})
-            slot["id"] = part.get("id") or slot["id"]
-            fn = part.get("function") or {}
-            slot["name"] += fn.get("name") or ""
-            slot["arguments"] += fn.get("arguments") or ""
+            out.text += _text(delta.get("content"))
+            for part in delta.get("tool_calls") or []:
+                slot = calls.setdefault(int(part.get("index", len(calls))), {"id": None, "name": "", "arguments": ""})
+                slot["id"] = _text(part.get("id")) or slot["id"]
+                fn = part.get("function") or {}
+                slot["name"] += _text(fn.get("name"))
+                slot["arguments"] += _text(fn.get("arguments"))
+        except (ValueError, AttributeError, TypeError, IndexError):
+            raise ProviderError("malformed", "a streamed chunk of the endpoint's answer is not a chat-completion "
+                                "chunk") from None
         if choice.get("finish_reason"):
-            out.finish_reason = choice["finish_reason"]
+            out.finish_reason = str(choice["finish_reason"])
     if not done and out.finish_reason is None:
         raise ProviderError("truncated", "the endpoint's stream ended before the message ended (no finish_reason, "
                             "no [DONE])")
