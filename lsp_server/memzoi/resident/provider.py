@@ -135,3 +135,5 @@ def complete(endpoint: str, body: bytes, *, api_key: str | None, timeout_s: floa
         raise ProviderError("truncated", f"{url}: the answer broke off ({type(err).__name__})") from None
     except httpx.TransportError as err:
         raise ProviderError("unreachable", f"{url} cannot be reached ({type(err).__name__})") from None
+    except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError, UnicodeDecodeError) as err:
+        raise ProviderError("malformed", f"{url}: the exchange failed ({type(err).__name__})") from None
