@@ -5,6 +5,8 @@ twice, and an expired running job becomes uncertain."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memzoi.resident import candidates as db
 from memzoi.resident import jobs, reflection
@@ -204,3 +206,37 @@ def test_a_job_turn_started_for_a_negative_transcript_is_settled_unsent(project,
         assert res.state == "negative_learning" and stub.requests == []
     job, records = job_records(started.job.id)
     assert job.status == "failed" and "request" not in records and records["outcome"]["kind"] == "negative_learning"
+
+
+_TURN = st.tuples(st.sampled_from(["m1", "m2", "m3", "m4", "m5", "m6"]), st.booleans(), st.booleans(), st.booleans())
+
+
+@settings(max_examples=60, deadline=None)
+@given(turns=st.lists(_TURN, max_size=12), interval=st.integers(0, 4))
+def test_the_count_is_each_delivered_message_once(turns, interval):
+    """Whatever the order and repeats: each message not interrupted on its first report is counted once, in
+    order; a job exists exactly for the counted ones Zuno's rule schedules; nothing is admitted twice."""
+    import sqlite3
+
+    conn = jobs.ensure(sqlite3.connect(":memory:", isolation_level=None))
+    conn.row_factory = sqlite3.Row
+    seen: dict[str, int | None] = {}
+    expected_jobs = set()
+    for message, interrupted, negative, recovered in turns:
+        adm = jobs.admit(conn, "s", message, interval=interval, owner="o", interrupted=interrupted,
+                         negative=negative, recovered=recovered, now=1)
+        if message in seen and seen[message] is not None:
+            assert adm.state == "already_recorded" and adm.ordinal == seen[message]
+            continue
+        if interrupted:
+            assert adm.state == "not_counted" and adm.ordinal is None
+            continue
+        ordinal = sum(1 for v in seen.values() if v is not None) + 1
+        seen[message] = ordinal
+        assert adm.ordinal == ordinal
+        due = jobs.trigger_for(ordinal, interval, recovered, negative) is not None
+        assert (adm.state == "started") == due
+        if due:
+            expected_jobs.add(message)
+    assert {j.source_message_id for j in jobs.list_jobs(conn)} == expected_jobs
+    assert jobs.session_count(conn, "s") == sum(1 for v in seen.values() if v is not None)
