@@ -449,7 +449,9 @@ Returns the result, or nil after a refusal (a JSON-RPC error response).  NAME la
     ("memzoi.tombstone" "tombstone" "Tombstone" required nil)
     ("memzoi.reattest" "reattest" "Re-attest" optional nil)
     ("memzoi.materialize" "materialize" "Materialize" nil nil)
-    ("memzoi.resident.approve" "approve" "Approve" nil nil))
+    ("memzoi.resident.approve" "approve" "Approve" nil nil)
+    ("memzoi.resident.edit" "approve" "Approve edited" nil nil)
+    ("memzoi.resident.remove" "remove_entry" "Remove" nil nil))
   "Changes that have a preview: server command, preview operation, label, reason (required, optional or nil), and
 whether a new title is asked.")
 
@@ -487,7 +489,7 @@ command's result, or nil when cancelled or refused."
   (pcase-let* ((`(,_ ,op ,label ,reason ,title) (assoc command memzoi--previewable))
                (arg (memzoi--ask arg reason title))
                (parg (list :uri (plist-get arg :uri) :operation op)))
-    (dolist (k '(:reason :title :body))
+    (dolist (k '(:reason :title :body :content :scope :locator))
       (when (plist-get arg k) (setq parg (plist-put parg k (plist-get arg k)))))
     (when (plist-get arg :candidate_id)
       (setq parg (plist-put parg :candidateId (plist-get arg :candidate_id))))
@@ -783,6 +785,98 @@ change (refused when the state moved since the preview)."
              (setq memzoi-last-result (list :error (memzoi--error-message err)))
              (message "Memzoi: routing refused: %s" (memzoi--error-message err))
              nil)))))))
+;;; Resident memory: the WorkStateProjection, reflection jobs, edit and approve, one-step removal (issue 34)
+
+(defun memzoi--resident-state (server)
+  "SERVER's WorkStateProjection of this buffer's project (`memzoi.resident.state')."
+  (jsonrpc-request server :workspace/executeCommand
+                   (list :command "memzoi.resident.state"
+                         :arguments (vector (if (and buffer-file-name (memzoi-resident-file-p))
+                                                (list :uri (eglot--path-to-uri buffer-file-name))
+                                              (make-hash-table))))))
+
+(defun memzoi--resident-lines (state)
+  "The lines of the *Memzoi resident* view of STATE: files with their usage and entries, candidates (each naming
+the reflection job that proposed it) and reflection jobs with their outcome."
+  (let (lines)
+    (dolist (f (append (plist-get state :files) nil))
+      (push (format "%s %s %s" (plist-get f :scope) (plist-get f :path) (plist-get f :usage)) lines)
+      (dolist (e (append (plist-get f :entries) nil)) (push (format "  § %s" e) lines)))
+    (dolist (c (append (plist-get state :memory_candidates) nil))
+      (push (format "%s %s %s %s %s: %s%s" (plist-get c :glyph) (plist-get c :status) (plist-get c :id)
+                    (plist-get c :scope) (plist-get c :action)
+                    (or (plist-get c :content) (plist-get c :locator) "")
+                    (if (stringp (plist-get c :job)) (format " (job %s)" (plist-get c :job)) ""))
+            lines))
+    (dolist (j (append (plist-get state :reflection_jobs) nil))
+      (let ((out (plist-get j :outcome)))
+        (push (format "reflection %s %s %s message %s%s%s" (plist-get j :status) (plist-get j :id)
+                      (plist-get j :trigger) (plist-get j :source_message_id)
+                      (if (and out (> (length (plist-get out :candidates)) 0))
+                          (concat " candidates: " (mapconcat #'identity (plist-get out :candidates) ", "))
+                        "")
+                      (if (stringp (plist-get j :error)) (format " (%s)" (plist-get j :error)) ""))
+              lines)))
+    (nreverse lines)))
+
+(defun memzoi-resident ()
+  "Show this project's resident memory in *Memzoi resident*: entries, candidates and reflection jobs."
+  (interactive)
+  (let* ((state (memzoi--resident-state (memzoi--server)))
+         (lines (memzoi--resident-lines state)))
+    (setq memzoi-last-result state)
+    (with-current-buffer (get-buffer-create "*Memzoi resident*")
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert (mapconcat #'identity lines "\n") "\n"))
+      (special-mode))
+    (display-buffer "*Memzoi resident*")
+    lines))
+
+(defun memzoi-resident-job (job-id)
+  "Open the reflection job JOB-ID's request (exactly as sent) and outcome in *Memzoi job JOB-ID*."
+  (interactive
+   (list (let* ((jobs (append (plist-get (memzoi--resident-state (memzoi--server)) :reflection_jobs) nil))
+                (ids (or (mapcar (lambda (j) (plist-get j :id)) jobs)
+                         (user-error "Memzoi: no reflection jobs"))))
+           (completing-read "Reflection job: " ids nil t))))
+  (let* ((detail (memzoi--execute (memzoi--server) "memzoi.resident.job" (vector (list :job_id job-id))
+                                  "reflection job"))
+         (name (format "*Memzoi job %s*" job-id)))
+    (when detail
+      (with-current-buffer (get-buffer-create name)
+        (let ((inhibit-read-only t))
+          (erase-buffer)
+          (insert (or (plist-get detail :text) "")))
+        (special-mode))
+      (display-buffer name))
+    detail))
+
+(defun memzoi-resident-edit (candidate-id content)
+  "Approve the resident candidate CANDIDATE-ID with edited CONTENT (both versions are kept), after its preview."
+  (interactive
+   (let* ((cands (seq-filter (lambda (c) (member (plist-get c :status) '("pending" "failed")))
+                             (append (plist-get (memzoi--resident-state (memzoi--server)) :memory_candidates) nil)))
+          (id (completing-read "Candidate: " (mapcar (lambda (c) (plist-get c :id)) cands) nil t))
+          (cand (seq-find (lambda (c) (equal (plist-get c :id) id)) cands)))
+     (list id (read-string "Edited content: " (plist-get cand :content)))))
+  (let ((arg (list :candidate_id candidate-id :content content)))
+    (when (and buffer-file-name (memzoi-resident-file-p))
+      (setq arg (plist-put arg :uri (eglot--path-to-uri buffer-file-name))))
+    (if memzoi-confirm-writes
+        (memzoi--review (memzoi--server) "memzoi.resident.edit" arg)
+      (memzoi--execute (memzoi--server) "memzoi.resident.edit" (vector arg) "approve edited"))))
+
+(defun memzoi-resident-remove (locator)
+  "Remove the resident entry LOCATOR selects (of this buffer's resident file, else the project's) as one audited
+step, after its preview."
+  (interactive (list (read-string "Remove the entry containing: ")))
+  (let ((arg (list :locator locator)))
+    (when (and buffer-file-name (memzoi-resident-file-p))
+      (setq arg (plist-put arg :uri (eglot--path-to-uri buffer-file-name))))
+    (if memzoi-confirm-writes
+        (memzoi--review (memzoi--server) "memzoi.resident.remove" arg)
+      (memzoi--execute (memzoi--server) "memzoi.resident.remove" (vector arg) "remove entry"))))
 
 (provide 'memzoi)
 ;; Checkpoints and memory health (`memzoi-checkpoints', `memzoi-checkpoint-continue', `memzoi-checkpoint-close',

@@ -243,6 +243,8 @@ class ConfigProblem:
     column: int | None = None
     #: only this entry is ignored and the rest of its section applies (a bad ``[rules]`` entry, a user-only key)
     entry_only: bool = False
+    #: what is wrong without the loader's consequence (``message`` adds it), for a caller that refuses instead
+    detail: str | None = None
 
 
 @dataclass(frozen=True)
@@ -301,7 +303,8 @@ def parse_config(text: str, path: Path | None = None) -> LoadedConfig:
     except tomllib.TOMLDecodeError as err:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
         problem = ConfigProblem((), f"invalid TOML ({err}); fix the syntax (every setting uses its default until then)",
-                                int(m.group(1)) if m else None, int(m.group(2)) if m else None)
+                                int(m.group(1)) if m else None, int(m.group(2)) if m else None,
+                                detail=f"invalid TOML ({err}); fix the syntax")
         return _loaded(DEFAULT_CONFIG, path, where, [problem])
     except RecursionError:  # tomllib recurses once per nested array or inline table
         return _loaded(DEFAULT_CONFIG, path, where, [ConfigProblem((), f"a value is {nesting_message()}")])
@@ -321,8 +324,9 @@ def parse_config(text: str, path: Path | None = None) -> LoadedConfig:
             failed.setdefault(loc[0] if loc else "", []).append(ConfigProblem(loc, e["msg"]))
     for section, found in failed.items():
         for problem in found:
-            problems.append(ConfigProblem(problem.loc, f"`{'.'.join(problem.loc)}`: {problem.message}; the "
-                                          f"[{section}] settings are ignored (defaults apply) until this is fixed"))
+            detail = f"`{'.'.join(problem.loc)}`: {problem.message}"
+            problems.append(ConfigProblem(problem.loc, f"{detail}; the [{section}] settings are ignored (defaults "
+                                          "apply) until this is fixed", detail=detail))
     kept = {k: v for k, v in raw.items() if k not in failed}
     try:
         config = MemzoiConfig.model_validate(kept)
@@ -336,7 +340,8 @@ def _loaded(config: MemzoiConfig, path: Path | None, where: str, problems: list[
         # A message may name a value of the file (a key, a code, a pattern): never one a detector finds secret.
         from .safety.redact import scrub  # late: the safety package imports this module
 
-        problems = [ConfigProblem(p.loc, scrub(p.message), p.line, p.column, p.entry_only) for p in problems]
+        problems = [ConfigProblem(p.loc, scrub(p.message), p.line, p.column, p.entry_only,
+                                  None if p.detail is None else scrub(p.detail)) for p in problems]
     return LoadedConfig(config, path, tuple(f"{where}: {p.message}" for p in problems), tuple(problems))
 
 
@@ -358,17 +363,22 @@ USER_ONLY = ("global_path", "global_char_limit")
 
 
 def _user_only(raw: dict[str, Any]) -> list[ConfigProblem]:
-    """Take the user-only ``[resident]`` keys out of a repository's ``raw`` configuration: a repository must never
-    move, rename or re-cap the user's global resident file. Each one found is a problem of its entry only."""
+    """Take the user-only ``[resident]`` keys and ``[reflection]`` out of a repository's ``raw`` configuration: it
+    never moves or re-caps the user's global resident file, nor picks its reviewer. Each is a problem of itself."""
+    problems = [ConfigProblem(("reflection",), "`reflection`: a repository's configuration cannot choose the model, "
+                              "endpoint or key that reviews your sessions; configure [reflection] in memzoi.toml in "
+                              "$ZUNO_CONFIG_DIR (see docs/resident-memory.md). This section is ignored, the other "
+                              "settings apply", entry_only=True)] if raw.pop("reflection", None) is not None else []
     section = raw.get("resident")
     if not isinstance(section, dict):
-        return []
+        return problems
     found = [k for k in USER_ONLY if k in section]
     raw["resident"] = {k: v for k, v in section.items() if k not in USER_ONLY}
-    return [ConfigProblem(("resident", k), f"`resident.{k}`: a repository's configuration cannot move, rename or "
-                          "re-cap the user's global resident file (MEMORY.md); only the user's own configuration "
-                          "can (`[resident]` of memzoi.toml in $ZUNO_CONFIG_DIR, see docs/resident-memory.md). This "
-                          "key is ignored, the other settings apply", entry_only=True) for k in found]
+    return problems + [ConfigProblem(
+        ("resident", k), f"`resident.{k}`: a repository's configuration cannot move, rename or re-cap the user's "
+        "global resident file (MEMORY.md); only the user's own configuration can (`[resident]` of memzoi.toml in "
+        "$ZUNO_CONFIG_DIR, see docs/resident-memory.md). This key is ignored, the other settings apply",
+        entry_only=True) for k in found]
 
 
 def _read(path: Path) -> LoadedConfig:
@@ -376,7 +386,7 @@ def _read(path: Path) -> LoadedConfig:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         problem = ConfigProblem((), f"cannot read the configuration ({err}); check the file (every setting uses its "
-                                "default until then)")
+                                "default until then)", detail=f"cannot read the configuration ({err}); check the file")
         return _loaded(DEFAULT_CONFIG, path, str(path), [problem])
     return parse_config(text, path)
 

@@ -1,9 +1,11 @@
 """``memzoi.preview``: the planned before/after of every file of a lifecycle change, without writing
 (:func:`memzoi.lifecycle.preview.preview`). Editors show it as a diff (VS Code's diff editor, a Neovim diff split).
 
-Argument: ``{"uri", "operation": "apply"|"supersede"|"tombstone"|"materialize"|"reattest"|"approve", "reason"?,
-"title"?, "body"?, "candidateId"?}`` (``approve``: the resident candidate ``candidateId`` of the resident file
-``uri``; ``reattest``: the diff is the hand edit since the attested revision).
+Argument: ``{"uri", "operation": "apply"|"supersede"|"tombstone"|"materialize"|"reattest"|"approve"|"remove_entry",
+"reason"?, "title"?, "body"?, "candidateId"?, "content"?, "scope"?, "locator"?}`` (``approve``: the resident
+candidate ``candidateId`` of the resident file ``uri``, with ``content`` when it is approved edited;
+``remove_entry``: removing the entry ``locator`` selects in ``scope``; ``reattest``: the diff is the hand edit
+since the attested revision).
 Result: ``{"operation", "summary", "reason", "files": [{"path", "uri", "before", "after"}], "target"?: {"path",
 "title"}}`` (text or ``null``; ``target`` names the file acted on, for the confirmation).
 ``memzoi.changeFiles`` ``{"change_id"}`` gives the same for a change of the ledger (a history's *Open Diff*).
@@ -49,7 +51,7 @@ async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
     operation = arg.get("operation")
     path, artifacts = None, None
-    if operation == "approve":
+    if operation in ("approve", "remove_entry"):
         return await _approve_preview(ls, arg)
     if operation == "materialize":
         root, artifacts = _materialize_target(ls, arg)
@@ -57,7 +59,7 @@ async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
         root, path = target_path(ls, arg)
     else:
         raise CommandError("invalid_arguments", "`operation` is one of apply, supersede, tombstone, materialize, "
-                           "reattest, approve")
+                           "reattest, approve, remove_entry")
     reason = reason_of(arg, operation in ("supersede", "tombstone"))
     title, body = replacement(ls, path, arg) if operation == "supersede" else (arg.get("title"), arg.get("body"))
     actor = arg.get("actor") or default_actor()
@@ -70,16 +72,28 @@ async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _approve_preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
-    """The preview of approving a resident candidate (:func:`memzoi.resident.service.preview_apply`)."""
-    from memzoi.resident import service
+    """The preview of approving a resident candidate (:func:`memzoi.resident.service.preview_apply`), with edited
+    ``content`` (:func:`memzoi.resident.decisions.preview_edit`), or of removing the entry ``locator`` selects
+    (``remove_entry``: :func:`memzoi.resident.decisions.preview_remove`)."""
+    from memzoi.resident import decisions, service
 
     from .resident import _where
 
-    root, _file = _where(ls, arg)
+    root, file = _where(ls, arg)
     cid = arg.get("candidateId") or arg.get("candidate_id")
-    if not isinstance(cid, str) or not cid.strip():
+    content, locator = arg.get("content"), arg.get("locator")
+    if arg.get("operation") == "remove_entry":
+        if not isinstance(locator, str) or not locator.strip():
+            raise CommandError("invalid_arguments", "a remove_entry preview needs the `locator`")
+        scope = arg.get("scope") or (file.scope if file is not None else "project")
+        call = lambda: decisions.preview_remove(root, scope, locator)  # noqa: E731
+    elif not isinstance(cid, str) or not cid.strip():
         raise CommandError("invalid_arguments", "an approve preview needs the `candidateId`")
-    result = await asyncio.get_running_loop().run_in_executor(None, service.preview_apply, root, cid.strip())
+    elif isinstance(content, str):
+        call = lambda: decisions.preview_edit(root, cid.strip(), content)  # noqa: E731
+    else:
+        call = lambda: service.preview_apply(root, cid.strip())  # noqa: E731
+    result = await asyncio.get_running_loop().run_in_executor(None, call)
     for f in result["files"]:
         f["uri"] = path_to_uri(f["path"])
     return result

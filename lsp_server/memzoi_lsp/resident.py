@@ -67,6 +67,16 @@ async def reconcile_on_start(root: Path) -> None:
         return
     for r in done:
         log.info("resident candidate %s: %s -> %s", r.candidate_id, r.previous, r.status)
+    from memzoi.resident.projection import reconcile_jobs  # expired reflection jobs: uncertain, never re-sent
+    from memzoi.runtime_errors import RuntimeStateError
+
+    try:
+        expired = await asyncio.get_running_loop().run_in_executor(None, reconcile_jobs)
+    except RuntimeStateError as err:
+        log.info("reflection reconciliation skipped: %s", err.message)
+        return
+    for job_id in expired:
+        log.info("reflection job %s: running -> uncertain (its owner disappeared)", job_id)
 
 
 def _history(root: Path, file: ResidentFile):

@@ -23,7 +23,7 @@ from memzoi.workspace import MEMZOI_DIR, Role
 # `session.Session`), so the package has no import cycle (tests/test_architecture.py).
 from . import (
     actions, checkpoints, commands, diagnostics, folders, hover, inbox, lenses, lifecycle, localmem,
-    materialization, navigation, preview, resident, routing, scan, sync, textdoc, watch,
+    materialization, navigation, preview, resident, resident_state, routing, scan, sync, textdoc, watch,
 )
 from .documents import Documents, Snapshot, path_to_uri, uri_to_path
 from .inboxwatch import CandidateWatch
@@ -375,7 +375,7 @@ def create_server() -> MemzoiServer:
 
     # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
     for module in (sync, hover, actions, checkpoints, commands, folders, inbox, lenses, lifecycle, localmem,
-                   materialization, navigation, preview, resident, routing, watch):
+                   materialization, navigation, preview, resident, resident_state, routing, watch):
         module.register(server)
     return server
 

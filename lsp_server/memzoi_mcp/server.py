@@ -53,8 +53,9 @@ def _client_name(ctx) -> str:
 
 def _load_core():
     """The core's tool module, loaded on the first request so the handshake does not wait for its imports (with
-    the recall and planning tools registered into its table, :mod:`memzoi.agent.tools_recall`)."""
-    from memzoi.agent import tools, tools_recall  # noqa: F401 - tools_recall registers its tools
+    the recall and planning tools and the reflection count registered into its table,
+    :mod:`memzoi.agent.tools_recall`, :mod:`memzoi.agent.resident_turn`)."""
+    from memzoi.agent import resident_turn, tools, tools_recall  # noqa: F401 - these register their tools
 
     return tools
 

@@ -133,7 +133,9 @@ def test_no_tool_takes_a_path_to_write_and_only_proposals_mutate():
     for t in tools.TOOLS.values():
         props = t.input_schema().get("properties", {})
         assert not {"file", "file_path", "output", "target_path"} & set(props)
-        assert t.annotations.get("readOnlyHint") is (not t.mutating)
+        # record_resident_turn changes no memory but writes the runtime count of delivered turns: not read-only,
+        # not a proposal (issue 34)
+        assert t.annotations.get("readOnlyHint") is (not t.mutating and t.name != "record_resident_turn")
 
 
 def test_rate_limit_is_a_sliding_window():

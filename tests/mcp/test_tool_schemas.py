@@ -8,7 +8,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from memzoi.agent import tools, tools_recall  # noqa: F401 - tools_recall registers its tools
+from memzoi.agent import resident_turn, tools, tools_recall  # noqa: F401 - these register their tools
 from memzoi.agent.schema import input_schema, schema_problems
 from memzoi.lifecycle import reject_proposal
 

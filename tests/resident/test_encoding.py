@@ -290,7 +290,7 @@ def test_a_version_1_candidate_database_is_upgraded_in_place(project):
 
     path = db.db_path()
     old = sqlite3.connect(path)
-    old.executescript(db._SCHEMA.replace(",\n    layout TEXT\n", "\n"))
+    old.executescript(db._SCHEMA.replace(",\n    layout TEXT,\n    original_content TEXT\n", "\n"))
     old.execute("INSERT INTO memory_candidate (id, scope, target_path, action, content, reason, confidence, source, "
                 "actor, status, time_created, time_updated) VALUES ('mem_1', 'project', '/x', 'add', 'c', 'r', 1, "
                 "'user', 'a', 'pending', 1, 1)")
@@ -298,6 +298,7 @@ def test_a_version_1_candidate_database_is_upgraded_in_place(project):
     old.commit()
     old.close()
     with db.connect() as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3  # layout (2), then original_content (3)
         cand = db.get(conn, "mem_1")
         assert cand is not None and cand.layout is None and "layout" not in cand.to_json()
+        assert cand.original_content is None

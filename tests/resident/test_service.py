@@ -378,3 +378,17 @@ def test_approve_preview_is_the_write_without_writing(project):
     with pytest.raises(Refusal) as info:
         service.preview_apply(project, cand.id)  # decided: refused as the approve would be
     assert info.value.code == "not_applicable"
+
+
+@pytest.mark.parametrize("text,section", [('[promotion]\nmode = "sometimes"\n', "[promotion]"),
+                                          ('[resident]\nproject_char_limit = 0\n', "[resident]"),
+                                          ("oops = [\n", "the configuration")])
+def test_an_invalid_section_refuses_and_says_so_without_contradicting_itself(project, text, section):
+    # Trial defect (issue 34): the refusal used to say "the [promotion] settings are ignored (defaults apply)"
+    # while refusing the proposal. It says what happens: the change is refused until the section is fixed.
+    configure(project, text)
+    with pytest.raises(Refusal) as err:
+        _propose(project)
+    assert err.value.code == "invalid_config"
+    assert "defaults apply" not in err.value.message and "uses its default" not in err.value.message
+    assert f"refused until {section} is fixed" in err.value.message

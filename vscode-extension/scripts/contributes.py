@@ -164,11 +164,13 @@ def contributes() -> dict:
          "icon": "$(debug-continue)"},
         {"command": "memzoi.inbox.closeCheckpoint", "title": "Close Checkpoint", "category": CATEGORY, "icon": "$(close)"},
         {"command": "memzoi.health.refresh", "title": "Refresh Memory Health", "category": CATEGORY, "icon": "$(refresh)"},
+        {"command": "memzoi.inbox.openJob", "title": "Open Reflection Job", "category": CATEGORY, "icon": "$(sparkle)"},
     ]
     row_only = ["memzoi.inbox.open", "memzoi.inbox.apply", "memzoi.inbox.reject", "memzoi.inbox.routeLocal",
                 "memzoi.inbox.recover", "memzoi.inbox.approveResident", "memzoi.inbox.rejectResident",
                 "memzoi.inbox.undoResident", "memzoi.inbox.recoverResident", "memzoi.inbox.approveLocal", "memzoi.inbox.rejectLocal",
-                "memzoi.inbox.showLocal", "memzoi.inbox.continueCheckpoint", "memzoi.inbox.closeCheckpoint"]
+                "memzoi.inbox.showLocal", "memzoi.inbox.continueCheckpoint", "memzoi.inbox.closeCheckpoint",
+                "memzoi.inbox.openJob"]
     # Rows carry context values by what the server says applies (src/logic/inboxView.ts, contextValue): Apply only
     # on a packet the core lets through, Approve/Reject only on a decidable resident candidate.
     view = "view == memzoi.inbox && "
@@ -226,6 +228,10 @@ def contributes() -> dict:
                 {"command": "memzoi.inbox.showLocal", "when": local, "group": "inline@3"},
                 {"command": "memzoi.inbox.continueCheckpoint", "when": continuable, "group": "inline@1"},
                 {"command": "memzoi.inbox.closeCheckpoint", "when": checkpoint, "group": "inline@2"},
+                # a reflection job's row opens its request and outcome; a candidate row links to its job (issue 34)
+                {"command": "memzoi.inbox.openJob", "when": view + r"viewItem =~ /^memzoi\.reflection\./",
+                 "group": "inline@1"},
+                {"command": "memzoi.inbox.openJob", "when": resident, "group": "reflection@1"},
             ],
         },
     }

@@ -15,6 +15,7 @@ import { advertisedCommands, SECTION, state } from './state';
 import { reviewCandidate, reviewProposal } from './flow';
 import { resolveTarget } from './logic/targets';
 import { decideLocal, decideResident, recoverResident, runPaletteCommand, showLocal } from './palette';
+import { openJob } from './jobs';
 import { executeOnServer } from './run';
 import { updateStatus } from './status';
 
@@ -86,6 +87,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ inbo
     if (e.visible) void health.refresh();
   }));
   reg('memzoi.health.refresh', () => health.refresh());
+  reg('memzoi.inbox.openJob', (node: unknown) => openJob(node));
   // Review first (contract §3): the server's preferred code action on a packet or a resident candidate runs
   // memzoi.review / memzoi.reviewCandidate, client commands registered once the server has started (see
   // registerReviewCommands: a server that advertised them would otherwise clash with vscode-languageclient).

@@ -2,9 +2,9 @@
 // and Local memory sections. Every row and button follows what the server answered (see logic/inbox.ts).
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, State } from 'vscode-languageclient/node';
-import { checkpointRows, type InboxItem, localRows, proposalRows, residentRows, type ResidentUsage, residentUsage, startupOver, uncertainRows, usageText } from './logic/inbox';
+import { checkpointRows, type InboxItem, linkJobs, localRows, proposalRows, reflectionRows, residentRows, type ResidentUsage, residentUsage, startupOver, uncertainRows, usageText } from './logic/inbox';
 import { childrenOf, contextValue, describeItem, iconOf, type InboxNode, inboxTree, nodeId, tooltipOf } from './logic/inboxView';
-import { advertisedCommands, CHECKPOINTS_LIST, LOCAL_LIST, PROPOSALS_LIST, RESIDENT_LIST, RESIDENT_STATUS, state } from './state';
+import { advertisedCommands, CHECKPOINTS_LIST, LOCAL_LIST, PROPOSALS_LIST, RESIDENT_LIST, RESIDENT_STATE, RESIDENT_STATUS, state } from './state';
 import { allDiagnostics, updateStatus } from './status';
 
 /** The Memory Inbox tree. */
@@ -49,7 +49,9 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
     t.iconPath = new vscode.ThemeIcon(iconOf(item));
     t.command = item.kind === 'local' || item.kind === 'checkpoint'
       ? { command: 'memzoi.inbox.showLocal', title: 'Show', arguments: [item] }
-      : { command: 'memzoi.inbox.open', title: 'Open', arguments: [item] };
+      : item.kind === 'reflection'
+        ? { command: 'memzoi.inbox.openJob', title: 'Open Reflection Job', arguments: [item] }
+        : { command: 'memzoi.inbox.open', title: 'Open', arguments: [item] };
     return t;
   }
 
@@ -125,10 +127,16 @@ async function computeProposals(): Promise<{ rows: InboxItem[]; scanning: boolea
  */
 async function computeResident(): Promise<{ rows: InboxItem[]; usage: ResidentUsage[] }> {
   let usage: ResidentUsage[] = [];
-  const rows = await serverRows(RESIDENT_LIST, (answer) => {
+  let rows = await serverRows(RESIDENT_LIST, (answer) => {
     usage = residentUsage(answer);
     return residentRows(answer);
   }, 'resident memory');
+  // Reflection jobs (and which candidate each proposed) from the WorkStateProjection, when the server offers it.
+  const jobs = await serverRows(RESIDENT_STATE, (answer) => {
+    rows = linkJobs(rows, answer);
+    return reflectionRows(answer);
+  }, 'reflection jobs');
+  rows = [...rows, ...jobs];
   if (advertisedCommands().includes(RESIDENT_STATUS)) {
     for (const file of [...usage]) {
       await serverRows(RESIDENT_STATUS, (answer) => {

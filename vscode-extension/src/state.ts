@@ -11,6 +11,10 @@ export const RESIDENT_LIST = 'memzoi.resident.list';
 export const RESIDENT_REVIEW = 'memzoi.resident.review';
 /** Server command giving the cap usage of resident files (`{uri}` -> `{files: [{uri, used, cap, entries}]}`). */
 export const RESIDENT_STATUS = 'memzoi.residentStatus';
+/** Server command returning the WorkStateProjection (entries, candidates with their job, reflection jobs). */
+export const RESIDENT_STATE = 'memzoi.resident.state';
+/** Server command returning one reflection job's request and outcome (`{job_id}` -> `{job, request, outcome, text}`). */
+export const RESIDENT_JOB = 'memzoi.resident.job';
 /** Server command listing the pending local-memory candidates agents proposed. */
 export const LOCAL_LIST = 'memzoi.local.list';
 /** Server command listing the session checkpoints with the actions each accepts now. */

@@ -1,6 +1,7 @@
-"""What an agent may read of Zuno's resident memory: the entries of the two capped files as the prompt carries
-them, their cap usage, and the candidates waiting for review (the same views the CLI and the editor render,
-:mod:`memzoi.resident.views`). Entries are data, not instructions; a file that cannot be read says why."""
+"""What an agent may read of Zuno's resident memory: the WorkStateProjection
+(:func:`memzoi.resident.projection.work_state`, the one view the CLI and the editor render too): the entries of
+the two capped files as the prompt carries them, their cap usage, the candidates and the reflection jobs, plus
+the candidates waiting for review. Entries are data, not instructions; a file that cannot be read says why."""
 
 from __future__ import annotations
 
@@ -27,13 +28,9 @@ def pending_candidates(root: Path) -> list[dict[str, Any]]:
 
 
 def get_resident_memory(root: Path) -> dict[str, Any]:
-    """``{"files": [{"scope", "path", "cap", "used", "usage", "entries", "error"}], "pending": [...]}``: both
-    resident files of the project (global first) and the candidates awaiting review."""
-    from ..resident.views import scope_views
+    """The WorkStateProjection (``memory_entries``, ``files`` ``[{"scope", "path", "cap", "used", "usage",
+    "entries", "error"}]``, ``memory_candidates``, ``reflection_jobs``) and ``pending``: the candidates
+    awaiting review in the short form of ``list_pending``."""
+    from ..resident.projection import work_state
 
-    files = []
-    for view in scope_views(root):
-        data = view.to_json()
-        data.pop("block", None)
-        files.append(data)
-    return {"files": files, "pending": pending_candidates(root)}
+    return {**work_state(root), "pending": pending_candidates(root)}

@@ -1,4 +1,5 @@
-"""``memzoi resident show|list|propose|approve|reject|undo|reconcile``: Zuno's resident memory from the command line.
+"""``memzoi resident show|list|propose|approve|reject|undo|reconcile`` (and, in :mod:`.resident_reflection`,
+``turn|reflect|jobs|job|state|remove``): Zuno's resident memory from the command line.
 
 Thin wiring over :mod:`memzoi.resident`: every decision (validation, promotion, at-most-once writes) is the core's.
 """
@@ -27,7 +28,9 @@ _COMMANDS = {
                  "--reason 'asked twice in review' --confidence 0.8",
                  "memzoi resident propose --scope global --action replace --old-text 'tabs' --content 'Use spaces.' "
                  "--reason 'user correction' --confidence 1 --source foreground_tool"]),
-    "approve": ("apply a pending or failed candidate (at most once)", ["memzoi resident approve mem_3f2a"]),
+    "approve": ("apply a pending or failed candidate (at most once), optionally with edited content",
+                ["memzoi resident approve mem_3f2a", "memzoi resident approve mem_3f2a --edit",
+                 "memzoi resident approve mem_3f2a --content 'Run make lint and make test before pushing.'"]),
     "reject": ("reject a pending or failed candidate", ["memzoi resident reject mem_3f2a --reason 'one-off task detail'"]),
     "undo": ("restore the entries from before an applied candidate", ["memzoi resident undo mem_3f2a"]),
     "reconcile": ("classify candidates interrupted by a crash (never replays); recover uncertain ones",
@@ -71,12 +74,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p.add_argument("candidate_id", metavar="ID", help="candidate id as printed by propose (or a unique prefix)")
         if name == "reject":
             p.add_argument("--reason", required=True, help="why the candidate is rejected")
+        if name == "approve":
+            p.add_argument("--edit", action="store_true", help="edit the content in $VISUAL/$EDITOR first (add, "
+                           "replace); validated like a proposal, both versions kept")
+            p.add_argument("--content", help="the edited content, instead of an editor")
         p.set_defaults(func=func)
     p = _parser(rsub, "reconcile")
     p.add_argument("--recover", nargs=2, metavar=("ID", "MODE"),
                    help=f"settle an uncertain candidate; MODE is one of {', '.join(RECOVERY_MODES)}")
     p.add_argument("--reason", help="why (recorded with the recovery)")
     p.set_defaults(func=run_reconcile)
+    from .resident_reflection import register as register_reflection
+
+    register_reflection(rsub)
 
 
 def _when(ms: int | None) -> str:
@@ -183,11 +193,46 @@ def run_propose(args: argparse.Namespace) -> int:
     return _guard(args, go)
 
 
-def run_approve(args: argparse.Namespace) -> int:
-    """Apply a pending or failed candidate."""
+def _edited_content(candidate_id: str) -> str:
+    """The candidate's content as edited in ``$VISUAL``/``$EDITOR`` (a temporary file, removed after)."""
+    import os
+    import shlex
+    import subprocess
+    import tempfile
+
+    from ..ledger import Refusal
     from ..resident import service
 
-    return _guard(args, lambda: _emit(args, service.apply(project_root(args), args.candidate_id, actor=actor(args))) or 0)
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not editor:
+        raise Refusal("no_editor", "set $EDITOR (or $VISUAL), or give the edited text with --content")
+    cand = service._find(candidate_id)
+    fd, name = tempfile.mkstemp(prefix=f"memzoi-{cand.id}-", suffix=".md")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(cand.content or "")
+        if subprocess.run([*shlex.split(editor), name], check=False).returncode != 0:
+            raise Refusal("editor_failed", f"the editor ({editor}) exited with an error; nothing was approved")
+        with open(name, encoding="utf-8") as fh:
+            return fh.read()
+    finally:
+        os.unlink(name)
+
+
+def run_approve(args: argparse.Namespace) -> int:
+    """Apply a pending or failed candidate, with ``--edit``/``--content`` after editing its content."""
+    from ..resident import service
+    from ..resident.decisions import edit_and_apply
+
+    def go() -> int:
+        root = project_root(args)
+        if args.content is None and not args.edit:
+            _emit(args, service.apply(root, args.candidate_id, actor=actor(args)))
+            return 0
+        content = args.content if args.content is not None else _edited_content(args.candidate_id)
+        _emit(args, edit_and_apply(root, args.candidate_id, content, actor=actor(args)))
+        return 0
+    return _guard(args, go)
 
 
 def run_reject(args: argparse.Namespace) -> int:
@@ -216,7 +261,12 @@ def run_reconcile(args: argparse.Namespace) -> int:
             cid, mode = args.recover
             _emit(args, service.recover(root, cid, mode, actor=actor(args), reason=args.reason))
             return 0
+        from ..resident.projection import reconcile_jobs
+
         outcomes = service.reconcile(root)
+        expired = reconcile_jobs()
+        for jid in expired:
+            print(f"reflection job {jid}: running -> uncertain (its owner disappeared; never re-sent)")
         uncertain = [c.id for c in candidates_for(root) if c.status == "uncertain"]
         if args.json:
             emit_json({"reconciled": [o.__dict__ for o in outcomes], "uncertain": uncertain})

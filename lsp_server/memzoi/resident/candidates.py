@@ -12,7 +12,8 @@ and ``recovers``/``recovery_mode`` for an explicit recovery of an ``uncertain`` 
 which settles that candidate when it is applied, like the git-plane ledger's recoveries; ``layout`` (schema
 version 2) is the :class:`~.encoding.Layout` of the file the candidate wrote (line ending, byte order mark,
 surrounding whitespace), recorded with the snapshots so that an undo, or a later write, puts back the file's own
-layout where its bytes no longer show it (a CR file emptied to one line, say). Writes are ``BEGIN
+layout where its bytes no longer show it (a CR file emptied to one line, say); ``original_content`` (schema
+version 3) keeps the proposed content when a reviewer edited it before approving (Zuno ``service.edit``). Writes are ``BEGIN
 IMMEDIATE`` transactions; transitions are guarded by the status they start from (§1 state machine).
 """
 
@@ -71,7 +72,8 @@ CREATE TABLE IF NOT EXISTS memory_candidate (
     time_created INTEGER NOT NULL,
     time_updated INTEGER NOT NULL,
     time_applied INTEGER,
-    layout TEXT
+    layout TEXT,
+    original_content TEXT
 );
 CREATE INDEX IF NOT EXISTS memory_candidate_path_status_time_idx
     ON memory_candidate (target_path, status, time_created);
@@ -80,9 +82,10 @@ CREATE UNIQUE INDEX IF NOT EXISTS memory_candidate_reflection_source_fingerprint
     ON memory_candidate (source_session_id, source_message_id, fingerprint)
     WHERE source = 'reflection' AND fingerprint IS NOT NULL;
 """
-_USER_VERSION = 2
+_USER_VERSION = 3
 #: Upgrades from an older schema version, applied in order in the connection's first transaction.
-_MIGRATIONS = {1: "ALTER TABLE memory_candidate ADD COLUMN layout TEXT"}
+_MIGRATIONS = {1: "ALTER TABLE memory_candidate ADD COLUMN layout TEXT",
+               2: "ALTER TABLE memory_candidate ADD COLUMN original_content TEXT"}
 
 
 def now_ms() -> int:
@@ -126,6 +129,8 @@ class Candidate:
     error: str | None = None
     time_applied: int | None = None
     layout: dict[str, Any] | None = None
+    #: the content as proposed, when a reviewer edited it before approving (``content`` is then the edited one)
+    original_content: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Every field; ``locator`` is ``old_text``, ``diagnostic`` is ``error`` (Zuno's UI names)."""
@@ -331,3 +336,15 @@ def signature() -> str | None:
     with connect(path) as conn:
         rows = conn.execute("SELECT id, status, time_updated FROM memory_candidate ORDER BY id").fetchall()
     return hashlib.blake2b(repr([tuple(r) for r in rows]).encode(), digest_size=16).hexdigest()
+
+
+def edit_content(conn: sqlite3.Connection, candidate_id: str, content: str) -> bool:
+    """Replace the content of a ``pending``/``failed`` candidate with an edited version, keeping the first
+    proposed content in ``original_content``; clears the fingerprint and diagnostic (Zuno ``service.edit``).
+    Returns whether the row changed."""
+    with transaction(conn):
+        cur = conn.execute(
+            "UPDATE memory_candidate SET original_content = COALESCE(original_content, content), content = ?, "
+            "fingerprint = NULL, error = NULL, time_updated = ? WHERE id = ? AND status IN ('pending', 'failed')",
+            (content, now_ms(), candidate_id))
+        return cur.rowcount == 1

@@ -56,10 +56,16 @@ def project_config(project_root: Path, sections: Sequence[str] = ("resident",)) 
     ignored on their own (a bad ``[rules]`` entry, a user-only key), cost only themselves."""
     loaded = load_config(project_root / MEMZOI_DIR)
     where = str(loaded.path) if loaded.path is not None else "config.toml"
-    mine = [f"{where}: {p.message}" for p in loaded.problems
-            if not p.loc or (p.loc[0] in sections and not p.entry_only)]
+    mine = [p for p in loaded.problems if not p.loc or (p.loc[0] in sections and not p.entry_only)]
     if mine:
-        raise Refusal("invalid_config", "; ".join(mine))
+        # The loader's own wording ("defaults apply") is what *other* readers do; here the section is not
+        # replaced by defaults, the write is refused, and the message says so (issue 34, trial defect).
+        named = sorted({p.loc[0] for p in mine if p.loc})
+        what = "; ".join(f"{where}: {p.detail or p.message}" for p in mine)
+        sections_named = " and ".join(f"[{n}]" for n in named) or "the configuration"
+        raise Refusal("invalid_config", f"{what}; resident-memory changes are refused until {sections_named} "
+                      "is fixed (memzoi never guesses where the files are or whether to apply): run "
+                      "`memzoi check .memzoi/config.toml`")
     return loaded.config
 
 

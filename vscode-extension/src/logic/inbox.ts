@@ -13,7 +13,7 @@ export interface Blocker {
 
 /** One row of the inbox. `uri` is the file to open (a proposal packet, or the file an uncertain change touched). */
 export interface InboxItem {
-  kind: 'proposal' | 'uncertain' | 'resident' | 'local' | 'checkpoint';
+  kind: 'proposal' | 'uncertain' | 'resident' | 'local' | 'checkpoint' | 'reflection';
   /** Proposal id (frontmatter `id`), candidate id or ledger change id. */
   id: string;
   /** Human title: the proposal's `title`, the candidate's text, or the diagnostic message of an uncertain change. */
@@ -40,6 +40,11 @@ export interface InboxItem {
   undoable?: boolean;
   /** Resident candidates: when it was applied (`YYYY-MM-DD HH:MM UTC`). */
   when?: string;
+  /** Resident candidates: the reflection job that proposed it; reflection rows: their own job id. */
+  job?: string;
+  /** Reflection rows: the trigger (`periodic`, `recovery`, `periodic-recovery`) and the candidates it proposed. */
+  trigger?: string;
+  candidates?: string[];
   /** Local candidates: the project root (the server commands need it), who proposed it, and its text. */
   root?: string;
   actor?: string;
@@ -191,6 +196,55 @@ export function residentRows(answer: unknown): InboxItem[] {
     });
   }
   return rows;
+}
+
+/**
+ * Rows for the reflection jobs of the Resident memory section, from the server's `memzoi.resident.state` (the
+ * WorkStateProjection: `{files: [{scope, path}], memory_candidates: [{id, job}], reflection_jobs: [{id,
+ * source_message_id, trigger, status, error, outcome: {status, kind, error, candidates}}]}`): one row per job,
+ * newest first, opening its request and outcome. Anything else gives no rows.
+ */
+export function reflectionRows(answer: unknown): InboxItem[] {
+  if (!answer || typeof answer !== 'object') return [];
+  const { files, reflection_jobs: jobs } = answer as { files?: unknown; reflection_jobs?: unknown };
+  if (!Array.isArray(jobs)) return [];
+  const project = (Array.isArray(files) ? files : []).map((f) => f as Record<string, unknown>).find((f) => f?.scope === 'project');
+  const uri = typeof project?.path === 'string' ? `file://${project.path}` : 'file:///';
+  const rows: InboxItem[] = [];
+  for (const raw of jobs) {
+    const j = (raw ?? {}) as Record<string, unknown>;
+    if (typeof j.id !== 'string' || typeof j.status !== 'string') continue;
+    const outcome = (j.outcome ?? {}) as Record<string, unknown>;
+    const cands = Array.isArray(outcome.candidates) ? outcome.candidates.filter((c): c is string => typeof c === 'string') : [];
+    rows.push({
+      kind: 'reflection',
+      id: j.id,
+      job: j.id,
+      title: `Reflection of message ${str(j.source_message_id) ?? '?'}`,
+      uri,
+      status: j.status,
+      trigger: str(j.trigger),
+      candidates: cands,
+      diagnostic: str(j.error) ?? str(outcome.error),
+      when: utc(j.time_created),
+    });
+  }
+  return rows;
+}
+
+/**
+ * The resident rows with `job` set on each candidate a reflection job proposed (from the WorkStateProjection's
+ * `memory_candidates[].job`): the row links to that job.
+ */
+export function linkJobs(rows: InboxItem[], answer: unknown): InboxItem[] {
+  const cands = (answer as { memory_candidates?: unknown } | undefined)?.memory_candidates;
+  if (!Array.isArray(cands)) return rows;
+  const jobs = new Map<string, string>();
+  for (const raw of cands) {
+    const c = (raw ?? {}) as Record<string, unknown>;
+    if (typeof c.id === 'string' && typeof c.job === 'string') jobs.set(c.id, c.job);
+  }
+  return rows.map((r) => (r.kind === 'resident' && jobs.has(r.id) ? { ...r, job: jobs.get(r.id) } : r));
 }
 
 /** `YYYY-MM-DD HH:MM UTC` of a time in ms since the epoch, else `undefined`. */

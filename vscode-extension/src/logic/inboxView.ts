@@ -19,7 +19,8 @@ const SECTIONS = { resident: 'Resident memory', local: 'Local memory', checkpoin
 export function inboxTree(items: readonly InboxItem[], usage: readonly ResidentUsage[] = []): InboxNode[] {
   const top: InboxNode[] = items.filter((i) => i.kind === 'proposal' || i.kind === 'uncertain').map((item) => ({ type: 'row', item }));
   for (const id of ['resident', 'local', 'checkpoint'] as const) {
-    const children = items.filter((i) => i.kind === id);
+    // Reflection jobs and their outcomes are listed under the resident section, after its candidates.
+    const children = items.filter((i) => i.kind === id || (id === 'resident' && i.kind === 'reflection'));
     // The fullest file first: it is the one about to hit its cap.
     const fullest = [...usage].sort((a, b) => b.used / (b.cap || 1) - a.used / (a.cap || 1));
     const used = id === 'resident' && usage.length > 0 ? fullest.map(usageText).join(' · ') : undefined;
@@ -66,6 +67,7 @@ export function contextValue(item: InboxItem): string {
     return `memzoi.resident.${item.status ?? 'unknown'}${item.decidable ? '.decidable' : ''}${item.undoable ? '.undoable' : ''}`;
   }
   if (item.kind === 'checkpoint') return `memzoi.checkpoint${(item.actions ?? []).includes('continue') ? '.continuable' : ''}`;
+  if (item.kind === 'reflection') return `memzoi.reflection.${item.status ?? 'unknown'}`;
   return `memzoi.${item.kind}`;
 }
 
@@ -81,6 +83,11 @@ export function describeItem(item: InboxItem): { label: string; description: str
     const acts = item.actions ?? [];
     const state = acts.includes('continue') ? undefined : 'past its boundary: close only';
     return { label: item.title, description: ['session', `v${item.version ?? '?'}`, state, 'runtime'].filter(Boolean).join(' · ') };
+  }
+  if (item.kind === 'reflection') {
+    const n = item.candidates?.length ?? 0;
+    const made = n > 0 ? `${n} candidate${n === 1 ? '' : 's'}` : undefined;
+    return { label: item.title, description: [item.status, item.trigger, made, item.when].filter(Boolean).join(' · ') };
   }
   if (item.kind === 'local') {
     const bits = ['local memory', item.confidence === undefined ? undefined : `confidence ${item.confidence}`,
@@ -102,6 +109,7 @@ export function tooltipOf(item: InboxItem): string {
   const kind = {
     proposal: 'Pending proposal', uncertain: 'Uncertain change', resident: 'Resident-memory candidate',
     local: 'Local-memory candidate', checkpoint: 'Session checkpoint (runtime, never repository truth)',
+    reflection: 'Reflection job',
   }[item.kind];
   const lines = [`${kind} ${item.id}`, item.title];
   if (item.kind === 'proposal' && item.statement) lines.push(`Can it be applied? ${item.statement}`);
@@ -110,6 +118,13 @@ export function tooltipOf(item: InboxItem): string {
   }
   if (item.kind === 'resident' && item.status === 'uncertain') {
     lines.push(item.diagnostic ?? 'Its file matches neither snapshot: choose a recovery (Recover…).');
+  }
+  if (item.kind === 'resident' && item.job) lines.push(`Proposed by reflection job ${item.job} (Open Reflection Job)`);
+  if (item.kind === 'reflection') {
+    lines.push(`Status: ${item.status ?? '?'}${item.trigger ? ` (${item.trigger})` : ''}`);
+    if (item.candidates?.length) lines.push(`Candidates: ${item.candidates.join(', ')}`);
+    if (item.diagnostic) lines.push(item.diagnostic);
+    lines.push('Click to open its request (exactly as sent) and its outcome.');
   }
   if (item.reason) lines.push(`Reason: ${item.reason}`);
   if (item.kind === 'checkpoint') {
@@ -123,6 +138,7 @@ export function tooltipOf(item: InboxItem): string {
 export function iconOf(item: InboxItem): string {
   if (item.kind === 'local') return 'lock';
   if (item.kind === 'checkpoint') return 'history';
+  if (item.kind === 'reflection') return item.status === 'completed' ? 'sparkle' : item.status === 'running' ? 'sync' : 'warning';
   if (item.kind === 'resident') return item.status === 'uncertain' ? 'warning' : 'note';
   if (item.kind === 'uncertain') return 'warning';
   return item.canApply === false ? 'circle-slash' : 'git-pull-request';

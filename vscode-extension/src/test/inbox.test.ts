@@ -6,8 +6,10 @@ import {
   type DiagnosticSummary,
   type InboxItem,
   isPendingProposalUri,
+  linkJobs,
   localRows,
   proposalRows,
+  reflectionRows,
   residentRows,
   startupOver,
   stemOf,
@@ -191,4 +193,34 @@ test('the tree: proposals and uncertain changes on top, then a Resident memory a
   assert.deepEqual(childrenOf(resident).map((n) => n.type === 'row' && n.item.id), ['mem_1', 'mem_2', 'mem_3', 'mem_4']);
   // no empty sections
   assert.deepEqual(inboxTree(proposalRows(LISTING)!.rows).map((n) => n.type), ['row', 'row']);
+});
+
+test('reflection jobs are rows of the resident section, and a candidate links to the job that proposed it', () => {
+  const state = {
+    files: [{ scope: 'global', path: '/h/MEMORY.md' }, { scope: 'project', path: '/w/.zuno/RULES.md' }],
+    memory_candidates: [{ id: 'mem_1', job: 'reflection_a' }, { id: 'mem_4', job: null }],
+    reflection_jobs: [
+      { id: 'reflection_a', source_message_id: 'msg_7', trigger: 'periodic', status: 'completed', error: null,
+        time_created: 0, outcome: { status: 'completed', candidates: ['mem_1'] } },
+      { id: 'reflection_b', source_message_id: 'msg_9', trigger: 'recovery', status: 'failed', error: 'timed out',
+        outcome: { status: 'failed', kind: 'timeout', error: 'timed out', candidates: [] } },
+      { nonsense: true },
+    ],
+  };
+  const jobs = reflectionRows(state);
+  assert.deepEqual(jobs.map((r) => [r.id, r.job, r.status, r.uri, contextValue(r), iconOf(r)]), [
+    ['reflection_a', 'reflection_a', 'completed', 'file:///w/.zuno/RULES.md', 'memzoi.reflection.completed', 'sparkle'],
+    ['reflection_b', 'reflection_b', 'failed', 'file:///w/.zuno/RULES.md', 'memzoi.reflection.failed', 'warning'],
+  ]);
+  assert.equal(describeItem(jobs[0]).description, 'completed · periodic · 1 candidate');
+  assert.match(tooltipOf(jobs[1]), /timed out/);
+  const linked = linkJobs(residentRows(RESIDENT), state);
+  assert.equal(linked.find((r) => r.id === 'mem_1')?.job, 'reflection_a');
+  assert.equal(linked.find((r) => r.id === 'mem_4')?.job, undefined);
+  assert.match(tooltipOf(linked.find((r) => r.id === 'mem_1')!), /Proposed by reflection job reflection_a/);
+  const tree = inboxTree([...linked, ...jobs]);
+  const section = tree.find((n) => n.type === 'section' && n.id === 'resident');
+  assert.ok(section && section.type === 'section');
+  assert.deepEqual(section.children.filter((i) => i.kind === 'reflection').map((i) => i.id), ['reflection_a', 'reflection_b']);
+  assert.deepEqual(reflectionRows({ error: 'x' }), []);
 });

@@ -118,9 +118,13 @@ function X.resident_items(listing)
   return items
 end
 
---- `:Memzoi resident [approve ID | reject ID [REASON] | undo ID]`: without arguments, lists both resident files and
---- their candidates in the quickfix list (`action` 'r': refresh it in place); with a verb, decides the candidate
---- (`resident_decide`).
+X.RESIDENT_USAGE = 'usage: :Memzoi resident [approve ID | reject ID [REASON] | undo ID | edit ID [CONTENT] | '
+  .. 'remove LOCATOR | jobs | job ID]'
+
+--- `:Memzoi resident [approve ID | reject ID [REASON] | undo ID | edit ID [CONTENT] | remove LOCATOR | jobs | job ID]`:
+--- without arguments, lists both resident files and their candidates in the quickfix list (`action` 'r': refresh it
+--- in place); with a verb, decides the candidate (`resident_decide`); `jobs`, `job`, `edit` and `remove`:
+--- `resident_more`.
 function X.resident(client, bufnr, fargs, action)
   local verb, id, rest = vim.trim(fargs or ''):match('^(%S*)%s*(%S*)%s*(.*)$')
   local arg = vim.empty_dict()
@@ -132,8 +136,11 @@ function X.resident(client, bufnr, fargs, action)
       ui.show_quickfix('Memzoi resident memory', X.resident_items(result), action)
     end)
   end
+  if verb == 'jobs' or verb == 'job' or verb == 'edit' or verb == 'remove' then
+    return X.resident_more(client, bufnr, verb, id, rest, arg, action)
+  end
   if not vim.tbl_contains({ 'approve', 'reject', 'undo' }, verb) or id == '' then
-    return ui.notify('usage: :Memzoi resident [approve ID | reject ID [REASON] | undo ID]', vim.log.levels.WARN)
+    return ui.notify(X.RESIDENT_USAGE, vim.log.levels.WARN)
   end
   arg.candidate_id = id
   if rest ~= '' then
@@ -142,7 +149,89 @@ function X.resident(client, bufnr, fargs, action)
   X.resident_decide(client, bufnr, verb, arg)
 end
 
-local VERBS = { approve = 'Approved', reject = 'Rejected', undo = 'Undid', recover = 'Recovered' }
+--- Reflection jobs as quickfix items (`:Memzoi resident jobs`), from the WorkStateProjection
+--- (`memzoi.resident.state`): newest first, each on the project's resident file, with its status, trigger, message,
+--- the candidates it proposed and its diagnostic; and each candidate a job proposed, naming the job.
+function X.job_items(state)
+  local items = {}
+  local project = '.zuno/RULES.md'
+  for _, f in ipairs(state.files or {}) do
+    if f.scope == 'project' then
+      project = f.path
+    end
+  end
+  for _, j in ipairs(state.reflection_jobs or {}) do
+    local out = type(j.outcome) == 'table' and j.outcome or {}
+    local made = type(out.candidates) == 'table' and #out.candidates > 0 and (' candidates: ' .. table.concat(out.candidates, ', ')) or ''
+    local err = type(j.error) == 'string' and (' (' .. j.error .. ')') or ''
+    table.insert(items, { filename = project, lnum = 1,
+      text = ('reflection %s %s %s message %s%s%s'):format(j.status, j.id, j.trigger, j.source_message_id, made, err) })
+  end
+  for _, c in ipairs(state.memory_candidates or {}) do
+    if type(c.job) == 'string' then
+      table.insert(items, { filename = c.path, lnum = 1,
+        text = ('%s %s %s %s: %s (job %s)'):format(c.status, c.id, c.scope, c.action, tostring(c.content or c.locator or ''):gsub('\n', ' '), c.job) })
+    end
+  end
+  return items
+end
+
+--- Opens one reflection job's records (request exactly as sent, outcome; secrets screened by the server) in a
+--- read-only scratch buffer named `memzoi-job://ID`.
+function X.show_job(result)
+  local b = vim.api.nvim_create_buf(false, true)
+  vim.bo[b].bufhidden = 'wipe'
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, vim.split(result.text or '', '\n', { plain = true }))
+  pcall(vim.api.nvim_buf_set_name, b, 'memzoi-job://' .. tostring(result.job and result.job.id or '?'))
+  vim.bo[b].modifiable = false
+  vim.bo[b].filetype = 'markdown'
+  vim.api.nvim_set_current_buf(b)
+  return b
+end
+
+--- `:Memzoi resident jobs | job ID | edit ID [CONTENT] | remove LOCATOR`: the reflection jobs in the quickfix list,
+--- one job's records, approve with edited content (asked with the candidate's content as default when not given),
+--- remove one entry in one audited step; the last two go through the review flow like an approve.
+function X.resident_more(client, bufnr, verb, id, rest, arg, action)
+  if verb == 'jobs' then
+    return ui.request(client, bufnr, 'memzoi.resident.state', arg, 'reflection jobs', function(result)
+      ui.show_quickfix('Memzoi reflection jobs', X.job_items(result), action)
+    end)
+  end
+  if id == '' then
+    return ui.notify(X.RESIDENT_USAGE, vim.log.levels.WARN)
+  end
+  if verb == 'job' then
+    return ui.request(client, bufnr, 'memzoi.resident.job', { job_id = id }, 'reflection job', X.show_job)
+  end
+  if verb == 'remove' then
+    arg.locator = vim.trim(id .. ' ' .. rest)
+    return X.resident_decide(client, bufnr, 'remove', arg)
+  end
+  arg.candidate_id = id
+  if rest ~= '' then
+    arg.content = rest
+    return X.resident_decide(client, bufnr, 'edit', arg)
+  end
+  ui.request(client, bufnr, 'memzoi.resident.list', { uri = arg.uri }, 'resident list', function(listing)
+    local current = ''
+    for _, c in ipairs(listing.candidates or {}) do
+      if c.id == id and type(c.content) == 'string' then
+        current = c.content
+      end
+    end
+    vim.ui.input({ prompt = 'Edited content: ', default = current }, function(text)
+      if text == nil or vim.trim(text) == '' then
+        return ui.notify('edit cancelled; nothing written')
+      end
+      arg.content = text
+      X.resident_decide(client, bufnr, 'edit', arg)
+    end)
+  end)
+end
+
+local VERBS = { approve = 'Approved', reject = 'Rejected', undo = 'Undid', recover = 'Recovered', edit = 'Approved edited',
+  remove = 'Removed' }
 
 --- Decides the resident candidate `arg.candidate_id` of the file `arg.uri` (`verb`: approve, reject, undo,
 --- recover): a reject asks its reason (required, as for proposals); an approve goes through the review flow while
@@ -164,7 +253,7 @@ function X.resident_decide(client, bufnr, verb, arg)
       end
     end)
   end
-  if verb == 'approve' and memzoi.options.confirm_writes then
+  if (verb == 'approve' or verb == 'edit' or verb == 'remove') and memzoi.options.confirm_writes then
     return require('memzoi.review').review(client, bufnr, { command = command, arg = arg }, run)
   end
   local spec = { reason = verb == 'reject' and 'required' or nil }

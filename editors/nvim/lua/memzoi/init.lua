@@ -272,7 +272,8 @@ function M.complete(arglead, cmdline, _)
     return { 'restore-before', 'complete-after', 'accept' }
   end
   if sub == 'resident' and nth == 3 then
-    return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, { 'approve', 'reject', 'undo' })
+    return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end,
+      { 'approve', 'reject', 'undo', 'edit', 'remove', 'jobs', 'job' })
   end
   if sub == 'local' and nth == 3 then
     return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, { 'approve', 'reject' })

@@ -18,13 +18,16 @@ X.PREVIEWABLE = {
   ['memzoi.reattest'] = { operation = 'reattest', label = 'Re-attest', reason = 'optional' },
   ['memzoi.materialize'] = { operation = 'materialize', label = 'Materialize' },
   ['memzoi.resident.approve'] = { operation = 'approve', label = 'Approve' },
+  -- approve with edited `content`, and the one-step removal (issue 34); `alias`: not what `command_of` returns
+  ['memzoi.resident.edit'] = { operation = 'approve', label = 'Approve edited', alias = true },
+  ['memzoi.resident.remove'] = { operation = 'remove_entry', label = 'Remove', alias = true },
 }
 
 --- The server command of a preview `operation` (the inverse of `PREVIEWABLE`), or nil.
 ---@return string?
 function X.command_of(operation)
   for cmd, p in pairs(X.PREVIEWABLE) do
-    if p.operation == operation then
+    if p.operation == operation and not p.alias then
       return cmd
     end
   end
@@ -107,7 +110,7 @@ end
 --- The preview's own argument (`memzoi.preview`) for the change `req` (`{command, arg}`).
 local function preview_arg(req, p)
   local a = { uri = req.arg.uri, operation = p.operation }
-  for _, k in ipairs({ 'reason', 'title', 'body' }) do
+  for _, k in ipairs({ 'reason', 'title', 'body', 'content', 'scope', 'locator' }) do
     a[k] = req.arg[k]
   end
   if req.arg.candidate_id then

@@ -1,0 +1,78 @@
+"""The harness's entry point to Zuno's reflection count over MCP: ``record_resident_turn``, the same call as
+``memzoi resident turn`` (:func:`memzoi.resident.reflection.record_turn`; reference ``zuno-memory.md`` §6).
+
+It changes no memory: it counts one delivered assistant message of a session (at most once, durably) and says
+whether a reflection review is due, so it is not a proposal tool and is not rate-limited like one. The tool is
+registered into :data:`memzoi.agent.tools.TOOLS` when this module is imported (the MCP server imports it with the
+table, as :mod:`.tools_recall`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .outputs import _Out
+from .tools import Session, Tool, ToolResult, register
+
+
+class TurnArgs(BaseModel):
+    """Arguments of ``record_resident_turn`` (those of ``memzoi resident turn``; :mod:`.resident_turn`)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [
+        {"session_id": "sess-42", "message_id": "msg-7"},
+        {"session_id": "sess-42", "message_id": "msg-8", "recovered": True}]})
+    session_id: str = Field(min_length=1, max_length=200, description="The session id.")
+    message_id: str = Field(min_length=1, max_length=200, description="The delivered assistant message's id.")
+    interrupted: bool = Field(False, description="The turn was interrupted: it is not counted.")
+    negative: bool = Field(False, description="A negative-learning turn: counted, never reviewed.")
+    recovered: bool = Field(False, description="A verified recovery: a review is due at once.")
+
+
+TURN_DESCRIPTION = (
+    "For agent harnesses: record that an assistant message of a session was delivered, once per message, and learn "
+    "whether a reflection review of resident memory is due (every nudge_interval messages, or at once after a "
+    "verified recovery). Interrupted turns are not counted; negative-learning turns are counted but never "
+    "reviewed. Changes no memory.")
+
+
+class TurnOutput(_Out):
+    """``record_resident_turn``: the admission of the delivered message and whether reflection is off."""
+
+    state: str = Field(description="started (a review job was created), not_scheduled, already_recorded or "
+                       "not_counted (an interrupted turn).")
+    ordinal: int | None = Field(description="The message's place in the session's count; null when not counted.")
+    count: int = Field(description="The session's delivered messages so far.")
+    interval: int = Field(description="The nudge_interval used.")
+    job: dict[str, Any] | None = Field(description="The review job started for it (or before), if any.")
+    due: bool = Field(description="Whether a review is due (a job is running for it).")
+    disabled: str | None = Field(description="Why reflection is off, or null when it is configured.")
+
+
+def record(root: Path, a: TurnArgs) -> tuple[dict[str, Any], str]:
+    """Count the turn for the project at ``root``; returns the tool's ``(data, text)``: the admission
+    (:meth:`memzoi.resident.jobs.Admission.to_json`) with ``disabled`` (why reflection is off, or ``None``)."""
+    from ..resident.reflection import record_turn
+    from ..resident.reflection_config import reflection_settings
+
+    settings = reflection_settings()
+    adm = record_turn(a.session_id, a.message_id, interrupted=a.interrupted, negative=a.negative,
+                      recovered_=a.recovered, settings=settings, project_root=root)
+    data = {**adm.to_json(), "disabled": settings.disabled}
+    if data["due"] and adm.job is not None:
+        text = (f"message {adm.ordinal}: review due ({adm.job.trigger}), job {adm.job.id}; run `memzoi resident "
+                f"reflect --session {a.session_id} --transcript FILE`")
+    else:
+        text = f"{adm.state}: message {adm.ordinal}, no review due" + (f" ({settings.disabled})" if settings.disabled else "")
+    return data, text
+
+
+def _turn(s: Session, a: TurnArgs) -> ToolResult:
+    return ToolResult(*record(s.root, a))
+
+
+register(Tool("record_resident_turn", "Record a delivered turn (reflection count)", TURN_DESCRIPTION, TurnArgs, _turn,
+              output=TurnOutput, annotations={"readOnlyHint": False, "destructiveHint": False,
+                                              "idempotentHint": True, "openWorldHint": False}))

@@ -1,0 +1,118 @@
+"""A reviewer's two shortcuts (reference ``zuno-memory.md`` §7, Zuno's ``/memory`` view ``e`` and ``x x``):
+
+- :func:`edit_and_apply`: approve a candidate with edited content. The edit is validated like a proposal
+  (operation, threats, locator, cap, drift) against the current file before anything is recorded, the proposed
+  content is kept in ``original_content`` beside the edited ``content`` (Zuno ``service.edit`` keeps the locator,
+  reason and confidence, clears the fingerprint and diagnostic), then the candidate is applied at most once.
+- :func:`remove_entry`: remove one entry as a single audited step: a new ``remove`` candidate (source ``user``,
+  the entry's full text as locator, confidence 1.0, Zuno ``remove_entry``) is recorded and applied under one hold
+  of the file's locks, so there is never a second approval to wait for. A crash is reconciled like any apply.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config import MemzoiConfig
+from ..ledger import Refusal
+from ..text import rust_trim
+from . import candidates as db
+from . import service
+from .candidates import Candidate
+from .locator import locate, parse_operation, refuse_unencodable
+from .scope import project_config, resident_file
+from .store import ResidentStore
+
+#: Zuno's reason for a removal from ``/memory``.
+REMOVE_REASON = "removed by the user"
+
+
+def edit_and_apply(project_root: str | Path, candidate_id: str, content: str, *, actor: str,
+                   config: MemzoiConfig | None = None) -> Candidate:
+    """Replace the content of the ``pending``/``failed`` ``add``/``replace`` candidate ``candidate_id`` with
+    ``content`` and apply it (see the module docstring). Returns the candidate, ``applied``. Raises
+    :class:`Refusal`: ``not_editable`` (another action or status), the proposal's validation refusals (nothing
+    recorded), or the apply's (the candidate then ``failed``/``uncertain``, its edit kept)."""
+    root = Path(project_root).resolve()
+    cand = service._find(candidate_id)
+    file = service._owned(root, cand, config)
+    with service._session(file) as conn:
+        cand = service._load(conn, cand.id)
+        if cand.action not in ("add", "replace") or cand.status not in db.OPEN:
+            raise Refusal("not_editable", f"candidate {cand.id} is a {cand.status} {cand.action}; only a pending or "
+                          "failed add or replace can be edited")
+        op = parse_operation(cand.action, content, cand.old_text)
+        refuse_unencodable(content=op.content)
+        ResidentStore(file).preview(op)  # validated like a proposal, before anything is recorded
+        if op.content != cand.content and not db.edit_content(conn, cand.id, op.content or ""):
+            raise Refusal("not_editable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
+        return service._apply_locked(conn, root, service._load(conn, cand.id), actor, config)
+
+
+def remove_entry(project_root: str | Path, scope: str, locator: str, *, actor: str, reason: str | None = None,
+                 session_id: str | None = None, config: MemzoiConfig | None = None) -> Candidate:
+    """Remove the entry of ``scope`` that ``locator`` selects (a substring of exactly one distinct entry) as one
+    audited step: a ``remove`` candidate recorded and applied together (see the module docstring). Returns the
+    candidate, ``applied``. Raises :class:`Refusal` (``no_match``, ``ambiguous_locator``, drift, …) with nothing
+    recorded, or the apply's refusal naming the candidate's status."""
+    root = Path(project_root).resolve()
+    config = config or project_config(root)
+    why = rust_trim(reason or "") or REMOVE_REASON
+    refuse_unencodable(reason=why, old_text=locator, actor=actor)
+    file = resident_file(root, scope, config)
+    with service._session(file) as conn:
+        store = ResidentStore(file)
+        entry = store.entries[locate(store.entries, rust_trim(locator or ""))] if rust_trim(locator or "") else ""
+        op = parse_operation("remove", None, entry)
+        store.preview(op)
+        now = db.now_ms()
+        cand = Candidate(id=db.new_id(), scope=scope, target_path=str(file.path), action="remove", content=None,
+                         old_text=op.old_text, reason=why, confidence=10_000, source="user",
+                         source_session_id=session_id, source_message_id=None, fingerprint=None, actor=actor,
+                         status="pending", time_created=now, time_updated=now)
+        db.insert(conn, cand)
+        return service._apply_locked(conn, root, cand, actor, config)
+
+
+def _preview(file, store: ResidentStore, after: list[str], operation: str, summary: str, reason: str,
+             candidate_id: str | None) -> dict:
+    from ..safety.redact import scrub
+    from .format import serialize
+
+    return {"operation": operation, "summary": summary, "reason": reason, "candidateId": candidate_id,
+            "files": [{"path": str(file.path), "before": scrub(store.text) if store.exists else None,
+                       "after": scrub(serialize(after))}]}
+
+
+def preview_edit(project_root: str | Path, candidate_id: str, content: str, *,
+                 config: MemzoiConfig | None = None) -> dict:
+    """What :func:`edit_and_apply` would write, without writing or locking (the editor's review diff): the shape
+    of :func:`.service.preview_apply` with ``operation`` ``approve``. Raises :class:`Refusal` as the edit would
+    before writing."""
+    root = Path(project_root).resolve()
+    cand = service._find(candidate_id)
+    file = service._owned(root, cand, config)
+    if cand.action not in ("add", "replace") or cand.status not in db.OPEN:
+        raise Refusal("not_editable", f"candidate {cand.id} is a {cand.status} {cand.action}; only a pending or "
+                      "failed add or replace can be edited")
+    op = parse_operation(cand.action, content, cand.old_text)
+    refuse_unencodable(content=op.content)
+    store = ResidentStore(file)
+    after = store.preview(op)
+    return _preview(file, store, after, "approve", f"approve edited {cand.action} candidate {cand.id} in "
+                    f"{file.scope} memory", cand.reason, cand.id)
+
+
+def preview_remove(project_root: str | Path, scope: str, locator: str, *, config: MemzoiConfig | None = None) -> dict:
+    """What :func:`remove_entry` would write, without writing or locking: ``operation`` ``remove_entry``, the
+    file before and after. Raises :class:`Refusal` as the removal would before writing."""
+    root = Path(project_root).resolve()
+    file = resident_file(root, scope, config or project_config(root))
+    store = ResidentStore(file)
+    op = parse_operation("remove", None, rust_trim(locator or ""))
+    after = store.preview(op)
+    removed = store.entries[locate(store.entries, op.old_text or "")]
+    from .locator import preview as short
+
+    return _preview(file, store, after, "remove_entry", f"remove `{short(removed)}` from {file.scope} memory",
+                    REMOVE_REASON, None)

@@ -1,0 +1,146 @@
+"""The WorkStateProjection: one client-neutral view of a project's resident memory (reference ``zuno-memory.md``
+§7: Zuno's ``WorkStateProjection`` carries ``memory_candidates`` and ``memory_entries`` for every client;
+zuno-types ``lib.rs``, turn.rs ``work_state``), with the reflection jobs and their outcomes (issue 34).
+
+:func:`work_state` is the one function the command line (``memzoi resident state --json``), the language
+server (``memzoi.resident.state`` and its views) and the MCP tool ``get_resident_memory`` return or render.
+:func:`job_detail` is one job with its request and outcome records. Every text that leaves here is screened for
+secrets (:func:`memzoi.safety.redact.scrub`), like every other view.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..config import MemzoiConfig
+from ..ledger import Refusal
+from . import candidates as db
+from . import jobs
+from .candidates import Candidate
+from .scope import project_config, resident_files
+from .views import scope_views
+
+#: Zuno's ``/memory`` status glyphs (memory.rs @227e5fb).
+GLYPHS = {"pending": "○", "applying": "…", "undoing": "…", "applied": "✓", "rejected": "×", "undone": "↶",
+          "failed": "!", "uncertain": "?"}
+
+
+def screen(value: Any) -> Any:
+    """``value`` (JSON data) with every string screened for secrets (:func:`memzoi.safety.redact.scrub`)."""
+    from ..safety.redact import scrub
+
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, list):
+        return [screen(v) for v in value]
+    if isinstance(value, dict):
+        return {k: screen(v) for k, v in value.items()}
+    return value
+
+
+def candidate_projection(c: Candidate, job_ids: dict[tuple[str, str], str]) -> dict[str, Any]:
+    """One candidate as every client shows it (Zuno's details: id, scope, action, status, confidence, source,
+    reason, content, locator, session, message, diagnostic), with ``original_content`` when edited, the
+    ``job`` that proposed it (a reflection candidate's review job id, else ``None``) and the status glyph."""
+    return {"id": c.id, "scope": c.scope, "path": c.target_path, "action": c.action, "status": c.status,
+            "glyph": GLYPHS.get(c.status, " "), "confidence": c.confidence / 10_000, "source": c.source,
+            "reason": c.reason, "content": c.content, "locator": c.old_text,
+            "original_content": c.original_content, "session": c.source_session_id,
+            "message": c.source_message_id, "diagnostic": c.error, "proposed_by": c.actor,
+            "decided_by": c.decided_by, "time_created": c.time_created, "time_updated": c.time_updated,
+            "job": job_ids.get((c.source_session_id or "", c.source_message_id or ""))
+            if c.source == "reflection" else None}
+
+
+def job_projection(job: jobs.Job, records: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """One reflection job: its row, the outcome's ``status``/``error``/``candidates`` (``None`` while none is
+    recorded) and whether its request was recorded."""
+    outcome = records.get("outcome")
+    return {**job.to_json(), "request_recorded": "request" in records,
+            "outcome": None if outcome is None else {"status": outcome.get("status"), "kind": outcome.get("kind"),
+                                                     "error": outcome.get("error"),
+                                                     "candidates": outcome.get("candidates", [])}}
+
+
+def _jobs(conn, root: Path) -> list[dict[str, Any]]:
+    jobs.ensure(conn)
+    return [job_projection(j, jobs.events(conn, j.id)) for j in jobs.list_jobs(conn, project_root=str(root))]
+
+
+def work_state(project_root: str | Path, config: MemzoiConfig | None = None) -> dict[str, Any]:
+    """The WorkStateProjection of the project at ``project_root``::
+
+        {"memory_entries": [{"scope", "content"}],             # the prompt's entries, global first
+         "files": [{"scope", "path", "cap", "used", "usage", "entries", "error"}],
+         "memory_candidates": [candidate_projection …],        # pending first, newest first
+         "reflection_jobs": [job_projection …]}                # newest first
+
+    Raises :class:`Refusal` ``invalid_config`` when the project's ``[resident]`` cannot say where the files are.
+    Never creates the database."""
+    root = Path(project_root).resolve()
+    config = config or project_config(root)
+    files = []
+    for view in scope_views(root, config):
+        data = view.to_json()
+        data.pop("block", None)
+        files.append(data)
+    entries = [{"scope": f["scope"], "content": e} for f in files for e in f["entries"]]
+    cands: list[Candidate] = []
+    job_rows: list[dict[str, Any]] = []
+    if db.db_path().exists():
+        with db.connect() as conn:
+            cands = db.list_for_paths(conn, [str(f.path) for f in resident_files(root, config)])
+            job_rows = _jobs(conn, root)
+            known = {(j["session_id"], j["source_message_id"]): j["id"] for j in job_rows}
+            for (sid, mid, jid) in conn.execute("SELECT session_id, source_message_id, id FROM memory_reflection_job"):
+                known.setdefault((sid, mid), jid)
+    else:
+        known = {}
+    return screen({"memory_entries": entries, "files": files,
+                    "memory_candidates": [candidate_projection(c, known) for c in cands],
+                    "reflection_jobs": job_rows})
+
+
+def job_detail(job_id: str) -> dict[str, Any]:
+    """``{"job", "request", "outcome", "candidates"}`` of the reflection job ``job_id`` (a unique prefix works):
+    the records exactly as stored, secrets screened; ``candidates`` are the ids the review proposed. Raises
+    :class:`Refusal` ``job_not_found``."""
+    if not db.db_path().exists():
+        raise Refusal("job_not_found", f"no reflection job {job_id}; see `memzoi resident jobs`")
+    with db.connect() as conn:
+        jobs.ensure(conn)
+        job = jobs.get_job(conn, job_id)
+        if job is None:
+            raise Refusal("job_not_found", f"no reflection job {job_id}; see `memzoi resident jobs`")
+        records = jobs.events(conn, job.id)
+        rows = conn.execute("SELECT id FROM memory_candidate WHERE source = 'reflection' AND source_session_id = ? "
+                            "AND source_message_id = ? ORDER BY time_created", (job.session_id, job.source_message_id))
+        cands = [r[0] for r in rows]
+    return screen({"job": job.to_json(), "request": records.get("request"), "outcome": records.get("outcome"),
+                    "candidates": cands})
+
+
+def reconcile_jobs(now: int | None = None) -> list[str]:
+    """Make every expired running reflection job ``uncertain`` (never re-sent); returns their ids. Creates
+    nothing when there is no database yet."""
+    if not db.db_path().exists():
+        return []
+    with db.connect() as conn:
+        return jobs.reconcile_expired(jobs.ensure(conn), now)
+
+
+def job_text(detail: dict[str, Any]) -> str:
+    """A readable rendering of :func:`job_detail` (the CLI's and the editor's "open request and outcome")."""
+    job = detail["job"]
+    lines = [f"reflection job {job['id']}: {job['status']} ({job['trigger']})",
+             f"  session {job['session_id']}, message {job['source_message_id']}"]
+    if job.get("error"):
+        lines.append(f"  diagnostic: {job['error']}")
+    if detail["candidates"]:
+        lines.append("  candidates: " + ", ".join(detail["candidates"]))
+    for name in ("request", "outcome"):
+        lines += ["", f"## {name}", json.dumps(detail[name], ensure_ascii=False, indent=2)
+                  if detail[name] is not None else "(not recorded)"]
+    return "\n".join(lines)

@@ -1,0 +1,106 @@
+"""Resident memory's WorkStateProjection, reflection jobs, edit-and-approve and one-step removal in the editor
+(issue 34). Protocol glue only: :mod:`memzoi.resident.projection` and :mod:`memzoi.resident.decisions` decide.
+
+Commands (one object argument; refusals are JSON-RPC errors, see :mod:`.refusal`):
+
+- ``memzoi.resident.state`` ``{"uri"?}``: the WorkStateProjection of the project (the same object as ``memzoi
+  resident state --json`` and MCP's ``get_resident_memory``): entries, files with cap usage, candidates (each
+  reflection candidate with its ``job``) and reflection jobs with their outcomes; the inbox's resident section
+  and the Neovim and Emacs resident views render it;
+- ``memzoi.resident.job`` ``{"job_id"}``: one job's request (exactly as sent) and outcome, secrets screened,
+  with ``text``, a readable rendering the clients open in a read-only buffer;
+- ``memzoi.resident.edit`` ``{"uri"?, "candidate_id", "content"}``: approve a candidate with edited content
+  (both versions kept); preview it first with ``memzoi.preview`` ``{"operation": "approve", "candidateId",
+  "content"}``;
+- ``memzoi.resident.remove`` ``{"uri"?, "scope"?, "locator", "reason"?}``: remove one entry as one audited step;
+  preview it with ``memzoi.preview`` ``{"operation": "remove_entry", "scope", "locator"}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from .lifecycle import CommandError, command
+
+if TYPE_CHECKING:
+    from .session import Session
+
+STATE = "memzoi.resident.state"
+JOB = "memzoi.resident.job"
+EDIT = "memzoi.resident.edit"
+REMOVE = "memzoi.resident.remove"
+
+
+def _text(arg: dict[str, Any], key: str) -> str:
+    value = arg.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise CommandError("invalid_arguments", f"this command needs `{key}`")
+    return value
+
+
+@command(STATE)
+async def state(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
+    """The WorkStateProjection (:func:`memzoi.resident.projection.work_state`); empty lists without a project."""
+    from memzoi.resident.projection import reconcile_jobs, work_state
+
+    from .resident import _where
+
+    if not arg.get("uri") and not ls.projects:
+        return {"memory_entries": [], "files": [], "memory_candidates": [], "reflection_jobs": []}
+    root, _file = _where(ls, arg)
+
+    def collect() -> dict[str, Any]:
+        reconcile_jobs()
+        return work_state(root)
+
+    return await asyncio.get_running_loop().run_in_executor(None, collect)
+
+
+@command(JOB)
+async def job(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
+    """One reflection job's records (:func:`memzoi.resident.projection.job_detail`) and their ``text``."""
+    from memzoi.resident.projection import job_detail, job_text
+
+    job_id = _text(arg, "job_id").strip()
+    detail = await asyncio.get_running_loop().run_in_executor(None, job_detail, job_id)
+    return {**detail, "text": job_text(detail)}
+
+
+@command(EDIT)
+async def edit(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
+    """Approve a pending or failed add/replace candidate with edited ``content``."""
+    from memzoi.resident.decisions import edit_and_apply
+
+    from .resident import _decide
+
+    content = _text(arg, "content")
+    return await _decide(ls, arg, lambda root, cid, who: edit_and_apply(root, cid, content, actor=who))
+
+
+@command(REMOVE)
+async def remove(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
+    """Remove the entry ``locator`` selects in ``scope`` (default: the file ``uri``'s, else project)."""
+    from memzoi.lifecycle import default_actor
+    from memzoi.resident.decisions import remove_entry
+
+    from .resident import _refuse_dirty, _run, _where
+
+    root, file = _where(ls, arg)
+    locator = _text(arg, "locator")
+    scope = arg.get("scope") or (file.scope if file is not None else "project")
+    if file is not None and file.scope == scope:
+        _refuse_dirty(ls, file)
+    reason, who = arg.get("reason"), arg.get("actor") or default_actor()
+    return await _run(ls, root, file if file is not None and file.scope == scope else None,
+                      lambda: remove_entry(root, scope, locator, actor=who,
+                                           reason=reason if isinstance(reason, str) else None))
+
+
+HANDLERS = [state, job, edit, remove]
+
+
+def register(server: "Session") -> None:
+    """Register the projection, job, edit and remove commands."""
+    for handler in HANDLERS:
+        server.command(handler.__memzoi_command__)(handler)

@@ -1,0 +1,50 @@
+;;; emacs_reflection.el --- batch Emacs + eglot run of the resident views of issue 34  -*- lexical-binding: t; -*-
+;; Usage: emacs --batch -q -l emacs_reflection.el <RULES.md> <job-id> <candidate-id> <out.json>
+;; Env: MEMZOI_LSP_CMD, MEMZOI_EMACS_DIR.  Writes a JSON report; exits 2 on a failed step.
+
+(require 'json)
+(require 'cl-lib)
+(let* ((args command-line-args-left)
+       (rules (nth 0 args)) (job-id (nth 1 args)) (cand-id (nth 2 args)) (out (nth 3 args))
+       (report (list)) (questions nil))
+  (setq command-line-args-left nil)
+  ;; the review flow's Apply question: answered yes, recorded with the diff shown at that moment
+  (advice-add 'y-or-n-p :override
+              (lambda (prompt)
+                (push (list :prompt prompt
+                            :diff (let ((b (get-buffer "*Memzoi preview*")))
+                                    (and b (with-current-buffer b (buffer-string)))))
+                      questions)
+                t))
+  (cl-labels ((put (k v) (setq report (plist-put report k v)))
+              (finish (rc) (with-temp-file out (insert (json-encode report))) (kill-emacs rc))
+              (wait (pred what)
+                (let ((end (+ (float-time) 60)))
+                  (while (and (not (funcall pred)) (< (float-time) end))
+                    (accept-process-output nil 0.05))
+                  (unless (funcall pred) (put :error (format "timed out waiting for %s" what)) (finish 2)))))
+    (condition-case err
+        (progn
+          (add-to-list 'load-path (getenv "MEMZOI_EMACS_DIR"))
+          (require 'memzoi)
+          (setq memzoi-server-command (list (getenv "MEMZOI_LSP_CMD")))
+          (setq memzoi-confirm-writes t)
+          (find-file rules)
+          (unless (eglot-current-server) (apply #'eglot (eglot--guess-contact)))
+          (wait (lambda () (and (eglot-current-server) (progn (eglot--maybe-activate-editing-mode) eglot--managed-mode)))
+                "eglot on the resident file")
+          (put :view (vconcat (memzoi-resident)))
+          (let ((detail (memzoi-resident-job job-id)))
+            (put :job_status (plist-get (plist-get detail :job) :status))
+            (put :job_buffer (with-current-buffer (format "*Memzoi job %s*" job-id) (buffer-string))))
+          (set-buffer (find-buffer-visiting rules))
+          (let ((edited (memzoi-resident-edit cand-id "Run make lint and make test before pushing.")))
+            (put :edited_status (plist-get edited :status))
+            (put :edited_original (plist-get edited :original_content)))
+          (set-buffer (find-buffer-visiting rules))
+          (let ((removed (memzoi-resident-remove "tabs")))
+            (put :removed_status (plist-get removed :status))
+            (put :removed_action (plist-get removed :action)))
+          (put :questions (vconcat (reverse questions)))
+          (finish 0))
+      (error (put :error (format "%S" err)) (finish 2)))))
