@@ -128,8 +128,11 @@ def test_the_same_file_given_twice_is_checked_once(tmp_path):
 
 # -- placement: the per-folder cache of `place` agrees with classifying the whole path every time ----------------
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import (  # noqa: E402
+    given,
+    settings,
+    strategies as st,  # noqa: E402
+)
 
 from memzoi.workspace import Placement, Role, place  # noqa: E402
 

@@ -6,20 +6,20 @@ groups naming their records' files."""
 from __future__ import annotations
 
 import subprocess
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from memzoi.ledger import Refusal
 from memzoi.lifecycle.checkpoint_review import apply_transition, checkpoint_inbox, preview_transition
-from memzoi.maintenance import memory_health
 from memzoi.lifecycle.checkpoints import add_checkpoint, close_checkpoint, get_checkpoint
+from memzoi.maintenance import memory_health
 from memzoi.runtime import git_env
 
 from . import builders
 
-T0 = datetime(2026, 7, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from memzoi.cli.main import main
-
 from tests import builders
 from tests.lifecycle.test_capture import EXAMPLE, MIXED
 

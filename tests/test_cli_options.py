@@ -13,8 +13,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from memzoi.cli.main import main
 from memzoi.cli.formats import FINGERPRINT_KEY, LINE_HASH_KEY
+from memzoi.cli.main import main
 
 from .conftest import ROOT
 from .test_framing_yaml import VALID

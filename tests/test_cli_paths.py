@@ -14,8 +14,8 @@ import pytest
 
 from memzoi.cli.main import main
 
-from .test_framing_yaml import VALID
 from . import builders
+from .test_framing_yaml import VALID
 from .test_pathsafety import packet_text
 
 TOKEN = "gh" + "p_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"  # a GitHub token shape (Memzoi: credential_token)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from memzoi.cli.main import main
-
 from tests.lifecycle.test_session_end import SEED  # the seed's example, verbatim, kept in one place
+
 TITLE, BODY = "PLANTED-TITLE-4K", "PLANTED-BODY-8W stays private"
 BLOCKED = SEED + f"""  - destination: repo
     type: fact

@@ -257,8 +257,12 @@ def test_updates_stay_cheap_with_thousands_of_twins(monkeypatch):
 
 # --- robustness: any frontmatter shape gives facts, findings with valid spans, and never an exception ---------
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import (  # noqa: E402
+    HealthCheck,
+    given,
+    settings,
+    strategies as st,  # noqa: E402
+)
 
 _scalar = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.text(max_size=8),
                     st.sampled_from(["active", "proposed", "t", "supersede", "tombstone", "create", "repo"]))

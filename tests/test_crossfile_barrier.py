@@ -10,8 +10,7 @@ from unittest import mock
 
 import pytest
 
-from memzoi import check as check_mod
-from memzoi import crossfile, filefacts
+from memzoi import check as check_mod, crossfile, filefacts
 from memzoi.check import check_paths
 
 from . import builders

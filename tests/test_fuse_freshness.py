@@ -28,9 +28,8 @@ def mounted(tmp_path):
     src, mnt = tmp_path / "src", tmp_path / "mnt"
     records = src / ".memzoi/records"
     records.mkdir(parents=True)
-    from .test_admission import rec
-
     from .builders import edit
+    from .test_admission import rec
 
     for rid in ("alpha", "beta"):
         (records / f"{rid}.md").write_text(edit(rec(rid), f"Body text of {rid}", f"Body text of {rid} {'x' * 40}"))

@@ -6,7 +6,6 @@ from __future__ import annotations
 from memzoi.analysis import analyze_text
 from memzoi.findings import CODES, finding
 from memzoi.headlines import HEADLINES, detail, headed
-
 from tests import builders
 
 

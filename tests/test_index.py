@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import builtins
-import os
 import json
+import os
 import shutil
 from pathlib import Path
 

@@ -7,7 +7,6 @@ import os
 import shutil
 from pathlib import Path
 
-
 from memzoi import pathsafety
 from memzoi.index import Index
 from memzoi.index_queries import _REDACTED_PREFIX, git_plane_files, plane_stats

@@ -104,7 +104,7 @@ def test_reserved_config_and_stray_files_are_scanned_with_memzois_codes(project)
     (project / "config.toml").write_text(f'[project]\nid = "demo"\n# ci: {TOKEN}\n', encoding="utf-8")
     (project / "proposals" / "draft.md").write_text(f"a packet in the wrong place: {TOKEN}\n", encoding="utf-8")
     (project / "proposals" / "drafts").mkdir()
-    (project / "proposals" / "drafts" / "x.md").write_text(f"postgres://u:pw@db/app\n", encoding="utf-8")
+    (project / "proposals" / "drafts" / "x.md").write_text("postgres://u:pw@db/app\n", encoding="utf-8")
     (project / "notes.txt").write_text(f"{ENV}\n", encoding="utf-8")
     report = check_paths([str(project)])
     assert _errors(report) == {
@@ -198,9 +198,9 @@ def test_redacted_path_in_every_output_format(capsys, project, fmt):
         uris = {unquote(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"])
                 for r in json.loads(out)["runs"][0]["results"]}
         assert marker(rel) in uris
-        from .test_cli_options import sarif_schema  # the redacted form is still a valid SARIF URI
-
         import jsonschema
+
+        from .test_cli_options import sarif_schema  # the redacted form is still a valid SARIF URI
 
         jsonschema.Draft4Validator(sarif_schema(), format_checker=jsonschema.FormatChecker()).validate(json.loads(out))
     elif fmt == "github":

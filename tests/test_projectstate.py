@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.builders import packet, packet_path, record, record_path, write
 from memzoi.analysis import analyze_bytes
 from memzoi.checkpaths import expand
 from memzoi.projectstate import ProjectState, indexed
+from tests.builders import packet, packet_path, record, record_path, write
 
 
 class Source:

@@ -4,10 +4,11 @@ judged (``ProjectState.passed_boundaries``)."""
 
 from __future__ import annotations
 
-from tests.builders import record, record_path, write
+from datetime import UTC
+
 from memzoi.analysis import analyze_bytes
 from memzoi.projectstate import ProjectState
-from datetime import UTC
+from tests.builders import record, record_path, write
 
 
 def test_input_changes_report_the_configuration_and_gits_state(tmp_path):

@@ -3,12 +3,18 @@ from Memzoi's current-assertion, retention and attestation rules, and total on m
 
 from __future__ import annotations
 
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 
 from memzoi.document import frame
 from memzoi.ledger.model import ChangeRecord, FileChange
 from memzoi.provenance import (
-    change_line, current_sentence, history_lines, packet_targets, proposed_via, record_standing, retention_sentence,
+    change_line,
+    current_sentence,
+    history_lines,
+    packet_targets,
+    proposed_via,
+    record_standing,
+    retention_sentence,
 )
 
 NOW = datetime(2026, 7, 10, tzinfo=UTC)

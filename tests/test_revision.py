@@ -267,8 +267,11 @@ def test_corpus_records_are_unattested_and_clean(corpus):
         assert not [f for f in a.findings if f.code in ("stale_attestation", "materialization_metadata")]
 
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import (  # noqa: E402
+    given,
+    settings,
+    strategies as st,  # noqa: E402
+)
 
 _leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=10),
                   st.sampled_from([PLAN, "create", "supersede", "memzoi/repository-materialization",

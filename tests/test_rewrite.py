@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from memzoi.document import frame
 from memzoi.render import PACKET_ORDER, RECORD_ORDER

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memzoi import analysis as analysis_mod
-from memzoi import check as check_mod
+from memzoi import analysis as analysis_mod, check as check_mod
 from memzoi.analysis import analyze_text
 from memzoi.check import check_paths
 from memzoi.cli.main import main

@@ -24,7 +24,6 @@ from memzoi.workspace import packet_file, record_file
 from . import builders
 from .resident.conftest import configure, project  # noqa: F401  (the resident project fixture)
 
-
 # --- the unsaved rule ------------------------------------------------------------------------------------------
 
 def test_a_buffer_is_unsaved_when_the_disk_holds_other_text(tmp_path):

@@ -15,21 +15,19 @@ import sqlite3
 import stat
 import subprocess
 import sys
-from datetime import datetime, timedelta, UTC
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from memzoi import check as checkmod
-from memzoi import firststage
-from memzoi import freshness, store, verdictcache
+from memzoi import check as checkmod, firststage, freshness, store, verdictcache
 from memzoi.check import check_paths
 from memzoi.cli.formats import to_json
 from memzoi.cli.main import main
 from memzoi.runtime import STORE_DB
 
-from .conftest import CORPUS, corpus_or_skip
 from .builders import edit
+from .conftest import CORPUS, corpus_or_skip
 from .test_admission import git, rec
 from .test_revision import attested
 

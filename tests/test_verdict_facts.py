@@ -16,8 +16,8 @@ from memzoi import verdictcache
 from memzoi.crossfile import FileFacts, Ref, Workspace
 
 from .builders import edit
-from .test_revision import attested
 from .test_admission import git, rec
+from .test_revision import attested
 from .test_verdict_cache import cache_db, cli, counts, repo, trusted  # noqa: F401 - fixtures
 
 

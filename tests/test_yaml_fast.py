@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memzoi import yaml12
 from memzoi.yaml12 import PlainScalar, YAlias, YMap, YScalar, YSeq

@@ -19,9 +19,10 @@ import enum
 import os
 import stat
 import subprocess
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .findings import CODES, Finding, finding
 from .runtime import git_env

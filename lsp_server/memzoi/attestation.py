@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Annotated, Any, Literal, Mapping
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
@@ -96,7 +97,7 @@ class MaterializationMetadata(Strict):
     reason: Annotated[str, AfterValidator(_reason)] | None = Field(None, description="Why (supersede/tombstone).")
 
     @model_validator(mode="after")
-    def _action_shape(self) -> "MaterializationMetadata":
+    def _action_shape(self) -> MaterializationMetadata:
         lifecycle = self.action in ("supersede", "tombstone")
         if lifecycle and (self.target is None or self.reason is None):
             raise PydanticCustomError(

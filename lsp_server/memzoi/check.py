@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .admission import GitVisibility, git_visibility, opening_span
+from .admission import GitVisibility, git_visibility
 from .checkfiles import Checked, check_chunk, from_entry
+
 # Re-exported (also imported from here).
 from .checkpaths import (
     Expanded as Expanded,
@@ -30,18 +31,16 @@ from .checkpaths import (
     expand as expand,
     require_exists as require_exists,
 )
-from .config import load_config
-from .crosscheck import CrossFileCheck
-from .filefacts import FileFacts
-from .findings import Finding, finding
-from .gitfacts import GitFacts
-from .ledger.view import LedgerView
-from .parallel import ChunkPool, cpu_count
-from .pathsafety import shown_path
 from .checkreplay import Walked, begin, record, replayed
 from .checkreport import CheckReport, Located, check_text, resident_arg  # noqa: F401 - also imported from here
 from .clock import utc_now
-from .text import LineIndex
+from .config import load_config
+from .crosscheck import CrossFileCheck
+from .filefacts import FileFacts
+from .findings import Finding
+from .gitfacts import GitFacts
+from .ledger.view import LedgerView
+from .parallel import ChunkPool, cpu_count
 from .verdict import Local, ProjectContext, settle
 from .verdictcache import ProjectCache, path_key
 from .verdictpayload import stored_facts
@@ -154,7 +153,7 @@ def plan_check(args: list[str], workers: int | None, cache: bool,
                     add(*call)
             else:
                 calls = []
-                found = expand(arg, on_file=lambda p, d, n: (calls.append((p, d, n)), add(p, d, n)))
+                found = expand(arg, on_file=lambda p, d, n, calls=calls: (calls.append((p, d, n)), add(p, d, n)))
             plan.walked.append(Walked(calls, found))
             plan.report.skipped.extend(found.skipped)
             plan.complete |= found.complete

@@ -39,7 +39,7 @@ def walk(args: list[str]) -> list[Walked | None]:
             out.append(None)
             continue
         calls: list[tuple[str, str, tuple[int, int] | None]] = []
-        found = expand(arg, on_file=lambda p, d, i: calls.append((p, d, i)))
+        found = expand(arg, on_file=lambda p, d, i, calls=calls: calls.append((p, d, i)))
         out.append(Walked(calls, found))
     return out
 

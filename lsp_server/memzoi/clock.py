@@ -3,7 +3,7 @@ verdict cache reads it without loading the analysis."""
 
 from __future__ import annotations
 
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 
 
 def utc_now() -> datetime:

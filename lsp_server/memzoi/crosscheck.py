@@ -15,8 +15,7 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .workspace import takes_part
-from .workspace import plane_entries
+from .workspace import plane_entries, takes_part
 
 if TYPE_CHECKING:  # the analysis is imported only where a file must be analysed
     from .analysis import Analysis
@@ -45,8 +44,8 @@ class CrossFileCheck:
     ``.memzoi`` directory form one group. Used by :func:`memzoi.check.check_paths`, as results arrive."""
 
     def __init__(self, facts_source: FactsSource | None = None,
-                 cached: Callable[[str, str], "FileFacts | None"] | None = None,
-                 analyse: Callable[[str, list[str]], Mapping[str, "FileFacts"]] | None = None) -> None:
+                 cached: Callable[[str, str], FileFacts | None] | None = None,
+                 analyse: Callable[[str, list[str]], Mapping[str, FileFacts]] | None = None) -> None:
         """``facts_source(memzoi_dir)`` may supply the facts of a project's files that were not added (absolute
         path → facts, e.g. from the index: :func:`memzoi.index.indexed_facts`); without it they are analysed.
         ``cached(memzoi_dir, path)`` is asked first: the facts of a file a cache vouches for, else ``None``.
@@ -59,7 +58,7 @@ class CrossFileCheck:
         self._cached = cached
         self._analyse = analyse
 
-    def add(self, display: str, key: str, memzoi_dir: str | None, analysis: "Analysis | FileFacts") -> None:
+    def add(self, display: str, key: str, memzoi_dir: str | None, analysis: Analysis | FileFacts) -> None:
         """Add a checked file: its display path, absolute path, absolute ``.memzoi`` directory (or ``None``) and
         its analysis or facts."""
         from .filefacts import FileFacts

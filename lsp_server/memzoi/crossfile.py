@@ -17,8 +17,9 @@ from.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 # Re-exported (also imported from here).
 from .filefacts import (
@@ -59,7 +60,7 @@ class Workspace:
         self._content: dict[str, list[str]] = {}
 
     @classmethod
-    def of(cls, facts: Mapping[str, FileFacts]) -> "Workspace":
+    def of(cls, facts: Mapping[str, FileFacts]) -> Workspace:
         """A workspace holding ``facts`` (path → facts), indexed in one pass (O(files), where as many
         :meth:`update` calls re-evaluate each file's dependents again and again). No finding is evaluated yet:
         :meth:`evaluate` the paths whose findings are wanted; later :meth:`update` calls work as usual."""

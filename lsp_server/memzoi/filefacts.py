@@ -9,8 +9,9 @@ across a workspace.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # facts read back from a cache or an index load no analysis
     from .analysis import Analysis
@@ -76,7 +77,7 @@ class FileFacts:
         return d
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "FileFacts":
+    def from_json(cls, data: Mapping[str, Any]) -> FileFacts:
         """Inverse of :meth:`to_json`."""
         d = dict(data)
         d["refs"] = tuple(Ref(r["field"], r["target"], tuple(r["span"]), r.get("to", "record")) for r in d.get("refs", ()))

@@ -26,17 +26,24 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files
 from .index_schema import (
-    _TABLES, SCHEMA_VERSION, _opening, _split_sql, _Tx, fts_triggers, table_script,
+    _TABLES,
+    SCHEMA_VERSION,
+    _opening,
+    _split_sql,
+    _Tx,
+    fts_triggers,
+    table_script,
 )
 from .runtime import private_dir, private_file
-from .store import STORE_VERSION, ensure_schema, forget_old_databases, store_path
 from .runtime_errors import RuntimeStateError, runtime_error
+from .store import STORE_VERSION, ensure_schema, forget_old_databases, store_path
 
 if TYPE_CHECKING:
     from .filefacts import FileFacts
@@ -134,7 +141,7 @@ class Index(IndexQueries):
 
     # -- lifecycle ----------------------------------------------------------------------------------------------
 
-    def __enter__(self) -> "Index":
+    def __enter__(self) -> Index:
         return self
 
     def __exit__(self, *exc: object) -> None:

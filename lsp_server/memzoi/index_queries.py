@@ -13,12 +13,10 @@ import os
 import re
 import sqlite3
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .freshness import Stat, of_stat
 from .workspace import MEMZOI_DIR, plane_entries

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import blake3
@@ -21,13 +21,13 @@ from .admission import GitVisibility
 from .analysis import Analysis
 from .barrier import failed_analysis
 from .filefacts import FileFacts, facts_from_analysis
+from .firststage import analyse_file
 from .freshness import read_stable
 from .gitfacts import GitFacts
 from .pathsafety import REDACTED_PREFIX, shown_id
 from .safety.redact import MARK, redact, secret_spans
 from .text import LineIndex
 from .utf8 import encodable, storable
-from .firststage import analyse_file
 from .verdict import FileVerdict, ProjectContext, judge, verdict_of
 from .workspace import place
 

@@ -27,7 +27,14 @@ from .clock import utc_now
 from .document import frame
 from .ledger import Refusal
 from .maintenance_detect import (
-    STALE_AFTER, Loaded, contradictions, exact_duplicates, expiry, normalize_text, renewals, staleness,
+    STALE_AFTER,
+    Loaded,
+    contradictions,
+    exact_duplicates,
+    expiry,
+    normalize_text,
+    renewals,
+    staleness,
 )
 from .models.common import parse_rfc3339
 from .retention import current_assertion, format_instant

@@ -83,7 +83,7 @@ class ProjectState:
     inverse (``None`` for a key that names no file)."""
 
     def __init__(self, root: str | os.PathLike[str], *, key: Callable[[str], str] | None = None,
-                 path_of: Callable[[str], "str | os.PathLike[str] | None"] | None = None) -> None:
+                 path_of: Callable[[str], str | os.PathLike[str] | None] | None = None) -> None:
         from .ledger import LedgerView  # the ledger package is loaded by a caller that holds state, not by check
 
         self.root = Path(root)
@@ -194,7 +194,7 @@ class ProjectState:
 
     # -- the cross-file graph -----------------------------------------------------------------------------------
 
-    def feed(self, key: str, source: "Analysis | FileFacts") -> set[str]:
+    def feed(self, key: str, source: Analysis | FileFacts) -> set[str]:
         """Give the cross-file workspace the facts of ``key`` from ``source``: an analysis (nothing happens when the
         workspace already holds facts from this very analysis) or ready-made facts (a compact verdict's, compared
         with the facts held, so the same facts affect nothing). Returns the keys whose cross-file findings
@@ -218,7 +218,7 @@ class ProjectState:
         self._track_boundary(key, source)
         return self.crossfile.update(key, source)
 
-    def _track_boundary(self, key: str, analysis: "Analysis") -> None:
+    def _track_boundary(self, key: str, analysis: Analysis) -> None:
         """Keep when ``analysis``'s retention boundary passes, unless it already has (its findings hold
         ``retention_query_only``): :meth:`passed_boundaries` then reports the file."""
         mark = getattr(analysis, "retention", None)
@@ -238,7 +238,7 @@ class ProjectState:
     # -- the one mutator ----------------------------------------------------------------------------------------
 
     def apply_events(self, paths: Iterable[str | os.PathLike[str]], *, shown: Collection[str] = (),
-                     analysis_of: Callable[[str], "Analysis | None"] = lambda key: None) -> StateChanges:
+                     analysis_of: Callable[[str], Analysis | None] = lambda key: None) -> StateChanges:
         """Bring the state in line with the disk for the event ``paths`` (:meth:`ProjectFiles.apply_events`: each
         path judged by its final state on disk; git asked once for the batch).
 
@@ -320,7 +320,7 @@ class ProjectState:
                     left.append(path)
         return rows, left
 
-    def open_index(self, on_disk: OnDisk) -> "Index":
+    def open_index(self, on_disk: OnDisk) -> Index:
         """The project's index, opened once, with rows made by the scan or from ``on_disk``'s analyses
         (:meth:`premade_rows`), and worker processes from a fork server for many others. Raises
         :class:`memzoi.index.IndexUnavailable` when it cannot be opened."""
@@ -355,7 +355,7 @@ class ProjectState:
         return {"project_root": str(self.root), "files": result.files, "records": len(result.record_ids),
                 "proposals": len(result.proposal_ids), "refused": result.refused, "seconds": round(result.seconds, 3)}
 
-    def search(self, query: str, limit: int) -> "list[SearchHit] | None":
+    def search(self, query: str, limit: int) -> list[SearchHit] | None:
         """Full-text hits for ``query``; ``None`` while the index is not ready."""
         if not self.index_ready or self.index is None:
             return None

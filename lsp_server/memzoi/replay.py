@@ -30,13 +30,12 @@ directory, the most recent :data:`KEEP` kept.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import time
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +43,7 @@ import blake3
 
 from . import freshness
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: Stored reports kept per project (one per argument list and working directory).
 KEEP = 16
 #: ``path -> [size, mtime_ns, ino, ctime_ns, checked_ns, digest hex]`` of the bytes each file's verdict was made from.
@@ -116,7 +115,7 @@ class Inputs:
         return json.dumps([self.walk, self.projects, self.stamps, self.until_us, self.roots], separators=(",", ":"))
 
     @classmethod
-    def from_json(cls, text: str) -> "Inputs":
+    def from_json(cls, text: str) -> Inputs:
         """Read :meth:`to_json`'s text back. Raises ``ValueError``, ``TypeError`` for one it did not write."""
         walk, projects, stamps, until, roots = json.loads(text)
         if not isinstance(stamps, dict) or not isinstance(roots, dict):

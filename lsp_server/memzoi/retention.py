@@ -15,20 +15,21 @@ its retention is ``current``. Clocks are always passed in, so tests fix them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, UTC
-from typing import Any, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from pydantic import ValidationError
 
-from .document import Document
-from .findings import Finding, finding
-from .models.common import RetentionFacts, parse_rfc3339, validate_retention
-from .yaml12 import locate
 # Re-exported (also imported from here).
 from .clock import (
     utc_now as utc_now,
 )
+from .document import Document
+from .findings import Finding, finding
+from .models.common import RetentionFacts, parse_rfc3339, validate_retention
+from .yaml12 import locate
 
 SESSION_LEASE = timedelta(hours=24)
 SESSION_MAX_AGE = timedelta(days=7)

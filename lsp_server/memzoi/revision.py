@@ -17,7 +17,8 @@ Also here: :func:`domain_id` (the same construction for plan/candidate/decision 
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import blake3
 import rfc8785

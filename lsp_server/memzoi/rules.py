@@ -191,12 +191,12 @@ class Rules:
     ignore: tuple[re.Pattern[str], ...] = ()
 
     @classmethod
-    def from_section(cls, section: RulesSection) -> "Rules":
+    def from_section(cls, section: RulesSection) -> Rules:
         """The rules of a validated ``[rules]`` section."""
         return cls({c: Severity[l.upper()] for c, l in section.severity.items()}, frozenset(section.disabled),
                    tuple(_glob(p.strip().strip("/")) for p in section.ignore))
 
-    def overlay(self, severity: Mapping[str, str], disabled: Iterable[str]) -> "Rules":
+    def overlay(self, severity: Mapping[str, str], disabled: Iterable[str]) -> Rules:
         """These rules with per-user additions (editor settings) on top; entries that :func:`rule_problem`
         refuses are skipped (the settings layer reports them)."""
         sev = dict(self.severity)

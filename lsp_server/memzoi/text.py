@@ -88,7 +88,7 @@ class LineIndex:
         self.length = len(text)
 
     @classmethod
-    def from_starts(cls, starts: list[int], length: int) -> "LineIndex":
+    def from_starts(cls, starts: list[int], length: int) -> LineIndex:
         """An index of a text known only by its line starts (``self.starts`` of its index) and its length in code
         points, as the verdict cache keeps it: :meth:`position` and :attr:`line_count` work; :meth:`offset` and
         :meth:`line_span`, which need the text, raise ``TypeError``."""

@@ -62,7 +62,7 @@ class ProjectContext:
     @classmethod
     def of(cls, memzoi_dir: str | os.PathLike[str] | None, *, now: datetime | None = None,
            config: MemzoiConfig | None = None, rules: Rules | None = None, git: GitFacts | None = None,
-           ledger: LedgerView | None = None) -> "ProjectContext":
+           ledger: LedgerView | None = None) -> ProjectContext:
         """A context for the project of ``memzoi_dir``, reading its configuration when ``config`` is not given
         and taking the rules of that configuration when ``rules`` is not given."""
         md = os.path.abspath(memzoi_dir) if memzoi_dir is not None else None

@@ -55,10 +55,10 @@ import blake3
 from . import freshness
 from .config import MemzoiConfig
 from .freshness import RACY_NS, Stat, read_stable
-from .toolstamp import tool_stamp
 from .index_schema import _opening
 from .runtime import private_dir, private_file
 from .store import CACHE_FORMAT, ensure_schema, forget_old_databases, remove_database, store_path
+from .toolstamp import tool_stamp
 from .verdictfacts import Blob, payload_facts, read_blob, updated, write_blob
 
 #: How long a run waits for another one's write transaction before going on without the cache, in seconds.
@@ -181,7 +181,7 @@ class ProjectCache:
 
     @classmethod
     def load(cls, project_root: str | os.PathLike[str], config: MemzoiConfig | None,
-             keys: Iterable[str] | None = None) -> "ProjectCache | None":
+             keys: Iterable[str] | None = None) -> ProjectCache | None:
         """The entries of the project at ``project_root`` (the folder of its ``.memzoi``) under the stamp of
         ``config`` (:func:`context_stamp`), from its worktree's runtime directory, and its facts blob; ``None``
         when the cache cannot be used. With ``keys`` (the :func:`path_key` of each of the few files a run checks), only

@@ -34,6 +34,7 @@ from .nesting import NESTING_LIMIT, nesting_message
 from .utf8 import encodable, unencodable_span
 from .yaml_encoding import escape_out_of_range, unencodable_findings
 from .yaml_fast import fast_load
+
 # The tree's names are the reader's public names: other modules import them from here.
 # Re-exported (also imported from here).
 from .yaml_tree import (

@@ -73,7 +73,7 @@ _CACHE_LIMIT = 8192
 _CACHED_TEXT_MAX = 256
 _MISS = object()
 _INVALID = object()
-_keys: dict[str, "PlainScalar | None"] = {}  # key spelling -> key value, None when it is not a string key
+_keys: dict[str, PlainScalar | None] = {}  # key spelling -> key value, None when it is not a string key
 _plains: dict[str, object] = {}  # plain value spelling -> PlainScalar, None (null) or _INVALID (outside the subset)
 # Whole lines repeat too (`kind: memory`, `  route: repository_materialization`): line -> _line_shape result.
 _shapes: dict[str, object] = {}

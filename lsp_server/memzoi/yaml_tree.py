@@ -38,7 +38,7 @@ class PlainScalar(str):
     __slots__ = ("resolved",)
     resolved: Any
 
-    def __new__(cls, text: str, resolved: Any) -> "PlainScalar":
+    def __new__(cls, text: str, resolved: Any) -> PlainScalar:
         obj = super().__new__(cls, text)
         obj.resolved = resolved
         return obj
@@ -102,7 +102,7 @@ class YAlias:
 class YSeq:
     """A sequence node with its item nodes."""
 
-    items: list["YNode"]
+    items: list[YNode]
     start: int
     end: int
     flow: bool = False
@@ -113,7 +113,7 @@ class YMap:
     """A mapping node. ``entries`` maps each string key (first occurrence) to ``(key node, value node)``;
     ``order`` keeps every key node in file order, duplicates included."""
 
-    entries: dict[str, tuple[YScalar, "YNode"]]
+    entries: dict[str, tuple[YScalar, YNode]]
     start: int
     end: int
     flow: bool = False

@@ -15,7 +15,6 @@ import sys
 
 from memzoi import __version__
 
-
 #: The packages whose attrs classes the server imports before it answers `initialize`.
 PROTOCOL_PACKAGES = ("lsprotocol", "pygls", "cattrs")
 

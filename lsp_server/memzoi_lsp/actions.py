@@ -19,9 +19,26 @@ from memzoi.findings import Finding
 
 from . import resident, routing
 from .codeactions import (
-    APPLY_KIND, KINDS, MATERIALIZE_KIND, OPERATIONS, PREVIEW_KIND, QUICKFIX, RECOVER_KIND, REATTEST_KIND, REJECT_KIND,
-    REVIEW, REVIEW_KIND, ROUTE_KIND, SUPERSEDE_KIND, TOMBSTONE_KIND, UNDO_KIND, action as _action, finish, is_dirty,
-    kind_allowed, lifecycle_kind,
+    APPLY_KIND,
+    KINDS,
+    MATERIALIZE_KIND,
+    OPERATIONS,
+    PREVIEW_KIND,
+    QUICKFIX,
+    REATTEST_KIND,
+    RECOVER_KIND,
+    REJECT_KIND,
+    REVIEW,
+    REVIEW_KIND,
+    ROUTE_KIND,
+    SUPERSEDE_KIND,
+    TOMBSTONE_KIND,
+    UNDO_KIND,
+    action as _action,
+    finish,
+    is_dirty,
+    kind_allowed,
+    lifecycle_kind,
 )
 from .convert import TextMap
 from .documents import Snapshot
@@ -31,7 +48,7 @@ if TYPE_CHECKING:
 
     from .session import Session
 
-def _fix_edits(ls: "Session", snap: Snapshot, f: Finding, fix_index: int) -> types.WorkspaceEdit:
+def _fix_edits(ls: Session, snap: Snapshot, f: Finding, fix_index: int) -> types.WorkspaceEdit:
     tm = TextMap(snap.text, ls.workspace.position_encoding)
     edits = [types.TextEdit(range=tm.range(e.start, e.end), new_text=e.new_text) for e in f.fixes[fix_index].edits]
     if snap.version is not None and get_capability(
@@ -55,7 +72,7 @@ def _find(snap: Snapshot, code: str, start: int, end: int) -> Finding | None:
     return None
 
 
-def quick_fixes(ls: "Session", snap: Snapshot, params: types.CodeActionParams) -> list[types.CodeAction]:
+def quick_fixes(ls: Session, snap: Snapshot, params: types.CodeActionParams) -> list[types.CodeAction]:
     """Quick fixes for the fixable findings overlapping the requested range."""
     tm = TextMap(snap.text, ls.workspace.position_encoding)
     lo = tm.offset(params.range.start)
@@ -89,14 +106,14 @@ def quick_fixes(ls: "Session", snap: Snapshot, params: types.CodeActionParams) -
     return out
 
 
-def register(server: "Session") -> None:
+def register(server: Session) -> None:
     """Register ``textDocument/codeAction`` and ``codeAction/resolve``."""
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=True),
     )
-    def code_action(ls: "Session", params: types.CodeActionParams):
+    def code_action(ls: Session, params: types.CodeActionParams):
         uri = params.text_document.uri
         if uri.endswith(".json"):
             return finish(materialization_actions(ls, uri), params) or None
@@ -117,7 +134,7 @@ def register(server: "Session") -> None:
         return actions or None
 
     @server.feature(types.CODE_ACTION_RESOLVE)
-    def resolve(ls: "Session", action: types.CodeAction) -> types.CodeAction:
+    def resolve(ls: Session, action: types.CodeAction) -> types.CodeAction:
         data = action.data if isinstance(action.data, dict) else {}
         if data.get("type") != "fix":
             return action
@@ -152,7 +169,7 @@ RECOVER_LABELS = {"restore-before": "restore the files as before", "complete-aft
                   "accept": "accept the files as they are"}
 
 
-def _offer_actions(ls: "Session", uri: str, offer: "Offer") -> list[types.CodeAction | None]:
+def _offer_actions(ls: Session, uri: str, offer: Offer) -> list[types.CodeAction | None]:
     from . import lifecycle
     from .preview import PREVIEW
 
@@ -177,7 +194,7 @@ def _offer_actions(ls: "Session", uri: str, offer: "Offer") -> list[types.CodeAc
     return out
 
 
-def lifecycle_actions(ls: "Session", snap: Snapshot) -> list[types.CodeAction]:
+def lifecycle_actions(ls: Session, snap: Snapshot) -> list[types.CodeAction]:
     """The core's lifecycle offers of a record or packet (:func:`memzoi.lifecycle.offers.file_offers`) as code
     actions: a blocked offer is a disabled action with its reason, or left out for a client that cannot show one."""
     from memzoi.lifecycle.offers import file_offers
@@ -201,7 +218,7 @@ STEP_TITLES = {"plan": "Plan materialization", "decide": "Decide: approve this p
                "materialize": "Materialize the decided record"}
 
 
-def materialization_actions(ls: "Session", uri: str) -> list[types.CodeAction]:
+def materialization_actions(ls: Session, uri: str) -> list[types.CodeAction]:
     """The core's next step of a materialization candidate, plan or decision JSON file
     (:func:`memzoi.lifecycle.artifacts.offered_steps`), and the preview of the last one, as code actions."""
     from memzoi.buffers import unsaved

@@ -18,8 +18,9 @@ recovery) is on disk:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from . import diagnostics, watch
 from .documents import path_to_uri
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from .session import Session
 
 
-def after_write(ls: "Session", touched: Iterable[Path], *, change_id: str | None, operation: str,
+def after_write(ls: Session, touched: Iterable[Path], *, change_id: str | None, operation: str,
                 message: str, inbox: bool = False, before: dict[Path, bytes | None] | None = None) -> None:
     """Re-read ``touched`` (absolute paths the server just wrote or deleted), mark stale open buffers, re-publish,
     and notify the client (see the module docstring). ``inbox``: pending proposals or resident candidates

@@ -38,7 +38,7 @@ def _text(arg: dict[str, Any], key: str) -> str:
 
 
 @command(LIST)
-async def listing(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
+async def listing(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The checkpoints of the workspace's projects, with the actions each accepts now."""
     from memzoi.lifecycle.checkpoint_review import checkpoint_inbox
 
@@ -47,7 +47,7 @@ async def listing(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(PREVIEW)
-async def preview(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
+async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The before and after of a continue or close, without writing."""
     from memzoi.lifecycle.checkpoint_review import preview_transition
 
@@ -56,7 +56,7 @@ async def preview(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(APPLY)
-async def apply(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
+async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a previewed continue or close with the preview's expected version."""
     from memzoi.lifecycle.checkpoint_review import apply_transition
 
@@ -75,7 +75,7 @@ def _with_uris(root: Path, health: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(HEALTH)
-async def health(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
+async def health(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The Memory health view of each workspace project (duplicates, contradictions, stale, expired, expiring)."""
     from memzoi.maintenance import memory_health
 
@@ -86,7 +86,7 @@ async def health(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [listing, preview, apply, health]
 
 
-def register(server: "Session") -> None:
+def register(server: Session) -> None:
     """Register the checkpoint and memory-health commands."""
     for handler in HANDLERS:
         server.command(handler.__memzoi_command__)(handler)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .session import Session
 
 
-def lookup(ls: "Session", uri: str) -> tuple["Project", "FirstStage", str] | None:
+def lookup(ls: Session, uri: str) -> tuple[Project, FirstStage, str] | None:
     """The project, current compact verdict and key URI of the closed file ``uri``; ``None`` when the editor has
     it open, the scan holds none, or its file changed since (then it is dropped)."""
     path = uri_to_path(uri)
@@ -43,8 +43,8 @@ def lookup(ls: "Session", uri: str) -> tuple["Project", "FirstStage", str] | Non
     return project, held, key
 
 
-def findings(ls: "Session", project: "Project", held: "FirstStage", key: str,
-             ctx: "ProjectContext | None" = None) -> tuple[str, list["Finding"]] | None:
+def findings(ls: Session, project: Project, held: FirstStage, key: str,
+             ctx: ProjectContext | None = None) -> tuple[str, list[Finding]] | None:
     """``(text, findings)`` of the file of ``held``: its verdict's findings in ``project`` (``ctx``, by default
     :meth:`Session.context`: the editor settings over the project's ``[rules]``, git, ledger; and the
     cross-file findings once the first scan is done) and its text, read from disk only when there are findings
@@ -74,7 +74,7 @@ def findings(ls: "Session", project: "Project", held: "FirstStage", key: str,
     return text(), found
 
 
-def result_id(ls: "Session", held: "FirstStage") -> str:
+def result_id(ls: Session, held: FirstStage) -> str:
     """A pull result id of a closed file known by ``held``: changes with its bytes, the settings and the
     cross-file state."""
     h = blake3.blake3(f"compact|{held.revision}|{ls.settings_generation}|{ls.crossfile_generation}".encode())

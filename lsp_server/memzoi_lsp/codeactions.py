@@ -75,7 +75,7 @@ def finish(actions: list[types.CodeAction], params: types.CodeActionParams) -> l
     return out
 
 
-def is_dirty(ls: "Session", snap: Snapshot) -> bool:
+def is_dirty(ls: Session, snap: Snapshot) -> bool:
     """Whether actions on ``snap`` must wait for a save: the core's one rule (:func:`memzoi.buffers.unsaved`), the
     same the commands refuse by (:func:`memzoi_lsp.lifecycle.refuse_if_dirty`)."""
     from memzoi.buffers import unsaved
@@ -83,7 +83,7 @@ def is_dirty(ls: "Session", snap: Snapshot) -> bool:
     return unsaved(snap.path, snap.text, is_open=snap.is_open, behind=ls.docs.is_behind(snap.uri)) is not None
 
 
-def action(ls: "Session", title: str, kind: str, command: str, args: dict, disabled: str | None,
+def action(ls: Session, title: str, kind: str, command: str, args: dict, disabled: str | None,
            preferred: bool = False) -> types.CodeAction | None:
     """A code action running ``command`` with ``args`` (one JSON object), of the provisional ``kind`` that
     :func:`finish` makes final; ``disabled`` is the reason it cannot run yet (the action is left out, ``None``, for

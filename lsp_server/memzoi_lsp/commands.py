@@ -39,7 +39,7 @@ def _check(roots: list[Path]) -> dict[str, Any]:
     return {"files_checked": files, "counts": counts, "files_with_findings": len(per_file)}
 
 
-def register(server: "Session") -> None:
+def register(server: Session) -> None:
     """Register the commands."""
 
     @server.command(CHECK_WORKSPACE)

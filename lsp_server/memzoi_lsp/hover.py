@@ -19,11 +19,10 @@ from pygls.capabilities import get_capability
 
 from memzoi.views import Frontmatter
 
-
 from . import keys, provenance, resident
-from .markup import code, esc, link, to_plaintext
 from .convert import TextMap
 from .documents import Snapshot, path_to_uri
+from .markup import code, esc, link, to_plaintext
 
 if TYPE_CHECKING:
     from .session import Session
@@ -31,7 +30,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("memzoi_lsp.hover")
 
 
-def for_client(ls: "Session", hover: types.Hover | None) -> types.Hover | None:
+def for_client(ls: Session, hover: types.Hover | None) -> types.Hover | None:
     """``hover`` in the format the client asked for (``hover.contentFormat``, most preferred first): Markdown
     unless the client prefers plaintext or does not list Markdown."""
     if hover is None or not isinstance(hover.contents, types.MarkupContent):
@@ -42,15 +41,15 @@ def for_client(ls: "Session", hover: types.Hover | None) -> types.Hover | None:
     return hover
 
 
-def register(server: "Session") -> None:
+def register(server: Session) -> None:
     """Register ``textDocument/hover``."""
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: "Session", params: types.HoverParams) -> types.Hover | None:
+    async def hover(ls: Session, params: types.HoverParams) -> types.Hover | None:
         return for_client(ls, await markdown_hover(ls, params))
 
 
-async def markdown_hover(ls: "Session", params: types.HoverParams) -> types.Hover | None:
+async def markdown_hover(ls: Session, params: types.HoverParams) -> types.Hover | None:
     """The hover at the position, in Markdown."""
     snap = ls.docs.snapshot(params.text_document.uri)
     if snap is None or not ls.is_memzoi(snap):
@@ -98,7 +97,7 @@ def key_doc(snap: Snapshot, path: tuple) -> str | None:
     return "\n".join(lines)
 
 
-async def cached_last_commit(ls: "Session", path: Path | None) -> dict[str, str] | None:
+async def cached_last_commit(ls: Session, path: Path | None) -> dict[str, str] | None:
     """The last commit touching ``path`` from the project's git oracle (:meth:`memzoi.gitfacts.GitFacts.last_commit`,
     cached until the file or git's state changes), asked off the event loop."""
     if path is None:
@@ -110,7 +109,7 @@ async def cached_last_commit(ls: "Session", path: Path | None) -> dict[str, str]
     return await asyncio.get_running_loop().run_in_executor(None, git.last_commit, path)
 
 
-def provenance_markdown(ls: "Session", snap: Snapshot, commit: dict[str, str] | None) -> str:
+def provenance_markdown(ls: Session, snap: Snapshot, commit: dict[str, str] | None) -> str:
     """The provenance hover of a record or proposal packet (see :mod:`memzoi_lsp.provenance` for the facts)."""
     facts = provenance.collect(ls, snap)
     fm = Frontmatter(snap.analysis.document.data)
@@ -139,7 +138,7 @@ def _title(kind: str, fm: Frontmatter) -> str:
     return f"**{kind}** {code(shown_id(fm.id))}" + (f" — {esc(fm.title)}" if fm.title else "")
 
 
-def _proposal_lines(ls: "Session", snap: Snapshot, fm: Frontmatter, facts: provenance.Facts) -> list[str]:
+def _proposal_lines(ls: Session, snap: Snapshot, fm: Frontmatter, facts: provenance.Facts) -> list[str]:
     block = fm.proposal
     out = [
         _title("Proposal", fm),
@@ -174,7 +173,7 @@ def _source_line(fm: Frontmatter) -> str | None:
     return f"- provenance: {code(src) if src else ''} {ref_md}".rstrip()
 
 
-def _record_lines(ls: "Session", snap: Snapshot, fm: Frontmatter, facts: provenance.Facts) -> list[str]:
+def _record_lines(ls: Session, snap: Snapshot, fm: Frontmatter, facts: provenance.Facts) -> list[str]:
     out = [
         _title("Record", fm),
         f"- type {code(fm.type)} · lane {code(fm.lane)} · status {code(fm.status)}",
@@ -198,7 +197,7 @@ def _record_lines(ls: "Session", snap: Snapshot, fm: Frontmatter, facts: provena
     return out
 
 
-def _record_link(ls: "Session", snap: Snapshot, record_id: str) -> str:
+def _record_link(ls: Session, snap: Snapshot, record_id: str) -> str:
     from memzoi.pathsafety import bears_secret, shown_id
 
     path = provenance.record_path(ls, snap, record_id)
@@ -209,7 +208,7 @@ def _record_link(ls: "Session", snap: Snapshot, record_id: str) -> str:
     return f"{code(shown_id(record_id))} ({link('open', path_to_uri(path))})"
 
 
-def _proposal_link(ls: "Session", snap: Snapshot, proposal_id: str) -> str:
+def _proposal_link(ls: Session, snap: Snapshot, proposal_id: str) -> str:
     from memzoi.pathsafety import bears_secret, shown_id
 
     path = provenance.proposal_path(ls, snap, proposal_id)

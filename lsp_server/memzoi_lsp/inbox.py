@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 LIST = "memzoi.proposals.list"
 
 
-def rows(ls: "Session", project: "Project") -> list[dict[str, Any]]:
+def rows(ls: Session, project: Project) -> list[dict[str, Any]]:
     """One row per pending packet of ``project`` (file name order): the core's row
     (:func:`memzoi.lifecycle.pending.pending_packet`) of the packet's verdict, with its ``uri``."""
     from memzoi.lifecycle.layout import PENDING
@@ -53,7 +53,7 @@ def rows(ls: "Session", project: "Project") -> list[dict[str, Any]]:
 
 
 @command(LIST)
-async def listing(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
+async def listing(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The pending packets with what blocks each (see the module docstring)."""
     if arg.get("uri"):
         root, _path = target_path(ls, arg)
@@ -66,6 +66,6 @@ async def listing(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def register(server: "Session") -> None:
+def register(server: Session) -> None:
     """Register ``memzoi.proposals.list``."""
     server.command(LIST)(listing)

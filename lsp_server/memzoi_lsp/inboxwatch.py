@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from .notifications import INBOX_CHANGED, notify
 
@@ -29,7 +30,7 @@ log = logging.getLogger("memzoi_lsp.inboxwatch")
 DEBOUNCE_S = 0.1
 
 
-def paths_changed(ls: "Session", paths: Iterable[Path]) -> None:
+def paths_changed(ls: Session, paths: Iterable[Path]) -> None:
     """Notify when one of ``paths`` is (or was) a pending proposal, or a folder that holds them (a folder event
     stands for the files in it, which a watcher may not report one by one)."""
     for p in paths:
@@ -43,7 +44,7 @@ def paths_changed(ls: "Session", paths: Iterable[Path]) -> None:
 class CandidateWatch:
     """The watcher thread of the candidate database and the last signature seen (loop-owned)."""
 
-    def __init__(self, ls: "Session") -> None:
+    def __init__(self, ls: Session) -> None:
         self.ls = ls
         self.stop_event = threading.Event()
         self.thread: threading.Thread | None = None

@@ -10,7 +10,6 @@ import re
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-
 # Only what would otherwise start markup, HTML or a link, and only where it would (issue 28: Neovim's and Emacs'
 # floats show every backslash, so `https\://`, `500 -\> 300` or `\[chg_…\]` were noise): a backslash before
 # punctuation, a code span's backtick, an asterisk, `~~`, an underscore at a word boundary, `<` before a tag,

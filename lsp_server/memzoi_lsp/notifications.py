@@ -16,7 +16,7 @@ CHANGED = "memzoi/changed"
 INBOX_CHANGED = "memzoi/inboxChanged"
 
 
-def notify(ls: "Session", method: str, params: dict) -> None:
+def notify(ls: Session, method: str, params: dict) -> None:
     """Send a server notification unless the session is ending."""
     if ls.stopping:
         return

@@ -19,6 +19,7 @@ from typing import Any
 
 from .documents import path_to_uri
 from .lifecycle import CommandError, command, reason_of, replacement, target_path
+
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
 from .session import Session
 

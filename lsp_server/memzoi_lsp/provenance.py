@@ -37,7 +37,7 @@ class Facts:
     proposed_via: str | None = None
 
 
-def memzoi_dir(ls: "Session", snap: Snapshot) -> Path | None:
+def memzoi_dir(ls: Session, snap: Snapshot) -> Path | None:
     """The ``.memzoi`` directory the snapshot belongs to."""
     if snap.analysis.placement.memzoi_dir is not None:
         return snap.analysis.placement.memzoi_dir
@@ -45,7 +45,7 @@ def memzoi_dir(ls: "Session", snap: Snapshot) -> Path | None:
     return project.memzoi_dir if project else None
 
 
-def record_path(ls: "Session", snap: Snapshot, record_id: str) -> Path | None:
+def record_path(ls: Session, snap: Snapshot, record_id: str) -> Path | None:
     """Path of the record ``record_id`` in the snapshot's project, when the file exists
     (:func:`memzoi.workspace.record_file`)."""
     from memzoi.workspace import record_file
@@ -54,7 +54,7 @@ def record_path(ls: "Session", snap: Snapshot, record_id: str) -> Path | None:
     return record_file(base, record_id) if base is not None else None
 
 
-def proposal_path(ls: "Session", snap: Snapshot, proposal_id: str) -> Path | None:
+def proposal_path(ls: Session, snap: Snapshot, proposal_id: str) -> Path | None:
     """Path of the packet ``proposal_id`` (resolved first, then pending), when it exists
     (:func:`memzoi.workspace.packet_file`)."""
     from memzoi.workspace import packet_file
@@ -63,7 +63,7 @@ def proposal_path(ls: "Session", snap: Snapshot, proposal_id: str) -> Path | Non
     return packet_file(base, proposal_id) if base is not None else None
 
 
-def collect(ls: "Session", snap: Snapshot) -> Facts:
+def collect(ls: Session, snap: Snapshot) -> Facts:
     """Gather the facts for ``snap`` from the core (never raises: a failing source gives an "unknown" sentence)."""
     from memzoi.provenance import packet_targets, proposed_via, record_standing
     from memzoi.retention import utc_now
@@ -92,7 +92,7 @@ def collect(ls: "Session", snap: Snapshot) -> Facts:
     return facts
 
 
-def superseded_by(ls: "Session", snap: Snapshot, record_id: str) -> list[str]:
+def superseded_by(ls: Session, snap: Snapshot, record_id: str) -> list[str]:
     """Ids of records in the project whose ``supersedes`` names ``record_id`` (:func:`memzoi.provenance.superseded_by`
     over the project's cross-file graph)."""
     from memzoi.provenance import superseded_by as superseding
@@ -101,7 +101,7 @@ def superseded_by(ls: "Session", snap: Snapshot, record_id: str) -> list[str]:
     return superseding(project.crossfile, record_id) if project is not None else []
 
 
-def ledger_changes(ls: "Session", snap: Snapshot, limit: int = 20) -> list[ChangeRecord]:
+def ledger_changes(ls: Session, snap: Snapshot, limit: int = 20) -> list[ChangeRecord]:
     """The ledger's changes touching this file, newest first (:func:`memzoi.ledger.file_history`: never creates a
     ledger, ``[]`` when there is none or it cannot be read)."""
     from memzoi.ledger import file_history
@@ -116,7 +116,7 @@ def ledger_changes(ls: "Session", snap: Snapshot, limit: int = 20) -> list[Chang
         return []
 
 
-def history(ls: "Session", snap: Snapshot, changes: list[ChangeRecord], limit: int = 5) -> list[str]:
+def history(ls: Session, snap: Snapshot, changes: list[ChangeRecord], limit: int = 5) -> list[str]:
     """``changes`` (newest first) as one line each, at most ``limit`` (:func:`memzoi.provenance.history_lines`)."""
     from memzoi.provenance import history_lines
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from .session import Session
 
 
-def of(ls: "Session", snap: Snapshot) -> Readiness | None:
+def of(ls: Session, snap: Snapshot) -> Readiness | None:
     """Readiness of the pending packet ``snap`` (``None`` for anything else, or outside a project)."""
     from memzoi.lifecycle.readiness import packet_readiness
 

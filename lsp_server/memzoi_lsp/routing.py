@@ -35,7 +35,7 @@ PREVIEW = "memzoi.routing.preview"
 APPLY = "memzoi.routing.apply"
 
 
-def input_root(ls: "Session", snap: "Snapshot") -> Path | None:
+def input_root(ls: Session, snap: Snapshot) -> Path | None:
     """The project root of ``snap`` when it is a runtime input file of a project (else ``None``)."""
     from memzoi.lifecycle.routing import input_kind
 
@@ -44,7 +44,7 @@ def input_root(ls: "Session", snap: "Snapshot") -> Path | None:
     return _root_of(ls, snap.path)
 
 
-def _root_of(ls: "Session", path: Path) -> Path | None:
+def _root_of(ls: Session, path: Path) -> Path | None:
     """The workspace project holding ``path``; else the project of the nearest ``.memzoi`` above it, registered
     now (an input file opened before, or outside, the workspace folders' projects)."""
     roots = [r for r in ls.projects if path.is_relative_to(r)]
@@ -57,7 +57,7 @@ def _root_of(ls: "Session", path: Path) -> Path | None:
     return None
 
 
-def target_path(ls: "Session", arg: dict[str, Any]) -> tuple[Path, Path]:
+def target_path(ls: Session, arg: dict[str, Any]) -> tuple[Path, Path]:
     """``(project root, file path)`` of the input file ``uri`` (a file anywhere under a workspace project)."""
     uri = arg.get("uri")
     path = uri_to_path(uri) if isinstance(uri, str) and uri else None
@@ -69,14 +69,14 @@ def target_path(ls: "Session", arg: dict[str, Any]) -> tuple[Path, Path]:
     return root, path
 
 
-def findings_for(ls: "Session", snap: "Snapshot", root: Path) -> list[Finding]:
+def findings_for(ls: Session, snap: Snapshot, root: Path) -> list[Finding]:
     """The verdict's findings of the input file ``snap`` (its text: unsaved edits included)."""
     from memzoi.lifecycle.routing import input_verdict
 
     return list(input_verdict(snap.path, snap.text, root, ls.context(ls.projects[root])))
 
 
-def code_actions(ls: "Session", snap: "Snapshot") -> list[types.CodeAction]:
+def code_actions(ls: Session, snap: Snapshot) -> list[types.CodeAction]:
     """*Plan memory routing…*: the client shows the preview, then applies it on confirmation."""
     from .codeactions import REVIEW_KIND, action as _action, is_dirty
 
@@ -96,7 +96,7 @@ def _text(path: Path) -> str:
 
 
 @command(PREVIEW)
-async def preview(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
+async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The routing of the saved input file ``uri`` per candidate, writing nothing."""
     from memzoi.lifecycle import default_actor
     from memzoi.lifecycle.routing import routing_preview
@@ -110,7 +110,7 @@ async def preview(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(APPLY)
-async def apply(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
+async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Apply the routing the preview showed (``plan_id`` for an import, ``expected_version`` for session-end)."""
     from memzoi.lifecycle import default_actor
     from memzoi.lifecycle.routing import routing_apply
@@ -136,7 +136,7 @@ async def apply(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [preview, apply]
 
 
-def register(server: "Session") -> None:
+def register(server: Session) -> None:
     """Register the routing commands."""
     for handler in HANDLERS:
         server.command(handler.__memzoi_command__)(handler)

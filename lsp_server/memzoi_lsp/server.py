@@ -22,8 +22,26 @@ from memzoi.workspace import MEMZOI_DIR, Role
 # The composition root: this module imports every feature; no feature imports it (each receives a
 # `session.Session`), so the package has no import cycle (tests/test_architecture.py).
 from . import (
-    actions, checkpoints, commands, diagnostics, folders, hover, inbox, lenses, lifecycle, localmem,
-    materialization, navigation, preview, resident, resident_state, routing, scan, sync, textdoc, watch,
+    actions,
+    checkpoints,
+    commands,
+    diagnostics,
+    folders,
+    hover,
+    inbox,
+    lenses,
+    lifecycle,
+    localmem,
+    materialization,
+    navigation,
+    preview,
+    resident,
+    resident_state,
+    routing,
+    scan,
+    sync,
+    textdoc,
+    watch,
 )
 from .documents import Documents, Snapshot, path_to_uri, uri_to_path
 from .inboxwatch import CandidateWatch

@@ -9,7 +9,7 @@ editor's. This subclass only changes how lines are split; pygls still applies ev
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from pygls.workspace import TextDocument
 

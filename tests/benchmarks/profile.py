@@ -77,7 +77,7 @@ class Attached:
     def __init__(self, pid: int, out: Path):
         self.pid, self.out = pid, out
 
-    def __enter__(self) -> "Attached":
+    def __enter__(self) -> Attached:
         self.proc = subprocess.Popen([py_spy(), "record", "--pid", str(self.pid), "-f", "raw", "-o", str(self.out),
                                       "--rate", "400", "--nonblocking"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -15,8 +15,15 @@ import pytest
 from tests import builders
 
 from .conftest import (
-    PREREQS_HINT, REPO, add_hand_edited_attested_record, captures_dir, make_workspace, planted_token,
-    portable_captures, require, venv_bin,
+    PREREQS_HINT,
+    REPO,
+    add_hand_edited_attested_record,
+    captures_dir,
+    make_workspace,
+    planted_token,
+    portable_captures,
+    require,
+    venv_bin,
 )
 
 HERE = Path(__file__).parent

@@ -18,8 +18,15 @@ import pytest
 from tests import builders
 
 from .conftest import (
-    PROPOSAL_ID, REPO, add_hand_edited_attested_record, captures_dir, make_workspace, planted_token,
-    portable_captures, require, venv_bin,
+    PROPOSAL_ID,
+    REPO,
+    add_hand_edited_attested_record,
+    captures_dir,
+    make_workspace,
+    planted_token,
+    portable_captures,
+    require,
+    venv_bin,
 )
 
 HERE = Path(__file__).parent

@@ -22,7 +22,15 @@ from pathlib import Path
 import pytest
 
 from .conftest import (
-    ARTIFACTS, CODE_SERVER_VERSION, EDITOR_CACHE, EXT, PREREQS_HINT, PROPOSAL_ID, make_workspace, planted_token, require,
+    ARTIFACTS,
+    CODE_SERVER_VERSION,
+    EDITOR_CACHE,
+    EXT,
+    PREREQS_HINT,
+    PROPOSAL_ID,
+    make_workspace,
+    planted_token,
+    require,
     venv_bin,
 )
 

@@ -25,8 +25,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from memzoi import fsutil
-from memzoi import ledger as L
+from memzoi import fsutil, ledger as L
 
 HELPER = r"""
 import os, sys, time
@@ -79,7 +78,7 @@ class EditAt:
     ``delay`` µs), or at once when ``settle`` and waits for it there, so the edit lands before the next step.
     :meth:`finish` edits now if the step never came, and waits for the helper."""
 
-    def __init__(self, helper: "Helper", path: Path, style: str, edit: bytes, trigger: str, delay: int,
+    def __init__(self, helper: Helper, path: Path, style: str, edit: bytes, trigger: str, delay: int,
                  settle: bool) -> None:
         self.helper, self.path, self.style, self.edit = helper, path, style, edit
         self.trigger, self.delay, self.settle, self.sent = trigger, delay, settle, False

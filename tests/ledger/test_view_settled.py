@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from memzoi.ledger import LedgerView
-
 from tests.lsp.test_verdict_parity import build
 
 

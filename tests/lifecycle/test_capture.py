@@ -13,12 +13,10 @@ from pathlib import Path
 import pytest
 
 from memzoi import ledger as L
-from memzoi.lifecycle import checkpoints as C
-from memzoi.lifecycle import list_local
+from memzoi.lifecycle import checkpoints as C, list_local
 from memzoi.lifecycle.capture_apply import capture_apply
 from memzoi.lifecycle.capture_plan import plan_capture
 from memzoi.lifecycle.capture_review import review_capture
-
 from tests import builders
 
 PENDING = ".memzoi/proposals/pending"

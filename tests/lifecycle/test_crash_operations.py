@@ -24,7 +24,6 @@ from memzoi.lifecycle import (
     reject_proposal,
     route_local,
 )
-
 from memzoi.lifecycle.materialize import build_candidate, derive_decision, derive_plan, materialize_apply
 from memzoi.lifecycle.reattest import reattest
 

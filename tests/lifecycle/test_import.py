@@ -10,21 +10,19 @@ from __future__ import annotations
 import errno
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from memzoi import ledger as L
-from memzoi.lifecycle import checkpoints as C
-from memzoi.lifecycle import list_local
+from memzoi.lifecycle import checkpoints as C, list_local
 from memzoi.lifecycle.import_apply import import_apply
 from memzoi.lifecycle.import_plan import REDACTED_BODY, REDACTED_TITLE, SPLIT, plan_import
-
 from tests import builders
 
 PENDING = ".memzoi/proposals/pending"
-T0 = datetime(2026, 7, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
 
 #: Memzoi's mixed manifest (its import tests' ``MIXED_MANIFEST`` with the current header: ``version:
 #: memzoi/import`` and the source event's ``origin_key``, as the seed states them).

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import string
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from memzoi.analysis import analyze_text
 from memzoi.render import render_packet, render_record, rust_float, scalar

@@ -12,9 +12,8 @@ import pytest
 
 from memzoi import ledger as L
 from memzoi.lifecycle.routing import input_findings, input_kind, input_verdict, routing_apply, routing_preview
-from memzoi.verdict import ProjectContext
 from memzoi.rules import DEFAULT_RULES
-
+from memzoi.verdict import ProjectContext
 from tests.lifecycle.test_import import MIXED, cand, manifest
 from tests.lifecycle.test_session_end import FULL, SEED
 

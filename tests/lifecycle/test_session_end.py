@@ -9,15 +9,13 @@ import errno
 import json
 import os
 import sqlite3
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from memzoi import ledger as L
-from memzoi.lifecycle import checkpoints as C
-from memzoi.lifecycle import list_local
-from memzoi.lifecycle import session_end as S
+from memzoi.lifecycle import checkpoints as C, list_local, session_end as S
 
 PENDING = ".memzoi/proposals/pending"
 T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)

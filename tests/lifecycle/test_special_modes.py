@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memzoi import fsio
-from memzoi import ledger as L
+from memzoi import fsio, ledger as L
 from memzoi.fsutil import swap_file
 from memzoi.lifecycle import apply_proposal, propose_tombstone
 from memzoi.lifecycle.reattest import reattest

@@ -16,7 +16,7 @@ def _project(root: Path, body: str = "Same body.") -> Path:
     records = root / ".memzoi" / "records"
     records.mkdir(parents=True)
     for rid in ("a", "b"):  # twins: each gets a cross-file duplicate_content once the scan is done
-        (records / f"{rid}.md").write_text(record_text(rid).replace(f"Use pnpm: applies to every package task.",
+        (records / f"{rid}.md").write_text(record_text(rid).replace("Use pnpm: applies to every package task.",
                                                                     body))
     return root
 

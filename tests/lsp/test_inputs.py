@@ -5,12 +5,12 @@ without the file being touched or opened."""
 from __future__ import annotations
 
 import subprocess
+from datetime import UTC
 
 from lsprotocol import types
 
 from ..builders import edit
 from .conftest import diagnostics, git_init, record_text
-from datetime import UTC
 
 
 async def test_a_configuration_change_regrades_a_closed_file(client, workspace):

@@ -8,10 +8,10 @@ import re
 
 from lsprotocol import types
 
-from .conftest import git_init, is_pull, refusal
-from .test_lifecycle import actions_for, find
 from ..mcp.conftest import draft_args
 from ..mcp.test_stdio_e2e import connect
+from .conftest import git_init, is_pull, refusal
+from .test_lifecycle import actions_for, find
 
 
 def _plain(markdown: str) -> str:

@@ -19,10 +19,10 @@ import pytest
 from lsprotocol import types
 
 from memzoi.runtime import git_env
-
 from tests.test_revision import attested
+
 from ..builders import edit
-from .conftest import (PROFILES, diagnostics, git_init, proposal_text, record_text, start_client)
+from .conftest import PROFILES, diagnostics, git_init, proposal_text, record_text, start_client
 
 PENDING = ".memzoi/proposals/pending"
 
@@ -60,7 +60,7 @@ def build(root: Path, home: Path) -> None:
     # duplicate of use-pnpm and supersede a missing record if it took part in the cross-file graph).
     (root / ".memzoi/notes").mkdir()
     (root / ".memzoi/notes/stray.md").write_text(record_text("use-pnpm", extra="supersedes: also-missing\n"))
-    (records / "leaky.md").write_text(edit(record_text("leaky", "Leaky"), 
+    (records / "leaky.md").write_text(edit(record_text("leaky", "Leaky"),
         "applies to every package task.", f"applies to every package task; deploy with {_token()}."))
     (records / "old-style.md").write_text(edit(record_text("old-style", "Old"), "profile: memzoi\n", "profile: memzoi/v1\n"))
     reviewed = attested(record_text("reviewed", "Reviewed"), "reviewed")

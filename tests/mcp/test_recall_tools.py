@@ -4,8 +4,6 @@ the core's shape and citing its plane."""
 
 from __future__ import annotations
 
-
-
 import jsonschema
 
 from .conftest import FACT_ID, WARNING_ID

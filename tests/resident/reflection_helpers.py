@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from memzoi.resident import candidates as db
-from memzoi.resident import jobs
+from memzoi.resident import candidates as db, jobs
 
 
 def user_config(tmp_path: Path, endpoint: str | None, *, nudge: int = 1, timeout: float = 10,

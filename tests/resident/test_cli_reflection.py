@@ -6,8 +6,7 @@ import json
 import stat
 
 from memzoi.cli.main import main
-from memzoi.resident import candidates as db
-from memzoi.resident import jobs, service
+from memzoi.resident import candidates as db, jobs, service
 from memzoi.resident.format import parse, serialize
 
 from .conftest import rules

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memzoi.resident import candidates as db
-from memzoi.resident import service
+from memzoi.resident import candidates as db, service
 from memzoi.resident.format import serialize
 
 from ..ledger.faults import CRASH_EXIT, run_child, tree

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memzoi.ledger import Refusal
-from memzoi.resident import candidates as db
-from memzoi.resident import decisions, service
+from memzoi.resident import candidates as db, decisions, service
 from memzoi.resident.format import parse, serialize
 
 from ..ledger.faults import CRASH_EXIT, run_child

@@ -6,8 +6,7 @@ editor's findings of any text (a client's, possibly with a lone surrogate) come 
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memzoi.ledger import Refusal
 from memzoi.resident import editor, service

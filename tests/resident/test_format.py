@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from memzoi.resident.format import (DELIMITER, RULE, char_count, entry_spans, parse, render_block, round_trips,
-                                    serialize, usage)
+from memzoi.resident.format import (
+    DELIMITER,
+    RULE,
+    char_count,
+    entry_spans,
+    parse,
+    render_block,
+    round_trips,
+    serialize,
+    usage,
+)
 
 
 def test_inline_section_sign_is_not_a_separator():

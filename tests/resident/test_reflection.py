@@ -8,8 +8,7 @@ import json
 
 import pytest
 
-from memzoi.resident import candidates as db
-from memzoi.resident import reflection
+from memzoi.resident import candidates as db, reflection
 from memzoi.resident.format import parse, serialize
 
 from .conftest import configure, rules

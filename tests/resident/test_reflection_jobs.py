@@ -5,11 +5,9 @@ twice, and an expired running job becomes uncertain."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from memzoi.resident import candidates as db
-from memzoi.resident import jobs, reflection
+from memzoi.resident import candidates as db, jobs, reflection
 from memzoi.resident.reflection_config import reflection_settings
 
 from ..ledger.faults import CRASH_EXIT, run_child

@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memzoi.ledger import Refusal
-from memzoi.resident import candidates as db
-from memzoi.resident import service
+from memzoi.resident import candidates as db, service
 from memzoi.resident.format import parse, serialize
 from memzoi.resident.reconcile import RECONCILED
 from memzoi.resident.scope import resident_file

@@ -9,12 +9,10 @@ import stat
 import pytest
 
 from memzoi.ledger import Refusal
-from memzoi.resident import candidates as db
-from memzoi.resident import service
+from memzoi.resident import candidates as db, service, store as store_module
 from memzoi.resident.format import serialize
 from memzoi.resident.locator import Operation, locate, parse_operation
 from memzoi.resident.scope import resident_file
-from memzoi.resident import store as store_module
 from memzoi.resident.store import WRITE_LOCK_SUFFIX, ResidentStore, resident_lock
 from memzoi.resident.views import candidates_for
 

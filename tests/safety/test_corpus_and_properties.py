@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memzoi.analysis import analyze_path, analyze_text
 from memzoi.safety import collect_hits

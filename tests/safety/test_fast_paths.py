@@ -11,11 +11,9 @@ import re
 from urllib.parse import urlsplit
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from memzoi.safety import credentials, injection, keyed, memzoi_entropy, memzoi_rules, memzoi_url, pii, tokens
-from memzoi.safety import context
+from memzoi.safety import context, credentials, injection, keyed, memzoi_entropy, memzoi_rules, memzoi_url, pii, tokens
 from memzoi.safety.context import LONG, Ctx
 
 try:  # the regex parser is private; the width facts are checked where it exists

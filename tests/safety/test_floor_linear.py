@@ -5,8 +5,7 @@ skipped, and pathological text cannot make it take quadratic time (Python's ``re
 from __future__ import annotations
 
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from memzoi.analysis import analyze_text
 from memzoi.findings import Severity

@@ -65,7 +65,7 @@ def test_valid_emoji_sequences_stay_clean():
 def test_hidden_views_decode_tags_and_selectors():
     (v,) = hidden_views("a" + tags("hello world") + "b")
     assert v.text == "hello world" and (v.start, v.end) == (1, 12) and "tag" in v.how
-    data = "".join(chr(0xFE00 + b) if b < 16 else chr(0xE0100 + b - 16) for b in "secret note".encode())
+    data = "".join(chr(0xFE00 + b) if b < 16 else chr(0xE0100 + b - 16) for b in b"secret note")
     (v,) = hidden_views("\U0001f600" + data)
     assert v.text == "secret note" and "variation selectors" in v.how
     assert list(invisible_runs("plain ascii")) == []

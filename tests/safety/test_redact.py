@@ -5,8 +5,8 @@ from __future__ import annotations
 from memzoi.analysis import analyze_text
 from memzoi.safety.redact import MARK, redact, secret_spans
 
-from ..test_framing_yaml import VALID
 from ..builders import edit
+from ..test_framing_yaml import VALID
 from .helpers import proposal
 
 

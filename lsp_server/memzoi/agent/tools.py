@@ -31,12 +31,20 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..ledger import Refusal
-from . import outputs
-from .arguments import (
-    GetArgs, NoArgs, PackArgs, PathArgs, PendingArgs, ProposeArgs, ResidentArgs, SearchArgs, coerce_arguments,
-)
 from ..runtime_errors import RuntimeStateError
 from ..utf8 import storable, storable_tree
+from . import outputs
+from .arguments import (
+    GetArgs,
+    NoArgs,
+    PackArgs,
+    PathArgs,
+    PendingArgs,
+    ProposeArgs,
+    ResidentArgs,
+    SearchArgs,
+    coerce_arguments,
+)
 
 log = logging.getLogger("memzoi.agent")
 
@@ -264,7 +272,6 @@ def _mcp_section(s: Session) -> Any:
 def _propose(s: Session, a: ProposeArgs) -> ToolResult:
     from ..lifecycle.proposal_checks import check_agent_size
     from ..lifecycle.propose import Draft
-
     from .recall import normalize_path
 
     if a.effective_action == "tombstone":

@@ -16,11 +16,7 @@ from typing import TYPE_CHECKING, Any
 # Re-exported (re-exported for the commands).
 from ._common import (
     add_root_json as add_root_json,
-)
-from ._common import (
     project_root as project_root,
-)
-from ._common import (
     require_project as require_project,
 )
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import add_command, add_group
 from ._changes import add_root_json, emit_json, project_root, read_text_file, refuse
+from ._common import add_command, add_group
 
 
 def register(sub: argparse._SubParsersAction) -> None:

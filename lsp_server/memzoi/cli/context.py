@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_command
 from ._changes import add_common, emit_json, project_root, refuse
+from ._common import add_command
 
 
 def add_pack_options(p: argparse.ArgumentParser, *, task_required: bool) -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import add_command
 from ._changes import add_common, emit_json, project_root, refuse
+from ._common import add_command
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import add_command
 from ._changes import project_root, refuse
+from ._common import add_command
 from .context import add_pack_options, emit
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_command, add_group
 from ._changes import add_common, emit_json, project_root, refuse
+from ._common import add_command, add_group
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import add_command, add_group
 from ._changes import add_common, emit_json, project_root
+from ._common import add_command, add_group
 
 
 def register(sub: argparse._SubParsersAction) -> None:

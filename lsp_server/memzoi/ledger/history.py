@@ -12,6 +12,7 @@ from ..runtime_errors import RuntimeStateError
 from .model import ChangeRecord, Purged
 from .store import Ledger, _root, _state_or_error
 
+
 def history(project_root: str | os.PathLike[str], path: str | None = None, *, limit: int | None = None) -> list[ChangeRecord]:
     """Changes newest first, optionally only those touching ``path`` (project-relative); never takes the lock."""
     ledger = Ledger.for_project(_root(project_root), create=False)

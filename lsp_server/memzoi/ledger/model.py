@@ -11,6 +11,7 @@ import blake3
 
 from ..pathsafety import bears_secret, shown_path
 from ..utf8 import storable
+
 # Re-exported (the ledger's name for them).
 from ..vocabulary import (
     RECOVERY_MODES as RECOVERY_MODES,

@@ -11,6 +11,7 @@ from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
 from .model import RECONCILED, FileChange, Reconciled, Refusal
 from .store import Ledger, _root, _state_or_error, cached_runtime_dir, safe_path
 
+
 def _classify(root: Path, files: list[FileChange], phase: str) -> str:
     states = [_state_or_error(root, f.path) for f in files]
     all_after = all(s == f.after for s, f in zip(states, files))

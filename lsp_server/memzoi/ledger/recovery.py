@@ -9,6 +9,7 @@ from .model import RECOVERY_MODES, ChangePlan, ChangeResult, FileChange, Purged,
 from .store import Ledger, read_file_state
 from .writer import purged_message, run_change
 
+
 def recover(
     project_root: str | os.PathLike[str],
     change_id: str,

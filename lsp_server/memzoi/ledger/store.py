@@ -9,7 +9,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -18,6 +18,7 @@ from ..fsutil import UnsafeWriteError, read_state
 from ..runtime import LEDGER_DB, cached_keys, memzoi_home, private_dir, private_file
 from ..runtime_errors import guard, runtime_error
 from .model import ChangeRecord, FileChange, Refusal
+
 # Re-exported (schema names stay importable here).
 from .schema import (
     _SCHEMA as _SCHEMA,

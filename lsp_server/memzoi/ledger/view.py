@@ -105,7 +105,7 @@ class LedgerView:
         rel = _relative(Path(path), self.root)
         return files.get(rel, FileLedger()) if rel is not None else FileLedger()
 
-    def settled(self) -> "LedgerView":
+    def settled(self) -> LedgerView:
         """A view of the ledger as it is now, for many questions asked at once (a scan's chunk of files, judged in
         one turn of the editor's loop): read, or re-read when its database changed, once here, and then kept as a
         batch run keeps it (not ``live``), so each question costs no database stamp."""

@@ -16,8 +16,18 @@ from ..runtime_errors import RuntimeStateError, runtime_error
 from .model import SOURCES, ChangePlan, ChangeResult, FileChange, Purged, Refusal
 from .reconcile import _classify, _cleanup_temps, _reconcile_locked
 from .schema import as_stored, holds_secret, stored_state
-from .store import (Ledger, _Drift, _new_change_id, _root, _state_or_error, _step,
-                    cached_runtime_dir, now_utc, read_file_state, safe_path)
+from .store import (
+    Ledger,
+    _Drift,
+    _new_change_id,
+    _root,
+    _state_or_error,
+    _step,
+    cached_runtime_dir,
+    now_utc,
+    read_file_state,
+    safe_path,
+)
 
 # --- the change engine ---------------------------------------------------------------------------------------
 

@@ -32,9 +32,9 @@ import blake3
 from ..config import load_section
 from ..ledger import ChangePlan, ChangeResult, Ledger, Refusal, now_utc, run_change
 from ..promotion import confidence_bp, promotes
+from ..render import render_packet
 from ..revision import content_hash
 from .common import concept_slug
-from ..render import render_packet
 from .local import _VISIBLE, CREDENTIAL_CODES, _insert
 from .propose import Blocked, Draft, check_scannable, check_values, packet_data, screen_actor
 

@@ -29,8 +29,7 @@ from typing import Any
 
 from ..clock import utc_now
 from ..ledger import ChangePlan, FileChange, Ledger, Refusal, now_utc, run_change
-from . import checkpoints as cps
-from . import operations as ops
+from . import checkpoints as cps, operations as ops
 from .capture_review import check_plan_artifact, recompute, review_identity, validated
 from .common import PENDING, concept_slug, verified
 

@@ -28,8 +28,21 @@ from typing import Any
 from ..ledger import Ledger, Refusal
 from ..revision import content_hash
 from .capture_prohibited import DETECTORS, first_prohibited
-from .capture_source import (CONFIGURATION_HASH, EXTRACTOR, MAX_CANDIDATES, MAX_EVIDENCE_ITEM, MAX_SOURCE_BYTES,
-                             PREFIXES, PROFILE, Section, Source, canonical_hash, digest, load_source, sections)
+from .capture_source import (
+    CONFIGURATION_HASH,
+    EXTRACTOR,
+    MAX_CANDIDATES,
+    MAX_EVIDENCE_ITEM,
+    MAX_SOURCE_BYTES,
+    PREFIXES,
+    PROFILE,
+    Section,
+    Source,
+    canonical_hash,
+    digest,
+    load_source,
+    sections,
+)
 from .import_plan import POLICY, existing_content
 from .readiness import CREDENTIAL_CODES
 
@@ -144,8 +157,8 @@ def repo_block(root: Path, memory: dict[str, Any]) -> list[str]:
     """The gate's and detectors' codes on the would-be packet of a repo ``memory`` draft (empty when it may be
     written); the same screening as an agent's proposal."""
     from ..ledger import now_utc
-    from .propose import Blocked, Draft, check_values, packet_data, screen
     from ..render import render_packet
+    from .propose import Blocked, Draft, check_values, packet_data, screen
 
     draft = Draft(title=memory["title"], body=memory["body"], type=memory["type"], lane=memory["lane"],
                   reason="captured from Markdown", confidence=1.0)

@@ -16,14 +16,16 @@ import blake3
 from ..analysis import Analysis, analyze_bytes, analyze_text
 from ..document import Document
 from ..findings import Finding
+from ..ledger import Refusal, now_utc, read_file_state
+
 # Re-exported (re-exported: Memzoi's title slug, one implementation).
 from ..legacy import (
     concept_slug as concept_slug,
 )
-from ..ledger import Refusal, now_utc, read_file_state
 from ..rewrite import HandEditConflict, rewrite
 from ..text import line_ending
 from ..utf8 import encodable, utf8_bytes
+
 # Re-exported (also imported from here).
 from .layout import (
     APPLIED as APPLIED,

@@ -35,8 +35,7 @@ import blake3
 
 from ..clock import utc_now
 from ..ledger import ChangePlan, FileChange, Ledger, Refusal, now_utc, run_change
-from . import checkpoints as cps
-from . import operations as ops
+from . import checkpoints as cps, operations as ops
 from .common import concept_slug, verified
 from .import_manifest import ImportCandidate, ImportManifest, parse_import_manifest
 from .import_plan import build_plan, existing_content, packet_of, screen_origin_key, source_file

@@ -22,8 +22,10 @@ from typing import Any
 from ..ledger import ChangePlan, ChangeResult, Ledger, Refusal, now_utc, run_change
 from ..models.common import Lane, MemoryType
 from .common import concept_slug, load_pending_packet, packet_rel
-from .readiness import CREDENTIAL_CODES as CREDENTIAL_CODES  # also imported from here
-from .readiness import readiness
+from .readiness import (
+    CREDENTIAL_CODES as CREDENTIAL_CODES,  # also imported from here
+    readiness,
+)
 from .reject import rejection_files
 
 ROUTED_REASON = "routed to local memory"

@@ -31,7 +31,14 @@ from ..models import RecordFrontmatter
 from ..models.materialization import MaterializationCandidate, MaterializationDecision, MaterializationPlan
 from ..nesting import json_too_deep, nesting_message
 from ..render import RECORD_ORDER, render_record
-from ..revision import REVISION_SCHEMA, domain_id, lifecycle_projection, record_revision, revision_hash, semantic_projection
+from ..revision import (
+    REVISION_SCHEMA,
+    domain_id,
+    lifecycle_projection,
+    record_revision,
+    revision_hash,
+    semantic_projection,
+)
 from ..runtime import git_env
 from .common import describe, edited, errors, record_rel, verified
 

@@ -92,7 +92,7 @@ class PendingPacket:
         return [f"{name}: {value}" for name, value in facts if value]
 
 
-def pending_packet(root: Path, path: Path, analysis: "Analysis", findings: Iterable[Finding],
+def pending_packet(root: Path, path: Path, analysis: Analysis, findings: Iterable[Finding],
                    readiness: Readiness) -> PendingPacket:
     """The row of the pending packet at ``path`` (below ``root``) from its analysis, its verdict's ``findings``
     and its ``readiness``."""
@@ -139,7 +139,7 @@ def _origin(root: Path, packet_id: str) -> str | None:
     return origin["proposed_via"] if origin else None
 
 
-def _disk_workspace(root: Path) -> "Workspace":
+def _disk_workspace(root: Path) -> Workspace:
     """The project's cross-file workspace from its files (when no index can be opened)."""
     from ..analysis import analyze_path
     from ..crossfile import Workspace, git_plane_files
@@ -151,7 +151,7 @@ def _disk_workspace(root: Path) -> "Workspace":
     return ws
 
 
-def list_pending(root: Path, index: "Index | None") -> list[PendingPacket]:
+def list_pending(root: Path, index: Index | None) -> list[PendingPacket]:
     """Every pending packet of the project at ``root`` on disk, in file name order, judged as ``memzoi check`` and
     the editor judge it (:func:`memzoi.verdict.judge` with git visibility asked once for all of them, the ledger,
     and the cross-file findings of the project, whose facts come from ``index``, an open and refreshed index of the

@@ -53,7 +53,7 @@ APPLY_PRECONDITIONS = frozenset({
 TARGET_FIELDS = frozenset({"proposal.target", "supersedes", "supersedes[0]"})
 
 
-def title_too_long(title: str, *, pending: bool) -> "Blocker | None":
+def title_too_long(title: str, *, pending: bool) -> Blocker | None:
     """The ``title_too_long`` blocker of ``title`` (see :func:`memzoi.legacy.record_name_bytes`), or ``None``.
     Its advice fits a ``pending`` packet (reject it and propose again) or a proposal being made (a shorter title)."""
     size = record_name_bytes(title)
@@ -175,7 +175,7 @@ def readiness(findings: Iterable[Finding], *, identity_resolved: str | None = No
     return Readiness(tuple(_unique(blockers)), gate, tuple(route))
 
 
-def packet_readiness(root: str | os.PathLike[str], analysis: "Analysis", findings: Iterable[Finding], *,
+def packet_readiness(root: str | os.PathLike[str], analysis: Analysis, findings: Iterable[Finding], *,
                      identity_resolved: str | None = None) -> Readiness:
     """:func:`readiness` of a pending packet as the editor and ``proposals list`` see it: ``findings`` are every
     finding they hold for it (analysis, admission, cross-file), ``identity_resolved`` comes from their cross-file

@@ -15,8 +15,8 @@ from typing import Any
 
 import blake3
 
-from ..ledger.model import rejection_reason
 from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, read_file_state, run_change
+from ..ledger.model import rejection_reason
 from ..models import PendingProposal
 from ..render import render_packet
 from ..utf8 import utf8_bytes

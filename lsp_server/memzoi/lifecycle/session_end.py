@@ -36,11 +36,9 @@ from ..clock import utc_now
 from ..ledger import ChangePlan, FileChange, Ledger, Refusal, now_utc, run_change
 from ..render import render_packet
 from ..revision import content_hash
-from . import checkpoints as cps
-from . import operations as ops
+from . import checkpoints as cps, operations as ops
 from .common import PENDING, concept_slug, reserve_packet_id, verified
-from .local import _VISIBLE as _LOCAL_VISIBLE
-from .local import CREDENTIAL_CODES, content_codes
+from .local import _VISIBLE as _LOCAL_VISIBLE, CREDENTIAL_CODES, content_codes
 from .propose import Blocked, Draft, check_scannable, check_values, find_duplicate, packet_data, screen
 from .session_input import Candidate, SessionEnd, parse_session_end
 

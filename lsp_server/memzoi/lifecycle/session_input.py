@@ -28,8 +28,9 @@ seed's example omits it and routes to a pending packet, and Memzoi's exact defau
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..ledger import Refusal
 from ..models.common import Lane, MemoryType

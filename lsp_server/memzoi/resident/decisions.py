@@ -16,8 +16,7 @@ from pathlib import Path
 from ..config import MemzoiConfig
 from ..ledger import Refusal
 from ..text import rust_trim
-from . import candidates as db
-from . import service
+from . import candidates as db, service
 from .candidates import Candidate
 from .locator import locate, parse_operation, refuse_unencodable
 from .scope import project_config, resident_file

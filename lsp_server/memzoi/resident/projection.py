@@ -16,8 +16,7 @@ from typing import Any
 
 from ..config import MemzoiConfig
 from ..ledger import Refusal
-from . import candidates as db
-from . import jobs
+from . import candidates as db, jobs
 from .candidates import Candidate
 from .scope import project_config, resident_files
 from .views import scope_views

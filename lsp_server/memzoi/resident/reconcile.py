@@ -25,8 +25,8 @@ from pathlib import Path
 from ..ledger import FileChange, Refusal
 from ..ledger.reconcile import _cleanup_temps
 from . import candidates as db
-from .format import parse, serialize
 from .encoding import Layout, decode
+from .format import parse, serialize
 from .store import read_file, read_raw
 
 RECONCILED = "reconciled after process restart without replay"

@@ -34,8 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..ledger import Refusal
 from ..ledger.store import _step as step
-from . import candidates as db
-from . import jobs
+from . import candidates as db, jobs
 from .provider import Completion, ProviderError, complete
 from .reflection_config import ReflectionSettings, reflection_settings
 from .transcript import NEGATIVE_LEARNING_LIST, Transcript, negative_learning, read_transcript, recovered

@@ -177,8 +177,7 @@ def preview_apply(project_root: str | Path, candidate_id: str, *, config: Memzoi
     locator, threat scan, cap)."""
     from ..safety.redact import scrub
     from .format import serialize
-    from .locator import check_cap
-    from .locator import project as project_entries
+    from .locator import check_cap, project as project_entries
 
     root = Path(project_root).resolve()
     cand = _find(candidate_id)
