@@ -13,7 +13,7 @@ from ._changes import add_root_json, emit_json, project_root, read_text_file, re
 from ._common import add_command, add_group
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``capture`` with ``plan``, ``review`` and ``apply``."""
     p = add_command(
         sub, "capture", help="plan, review and apply evidence-backed capture from a Markdown file",

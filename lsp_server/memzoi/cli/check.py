@@ -81,7 +81,8 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``check``; returns the exit code."""
-    from ..check import UsageError, check_text
+    from ..check import UsageError
+    from ..checkreport import check_text
     from ..config import load_config
 
     fmt = "json" if args.json else args.format
@@ -185,7 +186,7 @@ def _add_config_findings(report) -> None:
     """Add the ``invalid_config`` findings of each checked project's ``config.toml`` that the check did not walk
     (a record given by name is graded by its project's settings, so their errors belong in the report). The file
     is named relative to the current directory when it lies below it."""
-    from ..check import Located
+    from ..checkreport import Located
     from ..config import CONFIG_NAME, load_config
     from ..configfile import config_findings
     from ..pathsafety import shown_path

@@ -6,6 +6,7 @@ task's context pack, repository records (``provenance: git``) and, only when ask
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ._changes import add_common, emit_json, project_root, refuse
 from ._common import add_command
@@ -24,7 +25,7 @@ def add_pack_options(p: argparse.ArgumentParser, *, task_required: bool) -> None
     add_common(p, actor=False)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``context``."""
     p = add_command(
         sub, "context", help="a task's context pack (git records; runtime rows only when asked)",
@@ -39,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def emit(args: argparse.Namespace, out: dict) -> int:
+def emit(args: argparse.Namespace, out: dict[str, Any]) -> int:
     """Print a pack: JSON with ``--json``, else its text blocks under one header line."""
     if args.json:
         emit_json(out)

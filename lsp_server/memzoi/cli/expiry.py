@@ -11,7 +11,7 @@ from ._changes import add_common, emit_json, project_root, refuse
 from ._common import add_command
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``expiry``."""
     p = add_command(
         sub, "expiry", help="explain a record's normal-read eligibility (retention and current assertion)",

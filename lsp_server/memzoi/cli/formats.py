@@ -19,7 +19,7 @@ from urllib.parse import quote
 from blake3 import blake3
 
 from .. import __version__, resources
-from ..check import CheckReport, Located
+from ..checkreport import CheckReport, Located
 from ..findings import CODES
 from ..pathsafety import REDACTED_PREFIX
 from ..resources import diagnostic_sections

@@ -12,7 +12,7 @@ from ._common import add_command
 from .context import add_pack_options, emit
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``handoff``."""
     p = add_command(
         sub, "handoff", help="the context handed to the next session",

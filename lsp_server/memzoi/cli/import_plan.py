@@ -20,7 +20,7 @@ def _options(p: argparse.ArgumentParser) -> None:
     add_root_json(p)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``import`` with ``plan`` and ``apply``."""
     p = add_command(
         sub, "import", help="plan and apply a classified import manifest (repo, local, session, discard, "
@@ -56,13 +56,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _target(item: dict[str, Any]) -> str:
     action = item["action"]
     if action["kind"] == "create_proposal":
-        return action["path"]
+        return str(action["path"])
     if action["kind"] == "create_runtime":
-        return action["route"]
+        return str(action["route"])
     if action["kind"] == "duplicate":
         return "of " + ", ".join(f"{m['kind']} {m['id']}" for m in action["matches"])
     codes = f" ({', '.join(action['reasons'])})" if action.get("reasons") else ""
-    return action.get("reason", "") + codes
+    return str(action.get("reason", "")) + codes
 
 
 def print_plan(out: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ from ._changes import add_common, emit_json, project_root, refuse
 from ._common import add_command, add_group
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``maintenance`` and ``maintenance plan``."""
     p = add_command(
         sub, "maintenance", help="repository maintenance evidence (duplicates, contradictions, staleness, expiry)",

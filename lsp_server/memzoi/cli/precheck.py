@@ -12,7 +12,7 @@ from ._changes import add_common, emit_json, project_root, refuse
 from ._common import add_command
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``precheck``."""
     p = add_command(
         sub, "precheck", help="risks, warnings and failed attempts for a path, an action or a command",

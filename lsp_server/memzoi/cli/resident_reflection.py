@@ -5,6 +5,7 @@ one-step removal from the command line (issue 34). Thin wiring over :mod:`memzoi
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from ..vocabulary import RESIDENT_SCOPES
 from ._changes import actor, add_common, emit_json, project_root, refuse
@@ -30,7 +31,7 @@ _COMMANDS = {
 }
 
 
-def _parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:
+def _parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str) -> argparse.ArgumentParser:
     summary, examples, exits = _COMMANDS[name]
     p = add_command(sub, name, help=summary, description=summary[0].upper() + summary[1:] + ".",
                     examples=examples, exits=exits)
@@ -38,7 +39,7 @@ def _parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentPars
     return p
 
 
-def register(rsub: argparse._SubParsersAction) -> None:
+def register(rsub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the reflection, projection and removal subcommands to ``memzoi resident``."""
     p = _parser(rsub, "turn")
     p.add_argument("--session", required=True, help="the session id")
@@ -66,7 +67,7 @@ def register(rsub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_remove)
 
 
-def _guard(args: argparse.Namespace, fn) -> int:
+def _guard(args: argparse.Namespace, fn: Callable[[], int]) -> int:
     from ..ledger import Refusal
 
     try:

@@ -12,7 +12,7 @@ from ._changes import add_common, emit_json, project_root
 from ._common import add_command, add_group
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``safety`` and ``safety scan``."""
     p = add_command(sub, "safety", help="repository safety scan of .memzoi records, proposals and memory",
                     description="Memzoi's later-edit safety scanner.", examples=["memzoi safety scan --staged"],
