@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..config import MemzoiConfig
 from ..ledger import Refusal
@@ -19,7 +20,7 @@ from ..text import rust_trim
 from . import candidates as db, service
 from .candidates import Candidate
 from .locator import locate, parse_operation, refuse_unencodable
-from .scope import project_config, resident_file
+from .scope import ResidentFile, project_config, resident_file
 from .store import ResidentStore
 
 #: Zuno's reason for a removal from ``/memory``.
@@ -73,8 +74,8 @@ def remove_entry(project_root: str | Path, scope: str, locator: str, *, actor: s
         return service._apply_locked(conn, root, cand, actor, config)
 
 
-def _preview(file, store: ResidentStore, after: list[str], operation: str, summary: str, reason: str,
-             candidate_id: str | None) -> dict:
+def _preview(file: ResidentFile, store: ResidentStore, after: list[str], operation: str, summary: str, reason: str,
+             candidate_id: str | None) -> dict[str, Any]:
     from ..safety.redact import scrub
     from .format import serialize
 
@@ -84,7 +85,7 @@ def _preview(file, store: ResidentStore, after: list[str], operation: str, summa
 
 
 def preview_edit(project_root: str | Path, candidate_id: str, content: str, *,
-                 config: MemzoiConfig | None = None) -> dict:
+                 config: MemzoiConfig | None = None) -> dict[str, Any]:
     """What :func:`edit_and_apply` would write, without writing or locking (the editor's review diff): the shape
     of :func:`.service.preview_apply` with ``operation`` ``approve``. Raises :class:`Refusal` as the edit would
     before writing."""
@@ -102,7 +103,7 @@ def preview_edit(project_root: str | Path, candidate_id: str, content: str, *,
                     f"{file.scope} memory", cand.reason, cand.id)
 
 
-def preview_remove(project_root: str | Path, scope: str, locator: str, *, config: MemzoiConfig | None = None) -> dict:
+def preview_remove(project_root: str | Path, scope: str, locator: str, *, config: MemzoiConfig | None = None) -> dict[str, Any]:
     """What :func:`remove_entry` would write, without writing or locking: ``operation`` ``remove_entry``, the
     file before and after. Raises :class:`Refusal` as the removal would before writing."""
     root = Path(project_root).resolve()

@@ -282,5 +282,6 @@ def events(conn: sqlite3.Connection, job_id: str) -> dict[str, dict[str, Any]]:
 
 def requests_sent(conn: sqlite3.Connection, job_id: str) -> int:
     """How many requests were recorded for a job (0 or 1 by construction)."""
-    return conn.execute("SELECT COUNT(*) FROM memory_reflection_event WHERE job_id = ? AND type = ?",
-                        (job_id, REQUEST)).fetchone()[0]
+    row = conn.execute("SELECT COUNT(*) FROM memory_reflection_event WHERE job_id = ? AND type = ?",
+                       (job_id, REQUEST)).fetchone()
+    return int(row[0])

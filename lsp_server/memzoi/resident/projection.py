@@ -11,6 +11,7 @@ secrets (:func:`memzoi.safety.redact.scrub`), like every other view.
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ def job_projection(job: jobs.Job, records: dict[str, dict[str, Any]]) -> dict[st
                                                      "candidates": outcome.get("candidates", [])}}
 
 
-def _jobs(conn, root: Path) -> list[dict[str, Any]]:
+def _jobs(conn: sqlite3.Connection, root: Path) -> list[dict[str, Any]]:
     jobs.ensure(conn)
     return [job_projection(j, jobs.events(conn, j.id)) for j in jobs.list_jobs(conn, project_root=str(root))]
 
@@ -97,9 +98,10 @@ def work_state(project_root: str | Path, config: MemzoiConfig | None = None) -> 
                 known.setdefault((sid, mid), jid)
     else:
         known = {}
-    return screen({"memory_entries": entries, "files": files,
-                    "memory_candidates": [candidate_projection(c, known) for c in cands],
-                    "reflection_jobs": job_rows})
+    state: dict[str, Any] = screen({"memory_entries": entries, "files": files,
+                                    "memory_candidates": [candidate_projection(c, known) for c in cands],
+                                    "reflection_jobs": job_rows})
+    return state
 
 
 def job_detail(job_id: str) -> dict[str, Any]:
@@ -117,8 +119,9 @@ def job_detail(job_id: str) -> dict[str, Any]:
         rows = conn.execute("SELECT id FROM memory_candidate WHERE source = 'reflection' AND source_session_id = ? "
                             "AND source_message_id = ? ORDER BY time_created", (job.session_id, job.source_message_id))
         cands = [r[0] for r in rows]
-    return screen({"job": job.to_json(), "request": records.get("request"), "outcome": records.get("outcome"),
-                    "candidates": cands})
+    detail: dict[str, Any] = screen({"job": job.to_json(), "request": records.get("request"),
+                                     "outcome": records.get("outcome"), "candidates": cands})
+    return detail
 
 
 def reconcile_jobs(now: int | None = None) -> list[str]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -184,7 +185,7 @@ def _calls(answer: Completion) -> list[ReviewProposal]:
     return out
 
 
-def _start(conn, root: Path, settings: ReflectionSettings, t: Transcript, session_id: str, owner: str,
+def _start(conn: sqlite3.Connection, root: Path, settings: ReflectionSettings, t: Transcript, session_id: str, owner: str,
            now: int | None, negative: str | None) -> tuple[jobs.Admission, jobs.Job | None, ReflectionResult | None]:
     """Admit the message and take its job, or say why nothing is sent."""
     jobs.reconcile_expired(conn, now)
@@ -204,7 +205,7 @@ def _start(conn, root: Path, settings: ReflectionSettings, t: Transcript, sessio
         return adm, None, ReflectionResult("not_due", f"no review due: message {adm.ordinal} of the session, "
                                            f"nudge_interval {adm.interval}", adm)
     if adm.state != "started" and not jobs.claim(conn, job.id, owner, now):
-        job = jobs.get_job(conn, job.id)
+        job = jobs.get_job(conn, job.id) or job
         return adm, job, ReflectionResult("not_sent", f"job {job.id} is {job.status}"
                                           + (", its request already recorded" if job.status == "running" else "")
                                           + ": a review is never sent twice", adm, job)
@@ -212,7 +213,8 @@ def _start(conn, root: Path, settings: ReflectionSettings, t: Transcript, sessio
     return adm, jobs.get_job(conn, job.id), None
 
 
-def _settle(job: jobs.Job, owner: str, status: str, outcome: dict[str, Any], adm, cands) -> ReflectionResult:
+def _settle(job: jobs.Job, owner: str, status: str, outcome: dict[str, Any], adm: jobs.Admission,
+            cands: list[str]) -> ReflectionResult:
     from .projection import screen
 
     outcome = screen(outcome)  # the model's text and raw tool arguments are recorded screened, never a secret
@@ -276,7 +278,7 @@ def reflect(project_root: str | Path, session_id: str, transcript: str | Path | 
 
 
 def _propose_all(root: Path, job: jobs.Job, owner: str, settings: ReflectionSettings, answer: Completion,
-                 proposals: list[ReviewProposal], adm) -> ReflectionResult:
+                 proposals: list[ReviewProposal], adm: jobs.Admission) -> ReflectionResult:
     from . import service
 
     cands: list[str] = []
