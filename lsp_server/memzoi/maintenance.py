@@ -85,7 +85,8 @@ def _freshness(data: dict[str, Any], path: str) -> datetime:
     if at is None:
         raise Refusal("invalid_value", f"{path}: `timestamp`/`updated` is not an RFC 3339 timestamp; fix it "
                       "(`memzoi check`) before planning maintenance")
-    cap = data.get("capture") if isinstance(data.get("capture"), dict) else {}
+    raw = data.get("capture")
+    cap = raw if isinstance(raw, dict) else {}
     reviewed = parse_rfc3339(str(cap.get("reviewed_at") or "")) if cap.get("review_outcome") in ("accept", "edit") \
         else None
     return max(at, reviewed) if reviewed else at
@@ -173,6 +174,9 @@ def plan_maintenance(root: Path, req: dict[str, Any], now: datetime | None = Non
     with Reader(root) as r:
         at = parse_rfc3339(req["evaluated_at"]) if req.get("evaluated_at") else (now or r.now)
         rows = [dict(x) for x in r.db.execute("SELECT * FROM records WHERE id IS NOT NULL ORDER BY id, path")]
+    if at is None:  # request() validates it; a hand-built request is refused, not crashed on
+        raise Refusal("invalid_value", f"maintenance request: `evaluated_at` {req['evaluated_at']!r} is not an "
+                      "RFC 3339 timestamp; pass one such as 2026-01-01T00:00:00Z")
     req = {**req, "evaluated_at": format_instant(at)}
     known = {row["id"] for row in rows}
     missing = [t for t in req["record_ids"] if t not in known]

@@ -28,6 +28,7 @@ report-only"):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -60,7 +61,7 @@ class Loaded:
     @property
     def id(self) -> str:
         """The record id."""
-        return self.snapshot["record_id"]
+        return str(self.snapshot["record_id"])
 
 
 def tokens(value: str) -> list[str]:
@@ -164,7 +165,7 @@ def new_action(kind: str, finding_id: str, record_ids: list[str], comparison_set
     return {k: v for k, v in action.items() if v is not None}
 
 
-def exact_duplicates(loaded: list[Loaded], selected: set[str], digest: str) -> tuple[list[dict], list[dict]]:
+def exact_duplicates(loaded: list[Loaded], selected: set[str], digest: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Exact-duplicate findings and their ``consolidate_exact_duplicates`` action candidates."""
     groups: dict[str, list[Loaded]] = {}
     for r in loaded:
@@ -185,7 +186,7 @@ def exact_duplicates(loaded: list[Loaded], selected: set[str], digest: str) -> t
     return findings, actions
 
 
-def contradictions(loaded: list[Loaded], selected: set[str]) -> list[dict]:
+def contradictions(loaded: list[Loaded], selected: set[str]) -> list[dict[str, Any]]:
     """Contradiction findings: each connected set of mutually contradicting records, with its edges."""
     cands = [(r, sig) for r in loaded if r.snapshot["current_assertion"] and r.data.get("lane") in _DURABLE
              and r.data.get("type") in _CLAIM_TYPES and not conditional_or_temporal(r.body)
@@ -217,7 +218,7 @@ def contradictions(loaded: list[Loaded], selected: set[str]) -> list[dict]:
                          "evidence_digest": domain_id("memzoi/maintenance/contradiction-edge",
                                                       sorted([cands[x][0].id, cands[y][0].id])),
                          "reason_code": "high_confidence_unresolved_contradiction"}
-                        for x in comp for y in sorted(adj[x]) if y > x), key=lambda e: e["record_ids"])
+                        for x in comp for y in sorted(adj[x]) if y > x), key=lambda e: tuple(e["record_ids"]))
         evidence = [{"code": "allowlisted_symmetric_polarity",
                      "digest": domain_id("memzoi/maintenance/contradiction-signature", cands[start][1][0])}]
         out.append(new_finding("high_confidence_contradiction", [r.id for r in group],
@@ -225,7 +226,7 @@ def contradictions(loaded: list[Loaded], selected: set[str]) -> list[dict]:
     return out
 
 
-def staleness(loaded: list[Loaded], selected: set[str], at: datetime, fmt) -> list[dict]:
+def staleness(loaded: list[Loaded], selected: set[str], at: datetime, fmt: Callable[[datetime], str]) -> list[dict[str, Any]]:
     """Stale findings (report only)."""
     out = []
     for r in loaded:
@@ -241,7 +242,7 @@ def staleness(loaded: list[Loaded], selected: set[str], at: datetime, fmt) -> li
     return out
 
 
-def expiry(loaded: list[Loaded], selected: set[str]) -> list[dict]:
+def expiry(loaded: list[Loaded], selected: set[str]) -> list[dict[str, Any]]:
     """Expired findings: lifecycle ``expired`` and/or retention ``query_only`` (evidence code as Memzoi spells
     it: ``retention_`` plus the reason's variant name in lower case, e.g. ``retention_episodicordinarywindow``)."""
     out = []
@@ -273,11 +274,12 @@ def _renewable(r: Loaded) -> bool:
 
 
 def _renews(evidence: Loaded, predecessor: Loaded) -> bool:
-    lineage = evidence.data.get("lineage") if isinstance(evidence.data.get("lineage"), dict) else {}
+    raw = evidence.data.get("lineage")
+    lineage = raw if isinstance(raw, dict) else {}
     return lineage.get("kind") == "renewal" and lineage.get("predecessor_id") == predecessor.id
 
 
-def renewals(loaded: list[Loaded], selected: set[str], at: datetime, digest: str, fmt) -> tuple[list[dict], list[dict]]:
+def renewals(loaded: list[Loaded], selected: set[str], at: datetime, digest: str, fmt: Callable[[datetime], str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Renewal-candidate findings and their ``create_renewal_successor`` action candidates."""
     from .models.common import parse_rfc3339
 
