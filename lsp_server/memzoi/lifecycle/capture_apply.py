@@ -89,7 +89,8 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _packet(root: Path, plan, review, cand, decision, pid: str, actor: str, now: str) -> FileChange:
+def _packet(root: Path, plan: dict[str, Any], review: dict[str, Any], cand: dict[str, Any], decision: dict[str, Any],
+            pid: str, actor: str, now: str) -> FileChange:
     from ..render import render_packet
     from .propose import Draft, packet_data
 
@@ -105,7 +106,7 @@ def _packet(root: Path, plan, review, cand, decision, pid: str, actor: str, now:
     return FileChange(rel, None, verified(root, rel, render_packet(data, memory["body"]), data, memory["body"]))
 
 
-def _change(root: Path, plan, review, ctx: dict[str, Any]) -> ChangePlan:
+def _change(root: Path, plan: dict[str, Any], review: dict[str, Any], ctx: dict[str, Any]) -> ChangePlan:
     from .common import reserve_packet_id
     from .import_plan import base_packet_id
     from .session_end import _fresh_local_id
@@ -187,6 +188,10 @@ def capture_apply(project_root: str | os.PathLike[str], plan: Any, review: Any, 
         validated(r, plan, [{k: v for k, v in d.items() if k in ("candidate_id", "outcome", "memory", "destination")}
                             for d in review["decisions"]])
 
+    def checked_change(r: Path) -> ChangePlan:
+        checked(r)
+        return _change(r, plan, review, ctx)
+
     try:
         checked(root)
         if not _writes(plan, review):
@@ -194,7 +199,8 @@ def capture_apply(project_root: str | os.PathLike[str], plan: Any, review: Any, 
             with ledger.connect() as conn, ledger.transaction(conn):
                 ops.record(conn, op, OPERATION, fp, out)
             return out
-        run_change(root, lambda r: (checked(r), _change(r, plan, review, ctx))[1], actor=ctx["actor"], source=source)
+        run_change(root, checked_change, actor=ctx["actor"], source=source)
     except ops.Replay as replay:
         return replay.outcome
-    return ctx["outcome"]
+    outcome: dict[str, Any] = ctx["outcome"]
+    return outcome

@@ -186,7 +186,9 @@ def actions(root: Path, cands: list[dict[str, Any]], existing: dict[str, list[di
     from .common import PENDING, resolved_identities
     from .import_plan import _reserve, base_packet_id
 
-    used, prior, pre = set(resolved_identities(root)), {}, {}
+    used = set(resolved_identities(root))
+    prior: dict[str, int] = {}
+    pre: dict[str, dict[str, Any]] = {}
     for i, c in enumerate(cands):
         m, dest = c["memory"], c["classification"]["destination"]
         raw = content_hash(m["body"])

@@ -132,7 +132,7 @@ def validated(root: Path, plan: dict[str, Any], decisions: Any) -> list[dict[str
     seen: dict[str, Any] = {}
     for item in decisions:
         cid = item.get("candidate_id") if isinstance(item, dict) else None
-        if cid not in by_id:
+        if not isinstance(cid, str) or cid not in by_id:
             raise _bad("invalid_capture_decision", "a decision names a candidate that is not in the plan")
         if cid in seen:
             raise _bad("invalid_capture_decision", f"`{cid}` is decided more than once")

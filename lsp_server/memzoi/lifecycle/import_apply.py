@@ -153,7 +153,8 @@ def import_apply(project_root: str | os.PathLike[str], text: str, *, plan_id: st
         run_change(root, lambda r: _change(r, m, current(r), ctx), actor=ctx["actor"], source=source)
     except ops.Replay as replay:
         return replay.outcome
-    return ctx["outcome"]
+    outcome: dict[str, Any] = ctx["outcome"]
+    return outcome
 
 
 def _no_write(ledger: Ledger, plan: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:

@@ -45,7 +45,7 @@ from .propose import Blocked, Draft, check_scannable, check_values, packet_data,
 
 SCHEMA = "memzoi/import-plan"
 #: Memzoi's ``MemoryDestination::policy()`` (reference page "Memory planes and destinations").
-POLICY = {
+POLICY: dict[str, dict[str, str | None]] = {
     "repo": {"plane": "git", "write_route": "file_backed_proposal", "review": "proposal_review"},
     "local": {"plane": "runtime", "write_route": "runtime_local", "review": "no_review"},
     "session": {"plane": "runtime", "write_route": "runtime_session", "review": "no_review"},
@@ -201,13 +201,13 @@ def build_plan(root: Path, m: ImportManifest, actor: str, existing: dict[str, li
         item["duplicates"] = dups = _dedup(dups)
         if blocked_repo:
             summary["needs_review"] += 1
-            codes = unsafe.get(c.index)
-            if codes:
+            repo_reasons = unsafe.get(c.index)
+            if repo_reasons:
                 reason = ("repo destination requires sensitivity repo-safe; got " + c.sensitivity + "; classify the "
                           "candidate as repo-safe or choose a non-repo destination"
-                          if codes == ["sensitivity_not_repo_safe"] else
+                          if repo_reasons == ["sensitivity_not_repo_safe"] else
                           "the Git-plane gate blocks this repo candidate; sanitize it or choose a non-repo destination")
-                item["action"] = {"kind": "blocked", "reason": reason, "reasons": codes}
+                item["action"] = {"kind": "blocked", "reason": reason, "reasons": repo_reasons}
                 _redacted(c, item, "non-repo-safe repo candidate requires classification or rerouting")
             else:
                 item["action"] = {"kind": "blocked", "reason": SPLIT}

@@ -81,7 +81,7 @@ def _blocked(index: int, dest: str, reasons: list[str], span: tuple[int, int], t
     return out
 
 
-def _session_findings(root: Path, text: str, where: str, spans) -> list[Finding]:
+def _session_findings(root: Path, text: str, where: str, spans: list[tuple[int, int]]) -> list[Finding]:
     from ..revision import content_hash
     from .propose import find_duplicate
     from .session_end import classify
@@ -106,7 +106,7 @@ def _session_findings(root: Path, text: str, where: str, spans) -> list[Finding]
     return out
 
 
-def _import_findings(root: Path, text: str, where: str, spans) -> list[Finding]:
+def _import_findings(root: Path, text: str, where: str, spans: list[tuple[int, int]]) -> list[Finding]:
     from .import_plan import SPLIT
 
     plan = _import_plan(root, text, where)
