@@ -40,7 +40,7 @@ def precheck(root: Path, *, path: str | None = None, action: str | None = None, 
     one outside it), ``action``/``command`` free text, ``scope_kind`` an optional ``scope`` filter. Returns
     ``{path, action, command, warnings: [...], withheld: [{id, reasons}]}``; every warning also carries
     ``path_score`` (0 for a text-only hit) and ``lexical`` (whether the text matched). Reads only."""
-    where = normalize_path(path, root) if _clean(path) else None
+    where = normalize_path(path, root) if path is not None and _clean(path) else None
     query = " ".join(v for v in (_clean(action), _clean(command)) if v)
     found: dict[str, tuple[dict[str, Any], int, str | None, float | None]] = {}
     withheld: list[dict[str, Any]] = []
@@ -66,7 +66,7 @@ def precheck(root: Path, *, path: str | None = None, action: str | None = None, 
             "warnings": [_warning(*t) for t in ranked[:PRECHECK_MAX]], "withheld": withheld}
 
 
-def _order(t: tuple[dict[str, Any], int, str | None, float | None]) -> tuple:
+def _order(t: tuple[dict[str, Any], int, str | None, float | None]) -> tuple[Any, ...]:
     rec, score, _, lexical = t
     newest = tuple(-ord(c) for c in (rec["updated_at"] or ""))  # descending string order, ties by id below
     return (-score, lexical is None, -(lexical or 0.0), -GOVERNANCE[rec["type"]][1], -(rec["confidence"] or 0.0),

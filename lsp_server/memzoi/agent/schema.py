@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel
@@ -57,7 +58,7 @@ def output_schema(model: type[BaseModel] | None) -> dict[str, Any] | None:
     return None if model is None else copy.deepcopy(_output_schema(model))
 
 
-def _walk(node: Any, where: str):
+def _walk(node: Any, where: str) -> Iterator[tuple[str, Any]]:
     """Every ``(json pointer, schema object)`` below ``node``."""
     if isinstance(node, dict):
         yield where, node

@@ -45,6 +45,7 @@ from .arguments import (
     SearchArgs,
     coerce_arguments,
 )
+from .schema import input_schema, output_schema
 
 log = logging.getLogger("memzoi.agent")
 
@@ -110,14 +111,10 @@ class Tool:
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the arguments (an object schema, optional properties plain optional, with the
         model's ``examples``; :func:`memzoi.agent.schema.input_schema`)."""
-        from .schema import input_schema
-
         return input_schema(self.args)
 
     def output_schema(self) -> dict[str, Any] | None:
         """The JSON Schema of a successful result's structured content (``output``), or ``None``."""
-        from .schema import output_schema
-
         return output_schema(self.output)
 
 

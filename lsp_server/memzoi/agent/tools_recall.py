@@ -17,9 +17,10 @@ from . import outputs_recall as out
 from .tools import Session, Tool, ToolResult, register
 
 
-def _strict(*examples: dict[str, Any], **extra: Any) -> ConfigDict:
+def _strict(*examples: dict[str, Any], populate_by_name: bool = False) -> ConfigDict:
     """Strict types, unknown keys refused, and whole-call ``examples`` in the input schema."""
-    return ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": list(examples)}, **extra)
+    return ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": list(examples)},
+                      populate_by_name=populate_by_name)
 
 
 _READ = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
