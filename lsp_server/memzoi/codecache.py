@@ -29,8 +29,9 @@ import marshal
 import os
 import sys
 import types
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 #: The private ``attrs`` function every generated method is compiled and evaluated through (attrs 22 to 26).
 _HOOK = "_compile_and_eval"
@@ -50,12 +51,13 @@ def cache_file(directory: Path, packages: Iterable[str]) -> Path | None:
     for name in ("attr", *packages):
         try:
             spec = importlib.util.find_spec(name)
-            st = os.stat(spec.origin) if spec is not None and spec.origin else None
+            origin = spec.origin if spec is not None else None
+            st = os.stat(origin) if origin else None
         except (ImportError, ValueError, OSError):
             return None
         if st is None:
             return None
-        parts.append(f"{name}:{spec.origin}:{st.st_size}:{st.st_mtime_ns}")
+        parts.append(f"{name}:{origin}:{st.st_size}:{st.st_mtime_ns}")
     key = hashlib.blake2b("\n".join(parts).encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
     return directory / f"{_FILE_PREFIX}{key}.marshal"
 
@@ -100,6 +102,7 @@ def attrs_code_cache(directory: Path | None, packages: Iterable[str]) -> Iterato
     removed. Yields counters ``{"hits", "misses"}``. Without a directory, without a cache file name or with an
     ``attrs`` lacking the hook, the context does nothing but yield."""
     stats = {"hits": 0, "misses": 0}
+    make: types.ModuleType | None
     try:
         import attr._make as make
     except ImportError:
@@ -114,7 +117,8 @@ def attrs_code_cache(directory: Path | None, packages: Iterable[str]) -> Iterato
     future = getattr(make, "annotations", None)  # attrs compiles under its module's `from __future__` flags
     flags = getattr(future, "compiler_flag", 0) if type(future).__name__ == "_Feature" else 0
 
-    def compile_and_eval(script, globs, locs=None, filename=""):
+    def compile_and_eval(script: str, globs: dict[str, Any], locs: Mapping[str, object] | None = None,
+                         filename: str = "") -> None:
         key = _digest(filename, script)
         code = stored.get(key)
         if code is None:
@@ -149,19 +153,20 @@ def defer_package_init(name: str) -> bool:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):
         return False
-    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+    loader = spec.loader if spec is not None else None
+    if spec is None or loader is None or spec.submodule_search_locations is None:
         return False
     module = importlib.util.module_from_spec(spec)
     ran: list[bool] = []
 
-    def __getattr__(attr: str):
+    def __getattr__(attr: str) -> Any:
         if ran:
             raise AttributeError(f"module {name!r} has no attribute {attr!r}")
         ran.append(True)
-        spec.loader.exec_module(module)
+        loader.exec_module(module)
         return getattr(module, attr)
 
-    module.__getattr__ = __getattr__
+    module.__dict__["__getattr__"] = __getattr__  # a module's __getattr__ (PEP 562), not a method
     sys.modules[name] = module
     parent, _, child = name.rpartition(".")
     if parent and parent in sys.modules:

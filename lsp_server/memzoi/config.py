@@ -228,7 +228,9 @@ class MemzoiConfig(BaseModel):
 
 DEFAULT_CONFIG = MemzoiConfig()
 #: The sections this project adds to Memzoi's file, whose keys it judges (:mod:`memzoi.config_keys`).
-_OWN_SECTIONS = {n: f.annotation for n, f in MemzoiConfig.model_fields.items() if n not in MEMZOI_SECTIONS}
+_OWN_SECTIONS: dict[str, type[BaseModel]] = {
+    n: a for n, f in MemzoiConfig.model_fields.items()
+    if n not in MEMZOI_SECTIONS and isinstance(a := f.annotation, type) and issubclass(a, BaseModel)}
 
 
 @dataclass(frozen=True)

@@ -187,7 +187,7 @@ def safety_scan(root: Path, *, staged: bool = False, range_spec: str | None = No
         blobs = range_blobs(root, range_spec)
     else:
         blobs = [file_blob(root, file or "")]
-    files = []
+    files: list[dict[str, Any]] = []
     for path, data in blobs:
         report = scan_blob(path, data)
         files.append({"path": shown(path, report), "report": report})
