@@ -31,7 +31,7 @@ from .checkpaths import (
     expand as expand,
     require_exists as require_exists,
 )
-from .checkreplay import Walked, begin, record, replayed
+from .checkreplay import Walked, begin, record, recorder, replayed
 from .checkreport import CheckReport, Located, check_text, resident_arg  # noqa: F401 - also imported from here
 from .clock import utc_now
 from .config import load_config
@@ -153,7 +153,7 @@ def plan_check(args: list[str], workers: int | None, cache: bool,
                     add(*call)
             else:
                 calls = []
-                found = expand(arg, on_file=lambda p, d, n, calls=calls: (calls.append((p, d, n)), add(p, d, n)))
+                found = expand(arg, on_file=recorder(calls, add))
             plan.walked.append(Walked(calls, found))
             plan.report.skipped.extend(found.skipped)
             plan.complete |= found.complete

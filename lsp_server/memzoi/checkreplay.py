@@ -20,6 +20,8 @@ from .checkpaths import Expanded, expand
 from .checkreport import CheckReport, is_resident
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from .checkfiles import Checked
 
 
@@ -28,6 +30,18 @@ class Walked(NamedTuple):
 
     calls: list[tuple[str, str, tuple[int, int] | None]]
     found: Expanded
+
+
+def recorder(calls: list[tuple[str, str, tuple[int, int] | None]],
+             then: Callable[[str, str, tuple[int, int] | None], None] | None = None,
+             ) -> Callable[[str, str, tuple[int, int] | None], None]:
+    """An ``on_file`` for :func:`memzoi.checkpaths.expand` that appends each call ``(path, display, inode)`` to
+    ``calls``, then passes it on to ``then`` (when given)."""
+    def on_file(path: str, display: str, inode: tuple[int, int] | None) -> None:
+        calls.append((path, display, inode))
+        if then is not None:
+            then(path, display, inode)
+    return on_file
 
 
 def walk(args: list[str]) -> list[Walked | None]:
@@ -39,7 +53,7 @@ def walk(args: list[str]) -> list[Walked | None]:
             out.append(None)
             continue
         calls: list[tuple[str, str, tuple[int, int] | None]] = []
-        found = expand(arg, on_file=lambda p, d, i, calls=calls: calls.append((p, d, i)))
+        found = expand(arg, on_file=recorder(calls))
         out.append(Walked(calls, found))
     return out
 
@@ -65,7 +79,7 @@ def _root_of(args: list[str]) -> Path | None:
     return roots.pop() if len(roots) == 1 else None
 
 
-def _connect(root: Path):  # noqa: ANN202 - a sqlite3 connection or None
+def _connect(root: Path) -> sqlite3.Connection | None:
     from .store import store_path
     from .verdictcache import connect
 
@@ -131,7 +145,7 @@ def replayed(args: list[str], now: datetime, progress: Callable[[int, int], None
 
 def _walk_digest(walked: list[Walked | None]) -> str:
     files = [c[0] for w in walked if w is not None for c in w.calls]
-    skipped = [tuple(s) for w in walked if w is not None for s in w.found.skipped]
+    skipped = [(s[0], s[1]) for w in walked if w is not None for s in w.found.skipped]
     found = [pf for w in walked if w is not None for pf in w.found.path_findings]
     complete = {c for w in walked if w is not None for c in w.found.complete}
     return replay.walk_digest(files, skipped, found, complete)
@@ -176,7 +190,7 @@ def record(scope: Scope, plan: Any, stages: list[Checked], report: CheckReport) 
         return False
     stamps = _stamps(plan, stages)
     blob = checkreport.dump(report) if stamps is not None else None
-    if blob is None:
+    if stamps is None or blob is None:
         return False
     roots = _roots(plan)
     projects = replay.project_inputs(roots)

@@ -8,6 +8,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .admission import opening_span
 from .findings import Finding, Severity, finding
@@ -15,6 +16,9 @@ from .pathsafety import shown_path
 from .text import LineIndex
 from .verdict import Local, ProjectContext, settle
 from .workspace import place
+
+if TYPE_CHECKING:
+    from .resident.scope import ResidentFile
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +92,7 @@ def check_text(data: bytes, filename: str | None) -> CheckReport:
             text, found = resident
             index = LineIndex(text)
             report = CheckReport(files_checked=1)
-            report.findings = [Located(shown_path(filename), f, index.position(f.start), index.position(f.end))
+            report.findings = [Located(shown_path(filename or path), f, index.position(f.start), index.position(f.end))
                                for f in found]
             return report
     from .analysis import analyze_bytes
@@ -105,7 +109,7 @@ def check_text(data: bytes, filename: str | None) -> CheckReport:
     return report
 
 
-def _where(arg: str):  # noqa: ANN202 - memzoi.resident.scope's answer, loaded only for a .md argument
+def _where(arg: str) -> tuple[Path, ResidentFile] | None:
     """Where ``arg`` is a Zuno resident file (:func:`memzoi.resident.scope.which_file`), ``None`` when it is not."""
     if not arg.endswith(".md") or os.path.isdir(arg) or os.path.islink(arg):
         return None

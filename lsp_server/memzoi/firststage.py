@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # reading a stage back from its entry loads no analysis (nor 
 Stamp = tuple[int, int, int, int]
 #: What the store keeps for one analysed file: ``(BLAKE3 digest, stamp, checked_ns, payload or None, kept facts or
 #: None)``, the arguments of :meth:`memzoi.verdictcache.ProjectCache.store` after the path.
-Entry = tuple
+Entry = tuple[bytes, Stamp, int, str | None, list[Any] | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +141,7 @@ def analyse_file(path: str, placement: Placement, ctx: ProjectContext, links: di
     when the file could not be read stably: it is then read here (an unreadable file gets its
     ``canonical_path`` finding from :func:`memzoi.analysis.analyze_path`) and gets no entry. ``links`` caches
     symlink answers. Raises what the analysis raises (callers put :mod:`memzoi.barrier` around it)."""
+    stamp: Stamp | None
     if read is not None:
         data, stamp, checked = read
         analysis = analyze_bytes(data, path, now=ctx.now, config=ctx.config, placement=placement)
@@ -152,7 +153,7 @@ def analyse_file(path: str, placement: Placement, ctx: ProjectContext, links: di
     starts = refined.document.lines.starts
     digest = blake3.blake3(data if data is not None else refined.text.encode("utf-8", "surrogatepass")).digest()
     made: Entry | None = None
-    if entry and data is not None:
+    if entry and data is not None and stamp is not None:
         payload, kept = cache_parts(refined, first, facts, starts)
         made = (digest, stamp, checked, payload, kept)
     mark = refined.retention

@@ -47,7 +47,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: Stored reports kept per project (one per argument list and working directory).
 KEEP = 16
 #: ``path -> [size, mtime_ns, ino, ctime_ns, checked_ns, digest hex]`` of the bytes each file's verdict was made from.
-Stamps = dict[str, list]
+Stamps = dict[str, list[Any]]
 
 
 def report_key(args: list[str], cwd: str) -> str:
@@ -66,7 +66,7 @@ def walk_digest(files: Iterable[str], skipped: Iterable[tuple[str, str]], path_f
     return h.hexdigest()
 
 
-def _ledger_stamp(root: Path) -> list:
+def _ledger_stamp(root: Path) -> list[Any]:
     from .ledger.store import cached_runtime_dir
     from .runtime import LEDGER_DB
 
