@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from threading import Event
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -89,9 +91,6 @@ class MemzoiServer(LanguageServer):
     def start_io(self, stdin=None, stdout=None) -> None:
         """Serve over stdio with :mod:`memzoi_lsp.transport`'s reader instead of pygls's (see there why).
         Sets :attr:`transport_failure` when the input could not be resynchronised (the process then exits 1)."""
-        import sys
-        from threading import Event
-
         from pygls.io_ import StdoutWriter
 
         from .transport import serve
