@@ -33,7 +33,7 @@ def add_common(p: argparse.ArgumentParser, *, actor: bool = True) -> None:
 
 def actor(args: argparse.Namespace) -> str:
     """``--actor`` or the default actor."""
-    from ..lifecycle.common import default_actor
+    from ..lifecycle.common import default_actor  # noqa: PLC0415 lazy: start-up
 
     return (getattr(args, "actor", None) or "").strip() or default_actor()
 
@@ -73,7 +73,7 @@ def emit_change(args: argparse.Namespace, result: ChangeResult) -> None:
 
 def run_write(args: argparse.Namespace, op: Callable[[Path, str], ChangeResult]) -> int:
     """Run a write ``op(root, actor)`` and print its result; a refusal exits 1."""
-    from ..ledger import Refusal
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     try:
         result = op(project_root(args), actor(args))
@@ -105,6 +105,6 @@ def read_text_file(path: str) -> str:
         problem = f"not UTF-8 text (invalid byte at offset {err.start}); re-save it as UTF-8"
     except OSError as err:
         problem = str(err.strerror or err)
-    from ..ledger import Refusal
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     raise Refusal("unreadable", f"{path}: cannot read ({problem})")

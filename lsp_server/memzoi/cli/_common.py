@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import textwrap
 from typing import TYPE_CHECKING
@@ -60,9 +61,9 @@ def add_root_json(p: argparse.ArgumentParser, *, json_help: str = "print JSON in
 
 def project_root(args: argparse.Namespace) -> Path:
     """The project root from ``--root`` or the current directory (Memzoi's discovery, reference §7.2)."""
-    from pathlib import Path
+    from pathlib import Path  # noqa: PLC0415 lazy: start-up
 
-    from ..workspace import find_project_root
+    from ..workspace import find_project_root  # noqa: PLC0415 lazy: start-up
 
     root = getattr(args, "root", None)
     return Path(root).resolve() if root else find_project_root(Path.cwd())
@@ -71,8 +72,6 @@ def project_root(args: argparse.Namespace) -> Path:
 def below_cwd(path: str) -> str:
     """``path`` relative to the current directory when it lies below it, else unchanged: how ruff prints the
     paths of a run without path arguments (``.memzoi/records/x.md``, not the machine's absolute path)."""
-    import os
-
     try:
         rel = os.path.relpath(path)
     except ValueError:  # another drive (Windows)
@@ -103,7 +102,7 @@ def fail(args: argparse.Namespace, code: str, message: str) -> int:
 def refuse_linked_plane(args: argparse.Namespace, root: Path) -> int | None:
     """Exit 1 with a ``canonical_path`` error when a git-plane folder of ``root`` (``.memzoi``, its ``records``
     or ``proposals``) is a symlink, which nothing reads through (as ``memzoi check`` reports); ``None`` otherwise."""
-    from ..workspace import linked_plane, linked_plane_message
+    from ..workspace import linked_plane, linked_plane_message  # noqa: PLC0415 lazy: start-up
 
     linked = linked_plane(root / ".memzoi")
     return fail(args, "canonical_path", linked_plane_message(linked)) if linked else None

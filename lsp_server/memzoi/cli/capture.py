@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _emit(args: argparse.Namespace, artifact: dict[str, Any], lines: list[str]) -> int:
-    from ..lifecycle.capture_artifacts import save_artifact
+    from ..lifecycle.capture_artifacts import save_artifact  # noqa: PLC0415 lazy: start-up
 
     if getattr(args, "output", None):
         save_artifact(project_root(args), args.output, artifact)
@@ -96,8 +96,8 @@ def _plan_lines(plan: dict[str, Any]) -> list[str]:
 
 def run_plan(args: argparse.Namespace) -> int:
     """Print (and optionally save) the plan."""
-    from ..ledger import Refusal
-    from ..lifecycle.capture_plan import plan_capture
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.capture_plan import plan_capture  # noqa: PLC0415 lazy: start-up
 
     try:
         request = read_text_file(args.request_file) if args.request_file else None
@@ -110,9 +110,9 @@ def run_plan(args: argparse.Namespace) -> int:
 
 def run_review(args: argparse.Namespace) -> int:
     """Print (and optionally save) the review."""
-    from ..ledger import Refusal
-    from ..lifecycle.capture_artifacts import read_artifact
-    from ..lifecycle.capture_review import review_capture
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.capture_artifacts import read_artifact  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.capture_review import review_capture  # noqa: PLC0415 lazy: start-up
 
     try:
         review = review_capture(project_root(args), read_artifact(args.plan_file, "plan file"),
@@ -127,9 +127,9 @@ def run_review(args: argparse.Namespace) -> int:
 
 def run_apply(args: argparse.Namespace) -> int:
     """Apply the review."""
-    from ..ledger import Refusal
-    from ..lifecycle.capture_apply import capture_apply
-    from ..lifecycle.capture_artifacts import read_artifact
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.capture_apply import capture_apply  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.capture_artifacts import read_artifact  # noqa: PLC0415 lazy: start-up
 
     try:
         out = capture_apply(project_root(args), read_artifact(args.plan_file, "plan file"),

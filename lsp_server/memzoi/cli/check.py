@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..findings import Severity
+from ..findings import Severity, finding
 from ._common import NOT_A_PROJECT, add_command, add_root_json, below_cwd, project_root
 
 _FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "information": Severity.INFORMATION}
@@ -81,9 +81,9 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``check``; returns the exit code."""
-    from ..check import UsageError
-    from ..checkreport import check_text
-    from ..config import load_config
+    from ..check import UsageError  # noqa: PLC0415 lazy: start-up
+    from ..checkreport import check_text  # noqa: PLC0415 lazy: start-up
+    from ..config import load_config  # noqa: PLC0415 lazy: start-up
 
     fmt = "json" if args.json else args.format
     if args.json and args.format not in ("text", "json"):
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         paths = [below_cwd(target) if fmt in ("text", "github") else target]
     progress = None
     if not stdin:
-        from .progress import Progress, progress_wanted
+        from .progress import Progress, progress_wanted  # noqa: PLC0415 lazy: start-up
 
         # On stderr only, in every format: the report (stdout or --output-file) is written after the line is
         # cleared, and a pipe or a log file never gets it (progress_wanted).
@@ -152,12 +152,12 @@ def _check_paths_and_inputs(paths: list[str], progress: Any, cache: bool) -> Any
     """:func:`memzoi.check.check_paths` of ``paths`` (a :class:`memzoi.checkreport.CheckReport`), with each
     session-end file or import manifest among them checked apart by :func:`memzoi.lifecycle.routing.routing_arg`
     (the walk knows only records, packets and resident files); their findings follow the others'."""
-    from ..check import check_paths
-    from ..checkreport import CheckReport
+    from ..check import check_paths  # noqa: PLC0415 lazy: start-up
+    from ..checkreport import CheckReport  # noqa: PLC0415 lazy: start-up
 
     apart, rest = CheckReport(), paths
     if any(p.endswith((".yml", ".yaml")) for p in paths):
-        from ..lifecycle.routing import routing_arg
+        from ..lifecycle.routing import routing_arg  # noqa: PLC0415 lazy: start-up
 
         rest = [p for p in paths if not routing_arg(p, apart)]
     if not apart.files_checked:
@@ -186,11 +186,11 @@ def _add_config_findings(report) -> None:
     """Add the ``invalid_config`` findings of each checked project's ``config.toml`` that the check did not walk
     (a record given by name is graded by its project's settings, so their errors belong in the report). The file
     is named relative to the current directory when it lies below it."""
-    from ..checkreport import Located
-    from ..config import CONFIG_NAME, load_config
-    from ..configfile import config_findings
-    from ..pathsafety import shown_path
-    from ..text import LineIndex
+    from ..checkreport import Located  # noqa: PLC0415 lazy: start-up
+    from ..config import CONFIG_NAME, load_config  # noqa: PLC0415 lazy: start-up
+    from ..configfile import config_findings  # noqa: PLC0415 lazy: start-up
+    from ..pathsafety import shown_path  # noqa: PLC0415 lazy: start-up
+    from ..text import LineIndex  # noqa: PLC0415 lazy: start-up
 
     bad = [Path(md) / CONFIG_NAME for md in sorted(report.memzoi_dirs, key=str) if load_config(md).errors]
     if not bad:
@@ -213,14 +213,12 @@ def _add_config_findings(report) -> None:
 
 
 def _unreadable(problems):
-    from ..findings import finding
-
     message = problems[0].message if problems else "the configuration cannot be read"
     return finding("invalid_config", f"{message}; `memzoi check` fails until the configuration is valid", 0, 0)
 
 
 def _write(report, fmt: str, args: argparse.Namespace, out, root: Path, line_of) -> None:
-    from . import formats
+    from . import formats  # noqa: PLC0415 lazy: start-up
 
     color = fmt == "text" and use_color(args.color, out)
     if args.statistics:
@@ -232,7 +230,7 @@ def _write(report, fmt: str, args: argparse.Namespace, out, root: Path, line_of)
     elif fmt == "json":
         out.write(json.dumps(formats.to_json(report), indent=2, ensure_ascii=False) + "\n")
     elif fmt == "sarif":
-        from ..admission import worktree_root
+        from ..admission import worktree_root  # noqa: PLC0415 lazy: start-up
 
         top = worktree_root(root)  # code scanning resolves paths against the repository's top
         srcroot = Path(top) if top is not None else root

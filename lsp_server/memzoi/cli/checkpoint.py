@@ -96,8 +96,8 @@ def _emit(args: argparse.Namespace, out: dict[str, Any], verb: str) -> int:
 
 def run_add(args: argparse.Namespace) -> int:
     """Add a checkpoint."""
-    from ..ledger import Refusal
-    from ..lifecycle.checkpoints import add_checkpoint
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.checkpoints import add_checkpoint  # noqa: PLC0415 lazy: start-up
 
     bad = missing_operation_options(args, "checkpoint add")
     if bad is not None:
@@ -113,8 +113,8 @@ def run_add(args: argparse.Namespace) -> int:
 
 
 def _transition(args: argparse.Namespace, name: str) -> int:
-    from ..ledger import Refusal
-    from ..lifecycle import checkpoints
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle import checkpoints  # noqa: PLC0415 lazy: start-up
 
     bad = missing_operation_options(args, f"checkpoint {name}")
     if bad is not None:
@@ -140,8 +140,8 @@ def run_close(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     """List checkpoints."""
-    from ..clock import utc_now
-    from ..lifecycle.checkpoints import list_checkpoints
+    from ..clock import utc_now  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.checkpoints import list_checkpoints  # noqa: PLC0415 lazy: start-up
 
     now = utc_now()
     version, items = list_checkpoints(project_root(args))

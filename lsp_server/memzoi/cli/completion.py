@@ -26,9 +26,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def script(shell: str) -> str:
     """The completion script of ``shell`` for the full ``memzoi`` parser."""
-    import shtab
+    import shtab  # noqa: PLC0415 lazy: start-up
 
-    from .main import build_parser
+    from .main import build_parser  # noqa: PLC0415 lazy: start-up
 
     return shtab.complete(build_parser(), shell=shell)
 

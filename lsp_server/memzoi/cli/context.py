@@ -6,6 +6,7 @@ task's context pack, repository records (``provenance: git``) and, only when ask
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from ._changes import add_common, emit_json, project_root, refuse
@@ -60,10 +61,8 @@ def emit(args: argparse.Namespace, out: dict[str, Any]) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Build the pack; exit 0, 1 when refused, 2 for a bad budget."""
-    import sys
-
-    from ..agent.context import context_pack
-    from ..ledger import Refusal
+    from ..agent.context import context_pack  # noqa: PLC0415 lazy: start-up
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     if args.token_budget < 1:
         print("memzoi: --token-budget must be at least 1", file=sys.stderr)

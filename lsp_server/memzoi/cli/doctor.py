@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the report; exit 0 when everything is ok, 1 otherwise."""
-    from ..doctor import diagnose
+    from ..doctor import diagnose  # noqa: PLC0415 lazy: start-up
 
     report = diagnose(project_root(args))
     if args.json:

@@ -28,9 +28,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the diagnostic; exit 0 whether included or excluded, 1 when refused, 2 for a bad instant."""
-    from ..expiry import inspect_expiry
-    from ..ledger import Refusal
-    from ..models.common import parse_rfc3339
+    from ..expiry import inspect_expiry  # noqa: PLC0415 lazy: start-up
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..models.common import parse_rfc3339  # noqa: PLC0415 lazy: start-up
 
     at = None
     if args.evaluated_at is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ._changes import actor, add_common, emit_json, refuse
 from ._common import add_command, fail
@@ -12,7 +13,7 @@ from ._common import add_command, fail
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``export``."""
-    from ..exports import TARGETS
+    from ..exports import TARGETS  # noqa: PLC0415 lazy: start-up
 
     p = add_command(
         sub, "export", help="write AGENTS.memory.md / CLAUDE.memory.md projections under the runtime exports folder",
@@ -35,10 +36,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the projections and report them."""
-    from pathlib import Path
-
-    from ..exports import TARGETS, ExportError, export
-    from ..ledger import Refusal
+    from ..exports import TARGETS, ExportError, export  # noqa: PLC0415 lazy: start-up
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     unknown = [t for t in args.targets if t not in TARGETS]
     if unknown:

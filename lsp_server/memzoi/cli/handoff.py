@@ -28,8 +28,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the handoff pack; exit 0, 1 when refused, 2 without --task or --path."""
-    from ..agent.context import handoff
-    from ..ledger import Refusal
+    from ..agent.context import handoff  # noqa: PLC0415 lazy: start-up
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     if not args.task.strip() and not args.path:
         print("memzoi handoff: error: give --task or --path", file=sys.stderr)

@@ -24,8 +24,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the history."""
-    from ..ledger import Refusal, history
-    from ..lifecycle.common import rel_to_root
+    from ..ledger import Refusal, history  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.common import rel_to_root  # noqa: PLC0415 lazy: start-up
 
     root = project_root(args)
     rel = None

@@ -83,8 +83,8 @@ def _read(args: argparse.Namespace) -> str:
 
 def run_plan(args: argparse.Namespace) -> int:
     """Print the plan."""
-    from ..ledger import Refusal
-    from ..lifecycle.import_plan import plan_import
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.import_plan import plan_import  # noqa: PLC0415 lazy: start-up
 
     try:
         out = plan_import(project_root(args), _read(args), where=args.from_file, actor=args.actor,
@@ -100,8 +100,8 @@ def run_plan(args: argparse.Namespace) -> int:
 
 def run_apply(args: argparse.Namespace) -> int:
     """Apply the plan."""
-    from ..ledger import Refusal
-    from ..lifecycle.import_apply import import_apply
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.import_apply import import_apply  # noqa: PLC0415 lazy: start-up
 
     try:
         out = import_apply(project_root(args), _read(args), plan_id=args.plan_id, where=args.from_file,

@@ -61,7 +61,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _project_id(config: Path) -> object:
     """``[project] id`` of the existing ``config`` (any value), or ``None`` when it cannot be read or has none."""
-    import tomllib
+    import tomllib  # noqa: PLC0415 lazy: start-up
 
     try:
         data = tomllib.loads(config.read_text(encoding="utf-8"))
@@ -73,9 +73,9 @@ def _project_id(config: Path) -> object:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``init``; returns the exit code."""
-    from ..fsutil import atomic_write
-    from ..models.common import is_identifier
-    from ..runtime import project_runtime_dir
+    from ..fsutil import atomic_write  # noqa: PLC0415 lazy: start-up
+    from ..models.common import is_identifier  # noqa: PLC0415 lazy: start-up
+    from ..runtime import project_runtime_dir  # noqa: PLC0415 lazy: start-up
 
     given = args.path or args.root or "."
     root = Path(given)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ._changes import actor, add_common, emit_json, refuse
 from ._common import add_command, add_group, fail
@@ -57,10 +58,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_instructions(args: argparse.Namespace) -> int:
     """Print the diff; with ``--write`` also write the block."""
-    from pathlib import Path
-
-    from .. import integrate
-    from ..ledger import Refusal
+    from .. import integrate  # noqa: PLC0415 lazy: start-up
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     root = Path(args.root)
     try:
@@ -91,9 +90,7 @@ def run_instructions(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     """List the instruction files and their block."""
-    from pathlib import Path
-
-    from .. import integrate
+    from .. import integrate  # noqa: PLC0415 lazy: start-up
 
     files = integrate.list_files(Path(args.root))
     if args.json:

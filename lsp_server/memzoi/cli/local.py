@@ -77,7 +77,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_add(args: argparse.Namespace) -> int:
     """Add a local record."""
-    from ..lifecycle import add_local
+    from ..lifecycle import add_local  # noqa: PLC0415 lazy: start-up
 
     return run_write(args, lambda root, who: add_local(
         root, title=args.title, body=read_body(args), type=args.type, lane=args.lane, tags=args.tags, actor=who))
@@ -96,22 +96,22 @@ def _print(records, args) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     """List local records."""
-    from ..lifecycle import list_local
+    from ..lifecycle import list_local  # noqa: PLC0415 lazy: start-up
 
     return _print(list_local(project_root(args)), args)
 
 
 def run_search(args: argparse.Namespace) -> int:
     """Search local records."""
-    from ..lifecycle import search_local
+    from ..lifecycle import search_local  # noqa: PLC0415 lazy: start-up
 
     return _print(search_local(project_root(args), args.query), args)
 
 
 def run_show(args: argparse.Namespace) -> int:
     """Show one local record."""
-    from ..ledger import Refusal
-    from ..lifecycle import get_local
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle import get_local  # noqa: PLC0415 lazy: start-up
 
     rec = get_local(project_root(args), args.id)
     if rec is None:
@@ -129,7 +129,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_pending(args: argparse.Namespace) -> int:
     """List pending local candidates."""
-    from ..lifecycle.candidates import list_candidates
+    from ..lifecycle.candidates import list_candidates  # noqa: PLC0415 lazy: start-up
 
     items = list_candidates(project_root(args))
     if args.json:
@@ -147,15 +147,15 @@ def run_pending(args: argparse.Namespace) -> int:
 
 def run_approve(args: argparse.Namespace) -> int:
     """Apply a pending local candidate."""
-    from ..lifecycle.candidates import approve_local
+    from ..lifecycle.candidates import approve_local  # noqa: PLC0415 lazy: start-up
 
     return run_write(args, lambda root, who: approve_local(root, args.id, actor=who))
 
 
 def run_reject(args: argparse.Namespace) -> int:
     """Reject a pending local candidate."""
-    from ..ledger import Refusal
-    from ..lifecycle.candidates import reject_local
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.candidates import reject_local  # noqa: PLC0415 lazy: start-up
 
     try:
         cand = reject_local(project_root(args), args.id, reason=args.reason, actor=actor(args))

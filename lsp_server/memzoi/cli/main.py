@@ -67,11 +67,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     if args.debug:
-        import logging  # only here: `memzoi --version` and every ordinary run skip its import
+        import logging  # noqa: PLC0415 lazy: start-up - only here: `memzoi --version` and every ordinary run skip its import
 
         logging.basicConfig(level=logging.DEBUG, stream=sys.stderr, format="memzoi: %(name)s: %(message)s")
     if getattr(args, "project", "required") == "required":
-        from ._common import require_project
+        from ._common import require_project  # noqa: PLC0415 lazy: start-up
 
         root = require_project(args)  # before anything else, so nothing is created outside a project
         if root is None:
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         state = _runtime_state(err)
         if state is not None:
             return _fail(args, *state)
-        from ..barrier import log_internal_error
+        from ..barrier import log_internal_error  # noqa: PLC0415 lazy: start-up
 
         log_internal_error(err)
         return _fail(args, "internal_error", f"internal error ({type(err).__name__}); this is a bug in memzoi-lsp: "
@@ -144,13 +144,13 @@ def _runtime_state(err: Exception) -> tuple[str, str] | None:
     """``(code, message)`` when ``err`` is a failure of the runtime directory rather than a bug: a
     :class:`~memzoi.runtime_errors.RuntimeStateError` (it names its database or folder), or an ``sqlite3.Error``
     that reached the top without one (only runtime state is SQLite: the memzoi home is named)."""
-    from ..runtime_errors import RuntimeStateError
+    from ..runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
 
     if isinstance(err, RuntimeStateError):
         return err.code, err.message
     if "sqlite3" in sys.modules and isinstance(err, sys.modules["sqlite3"].Error):
-        from ..runtime import memzoi_home
-        from ..runtime_errors import runtime_error
+        from ..runtime import memzoi_home  # noqa: PLC0415 lazy: start-up
+        from ..runtime_errors import runtime_error  # noqa: PLC0415 lazy: start-up
 
         state = runtime_error(err, memzoi_home(), "directory")
         return state.code, state.message
@@ -159,7 +159,7 @@ def _runtime_state(err: Exception) -> tuple[str, str] | None:
 
 def _fail(args: argparse.Namespace, code: str, message: str) -> int:
     """Report a failed command (:func:`memzoi.cli._common.fail`); exit code 1."""
-    from ._common import fail
+    from ._common import fail  # noqa: PLC0415 lazy: start-up
 
     return fail(args, code, message)
 

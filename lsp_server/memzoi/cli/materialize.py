@@ -75,8 +75,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _emit(args: argparse.Namespace, artifact: dict[str, Any], id_key: str) -> int:
-    from ..ledger import Refusal
-    from ..lifecycle.artifacts import write_artifact
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.artifacts import write_artifact  # noqa: PLC0415 lazy: start-up
 
     if not args.output:
         emit_json(artifact)
@@ -95,8 +95,8 @@ def _emit(args: argparse.Namespace, artifact: dict[str, Any], id_key: str) -> in
 
 def run_candidate(args: argparse.Namespace) -> int:
     """Build a candidate."""
-    from ..ledger import Refusal
-    from ..lifecycle.materialize import build_candidate
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.materialize import build_candidate  # noqa: PLC0415 lazy: start-up
 
     try:
         text = Path(args.draft).read_text(encoding="utf-8")
@@ -110,8 +110,8 @@ def run_candidate(args: argparse.Namespace) -> int:
 
 def run_plan(args: argparse.Namespace) -> int:
     """Derive a plan."""
-    from ..ledger import Refusal
-    from ..lifecycle.materialize import derive_plan, load_artifact, validate_candidate
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.materialize import derive_plan, load_artifact, validate_candidate  # noqa: PLC0415 lazy: start-up
 
     try:
         candidate = load_artifact(args.candidate)
@@ -123,9 +123,9 @@ def run_plan(args: argparse.Namespace) -> int:
 
 def run_decide(args: argparse.Namespace) -> int:
     """Record a decision."""
-    from ..ledger import Refusal
-    from ..lifecycle.materialize import decision_now, derive_decision, derive_plan, load_artifact, validate_candidate
-    from ..models.common import parse_rfc3339
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.materialize import decision_now, derive_decision, derive_plan, load_artifact, validate_candidate  # noqa: PLC0415 lazy: start-up
+    from ..models.common import parse_rfc3339  # noqa: PLC0415 lazy: start-up
 
     try:
         candidate = load_artifact(args.candidate)
@@ -143,8 +143,8 @@ def run_decide(args: argparse.Namespace) -> int:
 
 def run_apply(args: argparse.Namespace) -> int:
     """Apply a decided materialization."""
-    from ..ledger import Refusal
-    from ..lifecycle.materialize import load_artifact, materialize_apply
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.materialize import load_artifact, materialize_apply  # noqa: PLC0415 lazy: start-up
 
     try:
         candidate = load_artifact(args.candidate)

@@ -4,15 +4,16 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ._changes import emit_json
-from ._common import add_command, add_group, fail
+from ._common import add_command, add_group, fail, project_root
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``mcp`` and ``mcp config``."""
-    from ..mcpconfig import CLIENTS
+    from ..mcpconfig import CLIENTS  # noqa: PLC0415 lazy: start-up
 
     top = add_command(sub, "mcp", help="set up agent clients to use memzoi-mcp",
                       description="Set up coding-agent clients (Claude Code, Codex, Cursor, VS Code, Zed) to start "
@@ -39,9 +40,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_config(args: argparse.Namespace) -> int:
     """Print the snippets of ``args.client``."""
-    import os
-
-    from ..mcpconfig import server_command, snippets
+    from ..mcpconfig import server_command, snippets  # noqa: PLC0415 lazy: start-up
 
     command = server_command()
     if command is None:
@@ -49,7 +48,6 @@ def run_config(args: argparse.Namespace) -> int:
                     "memzoi-lsp (see the README) and run this command from its environment")
     project = os.path.abspath(args.project_root) if args.project_root else None
     if project is None and args.client == "zed":  # Zed sends no roots: pin the project found from here
-        from ._common import project_root
 
         project = str(project_root(args))
     found = snippets(args.client, command, project=project)

@@ -33,8 +33,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the precheck; exit 0 (also with no warning), 1 when refused."""
-    from ..agent.precheck import precheck
-    from ..ledger import Refusal
+    from ..agent.precheck import precheck  # noqa: PLC0415 lazy: start-up
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     try:
         out = precheck(project_root(args), path=args.path, action=args.action, command=args.command,

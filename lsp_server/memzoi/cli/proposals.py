@@ -61,31 +61,31 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_apply(args: argparse.Namespace) -> int:
     """Apply a pending packet."""
-    from ..lifecycle import apply_proposal
+    from ..lifecycle import apply_proposal  # noqa: PLC0415 lazy: start-up
 
     return run_write(args, lambda root, who: apply_proposal(root, args.packet, actor=who))
 
 
 def run_reject(args: argparse.Namespace) -> int:
     """Reject a pending packet."""
-    from ..lifecycle import reject_proposal
+    from ..lifecycle import reject_proposal  # noqa: PLC0415 lazy: start-up
 
     return run_write(args, lambda root, who: reject_proposal(root, args.packet, reason=args.reason, actor=who))
 
 
 def run_route_local(args: argparse.Namespace) -> int:
     """Turn a pending packet into a private local record."""
-    from ..lifecycle import route_local
+    from ..lifecycle import route_local  # noqa: PLC0415 lazy: start-up
 
     return run_write(args, lambda root, who: route_local(root, args.packet, actor=who))
 
 
 def _pending(args: argparse.Namespace, root):
     """Every pending packet as listings show them (:mod:`memzoi.lifecycle.pending`), or an exit code."""
-    from ..agent.recall import Reader
-    from ..ledger import Refusal
-    from ..lifecycle.pending import list_pending
-    from ..runtime_errors import RuntimeStateError
+    from ..agent.recall import Reader  # noqa: PLC0415 lazy: start-up
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.pending import list_pending  # noqa: PLC0415 lazy: start-up
+    from ..runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
 
     refused = refuse_linked_plane(args, root)  # never read through a symlinked .memzoi or proposals folder
     if refused is not None:
@@ -124,12 +124,12 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     """Show one pending packet: its fields, body and findings (its verdict as apply judges it)."""
-    from ..analysis import analyze_path
-    from ..ledger import Refusal
-    from ..lifecycle.apply import packet_findings
-    from ..lifecycle.common import packet_rel
-    from ..pathsafety import shown_path
-    from ..safety.redact import redact, secret_spans
+    from ..analysis import analyze_path  # noqa: PLC0415 lazy: start-up
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.apply import packet_findings  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.common import packet_rel  # noqa: PLC0415 lazy: start-up
+    from ..pathsafety import shown_path  # noqa: PLC0415 lazy: start-up
+    from ..safety.redact import redact, secret_spans  # noqa: PLC0415 lazy: start-up
 
     root = project_root(args)
     refused = refuse_linked_plane(args, root)

@@ -24,6 +24,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the new attestation."""
-    from ..lifecycle.reattest import reattest
+    from ..lifecycle.reattest import reattest  # noqa: PLC0415 lazy: start-up
 
     return run_write(args, lambda root, who: reattest(root, args.record, actor=who, reason=args.reason))

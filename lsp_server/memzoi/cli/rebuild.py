@@ -40,7 +40,7 @@ def add_progress_option(p: argparse.ArgumentParser) -> None:
 def damaged(db: Path) -> bool:
     """True when the SQLite database ``db`` exists and is damaged: it is not a database, or SQLite's
     ``PRAGMA quick_check`` finds it malformed (opened read-only; nothing is written)."""
-    import sqlite3
+    import sqlite3  # noqa: PLC0415 lazy: start-up
 
     if not db.is_file():
         return False
@@ -59,7 +59,7 @@ def damaged(db: Path) -> bool:
 def discard_index(db: Path) -> None:
     """Remove the damaged index database ``db`` and its SQLite companions (``-wal``, ``-shm``, ``-journal``): the
     index is disposable, made again from the .memzoi files (SPEC §7). A file already gone is no error."""
-    from ..runtime import DB_COMPANIONS
+    from ..runtime import DB_COMPANIONS  # noqa: PLC0415 lazy: start-up
 
     for p in (db, *(db.with_name(db.name + s) for s in DB_COMPANIONS)):
         try:
@@ -71,17 +71,17 @@ def discard_index(db: Path) -> None:
 def run(args: argparse.Namespace) -> int:
     """Rebuild; exit 0, or 1 when the index cannot be written (:class:`~memzoi.runtime_errors.RuntimeStateError`,
     reported by the dispatcher)."""
-    from ..index import Index
-    from ..runtime_errors import guard
+    from ..index import Index  # noqa: PLC0415 lazy: start-up
+    from ..runtime_errors import guard  # noqa: PLC0415 lazy: start-up
 
     root = project_root(args)
     refused = refuse_linked_plane(args, root)  # nothing is read through a symlinked .memzoi/records/proposals
     if refused is not None:
         return refused
-    from ..index import index_path
-    from ..runtime import project_runtime_dir, tighten_tree
-    from ..runtime_errors import RuntimeStateError
-    from .progress import Progress
+    from ..index import index_path  # noqa: PLC0415 lazy: start-up
+    from ..runtime import project_runtime_dir, tighten_tree  # noqa: PLC0415 lazy: start-up
+    from ..runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
+    from .progress import Progress  # noqa: PLC0415 lazy: start-up
 
     tighten_tree(project_runtime_dir(root))  # runtime state others may read becomes private (doctor's advice)
     progress = Progress("rebuild", "indexing", enabled=None if not args.no_progress else False)

@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Reconcile, or run one recovery. Exit 1 while an uncertain change waits for a recovery."""
-    from ..ledger import Ledger, Refusal, reconcile, recover
+    from ..ledger import Ledger, Refusal, reconcile, recover  # noqa: PLC0415 lazy: start-up
 
     root = project_root(args)
     try:

@@ -7,7 +7,8 @@ Thin wiring over :mod:`memzoi.resident`: every decision (validation, promotion, 
 from __future__ import annotations
 
 import argparse
-from datetime import UTC
+import os
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from ..vocabulary import RECOVERY_MODES, RESIDENT_ACTIONS, RESIDENT_SCOPES, RESIDENT_SOURCES
@@ -84,7 +85,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help=f"settle an uncertain candidate; MODE is one of {', '.join(RECOVERY_MODES)}")
     p.add_argument("--reason", help="why (recorded with the recovery)")
     p.set_defaults(func=run_reconcile)
-    from .resident_reflection import register as register_reflection
+    from .resident_reflection import register as register_reflection  # noqa: PLC0415 lazy: start-up
 
     register_reflection(rsub)
 
@@ -92,21 +93,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _when(ms: int | None) -> str:
     if not ms:
         return "-"
-    from datetime import datetime
 
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def describe(c: Candidate) -> str:
     """One line: id, status, scope, action, confidence, source and the content (or locator)."""
-    from ..resident.locator import preview
+    from ..resident.locator import preview  # noqa: PLC0415 lazy: start-up
 
     what = preview(c.content or c.old_text or c.recovery_mode or "")
     return f"{c.id}  {c.status:9} {c.scope:7} {c.action:7} {c.confidence / 100:5.1f}%  {c.source:15} {what}"
 
 
 def _guard(args: argparse.Namespace, fn) -> int:
-    from ..ledger import Refusal
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     try:
         return fn()
@@ -117,8 +117,8 @@ def _guard(args: argparse.Namespace, fn) -> int:
 def _reconciled(root) -> None:
     """Classify candidates a dead process left in flight before showing anything (best effort: a busy lock or an
     invalid configuration is reported by the command itself)."""
-    from ..ledger import Refusal
-    from ..resident import service
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..resident import service  # noqa: PLC0415 lazy: start-up
 
     try:
         service.reconcile(root)
@@ -128,7 +128,7 @@ def _reconciled(root) -> None:
 
 def run_show(args: argparse.Namespace) -> int:
     """Print both prompt blocks with their usage (or ``--json``)."""
-    from ..resident.views import scope_views
+    from ..resident.views import scope_views  # noqa: PLC0415 lazy: start-up
 
     def go() -> int:
         _reconciled(project_root(args))
@@ -149,8 +149,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     """Print the candidates (or ``--json``)."""
-    from ..resident.locator import preview
-    from ..resident.views import candidates_for
+    from ..resident.locator import preview  # noqa: PLC0415 lazy: start-up
+    from ..resident.views import candidates_for  # noqa: PLC0415 lazy: start-up
 
     def go() -> int:
         _reconciled(project_root(args))
@@ -181,7 +181,7 @@ def _emit(args: argparse.Namespace, c: Candidate, **extra) -> None:
 
 def run_propose(args: argparse.Namespace) -> int:
     """Validate and record a candidate; promotion may apply it before returning."""
-    from ..resident import service
+    from ..resident import service  # noqa: PLC0415 lazy: start-up
 
     def go() -> int:
         res = service.propose(
@@ -195,13 +195,12 @@ def run_propose(args: argparse.Namespace) -> int:
 
 def _edited_content(candidate_id: str) -> str:
     """The candidate's content as edited in ``$VISUAL``/``$EDITOR`` (a temporary file, removed after)."""
-    import os
-    import shlex
-    import subprocess
-    import tempfile
+    import shlex  # noqa: PLC0415 lazy: start-up
+    import subprocess  # noqa: PLC0415 lazy: start-up
+    import tempfile  # noqa: PLC0415 lazy: start-up
 
-    from ..ledger import Refusal
-    from ..resident import service
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..resident import service  # noqa: PLC0415 lazy: start-up
 
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if not editor:
@@ -221,8 +220,8 @@ def _edited_content(candidate_id: str) -> str:
 
 def run_approve(args: argparse.Namespace) -> int:
     """Apply a pending or failed candidate, with ``--edit``/``--content`` after editing its content."""
-    from ..resident import service
-    from ..resident.decisions import edit_and_apply
+    from ..resident import service  # noqa: PLC0415 lazy: start-up
+    from ..resident.decisions import edit_and_apply  # noqa: PLC0415 lazy: start-up
 
     def go() -> int:
         root = project_root(args)
@@ -237,7 +236,7 @@ def run_approve(args: argparse.Namespace) -> int:
 
 def run_reject(args: argparse.Namespace) -> int:
     """Reject a pending or failed candidate."""
-    from ..resident import service
+    from ..resident import service  # noqa: PLC0415 lazy: start-up
 
     return _guard(args, lambda: _emit(args, service.reject(project_root(args), args.candidate_id, actor=actor(args),
                                                            reason=args.reason)) or 0)
@@ -245,15 +244,15 @@ def run_reject(args: argparse.Namespace) -> int:
 
 def run_undo(args: argparse.Namespace) -> int:
     """Undo an applied candidate."""
-    from ..resident import service
+    from ..resident import service  # noqa: PLC0415 lazy: start-up
 
     return _guard(args, lambda: _emit(args, service.undo(project_root(args), args.candidate_id, actor=actor(args))) or 0)
 
 
 def run_reconcile(args: argparse.Namespace) -> int:
     """Reconcile, or run one recovery. Exit 1 while an uncertain candidate waits for a recovery."""
-    from ..resident import service
-    from ..resident.views import candidates_for
+    from ..resident import service  # noqa: PLC0415 lazy: start-up
+    from ..resident.views import candidates_for  # noqa: PLC0415 lazy: start-up
 
     def go() -> int:
         root = project_root(args)
@@ -261,7 +260,7 @@ def run_reconcile(args: argparse.Namespace) -> int:
             cid, mode = args.recover
             _emit(args, service.recover(root, cid, mode, actor=actor(args), reason=args.reason))
             return 0
-        from ..resident.projection import reconcile_jobs
+        from ..resident.projection import reconcile_jobs  # noqa: PLC0415 lazy: start-up
 
         outcomes = service.reconcile(root)
         expired = reconcile_jobs()

@@ -68,7 +68,7 @@ def register(rsub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _guard(args: argparse.Namespace, fn: Callable[[], int]) -> int:
-    from ..ledger import Refusal
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     try:
         return fn()
@@ -78,8 +78,8 @@ def _guard(args: argparse.Namespace, fn: Callable[[], int]) -> int:
 
 def run_turn(args: argparse.Namespace) -> int:
     """Count a delivered message; print whether a review is due (exit 0 either way)."""
-    from ..resident.reflection import record_turn
-    from ..resident.reflection_config import reflection_settings
+    from ..resident.reflection import record_turn  # noqa: PLC0415 lazy: start-up
+    from ..resident.reflection_config import reflection_settings  # noqa: PLC0415 lazy: start-up
 
     def go() -> int:
         settings = reflection_settings()
@@ -106,7 +106,7 @@ def run_turn(args: argparse.Namespace) -> int:
 
 def run_reflect(args: argparse.Namespace) -> int:
     """Run one review; exit 1 when it failed or is disabled."""
-    from ..resident.reflection import reflect
+    from ..resident.reflection import reflect  # noqa: PLC0415 lazy: start-up
 
     def go() -> int:
         res = reflect(project_root(args), args.session, args.transcript)
@@ -123,7 +123,7 @@ def run_reflect(args: argparse.Namespace) -> int:
 
 def run_jobs(args: argparse.Namespace) -> int:
     """List reflection jobs of this project (newest first)."""
-    from ..resident.projection import reconcile_jobs, work_state
+    from ..resident.projection import reconcile_jobs, work_state  # noqa: PLC0415 lazy: start-up
 
     def go() -> int:
         reconcile_jobs()
@@ -146,7 +146,7 @@ def run_jobs(args: argparse.Namespace) -> int:
 
 def run_job(args: argparse.Namespace) -> int:
     """Show one job's request and outcome."""
-    from ..resident.projection import job_detail, job_text
+    from ..resident.projection import job_detail, job_text  # noqa: PLC0415 lazy: start-up
 
     def go() -> int:
         detail = job_detail(args.job_id)
@@ -160,7 +160,7 @@ def run_job(args: argparse.Namespace) -> int:
 
 def run_state(args: argparse.Namespace) -> int:
     """Print the WorkStateProjection."""
-    from ..resident.projection import reconcile_jobs, work_state
+    from ..resident.projection import reconcile_jobs, work_state  # noqa: PLC0415 lazy: start-up
 
     def go() -> int:
         reconcile_jobs()
@@ -183,7 +183,7 @@ def run_state(args: argparse.Namespace) -> int:
 
 def run_remove(args: argparse.Namespace) -> int:
     """Remove one entry in one audited step."""
-    from ..resident.decisions import remove_entry
+    from ..resident.decisions import remove_entry  # noqa: PLC0415 lazy: start-up
 
     def go() -> int:
         c = remove_entry(project_root(args), args.scope, args.locator, actor=actor(args), reason=args.reason)

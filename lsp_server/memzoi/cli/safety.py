@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from ._changes import add_common, emit_json, project_root
-from ._common import add_command, add_group
+from ._common import add_command, add_group, fail
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,8 +38,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_scan(args: argparse.Namespace) -> int:
     """Scan; exit 0 allowed, 2 blocked, 1 operational failure."""
-    from ..safety_scan import ScanError, safety_scan
-    from ._common import fail
+    from ..safety_scan import ScanError, safety_scan  # noqa: PLC0415 lazy: start-up
 
     try:
         out = safety_scan(project_root(args), staged=args.staged, range_spec=args.range, file=args.file)

@@ -71,8 +71,8 @@ def proposal_json(hit: SearchHit) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Search; exit 0 (also with no hits), 1 when the index is unusable, 2 for a bad ``--limit``."""
-    from ..index import Index
-    from ..runtime_errors import guard
+    from ..index import Index  # noqa: PLC0415 lazy: start-up
+    from ..runtime_errors import guard  # noqa: PLC0415 lazy: start-up
 
     if args.limit < 1:
         print("memzoi: --limit must be at least 1", file=sys.stderr)
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     refused = refuse_linked_plane(args, root)  # nothing is read through a symlinked .memzoi/records/proposals
     if refused is not None:
         return refused
-    from .progress import Progress
+    from .progress import Progress  # noqa: PLC0415 lazy: start-up
 
     progress = Progress("search", "indexing", enabled=None if not args.no_progress else False)
     try:
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.finish()
     if args.json or not hits:  # the detectors load only where the query is echoed
-        from ..safety.redact import scrub
+        from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up
     if args.json:
         emit_json({
             "query": scrub(query),  # a secret typed into the query is not echoed

@@ -47,8 +47,8 @@ def _print(out: dict[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Route the input."""
-    from ..ledger import Refusal
-    from ..lifecycle.session_end import BatchBlocked, session_end
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.session_end import BatchBlocked, session_end  # noqa: PLC0415 lazy: start-up
 
     bad = missing_operation_options(args, "session-end")
     if bad is not None:

@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Create the supersede packet."""
-    from ..lifecycle import propose_supersede
+    from ..lifecycle import propose_supersede  # noqa: PLC0415 lazy: start-up
 
     return run_write(args, lambda root, who: propose_supersede(
         root, args.record, title=args.title, body=read_body(args), reason=args.reason, actor=who))

@@ -24,6 +24,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Create the tombstone packet."""
-    from ..lifecycle import propose_tombstone
+    from ..lifecycle import propose_tombstone  # noqa: PLC0415 lazy: start-up
 
     return run_write(args, lambda root, who: propose_tombstone(root, args.record, reason=args.reason, actor=who))

@@ -23,6 +23,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Undo the change."""
-    from ..lifecycle import undo
+    from ..lifecycle import undo  # noqa: PLC0415 lazy: start-up
 
     return run_write(args, lambda root, who: undo(root, args.change_id, actor=who))

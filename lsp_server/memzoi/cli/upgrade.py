@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -52,8 +53,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``upgrade``; returns the exit code."""
-    from ..check import UsageError, expand
-    from ..pathsafety import shown_path
+    from ..check import UsageError, expand  # noqa: PLC0415 lazy: start-up
+    from ..pathsafety import shown_path  # noqa: PLC0415 lazy: start-up
 
     paths = args.paths
     if not paths:
@@ -99,12 +100,12 @@ def run(args: argparse.Namespace) -> int:
 def _upgrade_one(path: Path, display: str, write: bool) -> dict[str, Any] | None:
     """The upgrade of one file: ``None`` when it is not legacy, else ``{path, status: upgraded|would_upgrade|failed,
     changes, diff?, message?}``; problems are also reported on stderr."""
-    from ..analysis import analyze_bytes, analyze_text
-    from ..document import frame
-    from ..fsutil import ExternalChange, ReadOnlyTarget, swap_file
-    from ..legacy import Upgrade, UpgradeError, upgrade_legacy
-    from ..safety.redact import redact, secret_spans
-    from ..text import decode
+    from ..analysis import analyze_bytes, analyze_text  # noqa: PLC0415 lazy: start-up
+    from ..document import frame  # noqa: PLC0415 lazy: start-up
+    from ..fsutil import ExternalChange, ReadOnlyTarget, swap_file  # noqa: PLC0415 lazy: start-up
+    from ..legacy import Upgrade, UpgradeError, upgrade_legacy  # noqa: PLC0415 lazy: start-up
+    from ..safety.redact import redact, secret_spans  # noqa: PLC0415 lazy: start-up
+    from ..text import decode  # noqa: PLC0415 lazy: start-up
 
     def failed(message: str) -> dict[str, Any]:
         print(f"memzoi: {display}: {message}", file=sys.stderr)
@@ -157,9 +158,7 @@ def _patch_path(path: Path) -> str:
     """The name of ``path`` in diff headers: relative to the current directory when the file lies below it (what
     ``git apply`` run there expects), else relative to the project root (``.memzoi/…``); redacted when it bears a
     secret (such a diff names no applicable file: rename the file first)."""
-    import os
-
-    from ..pathsafety import repository_path, shown_path
+    from ..pathsafety import repository_path, shown_path  # noqa: PLC0415 lazy: start-up
 
     absolute = os.path.abspath(path)
     rel = below_cwd(absolute)
