@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, read_file_state, run_change
+from ..ledger.view import LedgerView
 from ..models import PendingProposal, RecordFrontmatter
 from ..models.common import parse_instant
 from ..render import PACKET_ORDER, RECORD_ORDER, description_of, render_record
@@ -262,9 +263,8 @@ def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> Change
 def packet_findings(root: Path, rel: str, analysis) -> list[Any]:
     """The packet's findings at write time: its verdict (:func:`memzoi.verdict.judge`) with git visibility asked
     now (one git batch) and the ledger's findings; cross-file facts are checked by the plan itself."""
-    from ..gitfacts import GitFacts
-    from ..ledger.view import LedgerView
-    from ..verdict import ProjectContext, judge
+    from ..gitfacts import GitFacts  # noqa: PLC0415 lazy: start-up
+    from ..verdict import ProjectContext, judge  # noqa: PLC0415 lazy: start-up
 
     path = root / rel
     git = GitFacts(root)

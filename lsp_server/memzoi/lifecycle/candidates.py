@@ -29,6 +29,7 @@ from typing import Any
 
 import blake3
 
+from .. import analysis
 from ..config import load_section
 from ..ledger import ChangePlan, ChangeResult, Ledger, Refusal, now_utc, run_change
 from ..promotion import confidence_bp, promotes
@@ -99,12 +100,10 @@ def screen_local(draft: Draft, actor: str) -> None:
     candidate would store, ``actor`` included, or :class:`Refusal` ``candidate_too_large`` when that text is too
     large to be checked whole. The texts are rendered as the ``repo`` destination's packet, so each is scanned
     where and as the repository path scans it."""
-    from ..analysis import analyze_text
-
     probe = render_packet(packet_data(draft, "local-candidate", actor=actor, now="1970-01-01T00:00:00Z", target=None),
                           draft.body.strip())
     check_scannable(probe, "the local candidate")
-    codes = sorted({f.code for f in analyze_text(probe, None).findings if f.code in THREAT_CODES})
+    codes = sorted({f.code for f in analysis.analyze_text(probe, None).findings if f.code in THREAT_CODES})
     if codes:
         raise Blocked(codes, "the local candidate")
 

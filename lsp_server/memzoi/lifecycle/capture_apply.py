@@ -21,6 +21,7 @@ An identical retry (same plan id, review id and actor) replays the recorded outc
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from datetime import datetime
@@ -29,9 +30,12 @@ from typing import Any
 
 from ..clock import utc_now
 from ..ledger import ChangePlan, FileChange, Ledger, Refusal, now_utc, run_change
+from ..render import render_packet
 from . import checkpoints as cps, operations as ops
 from .capture_review import check_plan_artifact, recompute, review_identity, validated
-from .common import PENDING, concept_slug, verified
+from .common import PENDING, concept_slug, reserve_packet_id, verified
+from .import_plan import base_packet_id
+from .propose import Draft, packet_data
 
 RESULT_SCHEMA = "memzoi/capture-apply-result"
 OPERATION = "capture_apply"
@@ -91,9 +95,6 @@ def _plain(value: Any) -> Any:
 
 def _packet(root: Path, plan: dict[str, Any], review: dict[str, Any], cand: dict[str, Any], decision: dict[str, Any],
             pid: str, actor: str, now: str) -> FileChange:
-    from ..render import render_packet
-    from .propose import Draft, packet_data
-
     _, memory, _ = _routed(cand, decision)
     draft = Draft(title=memory["title"], body=memory["body"], type=memory["type"], lane=memory["lane"],
                   reason=f"captured from {cand['evidence'][0]['locator']['path']}", confidence=cand["confidence"],
@@ -107,9 +108,7 @@ def _packet(root: Path, plan: dict[str, Any], review: dict[str, Any], cand: dict
 
 
 def _change(root: Path, plan: dict[str, Any], review: dict[str, Any], ctx: dict[str, Any]) -> ChangePlan:
-    from .common import reserve_packet_id
-    from .import_plan import base_packet_id
-    from .session_end import _fresh_local_id
+    from .session_end import _fresh_local_id  # noqa: PLC0415 lazy: start-up
 
     now = now_utc(precise=False)
     files, routed = [], []
@@ -132,8 +131,6 @@ def _change(root: Path, plan: dict[str, Any], review: dict[str, Any], ctx: dict[
                 writes.append({"kind": "proposal_file", "candidate_id": cand["candidate_id"], "proposal_id": pid,
                                "path": f"{PENDING}/{pid}.md"})
             elif dest == "local":
-                import json
-
                 rid = _fresh_local_id(conn, concept_slug(memory["title"]) or "local-memory", taken)
                 conn.execute(
                     "INSERT INTO local_record (id, change_id, type, lane, title, body, tags_json, applies_to_json,"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ledger import Refusal
+from ..runtime import memzoi_home, project_runtime_dir
 
 MAX_ARTIFACT_BYTES = 2 * 1024 * 1024
 
@@ -26,7 +27,7 @@ MAX_ARTIFACT_BYTES = 2 * 1024 * 1024
 def read_artifact(path: str, what: str) -> Any:
     """The parsed artifact at ``path`` (``what`` names it in messages). Raises :class:`Refusal`
     (``invalid_capture_artifact``)."""
-    from .session_input import yaml_document
+    from .session_input import yaml_document  # noqa: PLC0415 lazy: start-up
 
     def fail(why: str) -> Refusal:
         return Refusal("invalid_capture_artifact", f"{what} `{path}`: {why}; nothing was written")
@@ -59,15 +60,11 @@ def _under(path: Path, top: Path) -> bool:
 
 def output_problem(root: Path, path: Path, data_class: str) -> str | None:
     """Why an artifact of ``data_class`` may not be saved at ``path``, else ``None``."""
-    from ..runtime import memzoi_home
-
     home = memzoi_home().resolve()
     target = path.resolve()
     if data_class == "blocked":
         return "a blocked artifact may only be printed (standard output), never saved"
     if data_class == "private":
-        from ..runtime import project_runtime_dir
-
         if not _under(target, project_runtime_dir(root).resolve()) or _under(target, root):
             return "a private artifact may be saved only under this project's runtime directory"
         return None

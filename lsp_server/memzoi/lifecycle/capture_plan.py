@@ -25,7 +25,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..ledger import Ledger, Refusal
+from ..ledger import Ledger, Refusal, now_utc
+from ..render import render_packet
 from ..revision import content_hash
 from .capture_prohibited import DETECTORS, first_prohibited
 from .capture_source import (
@@ -43,8 +44,13 @@ from .capture_source import (
     load_source,
     sections,
 )
-from .import_plan import POLICY, existing_content
+from .common import PENDING, resolved_identities
+from .import_plan import POLICY, _reserve, base_packet_id, existing_content
+from .local import content_codes
+from .propose import Blocked, Draft, check_values, packet_data, screen
 from .readiness import CREDENTIAL_CODES
+from .rejections import query_index
+from .session_input import yaml_document
 
 REQUEST_SCHEMA = "memzoi/capture-request"
 PLAN_SCHEMA = "memzoi/capture-plan"
@@ -66,8 +72,6 @@ def parse_request(text: str, where: str) -> tuple[str, str]:
     """``(path, source_id)`` of a strict ``memzoi/capture-request`` (JSON or YAML) with the
     ``markdown-deterministic`` profile and one ``project_path`` source. Raises :class:`Refusal`
     (``invalid_capture_request``, or ``unsupported_capture_profile`` for Memzoi's other profiles)."""
-    from .session_input import yaml_document
-
     def fail(what: str) -> Refusal:
         return Refusal("invalid_capture_request", f"{where}: {what}; nothing was written")
 
@@ -104,8 +108,6 @@ def _blocked(source: Source, diags: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _conflicts(root: Path) -> dict[str, list[dict[str, Any]]]:
-    from .rejections import query_index
-
     rows = [("canonical_record", *r) for r in query_index(
         root, "SELECT coalesce(id, path), title, content_hash FROM records WHERE status = 'active'", ())]
     rows += [("pending_proposal", *r) for r in query_index(
@@ -156,10 +158,6 @@ def _candidate(src: Source, s: Section | None, text: str) -> dict[str, Any]:
 def repo_block(root: Path, memory: dict[str, Any]) -> list[str]:
     """The gate's and detectors' codes on the would-be packet of a repo ``memory`` draft (empty when it may be
     written); the same screening as an agent's proposal."""
-    from ..ledger import now_utc
-    from ..render import render_packet
-    from .propose import Blocked, Draft, check_values, packet_data, screen
-
     draft = Draft(title=memory["title"], body=memory["body"], type=memory["type"], lane=memory["lane"],
                   reason="captured from Markdown", confidence=1.0)
     try:
@@ -175,17 +173,12 @@ def repo_block(root: Path, memory: dict[str, Any]) -> list[str]:
 
 def secret_codes(memory: dict[str, Any]) -> list[str]:
     """The credential and personal-data codes on a local or session candidate's title and body."""
-    from .local import content_codes
-
     return content_codes(memory["title"], memory["body"], among=CREDENTIAL_CODES)
 
 
 def actions(root: Path, cands: list[dict[str, Any]], existing: dict[str, list[dict[str, Any]]],
             conflicts: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """Set each candidate's ``action`` in place; returns the preconditions by candidate id."""
-    from .common import PENDING, resolved_identities
-    from .import_plan import _reserve, base_packet_id
-
     used = set(resolved_identities(root))
     prior: dict[str, int] = {}
     pre: dict[str, dict[str, Any]] = {}

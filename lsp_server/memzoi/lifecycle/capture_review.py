@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ledger import Refusal
-from ..models.common import Lane, MemoryType
+from ..models.common import Lane, MemoryType, parse_rfc3339
 from .capture_plan import current_plan, repo_block
 from .capture_prohibited import first_prohibited
 from .capture_source import canonical_hash
@@ -155,8 +155,6 @@ def review_capture(project_root: str | os.PathLike[str], plan: Any, decisions_in
     plan file); module docstring. Writes nothing. Raises :class:`Refusal` (``invalid_capture_plan``,
     ``capture_plan_blocked``, ``capture_plan_stale``, ``invalid_capture_review_input``,
     ``invalid_capture_decision``, ``prohibited_content_detected``, ``blocked``, ``unsupported_prior_review``)."""
-    from ..models.common import parse_rfc3339
-
     root = Path(project_root).resolve()
     plan = check_plan_artifact(plan)
     if not isinstance(decisions_input, dict) or decisions_input.get("schema") != INPUT_SCHEMA or \

@@ -21,7 +21,7 @@ from typing import Any
 from ..clock import utc_now
 from ..ledger import Ledger, Refusal
 from ..retention import format_instant
-from .checkpoints import close_step, continue_step, list_checkpoints, visible
+from .checkpoints import close_checkpoint, close_step, continue_checkpoint, continue_step, list_checkpoints, visible
 
 OPERATIONS = ("continue", "close")
 
@@ -82,8 +82,6 @@ def apply_transition(root: str | os.PathLike[str], checkpoint_id: str, operation
                      now: datetime | None = None) -> dict[str, Any]:
     """Apply a previewed ``operation`` with the preview's ``expected_version`` (refused with ``version_conflict``
     when the checkpoint changed since the preview). Returns the command's result."""
-    from .checkpoints import close_checkpoint, continue_checkpoint
-
     if operation not in OPERATIONS:
         raise Refusal("invalid_value", f"operation must be one of {', '.join(OPERATIONS)}")
     run = continue_checkpoint if operation == "continue" else close_checkpoint

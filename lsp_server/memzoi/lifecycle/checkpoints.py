@@ -141,7 +141,7 @@ def check_content(task: str, body: str) -> None:
         raise Refusal("invalid_value", "--task must not be empty")
     if not body.strip():
         raise Refusal("empty_body", "the checkpoint note is empty: give --note TEXT or --from-file FILE with text")
-    from .session_input import encodable
+    from .session_input import encodable  # noqa: PLC0415 lazy: start-up
 
     if not (encodable(task) and encodable(body)):
         raise Refusal("invalid_encoding", "the task or note holds text that is not valid UTF-8 (a lone surrogate); "

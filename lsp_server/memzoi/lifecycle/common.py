@@ -5,6 +5,7 @@ concept slug and redacted identity tokens, and the default actor."""
 from __future__ import annotations
 
 import getpass
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -266,8 +267,6 @@ def preflight_ids(raw: bytes) -> dict[str, str | None]:
 
 def _unquote(value: str) -> str | None:
     if value.startswith('"'):
-        import json
-
         try:
             parsed = json.loads(value)
         except ValueError:

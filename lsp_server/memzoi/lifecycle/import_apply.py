@@ -62,7 +62,7 @@ def _local_insert(conn: sqlite3.Connection, change_id: str, c: ImportCandidate, 
 
 
 def _change(root: Path, m: ImportManifest, plan: dict[str, Any], ctx: dict[str, Any]) -> ChangePlan:
-    from .session_end import _fresh_local_id
+    from .session_end import _fresh_local_id  # noqa: PLC0415 lazy: start-up
 
     now = now_utc(precise=False)
     by_index = {c.index: c for c in m.candidates}

@@ -36,12 +36,14 @@ from typing import Any
 import blake3
 
 from ..ledger import Ledger, Refusal, now_utc
+from ..pathsafety import bears_secret, shown_id
 from ..render import render_packet
 from ..revision import content_hash
 from .common import PENDING, concept_slug, resolved_identities
 from .import_manifest import ImportCandidate, ImportManifest, parse_import_manifest
-from .local import CREDENTIAL_CODES, content_codes
+from .local import _VISIBLE as LOCALS, CREDENTIAL_CODES, content_codes
 from .propose import Blocked, Draft, check_scannable, check_values, packet_data, screen
+from .rejections import query_index
 
 SCHEMA = "memzoi/import-plan"
 #: Memzoi's ``MemoryDestination::policy()`` (reference page "Memory planes and destinations").
@@ -86,8 +88,6 @@ def packet_of(m: ImportManifest, c: ImportCandidate, packet_id: str, *, actor: s
 def base_packet_id(title: str) -> str:
     """Memzoi's import proposal id before reservation: ``mem_import_<slug>`` (slug cut to 64 characters,
     ``memory`` when empty); ``mem_import_memory`` when a detector would flag the id or its path."""
-    from ..pathsafety import bears_secret, shown_id
-
     slug = concept_slug(title)[:64].rstrip("-") or "memory"
     base = f"mem_import_{slug}"
     if shown_id(base) != base or bears_secret(f"{PENDING}/{base}.md"):
@@ -126,8 +126,6 @@ def existing_content(root: Path, conn: sqlite3.Connection | None) -> dict[str, l
     """Trimmed-body BLAKE3 → Memzoi's duplicate entries ``{kind, id, destination, candidate_index}`` of active
     canonical records and pending packets (the index) and of visible local records and open checkpoints (the
     ledger database ``conn``, when there is one)."""
-    from .rejections import query_index
-
     rows = [("canonical_record", r[0], "repo", r[1]) for r in query_index(
         root, "SELECT coalesce(id, path), content_hash FROM records WHERE status = 'active' AND content_hash "
         "IS NOT NULL", ())]
@@ -135,8 +133,7 @@ def existing_content(root: Path, conn: sqlite3.Connection | None) -> dict[str, l
         root, "SELECT coalesce(file_id, id, path), content_hash FROM proposals WHERE role = 'pending' AND "
         "content_hash IS NOT NULL", ())]
     if conn is not None:
-        from .checkpoints import _VISIBLE as CHECKPOINTS
-        from .local import _VISIBLE as LOCALS
+        from .checkpoints import _VISIBLE as CHECKPOINTS  # noqa: PLC0415 lazy: start-up
 
         rows += [("runtime_record", r["id"], "local", content_hash(r["body"])) for r in conn.execute(LOCALS)]
         rows += [("runtime_record", r["id"], "session", content_hash(r["body"]))

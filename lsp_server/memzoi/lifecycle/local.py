@@ -19,8 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import analysis
 from ..ledger import ChangePlan, ChangeResult, Ledger, Refusal, now_utc, run_change
 from ..models.common import Lane, MemoryType
+from ..render import render_record
+from ..revision import duplicate_key
 from .common import concept_slug, load_pending_packet, packet_rel
 from .readiness import (
     CREDENTIAL_CODES as CREDENTIAL_CODES,  # also imported from here
@@ -111,9 +114,6 @@ def _check_local(title: str, body: str, type_: str, lane: str) -> None:
 def content_codes(title: str, body: str, *, among: frozenset[str]) -> list[str]:
     """Sorted codes in ``among`` that the content detectors report on ``title`` and ``body`` (rendered as a
     record so every analyser sees them)."""
-    from ..analysis import analyze_text
-    from ..render import render_record
-
     probe = render_record(
         {"id": "local-probe", "kind": "memory", "profile": "memzoi", "type": "fact", "lane": "semantic",
          "title": title.strip() or "untitled", "timestamp": "1970-01-01T00:00:00Z", "status": "active",
@@ -121,7 +121,7 @@ def content_codes(title: str, body: str, *, among: frozenset[str]) -> list[str]:
          "retention": {}, "origin": {"origin_key": "local-probe", "route": "local_memory"}},
         body or "-",
     )
-    return sorted({f.code for f in analyze_text(probe, None).findings if f.code in among})
+    return sorted({f.code for f in analysis.analyze_text(probe, None).findings if f.code in among})
 
 
 def _check_no_credentials(title: str, body: str) -> None:
@@ -153,8 +153,6 @@ def _refuse_duplicate(root: Path, title: str, body: str) -> None:
     """Refuse a local record whose title and content (:func:`~memzoi.revision.duplicate_key`: line endings and
     trailing whitespace do not count) equal a visible one's, naming it: adding the same memory twice would
     otherwise make ``<id>-2``."""
-    from ..revision import duplicate_key
-
     key = duplicate_key(body)
     for rec in list_local(root):
         if rec.title.strip() == title and duplicate_key(rec.body) == key:

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import pathsafety
+from ..document import frame
 from ..ledger import ChangeResult
+from ..safety.redact import scrub
 
 #: Longest first line of a message (a Neovim command line of 120 columns without a hit-enter prompt).
 MAX_LINE = 110
@@ -42,8 +45,6 @@ def _title_of(data: Any) -> str | None:
     """The scrubbed ``title`` of a file's bytes, or ``None``."""
     if not isinstance(data, bytes):
         return None
-    from ..document import frame
-    from ..safety.redact import scrub
 
     doc = frame(data.decode("utf-8", errors="replace"))
     title = doc.data.get("title") if isinstance(doc.data, dict) else None
@@ -51,9 +52,7 @@ def _title_of(data: Any) -> str | None:
 
 
 def _shown(rel: str) -> str:
-    from ..pathsafety import shown_path
-
-    shown = shown_path(rel)
+    shown = pathsafety.shown_path(rel)
     return shown[len(".memzoi/"):] if shown.startswith(".memzoi/") else shown
 
 

@@ -28,6 +28,7 @@ from typing import Any
 import blake3
 
 from ..ledger import Refusal, now_utc
+from .local import CREDENTIAL_CODES, content_codes
 
 _OPERATION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 
@@ -49,7 +50,6 @@ def check_operation_id(operation_id: str | None) -> None:
     if not _OPERATION_ID.match(operation_id):
         raise Refusal("invalid_value", "--operation-id must be 1 to 128 characters of letters, digits, `.`, `_`, "
                       "`:` or `-`, starting with a letter or digit")
-    from .local import CREDENTIAL_CODES, content_codes
 
     if content_codes("operation id", operation_id, among=CREDENTIAL_CODES):
         raise Refusal("invalid_value", "--operation-id looks like a secret; choose an opaque id of your own")

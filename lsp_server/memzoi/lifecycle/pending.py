@@ -10,16 +10,23 @@ file named after a credential is Memzoi's ``<redacted-path:…>``).
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import analysis as analysis_mod
 from ..findings import CODES, Finding
+from ..ledger import Refusal
+from ..ledger.view import LedgerView
 from ..pathsafety import shown_id, shown_path
+from ..runtime_errors import RuntimeStateError
 from ..safety.redact import scrub
 from ..views import Frontmatter
+from ..workspace import walk
 from .layout import PENDING
+from .propose import proposal_origin
 from .readiness import Readiness, packet_readiness
 
 if TYPE_CHECKING:
@@ -126,12 +133,6 @@ def pending_packet(root: Path, path: Path, analysis: Analysis, findings: Iterabl
 
 def _origin(root: Path, packet_id: str) -> str | None:
     """The ledger's source of the change that created the pending packet (``mcp``, ``cli`` …), else ``None``."""
-    import sqlite3
-
-    from ..ledger import Refusal
-    from ..runtime_errors import RuntimeStateError
-    from .propose import proposal_origin
-
     try:
         origin = proposal_origin(root, packet_id)
     except (Refusal, RuntimeStateError, OSError, sqlite3.Error):
@@ -141,13 +142,12 @@ def _origin(root: Path, packet_id: str) -> str | None:
 
 def _disk_workspace(root: Path) -> Workspace:
     """The project's cross-file workspace from its files (when no index can be opened)."""
-    from ..analysis import analyze_path
-    from ..crossfile import Workspace, git_plane_files
-    from ..filefacts import facts_from_analysis
+    from ..crossfile import Workspace, git_plane_files  # noqa: PLC0415 lazy: start-up
+    from ..filefacts import facts_from_analysis  # noqa: PLC0415 lazy: start-up
 
     ws = Workspace()
     for p in git_plane_files(root / ".memzoi"):
-        ws.update(str(p), facts_from_analysis(analyze_path(p)))
+        ws.update(str(p), facts_from_analysis(analysis_mod.analyze_path(p)))
     return ws
 
 
@@ -157,11 +157,8 @@ def list_pending(root: Path, index: Index | None) -> list[PendingPacket]:
     and the cross-file findings of the project, whose facts come from ``index``, an open and refreshed index of the
     project, or from the files when it is ``None``). Listed from the folder, not the index: the index keeps no
     file whose name bears a secret."""
-    from ..analysis import analyze_path
-    from ..gitfacts import GitFacts
-    from ..ledger.view import LedgerView
-    from ..verdict import ProjectContext, judge
-    from ..workspace import walk
+    from ..gitfacts import GitFacts  # noqa: PLC0415 lazy: start-up
+    from ..verdict import ProjectContext, judge  # noqa: PLC0415 lazy: start-up
 
     ws = index.workspace() if index is not None else _disk_workspace(root)
     paths = walk(root / PENDING).files
@@ -170,7 +167,7 @@ def list_pending(root: Path, index: Index | None) -> list[PendingPacket]:
     ctx = ProjectContext.of(root / ".memzoi", git=git, ledger=LedgerView(root))
     out = []
     for path in paths:
-        analysis = analyze_path(path, config=ctx.config, now=ctx.now)
+        analysis = analysis_mod.analyze_path(path, config=ctx.config, now=ctx.now)
         key = str(path)
         findings = list(judge(path, analysis, ctx, cross=ws.findings_for(key)).findings)
         readiness = packet_readiness(root, analysis, findings, identity_resolved=ws.resolved_holder(key))

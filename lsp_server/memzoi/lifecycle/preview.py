@@ -13,8 +13,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..ledger import ChangePlan, Refusal, dry_run, get_change
+from .. import analysis
+from ..ledger import ChangePlan, Refusal, dry_run, get_change, history
 from ..safety.redact import scrub
+from .apply import plan_apply
+from .supersede import plan_packet
 
 #: Operations that can be previewed. Not reject: a rejected packet may hold a secret (it becomes a receipt), and a
 #: preview would show that text.
@@ -46,10 +49,8 @@ def preview(project_root: str | os.PathLike[str], operation: str, target: str | 
     ``target`` is the pending packet (apply) or the record (supersede, tombstone), as a path or id;
     ``artifacts`` the (candidate, plan, decision) of a materialization. Raises :class:`Refusal` exactly when the
     change would be refused (``reason_required`` for a missing reason, the can-apply blockers, …)."""
-    from .apply import plan_apply
-    from .materialize import plan_materialize
-    from .reattest import plan_reattest
-    from .supersede import plan_packet
+    from .materialize import plan_materialize  # noqa: PLC0415 lazy: start-up
+    from .reattest import plan_reattest  # noqa: PLC0415 lazy: start-up
 
     if operation == "apply":
         build = lambda root: plan_apply(root, str(target), actor)  # noqa: E731
@@ -77,8 +78,6 @@ def target_facts(project_root: Path, target: Path) -> dict[str, Any]:
     """``{"path", "title"}`` of the file a change acts on, for a confirmation that names it (issue 28): its path
     relative to the project root and its frontmatter ``title`` (``null`` when it has none, or when a detector fires
     on it: a title is shown outside the file)."""
-    from ..analysis import analyze_path
-
     path = target if target.is_absolute() else project_root / target
     try:
         rel = path.resolve().relative_to(project_root.resolve()).as_posix()
@@ -86,7 +85,7 @@ def target_facts(project_root: Path, target: Path) -> dict[str, Any]:
         rel = target.as_posix()
     title = None
     try:
-        data = analyze_path(path).document.data or {}
+        data = analysis.analyze_path(path).document.data or {}
         raw = data.get("title") if isinstance(data, dict) else None
         title = raw if isinstance(raw, str) and scrub(raw) == raw else None
     except OSError:
@@ -98,8 +97,7 @@ def attested_text(project_root: Path, rel: str) -> str | None:
     """The text of the last attested revision of the record ``rel`` (project-relative): the bytes the ledger's
     last applied change wrote to it, else its committed (``HEAD``) version when that carries an attestation
     (``materialization:``); ``None`` when neither is known."""
-    from ..gitfacts import committed_text
-    from ..ledger import history
+    from ..gitfacts import committed_text  # noqa: PLC0415 lazy: start-up
 
     for change in history(project_root, rel, limit=20):
         if change.status != "applied":

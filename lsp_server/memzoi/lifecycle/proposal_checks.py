@@ -27,6 +27,7 @@ from ..legacy import concept_slug, creation_retention
 from ..models.common import parse_rfc3339
 from ..pathsafety import bears_secret, shown_id
 from ..safety.controls import control_spans
+from .common import identity_token
 from .layout import APPLIED, PENDING, REJECTED
 
 #: A :class:`~memzoi.lifecycle.propose.Draft` (not imported: that module imports this one).
@@ -124,8 +125,6 @@ def readable_id(root: Path, title: str, taken: set[str]) -> str:
     """The first free id for ``title``: :func:`base_id`, then ``-2``, ``-3`` … (``-b``, ``-c`` … where digits
     would be flagged). Free: no pending packet file, and neither the id nor its identity token in ``taken`` (the
     resolved identities, :func:`~.common.resolved_identities`: Memzoi's identity matching)."""
-    from .common import identity_token
-
     base = base_id(title)
     n = 1
     while True:

@@ -30,10 +30,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..ledger import ChangePlan, ChangeRecord, ChangeResult, FileChange, Refusal, now_utc, run_change
-from ..models.common import Lane, MemoryType
+from pydantic import ValidationError
+
+from .. import analysis
+from ..findings import CODES
+from ..ledger import ChangePlan, ChangeRecord, ChangeResult, FileChange, Refusal, history, now_utc, run_change
+from ..models.common import Lane, MemoryType, RelativePath
 from ..policy import AGGREGATE_LIMIT, FIELD_LIMIT
 from ..render import description_of, render_packet
+from ..safety import MAX_SCAN_BYTES, collect_hits, scan_complete
+from .apply import load_target
 from .common import PENDING, errors, resolved_identities, verified
 from .proposal_checks import base_id, check_controls, check_retention, readable_id, retention_for
 from .readiness import title_too_long
@@ -62,8 +68,6 @@ class Blocked(Refusal):
 
 def _advice(codes: list[str]) -> str:
     """What to do about the blocking ``codes``: the advice of each kind present (content, gate, file format)."""
-    from ..findings import CODES
-
     groups = {CODES.get(c, (None, "schema"))[1] for c in codes}
     out = []
     if "detector" in groups:
@@ -126,16 +130,12 @@ def check_values(draft: Draft) -> None:
 
 @functools.cache
 def _path_adapter():
-    from pydantic import TypeAdapter
-
-    from ..models.common import RelativePath
+    from pydantic import TypeAdapter  # noqa: PLC0415 lazy: start-up - pydantic loads its type_adapter on first use
 
     return TypeAdapter(RelativePath)
 
 
 def _bad_path(path: str) -> bool:
-    from pydantic import ValidationError
-
     try:
         _path_adapter().validate_python(path)
     except ValidationError:
@@ -152,9 +152,6 @@ def screen_actor(actor: str) -> None:
 def screen_text(text: str, what: str) -> None:
     """Refuse ``text`` (``what`` names it in the message) that any content detector flags. Raises
     :class:`Blocked` naming codes only."""
-    from ..findings import CODES
-    from ..safety import collect_hits
-
     codes = sorted({h.code for h in collect_hits(text) if CODES.get(h.code, (None, ""))[1] == "detector"})
     if codes:
         raise Blocked(codes, what)
@@ -209,8 +206,6 @@ def check_scannable(text: str, what: str = "the proposal") -> None:
     """Refuse ``text`` (a would-be file or stored text) that the content detectors cannot check whole: above
     :data:`memzoi.safety.MAX_SCAN_BYTES` only Memzoi's rules run, and a missing finding of ours would be read as
     clean. Raises :class:`Refusal` ``candidate_too_large`` (the limit is Memzoi's for one file)."""
-    from ..safety import MAX_SCAN_BYTES, scan_complete
-
     if not scan_complete(text):
         size = len(text.encode("utf-8", "surrogatepass"))
         raise Refusal("candidate_too_large", f"{what} would be {size} bytes, over the {MAX_SCAN_BYTES}-byte limit "
@@ -222,10 +217,8 @@ def screen(root: Path, rel: str, text: str) -> None:
     """Run the gate and every content detector over the would-be file ``text`` at ``rel`` (the same analysis as
     ``memzoi check``). Raises :class:`Refusal` (``candidate_too_large``, :func:`check_scannable`) or
     :class:`Blocked` listing every blocking code."""
-    from ..analysis import analyze_text
-
     check_scannable(text, "the packet")
-    codes = sorted({f.code for f in errors(analyze_text(text, root / rel))})
+    codes = sorted({f.code for f in errors(analysis.analyze_text(text, root / rel))})
     if codes:
         raise Blocked(codes)
 
@@ -239,8 +232,6 @@ def find_duplicate(root: Path, body: str) -> str | None:
 
 def plan_propose(root: Path, draft: Draft, *, actor: str) -> ChangePlan:
     """Validate ``draft`` and compute the new pending packet. Raises :class:`Refusal` or :class:`Blocked`."""
-    from .apply import load_target
-
     check_values(draft)
     check_title_fits(draft.title)
     now = now_utc(precise=False)
@@ -305,8 +296,6 @@ def proposal_origin(project_root: str | os.PathLike[str], proposal_id: str) -> d
     actor, "proposed_at", "reason", "change_id", "statement"}`` of the change that created
     ``.memzoi/proposals/pending/<id>.md``; ``statement`` is ``proposed by <client> via MCP at <time>: …`` for an
     MCP proposal. Read-only; these are ledger facts, not fields of the record (Memzoi writes none of them)."""
-    from ..ledger import history
-
     created = [c for c in history(project_root, f"{PENDING}/{proposal_id}.md")
                if any(f.path == f"{PENDING}/{proposal_id}.md" and f.before is None for f in c.files)]
     if not created:

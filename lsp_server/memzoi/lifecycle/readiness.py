@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..findings import CODES, Finding, Severity
+from ..headlines import detail
 from ..legacy import NAME_MAX, concept_slug, record_name_bytes
 from ..safety.redact import SECRET_CODES
 from ..views import Frontmatter
@@ -109,8 +110,6 @@ class Readiness:
         """Why an apply is refused, with one piece of advice (issue 28: every blocker's message carried its own
         fix, then the refusal added another): ``blocked by <code> (<what is wrong>); …; <the way out>``. Each
         blocker says only what is wrong (its message up to its first ``;``, where findings give their fix)."""
-        from ..headlines import detail
-
         items = [f"{b.code} ({detail(b.code, b.message).split('; ', 1)[0]})" for b in self.blockers[:limit]]
         more = len(self.blockers) - limit
         way = ("fix what is named, route it to local memory or reject it" if self.can_route_local else

@@ -21,9 +21,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .. import analysis
 from ..ledger import Refusal
 from ..revision import content_hash
+from ..safety.redact import scrub
 from .common import REJECTED
+from .reject import RECEIPT_TITLE
 
 
 class Duplicate(Refusal):
@@ -44,7 +47,7 @@ class Duplicate(Refusal):
 def query_index(root: Path, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
     """The rows of ``sql`` over the workspace index of ``root``, refreshed first (only changed files are re-read;
     an outdated schema is rebuilt). Raises :class:`Refusal` ``index_unavailable``."""
-    from ..index import Index, IndexUnavailable
+    from ..index import Index, IndexUnavailable  # noqa: PLC0415 lazy: start-up
 
     try:
         with Index(root, workers=1) as index:
@@ -59,13 +62,10 @@ def query_index(root: Path, sql: str, params: tuple[Any, ...]) -> list[tuple[Any
 
 def _resolution(root: Path, rel: str) -> dict[str, Any]:
     """The ``resolution`` block of the resolved packet at ``rel`` (``{}`` when it cannot be read)."""
-    from ..analysis import analyze_path
-
     try:
-        data = analyze_path(root / rel).document.data
+        data = analysis.analyze_path(root / rel).document.data
     except OSError:
         return {}
-    from ..safety.redact import scrub
 
     block = data.get("resolution") if isinstance(data, dict) else None
     # a human wrote the reason; it is shown to agents, so whatever a detector flags in it is scrubbed
@@ -73,8 +73,6 @@ def _resolution(root: Path, rel: str) -> dict[str, Any]:
 
 
 def _rejected_entry(root: Path, row: tuple[Any, ...]) -> dict[str, Any]:
-    from .reject import RECEIPT_TITLE
-
     path, ident, title, action, fingerprint = row
     res = _resolution(root, path)
     receipt = title == RECEIPT_TITLE  # Memzoi's redacted hash receipt: its body is not the proposal's content

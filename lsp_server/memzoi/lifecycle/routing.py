@@ -23,8 +23,16 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .. import pathsafety
 from ..findings import CODES, Finding, finding
 from ..ledger import Ledger, Refusal
+from ..revision import content_hash
+from ..text import LineIndex
+from ..workspace import find_project_root
+from ..yaml12 import load
+from ..yaml_tree import YMap, YSeq
+from .common import PENDING, reserve_packet_id
+from .propose import find_duplicate
 
 _SUFFIXES = (".yml", ".yaml")
 # Top-level keys: unindented YAML, or a JSON document's quoted keys.
@@ -47,9 +55,6 @@ def input_kind(path: str | os.PathLike[str] | None, text: str) -> str | None:
 
 def _spans(text: str) -> list[tuple[int, int]]:
     """The span of each candidate's first line (``[]`` when the YAML does not load)."""
-    from ..yaml12 import load
-    from ..yaml_tree import YMap, YSeq
-
     def line_of(offset: int) -> tuple[int, int]:
         start = text.rfind("\n", 0, offset) + 1
         end = text.find("\n", offset)
@@ -82,10 +87,8 @@ def _blocked(index: int, dest: str, reasons: list[str], span: tuple[int, int], t
 
 
 def _session_findings(root: Path, text: str, where: str, spans: list[tuple[int, int]]) -> list[Finding]:
-    from ..revision import content_hash
-    from .propose import find_duplicate
-    from .session_end import classify
-    from .session_input import parse_session_end
+    from .session_end import classify  # noqa: PLC0415 lazy: start-up
+    from .session_input import parse_session_end  # noqa: PLC0415 lazy: start-up
 
     doc = parse_session_end(text, where)
     out: list[Finding] = []
@@ -107,7 +110,7 @@ def _session_findings(root: Path, text: str, where: str, spans: list[tuple[int, 
 
 
 def _import_findings(root: Path, text: str, where: str, spans: list[tuple[int, int]]) -> list[Finding]:
-    from .import_plan import SPLIT
+    from .import_plan import SPLIT  # noqa: PLC0415 lazy: start-up
 
     plan = _import_plan(root, text, where)
     out: list[Finding] = []
@@ -127,7 +130,7 @@ def _import_findings(root: Path, text: str, where: str, spans: list[tuple[int, i
 
 
 def _import_plan(root: Path, text: str, where: str, actor: str = "cli") -> dict[str, Any]:
-    from .import_plan import plan_import
+    from .import_plan import plan_import  # noqa: PLC0415 lazy: start-up
 
     return plan_import(root, text, where=where, actor=actor)
 
@@ -154,16 +157,15 @@ def input_findings(root: str | os.PathLike[str], path: str | os.PathLike[str], t
 def input_verdict(path: str | os.PathLike[str], text: str, root: str | os.PathLike[str], ctx: Any) -> tuple[Finding, ...]:
     """What every surface shows on the input file ``path``: :func:`input_findings` graded by the project's rules
     (``ctx``: a :class:`memzoi.verdict.ProjectContext`) through :func:`memzoi.verdict.graded`, sorted."""
-    from ..verdict import graded
+    from ..verdict import graded  # noqa: PLC0415 lazy: start-up
 
     return graded(path, input_findings(root, path, text), ctx)
 
 
 def _session_preview(root: Path, text: str, where: str) -> dict[str, Any]:
-    from . import checkpoints as cps
-    from .common import PENDING, reserve_packet_id
-    from .session_end import _blocked_report, _draft, _packet_id, classify
-    from .session_input import parse_session_end
+    from . import checkpoints as cps  # noqa: PLC0415 lazy: start-up
+    from .session_end import _blocked_report, _draft, _packet_id, classify  # noqa: PLC0415 lazy: start-up
+    from .session_input import parse_session_end  # noqa: PLC0415 lazy: start-up
 
     doc = parse_session_end(text, where)
     ledger = Ledger.for_project(root, create=False)
@@ -241,11 +243,11 @@ def routing_apply(project_root: str | os.PathLike[str], path: str | os.PathLike[
     if kind == "import":
         if not plan_id:
             raise Refusal("invalid_arguments", "apply the import with the `plan_id` its preview showed")
-        from .import_apply import import_apply
+        from .import_apply import import_apply  # noqa: PLC0415 lazy: start-up
 
         return import_apply(root, text, plan_id=plan_id, where=where, actor=actor, path=str(path), source=source)
     if kind == "session_end":
-        from .session_end import session_end
+        from .session_end import session_end  # noqa: PLC0415 lazy: start-up
 
         return session_end(root, text=text, where=where, expected_version=expected_version, actor=actor,
                            source=source)
@@ -262,11 +264,8 @@ def routing_arg(arg: str, report: Any) -> bool:
         text = Path(arg).read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return False
-    from ..checkreport import Located
-    from ..pathsafety import shown_path
-    from ..text import LineIndex
-    from ..verdict import ProjectContext
-    from ..workspace import find_project_root
+    from ..checkreport import Located  # noqa: PLC0415 lazy: start-up
+    from ..verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
 
     root = find_project_root(Path(arg))
     if input_kind(arg, text) is None or not (root / ".memzoi").is_dir():
@@ -274,5 +273,5 @@ def routing_arg(arg: str, report: Any) -> bool:
     found = input_verdict(os.path.abspath(arg), text, root, ProjectContext.of(root / ".memzoi"))
     index = LineIndex(text)
     report.files_checked += 1
-    report.findings.extend(Located(shown_path(arg), f, index.position(f.start), index.position(f.end)) for f in found)
+    report.findings.extend(Located(pathsafety.shown_path(arg), f, index.position(f.start), index.position(f.end)) for f in found)
     return True

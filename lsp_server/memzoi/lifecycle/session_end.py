@@ -26,6 +26,7 @@ a failed database write records nothing. ``memzoi undo CHANGE`` removes the pack
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from datetime import datetime
@@ -34,11 +35,13 @@ from typing import Any
 
 from ..clock import utc_now
 from ..ledger import ChangePlan, FileChange, Ledger, Refusal, now_utc, run_change
+from ..pathsafety import bears_secret, shown_id
 from ..render import render_packet
 from ..revision import content_hash
 from . import checkpoints as cps, operations as ops
 from .common import PENDING, concept_slug, reserve_packet_id, verified
 from .local import _VISIBLE as _LOCAL_VISIBLE, CREDENTIAL_CODES, content_codes
+from .proposal_checks import base_id
 from .propose import Blocked, Draft, check_scannable, check_values, find_duplicate, packet_data, screen
 from .session_input import Candidate, SessionEnd, parse_session_end
 
@@ -69,9 +72,6 @@ def _packet_id(draft: Draft) -> str:
     """The packet id of a repo candidate before it is reserved: ``session-<slug of the title>``, the slug as a
     proposal's (:func:`~memzoi.lifecycle.proposal_checks.base_id`); ``session-memory`` where Memzoi's path scan
     would flag it."""
-    from ..pathsafety import bears_secret, shown_id
-    from .proposal_checks import base_id
-
     base = "session-" + base_id(draft.title).removeprefix("mcp-")
     if shown_id(base) != base or bears_secret(f"{PENDING}/{base}.md"):
         return "session-memory"
@@ -148,8 +148,6 @@ def _fresh_local_id(conn: sqlite3.Connection, base: str, taken: set[str]) -> str
 
 
 def _local_insert(conn: sqlite3.Connection, change_id: str, c: Candidate, rid: str) -> None:
-    import json
-
     conn.execute(
         "INSERT INTO local_record (id, change_id, type, lane, title, body, tags_json, applies_to_json, sensitivity,"
         " content_class, source_kind, source_ref, proposal_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",

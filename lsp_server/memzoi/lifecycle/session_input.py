@@ -32,8 +32,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..findings import Severity
 from ..ledger import Refusal
 from ..models.common import Lane, MemoryType
+from ..yaml12 import load
+from ..yaml_tree import to_python
 
 DESTINATIONS = ("repo", "local", "session", "discard", "needs_review")
 WRITING = ("repo", "local", "session")
@@ -163,10 +166,6 @@ def _check_writing(c: Candidate, at: str) -> None:
 def yaml_document(text: str, fail: Callable[[str], Refusal]) -> Any:
     """``text`` (YAML 1.2, the project's strict loader) as Python data; raises ``fail("not valid YAML (codes)")``
     when it does not load (the finding codes only, never the text)."""
-    from ..findings import Severity
-    from ..yaml12 import load
-    from ..yaml_tree import to_python
-
     def line_of(offset: int) -> tuple[int, int]:
         start = text.rfind("\n", 0, offset) + 1
         end = text.find("\n", offset)

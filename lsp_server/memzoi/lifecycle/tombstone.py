@@ -7,6 +7,11 @@ import os
 from pathlib import Path
 
 from ..ledger import ChangeResult, Refusal, run_change
+from ..policy import FIELD_LIMIT
+from ..safety.controls import control_spans
+from .common import record_ref
+from .propose import screen_actor, screen_text
+from .rejections import query_index
 from .supersede import plan_packet
 
 
@@ -26,8 +31,6 @@ def propose_tombstone(project_root: str | os.PathLike[str], record: str, *, reas
 
 def _pending_tombstone(root: Path, record_id: str) -> str | None:
     """The id of a pending tombstone packet of ``record_id``, else ``None`` (from the workspace index)."""
-    from .rejections import query_index
-
     rows = query_index(root, "SELECT coalesce(file_id, id, path), targets FROM proposals WHERE role = 'pending' "
                        "AND action = 'tombstone'", ())
     for ident, targets in rows:
@@ -47,11 +50,6 @@ def propose_agent_tombstone(project_root: str | os.PathLike[str], record: str, *
     that no content detector flags, from a client name no detector flags, and no pending tombstone of the same
     record. Raises :class:`Refusal` (``reason_required``, ``invalid_value``, ``control_character``,
     ``candidate_too_large``, ``target_missing``, ``duplicate_content``) or :class:`~.propose.Blocked`."""
-    from ..policy import FIELD_LIMIT
-    from ..safety.controls import control_spans
-    from .common import record_ref
-    from .propose import screen_actor, screen_text
-
     root = Path(project_root).resolve()
     reason = (reason or "").strip()
     if not reason:
