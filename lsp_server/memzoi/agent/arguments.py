@@ -4,6 +4,7 @@ meaning (:func:`coerce_arguments`); everything else is left to the tool's strict
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -34,8 +35,6 @@ def coerce_arguments(schema: dict[str, Any], arguments: Any) -> Any:
     (Claude Code sends ``"[\"a\"]"`` for an array at times), and an integral float (``10.0``) where it admits an
     integer. Anything else is left for validation to judge; nothing is echoed. ``schema``: the tool's input
     schema (an object schema); ``arguments``: the call's arguments (returned as they are when not an object)."""
-    import json
-
     if not isinstance(arguments, dict):
         return arguments
     props = schema.get("properties", {})

@@ -62,7 +62,7 @@ def _pack(root: Path, task: str, paths: list[str], budget: int, include_local: b
             continue
         used += item["tokens"]
         runtime.append(item)
-    from ..safety.redact import scrub  # a secret typed into the task is never echoed
+    from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up - a secret typed into the task is never echoed
 
     return {"task": scrub(task) if task else task, "paths": wanted, "token_budget": budget, "tokens_used": used, "token_counting": TOKEN_RULE,
             "include_local": include_local, "include_session": include_session, "records": repo["records"],
@@ -79,7 +79,7 @@ def _runtime_items(root: Path, task: str, wanted: list[str], include_local: bool
     words = terms(task) if task.strip() else []
     items: list[dict[str, Any]] = []
     if include_local:
-        from ..lifecycle.local import list_local
+        from ..lifecycle.local import list_local  # noqa: PLC0415 lazy: start-up
 
         for rec in sorted(list_local(root), key=lambda r: r.id):
             score, binding = best_binding(rec.applies_to, wanted) if wanted else (0, None)
@@ -88,7 +88,7 @@ def _runtime_items(root: Path, task: str, wanted: list[str], include_local: bool
             items.append(_item(rec.id, "local", rec.type, rec.lane, rec.title, rec.body, score, binding,
                                f"local record {rec.id}, {rec.type}/{rec.lane}, created {rec.created_at}"))
     if include_session:
-        from ..lifecycle.checkpoints import list_checkpoints
+        from ..lifecycle.checkpoints import list_checkpoints  # noqa: PLC0415 lazy: start-up
 
         now = utc_now()
         for cp in sorted(list_checkpoints(root)[1], key=lambda c: c.id):

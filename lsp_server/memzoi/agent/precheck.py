@@ -57,7 +57,7 @@ def precheck(root: Path, *, path: str | None = None, action: str | None = None, 
                 continue
             found[rec["id"]] = (rec, score, binding, lexical)
     ranked = sorted(found.values(), key=_order)
-    from ..safety.redact import scrub  # a secret typed into the action or command is never echoed
+    from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up - a secret typed into the action or command is never echoed
 
     def shown(value: str | None) -> str | None:
         return scrub(value) if value else value

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sqlite3
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -98,8 +99,6 @@ def normalize_path(path: str, root: Path | None = None) -> str:
 
 def _inside(path: str, root: Path) -> str | None:
     """``path`` (absolute, posix) relative to ``root``, as given or with symlinks resolved; ``None`` outside."""
-    import os
-
     for base in {str(root), os.path.realpath(root)}:
         for cand in (os.path.normpath(path), os.path.realpath(path)):
             rel = os.path.relpath(cand, base) if cand.startswith(base.rstrip("/") + "/") or cand == base else None
@@ -175,7 +174,7 @@ class Reader:
     def text_scores(self, text: str, table: str = "records") -> dict[int, float]:
         """The relevance (0–1, higher is better) of every row of ``table`` that matches ``text`` as a natural
         query (:mod:`memzoi.agent.query`: any term, above the relevance floor), by rowid."""
-        from .query import fts_match, matched, relevant, score, terms
+        from .query import fts_match, matched, relevant, score, terms  # noqa: PLC0415 lazy: start-up
 
         q = fts_match(text, "natural")
         if q is None:
@@ -197,7 +196,7 @@ class Reader:
 
     def weights(self, wanted: list[str], table: str = "records") -> dict[str, float]:
         """The BM25 inverse document frequency of each term of ``wanted`` (a prefix) among the rows of ``table``."""
-        from .query import fts_match, idf
+        from .query import fts_match, idf  # noqa: PLC0415 lazy: start-up
 
         total = self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
         out = {}
@@ -274,7 +273,7 @@ def _get_memory(root: Path, memory_id: str) -> dict[str, Any]:
                     "body": p["body"], "unsafe": r.unsafe(p["path"]),
                     "provenance": {"proposed_at": p["proposed_at"], "sensitivity": p["sensitivity"],
                                    "content_class": p["content_class"], "proposal": _origin(root, p["file_id"])}}
-    from ..lifecycle.local import get_local
+    from ..lifecycle.local import get_local  # noqa: PLC0415 lazy: start-up
 
     local = get_local(root, memory_id)
     if local is not None:
@@ -284,7 +283,7 @@ def _get_memory(root: Path, memory_id: str) -> dict[str, Any]:
 
 def _origin(root: Path, proposal_id: str | None) -> dict[str, Any] | None:
     """``{"id", …ledger facts}`` of the proposal a record was applied from (:func:`proposal_origin`)."""
-    from ..lifecycle.propose import proposal_origin
+    from ..lifecycle.propose import proposal_origin  # noqa: PLC0415 lazy: start-up
 
     return {"id": proposal_id, **(proposal_origin(root, proposal_id) or {})} if proposal_id else None
 
@@ -342,9 +341,9 @@ def list_pending(root: Path, include_resolved: bool = False) -> dict[str, Any]:
     ``can_apply`` and ``blocked_by`` from the core's one can-apply rule, the title withheld where a detector
     fires), the pending local candidates and the pending resident-memory candidates; with ``include_resolved``,
     ``rejected`` too (:func:`memzoi.lifecycle.rejections.rejected_packets`: fingerprint and reason)."""
-    from ..lifecycle.candidates import list_candidates
-    from ..lifecycle.pending import list_pending as pending_packets
-    from .resident_read import pending_candidates
+    from ..lifecycle.candidates import list_candidates  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.pending import list_pending as pending_packets  # noqa: PLC0415 lazy: start-up
+    from .resident_read import pending_candidates  # noqa: PLC0415 lazy: start-up
 
     with Reader(root) as r:
         proposals = [p.to_json() for p in pending_packets(r.root, r.index)]
@@ -352,7 +351,7 @@ def list_pending(root: Path, include_resolved: bool = False) -> dict[str, Any]:
               "proposed_by": c.actor, "created_at": c.created_at} for c in list_candidates(root)]
     out = {"proposals": proposals, "local_candidates": local, "resident_candidates": pending_candidates(root)}
     if include_resolved:
-        from ..lifecycle.rejections import rejected_packets
+        from ..lifecycle.rejections import rejected_packets  # noqa: PLC0415 lazy: start-up
 
         out["rejected"] = rejected_packets(root)
     return out

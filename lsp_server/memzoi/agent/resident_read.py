@@ -18,8 +18,8 @@ def _candidate(c) -> dict[str, Any]:
 def pending_candidates(root: Path) -> list[dict[str, Any]]:
     """The project's resident-memory candidates awaiting review (``status: pending``), newest first; none when
     the project's configuration cannot say where its resident files are (``get_resident_memory`` says why)."""
-    from ..ledger import Refusal
-    from ..resident.views import candidates_for
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from ..resident.views import candidates_for  # noqa: PLC0415 lazy: start-up
 
     try:
         return [_candidate(c) for c in candidates_for(root) if c.status == "pending"]
@@ -31,6 +31,6 @@ def get_resident_memory(root: Path) -> dict[str, Any]:
     """The WorkStateProjection (``memory_entries``, ``files`` ``[{"scope", "path", "cap", "used", "usage",
     "entries", "error"}]``, ``memory_candidates``, ``reflection_jobs``) and ``pending``: the candidates
     awaiting review in the short form of ``list_pending``."""
-    from ..resident.projection import work_state
+    from ..resident.projection import work_state  # noqa: PLC0415 lazy: start-up
 
     return {**work_state(root), "pending": pending_candidates(root)}

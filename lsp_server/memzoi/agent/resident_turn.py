@@ -54,8 +54,8 @@ class TurnOutput(_Out):
 def record(root: Path, a: TurnArgs) -> tuple[dict[str, Any], str]:
     """Count the turn for the project at ``root``; returns the tool's ``(data, text)``: the admission
     (:meth:`memzoi.resident.jobs.Admission.to_json`) with ``disabled`` (why reflection is off, or ``None``)."""
-    from ..resident.reflection import record_turn
-    from ..resident.reflection_config import reflection_settings
+    from ..resident.reflection import record_turn  # noqa: PLC0415 lazy: start-up
+    from ..resident.reflection_config import reflection_settings  # noqa: PLC0415 lazy: start-up
 
     settings = reflection_settings()
     adm = record_turn(a.session_id, a.message_id, interrupted=a.interrupted, negative=a.negative,

@@ -9,9 +9,11 @@ records (Memzoi's recall reports the plane a memory came from). Unsafe repositor
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+from ..index_queries import excerpt
 from ..safety.redact import scrub
 from .query import candidates_match, matched, relevant, score, terms
 from .recall import Reader, _applies, _excerpt, best_binding, normalize_path, withheld
@@ -26,8 +28,6 @@ def _tags(row: dict[str, Any]) -> list[str]:
 
 
 def _query_terms(query: str, mode: str) -> list[str]:
-    import re
-
     return terms(query) if mode == "natural" else [w.casefold() for w in re.findall(r"\w+", query)[:32]]
 
 
@@ -83,8 +83,7 @@ def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "recor
 def _local_hits(root: Path, query: str, mode: str, wanted: list[str], type: str | None,
                 want_tags: set[str]) -> list[dict[str, Any]]:
     """Hits among the project's private local records (runtime plane), judged by the same rule."""
-    from ..index_queries import excerpt
-    from ..lifecycle.local import list_local
+    from ..lifecycle.local import list_local  # noqa: PLC0415 lazy: start-up
 
     out = []
     for rec in list_local(root):
@@ -108,7 +107,7 @@ def _local_hits(root: Path, query: str, mode: str, wanted: list[str], type: str 
 
 
 def _packet_paths(path: Path) -> list[str]:
-    from ..analysis import analyze_path
+    from ..analysis import analyze_path  # noqa: PLC0415 lazy: start-up
 
     data = analyze_path(path).document.data or {}
     scope = data.get("scope") if isinstance(data.get("scope"), dict) else {}

@@ -9,10 +9,12 @@ writes an artifact").
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..ledger import Refusal
 from . import outputs_recall as out
 from .tools import Session, Tool, ToolResult, register
 
@@ -57,21 +59,21 @@ def _precheck_text(data: dict[str, Any], what: str) -> str:
 
 
 def _action(s: Session, a: ActionArgs) -> ToolResult:
-    from .precheck import precheck
+    from .precheck import precheck  # noqa: PLC0415 lazy: start-up
 
     data = precheck(s.root, path=a.path, action=a.action)
     return ToolResult(data, _precheck_text(data, "action"))
 
 
 def _command(s: Session, a: CommandArgs) -> ToolResult:
-    from .precheck import precheck
+    from .precheck import precheck  # noqa: PLC0415 lazy: start-up
 
     data = precheck(s.root, path=a.path, command=a.command)
     return ToolResult(data, _precheck_text(data, "command"))
 
 
 def _expiry(s: Session, a: ExpiryArgs) -> ToolResult:
-    from ..expiry import inspect_expiry
+    from ..expiry import inspect_expiry  # noqa: PLC0415 lazy: start-up
 
     data = inspect_expiry(s.root, a.record_id)
     state = "excluded from" if data["excluded_from_normal_reads"] else "included in"
@@ -106,8 +108,7 @@ class MaintenanceArgs(BaseModel):
 
 
 def _maintenance(s: Session, a: MaintenanceArgs) -> ToolResult:
-    from ..ledger import Refusal
-    from ..maintenance import REQUEST_SCHEMA, plan_maintenance, request
+    from ..maintenance import REQUEST_SCHEMA, plan_maintenance, request  # noqa: PLC0415 lazy: start-up
 
     if a.schema_ != REQUEST_SCHEMA:
         raise Refusal("invalid_value", f"maintenance request schema must be {REQUEST_SCHEMA}")
@@ -140,12 +141,8 @@ class CaptureArgs(BaseModel):
 
 
 def _capture(s: Session, a: CaptureArgs) -> ToolResult:
-    import json
-
-    from ..ledger import Refusal
-
     try:  # capture planning is the lifecycle's (memzoi capture plan); this tool only returns its plan
-        from ..lifecycle.capture_plan import plan_capture
+        from ..lifecycle.capture_plan import plan_capture  # noqa: PLC0415 lazy: start-up
     except ImportError:
         raise Refusal("unavailable", "capture planning is not part of this memzoi-lsp build") from None
     request = {"schema": a.schema_, "sources": a.sources, "extractor": a.extractor}

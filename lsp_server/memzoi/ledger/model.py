@@ -85,7 +85,7 @@ def rejection_reason(reason: str | None, *, code: str = "reason_required") -> st
     28): required, trimmed as Zuno trims (:func:`memzoi.text.rust_trim`). ``code`` is the refusal's reason code:
     Memzoi's ``reason_required`` for packets, Zuno's ``invalid_candidate`` for resident candidates. Raises
     :class:`Refusal` with one piece of advice."""
-    from ..text import rust_trim
+    from ..text import rust_trim  # noqa: PLC0415 lazy: start-up
 
     why = rust_trim(reason or "")
     if not why:

@@ -148,7 +148,7 @@ CREATE INDEX IF NOT EXISTS change_status ON change(status);
 def holds_secret(data: bytes | str) -> bool:
     """:func:`memzoi.safety.redact.holds_secret`, imported at its first use (the detectors are not
     loaded by a check that only reads the ledger's state)."""
-    from ..safety.redact import holds_secret as scan
+    from ..safety.redact import holds_secret as scan  # noqa: PLC0415 lazy: start-up
 
     return scan(data)
 

@@ -19,6 +19,7 @@ IMMEDIATE`` transactions; transitions are guarded by the status they start from 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import time
@@ -328,8 +329,6 @@ def signature() -> str | None:
     """A digest of every candidate's id, status and update time, or ``None`` when there is no database yet: a
     watcher of the database compares it to tell a change of the candidates (CLI, agents, other editors) from the
     file events a mere read makes (WAL and shared-memory files come and go). Never creates the database."""
-    import hashlib
-
     path = db_path()
     if not path.exists():
         return None

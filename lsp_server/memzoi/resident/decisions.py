@@ -19,7 +19,8 @@ from ..ledger import Refusal
 from ..text import rust_trim
 from . import candidates as db, service
 from .candidates import Candidate
-from .locator import locate, parse_operation, refuse_unencodable
+from .format import serialize
+from .locator import locate, parse_operation, preview as short, refuse_unencodable
 from .scope import ResidentFile, project_config, resident_file
 from .store import ResidentStore
 
@@ -76,8 +77,7 @@ def remove_entry(project_root: str | Path, scope: str, locator: str, *, actor: s
 
 def _preview(file: ResidentFile, store: ResidentStore, after: list[str], operation: str, summary: str, reason: str,
              candidate_id: str | None) -> dict[str, Any]:
-    from ..safety.redact import scrub
-    from .format import serialize
+    from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up
 
     return {"operation": operation, "summary": summary, "reason": reason, "candidateId": candidate_id,
             "files": [{"path": str(file.path), "before": scrub(store.text) if store.exists else None,
@@ -112,7 +112,6 @@ def preview_remove(project_root: str | Path, scope: str, locator: str, *, config
     op = parse_operation("remove", None, rust_trim(locator or ""))
     after = store.preview(op)
     removed = store.entries[locate(store.entries, op.old_text or "")]
-    from .locator import preview as short
 
     return _preview(file, store, after, "remove_entry", f"remove `{short(removed)}` from {file.scope} memory",
                     REMOVE_REASON, None)

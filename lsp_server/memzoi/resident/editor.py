@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..config import load_config
 from ..findings import Finding, finding
 from ..ledger import Refusal
 from ..workspace import MEMZOI_DIR, find_project_root
@@ -149,8 +150,6 @@ def graded(found: list[Finding], root: Path, rules: Rules | None = None) -> list
     them (the language server adds the editor settings), else the project's ``.memzoi/config.toml`` (defaults
     when there is none; loading never raises)."""
     if rules is None:
-        from ..config import load_config  # late: pydantic is loaded only for a file that has findings to grade
-
         rules = load_config(root / MEMZOI_DIR).config.effective_rules
     return rules.apply(found) if found else []
 

@@ -146,7 +146,7 @@ def decode(data: bytes, path: Path) -> tuple[str, Layout]:
     """``(text, layout)`` of resident file bytes: the text without its UTF-8 byte order mark, line breaks as in
     the file. Raises :class:`Refusal` ``unreadable`` naming ``path``, why, and to re-save it as UTF-8, for bytes
     :func:`foreign_encoding` refuses (Zuno's ``Unreadable``: never read as empty, never written)."""
-    from ..ledger import Refusal  # here: the format module imports this one, and the server loads it at start
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up - here: the format module imports this one, and the server loads it at start
 
     why = foreign_encoding(data)
     if why is not None:

@@ -29,7 +29,7 @@ GLYPHS = {"pending": "○", "applying": "…", "undoing": "…", "applied": "✓
 
 def screen(value: Any) -> Any:
     """``value`` (JSON data) with every string screened for secrets (:func:`memzoi.safety.redact.scrub`)."""
-    from ..safety.redact import scrub
+    from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up
 
     if isinstance(value, str):
         return scrub(value)

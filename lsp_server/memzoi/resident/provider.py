@@ -112,7 +112,7 @@ def accumulate(lines: Iterable[str]) -> Completion:
 def complete(endpoint: str, body: bytes, *, api_key: str | None, timeout_s: float) -> Completion:
     """POST ``body`` (the request exactly as recorded) and read the answer (see the module docstring). Raises
     :class:`ProviderError`."""
-    import httpx2 as httpx
+    import httpx2 as httpx  # noqa: PLC0415 lazy: start-up
 
     url = url_for(endpoint)
     headers = {"Content-Type": "application/json", "Accept": "text/event-stream, application/json"}

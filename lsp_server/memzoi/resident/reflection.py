@@ -142,7 +142,7 @@ def record_turn(session_id: str, message_id: str, *, interrupted: bool = False, 
 
 
 def _snapshot(root: Path) -> list[dict[str, str]]:
-    from .views import scope_views
+    from .views import scope_views  # noqa: PLC0415 lazy: start-up
 
     out = []
     for view in scope_views(root):
@@ -215,7 +215,7 @@ def _start(conn: sqlite3.Connection, root: Path, settings: ReflectionSettings, t
 
 def _settle(job: jobs.Job, owner: str, status: str, outcome: dict[str, Any], adm: jobs.Admission,
             cands: list[str]) -> ReflectionResult:
-    from .projection import screen
+    from .projection import screen  # noqa: PLC0415 lazy: start-up
 
     outcome = screen(outcome)  # the model's text and raw tool arguments are recorded screened, never a secret
     error = outcome.get("error")
@@ -279,7 +279,7 @@ def reflect(project_root: str | Path, session_id: str, transcript: str | Path | 
 
 def _propose_all(root: Path, job: jobs.Job, owner: str, settings: ReflectionSettings, answer: Completion,
                  proposals: list[ReviewProposal], adm: jobs.Admission) -> ReflectionResult:
-    from . import service
+    from . import service  # noqa: PLC0415 lazy: start-up
 
     cands: list[str] = []
     base = {"toolCalls": len(answer.tool_calls), "text": answer.text, "streamed": answer.streamed,

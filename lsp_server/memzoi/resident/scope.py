@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from ..config import USER_ONLY, MemzoiConfig, ResidentSection, load_config
 from ..ledger import Refusal
 from ..vocabulary import RESIDENT_SCOPES as SCOPES
@@ -79,8 +81,6 @@ def user_resident() -> ResidentSection:
     """The ``global_path`` and ``global_char_limit`` of the user's own configuration (:func:`user_config_path`;
     defaults when it is absent). Raises :class:`Refusal` ``invalid_config`` naming the file when it cannot be read
     or a value is invalid: the global file is never guessed."""
-    from pydantic import ValidationError
-
     path = user_config_path()
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))

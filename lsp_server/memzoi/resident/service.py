@@ -36,7 +36,8 @@ from ..vocabulary import RECOVERY_MODES
 from . import candidates as db
 from .candidates import Candidate
 from .encoding import Layout
-from .locator import Operation, parse_operation, refuse_unencodable
+from .format import serialize
+from .locator import Operation, check_cap, parse_operation, project as project_entries, refuse_unencodable
 from .reconcile import classify, current_entries, reconcile_locked, recovery_hint
 from .scope import ResidentFile, project_config, resident_file
 from .store import ResidentStore, resident_lock, write_lock
@@ -175,9 +176,7 @@ def preview_apply(project_root: str | Path, candidate_id: str, *, config: Memzoi
     [{"path", "before", "after"}]}`` with the resident file's absolute ``path`` and its text before and after.
     Raises :class:`Refusal` exactly as the approve would before writing (unknown, foreign or decided candidate,
     locator, threat scan, cap)."""
-    from ..safety.redact import scrub
-    from .format import serialize
-    from .locator import check_cap, project as project_entries
+    from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up
 
     root = Path(project_root).resolve()
     cand = _find(candidate_id)

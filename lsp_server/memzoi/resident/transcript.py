@@ -86,7 +86,7 @@ class Transcript:
 
 
 def _screen(text: Any) -> str:
-    from ..safety.redact import scrub
+    from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up
 
     value = text if isinstance(text, str) else "" if text is None else json.dumps(text, ensure_ascii=False)
     if len(value) > MAX_TEXT:

@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..document import frame
 from ..findings import WRITE_SAFETY, Finding
+from .scan import collect_hits, value_hits
+from .values import rescanned
 
 #: Detector codes whose matched text is secret or personal (injection, invisible-character and transcript
 #: findings are about the text's nature and are not masked).
@@ -52,8 +55,6 @@ def redact(text: str, spans: list[tuple[int, int]], start: int = 0, end: int | N
 def scrub(text: str) -> str:
     """``text`` with every secret a detector finds in it replaced by :data:`MARK`: for record values shown outside
     the file (hovers), where no finding spans are at hand."""
-    from .scan import collect_hits  # late: the detectors import nothing from here, but keep this module light
-
     spans = sorted((h.start, h.end) for h in collect_hits(text) if h.code in SECRET_CODES and h.end > h.start)
     return redact(text, spans) if spans else text
 
@@ -63,8 +64,6 @@ def secret_values(data: bytes | str) -> list[str]:
     UTF-8 with invalid sequences replaced), longest first; for a text with frontmatter, also each decoded
     string value or key whose own scan holds such a match (and its scalar's text). Callers use them to keep such text out of what they
     store and must never print them."""
-    from .scan import collect_hits
-
     text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else data
     hits = collect_hits(text)
     found = {text[h.start:h.end] for h in hits if h.code in SECRET_CODES and h.end > h.start}
@@ -77,9 +76,6 @@ def _decoded_values(text: str, hits: list[Any]) -> set[str]:
     scan holds a secret the text's scan does not (:func:`memzoi.safety.scan.value_hits`)."""
     if not text.lstrip("\ufeff").startswith("---"):
         return set()
-    from ..document import frame
-    from .scan import value_hits
-    from .values import rescanned
 
     doc = frame(text)
     spans = {(h.start, h.end) for h in value_hits(doc, hits) if h.code in SECRET_CODES}
