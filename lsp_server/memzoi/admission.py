@@ -238,7 +238,7 @@ def git_findings(analysis: Analysis, visibility: GitVisibility) -> list[Finding]
 
 def is_attested(analysis: Analysis) -> bool:
     """True when the record carries a materialization attestation (valid or stale)."""
-    from .attestation import AttestationState
+    from .attestation import AttestationState  # noqa: PLC0415 lazy: start-up
 
     return analysis.attestation is not None and analysis.attestation.state not in (
         AttestationState.UNATTESTED, AttestationState.UNKNOWN)

@@ -226,7 +226,7 @@ class _Adder:
 def _cross_check(plan: CheckPlan, cache: bool) -> CrossFileCheck:
     """The cross-file workspace of a run: the facts of the project's files the run does not check come from its
     store when it vouches for them, else from the index, else they are analysed (and stored)."""
-    from .index import indexed_facts  # sqlite3 is loaded only when a check runs
+    from .index import indexed_facts  # noqa: PLC0415 lazy: start-up - sqlite3 is loaded only when a check runs
 
     def cached_facts(md: str, path: str) -> FileFacts | None:
         project = plan.caches.get(md)
@@ -289,7 +289,7 @@ def _collect(plan: CheckPlan, progress: Callable[[int, int], None] | None,
             try:
                 cross.add(r.display, r.stage.path, r.stage.memzoi_dir, r.stage.facts)
             except Exception as err:  # the barrier, for what the parent adds per file
-                from .barrier import internal_error
+                from .barrier import internal_error  # noqa: PLC0415 lazy: start-up
 
                 extra.setdefault(r.stage.path, []).append(internal_error(err, r.stage.path))
     finally:
@@ -319,7 +319,7 @@ def settle_report(plan: CheckPlan, stages: list[Checked], extra: dict[str, list[
         try:
             found = settle(stage.path, first, ctx, text=stage.read_text, cross=crossed.get(stage.path, ()))
         except Exception as err:  # the barrier
-            from .barrier import internal_error
+            from .barrier import internal_error  # noqa: PLC0415 lazy: start-up
 
             found = [internal_error(err, stage.path)]
         if found:  # most files are clean: index lines only where a position is needed

@@ -212,7 +212,7 @@ def _links_to_folder(entry: os.DirEntry[str]) -> bool:
 
 def _symlink_findings(folder: bool = False) -> list[Finding]:
     """``canonical_path`` and Memzoi's ``unsafe_output_path`` for a symlink (:func:`memzoi.admission.linked_findings`)."""
-    from .admission import linked_findings
+    from .admission import linked_findings  # noqa: PLC0415 lazy: start-up
 
     if folder:
         message = ("this folder is a symlink: Memzoi never reads through symlinks, so nothing below it is checked, "

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from . import checkreport, replay
 from .checkpaths import Expanded, expand
 from .checkreport import CheckReport, is_resident
+from .workspace import find_project_root
 
 if TYPE_CHECKING:
     import sqlite3
@@ -73,15 +74,13 @@ class Scope:
 
 def _root_of(args: list[str]) -> Path | None:
     """The one project root every argument lies in (:func:`memzoi.workspace.find_project_root`), else ``None``."""
-    from .workspace import find_project_root
-
     roots = {find_project_root(os.path.abspath(a)) for a in args}
     return roots.pop() if len(roots) == 1 else None
 
 
 def _connect(root: Path) -> sqlite3.Connection | None:
-    from .store import store_path
-    from .verdictcache import connect
+    from .store import store_path  # noqa: PLC0415 lazy: start-up
+    from .verdictcache import connect  # noqa: PLC0415 lazy: start-up
 
     try:
         return connect(store_path(root))
@@ -93,7 +92,7 @@ def replayed(args: list[str], now: datetime, progress: Callable[[int, int], None
     """The :class:`Scope` of a run of ``args`` at the clock ``now`` (``None`` when it is not replayable), with the
     stored report when no input of it changed (see :mod:`memzoi.replay`). Never raises for a store problem;
     creates no store."""
-    from .store import store_path
+    from .store import store_path  # noqa: PLC0415 lazy: start-up
 
     root = _root_of(args) if args else None
     if root is None:

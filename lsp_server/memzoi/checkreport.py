@@ -15,7 +15,7 @@ from .findings import Finding, Severity, finding
 from .pathsafety import shown_path
 from .text import LineIndex
 from .verdict import Local, ProjectContext, settle
-from .workspace import place
+from .workspace import find_project_root, place
 
 if TYPE_CHECKING:
     from .resident.scope import ResidentFile
@@ -85,7 +85,7 @@ def check_text(data: bytes, filename: str | None) -> CheckReport:
     file's own findings only: cross-file and git findings need the file on disk."""
     path = os.path.abspath(filename) if filename else None
     if path is not None and path.endswith(".md"):
-        from .resident.editor import check_file  # a resident file is checked as the editor does
+        from .resident.editor import check_file  # noqa: PLC0415 lazy: start-up - a resident file is checked as the editor does
 
         resident = check_file(Path(path), data)
         if resident is not None:
@@ -95,7 +95,7 @@ def check_text(data: bytes, filename: str | None) -> CheckReport:
             report.findings = [Located(shown_path(filename or path), f, index.position(f.start), index.position(f.end))
                                for f in found]
             return report
-    from .analysis import analyze_bytes
+    from .analysis import analyze_bytes  # noqa: PLC0415 lazy: start-up
 
     placement = place(path) if path else place("-")
     ctx = ProjectContext.of(placement.memzoi_dir)  # no git and no ledger facts: the text is not on disk
@@ -113,8 +113,7 @@ def _where(arg: str) -> tuple[Path, ResidentFile] | None:
     """Where ``arg`` is a Zuno resident file (:func:`memzoi.resident.scope.which_file`), ``None`` when it is not."""
     if not arg.endswith(".md") or os.path.isdir(arg) or os.path.islink(arg):
         return None
-    from .resident.scope import which_file
-    from .workspace import find_project_root
+    from .resident.scope import which_file  # noqa: PLC0415 lazy: start-up
 
     # Which files are resident is asked of the light scope module first: the editor's findings (threats, YAML,
     # candidates) load only for such a file, not for every record given by name.
@@ -133,7 +132,7 @@ def resident_arg(arg: str, report: CheckReport) -> bool:
     where = _where(arg)
     if where is None:
         return False
-    from .resident.editor import check_file
+    from .resident.editor import check_file  # noqa: PLC0415 lazy: start-up
 
     shown = shown_path(arg)
     try:

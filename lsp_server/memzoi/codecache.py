@@ -104,7 +104,7 @@ def attrs_code_cache(directory: Path | None, packages: Iterable[str]) -> Iterato
     stats = {"hits": 0, "misses": 0}
     make: types.ModuleType | None
     try:
-        import attr._make as make
+        import attr._make as make  # noqa: PLC0415 lazy: start-up
     except ImportError:
         make = None
     original = getattr(make, _HOOK, None)

@@ -340,7 +340,7 @@ def parse_config(text: str, path: Path | None = None) -> LoadedConfig:
 def _loaded(config: MemzoiConfig, path: Path | None, where: str, problems: list[ConfigProblem]) -> LoadedConfig:
     if problems:
         # A message may name a value of the file (a key, a code, a pattern): never one a detector finds secret.
-        from .safety.redact import scrub  # late: the safety package imports this module
+        from .safety.redact import scrub  # noqa: PLC0415 lazy: start-up - the safety package imports this module
 
         problems = [ConfigProblem(p.loc, scrub(p.message), p.line, p.column, p.entry_only,
                                   None if p.detail is None else scrub(p.detail)) for p in problems]

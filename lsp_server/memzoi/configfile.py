@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import tomllib
 from dataclasses import dataclass
 
 from .config import CONFIG_NAME, ConfigProblem, parse_config
@@ -89,8 +90,6 @@ def unclosed_line(text: str) -> int | None:
     """The 1-based line where the value that runs to the end of ``text`` starts: the line after the longest prefix
     of whole lines that is valid TOML (tomllib reports such an error only "at end of document"), or ``None`` when
     ``text`` has no such line. Used only for a file that fails to parse; a config file is small."""
-    import tomllib
-
     lines = text.splitlines(keepends=True)
     for n in range(len(lines) - 1, -1, -1):
         try:

@@ -61,12 +61,12 @@ class CrossFileCheck:
     def add(self, display: str, key: str, memzoi_dir: str | None, analysis: Analysis | FileFacts) -> None:
         """Add a checked file: its display path, absolute path, absolute ``.memzoi`` directory (or ``None``) and
         its analysis or facts."""
-        from .filefacts import FileFacts
+        from .filefacts import FileFacts  # noqa: PLC0415 lazy: start-up
 
         facts, added = self._groups.get(memzoi_dir) or self._groups.setdefault(memzoi_dir, ({}, []))
         added.append(key)
         if not isinstance(analysis, FileFacts):
-            from .filefacts import facts_from_analysis
+            from .filefacts import facts_from_analysis  # noqa: PLC0415 lazy: start-up
 
             if not takes_part(key, analysis.placement.role.value):
                 return
@@ -81,7 +81,7 @@ class CrossFileCheck:
         in full (every record and packet of theirs was added), so they are not listed again; for the others,
         the facts of files not added come from ``cached``, then from the ``facts_source`` when one was given and
         many files are missing (from :data:`INDEX_ASSIST_THRESHOLD` on), else from analysing them."""
-        from .crossfile import Workspace
+        from .crossfile import Workspace  # noqa: PLC0415 lazy: start-up
 
         out: dict[str, list[Finding]] = {}
         for memzoi_dir, (facts, added) in self._groups.items():
@@ -105,8 +105,8 @@ class CrossFileCheck:
             missing = rest
         if not missing:
             return
-        from .analysis import analyze_path
-        from .filefacts import facts_from_analysis
+        from .analysis import analyze_path  # noqa: PLC0415 lazy: start-up
+        from .filefacts import facts_from_analysis  # noqa: PLC0415 lazy: start-up
 
         many = self._facts_source is not None and len(missing) >= INDEX_ASSIST_THRESHOLD
         indexed = self._facts_source(Path(memzoi_dir)) if many else {}  # type: ignore[misc]

@@ -284,7 +284,7 @@ class Workspace:
                                    *r.span, field=r.field, target=r.target))
 
     def _proposal_checks(self, f: FileFacts, out: list[Finding]) -> None:
-        from .models.common import parse_instant  # a pending packet's check only
+        from .models.common import parse_instant  # noqa: PLC0415 lazy: start-up - a pending packet's check only
 
         proposed = parse_instant(f.when) if f.when else None
         for r in f.refs:
@@ -348,7 +348,7 @@ class Workspace:
 def _internal_error(err: BaseException | None, path: str) -> Finding:
     """The ``internal_error`` finding of a file whose cross-file evaluation raised ``err`` (logged here), or whose
     facts could not be read (``None``: logged where they were made)."""
-    from .barrier import internal_error
+    from .barrier import internal_error  # noqa: PLC0415 lazy: start-up
 
     if err is None:
         return internal_error(RuntimeError("cross-file facts unavailable"), path, log=False)
@@ -384,7 +384,7 @@ def _dup_eligible(f: FileFacts) -> bool:
 def git_plane_files(memzoi_dir: Path) -> list[Path]:
     """Records and packets of a ``.memzoi`` directory (Memzoi's walk: no hidden files, no symlinks, no
     ``index.md``/``log.md``), sorted."""
-    from .workspace import walk
+    from .workspace import walk  # noqa: PLC0415 lazy: start-up
 
     out: list[Path] = []
     for sub in ("records", "proposals"):

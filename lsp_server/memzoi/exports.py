@@ -54,13 +54,13 @@ class ExportError(Exception):
 
 def exports_dir(root: Path) -> Path:
     """``<home>/projects/<repository-key>/worktrees/<worktree-key>/exports`` of ``root`` (creates nothing)."""
-    from .runtime import worktree_runtime_dir
+    from .runtime import worktree_runtime_dir  # noqa: PLC0415 lazy: start-up
 
     return worktree_runtime_dir(root) / "exports"
 
 
 def _applies(rec: dict[str, Any]) -> list[str]:
-    import json
+    import json  # noqa: PLC0415 lazy: start-up
 
     value = json.loads(rec["applies_to"]) if rec.get("applies_to") else []
     return [str(v) for v in value] if isinstance(value, list) else []
@@ -69,7 +69,7 @@ def _applies(rec: dict[str, Any]) -> list[str]:
 def _errors(reader: Any, path: str) -> list[str]:
     """The codes of the error-severity findings stored for ``path`` (a secret, personal data, a gate failure …):
     such a record is withheld too."""
-    import json
+    import json  # noqa: PLC0415 lazy: start-up
 
     row = reader.db.execute("SELECT findings FROM files WHERE path = ?", (path,)).fetchone()
     return sorted({f["code"] for f in json.loads(row[0]) if f.get("severity") == 1}) if row else []
@@ -79,7 +79,7 @@ def select(root: Path, scope_kind: str = "repo") -> tuple[list[dict[str, Any]], 
     """``(records, withheld)``: the records to project (dicts with ``id``, ``type``, ``title``, ``body``,
     ``applies_to``), ordered as Memzoi orders them, and the unsafe ones as ``{"id", "reasons"}``. Raises
     :class:`~memzoi.ledger.Refusal` (``no_project``, ``index_unavailable``)."""
-    from .agent.recall import Reader
+    from .agent.recall import Reader  # noqa: PLC0415 lazy: start-up
 
     chosen, withheld = [], []
     with Reader(root) as r:
@@ -152,7 +152,7 @@ def export(root: Path, targets: list[str] | None = None, *, output: str | None =
 def _write(root: Path, path: Path, data: bytes, *, actor: str, source: str, private: bool) -> dict[str, Any]:
     """Write one projection: ledgered when ``path`` is inside ``root``, else a guarded atomic swap (the runtime
     exports directory is private: mode 0700, its files 0600, also those an earlier version left readable)."""
-    from .fsutil import swap_file
+    from .fsutil import swap_file  # noqa: PLC0415 lazy: start-up
 
     try:
         before: bytes | None = path.read_bytes()
@@ -166,7 +166,7 @@ def _write(root: Path, path: Path, data: bytes, *, actor: str, source: str, priv
     out: dict[str, Any] = {"path": str(path), "status": status, "ledgered": rel is not None}
     if rel is None:
         if private:  # runtime state: the folder 0700 and its files 0600, whatever the umask (doctor's runtime_modes)
-            from .runtime import private_dir, tighten_tree
+            from .runtime import private_dir, tighten_tree  # noqa: PLC0415 lazy: start-up
 
             private_dir(path.parent)
             if status != "unchanged":
@@ -177,10 +177,10 @@ def _write(root: Path, path: Path, data: bytes, *, actor: str, source: str, priv
         return out
     if status == "unchanged":
         return out
-    from .ledger import ChangePlan, FileChange, run_change
+    from .ledger import ChangePlan, FileChange, run_change  # noqa: PLC0415 lazy: start-up
 
     def build(project: Path) -> ChangePlan:
-        from .ledger import read_file_state
+        from .ledger import read_file_state  # noqa: PLC0415 lazy: start-up
 
         now = read_file_state(project, rel)
         return ChangePlan(OPERATION, [FileChange(rel, now, data)], summary=f"export {rel}", details={"file": rel})

@@ -100,17 +100,17 @@ def facts_from_analysis(analysis: Analysis) -> FileFacts:
     try:
         return _facts(analysis)
     except Exception as err:  # the per-file barrier of the cross-file step
-        from .barrier import log_internal_error
+        from .barrier import log_internal_error  # noqa: PLC0415 lazy: start-up
 
         log_internal_error(err)
         return FileFacts(kind=analysis.kind, role=analysis.placement.role.value, failed=True)
 
 
 def _facts(analysis: Analysis) -> FileFacts:
-    from .analysis import record_id_of
-    from .revision import duplicate_key
-    from .views import Frontmatter, text
-    from .yaml12 import locate
+    from .analysis import record_id_of  # noqa: PLC0415 lazy: start-up
+    from .revision import duplicate_key  # noqa: PLC0415 lazy: start-up
+    from .views import Frontmatter, text  # noqa: PLC0415 lazy: start-up
+    from .yaml12 import locate  # noqa: PLC0415 lazy: start-up
 
     doc = analysis.document
     fm = Frontmatter(doc.data)
@@ -166,9 +166,9 @@ def identity_token(identity: str) -> str:
     packet reusing the id of a rejected, redacted packet is a duplicate too."""
     if _TOKEN.match(identity):
         return identity
-    import blake3
+    import blake3  # noqa: PLC0415 lazy: start-up
 
-    from .utf8 import utf8_bytes
+    from .utf8 import utf8_bytes  # noqa: PLC0415 lazy: start-up
 
     return "redacted-identity-" + blake3.blake3(utf8_bytes(identity)).hexdigest()
 

@@ -90,14 +90,14 @@ class FirstStage:
 def analyze_bytes(*args: Any, **kwargs: Any) -> Analysis:
     """:func:`memzoi.analysis.analyze_bytes`, imported at the first file to analyse (a run served from the store
     loads no analysis)."""
-    from .analysis import analyze_bytes as analyze
+    from .analysis import analyze_bytes as analyze  # noqa: PLC0415 lazy: start-up
 
     return analyze(*args, **kwargs)
 
 
 def analyze_path(*args: Any, **kwargs: Any) -> Analysis:
     """:func:`memzoi.analysis.analyze_path`, imported at the first file to analyse."""
-    from .analysis import analyze_path as analyze
+    from .analysis import analyze_path as analyze  # noqa: PLC0415 lazy: start-up
 
     return analyze(*args, **kwargs)
 
@@ -166,7 +166,7 @@ def analyse_file(path: str, placement: Placement, ctx: ProjectContext, links: di
 def failed_stage(err: BaseException, path: str, placement: Placement | None = None) -> tuple[FirstStage, Analysis]:
     """The first stage of a file whose analysis raised ``err``: its ``internal_error`` finding
     (:func:`memzoi.barrier.failed_analysis`), no stamp (so a holder analyses it again), and the failed analysis."""
-    from .barrier import failed_analysis
+    from .barrier import failed_analysis  # noqa: PLC0415 lazy: start-up
 
     failed = failed_analysis(err, path, placement)
     md = failed.placement.memzoi_dir

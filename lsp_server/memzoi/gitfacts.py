@@ -86,9 +86,9 @@ def reviewed_projection(path: str | os.PathLike[str], record_id: str, top: Path 
     verifies, i.e. the content the decision attested; ``None`` when it is untracked, not attested, already stale
     in ``HEAD``, or git cannot answer. One ``git show`` (GIT_* cleared, output bounded). ``top`` is the
     worktree's top when the caller knows it (saves a ``rev-parse``)."""
-    from .attestation import validate_metadata
-    from .document import frame
-    from .revision import RevisionError, lifecycle_projection, revision_hash, semantic_projection
+    from .attestation import validate_metadata  # noqa: PLC0415 lazy: start-up
+    from .document import frame  # noqa: PLC0415 lazy: start-up
+    from .revision import RevisionError, lifecycle_projection, revision_hash, semantic_projection  # noqa: PLC0415 lazy: start-up
 
     text = committed_text(path, top)
     if text is None:

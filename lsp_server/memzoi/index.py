@@ -86,8 +86,8 @@ class RebuildResult:
 def pack_row(row: dict[str, Any]) -> bytes:
     """A file's rows (:func:`memzoi.index_rows.index_row`) in the form a caller holds many of until the index
     takes them: pickled and compressed, about a fifth of the dicts' memory (1.3 KB against 6.5 KB per file)."""
-    import pickle
-    import zlib
+    import pickle  # noqa: PLC0415 lazy: start-up
+    import zlib  # noqa: PLC0415 lazy: start-up
 
     return zlib.compress(pickle.dumps(row, protocol=pickle.HIGHEST_PROTOCOL), 1)
 
@@ -96,8 +96,8 @@ def unpack_row(row: dict[str, Any] | bytes) -> dict[str, Any]:
     """The rows of :func:`pack_row` (a dict is returned as it is)."""
     if isinstance(row, dict):
         return row
-    import pickle
-    import zlib
+    import pickle  # noqa: PLC0415 lazy: start-up
+    import zlib  # noqa: PLC0415 lazy: start-up
 
     return pickle.loads(zlib.decompress(row))  # noqa: S301 - made by pack_row in this process or its workers
 
@@ -167,7 +167,7 @@ class Index(IndexQueries):
     def _stamp_problem(self) -> str | None:
         """A message when the built index was made under another stamp (:func:`memzoi.index_fresh.index_stamp`:
         another build of the tool, another configuration); such an index is rebuilt, never served."""
-        from .index_fresh import index_stamp
+        from .index_fresh import index_stamp  # noqa: PLC0415 lazy: start-up
 
         row = self.db.execute("SELECT value FROM meta WHERE key = 'stamp'").fetchone()
         built = self.db.execute("SELECT 1 FROM meta WHERE key = 'built_at'").fetchone()
@@ -190,7 +190,7 @@ class Index(IndexQueries):
         commit). With ``everything`` (``memzoi rebuild``) the store's other tables are emptied in the same
         transaction too: store entries, facts blob and stored reports (:mod:`memzoi.store`), made again by the next
         check or scan. Returns what was indexed."""
-        from .index_fresh import git_state, index_stamp
+        from .index_fresh import git_state, index_stamp  # noqa: PLC0415 lazy: start-up
 
         started = time.perf_counter()
         stamp = index_stamp(self.root)  # before the files are read: a change meanwhile shows at the next refresh
@@ -232,7 +232,7 @@ class Index(IndexQueries):
             q = Path(p) if Path(p).is_absolute() else self.root / p
             (present if q.is_file() and not q.is_symlink() else gone).append(q)
         rows = [unpack_row(r) for r in self._analyse(present, progress)]
-        from .index_rows import keep_verified
+        from .index_rows import keep_verified  # noqa: PLC0415 lazy: start-up
 
         keep_verified(self.db, self.root, rows)
         with self._transaction():
@@ -251,7 +251,7 @@ class Index(IndexQueries):
         """Bring the index up to date cheaply (:func:`memzoi.index_fresh.stale`): re-index files that are new,
         whose bytes changed (by the one freshness rule, :mod:`memzoi.freshness`) or whose admission git's state
         changed; drop rows whose file is gone; rebuild an index never built or made under another stamp."""
-        from .index_fresh import stale
+        from .index_fresh import stale  # noqa: PLC0415 lazy: start-up
 
         if not self.exists or self._stamp_problem():
             return self.rebuild(progress)
@@ -274,14 +274,14 @@ class Index(IndexQueries):
     def _redacted_key(rel: str, known: dict[str, Any]) -> str | None:
         """The redacted key of ``rel`` when the index holds the file under it: its path bore a secret when its row
         was written, and the same path still does (the form is a hash, computed without the detectors)."""
-        from .pathsafety import redacted_path
+        from .pathsafety import redacted_path  # noqa: PLC0415 lazy: start-up
 
         key = redacted_path(rel)
         return key if key in known else None
 
     def _rel(self, p: Path) -> str:
         """The key of ``p`` in the index (:func:`memzoi.index_rows.index_key`)."""
-        from .index_rows import index_key
+        from .index_rows import index_key  # noqa: PLC0415 lazy: start-up
 
         return index_key(self.root, p)
 
@@ -297,9 +297,9 @@ class Index(IndexQueries):
             progress(0, total)
         if not files:
             return []
-        from .admission import GitVisibility, git_visibility
-        from .index_rows import _index_rows
-        from .parallel import ChunkPool, cpu_count
+        from .admission import GitVisibility, git_visibility  # noqa: PLC0415 lazy: start-up
+        from .index_rows import _index_rows  # noqa: PLC0415 lazy: start-up
+        from .parallel import ChunkPool, cpu_count  # noqa: PLC0415 lazy: start-up
 
         rows: list[dict[str, Any] | bytes] = []
         if self.premade is not None:

@@ -32,8 +32,8 @@ Restamp = tuple[int, int, int, int, int, str]
 
 def index_stamp(root: Path) -> str:
     """The stamp an index of the project ``root`` is made under (see the module docstring): hex BLAKE3."""
-    from .index_schema import SCHEMA_VERSION
-    from .toolstamp import tool_stamp
+    from .index_schema import SCHEMA_VERSION  # noqa: PLC0415 lazy: start-up
+    from .toolstamp import tool_stamp  # noqa: PLC0415 lazy: start-up
 
     return blake3.blake3(b"\n".join([str(SCHEMA_VERSION).encode(), tool_stamp().encode(),
                                      config_bytes(root)])).hexdigest()
@@ -101,7 +101,7 @@ def readmitted(db: sqlite3.Connection, root: Path, present: dict[str, str]) -> l
     visibility now differs from the row's (``git add``, ``git rm --cached``, an ignore rule, a commit), or a
     record with a stale attestation (explained from ``HEAD``). One batch of git calls
     (:func:`memzoi.admission.git_visibility`). Raises ``sqlite3.Error``."""
-    from .admission import GitVisibility, git_visibility
+    from .admission import GitVisibility, git_visibility  # noqa: PLC0415 lazy: start-up
 
     if not present:
         return []
@@ -143,7 +143,7 @@ def git_state(root: Path, folders: Iterable[str]) -> str:
     it names, its index and ``packed-refs`` (by stat stamp), ``info/exclude``, and the ``.gitignore`` of every
     folder from the worktree's top down to ``root`` and down to every folder in ``folders`` (absolute, those
     holding indexed files). Not followed: the user's global excludes file (``core.excludesFile``). Never raises."""
-    from .gitfacts import git_dirs
+    from .gitfacts import git_dirs  # noqa: PLC0415 lazy: start-up
 
     top = _worktree_top(root)
     if top is None:

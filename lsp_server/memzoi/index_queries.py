@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import blake3
+
 from .freshness import Stat, of_stat
 from .workspace import MEMZOI_DIR, plane_entries
 
@@ -35,7 +37,7 @@ def git_plane_files(project_root: Path) -> list[Path]:
     """Records and packets below ``<root>/.memzoi`` as Memzoi walks them, sorted; none below a symlinked folder
     (:func:`memzoi.workspace.linked_plane`: the walk skips a symlinked ``records`` or ``proposals``, and a
     symlinked ``.memzoi`` is never entered), so the index never holds a file read through a link."""
-    from .crossfile import git_plane_files as plane_files
+    from .crossfile import git_plane_files as plane_files  # noqa: PLC0415 lazy: start-up
 
     memzoi_dir = project_root / MEMZOI_DIR
     if memzoi_dir.is_symlink():
@@ -242,7 +244,7 @@ class IndexQueries:
     def stored_facts(self) -> dict[str, FileFacts]:
         """The stored cross-file facts of every indexed file (absolute path → facts), without reading or
         analysing a file; files indexed under a redacted path are left out (their facts were stripped)."""
-        from .filefacts import FileFacts
+        from .filefacts import FileFacts  # noqa: PLC0415 lazy: start-up
 
         self._require()
         base = str(self.root)
@@ -253,8 +255,8 @@ class IndexQueries:
     def workspace(self) -> Workspace:
         """A cross-file :class:`~memzoi.crossfile.Workspace` loaded from stored facts, keyed by absolute path
         (no file is read or analysed). The language server starts from it and then updates open files."""
-        from .crossfile import Workspace
-        from .filefacts import FileFacts
+        from .crossfile import Workspace  # noqa: PLC0415 lazy: start-up
+        from .filefacts import FileFacts  # noqa: PLC0415 lazy: start-up
 
         self._require()
         ws = Workspace()
@@ -286,8 +288,6 @@ class IndexQueries:
     def drift(self) -> Drift:
         """Compare the index with the git plane: every file's byte hash against the stored one, rows without a
         file, files without a row, and the FTS5 integrity check of both tables. Never writes."""
-        import blake3
-
         d = Drift(schema=self.schema_problem)
         if d.schema:
             return d

@@ -17,15 +17,19 @@ from typing import Any, NamedTuple
 
 import blake3
 
+from . import pathsafety
 from .admission import GitVisibility
 from .analysis import Analysis
+from .attestation import check_attestation
 from .barrier import failed_analysis
+from .document import frame
 from .filefacts import FileFacts, facts_from_analysis
 from .firststage import analyse_file
 from .freshness import read_stable
 from .gitfacts import GitFacts
-from .pathsafety import REDACTED_PREFIX, shown_id
+from .pathsafety import REDACTED_PREFIX, redacted, shown_id
 from .safety.redact import MARK, redact, secret_spans
+from .safety.values import scalars
 from .text import LineIndex
 from .utf8 import encodable, storable
 from .verdict import FileVerdict, ProjectContext, judge, verdict_of
@@ -54,8 +58,6 @@ def _scrub(rows: dict[str, dict[str, Any]], values: list[str]) -> None:
             if key == "path" and isinstance(value, str) and any(n in value for n in needles):
                 # The key of the file's rows: marking the value inside it made several files one key (a run of
                 # 50,000 files failed on it); the whole path becomes its hash marker, one per file.
-                from .pathsafety import redacted
-
                 row[key] = redacted(value)
             elif key != "sha" and isinstance(value, str) and any(n in value for n in needles):
                 for n in needles:
@@ -67,17 +69,15 @@ def index_key(root: Path, path: str | os.PathLike[str]) -> str:
     """The key of the file ``path`` in the index of the project ``root`` (resolved): its path relative to the
     root, ``/``-separated (absolute when outside it), redacted when it bears a secret
     (:func:`memzoi.pathsafety.shown_path`: the index never stores a secret, and the key stays stable)."""
-    from .pathsafety import shown_path
-
     full = os.path.abspath(path)
     base = str(root)
     if os.sep == "/" and full.startswith(base.rstrip("/") + "/"):  # the common case, without pathlib
-        return shown_path(full[len(base.rstrip("/")) + 1 :])
+        return pathsafety.shown_path(full[len(base.rstrip("/")) + 1 :])
     try:
         rel = Path(full).relative_to(root).as_posix()
     except ValueError:
         rel = Path(full).as_posix()
-    return shown_path(rel)
+    return pathsafety.shown_path(rel)
 
 
 def _index_rows(jobs: list[tuple[str, str | None, str]], root: str | None = None) -> list[dict[str, Any] | None]:
@@ -221,8 +221,6 @@ def _secret_texts(doc, secrets: list[tuple[int, int]]) -> set[str]:
     scalar (its escapes, its quotes), whose text is not what the rows hold (:mod:`memzoi.safety.values`)."""
     out = {doc.text[a:b] for a, b in secrets}
     if doc.yaml_root is not None and doc.fm_end is not None and secrets[0][0] < doc.fm_end:
-        from .safety.values import scalars
-
         for node, _ in scalars(doc.yaml_root):
             if isinstance(node.value, str) and any(a <= node.start and node.end <= b for a, b in secrets):
                 out.add(str(node.value))
@@ -233,9 +231,6 @@ def keep_verified(db: sqlite3.Connection, root: Path, rows: list[dict[str, Any]]
     """For records of ``rows`` (about to replace theirs in the index ``db`` of the project ``root``) that turned
     stale, keep the projection stored when they last verified and use it to name the changed fields in the stored
     ``stale_attestation`` finding. Raises ``sqlite3.Error``."""
-    from .attestation import check_attestation
-    from .document import frame
-
     for row in rows:
         rec = row.get("record")
         if not rec or rec["attestation"] != "stale" or not rec["id"]:

@@ -155,8 +155,8 @@ def decode(data: bytes | None, shown: str) -> tuple[str, bool]:
 
 def _masked(text: str) -> str:
     """``text`` with the spans the credential and personal-data detectors match replaced by ``[redacted]``."""
-    from .safety.redact import redact, secret_spans
-    from .safety.scan import collect_hits
+    from .safety.redact import redact, secret_spans  # noqa: PLC0415 lazy: start-up
+    from .safety.scan import collect_hits  # noqa: PLC0415 lazy: start-up
 
     spans = secret_spans(collect_hits(text))
     return redact(text, spans) if spans else text
@@ -244,11 +244,11 @@ def write(root: Path, file: str | None = None, *, resident_import: bool = False,
     if first.status == "unchanged":
         return first, None
     if not first.inside:
-        from .fsutil import swap_file
+        from .fsutil import swap_file  # noqa: PLC0415 lazy: start-up
 
         swap_file(first.target, first.before, first.after)  # only over the exact bytes read
         return first, None
-    from .ledger import ChangePlan, FileChange, Refusal, read_file_state, run_change
+    from .ledger import ChangePlan, FileChange, Refusal, read_file_state, run_change  # noqa: PLC0415 lazy: start-up
 
     done: list[InstructionPlan] = []
 

@@ -29,14 +29,14 @@ class LockBusy(Exception):
 
 def _try_lock(fd: int) -> bool:
     if sys.platform == "win32":  # pragma: no cover - Windows
-        import msvcrt
+        import msvcrt  # noqa: PLC0415 lazy: platform
 
         try:
             msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
             return True
         except OSError:
             return False
-    import fcntl
+    import fcntl  # noqa: PLC0415 lazy: platform
 
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -47,12 +47,12 @@ def _try_lock(fd: int) -> bool:
 
 def _unlock(fd: int) -> None:
     if sys.platform == "win32":  # pragma: no cover - Windows
-        import msvcrt
+        import msvcrt  # noqa: PLC0415 lazy: platform
 
         os.lseek(fd, 0, os.SEEK_SET)
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
         return
-    import fcntl
+    import fcntl  # noqa: PLC0415 lazy: platform
 
     fcntl.flock(fd, fcntl.LOCK_UN)
 

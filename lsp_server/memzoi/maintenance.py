@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from .agent.recall import Reader
 from .clock import utc_now
 from .document import frame
 from .ledger import Refusal
@@ -39,6 +40,7 @@ from .maintenance_detect import (
 from .models.common import parse_rfc3339
 from .retention import current_assertion, format_instant
 from .revision import REVISION_SCHEMA, domain_id
+from .runtime import cached_keys, memzoi_home
 
 REQUEST_SCHEMA = "memzoi/maintenance-request"
 PLAN_SCHEMA = "memzoi/maintenance-plan"
@@ -168,9 +170,6 @@ def plan_maintenance(root: Path, req: dict[str, Any], now: datetime | None = Non
     Reads only. Raises :class:`Refusal`: an unknown target (``not_found``), a record that cannot be planned over
     (``not_admitted``, ``not_repository``, ``invalid_retention``, ``invalid_value``), more than 256 records
     (``too_many_records``), an unusable index."""
-    from .agent.recall import Reader
-    from .runtime import cached_keys
-
     with Reader(root) as r:
         at = parse_rfc3339(req["evaluated_at"]) if req.get("evaluated_at") else (now or r.now)
         rows = [dict(x) for x in r.db.execute("SELECT * FROM records WHERE id IS NOT NULL ORDER BY id, path")]
@@ -248,8 +247,7 @@ def write_plan(root: Path, plan: dict[str, Any], output: str | os.PathLike[str])
     renamed). Memzoi: "--output is the sole optional write and must be outside the Git worktree and all managed
     runtime roots": an ``output`` inside the project, its git worktree or the memzoi home is refused
     (``output_inside_managed_root``) with nothing written. Returns the resolved path."""
-    from .admission import worktree_root
-    from .runtime import memzoi_home
+    from .admission import worktree_root  # noqa: PLC0415 lazy: start-up
 
     target = Path(output).expanduser().resolve()
     managed = [root.resolve(), memzoi_home().resolve()]

@@ -34,6 +34,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from .agent.recall import path_match_score
+from .models.common import parse_rfc3339
 from .revision import domain_id
 
 STALE_AFTER = timedelta(days=180)
@@ -281,8 +282,6 @@ def _renews(evidence: Loaded, predecessor: Loaded) -> bool:
 
 def renewals(loaded: list[Loaded], selected: set[str], at: datetime, digest: str, fmt: Callable[[datetime], str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Renewal-candidate findings and their ``create_renewal_successor`` action candidates."""
-    from .models.common import parse_rfc3339
-
     findings, actions = [], []
     for p in loaded:
         s = p.snapshot

@@ -41,8 +41,8 @@ def cpu_count() -> int:
 def can_fork() -> bool:
     """True when worker processes may be forked here: the platform has ``fork`` and this process runs one
     thread (see the module docstring). macOS is excluded: system libraries there are not fork-safe."""
-    import multiprocessing
-    import threading
+    import multiprocessing  # noqa: PLC0415 lazy: start-up
+    import threading  # noqa: PLC0415 lazy: start-up
 
     return ("fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin"
             and threading.active_count() == 1)
@@ -51,7 +51,7 @@ def can_fork() -> bool:
 def can_use_helper() -> bool:
     """True when a threaded process may get workers from a fork server here (Linux: the helper is a fresh,
     single-threaded interpreter, so forking it is safe)."""
-    import multiprocessing
+    import multiprocessing  # noqa: PLC0415 lazy: start-up
 
     return sys.platform.startswith("linux") and "forkserver" in multiprocessing.get_all_start_methods()
 
@@ -73,8 +73,8 @@ def _die_with(parent: int) -> None:
     if not sys.platform.startswith("linux"):
         return
     try:
-        import ctypes
-        import signal
+        import ctypes  # noqa: PLC0415 lazy: start-up
+        import signal  # noqa: PLC0415 lazy: start-up
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
@@ -126,8 +126,8 @@ class ChunkPool(Generic[J, R]):
         self._started = True
         if self.workers < 2:
             return
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        import multiprocessing  # noqa: PLC0415 lazy: start-up
+        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 lazy: start-up
 
         parent: int | None = os.getpid()
         preload = [getattr(self.fn, "func", self.fn).__module__, *PRELOAD]
@@ -168,7 +168,7 @@ class ChunkPool(Generic[J, R]):
 
     def iter_results(self) -> Iterator[R]:
         """:meth:`results` one at a time, each as soon as its chunk is done (the caller can work meanwhile)."""
-        from concurrent.futures.process import BrokenProcessPool
+        from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415 lazy: start-up
 
         self._submit()
         try:

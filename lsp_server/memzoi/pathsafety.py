@@ -52,7 +52,7 @@ def repository_path(path: str | os.PathLike[str]) -> str | None:
 @lru_cache(maxsize=16384)
 def _secret_hits(text: str) -> tuple[Any, ...]:
     """Memzoi write-safety detector hits (:data:`memzoi.safety.SECRET_CODES`) in ``text``."""
-    from .safety import SECRET_CODES, collect_hits  # the detectors load at the first path that is scanned
+    from .safety import SECRET_CODES, collect_hits  # noqa: PLC0415 lazy: start-up - the detectors load at the first path that is scanned
 
     return tuple(h for h in collect_hits(text) if h.code in SECRET_CODES)
 

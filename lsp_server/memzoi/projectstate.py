@@ -31,10 +31,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .admission import GitVisibility
+from .config import forget_config
 from .crossfile import Workspace
+from .filefacts import FileFacts
 from .gitfacts import GitFacts
 from .projectfiles import ProjectFiles
-from .workspace import MEMZOI_DIR, RESERVED_NAMES, Placement, Role, place
+from .workspace import MEMZOI_DIR, RESERVED_NAMES, Placement, Role, place, takes_part
 
 if TYPE_CHECKING:
     from .analysis import Analysis
@@ -84,7 +87,7 @@ class ProjectState:
 
     def __init__(self, root: str | os.PathLike[str], *, key: Callable[[str], str] | None = None,
                  path_of: Callable[[str], str | os.PathLike[str] | None] | None = None) -> None:
-        from .ledger import LedgerView  # the ledger package is loaded by a caller that holds state, not by check
+        from .ledger import LedgerView  # noqa: PLC0415 lazy: start-up - the ledger package is loaded by a caller that holds state, not by check
 
         self.root = Path(root)
         self.memzoi_dir = self.root / MEMZOI_DIR
@@ -143,7 +146,7 @@ class ProjectState:
         return self.tracked.listing(before_ask=record)
 
     def _inputs_now(self, paths: Iterable[str] | None = None) -> tuple[bytes, str]:
-        from .index_fresh import config_bytes, git_state
+        from .index_fresh import config_bytes, git_state  # noqa: PLC0415 lazy: start-up
 
         folders = {os.path.dirname(p) for p in (list(self._keys) if paths is None else paths)}
         return config_bytes(self.root), git_state(self.root, folders)
@@ -162,8 +165,6 @@ class ProjectState:
             return InputChanges()
         changes = InputChanges(config=now[0] != before[0], git=now[1] != before[1])
         if changes.config:
-            from .config import forget_config
-
             forget_config(self.memzoi_dir)  # its stat may not show the change (memzoi.freshness)
             self.verdicts.clear()
         if changes.git and self._keys:
@@ -200,9 +201,6 @@ class ProjectState:
         with the facts held, so the same facts affect nothing). Returns the keys whose cross-file findings
         changed. A file that takes no part in cross-file checks (:func:`memzoi.workspace.takes_part`: a stray
         file below ``.memzoi``, a reserved file) is kept out of the graph, as ``memzoi check`` keeps it out."""
-        from .filefacts import FileFacts
-        from .workspace import takes_part
-
         path = self._path_of(key)
         role = source.role if isinstance(source, FileFacts) else source.placement.role.value
         if path is None or not takes_part(os.fspath(path), role):  # as `check`: a stray file is scanned only
@@ -265,7 +263,7 @@ class ProjectState:
                 if analysis is not None:
                     out.affected |= self.feed(key, analysis)
             except Exception as err:  # the barrier: the other changed files are still taken in
-                from .barrier import log_internal_error
+                from .barrier import log_internal_error  # noqa: PLC0415 lazy: start-up
 
                 log_internal_error(err, p)
         out.affected -= set(out.removed)
@@ -286,10 +284,9 @@ class ProjectState:
         a warm scan, whose files came from the verdict cache) are left to the index's own workers. Judged with the
         project's git answers and its own ``[rules]``, not an editor's settings: the index is what ``memzoi
         rebuild`` writes (:func:`memzoi.index_rows.index_verdict`)."""
-        from .admission import GitVisibility
-        from .index import PARALLEL_THRESHOLD
-        from .index_rows import index_key, index_row, index_verdict
-        from .verdict import ProjectContext
+        from .index import PARALLEL_THRESHOLD  # noqa: PLC0415 lazy: start-up
+        from .index_rows import index_key, index_row, index_verdict  # noqa: PLC0415 lazy: start-up
+        from .verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
 
         rows: list[dict[str, Any] | bytes] = []
         rest: list[Path] = []
@@ -314,7 +311,7 @@ class ProjectState:
                 try:
                     rows.append(index_row(index_key(root, path), data, st, index_verdict(path, analysis, ctx)))
                 except Exception as err:  # the per-file barrier: the index analyses this file itself
-                    from .barrier import log_internal_error
+                    from .barrier import log_internal_error  # noqa: PLC0415 lazy: start-up
 
                     log_internal_error(err, path)
                     left.append(path)
@@ -324,7 +321,7 @@ class ProjectState:
         """The project's index, opened once, with rows made by the scan or from ``on_disk``'s analyses
         (:meth:`premade_rows`), and worker processes from a fork server for many others. Raises
         :class:`memzoi.index.IndexUnavailable` when it cannot be opened."""
-        from .index import Index
+        from .index import Index  # noqa: PLC0415 lazy: start-up
 
         if self.index is None:
             self.index = Index(self.root, premade=lambda files: self.premade_rows(files, on_disk), helper=True)

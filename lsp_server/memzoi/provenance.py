@@ -21,6 +21,7 @@ from .ledger import ChangeRecord
 from .lifecycle.propose import mcp_provenance
 from .retention import current_assertion, evaluate_retention
 from .views import Frontmatter, block
+from .workspace import Role
 
 
 @dataclass(frozen=True)
@@ -130,8 +131,6 @@ def superseded_by(graph: Any, record_id: str) -> list[str]:
     :class:`memzoi.crossfile.Workspace`): only a record in ``records/`` supersedes (a packet's ``supersedes`` is a
     proposal, not yet a fact). A record's ``supersedes`` is one record id (reference ``memzoi-format.md`` §1.4). Reads
     ``graph.referrers``, so the cost is the number of files referring to ``record_id``, not the project's size."""
-    from .workspace import Role
-
     out = []
     for key in graph.referrers(record_id):
         facts = graph.facts(key)

@@ -117,13 +117,13 @@ def file_blob(root: Path, path: str) -> tuple[str, bytes | None]:
 
 
 def _finding(code: str, field: str, detector: str, value: str) -> dict[str, str]:
-    from .safety.fingerprint import fingerprint
+    from .safety.fingerprint import fingerprint  # noqa: PLC0415 lazy: start-up
 
     return {"code": code, "field": field, "detector": detector, "fingerprint": fingerprint(code, field, value)}
 
 
 def _content_class(text: str) -> str:
-    from .document import frame
+    from .document import frame  # noqa: PLC0415 lazy: start-up
 
     data = frame(text).data
     value = data.get("content_class") if isinstance(data, dict) else None
@@ -133,8 +133,8 @@ def _content_class(text: str) -> str:
 def scan_blob(path: str, data: bytes | None) -> dict[str, Any]:
     """Memzoi's ``RepositoryWriteSafetyReport`` of one blob (``data`` ``None``: an unsupported entry, scanned as
     the ``../unsupported-git-entry`` probe with no bytes)."""
-    from .policy import CONTENT_CLASS_CODES
-    from .safety.scan import collect_hits
+    from .policy import CONTENT_CLASS_CODES  # noqa: PLC0415 lazy: start-up
+    from .safety.scan import collect_hits  # noqa: PLC0415 lazy: start-up
 
     if data is None:
         path, data = UNSUPPORTED, b""

@@ -60,7 +60,7 @@ def _load(store: Path | None) -> dict[str, _Item]:
 
 
 def _save(store: Path, items: dict[str, _Item]) -> None:
-    from .runtime import private_dir
+    from .runtime import private_dir  # noqa: PLC0415 lazy: start-up
 
     try:
         private_dir(store.parent)
@@ -110,7 +110,7 @@ def source_digest(top: str, store: Path | None = None) -> str:
 
 
 def _store(top: str) -> Path | None:
-    from .runtime import HOME_FILE_PREFIX, memzoi_home
+    from .runtime import HOME_FILE_PREFIX, memzoi_home  # noqa: PLC0415 lazy: start-up
 
     try:
         key = blake3.blake3(top.encode("utf-8", "surrogateescape")).hexdigest()[:16]
@@ -124,7 +124,7 @@ def tool_stamp() -> str:
     """What identifies the code that makes findings: memzoi's version, the digest of its installed source
     (:func:`source_digest`), Python's version and the location and stat of the parsing libraries (without
     importing them). Cached per process."""
-    import importlib.util
+    import importlib.util  # noqa: PLC0415 lazy: start-up
 
     top = os.path.dirname(os.path.abspath(__file__))
     parts = [__version__, sys.version, source_digest(top, _store(top))]

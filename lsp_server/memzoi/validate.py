@@ -9,6 +9,7 @@ lane retention, proposal shape and resolution) are added after. Messages name th
 from __future__ import annotations
 
 import difflib
+import json
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -215,8 +216,6 @@ def _body_rules(v: Validator, data: dict[str, Any], model: type[BaseModel]) -> N
         fixes = [Fix("Set the H1 to the title", (TextEdit(s, e, rust_trim(title)),))]
         _, node = locate(v.root, ("title",))
         if node is not None:
-            import json
-
             fixes.append(Fix("Set the title to the H1", (TextEdit(node.start, node.end, json.dumps(doc.h1_text, ensure_ascii=False)),)))
         v.findings.append(
             finding("title_h1_mismatch", "the H1 heading must equal the frontmatter `title` exactly", s, e,

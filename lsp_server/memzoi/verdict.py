@@ -71,7 +71,7 @@ class ProjectContext:
         if rules is None:
             rules = config.effective_rules if config is not None else DEFAULT_RULES
         if now is None:
-            from .clock import utc_now
+            from .clock import utc_now  # noqa: PLC0415 lazy: start-up
 
             now = utc_now()
         return cls(md, now, config, rules, git, ledger)
@@ -127,8 +127,8 @@ def explain_stale(path: str | os.PathLike[str] | None, analysis: Analysis, git: 
     (e.g. "changed since decision time: `body`"). Returns a new analysis (the given one is never changed); the
     same one when there is nothing to explain or git cannot tell."""
     att = analysis.attestation
-    from .analysis import record_id_of
-    from .attestation import AttestationState, check_attestation
+    from .analysis import record_id_of  # noqa: PLC0415 lazy: start-up
+    from .attestation import AttestationState, check_attestation  # noqa: PLC0415 lazy: start-up
 
     if git is None or path is None or att is None or att.state is not AttestationState.STALE or analysis.model is None:
         return analysis

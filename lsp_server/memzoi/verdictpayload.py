@@ -47,8 +47,8 @@ def make_payload(analysis: Analysis, first: Local, facts: FileFacts, starts: lis
     """The JSON payload of one file's entry (see the module docstring), or ``None`` when the file must not be
     cached: a secret finding, a stale attestation, a ``canonical_path`` finding, a finding whose data does not
     survive JSON, a file outside any project. ``first`` is :func:`memzoi.verdict.local`'s result for ``analysis``."""
-    from .attestation import AttestationState
-    from .safety.redact import SECRET_CODES
+    from .attestation import AttestationState  # noqa: PLC0415 lazy: start-up
+    from .safety.redact import SECRET_CODES  # noqa: PLC0415 lazy: start-up
 
     if analysis.placement.memzoi_dir is None or first.canonical or facts.failed:  # a symlink, a file through a
         return None  # symlinked folder, facts an internal error stopped (its `internal_error` is not cached)
@@ -90,7 +90,7 @@ def kept_facts(analysis: Analysis, first: Local, facts: FileFacts) -> list[Any] 
     attestation, a finding whose data is not plain JSON). A file with a secret keeps nothing: a detector's span may
     hold context around the secret, so no test on the fact values could promise that none of them holds a piece of
     it, and no byte of a secret is ever stored."""
-    from .safety.redact import SECRET_CODES
+    from .safety.redact import SECRET_CODES  # noqa: PLC0415 lazy: start-up
 
     if analysis.placement.memzoi_dir is None or first.canonical or facts.failed:
         return None
@@ -144,7 +144,7 @@ def read_payload(payload: str, path: str, memzoi_dir: str, now: datetime, links:
     role, o1, o2, attested, found, facts, starts, length, mark = json.loads(payload)
     own = [Finding(c, m, s, e, _SEVERITY[sev], (), d or {}) for c, m, s, e, sev, d in found]
     if mark is not None:
-        from .retention import RetentionMark, mark_findings  # a record with a retention boundary only
+        from .retention import RetentionMark, mark_findings  # noqa: PLC0415 lazy: start-up - a record with a retention boundary only
 
         boundary = _EPOCH + timedelta(microseconds=mark[0])
         extra = mark_findings(RetentionMark(boundary, mark[1], (mark[2], mark[3])), now)

@@ -149,7 +149,7 @@ def record_file(memzoi_dir: Path, record_id: str) -> Path | None:
     """The file of the record ``record_id`` (``records/<id>.md``, reference §1.2) when it exists, else ``None``.
     A value that is not a Memzoi id (``..``, an absolute path, control characters) names no file: a path is never
     built from it."""
-    from .models.common import is_identifier  # late: pydantic is not loaded to place a path
+    from .models.common import is_identifier  # noqa: PLC0415 lazy: start-up - pydantic is not loaded to place a path
 
     rid = record_id.strip()
     if not is_identifier(rid):
@@ -161,7 +161,7 @@ def record_file(memzoi_dir: Path, record_id: str) -> Path | None:
 def packet_file(memzoi_dir: Path, proposal_id: str) -> Path | None:
     """The file of the proposal packet ``proposal_id`` (the first of :data:`PACKET_FOLDERS` holding
     ``<id>.md``), else ``None``; as :func:`record_file`, a value that is not an id names no file."""
-    from .models.common import is_identifier
+    from .models.common import is_identifier  # noqa: PLC0415 lazy: start-up
 
     pid = proposal_id.strip()
     if not is_identifier(pid):
