@@ -22,8 +22,8 @@ PROTOCOL_PACKAGES = ("lsprotocol", "pygls", "cattrs")
 def _protocol_code_cache():
     """The cache of attrs' generated code for the protocol libraries (:func:`memzoi.codecache.attrs_code_cache`),
     in ``$MEMZOI_HOME/cache``; without a usable directory, importing as usual."""
-    from memzoi.codecache import attrs_code_cache
-    from memzoi.runtime import memzoi_home, private_dir
+    from memzoi.codecache import attrs_code_cache  # noqa: PLC0415 lazy: start-up
+    from memzoi.runtime import memzoi_home, private_dir  # noqa: PLC0415 lazy: start-up
 
     try:
         directory = private_dir(memzoi_home() / "cache")
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr, level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     stderr_level = args.log_level or "WARNING"
-    from .logbridge import OneLineLibraryErrors
+    from .logbridge import OneLineLibraryErrors  # noqa: PLC0415 lazy: start-up
 
     for handler in logging.getLogger().handlers:
         handler.setLevel(stderr_level)
@@ -63,8 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("pygls").setLevel(logging.WARNING)
 
     with _protocol_code_cache():
-        from .logbridge import install as install_bridge
-        from .server import create_server
+        from .logbridge import install as install_bridge  # noqa: PLC0415 lazy: start-up
+        from .server import create_server  # noqa: PLC0415 lazy: start-up
 
     server = create_server()
     install_bridge(server)

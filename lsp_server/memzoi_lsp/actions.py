@@ -17,7 +17,7 @@ from pygls.capabilities import get_capability
 
 from memzoi.findings import Finding
 
-from . import resident, routing
+from . import lifecycle, resident, routing
 from .codeactions import (
     APPLY_KIND,
     KINDS,
@@ -41,7 +41,7 @@ from .codeactions import (
     lifecycle_kind,
 )
 from .convert import TextMap
-from .documents import Snapshot
+from .documents import Snapshot, uri_to_path
 
 if TYPE_CHECKING:
     from memzoi.lifecycle.offers import Offer
@@ -170,8 +170,7 @@ RECOVER_LABELS = {"restore-before": "restore the files as before", "complete-aft
 
 
 def _offer_actions(ls: Session, uri: str, offer: Offer) -> list[types.CodeAction | None]:
-    from . import lifecycle
-    from .preview import PREVIEW
+    from .preview import PREVIEW  # noqa: PLC0415 lazy: start-up
 
     args: dict[str, Any] = {"uri": uri}
     if offer.operation == "undo" and offer.change is not None:
@@ -197,9 +196,9 @@ def _offer_actions(ls: Session, uri: str, offer: Offer) -> list[types.CodeAction
 def lifecycle_actions(ls: Session, snap: Snapshot) -> list[types.CodeAction]:
     """The core's lifecycle offers of a record or packet (:func:`memzoi.lifecycle.offers.file_offers`) as code
     actions: a blocked offer is a disabled action with its reason, or left out for a client that cannot show one."""
-    from memzoi.lifecycle.offers import file_offers
+    from memzoi.lifecycle.offers import file_offers  # noqa: PLC0415 lazy: start-up
 
-    from . import readiness
+    from . import readiness  # noqa: PLC0415 lazy: start-up
 
     project = ls.project_for(snap.path)
     ledger = project.ledger.for_file(snap.path) if project is not None and snap.path is not None else None
@@ -221,12 +220,11 @@ STEP_TITLES = {"plan": "Plan materialization", "decide": "Decide: approve this p
 def materialization_actions(ls: Session, uri: str) -> list[types.CodeAction]:
     """The core's next step of a materialization candidate, plan or decision JSON file
     (:func:`memzoi.lifecycle.artifacts.offered_steps`), and the preview of the last one, as code actions."""
-    from memzoi.buffers import unsaved
-    from memzoi.lifecycle.artifacts import artifact_kind, artifact_set, offered_steps
+    from memzoi.buffers import unsaved  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.artifacts import artifact_kind, artifact_set, offered_steps  # noqa: PLC0415 lazy: start-up
 
-    from . import materialization as mat
-    from .documents import uri_to_path
-    from .preview import PREVIEW
+    from . import materialization as mat  # noqa: PLC0415 lazy: start-up
+    from .preview import PREVIEW  # noqa: PLC0415 lazy: start-up
 
     path = uri_to_path(uri)
     if path is None:

@@ -40,7 +40,7 @@ def _text(arg: dict[str, Any], key: str) -> str:
 @command(LIST)
 async def listing(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The checkpoints of the workspace's projects, with the actions each accepts now."""
-    from memzoi.lifecycle.checkpoint_review import checkpoint_inbox
+    from memzoi.lifecycle.checkpoint_review import checkpoint_inbox  # noqa: PLC0415 lazy: start-up
 
     roots = _roots(ls, arg)
     return {"projects": await _off_loop(lambda: [{"root": str(r), **checkpoint_inbox(r)} for r in roots])}
@@ -49,7 +49,7 @@ async def listing(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 @command(PREVIEW)
 async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The before and after of a continue or close, without writing."""
-    from memzoi.lifecycle.checkpoint_review import preview_transition
+    from memzoi.lifecycle.checkpoint_review import preview_transition  # noqa: PLC0415 lazy: start-up
 
     root, cid, op = _one_root(ls, arg), _text(arg, "checkpoint_id"), _text(arg, "operation")
     return await _off_loop(lambda: preview_transition(root, cid, op))
@@ -58,7 +58,7 @@ async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 @command(APPLY)
 async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a previewed continue or close with the preview's expected version."""
-    from memzoi.lifecycle.checkpoint_review import apply_transition
+    from memzoi.lifecycle.checkpoint_review import apply_transition  # noqa: PLC0415 lazy: start-up
 
     root, cid, op = _one_root(ls, arg), _text(arg, "checkpoint_id"), _text(arg, "operation")
     version = arg.get("expected_version")
@@ -77,7 +77,7 @@ def _with_uris(root: Path, health: dict[str, Any]) -> dict[str, Any]:
 @command(HEALTH)
 async def health(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The Memory health view of each workspace project (duplicates, contradictions, stale, expired, expiring)."""
-    from memzoi.maintenance import memory_health
+    from memzoi.maintenance import memory_health  # noqa: PLC0415 lazy: start-up
 
     roots = _roots(ls, arg)
     return {"projects": await _off_loop(lambda: [_with_uris(r, memory_health(r)) for r in roots])}

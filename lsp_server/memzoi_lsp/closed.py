@@ -50,8 +50,8 @@ def findings(ls: Session, project: Project, held: FirstStage, key: str,
     cross-file findings once the first scan is done) and its text, read from disk only when there are findings
     (``""`` otherwise); ``None`` when the text on disk is no longer the one ``held`` was made from (``held`` is
     dropped)."""
-    from memzoi.text import decode
-    from memzoi.verdict import settle
+    from memzoi.text import decode  # noqa: PLC0415 lazy: start-up
+    from memzoi.verdict import settle  # noqa: PLC0415 lazy: start-up
 
     read: list[str] = []
 

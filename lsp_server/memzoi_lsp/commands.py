@@ -25,7 +25,7 @@ DOCTOR = "memzoi.doctor"
 
 
 def _check(roots: list[Path]) -> dict[str, Any]:
-    from memzoi.check import check_paths
+    from memzoi.check import check_paths  # noqa: PLC0415 lazy: start-up
 
     files = 0
     counts = {"error": 0, "warning": 0, "information": 0, "hint": 0}
@@ -47,7 +47,7 @@ def register(server: Session) -> None:
         """Check every project from disk (as ``memzoi check``) and re-publish its diagnostics."""
         roots = list(ls.projects)
         result = await asyncio.get_running_loop().run_in_executor(ls.scan_executor, _check, roots)
-        from . import watch
+        from . import watch  # noqa: PLC0415 lazy: start-up
 
         for project in list(ls.projects.values()):
             watch.process(ls, [project.memzoi_dir])
@@ -57,7 +57,7 @@ def register(server: Session) -> None:
     async def search(ls: Session, *args: Any) -> list[dict[str, Any]]:
         """Records and packets matching the query (a string, or ``{"query"}``): full-text through the index,
         best first: ``[{kind, id, title, path, uri, snippet}]``."""
-        from . import indexing
+        from . import indexing  # noqa: PLC0415 lazy: start-up
 
         first = args[0] if args else ""
         query = str(first.get("query", "") if isinstance(first, dict) else first)
@@ -65,7 +65,7 @@ def register(server: Session) -> None:
         for project in list(ls.projects.values()):
             hits = await indexing.search(ls, project, query)
             if hits is None:
-                from .navigation import workspace_symbols
+                from .navigation import workspace_symbols  # noqa: PLC0415 lazy: start-up
 
                 out += [{"kind": "record" if s.kind == types.SymbolKind.File else "proposal", "id": s.container_name, "title": s.name,
                          "path": None, "uri": s.location.uri, "snippet": ""} for s in workspace_symbols(ls, query)]
@@ -77,7 +77,7 @@ def register(server: Session) -> None:
     @server.command(REBUILD)
     async def rebuild(ls: Session, *args: Any) -> Any:
         """Recreate each project's index from the git plane (``memzoi rebuild``)."""
-        from . import indexing
+        from . import indexing  # noqa: PLC0415 lazy: start-up
 
         results = [await indexing.rebuild(ls, p) for p in list(ls.projects.values())]
         return results[0] if len(results) == 1 else results
@@ -85,7 +85,7 @@ def register(server: Session) -> None:
     @server.command(DOCTOR)
     async def doctor(ls: Session, *args: Any) -> Any:
         """Workspace, git plane and index drift report with repair steps (``memzoi doctor --json``)."""
-        from memzoi.doctor import diagnose
+        from memzoi.doctor import diagnose  # noqa: PLC0415 lazy: start-up
 
         loop = asyncio.get_running_loop()
         reports = [await loop.run_in_executor(None, diagnose, root) for root in sorted(ls.projects)]

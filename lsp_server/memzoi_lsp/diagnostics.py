@@ -18,7 +18,7 @@ from memzoi.findings import Finding
 from memzoi.resources import diagnostics_href
 
 from .convert import TextMap
-from .documents import Snapshot
+from .documents import Snapshot, uri_to_path
 
 if TYPE_CHECKING:
     from .session import Session
@@ -62,7 +62,7 @@ def diagnostics_for(ls: Session, snap: Snapshot) -> list[types.Diagnostic]:
     try:
         findings = ls.findings_for(snap)
     except Exception as err:  # the barrier: admission, ledger or cross-file state failed for this file only
-        from memzoi.barrier import internal_error
+        from memzoi.barrier import internal_error  # noqa: PLC0415 lazy: start-up
 
         findings = [internal_error(err, snap.path or snap.uri)]
     return to_lsp(ls, snap, findings)
@@ -73,7 +73,7 @@ def closed_diagnostics(ls: Session, uri: str, found: tuple | None = None,
     """``(result id, diagnostics)`` of a closed file from the scan's compact verdict of it (:mod:`.closed`;
     ``found`` is :func:`.closed.lookup`'s answer when the caller has it, ``ctx`` the project's verdict context);
     ``None`` when there is none (the file is then analysed: :func:`diagnostics_for`)."""
-    from . import closed
+    from . import closed  # noqa: PLC0415 lazy: start-up
 
     found = found or closed.lookup(ls, uri)
     if found is None:
@@ -82,7 +82,7 @@ def closed_diagnostics(ls: Session, uri: str, found: tuple | None = None,
     try:
         got = closed.findings(ls, project, held, key, ctx)
     except Exception as err:  # the barrier, as in diagnostics_for
-        from memzoi.barrier import internal_error
+        from memzoi.barrier import internal_error  # noqa: PLC0415 lazy: start-up
 
         got = ("", [internal_error(err, held.path)])
     if got is None:
@@ -102,7 +102,6 @@ def publish(ls: Session, uri: str, found: tuple | None = None, ctx=None) -> None
     ``found`` and ``ctx``: as for :func:`closed_diagnostics` (the scan passes what it just made)."""
     if ls.pull_diagnostics or ls.stopping:
         return
-    from .documents import uri_to_path
 
     if not ls.docs.is_open(uri):
         opened = ls.docs.open_uri_for(uri_to_path(uri))

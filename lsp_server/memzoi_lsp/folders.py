@@ -52,7 +52,7 @@ def forget_folder(ls: Session, folder: Path) -> list[Path]:
 def forget_project(ls: Session, root: Path) -> None:
     """Drop the project at ``root``: clear what was published for its files, stop watching it, close its index;
     events under it no longer register it again (until its folder is added back or a file of it is opened)."""
-    from . import diagnostics, indexing, watch
+    from . import diagnostics, indexing, watch  # noqa: PLC0415 lazy: start-up
 
     project = ls.projects.pop(root, None)
     if project is None:

@@ -88,7 +88,7 @@ def key_doc(snap: Snapshot, path: tuple) -> str | None:
     lines = [f"**{code(dotted)}** · {'required' if info.is_required() else 'optional'}", ""]
     if info.description:
         lines.append(esc(info.description).replace("\\`", "`"))
-    from memzoi.schemainfo import allowed_values
+    from memzoi.schemainfo import allowed_values  # noqa: PLC0415 lazy: start-up
 
     allowed = allowed_values(info.annotation)
     if allowed:
@@ -102,7 +102,7 @@ async def cached_last_commit(ls: Session, path: Path | None) -> dict[str, str] |
     cached until the file or git's state changes), asked off the event loop."""
     if path is None:
         return None
-    from memzoi.gitfacts import GitFacts
+    from memzoi.gitfacts import GitFacts  # noqa: PLC0415 lazy: start-up
 
     project = ls.project_for(path)
     git = project.git if project is not None else GitFacts(path.parent)
@@ -133,7 +133,7 @@ def provenance_markdown(ls: Session, snap: Snapshot, commit: dict[str, str] | No
 
 
 def _title(kind: str, fm: Frontmatter) -> str:
-    from memzoi.pathsafety import shown_id
+    from memzoi.pathsafety import shown_id  # noqa: PLC0415 lazy: start-up
 
     return f"**{kind}** {code(shown_id(fm.id))}" + (f" — {esc(fm.title)}" if fm.title else "")
 
@@ -198,7 +198,7 @@ def _record_lines(ls: Session, snap: Snapshot, fm: Frontmatter, facts: provenanc
 
 
 def _record_link(ls: Session, snap: Snapshot, record_id: str) -> str:
-    from memzoi.pathsafety import bears_secret, shown_id
+    from memzoi.pathsafety import bears_secret, shown_id  # noqa: PLC0415 lazy: start-up
 
     path = provenance.record_path(ls, snap, record_id)
     if path is None:
@@ -209,7 +209,7 @@ def _record_link(ls: Session, snap: Snapshot, record_id: str) -> str:
 
 
 def _proposal_link(ls: Session, snap: Snapshot, proposal_id: str) -> str:
-    from memzoi.pathsafety import bears_secret, shown_id
+    from memzoi.pathsafety import bears_secret, shown_id  # noqa: PLC0415 lazy: start-up
 
     path = provenance.proposal_path(ls, snap, proposal_id)
     if path is None:

@@ -36,8 +36,8 @@ LIST = "memzoi.proposals.list"
 def rows(ls: Session, project: Project) -> list[dict[str, Any]]:
     """One row per pending packet of ``project`` (file name order): the core's row
     (:func:`memzoi.lifecycle.pending.pending_packet`) of the packet's verdict, with its ``uri``."""
-    from memzoi.lifecycle.layout import PENDING
-    from memzoi.lifecycle.pending import pending_packet
+    from memzoi.lifecycle.layout import PENDING  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.pending import pending_packet  # noqa: PLC0415 lazy: start-up
 
     out: list[dict[str, Any]] = []
     for path in walk(project.root / PENDING).files:

@@ -56,8 +56,8 @@ class CandidateWatch:
         """Take the current signature and start watching (once)."""
         if self.thread is not None or self.ls.stopping:
             return
-        from memzoi.resident.candidates import DB_NAME
-        from memzoi.resident.store import runtime_root
+        from memzoi.resident.candidates import DB_NAME  # noqa: PLC0415 lazy: start-up
+        from memzoi.resident.store import runtime_root  # noqa: PLC0415 lazy: start-up
 
         try:
             directory = runtime_root()
@@ -70,7 +70,7 @@ class CandidateWatch:
         self.thread.start()
 
     def _run(self, directory: Path, name: str) -> None:
-        import watchfiles
+        import watchfiles  # noqa: PLC0415 lazy: start-up
 
         try:
             for changes in watchfiles.watch(directory, stop_event=self.stop_event, recursive=False, debounce=50,
@@ -93,7 +93,7 @@ class CandidateWatch:
         self.timer = self.ls.loop.call_later(DEBOUNCE_S, lambda: self.ls.spawn(self._check()))
 
     async def _check(self, initial: bool = False) -> None:
-        from memzoi.resident.candidates import signature
+        from memzoi.resident.candidates import signature  # noqa: PLC0415 lazy: start-up
 
         if self.checking:
             self._schedule()  # a check is running: look again after it

@@ -54,7 +54,7 @@ def boundaries(ls: Session, project: Project) -> None:
     """Re-diagnose the closed files whose retention boundary has passed since they were judged
     (:meth:`memzoi.projectstate.ProjectState.passed_boundaries`); their cached analyses are forgotten first (an
     analysis holds ``retention_query_only`` at the clock it was made)."""
-    from memzoi.clock import utc_now
+    from memzoi.clock import utc_now  # noqa: PLC0415 lazy: start-up
 
     passed = project.passed_boundaries(utc_now())
     if passed:
@@ -66,7 +66,7 @@ def boundaries(ls: Session, project: Project) -> None:
 def rejudge(ls: Session, project: Project, changes: InputChanges) -> None:
     """Re-diagnose every file of ``project`` after ``changes`` (analyses made under the old configuration are
     forgotten first) and refresh its index (which re-judges the same inputs, :mod:`memzoi.index_fresh`)."""
-    from . import indexing
+    from . import indexing  # noqa: PLC0415 lazy: start-up
 
     log.info("%s changed for %s: judging every file again", "configuration" if changes.config else "git state",
              project.root)

@@ -55,7 +55,7 @@ def value_at(doc: Document, offset: int) -> tuple[tuple[str | int, ...], YScalar
 def field_info(doc: Document, placement: Placement, path: tuple[str | int, ...]):
     """``(model, field name, FieldInfo)`` for a key path of the document's schema, or ``None`` when the schema
     does not define it (:func:`memzoi.schemainfo.field_at`)."""
-    from memzoi.schemainfo import field_at  # the record and packet models, loaded at the first key hover
-    from memzoi.validate import model_for
+    from memzoi.schemainfo import field_at  # noqa: PLC0415 lazy: start-up - the record and packet models, loaded at the first key hover
+    from memzoi.validate import model_for  # noqa: PLC0415 lazy: start-up
 
     return field_at(model_for(doc, placement), path)

@@ -11,7 +11,7 @@ from lsprotocol import types
 from memzoi.views import Frontmatter
 from memzoi.workspace import Role
 
-from . import provenance, resident
+from . import lifecycle, provenance, readiness, resident
 from .documents import Snapshot
 
 if TYPE_CHECKING:
@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 def code_lenses(ls: Session, snap: Snapshot) -> list[types.CodeLens]:
     """*Apply · Reject…* on pending packets that the core's can-apply rule lets through, else the blocking codes
     (and *Route to local memory* where it fits); *Superseded by …* on records another record replaces."""
-    from . import lifecycle, readiness
-
     role = snap.analysis.placement.role
     top = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=3))
     out: list[types.CodeLens] = []

@@ -24,7 +24,7 @@ from lsprotocol import types
 
 from memzoi.runtime_errors import RuntimeStateError
 
-from . import watch
+from . import refusal, watch
 from .documents import path_to_uri, uri_to_path
 from .refusal import CommandRefused
 
@@ -79,7 +79,7 @@ def target_path(ls: Session, arg: dict[str, Any]) -> tuple[Path, Path]:
         raise CommandError("invalid_arguments", f"{uri}: not a file URI; save the document first")
     project = ls.project_for(path)
     if project is None:
-        from memzoi.workspace import place
+        from memzoi.workspace import place  # noqa: PLC0415 lazy: start-up
 
         placement = place(path)
         if placement.memzoi_dir is None:
@@ -102,7 +102,7 @@ def project_root(ls: Session, arg: dict[str, Any]) -> Path:
 def refuse_if_dirty(ls: Session, *paths: Path) -> None:
     """Refuse when one of ``paths`` is open in the editor with text the file on disk does not hold: the core's one
     rule (:func:`memzoi.buffers.unsaved`), the same the code actions are disabled by."""
-    from memzoi.buffers import unsaved
+    from memzoi.buffers import unsaved  # noqa: PLC0415 lazy: start-up
 
     for path in paths:
         uri = path_to_uri(path)
@@ -125,9 +125,9 @@ def reason_of(arg: dict[str, Any], required: bool) -> str | None:
 async def run_change(ls: Session, root: Path, call: Callable[[], ChangeResult], *, show_created: bool = False,
                      show: Callable[[ChangeResult], list[Path]] | None = None) -> dict[str, Any]:
     """Run one core change off the event loop, then re-index its files and show what it created."""
-    from memzoi.lifecycle.messages import change_message
+    from memzoi.lifecycle.messages import change_message  # noqa: PLC0415 lazy: start-up
 
-    from . import changes
+    from . import changes  # noqa: PLC0415 lazy: start-up
 
     loop = asyncio.get_running_loop()
     result: ChangeResult = await loop.run_in_executor(None, call)
@@ -160,7 +160,7 @@ async def show_document(ls: Session, path: Path) -> None:
     try:
         await asyncio.wait_for(asyncio.shield(reply), timeout_ms / 1000)
     except TimeoutError:
-        from memzoi.pathsafety import shown_path
+        from memzoi.pathsafety import shown_path  # noqa: PLC0415 lazy: start-up
 
         log.warning("the client did not answer window/showDocument for %s within %d ms; the command answered "
                     "without it (the change is on disk)", shown_path(path.name), timeout_ms)
@@ -173,7 +173,7 @@ def command(name: str):
 
     def wrap(fn):
         async def handler(ls: Session, *args: Any) -> Any:
-            from memzoi.ledger import Refusal  # the core's lifecycle is loaded at the first command
+            from memzoi.ledger import Refusal  # noqa: PLC0415 lazy: start-up - the core's lifecycle is loaded at the first command
 
             try:
                 return await fn(ls, parse_args(args))
@@ -202,7 +202,7 @@ def _moved_packet(result: ChangeResult, root: Path) -> list[Path]:
 @command(APPLY)
 async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a pending proposal packet (``uri``): writes the record, moves the packet to ``resolved/applied``."""
-    from memzoi import lifecycle as core
+    from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
     root, path = target_path(ls, arg)
     refuse_if_dirty(ls, path)
@@ -216,7 +216,7 @@ async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 @command(REJECT)
 async def reject(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Reject a pending proposal packet (``uri``) with a required ``reason``."""
-    from memzoi import lifecycle as core
+    from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
     root, path = target_path(ls, arg)
     reason = reason_of(arg, False) or ""  # required: the core's one rule (memzoi.ledger.model.rejection_reason)
@@ -231,7 +231,7 @@ async def reject(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 @command(ROUTE_LOCAL)
 async def route_local(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Route a pending packet the git-plane gate blocks to local (private) memory."""
-    from memzoi import lifecycle as core
+    from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
     root, path = target_path(ls, arg)
     refuse_if_dirty(ls, path)
@@ -241,7 +241,7 @@ async def route_local(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 def replacement(ls: Session, path: Path, arg: dict[str, Any]) -> tuple[str, str]:
     """The title and body of a supersede of the record at ``path``: the arguments', else the record's own."""
-    from memzoi.views import Frontmatter
+    from memzoi.views import Frontmatter  # noqa: PLC0415 lazy: start-up
 
     snap = ls.docs.snapshot(path_to_uri(path))
     title = arg.get("title") or (Frontmatter(snap.analysis.document.data).title if snap else None) or ""
@@ -252,7 +252,7 @@ def replacement(ls: Session, path: Path, arg: dict[str, Any]) -> tuple[str, str]
 async def supersede(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Create a pending packet proposing a replacement of the record (``uri``); ``title``/``body`` default to the
     record's own, to be edited in the packet, which is opened."""
-    from memzoi import lifecycle as core
+    from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
     root, path = target_path(ls, arg)
     reason = reason_of(arg, True)
@@ -270,7 +270,7 @@ async def supersede(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 @command(TOMBSTONE)
 async def tombstone(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Create a pending packet proposing to tombstone the record (``uri``) for ``reason``; opens it."""
-    from memzoi import lifecycle as core
+    from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
     root, path = target_path(ls, arg)
     reason = reason_of(arg, True)
@@ -285,7 +285,7 @@ async def tombstone(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 @command(UNDO)
 async def undo(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Undo the change ``change_id`` (allowed while its files are exactly as it left them)."""
-    from memzoi import lifecycle as core
+    from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
     change_id = arg.get("change_id")
     if not isinstance(change_id, str) or not change_id.strip():
@@ -301,7 +301,7 @@ async def undo(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 @command(RECOVER)
 async def recover(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Settle an uncertain change: ``mode`` is ``restore-before``, ``complete-after`` or ``accept``."""
-    from memzoi import lifecycle as core
+    from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
     change_id = arg.get("change_id")
     mode = arg.get("mode")
@@ -324,8 +324,8 @@ async def recover(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 async def history(ls: Session, arg: dict[str, Any]) -> Any:
     """Changes newest first (of the file ``uri`` when given), as ``memzoi history --json``, each with
     ``undo_available``: whether the ledger would undo it now (:func:`memzoi.ledger.undo_available`)."""
-    from memzoi import lifecycle as core
-    from memzoi.ledger import undo_available
+    from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
+    from memzoi.ledger import undo_available  # noqa: PLC0415 lazy: start-up
 
     root = project_root(ls, arg)
     rel = None
@@ -343,7 +343,7 @@ async def history(ls: Session, arg: dict[str, Any]) -> Any:
 @command(RECONCILE)
 async def reconcile(ls: Session, arg: dict[str, Any]) -> Any:
     """Classify changes left in flight by a dead process (never replays); re-diagnoses touched files."""
-    from memzoi import lifecycle as core
+    from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
     root = project_root(ls, arg)
     loop = asyncio.get_running_loop()
@@ -355,8 +355,8 @@ async def reconcile(ls: Session, arg: dict[str, Any]) -> Any:
 @command(REATTEST)
 async def reattest(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Re-attest a hand-edited record (``uri``): explicit acceptance of the edit, recorded in the ledger."""
-    from memzoi import lifecycle as core
-    from memzoi.lifecycle.reattest import reattest as core_reattest
+    from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.reattest import reattest as core_reattest  # noqa: PLC0415 lazy: start-up
 
     root, path = target_path(ls, arg)
     refuse_if_dirty(ls, path)
@@ -372,8 +372,6 @@ HANDLERS = [apply, reject, route_local, supersede, tombstone, reattest, undo, re
 
 def register(server: Session) -> None:
     """Register every lifecycle command."""
-    from . import refusal
-
     refusal.install()
     for handler in HANDLERS:
         server.command(handler.__memzoi_command__)(handler)

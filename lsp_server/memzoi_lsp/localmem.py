@@ -57,7 +57,7 @@ async def _off_loop(call):
 @command(LIST)
 async def listing(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The pending local candidates of the workspace's projects (empty without a project)."""
-    from memzoi.lifecycle.candidates import list_candidates
+    from memzoi.lifecycle.candidates import list_candidates  # noqa: PLC0415 lazy: start-up
 
     roots = _roots(ls, arg)
 
@@ -70,8 +70,8 @@ async def listing(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 @command(APPROVE)
 async def approve(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a pending local candidate as a private local record (one ledgered change; undo reverts it)."""
-    from memzoi.lifecycle import default_actor
-    from memzoi.lifecycle.candidates import approve_local
+    from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.candidates import approve_local  # noqa: PLC0415 lazy: start-up
 
     root, cid, who = _one_root(ls, arg), _candidate_id(arg), arg.get("actor") or default_actor()
     result = await _off_loop(lambda: approve_local(root, cid, actor=who, source="editor"))
@@ -81,8 +81,8 @@ async def approve(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 @command(REJECT)
 async def reject(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Reject a pending local candidate with a reason."""
-    from memzoi.lifecycle import default_actor
-    from memzoi.lifecycle.candidates import reject_local
+    from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.candidates import reject_local  # noqa: PLC0415 lazy: start-up
 
     root, cid, who = _one_root(ls, arg), _candidate_id(arg), arg.get("actor") or default_actor()
     why = reason_of(arg, True)

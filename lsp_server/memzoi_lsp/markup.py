@@ -27,7 +27,7 @@ def esc(value: Any) -> str:
     """Escape ``value`` for Markdown with as few backslashes as can be (see :data:`_MD_SPECIAL`) and a block marker
     at the start; line breaks become spaces. Prefer :func:`code` for identifiers, codes and timestamps: a code span
     needs no escape at all."""
-    from memzoi.safety.redact import scrub
+    from memzoi.safety.redact import scrub  # noqa: PLC0415 lazy: start-up
 
     text = scrub("" if value is None else str(value))  # a detected secret is never shown
     text = re.sub(r"[\r\n\u2028\u2029]+", " ", text)
@@ -58,7 +58,7 @@ def to_plaintext(markdown: str) -> str:
 
 def code(value: Any) -> str:
     """Inline code for a short value (backticks inside are replaced, so the span cannot be broken out of)."""
-    from memzoi.safety.redact import scrub
+    from memzoi.safety.redact import scrub  # noqa: PLC0415 lazy: start-up
 
     text = re.sub(r"[\r\n]+", " ", scrub("" if value is None else str(value))).replace("`", "'")
     return f"`{text}`" if text.strip() else "`\u200b`"
@@ -67,7 +67,7 @@ def code(value: Any) -> str:
 def link(label: str, target: str) -> str:
     """A Markdown link whose target is an ``http``/``https``/``file`` URL (anything else gives the plain escaped
     label). Parentheses and spaces in the target are percent-encoded."""
-    from memzoi.safety.redact import scrub
+    from memzoi.safety.redact import scrub  # noqa: PLC0415 lazy: start-up
 
     parts = urlsplit(target)
     if parts.scheme not in ("http", "https", "file") or scrub(target) != target:  # never link to a secret

@@ -32,7 +32,7 @@ def _artifact_path(ls: Session, arg: dict[str, Any]) -> Path:
 
 def _wrote(ls: Session, path: Path, operation: str, verb: str) -> str:
     """Tell the client about an artifact the server wrote (``memzoi/changed``); returns the one-line message."""
-    from . import changes
+    from . import changes  # noqa: PLC0415 lazy: start-up
 
     message = f"{verb} -> {path.name}"
     changes.after_write(ls, [path], change_id=None, operation=operation, message=message)
@@ -42,8 +42,8 @@ def _wrote(ls: Session, path: Path, operation: str, verb: str) -> str:
 @command(MATERIALIZE_PLAN)
 async def materialize_plan(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Derive the plan of the candidate (``uri``) and write it beside it as ``X.plan.json``."""
-    from memzoi.lifecycle.artifacts import artifact_set, write_artifact
-    from memzoi.lifecycle.materialize import derive_plan, load_artifact, validate_candidate
+    from memzoi.lifecycle.artifacts import artifact_set, write_artifact  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.materialize import derive_plan, load_artifact, validate_candidate  # noqa: PLC0415 lazy: start-up
 
     files = artifact_set(_artifact_path(ls, arg))
     candidate = load_artifact(files["candidate"])
@@ -59,8 +59,8 @@ async def materialize_plan(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 @command(MATERIALIZE_DECIDE)
 async def materialize_decide(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Record the explicit decision (now) to write the plan beside the candidate, as ``X.decision.json``."""
-    from memzoi.lifecycle.artifacts import artifact_set, write_artifact
-    from memzoi.lifecycle.materialize import (
+    from memzoi.lifecycle.artifacts import artifact_set, write_artifact  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.materialize import (  # noqa: PLC0415 lazy: start-up
         decision_now,
         derive_decision,
         derive_plan,
@@ -85,10 +85,10 @@ async def materialize_decide(ls: Session, arg: dict[str, Any]) -> dict[str, Any]
 @command(MATERIALIZE)
 async def materialize(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Write the decided record with its attestation (one ledgered change) and open it."""
-    from memzoi.lifecycle import default_actor
-    from memzoi.lifecycle.artifacts import artifact_set
-    from memzoi.lifecycle.materialize import load_artifact, materialize_apply
-    from memzoi.workspace import find_project_root
+    from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.artifacts import artifact_set  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.materialize import load_artifact, materialize_apply  # noqa: PLC0415 lazy: start-up
+    from memzoi.workspace import find_project_root  # noqa: PLC0415 lazy: start-up
 
     path = _artifact_path(ls, arg)
     files = artifact_set(path)

@@ -21,7 +21,7 @@ from memzoi.yaml_tree import YMap, YScalar, YSeq
 
 from . import keys, provenance
 from .convert import TextMap
-from .documents import Snapshot, path_to_uri
+from .documents import Snapshot, path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
     from .session import Session
@@ -76,8 +76,6 @@ def known_records(ls: Session, snap: Snapshot) -> dict[str, str]:
 
 
 def uri_path(uri: str) -> str:
-    from .documents import uri_to_path
-
     p = uri_to_path(uri)
     return str(p) if p else ""
 
@@ -233,7 +231,7 @@ def register(server: Session) -> None:
             return None
         tm = TextMap(snap.text, ls.workspace.position_encoding)
         offset = tm.offset(params.position)
-        from memzoi.yaml_cursor import value_path_at
+        from memzoi.yaml_cursor import value_path_at  # noqa: PLC0415 lazy: start-up
 
         path = value_path_at(snap.analysis.document, offset)
         if path is None:
@@ -244,7 +242,7 @@ def register(server: Session) -> None:
                 if rid != snap.analysis.placement.identity:
                     items.append(types.CompletionItem(label=rid, kind=types.CompletionItemKind.Reference))
         else:
-            from memzoi.schemainfo import allowed_values
+            from memzoi.schemainfo import allowed_values  # noqa: PLC0415 lazy: start-up
 
             found = keys.field_info(snap.analysis.document, snap.analysis.placement, path)
             if found is not None:
@@ -267,7 +265,7 @@ def register(server: Session) -> None:
 async def search_symbols(ls: Session, query: str, limit: int = 100) -> list[types.WorkspaceSymbol]:
     """Workspace symbols: full-text search of titles and bodies through each project's index (BM25 order);
     projects whose index is not ready yet (first scan running) and empty queries use :func:`workspace_symbols`."""
-    from . import indexing
+    from . import indexing  # noqa: PLC0415 lazy: start-up
 
     out: list[types.WorkspaceSymbol] = []
     fallback = False

@@ -17,8 +17,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from .documents import path_to_uri
-from .lifecycle import CommandError, command, reason_of, replacement, target_path
+from .documents import path_to_uri, uri_to_path
+from .lifecycle import CommandError, command, project_root, reason_of, replacement, target_path
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
 from .session import Session
@@ -29,11 +29,9 @@ CHANGE_FILES = "memzoi.changeFiles"
 
 def _materialize_target(ls: Session, arg: dict[str, Any]) -> tuple[Path, tuple[Any, ...]]:
     """The project root and the loaded (candidate, plan, decision) artifacts of a materialize preview."""
-    from memzoi.lifecycle.artifacts import artifact_set
-    from memzoi.lifecycle.materialize import load_artifact
-    from memzoi.workspace import find_project_root
-
-    from .documents import uri_to_path
+    from memzoi.lifecycle.artifacts import artifact_set  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.materialize import load_artifact  # noqa: PLC0415 lazy: start-up
+    from memzoi.workspace import find_project_root  # noqa: PLC0415 lazy: start-up
 
     src = uri_to_path(str(arg.get("uri") or ""))
     if src is None:
@@ -47,8 +45,8 @@ def _materialize_target(ls: Session, arg: dict[str, Any]) -> tuple[Path, tuple[A
 async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The planned files of ``operation`` on the file ``uri`` (see the module docstring); refused as the change
     itself would be."""
-    from memzoi.lifecycle import default_actor
-    from memzoi.lifecycle.preview import preview as core_preview
+    from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.preview import preview as core_preview  # noqa: PLC0415 lazy: start-up
 
     operation = arg.get("operation")
     path, artifacts = None, None
@@ -76,9 +74,9 @@ async def _approve_preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The preview of approving a resident candidate (:func:`memzoi.resident.service.preview_apply`), with edited
     ``content`` (:func:`memzoi.resident.decisions.preview_edit`), or of removing the entry ``locator`` selects
     (``remove_entry``: :func:`memzoi.resident.decisions.preview_remove`)."""
-    from memzoi.resident import decisions, service
+    from memzoi.resident import decisions, service  # noqa: PLC0415 lazy: start-up
 
-    from .resident import _where
+    from .resident import _where  # noqa: PLC0415 lazy: start-up
 
     root, file = _where(ls, arg)
     cid = arg.get("candidateId") or arg.get("candidate_id")
@@ -104,9 +102,7 @@ async def _approve_preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 async def change_files(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The before/after text of every file of the change ``change_id`` (a history entry's *Open Diff*), each with
     its ``uri``: :func:`memzoi.lifecycle.preview.change_texts`."""
-    from memzoi.lifecycle.preview import change_texts
-
-    from .lifecycle import project_root
+    from memzoi.lifecycle.preview import change_texts  # noqa: PLC0415 lazy: start-up
 
     change_id = arg.get("change_id")
     if not isinstance(change_id, str) or not change_id.strip():

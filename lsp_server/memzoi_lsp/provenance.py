@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memzoi.views import Frontmatter
-from memzoi.workspace import Role
+from memzoi.workspace import Role, packet_file, record_file
 
 from . import readiness
 from .documents import Snapshot
@@ -48,8 +48,6 @@ def memzoi_dir(ls: Session, snap: Snapshot) -> Path | None:
 def record_path(ls: Session, snap: Snapshot, record_id: str) -> Path | None:
     """Path of the record ``record_id`` in the snapshot's project, when the file exists
     (:func:`memzoi.workspace.record_file`)."""
-    from memzoi.workspace import record_file
-
     base = memzoi_dir(ls, snap)
     return record_file(base, record_id) if base is not None else None
 
@@ -57,16 +55,14 @@ def record_path(ls: Session, snap: Snapshot, record_id: str) -> Path | None:
 def proposal_path(ls: Session, snap: Snapshot, proposal_id: str) -> Path | None:
     """Path of the packet ``proposal_id`` (resolved first, then pending), when it exists
     (:func:`memzoi.workspace.packet_file`)."""
-    from memzoi.workspace import packet_file
-
     base = memzoi_dir(ls, snap)
     return packet_file(base, proposal_id) if base is not None else None
 
 
 def collect(ls: Session, snap: Snapshot) -> Facts:
     """Gather the facts for ``snap`` from the core (never raises: a failing source gives an "unknown" sentence)."""
-    from memzoi.provenance import packet_targets, proposed_via, record_standing
-    from memzoi.retention import utc_now
+    from memzoi.provenance import packet_targets, proposed_via, record_standing  # noqa: PLC0415 lazy: start-up
+    from memzoi.retention import utc_now  # noqa: PLC0415 lazy: start-up
 
     facts = Facts()
     analysis = snap.analysis
@@ -95,7 +91,7 @@ def collect(ls: Session, snap: Snapshot) -> Facts:
 def superseded_by(ls: Session, snap: Snapshot, record_id: str) -> list[str]:
     """Ids of records in the project whose ``supersedes`` names ``record_id`` (:func:`memzoi.provenance.superseded_by`
     over the project's cross-file graph)."""
-    from memzoi.provenance import superseded_by as superseding
+    from memzoi.provenance import superseded_by as superseding  # noqa: PLC0415 lazy: start-up
 
     project = ls.project_for(snap.path)
     return superseding(project.crossfile, record_id) if project is not None else []
@@ -104,7 +100,7 @@ def superseded_by(ls: Session, snap: Snapshot, record_id: str) -> list[str]:
 def ledger_changes(ls: Session, snap: Snapshot, limit: int = 20) -> list[ChangeRecord]:
     """The ledger's changes touching this file, newest first (:func:`memzoi.ledger.file_history`: never creates a
     ledger, ``[]`` when there is none or it cannot be read)."""
-    from memzoi.ledger import file_history
+    from memzoi.ledger import file_history  # noqa: PLC0415 lazy: start-up
 
     project = ls.project_for(snap.path)
     if project is None or snap.path is None:
@@ -118,7 +114,7 @@ def ledger_changes(ls: Session, snap: Snapshot, limit: int = 20) -> list[ChangeR
 
 def history(ls: Session, snap: Snapshot, changes: list[ChangeRecord], limit: int = 5) -> list[str]:
     """``changes`` (newest first) as one line each, at most ``limit`` (:func:`memzoi.provenance.history_lines`)."""
-    from memzoi.provenance import history_lines
+    from memzoi.provenance import history_lines  # noqa: PLC0415 lazy: start-up
 
     project = ls.project_for(snap.path)
     if project is None or snap.path is None:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def of(ls: Session, snap: Snapshot) -> Readiness | None:
     """Readiness of the pending packet ``snap`` (``None`` for anything else, or outside a project)."""
-    from memzoi.lifecycle.readiness import packet_readiness
+    from memzoi.lifecycle.readiness import packet_readiness  # noqa: PLC0415 lazy: start-up
 
     if snap.analysis.placement.role is not Role.PENDING or snap.path is None:
         return None

@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from memzoi.findings import Finding
+from memzoi.runtime_errors import RuntimeStateError
 from memzoi.vocabulary import RECOVERY_MODES
 
 from .convert import TextMap
 from .documents import Snapshot, path_to_uri, uri_to_path
-from .lifecycle import CommandError, command, reason_of
+from .lifecycle import CommandError, command, project_root, reason_of, refuse_if_dirty
 
 if TYPE_CHECKING:
     from memzoi.resident.scope import ResidentFile
@@ -49,7 +50,7 @@ def file_of(ls: Session, path: Path | None) -> tuple[Path, ResidentFile] | None:
     project found from the file itself."""
     if path is None or path.suffix != ".md":
         return None
-    from memzoi.resident import editor  # resident memory is loaded with the first Markdown file diagnosed
+    from memzoi.resident import editor  # noqa: PLC0415 lazy: start-up - resident memory is loaded with the first Markdown file diagnosed
 
     return editor.which_file(path, sorted(ls.projects))
 
@@ -57,8 +58,8 @@ def file_of(ls: Session, path: Path | None) -> tuple[Path, ResidentFile] | None:
 async def reconcile_on_start(root: Path) -> None:
     """Classify the resident candidates a dead process left in flight for the project's two files (never
     replays a write), as Zuno does when a host starts."""
-    from memzoi.ledger import Refusal
-    from memzoi.resident import service
+    from memzoi.ledger import Refusal  # noqa: PLC0415 lazy: start-up
+    from memzoi.resident import service  # noqa: PLC0415 lazy: start-up
 
     try:
         done = await asyncio.get_running_loop().run_in_executor(None, service.reconcile, root)
@@ -67,8 +68,7 @@ async def reconcile_on_start(root: Path) -> None:
         return
     for r in done:
         log.info("resident candidate %s: %s -> %s", r.candidate_id, r.previous, r.status)
-    from memzoi.resident.projection import reconcile_jobs  # expired reflection jobs: uncertain, never re-sent
-    from memzoi.runtime_errors import RuntimeStateError
+    from memzoi.resident.projection import reconcile_jobs  # noqa: PLC0415 lazy: start-up - expired reflection jobs: uncertain, never re-sent
 
     try:
         expired = await asyncio.get_running_loop().run_in_executor(None, reconcile_jobs)
@@ -80,7 +80,7 @@ async def reconcile_on_start(root: Path) -> None:
 
 
 def _history(root: Path, file: ResidentFile):
-    from memzoi.resident.views import candidates_for
+    from memzoi.resident.views import candidates_for  # noqa: PLC0415 lazy: start-up
 
     return candidates_for(root, files=[file])
 
@@ -88,7 +88,7 @@ def _history(root: Path, file: ResidentFile):
 def findings_for(ls: Session, snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[Finding]:
     """The resident findings of ``snap`` (its text: unsaved edits included), graded by the project's ``[rules]``
     under the editor settings (:func:`memzoi.resident.editor.graded`)."""
-    from memzoi.resident import editor
+    from memzoi.resident import editor  # noqa: PLC0415 lazy: start-up
 
     root, file = where
     project = ls.projects.get(root)
@@ -99,9 +99,9 @@ def findings_for(ls: Session, snap: Snapshot, where: tuple[Path, ResidentFile]) 
 def hover(ls: Session, snap: Snapshot, where: tuple[Path, ResidentFile], offset: int) -> types.Hover | None:
     """Who put the entry under the cursor there (candidate, source, approver, time, reason, confidence), or
     that it was edited by hand."""
-    from memzoi.resident import editor
+    from memzoi.resident import editor  # noqa: PLC0415 lazy: start-up
 
-    from .markup import code, esc
+    from .markup import code, esc  # noqa: PLC0415 lazy: start-up
 
     root, file = where
     facts = editor.entry_at(snap.text, offset, _history(root, file))
@@ -129,8 +129,6 @@ def hover(ls: Session, snap: Snapshot, where: tuple[Path, ResidentFile], offset:
 
 
 def _when(ms: int | None) -> str:
-    from datetime import datetime
-
     if not ms:
         return "?"
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -144,7 +142,7 @@ def code_lenses(snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.
     Review`` (only ``pending`` ones), and ``N uncertain
     candidates: Recover…`` when a crash left some unclassified; each opens those candidates through
     ``memzoi.resident.review`` with their status (the recoveries are code actions on the file)."""
-    from memzoi.resident import editor
+    from memzoi.resident import editor  # noqa: PLC0415 lazy: start-up
 
     top = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
     out = []
@@ -163,10 +161,10 @@ def code_actions(ls: Session, snap: Snapshot, where: tuple[Path, ResidentFile]) 
     """For each pending (or failed) candidate: Review (first; the client runs its preview-then-write flow,
     ``memzoi.reviewCandidate``), Approve and Reject; Undo of the last applied one while the file still holds what
     it wrote, and the three recoveries of each uncertain candidate."""
-    from memzoi.resident import editor
-    from memzoi.resident.locator import preview
+    from memzoi.resident import editor  # noqa: PLC0415 lazy: start-up
+    from memzoi.resident.locator import preview  # noqa: PLC0415 lazy: start-up
 
-    from .codeactions import (
+    from .codeactions import (  # noqa: PLC0415 lazy: start-up
         APPLY_KIND,
         RECOVER_KIND,
         REJECT_KIND,
@@ -235,11 +233,11 @@ _OPERATIONS = {"applied": "resident_approve", "rejected": "resident_reject", "un
 async def _run(ls: Session, root: Path, file: ResidentFile | None, call) -> dict[str, Any]:
     """Run a core write off the event loop, then re-read the resident file, re-diagnose it and notify the client
     (:func:`.changes.after_write`); the result is the candidate with its one-line ``message`` and ``detail``."""
-    from memzoi.lifecycle.messages import resident_message
-    from memzoi.resident.format import char_count
-    from memzoi.resident.locator import preview
+    from memzoi.lifecycle.messages import resident_message  # noqa: PLC0415 lazy: start-up
+    from memzoi.resident.format import char_count  # noqa: PLC0415 lazy: start-up
+    from memzoi.resident.locator import preview  # noqa: PLC0415 lazy: start-up
 
-    from . import changes
+    from . import changes  # noqa: PLC0415 lazy: start-up
 
     cand = await asyncio.get_running_loop().run_in_executor(None, call)
     entries = cand.after if cand.status == "applied" else cand.before if cand.status == "undone" else None
@@ -256,7 +254,7 @@ async def _run(ls: Session, root: Path, file: ResidentFile | None, call) -> dict
 async def _decide(ls: Session, arg: dict[str, Any], call, *, on_disk: bool = True) -> dict[str, Any]:
     """Run ``call(root, candidate_id, actor)`` for the candidate named in ``arg``; a write that changes the file
     (``on_disk``) is refused while the resident file has unsaved changes."""
-    from memzoi.lifecycle import default_actor
+    from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
 
     root, file = _where(ls, arg)
     cid, who = _candidate_id(arg), arg.get("actor") or default_actor()
@@ -268,7 +266,7 @@ async def _decide(ls: Session, arg: dict[str, Any], call, *, on_disk: bool = Tru
 @command(APPROVE)
 async def approve(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a pending or failed candidate (at most once)."""
-    from memzoi.resident import service
+    from memzoi.resident import service  # noqa: PLC0415 lazy: start-up
 
     return await _decide(ls, arg, lambda root, cid, who: service.apply(root, cid, actor=who))
 
@@ -277,7 +275,7 @@ async def approve(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 async def reject(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Reject a pending or failed candidate with its required ``reason`` (the same rule as a proposal's rejection:
     :func:`memzoi.ledger.model.rejection_reason`)."""
-    from memzoi.resident import service
+    from memzoi.resident import service  # noqa: PLC0415 lazy: start-up
 
     why = arg.get("reason") if isinstance(arg.get("reason"), str) else None  # the core's one rule decides
     return await _decide(ls, arg, lambda root, cid, who: service.reject(root, cid, actor=who, reason=why),
@@ -287,7 +285,7 @@ async def reject(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 @command(UNDO)
 async def undo(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Restore the entries from before an applied candidate."""
-    from memzoi.resident import service
+    from memzoi.resident import service  # noqa: PLC0415 lazy: start-up
 
     return await _decide(ls, arg, lambda root, cid, who: service.undo(root, cid, actor=who))
 
@@ -296,7 +294,7 @@ async def undo(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 async def recover(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Settle an uncertain candidate (``mode``: restore-before, complete-after or accept); returns the recovery
     candidate."""
-    from memzoi.resident import service
+    from memzoi.resident import service  # noqa: PLC0415 lazy: start-up
 
     mode = arg.get("mode")
     if mode not in RECOVERY_MODES:
@@ -308,8 +306,8 @@ async def recover(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 @command(REVIEW)
 async def review(ls: Session, arg: dict[str, Any]) -> list[dict[str, Any]]:
     """The candidates of the file ``uri`` a code lens names (``status``), or those waiting for a decision."""
-    from memzoi.resident import editor
-    from memzoi.resident.views import candidates_for
+    from memzoi.resident import editor  # noqa: PLC0415 lazy: start-up
+    from memzoi.resident.views import candidates_for  # noqa: PLC0415 lazy: start-up
 
     root, file = _where(ls, arg)
     status = arg.get("status")
@@ -325,8 +323,8 @@ async def review(ls: Session, arg: dict[str, Any]) -> list[dict[str, Any]]:
 async def listing(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Both resident files (path, usage, entries, uri) and every candidate of the project (inbox views); empty
     when the workspace has no project and no ``uri`` is given (the inbox asks on every refresh)."""
-    from memzoi.resident import editor
-    from memzoi.resident.views import candidates_for, scope_views
+    from memzoi.resident import editor  # noqa: PLC0415 lazy: start-up
+    from memzoi.resident.views import candidates_for, scope_views  # noqa: PLC0415 lazy: start-up
 
     if not arg.get("uri") and not ls.projects:
         return {"scopes": [], "candidates": []}
@@ -346,10 +344,8 @@ async def status(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Cap usage of the resident files of the project of ``uri`` (a resident file or any file of a project; without
     it, the workspace's first project): ``{"files": [{"uri", "scope", "used", "cap", "entries", "line"}]}``, from
     an open buffer's text where the editor has the file open, else from the disk. ``entries`` is a count."""
-    from memzoi.resident import editor
-    from memzoi.resident.scope import resident_files
-
-    from .lifecycle import project_root
+    from memzoi.resident import editor  # noqa: PLC0415 lazy: start-up
+    from memzoi.resident.scope import resident_files  # noqa: PLC0415 lazy: start-up
 
     uri = arg.get("uri")
     found = file_of(ls, uri_to_path(uri)) if isinstance(uri, str) and uri else None
@@ -372,8 +368,6 @@ async def status(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 def _refuse_dirty(ls: Session, file: ResidentFile) -> None:
-    from .lifecycle import refuse_if_dirty
-
     refuse_if_dirty(ls, file.path)
 
 

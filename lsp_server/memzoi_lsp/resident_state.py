@@ -42,9 +42,9 @@ def _text(arg: dict[str, Any], key: str) -> str:
 @command(STATE)
 async def state(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The WorkStateProjection (:func:`memzoi.resident.projection.work_state`); empty lists without a project."""
-    from memzoi.resident.projection import reconcile_jobs, work_state
+    from memzoi.resident.projection import reconcile_jobs, work_state  # noqa: PLC0415 lazy: start-up
 
-    from .resident import _where
+    from .resident import _where  # noqa: PLC0415 lazy: start-up
 
     if not arg.get("uri") and not ls.projects:
         return {"memory_entries": [], "files": [], "memory_candidates": [], "reflection_jobs": []}
@@ -60,7 +60,7 @@ async def state(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 @command(JOB)
 async def job(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """One reflection job's records (:func:`memzoi.resident.projection.job_detail`) and their ``text``."""
-    from memzoi.resident.projection import job_detail, job_text
+    from memzoi.resident.projection import job_detail, job_text  # noqa: PLC0415 lazy: start-up
 
     job_id = _text(arg, "job_id").strip()
     detail = await asyncio.get_running_loop().run_in_executor(None, job_detail, job_id)
@@ -70,9 +70,9 @@ async def job(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 @command(EDIT)
 async def edit(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Approve a pending or failed add/replace candidate with edited ``content``."""
-    from memzoi.resident.decisions import edit_and_apply
+    from memzoi.resident.decisions import edit_and_apply  # noqa: PLC0415 lazy: start-up
 
-    from .resident import _decide
+    from .resident import _decide  # noqa: PLC0415 lazy: start-up
 
     content = _text(arg, "content")
     return await _decide(ls, arg, lambda root, cid, who: edit_and_apply(root, cid, content, actor=who))
@@ -81,10 +81,10 @@ async def edit(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 @command(REMOVE)
 async def remove(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Remove the entry ``locator`` selects in ``scope`` (default: the file ``uri``'s, else project)."""
-    from memzoi.lifecycle import default_actor
-    from memzoi.resident.decisions import remove_entry
+    from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
+    from memzoi.resident.decisions import remove_entry  # noqa: PLC0415 lazy: start-up
 
-    from .resident import _refuse_dirty, _run, _where
+    from .resident import _refuse_dirty, _run, _where  # noqa: PLC0415 lazy: start-up
 
     root, file = _where(ls, arg)
     locator = _text(arg, "locator")

@@ -37,7 +37,7 @@ APPLY = "memzoi.routing.apply"
 
 def input_root(ls: Session, snap: Snapshot) -> Path | None:
     """The project root of ``snap`` when it is a runtime input file of a project (else ``None``)."""
-    from memzoi.lifecycle.routing import input_kind
+    from memzoi.lifecycle.routing import input_kind  # noqa: PLC0415 lazy: start-up
 
     if snap.path is None or snap.analysis.placement.memzoi_dir is not None or input_kind(snap.path, snap.text) is None:
         return None
@@ -71,14 +71,14 @@ def target_path(ls: Session, arg: dict[str, Any]) -> tuple[Path, Path]:
 
 def findings_for(ls: Session, snap: Snapshot, root: Path) -> list[Finding]:
     """The verdict's findings of the input file ``snap`` (its text: unsaved edits included)."""
-    from memzoi.lifecycle.routing import input_verdict
+    from memzoi.lifecycle.routing import input_verdict  # noqa: PLC0415 lazy: start-up
 
     return list(input_verdict(snap.path, snap.text, root, ls.context(ls.projects[root])))
 
 
 def code_actions(ls: Session, snap: Snapshot) -> list[types.CodeAction]:
     """*Plan memory routing…*: the client shows the preview, then applies it on confirmation."""
-    from .codeactions import REVIEW_KIND, action as _action, is_dirty
+    from .codeactions import REVIEW_KIND, action as _action, is_dirty  # noqa: PLC0415 lazy: start-up
 
     dirty = "save the file first: routing reads the file on disk" if is_dirty(ls, snap) else None
     action = _action(ls, "Plan memory routing (preview)…", REVIEW_KIND, PREVIEW, {"uri": snap.uri}, dirty,
@@ -87,7 +87,7 @@ def code_actions(ls: Session, snap: Snapshot) -> list[types.CodeAction]:
 
 
 def _text(path: Path) -> str:
-    from memzoi.ledger import Refusal
+    from memzoi.ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     try:
         return path.read_bytes().decode("utf-8")
@@ -98,8 +98,8 @@ def _text(path: Path) -> str:
 @command(PREVIEW)
 async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The routing of the saved input file ``uri`` per candidate, writing nothing."""
-    from memzoi.lifecycle import default_actor
-    from memzoi.lifecycle.routing import routing_preview
+    from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.routing import routing_preview  # noqa: PLC0415 lazy: start-up
 
     root, path = target_path(ls, arg)
     refuse_if_dirty(ls, path)
@@ -112,10 +112,10 @@ async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 @command(APPLY)
 async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Apply the routing the preview showed (``plan_id`` for an import, ``expected_version`` for session-end)."""
-    from memzoi.lifecycle import default_actor
-    from memzoi.lifecycle.routing import routing_apply
+    from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.routing import routing_apply  # noqa: PLC0415 lazy: start-up
 
-    from . import changes
+    from . import changes  # noqa: PLC0415 lazy: start-up
 
     root, path = target_path(ls, arg)
     refuse_if_dirty(ls, path)

@@ -40,8 +40,8 @@ CHUNK = 100
 
 async def scan_project(ls: Session, project: Project) -> None:
     """Scan one project (see the module docstring). Cancelled cleanly on shutdown."""
-    from memzoi.scanverdicts import cached_stages, open_cache
-    from memzoi.verdict import ProjectContext
+    from memzoi.scanverdicts import cached_stages, open_cache  # noqa: PLC0415 lazy: start-up
+    from memzoi.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
 
     loop = asyncio.get_running_loop()
     started = time.perf_counter()
@@ -76,7 +76,7 @@ async def scan_project(ls: Session, project: Project) -> None:
         if cache is not None:  # the scan saw every file of the project: entries of files gone are dropped
             await loop.run_in_executor(ls.scan_executor, cache.save, True)
         ls.on_project_scanned(project)
-        from . import indexing, inputs
+        from . import indexing, inputs  # noqa: PLC0415 lazy: start-up
 
         inputs.follow(ls, project)  # the configuration and git's state, from now on
         await indexing.refresh(ls, project)
@@ -139,7 +139,7 @@ async def _analyse_misses(ls: Session, project: Project, misses: list[tuple[str,
                           report) -> bool:
     """Analyse the files the verdict cache does not vouch for, each once (in worker processes for many), and take
     them chunk by chunk; ``report(done)`` after each. False when the server stopped meanwhile."""
-    from memzoi.scanverdicts import analyse
+    from memzoi.scanverdicts import analyse  # noqa: PLC0415 lazy: start-up
 
     loop = asyncio.get_running_loop()
     # Runs on the scan thread, from its first `_next` on: git asked once for them all, workers started.
@@ -204,7 +204,7 @@ def _take(ls: Session, project: Project, scanned: list) -> None:
                 if snap is not None:
                     project.feed(uri, snap.analysis)
         except Exception as err:  # the barrier: one file's failure never stops the scan
-            from memzoi.barrier import log_internal_error
+            from memzoi.barrier import log_internal_error  # noqa: PLC0415 lazy: start-up
 
             log_internal_error(err, uri)
         if not ls.pull_diagnostics:  # guarded too: an `internal_error` diagnostic at worst

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from memzoi import __version__
@@ -91,9 +92,7 @@ class MemzoiServer(LanguageServer):
     def start_io(self, stdin=None, stdout=None) -> None:
         """Serve over stdio with :mod:`memzoi_lsp.transport`'s reader instead of pygls's (see there why).
         Sets :attr:`transport_failure` when the input could not be resynchronised (the process then exits 1)."""
-        from pygls.io_ import StdoutWriter
-
-        from .transport import serve
+        from .transport import serve  # noqa: PLC0415 lazy: start-up
 
         self._stop_event = Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
@@ -155,8 +154,8 @@ class MemzoiServer(LanguageServer):
         re-diagnosed. Until the project's first scan completes, cross-file findings are withheld (a target later
         in the scan would otherwise show as dangling for a moment).
         """
-        from memzoi.config import load_config
-        from memzoi.verdict import ProjectContext, judge
+        from memzoi.config import load_config  # noqa: PLC0415 lazy: start-up
+        from memzoi.verdict import ProjectContext, judge  # noqa: PLC0415 lazy: start-up
 
         project = self.project_for(snap.path)
         placement = snap.analysis.placement
@@ -175,8 +174,8 @@ class MemzoiServer(LanguageServer):
     def context(self, project: Project) -> ProjectContext:
         """The project's verdict context now: its configuration and ``[rules]`` under the editor settings, its git
         and ledger oracles."""
-        from memzoi.config import load_config
-        from memzoi.verdict import ProjectContext
+        from memzoi.config import load_config  # noqa: PLC0415 lazy: start-up
+        from memzoi.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
 
         config = load_config(project.memzoi_dir).config
         return ProjectContext.of(project.memzoi_dir, config=config, rules=self.settings.over(config.effective_rules),
@@ -288,7 +287,7 @@ class MemzoiServer(LanguageServer):
         self.forgotten.discard(root)
         if not (root / MEMZOI_DIR).is_dir():
             return None
-        from .project import Project
+        from .project import Project  # noqa: PLC0415 lazy: start-up
 
         project = Project(root)
         self.projects[root] = project
@@ -368,7 +367,7 @@ def create_server() -> MemzoiServer:
         for task in list(ls.tasks):
             task.cancel()
         ls.scan_executor.shutdown(wait=True, cancel_futures=True)
-        from . import indexing  # late: it loads the core's index, which `initialize` does not need
+        from . import indexing  # noqa: PLC0415 lazy: start-up - it loads the core's index, which `initialize` does not need
 
         for project in ls.projects.values():
             indexing.close(project)

@@ -139,7 +139,7 @@ def _screened(settings: Settings, problems: list[str]) -> Settings:
     """``settings`` without the codes that are unknown or unsuppressible (:func:`memzoi.rules.rule_problem`)."""
     if not (settings.severity or settings.disabled):
         return settings
-    from memzoi.rules import rule_problem
+    from memzoi.rules import rule_problem  # noqa: PLC0415 lazy: start-up
 
     severity = {}
     for code, level in settings.severity.items():

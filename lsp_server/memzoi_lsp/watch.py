@@ -115,7 +115,7 @@ class _Watcher:
             stop.set()
 
     def _run(self, directory: Path, stop: threading.Event) -> None:
-        import watchfiles
+        import watchfiles  # noqa: PLC0415 lazy: start-up
 
         class _Either:  # watchfiles polls ``is_set``: stop on shutdown or when this directory is removed
             def is_set(inner) -> bool:
@@ -199,7 +199,7 @@ def process(ls: Session, paths: list[Path]) -> tuple[list[str], list[str]]:
 
     Returns ``(updated URIs, removed URIs)``.
     """
-    from . import inboxwatch
+    from . import inboxwatch  # noqa: PLC0415 lazy: start-up
 
     inboxwatch.paths_changed(ls, paths)
     updated: list[str] = []
@@ -221,7 +221,7 @@ def process(ls: Session, paths: list[Path]) -> tuple[list[str], list[str]]:
 def _apply(ls: Session, project: Project, batch: list[Path]):
     """One project's batch through the core (:class:`memzoi.projectstate.StateChanges` back): removed files are
     cleared, open buffers whose file is back are diagnosed again, the index update is queued."""
-    from . import indexing
+    from . import indexing  # noqa: PLC0415 lazy: start-up
 
     shown = [p for p in (uri_to_path(u) for u in ls.published) if p is not None and project.contains(p)]
     changes = project.apply_events(batch, shown=shown, analysis_of=lambda uri: _closed_analysis(ls, uri))

@@ -8,9 +8,11 @@ worker thread so a slow call never blocks the protocol loop.
 from __future__ import annotations
 
 import argparse
+import io
 import logging
 import os
 import sys
+import warnings
 from pathlib import Path
 
 DESCRIPTION = """\
@@ -55,7 +57,7 @@ def _load_core():
     """The core's tool module, loaded on the first request so the handshake does not wait for its imports (with
     the recall and planning tools and the reflection count registered into its table,
     :mod:`memzoi.agent.tools_recall`, :mod:`memzoi.agent.resident_turn`)."""
-    from memzoi.agent import resident_turn, tools, tools_recall  # noqa: F401 - these register their tools
+    from memzoi.agent import resident_turn, tools, tools_recall  # noqa: F401, PLC0415 lazy: start-up - these register their tools
 
     return tools
 
@@ -63,7 +65,7 @@ def _load_core():
 def _limit_for(tools, root: Path, per_minute: int | None):
     """The process-wide proposal rate limit of ``root``: ``per_minute`` or its ``[mcp] proposals_per_minute`` (an
     invalid ``[mcp]`` section is refused per proposal, :func:`memzoi.agent.tools.call`)."""
-    from memzoi.config import load_section
+    from memzoi.config import load_section  # noqa: PLC0415 lazy: start-up
 
     if per_minute is None:
         per_minute = load_section(root / ".memzoi", "mcp")[0].proposals_per_minute
@@ -72,10 +74,8 @@ def _limit_for(tools, root: Path, per_minute: int | None):
 
 async def _client_roots(ctx) -> list[str]:
     """The client's root URIs (``roots/list``), or ``[]`` when it declared no roots or the request fails."""
-    import warnings
-
-    import anyio
-    import mcp_types as types
+    import anyio  # noqa: PLC0415 lazy: start-up
+    import mcp_types as types  # noqa: PLC0415 lazy: start-up
 
     session = ctx.session
     try:
@@ -96,14 +96,12 @@ def make_server(explicit: Path | None, per_minute: int | None, env: dict[str, st
     """The SDK ``Server`` serving the core's tool table for the project :func:`memzoi.agent.project.choose_project`
     picks from ``explicit`` (``--root``), the client's roots, ``env`` and ``cwd``, asked again when the client's
     roots change."""
-    import warnings
+    import anyio  # noqa: PLC0415 lazy: start-up
+    import mcp_types as types  # noqa: PLC0415 lazy: start-up
+    from mcp.server.lowlevel import Server  # noqa: PLC0415 lazy: start-up
+    from mcp.shared.exceptions import MCPError  # noqa: PLC0415 lazy: start-up
 
-    import anyio
-    import mcp_types as types
-    from mcp.server.lowlevel import Server
-    from mcp.shared.exceptions import MCPError
-
-    from memzoi import __version__
+    from memzoi import __version__  # noqa: PLC0415 lazy: start-up
 
     env = dict(os.environ if env is None else env)
     cwd = Path.cwd() if cwd is None else cwd
@@ -119,7 +117,7 @@ def make_server(explicit: Path | None, per_minute: int | None, env: dict[str, st
         return loaded[0]
 
     async def project(ctx):
-        from memzoi.agent.project import choose_project
+        from memzoi.agent.project import choose_project  # noqa: PLC0415 lazy: start-up
 
         if explicit is None and not roots:
             roots.append(await _client_roots(ctx))
@@ -140,7 +138,7 @@ def make_server(explicit: Path | None, per_minute: int | None, env: dict[str, st
             raise MCPError(types.INVALID_PARAMS, f"unknown tool: {params.name}; call tools/list")
         chosen = await project(ctx)
         if not chosen.found:
-            from memzoi.agent.project import no_project_message
+            from memzoi.agent.project import no_project_message  # noqa: PLC0415 lazy: start-up
 
             result = tools.ToolResult.error("no_project", no_project_message(chosen))
         else:
@@ -167,12 +165,10 @@ def make_server(explicit: Path | None, per_minute: int | None, env: dict[str, st
 def _triaged_stdin():
     """Standard input as the SDK's transport reads it, minus the lines it cannot take: those are answered
     (:func:`memzoi_mcp.framing.triage`) through the returned stream of error responses."""
-    import io
+    import anyio  # noqa: PLC0415 lazy: start-up
+    import mcp_types as types  # noqa: PLC0415 lazy: start-up
 
-    import anyio
-    import mcp_types as types
-
-    from .framing import triage
+    from .framing import triage  # noqa: PLC0415 lazy: start-up
 
     send, receive = anyio.create_memory_object_stream(100)
     raw = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
@@ -195,8 +191,8 @@ def _triaged_stdin():
 
 async def _send_answers(answers, write) -> None:
     """Send each error response of :func:`_triaged_stdin` through the SDK's writer (one writer: no interleaving)."""
-    import mcp_types as types
-    from mcp.shared.message import SessionMessage
+    import mcp_types as types  # noqa: PLC0415 lazy: start-up
+    from mcp.shared.message import SessionMessage  # noqa: PLC0415 lazy: start-up
 
     async with answers:
         async for answer in answers:
@@ -207,7 +203,7 @@ def _defer_sdk_package_inits() -> None:
     """Import the SDK's ``mcp`` and ``mcp.server`` packages without their ``__init__``, which load the client,
     HTTP, auth and high-level server stacks a stdio server never uses (about a sixth of the start-up's CPU,
     issue 31); they run if anything asks for a name they define (:func:`memzoi.codecache.defer_package_init`)."""
-    from memzoi.codecache import defer_package_init
+    from memzoi.codecache import defer_package_init  # noqa: PLC0415 lazy: start-up
 
     for package in ("mcp", "mcp.server"):
         defer_package_init(package)
@@ -217,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     """Parse arguments and serve over stdio until the client disconnects; returns the exit status."""
     args = build_parser().parse_args(argv)
     if args.version:
-        from memzoi import __version__
+        from memzoi import __version__  # noqa: PLC0415 lazy: start-up
 
         print(f"memzoi-mcp {__version__}")
         return 0
@@ -233,8 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="memzoi-mcp: %(levelname)s %(message)s")
 
     _defer_sdk_package_inits()
-    import anyio
-    from mcp.server.stdio import stdio_server
+    import anyio  # noqa: PLC0415 lazy: start-up
+    from mcp.server.stdio import stdio_server  # noqa: PLC0415 lazy: start-up
 
     server = make_server(explicit, per_minute)
 
