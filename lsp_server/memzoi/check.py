@@ -23,13 +23,21 @@ from typing import Any
 
 from .admission import GitVisibility, git_visibility, opening_span
 from .checkfiles import FileResult, check_chunk, from_entry
+
 # Re-exported (also imported from here).
 from .checkpaths import (
     Expanded as Expanded,
+)
+from .checkpaths import (
     UsageError as UsageError,
+)
+from .checkpaths import (
     expand as expand,
+)
+from .checkpaths import (
     require_exists as require_exists,
 )
+from .clock import utc_now
 from .config import load_config
 from .crosscheck import CrossFileCheck
 from .filefacts import FileFacts
@@ -38,12 +46,11 @@ from .gitfacts import GitFacts
 from .ledger.view import LedgerView
 from .parallel import ChunkPool, cpu_count
 from .pathsafety import shown_path
-from .clock import utc_now
 from .text import LineIndex
 from .verdict import Local, ProjectContext, settle
 from .verdictcache import ProjectCache, path_key
 from .verdictpayload import stored_facts
-from .workspace import place
+from .workspace import find_project_root, place
 
 #: From this many files on, ``check_paths`` analyses in worker processes when it may fork (below it, starting
 #: the workers costs more than it saves).
@@ -125,7 +132,6 @@ def _resident(arg: str, report: CheckReport) -> bool:
     if not arg.endswith(".md") or os.path.isdir(arg) or os.path.islink(arg):
         return False
     from .resident.scope import which_file
-    from .workspace import find_project_root
 
     # Which files are resident is asked of the light scope module first: the editor's findings (threats, YAML,
     # candidates) load only for such a file, not for every record given by name.

@@ -14,7 +14,7 @@ import re
 import sys
 from pathlib import Path
 
-from ..findings import Severity
+from ..findings import Severity, finding
 from ._common import NOT_A_PROJECT, add_command, add_root_json, below_cwd, project_root
 
 _FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "information": Severity.INFORMATION}
@@ -189,8 +189,6 @@ def _add_config_findings(report) -> None:
 
 
 def _unreadable(problems):
-    from ..findings import finding
-
     message = problems[0].message if problems else "the configuration cannot be read"
     return finding("invalid_config", f"{message}; `memzoi check` fails until the configuration is valid", 0, 0)
 
