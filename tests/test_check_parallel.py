@@ -331,3 +331,24 @@ def test_a_threaded_caller_gets_workers_from_a_fork_server_whose_output_is_stder
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "RESULT True\n"
     assert "a stray write of a worker" in proc.stderr and "and another" in proc.stderr
+
+
+
+def test_workers_fork_with_the_analysis_already_imported():
+    # Imported once before the fork, not once in each worker (issue 29, cheaper cold work). A fresh interpreter:
+    # this test process may have imported the analysis already; the worker function lives in its __main__.
+    code = ("import os, sys\n"
+            "from memzoi.parallel import ChunkPool, can_fork\n"
+            "def loaded(chunk):\n"
+            "    return [(os.getpid(), 'memzoi.analysis' in sys.modules and 'memzoi.safety' in sys.modules)\n"
+            "            for _ in chunk]\n"
+            "assert can_fork() and 'memzoi.analysis' not in sys.modules\n"
+            "pool = ChunkPool(loaded, workers=2, chunksize=2, start_at=4)\n"
+            "for i in range(20):\n"
+            "    pool.add(i)\n"
+            "got = pool.results()\n"
+            "assert pool.parallel and {pid for pid, _ in got} - {os.getpid()}, got\n"
+            "print(all(ok for _, ok in got))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "True"

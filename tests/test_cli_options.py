@@ -327,8 +327,12 @@ def test_pre_commit_hook_passes_every_file_check_walks():
 
     from memzoi.check import expand
 
-    [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    hook, scan = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     assert hook["entry"] == "memzoi check" and hook["pass_filenames"] is True
+    # the second hook: Memzoi's safety scan of the staged managed blobs (it reads the index, not file names)
+    assert scan["id"] == "memzoi-safety-scan" and scan["entry"] == "memzoi safety scan --staged"
+    assert scan["pass_filenames"] is False and re.search(scan["files"], ".memzoi/records/a.md")
+    assert not re.search(scan["files"], ".memzoi/config.toml")
     walked = [os.path.relpath(path, ROOT) for path, _ in expand(str(ROOT / "examples")).files]
     assert walked and all(re.search(hook["files"], rel) for rel in walked)
     assert re.search(hook["files"], "examples/.memzoi/config.toml")

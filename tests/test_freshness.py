@@ -23,6 +23,15 @@ from .test_verdict_cache import cli, counts  # noqa: F401 - fixture
 
 PAD = "x" * 40
 
+@pytest.fixture(autouse=True)
+def entries_only(monkeypatch):
+    """These tests are about the store's entries: every run judges (a whole report's replay, which would answer
+    before any entry is read, is tested in ``tests/test_replay.py``)."""
+    from memzoi import check as _check
+
+    monkeypatch.setattr(_check, "replayed", lambda *a, **k: None)
+
+
 
 def token() -> str:
     """A credential-shaped value of 40 characters, assembled at run time (never printed)."""
@@ -259,9 +268,9 @@ def test_a_code_change_under_the_same_version_invalidates_check_and_the_index(re
 
 
 def _cache_db() -> Path:
-    from memzoi.runtime import CACHE_DB
+    from memzoi.runtime import STORE_DB
 
-    return sorted(Path(os.environ["MEMZOI_HOME"]).rglob(CACHE_DB))[0]
+    return sorted(Path(os.environ["MEMZOI_HOME"]).rglob(STORE_DB))[0]
 
 
 def test_a_tampered_payload_is_a_miss_never_a_verdict(repo, capsys, counts, closed):

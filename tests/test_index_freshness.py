@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memzoi import freshness, index_queries
-from memzoi.agent import recall
+from memzoi.agent import precheck, recall
 from memzoi.cli.main import main
 from memzoi.index import Index, IndexUnavailable
 
@@ -182,7 +182,7 @@ def served(project: Path) -> dict[str, bool]:
         "get_memory": recall.get_memory(project, SCOPED)["admitted"],
         "build_context_pack": SCOPED in {e["id"] for e in recall.build_context_pack(project, "scoped",
                                                                                      paths=["src/app.py"])["records"]},
-        "precheck_path": SCOPED in {w["record_id"] for w in recall.precheck_path(project, "src/app.py")["warnings"]},
+        "precheck_path": SCOPED in {w["record_id"] for w in precheck.precheck_path(project, "src/app.py")["warnings"]},
     }
 
 
@@ -228,7 +228,7 @@ def warning_served(project: Path) -> dict[str, bool]:
         "get_memory": recall.get_memory(project, WARNING_ID)["admitted"],
         "build_context_pack": WARNING_ID in {e["id"] for e in recall.build_context_pack(
             project, "refresh", paths=["src/auth/session.py"])["records"]},
-        "precheck_path": WARNING_ID in {w["record_id"] for w in recall.precheck_path(project, "src/auth/x.py")["warnings"]},
+        "precheck_path": WARNING_ID in {w["record_id"] for w in precheck.precheck_path(project, "src/auth/x.py")["warnings"]},
         "check": "ignored_untracked" not in cached,
     }
 

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from memzoi import projectstate, scanverdicts
+from memzoi import firststage, projectstate, scanverdicts
 from memzoi.analysis import analyze_path
 from memzoi.checkpaths import expand
 from memzoi.gitfacts import GitFacts
 from memzoi.index import unpack_row
 from memzoi.parallel import can_fork, can_use_helper
-from memzoi.runtime import CACHE_DB
+from memzoi.runtime import STORE_DB
 from memzoi.verdict import ProjectContext, judge, settle
 
 from .test_admission import git, rec
@@ -87,7 +87,7 @@ def test_settled_compact_verdicts_are_judge_cold_and_warm(project: Path, monkeyp
     cold = _scan(files, ctx, cache, project)
     assert all(isinstance(s, scanverdicts.Scanned) for s in cold)  # nothing cached yet: each analysed once
     assert cache.save(complete=True)
-    monkeypatch.setattr(scanverdicts, "analyze_bytes", lambda *a, **k: pytest.fail("a cached file was analysed"))
+    monkeypatch.setattr(firststage, "analyze_bytes", lambda *a, **k: pytest.fail("a cached file was analysed"))
     warm = scanverdicts.cached_stages(files, ctx, scanverdicts.open_cache(project, ctx))
     assert sum(1 for w in warm if w is not None) >= 3  # files the cache never holds (secrets, stale) are None
     for path, c, w in zip(files, cold, warm):
@@ -167,14 +167,14 @@ def test_unreadable_failing_and_uncached_files_never_break_a_scan(project: Path,
     ctx = _context(project)
     missing = str(project / ".memzoi/records/missing.md")
     alpha = str(project / ".memzoi/records/alpha.md")
-    real = scanverdicts.analyze_bytes
+    real = firststage.analyze_bytes
 
     def faulty(data, path=None, **kw):
         if str(path).endswith("beta.md"):
             raise KeyError("boom")
         return real(data, path, **kw)
 
-    monkeypatch.setattr(scanverdicts, "analyze_bytes", faulty)
+    monkeypatch.setattr(firststage, "analyze_bytes", faulty)
     beta = str(project / ".memzoi/records/beta.md")
     gone, ok, failed = _scan([missing, alpha, beta], ctx, None, project)
     assert gone is None and ok is not None
@@ -184,7 +184,7 @@ def test_unreadable_failing_and_uncached_files_never_break_a_scan(project: Path,
     home = Path(os.environ["MEMZOI_HOME"])
     cache = scanverdicts.open_cache(project, ctx)
     assert cache is not None and cache.save(complete=True) is not None
-    for db in home.rglob(CACHE_DB):
+    for db in home.rglob(STORE_DB):
         db.write_bytes(b"not a database" * 100)
     again = scanverdicts.open_cache(project, ctx)
     assert [s is not None for s in _scan([alpha], ctx, again, project)] == [True]

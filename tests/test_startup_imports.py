@@ -16,9 +16,11 @@ from tests.benchmarks.run import _diags_for, _env, _init_params
 #: SQLite and hashing, and the core modules built on them.
 CLI_HEAVY = ("pydantic", "yaml", "sqlite3", "blake3", "regex", "rfc8785", "memzoi.models", "memzoi.safety",
              "memzoi.analysis", "memzoi.ledger", "memzoi.lifecycle", "memzoi.index", "memzoi.resident.service")
-#: What answering ``initialize`` must not load (pydantic is used: the settings sent with it are validated).
-LSP_HEAVY = ("yaml", "regex", "rfc8785", "watchfiles", "memzoi.models", "memzoi.safety", "memzoi.analysis",
-             "memzoi.verdict", "memzoi.ledger", "memzoi.lifecycle", "memzoi.index", "memzoi.resident.editor")
+#: What answering ``initialize`` must not load: the settings sent with it are checked by plain functions
+#: (``memzoi_lsp.settings``), so no validation model either (issue 29, start-up).
+LSP_HEAVY = ("pydantic", "yaml", "regex", "rfc8785", "watchfiles", "memzoi.models", "memzoi.config",
+             "memzoi.rules", "memzoi.projectstate", "memzoi.safety", "memzoi.analysis", "memzoi.verdict",
+             "memzoi.ledger", "memzoi.lifecycle", "memzoi.index", "memzoi.resident.editor")
 
 
 def _loaded(code: str) -> list[str]:
@@ -104,7 +106,47 @@ def test_the_language_server_answers_initialize_before_it_loads_the_core_analysi
             at_diagnostics = _imported(errlog.read_text(encoding="utf-8", errors="replace"))
         finally:
             client.close()
-    assert {"lsprotocol.types", "memzoi_lsp.server", "pydantic"} <= at_initialize
+    assert {"lsprotocol.types", "memzoi_lsp.server", "memzoi_lsp.settings"} <= at_initialize
     assert _heavy(sorted(at_initialize), LSP_HEAVY) == []
     # Diagnostics need the core: it is loaded then (so the check above can fail).
-    assert {"memzoi.analysis", "memzoi.verdict", "yaml"} <= at_diagnostics
+    assert {"memzoi.analysis", "memzoi.verdict", "yaml", "pydantic", "memzoi.projectstate"} <= at_diagnostics
+
+
+def test_the_mcp_server_answers_initialize_without_the_sdks_client_and_http_stacks(tmp_path):
+    # The SDK's `mcp/__init__.py` and `mcp/server/__init__.py` import its client, HTTP client and high-level
+    # server; the stdio server defers them (memzoi.codecache.defer_package_init), and still serves tools/list.
+    ws = tmp_path / "ws"
+    (ws / ".memzoi" / "records").mkdir(parents=True)
+    home = tmp_path / "home"
+    home.mkdir()
+    errlog = tmp_path / "stderr"
+    cmd = [sys.executable, "-X", "importtime", "-c", "import sys; from memzoi_mcp.server import main; "
+           "sys.exit(main())", "--root", str(ws)]
+    with open(errlog, "wb") as err:
+        proc = subprocess.Popen(cmd, cwd=ws, env=_env(home), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=err)
+        try:
+            def answer(rid: int) -> dict:
+                while True:
+                    line = proc.stdout.readline()
+                    assert line, errlog.read_text(encoding="utf-8", errors="replace")[-2000:]
+                    msg = json.loads(line)
+                    if msg.get("id") == rid and "method" not in msg:
+                        return msg
+
+            def send(msg: dict) -> None:
+                proc.stdin.write(json.dumps(msg).encode() + b"\n")
+                proc.stdin.flush()
+
+            send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+            assert answer(1)["result"]["serverInfo"]["name"] == "memzoi-mcp"
+            at_initialize = _imported(errlog.read_text(encoding="utf-8", errors="replace"))
+            send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            send({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
+            assert "search_memory" in {t["name"] for t in answer(2)["result"]["tools"]}
+        finally:
+            proc.stdin.close()
+            proc.wait(60)
+    assert {"mcp.server.lowlevel", "mcp.server.stdio", "mcp_types"} <= at_initialize  # the SDK serves
+    assert _heavy(sorted(at_initialize), ("mcp.client", "mcp.server.mcpserver", "httpx2", *CLI_HEAVY[1:])) == []

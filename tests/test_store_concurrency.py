@@ -1,5 +1,6 @@
-"""Opening a fresh store from many processes at once (issue 29): every process gets a usable index and verdict
-cache; none fails with "table meta already exists" (the schema is checked again under the write lock)."""
+"""Opening a fresh store from many processes at once (issue 29): every process gets a usable index and store
+entries from the one database; none fails with "table meta already exists" (the schema is checked again under the
+write lock)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+
+from memzoi.runtime import STORE_DB
+from memzoi.store import STORE_VERSION
 
 PROCESSES = 20
 
@@ -38,7 +42,8 @@ def test_twenty_processes_open_a_fresh_store_at_once(tmp_path, round_):
     ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     (tmp_path / ".memzoi").mkdir()
     barrier, errors = ctx.Barrier(PROCESSES), ctx.Queue()
-    args = (barrier, str(tmp_path), str(tmp_path / "rt/index.db"), str(tmp_path / "rt/verdicts.db"), errors)
+    db = str(tmp_path / "rt" / STORE_DB)  # the index and the entries are tables of one store
+    args = (barrier, str(tmp_path), db, db, errors)
     procs = [ctx.Process(target=_open_both, args=args) for _ in range(PROCESSES)]
     for p in procs:
         p.start()
@@ -49,5 +54,5 @@ def test_twenty_processes_open_a_fresh_store_at_once(tmp_path, round_):
     while not errors.empty():
         messages.append(errors.get())
     assert not failures and not messages, messages
-    with sqlite3.connect(tmp_path / "rt/index.db") as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] > 0
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == STORE_VERSION

@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 
 from memzoi import check as checkmod
-from memzoi import checkfiles
-from memzoi import freshness, verdictcache
+from memzoi import firststage
+from memzoi import freshness, store, verdictcache
 from memzoi.check import check_paths
 from memzoi.cli.formats import to_json
 from memzoi.cli.main import main
-from memzoi.runtime import CACHE_DB
+from memzoi.runtime import STORE_DB
 
 from .conftest import CORPUS, corpus_or_skip
 from .builders import edit
@@ -35,6 +35,15 @@ from .test_revision import attested
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMATS = ("json", "text", "sarif", "github")
+
+@pytest.fixture(autouse=True)
+def entries_only(monkeypatch):
+    """These tests are about the store's entries: every run judges (a whole report's replay, which would answer
+    before any entry is read, is tested in ``tests/test_replay.py``)."""
+    from memzoi import check as _check
+
+    monkeypatch.setattr(_check, "replayed", lambda *a, **k: None)
+
 
 
 def cli(capsys, *argv: str) -> tuple[int, str]:
@@ -48,7 +57,7 @@ def outputs(capsys, target: Path, *extra: str) -> dict[str, tuple[int, str]]:
 
 
 def cache_db() -> Path | None:
-    found = sorted(Path(os.environ["MEMZOI_HOME"]).rglob(CACHE_DB))
+    found = sorted(Path(os.environ["MEMZOI_HOME"]).rglob(STORE_DB))
     return found[0] if found else None
 
 
@@ -70,7 +79,7 @@ def counts(monkeypatch):
 
     n = Counts()
     n.reset()
-    real = {name: getattr(checkfiles, name) for name in ("analyze_bytes", "analyze_path")}
+    real = {name: getattr(firststage, name) for name in ("analyze_bytes", "analyze_path")}
     real_read = verdictcache.read_stable
 
     def counting(name):
@@ -84,7 +93,7 @@ def counts(monkeypatch):
         return real_read(path)
 
     for name in real:
-        monkeypatch.setattr(checkfiles, name, counting(name))
+        monkeypatch.setattr(firststage, name, counting(name))
     monkeypatch.setattr(verdictcache, "read_stable", read)
     return n
 
@@ -363,7 +372,7 @@ def test_a_cache_of_another_format_version_is_recreated(repo, capsys):
         conn.execute("PRAGMA user_version=9999")
     assert same_as_uncached(capsys, repo / ".memzoi") == base
     with sqlite3.connect(cache_db()) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == verdictcache.CACHE_FORMAT
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == store.STORE_VERSION
 
 
 def test_payloads_it_cannot_read_are_analysed_again(repo, capsys, counts):

@@ -23,6 +23,8 @@
 ;; the server wrote, its `memzoi/changed' notification reverts the buffers of the touched files and clears the
 ;; diagnostics of deleted ones.
 ;; `memzoi-history' and `memzoi-undo' complete over the ledger's changes.
+;; Session checkpoints and memory health: `memzoi-checkpoints', `memzoi-checkpoint-continue',
+;; `memzoi-checkpoint-close', `memzoi-memory-health' (memzoi-checkpoints.el).
 ;;
 ;; Setup (see README.md):
 ;;   (add-to-list 'load-path "/path/to/memzoi-lsp/editors/emacs")
@@ -114,7 +116,39 @@ Example: \\='(:severity (:duplicate_content \"information\") :disabled [\"bom\"]
         (append memzoi-server-command
                 (list :initializationOptions (list :memzoi (or memzoi-settings (make-hash-table)))))))
 
-(add-to-list 'eglot-server-programs (cons 'memzoi-mode #'memzoi--server-program))
+(add-to-list 'eglot-server-programs (cons '(memzoi-mode memzoi-routing-mode) #'memzoi--server-program))
+
+;; Routing inputs: an agent's session-end file ({task, candidates}) or an import manifest (version: memzoi/import),
+;; YAML files anywhere in a project that has a `.memzoi' directory.  They get the server's diagnostics and
+;; `memzoi-route' (preview per candidate, then Apply).
+
+(defun memzoi-routing-input-p (&optional file)
+  "Non-nil when FILE (default: this buffer's file, whose text is read) is a session-end file or an import
+manifest of a Memzoi project: a .yml/.yaml file whose top level is `version: memzoi/import', or has `task' and
+`candidates' (the server's rule), below a directory holding `.memzoi'."
+  (when-let ((f (or file buffer-file-name)))
+    (and (string-match-p "\\.ya?ml\\'" f)
+         (locate-dominating-file f ".memzoi")
+         (save-excursion
+           (save-restriction
+             (widen)
+             (goto-char (point-min))
+             (or (re-search-forward "^version:[ \t]*[\"']?memzoi/import" nil t)
+                 (and (progn (goto-char (point-min)) (re-search-forward "^task[ \t]*:" nil t))
+                      (progn (goto-char (point-min)) (re-search-forward "^candidates[ \t]*:" nil t)))))))))
+
+;;;###autoload
+(define-derived-mode memzoi-routing-mode text-mode "Memzoi-Routing"
+  "Major mode for Memzoi session-end files and import manifests (YAML), checked and routed by memzoi-lsp."
+  (setq-local eglot-workspace-configuration
+              (list :memzoi (or memzoi-settings (make-hash-table)))))
+
+(defun memzoi--maybe-routing-mode ()
+  "Put a session-end file or import manifest of a Memzoi project in `memzoi-routing-mode' when it is visited."
+  (when (and buffer-file-name (not (derived-mode-p 'memzoi-mode 'memzoi-routing-mode)) (memzoi-routing-input-p))
+    (memzoi-routing-mode)))
+
+(add-hook 'find-file-hook #'memzoi--maybe-routing-mode)
 
 (defun memzoi-root (&optional file)
   "The directory holding the `.memzoi' tree that contains FILE (default: this buffer's file), or nil."
@@ -136,6 +170,8 @@ its folder."
                             ((and (bound-and-true-p eglot-lsp-context)
                                   (file-directory-p (expand-file-name ".memzoi" d)))
                              d)
+                            ((and buffer-file-name (derived-mode-p 'memzoi-routing-mode))
+                             (locate-dominating-file d ".memzoi"))
                             ((string-match-p "/\\.zuno/?\\'" d) (locate-dominating-file d ".zuno"))
                             ((and buffer-file-name (string= (expand-file-name buffer-file-name) (memzoi--global-resident)))
                              (or (locate-dominating-file d ".memzoi") d)))))
@@ -194,6 +230,8 @@ connection is under way; when that connection completes, eglot manages every buf
 
 ;;;###autoload
 (add-hook 'memzoi-mode-hook #'memzoi-ensure)
+;;;###autoload
+(add-hook 'memzoi-routing-mode-hook #'memzoi-ensure)
 
 ;;; Commands
 
@@ -476,6 +514,8 @@ a preview while `memzoi-confirm-writes' is on; a resident reject asks its reason
 after asking a reason the command records."
   (let ((arg (and (> (length arguments) 0) (listp (aref arguments 0)) (aref arguments 0))))
     (cond
+     ((equal name "memzoi.routing.preview")
+      (memzoi-route))
      ((equal name "memzoi.review")
       (memzoi--review server "memzoi.apply" (list :uri (plist-get arg :uri))))
      ((equal name "memzoi.reviewCandidate")
@@ -684,5 +724,68 @@ the change itself are asked, once (reason, title)."
 (defun memzoi-search (query) "Search records for QUERY."
        (interactive (list (read-string "Search records: "))) (memzoi-run 'search nil query))
 
+;;; Routing
+
+(defconst memzoi-routing-buffer "*Memzoi routing*"
+  "The read-only buffer where `memzoi-route' shows the outcome per candidate.")
+
+(defun memzoi--routing-lines (preview)
+  "One line per candidate of PREVIEW (the server's `memzoi.routing.preview' answer): index, destination, outcome
+and the packet path or runtime route it would create, or the codes that block it."
+  (mapcar (lambda (c)
+            (format "[%s] %-12s %-15s %s" (plist-get c :index) (plist-get c :destination) (plist-get c :outcome)
+                    (cond ((plist-get c :reasons) (mapconcat #'identity (plist-get c :reasons) ", "))
+                          ((plist-get c :matches)
+                           (mapconcat (lambda (m) (format "%s %s" (plist-get m :kind) (plist-get m :id)))
+                                      (plist-get c :matches) ", "))
+                          (t (or (plist-get c :path) (plist-get c :route) "")))))
+          (append (plist-get preview :candidates) nil)))
+
+(defun memzoi-route ()
+  "Preview the routing of this session-end file or import manifest (per candidate: the packet or runtime row it
+would create, or why it is blocked) in `memzoi-routing-buffer', then, on confirmation, apply it as one ledgered
+change (refused when the state moved since the preview)."
+  (interactive)
+  (when (buffer-modified-p)
+    (user-error "Memzoi: save the buffer first; routing reads the file on disk"))
+  (let* ((server (memzoi--server))
+         (uri (eglot--path-to-uri buffer-file-name))
+         (preview (condition-case err
+                      (jsonrpc-request server :workspace/executeCommand
+                                       (list :command "memzoi.routing.preview" :arguments (vector (list :uri uri))))
+                    (jsonrpc-error (message "Memzoi: routing preview refused: %s" (memzoi--error-message err))
+                                   nil))))
+    (when preview
+      (setq memzoi-last-result preview)
+      (let ((lines (memzoi--routing-lines preview)))
+        (with-current-buffer (get-buffer-create memzoi-routing-buffer)
+          (let ((inhibit-read-only t))
+            (erase-buffer)
+            (insert (mapconcat #'identity lines "\n") "\n"))
+          (special-mode))
+        (display-buffer memzoi-routing-buffer)
+        (if (not (y-or-n-p (format "Memzoi: apply the routing of %d candidate(s)%s? " (length lines)
+                                   (if (eq (plist-get preview :blocked) t) " (some are blocked)" ""))))
+            (message "Memzoi: routing cancelled; nothing written")
+          (condition-case err
+              (let ((result (jsonrpc-request
+                             server :workspace/executeCommand
+                             (list :command "memzoi.routing.apply"
+                                   :arguments (vector (list :uri uri :plan_id (plist-get preview :plan_id)
+                                                            :expected_version (plist-get preview :expected_version)
+                                                            :actor (plist-get preview :actor)))))))
+                (setq memzoi-last-result result)
+                (message "Memzoi: routed%s" (if (plist-get result :change_id)
+                                                (format " as change %s" (plist-get result :change_id))
+                                              ": nothing to write"))
+                result)
+            (jsonrpc-error
+             (setq memzoi-last-result (list :error (memzoi--error-message err)))
+             (message "Memzoi: routing refused: %s" (memzoi--error-message err))
+             nil)))))))
+
 (provide 'memzoi)
+;; Checkpoints and memory health (`memzoi-checkpoints', `memzoi-checkpoint-continue', `memzoi-checkpoint-close',
+;; `memzoi-memory-health') live beside this file.
+(require 'memzoi-checkpoints)
 ;;; memzoi.el ends here

@@ -20,8 +20,8 @@ from .document import Document, frame
 from .findings import Finding, Fix, TextEdit, finding
 from .legacy import UpgradeError, legacy_reasons, upgrade_ignores, upgrade_legacy
 from .pathsafety import name_findings
+from .policy import safety_findings
 from .retention import RetentionMark, mark_findings, retention_mark, utc_now
-from .safety import safety_findings
 from .safety.values import unprinted_keys
 from .text import decode
 from .utf8 import unencodable_span

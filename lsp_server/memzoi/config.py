@@ -37,11 +37,14 @@ disabled = ["retention_query_only"]
 ignore = ["records/archive/**"]
 ```
 
-Unknown sections and keys are kept out of the model but never rejected: the real Memzoi owns the file too and
-may add fields. ``[rules]`` is this project's own, so a key it does not know (``disable``) is an error there.
+Memzoi's sections (``[project]``, ``[workflow]``) and unknown sections are kept out of the model but never judged:
+the real Memzoi owns the file too and may add fields. The other sections are this project's own, so a key none of
+them knows (``disable`` in ``[rules]``, ``proposals_per_minut`` in ``[mcp]``) is reported, as is a header close
+to one of them (``[promotoin]``; :mod:`memzoi.config_keys`).
 Reading is total and never drops a valid setting silently: a missing file gives the defaults; an entry of ``[rules]``
 that is not valid is left out and the rest of the section applies; any other invalid value costs its section,
-whose defaults then apply; the user-only ``[resident]`` keys (:data:`USER_ONLY`) are ignored on their own; an
+whose defaults then apply; the user-only ``[resident]`` keys (:data:`USER_ONLY`) and unknown keys are ignored on
+their own; an
 unreadable or unparsable file gives the defaults. Each problem is a one-line error
 naming the file, the setting and what was ignored, and a :class:`ConfigProblem` that :mod:`memzoi.configfile`
 places in the file (the ``invalid_config`` finding, which fails ``memzoi check``). Loads are cached by path, mtime
@@ -61,6 +64,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .config_keys import MEMZOI_SECTIONS, unknown_keys
 from .nesting import nesting_message
 from .promotion import PromotionSection
 from .rules import Rules, RulesSection, screen_rules
@@ -223,6 +227,8 @@ class MemzoiConfig(BaseModel):
 
 
 DEFAULT_CONFIG = MemzoiConfig()
+#: The sections this project adds to Memzoi's file, whose keys it judges (:mod:`memzoi.config_keys`).
+_OWN_SECTIONS = {n: f.annotation for n, f in MemzoiConfig.model_fields.items() if n not in MEMZOI_SECTIONS}
 
 
 @dataclass(frozen=True)
@@ -305,6 +311,7 @@ def parse_config(text: str, path: Path | None = None) -> LoadedConfig:
         problems += [ConfigProblem(("rules", *loc), f"`{'.'.join(('rules', *loc[:1]))}`: {msg}; this entry is "
                                    "ignored, the other settings apply", entry_only=True) for loc, msg in found]
     problems += _user_only(raw)
+    problems += [ConfigProblem(loc, msg, entry_only=True) for loc, msg in unknown_keys(raw, _OWN_SECTIONS, USER_ONLY)]
     try:
         return _loaded(MemzoiConfig.model_validate(raw), path, where, problems)
     except ValidationError as err:

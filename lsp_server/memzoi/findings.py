@@ -66,6 +66,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "yaml_nesting_limit": (E, "schema"),  # SPEC §4 lists it with the schema codes
     "internal_error": (E, "schema"),  # one file's unexpected failure, reported on that file; the run goes on
     "invalid_config": (E, "schema"),  # .memzoi/config.toml: an entry that is not valid is ignored, and fails the check
+    "invalid_session_end": (E, "schema"),  # a session-end input file ({task, candidates}) that session-end refuses
+    "invalid_import_manifest": (E, "schema"),  # a memzoi/import manifest that import refuses
     # git-plane gate
     "sensitivity_not_repo_safe": (E, "gate"),
     "scope_not_repository": (E, "gate"),
@@ -82,6 +84,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "local_only_state": (E, "gate"),
     "candidate_too_large": (E, "gate"),
     "unsafe_output_path": (E, "gate"),  # beside canonical_path: Memzoi's code for a path reached through a symlink
+    "candidate_blocked": (E, "gate"),  # a session-end/import candidate a destination rule blocks (no code of its own)
+    "repo_subset_blocked": (E, "gate"),  # an import repo candidate blocked because another one is not repo-safe
     # content detectors
     "credential_token": (E, "detector"),
     "private_key": (E, "detector"),

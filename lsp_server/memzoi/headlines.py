@@ -38,6 +38,8 @@ HEADLINES: dict[str, str | None] = {
     "yaml_nesting_limit": "Nested too deeply.",
     "internal_error": "Internal error.",
     "invalid_config": "Invalid configuration.",
+    "invalid_session_end": "Invalid session-end input.",
+    "invalid_import_manifest": "Invalid import manifest.",
     # the git-plane gate
     "sensitivity_not_repo_safe": "Sensitivity not repo-safe.",
     "scope_not_repository": "Scope is not the repository.",
@@ -54,6 +56,8 @@ HEADLINES: dict[str, str | None] = {
     "local_only_state": "Local-only state.",
     "candidate_too_large": "Too large for the git plane.",
     "unsafe_output_path": "Unsafe output path.",
+    "candidate_blocked": "Candidate blocked.",
+    "repo_subset_blocked": "Repo candidates blocked.",
     # content detectors
     "credential_token": "Credential in the text.",
     "private_key": "Private key in the text.",

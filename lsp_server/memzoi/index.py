@@ -1,8 +1,9 @@
 """The workspace index: a disposable SQLite (WAL) database of records and proposal packets with FTS5 search.
 
-Location: ``${MEMZOI_HOME:-~/.memzoi}/projects/<repository-key>/worktrees/<worktree-key>/memzoi-lsp-index.db``
-(Memzoi's key derivation and layout, reference §7.1/§7.3; the file name is ours, so Memzoi's own ``index.db`` and
-``shared.db`` are never touched). It is derived from the git plane only and can always be rebuilt
+Location: the tables ``files``, ``records``, ``proposals``, their FTS5 tables and ``meta`` of the project's store
+(:mod:`memzoi.store`: ``${MEMZOI_HOME:-~/.memzoi}/projects/<repository-key>/worktrees/<worktree-key>/memzoi-lsp-store.db``,
+Memzoi's key derivation and layout, reference §7.1/§7.3; the file name is ours, so Memzoi's own ``index.db`` and
+``shared.db`` are never touched), beside the store entries ``memzoi check`` reads. It is derived from the git plane only and can always be rebuilt
 (:meth:`Index.rebuild`, ``memzoi rebuild``). :meth:`Index.update_paths` / :meth:`Index.remove_paths` keep it
 current per file; :meth:`Index.refresh` re-indexes exactly the files whose bytes or presence changed (by the freshness rule of
 :mod:`memzoi.freshness`);
@@ -31,16 +32,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files
 from .index_schema import (
-    _TABLES,
-    SCHEMA_VERSION,
-    _opening,
-    _split_sql,
-    _Tx,
-    fts_triggers,
-    schema_script,
-    table_script,
+    _TABLES, SCHEMA_VERSION, _opening, _split_sql, _Tx, fts_triggers, table_script,
 )
-from .runtime import INDEX_DB, derive_keys, memzoi_home, private_dir, private_file
+from .runtime import private_dir, private_file
+from .store import STORE_VERSION, ensure_schema, forget_old_databases, store_path
 from .runtime_errors import RuntimeStateError, runtime_error
 
 if TYPE_CHECKING:
@@ -67,8 +62,7 @@ class IndexUnavailable(RuntimeStateError):
 
 def index_path(project_root: str | os.PathLike[str]) -> Path:
     """Where the index of ``project_root`` lives (see the module docstring). Does not create anything."""
-    keys = derive_keys(project_root)
-    return memzoi_home() / "projects" / keys.repository_key / "worktrees" / keys.worktree_key / INDEX_DB
+    return store_path(project_root)
 
 
 @dataclass
@@ -151,27 +145,17 @@ class Index(IndexQueries):
         self.db.close()
 
     def _check_schema(self) -> str | None:
+        ensure_schema(self.db)  # another version is dropped and made anew (memzoi.store), never served
+        forget_old_databases(self.path.parent)
         version, tables = self._schema_state()
-        if version == 0 and not tables:
-            self._create()
-            version, tables = self._schema_state()
-        if version != SCHEMA_VERSION or not set(_TABLES) <= tables:
-            return (f"index schema version {version} is not {SCHEMA_VERSION}; run `memzoi rebuild` to recreate it")
+        if version != STORE_VERSION or not set(_TABLES) <= tables:
+            return (f"store version {version} is not {STORE_VERSION} or its index tables are missing; run "
+                    "`memzoi rebuild` to recreate it")
         return self._stamp_problem()
 
     def _schema_state(self) -> tuple[int, set[str]]:
         tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         return self.db.execute("PRAGMA user_version").fetchone()[0], tables
-
-    def _create(self) -> None:
-        """Create the schema in a new database: checked again under the write lock, so that of several processes
-        opening a new index at once one creates it and the others find it."""
-        with self._transaction():
-            version, tables = self._schema_state()
-            if version == 0 and not tables:
-                for stmt in _split_sql(schema_script()):
-                    self.db.execute(stmt)
-                self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def _stamp_problem(self) -> str | None:
         """A message when the built index was made under another stamp (:func:`memzoi.index_fresh.index_stamp`:
@@ -194,9 +178,11 @@ class Index(IndexQueries):
 
     # -- building ------------------------------------------------------------------------------------------------
 
-    def rebuild(self, progress: Progress | None = None) -> RebuildResult:
+    def rebuild(self, progress: Progress | None = None, *, everything: bool = False) -> RebuildResult:
         """Recreate the whole index from the git plane in one transaction (readers keep the old state until
-        commit). Returns what was indexed."""
+        commit). With ``everything`` (``memzoi rebuild``) the store's other tables are emptied in the same
+        transaction too: store entries, facts blob and stored reports (:mod:`memzoi.store`), made again by the next
+        check or scan. Returns what was indexed."""
         from .index_fresh import git_state, index_stamp
 
         started = time.perf_counter()
@@ -205,13 +191,16 @@ class Index(IndexQueries):
         git = git_state(self.root, {os.path.dirname(p) for p in files})
         rows = self._analyse(files, progress)
         with self._transaction():
+            if everything:
+                for name in ("entries", "facts", "reports"):
+                    self.db.execute(f"DELETE FROM {name}")
             for name in ("records", "proposals", "files", "records_fts", "proposals_fts", "meta"):
                 self.db.execute(f"DROP TABLE IF EXISTS {name}")
             for trig in ("records_ai", "records_ad", "records_au", "proposals_ai", "proposals_ad", "proposals_au"):
                 self.db.execute(f"DROP TRIGGER IF EXISTS {trig}")
             for stmt in _split_sql(table_script()):
                 self.db.execute(stmt)
-            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self.db.execute(f"PRAGMA user_version={STORE_VERSION}")
             # The full-text tables are filled once from the inserted rows, then the triggers that keep them in
             # sync are created: 11,000 rows took 1.84 s through the triggers and 1.06 s this way.
             result = self._insert(rows)

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import blake3
 
 from .admission import GitVisibility
-from .analysis import Analysis, analyze_bytes
+from .analysis import Analysis
 from .barrier import failed_analysis
 from .filefacts import FileFacts, facts_from_analysis
 from .freshness import read_stable
@@ -27,7 +27,8 @@ from .pathsafety import REDACTED_PREFIX, redacted, shown_id, shown_path
 from .safety.redact import MARK, redact, secret_spans
 from .text import LineIndex
 from .utf8 import encodable, storable
-from .verdict import FileVerdict, ProjectContext, judge
+from .firststage import analyse_file
+from .verdict import FileVerdict, ProjectContext, judge, verdict_of
 from .workspace import place
 
 
@@ -104,9 +105,10 @@ def _index_row(job: tuple[str, str, str], contexts: dict[str, ProjectContext] | 
         ctx = contexts[md] = ProjectContext.of(md or None, git=GitFacts(os.path.dirname(md)) if md else None)
     if ctx.git is not None:
         ctx.git.set_visibility({os.path.abspath(p): GitVisibility(visibility)})
-    try:
-        analysis = analyze_bytes(data, p, placement=placement, config=ctx.config, now=ctx.now)
-        return index_row(rel, data, st, index_verdict(p, analysis, ctx), checked_ns=checked)
+    try:  # the one analyse-then-entry routine (memzoi.firststage), as check and the server's scan use it
+        made = analyse_file(str(p), placement, ctx, {}, read, entry=False)
+        verdict = verdict_of(p, made.analysis, made.stage.first, ctx)
+        return index_row(rel, data, st, verdict, facts=made.stage.facts, checked_ns=checked)
     except Exception as err:  # the barrier: the file is kept as refused, with the finding, and the run goes on
         return index_row(rel, data, st, index_verdict(p, failed_analysis(err, p, placement), ctx), checked_ns=checked)
 

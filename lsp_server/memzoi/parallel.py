@@ -16,6 +16,7 @@ may be a JSON report, which no stray write of a worker may corrupt.
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -23,6 +24,10 @@ from typing import Any, Generic, TypeVar
 
 J = TypeVar("J")
 R = TypeVar("R")
+
+
+#: What every worker runs: imported before workers fork (or by the fork server), so no worker imports it.
+PRELOAD = ("memzoi.analysis", "memzoi.verdict", "memzoi.safety", "memzoi.policy", "memzoi.views")
 
 
 def cpu_count() -> int:
@@ -125,13 +130,17 @@ class ChunkPool(Generic[J, R]):
         from concurrent.futures import ProcessPoolExecutor
 
         parent: int | None = os.getpid()
+        preload = [getattr(self.fn, "func", self.fn).__module__, *PRELOAD]
         if can_fork():
             context = multiprocessing.get_context("fork")
+            # Workers fork with the analysis already imported: imported once here, not once in each worker.
+            for name in preload:
+                importlib.import_module(name)
         elif self.helper and can_use_helper():
             context = multiprocessing.get_context("forkserver")
             # Taken by the fork server when it starts (once per process): its workers fork with the analysis
             # already imported. A worker's parent is the fork server, which ends when this process does.
-            context.set_forkserver_preload([getattr(self.fn, "func", self.fn).__module__, "memzoi.analysis"])
+            context.set_forkserver_preload(preload)
             parent = None
         else:
             return

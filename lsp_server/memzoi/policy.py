@@ -34,9 +34,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .config import MemzoiConfig
+from .config import DEFAULT_CONFIG, MemzoiConfig
 from .document import Document
 from .findings import Finding, Severity, finding
+from .safety import scan_complete, scan_document
 from .workspace import Placement, Role
 from .yaml12 import YMap, YNode, YScalar, YSeq, locate
 
@@ -290,3 +291,20 @@ def gate_findings(doc: Document, placement: Placement, config: MemzoiConfig, *, 
     gate.content_class()
     gate.size()
     return gate.out
+
+
+def safety_findings(doc: Document, placement: Placement, config: MemzoiConfig | None = None, *,
+                    legacy: bool = False, memory: bool = True) -> list[Finding]:
+    """Gate findings plus content-detector findings (:mod:`memzoi.safety`) for one framed document. Never raises.
+
+    Every file is scanned, reserved and stray files included (they are committed too); the gate only applies
+    to records and pending packets. Memzoi's write-safety rules run on every file whatever its size; the rest of
+    the detectors only where :func:`memzoi.safety.scan_complete` holds (the gate reports ``candidate_too_large`` above it).
+    ``legacy``: the file is in a legacy profile (:func:`gate_findings`). ``memory`` false: the file
+    is not a memory (``config.toml``, another non-Markdown file), and messages are worded for a plain file.
+    """
+    config = config or DEFAULT_CONFIG
+    out = gate_findings(doc, placement, config, legacy=legacy)
+    out.extend(scan_document(doc, config.accepted, config.safety.unsigned_jwt, floor_only=not scan_complete(doc.text),
+                               memory=memory))
+    return out

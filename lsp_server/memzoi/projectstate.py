@@ -4,7 +4,7 @@ server) knows of it, with one mutator for what the disk does.
 :class:`ProjectState` owns, for the project whose ``.memzoi`` folder is below ``root``:
 
 - its file set (:class:`memzoi.projectfiles.ProjectFiles`: exactly the files ``memzoi check`` checks there);
-- the compact first stage of each closed file (:class:`memzoi.scanverdicts.CompactVerdict`, in :attr:`verdicts`),
+- the compact first stage of each closed file (:class:`memzoi.firststage.FirstStage`, in :attr:`verdicts`),
   which a change drops so that the file is analysed again when asked;
 - the cross-file graph (:class:`memzoi.crossfile.Workspace`) and which analysis each file's facts came from;
 - the git and ledger oracles (:class:`memzoi.gitfacts.GitFacts`, :class:`memzoi.ledger.LedgerView`);
@@ -95,7 +95,7 @@ class ProjectState:
         # key -> weak reference to the analysis whose facts the cross-file workspace holds (weak: the caller's
         # bounded document cache decides what stays in memory)
         self._fed: dict[str, weakref.ref[Any]] = {}
-        self.verdicts: dict[str, Any] = {}  # key -> memzoi.scanverdicts.CompactVerdict of a closed file
+        self.verdicts: dict[str, Any] = {}  # key -> memzoi.firststage.FirstStage of a closed file
         self.ledger = LedgerView(self.root)
         # Visibility from the batched git calls of the listing and of each event batch (typing never runs git);
         # committed versions and last commits cached until git's state changes.

@@ -123,3 +123,20 @@ def proposed_via(changes: Sequence[ChangeRecord]) -> str | None:
     ``changes``, newest first, that created a file) is an MCP proposal, else ``None``."""
     created = [c for c in changes if c.files and any(f.before is None for f in c.files)]
     return mcp_provenance(created[-1] if created else None)
+
+
+def superseded_by(graph: Any, record_id: str) -> list[str]:
+    """Ids of the records whose ``supersedes`` names ``record_id``, sorted, from the cross-file graph ``graph`` (a
+    :class:`memzoi.crossfile.Workspace`): only a record in ``records/`` supersedes (a packet's ``supersedes`` is a
+    proposal, not yet a fact). A record's ``supersedes`` is one record id (reference ``memzoi-format.md`` §1.4). Reads
+    ``graph.referrers``, so the cost is the number of files referring to ``record_id``, not the project's size."""
+    from .workspace import Role
+
+    out = []
+    for key in graph.referrers(record_id):
+        facts = graph.facts(key)
+        if facts is None or facts.kind != "record" or facts.role != Role.RECORD.value:
+            continue
+        if any(r.field == "supersedes" and r.target == record_id for r in facts.refs):
+            out.append(facts.ident or key)
+    return sorted(out)

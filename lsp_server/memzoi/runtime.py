@@ -17,10 +17,10 @@ from pathlib import Path
 import blake3
 
 LEDGER_DB = "memzoi-lsp-ledger.db"
-INDEX_DB = "memzoi-lsp-index.db"
 LOCK_FILE = "memzoi-lsp-lifecycle.lock"
-#: The verdict cache (:mod:`memzoi.verdictcache`), beside the index in the worktree's runtime directory.
-CACHE_DB = "memzoi-lsp-verdicts.db"
+#: The project store (:mod:`memzoi.store`: store entries, facts, search rows, replayable reports) in the worktree's
+#: runtime directory.
+STORE_DB = "memzoi-lsp-store.db"
 _GIT_TIMEOUT = 10
 
 

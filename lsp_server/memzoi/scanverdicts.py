@@ -1,21 +1,14 @@
-"""The first stage of each file of a project, for a long-lived caller that keeps it (the language server's scan),
-in a compact form, taken from the verdict cache ``memzoi check`` writes when it vouches for the file's bytes.
-
-A :class:`CompactVerdict` is what such a caller keeps of a file it has not opened: the first stage of its verdict
-(:class:`memzoi.verdict.Local`: own findings without quick fixes for a cached file), its cross-file facts, its
-line starts and length (to place findings without the text), the stat of the bytes it was made from (to notice
-a change nobody reported) and a revision string of them. About a kilobyte, against some twenty for an
-:class:`~memzoi.analysis.Analysis`; the second stage (:func:`memzoi.verdict.settle`: git visibility, ledger,
-cross-file findings, grading) runs when the file's findings are asked for, as ``check`` runs it, so both give
-the same findings.
+"""The first stage of each file of a project for a long-lived caller that keeps it (the language server's scan):
+:class:`memzoi.firststage.FirstStage`, the one first-stage type ``memzoi check`` uses too, taken from the
+project's store when it vouches for the file's bytes, else analysed once.
 
 :func:`cached_stages` makes them on the caller's worker thread for the files the project's
-:class:`~memzoi.verdictcache.ProjectCache` vouches for, from their entries (:func:`memzoi.checkfiles.from_entry`,
+:class:`~memzoi.verdictcache.ProjectCache` vouches for, from their entries (:func:`memzoi.firststage.from_payload`,
 as ``check`` does). :func:`analyse` does every other file, in worker processes for many: each file is read and
-analysed once (:func:`scan_chunk`), and that one analysis gives its three products, the compact verdict, its
-verdict cache entry and, for a record or a packet, its index row; nothing of it is analysed again, and no
-analysis is kept. Never raises for a file: a failed analysis is an ``internal_error`` finding
-(:mod:`memzoi.barrier`), an unreadable file is ``None``.
+analysed once by the one routine :func:`memzoi.firststage.analyse_file` (:func:`scan_chunk`), and that one
+analysis gives its three products, the first stage, its store entry and, for a record or a packet, its index
+row; nothing of it is analysed again, and no analysis is kept. Never raises for a file: a failed analysis is an
+``internal_error`` finding (:mod:`memzoi.barrier`), an unreadable file is ``None``.
 """
 
 from __future__ import annotations
@@ -29,21 +22,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import blake3
-
 from .admission import GitVisibility
-from .analysis import analyze_bytes
-from .barrier import failed_analysis
-from .checkfiles import from_entry
-from .filefacts import FileFacts, facts_from_analysis
+from .firststage import Entry, FirstStage, analyse_file, failed_stage, from_payload, lstamp
 from .gitfacts import GitFacts
 from .index import pack_row
 from .index_rows import StatStamp, index_key, index_row, index_verdict
 from .projectstate import indexed
-from .text import LineIndex
-from .verdict import Local, ProjectContext, local, verdict_of
+from .verdict import ProjectContext, verdict_of
 from .verdictcache import ProjectCache, read_stable
-from .verdictpayload import cache_parts, line_starts, payload_boundary
 from .workspace import Placement, place
 
 #: From this many files to analyse on, :func:`analyse` uses worker processes (below it, their start costs more).
@@ -51,69 +37,19 @@ PARALLEL_THRESHOLD = 300
 
 
 @dataclass(frozen=True, slots=True)
-class CompactVerdict:
-    """The first stage of one file's verdict, compact (see the module docstring).
-
-    ``path``: absolute. ``first``: own findings, ungraded (spans are code-point offsets of the file's text).
-    ``facts``: its cross-file facts. ``starts``: its line starts, comma-separated
-    (:func:`memzoi.verdictpayload.line_starts`); ``length``: its text's length in code points. ``stamp``: the
-    ``(size, mtime_ns, inode, ctime_ns)`` of the bytes it was made from, ``None`` when unknown. ``revision``: a
-    hex string that differs for different bytes (a BLAKE3 digest of them, or of the cache entry). ``boundary``:
-    when its retention boundary passes (``None``: never).
-    """
-
-    path: str
-    first: Local
-    facts: FileFacts
-    starts: str
-    length: int
-    stamp: tuple[int, int, int, int] | None
-    revision: str
-    #: the instant its retention boundary passes (:class:`memzoi.retention.RetentionMark`), ``None`` without one:
-    #: from then on ``retention_query_only`` applies, so the holder judges the file again
-    boundary: datetime | None = None
-
-    def lines(self) -> LineIndex:
-        """The line index of the file's text, from its starts (:meth:`memzoi.text.LineIndex.from_starts`)."""
-        return LineIndex.from_starts(line_starts(self.starts), self.length)
-
-    def current(self) -> bool:
-        """True when the file's stat is still the one this was made from (cheap: one ``lstat``). A caller that
-        gets False analyses the file again."""
-        return self.stamp is not None and _lstat(self.path) == self.stamp
-
-
-@dataclass(frozen=True, slots=True)
 class Scanned:
-    """One file analysed by :func:`scan_chunk`: its compact verdict; the verdict cache ``entry`` its caller stores
-    (``(digest, stamp, checked_ns, payload, kept facts)``, the arguments of :meth:`memzoi.verdictcache.
-    ProjectCache.store` after the path; ``None`` when the analysis failed); and, for a record or a packet, its
+    """One file analysed by :func:`scan_chunk`: its first stage; the store ``entry`` its caller keeps
+    (:data:`memzoi.firststage.Entry`; ``None`` when the analysis failed); and, for a record or a packet, its
     index ``row``: ``(size, mtime_ns, rows)`` of the bytes analysed, ``rows`` what ``memzoi rebuild`` would
     store for them (:func:`memzoi.index_rows.index_row`), packed (:func:`memzoi.index.pack_row`)."""
 
-    verdict: CompactVerdict
-    entry: tuple[Any, ...] | None
+    verdict: FirstStage
+    entry: Entry | None
     row: tuple[int, int, bytes] | None
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # One per file crosses the pipe from a worker: positional fields unpickle faster than slot state.
         return (Scanned, (self.verdict, self.entry, self.row))
-
-
-def pending_boundary(first: Local, boundary: datetime | None) -> datetime | None:
-    """``boundary`` when it has not passed yet for the first stage ``first`` (no ``retention_query_only`` among
-    its findings), else ``None``: the instant from which a holder of ``first`` must judge the file again."""
-    if boundary is None or any(f.code == "retention_query_only" for f in first.own):
-        return None
-    return boundary
-
-
-def _lstat(path: str) -> tuple[int, int, int, int] | None:
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    return st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
 
 
 def open_cache(project_root: str | os.PathLike[str], ctx: ProjectContext) -> ProjectCache | None:
@@ -126,28 +62,23 @@ def open_cache(project_root: str | os.PathLike[str], ctx: ProjectContext) -> Pro
 
 
 def cached_stages(paths: list[str], ctx: ProjectContext, cache: ProjectCache | None,
-                  links: dict[Any, bool] | None = None) -> list[CompactVerdict | None]:
-    """The compact verdict of each absolute path of ``paths`` (files of the project ``ctx`` describes) that
-    ``cache`` vouches for, rebuilt from its entry as ``memzoi check`` does; ``None`` for each other file (to be
+                  links: dict[Any, bool] | None = None) -> list[FirstStage | None]:
+    """The first stage of each absolute path of ``paths`` (files of the project ``ctx`` describes) that
+    ``cache`` vouches for, read back from its entry as ``memzoi check`` does; ``None`` for each other file (to be
     analysed: :func:`analyse`). Reads no file; ``links`` caches symlink answers across calls. Never raises."""
     links = {} if links is None else links
     md = ctx.memzoi_dir
     if cache is None or md is None:
         return [None] * len(paths)
-    out: list[CompactVerdict | None] = []
+    out: list[FirstStage | None] = []
     for path in paths:
         try:
-            stamp = _lstat(path)  # before the lookup: a file changed after it shows as not current
+            stamp = lstamp(path)  # before the lookup: a file changed after it shows as not current
             payload = cache.lookup(path)
-            hit = from_entry(ctx.now, (path, path, md, payload), links) if payload is not None else None
+            hit = from_payload(path, md, payload, ctx.now, links, stamp) if payload is not None else None
         except Exception:  # noqa: BLE001 - an unreadable entry: the file is analysed
             hit = None
-        if hit is None:
-            out.append(None)
-            continue
-        revision = blake3.blake3(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        out.append(CompactVerdict(path, hit.first, hit.facts, hit.starts or "0", hit.length, stamp, revision,
-                                  pending_boundary(hit.first, payload_boundary(payload))))
+        out.append(hit)
     return out
 
 
@@ -210,31 +141,22 @@ def _scan_one(path: str, visibility: GitVisibility, now: datetime, root: Path, c
     data, stamp, checked = read
     placement = place(path)
     ctx = _context(placement, now, contexts)
-    analysis = analyze_bytes(data, path, now=now, config=ctx.config, placement=placement)
-    refined, first = local(path, analysis, ctx, links)
-    facts = facts_from_analysis(refined)
-    starts = refined.document.lines.starts
-    digest = blake3.blake3(data).digest()
-    payload, kept = cache_parts(refined, first, facts, starts)
-    mark = refined.retention
-    compact = CompactVerdict(path, first, facts, ",".join(map(str, starts)), len(refined.text), stamp,
-                             digest.hex()[:32], pending_boundary(first, mark.boundary if mark is not None else None))
+    made = analyse_file(path, placement, ctx, links, read)
     row = None
     if indexed(path, placement):
         if ctx.git is not None:
             ctx.git.set_visibility({os.path.abspath(path): visibility})
-        verdict = verdict_of(path, refined, first, dataclasses.replace(ctx, ledger=None))
-        rows = index_row(index_key(root, path), data, StatStamp(*stamp), verdict, facts=facts, digest=digest,
-                         checked_ns=checked)
+        verdict = verdict_of(path, made.analysis, made.stage.first, dataclasses.replace(ctx, ledger=None))
+        assert made.entry is not None
+        rows = index_row(index_key(root, path), data, StatStamp(*stamp), verdict, facts=made.stage.facts,
+                         digest=made.entry[0], checked_ns=checked)
         row = (stamp[0], stamp[1], pack_row(rows))
-    return Scanned(compact, (digest, stamp, checked, payload, kept), row)
+    return Scanned(made.stage, made.entry, row)
 
 
 def _failed(err: BaseException, path: str, visibility: GitVisibility, root: Path, contexts: dict[str, ProjectContext],
             now: datetime) -> Scanned:
-    failed = failed_analysis(err, path)
-    first = Local(list(failed.findings), failed.placement.role, (0, 0), False)
-    compact = CompactVerdict(path, first, facts_from_analysis(failed), "0", 0, None, "failed")
+    stage, failed = failed_stage(err, path)
     row = None
     try:  # the index keeps the file as refused, with the finding, as `memzoi rebuild` does
         if indexed(path, failed.placement):
@@ -247,8 +169,7 @@ def _failed(err: BaseException, path: str, visibility: GitVisibility, root: Path
                    pack_row(index_row(index_key(root, path), data, st, index_verdict(Path(path), failed, ctx))))
     except Exception:  # noqa: BLE001 - then the index analyses the file itself
         row = None
-    return Scanned(compact, None, row)
+    return Scanned(stage, None, row)
 
 
-__all__ = ["CompactVerdict", "PARALLEL_THRESHOLD", "Scanned", "analyse", "cached_stages", "open_cache", "pending_boundary",
-           "scan_chunk"]
+__all__ = ["PARALLEL_THRESHOLD", "Scanned", "analyse", "cached_stages", "open_cache", "scan_chunk"]

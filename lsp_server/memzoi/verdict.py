@@ -199,4 +199,15 @@ def verdict_of(path: str | os.PathLike[str] | None, analysis: Analysis, first: L
                        tuple(refusals(judged)))
 
 
-__all__ = ["FileVerdict", "Local", "ProjectContext", "explain_stale", "judge", "local", "settle", "verdict_of"]
+def graded(path: str | os.PathLike[str] | None, found: Sequence[Finding], ctx: ProjectContext) -> tuple[Finding, ...]:
+    """``found`` (findings of a file that is not a record or packet, such as a runtime-plane input file,
+    :func:`memzoi.lifecycle.routing.input_verdict`) graded by ``ctx.rules`` and sorted, as :func:`settle` grades a
+    record's."""
+    found = list(found)
+    if found and not ctx.rules.is_default:
+        found = ctx.rules.apply(found, ctx.relative(path))
+    return tuple(_sorted(found))
+
+
+__all__ = ["FileVerdict", "Local", "ProjectContext", "explain_stale", "graded", "judge", "local", "settle",
+           "verdict_of"]

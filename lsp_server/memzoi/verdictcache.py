@@ -27,14 +27,16 @@ is unchanged, not racy, on a file system whose ctime cannot be set back, and the
 otherwise, when the size matches, the file is read and its BLAKE3 hash compared. An entry whose checksum does not
 match its columns (a damaged or edited row) is a miss.
 
-**Storage.** One SQLite database per worktree of a project (``memzoi-lsp-verdicts.db`` beside the index in
-``<home>/projects/<repository-key>/worktrees/<worktree-key>/``, WAL, busy timeout):
+**Storage.** Table ``entries`` of the project's store (:mod:`memzoi.store`: one SQLite database per worktree,
+``memzoi-lsp-store.db`` in ``<home>/projects/<repository-key>/worktrees/<worktree-key>/``, with the search rows,
+WAL, busy timeout):
 concurrent runs (two checks, the language server and a check) read while one writes, every write is one atomic
 transaction, and a run rewrites only the entries that changed (a flat file would be rewritten whole, about 8 MB
 at 10,000 files, and concurrent writers would need a lock of their own). The rows are read into memory once,
 the connection is closed before worker processes fork, and changes are written in one transaction at the end.
 
-**Failure.** A corrupt database is deleted and recreated; a foreign format version is dropped and recreated; a
+**Failure.** A corrupt database is deleted and recreated; a store of another version is dropped and recreated
+(:func:`memzoi.store.ensure_schema`); a
 read-only or full disk, a locked database or any other error turns the cache off for the run. The run never fails
 because of the cache and prints the same output with or without it (``memzoi check --no-cache``).
 """
@@ -53,13 +55,12 @@ import blake3
 from . import freshness
 from .config import MemzoiConfig
 from .freshness import RACY_NS, Stat, read_stable
-from .runtime import CACHE_DB, DB_COMPANIONS, private_dir, private_file, worktree_runtime_dir
 from .toolstamp import tool_stamp
-from .verdictfacts import FACTS_SCHEMA, Blob, payload_facts, read_blob, updated, write_blob
-from .verdictpayload import PAYLOAD_FORMAT
+from .index_schema import _opening
+from .runtime import private_dir, private_file
+from .store import CACHE_FORMAT, ensure_schema, forget_old_databases, remove_database, store_path
+from .verdictfacts import Blob, payload_facts, read_blob, updated, write_blob
 
-#: Version of the table layout and entry format; a database of another version is dropped and recreated.
-CACHE_FORMAT = 2 + 100 * PAYLOAD_FORMAT
 #: How long a run waits for another one's write transaction before going on without the cache, in seconds.
 BUSY_TIMEOUT_S = 2.0
 #: Every entry of one stamp, as ``ProjectCache.rows`` keeps them (key first).
@@ -120,48 +121,21 @@ def context_stamp(config: MemzoiConfig | None) -> str:
     return blake3.blake3(f"{CACHE_FORMAT}\n{tool_stamp()}\n{conf}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-_SCHEMA = ("CREATE TABLE entries (key TEXT PRIMARY KEY, ctx TEXT NOT NULL, size INTEGER NOT NULL, "
-           "mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, checked_ns INTEGER NOT NULL, "
-           "digest BLOB NOT NULL, payload TEXT NOT NULL, sum BLOB NOT NULL) WITHOUT ROWID")
-
-
-def _remove(db: Path) -> None:
-    for p in (db, *(db.with_name(db.name + s) for s in DB_COMPANIONS)):
-        try:
-            p.unlink()
-        except FileNotFoundError:
-            pass
-
-
 def _open(db: Path) -> sqlite3.Connection:
-    """A connection to the cache database ``db`` with the current table layout (created, or recreated for
-    another format version). Raises ``OSError`` or ``sqlite3.Error``."""
+    """A connection to the store ``db`` with the current layout (:func:`memzoi.store.ensure_schema`: created, or
+    recreated for another version, race-free); the databases of earlier builds beside it are removed. Raises
+    ``OSError`` or ``sqlite3.Error``."""
     private_dir(db.parent)
     private_file(db)
     conn = sqlite3.connect(db, timeout=BUSY_TIMEOUT_S, isolation_level=None)
     try:
+        _opening(conn, lambda: ensure_schema(conn), patience=BUSY_TIMEOUT_S * 5)
         conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        if conn.execute("PRAGMA user_version").fetchone()[0] != CACHE_FORMAT:
-            conn.execute("BEGIN IMMEDIATE")
-            try:  # checked again under the lock: another process opening the new database may have made it
-                if conn.execute("PRAGMA user_version").fetchone()[0] != CACHE_FORMAT:
-                    conn.execute("DROP TABLE IF EXISTS entries")
-                    conn.execute("DROP TABLE IF EXISTS facts")
-                    conn.execute(_SCHEMA)
-                    conn.execute(FACTS_SCHEMA)
-                    conn.execute(f"PRAGMA user_version={CACHE_FORMAT}")
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-        else:  # a database made before the facts blob existed (memzoi.verdictfacts)
-            conn.execute(FACTS_SCHEMA)
         private_file(db)  # the WAL and shared-memory files SQLite just created
     except BaseException:
         conn.close()
         raise
+    forget_old_databases(db.parent)
     return conn
 
 
@@ -176,7 +150,7 @@ def connect(db: Path) -> sqlite3.Connection | None:
     except OSError:
         return None
     try:  # not a database (sqlite3.DatabaseError proper): start again
-        _remove(db)
+        remove_database(db)
         return _open(db)
     except (OSError, sqlite3.Error):
         return None
@@ -193,6 +167,8 @@ class ProjectCache:
     #: key -> (size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload, sum), as :meth:`load` read them
     rows: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     seen: set[str] = field(default_factory=set)
+    #: absolute path -> (stamp, checked_ns, digest) of the entry :meth:`lookup` found current (:meth:`vouched`)
+    vouching: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     put: dict[str, Entry] = field(default_factory=dict)
     drop: set[str] = field(default_factory=set)
     #: key -> blob item of a file with no entry whose facts may be kept (:func:`memzoi.verdictpayload.kept_facts`)
@@ -212,7 +188,7 @@ class ProjectCache:
         their entries are read now, the others when asked, through a connection that stays open until
         :meth:`save` or :meth:`close` (do not fork meanwhile). Never raises for a database or file-system problem."""
         try:
-            cache = cls(worktree_runtime_dir(project_root) / CACHE_DB, context_stamp(config))
+            cache = cls(store_path(project_root), context_stamp(config))
         except (OSError, RuntimeError, ValueError):
             return None
         conn = connect(cache.db)
@@ -250,7 +226,7 @@ class ProjectCache:
         return row
 
     def facts_of(self, path: str) -> list[Any] | None:
-        """The cross-file facts (as the payload keeps them, :func:`memzoi.verdictpayload.read_facts`) of the file
+        """The cross-file facts (as the payload keeps them, :func:`memzoi.verdictpayload.stored_facts`) of the file
         at the absolute ``path`` when the cache vouches for its current bytes: from the facts blob when its stat
         is the item's and not racy, else from the file's entry (:meth:`lookup`); ``None`` otherwise."""
         if self.blob is not None:
@@ -282,6 +258,7 @@ class ProjectCache:
         if st is None or st.stamp[0] != row[0]:
             return None
         if freshness.vouches(st, row[:4], row[4]):
+            self.vouching[path] = (tuple(row[:4]), row[4], row[5])
             return row[6]
         read = read_stable(path)
         if read is None or read[1][0] != row[0] or blake3.blake3(read[0]).digest() != row[5]:
@@ -289,7 +266,14 @@ class ProjectCache:
         # The same bytes: keep the entry with the new stat, so the next run trusts it without reading.
         if read[1] != row[:4] or row[4] != read[2]:
             self.put[key] = Entry(key, *read[1], read[2], row[5], row[6])
+        self.vouching[path] = (tuple(read[1]), read[2], row[5])
         return row[6]
+
+    def vouched(self, path: str) -> tuple[tuple[int, int, int, int], int, bytes] | None:
+        """``(stamp, checked_ns, digest)`` of the entry :meth:`lookup` found current for the file at the absolute
+        ``path`` in this run, ``None`` without one: the bytes its verdict was made from, for a stored report's
+        inputs (:mod:`memzoi.replay`)."""
+        return self.vouching.get(path)
 
     def store(self, path: str, digest: bytes, stamp: tuple[int, int, int, int], checked_ns: int,
               payload: str | None, facts: list[Any] | None = None) -> None:

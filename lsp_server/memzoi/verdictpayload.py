@@ -25,8 +25,7 @@ from .workspace import Role
 if TYPE_CHECKING:  # reading an entry loads no analysis (nor the detectors)
     from .analysis import Analysis
 
-#: Version of the payload layout (part of :data:`memzoi.verdictcache.CACHE_FORMAT`).
-PAYLOAD_FORMAT = 1
+from .store import PAYLOAD_FORMAT  # noqa: E402 - the version of this layout (part of the store's version)
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SEVERITY = {int(s): s for s in Severity}
@@ -118,12 +117,6 @@ def stored_facts(value: list[Any]) -> FileFacts:
     return _facts_in(value)
 
 
-def read_facts(payload: str) -> FileFacts:
-    """Only the cross-file facts of a payload (for a file a check does not report but whose facts it needs).
-    Raises as :func:`read_payload` does."""
-    return _facts_in(json.loads(payload)[5])
-
-
 def payload_boundary(payload: str) -> datetime | None:
     """The retention boundary a payload keeps (its mark's instant), ``None`` without one or for a payload it
     cannot read. Parses only a payload that has a mark (most end in ``null``)."""
@@ -163,5 +156,4 @@ def read_payload(payload: str, path: str, memzoi_dir: str, now: datetime, links:
     return Local(own + canonical, r, opening, bool(attested), len(canonical)), _facts_in(facts), starts, length
 
 
-__all__ = ["PAYLOAD_FORMAT", "cache_parts", "kept_facts", "line_starts", "make_payload", "payload_boundary", "read_facts",
-           "read_payload", "stored_facts"]
+__all__ = ["PAYLOAD_FORMAT", "cache_parts", "kept_facts", "line_starts", "make_payload", "payload_boundary", "read_payload", "stored_facts"]

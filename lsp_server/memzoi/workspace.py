@@ -140,6 +140,39 @@ def takes_part(path: str, role: str) -> bool:
 
 
 
+#: Where a packet of each id may be, in the order a reference to it is resolved: Memzoi moves a pending packet to
+#: ``resolved/applied`` or ``resolved/rejected`` (reference §2.1; an applied or rejected identity is terminal), so the resolved one is the current one.
+PACKET_FOLDERS = (("proposals", "resolved", "applied"), ("proposals", "resolved", "rejected"), ("proposals", "pending"))
+
+
+def record_file(memzoi_dir: Path, record_id: str) -> Path | None:
+    """The file of the record ``record_id`` (``records/<id>.md``, reference §1.2) when it exists, else ``None``.
+    A value that is not a Memzoi id (``..``, an absolute path, control characters) names no file: a path is never
+    built from it."""
+    from .models.common import is_identifier  # late: pydantic is not loaded to place a path
+
+    rid = record_id.strip()
+    if not is_identifier(rid):
+        return None
+    path = memzoi_dir / "records" / f"{rid}.md"
+    return path if path.is_file() else None
+
+
+def packet_file(memzoi_dir: Path, proposal_id: str) -> Path | None:
+    """The file of the proposal packet ``proposal_id`` (the first of :data:`PACKET_FOLDERS` holding
+    ``<id>.md``), else ``None``; as :func:`record_file`, a value that is not an id names no file."""
+    from .models.common import is_identifier
+
+    pid = proposal_id.strip()
+    if not is_identifier(pid):
+        return None
+    for folder in PACKET_FOLDERS:
+        path = memzoi_dir.joinpath(*folder, f"{pid}.md")
+        if path.is_file():
+            return path
+    return None
+
+
 def _strip_md(rel: str) -> str:
     return rel[:-3] if rel.endswith(".md") else rel
 

@@ -16,6 +16,24 @@ import sys
 from memzoi import __version__
 
 
+#: The packages whose attrs classes the server imports before it answers `initialize`.
+PROTOCOL_PACKAGES = ("lsprotocol", "pygls", "cattrs")
+
+
+def _protocol_code_cache():
+    """The cache of attrs' generated code for the protocol libraries (:func:`memzoi.codecache.attrs_code_cache`),
+    in ``$MEMZOI_HOME/cache``; without a usable directory, importing as usual."""
+    from memzoi.codecache import attrs_code_cache
+    from memzoi.runtime import memzoi_home, private_dir
+
+    try:
+        directory = private_dir(memzoi_home() / "cache")
+    except OSError as err:
+        logging.getLogger("memzoi_lsp").info("no start-up code cache: %s", err)
+        directory = None
+    return attrs_code_cache(directory, PROTOCOL_PACKAGES)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, configure logging to stderr and serve until the client exits."""
     parser = argparse.ArgumentParser(prog="memzoi-lsp", description="Memzoi language server (stdio by default)")
@@ -45,8 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     # pygls logs every message body at INFO: keep it quiet.
     logging.getLogger("pygls").setLevel(logging.WARNING)
 
-    from .logbridge import install as install_bridge
-    from .server import create_server
+    with _protocol_code_cache():
+        from .logbridge import install as install_bridge
+        from .server import create_server
 
     server = create_server()
     install_bridge(server)

@@ -18,33 +18,18 @@ recovery) is on disk:
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from . import diagnostics, watch
 from .documents import path_to_uri
+from .notifications import CHANGED, INBOX_CHANGED, notify
 
 if TYPE_CHECKING:
-    from .server import MemzoiServer
-
-log = logging.getLogger("memzoi_lsp.changes")
-
-CHANGED = "memzoi/changed"
-INBOX_CHANGED = "memzoi/inboxChanged"
+    from .session import Session
 
 
-def notify(ls: "MemzoiServer", method: str, params: dict) -> None:
-    """Send a server notification unless the session is ending."""
-    if ls.stopping:
-        return
-    try:
-        ls.protocol.notify(method, params)
-    except Exception as err:  # a closed transport must not fail the command whose change is on disk
-        log.info("%s not sent: %s", method, type(err).__name__)
-
-
-def after_write(ls: "MemzoiServer", touched: Iterable[Path], *, change_id: str | None, operation: str,
+def after_write(ls: "Session", touched: Iterable[Path], *, change_id: str | None, operation: str,
                 message: str, inbox: bool = False, before: dict[Path, bytes | None] | None = None) -> None:
     """Re-read ``touched`` (absolute paths the server just wrote or deleted), mark stale open buffers, re-publish,
     and notify the client (see the module docstring). ``inbox``: pending proposals or resident candidates

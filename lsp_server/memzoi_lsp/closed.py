@@ -1,5 +1,5 @@
 """Findings of the files the editor has not opened, from the compact verdicts the scan keeps
-(:class:`memzoi.scanverdicts.CompactVerdict`, in ``Project.verdicts``).
+(:class:`memzoi.firststage.FirstStage`, in ``Project.verdicts``).
 
 The second stage of the verdict (:func:`memzoi.verdict.settle`) runs on a compact verdict with the project's
 context, as ``memzoi check`` runs it on a cache entry, so a closed file shows check's findings without its
@@ -19,13 +19,14 @@ from .documents import uri_to_path
 
 if TYPE_CHECKING:
     from memzoi.findings import Finding
-    from memzoi.scanverdicts import CompactVerdict
+    from memzoi.firststage import FirstStage
     from memzoi.verdict import ProjectContext
 
-    from .server import MemzoiServer, Project
+    from .project import Project
+    from .session import Session
 
 
-def lookup(ls: "MemzoiServer", uri: str) -> tuple["Project", "CompactVerdict", str] | None:
+def lookup(ls: "Session", uri: str) -> tuple["Project", "FirstStage", str] | None:
     """The project, current compact verdict and key URI of the closed file ``uri``; ``None`` when the editor has
     it open, the scan holds none, or its file changed since (then it is dropped)."""
     path = uri_to_path(uri)
@@ -42,10 +43,10 @@ def lookup(ls: "MemzoiServer", uri: str) -> tuple["Project", "CompactVerdict", s
     return project, held, key
 
 
-def findings(ls: "MemzoiServer", project: "Project", held: "CompactVerdict", key: str,
+def findings(ls: "Session", project: "Project", held: "FirstStage", key: str,
              ctx: "ProjectContext | None" = None) -> tuple[str, list["Finding"]] | None:
     """``(text, findings)`` of the file of ``held``: its verdict's findings in ``project`` (``ctx``, by default
-    :meth:`MemzoiServer.context`: the editor settings over the project's ``[rules]``, git, ledger; and the
+    :meth:`Session.context`: the editor settings over the project's ``[rules]``, git, ledger; and the
     cross-file findings once the first scan is done) and its text, read from disk only when there are findings
     (``""`` otherwise); ``None`` when the text on disk is no longer the one ``held`` was made from (``held`` is
     dropped)."""
@@ -73,7 +74,7 @@ def findings(ls: "MemzoiServer", project: "Project", held: "CompactVerdict", key
     return text(), found
 
 
-def result_id(ls: "MemzoiServer", held: "CompactVerdict") -> str:
+def result_id(ls: "Session", held: "FirstStage") -> str:
     """A pull result id of a closed file known by ``held``: changes with its bytes, the settings and the
     cross-file state."""
     h = blake3.blake3(f"compact|{held.revision}|{ls.settings_generation}|{ls.crossfile_generation}".encode())

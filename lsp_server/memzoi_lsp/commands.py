@@ -14,7 +14,7 @@ from lsprotocol import types
 from .documents import path_to_uri
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
-from .server import MemzoiServer  # noqa: E402
+from .session import Session
 
 log = logging.getLogger("memzoi_lsp.commands")
 
@@ -39,11 +39,11 @@ def _check(roots: list[Path]) -> dict[str, Any]:
     return {"files_checked": files, "counts": counts, "files_with_findings": len(per_file)}
 
 
-def register(server: "MemzoiServer") -> None:
+def register(server: "Session") -> None:
     """Register the commands."""
 
     @server.command(CHECK_WORKSPACE)
-    async def check_workspace(ls: MemzoiServer, *args: Any) -> dict[str, Any]:
+    async def check_workspace(ls: Session, *args: Any) -> dict[str, Any]:
         """Check every project from disk (as ``memzoi check``) and re-publish its diagnostics."""
         roots = list(ls.projects)
         result = await asyncio.get_running_loop().run_in_executor(ls.scan_executor, _check, roots)
@@ -54,7 +54,7 @@ def register(server: "MemzoiServer") -> None:
         return result
 
     @server.command(SEARCH)
-    async def search(ls: MemzoiServer, *args: Any) -> list[dict[str, Any]]:
+    async def search(ls: Session, *args: Any) -> list[dict[str, Any]]:
         """Records and packets matching the query (a string, or ``{"query"}``): full-text through the index,
         best first: ``[{kind, id, title, path, uri, snippet}]``."""
         from . import indexing
@@ -75,7 +75,7 @@ def register(server: "MemzoiServer") -> None:
         return out
 
     @server.command(REBUILD)
-    async def rebuild(ls: MemzoiServer, *args: Any) -> Any:
+    async def rebuild(ls: Session, *args: Any) -> Any:
         """Recreate each project's index from the git plane (``memzoi rebuild``)."""
         from . import indexing
 
@@ -83,7 +83,7 @@ def register(server: "MemzoiServer") -> None:
         return results[0] if len(results) == 1 else results
 
     @server.command(DOCTOR)
-    async def doctor(ls: MemzoiServer, *args: Any) -> Any:
+    async def doctor(ls: Session, *args: Any) -> Any:
         """Workspace, git plane and index drift report with repair steps (``memzoi doctor --json``)."""
         from memzoi.doctor import diagnose
 

@@ -21,18 +21,18 @@ from .convert import TextMap
 from .documents import Snapshot
 
 if TYPE_CHECKING:
-    from .server import MemzoiServer
+    from .session import Session
 
 SOURCE = "memzoi"
 
 
-def to_lsp(ls: "MemzoiServer", snap: Snapshot, findings: list[Finding]) -> list[types.Diagnostic]:
+def to_lsp(ls: "Session", snap: Snapshot, findings: list[Finding]) -> list[types.Diagnostic]:
     """Convert ``findings`` (spans into ``snap.text``, already graded by the verdict) into diagnostics in the
     negotiated encoding."""
     return text_to_lsp(ls, snap.text, findings)
 
 
-def text_to_lsp(ls: "MemzoiServer", text: str, findings: list[Finding]) -> list[types.Diagnostic]:
+def text_to_lsp(ls: "Session", text: str, findings: list[Finding]) -> list[types.Diagnostic]:
     """:func:`to_lsp` for findings whose spans index ``text``."""
     if not findings:
         return []
@@ -54,7 +54,7 @@ def text_to_lsp(ls: "MemzoiServer", text: str, findings: list[Finding]) -> list[
     return out
 
 
-def diagnostics_for(ls: "MemzoiServer", snap: Snapshot) -> list[types.Diagnostic]:
+def diagnostics_for(ls: "Session", snap: Snapshot) -> list[types.Diagnostic]:
     """All diagnostics of one snapshot (its own findings plus cross-file findings), or ``[]`` when the file is
     not a Memzoi file."""
     if not ls.is_memzoi(snap):
@@ -68,7 +68,7 @@ def diagnostics_for(ls: "MemzoiServer", snap: Snapshot) -> list[types.Diagnostic
     return to_lsp(ls, snap, findings)
 
 
-def closed_diagnostics(ls: "MemzoiServer", uri: str, found: tuple | None = None,
+def closed_diagnostics(ls: "Session", uri: str, found: tuple | None = None,
                        ctx=None) -> tuple[str, list[types.Diagnostic]] | None:
     """``(result id, diagnostics)`` of a closed file from the scan's compact verdict of it (:mod:`.closed`;
     ``found`` is :func:`.closed.lookup`'s answer when the caller has it, ``ctx`` the project's verdict context);
@@ -90,14 +90,14 @@ def closed_diagnostics(ls: "MemzoiServer", uri: str, found: tuple | None = None,
     return closed.result_id(ls, held), text_to_lsp(ls, *got)
 
 
-def result_id(ls: "MemzoiServer", snap: Snapshot) -> str:
+def result_id(ls: "Session", snap: Snapshot) -> str:
     """A pull result id that changes with the text, the settings and the cross-file state."""
     h = blake3.blake3(snap.text.encode("utf-8", "surrogatepass"))
     h.update(f"|{ls.settings_generation}|{ls.crossfile_generation}".encode())
     return h.hexdigest()[:32]
 
 
-def publish(ls: "MemzoiServer", uri: str, found: tuple | None = None, ctx=None) -> None:
+def publish(ls: "Session", uri: str, found: tuple | None = None, ctx=None) -> None:
     """Push mode: publish the current diagnostics of ``uri`` (clears them when the file is gone or clean).
     ``found`` and ``ctx``: as for :func:`closed_diagnostics` (the scan passes what it just made)."""
     if ls.pull_diagnostics or ls.stopping:
@@ -128,7 +128,7 @@ def publish(ls: "MemzoiServer", uri: str, found: tuple | None = None, ctx=None) 
         ls.published.discard(uri)
 
 
-def clear(ls: "MemzoiServer", uri: str) -> None:
+def clear(ls: "Session", uri: str) -> None:
     """Remove every diagnostic of ``uri`` (deleted, renamed or ignored file)."""
     if ls.pull_diagnostics:
         ls.request_refresh()
@@ -139,7 +139,7 @@ def clear(ls: "MemzoiServer", uri: str) -> None:
     ls.published.discard(uri)
 
 
-def queue(ls: "MemzoiServer", uris) -> None:
+def queue(ls: "Session", uris) -> None:
     """Push mode: queue ``uris`` for :func:`flush` at the next turn of the loop (one flush for many calls)."""
     if ls.loop is None:
         return
@@ -149,7 +149,7 @@ def queue(ls: "MemzoiServer", uris) -> None:
         ls.loop.call_soon(flush, ls)
 
 
-def flush(ls: "MemzoiServer", rounds: int = 8) -> None:
+def flush(ls: "Session", rounds: int = 8) -> None:
     """Push mode: publish the queued files now, and those their publishing queues, for a few rounds (the rest at
     the next turn). The scan calls it before it ends its work-done progress, so no publish of the scan follows
     its end."""
@@ -164,7 +164,7 @@ def flush(ls: "MemzoiServer", rounds: int = 8) -> None:
         ls.loop.call_soon(flush, ls)
 
 
-def schedule(ls: "MemzoiServer", uri: str) -> None:
+def schedule(ls: "Session", uri: str) -> None:
     """Push mode: (re)start the per-document debounce timer; the analysis runs once typing pauses."""
     if ls.pull_diagnostics or ls.loop is None:
         return
@@ -175,19 +175,19 @@ def schedule(ls: "MemzoiServer", uri: str) -> None:
     ls.timers[uri] = ls.loop.call_later(delay, _fire, ls, uri)
 
 
-def _fire(ls: "MemzoiServer", uri: str) -> None:
+def _fire(ls: "Session", uri: str) -> None:
     ls.timers.pop(uri, None)
     publish(ls, uri)
 
 
-def enable_pull(server: "MemzoiServer") -> None:
+def enable_pull(server: "Session") -> None:
     """Register the pull handlers (``textDocument/diagnostic`` and ``workspace/diagnostic``)."""
 
     @server.feature(
         types.TEXT_DOCUMENT_DIAGNOSTIC,
         types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=True),
     )
-    def document_diagnostic(ls: "MemzoiServer", params: types.DocumentDiagnosticParams):
+    def document_diagnostic(ls: "Session", params: types.DocumentDiagnosticParams):
         compact = closed_diagnostics(ls, params.text_document.uri)
         if compact is not None:
             if params.previous_result_id == compact[0]:
@@ -202,7 +202,7 @@ def enable_pull(server: "MemzoiServer") -> None:
         return types.RelatedFullDocumentDiagnosticReport(items=diagnostics_for(ls, snap), result_id=rid)
 
     @server.feature(types.WORKSPACE_DIAGNOSTIC)
-    def workspace_diagnostic(ls: "MemzoiServer", params: types.WorkspaceDiagnosticParams):
+    def workspace_diagnostic(ls: "Session", params: types.WorkspaceDiagnosticParams):
         previous = {p.uri: p.value for p in params.previous_result_ids or []}
         items: list = []
         for uri in ls.known_uris():
@@ -214,7 +214,7 @@ def enable_pull(server: "MemzoiServer") -> None:
         return types.WorkspaceDiagnosticReport(items=items)
 
 
-def _workspace_item(ls: "MemzoiServer", uri: str, previous: str | None):
+def _workspace_item(ls: "Session", uri: str, previous: str | None):
     """One closed file's report of a workspace pull: from its compact verdict, else from its analysis."""
     compact = closed_diagnostics(ls, uri)
     if compact is not None:

@@ -14,16 +14,16 @@ from lsprotocol import types
 from .documents import uri_to_path
 
 if TYPE_CHECKING:
-    from .server import MemzoiServer
+    from .session import Session
 
 log = logging.getLogger("memzoi_lsp.folders")
 
 
-def register(server: "MemzoiServer") -> None:
+def register(server: "Session") -> None:
     """Register the workspace-folders notification handler."""
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    def did_change_workspace_folders(ls: "MemzoiServer", params: types.DidChangeWorkspaceFoldersParams) -> None:
+    def did_change_workspace_folders(ls: "Session", params: types.DidChangeWorkspaceFoldersParams) -> None:
         for folder in params.event.removed or []:
             path = uri_to_path(folder.uri)
             if path is not None:
@@ -39,7 +39,7 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-def forget_folder(ls: "MemzoiServer", folder: Path) -> list[Path]:
+def forget_folder(ls: "Session", folder: Path) -> list[Path]:
     """Forget every project at or below ``folder`` that no remaining workspace folder holds; returns their roots."""
     folder = folder.resolve()
     kept = [p.resolve() for p in (uri_to_path(f.uri) for f in ls.workspace.folders.values()) if p is not None]
@@ -49,7 +49,7 @@ def forget_folder(ls: "MemzoiServer", folder: Path) -> list[Path]:
     return gone
 
 
-def forget_project(ls: "MemzoiServer", root: Path) -> None:
+def forget_project(ls: "Session", root: Path) -> None:
     """Drop the project at ``root``: clear what was published for its files, stop watching it, close its index;
     events under it no longer register it again (until its folder is added back or a file of it is opened)."""
     from . import diagnostics, indexing, watch

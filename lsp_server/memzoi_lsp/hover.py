@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -22,61 +21,17 @@ from memzoi.views import Frontmatter
 
 
 from . import keys, provenance, resident
+from .markup import code, esc, link, to_plaintext
 from .convert import TextMap
 from .documents import Snapshot, path_to_uri
 
 if TYPE_CHECKING:
-    from .server import MemzoiServer
+    from .session import Session
 
 log = logging.getLogger("memzoi_lsp.hover")
 
-# Only what would otherwise start markup, HTML or a link, and only where it would (issue 28: Neovim's and Emacs'
-# floats show every backslash, so `https\://`, `500 -\> 300` or `\[chg_…\]` were noise): a backslash before
-# punctuation, a code span's backtick, an asterisk, `~~`, an underscore at a word boundary, `<` before a tag,
-# comment or autolink, `&` starting an entity, and `]` before `(` (what makes `[text](target)` a link; a hover
-# defines no link references, so a lone `[x]` stays text). A bare http(s) URL may become a web link in a client that
-# linkifies (never a `command:` link: no client autolinks other schemes).
-_MD_SPECIAL = re.compile(
-    r"\\(?=[!-/:-@\[-`{-~])|[`*]|~(?=~)|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])|<(?=[A-Za-z/!?])"
-    r"|&(?=#[0-9]+;|#[xX][0-9A-Fa-f]+;|[A-Za-z][A-Za-z0-9]*;)|\](?=\()")
-# A value at the start of a line could open a block (heading, list, quote, thematic break).
-_BLOCK_START = re.compile(r"^(\s*)([#+\-=>])|^(\s*\d+)([.)])")
 
-
-def esc(value: Any) -> str:
-    """Escape ``value`` for Markdown with as few backslashes as can be (see :data:`_MD_SPECIAL`) and a block marker
-    at the start; line breaks become spaces. Prefer :func:`code` for identifiers, codes and timestamps: a code span
-    needs no escape at all."""
-    from memzoi.safety.redact import scrub
-
-    text = scrub("" if value is None else str(value))  # a detected secret is never shown
-    text = re.sub(r"[\r\n\u2028\u2029]+", " ", text)
-    text = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
-    return _BLOCK_START.sub(lambda m: (m.group(1) or m.group(3) or "") + "\\" + (m.group(2) or m.group(4)), text, count=1)
-
-
-_CODE_SPAN = re.compile(r"`([^`]*)`")
-_LINK = re.compile(r"(?<!\\)\[((?:\\.|[^\]\\])*)\]\(([^)\s]*)\)")
-
-
-def to_plaintext(markdown: str) -> str:
-    """The hover text for a client that asked for plaintext: the markup this module builds (code spans, links,
-    strong and emphasis, backslash escapes) removed, its text kept."""
-    spans: list[str] = []
-
-    def keep(m: re.Match[str]) -> str:
-        spans.append(m.group(1))
-        return f"\x00{len(spans) - 1}\x00"
-
-    text = _CODE_SPAN.sub(keep, markdown)
-    text = _LINK.sub(lambda m: f"{m.group(1)} <{m.group(2)}>" if m.group(1) != m.group(2) else m.group(2), text)
-    text = re.sub(r"(?<!\\)\*\*", "", text)
-    text = re.sub(r"(?<![\w\\])_(\S(?:.*?\S)?)_(?!\w)", r"\1", text)
-    text = re.sub(r"\\(.)", r"\1", text)
-    return re.sub("\x00(\\d+)\x00", lambda m: spans[int(m.group(1))], text)
-
-
-def for_client(ls: "MemzoiServer", hover: types.Hover | None) -> types.Hover | None:
+def for_client(ls: "Session", hover: types.Hover | None) -> types.Hover | None:
     """``hover`` in the format the client asked for (``hover.contentFormat``, most preferred first): Markdown
     unless the client prefers plaintext or does not list Markdown."""
     if hover is None or not isinstance(hover.contents, types.MarkupContent):
@@ -87,36 +42,15 @@ def for_client(ls: "MemzoiServer", hover: types.Hover | None) -> types.Hover | N
     return hover
 
 
-def code(value: Any) -> str:
-    """Inline code for a short value (backticks inside are replaced, so the span cannot be broken out of)."""
-    from memzoi.safety.redact import scrub
-
-    text = re.sub(r"[\r\n]+", " ", scrub("" if value is None else str(value))).replace("`", "'")
-    return f"`{text}`" if text.strip() else "`\u200b`"
-
-
-def link(label: str, target: str) -> str:
-    """A Markdown link whose target is an ``http``/``https``/``file`` URL (anything else gives the plain escaped
-    label). Parentheses and spaces in the target are percent-encoded."""
-    from memzoi.safety.redact import scrub
-
-    parts = urlsplit(target)
-    if parts.scheme not in ("http", "https", "file") or scrub(target) != target:  # never link to a secret
-        return esc(label)
-    safe = quote(target, safe=":/?#[]@!$&'*+,;=%~-._")
-    safe = safe.replace("(", "%28").replace(")", "%29")
-    return f"[{esc(label)}]({safe})"
-
-
-def register(server: "MemzoiServer") -> None:
+def register(server: "Session") -> None:
     """Register ``textDocument/hover``."""
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: "MemzoiServer", params: types.HoverParams) -> types.Hover | None:
+    async def hover(ls: "Session", params: types.HoverParams) -> types.Hover | None:
         return for_client(ls, await markdown_hover(ls, params))
 
 
-async def markdown_hover(ls: "MemzoiServer", params: types.HoverParams) -> types.Hover | None:
+async def markdown_hover(ls: "Session", params: types.HoverParams) -> types.Hover | None:
     """The hover at the position, in Markdown."""
     snap = ls.docs.snapshot(params.text_document.uri)
     if snap is None or not ls.is_memzoi(snap):
@@ -164,7 +98,7 @@ def key_doc(snap: Snapshot, path: tuple) -> str | None:
     return "\n".join(lines)
 
 
-async def cached_last_commit(ls: "MemzoiServer", path: Path | None) -> dict[str, str] | None:
+async def cached_last_commit(ls: "Session", path: Path | None) -> dict[str, str] | None:
     """The last commit touching ``path`` from the project's git oracle (:meth:`memzoi.gitfacts.GitFacts.last_commit`,
     cached until the file or git's state changes), asked off the event loop."""
     if path is None:
@@ -176,7 +110,7 @@ async def cached_last_commit(ls: "MemzoiServer", path: Path | None) -> dict[str,
     return await asyncio.get_running_loop().run_in_executor(None, git.last_commit, path)
 
 
-def provenance_markdown(ls: "MemzoiServer", snap: Snapshot, commit: dict[str, str] | None) -> str:
+def provenance_markdown(ls: "Session", snap: Snapshot, commit: dict[str, str] | None) -> str:
     """The provenance hover of a record or proposal packet (see :mod:`memzoi_lsp.provenance` for the facts)."""
     facts = provenance.collect(ls, snap)
     fm = Frontmatter(snap.analysis.document.data)
@@ -205,7 +139,7 @@ def _title(kind: str, fm: Frontmatter) -> str:
     return f"**{kind}** {code(shown_id(fm.id))}" + (f" — {esc(fm.title)}" if fm.title else "")
 
 
-def _proposal_lines(ls: "MemzoiServer", snap: Snapshot, fm: Frontmatter, facts: provenance.Facts) -> list[str]:
+def _proposal_lines(ls: "Session", snap: Snapshot, fm: Frontmatter, facts: provenance.Facts) -> list[str]:
     block = fm.proposal
     out = [
         _title("Proposal", fm),
@@ -240,7 +174,7 @@ def _source_line(fm: Frontmatter) -> str | None:
     return f"- provenance: {code(src) if src else ''} {ref_md}".rstrip()
 
 
-def _record_lines(ls: "MemzoiServer", snap: Snapshot, fm: Frontmatter, facts: provenance.Facts) -> list[str]:
+def _record_lines(ls: "Session", snap: Snapshot, fm: Frontmatter, facts: provenance.Facts) -> list[str]:
     out = [
         _title("Record", fm),
         f"- type {code(fm.type)} · lane {code(fm.lane)} · status {code(fm.status)}",
@@ -264,7 +198,7 @@ def _record_lines(ls: "MemzoiServer", snap: Snapshot, fm: Frontmatter, facts: pr
     return out
 
 
-def _record_link(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> str:
+def _record_link(ls: "Session", snap: Snapshot, record_id: str) -> str:
     from memzoi.pathsafety import bears_secret, shown_id
 
     path = provenance.record_path(ls, snap, record_id)
@@ -275,7 +209,7 @@ def _record_link(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> str:
     return f"{code(shown_id(record_id))} ({link('open', path_to_uri(path))})"
 
 
-def _proposal_link(ls: "MemzoiServer", snap: Snapshot, proposal_id: str) -> str:
+def _proposal_link(ls: "Session", snap: Snapshot, proposal_id: str) -> str:
     from memzoi.pathsafety import bears_secret, shown_id
 
     path = provenance.proposal_path(ls, snap, proposal_id)

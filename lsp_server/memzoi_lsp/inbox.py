@@ -27,12 +27,13 @@ from .documents import path_to_uri
 from .lifecycle import command, target_path
 
 if TYPE_CHECKING:
-    from .server import MemzoiServer, Project
+    from .project import Project
+    from .session import Session
 
 LIST = "memzoi.proposals.list"
 
 
-def rows(ls: "MemzoiServer", project: "Project") -> list[dict[str, Any]]:
+def rows(ls: "Session", project: "Project") -> list[dict[str, Any]]:
     """One row per pending packet of ``project`` (file name order): the core's row
     (:func:`memzoi.lifecycle.pending.pending_packet`) of the packet's verdict, with its ``uri``."""
     from memzoi.lifecycle.layout import PENDING
@@ -52,7 +53,7 @@ def rows(ls: "MemzoiServer", project: "Project") -> list[dict[str, Any]]:
 
 
 @command(LIST)
-async def listing(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def listing(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """The pending packets with what blocks each (see the module docstring)."""
     if arg.get("uri"):
         root, _path = target_path(ls, arg)
@@ -65,6 +66,6 @@ async def listing(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def register(server: "MemzoiServer") -> None:
+def register(server: "Session") -> None:
     """Register ``memzoi.proposals.list``."""
     server.command(LIST)(listing)

@@ -19,17 +19,17 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from .changes import INBOX_CHANGED, notify
+from .notifications import INBOX_CHANGED, notify
 
 if TYPE_CHECKING:
-    from .server import MemzoiServer
+    from .session import Session
 
 log = logging.getLogger("memzoi_lsp.inboxwatch")
 
 DEBOUNCE_S = 0.1
 
 
-def paths_changed(ls: "MemzoiServer", paths: Iterable[Path]) -> None:
+def paths_changed(ls: "Session", paths: Iterable[Path]) -> None:
     """Notify when one of ``paths`` is (or was) a pending proposal, or a folder that holds them (a folder event
     stands for the files in it, which a watcher may not report one by one)."""
     for p in paths:
@@ -43,7 +43,7 @@ def paths_changed(ls: "MemzoiServer", paths: Iterable[Path]) -> None:
 class CandidateWatch:
     """The watcher thread of the candidate database and the last signature seen (loop-owned)."""
 
-    def __init__(self, ls: "MemzoiServer") -> None:
+    def __init__(self, ls: "Session") -> None:
         self.ls = ls
         self.stop_event = threading.Event()
         self.thread: threading.Thread | None = None

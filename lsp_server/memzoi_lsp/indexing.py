@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, Any
 from memzoi.index import IndexUnavailable, SearchHit
 
 if TYPE_CHECKING:
-    from .server import MemzoiServer, Project
+    from .project import Project
+    from .session import Session
 
 log = logging.getLogger("memzoi_lsp.indexing")
 
 
-async def refresh(ls: "MemzoiServer", project: "Project") -> None:
+async def refresh(ls: "Session", project: "Project") -> None:
     """Bring the project's index up to date (after the first scan)."""
     try:
         await asyncio.get_running_loop().run_in_executor(ls.scan_executor, project.refresh_index, ls.docs.on_disk)
@@ -34,7 +35,7 @@ async def refresh(ls: "MemzoiServer", project: "Project") -> None:
         log.warning("index refresh failed for %s: %s", project.root, err)
 
 
-def update(ls: "MemzoiServer", project: "Project", paths: list[Path]) -> None:
+def update(ls: "Session", project: "Project", paths: list[Path]) -> None:
     """Queue a re-index of ``paths`` (changed, created or deleted records and packets) on the scan thread."""
     if ls.stopping or not paths or ls.loop is None:
         return
@@ -48,7 +49,7 @@ def update(ls: "MemzoiServer", project: "Project", paths: list[Path]) -> None:
     ls.spawn(run())
 
 
-async def rebuild(ls: "MemzoiServer", project: "Project") -> dict[str, Any]:
+async def rebuild(ls: "Session", project: "Project") -> dict[str, Any]:
     """Recreate the index of ``project`` from the git plane."""
     try:
         return await asyncio.get_running_loop().run_in_executor(ls.scan_executor, project.rebuild_index,
@@ -58,7 +59,7 @@ async def rebuild(ls: "MemzoiServer", project: "Project") -> dict[str, Any]:
         return {"error": {"code": "index_unavailable", "message": "the index cannot be opened; see the server log"}}
 
 
-async def search(ls: "MemzoiServer", project: "Project", query: str, limit: int = 50) -> list[SearchHit] | None:
+async def search(ls: "Session", project: "Project", query: str, limit: int = 50) -> list[SearchHit] | None:
     """Full-text hits for ``query`` (``None`` when the index is not ready yet)."""
     try:
         return await asyncio.get_running_loop().run_in_executor(ls.scan_executor, project.search, query, limit)

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from memzoi.projectstate import InputChanges
 
-    from .server import MemzoiServer, Project
+    from .project import Project
+    from .session import Session
 
 log = logging.getLogger("memzoi_lsp.inputs")
 
@@ -25,13 +26,13 @@ log = logging.getLogger("memzoi_lsp.inputs")
 POLL_S = 1.0
 
 
-def follow(ls: "MemzoiServer", project: "Project") -> None:
+def follow(ls: "Session", project: "Project") -> None:
     """Start looking at ``project``'s inputs (after its first scan); stops with the server."""
     if not ls.stopping and ls.loop is not None:
         ls.spawn(_follow(ls, project))
 
 
-async def _follow(ls: "MemzoiServer", project: "Project") -> None:
+async def _follow(ls: "Session", project: "Project") -> None:
     loop = asyncio.get_running_loop()
     while not ls.stopping:
         await asyncio.sleep(POLL_S)  # a period, not a wait for a condition
@@ -49,7 +50,7 @@ async def _follow(ls: "MemzoiServer", project: "Project") -> None:
             rejudge(ls, project, changes)
 
 
-def boundaries(ls: "MemzoiServer", project: "Project") -> None:
+def boundaries(ls: "Session", project: "Project") -> None:
     """Re-diagnose the closed files whose retention boundary has passed since they were judged
     (:meth:`memzoi.projectstate.ProjectState.passed_boundaries`); their cached analyses are forgotten first (an
     analysis holds ``retention_query_only`` at the clock it was made)."""
@@ -62,7 +63,7 @@ def boundaries(ls: "MemzoiServer", project: "Project") -> None:
         ls.republish(set(passed))
 
 
-def rejudge(ls: "MemzoiServer", project: "Project", changes: "InputChanges") -> None:
+def rejudge(ls: "Session", project: "Project", changes: "InputChanges") -> None:
     """Re-diagnose every file of ``project`` after ``changes`` (analyses made under the old configuration are
     forgotten first) and refresh its index (which re-judges the same inputs, :mod:`memzoi.index_fresh`)."""
     from . import indexing

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memzoi.schemainfo import field_at
 from memzoi.workspace import Placement
 from memzoi.yaml_tree import YMap, YNode, YScalar, YSeq
 
@@ -56,6 +55,7 @@ def value_at(doc: Document, offset: int) -> tuple[tuple[str | int, ...], YScalar
 def field_info(doc: Document, placement: Placement, path: tuple[str | int, ...]):
     """``(model, field name, FieldInfo)`` for a key path of the document's schema, or ``None`` when the schema
     does not define it (:func:`memzoi.schemainfo.field_at`)."""
-    from memzoi.validate import model_for  # the record and packet models, loaded at the first key hover
+    from memzoi.schemainfo import field_at  # the record and packet models, loaded at the first key hover
+    from memzoi.validate import model_for
 
     return field_at(model_for(doc, placement), path)

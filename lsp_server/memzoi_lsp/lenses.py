@@ -15,10 +15,10 @@ from . import provenance, resident
 from .documents import Snapshot
 
 if TYPE_CHECKING:
-    from .server import MemzoiServer
+    from .session import Session
 
 
-def code_lenses(ls: "MemzoiServer", snap: Snapshot) -> list[types.CodeLens]:
+def code_lenses(ls: "Session", snap: Snapshot) -> list[types.CodeLens]:
     """*Apply · Reject…* on pending packets that the core's can-apply rule lets through, else the blocking codes
     (and *Route to local memory* where it fits); *Superseded by …* on records another record replaces."""
     from . import lifecycle, readiness
@@ -50,11 +50,11 @@ def code_lenses(ls: "MemzoiServer", snap: Snapshot) -> list[types.CodeLens]:
     return out
 
 
-def register(server: "MemzoiServer") -> None:
+def register(server: "Session") -> None:
     """Register ``textDocument/codeLens``."""
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    def code_lens(ls: "MemzoiServer", params: types.CodeLensParams):
+    def code_lens(ls: "Session", params: types.CodeLensParams):
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap):
             return None

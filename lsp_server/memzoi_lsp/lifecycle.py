@@ -28,7 +28,7 @@ from .refusal import CommandRefused
 from .documents import path_to_uri, uri_to_path
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
-from .server import MemzoiServer  # noqa: E402
+from .session import Session
 
 if TYPE_CHECKING:
     from memzoi.ledger import ChangeResult
@@ -68,7 +68,7 @@ def parse_args(args: tuple[Any, ...]) -> dict[str, Any]:
     raise CommandError("invalid_arguments", "expected an object like {\"uri\": ...} as the command argument")
 
 
-def target_path(ls: "MemzoiServer", arg: dict[str, Any]) -> tuple[Path, Path]:
+def target_path(ls: "Session", arg: dict[str, Any]) -> tuple[Path, Path]:
     """``(project root, file path)`` of the ``uri`` argument; refuses outside a project."""
     uri = arg.get("uri")
     if not isinstance(uri, str) or not uri:
@@ -89,7 +89,7 @@ def target_path(ls: "MemzoiServer", arg: dict[str, Any]) -> tuple[Path, Path]:
     return project.root, path
 
 
-def project_root(ls: "MemzoiServer", arg: dict[str, Any]) -> Path:
+def project_root(ls: "Session", arg: dict[str, Any]) -> Path:
     """The project of the ``uri`` argument, else the only (or first) project of the workspace."""
     if arg.get("uri"):
         return target_path(ls, arg)[0]
@@ -98,22 +98,18 @@ def project_root(ls: "MemzoiServer", arg: dict[str, Any]) -> Path:
     return sorted(ls.projects)[0]
 
 
-def refuse_if_dirty(ls: "MemzoiServer", *paths: Path) -> None:
-    """Refuse when one of ``paths`` is open in the editor with text that differs from the file on disk."""
+def refuse_if_dirty(ls: "Session", *paths: Path) -> None:
+    """Refuse when one of ``paths`` is open in the editor with text the file on disk does not hold: the core's one
+    rule (:func:`memzoi.buffers.unsaved`), the same the code actions are disabled by."""
+    from memzoi.buffers import unsaved
+
     for path in paths:
         uri = path_to_uri(path)
-        if not ls.docs.is_open(uri) or ls.docs.is_behind(uri):
-            continue  # closed, or still showing the text from before the server's own last write of it
-        doc = ls.workspace.get_text_document(uri)
-        try:
-            disk = path.read_bytes().decode("utf-8", errors="replace")
-        except OSError:
-            continue  # a buffer whose file is gone (moved by a change) holds nothing the change would lose
-        if disk != doc.source:
-            raise CommandError(
-                "unsaved_changes",
-                f"{path.name} has unsaved changes; save or revert it first (lifecycle changes act on the file on disk)",
-            )
+        is_open = ls.docs.is_open(uri)
+        text = ls.workspace.get_text_document(uri).source if is_open else ""
+        why = unsaved(path, text, is_open=is_open, behind=is_open and ls.docs.is_behind(uri))
+        if why is not None:
+            raise CommandError("unsaved_changes", f"{why} (lifecycle changes act on the file on disk)")
 
 
 def reason_of(arg: dict[str, Any], required: bool) -> str | None:
@@ -125,7 +121,7 @@ def reason_of(arg: dict[str, Any], required: bool) -> str | None:
     return reason or None
 
 
-async def run_change(ls: "MemzoiServer", root: Path, call: Callable[[], ChangeResult], *, show_created: bool = False,
+async def run_change(ls: "Session", root: Path, call: Callable[[], ChangeResult], *, show_created: bool = False,
                      show: Callable[[ChangeResult], list[Path]] | None = None) -> dict[str, Any]:
     """Run one core change off the event loop, then re-index its files and show what it created."""
     from memzoi.lifecycle.messages import change_message
@@ -151,7 +147,7 @@ async def run_change(ls: "MemzoiServer", root: Path, call: Callable[[], ChangeRe
     return {"message": message, "detail": detail, **result.to_json()}
 
 
-async def show_document(ls: "MemzoiServer", path: Path) -> None:
+async def show_document(ls: "Session", path: Path) -> None:
     """Ask the client to show ``path``, waiting at most ``showDocumentTimeoutMs``: the change is on disk already, so
     a client that never answers (or fails) leaves the command answered anyway, with a log line saying so."""
     # The request's own future (pygls's helper is a coroutine), sent at once.
@@ -175,7 +171,7 @@ def command(name: str):
     """Register a lifecycle command: argument parsing, refusals as JSON-RPC errors (:mod:`.refusal`), logging."""
 
     def wrap(fn):
-        async def handler(ls: "MemzoiServer", *args: Any) -> Any:
+        async def handler(ls: "Session", *args: Any) -> Any:
             from memzoi.ledger import Refusal  # the core's lifecycle is loaded at the first command
 
             try:
@@ -203,7 +199,7 @@ def _moved_packet(result: ChangeResult, root: Path) -> list[Path]:
 
 
 @command(APPLY)
-async def apply(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def apply(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a pending proposal packet (``uri``): writes the record, moves the packet to ``resolved/applied``."""
     from memzoi import lifecycle as core
 
@@ -217,7 +213,7 @@ async def apply(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(REJECT)
-async def reject(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def reject(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Reject a pending proposal packet (``uri``) with a required ``reason``."""
     from memzoi import lifecycle as core
 
@@ -232,7 +228,7 @@ async def reject(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(ROUTE_LOCAL)
-async def route_local(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def route_local(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Route a pending packet the git-plane gate blocks to local (private) memory."""
     from memzoi import lifecycle as core
 
@@ -242,7 +238,7 @@ async def route_local(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]
     return await run_change(ls, root, lambda: core.route_local(root, path, actor=actor, source="editor"))
 
 
-def replacement(ls: "MemzoiServer", path: Path, arg: dict[str, Any]) -> tuple[str, str]:
+def replacement(ls: "Session", path: Path, arg: dict[str, Any]) -> tuple[str, str]:
     """The title and body of a supersede of the record at ``path``: the arguments', else the record's own."""
     from memzoi.views import Frontmatter
 
@@ -252,7 +248,7 @@ def replacement(ls: "MemzoiServer", path: Path, arg: dict[str, Any]) -> tuple[st
 
 
 @command(SUPERSEDE)
-async def supersede(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def supersede(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Create a pending packet proposing a replacement of the record (``uri``); ``title``/``body`` default to the
     record's own, to be edited in the packet, which is opened."""
     from memzoi import lifecycle as core
@@ -271,7 +267,7 @@ async def supersede(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(TOMBSTONE)
-async def tombstone(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def tombstone(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Create a pending packet proposing to tombstone the record (``uri``) for ``reason``; opens it."""
     from memzoi import lifecycle as core
 
@@ -286,7 +282,7 @@ async def tombstone(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(UNDO)
-async def undo(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def undo(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Undo the change ``change_id`` (allowed while its files are exactly as it left them)."""
     from memzoi import lifecycle as core
 
@@ -302,7 +298,7 @@ async def undo(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(RECOVER)
-async def recover(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def recover(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Settle an uncertain change: ``mode`` is ``restore-before``, ``complete-after`` or ``accept``."""
     from memzoi import lifecycle as core
 
@@ -324,7 +320,7 @@ async def recover(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(HISTORY)
-async def history(ls: "MemzoiServer", arg: dict[str, Any]) -> Any:
+async def history(ls: "Session", arg: dict[str, Any]) -> Any:
     """Changes newest first (of the file ``uri`` when given), as ``memzoi history --json``, each with
     ``undo_available``: whether the ledger would undo it now (:func:`memzoi.ledger.undo_available`)."""
     from memzoi import lifecycle as core
@@ -344,7 +340,7 @@ async def history(ls: "MemzoiServer", arg: dict[str, Any]) -> Any:
 
 
 @command(RECONCILE)
-async def reconcile(ls: "MemzoiServer", arg: dict[str, Any]) -> Any:
+async def reconcile(ls: "Session", arg: dict[str, Any]) -> Any:
     """Classify changes left in flight by a dead process (never replays); re-diagnoses touched files."""
     from memzoi import lifecycle as core
 
@@ -356,7 +352,7 @@ async def reconcile(ls: "MemzoiServer", arg: dict[str, Any]) -> Any:
 
 
 @command(REATTEST)
-async def reattest(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def reattest(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Re-attest a hand-edited record (``uri``): explicit acceptance of the edit, recorded in the ledger."""
     from memzoi import lifecycle as core
     from memzoi.lifecycle.reattest import reattest as core_reattest
@@ -373,7 +369,7 @@ async def reattest(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [apply, reject, route_local, supersede, tombstone, reattest, undo, recover, history, reconcile]
 
 
-def register(server: "MemzoiServer") -> None:
+def register(server: "Session") -> None:
     """Register every lifecycle command."""
     from . import refusal
 

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 from .lifecycle import CommandError, command, reason_of
 
 if TYPE_CHECKING:
-    from .server import MemzoiServer
+    from .session import Session
 
 LIST = "memzoi.local.list"
 APPROVE = "memzoi.local.approve"
 REJECT = "memzoi.local.reject"
 
 
-def _roots(ls: "MemzoiServer", arg: dict[str, Any]) -> list[Path]:
+def _roots(ls: "Session", arg: dict[str, Any]) -> list[Path]:
     root = arg.get("root")
     if isinstance(root, str) and root:
         wanted = Path(root).resolve()
@@ -34,7 +34,7 @@ def _roots(ls: "MemzoiServer", arg: dict[str, Any]) -> list[Path]:
     return sorted(ls.projects)
 
 
-def _one_root(ls: "MemzoiServer", arg: dict[str, Any]) -> Path:
+def _one_root(ls: "Session", arg: dict[str, Any]) -> Path:
     roots = _roots(ls, arg)
     if not roots:
         raise CommandError("not_in_project", "no project in this workspace")
@@ -55,7 +55,7 @@ async def _off_loop(call):
 
 
 @command(LIST)
-async def listing(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def listing(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """The pending local candidates of the workspace's projects (empty without a project)."""
     from memzoi.lifecycle.candidates import list_candidates
 
@@ -68,7 +68,7 @@ async def listing(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(APPROVE)
-async def approve(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def approve(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a pending local candidate as a private local record (one ledgered change; undo reverts it)."""
     from memzoi.lifecycle import default_actor
     from memzoi.lifecycle.candidates import approve_local
@@ -79,7 +79,7 @@ async def approve(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(REJECT)
-async def reject(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def reject(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Reject a pending local candidate with a reason."""
     from memzoi.lifecycle import default_actor
     from memzoi.lifecycle.candidates import reject_local
@@ -93,7 +93,7 @@ async def reject(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [listing, approve, reject]
 
 
-def register(server: "MemzoiServer") -> None:
+def register(server: "Session") -> None:
     """Register the local-candidate commands."""
     for handler in HANDLERS:
         server.command(handler.__memzoi_command__)(handler)

@@ -14,14 +14,14 @@ from .documents import uri_to_path
 from .lifecycle import CommandError, command, refuse_if_dirty, run_change, show_document
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
-from .server import MemzoiServer  # noqa: E402
+from .session import Session
 
 MATERIALIZE_PLAN = "memzoi.materialize.plan"
 MATERIALIZE_DECIDE = "memzoi.materialize.decide"
 MATERIALIZE = "memzoi.materialize"
 
 
-def _artifact_path(ls: "MemzoiServer", arg: dict[str, Any]) -> Path:
+def _artifact_path(ls: "Session", arg: dict[str, Any]) -> Path:
     uri = arg.get("uri")
     path = uri_to_path(uri) if isinstance(uri, str) else None
     if path is None:
@@ -30,7 +30,7 @@ def _artifact_path(ls: "MemzoiServer", arg: dict[str, Any]) -> Path:
     return path
 
 
-def _wrote(ls: "MemzoiServer", path: Path, operation: str, verb: str) -> str:
+def _wrote(ls: "Session", path: Path, operation: str, verb: str) -> str:
     """Tell the client about an artifact the server wrote (``memzoi/changed``); returns the one-line message."""
     from . import changes
 
@@ -40,7 +40,7 @@ def _wrote(ls: "MemzoiServer", path: Path, operation: str, verb: str) -> str:
 
 
 @command(MATERIALIZE_PLAN)
-async def materialize_plan(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def materialize_plan(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Derive the plan of the candidate (``uri``) and write it beside it as ``X.plan.json``."""
     from memzoi.lifecycle.artifacts import artifact_set, write_artifact
     from memzoi.lifecycle.materialize import derive_plan, load_artifact, validate_candidate
@@ -57,7 +57,7 @@ async def materialize_plan(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str,
 
 
 @command(MATERIALIZE_DECIDE)
-async def materialize_decide(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def materialize_decide(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Record the explicit decision (now) to write the plan beside the candidate, as ``X.decision.json``."""
     from memzoi.lifecycle.artifacts import artifact_set, write_artifact
     from memzoi.lifecycle.materialize import decision_now, derive_decision, derive_plan, load_artifact, validate_candidate
@@ -77,7 +77,7 @@ async def materialize_decide(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[st
 
 
 @command(MATERIALIZE)
-async def materialize(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def materialize(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Write the decided record with its attestation (one ledgered change) and open it."""
     from memzoi.lifecycle import default_actor
     from memzoi.lifecycle.artifacts import artifact_set
@@ -98,7 +98,7 @@ async def materialize(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]
 HANDLERS = [materialize_plan, materialize_decide, materialize]
 
 
-def register(server: "MemzoiServer") -> None:
+def register(server: "Session") -> None:
     """Register the materialization commands."""
     for handler in HANDLERS:
         server.command(handler.__memzoi_command__)(handler)

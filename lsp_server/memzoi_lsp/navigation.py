@@ -24,7 +24,7 @@ from .convert import TextMap
 from .documents import Snapshot, path_to_uri
 
 if TYPE_CHECKING:
-    from .server import MemzoiServer
+    from .session import Session
 
 RECORD_REFS = {("supersedes",), ("proposal", "target"), ("lineage", "predecessor_id")}
 PROPOSAL_REFS = {("proposal_id",)}
@@ -58,7 +58,7 @@ def reference_at(snap: Snapshot, offset: int) -> tuple[str, str, YScalar] | None
     return None
 
 
-def known_records(ls: "MemzoiServer", snap: Snapshot) -> dict[str, str]:
+def known_records(ls: "Session", snap: Snapshot) -> dict[str, str]:
     """``{record id: uri}`` of the records found on disk in the snapshot's project."""
     project = ls.project_for(snap.path)
     if project is None:
@@ -189,11 +189,11 @@ def source_links(root: YMap, project_root: Path | None) -> list[tuple[int, int, 
     return [link for link in out if link is not None]
 
 
-def register(server: "MemzoiServer") -> None:
+def register(server: "Session") -> None:
     """Register definition, document links, completion, document and workspace symbols."""
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
-    def definition(ls: "MemzoiServer", params: types.DefinitionParams):
+    def definition(ls: "Session", params: types.DefinitionParams):
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap):
             return None
@@ -209,7 +209,7 @@ def register(server: "MemzoiServer") -> None:
         return [types.Location(uri=path_to_uri(path), range=zero)]
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
-    def document_link(ls: "MemzoiServer", params: types.DocumentLinkParams):
+    def document_link(ls: "Session", params: types.DocumentLinkParams):
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap) or snap.analysis.document.mapping is None:
             return None
@@ -220,14 +220,14 @@ def register(server: "MemzoiServer") -> None:
         return links or None
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    def document_symbol(ls: "MemzoiServer", params: types.DocumentSymbolParams):
+    def document_symbol(ls: "Session", params: types.DocumentSymbolParams):
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap):
             return None
         return document_symbols(snap, TextMap(snap.text, ls.workspace.position_encoding))
 
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=[":", " ", "/"]))
-    def completion(ls: "MemzoiServer", params: types.CompletionParams):
+    def completion(ls: "Session", params: types.CompletionParams):
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap):
             return None
@@ -259,12 +259,12 @@ def register(server: "MemzoiServer") -> None:
         return types.CompletionList(is_incomplete=False, items=items) if items else None
 
     @server.feature(types.WORKSPACE_SYMBOL)
-    async def workspace_symbol(ls: "MemzoiServer", params: types.WorkspaceSymbolParams):
+    async def workspace_symbol(ls: "Session", params: types.WorkspaceSymbolParams):
         return await search_symbols(ls, params.query)
 
 
 
-async def search_symbols(ls: "MemzoiServer", query: str, limit: int = 100) -> list[types.WorkspaceSymbol]:
+async def search_symbols(ls: "Session", query: str, limit: int = 100) -> list[types.WorkspaceSymbol]:
     """Workspace symbols: full-text search of titles and bodies through each project's index (BM25 order);
     projects whose index is not ready yet (first scan running) and empty queries use :func:`workspace_symbols`."""
     from . import indexing
@@ -292,7 +292,7 @@ async def search_symbols(ls: "MemzoiServer", query: str, limit: int = 100) -> li
     return out[:limit]
 
 
-def workspace_symbols(ls: "MemzoiServer", query: str, limit: int = 200) -> list[types.WorkspaceSymbol]:
+def workspace_symbols(ls: "Session", query: str, limit: int = 200) -> list[types.WorkspaceSymbol]:
     """Records and packets whose id, title or body contains every word of ``query`` (case-insensitive), from the
     scan's analyses (used while the index is not ready)."""
     words = [w.casefold() for w in query.split()]

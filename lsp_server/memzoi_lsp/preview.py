@@ -18,13 +18,13 @@ from typing import Any
 from .documents import path_to_uri
 from .lifecycle import CommandError, command, reason_of, replacement, target_path
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
-from .server import MemzoiServer  # noqa: E402
+from .session import Session
 
 PREVIEW = "memzoi.preview"
 CHANGE_FILES = "memzoi.changeFiles"
 
 
-def _materialize_target(ls: MemzoiServer, arg: dict[str, Any]) -> tuple[Path, tuple[Any, ...]]:
+def _materialize_target(ls: Session, arg: dict[str, Any]) -> tuple[Path, tuple[Any, ...]]:
     """The project root and the loaded (candidate, plan, decision) artifacts of a materialize preview."""
     from memzoi.lifecycle.artifacts import artifact_set
     from memzoi.lifecycle.materialize import load_artifact
@@ -41,7 +41,7 @@ def _materialize_target(ls: MemzoiServer, arg: dict[str, Any]) -> tuple[Path, tu
 
 
 @command(PREVIEW)
-async def preview(ls: MemzoiServer, arg: dict[str, Any]) -> dict[str, Any]:
+async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The planned files of ``operation`` on the file ``uri`` (see the module docstring); refused as the change
     itself would be."""
     from memzoi.lifecycle import default_actor
@@ -69,7 +69,7 @@ async def preview(ls: MemzoiServer, arg: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-async def _approve_preview(ls: MemzoiServer, arg: dict[str, Any]) -> dict[str, Any]:
+async def _approve_preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The preview of approving a resident candidate (:func:`memzoi.resident.service.preview_apply`)."""
     from memzoi.resident import service
 
@@ -86,7 +86,7 @@ async def _approve_preview(ls: MemzoiServer, arg: dict[str, Any]) -> dict[str, A
 
 
 @command(CHANGE_FILES)
-async def change_files(ls: MemzoiServer, arg: dict[str, Any]) -> dict[str, Any]:
+async def change_files(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The before/after text of every file of the change ``change_id`` (a history entry's *Open Diff*), each with
     its ``uri``: :func:`memzoi.lifecycle.preview.change_texts`."""
     from memzoi.lifecycle.preview import change_texts
@@ -103,7 +103,7 @@ async def change_files(ls: MemzoiServer, arg: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def register(server: MemzoiServer) -> None:
+def register(server: Session) -> None:
     """Register ``memzoi.preview`` and ``memzoi.changeFiles``."""
     server.command(PREVIEW)(preview)
     server.command(CHANGE_FILES)(change_files)

@@ -18,7 +18,7 @@ from .documents import Snapshot
 if TYPE_CHECKING:
     from memzoi.ledger import ChangeRecord
 
-    from .server import MemzoiServer
+    from .session import Session
 
 log = logging.getLogger("memzoi_lsp.provenance")
 
@@ -37,7 +37,7 @@ class Facts:
     proposed_via: str | None = None
 
 
-def memzoi_dir(ls: "MemzoiServer", snap: Snapshot) -> Path | None:
+def memzoi_dir(ls: "Session", snap: Snapshot) -> Path | None:
     """The ``.memzoi`` directory the snapshot belongs to."""
     if snap.analysis.placement.memzoi_dir is not None:
         return snap.analysis.placement.memzoi_dir
@@ -45,33 +45,25 @@ def memzoi_dir(ls: "MemzoiServer", snap: Snapshot) -> Path | None:
     return project.memzoi_dir if project else None
 
 
-def record_path(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> Path | None:
-    """Path of the record ``record_id`` in the snapshot's project, when the file exists."""
-    from memzoi.models.common import is_identifier
+def record_path(ls: "Session", snap: Snapshot, record_id: str) -> Path | None:
+    """Path of the record ``record_id`` in the snapshot's project, when the file exists
+    (:func:`memzoi.workspace.record_file`)."""
+    from memzoi.workspace import record_file
 
     base = memzoi_dir(ls, snap)
-    if base is None or not is_identifier(record_id.strip()):
-        return None  # never build a path from something that is not an id (no `..`, no absolute paths)
-    p = base / "records" / f"{record_id.strip()}.md"
-    return p if p.is_file() else None
+    return record_file(base, record_id) if base is not None else None
 
 
-def proposal_path(ls: "MemzoiServer", snap: Snapshot, proposal_id: str) -> Path | None:
-    """Path of the packet ``proposal_id`` (resolved first, then pending), when it exists."""
-    from memzoi.models.common import is_identifier
+def proposal_path(ls: "Session", snap: Snapshot, proposal_id: str) -> Path | None:
+    """Path of the packet ``proposal_id`` (resolved first, then pending), when it exists
+    (:func:`memzoi.workspace.packet_file`)."""
+    from memzoi.workspace import packet_file
 
     base = memzoi_dir(ls, snap)
-    pid = proposal_id.strip()
-    if base is None or not is_identifier(pid):
-        return None
-    for folder in ("resolved/applied", "resolved/rejected", "pending"):
-        p = base / "proposals" / folder / f"{pid}.md"
-        if p.is_file():
-            return p
-    return None
+    return packet_file(base, proposal_id) if base is not None else None
 
 
-def collect(ls: "MemzoiServer", snap: Snapshot) -> Facts:
+def collect(ls: "Session", snap: Snapshot) -> Facts:
     """Gather the facts for ``snap`` from the core (never raises: a failing source gives an "unknown" sentence)."""
     from memzoi.provenance import packet_targets, proposed_via, record_standing
     from memzoi.retention import utc_now
@@ -100,43 +92,31 @@ def collect(ls: "MemzoiServer", snap: Snapshot) -> Facts:
     return facts
 
 
-def superseded_by(ls: "MemzoiServer", snap: Snapshot, record_id: str) -> list[str]:
-    """Ids of records in the project whose ``supersedes`` names ``record_id`` (from the scan's analyses)."""
+def superseded_by(ls: "Session", snap: Snapshot, record_id: str) -> list[str]:
+    """Ids of records in the project whose ``supersedes`` names ``record_id`` (:func:`memzoi.provenance.superseded_by`
+    over the project's cross-file graph)."""
+    from memzoi.provenance import superseded_by as superseding
+
     project = ls.project_for(snap.path)
-    if project is None:
-        return []
-    out = []
-    for key in project.crossfile.referrers(record_id):  # O(referrers), not O(workspace)
-        facts = project.crossfile.facts(key)
-        if facts is None or facts.kind != "record" or facts.role != Role.RECORD.value:
-            continue
-        if any(r.field == "supersedes" and r.target == record_id for r in facts.refs):
-            out.append(facts.ident or key)
-    return sorted(out)
+    return superseding(project.crossfile, record_id) if project is not None else []
 
 
-def ledger_changes(ls: "MemzoiServer", snap: Snapshot, limit: int = 20) -> list[ChangeRecord]:
-    """The ledger's changes touching this file, newest first (never creates a ledger; ``[]`` on any error)."""
-    from memzoi.ledger import Ledger, cached_runtime_dir
-    from memzoi.runtime import LEDGER_DB
+def ledger_changes(ls: "Session", snap: Snapshot, limit: int = 20) -> list[ChangeRecord]:
+    """The ledger's changes touching this file, newest first (:func:`memzoi.ledger.file_history`: never creates a
+    ledger, ``[]`` when there is none or it cannot be read)."""
+    from memzoi.ledger import file_history
 
     project = ls.project_for(snap.path)
     if project is None or snap.path is None:
         return []
     try:
-        rdir = cached_runtime_dir(project.root, create=False)
-        if not (rdir / LEDGER_DB).is_file():
-            return []
-        rel = snap.path.resolve().relative_to(project.root).as_posix()
-        ledger = Ledger(rdir / LEDGER_DB)
-        with ledger.connect() as conn:
-            return ledger.history(conn, rel, limit)
-    except Exception as err:  # an unreadable ledger must not break hover
-        log.info("ledger history unavailable: %s", err)
+        return file_history(project.root, snap.path, limit=limit)
+    except Exception as err:  # the barrier: an unexpected failure of the ledger must not break hover
+        log.info("ledger history unavailable: %s", type(err).__name__)
         return []
 
 
-def history(ls: "MemzoiServer", snap: Snapshot, changes: list[ChangeRecord], limit: int = 5) -> list[str]:
+def history(ls: "Session", snap: Snapshot, changes: list[ChangeRecord], limit: int = 5) -> list[str]:
     """``changes`` (newest first) as one line each, at most ``limit`` (:func:`memzoi.provenance.history_lines`)."""
     from memzoi.provenance import history_lines
 

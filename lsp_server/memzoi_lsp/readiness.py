@@ -12,10 +12,10 @@ from .documents import Snapshot, path_to_uri
 if TYPE_CHECKING:
     from memzoi.lifecycle.readiness import Readiness
 
-    from .server import MemzoiServer
+    from .session import Session
 
 
-def of(ls: "MemzoiServer", snap: Snapshot) -> Readiness | None:
+def of(ls: "Session", snap: Snapshot) -> Readiness | None:
     """Readiness of the pending packet ``snap`` (``None`` for anything else, or outside a project)."""
     from memzoi.lifecycle.readiness import packet_readiness
 

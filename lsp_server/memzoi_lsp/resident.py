@@ -31,7 +31,7 @@ from datetime import UTC
 if TYPE_CHECKING:
     from memzoi.resident.scope import ResidentFile
 
-    from .server import MemzoiServer
+    from .session import Session
 
 log = logging.getLogger("memzoi_lsp.resident")
 
@@ -44,7 +44,7 @@ LIST = "memzoi.resident.list"
 STATUS = "memzoi.residentStatus"
 
 
-def file_of(ls: "MemzoiServer", path: Path | None) -> tuple[Path, ResidentFile] | None:
+def file_of(ls: "Session", path: Path | None) -> tuple[Path, ResidentFile] | None:
     """``(project root, resident file)`` when ``path`` is a resident file of a workspace project or of the
     project found from the file itself."""
     if path is None or path.suffix != ".md":
@@ -75,20 +75,23 @@ def _history(root: Path, file: ResidentFile):
     return candidates_for(root, files=[file])
 
 
-def findings_for(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[Finding]:
-    """The resident findings of ``snap`` (its text: unsaved edits included)."""
+def findings_for(ls: "Session", snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[Finding]:
+    """The resident findings of ``snap`` (its text: unsaved edits included), graded by the project's ``[rules]``
+    under the editor settings (:func:`memzoi.resident.editor.graded`)."""
     from memzoi.resident import editor
 
     root, file = where
-    return editor.buffer_findings(snap.text, file, _history(root, file))
+    project = ls.projects.get(root)
+    rules = ls.context(project).rules if project is not None else None  # with the editor settings, as elsewhere
+    return editor.graded(editor.buffer_findings(snap.text, file, _history(root, file)), root, rules)
 
 
-def hover(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile], offset: int) -> types.Hover | None:
+def hover(ls: "Session", snap: Snapshot, where: tuple[Path, ResidentFile], offset: int) -> types.Hover | None:
     """Who put the entry under the cursor there (candidate, source, approver, time, reason, confidence), or
     that it was edited by hand."""
     from memzoi.resident import editor
 
-    from .hover import code, esc
+    from .markup import code, esc
 
     root, file = where
     facts = editor.entry_at(snap.text, offset, _history(root, file))
@@ -146,15 +149,15 @@ def code_lenses(snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.
     return out
 
 
-def code_actions(ls: "MemzoiServer", snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.CodeAction]:
+def code_actions(ls: "Session", snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.CodeAction]:
     """For each pending (or failed) candidate: Review (first; the client runs its preview-then-write flow,
     ``memzoi.reviewCandidate``), Approve and Reject; Undo of the last applied one while the file still holds what
     it wrote, and the three recoveries of each uncertain candidate."""
     from memzoi.resident import editor
     from memzoi.resident.locator import preview
 
-    from .actions import APPLY_KIND, RECOVER_KIND, REJECT_KIND, REVIEW_CANDIDATE, REVIEW_KIND, UNDO_KIND, _action, \
-        is_dirty
+    from .codeactions import APPLY_KIND, RECOVER_KIND, REJECT_KIND, REVIEW_CANDIDATE, REVIEW_KIND, UNDO_KIND, \
+        action as _action, is_dirty
 
     history = _history(*where)
     dirty = "save the file first: resident changes act on the file on disk" if is_dirty(ls, snap) else None
@@ -187,7 +190,7 @@ _RECOVERIES = (("restore-before", "restore the entries from before"), ("complete
 # --- commands --------------------------------------------------------------------------------------------------
 
 
-def _where(ls: "MemzoiServer", arg: dict[str, Any]) -> tuple[Path, ResidentFile | None]:
+def _where(ls: "Session", arg: dict[str, Any]) -> tuple[Path, ResidentFile | None]:
     uri = arg.get("uri")
     if isinstance(uri, str) and uri:
         found = file_of(ls, uri_to_path(uri))
@@ -211,7 +214,7 @@ _OPERATIONS = {"applied": "resident_approve", "rejected": "resident_reject", "un
                "failed": "resident_approve"}
 
 
-async def _run(ls: "MemzoiServer", root: Path, file: ResidentFile | None, call) -> dict[str, Any]:
+async def _run(ls: "Session", root: Path, file: ResidentFile | None, call) -> dict[str, Any]:
     """Run a core write off the event loop, then re-read the resident file, re-diagnose it and notify the client
     (:func:`.changes.after_write`); the result is the candidate with its one-line ``message`` and ``detail``."""
     from memzoi.lifecycle.messages import resident_message
@@ -232,7 +235,7 @@ async def _run(ls: "MemzoiServer", root: Path, file: ResidentFile | None, call) 
     return {"message": message, "detail": detail, **cand.to_json()}
 
 
-async def _decide(ls: "MemzoiServer", arg: dict[str, Any], call, *, on_disk: bool = True) -> dict[str, Any]:
+async def _decide(ls: "Session", arg: dict[str, Any], call, *, on_disk: bool = True) -> dict[str, Any]:
     """Run ``call(root, candidate_id, actor)`` for the candidate named in ``arg``; a write that changes the file
     (``on_disk``) is refused while the resident file has unsaved changes."""
     from memzoi.lifecycle import default_actor
@@ -245,7 +248,7 @@ async def _decide(ls: "MemzoiServer", arg: dict[str, Any], call, *, on_disk: boo
 
 
 @command(APPROVE)
-async def approve(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def approve(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a pending or failed candidate (at most once)."""
     from memzoi.resident import service
 
@@ -253,7 +256,7 @@ async def approve(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(REJECT)
-async def reject(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def reject(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Reject a pending or failed candidate with its required ``reason`` (the same rule as a proposal's rejection:
     :func:`memzoi.ledger.model.rejection_reason`)."""
     from memzoi.resident import service
@@ -264,7 +267,7 @@ async def reject(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(UNDO)
-async def undo(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def undo(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Restore the entries from before an applied candidate."""
     from memzoi.resident import service
 
@@ -272,7 +275,7 @@ async def undo(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(RECOVER)
-async def recover(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def recover(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Settle an uncertain candidate (``mode``: restore-before, complete-after or accept); returns the recovery
     candidate."""
     from memzoi.resident import service
@@ -285,7 +288,7 @@ async def recover(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(REVIEW)
-async def review(ls: "MemzoiServer", arg: dict[str, Any]) -> list[dict[str, Any]]:
+async def review(ls: "Session", arg: dict[str, Any]) -> list[dict[str, Any]]:
     """The candidates of the file ``uri`` a code lens names (``status``), or those waiting for a decision."""
     from memzoi.resident import editor
     from memzoi.resident.views import candidates_for
@@ -301,7 +304,7 @@ async def review(ls: "MemzoiServer", arg: dict[str, Any]) -> list[dict[str, Any]
 
 
 @command(LIST)
-async def listing(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def listing(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Both resident files (path, usage, entries, uri) and every candidate of the project (inbox views); empty
     when the workspace has no project and no ``uri`` is given (the inbox asks on every refresh)."""
     from memzoi.resident import editor
@@ -321,7 +324,7 @@ async def listing(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(STATUS)
-async def status(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
+async def status(ls: "Session", arg: dict[str, Any]) -> dict[str, Any]:
     """Cap usage of the resident files of the project of ``uri`` (a resident file or any file of a project; without
     it, the workspace's first project): ``{"files": [{"uri", "scope", "used", "cap", "entries", "line"}]}``, from
     an open buffer's text where the editor has the file open, else from the disk. ``entries`` is a count."""
@@ -350,7 +353,7 @@ async def status(ls: "MemzoiServer", arg: dict[str, Any]) -> dict[str, Any]:
     return {"files": collect()}  # two small files, read on the loop with the buffers they may have
 
 
-def _refuse_dirty(ls: "MemzoiServer", file: ResidentFile) -> None:
+def _refuse_dirty(ls: "Session", file: ResidentFile) -> None:
     from .lifecycle import refuse_if_dirty
 
     refuse_if_dirty(ls, file.path)
@@ -359,7 +362,7 @@ def _refuse_dirty(ls: "MemzoiServer", file: ResidentFile) -> None:
 HANDLERS = [approve, reject, undo, recover, review, listing, status]
 
 
-def register(server: "MemzoiServer") -> None:
+def register(server: "Session") -> None:
     """Register the resident-memory commands."""
     for handler in HANDLERS:
         server.command(handler.__memzoi_command__)(handler)

@@ -32,13 +32,14 @@ from .documents import uri_to_path
 
 
 if TYPE_CHECKING:
-    from .server import MemzoiServer, Project
+    from .project import Project
+    from .session import Session
 
 log = logging.getLogger("memzoi_lsp.scan")
 CHUNK = 100
 
 
-async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
+async def scan_project(ls: "Session", project: "Project") -> None:
     """Scan one project (see the module docstring). Cancelled cleanly on shutdown."""
     from memzoi.scanverdicts import cached_stages, open_cache
     from memzoi.verdict import ProjectContext
@@ -87,18 +88,18 @@ async def scan_project(ls: "MemzoiServer", project: "Project") -> None:
     _log_scanned(ls, project, started, cached)
 
 
-def _report(ls: "MemzoiServer", token: str | None, done: int, total: int) -> None:
+def _report(ls: "Session", token: str | None, done: int, total: int) -> None:
     if token:
         ls.work_done_progress.report(token, types.WorkDoneProgressReport(
             message=f"{done}/{total} files", percentage=int(100 * done / max(1, total))))
 
 
-def _end_progress(ls: "MemzoiServer", token: str | None, project: "Project") -> None:
+def _end_progress(ls: "Session", token: str | None, project: "Project") -> None:
     if token and not ls.stopping:
         ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=f"{len(project.files)} files"))
 
 
-def _log_scanned(ls: "MemzoiServer", project: "Project", started: float, cached: int) -> None:
+def _log_scanned(ls: "Session", project: "Project", started: float, cached: int) -> None:
     """Log the finished scan, and tell the client in its log window."""
     elapsed = (time.perf_counter() - started) * 1000
     log.info("scanned %s: %d files in %.0f ms (%d from the verdict cache)", project.root, len(project.files), elapsed,
@@ -119,7 +120,7 @@ def _warn_linked(project: "Project") -> None:
         log.warning("%s", linked_plane_message(linked))
 
 
-async def _begin_progress(ls: "MemzoiServer") -> str | None:
+async def _begin_progress(ls: "Session") -> str | None:
     """A work-done progress token for the scan, begun; ``None`` when the client has none or refuses one."""
     if not get_capability(ls.client_capabilities, "window.work_done_progress", False):
         return None
@@ -135,7 +136,7 @@ async def _begin_progress(ls: "MemzoiServer") -> str | None:
     return token
 
 
-async def _analyse_misses(ls: "MemzoiServer", project: "Project", misses: list[tuple[str, str]], ctx, cache,
+async def _analyse_misses(ls: "Session", project: "Project", misses: list[tuple[str, str]], ctx, cache,
                           report) -> bool:
     """Analyse the files the verdict cache does not vouch for, each once (in worker processes for many), and take
     them chunk by chunk; ``report(done)`` after each. False when the server stopped meanwhile."""
@@ -157,9 +158,9 @@ async def _analyse_misses(ls: "MemzoiServer", project: "Project", misses: list[t
     return True
 
 
-def publish_open(ls: "MemzoiServer", project: "Project") -> None:
+def publish_open(ls: "Session", project: "Project") -> None:
     """Publish the open documents of ``project`` now, before its scan does any work: the first diagnostics never
-    wait for the workspace (cross-file findings follow when the scan is done, :meth:`MemzoiServer.on_project_scanned`)."""
+    wait for the workspace (cross-file findings follow when the scan is done, :meth:`Session.on_project_scanned`)."""
     if ls.pull_diagnostics:
         return  # the client pulls an open document's diagnostics itself; nothing of the scan delays the answer
     for uri in ls.docs.open_uris():
@@ -178,7 +179,7 @@ def _next(results: Iterator, n: int, cache) -> list:
     return out
 
 
-def _take(ls: "MemzoiServer", project: "Project", scanned: list) -> None:
+def _take(ls: "Session", project: "Project", scanned: list) -> None:
     """On the event loop: for each ``((uri, path), got)`` of ``scanned`` (``got``: a compact verdict, or a
     :class:`memzoi.scanverdicts.Scanned`), keep the file's compact verdict and its index row, feed its facts to
     the cross-file workspace and publish it (open documents keep the editor's text)."""

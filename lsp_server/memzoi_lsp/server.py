@@ -19,14 +19,22 @@ from memzoi import __version__
 from memzoi.findings import Finding
 from memzoi.workspace import MEMZOI_DIR, Role
 
+# The composition root: this module imports every feature; no feature imports it (each receives a
+# `session.Session`), so the package has no import cycle (tests/test_architecture.py).
+from . import (
+    actions, checkpoints, commands, diagnostics, folders, hover, inbox, lenses, lifecycle, localmem,
+    materialization, navigation, preview, resident, routing, scan, sync, textdoc, watch,
+)
 from .documents import Documents, Snapshot, path_to_uri, uri_to_path
-from .project import Project
+from .inboxwatch import CandidateWatch
 from .protocol import MemzoiProtocol
 from .settings import SECTION, Settings, parse_settings
 from .watch import ChangeBatch
 
 if TYPE_CHECKING:  # the core's analysis is imported at the first verdict, not to answer `initialize`
     from memzoi.verdict import FileVerdict, ProjectContext
+
+    from .project import Project  # the core's project state (its configuration model): at the first project
 
 log = logging.getLogger("memzoi_lsp")
 
@@ -106,18 +114,16 @@ class MemzoiServer(LanguageServer):
             return True
         if snap.analysis.kind in ("record", "proposal"):
             return True
-        from . import resident
-
-        return resident.file_of(self, snap.path) is not None
+        return resident.file_of(self, snap.path) is not None or routing.input_root(self, snap) is not None
 
     def findings_for(self, snap: Snapshot) -> list[Finding]:
         """What the editor shows on ``snap``: its verdict's findings (:func:`memzoi.verdict.judge`), or a resident
         file's findings, or none for an open buffer whose file is gone from disk."""
-        from . import resident
-
         where = resident.file_of(self, snap.path) if snap.analysis.placement.memzoi_dir is None else None
         if where is not None:
             return resident.findings_for(self, snap, where)
+        if (root := routing.input_root(self, snap)) is not None:
+            return routing.findings_for(self, snap, root)
         if self.gone_from_disk(snap):
             return []
         return list(self.verdict(snap).findings)
@@ -171,8 +177,6 @@ class MemzoiServer(LanguageServer):
     def republish(self, uris: set[str]) -> None:
         """Re-diagnose ``uris`` soon (push: once per loop turn, :func:`.diagnostics.queue`) or ask the client to
         re-pull (pull)."""
-        from . import diagnostics
-
         self.crossfile_generation += 1
         if self.pull_diagnostics:
             self.request_refresh()
@@ -181,8 +185,6 @@ class MemzoiServer(LanguageServer):
 
     def flush_republish(self) -> None:
         """Push mode: publish what :meth:`republish` queued now (:func:`.diagnostics.flush`)."""
-        from . import diagnostics
-
         diagnostics.flush(self)
 
     def project_for(self, path: Path | None) -> Project | None:
@@ -209,8 +211,6 @@ class MemzoiServer(LanguageServer):
         if self.pull_diagnostics:
             self.request_refresh()
             return
-        from . import diagnostics
-
         with_cross = {u for u in project.crossfile.paths() if project.crossfile.findings_for(u)}
         for uri in sorted(with_cross | set(self.docs.open_uris())):
             diagnostics.publish(self, uri)
@@ -218,8 +218,6 @@ class MemzoiServer(LanguageServer):
     def on_files_changed(self, updated: list[str], removed: list[str]) -> None:
         """Files changed on disk (watchers, saves, or files the server itself wrote): re-diagnose them and the
         open documents whose cross-file findings may depend on them."""
-        from . import diagnostics
-
         self.crossfile_generation += 1
         if self.pull_diagnostics:
             self.request_refresh()
@@ -238,8 +236,6 @@ class MemzoiServer(LanguageServer):
 
     def refresh_all(self) -> None:
         """Re-diagnose everything (settings or cross-file state changed)."""
-        from . import diagnostics
-
         if self.pull_diagnostics:
             self.request_refresh()
             return
@@ -275,10 +271,10 @@ class MemzoiServer(LanguageServer):
         self.forgotten.discard(root)
         if not (root / MEMZOI_DIR).is_dir():
             return None
+        from .project import Project
+
         project = Project(root)
         self.projects[root] = project
-        from . import resident, scan, watch
-
         self.spawn(scan.scan_project(self, project))
         self.spawn(resident.reconcile_on_start(root))
         watch.watch_project(self, project)
@@ -337,8 +333,6 @@ def create_server() -> MemzoiServer:
             ls.add_project(root)  # only looks at root/.memzoi: never walks the folder (B30)
         for uri in ls.docs.open_uris():
             sync.discover(ls, uri)
-        from .inboxwatch import CandidateWatch
-
         ls.inbox_watch = CandidateWatch(ls)
         ls.inbox_watch.start()
         ls.window_log_message(
@@ -357,7 +351,7 @@ def create_server() -> MemzoiServer:
         for task in list(ls.tasks):
             task.cancel()
         ls.scan_executor.shutdown(wait=True, cancel_futures=True)
-        from . import indexing
+        from . import indexing  # late: it loads the core's index, which `initialize` does not need
 
         for project in ls.projects.values():
             indexing.close(project)
@@ -379,16 +373,11 @@ def create_server() -> MemzoiServer:
         if ls.settings_generation != before:
             ls.refresh_all()
 
-    from . import (  # noqa: E402
-        actions, commands, diagnostics, folders, hover, inbox, lenses, lifecycle, localmem, materialization,
-        navigation, preview, resident, sync, textdoc, watch,
-    )
-
     # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
-    for module in (sync, hover, actions, commands, folders, inbox, lenses, lifecycle, localmem, materialization,
-                   navigation, preview, resident, watch):
+    for module in (sync, hover, actions, checkpoints, commands, folders, inbox, lenses, lifecycle, localmem,
+                   materialization, navigation, preview, resident, routing, watch):
         module.register(server)
     return server
 
 
-__all__ = ["MemzoiServer", "Project", "create_server", "path_to_uri"]
+__all__ = ["MemzoiServer", "create_server", "path_to_uri"]

@@ -16,32 +16,36 @@ These add, per user, to the project's ``[rules]`` in ``.memzoi/config.toml`` (:m
 here wins over the project's for that code, and disabled codes are added to the project's. Codes that SPEC §4
 makes unsuppressible (Memzoi's write-safety codes and the git-plane gate) can be neither disabled nor
 downgraded; such entries are dropped with a warning.
+
+The settings are checked by plain functions, not a validation model: ``initialize`` parses its
+``initializationOptions`` before it answers, and a model library would be imported on that path (issue 29,
+start-up). The per-code rules (:func:`memzoi.rules.rule_problem`) are loaded only when a setting names codes.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic.alias_generators import to_camel
+if TYPE_CHECKING:
+    from memzoi.rules import Rules
 
-from memzoi.rules import Rules, rule_problem
-
-SeverityName = Literal["error", "warning", "information", "hint"]
 SECTION = "memzoi"
+SEVERITY_NAMES = ("error", "warning", "information", "hint")
+LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
-class Settings(BaseModel):
+@dataclass(frozen=True)
+class Settings:
     """Validated server settings (see the module docstring for the keys)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True)
-
-    severity: dict[str, SeverityName] = Field(default_factory=dict)
+    severity: dict[str, str] = field(default_factory=dict)
     disabled: frozenset[str] = frozenset()
-    debounce_ms: int = Field(200, ge=0, le=10_000)
-    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    debounce_ms: int = 200
+    log_level: str = "info"
     log_to_client: bool = True
-    show_document_timeout_ms: int = Field(10_000, ge=1, le=600_000)
+    show_document_timeout_ms: int = 10_000
 
     def over(self, project: Rules) -> Rules:
         """The project's rules with these settings on top (see the module docstring)."""
@@ -50,20 +54,108 @@ class Settings(BaseModel):
         return project.overlay(self.severity, self.disabled)
 
 
+def wire_name(name: str) -> str:
+    """The camelCase key of field ``name`` on the wire (``debounce_ms`` → ``debounceMs``)."""
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def wire_names() -> list[str]:
+    """Every settings key as clients send it, in field order (what the editors' configuration must offer)."""
+    return [wire_name(f.name) for f in fields(Settings)]
+
+
+def _int_in(low: int, high: int) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # a client's JSON number written as 200.0
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError("must be a whole number")
+        if not low <= value <= high:
+            raise ValueError(f"must be between {low} and {high}")
+        return value
+    return check
+
+
+def _one_of(choices: tuple[str, ...]) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if value not in choices:
+            raise ValueError("must be one of " + ", ".join(f"'{c}'" for c in choices))
+        return value
+    return check
+
+
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError("must be true or false")
+    return value
+
+
+def _severity_map(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise ValueError("must be an object of code → severity")
+    bad = sorted(k for k, v in value.items() if v not in SEVERITY_NAMES)
+    if bad:
+        raise ValueError(f"the severity of {', '.join(bad)} must be one of " + ", ".join(SEVERITY_NAMES))
+    return dict(value)
+
+
+def _code_set(value: Any) -> frozenset[str]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)):
+        raise ValueError("must be a list of codes")
+    if not all(isinstance(code, str) for code in value):
+        raise ValueError("must be a list of codes (strings)")
+    return frozenset(value)
+
+
+#: Each field's check: returns the value to keep, or raises ``ValueError`` saying what it must be.
+_CHECKS: dict[str, Callable[[Any], Any]] = {
+    "severity": _severity_map,
+    "disabled": _code_set,
+    "debounce_ms": _int_in(0, 10_000),
+    "log_level": _one_of(LOG_LEVELS),
+    "log_to_client": _boolean,
+    "show_document_timeout_ms": _int_in(1, 600_000),
+}
+
+
 def _validated(merged: dict[str, Any], problems: list[str]) -> Settings:
-    """``merged`` validated; an invalid key is reported in ``problems`` and takes its default."""
-    try:
-        return Settings.model_validate(merged)
-    except ValidationError as err:
-        errors = err.errors()
-    bad = {str(e["loc"][0]) for e in errors if e["loc"]}
-    for e in errors:
-        loc = ".".join(str(p) for p in e["loc"])
-        problems.append(f"setting `{loc}`: {e['msg']}; using the default")
-    try:
-        return Settings.model_validate({k: v for k, v in merged.items() if k not in bad})
-    except ValidationError:
-        return Settings()
+    """``merged`` validated; an invalid key is reported in ``problems`` and takes its default. Keys are read in
+    camelCase or snake_case; unknown keys are ignored."""
+    values: dict[str, Any] = {}
+    for name, check in _CHECKS.items():
+        wire = wire_name(name)
+        key = wire if wire in merged else name if name in merged else None
+        if key is None:
+            continue
+        try:
+            values[name] = check(merged[key])
+        except ValueError as err:
+            problems.append(f"setting `{wire}`: {err}; using the default")
+    return Settings(**values)
+
+
+def _screened(settings: Settings, problems: list[str]) -> Settings:
+    """``settings`` without the codes that are unknown or unsuppressible (:func:`memzoi.rules.rule_problem`)."""
+    if not (settings.severity or settings.disabled):
+        return settings
+    from memzoi.rules import rule_problem
+
+    severity = {}
+    for code, level in settings.severity.items():
+        problem = rule_problem(code, disabling=False, level=level)
+        if problem:
+            problems.append(f"setting `severity.{code}`: {problem}; ignored")
+        else:
+            severity[code] = level
+    disabled = set()
+    for code in sorted(settings.disabled):
+        problem = rule_problem(code, disabling=True)
+        if problem:
+            problems.append(f"setting `disabled`: {problem}; ignored")
+        else:
+            disabled.add(code)
+    return replace(settings, severity=severity, disabled=frozenset(disabled))
 
 
 def parse_settings(*sources: Any) -> tuple[Settings, list[str]]:
@@ -82,19 +174,4 @@ def parse_settings(*sources: Any) -> tuple[Settings, list[str]]:
             merged.update(src)
         elif src is not None:
             problems.append(f"settings must be an object, got {type(src).__name__}; ignored")
-    settings = _validated(merged, problems)
-    severity = {}
-    for code, level in settings.severity.items():
-        problem = rule_problem(code, disabling=False, level=level)
-        if problem:
-            problems.append(f"setting `severity.{code}`: {problem}; ignored")
-        else:
-            severity[code] = level
-    disabled = set()
-    for code in sorted(settings.disabled):
-        problem = rule_problem(code, disabling=True)
-        if problem:
-            problems.append(f"setting `disabled`: {problem}; ignored")
-        else:
-            disabled.add(code)
-    return settings.model_copy(update={"severity": severity, "disabled": frozenset(disabled)}), problems
+    return _screened(_validated(merged, problems), problems), problems

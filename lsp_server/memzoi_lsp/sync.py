@@ -13,32 +13,32 @@ from . import diagnostics, watch
 from .documents import path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
-    from .server import MemzoiServer
+    from .session import Session
 
 
-def register(server: "MemzoiServer") -> None:
+def register(server: "Session") -> None:
     """Register the text-synchronisation handlers."""
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: "MemzoiServer", params: types.DidOpenTextDocumentParams) -> None:
+    def did_open(ls: "Session", params: types.DidOpenTextDocumentParams) -> None:
         uri = params.text_document.uri
         discover(ls, uri)
         if not ls.pull_diagnostics:
             diagnostics.publish(ls, uri)  # at once on open; typing is debounced
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: "MemzoiServer", params: types.DidChangeTextDocumentParams) -> None:
+    def did_change(ls: "Session", params: types.DidChangeTextDocumentParams) -> None:
         # pygls has already applied every content change to the workspace document: only schedule a re-read.
         diagnostics.schedule(ls, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    def did_save(ls: "MemzoiServer", params: types.DidSaveTextDocumentParams) -> None:
+    def did_save(ls: "Session", params: types.DidSaveTextDocumentParams) -> None:
         path = uri_to_path(params.text_document.uri)
         if path is not None:
             watch.files_changed(ls, [path], immediate=True)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: "MemzoiServer", params: types.DidCloseTextDocumentParams) -> None:
+    def did_close(ls: "Session", params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         timer = ls.timers.pop(uri, None)
         if timer is not None:
@@ -67,7 +67,7 @@ def register(server: "MemzoiServer") -> None:
                 diagnostics.clear(ls, uri)
 
 
-def discover(ls: "MemzoiServer", uri: str) -> None:
+def discover(ls: "Session", uri: str) -> None:
     """Register the project of an opened file (walking up to its ``.memzoi``; never down)."""
     path = uri_to_path(uri)
     if path is None:

@@ -26,7 +26,8 @@ from . import diagnostics
 from .documents import uri_to_path
 
 if TYPE_CHECKING:
-    from .server import MemzoiServer, Project
+    from .project import Project
+    from .session import Session
 
 log = logging.getLogger("memzoi_lsp.watch")
 
@@ -34,16 +35,16 @@ DEBOUNCE_S = 0.1
 MAX_WAIT_S = 1.0
 
 
-def register(server: "MemzoiServer") -> None:
+def register(server: "Session") -> None:
     """Register the watched-files notification handler."""
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched_files(ls: "MemzoiServer", params: types.DidChangeWatchedFilesParams) -> None:
+    def did_change_watched_files(ls: "Session", params: types.DidChangeWatchedFilesParams) -> None:
         paths = [p for p in (uri_to_path(c.uri) for c in params.changes) if p is not None]
         files_changed(ls, paths)
 
 
-async def register_client_watching(ls: "MemzoiServer") -> None:
+async def register_client_watching(ls: "Session") -> None:
     """In ``initialized``: ask the client to watch ``.memzoi`` trees, only when it offers dynamic registration
     (registering anyway crashes some clients; Neovim 0.11 on Linux does not offer it)."""
     ls.client_watches = False
@@ -68,7 +69,7 @@ async def register_client_watching(ls: "MemzoiServer") -> None:
         log.warning("client refused file watching registration (%s); watching .memzoi with watchfiles", err)
 
 
-def watch_project(ls: "MemzoiServer", project: "Project") -> None:
+def watch_project(ls: "Session", project: "Project") -> None:
     """Start a watchfiles thread on ``project.memzoi_dir`` unless the client watches for us."""
     if ls.client_watches or ls.stopping:
         return
@@ -77,14 +78,14 @@ def watch_project(ls: "MemzoiServer", project: "Project") -> None:
     ls.watcher.add(project.memzoi_dir)
 
 
-def unwatch_project(ls: "MemzoiServer", project: "Project") -> None:
+def unwatch_project(ls: "Session", project: "Project") -> None:
     """Stop the watchfiles thread of ``project`` (its workspace folder was removed); a client that watches for
     the server keeps its glob, whose events for a forgotten project are ignored (:func:`_by_project`)."""
     if ls.watcher is not None:
         ls.watcher.remove(project.memzoi_dir)
 
 
-def stop(ls: "MemzoiServer") -> None:
+def stop(ls: "Session") -> None:
     """Stop the watcher threads (shutdown)."""
     if ls.watcher is not None:
         ls.watcher.stop()
@@ -94,7 +95,7 @@ def stop(ls: "MemzoiServer") -> None:
 class _Watcher:
     """One watchfiles thread per watched directory; events are handed to the event loop."""
 
-    def __init__(self, ls: "MemzoiServer") -> None:
+    def __init__(self, ls: "Session") -> None:
         self.ls = ls
         self.stop_event = threading.Event()
         self.threads: list[threading.Thread] = []
@@ -170,7 +171,7 @@ class ChangeBatch:
             self.timer = None
 
 
-def files_changed(ls: "MemzoiServer", paths: Iterable[Path], *, immediate: bool = False) -> None:
+def files_changed(ls: "Session", paths: Iterable[Path], *, immediate: bool = False) -> None:
     """Queue paths whose disk state may have changed; processed after the debounce (or now, for files the
     server itself has just written)."""
     if ls.stopping:
@@ -184,13 +185,13 @@ def files_changed(ls: "MemzoiServer", paths: Iterable[Path], *, immediate: bool 
     batch.timer = ls.loop.call_later(delay, _flush, ls)
 
 
-def _flush(ls: "MemzoiServer") -> None:
+def _flush(ls: "Session") -> None:
     paths = ls.watch_batch.take()
     if paths and not ls.stopping:
         process(ls, paths)
 
 
-def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]]:
+def process(ls: "Session", paths: list[Path]) -> tuple[list[str], list[str]]:
     """Bring the projects and diagnostics in line with the disk for ``paths``: the core's state machine
     (:meth:`memzoi.projectstate.ProjectState.apply_events`) decides what changed, analysing each changed closed file
     once (through the document cache); this publishes it and queues the index update.
@@ -216,7 +217,7 @@ def process(ls: "MemzoiServer", paths: list[Path]) -> tuple[list[str], list[str]
     return updated, removed
 
 
-def _apply(ls: "MemzoiServer", project: "Project", batch: list[Path]):
+def _apply(ls: "Session", project: "Project", batch: list[Path]):
     """One project's batch through the core (:class:`memzoi.projectstate.StateChanges` back): removed files are
     cleared, open buffers whose file is back are diagnosed again, the index update is queued."""
     from . import indexing
@@ -230,7 +231,7 @@ def _apply(ls: "MemzoiServer", project: "Project", batch: list[Path]):
     return changes
 
 
-def _closed_analysis(ls: "MemzoiServer", uri: str):
+def _closed_analysis(ls: "Session", uri: str):
     """The analysis of the closed file ``uri`` as it is on disk (the document cache's, analysed once); ``None`` for
     an open document (the editor's text governs) or an unreadable file."""
     if ls.docs.is_open(uri) and not ls.docs.is_behind(uri):
@@ -239,7 +240,7 @@ def _closed_analysis(ls: "MemzoiServer", uri: str):
     return snap.analysis if snap is not None else None
 
 
-def _drop(ls: "MemzoiServer", uri: str) -> None:
+def _drop(ls: "Session", uri: str) -> None:
     """A file gone from the project: its cached analysis and its problems go (an open buffer stays, marked gone)."""
     ls.docs.forget(uri)
     if ls.docs.is_open(uri):
@@ -247,7 +248,7 @@ def _drop(ls: "MemzoiServer", uri: str) -> None:
     diagnostics.clear(ls, uri)
 
 
-def _by_project(ls: "MemzoiServer", paths: list[Path]) -> dict["Project", list[Path]]:
+def _by_project(ls: "Session", paths: list[Path]) -> dict["Project", list[Path]]:
     """``paths`` grouped by the project holding them; a new ``.memzoi`` folder registers its project."""
     out: dict = {}
     for path in paths:

@@ -41,15 +41,21 @@ def triage(line: str, valid: Any) -> tuple[bool, dict[str, Any] | None]:
         return True, None
     except Exception:
         pass
+    return False, _invalid(obj)
+
+
+def _invalid(obj: Any) -> dict[str, Any] | None:
+    """The answer to a JSON value the SDK does not take (``None``: a malformed notification or response, which
+    get none)."""
     rid = _id_of(obj)
     if not isinstance(obj, dict):
         why = "batches are not supported" if isinstance(obj, list) else "a message must be a JSON object"
-        return False, error_response(INVALID_REQUEST, f"Invalid Request: {why}")
+        return error_response(INVALID_REQUEST, f"Invalid Request: {why}")
     if "id" not in obj and isinstance(obj.get("method"), str) and obj.get("jsonrpc") == "2.0":
-        return False, None  # a malformed notification: never answered
+        return None  # a malformed notification: never answered
     if obj.get("jsonrpc") != "2.0" or not isinstance(obj.get("method"), str) or rid is None:
         if "method" not in obj and ("result" in obj or "error" in obj):
-            return False, None  # a malformed response to one of our requests: nothing to answer
-        return False, error_response(INVALID_REQUEST, 'Invalid Request: needs "jsonrpc": "2.0", a string "method" '
-                                     "and a string or integer id", rid)
-    return False, error_response(INVALID_PARAMS, f"Invalid params for {obj['method'][:100]}", rid)
+            return None  # a malformed response to one of our requests: nothing to answer
+        return error_response(INVALID_REQUEST, 'Invalid Request: needs "jsonrpc": "2.0", a string "method" '
+                              "and a string or integer id", rid)
+    return error_response(INVALID_PARAMS, f"Invalid params for {obj['method'][:100]}", rid)

@@ -52,8 +52,9 @@ def _client_name(ctx) -> str:
 
 
 def _load_core():
-    """The core's tool module, loaded on the first request so the handshake does not wait for its imports."""
-    from memzoi.agent import tools
+    """The core's tool module, loaded on the first request so the handshake does not wait for its imports (with
+    the recall and planning tools registered into its table, :mod:`memzoi.agent.tools_recall`)."""
+    from memzoi.agent import tools, tools_recall  # noqa: F401 - tools_recall registers its tools
 
     return tools
 
@@ -127,6 +128,7 @@ def make_server(explicit: Path | None, per_minute: int | None, env: dict[str, st
         tools = await core()
         return types.ListToolsResult(tools=[
             types.Tool(name=t.name, title=t.title, description=t.description, input_schema=t.input_schema(),
+                       output_schema=t.output_schema(),
                        annotations=types.ToolAnnotations.model_validate(t.annotations) if t.annotations else None)
             for t in tools.TOOLS.values()
         ])
@@ -200,6 +202,16 @@ async def _send_answers(answers, write) -> None:
             await write.send(SessionMessage(types.JSONRPCError.model_validate(answer)))
 
 
+def _defer_sdk_package_inits() -> None:
+    """Import the SDK's ``mcp`` and ``mcp.server`` packages without their ``__init__``, which load the client,
+    HTTP, auth and high-level server stacks a stdio server never uses (about a sixth of the start-up's CPU,
+    issue 31); they run if anything asks for a name they define (:func:`memzoi.codecache.defer_package_init`)."""
+    from memzoi.codecache import defer_package_init
+
+    for package in ("mcp", "mcp.server"):
+        defer_package_init(package)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments and serve over stdio until the client disconnects; returns the exit status."""
     args = build_parser().parse_args(argv)
@@ -219,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="memzoi-mcp: %(levelname)s %(message)s")
 
+    _defer_sdk_package_inits()
     import anyio
     from mcp.server.stdio import stdio_server
 

@@ -133,7 +133,7 @@ def measure_check(ws: Path, repeats: int, env: dict[str, str], extra: tuple[str,
 
 
 def _drop_cache(home: Path) -> None:
-    for p in home.rglob("memzoi-lsp-verdicts.db*"):
+    for p in home.rglob("memzoi-lsp-store.db*"):
         p.unlink()
 
 

@@ -312,6 +312,6 @@ def test_helix_languages_toml() -> None:
     assert md["language-servers"] == ["memzoi-lsp"] and md["language-id"] == "markdown"
     assert md["file-types"] == [{"glob": ".memzoi/**/*.md"}] and md["roots"] == [".memzoi"]
     assert langs["memzoi-json"]["file-types"] == [{"glob": ".memzoi/**/*.json"}]
-    from memzoi_lsp.settings import Settings
+    from memzoi_lsp.settings import wire_names
 
-    assert {f.alias for f in Settings.model_fields.values()} == set(cfg["language-server"]["memzoi-lsp"]["config"]["memzoi"])
+    assert set(wire_names()) == set(cfg["language-server"]["memzoi-lsp"]["config"]["memzoi"])

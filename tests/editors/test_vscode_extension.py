@@ -83,11 +83,11 @@ def test_contributes_mirror_server_settings_and_command_table() -> None:
     )
     assert p.returncode == 0, p.stdout + p.stderr
     from memzoi.findings import CODES
-    from memzoi_lsp.settings import Settings
+    from memzoi_lsp.settings import wire_names
 
     props = json.loads((EXT / "package.json").read_text())["contributes"]["configuration"]["properties"]
-    for name, field in Settings.model_fields.items():
-        assert f"memzoi.{field.alias or name}" in props
+    for name in wire_names():
+        assert f"memzoi.{name}" in props
     assert set(props["memzoi.disabled"]["items"]["enum"]) == set(CODES)
 
 

@@ -129,7 +129,7 @@ def used(repo, capsys):
     assert run("rebuild")[0] == 0
     assert run("resident", "list")[0] == 0
     home = Path(os.environ["MEMZOI_HOME"])
-    assert {p.name for p in home.rglob("*.db")} >= {"memzoi-lsp-ledger.db", "memzoi-lsp-index.db",
+    assert {p.name for p in home.rglob("*.db")} >= {"memzoi-lsp-ledger.db", "memzoi-lsp-store.db",
                                                      "memzoi-lsp-resident.db"}
     return repo, home, json.loads(out)["change_id"]
 
@@ -189,7 +189,7 @@ def test_rebuild_replaces_a_damaged_index(used, capsys):
     (which holds the change history) is never removed, and the command that needs it still names it."""
     root, home, _ = used
     corrupt(home)
-    index_db, ledger_db = next(home.rglob("memzoi-lsp-index.db")), next(home.rglob("memzoi-lsp-ledger.db"))
+    index_db, ledger_db = next(home.rglob("memzoi-lsp-store.db")), next(home.rglob("memzoi-lsp-ledger.db"))
     damaged_ledger = ledger_db.read_bytes()
     capsys.readouterr()
     assert main(["search", "auth", "--root", str(root)]) == 1
@@ -224,7 +224,7 @@ def test_doctor_reports_the_index_failure_as_a_check(used, kind, monkeypatch, ca
     main(["doctor", "--root", str(root), "--json"])
     report = json.loads(capsys.readouterr().out)
     check = next(c for c in report["checks"] if c["name"] == "index")
-    assert check["status"] == "warning" and "memzoi-lsp-index.db" in check["message"], check
+    assert check["status"] == "warning" and "memzoi-lsp-store.db" in check["message"], check
     assert report["next_steps"]
 
 

@@ -129,7 +129,7 @@ def test_runtime_paths_are_private_whichever_command_runs_first(repo, cli, capsy
         conn.execute("SELECT count(*) FROM change").fetchone()
         names = set(modes(home))
         assert {LEDGER_DB, LEDGER_DB + "-wal", LEDGER_DB + "-shm"} <= {n.rsplit("/", 1)[-1] for n in names}
-        assert any(n.endswith("-index.db") for n in names)
+        assert any(n.endswith("-store.db") for n in names)
         assert_private(home)
     assert stat.S_IMODE(os.stat(home.parent).st_mode) != 0o700  # not ours: outside the memzoi home
 

@@ -68,7 +68,7 @@ def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_h
     the rows are the ones a fresh rebuild writes."""
     from types import SimpleNamespace
 
-    import memzoi.index_rows
+    import memzoi.firststage
     from memzoi import scanverdicts
     from memzoi.verdict import ProjectContext
     from memzoi_lsp.documents import Documents
@@ -88,7 +88,7 @@ def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_h
     def analysed_twice(*args, **kwargs):
         raise AssertionError("the index analysed a file the scan had analysed")
 
-    monkeypatch.setattr(memzoi.index_rows, "analyze_bytes", analysed_twice)
+    monkeypatch.setattr(memzoi.firststage, "analyze_bytes", analysed_twice)  # the one analysing routine
     index = Index(project.root, path=tmp_path / "server.db", workers=1,
                   premade=lambda fs: project.premade_rows(fs, docs.on_disk))
     try:

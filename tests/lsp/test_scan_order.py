@@ -60,7 +60,7 @@ async def test_a_corrupt_verdict_cache_never_breaks_the_scan(tmp_path: Path):
     env = {**os.environ, "MEMZOI_HOME": str(home)}
     subprocess.run([sys.executable, "-m", "memzoi", "check", ".memzoi"], cwd=root, env=env, capture_output=True,
                    stdin=subprocess.DEVNULL)
-    [db] = sorted(home.rglob("memzoi-lsp-verdicts.db"))
+    [db] = sorted(home.rglob("memzoi-lsp-store.db"))
     db.write_bytes(b"not a database" * 512)
     client = await start_client("vscode", root, home)
     try:

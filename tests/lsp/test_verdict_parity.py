@@ -67,7 +67,8 @@ def build(root: Path, home: Path) -> None:
     (records / "reviewed.md").write_text(reviewed)
     (root / ".memzoi/index.md").write_text(f"# Index\n\nTOKEN={_token()}\n")
     (root / ".memzoi/.env").write_text(f"API_KEY={_token()}\n")  # hidden, but committed: scanned by both
-    (root / ".memzoi/config.toml").write_text('[rules]\ndisabled = ["private_key"]\n')  # invalid: reported by both
+    # invalid, reported by both: a code that cannot be disabled, and a misspelt key of [mcp]
+    (root / ".memzoi/config.toml").write_text('[rules]\ndisabled = ["private_key"]\n[mcp]\nproposals_per_minut = 5\n')
     (pending / "mem-new.md").write_text(proposal_text("mem-new"))
     (pending / "mem-apply.md").write_text(proposal_text("mem-apply", title="Apply me", body="Applied by the test."))
     (pending / "mem-leaky.md").write_text(proposal_text("mem-leaky", title=f"Rotate {_token()}", body="Rotate it."))
@@ -123,11 +124,11 @@ def test_check_findings_are_the_same_cold_warm_and_without_the_verdict_cache(pro
     assert any(row[0] == "ledger_drift" for rows in cold.values() for row in rows)
     assert check_findings(project, memzoi_home) == cold  # warm: every cacheable file from the cache
     assert check_findings(project, memzoi_home, "--no-cache") == cold
-    assert sorted(memzoi_home.rglob("memzoi-lsp-verdicts.db"))
+    assert sorted(memzoi_home.rglob("memzoi-lsp-store.db"))
 
 
 def _drop_verdict_cache(home: Path) -> None:
-    for p in home.rglob("memzoi-lsp-verdicts.db*"):
+    for p in home.rglob("memzoi-lsp-store.db*"):
         p.unlink()
 
 
@@ -156,6 +157,8 @@ async def test_server_diagnostics_equal_check_findings_for_every_file(project: P
                  "invalid_config"):
         assert code in codes, (code, sorted(codes))
     assert str((project / ".memzoi/.env").resolve()) in expected
+    config = [r[-1] for r in expected[str((project / ".memzoi/config.toml").resolve())] if r[0] == "invalid_config"]
+    assert len(config) == 2 and any("proposals_per_minut`" in m for m in config), config
     stale = [r for rows in expected.values() for r in rows if r[0] == "stale_attestation"]
     assert "changed since decision time: `body`" in stale[0][-1]
     files = sorted(str(p.resolve()) for p in (project / ".memzoi").rglob("*") if p.is_file())
@@ -182,7 +185,7 @@ async def test_server_diagnostics_equal_check_findings_for_every_file(project: P
         await asyncio.wait_for(client.shutdown_session(), 10)
         await client.stop()
     if cache == "cold":  # the entries the server wrote are the ones check reads
-        assert sorted(memzoi_home.rglob("memzoi-lsp-verdicts.db"))
+        assert sorted(memzoi_home.rglob("memzoi-lsp-store.db"))
         assert check_findings(project, memzoi_home) == expected
 
 

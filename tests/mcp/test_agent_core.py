@@ -7,10 +7,9 @@ import sqlite3
 
 import pytest
 
-from memzoi.agent import tools
-from memzoi.agent.recall import (
-    build_context_pack, estimate_tokens, get_memory, list_pending, path_match_score, precheck_path,
-)
+from memzoi.agent import arguments, tools
+from memzoi.agent.precheck import precheck_path
+from memzoi.agent.recall import build_context_pack, estimate_tokens, get_memory, list_pending, path_match_score
 from memzoi.agent.search import search_memory
 from memzoi.analysis import analyze_path
 from memzoi.ledger import Ledger, Refusal, history, undo_change
@@ -42,12 +41,14 @@ def _token() -> str:
 
 
 @pytest.mark.parametrize("binding,path,score", [
+    # Memzoi's precheck.rs@81b0f5f: exact 5, trailing /** 4, ancestor folder 3, descendant 2
     ("src/auth/session.ts", "src/auth/session.ts", 5),
-    ("src/auth", "src/auth/session.ts", 4),
-    ("src/auth/", "src/auth/deep/x.ts", 4),
-    ("src/auth/session.ts", "src/auth", 3),
-    ("src/auth/**", "src/auth/session.ts", 2),
-    ("src/auth/**", "src/auth", 2),
+    ("src/auth/**", "src/auth/session.ts", 4),
+    ("src/auth/**", "src/auth", 4),
+    ("src/auth/session.ts", "src/auth/**", 4),
+    ("src/auth", "src/auth/session.ts", 3),
+    ("src/auth/", "src/auth/deep/x.ts", 3),
+    ("src/auth/session.ts", "src/auth", 2),
     ("src/auth/**", "src/authz/x.ts", 0),
     ("src/auth", "src/authz", 0),
     ("", "src", 0),
@@ -98,7 +99,7 @@ def test_json_encoded_arguments_are_coerced_to_the_declared_type(project):
                                                  "token_budget": "800"})
     assert not pack.is_error, pack.text
     # A string field keeps a string that happens to be JSON; a JSON value of another type is still refused.
-    assert tools.coerce_arguments({"properties": {"query": {"type": "string"}}}, {"query": "[1]"}) == {"query": "[1]"}
+    assert arguments.coerce_arguments({"properties": {"query": {"type": "string"}}}, {"query": "[1]"}) == {"query": "[1]"}
     bad = tools.call(s, "propose_memory", draft_args(applies_to='{"a": 1}', body="Another fact about hatch."))
     assert bad.is_error and bad.data["error"]["code"] == "invalid_arguments"
 
@@ -345,7 +346,7 @@ def test_search_memory_never_echoes_a_secret_in_the_query(project):
 def test_precheck_and_pack_and_search(project):
     pre = precheck_path(project, "src/auth/session.ts")
     assert [w["record_id"] for w in pre["warnings"]] == [WARNING_ID]
-    assert pre["warnings"][0]["id"] == f"warn_{WARNING_ID}" and pre["warnings"][0]["path_score"] == 4
+    assert pre["warnings"][0]["id"] == f"warn_{WARNING_ID}" and pre["warnings"][0]["path_score"] == 3  # src/auth is an ancestor folder
     assert precheck_path(project, "docs/readme.md")["warnings"] == []
     with pytest.raises(Refusal):
         precheck_path(project, "../etc/passwd")

@@ -108,16 +108,31 @@ def memzoi_repo(tmp_path_factory) -> Path:
     return root
 
 
+def _figures(root: Path, mode: str) -> tuple[int, int, float]:
+    """``(top-1 hits, top-3 hits, mean reciprocal rank)`` of :data:`RELEVANT` searched in ``mode``."""
+    top1 = top3 = 0
+    rr = 0.0
+    for question, wanted in RELEVANT:
+        ids = [h["id"] for h in search_memory(root, question, include_local=False, mode=mode)["results"]]
+        top1 += ids[:1] == [wanted]
+        top3 += wanted in ids[:3]
+        rr += 1 / (ids.index(wanted) + 1) if wanted in ids else 0.0
+    return top1, top3, rr / len(RELEVANT)
+
+
 def test_the_relevance_set_on_memzois_own_records(memzoi_repo):
-    hits = 0
     for question, wanted in RELEVANT:
         top = [h["id"] for h in search_memory(memzoi_repo, question, include_local=False)["results"][:3]]
-        hits += wanted in top
         assert wanted in top, (question, top)
     for question in UNRELATED:
         assert search_memory(memzoi_repo, question, include_local=False)["results"] == [], question
         assert build_context_pack(memzoi_repo, question)["records"] == [], question
-    print(f"relevance set: {hits}/{len(RELEVANT)} in the top 3, {len(UNRELATED)}/{len(UNRELATED)} unrelated empty")
+    n = len(RELEVANT)
+    for mode in ("natural", "all_words"):  # all_words: what every question got before the natural mode
+        top1, top3, mrr = _figures(memzoi_repo, mode)
+        empty = sum(not search_memory(memzoi_repo, q, include_local=False, mode=mode)["results"] for q in UNRELATED)
+        print(f"relevance set ({mode}): {top3}/{n} in the top 3, {top1}/{n} first, MRR {mrr:.2f}; "
+              f"{empty}/{len(UNRELATED)} unrelated questions empty")
 
 
 def test_compound_code_names_are_matched_by_their_parts(project):
@@ -145,7 +160,7 @@ def test_records_left_out_of_a_pack_or_precheck_are_named_with_their_reasons(pro
     left = {w["id"]: w["reasons"] for w in pack["withheld"]}
     assert "warnings/auth-visible" in left and left["warnings/auth-visible"]
     assert all(e["id"] != "warnings/auth-visible" for e in pack["records"])
-    from memzoi.agent.recall import precheck_path
+    from memzoi.agent.precheck import precheck_path
 
     pre = precheck_path(project, "src/auth/x.ts")
     assert "warnings/auth-visible" in {w["id"] for w in pre["withheld"]}

@@ -24,7 +24,8 @@ from .conftest import FACT_ID, WARNING_ID, all_bytes, draft_args
 SERVER = Path(sys.executable).with_name("memzoi-mcp")
 PENDING = ".memzoi/proposals/pending"
 TOOLS = {"search_memory", "get_memory", "get_resident_memory", "build_context_pack", "precheck_path", "list_pending", "propose_memory",
-         "propose_resident_memory"}
+         "propose_resident_memory", "precheck_action", "precheck_command", "inspect_memory_expiry",
+         "plan_maintenance", "plan_capture"}
 
 
 @asynccontextmanager

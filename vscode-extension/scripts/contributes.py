@@ -8,13 +8,14 @@ With --check it exits 1 (printing the difference) when package.json is out of da
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sys
 from pathlib import Path
 
 from memzoi.findings import CODES, UNSUPPRESSIBLE
-from memzoi_lsp.settings import Settings
+from memzoi_lsp.settings import Settings, wire_name
 
 EXT = Path(__file__).resolve().parents[1]
 CATEGORY = "Memzoi"
@@ -34,7 +35,7 @@ def palette_commands() -> list[dict]:
 def configuration() -> dict:
     """contributes.configuration: client settings plus one entry per server setting (Settings' fields)."""
     codes = sorted(CODES)
-    fields = Settings.model_fields
+    fields = [f.name for f in dataclasses.fields(Settings)]
     defaults = Settings()
     props: dict[str, dict] = {
         "memzoi.server.path": {
@@ -132,10 +133,10 @@ def configuration() -> dict:
             "description": "How long a lifecycle command waits for the editor to open the file it created, in milliseconds; the change is on disk either way.",
         },
     }
-    for name, field in fields.items():
+    for name in fields:
         if name not in described:
             raise SystemExit(f"server setting {name!r} has no VS Code description in {__file__}; add one")
-        props[f"memzoi.{field.alias or name}"] = described[name]
+        props[f"memzoi.{wire_name(name)}"] = described[name]
     return {"title": "Memzoi", "properties": props}
 
 
@@ -159,11 +160,15 @@ def contributes() -> dict:
         {"command": "memzoi.inbox.approveLocal", "title": "Approve", "category": CATEGORY, "icon": "$(check)"},
         {"command": "memzoi.inbox.rejectLocal", "title": "Reject…", "category": CATEGORY, "icon": "$(close)"},
         {"command": "memzoi.inbox.showLocal", "title": "Show", "category": CATEGORY, "icon": "$(eye)"},
+        {"command": "memzoi.inbox.continueCheckpoint", "title": "Continue Checkpoint", "category": CATEGORY,
+         "icon": "$(debug-continue)"},
+        {"command": "memzoi.inbox.closeCheckpoint", "title": "Close Checkpoint", "category": CATEGORY, "icon": "$(close)"},
+        {"command": "memzoi.health.refresh", "title": "Refresh Memory Health", "category": CATEGORY, "icon": "$(refresh)"},
     ]
     row_only = ["memzoi.inbox.open", "memzoi.inbox.apply", "memzoi.inbox.reject", "memzoi.inbox.routeLocal",
                 "memzoi.inbox.recover", "memzoi.inbox.approveResident", "memzoi.inbox.rejectResident",
                 "memzoi.inbox.undoResident", "memzoi.inbox.recoverResident", "memzoi.inbox.approveLocal", "memzoi.inbox.rejectLocal",
-                "memzoi.inbox.showLocal"]
+                "memzoi.inbox.showLocal", "memzoi.inbox.continueCheckpoint", "memzoi.inbox.closeCheckpoint"]
     # Rows carry context values by what the server says applies (src/logic/inboxView.ts, contextValue): Apply only
     # on a packet the core lets through, Approve/Reject only on a decidable resident candidate.
     view = "view == memzoi.inbox && "
@@ -176,21 +181,34 @@ def contributes() -> dict:
     resident_uncertain = view + "viewItem == memzoi.resident.uncertain"
     local = view + "viewItem == memzoi.local"
     uncertain = view + "viewItem == memzoi.uncertain"
+    # Session checkpoints: Continue only where the server says it applies now (open and current), Close on every
+    # open one (src/logic/inboxView.ts: memzoi.checkpoint[.continuable]).
+    continuable = view + "viewItem == memzoi.checkpoint.continuable"
+    checkpoint = view + r"viewItem =~ /^memzoi\.checkpoint/"
     return {
         "commands": cmds + client_cmds,
         "configuration": configuration(),
         # Its own activity-bar container: resident rows stay visible without collapsing the file tree (issue 28).
         "viewsContainers": {"activitybar": [{"id": "memzoi", "title": "Memzoi", "icon": "media/inbox.svg"}]},
-        "views": {"memzoi": [{"id": "memzoi.inbox", "name": "Memory Inbox", "icon": "media/inbox.svg", "contextualTitle": "Memzoi"}]},
+        "views": {"memzoi": [
+            {"id": "memzoi.inbox", "name": "Memory Inbox", "icon": "media/inbox.svg", "contextualTitle": "Memzoi"},
+            # The repository maintenance plan (memzoi.memoryHealth): duplicates, contradictions, expiring records.
+            {"id": "memzoi.health", "name": "Memory Health", "icon": "media/inbox.svg", "contextualTitle": "Memzoi"},
+        ]},
         "viewsWelcome": [
             {
                 "view": "memzoi.inbox",
                 "contents": "No pending proposals, resident-memory or local-memory candidates, or uncertain changes.\n[Refresh](command:memzoi.inbox.refresh)\n[Show Output](command:memzoi.showOutput)",
-            }
+            },
+            {
+                "view": "memzoi.health",
+                "contents": "No duplicate, contradicting, stale or expiring repository records.\n[Refresh](command:memzoi.health.refresh)",
+            },
         ],
         "menus": {
             "commandPalette": [{"command": c, "when": "false"} for c in row_only],
-            "view/title": [{"command": "memzoi.inbox.refresh", "when": "view == memzoi.inbox", "group": "navigation"}],
+            "view/title": [{"command": "memzoi.inbox.refresh", "when": "view == memzoi.inbox", "group": "navigation"},
+                           {"command": "memzoi.health.refresh", "when": "view == memzoi.health", "group": "navigation"}],
             "view/item/context": [
                 {"command": "memzoi.inbox.apply", "when": ready, "group": "inline@1"},
                 {"command": "memzoi.inbox.routeLocal", "when": routable, "group": "inline@1"},
@@ -206,6 +224,8 @@ def contributes() -> dict:
                 {"command": "memzoi.inbox.approveLocal", "when": local, "group": "inline@1"},
                 {"command": "memzoi.inbox.rejectLocal", "when": local, "group": "inline@2"},
                 {"command": "memzoi.inbox.showLocal", "when": local, "group": "inline@3"},
+                {"command": "memzoi.inbox.continueCheckpoint", "when": continuable, "group": "inline@1"},
+                {"command": "memzoi.inbox.closeCheckpoint", "when": checkpoint, "group": "inline@2"},
             ],
         },
     }

@@ -15,8 +15,9 @@ import { advertisedCommands, readConfig, state } from './state';
 import { updateStatus } from './status';
 
 /**
- * Files the server analyses: Markdown under any `.memzoi/` tree, and materialization artifacts (candidate, plan and
- * decision JSON, which live outside `.memzoi/`) matching the `memzoi.materializationGlobs` setting.
+ * Files the server analyses: Markdown under any `.memzoi/` tree, session-end files and import manifests (YAML), and
+ * materialization artifacts (candidate, plan and decision JSON, which live outside `.memzoi/`) matching the
+ * `memzoi.materializationGlobs` setting.
  */
 function documentSelector(): { scheme: string; language: string; pattern: string }[] {
   const globs = readConfig().get<string[]>('materializationGlobs') ?? [];
@@ -25,6 +26,8 @@ function documentSelector(): { scheme: string; language: string; pattern: string
     // Zuno's resident memory: the project's rules and the global MEMORY.md (default locations).
     { scheme: 'file', language: 'markdown', pattern: '**/.zuno/RULES.md' },
     { scheme: 'file', language: 'markdown', pattern: '**/zuno/memory/MEMORY.md' },
+    // Session-end files and import manifests (YAML): the server diagnoses only those it recognises.
+    { scheme: 'file', language: 'yaml', pattern: '**/*.{yml,yaml}' },
     ...globs.filter((g) => typeof g === 'string' && g.trim()).map((g) => ({ scheme: 'file', language: 'json', pattern: g })),
   ];
 }

@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { State } from 'vscode-languageclient/node';
 import { restart, startClient, stopClient } from './client';
 import { registerChangeDocuments } from './history';
+import { HealthProvider, transitionCheckpoint } from './checkpoints';
 import { InboxProvider } from './inbox';
 import { COMMANDS, specForServerCommand } from './logic/commands';
 import type { InboxItem } from './logic/inbox';
@@ -76,6 +77,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ inbo
   reg('memzoi.inbox.approveLocal', (node: unknown) => decideLocal(node, 'approve'));
   reg('memzoi.inbox.rejectLocal', (node: unknown) => decideLocal(node, 'reject'));
   reg('memzoi.inbox.showLocal', (node: unknown) => showLocal(node));
+  reg('memzoi.inbox.continueCheckpoint', (node: unknown) => transitionCheckpoint(node, 'continue'));
+  reg('memzoi.inbox.closeCheckpoint', (node: unknown) => transitionCheckpoint(node, 'close'));
+  const health = new HealthProvider();
+  const healthView = vscode.window.createTreeView('memzoi.health', { treeDataProvider: health });
+  // The plan is computed when the view is shown (and on Refresh), not on every inbox change.
+  context.subscriptions.push(healthView, healthView.onDidChangeVisibility((e) => {
+    if (e.visible) void health.refresh();
+  }));
+  reg('memzoi.health.refresh', () => health.refresh());
   // Review first (contract §3): the server's preferred code action on a packet or a resident candidate runs
   // memzoi.review / memzoi.reviewCandidate, client commands registered once the server has started (see
   // registerReviewCommands: a server that advertised them would otherwise clash with vscode-languageclient).

@@ -2,9 +2,9 @@
 // and Local memory sections. Every row and button follows what the server answered (see logic/inbox.ts).
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, State } from 'vscode-languageclient/node';
-import { type InboxItem, localRows, proposalRows, residentRows, type ResidentUsage, residentUsage, startupOver, uncertainRows, usageText } from './logic/inbox';
+import { checkpointRows, type InboxItem, localRows, proposalRows, residentRows, type ResidentUsage, residentUsage, startupOver, uncertainRows, usageText } from './logic/inbox';
 import { childrenOf, contextValue, describeItem, iconOf, type InboxNode, inboxTree, nodeId, tooltipOf } from './logic/inboxView';
-import { advertisedCommands, LOCAL_LIST, PROPOSALS_LIST, RESIDENT_LIST, RESIDENT_STATUS, state } from './state';
+import { advertisedCommands, CHECKPOINTS_LIST, LOCAL_LIST, PROPOSALS_LIST, RESIDENT_LIST, RESIDENT_STATUS, state } from './state';
 import { allDiagnostics, updateStatus } from './status';
 
 /** The Memory Inbox tree. */
@@ -25,7 +25,7 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
       t.description = node.usage ? `${node.children.length} · ${node.usage}` : String(node.children.length);
       t.tooltip = node.usage ? `Cap usage: ${this.usage.map(usageText).join('; ')}` : undefined;
       t.contextValue = `memzoi.section.${node.id}`;
-      t.iconPath = new vscode.ThemeIcon(node.id === 'local' ? 'lock' : 'note');
+      t.iconPath = new vscode.ThemeIcon(node.id === 'local' ? 'lock' : node.id === 'checkpoint' ? 'history' : 'note');
       return t;
     }
     if (node.type === 'reason') {
@@ -47,7 +47,7 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
     t.resourceUri = vscode.Uri.parse(item.uri);
     t.contextValue = contextValue(item);
     t.iconPath = new vscode.ThemeIcon(iconOf(item));
-    t.command = item.kind === 'local'
+    t.command = item.kind === 'local' || item.kind === 'checkpoint'
       ? { command: 'memzoi.inbox.showLocal', title: 'Show', arguments: [item] }
       : { command: 'memzoi.inbox.open', title: 'Open', arguments: [item] };
     return t;
@@ -82,7 +82,7 @@ export class InboxProvider implements vscode.TreeDataProvider<InboxNode> {
           const resident = await computeResident();
           this.usage = resident.usage;
           this.items = [...(listing?.rows ?? []), ...uncertainRows(allDiagnostics()), ...resident.rows,
-            ...(await computeLocalRows())];
+            ...(await computeLocalRows()), ...(await serverRows(CHECKPOINTS_LIST, checkpointRows, 'checkpoints'))];
           if (!state.scanned && startupOver({ ready: state.ready, listing, scannedLine: state.scannedLine })) {
             state.scanned = true;
           }

@@ -12,6 +12,7 @@ import { PREVIEW_OF, verbOf } from './logic/review';
 import { changeFacts, describeTarget, type Need, resolveTarget, type Target, targetOfItem, targetProblem, undoConfirmation } from './logic/targets';
 import { buildServerSettings } from './logic/settings';
 import { ask, executeOnServer, requestServer, roots } from './run';
+import { routeFile } from './routing';
 import { advertisedCommands, readConfig, RESIDENT_REVIEW, SECTION, state } from './state';
 
 const NEED: Readonly<Record<string, Need>> = { proposal: 'proposal', record: 'record', candidate: 'candidate', memzoiFile: 'file', change: 'change' };
@@ -182,6 +183,8 @@ export const middleware: Middleware = {
       const got = spec ? await gather(spec, target, rest) : { target: target ?? {}, arg: rest };
       return got ? reviewThenWrite(spec, write, got.target, got.arg, true) : undefined;
     }
+    // *Plan memory routing*: the preview per candidate, then Apply or nothing (src/routing.ts).
+    if (command === 'memzoi.routing.preview' && typeof arg.uri === 'string') return routeFile(arg.uri);
     // A server that advertises the review commands: they still run the client's review flow.
     if (command === 'memzoi.review') return reviewProposal(arg, target);
     if (command === 'memzoi.reviewCandidate') return reviewCandidate(target);
@@ -298,8 +301,15 @@ export async function decideLocal(arg: unknown, verb: 'approve' | 'reject'): Pro
 
 /** Shows a local candidate (it has no file) as a read-only Markdown preview: title, body, reason, proposer. */
 export async function showLocal(arg: unknown): Promise<void> {
-  const row = rowOf(arg, 'local');
+  const row = rowOf(arg, 'local') ?? rowOf(arg, 'checkpoint');
   if (!row) return;
+  if (row.kind === 'checkpoint') {
+    const text = [`# ${row.title}`, '', row.body ?? '', '', `- checkpoint: ${row.id} (version ${row.version ?? '?'})`,
+      '- provenance: runtime (a session checkpoint, never repository truth)', `- retention boundary: ${row.when ?? '?'}`,
+      `- accepts now: ${(row.actions ?? []).join(', ') || 'nothing'}`].join('\n');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ language: 'markdown', content: text }), { preview: true });
+    return;
+  }
   const content = [`# ${row.title}`, '', row.body ?? '', '', `- candidate: ${row.id}`, `- proposed by: ${row.actor ?? '?'}`,
     `- confidence: ${row.confidence ?? '?'}`, `- reason: ${row.reason ?? ''}`].join('\n');
   const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content });

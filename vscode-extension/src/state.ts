@@ -13,6 +13,10 @@ export const RESIDENT_REVIEW = 'memzoi.resident.review';
 export const RESIDENT_STATUS = 'memzoi.residentStatus';
 /** Server command listing the pending local-memory candidates agents proposed. */
 export const LOCAL_LIST = 'memzoi.local.list';
+/** Server command listing the session checkpoints with the actions each accepts now. */
+export const CHECKPOINTS_LIST = 'memzoi.checkpoints.list';
+/** Server command giving the Memory health view (the repository maintenance plan, grouped). */
+export const MEMORY_HEALTH = 'memzoi.memoryHealth';
 /** Server command listing the pending proposals with the core's can-apply verdict on each. */
 export const PROPOSALS_LIST = 'memzoi.proposals.list';
 

@@ -3,7 +3,8 @@
 --- hovers, code actions and lifecycle commands for Memzoi records and proposal packets.
 ---
 --- Attaches only to files inside a `.memzoi/` directory, to materialization candidate / plan / decision JSON
---- (recognised by their `schema`) in a project that has one, and to Zuno's resident memory files (`.zuno/RULES.md`
+--- (recognised by their `schema`) in a project that has one, to session-end files and import manifests (YAML,
+--- recognised by their top-level keys) in such a project, and to Zuno's resident memory files (`.zuno/RULES.md`
 --- and the global `MEMORY.md`); the root is the directory holding `.memzoi/` (or `.zuno/`).
 --- A global `:Memzoi {subcommand}` command (with completion) works from any buffer; code actions that need a
 --- reason ask for it with `vim.ui.input`, and a change that has a preview shows it first (one diff tab, then
@@ -18,10 +19,11 @@ memzoi.setup()
 ---@type vim.lsp.Config
 return {
   cmd = { 'memzoi-lsp' },
-  filetypes = { 'markdown', 'json' },
+  filetypes = { 'markdown', 'json', 'yaml' },
   root_dir = function(bufnr, on_dir)
     local name = vim.api.nvim_buf_get_name(bufnr)
     local root = memzoi.root_of(name) or memzoi.resident_root(name) or memzoi.artifact_root(bufnr)
+      or memzoi.routing_root(bufnr)
     if root then
       on_dir(root)
     end

@@ -1,5 +1,5 @@
-"""What an agent may read: search, one memory with its provenance, a context pack, path prechecks and the
-pending inbox. Repository memory only (plus private local records in :func:`get_memory`), read through the same
+"""What an agent may read: search, one memory with its provenance, a context pack and the pending inbox (prechecks:
+:mod:`memzoi.agent.precheck`). Repository memory only (plus private local records in :func:`get_memory`), read through the same
 workspace index as ``memzoi search`` (refreshed first: only changed files are re-read).
 
 Text returned to a model is data, not instructions: a record carrying a ``prompt_injection`` or
@@ -49,21 +49,24 @@ def _under(path: str, base: str) -> bool:
 
 
 def path_match_score(binding: str, path: str) -> int:
-    """How well a record's ``applies_to`` entry ``binding`` covers ``path``, as Memzoi's precheck scores it
-    (reference §10, ``precheck.rs``): 5 exact, 4 the binding is an ancestor folder of the path, 3 a descendant
-    of it, 2 a trailing ``/**`` binding whose base is the path or an ancestor; 0 no match. Both are trimmed of
-    whitespace and trailing ``/``."""
+    """How well a record's ``applies_to`` entry ``binding`` covers the requested ``path``, exactly as Memzoi's
+    precheck scores it (``precheck.rs@81b0f5f`` ``path_match_score``): 5 the same path; 4 a trailing ``/**`` on
+    either side whose base is (or contains) the other; 3 the binding is an ancestor folder of the path; 2 the binding
+    is below the requested path (a folder was asked about); 0 no match. Both are trimmed of whitespace and trailing
+    ``/``."""
     b, p = binding.strip().rstrip("/"), path.strip().rstrip("/")
     if not b or not p:
         return 0
     if b == p:
         return 5
     if b.endswith("/**"):
-        return 2 if _under(p, b[:-3]) else 0
+        return 4 if _under(p, b[:-3]) else 0
+    if p.endswith("/**"):
+        return 4 if _under(b, p[:-3]) else 0
     if _under(p, b):
-        return 4
-    if _under(b, p):
         return 3
+    if _under(b, p):
+        return 2
     return 0
 
 
@@ -331,34 +334,6 @@ def build_context_pack(root: Path, task: str, *, paths: list[str] | None = None,
                         "body": rec["body"], "provenance": prov, "text": block})
     return {"task": task, "paths": wanted, "token_budget": token_budget, "tokens_used": used,
             "token_counting": TOKEN_RULE, "records": entries, "withheld": withheld, "omitted": omitted}
-
-
-def precheck_path(root: Path, path: str) -> dict[str, Any]:
-    """Memzoi's path precheck: the risks, warnings and failed attempts whose ``applies_to`` covers ``path``
-    (:func:`path_match_score` > 0), best first (score, then risk > warning > failed_attempt, confidence, newest,
-    id), at most 25, in Memzoi's shape ``{path, warnings: [{id: "warn_<record>", record_id, message, severity,
-    citations, suggested_next_step}]}`` plus ``path_score``. Unsafe records are listed in ``withheld``."""
-    where = normalize_path(path, root)
-    found, withheld = [], []
-    with Reader(root) as r:
-        for rec in r.active():
-            if rec["type"] not in GOVERNANCE:
-                continue
-            score, binding = best_binding(_applies(rec), [where])
-            if score == 0:
-                continue
-            if not r.usable(rec, withheld):
-                continue
-            found.append((rec, score, binding))
-    found.sort(key=lambda t: t[0]["id"])
-    found.sort(key=lambda t: t[0]["updated_at"] or "", reverse=True)  # stable: newest first, then id
-    found.sort(key=lambda t: (-t[1], -GOVERNANCE[t[0]["type"]][1], -(t[0]["confidence"] or 0.0)))
-    warnings = [{
-        "id": f"warn_{rec['id']}", "record_id": rec["id"], "message": f"{rec['title']}: {rec['body']}",
-        "severity": GOVERNANCE[rec["type"]][0], "path_score": score, "suggested_next_step": NEXT_STEP[rec["type"]],
-        "citations": [{"record_id": rec["id"], "type": rec["type"], "path": binding, "file": rec["path"]}],
-    } for rec, score, binding in found[:PRECHECK_MAX]]
-    return {"path": where, "warnings": warnings, "withheld": withheld}
 
 
 def list_pending(root: Path, include_resolved: bool = False) -> dict[str, Any]:

@@ -31,17 +31,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..ledger import Refusal
-# Re-exported (the argument models are part of this table).
+from . import outputs
 from .arguments import (
-    GetArgs as GetArgs,
-    NoArgs as NoArgs,
-    PackArgs as PackArgs,
-    PathArgs as PathArgs,
-    PendingArgs as PendingArgs,
-    ProposeArgs as ProposeArgs,
-    ResidentArgs as ResidentArgs,
-    SearchArgs as SearchArgs,
-    coerce_arguments as coerce_arguments,
+    GetArgs, NoArgs, PackArgs, PathArgs, PendingArgs, ProposeArgs, ResidentArgs, SearchArgs, coerce_arguments,
 )
 from ..runtime_errors import RuntimeStateError
 from ..utf8 import storable, storable_tree
@@ -105,10 +97,20 @@ class Tool:
     handler: Callable[[Session, Any], ToolResult]
     mutating: bool = False
     annotations: dict[str, Any] = field(default_factory=dict)
+    output: type[BaseModel] | None = None
 
     def input_schema(self) -> dict[str, Any]:
-        """The JSON Schema of the arguments (an object schema)."""
-        return self.args.model_json_schema()
+        """The JSON Schema of the arguments (an object schema, optional properties plain optional, with the
+        model's ``examples``; :func:`memzoi.agent.schema.input_schema`)."""
+        from .schema import input_schema
+
+        return input_schema(self.args)
+
+    def output_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of a successful result's structured content (``output``), or ``None``."""
+        from .schema import output_schema
+
+        return output_schema(self.output)
 
 
 TOOLS: dict[str, Tool] = {}
@@ -228,7 +230,7 @@ def _pack(s: Session, a: PackArgs) -> ToolResult:
 
 
 def _precheck(s: Session, a: PathArgs) -> ToolResult:
-    from .recall import precheck_path
+    from .precheck import precheck_path
 
     data = precheck_path(s.root, a.path)
     rows = [f"- [{w['severity']}] {w['message']} (record {w['record_id']}, match {w['path_score']}); "
@@ -281,12 +283,13 @@ def _propose(s: Session, a: ProposeArgs) -> ToolResult:
         c = out.candidate
         state = ("applied as private local record " + out.change.details.get("local_record", "")
                  if out.change else "pending: a human approves it with `memzoi local approve`")
-        return ToolResult(out.to_json(), f"local candidate {c.id}: {state}")
+        return ToolResult({"destination": "local", **out.to_json()}, f"local candidate {c.id}: {state}")
     from ..lifecycle.propose import propose_packet
 
     result = propose_packet(s.root, draft, actor=s.client, source="mcp")
     pid = result.details["proposal_id"]
-    return ToolResult({**result.to_json(), "proposal_id": pid, "path": result.details["proposal_path"]},
+    return ToolResult({"destination": "repo", **result.to_json(), "proposal_id": pid,
+                       "path": result.details["proposal_path"]},
                       f"proposal {pid} is pending human review at {result.details['proposal_path']} "
                       f"(change {result.change_id}); it is not applied until a human applies it")
 
@@ -297,7 +300,8 @@ def _tombstone(s: Session, a: ProposeArgs) -> ToolResult:
     result = propose_agent_tombstone(s.root, a.target or "", reason=a.reason, actor=s.client, source="mcp")
     rel = result.details["proposal_path"]
     pid = rel.rsplit("/", 1)[-1][:-3]
-    return ToolResult({**result.to_json(), "proposal_id": pid, "path": rel, "action": "tombstone"},
+    return ToolResult({"destination": "repo", **result.to_json(), "proposal_id": pid, "path": rel,
+                       "action": "tombstone"},
                       f"tombstone proposal {pid} of {result.details['record_id']} is pending human review at {rel} "
                       f"(change {result.change_id}); the record stays active until a human applies it")
 
@@ -309,28 +313,30 @@ register(Tool("search_memory", "Search memory",
               "pending proposals. Ranked by relevance (BM25 with title and tag boosts; score 0-1, higher is better), "
               "active and current records first; nothing below the relevance floor is returned. Records whose text "
               "carries instruction-like or invisible characters are marked unsafe and their excerpt withheld.",
-              SearchArgs, _search,
+              SearchArgs, _search, output=outputs.SearchOutput,
               annotations=_READ))
 register(Tool("get_memory", "Get one memory",
               "One record (or pending proposal, or private local record) by id: its text and provenance (source, "
               "proposal, attestation, retention, current assertion, superseded-by). The text of a memory flagged "
               "unsafe (instruction-like or invisible characters) is withheld, with its findings, unless "
-              "include_unsafe is true.", GetArgs, _get,
+              "include_unsafe is true.", GetArgs, _get, output=outputs.GetOutput,
               annotations=_READ))
 register(Tool("build_context_pack", "Build a context pack",
               "The active, current repository records most relevant to a task and the paths it touches, ranked by "
               "path match (Memzoi's applies_to scores) and text match, cut to a token budget (tokens estimated as "
               "UTF-8 bytes / 4), with a provenance line per record. Unsafe records are withheld.", PackArgs, _pack,
+              output=outputs.PackOutput,
               annotations=_READ))
 register(Tool("precheck_path", "Precheck a path",
               "The risks, warnings and failed attempts recorded for a path, matched as Memzoi does (exact 5, "
-              "ancestor folder 4, descendant 3, trailing /** 2). Call it before editing a file.", PathArgs, _precheck,
+              "trailing /** 4, ancestor folder 3, descendant 2). Call it before editing a file.", PathArgs, _precheck,
+              output=outputs.PrecheckOutput,
               annotations=_READ))
 register(Tool("list_pending", "List pending proposals",
               "Pending proposal packets awaiting human review, whether each can be applied and what blocks it, "
               "pending local-memory candidates and pending resident-memory candidates; with include_resolved, the "
               "rejected proposals too, with their content fingerprint and the reviewer's reason. Agents cannot apply "
-              "or reject them.", PendingArgs, _pending,
+              "or reject them.", PendingArgs, _pending, output=outputs.PendingOutput,
               annotations=_READ))
 def _resident(s: Session, a: NoArgs) -> ToolResult:
     from .resident_read import get_resident_memory
@@ -348,6 +354,7 @@ register(Tool("get_resident_memory", "Read resident memory",
               "The resident memory pasted into every prompt: the user's global preferences and the project's rules "
               "(.zuno/RULES.md), their entries and cap usage, and the candidates awaiting review. Read it before "
               "proposing a resident change, to replace rather than duplicate an entry.", NoArgs, _resident,
+              output=outputs.ResidentOutput,
               annotations=_READ))
 register(Tool("propose_memory", "Propose a memory",
               "Propose a durable memory (fact, decision, warning, …), a correction of a wrong one (action=supersede, "
@@ -357,7 +364,7 @@ register(Tool("propose_memory", "Propose a memory",
               "text and control characters are refused; content already active, pending or rejected is refused with "
               "the existing id (and, when rejected, the reviewer's reason). This is the only thing an agent can "
               "change.",
-              ProposeArgs, _propose, mutating=True,
+              ProposeArgs, _propose, mutating=True, output=outputs.ProposeOutput,
               annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
                            "openWorldHint": False}))
 
@@ -384,6 +391,6 @@ register(Tool("propose_resident_memory", "Propose a resident-memory change",
               "cap, drift, threat scan) and then waits for human review, or is applied per the project's "
               "promotion policy. Durable preferences and repository rules only: no secrets, temporary failures, "
               "guesses or task narration. This is the only way an agent changes resident memory.",
-              ResidentArgs, _propose_resident, mutating=True,
+              ResidentArgs, _propose_resident, mutating=True, output=outputs.ProposeResidentOutput,
               annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
                            "openWorldHint": False}))

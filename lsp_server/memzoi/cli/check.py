@@ -13,6 +13,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..findings import Severity, finding
 from ._common import NOT_A_PROJECT, add_command, add_root_json, below_cwd, project_root
@@ -80,7 +81,7 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``check``; returns the exit code."""
-    from ..check import UsageError, check_paths, check_text
+    from ..check import UsageError, check_text
     from ..config import load_config
 
     fmt = "json" if args.json else args.format
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
             data = sys.stdin.buffer.read()
             report = check_text(data, args.stdin_filename)
         else:
-            report = check_paths(paths, progress=progress, cache=not args.no_cache)
+            report = _check_paths_and_inputs(paths, progress, not args.no_cache)
     except UsageError as err:
         return _fail(str(err))
     finally:
@@ -144,6 +145,28 @@ def run(args: argparse.Namespace) -> int:
     failing = any(l.finding.severity <= threshold for l in report.findings)
     # An invalid configuration fails the check in every format (its invalid_config findings are errors).
     return 1 if failing or config_errors else 0
+
+
+def _check_paths_and_inputs(paths: list[str], progress: Any, cache: bool) -> Any:
+    """:func:`memzoi.check.check_paths` of ``paths`` (a :class:`memzoi.checkreport.CheckReport`), with each
+    session-end file or import manifest among them checked apart by :func:`memzoi.lifecycle.routing.routing_arg`
+    (the walk knows only records, packets and resident files); their findings follow the others'."""
+    from ..check import check_paths
+    from ..checkreport import CheckReport
+
+    apart, rest = CheckReport(), paths
+    if any(p.endswith((".yml", ".yaml")) for p in paths):
+        from ..lifecycle.routing import routing_arg
+
+        rest = [p for p in paths if not routing_arg(p, apart)]
+    if not apart.files_checked:
+        return check_paths(paths, progress=progress, cache=cache)
+    if not rest:
+        return apart
+    report = check_paths(rest, progress=progress, cache=cache)
+    report.findings.extend(apart.findings)
+    report.files_checked += apart.files_checked
+    return report
 
 
 def _settings_notes(report, load_config) -> tuple[list[str], bool]:

@@ -20,9 +20,15 @@ from .. import __version__
 
 #: Command modules, in help order (``-`` in a command name is ``_`` in its module's). Each has
 #: ``register(subparsers)`` which sets ``func`` on its parser.
-COMMANDS = ["init", "check", "upgrade", "proposals", "local", "checkpoint", "session-end", "supersede", "tombstone",
-            "materialize", "reattest", "undo", "history", "reconcile", "resident", "rebuild", "search", "integrate",
+COMMANDS = ["init", "check", "upgrade", "proposals", "local", "checkpoint", "session-end",
+            "import", "capture",
+            "supersede", "tombstone",
+            "materialize", "reattest", "undo", "history", "reconcile", "resident", "rebuild", "search", "context",
+            "handoff", "precheck", "expiry", "maintenance", "safety", "integrate",
             "export", "mcp", "doctor", "explain", "schema", "completion"]
+
+#: Commands whose module name differs from the command's (``import`` is a Python keyword).
+_MODULES = {"import": "import_plan"}
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -39,7 +45,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         if only is None or name == only:
-            import_module(f"{__package__}.{name.replace('-', '_')}").register(sub)
+            import_module(f"{__package__}.{_MODULES.get(name, name.replace('-', '_'))}").register(sub)
     return parser
 
 

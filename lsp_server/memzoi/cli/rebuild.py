@@ -1,4 +1,5 @@
-"""``memzoi rebuild [--json]``: recreate the workspace index from the git plane (SPEC §7, §8).
+"""``memzoi rebuild [--json]``: drop the project store (:mod:`memzoi.store`) and re-fill its workspace index from
+the git plane (SPEC §7, §8); store entries are made again by the next check.
 
 Progress goes to stderr on a terminal (:mod:`memzoi.cli.progress`, off with ``--no-progress``); ``--json`` prints Memzoi's rebuild shape
 ``{records_root, db_path, record_ids}`` plus ``proposal_ids``, ``files_indexed``, ``refused`` and ``seconds``.
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         for attempt in (1, 2):
             try:
                 with Index(root) as index, guard(index.path, "index"):
-                    result = index.rebuild(progress)
+                    result = index.rebuild(progress, everything=True)  # drop the whole store, re-fill
                     db = index.path
                 break
             except RuntimeStateError as err:

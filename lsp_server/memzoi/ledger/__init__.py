@@ -45,7 +45,7 @@ recovery and reconciliation.
 May import: base, read, judge, models, safety, ledger.
 """
 
-from .history import file_ledger_state, get_change, history, ledger_findings, undo_available
+from .history import file_history, file_ledger_state, get_change, history, ledger_findings, undo_available
 from .model import (
     RECONCILED,
     RECOVERY_MODES,
@@ -68,6 +68,6 @@ from .writer import dry_run, run_change, undo_change
 __all__ = [
     "RECONCILED", "RECOVERY_MODES", "SOURCES", "STATUSES", "ChangePlan", "ChangeRecord", "ChangeResult", "dry_run",
     "FileChange", "FileLedger", "Ledger", "LedgerView", "Purged", "Reconciled", "Refusal", "cached_runtime_dir", "file_ledger_state", "get_change",
-    "history", "ledger_findings", "now_utc", "read_file_state", "reconcile", "recover", "run_change",
+    "file_history", "history", "ledger_findings", "now_utc", "read_file_state", "reconcile", "recover", "run_change",
     "safe_path", "set_fault_hook", "undo_available", "undo_change",
 ]

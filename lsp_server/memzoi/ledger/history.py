@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 from ..findings import Finding, finding
+from ..runtime_errors import RuntimeStateError
 from .model import ChangeRecord, Purged
 from .store import Ledger, _root, _state_or_error
 
@@ -16,6 +19,21 @@ def history(project_root: str | os.PathLike[str], path: str | None = None, *, li
         return []
     with ledger.connect() as conn:
         return ledger.history(conn, path, limit)
+
+
+def file_history(project_root: str | os.PathLike[str], path: str | os.PathLike[str], *,
+                 limit: int | None = None) -> list[ChangeRecord]:
+    """The changes touching the file ``path`` (absolute, or relative to ``project_root``), newest first, at most
+    ``limit``: what a hover or a history view shows. Never creates a ledger or its runtime directory, never takes
+    the lock, and never raises: a file outside the project, a missing ledger or one that cannot be read (a damaged
+    database, a read-only or full runtime directory) has no history to show, ``[]``; the ledger's own
+    diagnostics (``ledger_uncertain``, ``ledger_drift``) and ``memzoi doctor`` report such a ledger."""
+    root = _root(project_root)
+    try:
+        rel = Path(path).resolve().relative_to(root).as_posix() if Path(path).is_absolute() else Path(path).as_posix()
+        return history(root, rel, limit=limit)
+    except (ValueError, OSError, RuntimeStateError, sqlite3.Error):
+        return []
 
 
 def get_change(project_root: str | os.PathLike[str], change_id: str) -> ChangeRecord | None:

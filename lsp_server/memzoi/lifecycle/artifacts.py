@@ -34,6 +34,21 @@ def artifact_set(path: Path) -> dict[str, Path]:
             for kind, suffix in (("candidate", ".json"), ("plan", ".plan.json"), ("decision", ".decision.json"))}
 
 
+#: The steps of a materialization in order, and which of its three files each needs and must not find yet.
+STEPS = (("plan", ("candidate",), "plan"), ("decide", ("candidate", "plan"), "decision"),
+         ("materialize", ("candidate", "plan", "decision"), None))
+
+
+def offered_steps(files: dict[str, Path]) -> list[str]:
+    """The next step of the materialization whose files are ``files`` (:func:`artifact_set`): ``plan`` for a
+    candidate without a plan, ``decide`` for a candidate and plan without a decision, ``materialize`` once all three
+    exist (the only step that writes to ``.memzoi``, so it is also previewable); ``[]`` for an incomplete set (a
+    plan or decision without its candidate). Memzoi's order: candidate, plan, decision, materialize (reference
+    ``memzoi-format.md`` §5)."""
+    have = {kind for kind, path in files.items() if path.is_file()}
+    return [step for step, needs, absent in STEPS if have >= set(needs) and (absent is None or absent not in have)]
+
+
 def artifact_kind(text: str) -> str | None:
     """``candidate``, ``plan`` or ``decision`` for a materialization artifact's JSON text (by its ``schema``), else
     ``None`` (not JSON, too deep to read safely, or another document)."""

@@ -261,6 +261,32 @@ def _transition(project_root: str | os.PathLike[str], command: str, checkpoint_i
         return out
 
 
+def continue_step(conn: sqlite3.Connection, cp: Checkpoint, at: datetime) -> bool:
+    """Record a continuation of ``cp`` at ``at`` in ``conn``; refuses a closed or no longer current one."""
+    if cp.status == "closed":
+        raise Refusal("checkpoint_closed", f"checkpoint `{cp.id}` is closed; closing is terminal. Start a new "
+                      f"generation with `memzoi checkpoint add --task … --successor-of {cp.id}`")
+    if at >= cp.boundary():
+        raise Refusal("checkpoint_expired", f"checkpoint `{cp.id}` is no longer current (its retention boundary "
+                      f"{format_instant(cp.boundary())} has been reached); start a new generation with "
+                      f"`memzoi checkpoint add --task … --successor-of {cp.id}`")
+    stamp = format_instant(at)
+    conn.execute("UPDATE checkpoint SET last_continued_at = ?, version = version + 1, updated_at = ? "
+                 "WHERE id = ?", (stamp, stamp, cp.id))
+    return True
+
+
+def close_step(conn: sqlite3.Connection, cp: Checkpoint, at: datetime) -> bool:
+    """Close ``cp`` at ``at`` in ``conn``; ``False`` (nothing changed) when it is closed already."""
+    if cp.status == "closed":
+        return False
+    started = parse_rfc3339(cp.started_at)
+    stamp = format_instant(max(at, started))  # closed_at >= started_at (reference §6)
+    conn.execute("UPDATE checkpoint SET status = 'closed', closed_at = ?, version = version + 1, "
+                 "updated_at = ? WHERE id = ?", (stamp, stamp, cp.id))
+    return True
+
+
 def continue_checkpoint(project_root: str | os.PathLike[str], checkpoint_id: str, *,
                         operation_id: str | None = None, expected_version: int | None = None,
                         now: datetime | None = None) -> dict[str, Any]:
@@ -268,22 +294,8 @@ def continue_checkpoint(project_root: str | os.PathLike[str], checkpoint_id: str
     ``{"operation", "operation_id", "replayed", "changed", "checkpoint"}``. Raises :class:`Refusal`
     (``checkpoint_not_found``, ``checkpoint_closed``, ``checkpoint_expired`` at or after the boundary,
     ``version_conflict``, ``operation_id_conflict``)."""
-
-    def step(conn: sqlite3.Connection, cp: Checkpoint, at: datetime) -> bool:
-        if cp.status == "closed":
-            raise Refusal("checkpoint_closed", f"checkpoint `{cp.id}` is closed; closing is terminal. Start a new "
-                          f"generation with `memzoi checkpoint add --task … --successor-of {cp.id}`")
-        if at >= cp.boundary():
-            raise Refusal("checkpoint_expired", f"checkpoint `{cp.id}` is no longer current (its retention boundary "
-                          f"{format_instant(cp.boundary())} has been reached); start a new generation with "
-                          f"`memzoi checkpoint add --task … --successor-of {cp.id}`")
-        stamp = format_instant(at)
-        conn.execute("UPDATE checkpoint SET last_continued_at = ?, version = version + 1, updated_at = ? "
-                     "WHERE id = ?", (stamp, stamp, cp.id))
-        return True
-
     return _transition(project_root, "checkpoint_continue", checkpoint_id, operation_id=operation_id,
-                       expected_version=expected_version, now=now, step=step)
+                       expected_version=expected_version, now=now, step=continue_step)
 
 
 def close_checkpoint(project_root: str | os.PathLike[str], checkpoint_id: str, *,
@@ -292,18 +304,8 @@ def close_checkpoint(project_root: str | os.PathLike[str], checkpoint_id: str, *
     """Close the checkpoint at ``now``: terminal, and idempotent (a closed one is returned unchanged with
     ``changed: false``). Same result shape and refusals as :func:`continue_checkpoint` (no expiry refusal: an
     expired checkpoint can still be closed)."""
-
-    def step(conn: sqlite3.Connection, cp: Checkpoint, at: datetime) -> bool:
-        if cp.status == "closed":
-            return False
-        started = parse_rfc3339(cp.started_at)
-        stamp = format_instant(max(at, started))  # closed_at >= started_at (reference §6)
-        conn.execute("UPDATE checkpoint SET status = 'closed', closed_at = ?, version = version + 1, "
-                     "updated_at = ? WHERE id = ?", (stamp, stamp, cp.id))
-        return True
-
     return _transition(project_root, "checkpoint_close", checkpoint_id, operation_id=operation_id,
-                       expected_version=expected_version, now=now, step=step)
+                       expected_version=expected_version, now=now, step=close_step)
 
 
 def _ledger(project_root: str | os.PathLike[str]) -> Ledger | None:

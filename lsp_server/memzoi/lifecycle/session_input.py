@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..ledger import Refusal
 from ..models.common import Lane, MemoryType
@@ -159,9 +159,9 @@ def _check_writing(c: Candidate, at: str) -> None:
         raise _fail(at, "a session candidate becomes a checkpoint and must be `type: episode` with `lane: session`")
 
 
-def parse_session_end(text: str, where: str) -> SessionEnd:
-    """Parse ``text`` (YAML 1.2) as a session-end input named ``where`` in messages. Raises :class:`Refusal`
-    (``invalid_session_end``) naming the field, never echoing values."""
+def yaml_document(text: str, fail: Callable[[str], Refusal]) -> Any:
+    """``text`` (YAML 1.2, the project's strict loader) as Python data; raises ``fail("not valid YAML (codes)")``
+    when it does not load (the finding codes only, never the text)."""
     from ..findings import Severity
     from ..yaml12 import load
     from ..yaml_tree import to_python
@@ -175,8 +175,14 @@ def parse_session_end(text: str, where: str) -> SessionEnd:
     bad = [f for f in result.findings if f.severity == Severity.ERROR]
     if result.root is None or bad:
         codes = sorted({f.code for f in (bad or result.findings)}) or ["yaml_syntax"]
-        raise _fail(where, f"not valid YAML ({', '.join(codes)})")
-    doc = to_python(result.root)
+        raise fail(f"not valid YAML ({', '.join(codes)})")
+    return to_python(result.root)
+
+
+def parse_session_end(text: str, where: str) -> SessionEnd:
+    """Parse ``text`` (YAML 1.2) as a session-end input named ``where`` in messages. Raises :class:`Refusal`
+    (``invalid_session_end``) naming the field, never echoing values."""
+    doc = yaml_document(text, lambda what: _fail(where, what))
     if not isinstance(doc, dict):
         raise _fail(where, "the document must be a mapping with `task` and `candidates`")
     unknown = sorted(set(doc) - _TOP)

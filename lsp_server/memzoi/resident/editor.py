@@ -14,6 +14,8 @@ Findings (spans are code-point offsets of the analysed text, which may be an uns
 - ``invalid_encoding`` (error): the file is UTF-16/32 or not UTF-8 (:func:`check_file`, :func:`buffer_findings`);
   any line ending (LF, CRLF, CR) and a UTF-8 byte order mark are read as Zuno's format (:mod:`.encoding`), and a
   file mixing line endings is ``resident_drift`` (``LineEndings``).
+
+Each is graded by the project's ``[rules]`` like any other finding (:func:`graded`).
 """
 
 from __future__ import annotations
@@ -22,10 +24,11 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..findings import Finding, finding
 from ..ledger import Refusal
-from ..workspace import find_project_root
+from ..workspace import MEMZOI_DIR, find_project_root
 from .candidates import Candidate
 from .encoding import BOM, foreign_encoding, mixed_endings, wide_encoding
 from .format import EntrySpan, char_count, entry_spans, round_trips, usage
@@ -34,6 +37,9 @@ from .scope import ResidentFile, which_file
 from .store import read_raw
 from .threats import threat_findings
 from .views import candidates_for, entry_provenance, last_written
+
+if TYPE_CHECKING:
+    from ..rules import Rules
 
 #: Cap usage from which the information is shown (percent).
 USAGE_WARN_PERCENT = 80
@@ -131,8 +137,22 @@ def check_file(path: Path, data: bytes | None = None,
         "invalid_encoding", f"{path}: {why}, so Zuno refuses to read it (Unreadable) and memzoi refuses every write "
         "to it; re-save it as UTF-8 (with or without a byte order mark, any line endings)", 0, _first_line(text))]
     if why is not None and wide_encoding(data) is not None:
-        return text, extra
-    return text, extra + findings(text, file, candidates_for(root, files=[file]))
+        return text, graded(extra, root)
+    return text, graded(extra + findings(text, file, candidates_for(root, files=[file])), root)
+
+
+def graded(found: list[Finding], root: Path, rules: Rules | None = None) -> list[Finding]:
+    """``found`` (a resident file's findings) graded by the ``[rules]`` of the project at ``root``, as every other
+    file's findings are (:meth:`memzoi.rules.Rules.apply`): severity overrides and disabled codes apply, and the
+    codes nothing may suppress (secrets, prompt injection: :data:`memzoi.findings.UNSUPPRESSIBLE`) stay. ``ignore``
+    patterns name files below ``.memzoi``, so none matches a resident file. ``rules``: the caller's when it has
+    them (the language server adds the editor settings), else the project's ``.memzoi/config.toml`` (defaults
+    when there is none; loading never raises)."""
+    if rules is None:
+        from ..config import load_config  # late: pydantic is loaded only for a file that has findings to grade
+
+        rules = load_config(root / MEMZOI_DIR).config.effective_rules
+    return rules.apply(found) if found else []
 
 
 def buffer_findings(text: str, file: ResidentFile, history: list[Candidate]) -> list[Finding]:

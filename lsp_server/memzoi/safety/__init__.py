@@ -16,11 +16,6 @@ May import: base, read, judge, models, safety.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..document import Document
-from ..findings import Finding
-from ..workspace import Placement
 from .fingerprint import fingerprint
 from .scan import SECRET_CODES, collect_hits, scan_document
 
@@ -29,10 +24,9 @@ from .scan import SECRET_CODES, collect_hits, scan_document
 #: skipped (the file gets ``file_too_large``). Memzoi refuses any projected file this large anyway.
 MAX_SCAN_BYTES = 512 * 1024
 
-if TYPE_CHECKING:
-    from ..config import MemzoiConfig
-# The configuration (pydantic) and the gate are imported by safety_findings: a caller that only scans a short
-# text (`memzoi search` scrubbing its query, path names) does not load them.
+# The gate and its configuration (pydantic) are not imported here: a caller that only scans a short text
+# (`memzoi search` scrubbing its query, path names) does not load them, and the configuration's own scrubbing
+# (`memzoi.config`) can import this package without a cycle. Gate plus detectors is `memzoi.policy.safety_findings`.
 
 
 def scan_complete(text: str) -> bool:
@@ -42,25 +36,5 @@ def scan_complete(text: str) -> bool:
         len(text) <= MAX_SCAN_BYTES and len(text.encode("utf-8", "surrogatepass")) <= MAX_SCAN_BYTES)
 
 
-def safety_findings(doc: Document, placement: Placement, config: MemzoiConfig | None = None, *,
-                    legacy: bool = False, memory: bool = True) -> list[Finding]:
-    """Gate findings plus content-detector findings for one framed document. Never raises.
-
-    Every file is scanned, reserved and stray files included (they are committed too); the gate only applies
-    to records and pending packets. Memzoi's write-safety rules run on every file whatever its size; the rest of
-    the detectors only where :func:`scan_complete` holds (the gate reports ``candidate_too_large`` above it).
-    ``legacy``: the file is in a legacy profile (:func:`memzoi.policy.gate_findings`). ``memory`` false: the file
-    is not a memory (``config.toml``, another non-Markdown file), and messages are worded for a plain file.
-    """
-    from ..config import DEFAULT_CONFIG
-    from ..policy import gate_findings
-
-    config = config or DEFAULT_CONFIG
-    out = gate_findings(doc, placement, config, legacy=legacy)
-    out.extend(scan_document(doc, config.accepted, config.safety.unsigned_jwt, floor_only=not scan_complete(doc.text),
-                               memory=memory))
-    return out
-
-
-__all__ = ["MAX_SCAN_BYTES", "SECRET_CODES", "collect_hits", "fingerprint", "safety_findings", "scan_complete",
+__all__ = ["MAX_SCAN_BYTES", "SECRET_CODES", "collect_hits", "fingerprint", "scan_complete",
            "scan_document"]

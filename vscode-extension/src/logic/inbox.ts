@@ -13,7 +13,7 @@ export interface Blocker {
 
 /** One row of the inbox. `uri` is the file to open (a proposal packet, or the file an uncertain change touched). */
 export interface InboxItem {
-  kind: 'proposal' | 'uncertain' | 'resident' | 'local';
+  kind: 'proposal' | 'uncertain' | 'resident' | 'local' | 'checkpoint';
   /** Proposal id (frontmatter `id`), candidate id or ledger change id. */
   id: string;
   /** Human title: the proposal's `title`, the candidate's text, or the diagnostic message of an uncertain change. */
@@ -46,6 +46,9 @@ export interface InboxItem {
   confidence?: number;
   body?: string;
   reason?: string;
+  /** Session checkpoints: the transitions the server says it accepts now (`continue`, `close`), its version. */
+  actions?: string[];
+  version?: number;
 }
 
 /** Counts shown in the status bar. */
@@ -257,6 +260,43 @@ export function localRows(answer: unknown): InboxItem[] {
       body: typeof c.body === 'string' ? c.body : undefined,
       reason: typeof c.reason === 'string' ? c.reason : undefined,
     });
+  }
+  return rows;
+}
+
+/**
+ * Rows for the Session checkpoints section from the server's `memzoi.checkpoints.list` answer (`{projects: [{root,
+ * checkpoints: [{id, task, title, status, version, actions, retention_decision}]}]}`): one per open checkpoint,
+ * with the actions the server says it accepts now (continue only while current; close while open). A checkpoint is
+ * a runtime row with no file: `uri` is the project's `.memzoi` folder. Anything else gives no rows.
+ */
+export function checkpointRows(answer: unknown): InboxItem[] {
+  if (!answer || typeof answer !== 'object') return [];
+  const { projects } = answer as { projects?: unknown };
+  if (!Array.isArray(projects)) return [];
+  const rows: InboxItem[] = [];
+  for (const rawProject of projects) {
+    const p = (rawProject ?? {}) as Record<string, unknown>;
+    if (typeof p.root !== 'string' || !Array.isArray(p.checkpoints)) continue;
+    const root = p.root.replace(/\/+$/, '');
+    for (const raw of p.checkpoints) {
+      const c = (raw ?? {}) as Record<string, unknown>;
+      if (typeof c.id !== 'string' || c.status !== 'open') continue;
+      const actions = (Array.isArray(c.actions) ? c.actions : []).filter((a): a is string => typeof a === 'string');
+      const boundary = ((c.retention_decision ?? {}) as Record<string, unknown>).effective_boundary;
+      rows.push({
+        kind: 'checkpoint',
+        id: c.id,
+        title: oneLine(`${str(c.task) ?? ''}${str(c.title) && c.title !== c.task ? `: ${c.title as string}` : ''}` || c.id),
+        uri: `file://${root.startsWith('/') ? '' : '/'}${root}/.memzoi`,
+        status: c.status,
+        root: p.root,
+        actions,
+        version: typeof c.version === 'number' ? c.version : undefined,
+        body: typeof c.body === 'string' ? c.body : undefined,
+        when: typeof boundary === 'string' ? boundary : undefined,
+      });
+    }
   }
   return rows;
 }

@@ -5,11 +5,11 @@ import { type Blocker, type InboxCounts, type InboxItem, type ResidentUsage, usa
 
 /** A node of the inbox tree: a section (parent node), a row, or one blocking reason under a blocked proposal. */
 export type InboxNode =
-  | { type: 'section'; id: 'resident' | 'local'; label: string; children: InboxItem[]; usage?: string }
+  | { type: 'section'; id: 'resident' | 'local' | 'checkpoint'; label: string; children: InboxItem[]; usage?: string }
   | { type: 'row'; item: InboxItem }
   | { type: 'reason'; parent: InboxItem; blocker: Blocker };
 
-const SECTIONS = { resident: 'Resident memory', local: 'Local memory' } as const;
+const SECTIONS = { resident: 'Resident memory', local: 'Local memory', checkpoint: 'Session checkpoints' } as const;
 
 /**
  * The top level of the tree: pending proposals and uncertain changes as rows, then a "Resident memory" and a
@@ -18,7 +18,7 @@ const SECTIONS = { resident: 'Resident memory', local: 'Local memory' } as const
  */
 export function inboxTree(items: readonly InboxItem[], usage: readonly ResidentUsage[] = []): InboxNode[] {
   const top: InboxNode[] = items.filter((i) => i.kind === 'proposal' || i.kind === 'uncertain').map((item) => ({ type: 'row', item }));
-  for (const id of ['resident', 'local'] as const) {
+  for (const id of ['resident', 'local', 'checkpoint'] as const) {
     const children = items.filter((i) => i.kind === id);
     // The fullest file first: it is the one about to hit its cap.
     const fullest = [...usage].sort((a, b) => b.used / (b.cap || 1) - a.used / (a.cap || 1));
@@ -54,7 +54,8 @@ export function childrenOf(node: InboxNode): InboxNode[] {
  * The `contextValue` of a row, which package.json's `view/item/context` when-clauses match:
  * `memzoi.proposal.ready` (Apply shown), `memzoi.proposal.blocked` or `memzoi.proposal.blocked.routable` (no Apply;
  * Route to Local Memory where it fits), `memzoi.resident.<status>` plus `.decidable` when the server says approve
- * and reject apply (an uncertain candidate gets Recover… instead), `memzoi.uncertain`, `memzoi.local`.
+ * and reject apply (an uncertain candidate gets Recover… instead), `memzoi.uncertain`, `memzoi.local`,
+ * `memzoi.checkpoint` plus `.continuable` when the server says continue applies now (Close is on every open one).
  */
 export function contextValue(item: InboxItem): string {
   if (item.kind === 'proposal') {
@@ -64,6 +65,7 @@ export function contextValue(item: InboxItem): string {
   if (item.kind === 'resident') {
     return `memzoi.resident.${item.status ?? 'unknown'}${item.decidable ? '.decidable' : ''}${item.undoable ? '.undoable' : ''}`;
   }
+  if (item.kind === 'checkpoint') return `memzoi.checkpoint${(item.actions ?? []).includes('continue') ? '.continuable' : ''}`;
   return `memzoi.${item.kind}`;
 }
 
@@ -75,6 +77,11 @@ export function blockerCodes(item: InboxItem): string[] {
 /** Label and description for an inbox row in the tree view. */
 export function describeItem(item: InboxItem): { label: string; description: string } {
   if (item.kind === 'uncertain') return { label: `Change ${item.id}`, description: 'uncertain: needs recovery' };
+  if (item.kind === 'checkpoint') {
+    const acts = item.actions ?? [];
+    const state = acts.includes('continue') ? undefined : 'past its boundary: close only';
+    return { label: item.title, description: ['session', `v${item.version ?? '?'}`, state, 'runtime'].filter(Boolean).join(' · ') };
+  }
   if (item.kind === 'local') {
     const bits = ['local memory', item.confidence === undefined ? undefined : `confidence ${item.confidence}`,
       item.actor ? `by ${item.actor}` : undefined];
@@ -94,7 +101,7 @@ export function describeItem(item: InboxItem): { label: string; description: str
 export function tooltipOf(item: InboxItem): string {
   const kind = {
     proposal: 'Pending proposal', uncertain: 'Uncertain change', resident: 'Resident-memory candidate',
-    local: 'Local-memory candidate',
+    local: 'Local-memory candidate', checkpoint: 'Session checkpoint (runtime, never repository truth)',
   }[item.kind];
   const lines = [`${kind} ${item.id}`, item.title];
   if (item.kind === 'proposal' && item.statement) lines.push(`Can it be applied? ${item.statement}`);
@@ -105,12 +112,17 @@ export function tooltipOf(item: InboxItem): string {
     lines.push(item.diagnostic ?? 'Its file matches neither snapshot: choose a recovery (Recover…).');
   }
   if (item.reason) lines.push(`Reason: ${item.reason}`);
+  if (item.kind === 'checkpoint') {
+    if (item.when) lines.push(`Retention boundary: ${item.when}`);
+    lines.push(`Accepts now: ${(item.actions ?? []).join(', ') || 'nothing'}`);
+  }
   return lines.join('\n');
 }
 
 /** The codicon of a row. */
 export function iconOf(item: InboxItem): string {
   if (item.kind === 'local') return 'lock';
+  if (item.kind === 'checkpoint') return 'history';
   if (item.kind === 'resident') return item.status === 'uncertain' ? 'warning' : 'note';
   if (item.kind === 'uncertain') return 'warning';
   return item.canApply === false ? 'circle-slash' : 'git-pull-request';

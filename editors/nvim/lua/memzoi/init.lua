@@ -15,7 +15,7 @@ local sync = require('memzoi.sync')
 M.options = { confirm_writes = true }
 local notify, show_quickfix = ui.notify, ui.show_quickfix
 -- The helper modules' functions are part of this module's interface (`require('memzoi').root_of`, …).
-for _, name in ipairs({ 'memzoi.roots', 'memzoi.history', 'memzoi.candidates' }) do
+for _, name in ipairs({ 'memzoi.roots', 'memzoi.history', 'memzoi.candidates', 'memzoi.routing', 'memzoi.checkpoints' }) do
   for k, v in pairs(require(name)) do
     M[k] = v
   end
@@ -240,9 +240,9 @@ function M.run(bufnr, spec, text)
   run_or_review(client, bufnr, spec, server_cmd, ctx)
 end
 
---- `:Memzoi` subcommands beyond the command table: the inbox, resident memory, local candidates, preview and
---- restart.
-local EXTRA = { 'inbox', 'resident', 'local', 'preview', 'review', 'restart' }
+--- `:Memzoi` subcommands beyond the command table: the inbox, resident memory, local candidates, checkpoints,
+--- memory health, preview, routing of a session-end file or import manifest (lua/memzoi/routing.lua) and restart.
+local EXTRA = { 'inbox', 'resident', 'local', 'checkpoints', 'health', 'preview', 'review', 'route', 'restart' }
 
 --- Completion of `:Memzoi`: subcommands, then change ids for `undo`/`recover` and modes for `recover`.
 function M.complete(arglead, cmdline, _)
@@ -277,6 +277,9 @@ function M.complete(arglead, cmdline, _)
   if sub == 'local' and nth == 3 then
     return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, { 'approve', 'reject' })
   end
+  if sub == 'checkpoints' and nth == 3 then
+    return vim.tbl_filter(function(s) return vim.startswith(s, arglead) end, { 'continue', 'close' })
+  end
   return {}
 end
 
@@ -300,6 +303,12 @@ function M.dispatch(args)
     return M.resident(client, bufnr, rest)
   elseif sub == 'local' and client then
     return M.local_candidates(client, bufnr, rest)
+  elseif sub == 'route' and client then
+    return M.route(client, bufnr)
+  elseif sub == 'checkpoints' and client then
+    return M.checkpoints(client, bufnr, rest)
+  elseif sub == 'health' and client then
+    return M.health(client, bufnr)
   elseif (sub == 'preview' or sub == 'review') and client then
     local name = vim.api.nvim_buf_get_name(bufnr)
     local op = rest ~= '' and rest or (is_pending_proposal(name) and 'apply' or 'materialize')
@@ -365,6 +374,10 @@ function M.client_commands()
     end)
   end
   handlers['memzoi.preview'] = with_client(M.preview)
+  -- *Plan memory routing*: the preview in the quickfix list, then Apply or Cancel (lua/memzoi/routing.lua).
+  handlers['memzoi.routing.preview'] = with_client(function(client, bufnr)
+    M.route(client, bufnr)
+  end)
   -- Review first (contract §3): the default action on a pending proposal / a resident candidate.
   handlers['memzoi.review'] = with_client(function(client, bufnr, arg)
     M.preview(client, bufnr, { uri = arg.uri, operation = 'apply' })

@@ -1,0 +1,46 @@
+;;; emacs_checkpoints.el --- batch Emacs + eglot run of memzoi-checkpoints.el against memzoi-lsp  -*- lexical-binding: t; -*-
+;; Usage: emacs --batch -q -l emacs_checkpoints.el <record-file> <checkpoint-id> <out.json>
+;; Env: MEMZOI_LSP_CMD, MEMZOI_EMACS_DIR.  Writes a JSON report; exits 2 on a failed step.
+
+(require 'json)
+(require 'cl-lib)
+(let* ((args command-line-args-left)
+       (record (nth 0 args)) (cid (nth 1 args)) (out (nth 2 args))
+       (report (list)) (prompts nil))
+  (setq command-line-args-left nil)
+  ;; The reviewer answers Apply to the preview's question; the question is recorded.
+  (advice-add 'y-or-n-p :override (lambda (prompt) (push prompt prompts) t))
+  (cl-labels ((put (k v) (setq report (plist-put report k v)))
+              (finish (rc) (with-temp-file out (insert (json-encode report))) (kill-emacs rc))
+              (wait (pred what)
+                (let ((end (+ (float-time) 60)))
+                  (while (and (not (funcall pred)) (< (float-time) end)) (accept-process-output nil 0.05))
+                  (unless (funcall pred) (put :error (format "timed out waiting for %s" what)) (finish 2))))
+              (text (name) (with-current-buffer name (buffer-substring-no-properties (point-min) (point-max)))))
+    (condition-case err
+        (progn
+          (add-to-list 'load-path (getenv "MEMZOI_EMACS_DIR"))
+          (require 'memzoi)
+          (setq memzoi-server-command (list (getenv "MEMZOI_LSP_CMD")))
+          (find-file record)
+          (unless (eglot-current-server) (apply #'eglot (eglot--guess-contact)))
+          (wait (lambda () (and (eglot-current-server) (progn (eglot--maybe-activate-editing-mode) eglot--managed-mode)))
+                "eglot to connect")
+          (memzoi-checkpoints)
+          (put :listed (text "*Memzoi checkpoints*"))
+          (put :continued (memzoi-checkpoint-continue cid))
+          (put :closed (memzoi-checkpoint-close cid))
+          (memzoi-checkpoints)
+          (put :relisted (text "*Memzoi checkpoints*"))
+          (put :refused (progn (memzoi-checkpoint-continue cid) memzoi-last-result))
+          (memzoi-memory-health)
+          (put :health (text "*Memzoi health*"))
+          (with-current-buffer "*Memzoi health*"
+            (goto-char (point-min))
+            (let ((button (next-button (point))))
+              (put :first_button_file (and button (button-get button 'memzoi-file)))
+              (when button (button-activate button))
+              (put :opened_buffer (buffer-file-name))))
+          (put :prompts (vconcat (reverse prompts)))
+          (finish 0))
+      (error (put :error (format "%S" err)) (finish 2)))))

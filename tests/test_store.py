@@ -1,0 +1,93 @@
+"""The one project store (:mod:`memzoi.store`): one database per worktree holds the store entries, the facts blob,
+the search index and the stored reports; the databases of earlier builds are deleted; a store of another version
+is made anew and never served; ``memzoi rebuild`` drops the whole store and re-fills it."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memzoi.cli.main import main
+from memzoi.runtime import STORE_DB
+from memzoi.store import OLD_DATABASES, STORE_VERSION
+
+from .test_admission import git, rec
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch) -> Path:
+    git(tmp_path, "init", "-q")
+    records = tmp_path / ".memzoi/records"
+    records.mkdir(parents=True)
+    for rid in ("alpha", "beta"):
+        (records / f"{rid}.md").write_text(rec(rid), encoding="utf-8")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "records")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(capsys, *argv: str) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main(list(argv))
+    return code, capsys.readouterr().out
+
+
+def store() -> Path:
+    [db] = sorted(Path(os.environ["MEMZOI_HOME"]).rglob(STORE_DB))
+    return db
+
+
+def count(table: str) -> int:
+    with sqlite3.connect(store()) as conn:
+        return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
+def test_check_and_search_share_one_database(repo, capsys):
+    run(capsys, "check", ".memzoi")
+    code, out = run(capsys, "search", "Body", "--json")
+    assert code == 0 and json.loads(out)["records"]
+    assert count("entries") == 2 and count("reports") == 1 and count("files") == 2
+    assert [p.name for p in Path(os.environ["MEMZOI_HOME"]).rglob("*.db") if "store" in p.name or
+            p.name in OLD_DATABASES] == [STORE_DB]
+    with sqlite3.connect(store()) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == STORE_VERSION
+
+
+def test_the_databases_of_earlier_builds_are_removed(repo, capsys):
+    run(capsys, "check", ".memzoi")
+    folder = store().parent
+    for name in OLD_DATABASES:
+        for suffix in ("", "-wal"):
+            (folder / (name + suffix)).write_bytes(b"an earlier build's database")
+    run(capsys, "check", ".memzoi", "--format", "json")  # replayed: opens the store, and the old files go
+    assert not [p for p in folder.iterdir() if p.name.startswith(OLD_DATABASES)]
+
+
+def test_a_store_of_another_version_is_made_anew_and_never_served(repo, capsys):
+    base = run(capsys, "check", ".memzoi", "--format", "json", "--no-cache")
+    run(capsys, "check", ".memzoi", "--format", "json")
+    run(capsys, "search", "Body", "--json")
+    with sqlite3.connect(store()) as conn:
+        conn.execute(f"PRAGMA user_version={STORE_VERSION + 1}")
+    assert run(capsys, "check", ".memzoi", "--format", "json") == base
+    with sqlite3.connect(store()) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == STORE_VERSION
+    assert count("entries") == 2  # made again by this run, under the current version
+    code, out = run(capsys, "search", "Body", "--json")
+    assert code == 0 and len(json.loads(out)["records"]) == 2
+
+
+def test_rebuild_drops_the_whole_store_and_refills_it(repo, capsys):
+    base = run(capsys, "check", ".memzoi", "--format", "json", "--no-cache")
+    run(capsys, "check", ".memzoi", "--format", "json")
+    assert count("entries") == 2 and count("reports") == 1
+    code, out = run(capsys, "rebuild", "--json")
+    assert code == 0 and sorted(json.loads(out)["record_ids"]) == ["alpha", "beta"]
+    assert count("entries") == 0 and count("reports") == 0 and count("files") == 2
+    assert run(capsys, "check", ".memzoi", "--format", "json") == base
+    assert count("entries") == 2
