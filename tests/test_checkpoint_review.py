@@ -6,7 +6,7 @@ groups naming their records' files."""
 from __future__ import annotations
 
 import subprocess
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,7 @@ from memzoi.runtime import git_env
 
 from . import builders
 
-T0 = datetime(2026, 7, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture

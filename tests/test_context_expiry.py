@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import pytest
@@ -80,7 +80,7 @@ def test_handoff_includes_every_open_checkpoint_and_no_closed_one(project):
 
 
 def test_expiry_of_a_durable_record_is_included(project):
-    at = datetime(2026, 8, 1, tzinfo=timezone.utc)
+    at = datetime(2026, 8, 1, tzinfo=UTC)
     out = inspect_expiry(project, "key-rotation", at)
     assert set(out) == {"record", "evaluated_at", "retention", "current_assertion", "exclusions",
                         "excluded_from_normal_reads", "reason"}
@@ -91,8 +91,8 @@ def test_expiry_of_a_durable_record_is_included(project):
 
 
 def test_expiry_boundary_is_inclusive_for_an_episode(project):
-    before = inspect_expiry(project, "old-episode", datetime(2026, 1, 30, 23, 59, 59, tzinfo=timezone.utc))
-    at = inspect_expiry(project, "old-episode", datetime(2026, 1, 31, tzinfo=timezone.utc))
+    before = inspect_expiry(project, "old-episode", datetime(2026, 1, 30, 23, 59, 59, tzinfo=UTC))
+    at = inspect_expiry(project, "old-episode", datetime(2026, 1, 31, tzinfo=UTC))
     assert before["current_assertion"] is True
     assert at["retention"] == {"state": "query_only", "effective_boundary": "2026-01-31T00:00:00Z",
                                "reason": "episodic_ordinary_window"}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import zlib
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 
 import pytest
@@ -188,7 +188,7 @@ def test_a_tool_change_is_seen(repo, capsys, planned, monkeypatch):
 
 def test_a_retention_boundary_passing_is_seen(repo, capsys, planned, monkeypatch):
     (repo / ".memzoi/records/episode.md").write_text(EPISODE)
-    boundary = datetime(2026, 7, 1, tzinfo=timezone.utc)  # occurred_at + 30 days
+    boundary = datetime(2026, 7, 1, tzinfo=UTC)  # occurred_at + 30 days
     monkeypatch.setattr(checkmod, "utc_now", lambda: boundary - timedelta(seconds=1))
     assert "retention_query_only" not in replays(capsys, planned)["json"][1]
     monkeypatch.setattr(checkmod, "utc_now", lambda: boundary)  # the boundary is inclusive

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .admission import GitVisibility, git_visibility, opening_span
+from .admission import GitVisibility, git_visibility
 from .checkfiles import Checked, check_chunk, from_entry
 # Re-exported (also imported from here).
 from .checkpaths import (
@@ -33,15 +33,19 @@ from .checkpaths import (
 from .config import load_config
 from .crosscheck import CrossFileCheck
 from .filefacts import FileFacts
-from .findings import Finding, finding
+from .findings import Finding
 from .gitfacts import GitFacts
 from .ledger.view import LedgerView
 from .parallel import ChunkPool, cpu_count
-from .pathsafety import shown_path
 from .checkreplay import Walked, begin, record, replayed
-from .checkreport import CheckReport, Located, check_text, resident_arg  # noqa: F401 - also imported from here
+# Re-exported (also imported from here).
+from .checkreport import (
+    CheckReport as CheckReport,
+    Located as Located,
+    check_text as check_text,
+    resident_arg as resident_arg,
+)
 from .clock import utc_now
-from .text import LineIndex
 from .verdict import Local, ProjectContext, settle
 from .verdictcache import ProjectCache, path_key
 from .verdictpayload import stored_facts

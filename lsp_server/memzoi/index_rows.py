@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import blake3
@@ -23,7 +23,7 @@ from .barrier import failed_analysis
 from .filefacts import FileFacts, facts_from_analysis
 from .freshness import read_stable
 from .gitfacts import GitFacts
-from .pathsafety import REDACTED_PREFIX, shown_id
+from .pathsafety import REDACTED_PREFIX, redacted, shown_id, shown_path
 from .safety.redact import MARK, redact, secret_spans
 from .text import LineIndex
 from .utf8 import encodable, storable
@@ -54,8 +54,6 @@ def _scrub(rows: dict[str, dict[str, Any]], values: list[str]) -> None:
             if key == "path" and isinstance(value, str) and any(n in value for n in needles):
                 # The key of the file's rows: marking the value inside it made several files one key (a run of
                 # 50,000 files failed on it); the whole path becomes its hash marker, one per file.
-                from .pathsafety import redacted
-
                 row[key] = redacted(value)
             elif key != "sha" and isinstance(value, str) and any(n in value for n in needles):
                 for n in needles:
@@ -67,8 +65,6 @@ def index_key(root: Path, path: str | os.PathLike[str]) -> str:
     """The key of the file ``path`` in the index of the project ``root`` (resolved): its path relative to the
     root, ``/``-separated (absolute when outside it), redacted when it bears a secret
     (:func:`memzoi.pathsafety.shown_path`: the index never stores a secret, and the key stays stable)."""
-    from .pathsafety import shown_path
-
     full = os.path.abspath(path)
     base = str(root)
     if os.sep == "/" and full.startswith(base.rstrip("/") + "/"):  # the common case, without pathlib

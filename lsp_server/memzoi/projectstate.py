@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from .crossfile import Workspace
 from .gitfacts import GitFacts
 from .projectfiles import ProjectFiles
-from .workspace import MEMZOI_DIR, RESERVED_NAMES, Placement, Role, place
+from .workspace import MEMZOI_DIR, RESERVED_NAMES, Placement, Role, place, takes_part
 
 if TYPE_CHECKING:
     from .analysis import Analysis
@@ -201,7 +201,6 @@ class ProjectState:
         changed. A file that takes no part in cross-file checks (:func:`memzoi.workspace.takes_part`: a stray
         file below ``.memzoi``, a reserved file) is kept out of the graph, as ``memzoi check`` keeps it out."""
         from .filefacts import FileFacts
-        from .workspace import takes_part
 
         path = self._path_of(key)
         role = source.role if isinstance(source, FileFacts) else source.placement.role.value

@@ -30,13 +30,12 @@ directory, the most recent :data:`KEEP` kept.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import time
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +43,7 @@ import blake3
 
 from . import freshness
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: Stored reports kept per project (one per argument list and working directory).
 KEEP = 16
 #: ``path -> [size, mtime_ns, ino, ctime_ns, checked_ns, digest hex]`` of the bytes each file's verdict was made from.

@@ -90,7 +90,6 @@ def analyse(paths: list[str], ctx: ProjectContext, *, index_root: str | os.PathL
     ``ctx.git`` is asked once for the visibility of every path that it does not know yet (the index rows need
     it); ``ctx.now`` is the clock of retention findings; ``index_root`` is the project root the index keys are
     relative to. Closing the iterator early stops the workers."""
-    from .admission import GitVisibility
     from .parallel import ChunkPool, cpu_count
 
     git = ctx.git

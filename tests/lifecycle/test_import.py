@@ -10,7 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import pytest
@@ -24,7 +24,7 @@ from memzoi.lifecycle.import_plan import REDACTED_BODY, REDACTED_TITLE, SPLIT, p
 from tests import builders
 
 PENDING = ".memzoi/proposals/pending"
-T0 = datetime(2026, 7, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
 
 #: Memzoi's mixed manifest (its import tests' ``MIXED_MANIFEST`` with the current header: ``version:
 #: memzoi/import`` and the source event's ``origin_key``, as the seed states them).

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sqlite3
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -98,8 +99,6 @@ def normalize_path(path: str, root: Path | None = None) -> str:
 
 def _inside(path: str, root: Path) -> str | None:
     """``path`` (absolute, posix) relative to ``root``, as given or with symlinks resolved; ``None`` outside."""
-    import os
-
     for base in {str(root), os.path.realpath(root)}:
         for cand in (os.path.normpath(path), os.path.realpath(path)):
             rel = os.path.relpath(cand, base) if cand.startswith(base.rstrip("/") + "/") or cand == base else None

@@ -9,6 +9,7 @@ records (Memzoi's recall reports the plane a memory came from). Unsafe repositor
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +27,6 @@ def _tags(row: dict[str, Any]) -> list[str]:
 
 
 def _query_terms(query: str, mode: str) -> list[str]:
-    import re
-
     return terms(query) if mode == "natural" else [w.casefold() for w in re.findall(r"\w+", query)[:32]]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import textwrap
 from typing import TYPE_CHECKING
@@ -71,8 +72,6 @@ def project_root(args: argparse.Namespace) -> Path:
 def below_cwd(path: str) -> str:
     """``path`` relative to the current directory when it lies below it, else unchanged: how ruff prints the
     paths of a run without path arguments (``.memzoi/records/x.md``, not the machine's absolute path)."""
-    import os
-
     try:
         rel = os.path.relpath(path)
     except ValueError:  # another drive (Windows)

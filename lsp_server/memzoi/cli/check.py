@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..findings import Severity
+from ..findings import Severity, finding
 from ._common import NOT_A_PROJECT, add_command, add_root_json, below_cwd, project_root
 
 _FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "information": Severity.INFORMATION}
@@ -212,8 +212,6 @@ def _add_config_findings(report) -> None:
 
 
 def _unreadable(problems):
-    from ..findings import finding
-
     message = problems[0].message if problems else "the configuration cannot be read"
     return finding("invalid_config", f"{message}; `memzoi check` fails until the configuration is valid", 0, 0)
 

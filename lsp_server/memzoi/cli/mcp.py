@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ._changes import emit_json
-from ._common import add_command, add_group, fail
+from ._common import add_command, add_group, fail, project_root
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,8 +40,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_config(args: argparse.Namespace) -> int:
     """Print the snippets of ``args.client``."""
-    import os
-
     from ..mcpconfig import server_command, snippets
 
     command = server_command()
@@ -49,8 +48,6 @@ def run_config(args: argparse.Namespace) -> int:
                     "memzoi-lsp (see the README) and run this command from its environment")
     project = os.path.abspath(args.project_root) if args.project_root else None
     if project is None and args.client == "zed":  # Zed sends no roots: pin the project found from here
-        from ._common import project_root
-
         project = str(project_root(args))
     found = snippets(args.client, command, project=project)
     if args.json:

@@ -7,7 +7,7 @@ Thin wiring over :mod:`memzoi.resident`: every decision (validation, promotion, 
 from __future__ import annotations
 
 import argparse
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from ..vocabulary import RECOVERY_MODES, RESIDENT_ACTIONS, RESIDENT_SCOPES, RESIDENT_SOURCES
@@ -92,8 +92,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _when(ms: int | None) -> str:
     if not ms:
         return "-"
-    from datetime import datetime
-
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -157,8 +158,6 @@ def _patch_path(path: Path) -> str:
     """The name of ``path`` in diff headers: relative to the current directory when the file lies below it (what
     ``git apply`` run there expects), else relative to the project root (``.memzoi/…``); redacted when it bears a
     secret (such a diff names no applicable file: rename the file first)."""
-    import os
-
     from ..pathsafety import repository_path, shown_path
 
     absolute = os.path.abspath(path)

@@ -30,8 +30,15 @@ from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, now_utc, rea
 from ..models import RecordFrontmatter
 from ..models.materialization import MaterializationCandidate, MaterializationDecision, MaterializationPlan
 from ..nesting import json_too_deep, nesting_message
-from ..render import RECORD_ORDER, render_record
-from ..revision import REVISION_SCHEMA, domain_id, lifecycle_projection, record_revision, revision_hash, semantic_projection
+from ..render import RECORD_ORDER, description_of, render_record
+from ..revision import (
+    REVISION_SCHEMA,
+    domain_id,
+    lifecycle_projection,
+    record_revision,
+    revision_hash,
+    semantic_projection,
+)
 from ..runtime import git_env
 from .common import describe, edited, errors, record_rel, verified
 
@@ -328,8 +335,6 @@ def _updated_text(rel: str, cur, full: dict[str, Any], body: str) -> tuple[str, 
 
 
 def _first_line(body: str) -> str:
-    from ..render import description_of
-
     return description_of(body)  # what render_record writes when the candidate gives none
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ledger import ChangePlan, ChangeRecord, ChangeResult, FileChange, Refusal, now_utc, run_change
-from ..models.common import Lane, MemoryType
+from ..models.common import Lane, MemoryType, RelativePath
 from ..policy import AGGREGATE_LIMIT, FIELD_LIMIT
 from ..render import description_of, render_packet
 from .common import PENDING, errors, resolved_identities, verified
@@ -127,8 +127,6 @@ def check_values(draft: Draft) -> None:
 @functools.cache
 def _path_adapter():
     from pydantic import TypeAdapter
-
-    from ..models.common import RelativePath
 
     return TypeAdapter(RelativePath)
 

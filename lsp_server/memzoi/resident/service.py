@@ -36,7 +36,8 @@ from ..vocabulary import RECOVERY_MODES
 from . import candidates as db
 from .candidates import Candidate
 from .encoding import Layout
-from .locator import Operation, parse_operation, refuse_unencodable
+from .locator import Operation, check_cap, parse_operation, refuse_unencodable
+from .locator import project as project_entries
 from .reconcile import classify, current_entries, reconcile_locked, recovery_hint
 from .scope import ResidentFile, project_config, resident_file
 from .store import ResidentStore, resident_lock, write_lock
@@ -177,8 +178,6 @@ def preview_apply(project_root: str | Path, candidate_id: str, *, config: Memzoi
     locator, threat scan, cap)."""
     from ..safety.redact import scrub
     from .format import serialize
-    from .locator import check_cap
-    from .locator import project as project_entries
 
     root = Path(project_root).resolve()
     cand = _find(candidate_id)
