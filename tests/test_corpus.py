@@ -1,4 +1,4 @@
-"""The real corpus behaves as ``tests/fixtures/corpus/README.md`` says."""
+"""The real corpus behaves as ``../shared/corpus/README.md`` says."""
 
 from __future__ import annotations
 
