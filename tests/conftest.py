@@ -1,4 +1,8 @@
-"""Shared fixtures: the real-world corpus (``tests/fixtures/corpus``, vendored from Memzoi) and helpers."""
+"""Shared fixtures: the real-world corpus beside the project (``../shared/corpus``) and helpers.
+
+The corpus is Memzoi's own files; its README asks that they are read where they are and never copied into the
+project, so a test that needs them skips with the reason where the folder is absent.
+"""
 
 from __future__ import annotations
 
@@ -8,33 +12,19 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The copy of the real corpus the repository carries (source and licence in its README.md).
-VENDORED_CORPUS = ROOT / "tests" / "fixtures" / "corpus"
-
-
-def _corpus_folder() -> Path:
-    """``$MEMZOI_CORPUS`` when set; else the workplace's shared corpus beside the project (``../shared/corpus``, which
-    may hold more versions of the files) when it is there; else the vendored copy, so that a fresh clone runs every
-    corpus test."""
-    if os.environ.get("MEMZOI_CORPUS"):
-        return Path(os.environ["MEMZOI_CORPUS"])
-    shared = ROOT.parent / "shared" / "corpus"
-    return shared if shared.is_dir() else VENDORED_CORPUS
-
-
-CORPUS = _corpus_folder()
+CORPUS = Path(os.environ.get("MEMZOI_CORPUS", ROOT.parent / "shared" / "corpus"))
 
 
 def corpus_or_skip() -> Path:
-    """The corpus folder; skips only when ``$MEMZOI_CORPUS`` names a folder that does not exist."""
+    """The corpus folder, or skip the test with the reason when it is absent."""
     if not CORPUS.is_dir():
-        pytest.skip(f"corpus not found at {CORPUS} (MEMZOI_CORPUS names a missing folder)")
+        pytest.skip(f"shared corpus not found at {CORPUS} (set MEMZOI_CORPUS)")
     return CORPUS
 
 
 @pytest.fixture
 def corpus() -> Path:
-    """Path of the real corpus (see :func:`_corpus_folder`)."""
+    """Path of ``shared/corpus`` (tests skip with a stated reason when it is absent)."""
     return corpus_or_skip()
 
 

@@ -76,6 +76,17 @@ def test_a_damaged_cache_file_is_ignored_and_rewritten(tmp_path):
         assert len(codecache.read_cache(path)) == stats["misses"]
 
 
+def test_a_symbolic_link_is_not_read(tmp_path):
+    (tmp_path / "real").mkdir()
+    with codecache.attrs_code_cache(tmp_path / "real", ["attr"]):
+        _make_class()
+    (real,) = (tmp_path / "real").glob("attrs-code-*.marshal")
+    assert codecache.read_cache(real)
+    link = tmp_path / "link.marshal"
+    link.symlink_to(real)
+    assert codecache.read_cache(link) == {}
+
+
 def test_another_version_gets_another_file_and_the_old_one_goes(tmp_path):
     path = codecache.cache_file(tmp_path, ["attr"])
     assert path is not None and path == codecache.cache_file(tmp_path, ["attr"])

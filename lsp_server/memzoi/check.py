@@ -32,7 +32,14 @@ from .checkpaths import (
     require_exists as require_exists,
 )
 from .checkreplay import Walked, begin, record, recorder, replayed
-from .checkreport import CheckReport, Located, check_text, resident_arg  # noqa: F401 - also imported from here
+
+# Re-exported (also imported from here).
+from .checkreport import (
+    CheckReport as CheckReport,
+    Located as Located,
+    check_text as check_text,
+    resident_arg as resident_arg,
+)
 from .clock import utc_now
 from .config import load_config
 from .crosscheck import CrossFileCheck

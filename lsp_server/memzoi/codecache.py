@@ -63,10 +63,14 @@ def cache_file(directory: Path, packages: Iterable[str]) -> Path | None:
 
 
 def read_cache(path: Path) -> dict[bytes, types.CodeType]:
-    """The code objects stored in ``path`` by digest; ``{}`` when the file is missing, unreadable, corrupt or
-    holds anything but a mapping of 16-byte digests to code objects."""
+    """The code objects stored in ``path`` by digest; ``{}`` when the file is missing, unreadable, corrupt,
+    a symbolic link, owned by another user, or holds anything but a mapping of 16-byte digests to code
+    objects."""
     try:
-        with open(path, "rb") as fh:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if hasattr(os, "getuid") and os.fstat(fh.fileno()).st_uid != os.getuid():
+                return {}
             data = marshal.load(fh)
     except (OSError, EOFError, ValueError, TypeError):
         return {}

@@ -18,7 +18,8 @@ from pathlib import Path
 #: it when the project has one; SARIF rules then link each code's section there.
 PUBLIC_DOCS_URL: str | None = None
 
-_PACKAGE = Path(__file__).resolve().parent
+#: The folder of the ``memzoi`` package (from this module's depth in it, so a move inside the package keeps it).
+_PACKAGE = Path(__file__).resolve().parents[__name__.count(".") - 1]
 _SOURCES = (_PACKAGE / "_data", _PACKAGE.parents[1])  # wheel, then repository checkout
 
 

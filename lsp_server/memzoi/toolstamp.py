@@ -119,6 +119,15 @@ def _store(top: str) -> Path | None:
         return None
 
 
+def package_dir() -> str:
+    """The folder of the ``memzoi`` package, whose whole source the stamp digests (found from this module's depth in
+    the package, so it stays the package's folder wherever the module lives in it)."""
+    top = os.path.abspath(__file__)
+    for _ in range(__name__.count(".")):
+        top = os.path.dirname(top)
+    return top
+
+
 @lru_cache(maxsize=1)
 def tool_stamp() -> str:
     """What identifies the code that makes findings: memzoi's version, the digest of its installed source
@@ -126,7 +135,7 @@ def tool_stamp() -> str:
     importing them). Cached per process."""
     import importlib.util  # noqa: PLC0415 lazy: start-up
 
-    top = os.path.dirname(os.path.abspath(__file__))
+    top = package_dir()
     parts = [__version__, sys.version, source_digest(top, _store(top))]
     for name in ("yaml", "pydantic_core", "regex", "blake3"):
         try:

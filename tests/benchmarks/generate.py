@@ -4,7 +4,7 @@
 packets under ``root/.memzoi/proposals/pending/``, and (by default) commits them to a fresh git repository, so
 admission, hover and the index see what they see in a real project.
 
-The shape follows the corpus (``tests/fixtures/corpus/memzoi-repo/.memzoi/records`` and ``examples/proposals``):
+The shape follows the corpus (``../shared/corpus/memzoi-repo/.memzoi/records`` and ``examples/proposals``):
 
 * records: mostly ``lane: semantic`` / ``type: decision``, some procedural procedures, a few episodic episodes
   (with ``retention.occurred_at``); ``content_class: general_repo_knowledge``; ``source`` mostly ``issue`` with

@@ -29,8 +29,8 @@ from ..eval.memzoi_cases import cases
 from .helpers import SAFETY_CODES, record, workspace
 
 _SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "reference" / "memzoi-format.md"
-#: The project's facts about Memzoi's format: the workplace's shared copy when it is there, else the vendored one.
-REFERENCE = _SHARED if _SHARED.exists() else Path(__file__).resolve().parents[1] / "fixtures" / "reference" / "memzoi-format.md"
+#: The project's facts about Memzoi's format (the shared reference beside the project; the test skips without it).
+REFERENCE = _SHARED
 R = random.Random(12)
 
 

@@ -5,5 +5,5 @@ the tool table with its channel rules (:mod:`.tools`, extended by :mod:`.tools_r
 Layer 8 of the core (agent): What agents are given: recall, the MCP tool table, exports and the agent instruction
 file block, the client configuration snippet.
 
-May import: base, read, judge, models, safety, ledger, project, resident, store, runs, lifecycle, agent.
+May import: base, read, judge, models, safety, ledger, project, resident, stores, runs, lifecycle, agent.
 """

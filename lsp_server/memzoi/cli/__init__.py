@@ -7,5 +7,5 @@ modules that import nothing heavy (:mod:`memzoi.vocabulary`). ``tests/test_start
 
 Layer 9 of the core (cli): The memzoi command line: parse arguments, call the layers below, print.
 
-May import: base, read, judge, models, safety, ledger, project, resident, store, runs, lifecycle, agent, cli.
+May import: base, read, judge, models, safety, ledger, project, resident, stores, runs, lifecycle, agent, cli.
 """

@@ -8,7 +8,7 @@ call these same functions.
 Layer 7 of the core (lifecycle): Lifecycle operations on the git plane and the local runtime plane, their offers,
 previews and readiness, and where a record or packet stands.
 
-May import: base, read, judge, models, safety, ledger, project, resident, store, runs, lifecycle.
+May import: base, read, judge, models, safety, ledger, project, resident, stores, runs, lifecycle.
 """
 
 from __future__ import annotations
