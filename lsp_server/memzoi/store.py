@@ -72,15 +72,27 @@ def _drop_all(conn: sqlite3.Connection) -> None:
         conn.execute(f'DROP TABLE IF EXISTS "{name}"')
 
 
+#: Tables every current store has (a store missing one is made anew).
+TABLES = frozenset({"entries", "facts", "reports", "meta", "files", "records", "proposals", "records_fts",
+                    "proposals_fts"})
+
+
+def _current(conn: sqlite3.Connection) -> bool:
+    if conn.execute("PRAGMA user_version").fetchone()[0] != STORE_VERSION:
+        return False
+    return TABLES <= {name for kind, name in _tables(conn) if kind == "table"}
+
+
 def ensure_schema(conn: sqlite3.Connection) -> None:
     """Give the store ``conn`` (autocommit, ``isolation_level=None``) the current layout: nothing to do when its
-    version is :data:`STORE_VERSION`; otherwise, under ``BEGIN IMMEDIATE`` and checked again there, drop every
-    table and trigger and create the current ones. Raises ``sqlite3.Error``."""
-    if conn.execute("PRAGMA user_version").fetchone()[0] == STORE_VERSION:
+    version is :data:`STORE_VERSION` and it has every table of :data:`TABLES`; otherwise, under
+    ``BEGIN IMMEDIATE`` and checked again there, drop every table and trigger and create the current ones. Raises
+    ``sqlite3.Error``."""
+    if _current(conn):
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] != STORE_VERSION:
+        if not _current(conn):
             _drop_all(conn)
             for stmt in _split_sql(schema_script()):
                 conn.execute(stmt)
@@ -116,4 +128,4 @@ def forget_old_databases(folder: Path) -> None:
 
 
 __all__ = ["CACHE_FORMAT", "ENTRIES_SCHEMA", "OLD_DATABASES", "PAYLOAD_FORMAT", "REPORTS_SCHEMA", "REPORT_FORMAT",
-           "STORE_DB", "STORE_VERSION", "ensure_schema", "forget_old_databases", "remove_database", "store_path"]
+           "STORE_VERSION", "TABLES", "ensure_schema", "forget_old_databases", "remove_database", "store_path"]
