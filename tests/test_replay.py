@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from memzoi import check as checkmod
-from memzoi import freshness, verdictcache
+from memzoi import freshness, toolstamp, verdictcache
 from memzoi.cli.main import main
 from memzoi.runtime import STORE_DB
 
@@ -182,7 +182,8 @@ def test_a_ledger_change_is_seen(repo, capsys, planned):
 
 def test_a_tool_change_is_seen(repo, capsys, planned, monkeypatch):
     replays(capsys, planned)
-    monkeypatch.setattr(verdictcache, "tool_stamp", lambda: "another build")
+    monkeypatch.setattr(toolstamp, "tool_stamp", lambda: "another build")
+    monkeypatch.setattr(verdictcache, "tool_stamp", toolstamp.tool_stamp)  # its entries' stamp too
     judged_again(capsys, planned)
 
 
