@@ -46,6 +46,13 @@ PARALLEL_THRESHOLD = 300
 CHUNK = 64
 
 
+def git_visibility(root: str, paths: list[str]) -> dict[str, GitVisibility]:
+    """:func:`memzoi.admission.git_visibility`, imported when a run asks git (a replayed run does not)."""
+    from .admission import git_visibility as ask
+
+    return ask(root, paths)
+
+
 def _project_context(md: str, visibility: dict[str, GitVisibility]) -> ProjectContext:
     """The context of the second stage for the project of ``md``: its rules, the visibility git gave for its
     files, and its ledger (read, never created)."""
@@ -128,7 +135,6 @@ def plan_check(args: list[str], workers: int | None, cache: bool,
     analysed) and hand every miss to the worker pool, which starts analysing while the walk goes on; then ask git
     for the visibility of each project's files. ``walked``: the walk already made (:func:`memzoi.checkreplay.walk`),
     replayed instead of walking again. Closes the pool when the walk fails (Ctrl-C)."""
-    from .admission import git_visibility
     from .checkfiles import check_chunk
     from .verdictcache import path_key
 
