@@ -66,8 +66,7 @@ def _root_of(args: list[str]) -> Path | None:
 
 
 def _connect(root: Path):  # noqa: ANN202 - a sqlite3 connection or None
-    from .store import store_path
-    from .verdictcache import connect
+    from .store import connect, store_path
 
     try:
         return connect(store_path(root))

@@ -9,12 +9,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .admission import opening_span
 from .findings import Finding, Severity, finding
-from .pathsafety import shown_path
-from .text import LineIndex
-from .verdict import Local, ProjectContext, settle
-from .workspace import place
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +74,12 @@ def check_text(data: bytes, filename: str | None) -> CheckReport:
     """Check one file's bytes read from elsewhere (``memzoi check -``, an editor buffer): ``filename`` places it
     (a record, a proposal packet, …) and names it in the findings, and its project's ``[rules]`` apply. The
     file's own findings only: cross-file and git findings need the file on disk."""
+    from .admission import opening_span
+    from .pathsafety import shown_path
+    from .text import LineIndex
+    from .verdict import Local, ProjectContext, settle
+    from .workspace import place
+
     path = os.path.abspath(filename) if filename else None
     if path is not None and path.endswith(".md"):
         from .resident.editor import check_file  # a resident file is checked as the editor does
@@ -129,7 +130,9 @@ def resident_arg(arg: str, report: CheckReport) -> bool:
     where = _where(arg)
     if where is None:
         return False
+    from .pathsafety import shown_path
     from .resident.editor import check_file
+    from .text import LineIndex
 
     shown = shown_path(arg)
     try:
