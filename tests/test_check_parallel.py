@@ -33,8 +33,8 @@ def test_workers_and_in_process_give_identical_reports(tmp_path, monkeypatch):
         return real(self)
 
     monkeypatch.setattr(check_mod.ChunkPool, "iter_results", spy)
-    parallel = check_paths([memzoi], workers=2)
-    serial = check_paths([memzoi], workers=1)
+    parallel = check_paths([memzoi], workers=2, cache=False)  # both analyse every file (no store, no replay)
+    serial = check_paths([memzoi], workers=1, cache=False)
     assert used == [True, False]  # the first run really used worker processes, the second none
     assert parallel.files_checked == serial.files_checked == 330 >= PARALLEL_THRESHOLD
     assert _summary(parallel) == _summary(serial)

@@ -1,5 +1,6 @@
 """On a real FUSE mount whose ctime follows the mtime (``bindfs --ctime-from-mtime``, as sshfs, rclone and FAT
-media behave), an edit that keeps size and mtime is seen by the cached ``memzoi check`` and by the index: the
+media behave), an edit that keeps size and mtime is seen by the cached ``memzoi check`` (its stored report is not
+replayed) and by the index: the
 file-system probe reads the mount's type from ``/proc/self/mountinfo`` and the content hash decides (issue 29).
 Needs bindfs and ``/dev/fuse`` (``scripts/install_editor_prereqs.sh``); skipped where the mount cannot be made."""
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +20,17 @@ from .test_freshness import planted, reported
 from .test_verdict_cache import counts  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.editor_packages
+
+
+def _stored_reports() -> int:
+    """Reports the project store keeps for replay (:mod:`memzoi.replay`)."""
+    import sqlite3
+
+    from memzoi.runtime import STORE_DB
+
+    [db] = sorted(Path(os.environ["MEMZOI_HOME"]).rglob(STORE_DB))
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT count(*) FROM reports").fetchone()[0]
 
 
 @pytest.fixture
@@ -50,6 +63,8 @@ def test_an_edit_keeping_size_and_mtime_on_a_ctime_from_mtime_mount(mounted, cap
     st = freshness.lstat(path)
     assert freshness.lacks_ctime(freshness.fs_type(st.dev))
     reported(capsys, mounted / ".memzoi")
+    reported(capsys, mounted / ".memzoi")  # replayed: the stored report stands for the run from here on
+    assert _stored_reports() == 1
     with Index(mounted) as ix:
         ix.rebuild()
     before = os.stat(path)

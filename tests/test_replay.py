@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from memzoi import check as checkmod, freshness, verdictcache
+from memzoi import check as checkmod, freshness, toolstamp, verdictcache
 from memzoi.cli.main import main
 from memzoi.runtime import STORE_DB
 
@@ -181,7 +181,8 @@ def test_a_ledger_change_is_seen(repo, capsys, planned):
 
 def test_a_tool_change_is_seen(repo, capsys, planned, monkeypatch):
     replays(capsys, planned)
-    monkeypatch.setattr(verdictcache, "tool_stamp", lambda: "another build")
+    monkeypatch.setattr(toolstamp, "tool_stamp", lambda: "another build")
+    monkeypatch.setattr(verdictcache, "tool_stamp", toolstamp.tool_stamp)  # its entries' stamp too
     judged_again(capsys, planned)
 
 
@@ -275,3 +276,23 @@ def test_files_in_the_racy_window_are_confirmed_by_hash_then_trusted_by_stat(rep
     planned["runs"] = 0
     assert every_format(capsys) == base
     assert planned["runs"] == 0 and reads["n"] == 0
+
+
+def test_a_replayed_check_loads_no_judging_code(repo):
+    """A replayed run needs neither the analysis, the detectors nor the configuration models (pydantic)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom memzoi.cli.main import main\ncode = main(['check', '.memzoi', '--format', 'json'])\n"
+             "loaded = [m for m in ('pydantic', 'memzoi.analysis', 'memzoi.safety', 'memzoi.verdict', 'yaml') "
+             "if m in sys.modules]\nprint('LOADED', loaded, file=sys.stderr)\n")
+    runs = [subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True, env=os.environ)
+            for _ in range(2)]
+    assert "LOADED []" not in runs[0].stderr  # the first run judged
+    assert runs[1].stdout == runs[0].stdout and "LOADED []" in runs[1].stderr, runs[1].stderr[-500:]
+
+
+def test_the_walks_name_of_the_configuration_is_the_configurations():
+    from memzoi import checkpaths, config
+
+    assert checkpaths.CONFIG_NAME == config.CONFIG_NAME

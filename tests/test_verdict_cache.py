@@ -396,7 +396,7 @@ def test_an_unusable_runtime_directory_changes_nothing_but_speed(repo, capsys, m
         base = cli(capsys, "check", str(repo / ".memzoi"), "--format", "json", "--no-cache")
         holder = real_connect(cache_db(), isolation_level=None)
         holder.execute("BEGIN EXCLUSIVE")
-        monkeypatch.setattr(verdictcache, "BUSY_TIMEOUT_S", 0.05)
+        monkeypatch.setattr(store, "BUSY_TIMEOUT_S", 0.05)  # the store opens the database
     else:
         def connect(path, *a, **k):
             if os.path.abspath(os.fsdecode(path)).startswith(home):

@@ -19,10 +19,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from .admission import GitVisibility, git_visibility
-from .checkfiles import Checked, check_chunk, from_entry
+from typing import TYPE_CHECKING, Any
 
 # Re-exported (also imported from here).
 from .checkpaths import (
@@ -41,17 +38,19 @@ from .checkreport import (
     resident_arg as resident_arg,
 )
 from .clock import utc_now
-from .config import load_config
-from .crosscheck import CrossFileCheck
-from .filefacts import FileFacts
-from .findings import Finding
-from .gitfacts import GitFacts
-from .ledger.view import LedgerView
 from .parallel import ChunkPool, cpu_count
-from .verdict import Local, ProjectContext, settle
-from .verdictcache import ProjectCache, path_key
-from .verdictpayload import stored_facts
 from .workspace import place
+
+# What judges a file (the analysis's context, git, the ledger, the store's entries, cross-file checks) is imported
+# where a run judges: a replayed run (memzoi.checkreplay) loads none of it.
+if TYPE_CHECKING:
+    from .admission import GitVisibility
+    from .checkfiles import Checked
+    from .crosscheck import CrossFileCheck
+    from .filefacts import FileFacts
+    from .findings import Finding
+    from .verdict import ProjectContext
+    from .verdictcache import ProjectCache
 
 #: From this many files on, ``check_paths`` analyses in worker processes when it may fork (below it, starting
 #: the workers costs more than it saves).
@@ -60,9 +59,20 @@ PARALLEL_THRESHOLD = 300
 CHUNK = 64
 
 
+def git_visibility(root: str, paths: list[str]) -> dict[str, GitVisibility]:
+    """:func:`memzoi.admission.git_visibility`, imported when a run asks git (a replayed run does not)."""
+    from .admission import git_visibility as ask  # noqa: PLC0415 lazy: start-up
+
+    return ask(root, paths)
+
+
 def _project_context(md: str, visibility: dict[str, GitVisibility]) -> ProjectContext:
     """The context of the second stage for the project of ``md``: its rules, the visibility git gave for its
     files, and its ledger (read, never created)."""
+    from .gitfacts import GitFacts  # noqa: PLC0415 lazy: start-up
+    from .ledger.view import LedgerView  # noqa: PLC0415 lazy: start-up
+    from .verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
+
     root = os.path.dirname(md)
     git = GitFacts(root, history=False)  # the workers explained stale attestations already
     git.set_visibility(visibility)
@@ -138,6 +148,9 @@ def plan_check(args: list[str], workers: int | None, cache: bool,
     analysed) and hand every miss to the worker pool, which starts analysing while the walk goes on; then ask git
     for the visibility of each project's files. ``walked``: the walk already made (:func:`memzoi.checkreplay.walk`),
     replayed instead of walking again. Closes the pool when the walk fails (Ctrl-C)."""
+    from .checkfiles import check_chunk  # noqa: PLC0415 lazy: start-up
+    from .verdictcache import path_key  # noqa: PLC0415 lazy: start-up
+
     n = min(cpu_count(), 8) if workers is None else workers
     now = utc_now()
     plan = CheckPlan(CheckReport(), now, n, ChunkPool(
@@ -186,6 +199,10 @@ class _Adder:
         # by real path.
         self.seen: dict[tuple[int, int] | str, list[str]] = {}  # inode (or path) -> paths checked with it
         self.folders: dict[str, str | None] = {}  # the .memzoi directory above each folder
+        from .config import load_config  # noqa: PLC0415 lazy: start-up
+        from .verdictcache import ProjectCache  # noqa: PLC0415 lazy: start-up
+
+        self.load_config, self.load_cache, self.place = load_config, ProjectCache.load, place
 
     def _first_time(self, path: str, inode: tuple[int, int] | None) -> bool:
         key: tuple[int, int] | str
@@ -213,14 +230,14 @@ class _Adder:
         plan = self.plan
         folder = os.path.dirname(path)
         if folder not in self.folders:
-            md = place(path).memzoi_dir
+            md = self.place(path).memzoi_dir
             self.folders[folder] = os.path.abspath(md) if md is not None else None
         md = self.folders[folder]
         if md is not None:
             plan.groups.setdefault(md, []).append(path)
             if self.cache:
                 if md not in plan.caches:
-                    plan.caches[md] = ProjectCache.load(os.path.dirname(md), load_config(md).config, self.few)
+                    plan.caches[md] = self.load_cache(os.path.dirname(md), self.load_config(md).config, self.few)
                 project = plan.caches[md]
                 payload = project.lookup(path) if project is not None else None
                 if payload is not None:
@@ -233,7 +250,10 @@ class _Adder:
 def _cross_check(plan: CheckPlan, cache: bool) -> CrossFileCheck:
     """The cross-file workspace of a run: the facts of the project's files the run does not check come from its
     store when it vouches for them, else from the index, else they are analysed (and stored)."""
+    from .checkfiles import check_chunk  # noqa: PLC0415 lazy: start-up
+    from .crosscheck import CrossFileCheck  # noqa: PLC0415 lazy: start-up
     from .index import indexed_facts  # noqa: PLC0415 lazy: start-up - sqlite3 is loaded only when a check runs
+    from .verdictpayload import stored_facts  # noqa: PLC0415 lazy: start-up
 
     def cached_facts(md: str, path: str) -> FileFacts | None:
         project = plan.caches.get(md)
@@ -274,6 +294,8 @@ def _collect(plan: CheckPlan, progress: Callable[[int, int], None] | None,
     it; new entries kept in the store), fed to the cross-file workspace; then the cross-file findings and the
     stores written. Returns the stages, internal errors of the parent's own work per path, and the cross-file
     findings per path."""
+    from .checkfiles import check_chunk, from_entry  # noqa: PLC0415 lazy: start-up
+
     cross = _cross_check(plan, cache)
     stages: list[Checked] = []
     extra: dict[str, list[Finding]] = {}
@@ -314,6 +336,8 @@ def settle_report(plan: CheckPlan, stages: list[Checked], extra: dict[str, list[
     """The settler of :func:`check_paths`: the second stage of each verdict (:func:`memzoi.verdict.settle`: git
     visibility, ledger and cross-file findings, graded by the project's rules), placed and sorted into the
     report."""
+    from .verdict import Local, ProjectContext, settle  # noqa: PLC0415 lazy: start-up
+
     report = plan.report
     contexts = {md: _project_context(md, plan.visibility) for md in plan.groups}
     plain = ProjectContext.of(None)

@@ -15,10 +15,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import CONFIG_NAME
 from .findings import Finding, finding
 from .pathsafety import shown_path
 from .workspace import MEMZOI_DIR, depth_first, editor_temporary, utf8_name
+
+#: :data:`memzoi.config.CONFIG_NAME`, without loading the configuration's models (a replayed check needs none).
+CONFIG_NAME = "config.toml"
 
 _SNIFF = ("---", "+++", "{", "\ufeff---", "\ufeff+++", "\ufeff{")
 

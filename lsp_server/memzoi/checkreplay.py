@@ -79,8 +79,7 @@ def _root_of(args: list[str]) -> Path | None:
 
 
 def _connect(root: Path) -> sqlite3.Connection | None:
-    from .store import store_path  # noqa: PLC0415 lazy: start-up
-    from .verdictcache import connect  # noqa: PLC0415 lazy: start-up
+    from .store import connect, store_path  # noqa: PLC0415 lazy: start-up
 
     try:
         return connect(store_path(root))

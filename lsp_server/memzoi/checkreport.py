@@ -10,12 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .admission import opening_span
 from .findings import Finding, Severity, finding
-from .pathsafety import shown_path
-from .text import LineIndex
-from .verdict import Local, ProjectContext, settle
-from .workspace import find_project_root, place
 
 if TYPE_CHECKING:
     from .resident.scope import ResidentFile
@@ -83,6 +78,12 @@ def check_text(data: bytes, filename: str | None) -> CheckReport:
     """Check one file's bytes read from elsewhere (``memzoi check -``, an editor buffer): ``filename`` places it
     (a record, a proposal packet, …) and names it in the findings, and its project's ``[rules]`` apply. The
     file's own findings only: cross-file and git findings need the file on disk."""
+    from .admission import opening_span  # noqa: PLC0415 lazy: start-up
+    from .pathsafety import shown_path  # noqa: PLC0415 lazy: start-up
+    from .text import LineIndex  # noqa: PLC0415 lazy: start-up
+    from .verdict import Local, ProjectContext, settle  # noqa: PLC0415 lazy: start-up
+    from .workspace import place  # noqa: PLC0415 lazy: start-up
+
     path = os.path.abspath(filename) if filename else None
     if path is not None and path.endswith(".md"):
         from .resident.editor import check_file  # noqa: PLC0415 lazy: start-up - a resident file is checked as the editor does
@@ -114,6 +115,7 @@ def _where(arg: str) -> tuple[Path, ResidentFile] | None:
     if not arg.endswith(".md") or os.path.isdir(arg) or os.path.islink(arg):
         return None
     from .resident.scope import which_file  # noqa: PLC0415 lazy: start-up
+    from .workspace import find_project_root  # noqa: PLC0415 lazy: start-up
 
     # Which files are resident is asked of the light scope module first: the editor's findings (threats, YAML,
     # candidates) load only for such a file, not for every record given by name.
@@ -132,7 +134,9 @@ def resident_arg(arg: str, report: CheckReport) -> bool:
     where = _where(arg)
     if where is None:
         return False
+    from .pathsafety import shown_path  # noqa: PLC0415 lazy: start-up
     from .resident.editor import check_file  # noqa: PLC0415 lazy: start-up
+    from .text import LineIndex  # noqa: PLC0415 lazy: start-up
 
     shown = shown_path(arg)
     try:

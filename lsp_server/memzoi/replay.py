@@ -67,11 +67,12 @@ def walk_digest(files: Iterable[str], skipped: Iterable[tuple[str, str]], path_f
 
 
 def _ledger_stamp(root: Path) -> list[Any]:
-    from .ledger.store import cached_runtime_dir  # noqa: PLC0415 lazy: start-up
-    from .runtime import LEDGER_DB  # noqa: PLC0415 lazy: start-up
+    """The stat of the ledger database of the project ``root`` and its WAL (the project's runtime directory,
+    :func:`memzoi.ledger.store.cached_runtime_dir`, is the worktree's runtime directory's grandparent)."""
+    from .runtime import LEDGER_DB, worktree_runtime_dir  # noqa: PLC0415 lazy: start-up
 
     try:
-        db = cached_runtime_dir(root, create=False) / LEDGER_DB
+        db = worktree_runtime_dir(root).parent.parent / LEDGER_DB
     except Exception:  # noqa: BLE001 - no git, odd paths: no ledger, as the ledger view decides
         return [None]
     out = []
@@ -85,11 +86,11 @@ def project_inputs(roots: dict[str, set[str]]) -> str:
     """Hex BLAKE3 of the inputs of a report besides its files (see the module docstring): the store's version, the
     tool stamp and, for each project root of ``roots`` (root → the folders holding its checked files), its
     configuration's bytes, git's state and the ledger's head. Never raises."""
-    from . import verdictcache  # noqa: PLC0415 lazy: start-up - the store's one tool stamp (verdictcache.tool_stamp)
+    from . import toolstamp  # noqa: PLC0415 lazy: start-up
     from .index_fresh import config_bytes, git_state  # noqa: PLC0415 lazy: start-up
     from .store import STORE_VERSION  # noqa: PLC0415 lazy: start-up
 
-    h = blake3.blake3(f"{STORE_VERSION}\0{verdictcache.tool_stamp()}\0".encode())
+    h = blake3.blake3(f"{STORE_VERSION}\0{toolstamp.tool_stamp()}\0".encode())
     for root in sorted(roots):
         r = Path(root)
         h.update(root.encode("utf-8", "surrogateescape") + b"\0" + config_bytes(r) + b"\0")

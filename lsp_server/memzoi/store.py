@@ -27,8 +27,8 @@ import os
 import sqlite3
 from pathlib import Path
 
-from .index_schema import SCHEMA_VERSION, _split_sql, schema_script
-from .runtime import DB_COMPANIONS, STORE_DB, worktree_runtime_dir
+from .index_schema import SCHEMA_VERSION, _opening, _split_sql, schema_script
+from .runtime import DB_COMPANIONS, STORE_DB, private_dir, private_file, worktree_runtime_dir
 from .verdictfacts import FACTS_SCHEMA
 
 #: The databases earlier builds kept in the same directory (the verdict cache and the index), removed on open.
@@ -48,6 +48,10 @@ ENTRIES_SCHEMA = ("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, ctx
                   "WITHOUT ROWID")
 REPORTS_SCHEMA = ("CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, made_ns INTEGER NOT NULL, inputs TEXT NOT NULL, "
                   "report BLOB NOT NULL, sum BLOB NOT NULL) WITHOUT ROWID")
+
+
+#: How long a run waits for another one's write transaction before going on without the store, in seconds.
+BUSY_TIMEOUT_S = 2.0
 
 
 def store_path(project_root: str | os.PathLike[str]) -> Path:
@@ -72,15 +76,27 @@ def _drop_all(conn: sqlite3.Connection) -> None:
         conn.execute(f'DROP TABLE IF EXISTS "{name}"')
 
 
+#: Tables every current store has (a store missing one is made anew).
+TABLES = frozenset({"entries", "facts", "reports", "meta", "files", "records", "proposals", "records_fts",
+                    "proposals_fts"})
+
+
+def _current(conn: sqlite3.Connection) -> bool:
+    if conn.execute("PRAGMA user_version").fetchone()[0] != STORE_VERSION:
+        return False
+    return TABLES <= {name for kind, name in _tables(conn) if kind == "table"}
+
+
 def ensure_schema(conn: sqlite3.Connection) -> None:
     """Give the store ``conn`` (autocommit, ``isolation_level=None``) the current layout: nothing to do when its
-    version is :data:`STORE_VERSION`; otherwise, under ``BEGIN IMMEDIATE`` and checked again there, drop every
-    table and trigger and create the current ones. Raises ``sqlite3.Error``."""
-    if conn.execute("PRAGMA user_version").fetchone()[0] == STORE_VERSION:
+    version is :data:`STORE_VERSION` and it has every table of :data:`TABLES`; otherwise, under
+    ``BEGIN IMMEDIATE`` and checked again there, drop every table and trigger and create the current ones. Raises
+    ``sqlite3.Error``."""
+    if _current(conn):
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
-        if conn.execute("PRAGMA user_version").fetchone()[0] != STORE_VERSION:
+        if not _current(conn):
             _drop_all(conn)
             for stmt in _split_sql(schema_script()):
                 conn.execute(stmt)
@@ -115,5 +131,40 @@ def forget_old_databases(folder: Path) -> None:
             pass
 
 
-__all__ = ["CACHE_FORMAT", "ENTRIES_SCHEMA", "OLD_DATABASES", "PAYLOAD_FORMAT", "REPORTS_SCHEMA", "REPORT_FORMAT",
-           "STORE_DB", "STORE_VERSION", "ensure_schema", "forget_old_databases", "remove_database", "store_path"]
+def _open(db: Path) -> sqlite3.Connection:
+    """A connection to the store ``db`` with the current layout (:func:`memzoi.store.ensure_schema`: created, or
+    recreated for another version, race-free); the databases of earlier builds beside it are removed. Raises
+    ``OSError`` or ``sqlite3.Error``."""
+    private_dir(db.parent)
+    private_file(db)
+    conn = sqlite3.connect(db, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    try:
+        _opening(conn, lambda: ensure_schema(conn), patience=BUSY_TIMEOUT_S * 5)
+        conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+        private_file(db)  # the WAL and shared-memory files SQLite just created
+    except BaseException:
+        conn.close()
+        raise
+    forget_old_databases(db.parent)
+    return conn
+
+
+def connect(db: Path) -> sqlite3.Connection | None:
+    """:func:`_open`, deleting and recreating a database that is not one (corrupt, truncated, foreign); ``None``
+    when the store cannot be used at all (read-only or full disk, locked, unreadable)."""
+    try:
+        return _open(db)
+    except sqlite3.DatabaseError as err:
+        if isinstance(err, sqlite3.OperationalError):  # locked, read-only, no space: not the file's fault
+            return None
+    except OSError:
+        return None
+    try:  # not a database (sqlite3.DatabaseError proper): start again
+        remove_database(db)
+        return _open(db)
+    except (OSError, sqlite3.Error):
+        return None
+
+
+__all__ = ["BUSY_TIMEOUT_S", "CACHE_FORMAT", "ENTRIES_SCHEMA", "OLD_DATABASES", "PAYLOAD_FORMAT", "REPORTS_SCHEMA", "REPORT_FORMAT",
+           "STORE_VERSION", "TABLES", "connect", "ensure_schema", "forget_old_databases", "remove_database", "store_path"]

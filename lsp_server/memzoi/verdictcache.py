@@ -55,14 +55,10 @@ import blake3
 from . import freshness
 from .config import MemzoiConfig
 from .freshness import RACY_NS, Stat, read_stable
-from .index_schema import _opening
-from .runtime import private_dir, private_file
-from .store import CACHE_FORMAT, ensure_schema, forget_old_databases, remove_database, store_path
+from .store import BUSY_TIMEOUT_S, CACHE_FORMAT, connect, store_path  # noqa: F401 - connect also imported from here
 from .toolstamp import tool_stamp
 from .verdictfacts import Blob, payload_facts, read_blob, updated, write_blob
 
-#: How long a run waits for another one's write transaction before going on without the cache, in seconds.
-BUSY_TIMEOUT_S = 2.0
 #: Every entry of one stamp, as ``ProjectCache.rows`` keeps them (key first).
 _ENTRIES = "SELECT key, size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload, sum FROM entries WHERE ctx = ?"
 
@@ -119,41 +115,6 @@ def context_stamp(config: MemzoiConfig | None) -> str:
     configuration the analysis used (all of it: the safety decisions change findings)."""
     conf = config.model_dump_json() if config is not None else ""
     return blake3.blake3(f"{CACHE_FORMAT}\n{tool_stamp()}\n{conf}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
-def _open(db: Path) -> sqlite3.Connection:
-    """A connection to the store ``db`` with the current layout (:func:`memzoi.store.ensure_schema`: created, or
-    recreated for another version, race-free); the databases of earlier builds beside it are removed. Raises
-    ``OSError`` or ``sqlite3.Error``."""
-    private_dir(db.parent)
-    private_file(db)
-    conn = sqlite3.connect(db, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-    try:
-        _opening(conn, lambda: ensure_schema(conn), patience=BUSY_TIMEOUT_S * 5)
-        conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
-        private_file(db)  # the WAL and shared-memory files SQLite just created
-    except BaseException:
-        conn.close()
-        raise
-    forget_old_databases(db.parent)
-    return conn
-
-
-def connect(db: Path) -> sqlite3.Connection | None:
-    """:func:`_open`, deleting and recreating a database that is not one (corrupt, truncated, foreign); ``None``
-    when the cache cannot be used at all (read-only or full disk, locked, unreadable)."""
-    try:
-        return _open(db)
-    except sqlite3.DatabaseError as err:
-        if isinstance(err, sqlite3.OperationalError):  # locked, read-only, no space: not the file's fault
-            return None
-    except OSError:
-        return None
-    try:  # not a database (sqlite3.DatabaseError proper): start again
-        remove_database(db)
-        return _open(db)
-    except (OSError, sqlite3.Error):
-        return None
 
 
 @dataclass

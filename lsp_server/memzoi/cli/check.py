@@ -81,9 +81,7 @@ def _fail(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``check``; returns the exit code."""
-    from ..check import UsageError  # noqa: PLC0415 lazy: start-up
-    from ..checkreport import check_text  # noqa: PLC0415 lazy: start-up
-    from ..config import load_config  # noqa: PLC0415 lazy: start-up
+    from ..check import UsageError, check_text  # noqa: PLC0415 lazy: start-up
 
     fmt = "json" if args.json else args.format
     if args.json and args.format not in ("text", "json"):
@@ -124,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.finish()
-    notes, config_errors = _settings_notes(report, load_config)
+    notes, config_errors = _settings_notes(report, _config_errors)
     _add_config_findings(report)
     if not args.quiet:
         for note in notes:
@@ -170,13 +168,23 @@ def _check_paths_and_inputs(paths: list[str], progress: Any, cache: bool) -> Any
     return report
 
 
-def _settings_notes(report, load_config) -> tuple[list[str], bool]:
+def _config_errors(memzoi_dir) -> bool:
+    """Whether the ``config.toml`` of ``memzoi_dir`` has errors; a project without one has none, and its check
+    loads no configuration model (a replayed check then stays light)."""
+    if not os.path.lexists(os.path.join(memzoi_dir, "config.toml")):  # memzoi.config.CONFIG_NAME
+        return False
+    from ..config import load_config  # noqa: PLC0415 lazy: start-up
+
+    return bool(load_config(memzoi_dir).errors)
+
+
+def _settings_notes(report, has_errors) -> tuple[list[str], bool]:
     """Lines about unreadable folders and a valid configuration given by name, and whether the settings of a
     checked project are invalid (their problems are ``invalid_config`` findings, see :func:`_add_config_findings`)."""
     notes = [f"memzoi: {display}: {why}; nothing below it was checked" for display, why in report.skipped
              if why.startswith("unreadable directory")]
     given = [display for display, why in report.skipped if why.startswith("project configuration")]
-    errors = any(load_config(memzoi_dir).errors for memzoi_dir in report.memzoi_dirs)
+    errors = any(has_errors(memzoi_dir) for memzoi_dir in report.memzoi_dirs)
     if given and not errors:
         notes.append(f"memzoi: {', '.join(given)}: the settings are valid")
     return notes, errors
@@ -186,15 +194,15 @@ def _add_config_findings(report) -> None:
     """Add the ``invalid_config`` findings of each checked project's ``config.toml`` that the check did not walk
     (a record given by name is graded by its project's settings, so their errors belong in the report). The file
     is named relative to the current directory when it lies below it."""
-    from ..checkreport import Located  # noqa: PLC0415 lazy: start-up
-    from ..config import CONFIG_NAME, load_config  # noqa: PLC0415 lazy: start-up
+    bad = [Path(md) / "config.toml" for md in sorted(report.memzoi_dirs, key=str) if _config_errors(md)]
+    if not bad:
+        return
+    from ..check import Located  # noqa: PLC0415 lazy: start-up
+    from ..config import load_config  # noqa: PLC0415 lazy: start-up
     from ..configfile import config_findings  # noqa: PLC0415 lazy: start-up
     from ..pathsafety import shown_path  # noqa: PLC0415 lazy: start-up
     from ..text import LineIndex  # noqa: PLC0415 lazy: start-up
 
-    bad = [Path(md) / CONFIG_NAME for md in sorted(report.memzoi_dirs, key=str) if load_config(md).errors]
-    if not bad:
-        return
     # a config.toml that was walked already has its findings (its display path is never redacted: the part
     # below .memzoi is the file name `config.toml`)
     present = {os.path.realpath(l.path) for l in report.findings if l.finding.code == "invalid_config"}
