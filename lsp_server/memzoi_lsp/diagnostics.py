@@ -177,6 +177,7 @@ def schedule(ls: "Session", uri: str) -> None:
 
 def _fire(ls: "Session", uri: str) -> None:
     ls.timers.pop(uri, None)
+    ls.apply_editor(uri)  # the change enters the project's state once typing pauses
     publish(ls, uri)
 
 

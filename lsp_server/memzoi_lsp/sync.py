@@ -23,13 +23,19 @@ def register(server: "Session") -> None:
     def did_open(ls: "Session", params: types.DidOpenTextDocumentParams) -> None:
         uri = params.text_document.uri
         discover(ls, uri)
+        ls.apply_editor(uri)
         if not ls.pull_diagnostics:
             diagnostics.publish(ls, uri)  # at once on open; typing is debounced
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: "Session", params: types.DidChangeTextDocumentParams) -> None:
-        # pygls has already applied every content change to the workspace document: only schedule a re-read.
-        diagnostics.schedule(ls, params.text_document.uri)
+        # pygls has already applied every content change to the workspace document. Push: the change enters the
+        # project's state and is published once typing pauses (diagnostics.schedule); pull: at once, since the
+        # client pulls next.
+        if ls.pull_diagnostics:
+            ls.apply_editor(params.text_document.uri)
+        else:
+            diagnostics.schedule(ls, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: "Session", params: types.DidSaveTextDocumentParams) -> None:
@@ -50,7 +56,7 @@ def register(server: "Session") -> None:
         ls.gone.discard(key)
         if project is not None and project.has(key):
             snap = ls.docs.snapshot(key)
-            affected = project.feed(key, snap.analysis) if snap is not None else set()
+            affected = project.apply_editor(key, snap.analysis) if snap is not None else set()
             if ls.pull_diagnostics:
                 if affected:
                     ls.republish(affected)

@@ -227,6 +227,9 @@ def _apply(ls: "Session", project: "Project", batch: list[Path]):
     for uri in changes.removed:
         _drop(ls, uri)
     ls.gone.difference_update(changes.updated)
+    for uri in changes.updated:  # an open buffer whose file is back: its text is the file's again
+        if ls.docs.is_open(uri) and not ls.docs.is_behind(uri):
+            ls.apply_editor(uri)
     indexing.update(ls, project, changes.reindex)
     return changes
 
