@@ -30,7 +30,6 @@ from .inboxwatch import CandidateWatch
 from .project import Project
 from .protocol import MemzoiProtocol
 from .settings import SECTION, Settings, parse_settings
-from .watch import ChangeBatch
 
 if TYPE_CHECKING:  # the core's analysis is imported at the first verdict, not to answer `initialize`
     from memzoi.verdict import FileVerdict, ProjectContext
@@ -58,10 +57,8 @@ class MemzoiServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.scan_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memzoi-scan")
         self.stopping = False
-        self.watcher = None  # set by watch.start_watching when the server watches files itself
         self.tasks: set[asyncio.Task] = set()
-        self.client_watches = False
-        self.watch_batch = ChangeBatch()  # changed paths waiting for the debounced pass (watch.files_changed)
+        self.watching = watch.FileWatching()  # the watch feature's state: who watches, threads, the batch
         self.transport_failure: str | None = None
         self.inbox_watch = None  # inboxwatch.CandidateWatch once initialized
         self.to_republish: set[str] = set()  # push: URIs queued by republish for the next flush

@@ -65,10 +65,8 @@ class Session(Protocol):
     loop: asyncio.AbstractEventLoop | None
     scan_executor: ThreadPoolExecutor
     stopping: bool
-    watcher: Any
     tasks: set[asyncio.Task]
-    client_watches: bool
-    watch_batch: Any
+    watching: Any  # memzoi_lsp.watch.FileWatching (typed loosely: this module imports no feature)
     inbox_watch: Any
     to_republish: set[str]
     forgotten: set[Path]
