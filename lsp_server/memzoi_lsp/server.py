@@ -49,11 +49,9 @@ class MemzoiServer(LanguageServer):
         self.init_options: Any = None
         self.docs = Documents(lambda: self.workspace)
         self.projects: dict[Path, Project] = {}
-        self.published: set[str] = set()
         # Open documents whose file was deleted or renamed away: neither diagnosed nor cross-checked until the
         # file is back (saved again); a buffer never saved yet is not in here and is diagnosed as usual.
         self.gone: set[str] = set()
-        self.timers: dict[str, asyncio.TimerHandle] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
         self.scan_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memzoi-scan")
         self.stopping = False
@@ -61,7 +59,7 @@ class MemzoiServer(LanguageServer):
         self.watching = watch.FileWatching()  # the watch feature's state: who watches, threads, the batch
         self.transport_failure: str | None = None
         self.inbox_watch = None  # inboxwatch.CandidateWatch once initialized
-        self.to_republish: set[str] = set()  # push: URIs queued by republish for the next flush
+        self.publishing = diagnostics.Publishing()  # the diagnostics feature's state: shown, timers, queue
         self.forgotten: set[Path] = set()  # roots of projects whose workspace folder was removed (folders.py)
 
     def start_io(self, stdin=None, stdout=None) -> None:
@@ -243,7 +241,7 @@ class MemzoiServer(LanguageServer):
         if self.pull_diagnostics:
             self.request_refresh()
             return
-        for uri in set(self.docs.open_uris()) | set(self.known_uris()) | set(self.published):
+        for uri in set(self.docs.open_uris()) | set(self.known_uris()) | set(self.publishing.shown):
             diagnostics.publish(self, uri)
 
     def apply_settings(self, *sources: Any) -> None:
@@ -344,9 +342,7 @@ def create_server() -> MemzoiServer:
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: MemzoiServer, params: None) -> None:
         ls.stopping = True
-        for t in ls.timers.values():
-            t.cancel()
-        ls.timers.clear()
+        ls.publishing.stop()
         watch.stop(ls)
         if ls.inbox_watch is not None:
             ls.inbox_watch.stop()

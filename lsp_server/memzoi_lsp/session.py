@@ -59,16 +59,14 @@ class Session(Protocol):
     init_options: Any
     docs: Documents
     projects: dict[Path, Project]
-    published: set[str]
     gone: set[str]
-    timers: dict[str, asyncio.TimerHandle]
     loop: asyncio.AbstractEventLoop | None
     scan_executor: ThreadPoolExecutor
     stopping: bool
     tasks: set[asyncio.Task]
     watching: Any  # memzoi_lsp.watch.FileWatching (typed loosely: this module imports no feature)
     inbox_watch: Any
-    to_republish: set[str]
+    publishing: Any  # memzoi_lsp.diagnostics.Publishing (typed loosely: this module imports no feature)
     forgotten: set[Path]
 
     # reads (never change project state, never publish)

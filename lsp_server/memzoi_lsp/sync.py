@@ -46,9 +46,7 @@ def register(server: "Session") -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: "Session", params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
-        timer = ls.timers.pop(uri, None)
-        if timer is not None:
-            timer.cancel()
+        ls.publishing.cancel(uri)
         # The buffer is gone: the file on disk (if any) is what other files now refer to and what is shown.
         path = uri_to_path(uri)
         project = ls.project_for(path)
@@ -69,7 +67,7 @@ def register(server: "Session") -> None:
                 affected = project.forget(key)
                 if affected - {key}:
                     ls.republish(affected - {key})
-            if not ls.pull_diagnostics and (uri in ls.published or key in ls.published):
+            if not ls.pull_diagnostics and (uri in ls.publishing.shown or key in ls.publishing.shown):
                 diagnostics.clear(ls, uri)
 
 

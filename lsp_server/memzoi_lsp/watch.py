@@ -237,7 +237,7 @@ def _apply(ls: "Session", project: "Project", batch: list[Path]):
     cleared, open buffers whose file is back are diagnosed again, the index update is queued."""
     from . import indexing
 
-    shown = [p for p in (uri_to_path(u) for u in ls.published) if p is not None and project.contains(p)]
+    shown = [p for p in (uri_to_path(u) for u in ls.publishing.shown) if p is not None and project.contains(p)]
     changes = project.apply_events(batch, shown=shown, analysis_of=lambda uri: _closed_analysis(ls, uri))
     for uri in changes.removed:
         _drop(ls, uri)
