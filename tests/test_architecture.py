@@ -134,6 +134,7 @@ PENDING_MOVE: dict[str, str] = {
     "maintenance": "agent",
     "maintenance_detect": "agent",
     "safety_scan": "runs",
+    "projectview": "runs",
 }
 
 

@@ -1,5 +1,7 @@
 """The state of one project under review, kept in line with the disk: what a long-lived caller (the language
-server) knows of it, with one mutator for what the disk does.
+server) knows of it, changed through three entry points: :meth:`ProjectState.apply_events` (the disk),
+:meth:`ProjectState.apply_editor` (an editor's buffer) and ``apply_scan`` (the first scan's files, :meth:`feed`);
+requests read it without changing it (:mod:`memzoi.projectview`).
 
 :class:`ProjectState` owns, for the project whose ``.memzoi`` folder is below ``root``:
 
@@ -32,9 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .admission import GitVisibility
-from .config import forget_config
 from .crossfile import Workspace
-from .filefacts import FileFacts
+from .filefacts import FileFacts, facts_from_analysis
 from .gitfacts import GitFacts
 from .projectfiles import ProjectFiles
 from .workspace import MEMZOI_DIR, RESERVED_NAMES, Placement, Role, place, takes_part
@@ -109,6 +110,7 @@ class ProjectState:
         self._premade: dict[str, tuple[int, int, bytes]] = {}  # absolute path -> the index row the scan made
         self._inputs: tuple[bytes, str] | None = None  # the configuration and git state last seen
         self._boundaries: dict[str, datetime] = {}  # key -> retention boundary still to pass, of a fed analysis
+        self.scanned = False  # the first scan has seen every file (until then reads withhold: memzoi.projectview)
 
     # -- the file set -------------------------------------------------------------------------------------------
 
@@ -165,6 +167,8 @@ class ProjectState:
             return InputChanges()
         changes = InputChanges(config=now[0] != before[0], git=now[1] != before[1])
         if changes.config:
+            from .config import forget_config  # noqa: PLC0415 lazy: start-up
+
             forget_config(self.memzoi_dir)  # its stat may not show the change (memzoi.freshness)
             self.verdicts.clear()
         if changes.git and self._keys:
@@ -215,6 +219,18 @@ class ProjectState:
         self._fed[key] = weakref.ref(source)
         self._track_boundary(key, source)
         return self.crossfile.update(key, source)
+
+    def apply_editor(self, key: str, analysis: Analysis) -> set[str]:
+        """An editor's buffer of ``key`` (its analysis) becomes the file's cross-file facts, as :meth:`feed`: the
+        editor's text governs an open document. Returns the keys whose cross-file findings changed."""
+        return self.feed(key, analysis)
+
+    apply_scan = feed  # the scan's first stages (a compact verdict's facts, or an analysis) enter as any other
+
+    def holds(self, key: str, analysis: Analysis) -> bool:
+        """Whether the cross-file graph's facts of ``key`` are ``analysis``'s (fed from it, or equal to its)."""
+        held = self._fed.get(key)
+        return (held is not None and held() is analysis) or self.crossfile.facts(key) == facts_from_analysis(analysis)
 
     def _track_boundary(self, key: str, analysis: Analysis) -> None:
         """Keep when ``analysis``'s retention boundary passes, unless it already has (its findings hold

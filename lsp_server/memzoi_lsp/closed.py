@@ -50,6 +50,7 @@ def findings(ls: Session, project: Project, held: FirstStage, key: str,
     cross-file findings once the first scan is done) and its text, read from disk only when there are findings
     (``""`` otherwise); ``None`` when the text on disk is no longer the one ``held`` was made from (``held`` is
     dropped)."""
+    from memzoi.projectview import cross_findings  # noqa: PLC0415 lazy: start-up
     from memzoi.text import decode  # noqa: PLC0415 lazy: start-up
     from memzoi.verdict import settle  # noqa: PLC0415 lazy: start-up
 
@@ -64,7 +65,7 @@ def findings(ls: Session, project: Project, held: FirstStage, key: str,
                 read.append("")
         return read[0]
 
-    cross = project.crossfile.findings_for(key) if project.scanned.is_set() else []
+    cross = cross_findings(project, key)  # the graph holds this verdict's facts (the scan or the watcher fed them)
     found = settle(held.path, held.first, ctx or ls.context(project), text=text, cross=cross)
     if not found:
         return "", []

@@ -9,6 +9,7 @@ package ships (:func:`memzoi.resources.diagnostics_href`).
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 import blake3
@@ -24,6 +25,29 @@ if TYPE_CHECKING:
     from .session import Session
 
 SOURCE = "memzoi"
+
+
+class Publishing:
+    """The diagnostics feature's state (push mode): the URIs whose diagnostics the client shows (``shown``), the
+    per-document debounce timers (``timers``) and the URIs queued for the next :func:`flush` (``queued``). Made
+    with the session; changed on the event loop only."""
+
+    def __init__(self) -> None:
+        self.shown: set[str] = set()
+        self.timers: dict[str, asyncio.TimerHandle] = {}
+        self.queued: set[str] = set()
+
+    def cancel(self, uri: str) -> None:
+        """Cancel the debounce timer of ``uri``, if any (the document was closed)."""
+        timer = self.timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+
+    def stop(self) -> None:
+        """Cancel every timer (shutdown)."""
+        for timer in self.timers.values():
+            timer.cancel()
+        self.timers.clear()
 
 
 def to_lsp(ls: Session, snap: Snapshot, findings: list[Finding]) -> list[types.Diagnostic]:
@@ -116,15 +140,15 @@ def publish(ls: Session, uri: str, found: tuple | None = None, ctx=None) -> None
             clear(ls, uri)
             return
         diags, shown_uri, version, is_open = diagnostics_for(ls, snap), snap.uri, snap.version, snap.is_open
-    if not diags and not is_open and uri not in ls.published:
+    if not diags and not is_open and uri not in ls.publishing.shown:
         return  # nothing shown for this closed file: nothing to send
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=shown_uri, diagnostics=diags, version=version)
     )
     if diags:
-        ls.published.add(uri)
+        ls.publishing.shown.add(uri)
     else:
-        ls.published.discard(uri)
+        ls.publishing.shown.discard(uri)
 
 
 def clear(ls: Session, uri: str) -> None:
@@ -135,15 +159,15 @@ def clear(ls: Session, uri: str) -> None:
     if ls.stopping:
         return
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
-    ls.published.discard(uri)
+    ls.publishing.shown.discard(uri)
 
 
 def queue(ls: Session, uris) -> None:
     """Push mode: queue ``uris`` for :func:`flush` at the next turn of the loop (one flush for many calls)."""
     if ls.loop is None:
         return
-    first = not ls.to_republish
-    ls.to_republish |= set(uris)
+    first = not ls.publishing.queued
+    ls.publishing.queued |= set(uris)
     if first:
         ls.loop.call_soon(flush, ls)
 
@@ -153,13 +177,13 @@ def flush(ls: Session, rounds: int = 8) -> None:
     the next turn). The scan calls it before it ends its work-done progress, so no publish of the scan follows
     its end."""
     for _ in range(rounds):
-        if not ls.to_republish or ls.stopping:
+        if not ls.publishing.queued or ls.stopping:
             return
-        batch = sorted(ls.to_republish)
-        ls.to_republish.clear()
+        batch = sorted(ls.publishing.queued)
+        ls.publishing.queued.clear()
         for uri in batch:
             publish(ls, uri)
-    if ls.to_republish and ls.loop is not None:
+    if ls.publishing.queued and ls.loop is not None:
         ls.loop.call_soon(flush, ls)
 
 
@@ -167,15 +191,16 @@ def schedule(ls: Session, uri: str) -> None:
     """Push mode: (re)start the per-document debounce timer; the analysis runs once typing pauses."""
     if ls.pull_diagnostics or ls.loop is None:
         return
-    timer = ls.timers.pop(uri, None)
+    timer = ls.publishing.timers.pop(uri, None)
     if timer is not None:
         timer.cancel()
     delay = ls.settings.debounce_ms / 1000
-    ls.timers[uri] = ls.loop.call_later(delay, _fire, ls, uri)
+    ls.publishing.timers[uri] = ls.loop.call_later(delay, _fire, ls, uri)
 
 
 def _fire(ls: Session, uri: str) -> None:
-    ls.timers.pop(uri, None)
+    ls.publishing.timers.pop(uri, None)
+    ls.apply_editor(uri)  # the change enters the project's state once typing pauses
     publish(ls, uri)
 
 

@@ -59,13 +59,13 @@ def forget_project(ls: Session, root: Path) -> None:
         return
     ls.forgotten.add(root)
     watch.unwatch_project(ls, project)
-    uris = {u for u in ls.published if (p := uri_to_path(u)) is not None and project.contains(p)}
-    uris |= {u for u in project.files if u in ls.published}
+    uris = {u for u in ls.publishing.shown if (p := uri_to_path(u)) is not None and project.contains(p)}
+    uris |= {u for u in project.files if u in ls.publishing.shown}
     for uri in sorted(uris):
         if not ls.docs.is_open(uri):
             diagnostics.clear(ls, uri)
         ls.docs.forget(uri)
-    ls.to_republish -= uris
+    ls.publishing.queued -= uris
     if ls.pull_diagnostics:
         ls.request_refresh()
     ls.scan_executor.submit(indexing.close, project)  # on the scan thread, which owns the index connection

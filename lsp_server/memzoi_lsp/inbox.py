@@ -61,7 +61,7 @@ async def listing(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     else:
         projects = [ls.projects[r] for r in sorted(ls.projects)]
     return {
-        "scanning": any(not p.scanned.is_set() for p in projects),
+        "scanning": any(not p.scanned for p in projects),
         "proposals": [row for p in projects for row in rows(ls, p)],
     }
 

@@ -1,11 +1,10 @@
 """One project under review in the language server: the core's :class:`~memzoi.projectstate.ProjectState` (file
 set, compact verdicts, cross-file graph, git and ledger oracles, index handle) keyed by the URIs the server
-publishes under, and the event its first scan sets. State changes on the event loop only (see
-docs/architecture.md)."""
+publishes under (its ``scanned`` flag says when the first scan has seen every file). State changes on the event
+loop only, through the core's entry points (see docs/architecture.md)."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from memzoi.projectstate import ProjectState
@@ -18,7 +17,6 @@ class Project(ProjectState):
 
     def __init__(self, root: Path) -> None:
         super().__init__(root, key=path_to_uri, path_of=uri_to_path)
-        self.scanned = asyncio.Event()
 
     def has(self, uri: str) -> bool:
         """True when ``uri`` is one of the project's files."""

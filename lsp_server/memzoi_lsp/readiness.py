@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 def of(ls: Session, snap: Snapshot) -> Readiness | None:
     """Readiness of the pending packet ``snap`` (``None`` for anything else, or outside a project)."""
     from memzoi.lifecycle.readiness import packet_readiness  # noqa: PLC0415 lazy: start-up
+    from memzoi.projectview import resolved_holder  # noqa: PLC0415 lazy: start-up
 
     if snap.analysis.placement.role is not Role.PENDING or snap.path is None:
         return None
@@ -25,5 +26,5 @@ def of(ls: Session, snap: Snapshot) -> Readiness | None:
     if project is None:
         return None
     findings = ls.findings_for(snap)
-    holder = project.crossfile.resolved_holder(path_to_uri(snap.path)) if project.scanned.is_set() else None
+    holder = resolved_holder(project, path_to_uri(snap.path))
     return packet_readiness(project.root, snap.analysis, findings, identity_resolved=holder)

@@ -81,7 +81,7 @@ async def scan_project(ls: Session, project: Project) -> None:
         inputs.follow(ls, project)  # the configuration and git's state, from now on
         await indexing.refresh(ls, project)
     finally:
-        project.scanned.set()
+        project.scanned = True
         ls.flush_republish()  # every publish of the scan (cross-file republish included) precedes its end
         _end_progress(ls, token, project)
     _log_scanned(ls, project, started, cached)
@@ -159,13 +159,15 @@ async def _analyse_misses(ls: Session, project: Project, misses: list[tuple[str,
 
 def publish_open(ls: Session, project: Project) -> None:
     """Publish the open documents of ``project`` now, before its scan does any work: the first diagnostics never
-    wait for the workspace (cross-file findings follow when the scan is done, :meth:`Session.on_project_scanned`)."""
+    wait for the workspace (cross-file findings follow when the scan is done, :meth:`Session.on_project_scanned`).
+    Their editor text enters the project's state first (the scan itself leaves open documents alone)."""
+    mine = [uri for uri in ls.docs.open_uris() if (path := uri_to_path(uri)) is not None and project.contains(path)]
+    for uri in mine:
+        ls.apply_editor(uri)
     if ls.pull_diagnostics:
         return  # the client pulls an open document's diagnostics itself; nothing of the scan delays the answer
-    for uri in ls.docs.open_uris():
-        path = uri_to_path(uri)
-        if path is not None and project.contains(path):
-            diagnostics.publish(ls, uri)
+    for uri in mine:
+        diagnostics.publish(ls, uri)
 
 
 def _next(results: Iterator, n: int, cache) -> list:
@@ -198,11 +200,11 @@ def _take(ls: Session, project: Project, scanned: list) -> None:
             continue  # the editor's text governs an open document
         try:
             if current:
-                project.feed(uri, verdict.facts)
+                project.apply_scan(uri, verdict.facts)
             else:  # what is on disk now, analysed as a request would (never raises: the barrier is inside)
                 snap = ls.docs.snapshot(uri)
                 if snap is not None:
-                    project.feed(uri, snap.analysis)
+                    project.apply_scan(uri, snap.analysis)
         except Exception as err:  # the barrier: one file's failure never stops the scan
             from memzoi.barrier import log_internal_error  # noqa: PLC0415 lazy: start-up
 

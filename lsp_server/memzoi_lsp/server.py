@@ -50,7 +50,6 @@ from .documents import Documents, Snapshot, path_to_uri, uri_to_path
 from .inboxwatch import CandidateWatch
 from .protocol import MemzoiProtocol
 from .settings import SECTION, Settings, parse_settings
-from .watch import ChangeBatch
 
 if TYPE_CHECKING:  # the core's analysis is imported at the first verdict, not to answer `initialize`
     from memzoi.verdict import FileVerdict, ProjectContext
@@ -72,21 +71,17 @@ class MemzoiServer(LanguageServer):
         self.init_options: Any = None
         self.docs = Documents(lambda: self.workspace)
         self.projects: dict[Path, Project] = {}
-        self.published: set[str] = set()
         # Open documents whose file was deleted or renamed away: neither diagnosed nor cross-checked until the
         # file is back (saved again); a buffer never saved yet is not in here and is diagnosed as usual.
         self.gone: set[str] = set()
-        self.timers: dict[str, asyncio.TimerHandle] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
         self.scan_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memzoi-scan")
         self.stopping = False
-        self.watcher = None  # set by watch.start_watching when the server watches files itself
         self.tasks: set[asyncio.Task] = set()
-        self.client_watches = False
-        self.watch_batch = ChangeBatch()  # changed paths waiting for the debounced pass (watch.files_changed)
+        self.watching = watch.FileWatching()  # the watch feature's state: who watches, threads, the batch
         self.transport_failure: str | None = None
         self.inbox_watch = None  # inboxwatch.CandidateWatch once initialized
-        self.to_republish: set[str] = set()  # push: URIs queued by republish for the next flush
+        self.publishing = diagnostics.Publishing()  # the diagnostics feature's state: shown, timers, queue
         self.forgotten: set[Path] = set()  # roots of projects whose workspace folder was removed (folders.py)
 
     def start_io(self, stdin=None, stdout=None) -> None:
@@ -147,14 +142,13 @@ class MemzoiServer(LanguageServer):
     def verdict(self, snap: Snapshot) -> FileVerdict:
         """The verdict of ``snap`` in its project: the same function ``memzoi check`` uses, fed the editor's text
         for an open document, the project's git and ledger oracles, the project's ``[rules]`` with the editor
-        settings on top, and the cross-file findings of the project's workspace.
-
-        The snapshot's facts are fed to that workspace first (editor text for open documents, disk otherwise), so
-        the cross-file spans index ``snap.text``; other files whose findings changed because of it are
-        re-diagnosed. Until the project's first scan completes, cross-file findings are withheld (a target later
-        in the scan would otherwise show as dangling for a moment).
+        settings on top, and the cross-file findings the project's graph holds for this very text
+        (:func:`memzoi.projectview.cross_findings`: none before the first scan, none for text the graph has not
+        taken in yet). A read: it changes no state and publishes nothing (the editor's text enters the state by
+        :meth:`apply_editor`, at the editor's events).
         """
         from memzoi.config import load_config  # noqa: PLC0415 lazy: start-up
+        from memzoi.projectview import cross_findings  # noqa: PLC0415 lazy: start-up
         from memzoi.verdict import ProjectContext, judge  # noqa: PLC0415 lazy: start-up
 
         project = self.project_for(snap.path)
@@ -165,11 +159,22 @@ class MemzoiServer(LanguageServer):
                                     rules=self.settings.over(config.effective_rules))
             return judge(snap.path, snap.analysis, ctx)
         key = project.key_of(snap.path) if snap.path else snap.uri  # one key per file, whatever the client sent
-        affected = project.feed(key, snap.analysis)
-        if affected - {key}:
-            self.republish(affected - {key})
-        cross = project.crossfile.findings_for(key) if project.scanned.is_set() else []
-        return judge(snap.path, snap.analysis, self.context(project), cross=cross)
+        return judge(snap.path, snap.analysis, self.context(project), cross=cross_findings(project, key, snap.analysis))
+
+    def apply_editor(self, uri: str) -> None:
+        """An editor event on ``uri`` (opened, changed, closed, its buffer back after the file was gone): the
+        document as the server now reads it (editor text, or the disk for a closed or behind one) becomes its
+        file's cross-file facts (:meth:`memzoi.projectstate.ProjectState.apply_editor`), and the other files
+        whose cross-file findings changed are re-diagnosed. The one way an editor's text enters the project state.
+        """
+        snap = self.docs.snapshot(uri)
+        project = self.project_for(snap.path) if snap is not None else None
+        if project is None or snap is None or snap.path is None or self.gone_from_disk(snap):
+            return
+        key = project.key_of(snap.path)
+        affected = project.apply_editor(key, snap.analysis) - {key}
+        if affected:
+            self.republish(affected)
 
     def context(self, project: Project) -> ProjectContext:
         """The project's verdict context now: its configuration and ``[rules]`` under the editor settings, its git
@@ -222,7 +227,7 @@ class MemzoiServer(LanguageServer):
     def on_project_scanned(self, project: Project) -> None:
         """The project's first scan finished: cross-file state is complete, so publish the files that have
         cross-file findings and the open documents."""
-        project.scanned.set()
+        project.scanned = True
         self.crossfile_generation += 1
         if self.pull_diagnostics:
             self.request_refresh()
@@ -255,7 +260,7 @@ class MemzoiServer(LanguageServer):
         if self.pull_diagnostics:
             self.request_refresh()
             return
-        for uri in set(self.docs.open_uris()) | set(self.known_uris()) | set(self.published):
+        for uri in set(self.docs.open_uris()) | set(self.known_uris()) | set(self.publishing.shown):
             diagnostics.publish(self, uri)
 
     def apply_settings(self, *sources: Any) -> None:
@@ -358,9 +363,7 @@ def create_server() -> MemzoiServer:
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: MemzoiServer, params: None) -> None:
         ls.stopping = True
-        for t in ls.timers.values():
-            t.cancel()
-        ls.timers.clear()
+        ls.publishing.stop()
         watch.stop(ls)
         if ls.inbox_watch is not None:
             ls.inbox_watch.stop()

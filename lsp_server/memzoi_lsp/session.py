@@ -59,18 +59,14 @@ class Session(Protocol):
     init_options: Any
     docs: Documents
     projects: dict[Path, Project]
-    published: set[str]
     gone: set[str]
-    timers: dict[str, asyncio.TimerHandle]
     loop: asyncio.AbstractEventLoop | None
     scan_executor: ThreadPoolExecutor
     stopping: bool
-    watcher: Any
     tasks: set[asyncio.Task]
-    client_watches: bool
-    watch_batch: Any
+    watching: Any  # memzoi_lsp.watch.FileWatching (typed loosely: this module imports no feature)
     inbox_watch: Any
-    to_republish: set[str]
+    publishing: Any  # memzoi_lsp.diagnostics.Publishing (typed loosely: this module imports no feature)
     forgotten: set[Path]
 
     # reads (never change project state, never publish)
@@ -91,6 +87,7 @@ class Session(Protocol):
     def add_project(self, root: Path) -> Project | None: ...
     def on_project_scanned(self, project: Project) -> None: ...
     def on_files_changed(self, updated: list[str], removed: list[str]) -> None: ...
+    def apply_editor(self, uri: str) -> None: ...
 
 
 __all__ = ["Session"]

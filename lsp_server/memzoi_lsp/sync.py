@@ -23,13 +23,19 @@ def register(server: Session) -> None:
     def did_open(ls: Session, params: types.DidOpenTextDocumentParams) -> None:
         uri = params.text_document.uri
         discover(ls, uri)
+        ls.apply_editor(uri)
         if not ls.pull_diagnostics:
             diagnostics.publish(ls, uri)  # at once on open; typing is debounced
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: Session, params: types.DidChangeTextDocumentParams) -> None:
-        # pygls has already applied every content change to the workspace document: only schedule a re-read.
-        diagnostics.schedule(ls, params.text_document.uri)
+        # pygls has already applied every content change to the workspace document. Push: the change enters the
+        # project's state and is published once typing pauses (diagnostics.schedule); pull: at once, since the
+        # client pulls next.
+        if ls.pull_diagnostics:
+            ls.apply_editor(params.text_document.uri)
+        else:
+            diagnostics.schedule(ls, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: Session, params: types.DidSaveTextDocumentParams) -> None:
@@ -40,9 +46,7 @@ def register(server: Session) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: Session, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
-        timer = ls.timers.pop(uri, None)
-        if timer is not None:
-            timer.cancel()
+        ls.publishing.cancel(uri)
         # The buffer is gone: the file on disk (if any) is what other files now refer to and what is shown.
         path = uri_to_path(uri)
         project = ls.project_for(path)
@@ -50,7 +54,7 @@ def register(server: Session) -> None:
         ls.gone.discard(key)
         if project is not None and project.has(key):
             snap = ls.docs.snapshot(key)
-            affected = project.feed(key, snap.analysis) if snap is not None else set()
+            affected = project.apply_editor(key, snap.analysis) if snap is not None else set()
             if ls.pull_diagnostics:
                 if affected:
                     ls.republish(affected)
@@ -63,7 +67,7 @@ def register(server: Session) -> None:
                 affected = project.forget(key)
                 if affected - {key}:
                     ls.republish(affected - {key})
-            if not ls.pull_diagnostics and (uri in ls.published or key in ls.published):
+            if not ls.pull_diagnostics and (uri in ls.publishing.shown or key in ls.publishing.shown):
                 diagnostics.clear(ls, uri)
 
 

@@ -7,6 +7,9 @@ judged by its **final state on disk**, never by the event type. So a write-then-
 rename onto the file) is one modification and never flashes a "deleted" state (B33), repeated ``added`` events
 for a growing file are one update (B34), and a directory-level event rescans that directory (B37). Editor swap,
 backup and lock files are ignored.
+
+:class:`FileWatching` is the feature's state (who watches, the watcher threads, the batch and its timer), owned
+by the session as ``ls.watching``; the functions here act on it.
 """
 
 from __future__ import annotations
@@ -36,6 +39,17 @@ DEBOUNCE_S = 0.1
 MAX_WAIT_S = 1.0
 
 
+class FileWatching:
+    """The watch feature's state: whether the client watches for the server (``client_watches``), the watchfiles
+    threads otherwise (``watcher``), and the changed paths waiting for the debounced pass with its timer
+    (``batch``). Made with the session; changed on the event loop only."""
+
+    def __init__(self) -> None:
+        self.client_watches = False
+        self.watcher: _Watcher | None = None
+        self.batch = ChangeBatch()
+
+
 def register(server: Session) -> None:
     """Register the watched-files notification handler."""
 
@@ -48,7 +62,7 @@ def register(server: Session) -> None:
 async def register_client_watching(ls: Session) -> None:
     """In ``initialized``: ask the client to watch ``.memzoi`` trees, only when it offers dynamic registration
     (registering anyway crashes some clients; Neovim 0.11 on Linux does not offer it)."""
-    ls.client_watches = False
+    ls.watching.client_watches = False
     if not get_capability(ls.client_capabilities, "workspace.did_change_watched_files.dynamic_registration", False):
         return
     try:
@@ -65,32 +79,33 @@ async def register_client_watching(ls: Session) -> None:
                 ]
             )
         )
-        ls.client_watches = True
+        ls.watching.client_watches = True
     except Exception as err:  # fall back to our own watcher
         log.warning("client refused file watching registration (%s); watching .memzoi with watchfiles", err)
 
 
 def watch_project(ls: Session, project: Project) -> None:
     """Start a watchfiles thread on ``project.memzoi_dir`` unless the client watches for us."""
-    if ls.client_watches or ls.stopping:
+    watching = ls.watching
+    if watching.client_watches or ls.stopping:
         return
-    if ls.watcher is None:
-        ls.watcher = _Watcher(ls)
-    ls.watcher.add(project.memzoi_dir)
+    if watching.watcher is None:
+        watching.watcher = _Watcher(ls)
+    watching.watcher.add(project.memzoi_dir)
 
 
 def unwatch_project(ls: Session, project: Project) -> None:
     """Stop the watchfiles thread of ``project`` (its workspace folder was removed); a client that watches for
     the server keeps its glob, whose events for a forgotten project are ignored (:func:`_by_project`)."""
-    if ls.watcher is not None:
-        ls.watcher.remove(project.memzoi_dir)
+    if ls.watching.watcher is not None:
+        ls.watching.watcher.remove(project.memzoi_dir)
 
 
 def stop(ls: Session) -> None:
     """Stop the watcher threads (shutdown)."""
-    if ls.watcher is not None:
-        ls.watcher.stop()
-    ls.watch_batch.cancel()
+    if ls.watching.watcher is not None:
+        ls.watching.watcher.stop()
+    ls.watching.batch.cancel()
 
 
 class _Watcher:
@@ -177,7 +192,7 @@ def files_changed(ls: Session, paths: Iterable[Path], *, immediate: bool = False
     server itself has just written)."""
     if ls.stopping:
         return
-    batch = ls.watch_batch
+    batch = ls.watching.batch
     delay = batch.add(paths)
     if immediate or ls.loop is None:
         _flush(ls)
@@ -187,7 +202,7 @@ def files_changed(ls: Session, paths: Iterable[Path], *, immediate: bool = False
 
 
 def _flush(ls: Session) -> None:
-    paths = ls.watch_batch.take()
+    paths = ls.watching.batch.take()
     if paths and not ls.stopping:
         process(ls, paths)
 
@@ -223,11 +238,14 @@ def _apply(ls: Session, project: Project, batch: list[Path]):
     cleared, open buffers whose file is back are diagnosed again, the index update is queued."""
     from . import indexing  # noqa: PLC0415 lazy: start-up
 
-    shown = [p for p in (uri_to_path(u) for u in ls.published) if p is not None and project.contains(p)]
+    shown = [p for p in (uri_to_path(u) for u in ls.publishing.shown) if p is not None and project.contains(p)]
     changes = project.apply_events(batch, shown=shown, analysis_of=lambda uri: _closed_analysis(ls, uri))
     for uri in changes.removed:
         _drop(ls, uri)
     ls.gone.difference_update(changes.updated)
+    for uri in changes.updated:  # an open buffer whose file is back: its text is the file's again
+        if ls.docs.is_open(uri) and not ls.docs.is_behind(uri):
+            ls.apply_editor(uri)
     indexing.update(ls, project, changes.reindex)
     return changes
 
