@@ -30,11 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..ledger import ChangePlan, ChangeRecord, ChangeResult, FileChange, Refusal, now_utc, run_change
+from ..ledger import (
+    ChangePlan, ChangeRecord, ChangeResult, FileChange, Refusal, now_utc, read_file_state, run_change,
+)
+from ..legacy import concept_slug
 from ..models.common import Lane, MemoryType
 from ..policy import AGGREGATE_LIMIT, FIELD_LIMIT
 from ..render import description_of, render_packet
-from .common import PENDING, errors, resolved_identities, verified
+from .common import PENDING, errors, record_rel, resolved_identities, verified
 from .proposal_checks import base_id, check_controls, check_retention, readable_id, retention_for
 from .readiness import title_too_long
 from .rejections import duplicate_of
@@ -239,14 +242,14 @@ def find_duplicate(root: Path, body: str) -> str | None:
 
 def plan_propose(root: Path, draft: Draft, *, actor: str) -> ChangePlan:
     """Validate ``draft`` and compute the new pending packet. Raises :class:`Refusal` or :class:`Blocked`."""
-    from .apply import load_target
+    from .proposal_target import load_proposal_target
 
     check_values(draft)
     check_title_fits(draft.title)
     now = now_utc(precise=False)
     target = None
     if draft.supersedes:
-        target = load_target(root, draft.supersedes, scope_kind=None, scope_id=None, proposed_at=now).data
+        target = load_proposal_target(root, draft.supersedes).data
     base = proposal_id(draft)
     data = packet_data(draft, base, actor=actor, now=now, target=target)
     body = draft.body.strip()
@@ -255,6 +258,7 @@ def plan_propose(root: Path, draft: Draft, *, actor: str) -> ChangePlan:
     duplicate = duplicate_of(root, body)
     if duplicate:
         raise duplicate
+    check_record_free(root, draft.title, target_id=draft.supersedes)
     packet_id = readable_id(root, draft.title, resolved_identities(root))
     if packet_id != base:
         data = packet_data(draft, packet_id, actor=actor, now=now, target=target)
@@ -273,6 +277,29 @@ def check_title_fits(title: str) -> None:
     blocker = title_too_long(title.strip(), pending=False)
     if blocker is not None:
         raise Refusal(blocker.code, blocker.message)
+
+
+def check_record_free(root: Path, title: str, *, target_id: str | None = None) -> None:
+    """Refuse (``record_exists``) a ``create`` or ``supersede`` proposal whose record could never be written.
+    Memzoi's apply creates ``.memzoi/records/<concept slug of the title>.md`` with create-new, so an existing
+    record is a conflict, and a supersede's replacement id must differ from its target's (reference §2.5,
+    ``apply.rs``). Such a packet would wait for review and then never apply (``blocked: record_exists``). The
+    message names record ids that already exist, never new text. ``target_id``: the record a supersede replaces."""
+    record_id = concept_slug(title.strip())
+    if not record_id:  # Memzoi then uses the packet's file id, which is always fresh
+        return
+    if record_id == target_id:
+        raise Refusal("record_exists", f"the replacement's title gives the record id `{record_id}`, the id of the "
+                      "record it supersedes, and Memzoi needs the replacement to have its own id: give the "
+                      "replacement a different title (say what changed); nothing was written")
+    rel = record_rel(record_id)
+    if read_file_state(root, rel) is None:
+        return
+    way = ("give the replacement a different title" if target_id else
+           f"to change that record, supersede it (target `{record_id}`) with a different title, or give this "
+           "memory a title of its own")
+    raise Refusal("record_exists", f"{rel} already exists and applying this proposal would create it again "
+                  f"(Memzoi creates a record only where none is): {way}; nothing was written", rel)
 
 
 def propose_packet(project_root: str | os.PathLike[str], draft: Draft, *, actor: str,
