@@ -153,8 +153,10 @@ def _settings_notes(report, load_config) -> tuple[list[str], bool]:
              if why.startswith("unreadable directory")]
     given = [display for display, why in report.skipped if why.startswith("project configuration")]
     errors = any(load_config(memzoi_dir).errors for memzoi_dir in report.memzoi_dirs)
-    if given and not errors:
-        notes.append(f"memzoi: {', '.join(given)}: the settings are valid")
+    if given and not errors:  # a finding on the file (a credential in a comment) is about its text
+        about_text = any(l.path in given for l in report.findings)
+        tail = "; its findings are about the file's text, not its settings" if about_text else ""
+        notes.append(f"memzoi: {', '.join(given)}: the settings are valid{tail}")
     return notes, errors
 
 
