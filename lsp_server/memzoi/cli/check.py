@@ -78,6 +78,15 @@ def _fail(message: str) -> int:
     return 2
 
 
+def _inside_memory(path: str) -> bool:
+    """Whether ``path`` (as given; symlinks resolved) lies under a ``.memzoi`` or ``.zuno`` folder: a report
+    written there would replace a record, packet, setting or resident file outside the ledger."""
+    import os
+    from pathlib import Path
+
+    return bool({".memzoi", ".zuno"} & set(Path(os.path.realpath(path)).parts[:-1]))
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``check``; returns the exit code."""
     from ..check import UsageError, check_paths, check_text
@@ -94,6 +103,9 @@ def run(args: argparse.Namespace) -> int:
         return _fail("`-` (stdin) cannot be combined with other paths")
     if args.stdin_filename and not stdin:
         return _fail("--stdin-filename needs `-` as the path")
+    if args.output_file and _inside_memory(args.output_file):
+        return _fail(f"--output-file {args.output_file}: the report never goes under .memzoi or .zuno, whose files "
+                     "are memory (written only by reviewed, ledgered changes); write it elsewhere, e.g. memzoi.sarif")
     root = project_root(args)
     if not paths:
         if not (root / ".memzoi").is_dir():
