@@ -289,17 +289,16 @@ def check_record_free(root: Path, title: str, *, target_id: str | None = None) -
     if not record_id:  # Memzoi then uses the packet's file id, which is always fresh
         return
     if record_id == target_id:
-        raise Refusal("record_exists", f"the replacement's title gives the record id `{record_id}`, the id of the "
-                      "record it supersedes, and Memzoi needs the replacement to have its own id: give the "
-                      "replacement a different title (say what changed); nothing was written")
+        raise Refusal("record_exists", f"a new title is needed: this one gives the record id `{record_id}` of the "
+                      "record it supersedes, and Memzoi needs the replacement to have its own id (say what changed "
+                      "in the title); nothing was written")
     rel = record_rel(record_id)
     if read_file_state(root, rel) is None:
         return
-    way = ("give the replacement a different title" if target_id else
-           f"to change that record, supersede it (target `{record_id}`) with a different title, or give this "
-           "memory a title of its own")
-    raise Refusal("record_exists", f"{rel} already exists and applying this proposal would create it again "
-                  f"(Memzoi creates a record only where none is): {way}; nothing was written", rel)
+    need = ("another title is needed" if target_id else
+            f"another title is needed, or a supersede of `{record_id}` (with a title of its own)")
+    raise Refusal("record_exists", f"{need}: {rel} already exists and applying this proposal would create it again "
+                  "(Memzoi creates a record only where none is); nothing was written", rel)
 
 
 def propose_packet(project_root: str | os.PathLike[str], draft: Draft, *, actor: str,
