@@ -232,7 +232,10 @@ class InstructionPlan:
 def resolve(root: Path, file: str | None) -> tuple[Path, str, bool]:
     """``(target, shown, inside)`` for ``--file`` (relative to the project root, or absolute). Without a file,
     Memzoi's ``mcp`` profile rule: an existing readable ``AGENTS.md``, else an existing readable ``CLAUDE.md``,
-    else a new ``AGENTS.md``. Raises :class:`InstructionError` (``unsafe_path``) for a folder."""
+    else a new ``AGENTS.md``. Raises :class:`InstructionError` (``unsafe_path``) for a folder, and for a memory
+    file: anything under a ``.memzoi`` or ``.zuno`` folder (records, packets, settings, resident rules) or the
+    global resident ``MEMORY.md`` (:func:`memzoi.resident.scope.default_global_path`), which change only through
+    review."""
     if file is None:
         for name in ("AGENTS.md", "CLAUDE.md"):
             if (root / name).is_file():
@@ -243,6 +246,13 @@ def resolve(root: Path, file: str | None) -> tuple[Path, str, bool]:
     target = Path(os.path.abspath(root / os.path.expanduser(file)))
     if target.is_dir():
         raise InstructionError("unsafe_path", f"{file}: is a folder; pass an instruction file such as AGENTS.md")
+    from .resident.scope import default_global_path
+
+    real = Path(os.path.realpath(target))
+    if {".memzoi", ".zuno"} & set(real.parts[:-1]) or real == Path(os.path.realpath(default_global_path())):
+        raise InstructionError("unsafe_path", f"{file}: is memory (a record, packet, setting or resident file), "
+                               "which changes only through review; pass an agent instruction file such as "
+                               "AGENTS.md or CLAUDE.md")
     try:
         rel = target.relative_to(root).as_posix()
     except ValueError:

@@ -179,6 +179,24 @@ def test_unbalanced_markers_are_refused_by_the_command_and_the_text_kept(project
     assert hist["changes"] == []
 
 
+def test_memory_files_never_take_the_block(project, home, tmp_path, capsys, monkeypatch):
+    """Trial 2: `--file .memzoi/records/<record>.md` appended the instructions to a record, and `--file
+    .zuno/RULES.md` or the global MEMORY.md to resident memory (read into every prompt, past its review and cap)."""
+    monkeypatch.setenv("ZUNO_CONFIG_DIR", str(tmp_path / "zuno"))
+    glob = tmp_path / "zuno" / "memory" / "MEMORY.md"
+    rules = project / ".zuno" / "RULES.md"
+    record = next((project / ".memzoi" / "records").rglob("*.md"))
+    for path in (glob, rules):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("Run pnpm, never npm.\n")
+    for file in (str(record), ".zuno/RULES.md", str(glob), ".memzoi/config.toml"):
+        before = {p: p.read_bytes() for p in (record, rules, glob)}
+        code, out = run(capsys, "integrate", "instructions", "--root", str(project), "--file", file, "--write")
+        assert code == 1 and out["error"]["code"] == "unsafe_path", (file, out)
+        assert "memory" in out["error"]["message"]
+        assert {p: p.read_bytes() for p in (record, rules, glob)} == before
+
+
 def test_unreadable_and_linked_files_are_refused_untouched(project, home, tmp_path, capsys):
     bad = project / "AGENTS.md"
     bad.write_bytes(b"caf\xe9\n")
