@@ -29,9 +29,12 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .resident.scope import default_global_path
 
 START = "<!-- memzoi:start -->"
 END = "<!-- memzoi:end -->"
@@ -116,8 +119,6 @@ def locate(text: str) -> tuple[int, int] | None:
 
 def _line(text: str, pos: int) -> int:
     """The 1-based line of code-point offset ``pos`` (CRLF, CR and LF each end a line)."""
-    import re
-
     return len(re.findall(r"\r\n|\r|\n", text[:pos])) + 1
 
 
@@ -246,8 +247,6 @@ def resolve(root: Path, file: str | None) -> tuple[Path, str, bool]:
     target = Path(os.path.abspath(root / os.path.expanduser(file)))
     if target.is_dir():
         raise InstructionError("unsafe_path", f"{file}: is a folder; pass an instruction file such as AGENTS.md")
-    from .resident.scope import default_global_path
-
     real = Path(os.path.realpath(target))
     if {".memzoi", ".zuno"} & set(real.parts[:-1]) or real == Path(os.path.realpath(default_global_path())):
         raise InstructionError("unsafe_path", f"{file}: is memory (a record, packet, setting or resident file), "

@@ -37,8 +37,14 @@ def _draft(**over) -> Draft:
 @pytest.fixture
 def flat(project):
     """The project with a flat record whose id is its title's concept slug, as an applied proposal has."""
-    write_record(project, FLAT, type="procedure", title="Lint with ruff", body="Run ruff check before committing.",
-                 applies="pyproject.toml")
+    write_record(
+        project,
+        FLAT,
+        type="procedure",
+        title="Lint with ruff",
+        body="Run ruff check before committing.",
+        applies="pyproject.toml",
+    )
     return project
 
 
@@ -54,26 +60,36 @@ def test_a_create_whose_record_exists_is_refused_with_the_supersede_advice(flat)
     assert "nothing was written" in info.value.message
     assert _pending(flat) == []
     # Another title is fine: the record id differs.
-    assert propose_packet(flat, _draft(title="Format with ruff", body="Use ruff format too."), actor="a").status \
+    assert (
+        propose_packet(flat, _draft(title="Format with ruff", body="Use ruff format too."), actor="a").status
         == "applied"
+    )
 
 
 def test_a_supersede_keeping_the_target_title_is_refused(flat):
     with pytest.raises(Refusal) as info:
-        propose_packet(flat, _draft(title="Lint with ruff", body="Run ruff check and format.", supersedes=FLAT),
-                       actor="a")
+        propose_packet(
+            flat, _draft(title="Lint with ruff", body="Run ruff check and format.", supersedes=FLAT), actor="a"
+        )
     assert info.value.code == "record_exists" and f"`{FLAT}`" in info.value.message
     assert info.value.message.startswith("a new title is needed") and _pending(flat) == []  # fits a command line
     # The CLI's and the editor's supersede (one core function) refuse it too, before anything is written.
     with pytest.raises(Refusal) as cli_info:
-        propose_supersede(flat, FLAT, title="Lint with ruff", body="Run ruff check and format.", reason="r",
-                          actor="reviewer")
+        propose_supersede(
+            flat, FLAT, title="Lint with ruff", body="Run ruff check and format.", reason="r", actor="reviewer"
+        )
     assert cli_info.value.code == "record_exists" and _pending(flat) == []
 
 
 def test_a_supersede_with_a_new_title_is_written_and_applies(flat):
-    out = propose_supersede(flat, FLAT, title="Lint and format with ruff", body="Run ruff check and format.",
-                            reason="format too", actor="reviewer")
+    out = propose_supersede(
+        flat,
+        FLAT,
+        title="Lint and format with ruff",
+        body="Run ruff check and format.",
+        reason="format too",
+        actor="reviewer",
+    )
     assert out.status == "applied"
     packet = out.details["proposal_path"]
     assert apply_proposal(flat, packet, actor="reviewer").status == "applied"
@@ -84,22 +100,33 @@ def test_propose_memory_reports_record_exists_as_a_tool_error(flat):
     session = tools.Session(flat, "test-agent", tools.RateLimit(20))
     res = tools.call(session, "propose_memory", draft_args(title="Lint with ruff", body="Use ruff format too."))
     assert res.is_error and res.data["error"]["code"] == "record_exists"
-    res = tools.call(session, "propose_memory", draft_args(action="supersede", target=FLAT, title="Lint with ruff",
-                                                           body="Use ruff format too."))
+    res = tools.call(
+        session,
+        "propose_memory",
+        draft_args(action="supersede", target=FLAT, title="Lint with ruff", body="Use ruff format too."),
+    )
     assert res.is_error and res.data["error"]["code"] == "record_exists"
     assert _pending(flat) == []
 
 
 def test_a_supersede_of_a_superseded_record_names_its_replacement(flat):
-    replaced = propose_supersede(flat, FLAT, title="Lint and format with ruff", body="Run ruff check and format.",
-                                 reason="format too", actor="reviewer")
+    replaced = propose_supersede(
+        flat,
+        FLAT,
+        title="Lint and format with ruff",
+        body="Run ruff check and format.",
+        reason="format too",
+        actor="reviewer",
+    )
     apply_proposal(flat, replaced.details["proposal_path"], actor="reviewer")
     before = _pending(flat)
     for attempt in (
-        lambda: propose_packet(flat, _draft(title="Lint with ruff only", body="Only ruff check.", supersedes=FLAT),
-                               actor="a"),
-        lambda: propose_supersede(flat, FLAT, title="Lint with ruff only", body="Only ruff check.", reason="r",
-                                  actor="reviewer"),
+        lambda: propose_packet(
+            flat, _draft(title="Lint with ruff only", body="Only ruff check.", supersedes=FLAT), actor="a"
+        ),
+        lambda: propose_supersede(
+            flat, FLAT, title="Lint with ruff only", body="Only ruff check.", reason="r", actor="reviewer"
+        ),
         lambda: propose_tombstone(flat, FLAT, reason="obsolete", actor="reviewer"),
     ):
         with pytest.raises(Refusal) as info:
@@ -137,8 +164,9 @@ def test_a_superseded_search_hit_names_the_record_that_replaced_it(flat):
     hit did not say it had one, so the agent was handed stale memory with no way forward but get_memory."""
     from memzoi.agent.search import search_memory
 
-    made = propose_supersede(flat, FLAT, title="Ruff settings", body="Configure ruff in pyproject.toml.",
-                             reason="moved", actor="reviewer")
+    made = propose_supersede(
+        flat, FLAT, title="Ruff settings", body="Configure ruff in pyproject.toml.", reason="moved", actor="reviewer"
+    )
     apply_proposal(flat, made.details["proposal_path"], actor="reviewer")
     hits = {h["id"]: h for h in search_memory(flat, "how do I lint before committing?")["results"]}
     assert hits[FLAT]["status"] == "superseded" and hits[FLAT]["superseded_by"] == ["ruff-settings"]

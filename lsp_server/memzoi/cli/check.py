@@ -81,9 +81,6 @@ def _fail(message: str) -> int:
 def _inside_memory(path: str) -> bool:
     """Whether ``path`` (as given; symlinks resolved) lies under a ``.memzoi`` or ``.zuno`` folder: a report
     written there would replace a record, packet, setting or resident file outside the ledger."""
-    import os
-    from pathlib import Path
-
     return bool({".memzoi", ".zuno"} & set(Path(os.path.realpath(path)).parts[:-1]))
 
 

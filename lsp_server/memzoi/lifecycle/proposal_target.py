@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..ledger import Refusal, now_utc, read_file_state
+from ..views import Frontmatter
+from .apply import load_target
 from .common import Loaded, load, record_rel
 from .layout import RECORDS
 
@@ -19,8 +21,6 @@ from .layout import RECORDS
 def successors(root: Path, record_id: str) -> list[str]:
     """The ids of the records whose ``supersedes`` names ``record_id`` (the records that replaced it), sorted.
     Reads only the record files that contain the id's text; unreadable or invalid files are skipped."""
-    from ..views import Frontmatter
-
     base = root / RECORDS
     needle = record_id.encode("utf-8", "surrogatepass")
     found: list[str] = []
@@ -44,20 +44,26 @@ def load_proposal_target(root: Path, target_id: str) -> Loaded:
     record) and ``proposal_target_inactive`` (its status is not ``active``; the message names the records that
     replaced a superseded one) saying that nothing was written; ``target_invalid`` and the target's own blocking
     findings as :func:`load_target` gives them."""
-    from .apply import load_target
-
     rel = record_rel(target_id)
     try:
         return load_target(root, target_id, scope_kind=None, scope_id=None, proposed_at=now_utc(precise=False))
     except Refusal as err:
         if err.code == "target_missing":
-            raise Refusal("target_missing", f"there is no record `{target_id}` ({rel}); nothing was written: name an "
-                          "existing record by its id, the path below .memzoi/records without .md", rel) from None
+            raise Refusal(
+                "target_missing",
+                f"there is no record `{target_id}` ({rel}); nothing was written: name an "
+                "existing record by its id, the path below .memzoi/records without .md",
+                rel,
+            ) from None
         if err.code != "proposal_target_inactive":
             raise
     status = load(root, rel, missing_code="target_missing", what="the record").data.get("status")
     later = successors(root, target_id)
-    way = (f"propose against {', '.join(f'`{s}`' for s in later)}, which replaced it" if later else
-           "Memzoi supersedes and tombstones only active records")
-    raise Refusal("proposal_target_inactive", f"record `{target_id}` is {status}, not active; nothing was written: "
-                  f"{way}", rel)
+    way = (
+        f"propose against {', '.join(f'`{s}`' for s in later)}, which replaced it"
+        if later
+        else "Memzoi supersedes and tombstones only active records"
+    )
+    raise Refusal(
+        "proposal_target_inactive", f"record `{target_id}` is {status}, not active; nothing was written: {way}", rel
+    )

@@ -39,6 +39,7 @@ from ..policy import AGGREGATE_LIMIT, FIELD_LIMIT
 from ..render import description_of, render_packet
 from .common import PENDING, errors, record_rel, resolved_identities, verified
 from .proposal_checks import base_id, check_controls, check_retention, readable_id, retention_for
+from .proposal_target import load_proposal_target
 from .readiness import title_too_long
 from .rejections import duplicate_of
 
@@ -242,8 +243,6 @@ def find_duplicate(root: Path, body: str) -> str | None:
 
 def plan_propose(root: Path, draft: Draft, *, actor: str) -> ChangePlan:
     """Validate ``draft`` and compute the new pending packet. Raises :class:`Refusal` or :class:`Blocked`."""
-    from .proposal_target import load_proposal_target
-
     check_values(draft)
     check_title_fits(draft.title)
     now = now_utc(precise=False)
