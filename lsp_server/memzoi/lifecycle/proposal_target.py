@@ -1,10 +1,13 @@
-"""The record a new supersede or tombstone proposal acts on, checked when the proposal is made.
+"""The records a proposal being made acts on and would create, checked when it is made.
 
 Memzoi checks a target when a packet is applied (reference §2.5, ``apply.rs``: it must exist and be ``active``);
 :func:`~memzoi.lifecycle.apply.load_target` gives those refusals with advice for a pending packet (fix its target or
 reject it). A proposal being made (``memzoi supersede``/``tombstone``, the editor's Supersede…/Tombstone…, MCP
 ``propose_memory``) has no packet yet, so the same checks refuse it with advice for the one proposing: nothing was
 written, and a superseded record names the record that replaced it, the one to propose against.
+
+:func:`check_record_free` refuses a ``create`` or ``supersede`` whose record could never be written (its
+title's record id exists, or is the id of the record it supersedes).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..ledger import Refusal, now_utc, read_file_state
+from ..legacy import concept_slug
 from ..views import Frontmatter
 from .apply import load_target
 from .common import Loaded, load, record_rel
@@ -66,4 +70,36 @@ def load_proposal_target(root: Path, target_id: str) -> Loaded:
     )
     raise Refusal(
         "proposal_target_inactive", f"record `{target_id}` is {status}, not active; nothing was written: {way}", rel
+    )
+
+
+def check_record_free(root: Path, title: str, *, target_id: str | None = None) -> None:
+    """Refuse (``record_exists``) a ``create`` or ``supersede`` proposal whose record could never be written.
+    Memzoi's apply creates ``.memzoi/records/<concept slug of the title>.md`` with create-new, so an existing
+    record is a conflict, and a supersede's replacement id must differ from its target's (reference §2.5,
+    ``apply.rs``). Such a packet would wait for review and then never apply (``blocked: record_exists``). The
+    message names record ids that already exist, never new text. ``target_id``: the record a supersede replaces."""
+    record_id = concept_slug(title.strip())
+    if not record_id:  # Memzoi then uses the packet's file id, which is always fresh
+        return
+    if record_id == target_id:
+        raise Refusal(
+            "record_exists",
+            f"a new title is needed: this one gives the record id `{record_id}` of the "
+            "record it supersedes, and Memzoi needs the replacement to have its own id (say what changed "
+            "in the title); nothing was written",
+        )
+    rel = record_rel(record_id)
+    if read_file_state(root, rel) is None:
+        return
+    need = (
+        "another title is needed"
+        if target_id
+        else f"another title is needed, or a supersede of `{record_id}` (with a title of its own)"
+    )
+    raise Refusal(
+        "record_exists",
+        f"{need}: {rel} already exists and applying this proposal would create it again "
+        "(Memzoi creates a record only where none is); nothing was written",
+        rel,
     )

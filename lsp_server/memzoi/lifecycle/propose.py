@@ -30,16 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..ledger import (
-    ChangePlan, ChangeRecord, ChangeResult, FileChange, Refusal, now_utc, read_file_state, run_change,
-)
-from ..legacy import concept_slug
+from ..ledger import ChangePlan, ChangeRecord, ChangeResult, FileChange, Refusal, now_utc, run_change
 from ..models.common import Lane, MemoryType
 from ..policy import AGGREGATE_LIMIT, FIELD_LIMIT
 from ..render import description_of, render_packet
-from .common import PENDING, errors, record_rel, resolved_identities, verified
+from .common import PENDING, errors, resolved_identities, verified
 from .proposal_checks import base_id, check_controls, check_retention, readable_id, retention_for
-from .proposal_target import load_proposal_target
+from .proposal_target import check_record_free, load_proposal_target
 from .readiness import title_too_long
 from .rejections import duplicate_of
 
@@ -276,28 +273,6 @@ def check_title_fits(title: str) -> None:
     blocker = title_too_long(title.strip(), pending=False)
     if blocker is not None:
         raise Refusal(blocker.code, blocker.message)
-
-
-def check_record_free(root: Path, title: str, *, target_id: str | None = None) -> None:
-    """Refuse (``record_exists``) a ``create`` or ``supersede`` proposal whose record could never be written.
-    Memzoi's apply creates ``.memzoi/records/<concept slug of the title>.md`` with create-new, so an existing
-    record is a conflict, and a supersede's replacement id must differ from its target's (reference §2.5,
-    ``apply.rs``). Such a packet would wait for review and then never apply (``blocked: record_exists``). The
-    message names record ids that already exist, never new text. ``target_id``: the record a supersede replaces."""
-    record_id = concept_slug(title.strip())
-    if not record_id:  # Memzoi then uses the packet's file id, which is always fresh
-        return
-    if record_id == target_id:
-        raise Refusal("record_exists", f"a new title is needed: this one gives the record id `{record_id}` of the "
-                      "record it supersedes, and Memzoi needs the replacement to have its own id (say what changed "
-                      "in the title); nothing was written")
-    rel = record_rel(record_id)
-    if read_file_state(root, rel) is None:
-        return
-    need = ("another title is needed" if target_id else
-            f"another title is needed, or a supersede of `{record_id}` (with a title of its own)")
-    raise Refusal("record_exists", f"{need}: {rel} already exists and applying this proposal would create it again "
-                  "(Memzoi creates a record only where none is); nothing was written", rel)
 
 
 def propose_packet(project_root: str | os.PathLike[str], draft: Draft, *, actor: str,

@@ -15,8 +15,8 @@ from typing import Any
 from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, now_utc, run_change
 from ..render import description_of, render_packet
 from .common import PENDING, Loaded, record_ref, reserve_packet_id, verified
-from .proposal_target import load_proposal_target
-from .propose import check_record_free, check_title_fits
+from .proposal_target import check_record_free, load_proposal_target
+from .propose import check_title_fits
 
 
 def _packet(root: Path, target: Loaded, *, action: str, title: str, body: str, reason: str, actor: str) -> FileChange:
