@@ -120,6 +120,7 @@ def test_outside_a_project_exit_two_with_one_message_and_create_nothing(path, pa
     _, err = capsys.readouterr()
     assert code == 2, argv
     assert err == NOT_A_PROJECT.format(root=folder.resolve()) + "\n"
+    assert "run `memzoi init` there" in err  # a new user's first run: say how to start one
     assert list(folder.iterdir()) == [] and list(home.iterdir()) == []
 
 

@@ -96,6 +96,10 @@ def test_json_readers_refuse_deep_nesting(tmp_path):
     artifact.write_text('{"a": ' + deep + "}", encoding="utf-8")
     with pytest.raises(Refusal, match="nested more than"):
         load_artifact(artifact)
+    with pytest.raises(Refusal, match="no such file; write it first"):  # trial 2: it said "not a regular file"
+        load_artifact(tmp_path / "missing.json")
+    with pytest.raises(Refusal, match="not a regular file"):
+        load_artifact(tmp_path)
     assert parse_config("a = " + "[" * 5000 + "]" * 5000).errors  # tomllib recursion: an error line, no crash
     header = base64.urlsafe_b64encode(("{\"alg\": " + deep + "}").encode()).decode().rstrip("=")
     token = f"{header}.eyJzdWIiOiIxIn0.c2lnbmF0dXJlc2lnbmF0dXJl"

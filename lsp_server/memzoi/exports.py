@@ -115,7 +115,11 @@ def render(records: list[dict[str, Any]], agent_file: str) -> str:
 
 def destinations(root: Path, targets: list[str], output: str | None) -> dict[str, Path]:
     """Where each target goes: the exports directory, or ``output`` (a folder that exists or ends with ``/``
-    gets the file names; else a file, for one target only). Raises :class:`ExportError`."""
+    gets the file names; else a file, for one target only). Raises :class:`ExportError`: ``unsafe_path`` for a
+    destination with ``..`` or inside the project's ``.memzoi`` (which holds records, packets and settings only:
+    a projection there would be read as a broken record), ``not_an_export`` for an existing file that does not
+    start with :data:`HEADER` (a file of the user's, which an export would replace; checked for every target
+    before any is written)."""
     if output is None:
         base = exports_dir(root)
         return {t: base / TARGETS[t] for t in targets}
@@ -124,11 +128,36 @@ def destinations(root: Path, targets: list[str], output: str | None) -> dict[str
                           "Memzoi); give the folder or file without it")
     path = Path(os.path.abspath(output))
     if path.is_dir() or output.endswith(("/", os.sep)):
-        return {t: path / TARGETS[t] for t in targets}
-    if len(targets) != 1:
+        where = {t: path / TARGETS[t] for t in targets}
+    elif len(targets) != 1:
         raise ExportError("invalid_arguments", f"{output}: a file takes one export; name a folder, or choose one "
                           f"of {', '.join(TARGETS)}")
-    return {targets[0]: path}
+    else:
+        where = {targets[0]: path}
+    memzoi_dir = os.path.realpath(root / ".memzoi")
+    for dest in where.values():
+        real = os.path.realpath(dest)
+        if real == memzoi_dir or real.startswith(memzoi_dir + os.sep):
+            raise ExportError("unsafe_path", f"{output}: an export never goes under .memzoi, which holds records, "
+                              "proposal packets and settings only (a projection there is read as a broken record); "
+                              "choose another folder, or leave out --output for the runtime exports folder")
+        if _foreign(dest):
+            raise ExportError("not_an_export", f"{dest}: exists and was not written by memzoi export (it does not "
+                              "start with the generated header), so exporting would replace it; move it, or "
+                              "choose another place; nothing was written")
+    return where
+
+
+def _foreign(path: Path) -> bool:
+    """Whether ``path`` is an existing file that is not one of this command's projections."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(HEADER.encode("utf-8")))
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return False
+    except OSError:
+        return True
+    return head != HEADER.encode("utf-8")
 
 
 def export(root: Path, targets: list[str] | None = None, *, output: str | None = None, scope_kind: str = "repo",

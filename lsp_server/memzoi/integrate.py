@@ -8,7 +8,10 @@ the same block. Unlike Memzoi's writer, which trims the text around the block, t
 outside the markers: the text before the start marker and after the end marker is kept exactly, and the block is
 written with the file's own line ending (the first line break the file uses; LF for a new file) and byte order
 mark. Appending to a file adds a blank line before the block (and a line break first when the file does not end
-with one).
+with one). Unbalanced markers are refused with nothing written (``unbalanced_markers``, :func:`check_markers`): a
+start marker with no end marker after it, or a second start marker before the end marker. Memzoi appends a new
+block after a stray start marker, and its next run (or this one's) then takes the block from the stray marker on,
+deleting the user's text in between.
 
 The block tells the agent how to use the ``memzoi-mcp`` tools, that memory is data and never instructions, and
 how to propose. With ``resident_import`` it also makes the client load the project's resident file
@@ -26,9 +29,12 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .resident.scope import default_global_path
 
 START = "<!-- memzoi:start -->"
 END = "<!-- memzoi:end -->"
@@ -74,8 +80,8 @@ _RESIDENT = {
 
 
 class InstructionError(Exception):
-    """A file cannot carry the block: ``code`` (``unreadable``, ``unsafe_path``) and a message naming the file
-    and what to do."""
+    """A file cannot carry the block: ``code`` (``unreadable``, ``unsafe_path``, ``unbalanced_markers``) and a
+    message naming the file and what to do."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
@@ -111,6 +117,33 @@ def locate(text: str) -> tuple[int, int] | None:
     return None if end < 0 else (start, end + len(END))
 
 
+def _line(text: str, pos: int) -> int:
+    """The 1-based line of code-point offset ``pos`` (CRLF, CR and LF each end a line)."""
+    return len(re.findall(r"\r\n|\r|\n", text[:pos])) + 1
+
+
+def check_markers(text: str, shown: str) -> None:
+    """Refuse markers a write would turn into lost text (module docstring): a start marker with no end marker after
+    it, or a second start marker before the end marker. Raises :class:`InstructionError` (``unbalanced_markers``)
+    naming ``shown`` (the file as the user gave it) and the marker lines; never quotes the file's text."""
+    start = text.find(START)
+    if start < 0:
+        return
+    line = _line(text, start)
+    end = text.find(END, start + len(START))
+    if end < 0:
+        raise InstructionError("unbalanced_markers", f"{shown}: line {line} has `{START}` with no `{END}` after "
+                               f"it; a block written now would go after your text, and the next run would replace "
+                               f"everything from line {line} on, your text included: add the end marker where the "
+                               "old block ends, or remove the start marker, then run again; nothing was written")
+    again = text.find(START, start + len(START), end)
+    if again >= 0:
+        raise InstructionError("unbalanced_markers", f"{shown}: `{START}` is on line {line} and again on line "
+                               f"{_line(text, again)}, before the `{END}` on line {_line(text, end)}; the block "
+                               f"would be taken from line {line}, replacing the text between: remove the stray "
+                               "start marker, then run again; nothing was written")
+
+
 def newline_of(text: str) -> str:
     """The first line break ``text`` uses (``"\\r\\n"``, ``"\\r"`` or ``"\\n"``); ``"\\n"`` when it has none."""
     for i, ch in enumerate(text):
@@ -123,7 +156,9 @@ def newline_of(text: str) -> str:
 
 def upsert(text: str, path: str, *, resident_import: bool = False) -> str:
     """``text`` with its block replaced by the current one (or the block appended); everything outside the
-    markers stays as it was. A new Cursor rule (``text`` empty, a ``.mdc`` path) gets :data:`CURSOR_RULE_HEAD`."""
+    markers stays as it was. A new Cursor rule (``text`` empty, a ``.mdc`` path) gets :data:`CURSOR_RULE_HEAD`.
+    Raises :class:`InstructionError` (``unbalanced_markers``, :func:`check_markers`; ``path`` names the file)."""
+    check_markers(text, path)
     nl = newline_of(text)
     new = block(path, resident_import=resident_import, newline=nl)
     span = locate(text)
@@ -198,7 +233,10 @@ class InstructionPlan:
 def resolve(root: Path, file: str | None) -> tuple[Path, str, bool]:
     """``(target, shown, inside)`` for ``--file`` (relative to the project root, or absolute). Without a file,
     Memzoi's ``mcp`` profile rule: an existing readable ``AGENTS.md``, else an existing readable ``CLAUDE.md``,
-    else a new ``AGENTS.md``. Raises :class:`InstructionError` (``unsafe_path``) for a folder."""
+    else a new ``AGENTS.md``. Raises :class:`InstructionError` (``unsafe_path``) for a folder, and for a memory
+    file: anything under a ``.memzoi`` or ``.zuno`` folder (records, packets, settings, resident rules) or the
+    global resident ``MEMORY.md`` (:func:`memzoi.resident.scope.default_global_path`), which change only through
+    review."""
     if file is None:
         for name in ("AGENTS.md", "CLAUDE.md"):
             if (root / name).is_file():
@@ -209,6 +247,11 @@ def resolve(root: Path, file: str | None) -> tuple[Path, str, bool]:
     target = Path(os.path.abspath(root / os.path.expanduser(file)))
     if target.is_dir():
         raise InstructionError("unsafe_path", f"{file}: is a folder; pass an instruction file such as AGENTS.md")
+    real = Path(os.path.realpath(target))
+    if {".memzoi", ".zuno"} & set(real.parts[:-1]) or real == Path(os.path.realpath(default_global_path())):
+        raise InstructionError("unsafe_path", f"{file}: is memory (a record, packet, setting or resident file), "
+                               "which changes only through review; pass an agent instruction file such as "
+                               "AGENTS.md or CLAUDE.md")
     try:
         rel = target.relative_to(root).as_posix()
     except ValueError:

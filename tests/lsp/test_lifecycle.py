@@ -121,7 +121,11 @@ async def test_supersede_creates_packet_shown_and_indexed(git_workspace: Path, c
     uri = open_doc(client, record)
     actions = await actions_for(client, uri)
     assert {"refactor.rewrite.memzoi.supersede", "refactor.rewrite.memzoi.tombstone"} <= {a.kind for a in actions}
-    result = await run(client, find(actions, "Supersede record"), reason="Node 24 is the new LTS")
+    # Keeping the record's title (what an empty title prompt gives) makes a replacement with the target's own
+    # record id, which Memzoi can never apply: refused when proposed, nothing written (trial 2).
+    kept = await refusal(run(client, find(actions, "Supersede record"), reason="Node 24 is the new LTS"))
+    assert kept["code"] == "record_exists" and snapshot(root) == before
+    result = await run(client, find(actions, "Supersede record"), reason="Node 24 is the new LTS", title="Use Node 24")
     assert result["status"] == "applied", result
     [created] = [f["path"] for f in result["files"] if f["before"] == "absent"]
     assert created.startswith(".memzoi/proposals/pending/")

@@ -105,3 +105,26 @@ def test_command_line_end_to_end(project, home):
     assert "3 record(s) exported; 1 withheld" in done.stderr and "withheld risks/poisoned: prompt_injection" in done.stderr
     assert "ignore all previous" not in done.stdout + done.stderr
     assert all(line.split()[1].startswith(str(home)) for line in done.stdout.splitlines())
+
+
+def test_an_export_never_lands_in_memzoi_nor_over_a_file_it_did_not_write(project, home, tmp_path, capsys):
+    """Trial 2: `--output .memzoi/records` wrote AGENTS.memory.md and CLAUDE.memory.md as records (each then a
+    frontmatter_missing error), and `--output .` replaced a hand-written AGENTS.memory.md without a word (outside
+    the project that write is not even ledgered)."""
+    seed(project)
+    for where in (project / ".memzoi" / "records", project / ".memzoi"):
+        code, out = run(capsys, "export", "--output", str(where), "--root", str(project))
+        assert code == 1 and out["error"]["code"] == "unsafe_path" and ".memzoi" in out["error"]["message"]
+    assert not list((project / ".memzoi").rglob("*.memory.md"))
+    mine = tmp_path / "notes" / "AGENTS.memory.md"
+    mine.parent.mkdir()
+    mine.write_text("# my own notes\n")
+    code, out = run(capsys, "export", "agents-md", "--output", str(mine), "--root", str(project))
+    assert code == 1 and out["error"]["code"] == "not_an_export" and "AGENTS.memory.md" in out["error"]["message"]
+    assert mine.read_text() == "# my own notes\n"
+    code, out = run(capsys, "export", "--output", str(mine.parent), "--root", str(project))  # CLAUDE one is new
+    assert code == 1 and mine.read_text() == "# my own notes\n" and not (mine.parent / "CLAUDE.memory.md").exists()
+    mine.unlink()
+    for _ in range(2):  # a projection it wrote is updated in place
+        code, out = run(capsys, "export", "--output", str(mine.parent), "--root", str(project))
+        assert code == 0, out

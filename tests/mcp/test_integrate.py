@@ -64,10 +64,18 @@ def test_first_start_then_first_end_after_it_is_the_block():
     assert "\nx\n" not in after
 
 
-def test_reversed_markers_only_append_a_block():
-    text = f"{END}\n{START}\n"
-    after = integrate.upsert(text, "AGENTS.md")
-    assert after.startswith(text) and after.count(START) == 2
+def test_a_start_marker_without_an_end_after_it_is_refused():
+    """Trial 2: Memzoi's rule appended a second block after a stray start marker; the next run then took the block
+    from the stray marker on and deleted the user's text in between. Such markers are refused, nothing written."""
+    for text in (f"{END}\n{START}\n", f"# Agents\r\n\r\n{START}\r\nold block\r\n\r\nMy text.\r\n"):
+        with pytest.raises(integrate.InstructionError) as info:
+            integrate.upsert(text, "AGENTS.md")
+        assert info.value.code == "unbalanced_markers" and "AGENTS.md: line " in info.value.message
+        assert "nothing was written" in info.value.message
+    stray = f"# Agents\n{START}\nMy text.\n\n{integrate.block('AGENTS.md')}\n"  # what that append left
+    with pytest.raises(integrate.InstructionError) as info:
+        integrate.upsert(stray, "AGENTS.md")
+    assert info.value.code == "unbalanced_markers" and "line 2 and again on line 5" in info.value.message
 
 
 @pytest.mark.parametrize("nl", ["\r\n", "\r"])
@@ -156,6 +164,36 @@ def test_a_file_outside_the_project_is_written_atomically_not_ledgered(project, 
     assert outside.read_text() == integrate.block(str(outside)) + "\n"
     code, hist = run(capsys, "history", "--root", str(project))
     assert hist["changes"] == []
+
+
+def test_unbalanced_markers_are_refused_by_the_command_and_the_text_kept(project, home, capsys):
+    agents = project / "AGENTS.md"
+    original = f"# Agents\r\n\r\nMine.\r\n{START}\r\nold block\r\n\r\nUser text that must survive.\r\n".encode()
+    agents.write_bytes(original)
+    for argv in ((), ("--write",), ("--write",)):
+        code, out = run(capsys, "integrate", "instructions", "--root", str(project), *argv)
+        assert code == 1 and out["error"]["code"] == "unbalanced_markers", out
+        assert agents.read_bytes() == original
+    code, hist = run(capsys, "history", "--root", str(project))
+    assert hist["changes"] == []
+
+
+def test_memory_files_never_take_the_block(project, home, tmp_path, capsys, monkeypatch):
+    """Trial 2: `--file .memzoi/records/<record>.md` appended the instructions to a record, and `--file
+    .zuno/RULES.md` or the global MEMORY.md to resident memory (read into every prompt, past its review and cap)."""
+    monkeypatch.setenv("ZUNO_CONFIG_DIR", str(tmp_path / "zuno"))
+    glob = tmp_path / "zuno" / "memory" / "MEMORY.md"
+    rules = project / ".zuno" / "RULES.md"
+    record = next((project / ".memzoi" / "records").rglob("*.md"))
+    for path in (glob, rules):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("Run pnpm, never npm.\n")
+    for file in (str(record), ".zuno/RULES.md", str(glob), ".memzoi/config.toml"):
+        before = {p: p.read_bytes() for p in (record, rules, glob)}
+        code, out = run(capsys, "integrate", "instructions", "--root", str(project), "--file", file, "--write")
+        assert code == 1 and out["error"]["code"] == "unsafe_path", (file, out)
+        assert "memory" in out["error"]["message"]
+        assert {p: p.read_bytes() for p in (record, rules, glob)} == before
 
 
 def test_unreadable_and_linked_files_are_refused_untouched(project, home, tmp_path, capsys):

@@ -31,7 +31,8 @@ def _schema_types(prop: dict[str, Any]) -> set[str]:
 
 def coerce_arguments(schema: dict[str, Any], arguments: Any) -> Any:
     """``arguments`` with the values some clients send in the wrong JSON type put right, before validation: a
-    string holding the JSON of an array, object or number where the property admits that type and not a string
+    string holding the JSON of an array, object, number or boolean where the property admits that type and not a
+    string
     (Claude Code sends ``"[\"a\"]"`` for an array at times), and an integral float (``10.0``) where it admits an
     integer. Anything else is left for validation to judge; nothing is echoed. ``schema``: the tool's input
     schema (an object schema); ``arguments``: the call's arguments (returned as they are when not an object)."""
@@ -41,7 +42,8 @@ def coerce_arguments(schema: dict[str, Any], arguments: Any) -> Any:
     out = dict(arguments)
     for name, value in arguments.items():
         types = _schema_types(props.get(name, {}))
-        if isinstance(value, str) and "string" not in types and types & {"array", "object", "number", "integer"}:
+        if isinstance(value, str) and "string" not in types and types & {"array", "object", "number", "integer",
+                                                                          "boolean"}:
             try:
                 decoded = json.loads(value)
             except ValueError:

@@ -38,6 +38,8 @@ class SearchHit(_Out):
     provenance: Literal["git", "runtime"] = Field(description="`git`: the repository; `runtime`: private local "
                                                   "memory (Memzoi's recall provenance).")
     score: float = Field(ge=0, le=1, description="Relevance from 0 to 1, higher is better.")
+    superseded_by: list[str] = Field(default_factory=list, description="Optional, on repository records: the ids "
+                                     "of the records that replaced it (get_memory them); empty when none.")
 
 
 class SearchOutput(_Out):

@@ -81,10 +81,11 @@ def best_binding(applies_to: list[str], paths: list[str]) -> tuple[int, str | No
     return best
 
 
-def normalize_path(path: str, root: Path | None = None) -> str:
+def normalize_path(path: str, root: Path | None = None, *, field: str = "path") -> str:
     """A repository-relative posix path from agent input. An absolute path inside ``root`` (the project root, as
     given or resolved: Claude Code and Codex work in absolute paths) is made relative to it. Raises
-    :class:`Refusal` (``invalid_value``) for an empty or traversing path, or an absolute one outside ``root``."""
+    :class:`Refusal` (``invalid_value``, naming the argument ``field``, e.g. ``applies_to[0]``, never the value) for
+    an empty or traversing path, or an absolute one outside ``root``."""
     p = path.strip().replace("\\", "/")
     if root is not None and PurePosixPath(p).is_absolute():
         p = _inside(p, root) or p
@@ -93,7 +94,7 @@ def normalize_path(path: str, root: Path | None = None) -> str:
     pure = PurePosixPath(p)
     if not p or pure.is_absolute() or ".." in pure.parts or (len(p) > 1 and p[1] == ":"):
         where = "inside the project or " if root is not None else ""  # the value is not echoed: it may be anything
-        raise Refusal("invalid_value", f"`path` must be {where}relative to the repository root, without `..`")
+        raise Refusal("invalid_value", f"`{field}` must be {where}relative to the repository root, without `..`")
     return p
 
 
@@ -307,7 +308,7 @@ def build_context_pack(root: Path, task: str, *, paths: list[str] | None = None,
     ``paths`` (:func:`path_match_score` over ``applies_to``), ranked by path score, then text match, then id, and
     cut greedily to ``token_budget`` tokens counted as :data:`TOKEN_RULE` (an entry that does not fit is skipped
     and listed in ``omitted``). Unsafe records are listed in ``withheld`` and never included."""
-    wanted = [normalize_path(p, root) for p in paths or []]
+    wanted = [normalize_path(p, root, field=f"paths[{i}]") for i, p in enumerate(paths or [])]
     with Reader(root) as r:
         text = r.text_scores(task)
         ranked, withheld = [], []

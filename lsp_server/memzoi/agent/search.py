@@ -39,7 +39,9 @@ def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "recor
     :func:`memzoi.agent.recall.path_match_score` against ``applies_to``/``scope.paths``) and ``tags`` (every one
     must be among the memory's tags) filter; ``mode``: ``natural``, ``all_words`` or ``phrase``
     (:mod:`memzoi.agent.query`). Active, current records come first, then by ``score`` (0–1, higher is better).
-    Each hit: ``kind, id, path, title, type, lane, status, current, excerpt, unsafe, score, tags, provenance``."""
+    Each hit: ``kind, id, path, title, type, lane, status, current, excerpt, unsafe, score, tags, provenance``,
+    and on a repository record ``superseded_by`` (the ids of the records whose ``supersedes`` names it, ``[]`` for
+    none): a superseded record can match a question its replacement's words do not."""
     where = normalize_path(path, root) if path else None
     kinds = ("record", "proposal") if kind == "all" else (kind,)
     match = candidates_match(query, mode)
@@ -74,6 +76,9 @@ def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "recor
                 "score": score(h.score, cover if cover is not None else 1.0,
                                len(matched(wanted, " ".join(row_tags)))),
             })
+            if h.kind == "record":  # a superseded hit names what replaced it: the memory to act on
+                out[-1]["superseded_by"] = [x[0] for x in r.db.execute(
+                    "SELECT id FROM records WHERE supersedes_id = ? ORDER BY id", (h.id,))]
     if "record" in kinds and include_local and not where:
         out += _local_hits(root, query, mode, wanted, type, want_tags)
     out.sort(key=lambda x: (not (x["kind"] == "record" and x["status"] == "active" and x["current"]), -x["score"]))

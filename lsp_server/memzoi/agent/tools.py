@@ -202,6 +202,8 @@ def _search(s: Session, a: SearchArgs) -> ToolResult:
     rows = []
     for h in data["results"]:
         mark = " (unsafe: title and text withheld)" if h["unsafe"] else ""
+        if h.get("superseded_by"):
+            mark += f" (superseded by {', '.join(h['superseded_by'])})"
         kind = {"record": f"record, {h['type']}/{h['lane']}", "local": f"private local record, {h['type']}/{h['lane']}",
                 "proposal": "pending proposal"}[h["kind"]]
         rows.append(f"- {h['id']} ({kind}, {h['status']}, score {h['score']}): "
@@ -274,7 +276,8 @@ def _propose(s: Session, a: ProposeArgs) -> ToolResult:
     if a.effective_action == "tombstone":
         return _tombstone(s, a)
     # Absolute paths inside the project (as Claude Code and Codex give them) become repository-relative.
-    applies_to = [normalize_path(p, s.root) if p.startswith("/") else p for p in a.applies_to]
+    applies_to = [normalize_path(p, s.root, field=f"applies_to[{i}]") if p.startswith("/") else p
+                  for i, p in enumerate(a.applies_to)]
     draft = Draft(title=a.title or "", body=a.body or "", type=a.type or "", lane=a.lane or "", reason=a.reason,
                   confidence=a.confidence if a.confidence is not None else -1.0, tags=a.tags, applies_to=applies_to,
                   source_ref=a.source_ref, supersedes=a.supersedes or a.target, occurred_at=a.occurred_at,

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 #: finds it itself because paths may replace it (``optional``), creates one (``creates``) or never uses one.
 PROJECT_MODES = ("required", "optional", "creates", "none")
 
-NOT_A_PROJECT = "memzoi: no .memzoi directory at {root}; run inside a project or pass --root PROJECT"
+NOT_A_PROJECT = ("memzoi: no .memzoi directory at {root}; run `memzoi init` there to start one, or run inside a "
+                 "project or pass --root PROJECT")
 
 _EXIT_DEFAULTS = {0: "success", 2: "usage error, or not inside a project (nothing is written)"}
 

@@ -79,6 +79,12 @@ def _fail(message: str) -> int:
     return 2
 
 
+def _inside_memory(path: str) -> bool:
+    """Whether ``path`` (as given; symlinks resolved) lies under a ``.memzoi`` or ``.zuno`` folder: a report
+    written there would replace a record, packet, setting or resident file outside the ledger."""
+    return bool({".memzoi", ".zuno"} & set(Path(os.path.realpath(path)).parts[:-1]))
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``check``; returns the exit code."""
     from ..check import UsageError, check_text  # noqa: PLC0415 lazy: start-up
@@ -94,6 +100,9 @@ def run(args: argparse.Namespace) -> int:
         return _fail("`-` (stdin) cannot be combined with other paths")
     if args.stdin_filename and not stdin:
         return _fail("--stdin-filename needs `-` as the path")
+    if args.output_file and _inside_memory(args.output_file):
+        return _fail(f"--output-file {args.output_file}: the report never goes under .memzoi or .zuno, whose files "
+                     "are memory (written only by reviewed, ledgered changes); write it elsewhere, e.g. memzoi.sarif")
     root = project_root(args)
     if not paths:
         if not (root / ".memzoi").is_dir():
@@ -185,8 +194,10 @@ def _settings_notes(report, has_errors) -> tuple[list[str], bool]:
              if why.startswith("unreadable directory")]
     given = [display for display, why in report.skipped if why.startswith("project configuration")]
     errors = any(has_errors(memzoi_dir) for memzoi_dir in report.memzoi_dirs)
-    if given and not errors:
-        notes.append(f"memzoi: {', '.join(given)}: the settings are valid")
+    if given and not errors:  # a finding on the file (a credential in a comment) is about its text
+        about_text = any(l.path in given for l in report.findings)
+        tail = "; its findings are about the file's text, not its settings" if about_text else ""
+        notes.append(f"memzoi: {', '.join(given)}: the settings are valid{tail}")
     return notes, errors
 
 

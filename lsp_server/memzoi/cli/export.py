@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "(listed by id and reason only).",
         examples=["memzoi export", "memzoi export agents-md --json",
                   "memzoi export claude-md --output docs/CLAUDE.memory.md"],
-        exits={1: "refused (no index, an --output with `..`, a file changed meanwhile)"})
+        exits={1: "refused (no index, an --output with `..` or under .memzoi, an existing file export did not "
+                  "write, a file changed meanwhile)"})
     p.add_argument("targets", nargs="*", metavar="TARGET",
                    help=f"what to export: {', '.join(TARGETS)} (default: both)")
     p.add_argument("--output", metavar="PATH", help="write here instead of the exports folder: a folder (existing, "

@@ -201,8 +201,12 @@ def derive_decision(plan: dict[str, Any], decision_at: str) -> dict[str, Any]:
 
 
 def load_artifact(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """A regular, non-symlink, strict-JSON UTF-8 artifact of at most 2 MiB. Raises :class:`Refusal`."""
+    """A regular, non-symlink, strict-JSON UTF-8 artifact of at most 2 MiB. Raises :class:`Refusal`
+    (``materialization_artifact_invalid``, saying which: missing, not a regular file, too large, not JSON)."""
     p = Path(path)
+    if not p.is_symlink() and not p.exists():
+        raise Refusal("materialization_artifact_invalid", f"{path}: no such file; write it first with `memzoi "
+                      "materialize candidate`, `plan` or `decide` and --output")
     if p.is_symlink() or not p.is_file():
         raise Refusal("materialization_artifact_invalid", f"{path}: not a regular file")
     data = p.read_bytes()

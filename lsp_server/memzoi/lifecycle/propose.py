@@ -39,9 +39,9 @@ from ..models.common import Lane, MemoryType, RelativePath
 from ..policy import AGGREGATE_LIMIT, FIELD_LIMIT
 from ..render import description_of, render_packet
 from ..safety import MAX_SCAN_BYTES, collect_hits, scan_complete
-from .apply import load_target
 from .common import PENDING, errors, resolved_identities, verified
 from .proposal_checks import base_id, check_controls, check_retention, readable_id, retention_for
+from .proposal_target import check_record_free, load_proposal_target
 from .readiness import title_too_long
 from .rejections import duplicate_of
 
@@ -237,7 +237,7 @@ def plan_propose(root: Path, draft: Draft, *, actor: str) -> ChangePlan:
     now = now_utc(precise=False)
     target = None
     if draft.supersedes:
-        target = load_target(root, draft.supersedes, scope_kind=None, scope_id=None, proposed_at=now).data
+        target = load_proposal_target(root, draft.supersedes).data
     base = proposal_id(draft)
     data = packet_data(draft, base, actor=actor, now=now, target=target)
     body = draft.body.strip()
@@ -246,6 +246,7 @@ def plan_propose(root: Path, draft: Draft, *, actor: str) -> ChangePlan:
     duplicate = duplicate_of(root, body)
     if duplicate:
         raise duplicate
+    check_record_free(root, draft.title, target_id=draft.supersedes)
     packet_id = readable_id(root, draft.title, resolved_identities(root))
     if packet_id != base:
         data = packet_data(draft, packet_id, actor=actor, now=now, target=target)

@@ -14,8 +14,8 @@ from typing import Any
 
 from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, now_utc, run_change
 from ..render import description_of, render_packet
-from .apply import load_target
 from .common import PENDING, Loaded, record_ref, reserve_packet_id, verified
+from .proposal_target import check_record_free, load_proposal_target
 from .propose import check_title_fits
 
 
@@ -65,12 +65,13 @@ def plan_packet(root: Path, record: str, *, action: str, title: str | None, body
     if "\n" in reason:
         raise Refusal("invalid_value", "the reason must be a single line")
     record_id = record_ref(root, record)
-    target = load_target(root, record_id, scope_kind=None, scope_id=None, proposed_at=now_utc(precise=False))
+    target = load_proposal_target(root, record_id)
     t = target.data
     if action == "supersede":
         if not (title and title.strip()) or not (body and body.strip()):
             raise Refusal("invalid_value", "a supersede proposal needs the replacement's --title and body")
         check_title_fits(title)
+        check_record_free(root, title, target_id=record_id)
     else:
         title = f"Tombstone {t['title']}"
         body = f"Tombstone `{record_id}`: {reason}"
