@@ -28,8 +28,16 @@ def test_lifecycle_commands_keep_the_index_current(repo, cli):
     assert cli("rebuild")[0] == 0
     assert drift(repo) == []
     record = "rust-msrv-is-1-96-1"
-    code, sup = cli("supersede", record, "--title", "Rust MSRV is 1.97+", "--body", "Support Rust 1.97 and newer.",
-                    "--reason", "bumped")
+    code, sup = cli(
+        "supersede",
+        record,
+        "--title",
+        "Rust MSRV is 1.97+",
+        "--body",
+        "Support Rust 1.97 and newer.",
+        "--reason",
+        "bumped",
+    )
     assert code == 0, sup
     assert drift(repo) == []
     code, applied = cli("proposals", "apply", f"supersede-{record}")
@@ -50,14 +58,23 @@ def test_lifecycle_commands_keep_the_index_current(repo, cli):
 
 def test_no_index_is_built_by_a_change(repo, cli):
     """A project whose index was never built keeps none: the first search builds it."""
-    code, sup = cli("supersede", "rust-msrv-is-1-96-1", "--title", "Rust MSRV is 1.97+", "--body", "Newer.",
-                    "--reason", "bumped")
+    code, sup = cli(
+        "supersede", "rust-msrv-is-1-96-1", "--title", "Rust MSRV is 1.97+", "--body", "Newer.", "--reason", "bumped"
+    )
     assert code == 0, sup
     assert not index_path(repo).exists() or not Index(repo).exists
     assert sync_index(repo, [sup["files"][0]["path"]]) is False
 
 
 def test_only_records_and_packets_are_indexed(tmp_path):
-    assert indexed_paths(tmp_path, [".memzoi/records/a.md", ".memzoi/proposals/pending/b.md", "AGENTS.memory.md",
-                                    ".zuno/RULES.md", ".memzoi/records/index.md", ".memzoi/records/.x.md"]) == [
-        ".memzoi/records/a.md", ".memzoi/proposals/pending/b.md"]
+    assert indexed_paths(
+        tmp_path,
+        [
+            ".memzoi/records/a.md",
+            ".memzoi/proposals/pending/b.md",
+            "AGENTS.memory.md",
+            ".zuno/RULES.md",
+            ".memzoi/records/index.md",
+            ".memzoi/records/.x.md",
+        ],
+    ) == [".memzoi/records/a.md", ".memzoi/proposals/pending/b.md"]
