@@ -32,13 +32,15 @@ def _query_terms(query: str, mode: str) -> list[str]:
 
 def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "record", type: str | None = None,
                   path: str | None = None, tags: list[str] | None = None, mode: str = "natural",
-                  include_local: bool = True) -> dict[str, Any]:
+                  include_local: bool = True, rows: bool = False) -> dict[str, Any]:
     """Search memory (see the module docstring). ``kind``: ``record`` (repository records, and local records
     unless ``include_local`` is false), ``proposal`` (pending packets) or ``all``; ``type``, ``path`` (scored by
     :func:`memzoi.agent.recall.path_match_score` against ``applies_to``/``scope.paths``) and ``tags`` (every one
     must be among the memory's tags) filter; ``mode``: ``natural``, ``all_words`` or ``phrase``
     (:mod:`memzoi.agent.query`). Active, current records come first, then by ``score`` (0–1, higher is better).
-    Each hit: ``kind, id, path, title, type, lane, status, current, excerpt, unsafe, score, tags, provenance``."""
+    Each hit: ``kind, id, path, title, type, lane, status, current, excerpt, unsafe, score, tags, provenance``
+    (and, with ``rows``, ``row``: the index's stored columns of a repository hit, for ``memzoi search --json``).
+    ``memzoi search`` and the MCP tool both rank through this function, so they find the same memories."""
     where = normalize_path(path, root) if path else None
     kinds = ("record", "proposal") if kind == "all" else (kind,)
     match = candidates_match(query, mode)
@@ -66,7 +68,7 @@ def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "recor
                 continue
             unsafe = r.unsafe(h.path)
             out.append({  # an unsafe title is withheld too: it can be the attack itself
-                "kind": h.kind, "id": h.id, "path": h.path, "title": withheld(unsafe) if unsafe else h.title,
+                "kind": h.kind, "row": row, "id": h.id, "path": h.path, "title": withheld(unsafe) if unsafe else h.title,
                 "type": row.get("type"), "lane": row.get("lane"), "status": row.get("status"),
                 "current": h.kind == "record" and r.current(row), "excerpt": None if unsafe else _excerpt(h.snippet),
                 "unsafe": unsafe, "tags": row_tags, "provenance": "git",
@@ -76,7 +78,8 @@ def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "recor
     if "record" in kinds and include_local and not where:
         out += _local_hits(root, query, mode, wanted, type, want_tags)
     out.sort(key=lambda x: (not (x["kind"] == "record" and x["status"] == "active" and x["current"]), -x["score"]))
-    return {"query": scrub(query), "mode": mode, "results": out[:limit]}  # a secret in the query is not echoed
+    results = out[:limit] if rows else [{k: v for k, v in x.items() if k != "row"} for x in out[:limit]]
+    return {"query": scrub(query), "mode": mode, "results": results}  # a secret in the query is not echoed
 
 
 def _local_hits(root: Path, query: str, mode: str, wanted: list[str], type: str | None,
