@@ -9,6 +9,7 @@ import json
 from memzoi.agent.search import search_memory
 from memzoi.cli.main import main
 
+from .. import builders
 from .conftest import FACT_ID, WARNING_ID
 
 QUESTION = "how do I run the build?"
@@ -56,3 +57,34 @@ def test_kind_help_says_what_is_searched(capsys):
         pass
     text = " ".join(capsys.readouterr().out.split())
     assert "--mode" in text and "resolved packets" in text and "superseded" in text
+
+
+def test_a_superseded_hit_brings_its_active_replacement(project, capsys):
+    """Trial 2, defect 2: the question matches only the superseded record's words; its replacement (whose words
+    fall below the relevance floor) is returned with it, first, naming the record it replaced."""
+    old = builders.record(
+        "builds-use-make",
+        type="procedure",
+        title="Builds use make",
+        body="Run make to build the project.",
+        status="superseded",
+        description=None,
+    )
+    new = builders.record(
+        "builds-use-make-all",
+        type="procedure",
+        title="Make all",
+        body="Run make all; make -j4 is fine too.",
+        supersedes="builds-use-make",
+        description=None,
+    )
+    builders.write(project, builders.record_path("builds-use-make"), old)
+    builders.write(project, builders.record_path("builds-use-make-all"), new)
+    found = search_memory(project, "how do I build the project?")["results"]
+    assert [(h["id"], h["status"]) for h in found][:2] == [
+        ("builds-use-make-all", "active"),
+        ("builds-use-make", "superseded"),
+    ], found
+    assert found[0]["successor_of"] == "builds-use-make" and "row" not in found[0]
+    code, out = search(capsys, project, "how", "do", "I", "build", "the", "project?")
+    assert code == 0 and [r["id"] for r in out["records"]][:2] == ["builds-use-make-all", "builds-use-make"]

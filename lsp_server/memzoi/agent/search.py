@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..index_queries import excerpt
 from ..safety.redact import scrub
 from .query import candidates_match, matched, relevant, score, terms
 from .recall import Reader, _applies, _excerpt, best_binding, normalize_path, withheld
@@ -40,7 +41,9 @@ def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "recor
     (:mod:`memzoi.agent.query`). Active, current records come first, then by ``score`` (0–1, higher is better).
     Each hit: ``kind, id, path, title, type, lane, status, current, excerpt, unsafe, score, tags, provenance``
     (and, with ``rows``, ``row``: the index's stored columns of a repository hit, for ``memzoi search --json``).
-    ``memzoi search`` and the MCP tool both rank through this function, so they find the same memories."""
+    ``memzoi search`` and the MCP tool both rank through this function, so they find the same memories. A
+    superseded record's active replacement is returned with it (``successor_of``: the superseded hit's id), see
+    :func:`_successors`."""
     where = normalize_path(path, root) if path else None
     kinds = ("record", "proposal") if kind == "all" else (kind,)
     match = candidates_match(query, mode)
@@ -75,6 +78,8 @@ def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "recor
                 "score": score(h.score, cover if cover is not None else 1.0,
                                len(matched(wanted, " ".join(row_tags)))),
             })
+        if "record" in kinds:
+            out += _successors(r, out, query, type)
     if "record" in kinds and include_local and not where:
         out += _local_hits(root, query, mode, wanted, type, want_tags)
     out.sort(key=lambda x: (not (x["kind"] == "record" and x["status"] == "active" and x["current"]), -x["score"]))
@@ -82,10 +87,42 @@ def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "recor
     return {"query": scrub(query), "mode": mode, "results": results}  # a secret in the query is not echoed
 
 
+def _successors(r: Reader, out: list[dict[str, Any]], query: str, type: str | None) -> list[dict[str, Any]]:
+    """The active records that replaced a superseded record among ``out`` and are not in it themselves: Memzoi's
+    ``supersedes`` link (reference: memzoi-format.md, record lifecycle) followed from the hit to its current
+    replacement (through a chain of supersedes, at most 10 steps), so the memory to act on is returned although
+    its own words fall below the relevance floor (trial 2, defect 2). Each carries ``successor_of`` (the
+    superseded hit's id) and that hit's score."""
+    held = {x["path"] for x in out if x["kind"] == "record"}
+    extra: list[dict[str, Any]] = []
+    for hit in [x for x in out if x["kind"] == "record" and x["status"] == "superseded" and x["id"]]:
+        rid, row = hit["id"], None
+        for _ in range(10):
+            found = r.db.execute("SELECT * FROM records WHERE supersedes_id = ? ORDER BY path LIMIT 1",
+                                 (rid,)).fetchone()
+            if found is None:
+                break
+            row = dict(found)
+            if row["status"] != "superseded":
+                break
+            rid = row["id"]
+        if row is None or row["status"] != "active" or row["path"] in held or (type and row["type"] != type):
+            continue
+        held.add(row["path"])
+        unsafe = r.unsafe(row["path"])
+        extra.append({
+            "kind": "record", "row": row, "id": row["id"], "path": row["path"],
+            "title": withheld(unsafe) if unsafe else row["title"], "type": row["type"], "lane": row["lane"],
+            "status": row["status"], "current": r.current(row),
+            "excerpt": None if unsafe else _excerpt(excerpt(row["title"], row["body"], query)), "unsafe": unsafe,
+            "tags": _tags(row), "provenance": "git", "score": hit["score"], "successor_of": hit["id"],
+        })
+    return extra
+
+
 def _local_hits(root: Path, query: str, mode: str, wanted: list[str], type: str | None,
                 want_tags: set[str]) -> list[dict[str, Any]]:
     """Hits among the project's private local records (runtime plane), judged by the same rule."""
-    from ..index_queries import excerpt
     from ..lifecycle.local import list_local
 
     out = []
