@@ -170,14 +170,16 @@ RECOVER_LABELS = {"restore-before": "restore the files as before", "complete-aft
 
 
 def _offer_actions(ls: Session, uri: str, offer: Offer) -> list[types.CodeAction | None]:
+    from memzoi.lifecycle.messages import change_label  # noqa: PLC0415 lazy: start-up
+
     from .preview import PREVIEW  # noqa: PLC0415 lazy: start-up
 
     args: dict[str, Any] = {"uri": uri}
     if offer.operation == "undo" and offer.change is not None:
-        title = f"Undo {offer.change.operation} ({offer.change.id[:12]})"
+        title = f"Undo {offer.change.operation} ({change_label(offer.change.id)})"
         return [_action(ls, title, UNDO_KIND, lifecycle.UNDO, {**args, "change_id": offer.change.id}, offer.blocked)]
     if offer.operation == "recover" and offer.change is not None and offer.mode is not None:
-        title = f"Recover {offer.change.id[:12]}: {RECOVER_LABELS[offer.mode]}"
+        title = f"Recover {change_label(offer.change.id)}: {RECOVER_LABELS[offer.mode]}"
         return [_action(ls, title, RECOVER_KIND, lifecycle.RECOVER,
                         {**args, "change_id": offer.change.id, "mode": offer.mode}, offer.blocked)]
     title, kind, preview_title = OFFER_TITLES[offer.operation]

@@ -41,3 +41,11 @@ def test_resident_decisions():
     message, detail = resident_message("add", "applied", "project", "Use spaces.", "mem_abc", 120, 2000)
     assert message == 'Approved add "Use spaces." in project memory (120/2,000 chars)' and "mem_abc" in detail
     assert resident_message("add", "rejected", "global", "x", "mem_d")[0] == 'Rejected add "x" in global memory'
+
+
+def test_change_label_is_the_full_id_that_memzoi_undo_takes():
+    """Trial 2, defect 8: ids are time-ordered, so a 12-character label is shared by every change of a session."""
+    from memzoi.lifecycle.messages import change_label
+
+    a, b = "chg_01a243ff0000aaaaaaaaaaaa", "chg_01a243ff0001bbbbbbbbbbbb"
+    assert change_label(a) == a and change_label(b) == b and change_label(a) != change_label(b)

@@ -48,6 +48,8 @@ async def undo_via_action(client, path: Path, before: dict[str, bytes], root: Pa
     """Open ``path``, take its Undo action, run it, and check the tree is back to ``before``."""
     uri = open_doc(client, path)
     undo = find(await actions_for(client, uri, ["refactor.rewrite.memzoi.undo"]), "Undo ")
+    # the label names the change it undoes: the full id (time-ordered ids share any short prefix)
+    assert undo.title.endswith(f"({undo.command.arguments[0]['change_id']})"), undo.title
     result = await run(client, undo)
     assert result["status"] == "undone", result
     assert snapshot(root) == before
@@ -351,7 +353,7 @@ async def test_recover_uncertain_change_from_ledger_diagnostic(git_workspace: Pa
     assert d.severity == types.DiagnosticSeverity.Warning and settled[0]["change_id"][:12] in d.message
     actions = await actions_for(client, uri, ["refactor.rewrite.memzoi.recover"])
     assert len(actions) == 3
-    result = await run(client, find(actions, f"Recover {settled[0]['change_id'][:12]}: restore"))
+    result = await run(client, find(actions, f"Recover {settled[0]['change_id']}: restore"))
     assert result["status"] == "applied", result
     assert snapshot(root) == before
     client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))

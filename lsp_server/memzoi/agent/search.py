@@ -33,15 +33,17 @@ def _query_terms(query: str, mode: str) -> list[str]:
 
 def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "record", type: str | None = None,
                   path: str | None = None, tags: list[str] | None = None, mode: str = "natural",
-                  include_local: bool = True) -> dict[str, Any]:
+                  include_local: bool = True, rows: bool = False) -> dict[str, Any]:
     """Search memory (see the module docstring). ``kind``: ``record`` (repository records, and local records
     unless ``include_local`` is false), ``proposal`` (pending packets) or ``all``; ``type``, ``path`` (scored by
     :func:`memzoi.agent.recall.path_match_score` against ``applies_to``/``scope.paths``) and ``tags`` (every one
     must be among the memory's tags) filter; ``mode``: ``natural``, ``all_words`` or ``phrase``
     (:mod:`memzoi.agent.query`). Active, current records come first, then by ``score`` (0–1, higher is better).
-    Each hit: ``kind, id, path, title, type, lane, status, current, excerpt, unsafe, score, tags, provenance``,
-    and on a repository record ``superseded_by`` (the ids of the records whose ``supersedes`` names it, ``[]`` for
-    none): a superseded record can match a question its replacement's words do not."""
+    Each hit: ``kind, id, path, title, type, lane, status, current, excerpt, unsafe, score, tags, provenance``
+    (and, with ``rows``, ``row``: the index's stored columns of a repository hit, for ``memzoi search --json``).
+    ``memzoi search`` and the MCP tool both rank through this function, so they find the same memories. A
+    superseded record's active replacement is returned with it (``successor_of``: the superseded hit's id), see
+    :func:`_successors`."""
     where = normalize_path(path, root) if path else None
     kinds = ("record", "proposal") if kind == "all" else (kind,)
     match = candidates_match(query, mode)
@@ -69,7 +71,7 @@ def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "recor
                 continue
             unsafe = r.unsafe(h.path)
             out.append({  # an unsafe title is withheld too: it can be the attack itself
-                "kind": h.kind, "id": h.id, "path": h.path, "title": withheld(unsafe) if unsafe else h.title,
+                "kind": h.kind, "row": row, "id": h.id, "path": h.path, "title": withheld(unsafe) if unsafe else h.title,
                 "type": row.get("type"), "lane": row.get("lane"), "status": row.get("status"),
                 "current": h.kind == "record" and r.current(row), "excerpt": None if unsafe else _excerpt(h.snippet),
                 "unsafe": unsafe, "tags": row_tags, "provenance": "git",
@@ -79,10 +81,46 @@ def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "recor
             if h.kind == "record":  # a superseded hit names what replaced it: the memory to act on
                 out[-1]["superseded_by"] = [x[0] for x in r.db.execute(
                     "SELECT id FROM records WHERE supersedes_id = ? ORDER BY id", (h.id,))]
+        if "record" in kinds:
+            out += _successors(r, out, query, type)
     if "record" in kinds and include_local and not where:
         out += _local_hits(root, query, mode, wanted, type, want_tags)
     out.sort(key=lambda x: (not (x["kind"] == "record" and x["status"] == "active" and x["current"]), -x["score"]))
-    return {"query": scrub(query), "mode": mode, "results": out[:limit]}  # a secret in the query is not echoed
+    results = out[:limit] if rows else [{k: v for k, v in x.items() if k != "row"} for x in out[:limit]]
+    return {"query": scrub(query), "mode": mode, "results": results}  # a secret in the query is not echoed
+
+
+def _successors(r: Reader, out: list[dict[str, Any]], query: str, type: str | None) -> list[dict[str, Any]]:
+    """The active records that replaced a superseded record among ``out`` and are not in it themselves: Memzoi's
+    ``supersedes`` link (reference: memzoi-format.md, record lifecycle) followed from the hit to its current
+    replacement (through a chain of supersedes, at most 10 steps), so the memory to act on is returned although
+    its own words fall below the relevance floor (trial 2, defect 2). Each carries ``successor_of`` (the
+    superseded hit's id) and that hit's score."""
+    held = {x["path"] for x in out if x["kind"] == "record"}
+    extra: list[dict[str, Any]] = []
+    for hit in [x for x in out if x["kind"] == "record" and x["status"] == "superseded" and x["id"]]:
+        rid, row = hit["id"], None
+        for _ in range(10):
+            found = r.db.execute("SELECT * FROM records WHERE supersedes_id = ? ORDER BY path LIMIT 1",
+                                 (rid,)).fetchone()
+            if found is None:
+                break
+            row = dict(found)
+            if row["status"] != "superseded":
+                break
+            rid = row["id"]
+        if row is None or row["status"] != "active" or row["path"] in held or (type and row["type"] != type):
+            continue
+        held.add(row["path"])
+        unsafe = r.unsafe(row["path"])
+        extra.append({
+            "kind": "record", "row": row, "id": row["id"], "path": row["path"],
+            "title": withheld(unsafe) if unsafe else row["title"], "type": row["type"], "lane": row["lane"],
+            "status": row["status"], "current": r.current(row),
+            "excerpt": None if unsafe else _excerpt(excerpt(row["title"], row["body"], query)), "unsafe": unsafe,
+            "tags": _tags(row), "provenance": "git", "score": hit["score"], "successor_of": hit["id"],
+        })
+    return extra
 
 
 def _local_hits(root: Path, query: str, mode: str, wanted: list[str], type: str | None,

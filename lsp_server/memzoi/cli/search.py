@@ -1,11 +1,15 @@
-"""``memzoi search QUERY… [--json] [--limit N] [--kind record|proposal|all]``: full-text search of titles and
-bodies through the workspace index (SPEC §8).
+"""``memzoi search QUERY… [--mode natural|all_words|phrase] [--json] [--limit N] [--kind record|proposal|all]``:
+search of record titles and bodies and pending proposals through the workspace index (SPEC §8), ranked as the MCP
+tool ``search_memory`` ranks (one core function, :func:`memzoi.agent.search.search_memory`), with the same modes
+(:mod:`memzoi.agent.query`): ``natural`` by default (a question such as "how do I build the project" finds the
+record about building), ``all_words`` (every word must match, as a prefix) and ``phrase``.
 
 The index is refreshed first (only changed files are re-read; built from scratch when missing, with progress on
-stderr). ``--json`` prints ``{"query", "records": [...], "proposals": [...]}``; record entries use Memzoi's
-runtime record keys (``id, record_id, type, lane, destination, scope_kind, visibility, status, title, body,
-source_kind, source_ref, proposal_id, created_at, updated_at, retention, origin, lineage``) plus ``path``,
-``score`` (BM25, lower is better) and ``snippet``.
+stderr). Active, current records come first. ``--json`` prints ``{"query", "mode", "records": [...],
+"proposals": [...]}``; record entries use Memzoi's runtime record keys (``id, record_id, type, lane, destination,
+scope_kind, visibility, status, title, body, source_kind, source_ref, proposal_id, created_at, updated_at,
+retention, origin, lineage``) plus ``path``, ``current``, ``score`` (0–1, higher is better) and ``snippet``. A
+record with a ``prompt_injection`` finding has its title and body withheld, as the MCP tool withholds them.
 """
 
 from __future__ import annotations
@@ -13,29 +17,37 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ._changes import add_common, emit_json, project_root
+from ..agent.query import MODES
+from ..ledger import Refusal
+from ._changes import add_common, emit_json, project_root, refuse
 from ._common import add_command, refuse_linked_plane
 from .rebuild import add_progress_option
-
-if TYPE_CHECKING:
-    from ..index import SearchHit
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``search``."""
     p = add_command(
-        sub, "search", help="search record and proposal titles and bodies",
-        description="Full-text search (BM25) of record and proposal titles and bodies through the workspace "
-        "index, refreshed first for changed files.",
-        examples=["memzoi search pnpm", "memzoi search problem json --kind record --limit 3 --json"],
+        sub, "search", help="search record and pending proposal titles and bodies",
+        description="Search of record and pending proposal titles and bodies through the workspace index, "
+        "refreshed first for changed files, ranked as the MCP tool search_memory ranks (BM25 with a relevance "
+        "floor; active, current records first).",
+        examples=["memzoi search how do I build the project", "memzoi search pnpm --mode all_words",
+                  "memzoi search 'run make' --mode phrase",
+                  "memzoi search problem json --kind record --limit 3 --json"],
         exits={0: "success (also with no match)", 1: "the index is unusable, or a .memzoi, records or proposals folder is a symlink",
                2: "usage error (a bad --limit), or not inside a project"})
-    p.add_argument("query", nargs="+", metavar="QUERY", help="words to find (all must match; prefixes match)")
+    p.add_argument("query", nargs="+", metavar="QUERY", help="words or a question to find (see --mode)")
+    p.add_argument("--mode", choices=list(MODES), default="natural",
+                   help="natural (default): a question or words, stop words dropped, any remaining word may match, "
+                   "cut at a relevance floor; all_words: every word must match (prefixes match); phrase: the words "
+                   "in this order")
     p.add_argument("--limit", type=int, default=10, help="at most this many results (default 10)")
     p.add_argument("--kind", choices=["record", "proposal", "all"], default="all",
-                   help="what to search: records, pending proposals, or both (default: all)")
+                   help="what to search: records (every status: active, superseded, tombstoned, listed after the "
+                   "active ones), pending proposal packets (resolved packets, applied or rejected, are not "
+                   "searched), or both (default: all)")
     add_common(p, actor=False)
     add_progress_option(p)
     p.set_defaults(func=run)
@@ -45,27 +57,31 @@ def _loads(value: str | None) -> Any:
     return json.loads(value) if value else None
 
 
-def record_json(hit: SearchHit) -> dict[str, Any]:
-    """A record hit in Memzoi's runtime record shape plus ``path``, ``score`` and ``snippet``."""
-    r = hit.row
+def record_json(hit: dict[str, Any]) -> dict[str, Any]:
+    """A record hit of :func:`memzoi.agent.search.search_memory` (called with ``rows``) in Memzoi's runtime record
+    shape plus ``path``, ``current``, ``score`` (0–1, higher is better) and ``snippet``; an unsafe record's title
+    and body withheld."""
+    r = hit["row"]
     return {
         "id": r["id"], "record_id": r["id"], "path": r["path"], "type": r["type"], "lane": r["lane"],
         "destination": "repo", "scope_kind": r["scope_kind"], "scope_id": r["scope_id"],
-        "visibility": r["visibility"], "status": r["status"], "title": r["title"], "body": r["body"],
+        "visibility": r["visibility"], "status": r["status"], "title": hit["title"],
+        "body": None if hit["unsafe"] else r["body"],
         "source_kind": r["source_kind"], "source_ref": r["source_ref"], "proposal_id": r["proposal_id"],
         "created_at": r["created_at"], "updated_at": r["updated_at"], "retention": _loads(r["retention_json"]),
         "origin": _loads(r["origin_json"]), "lineage": _loads(r["lineage_json"]), "attestation": r["attestation"],
-        "admitted": bool(r["admitted"]), "score": round(hit.score, 4), "snippet": hit.snippet,
+        "admitted": bool(r["admitted"]), "current": hit["current"], "score": hit["score"],
+        "snippet": hit["excerpt"] or "",
     }
 
 
-def proposal_json(hit: SearchHit) -> dict[str, Any]:
-    """A proposal hit: id, path, status, action, targets, scope, title, score and snippet."""
-    r = hit.row
+def proposal_json(hit: dict[str, Any]) -> dict[str, Any]:
+    """A pending proposal hit: id, path, status, action, targets, scope, title, score and snippet."""
+    r = hit["row"]
     return {
         "id": r["id"], "file_id": r["file_id"], "path": r["path"], "status": r["status"], "action": r["action"],
         "targets": _loads(r["targets"]) or [], "scope_kind": r["scope_kind"], "scope_id": r["scope_id"],
-        "proposed_at": r["proposed_at"], "title": r["title"], "score": round(hit.score, 4), "snippet": hit.snippet,
+        "proposed_at": r["proposed_at"], "title": hit["title"], "score": hit["score"], "snippet": hit["excerpt"] or "",
     }
 
 
@@ -78,11 +94,11 @@ def run(args: argparse.Namespace) -> int:
         print("memzoi: --limit must be at least 1", file=sys.stderr)
         return 2
     query = " ".join(args.query)
-    kinds = ("record", "proposal") if args.kind == "all" else (args.kind,)
     root = project_root(args)
     refused = refuse_linked_plane(args, root)  # nothing is read through a symlinked .memzoi/records/proposals
     if refused is not None:
         return refused
+    from ..agent.search import search_memory  # noqa: PLC0415 lazy: start-up
     from .progress import Progress  # noqa: PLC0415 lazy: start-up
 
     progress = Progress("search", "indexing", enabled=None if not args.no_progress else False)
@@ -93,22 +109,28 @@ def run(args: argparse.Namespace) -> int:
                 index.rebuild(progress)
             else:
                 index.refresh(progress)
-            hits = index.search(query, limit=args.limit, kinds=kinds)
     finally:
         progress.finish()
-    if args.json or not hits:  # the detectors load only where the query is echoed
-        from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up
+    try:  # the same ranking as the MCP tool (memzoi.agent.search); private local records are `memzoi local search`
+        found = search_memory(root, query, limit=args.limit, kind=args.kind, mode=args.mode, include_local=False,
+                              rows=True)
+    except Refusal as err:
+        return refuse(args, err)
+    hits = found["results"]
     if args.json:
         emit_json({
-            "query": scrub(query),  # a secret typed into the query is not echoed
-            "records": [record_json(h) for h in hits if h.kind == "record"],
-            "proposals": [proposal_json(h) for h in hits if h.kind == "proposal"],
+            "query": found["query"], "mode": args.mode,  # a secret typed into the query is not echoed
+            "records": [record_json(h) for h in hits if h["kind"] == "record"],
+            "proposals": [proposal_json(h) for h in hits if h["kind"] == "proposal"],
         })
         return 0
     if not hits:
-        print(f"no matches for {scrub(query)!r}", file=sys.stderr)
+        rule = {"natural": "no record or pending proposal passed the relevance floor",
+                "all_words": "every word must match", "phrase": "the words must appear in this order"}[args.mode]
+        print(f"no matches for {found['query']!r} ({args.mode} mode: {rule})", file=sys.stderr)
     for h in hits:
-        status = h.row.get("status") or "?"
-        print(f"{h.path}: [{h.kind}, {status}] {h.id or '(no id)'}: {h.title}")
-        print(f"    {' '.join(h.snippet.split())}")
+        status = h.get("status") or "?"
+        print(f"{h['path']}: [{h['kind']}, {status}] {h['id'] or '(no id)'}: {h['title']}")
+        if h["excerpt"]:
+            print(f"    {' '.join(h['excerpt'].split())}")
     return 0

@@ -63,11 +63,11 @@ from .reconcile import reconcile
 from .recovery import recover
 from .store import Ledger, cached_runtime_dir, now_utc, read_file_state, safe_path, set_fault_hook
 from .view import FileLedger, LedgerView
-from .writer import dry_run, run_change, undo_change
+from .writer import dry_run, run_change, set_commit_hook, undo_change
 
 __all__ = [
     "RECONCILED", "RECOVERY_MODES", "SOURCES", "STATUSES", "ChangePlan", "ChangeRecord", "ChangeResult", "dry_run",
     "FileChange", "FileLedger", "Ledger", "LedgerView", "Purged", "Reconciled", "Refusal", "cached_runtime_dir", "file_ledger_state", "get_change",
     "file_history", "history", "ledger_findings", "now_utc", "read_file_state", "reconcile", "recover", "run_change",
-    "safe_path", "set_fault_hook", "undo_available", "undo_change",
+    "safe_path", "set_commit_hook", "set_fault_hook", "undo_available", "undo_change",
 ]

@@ -169,6 +169,24 @@ def _refuse_secret_paths(plan: ChangePlan) -> None:
             raise Refusal(named[0].code, f"{p}: {named[0].message}; nothing was changed", p)
 
 
+#: Called after every committed change or undo with the project root and the paths it wrote or removed (relative,
+#: ``/``-separated); set by :func:`set_commit_hook`. The ledger sits below the stores, so it names no index itself.
+_commit_hook: Callable[[Path, list[str]], object] | None = None
+
+
+def set_commit_hook(hook: Callable[[Path, list[str]], object] | None) -> None:
+    """Install the function every committed change calls with ``(project root, touched paths)`` while it still
+    holds the lifecycle lock (:mod:`memzoi.lifecycle.index_sync` keeps the project store's index current with
+    it); ``None`` removes it. The hook must not raise: the change is already committed when it runs."""
+    global _commit_hook
+    _commit_hook = hook
+
+
+def _committed(root: Path, paths: list[str]) -> None:
+    if _commit_hook is not None:
+        _commit_hook(root, paths)
+
+
 def run_change(
     project_root: str | os.PathLike[str],
     build: Callable[[Path], ChangePlan],
@@ -220,6 +238,7 @@ def run_change(
         _step("recorded")
         _perform(root, ledger, conn, change_id, plan.files, phase="apply")
         _step("committed")
+        _committed(root, paths)
         return ChangeResult(change_id, "applied", stored, plan.operation, plan.details)
 
 
@@ -339,6 +358,7 @@ def undo_change(
         _step("recorded")
         _perform(root, ledger, conn, change.id, change.files, phase="undo")
         _step("committed")
+        _committed(root, [f.path for f in change.files])
         # The result states what the undo did: each file goes from the change's after back to its before.
         undid = [FileChange(f.path, f.after, f.before) for f in change.files]
         return ChangeResult(change.id, "undone", undid, change.operation, change.details)

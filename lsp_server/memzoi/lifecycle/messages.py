@@ -36,6 +36,14 @@ VERBS = {
 }
 
 
+def change_label(change_id: str) -> str:
+    """How a surface names the ledger change ``change_id`` in a label (a code action's title, a toast): the full
+    id, as ``memzoi history`` prints it and ``memzoi undo`` takes it. Change ids are time-ordered
+    (``chg_`` + 12 hex digits of milliseconds + 12 random ones, :mod:`memzoi.ledger.store`), so any prefix short
+    enough for a label (``chg_01a243ff``) is shared by every change of a session and names none of them."""
+    return change_id.strip()
+
+
 def _short(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
