@@ -172,24 +172,33 @@ async function reflectionPhase(page) {
   if (!/completed/.test(jobRow) || !/1 candidate/.test(jobRow)) throw new Error(`reflection row: ${jobRow}`);
   await shot(page, 'vscode-reflection-jobs.png');
 
-  // The job row opens its request (exactly as sent) and its outcome.
+  // The job row opens its request (exactly as sent) and its outcome (a read-only document: the top shows the
+  // job, its candidates and the request; its end the outcome).
+  const shown = (want) => page.waitForFunction((w) => (document.querySelector('.editor-group-container.active .monaco-editor .view-lines')?.textContent || '')
+    .replace(/\u00a0/g, ' ').includes(w), want, { timeout: 30000 });
   await row(page, 'Reflection of message msg_1').click();
-  const wait = () => page.waitForFunction((j) => (document.querySelector('.editor-group-container.active .monaco-editor .view-lines')?.textContent || '').includes(`Reflection job ${j}`), job, { timeout: 30000 });
-  await wait();
+  await shown(`Reflection job ${job}`);
   let text = await L.editorText(page);
   step('the job row opens its request and outcome', { shown: text.slice(0, 400) });
-  for (const want of ['request', 'outcome', 'completed', cand.id]) if (!text.includes(want)) throw new Error(`job document lacks ${want}: ${text.slice(0, 600)}`);
+  for (const want of ['## request', `"jobID": "${job}"`, 'completed', cand.id]) if (!text.includes(want)) throw new Error(`job document lacks ${want}: ${text.slice(0, 600)}`);
   await shot(page, 'vscode-reflection-job.png');
-  await page.keyboard.press('Control+W');
-  await page.waitForFunction((j) => !(document.querySelector('.editor-group-container.active .monaco-editor .view-lines')?.textContent || '').includes(`Reflection job ${j}`), job, { timeout: 20000 });
+  await page.click('.editor-group-container.active .monaco-editor .view-lines');
+  await page.keyboard.press('Control+End');
+  await shown('## outcome');
+  const end = await L.editorText(page);
+  step('the job document ends with its outcome', { shown: end.slice(-400) });
+  if (!end.includes('"status": "completed"')) throw new Error(`job outcome: ${end.slice(-600)}`);
 
-  // The candidate links to its job: its context menu's Open Reflection Job opens the same job.
+  // The candidate links to its job: its context menu's Open Reflection Job opens the same job (RULES.md in front
+  // first, so the job's document must open again).
+  await page.locator('.tabs-container .tab', { hasText: 'RULES.md' }).first().click();
+  await L.waitTab(page, 'RULES.md');
   const r = row(page, cand.text);
   await r.click({ button: 'right' });
   const item = page.locator('.context-view .action-label', { hasText: 'Open Reflection Job' }).first();
   await item.waitFor({ timeout: 20000 });
   await item.click();
-  await wait();
+  await shown(`Reflection job ${job}`);
   text = await L.editorText(page);
   step('the candidate opens the job that proposed it', { shown: text.slice(0, 200) });
   if (!text.includes(cand.id)) throw new Error(`candidate's job document: ${text.slice(0, 400)}`);

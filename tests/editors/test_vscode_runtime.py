@@ -145,7 +145,8 @@ def test_reflection_jobs_in_the_inbox(code_server: Path, vsix: Path, tmp_path: P
     assert p.returncode == 0, f"{report.get('error')}\n{p.stdout[-4000:]}\n{p.stderr[-2000:]}\n--- Memzoi output\n{exthost}"
     steps = {s["name"]: s for s in report["steps"]}
     for name in ("the resident section lists the reflection job and its candidate",
-                 "the job row opens its request and outcome", "the candidate opens the job that proposed it"):
+                 "the job row opens its request and outcome", "the job document ends with its outcome",
+                 "the candidate opens the job that proposed it"):
         assert name in steps, (name, list(steps))
     assert job["id"] in steps["the job row opens its request and outcome"]["shown"]
     assert job["id"] in steps["the candidate opens the job that proposed it"]["shown"]
