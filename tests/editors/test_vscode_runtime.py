@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -58,7 +58,7 @@ def add_health_findings(root: Path) -> None:
     _record(root, "dup-b", title="use  PNPM", body="Install with pnpm.\n")
     _record(root, "cache-on", title="Cache state", body="The build cache is enabled.")
     _record(root, "cache-off", title="Cache state", body="The build cache is not enabled.")
-    soon = (datetime.now(timezone.utc) + timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    soon = (datetime.now(UTC) + timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
     _record(root, "expiring-rule", title="Freeze window", body="Merges pause during the freeze.",
             retention={"explicit_expires_at": soon})
 
