@@ -197,11 +197,66 @@ async function reflectionPhase(page) {
   await r.click({ button: 'right' });
   const item = page.locator('.context-view .action-label', { hasText: 'Open Reflection Job' }).first();
   await item.waitFor({ timeout: 20000 });
-  await item.click();
+  // By keyboard: the menu ignores a mouse-up that comes right after it opened. Down focuses its (only) item.
+  await page.keyboard.press('ArrowDown');
+  await page.waitForSelector('.context-view .monaco-action-bar .action-item.focused', { timeout: 10000 });
+  await page.keyboard.press('Enter');
   await shown(`Reflection job ${job}`);
   text = await L.editorText(page);
   step('the candidate opens the job that proposed it', { shown: text.slice(0, 200) });
   if (!text.includes(cand.id)) throw new Error(`candidate's job document: ${text.slice(0, 400)}`);
+
+  // Edit and Approve… on the candidate: the edited text, then the review (diff and question), nothing written
+  // before its button; then RULES.md holds the edited entry.
+  const rules = path.join(WS, '.zuno', 'RULES.md');
+  const original = fs.readFileSync(rules, 'utf-8');
+  await L.clickInline(page, cand.text, 'Edit and Approve…');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 20000 });
+  const prefilled = await input.inputValue();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type(process.env.EDITED);
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.monaco-diff-editor', { timeout: 45000 });
+  const question = await L.dialog(page);
+  step('Edit and Approve: review', { prefilled, question });
+  if (prefilled !== cand.text || !/Approve edited/.test(question) || !question.includes(cand.text)) throw new Error(`edit review: ${prefilled} / ${question}`);
+  if (fs.readFileSync(rules, 'utf-8') !== original) throw new Error('the edit review wrote RULES.md');
+  await shot(page, 'vscode-resident-edit.png');
+  await L.dialogButton(page, 'Approve edited');
+  await waitFor('RULES.md to hold the edited entry', () => fs.readFileSync(rules, 'utf-8').includes(process.env.EDITED));
+  step('Edit and Approve: written', { rules: fs.readFileSync(rules, 'utf-8') });
+  await L.clearToasts(page);
+
+  // Remove Resident Memory Entry…: pick the entry, review, then it is gone (one audited step).
+  await L.runCommand(page, 'Remove Resident Memory Entry');
+  await page.waitForSelector(`.quick-input-list .monaco-list-row:has-text("${process.env.REMOVE}")`, { timeout: 30000 });
+  const offered = await page.evaluate(() => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].map((r) => r.textContent.trim()));
+  for (let i = 0; i < 10; i++) {
+    const focused = await page.evaluate(() => document.querySelector('.quick-input-list .monaco-list-row.focused')?.textContent || '');
+    if (focused.includes(process.env.REMOVE)) break;
+    await page.keyboard.press('ArrowDown');
+  }
+  // Enter on the focused entry; asked again while the picker is still up (it can open before it takes keys).
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press('Enter');
+    try {
+      await page.locator('.monaco-dialog-box').waitFor({ timeout: 8000 });
+      break;
+    } catch (err) {
+      const open = await page.locator('.quick-input-widget').isVisible();
+      if (attempt >= 4 || !open) throw err;
+      L.log(`the picker did not take Enter yet (try ${attempt})`);
+    }
+  }
+  const removal = await L.dialog(page);
+  step('Remove entry: review', { offered, question: removal });
+  if (!/^.*Remove/.test(removal) || !removal.includes(process.env.REMOVE)) throw new Error(`removal review: ${removal}`);
+  if (!fs.readFileSync(rules, 'utf-8').includes(process.env.REMOVE)) throw new Error('the removal review wrote RULES.md');
+  await shot(page, 'vscode-resident-remove.png');
+  await L.dialogButton(page, 'Remove');
+  await waitFor('the entry to leave RULES.md', () => !fs.readFileSync(rules, 'utf-8').includes(process.env.REMOVE));
+  step('Remove entry: written', { rules: fs.readFileSync(rules, 'utf-8') });
 }
 
 L.drive('vscode-runtime-failure.png', (page) => (process.env.PHASE === 'reflection' ? reflectionPhase(page) : checkpointsPhase(page)));

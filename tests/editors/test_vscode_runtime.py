@@ -19,6 +19,7 @@ import pytest
 from memzoi import ledger as L
 from memzoi.lifecycle import checkpoints as C
 from memzoi.lifecycle.checkpoints import add_checkpoint
+from memzoi.resident.format import parse
 
 from .. import builders
 from ..resident.reflection_helpers import ADD, transcript, user_config
@@ -43,6 +44,7 @@ candidates:
     title: Where I stopped
     body: Refresh flow half done.
 """
+EDITED = "Run make lint and make test before pushing."
 HEALTH = {"duplicates": ["dup-a"], "contradictions": ["cache-on", "cache-off"], "expiring": ["expiring-rule"]}
 
 
@@ -141,14 +143,19 @@ def test_reflection_jobs_in_the_inbox(code_server: Path, vsix: Path, tmp_path: P
     shots.mkdir(parents=True, exist_ok=True)
     p, report, exthost = drive(code_server, vsix, tmp_path, ws, _settings(server), shots, script="cs_runtime.js",
                                PHASE="reflection", JOB=job["id"],
-                               CANDIDATE=json.dumps({"id": cand_id, "text": ADD["content"]}))
+                               CANDIDATE=json.dumps({"id": cand_id, "text": ADD["content"]}), EDITED=EDITED,
+                               REMOVE="Use tabs in Makefiles.")
     assert p.returncode == 0, f"{report.get('error')}\n{p.stdout[-4000:]}\n{p.stderr[-2000:]}\n--- Memzoi output\n{exthost}"
     steps = {s["name"]: s for s in report["steps"]}
     for name in ("the resident section lists the reflection job and its candidate",
                  "the job row opens its request and outcome", "the job document ends with its outcome",
-                 "the candidate opens the job that proposed it"):
+                 "the candidate opens the job that proposed it", "Edit and Approve: review", "Edit and Approve: written",
+                 "Remove entry: review", "Remove entry: written"):
         assert name in steps, (name, list(steps))
     assert job["id"] in steps["the job row opens its request and outcome"]["shown"]
     assert job["id"] in steps["the candidate opens the job that proposed it"]["shown"]
-    for png in ("vscode-reflection-jobs.png", "vscode-reflection-job.png"):
+    # Both writes were previewed, then applied: the edited entry replaced the proposal, the removed one is gone.
+    assert parse((root / ".zuno" / "RULES.md").read_text(encoding="utf-8")) == [EDITED]
+    for png in ("vscode-reflection-jobs.png", "vscode-reflection-job.png", "vscode-resident-edit.png",
+                "vscode-resident-remove.png"):
         assert (shots / png).stat().st_size > 10_000, png
