@@ -165,12 +165,15 @@ def contributes() -> dict:
         {"command": "memzoi.inbox.closeCheckpoint", "title": "Close Checkpoint", "category": CATEGORY, "icon": "$(close)"},
         {"command": "memzoi.health.refresh", "title": "Refresh Memory Health", "category": CATEGORY, "icon": "$(refresh)"},
         {"command": "memzoi.inbox.openJob", "title": "Open Reflection Job", "category": CATEGORY, "icon": "$(sparkle)"},
+        # Resident edit-and-approve on a decidable candidate's row, and one-step removal of an entry (issue 34).
+        {"command": "memzoi.inbox.editResident", "title": "Edit and Approve…", "category": CATEGORY, "icon": "$(edit)"},
+        {"command": "memzoi.removeResidentEntry", "title": "Remove Resident Memory Entry…", "category": CATEGORY},
     ]
     row_only = ["memzoi.inbox.open", "memzoi.inbox.apply", "memzoi.inbox.reject", "memzoi.inbox.routeLocal",
                 "memzoi.inbox.recover", "memzoi.inbox.approveResident", "memzoi.inbox.rejectResident",
                 "memzoi.inbox.undoResident", "memzoi.inbox.recoverResident", "memzoi.inbox.approveLocal", "memzoi.inbox.rejectLocal",
                 "memzoi.inbox.showLocal", "memzoi.inbox.continueCheckpoint", "memzoi.inbox.closeCheckpoint",
-                "memzoi.inbox.openJob"]
+                "memzoi.inbox.openJob", "memzoi.inbox.editResident"]
     # Rows carry context values by what the server says applies (src/logic/inboxView.ts, contextValue): Apply only
     # on a packet the core lets through, Approve/Reject only on a decidable resident candidate.
     view = "view == memzoi.inbox && "
@@ -232,6 +235,7 @@ def contributes() -> dict:
                 {"command": "memzoi.inbox.openJob", "when": view + r"viewItem =~ /^memzoi\.reflection\./",
                  "group": "inline@1"},
                 {"command": "memzoi.inbox.openJob", "when": resident, "group": "reflection@1"},
+                {"command": "memzoi.inbox.editResident", "when": decidable, "group": "inline@4"},
             ],
         },
     }

@@ -4,7 +4,7 @@
 // logic/inbox.ts checkpointRows and logic/health.ts).
 import * as vscode from 'vscode';
 import { confirmWrites } from './flow';
-import { healthSummary, type HealthNode, healthTree } from './logic/health';
+import { healthRefusal, healthSummary, type HealthNode, healthTree } from './logic/health';
 import type { InboxItem } from './logic/inbox';
 import { resolveTarget } from './logic/targets';
 import { ask, reportRefusal } from './run';
@@ -45,6 +45,8 @@ export class HealthProvider implements vscode.TreeDataProvider<HealthNode> {
   readonly onDidChangeTreeData = this.changed.event;
   nodes: HealthNode[] = [];
   summary = '';
+  /** The tree view showing this provider: its message says why the plan could not be made. */
+  view: vscode.TreeView<HealthNode> | undefined;
 
   getTreeItem(node: HealthNode): vscode.TreeItem {
     if (node.type === 'record') {
@@ -72,11 +74,17 @@ export class HealthProvider implements vscode.TreeDataProvider<HealthNode> {
     if (!advertisedCommands().includes(MEMORY_HEALTH)) return;
     const answer = await ask(MEMORY_HEALTH, [{}]);
     if (!answer.ok) {
+      // A refused plan (e.g. a record that is not admitted) is said in the view, never shown as "no findings".
       state.output.warn(`Memory health: ${answer.message}`);
+      this.nodes = [];
+      this.summary = '';
+      if (this.view) this.view.message = healthRefusal(answer.message);
+      this.changed.fire(undefined);
       return;
     }
     this.nodes = healthTree(answer.result);
     this.summary = healthSummary(answer.result);
+    if (this.view) this.view.message = undefined;
     this.changed.fire(undefined);
   }
 }

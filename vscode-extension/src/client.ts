@@ -119,8 +119,10 @@ export async function startClient(): Promise<void> {
     else if (p.type === 3) state.output.info(p.message);
     else state.output.debug(p.message);
     if (state.scanned) return;
-    if (/^memzoi-lsp ready\b/.test(p.message)) state.ready = true;
-    else if (/\bscanned\b/.test(p.message)) state.scannedLine = true;
+    if (/^memzoi-lsp ready\b/.test(p.message)) {
+      state.ready = true;
+      state.refreshHealth();
+    } else if (/\bscanned\b/.test(p.message)) state.scannedLine = true;
     else return;
     void state.inbox.refresh();
   });
@@ -129,7 +131,10 @@ export async function startClient(): Promise<void> {
   state.client.onNotification('memzoi/changed', (params: unknown) => {
     const changed = parseChanged(params);
     state.output.info(`changed: ${changed.message || changed.operation}${changed.changeId ? ` [change ${changed.changeId}]` : ''}`);
-    void reloadTouched(changed.touched).then(() => state.inbox.schedule());
+    void reloadTouched(changed.touched).then(() => {
+      state.inbox.schedule();
+      state.refreshHealth();
+    });
   });
   // Pending proposals or resident candidates changed anywhere (CLI, MCP, another editor): refresh the inbox.
   state.client.onNotification('memzoi/inboxChanged', () => state.inbox.schedule());

@@ -16,6 +16,7 @@ import { reviewCandidate, reviewProposal } from './flow';
 import { resolveTarget } from './logic/targets';
 import { decideLocal, decideResident, recoverResident, runPaletteCommand, showLocal } from './palette';
 import { openJob } from './jobs';
+import { editResident, removeResidentEntry } from './residentEdit';
 import { executeOnServer } from './run';
 import { updateStatus } from './status';
 
@@ -82,12 +83,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ inbo
   reg('memzoi.inbox.closeCheckpoint', (node: unknown) => transitionCheckpoint(node, 'close'));
   const health = new HealthProvider();
   const healthView = vscode.window.createTreeView('memzoi.health', { treeDataProvider: health });
+  health.view = healthView;
   // The plan is computed when the view is shown (and on Refresh), not on every inbox change.
   context.subscriptions.push(healthView, healthView.onDidChangeVisibility((e) => {
     if (e.visible) void health.refresh();
   }));
   reg('memzoi.health.refresh', () => health.refresh());
+  // A view shown before the server was ready asked no one: it is asked again then, and after each write.
+  state.refreshHealth = () => {
+    if (healthView.visible) void health.refresh();
+  };
   reg('memzoi.inbox.openJob', (node: unknown) => openJob(node));
+  reg('memzoi.inbox.editResident', (node: unknown) => editResident(node));
+  reg('memzoi.removeResidentEntry', () => removeResidentEntry());
   // Review first (contract §3): the server's preferred code action on a packet or a resident candidate runs
   // memzoi.review / memzoi.reviewCandidate, client commands registered once the server has started (see
   // registerReviewCommands: a server that advertised them would otherwise clash with vscode-languageclient).

@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { closeDiffs, newDiffKey, showDiffs } from './history';
 import { type CommandSpec, validateReason } from './logic/commands';
 import type { InboxItem } from './logic/inbox';
-import { PREVIEW_OF, type PreviewFile, previewFiles, previewUnsupported, reviewQuestion, verbOf } from './logic/review';
+import { PREVIEW_OF, previewArg, type PreviewFile, previewFiles, previewUnsupported, reviewQuestion, verbOf } from './logic/review';
 import { describeTarget, pickerRows, type Target, targetOfItem } from './logic/targets';
 import { ask, executeOnServer, reportRefusal, roots } from './run';
 import { readConfig, state } from './state';
@@ -33,18 +33,6 @@ export function promptTitle(target: Target | undefined): Thenable<string | undef
     prompt: "New title (optional; empty keeps the record's title)",
     ignoreFocusOut: true,
   }).then((v) => (v === undefined ? undefined : v.trim()));
-}
-
-/** The preview argument of a write's arguments: the same target and answers, plus the operation. */
-function previewArg(operation: string, arg: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { operation };
-  for (const k of ['uri', 'reason', 'title', 'body']) if (arg[k] !== undefined) out[k] = arg[k];
-  const cid = arg.candidate_id ?? arg.candidateId;
-  if (cid !== undefined) {
-    out.candidateId = cid;
-    out.candidate_id = cid;
-  }
-  return out;
 }
 
 /**

@@ -46,12 +46,18 @@ export const state: {
   scannedLine: boolean;
   /** Registers the client's review commands the running server does not advertise (once each). */
   registerReviewCommands: () => void;
+  /**
+   * Asks the server for the Memory health view again when it is shown (set by the view's owner): once the server
+   * is ready (a view shown before that asked a server that was not there yet) and after each change it wrote.
+   */
+  refreshHealth: () => void;
 } = {
   client: undefined,
   scanned: false,
   ready: false,
   scannedLine: false,
   registerReviewCommands: () => undefined,
+  refreshHealth: () => undefined,
 } as unknown as typeof state;
 
 export function readConfig(): vscode.WorkspaceConfiguration {

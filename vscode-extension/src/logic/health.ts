@@ -60,3 +60,12 @@ export function healthSummary(answer: unknown): string {
   const n = (k: string): number => (typeof s[k] === 'number' ? s[k] : 0);
   return `${n('exact_duplicates')} duplicate set(s), ${n('contradictions')} contradiction set(s), ${n('stale')} stale, ${n('expired')} expired`;
 }
+
+/**
+ * The Memory health view's message when the server refused the plan (`memzoi.memoryHealth`'s refusal text, which
+ * names the file and what to do): the view then lists nothing, and says why instead of "no findings".
+ */
+export function healthRefusal(message: string): string {
+  const text = message.replace(/\s+/g, ' ').trim() || 'the server gave no reason';
+  return `No maintenance plan: ${text}`;
+}

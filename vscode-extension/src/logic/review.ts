@@ -10,7 +10,28 @@ export const PREVIEW_OF: Readonly<Record<string, string>> = {
   'memzoi.materialize': 'materialize',
   'memzoi.reattest': 'reattest',
   'memzoi.resident.approve': 'approve',
+  // Approve with edited content previews as an approve carrying the `content`; removal as `remove_entry`.
+  'memzoi.resident.edit': 'approve',
+  'memzoi.resident.remove': 'remove_entry',
 };
+
+/** The write arguments `memzoi.preview` also takes (the resident edit's `content`, the removal's `scope` and `locator`). */
+const PREVIEW_KEYS = ['uri', 'reason', 'title', 'body', 'content', 'scope', 'locator'] as const;
+
+/**
+ * The `memzoi.preview` argument of `operation` for the write arguments `arg`: the keys the preview takes, and the
+ * candidate id under both spellings (`candidateId`, `candidate_id`).
+ */
+export function previewArg(operation: string, arg: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { operation };
+  for (const k of PREVIEW_KEYS) if (arg[k] !== undefined) out[k] = arg[k];
+  const cid = arg.candidate_id ?? arg.candidateId;
+  if (cid !== undefined) {
+    out.candidateId = cid;
+    out.candidate_id = cid;
+  }
+  return out;
+}
 
 /** One file of a preview: its path, URI and texts (`null`: absent on that side). */
 export interface PreviewFile {
@@ -54,6 +75,8 @@ const VERB: Readonly<Record<string, string>> = {
   'memzoi.undo': 'Undo',
   'memzoi.recover': 'Recover',
   'memzoi.resident.approve': 'Approve',
+  'memzoi.resident.edit': 'Approve edited',
+  'memzoi.resident.remove': 'Remove',
   'memzoi.resident.reject': 'Reject',
   'memzoi.resident.undo': 'Undo',
   'memzoi.resident.recover': 'Recover',

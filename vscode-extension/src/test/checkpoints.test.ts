@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { healthSummary, healthTree } from '../logic/health';
+import { healthRefusal, healthSummary, healthTree } from '../logic/health';
 import { checkpointRows } from '../logic/inbox';
 import { contextValue, describeItem, iconOf, inboxTree, tooltipOf } from '../logic/inboxView';
 
@@ -56,4 +56,10 @@ test('the memory health tree groups findings and opens each record', () => {
   assert.deepEqual(soon, { type: 'record', id: 'soon', uri: 'file:///ws/soon.md', description: 'until 2026-07-05T00:00:00Z' });
   assert.equal(healthSummary(answer), '1 duplicate set(s), 1 contradiction set(s), 0 stale, 0 expired');
   assert.deepEqual(healthTree({}), []);
+});
+
+test('a refused memory health plan is said in the view, naming the file', () => {
+  const said = healthRefusal('.memzoi/records/x.md: record x is not admitted\n(see `memzoi check`)');
+  assert.equal(said, 'No maintenance plan: .memzoi/records/x.md: record x is not admitted (see `memzoi check`)');
+  assert.match(healthRefusal('  '), /no reason/);
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { residentRows, residentUsage, usageText } from '../logic/inbox';
 import { contextValue, describeItem, inboxTree } from '../logic/inboxView';
-import { PREVIEW_OF, previewFiles, previewUnsupported, reviewQuestion, touchedOf, writeMessage } from '../logic/review';
+import { PREVIEW_OF, previewArg, previewFiles, previewUnsupported, reviewQuestion, touchedOf, writeMessage } from '../logic/review';
 
 const ROOT = 'file:///ws';
 const PREVIEW = {
@@ -87,4 +87,13 @@ test('cap usage: from the listing or memzoi.residentStatus, shown on the Residen
   const header = inboxTree([], usage)[0];
   assert.equal(header.type === 'section' && header.usage, 'project 9/10 chars (90%), 1 entry');
   assert.deepEqual(inboxTree([], []), []);
+});
+
+test('the preview of a resident edit carries its content; a removal its scope and locator', () => {
+  assert.equal(PREVIEW_OF['memzoi.resident.edit'], 'approve');
+  assert.equal(PREVIEW_OF['memzoi.resident.remove'], 'remove_entry');
+  assert.deepEqual(previewArg('approve', { uri: 'file:///r/.zuno/RULES.md', candidate_id: 'mem_1', content: 'Run make lint.' }),
+    { operation: 'approve', uri: 'file:///r/.zuno/RULES.md', content: 'Run make lint.', candidateId: 'mem_1', candidate_id: 'mem_1' });
+  assert.deepEqual(previewArg('remove_entry', { scope: 'project', locator: 'lint', actor: 'x' }),
+    { operation: 'remove_entry', scope: 'project', locator: 'lint' });
 });
