@@ -225,6 +225,10 @@ function whenApplied(target: Target): string | undefined {
   return row?.when;
 }
 
+/** The server command of each decision (named in full, so a search of the source finds every command it calls). */
+const RESIDENT_COMMANDS = { approve: 'memzoi.resident.approve', reject: 'memzoi.resident.reject', undo: 'memzoi.resident.undo' } as const;
+const LOCAL_COMMANDS = { approve: 'memzoi.local.approve', reject: 'memzoi.local.reject' } as const;
+
 /**
  * Approves (review flow), rejects (asking the required reason) or undoes (naming the candidate, its file and
  * time) the resident-memory candidate `arg` names (an inbox row, or the server's `{uri, candidate_id}`); without
@@ -245,7 +249,7 @@ export async function decideResident(arg: unknown, verb: 'approve' | 'reject' | 
     void vscode.window.showWarningMessage(`Memzoi: ${problem}`);
     return undefined;
   }
-  const command = `memzoi.resident.${verb}`;
+  const command = RESIDENT_COMMANDS[verb];
   const args: Record<string, unknown> = { uri: target.uri, candidate_id: target.candidateId };
   const name = `resident-memory candidate ${describeTarget({ ...target, uri: undefined }, roots())} in ${describeTarget({ uri: target.uri }, roots())}`;
   if (verb === 'approve') return reviewThenWrite(undefined, command, target, args);
@@ -294,7 +298,7 @@ export async function decideLocal(arg: unknown, verb: 'approve' | 'reject'): Pro
     if (reason === undefined) return undefined;
     args.reason = reason.trim();
   }
-  const result = await executeOnServer(undefined, `memzoi.local.${verb}`, [args], { title: row.title, candidateId: row.id });
+  const result = await executeOnServer(undefined, LOCAL_COMMANDS[verb], [args], { title: row.title, candidateId: row.id });
   await state.inbox.refresh();
   return result;
 }
