@@ -43,9 +43,18 @@ def record_fields(rid: str = "rec", **fields: Any) -> dict[str, Any]:
     ``fields`` overriding or adding keys (``None`` removes one). Defaults: an active repo decision in the
     semantic lane, titled ``Record <rid>``, with Memzoi's materialization origin."""
     data: dict[str, Any] = {
-        "id": rid, "kind": "memory", "profile": "memzoi", "type": "decision", "lane": "semantic",
-        "title": f"Record {rid}", "timestamp": RECORD_TIME, "status": "active", "scope": "repo",
-        "visibility": "repo", "content_class": "general_repo_knowledge", "confidence": 1,
+        "id": rid,
+        "kind": "memory",
+        "profile": "memzoi",
+        "type": "decision",
+        "lane": "semantic",
+        "title": f"Record {rid}",
+        "timestamp": RECORD_TIME,
+        "status": "active",
+        "scope": "repo",
+        "visibility": "repo",
+        "content_class": "general_repo_knowledge",
+        "confidence": 1,
         "retention": {},
         "origin": {"origin_key": f"repository-record:{rid.replace('/', '-')}", "route": "repository_materialization"},
     }
@@ -53,8 +62,15 @@ def record_fields(rid: str = "rec", **fields: Any) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None}
 
 
-def record(rid: str = "rec", *, body: str | None = None, extra: str = "", newline: str = "\n",
-           attested: bool | dict[str, Any] = False, **fields: Any) -> str:
+def record(
+    rid: str = "rec",
+    *,
+    body: str | None = None,
+    extra: str = "",
+    newline: str = "\n",
+    attested: bool | dict[str, Any] = False,
+    **fields: Any,
+) -> str:
     """A record file's text: :func:`record_fields` rendered by the core, body ``Body of <rid>.`` by default.
 
     ``attested=True`` adds a valid ``materialization`` block (a create attestation with this module's fixed
@@ -69,8 +85,13 @@ def record(rid: str = "rec", *, body: str | None = None, extra: str = "", newlin
         data["description"] = _NO_DESCRIPTION
     text_body = f"Body of {rid}." if body is None else body
     if attested:
-        params = {"action": "create", "plan_id": PLAN_ID, "candidate_id": CANDIDATE_ID,
-                  "decision_id": DECISION_ID, "decision_at": "2026-07-06T00:00:00Z"}
+        params = {
+            "action": "create",
+            "plan_id": PLAN_ID,
+            "candidate_id": CANDIDATE_ID,
+            "decision_id": DECISION_ID,
+            "decision_at": "2026-07-06T00:00:00Z",
+        }
         params.update(attested if isinstance(attested, dict) else {})
         doc = frame(render_record(data, text_body))
         data["materialization"] = attest(rid, doc.data or {}, doc.body, **params)
@@ -78,8 +99,9 @@ def record(rid: str = "rec", *, body: str | None = None, extra: str = "", newlin
     return _finish(text.replace(f"description: {_NO_DESCRIPTION}\n", "") if bare else text, extra, newline)
 
 
-def packet_fields(pid: str = "prop", *, action: str = "create", target: str | None = None,
-                  reason: str | None = None, **fields: Any) -> dict[str, Any]:
+def packet_fields(
+    pid: str = "prop", *, action: str = "create", target: str | None = None, reason: str | None = None, **fields: Any
+) -> dict[str, Any]:
     """The frontmatter of a valid pending proposal packet ``pid``, with ``fields`` overriding or adding keys
     (``None`` removes one). ``action`` names the proposal's action; a supersede or tombstone gets
     ``reason`` ``Because.`` unless one is given, and ``target`` goes to ``proposal.target``. A ``status`` of
@@ -87,20 +109,36 @@ def packet_fields(pid: str = "prop", *, action: str = "create", target: str | No
     if reason is None and action != "create":
         reason = "Because."
     data: dict[str, Any] = {
-        "id": pid, "kind": "proposal", "profile": "memzoi", "type": "decision", "lane": "semantic",
-        "title": f"Proposal {pid}", "description": f"Proposal {pid}.", "status": "proposed",
-        "proposal": {"action": action, "proposed_by": "agent", "proposed_at": PACKET_TIME, "reason": reason,
-                     "target": target},
-        "scope": {"kind": "repo"}, "timestamp": PACKET_TIME, "supersedes": [], "sensitivity": "repo-safe",
-        "content_class": "general_repo_knowledge", "retention": {},
+        "id": pid,
+        "kind": "proposal",
+        "profile": "memzoi",
+        "type": "decision",
+        "lane": "semantic",
+        "title": f"Proposal {pid}",
+        "description": f"Proposal {pid}.",
+        "status": "proposed",
+        "proposal": {
+            "action": action,
+            "proposed_by": "agent",
+            "proposed_at": PACKET_TIME,
+            "reason": reason,
+            "target": target,
+        },
+        "scope": {"kind": "repo"},
+        "timestamp": PACKET_TIME,
+        "supersedes": [],
+        "sensitivity": "repo-safe",
+        "content_class": "general_repo_knowledge",
+        "retention": {},
         "origin": {"origin_key": f"repository-proposal:{pid}", "route": "repository_proposal"},
     }
     status = fields.get("status", "proposed")
     if status in ("applied", "rejected") and "resolution" not in fields:
         data["resolution"] = resolution(status)
     data.update(fields)
-    data["proposal"] = {k: v for k, v in data["proposal"].items() if v is not None} if data.get("proposal") else \
-        data.get("proposal")
+    data["proposal"] = (
+        {k: v for k, v in data["proposal"].items() if v is not None} if data.get("proposal") else data.get("proposal")
+    )
     return {k: v for k, v in data.items() if v is not None or k == "supersedes"}
 
 
@@ -112,8 +150,7 @@ def resolution(outcome: str, **fields: Any) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None}
 
 
-def packet(pid: str = "prop", *, body: str | None = None, extra: str = "", newline: str = "\n",
-           **fields: Any) -> str:
+def packet(pid: str = "prop", *, body: str | None = None, extra: str = "", newline: str = "\n", **fields: Any) -> str:
     """A proposal packet file's text: :func:`packet_fields` rendered by the core (keywords as there), body
     ``Body of <pid>.`` by default; ``extra`` and ``newline`` as for :func:`record`."""
     data = packet_fields(pid, **fields)

@@ -17,29 +17,107 @@ from typing import Any
 from tests import builders
 
 #: YAML 1.2's one-character escapes (PyYAML decodes each of them).
-SIMPLE = ("\\0", "\\a", "\\b", "\\t", "\\\t", "\\n", "\\v", "\\f", "\\r", "\\e", "\\ ", '\\"', "\\/", "\\\\",
-          "\\N", "\\_", "\\L", "\\P")
+SIMPLE = (
+    "\\0",
+    "\\a",
+    "\\b",
+    "\\t",
+    "\\\t",
+    "\\n",
+    "\\v",
+    "\\f",
+    "\\r",
+    "\\e",
+    "\\ ",
+    '\\"',
+    "\\/",
+    "\\\\",
+    "\\N",
+    "\\_",
+    "\\L",
+    "\\P",
+)
 #: Code points for the hexadecimal escapes: lone surrogates (high, low, and a pair that is still two escapes),
 #: controls, NEL/LS/PS, BOM, zero-width and bidi characters, noncharacters, the last code point, and values past
 #: it (which no decoder may turn into a character).
-POINTS = (0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0xDABC, 0x0, 0x1, 0x1B, 0x7F, 0x85, 0xA0, 0x2028, 0x2029, 0xFEFF,
-          0x200B, 0x200D, 0x202E, 0x2066, 0xFFFE, 0xFFFF, 0x1F600, 0x10FFFF, 0x110000, 0xFFFFFFFF, 0x41, 0xE9)
+POINTS = (
+    0xD800,
+    0xDBFF,
+    0xDC00,
+    0xDFFF,
+    0xDABC,
+    0x0,
+    0x1,
+    0x1B,
+    0x7F,
+    0x85,
+    0xA0,
+    0x2028,
+    0x2029,
+    0xFEFF,
+    0x200B,
+    0x200D,
+    0x202E,
+    0x2066,
+    0xFFFE,
+    0xFFFF,
+    0x1F600,
+    0x10FFFF,
+    0x110000,
+    0xFFFFFFFF,
+    0x41,
+    0xE9,
+)
 #: Literal pieces between escapes (kept inside a double-quoted scalar).
 LITERALS = ("a", "use-pnpm", "é", "x y", "#", ": ", "redacted-identity-", "prop_", "-", "日本")
 
 #: Where the escaped value goes: a key path into the builder's fields (an ``int`` is a list position), or
 #: ``("<key>",)`` for a new key made of the escaped text.
 RECORD_FIELDS: tuple[tuple[Any, ...], ...] = (
-    ("id",), ("title",), ("description",), ("type",), ("lane",), ("timestamp",), ("status",), ("scope",),
-    ("visibility",), ("content_class",), ("supersedes",), ("proposal_id",), ("lineage", "predecessor_id"),
-    ("tags", 0), ("origin", "origin_key"), ("origin", "route"), ("scope_id",), ("source_ref",), ("updated",),
-    ("applies_to", 0), ("retention", "class"), ("<key>",),
+    ("id",),
+    ("title",),
+    ("description",),
+    ("type",),
+    ("lane",),
+    ("timestamp",),
+    ("status",),
+    ("scope",),
+    ("visibility",),
+    ("content_class",),
+    ("supersedes",),
+    ("proposal_id",),
+    ("lineage", "predecessor_id"),
+    ("tags", 0),
+    ("origin", "origin_key"),
+    ("origin", "route"),
+    ("scope_id",),
+    ("source_ref",),
+    ("updated",),
+    ("applies_to", 0),
+    ("retention", "class"),
+    ("<key>",),
 )
 PACKET_FIELDS: tuple[tuple[Any, ...], ...] = (
-    ("id",), ("title",), ("description",), ("status",), ("type",), ("lane",), ("proposal", "action"),
-    ("proposal", "target"), ("proposal", "reason"), ("proposal", "proposed_by"), ("proposal", "proposed_at"),
-    ("scope", "kind"), ("scope", "id"), ("supersedes", 0), ("sensitivity",), ("content_class",),
-    ("origin", "origin_key"), ("timestamp",), ("tags", 0), ("<key>",),
+    ("id",),
+    ("title",),
+    ("description",),
+    ("status",),
+    ("type",),
+    ("lane",),
+    ("proposal", "action"),
+    ("proposal", "target"),
+    ("proposal", "reason"),
+    ("proposal", "proposed_by"),
+    ("proposal", "proposed_at"),
+    ("scope", "kind"),
+    ("scope", "id"),
+    ("supersedes", 0),
+    ("sensitivity",),
+    ("content_class",),
+    ("origin", "origin_key"),
+    ("timestamp",),
+    ("tags", 0),
+    ("<key>",),
 )
 #: (kind, folder or path builder) of the escaped file.
 KINDS = ("record", "supersede", "tombstone", "create", "applied", "rejected")
@@ -83,7 +161,9 @@ def _set(data: dict[str, Any], path: tuple[Any, ...], value: Any) -> None:
         node[last] = value
 
 
-def escaped_file(kind: str, field: tuple[Any, ...], pieces: list[tuple[int, int]], rid: str = "escaped") -> tuple[str, str]:
+def escaped_file(
+    kind: str, field: tuple[Any, ...], pieces: list[tuple[int, int]], rid: str = "escaped"
+) -> tuple[str, str]:
     """``(project-relative path, text)`` of a ``kind`` file (a record, or a packet: ``create``, ``supersede``,
     ``tombstone`` pending, ``applied`` or ``rejected`` resolved) whose ``field`` holds :func:`scalar` of ``pieces``
     (the rest valid, from :mod:`tests.builders`)."""
@@ -118,8 +198,17 @@ def fields_of(kind: str) -> tuple[tuple[Any, ...], ...]:
     return RECORD_FIELDS if kind == "record" else PACKET_FIELDS
 
 
-__all__ = ["KINDS", "PACKET_FIELDS", "POINTS", "RECORD_FIELDS", "SIMPLE", "escaped_file", "fields_of", "piece",
-           "scalar"]
+__all__ = [
+    "KINDS",
+    "PACKET_FIELDS",
+    "POINTS",
+    "RECORD_FIELDS",
+    "SIMPLE",
+    "escaped_file",
+    "fields_of",
+    "piece",
+    "scalar",
+]
 
 
 # -- the pipeline an escaped file goes through ---------------------------------------------------------------------

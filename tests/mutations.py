@@ -17,13 +17,42 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: Where a mutated file is placed in a workspace (its role decides which checks run).
 PLACES = (
-    "records/m.md", "records/deep/er/m.md", "proposals/pending/m.md", "proposals/resolved/applied/m.md",
-    "proposals/resolved/rejected/m.md", "records/index.md",
+    "records/m.md",
+    "records/deep/er/m.md",
+    "proposals/pending/m.md",
+    "proposals/resolved/applied/m.md",
+    "proposals/resolved/rejected/m.md",
+    "records/index.md",
 )
 
 _YAML_BITS = (
-    b"&a ", b"*a", b"!!binary ", b"!tag ", b"? ", b"<<: *a\n", b"- ", b": ", b"{", b"}", b"[", b"]", b"|\n", b">-\n",
-    b"'", b'"', b"#", b"%YAML 1.2\n", b"---\n", b"...\n", b"\t", b"~", b"null", b"0x1F", b".inf", b"@", b"`",
+    b"&a ",
+    b"*a",
+    b"!!binary ",
+    b"!tag ",
+    b"? ",
+    b"<<: *a\n",
+    b"- ",
+    b": ",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b"|\n",
+    b">-\n",
+    b"'",
+    b'"',
+    b"#",
+    b"%YAML 1.2\n",
+    b"---\n",
+    b"...\n",
+    b"\t",
+    b"~",
+    b"null",
+    b"0x1F",
+    b".inf",
+    b"@",
+    b"`",
 )
 _CONTROLS = ("\x00", "\x0b", "\x1b", "\x7f", "\u0085", "\u2028", "\u2029", "\ufeff", "\u200b", "\ud800")
 _BAD_UTF8 = (b"\xff", b"\xfe", b"\xc3", b"\xe2\x82", b"\xf0\x9f\x98", b"\xed\xa0\x80", b"\xc0\xaf")
@@ -51,23 +80,23 @@ def _insert(data: bytes, at: float, n: int, payload: bytes) -> bytes:
 
 def _delete(data: bytes, at: float, n: int, payload: bytes) -> bytes:
     i = _at(data, at)
-    return data[:i] + data[i + n:]
+    return data[:i] + data[i + n :]
 
 
 def _duplicate(data: bytes, at: float, n: int, payload: bytes) -> bytes:
     i = _at(data, at)
-    return data[:i + n] + data[i:]
+    return data[: i + n] + data[i:]
 
 
 def _flip(data: bytes, at: float, n: int, payload: bytes) -> bytes:
     if not data:
         return bytes([n % 256])
     i = min(_at(data, at), len(data) - 1)
-    return data[:i] + bytes([data[i] ^ (n % 255 + 1)]) + data[i + 1:]
+    return data[:i] + bytes([data[i] ^ (n % 255 + 1)]) + data[i + 1 :]
 
 
 def _truncate(data: bytes, at: float, n: int, payload: bytes) -> bytes:
-    return data[:_at(data, at)]
+    return data[: _at(data, at)]
 
 
 def _deep_flow(data: bytes, at: float, n: int, payload: bytes) -> bytes:
@@ -142,7 +171,9 @@ def _tabs(data: bytes, at: float, n: int, payload: bytes) -> bytes:
 
 
 def _markers(data: bytes, at: float, n: int, payload: bytes) -> bytes:
-    return _insert(data, _line_start(data, at) / max(1, len(data)), n, (b"---\n", b"...\n", b"+++\n", b"--- x\n")[n % 4])
+    return _insert(
+        data, _line_start(data, at) / max(1, len(data)), n, (b"---\n", b"...\n", b"+++\n", b"--- x\n")[n % 4]
+    )
 
 
 def _token(data: bytes, at: float, n: int, payload: bytes) -> bytes:
@@ -153,10 +184,24 @@ def _token(data: bytes, at: float, n: int, payload: bytes) -> bytes:
 
 
 MUTATIONS = {
-    "insert": _insert, "delete": _delete, "duplicate": _duplicate, "flip": _flip, "truncate": _truncate,
-    "deep_flow": _deep_flow, "deep_block": _deep_block, "wide": _wide, "huge_line": _huge_line,
-    "line_endings": _line_endings, "bom": _bom, "bad_utf8": _bad_utf8, "controls": _controls,
-    "yaml_bits": _yaml_bits, "swap_lines": _swap_lines, "tabs": _tabs, "markers": _markers, "token": _token,
+    "insert": _insert,
+    "delete": _delete,
+    "duplicate": _duplicate,
+    "flip": _flip,
+    "truncate": _truncate,
+    "deep_flow": _deep_flow,
+    "deep_block": _deep_block,
+    "wide": _wide,
+    "huge_line": _huge_line,
+    "line_endings": _line_endings,
+    "bom": _bom,
+    "bad_utf8": _bad_utf8,
+    "controls": _controls,
+    "yaml_bits": _yaml_bits,
+    "swap_lines": _swap_lines,
+    "tabs": _tabs,
+    "markers": _markers,
+    "token": _token,
 }
 #: The cheap kinds (small outputs), drawn far more often than the expensive ones in the fuzz script.
 EXPENSIVE = frozenset({"wide", "huge_line", "deep_flow", "deep_block", "token"})

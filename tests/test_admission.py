@@ -23,8 +23,13 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not 
 
 def git(cwd: Path, *args: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    subprocess.run(["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t", *args], cwd=cwd, env=env,
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t", *args],
+        cwd=cwd,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
 
 
 def rec(rid: str) -> str:
@@ -54,7 +59,10 @@ def test_tracked_untracked_ignored_gives_exactly_one_ignored_untracked(repo, mon
     assert found == [("ignored.md", "ignored_untracked")]
     vis = git_visibility(repo, sorted((repo / ".memzoi/records").glob("*.md")))
     assert {Path(p).name: v for p, v in vis.items()} == {
-        "ignored.md": GitVisibility.IGNORED, "tracked.md": GitVisibility.TRACKED, "untracked.md": GitVisibility.UNTRACKED}
+        "ignored.md": GitVisibility.IGNORED,
+        "tracked.md": GitVisibility.TRACKED,
+        "untracked.md": GitVisibility.UNTRACKED,
+    }
 
 
 def test_git_is_called_a_bounded_number_of_times(repo, monkeypatch):
@@ -99,12 +107,22 @@ def test_symlinked_directory_is_not_canonical(tmp_path):
 
 
 def test_refusal_order_and_safety_scan():
-    fs = [finding("stale_attestation", "m", 0, 1), finding("credential_token", "m", 0, 1),
-          finding("private_key", "m", 0, 1), finding("visibility_not_repository_safe", "m", 0, 1),
-          finding("pii_detected", "m", 0, 1), finding("high_entropy_value", "m", 0, 1),
-          finding("yaml_syntax", "m", 0, 1), finding("dangling_reference", "m", 0, 1)]
-    assert refusals(fs) == ["typed-record", "visibility-not-repository", "materialization-revision",
-                            "safety-scan[credential_token,high_entropy_value,pii_detected]"]
+    fs = [
+        finding("stale_attestation", "m", 0, 1),
+        finding("credential_token", "m", 0, 1),
+        finding("private_key", "m", 0, 1),
+        finding("visibility_not_repository_safe", "m", 0, 1),
+        finding("pii_detected", "m", 0, 1),
+        finding("high_entropy_value", "m", 0, 1),
+        finding("yaml_syntax", "m", 0, 1),
+        finding("dangling_reference", "m", 0, 1),
+    ]
+    assert refusals(fs) == [
+        "typed-record",
+        "visibility-not-repository",
+        "materialization-revision",
+        "safety-scan[credential_token,high_entropy_value,pii_detected]",
+    ]
     assert refusals([finding("retention_query_only", "m", 0, 1)]) == []
 
 
@@ -134,7 +152,8 @@ def test_stale_attestation_names_changed_fields_from_the_committed_version(tmp_p
     [stale] = [l.finding for l in check_paths([str(records)]).findings]
     assert stale.code == "stale_attestation"
     assert "changed since decision time: `body`" in stale.message
-    path.write_text(edit(edit(text, 'title: "Vector record"', 'title: "Other"'), "# Vector record", "# Other"),
-                    encoding="utf-8")
+    path.write_text(
+        edit(edit(text, 'title: "Vector record"', 'title: "Other"'), "# Vector record", "# Other"), encoding="utf-8"
+    )
     [stale] = [l.finding for l in check_paths([str(records)]).findings]
     assert "changed since decision time: `title`" in stale.message

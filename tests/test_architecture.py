@@ -293,16 +293,24 @@ def test_the_fast_yaml_path_is_private_to_the_reader():
 
 def test_the_core_imports_no_protocol_or_server_package():
     mods = _modules(CORE)
-    bad = [f"{p.relative_to(SRC)}:{line}: {t}" for m, p in mods.items() for t, line in _imports(m, p, set(mods))
-           if t.split(".")[0] in FORBIDDEN]
+    bad = [
+        f"{p.relative_to(SRC)}:{line}: {t}"
+        for m, p in mods.items()
+        for t, line in _imports(m, p, set(mods))
+        if t.split(".")[0] in FORBIDDEN
+    ]
     assert bad == []
 
 
 def test_the_language_server_never_imports_the_command_line():
     mods = _modules(SRC / "memzoi_lsp")
     known = set(mods) | set(_modules(CORE))
-    bad = [f"{p.relative_to(SRC)}:{line}: {t}" for m, p in mods.items() for t, line in _imports(m, p, known)
-           if t == "memzoi.cli" or t.startswith("memzoi.cli.")]
+    bad = [
+        f"{p.relative_to(SRC)}:{line}: {t}"
+        for m, p in mods.items()
+        for t, line in _imports(m, p, known)
+        if t == "memzoi.cli" or t.startswith("memzoi.cli.")
+    ]
     assert bad == []
 
 
@@ -331,8 +339,11 @@ def test_length_ignores_how_calls_are_wrapped():
 
 
 def test_core_modules_are_short():
-    long = {str(p.relative_to(CORE)): n for p in sorted(CORE.rglob("*.py"))
-            if (n := length(p.read_text(encoding="utf-8"))) > MAX_LINES}
+    long = {
+        str(p.relative_to(CORE)): n
+        for p in sorted(CORE.rglob("*.py"))
+        if (n := length(p.read_text(encoding="utf-8"))) > MAX_LINES
+    }
     assert {k: v for k, v in long.items() if k not in LONG_MODULES} == {}
     assert set(LONG_MODULES) <= set(long), "a module of the allow-list is short now: take it off the list"
 
@@ -341,8 +352,12 @@ SERVERS = ("memzoi_lsp", "memzoi_mcp")
 
 
 def test_server_modules_are_short():
-    long = {str(p.relative_to(SRC)): n for pkg in SERVERS for p in sorted((SRC / pkg).rglob("*.py"))
-            if (n := length(p.read_text(encoding="utf-8"))) > MAX_LINES}
+    long = {
+        str(p.relative_to(SRC)): n
+        for pkg in SERVERS
+        for p in sorted((SRC / pkg).rglob("*.py"))
+        if (n := length(p.read_text(encoding="utf-8"))) > MAX_LINES
+    }
     assert long == {}
 
 
@@ -370,17 +385,22 @@ def complexity(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
 
 
 def test_complexity_counts_branches_of_the_own_body():
-    src = ("def f(a, b):\n    if a and b:\n        return [x for x in a if x]\n    for y in b:\n        pass\n"
-           "    def inner():\n        if a: pass\n    return 1 if a else 2\n")
+    src = (
+        "def f(a, b):\n    if a and b:\n        return [x for x in a if x]\n    for y in b:\n        pass\n"
+        "    def inner():\n        if a: pass\n    return 1 if a else 2\n"
+    )
     fn = ast.parse(src).body[0]
     assert complexity(fn) == 1 + 1 + 1 + 2 + 1 + 1  # if, and, comprehension + its if, for, if-expression
 
 
 def test_server_functions_only_convert_and_wire():
-    heavy = [f"{p.relative_to(SRC)}:{node.lineno} {node.name} ({c})"
-             for pkg in SERVERS for p in sorted((SRC / pkg).rglob("*.py"))
-             for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
-             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (c := complexity(node)) >= MAX_COMPLEXITY]
+    heavy = [
+        f"{p.relative_to(SRC)}:{node.lineno} {node.name} ({c})"
+        for pkg in SERVERS
+        for p in sorted((SRC / pkg).rglob("*.py"))
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (c := complexity(node)) >= MAX_COMPLEXITY
+    ]
     assert heavy == []
 
 
@@ -402,13 +422,18 @@ def test_every_core_module_is_in_a_layer():
 
 
 def _upward(graph: dict[str, set[str]]) -> list[str]:
-    return [f"{a} ({_layer(a)}) imports {b} ({_layer(b)})" for a in sorted(graph) for b in sorted(graph[a])
-            if _layer(a) in RANK and _layer(b) in RANK and RANK[_layer(a)] < RANK[_layer(b)]]
+    return [
+        f"{a} ({_layer(a)}) imports {b} ({_layer(b)})"
+        for a in sorted(graph)
+        for b in sorted(graph[a])
+        if _layer(a) in RANK and _layer(b) in RANK and RANK[_layer(a)] < RANK[_layer(b)]
+    ]
 
 
 def test_the_upward_finder_finds_an_upward_import():
     assert _upward({"memzoi.ledger.view": {"memzoi.cli.main", "memzoi.safety.scan"}}) == [
-        "memzoi.ledger.view (ledger) imports memzoi.cli.main (cli)"]
+        "memzoi.ledger.view (ledger) imports memzoi.cli.main (cli)"
+    ]
 
 
 def test_layers_import_only_downward():
@@ -428,8 +453,11 @@ def test_layer_packages_say_what_they_may_import():
                 assert package in PENDING_MOVE.values(), f"layer {package} has no package"
                 continue
             doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
-            said = [line.removeprefix("May import:").strip().rstrip(".") for line in doc.splitlines()
-                    if line.startswith("May import:")]
+            said = [
+                line.removeprefix("May import:").strip().rstrip(".")
+                for line in doc.splitlines()
+                if line.startswith("May import:")
+            ]
             if [sorted(x.strip() for x in s.split(",")) for s in said] != [allowed]:
                 wrong[package] = said
     assert wrong == {}
@@ -457,6 +485,11 @@ def test_lazy_mark_reader():
 
 
 def test_every_lazy_import_mark_says_why():
-    bad = [f"{p.relative_to(SRC)}:{n}: {reason!r}" for p in sorted(SRC.rglob("*.py")) if "egg-info" not in str(p)
-           for n, reason in _lazy_marks(p.read_text(encoding="utf-8")) if reason not in LAZY_REASONS]
+    bad = [
+        f"{p.relative_to(SRC)}:{n}: {reason!r}"
+        for p in sorted(SRC.rglob("*.py"))
+        if "egg-info" not in str(p)
+        for n, reason in _lazy_marks(p.read_text(encoding="utf-8"))
+        if reason not in LAZY_REASONS
+    ]
     assert bad == []

@@ -37,7 +37,8 @@ def test_generator_is_deterministic_and_plants_each_finding_once(tmp_path):
             assert code in by_path.get(str(path.resolve()), set()), (kind, path)
     # The clean records and packets the harness edits and hovers carry no error or warning.
     noisy = Counter(
-        loc.finding.code for loc in report.findings
+        loc.finding.code
+        for loc in report.findings
         if loc.finding.severity <= 2 and Path(loc.path).resolve() in {p.resolve() for p in a.records + a.proposals}
     )
     assert not noisy, noisy
@@ -46,9 +47,27 @@ def test_generator_is_deterministic_and_plants_each_finding_once(tmp_path):
 def test_harness_runs_end_to_end_on_a_tiny_workspace(tmp_path):
     out = tmp_path / "bench.json"
     md = tmp_path / "bench.md"
-    rc = run.main(["--sizes", "40", "--repeats", "1", "--edits", "6", "--requests", "3", "--no-baselines",
-                   "--no-git", "--workdir", str(tmp_path / "work"), "--json", str(out), "--markdown", str(md),
-                   "--quiet"])
+    rc = run.main(
+        [
+            "--sizes",
+            "40",
+            "--repeats",
+            "1",
+            "--edits",
+            "6",
+            "--requests",
+            "3",
+            "--no-baselines",
+            "--no-git",
+            "--workdir",
+            str(tmp_path / "work"),
+            "--json",
+            str(out),
+            "--markdown",
+            str(md),
+            "--quiet",
+        ]
+    )
     assert rc == 0
     res = json.loads(out.read_text())["results"][0]
     assert res["check"]["files"] == 44
@@ -66,7 +85,9 @@ def test_harness_runs_end_to_end_on_a_tiny_workspace(tmp_path):
         assert lsp["peak_rss_mb"]["median"] > 10
     assert res["rebuild"]["wall_s"]["n"] == 1 and res["search"]["wall_s"]["n"] == 1
     assert "`memzoi search` on the built index, wall" in md.read_text()
-    assert "`memzoi check --no-cache` wall" in md.read_text() and "cache warm, nothing changed / floor" in md.read_text()
+    assert (
+        "`memzoi check --no-cache` wall" in md.read_text() and "cache warm, nothing changed / floor" in md.read_text()
+    )
 
 
 def test_baselines_read_the_same_files(tmp_path):
@@ -111,10 +132,12 @@ def test_fuzz_script_counts_inputs_and_exceptions(tmp_path, monkeypatch):
 def test_startup_benchmark_parses_importtime_output():
     from tests.benchmarks.startup import parse_importtime
 
-    text = ("import time: self [us] | cumulative | imported package\n"
-            "import time:       100 |        100 |   yaml.error\n"
-            "import time:       200 |        300 | yaml\n"
-            "import time:        50 |         50 | memzoi\n")
+    text = (
+        "import time: self [us] | cumulative | imported package\n"
+        "import time:       100 |        100 |   yaml.error\n"
+        "import time:       200 |        300 | yaml\n"
+        "import time:        50 |         50 | memzoi\n"
+    )
     assert parse_importtime(text) == {"ms": 0.35, "modules": 3, "heavy": ["yaml"]}
 
 

@@ -17,18 +17,23 @@ def codes(text: str, rel: str) -> list[str]:
     return [f.code for f in analyze_text(text, f"ws/{rel}").findings]
 
 
-@pytest.mark.parametrize("text,rel", [
-    (record("use-pnpm"), record_path("use-pnpm")),
-    (record("dir/use-pnpm", tags=["a", "b"], applies_to=["src/**"], source="cli", source_ref="x"),
-     record_path("dir/use-pnpm")),
-    (record("use-pnpm", attested=True), record_path("use-pnpm")),
-    (record("use-pnpm", newline="\r\n"), record_path("use-pnpm")),
-    (packet("mem-new"), packet_path("mem-new")),
-    (packet("mem-sup", action="supersede", supersedes=["use-pnpm"]), packet_path("mem-sup")),
-    (packet("mem-tomb", action="tombstone", target="use-pnpm"), packet_path("mem-tomb")),
-    (packet("mem-done", status="applied"), packet_path("mem-done", "resolved/applied")),
-    (packet("mem-no", status="rejected"), packet_path("mem-no", "resolved/rejected")),
-])
+@pytest.mark.parametrize(
+    "text,rel",
+    [
+        (record("use-pnpm"), record_path("use-pnpm")),
+        (
+            record("dir/use-pnpm", tags=["a", "b"], applies_to=["src/**"], source="cli", source_ref="x"),
+            record_path("dir/use-pnpm"),
+        ),
+        (record("use-pnpm", attested=True), record_path("use-pnpm")),
+        (record("use-pnpm", newline="\r\n"), record_path("use-pnpm")),
+        (packet("mem-new"), packet_path("mem-new")),
+        (packet("mem-sup", action="supersede", supersedes=["use-pnpm"]), packet_path("mem-sup")),
+        (packet("mem-tomb", action="tombstone", target="use-pnpm"), packet_path("mem-tomb")),
+        (packet("mem-done", status="applied"), packet_path("mem-done", "resolved/applied")),
+        (packet("mem-no", status="rejected"), packet_path("mem-no", "resolved/rejected")),
+    ],
+)
 def test_every_built_text_is_valid_and_canonical(text, rel):
     assert [c for c in codes(text, rel) if c not in ("dangling_reference", "review_visibility")] == []
     doc = frame(text)

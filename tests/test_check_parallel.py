@@ -82,8 +82,12 @@ def test_cli_check_in_workers_matches_in_process(tmp_path):
     """The real command (a fresh single-threaded process, so it forks) prints what the library prints serially."""
     ws = generate(tmp_path / "ws", 300, seed=5, git=False)
     memzoi = str(ws.root / ".memzoi")
-    proc = subprocess.run([sys.executable, "-m", "memzoi.cli.main", "check", memzoi, "--format", "json"],
-                          capture_output=True, text=True, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "memzoi.cli.main", "check", memzoi, "--format", "json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 1, proc.stderr
     import json
 
@@ -91,12 +95,14 @@ def test_cli_check_in_workers_matches_in_process(tmp_path):
     serial = check_paths([memzoi], workers=1)
     assert got["files_checked"] == serial.files_checked
     assert [(f["path"], f["code"], f["message"]) for f in got["findings"]] == [
-        (l.path, l.finding.code, l.finding.message) for l in serial.findings]
+        (l.path, l.finding.code, l.finding.message) for l in serial.findings
+    ]
 
 
 def _record(rid: str, body: str, **fields) -> str:
-    return builders.record(rid, type="fact", title=f"T {rid}", source="human", timestamp="2026-01-01T00:00:00Z",
-                           body=body, **fields)
+    return builders.record(
+        rid, type="fact", title=f"T {rid}", source="human", timestamp="2026-01-01T00:00:00Z", body=body, **fields
+    )
 
 
 def test_a_stray_file_below_proposals_is_walked_and_still_takes_part_in_cross_file_checks(tmp_path):
@@ -136,8 +142,29 @@ from hypothesis import (  # noqa: E402
 
 from memzoi.workspace import Placement, Role, place  # noqa: E402
 
-_SEGMENTS = st.sampled_from(["", ".", "..", ".memzoi", "records", "proposals", "pending", "resolved", "applied",
-                             "rejected", "a.md", "index.md", "log.md", "x", "b/", "ü.md", "/", ".hidden", ".h.md"])
+_SEGMENTS = st.sampled_from(
+    [
+        "",
+        ".",
+        "..",
+        ".memzoi",
+        "records",
+        "proposals",
+        "pending",
+        "resolved",
+        "applied",
+        "rejected",
+        "a.md",
+        "index.md",
+        "log.md",
+        "x",
+        "b/",
+        "ü.md",
+        "/",
+        ".hidden",
+        ".h.md",
+    ]
+)
 
 
 def _reference_place(path: str) -> Placement:
@@ -146,7 +173,7 @@ def _reference_place(path: str) -> Placement:
     if ".memzoi" not in parts:
         return Placement(Role.OTHER)
     idx = len(parts) - 1 - parts[::-1].index(".memzoi")
-    memzoi_dir, rel = Path(*parts[: idx + 1]), parts[idx + 1:]
+    memzoi_dir, rel = Path(*parts[: idx + 1]), parts[idx + 1 :]
     name = Path(path).name
     if any(p.startswith(".") and p not in (".", "..") for p in rel):  # Memzoi's walk skips it: never a record
         return Placement(Role.OTHER, memzoi_dir, hidden=True)
@@ -180,8 +207,17 @@ def test_file_facts_survive_the_trip_from_a_worker():
 
     from memzoi.crossfile import FileFacts, Ref
 
-    facts = FileFacts(kind="record", role="record", ident="a", status="active", when="2026-01-01",
-                      refs=(Ref("supersedes", "b", (1, 2)),), ident_span=(3, 4), body_span=(5, 9), legacy=True)
+    facts = FileFacts(
+        kind="record",
+        role="record",
+        ident="a",
+        status="active",
+        when="2026-01-01",
+        refs=(Ref("supersedes", "b", (1, 2)),),
+        ident_span=(3, 4),
+        body_span=(5, 9),
+        legacy=True,
+    )
     assert pickle.loads(pickle.dumps(facts)) == facts
     assert copy.copy(facts) == facts and copy.deepcopy(facts) == facts
 
@@ -264,8 +300,11 @@ def test_workers_end_when_the_check_process_is_killed(tmp_path):
     import time
 
     ws = generate(tmp_path / "ws", 3000, seed=9, git=False)
-    proc = subprocess.Popen([sys.executable, "-m", "memzoi.cli.main", "check", str(ws.root / ".memzoi")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memzoi.cli.main", "check", str(ws.root / ".memzoi")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     workers: list[int] = []
     deadline = time.monotonic() + 30
     while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
@@ -329,29 +368,31 @@ def test_a_threaded_caller_gets_workers_from_a_fork_server_whose_output_is_stder
     JSON-RPC channel)."""
     (tmp_path / "chatty.py").write_text(_CHATTY)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
-    proc = subprocess.run([sys.executable, "-c", _HELPER_SCRIPT], capture_output=True, text=True, cwd=tmp_path,
-                          env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", _HELPER_SCRIPT], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "RESULT True\n"
     assert "a stray write of a worker" in proc.stderr and "and another" in proc.stderr
 
 
-
 def test_workers_fork_with_the_analysis_already_imported():
     # Imported once before the fork, not once in each worker (issue 29, cheaper cold work). A fresh interpreter:
     # this test process may have imported the analysis already; the worker function lives in its __main__.
-    code = ("import os, sys\n"
-            "from memzoi.parallel import ChunkPool, can_fork\n"
-            "def loaded(chunk):\n"
-            "    return [(os.getpid(), 'memzoi.analysis' in sys.modules and 'memzoi.safety' in sys.modules)\n"
-            "            for _ in chunk]\n"
-            "assert can_fork() and 'memzoi.analysis' not in sys.modules\n"
-            "pool = ChunkPool(loaded, workers=2, chunksize=2, start_at=4)\n"
-            "for i in range(20):\n"
-            "    pool.add(i)\n"
-            "got = pool.results()\n"
-            "assert pool.parallel and {pid for pid, _ in got} - {os.getpid()}, got\n"
-            "print(all(ok for _, ok in got))\n")
+    code = (
+        "import os, sys\n"
+        "from memzoi.parallel import ChunkPool, can_fork\n"
+        "def loaded(chunk):\n"
+        "    return [(os.getpid(), 'memzoi.analysis' in sys.modules and 'memzoi.safety' in sys.modules)\n"
+        "            for _ in chunk]\n"
+        "assert can_fork() and 'memzoi.analysis' not in sys.modules\n"
+        "pool = ChunkPool(loaded, workers=2, chunksize=2, start_at=4)\n"
+        "for i in range(20):\n"
+        "    pool.add(i)\n"
+        "got = pool.results()\n"
+        "assert pool.parallel and {pid for pid, _ in got} - {os.getpid()}, got\n"
+        "print(all(ok for _, ok in got))\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "True"

@@ -80,16 +80,33 @@ def test_preview_refuses_at_the_boundary_and_after_close(root):
 
 def test_memory_health_groups_name_their_files(root):
     for rid in ("dup-a", "dup-b"):
-        builders.write(root, builders.record_path(rid), builders.record(rid, title="Use pnpm", body="Install with pnpm.",
-                                                                       description=None, timestamp="2026-06-01T00:00:00Z"))
-    builders.write(root, builders.record_path("soon"), builders.record(
-        "soon", type="episode", lane="episodic", title="Outage", body="The deploy failed.", description=None,
-        timestamp="2026-06-05T00:00:00Z",
-        retention={"occurred_at": "2026-06-05T00:00:00Z"}))
+        builders.write(
+            root,
+            builders.record_path(rid),
+            builders.record(
+                rid, title="Use pnpm", body="Install with pnpm.", description=None, timestamp="2026-06-01T00:00:00Z"
+            ),
+        )
+    builders.write(
+        root,
+        builders.record_path("soon"),
+        builders.record(
+            "soon",
+            type="episode",
+            lane="episodic",
+            title="Outage",
+            body="The deploy failed.",
+            description=None,
+            timestamp="2026-06-05T00:00:00Z",
+            retention={"occurred_at": "2026-06-05T00:00:00Z"},
+        ),
+    )
     health = memory_health(root, T0)
     assert [d["record_ids"] for d in health["duplicates"]] == [["dup-a", "dup-b"]]
-    assert health["duplicates"][0]["records"] == {"dup-a": ".memzoi/records/dup-a.md",
-                                                  "dup-b": ".memzoi/records/dup-b.md"}
+    assert health["duplicates"][0]["records"] == {
+        "dup-a": ".memzoi/records/dup-a.md",
+        "dup-b": ".memzoi/records/dup-b.md",
+    }
     assert [e["record_ids"] for e in health["expiring"]] == [["soon"]]
     assert health["expiring"][0]["boundary"] == "2026-07-05T00:00:00Z"
     assert health["contradictions"] == [] and health["expired"] == []

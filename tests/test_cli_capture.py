@@ -29,27 +29,58 @@ def run(capsys, project: Path, *argv: str) -> tuple[int, str, str]:
 def test_plan_review_apply_with_artifacts(capsys, project, tmp_path):
     builders.write(project, "notes/findings.md", EXAMPLE)
     plan_file = tmp_path / "plan.json"
-    code, out, err = run(capsys, project, "capture", "plan", "--source", "notes/findings.md", "--output",
-                         str(plan_file))
+    code, out, err = run(
+        capsys, project, "capture", "plan", "--source", "notes/findings.md", "--output", str(plan_file)
+    )
     assert code == 0, err
     assert "create_proposal" in out and plan_file.exists()
     plan = json.loads(plan_file.read_text(encoding="utf-8"))
-    code, _, err = run(capsys, project, "capture", "plan", "--source", "notes/findings.md", "--output",
-                       str(plan_file))
+    code, _, err = run(capsys, project, "capture", "plan", "--source", "notes/findings.md", "--output", str(plan_file))
     assert code == 1 and "artifact_exists" in err
     decisions = tmp_path / "decisions.json"
-    decisions.write_text(json.dumps({"schema": "memzoi/capture-review-input", "plan_id": plan["plan_id"],
-                                     "decisions": [{"candidate_id": plan["candidates"][0]["candidate_id"],
-                                                    "outcome": "accept"}]}), encoding="utf-8")
+    decisions.write_text(
+        json.dumps(
+            {
+                "schema": "memzoi/capture-review-input",
+                "plan_id": plan["plan_id"],
+                "decisions": [{"candidate_id": plan["candidates"][0]["candidate_id"], "outcome": "accept"}],
+            }
+        ),
+        encoding="utf-8",
+    )
     review_file = tmp_path / "review.json"
-    code, out, err = run(capsys, project, "capture", "review", "--plan-file", str(plan_file), "--decisions-file",
-                         str(decisions), "--reviewed-by", "zoki", "--reviewed-at", "2026-07-10T12:00:00Z",
-                         "--output", str(review_file), "--json")
+    code, out, err = run(
+        capsys,
+        project,
+        "capture",
+        "review",
+        "--plan-file",
+        str(plan_file),
+        "--decisions-file",
+        str(decisions),
+        "--reviewed-by",
+        "zoki",
+        "--reviewed-at",
+        "2026-07-10T12:00:00Z",
+        "--output",
+        str(review_file),
+        "--json",
+    )
     assert code == 0, out
     review = json.loads(out)
     assert review == json.loads(review_file.read_text(encoding="utf-8"))
-    args = ("capture", "apply", "--plan-file", str(plan_file), "--review-file", str(review_file), "--plan-id",
-            plan["plan_id"], "--review-id", review["review_id"])
+    args = (
+        "capture",
+        "apply",
+        "--plan-file",
+        str(plan_file),
+        "--review-file",
+        str(review_file),
+        "--plan-id",
+        plan["plan_id"],
+        "--review-id",
+        review["review_id"],
+    )
     code, out, err = run(capsys, project, *args)
     assert code == 0, err
     assert "capture applied: change" in out and "mem_capture_verify-downloaded-release-archives.md" in out
@@ -59,8 +90,9 @@ def test_plan_review_apply_with_artifacts(capsys, project, tmp_path):
 
 def test_private_plan_is_not_saved_in_the_project(capsys, project, tmp_path):
     builders.write(project, "notes/findings.md", MIXED)
-    code, _, err = run(capsys, project, "capture", "plan", "--source", "notes/findings.md", "--output",
-                       str(tmp_path / "p.json"))
+    code, _, err = run(
+        capsys, project, "capture", "plan", "--source", "notes/findings.md", "--output", str(tmp_path / "p.json")
+    )
     assert code == 1 and "artifact_output_refused" in err and not (tmp_path / "p.json").exists()
 
 

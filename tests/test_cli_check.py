@@ -53,13 +53,15 @@ def test_json_shape_matches_spec(capsys, workspace):
 
 
 def test_json_character_positions_are_code_points(capsys, workspace):
-    text = VALID.replace("title: Use pnpm", "title: \"😀 中文 x\"\nbogus: 1").replace("# Use pnpm", "# 😀 中文 x")
+    text = VALID.replace("title: Use pnpm", 'title: "😀 中文 x"\nbogus: 1').replace("# Use pnpm", "# 😀 中文 x")
     path = workspace / ".memzoi/records/rec-x.md"
     path.write_text(text, encoding="utf-8")
     _, out, _ = run(capsys, "check", str(path), "--format", "json")
     [f] = json.loads(out)["findings"]
     assert f["code"] == "unknown_key" and f["range"]["start"] == {"line": 7, "character": 0}
-    path.write_text(VALID.replace("Use pnpm for installs.", "x 😀 y").replace("# Use pnpm", "# 😀 wrong"), encoding="utf-8")
+    path.write_text(
+        VALID.replace("Use pnpm for installs.", "x 😀 y").replace("# Use pnpm", "# 😀 wrong"), encoding="utf-8"
+    )
     _, out, _ = run(capsys, "check", str(path), "--format", "json")
     [f] = json.loads(out)["findings"]
     assert f["code"] == "title_h1_mismatch"
@@ -75,7 +77,9 @@ def test_path_display_joins_argument(capsys, workspace, monkeypatch):
 
 
 def test_text_sarif_github_formats(capsys, workspace):
-    (workspace / ".memzoi/records/rec-x.md").write_text(VALID.replace("status: active", "status: done"), encoding="utf-8")
+    (workspace / ".memzoi/records/rec-x.md").write_text(
+        VALID.replace("status: active", "status: done"), encoding="utf-8"
+    )
     _, out, _ = run(capsys, "check", str(workspace), "--format", "sarif")
     sarif = json.loads(out)
     assert sarif["version"] == "2.1.0"
@@ -107,9 +111,12 @@ def test_one_bad_file_does_not_block_the_others(tmp_path):
     for i in range(50):
         rid = f"rec-{i}"
         # distinct bodies: identical active records would rightly be reported as duplicate_content
-        (records / f"{rid}.md").write_text(VALID.replace("rec-x", rid).replace("for installs.", f"for installs ({i})."),
-                                           encoding="utf-8")
-    (records / "rec-bad.md").write_text(VALID.replace("rec-x", "rec-bad").replace("title: Use pnpm", "title: [[link]]tail"), encoding="utf-8")
+        (records / f"{rid}.md").write_text(
+            VALID.replace("rec-x", rid).replace("for installs.", f"for installs ({i})."), encoding="utf-8"
+        )
+    (records / "rec-bad.md").write_text(
+        VALID.replace("rec-x", "rec-bad").replace("title: Use pnpm", "title: [[link]]tail"), encoding="utf-8"
+    )
     report = check_paths([str(tmp_path)])
     assert report.files_checked == 51
     assert {l.path.rsplit("/", 1)[-1] for l in report.findings} == {"rec-bad.md"}
@@ -128,7 +135,9 @@ def test_hidden_and_symlinks_skipped(tmp_path):
     (tmp_path / ".notes" / "a.md").write_text(VALID.replace("status: active", "status: done"), encoding="utf-8")
     report = check_paths([str(tmp_path)])
     assert [(l.path.rsplit("/", 1)[-1], l.finding.code) for l in report.findings] == [
-        ("link.md", "canonical_path"), ("link.md", "unsafe_output_path")]  # ours and Memzoi's code for it
+        ("link.md", "canonical_path"),
+        ("link.md", "unsafe_output_path"),
+    ]  # ours and Memzoi's code for it
     reasons = {(display.rsplit("/", 1)[-1], reason) for display, reason in report.skipped}
     assert (".notes", "hidden") in reasons and (".rec-x.md.swp", "editor swap, backup or lock file") in reasons
 
@@ -142,7 +151,9 @@ def test_a_symlink_loop_is_canonical_path_and_the_walk_goes_on(tmp_path):
     (records / "loop-dir").symlink_to("loop-dir")
     report = check_paths([str(tmp_path)])
     assert sorted((l.path.rsplit("/", 1)[-1], l.finding.code) for l in report.findings) == [
-        ("loop.md", "canonical_path"), ("loop.md", "unsafe_output_path")]
+        ("loop.md", "canonical_path"),
+        ("loop.md", "unsafe_output_path"),
+    ]
     assert report.files_checked == 1
 
 
@@ -174,12 +185,18 @@ def test_committed_schemas_match_models():
     for name, text in generate().items():
         committed = ROOT / "schemas" / name
         assert committed.exists(), f"schemas/{name} missing: run python -m memzoi.schemas schemas"
-        assert committed.read_text(encoding="utf-8") == text, f"schemas/{name} is stale: run python -m memzoi.schemas schemas"
+        assert committed.read_text(encoding="utf-8") == text, (
+            f"schemas/{name} is stale: run python -m memzoi.schemas schemas"
+        )
 
 
 def test_console_script_runs_as_module(workspace):
-    proc = subprocess.run([sys.executable, "-m", "memzoi", "check", str(workspace), "--format", "json"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "memzoi", "check", str(workspace), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["files_checked"] == 1
 
@@ -197,8 +214,8 @@ def test_upgrade_diff_masks_detected_secrets(capsys, tmp_path):
     records = tmp_path / ".memzoi" / "records"
     records.mkdir(parents=True)
     legacy = (
-        "---\ntype: decision\ntitle: \"Keep it\"\ntimestamp: \"2026-07-05T11:31:45Z\"\nstatus: active\n"
-        f"scope: repo\nvisibility: repo\nconfidence: 1\nsource_ref: \"https://x:{token}@github.com/a/b\"\n---\n\n"
+        '---\ntype: decision\ntitle: "Keep it"\ntimestamp: "2026-07-05T11:31:45Z"\nstatus: active\n'
+        f'scope: repo\nvisibility: repo\nconfidence: 1\nsource_ref: "https://x:{token}@github.com/a/b"\n---\n\n'
         f"# Keep it\n\nBody with {token}.\n"
     )
     (records / "keep-it.md").write_text(legacy, encoding="utf-8")
@@ -223,8 +240,11 @@ def test_non_utf8_file_name_and_symlinked_folder(capsys, tmp_path, monkeypatch):
     code, out, _ = run(capsys, "check", str(tmp_path), "--format", "json")
     doc = json.loads(out)  # valid JSON and UTF-8 although a name is not
     got = sorted((f["path"].rsplit("/", 1)[-1], f["code"]) for f in doc["findings"])
-    assert got == [("caf\ufffd.md", "canonical_path"), ("proposals", "canonical_path"),
-                   ("proposals", "unsafe_output_path")]  # a symlinked folder: Memzoi's code beside ours
+    assert got == [
+        ("caf\ufffd.md", "canonical_path"),
+        ("proposals", "canonical_path"),
+        ("proposals", "unsafe_output_path"),
+    ]  # a symlinked folder: Memzoi's code beside ours
     assert code == 1
     # rebuild refuses to read through the symlinked folder, as check reports it; without the link, the index and
     # the walk used by the language server skip the name instead of failing.
@@ -239,14 +259,21 @@ def test_non_utf8_file_name_and_symlinked_folder(capsys, tmp_path, monkeypatch):
 def test_an_unparsable_config_is_an_error_at_its_position(capsys, workspace):
     (workspace / ".memzoi" / "config.toml").write_text('[project\nid = "x\n', encoding="utf-8")
     code, out, _ = run(capsys, "check", str(workspace))
-    assert code == 1 and "config.toml:1:9: invalid_config Invalid configuration. Invalid TOML" in out and "uses its default" in out
+    assert (
+        code == 1
+        and "config.toml:1:9: invalid_config Invalid configuration. Invalid TOML" in out
+        and "uses its default" in out
+    )
 
 
-@pytest.mark.parametrize("text, line", [
-    ('[rules]\ndisabled = ["session_token",\n', 2),
-    ('# settings\n[mcp]\nproposals_per_minute = 3\n[rules]\ndisabled = [\n  "session_token",\n', 5),
-    ('[project]\nid = """demo\n\n', 2),
-])
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        ('[rules]\ndisabled = ["session_token",\n', 2),
+        ('# settings\n[mcp]\nproposals_per_minute = 3\n[rules]\ndisabled = [\n  "session_token",\n', 5),
+        ('[project]\nid = """demo\n\n', 2),
+    ],
+)
 def test_a_value_never_closed_is_reported_where_it_starts(capsys, workspace, text, line):
     """tomllib names no line for a value that runs to the end ("at end of document"): the finding is placed on
     the line where that value starts, not at 1:1."""
@@ -267,7 +294,9 @@ def test_a_config_file_given_by_name_is_checked_as_configuration(capsys, tmp_pat
     assert "the settings are valid" in err and "frontmatter" not in err
     config.write_text("[project\n", encoding="utf-8")
     code, out, err = run(capsys, "check", str(config))
-    assert code == 1 and "invalid_config Invalid configuration. Invalid TOML" in out and "frontmatter_missing" not in out
+    assert (
+        code == 1 and "invalid_config Invalid configuration. Invalid TOML" in out and "frontmatter_missing" not in out
+    )
 
 
 def test_text_output_keeps_one_finding_per_line_whatever_the_file_name(capsys, tmp_path):
@@ -276,8 +305,9 @@ def test_text_output_keeps_one_finding_per_line_whatever_the_file_name(capsys, t
     records = tmp_path / ".memzoi" / "records"
     records.mkdir(parents=True)
     (records / "a\n::error file=x.py::pwned.md").write_text(VALID, encoding="utf-8")
-    (records / "rec-x.md").write_text(VALID.replace("lane: semantic", 'lane: semantic\n"k\\n::warning::x": 1'),
-                                      encoding="utf-8")
+    (records / "rec-x.md").write_text(
+        VALID.replace("lane: semantic", 'lane: semantic\n"k\\n::warning::x": 1'), encoding="utf-8"
+    )
     code, out, _ = run(capsys, "check", str(tmp_path))
     assert code == 1
     lines = out.splitlines()

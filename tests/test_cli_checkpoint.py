@@ -47,8 +47,9 @@ def test_seed_examples_in_order(capsys, project, tmp_path):
     assert code == 0 and "closed" in out
     code, out, _ = run(capsys, project, "checkpoint", "close", first)
     assert code == 0 and "already closed" in out
-    code, out, _ = run(capsys, project, "checkpoint", "add", "--task", "Auth middleware", "--note", "Day 2",
-                       "--successor-of", first)
+    code, out, _ = run(
+        capsys, project, "checkpoint", "add", "--task", "Auth middleware", "--note", "Day 2", "--successor-of", first
+    )
     assert code == 0 and f"after {first}" in out
     code, data = js(capsys, project, "checkpoint", "list")
     assert code == 0 and data["version"] == 3
@@ -70,8 +71,20 @@ def test_json_replay_conflict_and_continue(capsys, project):
     assert code == 0 and first["replayed"] is False
     code, again = js(capsys, project, *argv)
     assert code == 0 and again["replayed"] is True and again["checkpoint"]["id"] == first["checkpoint"]["id"]
-    code, err = js(capsys, project, "checkpoint", "add", "--task", "T", "--note", "changed", "--operation-id",
-                   "op-1", "--expected-version", "0")
+    code, err = js(
+        capsys,
+        project,
+        "checkpoint",
+        "add",
+        "--task",
+        "T",
+        "--note",
+        "changed",
+        "--operation-id",
+        "op-1",
+        "--expected-version",
+        "0",
+    )
     assert code == 1 and err["error"]["code"] == "operation_id_conflict"
     cid = first["checkpoint"]["id"]
     code, err = js(capsys, project, "checkpoint", "continue", cid, "--operation-id", "c", "--expected-version", "7")
@@ -91,15 +104,43 @@ def test_secret_note_refused_and_not_echoed(capsys, project):
 def test_subprocess_json(project):
     env = {**os.environ}
     base = [sys.executable, "-m", "memzoi", "checkpoint"]
-    proc = subprocess.run([*base, "add", "--task", "T", "--note", "N", "--operation-id", "op-s",
-                           "--expected-version", "0", "--json", "--root", str(project)],
-                          capture_output=True, text=True, timeout=120, env=env)
+    proc = subprocess.run(
+        [
+            *base,
+            "add",
+            "--task",
+            "T",
+            "--note",
+            "N",
+            "--operation-id",
+            "op-s",
+            "--expected-version",
+            "0",
+            "--json",
+            "--root",
+            str(project),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     cid = json.loads(proc.stdout)["checkpoint"]["id"]
-    proc = subprocess.run([*base, "close", cid, "--operation-id", "close-1", "--expected-version", "1", "--json",
-                           "--root", str(project)], capture_output=True, text=True, timeout=120, env=env)
+    proc = subprocess.run(
+        [*base, "close", cid, "--operation-id", "close-1", "--expected-version", "1", "--json", "--root", str(project)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["checkpoint"]["status"] == "closed"
-    proc = subprocess.run([*base, "add", "--task", "T", "--note", "N", "--json", "--root", str(project)],
-                          capture_output=True, text=True, timeout=120, env=env)
+    proc = subprocess.run(
+        [*base, "add", "--task", "T", "--note", "N", "--json", "--root", str(project)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert proc.returncode == 2 and proc.stdout == ""

@@ -107,8 +107,7 @@ NEEDS_PROJECT = [(path, p) for path, p in LEAVES if p.get_default("project") in 
 
 
 @pytest.mark.parametrize("path,parser", NEEDS_PROJECT, ids=ids(NEEDS_PROJECT))
-def test_outside_a_project_exit_two_with_one_message_and_create_nothing(path, parser, tmp_path, monkeypatch,
-                                                                           capsys):
+def test_outside_a_project_exit_two_with_one_message_and_create_nothing(path, parser, tmp_path, monkeypatch, capsys):
     home = tmp_path / "home"
     home.mkdir()
     folder = tmp_path / "not-a-project"
@@ -125,15 +124,19 @@ def test_outside_a_project_exit_two_with_one_message_and_create_nothing(path, pa
 
 
 def test_version_is_fast_because_it_imports_no_command():
-    code = ("import sys\nfrom memzoi.cli.main import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n"
-            "    pass\nprint(sorted(m for m in sys.modules if m.startswith('memzoi.') and m != 'memzoi.cli.main' "
-            "and m != 'memzoi.cli._common' and m != 'memzoi.cli'))")
+    code = (
+        "import sys\nfrom memzoi.cli.main import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n"
+        "    pass\nprint(sorted(m for m in sys.modules if m.startswith('memzoi.') and m != 'memzoi.cli.main' "
+        "and m != 'memzoi.cli._common' and m != 'memzoi.cli'))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("memzoi ") and proc.stdout.splitlines()[-1] == "[]"
 
 
-@pytest.mark.parametrize("shell,marker", [("bash", "complete"), ("zsh", "#compdef memzoi"), ("fish", "complete -c memzoi")])
+@pytest.mark.parametrize(
+    "shell,marker", [("bash", "complete"), ("zsh", "#compdef memzoi"), ("fish", "complete -c memzoi")]
+)
 def test_completion_scripts_know_every_command(shell, marker, capsys):
     assert main(["completion", shell]) == 0
     script = capsys.readouterr().out

@@ -42,13 +42,16 @@ def test_plan_then_apply_then_replay(capsys, project, tmp_path):
     assert code == 0 and plan["mode"] == "plan" and "writes" not in plan and plan["source_file"] is None
     code, out, err = run(capsys, project, "import", "apply", "--from-file", str(path), "--plan-id", "import_0")
     assert code == 1 and "import_plan_stale" in err and pending(project) == []
-    code, out, err = run(capsys, project, "import", "apply", "--from-file", str(path), "--plan-id", plan["plan_id"],
-                         "--json")
+    code, out, err = run(
+        capsys, project, "import", "apply", "--from-file", str(path), "--plan-id", plan["plan_id"], "--json"
+    )
     applied = json.loads(out)
     assert code == 0, err
-    assert applied["mode"] == "apply" and [w["kind"] for w in applied["writes"]] == ["proposal_file",
-                                                                                       "runtime_record",
-                                                                                       "runtime_record"]
+    assert applied["mode"] == "apply" and [w["kind"] for w in applied["writes"]] == [
+        "proposal_file",
+        "runtime_record",
+        "runtime_record",
+    ]
     assert len(pending(project)) == 1
     code, out, _ = run(capsys, project, "import", "apply", "--from-file", str(path), "--plan-id", plan["plan_id"])
     assert code == 0 and "applied (replayed)" in out and len(pending(project)) == 1
@@ -56,8 +59,13 @@ def test_plan_then_apply_then_replay(capsys, project, tmp_path):
 
 def test_blocked_repo_subset_prints_no_content(capsys, project, tmp_path):
     path = tmp_path / "m.yml"
-    path.write_text(manifest(cand("repo", "PLANTED-TITLE-2R", "PLANTED-BODY-6T", reason="PLANTED-REASON-1Y"),
-                             cand("repo", "Safe", "Safe body.", sensitivity="repo-safe")), encoding="utf-8")
+    path.write_text(
+        manifest(
+            cand("repo", "PLANTED-TITLE-2R", "PLANTED-BODY-6T", reason="PLANTED-REASON-1Y"),
+            cand("repo", "Safe", "Safe body.", sensitivity="repo-safe"),
+        ),
+        encoding="utf-8",
+    )
     for extra in ((), ("--json",)):
         code, out, err = run(capsys, project, "import", "plan", "--from-file", str(path), *extra)
         assert code == 0 and "PLANTED" not in out + err and "blocked" in out

@@ -39,8 +39,9 @@ def test_init_config_names_every_section_and_its_examples_are_valid(tmp_path, mo
     for section in ("[safety]", "[rules]", "[promotion]", "[mcp]"):
         assert f"# {section}" in text, section
     # the commented examples, uncommented, are a valid configuration
-    uncommented = "\n".join(line[2:] for line in text.splitlines() if line.startswith("# ") and (
-        line[2:].startswith("[") or " = " in line))
+    uncommented = "\n".join(
+        line[2:] for line in text.splitlines() if line.startswith("# ") and (line[2:].startswith("[") or " = " in line)
+    )
     assert parse_config(uncommented).errors == ()
     assert parse_config(uncommented).config.mcp.proposals_per_minute == 20
 

@@ -53,8 +53,9 @@ def _warning_only(project: Path) -> Path:
 
 def _secret(project: Path) -> Path:
     path = project / ".memzoi/records/rec-x.md"
-    path.write_text(VALID.replace("Use pnpm for installs.", f"Use pnpm for installs with {TOKEN} here."),
-                    encoding="utf-8")
+    path.write_text(
+        VALID.replace("Use pnpm for installs.", f"Use pnpm for installs with {TOKEN} here."), encoding="utf-8"
+    )
     return path
 
 
@@ -163,7 +164,8 @@ def test_auto_color_on_a_terminal_honours_no_color(monkeypatch):
 def test_statistics(capsys, project):
     _bad(project)
     (project / ".memzoi/records/rec-y.md").write_text(
-        VALID.replace("rec-x", "rec-y").replace("status: active", "status: done"), encoding="utf-8")
+        VALID.replace("rec-x", "rec-y").replace("status: active", "status: done"), encoding="utf-8"
+    )
     code, out, _ = run(capsys, "check", "--root", str(project), "--statistics")
     assert code == 1
     first = out.splitlines()[0].split()
@@ -224,7 +226,8 @@ def sarif_schema() -> dict:
 def test_sarif_validates_against_the_official_schema(capsys, project, monkeypatch):
     _secret(project)
     (project / ".memzoi/records/rec-y.md").write_text(
-        VALID.replace("rec-x", "rec-y").replace("status: active", "status: done"), encoding="utf-8")
+        VALID.replace("rec-x", "rec-y").replace("status: active", "status: done"), encoding="utf-8"
+    )
     # a file named after a credential: its location is the percent-encoded <redacted-path:…> marker
     (project / f".memzoi/records/{TOKEN}.md").write_text(VALID.replace("rec-x", TOKEN), encoding="utf-8")
     monkeypatch.chdir(project)
@@ -265,8 +268,10 @@ def test_sarif_validates_against_the_official_schema(capsys, project, monkeypatc
         assert "helpUri" not in rule and "file://" not in json.dumps(rule)
         assert rule["defaultConfiguration"]["level"] in ("error", "warning", "note")
         assert "memzoi" in rule["properties"]["tags"]
-    assert "security" in next(r for r in run_["tool"]["driver"]["rules"] if r["id"] == "credential_token")[
-        "properties"]["tags"]
+    assert (
+        "security"
+        in next(r for r in run_["tool"]["driver"]["rules"] if r["id"] == "credential_token")["properties"]["tags"]
+    )
 
 
 def test_sarif_line_fingerprint_survives_moving_lines(capsys, project):

@@ -54,8 +54,21 @@ def project(tmp_path, monkeypatch):
 
 # --- defect: secret-bearing paths in upgrade and proposals ------------------------------------------------------
 
-@pytest.mark.parametrize("flags", [[], ["--check"], ["--diff"], ["--check", "--diff"], ["--json"],
-                                   ["--check", "--json"], ["--diff", "--json"], ["--write"], ["--write", "--json"]])
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        [],
+        ["--check"],
+        ["--diff"],
+        ["--check", "--diff"],
+        ["--json"],
+        ["--check", "--json"],
+        ["--diff", "--json"],
+        ["--write"],
+        ["--write", "--json"],
+    ],
+)
 @pytest.mark.parametrize("given", [False, True])
 def test_upgrade_never_prints_a_secret_bearing_path(capsys, project, monkeypatch, flags, given):
     rel = f".memzoi/records/{TOKEN}.md"
@@ -93,6 +106,7 @@ def test_proposals_list_and_show_never_print_a_secret_bearing_id_or_path(capsys,
 
 # --- defect: upgrade --diff headers and exit status ---------------------------------------------------------------
 
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 @pytest.mark.parametrize("where", ["root", "elsewhere"])
 def test_upgrade_diff_headers_are_relative_and_git_apply_takes_them(capsys, project, tmp_path, monkeypatch, where):
@@ -124,10 +138,12 @@ def test_upgrade_diff_of_a_given_absolute_path_names_it_from_the_project_root(ca
 
 # --- defect: paths relative to the current directory when no path is given -----------------------------------------
 
+
 @pytest.mark.parametrize("fmt", ["text", "github"])
 def test_check_without_a_path_prints_paths_relative_to_the_current_directory(capsys, project, monkeypatch, fmt):
-    (project / ".memzoi" / "records" / "rec-x.md").write_text(VALID.replace("status: active", "status: done"),
-                                                              encoding="utf-8")
+    (project / ".memzoi" / "records" / "rec-x.md").write_text(
+        VALID.replace("status: active", "status: done"), encoding="utf-8"
+    )
     monkeypatch.chdir(project)
     code, out, _ = run(capsys, "check", "--format", fmt)
     assert code == 1 and str(project) not in out
@@ -135,10 +151,12 @@ def test_check_without_a_path_prints_paths_relative_to_the_current_directory(cap
     assert want in out
 
 
-def test_check_without_a_path_keeps_the_json_path_form_and_absolute_outside_the_cwd(capsys, project, tmp_path,
-                                                                                   monkeypatch):
-    (project / ".memzoi" / "records" / "rec-x.md").write_text(VALID.replace("status: active", "status: done"),
-                                                              encoding="utf-8")
+def test_check_without_a_path_keeps_the_json_path_form_and_absolute_outside_the_cwd(
+    capsys, project, tmp_path, monkeypatch
+):
+    (project / ".memzoi" / "records" / "rec-x.md").write_text(
+        VALID.replace("status: active", "status: done"), encoding="utf-8"
+    )
     monkeypatch.chdir(project)
     _, out, _ = run(capsys, "check", "--format", "json")
     assert {f["path"] for f in json.loads(out)["findings"]} == {str(project / ".memzoi/records/rec-x.md")}
@@ -158,8 +176,9 @@ def test_sarif_from_stdin_without_a_file_name_has_no_base(capsys, project, monke
     import io
 
     monkeypatch.chdir(project)
-    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(VALID.replace("status: active", "status: done")
-                                                                 .encode())))
+    monkeypatch.setattr(
+        "sys.stdin", io.TextIOWrapper(io.BytesIO(VALID.replace("status: active", "status: done").encode()))
+    )
     code, out, _ = run(capsys, "check", "-", "--format", "sarif")
     assert code == 1
     run_ = json.loads(out)["runs"][0]
@@ -172,8 +191,9 @@ def test_sarif_from_stdin_without_a_file_name_has_no_base(capsys, project, monke
 def test_proposals_list_and_show_withhold_a_title_that_holds_a_secret(capsys, project, flags):
     """The title is where an agent is most likely to paste what it should not: listings withhold it (the same
     row the editor's inbox and the agent's list_pending show, memzoi.lifecycle.pending)."""
-    text = builders.packet("prop-a", title=f"Prefer server sessions {TOKEN}", description="Prefer server sessions.",
-                           body="Body.")  # the token in the title and the H1, nowhere else
+    text = builders.packet(
+        "prop-a", title=f"Prefer server sessions {TOKEN}", description="Prefer server sessions.", body="Body."
+    )  # the token in the title and the H1, nowhere else
     assert text.count(TOKEN) == 2
     (project / ".memzoi" / "proposals" / "pending" / "leaky-title.md").write_text(text, encoding="utf-8")
     for argv in (["proposals", "list"], ["proposals", "show", "leaky-title"]):

@@ -138,8 +138,14 @@ def _on_a_terminal(args: list[str], cwd: Path, env: dict[str, str], stdout: Path
             chunks.append(data)
 
     with open(stdout, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "memzoi", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=slave)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memzoi", *args],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=slave,
+        )
     os.close(slave)
     reader = threading.Thread(target=read)
     reader.start()

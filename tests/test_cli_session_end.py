@@ -16,7 +16,9 @@ from memzoi.cli.main import main
 from tests.lifecycle.test_session_end import SEED  # the seed's example, verbatim, kept in one place
 
 TITLE, BODY = "PLANTED-TITLE-4K", "PLANTED-BODY-8W stays private"
-BLOCKED = SEED + f"""  - destination: repo
+BLOCKED = (
+    SEED
+    + f"""  - destination: repo
     type: fact
     lane: semantic
     title: {TITLE}
@@ -27,6 +29,7 @@ BLOCKED = SEED + f"""  - destination: repo
     title: Local PLANTED-LOCAL-2M
     body: Local body PLANTED-LOCAL-2M
 """
+)
 
 
 @pytest.fixture
@@ -65,8 +68,10 @@ def test_seed_example_text_and_undo(capsys, project, tmp_path):
 
 def test_blocked_batch_output_has_no_content(capsys, project, tmp_path):
     path = write(tmp_path, "b.yml", BLOCKED)
-    for argv in (["session-end", "--from-file", path],
-                 ["session-end", "--from-file", path, "--operation-id", "op-b", "--expected-version", "0", "--json"]):
+    for argv in (
+        ["session-end", "--from-file", path],
+        ["session-end", "--from-file", path, "--operation-id", "op-b", "--expected-version", "0", "--json"],
+    ):
         code, out, err = run(capsys, project, *argv)
         assert code == 1
         for planted in (TITLE, BODY, "PLANTED-LOCAL-2M", "Protected routes", "Implement auth middleware"):
@@ -95,15 +100,48 @@ def test_json_replay_conflict_and_from_checkpoint(capsys, project, tmp_path):
     code, out, _ = run(capsys, project, *argv)
     assert code == 0 and json.loads(out)["replayed"] is True and len(pending(project)) == 1
     other = write(tmp_path, "o.yml", SEED.replace("server-side.", "on the server."))
-    code, out, _ = run(capsys, project, "session-end", "--from-file", other, "--operation-id", "op-1",
-                       "--expected-version", "0", "--json")
+    code, out, _ = run(
+        capsys,
+        project,
+        "session-end",
+        "--from-file",
+        other,
+        "--operation-id",
+        "op-1",
+        "--expected-version",
+        "0",
+        "--json",
+    )
     assert code == 1 and json.loads(out)["error"]["code"] == "operation_id_conflict"
     # A checkpoint made --from-file with the YAML is a source; a note is not.
-    code, out, _ = run(capsys, project, "checkpoint", "add", "--task", "T", "--from-file", other, "--operation-id",
-                       "ck", "--expected-version", "0", "--json")
+    code, out, _ = run(
+        capsys,
+        project,
+        "checkpoint",
+        "add",
+        "--task",
+        "T",
+        "--from-file",
+        other,
+        "--operation-id",
+        "ck",
+        "--expected-version",
+        "0",
+        "--json",
+    )
     cid = json.loads(out)["checkpoint"]["id"]
-    code, out, _ = run(capsys, project, "session-end", "--from-checkpoint", cid, "--operation-id", "op-2",
-                       "--expected-version", "1", "--json")
+    code, out, _ = run(
+        capsys,
+        project,
+        "session-end",
+        "--from-checkpoint",
+        cid,
+        "--operation-id",
+        "op-2",
+        "--expected-version",
+        "1",
+        "--json",
+    )
     assert code == 0 and json.loads(out)["candidates"][0]["outcome"] == "created"
     assert len(pending(project)) == 2
     code, out, _ = run(capsys, project, "checkpoint", "add", "--task", "T", "--note", SEED.replace("server", "srv"))
@@ -114,16 +152,52 @@ def test_json_replay_conflict_and_from_checkpoint(capsys, project, tmp_path):
 
 def test_subprocess_json(project, tmp_path):
     path = write(tmp_path, "s.yml", SEED)
-    proc = subprocess.run([sys.executable, "-m", "memzoi", "session-end", "--from-file", path, "--operation-id",
-                           "op-s", "--expected-version", "0", "--json", "--root", str(project)],
-                          capture_output=True, text=True, timeout=120, env={**os.environ})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memzoi",
+            "session-end",
+            "--from-file",
+            path,
+            "--operation-id",
+            "op-s",
+            "--expected-version",
+            "0",
+            "--json",
+            "--root",
+            str(project),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ},
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["status"] == "routed" and data["candidates"][0]["path"].startswith(".memzoi/proposals/pending/")
     blocked = write(tmp_path, "b.yml", BLOCKED)
-    proc = subprocess.run([sys.executable, "-m", "memzoi", "session-end", "--from-file", blocked, "--operation-id",
-                           "op-t", "--expected-version", "0", "--json", "--root", str(project)],
-                          capture_output=True, text=True, timeout=120, env={**os.environ})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memzoi",
+            "session-end",
+            "--from-file",
+            blocked,
+            "--operation-id",
+            "op-t",
+            "--expected-version",
+            "0",
+            "--json",
+            "--root",
+            str(project),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ},
+    )
     assert proc.returncode == 1
     for planted in (TITLE, BODY, "PLANTED-LOCAL-2M"):
         assert planted not in proc.stdout + proc.stderr

@@ -109,8 +109,14 @@ def test_the_protocol_library_starts_from_the_cache_the_second_time(tmp_path):
         assert t.Position(line=1, character=2) == t.Position(line=1, character=2)
         print(json.dumps(stats))
     """)
-    runs = [json.loads(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                                      timeout=300).stdout) for _ in range(2)]
+    runs = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=300
+            ).stdout
+        )
+        for _ in range(2)
+    ]
     assert runs[0]["misses"] > 300 and runs[0]["hits"] == 0
     assert runs[1]["hits"] >= runs[0]["misses"] - 5 and runs[1]["misses"] <= 5
 
@@ -118,8 +124,9 @@ def test_the_protocol_library_starts_from_the_cache_the_second_time(tmp_path):
 def test_a_deferred_package_init_runs_at_the_first_name_of_its_own(tmp_path, monkeypatch):
     pkg = tmp_path / "memzoi_heavy_pkg"
     (pkg / "light").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("import sys\nsys.memzoi_heavy_ran = True\nfrom .light.part import VALUE\n"
-                                     "WHOLE = VALUE * 2\n")
+    (pkg / "__init__.py").write_text(
+        "import sys\nsys.memzoi_heavy_ran = True\nfrom .light.part import VALUE\nWHOLE = VALUE * 2\n"
+    )
     (pkg / "light" / "__init__.py").write_text("")
     (pkg / "light" / "part.py").write_text("VALUE = 21\n")
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -29,12 +29,30 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     (root / ".memzoi" / "records").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "--template=", str(root)], check=True, env=git_env())
-    builders.write(root, builders.record_path("key-rotation"), builders.record(
-        "key-rotation", title="Signing keys rotate with an overlap", body="Rotate signing keys with a 7 day overlap.",
-        applies_to=["config/keys.toml"], description=None))
-    builders.write(root, builders.record_path("old-episode"), builders.record(
-        "old-episode", lane="episodic", type="episode", title="Signing outage", body="Keys expired during a deploy.",
-        retention={"occurred_at": "2026-01-01T00:00:00Z"}, description=None))
+    builders.write(
+        root,
+        builders.record_path("key-rotation"),
+        builders.record(
+            "key-rotation",
+            title="Signing keys rotate with an overlap",
+            body="Rotate signing keys with a 7 day overlap.",
+            applies_to=["config/keys.toml"],
+            description=None,
+        ),
+    )
+    builders.write(
+        root,
+        builders.record_path("old-episode"),
+        builders.record(
+            "old-episode",
+            lane="episodic",
+            type="episode",
+            title="Signing outage",
+            body="Keys expired during a deploy.",
+            retention={"occurred_at": "2026-01-01T00:00:00Z"},
+            description=None,
+        ),
+    )
     add_local(root, title="My signing keys habit", body="I rotate signing keys on Mondays.", actor="tester")
     add_local(root, title="Unrelated local note", body="Coffee is in the left cupboard.", actor="tester")
     add_checkpoint(root, task="Rotate signing keys", body="Stopped after the staging rotation.", actor="tester")
@@ -64,8 +82,9 @@ def test_runtime_rows_come_in_their_own_section_marked_runtime(project):
 
 def test_budget_counts_runtime_after_repository_records(project):
     full = context_pack(project, TASK, include_local=True, include_session=True)
-    tight = context_pack(project, TASK, include_local=True, include_session=True,
-                         token_budget=full["records"][0]["tokens"])
+    tight = context_pack(
+        project, TASK, include_local=True, include_session=True, token_budget=full["records"][0]["tokens"]
+    )
     assert [e["id"] for e in tight["records"]] == ["key-rotation"] and tight["runtime"] == []
     assert len(tight["omitted"]) == 2
 
@@ -82,8 +101,15 @@ def test_handoff_includes_every_open_checkpoint_and_no_closed_one(project):
 def test_expiry_of_a_durable_record_is_included(project):
     at = datetime(2026, 8, 1, tzinfo=UTC)
     out = inspect_expiry(project, "key-rotation", at)
-    assert set(out) == {"record", "evaluated_at", "retention", "current_assertion", "exclusions",
-                        "excluded_from_normal_reads", "reason"}
+    assert set(out) == {
+        "record",
+        "evaluated_at",
+        "retention",
+        "current_assertion",
+        "exclusions",
+        "excluded_from_normal_reads",
+        "reason",
+    }
     assert out["retention"] == {"state": "current", "effective_boundary": None, "reason": "no_age_limit"}
     assert out["current_assertion"] is True and out["excluded_from_normal_reads"] is False
     assert out["reason"].startswith("included in ordinary reads: retention is current at 2026-08-01T00:00:00Z")
@@ -94,11 +120,15 @@ def test_expiry_boundary_is_inclusive_for_an_episode(project):
     before = inspect_expiry(project, "old-episode", datetime(2026, 1, 30, 23, 59, 59, tzinfo=UTC))
     at = inspect_expiry(project, "old-episode", datetime(2026, 1, 31, tzinfo=UTC))
     assert before["current_assertion"] is True
-    assert at["retention"] == {"state": "query_only", "effective_boundary": "2026-01-31T00:00:00Z",
-                               "reason": "episodic_ordinary_window"}
+    assert at["retention"] == {
+        "state": "query_only",
+        "effective_boundary": "2026-01-31T00:00:00Z",
+        "reason": "episodic_ordinary_window",
+    }
     assert at["excluded_from_normal_reads"] is True
-    assert at["exclusions"] == [{"kind": "retention", "reason": "episodic_ordinary_window",
-                                 "boundary": "2026-01-31T00:00:00Z"}]
+    assert at["exclusions"] == [
+        {"kind": "retention", "reason": "episodic_ordinary_window", "boundary": "2026-01-31T00:00:00Z"}
+    ]
     assert at["reason"].startswith("excluded from ordinary reads by current-assertion exclusions: [")
 
 

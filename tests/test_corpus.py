@@ -58,7 +58,10 @@ def test_legacy_records_upgrade_clean(path):
     for key in ("title", "source", "source_ref", "proposal_id", "timestamp", "updated", "type", "status"):
         assert after.data.get(key) == before.data.get(key), key
     assert after.data["id"] == path.stem
-    assert after.data["origin"] == {"origin_key": f"repository-record:{path.stem}", "route": "repository_materialization"}
+    assert after.data["origin"] == {
+        "origin_key": f"repository-record:{path.stem}",
+        "route": "repository_materialization",
+    }
     if after.data["lane"] in ("semantic", "procedural"):
         assert after.data["retention"] == {}
 
@@ -81,7 +84,8 @@ def test_legacy_upgrade_matches_memzoi_migration(path):
         assert got[key] == want[key], key
     before, current = frame(path.read_text(encoding="utf-8")), frame(current.read_text(encoding="utf-8"))
     unchanged = before.body == current.body and all(
-        before.data.get(k) == current.data.get(k) for k in ("title", "description", "timestamp", "updated", "status"))
+        before.data.get(k) == current.data.get(k) for k in ("title", "description", "timestamp", "updated", "status")
+    )
     if unchanged:  # the current file is the migration's output, not a later edit: the upgrade equals it exactly
         assert new == current.text
 

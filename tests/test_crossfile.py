@@ -17,18 +17,43 @@ from . import builders
 TARGET = "semantic/decisions/auth-client-validation"
 
 
-def record(rid: str, *, status="active", scope="repo", scope_id=None, updated="2026-07-05T00:00:00Z",
-           body=None, **fields) -> str:
+def record(
+    rid: str, *, status="active", scope="repo", scope_id=None, updated="2026-07-05T00:00:00Z", body=None, **fields
+) -> str:
     """A record created on 2026-07-01 (the shared builder, with this module's defaults)."""
-    return builders.record(rid, status=status, scope=scope, scope_id=scope_id, timestamp="2026-07-01T00:00:00Z",
-                           updated=updated, body=body or f"Body of {rid}", **fields)
+    return builders.record(
+        rid,
+        status=status,
+        scope=scope,
+        scope_id=scope_id,
+        timestamp="2026-07-01T00:00:00Z",
+        updated=updated,
+        body=body or f"Body of {rid}",
+        **fields,
+    )
 
 
-def proposal(pid: str, *, action="create", target=None, supersedes=(), scope="repo", proposed_at="2026-07-06T00:45:00Z",
-             status="proposed", body=None) -> str:
+def proposal(
+    pid: str,
+    *,
+    action="create",
+    target=None,
+    supersedes=(),
+    scope="repo",
+    proposed_at="2026-07-06T00:45:00Z",
+    status="proposed",
+    body=None,
+) -> str:
     """A packet proposed (and timestamped) at ``proposed_at``; a resolved ``status`` adds its resolution."""
-    fields = builders.packet_fields(pid, action=action, target=target, status=status, supersedes=list(supersedes),
-                                    scope={"kind": scope}, timestamp=proposed_at)
+    fields = builders.packet_fields(
+        pid,
+        action=action,
+        target=target,
+        status=status,
+        supersedes=list(supersedes),
+        scope={"kind": scope},
+        timestamp=proposed_at,
+    )
     fields["proposal"]["proposed_at"] = proposed_at
     return render_packet(fields, body or f"Body of {pid}")
 
@@ -55,16 +80,23 @@ def test_example_proposals_dangle_until_targets_exist(corpus, tmp_path):
     for src in sorted((corpus / "examples/proposals").glob("*.md")):
         shutil.copyfile(src, pending / src.name)
     report = check_paths([str(tmp_path / ".memzoi")])
-    dangling = sorted((Path(l.path).name, l.finding.message.split("`")[3]) for l in report.findings
-                      if l.finding.code == "dangling_reference")
+    dangling = sorted(
+        (Path(l.path).name, l.finding.message.split("`")[3])
+        for l in report.findings
+        if l.finding.code == "dangling_reference"
+    )
     assert dangling == [("mem_2026_07_06_auth_supersede.md", TARGET), ("mem_2026_07_06_auth_tombstone.md", TARGET)]
     # A matching target (same scope kind as the packets, updated before they were proposed) ends it.
     target = tmp_path / f".memzoi/records/{TARGET}.md"
     target.parent.mkdir(parents=True)
     target.write_text(record(TARGET, scope="project"), encoding="utf-8")
     report = check_paths([str(tmp_path / ".memzoi/proposals")])  # only the packets are checked
-    lineage = [l for l in report.findings if l.finding.code in ("dangling_reference", "proposal_target_inactive",
-                                                                "proposal_target_stale", "proposal_cross_scope")]
+    lineage = [
+        l
+        for l in report.findings
+        if l.finding.code
+        in ("dangling_reference", "proposal_target_inactive", "proposal_target_stale", "proposal_cross_scope")
+    ]
     assert lineage == []
 
 
@@ -87,7 +119,7 @@ def test_incremental_updates_return_changed_paths():
     assert put(ws, p, proposal("p1", action="tombstone", target="old")) == {p}
     assert codes(ws, p) == ["dangling_reference"]
     [f] = ws.findings_for(p)
-    assert analyze_text(proposal("p1", action="tombstone", target="old"), p).text[f.start:f.end] == "old"
+    assert analyze_text(proposal("p1", action="tombstone", target="old"), p).text[f.start : f.end] == "old"
     r = rpath("old")
     assert put(ws, r, record("old")) == {p}  # the packet's finding cleared; the record has none
     assert codes(ws, p) == []
@@ -153,7 +185,7 @@ def test_duplicate_content():
     assert put(ws, b, record("b", body="Same body.  ")) == {a, b}
     assert codes(ws, a) == ["duplicate_content"] and codes(ws, b) == ["duplicate_content"]
     f = ws.findings_for(a)[0]
-    assert analyze_text(record("a", body="Same body."), a).text[f.start:f.end] == "Same body."
+    assert analyze_text(record("a", body="Same body."), a).text[f.start : f.end] == "Same body."
     p = ppath("dup")
     put(ws, p, proposal("dup", body="Same body."))
     assert codes(ws, p) == ["duplicate_content"]
@@ -242,14 +274,20 @@ def test_updates_stay_cheap_with_thousands_of_twins(monkeypatch):
 
     monkeypatch.setattr(Workspace, "_evaluate", counting)
     ws = Workspace()
-    facts = [FileFacts(kind="record", role="record", ident=f"r{i:05d}", status="active", content="h" * 64,
-                       body_span=(0, 1)) for i in range(10_000)]
+    facts = [
+        FileFacts(kind="record", role="record", ident=f"r{i:05d}", status="active", content="h" * 64, body_span=(0, 1))
+        for i in range(10_000)
+    ]
     for i, f in enumerate(facts):
         ws.update(f"p/{i:05d}", f)
     assert len(evaluated) <= 5 * len(facts), len(evaluated)
     evaluated.clear()
-    changed = ws.update("p/05000", FileFacts(kind="record", role="record", ident="r05000", status="superseded",
-                                             content="h" * 64, body_span=(0, 1)))
+    changed = ws.update(
+        "p/05000",
+        FileFacts(
+            kind="record", role="record", ident="r05000", status="superseded", content="h" * 64, body_span=(0, 1)
+        ),
+    )
     assert changed == {"p/05000"}  # only its own finding went away; the others still name the first twins
     assert "and others" in ws.findings_for("p/00001")[0].message
     assert len(evaluated) <= 10, evaluated
@@ -264,18 +302,54 @@ from hypothesis import (  # noqa: E402
     strategies as st,  # noqa: E402
 )
 
-_scalar = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.text(max_size=8),
-                    st.sampled_from(["active", "proposed", "t", "supersede", "tombstone", "create", "repo"]))
-_value = st.recursive(_scalar, lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(
-    st.sampled_from(["action", "target", "kind", "id", "predecessor_id", "proposed_at", "x"]), c, max_size=3)),
-    max_leaves=6)
-_keys = st.sampled_from(["id", "kind", "status", "scope", "scope_id", "supersedes", "lineage", "proposal",
-                         "proposal_id", "updated", "timestamp", "materialization", "retention", "lane"])
+_scalar = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.text(max_size=8),
+    st.sampled_from(["active", "proposed", "t", "supersede", "tombstone", "create", "repo"]),
+)
+_value = st.recursive(
+    _scalar,
+    lambda c: st.one_of(
+        st.lists(c, max_size=3),
+        st.dictionaries(
+            st.sampled_from(["action", "target", "kind", "id", "predecessor_id", "proposed_at", "x"]), c, max_size=3
+        ),
+    ),
+    max_leaves=6,
+)
+_keys = st.sampled_from(
+    [
+        "id",
+        "kind",
+        "status",
+        "scope",
+        "scope_id",
+        "supersedes",
+        "lineage",
+        "proposal",
+        "proposal_id",
+        "updated",
+        "timestamp",
+        "materialization",
+        "retention",
+        "lane",
+    ]
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.sampled_from([rpath("a"), rpath("b"), ppath("p"), ppath("p", "resolved/applied")]),
-                          st.dictionaries(_keys, _value, max_size=8), st.text(max_size=20)), max_size=5))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([rpath("a"), rpath("b"), ppath("p"), ppath("p", "resolved/applied")]),
+            st.dictionaries(_keys, _value, max_size=8),
+            st.text(max_size=20),
+        ),
+        max_size=5,
+    )
+)
 def test_workspace_never_raises_on_any_frontmatter(files):
     ws = Workspace()
     texts = {}

@@ -40,6 +40,7 @@ def _boom_facts(real):
         if analysis.document.data and analysis.document.data.get("id") == "boom":
             raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
         return real(analysis)
+
     return facts
 
 

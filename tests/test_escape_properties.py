@@ -25,7 +25,8 @@ from . import escapes
 
 pieces = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 200)), min_size=1, max_size=6)
 field = st.sampled_from(escapes.KINDS).flatmap(
-    lambda kind: st.tuples(st.just(kind), st.sampled_from(escapes.fields_of(kind))))
+    lambda kind: st.tuples(st.just(kind), st.sampled_from(escapes.fields_of(kind)))
+)
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +42,11 @@ def _problems(root: Path, rel: str, pieces_: list[tuple[int, int]]) -> list[str]
     target = root / rel
     problems: list[str] = []
     with mock.patch.object(check_mod, "git_visibility", lambda *_a, **_k: {}):  # git is not the subject
-        for label, args, kw in (("cold", [str(md)], {"cache": True}), ("warm", [str(md)], {"cache": True}),
-                                ("alone", [str(target)], {"cache": False})):
+        for label, args, kw in (
+            ("cold", [str(md)], {"cache": True}),
+            ("warm", [str(md)], {"cache": True}),
+            ("alone", [str(target)], {"cache": False}),
+        ):
             report = check_paths(args, workers=1, **kw)
             codes = {(Path(l.path).name, l.finding.code) for l in report.findings}
             if any(code == "internal_error" for _, code in codes):
@@ -55,8 +59,12 @@ def _problems(root: Path, rel: str, pieces_: list[tuple[int, int]]) -> list[str]
     return problems
 
 
-@settings(max_examples=300, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(field, pieces)
 def test_escaped_values_never_break_a_check(project, where, pieces_):
     kind, path = where
@@ -70,8 +78,12 @@ def test_escaped_values_never_break_a_check(project, where, pieces_):
         target.unlink()
 
 
-@settings(max_examples=40, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(field, pieces)
 def test_escaped_values_are_indexed_and_searched(tmp_path_factory, where, pieces_):
     from memzoi.index import Index
@@ -94,11 +106,21 @@ def test_escaped_values_are_indexed_and_searched(tmp_path_factory, where, pieces
         shutil.rmtree(root)
 
 
-@pytest.mark.parametrize("kind,path", [
-    ("record", ("supersedes",)), ("record", ("proposal_id",)), ("record", ("lineage", "predecessor_id")),
-    ("record", ("id",)), ("record", ("tags", 0)), ("supersede", ("proposal", "target")), ("create", ("id",)),
-    ("applied", ("id",)), ("rejected", ("id",)), ("tombstone", ("supersedes", 0)),
-])
+@pytest.mark.parametrize(
+    "kind,path",
+    [
+        ("record", ("supersedes",)),
+        ("record", ("proposal_id",)),
+        ("record", ("lineage", "predecessor_id")),
+        ("record", ("id",)),
+        ("record", ("tags", 0)),
+        ("supersede", ("proposal", "target")),
+        ("create", ("id",)),
+        ("applied", ("id",)),
+        ("rejected", ("id",)),
+        ("tombstone", ("supersedes", 0)),
+    ],
+)
 def test_a_lone_surrogate_in_a_reference_is_an_invalid_encoding_on_its_value(project, kind, path):
     """The reproduction of issue 30: a reference holding `\\uD800` silenced every check; now the file gets
     `invalid_encoding` spanned on that value, and the other files' findings are printed."""
@@ -110,7 +132,7 @@ def test_a_lone_surrogate_in_a_reference_is_an_invalid_encoding_on_its_value(pro
     target.write_bytes(text.encode("utf-8"))
     try:
         found = [f for f in analyze_path(target).findings if f.code == "invalid_encoding"]
-        assert [text[f.start:f.end] for f in found] == ['"\\uD800use-pnpm"']
+        assert [text[f.start : f.end] for f in found] == ['"\\uD800use-pnpm"']
         assert _problems(project, rel, [(3, 0)]) == []
     finally:
         target.unlink()

@@ -53,9 +53,13 @@ def test_valid_record_is_clean():
 
 # --- B01: BOM --------------------------------------------------------------------------------------------------
 
+
 def test_bom_from_disk_bytes_and_editor_text():
     raw = b"\xef\xbb\xbf" + VALID.encode()
-    for a in (analyze_bytes(raw, ".memzoi/records/rec-x.md"), analyze_text("\ufeff" + VALID, ".memzoi/records/rec-x.md")):
+    for a in (
+        analyze_bytes(raw, ".memzoi/records/rec-x.md"),
+        analyze_text("\ufeff" + VALID, ".memzoi/records/rec-x.md"),
+    ):
         assert a.document.data["id"] == "rec-x"
         assert codes(a) == ["bom"]
         bom = a.findings[0]
@@ -72,6 +76,7 @@ def test_bom_replay_simplified_shape():
 
 # --- B02: CRLF -------------------------------------------------------------------------------------------------
 
+
 def test_crlf_parses_like_lf_and_spans_exclude_cr():
     crlf = VALID.replace("\n", "\r\n")
     a = analyze_text(crlf, ".memzoi/records/rec-x.md")
@@ -85,7 +90,7 @@ def test_crlf_parses_like_lf_and_spans_exclude_cr():
 
 def test_crlf_upgrade_keeps_one_line_ending_style():
     legacy = (
-        "---\r\ntype: decision\r\ntitle: \"Keep CRLF\"\r\ntimestamp: \"2026-07-05T11:31:45Z\"\r\n"
+        '---\r\ntype: decision\r\ntitle: "Keep CRLF"\r\ntimestamp: "2026-07-05T11:31:45Z"\r\n'
         "status: current\r\nscope: repo\r\nvisibility: repo\r\nconfidence: likely\r\n---\r\n\r\n# Keep CRLF\r\n\r\nBody.\r\n"
     )
     a = analyze_text(legacy, ".memzoi/records/keep-crlf.md")
@@ -98,6 +103,7 @@ def test_crlf_upgrade_keeps_one_line_ending_style():
 
 
 # --- B04: empty, comment-only, frontmatter-only -----------------------------------------------------------------
+
 
 def test_empty_frontmatter_gives_one_missing_key_on_line_zero():
     a = analyze_text("---\n---\nbody\n")
@@ -125,6 +131,7 @@ def test_frontmatter_only_without_trailing_newline():
 
 # --- B05: not a mapping ----------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("text", ["---\n- a\n- b\n---\nx", "---\njust a sentence\n---\nx"])
 def test_frontmatter_not_mapping(text):
     a = analyze_text(text)
@@ -135,7 +142,10 @@ def test_frontmatter_not_mapping(text):
 
 # --- B08: TOML / JSON frontmatter ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("text", "word"), [('+++\nid = "rec-toml"\n+++\nBody\n', "TOML"), ('{"id": "rec-json"}\nBody\n', "JSON")])
+
+@pytest.mark.parametrize(
+    ("text", "word"), [('+++\nid = "rec-toml"\n+++\nBody\n', "TOML"), ('{"id": "rec-json"}\nBody\n', "JSON")]
+)
 def test_toml_and_json_frontmatter_named(text, word):
     a = analyze_text(text)
     assert codes(a) == ["frontmatter_missing"]
@@ -148,6 +158,7 @@ def test_unclosed_frontmatter():
 
 
 # --- B09: unquoted colon, Windows path, `*` ---------------------------------------------------------------------
+
 
 def test_unquoted_colon_points_at_second_colon_with_quote_fix():
     text = "---\nid: rec-colon\ntitle: Step 2: run tests\npath: C:\\tmp\\x\nnote: *important*\n---\nbody\n"
@@ -177,6 +188,7 @@ def test_flow_looking_value_gets_quote_fix():
 
 # --- B10 / B11: YAML 1.2 core schema ---------------------------------------------------------------------------
 
+
 def test_dates_stay_exact_strings_and_json_serialisable():
     text = "---\nid: rec-date\ncreated: 2026-04-05\nreviewed_at: 2026-04-05T09:05:28-06:00\n---\nx\n"
     data = frame(text).data
@@ -185,7 +197,9 @@ def test_dates_stay_exact_strings_and_json_serialisable():
 
 
 def test_edit_of_another_field_leaves_timestamp_bytes():
-    text = VALID.replace("id: rec-x", "id: other-id").replace('timestamp: "2026-07-06T00:00:00Z"', "timestamp: 2026-07-06T00:00:00-06:00")
+    text = VALID.replace("id: rec-x", "id: other-id").replace(
+        'timestamp: "2026-07-06T00:00:00Z"', "timestamp: 2026-07-06T00:00:00-06:00"
+    )
     a = analyze_text(text, ".memzoi/records/rec-x.md")
     [f] = a.findings
     assert f.code == "id_path_mismatch"
@@ -202,7 +216,10 @@ def test_norway_problem_values_stay_strings():
 
 def test_sensitivity_off_does_not_pass_enum(corpus):
     packet = (corpus / "examples/proposals/mem_2026_07_06_auth_001.md").read_text()
-    a = analyze_text(packet.replace("sensitivity: repo-safe", "sensitivity: off"), ".memzoi/proposals/pending/mem_2026_07_06_auth_001.md")
+    a = analyze_text(
+        packet.replace("sensitivity: repo-safe", "sensitivity: off"),
+        ".memzoi/proposals/pending/mem_2026_07_06_auth_001.md",
+    )
     [f] = [f for f in a.findings if f.code == "invalid_value"]
     assert a.text[f.start : f.end] == "off" and "repo-safe" in f.message
 
@@ -217,6 +234,7 @@ def test_core_schema_numbers_and_booleans():
 
 # --- B13: tabs -------------------------------------------------------------------------------------------------
 
+
 def test_tab_indentation_error_with_fix_and_tab_before_comment_ok():
     text = "---\nid: rec-tab\ntags:\n\t- a\nnote: x\t# trailing\n---\n"
     a = analyze_text(text)
@@ -229,6 +247,7 @@ def test_tab_indentation_error_with_fix_and_tab_before_comment_ok():
 
 
 # --- keys, anchors, tags, documents ----------------------------------------------------------------------------
+
 
 def test_duplicate_key_on_second_occurrence():
     text = VALID.replace("lane: semantic\n", "lane: semantic\nlane: episodic\n")
@@ -314,8 +333,27 @@ def test_plain_scalar_resolution_matches_the_core_schema_definition():
     from memzoi.yaml12 import resolve_plain
 
     r = random.Random(7)
-    samples = ["", "~", "null", "NULL", "true", "TRUE", "no", "0o17", "0x1F", "1e3", ".inf", "-.Inf", ".nan",
-               "1\n", "true\n", "2026-07-04T00:00:00Z", "+.5", "-", "."]
+    samples = [
+        "",
+        "~",
+        "null",
+        "NULL",
+        "true",
+        "TRUE",
+        "no",
+        "0o17",
+        "0x1F",
+        "1e3",
+        ".inf",
+        "-.Inf",
+        ".nan",
+        "1\n",
+        "true\n",
+        "2026-07-04T00:00:00Z",
+        "+.5",
+        "-",
+        ".",
+    ]
     samples += ["".join(r.choice(_SCALAR_ALPHABET) for _ in range(r.randint(0, 6))) for _ in range(20000)]
     for text in samples:
         got, want = resolve_plain(text), _resolve_by_definition(text)
@@ -347,5 +385,5 @@ def test_body_span_trims_like_rust(tail):
         rest = doc.text[start:].lstrip("\r\n")
         if rest.startswith("# "):
             line = rest.split("\n")[0].split("\r")[0]
-            rest = rest[len(line):].lstrip("\r\n")
+            rest = rest[len(line) :].lstrip("\r\n")
         assert doc.body == rust_trim(rest)

@@ -23,6 +23,7 @@ from .test_verdict_cache import cli, counts  # noqa: F401 - fixture
 
 PAD = "x" * 40
 
+
 @pytest.fixture(autouse=True)
 def entries_only(monkeypatch):
     """These tests are about the store's entries: every run judges (a whole report's replay, which would answer
@@ -30,7 +31,6 @@ def entries_only(monkeypatch):
     from memzoi import check as _check
 
     monkeypatch.setattr(_check, "replayed", lambda *a, **k: None)
-
 
 
 def token() -> str:
@@ -103,11 +103,18 @@ def test_the_type_of_this_test_folder_is_read_from_mountinfo(tmp_path):
     assert st is not None and freshness.fs_type(st.dev) != ""
 
 
-@pytest.mark.parametrize("kind,mtime,ctime,kept", [
-    ("ext4", 5, 5, True), ("xfs", 5, 9, True),  # a known type decides, whatever the file shows
-    ("fuse.sshfs", 5, 9, False), ("vfat", 5, 5, False), ("nfs", 5, 9, False),
-    ("somefs", 5, 9, True), ("somefs", 5, 5, False),  # unknown: only a ctime apart from the mtime shows one is kept
-])
+@pytest.mark.parametrize(
+    "kind,mtime,ctime,kept",
+    [
+        ("ext4", 5, 5, True),
+        ("xfs", 5, 9, True),  # a known type decides, whatever the file shows
+        ("fuse.sshfs", 5, 9, False),
+        ("vfat", 5, 5, False),
+        ("nfs", 5, 9, False),
+        ("somefs", 5, 9, True),
+        ("somefs", 5, 5, False),  # unknown: only a ctime apart from the mtime shows one is kept
+    ],
+)
 def test_ctime_kept(monkeypatch, kind, mtime, ctime, kept):
     monkeypatch.setattr(freshness, "fs_type", lambda dev: kind)
     assert freshness.ctime_kept(freshness.Stat((1, mtime, 1, ctime), 0)) is kept
@@ -139,8 +146,9 @@ def test_an_edit_keeping_size_and_mtime_on_ext4_is_seen(repo, capsys, counts, cl
 
 @pytest.mark.parametrize("kind", ["fuse.sshfs", "vfat", "exfat"])
 @pytest.mark.parametrize("one_file", [False, True], ids=["check", "check-FILE"])
-def test_an_edit_keeping_the_stat_where_ctime_follows_mtime_is_seen(repo, capsys, counts, closed, monkeypatch,
-                                                                      kind, one_file):
+def test_an_edit_keeping_the_stat_where_ctime_follows_mtime_is_seen(
+    repo, capsys, counts, closed, monkeypatch, kind, one_file
+):
     monkeypatch.setattr(freshness, "fs_type", lambda dev: kind)
     path = repo / ".memzoi/records/beta.md"
     target = path if one_file else repo / ".memzoi"
@@ -159,8 +167,10 @@ def test_a_lying_stat_on_a_file_system_with_ctime_is_caught_by_the_sample(repo, 
     lying_stat(monkeypatch, path)
     path.write_bytes(planted(path))
     # Trusted by stat (the test's rule): the cached report misses it ...
-    assert cli(capsys, "check", str(repo / ".memzoi"), "--format", "json")[1] != \
-        cli(capsys, "check", str(repo / ".memzoi"), "--format", "json", "--no-cache")[1]
+    assert (
+        cli(capsys, "check", str(repo / ".memzoi"), "--format", "json")[1]
+        != cli(capsys, "check", str(repo / ".memzoi"), "--format", "json", "--no-cache")[1]
+    )
     # ... until the entry is drawn for a re-hash.
     monkeypatch.setattr(freshness, "SAMPLE_SHARE", 1)
     assert "credential_token" in reported(capsys, repo / ".memzoi")
@@ -251,8 +261,9 @@ def test_the_tool_stamp_survives_a_damaged_digest_file(tmp_path, closed):
         assert toolstamp.source_digest(str(top), store) == first
 
 
-def test_a_code_change_under_the_same_version_invalidates_check_and_the_index(repo, capsys, counts, closed,
-                                                                              monkeypatch):
+def test_a_code_change_under_the_same_version_invalidates_check_and_the_index(
+    repo, capsys, counts, closed, monkeypatch
+):
     from memzoi import toolstamp
 
     reported(capsys, repo / ".memzoi")

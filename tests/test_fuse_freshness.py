@@ -71,8 +71,11 @@ def test_an_edit_keeping_size_and_mtime_on_a_ctime_from_mtime_mount(mounted, cap
     path.write_bytes(planted(path))
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     after = os.stat(path)
-    assert (after.st_size, after.st_mtime_ns, after.st_ctime_ns) == (before.st_size, before.st_mtime_ns,
-                                                                      before.st_ctime_ns)  # the stat shows nothing
+    assert (after.st_size, after.st_mtime_ns, after.st_ctime_ns) == (
+        before.st_size,
+        before.st_mtime_ns,
+        before.st_ctime_ns,
+    )  # the stat shows nothing
     counts.reset()
     assert "credential_token" in reported(capsys, mounted / ".memzoi")
     with Index(mounted) as ix:

@@ -29,8 +29,10 @@ def test_a_message_gets_its_headline_once_and_keeps_its_details():
     assert headed("unknown_key", "unknown key `reviewer`: remove it") == "unknown key `reviewer`: remove it"
     own = "Entry written by hand, not reviewed. Approve a candidate to record it."
     assert headed("resident_hand_edit", own) == own  # already starts with a short sentence of its own
-    long_own = ("A very long first sentence that goes on and on and says everything at once, naming every key and "
-                "every value and every fix there is, before it stops. Then.")
+    long_own = (
+        "A very long first sentence that goes on and on and says everything at once, naming every key and "
+        "every value and every fix there is, before it stops. Then."
+    )
     assert headed("unknown_key", long_own).startswith("Unknown key. A very long")
 
 
@@ -41,5 +43,9 @@ def test_a_checked_file_shows_the_headline_first():
     assert unknown and unknown[0].message.casefold().startswith("unknown key")
     assert "`reviewer`" in unknown[0].message
     dangling = analyze_text(builders.record("s", supersedes="gone"), "/p/.memzoi/records/s.md").findings
-    assert all(f.message.split(". ")[0] + "." == HEADLINES[f.code] or f.message.casefold().startswith(
-        HEADLINES[f.code][:-1].casefold()) for f in findings + dangling if HEADLINES.get(f.code))
+    assert all(
+        f.message.split(". ")[0] + "." == HEADLINES[f.code]
+        or f.message.casefold().startswith(HEADLINES[f.code][:-1].casefold())
+        for f in findings + dangling
+        if HEADLINES.get(f.code)
+    )

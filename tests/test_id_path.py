@@ -20,7 +20,7 @@ def test_mismatch_is_a_warning_naming_the_path_key():
     assert "Memzoi keys the record by its path" in f.message and "`new-name`" in f.message
     assert a.model is not None and record_id_of(a) == "new-name"
     assert refusals(a.findings) == []  # not a refusal of admission (canonical-path-id concerns the path itself)
-    assert a.text[f.start:f.end] == "old-name" and f.fixes
+    assert a.text[f.start : f.end] == "old-name" and f.fixes
 
 
 def test_crossfile_references_resolve_by_path_id():

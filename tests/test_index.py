@@ -85,7 +85,8 @@ def test_search_excerpt_is_linear_in_a_body_that_repeats_the_query(home, project
 
 def test_excerpt_prefers_the_title_marks_prefixes_and_falls_back_to_the_body():
     assert excerpt("Rebuild runtime index after applying proposal files", "x", "runtime ind") == (
-        "Rebuild [runtime] [index] after applying proposal files")
+        "Rebuild [runtime] [index] after applying proposal files"
+    )
     assert excerpt("Title", "one two three four five", "FOUR") == "…two three [four] five"
     assert excerpt("Title", "alpha beta", "zzz") == "alpha beta"
     assert excerpt("Title", "", "zzz") == ""
@@ -148,9 +149,13 @@ def test_per_file_update_remove_and_drift(home, project):
         rec = records / "rust-msrv-is-1-96-1.md"
         rec.write_text(rec.read_text(encoding="utf-8").replace("compiler floor", "compiler minimum"), encoding="utf-8")
         new = records / "brand-new.md"
-        new.write_text((records / "rust-msrv-is-1-96-1.md").read_text(encoding="utf-8")
-                       .replace("rust-msrv-is-1-96-1", "brand-new").replace("compiler minimum", "zeppelin"),
-                       encoding="utf-8")
+        new.write_text(
+            (records / "rust-msrv-is-1-96-1.md")
+            .read_text(encoding="utf-8")
+            .replace("rust-msrv-is-1-96-1", "brand-new")
+            .replace("compiler minimum", "zeppelin"),
+            encoding="utf-8",
+        )
         gone = records / "prefer-source-files-below-1000-lines.md"
         gone.unlink()
         d = ix.drift()
@@ -212,8 +217,9 @@ def test_workspace_from_index_reports_and_resolves_dangling_targets(home, projec
         ix.rebuild()
         ws = ix.workspace()
         pending = project / ".memzoi/proposals/pending"
-        dangling = sorted(Path(p).name for p in ws.paths() if any(
-            f.code == "dangling_reference" for f in ws.findings_for(p)))
+        dangling = sorted(
+            Path(p).name for p in ws.paths() if any(f.code == "dangling_reference" for f in ws.findings_for(p))
+        )
         assert dangling == ["mem_2026_07_06_auth_supersede.md", "mem_2026_07_06_auth_tombstone.md"]
         target = project / f".memzoi/records/{TARGET}.md"
         target.parent.mkdir(parents=True)

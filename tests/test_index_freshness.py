@@ -180,8 +180,8 @@ def served(project: Path) -> dict[str, bool]:
     """Whether each agent read hands out the record :data:`SCOPED` as usable memory."""
     return {
         "get_memory": recall.get_memory(project, SCOPED)["admitted"],
-        "build_context_pack": SCOPED in {e["id"] for e in recall.build_context_pack(project, "scoped",
-                                                                                     paths=["src/app.py"])["records"]},
+        "build_context_pack": SCOPED
+        in {e["id"] for e in recall.build_context_pack(project, "scoped", paths=["src/app.py"])["records"]},
         "precheck_path": SCOPED in {w["record_id"] for w in precheck.precheck_path(project, "src/app.py")["warnings"]},
     }
 
@@ -189,9 +189,18 @@ def served(project: Path) -> dict[str, bool]:
 def test_a_project_id_change_re_judges_every_row(project):
     from . import builders
 
-    text = builders.record(SCOPED, type="warning", title="Scoped warning", body="Scoped body.", applies_to=["src"],
-                           confidence=0.9, timestamp="2026-07-01T00:00:00Z", description=None, scope="project",
-                           scope_id="demo")
+    text = builders.record(
+        SCOPED,
+        type="warning",
+        title="Scoped warning",
+        body="Scoped body.",
+        applies_to=["src"],
+        confidence=0.9,
+        timestamp="2026-07-01T00:00:00Z",
+        description=None,
+        scope="project",
+        scope_id="demo",
+    )
     builders.write(project, builders.record_path(SCOPED), text)
     (project / ".memzoi/config.toml").write_text('[project]\nid = "demo"\n')
     assert all(served(project).values())
@@ -209,8 +218,13 @@ def _git(project: Path, *args: str) -> None:
 
     from memzoi.runtime import git_env
 
-    subprocess.run(["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t", *args], cwd=project,
-                   env=git_env(), check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t", *args],
+        cwd=project,
+        env=git_env(),
+        check=True,
+        capture_output=True,
+    )
 
 
 def warning_served(project: Path) -> dict[str, bool]:
@@ -226,9 +240,10 @@ def warning_served(project: Path) -> dict[str, bool]:
     assert cached == json.dumps(to_json(check_paths([path], workers=1, cache=False)))
     return {
         "get_memory": recall.get_memory(project, WARNING_ID)["admitted"],
-        "build_context_pack": WARNING_ID in {e["id"] for e in recall.build_context_pack(
-            project, "refresh", paths=["src/auth/session.py"])["records"]},
-        "precheck_path": WARNING_ID in {w["record_id"] for w in precheck.precheck_path(project, "src/auth/x.py")["warnings"]},
+        "build_context_pack": WARNING_ID
+        in {e["id"] for e in recall.build_context_pack(project, "refresh", paths=["src/auth/session.py"])["records"]},
+        "precheck_path": WARNING_ID
+        in {w["record_id"] for w in precheck.precheck_path(project, "src/auth/x.py")["warnings"]},
         "check": "ignored_untracked" not in cached,
     }
 

@@ -44,8 +44,12 @@ def test_plane_stats_walks_exactly_the_git_plane_files(project):
     assert set(got) == set(expected)
     for rel, (path, stat) in got.items():
         st = os.stat(path)
-        assert os.path.samefile(path, expected[rel]) and stat.stamp == (st.st_size, st.st_mtime_ns, st.st_ino,
-                                                                         st.st_ctime_ns)
+        assert os.path.samefile(path, expected[rel]) and stat.stamp == (
+            st.st_size,
+            st.st_mtime_ns,
+            st.st_ino,
+            st.st_ctime_ns,
+        )
 
 
 def test_plane_stats_of_a_symlinked_plane_is_empty(project, tmp_path):

@@ -29,7 +29,9 @@ def as_v1(text: str) -> str:
     """The ``memzoi/v1`` form of a current packet or record (the intermediate profile of Memzoi's history)."""
     text = text.replace("profile: memzoi\n", "version: okf/v0.2\nprofile: memzoi/v1\n", 1)
     text = text.replace("retention: {}\n", "retention:\n  policy_version: memzoi/lane-retention-v1\n", 1)
-    text = text.replace("retention:\n  occurred_at", "retention:\n  policy_version: memzoi/lane-retention-v1\n  occurred_at", 1)
+    text = text.replace(
+        "retention:\n  occurred_at", "retention:\n  policy_version: memzoi/lane-retention-v1\n  occurred_at", 1
+    )
     return text.replace("origin:\n", "origin:\n  version: memzoi/origin-v1\n", 1)
 
 
@@ -89,7 +91,9 @@ Use pnpm for installs.
 def test_v0_record_fields_go_where_memzoi_put_them(tmp_path):
     dst = tmp_path / ".memzoi" / "records" / "use-pnpm.md"
     new, _ = upgrade_text(V0_RECORD.format(lane="semantic", confidence="confirmed"), dst)
-    assert new == """---
+    assert (
+        new
+        == """---
 id: semantic/old-id
 kind: memory
 profile: memzoi
@@ -112,6 +116,7 @@ scope: repo
 
 Use pnpm for installs.
 """
+    )
     # The id differs from the path: Memzoi keys the record by its path, so only the warning remains.
     assert [(f.code, f.severity) for f in analyze_text(new, dst).findings] == [("id_path_mismatch", 2)]
 
@@ -170,7 +175,8 @@ def test_v1_blocks_lose_only_their_legacy_lines(tmp_path):
     dst = tmp_path / ".memzoi" / "proposals" / "pending" / "pkt-q.md"
     new, _ = upgrade_text(V1_QUOTED, dst)
     assert new == V1_QUOTED.replace("version: okf/v0.2\nprofile: memzoi/v1\n", "profile: memzoi\n").replace(
-        "  policy_version: memzoi/lane-retention-v1\n", "").replace("  version: memzoi/origin-v1\n", "")
+        "  policy_version: memzoi/lane-retention-v1\n", ""
+    ).replace("  version: memzoi/origin-v1\n", "")
 
 
 def test_v0_packet_without_sensitivity_gets_content_class_at_the_end(tmp_path):
@@ -178,9 +184,11 @@ def test_v0_packet_without_sensitivity_gets_content_class_at_the_end(tmp_path):
     text = re.sub(r"retention:.*?(?=^type:)", "", text, count=1, flags=re.S | re.M)
     text = text.replace("version: okf/v0.2\nprofile: memzoi/v1", "version: okf/v0.1\nprofile: memzoi/v0")
     new, _ = upgrade_text(text, tmp_path / ".memzoi" / "proposals" / "pending" / "pkt-q.md")
-    assert new.startswith("---\nid: pkt-q\nkind: proposal\nprofile: memzoi\nretention:\n  occurred_at: "
-                          "2026-07-06T00:15:00Z\norigin:\n  origin_key: repository-proposal:pkt-q\n"
-                          "  route: repository_proposal\ntype: episode\n")
+    assert new.startswith(
+        "---\nid: pkt-q\nkind: proposal\nprofile: memzoi\nretention:\n  occurred_at: "
+        "2026-07-06T00:15:00Z\norigin:\n  origin_key: repository-proposal:pkt-q\n"
+        "  route: repository_proposal\ntype: episode\n"
+    )
     assert "supersedes: []\ncontent_class: general_repo_knowledge\n---\n" in new
 
 

@@ -13,12 +13,27 @@ from memzoi_lsp.settings import Settings, parse_settings, wire_names
 
 def test_defaults_and_a_full_valid_set():
     assert parse_settings(None) == (Settings(), [])
-    settings, problems = parse_settings({"memzoi": {
-        "severity": {"unknown_key": "hint"}, "disabled": ["unknown_key"], "debounceMs": 0, "logLevel": "debug",
-        "logToClient": False, "showDocumentTimeoutMs": 500}})
+    settings, problems = parse_settings(
+        {
+            "memzoi": {
+                "severity": {"unknown_key": "hint"},
+                "disabled": ["unknown_key"],
+                "debounceMs": 0,
+                "logLevel": "debug",
+                "logToClient": False,
+                "showDocumentTimeoutMs": 500,
+            }
+        }
+    )
     assert problems == []
-    assert settings == Settings(severity={"unknown_key": "hint"}, disabled=frozenset({"unknown_key"}),
-                                debounce_ms=0, log_level="debug", log_to_client=False, show_document_timeout_ms=500)
+    assert settings == Settings(
+        severity={"unknown_key": "hint"},
+        disabled=frozenset({"unknown_key"}),
+        debounce_ms=0,
+        log_level="debug",
+        log_to_client=False,
+        show_document_timeout_ms=500,
+    )
 
 
 def test_later_sources_win_key_by_key_and_snake_case_is_read():
@@ -29,9 +44,18 @@ def test_later_sources_win_key_by_key_and_snake_case_is_read():
 
 
 def test_each_invalid_key_is_reported_and_takes_its_default():
-    settings, problems = parse_settings({"debounceMs": -1, "logLevel": "loud", "logToClient": "yes",
-                                         "severity": {"unknown_key": "fatal"}, "disabled": "unknown_key",
-                                         "showDocumentTimeoutMs": True, "colour": "blue"}, [1, 2])
+    settings, problems = parse_settings(
+        {
+            "debounceMs": -1,
+            "logLevel": "loud",
+            "logToClient": "yes",
+            "severity": {"unknown_key": "fatal"},
+            "disabled": "unknown_key",
+            "showDocumentTimeoutMs": True,
+            "colour": "blue",
+        },
+        [1, 2],
+    )
     assert settings == Settings()
     joined = "\n".join(problems)
     for key in ("debounceMs", "logLevel", "logToClient", "severity", "disabled", "showDocumentTimeoutMs"):
@@ -41,9 +65,12 @@ def test_each_invalid_key_is_reported_and_takes_its_default():
 
 
 def test_codes_are_screened_by_the_rules():
-    settings, problems = parse_settings({"severity": {"credential_token": "hint", "not_a_code": "error",
-                                                      "unknown_key": "error"},
-                                         "disabled": ["credential_token", "unknown_key"]})
+    settings, problems = parse_settings(
+        {
+            "severity": {"credential_token": "hint", "not_a_code": "error", "unknown_key": "error"},
+            "disabled": ["credential_token", "unknown_key"],
+        }
+    )
     assert settings.severity == {"unknown_key": "error"} and settings.disabled == frozenset({"unknown_key"})
     assert any("severity.credential_token" in p and "downgraded" in p for p in problems)
     assert any("severity.not_a_code" in p for p in problems)
@@ -51,13 +78,14 @@ def test_codes_are_screened_by_the_rules():
 
 
 def test_the_wire_names_are_the_documented_keys():
-    assert wire_names() == ["severity", "disabled", "debounceMs", "logLevel", "logToClient",
-                            "showDocumentTimeoutMs"]
+    assert wire_names() == ["severity", "disabled", "debounceMs", "logLevel", "logToClient", "showDocumentTimeoutMs"]
 
 
 def test_parsing_settings_without_codes_loads_no_model():
-    code = ("import json, sys\nfrom memzoi_lsp.settings import parse_settings\n"
-            "parse_settings({'debounceMs': 0, 'logLevel': 'info'})\n"
-            "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('pydantic', 'memzoi.rules')))))\n")
+    code = (
+        "import json, sys\nfrom memzoi_lsp.settings import parse_settings\n"
+        "parse_settings({'debounceMs': 0, 'logLevel': 'info'})\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('pydantic', 'memzoi.rules')))))\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert json.loads(out.stdout) == []

@@ -40,14 +40,24 @@ def project(tmp_path: Path) -> Path:
     _rec(root, "cache-off-too", title="Cache state", body="The build cache is not enabled.", tags=["ci"])
     _rec(root, "cache-if", title="Cache state", body="If CI runs, the build cache is not enabled.")
     _rec(root, "old-rule", title="Old rule", body="Releases go out on Fridays.", timestamp="2026-01-01T00:00:00Z")
-    _rec(root, "outage", type="episode", lane="episodic", title="Outage", body="The deploy failed.",
-         retention={"occurred_at": "2026-06-01T00:00:00Z"})
+    _rec(
+        root,
+        "outage",
+        type="episode",
+        lane="episodic",
+        title="Outage",
+        body="The deploy failed.",
+        retention={"occurred_at": "2026-06-01T00:00:00Z"},
+    )
     return root
 
 
 def _files(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file() and ".git" not in p.parts}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.parts
+    }
 
 
 def _kinds(plan: dict) -> dict[str, list[list[str]]]:
@@ -73,8 +83,10 @@ def test_plan_reports_each_kind_and_picks_no_winner(project):
     assert kinds["exact_duplicate"] == [["dup-a", "dup-b"]]
     assert kinds["high_confidence_contradiction"] == [["cache-off", "cache-off-too", "cache-on"]]
     (contra,) = [f for f in plan["findings"] if f["kind"] == "high_confidence_contradiction"]
-    assert [e["record_ids"] for e in contra["conflict_edges"]] == [["cache-off", "cache-on"],
-                                                                    ["cache-off-too", "cache-on"]]
+    assert [e["record_ids"] for e in contra["conflict_edges"]] == [
+        ["cache-off", "cache-on"],
+        ["cache-off-too", "cache-on"],
+    ]
     assert contra["proposed_action_ids"] == []  # no resolution is chosen
     assert kinds["stale"] == [["old-rule"]]
     assert kinds["expired"] == [["outage"]]
@@ -83,8 +95,15 @@ def test_plan_reports_each_kind_and_picks_no_winner(project):
     assert exp["evidence"][0]["boundary"] == "2026-07-01T00:00:00Z"
     (action,) = plan["action_groups"][0]["actions"]
     assert action["class"] == "consolidate_exact_duplicates" and action["record_ids"] == ["dup-a", "dup-b"]
-    assert plan["summary"] == {"records": 8, "exact_duplicates": 1, "contradictions": 1, "stale": 1, "expired": 1,
-                               "renewal_candidates": 0, "action_candidates": 1}
+    assert plan["summary"] == {
+        "records": 8,
+        "exact_duplicates": 1,
+        "contradictions": 1,
+        "stale": 1,
+        "expired": 1,
+        "renewal_candidates": 0,
+        "action_candidates": 1,
+    }
     assert plan["not_after"] == "2026-08-02T00:00:00Z"  # 24 h: no boundary falls inside the window
 
 
@@ -101,7 +120,9 @@ def test_plan_is_deterministic_and_writes_nothing(project):
 def test_targets_select_findings_and_unknown_targets_are_refused(project):
     plan = plan_maintenance(project, request(["dup-b"], AT))
     assert _kinds(plan) == {"exact_duplicate": [["dup-a", "dup-b"]]}
-    assert plan["scope"]["target_record_ids"] == ["dup-b"] and list(plan["preconditions"]["target_versions"]) == ["dup-b"]
+    assert plan["scope"]["target_record_ids"] == ["dup-b"] and list(plan["preconditions"]["target_versions"]) == [
+        "dup-b"
+    ]
     with pytest.raises(Refusal) as err:
         plan_maintenance(project, request(["nope"], AT))
     assert err.value.code == "not_found"
@@ -128,14 +149,34 @@ def test_a_fresh_accepted_capture_after_the_boundary_is_a_renewal_candidate(tmp_
     (root / ".memzoi" / "records").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "--template=", str(root)], check=True, env=git_env())
     claim = {"title": "Release notes live in CHANGES", "body": "Write release notes in CHANGES.md."}
-    _rec(root, "old-claim", retention={"explicit_expires_at": "2026-07-10T00:00:00Z"},
-         timestamp="2026-06-01T00:00:00Z", **claim)
-    capture = {"review_outcome": "accept", "reviewed_at": "2026-07-20T00:00:00Z",
-               "evidence": [{"source_id": "notes", "evidence_content_hash": "blake3:" + "a" * 64}]}
-    _rec(root, "fresh-claim", capture=capture, timestamp="2026-07-20T00:00:00Z",
-         origin={"origin_key": "capture:fresh", "route": "capture"}, **claim)
-    _rec(root, "early-claim", capture={**capture, "reviewed_at": "2026-07-05T00:00:00Z"},
-         timestamp="2026-07-05T00:00:00Z", origin={"origin_key": "capture:early", "route": "capture"}, **claim)
+    _rec(
+        root,
+        "old-claim",
+        retention={"explicit_expires_at": "2026-07-10T00:00:00Z"},
+        timestamp="2026-06-01T00:00:00Z",
+        **claim,
+    )
+    capture = {
+        "review_outcome": "accept",
+        "reviewed_at": "2026-07-20T00:00:00Z",
+        "evidence": [{"source_id": "notes", "evidence_content_hash": "blake3:" + "a" * 64}],
+    }
+    _rec(
+        root,
+        "fresh-claim",
+        capture=capture,
+        timestamp="2026-07-20T00:00:00Z",
+        origin={"origin_key": "capture:fresh", "route": "capture"},
+        **claim,
+    )
+    _rec(
+        root,
+        "early-claim",
+        capture={**capture, "reviewed_at": "2026-07-05T00:00:00Z"},
+        timestamp="2026-07-05T00:00:00Z",
+        origin={"origin_key": "capture:early", "route": "capture"},
+        **claim,
+    )
     plan = plan_maintenance(root, request(evaluated_at=AT))
     (found,) = [f for f in plan["findings"] if f["kind"] == "renewal_candidate"]
     assert found["record_ids"] == ["fresh-claim", "old-claim"]  # the review before the boundary renews nothing

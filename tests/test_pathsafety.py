@@ -39,6 +39,7 @@ def record(rid: str, body: str = "Use pnpm for installs.", **fields) -> str:
 
 # -- the core functions --------------------------------------------------------------------------------------------
 
+
 def test_shown_path_uses_memzois_marker_over_the_repository_relative_path():
     rel = f".memzoi/records/{TOKEN}.md"
     for spelled in (f"/home/a/proj/{rel}", f"proj/{rel}", rel, f"file:///home/a/proj/{rel}"):
@@ -80,6 +81,7 @@ def test_a_record_named_after_a_token_is_credential_token_not_only_invalid_ident
 
 
 # -- every committed file is scanned ---------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def project(tmp_path):
@@ -132,13 +134,17 @@ def test_hidden_files_below_memzoi_are_scanned_as_stray_files(capsys, project, m
     assert ".memzoi/records/.hidden.md:1:1: environment_secret" in out
     # a hidden file is never a record to Memzoi: scanned only, no schema findings, whatever it holds
     got = {(l.path.split(".memzoi/", 1)[-1], l.finding.code) for l in check_paths([str(project)]).findings}
-    assert got == {(".env", "environment_secret"), ("records/.hidden.md", "environment_secret"),
-                   ("records/.drafts/a.md", "credential_token")}
+    assert got == {
+        (".env", "environment_secret"),
+        ("records/.hidden.md", "environment_secret"),
+        ("records/.drafts/a.md", "credential_token"),
+    }
     assert absent(TOKEN, out)
 
 
-@pytest.mark.parametrize("name", [".x.md.swp", ".x.md.swo", "x.md~", ".#x.md", "#x.md#", "4913",
-                                  ".x.md.0123456789ab.tmp"])
+@pytest.mark.parametrize(
+    "name", [".x.md.swp", ".x.md.swo", "x.md~", ".#x.md", "#x.md#", "4913", ".x.md.0123456789ab.tmp"]
+)
 def test_editor_swap_backup_and_lock_files_are_skipped_by_the_walk_but_checked_by_name(project, name):
     path = project / "records" / name
     path.write_text(f"{ENV}\n", encoding="utf-8")
@@ -173,6 +179,7 @@ def test_clean_reserved_and_config_files_give_nothing(project):
 
 # -- redacted paths in the four output formats -------------------------------------------------------------------
 
+
 def _secret_workspace(project):
     (project / "records" / f"{TOKEN}.md").write_text(record("x"), encoding="utf-8")
     # Another record naming it: the cross-file message must not repeat the id either.
@@ -195,8 +202,10 @@ def test_redacted_path_in_every_output_format(capsys, project, fmt):
         paths = {f["path"] for f in json.loads(out)["findings"] if f["code"] == "credential_token"}
         assert marker(rel) in paths
     elif fmt == "sarif":
-        uris = {unquote(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"])
-                for r in json.loads(out)["runs"][0]["results"]}
+        uris = {
+            unquote(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"])
+            for r in json.loads(out)["runs"][0]["results"]
+        }
         assert marker(rel) in uris
         import jsonschema
 
@@ -220,10 +229,17 @@ def test_text_read_from_stdin_is_named_redacted(project):
 
 # -- pending packets ---------------------------------------------------------------------------------------------
 
+
 def packet_text(*, sensitivity="repo-safe", scope="repo", body="Validate sessions on the server.") -> str:
     """A pending create packet ``prop-a`` whose sensitivity, scope kind and body can be varied."""
-    return builders.packet("prop-a", title="Prefer server sessions", description="Prefer server sessions.",
-                           scope={"kind": scope}, sensitivity=sensitivity, body=body)
+    return builders.packet(
+        "prop-a",
+        title="Prefer server sessions",
+        description="Prefer server sessions.",
+        scope={"kind": scope},
+        sensitivity=sensitivity,
+        body=body,
+    )
 
 
 def _packet(project, *, sensitivity="repo-safe", scope="repo", body="Validate sessions on the server."):
@@ -253,6 +269,7 @@ def test_pending_packet_that_only_cannot_be_applied_yet_passes_with_a_warning(ca
 
 
 # -- refusals, the ledger and the index never hold the path ------------------------------------------------------
+
 
 def test_lifecycle_refusal_and_ledger_never_hold_a_secret_bearing_path(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
@@ -288,7 +305,10 @@ def test_index_stores_the_redacted_path_and_id(tmp_path, monkeypatch):
     with Index(md.parent) as ix:
         ix.rebuild()
         rel = f".memzoi/records/{TOKEN}.md"
-        assert {r["path"] for r in ix.db.execute("SELECT path FROM files")} == {marker(rel), ".memzoi/records/use-pnpm.md"}
+        assert {r["path"] for r in ix.db.execute("SELECT path FROM files")} == {
+            marker(rel),
+            ".memzoi/records/use-pnpm.md",
+        }
         assert ix.refresh().files == 0  # the redacted key is stable: nothing re-indexed
         ix.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     stored = b"".join(open(os.path.join(d, n), "rb").read() for d, _, ns in os.walk(tmp_path / "home") for n in ns)

@@ -25,9 +25,9 @@ from .test_properties import _check_spans
 SEEDS = seeds()
 
 steps = st.lists(
-    st.tuples(st.sampled_from(sorted(MUTATIONS)), st.floats(0, 1), st.integers(0, 3000),
-              st.binary(max_size=12)),
-    min_size=1, max_size=3,
+    st.tuples(st.sampled_from(sorted(MUTATIONS)), st.floats(0, 1), st.integers(0, 3000), st.binary(max_size=12)),
+    min_size=1,
+    max_size=3,
 )
 
 
@@ -74,9 +74,12 @@ def run_pipeline(root: Path, place: str, data: bytes) -> list[str]:
     return problems
 
 
-@settings(max_examples=1000, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                 HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=1000,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+)
 @given(st.sampled_from(range(len(SEEDS))), steps, st.sampled_from(PLACES))
 def test_mutated_files_never_break_the_pipeline(workspace, seed, mutation_steps, place):
     data = mutate(SEEDS[seed], mutation_steps)

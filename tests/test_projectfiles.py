@@ -104,7 +104,9 @@ def test_transient_names_and_outside_paths_are_ignored(md: Path, tmp_path: Path)
         (md / "records" / name).write_text("x")
         assert transient(name)
     (tmp_path / "outside.md").write_text("x")
-    changes = files.apply_events([md / "records" / n for n in (".a.md.swp", "a.md~", "4913")] + [tmp_path / "outside.md"])
+    changes = files.apply_events(
+        [md / "records" / n for n in (".a.md.swp", "a.md~", "4913")] + [tmp_path / "outside.md"]
+    )
     assert not changes
 
 

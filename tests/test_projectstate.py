@@ -30,7 +30,7 @@ class Source:
             return None
         if key in self.fail:
             raise RuntimeError("a bug in one file's analysis")
-        path = Path(key[len("key:"):])
+        path = Path(key[len("key:") :])
         try:
             return analyze_bytes(path.read_bytes(), path)
         except OSError:
@@ -66,7 +66,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def state_of(root: Path) -> tuple[ProjectState, Source]:
-    state = ProjectState(root, key=lambda p: "key:" + p, path_of=lambda k: k[len("key:"):])
+    state = ProjectState(root, key=lambda p: "key:" + p, path_of=lambda k: k[len("key:") :])
     state.tracked.git = state.git = CountingGit(state.git)
     source = Source()
     keys = state.adopt(state.listing())
@@ -132,8 +132,9 @@ def test_one_files_failure_does_not_stop_the_batch(project: Path):
     state, source = state_of(project)
     source.fail.add(key(project, record_path("old")))
     write(project, record_path("new"), record("new", supersedes=["old"]))
-    changes = state.apply_events([project / record_path("old"), project / record_path("new")],
-                                 analysis_of=source.analysis_of)
+    changes = state.apply_events(
+        [project / record_path("old"), project / record_path("new")], analysis_of=source.analysis_of
+    )
     assert changes.updated == [key(project, record_path("old")), key(project, record_path("new"))]
     assert state.crossfile.facts(key(project, record_path("new"))) is not None
 
@@ -186,8 +187,9 @@ def test_a_stray_file_with_record_frontmatter_takes_no_part_in_the_cross_file_gr
     # An edit that moves it into records/ makes it take part; one back out takes it out again.
     (project / ".memzoi/notes/stray.md").unlink()
     write(project, record_path("copy"), record("old", supersedes="nowhere"))
-    changes = state.apply_events([project / ".memzoi/notes/stray.md", project / record_path("copy")],
-                                 analysis_of=source.analysis_of)
+    changes = state.apply_events(
+        [project / ".memzoi/notes/stray.md", project / record_path("copy")], analysis_of=source.analysis_of
+    )
     assert key(project, record_path("copy")) in changes.updated
     assert {f.code for f in state.crossfile.findings_for(key(project, record_path("copy")))} >= {"dangling_reference"}
 

@@ -46,8 +46,11 @@ def test_passed_boundaries_names_each_file_once_when_its_retention_boundary_pass
 
     boundary = datetime(2026, 7, 1, tzinfo=UTC)
     root = tmp_path / "ws"
-    episode = write(root, record_path("episode"), record("episode", lane="episodic",
-                                                         retention={"occurred_at": "2026-06-01T00:00:00Z"}))
+    episode = write(
+        root,
+        record_path("episode"),
+        record("episode", lane="episodic", retention={"occurred_at": "2026-06-01T00:00:00Z"}),
+    )
     plain = write(root, record_path("plain"), record("plain"))
     state = ProjectState(root)
     state.adopt(state.listing())

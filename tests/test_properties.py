@@ -56,21 +56,46 @@ def test_mutated_valid_record_never_raises(at, insert):
 title_text = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=60).filter(
     lambda t: rust_trim(t) == t and t.strip() == t and t
 )
-body_text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=300).filter(lambda t: rust_trim(t))
+body_text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=300).filter(
+    lambda t: rust_trim(t)
+)
 
 
 @_settings
-@given(title_text, body_text, st.sampled_from(["fact", "decision", "procedure"]), st.floats(0, 1, allow_nan=False),
-       st.lists(st.text(min_size=1, max_size=12), max_size=4), st.sampled_from(["\n", "\r\n"]))
+@given(
+    title_text,
+    body_text,
+    st.sampled_from(["fact", "decision", "procedure"]),
+    st.floats(0, 1, allow_nan=False),
+    st.lists(st.text(min_size=1, max_size=12), max_size=4),
+    st.sampled_from(["\n", "\r\n"]),
+)
 def test_valid_record_survives_reread(title, body, mtype, confidence, tags, nl):
     # Render the way Memzoi does: JSON string literals for text, numbers bare.
     lines = [
-        "---", "id: rec-x", "kind: memory", "profile: memzoi", f"type: {mtype}", "lane: semantic",
-        f"title: {quote_string(title)}", "scope: repo", "visibility: repo",
-        "content_class: general_repo_knowledge", "status: active", f"confidence: {confidence!r}",
-        'timestamp: "2026-07-06T00:00:00Z"', "tags: [" + ", ".join(map(quote_string, tags)) + "]", "retention: {}",
-        "origin:", "  origin_key: repository-record:rec-x", "  route: repository_materialization", "---", "",
-        f"# {title}", "", rust_trim(body),
+        "---",
+        "id: rec-x",
+        "kind: memory",
+        "profile: memzoi",
+        f"type: {mtype}",
+        "lane: semantic",
+        f"title: {quote_string(title)}",
+        "scope: repo",
+        "visibility: repo",
+        "content_class: general_repo_knowledge",
+        "status: active",
+        f"confidence: {confidence!r}",
+        'timestamp: "2026-07-06T00:00:00Z"',
+        "tags: [" + ", ".join(map(quote_string, tags)) + "]",
+        "retention: {}",
+        "origin:",
+        "  origin_key: repository-record:rec-x",
+        "  route: repository_materialization",
+        "---",
+        "",
+        f"# {title}",
+        "",
+        rust_trim(body),
     ]
     text = nl.join(lines) + nl
     a = analyze_text(text, ".memzoi/records/rec-x.md")

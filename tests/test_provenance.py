@@ -21,17 +21,33 @@ NOW = datetime(2026, 7, 10, tzinfo=UTC)
 
 
 def change(cid: str, *, status="applied", source="cli", operation="apply", created=True, reason=None):
-    return ChangeRecord(id=cid, seq=1, operation=operation, actor="ana", source=source, reason=reason, summary="",
-                        status=status, phase="done", diagnostic=None, details={}, created_at="2026-07-01T00:00:00Z",
-                        updated_at="2026-07-01T00:00:00Z", applied_at="2026-07-01T00:00:00Z", undone_at=None,
-                        undo_actor=None, undo_source=None,
-                        files=[FileChange(".memzoi/proposals/pending/p.md", None if created else b"a", b"b")])
+    return ChangeRecord(
+        id=cid,
+        seq=1,
+        operation=operation,
+        actor="ana",
+        source=source,
+        reason=reason,
+        summary="",
+        status=status,
+        phase="done",
+        diagnostic=None,
+        details={},
+        created_at="2026-07-01T00:00:00Z",
+        updated_at="2026-07-01T00:00:00Z",
+        applied_at="2026-07-01T00:00:00Z",
+        undone_at=None,
+        undo_actor=None,
+        undo_source=None,
+        files=[FileChange(".memzoi/proposals/pending/p.md", None if created else b"a", b"b")],
+    )
 
 
 def test_current_assertion_names_every_reason_it_is_not():
     assert current_sentence({"status": "active", "lane": "semantic"}, NOW) == "yes"
     assert current_sentence({"status": "superseded", "lane": "semantic"}, NOW) == (
-        "no: status is superseded, only active records are current")
+        "no: status is superseded, only active records are current"
+    )
 
 
 def test_retention_of_a_semantic_lane_has_no_age_limit_and_bad_facts_never_raise():
@@ -57,7 +73,10 @@ def test_packet_targets_lists_supersedes_then_the_target():
 def test_history_lines_say_whether_undo_is_still_exact():
     done, undone = change("c" * 20), change("d" * 20, status="undone")
     lines = history_lines([done, undone], lambda c: False)
-    assert lines[0] == f"apply applied by ana (cli) at 2026-07-01T00:00:00Z, undo unavailable (files changed since) [{'c' * 20}]"
+    assert (
+        lines[0]
+        == f"apply applied by ana (cli) at 2026-07-01T00:00:00Z, undo unavailable (files changed since) [{'c' * 20}]"
+    )
     assert lines[1].startswith("apply undone by ana (cli)") and "undo" not in lines[1].split(")", 1)[1]
     assert change_line(done, True).endswith(f", undo available [{'c' * 20}]")
     assert len(history_lines([done] * 9, lambda c: True)) == 5

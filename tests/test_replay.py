@@ -222,8 +222,9 @@ def test_a_report_with_a_secret_is_replayed_and_the_store_holds_no_byte_of_it(re
         assert not f.exists() or token.encode() not in f.read_bytes()
     with sqlite3.connect(db) as conn:  # the report is stored compressed: look inside it too
         stored = conn.execute("SELECT inputs, report FROM reports").fetchall()
-    assert stored and all(token not in inputs and token.encode() not in zlib.decompress(report)
-                          for inputs, report in stored)
+    assert stored and all(
+        token not in inputs and token.encode() not in zlib.decompress(report) for inputs, report in stored
+    )
 
 
 def test_a_check_of_a_few_files_is_not_replayed(repo, capsys, planned):
@@ -283,11 +284,15 @@ def test_a_replayed_check_loads_no_judging_code(repo):
     import subprocess
     import sys
 
-    probe = ("import sys\nfrom memzoi.cli.main import main\ncode = main(['check', '.memzoi', '--format', 'json'])\n"
-             "loaded = [m for m in ('pydantic', 'memzoi.analysis', 'memzoi.safety', 'memzoi.verdict', 'yaml') "
-             "if m in sys.modules]\nprint('LOADED', loaded, file=sys.stderr)\n")
-    runs = [subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True, env=os.environ)
-            for _ in range(2)]
+    probe = (
+        "import sys\nfrom memzoi.cli.main import main\ncode = main(['check', '.memzoi', '--format', 'json'])\n"
+        "loaded = [m for m in ('pydantic', 'memzoi.analysis', 'memzoi.safety', 'memzoi.verdict', 'yaml') "
+        "if m in sys.modules]\nprint('LOADED', loaded, file=sys.stderr)\n"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True, env=os.environ)
+        for _ in range(2)
+    ]
     assert "LOADED []" not in runs[0].stderr  # the first run judged
     assert runs[1].stdout == runs[0].stdout and "LOADED []" in runs[1].stderr, runs[1].stderr[-500:]
 

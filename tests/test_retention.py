@@ -23,21 +23,35 @@ def at(delta: timedelta) -> datetime:
     "lane,facts,boundary,reason",
     [
         ("session", {"started_at": S}, "2026-07-02T12:00:00Z", "session_inactivity_lease"),
-        ("session", {"started_at": S, "last_continued_at": "2026-07-07T00:00:00Z"}, "2026-07-08T00:00:00Z",
-         "session_inactivity_lease"),
+        (
+            "session",
+            {"started_at": S, "last_continued_at": "2026-07-07T00:00:00Z"},
+            "2026-07-08T00:00:00Z",
+            "session_inactivity_lease",
+        ),
         # continued late enough that the 7-day cap comes first
-        ("session", {"started_at": S, "last_continued_at": "2026-07-08T00:00:00Z"}, "2026-07-08T12:00:00Z",
-         "session_maximum_age"),
-        ("session", {"started_at": S, "closed_at": "2026-07-01T13:00:00Z"}, "2026-07-01T13:00:00Z",
-         "session_closed"),
-        ("session", {"started_at": S, "explicit_expires_at": "2026-07-01T12:30:00+00:00"}, "2026-07-01T12:30:00Z",
-         "explicit_expiry"),
+        (
+            "session",
+            {"started_at": S, "last_continued_at": "2026-07-08T00:00:00Z"},
+            "2026-07-08T12:00:00Z",
+            "session_maximum_age",
+        ),
+        ("session", {"started_at": S, "closed_at": "2026-07-01T13:00:00Z"}, "2026-07-01T13:00:00Z", "session_closed"),
+        (
+            "session",
+            {"started_at": S, "explicit_expires_at": "2026-07-01T12:30:00+00:00"},
+            "2026-07-01T12:30:00Z",
+            "explicit_expiry",
+        ),
         ("episodic", {"occurred_at": S}, "2026-07-31T12:00:00Z", "episodic_ordinary_window"),
-        ("episodic", {"occurred_at": S, "explicit_expires_at": "2026-07-10T00:00:00Z"}, "2026-07-10T00:00:00Z",
-         "explicit_expiry"),
+        (
+            "episodic",
+            {"occurred_at": S, "explicit_expires_at": "2026-07-10T00:00:00Z"},
+            "2026-07-10T00:00:00Z",
+            "explicit_expiry",
+        ),
         ("semantic", {}, None, "no_age_limit"),
-        ("procedural", {"explicit_expires_at": "2026-08-01T02:00:00+02:00"}, "2026-08-01T00:00:00Z",
-         "explicit_expiry"),
+        ("procedural", {"explicit_expires_at": "2026-08-01T02:00:00+02:00"}, "2026-08-01T00:00:00Z", "explicit_expiry"),
     ],
 )
 def test_boundary_and_reason(lane, facts, boundary, reason):
@@ -73,8 +87,11 @@ def test_durable_lane_without_expiry_is_always_current():
         ("session", {"started_at": S, "closed_at": "2026-06-01T00:00:00Z"}, "closed_at"),
         ("episodic", {}, "occurred_at"),
         ("episodic", {"occurred_at": S, "started_at": S}, "session lane"),
-        ("episodic", {"occurred_at": S, "episodic_extension": {"until": S, "authorization_event_id": "e"}},
-         "episodic_extension"),
+        (
+            "episodic",
+            {"occurred_at": S, "episodic_extension": {"until": S, "authorization_event_id": "e"}},
+            "episodic_extension",
+        ),
         ("semantic", {"occurred_at": S}, "not allowed"),
         ("semantic", {"explicit_expires_at": "2026-07-01"}, "explicit_expires_at"),
     ],
@@ -90,8 +107,9 @@ def test_current_assertion():
     assert ok.is_current and ok.exclusions == []
     late = current_assertion("active", "episodic", {"occurred_at": S}, at(timedelta(days=30)))
     assert not late.is_current
-    assert late.exclusions == [{"kind": "retention", "reason": "episodic_ordinary_window",
-                                "boundary": "2026-07-31T12:00:00Z"}]
+    assert late.exclusions == [
+        {"kind": "retention", "reason": "episodic_ordinary_window", "boundary": "2026-07-31T12:00:00Z"}
+    ]
     gone = current_assertion("superseded", "semantic", {}, T0)
     assert gone.exclusions == [{"kind": "lifecycle_status", "status": "superseded"}]
     bad = current_assertion("active", "session", {}, T0)
@@ -108,8 +126,17 @@ PATH = "ws/.memzoi/records/session-note.md"
 def _record(lane="session", status="active", retention=None) -> str:
     """A record in ``lane`` with ``retention`` facts (by default a session started at ``S``)."""
     facts = {"started_at": S} if retention is None else retention
-    return builders.record("session-note", type="fact", lane=lane, status=status, title="Session note",
-                           timestamp=S, confidence=0.8, retention=facts, body="Something learned in the session.")
+    return builders.record(
+        "session-note",
+        type="fact",
+        lane=lane,
+        status=status,
+        title="Session note",
+        timestamp=S,
+        confidence=0.8,
+        retention=facts,
+        body="Something learned in the session.",
+    )
 
 
 def test_query_only_finding_at_fixed_clock():
@@ -118,7 +145,7 @@ def test_query_only_finding_at_fixed_clock():
     a = analyze_text(text, PATH, now=at(timedelta(hours=24)))
     [f] = a.findings
     assert f.code == "retention_query_only" and f.severity == 3
-    assert a.text[f.start:f.end] == "retention"
+    assert a.text[f.start : f.end] == "retention"
     assert "2026-07-02T12:00:00Z" in f.message and "session_inactivity_lease" in f.message
     assert f.data == {"boundary": "2026-07-02T12:00:00Z", "reason": "session_inactivity_lease"}
 

@@ -32,8 +32,13 @@ OTHER = "blake3:" + "a" * 64
 #: The vector record's fields: every semantic field the revision hashes has a value worth checking (a
 #: microsecond timestamp, tags out of order, a non-ASCII body with a quote). No ``description``: it is not hashed.
 VECTOR = dict(
-    title="Vector record", timestamp="2026-07-05T20:16:46.552153Z", updated="2026-07-05T20:16:46.552153Z",
-    source="cli", source_ref="prop_019f33df-110d-78c3-b2cb-2a94f31313a5", tags=["b", "a"], description=None,
+    title="Vector record",
+    timestamp="2026-07-05T20:16:46.552153Z",
+    updated="2026-07-05T20:16:46.552153Z",
+    source="cli",
+    source_ref="prop_019f33df-110d-78c3-b2cb-2a94f31313a5",
+    tags=["b", "a"],
+    description=None,
     body='Body text with é and a "quote".',
 )
 
@@ -54,12 +59,13 @@ def attested(text: str, record_id: str, **kw) -> str:
     """``text`` with a ``materialization`` block computed by :func:`attest` (written by the core's writer)
     inserted before the closing ``---``; the rest of ``text`` is kept byte for byte."""
     doc = frame(text)
-    params = dict(action="create", plan_id=PLAN, candidate_id=CAND, decision_id=DECI,
-                  decision_at="2026-07-06T00:00:00Z")
+    params = dict(
+        action="create", plan_id=PLAN, candidate_id=CAND, decision_id=DECI, decision_at="2026-07-06T00:00:00Z"
+    )
     params.update(kw)
     block = attest(record_id, doc.data, doc.body, **params)
     insert = frontmatter({"materialization": block}, ("materialization",))
-    return text[: doc.fm_end] + "\n" + insert.rstrip("\n") + text[doc.fm_end:]
+    return text[: doc.fm_end] + "\n" + insert.rstrip("\n") + text[doc.fm_end :]
 
 
 def test_jcs_and_domain_separation_vector():
@@ -98,8 +104,16 @@ def test_unattested_revision_vector_is_hand_checkable():
 
 def test_attested_and_unattested_revisions_differ():
     doc = frame(RECORD)
-    block = attest("vector-record", doc.data, doc.body, action="create", plan_id=PLAN, candidate_id=CAND,
-                   decision_id=DECI, decision_at="2026-07-06T00:00:00Z")
+    block = attest(
+        "vector-record",
+        doc.data,
+        doc.body,
+        action="create",
+        plan_id=PLAN,
+        candidate_id=CAND,
+        decision_id=DECI,
+        decision_at="2026-07-06T00:00:00Z",
+    )
     assert block["revision"]["revision_hash"] != record_revision("vector-record", doc.data, doc.body)
     assert lifecycle_projection(block)["action"] == "create"
     assert lifecycle_projection(None) == dict.fromkeys(lifecycle_projection(None))
@@ -127,7 +141,7 @@ MUST_CHANGE = [
     ("source_ref", "source_ref: prop_", "source_ref: prop-"),
     ("scope_id", "scope: repo\n", "scope: repo\nscope_id: memzoi\n"),
     ("supersedes", "status: active\n", "status: active\nsupersedes: older-record\n"),
-    ("retention", "retention: {}", "retention: {explicit_expires_at: \"2027-01-01T00:00:00Z\"}"),
+    ("retention", "retention: {}", 'retention: {explicit_expires_at: "2027-01-01T00:00:00Z"}'),
     ("origin", "route: repository_materialization", "route: repository_proposal"),
     # Memzoi keeps tags exactly as written (no trim), so padding a tag is a semantic edit.
     ("padded tag", "  - b\n", '  - " b "\n'),
@@ -152,8 +166,11 @@ MUST_NOT_CHANGE = [
     ("padded enums", "type: decision\n", 'type: " decision "\n'),
     ("padded status", "status: active", 'status: "active\u00a0"'),
     ("padded profile", "profile: memzoi", 'profile: " memzoi "'),
-    ("padded source_ref", "source_ref: prop_019f33df-110d-78c3-b2cb-2a94f31313a5",
-     'source_ref: " prop_019f33df-110d-78c3-b2cb-2a94f31313a5 "'),
+    (
+        "padded source_ref",
+        "source_ref: prop_019f33df-110d-78c3-b2cb-2a94f31313a5",
+        'source_ref: " prop_019f33df-110d-78c3-b2cb-2a94f31313a5 "',
+    ),
     ("trailing body whitespace", 'a "quote".\n', 'a "quote".\n\n\n'),
     ("flow vs block", "tags:\n  - b\n  - a\n", "tags: [b, a]\n"),
     ("crlf", "\n", "\r\n"),
@@ -184,8 +201,11 @@ def test_record_id_is_part_of_the_revision():
 
 
 def test_stale_message_names_updated_after_decision():
-    text = edit(edit(ATTESTED, "Body text", "Edited text"),
-                'updated: "2026-07-05T20:16:46.552153Z"', 'updated: "2026-07-08T00:00:00Z"')
+    text = edit(
+        edit(ATTESTED, "Body text", "Edited text"),
+        'updated: "2026-07-05T20:16:46.552153Z"',
+        'updated: "2026-07-08T00:00:00Z"',
+    )
     a = analyze_text(text, PATH)
     [f] = [f for f in a.findings if f.code == "stale_attestation"]
     assert "`updated`" in f.message and "later than the decision time" in f.message
@@ -203,15 +223,21 @@ def test_known_projection_names_the_changed_field():
 
 
 def test_supersede_attestation_uses_lifecycle_projection():
-    target = {"record_id": "older-record",
-              "expected_revision": {"schema": "memzoi/repository-canonical-revision", "revision_hash": OTHER}}
-    text = vector(supersedes="older-record",
-                  attested={"action": "supersede", "target": target, "reason": "Replaced by newer guidance"})
+    target = {
+        "record_id": "older-record",
+        "expected_revision": {"schema": "memzoi/repository-canonical-revision", "revision_hash": OTHER},
+    }
+    text = vector(
+        supersedes="older-record",
+        attested={"action": "supersede", "target": target, "reason": "Replaced by newer guidance"},
+    )
     a = analyze_text(text, PATH)
     assert a.attestation.state is AttestationState.ATTESTED, [(f.code, f.message) for f in a.findings]
     # The lifecycle projection is hashed: a different reason or target revision is a different revision.
-    assert analyze_text(edit(text, "Replaced by newer", "Replaced by other"), PATH).attestation.state is \
-        AttestationState.STALE
+    assert (
+        analyze_text(edit(text, "Replaced by newer", "Replaced by other"), PATH).attestation.state
+        is AttestationState.STALE
+    )
 
 
 @pytest.mark.parametrize(
@@ -273,12 +299,52 @@ from hypothesis import (  # noqa: E402
     strategies as st,  # noqa: E402
 )
 
-_leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=10),
-                  st.sampled_from([PLAN, "create", "supersede", "memzoi/repository-materialization",
-                                   "memzoi/repository-canonical-revision", "2026-07-06T00:00:00Z"]))
-_block = st.recursive(_leaf, lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(st.sampled_from(
-    ["schema", "action", "plan_id", "candidate_id", "decision_id", "decision_at", "safety_contract", "revision",
-     "revision_hash", "target", "record_id", "expected_revision", "reason", "x"]), c, max_size=6)), max_leaves=12)
+_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(max_size=10),
+    st.sampled_from(
+        [
+            PLAN,
+            "create",
+            "supersede",
+            "memzoi/repository-materialization",
+            "memzoi/repository-canonical-revision",
+            "2026-07-06T00:00:00Z",
+        ]
+    ),
+)
+_block = st.recursive(
+    _leaf,
+    lambda c: st.one_of(
+        st.lists(c, max_size=3),
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "schema",
+                    "action",
+                    "plan_id",
+                    "candidate_id",
+                    "decision_id",
+                    "decision_at",
+                    "safety_contract",
+                    "revision",
+                    "revision_hash",
+                    "target",
+                    "record_id",
+                    "expected_revision",
+                    "reason",
+                    "x",
+                ]
+            ),
+            c,
+            max_size=6,
+        ),
+    ),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -301,8 +367,9 @@ def test_padded_quoted_timestamp_hashes_as_memzoi_trims_it():
     padded = frame(vector(timestamp=" 2026-07-05T20:16:46.552153Z ", updated="2026-07-05T20:16:46.552153Z\n"))
     assert semantic_projection(padded.data, padded.body)["created"] == "2026-07-05T20:16:46.552153Z"
     assert semantic_projection(padded.data, padded.body)["updated"] == "2026-07-05T20:16:46.552153Z"
-    assert record_revision("vector-record", padded.data, padded.body) == \
-        record_revision("vector-record", plain.data, plain.body)
+    assert record_revision("vector-record", padded.data, padded.body) == record_revision(
+        "vector-record", plain.data, plain.body
+    )
     # The projection trims even when handed untrimmed data (e.g. built by a caller, not framed).
     raw = {**plain.data, "timestamp": "\u3000" + plain.data["timestamp"] + " "}
     assert semantic_projection(raw, plain.body)["created"] == plain.data["timestamp"]

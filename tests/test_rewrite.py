@@ -79,12 +79,15 @@ def test_packet_resolution_is_added_last_and_supersedes_when_absent():
     assert data_of(out)["resolution"] == resolution
 
 
-@pytest.mark.parametrize("where, kind, line", [
-    ("\n  action: create\n", "a comment line inside `materialization`", "\n  # reviewed\n  action: create\n"),
-    ("\n  action: create\n", "a line with a comment inside `materialization`", "\n  action: create  # reviewed\n"),
-    ("\n  action: create\n", "a blank line inside `materialization`", "\n\n  action: create\n"),
-    ("\nmaterialization:\n", "a line with a comment inside `materialization`", "\nmaterialization:  # reviewed\n"),
-])
+@pytest.mark.parametrize(
+    "where, kind, line",
+    [
+        ("\n  action: create\n", "a comment line inside `materialization`", "\n  # reviewed\n  action: create\n"),
+        ("\n  action: create\n", "a line with a comment inside `materialization`", "\n  action: create  # reviewed\n"),
+        ("\n  action: create\n", "a blank line inside `materialization`", "\n\n  action: create\n"),
+        ("\nmaterialization:\n", "a line with a comment inside `materialization`", "\nmaterialization:  # reviewed\n"),
+    ],
+)
 def test_a_hand_edit_inside_a_removed_key_is_a_conflict_naming_the_line(where, kind, line):
     text = builders.edit(attested(), where, line)
     number = text[: text.index("reviewed") if "reviewed" in text else text.index("\n\n  action") + 1].count("\n") + 1
@@ -106,7 +109,7 @@ def test_a_comment_inside_a_replaced_block_is_a_conflict_a_comment_on_its_key_li
 
 
 def test_frontmatter_the_writer_cannot_edit_line_by_line_is_a_conflict():
-    flow = '---\n{id: r, status: active}\n---\n\nBody.\n'
+    flow = "---\n{id: r, status: active}\n---\n\nBody.\n"
     with pytest.raises(HandEditConflict) as err:
         rewrite(frame(flow), {"status": "tombstoned"}, RECORD_ORDER)
     assert err.value.line == 2 and "flow mapping" in err.value.kind
@@ -179,14 +182,20 @@ def test_rewrites_keep_every_hand_edit_in_place_and_in_order(case, status):
         changes = {"status": outcome, "resolution": builders.resolution(outcome)}
         order = PACKET_ORDER
     else:
-        changes = {"status": "superseded" if status == "superseded" else "tombstoned", "updated": WHEN,
-                   "materialization": None}
+        changes = {
+            "status": "superseded" if status == "superseded" else "tombstoned",
+            "updated": WHEN,
+            "materialization": None,
+        }
         order = RECORD_ORDER
     doc = frame(text)
     lines = re.split(r"\r\n|\n|\r", text)
     inner = next((n for n, ln in enumerate(lines) if ln == "  # inner note"), None)
-    owner = None if inner is None else next(
-        re.match(r"^([a-z_]+):", ln).group(1) for ln in reversed(lines[:inner]) if re.match(r"^[a-z_]+:", ln))
+    owner = (
+        None
+        if inner is None
+        else next(re.match(r"^([a-z_]+):", ln).group(1) for ln in reversed(lines[:inner]) if re.match(r"^[a-z_]+:", ln))
+    )
     if owner in changes:  # a comment inside a block the rewrite removes: refused, naming that line
         with pytest.raises(HandEditConflict) as err:
             rewrite(doc, changes, order)
@@ -198,7 +207,7 @@ def test_rewrites_keep_every_hand_edit_in_place_and_in_order(case, status):
     assert data_of(out) == expected
     close = re.search(r"(?:\r\n|\n|\r)---(?:\r\n|\n|\r)", text)
     out_close = re.search(r"(?:\r\n|\n|\r)---(?:\r\n|\n|\r)", out)
-    assert out[out_close.end():] == text[close.end():]
+    assert out[out_close.end() :] == text[close.end() :]
     assert set(re.findall(r"\r\n|\n|\r", out)) == {newline}
     # Every hand-edit marker is still there, once, in the same order.
     assert re.findall(r"# (?:hand|tail|inner) note \d*", out) == re.findall(r"# (?:hand|tail|inner) note \d*", text)
@@ -217,7 +226,7 @@ def _without(text: str, changes: dict) -> list[str]:
         if top:
             skipping = top.group(1) in changes
             if skipping and "#" in line:
-                out.append(line[line.index("#"):])
+                out.append(line[line.index("#") :])
         elif not line.startswith(" "):
             skipping = False
         if not skipping:

@@ -46,10 +46,17 @@ def _block_nest(depth: int) -> str:
 
 # -- the nesting limit -------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("fm", [
-    "x: " + "[" * 500 + "]" * 500, "x: " + "{a: " * 500 + "}" * 500, _block_nest(400), "- " * 2000 + "x",
-    "x: " + "[" * 100_000,
-])
+
+@pytest.mark.parametrize(
+    "fm",
+    [
+        "x: " + "[" * 500 + "]" * 500,
+        "x: " + "{a: " * 500 + "}" * 500,
+        _block_nest(400),
+        "- " * 2000 + "x",
+        "x: " + "[" * 100_000,
+    ],
+)
 def test_deep_nesting_is_a_finding_at_the_default_recursion_limit(fm):
     assert sys.getrecursionlimit() <= 1000
     codes = _codes(_frontmatter(fm))
@@ -101,12 +108,13 @@ def test_json_readers_refuse_deep_nesting(tmp_path):
     with pytest.raises(Refusal, match="not a regular file"):
         load_artifact(tmp_path)
     assert parse_config("a = " + "[" * 5000 + "]" * 5000).errors  # tomllib recursion: an error line, no crash
-    header = base64.urlsafe_b64encode(("{\"alg\": " + deep + "}").encode()).decode().rstrip("=")
+    header = base64.urlsafe_b64encode(('{"alg": ' + deep + "}").encode()).decode().rstrip("=")
     token = f"{header}.eyJzdWIiOiIxIn0.c2lnbmF0dXJlc2lnbmF0dXJl"
     analyze_text(_frontmatter(f"title: T\nnote: {token}"), ".memzoi/records/x.md")  # no RecursionError
 
 
 # -- the exception barrier -----------------------------------------------------------------------------------------
+
 
 def _workspace(tmp_path: Path, flawed: bool = False) -> Path:
     """Records ``a``, ``boom`` and ``c`` (valid); ``flawed`` gives ``a`` and ``c`` an unknown key, a finding the
@@ -213,11 +221,19 @@ def test_rebuild_search_and_doctor_go_on(tmp_path, monkeypatch, capsys):
 LONG = "p" * 300
 
 
-@pytest.mark.parametrize("argv", [
-    ["proposals", "apply", LONG], ["proposals", "reject", LONG, "--reason", "r"], ["proposals", "route-local", LONG],
-    ["proposals", "show", LONG], ["tombstone", LONG, "--reason", "r"],
-    ["supersede", LONG, "--title", "T", "--body", "B", "--reason", "r"], ["reattest", LONG], ["history", LONG],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["proposals", "apply", LONG],
+        ["proposals", "reject", LONG, "--reason", "r"],
+        ["proposals", "route-local", LONG],
+        ["proposals", "show", LONG],
+        ["tombstone", LONG, "--reason", "r"],
+        ["supersede", LONG, "--title", "T", "--body", "B", "--reason", "r"],
+        ["reattest", LONG],
+        ["history", LONG],
+    ],
+)
 def test_a_300_character_name_is_an_error_not_a_traceback(tmp_path, monkeypatch, capsys, argv):
     ws = _workspace(tmp_path)
     (ws / ".memzoi" / "proposals" / "pending").mkdir(parents=True)
@@ -278,6 +294,7 @@ def test_an_unexpected_exception_is_an_internal_error_line(tmp_path, monkeypatch
 
 # -- symlinked .memzoi ------------------------------------------------------------------------------------------
 
+
 def test_symlinked_memzoi_and_managed_folders_are_canonical_path(tmp_path, monkeypatch, capsys):
     real = _workspace(tmp_path / "elsewhere") / ".memzoi"
     project = tmp_path / "project"
@@ -297,8 +314,10 @@ def test_symlinked_memzoi_and_managed_folders_are_canonical_path(tmp_path, monke
     (other / ".memzoi" / "records").symlink_to(real / "records", target_is_directory=True)
     for arg in (other, other / ".memzoi", other / ".memzoi" / "records"):
         report = check_paths([str(arg)])
-        assert report.files_checked == 0 and {l.finding.code for l in report.findings} == {"canonical_path",
-                                                                                     "unsafe_output_path"}, arg
+        assert report.files_checked == 0 and {l.finding.code for l in report.findings} == {
+            "canonical_path",
+            "unsafe_output_path",
+        }, arg
 
 
 @pytest.mark.parametrize("linked", [".memzoi", "records", "proposals"])
@@ -321,8 +340,11 @@ def test_nothing_reads_through_a_symlinked_git_plane_folder(tmp_path, monkeypatc
         memzoi_dir.mkdir(parents=True)
         (memzoi_dir / linked).symlink_to(real / linked, target_is_directory=True)
     link = memzoi_dir if linked == ".memzoi" else memzoi_dir / linked
-    below = link / ("a.md" if linked == "records" else "pending/p.md") if linked != ".memzoi" else \
-        memzoi_dir / "records" / "a.md"
+    below = (
+        link / ("a.md" if linked == "records" else "pending/p.md")
+        if linked != ".memzoi"
+        else memzoi_dir / "records" / "a.md"
+    )
     assert below.is_file()
     for argv in (["rebuild"], ["search", "alpha"], ["proposals", "list"], ["proposals", "show", "p"]):
         capsys.readouterr()

@@ -22,11 +22,14 @@ def test_severity_disabled_and_ignore_apply():
     r = rules('[rules]\nseverity = { legacy_profile = "error" }\ndisabled = ["bom"]\nignore = ["records/old/**"]\n')
     found = [finding("legacy_profile", "m", 0, 1), finding("bom", "m", 0, 1), finding("private_key", "m", 0, 1)]
     graded = r.apply(found, "records/x.md")
-    assert [(f.code, f.severity) for f in graded] == [("legacy_profile", Severity.ERROR), ("private_key", Severity.ERROR)]
+    assert [(f.code, f.severity) for f in graded] == [
+        ("legacy_profile", Severity.ERROR),
+        ("private_key", Severity.ERROR),
+    ]
     # an ignored file keeps only what can never be suppressed
     assert [f.code for f in r.apply(found, "records/old/deep/x.md")] == ["private_key"]
     assert r.ignored("records/old/x.md") and not r.ignored("records/older/x.md")
-    assert rules("[rules]\nignore = [\"records/old\"]\n").ignored("records/old/x.md")
+    assert rules('[rules]\nignore = ["records/old"]\n').ignored("records/old/x.md")
 
 
 @pytest.mark.parametrize("code", sorted(UNSUPPRESSIBLE))
@@ -70,9 +73,12 @@ def test_check_applies_project_rules(tmp_path):
     root = _project(tmp_path, "")
     before = check_paths([str(root / ".memzoi")], workers=1)
     assert {(l.path.rsplit("/", 1)[-1], l.finding.code) for l in before.findings} >= {
-        ("rec-x.md", "invalid_value"), ("rec-y.md", "invalid_value")}
+        ("rec-x.md", "invalid_value"),
+        ("rec-y.md", "invalid_value"),
+    }
     (root / ".memzoi" / "config.toml").write_text(
-        '[rules]\nseverity = { invalid_value = "warning" }\nignore = ["records/old/**"]\n', encoding="utf-8")
+        '[rules]\nseverity = { invalid_value = "warning" }\nignore = ["records/old/**"]\n', encoding="utf-8"
+    )
     after = check_paths([str(root / ".memzoi")], workers=1)
     codes = [(l.path.rsplit("/", 1)[-1], l.finding.code, l.finding.severity) for l in after.findings]
     assert ("rec-x.md", "invalid_value", Severity.WARNING) in codes
@@ -127,8 +133,10 @@ def test_a_record_checked_by_name_reports_its_projects_invalid_configuration(cap
 
 
 def test_valid_sections_and_entries_survive_a_bad_one():
-    loaded = parse_config('[project]\nid = "demo"\n[safety]\naccepted_fingerprints = ["nope"]\n'
-                          '[rules]\ndisabled = ["private_key", "bom"]\nseverity = { x = "error", legacy_profile = "error" }\n')
+    loaded = parse_config(
+        '[project]\nid = "demo"\n[safety]\naccepted_fingerprints = ["nope"]\n'
+        '[rules]\ndisabled = ["private_key", "bom"]\nseverity = { x = "error", legacy_profile = "error" }\n'
+    )
     assert loaded.config.project_id == "demo"  # another section's error does not cost it
     assert loaded.config.rules.disabled == ["bom"] and loaded.config.rules.severity == {"legacy_profile": "error"}
     assert len(loaded.errors) == 3
@@ -136,8 +144,9 @@ def test_valid_sections_and_entries_survive_a_bad_one():
     assert sum("this entry is ignored, the other settings apply" in e for e in loaded.errors) == 2
 
 
-@pytest.mark.parametrize("key, near", [("disable", "disabled"), ("severities", "severity"), ("ignored", "ignore"),
-                                       ("paths", None)])
+@pytest.mark.parametrize(
+    "key, near", [("disable", "disabled"), ("severities", "severity"), ("ignored", "ignore"), ("paths", None)]
+)
 def test_misspelt_rules_keys_are_errors_naming_the_key_and_the_valid_ones(tmp_path, key, near):
     loaded = parse_config(f'[rules]\n{key} = ["bom"]\ndisabled = ["ledger_drift"]\n')
     [error] = loaded.errors
@@ -161,23 +170,31 @@ def test_the_configurations_own_error_cannot_be_silenced_by_it(tmp_path):
 
 # -- [rules] code names are not secrets (Memzoi never scans config.toml; our scan of it must not cry wolf) -------
 
-@pytest.mark.parametrize("config", ['[rules.severity]\nsession_token = "error"\n',
-                                    "[rules.severity]\nsession_token = 'error'\nenvironment_secret = \"error\"\n",
-                                    '[rules]\nseverity = { session_token = "error", bom = "error" }\n',
-                                    '[rules]\ndisabled = ["retention_query_only"]\n[rules.severity]\n'
-                                    'session_token = "error"  # keep\n'])
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        '[rules.severity]\nsession_token = "error"\n',
+        "[rules.severity]\nsession_token = 'error'\nenvironment_secret = \"error\"\n",
+        '[rules]\nseverity = { session_token = "error", bom = "error" }\n',
+        '[rules]\ndisabled = ["retention_query_only"]\n[rules.severity]\nsession_token = "error"  # keep\n',
+    ],
+)
 def test_rule_code_names_in_config_are_not_secrets(tmp_path, config):
     root = _clean_project(tmp_path, config)
     report = check_paths([str(root / ".memzoi" / "config.toml")], workers=1)
     assert report.findings == []
 
 
-@pytest.mark.parametrize("config, code", [
-    ('[ci]\nsession_token = "error"\n', "environment_secret"),  # the same words outside [rules] are scanned
-    ('[rules.severity]\nsession_token = "' + "Zx81" * 6 + '"\n', "environment_secret"),  # not a severity word
-    ("[rules]\ndisabled = []\n# deploy with " + TOKEN + "\n", "credential_token"),
-    ('[rules]\nignore = ["records/' + TOKEN + '/**"]\n', "credential_token"),
-])
+@pytest.mark.parametrize(
+    "config, code",
+    [
+        ('[ci]\nsession_token = "error"\n', "environment_secret"),  # the same words outside [rules] are scanned
+        ('[rules.severity]\nsession_token = "' + "Zx81" * 6 + '"\n', "environment_secret"),  # not a severity word
+        ("[rules]\ndisabled = []\n# deploy with " + TOKEN + "\n", "credential_token"),
+        ('[rules]\nignore = ["records/' + TOKEN + '/**"]\n', "credential_token"),
+    ],
+)
 def test_the_rest_of_config_toml_is_still_scanned(tmp_path, config, code):
     root = _clean_project(tmp_path, config)
     report = check_paths([str(root / ".memzoi" / "config.toml")], workers=1)

@@ -17,9 +17,18 @@ from . import builders
 
 
 def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(root), *args], check=True, env={**git_env(), "GIT_AUTHOR_NAME": "t",
-                   "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
-                   "GIT_COMMITTER_EMAIL": "t@example.org"}, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(root), *args],
+        check=True,
+        env={
+            **git_env(),
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.org",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.org",
+        },
+        capture_output=True,
+    )
 
 
 def _token() -> str:
@@ -84,10 +93,17 @@ def test_not_utf8_and_unsupported_entries_are_blocked():
     assert probe["allowed"] is False and "unsafe_output_path" in {x["code"] for x in probe["findings"]}
 
 
-@pytest.mark.parametrize("args", [
-    ["--range", "HEAD"], ["--range=-x...HEAD"], ["--range", "nope...HEAD"],
-    ["--file", "../outside.md"], ["--file", "README.md"], ["--file", ".memzoi/records/missing.md"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--range", "HEAD"],
+        ["--range=-x...HEAD"],
+        ["--range", "nope...HEAD"],
+        ["--file", "../outside.md"],
+        ["--file", "README.md"],
+        ["--file", ".memzoi/records/missing.md"],
+    ],
+)
 def test_operational_failures_exit_1(repo, args, capsys):
     assert main(["safety", "scan", "--root", str(repo), *args]) == 1
     assert "scan_failed" in capsys.readouterr().err

@@ -151,6 +151,7 @@ def test_worker_processes_from_a_fork_server_give_what_this_process_gives(projec
         if row is not None:
             row["file"].pop("checked_ns")  # the clock of the read too
         return (s.verdict.path, _plain(s.verdict.first.own), s.verdict.facts, s.verdict.starts, entry, row)
+
     assert [plain(s) for s in there] == [plain(s) for s in here]
 
 

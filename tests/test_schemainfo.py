@@ -27,7 +27,11 @@ def test_fields_at_lists_what_a_typo_could_have_meant():
 
 def test_allowed_values_read_literals_inside_optionals_and_annotations():
     assert allowed_values(RecordFrontmatter.model_fields["lane"].annotation) == [
-        "session", "semantic", "episodic", "procedural"]
+        "session",
+        "semantic",
+        "episodic",
+        "procedural",
+    ]
     assert allowed_values(Optional[Annotated[Literal["a", "b"], "meta"]]) == ["a", "b"]  # noqa: UP045 - the old spelling
     assert allowed_values(Literal["a"] | Literal["a", "c"]) == ["a", "c"]
     assert allowed_values(int) == []

@@ -14,26 +14,55 @@ from tests.benchmarks.run import _diags_for, _env, _init_params
 
 #: What the command line's parser and its cheap commands must not load: validation models, the detectors, YAML,
 #: SQLite and hashing, and the core modules built on them.
-CLI_HEAVY = ("pydantic", "yaml", "sqlite3", "blake3", "regex", "rfc8785", "memzoi.models", "memzoi.safety",
-             "memzoi.analysis", "memzoi.ledger", "memzoi.lifecycle", "memzoi.index", "memzoi.resident.service")
+CLI_HEAVY = (
+    "pydantic",
+    "yaml",
+    "sqlite3",
+    "blake3",
+    "regex",
+    "rfc8785",
+    "memzoi.models",
+    "memzoi.safety",
+    "memzoi.analysis",
+    "memzoi.ledger",
+    "memzoi.lifecycle",
+    "memzoi.index",
+    "memzoi.resident.service",
+)
 #: What answering ``initialize`` must not load: the settings sent with it are checked by plain functions
 #: (``memzoi_lsp.settings``), so no validation model either (issue 29, start-up).
-LSP_HEAVY = ("pydantic", "yaml", "regex", "rfc8785", "watchfiles", "memzoi.models", "memzoi.config",
-             "memzoi.rules", "memzoi.projectstate", "memzoi.safety", "memzoi.analysis", "memzoi.verdict",
-             "memzoi.ledger", "memzoi.lifecycle", "memzoi.index", "memzoi.resident.editor")
+LSP_HEAVY = (
+    "pydantic",
+    "yaml",
+    "regex",
+    "rfc8785",
+    "watchfiles",
+    "memzoi.models",
+    "memzoi.config",
+    "memzoi.rules",
+    "memzoi.projectstate",
+    "memzoi.safety",
+    "memzoi.analysis",
+    "memzoi.verdict",
+    "memzoi.ledger",
+    "memzoi.lifecycle",
+    "memzoi.index",
+    "memzoi.resident.editor",
+)
 
 
 def _loaded(code: str) -> list[str]:
     """``sys.modules`` after running ``code`` in a fresh interpreter (its own output discarded)."""
-    script = ("import contextlib, io, json, sys\n"
-              "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
-              "    try:\n"
-              + "".join(f"        {line}\n" for line in code.splitlines())
-              + "    except SystemExit:\n"
-              "        pass\n"
-              "print(json.dumps(sorted(sys.modules)))\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
+    script = (
+        "import contextlib, io, json, sys\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        "    try:\n" + "".join(f"        {line}\n" for line in code.splitlines()) + "    except SystemExit:\n"
+        "        pass\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -49,19 +78,21 @@ def test_the_heavy_list_is_seen_when_a_command_runs():
 
 
 def test_help_of_every_command_and_subcommand_imports_no_heavy_module():
-    code = ("import argparse\n"
-            "from memzoi.cli.main import build_parser, main\n"
-            "def walk(parser, path):\n"
-            "    yield path\n"
-            "    for action in parser._actions:\n"
-            "        if isinstance(action, argparse._SubParsersAction):\n"
-            "            for name, sub in action.choices.items():\n"
-            "                yield from walk(sub, [*path, name])\n"
-            "for path in walk(build_parser(), []):\n"
-            "    try:\n"
-            "        main([*path, '--help'])\n"
-            "    except SystemExit:\n"
-            "        pass\n")
+    code = (
+        "import argparse\n"
+        "from memzoi.cli.main import build_parser, main\n"
+        "def walk(parser, path):\n"
+        "    yield path\n"
+        "    for action in parser._actions:\n"
+        "        if isinstance(action, argparse._SubParsersAction):\n"
+        "            for name, sub in action.choices.items():\n"
+        "                yield from walk(sub, [*path, name])\n"
+        "for path in walk(build_parser(), []):\n"
+        "    try:\n"
+        "        main([*path, '--help'])\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+    )
     loaded = _loaded(code)
     assert "memzoi.cli.resident" in loaded and "memzoi.cli.proposals" in loaded  # every command was registered
     assert _heavy(loaded, CLI_HEAVY) == []
@@ -79,8 +110,11 @@ def test_the_mcp_server_imports_neither_the_sdk_nor_the_core_before_serving():
 
 def _imported(stderr: str) -> set[str]:
     """Module names from ``python -X importtime`` output."""
-    return {line.rsplit("|", 1)[1].strip() for line in stderr.splitlines()
-            if line.startswith("import time:") and "self [us]" not in line}
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in stderr.splitlines()
+        if line.startswith("import time:") and "self [us]" not in line
+    }
 
 
 def test_the_language_server_answers_initialize_before_it_loads_the_core_analysis(tmp_path):
@@ -100,8 +134,17 @@ def test_the_language_server_answers_initialize_before_it_loads_the_core_analysi
             at_initialize = _imported(errlog.read_text(encoding="utf-8", errors="replace"))
             client.notify("initialized", {})
             uri = doc.resolve().as_uri()
-            client.notify("textDocument/didOpen", {"textDocument": {
-                "uri": uri, "languageId": "markdown", "version": 1, "text": doc.read_text(encoding="utf-8")}})
+            client.notify(
+                "textDocument/didOpen",
+                {
+                    "textDocument": {
+                        "uri": uri,
+                        "languageId": "markdown",
+                        "version": 1,
+                        "text": doc.read_text(encoding="utf-8"),
+                    }
+                },
+            )
             client.wait_for(_diags_for(uri, 1), timeout=120)
             at_diagnostics = _imported(errlog.read_text(encoding="utf-8", errors="replace"))
         finally:
@@ -120,12 +163,19 @@ def test_the_mcp_server_answers_initialize_without_the_sdks_client_and_http_stac
     home = tmp_path / "home"
     home.mkdir()
     errlog = tmp_path / "stderr"
-    cmd = [sys.executable, "-X", "importtime", "-c", "import sys; from memzoi_mcp.server import main; "
-           "sys.exit(main())", "--root", str(ws)]
+    cmd = [
+        sys.executable,
+        "-X",
+        "importtime",
+        "-c",
+        "import sys; from memzoi_mcp.server import main; sys.exit(main())",
+        "--root",
+        str(ws),
+    ]
     with open(errlog, "wb") as err:
-        proc = subprocess.Popen(cmd, cwd=ws, env=_env(home), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=err)
+        proc = subprocess.Popen(cmd, cwd=ws, env=_env(home), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
         try:
+
             def answer(rid: int) -> dict:
                 while True:
                     line = proc.stdout.readline()
@@ -138,8 +188,18 @@ def test_the_mcp_server_answers_initialize_without_the_sdks_client_and_http_stac
                 proc.stdin.write(json.dumps(msg).encode() + b"\n")
                 proc.stdin.flush()
 
-            send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"},
+                    },
+                }
+            )
             assert answer(1)["result"]["serverInfo"]["name"] == "memzoi-mcp"
             at_initialize = _imported(errlog.read_text(encoding="utf-8", errors="replace"))
             send({"jsonrpc": "2.0", "method": "notifications/initialized"})

@@ -52,8 +52,9 @@ def test_check_and_search_share_one_database(repo, capsys):
     code, out = run(capsys, "search", "Body", "--json")
     assert code == 0 and json.loads(out)["records"]
     assert count("entries") == 2 and count("reports") == 1 and count("files") == 2
-    assert [p.name for p in Path(os.environ["MEMZOI_HOME"]).rglob("*.db") if "store" in p.name or
-            p.name in OLD_DATABASES] == [STORE_DB]
+    assert [
+        p.name for p in Path(os.environ["MEMZOI_HOME"]).rglob("*.db") if "store" in p.name or p.name in OLD_DATABASES
+    ] == [STORE_DB]
     with sqlite3.connect(store()) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == STORE_VERSION
 

@@ -18,11 +18,25 @@ from . import builders
 #: Every field Memzoi trims, padded (inside quotes: the core's writer quotes a padded string), and the two it
 #: keeps as written (``description``, ``tags``).
 PADDED_RECORD = dict(
-    id=" rec-x ", kind="memory ", profile=" memzoi ", type=" fact", lane="\tsemantic", title=" Use pnpm ",
-    description=" kept as written ", scope=" repo ", visibility=" repo ", content_class=" general_repo_knowledge ",
-    status=" active ", source=" cli ", source_ref=" prop_1 ", proposal_id=" prop_1 ",
-    timestamp=" 2026-07-06T00:00:00Z ", updated="2026-07-06T00:00:00Z\u3000", applies_to=[" src/app/** "],
-    tags=[" spaced "], origin={"origin_key": "repository-record:rec-x", "route": "repository_materialization"},
+    id=" rec-x ",
+    kind="memory ",
+    profile=" memzoi ",
+    type=" fact",
+    lane="\tsemantic",
+    title=" Use pnpm ",
+    description=" kept as written ",
+    scope=" repo ",
+    visibility=" repo ",
+    content_class=" general_repo_knowledge ",
+    status=" active ",
+    source=" cli ",
+    source_ref=" prop_1 ",
+    proposal_id=" prop_1 ",
+    timestamp=" 2026-07-06T00:00:00Z ",
+    updated="2026-07-06T00:00:00Z\u3000",
+    applies_to=[" src/app/** "],
+    tags=[" spaced "],
+    origin={"origin_key": "repository-record:rec-x", "route": "repository_materialization"},
 )
 
 
@@ -34,12 +48,27 @@ def padded_record(**fields) -> str:
 RECORD = padded_record()
 
 PACKET = builders.packet(
-    "pkt-1", id=" pkt-1 ", kind=" proposal ", profile=" memzoi ", type=" fact ", lane=" semantic ",
-    title=" Use pnpm ", description=" Use pnpm for installs. ", status=" proposed ",
-    proposal={"action": " create ", "proposed_by": " agent ", "proposed_at": " 2026-07-06T00:00:00Z ",
-              "reason": " learned "},
-    scope={"kind": " repo ", "paths": [" src/** "]}, timestamp=" 2026-07-06T00:00:00Z ", created_by=" agent ",
-    sources=[{"path": "src/app.ts"}], sensitivity=" repo-safe ", content_class=" general_repo_knowledge ",
+    "pkt-1",
+    id=" pkt-1 ",
+    kind=" proposal ",
+    profile=" memzoi ",
+    type=" fact ",
+    lane=" semantic ",
+    title=" Use pnpm ",
+    description=" Use pnpm for installs. ",
+    status=" proposed ",
+    proposal={
+        "action": " create ",
+        "proposed_by": " agent ",
+        "proposed_at": " 2026-07-06T00:00:00Z ",
+        "reason": " learned ",
+    },
+    scope={"kind": " repo ", "paths": [" src/** "]},
+    timestamp=" 2026-07-06T00:00:00Z ",
+    created_by=" agent ",
+    sources=[{"path": "src/app.ts"}],
+    sensitivity=" repo-safe ",
+    content_class=" general_repo_knowledge ",
     body="Use pnpm for installs.",
 )
 
@@ -48,11 +77,23 @@ def test_padded_record_fields_read_as_memzoi_reads_them():
     a = analyze_text(RECORD, ".memzoi/records/rec-x.md")
     assert [(f.code, f.message) for f in a.findings] == []
     data = a.document.data
-    for key, want in (("id", "rec-x"), ("kind", "memory"), ("profile", "memzoi"), ("type", "fact"), ("lane", "semantic"),
-                      ("title", "Use pnpm"), ("scope", "repo"), ("visibility", "repo"), ("status", "active"),
-                      ("content_class", "general_repo_knowledge"), ("source", "cli"), ("source_ref", "prop_1"),
-                      ("proposal_id", "prop_1"), ("timestamp", "2026-07-06T00:00:00Z"),
-                      ("updated", "2026-07-06T00:00:00Z")):
+    for key, want in (
+        ("id", "rec-x"),
+        ("kind", "memory"),
+        ("profile", "memzoi"),
+        ("type", "fact"),
+        ("lane", "semantic"),
+        ("title", "Use pnpm"),
+        ("scope", "repo"),
+        ("visibility", "repo"),
+        ("status", "active"),
+        ("content_class", "general_repo_knowledge"),
+        ("source", "cli"),
+        ("source_ref", "prop_1"),
+        ("proposal_id", "prop_1"),
+        ("timestamp", "2026-07-06T00:00:00Z"),
+        ("updated", "2026-07-06T00:00:00Z"),
+    ):
         assert data[key] == want, key
     assert data["applies_to"] == ["src/app/**"]
     # Not trimmed by Memzoi: tags are stored and hashed as written; a record's description is never read.
@@ -65,8 +106,12 @@ def test_padded_packet_fields_read_as_memzoi_reads_them():
     assert [(f.code, f.message) for f in a.findings] == []
     data = a.document.data
     assert (data["id"], data["description"], data["sensitivity"]) == ("pkt-1", "Use pnpm for installs.", "repo-safe")
-    assert data["proposal"] == {"action": "create", "proposed_by": "agent", "proposed_at": "2026-07-06T00:00:00Z",
-                                "reason": "learned"}
+    assert data["proposal"] == {
+        "action": "create",
+        "proposed_by": "agent",
+        "proposed_at": "2026-07-06T00:00:00Z",
+        "reason": "learned",
+    }
     assert data["scope"] == {"kind": "repo", "paths": ["src/**"]}
     assert data["created_by"] == " agent "  # Memzoi keeps created_by as written
 
@@ -116,11 +161,14 @@ def test_the_schemas_say_that_trimmed_fields_are_checked_after_trimming():
 
     record = json.loads((ROOT / "schemas" / "record.schema.json").read_text(encoding="utf-8"))
     note = "Surrounding white space is trimmed before this is checked"
-    assert record["properties"]["profile"]["const"] == "memzoi" and note in record["properties"]["profile"]["description"]
+    assert (
+        record["properties"]["profile"]["const"] == "memzoi" and note in record["properties"]["profile"]["description"]
+    )
     assert note in record["properties"]["timestamp"]["description"]
     assert note not in record["properties"]["tags"]["description"]  # kept exactly as written
     assert '`profile: " memzoi "`' in record["description"]
     packet = json.loads((ROOT / "schemas" / "proposal.schema.json").read_text(encoding="utf-8"))
     assert note in packet["$defs"]["ProposalBlock"]["properties"]["action"]["description"]
-    assert [f.code for f in analyze_text(builders.record("rec-x", profile=" memzoi "),
-                                         ".memzoi/records/rec-x.md").findings] == []
+    assert [
+        f.code for f in analyze_text(builders.record("rec-x", profile=" memzoi "), ".memzoi/records/rec-x.md").findings
+    ] == []

@@ -34,6 +34,7 @@ from .test_revision import attested
 ROOT = Path(__file__).resolve().parents[1]
 FORMATS = ("json", "text", "sarif", "github")
 
+
 @pytest.fixture(autouse=True)
 def entries_only(monkeypatch):
     """These tests are about the store's entries: every run judges (a whole report's replay, which would answer
@@ -41,7 +42,6 @@ def entries_only(monkeypatch):
     from memzoi import check as _check
 
     monkeypatch.setattr(_check, "replayed", lambda *a, **k: None)
-
 
 
 def cli(capsys, *argv: str) -> tuple[int, str]:
@@ -71,6 +71,7 @@ def entries() -> int:
 def counts(monkeypatch):
     """How many files this process analysed (``analysed``) and how many the cache read to confirm by hash
     (``hashed``) since the last :meth:`reset`."""
+
     class Counts(dict):
         def reset(self) -> None:
             self.update(analysed=0, hashed=0)
@@ -84,6 +85,7 @@ def counts(monkeypatch):
         def wrapper(*a, **k):
             n["analysed"] += 1
             return real[name](*a, **k)
+
         return wrapper
 
     def read(path):
@@ -154,7 +156,8 @@ def test_a_generated_workspace_with_every_planted_finding(tmp_path, capsys, coun
     target = man.root / ".memzoi"
     base = outputs(capsys, target, "--no-cache")
     assert {"credential_token", "pii_detected", "duplicate_content", "dangling_reference"} <= {
-        f["code"] for f in json.loads(base["json"][1])["findings"]}
+        f["code"] for f in json.loads(base["json"][1])["findings"]
+    }
     assert outputs(capsys, target) == base
     counts.reset()
     assert outputs(capsys, target) == base
@@ -203,8 +206,15 @@ def test_stat_that_looks_unchanged_is_not_trusted_inside_the_racy_window(tmp_pat
     monkeypatch.setattr(freshness, "fs_type", lambda dev: "ext4")
     assert cache.lookup(str(path)) is None  # the hash decides
     # Outside the racy window the same stat is trusted without reading.
-    cache.rows[entry.key] = stored(cache.stamp, verdictcache.Entry(
-        entry.key, *cache.rows[entry.key][:4], entry.checked_ns + 10 * freshness.RACY_NS, *cache.rows[entry.key][5:7]))
+    cache.rows[entry.key] = stored(
+        cache.stamp,
+        verdictcache.Entry(
+            entry.key,
+            *cache.rows[entry.key][:4],
+            entry.checked_ns + 10 * freshness.RACY_NS,
+            *cache.rows[entry.key][5:7],
+        ),
+    )
     assert cache.lookup(str(path)) == "payload"
 
 
@@ -281,8 +291,11 @@ def test_a_commit_that_changes_admission_is_seen_without_analysing_anything(repo
     assert after == cli(capsys, "check", str(repo / ".memzoi"), "--format", "json", "--no-cache")
 
 
-EPISODE = edit(edit(rec("episode"), "lane: semantic", "lane: episodic"),
-              "retention: {}", 'retention:\n  occurred_at: "2026-06-01T00:00:00Z"')
+EPISODE = edit(
+    edit(rec("episode"), "lane: semantic", "lane: episodic"),
+    "retention: {}",
+    'retention:\n  occurred_at: "2026-06-01T00:00:00Z"',
+)
 
 
 def test_a_retention_boundary_that_passes_with_no_edit_is_reported(repo, capsys, counts, monkeypatch):
@@ -398,6 +411,7 @@ def test_an_unusable_runtime_directory_changes_nothing_but_speed(repo, capsys, m
         holder.execute("BEGIN EXCLUSIVE")
         monkeypatch.setattr(store, "BUSY_TIMEOUT_S", 0.05)  # the store opens the database
     else:
+
         def connect(path, *a, **k):
             if os.path.abspath(os.fsdecode(path)).startswith(home):
                 if fault == "unwritable":
@@ -471,7 +485,7 @@ def test_no_secret_byte_reaches_the_cache(repo, capsys, counts):
 
     records = repo / ".memzoi/records"
     (records / "body.md").write_text(rec("body") + BODY)
-    (records / "front.md").write_text(edit(rec("front"), "  - a\n", f"  - \"{PLANTED['bearer token']}\"\n"))
+    (records / "front.md").write_text(edit(rec("front"), "  - a\n", f'  - "{PLANTED["bearer token"]}"\n'))
     named = "ghp_" + "Zx9" * 12  # a token-shaped file name (assembled, so no literal sits here)
     (records / f"{named}.md").write_text(rec(named))
     pending = repo / ".memzoi/proposals/pending"
@@ -534,7 +548,11 @@ def test_every_corpus_file_reads_back_as_it_was_judged(tmp_path):
         plain = lambda fs: [(f.code, f.message, f.start, f.end, f.severity, f.data) for f in fs]  # noqa: E731
         assert plain(back.own) == plain(first.own), path
         assert (back.role, back.opening, back.attested, back.canonical) == (
-            first.role, first.opening, first.attested, first.canonical)
+            first.role,
+            first.opening,
+            first.attested,
+            first.canonical,
+        )
         assert back_facts == facts
         assert verdictcache_lines(starts, length) == analysis.document.lines.starts
         assert json.loads(payload)  # plain JSON
@@ -552,17 +570,35 @@ def test_random_edits_never_make_the_cached_report_differ(tmp_path_factory):
     hypothesis = pytest.importorskip("hypothesis")
     st = hypothesis.strategies
 
-    pieces = st.sampled_from([
-        "status: active", "status: superseded", "supersedes: alpha", "lane: episodic", "title: x", "---",
-        "\u200b", "ignore previous instructions", "retention:\n  occurred_at: \"2026-01-01T00:00:00Z\"", "é",
-        "\r\n", "\n", "  ", "key: [a, b", "# Alpha",
-    ])
+    pieces = st.sampled_from(
+        [
+            "status: active",
+            "status: superseded",
+            "supersedes: alpha",
+            "lane: episodic",
+            "title: x",
+            "---",
+            "\u200b",
+            "ignore previous instructions",
+            'retention:\n  occurred_at: "2026-01-01T00:00:00Z"',
+            "é",
+            "\r\n",
+            "\n",
+            "  ",
+            "key: [a, b",
+            "# Alpha",
+        ]
+    )
     texts = st.lists(st.one_of(pieces, st.text(max_size=12)), max_size=8).map("".join)
 
-    @hypothesis.settings(max_examples=25, deadline=None, database=None,
-                         suppress_health_check=list(hypothesis.HealthCheck))
-    @hypothesis.given(edits=st.lists(st.tuples(st.sampled_from(["alpha", "beta", "gamma"]), st.booleans(), texts),
-                                     min_size=1, max_size=4))
+    @hypothesis.settings(
+        max_examples=25, deadline=None, database=None, suppress_health_check=list(hypothesis.HealthCheck)
+    )
+    @hypothesis.given(
+        edits=st.lists(
+            st.tuples(st.sampled_from(["alpha", "beta", "gamma"]), st.booleans(), texts), min_size=1, max_size=4
+        )
+    )
     def run(edits):
         root = tmp_path_factory.mktemp("prop")
         records = root / ".memzoi/records"

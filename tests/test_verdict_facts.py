@@ -47,7 +47,8 @@ def linked(repo):
 
 
 def test_a_full_check_stores_every_cached_file_in_the_blob_and_one_file_reads_only_it(
-        repo, linked, capsys, counts, trusted, monkeypatch):
+    repo, linked, capsys, counts, trusted, monkeypatch
+):
     cli(capsys, "check", str(repo / ".memzoi"))
     assert len(blob()) == 4
     looked_up = []
@@ -60,7 +61,8 @@ def test_a_full_check_stores_every_cached_file_in_the_blob_and_one_file_reads_on
 
 
 def test_a_first_check_of_one_file_caches_the_others_so_the_next_one_analyses_only_it(
-        repo, linked, capsys, counts, trusted):
+    repo, linked, capsys, counts, trusted
+):
     base = cli(capsys, "check", str(linked), "--format", "json", "--no-cache")
     counts.reset()
     assert cli(capsys, "check", str(linked), "--format", "json") == base  # nothing cached yet
@@ -146,16 +148,41 @@ def test_a_cache_made_before_the_blob_gets_one(repo, linked, capsys, trusted):
 def _random_facts(rnd: random.Random, i: int) -> FileFacts:
     ids = ["a", "b", "c", "d"]
     if rnd.random() < 0.6:
-        refs = tuple(Ref(rnd.choice(["supersedes", "lineage.predecessor_id"]), rnd.choice(ids), (1, 2))
-                     for _ in range(rnd.randrange(2)))
-        return FileFacts("record", "record", rnd.choice(ids), rnd.choice(["active", "superseded"]), "project",
-                         rnd.choice([None, "p"]), rnd.choice(["2026-01-01", "2026-03-01"]), None,
-                         rnd.choice([None, "h1", "h2"]), (), refs, (0, 1), (3, 9))
+        refs = tuple(
+            Ref(rnd.choice(["supersedes", "lineage.predecessor_id"]), rnd.choice(ids), (1, 2))
+            for _ in range(rnd.randrange(2))
+        )
+        return FileFacts(
+            "record",
+            "record",
+            rnd.choice(ids),
+            rnd.choice(["active", "superseded"]),
+            "project",
+            rnd.choice([None, "p"]),
+            rnd.choice(["2026-01-01", "2026-03-01"]),
+            None,
+            rnd.choice([None, "h1", "h2"]),
+            (),
+            refs,
+            (0, 1),
+            (3, 9),
+        )
     token = rnd.choice(["x", "y", f"z{i}"])
-    return FileFacts("proposal", rnd.choice(["pending", "applied"]), token, None, "project", None,
-                     rnd.choice(["2026-02-01", None]), rnd.choice(["create", "supersede", "tombstone"]),
-                     rnd.choice([None, "h1", "h2"]), (token,),
-                     (Ref("proposal.target", rnd.choice(ids), (4, 5)),), (0, 1), (3, 9))
+    return FileFacts(
+        "proposal",
+        rnd.choice(["pending", "applied"]),
+        token,
+        None,
+        "project",
+        None,
+        rnd.choice(["2026-02-01", None]),
+        rnd.choice(["create", "supersede", "tombstone"]),
+        rnd.choice([None, "h1", "h2"]),
+        (token,),
+        (Ref("proposal.target", rnd.choice(ids), (4, 5)),),
+        (0, 1),
+        (3, 9),
+    )
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -174,7 +201,8 @@ def _token() -> str:
 
 
 def test_a_stale_attestation_keeps_its_facts_but_a_file_with_a_secret_keeps_nothing(
-        repo, linked, capsys, counts, trusted):
+    repo, linked, capsys, counts, trusted
+):
     """Neither gets an entry. The stale record's facts go to the blob, so a check of another file does not analyse
     it again; a file with a secret keeps nothing, wherever the secret is (a detector's span may hold context: a
     frontmatter value holding a piece of a `password = …` secret must not be stored). No byte of a secret reaches
@@ -187,8 +215,13 @@ def test_a_stale_attestation_keeps_its_facts_but_a_file_with_a_secret_keeps_noth
     git(repo, "commit", "-q", "-m", "reviewed")
     reviewed.write_text(edit(text, "Body text of reviewed", "Body text of edited"))  # stale now
     secret = "Xk9#mQ2$" + "vL7pZ4wR"  # assembled at run time
-    (records / "leaky.md").write_text(edit(edit(rec("leaky"), "Body text of leaky", f"password = {secret}"),
-                                           "retention: {}", f"scope_id: {secret[8:]}-team\nretention: {{}}"))
+    (records / "leaky.md").write_text(
+        edit(
+            edit(rec("leaky"), "Body text of leaky", f"password = {secret}"),
+            "retention: {}",
+            f"scope_id: {secret[8:]}-team\nretention: {{}}",
+        )
+    )
     (records / "spilt.md").write_text(edit(rec("spilt"), "retention: {}", f"source_ref: {_token()}\nretention: {{}}"))
     base = cli(capsys, "check", str(linked), "--format", "json", "--no-cache")
     cli(capsys, "check", str(repo / ".memzoi"))

@@ -67,8 +67,14 @@ def test_the_positioned_tree_is_used_when_the_frontmatter_parses():
 
 
 def test_keys_comments_the_body_and_the_opening_line_are_no_value():
-    for marker, shift in [("lane", 2), ("# a comment", 4), ("not: frontmatter", 6), ("---", 2), ("scope:", 2),
-                          ("url:", 1)]:
+    for marker, shift in [
+        ("lane", 2),
+        ("# a comment", 4),
+        ("not: frontmatter", 6),
+        ("---", 2),
+        ("scope:", 2),
+        ("url:", 1),
+    ]:
         assert at(FRONT, marker, shift) is None, marker
     assert value_path_at(frame(FRONT), len(FRONT)) is None  # end of file, in the body
     assert value_path_at(frame(FRONT), len(FRONT) + 5) is None
@@ -141,8 +147,19 @@ def test_a_list_item_at_the_key_s_own_indentation():
     assert at(text.replace("- b", "- b: ["), "- b", 2) == ("supersedes", 1)  # broken: tolerant
 
 
-@pytest.mark.parametrize("text", ["", "---\n", "---\n---\n", "\ufeff---\nlane: ", "---\n: x\n", "---\n- a\n---\n",
-                                  "---\n  - : [\n", "---\nkey: {a: [1, {b: \n"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "---\n",
+        "---\n---\n",
+        "\ufeff---\nlane: ",
+        "---\n: x\n",
+        "---\n- a\n---\n",
+        "---\n  - : [\n",
+        "---\nkey: {a: [1, {b: \n",
+    ],
+)
 def test_any_text_and_any_offset_never_raise(text):
     doc = frame(text)
     for offset in range(-1, len(text) + 2):

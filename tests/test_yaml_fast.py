@@ -20,7 +20,11 @@ def shape(node):
     if isinstance(node, YSeq):
         return ("Q", node.flow, [shape(i) for i in node.items])
     if isinstance(node, YMap):
-        return ("M", node.flow, [(k.start, k.end, str(k.value), shape(node.entries[str(k.value)][1])) for k in node.order])
+        return (
+            "M",
+            node.flow,
+            [(k.start, k.end, str(k.value), shape(node.entries[str(k.value)][1])) for k in node.order],
+        )
     if isinstance(node, YAlias):
         return ("A",)
     return None
@@ -63,7 +67,7 @@ EXAMPLES = [
     'title: "Rust MSRV is 1.96.1+"\ndescription: "x \\"y\\" \\u00e9 \\\\ z"\n',
     "t: 'it''s'\nu: 'a b'\n",
     "retention: {}\norigin:\n  origin_key: repository-record:x\n  route: repository_materialization\n",
-    "tags: [a, b, \"c d\"]\nempty: []\nx: [ a ,b ]\n",
+    'tags: [a, b, "c d"]\nempty: []\nx: [ a ,b ]\n',
     "scope:\n  kind: project\n  paths:\n    - src/auth/**\nsources:\n  - path: src/a.ts\n  - url: https://x.invalid/a?b=c\n    ref: abc\n",
     "list:\n- a\n- b\nnext: 1\n",
     "a: 1\r\nb:\r\n  c: 2\r\n",
@@ -82,7 +86,7 @@ EXAMPLES = [
     "a: -1\nb: -x\nc: - x\n",
     "a:\n  - b: 1\n    c: 2\n  - d\n",
     "a: 'x\n",
-    "a: \"\\/\"\n",
+    'a: "\\/"\n',
     "true: 1\n",
     "a: x # c\n",
     "a: @x\n",
@@ -91,13 +95,13 @@ EXAMPLES = [
     "a: >x\n",
     "a: ?x\n",
     "? a\n: b\n",
-    "a: \"\\x41\"\n",
+    'a: "\\x41"\n',
     "a: \x85x\n",
     "a: x\u2028y\n",
     "a: [a,]\n",
     "a: [,a]\n",
     "a: [a b, c]\n",
-    "a: [\"a\" ,b]\n",
+    'a: ["a" ,b]\n',
     "a: []x\n",
     "a:\n\n  b: 1\n",
 ]
@@ -108,11 +112,45 @@ def test_examples_agree():
     assert answered >= 12
 
 
-atoms = st.sampled_from([
-    "a", "b", "1", "0.5", "true", "~", "no", "x y", "C:\\x", "http://h:1/p", "-1", "é", "😀", "a:b", "a: b",
-    '"q"', '"a\\"b"', "'s'", "'it''s'", "{}", "[]", "[a, b]", "[a,[b]]", "", "#c", "x #c", "*a", "&a x", "|", "- x",
-    "2026-07-04T00:00:00Z", "[\"a\", 1]", "x\t", "\u00a0x", "a\x85b",
-])
+atoms = st.sampled_from(
+    [
+        "a",
+        "b",
+        "1",
+        "0.5",
+        "true",
+        "~",
+        "no",
+        "x y",
+        "C:\\x",
+        "http://h:1/p",
+        "-1",
+        "é",
+        "😀",
+        "a:b",
+        "a: b",
+        '"q"',
+        '"a\\"b"',
+        "'s'",
+        "'it''s'",
+        "{}",
+        "[]",
+        "[a, b]",
+        "[a,[b]]",
+        "",
+        "#c",
+        "x #c",
+        "*a",
+        "&a x",
+        "|",
+        "- x",
+        "2026-07-04T00:00:00Z",
+        '["a", 1]',
+        "x\t",
+        "\u00a0x",
+        "a\x85b",
+    ]
+)
 
 
 @st.composite
@@ -123,7 +161,9 @@ def documents(draw, depth=0):
         key = draw(st.sampled_from(["id", "title", "tags", "x-y", "_k", "true", "k"]))
         form = draw(st.integers(0, 3 if depth < 2 else 1))
         if form <= 1:
-            lines.append(f"{indent}{key}: {draw(atoms)}".rstrip(" ") if draw(st.booleans()) else f"{indent}{key}: {draw(atoms)}")
+            lines.append(
+                f"{indent}{key}: {draw(atoms)}".rstrip(" ") if draw(st.booleans()) else f"{indent}{key}: {draw(atoms)}"
+            )
         elif form == 2:
             lines.append(f"{indent}{key}:")
             lines.append(draw(documents(depth + 1)))
@@ -140,8 +180,9 @@ def test_generated_documents_agree(doc, nl, tail):
     agree(doc.replace("\n", nl) + tail)
 
 
-plain_atoms = st.sampled_from(["a", "b", "1", "0.5", "true", "~", "no", "x y", "é", '"q"', "2026-07-04T00:00:00Z",
-                               "http://h:1/p"])
+plain_atoms = st.sampled_from(
+    ["a", "b", "1", "0.5", "true", "~", "no", "x y", "é", '"q"', "2026-07-04T00:00:00Z", "http://h:1/p"]
+)
 
 
 @st.composite
@@ -213,7 +254,7 @@ def test_long_lines_are_parsed_but_not_cached():
     from memzoi import yaml_fast
 
     long_value = "w" * (yaml_fast._CACHED_TEXT_MAX + 1)
-    text = f"a: {long_value}\nb: \"{long_value}\"\n"
+    text = f'a: {long_value}\nb: "{long_value}"\n'
     assert agree(text)
     assert f"a: {long_value}" not in yaml_fast._shapes and long_value not in yaml_fast._plains
     node = fast_load(text, 0, len(text))

@@ -66,8 +66,14 @@ class Admission:
 def _run(args: list[str], cwd: Path, *, data: bytes | None = None, cap: int = 8192) -> tuple[int, bytes] | None:
     """Run git with a cleared environment; ``None`` when git cannot run or exceeds ``cap`` bytes of output."""
     try:
-        proc = subprocess.Popen(["git", *args], cwd=cwd, env=git_env(), stdin=subprocess.PIPE if data is not None
-                                else subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            ["git", *args],
+            cwd=cwd,
+            env=git_env(),
+            stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
     except OSError:
         return None
     try:
@@ -121,7 +127,7 @@ def git_visibility(root: str | os.PathLike[str], paths: Iterable[str | os.PathLi
             real = real_dirs[d] = os.path.realpath(d)
         full = os.path.join(real, name)
         if full.startswith(prefix):
-            rel[f] = full[len(prefix):].replace(os.sep, "/")
+            rel[f] = full[len(prefix) :].replace(os.sep, "/")
         else:
             result[f] = GitVisibility.NO_WORKTREE
     if not rel:
@@ -129,8 +135,9 @@ def git_visibility(root: str | os.PathLike[str], paths: Iterable[str | os.PathLi
     # One ls-files over the distinct parent directories (literal pathspecs: no glob surprises in names).
     dirs = sorted({r.rpartition("/")[0] for r in rel.values()})
     specs = [f":(literal){d}" if d else "." for d in dirs]
-    listed = _run(["ls-files", "--cached", "-z", "--", *specs], Path(top),
-                  cap=_LS_FILES_BASE + _LS_FILES_PER_PATH * len(rel))
+    listed = _run(
+        ["ls-files", "--cached", "-z", "--", *specs], Path(top), cap=_LS_FILES_BASE + _LS_FILES_PER_PATH * len(rel)
+    )
     if listed is None or listed[0] != 0:
         result.update(dict.fromkeys(rel, GitVisibility.UNKNOWN))
         return result
@@ -141,8 +148,7 @@ def git_visibility(root: str | os.PathLike[str], paths: Iterable[str | os.PathLi
             result[f] = GitVisibility.TRACKED
     if untracked:
         data = b"".join(rel[f].encode("utf-8", "surrogateescape") + b"\0" for f in untracked)
-        ignored_out = _run(["check-ignore", "--stdin", "-z", "--no-index"], Path(top), data=data,
-                           cap=len(data) + 4096)
+        ignored_out = _run(["check-ignore", "--stdin", "-z", "--no-index"], Path(top), data=data, cap=len(data) + 4096)
         if ignored_out is None or ignored_out[0] not in (0, 1):
             result.update(dict.fromkeys(untracked, GitVisibility.UNKNOWN))
             return result
@@ -158,21 +164,29 @@ def opening_span(analysis: Analysis) -> tuple[int, int]:
     return start, min(start + 3, len(analysis.text))
 
 
-def canonical_path_findings(path: str | os.PathLike[str], analysis: Analysis,
-                            dir_links: dict[Any, bool] | None = None) -> list[Finding]:
+def canonical_path_findings(
+    path: str | os.PathLike[str], analysis: Analysis, dir_links: dict[Any, bool] | None = None
+) -> list[Finding]:
     """``canonical_path`` for a git-plane file that is a symlink, not a regular file, or whose real location is
     not ``<.memzoi>/records/<concept_id>.md`` (a symlinked parent directory, a symlinked ``.memzoi``).
 
     ``dir_links`` caches "is this directory a symlink" and "is this folder reached through one" across calls of
     one scan (one ``lstat`` per directory); start a new dict for each scan.
     """
-    return canonical_findings(path, analysis.placement.role, analysis.placement.memzoi_dir, opening_span(analysis),
-                              dir_links)
+    return canonical_findings(
+        path, analysis.placement.role, analysis.placement.memzoi_dir, opening_span(analysis), dir_links
+    )
 
 
-def canonical_findings(path: str | os.PathLike[str], role: Role, memzoi_dir: str | os.PathLike[str] | None,
-                       opening: tuple[int, int], dir_links: dict[Any, bool] | None = None, *,
-                       mode: int | None = None) -> list[Finding]:
+def canonical_findings(
+    path: str | os.PathLike[str],
+    role: Role,
+    memzoi_dir: str | os.PathLike[str] | None,
+    opening: tuple[int, int],
+    dir_links: dict[Any, bool] | None = None,
+    *,
+    mode: int | None = None,
+) -> list[Finding]:
     """:func:`canonical_path_findings` from plain facts: the file's role, its ``.memzoi`` directory and the span
     of its opening ``---`` (so a cached verdict asks the file system again without the analysis). ``mode``: the
     ``st_mode`` of an ``lstat`` the caller just made of ``path`` (else it is asked here)."""
@@ -185,8 +199,12 @@ def canonical_findings(path: str | os.PathLike[str], role: Role, memzoi_dir: str
         except OSError:
             mode = None
     if mode is not None and stat.S_ISLNK(mode):
-        return linked_findings("this file is a symlink; Memzoi never reads symlinked records or packets: "
-                               "replace the link with the file itself", start, end)
+        return linked_findings(
+            "this file is a symlink; Memzoi never reads symlinked records or packets: "
+            "replace the link with the file itself",
+            start,
+            end,
+        )
     if mode is not None and not stat.S_ISREG(mode):
         return [finding("canonical_path", "not a regular file; records and packets must be regular files", start, end)]
     if memzoi_dir is None:
@@ -200,9 +218,13 @@ def canonical_findings(path: str | os.PathLike[str], role: Role, memzoi_dir: str
         folder = os.path.dirname(os.path.abspath(path))
         verdict = cache[spelled] = _linked_chain(folder, os.path.abspath(memzoi_dir), cache)
     if verdict:
-        return linked_findings("this file is reached through a symlinked directory, so its real path is outside "
-                               "the `.memzoi` tree; Memzoi refuses it (canonical-path): move the file into the real "
-                               "`.memzoi/records/` or `.memzoi/proposals/` folder", start, end)
+        return linked_findings(
+            "this file is reached through a symlinked directory, so its real path is outside "
+            "the `.memzoi` tree; Memzoi refuses it (canonical-path): move the file into the real "
+            "`.memzoi/records/` or `.memzoi/proposals/` folder",
+            start,
+            end,
+        )
     return []
 
 
@@ -211,10 +233,17 @@ def linked_findings(message: str, start: int, end: int) -> list[Finding]:
     ``message``, and beside it Memzoi's write-safety code for the same path, ``unsafe_output_path`` (Memzoi's walk
     skips symlinks and refuses symlinked roots, and its gate accepts only a projection path made of plain relative
     components: reference §1.1, §2.1, §3.2)."""
-    return [finding("canonical_path", message, start, end),
-            finding("unsafe_output_path", "Memzoi's write-safety gate refuses this path (unsafe_output_path): a record "
-                    "or packet is written only to a plain relative path inside `.memzoi`, never through a symlink; "
-                    "replace the link with the file or folder itself", start, end)]
+    return [
+        finding("canonical_path", message, start, end),
+        finding(
+            "unsafe_output_path",
+            "Memzoi's write-safety gate refuses this path (unsafe_output_path): a record "
+            "or packet is written only to a plain relative path inside `.memzoi`, never through a symlink; "
+            "replace the link with the file or folder itself",
+            start,
+            end,
+        ),
+    ]
 
 
 def _linked_chain(cur: str, root: str, cache: dict[str, Any]) -> bool:
@@ -241,11 +270,14 @@ def is_attested(analysis: Analysis) -> bool:
     from .attestation import AttestationState  # noqa: PLC0415 lazy: start-up
 
     return analysis.attestation is not None and analysis.attestation.state not in (
-        AttestationState.UNATTESTED, AttestationState.UNKNOWN)
+        AttestationState.UNATTESTED,
+        AttestationState.UNKNOWN,
+    )
 
 
-def visibility_findings(role: Role, opening: tuple[int, int], attested: bool,
-                        visibility: GitVisibility) -> list[Finding]:
+def visibility_findings(
+    role: Role, opening: tuple[int, int], attested: bool, visibility: GitVisibility
+) -> list[Finding]:
     """:func:`git_findings` from plain facts: the file's role, the span of its opening ``---`` and whether it
     is an attested record (so a caller can keep these three values instead of the analysis)."""
     if role not in (Role.RECORD, Role.PENDING, Role.APPLIED, Role.REJECTED):
@@ -253,13 +285,27 @@ def visibility_findings(role: Role, opening: tuple[int, int], attested: bool,
     what = "record" if role is Role.RECORD else "proposal packet"
     start, end = opening
     if visibility is GitVisibility.IGNORED:
-        return [finding("ignored_untracked", f"git ignores this untracked {what}, so no reviewer would see it and "
-                        "Memzoi refuses it (ignored-untracked): remove the ignore rule that matches it, or "
-                        "`git add -f` it", start, end)]
+        return [
+            finding(
+                "ignored_untracked",
+                f"git ignores this untracked {what}, so no reviewer would see it and "
+                "Memzoi refuses it (ignored-untracked): remove the ignore rule that matches it, or "
+                "`git add -f` it",
+                start,
+                end,
+            )
+        ]
     if visibility is GitVisibility.NO_WORKTREE and role is Role.RECORD and attested:
-        return [finding("review_visibility", "this record carries a materialization attestation but is not in a git "
-                        "worktree, so its review cannot be verified; Memzoi refuses it (review-visibility): move the "
-                        "project into a git repository, or remove the attestation", start, end)]
+        return [
+            finding(
+                "review_visibility",
+                "this record carries a materialization attestation but is not in a git "
+                "worktree, so its review cannot be verified; Memzoi refuses it (review-visibility): move the "
+                "project into a git repository, or remove the attestation",
+                start,
+                end,
+            )
+        ]
     return []
 
 
@@ -274,9 +320,18 @@ _REFUSAL = {
     "ignored_untracked": "ignored-untracked",
     "review_visibility": "review-visibility",
 }
-_ORDER = ["typed-record", "canonical-path", "canonical-path-id", "scope-not-repository", "visibility-not-repository",
-          "materialization-metadata", "materialization-revision", "safety-scan", "ignored-untracked",
-          "review-visibility"]
+_ORDER = [
+    "typed-record",
+    "canonical-path",
+    "canonical-path-id",
+    "scope-not-repository",
+    "visibility-not-repository",
+    "materialization-metadata",
+    "materialization-revision",
+    "safety-scan",
+    "ignored-untracked",
+    "review-visibility",
+]
 
 
 def refusals(findings: Iterable[Finding]) -> list[str]:
@@ -310,8 +365,12 @@ def _insert_at(out: list[str]) -> int:
     return sum(1 for c in out if _ORDER.index(c) < rank)
 
 
-def admit(path: str | os.PathLike[str], analysis: Analysis, visibility: GitVisibility,
-          dir_links: dict[Any, bool] | None = None) -> Admission:
+def admit(
+    path: str | os.PathLike[str],
+    analysis: Analysis,
+    visibility: GitVisibility,
+    dir_links: dict[Any, bool] | None = None,
+) -> Admission:
     """Admission of one file: its canonical-path and git findings plus the refusals implied by all findings.
     ``dir_links`` is an optional per-scan cache (see :func:`canonical_path_findings`)."""
     extra = canonical_path_findings(path, analysis, dir_links) + git_findings(analysis, visibility)

@@ -68,8 +68,14 @@ class Analysis:
         return {"memory": "record", "proposal": "proposal"}.get(str(data.get("kind")), "unknown")
 
 
-def analyze_text(text: str, path: str | os.PathLike[str] | None = None, *, placement: Placement | None = None,
-                 now: datetime | None = None, config: MemzoiConfig | None = None) -> Analysis:
+def analyze_text(
+    text: str,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    placement: Placement | None = None,
+    now: datetime | None = None,
+    config: MemzoiConfig | None = None,
+) -> Analysis:
     """Analyse ``text`` as the file at ``path`` (the path decides its role; ``None`` means "infer from ``kind``").
 
     ``placement`` is ``place(path)`` when the caller already has it. ``now`` is the clock for retention
@@ -110,12 +116,24 @@ def _raw_surrogate(text: str, found: list[Finding]) -> list[Finding]:
     at = unencodable_span(text)
     if at is None or any(f.start == at[0] for f in found):
         return []
-    return [finding("invalid_encoding", "the text holds a lone surrogate here (U+D800–U+DFFF, no Unicode character), "
-                    "which cannot be saved as UTF-8; delete it", *at)]
+    return [
+        finding(
+            "invalid_encoding",
+            "the text holds a lone surrogate here (U+D800–U+DFFF, no Unicode character), "
+            "which cannot be saved as UTF-8; delete it",
+            *at,
+        )
+    ]
 
 
-def analyze_bytes(data: bytes, path: str | os.PathLike[str] | None = None, *, placement: Placement | None = None,
-                  now: datetime | None = None, config: MemzoiConfig | None = None) -> Analysis:
+def analyze_bytes(
+    data: bytes,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    placement: Placement | None = None,
+    now: datetime | None = None,
+    config: MemzoiConfig | None = None,
+) -> Analysis:
     """Decode ``data`` (strict UTF-8, findings on bad bytes) and analyse it; adds ``file_too_large`` above
     :data:`MAX_FILE_BYTES`."""
     decoded = decode(data)
@@ -137,8 +155,13 @@ def analyze_bytes(data: bytes, path: str | os.PathLike[str] | None = None, *, pl
     return analysis
 
 
-def analyze_path(path: str | os.PathLike[str], *, now: datetime | None = None, config: MemzoiConfig | None = None,
-                 placement: Placement | None = None) -> Analysis:
+def analyze_path(
+    path: str | os.PathLike[str],
+    *,
+    now: datetime | None = None,
+    config: MemzoiConfig | None = None,
+    placement: Placement | None = None,
+) -> Analysis:
     """Read and analyse a file (``now``, ``config`` and ``placement`` as in :func:`analyze_text`); an unreadable
     file gives one finding instead of an exception."""
     placement = placement or place(path)
@@ -185,8 +208,9 @@ def scan_only(text: str, path: str | os.PathLike[str] | None, placement: Placeme
     return not text.lstrip("\ufeff").startswith(("---", "+++", "{"))
 
 
-def _scanned_only(text: str, path: str | os.PathLike[str] | None, placement: Placement,
-                  config: MemzoiConfig) -> Analysis:
+def _scanned_only(
+    text: str, path: str | os.PathLike[str] | None, placement: Placement, config: MemzoiConfig
+) -> Analysis:
     """A reserved file (``index.md``/``log.md``) or a stray file: no schema, but the content detectors on the
     whole text and Memzoi's detectors on its path, because it is committed with the records. The project's
     ``config.toml`` also gets its ``invalid_config`` findings (:mod:`memzoi.configfile`). A reserved file
@@ -215,6 +239,7 @@ def _scanned_only(text: str, path: str | os.PathLike[str] | None, placement: Pla
     if path is not None and placement.memzoi_dir is not None:
         findings.extend(name_findings(path))
     return Analysis(doc, placement, sorted(unprinted_keys(doc, findings), key=lambda f: (f.start, f.end, f.code)))
+
 
 def _legacy_finding(doc: Document, placement: Placement, reasons: list[str]) -> Finding:
     root = doc.mapping

@@ -156,14 +156,27 @@ def validate_metadata(doc: Document, block: Any) -> tuple[MaterializationMetadat
     base = ("materialization",)
     if not isinstance(block, Mapping):
         start, end = _span(doc, base)
-        return None, [finding("materialization_metadata", "`materialization` must be a mapping with Memzoi's "
-                              "attestation fields (schema, action, plan_id, …); remove it or re-attest", start, end)]
+        return None, [
+            finding(
+                "materialization_metadata",
+                "`materialization` must be a mapping with Memzoi's "
+                "attestation fields (schema, action, plan_id, …); remove it or re-attest",
+                start,
+                end,
+            )
+        ]
     schema = block.get("schema")
     if schema != METADATA_SCHEMA:
         start, end = _span(doc, base + ("schema",))
         what = "missing `materialization.schema`" if schema is None else "unsupported `materialization.schema`"
-        return None, [finding("materialization_metadata", f"{what}: Memzoi reads only `{METADATA_SCHEMA}`; "
-                              "re-attest the record or remove the block", start, end)]
+        return None, [
+            finding(
+                "materialization_metadata",
+                f"{what}: Memzoi reads only `{METADATA_SCHEMA}`; re-attest the record or remove the block",
+                start,
+                end,
+            )
+        ]
     try:
         return MaterializationMetadata.model_validate(dict(block)), []
     except ValidationError as err:
@@ -191,14 +204,23 @@ def validate_metadata(doc: Document, block: Any) -> tuple[MaterializationMetadat
             out.append(finding("materialization_metadata", msg, start, end, loc=list(map(str, base + loc))))
         if missing:
             start, end = _span(doc, base, key=True)
-            out.append(finding("materialization_metadata", "attestation block is missing "
-                               + ", ".join(f"`{m}`" for m in missing) + "; re-attest the record or remove the block",
-                               start, end, keys=missing))
+            out.append(
+                finding(
+                    "materialization_metadata",
+                    "attestation block is missing "
+                    + ", ".join(f"`{m}`" for m in missing)
+                    + "; re-attest the record or remove the block",
+                    start,
+                    end,
+                    keys=missing,
+                )
+            )
         return None, out
 
 
-def check_attestation(doc: Document, record_id: str | None, *, valid: bool,
-                      known: Mapping[str, Any] | None = None) -> Attestation:
+def check_attestation(
+    doc: Document, record_id: str | None, *, valid: bool, known: Mapping[str, Any] | None = None
+) -> Attestation:
     """Attestation state and findings of a record document.
 
     ``record_id`` is the path concept id (or the frontmatter id outside ``.memzoi/records``); ``valid`` says
@@ -213,8 +235,12 @@ def check_attestation(doc: Document, record_id: str | None, *, valid: bool,
     metadata, findings = validate_metadata(doc, data.get("materialization"))
     if metadata is None:
         return Attestation(AttestationState.INVALID, findings=findings)
-    result = Attestation(AttestationState.UNKNOWN, recorded=metadata.revision.revision_hash,
-                         decision_at=metadata.decision_at, action=metadata.action)
+    result = Attestation(
+        AttestationState.UNKNOWN,
+        recorded=metadata.revision.revision_hash,
+        decision_at=metadata.decision_at,
+        action=metadata.action,
+    )
     if not valid or not record_id:
         return result
     block = dict(data["materialization"])
@@ -225,8 +251,11 @@ def check_attestation(doc: Document, record_id: str | None, *, valid: bool,
     except RevisionError as err:
         start, end = _span(doc, ("capture",))
         result.state = AttestationState.INVALID
-        result.findings.append(finding("materialization_metadata", f"the record cannot be canonicalized for its "
-                                       f"revision: {err}", start, end))
+        result.findings.append(
+            finding(
+                "materialization_metadata", f"the record cannot be canonicalized for its revision: {err}", start, end
+            )
+        )
         return result
     result.projection = projection
     if result.revision == metadata.revision.revision_hash:
@@ -235,8 +264,11 @@ def check_attestation(doc: Document, record_id: str | None, *, valid: bool,
     result.state = AttestationState.STALE
     result.suspects = explain_stale(record_id, projection, metadata, known)
     start, end = _span(doc, ("materialization",), key=True)
-    why = "; ".join(result.suspects) if result.suspects else "a semantic field (body, title, tags, status, " \
-        "timestamps, retention, …) was edited after the decision"
+    why = (
+        "; ".join(result.suspects)
+        if result.suspects
+        else "a semantic field (body, title, tags, status, timestamps, retention, …) was edited after the decision"
+    )
     result.findings.append(
         finding(
             "stale_attestation",
@@ -253,8 +285,12 @@ def check_attestation(doc: Document, record_id: str | None, *, valid: bool,
     return result
 
 
-def explain_stale(record_id: str, projection: Mapping[str, Any], metadata: MaterializationMetadata,
-                  known: Mapping[str, Any] | None = None) -> list[str]:
+def explain_stale(
+    record_id: str,
+    projection: Mapping[str, Any],
+    metadata: MaterializationMetadata,
+    known: Mapping[str, Any] | None = None,
+) -> list[str]:
     """Short phrases naming what could explain a stale revision, most specific first.
 
     With ``known`` (the projection when the record last verified, whose revision must equal the recorded one)
@@ -271,8 +307,10 @@ def explain_stale(record_id: str, projection: Mapping[str, Any], metadata: Mater
             out.append("changed since decision time: " + ", ".join(f"`{_label(k)}`" for k in changed))
             return out
     if revision_hash(record_id, projection, {k: None for k in LIFECYCLE_FIELDS}) == recorded:
-        out.append("the recorded revision was computed without the attestation's lifecycle projection "
-                   "(as for an unattested record)")
+        out.append(
+            "the recorded revision was computed without the attestation's lifecycle projection "
+            "(as for an unattested record)"
+        )
         return out
     decided = parse_rfc3339(metadata.decision_at)
     updated = projection.get("updated")
@@ -281,13 +319,19 @@ def explain_stale(record_id: str, projection: Mapping[str, Any], metadata: Mater
         out.append(f"`updated` ({updated}) is later than the decision time, so the record was edited after review")
     expected_status = "tombstoned" if metadata.action == "tombstone" else "active"
     if projection.get("status") != expected_status:
-        out.append(f"`status` is `{projection.get('status')}` but a {metadata.action} decision writes "
-                   f"`{expected_status}`")
+        out.append(
+            f"`status` is `{projection.get('status')}` but a {metadata.action} decision writes `{expected_status}`"
+        )
     return out
 
 
-_LABELS = {"memory_type": "type", "scope_kind": "scope", "source_kind": "source", "created": "timestamp",
-           "supersedes_id": "supersedes"}
+_LABELS = {
+    "memory_type": "type",
+    "scope_kind": "scope",
+    "source_kind": "source",
+    "created": "timestamp",
+    "supersedes_id": "supersedes",
+}
 
 
 def _label(key: str) -> str:
@@ -316,9 +360,20 @@ __all__ = [
 ]
 
 
-def attest(record_id: str, data: Mapping[str, Any], body: str, *, action: str, plan_id: str, candidate_id: str,
-           decision_id: str, decision_at: str, safety_contract: str = SAFETY_CONTRACT,
-           target: Mapping[str, Any] | None = None, reason: str | None = None) -> dict[str, Any]:
+def attest(
+    record_id: str,
+    data: Mapping[str, Any],
+    body: str,
+    *,
+    action: str,
+    plan_id: str,
+    candidate_id: str,
+    decision_id: str,
+    decision_at: str,
+    safety_contract: str = SAFETY_CONTRACT,
+    target: Mapping[str, Any] | None = None,
+    reason: str | None = None,
+) -> dict[str, Any]:
     """Build a ``materialization`` block for a record whose semantic content is ``data``/``body``.
 
     The block's revision is computed with the lifecycle projection of the block itself (action, target,
@@ -344,7 +399,21 @@ def attest(record_id: str, data: Mapping[str, Any], body: str, *, action: str, p
         "schema": REVISION_SCHEMA,
         "revision_hash": revision_hash(record_id, semantic_projection(rest, body), lifecycle_projection(block)),
     }
-    ordered: dict[str, Any] = {k: block[k] for k in ("schema", "action", "plan_id", "candidate_id", "decision_id", "decision_at",
-                                     "safety_contract", "revision", "target", "reason") if k in block}
+    ordered: dict[str, Any] = {
+        k: block[k]
+        for k in (
+            "schema",
+            "action",
+            "plan_id",
+            "candidate_id",
+            "decision_id",
+            "decision_at",
+            "safety_contract",
+            "revision",
+            "target",
+            "reason",
+        )
+        if k in block
+    }
     MaterializationMetadata.model_validate(ordered)
     return ordered

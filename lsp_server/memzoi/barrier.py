@@ -36,8 +36,13 @@ def safe_traceback(exc: BaseException) -> str:
     if len(lines) > _HEAD + _TAIL:
         lines = lines[:_HEAD] + [f"  ... {len(lines) - _HEAD - _TAIL} frames ..."] + lines[-_TAIL:]
     kind = type(exc)
-    return "\n".join(["Traceback (most recent call last):", *lines,
-                      f"{kind.__module__}.{kind.__qualname__} (message withheld: it may quote the file)"])
+    return "\n".join(
+        [
+            "Traceback (most recent call last):",
+            *lines,
+            f"{kind.__module__}.{kind.__qualname__} (message withheld: it may quote the file)",
+        ]
+    )
 
 
 def log_internal_error(exc: BaseException, path: str | os.PathLike[str] | None = None) -> None:
@@ -64,8 +69,9 @@ def internal_error(exc: BaseException, path: str | os.PathLike[str] | None = Non
     )
 
 
-def failed_analysis(exc: BaseException, path: str | os.PathLike[str] | None = None,
-                    placement: Placement | None = None) -> Analysis:
+def failed_analysis(
+    exc: BaseException, path: str | os.PathLike[str] | None = None, placement: Placement | None = None
+) -> Analysis:
     """An :class:`~memzoi.analysis.Analysis` of an empty text at ``path`` holding only the ``internal_error``
     finding for ``exc``: what a caller keeps for a file whose analysis raised."""
     if placement is None:

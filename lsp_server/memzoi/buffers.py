@@ -34,8 +34,10 @@ def unsaved(path: Path | None, text: str, *, is_open: bool, behind: bool = False
     except FileNotFoundError:
         return None
     except OSError as err:
-        return (f"{path.name} cannot be read to compare it with its open buffer ({type(err).__name__}); make the "
-                "file readable, then try again")
+        return (
+            f"{path.name} cannot be read to compare it with its open buffer ({type(err).__name__}); make the "
+            "file readable, then try again"
+        )
     if disk.decode("utf-8", errors="replace") != text:
         return f"{path.name} has unsaved changes; save or revert it first"
     return None

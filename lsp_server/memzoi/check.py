@@ -79,8 +79,13 @@ def _project_context(md: str, visibility: dict[str, GitVisibility]) -> ProjectCo
     return ProjectContext.of(md, git=git, ledger=LedgerView(Path(root), live=False))  # read once per run
 
 
-def check_paths(args: list[str], *, workers: int | None = None,
-                progress: Callable[[int, int], None] | None = None, cache: bool = True) -> CheckReport:
+def check_paths(
+    args: list[str],
+    *,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    cache: bool = True,
+) -> CheckReport:
     """Check every file under ``args`` (see :func:`expand`). Raises :class:`UsageError` for a missing path.
 
     ``workers``: analysis processes (default one per CPU, at most 8; 1 = in this process). Workers are only used
@@ -123,8 +128,9 @@ class CheckPlan:
     walked: list[Walked | None] = field(default_factory=list)
 
 
-def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, int], None] | None,
-                 cache: bool) -> CheckReport:
+def _check_paths(
+    args: list[str], workers: int | None, progress: Callable[[int, int], None] | None, cache: bool
+) -> CheckReport:
     """Replay the stored report when no input of it changed (:mod:`memzoi.checkreplay`); else plan (walk, store
     lookups, workers started), collect (each file's first stage, the cross-file workspace) and settle (the second
     stage of every verdict), and store the report for the next run."""
@@ -141,8 +147,9 @@ def _check_paths(args: list[str], workers: int | None, progress: Callable[[int, 
     return report
 
 
-def plan_check(args: list[str], workers: int | None, cache: bool,
-               walked: list[Walked | None] | None = None) -> CheckPlan:
+def plan_check(
+    args: list[str], workers: int | None, cache: bool, walked: list[Walked | None] | None = None
+) -> CheckPlan:
     """The planner of :func:`check_paths`: walk ``args`` (:func:`memzoi.checkpaths.expand`), place each file once
     (the same file reached twice is checked once), look it up in its project's store (a hit is read back, not
     analysed) and hand every miss to the worker pool, which starts analysing while the walk goes on; then ask git
@@ -153,12 +160,21 @@ def plan_check(args: list[str], workers: int | None, cache: bool,
 
     n = min(cpu_count(), 8) if workers is None else workers
     now = utc_now()
-    plan = CheckPlan(CheckReport(), now, n, ChunkPool(
-        functools.partial(check_chunk, now, cache=cache), workers=n, chunksize=CHUNK, start_at=PARALLEL_THRESHOLD))
+    plan = CheckPlan(
+        CheckReport(),
+        now,
+        n,
+        ChunkPool(
+            functools.partial(check_chunk, now, cache=cache), workers=n, chunksize=CHUNK, start_at=PARALLEL_THRESHOLD
+        ),
+    )
     # A check of a few files (an editor's save hook, pre-commit) reads only their entries; the facts of the
     # project's other files come from its facts blob (memzoi.verdictfacts).
-    few = [path_key(os.path.abspath(a)) for a in args] if len(args) < PARALLEL_THRESHOLD and all(
-        os.path.isfile(a) for a in args) else None
+    few = (
+        [path_key(os.path.abspath(a)) for a in args]
+        if len(args) < PARALLEL_THRESHOLD and all(os.path.isfile(a) for a in args)
+        else None
+    )
     add = _Adder(plan, cache, few)
     configs: set[str] = set()
     try:
@@ -270,8 +286,11 @@ def _cross_check(plan: CheckPlan, cache: bool) -> CrossFileCheck:
         if project is not None:
             project.close()  # a partial load's connection is not carried into forked workers
         others: ChunkPool[tuple[str, str], Checked] = ChunkPool(
-            functools.partial(check_chunk, plan.now, cache=True), workers=plan.workers, chunksize=CHUNK,
-            start_at=PARALLEL_THRESHOLD)
+            functools.partial(check_chunk, plan.now, cache=True),
+            workers=plan.workers,
+            chunksize=CHUNK,
+            start_at=PARALLEL_THRESHOLD,
+        )
         out: dict[str, FileFacts] = {}
         try:
             for p in paths:
@@ -284,12 +303,14 @@ def _cross_check(plan: CheckPlan, cache: bool) -> CrossFileCheck:
             others.close()
         return out
 
-    return CrossFileCheck(facts_source=indexed_facts, cached=cached_facts if cache else None,
-                          analyse=analyse_others if cache else None)
+    return CrossFileCheck(
+        facts_source=indexed_facts, cached=cached_facts if cache else None, analyse=analyse_others if cache else None
+    )
 
 
-def _collect(plan: CheckPlan, progress: Callable[[int, int], None] | None,
-             cache: bool) -> tuple[list[Checked], dict[str, list[Finding]], dict[str, list[Finding]]]:
+def _collect(
+    plan: CheckPlan, progress: Callable[[int, int], None] | None, cache: bool
+) -> tuple[list[Checked], dict[str, list[Finding]], dict[str, list[Finding]]]:
     """Each planned file's first stage in the walk's order (read back from its entry, or as the workers finish
     it; new entries kept in the store), fed to the cross-file workspace; then the cross-file findings and the
     stores written. Returns the stages, internal errors of the parent's own work per path, and the cross-file
@@ -331,8 +352,9 @@ def _collect(plan: CheckPlan, progress: Callable[[int, int], None] | None,
     return stages, extra, crossed
 
 
-def settle_report(plan: CheckPlan, stages: list[Checked], extra: dict[str, list[Finding]],
-                  crossed: dict[str, list[Finding]]) -> CheckReport:
+def settle_report(
+    plan: CheckPlan, stages: list[Checked], extra: dict[str, list[Finding]], crossed: dict[str, list[Finding]]
+) -> CheckReport:
     """The settler of :func:`check_paths`: the second stage of each verdict (:func:`memzoi.verdict.settle`: git
     visibility, ledger and cross-file findings, graded by the project's rules), placed and sorted into the
     report."""
@@ -355,7 +377,6 @@ def settle_report(plan: CheckPlan, stages: list[Checked], extra: dict[str, list[
             found = [internal_error(err, stage.path)]
         if found:  # most files are clean: index lines only where a position is needed
             index = stage.lines()
-            report.findings.extend(Located(r.display, f, index.position(f.start), index.position(f.end))
-                                   for f in found)
+            report.findings.extend(Located(r.display, f, index.position(f.start), index.position(f.end)) for f in found)
     report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))
     return report

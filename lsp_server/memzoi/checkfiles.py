@@ -49,7 +49,9 @@ def check_chunk(now: datetime, jobs: list[tuple[str, str]], cache: bool = False)
         try:
             ctx = contexts.get(md or "")
             if ctx is None:
-                ctx = contexts[md or ""] = ProjectContext.of(md, now=now, git=GitFacts(os.path.dirname(md)) if md else None)
+                ctx = contexts[md or ""] = ProjectContext.of(
+                    md, now=now, git=GitFacts(os.path.dirname(md)) if md else None
+                )
             read = read_stable(path) if cache and md is not None else None
             made = analyse_file(path, placement, ctx, links, read, entry=cache)
             out.append(Checked(display, made.stage, made.entry))

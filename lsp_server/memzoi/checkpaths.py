@@ -121,9 +121,18 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
             if not utf8_name(name):
                 q_shown = os.path.join(shown, os.fsencode(name).decode("utf-8", "replace"))
                 if managed:
-                    out.path_findings.append((shown_path(q_shown), finding(
-                        "canonical_path", "this file name is not valid UTF-8, so Memzoi cannot read it as a record "
-                        "or proposal; rename it to its id (lower-case letters, digits and `-`)", 0, 0)))
+                    out.path_findings.append(
+                        (
+                            shown_path(q_shown),
+                            finding(
+                                "canonical_path",
+                                "this file name is not valid UTF-8, so Memzoi cannot read it as a record "
+                                "or proposal; rename it to its id (lower-case letters, digits and `-`)",
+                                0,
+                                0,
+                            ),
+                        )
+                    )
                 else:
                     out.skipped.append((shown_path(q_shown), "name is not UTF-8"))
                 continue
@@ -169,18 +178,22 @@ def require_exists(arg: str) -> None:
     except OSError as err:  # lexists() said "missing" for a name too long or a folder that cannot be entered
         shown = shown_path(arg)  # a name that bears a secret is not echoed
         if err.errno == errno.ENAMETOOLONG:
-            raise UsageError(f"{shown}: the name is longer than the file system allows; pass an existing file, "
-                             "a directory or a project root") from None
+            raise UsageError(
+                f"{shown}: the name is longer than the file system allows; pass an existing file, "
+                "a directory or a project root"
+            ) from None
         if err.errno in (errno.ENOENT, errno.ENOTDIR):
-            raise UsageError(f"{shown}: no such file or directory; pass a .memzoi file, a directory or a project "
-                             "root") from None
+            raise UsageError(
+                f"{shown}: no such file or directory; pass a .memzoi file, a directory or a project root"
+            ) from None
         raise UsageError(f"{shown}: cannot be read ({err.strerror}); check its permissions") from None
 
 
 def _is_config(arg: str) -> bool:
     """True for the project configuration file, ``.memzoi/config.toml``."""
-    return os.path.basename(arg) == CONFIG_NAME and \
-        os.path.basename(os.path.dirname(os.path.abspath(arg))) == MEMZOI_DIR
+    return (
+        os.path.basename(arg) == CONFIG_NAME and os.path.basename(os.path.dirname(os.path.abspath(arg))) == MEMZOI_DIR
+    )
 
 
 def _linked_managed_folder(arg: str) -> bool:
@@ -217,8 +230,10 @@ def _symlink_findings(folder: bool = False) -> list[Finding]:
     from .admission import linked_findings  # noqa: PLC0415 lazy: start-up
 
     if folder:
-        message = ("this folder is a symlink: Memzoi never reads through symlinks, so nothing below it is checked, "
-                   "indexed or admitted; replace the link with the folder itself")
+        message = (
+            "this folder is a symlink: Memzoi never reads through symlinks, so nothing below it is checked, "
+            "indexed or admitted; replace the link with the folder itself"
+        )
     else:
         message = "symlinks are never read as Memzoi files (Memzoi skips them); replace the link with the file itself"
     return linked_findings(message, 0, 0)

@@ -33,15 +33,18 @@ class Walked(NamedTuple):
     found: Expanded
 
 
-def recorder(calls: list[tuple[str, str, tuple[int, int] | None]],
-             then: Callable[[str, str, tuple[int, int] | None], None] | None = None,
-             ) -> Callable[[str, str, tuple[int, int] | None], None]:
+def recorder(
+    calls: list[tuple[str, str, tuple[int, int] | None]],
+    then: Callable[[str, str, tuple[int, int] | None], None] | None = None,
+) -> Callable[[str, str, tuple[int, int] | None], None]:
     """An ``on_file`` for :func:`memzoi.checkpaths.expand` that appends each call ``(path, display, inode)`` to
     ``calls``, then passes it on to ``then`` (when given)."""
+
     def on_file(path: str, display: str, inode: tuple[int, int] | None) -> None:
         calls.append((path, display, inode))
         if then is not None:
             then(path, display, inode)
+
     return on_file
 
 
@@ -196,9 +199,13 @@ def record(scope: Scope, plan: Any, stages: list[Checked], report: CheckReport) 
         return False
     bounds = [r.stage.boundary for r in stages if r.stage.boundary is not None]
     until = min(bounds) if bounds else None
-    inputs = replay.Inputs(_walk_digest(plan.walked), projects, stamps,
-                           replay.micros(until) if until is not None else None,
-                           {k: sorted(v) for k, v in roots.items()})
+    inputs = replay.Inputs(
+        _walk_digest(plan.walked),
+        projects,
+        stamps,
+        replay.micros(until) if until is not None else None,
+        {k: sorted(v) for k, v in roots.items()},
+    )
     conn = _connect(scope.root)
     if conn is None:
         return False

@@ -55,8 +55,11 @@ def dump(report: CheckReport) -> bytes | None:
         f = l.finding
         rows.append([l.path, f.code, f.message, f.start, f.end, int(f.severity), f.data or None, *l.start, *l.end])
     try:
-        text = json.dumps([rows, report.files_checked, [list(s) for s in report.skipped],
-                           sorted(str(p) for p in report.memzoi_dirs)], separators=(",", ":"), allow_nan=False)
+        text = json.dumps(
+            [rows, report.files_checked, [list(s) for s in report.skipped], sorted(str(p) for p in report.memzoi_dirs)],
+            separators=(",", ":"),
+            allow_nan=False,
+        )
         if json.loads(text)[0] != rows:  # data JSON would change (a tuple, a non-string key)
             return None
     except (TypeError, ValueError):
@@ -69,8 +72,10 @@ def load(data: bytes) -> CheckReport:
     data it did not write."""
     rows, checked, skipped, dirs = json.loads(data.decode("utf-8", "surrogatepass"))
     sev = {int(s): s for s in Severity}
-    findings = [Located(p, Finding(c, m, s, e, sev[v], (), d or {}), (sl, sc), (el, ec))
-                for p, c, m, s, e, v, d, sl, sc, el, ec in rows]
+    findings = [
+        Located(p, Finding(c, m, s, e, sev[v], (), d or {}), (sl, sc), (el, ec))
+        for p, c, m, s, e, v, d, sl, sc, el, ec in rows
+    ]
     return CheckReport(findings, int(checked), [(a, b) for a, b in skipped], {Path(d) for d in dirs})
 
 
@@ -93,8 +98,9 @@ def check_text(data: bytes, filename: str | None) -> CheckReport:
             text, found = resident
             index = LineIndex(text)
             report = CheckReport(files_checked=1)
-            report.findings = [Located(shown_path(filename or path), f, index.position(f.start), index.position(f.end))
-                               for f in found]
+            report.findings = [
+                Located(shown_path(filename or path), f, index.position(f.start), index.position(f.end)) for f in found
+            ]
             return report
     from .analysis import analyze_bytes  # noqa: PLC0415 lazy: start-up
 
@@ -143,9 +149,19 @@ def resident_arg(arg: str, report: CheckReport) -> bool:
         checked = check_file(Path(arg), where=where)
     except OSError as err:
         report.files_checked += 1
-        report.findings.append(Located(shown, finding(
-            "canonical_path", f"cannot read the file: {err.strerror}; check that it exists and is readable", 0, 0),
-            (0, 0), (0, 0)))
+        report.findings.append(
+            Located(
+                shown,
+                finding(
+                    "canonical_path",
+                    f"cannot read the file: {err.strerror}; check that it exists and is readable",
+                    0,
+                    0,
+                ),
+                (0, 0),
+                (0, 0),
+            )
+        )
         return True
     if checked is None:
         return False

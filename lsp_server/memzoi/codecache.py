@@ -121,8 +121,9 @@ def attrs_code_cache(directory: Path | None, packages: Iterable[str]) -> Iterato
     future = getattr(make, "annotations", None)  # attrs compiles under its module's `from __future__` flags
     flags = getattr(future, "compiler_flag", 0) if type(future).__name__ == "_Feature" else 0
 
-    def compile_and_eval(script: str, globs: dict[str, Any], locs: Mapping[str, object] | None = None,
-                         filename: str = "") -> None:
+    def compile_and_eval(
+        script: str, globs: dict[str, Any], locs: Mapping[str, object] | None = None, filename: str = ""
+    ) -> None:
         key = _digest(filename, script)
         code = stored.get(key)
         if code is None:

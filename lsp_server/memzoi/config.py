@@ -137,8 +137,12 @@ class ResidentSection(BaseModel):
         ".zuno/RULES.md",
         description="The project resident file, relative to the project root and inside it; a `.md` file.",
     )
-    global_char_limit: int = Field(2200, gt=0, description="Cap of the global file in characters (code points). "
-                                   "Only in the user's own `$ZUNO_CONFIG_DIR/memzoi.toml`, like `global_path`.")
+    global_char_limit: int = Field(
+        2200,
+        gt=0,
+        description="Cap of the global file in characters (code points). "
+        "Only in the user's own `$ZUNO_CONFIG_DIR/memzoi.toml`, like `global_path`.",
+    )
     project_char_limit: int = Field(3000, gt=0, description="Cap of the project file in characters (code points).")
 
     @field_validator("global_path")
@@ -157,10 +161,15 @@ class ResidentSection(BaseModel):
     @classmethod
     def _project(cls, value: str) -> str:
         parts = value.strip().replace("\\", "/").split("/")
-        if not value.strip() or value.strip().startswith("/") or any(p in ("", ".", "..") for p in parts) \
-                or not parts[-1].endswith(".md"):
-            raise ValueError("project_path must be a relative path inside the project to a `.md` file, "
-                             "such as `.zuno/RULES.md`")
+        if (
+            not value.strip()
+            or value.strip().startswith("/")
+            or any(p in ("", ".", "..") for p in parts)
+            or not parts[-1].endswith(".md")
+        ):
+            raise ValueError(
+                "project_path must be a relative path inside the project to a `.md` file, such as `.zuno/RULES.md`"
+            )
         return "/".join(parts)
 
 
@@ -229,8 +238,10 @@ class MemzoiConfig(BaseModel):
 DEFAULT_CONFIG = MemzoiConfig()
 #: The sections this project adds to Memzoi's file, whose keys it judges (:mod:`memzoi.config_keys`).
 _OWN_SECTIONS: dict[str, type[BaseModel]] = {
-    n: a for n, f in MemzoiConfig.model_fields.items()
-    if n not in MEMZOI_SECTIONS and isinstance(a := f.annotation, type) and issubclass(a, BaseModel)}
+    n: a
+    for n, f in MemzoiConfig.model_fields.items()
+    if n not in MEMZOI_SECTIONS and isinstance(a := f.annotation, type) and issubclass(a, BaseModel)
+}
 
 
 @dataclass(frozen=True)
@@ -304,17 +315,27 @@ def parse_config(text: str, path: Path | None = None) -> LoadedConfig:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(err))
-        problem = ConfigProblem((), f"invalid TOML ({err}); fix the syntax (every setting uses its default until then)",
-                                int(m.group(1)) if m else None, int(m.group(2)) if m else None,
-                                detail=f"invalid TOML ({err}); fix the syntax")
+        problem = ConfigProblem(
+            (),
+            f"invalid TOML ({err}); fix the syntax (every setting uses its default until then)",
+            int(m.group(1)) if m else None,
+            int(m.group(2)) if m else None,
+            detail=f"invalid TOML ({err}); fix the syntax",
+        )
         return _loaded(DEFAULT_CONFIG, path, where, [problem])
     except RecursionError:  # tomllib recurses once per nested array or inline table
         return _loaded(DEFAULT_CONFIG, path, where, [ConfigProblem((), f"a value is {nesting_message()}")])
     problems: list[ConfigProblem] = []
     if "rules" in raw:
         raw["rules"], found = screen_rules(raw["rules"])
-        problems += [ConfigProblem(("rules", *loc), f"`{'.'.join(('rules', *loc[:1]))}`: {msg}; this entry is "
-                                   "ignored, the other settings apply", entry_only=True) for loc, msg in found]
+        problems += [
+            ConfigProblem(
+                ("rules", *loc),
+                f"`{'.'.join(('rules', *loc[:1]))}`: {msg}; this entry is ignored, the other settings apply",
+                entry_only=True,
+            )
+            for loc, msg in found
+        ]
     problems += _user_only(raw)
     problems += [ConfigProblem(loc, msg, entry_only=True) for loc, msg in unknown_keys(raw, _OWN_SECTIONS, USER_ONLY)]
     try:
@@ -327,8 +348,13 @@ def parse_config(text: str, path: Path | None = None) -> LoadedConfig:
     for section, found in failed.items():
         for problem in found:
             detail = f"`{'.'.join(problem.loc)}`: {problem.message}"
-            problems.append(ConfigProblem(problem.loc, f"{detail}; the [{section}] settings are ignored (defaults "
-                                          "apply) until this is fixed", detail=detail))
+            problems.append(
+                ConfigProblem(
+                    problem.loc,
+                    f"{detail}; the [{section}] settings are ignored (defaults apply) until this is fixed",
+                    detail=detail,
+                )
+            )
     kept = {k: v for k, v in raw.items() if k not in failed}
     try:
         config = MemzoiConfig.model_validate(kept)
@@ -342,8 +368,12 @@ def _loaded(config: MemzoiConfig, path: Path | None, where: str, problems: list[
         # A message may name a value of the file (a key, a code, a pattern): never one a detector finds secret.
         from .safety.redact import scrub  # noqa: PLC0415 lazy: start-up - the safety package imports this module
 
-        problems = [ConfigProblem(p.loc, scrub(p.message), p.line, p.column, p.entry_only,
-                                  None if p.detail is None else scrub(p.detail)) for p in problems]
+        problems = [
+            ConfigProblem(
+                p.loc, scrub(p.message), p.line, p.column, p.entry_only, None if p.detail is None else scrub(p.detail)
+            )
+            for p in problems
+        ]
     return LoadedConfig(config, path, tuple(f"{where}: {p.message}" for p in problems), tuple(problems))
 
 
@@ -355,8 +385,9 @@ def load_section(memzoi_dir: str | os.PathLike[str] | None, name: str) -> tuple[
     errors: falling back to a default the file does not say would be silent."""
     loaded = load_config(memzoi_dir)
     where = str(loaded.path) if loaded.path is not None else CONFIG_NAME
-    mine = tuple(f"{where}: {p.message}" for p in loaded.problems
-                 if not p.loc or (p.loc[0] == name and not p.entry_only))
+    mine = tuple(
+        f"{where}: {p.message}" for p in loaded.problems if not p.loc or (p.loc[0] == name and not p.entry_only)
+    )
     return (getattr(DEFAULT_CONFIG, name) if mine else getattr(loaded.config, name)), mine
 
 
@@ -367,28 +398,46 @@ USER_ONLY = ("global_path", "global_char_limit")
 def _user_only(raw: dict[str, Any]) -> list[ConfigProblem]:
     """Take the user-only ``[resident]`` keys and ``[reflection]`` out of a repository's ``raw`` configuration: it
     never moves or re-caps the user's global resident file, nor picks its reviewer. Each is a problem of itself."""
-    problems = [ConfigProblem(("reflection",), "`reflection`: a repository's configuration cannot choose the model, "
-                              "endpoint or key that reviews your sessions; configure [reflection] in memzoi.toml in "
-                              "$ZUNO_CONFIG_DIR (see docs/resident-memory.md). This section is ignored, the other "
-                              "settings apply", entry_only=True)] if raw.pop("reflection", None) is not None else []
+    problems = (
+        [
+            ConfigProblem(
+                ("reflection",),
+                "`reflection`: a repository's configuration cannot choose the model, "
+                "endpoint or key that reviews your sessions; configure [reflection] in memzoi.toml in "
+                "$ZUNO_CONFIG_DIR (see docs/resident-memory.md). This section is ignored, the other "
+                "settings apply",
+                entry_only=True,
+            )
+        ]
+        if raw.pop("reflection", None) is not None
+        else []
+    )
     section = raw.get("resident")
     if not isinstance(section, dict):
         return problems
     found = [k for k in USER_ONLY if k in section]
     raw["resident"] = {k: v for k, v in section.items() if k not in USER_ONLY}
-    return problems + [ConfigProblem(
-        ("resident", k), f"`resident.{k}`: a repository's configuration cannot move, rename or re-cap the user's "
-        "global resident file (MEMORY.md); only the user's own configuration can (`[resident]` of memzoi.toml in "
-        "$ZUNO_CONFIG_DIR, see docs/resident-memory.md). This key is ignored, the other settings apply",
-        entry_only=True) for k in found]
+    return problems + [
+        ConfigProblem(
+            ("resident", k),
+            f"`resident.{k}`: a repository's configuration cannot move, rename or re-cap the user's "
+            "global resident file (MEMORY.md); only the user's own configuration can (`[resident]` of memzoi.toml in "
+            "$ZUNO_CONFIG_DIR, see docs/resident-memory.md). This key is ignored, the other settings apply",
+            entry_only=True,
+        )
+        for k in found
+    ]
 
 
 def _read(path: Path) -> LoadedConfig:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        problem = ConfigProblem((), f"cannot read the configuration ({err}); check the file (every setting uses its "
-                                "default until then)", detail=f"cannot read the configuration ({err}); check the file")
+        problem = ConfigProblem(
+            (),
+            f"cannot read the configuration ({err}); check the file (every setting uses its default until then)",
+            detail=f"cannot read the configuration ({err}); check the file",
+        )
         return _loaded(DEFAULT_CONFIG, path, str(path), [problem])
     return parse_config(text, path)
 

@@ -28,8 +28,9 @@ def _close(name: str, known: list[str]) -> str | None:
     return found[0] if found else None
 
 
-def unknown_keys(raw: dict[str, Any], own: dict[str, type[BaseModel]],
-                 hidden: Iterable[str] = ()) -> list[tuple[tuple[str, ...], str]]:
+def unknown_keys(
+    raw: dict[str, Any], own: dict[str, type[BaseModel]], hidden: Iterable[str] = ()
+) -> list[tuple[tuple[str, ...], str]]:
     """``[(location, message)]`` for each key of ``raw`` (the parsed TOML) that the section models ``own``
     (section name to model, for the sections this project owns; the keys of ``[rules]`` are judged by the rules)
     do not declare, and for each unknown top-level table whose name is close to one of ``own``'s (see the module
@@ -45,12 +46,22 @@ def unknown_keys(raw: dict[str, Any], own: dict[str, type[BaseModel]],
             for key in value if section != "rules" else ():  # [rules] judges its keys itself
                 if key not in declared:
                     hint = _close(key, known)
-                    out.append(((section, key), f"`{section}.{key}` is not a setting of [{section}]"
-                                + (f"; did you mean `{hint}`?" if hint else "")
-                                + f" Known keys: {', '.join(known)}. This key is ignored, the other settings apply"))
+                    out.append(
+                        (
+                            (section, key),
+                            f"`{section}.{key}` is not a setting of [{section}]"
+                            + (f"; did you mean `{hint}`?" if hint else "")
+                            + f" Known keys: {', '.join(known)}. This key is ignored, the other settings apply",
+                        )
+                    )
         elif section not in MEMZOI_SECTIONS and isinstance(value, dict):
             hint = _close(section, sorted(own))
             if hint:
-                out.append(((section,), f"[{section}] is not a section this project reads; did you mean "
-                            f"[{hint}]? Its settings are ignored until the header is fixed"))
+                out.append(
+                    (
+                        (section,),
+                        f"[{section}] is not a section this project reads; did you mean "
+                        f"[{hint}]? Its settings are ignored until the header is fixed",
+                    )
+                )
     return out

@@ -68,7 +68,7 @@ def _entries(text: str) -> tuple[list[_Entry], dict[tuple[str, ...], tuple[int, 
             continue
         path = table + _parts(m.group(1))
         out.append(_Entry(path, m.start(1), m.end(1), m.end(), end))
-        value = text[m.end():end]
+        value = text[m.end() : end]
         if value.startswith("{"):  # an inline table: its members are statements too
             for inner in _INLINE.finditer(value, 1, value.find("}") if "}" in value else len(value)):
                 s = m.end() + inner.start(1)
@@ -155,8 +155,15 @@ def config_findings(text: str) -> list[Finding]:
         message = problem.message
         if _position(text, problem)[0] != problem.line:  # placed on the line of a value never closed
             message = message.replace(_AT_END, "(the value starting here is never closed)")
-        out.append(finding("invalid_config", f"{message}; `memzoi check` fails until the configuration is "
-                           "valid", start, end, setting=".".join(problem.loc[:2])))  # a key path, never a value
+        out.append(
+            finding(
+                "invalid_config",
+                f"{message}; `memzoi check` fails until the configuration is valid",
+                start,
+                end,
+                setting=".".join(problem.loc[:2]),
+            )
+        )  # a key path, never a value
     return out
 
 
@@ -174,7 +181,7 @@ def rule_name_spans(text: str) -> list[tuple[int, int]]:
             if m:
                 spans.append((e.key_start, m.end()))
         elif e.path == ("rules", "disabled"):
-            for m in re.finditer(r"\"([a-z0-9_]+)\"|'([a-z0-9_]+)'", text[e.value_start:e.region_end]):
+            for m in re.finditer(r"\"([a-z0-9_]+)\"|'([a-z0-9_]+)'", text[e.value_start : e.region_end]):
                 if (m.group(1) or m.group(2)) in CODES:
                     spans.append((e.value_start + m.start(), e.value_start + m.end()))
     return spans

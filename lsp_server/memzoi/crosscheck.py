@@ -43,9 +43,12 @@ class CrossFileCheck:
     git-plane file of that directory, so a target outside the checked subset is found. Files outside any
     ``.memzoi`` directory form one group. Used by :func:`memzoi.check.check_paths`, as results arrive."""
 
-    def __init__(self, facts_source: FactsSource | None = None,
-                 cached: Callable[[str, str], FileFacts | None] | None = None,
-                 analyse: Callable[[str, list[str]], Mapping[str, FileFacts]] | None = None) -> None:
+    def __init__(
+        self,
+        facts_source: FactsSource | None = None,
+        cached: Callable[[str, str], FileFacts | None] | None = None,
+        analyse: Callable[[str, list[str]], Mapping[str, FileFacts]] | None = None,
+    ) -> None:
         """``facts_source(memzoi_dir)`` may supply the facts of a project's files that were not added (absolute
         path → facts, e.g. from the index: :func:`memzoi.index.indexed_facts`); without it they are analysed.
         ``cached(memzoi_dir, path)`` is asked first: the facts of a file a cache vouches for, else ``None``.

@@ -34,6 +34,7 @@ from .pathsafety import bears_secret, shown_id, shown_path
 if TYPE_CHECKING:
     from .analysis import Analysis
 
+
 def _ref_key(r: Ref) -> str:
     return identity_token(r.target) if r.to == "proposal" else r.target
 
@@ -141,8 +142,14 @@ class Workspace:
         f = self._facts.get(path)
         if f is None:
             return None
-        holders = sorted({p for t in f.tokens for p in self._proposals.get(t, ()) if p != path
-                          and self._facts[p].role in ("applied", "rejected")})
+        holders = sorted(
+            {
+                p
+                for t in f.tokens
+                for p in self._proposals.get(t, ())
+                if p != path and self._facts[p].role in ("applied", "rejected")
+            }
+        )
         return holders[0] if holders else None
 
     def referrers(self, record_id: str) -> list[str]:
@@ -268,20 +275,42 @@ class Workspace:
         for r in f.refs:
             if r.to == "proposal":
                 if not self._proposals.get(identity_token(r.target)):
-                    out.append(finding("dangling_reference", f"`{r.field}` names proposal `{shown_id(r.target)}`, but no "
-                                       "pending or resolved packet in this workspace has that id; fix the id or "
-                                       "restore the packet", *r.span, field=r.field, target=r.target))
+                    out.append(
+                        finding(
+                            "dangling_reference",
+                            f"`{r.field}` names proposal `{shown_id(r.target)}`, but no "
+                            "pending or resolved packet in this workspace has that id; fix the id or "
+                            "restore the packet",
+                            *r.span,
+                            field=r.field,
+                            target=r.target,
+                        )
+                    )
                 continue
             target = self._record(r.target)
             if target is None:
-                out.append(finding("dangling_reference", f"`{r.field}` names record `{shown_id(r.target)}`, which does not "
-                                   "exist in this workspace; fix the id, or restore the record",
-                                   *r.span, field=r.field, target=r.target))
+                out.append(
+                    finding(
+                        "dangling_reference",
+                        f"`{r.field}` names record `{shown_id(r.target)}`, which does not "
+                        "exist in this workspace; fix the id, or restore the record",
+                        *r.span,
+                        field=r.field,
+                        target=r.target,
+                    )
+                )
             elif r.field == "supersedes" and f.status == "active" and target.status == "active":
-                out.append(finding("lifecycle_inconsistent", f"this record supersedes `{shown_id(r.target)}`, but that "
-                                   "record is still `active`: set its status to `superseded` (apply the "
-                                   "supersede through a proposal) or remove `supersedes`",
-                                   *r.span, field=r.field, target=r.target))
+                out.append(
+                    finding(
+                        "lifecycle_inconsistent",
+                        f"this record supersedes `{shown_id(r.target)}`, but that "
+                        "record is still `active`: set its status to `superseded` (apply the "
+                        "supersede through a proposal) or remove `supersedes`",
+                        *r.span,
+                        field=r.field,
+                        target=r.target,
+                    )
+                )
 
     def _proposal_checks(self, f: FileFacts, out: list[Finding]) -> None:
         from .models.common import parse_instant  # noqa: PLC0415 lazy: start-up - a pending packet's check only
@@ -290,33 +319,72 @@ class Workspace:
         for r in f.refs:
             target = self._record(r.target)
             if target is None:
-                out.append(finding("dangling_reference", f"`{r.field}` names record `{shown_id(r.target)}`, which does not "
-                                   "exist in this workspace, so the proposal cannot be applied; fix the id",
-                                   *r.span, field=r.field, target=r.target))
+                out.append(
+                    finding(
+                        "dangling_reference",
+                        f"`{r.field}` names record `{shown_id(r.target)}`, which does not "
+                        "exist in this workspace, so the proposal cannot be applied; fix the id",
+                        *r.span,
+                        field=r.field,
+                        target=r.target,
+                    )
+                )
                 continue
             if target.status != "active":
-                out.append(finding("proposal_target_inactive", f"target `{shown_id(r.target)}` is `{target.status}`, not "
-                                   "`active`; applying would fail: retarget the proposal or reject it",
-                                   *r.span, field=r.field, target=r.target, status=target.status))
+                out.append(
+                    finding(
+                        "proposal_target_inactive",
+                        f"target `{shown_id(r.target)}` is `{target.status}`, not "
+                        "`active`; applying would fail: retarget the proposal or reject it",
+                        *r.span,
+                        field=r.field,
+                        target=r.target,
+                        status=target.status,
+                    )
+                )
             if (target.scope_kind, target.scope_id) != (f.scope_kind, f.scope_id):
-                out.append(finding("proposal_cross_scope", f"target `{shown_id(r.target)}` has scope "
-                                   f"{_scope(target.scope_kind, target.scope_id)} but this proposal has scope "
-                                   f"{_scope(f.scope_kind, f.scope_id)}; applying would fail: make the scopes "
-                                   "equal", *r.span, field=r.field, target=r.target))
+                out.append(
+                    finding(
+                        "proposal_cross_scope",
+                        f"target `{shown_id(r.target)}` has scope "
+                        f"{_scope(target.scope_kind, target.scope_id)} but this proposal has scope "
+                        f"{_scope(f.scope_kind, f.scope_id)}; applying would fail: make the scopes "
+                        "equal",
+                        *r.span,
+                        field=r.field,
+                        target=r.target,
+                    )
+                )
             updated = parse_instant(target.when) if target.when else None
             if proposed is not None and updated is not None and updated > proposed:
-                out.append(finding("proposal_target_stale", f"target `{shown_id(r.target)}` was updated at {target.when}, "
-                                   f"after this proposal (proposed_at {f.when}); review the target's current "
-                                   "content and re-propose", *r.span, field=r.field, target=r.target))
+                out.append(
+                    finding(
+                        "proposal_target_stale",
+                        f"target `{shown_id(r.target)}` was updated at {target.when}, "
+                        f"after this proposal (proposed_at {f.when}); review the target's current "
+                        "content and re-propose",
+                        *r.span,
+                        field=r.field,
+                        target=r.target,
+                    )
+                )
 
     def _identity_checks(self, path: str, f: FileFacts, out: list[Finding]) -> None:
         others = sorted({p for t in f.tokens for p in self._proposals.get(t, ()) if p != path})
         if others:
             own = f"`{shown_id(f.ident)}`" if f.ident else "of this packet"
-            out.append(finding("duplicate_identity", f"proposal identity {own} (id or file name) is also used by "
-                               f"{len(others)} other packet(s) ("
-                               + ", ".join(_name(p) for p in others[:3]) + "); identities are unique across "
-                               "pending and resolved packets: rename this packet", *f.ident_span, others=others))
+            out.append(
+                finding(
+                    "duplicate_identity",
+                    f"proposal identity {own} (id or file name) is also used by "
+                    f"{len(others)} other packet(s) ("
+                    + ", ".join(_name(p) for p in others[:3])
+                    + "); identities are unique across "
+                    "pending and resolved packets: rename this packet",
+                    *f.ident_span,
+                    others=others,
+                )
+            )
 
     def _replacement_partners(self, f: FileFacts) -> set[str]:
         """The files ``f`` is the replacement of, or replaced by (:func:`_replaces`); looked up through the
@@ -337,12 +405,19 @@ class Workspace:
             if len(twins) < 2:
                 return
         named = [p for p in twins[:4] if p != path][:3]  # the first twins by path: stable as others come and go
-        names = ", ".join(f"{self._facts[p].kind} `{shown_id(self._facts[p].ident) or _name(p, stem=True)}`"
-                          for p in named)
+        names = ", ".join(
+            f"{self._facts[p].kind} `{shown_id(self._facts[p].ident) or _name(p, stem=True)}`" for p in named
+        )
         more = " and others" if len(twins) > 4 else ""
-        out.append(finding("duplicate_content", f"same content as {names}{more}; keep one: "
-                           "supersede or tombstone the other record, or reject the duplicate proposal",
-                           *f.body_span, others=named))
+        out.append(
+            finding(
+                "duplicate_content",
+                f"same content as {names}{more}; keep one: "
+                "supersede or tombstone the other record, or reject the duplicate proposal",
+                *f.body_span,
+                others=named,
+            )
+        )
 
 
 def _internal_error(err: BaseException | None, path: str) -> Finding:
@@ -369,8 +444,10 @@ def _replaces(packet: FileFacts, record: FileFacts) -> bool:
     (the editor's and Memzoi's default), so that pair is no duplicate (issue 28)."""
     if not (packet.pending and packet.action == "supersede") or record.kind != "record" or not record.ident:
         return False
-    return any(r.target == record.ident and (r.field.startswith("supersedes") or r.field == "proposal.target")
-               for r in packet.refs)
+    return any(
+        r.target == record.ident and (r.field.startswith("supersedes") or r.field == "proposal.target")
+        for r in packet.refs
+    )
 
 
 def _dup_eligible(f: FileFacts) -> bool:
@@ -393,5 +470,10 @@ def git_plane_files(memzoi_dir: Path) -> list[Path]:
 
 
 __all__ = [
-    "FileFacts", "Ref", "Workspace", "facts_from_analysis", "identity_token", "git_plane_files",
+    "FileFacts",
+    "Ref",
+    "Workspace",
+    "facts_from_analysis",
+    "identity_token",
+    "git_plane_files",
 ]

@@ -41,24 +41,43 @@ def diagnose(root: Path) -> dict[str, Any]:
     records = memzoi_dir / "records"
     linked = linked_plane(memzoi_dir)
     if linked:  # never read through: the index and the drift below see nothing of it (as `memzoi check`)
-        check("canonical_path", "warning", linked_plane_message(linked),
-              "replace each symlinked folder with the real folder (`memzoi check` shows them)")
+        check(
+            "canonical_path",
+            "warning",
+            linked_plane_message(linked),
+            "replace each symlinked folder with the real folder (`memzoi check` shows them)",
+        )
     if through_linked_plane(memzoi_dir, records):
-        check("records_root", "warning", f"{records} is reached through a symlink; Memzoi refuses a symlinked "
-              "records root")
+        check(
+            "records_root",
+            "warning",
+            f"{records} is reached through a symlink; Memzoi refuses a symlinked records root",
+        )
     elif records.is_dir():
         check("records_root", "ok", f"{records} exists")
     elif memzoi_dir.is_dir():  # a project whose records folder is gone: init recreates it, keeping every file
-        check("records_root", "warning", f"no `.memzoi/records` directory at {root}",
-              f"run `memzoi init {shlex.quote(str(root))}` to recreate the missing .memzoi folders (existing files are kept)")
+        check(
+            "records_root",
+            "warning",
+            f"no `.memzoi/records` directory at {root}",
+            f"run `memzoi init {shlex.quote(str(root))}` to recreate the missing .memzoi folders (existing files are kept)",
+        )
     else:
-        check("records_root", "warning", f"no `.memzoi/records` directory at {root}",
-              "run doctor from inside the project, or pass --root PROJECT (or `memzoi init` to start one here)")
+        check(
+            "records_root",
+            "warning",
+            f"no `.memzoi/records` directory at {root}",
+            "run doctor from inside the project, or pass --root PROJECT (or `memzoi init` to start one here)",
+        )
 
     top = worktree_root(root)
     if top is None:
-        check("git", "skip", "not inside a git worktree: records cannot be reviewed through git, and attested "
-              "records are refused (review-visibility)")
+        check(
+            "git",
+            "skip",
+            "not inside a git worktree: records cannot be reviewed through git, and attested "
+            "records are refused (review-visibility)",
+        )
     else:
         check("git", "ok", f"git worktree at {top}")
 
@@ -66,10 +85,15 @@ def diagnose(root: Path) -> dict[str, Any]:
     loose = loose_modes(root)
     if loose:
         shown = _sample([f"{p} ({mode:04o})" for p, mode in loose])
-        check("runtime_modes", "warning", f"{len(loose)} runtime path(s) readable or writable by other users: "
-              f"{shown}; runtime state may hold private memory", "run `memzoi rebuild` (it makes the project's "
-              "runtime directory private again: folders 0700, files 0600, exports included) and, for the resident "
-              "database and locks, any `memzoi resident` command; or chmod 700 the folders and 600 the files")
+        check(
+            "runtime_modes",
+            "warning",
+            f"{len(loose)} runtime path(s) readable or writable by other users: "
+            f"{shown}; runtime state may hold private memory",
+            "run `memzoi rebuild` (it makes the project's "
+            "runtime directory private again: folders 0700, files 0600, exports included) and, for the resident "
+            "database and locks, any `memzoi resident` command; or chmod 700 the folders and 600 the files",
+        )
     else:
         check("runtime_modes", "ok", "runtime directories are 0700 and files 0600 (private to this user)")
 
@@ -77,8 +101,7 @@ def diagnose(root: Path) -> dict[str, Any]:
     drift: Drift | None = None
     if linked:
         # Compared with a tree it may not read, the index would only look stale and `memzoi rebuild` refuses.
-        check("index", "skip", f"the index ({db}) is not compared with the files while a git-plane folder is a "
-              "symlink")
+        check("index", "skip", f"the index ({db}) is not compared with the files while a git-plane folder is a symlink")
     elif not db.exists():
         check("index", "warning", f"the index has not been built ({db})", "memzoi rebuild")
     else:
@@ -90,46 +113,69 @@ def diagnose(root: Path) -> dict[str, Any]:
                     check("index", "warning", "the index exists but was never completely built", "memzoi rebuild")
                 else:
                     counts = index.counts()
-                    check("index", "ok", f"{counts['records']} record(s) and {counts['proposals']} proposal(s) "
-                          f"indexed at {db}")
+                    check(
+                        "index",
+                        "ok",
+                        f"{counts['records']} record(s) and {counts['proposals']} proposal(s) indexed at {db}",
+                    )
                     drift = index.drift()
                     problems = []
                     if drift.missing_from_index:
-                        problems.append(f"{len(drift.missing_from_index)} file(s) missing from the index "
-                                        f"({_sample(drift.missing_from_index)})")
+                        problems.append(
+                            f"{len(drift.missing_from_index)} file(s) missing from the index "
+                            f"({_sample(drift.missing_from_index)})"
+                        )
                     if drift.stale_in_index:
-                        problems.append(f"{len(drift.stale_in_index)} indexed file(s) no longer exist "
-                                        f"({_sample(drift.stale_in_index)})")
+                        problems.append(
+                            f"{len(drift.stale_in_index)} indexed file(s) no longer exist "
+                            f"({_sample(drift.stale_in_index)})"
+                        )
                     if drift.changed_in_index:
-                        problems.append(f"{len(drift.changed_in_index)} file(s) changed since indexing "
-                                        f"({_sample(drift.changed_in_index)})")
+                        problems.append(
+                            f"{len(drift.changed_in_index)} file(s) changed since indexing "
+                            f"({_sample(drift.changed_in_index)})"
+                        )
                     if problems:
-                        check("repo_index", "warning", "repo_index is stale: " + "; ".join(problems),
-                              "memzoi rebuild")
+                        check("repo_index", "warning", "repo_index is stale: " + "; ".join(problems), "memzoi rebuild")
                     else:
                         check("repo_index", "ok", "the index matches the .memzoi files")
                     if drift.unreadable:
-                        check("readable", "warning", f"{len(drift.unreadable)} file(s) cannot be read "
-                              f"({_sample(drift.unreadable)}), so the index, search and the editor skip them",
-                              "make them readable (e.g. chmod u+r), then run `memzoi rebuild`")
+                        check(
+                            "readable",
+                            "warning",
+                            f"{len(drift.unreadable)} file(s) cannot be read "
+                            f"({_sample(drift.unreadable)}), so the index, search and the editor skip them",
+                            "make them readable (e.g. chmod u+r), then run `memzoi rebuild`",
+                        )
                     if drift.fts_out_of_sync:
                         check("fts", "warning", "the full-text index failed its integrity check", "memzoi rebuild")
                     else:
                         check("fts", "ok", "full-text index integrity check passed")
                     refused = index.refused_records()
                     if refused:
-                        check("admission", "warning", f"{len(refused)} record(s) refused admission "
-                              f"({_sample(refused)})", "memzoi check .memzoi")
+                        check(
+                            "admission",
+                            "warning",
+                            f"{len(refused)} record(s) refused admission ({_sample(refused)})",
+                            "memzoi check .memzoi",
+                        )
                     else:
                         check("admission", "ok", "every indexed record is admitted")
                     failed = index.failed_analyses()
                     if failed:
-                        check("analysis", "warning", f"{len(failed)} file(s) could not be analysed because of an "
-                              f"internal error ({_sample(failed)}); the rest of the index is complete",
-                              "report the internal error with the output of `memzoi --debug rebuild`")
+                        check(
+                            "analysis",
+                            "warning",
+                            f"{len(failed)} file(s) could not be analysed because of an "
+                            f"internal error ({_sample(failed)}); the rest of the index is complete",
+                            "report the internal error with the output of `memzoi --debug rebuild`",
+                        )
         except RuntimeStateError as err:  # IndexUnavailable included: named, with what to do
-            step = err.advice if err.advice and err.code != "corrupt_database" else \
-                "run `memzoi rebuild` (it replaces a damaged index)"
+            step = (
+                err.advice
+                if err.advice and err.code != "corrupt_database"
+                else "run `memzoi rebuild` (it replaces a damaged index)"
+            )
             check("index", "warning", err.message, step)
     writable = os.access(db.parent, os.W_OK) if db.parent.exists() else True
     if not writable:

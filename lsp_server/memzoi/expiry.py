@@ -30,12 +30,26 @@ def record_json(row: dict[str, Any]) -> dict[str, Any]:
     destination, scope_kind, visibility, status, title, body, source_kind, source_ref, proposal_id, created_at,
     updated_at, retention, origin, lineage``) plus ``path``, ``provenance: git`` and ``applies_to``."""
     return {
-        "id": row["id"], "record_id": row["id"], "type": row["type"], "lane": row["lane"], "destination": "repo",
-        "provenance": "git", "scope_kind": row["scope_kind"], "visibility": row["visibility"],
-        "status": row["status"], "title": row["title"], "body": row["body"], "source_kind": row["source_kind"],
-        "source_ref": row["source_ref"], "proposal_id": row["proposal_id"], "created_at": row["created_at"],
-        "updated_at": row["updated_at"], "retention": _loads(row["retention_json"]) or {},
-        "origin": _loads(row["origin_json"]), "lineage": _loads(row["lineage_json"]), "path": row["path"],
+        "id": row["id"],
+        "record_id": row["id"],
+        "type": row["type"],
+        "lane": row["lane"],
+        "destination": "repo",
+        "provenance": "git",
+        "scope_kind": row["scope_kind"],
+        "visibility": row["visibility"],
+        "status": row["status"],
+        "title": row["title"],
+        "body": row["body"],
+        "source_kind": row["source_kind"],
+        "source_ref": row["source_ref"],
+        "proposal_id": row["proposal_id"],
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+        "retention": _loads(row["retention_json"]) or {},
+        "origin": _loads(row["origin_json"]),
+        "lineage": _loads(row["lineage_json"]),
+        "path": row["path"],
         "applies_to": _loads(row["applies_to"]) or [],
     }
 
@@ -48,20 +62,37 @@ def diagnose(row: dict[str, Any], evaluated_at: datetime) -> dict[str, Any]:
     record = record_json(row)
     decision = current_assertion(row["status"] or "", row["lane"] or "", record["retention"], evaluated_at)
     if decision.retention is None:
-        raise Refusal("invalid_retention", f"record {row['id']} has invalid retention facts ({row['path']}); fix "
-                      "its `retention` block (`memzoi check` names the fact), then ask again")
-    retention = {"state": decision.retention.state, "effective_boundary": decision.retention.boundary,
-                 "reason": decision.retention.reason}
-    exclusions = [{k: v for k, v in e.items() if not (k == "boundary" and e["kind"] != "retention")}
-                  for e in decision.exclusions]
+        raise Refusal(
+            "invalid_retention",
+            f"record {row['id']} has invalid retention facts ({row['path']}); fix "
+            "its `retention` block (`memzoi check` names the fact), then ask again",
+        )
+    retention = {
+        "state": decision.retention.state,
+        "effective_boundary": decision.retention.boundary,
+        "reason": decision.retention.reason,
+    }
+    exclusions = [
+        {k: v for k, v in e.items() if not (k == "boundary" and e["kind"] != "retention")} for e in decision.exclusions
+    ]
     if decision.is_current:
-        reason = (f"included in ordinary reads: retention is {decision.retention.state} at {at} and no "
-                  "current-assertion exclusion applies")
+        reason = (
+            f"included in ordinary reads: retention is {decision.retention.state} at {at} and no "
+            "current-assertion exclusion applies"
+        )
     else:
-        reason = ("excluded from ordinary reads by current-assertion exclusions: "
-                  + json.dumps(exclusions, separators=(",", ":")))
-    return {"record": record, "evaluated_at": at, "retention": retention, "current_assertion": decision.is_current,
-            "exclusions": exclusions, "excluded_from_normal_reads": not decision.is_current, "reason": reason}
+        reason = "excluded from ordinary reads by current-assertion exclusions: " + json.dumps(
+            exclusions, separators=(",", ":")
+        )
+    return {
+        "record": record,
+        "evaluated_at": at,
+        "retention": retention,
+        "current_assertion": decision.is_current,
+        "exclusions": exclusions,
+        "excluded_from_normal_reads": not decision.is_current,
+        "reason": reason,
+    }
 
 
 def inspect_expiry(root: Path, record_id: str, evaluated_at: datetime | None = None) -> dict[str, Any]:
@@ -71,6 +102,9 @@ def inspect_expiry(root: Path, record_id: str, evaluated_at: datetime | None = N
     with Reader(root) as r:
         row = r.index.record(record_id.strip())
         if row is None:
-            raise Refusal("not_found", f"no repository record `{record_id.strip()}`; list them with "
-                          "`memzoi search` (expiry explains repository records only)")
+            raise Refusal(
+                "not_found",
+                f"no repository record `{record_id.strip()}`; list them with "
+                "`memzoi search` (expiry explains repository records only)",
+            )
         return diagnose(dict(row), evaluated_at or r.now)

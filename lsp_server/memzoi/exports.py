@@ -94,8 +94,15 @@ def select(root: Path, scope_kind: str = "repo") -> tuple[list[dict[str, Any]], 
                 continue
             if not r.usable(rec, withheld):
                 continue
-            chosen.append({"id": rec["id"], "type": rec["type"], "title": rec["title"], "body": rec["body"],
-                           "applies_to": _applies(rec)})
+            chosen.append(
+                {
+                    "id": rec["id"],
+                    "type": rec["type"],
+                    "title": rec["title"],
+                    "body": rec["body"],
+                    "applies_to": _applies(rec),
+                }
+            )
     chosen.sort(key=lambda x: (x["type"], x["title"], x["id"]))
     return chosen, withheld
 
@@ -103,8 +110,11 @@ def select(root: Path, scope_kind: str = "repo") -> tuple[list[dict[str, Any]], 
 def render(records: list[dict[str, Any]], agent_file: str) -> str:
     """The projection text of ``records`` for ``agent_file`` (``AGENTS.md`` or ``CLAUDE.md``), in Memzoi's
     layout (see the module docstring)."""
-    out = [HEADER, f"# Memzoi Projection for {agent_file}\n\n",
-           "This file is generated from active canonical memory records.\n\n"]
+    out = [
+        HEADER,
+        f"# Memzoi Projection for {agent_file}\n\n",
+        "This file is generated from active canonical memory records.\n\n",
+    ]
     for rec in records:
         out.append(f"## {rec['title']} [{rec['type']}]\n\nRecord: `{rec['id']}`\n\n")
         if rec["applies_to"]:
@@ -124,27 +134,37 @@ def destinations(root: Path, targets: list[str], output: str | None) -> dict[str
         base = exports_dir(root)
         return {t: base / TARGETS[t] for t in targets}
     if ".." in Path(output).parts:
-        raise ExportError("unsafe_path", f"{output}: an export destination must not contain `..` (as in "
-                          "Memzoi); give the folder or file without it")
+        raise ExportError(
+            "unsafe_path",
+            f"{output}: an export destination must not contain `..` (as in Memzoi); give the folder or file without it",
+        )
     path = Path(os.path.abspath(output))
     if path.is_dir() or output.endswith(("/", os.sep)):
         where = {t: path / TARGETS[t] for t in targets}
     elif len(targets) != 1:
-        raise ExportError("invalid_arguments", f"{output}: a file takes one export; name a folder, or choose one "
-                          f"of {', '.join(TARGETS)}")
+        raise ExportError(
+            "invalid_arguments",
+            f"{output}: a file takes one export; name a folder, or choose one of {', '.join(TARGETS)}",
+        )
     else:
         where = {targets[0]: path}
     memzoi_dir = os.path.realpath(root / ".memzoi")
     for dest in where.values():
         real = os.path.realpath(dest)
         if real == memzoi_dir or real.startswith(memzoi_dir + os.sep):
-            raise ExportError("unsafe_path", f"{output}: an export never goes under .memzoi, which holds records, "
-                              "proposal packets and settings only (a projection there is read as a broken record); "
-                              "choose another folder, or leave out --output for the runtime exports folder")
+            raise ExportError(
+                "unsafe_path",
+                f"{output}: an export never goes under .memzoi, which holds records, "
+                "proposal packets and settings only (a projection there is read as a broken record); "
+                "choose another folder, or leave out --output for the runtime exports folder",
+            )
         if _foreign(dest):
-            raise ExportError("not_an_export", f"{dest}: exists and was not written by memzoi export (it does not "
-                              "start with the generated header), so exporting would replace it; move it, or "
-                              "choose another place; nothing was written")
+            raise ExportError(
+                "not_an_export",
+                f"{dest}: exists and was not written by memzoi export (it does not "
+                "start with the generated header), so exporting would replace it; move it, or "
+                "choose another place; nothing was written",
+            )
     return where
 
 
@@ -160,8 +180,15 @@ def _foreign(path: Path) -> bool:
     return head != HEADER.encode("utf-8")
 
 
-def export(root: Path, targets: list[str] | None = None, *, output: str | None = None, scope_kind: str = "repo",
-           actor: str = "memzoi", source: str = "cli") -> dict[str, Any]:
+def export(
+    root: Path,
+    targets: list[str] | None = None,
+    *,
+    output: str | None = None,
+    scope_kind: str = "repo",
+    actor: str = "memzoi",
+    source: str = "cli",
+) -> dict[str, Any]:
     """Write the projections ``targets`` (default: all of :data:`TARGETS`) of ``root``: ``{"exports_dir",
     "files": [{"target", "path", "status": created|updated|unchanged, "ledgered", "change_id"?}], "records":
     [ids], "withheld": [{"id", "reasons"}]}``. Raises :class:`ExportError`, :class:`~memzoi.ledger.Refusal` or
@@ -172,10 +199,13 @@ def export(root: Path, targets: list[str] | None = None, *, output: str | None =
     files = []
     for target, path in where.items():
         data = render(records, TARGETS[target].replace(".memory", "")).encode("utf-8")
-        files.append({"target": target, **_write(root, path, data, actor=actor, source=source,
-                                                 private=output is None)})
-    return {"exports_dir": str(exports_dir(root)), "files": files, "records": [r["id"] for r in records],
-            "withheld": withheld}
+        files.append({"target": target, **_write(root, path, data, actor=actor, source=source, private=output is None)})
+    return {
+        "exports_dir": str(exports_dir(root)),
+        "files": files,
+        "records": [r["id"] for r in records],
+        "withheld": withheld,
+    }
 
 
 def _write(root: Path, path: Path, data: bytes, *, actor: str, source: str, private: bool) -> dict[str, Any]:

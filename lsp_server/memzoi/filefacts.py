@@ -80,7 +80,9 @@ class FileFacts:
     def from_json(cls, data: Mapping[str, Any]) -> FileFacts:
         """Inverse of :meth:`to_json`."""
         d = dict(data)
-        d["refs"] = tuple(Ref(r["field"], r["target"], tuple(r["span"]), r.get("to", "record")) for r in d.get("refs", ()))
+        d["refs"] = tuple(
+            Ref(r["field"], r["target"], tuple(r["span"]), r.get("to", "record")) for r in d.get("refs", ())
+        )
         d["tokens"] = tuple(d.get("tokens", ()))
         d["ident_span"] = tuple(d.get("ident_span", (0, 0)))
         d["body_span"] = tuple(d.get("body_span", (0, 0)))
@@ -135,24 +137,47 @@ def _facts(analysis: Analysis) -> FileFacts:
         if pid and not _DB_PROPOSAL.match(pid):
             refs.append(Ref("proposal_id", pid, span("proposal_id"), to="proposal"))
         return FileFacts(
-            kind="record", role=role, ident=record_id_of(analysis), status=fm.status,
-            scope_kind=fm.record_scope, scope_id=fm.scope_id, when=fm.updated,
-            content=content, refs=tuple(refs), ident_span=span("id"), body_span=doc.body_span,
+            kind="record",
+            role=role,
+            ident=record_id_of(analysis),
+            status=fm.status,
+            scope_kind=fm.record_scope,
+            scope_id=fm.scope_id,
+            when=fm.updated,
+            content=content,
+            refs=tuple(refs),
+            ident_span=span("id"),
+            body_span=doc.body_span,
             legacy=bool(analysis.legacy),
         )
     if kind == "proposal":
         block, scope = fm.proposal, fm.packet_scope
-        refs = [Ref("supersedes" if i is None else f"supersedes[{i}]", target,
-                    span("supersedes") if i is None else span("supersedes", i)) for i, target in fm.supersedes_list]
+        refs = [
+            Ref(
+                "supersedes" if i is None else f"supersedes[{i}]",
+                target,
+                span("supersedes") if i is None else span("supersedes", i),
+            )
+            for i, target in fm.supersedes_list
+        ]
         if block.target:
             refs.append(Ref("proposal.target", block.target, span("proposal", "target")))
         ident = fm.id
         tokens = {identity_token(t) for t in (ident, analysis.placement.identity) if t}
         return FileFacts(
-            kind="proposal", role=role, ident=ident, status=fm.status,
-            scope_kind=text(scope.get("kind")), scope_id=text(scope.get("id")), when=block.proposed_at,
-            action=block.action, content=content, tokens=tuple(sorted(tokens)), refs=tuple(refs),
-            ident_span=span("id"), body_span=doc.body_span,
+            kind="proposal",
+            role=role,
+            ident=ident,
+            status=fm.status,
+            scope_kind=text(scope.get("kind")),
+            scope_id=text(scope.get("id")),
+            when=block.proposed_at,
+            action=block.action,
+            content=content,
+            tokens=tuple(sorted(tokens)),
+            refs=tuple(refs),
+            ident_span=span("id"),
+            body_span=doc.body_span,
         )
     return FileFacts(kind=kind, role=role)
 

@@ -130,16 +130,30 @@ CODES: dict[str, tuple[Severity, str]] = {
 
 #: Memzoi's write-safety reason codes (reference §3.3): the floor of ``memzoi check``. Whatever Memzoi's rules refuse
 #: is an error under one of these codes, whatever the configuration says.
-WRITE_SAFETY: frozenset[str] = frozenset({
-    "credential_token", "private_key", "authorization_header", "credentialed_url", "connection_string",
-    "session_token", "cloud_credential", "environment_secret", "high_entropy_value",
-})
+WRITE_SAFETY: frozenset[str] = frozenset(
+    {
+        "credential_token",
+        "private_key",
+        "authorization_header",
+        "credentialed_url",
+        "connection_string",
+        "session_token",
+        "cloud_credential",
+        "environment_secret",
+        "high_entropy_value",
+    }
+)
 #: Codes that can never be disabled, downgraded or ignored by configuration (SPEC §4, widened to Memzoi's whole
 #: write-safety floor so that no setting hides what Memzoi refuses): the secret codes, the git-plane gate, and the
 #: configuration's own ``invalid_config``.
-UNSUPPRESSIBLE: frozenset[str] = WRITE_SAFETY | frozenset(c for c, (_, g) in CODES.items() if g == "gate") | {
-    # the configuration's own errors: a setting that silenced them could hide that a setting is ignored
-    "invalid_config"}
+UNSUPPRESSIBLE: frozenset[str] = (
+    WRITE_SAFETY
+    | frozenset(c for c, (_, g) in CODES.items() if g == "gate")
+    | {
+        # the configuration's own errors: a setting that silenced them could hide that a setting is ignored
+        "invalid_config"
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,8 +206,10 @@ def finding(code: str, message: str, start: int, end: int, *, fixes: tuple[Fix, 
     if not encodable(message):
         message = storable(message)
     if fixes and not all(encodable(f.title) and all(encodable(e.new_text) for e in f.edits) for f in fixes):
-        fixes = tuple(replace(f, title=storable(f.title), edits=tuple(
-            replace(e, new_text=storable(e.new_text)) for e in f.edits)) for f in fixes)
+        fixes = tuple(
+            replace(f, title=storable(f.title), edits=tuple(replace(e, new_text=storable(e.new_text)) for e in f.edits))
+            for f in fixes
+        )
     if data:
         data = storable_tree(data)
     return Finding(code, message, start, end, severity, fixes, data)

@@ -130,8 +130,15 @@ class Analysed:
     analysis: Analysis
 
 
-def analyse_file(path: str, placement: Placement, ctx: ProjectContext, links: dict[Any, bool],
-                 read: tuple[bytes, Stamp, int] | None, *, entry: bool = True) -> Analysed:
+def analyse_file(
+    path: str,
+    placement: Placement,
+    ctx: ProjectContext,
+    links: dict[Any, bool],
+    read: tuple[bytes, Stamp, int] | None,
+    *,
+    entry: bool = True,
+) -> Analysed:
     """The one "analyse, then make the entry" routine: analyse the file at the absolute ``path`` (placed as
     ``placement``, in the project ``ctx`` describes, at ``ctx.now``) into its :class:`FirstStage`
     (:func:`memzoi.verdict.local`: own findings, a stale attestation explained from ``ctx.git``, canonical path)
@@ -158,8 +165,17 @@ def analyse_file(path: str, placement: Placement, ctx: ProjectContext, links: di
         made = (digest, stamp, checked, payload, kept)
     mark = refined.retention
     md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
-    stage = FirstStage(path, md, first, facts, ",".join(map(str, starts)), len(refined.text), stamp,
-                       digest.hex()[:32], pending_boundary(first, mark.boundary if mark is not None else None))
+    stage = FirstStage(
+        path,
+        md,
+        first,
+        facts,
+        ",".join(map(str, starts)),
+        len(refined.text),
+        stamp,
+        digest.hex()[:32],
+        pending_boundary(first, mark.boundary if mark is not None else None),
+    )
     return Analysed(stage, made, refined)
 
 
@@ -171,13 +187,22 @@ def failed_stage(err: BaseException, path: str, placement: Placement | None = No
     failed = failed_analysis(err, path, placement)
     md = failed.placement.memzoi_dir
     first = Local(list(failed.findings), failed.placement.role, (0, 0), False)
-    stage = FirstStage(path, os.path.abspath(md) if md is not None else None, first, facts_from_analysis(failed),
-                       "0", 0, None, "failed")
+    stage = FirstStage(
+        path,
+        os.path.abspath(md) if md is not None else None,
+        first,
+        facts_from_analysis(failed),
+        "0",
+        0,
+        None,
+        "failed",
+    )
     return stage, failed
 
 
-def from_payload(path: str, memzoi_dir: str, payload: str, now: datetime, links: dict[Any, bool],
-                 stamp: Stamp | None = None) -> FirstStage | None:
+def from_payload(
+    path: str, memzoi_dir: str, payload: str, now: datetime, links: dict[Any, bool], stamp: Stamp | None = None
+) -> FirstStage | None:
     """The first stage of the file at the absolute ``path`` read back from its store entry's ``payload``
     (:func:`memzoi.verdictpayload.read_payload`, completed at the clock ``now``: ``retention_query_only`` and
     ``canonical_path`` are asked again); ``None`` when the payload cannot be read (the file is then analysed).
@@ -187,9 +212,27 @@ def from_payload(path: str, memzoi_dir: str, payload: str, now: datetime, links:
     except (ValueError, KeyError, TypeError, IndexError):
         return None
     revision = blake3.blake3(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return FirstStage(path, memzoi_dir, first, facts, starts or "0", length, stamp, revision,
-                      pending_boundary(first, payload_boundary(payload)))
+    return FirstStage(
+        path,
+        memzoi_dir,
+        first,
+        facts,
+        starts or "0",
+        length,
+        stamp,
+        revision,
+        pending_boundary(first, payload_boundary(payload)),
+    )
 
 
-__all__ = ["Analysed", "Entry", "FirstStage", "Stamp", "analyse_file", "failed_stage", "from_payload", "lstamp",
-           "pending_boundary"]
+__all__ = [
+    "Analysed",
+    "Entry",
+    "FirstStage",
+    "Stamp",
+    "analyse_file",
+    "failed_stage",
+    "from_payload",
+    "lstamp",
+    "pending_boundary",
+]

@@ -43,11 +43,43 @@ SAMPLE_SHARE = 1 / 64
 #: An entry last confirmed by reading longer ago than this (wall clock, ns) is hashed at its next use: one day.
 MAX_TRUST_NS = 86_400 * 1_000_000_000
 #: File-system types (``/proc/self/mountinfo``) whose ctime is set to now by any change, ``utime`` included.
-KEEPS_CTIME = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "ramfs", "zfs", "f2fs", "overlay",
-                         "bcachefs", "jfs", "reiserfs", "nilfs2"})
+KEEPS_CTIME = frozenset(
+    {
+        "ext2",
+        "ext3",
+        "ext4",
+        "xfs",
+        "btrfs",
+        "tmpfs",
+        "ramfs",
+        "zfs",
+        "f2fs",
+        "overlay",
+        "bcachefs",
+        "jfs",
+        "reiserfs",
+        "nilfs2",
+    }
+)
 #: File-system types (or type prefixes, ending in ``*``) whose ctime follows the mtime or is not kept at all.
-NO_CTIME = ("fuse*", "vfat", "exfat", "msdos", "fat", "ntfs", "ntfs3", "9p", "cifs", "smb3", "smbfs", "nfs*",
-            "virtiofs", "hfsplus", "udf", "iso9660")
+NO_CTIME = (
+    "fuse*",
+    "vfat",
+    "exfat",
+    "msdos",
+    "fat",
+    "ntfs",
+    "ntfs3",
+    "9p",
+    "cifs",
+    "smb3",
+    "smbfs",
+    "nfs*",
+    "virtiofs",
+    "hfsplus",
+    "udf",
+    "iso9660",
+)
 
 #: ``(size in bytes, mtime_ns, inode, ctime_ns)`` of a regular file.
 Stamp = tuple[int, int, int, int]
@@ -167,8 +199,13 @@ def vouches(current: Stat | None, stored: Stamp | list[Any] | tuple[Any, ...], c
     """True when the stat alone vouches that the file's bytes are still those a stored fact was made from: same
     stamp, not racy, a kept ctime and not drawn for a re-hash (the module docstring). False means: read and
     :func:`confirm`, or treat as changed."""
-    return (current is not None and current.stamp == tuple(stored) and not_racy(current.stamp, checked_ns)
-            and ctime_kept(current) and not due(checked_ns))
+    return (
+        current is not None
+        and current.stamp == tuple(stored)
+        and not_racy(current.stamp, checked_ns)
+        and ctime_kept(current)
+        and not due(checked_ns)
+    )
 
 
 def confirm(path: str | os.PathLike[str], size: int, digest: bytes) -> tuple[bytes, Stamp, int] | None:
@@ -181,5 +218,22 @@ def confirm(path: str | os.PathLike[str], size: int, digest: bytes) -> tuple[byt
     return read
 
 
-__all__ = ["KEEPS_CTIME", "MAX_TRUST_NS", "NO_CTIME", "RACY_NS", "SAMPLE_SHARE", "Stamp", "Stat", "confirm",
-           "ctime_kept", "due", "fs_type", "lacks_ctime", "lstat", "not_racy", "of_stat", "read_stable", "vouches"]
+__all__ = [
+    "KEEPS_CTIME",
+    "MAX_TRUST_NS",
+    "NO_CTIME",
+    "RACY_NS",
+    "SAMPLE_SHARE",
+    "Stamp",
+    "Stat",
+    "confirm",
+    "ctime_kept",
+    "due",
+    "fs_type",
+    "lacks_ctime",
+    "lstat",
+    "not_racy",
+    "of_stat",
+    "read_stable",
+    "vouches",
+]

@@ -44,14 +44,18 @@ class ReadOnlyTarget(PermissionError):
             "owner": "run as its owner, or give this user write access (chown or chmod)",
             "directory": "make the folder writable for this user (chmod u+w, or chown)",
             "special_mode": "run as its owner (or as root, or a member of its group for setgid), or clear the bit "
-                            "if it is not needed (chmod u-s,g-s,-t)",
+            "if it is not needed (chmod u-s,g-s,-t)",
         }.get(self.reason, "make it writable (chmod u+w)")
 
     @property
     def code(self) -> str:
         """The refusal code: ``read_only`` (no write bit), ``read_only_file_system`` or ``permission_denied``."""
-        return {"file_system": "read_only_file_system", "owner": "permission_denied",
-                "directory": "permission_denied", "special_mode": "mode_not_kept"}.get(self.reason, "read_only")
+        return {
+            "file_system": "read_only_file_system",
+            "owner": "permission_denied",
+            "directory": "permission_denied",
+            "special_mode": "mode_not_kept",
+        }.get(self.reason, "read_only")
 
 
 class ExternalChange(OSError):
@@ -124,17 +128,24 @@ def check_writable(path: str | os.PathLike[str]) -> None:
         return
     name, mode = os.fspath(path), stat.S_IMODE(st.st_mode)
     if read_only_mount(name):
-        raise ReadOnlyTarget(errno.EROFS, f"on a read-only file system (mounted at {mount_point(name)})", name,
-                             "file_system")
+        raise ReadOnlyTarget(
+            errno.EROFS, f"on a read-only file system (mounted at {mount_point(name)})", name, "file_system"
+        )
     if not mode & 0o222:
         raise ReadOnlyTarget(errno.EACCES, f"read-only (mode {mode:04o})", name, "mode")
     if not os.access(name, os.W_OK):
-        raise ReadOnlyTarget(errno.EACCES, f"not writable by this user (mode {mode:04o}, {_owner(st)})", name,
-                             "owner")
-    if mode & _SPECIAL and hasattr(os, "geteuid") and not special_bits_kept(
-            st, os.geteuid(), {os.getegid(), *os.getgroups()}):
-        raise ReadOnlyTarget(errno.EPERM, f"a rewrite cannot keep its mode {mode:04o} (setuid, setgid or sticky "
-                             f"bit; {_owner(st)})", name, "special_mode")
+        raise ReadOnlyTarget(errno.EACCES, f"not writable by this user (mode {mode:04o}, {_owner(st)})", name, "owner")
+    if (
+        mode & _SPECIAL
+        and hasattr(os, "geteuid")
+        and not special_bits_kept(st, os.geteuid(), {os.getegid(), *os.getgroups()})
+    ):
+        raise ReadOnlyTarget(
+            errno.EPERM,
+            f"a rewrite cannot keep its mode {mode:04o} (setuid, setgid or sticky bit; {_owner(st)})",
+            name,
+            "special_mode",
+        )
     _check_folder(Path(name).parent, name)
 
 
@@ -164,8 +175,9 @@ def check_creatable(path: str | os.PathLike[str]) -> None:
     while not folder.exists() and folder.parent != folder:
         folder = folder.parent
     if read_only_mount(folder):
-        raise ReadOnlyTarget(errno.EROFS, f"on a read-only file system (mounted at {mount_point(folder)})", name,
-                             "file_system")
+        raise ReadOnlyTarget(
+            errno.EROFS, f"on a read-only file system (mounted at {mount_point(folder)})", name, "file_system"
+        )
     _check_folder(folder, name)
 
 
@@ -175,8 +187,12 @@ def _check_folder(folder: Path, name: str) -> None:
             st = os.stat(folder)
         except OSError:
             return
-        raise ReadOnlyTarget(errno.EACCES, f"in a folder this user may not write ({folder}: mode "
-                             f"{stat.S_IMODE(st.st_mode):04o}, {_owner(st)})", name, "directory")
+        raise ReadOnlyTarget(
+            errno.EACCES,
+            f"in a folder this user may not write ({folder}: mode {stat.S_IMODE(st.st_mode):04o}, {_owner(st)})",
+            name,
+            "directory",
+        )
 
 
 def _owner(st: os.stat_result) -> str:
@@ -211,14 +227,17 @@ def _write_temp(target: Path, data: bytes, like: os.stat_result | None, hook: Wr
     tmp = temp_name(target)
     # A rewrite starts private and gets the target's mode once written, so a 0600 file is never readable by
     # others through its temporary copy; a new file simply gets the umask's mode.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-                 | getattr(os, "O_BINARY", 0), 0o600 if like else 0o666)
+    fd = os.open(
+        tmp,
+        os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0),
+        0o600 if like else 0o666,
+    )
     try:
         try:
             hook("write")
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             if like is not None:
                 hook("chmod")
                 if hasattr(os, "fchown"):
@@ -247,11 +266,16 @@ def _keep_mode(fd: int, mode: int, target: Path, like: os.stat_result | None = N
     setgid bit would now belong to another owner or group than ``like``'s (nothing is written then)."""
     os.fchmod(fd, mode)
     got = os.fstat(fd)
-    moved = like is not None and ((mode & stat.S_ISUID and got.st_uid != like.st_uid)
-                                  or (mode & stat.S_ISGID and got.st_gid != like.st_gid))
+    moved = like is not None and (
+        (mode & stat.S_ISUID and got.st_uid != like.st_uid) or (mode & stat.S_ISGID and got.st_gid != like.st_gid)
+    )
     if stat.S_IMODE(got.st_mode) != mode or moved:
-        raise ReadOnlyTarget(errno.EPERM, f"a rewrite cannot keep its mode {mode:04o} (setuid, setgid or sticky "
-                             "bit)", os.fspath(target), "special_mode")
+        raise ReadOnlyTarget(
+            errno.EPERM,
+            f"a rewrite cannot keep its mode {mode:04o} (setuid, setgid or sticky bit)",
+            os.fspath(target),
+            "special_mode",
+        )
 
 
 def _unlink_quietly(path: Path) -> None:
@@ -261,8 +285,9 @@ def _unlink_quietly(path: Path) -> None:
         pass
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None,
-                 hook: WriteHook | None = None) -> None:
+def atomic_write(
+    path: str | os.PathLike[str], data: bytes, *, mode: int | None = None, hook: WriteHook | None = None
+) -> None:
     """Replace or create ``path`` with ``data`` atomically and durably, whatever it holds now (for files memzoi
     owns outright, such as a new ``config.toml`` or a resident file under its own lock; git-plane rewrites use
     :func:`swap_file`). An existing file keeps its mode and owner and a new one gets the umask's mode, unless
@@ -324,7 +349,18 @@ def read_state(path: str | os.PathLike[str]) -> bytes | None:
 
 
 __all__ = [
-    "ExternalChange", "ReadOnlyTarget", "UnsafeWriteError", "WriteHook", "atomic_write", "check_creatable",
-    "check_writable", "fsync_dir", "mount_point", "read_only_mount", "read_state", "special_bits_kept", "temp_name",
+    "ExternalChange",
+    "ReadOnlyTarget",
+    "UnsafeWriteError",
+    "WriteHook",
+    "atomic_write",
+    "check_creatable",
+    "check_writable",
+    "fsync_dir",
+    "mount_point",
+    "read_only_mount",
+    "read_state",
+    "special_bits_kept",
+    "temp_name",
     "temp_pattern",
 ]

@@ -120,8 +120,9 @@ def _displaced(aside: Path, hook: WriteHook) -> bytes | None | OSError:
         return err
 
 
-def swap_file(path: str | os.PathLike[str], expected: object, data: bytes | None, *,
-              hook: WriteHook | None = None) -> None:
+def swap_file(
+    path: str | os.PathLike[str], expected: object, data: bytes | None, *, hook: WriteHook | None = None
+) -> None:
     """Move ``path`` from ``expected`` to ``data`` atomically and durably, only if it holds ``expected`` at the
     moment of the switch (see the module docstring).
 

@@ -23,9 +23,14 @@ def exclude_path(folder: Path) -> Path | None:
     """The ``info/exclude`` file of the git repository holding ``folder`` (the common directory's, shared by
     every worktree), or ``None`` when ``folder`` is in no repository or git cannot be run."""
     try:
-        out = subprocess.run(["git", "-C", str(folder), "rev-parse", "--git-path", "info/exclude"],
-                             stdin=subprocess.DEVNULL, capture_output=True, env=git_env(), timeout=_GIT_TIMEOUT,
-                             check=False)
+        out = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "--git-path", "info/exclude"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env=git_env(),
+            timeout=_GIT_TIMEOUT,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if out.returncode != 0:

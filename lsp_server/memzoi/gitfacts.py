@@ -45,7 +45,7 @@ def git_dirs(top: Path) -> tuple[Path, Path] | None:
         return None
     if not line.startswith("gitdir:"):
         return None
-    gitdir = Path(line[len("gitdir:"):].strip())
+    gitdir = Path(line[len("gitdir:") :].strip())
     gitdir = gitdir if gitdir.is_absolute() else (top / gitdir)
     try:
         common = (gitdir / "commondir").read_text(encoding="utf-8", errors="replace").strip()
@@ -137,7 +137,12 @@ def last_commit(path: Path | None) -> dict[str, str] | None:
     try:
         out = subprocess.run(
             ["git", "log", "-1", "--format=%h%x1f%an%x1f%ad%x1f%s", "--date=short", "--", path.name],
-            cwd=path.parent, env=git_env(), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=3,
+            cwd=path.parent,
+            env=git_env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=3,
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -219,8 +224,9 @@ class GitFacts:
         top = self.top()
         if top is None:
             return None
-        return self._cached(("show", os.path.abspath(path), record_id),
-                            lambda: reviewed_projection(path, record_id, top))
+        return self._cached(
+            ("show", os.path.abspath(path), record_id), lambda: reviewed_projection(path, record_id, top)
+        )
 
     def last_commit(self, path: Path) -> dict[str, str] | None:
         """:func:`last_commit`, cached until the file or git's state changes."""

@@ -62,8 +62,13 @@ class IndexUnavailable(RuntimeStateError):
     """The index cannot be opened or written (message says where and what to do; ``code`` is a runtime error
     code of :mod:`memzoi.runtime_errors`, ``index_unavailable`` for a schema of another version)."""
 
-    def __init__(self, message: str, code: str = "index_unavailable", path: str | os.PathLike[str] | None = None,
-                 advice: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        code: str = "index_unavailable",
+        path: str | os.PathLike[str] | None = None,
+        advice: str | None = None,
+    ):
         super().__init__(code, message, path, advice=advice)
 
 
@@ -117,8 +122,15 @@ class Index(IndexQueries):
     call :meth:`rebuild` or :meth:`refresh`. Raises :class:`IndexUnavailable` when the database cannot be opened.
     """
 
-    def __init__(self, project_root: str | os.PathLike[str], *, path: str | os.PathLike[str] | None = None,
-                 workers: int | None = None, premade: Premade | None = None, helper: bool = False):
+    def __init__(
+        self,
+        project_root: str | os.PathLike[str],
+        *,
+        path: str | os.PathLike[str] | None = None,
+        workers: int | None = None,
+        premade: Premade | None = None,
+        helper: bool = False,
+    ):
         self.root = Path(project_root).resolve()
         self.workers = workers  # analysis processes; None = one per CPU (at most 8), 1 = in-process
         self.premade = premade
@@ -156,8 +168,10 @@ class Index(IndexQueries):
         forget_old_databases(self.path.parent)
         version, tables = self._schema_state()
         if version != STORE_VERSION or not set(_TABLES) <= tables:
-            return (f"store version {version} is not {STORE_VERSION} or its index tables are missing; run "
-                    "`memzoi rebuild` to recreate it")
+            return (
+                f"store version {version} is not {STORE_VERSION} or its index tables are missing; run "
+                "`memzoi rebuild` to recreate it"
+            )
         return self._stamp_problem()
 
     def _schema_state(self) -> tuple[int, set[str]]:
@@ -173,8 +187,10 @@ class Index(IndexQueries):
         built = self.db.execute("SELECT 1 FROM meta WHERE key = 'built_at'").fetchone()
         if built is None or (row is not None and row[0] == index_stamp(self.root)):
             return None
-        return ("the index was made by another build of memzoi-lsp or under another .memzoi/config.toml; "
-                "run `memzoi rebuild` to recreate it")
+        return (
+            "the index was made by another build of memzoi-lsp or under another .memzoi/config.toml; "
+            "run `memzoi rebuild` to recreate it"
+        )
 
     @property
     def exists(self) -> bool:
@@ -215,9 +231,16 @@ class Index(IndexQueries):
                 self.db.execute(f"INSERT INTO {table}({table}) VALUES('rebuild')")
             for stmt in _split_sql(fts_triggers()):
                 self.db.execute(stmt)
-            self.db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", [
-                ("built_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())), ("project_root", str(self.root)), ("schema", str(SCHEMA_VERSION)),
-                ("stamp", stamp), ("git", git)])
+            self.db.executemany(
+                "INSERT INTO meta(key, value) VALUES (?, ?)",
+                [
+                    ("built_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
+                    ("project_root", str(self.root)),
+                    ("schema", str(SCHEMA_VERSION)),
+                    ("stamp", stamp),
+                    ("git", git),
+                ],
+            )
         self.schema_problem = None
         result.seconds = time.perf_counter() - started
         return result
@@ -261,8 +284,10 @@ class Index(IndexQueries):
             result = self.update_paths(plan.changed + [self.root / g for g in plan.gone], progress)
         if plan.restamp or plan.git_changed:  # after the re-judged rows are in
             with self._transaction():
-                self.db.executemany("UPDATE files SET size = ?, mtime_ns = ?, ino = ?, ctime_ns = ?, checked_ns = ? "
-                                    "WHERE path = ?", plan.restamp)
+                self.db.executemany(
+                    "UPDATE files SET size = ?, mtime_ns = ?, ino = ?, ctime_ns = ?, checked_ns = ? WHERE path = ?",
+                    plan.restamp,
+                )
                 self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('git', ?)", (plan.git,))
         return result
 
@@ -314,8 +339,12 @@ class Index(IndexQueries):
         step = max(1, total // 100)
         workers = self.workers if self.workers is not None else min(cpu_count(), 8)
         pool: ChunkPool[tuple[str, str | None, str], dict[str, Any] | None] = ChunkPool(
-            functools.partial(_index_rows, root=str(self.root)), workers=workers,
-            chunksize=max(16, len(jobs) // (workers * 8)), start_at=PARALLEL_THRESHOLD, helper=self.helper)
+            functools.partial(_index_rows, root=str(self.root)),
+            workers=workers,
+            chunksize=max(16, len(jobs) // (workers * 8)),
+            start_at=PARALLEL_THRESHOLD,
+            helper=self.helper,
+        )
         for job in jobs:
             pool.add(job)
         for i, row in enumerate(pool.iter_results(), total - len(jobs) + 1):
@@ -337,13 +366,16 @@ class Index(IndexQueries):
             batch = [unpack_row(r) for r in rows[i : i + 500]]
             self.db.executemany(
                 "INSERT INTO files VALUES (:path, :kind, :role, :size, :mtime_ns, :ino, :ctime_ns, :checked_ns, :sha, "
-                ":visibility, :admitted, :refusals, :findings, :facts)", [r["file"] for r in batch])
+                ":visibility, :admitted, :refusals, :findings, :facts)",
+                [r["file"] for r in batch],
+            )
             for kind, table in (("record", "records"), ("proposal", "proposals")):
                 part = [r[kind] for r in batch if r.get(kind)]
                 if part:
                     cols = list(part[0])
                     self.db.executemany(
-                        f"INSERT INTO {table}({', '.join(cols)}) VALUES ({', '.join(':' + c for c in cols)})", part)
+                        f"INSERT INTO {table}({', '.join(cols)}) VALUES ({', '.join(':' + c for c in cols)})", part
+                    )
             for r in batch:
                 if r.get("record") and r["record"]["id"]:
                     res.record_ids.append(r["record"]["id"])

@@ -35,8 +35,9 @@ def index_stamp(root: Path) -> str:
     from .index_schema import SCHEMA_VERSION  # noqa: PLC0415 lazy: start-up
     from .toolstamp import tool_stamp  # noqa: PLC0415 lazy: start-up
 
-    return blake3.blake3(b"\n".join([str(SCHEMA_VERSION).encode(), tool_stamp().encode(),
-                                     config_bytes(root)])).hexdigest()
+    return blake3.blake3(
+        b"\n".join([str(SCHEMA_VERSION).encode(), tool_stamp().encode(), config_bytes(root)])
+    ).hexdigest()
 
 
 def config_bytes(root: Path) -> bytes:
@@ -62,15 +63,20 @@ class Plan:
     git_changed: bool = False
 
 
-def stale(db: sqlite3.Connection, root: Path, redacted_key: Callable[[str, dict[str, Any]], str | None],
-          key_of: Callable[[Path], str]) -> Plan:
+def stale(
+    db: sqlite3.Connection,
+    root: Path,
+    redacted_key: Callable[[str, dict[str, Any]], str | None],
+    key_of: Callable[[Path], str],
+) -> Plan:
     """The :class:`Plan` of a refresh of the index ``db`` of the project ``root``: the files that are new or whose
     bytes differ from their row's, or whose admission may have changed because git's state did (the
     visibility git gives now differs from the row's, or a stale attestation git explains); the rows whose file is
     gone; the rows confirmed by hash. ``redacted_key(rel, known)`` and ``key_of(path)`` give a file's key (only a
     path the index does not hold as it is is scanned for its key). Raises ``sqlite3.Error``."""
-    known = {r[0]: tuple(r[1:]) for r in db.execute(
-        "SELECT path, size, mtime_ns, ino, ctime_ns, checked_ns, sha FROM files")}
+    known = {
+        r[0]: tuple(r[1:]) for r in db.execute("SELECT path, size, mtime_ns, ino, ctime_ns, checked_ns, sha FROM files")
+    }
     stats = plane_stats(root)
     plan = Plan(git=git_state(root, {os.path.dirname(path) for path, _ in stats.values()}))
     stored = db.execute("SELECT value FROM meta WHERE key = 'git'").fetchone()
@@ -108,8 +114,12 @@ def readmitted(db: sqlite3.Connection, root: Path, present: dict[str, str]) -> l
     vis = git_visibility(root, present.values())
     rows = {r[0]: r[1] for r in db.execute("SELECT path, visibility FROM files")}
     explained = {r[0] for r in db.execute("SELECT path FROM records WHERE attestation = 'stale'")}
-    return [path for key, path in present.items() if key in rows and (
-        key in explained or rows[key] != vis.get(os.path.abspath(path), GitVisibility.UNKNOWN).value)]
+    return [
+        path
+        for key, path in present.items()
+        if key in rows
+        and (key in explained or rows[key] != vis.get(os.path.abspath(path), GitVisibility.UNKNOWN).value)
+    ]
 
 
 def _worktree_top(root: Path) -> Path | None:

@@ -82,14 +82,24 @@ class Drift:
     @property
     def clean(self) -> bool:
         """True when the index matches the files exactly."""
-        return not (self.missing_from_index or self.stale_in_index or self.changed_in_index
-                    or self.fts_out_of_sync or self.schema)
+        return not (
+            self.missing_from_index
+            or self.stale_in_index
+            or self.changed_in_index
+            or self.fts_out_of_sync
+            or self.schema
+        )
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict form for ``memzoi doctor --json``."""
-        return {"missing_from_index": self.missing_from_index, "stale_in_index": self.stale_in_index,
-                "changed_in_index": self.changed_in_index, "fts_out_of_sync": self.fts_out_of_sync,
-                "schema": self.schema, "unreadable": self.unreadable}
+        return {
+            "missing_from_index": self.missing_from_index,
+            "stale_in_index": self.stale_in_index,
+            "changed_in_index": self.changed_in_index,
+            "fts_out_of_sync": self.fts_out_of_sync,
+            "schema": self.schema,
+            "unreadable": self.unreadable,
+        }
 
 
 @dataclass
@@ -158,7 +168,7 @@ def _marked(text: str, window: list[re.Match[str]], matches: Callable[[str], boo
     parts = ["…"] if text[:start].strip() else []
     pos = start
     for m in window:
-        parts.append(text[pos:m.start()])
+        parts.append(text[pos : m.start()])
         parts.append(f"[{m.group()}]" if matches(m.group()) else m.group())
         pos = m.end()
     if text[end:].strip():
@@ -182,8 +192,9 @@ class IndexQueries:
 
     # -- reading -------------------------------------------------------------------------------------------------
 
-    def search(self, query: str, *, limit: int = 10, kinds: Iterable[str] = ("record", "proposal"),
-               match: str | None = None) -> list[SearchHit]:
+    def search(
+        self, query: str, *, limit: int = 10, kinds: Iterable[str] = ("record", "proposal"), match: str | None = None
+    ) -> list[SearchHit]:
         """Full-text search over titles and bodies (BM25, title weighted 10:1), best first, at most ``limit``
         hits per kind merged by score. ``match``: a ready FTS5 expression (:func:`memzoi.agent.query.fts_match`)
         instead of all of ``query``'s words. Returns ``[]`` for a query without words."""
@@ -196,9 +207,11 @@ class IndexQueries:
             table = {"record": "records", "proposal": "proposals"}[kind]
             # No FTS5 snippet(): its cost grows with the square of a document's matches (a body repeating the
             # query word 100,000 times kept `search` busy for minutes); :func:`excerpt` is linear.
-            sql = (f"SELECT t.*, bm25({table}_fts, 10.0, 1.0) AS score "
-                   f"FROM {table}_fts JOIN {table} t ON t.rowid = {table}_fts.rowid "
-                   f"WHERE {table}_fts MATCH ? ORDER BY score LIMIT ?")
+            sql = (
+                f"SELECT t.*, bm25({table}_fts, 10.0, 1.0) AS score "
+                f"FROM {table}_fts JOIN {table} t ON t.rowid = {table}_fts.rowid "
+                f"WHERE {table}_fts MATCH ? ORDER BY score LIMIT ?"
+            )
             try:
                 rows = self.db.execute(sql, (q, limit)).fetchall()
             except sqlite3.OperationalError:
@@ -232,8 +245,10 @@ class IndexQueries:
     def file(self, path: str | os.PathLike[str]) -> dict[str, Any] | None:
         """The ``files`` row of one path (with ``findings``, ``refusals`` and ``facts`` decoded)."""
         self._require()
-        r = self.db.execute("SELECT * FROM files WHERE path = ?",
-                            (self._rel(Path(path) if Path(path).is_absolute() else self.root / path),)).fetchone()
+        r = self.db.execute(
+            "SELECT * FROM files WHERE path = ?",
+            (self._rel(Path(path) if Path(path).is_absolute() else self.root / path),),
+        ).fetchone()
         if r is None:
             return None
         d = dict(r)
@@ -248,9 +263,11 @@ class IndexQueries:
 
         self._require()
         base = str(self.root)
-        return {os.path.join(base, *r["path"].split("/")): FileFacts.from_json(json.loads(r["facts"]))
-                for r in self.db.execute("SELECT path, facts FROM files")
-                if not r["path"].startswith(_REDACTED_PREFIX)}
+        return {
+            os.path.join(base, *r["path"].split("/")): FileFacts.from_json(json.loads(r["facts"]))
+            for r in self.db.execute("SELECT path, facts FROM files")
+            if not r["path"].startswith(_REDACTED_PREFIX)
+        }
 
     def workspace(self) -> Workspace:
         """A cross-file :class:`~memzoi.crossfile.Workspace` loaded from stored facts, keyed by absolute path
@@ -268,22 +285,29 @@ class IndexQueries:
         """Row counts: files, records, proposals, refused files."""
         self._require()
         one = lambda sql: self.db.execute(sql).fetchone()[0]  # noqa: E731
-        return {"files": one("SELECT count(*) FROM files"), "records": one("SELECT count(*) FROM records"),
-                "proposals": one("SELECT count(*) FROM proposals"),
-                "refused": one("SELECT count(*) FROM files WHERE admitted = 0 AND kind = 'record'")}
+        return {
+            "files": one("SELECT count(*) FROM files"),
+            "records": one("SELECT count(*) FROM records"),
+            "proposals": one("SELECT count(*) FROM proposals"),
+            "refused": one("SELECT count(*) FROM files WHERE admitted = 0 AND kind = 'record'"),
+        }
 
     def refused_records(self) -> list[str]:
         """Paths (relative to the project root, sorted) of the indexed records that admission refused."""
         self._require()
-        return [r["path"] for r in self.db.execute(
-            "SELECT path FROM files WHERE admitted = 0 AND kind = 'record' ORDER BY path")]
+        return [
+            r["path"]
+            for r in self.db.execute("SELECT path FROM files WHERE admitted = 0 AND kind = 'record' ORDER BY path")
+        ]
 
     def failed_analyses(self) -> list[str]:
         """Paths (relative to the project root, sorted) of the indexed files whose analysis failed unexpectedly
         (their stored findings hold an ``internal_error``)."""
         self._require()
-        return [r["path"] for r in self.db.execute(
-            "SELECT path FROM files WHERE findings LIKE '%\"internal_error\"%' ORDER BY path")]
+        return [
+            r["path"]
+            for r in self.db.execute("SELECT path FROM files WHERE findings LIKE '%\"internal_error\"%' ORDER BY path")
+        ]
 
     def drift(self) -> Drift:
         """Compare the index with the git plane: every file's byte hash against the stored one, rows without a

@@ -86,8 +86,10 @@ def _index_rows(jobs: list[tuple[str, str | None, str]], root: str | None = None
     (one cached scan per file, instead of one more per file in the parent before the workers start)."""
     contexts: dict[str, ProjectContext] = {}
     base = Path(root) if root is not None else None
-    return [_index_row(job if job[1] is not None or base is None else (job[0], index_key(base, job[0]), job[2]),
-                       contexts) for job in jobs]
+    return [
+        _index_row(job if job[1] is not None or base is None else (job[0], index_key(base, job[0]), job[2]), contexts)
+        for job in jobs
+    ]
 
 
 def _index_row(job: tuple[str, str, str], contexts: dict[str, ProjectContext] | None = None) -> dict[str, Any] | None:
@@ -140,8 +142,16 @@ def index_verdict(path: Path, analysis: Analysis, ctx: ProjectContext) -> FileVe
     return judge(path, analysis, ctx)
 
 
-def index_row(rel: str, data: bytes, st: os.stat_result | StatStamp, verdict: FileVerdict, *,
-              facts: FileFacts | None = None, digest: bytes | None = None, checked_ns: int = 0) -> dict[str, Any]:
+def index_row(
+    rel: str,
+    data: bytes,
+    st: os.stat_result | StatStamp,
+    verdict: FileVerdict,
+    *,
+    facts: FileFacts | None = None,
+    digest: bytes | None = None,
+    checked_ns: int = 0,
+) -> dict[str, Any]:
     """The rows one judged file contributes to ``files`` and ``records`` or ``proposals``: ``rel`` is its key
     (relative to the project root, redacted when it bears a secret), ``data`` and ``st`` its bytes and stat on
     disk, ``verdict`` from :func:`index_verdict`. A caller that has them passes the analysis's ``facts`` and the
@@ -155,18 +165,39 @@ def index_row(rel: str, data: bytes, st: os.stat_result | StatStamp, verdict: Fi
         stored_facts.update(ident=shown_id(facts.ident), tokens=[], refs=[])
     all_findings = verdict.findings
     lines = LineIndex(analysis.text) if all_findings else None
-    findings = [
-        {"code": f.code, "severity": int(f.severity), "message": f.message, "start": f.start, "end": f.end,
-         "range": [list(lines.position(f.start)), list(lines.position(f.end))]}
-        for f in all_findings
-    ] if lines else []
-    out: dict[str, Any] = {"file": {
-        "path": rel, "kind": analysis.kind, "role": analysis.placement.role.value, "size": st.st_size,
-        "mtime_ns": st.st_mtime_ns, "ino": st.st_ino, "ctime_ns": st.st_ctime_ns, "checked_ns": checked_ns,
-        "sha": (digest or blake3.blake3(data).digest()).hex(), "visibility": verdict.visibility.value,
-        "admitted": int(verdict.admitted), "refusals": json.dumps(list(verdict.refusals)),
-        "findings": json.dumps(findings, ensure_ascii=False), "facts": json.dumps(stored_facts),
-    }}
+    findings = (
+        [
+            {
+                "code": f.code,
+                "severity": int(f.severity),
+                "message": f.message,
+                "start": f.start,
+                "end": f.end,
+                "range": [list(lines.position(f.start)), list(lines.position(f.end))],
+            }
+            for f in all_findings
+        ]
+        if lines
+        else []
+    )
+    out: dict[str, Any] = {
+        "file": {
+            "path": rel,
+            "kind": analysis.kind,
+            "role": analysis.placement.role.value,
+            "size": st.st_size,
+            "mtime_ns": st.st_mtime_ns,
+            "ino": st.st_ino,
+            "ctime_ns": st.st_ctime_ns,
+            "checked_ns": checked_ns,
+            "sha": (digest or blake3.blake3(data).digest()).hex(),
+            "visibility": verdict.visibility.value,
+            "admitted": int(verdict.admitted),
+            "refusals": json.dumps(list(verdict.refusals)),
+            "findings": json.dumps(findings, ensure_ascii=False),
+            "facts": json.dumps(stored_facts),
+        }
+    }
     doc = analysis.document
     meta = doc.data if isinstance(doc.data, dict) else {}
     title = _s(meta.get("title")) or ""
@@ -182,29 +213,52 @@ def index_row(rel: str, data: bytes, st: os.stat_result | StatStamp, verdict: Fi
         conf = meta.get("confidence")
         conf = getattr(conf, "resolved", conf)
         out["record"] = {
-            "path": rel, "id": shown_id(facts.ident), "type": _s(meta.get("type")), "lane": _s(meta.get("lane")),
-            "scope_kind": _s(meta.get("scope")), "scope_id": _s(meta.get("scope_id")),
-            "visibility": _s(meta.get("visibility")), "title": title, "body": body,
+            "path": rel,
+            "id": shown_id(facts.ident),
+            "type": _s(meta.get("type")),
+            "lane": _s(meta.get("lane")),
+            "scope_kind": _s(meta.get("scope")),
+            "scope_id": _s(meta.get("scope_id")),
+            "visibility": _s(meta.get("visibility")),
+            "title": title,
+            "body": body,
             "status": _s(meta.get("status")),
             "confidence": float(conf) if isinstance(conf, (int, float)) and not isinstance(conf, bool) else None,
-            "source_kind": _s(meta.get("source")), "source_ref": _s(meta.get("source_ref")),
-            "proposal_id": _s(meta.get("proposal_id")), "supersedes_id": _s(meta.get("supersedes")),
-            "created_at": _s(meta.get("timestamp")), "updated_at": _s(meta.get("updated")) or _s(meta.get("timestamp")),
-            "tags": _j(meta.get("tags")), "applies_to": _j(meta.get("applies_to")),
-            "retention_json": _j(meta.get("retention")), "origin_json": _j(meta.get("origin")),
-            "lineage_json": _j(meta.get("lineage")), "content_hash": facts.content,
-            "revision": att.revision if att else None, "attestation": att.state.value if att else None,
+            "source_kind": _s(meta.get("source")),
+            "source_ref": _s(meta.get("source_ref")),
+            "proposal_id": _s(meta.get("proposal_id")),
+            "supersedes_id": _s(meta.get("supersedes")),
+            "created_at": _s(meta.get("timestamp")),
+            "updated_at": _s(meta.get("updated")) or _s(meta.get("timestamp")),
+            "tags": _j(meta.get("tags")),
+            "applies_to": _j(meta.get("applies_to")),
+            "retention_json": _j(meta.get("retention")),
+            "origin_json": _j(meta.get("origin")),
+            "lineage_json": _j(meta.get("lineage")),
+            "content_hash": facts.content,
+            "revision": att.revision if att else None,
+            "attestation": att.state.value if att else None,
             "attested_projection": _j(att.projection) if att and att.state.value == "attested" else None,
             "admitted": int(verdict.admitted),
         }
     elif analysis.kind == "proposal":
         block = meta.get("proposal") if isinstance(meta.get("proposal"), dict) else {}
         out["proposal"] = {
-            "path": rel, "id": shown_id(facts.ident), "file_id": shown_id(analysis.placement.identity), "role": analysis.placement.role.value,
-            "status": facts.status, "action": facts.action, "targets": json.dumps([r.target for r in facts.refs]),
-            "scope_kind": facts.scope_kind, "scope_id": facts.scope_id, "proposed_at": _s(block.get("proposed_at")),
-            "sensitivity": _s(meta.get("sensitivity")), "content_class": _s(meta.get("content_class")),
-            "title": title, "body": body, "content_hash": facts.content,
+            "path": rel,
+            "id": shown_id(facts.ident),
+            "file_id": shown_id(analysis.placement.identity),
+            "role": analysis.placement.role.value,
+            "status": facts.status,
+            "action": facts.action,
+            "targets": json.dumps([r.target for r in facts.refs]),
+            "scope_kind": facts.scope_kind,
+            "scope_id": facts.scope_id,
+            "proposed_at": _s(block.get("proposed_at")),
+            "sensitivity": _s(meta.get("sensitivity")),
+            "content_class": _s(meta.get("content_class")),
+            "title": title,
+            "body": body,
+            "content_hash": facts.content,
         }
     if secrets:
         _scrub(out, sorted(_secret_texts(doc, secrets), key=len, reverse=True))
@@ -250,8 +304,16 @@ def keep_verified(db: sqlite3.Connection, root: Path, rows: list[dict[str, Any]]
             continue
         f = refined.findings[0]
         findings = [x for x in json.loads(row["file"]["findings"]) if x["code"] != "stale_attestation"]
-        findings.append({"code": f.code, "severity": int(f.severity), "message": f.message, "start": f.start,
-                         "end": f.end, "range": [list(doc.lines.position(f.start)), list(doc.lines.position(f.end))]})
+        findings.append(
+            {
+                "code": f.code,
+                "severity": int(f.severity),
+                "message": f.message,
+                "start": f.start,
+                "end": f.end,
+                "range": [list(doc.lines.position(f.start)), list(doc.lines.position(f.end))],
+            }
+        )
         row["file"]["findings"] = json.dumps(findings, ensure_ascii=False)
 
 

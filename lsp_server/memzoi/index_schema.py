@@ -78,8 +78,9 @@ def _split_sql(script: str) -> list[str]:
             continue
         buf.append(line)
         stmt = "\n".join(buf)
-        if line.rstrip().endswith(";") and (not stmt.lstrip().upper().startswith("CREATE TRIGGER")
-                                            or line.strip().upper() == "END;"):
+        if line.rstrip().endswith(";") and (
+            not stmt.lstrip().upper().startswith("CREATE TRIGGER") or line.strip().upper() == "END;"
+        ):
             out.append(stmt)
             buf = []
     return out

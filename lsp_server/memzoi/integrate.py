@@ -41,8 +41,14 @@ END = "<!-- memzoi:end -->"
 #: The project's resident file (Zuno), relative to the project root.
 RESIDENT_FILE = ".zuno/RULES.md"
 #: Instruction files ``integrate list`` looks at (besides ``.cursor/rules/*.mdc``), relative to the project root.
-KNOWN_FILES = ("AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md", "GEMINI.md",
-               ".github/copilot-instructions.md")
+KNOWN_FILES = (
+    "AGENTS.md",
+    "CLAUDE.md",
+    "CLAUDE.local.md",
+    ".claude/CLAUDE.md",
+    "GEMINI.md",
+    ".github/copilot-instructions.md",
+)
 OPERATION = "integrate_instructions"
 _BOM = b"\xef\xbb\xbf"
 #: A Cursor rule file memzoi creates starts with this frontmatter, so Cursor applies it to every request.
@@ -75,7 +81,7 @@ _RESIDENT = {
     "claude": "The resident rules of this repository (imported by Claude Code):\n\n@" + RESIDENT_FILE,
     "cursor": "The resident rules of this repository (included by this Cursor rule):\n\n@" + RESIDENT_FILE,
     "text": "Read `" + RESIDENT_FILE + "` at the start of a session (or call `get_resident_memory`): its entries are "
-            "this repository's resident rules.",
+    "this repository's resident rules.",
 }
 
 
@@ -132,16 +138,22 @@ def check_markers(text: str, shown: str) -> None:
     line = _line(text, start)
     end = text.find(END, start + len(START))
     if end < 0:
-        raise InstructionError("unbalanced_markers", f"{shown}: line {line} has `{START}` with no `{END}` after "
-                               f"it; a block written now would go after your text, and the next run would replace "
-                               f"everything from line {line} on, your text included: add the end marker where the "
-                               "old block ends, or remove the start marker, then run again; nothing was written")
+        raise InstructionError(
+            "unbalanced_markers",
+            f"{shown}: line {line} has `{START}` with no `{END}` after "
+            f"it; a block written now would go after your text, and the next run would replace "
+            f"everything from line {line} on, your text included: add the end marker where the "
+            "old block ends, or remove the start marker, then run again; nothing was written",
+        )
     again = text.find(START, start + len(START), end)
     if again >= 0:
-        raise InstructionError("unbalanced_markers", f"{shown}: `{START}` is on line {line} and again on line "
-                               f"{_line(text, again)}, before the `{END}` on line {_line(text, end)}; the block "
-                               f"would be taken from line {line}, replacing the text between: remove the stray "
-                               "start marker, then run again; nothing was written")
+        raise InstructionError(
+            "unbalanced_markers",
+            f"{shown}: `{START}` is on line {line} and again on line "
+            f"{_line(text, again)}, before the `{END}` on line {_line(text, end)}; the block "
+            f"would be taken from line {line}, replacing the text between: remove the stray "
+            "start marker, then run again; nothing was written",
+        )
 
 
 def newline_of(text: str) -> str:
@@ -150,7 +162,7 @@ def newline_of(text: str) -> str:
         if ch == "\n":
             return "\n"
         if ch == "\r":
-            return "\r\n" if text[i + 1:i + 2] == "\n" else "\r"
+            return "\r\n" if text[i + 1 : i + 2] == "\n" else "\r"
     return "\n"
 
 
@@ -163,7 +175,7 @@ def upsert(text: str, path: str, *, resident_import: bool = False) -> str:
     new = block(path, resident_import=resident_import, newline=nl)
     span = locate(text)
     if span is not None:
-        return text[:span[0]] + new + text[span[1]:]
+        return text[: span[0]] + new + text[span[1] :]
     if not text:
         head = CURSOR_RULE_HEAD if import_style(path) == "cursor" else ""
         return head + new + nl
@@ -178,13 +190,17 @@ def decode(data: bytes | None, shown: str) -> tuple[str, bool]:
         return "", False
     bom = data.startswith(_BOM)
     try:
-        text = data[3 if bom else 0:].decode("utf-8")
+        text = data[3 if bom else 0 :].decode("utf-8")
     except UnicodeDecodeError as err:
-        raise InstructionError("unreadable", f"{shown}: not UTF-8 text (invalid byte at offset {err.start}); "
-                               "re-save it as UTF-8 or choose another file with --file") from None
+        raise InstructionError(
+            "unreadable",
+            f"{shown}: not UTF-8 text (invalid byte at offset {err.start}); "
+            "re-save it as UTF-8 or choose another file with --file",
+        ) from None
     if "\x00" in text:
-        raise InstructionError("unreadable", f"{shown}: holds NUL bytes, so it is not a text file; choose another "
-                               "file with --file")
+        raise InstructionError(
+            "unreadable", f"{shown}: holds NUL bytes, so it is not a text file; choose another file with --file"
+        )
     return text, bom
 
 
@@ -249,9 +265,12 @@ def resolve(root: Path, file: str | None) -> tuple[Path, str, bool]:
         raise InstructionError("unsafe_path", f"{file}: is a folder; pass an instruction file such as AGENTS.md")
     real = Path(os.path.realpath(target))
     if {".memzoi", ".zuno"} & set(real.parts[:-1]) or real == Path(os.path.realpath(default_global_path())):
-        raise InstructionError("unsafe_path", f"{file}: is memory (a record, packet, setting or resident file), "
-                               "which changes only through review; pass an agent instruction file such as "
-                               "AGENTS.md or CLAUDE.md")
+        raise InstructionError(
+            "unsafe_path",
+            f"{file}: is memory (a record, packet, setting or resident file), "
+            "which changes only through review; pass an agent instruction file such as "
+            "AGENTS.md or CLAUDE.md",
+        )
     try:
         rel = target.relative_to(root).as_posix()
     except ValueError:
@@ -259,8 +278,9 @@ def resolve(root: Path, file: str | None) -> tuple[Path, str, bool]:
     return target, rel, True
 
 
-def plan(root: Path, file: str | None = None, *, resident_import: bool = False,
-         data: bytes | None | object = ...) -> InstructionPlan:
+def plan(
+    root: Path, file: str | None = None, *, resident_import: bool = False, data: bytes | None | object = ...
+) -> InstructionPlan:
     """The plan for ``file`` of the project ``root`` (see :func:`resolve`); ``data`` gives the bytes already read
     (else the file is read). Raises :class:`InstructionError`."""
     target, shown, inside = resolve(root, file)
@@ -270,15 +290,17 @@ def plan(root: Path, file: str | None = None, *, resident_import: bool = False,
         except FileNotFoundError:
             data = None
         except OSError as err:
-            raise InstructionError("unreadable", f"{shown}: cannot read ({err.strerror}); check its "
-                                   "permissions") from None
+            raise InstructionError(
+                "unreadable", f"{shown}: cannot read ({err.strerror}); check its permissions"
+            ) from None
     text, bom = decode(data, shown)
     after = upsert(text, shown, resident_import=resident_import).encode("utf-8")
     return InstructionPlan(shown, target, inside, data, (_BOM if bom else b"") + after)
 
 
-def write(root: Path, file: str | None = None, *, resident_import: bool = False, actor: str,
-          source: str = "cli") -> tuple[InstructionPlan, Any]:
+def write(
+    root: Path, file: str | None = None, *, resident_import: bool = False, actor: str, source: str = "cli"
+) -> tuple[InstructionPlan, Any]:
     """Write the block: ``(plan, change)`` where ``change`` is the ledger's :class:`~memzoi.ledger.ChangeResult`
     (a file inside the project), ``None`` (outside it, or nothing to change). Raises :class:`InstructionError`,
     :class:`~memzoi.ledger.Refusal` (the ledger's refusals: ``unsafe_path`` for a symlink, ``external_drift``, …),
@@ -297,13 +319,16 @@ def write(root: Path, file: str | None = None, *, resident_import: bool = False,
 
     def build(project: Path) -> ChangePlan:
         try:
-            now = plan(project, first.path, resident_import=resident_import,
-                       data=read_file_state(project, first.path))
+            now = plan(project, first.path, resident_import=resident_import, data=read_file_state(project, first.path))
         except InstructionError as err:
             raise Refusal(err.code, err.message, first.path) from None
         done.append(now)
-        return ChangePlan(OPERATION, [FileChange(now.path, now.before, now.after)],
-                          summary=f"{now.status} the Memzoi block of {now.path}", details={"file": now.path})
+        return ChangePlan(
+            OPERATION,
+            [FileChange(now.path, now.before, now.after)],
+            summary=f"{now.status} the Memzoi block of {now.path}",
+            details={"file": now.path},
+        )
 
     change = run_change(root, build, actor=actor, source=source)
     return done[-1], change
@@ -331,7 +356,7 @@ def list_files(root: Path) -> list[dict[str, Any]]:
             continue
         span = locate(text)
         if span is not None:
-            found = text[span[0]:span[1]]
+            found = text[span[0] : span[1]]
             nl = newline_of(text)
             entry["block"] = True
             entry["resident_import"] = _RESIDENT[import_style(name)].replace("\n", nl) in found

@@ -44,7 +44,11 @@ def legacy_reasons(data: dict[str, Any]) -> list[str]:
     profile = data.get("profile")
     if "profile" not in data and "kind" not in data and ("type" in data or "title" in data):
         reasons.append("it has no `profile`")
-    elif isinstance(profile, str) and profile != "memzoi" and (profile in LEGACY_PROFILES or profile.startswith("memzoi/")):
+    elif (
+        isinstance(profile, str)
+        and profile != "memzoi"
+        and (profile in LEGACY_PROFILES or profile.startswith("memzoi/"))
+    ):
         reasons.append(f"profile `{profile}` is a legacy profile")
     if "version" in data:
         reasons.append("it has a `version` key")
@@ -65,7 +69,11 @@ def upgrade_ignores(data: dict[str, Any]) -> frozenset[tuple[str, tuple[Any, ...
     }
     out |= {("unknown_key", (k,)) for k in ("version", "expires", "expires_at")}
     out |= {("unknown_key", ("retention", "policy_version")), ("unknown_key", ("origin", "version"))}
-    out |= {("invalid_value", ("profile",)), ("missing_key", ("origin", "origin_key")), ("missing_key", ("origin", "route"))}
+    out |= {
+        ("invalid_value", ("profile",)),
+        ("missing_key", ("origin", "origin_key")),
+        ("missing_key", ("origin", "route")),
+    }
     if data.get("status") == "current":
         out.add(("invalid_value", ("status",)))
     if isinstance(data.get("confidence"), str) and data["confidence"] in CONFIDENCE_LABELS:
@@ -75,8 +83,13 @@ def upgrade_ignores(data: dict[str, Any]) -> frozenset[tuple[str, tuple[Any, ...
 
 def yaml_scalar(value: str) -> str:
     """Render a string scalar: bare when that reads back as the same string, else a JSON string literal."""
-    if _PLAIN_SAFE.match(value) and ": " not in value and not value.endswith(":") and isinstance(resolve_plain(value), str) \
-            and value.lower() not in ("yes", "no", "on", "off", "y", "n"):
+    if (
+        _PLAIN_SAFE.match(value)
+        and ": " not in value
+        and not value.endswith(":")
+        and isinstance(resolve_plain(value), str)
+        and value.lower() not in ("yes", "no", "on", "off", "y", "n")
+    ):
         return value
     return quote_string(value)
 
@@ -158,7 +171,9 @@ def upgrade_legacy(doc: Document, placement: Placement) -> Upgrade:
     root = doc.mapping
     data = doc.data
     if root is None or data is None or doc.fm_start is None or doc.fm_end is None:
-        raise UpgradeError("the frontmatter must parse as a YAML mapping before it can be upgraded; fix the YAML errors first")
+        raise UpgradeError(
+            "the frontmatter must parse as a YAML mapping before it can be upgraded; fix the YAML errors first"
+        )
     kind = upgrade_kind(doc, placement)
     if data.get("kind") not in (None, kind):
         where = "a proposal folder" if kind == "proposal" else "the records folder"
@@ -183,8 +198,10 @@ class _Upgrader:
         if kind == "memory":
             # Memzoi keys a record by its path; the frontmatter id only fills in where there is no path.
             self.new_id = path_id or slug or "record"
-            self.origin = {"origin_key": f"repository-record:{path_id or ident or self.new_id}",
-                           "route": "repository_materialization"}
+            self.origin = {
+                "origin_key": f"repository-record:{path_id or ident or self.new_id}",
+                "route": "repository_materialization",
+            }
         else:
             self.new_id = path_id or slug or "proposal"
             self.origin = {"origin_key": f"repository-proposal:{ident or self.new_id}", "route": "repository_proposal"}

@@ -58,8 +58,9 @@ def _unlock(fd: int) -> None:
 
 
 @contextmanager
-def lifecycle_lock(project_root: str | os.PathLike[str], *, timeout: float = DEFAULT_TIMEOUT,
-                   runtime_dir: Path | None = None) -> Iterator[Path]:
+def lifecycle_lock(
+    project_root: str | os.PathLike[str], *, timeout: float = DEFAULT_TIMEOUT, runtime_dir: Path | None = None
+) -> Iterator[Path]:
     """Hold the repository lifecycle lock for the ``with`` block; yields the runtime directory.
 
     Retries every 20 ms up to ``timeout`` seconds, then raises :class:`LockBusy`. A lock file that cannot be

@@ -40,9 +40,11 @@ from .revision import domain_id
 STALE_AFTER = timedelta(days=180)
 _CLAIM_TYPES = frozenset({"fact", "preference", "decision", "procedure", "instruction_projection"})
 _DURABLE = frozenset({"semantic", "procedural"})
-_BLOCKED = frozenset("""if when whenever unless provided providing assuming depending where wherever while except
+_BLOCKED = frozenset(
+    """if when whenever unless provided providing assuming depending where wherever while except
 otherwise until before after since once now today tomorrow yesterday formerly current currently previously
-temporarily during""".split())
+temporarily during""".split()
+)
 
 
 @dataclass
@@ -86,8 +88,11 @@ def polarity_signature(body: str) -> tuple[str, bool] | None:
     bools = [i for i, t in enumerate(toks) if t in ("true", "false")]
     if len(bools) == 1:
         i = bools[0]
-        terminal = i + 1 == len(toks) and i > 0 and (toks[i - 1] in ("is", "are") or (
-            toks[i - 1] == "be" and i > 1 and toks[i - 2] in ("must", "should")))
+        terminal = (
+            i + 1 == len(toks)
+            and i > 0
+            and (toks[i - 1] in ("is", "are") or (toks[i - 1] == "be" and i > 1 and toks[i - 2] in ("must", "should")))
+        )
         if not terminal:
             return None
         negative = toks[i] == "false"
@@ -110,8 +115,9 @@ def polarity_signature(body: str) -> tuple[str, bool] | None:
 def conditional_or_temporal(body: str) -> bool:
     """Memzoi's ``contains_conditional_or_temporal_language``: a blocked word, a four-digit year or "as of"."""
     toks = tokens(body)
-    return (any(t in _BLOCKED or (len(t) == 4 and t.isdigit()) for t in toks)
-            or any(a == "as" and b == "of" for a, b in zip(toks, toks[1:])))
+    return any(t in _BLOCKED or (len(t) == 4 and t.isdigit()) for t in toks) or any(
+        a == "as" and b == "of" for a, b in zip(toks, toks[1:])
+    )
 
 
 def path_matches(stored: str, requested: str) -> bool:
@@ -128,45 +134,77 @@ def _related(a: Loaded, b: Loaded) -> bool:
     def pred(x: Loaded) -> Any:
         return (x.data.get("lineage") or {}).get("predecessor_id") if isinstance(x.data.get("lineage"), dict) else None
 
-    return (a.data.get("supersedes") == b.id or b.data.get("supersedes") == a.id or pred(a) == b.id
-            or pred(b) == a.id)
+    return a.data.get("supersedes") == b.id or b.data.get("supersedes") == a.id or pred(a) == b.id or pred(b) == a.id
 
 
 def _same_context(a: Loaded, b: Loaded) -> bool:
     keys = ("type", "lane", "scope", "scope_id")
-    return (all(a.data.get(k) == b.data.get(k) for k in keys)
-            and normalize_text(str(a.data.get("title", ""))) == normalize_text(str(b.data.get("title", ""))))
+    return all(a.data.get(k) == b.data.get(k) for k in keys) and normalize_text(
+        str(a.data.get("title", ""))
+    ) == normalize_text(str(b.data.get("title", "")))
 
 
 def finding_comparison_digest(group: list[Loaded]) -> str:
     """``memzoi/maintenance/finding-comparison-set`` over the members' ``(id, version)``, sorted by id."""
-    return domain_id("memzoi/maintenance/finding-comparison-set",
-                     sorted([[r.id, r.snapshot["version"]] for r in group], key=lambda v: v[0]))
+    return domain_id(
+        "memzoi/maintenance/finding-comparison-set",
+        sorted([[r.id, r.snapshot["version"]] for r in group], key=lambda v: v[0]),
+    )
 
 
-def new_finding(kind: str, record_ids: list[str], digest: str, evidence: list[dict[str, Any]], confidence: str,
-                edges: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def new_finding(
+    kind: str,
+    record_ids: list[str],
+    digest: str,
+    evidence: list[dict[str, Any]],
+    confidence: str,
+    edges: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """A ``MaintenanceFinding``; its id is ``memzoi/maintenance/finding`` over its content (edges included)."""
     ids = sorted(set(record_ids))
-    body = {"kind": kind, "record_ids": ids, "comparison_set_digest": digest, "evidence": evidence,
-            "confidence": confidence, "conflict_edges": edges or []}
+    body = {
+        "kind": kind,
+        "record_ids": ids,
+        "comparison_set_digest": digest,
+        "evidence": evidence,
+        "confidence": confidence,
+        "conflict_edges": edges or [],
+    }
     return {"finding_id": domain_id("memzoi/maintenance/finding", body), **body, "proposed_action_ids": []}
 
 
-def new_action(kind: str, finding_id: str, record_ids: list[str], comparison_set_digest: str, group: list[Loaded],
-               **roles: str | None) -> dict[str, Any]:
+def new_action(
+    kind: str,
+    finding_id: str,
+    record_ids: list[str],
+    comparison_set_digest: str,
+    group: list[Loaded],
+    **roles: str | None,
+) -> dict[str, Any]:
     """A repository ``MaintenanceAction`` candidate (``roles``: ``keeper_record_id``, ``predecessor_record_id``,
     ``evidence_record_id``; ``None`` ones are left out), id ``memzoi/maintenance/action`` over its content."""
-    pre = {"comparison_set_digest": comparison_set_digest,
-           "record_versions": {r.id: r.snapshot["version"] for r in sorted(group, key=lambda r: r.id)}}
+    pre = {
+        "comparison_set_digest": comparison_set_digest,
+        "record_versions": {r.id: r.snapshot["version"] for r in sorted(group, key=lambda r: r.id)},
+    }
     ids = sorted(set(record_ids))
-    full = {"class": kind, "finding_id": finding_id, "record_ids": ids, "keeper_record_id": None,
-            "predecessor_record_id": None, "evidence_record_id": None, **roles, "preconditions": pre}
+    full = {
+        "class": kind,
+        "finding_id": finding_id,
+        "record_ids": ids,
+        "keeper_record_id": None,
+        "predecessor_record_id": None,
+        "evidence_record_id": None,
+        **roles,
+        "preconditions": pre,
+    }
     action = {"action_id": domain_id("memzoi/maintenance/action", full), **full}
     return {k: v for k, v in action.items() if v is not None}
 
 
-def exact_duplicates(loaded: list[Loaded], selected: set[str], digest: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def exact_duplicates(
+    loaded: list[Loaded], selected: set[str], digest: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Exact-duplicate findings and their ``consolidate_exact_duplicates`` action candidates."""
     groups: dict[str, list[Loaded]] = {}
     for r in loaded:
@@ -177,10 +215,16 @@ def exact_duplicates(loaded: list[Loaded], selected: set[str], digest: str) -> t
         ids = [r.id for r in group]
         if len(group) < 2 or not selected.intersection(ids):
             continue
-        f = new_finding("exact_duplicate", ids, finding_comparison_digest(group),
-                        [{"code": "exact_claim_projection", "digest": claim}], "exact")
-        a = new_action("consolidate_exact_duplicates", f["finding_id"], ids, digest, group,
-                       keeper_record_id=sorted(ids)[0])
+        f = new_finding(
+            "exact_duplicate",
+            ids,
+            finding_comparison_digest(group),
+            [{"code": "exact_claim_projection", "digest": claim}],
+            "exact",
+        )
+        a = new_action(
+            "consolidate_exact_duplicates", f["finding_id"], ids, digest, group, keeper_record_id=sorted(ids)[0]
+        )
         f["proposed_action_ids"].append(a["action_id"])
         findings.append(f)
         actions.append(a)
@@ -189,15 +233,27 @@ def exact_duplicates(loaded: list[Loaded], selected: set[str], digest: str) -> t
 
 def contradictions(loaded: list[Loaded], selected: set[str]) -> list[dict[str, Any]]:
     """Contradiction findings: each connected set of mutually contradicting records, with its edges."""
-    cands = [(r, sig) for r in loaded if r.snapshot["current_assertion"] and r.data.get("lane") in _DURABLE
-             and r.data.get("type") in _CLAIM_TYPES and not conditional_or_temporal(r.body)
-             for sig in [polarity_signature(r.body)] if sig is not None]
+    cands = [
+        (r, sig)
+        for r in loaded
+        if r.snapshot["current_assertion"]
+        and r.data.get("lane") in _DURABLE
+        and r.data.get("type") in _CLAIM_TYPES
+        and not conditional_or_temporal(r.body)
+        for sig in [polarity_signature(r.body)]
+        if sig is not None
+    ]
     adj: list[set[int]] = [set() for _ in cands]
     for i, (a, (sa, na)) in enumerate(cands):
         for j in range(i + 1, len(cands)):
             b, (sb, nb) = cands[j]
-            if sa == sb and na != nb and _same_context(a, b) and not _related(a, b) and paths_overlap(
-                    list(a.data.get("applies_to") or []), list(b.data.get("applies_to") or [])):
+            if (
+                sa == sb
+                and na != nb
+                and _same_context(a, b)
+                and not _related(a, b)
+                and paths_overlap(list(a.data.get("applies_to") or []), list(b.data.get("applies_to") or []))
+            ):
                 adj[i].add(j)
                 adj[j].add(i)
     seen, out = [False] * len(cands), []
@@ -215,31 +271,70 @@ def contradictions(loaded: list[Loaded], selected: set[str]) -> list[dict[str, A
         group = [cands[k][0] for k in comp]
         if not selected.intersection(r.id for r in group):
             continue
-        edges = sorted(({"record_ids": sorted([cands[x][0].id, cands[y][0].id]),
-                         "evidence_digest": domain_id("memzoi/maintenance/contradiction-edge",
-                                                      sorted([cands[x][0].id, cands[y][0].id])),
-                         "reason_code": "high_confidence_unresolved_contradiction"}
-                        for x in comp for y in sorted(adj[x]) if y > x), key=lambda e: tuple(e["record_ids"]))
-        evidence = [{"code": "allowlisted_symmetric_polarity",
-                     "digest": domain_id("memzoi/maintenance/contradiction-signature", cands[start][1][0])}]
-        out.append(new_finding("high_confidence_contradiction", [r.id for r in group],
-                               finding_comparison_digest(group), evidence, "high", edges))
+        edges = sorted(
+            (
+                {
+                    "record_ids": sorted([cands[x][0].id, cands[y][0].id]),
+                    "evidence_digest": domain_id(
+                        "memzoi/maintenance/contradiction-edge", sorted([cands[x][0].id, cands[y][0].id])
+                    ),
+                    "reason_code": "high_confidence_unresolved_contradiction",
+                }
+                for x in comp
+                for y in sorted(adj[x])
+                if y > x
+            ),
+            key=lambda e: tuple(e["record_ids"]),
+        )
+        evidence = [
+            {
+                "code": "allowlisted_symmetric_polarity",
+                "digest": domain_id("memzoi/maintenance/contradiction-signature", cands[start][1][0]),
+            }
+        ]
+        out.append(
+            new_finding(
+                "high_confidence_contradiction",
+                [r.id for r in group],
+                finding_comparison_digest(group),
+                evidence,
+                "high",
+                edges,
+            )
+        )
     return out
 
 
-def staleness(loaded: list[Loaded], selected: set[str], at: datetime, fmt: Callable[[datetime], str]) -> list[dict[str, Any]]:
+def staleness(
+    loaded: list[Loaded], selected: set[str], at: datetime, fmt: Callable[[datetime], str]
+) -> list[dict[str, Any]]:
     """Stale findings (report only)."""
     out = []
     for r in loaded:
-        if not (r.snapshot["current_assertion"] and r.data.get("status") == "active"
-                and r.data.get("lane") in _DURABLE and r.id in selected):
+        if not (
+            r.snapshot["current_assertion"]
+            and r.data.get("status") == "active"
+            and r.data.get("lane") in _DURABLE
+            and r.id in selected
+        ):
             continue
         stale_at = r.freshness + STALE_AFTER
         if at >= stale_at:
-            out.append(new_finding("stale", [r.id], finding_comparison_digest([r]), [{
-                "code": "freshness_age_threshold", "digest": domain_id("memzoi/maintenance/freshness",
-                                                                       fmt(r.freshness)), "boundary": fmt(stale_at)}],
-                "report_only"))
+            out.append(
+                new_finding(
+                    "stale",
+                    [r.id],
+                    finding_comparison_digest([r]),
+                    [
+                        {
+                            "code": "freshness_age_threshold",
+                            "digest": domain_id("memzoi/maintenance/freshness", fmt(r.freshness)),
+                            "boundary": fmt(stale_at),
+                        }
+                    ],
+                    "report_only",
+                )
+            )
     return out
 
 
@@ -250,8 +345,9 @@ def expiry(loaded: list[Loaded], selected: set[str]) -> list[dict[str, Any]]:
     for r in loaded:
         s = r.snapshot
         query_only = s["retention_state"] == "query_only"
-        if not (r.eligible and r.id in selected and (s["status"] == "expired" or (s["status"] == "active"
-                                                                                  and query_only))):
+        if not (
+            r.eligible and r.id in selected and (s["status"] == "expired" or (s["status"] == "active" and query_only))
+        ):
             continue
         evidence = []
         if s["status"] == "expired":
@@ -280,23 +376,37 @@ def _renews(evidence: Loaded, predecessor: Loaded) -> bool:
     return lineage.get("kind") == "renewal" and lineage.get("predecessor_id") == predecessor.id
 
 
-def renewals(loaded: list[Loaded], selected: set[str], at: datetime, digest: str, fmt: Callable[[datetime], str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def renewals(
+    loaded: list[Loaded], selected: set[str], at: datetime, digest: str, fmt: Callable[[datetime], str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Renewal-candidate findings and their ``create_renewal_successor`` action candidates."""
     findings, actions = [], []
     for p in loaded:
         s = p.snapshot
-        if not (_renewable(p) and s["status"] in ("active", "expired") and s["retention_state"] == "query_only"
-                and s.get("retention_boundary")):
+        if not (
+            _renewable(p)
+            and s["status"] in ("active", "expired")
+            and s["retention_state"] == "query_only"
+            and s.get("retention_boundary")
+        ):
             continue
         boundary = parse_rfc3339(s["retention_boundary"])
         prior = _capture(p)
         for e in loaded:
-            if not (_renewable(e) and e.snapshot["current_assertion"] and e.renewal_claim == p.renewal_claim
-                    and e.id != p.id) or (p.id not in selected and e.id not in selected):
+            if not (
+                _renewable(e)
+                and e.snapshot["current_assertion"]
+                and e.renewal_claim == p.renewal_claim
+                and e.id != p.id
+            ) or (p.id not in selected and e.id not in selected):
                 continue
             cap = _capture(e)
-            if e.data.get("origin") == p.data.get("origin") or _renews(e, p) or not cap \
-                    or cap.get("review_outcome") not in ("accept", "edit"):
+            if (
+                e.data.get("origin") == p.data.get("origin")
+                or _renews(e, p)
+                or not cap
+                or cap.get("review_outcome") not in ("accept", "edit")
+            ):
                 continue
             reviewed = parse_rfc3339(str(cap.get("reviewed_at") or ""))
             if reviewed is None or boundary is None or reviewed <= boundary or reviewed > at:
@@ -305,10 +415,22 @@ def renewals(loaded: list[Loaded], selected: set[str], at: datetime, digest: str
             if prior is not None and domain_id("memzoi/maintenance/capture-evidence", prior.get("evidence")) == ev:
                 continue
             ids = sorted([p.id, e.id])
-            f = new_finding("renewal_candidate", ids, finding_comparison_digest([p, e]), [{
-                "code": "fresh_accepted_capture_evidence", "digest": ev, "boundary": fmt(boundary)}], "high")
-            a = new_action("create_renewal_successor", f["finding_id"], ids, digest, [p, e],
-                           predecessor_record_id=p.id, evidence_record_id=e.id)
+            f = new_finding(
+                "renewal_candidate",
+                ids,
+                finding_comparison_digest([p, e]),
+                [{"code": "fresh_accepted_capture_evidence", "digest": ev, "boundary": fmt(boundary)}],
+                "high",
+            )
+            a = new_action(
+                "create_renewal_successor",
+                f["finding_id"],
+                ids,
+                digest,
+                [p, e],
+                predecessor_record_id=p.id,
+                evidence_record_id=e.id,
+            )
             f["proposed_action_ids"].append(a["action_id"])
             findings.append(f)
             actions.append(a)

@@ -78,25 +78,43 @@ def snippets(client: str, command: str, *, project: str | None = None) -> list[S
     if client == "claude-code":
         add = ["claude", "mcp", "add", "--transport", "stdio", NAME, "--", command, *pinned]
         shared = {"mcpServers": {NAME: {"type": "stdio", "command": "memzoi-mcp", "args": [], "env": {}}}}
-        return [Snippet("claude", "run in the project (this machine; add --scope user for every project)", "sh",
-                        shlex.join(add)),
-                Snippet("claude-project", ".mcp.json at the project root (committed; memzoi-mcp found on PATH)",
-                        "json", _json(shared))]
+        return [
+            Snippet(
+                "claude", "run in the project (this machine; add --scope user for every project)", "sh", shlex.join(add)
+            ),
+            Snippet(
+                "claude-project",
+                ".mcp.json at the project root (committed; memzoi-mcp found on PATH)",
+                "json",
+                _json(shared),
+            ),
+        ]
     if client == "codex":
         args = ", ".join(_toml_string(a) for a in pinned)
         env = ", ".join(_toml_string(v) for v in PASSED_ENV)
-        text = (f"[mcp_servers.{NAME}]\ncommand = {_toml_string(command)}\nargs = [{args}]\n"
-                f"env_vars = [{env}]")
+        text = f"[mcp_servers.{NAME}]\ncommand = {_toml_string(command)}\nargs = [{args}]\nenv_vars = [{env}]"
         return [Snippet("codex", "~/.codex/config.toml (or .codex/config.toml in a trusted project)", "toml", text)]
     if client == "cursor":
         server = {"command": command, "args": ["--root", project or WORKSPACE]}
-        return [Snippet("cursor", ".cursor/mcp.json in the project (or ~/.cursor/mcp.json)", "json",
-                        _json({"mcpServers": {NAME: server}}))]
+        return [
+            Snippet(
+                "cursor",
+                ".cursor/mcp.json in the project (or ~/.cursor/mcp.json)",
+                "json",
+                _json({"mcpServers": {NAME: server}}),
+            )
+        ]
     if client == "vscode":
         server = {"type": "stdio", "command": command, "args": ["--root", project or WORKSPACE]}
         return [Snippet("vscode", ".vscode/mcp.json in the project", "json", _json({"servers": {NAME: server}}))]
     if client == "zed":
         server: dict[str, object] = {"command": command, "args": pinned, "env": {}}
-        return [Snippet("zed", "Zed settings.json (or .zed/settings.json in the project)", "json",
-                        _json({"context_servers": {NAME: server}}))]
+        return [
+            Snippet(
+                "zed",
+                "Zed settings.json (or .zed/settings.json in the project)",
+                "json",
+                _json({"context_servers": {NAME: server}}),
+            )
+        ]
     raise ValueError(f"unknown client {client!r}; one of {', '.join(CLIENTS)}")

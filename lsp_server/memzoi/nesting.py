@@ -45,8 +45,10 @@ def json_too_deep(text: str | bytes, limit: int = NESTING_LIMIT) -> int | None:
 
 def nesting_message(limit: int = NESTING_LIMIT) -> str:
     """The explanation shared by the YAML finding and JSON refusals."""
-    return (f"nested more than {limit} levels deep; Memzoi's formats need fewer than 8, so this cannot be a valid "
-            "record, packet or artifact: flatten the value")
+    return (
+        f"nested more than {limit} levels deep; Memzoi's formats need fewer than 8, so this cannot be a valid "
+        "record, packet or artifact: flatten the value"
+    )
 
 
 __all__ = ["NESTING_LIMIT", "json_too_deep", "nesting_message"]

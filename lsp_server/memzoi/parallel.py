@@ -44,8 +44,9 @@ def can_fork() -> bool:
     import multiprocessing  # noqa: PLC0415 lazy: start-up
     import threading  # noqa: PLC0415 lazy: start-up
 
-    return ("fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin"
-            and threading.active_count() == 1)
+    return (
+        "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" and threading.active_count() == 1
+    )
 
 
 def can_use_helper() -> bool:
@@ -94,8 +95,9 @@ class ChunkPool(Generic[J, R]):
     died is redone in this process, so :meth:`results` always returns every result. Use it from one thread.
     """
 
-    def __init__(self, fn: Callable[[list[J]], list[R]], *, workers: int, chunksize: int, start_at: int,
-                 helper: bool = False) -> None:
+    def __init__(
+        self, fn: Callable[[list[J]], list[R]], *, workers: int, chunksize: int, start_at: int, helper: bool = False
+    ) -> None:
         self.fn = fn
         self.helper = helper
         self.workers = workers
@@ -145,8 +147,9 @@ class ChunkPool(Generic[J, R]):
         else:
             return
         try:
-            self._executor = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_start_worker,
-                                                 initargs=(parent,))
+            self._executor = ProcessPoolExecutor(
+                self.workers, mp_context=context, initializer=_start_worker, initargs=(parent,)
+            )
         except (OSError, ValueError):
             self._executor = None
 

@@ -112,17 +112,26 @@ def name_findings(path: str | os.PathLike[str]) -> list[Finding]:
     name_start = len(rel) - len(rel.rsplit("/", 1)[-1])
     for h in _secret_hits(rel):
         # Memzoi's entropy rule reads ``/`` as part of a token, so one hit can span folders and the file name.
-        where = ("file name" if h.start >= name_start else "name of a folder above it" if h.end <= name_start
-                 else "file path")
-        out.append(finding(
-            h.code,
-            f"the {where} contains a {h.label}: Memzoi scans file paths too and refuses this file; rename it "
-            "(e.g. `git mv`); if it is a credential, rotate it and remove it from the git history (the path is "
-            "shown redacted meanwhile)",
-            0, 0, field="path", detector=h.label,
-        ))
+        where = (
+            "file name"
+            if h.start >= name_start
+            else "name of a folder above it"
+            if h.end <= name_start
+            else "file path"
+        )
+        out.append(
+            finding(
+                h.code,
+                f"the {where} contains a {h.label}: Memzoi scans file paths too and refuses this file; rename it "
+                "(e.g. `git mv`); if it is a credential, rotate it and remove it from the git history (the path is "
+                "shown redacted meanwhile)",
+                0,
+                0,
+                field="path",
+                detector=h.label,
+            )
+        )
     return out
 
 
-__all__ = ["REDACTED_PREFIX", "bears_secret", "name_findings", "redacted", "repository_path", "shown_id",
-           "shown_path"]
+__all__ = ["REDACTED_PREFIX", "bears_secret", "name_findings", "redacted", "repository_path", "shown_id", "shown_path"]

@@ -48,11 +48,31 @@ AGGREGATE_LIMIT = 2 * 1024 * 1024
 CONTENT_CLASS_CODES: dict[str, tuple[str, str, bool]] = {
     "raw_transcript": ("raw_transcript", "raw conversation transcripts never become repository memory", True),
     "private_personal_data": ("private_personal_data", "private personal data never becomes repository memory", True),
-    "screen_or_activity_history": ("activity_history", "screen or activity history never becomes repository memory", True),
-    "private_endpoint": ("private_endpoint", "private endpoints (internal hosts, URLs, addresses) stay out of repository memory", True),
-    "undisclosed_vulnerability": ("undisclosed_vulnerability", "undisclosed vulnerabilities belong in a private security channel until they are disclosed", False),
-    "unminimized_private_evidence": ("private_evidence_unminimized", "private evidence must be minimised to the durable fact before it can be shared", True),
-    "temporary_task_state": ("temporary_task_state", "temporary task state is local working memory, not durable repository knowledge", True),
+    "screen_or_activity_history": (
+        "activity_history",
+        "screen or activity history never becomes repository memory",
+        True,
+    ),
+    "private_endpoint": (
+        "private_endpoint",
+        "private endpoints (internal hosts, URLs, addresses) stay out of repository memory",
+        True,
+    ),
+    "undisclosed_vulnerability": (
+        "undisclosed_vulnerability",
+        "undisclosed vulnerabilities belong in a private security channel until they are disclosed",
+        False,
+    ),
+    "unminimized_private_evidence": (
+        "private_evidence_unminimized",
+        "private evidence must be minimised to the durable fact before it can be shared",
+        True,
+    ),
+    "temporary_task_state": (
+        "temporary_task_state",
+        "temporary task state is local working memory, not durable repository knowledge",
+        True,
+    ),
     "local_only_state": ("local_only_state", "local-only state stays on this machine", True),
     "unknown": ("unknown_content_class", "content that has not been classified cannot reach the repository", False),
 }
@@ -119,17 +139,29 @@ class _Gate:
         if self.kind == "pending":
             msg = f"this proposal cannot be applied to the repository: {why}"
             if pending_severity(code) == Severity.ERROR:
-                msg += ("; the packet itself is committed, so its content is already in git: reject it"
-                        + (" or route it to local memory" if route_local else "")
-                        + " and keep it out of the repository history")
+                msg += (
+                    "; the packet itself is committed, so its content is already in git: reject it"
+                    + (" or route it to local memory" if route_local else "")
+                    + " and keep it out of the repository history"
+                )
             else:
-                msg += ("; reject it, or route it to local memory instead" if route_local
-                        else "; reject it or fix the packet")
+                msg += (
+                    "; reject it, or route it to local memory instead"
+                    if route_local
+                    else "; reject it or fix the packet"
+                )
         else:
             msg = f"this record is refused from the git plane: {why}"
         start, end = self.span(*loc)
-        f = finding(code, msg, start, end, route_local=route_local and self.kind == "pending",
-                    key=".".join(map(str, loc)), **data)
+        f = finding(
+            code,
+            msg,
+            start,
+            end,
+            route_local=route_local and self.kind == "pending",
+            key=".".join(map(str, loc)),
+            **data,
+        )
         self._emit(f)
 
     def _emit(self, f: Finding) -> None:
@@ -144,8 +176,13 @@ class _Gate:
         if value not in SENSITIVITY_GUIDANCE:
             return  # the schema reports an invalid value
         guidance, local = SENSITIVITY_GUIDANCE[value]
-        self.add("sensitivity_not_repo_safe", f"sensitivity `{value}` is not `repo-safe` ({guidance})", ("sensitivity",),
-                 route_local=local, sensitivity=value)
+        self.add(
+            "sensitivity_not_repo_safe",
+            f"sensitivity `{value}` is not `repo-safe` ({guidance})",
+            ("sensitivity",),
+            route_local=local,
+            sensitivity=value,
+        )
 
     def scope(self) -> None:
         if self.kind == "record":
@@ -162,9 +199,14 @@ class _Gate:
         if not isinstance(kind, str) or kind not in _SCOPES or kind == "repo":
             return
         if kind != "project":
-            self.add("scope_not_repository",
-                     f"scope `{kind}` is not repository scope; only `repo` (or `project` with the configured project "
-                     "id) can reach the git plane", kind_loc, route_local=kind in _LOCAL_SCOPES, scope=kind)
+            self.add(
+                "scope_not_repository",
+                f"scope `{kind}` is not repository scope; only `repo` (or `project` with the configured project "
+                "id) can reach the git plane",
+                kind_loc,
+                route_local=kind in _LOCAL_SCOPES,
+                scope=kind,
+            )
             return
         configured = self.config.project_id
         id_name = "scope_id" if self.kind == "record" else "scope.id"
@@ -172,16 +214,22 @@ class _Gate:
         as_repo = "`scope: repo`" if self.kind == "record" else "`scope: {kind: repo}`"
         sid = sid.strip() if isinstance(sid, str) else None
         if configured is None:
-            why = ("scope `project` is repository scope only when its id equals the project id in "
-                   f"`.memzoi/config.toml`, and no `[project] id` is configured; use {as_repo}, or set `[project] id` "
-                   "there")
+            why = (
+                "scope `project` is repository scope only when its id equals the project id in "
+                f"`.memzoi/config.toml`, and no `[project] id` is configured; use {as_repo}, or set `[project] id` "
+                "there"
+            )
             loc = id_loc if sid else kind_loc
         elif not sid:
-            why = f"scope `project` has no `{id_name}`; add `{id_name}` with the configured project id, or use {as_repo}"
+            why = (
+                f"scope `project` has no `{id_name}`; add `{id_name}` with the configured project id, or use {as_repo}"
+            )
             loc = kind_loc
         elif sid != configured:
-            why = (f"`{id_name}` does not match the project id configured in `.memzoi/config.toml`; this memory "
-                   "belongs to another project")
+            why = (
+                f"`{id_name}` does not match the project id configured in `.memzoi/config.toml`; this memory "
+                "belongs to another project"
+            )
             loc = id_loc
         else:
             return
@@ -194,11 +242,15 @@ class _Gate:
         if not isinstance(value, str) or value not in _VISIBILITIES or value == "repo":
             return
         if value == "public":
-            why = ("visibility `public` passes Memzoi's write gate, but admission of a canonical record requires "
-                   "exactly `visibility: repo`; set `visibility: repo`")
+            why = (
+                "visibility `public` passes Memzoi's write gate, but admission of a canonical record requires "
+                "exactly `visibility: repo`; set `visibility: repo`"
+            )
         else:
-            why = (f"visibility `{value}` is narrower than the repository's readers; use `visibility: repo` if every "
-                   "reader of the repository may see it, otherwise keep it in local memory")
+            why = (
+                f"visibility `{value}` is narrower than the repository's readers; use `visibility: repo` if every "
+                "reader of the repository may see it, otherwise keep it in local memory"
+            )
         self.add("visibility_not_repository_safe", why, ("visibility",), visibility=value)
 
     def content_class(self) -> None:
@@ -206,9 +258,14 @@ class _Gate:
             # The schema reports `missing_key`; Memzoi's gate reads a missing class as `unknown` (an unparsed
             # record's policy has an unknown class, reference §3.2): say both. A legacy file's upgrade supplies it.
             if not self.legacy:
-                self.add("unknown_content_class", "no `content_class`, so Memzoi's gate reads the class as `unknown` "
-                         "(unknown_content_class); add `content_class: general_repo_knowledge` if it is durable "
-                         "repository knowledge", ("content_class",), content_class="unknown")
+                self.add(
+                    "unknown_content_class",
+                    "no `content_class`, so Memzoi's gate reads the class as `unknown` "
+                    "(unknown_content_class); add `content_class: general_repo_knowledge` if it is durable "
+                    "repository knowledge",
+                    ("content_class",),
+                    content_class="unknown",
+                )
             return
         value = self.data.get("content_class")
         if not isinstance(value, str):
@@ -228,29 +285,50 @@ class _Gate:
             n = len(str(node.value).encode("utf-8", "surrogatepass"))
             total += n
             if n > FIELD_LIMIT:
-                self.add("candidate_too_large", f"field `{'.'.join(map(str, loc))}` is {n} bytes, over Memzoi's "
-                         f"{FIELD_LIMIT}-byte limit per field; shorten it", loc)
+                self.add(
+                    "candidate_too_large",
+                    f"field `{'.'.join(map(str, loc))}` is {n} bytes, over Memzoi's "
+                    f"{FIELD_LIMIT}-byte limit per field; shorten it",
+                    loc,
+                )
         s, e = self.doc.body_span
         body = len(text[s:e].encode("utf-8", "surrogatepass"))
         total += body
         if body > FIELD_LIMIT:
             nl = text.find("\n", s, e)
-            self._raw("candidate_too_large", f"the body is {body} bytes, over Memzoi's {FIELD_LIMIT}-byte limit per "
-                      "field; keep only the durable facts", s, e if nl < 0 else nl)
+            self._raw(
+                "candidate_too_large",
+                f"the body is {body} bytes, over Memzoi's {FIELD_LIMIT}-byte limit per "
+                "field; keep only the durable facts",
+                s,
+                e if nl < 0 else nl,
+            )
         start = 1 if self.doc.bom else 0
         if total > AGGREGATE_LIMIT:
-            self._raw("candidate_too_large", f"fields total {total} bytes, over Memzoi's {AGGREGATE_LIMIT}-byte "
-                      "aggregate limit; split the memory", start, min(start + 3, len(text)))
+            self._raw(
+                "candidate_too_large",
+                f"fields total {total} bytes, over Memzoi's {AGGREGATE_LIMIT}-byte aggregate limit; split the memory",
+                start,
+                min(start + 3, len(text)),
+            )
         elif not any(f.code == "candidate_too_large" for f in self.out):
             # Fields under the limit can still make a file over it (a one-line body is repeated as `description`).
             size = len(text.encode("utf-8", "surrogatepass"))
             if size > FIELD_LIMIT:
-                self._raw("candidate_too_large", f"the file is {size} bytes, over Memzoi's {FIELD_LIMIT}-byte limit "
-                          "for one projected file; keep only the durable facts", start, min(start + 3, len(text)))
+                self._raw(
+                    "candidate_too_large",
+                    f"the file is {size} bytes, over Memzoi's {FIELD_LIMIT}-byte limit "
+                    "for one projected file; keep only the durable facts",
+                    start,
+                    min(start + 3, len(text)),
+                )
 
     def _raw(self, code: str, why: str, start: int, end: int) -> None:
-        prefix = "this proposal cannot be applied to the repository" if self.kind == "pending" else (
-            "this record is refused from the git plane")
+        prefix = (
+            "this proposal cannot be applied to the repository"
+            if self.kind == "pending"
+            else ("this record is refused from the git plane")
+        )
         self._emit(finding(code, f"{prefix}: {why}", start, end, route_local=False))
 
 
@@ -280,8 +358,13 @@ def gate_findings(doc: Document, placement: Placement, config: MemzoiConfig, *, 
             if size > FIELD_LIMIT:
                 gate = _Gate(doc, "record" if placement.role is Role.RECORD else "pending", config)
                 start = 1 if doc.bom else 0
-                gate._raw("candidate_too_large", f"the file is {size} bytes, over Memzoi's {FIELD_LIMIT}-byte limit "
-                          "for one projected file; keep only the durable facts", start, min(start + 3, len(doc.text)))
+                gate._raw(
+                    "candidate_too_large",
+                    f"the file is {size} bytes, over Memzoi's {FIELD_LIMIT}-byte limit "
+                    "for one projected file; keep only the durable facts",
+                    start,
+                    min(start + 3, len(doc.text)),
+                )
                 return gate.out
         return []
     gate = _Gate(doc, kind, config, legacy)
@@ -293,8 +376,14 @@ def gate_findings(doc: Document, placement: Placement, config: MemzoiConfig, *, 
     return gate.out
 
 
-def safety_findings(doc: Document, placement: Placement, config: MemzoiConfig | None = None, *,
-                    legacy: bool = False, memory: bool = True) -> list[Finding]:
+def safety_findings(
+    doc: Document,
+    placement: Placement,
+    config: MemzoiConfig | None = None,
+    *,
+    legacy: bool = False,
+    memory: bool = True,
+) -> list[Finding]:
     """Gate findings plus content-detector findings (:mod:`memzoi.safety`) for one framed document. Never raises.
 
     Every file is scanned, reserved and stray files included (they are committed too); the gate only applies
@@ -305,6 +394,9 @@ def safety_findings(doc: Document, placement: Placement, config: MemzoiConfig | 
     """
     config = config or DEFAULT_CONFIG
     out = gate_findings(doc, placement, config, legacy=legacy)
-    out.extend(scan_document(doc, config.accepted, config.safety.unsigned_jwt, floor_only=not scan_complete(doc.text),
-                               memory=memory))
+    out.extend(
+        scan_document(
+            doc, config.accepted, config.safety.unsigned_jwt, floor_only=not scan_complete(doc.text), memory=memory
+        )
+    )
     return out

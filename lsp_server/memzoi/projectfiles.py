@@ -104,14 +104,14 @@ class ProjectFiles:
                 if through_linked_plane(self.memzoi_dir, path):
                     continue  # never read through a symlinked folder (memzoi check reports it as canonical_path)
                 self._event(path, update, remove, shown)
-        out = FileChanges([p for p, present in final.items() if present],
-                          [p for p, present in final.items() if not present])
+        out = FileChanges(
+            [p for p, present in final.items() if present], [p for p, present in final.items() if not present]
+        )
         if self.git is not None:
             self.git.forget(out.removed)
             if out.updated:
                 self.git.ask(out.updated)
         return out
-
 
     def _transient(self, path: str) -> bool:
         inside = os.path.relpath(path, self.memzoi_dir)

@@ -86,8 +86,13 @@ class ProjectState:
     ``key(path) -> str``: the caller's key of an absolute path (computed once per path); ``path_of(key)`` its
     inverse (``None`` for a key that names no file)."""
 
-    def __init__(self, root: str | os.PathLike[str], *, key: Callable[[str], str] | None = None,
-                 path_of: Callable[[str], str | os.PathLike[str] | None] | None = None) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        key: Callable[[str], str] | None = None,
+        path_of: Callable[[str], str | os.PathLike[str] | None] | None = None,
+    ) -> None:
         from .ledger import LedgerView  # noqa: PLC0415 lazy: start-up - the ledger package is loaded by a caller that holds state, not by check
 
         self.root = Path(root)
@@ -142,6 +147,7 @@ class ProjectState:
         """The project's files on disk (absolute paths, sorted), git asked about them once. Changes nothing else,
         so it may run on the scan thread; the owner then takes it with :meth:`adopt`. Records the inputs
         :meth:`input_changes` compares with, before git is asked (a change from then on shows)."""
+
         def record(found: list[str]) -> None:
             self._inputs = self._inputs_now(found)
 
@@ -251,8 +257,13 @@ class ProjectState:
 
     # -- the one mutator ----------------------------------------------------------------------------------------
 
-    def apply_events(self, paths: Iterable[str | os.PathLike[str]], *, shown: Collection[str] = (),
-                     analysis_of: Callable[[str], Analysis | None] = lambda key: None) -> StateChanges:
+    def apply_events(
+        self,
+        paths: Iterable[str | os.PathLike[str]],
+        *,
+        shown: Collection[str] = (),
+        analysis_of: Callable[[str], Analysis | None] = lambda key: None,
+    ) -> StateChanges:
         """Bring the state in line with the disk for the event ``paths`` (:meth:`ProjectFiles.apply_events`: each
         path judged by its final state on disk; git asked once for the batch).
 
@@ -365,8 +376,14 @@ class ProjectState:
         """Recreate the index from the git plane; returns the figures ``memzoi rebuild`` reports."""
         result = self.open_index(on_disk).rebuild()
         self.index_ready = True
-        return {"project_root": str(self.root), "files": result.files, "records": len(result.record_ids),
-                "proposals": len(result.proposal_ids), "refused": result.refused, "seconds": round(result.seconds, 3)}
+        return {
+            "project_root": str(self.root),
+            "files": result.files,
+            "records": len(result.record_ids),
+            "proposals": len(result.proposal_ids),
+            "refused": result.refused,
+            "seconds": round(result.seconds, 3),
+        }
 
     def search(self, query: str, limit: int) -> list[SearchHit] | None:
         """Full-text hits for ``query``; ``None`` while the index is not ready."""

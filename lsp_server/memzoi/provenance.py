@@ -89,8 +89,11 @@ def attestation_sentence(document: Document, record_id: str | None, *, valid: bo
 def record_standing(document: Document, record_id: str | None, *, valid: bool, now: datetime) -> RecordStanding:
     """The three sentences of a record (``valid``: its frontmatter passed the schema)."""
     data = block(document.data)
-    return RecordStanding(current_sentence(data, now), retention_sentence(data, now),
-                          attestation_sentence(document, record_id, valid=valid))
+    return RecordStanding(
+        current_sentence(data, now),
+        retention_sentence(data, now),
+        attestation_sentence(document, record_id, valid=valid),
+    )
 
 
 def packet_targets(data: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -112,8 +115,9 @@ def change_line(change: ChangeRecord, undo_available: bool) -> str:
     return f"{change.operation} {change.status} by {change.actor} ({change.source}) at {when}{undo} [{change.id}]"
 
 
-def history_lines(changes: Sequence[ChangeRecord], undo_available: Callable[[ChangeRecord], bool],
-                  limit: int = 5) -> list[str]:
+def history_lines(
+    changes: Sequence[ChangeRecord], undo_available: Callable[[ChangeRecord], bool], limit: int = 5
+) -> list[str]:
     """The first ``limit`` of ``changes`` (newest first) as :func:`change_line` lines; ``undo_available`` is asked
     only for applied changes."""
     return [change_line(c, c.status == "applied" and undo_available(c)) for c in changes[:limit]]

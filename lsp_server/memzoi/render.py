@@ -21,16 +21,55 @@ from .text import rust_trim
 from .yaml12 import PlainScalar, quote_string
 
 RECORD_ORDER = (
-    "id", "kind", "profile", "type", "lane", "title", "description", "timestamp",
+    "id",
+    "kind",
+    "profile",
+    "type",
+    "lane",
+    "title",
+    "description",
+    "timestamp",
     "updated",
-    "status", "scope", "scope_id", "visibility", "content_class", "confidence",
-    "source", "source_ref", "proposal_id", "capture", "tags", "applies_to", "supersedes",
-    "retention", "origin", "lineage", "materialization",
+    "status",
+    "scope",
+    "scope_id",
+    "visibility",
+    "content_class",
+    "confidence",
+    "source",
+    "source_ref",
+    "proposal_id",
+    "capture",
+    "tags",
+    "applies_to",
+    "supersedes",
+    "retention",
+    "origin",
+    "lineage",
+    "materialization",
 )
 PACKET_ORDER = (
-    "id", "kind", "profile", "type", "lane", "title", "description", "status",
-    "proposal", "scope", "tags", "timestamp", "created_by", "sources",
-    "supersedes", "sensitivity", "content_class", "capture", "retention", "origin", "lineage",
+    "id",
+    "kind",
+    "profile",
+    "type",
+    "lane",
+    "title",
+    "description",
+    "status",
+    "proposal",
+    "scope",
+    "tags",
+    "timestamp",
+    "created_by",
+    "sources",
+    "supersedes",
+    "sensitivity",
+    "content_class",
+    "capture",
+    "retention",
+    "origin",
+    "lineage",
     "resolution",
 )
 #: Packet keys written even when empty (Memzoi's packet renderer always writes them).
@@ -106,7 +145,7 @@ def _emit_item(item: Any, indent: int, out: list[str]) -> None:
             sub: list[str] = []
             _emit(k, v, indent + 2, sub)
             if first:
-                sub[0] = f"{pad}- {sub[0][indent + 2:]}"
+                sub[0] = f"{pad}- {sub[0][indent + 2 :]}"
                 first = False
             out.extend(sub)
         if first:

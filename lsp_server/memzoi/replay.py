@@ -56,8 +56,12 @@ def report_key(args: list[str], cwd: str) -> str:
     return blake3.blake3(json.dumps([cwd, args]).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def walk_digest(files: Iterable[str], skipped: Iterable[tuple[str, str]], path_findings: Iterable[tuple[str, Any]],
-                complete: Iterable[str]) -> str:
+def walk_digest(
+    files: Iterable[str],
+    skipped: Iterable[tuple[str, str]],
+    path_findings: Iterable[tuple[str, Any]],
+    complete: Iterable[str],
+) -> str:
     """Hex BLAKE3 of what a walk found: the files in order, the skipped entries, the path findings (display,
     code, message) and the ``.memzoi`` directories walked in full."""
     h = blake3.blake3()
@@ -177,10 +181,13 @@ def save(conn: sqlite3.Connection, key: str, inputs: Inputs, report: bytes) -> b
     blob = zlib.compress(report, 1)
     try:
         conn.execute("BEGIN IMMEDIATE")
-        conn.execute("INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?)",
-                     (key, time.time_ns(), text, blob, _sum(key, text, blob)))
-        conn.execute("DELETE FROM reports WHERE key NOT IN (SELECT key FROM reports ORDER BY made_ns DESC LIMIT ?)",
-                     (KEEP,))
+        conn.execute(
+            "INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?)",
+            (key, time.time_ns(), text, blob, _sum(key, text, blob)),
+        )
+        conn.execute(
+            "DELETE FROM reports WHERE key NOT IN (SELECT key FROM reports ORDER BY made_ns DESC LIMIT ?)", (KEEP,)
+        )
         conn.execute("COMMIT")
         return True
     except (sqlite3.Error, ValueError):
@@ -196,5 +203,16 @@ def micros(when: datetime) -> int:
     return (when - _EPOCH) // timedelta(microseconds=1)
 
 
-__all__ = ["Inputs", "KEEP", "Stamps", "files_unchanged", "load", "micros", "project_inputs", "report_key", "restamp",
-           "save", "walk_digest"]
+__all__ = [
+    "Inputs",
+    "KEEP",
+    "Stamps",
+    "files_unchanged",
+    "load",
+    "micros",
+    "project_inputs",
+    "report_key",
+    "restamp",
+    "save",
+    "walk_digest",
+]

@@ -98,8 +98,13 @@ def _facts(value: RetentionFacts | Mapping[str, Any]) -> RetentionFacts:
     try:
         return RetentionFacts.model_validate(dict(value))
     except ValidationError as err:
-        raise InvalidRetention([(name, f"{name}: {e['msg']}") for e in err.errors(include_url=False)
-                                for name in [".".join(map(str, e["loc"]))]]) from None
+        raise InvalidRetention(
+            [
+                (name, f"{name}: {e['msg']}")
+                for e in err.errors(include_url=False)
+                for name in [".".join(map(str, e["loc"]))]
+            ]
+        ) from None
 
 
 def retention_boundary(lane: str, facts: RetentionFacts | Mapping[str, Any]) -> tuple[datetime, str] | None:
@@ -144,7 +149,9 @@ def retention_boundary(lane: str, facts: RetentionFacts | Mapping[str, Any]) -> 
     return boundary, reason
 
 
-def evaluate_retention(lane: str, facts: RetentionFacts | Mapping[str, Any], evaluated_at: datetime) -> RetentionDecision:
+def evaluate_retention(
+    lane: str, facts: RetentionFacts | Mapping[str, Any], evaluated_at: datetime
+) -> RetentionDecision:
     """Evaluate retention facts for ``lane`` at ``evaluated_at`` (timezone-aware).
 
     Raises :class:`InvalidRetention` when the facts break the lane rules or a timestamp is not RFC 3339 with a
@@ -158,8 +165,9 @@ def evaluate_retention(lane: str, facts: RetentionFacts | Mapping[str, Any], eva
     return RetentionDecision(state, format_instant(boundary), reason)
 
 
-def current_assertion(status: str, lane: str, facts: RetentionFacts | Mapping[str, Any],
-                      evaluated_at: datetime) -> CurrentAssertion:
+def current_assertion(
+    status: str, lane: str, facts: RetentionFacts | Mapping[str, Any], evaluated_at: datetime
+) -> CurrentAssertion:
     """Whether a repository record is a current assertion at ``evaluated_at`` (``evaluate_current_assertion``).
 
     Invalid retention facts give ``retention=None`` and a ``retention`` exclusion with reason

@@ -32,9 +32,28 @@ REVISION_SCHEMA = "memzoi/repository-canonical-revision"
 
 #: Keys of ``CanonicalRecordSemanticContent`` in Memzoi's declaration order (JCS sorts them anyway).
 SEMANTIC_FIELDS = (
-    "memory_type", "lane", "scope_kind", "scope_id", "visibility", "title", "body", "tags", "source_kind",
-    "source_ref", "content_class", "confidence", "status", "applies_to", "created", "updated", "supersedes_id",
-    "retention", "origin", "lineage", "proposal_id", "capture",
+    "memory_type",
+    "lane",
+    "scope_kind",
+    "scope_id",
+    "visibility",
+    "title",
+    "body",
+    "tags",
+    "source_kind",
+    "source_ref",
+    "content_class",
+    "confidence",
+    "status",
+    "applies_to",
+    "created",
+    "updated",
+    "supersedes_id",
+    "retention",
+    "origin",
+    "lineage",
+    "proposal_id",
+    "capture",
 )
 #: Keys of ``CanonicalLifecycleProjection``.
 LIFECYCLE_FIELDS = ("action", "target_expected_revision", "counterpart_record_id", "counterpart_relationship", "reason")

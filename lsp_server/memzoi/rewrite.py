@@ -176,8 +176,9 @@ def _neighbour_eol(fm: _Frontmatter, offset: int, fallback: str) -> str:
     return fm.lines[i].eol(fm.text) if i < len(fm.lines) and fm.lines[i].eol(fm.text) else fallback
 
 
-def _field_edits(fm: _Frontmatter, changes: Mapping[str, Any], order: tuple[str, ...],
-                 newline: str) -> list[tuple[int, int, str]]:
+def _field_edits(
+    fm: _Frontmatter, changes: Mapping[str, Any], order: tuple[str, ...], newline: str
+) -> list[tuple[int, int, str]]:
     edits: list[tuple[int, int, str]] = []
     inserts: dict[int, list[tuple[int, str]]] = {}
     for key, value in changes.items():
@@ -189,8 +190,12 @@ def _field_edits(fm: _Frontmatter, changes: Mapping[str, Any], order: tuple[str,
         if f is None:
             if value is not None:
                 anchor = _anchor(fm, key, order)
-                inserts.setdefault(anchor, []).append((order.index(key), "".join(
-                    line + _neighbour_eol(fm, anchor, newline) for line in key_lines(key, value))))
+                inserts.setdefault(anchor, []).append(
+                    (
+                        order.index(key),
+                        "".join(line + _neighbour_eol(fm, anchor, newline) for line in key_lines(key, value)),
+                    )
+                )
             continue
         start, end = fm.lines[f.first].start, fm.lines[f.last].end
         if value is None:
@@ -238,8 +243,14 @@ def _body_edits(doc: Document, title: str | None, body: str | None, newline: str
     return edits
 
 
-def rewrite(doc: Document, changes: Mapping[str, Any], order: tuple[str, ...], *, title: str | None = None,
-            body: str | None = None) -> str:
+def rewrite(
+    doc: Document,
+    changes: Mapping[str, Any],
+    order: tuple[str, ...],
+    *,
+    title: str | None = None,
+    body: str | None = None,
+) -> str:
     """``doc.text`` with each top-level key of ``changes`` set to its value (``None`` removes the key) and, when
     ``title`` or ``body`` is given and differs from the document's, the H1 text and the body (Memzoi's trimmed
     body, replaced in place so the text around it stays) replaced. Keys of ``changes`` must be in ``order``.
@@ -251,8 +262,9 @@ def rewrite(doc: Document, changes: Mapping[str, Any], order: tuple[str, ...], *
     unknown = [k for k in changes if k not in order]
     if unknown:
         raise ValueError(f"keys not in the canonical order: {sorted(unknown)}")
-    edits = sorted(_field_edits(fm, changes, order, newline) + _body_edits(doc, title, body, newline),
-                   key=lambda e: (e[0], e[1]))
+    edits = sorted(
+        _field_edits(fm, changes, order, newline) + _body_edits(doc, title, body, newline), key=lambda e: (e[0], e[1])
+    )
     out, pos = [], 0
     for start, end, new in edits:
         if start < pos:

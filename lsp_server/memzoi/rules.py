@@ -41,8 +41,11 @@ def rule_problem(code: str, *, disabling: bool, level: str | None = None) -> str
     if code not in CODES:
         return f"`{code}` is not a diagnostic code (see `memzoi explain`)"
     if code in UNSUPPRESSIBLE:
-        why = ("the configuration's own errors are never suppressed" if code == "invalid_config"
-               else "secrets and git-plane gate findings are never suppressed")
+        why = (
+            "the configuration's own errors are never suppressed"
+            if code == "invalid_config"
+            else "secrets and git-plane gate findings are never suppressed"
+        )
         if disabling:
             return f"`{code}` cannot be disabled ({why})"
         if level is not None and Severity[level.upper()] != CODES[code][0]:
@@ -77,16 +80,20 @@ def screen_rules(raw: object) -> tuple[object, list[tuple[tuple[str, ...], str]]
         if key not in RULE_KEYS:
             near = difflib.get_close_matches(key, RULE_KEYS, 1)
             hint = f" (did you mean `{near[0]}`?)" if near else ""
-            problems.append(((key,), f"not a [rules] setting{hint}; the settings are `severity`, `disabled` and "
-                             "`ignore`"))
+            problems.append(
+                ((key,), f"not a [rules] setting{hint}; the settings are `severity`, `disabled` and `ignore`")
+            )
         elif key == "severity":
             if not isinstance(value, dict):
-                problems.append(((key,), "`severity` must be a table of `code = \"error|warning|information|hint\"`"))
+                problems.append(((key,), '`severity` must be a table of `code = "error|warning|information|hint"`'))
                 continue
             good = {}
             for code, level in value.items():
-                problem = (f"`{level}` is not a severity; use one of {', '.join(_LEVELS)}"
-                           if level not in _LEVELS else rule_problem(code, disabling=False, level=level))
+                problem = (
+                    f"`{level}` is not a severity; use one of {', '.join(_LEVELS)}"
+                    if level not in _LEVELS
+                    else rule_problem(code, disabling=False, level=level)
+                )
                 if problem:
                     problems.append(((key, code), problem))
                 else:
@@ -99,8 +106,11 @@ def screen_rules(raw: object) -> tuple[object, list[tuple[tuple[str, ...], str]]
             good_items = []
             for item in value:
                 if key == "disabled":
-                    problem = (rule_problem(item, disabling=True) if isinstance(item, str)
-                               else "each disabled code must be a string")
+                    problem = (
+                        rule_problem(item, disabling=True)
+                        if isinstance(item, str)
+                        else "each disabled code must be a string"
+                    )
                 else:
                     problem = ignore_problem(item)
                 if problem:
@@ -193,8 +203,11 @@ class Rules:
     @classmethod
     def from_section(cls, section: RulesSection) -> Rules:
         """The rules of a validated ``[rules]`` section."""
-        return cls({c: Severity[l.upper()] for c, l in section.severity.items()}, frozenset(section.disabled),
-                   tuple(_glob(p.strip().strip("/")) for p in section.ignore))
+        return cls(
+            {c: Severity[l.upper()] for c, l in section.severity.items()},
+            frozenset(section.disabled),
+            tuple(_glob(p.strip().strip("/")) for p in section.ignore),
+        )
 
     def overlay(self, severity: Mapping[str, str], disabled: Iterable[str]) -> Rules:
         """These rules with per-user additions (editor settings) on top; entries that :func:`rule_problem`
@@ -237,4 +250,3 @@ class Rules:
 
 
 DEFAULT_RULES = Rules({}, frozenset())
-

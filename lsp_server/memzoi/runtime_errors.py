@@ -24,12 +24,20 @@ from pathlib import Path
 
 #: What a runtime file is, for messages: ``kind`` → (name, what to do when it is damaged).
 KINDS: dict[str, tuple[str, str]] = {
-    "index": ("the index database", "the index is derived from the .memzoi files: run `memzoi rebuild`, which "
-              "replaces a damaged index"),
-    "ledger": ("the ledger database", "move it aside (keep the copy: it holds the change history that undo needs) "
-               "and run the command again to start a new ledger, or restore it from a backup"),
-    "resident": ("the resident candidate database", "move it aside (keep the copy: it holds the candidates and "
-                 "their undo snapshots) and run the command again to start a new one"),
+    "index": (
+        "the index database",
+        "the index is derived from the .memzoi files: run `memzoi rebuild`, which replaces a damaged index",
+    ),
+    "ledger": (
+        "the ledger database",
+        "move it aside (keep the copy: it holds the change history that undo needs) "
+        "and run the command again to start a new ledger, or restore it from a backup",
+    ),
+    "resident": (
+        "the resident candidate database",
+        "move it aside (keep the copy: it holds the candidates and "
+        "their undo snapshots) and run the command again to start a new one",
+    ),
     "lock": ("the lock file", "remove it (no memzoi process may be running) and run the command again"),
     "directory": ("the runtime directory", "move the damaged files aside and run the command again"),
     "runtime": ("a runtime database", "move the damaged database aside and run the command again"),
@@ -41,10 +49,14 @@ _SQLITE_IOERR, _SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_CANTOPEN = 10, 11, 13, 14
 _SQLITE_AUTH, _SQLITE_NOTADB = 23, 26
 #: Messages of errors raised without a result code (fault hooks in tests construct them from the text).
 _BY_TEXT = {
-    "database or disk is full": _SQLITE_FULL, "disk i/o error": _SQLITE_IOERR,
-    "attempt to write a readonly database": _SQLITE_READONLY, "unable to open database file": _SQLITE_CANTOPEN,
-    "file is not a database": _SQLITE_NOTADB, "database disk image is malformed": _SQLITE_CORRUPT,
-    "database is locked": _SQLITE_BUSY, "database table is locked": _SQLITE_LOCKED,
+    "database or disk is full": _SQLITE_FULL,
+    "disk i/o error": _SQLITE_IOERR,
+    "attempt to write a readonly database": _SQLITE_READONLY,
+    "unable to open database file": _SQLITE_CANTOPEN,
+    "file is not a database": _SQLITE_NOTADB,
+    "database disk image is malformed": _SQLITE_CORRUPT,
+    "database is locked": _SQLITE_BUSY,
+    "database table is locked": _SQLITE_LOCKED,
 }
 
 
@@ -52,8 +64,9 @@ class RuntimeStateError(Exception):
     """A runtime database or folder cannot be used; ``code`` and ``message`` (what failed, where, what to do),
     ``path`` the database or folder concerned, ``advice`` what to do (the end of the message)."""
 
-    def __init__(self, code: str, message: str, path: str | os.PathLike[str] | None = None, *,
-                 advice: str | None = None) -> None:
+    def __init__(
+        self, code: str, message: str, path: str | os.PathLike[str] | None = None, *, advice: str | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -103,8 +116,14 @@ def sqlite_code(err: sqlite3.Error) -> int | None:
 def classify(err: BaseException, path: str | os.PathLike[str]) -> str:
     """The error code of ``err`` (an ``OSError`` or ``sqlite3.Error``) met on the runtime file ``path``."""
     if isinstance(err, OSError):
-        by_errno = {errno.ENOSPC: "disk_full", errno.EDQUOT: "disk_full", errno.EROFS: "read_only_file_system",
-                    errno.EACCES: "permission_denied", errno.EPERM: "permission_denied", errno.EIO: "io_error"}
+        by_errno = {
+            errno.ENOSPC: "disk_full",
+            errno.EDQUOT: "disk_full",
+            errno.EROFS: "read_only_file_system",
+            errno.EACCES: "permission_denied",
+            errno.EPERM: "permission_denied",
+            errno.EIO: "io_error",
+        }
         return by_errno.get(err.errno or 0) or file_system_problem(path) or "runtime_unavailable"
     code = sqlite_code(err) if isinstance(err, sqlite3.Error) else None
     if code == _SQLITE_FULL:
@@ -147,22 +166,27 @@ def describe(code: str, path: str | os.PathLike[str], kind: str = "runtime", det
     why = f" ({detail})" if detail else ""
     again = "then run the command again"
     if code == "disk_full":
-        return (f"{what} cannot be written: the disk holding {folder} is full{why}",
-                f"free some space on it (or set MEMZOI_HOME to a folder on another disk), {again}")
+        return (
+            f"{what} cannot be written: the disk holding {folder} is full{why}",
+            f"free some space on it (or set MEMZOI_HOME to a folder on another disk), {again}",
+        )
     if code == "read_only_file_system":
-        return (f"{what} cannot be written: {folder} is on a read-only file system{why}",
-                f"remount it read-write (or set MEMZOI_HOME to a writable folder), {again}")
+        return (
+            f"{what} cannot be written: {folder} is on a read-only file system{why}",
+            f"remount it read-write (or set MEMZOI_HOME to a writable folder), {again}",
+        )
     if code == "permission_denied":
-        return (f"{what} cannot be opened or written: permission denied{why}{_owner_note(p)}",
-                f"this user needs read and write access to {folder} and its files (e.g. `chmod -R u+rwX {folder}`, "
-                "or fix the owner), or set MEMZOI_HOME to a folder of this user")
+        return (
+            f"{what} cannot be opened or written: permission denied{why}{_owner_note(p)}",
+            f"this user needs read and write access to {folder} and its files (e.g. `chmod -R u+rwX {folder}`, "
+            "or fix the owner), or set MEMZOI_HOME to a folder of this user",
+        )
     if code == "corrupt_database":
         return f"{what} is damaged{why}", repair
     if code == "database_busy":
         return f"{what} is locked by another process{why}", f"wait for it to finish, {again}"
     if code == "io_error":
-        return (f"{what} cannot be read or written: the disk reported an I/O error{why}",
-                f"check the disk, {again}")
+        return (f"{what} cannot be read or written: the disk reported an I/O error{why}", f"check the disk, {again}")
     return f"{what} cannot be used{why}", f"check MEMZOI_HOME, its free space and its permissions, {again}"
 
 
@@ -188,5 +212,13 @@ def guard(path: str | os.PathLike[str], kind: str = "runtime") -> Iterator[None]
         raise runtime_error(err, path, kind) from err
 
 
-__all__ = ["KINDS", "RuntimeStateError", "classify", "describe", "file_system_problem", "guard", "runtime_error",
-           "sqlite_code"]
+__all__ = [
+    "KINDS",
+    "RuntimeStateError",
+    "classify",
+    "describe",
+    "file_system_problem",
+    "guard",
+    "runtime_error",
+    "sqlite_code",
+]

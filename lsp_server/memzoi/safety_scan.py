@@ -56,8 +56,21 @@ def _git(root: Path, *args: str) -> bytes:
 
 
 def _diff_blobs(root: Path, spec: list[str]) -> list[tuple[str, bytes | None]]:
-    raw = _git(root, "diff", "--raw", "-z", "--no-renames", "--no-abbrev", "--no-ext-diff", *spec,
-               "--diff-filter=ACMT", "--", ".memzoi/records", ".memzoi/proposals", ".memzoi/memory")
+    raw = _git(
+        root,
+        "diff",
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        "--no-ext-diff",
+        *spec,
+        "--diff-filter=ACMT",
+        "--",
+        ".memzoi/records",
+        ".memzoi/proposals",
+        ".memzoi/memory",
+    )
     fields = raw.split(b"\0")
     out: list[tuple[str, bytes | None]] = []
     for header, path in zip(fields[0::2], fields[1::2]):
@@ -161,10 +174,16 @@ def scan_blob(path: str, data: bytes | None) -> dict[str, Any]:
         findings.append(_finding("unsafe_output_path", "projection[0].path", "path", path))
     unique = {tuple(sorted(f.items())): f for f in findings}
     ordered = sorted(unique.values(), key=lambda f: (f["field"], f["code"], f["detector"], f["fingerprint"]))
-    digest = blake3.blake3(b"memzoi.repository-write.candidate.v1\0" + path.encode("utf-8", "surrogateescape")
-                           + b"\0" + data).hexdigest()
-    return {"schema": REPORT_SCHEMA, "route": "maintenance", "allowed": not ordered,
-            "candidate_fingerprint": digest, "findings": ordered}
+    digest = blake3.blake3(
+        b"memzoi.repository-write.candidate.v1\0" + path.encode("utf-8", "surrogateescape") + b"\0" + data
+    ).hexdigest()
+    return {
+        "schema": REPORT_SCHEMA,
+        "route": "maintenance",
+        "allowed": not ordered,
+        "candidate_fingerprint": digest,
+        "findings": ordered,
+    }
 
 
 def shown(path: str, report: dict[str, Any]) -> str:
@@ -174,8 +193,9 @@ def shown(path: str, report: dict[str, Any]) -> str:
     return f"<redacted-path:{blake3.blake3(path.encode('utf-8', 'surrogateescape')).hexdigest()}>"
 
 
-def safety_scan(root: Path, *, staged: bool = False, range_spec: str | None = None,
-                file: str | None = None) -> dict[str, Any]:
+def safety_scan(
+    root: Path, *, staged: bool = False, range_spec: str | None = None, file: str | None = None
+) -> dict[str, Any]:
     """Scan exactly one source (``staged``, ``range_spec`` or ``file``) of the project at ``root`` and return
     ``{schema, allowed, files: [{path, report}]}``. Raises :class:`ScanError` for an operational failure or when
     not exactly one source is given."""

@@ -61,8 +61,9 @@ def open_cache(project_root: str | os.PathLike[str], ctx: ProjectContext) -> Pro
         return None
 
 
-def cached_stages(paths: list[str], ctx: ProjectContext, cache: ProjectCache | None,
-                  links: dict[Any, bool] | None = None) -> list[FirstStage | None]:
+def cached_stages(
+    paths: list[str], ctx: ProjectContext, cache: ProjectCache | None, links: dict[Any, bool] | None = None
+) -> list[FirstStage | None]:
     """The first stage of each absolute path of ``paths`` (files of the project ``ctx`` describes) that
     ``cache`` vouches for, read back from its entry as ``memzoi check`` does; ``None`` for each other file (to be
     analysed: :func:`analyse`). Reads no file; ``links`` caches symlink answers across calls. Never raises."""
@@ -82,8 +83,9 @@ def cached_stages(paths: list[str], ctx: ProjectContext, cache: ProjectCache | N
     return out
 
 
-def analyse(paths: list[str], ctx: ProjectContext, *, index_root: str | os.PathLike[str],
-            workers: int | None = None) -> Iterator[Scanned | None]:
+def analyse(
+    paths: list[str], ctx: ProjectContext, *, index_root: str | os.PathLike[str], workers: int | None = None
+) -> Iterator[Scanned | None]:
     """:func:`scan_chunk` of each absolute path of ``paths``, in order, one at a time as they are done: in worker
     processes from :data:`PARALLEL_THRESHOLD` files on (from a fork server when the caller is threaded,
     :class:`memzoi.parallel.ChunkPool`; ``workers``: their number, default one per CPU up to 8), else here.
@@ -100,8 +102,12 @@ def analyse(paths: list[str], ctx: ProjectContext, *, index_root: str | os.PathL
     jobs = [(p, (git.visibility(p) if git is not None else GitVisibility.UNKNOWN).value) for p in paths]
     n = min(cpu_count(), 8) if workers is None else workers
     pool: ChunkPool[tuple[str, str], Scanned | None] = ChunkPool(
-        functools.partial(scan_chunk, now=ctx.now, root=str(index_root)), workers=n,
-        chunksize=max(16, min(100, len(jobs) // (max(1, n) * 8))), start_at=PARALLEL_THRESHOLD, helper=True)
+        functools.partial(scan_chunk, now=ctx.now, root=str(index_root)),
+        workers=n,
+        chunksize=max(16, min(100, len(jobs) // (max(1, n) * 8))),
+        start_at=PARALLEL_THRESHOLD,
+        helper=True,
+    )
     for job in jobs:
         pool.add(job)
     yield from pool.iter_results()
@@ -133,8 +139,14 @@ def _context(placement: Placement, now: datetime, contexts: dict[str, ProjectCon
     return ctx
 
 
-def _scan_one(path: str, visibility: GitVisibility, now: datetime, root: Path, contexts: dict[str, ProjectContext],
-              links: dict[str, Any]) -> Scanned | None:
+def _scan_one(
+    path: str,
+    visibility: GitVisibility,
+    now: datetime,
+    root: Path,
+    contexts: dict[str, ProjectContext],
+    links: dict[str, Any],
+) -> Scanned | None:
     read = read_stable(path)
     if read is None:
         return None
@@ -148,14 +160,27 @@ def _scan_one(path: str, visibility: GitVisibility, now: datetime, root: Path, c
             ctx.git.set_visibility({os.path.abspath(path): visibility})
         verdict = verdict_of(path, made.analysis, made.stage.first, dataclasses.replace(ctx, ledger=None))
         assert made.entry is not None
-        rows = index_row(index_key(root, path), data, StatStamp(*stamp), verdict, facts=made.stage.facts,
-                         digest=made.entry[0], checked_ns=checked)
+        rows = index_row(
+            index_key(root, path),
+            data,
+            StatStamp(*stamp),
+            verdict,
+            facts=made.stage.facts,
+            digest=made.entry[0],
+            checked_ns=checked,
+        )
         row = (stamp[0], stamp[1], pack_row(rows))
     return Scanned(made.stage, made.entry, row)
 
 
-def _failed(err: BaseException, path: str, visibility: GitVisibility, root: Path, contexts: dict[str, ProjectContext],
-            now: datetime) -> Scanned:
+def _failed(
+    err: BaseException,
+    path: str,
+    visibility: GitVisibility,
+    root: Path,
+    contexts: dict[str, ProjectContext],
+    now: datetime,
+) -> Scanned:
     stage, failed = failed_stage(err, path)
     row = None
     try:  # the index keeps the file as refused, with the finding, as `memzoi rebuild` does
@@ -165,8 +190,11 @@ def _failed(err: BaseException, path: str, visibility: GitVisibility, root: Path
             ctx = _context(failed.placement, now, contexts)
             if ctx.git is not None:
                 ctx.git.set_visibility({os.path.abspath(path): visibility})
-            row = (st.st_size, st.st_mtime_ns,
-                   pack_row(index_row(index_key(root, path), data, st, index_verdict(Path(path), failed, ctx))))
+            row = (
+                st.st_size,
+                st.st_mtime_ns,
+                pack_row(index_row(index_key(root, path), data, st, index_verdict(Path(path), failed, ctx))),
+            )
     except Exception:  # noqa: BLE001 - then the index analyses the file itself
         row = None
     return Scanned(stage, None, row)

@@ -42,7 +42,7 @@ _FRONTMATTER = frozenset({"record.schema.json", "proposal.schema.json", "resolve
 _FIELD_NOTE = "Surrounding white space is trimmed before this is checked, as Memzoi's parser does."
 _SCHEMA_NOTE = (
     "\n\nThese rules hold for the values after the reader trims surrounding white space where Memzoi's parser does "
-    "(the fields whose descriptions say so): `profile: \" memzoi \"` and a quoted, padded `timestamp` are valid, "
+    '(the fields whose descriptions say so): `profile: " memzoi "` and a quoted, padded `timestamp` are valid, '
     "although `const` and `format: date-time` applied to the untrimmed text would refuse them."
 )
 

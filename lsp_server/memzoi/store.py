@@ -42,12 +42,16 @@ REPORT_FORMAT = 1
 #: ``PRAGMA user_version`` of a current store: any table's layout changes it.
 STORE_VERSION = 10_000_000 + SCHEMA_VERSION * 100_000 + CACHE_FORMAT * 10 + REPORT_FORMAT
 
-ENTRIES_SCHEMA = ("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, ctx TEXT NOT NULL, "
-                  "size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, "
-                  "checked_ns INTEGER NOT NULL, digest BLOB NOT NULL, payload TEXT NOT NULL, sum BLOB NOT NULL) "
-                  "WITHOUT ROWID")
-REPORTS_SCHEMA = ("CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, made_ns INTEGER NOT NULL, inputs TEXT NOT NULL, "
-                  "report BLOB NOT NULL, sum BLOB NOT NULL) WITHOUT ROWID")
+ENTRIES_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, ctx TEXT NOT NULL, "
+    "size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, "
+    "checked_ns INTEGER NOT NULL, digest BLOB NOT NULL, payload TEXT NOT NULL, sum BLOB NOT NULL) "
+    "WITHOUT ROWID"
+)
+REPORTS_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, made_ns INTEGER NOT NULL, inputs TEXT NOT NULL, "
+    "report BLOB NOT NULL, sum BLOB NOT NULL) WITHOUT ROWID"
+)
 
 
 #: How long a run waits for another one's write transaction before going on without the store, in seconds.
@@ -60,8 +64,12 @@ def store_path(project_root: str | os.PathLike[str]) -> Path:
 
 
 def _tables(conn: sqlite3.Connection) -> list[tuple[str, str]]:
-    return [(r[0], r[1]) for r in conn.execute("SELECT type, name FROM sqlite_master WHERE type IN ('table', 'trigger') "
-                                                "AND name NOT LIKE 'sqlite_%'")]
+    return [
+        (r[0], r[1])
+        for r in conn.execute(
+            "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'trigger') AND name NOT LIKE 'sqlite_%'"
+        )
+    ]
 
 
 def _drop_all(conn: sqlite3.Connection) -> None:
@@ -69,16 +77,18 @@ def _drop_all(conn: sqlite3.Connection) -> None:
     for kind, name in _tables(conn):
         if kind == "trigger":
             conn.execute(f'DROP TRIGGER IF EXISTS "{name}"')
-    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL%'"
-                                ).fetchall():
+    for (name,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL%'"
+    ).fetchall():
         conn.execute(f'DROP TABLE IF EXISTS "{name}"')
     for _, name in _tables(conn):
         conn.execute(f'DROP TABLE IF EXISTS "{name}"')
 
 
 #: Tables every current store has (a store missing one is made anew).
-TABLES = frozenset({"entries", "facts", "reports", "meta", "files", "records", "proposals", "records_fts",
-                    "proposals_fts"})
+TABLES = frozenset(
+    {"entries", "facts", "reports", "meta", "files", "records", "proposals", "records_fts", "proposals_fts"}
+)
 
 
 def _current(conn: sqlite3.Connection) -> bool:
@@ -166,5 +176,19 @@ def connect(db: Path) -> sqlite3.Connection | None:
         return None
 
 
-__all__ = ["BUSY_TIMEOUT_S", "CACHE_FORMAT", "ENTRIES_SCHEMA", "OLD_DATABASES", "PAYLOAD_FORMAT", "REPORTS_SCHEMA", "REPORT_FORMAT",
-           "STORE_VERSION", "TABLES", "connect", "ensure_schema", "forget_old_databases", "remove_database", "store_path"]
+__all__ = [
+    "BUSY_TIMEOUT_S",
+    "CACHE_FORMAT",
+    "ENTRIES_SCHEMA",
+    "OLD_DATABASES",
+    "PAYLOAD_FORMAT",
+    "REPORTS_SCHEMA",
+    "REPORT_FORMAT",
+    "STORE_VERSION",
+    "TABLES",
+    "connect",
+    "ensure_schema",
+    "forget_old_databases",
+    "remove_database",
+    "store_path",
+]

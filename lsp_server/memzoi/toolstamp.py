@@ -43,9 +43,9 @@ def _sources(top: str) -> list[tuple[str, str]]:
                         if e.name != "__pycache__":
                             stack.append(e.path)
                     elif e.name.endswith(".py"):
-                        out.append((e.path[len(top):], e.path))
+                        out.append((e.path[len(top) :], e.path))
         except OSError:
-            out.append((d[len(top):] + "/", d))  # an unreadable folder still counts, as unreadable
+            out.append((d[len(top) :] + "/", d))  # an unreadable folder still counts, as unreadable
     return sorted(out)
 
 
@@ -142,8 +142,10 @@ def tool_stamp() -> str:
             spec = importlib.util.find_spec(name)
             origin = spec.origin if spec is not None else None
             st = os.stat(origin) if origin else None
-            parts.append(f"{name}:{origin}:{st.st_size if st else ''}:{st.st_mtime_ns if st else ''}:"
-                         f"{st.st_ino if st else ''}:{st.st_ctime_ns if st else ''}")
+            parts.append(
+                f"{name}:{origin}:{st.st_size if st else ''}:{st.st_mtime_ns if st else ''}:"
+                f"{st.st_ino if st else ''}:{st.st_ctime_ns if st else ''}"
+            )
         except (ImportError, ValueError, OSError):
             parts.append(f"{name}:absent")
     return blake3.blake3("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()

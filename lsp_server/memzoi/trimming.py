@@ -17,10 +17,28 @@ from .text import rust_trim
 from .yaml12 import PlainScalar, resolve_plain
 
 #: Top-level keys trimmed when their value is a string (record and packet frontmatter alike).
-TRIMMED_KEYS = frozenset({
-    "id", "kind", "profile", "type", "lane", "title", "scope", "scope_id", "visibility", "content_class", "status",
-    "source", "source_ref", "proposal_id", "timestamp", "updated", "supersedes", "sensitivity",
-})
+TRIMMED_KEYS = frozenset(
+    {
+        "id",
+        "kind",
+        "profile",
+        "type",
+        "lane",
+        "title",
+        "scope",
+        "scope_id",
+        "visibility",
+        "content_class",
+        "status",
+        "source",
+        "source_ref",
+        "proposal_id",
+        "timestamp",
+        "updated",
+        "supersedes",
+        "sensitivity",
+    }
+)
 #: Top-level lists whose string items are trimmed (record ``applies_to``; packet ``supersedes``).
 TRIMMED_ITEMS = frozenset({"applies_to", "supersedes"})
 #: Packet blocks whose string fields are trimmed (and ``scope.paths`` items).

@@ -67,7 +67,9 @@ _MAX_SUGGESTIONS = 50
 class Validator:
     """Collects schema findings for one document; see :func:`validate_document`."""
 
-    def __init__(self, doc: Document, placement: Placement, ignore: frozenset[tuple[str, tuple[Any, ...]]] = frozenset()):
+    def __init__(
+        self, doc: Document, placement: Placement, ignore: frozenset[tuple[str, tuple[Any, ...]]] = frozenset()
+    ):
         self.doc = doc
         self.placement = placement
         self.root: YNode | None = doc.yaml_root
@@ -135,8 +137,14 @@ class Validator:
                 self.add("invalid_value", loc, f"`{name}` must be one of {expected}")
             elif kind in _TYPE_WORDS:
                 self.add("invalid_value", loc, f"`{name}` must be {_TYPE_WORDS[kind]}")
-            elif kind in ("invalid_value", "invalid_timestamp", "invalid_identifier", "unsafe_path",
-                          "invalid_origin", "invalid_retention"):
+            elif kind in (
+                "invalid_value",
+                "invalid_timestamp",
+                "invalid_identifier",
+                "unsafe_path",
+                "invalid_origin",
+                "invalid_retention",
+            ):
                 self.add(kind, loc, f"`{name}`: {e['msg']}")
             elif kind in ("greater_than_equal", "less_than_equal"):
                 self.add("invalid_value", loc, f"`{name}` must be between 0 and 1")
@@ -148,12 +156,20 @@ class Validator:
             listed = ", ".join(f"`{k}`" for k in keys)
             noun = "key" if len(keys) == 1 else "keys"
             self.findings.append(
-                finding("missing_key", f"missing required {noun}{where}: {listed}", start, end, keys=keys,
-                        loc=list(map(str, parent)))
+                finding(
+                    "missing_key",
+                    f"missing required {noun}{where}: {listed}",
+                    start,
+                    end,
+                    keys=keys,
+                    loc=list(map(str, parent)),
+                )
             )
 
 
-def validate_document(doc: Document, placement: Placement, *, ignore=frozenset()) -> tuple[BaseModel | None, list[Finding]]:
+def validate_document(
+    doc: Document, placement: Placement, *, ignore=frozenset()
+) -> tuple[BaseModel | None, list[Finding]]:
     """Validate ``doc``'s frontmatter (``doc.data`` must be a dict) for its placement.
 
     Returns the parsed model (``None`` when validation failed) and the schema findings. ``ignore`` holds
@@ -190,14 +206,22 @@ def _identity_rules(v: Validator, data: dict[str, Any], placement: Placement, mo
             fixes = ()
             if node is not None:
                 fixes = (Fix(f"Set id to `{ident}` (the file path)", (TextEdit(node.start, node.end, ident),)),)
-            v.add("id_path_mismatch", ("id",), f"`id` differs from the record's path id `{ident}`: Memzoi keys the "
-                  "record by its path (references, supersedes and lifecycle use that id, not this one) and its "
-                  "writers always set `id` from the path; set the id from the path, or rename the file", fixes=fixes)
+            v.add(
+                "id_path_mismatch",
+                ("id",),
+                f"`id` differs from the record's path id `{ident}`: Memzoi keys the "
+                "record by its path (references, supersedes and lifecycle use that id, not this one) and its "
+                "writers always set `id` from the path; set the id from the path, or rename the file",
+                fixes=fixes,
+            )
     elif placement.role.is_proposal and ident is not None and not is_identifier(ident):
         v.findings.append(
-            finding("invalid_identifier", "the packet's file name is not a valid proposal id: use lower-case "
-                    "letters, digits, `-` and `_`, starting and ending with a letter or digit; rename the file",
-                    *v.opening())
+            finding(
+                "invalid_identifier",
+                "the packet's file name is not a valid proposal id: use lower-case "
+                "letters, digits, `-` and `_`, starting and ending with a letter or digit; rename the file",
+                *v.opening(),
+            )
         )
     # A record is known by its path id (Memzoi's concept id); a packet by its frontmatter id.
     own = ident if placement.role is Role.RECORD and ident else (raw_id if isinstance(raw_id, str) else ident)
@@ -216,19 +240,33 @@ def _body_rules(v: Validator, data: dict[str, Any], model: type[BaseModel]) -> N
         fixes = [Fix("Set the H1 to the title", (TextEdit(s, e, rust_trim(title)),))]
         _, node = locate(v.root, ("title",))
         if node is not None:
-            fixes.append(Fix("Set the title to the H1", (TextEdit(node.start, node.end, json.dumps(doc.h1_text, ensure_ascii=False)),)))
+            fixes.append(
+                Fix(
+                    "Set the title to the H1",
+                    (TextEdit(node.start, node.end, json.dumps(doc.h1_text, ensure_ascii=False)),),
+                )
+            )
         v.findings.append(
-            finding("title_h1_mismatch", "the H1 heading must equal the frontmatter `title` exactly", s, e,
-                    fixes=tuple(fixes))
+            finding(
+                "title_h1_mismatch",
+                "the H1 heading must equal the frontmatter `title` exactly",
+                s,
+                e,
+                fixes=tuple(fixes),
+            )
         )
     proposal = data.get("proposal")
     action = proposal.get("action") if isinstance(proposal, dict) else None
     if model is PendingProposal and action in ("create", "supersede") and isinstance(title, str):
         size = record_name_bytes(rust_trim(title))
         if size is not None:
-            v.add("title_too_long", ("title",), f"the title makes a record file name of {size} bytes, over the "
-                  f"{NAME_MAX} a file name may have, and Memzoi does not shorten the record id, so applying this "
-                  "packet can only fail; reject it and propose it again with a shorter title")
+            v.add(
+                "title_too_long",
+                ("title",),
+                f"the title makes a record file name of {size} bytes, over the "
+                f"{NAME_MAX} a file name may have, and Memzoi does not shorten the record id, so applying this "
+                "packet can only fail; reject it and propose it again with a shorter title",
+            )
     if doc.body_span[0] == doc.body_span[1]:  # an empty body (without copying it out of the text)
         where = doc.h1 or (doc.fm_close if doc.fm_close else v.opening())
         what = "proposal" if model is not RecordFrontmatter else "record"

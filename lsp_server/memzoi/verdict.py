@@ -60,9 +60,16 @@ class ProjectContext:
     ledger: LedgerView | None = None
 
     @classmethod
-    def of(cls, memzoi_dir: str | os.PathLike[str] | None, *, now: datetime | None = None,
-           config: MemzoiConfig | None = None, rules: Rules | None = None, git: GitFacts | None = None,
-           ledger: LedgerView | None = None) -> ProjectContext:
+    def of(
+        cls,
+        memzoi_dir: str | os.PathLike[str] | None,
+        *,
+        now: datetime | None = None,
+        config: MemzoiConfig | None = None,
+        rules: Rules | None = None,
+        git: GitFacts | None = None,
+        ledger: LedgerView | None = None,
+    ) -> ProjectContext:
         """A context for the project of ``memzoi_dir``, reading its configuration when ``config`` is not given
         and taking the rules of that configuration when ``rules`` is not given."""
         md = os.path.abspath(memzoi_dir) if memzoi_dir is not None else None
@@ -143,8 +150,9 @@ def explain_stale(path: str | os.PathLike[str] | None, analysis: Analysis, git: 
     return dataclasses.replace(analysis, attestation=refined, findings=findings)
 
 
-def local(path: str | os.PathLike[str] | None, analysis: Analysis, ctx: ProjectContext,
-          links: dict[str, Any] | None = None) -> tuple[Analysis, Local]:
+def local(
+    path: str | os.PathLike[str] | None, analysis: Analysis, ctx: ProjectContext, links: dict[str, Any] | None = None
+) -> tuple[Analysis, Local]:
     """The first stage of :func:`judge`: the analysis with its stale attestation explained, and its own findings.
     ``links`` is an optional per-scan cache of symlink answers (:func:`memzoi.admission.canonical_path_findings`)."""
     analysis = explain_stale(path, analysis, ctx.git)
@@ -152,19 +160,23 @@ def local(path: str | os.PathLike[str] | None, analysis: Analysis, ctx: ProjectC
     canonical = []
     if path is not None and analysis.placement.memzoi_dir is not None:
         canonical = canonical_path_findings(path, analysis, links)
-    return analysis, Local(own + canonical, analysis.placement.role, opening_span(analysis), is_attested(analysis),
-                           len(canonical))
+    return analysis, Local(
+        own + canonical, analysis.placement.role, opening_span(analysis), is_attested(analysis), len(canonical)
+    )
 
 
-def _admission(path: str | os.PathLike[str] | None, first: Local, ctx: ProjectContext) -> tuple[GitVisibility, list[Finding]]:
+def _admission(
+    path: str | os.PathLike[str] | None, first: Local, ctx: ProjectContext
+) -> tuple[GitVisibility, list[Finding]]:
     if path is None or ctx.memzoi_dir is None:
         return GitVisibility.UNKNOWN, []
     vis = ctx.git.visibility(path) if ctx.git is not None else GitVisibility.UNKNOWN
     return vis, visibility_findings(first.role, first.opening, first.attested, vis)
 
 
-def settle(path: str | os.PathLike[str] | None, first: Local, ctx: ProjectContext, *, text: Text,
-           cross: Sequence[Finding] = ()) -> list[Finding]:
+def settle(
+    path: str | os.PathLike[str] | None, first: Local, ctx: ProjectContext, *, text: Text, cross: Sequence[Finding] = ()
+) -> list[Finding]:
     """The second stage of :func:`judge`: ``first``'s findings plus git visibility, ledger and ``cross`` findings,
     graded by ``ctx.rules`` and sorted. ``text`` (the analysed text, or a function giving it) anchors ledger
     findings and is only asked for when the ledger touched the file."""
@@ -178,8 +190,14 @@ def settle(path: str | os.PathLike[str] | None, first: Local, ctx: ProjectContex
     return _sorted(found)
 
 
-def judge(path: str | os.PathLike[str] | None, analysis: Analysis, ctx: ProjectContext, *,
-          cross: Sequence[Finding] = (), links: dict[str, Any] | None = None) -> FileVerdict:
+def judge(
+    path: str | os.PathLike[str] | None,
+    analysis: Analysis,
+    ctx: ProjectContext,
+    *,
+    cross: Sequence[Finding] = (),
+    links: dict[str, Any] | None = None,
+) -> FileVerdict:
     """The verdict of the file at ``path`` (``None``: a text with no file) whose analysis is ``analysis``, in the
     project ``ctx`` describes, with its cross-file findings ``cross`` (spans into the same text, from
     :meth:`memzoi.crossfile.Workspace.findings_for`). Never raises for a well-formed analysis."""
@@ -187,16 +205,27 @@ def judge(path: str | os.PathLike[str] | None, analysis: Analysis, ctx: ProjectC
     return verdict_of(path, analysis, first, ctx, cross=cross)
 
 
-def verdict_of(path: str | os.PathLike[str] | None, analysis: Analysis, first: Local, ctx: ProjectContext, *,
-               cross: Sequence[Finding] = ()) -> FileVerdict:
+def verdict_of(
+    path: str | os.PathLike[str] | None,
+    analysis: Analysis,
+    first: Local,
+    ctx: ProjectContext,
+    *,
+    cross: Sequence[Finding] = (),
+) -> FileVerdict:
     """:func:`judge` of a file whose first stage is done: ``analysis`` and ``first`` are what :func:`local` gave
     (so a caller that keeps the first stage, as the server's scan does, never runs it twice)."""
     vis, admission = _admission(path, first, ctx)
     findings = settle(path, first, ctx, text=analysis.text, cross=cross)
     # Memzoi refuses a record for any of its findings, anything else only for its admission findings.
-    judged = first.own + admission if first.role is Role.RECORD else first.own[len(first.own) - first.canonical:] + admission
-    return FileVerdict(os.path.abspath(path) if path is not None else None, analysis, tuple(findings), vis,
-                       tuple(refusals(judged)))
+    judged = (
+        first.own + admission
+        if first.role is Role.RECORD
+        else first.own[len(first.own) - first.canonical :] + admission
+    )
+    return FileVerdict(
+        os.path.abspath(path) if path is not None else None, analysis, tuple(findings), vis, tuple(refusals(judged))
+    )
 
 
 def graded(path: str | os.PathLike[str] | None, found: Sequence[Finding], ctx: ProjectContext) -> tuple[Finding, ...]:
@@ -209,5 +238,14 @@ def graded(path: str | os.PathLike[str] | None, found: Sequence[Finding], ctx: P
     return tuple(_sorted(found))
 
 
-__all__ = ["FileVerdict", "Local", "ProjectContext", "explain_stale", "graded", "judge", "local", "settle",
-           "verdict_of"]
+__all__ = [
+    "FileVerdict",
+    "Local",
+    "ProjectContext",
+    "explain_stale",
+    "graded",
+    "judge",
+    "local",
+    "settle",
+    "verdict_of",
+]

@@ -80,8 +80,9 @@ class Entry:
     payload: str
 
 
-def entry_sum(key: str, ctx: str, size: int, mtime_ns: int, ino: int, ctime_ns: int, checked_ns: int, digest: bytes,
-              payload: str) -> bytes:
+def entry_sum(
+    key: str, ctx: str, size: int, mtime_ns: int, ino: int, ctime_ns: int, checked_ns: int, digest: bytes, payload: str
+) -> bytes:
     """The checksum stored with an entry: BLAKE3 (16 bytes) of every other column of its row. A row whose
     checksum does not match (a damaged page, an edited row) is a miss, never a verdict."""
     h = blake3.blake3(f"{key}\0{ctx}\0{size}\0{mtime_ns}\0{ino}\0{ctime_ns}\0{checked_ns}\0".encode())
@@ -141,8 +142,9 @@ class ProjectCache:
     _partial: bool = False
 
     @classmethod
-    def load(cls, project_root: str | os.PathLike[str], config: MemzoiConfig | None,
-             keys: Iterable[str] | None = None) -> ProjectCache | None:
+    def load(
+        cls, project_root: str | os.PathLike[str], config: MemzoiConfig | None, keys: Iterable[str] | None = None
+    ) -> ProjectCache | None:
         """The entries of the project at ``project_root`` (the folder of its ``.memzoi``) under the stamp of
         ``config`` (:func:`context_stamp`), from its worktree's runtime directory, and its facts blob; ``None``
         when the cache cannot be used. With ``keys`` (the :func:`path_key` of each of the few files a run checks), only
@@ -178,8 +180,11 @@ class ProjectCache:
         row = self.rows.get(key)
         if row is None and self.conn is not None:
             try:
-                found = self.conn.execute("SELECT size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload, sum "
-                                          "FROM entries WHERE ctx = ? AND key = ?", (self.stamp, key)).fetchone()
+                found = self.conn.execute(
+                    "SELECT size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload, sum "
+                    "FROM entries WHERE ctx = ? AND key = ?",
+                    (self.stamp, key),
+                ).fetchone()
             except sqlite3.Error:
                 found = None
             if found is not None:
@@ -236,8 +241,15 @@ class ProjectCache:
         inputs (:mod:`memzoi.replay`)."""
         return self.vouching.get(path)
 
-    def store(self, path: str, digest: bytes, stamp: tuple[int, int, int, int], checked_ns: int,
-              payload: str | None, facts: list[Any] | None = None) -> None:
+    def store(
+        self,
+        path: str,
+        digest: bytes,
+        stamp: tuple[int, int, int, int],
+        checked_ns: int,
+        payload: str | None,
+        facts: list[Any] | None = None,
+    ) -> None:
         """Keep the entry of ``path`` made from the bytes whose BLAKE3 digest is ``digest`` (read with the stat
         ``stamp`` at ``checked_ns``, :func:`read_stable`), or forget the stored one when ``payload`` is ``None``
         (the file must not be cached). Such a file's ``facts``, when given
@@ -275,10 +287,26 @@ class ProjectCache:
                 # A check of a few files that analysed the project's others (no blob yet): the blob is made from
                 # every stored entry, so the next such check reads one blob instead of an entry per file.
                 blob = self._first_blob({r[0]: r[1:] for r in conn.execute(_ENTRIES, (self.stamp,))}, drop)
-            conn.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
-                (e.key, self.stamp, e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest, e.payload,
-                 entry_sum(e.key, self.stamp, e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest,
-                           e.payload)) for e in self.put.values()])
+            conn.executemany(
+                "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        e.key,
+                        self.stamp,
+                        e.size,
+                        e.mtime_ns,
+                        e.ino,
+                        e.ctime_ns,
+                        e.checked_ns,
+                        e.digest,
+                        e.payload,
+                        entry_sum(
+                            e.key, self.stamp, e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest, e.payload
+                        ),
+                    )
+                    for e in self.put.values()
+                ],
+            )
             conn.executemany("DELETE FROM entries WHERE key = ?", [(k,) for k in drop])
             conn.execute("DELETE FROM entries WHERE ctx != ?", (self.stamp,))  # another tool or configuration
             if blob is not None:
@@ -325,6 +353,15 @@ class ProjectCache:
         return self._partial
 
 
-__all__ = ["CACHE_FORMAT", "RACY_NS", "Entry", "ProjectCache", "connect", "context_stamp", "entry_sum", "path_key",
-           "read_stable",
-           "tool_stamp"]
+__all__ = [
+    "CACHE_FORMAT",
+    "RACY_NS",
+    "Entry",
+    "ProjectCache",
+    "connect",
+    "context_stamp",
+    "entry_sum",
+    "path_key",
+    "read_stable",
+    "tool_stamp",
+]

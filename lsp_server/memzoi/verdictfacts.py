@@ -24,8 +24,9 @@ from typing import Any
 
 import blake3
 
-FACTS_SCHEMA = ("CREATE TABLE IF NOT EXISTS facts (ctx TEXT PRIMARY KEY, blob TEXT NOT NULL, sum BLOB NOT NULL) "
-                "WITHOUT ROWID")
+FACTS_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS facts (ctx TEXT PRIMARY KEY, blob TEXT NOT NULL, sum BLOB NOT NULL) WITHOUT ROWID"
+)
 
 #: key -> [size, mtime_ns, ino, ctime_ns, checked_ns, facts list]
 Blob = dict[str, list[Any]]

@@ -66,11 +66,24 @@ def make_payload(analysis: Analysis, first: Local, facts: FileFacts, starts: lis
     if mark is not None:
         stored_mark = [(mark.boundary - _EPOCH) // timedelta(microseconds=1), mark.reason, *mark.span]
     # The line starts as one string: most files have no finding, and their starts are then never parsed.
-    return json.dumps([first.role.value, *first.opening, first.attested, found, _facts_out(facts),
-                       ",".join(map(str, starts)), len(analysis.text), stored_mark], separators=(",", ":"))
+    return json.dumps(
+        [
+            first.role.value,
+            *first.opening,
+            first.attested,
+            found,
+            _facts_out(facts),
+            ",".join(map(str, starts)),
+            len(analysis.text),
+            stored_mark,
+        ],
+        separators=(",", ":"),
+    )
 
 
-def cache_parts(analysis: Analysis, first: Local, facts: FileFacts, starts: list[int]) -> tuple[str | None, list[Any] | None]:
+def cache_parts(
+    analysis: Analysis, first: Local, facts: FileFacts, starts: list[int]
+) -> tuple[str | None, list[Any] | None]:
     """``(payload, kept facts)`` of a file for :meth:`memzoi.verdictcache.ProjectCache.store`: its entry's payload
     (:func:`make_payload`), else the facts the blob may keep (:func:`kept_facts`), else neither. Never raises: the
     cache never changes a report, a file it cannot take is only not cached."""
@@ -100,15 +113,42 @@ def kept_facts(analysis: Analysis, first: Local, facts: FileFacts) -> list[Any] 
 
 
 def _facts_out(f: FileFacts) -> list[Any]:
-    return [f.kind, f.role, f.ident, f.status, f.scope_kind, f.scope_id, f.when, f.action, f.content, list(f.tokens),
-            [[r.field, r.target, r.span[0], r.span[1], r.to] for r in f.refs], list(f.ident_span), list(f.body_span),
-            f.legacy]
+    return [
+        f.kind,
+        f.role,
+        f.ident,
+        f.status,
+        f.scope_kind,
+        f.scope_id,
+        f.when,
+        f.action,
+        f.content,
+        list(f.tokens),
+        [[r.field, r.target, r.span[0], r.span[1], r.to] for r in f.refs],
+        list(f.ident_span),
+        list(f.body_span),
+        f.legacy,
+    ]
 
 
 def _facts_in(v: list[Any]) -> FileFacts:
     refs = tuple(Ref(a, b, (s, e), to) for a, b, s, e, to in v[10])
-    return FileFacts(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], tuple(v[9]), refs, (v[11][0], v[11][1]),
-                     (v[12][0], v[12][1]), v[13])
+    return FileFacts(
+        v[0],
+        v[1],
+        v[2],
+        v[3],
+        v[4],
+        v[5],
+        v[6],
+        v[7],
+        v[8],
+        tuple(v[9]),
+        refs,
+        (v[11][0], v[11][1]),
+        (v[12][0], v[12][1]),
+        v[13],
+    )
 
 
 def stored_facts(value: list[Any]) -> FileFacts:
@@ -134,8 +174,15 @@ def line_starts(starts: str) -> list[int]:
     return [int(s) for s in starts.split(",")]
 
 
-def read_payload(payload: str, path: str, memzoi_dir: str, now: datetime, links: dict[str, Any] | None = None, *,
-                 mode: int | None = None) -> tuple[Local, FileFacts, str, int]:
+def read_payload(
+    payload: str,
+    path: str,
+    memzoi_dir: str,
+    now: datetime,
+    links: dict[str, Any] | None = None,
+    *,
+    mode: int | None = None,
+) -> tuple[Local, FileFacts, str, int]:
     """What :func:`make_payload` stored, completed for a run at the clock ``now``: the first stage of the file's
     verdict (with ``retention_query_only`` evaluated at ``now`` and ``canonical_path`` asked of the file system
     for ``path`` in ``memzoi_dir``; ``links`` and ``mode`` as for :func:`memzoi.admission.canonical_findings`),
@@ -156,4 +203,13 @@ def read_payload(payload: str, path: str, memzoi_dir: str, now: datetime, links:
     return Local(own + canonical, r, opening, bool(attested), len(canonical)), _facts_in(facts), starts, length
 
 
-__all__ = ["PAYLOAD_FORMAT", "cache_parts", "kept_facts", "line_starts", "make_payload", "payload_boundary", "read_payload", "stored_facts"]
+__all__ = [
+    "PAYLOAD_FORMAT",
+    "cache_parts",
+    "kept_facts",
+    "line_starts",
+    "make_payload",
+    "payload_boundary",
+    "read_payload",
+    "stored_facts",
+]

@@ -135,9 +135,10 @@ def takes_part(path: str, role: str) -> bool:
     one rule both use."""
     if role == Role.RESERVED.value:
         return False
-    return not (role == Role.OTHER.value
-                and (not path.endswith(".md") or (MEMZOI_DIR in Path(path).parts and not below_plane(path))))
-
+    return not (
+        role == Role.OTHER.value
+        and (not path.endswith(".md") or (MEMZOI_DIR in Path(path).parts and not below_plane(path)))
+    )
 
 
 #: Where a packet of each id may be, in the order a reference to it is resolved: Memzoi moves a pending packet to
@@ -326,9 +327,11 @@ def linked_plane(memzoi_dir: str | os.PathLike[str]) -> list[Path]:
 def linked_plane_message(links: list[Path]) -> str:
     """Why nothing below the symlinked git-plane folders ``links`` is read, and what to do (as ``check`` says)."""
     names = ", ".join(str(p) for p in links)
-    return (f"{names} {'is a symlink' if len(links) == 1 else 'are symlinks'}: Memzoi never reads through symlinks, "
-            "so nothing below is checked, indexed, searched or admitted (canonical_path, see `memzoi check`); "
-            "replace the link with the folder itself")
+    return (
+        f"{names} {'is a symlink' if len(links) == 1 else 'are symlinks'}: Memzoi never reads through symlinks, "
+        "so nothing below is checked, indexed, searched or admitted (canonical_path, see `memzoi check`); "
+        "replace the link with the folder itself"
+    )
 
 
 def through_linked_plane(memzoi_dir: str | os.PathLike[str], path: str | os.PathLike[str]) -> bool:

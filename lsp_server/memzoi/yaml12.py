@@ -66,7 +66,6 @@ _STANDARD_TAGS = {
 _KEY_LINE = re.compile(r"^(?P<indent>[ ]*)(?:- )?(?P<key>[^\s:#][^:#]*?):[ \t]+(?P<value>\S.*?)[ \t]*$")
 
 
-
 @dataclass(slots=True)
 class YamlResult:
     """The root node (``None`` when the text could not be parsed) and the findings about it."""
@@ -192,8 +191,10 @@ class _Builder:
         raise ValueError(f"unexpected YAML event {type(ev).__name__}")  # pragma: no cover - parser invariant
 
     def _add_entry(self, mapping: YMap, key: YNode, value: YNode) -> None:
-        if not isinstance(key, YScalar) or not isinstance(key.value, str) or (
-            isinstance(key.value, PlainScalar) and not isinstance(key.value.resolved, str)
+        if (
+            not isinstance(key, YScalar)
+            or not isinstance(key.value, str)
+            or (isinstance(key.value, PlainScalar) and not isinstance(key.value.resolved, str))
         ):
             shown = key.value if isinstance(key, YScalar) and key.value is not None else "null"
             if isinstance(key, (YSeq, YMap)):
@@ -238,7 +239,11 @@ def _tab_indent_findings(text: str, start: int, end: int) -> list[Finding]:
                 "tab used for indentation; YAML indentation must use spaces",
                 tab,
                 tab + 1,
-                fixes=(Fix("Replace tabs in the indentation with two spaces", (TextEdit(s, e, indent.replace("\t", "  ")),)),),
+                fixes=(
+                    Fix(
+                        "Replace tabs in the indentation with two spaces", (TextEdit(s, e, indent.replace("\t", "  ")),)
+                    ),
+                ),
             )
         )
     return out
@@ -299,7 +304,12 @@ def _parse(source: str, base: int, text: str, line_of) -> YamlResult | Finding:
     if len(docs) > 1:
         s = base + events[docs[1]].start_mark.index
         builder.findings.append(
-            finding("yaml_syntax", "frontmatter holds more than one YAML document; remove the `...` or `---` marker", s, s + 3)
+            finding(
+                "yaml_syntax",
+                "frontmatter holds more than one YAML document; remove the `...` or `---` marker",
+                s,
+                s + 3,
+            )
         )
     builder.pos = docs[0] + 1
     root = builder.node()
@@ -317,8 +327,13 @@ def _events(source: str, base: int, text: str, line_of, loader) -> list[Any] | F
                 depth += 1
                 if depth > NESTING_LIMIT:  # stop reading: the builder's recursion stays within the limit
                     at = base + ev.start_mark.index
-                    return finding("yaml_nesting_limit", f"YAML value {nesting_message()}", at,
-                                   min(at + 1, base + len(source)), limit=NESTING_LIMIT)
+                    return finding(
+                        "yaml_nesting_limit",
+                        f"YAML value {nesting_message()}",
+                        at,
+                        min(at + 1, base + len(source)),
+                        limit=NESTING_LIMIT,
+                    )
             elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
                 depth -= 1
             events.append(ev)
@@ -327,8 +342,13 @@ def _events(source: str, base: int, text: str, line_of, loader) -> list[Any] | F
             # libyaml's scanner looks ahead through flow brackets (`[[[[…`) and stops at its own depth limit
             # before the parser hands us the events that would pass ours: the same finding, at its mark
             at = base + min(err.problem_mark.index, len(source))
-            return finding("yaml_nesting_limit", f"YAML value {nesting_message()}", at,
-                           min(at + 1, base + len(source)), limit=NESTING_LIMIT)
+            return finding(
+                "yaml_nesting_limit",
+                f"YAML value {nesting_message()}",
+                at,
+                min(at + 1, base + len(source)),
+                limit=NESTING_LIMIT,
+            )
         found = _syntax_finding(err, base, text, line_of)
         if "invalid Unicode character escape" in (err.problem or ""):
             found.data["escape"] = True
@@ -344,9 +364,13 @@ def _events(source: str, base: int, text: str, line_of, loader) -> list[Any] | F
         )
     except UnicodeError:  # libyaml takes UTF-8: a raw lone surrogate (a client's text) cannot be given to it
         at = base + (unencodable_span(source) or (0, 0))[0]
-        return finding("yaml_syntax", f"character U+{ord(text[at]) if at < len(text) else 0:04X} is not allowed in "
-                       "YAML text (a lone surrogate, no Unicode character); remove it", at,
-                       min(at + 1, base + len(source)))
+        return finding(
+            "yaml_syntax",
+            f"character U+{ord(text[at]) if at < len(text) else 0:04X} is not allowed in "
+            "YAML text (a lone surrogate, no Unicode character); remove it",
+            at,
+            min(at + 1, base + len(source)),
+        )
     except (ValueError, OverflowError):  # PyYAML's chr() of a `\U` escape past U+10FFFF (libyaml refuses it)
         return escape_out_of_range(source, base)
     except yaml.YAMLError as err:  # pragma: no cover - every other PyYAML error is marked
@@ -356,8 +380,12 @@ def _events(source: str, base: int, text: str, line_of, loader) -> list[Any] | F
 
 def _syntax_finding(err: yaml.MarkedYAMLError, base: int, text: str, line_of) -> Finding:
     mark = err.problem_mark or err.context_mark
-    if (err.context_mark is not None and err.problem_mark is not None and err.context_mark.line < err.problem_mark.line
-            and (err.context or "").startswith(("while parsing a flow", "while scanning a quoted"))):
+    if (
+        err.context_mark is not None
+        and err.problem_mark is not None
+        and err.context_mark.line < err.problem_mark.line
+        and (err.context or "").startswith(("while parsing a flow", "while scanning a quoted"))
+    ):
         # An unclosed flow collection or quoted scalar is only noticed lines later: point at where it opened.
         mark = err.context_mark
     at = base + (mark.index if mark else 0)
@@ -376,4 +404,3 @@ def _syntax_finding(err: yaml.MarkedYAMLError, base: int, text: str, line_of) ->
         message = f"YAML syntax error: {problem}{context}; fix the YAML at this position"
     end = at + 1 if at < le else at
     return finding("yaml_syntax", message, at, end, fixes=(fix,) if fix else ())
-

@@ -48,6 +48,7 @@ def value_path_at(doc: Document, offset: int) -> Path | None:
 
 # -- positioned mode -------------------------------------------------------------------------------------------
 
+
 def _line_end(text: str, offset: int) -> int:
     """End of the content of the line holding ``offset`` (before its line break)."""
     ends = [i for i in (text.find("\n", offset), text.find("\r", offset)) if i >= 0]
@@ -60,7 +61,7 @@ def _scalar_hi(text: str, node: YScalar, limit: int) -> int:
     end), so the cursor after ``key: `` is in it."""
     if node.start == node.end:
         return min(_line_end(text, node.end), limit)
-    return node.start + len(text[node.start:node.end].rstrip("\r\n"))
+    return node.start + len(text[node.start : node.end].rstrip("\r\n"))
 
 
 def _in_node(text: str, node: YNode, offset: int, path: Path, limit: int) -> Path | None:
@@ -118,6 +119,7 @@ def _in_seq(text: str, node: YSeq, offset: int, path: Path, limit: int) -> Path 
 
 # -- tolerant mode ---------------------------------------------------------------------------------------------
 
+
 def _lines_before(text: str, offset: int) -> tuple[str, list[str]] | None:
     """The cursor's line up to the cursor, and the frontmatter lines above it (nearest first); ``None`` when the
     cursor is not inside a frontmatter block (the text does not open with ``---``, or the block closed above)."""
@@ -153,7 +155,7 @@ def _own(line: str) -> tuple[list[Any], list[tuple[str, int, str]]] | None:
     is not in a value (on a key, in a comment, in text)."""
     m = _KEY_LINE.match(line)
     if m:
-        rest = line[m.end():]
+        rest = line[m.end() :]
         if _in_comment(rest):
             return None
         own: list[Any] = [m.group("key")]
@@ -162,7 +164,7 @@ def _own(line: str) -> tuple[list[Any], list[tuple[str, int, str]]] | None:
             own.append(flow.group(1).count(","))
         return own, _elements(line)
     item = _ITEM_LINE.match(line)
-    if item and ":" not in line[item.end():] and not _in_comment(line[item.end():]):
+    if item and ":" not in line[item.end() :] and not _in_comment(line[item.end() :]):
         return [], _elements(line)
     return None
 

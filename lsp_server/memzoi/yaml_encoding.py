@@ -31,13 +31,17 @@ def unencodable_findings(root: YNode) -> list[Finding]:
             at = unencodable_span(node.value)
             if at is not None:
                 point = ord(node.value[at[0]])
-                out.append(finding(
-                    "invalid_encoding",
-                    f"this value holds U+{point:04X}, a lone surrogate (written as a `\\u` escape), which is not a "
-                    "Unicode character and cannot be encoded as UTF-8; Memzoi's YAML reader refuses the file. "
-                    "Remove the escape, or write the character it stands for (a pair of surrogates "
-                    "is one `\\U` escape with eight digits)",
-                    node.start, node.end))
+                out.append(
+                    finding(
+                        "invalid_encoding",
+                        f"this value holds U+{point:04X}, a lone surrogate (written as a `\\u` escape), which is not a "
+                        "Unicode character and cannot be encoded as UTF-8; Memzoi's YAML reader refuses the file. "
+                        "Remove the escape, or write the character it stands for (a pair of surrogates "
+                        "is one `\\U` escape with eight digits)",
+                        node.start,
+                        node.end,
+                    )
+                )
     out.sort(key=lambda f: (f.start, f.end))
     return out
 
@@ -50,8 +54,13 @@ def escape_out_of_range(source: str, base: int) -> Finding:
     Memzoi, refuses it as an invalid Unicode escape), on the first such escape of ``source``."""
     m = next((m for m in _BIG_ESCAPE.finditer(source) if int(m.group(1), 16) > 0x10FFFF), None)
     at, end = (base + m.start(), base + m.end()) if m else (base, base)
-    return finding("yaml_syntax", "YAML escape `\\U` names a code point past U+10FFFF, the last Unicode character "
-                   "(found invalid Unicode character escape code); fix the escape", at, end)
+    return finding(
+        "yaml_syntax",
+        "YAML escape `\\U` names a code point past U+10FFFF, the last Unicode character "
+        "(found invalid Unicode character escape code); fix the escape",
+        at,
+        end,
+    )
 
 
 __all__ = ["escape_out_of_range", "unencodable_findings"]

@@ -33,7 +33,7 @@ _PLAIN = re.compile(r"[A-Za-z0-9_./~+=^$()<;\\" + _HIGH + r"][\x20-\x22\x24-\x7e
 _PLAIN_BAD = re.compile(r": |:$")
 # A `\uD800`–`\uDFFF` escape is left to the parser: libyaml refuses it (as Memzoi does) where json.loads would
 # join a pair into one character, and yaml12 reports each lone surrogate as `invalid_encoding`.
-_DQ_BODY = r'(?:[\x20\x21\x23-\x5b\x5d-\x7e' + _HIGH + r']|\\["\\bfnrt]|\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4})*'
+_DQ_BODY = r"(?:[\x20\x21\x23-\x5b\x5d-\x7e" + _HIGH + r']|\\["\\bfnrt]|\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4})*'
 _DQ = re.compile('"' + _DQ_BODY + '"')
 # The common case, a double-quoted string without escapes: one character class, far cheaper than _DQ's
 # per-character alternation; its content is the text between the quotes.
@@ -41,8 +41,13 @@ _DQ_PLAIN = re.compile(r'"[\x20\x21\x23-\x5b\x5d-\x7e' + _HIGH + r']*"')
 _SQ = re.compile(r"'(?:[\x20-\x26\x28-\x7e" + _HIGH + "]|'')*'")
 # Flow items: a double-quoted string, or a plain scalar without flow indicators, quotes, '#' or ':'.
 _FLOW_ITEM = re.compile(
-    r'[ ]*(?:("' + _DQ_BODY + r'")|([A-Za-z0-9_./~+=^$()<;\x2d' + _HIGH + r"][\x20\x21\x24-\x26\x28-\x2b\x2d-\x39\x3b-\x5a\x5c\x5e-\x7a\x7c\x7e"
-    + _HIGH + r"]*?))[ ]*(?=,|\])"
+    r'[ ]*(?:("'
+    + _DQ_BODY
+    + r'")|([A-Za-z0-9_./~+=^$()<;\x2d'
+    + _HIGH
+    + r"][\x20\x21\x24-\x26\x28-\x2b\x2d-\x39\x3b-\x5a\x5c\x5e-\x7a\x7c\x7e"
+    + _HIGH
+    + r"]*?))[ ]*(?=,|\])"
 )
 
 
@@ -363,7 +368,7 @@ def _flow_seq(text: str, at: int, ce: int) -> YSeq:
         raise _Fallback
     seq = YSeq([], at, ce, True)
     pos = at + 1
-    if text[pos:ce - 1].strip(" ") == "":
+    if text[pos : ce - 1].strip(" ") == "":
         return seq
     while True:
         m = _FLOW_ITEM.match(text, pos, ce)

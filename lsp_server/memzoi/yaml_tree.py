@@ -24,8 +24,9 @@ _NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
 #: line break: `$` matches before a final one).
 _NON_STR_FIRST = frozenset("~nNtTfF+-.0123456789\n")
 #: The union of the patterns above: text it does not match is a string without trying each of them.
-_NON_STR = re.compile("|".join(p.pattern for p in (_NULL, _INT10, _INT8, _INT16, _FLOAT, _INF, _NAN))
-                      + "|^(?:" + "|".join(_BOOL) + ")$")
+_NON_STR = re.compile(
+    "|".join(p.pattern for p in (_NULL, _INT10, _INT8, _INT16, _FLOAT, _INF, _NAN)) + "|^(?:" + "|".join(_BOOL) + ")$"
+)
 
 
 class PlainScalar(str):
@@ -155,5 +156,13 @@ def locate(root: YNode | None, loc: tuple[Any, ...]) -> tuple[YScalar | None, YN
 
 
 __all__ = [
-    "PlainScalar", "YAlias", "YMap", "YNode", "YScalar", "YSeq", "locate", "resolve_plain", "to_python",
+    "PlainScalar",
+    "YAlias",
+    "YMap",
+    "YNode",
+    "YScalar",
+    "YSeq",
+    "locate",
+    "resolve_plain",
+    "to_python",
 ]

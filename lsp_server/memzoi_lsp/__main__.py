@@ -38,8 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="memzoi-lsp", description="Memzoi language server (stdio by default)")
     parser.add_argument("--tcp", nargs=2, metavar=("HOST", "PORT"), help="serve one TCP connection instead of stdio")
     parser.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (the default)")
-    parser.add_argument("--log-level", default=None, choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-                        help="what is also written to stderr (default: WARNING)")
+    parser.add_argument(
+        "--log-level",
+        default=None,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="what is also written to stderr (default: WARNING)",
+    )
     parser.add_argument("--version", action="version", version=f"memzoi-lsp {__version__}")
     args = parser.parse_args(argv)
 

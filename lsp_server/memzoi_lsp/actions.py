@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
     from .session import Session
 
+
 def _fix_edits(ls: Session, snap: Snapshot, f: Finding, fix_index: int) -> types.WorkspaceEdit:
     tm = TextMap(snap.text, ls.workspace.position_encoding)
     edits = [types.TextEdit(range=tm.range(e.start, e.end), new_text=e.new_text) for e in f.fixes[fix_index].edits]
@@ -96,8 +97,13 @@ def quick_fixes(ls: Session, snap: Snapshot, params: types.CodeActionParams) -> 
                 diagnostics=[diag] if diag else None,
                 is_preferred=len(f.fixes) == 1,
                 data={
-                    "type": "fix", "uri": snap.uri, "version": snap.version,
-                    "code": f.code, "start": f.start, "end": f.end, "fix": i,
+                    "type": "fix",
+                    "uri": snap.uri,
+                    "version": snap.version,
+                    "code": f.code,
+                    "start": f.start,
+                    "end": f.end,
+                    "fix": i,
                 },
             )
             if not resolve:
@@ -165,8 +171,11 @@ OFFER_TITLES = {
     "tombstone": ("Tombstone record…", TOMBSTONE_KIND, "Preview: tombstone record…"),
     "reattest": ("Re-attest (accept this edit)", REATTEST_KIND, "Preview: re-attest (the hand edit)"),
 }
-RECOVER_LABELS = {"restore-before": "restore the files as before", "complete-after": "complete the change",
-                  "accept": "accept the files as they are"}
+RECOVER_LABELS = {
+    "restore-before": "restore the files as before",
+    "complete-after": "complete the change",
+    "accept": "accept the files as they are",
+}
 
 
 def _offer_actions(ls: Session, uri: str, offer: Offer) -> list[types.CodeAction | None]:
@@ -180,18 +189,32 @@ def _offer_actions(ls: Session, uri: str, offer: Offer) -> list[types.CodeAction
         return [_action(ls, title, UNDO_KIND, lifecycle.UNDO, {**args, "change_id": offer.change.id}, offer.blocked)]
     if offer.operation == "recover" and offer.change is not None and offer.mode is not None:
         title = f"Recover {change_label(offer.change.id)}: {RECOVER_LABELS[offer.mode]}"
-        return [_action(ls, title, RECOVER_KIND, lifecycle.RECOVER,
-                        {**args, "change_id": offer.change.id, "mode": offer.mode}, offer.blocked)]
+        return [
+            _action(
+                ls,
+                title,
+                RECOVER_KIND,
+                lifecycle.RECOVER,
+                {**args, "change_id": offer.change.id, "mode": offer.mode},
+                offer.blocked,
+            )
+        ]
     title, kind, preview_title = OFFER_TITLES[offer.operation]
     if offer.operation == "review":  # the preferred action: the client's preview-then-write flow
         return [_action(ls, title, kind, REVIEW, args, offer.blocked, preferred=True)]
-    command = {"apply": lifecycle.APPLY, "reject": lifecycle.REJECT, "route_local": lifecycle.ROUTE_LOCAL,
-               "supersede": lifecycle.SUPERSEDE, "tombstone": lifecycle.TOMBSTONE,
-               "reattest": lifecycle.REATTEST}[offer.operation]
+    command = {
+        "apply": lifecycle.APPLY,
+        "reject": lifecycle.REJECT,
+        "route_local": lifecycle.ROUTE_LOCAL,
+        "supersede": lifecycle.SUPERSEDE,
+        "tombstone": lifecycle.TOMBSTONE,
+        "reattest": lifecycle.REATTEST,
+    }[offer.operation]
     out = [_action(ls, title, kind, command, args, offer.blocked)]
     if offer.preview and preview_title:
-        out.append(_action(ls, preview_title, PREVIEW_KIND, PREVIEW, {**args, "operation": offer.operation},
-                           offer.blocked))
+        out.append(
+            _action(ls, preview_title, PREVIEW_KIND, PREVIEW, {**args, "operation": offer.operation}, offer.blocked)
+        )
     return out
 
 
@@ -206,8 +229,11 @@ def lifecycle_actions(ls: Session, snap: Snapshot) -> list[types.CodeAction]:
     ledger = project.ledger.for_file(snap.path) if project is not None and snap.path is not None else None
     path = snap.path
     offers = file_offers(
-        snap.analysis.placement.role, snap.analysis.document.data or {}, ls.findings_for(snap),
-        readiness.of(ls, snap), ledger,
+        snap.analysis.placement.role,
+        snap.analysis.document.data or {},
+        ls.findings_for(snap),
+        readiness.of(ls, snap),
+        ledger,
         lambda change: project is not None and path is not None and project.ledger.undo_available(path, change),
         unsaved=is_dirty(ls, snap),
     )
@@ -215,8 +241,11 @@ def lifecycle_actions(ls: Session, snap: Snapshot) -> list[types.CodeAction]:
 
 
 #: Menu entries of the core's materialization steps (:func:`memzoi.lifecycle.artifacts.offered_steps`).
-STEP_TITLES = {"plan": "Plan materialization", "decide": "Decide: approve this plan",
-               "materialize": "Materialize the decided record"}
+STEP_TITLES = {
+    "plan": "Plan materialization",
+    "decide": "Decide: approve this plan",
+    "materialize": "Materialize the decided record",
+}
 
 
 def materialization_actions(ls: Session, uri: str) -> list[types.CodeAction]:
@@ -243,6 +272,7 @@ def materialization_actions(ls: Session, uri: str) -> list[types.CodeAction]:
     steps = offered_steps(artifact_set(path))
     out = [_action(ls, STEP_TITLES[step], MATERIALIZE_KIND, commands[step], {"uri": uri}, dirty) for step in steps]
     if "materialize" in steps:
-        out.append(_action(ls, "Preview: materialize", PREVIEW_KIND, PREVIEW, {"uri": uri, "operation": "materialize"},
-                           dirty))
+        out.append(
+            _action(ls, "Preview: materialize", PREVIEW_KIND, PREVIEW, {"uri": uri, "operation": "materialize"}, dirty)
+        )
     return [a for a in out if a is not None]

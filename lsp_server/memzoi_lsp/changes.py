@@ -30,8 +30,16 @@ if TYPE_CHECKING:
     from .session import Session
 
 
-def after_write(ls: Session, touched: Iterable[Path], *, change_id: str | None, operation: str,
-                message: str, inbox: bool = False, before: dict[Path, bytes | None] | None = None) -> None:
+def after_write(
+    ls: Session,
+    touched: Iterable[Path],
+    *,
+    change_id: str | None,
+    operation: str,
+    message: str,
+    inbox: bool = False,
+    before: dict[Path, bytes | None] | None = None,
+) -> None:
     """Re-read ``touched`` (absolute paths the server just wrote or deleted), mark stale open buffers, re-publish,
     and notify the client (see the module docstring). ``inbox``: pending proposals or resident candidates
     changed. ``before``: the bytes a file had before the change, when known: only a buffer holding exactly them is

@@ -43,8 +43,9 @@ def lookup(ls: Session, uri: str) -> tuple[Project, FirstStage, str] | None:
     return project, held, key
 
 
-def findings(ls: Session, project: Project, held: FirstStage, key: str,
-             ctx: ProjectContext | None = None) -> tuple[str, list[Finding]] | None:
+def findings(
+    ls: Session, project: Project, held: FirstStage, key: str, ctx: ProjectContext | None = None
+) -> tuple[str, list[Finding]] | None:
     """``(text, findings)`` of the file of ``held``: its verdict's findings in ``project`` (``ctx``, by default
     :meth:`Session.context`: the editor settings over the project's ``[rules]``, git, ledger; and the
     cross-file findings once the first scan is done) and its text, read from disk only when there are findings

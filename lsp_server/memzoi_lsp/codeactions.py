@@ -38,15 +38,32 @@ def kind_allowed(kind: str, only: list[Any] | None) -> bool:
 
 # Lifecycle actions are built with their operation as a provisional kind; :func:`finish` gives each its real kind
 # for the request (the names stay ``*_KIND`` for the builders).
-APPLY_KIND, REJECT_KIND, ROUTE_KIND, SUPERSEDE_KIND, TOMBSTONE_KIND = "apply", "reject", "routeLocal", "supersede", "tombstone"
+APPLY_KIND, REJECT_KIND, ROUTE_KIND, SUPERSEDE_KIND, TOMBSTONE_KIND = (
+    "apply",
+    "reject",
+    "routeLocal",
+    "supersede",
+    "tombstone",
+)
 UNDO_KIND, RECOVER_KIND, REATTEST_KIND, MATERIALIZE_KIND = "undo", "recover", "reattest", "materialize"
 PREVIEW_KIND, REVIEW_KIND = "preview", "review"
 #: Client-side commands (contract of issue 28 §3): each client runs its own preview-then-write flow for them; the
 #: server never advertises them in its executeCommandProvider.
 REVIEW = "memzoi.review"
 REVIEW_CANDIDATE = "memzoi.reviewCandidate"
-OPERATIONS = (REVIEW_KIND, APPLY_KIND, REJECT_KIND, ROUTE_KIND, SUPERSEDE_KIND, TOMBSTONE_KIND, UNDO_KIND, RECOVER_KIND,
-              REATTEST_KIND, MATERIALIZE_KIND, PREVIEW_KIND)
+OPERATIONS = (
+    REVIEW_KIND,
+    APPLY_KIND,
+    REJECT_KIND,
+    ROUTE_KIND,
+    SUPERSEDE_KIND,
+    TOMBSTONE_KIND,
+    UNDO_KIND,
+    RECOVER_KIND,
+    REATTEST_KIND,
+    MATERIALIZE_KIND,
+    PREVIEW_KIND,
+)
 KINDS.extend(f"{base}.memzoi" for base in (REWRITE, SOURCE))
 
 
@@ -83,13 +100,18 @@ def is_dirty(ls: Session, snap: Snapshot) -> bool:
     return unsaved(snap.path, snap.text, is_open=snap.is_open, behind=ls.docs.is_behind(snap.uri)) is not None
 
 
-def action(ls: Session, title: str, kind: str, command: str, args: dict, disabled: str | None,
-           preferred: bool = False) -> types.CodeAction | None:
+def action(
+    ls: Session, title: str, kind: str, command: str, args: dict, disabled: str | None, preferred: bool = False
+) -> types.CodeAction | None:
     """A code action running ``command`` with ``args`` (one JSON object), of the provisional ``kind`` that
     :func:`finish` makes final; ``disabled`` is the reason it cannot run yet (the action is left out, ``None``, for
     a client that cannot show a disabled action), ``preferred`` marks the one to run by default."""
-    action = types.CodeAction(title=title, kind=kind, command=types.Command(title=title, command=command, arguments=[args]),
-                              is_preferred=True if preferred else None)
+    action = types.CodeAction(
+        title=title,
+        kind=kind,
+        command=types.Command(title=title, command=command, arguments=[args]),
+        is_preferred=True if preferred else None,
+    )
     if disabled:
         if not get_capability(ls.client_capabilities, "text_document.code_action.disabled_support", False):
             return None  # a client that cannot show why would run it and get a refusal: do not offer it

@@ -67,11 +67,29 @@ def register(server: Session) -> None:
             if hits is None:
                 from .navigation import workspace_symbols  # noqa: PLC0415 lazy: start-up
 
-                out += [{"kind": "record" if s.kind == types.SymbolKind.File else "proposal", "id": s.container_name, "title": s.name,
-                         "path": None, "uri": s.location.uri, "snippet": ""} for s in workspace_symbols(ls, query)]
+                out += [
+                    {
+                        "kind": "record" if s.kind == types.SymbolKind.File else "proposal",
+                        "id": s.container_name,
+                        "title": s.name,
+                        "path": None,
+                        "uri": s.location.uri,
+                        "snippet": "",
+                    }
+                    for s in workspace_symbols(ls, query)
+                ]
                 continue
-            out += [{"kind": h.kind, "id": h.id, "title": h.title, "path": h.path,
-                     "uri": path_to_uri(project.root / h.path), "snippet": h.snippet} for h in hits]
+            out += [
+                {
+                    "kind": h.kind,
+                    "id": h.id,
+                    "title": h.title,
+                    "path": h.path,
+                    "uri": path_to_uri(project.root / h.path),
+                    "snippet": h.snippet,
+                }
+                for h in hits
+            ]
         return out
 
     @server.command(REBUILD)

@@ -92,8 +92,9 @@ def diagnostics_for(ls: Session, snap: Snapshot) -> list[types.Diagnostic]:
     return to_lsp(ls, snap, findings)
 
 
-def closed_diagnostics(ls: Session, uri: str, found: tuple | None = None,
-                       ctx=None) -> tuple[str, list[types.Diagnostic]] | None:
+def closed_diagnostics(
+    ls: Session, uri: str, found: tuple | None = None, ctx=None
+) -> tuple[str, list[types.Diagnostic]] | None:
     """``(result id, diagnostics)`` of a closed file from the scan's compact verdict of it (:mod:`.closed`;
     ``found`` is :func:`.closed.lookup`'s answer when the caller has it, ``ctx`` the project's verdict context);
     ``None`` when there is none (the file is then analysed: :func:`diagnostics_for`)."""

@@ -35,7 +35,10 @@ def for_client(ls: Session, hover: types.Hover | None) -> types.Hover | None:
     unless the client prefers plaintext or does not list Markdown."""
     if hover is None or not isinstance(hover.contents, types.MarkupContent):
         return hover
-    formats = [getattr(f, "value", f) for f in get_capability(ls.client_capabilities, "text_document.hover.content_format", None) or []]
+    formats = [
+        getattr(f, "value", f)
+        for f in get_capability(ls.client_capabilities, "text_document.hover.content_format", None) or []
+    ]
     if formats and (formats[0] == "plaintext" or "markdown" not in formats):
         hover.contents = types.MarkupContent(kind=types.MarkupKind.PlainText, value=to_plaintext(hover.contents.value))
     return hover

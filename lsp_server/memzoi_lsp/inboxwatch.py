@@ -35,8 +35,9 @@ def paths_changed(ls: Session, paths: Iterable[Path]) -> None:
     stands for the files in it, which a watcher may not report one by one)."""
     for p in paths:
         posix = Path(p).as_posix()
-        if ("/.memzoi/proposals/pending/" in posix
-                or posix.endswith(("/.memzoi", "/.memzoi/proposals", "/.memzoi/proposals/pending"))):
+        if "/.memzoi/proposals/pending/" in posix or posix.endswith(
+            ("/.memzoi", "/.memzoi/proposals", "/.memzoi/proposals/pending")
+        ):
             notify(ls, INBOX_CHANGED, {})
             return
 
@@ -65,17 +66,25 @@ class CandidateWatch:
             log.info("not watching resident candidates: %s", err)
             return
         self.ls.spawn(self._check(initial=True))
-        self.thread = threading.Thread(target=self._run, args=(directory, DB_NAME), name="memzoi-inbox-watch",
-                                       daemon=True)
+        self.thread = threading.Thread(
+            target=self._run, args=(directory, DB_NAME), name="memzoi-inbox-watch", daemon=True
+        )
         self.thread.start()
 
     def _run(self, directory: Path, name: str) -> None:
         import watchfiles  # noqa: PLC0415 lazy: start-up
 
         try:
-            for changes in watchfiles.watch(directory, stop_event=self.stop_event, recursive=False, debounce=50,
-                                            step=20, raise_interrupt=False, rust_timeout=500,
-                                            yield_on_timeout=False):
+            for changes in watchfiles.watch(
+                directory,
+                stop_event=self.stop_event,
+                recursive=False,
+                debounce=50,
+                step=20,
+                raise_interrupt=False,
+                rust_timeout=500,
+                yield_on_timeout=False,
+            ):
                 if not any(Path(p).name.startswith(name) for _, p in changes):
                     continue
                 loop = self.ls.loop

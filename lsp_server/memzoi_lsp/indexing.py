@@ -52,8 +52,9 @@ def update(ls: Session, project: Project, paths: list[Path]) -> None:
 async def rebuild(ls: Session, project: Project) -> dict[str, Any]:
     """Recreate the index of ``project`` from the git plane."""
     try:
-        return await asyncio.get_running_loop().run_in_executor(ls.scan_executor, project.rebuild_index,
-                                                                 ls.docs.on_disk)
+        return await asyncio.get_running_loop().run_in_executor(
+            ls.scan_executor, project.rebuild_index, ls.docs.on_disk
+        )
     except IndexUnavailable as err:
         log.warning("%s", err)
         return {"error": {"code": "index_unavailable", "message": "the index cannot be opened; see the server log"}}

@@ -68,8 +68,9 @@ def rejudge(ls: Session, project: Project, changes: InputChanges) -> None:
     forgotten first) and refresh its index (which re-judges the same inputs, :mod:`memzoi.index_fresh`)."""
     from . import indexing  # noqa: PLC0415 lazy: start-up
 
-    log.info("%s changed for %s: judging every file again", "configuration" if changes.config else "git state",
-             project.root)
+    log.info(
+        "%s changed for %s: judging every file again", "configuration" if changes.config else "git state", project.root
+    )
     if changes.config:
         for uri in project.files:
             ls.docs.forget(uri)

@@ -28,23 +28,40 @@ def code_lenses(ls: Session, snap: Snapshot) -> list[types.CodeLens]:
         args = [{"uri": snap.uri}]
         verdict = readiness.of(ls, snap)
         if verdict is None or verdict.can_apply:
-            out.append(types.CodeLens(range=top, command=types.Command(title="Apply", command=lifecycle.APPLY, arguments=args)))
+            out.append(
+                types.CodeLens(range=top, command=types.Command(title="Apply", command=lifecycle.APPLY, arguments=args))
+            )
         else:
             # Informational lens (an empty command id renders as plain text): the same rule as the menu and hover.
-            out.append(types.CodeLens(range=top, command=types.Command(
-                title="Cannot apply: " + ", ".join(verdict.codes()), command="")))
+            out.append(
+                types.CodeLens(
+                    range=top, command=types.Command(title="Cannot apply: " + ", ".join(verdict.codes()), command="")
+                )
+            )
             if verdict.can_route_local:
-                out.append(types.CodeLens(range=top, command=types.Command(
-                    title="Route to local memory", command=lifecycle.ROUTE_LOCAL, arguments=args)))
-        out.append(types.CodeLens(range=top, command=types.Command(title="Reject…", command=lifecycle.REJECT, arguments=args)))
+                out.append(
+                    types.CodeLens(
+                        range=top,
+                        command=types.Command(
+                            title="Route to local memory", command=lifecycle.ROUTE_LOCAL, arguments=args
+                        ),
+                    )
+                )
+        out.append(
+            types.CodeLens(range=top, command=types.Command(title="Reject…", command=lifecycle.REJECT, arguments=args))
+        )
     elif role is Role.RECORD:
         rid = snap.analysis.placement.identity
         by = provenance.superseded_by(ls, snap, rid) if rid else []
         if by:
             # Informational lens: an empty command id renders as plain text in clients.
-            out.append(types.CodeLens(range=top, command=types.Command(title="Superseded by " + ", ".join(by), command="")))
+            out.append(
+                types.CodeLens(range=top, command=types.Command(title="Superseded by " + ", ".join(by), command=""))
+            )
         elif Frontmatter(snap.analysis.document.data).status == "superseded":
-            out.append(types.CodeLens(range=top, command=types.Command(title="Superseded (replacement not found)", command="")))
+            out.append(
+                types.CodeLens(range=top, command=types.Command(title="Superseded (replacement not found)", command=""))
+            )
     return out
 
 

@@ -66,7 +66,7 @@ def parse_args(args: tuple[Any, ...]) -> dict[str, Any]:
         return dict(first)
     if isinstance(first, str):
         return {"uri": first}
-    raise CommandError("invalid_arguments", "expected an object like {\"uri\": ...} as the command argument")
+    raise CommandError("invalid_arguments", 'expected an object like {"uri": ...} as the command argument')
 
 
 def target_path(ls: Session, arg: dict[str, Any]) -> tuple[Path, Path]:
@@ -122,8 +122,14 @@ def reason_of(arg: dict[str, Any], required: bool) -> str | None:
     return reason or None
 
 
-async def run_change(ls: Session, root: Path, call: Callable[[], ChangeResult], *, show_created: bool = False,
-                     show: Callable[[ChangeResult], list[Path]] | None = None) -> dict[str, Any]:
+async def run_change(
+    ls: Session,
+    root: Path,
+    call: Callable[[], ChangeResult],
+    *,
+    show_created: bool = False,
+    show: Callable[[ChangeResult], list[Path]] | None = None,
+) -> dict[str, Any]:
     """Run one core change off the event loop, then re-index its files and show what it created."""
     from memzoi.lifecycle.messages import change_message  # noqa: PLC0415 lazy: start-up
 
@@ -134,9 +140,14 @@ async def run_change(ls: Session, root: Path, call: Callable[[], ChangeResult], 
     message, detail = change_message(result)
     log.info("%s: %s", message, detail)
     # B28: re-read and indexed now, not when a watcher notices; the client is told which buffers to reload.
-    changes.after_write(ls, [root / f.path for f in result.files], change_id=result.change_id,
-                        operation=result.operation, message=message,
-                        before={root / f.path: f.before for f in result.files if isinstance(f.before, bytes)})
+    changes.after_write(
+        ls,
+        [root / f.path for f in result.files],
+        change_id=result.change_id,
+        operation=result.operation,
+        message=message,
+        before={root / f.path: f.before for f in result.files if isinstance(f.before, bytes)},
+    )
     to_show: list[Path] = []
     if show_created:
         to_show += [root / f.path for f in result.files if f.before is None and f.after is not None]
@@ -152,8 +163,9 @@ async def show_document(ls: Session, path: Path) -> None:
     """Ask the client to show ``path``, waiting at most ``showDocumentTimeoutMs``: the change is on disk already, so
     a client that never answers (or fails) leaves the command answered anyway, with a log line saying so."""
     # The request's own future (pygls's helper is a coroutine), sent at once.
-    reply = ls.protocol.send_request_async("window/showDocument",
-                                           types.ShowDocumentParams(uri=path_to_uri(path), take_focus=True))
+    reply = ls.protocol.send_request_async(
+        "window/showDocument", types.ShowDocumentParams(uri=path_to_uri(path), take_focus=True)
+    )
     # A late answer still settles the request: shielded from the timeout's cancellation, its outcome consumed.
     reply.add_done_callback(lambda f: f.cancelled() or f.exception())
     timeout_ms = ls.settings.show_document_timeout_ms
@@ -162,8 +174,12 @@ async def show_document(ls: Session, path: Path) -> None:
     except TimeoutError:
         from memzoi.pathsafety import shown_path  # noqa: PLC0415 lazy: start-up
 
-        log.warning("the client did not answer window/showDocument for %s within %d ms; the command answered "
-                    "without it (the change is on disk)", shown_path(path.name), timeout_ms)
+        log.warning(
+            "the client did not answer window/showDocument for %s within %d ms; the command answered "
+            "without it (the change is on disk)",
+            shown_path(path.name),
+            timeout_ms,
+        )
     except Exception as err:  # a client without showDocument, or a malformed reply, still gets the result
         log.info("showDocument failed: %s", type(err).__name__)
 
@@ -208,7 +224,9 @@ async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     refuse_if_dirty(ls, path)
     actor = arg.get("actor") or core.default_actor()
     return await run_change(
-        ls, root, lambda: core.apply_proposal(root, path, actor=actor, source="editor"),
+        ls,
+        root,
+        lambda: core.apply_proposal(root, path, actor=actor, source="editor"),
         show=(lambda r: _moved_packet(r, root)) if ls.docs.is_open(path_to_uri(path)) else None,
     )
 
@@ -223,7 +241,9 @@ async def reject(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     refuse_if_dirty(ls, path)
     actor = arg.get("actor") or core.default_actor()
     return await run_change(
-        ls, root, lambda: core.reject_proposal(root, path, reason=reason, actor=actor, source="editor"),
+        ls,
+        root,
+        lambda: core.reject_proposal(root, path, reason=reason, actor=actor, source="editor"),
         show=(lambda r: _moved_packet(r, root)) if ls.docs.is_open(path_to_uri(path)) else None,
     )
 
@@ -260,9 +280,11 @@ async def supersede(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     title, body = replacement(ls, path, arg)
     actor = arg.get("actor") or core.default_actor()
     return await run_change(
-        ls, root,
-        lambda: core.propose_supersede(root, str(path), title=title, body=body, reason=reason, actor=actor,
-                                       source="editor"),
+        ls,
+        root,
+        lambda: core.propose_supersede(
+            root, str(path), title=title, body=body, reason=reason, actor=actor, source="editor"
+        ),
         show_created=True,
     )
 
@@ -277,7 +299,9 @@ async def tombstone(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     refuse_if_dirty(ls, path)
     actor = arg.get("actor") or core.default_actor()
     return await run_change(
-        ls, root, lambda: core.propose_tombstone(root, str(path), reason=reason, actor=actor, source="editor"),
+        ls,
+        root,
+        lambda: core.propose_tombstone(root, str(path), reason=reason, actor=actor, source="editor"),
         show_created=True,
     )
 
@@ -335,7 +359,9 @@ async def history(ls: Session, arg: dict[str, Any]) -> Any:
     limit = arg.get("limit") if isinstance(arg.get("limit"), int) else None
 
     def listing() -> list[dict[str, Any]]:
-        return [{**c.to_json(), "undo_available": undo_available(root, c)} for c in core.history(root, rel, limit=limit)]
+        return [
+            {**c.to_json(), "undo_available": undo_available(root, c)} for c in core.history(root, rel, limit=limit)
+        ]
 
     return await asyncio.get_running_loop().run_in_executor(None, listing)
 

@@ -18,7 +18,8 @@ from urllib.parse import quote, urlsplit
 # linkifies (never a `command:` link: no client autolinks other schemes).
 _MD_SPECIAL = re.compile(
     r"\\(?=[!-/:-@\[-`{-~])|[`*]|~(?=~)|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])|<(?=[A-Za-z/!?])"
-    r"|&(?=#[0-9]+;|#[xX][0-9A-Fa-f]+;|[A-Za-z][A-Za-z0-9]*;)|\](?=\()")
+    r"|&(?=#[0-9]+;|#[xX][0-9A-Fa-f]+;|[A-Za-z][A-Za-z0-9]*;)|\](?=\()"
+)
 # A value at the start of a line could open a block (heading, list, quote, thematic break).
 _BLOCK_START = re.compile(r"^(\s*)([#+\-=>])|^(\s*\d+)([.)])")
 
@@ -32,7 +33,9 @@ def esc(value: Any) -> str:
     text = scrub("" if value is None else str(value))  # a detected secret is never shown
     text = re.sub(r"[\r\n\u2028\u2029]+", " ", text)
     text = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
-    return _BLOCK_START.sub(lambda m: (m.group(1) or m.group(3) or "") + "\\" + (m.group(2) or m.group(4)), text, count=1)
+    return _BLOCK_START.sub(
+        lambda m: (m.group(1) or m.group(3) or "") + "\\" + (m.group(2) or m.group(4)), text, count=1
+    )
 
 
 _CODE_SPAN = re.compile(r"`([^`]*)`")

@@ -52,8 +52,12 @@ async def materialize_plan(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     write_artifact(files["plan"], plan, same_ok=True)
     message = _wrote(ls, files["plan"], "materialize_plan", "Planned the materialization")
     await show_document(ls, files["plan"])
-    return {"message": message, "detail": f"plan {plan['plan_id']}", "plan_id": plan["plan_id"],
-            "path": str(files["plan"])}
+    return {
+        "message": message,
+        "detail": f"plan {plan['plan_id']}",
+        "plan_id": plan["plan_id"],
+        "path": str(files["plan"]),
+    }
 
 
 @command(MATERIALIZE_DECIDE)
@@ -78,8 +82,12 @@ async def materialize_decide(ls: Session, arg: dict[str, Any]) -> dict[str, Any]
     write_artifact(files["decision"], decision, same_ok=True)
     message = _wrote(ls, files["decision"], "materialize_decide", "Decided to write the plan")
     await show_document(ls, files["decision"])
-    return {"message": message, "detail": f"decision {decision['decision_id']}",
-            "decision_id": decision["decision_id"], "path": str(files["decision"])}
+    return {
+        "message": message,
+        "detail": f"decision {decision['decision_id']}",
+        "decision_id": decision["decision_id"],
+        "path": str(files["decision"]),
+    }
 
 
 @command(MATERIALIZE)
@@ -96,7 +104,9 @@ async def materialize(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     root = sorted(ls.projects)[0] if len(ls.projects) == 1 else find_project_root(path)
     actor = arg.get("actor") or default_actor()
     return await run_change(
-        ls, root, lambda: materialize_apply(root, candidate, plan, decision, actor=actor, source="editor"),
+        ls,
+        root,
+        lambda: materialize_apply(root, candidate, plan, decision, actor=actor, source="editor"),
         show_created=True,
     )
 

@@ -98,8 +98,11 @@ def document_symbols(snap: Snapshot, tm: TextMap) -> list[types.DocumentSymbol]:
                     if isinstance(item, YMap):
                         children.append(
                             types.DocumentSymbol(
-                                name=f"[{i}]", kind=types.SymbolKind.Object, range=tm.range(item.start, item.end),
-                                selection_range=tm.range(item.start, item.start), children=key_symbols(item),
+                                name=f"[{i}]",
+                                kind=types.SymbolKind.Object,
+                                range=tm.range(item.start, item.end),
+                                selection_range=tm.range(item.start, item.start),
+                                children=key_symbols(item),
                             )
                         )
             detail = None
@@ -122,8 +125,11 @@ def document_symbols(snap: Snapshot, tm: TextMap) -> list[types.DocumentSymbol]:
         open_start = 1 if doc.bom else 0
         out.append(
             types.DocumentSymbol(
-                name="frontmatter", kind=types.SymbolKind.Namespace, range=tm.range(open_start, close),
-                selection_range=tm.range(open_start, min(open_start + 3, close)), children=key_symbols(doc.mapping),
+                name="frontmatter",
+                kind=types.SymbolKind.Namespace,
+                range=tm.range(open_start, close),
+                selection_range=tm.range(open_start, min(open_start + 3, close)),
+                children=key_symbols(doc.mapping),
             )
         )
     body = doc.body_start if doc.body_start is not None else len(snap.text)
@@ -145,7 +151,8 @@ def document_symbols(snap: Snapshot, tm: TextMap) -> list[types.DocumentSymbol]:
             name = h.group(2)
             out.append(
                 types.DocumentSymbol(
-                    name=name, detail="#" * level,
+                    name=name,
+                    detail="#" * level,
                     kind=types.SymbolKind.String if level == 1 else types.SymbolKind.Namespace,
                     range=tm.range(start, start + len(line)),
                     selection_range=tm.range(start + h.start(2), start + h.end(2)),
@@ -155,7 +162,11 @@ def document_symbols(snap: Snapshot, tm: TextMap) -> list[types.DocumentSymbol]:
 
 
 def _url_link(node: Any) -> tuple[int, int, str] | None:
-    if isinstance(node, YScalar) and isinstance(node.value, str) and urlsplit(node.value.strip()).scheme in ("http", "https"):
+    if (
+        isinstance(node, YScalar)
+        and isinstance(node.value, str)
+        and urlsplit(node.value.strip()).scheme in ("http", "https")
+    ):
         s, e = _value_span(node)
         return s, e, node.value.strip()
     return None
@@ -213,8 +224,10 @@ def register(server: Session) -> None:
             return None
         project = ls.project_for(snap.path)
         tm = TextMap(snap.text, ls.workspace.position_encoding)
-        links = [types.DocumentLink(range=tm.range(s, e), target=target)
-                 for s, e, target in source_links(snap.analysis.document.mapping, project.root if project else None)]
+        links = [
+            types.DocumentLink(range=tm.range(s, e), target=target)
+            for s, e, target in source_links(snap.analysis.document.mapping, project.root if project else None)
+        ]
         return links or None
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
@@ -250,7 +263,8 @@ def register(server: Session) -> None:
                 for value in allowed_values(info.annotation):
                     items.append(
                         types.CompletionItem(
-                            label=value, kind=types.CompletionItemKind.EnumMember,
+                            label=value,
+                            kind=types.CompletionItemKind.EnumMember,
                             documentation=info.description,
                         )
                     )
@@ -259,7 +273,6 @@ def register(server: Session) -> None:
     @server.feature(types.WORKSPACE_SYMBOL)
     async def workspace_symbol(ls: Session, params: types.WorkspaceSymbolParams):
         return await search_symbols(ls, params.query)
-
 
 
 async def search_symbols(ls: Session, query: str, limit: int = 100) -> list[types.WorkspaceSymbol]:
@@ -308,7 +321,10 @@ def workspace_symbols(ls: Session, query: str, limit: int = 200) -> list[types.W
                     name=title,
                     kind=types.SymbolKind.File if role is Role.RECORD else types.SymbolKind.Event,
                     location=types.Location(
-                        uri=uri, range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
+                        uri=uri,
+                        range=types.Range(
+                            start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
+                        ),
                     ),
                     container_name=str(snap.analysis.placement.identity or ""),
                 )

@@ -57,14 +57,19 @@ async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     elif operation in ("apply", "supersede", "tombstone", "reattest"):
         root, path = target_path(ls, arg)
     else:
-        raise CommandError("invalid_arguments", "`operation` is one of apply, supersede, tombstone, materialize, "
-                           "reattest, approve, remove_entry")
+        raise CommandError(
+            "invalid_arguments",
+            "`operation` is one of apply, supersede, tombstone, materialize, reattest, approve, remove_entry",
+        )
     reason = reason_of(arg, operation in ("supersede", "tombstone"))
     title, body = replacement(ls, path, arg) if operation == "supersede" else (arg.get("title"), arg.get("body"))
     actor = arg.get("actor") or default_actor()
     result = await asyncio.get_running_loop().run_in_executor(
-        None, lambda: core_preview(root, operation, path, actor=actor, reason=reason, title=title, body=body,
-                                   artifacts=artifacts))
+        None,
+        lambda: core_preview(
+            root, operation, path, actor=actor, reason=reason, title=title, body=body, artifacts=artifacts
+        ),
+    )
     for f in result["files"]:
         f["uri"] = path_to_uri(root / f["path"])
     return result

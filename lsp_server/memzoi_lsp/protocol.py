@@ -108,8 +108,9 @@ class MemzoiProtocol(LanguageServerProtocol):
             return None
         if self._shutdown and getattr(message, "method", types.EXIT) != types.EXIT and hasattr(message, "id"):
             # LSP: after `shutdown`, every request but `exit` is answered with InvalidRequest (pygls drops it).
-            self._send_response(message.id, error=ResponseError(code=-32600, message="Invalid request: the server "
-                                                                "is shutting down"))
+            self._send_response(
+                message.id, error=ResponseError(code=-32600, message="Invalid request: the server is shutting down")
+            )
             return None
         if self._shutdown and not hasattr(message, "method"):
             self._shutdown = False

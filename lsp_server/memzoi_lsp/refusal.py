@@ -26,8 +26,7 @@ class CommandRefused(JsonRpcException):
         data: dict[str, Any] = {"code": code, "message": message}
         if path:
             data["path"] = path
-        super().__init__(message=message, code=INVALID_PARAMS if code in ARGUMENT_CODES else REQUEST_FAILED,
-                         data=data)
+        super().__init__(message=message, code=INVALID_PARAMS if code in ARGUMENT_CODES else REQUEST_FAILED, data=data)
 
 
 class _QuietRefusals(logging.Filter):

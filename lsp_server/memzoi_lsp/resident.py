@@ -107,8 +107,9 @@ def hover(ls: Session, snap: Snapshot, where: tuple[Path, ResidentFile], offset:
     facts = editor.entry_at(snap.text, offset, _history(root, file))
     cap_line = esc(editor.cap_status(snap.text, file)[3])
     if facts is None:
-        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
-                                                        value=f"**Resident memory**: {cap_line}"))
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=f"**Resident memory**: {cap_line}")
+        )
     c = facts.candidate
     title = f"**Resident memory** ({esc(file.scope)}), entry {facts.span.index + 1}\n\n{cap_line}"
     if c is None:
@@ -124,8 +125,10 @@ def hover(ls: Session, snap: Snapshot, where: tuple[Path, ResidentFile], offset:
         ]
     tm = TextMap(snap.text, ls.workspace.position_encoding)
     value = "\n\n".join([title, *body])
-    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value),
-                       range=tm.range(facts.span.start, facts.span.end))
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value),
+        range=tm.range(facts.span.start, facts.span.end),
+    )
 
 
 def _when(ms: int | None) -> str:
@@ -147,13 +150,18 @@ def code_lenses(snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.
     top = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
     out = []
     # Informational lens (an empty command id renders as plain text): the cap usage of the buffer's text.
-    out.append(types.CodeLens(range=top, command=types.Command(title=editor.cap_status(snap.text, where[1])[3],
-                                                               command="")))
+    out.append(
+        types.CodeLens(range=top, command=types.Command(title=editor.cap_status(snap.text, where[1])[3], command=""))
+    )
     for status, cands in editor.lens_groups(_history(*where)):
         noun = "candidate" if len(cands) == 1 else "candidates"
         title = f"{len(cands)} {status} {noun}: {_LENS_VERBS[status]}"
-        out.append(types.CodeLens(range=top, command=types.Command(
-            title=title, command=REVIEW, arguments=[{"uri": snap.uri, "status": status}])))
+        out.append(
+            types.CodeLens(
+                range=top,
+                command=types.Command(title=title, command=REVIEW, arguments=[{"uri": snap.uri, "status": status}]),
+            )
+        )
     return out
 
 
@@ -181,8 +189,17 @@ def code_actions(ls: Session, snap: Snapshot, where: tuple[Path, ResidentFile]) 
     for c in editor.pending(history):
         what = f"{c.action} “{preview(c.content or c.old_text or '')}”"
         args = {"uri": snap.uri, "candidate_id": c.id}
-        out.append(_action(ls, f"Review candidate {c.id[:12]}: {what}…", REVIEW_KIND, REVIEW_CANDIDATE,
-                           {"uri": snap.uri, "candidateId": c.id}, dirty, preferred=not out))
+        out.append(
+            _action(
+                ls,
+                f"Review candidate {c.id[:12]}: {what}…",
+                REVIEW_KIND,
+                REVIEW_CANDIDATE,
+                {"uri": snap.uri, "candidateId": c.id},
+                dirty,
+                preferred=not out,
+            )
+        )
         out.append(_action(ls, f"Approve candidate {c.id[:12]}: {what}", APPLY_KIND, APPROVE, args, dirty))
         out.append(_action(ls, f"Reject candidate {c.id[:12]}…", REJECT_KIND, REJECT, args, None))
     last = editor.undoable(history, editor.buffer_entries(snap.text))
@@ -199,8 +216,11 @@ def code_actions(ls: Session, snap: Snapshot, where: tuple[Path, ResidentFile]) 
 
 
 #: The recoveries of an uncertain candidate (:func:`memzoi.resident.service.recover`) and their titles.
-_RECOVERIES = (("restore-before", "restore the entries from before"), ("complete-after", "complete the change"),
-               ("accept", "accept the file as it is"))
+_RECOVERIES = (
+    ("restore-before", "restore the entries from before"),
+    ("complete-after", "complete the change"),
+    ("accept", "accept the file as it is"),
+)
 
 
 # --- commands --------------------------------------------------------------------------------------------------
@@ -226,8 +246,12 @@ def _candidate_id(arg: dict[str, Any]) -> str:
 
 
 #: The ``memzoi/changed`` operation of a resident decision, by the candidate's status after it.
-_OPERATIONS = {"applied": "resident_approve", "rejected": "resident_reject", "undone": "resident_undo",
-               "failed": "resident_approve"}
+_OPERATIONS = {
+    "applied": "resident_approve",
+    "rejected": "resident_reject",
+    "undone": "resident_undo",
+    "failed": "resident_approve",
+}
 
 
 async def _run(ls: Session, root: Path, file: ResidentFile | None, call) -> dict[str, Any]:
@@ -242,12 +266,17 @@ async def _run(ls: Session, root: Path, file: ResidentFile | None, call) -> dict
     cand = await asyncio.get_running_loop().run_in_executor(None, call)
     entries = cand.after if cand.status == "applied" else cand.before if cand.status == "undone" else None
     message, detail = resident_message(
-        cand.action, cand.status, cand.scope, preview(cand.content or cand.old_text or ""), cand.id,
-        char_count(entries) if entries is not None else None, file.cap if file is not None else None)
+        cand.action,
+        cand.status,
+        cand.scope,
+        preview(cand.content or cand.old_text or ""),
+        cand.id,
+        char_count(entries) if entries is not None else None,
+        file.cap if file is not None else None,
+    )
     target = file.path if file is not None else Path(cand.target_path)
     operation = "resident_recover" if cand.action == "recover" else _OPERATIONS.get(cand.status, "resident_approve")
-    changes.after_write(ls, [target], change_id=None, operation=operation, message=message,
-                        inbox=True)
+    changes.after_write(ls, [target], change_id=None, operation=operation, message=message, inbox=True)
     return {"message": message, "detail": detail, **cand.to_json()}
 
 
@@ -278,8 +307,9 @@ async def reject(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     from memzoi.resident import service  # noqa: PLC0415 lazy: start-up
 
     why = arg.get("reason") if isinstance(arg.get("reason"), str) else None  # the core's one rule decides
-    return await _decide(ls, arg, lambda root, cid, who: service.reject(root, cid, actor=who, reason=why),
-                         on_disk=False)
+    return await _decide(
+        ls, arg, lambda root, cid, who: service.reject(root, cid, actor=who, reason=why), on_disk=False
+    )
 
 
 @command(UNDO)
@@ -360,8 +390,16 @@ async def status(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
             except OSError:
                 text = ""
             used, cap, count, line = editor.cap_status(text, file)
-            out.append({"uri": path_to_uri(file.path), "scope": file.scope, "used": used, "cap": cap,
-                        "entries": count, "line": line})
+            out.append(
+                {
+                    "uri": path_to_uri(file.path),
+                    "scope": file.scope,
+                    "used": used,
+                    "cap": cap,
+                    "entries": count,
+                    "line": line,
+                }
+            )
         return out
 
     return {"files": collect()}  # two small files, read on the loop with the buffers they may have

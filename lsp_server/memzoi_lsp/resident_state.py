@@ -92,9 +92,12 @@ async def remove(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     if file is not None and file.scope == scope:
         _refuse_dirty(ls, file)
     reason, who = arg.get("reason"), arg.get("actor") or default_actor()
-    return await _run(ls, root, file if file is not None and file.scope == scope else None,
-                      lambda: remove_entry(root, scope, locator, actor=who,
-                                           reason=reason if isinstance(reason, str) else None))
+    return await _run(
+        ls,
+        root,
+        file if file is not None and file.scope == scope else None,
+        lambda: remove_entry(root, scope, locator, actor=who, reason=reason if isinstance(reason, str) else None),
+    )
 
 
 HANDLERS = [state, job, edit, remove]

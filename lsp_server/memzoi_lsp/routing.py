@@ -81,8 +81,9 @@ def code_actions(ls: Session, snap: Snapshot) -> list[types.CodeAction]:
     from .codeactions import REVIEW_KIND, action as _action, is_dirty  # noqa: PLC0415 lazy: start-up
 
     dirty = "save the file first: routing reads the file on disk" if is_dirty(ls, snap) else None
-    action = _action(ls, "Plan memory routing (preview)…", REVIEW_KIND, PREVIEW, {"uri": snap.uri}, dirty,
-                     preferred=True)
+    action = _action(
+        ls, "Plan memory routing (preview)…", REVIEW_KIND, PREVIEW, {"uri": snap.uri}, dirty, preferred=True
+    )
     return [action] if action is not None else []
 
 
@@ -105,7 +106,8 @@ async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     refuse_if_dirty(ls, path)
     actor = arg.get("actor") or default_actor()
     out = await asyncio.get_running_loop().run_in_executor(
-        None, lambda: routing_preview(root, path, _text(path), actor=actor))
+        None, lambda: routing_preview(root, path, _text(path), actor=actor)
+    )
     return {**out, "uri": arg["uri"], "actor": actor}
 
 
@@ -124,12 +126,21 @@ async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
         raise CommandError("invalid_arguments", "`expected_version` is the integer the preview showed")
     actor = arg.get("actor") or default_actor()
     out = await asyncio.get_running_loop().run_in_executor(
-        None, lambda: routing_apply(root, path, _text(path), actor=actor, plan_id=arg.get("plan_id"),
-                                    expected_version=version))
+        None,
+        lambda: routing_apply(
+            root, path, _text(path), actor=actor, plan_id=arg.get("plan_id"), expected_version=version
+        ),
+    )
     written = [root / c["path"] for c in out.get("candidates", []) + out.get("writes", []) if c.get("path")]
     if written:
-        changes.after_write(ls, written, change_id=out.get("change_id"), operation="routing",
-                            message=f"routed {len(written)} packet(s)", inbox=True)
+        changes.after_write(
+            ls,
+            written,
+            change_id=out.get("change_id"),
+            operation="routing",
+            message=f"routed {len(written)} packet(s)",
+            inbox=True,
+        )
     return out
 
 

@@ -65,8 +65,7 @@ async def scan_project(ls: Session, project: Project) -> None:
             if ls.stopping or ls.projects.get(project.root) is not project:  # shut down, or folder removed
                 return
             chunk = list(zip(uris[i : i + CHUNK], paths[i : i + CHUNK]))
-            hits = await loop.run_in_executor(ls.scan_executor, cached_stages, [p for _, p in chunk], ctx, cache,
-                                              links)
+            hits = await loop.run_in_executor(ls.scan_executor, cached_stages, [p for _, p in chunk], ctx, cache, links)
             misses += [job for job, hit in zip(chunk, hits) if hit is None]
             _take(ls, project, [(job, hit) for job, hit in zip(chunk, hits) if hit is not None])
             cached += sum(1 for hit in hits if hit is not None)
@@ -89,8 +88,10 @@ async def scan_project(ls: Session, project: Project) -> None:
 
 def _report(ls: Session, token: str | None, done: int, total: int) -> None:
     if token:
-        ls.work_done_progress.report(token, types.WorkDoneProgressReport(
-            message=f"{done}/{total} files", percentage=int(100 * done / max(1, total))))
+        ls.work_done_progress.report(
+            token,
+            types.WorkDoneProgressReport(message=f"{done}/{total} files", percentage=int(100 * done / max(1, total))),
+        )
 
 
 def _end_progress(ls: Session, token: str | None, project: Project) -> None:
@@ -101,8 +102,9 @@ def _end_progress(ls: Session, token: str | None, project: Project) -> None:
 def _log_scanned(ls: Session, project: Project, started: float, cached: int) -> None:
     """Log the finished scan, and tell the client in its log window."""
     elapsed = (time.perf_counter() - started) * 1000
-    log.info("scanned %s: %d files in %.0f ms (%d from the verdict cache)", project.root, len(project.files), elapsed,
-             cached)
+    log.info(
+        "scanned %s: %d files in %.0f ms (%d from the verdict cache)", project.root, len(project.files), elapsed, cached
+    )
     if not ls.stopping:
         ls.window_log_message(
             types.LogMessageParams(
@@ -135,8 +137,7 @@ async def _begin_progress(ls: Session) -> str | None:
     return token
 
 
-async def _analyse_misses(ls: Session, project: Project, misses: list[tuple[str, str]], ctx, cache,
-                          report) -> bool:
+async def _analyse_misses(ls: Session, project: Project, misses: list[tuple[str, str]], ctx, cache, report) -> bool:
     """Analyse the files the verdict cache does not vouch for, each once (in worker processes for many), and take
     them chunk by chunk; ``report(done)`` after each. False when the server stopped meanwhile."""
     from memzoi.scanverdicts import analyse  # noqa: PLC0415 lazy: start-up

@@ -155,8 +155,9 @@ class MemzoiServer(LanguageServer):
         placement = snap.analysis.placement
         if project is None:  # outside any project (a `kind: memory` file elsewhere): its analysis alone
             config = load_config(placement.memzoi_dir).config
-            ctx = ProjectContext.of(placement.memzoi_dir, config=config,
-                                    rules=self.settings.over(config.effective_rules))
+            ctx = ProjectContext.of(
+                placement.memzoi_dir, config=config, rules=self.settings.over(config.effective_rules)
+            )
             return judge(snap.path, snap.analysis, ctx)
         key = project.key_of(snap.path) if snap.path else snap.uri  # one key per file, whatever the client sent
         return judge(snap.path, snap.analysis, self.context(project), cross=cross_findings(project, key, snap.analysis))
@@ -183,8 +184,13 @@ class MemzoiServer(LanguageServer):
         from memzoi.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
 
         config = load_config(project.memzoi_dir).config
-        return ProjectContext.of(project.memzoi_dir, config=config, rules=self.settings.over(config.effective_rules),
-                                 git=project.git, ledger=project.ledger)
+        return ProjectContext.of(
+            project.memzoi_dir,
+            config=config,
+            rules=self.settings.over(config.effective_rules),
+            git=project.git,
+            ledger=project.ledger,
+        )
 
     def gone_from_disk(self, snap: Snapshot) -> bool:
         """True for an open document whose file was deleted or renamed away (see ``self.gone``)."""
@@ -356,9 +362,7 @@ def create_server() -> MemzoiServer:
             sync.discover(ls, uri)
         ls.inbox_watch = CandidateWatch(ls)
         ls.inbox_watch.start()
-        ls.window_log_message(
-            types.LogMessageParams(type=types.MessageType.Info, message="memzoi-lsp ready")
-        )
+        ls.window_log_message(types.LogMessageParams(type=types.MessageType.Info, message="memzoi-lsp ready"))
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: MemzoiServer, params: None) -> None:
@@ -393,8 +397,25 @@ def create_server() -> MemzoiServer:
             ls.refresh_all()
 
     # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
-    for module in (sync, hover, actions, checkpoints, commands, folders, inbox, lenses, lifecycle, localmem,
-                   materialization, navigation, preview, resident, resident_state, routing, watch):
+    for module in (
+        sync,
+        hover,
+        actions,
+        checkpoints,
+        commands,
+        folders,
+        inbox,
+        lenses,
+        lifecycle,
+        localmem,
+        materialization,
+        navigation,
+        preview,
+        resident,
+        resident_state,
+        routing,
+        watch,
+    ):
         module.register(server)
     return server
 

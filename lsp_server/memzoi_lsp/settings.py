@@ -74,6 +74,7 @@ def _int_in(low: int, high: int) -> Callable[[Any], Any]:
         if not low <= value <= high:
             raise ValueError(f"must be between {low} and {high}")
         return value
+
     return check
 
 
@@ -82,6 +83,7 @@ def _one_of(choices: tuple[str, ...]) -> Callable[[Any], Any]:
         if value not in choices:
             raise ValueError("must be one of " + ", ".join(f"'{c}'" for c in choices))
         return value
+
     return check
 
 

@@ -138,8 +138,13 @@ class _Watcher:
 
         try:
             for changes in watchfiles.watch(
-                directory, stop_event=_Either(), debounce=50, step=20, raise_interrupt=False,
-                rust_timeout=500, yield_on_timeout=False,
+                directory,
+                stop_event=_Either(),
+                debounce=50,
+                step=20,
+                raise_interrupt=False,
+                rust_timeout=500,
+                yield_on_timeout=False,
             ):
                 paths = [Path(p) for _, p in changes]
                 loop = self.ls.loop

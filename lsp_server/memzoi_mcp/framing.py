@@ -56,6 +56,9 @@ def _invalid(obj: Any) -> dict[str, Any] | None:
     if obj.get("jsonrpc") != "2.0" or not isinstance(obj.get("method"), str) or rid is None:
         if "method" not in obj and ("result" in obj or "error" in obj):
             return None  # a malformed response to one of our requests: nothing to answer
-        return error_response(INVALID_REQUEST, 'Invalid Request: needs "jsonrpc": "2.0", a string "method" '
-                              "and a string or integer id", rid)
+        return error_response(
+            INVALID_REQUEST,
+            'Invalid Request: needs "jsonrpc": "2.0", a string "method" and a string or integer id',
+            rid,
+        )
     return error_response(INVALID_PARAMS, f"Invalid params for {obj['method'][:100]}", rid)

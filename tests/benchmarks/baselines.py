@@ -30,8 +30,11 @@ def files_of(memzoi_dir: Path) -> list[Path]:
     for sub in ("records", "proposals"):
         for dirpath, dirnames, filenames in os.walk(memzoi_dir / sub):
             dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-            out.extend(Path(dirpath, f) for f in filenames
-                       if f.endswith(".md") and f not in ("index.md", "log.md") and not f.startswith("."))
+            out.extend(
+                Path(dirpath, f)
+                for f in filenames
+                if f.endswith(".md") and f not in ("index.md", "log.md") and not f.startswith(".")
+            )
     return sorted(out)
 
 

@@ -70,7 +70,7 @@ def run(inputs: int, seed: int, batch: int, workdir: Path) -> dict:
             made[target] = (kind, field, pieces)
         cached = batches % 10 == 0
         with mock.patch.object(check_mod, "git_visibility", lambda *_a, **_k: {}):
-            for label in (("cold", "warm") if cached else ("plain",)):
+            for label in ("cold", "warm") if cached else ("plain",):
                 try:
                     report = check_paths([str(md)], workers=1, cache=cached)
                 except Exception as err:  # noqa: BLE001 - what this script measures
@@ -88,8 +88,7 @@ def run(inputs: int, seed: int, batch: int, workdir: Path) -> dict:
                     by_file.setdefault(Path(located.path).name, set()).add(located.finding.code)
                     if located.finding.code == "internal_error":
                         counts["internal_error"] += 1
-                        failures.append({"internal_error": located.path,
-                                         "what": repr(made.get(Path(located.path)))})
+                        failures.append({"internal_error": located.path, "what": repr(made.get(Path(located.path)))})
                 if escapes.SENTINEL[1] not in by_file.get(f"{escapes.SENTINEL[0]}.md", ()):
                     counts["sentinel_missing"] += 1
                     failures.append({"sentinel_missing": label})
@@ -119,13 +118,24 @@ def run(inputs: int, seed: int, batch: int, workdir: Path) -> dict:
         done += n
         batches += 1
         if done % (batch * 20) == 0 or done == inputs:
-            bad = sum(counts[k] for k in ("escaped", "internal_error", "sentinel_missing", "no_invalid_encoding", "output"))
-            print(f"{done} inputs, {bad} exceptions, {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
-    exceptions = sum(counts[k] for k in ("escaped", "internal_error", "sentinel_missing", "no_invalid_encoding",
-                                          "output"))
-    return {"inputs": inputs, "exceptions": exceptions, **dict(sorted(counts.items())),
-            "seconds": round(time.perf_counter() - started, 1), "seed": seed, "kinds": dict(sorted(kinds.items())),
-            "failures": failures[:50]}
+            bad = sum(
+                counts[k] for k in ("escaped", "internal_error", "sentinel_missing", "no_invalid_encoding", "output")
+            )
+            print(
+                f"{done} inputs, {bad} exceptions, {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True
+            )
+    exceptions = sum(
+        counts[k] for k in ("escaped", "internal_error", "sentinel_missing", "no_invalid_encoding", "output")
+    )
+    return {
+        "inputs": inputs,
+        "exceptions": exceptions,
+        **dict(sorted(counts.items())),
+        "seconds": round(time.perf_counter() - started, 1),
+        "seed": seed,
+        "kinds": dict(sorted(kinds.items())),
+        "failures": failures[:50],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -105,13 +105,25 @@ def run(inputs: int, seed: int, batch: int, workdir: Path) -> dict:
                 p.rmdir()
         done += n
         if done % (batch * 20) == 0 or done == inputs:
-            print(f"{done} inputs, {internal + escaped} exceptions, {time.perf_counter() - started:.0f} s",
-                  file=sys.stderr, flush=True)
+            print(
+                f"{done} inputs, {internal + escaped} exceptions, {time.perf_counter() - started:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
     exceptions = internal + escaped
-    return {"inputs": inputs, "checked": checked, "index_rows": index_rows, "exceptions": exceptions, "internal_error": internal,
-            "escaped": escaped, "seconds": round(time.perf_counter() - started, 1), "seed": seed,
-            "recursion_limit": sys.getrecursionlimit(), "mutations": dict(sorted(kinds.items())),
-            "failures": failures[:50]}
+    return {
+        "inputs": inputs,
+        "checked": checked,
+        "index_rows": index_rows,
+        "exceptions": exceptions,
+        "internal_error": internal,
+        "escaped": escaped,
+        "seconds": round(time.perf_counter() - started, 1),
+        "seed": seed,
+        "recursion_limit": sys.getrecursionlimit(),
+        "mutations": dict(sorted(kinds.items())),
+        "failures": failures[:50],
+    }
 
 
 def fuzz_main(prog: str, doc: str, fuzz, argv: list[str] | None = None) -> int:

@@ -26,12 +26,21 @@ class LspClient:
     """One ``memzoi-lsp`` child process. ``cmd`` defaults to this interpreter's ``memzoi_lsp`` module; the server's
     stderr is discarded unless ``stderr`` (a file) says where it goes."""
 
-    def __init__(self, cwd: Path, env: dict[str, str] | None = None, cmd: list[str] | None = None,
-                 stderr: Any = subprocess.DEVNULL):
+    def __init__(
+        self,
+        cwd: Path,
+        env: dict[str, str] | None = None,
+        cmd: list[str] | None = None,
+        stderr: Any = subprocess.DEVNULL,
+    ):
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
             cmd or [sys.executable, "-m", "memzoi_lsp"],
-            cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
         )
         self._write = threading.Lock()
         self._cond = threading.Condition()

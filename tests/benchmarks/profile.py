@@ -78,9 +78,23 @@ class Attached:
         self.pid, self.out = pid, out
 
     def __enter__(self) -> Attached:
-        self.proc = subprocess.Popen([py_spy(), "record", "--pid", str(self.pid), "-f", "raw", "-o", str(self.out),
-                                      "--rate", "400", "--nonblocking"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [
+                py_spy(),
+                "record",
+                "--pid",
+                str(self.pid),
+                "-f",
+                "raw",
+                "-o",
+                str(self.out),
+                "--rate",
+                "400",
+                "--nonblocking",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(0.5)  # let it attach
         return self
 
@@ -107,12 +121,33 @@ def main(argv: list[str] | None = None) -> int:
         man = generate(ws, args.n)
         env = run._env(Path(tmp) / "home")
         reports: dict[str, Path] = {}
-        for phase, cmd in (("check", ["check", ".memzoi", "--format", "json"]),
-                           ("rebuild", ["rebuild", "--json", "--root", str(ws)])):
+        for phase, cmd in (
+            ("check", ["check", ".memzoi", "--format", "json"]),
+            ("rebuild", ["rebuild", "--json", "--root", str(ws)]),
+        ):
             raw = out / f"{phase}.txt"
-            subprocess.run([py_spy(), "record", "--subprocesses", "-f", "raw", "-o", str(raw), "--rate", "400", "--",
-                            sys.executable, "-m", "memzoi", *cmd], cwd=ws, env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    py_spy(),
+                    "record",
+                    "--subprocesses",
+                    "-f",
+                    "raw",
+                    "-o",
+                    str(raw),
+                    "--rate",
+                    "400",
+                    "--",
+                    sys.executable,
+                    "-m",
+                    "memzoi",
+                    *cmd,
+                ],
+                cwd=ws,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             reports[phase] = raw
         client = LspClient(ws, env)
         try:

@@ -80,8 +80,11 @@ def _env(home: Path) -> dict[str, str]:
 
 def warm_bytecode(env: dict[str, str]) -> None:
     """Import the commands and the server once, untimed, so that their bytecode caches exist (see :func:`_env`)."""
-    subprocess.run([sys.executable, "-c", "import memzoi.cli.main, memzoi.check, memzoi.index, memzoi_lsp.server"],
-                   env=env, check=True)
+    subprocess.run(
+        [sys.executable, "-c", "import memzoi.cli.main, memzoi.check, memzoi.index, memzoi_lsp.server"],
+        env=env,
+        check=True,
+    )
 
 
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess]:
@@ -105,8 +108,14 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def measure_check(ws: Path, repeats: int, env: dict[str, str], extra: tuple[str, ...] = ("--no-cache",),
-                  before: Any = None, target: str = ".memzoi") -> dict[str, Any]:
+def measure_check(
+    ws: Path,
+    repeats: int,
+    env: dict[str, str],
+    extra: tuple[str, ...] = ("--no-cache",),
+    before: Any = None,
+    target: str = ".memzoi",
+) -> dict[str, Any]:
     """``memzoi check .memzoi --format json`` (cold by default: ``--no-cache``), ``before()`` run untimed before
     each run: wall seconds per run, files checked, files/s; ``stdout`` of the last run."""
     walls: list[float] = []
@@ -128,8 +137,14 @@ def measure_check(ws: Path, repeats: int, env: dict[str, str], extra: tuple[str,
         for f in data["findings"]:
             codes[f["code"]] = codes.get(f["code"], 0) + 1
         walls.append(wall)
-    return {"wall_s": summary(walls), "cpu_s": summary(cpus), "files": files,
-            "files_per_s": files / statistics.median(walls), "finding_codes": codes, "stdout": last}
+    return {
+        "wall_s": summary(walls),
+        "cpu_s": summary(cpus),
+        "files": files,
+        "files_per_s": files / statistics.median(walls),
+        "finding_codes": codes,
+        "stdout": last,
+    }
 
 
 def _drop_cache(home: Path) -> None:
@@ -137,8 +152,9 @@ def _drop_cache(home: Path) -> None:
         p.unlink()
 
 
-def measure_cache(ws: Path, man: Manifest, repeats: int, env: dict[str, str], home: Path,
-                  uncached: bytes) -> dict[str, Any]:
+def measure_cache(
+    ws: Path, man: Manifest, repeats: int, env: dict[str, str], home: Path, uncached: bytes
+) -> dict[str, Any]:
     """``memzoi check`` with the verdict cache: *cold* (the cache removed before each run, so the run fills it),
     *warm* (nothing changed since the previous run) and *edit* (one line appended to one clean record before each
     run; the record is restored at the end). Warm runs must print exactly ``uncached`` (the ``--no-cache``
@@ -227,8 +243,13 @@ def measure_baseline(ws: Path, what: str, repeats: int, env: dict[str, str]) -> 
         out = json.loads(proc.stdout)
         walls.append(wall)
         inner.append(out["seconds"])
-    return {"wall_s": summary(walls), "inner_s": summary(inner), "cpu_s": summary(cpus), "files": out.get("files"),
-            "problems": out.get("problems")}
+    return {
+        "wall_s": summary(walls),
+        "inner_s": summary(inner),
+        "cpu_s": summary(cpus),
+        "files": out.get("files"),
+        "problems": out.get("problems"),
+    }
 
 
 # --- language server ---------------------------------------------------------------------------------------
@@ -269,8 +290,9 @@ def _diags_for(uri: str, version: int | None = None):
     return pred
 
 
-def lsp_session(ws: Path, man: Manifest, env: dict[str, str], *, edits: int = 0, requests: int = 0,
-                timeout: float = 900) -> dict[str, Any]:
+def lsp_session(
+    ws: Path, man: Manifest, env: dict[str, str], *, edits: int = 0, requests: int = 0, timeout: float = 900
+) -> dict[str, Any]:
     """One server session on ``ws``: initialize, background scan, then (optionally) ``edits`` edits of an open
     record and ``requests`` hovers and code actions. Returns the raw samples in milliseconds and RSS in bytes."""
     client = LspClient(ws, env)
@@ -324,8 +346,9 @@ def _open(client: LspClient, path: Path) -> tuple[str, str, list]:
     uri = path.resolve().as_uri()
     text = path.read_text(encoding="utf-8")
     mark = client.mark()
-    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "markdown", "version": 1,
-                                                            "text": text}})
+    client.notify(
+        "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": text}}
+    )
     _, _, msg = client.wait_for(_diags_for(uri, 1), start=mark, timeout=120)
     return uri, text, msg["params"]["diagnostics"]
 
@@ -353,23 +376,30 @@ def _edits(client: LspClient, doc: tuple[str, str, list], edits: int) -> list[fl
     for i in range(edits):
         version += 1
         end = col if i % 2 == 0 else col + 1
-        change = {"range": {"start": {"line": line, "character": col}, "end": {"line": line, "character": end}},
-                  "text": "x" if i % 2 == 0 else ""}
+        change = {
+            "range": {"start": {"line": line, "character": col}, "end": {"line": line, "character": end}},
+            "text": "x" if i % 2 == 0 else "",
+        }
         mark = client.mark()
-        sent = client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
-                                                        "contentChanges": [change]})
+        sent = client.notify(
+            "textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}
+        )
         _, t, _ = client.wait_for(_diags_for(uri, version), start=mark, timeout=60)
         edit_ms.append((t - sent) * 1000)
     if edits % 2:  # leave the text as it was
-        change = {"range": {"start": {"line": line, "character": col}, "end": {"line": line, "character": col + 1}},
-                  "text": ""}
-        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version + 1},
-                                                 "contentChanges": [change]})
+        change = {
+            "range": {"start": {"line": line, "character": col}, "end": {"line": line, "character": col + 1}},
+            "text": "",
+        }
+        client.notify(
+            "textDocument/didChange", {"textDocument": {"uri": uri, "version": version + 1}, "contentChanges": [change]}
+        )
     return edit_ms
 
 
-def _requests(client: LspClient, docs: list[tuple[str, str, list]], requests: int, *, hovers: bool = True,
-              actions: bool = True) -> dict[str, list[float]]:
+def _requests(
+    client: LspClient, docs: list[tuple[str, str, list]], requests: int, *, hovers: bool = True, actions: bool = True
+) -> dict[str, list[float]]:
     """``requests`` rounds over the open ``docs``: a hover on the ``id`` key, a provenance hover (on the
     ``title`` value) and a code action over the whole document with its published diagnostics."""
     hover_key: list[float] = []
@@ -380,27 +410,38 @@ def _requests(client: LspClient, docs: list[tuple[str, str, list]], requests: in
         d_lines = d_text.split("\n")
         title_line = next((n for n, l in enumerate(d_lines) if l.startswith("title:")), 1)
         if hovers:
-            dt, _ = client.call("textDocument/hover", {"textDocument": {"uri": d_uri},
-                                                       "position": {"line": 1, "character": 1}})
+            dt, _ = client.call(
+                "textDocument/hover", {"textDocument": {"uri": d_uri}, "position": {"line": 1, "character": 1}}
+            )
             hover_key.append(dt * 1000)
-            dt, _ = client.call("textDocument/hover", {"textDocument": {"uri": d_uri},
-                                                       "position": {"line": title_line, "character": 10}})
+            dt, _ = client.call(
+                "textDocument/hover",
+                {"textDocument": {"uri": d_uri}, "position": {"line": title_line, "character": 10}},
+            )
             hover_prov.append(dt * 1000)
         if actions:
-            dt, _ = client.call("textDocument/codeAction", {
-                "textDocument": {"uri": d_uri},
-                "range": {"start": {"line": 0, "character": 0}, "end": {"line": len(d_lines), "character": 0}},
-                "context": {"diagnostics": diags, "triggerKind": 1},
-            })
+            dt, _ = client.call(
+                "textDocument/codeAction",
+                {
+                    "textDocument": {"uri": d_uri},
+                    "range": {"start": {"line": 0, "character": 0}, "end": {"line": len(d_lines), "character": 0}},
+                    "context": {"diagnostics": diags, "triggerKind": 1},
+                },
+            )
             action_ms.append(dt * 1000)
     return {"hover_key_ms": hover_key, "hover_provenance_ms": hover_prov, "code_action_ms": action_ms}
 
 
-def measure_lsp(ws: Path, man: Manifest, sessions: int, edits: int, requests: int,
-                env: dict[str, str]) -> dict[str, Any]:
+def measure_lsp(
+    ws: Path, man: Manifest, sessions: int, edits: int, requests: int, env: dict[str, str]
+) -> dict[str, Any]:
     """``sessions`` cold server sessions (initialize, scan, RSS); the last one also runs the interactive part."""
-    runs = [lsp_session(ws, man, env, edits=edits if i == sessions - 1 else 0,
-                        requests=requests if i == sessions - 1 else 0) for i in range(sessions)]
+    runs = [
+        lsp_session(
+            ws, man, env, edits=edits if i == sessions - 1 else 0, requests=requests if i == sessions - 1 else 0
+        )
+        for i in range(sessions)
+    ]
     cold = [cold_start(ws, env) for _ in range(sessions)]
     last = runs[-1]
     mb = 1024 * 1024
@@ -435,9 +476,14 @@ def machine() -> dict[str, Any]:
         load = os.getloadavg()
     except OSError:
         load = None
-    return {"nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
-            "platform": platform.platform(), "loadavg": load,
-            "utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "loadavg": load,
+        "utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
 
 
 def run_size(n: int, workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -445,8 +491,12 @@ def run_size(n: int, workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
     ws = workdir / f"ws-{n}"
     t0 = time.perf_counter()
     man = generate(ws, n, args.seed, git=not args.no_git)
-    res: dict[str, Any] = {"n_records": n, "n_proposals": man.n_proposals, "generate_s": time.perf_counter() - t0,
-                           "load_before": machine()["loadavg"]}
+    res: dict[str, Any] = {
+        "n_records": n,
+        "n_proposals": man.n_proposals,
+        "generate_s": time.perf_counter() - t0,
+        "load_before": machine()["loadavg"],
+    }
     home = workdir / f"home-{n}"
     home.mkdir()
     env = _env(home)
@@ -458,8 +508,10 @@ def run_size(n: int, workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
     res["check"] = measure_check(ws, args.repeats, env)
     log(f"[{n}] check median {res['check']['wall_s']['median']:.2f} s")
     res["cache"] = measure_cache(ws, man, args.repeats, env, home, res["check"].pop("stdout"))
-    log(f"[{n}] cached check median cold {res['cache']['cold']['wall_s']['median']:.2f} s, warm "
-        f"{res['cache']['warm']['wall_s']['median']:.2f} s, one edit {res['cache']['edit']['wall_s']['median']:.2f} s")
+    log(
+        f"[{n}] cached check median cold {res['cache']['cold']['wall_s']['median']:.2f} s, warm "
+        f"{res['cache']['warm']['wall_s']['median']:.2f} s, one edit {res['cache']['edit']['wall_s']['median']:.2f} s"
+    )
     if not args.no_baselines:
         res["naive"] = measure_baseline(ws, "naive", args.repeats, env)
         if args.ds_repeats >= 0:
@@ -490,8 +542,11 @@ def _fmt(s: dict[str, float] | None, key: str = "median", scale: float = 1.0, di
 
 def render(results: list[dict[str, Any]], mach: dict[str, Any]) -> str:
     """A Markdown report: one column per workspace size, medians with (min–max), percentiles, ratios."""
-    head = "| measurement | " + " | ".join(f"{r['n_records']:,} rec + {r['n_proposals']:,} prop" for r in results) + \
-        " | SPEC §9 bar (at 10k) |"
+    head = (
+        "| measurement | "
+        + " | ".join(f"{r['n_records']:,} rec + {r['n_proposals']:,} prop" for r in results)
+        + " | SPEC §9 bar (at 10k) |"
+    )
     rows = [head, "|" + " --- |" * (len(results) + 2)]
 
     def row(label: str, cells: list[str], bar: str = "") -> None:
@@ -506,17 +561,20 @@ def render(results: list[dict[str, Any]], mach: dict[str, Any]) -> str:
         a, b = get(r, *path, "wall_s", "median"), get(r, "floor", "wall_s", "median")
         return f"{a / b:.1f}×" if a and b else "–"
 
-    row("floor: read + BLAKE3 of every file (fresh process) wall, s",
-        [_fmt(get(r, "floor", "wall_s")) for r in results])
+    row(
+        "floor: read + BLAKE3 of every file (fresh process) wall, s", [_fmt(get(r, "floor", "wall_s")) for r in results]
+    )
     row("floor CPU, s", [_fmt(get(r, "floor", "cpu_s")) for r in results])
     row("`memzoi check --no-cache` wall, s", [_fmt(get(r, "check", "wall_s")) for r in results], "< 3 s")
     row("`memzoi check --no-cache` CPU (user+sys), s", [_fmt(get(r, "check", "cpu_s")) for r in results])
     row("`memzoi check --no-cache` files/s (wall)", [f"{get(r, 'check', 'files_per_s'):,.0f}" for r in results])
     row("`memzoi check --no-cache` / floor", [floor_ratio(r, "check") for r in results], "≤ 6×")
-    for key, label, bar in (("cold", "cache cold (empty, filled by the run)", "≤ 6×"),
-                            ("warm", "cache warm, nothing changed", "≤ 2×"),
-                            ("edit", "cache warm, one file changed", "≤ 2.5×"),
-                            ("one", "one record given by name, the rest warm", "≤ 0.5 s")):
+    for key, label, bar in (
+        ("cold", "cache cold (empty, filled by the run)", "≤ 6×"),
+        ("warm", "cache warm, nothing changed", "≤ 2×"),
+        ("edit", "cache warm, one file changed", "≤ 2.5×"),
+        ("one", "one record given by name, the rest warm", "≤ 0.5 s"),
+    ):
         row(f"`memzoi check`, {label}: wall, s", [_fmt(get(r, "cache", key, "wall_s")) for r in results])
         row(f"`memzoi check`, {label}: CPU, s", [_fmt(get(r, "cache", key, "cpu_s")) for r in results])
         row(f"`memzoi check`, {label} / floor", [floor_ratio(r, "cache", key) for r in results], bar)
@@ -544,19 +602,30 @@ def render(results: list[dict[str, Any]], mach: dict[str, Any]) -> str:
         a, b = get(r, "rebuild", "wall_s", "median"), get(r, "cache", "cold", "wall_s", "median")
         return f"{a / b:.2f}×" if a and b else "–"
 
-    row("`memzoi rebuild` / cold `memzoi check` (cache filled by the run), wall", [rebuild_ratio(r) for r in results],
-        "≤ 1.2×")
-    row("`memzoi search` on the built index, wall, s", [_fmt(get(r, "search", "wall_s")) for r in results],
-        "≤ 0.3 s (at 50k)")
+    row(
+        "`memzoi rebuild` / cold `memzoi check` (cache filled by the run), wall",
+        [rebuild_ratio(r) for r in results],
+        "≤ 1.2×",
+    )
+    row(
+        "`memzoi search` on the built index, wall, s",
+        [_fmt(get(r, "search", "wall_s")) for r in results],
+        "≤ 0.3 s (at 50k)",
+    )
     row("`memzoi search` on the built index, CPU, s", [_fmt(get(r, "search", "cpu_s")) for r in results])
-    row("LSP `initialize` answered, ms", [_fmt(get(r, "lsp", "initialize_ms"), digits=1) for r in results],
-        "< 100 ms")
-    row("LSP cold start: spawn → `initialize` answered, ms",
-        [_fmt(get(r, "lsp", "spawn_to_initialize_ms"), digits=0) for r in results])
+    row("LSP `initialize` answered, ms", [_fmt(get(r, "lsp", "initialize_ms"), digits=1) for r in results], "< 100 ms")
+    row(
+        "LSP cold start: spawn → `initialize` answered, ms",
+        [_fmt(get(r, "lsp", "spawn_to_initialize_ms"), digits=0) for r in results],
+    )
     row("LSP `initialized` → background scan end, s", [_fmt(get(r, "lsp", "scan_s")) for r in results])
     row("LSP server CPU during initialize + scan, s", [_fmt(get(r, "lsp", "scan_cpu_s")) for r in results])
-    for key, label in (("edit_ms", "edit → diagnostics (debounce 0)"), ("hover_key_ms", "hover on a key"),
-                       ("hover_provenance_ms", "hover provenance"), ("code_action_ms", "code action")):
+    for key, label in (
+        ("edit_ms", "edit → diagnostics (debounce 0)"),
+        ("hover_key_ms", "hover on a key"),
+        ("hover_provenance_ms", "hover provenance"),
+        ("code_action_ms", "code action"),
+    ):
         ps = ("p50", "p95", "p99") if key == "edit_ms" else ("p50", "p95")
         cells = []
         for r in results:
@@ -565,10 +634,14 @@ def render(results: list[dict[str, Any]], mach: dict[str, Any]) -> str:
         row(f"{label}, ms {'/'.join(ps)}", cells, "p95 < 20 ms")
     row("server RSS after scan, MB", [_fmt(get(r, "lsp", "rss_after_scan_mb"), digits=0) for r in results])
     row("server peak RSS, MB", [_fmt(get(r, "lsp", "peak_rss_mb"), digits=0) for r in results], "< 200 MB")
-    row("load average before → after", [
-        f"{r['load_before'][0]:.1f} → {r['load_after'][0]:.1f}" if r.get("load_before") else "–" for r in results])
-    info = (f"Machine: {mach['nproc']} CPUs, {mach['cpu']}, Python {mach['python']}, {mach['platform']}; "
-            f"taken {mach['utc']}.")
+    row(
+        "load average before → after",
+        [f"{r['load_before'][0]:.1f} → {r['load_after'][0]:.1f}" if r.get("load_before") else "–" for r in results],
+    )
+    info = (
+        f"Machine: {mach['nproc']} CPUs, {mach['cpu']}, Python {mach['python']}, {mach['platform']}; "
+        f"taken {mach['utc']}."
+    )
     return info + "\n\n" + "\n".join(rows) + "\n"
 
 
@@ -582,19 +655,30 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lsp-sessions", type=int, default=0, help="cold server sessions (default: --repeats)")
     p.add_argument("--lsp-max", type=int, default=10_000, help="largest size the server is measured on")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--ds-repeats", type=int, default=0,
-                   help="runs of detect-secrets (default: --repeats; -1: skip it; it takes minutes at 10,000 records)")
-    p.add_argument("--no-baselines", action="store_true",
-                   help="skip the naive and detect-secrets baselines (the read+BLAKE3 floor is always measured)")
+    p.add_argument(
+        "--ds-repeats",
+        type=int,
+        default=0,
+        help="runs of detect-secrets (default: --repeats; -1: skip it; it takes minutes at 10,000 records)",
+    )
+    p.add_argument(
+        "--no-baselines",
+        action="store_true",
+        help="skip the naive and detect-secrets baselines (the read+BLAKE3 floor is always measured)",
+    )
     p.add_argument("--no-rebuild", action="store_true", help="skip `memzoi rebuild`")
     p.add_argument("--no-git", action="store_true", help="do not commit the generated workspace to git")
     p.add_argument("--workdir", help="where workspaces are generated (default: a temporary directory)")
     p.add_argument("--keep", action="store_true", help="keep the generated workspaces")
     p.add_argument("--json", dest="json_out", help="write the raw results here")
     p.add_argument("--markdown", help="write the Markdown table here")
-    p.add_argument("--render", nargs="+", metavar="JSON",
-                   help="measure nothing: render the table from results files written by --json (one column per size; "
-                        "a size in several files takes each measurement from the last file that has it)")
+    p.add_argument(
+        "--render",
+        nargs="+",
+        metavar="JSON",
+        help="measure nothing: render the table from results files written by --json (one column per size; "
+        "a size in several files takes each measurement from the last file that has it)",
+    )
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
     if args.render:

@@ -52,14 +52,28 @@ def server_session(ws: Path, env: dict[str, str], opened: Path, timeout: float =
     for the scan's progress to end. Seconds from spawn; ``published``: diagnostics per path, last published."""
     client = LspClient(ws, env)
     root = ws.resolve().as_uri()
-    params = {"processId": os.getpid(), "rootUri": root, "workspaceFolders": [{"uri": root, "name": ws.name}],
-              "capabilities": _capabilities(), "initializationOptions": {"debounceMs": 0}}
+    params = {
+        "processId": os.getpid(),
+        "rootUri": root,
+        "workspaceFolders": [{"uri": root, "name": ws.name}],
+        "capabilities": _capabilities(),
+        "initializationOptions": {"debounceMs": 0},
+    }
     uri = opened.resolve().as_uri()
     try:
         client.call("initialize", params, timeout=timeout)
         client.notify("initialized", {})
-        client.notify("textDocument/didOpen", {"textDocument": {
-            "uri": uri, "languageId": "markdown", "version": 1, "text": opened.read_text(encoding="utf-8")}})
+        client.notify(
+            "textDocument/didOpen",
+            {
+                "textDocument": {
+                    "uri": uri,
+                    "languageId": "markdown",
+                    "version": 1,
+                    "text": opened.read_text(encoding="utf-8"),
+                }
+            },
+        )
         end, t_end, _ = client.wait_for(_is_scan_end, timeout=timeout)
         peak = client.peak_rss()[0]
         first = None
@@ -74,13 +88,21 @@ def server_session(ws: Path, env: dict[str, str], opened: Path, timeout: float =
             if first is None and p["uri"] == uri:
                 first = t
         if first is None:  # published after the scan (it should not be)
-            _, first, _ = client.wait_for(lambda m: m.get("method") == "textDocument/publishDiagnostics"
-                                          and m["params"]["uri"] == uri, start=end, timeout=timeout)
+            _, first, _ = client.wait_for(
+                lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri,
+                start=end,
+                timeout=timeout,
+            )
     finally:
         client.close()
     s = client.started
-    return {"all_s": last - s, "end_s": t_end - s, "open_s": first - s, "peak_mb": (peak or 0) / 2**20,
-            "published": {_path(u): n for u, n in published.items() if n}}
+    return {
+        "all_s": last - s,
+        "end_s": t_end - s,
+        "open_s": first - s,
+        "peak_mb": (peak or 0) / 2**20,
+        "published": {_path(u): n for u, n in published.items() if n},
+    }
 
 
 def _path(uri: str) -> str:
@@ -123,39 +145,64 @@ def run_size(n: int, workdir: Path, repeats: int, seed: int) -> dict[str, Any]:
         cold.append(server_session(ws, env, opened))
         warm.append(server_session(ws, env, opened))
     check_s = statistics.median(c[0] for c in checks)
-    parity = {"cold": all(_same(r["published"], expected) for r in cold),
-              "warm": all(_same(r["published"], expected) for r in warm)}
-    differ = sorted({p for r in cold + warm for p in r["published"].keys() | expected.keys()
-                     if r["published"].get(p) != expected.get(p) and "<redacted-path:" not in p})
+    parity = {
+        "cold": all(_same(r["published"], expected) for r in cold),
+        "warm": all(_same(r["published"], expected) for r in warm),
+    }
+    differ = sorted(
+        {
+            p
+            for r in cold + warm
+            for p in r["published"].keys() | expected.keys()
+            if r["published"].get(p) != expected.get(p) and "<redacted-path:" not in p
+        }
+    )
     parity["differ"] = [(p, expected.get(p), [r["published"].get(p) for r in cold + warm]) for p in differ[:10]]
-    return {"n": n, "files": sum(1 for _ in (ws / ".memzoi").rglob("*.md")), "check_s": check_s,
-            "cold": {k: _median(cold, k) for k in ("all_s", "end_s", "open_s", "peak_mb")},
-            "warm": {k: _median(warm, k) for k in ("all_s", "end_s", "open_s", "peak_mb")}, "parity": parity}
+    return {
+        "n": n,
+        "files": sum(1 for _ in (ws / ".memzoi").rglob("*.md")),
+        "check_s": check_s,
+        "cold": {k: _median(cold, k) for k in ("all_s", "end_s", "open_s", "peak_mb")},
+        "warm": {k: _median(warm, k) for k in ("all_s", "end_s", "open_s", "peak_mb")},
+        "parity": parity,
+    }
 
 
 def render(results: list[dict[str, Any]], load: tuple[tuple[float, ...], tuple[float, ...]]) -> str:
     """The Markdown table of :func:`run_size`'s results."""
-    lines = ["| Measure (median, from spawn) | " + " | ".join(f"{r['n']:,} records ({r['files']:,} files)"
-                                                          for r in results) + " |",
-             "|---|" + "---|" * len(results)]
+    lines = [
+        "| Measure (median, from spawn) | "
+        + " | ".join(f"{r['n']:,} records ({r['files']:,} files)" for r in results)
+        + " |",
+        "|---|" + "---|" * len(results),
+    ]
 
     def row(label: str, fn) -> None:
         lines.append(f"| {label} | " + " | ".join(fn(r) for r in results) + " |")
 
     row("cold `memzoi check --no-cache`", lambda r: f"{r['check_s']:.2f} s")
     for state in ("cold", "warm"):
-        row(f"{state} server: all diagnostics published",
-            lambda r, s=state: f"{r[s]['all_s']:.2f} s ({r[s]['all_s'] / r['check_s']:.2f}× check)")
+        row(
+            f"{state} server: all diagnostics published",
+            lambda r, s=state: f"{r[s]['all_s']:.2f} s ({r[s]['all_s'] / r['check_s']:.2f}× check)",
+        )
         row(f"{state} server: scan progress ended (index included)", lambda r, s=state: f"{r[s]['end_s']:.2f} s")
-        row(f"{state} server: first diagnostics of the opened file", lambda r, s=state: f"{r[s]['open_s'] * 1000:.0f} ms")
+        row(
+            f"{state} server: first diagnostics of the opened file",
+            lambda r, s=state: f"{r[s]['open_s'] * 1000:.0f} ms",
+        )
         row(f"{state} server: peak RSS at the end of the scan", lambda r, s=state: f"{r[s]['peak_mb']:.0f} MB")
-    row("diagnostics per file equal `check`'s (cold / warm)",
-        lambda r: f"{'yes' if r['parity']['cold'] else 'NO'} / {'yes' if r['parity']['warm'] else 'NO'}")
+    row(
+        "diagnostics per file equal `check`'s (cold / warm)",
+        lambda r: f"{'yes' if r['parity']['cold'] else 'NO'} / {'yes' if r['parity']['warm'] else 'NO'}",
+    )
     before, after = load
     lines.append("")
-    lines.append(f"Load average before {before[0]:.2f} {before[1]:.2f} {before[2]:.2f}, "
-                 f"after {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}; {os.cpu_count()} CPUs; "
-                 f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.")
+    lines.append(
+        f"Load average before {before[0]:.2f} {before[1]:.2f} {before[2]:.2f}, "
+        f"after {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}; {os.cpu_count()} CPUs; "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}."
+    )
     return "\n".join(lines)
 
 

@@ -38,8 +38,19 @@ from .lsp_client import LspClient
 from .run import _diags_for, _env, _init_params, machine, summary
 
 #: Modules worth naming when a command imports them: what a cheap command should not pay for.
-HEAVY = ("pydantic", "yaml", "sqlite3", "blake3", "regex", "memzoi.models", "memzoi.safety", "memzoi.analysis",
-         "lsprotocol.types", "pygls", "mcp")
+HEAVY = (
+    "pydantic",
+    "yaml",
+    "sqlite3",
+    "blake3",
+    "regex",
+    "memzoi.models",
+    "memzoi.safety",
+    "memzoi.analysis",
+    "lsprotocol.types",
+    "pygls",
+    "mcp",
+)
 LSP_LIBRARIES = "import lsprotocol.types, pygls.lsp.server"
 MCP_LIBRARIES = "import mcp.server.lowlevel, mcp.server.stdio"
 
@@ -93,8 +104,7 @@ def _children_cpu_s() -> float:
 # --- one fresh process per measure ---------------------------------------------------------------------------
 
 
-def run_once(argv: list[str], cwd: Path, env: dict[str, str],
-             importtime: bool = False) -> tuple[float, float, str]:
+def run_once(argv: list[str], cwd: Path, env: dict[str, str], importtime: bool = False) -> tuple[float, float, str]:
     """Run ``python [-X importtime] argv…`` to completion; ``(wall seconds, CPU seconds, stderr)``. Exit status 0
     required."""
     cmd = [sys.executable, *(["-X", "importtime"] if importtime else []), *argv]
@@ -123,8 +133,17 @@ def lsp_once(ws: Path, doc: Path, env: dict[str, str], errlog: Path | None = Non
                 out["imports_initialize"] = parse_importtime(_read(errlog))
             client.notify("initialized", {})
             uri = doc.resolve().as_uri()
-            client.notify("textDocument/didOpen", {"textDocument": {
-                "uri": uri, "languageId": "markdown", "version": 1, "text": doc.read_text(encoding="utf-8")}})
+            client.notify(
+                "textDocument/didOpen",
+                {
+                    "textDocument": {
+                        "uri": uri,
+                        "languageId": "markdown",
+                        "version": 1,
+                        "text": doc.read_text(encoding="utf-8"),
+                    }
+                },
+            )
             _, t_diag, _ = client.wait_for(_diags_for(uri, 1), timeout=120)
             out["diagnostics_cpu_s"] = proc_cpu_s(client.proc.pid)
             if errlog:
@@ -164,9 +183,18 @@ def mcp_once(ws: Path, env: dict[str, str], errlog: Path | None = None, timeout:
                     return time.perf_counter()
 
         try:
-            send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "memzoi-bench", "version": "1"}}})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "memzoi-bench", "version": "1"},
+                    },
+                }
+            )
             out["initialize_s"] = answer(1) - t0
             out["initialize_cpu_s"] = proc_cpu_s(proc.pid)
             send({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -204,8 +232,16 @@ MEASURES: dict[str, tuple[str, tuple[str, Any]]] = {
 NOT_OURS = ("floor", "lsp_libraries", "mcp_libraries")
 
 
-def measure(keys: list[str], repeats: int, warmup: int, ws: Path, doc: Path, env: dict[str, str],
-            log=lambda *a: None, baseline: dict[str, str] | None = None) -> dict[str, Any]:
+def measure(
+    keys: list[str],
+    repeats: int,
+    warmup: int,
+    ws: Path,
+    doc: Path,
+    env: dict[str, str],
+    log=lambda *a: None,
+    baseline: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """Wall-time and CPU samples (seconds) of every measure in ``keys``, ``warmup + repeats`` interleaved rounds,
     then one ``-X importtime`` run of each. With ``baseline`` (the environment of another source tree), each
     measure of this project's code is also taken with it in the same rounds, as ``KEY@baseline``."""
@@ -239,23 +275,34 @@ def measure(keys: list[str], repeats: int, warmup: int, ws: Path, doc: Path, env
                 imports[name] = parse_importtime(run_once(what, ws, e, importtime=True)[2])
             elif kind == "lsp" or what == "tools":  # MCP's figure at `initialize` would need a session of its own
                 if (kind, id(e)) not in sessions:
-                    sessions[kind, id(e)] = (lsp_once(ws, doc, e, errlog) if kind == "lsp" else
-                                             mcp_once(ws, e, errlog))
+                    sessions[kind, id(e)] = lsp_once(ws, doc, e, errlog) if kind == "lsp" else mcp_once(ws, e, errlog)
                 imports[name] = sessions[kind, id(e)][f"imports_{what}"]
-    return {name: {"label": MEASURES[key][0] + (" — baseline" if name.endswith("@baseline") else ""),
-                   "wall_s": summary(walls[name]), "cpu_s": summary(cpus[name]), "imports": imports.get(name)}
-            for name, key, _ in slots}
+    return {
+        name: {
+            "label": MEASURES[key][0] + (" — baseline" if name.endswith("@baseline") else ""),
+            "wall_s": summary(walls[name]),
+            "cpu_s": summary(cpus[name]),
+            "imports": imports.get(name),
+        }
+        for name, key, _ in slots
+    }
 
 
 def render(results: dict[str, Any], mach: dict[str, Any], load: tuple[Any, Any]) -> str:
     """The Markdown table: wall time, ratio to the floor, CPU time, import time, modules, heavy modules."""
     floor = results["floor"]["wall_s"]["median"]
-    rows = ["| measure | wall, ms: median (min–max) | × floor | CPU, ms: median | imports, ms | modules | "
-            "heavy modules imported |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    rows = [
+        "| measure | wall, ms: median (min–max) | × floor | CPU, ms: median | imports, ms | modules | "
+        "heavy modules imported |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for r in results.values():
         w = r["wall_s"]
-        wall = f"{w['median'] * 1000:.0f} ({w['min'] * 1000:.0f}–{w['max'] * 1000:.0f})" if w["n"] > 1 else \
-            f"{w['median'] * 1000:.0f}"
+        wall = (
+            f"{w['median'] * 1000:.0f} ({w['min'] * 1000:.0f}–{w['max'] * 1000:.0f})"
+            if w["n"] > 1
+            else f"{w['median'] * 1000:.0f}"
+        )
         imp = r["imports"]
         cells = [f"{imp['ms']:.0f}", str(imp["modules"]), ", ".join(imp["heavy"]) or "none"] if imp else ["–"] * 3
         cpu = f"{r['cpu_s']['median'] * 1000:.0f}" if r.get("cpu_s", {}).get("n") else "–"
@@ -263,8 +310,10 @@ def render(results: dict[str, Any], mach: dict[str, Any], load: tuple[Any, Any])
     lb, la = load
     loads = f"load average {lb[0]:.2f} before, {la[0]:.2f} after" if lb and la else "load average unknown"
     n = results["floor"]["wall_s"]["n"]
-    info = (f"Machine: {mach['nproc']} CPUs, {mach['cpu']}, Python {mach['python']}, {mach['platform']}; taken "
-            f"{mach['utc']}, {n} rounds, {loads}.")
+    info = (
+        f"Machine: {mach['nproc']} CPUs, {mach['cpu']}, Python {mach['python']}, {mach['platform']}; taken "
+        f"{mach['utc']}, {n} rounds, {loads}."
+    )
     return info + "\n\n" + "\n".join(rows) + "\n"
 
 
@@ -275,15 +324,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=int, default=1, help="rounds run first and not counted (default 1)")
     p.add_argument("--no-lsp", action="store_true", help="leave out the language server")
     p.add_argument("--no-mcp", action="store_true", help="leave out the MCP server")
-    p.add_argument("--baseline", metavar="DIR",
-                   help="also measure the source tree DIR (the folder holding memzoi/, e.g. lsp_server/ of another "
-                        "checkout) in the same rounds, put first on PYTHONPATH: before and after side by side")
+    p.add_argument(
+        "--baseline",
+        metavar="DIR",
+        help="also measure the source tree DIR (the folder holding memzoi/, e.g. lsp_server/ of another "
+        "checkout) in the same rounds, put first on PYTHONPATH: before and after side by side",
+    )
     p.add_argument("--json", dest="json_out", help="write the raw results here")
     p.add_argument("--markdown", help="write the Markdown table here")
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
-    keys = [k for k in MEASURES if not (args.no_lsp and k.startswith("lsp")) and not (args.no_mcp and
-                                                                                      k.startswith("mcp"))]
+    keys = [
+        k for k in MEASURES if not (args.no_lsp and k.startswith("lsp")) and not (args.no_mcp and k.startswith("mcp"))
+    ]
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
     with tempfile.TemporaryDirectory(prefix="memzoi-startup-") as tmp:
         man = generate(Path(tmp) / "ws", 20, seed=1, git=False)
@@ -293,16 +346,21 @@ def main(argv: list[str] | None = None) -> int:
         env = _env(home)
         baseline = None
         if args.baseline:
-            baseline = dict(env, PYTHONPATH=os.pathsep.join(
-                [str(Path(args.baseline).resolve()), *filter(None, [env.get("PYTHONPATH")])]))
+            baseline = dict(
+                env,
+                PYTHONPATH=os.pathsep.join(
+                    [str(Path(args.baseline).resolve()), *filter(None, [env.get("PYTHONPATH")])]
+                ),
+            )
         results = measure(keys, args.repeats, args.warmup, man.root, man.records[0], env, log, baseline)
         after = machine()["loadavg"]
     mach = machine()
     table = render(results, mach, (before, after))
     print(table)
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps({"machine": mach, "load": [before, after], "results": results},
-                                                  indent=2) + "\n")
+        Path(args.json_out).write_text(
+            json.dumps({"machine": mach, "load": [before, after], "results": results}, indent=2) + "\n"
+        )
     if args.markdown:
         Path(args.markdown).write_text(table)
     return 0

@@ -35,12 +35,20 @@ def add_hand_edited_attested_record(root: Path) -> None:
 
     attested = builders.record("hand-edited-rule", attested=True)
     builders.write(root, ".memzoi/records/hand-edited-rule.md", attested)
-    commit_env = dict(os.environ, GIT_AUTHOR_NAME="Test", GIT_AUTHOR_EMAIL="test@example.invalid",
-                      GIT_COMMITTER_NAME="Test", GIT_COMMITTER_EMAIL="test@example.invalid")
+    commit_env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="Test",
+        GIT_AUTHOR_EMAIL="test@example.invalid",
+        GIT_COMMITTER_NAME="Test",
+        GIT_COMMITTER_EMAIL="test@example.invalid",
+    )
     for cmd in (["git", "add", ".memzoi/records/hand-edited-rule.md"], ["git", "commit", "-q", "-m", "attested"]):
         subprocess.run(cmd, cwd=root, env=commit_env, check=True, capture_output=True)
-    builders.write(root, ".memzoi/records/hand-edited-rule.md",
-                   builders.edit(attested, "Body of hand-edited-rule.", "Body of hand-edited-rule, edited by hand."))
+    builders.write(
+        root,
+        ".memzoi/records/hand-edited-rule.md",
+        builders.edit(attested, "Body of hand-edited-rule.", "Body of hand-edited-rule, edited by hand."),
+    )
 
 
 def portable_captures(pattern: str, root: Path) -> None:
@@ -52,10 +60,14 @@ def portable_captures(pattern: str, root: Path) -> None:
         for s in spellings:
             text = text.replace(s, "<workspace>")
         path.write_text(text, encoding="utf-8")
+
+
 IN_CI = os.environ.get("CI", "").lower() == "true"
 # Where scripts/install_editor_prereqs.sh puts code-server (the tests only look there; they never install anything).
-EDITOR_CACHE = Path(os.environ.get("MEMZOI_EDITOR_CACHE")
-                    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memzoi-lsp")
+EDITOR_CACHE = Path(
+    os.environ.get("MEMZOI_EDITOR_CACHE")
+    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memzoi-lsp"
+)
 CODE_SERVER_VERSION = "4.100.3"
 PREREQS_HINT = "run `bash scripts/install_editor_prereqs.sh`, then `pytest -m editor_packages`"
 
@@ -74,7 +86,9 @@ def run(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None) -> s
     """Run ``cmd`` and fail the test with its output when it exits non-zero."""
     p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     if p.returncode != 0:
-        pytest.fail(f"`{' '.join(cmd)}` exited {p.returncode}\n--- stdout\n{p.stdout[-6000:]}\n--- stderr\n{p.stderr[-6000:]}")
+        pytest.fail(
+            f"`{' '.join(cmd)}` exited {p.returncode}\n--- stdout\n{p.stdout[-6000:]}\n--- stderr\n{p.stderr[-6000:]}"
+        )
     return p
 
 
@@ -90,8 +104,13 @@ def npm_env() -> dict[str, str]:
     """Environment for npm: quiet, no update checks, answers yes to npx prompts (~/.npmrc may say yes=false), and
     its download cache inside the working tree (git-ignored), so the test run writes nothing under the home folder."""
     env = dict(os.environ)
-    env.update(npm_config_fund="false", npm_config_audit="false", npm_config_update_notifier="false", npm_config_yes="true",
-               npm_config_cache=str(REPO / ".cache" / "npm"))
+    env.update(
+        npm_config_fund="false",
+        npm_config_audit="false",
+        npm_config_update_notifier="false",
+        npm_config_yes="true",
+        npm_config_cache=str(REPO / ".cache" / "npm"),
+    )
     return env
 
 
@@ -124,7 +143,12 @@ def _install_node_modules() -> Path:
         p = subprocess.run(
             # --ignore-scripts: no dependency needs its install script (esbuild's only re-validates its binary and
             # can fail with ETXTBSY), and scripts that download things cannot work offline anyway.
-            ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=EXT, env=npm_env(), capture_output=True, text=True, timeout=900
+            ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund"],
+            cwd=EXT,
+            env=npm_env(),
+            capture_output=True,
+            text=True,
+            timeout=900,
         )
         if p.returncode != 0:
             unreachable = "ENOTFOUND" in p.stderr or "EAI_AGAIN" in p.stderr or "ECONNREFUSED" in p.stderr
@@ -163,9 +187,18 @@ def make_workspace(root: Path, corpus: Path) -> dict[str, Path]:
     for f in sorted((src / "records").glob("*.md")):
         shutil.copyfile(f, records / f.name)
     shutil.copyfile(src / "index.md", root / ".memzoi" / "index.md")
-    env = dict(git_env(), GIT_AUTHOR_NAME="Test", GIT_AUTHOR_EMAIL="test@example.invalid",
-               GIT_COMMITTER_NAME="Test", GIT_COMMITTER_EMAIL="test@example.invalid")
-    for cmd in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"], ["git", "commit", "-q", "-m", "corpus records"]):
+    env = dict(
+        git_env(),
+        GIT_AUTHOR_NAME="Test",
+        GIT_AUTHOR_EMAIL="test@example.invalid",
+        GIT_COMMITTER_NAME="Test",
+        GIT_COMMITTER_EMAIL="test@example.invalid",
+    )
+    for cmd in (
+        ["git", "init", "-q", "-b", "main"],
+        ["git", "add", "-A"],
+        ["git", "commit", "-q", "-m", "corpus records"],
+    ):
         subprocess.run(cmd, cwd=root, env=env, check=True, capture_output=True)
     # The planted secret: a copy of a corpus record (same frontmatter shape) under a new id, with a token in its body.
     base = (records / "rust-msrv-is-1-96-1.md").read_text(encoding="utf-8")

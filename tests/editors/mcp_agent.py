@@ -18,9 +18,16 @@ import anyio
 
 CLIENT = "claude-code"
 TITLE = "Token refreshes go through RefreshLock"
-PROPOSAL = {"title": TITLE, "body": "Every token refresh takes RefreshLock first; without it two tabs race and log "
-            "the user out.", "type": "procedure", "lane": "procedural", "reason": "fixed the same race twice",
-            "confidence": 0.8, "applies_to": ["src/auth/**"], "tags": ["auth"]}
+PROPOSAL = {
+    "title": TITLE,
+    "body": "Every token refresh takes RefreshLock first; without it two tabs race and log the user out.",
+    "type": "procedure",
+    "lane": "procedural",
+    "reason": "fixed the same race twice",
+    "confidence": 0.8,
+    "applies_to": ["src/auth/**"],
+    "tags": ["auth"],
+}
 
 
 async def call(root: Path, tool: str, arguments: dict) -> tuple[bool, dict, str]:
@@ -30,8 +37,9 @@ async def call(root: Path, tool: str, arguments: dict) -> tuple[bool, dict, str]
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "MEMZOI_HOME", "ZUNO_CONFIG_DIR")}
-    params = StdioServerParameters(command=str(Path(sys.executable).with_name("memzoi-mcp")),
-                                   args=["--root", str(root)], env=env)
+    params = StdioServerParameters(
+        command=str(Path(sys.executable).with_name("memzoi-mcp")), args=["--root", str(root)], env=env
+    )
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write, client_info=types.Implementation(name=CLIENT, version="1")) as s:

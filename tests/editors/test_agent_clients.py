@@ -30,8 +30,10 @@ SERVER = str(Path(sys.executable).with_name("memzoi-mcp").absolute())
 def bin_dir() -> Path:
     """The installed clients' ``node_modules/.bin`` (the test never installs them)."""
     found = PREFIX / "node_modules" / ".bin"
-    require((PREFIX / ".installed").exists() and (found / "claude").exists() and (found / "codex").exists(),
-            f"Claude Code and Codex CLI are not installed: {PREREQS_HINT}")
+    require(
+        (PREFIX / ".installed").exists() and (found / "claude").exists() and (found / "codex").exists(),
+        f"Claude Code and Codex CLI are not installed: {PREREQS_HINT}",
+    )
     return found
 
 
@@ -40,16 +42,23 @@ def env(tmp_path) -> dict[str, str]:
     """A fresh user (HOME, MEMZOI_HOME) with ``memzoi-mcp`` on PATH and no credential of any agent vendor."""
     home = tmp_path / "user"
     home.mkdir()
-    clean = {k: v for k, v in os.environ.items()
-             if not k.startswith(("ANTHROPIC", "CLAUDE", "OPENAI", "CODEX", "MEMZOI", "ZUNO"))}
-    return {**clean, "HOME": str(home), "MEMZOI_HOME": str(tmp_path / "memzoi-home"),
-            "ZUNO_CONFIG_DIR": str(tmp_path / "zuno"), "CODEX_HOME": str(home / ".codex"),
-            "PATH": f"{Path(SERVER).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC", "CLAUDE", "OPENAI", "CODEX", "MEMZOI", "ZUNO"))
+    }
+    return {
+        **clean,
+        "HOME": str(home),
+        "MEMZOI_HOME": str(tmp_path / "memzoi-home"),
+        "ZUNO_CONFIG_DIR": str(tmp_path / "zuno"),
+        "CODEX_HOME": str(home / ".codex"),
+        "PATH": f"{Path(SERVER).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
 
 
 def run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=180,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
 
 
 def line_of(listing: str, name: str) -> str:
@@ -79,8 +88,10 @@ def test_committed_mcp_json_connects_once_approved(bin_dir, env, tmp_path):
     # What Claude Code records when the user trusts the folder and approves its .mcp.json servers.
     state = Path(env["HOME"]) / ".claude.json"
     data = json.loads(state.read_text()) if state.exists() else {}
-    data.setdefault("projects", {})[str(project)] = {"hasTrustDialogAccepted": True,
-                                                     "enabledMcpjsonServers": ["memzoi"]}
+    data.setdefault("projects", {})[str(project)] = {
+        "hasTrustDialogAccepted": True,
+        "enabledMcpjsonServers": ["memzoi"],
+    }
     state.write_text(json.dumps(data))
     listed = run([str(bin_dir / "claude"), "mcp", "list"], project, env)
     line = line_of(listed.stdout, "memzoi")
@@ -106,13 +117,15 @@ def memory_files(bin_dir: Path, project: Path, env: dict[str, str]) -> list[str]
     done = run([str(bin_dir / "claude"), "-p", "/context"], project, env)
     assert done.returncode == 0, done.stderr
     section = done.stdout.split("### Memory Files", 1)[1].split("###", 1)[0]
-    return [cells[2].strip() for cells in (row.split("|") for row in section.splitlines())
-            if len(cells) > 3 and cells[2].strip().startswith("/")]
+    return [
+        cells[2].strip()
+        for cells in (row.split("|") for row in section.splitlines())
+        if len(cells) > 3 and cells[2].strip().startswith("/")
+    ]
 
 
 @pytest.mark.parametrize("resident_import", [True, False])
-def test_claude_code_loads_the_resident_file_through_the_block(bin_dir, env, tmp_path, resident_import,
-                                                               monkeypatch):
+def test_claude_code_loads_the_resident_file_through_the_block(bin_dir, env, tmp_path, resident_import, monkeypatch):
     from memzoi.cli.main import main as memzoi
 
     project = make_project(tmp_path / "repo")

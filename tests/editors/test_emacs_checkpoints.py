@@ -31,15 +31,34 @@ def test_emacs_checkpoints_and_memory_health(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMZOI_HOME", str(home))
     root = make_project(tmp_path / "repo").resolve()
     for rid in ("dup-a", "dup-b"):
-        builders.write(root, builders.record_path(rid), builders.record(
-            rid, title="Use pnpm", body="Install with pnpm.", description=None, timestamp="2026-01-02T00:00:00Z"))
-    cid = add_checkpoint(root, task="Auth middleware", body="Stopped at token refresh.", actor="agent")["checkpoint"]["id"]
+        builders.write(
+            root,
+            builders.record_path(rid),
+            builders.record(
+                rid, title="Use pnpm", body="Install with pnpm.", description=None, timestamp="2026-01-02T00:00:00Z"
+            ),
+        )
+    cid = add_checkpoint(root, task="Auth middleware", body="Stopped at token refresh.", actor="agent")["checkpoint"][
+        "id"
+    ]
     out = tmp_path / "out.json"
-    env = dict(os.environ, MEMZOI_LSP_CMD=server, MEMZOI_EMACS_DIR=str(REPO / "editors" / "emacs"),
-               MEMZOI_HOME=str(home), MEMZOI_ACTOR="reviewer", HOME=str(tmp_path / "home"))
+    env = dict(
+        os.environ,
+        MEMZOI_LSP_CMD=server,
+        MEMZOI_EMACS_DIR=str(REPO / "editors" / "emacs"),
+        MEMZOI_HOME=str(home),
+        MEMZOI_ACTOR="reviewer",
+        HOME=str(tmp_path / "home"),
+    )
     record = root / ".memzoi" / "records" / f"{FACT_ID}.md"
-    p = subprocess.run([emacs, "--batch", "-q", "-l", os.path.join(HERE, "emacs_checkpoints.el"), str(record), cid,
-                        str(out)], env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+    p = subprocess.run(
+        [emacs, "--batch", "-q", "-l", os.path.join(HERE, "emacs_checkpoints.el"), str(record), cid, str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        stdin=subprocess.DEVNULL,
+    )
     report = json.loads(out.read_text()) if out.exists() else {}
     assert p.returncode == 0, (report.get("error"), p.stdout[-2000:], p.stderr[-2000:])
     assert report["listed"].startswith(f"open checkpoint {cid} v1 (actions: continue, close): Auth middleware")

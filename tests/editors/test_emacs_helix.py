@@ -51,22 +51,57 @@ def emacs_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     (ws["root"] / ".zuno").mkdir()
     (ws["root"] / ".zuno" / "RULES.md").write_text("Use tabs.", encoding="utf-8")
     out = tmp / "out.json"
-    env = dict(os.environ, MEMZOI_LSP_CMD=server, MEMZOI_EMACS_DIR=str(REPO / "editors" / "emacs"),
-               MEMZOI_HOME=str(tmp / "memzoi-home"), MEMZOI_ACTOR="reviewer", HOME=str(tmp / "home"),
-               ZUNO_CONFIG_DIR=str(tmp / "zuno"))
+    env = dict(
+        os.environ,
+        MEMZOI_LSP_CMD=server,
+        MEMZOI_EMACS_DIR=str(REPO / "editors" / "emacs"),
+        MEMZOI_HOME=str(tmp / "memzoi-home"),
+        MEMZOI_ACTOR="reviewer",
+        HOME=str(tmp / "home"),
+        ZUNO_CONFIG_DIR=str(tmp / "zuno"),
+    )
     add_hand_edited_attested_record(ws["root"])  # Re-attest shows the hand edit before it writes
     (tmp / "zuno" / "memory").mkdir(parents=True)
     (tmp / "zuno" / "memory" / "MEMORY.md").write_text("Prefer small commits.", encoding="utf-8")
     for key, content in (("MEMZOI_RESIDENT_ID", "Tabs only"), ("MEMZOI_RESIDENT_REJECT_ID", "Tabs!")):
         proposed = subprocess.run(
-            [venv_bin("memzoi"), "resident", "propose", "--root", str(ws["root"]), "--json", "--scope", "project",
-             "--action", "replace", "--old-text", "tabs", "--content", content, "--reason", "house style",
-             "--confidence", "0.6"], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+            [
+                venv_bin("memzoi"),
+                "resident",
+                "propose",
+                "--root",
+                str(ws["root"]),
+                "--json",
+                "--scope",
+                "project",
+                "--action",
+                "replace",
+                "--old-text",
+                "tabs",
+                "--content",
+                content,
+                "--reason",
+                "house style",
+                "--confidence",
+                "0.6",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
         assert proposed.returncode == 0, proposed.stdout + proposed.stderr
         env[key] = json.loads(proposed.stdout)["id"]
     # -q, not -Q: Debian's site-start puts the elpa-eglot package on the load path.
-    p = subprocess.run([emacs, "--batch", "-q", "-l", str(HERE / "emacs_e2e.el"), str(ws["root"]), str(out)],
-                       env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    p = subprocess.run(
+        [emacs, "--batch", "-q", "-l", str(HERE / "emacs_e2e.el"), str(ws["root"]), str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     res = json.loads(out.read_text()) if out.exists() else {}
     if os.environ.get("MEMZOI_KEEP_EMACS_OUT"):
         Path(os.environ["MEMZOI_KEEP_EMACS_OUT"]).write_text(out.read_text() if out.exists() else "{}")
@@ -89,32 +124,42 @@ def write_captures(res: dict) -> None:
         (CAPTURES / "emacs-review-apply.txt").write_text(
             head.format("review flow, M-x memzoi-apply on a pending proposal")
             + f"Echo area question: {q['prompt']}\n\n## *Memzoi preview* at that moment\n\n{q['diff']}",
-            encoding="utf-8")
+            encoding="utf-8",
+        )
     reattest = res.get("reattest") or {}
     if reattest.get("diff"):
         (CAPTURES / "emacs-review-reattest.txt").write_text(
             head.format("review flow, M-x memzoi-reattest of a hand-edited attested record")
-            + f"## *Memzoi preview* when Apply? was asked\n\n{reattest['diff']}", encoding="utf-8")
+            + f"## *Memzoi preview* when Apply? was asked\n\n{reattest['diff']}",
+            encoding="utf-8",
+        )
     facts = {
         "buffer of the superseded record (not shown) after its supersede packet was applied": res.get("hidden_reload"),
         "packet with an error finding rejected by its uri from another buffer": res.get("deleted_diagnostics"),
         "memzoi/changed handler given the contract's params": res.get("changed_handler"),
-        ".zuno/RULES.md: mode, project root, diagnostics": [res.get("resident_mode"), res.get("resident_root"),
-                                                             res.get("resident_diagnostics")],
+        ".zuno/RULES.md: mode, project root, diagnostics": [
+            res.get("resident_mode"),
+            res.get("resident_root"),
+            res.get("resident_diagnostics"),
+        ],
         "Reject candidate… prompts": res.get("resident_reject_prompts"),
         "RULES.md buffer and disk after Approve": [res.get("resident_buffer"), res.get("resident_disk")],
     }
     (CAPTURES / "emacs-after-write.txt").write_text(
         head.format("state after the server's writes (buffers not shown, deleted files, resident file)")
         + "\n".join(f"## {k}\n{json.dumps(v, ensure_ascii=False, indent=1)}\n" for k, v in facts.items()),
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     menu = res.get("code_action_menu") or []
     (CAPTURES / "emacs-code-actions.txt").write_text(
         head.format("eglot-code-actions on a pending proposal (first entry = the default on RET)")
-        + "\n".join(f"{i + 1}. {t}" for i, t in enumerate(menu)) + "\n", encoding="utf-8")
+        + "\n".join(f"{i + 1}. {t}" for i, t in enumerate(menu))
+        + "\n",
+        encoding="utf-8",
+    )
     (CAPTURES / "emacs-messages.txt").write_text(
-        head.format("echo-area messages of the whole run") + "\n".join(res.get("messages", [])) + "\n",
-        encoding="utf-8")
+        head.format("echo-area messages of the whole run") + "\n".join(res.get("messages", [])) + "\n", encoding="utf-8"
+    )
 
 
 @pytest.mark.editor_packages
@@ -147,7 +192,8 @@ def test_emacs_reject_from_eglot_code_actions_and_history(emacs_run: dict) -> No
     assert res["undo_question"].startswith("Undo reject of ") and "proposals/" in res["undo_question"], res
     # M-x memzoi-apply outside a pending proposal asks which one (never guesses) and reviews the chosen one
     assert res["picker_prompt"].startswith("Pending proposal") and any(
-        label.startswith("Protected routes must validate sessions server-side (") for label in res["picker_labels"]), res
+        label.startswith("Protected routes must validate sessions server-side (") for label in res["picker_labels"]
+    ), res
     q = res["picked_questions"]
     assert len(q) == 1 and ("Protected routes" in q[0] or "mem_2026_07_06_auth_001" in q[0]), res
     assert res["picked_wrote_nothing"] is True
@@ -193,7 +239,9 @@ def test_emacs_supersede_asks_reason_then_title(emacs_run: dict) -> None:
     assert result["status"] == "applied", result
     [packet] = [f["path"] for f in result["files"] if f["before"] == "absent"]
     # applied further down (the hidden-buffer step): the packet is now under resolved/applied
-    text = (ws["root"] / ".memzoi" / "proposals" / "resolved" / "applied" / Path(packet).name).read_text(encoding="utf-8")
+    text = (ws["root"] / ".memzoi" / "proposals" / "resolved" / "applied" / Path(packet).name).read_text(
+        encoding="utf-8"
+    )
     assert "action: supersede" in text and "\n# Prefer source files below 800 lines\n" in text
 
 
@@ -285,18 +333,38 @@ def large_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     assert man.n_records == 2000
     record = man.records[0]
     out = tmp / "out.json"
-    env = dict(os.environ, MEMZOI_LSP_CMD=server, MEMZOI_EMACS_DIR=str(REPO / "editors" / "emacs"),
-               MEMZOI_HOME=str(tmp / "memzoi-home"), HOME=str(tmp / "home"))
-    p = subprocess.run([emacs, "--batch", "-q", "-l", str(HERE / "emacs_large.el"), str(record),
-                        "--eval", f'(memzoi-large-wait "{out}")'],
-                       env=env, capture_output=True, text=True, timeout=400, stdin=subprocess.DEVNULL)
+    env = dict(
+        os.environ,
+        MEMZOI_LSP_CMD=server,
+        MEMZOI_EMACS_DIR=str(REPO / "editors" / "emacs"),
+        MEMZOI_HOME=str(tmp / "memzoi-home"),
+        HOME=str(tmp / "home"),
+    )
+    p = subprocess.run(
+        [
+            emacs,
+            "--batch",
+            "-q",
+            "-l",
+            str(HERE / "emacs_large.el"),
+            str(record),
+            "--eval",
+            f'(memzoi-large-wait "{out}")',
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=400,
+        stdin=subprocess.DEVNULL,
+    )
     res = json.loads(out.read_text()) if out.exists() else {}
     return {"proc": p, "res": res, "record": record}
 
 
 @pytest.mark.editor_packages
-def test_emacs_command_line_file_of_a_large_workspace_is_diagnosed(large_run: dict,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_emacs_command_line_file_of_a_large_workspace_is_diagnosed(
+    large_run: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The file given on the command line gets didOpen and its diagnostics although no command follows the visit
     (eglot-ensure waited for one); the time from the visit to its first diagnostic is printed, not asserted."""
     p, res = large_run["proc"], large_run["res"]
@@ -305,15 +373,23 @@ def test_emacs_command_line_file_of_a_large_workspace_is_diagnosed(large_run: di
     assert Path(res["file"]) == large_run["record"] and res["first_diagnostic_s"] is not None, res
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     with capsys.disabled():
-        print(f"\n[timing] Emacs, 2,000-record workspace: visit -> didOpen {res['did_open_s'] * 1000:.0f} ms, "
-              f"-> first diagnostic {res['first_diagnostic_s'] * 1000:.0f} ms (load average {load})")
+        print(
+            f"\n[timing] Emacs, 2,000-record workspace: visit -> didOpen {res['did_open_s'] * 1000:.0f} ms, "
+            f"-> first diagnostic {res['first_diagnostic_s'] * 1000:.0f} ms (load average {load})"
+        )
 
 
 def test_helix_languages_toml() -> None:
     cfg = tomllib.loads((REPO / "editors" / "helix" / "languages.toml").read_text(encoding="utf-8"))
     assert cfg["language-server"]["memzoi-lsp"]["command"] == "memzoi-lsp"
     assert set(cfg["language-server"]["memzoi-lsp"]["config"]["memzoi"]) == {
-        "severity", "disabled", "debounceMs", "logLevel", "logToClient", "showDocumentTimeoutMs"}
+        "severity",
+        "disabled",
+        "debounceMs",
+        "logLevel",
+        "logToClient",
+        "showDocumentTimeoutMs",
+    }
     langs = {lang["name"]: lang for lang in cfg["language"]}
     md = langs["memzoi"]
     assert md["language-servers"] == ["memzoi-lsp"] and md["language-id"] == "markdown"

@@ -46,11 +46,33 @@ def test_reflection_jobs_edit_and_remove_in_emacs(tmp_path, monkeypatch):
         res = reflection.reflect(root, "ses_1", transcript(tmp_path))
     assert res.state == "completed"
     out = tmp_path / "out.json"
-    env = dict(os.environ, MEMZOI_LSP_CMD=server, MEMZOI_EMACS_DIR=str(REPO / "editors" / "emacs"),
-               MEMZOI_HOME=str(home), ZUNO_CONFIG_DIR=str(zuno), MEMZOI_ACTOR="reviewer", HOME=str(tmp_path / "h"))
-    p = subprocess.run([emacs, "--batch", "-q", "-l", str(HERE / "emacs_reflection.el"), str(rules), res.job.id,
-                        res.candidates[0], str(out)], env=env, capture_output=True, text=True, timeout=240,
-                       stdin=subprocess.DEVNULL)
+    env = dict(
+        os.environ,
+        MEMZOI_LSP_CMD=server,
+        MEMZOI_EMACS_DIR=str(REPO / "editors" / "emacs"),
+        MEMZOI_HOME=str(home),
+        ZUNO_CONFIG_DIR=str(zuno),
+        MEMZOI_ACTOR="reviewer",
+        HOME=str(tmp_path / "h"),
+    )
+    p = subprocess.run(
+        [
+            emacs,
+            "--batch",
+            "-q",
+            "-l",
+            str(HERE / "emacs_reflection.el"),
+            str(rules),
+            res.job.id,
+            res.candidates[0],
+            str(out),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        stdin=subprocess.DEVNULL,
+    )
     report = json.loads(out.read_text()) if out.exists() else {}
     assert p.returncode == 0, (report.get("error"), p.stdout[-2000:], p.stderr[-2000:])
     view = report["view"]

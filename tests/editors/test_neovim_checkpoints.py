@@ -28,16 +28,36 @@ def test_memzoi_checkpoints_and_health(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMZOI_HOME", str(home))
     root = make_project(tmp_path / "repo").resolve()
     for rid in ("dup-a", "dup-b"):
-        builders.write(root, builders.record_path(rid), builders.record(
-            rid, title="Use pnpm", body="Install with pnpm.", description=None, timestamp="2026-01-02T00:00:00Z"))
-    cid = add_checkpoint(root, task="Auth middleware", body="Stopped at token refresh.", actor="agent")["checkpoint"]["id"]
+        builders.write(
+            root,
+            builders.record_path(rid),
+            builders.record(
+                rid, title="Use pnpm", body="Install with pnpm.", description=None, timestamp="2026-01-02T00:00:00Z"
+            ),
+        )
+    cid = add_checkpoint(root, task="Auth middleware", body="Stopped at token refresh.", actor="agent")["checkpoint"][
+        "id"
+    ]
     out = tmp_path / "out.json"
-    env = dict(os.environ, MEMZOI_LSP_CMD=server, MEMZOI_NVIM_DIR=str(REPO / "editors" / "nvim"),
-               MEMZOI_HOME=str(home), MEMZOI_ACTOR="reviewer", XDG_STATE_HOME=str(tmp_path / "state"),
-               XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"))
+    env = dict(
+        os.environ,
+        MEMZOI_LSP_CMD=server,
+        MEMZOI_NVIM_DIR=str(REPO / "editors" / "nvim"),
+        MEMZOI_HOME=str(home),
+        MEMZOI_ACTOR="reviewer",
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+    )
     record = root / ".memzoi" / "records" / f"{FACT_ID}.md"
-    p = subprocess.run([nvim, "--headless", "--clean", "-l", os.path.join(HERE, "nvim_checkpoints.lua"), str(record),
-                        cid, str(out)], env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+    p = subprocess.run(
+        [nvim, "--headless", "--clean", "-l", os.path.join(HERE, "nvim_checkpoints.lua"), str(record), cid, str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        stdin=subprocess.DEVNULL,
+    )
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     report = json.loads(out.read_text())
     (listed,) = report["listed"]

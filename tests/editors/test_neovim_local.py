@@ -31,13 +31,25 @@ def test_memzoi_local_lists_approves_and_rejects(tmp_path, monkeypatch):
     a = propose_local(root, Draft(**draft_args()), actor="codex").candidate
     b = propose_local(root, Draft(**draft_args(body="Prefer small pull requests.")), actor="codex").candidate
     out = tmp_path / "out.json"
-    env = dict(os.environ, MEMZOI_LSP_CMD=server, MEMZOI_NVIM_DIR=str(REPO / "editors" / "nvim"),
-               MEMZOI_HOME=str(home), MEMZOI_ACTOR="reviewer", XDG_STATE_HOME=str(tmp_path / "state"),
-               XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"))
+    env = dict(
+        os.environ,
+        MEMZOI_LSP_CMD=server,
+        MEMZOI_NVIM_DIR=str(REPO / "editors" / "nvim"),
+        MEMZOI_HOME=str(home),
+        MEMZOI_ACTOR="reviewer",
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+    )
     record = root / ".memzoi" / "records" / f"{FACT_ID}.md"
-    p = subprocess.run([nvim, "--headless", "--clean", "-l", os.path.join(HERE, "nvim_local.lua"), str(record), a.id,
-                        b.id, str(out)], env=env, capture_output=True, text=True, timeout=240,
-                       stdin=subprocess.DEVNULL)
+    p = subprocess.run(
+        [nvim, "--headless", "--clean", "-l", os.path.join(HERE, "nvim_local.lua"), str(record), a.id, b.id, str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        stdin=subprocess.DEVNULL,
+    )
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     report = json.loads(out.read_text())
     assert len(report["listed"]) == 2 and a.id in report["listed"][0] and "by codex" in report["listed"][0]

@@ -43,18 +43,42 @@ def test_reflection_jobs_edit_and_remove_in_neovim(tmp_path, monkeypatch):
         res = reflection.reflect(root, "ses_1", transcript(tmp_path))
     assert res.state == "completed"
     out = tmp_path / "out.json"
-    env = dict(os.environ, MEMZOI_LSP_CMD=server, MEMZOI_NVIM_DIR=str(REPO / "editors" / "nvim"),
-               MEMZOI_HOME=str(home), ZUNO_CONFIG_DIR=str(zuno), MEMZOI_ACTOR="reviewer",
-               XDG_STATE_HOME=str(tmp_path / "state"), XDG_CONFIG_HOME=str(tmp_path / "config"),
-               XDG_DATA_HOME=str(tmp_path / "data"))
-    p = subprocess.run([nvim, "--headless", "--clean", "-l", os.path.join(HERE, "nvim_reflection.lua"), str(rules),
-                        res.job.id, res.candidates[0], str(out)], env=env, capture_output=True, text=True,
-                       timeout=240, stdin=subprocess.DEVNULL)
+    env = dict(
+        os.environ,
+        MEMZOI_LSP_CMD=server,
+        MEMZOI_NVIM_DIR=str(REPO / "editors" / "nvim"),
+        MEMZOI_HOME=str(home),
+        ZUNO_CONFIG_DIR=str(zuno),
+        MEMZOI_ACTOR="reviewer",
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+    )
+    p = subprocess.run(
+        [
+            nvim,
+            "--headless",
+            "--clean",
+            "-l",
+            os.path.join(HERE, "nvim_reflection.lua"),
+            str(rules),
+            res.job.id,
+            res.candidates[0],
+            str(out),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        stdin=subprocess.DEVNULL,
+    )
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     report = json.loads(out.read_text())
     jobs = report["jobs_quickfix"]
-    assert any(t.startswith(f"reflection completed {res.job.id} periodic message msg_1") and res.candidates[0] in t
-               for t in jobs), jobs
+    assert any(
+        t.startswith(f"reflection completed {res.job.id} periodic message msg_1") and res.candidates[0] in t
+        for t in jobs
+    ), jobs
     assert any(f"(job {res.job.id})" in t and res.candidates[0] in t for t in jobs), jobs
     assert report["job_buffer_name"].endswith(f"memzoi-job://{res.job.id}")
     text = "\n".join(report["job_buffer"])

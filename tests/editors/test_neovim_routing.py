@@ -45,11 +45,24 @@ def test_memzoi_route_previews_then_applies(tmp_path, monkeypatch):
     session = root / "session.yml"
     session.write_text(SESSION, encoding="utf-8")
     out = tmp_path / "out.json"
-    env = dict(os.environ, MEMZOI_LSP_CMD=server, MEMZOI_NVIM_DIR=str(REPO / "editors" / "nvim"),
-               MEMZOI_HOME=str(home), MEMZOI_ACTOR="reviewer", XDG_STATE_HOME=str(tmp_path / "state"),
-               XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"))
-    p = subprocess.run([nvim, "--headless", "--clean", "-l", os.path.join(HERE, "nvim_routing.lua"), str(session),
-                        str(out)], env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+    env = dict(
+        os.environ,
+        MEMZOI_LSP_CMD=server,
+        MEMZOI_NVIM_DIR=str(REPO / "editors" / "nvim"),
+        MEMZOI_HOME=str(home),
+        MEMZOI_ACTOR="reviewer",
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+    )
+    p = subprocess.run(
+        [nvim, "--headless", "--clean", "-l", os.path.join(HERE, "nvim_routing.lua"), str(session), str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        stdin=subprocess.DEVNULL,
+    )
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     report = json.loads(out.read_text())
     assert {"code": "sensitivity_not_repo_safe", "lnum": 2} in report["diagnostics"]

@@ -20,20 +20,37 @@ QUERY = "how do token refreshes avoid racing?"
 
 
 @pytest.mark.timeout(1800)
-def test_an_agents_proposal_reaches_the_inbox_is_applied_and_is_then_found(code_server: Path, vsix: Path,  # noqa: F811
-                                                                          tmp_path: Path, corpus: Path) -> None:
+def test_an_agents_proposal_reaches_the_inbox_is_applied_and_is_then_found(
+    code_server: Path,
+    vsix: Path,  # noqa: F811
+    tmp_path: Path,
+    corpus: Path,
+) -> None:
     server = venv_bin("memzoi-lsp")
     require(server is not None, "memzoi-lsp is not installed (pip install -e .)")
     ws = make_workspace(tmp_path / "ws", corpus)
     shots = captures_dir()
     shots.mkdir(parents=True, exist_ok=True)
-    p, report, exthost = drive(code_server, vsix, tmp_path, ws, dict(USER_SETTINGS, **{"memzoi.server.path": server}),
-                               shots, script="cs_agent_loop.js", PYTHON=sys.executable,
-                               AGENT=str(Path(__file__).with_name("mcp_agent.py")), QUERY=QUERY)
+    p, report, exthost = drive(
+        code_server,
+        vsix,
+        tmp_path,
+        ws,
+        dict(USER_SETTINGS, **{"memzoi.server.path": server}),
+        shots,
+        script="cs_agent_loop.js",
+        PYTHON=sys.executable,
+        AGENT=str(Path(__file__).with_name("mcp_agent.py")),
+        QUERY=QUERY,
+    )
     assert p.returncode == 0, f"{p.stdout}\n{p.stderr}\n--- Memzoi output\n{exthost}"
     steps = {s["name"]: s for s in report["steps"]}
-    for name in ("agent proposed", "inbox shows the agent proposal without a refresh", "applied from the inbox",
-                 "the inbox no longer lists it"):
+    for name in (
+        "agent proposed",
+        "inbox shows the agent proposal without a refresh",
+        "applied from the inbox",
+        "the inbox no longer lists it",
+    ):
         assert name in steps, (name, list(steps))
     assert steps["agent search before review"]["ids"] == []  # pending is not yet memory
     (hit,) = [h for h in report["search_after"]["results"] if h["title"] == TITLE]

@@ -75,8 +75,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def drive(code_server: Path, vsix: Path, tmp_path: Path, ws: dict, settings: dict, shots: Path,
-          script: str = "cs_drive.js", **drive_env: str) -> tuple[subprocess.CompletedProcess, dict, str]:
+def drive(
+    code_server: Path,
+    vsix: Path,
+    tmp_path: Path,
+    ws: dict,
+    settings: dict,
+    shots: Path,
+    script: str = "cs_drive.js",
+    **drive_env: str,
+) -> tuple[subprocess.CompletedProcess, dict, str]:
     """Install ``vsix`` into a fresh code-server profile with user ``settings``, open ``ws`` and run ``script``
     (cs_drive.js by default, with ``drive_env``) against it. Returns the driver's process, its JSON report and the
     Memzoi output log."""
@@ -92,17 +100,37 @@ def drive(code_server: Path, vsix: Path, tmp_path: Path, ws: dict, settings: dic
         ZUNO_CONFIG_DIR=str(tmp_path / "zuno"),  # the global resident file stays out of the home directory
     )
     common = ["--user-data-dir", str(run_dir / "ud"), "--extensions-dir", str(run_dir / "ext")]
-    inst = subprocess.run([str(code_server), *common, "--install-extension", str(vsix), "--force"],
-                          env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    inst = subprocess.run(
+        [str(code_server), *common, "--install-extension", str(vsix), "--force"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert inst.returncode == 0 and "successfully installed" in inst.stdout, inst.stdout + inst.stderr
 
     port = free_port()
     log_path = run_dir / "code-server.log"
     with open(log_path, "w") as log:
         cs = subprocess.Popen(
-            [str(code_server), *common, "--bind-addr", f"127.0.0.1:{port}", "--auth", "none", "--disable-telemetry",
-             "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", str(ws["root"])],
-            env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            [
+                str(code_server),
+                *common,
+                "--bind-addr",
+                f"127.0.0.1:{port}",
+                "--auth",
+                "none",
+                "--disable-telemetry",
+                "--disable-update-check",
+                "--disable-workspace-trust",
+                "--disable-getting-started-override",
+                str(ws["root"]),
+            ],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,  # its own process group: killing it takes down the extension host and the server
         )
     try:
@@ -127,8 +155,14 @@ def drive(code_server: Path, vsix: Path, tmp_path: Path, ws: dict, settings: dic
         )
         # The driver reads what the editor wrote with the CLI: the same MEMZOI_HOME and ZUNO_CONFIG_DIR.
         full_env.update({k: v for k, v in env.items() if k.startswith(("MEMZOI_", "ZUNO_"))})
-        p = subprocess.run(["node", str(HERE / script)], env=full_env, capture_output=True, text=True,
-                           timeout=600, stdin=subprocess.DEVNULL)
+        p = subprocess.run(
+            ["node", str(HERE / script)],
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            stdin=subprocess.DEVNULL,
+        )
     finally:
         try:
             os.killpg(cs.pid, signal.SIGTERM)
@@ -183,9 +217,11 @@ def add_gated_packet(ws: dict, corpus: Path) -> Path:
     project id: scope_project_mismatch, a warning on a pending packet), under another id, title and body."""
     data = (corpus / "examples" / "proposals" / f"{PROPOSAL_ID}.md").read_text(encoding="utf-8")
     gated_id = "mem_2026_07_06_cache_002"
-    text = (data.replace(PROPOSAL_ID, gated_id)
-            .replace("Protected routes must validate sessions server-side", "Cache keys include the tenant id")
-            .replace("Protected API routes must validate the session server-side.", "Every cache key names its tenant."))
+    text = (
+        data.replace(PROPOSAL_ID, gated_id)
+        .replace("Protected routes must validate sessions server-side", "Cache keys include the tenant id")
+        .replace("Protected API routes must validate the session server-side.", "Every cache key names its tenant.")
+    )
     assert "Protected routes" not in text and "kind: project" in text
     path = ws["proposal"].parent / f"{gated_id}.md"
     path.write_text(text, encoding="utf-8")
@@ -193,8 +229,9 @@ def add_gated_packet(ws: dict, corpus: Path) -> Path:
 
 
 @pytest.mark.timeout(1800)
-def test_vscode_end_to_end(code_server: Path, vsix: Path, tmp_path: Path, corpus: Path,
-                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_vscode_end_to_end(
+    code_server: Path, vsix: Path, tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     server = venv_bin("memzoi-lsp")
     require(server is not None, "memzoi-lsp is not installed (pip install -e .)")
     ws = make_workspace(tmp_path / "ws", corpus)
@@ -202,8 +239,16 @@ def test_vscode_end_to_end(code_server: Path, vsix: Path, tmp_path: Path, corpus
     shots = ARTIFACTS / "vscode"
     clear_shots(shots, "")
     apply = any(c.endswith("apply") or c.endswith(".apply") for c in server_commands())
-    p, report, exthost = drive(code_server, vsix, tmp_path, ws, dict(USER_SETTINGS, **{"memzoi.server.path": server}),
-                               shots, APPLY="1" if apply else "0", GATED="1")
+    p, report, exthost = drive(
+        code_server,
+        vsix,
+        tmp_path,
+        ws,
+        dict(USER_SETTINGS, **{"memzoi.server.path": server}),
+        shots,
+        APPLY="1" if apply else "0",
+        GATED="1",
+    )
     assert p.returncode == 0, f"{p.stdout}\n{p.stderr}\n--- Memzoi output\n{exthost}"
     names = [s["name"] for s in report["steps"]]
     assert "problems panel shows the credential finding" in names
@@ -214,12 +259,26 @@ def test_vscode_end_to_end(code_server: Path, vsix: Path, tmp_path: Path, corpus
     assert "inbox: blocked packet shows why and has no Apply" in names
     assert (shots / "vscode-e2e.png").stat().st_size > 10_000
     assert apply, f"memzoi-lsp registers no apply command ({server_commands()})"
-    for name in ("Ctrl+. lists the lifecycle actions", "Preview opens a diff", "applied: packet resolved", "inbox updated",
-                 "no problems for the removed file", "History shows the change", "Undo from History",
-                 "one toast on a refusal", "one toast on a refused Apply"):
+    for name in (
+        "Ctrl+. lists the lifecycle actions",
+        "Preview opens a diff",
+        "applied: packet resolved",
+        "inbox updated",
+        "no problems for the removed file",
+        "History shows the change",
+        "Undo from History",
+        "one toast on a refusal",
+        "one toast on a refused Apply",
+    ):
         assert name in names, (name, names)
-    for shot in ("vscode-quickfix-menu.png", "vscode-preview-diff.png", "vscode-history.png", "vscode-refusal.png",
-                 "vscode-inbox-blocked.png", "vscode-refused-apply.png"):
+    for shot in (
+        "vscode-quickfix-menu.png",
+        "vscode-preview-diff.png",
+        "vscode-history.png",
+        "vscode-refusal.png",
+        "vscode-inbox-blocked.png",
+        "vscode-refused-apply.png",
+    ):
         assert (shots / shot).stat().st_size > 10_000
     assert gated.exists()  # the refused Apply wrote nothing
     # undone from the History: the packet is pending again and nothing else is left
@@ -228,8 +287,9 @@ def test_vscode_end_to_end(code_server: Path, vsix: Path, tmp_path: Path, corpus
 
 
 @pytest.mark.timeout(1800)
-def test_vsix_alone_starts_the_bundled_server(code_server: Path, vsix: Path, tmp_path: Path, corpus: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_vsix_alone_starts_the_bundled_server(
+    code_server: Path, vsix: Path, tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A clean profile, no memzoi-lsp on PATH and no server setting: the .vsix's bundled server, run by a plain
     python3 (which has no memzoi-lsp installed), diagnoses the workspace."""
     python = shutil.which("python3")
@@ -240,8 +300,17 @@ def test_vsix_alone_starts_the_bundled_server(code_server: Path, vsix: Path, tmp
     ws = make_workspace(tmp_path / "ws", corpus)
     shots = ARTIFACTS / "vscode"  # beside the end-to-end test's, named bundled-*.png
     clear_shots(shots, BUNDLED_PREFIX)
-    p, report, exthost = drive(code_server, vsix, tmp_path, ws, dict(USER_SETTINGS), shots, APPLY="0", ONLY_PROBLEMS="1",
-                               SHOT_PREFIX=BUNDLED_PREFIX)
+    p, report, exthost = drive(
+        code_server,
+        vsix,
+        tmp_path,
+        ws,
+        dict(USER_SETTINGS),
+        shots,
+        APPLY="0",
+        ONLY_PROBLEMS="1",
+        SHOT_PREFIX=BUNDLED_PREFIX,
+    )
     assert p.returncode == 0, f"{p.stdout}\n{p.stderr}\n--- Memzoi output\n{exthost}"
     assert "problems panel shows the credential finding" in [s["name"] for s in report["steps"]]
     assert "(found via bundled)" in exthost and "-m memzoi_lsp" in exthost, exthost

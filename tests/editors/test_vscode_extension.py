@@ -40,8 +40,13 @@ def test_package_contents(vsix: Path) -> None:
     assert manifest["main"] == "./dist/extension.js"
     cmds = {c["command"]: c for c in manifest["contributes"]["commands"]}
     assert all(c["category"] == "Memzoi" for c in cmds.values())
-    for needed in ("memzoi.restart", "memzoi.palette.apply", "memzoi.palette.reject", "memzoi.palette.supersede",
-                   "memzoi.palette.tombstone"):
+    for needed in (
+        "memzoi.restart",
+        "memzoi.palette.apply",
+        "memzoi.palette.reject",
+        "memzoi.palette.supersede",
+        "memzoi.palette.tombstone",
+    ):
         assert needed in cmds
     # palette ids never clash with the server's executeCommand ids (vscode-languageclient registers those)
     from memzoi_lsp.server import create_server

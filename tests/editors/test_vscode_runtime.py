@@ -61,8 +61,13 @@ def add_health_findings(root: Path) -> None:
     _record(root, "cache-on", title="Cache state", body="The build cache is enabled.")
     _record(root, "cache-off", title="Cache state", body="The build cache is not enabled.")
     soon = (datetime.now(UTC) + timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    _record(root, "expiring-rule", title="Freeze window", body="Merges pause during the freeze.",
-            retention={"explicit_expires_at": soon})
+    _record(
+        root,
+        "expiring-rule",
+        title="Freeze window",
+        body="Merges pause during the freeze.",
+        retention={"explicit_expires_at": soon},
+    )
 
 
 def _settings(server: str) -> dict:
@@ -70,8 +75,13 @@ def _settings(server: str) -> dict:
 
 
 @pytest.mark.timeout(1800)
-def test_checkpoints_memory_health_and_session_end_routing(code_server: Path, vsix: Path, tmp_path: Path,  # noqa: F811
-                                                           corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_checkpoints_memory_health_and_session_end_routing(
+    code_server: Path,
+    vsix: Path,
+    tmp_path: Path,  # noqa: F811
+    corpus: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     server = venv_bin("memzoi-lsp")
     require(server is not None, "memzoi-lsp is not installed (pip install -e .)")
     monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "memzoi-home"))  # the runtime plane drive() gives the editor
@@ -79,23 +89,47 @@ def test_checkpoints_memory_health_and_session_end_routing(code_server: Path, vs
     root = ws["root"]
     add_health_findings(root)
     (root / SESSION_FILE).write_text(SESSION, encoding="utf-8")
-    cid = add_checkpoint(root, task="Auth middleware", body="Stopped at token refresh.", actor="agent")["checkpoint"]["id"]
+    cid = add_checkpoint(root, task="Auth middleware", body="Stopped at token refresh.", actor="agent")["checkpoint"][
+        "id"
+    ]
     shots = captures_dir()
     shots.mkdir(parents=True, exist_ok=True)
-    p, report, exthost = drive(code_server, vsix, tmp_path, ws, _settings(server), shots, script="cs_runtime.js",
-                               PHASE="checkpoints", CHECKPOINT=cid, SECRET_RECORD=SECRET_RECORD, SESSION_FILE=SESSION_FILE,
-                               HEALTH=json.dumps(HEALTH),
-                               MEMZOI_BIN=venv_bin("memzoi") or "memzoi")
-    assert p.returncode == 0, f"{report.get('error')}\n{p.stdout[-4000:]}\n{p.stderr[-2000:]}\n--- Memzoi output\n{exthost}"
+    p, report, exthost = drive(
+        code_server,
+        vsix,
+        tmp_path,
+        ws,
+        _settings(server),
+        shots,
+        script="cs_runtime.js",
+        PHASE="checkpoints",
+        CHECKPOINT=cid,
+        SECRET_RECORD=SECRET_RECORD,
+        SESSION_FILE=SESSION_FILE,
+        HEALTH=json.dumps(HEALTH),
+        MEMZOI_BIN=venv_bin("memzoi") or "memzoi",
+    )
+    assert p.returncode == 0, (
+        f"{report.get('error')}\n{p.stdout[-4000:]}\n{p.stderr[-2000:]}\n--- Memzoi output\n{exthost}"
+    )
     steps = {s["name"]: s for s in report["steps"]}
     assert planted_token() not in json.dumps(report) + p.stdout
-    for name in ("inbox lists the open checkpoint with Continue and Close", "Memory Health says why it has no plan",
-                 "Open shows the checkpoint",
-                 "Continue Checkpoint: previewed", "Continue Checkpoint: applied", "the row shows the new version",
-                 "Close Checkpoint: previewed", "Close Checkpoint: applied", "a closed checkpoint leaves the inbox",
-                 "Memory Health lists duplicates, contradictions and expiring records",
-                 *(f"Memory Health: {k} {r} opens its record" for k, ids in HEALTH.items() for r in ids),
-                 "routing preview", "routing applied", "the packet is in the inbox and the checkpoint in its section"):
+    for name in (
+        "inbox lists the open checkpoint with Continue and Close",
+        "Memory Health says why it has no plan",
+        "Open shows the checkpoint",
+        "Continue Checkpoint: previewed",
+        "Continue Checkpoint: applied",
+        "the row shows the new version",
+        "Close Checkpoint: previewed",
+        "Close Checkpoint: applied",
+        "a closed checkpoint leaves the inbox",
+        "Memory Health lists duplicates, contradictions and expiring records",
+        *(f"Memory Health: {k} {r} opens its record" for k, ids in HEALTH.items() for r in ids),
+        "routing preview",
+        "routing applied",
+        "the packet is in the inbox and the checkpoint in its section",
+    ):
         assert name in steps, (name, list(steps))
     # Each transition was previewed (the question named the checkpoint) and then applied: closed at v3.
     assert cid in steps["Continue Checkpoint: previewed"]["question"]
@@ -107,14 +141,26 @@ def test_checkpoints_memory_health_and_session_end_routing(code_server: Path, vs
     assert "Deploys go through the release branch" in packet.read_text(encoding="utf-8")
     assert [c.title for c in checkpoints.values() if c.id != cid] == ["Where I stopped"]
     assert L.history(root)[0].operation == "session_end"  # newest first: the routing was the last change
-    for png in ("vscode-checkpoints.png", "vscode-memory-health-refused.png", "vscode-checkpoint-continue.png", "vscode-checkpoint-close.png",
-                "vscode-memory-health.png", "vscode-routing-preview.png", "vscode-routing-applied.png"):
+    for png in (
+        "vscode-checkpoints.png",
+        "vscode-memory-health-refused.png",
+        "vscode-checkpoint-continue.png",
+        "vscode-checkpoint-close.png",
+        "vscode-memory-health.png",
+        "vscode-routing-preview.png",
+        "vscode-routing-applied.png",
+    ):
         assert (shots / png).stat().st_size > 10_000, png
 
 
 @pytest.mark.timeout(1800)
-def test_reflection_jobs_in_the_inbox(code_server: Path, vsix: Path, tmp_path: Path, corpus: Path,  # noqa: F811
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reflection_jobs_in_the_inbox(
+    code_server: Path,
+    vsix: Path,
+    tmp_path: Path,
+    corpus: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     server, cli = venv_bin("memzoi-lsp"), venv_bin("memzoi")
     require(server is not None and cli is not None, "memzoi-lsp is not installed (pip install -e .)")
     ws = make_workspace(tmp_path / "ws", corpus)
@@ -122,12 +168,23 @@ def test_reflection_jobs_in_the_inbox(code_server: Path, vsix: Path, tmp_path: P
     (root / ".zuno").mkdir()
     (root / ".zuno" / "RULES.md").write_text("Use tabs in Makefiles.", encoding="utf-8")
     # The same runtime plane and user configuration as drive() gives the editor (ZUNO_CONFIG_DIR = tmp_path/zuno).
-    env = dict(os.environ, MEMZOI_HOME=str(tmp_path / "memzoi-home"), ZUNO_CONFIG_DIR=str(tmp_path / "zuno"),
-               STUB_REFLECTION_KEY="stub-" + "key", MEMZOI_ACTOR="agent")
+    env = dict(
+        os.environ,
+        MEMZOI_HOME=str(tmp_path / "memzoi-home"),
+        ZUNO_CONFIG_DIR=str(tmp_path / "zuno"),
+        STUB_REFLECTION_KEY="stub-" + "key",
+        MEMZOI_ACTOR="agent",
+    )
 
     def memzoi(*args: str) -> str:
-        done = subprocess.run([cli, "resident", *args, "--root", str(root)], env=env, capture_output=True, text=True,
-                              timeout=120, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [cli, "resident", *args, "--root", str(root)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         return done.stdout
 
@@ -141,21 +198,43 @@ def test_reflection_jobs_in_the_inbox(code_server: Path, vsix: Path, tmp_path: P
     (cand_id,) = job["outcome"]["candidates"]
     shots = captures_dir()
     shots.mkdir(parents=True, exist_ok=True)
-    p, report, exthost = drive(code_server, vsix, tmp_path, ws, _settings(server), shots, script="cs_runtime.js",
-                               PHASE="reflection", JOB=job["id"],
-                               CANDIDATE=json.dumps({"id": cand_id, "text": ADD["content"]}), EDITED=EDITED,
-                               REMOVE="Use tabs in Makefiles.")
-    assert p.returncode == 0, f"{report.get('error')}\n{p.stdout[-4000:]}\n{p.stderr[-2000:]}\n--- Memzoi output\n{exthost}"
+    p, report, exthost = drive(
+        code_server,
+        vsix,
+        tmp_path,
+        ws,
+        _settings(server),
+        shots,
+        script="cs_runtime.js",
+        PHASE="reflection",
+        JOB=job["id"],
+        CANDIDATE=json.dumps({"id": cand_id, "text": ADD["content"]}),
+        EDITED=EDITED,
+        REMOVE="Use tabs in Makefiles.",
+    )
+    assert p.returncode == 0, (
+        f"{report.get('error')}\n{p.stdout[-4000:]}\n{p.stderr[-2000:]}\n--- Memzoi output\n{exthost}"
+    )
     steps = {s["name"]: s for s in report["steps"]}
-    for name in ("the resident section lists the reflection job and its candidate",
-                 "the job row opens its request and outcome", "the job document ends with its outcome",
-                 "the candidate opens the job that proposed it", "Edit and Approve: review", "Edit and Approve: written",
-                 "Remove entry: review", "Remove entry: written"):
+    for name in (
+        "the resident section lists the reflection job and its candidate",
+        "the job row opens its request and outcome",
+        "the job document ends with its outcome",
+        "the candidate opens the job that proposed it",
+        "Edit and Approve: review",
+        "Edit and Approve: written",
+        "Remove entry: review",
+        "Remove entry: written",
+    ):
         assert name in steps, (name, list(steps))
     assert job["id"] in steps["the job row opens its request and outcome"]["shown"]
     assert job["id"] in steps["the candidate opens the job that proposed it"]["shown"]
     # Both writes were previewed, then applied: the edited entry replaced the proposal, the removed one is gone.
     assert parse((root / ".zuno" / "RULES.md").read_text(encoding="utf-8")) == [EDITED]
-    for png in ("vscode-reflection-jobs.png", "vscode-reflection-job.png", "vscode-resident-edit.png",
-                "vscode-resident-remove.png"):
+    for png in (
+        "vscode-reflection-jobs.png",
+        "vscode-reflection-job.png",
+        "vscode-resident-edit.png",
+        "vscode-resident-remove.png",
+    ):
         assert (shots / png).stat().st_size > 10_000, png

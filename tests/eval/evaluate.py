@@ -28,8 +28,17 @@ from . import reference
 from .dataset import Snippet, snippets
 from .memzoi_cases import cases, unicode_cases
 
-SECRET_CODES = ("credential_token", "private_key", "authorization_header", "credentialed_url", "connection_string",
-                "session_token", "cloud_credential", "environment_secret", "high_entropy_value")
+SECRET_CODES = (
+    "credential_token",
+    "private_key",
+    "authorization_header",
+    "credentialed_url",
+    "connection_string",
+    "session_token",
+    "cloud_credential",
+    "environment_secret",
+    "high_entropy_value",
+)
 ALL_CODES = SECRET_CODES + ("prompt_injection", "invisible_character", "pii_detected", "transcript_detected")
 
 
@@ -139,17 +148,21 @@ def side_by_side(data: list[Snippet], name: str) -> list[str]:
     start = time.perf_counter()
     ours = [bool(our_codes(t) & set(SECRET_CODES)) for t, _, _ in data]
     ours_s = time.perf_counter() - start
-    rows = [f"| {name} | memzoi-lsp | {sum(ours[i] for i in secret)}/{len(secret)} "
-            f"({sum(ours[i] for i in secret) / max(1, len(secret)):.3f}) | {sum(ours[i] for i in clean)}/{len(clean)} "
-            f"| {ours_s * 1000:.0f} ms |"]
+    rows = [
+        f"| {name} | memzoi-lsp | {sum(ours[i] for i in secret)}/{len(secret)} "
+        f"({sum(ours[i] for i in secret) / max(1, len(secret)):.3f}) | {sum(ours[i] for i in clean)}/{len(clean)} "
+        f"| {ours_s * 1000:.0f} ms |"
+    ]
     ds = detect_secrets_flags(data)
     if ds is None:
         rows.append(f"| {name} | detect-secrets | not installed (pip install -e '.[bench]') | | |")
     else:
         flags, ds_s = ds
-        rows.append(f"| {name} | detect-secrets | {sum(flags[i] for i in secret)}/{len(secret)} "
-                    f"({sum(flags[i] for i in secret) / max(1, len(secret)):.3f}) | {sum(flags[i] for i in clean)}/{len(clean)} "
-                    f"| {ds_s * 1000:.0f} ms |")
+        rows.append(
+            f"| {name} | detect-secrets | {sum(flags[i] for i in secret)}/{len(secret)} "
+            f"({sum(flags[i] for i in secret) / max(1, len(secret)):.3f}) | {sum(flags[i] for i in clean)}/{len(clean)} "
+            f"| {ds_s * 1000:.0f} ms |"
+        )
     return rows
 
 
@@ -167,9 +180,11 @@ def main(argv: list[str] | None = None) -> int:
     alts = cases()
     regex_alts = [c for c in alts if "skip" not in c.alternative and "example" not in c.alternative]
     print(f"\nfloor: {reported}/{refused} snippets that Memzoi's gate refuses get an error with each of its codes")
-    print(f"Memzoi rule alternatives with a positive and a near-miss: {len(regex_alts)} regex alternatives "
-          f"(+{len(alts) - len(regex_alts)} cases of its skips and AWS's example key id) over "
-          f"{len({c.detector for c in alts})} detectors")
+    print(
+        f"Memzoi rule alternatives with a positive and a near-miss: {len(regex_alts)} regex alternatives "
+        f"(+{len(alts) - len(regex_alts)} cases of its skips and AWS's example key id) over "
+        f"{len({c.detector for c in alts})} detectors"
+    )
     if "-v" in argv:
         for n in misses:
             print(f"  floor miss: {n}")
@@ -183,7 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     alt_data = [s for s in data if s[2].startswith(("Memzoi ", "near-miss of Memzoi "))]
     for row in side_by_side(data, "all snippets") + side_by_side(alt_data, "Memzoi alternatives"):
         print(row)
-    print(f"\n(our time for all {len(data)} snippets and all 13 detectors in the per-code pass: {elapsed * 1000:.0f} ms)")
+    print(
+        f"\n(our time for all {len(data)} snippets and all 13 detectors in the per-code pass: {elapsed * 1000:.0f} ms)"
+    )
     return 0
 
 

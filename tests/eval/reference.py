@@ -16,14 +16,32 @@ from collections import Counter
 from urllib.parse import parse_qsl, urlsplit
 
 PATTERNS = {
-    "private_key": ("private_key", r"(?i)-----BEGIN (?:(?:ENCRYPTED |RSA |EC |OPENSSH |DSA )?PRIVATE KEY|PGP PRIVATE KEY(?: BLOCK)?)-----"),
+    "private_key": (
+        "private_key",
+        r"(?i)-----BEGIN (?:(?:ENCRYPTED |RSA |EC |OPENSSH |DSA )?PRIVATE KEY|PGP PRIVATE KEY(?: BLOCK)?)-----",
+    ),
     "authorization_header": ("authorization_header", r"(?im)^\s*(?:proxy-)?authorization\s*:\s*(?:bearer|basic)\s+\S+"),
-    "known_credential_prefix": ("credential_token", r"(?i)(?:AKIA|ASIA)[A-Z0-9]{16}|gh[pousr]_[A-Za-z0-9_]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[baprs]-[A-Za-z0-9-]{10,}|sk_(?:live|test)_[A-Za-z0-9]{16,}|npm_[A-Za-z0-9]{20,}|AIza[0-9A-Za-z_-]{30,}"),
+    "known_credential_prefix": (
+        "credential_token",
+        r"(?i)(?:AKIA|ASIA)[A-Z0-9]{16}|gh[pousr]_[A-Za-z0-9_]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[baprs]-[A-Za-z0-9-]{10,}|sk_(?:live|test)_[A-Za-z0-9]{16,}|npm_[A-Za-z0-9]{20,}|AIza[0-9A-Za-z_-]{30,}",
+    ),
     "jwt": ("session_token", r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    "cookie_or_session": ("session_token", r"(?i)(?:set-cookie|cookie)\s*:\s*[^\r\n]+|(?:session(?:id)?|csrf(?:_token)?|auth(?:_token)?)\s*[=:]\s*[^\s,;]{12,}"),
-    "connection_string": ("connection_string", r"(?i)(?:postgres(?:ql)?|mysql|mongodb(?:\+srv)?|redis|amqps?|mssql)://[^\s]+"),
-    "environment_secret": ("environment_secret", r"(?im)^\s*(?:export\s+)?(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|PRIVATE_KEY|ACCESS_KEY|[A-Z][A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|PRIVATE_KEY|ACCESS_KEY)[A-Z0-9_]*)\s*=\s*\S+"),
-    "cloud_service_account": ("cloud_credential", r'(?i)"type"\s*:\s*"service_account"|"private_key_id"\s*:|AccountKey=[^;\s]+|SharedAccessSignature\s+sr='),
+    "cookie_or_session": (
+        "session_token",
+        r"(?i)(?:set-cookie|cookie)\s*:\s*[^\r\n]+|(?:session(?:id)?|csrf(?:_token)?|auth(?:_token)?)\s*[=:]\s*[^\s,;]{12,}",
+    ),
+    "connection_string": (
+        "connection_string",
+        r"(?i)(?:postgres(?:ql)?|mysql|mongodb(?:\+srv)?|redis|amqps?|mssql)://[^\s]+",
+    ),
+    "environment_secret": (
+        "environment_secret",
+        r"(?im)^\s*(?:export\s+)?(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|PRIVATE_KEY|ACCESS_KEY|[A-Z][A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|PRIVATE_KEY|ACCESS_KEY)[A-Z0-9_]*)\s*=\s*\S+",
+    ),
+    "cloud_service_account": (
+        "cloud_credential",
+        r'(?i)"type"\s*:\s*"service_account"|"private_key_id"\s*:|AccountKey=[^;\s]+|SharedAccessSignature\s+sr=',
+    ),
 }
 _COMPILED = {name: (code, re.compile(rx)) for name, (code, rx) in PATTERNS.items()}
 _URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,15}://[^\s<>]+")
@@ -41,8 +59,11 @@ def _credentialed(candidate: str) -> bool:
         return False
     if user or password:
         return True
-    return any((k.lower() == n or k.lower().endswith(n)) and v.strip()
-               for k, v in parse_qsl(parts.query, keep_blank_values=True) for n in _NAMES)
+    return any(
+        (k.lower() == n or k.lower().endswith(n)) and v.strip()
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        for n in _NAMES
+    )
 
 
 def _entropy(token: str) -> bool:
@@ -51,8 +72,14 @@ def _entropy(token: str) -> bool:
         return False
     if any(p in token.lower() for p in _PLACEHOLDERS):
         return False
-    classes = sum((any(c.islower() for c in token), any(c.isupper() for c in token), any(c.isdigit() for c in token),
-                   any(c in "_-+/" for c in token)))
+    classes = sum(
+        (
+            any(c.islower() for c in token),
+            any(c.isupper() for c in token),
+            any(c.isdigit() for c in token),
+            any(c in "_-+/" for c in token),
+        )
+    )
     n = len(token)
     bits = -sum(k / n * math.log2(k / n) for k in Counter(token.encode()).values())
     return classes >= 3 and bits >= 4.5
@@ -90,7 +117,9 @@ def detectors(text: str) -> set[str]:
 
 
 CODE_OF = {name: code for name, (code, _) in PATTERNS.items()} | {
-    "credentialed_url": "credentialed_url", "bounded_entropy": "high_entropy_value"}
+    "credentialed_url": "credentialed_url",
+    "bounded_entropy": "high_entropy_value",
+}
 
 
 def codes(text: str) -> set[str]:
@@ -98,7 +127,8 @@ def codes(text: str) -> set[str]:
     inside a match of another Memzoi detector (the catch-all adds nothing there; our detectors do not repeat it)."""
     found = matches(text)
     out = {CODE_OF[d] for d, _, _ in found if d != "bounded_entropy"}
-    if any(d == "bounded_entropy" and not any(o != d and os <= s and e <= oe for o, os, oe in found)
-           for d, s, e in found):
+    if any(
+        d == "bounded_entropy" and not any(o != d and os <= s and e <= oe for o, os, oe in found) for d, s, e in found
+    ):
         out.add("high_entropy_value")
     return out

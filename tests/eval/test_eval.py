@@ -45,9 +45,18 @@ def test_everything_memzoi_refuses_is_an_error_with_its_codes(seed):
     assert refused >= 200 and reported == refused, misses
 
 
-_EXPECTED = {"private_key": 8, "authorization_header": 4, "known_credential_prefix": 18, "jwt": 1,
-             "cookie_or_session": 8, "connection_string": 9, "environment_secret": 14, "cloud_service_account": 4,
-             "credentialed_url": 16, "bounded_entropy": 4}
+_EXPECTED = {
+    "private_key": 8,
+    "authorization_header": 4,
+    "known_credential_prefix": 18,
+    "jwt": 1,
+    "cookie_or_session": 8,
+    "connection_string": 9,
+    "environment_secret": 14,
+    "cloud_service_account": 4,
+    "credentialed_url": 16,
+    "bounded_entropy": 4,
+}
 
 
 def test_every_memzoi_alternative_has_a_positive_and_a_near_miss():

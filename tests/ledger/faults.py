@@ -20,8 +20,9 @@ if not hasattr(os, "fork"):  # pragma: no cover - Windows
     pytest.skip("fault injection forks child processes (POSIX only)", allow_module_level=True)
 
 
-def run_child(fn: Callable[[], object], crash_at: int | str | None = None,
-              log: Path | None = None) -> tuple[int, list[str]]:
+def run_child(
+    fn: Callable[[], object], crash_at: int | str | None = None, log: Path | None = None
+) -> tuple[int, list[str]]:
     """Run ``fn`` in a forked child. The child exits with :data:`CRASH_EXIT` at step ``crash_at`` (1-based, or
     the first step of that name),
     :data:`REFUSED_EXIT` on a :class:`~memzoi.ledger.Refusal`, 4 on another exception, else 0. Returns the exit

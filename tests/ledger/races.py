@@ -55,8 +55,9 @@ class Helper:
     """The editing process."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-c", HELPER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True, bufsize=1)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", HELPER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+        )
 
     def go(self, path: Path, style: str, delay_us: int, content: bytes) -> None:
         assert self.proc.stdin is not None
@@ -78,8 +79,9 @@ class EditAt:
     ``delay`` µs), or at once when ``settle`` and waits for it there, so the edit lands before the next step.
     :meth:`finish` edits now if the step never came, and waits for the helper."""
 
-    def __init__(self, helper: Helper, path: Path, style: str, edit: bytes, trigger: str, delay: int,
-                 settle: bool) -> None:
+    def __init__(
+        self, helper: Helper, path: Path, style: str, edit: bytes, trigger: str, delay: int, settle: bool
+    ) -> None:
         self.helper, self.path, self.style, self.edit = helper, path, style, edit
         self.trigger, self.delay, self.settle, self.sent = trigger, delay, settle, False
 
@@ -120,19 +122,30 @@ def run_races(workdir: Path, n: int, *, seed: int = 1, max_delay_us: int = 400) 
             if before is not None:
                 path.write_bytes(before)
             # Where the helper is told to go: any step from the first check on (the change is recorded by then).
-            steps = ["apply:checked", "apply:file0:write", "apply:file0:fsync", "apply:file0:swap",
-                     "apply:file0:compare", "apply:file0:unlink", "apply:file0:dirsync", "apply:file0:done"]
+            steps = [
+                "apply:checked",
+                "apply:file0:write",
+                "apply:file0:fsync",
+                "apply:file0:swap",
+                "apply:file0:compare",
+                "apply:file0:unlink",
+                "apply:file0:dirsync",
+                "apply:file0:done",
+            ]
             trigger, delay = rng.choice(steps), rng.randrange(max_delay_us)
             # Every fourth race waits for the edit before the swap, so the refusing outcome is always exercised
             # whatever the machine's scheduling does to the random ones.
             settle = k % 4 == 0
-            hook = EditAt(helper, path, style, edit, *(("apply:file0:write", 0) if settle else (trigger, delay)), settle)
+            hook = EditAt(
+                helper, path, style, edit, *(("apply:file0:write", 0) if settle else (trigger, delay)), settle
+            )
             L.set_fault_hook(hook)
             try:
                 result = "applied"
                 try:
-                    L.run_change(root, lambda r: L.ChangePlan("race", [L.FileChange(rel, before, after)]),
-                                 actor="racer")
+                    L.run_change(
+                        root, lambda r: L.ChangePlan("race", [L.FileChange(rel, before, after)]), actor="racer"
+                    )
                 except L.Refusal as err:
                     assert err.code == "external_drift", err.message
                     result = "refused"
@@ -173,12 +186,23 @@ def run_apply_races(root: Path, n: int, *, seed: int = 1, max_delay_us: int = 40
             style = STYLES[k % 2]
             pid = f"race_packet_{k}"
             path = root / PENDING / f"{pid}.md"
-            path.write_bytes(template.replace(b"mem_2026_07_06_testing_procedure", pid.encode())
-                             .replace(title, title + f" {k}".encode()))
+            path.write_bytes(
+                template.replace(b"mem_2026_07_06_testing_procedure", pid.encode()).replace(
+                    title, title + f" {k}".encode()
+                )
+            )
             edit = path.read_bytes() + f"\nhand edit {k} {rng.getrandbits(64):x}\n".encode()
             # The packet is the change's last file (created record, resolved packet, removed packet).
-            steps = ["apply:checked", "apply:file0:swap", "apply:file1:swap", "apply:file2:swap",
-                     "apply:file2:compare", "apply:file2:unlink", "apply:file2:dirsync", "apply:written"]
+            steps = [
+                "apply:checked",
+                "apply:file0:swap",
+                "apply:file1:swap",
+                "apply:file2:swap",
+                "apply:file2:compare",
+                "apply:file2:unlink",
+                "apply:file2:dirsync",
+                "apply:written",
+            ]
             trigger, delay = rng.choice(steps), rng.randrange(max_delay_us)
             settle = k % 4 == 0  # as in run_races: the refusing outcome is always exercised
             hook = EditAt(helper, path, style, edit, *(("apply:checked", 0) if settle else (trigger, delay)), settle)
@@ -224,15 +248,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.apply:
             from ..lifecycle.conftest import seed
 
-            counts = run_apply_races(seed(Path(tmp) / "repo"), args.races, seed=args.seed,
-                                     max_delay_us=args.max_delay_us)
+            counts = run_apply_races(
+                seed(Path(tmp) / "repo"), args.races, seed=args.seed, max_delay_us=args.max_delay_us
+            )
         else:
             counts = run_races(Path(tmp), args.races, seed=args.seed, max_delay_us=args.max_delay_us)
     mode = "portable rename/link" if args.portable else "renameat2 exchange"
     what = "edit/`proposals apply`" if args.apply else "edit/apply"
-    print(f"{args.races} {what} races ({mode}): lost edits {counts['lost']}; "
-          f"refused {counts['refused']}, edited after the change {counts['edited_after']}, "
-          f"kept beside {counts['kept_beside']}")
+    print(
+        f"{args.races} {what} races ({mode}): lost edits {counts['lost']}; "
+        f"refused {counts['refused']}, edited after the change {counts['edited_after']}, "
+        f"kept beside {counts['kept_beside']}"
+    )
     print("  " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if "/" in k))
     return 1 if counts["lost"] else 0
 

@@ -46,9 +46,15 @@ def test_switch_happens_only_over_the_expected_bytes(tmp_path, exchange, kind, b
 #: switch the change refuses; after it the edit lands on the new state (on the portable path the target is absent
 #: while the displaced file is compared, so a save then makes the link fail and the change refuses).
 MOMENTS = [
-    ("replace", "write", True, True), ("replace", "swap", True, True), ("replace", "compare", False, True),
-    ("create", "write", True, True), ("create", "swap", True, True), ("create", "unlink", False, False),
-    ("delete", "swap", True, True), ("delete", "compare", False, False), ("delete", "dirsync", False, False),
+    ("replace", "write", True, True),
+    ("replace", "swap", True, True),
+    ("replace", "compare", False, True),
+    ("create", "write", True, True),
+    ("create", "swap", True, True),
+    ("create", "unlink", False, False),
+    ("delete", "swap", True, True),
+    ("delete", "compare", False, False),
+    ("delete", "dirsync", False, False),
 ]
 
 

@@ -55,9 +55,18 @@ def test_apply_and_undo_restore_exact_bytes(project):
     assert tree(project) == BASE
     # the result says what the undo did, not what the change did
     assert [(f["path"], f["before"], f["after"]) for f in (x.to_json() for x in undone.files)] == [
-        ("mod.md", "present", "present"), ("sub/new.md", "present", "absent"), ("gone.md", "absent", "present")]
+        ("mod.md", "present", "present"),
+        ("sub/new.md", "present", "absent"),
+        ("gone.md", "absent", "present"),
+    ]
     (rec,) = L.history(project)
-    assert (rec.status, rec.actor, rec.source, rec.reason, rec.undo_actor) == ("undone", "alice", "editor", "because", "bob")
+    assert (rec.status, rec.actor, rec.source, rec.reason, rec.undo_actor) == (
+        "undone",
+        "alice",
+        "editor",
+        "because",
+        "bob",
+    )
     assert rec.applied_at and rec.undone_at
     with pytest.raises(Refusal) as err:
         L.undo_change(project, res.change_id, actor="bob")
@@ -149,7 +158,11 @@ def test_symlinks_are_never_followed(project, tmp_path):
     outside.write_bytes(b"secret place\n")
     (project / "link.md").symlink_to(outside)
     with pytest.raises(Refusal) as err:
-        L.run_change(project, lambda r: ChangePlan("t", [FileChange("link.md", L.read_file_state(r, "link.md"), b"x")]), actor="a")
+        L.run_change(
+            project,
+            lambda r: ChangePlan("t", [FileChange("link.md", L.read_file_state(r, "link.md"), b"x")]),
+            actor="a",
+        )
     assert err.value.code == "unsafe_path"
     assert outside.read_bytes() == b"secret place\n"
     with pytest.raises(Refusal):
@@ -270,6 +283,7 @@ def test_two_processes_never_interleave_a_change(project, tmp_path):
 
     def worker(tag: str) -> None:
         for i in range(8):
+
             def build(root: Path, i: int = i) -> ChangePlan:
                 # Every change appends to the worker's own file; the kept (even) ones also to a shared file,
                 # which only stays consistent if the read-modify-write of each change runs alone.

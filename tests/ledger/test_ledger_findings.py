@@ -6,8 +6,9 @@ from memzoi.ledger import ChangeRecord, FileChange, ledger_findings
 
 
 def _change(cid: str, status: str, files: list[FileChange]) -> ChangeRecord:
-    return ChangeRecord(cid, 1, "apply", "me", "cli", None, "", status, "done", None, {}, "t", "t", None, None, None,
-                        None, files)
+    return ChangeRecord(
+        cid, 1, "apply", "me", "cli", None, "", status, "done", None, {}, "t", "t", None, None, None, None, files
+    )
 
 
 def test_uncertain_and_drift():
@@ -25,9 +26,11 @@ def test_uncertain_and_drift():
 
 def test_drift_names_the_full_change_id_and_advice_fitting_the_file():
     cid = "chg_01a2437c0f4ce7b2a3d04179"
-    for rel, advice, wrong in ((".memzoi/records/x.md", "re-attest the record", None),
-                               (".memzoi/proposals/pending/p.md", "review the packet", "re-attest"),
-                               (".memzoi/proposals/resolved/applied/p.md", "memzoi history", "re-attest")):
+    for rel, advice, wrong in (
+        (".memzoi/records/x.md", "re-attest the record", None),
+        (".memzoi/proposals/pending/p.md", "review the packet", "re-attest"),
+        (".memzoi/proposals/resolved/applied/p.md", "memzoi history", "re-attest"),
+    ):
         [drift] = ledger_findings([], _change(cid, "applied", [FileChange(rel, None, b"after")]), rel, b"x", "---\n")
         assert f"change {cid} (apply)" in drift.message.casefold() and advice in drift.message
         assert wrong is None or wrong not in drift.message

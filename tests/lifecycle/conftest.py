@@ -19,10 +19,16 @@ PENDING = ".memzoi/proposals/pending"
 TARGET_ID = "semantic/decisions/auth-client-validation"
 #: The record the corpus's supersede and tombstone examples target (CRLF: :func:`seed` checks a rewrite keeps it).
 TARGET = builders.record(
-    TARGET_ID, title="Client auth state is enough for protected routes", timestamp="2026-07-01T00:00:00Z",
-    updated="2026-07-02T00:00:00Z", confidence=0.8, tags=["auth"], description=None,
+    TARGET_ID,
+    title="Client auth state is enough for protected routes",
+    timestamp="2026-07-01T00:00:00Z",
+    updated="2026-07-02T00:00:00Z",
+    confidence=0.8,
+    tags=["auth"],
+    description=None,
     origin={"origin_key": "repository-record:auth-client-validation", "route": "repository_materialization"},
-    body="Protected routes may trust the client's auth state.", newline="\r\n",
+    body="Protected routes may trust the client's auth state.",
+    newline="\r\n",
 )
 
 

@@ -20,8 +20,9 @@ def _superseded(tmp_path, monkeypatch, capsys):
     builders.write(root, builders.packet_path("builds-pkt"), builders.packet("builds-pkt", title="Builds use make"))
     cli = Cli(root, capsys)
     assert cli("proposals", "apply", "builds-pkt")[0] == 0
-    code, out = cli("supersede", "builds-use-make", "--title", "Builds use make all", "--body", "Run make all.",
-                    "--reason", "r")
+    code, out = cli(
+        "supersede", "builds-use-make", "--title", "Builds use make all", "--body", "Run make all.", "--reason", "r"
+    )
     assert code == 0, out
     assert cli("proposals", "apply", "supersede-builds-use-make")[0] == 0
     return root, cli
@@ -56,8 +57,11 @@ def test_reattest_refuses_a_superseded_record_plainly(tmp_path, monkeypatch, cap
 def test_resolving_an_applied_proposal_again_says_where_it_went(tmp_path, monkeypatch, capsys):
     root, cli = _superseded(tmp_path, monkeypatch, capsys)
     moved = ".memzoi/proposals/resolved/applied/builds-pkt.md"
-    for argv in (("proposals", "apply", "builds-pkt"), ("proposals", "reject", "builds-pkt", "--reason", "r"),
-                 ("proposals", "route-local", "builds-pkt")):
+    for argv in (
+        ("proposals", "apply", "builds-pkt"),
+        ("proposals", "reject", "builds-pkt", "--reason", "r"),
+        ("proposals", "route-local", "builds-pkt"),
+    ):
         code, err = cli(*argv)
         assert code == 1 and err["error"]["code"] == "proposal_resolved", (argv, err)
         assert "already applied" in err["error"]["message"] and moved in err["error"]["message"]

@@ -43,7 +43,12 @@ def test_apply_create_then_undo(repo, cli):
         clean(repo, f["path"])
     model = analyze_path(repo / rec).model
     assert (model.status, model.proposal_id, model.applies_to, model.source, model.source_ref) == (
-        "active", "mem_2026_07_06_testing_procedure", ["crates/**"], "path", "README.md")
+        "active",
+        "mem_2026_07_06_testing_procedure",
+        ["crates/**"],
+        "path",
+        "README.md",
+    )
     packet = analyze_path(repo / APPLIED / "mem_2026_07_06_testing_procedure.md").model
     assert packet.status == "applied" and packet.resolution.record_id == model.id
     assert packet.resolution.resolved_by == "reviewer"
@@ -59,7 +64,11 @@ def test_apply_supersede_then_undo_keeps_crlf(repo, cli):
     target_rel = f"{RECORDS}/{TARGET_ID}.md"
     new_rel = f"{RECORDS}/server-sessions-supersede-client-auth-checks.md"
     assert {f["path"] for f in out["files"]} == {
-        new_rel, target_rel, f"{APPLIED}/mem_2026_07_06_auth_supersede.md", f"{PENDING}/mem_2026_07_06_auth_supersede.md"}
+        new_rel,
+        target_rel,
+        f"{APPLIED}/mem_2026_07_06_auth_supersede.md",
+        f"{PENDING}/mem_2026_07_06_auth_supersede.md",
+    }
     for rel in (new_rel, target_rel, f"{APPLIED}/mem_2026_07_06_auth_supersede.md"):
         clean(repo, rel)
     target = analyze_path(repo / target_rel).model
@@ -99,11 +108,16 @@ def test_reject_then_undo(repo, cli):
     packet = analyze_path(repo / rel).model
     assert packet.status == "rejected"
     assert (packet.resolution.reason, packet.resolution.target_id, packet.resolution.record_id) == (
-        "still under discussion", TARGET_ID, None)
+        "still under discussion",
+        TARGET_ID,
+        None,
+    )
     # A rejected identity is terminal: a packet reusing it cannot be applied.
     (repo / PENDING / "again.md").write_bytes(
-        (repo / "originals" / "mem_2026_07_06_testing_procedure.md").read_bytes()
-        .replace(b"mem_2026_07_06_testing_procedure", b"mem_2026_07_06_auth_supersede"))
+        (repo / "originals" / "mem_2026_07_06_testing_procedure.md")
+        .read_bytes()
+        .replace(b"mem_2026_07_06_testing_procedure", b"mem_2026_07_06_auth_supersede")
+    )
     code, err = cli("proposals", "apply", "again")
     assert code == 1 and err["error"]["code"] == "duplicate_identity"
     (repo / PENDING / "again.md").unlink()
@@ -125,19 +139,28 @@ def test_reject_non_repo_safe_archives_a_hash_receipt(repo, cli):
     assert out["files"][0]["path"] == rel
     clean(repo, rel)
     text = (repo / rel).read_text()
-    digest = blake3.blake3(b"proposal-id\0mem_2026_07_06_auth_handoff\0proposal-file-id\0mem_2026_07_06_auth_handoff"
-                           b"\0proposal-markdown\0" + raw).hexdigest()
+    digest = blake3.blake3(
+        b"proposal-id\0mem_2026_07_06_auth_handoff\0proposal-file-id\0mem_2026_07_06_auth_handoff"
+        b"\0proposal-markdown\0" + raw
+    ).hexdigest()
     cls = blake3.blake3(b"memzoi.rejected-proposal-classification.v1\0sensitive\0general_repo_knowledge").hexdigest()
     assert f"Content hash (BLAKE3): `{digest}`" in text
     assert f"Original classification hash (BLAKE3): `{cls}`" in text
     for leaked in ("handoff", "auth", "agent", "src/"):
         assert leaked not in text.lower(), leaked
     model = analyze_path(repo / rel).model
-    assert (model.id, model.title, model.origin.origin_key) == (token, "Redacted non-repo-safe proposal",
-                                                                 f"rejected-proposal:{digest}")
+    assert (model.id, model.title, model.origin.origin_key) == (
+        token,
+        "Redacted non-repo-safe proposal",
+        f"rejected-proposal:{digest}",
+    )
     assert "handoff" not in str(out["details"])
-    assert out["files"][1] == {"path": f"{PENDING}/mem_2026_07_06_auth_handoff.md", "before": "present",
-                               "after": "absent", "purged": ["before"]}
+    assert out["files"][1] == {
+        "path": f"{PENDING}/mem_2026_07_06_auth_handoff.md",
+        "before": "present",
+        "after": "absent",
+        "purged": ["before"],
+    }
     # The packet was purged on purpose: the ledger kept only its hash, so undo is refused and says why.
     after = tree(repo)
     code, err = cli("undo", out["change_id"])
@@ -165,7 +188,8 @@ def test_route_local_then_undo(repo, cli):
 def test_route_local_of_blocked_packet_redacts_it(repo, cli):
     # The unmodified, project-scoped example is blocked by the gate: apply refuses, routing works.
     (repo / PENDING / "mem_2026_07_06_auth_001.md").write_bytes(
-        (repo / "originals" / "mem_2026_07_06_auth_001.md").read_bytes())
+        (repo / "originals" / "mem_2026_07_06_auth_001.md").read_bytes()
+    )
     start = tree(repo)
     code, err = cli("proposals", "apply", "mem_2026_07_06_auth_001")
     assert code == 1 and CODES[err["error"]["code"]][1] == "gate"
@@ -192,7 +216,9 @@ def test_secret_in_a_proposal_blocks_apply_and_local_routing(repo, cli):
 
 def test_stale_and_missing_targets_refuse(repo, cli):
     target = repo / RECORDS / f"{TARGET_ID}.md"
-    target.write_bytes(target.read_bytes().replace(b'updated: "2026-07-02T00:00:00Z"', b'updated: "2026-08-01T00:00:00Z"'))
+    target.write_bytes(
+        target.read_bytes().replace(b'updated: "2026-07-02T00:00:00Z"', b'updated: "2026-08-01T00:00:00Z"')
+    )
     start = tree(repo)
     code, err = cli("proposals", "apply", "mem_2026_07_06_auth_tombstone")
     assert code == 1 and err["error"]["code"] == "proposal_target_stale"
@@ -206,8 +232,16 @@ def test_stale_and_missing_targets_refuse(repo, cli):
 def test_supersede_and_tombstone_packets_then_apply_and_undo(repo, cli):
     start = tree(repo)
     record = "rust-msrv-is-1-96-1"
-    code, sup = cli("supersede", record, "--title", "Rust MSRV is 1.97+", "--body", "Support Rust 1.97 and newer.",
-                    "--reason", "bumped")
+    code, sup = cli(
+        "supersede",
+        record,
+        "--title",
+        "Rust MSRV is 1.97+",
+        "--body",
+        "Support Rust 1.97 and newer.",
+        "--reason",
+        "bumped",
+    )
     assert code == 0, sup
     sup_rel = sup["files"][0]["path"]
     assert sup_rel == f"{PENDING}/supersede-{record}.md"
@@ -265,21 +299,28 @@ def test_packet_edited_between_snapshot_and_write_is_refused(repo):
     finally:
         ledger.set_fault_hook(None)
     assert err.value.code == "external_drift"
-    assert tree(repo) == {**start, f"{PENDING}/mem_2026_07_06_testing_procedure.md": start[
-        f"{PENDING}/mem_2026_07_06_testing_procedure.md"] + b"\nlate edit\n"}
+    assert tree(repo) == {
+        **start,
+        f"{PENDING}/mem_2026_07_06_testing_procedure.md": start[f"{PENDING}/mem_2026_07_06_testing_procedure.md"]
+        + b"\nlate edit\n",
+    }
     assert ledger.history(repo)[0].status == "failed"
 
 
 def test_console_script_text_output(repo):
     out = subprocess.run(
         [sys.executable, "-m", "memzoi", "proposals", "apply", "mem_2026_07_06_testing_procedure", "--root", str(repo)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert out.returncode == 0, out.stderr
     assert "applied (apply)" in out.stdout and "created" in out.stdout
     out = subprocess.run(
         [sys.executable, "-m", "memzoi", "proposals", "apply", "mem_2026_07_06_testing_procedure", "--root", str(repo)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert out.returncode == 1 and out.stderr.startswith("memzoi: proposal_resolved: ") and out.stdout == ""
 
@@ -298,7 +339,9 @@ def test_reconcile_and_explicit_recovery_through_the_cli(repo, cli):
 
     start = tree(repo)
     # Crash after the first of three files is in place: the change can only be uncertain.
-    code, steps = run_child(lambda: apply_proposal(repo, "mem_2026_07_06_testing_procedure", actor="r"), crash_at="apply:file0:done")
+    code, steps = run_child(
+        lambda: apply_proposal(repo, "mem_2026_07_06_testing_procedure", actor="r"), crash_at="apply:file0:done"
+    )
     assert code == CRASH_EXIT and steps[-1] == "apply:file0:done"
     code, out = cli("reconcile")
     assert code == 1 and [o["status"] for o in out["reconciled"]] == ["uncertain"], out
@@ -316,13 +359,18 @@ def test_reconcile_and_explicit_recovery_through_the_cli(repo, cli):
 
 
 def test_local_add_list_search_and_secret_refusal(repo, cli):
-    code, out = cli("local", "add", "--title", "Staging DB is flaky", "--body", "Retry the staging migrations once.",
-                    "--tag", "ops")
+    code, out = cli(
+        "local", "add", "--title", "Staging DB is flaky", "--body", "Retry the staging migrations once.", "--tag", "ops"
+    )
     assert code == 0 and out["files"] == [] and out["operation"] == "local_add"
     assert not (repo / ".memzoi" / "records" / "staging-db-is-flaky.md").exists()
     # The same memory again (CRLF and trailing spaces do not make it new): the existing record is named, no `-2`.
-    code, err = cli("local", "add", "--title", "Staging DB is flaky", "--body", "Retry the staging migrations once.  \r\n")
-    assert code == 1 and err["error"]["code"] == "duplicate_content" and "staging-db-is-flaky" in err["error"]["message"]
+    code, err = cli(
+        "local", "add", "--title", "Staging DB is flaky", "--body", "Retry the staging migrations once.  \r\n"
+    )
+    assert (
+        code == 1 and err["error"]["code"] == "duplicate_content" and "staging-db-is-flaky" in err["error"]["message"]
+    )
     assert [r["id"] for r in cli("local", "list")[1]["records"]] == ["staging-db-is-flaky"]
     assert [r["id"] for r in cli("local", "search", "staging retry")[1]["records"]] == ["staging-db-is-flaky"]
     assert cli("local", "search", "production")[1]["records"] == []

@@ -46,8 +46,9 @@ OPERATIONS: dict[str, Callable[[Path], object]] = {
     "reject": lambda r: reject_proposal(r, "mem_2026_07_06_auth_001", reason="no", actor="x"),
     "reject-receipt": lambda r: reject_proposal(r, "mem_2026_07_06_auth_handoff", reason="no", actor="x"),
     "route-local": lambda r: route_local(r, "mem_2026_07_06_auth_001", actor="x"),
-    "supersede-packet": lambda r: propose_supersede(r, "rust-msrv-is-1-96-1", title="Rust MSRV is 1.97+",
-                                                    body="Support 1.97.", reason="bump", actor="x"),
+    "supersede-packet": lambda r: propose_supersede(
+        r, "rust-msrv-is-1-96-1", title="Rust MSRV is 1.97+", body="Support 1.97.", reason="bump", actor="x"
+    ),
     "tombstone-packet": lambda r: propose_tombstone(r, "rust-msrv-is-1-96-1", reason="gone", actor="x"),
     "local-add": lambda r: add_local(r, title="Local note", body="Only on this machine.", actor="x"),
     "materialize": materialize,
@@ -64,8 +65,10 @@ def template(tmp_path_factory) -> Path:
     handoff = root / PENDING / "mem_2026_07_06_auth_handoff.md"
     handoff.write_bytes(handoff.read_bytes().replace(b"sensitivity: repo-safe", b"sensitivity: local-only"))
     # An attested record edited by hand afterwards, for re-attestation.
-    materialize(root, DRAFT.replace("prefer-small-modules", "keep-docs-current").replace("Prefer small modules",
-                                                                                         "Keep docs current"))
+    materialize(
+        root,
+        DRAFT.replace("prefer-small-modules", "keep-docs-current").replace("Prefer small modules", "Keep docs current"),
+    )
     rec = root / ".memzoi" / "records" / "keep-docs-current.md"
     rec.write_bytes(rec.read_bytes().replace(b"500 lines", b"450 lines"))
     return root
@@ -149,7 +152,6 @@ def crash_everywhere(tmp_path: Path, template: Path, name: str, *, undo: bool) -
         outcomes[f"{change.status}"] += 1
 
 
-
 @pytest.mark.timeout(900)  # a hang guard: hundreds of forked children, a minute or more on a loaded machine
 def test_crash_at_every_step_of_every_operation_and_undo(scratch, template, monkeypatch, capsys):
     tmp_path = scratch
@@ -169,7 +171,9 @@ def test_crash_at_every_step_of_every_operation_and_undo(scratch, template, monk
             if multi_file:  # a crash between two file writes leaves a change only explicit recovery settles
                 assert outcomes["uncertain"] >= 1, (label, outcomes)
     with capsys.disabled():
-        print(f"\ninjected {sum(total.values())} crash points over {len(OPERATIONS)} operations and their undo: "
-              f"{dict(sorted(total.items()))}")
+        print(
+            f"\ninjected {sum(total.values())} crash points over {len(OPERATIONS)} operations and their undo: "
+            f"{dict(sorted(total.items()))}"
+        )
         print("\n".join(lines))
     assert {"applied", "failed", "uncertain", "undone", "not recorded"} <= set(total)

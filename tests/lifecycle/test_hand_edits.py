@@ -101,9 +101,19 @@ def make_repo(base: Path, *, newline: str = "\n", attested: bool = False) -> Pat
     """A fresh git repository holding the target record ``TID`` (and nothing else under ``.memzoi``)."""
     root = base / "repo"
     subprocess.run(["git", "init", "-q", "--template=", str(root)], check=True, env=git_env())
-    builders.write(root, builders.record_path(TID), builders.record(
-        TID, type="preference", tags=["style"], body=BODY, newline=newline, attested=attested,
-        updated="2026-07-05T20:16:46Z"))
+    builders.write(
+        root,
+        builders.record_path(TID),
+        builders.record(
+            TID,
+            type="preference",
+            tags=["style"],
+            body=BODY,
+            newline=newline,
+            attested=attested,
+            updated="2026-07-05T20:16:46Z",
+        ),
+    )
     return root
 
 
@@ -121,7 +131,7 @@ def draft_of(root: Path, old: str, new: str) -> str:
     text = target(root).read_bytes().decode()
     nl = "\r\n" if "\r\n" in text else "\n"
     head, rest = text.split(f"{nl}materialization:{nl}", 1)
-    return builders.edit(head + nl + rest[rest.index(f"---{nl}"):], old, new)
+    return builders.edit(head + nl + rest[rest.index(f"---{nl}") :], old, new)
 
 
 def run_and_undo(root: Path, op, check) -> None:
@@ -143,8 +153,13 @@ def test_apply_retire_keeps_the_targets_hand_edits(tmp_path, newline, action):
     if action == "tombstone":
         packet = propose_tombstone(root, TID, reason="obsolete", actor="r").files[0].path
     else:
-        packet = propose_supersede(root, TID, title="Keep modules under 300 lines", body="Split at 300 lines.",
-                                   reason="tighter", actor="r").files[0].path
+        packet = (
+            propose_supersede(
+                root, TID, title="Keep modules under 300 lines", body="Split at 300 lines.", reason="tighter", actor="r"
+            )
+            .files[0]
+            .path
+        )
     hand_edit(target(root), ALL)
 
     def check(result):
@@ -162,8 +177,13 @@ def test_apply_retire_keeps_the_targets_hand_edits(tmp_path, newline, action):
 @pytest.mark.parametrize("operation", ["apply", "reject"])
 def test_resolving_a_create_packet_keeps_its_hand_edits(tmp_path, newline, operation):
     root = make_repo(tmp_path)
-    pending = builders.write(root, builders.packet_path("mem-new"), builders.packet(
-        "mem-new", title="Prefer composition", body="Prefer composition to inheritance.", newline=newline))
+    pending = builders.write(
+        root,
+        builders.packet_path("mem-new"),
+        builders.packet(
+            "mem-new", title="Prefer composition", body="Prefer composition to inheritance.", newline=newline
+        ),
+    )
     hand_edit(pending, ALL)
     folder = APPLIED if operation == "apply" else REJECTED
     resolved = root / folder / "mem-new.md"
@@ -210,8 +230,11 @@ def test_materialize_update_keeps_hand_edits_it_does_not_change(tmp_path, newlin
         assert_kept(target(root), ALL, newline)
         assert analyze_path(target(root)).model.tags == ["size"]
 
-    run_and_undo(root, lambda: materialize_apply(root, cand, plan, derive_decision(plan, "2026-08-01T00:00:00Z"),
-                                                 actor="r"), check)
+    run_and_undo(
+        root,
+        lambda: materialize_apply(root, cand, plan, derive_decision(plan, "2026-08-01T00:00:00Z"), actor="r"),
+        check,
+    )
 
 
 def test_a_changed_body_follows_the_update_and_a_written_description_follows_it(tmp_path):
@@ -285,8 +308,11 @@ def test_every_operation_keeps_any_hand_edits(edits, operation, newline):
     with tempfile.TemporaryDirectory() as tmp:
         root = make_repo(Path(tmp), newline=newline, attested=operation in ("reattest", "materialize-update"))
         if operation in ("tombstone", "supersede"):
-            made = (propose_tombstone(root, TID, reason="obsolete", actor="r") if operation == "tombstone" else
-                    propose_supersede(root, TID, title="Replacement", body="New rule.", reason="x", actor="r"))
+            made = (
+                propose_tombstone(root, TID, reason="obsolete", actor="r")
+                if operation == "tombstone"
+                else propose_supersede(root, TID, title="Replacement", body="New rule.", reason="x", actor="r")
+            )
             edited, packet = target(root), Path(made.files[0].path).name[:-3]
             op = lambda: apply_proposal(root, packet, actor="r")  # noqa: E731
         elif operation == "materialize-update":
@@ -297,14 +323,22 @@ def test_every_operation_keeps_any_hand_edits(edits, operation, newline):
             edits = Edits(edits.description, edits.fm_comment, edits.tail_comment, True, edits.trailing)
             op = lambda: reattest(root, TID, actor="r")  # noqa: E731
         else:
-            edited = builders.write(root, builders.packet_path("mem-new"), builders.packet(
-                "mem-new", title="Prefer composition", body="Prefer composition.", newline=newline))
-            op = ((lambda: apply_proposal(root, "mem-new", actor="r")) if operation == "apply-create"
-                  else (lambda: reject_proposal(root, "mem-new", reason="no", actor="r")))
+            edited = builders.write(
+                root,
+                builders.packet_path("mem-new"),
+                builders.packet("mem-new", title="Prefer composition", body="Prefer composition.", newline=newline),
+            )
+            op = (
+                (lambda: apply_proposal(root, "mem-new", actor="r"))
+                if operation == "apply-create"
+                else (lambda: reject_proposal(root, "mem-new", reason="no", actor="r"))
+            )
         hand_edited = hand_edit(edited, edits)
         before = tree(root)
         result = op()
-        written = edited if edited.exists() else root / (APPLIED if operation == "apply-create" else REJECTED) / "mem-new.md"
+        written = (
+            edited if edited.exists() else root / (APPLIED if operation == "apply-create" else REJECTED) / "mem-new.md"
+        )
         assert_kept(written, edits, newline)
         undo(root, result.change_id, actor="r")
         assert tree(root) == before and edited.read_bytes() == hand_edited

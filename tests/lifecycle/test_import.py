@@ -69,8 +69,15 @@ candidates:
 
 def manifest(*cands: dict, origin_key: str = "event-1", sources: list | None = None) -> str:
     """A manifest (JSON is YAML 1.2)."""
-    return json.dumps({"version": "memzoi/import", "origin_key": origin_key,
-                       "sources": sources or [{"ref": "issue://12"}], "candidates": list(cands)}, indent=1)
+    return json.dumps(
+        {
+            "version": "memzoi/import",
+            "origin_key": origin_key,
+            "sources": sources or [{"ref": "issue://12"}],
+            "candidates": list(cands),
+        },
+        indent=1,
+    )
 
 
 def cand(destination: str, title: str, body: str, **extra) -> dict:
@@ -101,17 +108,30 @@ def test_mixed_manifest_plan_gives_each_documented_action_and_writes_nothing(pro
     plan = plan_import(project, MIXED)
     assert plan["schema"] == "memzoi/import-plan" and plan["mode"] == "plan" and "writes" not in plan
     actions = [c["action"] for c in plan["candidates"]]
-    assert actions[0] == {"kind": "create_proposal", "proposal_id": "mem_import_repository-convention",
-                          "path": f"{PENDING}/mem_import_repository-convention.md"}
+    assert actions[0] == {
+        "kind": "create_proposal",
+        "proposal_id": "mem_import_repository-convention",
+        "path": f"{PENDING}/mem_import_repository-convention.md",
+    }
     assert actions[1] == {"kind": "create_runtime", "route": "runtime_local"}
     assert actions[2] == {"kind": "create_runtime", "route": "runtime_session"}
     assert actions[3] == {"kind": "no_write", "reason": "stale transient note"}
     assert actions[4] == {"kind": "blocked", "reason": "ambiguous privacy boundary"}
-    assert plan["summary"] == {"total": 5, "create_proposals": 1, "local_writes": 1, "session_writes": 1,
-                               "duplicates": 0, "discarded": 1, "needs_review": 1}
+    assert plan["summary"] == {
+        "total": 5,
+        "create_proposals": 1,
+        "local_writes": 1,
+        "session_writes": 1,
+        "duplicates": 0,
+        "discarded": 1,
+        "needs_review": 1,
+    }
     assert plan["sources"] == [{"path": "imports/not-read.yml"}]
-    assert plan["candidates"][0]["policy"] == {"plane": "git", "write_route": "file_backed_proposal",
-                                               "review": "proposal_review"}
+    assert plan["candidates"][0]["policy"] == {
+        "plane": "git",
+        "write_route": "file_backed_proposal",
+        "review": "proposal_review",
+    }
     assert plan_import(project, MIXED)["plan_id"] == plan["plan_id"]  # deterministic
     assert plan_import(project, MIXED, actor="other")["plan_id"] != plan["plan_id"]  # the actor is part of it
     assert state(project) == (0, 0, 0) and L.history(project) == []
@@ -120,8 +140,11 @@ def test_mixed_manifest_plan_gives_each_documented_action_and_writes_nothing(pro
 def test_apply_writes_packet_and_runtime_rows_as_one_change_and_undo_reverts_it(project):
     out = apply(project, MIXED)
     assert out["mode"] == "apply" and out["expected_plan_id"] == out["plan_id"] and not out["replayed"]
-    assert [(w["kind"], w["index"]) for w in out["writes"]] == [("proposal_file", 0), ("runtime_record", 1),
-                                                                ("runtime_record", 2)]
+    assert [(w["kind"], w["index"]) for w in out["writes"]] == [
+        ("proposal_file", 0),
+        ("runtime_record", 1),
+        ("runtime_record", 2),
+    ]
     assert state(project) == (1, 1, 1)
     text = (project / out["writes"][0]["path"]).read_text(encoding="utf-8")
     assert "status: proposed" in text and "route: import" in text and "- path: imports/not-read.yml" in text
@@ -145,8 +168,11 @@ def test_identical_retry_replays_and_a_changed_manifest_with_the_same_origin_key
 
 def test_a_stale_plan_id_writes_nothing(project):
     plan = plan_import(project, MIXED, actor="dev")
-    builders.write(project, builders.packet_path("other"),  # the memory state moves: now a duplicate
-                   builders.packet("other", body="Keep this preference in local runtime memory only."))
+    builders.write(
+        project,
+        builders.packet_path("other"),  # the memory state moves: now a duplicate
+        builders.packet("other", body="Keep this preference in local runtime memory only."),
+    )
     with pytest.raises(L.Refusal) as err:
         import_apply(project, MIXED, plan_id=plan["plan_id"], actor="dev")
     assert err.value.code == "import_plan_stale"
@@ -159,12 +185,14 @@ def test_a_stale_plan_id_writes_nothing(project):
 @pytest.mark.parametrize("sensitivity", [None, "unknown", "secret", "local-only", "raw-transcript"])
 def test_one_unsafe_repo_candidate_blocks_every_repo_candidate_without_content(project, sensitivity):
     title, body, reason = "PLANTED-TITLE-7Q", "PLANTED-BODY-3Z private", "PLANTED-REASON-5X"
-    unsafe = cand("repo", title, body, reason=reason, tags=["PLANTED-TAG-9V"], scope={"kind": "repo",
-                  "paths": ["planted/9V/**"]})
+    unsafe = cand(
+        "repo", title, body, reason=reason, tags=["PLANTED-TAG-9V"], scope={"kind": "repo", "paths": ["planted/9V/**"]}
+    )
     if sensitivity:
         unsafe["sensitivity"] = sensitivity
-    text = manifest(cand("repo", "Safe one", "Safe body.", sensitivity="repo-safe"), unsafe,
-                    cand("local", "Mine", "Local body."))
+    text = manifest(
+        cand("repo", "Safe one", "Safe body.", sensitivity="repo-safe"), unsafe, cand("local", "Mine", "Local body.")
+    )
     plan = plan_import(project, text)
     dumped = json.dumps(plan)
     assert "PLANTED" not in dumped and "issue://12" not in dumped and plan["sources"] == []
@@ -181,9 +209,11 @@ def test_one_unsafe_repo_candidate_blocks_every_repo_candidate_without_content(p
 
 def test_a_detector_finding_blocks_the_repo_subset_and_is_never_output_or_stored(project):
     secret = "ghp_" + "a1B2c3D4e5" * 3  # built at run time, never printed
-    text = manifest(cand("repo", "Token", f"Use {secret} to deploy.", sensitivity="repo-safe"),
-                    cand("repo", "Safe", "Deploys go through CI.", sensitivity="repo-safe"),
-                    cand("session", "Where", f"Stopped at {secret}", type="episode"))
+    text = manifest(
+        cand("repo", "Token", f"Use {secret} to deploy.", sensitivity="repo-safe"),
+        cand("repo", "Safe", "Deploys go through CI.", sensitivity="repo-safe"),
+        cand("session", "Where", f"Stopped at {secret}", type="episode"),
+    )
     plan = plan_import(project, text)
     assert secret not in json.dumps(plan)
     first, second, session = (c["action"] for c in plan["candidates"])
@@ -201,27 +231,37 @@ def test_duplicates_against_records_packets_runtime_rows_and_earlier_candidates(
     from memzoi.lifecycle import add_local
 
     add_local(project, title="Mine", body="Local body.", actor="dev")
-    text = manifest(cand("repo", "A", "  Records body.  ", sensitivity="repo-safe"),
-                    cand("repo", "B", "Packet body.", sensitivity="repo-safe"),
-                    cand("local", "C", "Local body."),
-                    cand("local", "D", "Fresh body."),
-                    cand("session", "E", "Fresh body.", type="episode"))
+    text = manifest(
+        cand("repo", "A", "  Records body.  ", sensitivity="repo-safe"),
+        cand("repo", "B", "Packet body.", sensitivity="repo-safe"),
+        cand("local", "C", "Local body."),
+        cand("local", "D", "Fresh body."),
+        cand("session", "E", "Fresh body.", type="episode"),
+    )
     plan = plan_import(project, text)
     kinds = [[(m["kind"], m["id"]) for m in c["duplicates"]] for c in plan["candidates"]]
-    assert kinds == [[("canonical_record", "kept")], [("pending_proposal", "waiting")],
-                     [("runtime_record", "mine")], [], [("earlier_candidate", "candidate-3")]]
+    assert kinds == [
+        [("canonical_record", "kept")],
+        [("pending_proposal", "waiting")],
+        [("runtime_record", "mine")],
+        [],
+        [("earlier_candidate", "candidate-3")],
+    ]
     assert [c["action"]["kind"] for c in plan["candidates"]] == ["duplicate"] * 3 + ["create_runtime", "duplicate"]
     assert plan["summary"]["duplicates"] == 4
 
 
-@pytest.mark.parametrize(("change", "needle"), [
-    (("version: memzoi/import\n", "version: memzoi/import-v1\n"), "memzoi/import-v1"),
-    (("origin_key: adr-sync:2026-07-18\n", ""), "origin_key"),
-    (("  - path: imports/not-read.yml", "  - path: ../outside.yml"), "sources[0]"),
-    (("    tags: [workflow]\n", "    tags: [workflow]\n    colour: blue\n"), "unknown field"),
-    (("    type: fact\n    title: Local preference", "    title: Local preference"), "type"),
-    (("    reason: stale transient note\n", ""), "reason"),
-])
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        (("version: memzoi/import\n", "version: memzoi/import-v1\n"), "memzoi/import-v1"),
+        (("origin_key: adr-sync:2026-07-18\n", ""), "origin_key"),
+        (("  - path: imports/not-read.yml", "  - path: ../outside.yml"), "sources[0]"),
+        (("    tags: [workflow]\n", "    tags: [workflow]\n    colour: blue\n"), "unknown field"),
+        (("    type: fact\n    title: Local preference", "    title: Local preference"), "type"),
+        (("    reason: stale transient note\n", ""), "reason"),
+    ],
+)
 def test_invalid_manifests_are_refused_naming_the_field(project, change, needle):
     text = builders.edit(MIXED, *change, count=1)
     with pytest.raises(L.Refusal) as err:
@@ -232,20 +272,21 @@ def test_invalid_manifests_are_refused_naming_the_field(project, change, needle)
 
 
 def test_type_and_lane_inference_is_memzois(project):
-    text = manifest({"destination": "local", "reason": "r", "lane": "procedural", "title": "P", "body": "p"},
-                    {"destination": "local", "reason": "r", "type": "episode", "title": "E", "body": "e"},
-                    {"destination": "session", "reason": "r", "type": "fact", "lane": "semantic", "title": "S",
-                     "body": "s"})
+    text = manifest(
+        {"destination": "local", "reason": "r", "lane": "procedural", "title": "P", "body": "p"},
+        {"destination": "local", "reason": "r", "type": "episode", "title": "E", "body": "e"},
+        {"destination": "session", "reason": "r", "type": "fact", "lane": "semantic", "title": "S", "body": "s"},
+    )
     got = [(c["type"], c["lane"]) for c in plan_import(project, text)["candidates"]]
     assert got == [("procedure", "procedural"), ("episode", "episodic"), ("episode", "session")]
 
 
-TWO_PACKETS = manifest(cand("repo", "Tokens rotate hourly", "Access tokens rotate every hour.",
-                            sensitivity="repo-safe"),
-                       cand("repo", "Sessions live a day", "Server sessions expire after a day.",
-                            sensitivity="repo-safe"),
-                       cand("local", "I prefer tabs", "Use tabs in my editor."),
-                       cand("session", "Where I stopped", "Refresh flow half done.", type="episode"))
+TWO_PACKETS = manifest(
+    cand("repo", "Tokens rotate hourly", "Access tokens rotate every hour.", sensitivity="repo-safe"),
+    cand("repo", "Sessions live a day", "Server sessions expire after a day.", sensitivity="repo-safe"),
+    cand("local", "I prefer tabs", "Use tabs in my editor."),
+    cand("session", "Where I stopped", "Refresh flow half done.", type="episode"),
+)
 
 
 def test_fault_at_every_step_leaves_all_or_nothing(tmp_path, monkeypatch):
@@ -318,8 +359,10 @@ def test_crash_at_every_step_leaves_all_or_nothing(tmp_path, monkeypatch):
     seen = set()
     for n in range(1, len(steps) + 1):
         root, plan_id = project(f"c{n}")
-        code, _ = run_child(lambda root=root, plan_id=plan_id: import_apply(root, TWO_PACKETS, plan_id=plan_id,
-                                                                            actor="dev", now=T0), crash_at=n)
+        code, _ = run_child(
+            lambda root=root, plan_id=plan_id: import_apply(root, TWO_PACKETS, plan_id=plan_id, actor="dev", now=T0),
+            crash_at=n,
+        )
         assert code == CRASH_EXIT
         got = state(root)
         if got not in ((0, 0, 0), (2, 1, 1)):
@@ -334,10 +377,12 @@ def test_crash_at_every_step_leaves_all_or_nothing(tmp_path, monkeypatch):
 
 def test_a_secret_anywhere_is_never_shown_or_stored(project):
     secret = "ghp_" + "R5t6Y7u8I9" * 3  # built at run time, never printed
-    text = manifest(cand("discard", "Noise", f"old {secret}"),
-                    cand("needs_review", "Unsure", "Decide.", reason=f"because {secret}"),
-                    cand("local", "Mine", "Tabs.", tags=[secret]),
-                    cand("local", "Fine", "Spaces."))
+    text = manifest(
+        cand("discard", "Noise", f"old {secret}"),
+        cand("needs_review", "Unsure", "Decide.", reason=f"because {secret}"),
+        cand("local", "Mine", "Tabs.", tags=[secret]),
+        cand("local", "Fine", "Spaces."),
+    )
     plan = plan_import(project, text)
     assert secret not in json.dumps(plan)
     actions = [c["action"] for c in plan["candidates"]]

@@ -64,8 +64,9 @@ def steps_of(fn: Callable[[], object]) -> list[str]:
     return seen
 
 
-def trial(world: World, setup: Callable[[Path], Callable[[], object]], k: int, code: int, out: Counter,
-          undo: bool) -> None:
+def trial(
+    world: World, setup: Callable[[Path], Callable[[], object]], k: int, code: int, out: Counter, undo: bool
+) -> None:
     root = world.fresh()
     run = setup(root)
     start = tree(root)
@@ -92,7 +93,8 @@ def trial(world: World, setup: Callable[[Path], Callable[[], object]], k: int, c
     L.reconcile(root)  # what the next command does first
     now = tree(root)
     assert {p: b for p, b in now.items() if not p.rsplit("/", 1)[-1].startswith(".")} == {
-        p: b for p, b in failed.items() if not p.rsplit("/", 1)[-1].startswith(".")}, "reconcile wrote"
+        p: b for p, b in failed.items() if not p.rsplit("/", 1)[-1].startswith(".")
+    }, "reconcile wrote"
     assert not [p for p in now if p.rsplit("/", 1)[-1].startswith(".")], "temporary files left"
     out["completed" if result == "done" else f"refused:{result}"] += 1
     changes = L.history(root)
@@ -126,13 +128,14 @@ def matrix(world: World, label: str, setup: Callable[[Path], Callable[[], object
 
 
 def op_setup(name: str) -> Callable[[Path], Callable[[], object]]:
-    return lambda root: (lambda: OPERATIONS[name](root))
+    return lambda root: lambda: OPERATIONS[name](root)
 
 
 def undo_setup(name: str) -> Callable[[Path], Callable[[], object]]:
     def setup(root: Path) -> Callable[[], object]:
         cid = OPERATIONS[name](root).change_id
         return lambda: L.undo_change(root, cid, actor="x")
+
     return setup
 
 
@@ -144,6 +147,7 @@ def recovery_setup(mode: str) -> Callable[[Path], Callable[[], object]]:
         cid = L.history(root)[0].id
         assert L.history(root)[0].status == "uncertain"
         return lambda: L.recover(root, cid, mode, actor="x")
+
     return setup
 
 
@@ -162,8 +166,10 @@ def test_enospc_and_eio_at_every_step(scratch, template, monkeypatch, capsys):  
     for _, c in rows:
         total.update(c)
     with capsys.disabled():
-        print(f"\nENOSPC/EIO fault matrix: {total['trials']} injected faults over {len(rows)} operations: "
-              f"{dict(sorted((k, v) for k, v in total.items() if k != 'trials'))}")
+        print(
+            f"\nENOSPC/EIO fault matrix: {total['trials']} injected faults over {len(rows)} operations: "
+            f"{dict(sorted((k, v) for k, v in total.items() if k != 'trials'))}"
+        )
         for label, c in rows:
             print(f"  {label:28} {c['trials']:3} faults  {dict(sorted((k, v) for k, v in c.items() if k != 'trials'))}")
     assert total["completed"] + sum(v for k, v in total.items() if k.startswith("refused:")) == total["trials"]

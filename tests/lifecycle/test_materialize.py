@@ -22,8 +22,15 @@ from ..ledger.faults import tree
 def draft(**fields) -> str:
     """A draft record for materialization, with ``fields`` overriding it. It has no ``description``: the
     materializer writes one from the body."""
-    data = dict(type="preference", title="Prefer small modules", timestamp="2026-07-06T00:00:00Z", confidence=0.9,
-                tags=["style"], description=None, body="Keep modules under 500 lines.")
+    data = dict(
+        type="preference",
+        title="Prefer small modules",
+        timestamp="2026-07-06T00:00:00Z",
+        confidence=0.9,
+        tags=["style"],
+        description=None,
+        body="Keep modules under 500 lines.",
+    )
     return builders.record("prefer-small-modules", **{**data, **fields})
 
 
@@ -33,24 +40,54 @@ REL = ".memzoi/records/prefer-small-modules.md"
 
 def domain(name: str, value) -> str:
     """Memzoi's identity construction, computed independently: blake3(domain ‖ 0 ‖ JCS(value))."""
-    return "blake3:" + blake3.blake3(f"memzoi.repository-materialization.{name}".encode() + b"\0"
-                                     + rfc8785.dumps(value)).hexdigest()
+    return (
+        "blake3:"
+        + blake3.blake3(f"memzoi.repository-materialization.{name}".encode() + b"\0" + rfc8785.dumps(value)).hexdigest()
+    )
 
 
 def test_identities_follow_memzoi_formulas(repo):
     cand = build_candidate(repo, DRAFT)
-    assert cand["candidate_id"] == domain("candidate-id", {k: cand[k] for k in (
-        "schema", "destination", "action", "output_path", "expected_prior_revision", "target", "reason", "record")})
+    assert cand["candidate_id"] == domain(
+        "candidate-id",
+        {
+            k: cand[k]
+            for k in (
+                "schema",
+                "destination",
+                "action",
+                "output_path",
+                "expected_prior_revision",
+                "target",
+                "reason",
+                "record",
+            )
+        },
+    )
     assert cand["expected_prior_revision"] == {"kind": "absent"} and cand["output_path"] == REL
     assert cand["record"]["draft"]["body"] == "Keep modules under 500 lines."
     assert "updated" not in cand["record"] and "lineage" not in cand["record"]
     plan = derive_plan(cand)
-    assert plan["plan_id"] == domain("plan-id", {"schema": plan["schema"], "candidate_id": cand["candidate_id"],
-                                                 "outputs": plan["outputs"]})
+    assert plan["plan_id"] == domain(
+        "plan-id", {"schema": plan["schema"], "candidate_id": cand["candidate_id"], "outputs": plan["outputs"]}
+    )
     assert plan["outputs"][0]["role"] == "canonical_record"
     dec = derive_decision(plan, "2026-07-07T00:00:00Z")
-    assert dec["decision_id"] == domain("decision-id", {k: dec[k] for k in (
-        "schema", "plan_id", "candidate_id", "decision_at", "policy", "authorization_capability", "outputs")})
+    assert dec["decision_id"] == domain(
+        "decision-id",
+        {
+            k: dec[k]
+            for k in (
+                "schema",
+                "plan_id",
+                "candidate_id",
+                "decision_at",
+                "policy",
+                "authorization_capability",
+                "outputs",
+            )
+        },
+    )
     # Deterministic: the same inputs give the same ids; another decision time another decision id only.
     assert derive_plan(build_candidate(repo, DRAFT)) == plan
     assert derive_decision(plan, "2026-07-08T00:00:00Z")["decision_id"] != dec["decision_id"]
@@ -62,8 +99,15 @@ def test_cli_flow_writes_an_attested_record_and_undo_removes_it(repo, cli, tmp_p
     paths = {k: tmp_path / f"{k}.json" for k in ("candidate", "plan", "decision")}
     assert cli("materialize", "candidate", str(draft), "--output", str(paths["candidate"]))[0] == 0
     assert cli("materialize", "plan", str(paths["candidate"]), "--output", str(paths["plan"]))[0] == 0
-    code, out = cli("materialize", "decide", str(paths["plan"]), "--candidate", str(paths["candidate"]),
-                    "--output", str(paths["decision"]))
+    code, out = cli(
+        "materialize",
+        "decide",
+        str(paths["plan"]),
+        "--candidate",
+        str(paths["candidate"]),
+        "--output",
+        str(paths["decision"]),
+    )
     assert code == 0 and out["decision_id"].startswith("blake3:")
     code, err = cli("materialize", "plan", str(paths["candidate"]), "--output", str(paths["plan"]))
     assert code == 1 and err["error"]["code"] == "output_exists"
@@ -79,9 +123,12 @@ def test_cli_flow_writes_an_attested_record_and_undo_removes_it(repo, cli, tmp_p
     analysis = analyze_path(repo / REL)
     assert analysis.findings == []
     block = analysis.document.data["materialization"]
-    assert block["action"] == "create" and block["decision_id"] == json.loads(paths["decision"].read_text())["decision_id"]
-    assert block["revision"]["revision_hash"] == record_revision("prefer-small-modules", analysis.document.data,
-                                                                 analysis.document.body)
+    assert (
+        block["action"] == "create" and block["decision_id"] == json.loads(paths["decision"].read_text())["decision_id"]
+    )
+    assert block["revision"]["revision_hash"] == record_revision(
+        "prefer-small-modules", analysis.document.data, analysis.document.body
+    )
     code, err = cli("materialize", "apply", *args)
     assert code == 1 and err["error"]["code"] == "already_current"
     assert cli("undo", out["change_id"])[0] == 0
@@ -101,9 +148,14 @@ def test_tampered_artifacts_and_preconditions_refuse(repo):
 
     assert code_of({**cand, "reason": "x"}, plan, dec) == "materialization_candidate_identity_mismatch"
     assert code_of(cand, {**plan, "plan_id": "blake3:" + "1" * 64}, dec) == "materialization_candidate_plan_mismatch"
-    assert code_of(cand, plan, {**dec, "decision_at": "2026-07-09T00:00:00Z"}) == "materialization_decision_identity_mismatch"
+    assert (
+        code_of(cand, plan, {**dec, "decision_at": "2026-07-09T00:00:00Z"})
+        == "materialization_decision_identity_mismatch"
+    )
     assert code_of(cand, plan, {**dec, "policy": {"policy_id": "x", "safety_contract": "y"}}) in (
-        "materialization_artifact_invalid", "materialization_policy_mismatch")
+        "materialization_artifact_invalid",
+        "materialization_policy_mismatch",
+    )
     with pytest.raises(ledger.Refusal) as err:
         build_candidate(repo, draft(scope="project", scope_id="other"))
     assert err.value.code == "materialization_candidate_invalid"
@@ -115,7 +167,8 @@ def test_tampered_artifacts_and_preconditions_refuse(repo):
     wrong["candidate_id"] = candidate_identity(wrong)
     wplan = derive_plan(wrong)
     assert code_of(wrong, wplan, derive_decision(wplan, "2026-07-07T00:00:00Z")) == (
-        "materialization_candidate_not_repository_scoped")
+        "materialization_candidate_not_repository_scoped"
+    )
     assert tree(repo) == start
     materialize_apply(repo, cand, plan, dec, actor="r")
     with pytest.raises(ledger.Refusal) as err:
@@ -179,8 +232,11 @@ def test_artifacts_are_found_beside_each_other_and_written_once(tmp_path):
     from memzoi.lifecycle.materialize import PLAN_SCHEMA
 
     files = artifact_set(tmp_path / "x.plan.json")
-    assert files == {"candidate": tmp_path / "x.json", "plan": tmp_path / "x.plan.json",
-                     "decision": tmp_path / "x.decision.json"}
+    assert files == {
+        "candidate": tmp_path / "x.json",
+        "plan": tmp_path / "x.plan.json",
+        "decision": tmp_path / "x.decision.json",
+    }
     assert artifact_set(tmp_path / "x.decision.json") == artifact_set(tmp_path / "x.json") == files
     plan = {"schema": PLAN_SCHEMA, "plan_id": "p1"}
     assert artifact_kind(json.dumps(plan)) == "plan"

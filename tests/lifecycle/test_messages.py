@@ -13,10 +13,16 @@ from .. import builders
 def test_apply_names_the_title_and_the_record_and_keeps_the_id_for_the_detail():
     record = builders.record("lint-before-pushing", title="Lint before pushing").encode()
     packet = builders.packet("mem-lint", title="Lint before pushing").encode()
-    result = ChangeResult("chg_0123", "applied", [
-        FileChange(".memzoi/records/lint-before-pushing.md", None, record),
-        FileChange(".memzoi/proposals/resolved/applied/mem-lint.md", None, packet),
-        FileChange(".memzoi/proposals/pending/mem-lint.md", packet, None)], "apply")
+    result = ChangeResult(
+        "chg_0123",
+        "applied",
+        [
+            FileChange(".memzoi/records/lint-before-pushing.md", None, record),
+            FileChange(".memzoi/proposals/resolved/applied/mem-lint.md", None, packet),
+            FileChange(".memzoi/proposals/pending/mem-lint.md", packet, None),
+        ],
+        "apply",
+    )
     message, detail = change_message(result)
     assert message == 'Applied "Lint before pushing" -> records/lint-before-pushing.md'
     assert "chg_0123" in detail and "proposals/pending/mem-lint.md" in detail
@@ -24,16 +30,18 @@ def test_apply_names_the_title_and_the_record_and_keeps_the_id_for_the_detail():
 
 def test_long_titles_fit_one_line_and_undo_says_what_it_undid():
     record = builders.record("r", title="word " * 60).encode()
-    message, _ = change_message(ChangeResult("chg_1", "undone", [FileChange(".memzoi/records/r.md", None, record)],
-                                             "apply"))
+    message, _ = change_message(
+        ChangeResult("chg_1", "undone", [FileChange(".memzoi/records/r.md", None, record)], "apply")
+    )
     assert message.startswith('Undid apply of "word word') and len(message) <= MAX_LINE and "\n" not in message
 
 
 def test_a_secret_in_a_title_is_never_shown():
     secret = "AKIA" + "Z" * 16  # built at run time: an AWS access key id shape
     record = builders.record("r", title=f"Key {secret}").encode()
-    message, detail = change_message(ChangeResult("chg_2", "applied", [FileChange(".memzoi/records/r.md", None,
-                                                                                  record)], "reattest"))
+    message, detail = change_message(
+        ChangeResult("chg_2", "applied", [FileChange(".memzoi/records/r.md", None, record)], "reattest")
+    )
     assert secret not in message and secret not in detail and message.startswith("Re-attested")
 
 

@@ -12,11 +12,26 @@ from memzoi.workspace import Role
 
 
 def change(cid: str, status: str = "applied", operation: str = "apply") -> ChangeRecord:
-    return ChangeRecord(id=cid, seq=1, operation=operation, actor="ana", source="cli", reason=None, summary="",
-                        status=status, phase="done", diagnostic=None, details={}, created_at="2026-07-01T00:00:00Z",
-                        updated_at="2026-07-01T00:00:00Z", applied_at="2026-07-01T00:00:00Z", undone_at=None,
-                        undo_actor=None, undo_source=None,
-                        files=[FileChange(".memzoi/records/x.md", None, b"x")])
+    return ChangeRecord(
+        id=cid,
+        seq=1,
+        operation=operation,
+        actor="ana",
+        source="cli",
+        reason=None,
+        summary="",
+        status=status,
+        phase="done",
+        diagnostic=None,
+        details={},
+        created_at="2026-07-01T00:00:00Z",
+        updated_at="2026-07-01T00:00:00Z",
+        applied_at="2026-07-01T00:00:00Z",
+        undone_at=None,
+        undo_actor=None,
+        undo_source=None,
+        files=[FileChange(".memzoi/records/x.md", None, b"x")],
+    )
 
 
 def ops(offers) -> list[tuple[str, str | None]]:
@@ -38,13 +53,16 @@ def test_a_blocked_packet_says_why_and_offers_local_memory_only_where_it_fits():
     assert offers[0].blocked is None  # the review shows why and offers the rest
     assert offers[2].blocked is None and offers[3].blocked is None  # rejecting or routing is always open
     secret = readiness([gate], sensitivity="secret")
-    assert "route_local" not in [o.operation for o in file_offers(Role.PENDING, {}, [gate], secret, None,
-                                                                  lambda c: True, unsaved=False)]
+    assert "route_local" not in [
+        o.operation for o in file_offers(Role.PENDING, {}, [gate], secret, None, lambda c: True, unsaved=False)
+    ]
 
 
 def test_an_active_record_offers_supersede_and_tombstone_blocked_by_its_errors():
     assert ops(file_offers(Role.RECORD, {"status": "active"}, [], None, None, lambda c: True, unsaved=False)) == [
-        ("supersede", None), ("tombstone", None)]
+        ("supersede", None),
+        ("tombstone", None),
+    ]
     err = finding("invalid_value", "lane is not valid", 0, 1)
     offers = file_offers(Role.RECORD, {"status": "active"}, [err], None, None, lambda c: True, unsaved=False)
     assert ops(offers) == [("supersede", "fix the 1 error(s) first"), ("tombstone", "fix the 1 error(s) first")]
@@ -58,8 +76,7 @@ def test_a_changed_record_offers_reattest():
         offers = file_offers(Role.RECORD, {"status": "active"}, [stale], None, None, lambda c: True, unsaved=False)
         assert ops(offers)[-1] == ("reattest", None) and offers[-1].preview  # the hand edit is shown first
         # A superseded record cannot be re-attested (Memzoi attests only active records): the offer says why.
-        offers = file_offers(Role.RECORD, {"status": "superseded"}, [stale], None, None, lambda c: True,
-                             unsaved=False)
+        offers = file_offers(Role.RECORD, {"status": "superseded"}, [stale], None, None, lambda c: True, unsaved=False)
         assert ops(offers) == [("reattest", INACTIVE)]
 
 
@@ -67,8 +84,9 @@ def test_undo_only_while_exact_and_every_recovery_mode_of_each_uncertain_change(
     last, stuck = change("c-last"), change("c-stuck", status="uncertain")
     ledger = FileLedger(uncertain=[stuck], last=last)
     offers = file_offers(Role.RECORD, {"status": "deprecated"}, [], None, ledger, lambda c: c is last, unsaved=False)
-    assert [(o.operation, o.change.id if o.change else None, o.mode) for o in offers] == [
-        ("undo", "c-last", None)] + [("recover", "c-stuck", m) for m in RECOVERY_MODES]
+    assert [(o.operation, o.change.id if o.change else None, o.mode) for o in offers] == [("undo", "c-last", None)] + [
+        ("recover", "c-stuck", m) for m in RECOVERY_MODES
+    ]
     # The files changed since: the ledger could not restore their exact before bytes, so no Undo.
     offers = file_offers(Role.RECORD, {"status": "deprecated"}, [], None, ledger, lambda c: False, unsaved=False)
     assert [o.operation for o in offers] == ["recover"] * len(RECOVERY_MODES)

@@ -178,6 +178,7 @@ def test_preview_refuses_a_read_only_target_as_the_change_would(repo):
 
 # -- why a file cannot be written: the advice fits the reason --------------------------------------------------
 
+
 def read_only_mount(monkeypatch, top: Path) -> None:
     """``statvfs`` reports the file system below ``top`` as mounted read-only (as a ``ro`` mount does)."""
     real = os.statvfs
@@ -208,8 +209,10 @@ def denied(monkeypatch, *paths: Path) -> None:
 def test_a_read_only_mount_is_named_as_such_not_as_a_mode(repo, cli, monkeypatch):
     read_only_mount(monkeypatch, repo)
     start, changes = tree(repo), len(L.history(repo))
-    for argv in (("proposals", "apply", "mem_2026_07_06_auth_001"), ("tombstone", "rust-msrv-is-1-96-1",
-                                                                      "--reason", "gone")):
+    for argv in (
+        ("proposals", "apply", "mem_2026_07_06_auth_001"),
+        ("tombstone", "rust-msrv-is-1-96-1", "--reason", "gone"),
+    ):
         code, out = cli(*argv)
         assert code == 1 and out["error"]["code"] == "read_only_file_system", out
         message = out["error"]["message"]

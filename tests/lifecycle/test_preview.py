@@ -20,7 +20,9 @@ def lifecycle_project(repo: Path) -> tuple[Path, Path]:
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted((root / ".memzoi").rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes() for p in sorted((root / ".memzoi").rglob("*")) if p.is_file()
+    }
 
 
 def test_apply_preview_equals_the_change_and_writes_nothing(lifecycle_project):

@@ -26,8 +26,12 @@ def test_every_blocking_reason_is_named_and_warnings_do_not_block():
     gate = finding("sensitivity_not_repo_safe", "sensitivity is local-only", 0, 1)
     schema = finding("invalid_value", "lane is not valid", 2, 3)
     dup = finding("duplicate_content", "same as x", 4, 5)  # a warning: Memzoi applies duplicates
-    r = readiness([gate, schema, dup], identity_resolved=".memzoi/proposals/resolved/applied/p.md",
-                  record_taken=".memzoi/records/x.md", sensitivity="local-only")
+    r = readiness(
+        [gate, schema, dup],
+        identity_resolved=".memzoi/proposals/resolved/applied/p.md",
+        record_taken=".memzoi/records/x.md",
+        sensitivity="local-only",
+    )
     assert r.codes() == ["sensitivity_not_repo_safe", "invalid_value", "duplicate_identity", "record_exists"]
     assert r.can_route_local  # the gate keeps it out of git, and nothing forbids keeping it privately
     assert r.statement().startswith("no: blocked by sensitivity_not_repo_safe, invalid_value, duplicate_identity")
@@ -39,8 +43,10 @@ def test_a_refusal_carries_one_piece_of_advice():
     schema = finding("invalid_value", "lane is not valid; use one of semantic, procedural", 2, 3)
     stale = finding("proposal_target_stale", "target updated after the proposal; re-propose against it", 4, 5)
     text = readiness([schema, stale]).refusal()
-    assert text == ("blocked by invalid_value (lane is not valid); proposal_target_stale (target updated after the "
-                    "proposal); fix what is named or reject it")
+    assert text == (
+        "blocked by invalid_value (lane is not valid); proposal_target_stale (target updated after the "
+        "proposal); fix what is named or reject it"
+    )
     assert "use one of" not in text and "re-propose" not in text and text.count("reject") == 1
 
 
@@ -81,10 +87,13 @@ def test_editor_and_core_agree_on_every_seeded_packet(repo, cli):
     base = (repo / PENDING / f"{PACKET}.md").read_text()
     variants = {
         "mem-local-only": base.replace("sensitivity: repo-safe", "sensitivity: local-only"),
-        "mem-taken-slug": base.replace("title: Run focused tests before full workspace checks",
-                                       'title: "Automatic private inference is event-bound"'),
-        "mem-two-blockers": base.replace("sensitivity: repo-safe", "sensitivity: sensitive")
-                                .replace("lane: ", "lane: nowhere-", 1),
+        "mem-taken-slug": base.replace(
+            "title: Run focused tests before full workspace checks",
+            'title: "Automatic private inference is event-bound"',
+        ),
+        "mem-two-blockers": base.replace("sensitivity: repo-safe", "sensitivity: sensitive").replace(
+            "lane: ", "lane: nowhere-", 1
+        ),
     }
     for name, text in variants.items():
         text = text.replace(f"id: {PACKET}", f"id: {name}", 1)
@@ -128,6 +137,7 @@ def test_a_packet_whose_record_file_name_is_too_long_cannot_be_applied(repo, cli
     code, err = cli("proposals", "apply", "long-pkt")
     assert code == 1 and err["error"]["code"] == "title_too_long"
     assert tree(repo) == before
-    code, err = cli("supersede", "semantic/decisions/auth-client-validation", "--title", "x" * 440, "--body", "b",
-                    "--reason", "r")
+    code, err = cli(
+        "supersede", "semantic/decisions/auth-client-validation", "--title", "x" * 440, "--body", "b", "--reason", "r"
+    )
     assert code == 1 and err["error"]["code"] == "title_too_long" and tree(repo) == before

@@ -19,8 +19,9 @@ def test_preflight_reads_unique_top_level_scalars_only():
 def test_receipt_for_a_packet_without_id_uses_the_digest():
     raw = b"---\ntitle: no id\n---\n\ntext\n"
     digest, cls, _ = receipt_digests(raw, "file_x")
-    expected = blake3.blake3(b"proposal-id\0<missing-or-non-string>\0proposal-file-id\0file_x\0proposal-markdown\0"
-                             + raw).hexdigest()
+    expected = blake3.blake3(
+        b"proposal-id\0<missing-or-non-string>\0proposal-file-id\0file_x\0proposal-markdown\0" + raw
+    ).hexdigest()
     assert digest == expected
     assert cls == blake3.blake3(b"memzoi.rejected-proposal-classification.v1\0unknown\0<missing>").hexdigest()
     file_token, data, body = receipt(raw, "file_x", actor="me", when="2026-07-06T00:00:00Z", reason="r")

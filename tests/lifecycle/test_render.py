@@ -10,9 +10,19 @@ from memzoi.analysis import analyze_text
 from memzoi.render import render_packet, render_record, rust_float, scalar
 
 BASE = {
-    "id": "r", "kind": "memory", "profile": "memzoi", "type": "fact", "lane": "semantic", "title": "T",
-    "timestamp": "2026-07-06T00:00:00Z", "status": "active", "scope": "repo", "visibility": "repo",
-    "content_class": "general_repo_knowledge", "confidence": 1.0, "retention": {},
+    "id": "r",
+    "kind": "memory",
+    "profile": "memzoi",
+    "type": "fact",
+    "lane": "semantic",
+    "title": "T",
+    "timestamp": "2026-07-06T00:00:00Z",
+    "status": "active",
+    "scope": "repo",
+    "visibility": "repo",
+    "content_class": "general_repo_knowledge",
+    "confidence": 1.0,
+    "retention": {},
     "origin": {"origin_key": "repository-record:r", "route": "repository_materialization"},
 }
 
@@ -32,20 +42,42 @@ def test_record_key_order_matches_memzoi():
     text = render_record({**BASE, "updated": "2026-07-07T00:00:00Z", "tags": ["a"], "supersedes": "old"}, "Body.")
     frontmatter = text.split("\n---\n", 1)[0].splitlines()[1:]
     keys = [line.split(":")[0] for line in frontmatter if line[0].isalpha()]
-    assert keys == ["id", "kind", "profile", "type", "lane", "title", "description", "timestamp", "updated",
-                    "status", "scope", "visibility", "content_class", "confidence", "tags", "supersedes",
-                    "retention", "origin"]
+    assert keys == [
+        "id",
+        "kind",
+        "profile",
+        "type",
+        "lane",
+        "title",
+        "description",
+        "timestamp",
+        "updated",
+        "status",
+        "scope",
+        "visibility",
+        "content_class",
+        "confidence",
+        "tags",
+        "supersedes",
+        "retention",
+        "origin",
+    ]
     assert text.endswith("---\n\n# T\n\nBody.\n")
     assert render_record(BASE, "Body.", newline="\r\n").count("\r\n") == render_record(BASE, "Body.").count("\n")
 
 
-_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1,
-                max_size=40)
+_text = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=40
+)
 
 
 @settings(max_examples=150, deadline=None)
-@given(title=_text, body=_text, tags=st.lists(_text, max_size=3),
-       ref=st.text(alphabet=string.ascii_letters + string.digits + "-_./:# ", min_size=1, max_size=20))
+@given(
+    title=_text,
+    body=_text,
+    tags=st.lists(_text, max_size=3),
+    ref=st.text(alphabet=string.ascii_letters + string.digits + "-_./:# ", min_size=1, max_size=20),
+)
 def test_any_content_reads_back_identically(title, body, tags, ref):
     title, body = title.strip(), body.strip()
     if not title or not body or title.startswith("#") or body.startswith("# "):
@@ -61,16 +93,28 @@ def test_any_content_reads_back_identically(title, body, tags, ref):
     dumped.pop("description", None)
     assert dumped == data
     assert analysis.document.body == body.replace("\r\n", "\n").replace("\r", "\n").strip(
-        "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+        "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+    )
 
 
 def test_packet_always_writes_supersedes():
-    data = {"id": "p", "kind": "proposal", "profile": "memzoi", "type": "fact", "lane": "semantic", "title": "T",
-            "description": "D", "status": "proposed",
-            "proposal": {"action": "create", "proposed_by": "me", "proposed_at": "2026-07-06T00:00:00Z"},
-            "scope": {"kind": "repo"}, "timestamp": "2026-07-06T00:00:00Z", "sensitivity": "repo-safe",
-            "content_class": "general_repo_knowledge", "retention": {},
-            "origin": {"origin_key": "repository-proposal:p", "route": "repository_proposal"}}
+    data = {
+        "id": "p",
+        "kind": "proposal",
+        "profile": "memzoi",
+        "type": "fact",
+        "lane": "semantic",
+        "title": "T",
+        "description": "D",
+        "status": "proposed",
+        "proposal": {"action": "create", "proposed_by": "me", "proposed_at": "2026-07-06T00:00:00Z"},
+        "scope": {"kind": "repo"},
+        "timestamp": "2026-07-06T00:00:00Z",
+        "sensitivity": "repo-safe",
+        "content_class": "general_repo_knowledge",
+        "retention": {},
+        "origin": {"origin_key": "repository-proposal:p", "route": "repository_proposal"},
+    }
     text = render_packet(data, "Body.")
     assert "\nsupersedes: []\n" in text
     analysis = analyze_text(text, "/p/.memzoi/proposals/pending/p.md")

@@ -27,10 +27,17 @@ def line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset)
 
 
-@pytest.mark.parametrize(("name", "text", "kind"), [
-    ("s.yml", SEED, "session_end"), ("m.yaml", MIXED, "import"), ("m.yml", manifest(cand("local", "a", "b")), "import"),
-    ("s.md", SEED, None), ("ci.yml", "jobs:\n  build:\n    task: x\n    candidates: y\n", None),
-    ("other.yml", "version: 2\n", None)])
+@pytest.mark.parametrize(
+    ("name", "text", "kind"),
+    [
+        ("s.yml", SEED, "session_end"),
+        ("m.yaml", MIXED, "import"),
+        ("m.yml", manifest(cand("local", "a", "b")), "import"),
+        ("s.md", SEED, None),
+        ("ci.yml", "jobs:\n  build:\n    task: x\n    candidates: y\n", None),
+        ("other.yml", "version: 2\n", None),
+    ],
+)
 def test_input_kind(name, text, kind):
     assert input_kind(name, text) == kind
 
@@ -50,20 +57,27 @@ def test_session_end_findings_on_the_candidate_line(project):
 
 def test_import_findings_name_codes_not_content(project):
     secret = "ghp_" + "P0o9I8u7Y6" * 3  # built at run time, never printed
-    text = manifest(cand("repo", "Safe", "Safe body.", sensitivity="repo-safe"),
-                    cand("repo", "Token", f"Use {secret}", sensitivity="repo-safe"),
-                    cand("local", "Dup", "Local body."), cand("local", "Dup2", "Local body."))
+    text = manifest(
+        cand("repo", "Safe", "Safe body.", sensitivity="repo-safe"),
+        cand("repo", "Token", f"Use {secret}", sensitivity="repo-safe"),
+        cand("local", "Dup", "Local body."),
+        cand("local", "Dup2", "Local body."),
+    )
     found = input_findings(project, project / "m.yml", text)
     assert sorted(f.code for f in found) == ["credential_token", "duplicate_content", "repo_subset_blocked"]
     assert all(secret not in f.message for f in found)
     ctx = ProjectContext(str(project / ".memzoi"), None, None, DEFAULT_RULES)  # type: ignore[arg-type]
     assert [f.code for f in input_verdict(project / "m.yml", text, project, ctx)] == [
-        "repo_subset_blocked", "credential_token", "duplicate_content"]  # sorted by position
+        "repo_subset_blocked",
+        "credential_token",
+        "duplicate_content",
+    ]  # sorted by position
 
 
 def test_invalid_inputs_are_schema_findings(project):
-    [f] = input_findings(project, project / "m.yml", MIXED.replace("version: memzoi/import\n",
-                                                                  "version: memzoi/import\ncolour: blue\n"))
+    [f] = input_findings(
+        project, project / "m.yml", MIXED.replace("version: memzoi/import\n", "version: memzoi/import\ncolour: blue\n")
+    )
     assert f.code == "invalid_import_manifest"
     [f] = input_findings(project, project / "s.yml", SEED + "    colour: blue\n")
     assert f.code == "invalid_session_end"
@@ -71,8 +85,13 @@ def test_invalid_inputs_are_schema_findings(project):
 
 def test_preview_writes_nothing_then_apply_checks_it(project):
     preview = routing_preview(project, project / "m.yml", MIXED, actor="dev")
-    assert [c["outcome"] for c in preview["candidates"]] == ["create_proposal", "create_runtime", "create_runtime",
-                                                            "no_write", "blocked"]
+    assert [c["outcome"] for c in preview["candidates"]] == [
+        "create_proposal",
+        "create_runtime",
+        "create_runtime",
+        "no_write",
+        "blocked",
+    ]
     assert preview["candidates"][0]["path"] == ".memzoi/proposals/pending/mem_import_repository-convention.md"
     assert not (project / ".memzoi" / "proposals").exists() and L.history(project) == []
     with pytest.raises(L.Refusal) as err:
@@ -103,8 +122,11 @@ def test_memzoi_check_of_an_input_file_says_what_the_editor_says(project, capsys
     capsys.readouterr()
     assert main(["check", str(project / "session.yml"), "--format", "json"]) == 1
     shown = json.loads(capsys.readouterr().out)
-    codes = [f["code"] for f in shown["findings"]] if "findings" in shown else [
-        f["code"] for file in shown.get("files", []) for f in file.get("findings", [])]
+    codes = (
+        [f["code"] for f in shown["findings"]]
+        if "findings" in shown
+        else [f["code"] for file in shown.get("files", []) for f in file.get("findings", [])]
+    )
     assert codes == [f.code for f in input_findings(project, project / "session.yml", text)]
     (project / "other.yml").write_text("jobs: {}\n", encoding="utf-8")  # not an input: checked as before
     assert main(["check", str(project / "other.yml")]) == 1

@@ -25,11 +25,18 @@ from .conftest import PENDING
 TARGET = "semantic/decisions/auth-client-validation"
 PROPOSAL = "mem_2026_07_06_auth_001"
 #: fault → the code every command reports
-CODES = {"enospc": "disk_full", "erofs": "read_only_file_system", "eacces": "permission_denied",
-         "corrupt": "corrupt_database"}
+CODES = {
+    "enospc": "disk_full",
+    "erofs": "read_only_file_system",
+    "eacces": "permission_denied",
+    "corrupt": "corrupt_database",
+}
 # SQLite's result codes and texts, as a real failure carries them.
-_SQLITE = {"enospc": (13, "database or disk is full"), "erofs": (14, "unable to open database file"),
-           "eacces": (14, "unable to open database file")}
+_SQLITE = {
+    "enospc": (13, "database or disk is full"),
+    "erofs": (14, "unable to open database file"),
+    "eacces": (14, "unable to open database file"),
+}
 _ERRNO = {"enospc": errno.ENOSPC, "erofs": errno.EROFS, "eacces": errno.EACCES}
 
 
@@ -85,8 +92,13 @@ class Fault:
                 return False
             return real_access(path, mode, *a, **k)
 
-        for obj, name, fn in [(sqlite3, "connect", connect), (os, "open", open_), (os, "mkdir", mkdir),
-                              (os, "statvfs", statvfs), (os, "access", access)]:
+        for obj, name, fn in [
+            (sqlite3, "connect", connect),
+            (os, "open", open_),
+            (os, "mkdir", mkdir),
+            (os, "statvfs", statvfs),
+            (os, "access", access),
+        ]:
             monkeypatch.setattr(obj, name, fn)
 
 
@@ -120,25 +132,36 @@ def corrupt(home: Path) -> None:
 def used(repo, capsys):
     """The seeded repository after a change, a rebuild and a resident listing: ledger, index and resident
     database exist. Returns ``(root, home, change id)``."""
+
     def run(*argv):
         capsys.readouterr()
         code = main([*argv, "--root", str(repo), "--json"])
         return code, capsys.readouterr().out
+
     code, out = run("tombstone", TARGET, "--reason", "obsolete")
     assert code == 0, out
     assert run("rebuild")[0] == 0
     assert run("resident", "list")[0] == 0
     home = Path(os.environ["MEMZOI_HOME"])
-    assert {p.name for p in home.rglob("*.db")} >= {"memzoi-lsp-ledger.db", "memzoi-lsp-store.db",
-                                                     "memzoi-lsp-resident.db"}
+    assert {p.name for p in home.rglob("*.db")} >= {
+        "memzoi-lsp-ledger.db",
+        "memzoi-lsp-store.db",
+        "memzoi-lsp-resident.db",
+    }
     return repo, home, json.loads(out)["change_id"]
 
 
 COMMANDS = [
-    ("rebuild",), ("search", "auth"), ("history",), ("reconcile",), ("undo", "{cid}"),
-    ("proposals", "apply", PROPOSAL), ("proposals", "reject", PROPOSAL, "--reason", "no"),
+    ("rebuild",),
+    ("search", "auth"),
+    ("history",),
+    ("reconcile",),
+    ("undo", "{cid}"),
+    ("proposals", "apply", PROPOSAL),
+    ("proposals", "reject", PROPOSAL, "--reason", "no"),
     ("supersede", TARGET, "--title", "New", "--body", "Newer guidance.", "--reason", "newer"),
-    ("local", "list"), ("resident", "list"),
+    ("local", "list"),
+    ("resident", "list"),
 ]
 
 
@@ -179,8 +202,12 @@ def test_without_json_it_is_one_line_on_stderr(used, kind, argv, monkeypatch, ca
     assert code == 1 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"memzoi: {CODES[kind]}: ") and str(home) in lines[0], err
-    advice = {"disk_full": "free some space", "read_only_file_system": "read-only file system",
-              "permission_denied": "permission denied", "corrupt_database": "is damaged"}[CODES[kind]]
+    advice = {
+        "disk_full": "free some space",
+        "read_only_file_system": "read-only file system",
+        "permission_denied": "permission denied",
+        "corrupt_database": "is damaged",
+    }[CODES[kind]]
     assert advice in lines[0]
 
 
@@ -259,5 +286,6 @@ def test_proposals_list_still_lists_when_the_index_cannot_be_used(used, kind, mo
     assert code == 0, (out, err)
     # the client a packet came through is a ledger fact: with the runtime directory broken it is unknown
     assert [{**p, "proposed_via": None} for p in json.loads(out)["proposals"]] == [
-        {**p, "proposed_via": None} for p in before] and before
+        {**p, "proposed_via": None} for p in before
+    ] and before
     assert "cross-file facts are read from the files" in err and str(home) in err

@@ -42,7 +42,7 @@ def leaks(home: Path) -> list[str]:
     found = []
     for label, value in PLANTED.items():
         raw = value.encode()
-        parts = [raw] + [raw[i:i + 12] for i in range(0, len(raw) - 12, 6)]
+        parts = [raw] + [raw[i : i + 12] for i in range(0, len(raw) - 12, 6)]
         if any(part in blob for blob in blobs for part in parts if part.strip(b"/:@.") == part):
             found.append(label)
     return found
@@ -50,8 +50,9 @@ def leaks(home: Path) -> list[str]:
 
 def plant(repo: Path) -> str:
     src = repo / PENDING / "mem_2026_07_06_auth_001.md"
-    (repo / PENDING / "planted.md").write_bytes(src.read_bytes().replace(b"mem_2026_07_06_auth_001", b"planted")
-                                                + BODY.encode())
+    (repo / PENDING / "planted.md").write_bytes(
+        src.read_bytes().replace(b"mem_2026_07_06_auth_001", b"planted") + BODY.encode()
+    )
     return "planted"
 
 
@@ -88,15 +89,13 @@ def test_the_harness_finds_a_planted_secret(tmp_path):
 def test_secret_in_a_reason_is_refused_and_not_stored(repo):
     home = Path(os.environ["MEMZOI_HOME"])
     with pytest.raises(L.Refusal) as err:
-        L.run_change(repo, lambda r: L.ChangePlan("note", [], reason=f"see {PLANTED['postgres password']}"),
-                     actor="r")
+        L.run_change(repo, lambda r: L.ChangePlan("note", [], reason=f"see {PLANTED['postgres password']}"), actor="r")
     assert err.value.code == "secret_in_text"
     assert leaks(home) == []
 
 
 def modes(home: Path) -> dict[str, int]:
-    return {str(p.relative_to(home.parent)): stat.S_IMODE(os.lstat(p).st_mode)
-            for p in [home, *home.rglob("*")]}
+    return {str(p.relative_to(home.parent)): stat.S_IMODE(os.lstat(p).st_mode) for p in [home, *home.rglob("*")]}
 
 
 def assert_private(home: Path) -> None:
@@ -182,16 +181,24 @@ def test_schema_2_ledger_loses_stored_secrets_on_first_open(tmp_path):
     db.parent.mkdir()
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
-    conn.executescript(L.store._SCHEMA.replace(
-        "    before_digest TEXT,\n    before_size INTEGER,\n    after_digest TEXT,\n    after_size INTEGER,\n", ""))
+    conn.executescript(
+        L.store._SCHEMA.replace(
+            "    before_digest TEXT,\n    before_size INTEGER,\n    after_digest TEXT,\n    after_size INTEGER,\n", ""
+        )
+    )
     conn.execute("PRAGMA user_version=2")  # the schema before digests
     secret = f"---\ntitle: x\n---\n\n# x\n\n{BODY}".encode()
-    conn.execute("INSERT INTO change (id, operation, actor, source, status, created_at, updated_at) VALUES "
-                 "('chg_1', 'reject', 'r', 'cli', 'applied', 't', 't')")
-    conn.execute("INSERT INTO change_file (change_id, idx, path, before, after) VALUES ('chg_1', 0, 'p.md', ?, NULL)",
-                 (secret,))
-    conn.execute("INSERT INTO change_file (change_id, idx, path, before, after) VALUES ('chg_1', 1, 'q.md', NULL, ?)",
-                 (b"plain text\n",))
+    conn.execute(
+        "INSERT INTO change (id, operation, actor, source, status, created_at, updated_at) VALUES "
+        "('chg_1', 'reject', 'r', 'cli', 'applied', 't', 't')"
+    )
+    conn.execute(
+        "INSERT INTO change_file (change_id, idx, path, before, after) VALUES ('chg_1', 0, 'p.md', ?, NULL)", (secret,)
+    )
+    conn.execute(
+        "INSERT INTO change_file (change_id, idx, path, before, after) VALUES ('chg_1', 1, 'q.md', NULL, ?)",
+        (b"plain text\n",),
+    )
     conn.close()
     ledger = L.Ledger(db)
     with ledger.connect() as c:
@@ -208,10 +215,13 @@ def test_index_masks_a_secret_in_any_field(repo, capsys):
     rec = repo / ".memzoi" / "records" / "rust-msrv-is-1-96-1.md"
     text = rec.read_text(encoding="utf-8")
     token = PLANTED["bearer token"]
-    text = text.replace("origin:\n", f"tags:\n  - \"{PLANTED['postgres password']}\"\norigin:\n", 1) \
-        if "tags:" not in text else text.replace("tags:\n", f"tags:\n  - \"{PLANTED['postgres password']}\"\n", 1)
+    text = (
+        text.replace("origin:\n", f'tags:\n  - "{PLANTED["postgres password"]}"\norigin:\n', 1)
+        if "tags:" not in text
+        else text.replace("tags:\n", f'tags:\n  - "{PLANTED["postgres password"]}"\n', 1)
+    )
     assert "  origin_key: " in text
-    text = re.sub(r"  origin_key: .*", f"  origin_key: \"Bearer {token}\"", text, count=1)
+    text = re.sub(r"  origin_key: .*", f'  origin_key: "Bearer {token}"', text, count=1)
     rec.write_text(text, encoding="utf-8")
     assert run(capsys, "rebuild", "--root", str(repo)) == 0
     assert leaks(home) == []
@@ -230,8 +240,9 @@ def test_index_masks_a_value_found_only_as_its_own_text(repo, capsys, how):
     rec = repo / ".memzoi" / "records" / "rust-msrv-is-1-96-1.md"
     value = "SERVICE_TOK" + "EN=" + PLANTED["bearer token"]
     scalar = json.dumps(value) if how == "anchored" else '"\\u0053' + value[1:] + '"'
-    text = re.sub(r"^source_ref: .*$", lambda _: f"source_ref: {scalar}", rec.read_text(encoding="utf-8"), count=1,
-                  flags=re.M)
+    text = re.sub(
+        r"^source_ref: .*$", lambda _: f"source_ref: {scalar}", rec.read_text(encoding="utf-8"), count=1, flags=re.M
+    )
     assert scalar in text
     rec.write_text(text, encoding="utf-8")
     assert run(capsys, "rebuild", "--root", str(repo)) == 0

@@ -42,11 +42,13 @@ def doc(*cands: dict, task: str = "Implement auth middleware") -> str:
     return json.dumps({"task": task, "candidates": list(cands)}, indent=1)
 
 
-FULL = doc(candidate("repo", "Tokens rotate hourly", "Access tokens rotate every hour.", sensitivity="repo-safe"),
-           candidate("local", "I prefer tabs", "Use tabs in my editor."),
-           candidate("session", "Where I stopped", "Refresh flow half done."),
-           {"destination": "discard", "title": "noise", "body": "noise"},
-           {"destination": "needs_review", "title": "unsure", "body": "unsure"})
+FULL = doc(
+    candidate("repo", "Tokens rotate hourly", "Access tokens rotate every hour.", sensitivity="repo-safe"),
+    candidate("local", "I prefer tabs", "Use tabs in my editor."),
+    candidate("session", "Where I stopped", "Refresh flow half done."),
+    {"destination": "discard", "title": "noise", "body": "noise"},
+    {"destination": "needs_review", "title": "unsure", "body": "unsure"},
+)
 
 
 @pytest.fixture
@@ -76,15 +78,24 @@ def test_seed_example_creates_one_pending_packet(project):
 def test_each_destination_routes_deterministically(project):
     out = route(project, FULL)
     outcomes = [(c["destination"], c["outcome"]) for c in out["candidates"]]
-    assert outcomes == [("repo", "created"), ("local", "created"), ("session", "created"), ("discard", "skipped"),
-                        ("needs_review", "blocked")]
+    assert outcomes == [
+        ("repo", "created"),
+        ("local", "created"),
+        ("session", "created"),
+        ("discard", "skipped"),
+        ("needs_review", "blocked"),
+    ]
     assert out["candidates"][4]["reasons"] == ["needs_review"]
     assert len(pending(project)) == 1
     [local] = list_local(project)
     assert local.title == "I prefer tabs" and local.source_kind == "session_end" and local.sensitivity == "unknown"
     [cp] = C.list_checkpoints(project)[1]
-    assert (cp.title, cp.body, cp.task, cp.source_kind) == ("Where I stopped", "Refresh flow half done.",
-                                                           "Implement auth middleware", "session_end")
+    assert (cp.title, cp.body, cp.task, cp.source_kind) == (
+        "Where I stopped",
+        "Refresh flow half done.",
+        "Implement auth middleware",
+        "session_end",
+    )
     assert cp.to_json(T0)["type"] == "episode" and cp.to_json(T0)["lane"] == "session"
     assert out["candidates"][2]["checkpoint_id"] == cp.id
 
@@ -96,14 +107,24 @@ def test_only_discard_and_needs_review_write_nothing(project):
     assert pending(project) == [] and list_local(project) == [] and C.list_checkpoints(project)[1] == []
 
 
-@pytest.mark.parametrize("bad", [{"sensitivity": "unknown"}, {}, {"sensitivity": "local-only"},
-                                 {"sensitivity": "repo-safe", "content_class": "temporary_task_state"}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"sensitivity": "unknown"},
+        {},
+        {"sensitivity": "local-only"},
+        {"sensitivity": "repo-safe", "content_class": "temporary_task_state"},
+    ],
+)
 def test_one_unsafe_repo_candidate_blocks_the_whole_batch_without_content(project, bad):
     planted_title, planted_body = "PLANTED-TITLE-7Q", "PLANTED-BODY-9Z is private"
-    text = doc(candidate("repo", "Safe one", "A safe durable fact.", sensitivity="repo-safe"),
-               candidate("repo", planted_title, planted_body, **bad),
-               candidate("local", "Local one", "Local text."),
-               candidate("session", "Session one", "Session text."), task="TASK-PLANTED-3X")
+    text = doc(
+        candidate("repo", "Safe one", "A safe durable fact.", sensitivity="repo-safe"),
+        candidate("repo", planted_title, planted_body, **bad),
+        candidate("local", "Local one", "Local text."),
+        candidate("session", "Session one", "Session text."),
+        task="TASK-PLANTED-3X",
+    )
     with pytest.raises(S.BatchBlocked) as err:
         route(project, text)
     report = json.dumps(err.value.to_json()) + str(err.value)
@@ -118,8 +139,10 @@ def test_one_unsafe_repo_candidate_blocks_the_whole_batch_without_content(projec
 def test_a_detector_finding_blocks_the_batch_and_is_never_stored(project):
     secret = "postgres://admin:" + "Vq8rT2nL" + "5xK9wZ3p" + "@db.internal.example:5432/app"
     for dest in ("repo", "local", "session"):
-        text = doc(candidate(dest, "Connection", f"Use {secret}", sensitivity="repo-safe"),
-                   candidate("repo", "Safe", "A safe fact.", sensitivity="repo-safe"))
+        text = doc(
+            candidate(dest, "Connection", f"Use {secret}", sensitivity="repo-safe"),
+            candidate("repo", "Safe", "A safe fact.", sensitivity="repo-safe"),
+        )
         with pytest.raises(S.BatchBlocked) as err:
             route(project, text)
         assert "Vq8rT2nL5xK9wZ3p" not in json.dumps(err.value.to_json())
@@ -129,10 +152,13 @@ def test_a_detector_finding_blocks_the_batch_and_is_never_stored(project):
 
 
 def test_invalid_input_is_refused_naming_the_field(project):
-    for text, needle in ((doc({"destination": "team"}), "destination"),
-                         (doc(candidate("session", "s", "b") | {"type": "fact"}), "episode"),
-                         (doc({"destination": "discard", "extra": 1}), "extra"),
-                         ("task: [unclosed", "YAML"), ("candidates: []", "task")):
+    for text, needle in (
+        (doc({"destination": "team"}), "destination"),
+        (doc(candidate("session", "s", "b") | {"type": "fact"}), "episode"),
+        (doc({"destination": "discard", "extra": 1}), "extra"),
+        ("task: [unclosed", "YAML"),
+        ("candidates: []", "task"),
+    ):
         with pytest.raises(L.Refusal) as err:
             route(project, text)
         assert err.value.code == "invalid_session_end" and needle in err.value.message
@@ -183,18 +209,21 @@ def test_duplicate_bodies_are_refused(project):
     with pytest.raises(L.Refusal) as err:
         route(project, SEED)
     assert err.value.code == "duplicate_content"
-    twice = doc(candidate("repo", "A", "Same body.", sensitivity="repo-safe"),
-                candidate("repo", "B", "Same body.", sensitivity="repo-safe"))
+    twice = doc(
+        candidate("repo", "A", "Same body.", sensitivity="repo-safe"),
+        candidate("repo", "B", "Same body.", sensitivity="repo-safe"),
+    )
     with pytest.raises(L.Refusal) as err:
         route(project, twice)
     assert err.value.code == "duplicate_content" and len(pending(project)) == 1
 
 
-TWO_PACKETS = doc(candidate("repo", "Tokens rotate hourly", "Access tokens rotate every hour.", sensitivity="repo-safe"),
-                  candidate("repo", "Sessions live a day", "Server sessions expire after a day.",
-                            sensitivity="repo-safe"),
-                  candidate("local", "I prefer tabs", "Use tabs in my editor."),
-                  candidate("session", "Where I stopped", "Refresh flow half done."))
+TWO_PACKETS = doc(
+    candidate("repo", "Tokens rotate hourly", "Access tokens rotate every hour.", sensitivity="repo-safe"),
+    candidate("repo", "Sessions live a day", "Server sessions expire after a day.", sensitivity="repo-safe"),
+    candidate("local", "I prefer tabs", "Use tabs in my editor."),
+    candidate("session", "Where I stopped", "Refresh flow half done."),
+)
 
 
 def _steps(project: Path) -> list[str]:

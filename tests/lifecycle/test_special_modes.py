@@ -28,11 +28,19 @@ def _stat(mode_: int, uid: int = 1000, gid: int = 1000) -> os.stat_result:
     return os.stat_result((stat.S_IFREG | mode_, 0, 0, 1, uid, gid, 0, 0, 0, 0))
 
 
-@pytest.mark.parametrize("mode_,euid,groups,kept", [
-    (0o4755, 0, set(), True), (0o4755, 1000, {1000}, True), (0o4755, 1001, {1000}, False),
-    (0o2755, 1001, {1000}, True), (0o2755, 1001, {7}, False), (0o1644, 1001, set(), True),
-    (0o0755, 1001, set(), True), (0o6755, 1000, {7}, False),
-])
+@pytest.mark.parametrize(
+    "mode_,euid,groups,kept",
+    [
+        (0o4755, 0, set(), True),
+        (0o4755, 1000, {1000}, True),
+        (0o4755, 1001, {1000}, False),
+        (0o2755, 1001, {1000}, True),
+        (0o2755, 1001, {7}, False),
+        (0o1644, 1001, set(), True),
+        (0o0755, 1001, set(), True),
+        (0o6755, 1000, {7}, False),
+    ],
+)
 def test_which_special_bits_a_rewrite_can_keep(mode_, euid, groups, kept):
     assert fsio.special_bits_kept(_stat(mode_), euid, groups) is kept
 
@@ -124,8 +132,9 @@ def resident_project(tmp_path, monkeypatch) -> Path:
 
 
 def _resident_add(root: Path, content: str):
-    proposed = service.propose(root, scope="project", action="add", content=content, reason="r", confidence=1.0,
-                               actor="tester")
+    proposed = service.propose(
+        root, scope="project", action="add", content=content, reason="r", confidence=1.0, actor="tester"
+    )
     return service.apply(root, proposed.candidate.id, actor="tester")
 
 

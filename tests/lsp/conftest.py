@@ -29,22 +29,43 @@ PROFILES = {
     "neovim": "neovim@v0.11.0",  # utf-8 first, pull diagnostics, no dynamic watched files on Linux
 }
 
+
 def record_text(rid: str, title: str = "Use pnpm", extra: str = "") -> str:
     """A valid current-profile record (the shared builder, with a ``source_ref`` link); ``extra`` adds raw
     frontmatter lines."""
-    return builders.record(rid, title=title, description="Use pnpm for every package task.",
-                           timestamp="2026-07-05T20:16:46Z", source="cli", source_ref="https://example.com/decisions/42",
-                           body=f"{title}: applies to every package task.", extra=extra)
+    return builders.record(
+        rid,
+        title=title,
+        description="Use pnpm for every package task.",
+        timestamp="2026-07-05T20:16:46Z",
+        source="cli",
+        source_ref="https://example.com/decisions/42",
+        body=f"{title}: applies to every package task.",
+        extra=extra,
+    )
 
 
-def proposal_text(pid: str, title: str = "Prefer server sessions", action: str = "create", supersedes=(),
-                  proposal_extra: dict | None = None, body: str = "Validate sessions on the server.") -> str:
+def proposal_text(
+    pid: str,
+    title: str = "Prefer server sessions",
+    action: str = "create",
+    supersedes=(),
+    proposal_extra: dict | None = None,
+    body: str = "Validate sessions on the server.",
+) -> str:
     """A pending proposal packet with a path and a url source; ``proposal_extra`` adds keys to its ``proposal``
     block (a supersede or tombstone needs its ``reason`` there: none is added)."""
     block = {"action": action, "proposed_by": "agent", "proposed_at": builders.PACKET_TIME, **(proposal_extra or {})}
-    return builders.packet(pid, title=title, description=f"{title}.", proposal=block, created_by="agent",
-                           sources=[{"path": "src/app.ts"}, {"url": "https://example.com/issue/7"}],
-                           supersedes=list(supersedes), body=body)
+    return builders.packet(
+        pid,
+        title=title,
+        description=f"{title}.",
+        proposal=block,
+        created_by="agent",
+        sources=[{"path": "src/app.ts"}, {"url": "https://example.com/issue/7"}],
+        supersedes=list(supersedes),
+        body=body,
+    )
 
 
 def fixed_converter():
@@ -129,18 +150,22 @@ def workspace(tmp_path: Path) -> Path:
     (root / "src").mkdir()
     (root / "src" / "app.ts").write_text("export {}\n")
     (records / "use-pnpm.md").write_text(record_text("use-pnpm"))
-    (records / "use-node-22.md").write_text(
-        record_text("use-node-22", "Use Node 22", extra="supersedes: use-pnpm\n")
-    )
+    (records / "use-node-22.md").write_text(record_text("use-node-22", "Use Node 22", extra="supersedes: use-pnpm\n"))
     (pending / "mem-new.md").write_text(proposal_text("mem-new"))
     return root
 
 
 def git_init(root: Path) -> None:
     """Make ``root`` a git repository with everything committed (deterministic author)."""
-    env = {**os.environ, "GIT_AUTHOR_NAME": "Ada Reviewer", "GIT_AUTHOR_EMAIL": "ada@example.com",
-           "GIT_COMMITTER_NAME": "Ada Reviewer", "GIT_COMMITTER_EMAIL": "ada@example.com",
-           "GIT_AUTHOR_DATE": "2026-07-07T10:00:00Z", "GIT_COMMITTER_DATE": "2026-07-07T10:00:00Z"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Ada Reviewer",
+        "GIT_AUTHOR_EMAIL": "ada@example.com",
+        "GIT_COMMITTER_NAME": "Ada Reviewer",
+        "GIT_COMMITTER_EMAIL": "ada@example.com",
+        "GIT_AUTHOR_DATE": "2026-07-07T10:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-07-07T10:00:00Z",
+    }
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "Add <b>memory</b> records"]):
         subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True, stdin=subprocess.DEVNULL)
 
@@ -150,9 +175,17 @@ def server_command() -> list[str]:
     return [sys.executable, "-m", "memzoi_lsp"]
 
 
-async def start_client(profile: str, root: Path, home: Path, *, init_options: Any = None,
-                       config: dict | None = None, capabilities: types.ClientCapabilities | None = None,
-                       wait_ready: bool = True, wait_scanned: bool = True) -> LanguageClient:
+async def start_client(
+    profile: str,
+    root: Path,
+    home: Path,
+    *,
+    init_options: Any = None,
+    config: dict | None = None,
+    capabilities: types.ClientCapabilities | None = None,
+    wait_ready: bool = True,
+    wait_scanned: bool = True,
+) -> LanguageClient:
     """Spawn the server and run ``initialize``/``initialized`` as ``profile`` with ``root`` as workspace."""
     cfg = ClientServerConfig(
         server_command=server_command(),
@@ -187,8 +220,11 @@ async def client(request, workspace: Path, memzoi_home: Path):
     init = request.node.get_closest_marker("init_options")
     conf = request.node.get_closest_marker("config")
     lsp = await start_client(
-        request.param, workspace, memzoi_home,
-        init_options=init.args[0] if init else None, config=conf.args[0] if conf else None,
+        request.param,
+        workspace,
+        memzoi_home,
+        init_options=init.args[0] if init else None,
+        config=conf.args[0] if conf else None,
     )
     yield lsp
     try:
@@ -215,8 +251,9 @@ async def wait_until(predicate: Callable[[], Any], timeout: float = 8.0, interva
         await asyncio.sleep(interval)
 
 
-async def diagnostics(client: LanguageClient, uri: str, until: Callable[[list], bool] = lambda d: True,
-                      timeout: float = 8.0) -> list[types.Diagnostic]:
+async def diagnostics(
+    client: LanguageClient, uri: str, until: Callable[[list], bool] = lambda d: True, timeout: float = 8.0
+) -> list[types.Diagnostic]:
     """The server's current diagnostics for ``uri``: pulled (Neovim) or awaited from push (VS Code) until
     ``until(diags)`` holds."""
     deadline = time.monotonic() + timeout
@@ -243,7 +280,9 @@ def open_doc(client: LanguageClient, path: Path, text: str | None = None, versio
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
             text_document=types.TextDocumentItem(
-                uri=uri, language_id="markdown", version=version,
+                uri=uri,
+                language_id="markdown",
+                version=version,
                 text=text if text is not None else path.read_text(encoding="utf-8"),
             )
         )

@@ -13,7 +13,7 @@ from .test_transport import Server
 
 SECRET = "sk-live-" + "Q7h2Kx9Lm4Pz8Rv1Tn6Wb3Yc5Ud0Fe"
 
-FAULT = '''
+FAULT = """
 import pathlib
 import memzoi.analysis as analysis
 
@@ -27,15 +27,20 @@ def _faulty(text, path=None, **kw):
 
 
 analysis.analyze_text = _faulty
-'''
+"""
 
 
 def _codes_of(server: Server, *names: str) -> dict[str, set[str]]:
     """The codes of the first non-empty diagnostics published for each file of ``names`` (in any order)."""
     seen: dict[str, set[str]] = {}
     while len(seen) < len(names):
-        msg = server.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
-                          and m["params"]["diagnostics"] and m["params"]["uri"].rsplit("/", 1)[1] in names)
+        msg = server.wait(
+            lambda m: (
+                m.get("method") == "textDocument/publishDiagnostics"
+                and m["params"]["diagnostics"]
+                and m["params"]["uri"].rsplit("/", 1)[1] in names
+            )
+        )
         seen.setdefault(msg["params"]["uri"].rsplit("/", 1)[1], {d["code"] for d in msg["params"]["diagnostics"]})
     return seen
 
@@ -57,8 +62,14 @@ def test_scan_index_and_watcher_go_on_past_a_failing_file(tmp_path: Path):
         found = _codes_of(s, "boom.md", "c.md")
         assert found["boom.md"] == {"internal_error"} and "invalid_value" in found["c.md"]
         # the index: rebuilt in the server with every file, the faulty one refused
-        reply = s.request({"jsonrpc": "2.0", "id": 20, "method": "workspace/executeCommand",
-                           "params": {"command": "memzoi.rebuild", "arguments": [{}]}})
+        reply = s.request(
+            {
+                "jsonrpc": "2.0",
+                "id": 20,
+                "method": "workspace/executeCommand",
+                "params": {"command": "memzoi.rebuild", "arguments": [{}]},
+            }
+        )
         result = reply["result"]
         assert result["files"] == 3 and result["records"] == 3, result
         refused = {r["path"]: r["refusals"] for r in result["refused"]}
@@ -68,8 +79,9 @@ def test_scan_index_and_watcher_go_on_past_a_failing_file(tmp_path: Path):
         (records / "d.md").write_text(edit(record_text("d"), "lane: semantic", "lane: nope"), encoding="utf-8")
         found = _codes_of(s, "boom-2.md", "d.md")
         assert found["boom-2.md"] == {"internal_error"} and "invalid_value" in found["d.md"]
-        assert "result" in s.request({"jsonrpc": "2.0", "id": 21, "method": "workspace/symbol",
-                                      "params": {"query": "pnpm"}})
+        assert "result" in s.request(
+            {"jsonrpc": "2.0", "id": 21, "method": "workspace/symbol", "params": {"query": "pnpm"}}
+        )
         assert s.close() == 0
     finally:
         s.proc.kill()

@@ -42,7 +42,9 @@ def change(client, uri: str, version: int, edits: list[tuple[int, int, int, int,
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
             content_changes=[
                 types.TextDocumentContentChangePartial(
-                    range=types.Range(start=types.Position(line=a, character=b), end=types.Position(line=c, character=d)),
+                    range=types.Range(
+                        start=types.Position(line=a, character=b), end=types.Position(line=c, character=d)
+                    ),
                     text=t,
                 )
                 for a, b, c, d, t in edits
@@ -78,12 +80,17 @@ async def test_b22_several_changes_in_one_notification_applied_once(client, work
     uri = open_doc(client, path, text)
     line = text.split("\n").index('title: "😀 記録 x"')  # the builder quotes a non-ASCII scalar
     col = units('title: "😀 記録 ', client.profile)
-    change(client, uri, 2, [
-        (line, col, line, col, "a"),
-        (line, col + 1, line, col + 1, "b"),
-        (line, col + 2, line, col + 2, "c"),
-        (line, col + 3, line, col + 4, "!"),  # replace the x
-    ])
+    change(
+        client,
+        uri,
+        2,
+        [
+            (line, col, line, col, "a"),
+            (line, col + 1, line, col + 1, "b"),
+            (line, col + 2, line, col + 2, "c"),
+            (line, col + 3, line, col + 4, "!"),  # replace the x
+        ],
+    )
     assert await wait_until_async(lambda: symbol_detail(client, uri, "title"), "😀 記録 abc!")
 
 
@@ -123,15 +130,18 @@ async def test_b27_slow_scan_does_not_block_initialize(profile, tmp_path: Path):
         uri = open_doc(client, records / "rec-1.md")
         res = await asyncio.wait_for(
             client.text_document_hover_async(
-                types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri),
-                                  position=types.Position(line=1, character=1))
+                types.HoverParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=1, character=1)
+                )
             ),
             5,
         )
         assert res is not None
         await wait_until(lambda: any("scanned 3001 files" in m.message for m in client.log_messages), 60)
         if profile == "vscode":
-            [(token, reports)] = [(t, r) for t, r in client.progress_reports.items() if str(t).startswith("memzoi-scan")]
+            [(token, reports)] = [
+                (t, r) for t, r in client.progress_reports.items() if str(t).startswith("memzoi-scan")
+            ]
             assert isinstance(reports[0], types.WorkDoneProgressBegin)
             assert isinstance(reports[-1], types.WorkDoneProgressEnd)
             assert any(isinstance(r, types.WorkDoneProgressReport) for r in reports)
@@ -177,6 +187,7 @@ async def closed_diags(client, path: Path, until, timeout: float = 10.0):
     """Diagnostics of a closed file: pushed (VS Code) or pulled with workspace/diagnostic (Neovim)."""
     uri = path.as_uri()
     if not is_pull(client):
+
         def check():
             d = client.diagnostics.get(uri)
             d = None if d is None else list(d)
@@ -210,8 +221,13 @@ async def test_b33_atomic_save_is_one_modification(client, workspace: Path):
     tmp.write_text(edit(record_text("rec-1", "Rec one"), "lane: semantic", "lane: second"))
     os.replace(tmp, target)
     (records / "rec-1.md~").unlink()
-    fs_events(client, (records / "rec-1.md~", types.FileChangeType.Created), (target, types.FileChangeType.Deleted),
-              (target, types.FileChangeType.Created), (records / "rec-1.md~", types.FileChangeType.Deleted))
+    fs_events(
+        client,
+        (records / "rec-1.md~", types.FileChangeType.Created),
+        (target, types.FileChangeType.Deleted),
+        (target, types.FileChangeType.Created),
+        (records / "rec-1.md~", types.FileChangeType.Deleted),
+    )
     # "second" is one character longer than "first": the range tells the versions apart.
     diags = await closed_diags(client, target, lambda d: bool(d) and d[0].range.end.character == 12)
     assert [x.code for x in diags] == ["invalid_value"]
@@ -298,7 +314,8 @@ async def test_incremental_edit_after_unicode_line_separator(client, workspace: 
 
     async def headings():
         syms = await client.text_document_document_symbol_async(
-            types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+            types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
         return [s.name for s in syms if s.name != "frontmatter"]
 
     assert await wait_until_async(headings, ["Use pnpm", "New"])
@@ -310,21 +327,32 @@ async def test_incremental_edit_after_unicode_line_separator(client, workspace: 
 
 async def test_b16_write_action_on_malformed_record_refused_byte_for_byte(client, workspace: Path):
     path = workspace / ".memzoi" / "records" / "rec-bad.md"
-    raw = edit(record_text("rec-bad", "Bad"), 'description: "Use pnpm for every package task."',
-               'description: "a "quoted" word"').encode()
+    raw = edit(
+        record_text("rec-bad", "Bad"),
+        'description: "Use pnpm for every package task."',
+        'description: "a "quoted" word"',
+    ).encode()
     path.write_bytes(raw)
     fs_events(client, (path, types.FileChangeType.Created))
     uri = open_doc(client, path)
     await diagnostics(client, uri, lambda d: any(x.code == "yaml_syntax" for x in d))
-    res = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri),
-        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
-        context=types.CodeActionContext(diagnostics=[], only=["source"])))
+    res = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+            context=types.CodeActionContext(diagnostics=[], only=["source"]),
+        )
+    )
     # offered only as disabled (with the reason) or not at all
-    assert all(a.disabled is not None for a in res or [] if a.kind in ("source.memzoi.tombstone", "source.memzoi.supersede"))
+    assert all(
+        a.disabled is not None for a in res or [] if a.kind in ("source.memzoi.tombstone", "source.memzoi.supersede")
+    )
     for command in ("memzoi.tombstone", "memzoi.supersede"):
-        out = await refusal(client.workspace_execute_command_async(types.ExecuteCommandParams(
-            command=command, arguments=[{"uri": uri, "reason": "cleanup"}])))
+        out = await refusal(
+            client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command=command, arguments=[{"uri": uri, "reason": "cleanup"}])
+            )
+        )
         assert out["code"], out
     assert path.read_bytes() == raw  # no second frontmatter block, no lost field
     assert not list((workspace / ".memzoi" / "proposals" / "pending").glob("*rec-bad*"))
@@ -343,7 +371,8 @@ async def test_b17_one_bad_file_does_not_block_the_others(tmp_path: Path):
         assert list(published) == [(records / "bad.md").as_uri()]
         assert {d.code for d in published[(records / "bad.md").as_uri()]} <= {"yaml_syntax", "title_h1_mismatch"}
         hits = await client.workspace_execute_command_async(
-            types.ExecuteCommandParams(command="memzoi.search", arguments=["Record number"]))
+            types.ExecuteCommandParams(command="memzoi.search", arguments=["Record number"])
+        )
         assert len({h["id"] for h in hits}) >= 10  # the search lists them (bounded page), from the index
         syms = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="Record"))
         assert len({s.container_name for s in syms}) == 50

@@ -19,8 +19,9 @@ async def _run(client, command: str, arg: dict):
 
 async def test_checkpoint_inbox_preview_then_apply(workspace, memzoi_home, client, monkeypatch):
     monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))  # the server's runtime plane
-    cid = add_checkpoint(workspace, task="Auth middleware", body="Stopped at token refresh.",
-                         actor="agent")["checkpoint"]["id"]
+    cid = add_checkpoint(workspace, task="Auth middleware", body="Stopped at token refresh.", actor="agent")[
+        "checkpoint"
+    ]["id"]
     listed = await _run(client, "memzoi.checkpoints.list", {})
     (project,) = listed["projects"]
     (row,) = project["checkpoints"]
@@ -30,19 +31,25 @@ async def test_checkpoint_inbox_preview_then_apply(workspace, memzoi_home, clien
     pre = await _run(client, "memzoi.checkpoints.preview", {"checkpoint_id": cid, "operation": "continue"})
     assert pre["before"]["version"] == 1 and pre["after"]["version"] == 2 and pre["expected_version"] == 1
     assert get_checkpoint(workspace, cid) == before  # a preview writes nothing
-    done = await _run(client, "memzoi.checkpoints.apply", {"checkpoint_id": cid, "operation": "continue",
-                                                           "expected_version": pre["expected_version"]})
+    done = await _run(
+        client,
+        "memzoi.checkpoints.apply",
+        {"checkpoint_id": cid, "operation": "continue", "expected_version": pre["expected_version"]},
+    )
     assert done["checkpoint"]["version"] == 2
-    stale = await refusal(_run(client, "memzoi.checkpoints.apply", {"checkpoint_id": cid, "operation": "close",
-                                                                    "expected_version": 1}))
+    stale = await refusal(
+        _run(client, "memzoi.checkpoints.apply", {"checkpoint_id": cid, "operation": "close", "expected_version": 1})
+    )
     assert stale["code"] == "version_conflict"
     close = await _run(client, "memzoi.checkpoints.preview", {"checkpoint_id": cid, "operation": "close"})
-    await _run(client, "memzoi.checkpoints.apply", {"checkpoint_id": cid, "operation": "close",
-                                                    "expected_version": close["expected_version"]})
+    await _run(
+        client,
+        "memzoi.checkpoints.apply",
+        {"checkpoint_id": cid, "operation": "close", "expected_version": close["expected_version"]},
+    )
     (row,) = (await _run(client, "memzoi.checkpoints.list", {}))["projects"][0]["checkpoints"]
     assert row["status"] == "closed" and row["actions"] == []
-    refused = await refusal(_run(client, "memzoi.checkpoints.preview", {"checkpoint_id": cid,
-                                                                        "operation": "continue"}))
+    refused = await refusal(_run(client, "memzoi.checkpoints.preview", {"checkpoint_id": cid, "operation": "continue"}))
     assert refused["code"] == "checkpoint_closed"
     missing = await refusal(_run(client, "memzoi.checkpoints.apply", {"checkpoint_id": cid, "operation": "close"}))
     assert missing["code"] == "invalid_arguments"
@@ -50,9 +57,17 @@ async def test_checkpoint_inbox_preview_then_apply(workspace, memzoi_home, clien
 
 async def test_memory_health_names_duplicates_with_uris(workspace, client):
     for rid in ("dup-a", "dup-b"):
-        builders.write(workspace, builders.record_path(rid), builders.record(
-            rid, title="Use pnpm everywhere", body="Install with pnpm.", description=None,
-            timestamp="2026-01-02T00:00:00Z"))
+        builders.write(
+            workspace,
+            builders.record_path(rid),
+            builders.record(
+                rid,
+                title="Use pnpm everywhere",
+                body="Install with pnpm.",
+                description=None,
+                timestamp="2026-01-02T00:00:00Z",
+            ),
+        )
     health = await _run(client, "memzoi.memoryHealth", {})
     (project,) = health["projects"]
     dup = [d for d in project["duplicates"] if "dup-a" in d["record_ids"]]
@@ -69,12 +84,15 @@ async def test_a_session_end_checkpoint_shows_up_in_the_editor(workspace, memzoi
     from ..lifecycle.test_session_end import SEED
 
     monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))
-    text = SEED + """  - destination: session
+    text = (
+        SEED
+        + """  - destination: session
     type: episode
     lane: session
     title: Where the auth work stopped
     body: Token refresh is next.
 """
+    )
     routed = session_end(workspace, text=text, actor="agent")
     by_dest = {c["destination"]: c for c in routed["candidates"]}
     cid = by_dest["session"]["checkpoint_id"]

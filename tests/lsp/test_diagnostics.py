@@ -32,9 +32,11 @@ async def test_initialize_negotiates_encoding_and_one_diagnostics_model(client):
 async def test_bad_enum_after_emoji_and_cjk_has_exact_range(client, workspace: Path):
     path = workspace / ".memzoi" / "records" / "use-pnpm.md"
     prefix = 'origin: {origin_key: "😀 記録 repository-record:use-pnpm", route: '
-    text = edit(record_text("use-pnpm"),
-                'origin:\n  origin_key: "repository-record:use-pnpm"\n  route: repository_materialization\n',
-                prefix + "bogus}\n")
+    text = edit(
+        record_text("use-pnpm"),
+        'origin:\n  origin_key: "repository-record:use-pnpm"\n  route: repository_materialization\n',
+        prefix + "bogus}\n",
+    )
     uri = open_doc(client, path, text)
     diags = await diagnostics(client, uri, lambda d: any(x.code == "invalid_value" for x in d))
     [d] = [x for x in diags if x.code == "invalid_value"]
@@ -45,7 +47,9 @@ async def test_bad_enum_after_emoji_and_cjk_has_exact_range(client, workspace: P
     assert d.source == "memzoi"
     assert d.severity == types.DiagnosticSeverity.Error
     assert d.code_description.href == diagnostics_href("invalid_value")
-    assert d.code_description.href.startswith("file://") and d.code_description.href.endswith("diagnostics.md#invalid_value")
+    assert d.code_description.href.startswith("file://") and d.code_description.href.endswith(
+        "diagnostics.md#invalid_value"
+    )
     assert "repository_materialization" in d.message  # enums list the allowed values
 
 
@@ -78,7 +82,8 @@ async def test_severity_override_from_initialization_options(client, workspace: 
 
 async def test_project_rules_grade_diagnostics(client, workspace: Path):
     (workspace / ".memzoi" / "config.toml").write_text(
-        '[rules]\nseverity = { invalid_value = "warning" }\nignore = ["records/drafts/**"]\n', encoding="utf-8")
+        '[rules]\nseverity = { invalid_value = "warning" }\nignore = ["records/drafts/**"]\n', encoding="utf-8"
+    )
     text = edit(record_text("use-pnpm"), "type: decision", "type: bogus")
     uri = open_doc(client, workspace / ".memzoi" / "records" / "use-pnpm.md", text)
     diags = await diagnostics(client, uri, lambda d: any(x.code == "invalid_value" for x in d))
@@ -92,7 +97,8 @@ async def test_project_rules_grade_diagnostics(client, workspace: Path):
 @pytest.mark.init_options({"memzoi": {"severity": {"invalid_value": "hint"}}})
 async def test_editor_settings_add_to_project_rules(client, workspace: Path):
     (workspace / ".memzoi" / "config.toml").write_text(
-        '[rules]\nseverity = { invalid_value = "warning" }\n', encoding="utf-8")
+        '[rules]\nseverity = { invalid_value = "warning" }\n', encoding="utf-8"
+    )
     text = edit(record_text("use-pnpm"), "type: decision", "type: bogus")
     uri = open_doc(client, workspace / ".memzoi" / "records" / "use-pnpm.md", text)
     diags = await diagnostics(client, uri, lambda d: any(x.code == "invalid_value" for x in d))
@@ -135,9 +141,7 @@ async def test_closed_files_diagnosed_from_disk(client, workspace: Path):
         # The file appeared after start-up: the watcher (ours, or the client's registration) finds it.
         if client.registrations:
             client.workspace_did_change_watched_files(
-                types.DidChangeWatchedFilesParams(
-                    changes=[types.FileEvent(uri=uri, type=types.FileChangeType.Created)]
-                )
+                types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=uri, type=types.FileChangeType.Created)])
             )
         diags = await diagnostics(client, uri, lambda d: bool(d))
     [d] = [x for x in diags if x.code == "invalid_value"]
@@ -151,9 +155,11 @@ async def test_cross_file_dangling_reference_updates_when_target_appears(client,
 
     path = workspace / ".memzoi" / "proposals" / "pending" / "mem-sup.md"
     # The reference in a flow sequence, written out: its range starts inside the `[` (the builder writes a block list).
-    text = edit(proposal_text("mem-sup", action="supersede", supersedes=["use-yarn"],
-                              proposal_extra={"reason": "Replaced."}),
-                "supersedes:\n  - use-yarn\n", "supersedes: [use-yarn]\n")
+    text = edit(
+        proposal_text("mem-sup", action="supersede", supersedes=["use-yarn"], proposal_extra={"reason": "Replaced."}),
+        "supersedes:\n  - use-yarn\n",
+        "supersedes: [use-yarn]\n",
+    )
     path.write_text(text)
     uri = open_doc(client, path)
     diags = await diagnostics(client, uri, lambda d: any(x.code == "dangling_reference" for x in d))
@@ -165,7 +171,9 @@ async def test_cross_file_dangling_reference_updates_when_target_appears(client,
     target.write_text(record_text("use-yarn", "Use yarn"))
     if client.registrations:
         client.workspace_did_change_watched_files(
-            types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=target.as_uri(), type=types.FileChangeType.Created)])
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=target.as_uri(), type=types.FileChangeType.Created)]
+            )
         )
     await diagnostics(client, uri, lambda d: not any(x.code == "dangling_reference" for x in d))
 
@@ -209,8 +217,11 @@ async def test_git_ignored_untracked_record_is_reported(workspace: Path, client)
     path = workspace / ".memzoi" / "records" / "hidden-note.md"
     path.write_text(record_text("hidden-note", "Hidden note"))
     if client.registrations:
-        client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
-            changes=[types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Created)]))
+        client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Created)]
+            )
+        )
     # wait until the server knows the file, then open it: admission comes from the batched git call
     for _ in range(200):
         res = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="Hidden note"))

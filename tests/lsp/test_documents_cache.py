@@ -22,7 +22,9 @@ def test_closed_file_analyses_are_bounded_and_open_ones_kept(tmp_path):
         p.write_text(VALID.replace("rec-x", f"rec-{i}"), encoding="utf-8")
         uris.append(path_to_uri(p))
     opened = uris[0]
-    ws = SimpleNamespace(text_documents={uri_key(opened): _Doc(uri=opened, source=VALID.replace("rec-x", "rec-0"), version=3)})
+    ws = SimpleNamespace(
+        text_documents={uri_key(opened): _Doc(uri=opened, source=VALID.replace("rec-x", "rec-0"), version=3)}
+    )
     docs = Documents(lambda: ws)
     docs.max_closed = 10
     for uri in uris:

@@ -47,26 +47,53 @@ def test_the_scan_publishes_every_escaped_file_and_the_others(tmp_path: Path):
         # an open document whose text holds a raw lone surrogate (a client's JSON escape) in a value and the body
         text = builders.record("opened", title="\ud800 raw", body="Body \udfff raw.")
         uri = (root / builders.record_path("opened")).as_uri()
-        s.send(frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
-            "uri": uri, "languageId": "markdown", "version": 1, "text": text}}}))
-        msg = s.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
-                     and m["params"]["diagnostics"])
+        s.send(
+            frame(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "textDocument/didOpen",
+                    "params": {"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": text}},
+                }
+            )
+        )
+        msg = s.wait(
+            lambda m: (
+                m.get("method") == "textDocument/publishDiagnostics"
+                and m["params"]["uri"] == uri
+                and m["params"]["diagnostics"]
+            )
+        )
         opened = {d["code"] for d in msg["params"]["diagnostics"]}
         assert "invalid_encoding" in opened and "internal_error" not in opened
         # requests on an escaped document (a surrogate in its title and its `supersedes`) are answered
         rel, text = escapes.escaped_file("record", ("supersedes",), [(3, 0), (0, 1)], rid="asked")
         text = text.replace('title: "Record asked"', 'title: "\\uDC00 asked"')
         uri = (root / rel).as_uri()
-        s.send(frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
-            "uri": uri, "languageId": "markdown", "version": 1, "text": text}}}))
-        line = text[:text.index("supersedes:")].count("\n")
+        s.send(
+            frame(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "textDocument/didOpen",
+                    "params": {"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": text}},
+                }
+            )
+        )
+        line = text[: text.index("supersedes:")].count("\n")
         doc = {"textDocument": {"uri": uri}}
         at = {**doc, "position": {"line": line, "character": 14}}
         whole = {"start": {"line": 0, "character": 0}, "end": {"line": line + 1, "character": 0}}
-        for i, (method, params) in enumerate([
-                ("textDocument/hover", at), ("textDocument/completion", at), ("textDocument/documentSymbol", doc),
-                ("textDocument/codeLens", doc), ("textDocument/definition", at), ("textDocument/diagnostic", doc),
-                ("textDocument/codeAction", {**doc, "range": whole, "context": {"diagnostics": []}})], 100):
+        for i, (method, params) in enumerate(
+            [
+                ("textDocument/hover", at),
+                ("textDocument/completion", at),
+                ("textDocument/documentSymbol", doc),
+                ("textDocument/codeLens", doc),
+                ("textDocument/definition", at),
+                ("textDocument/diagnostic", doc),
+                ("textDocument/codeAction", {**doc, "range": whole, "context": {"diagnostics": []}}),
+            ],
+            100,
+        ):
             reply = s.request({"jsonrpc": "2.0", "id": i, "method": method, "params": params})
             assert "result" in reply or reply["error"]["code"] != -32603, (method, reply)
     finally:

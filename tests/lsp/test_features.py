@@ -67,8 +67,11 @@ async def test_hover_provenance_on_record(client, workspace: Path):
 async def test_hover_escapes_record_text(client, workspace: Path):
     path = workspace / ".memzoi" / "records" / "use-pnpm.md"
     evil = "[click](command:workbench.action.terminal.new) <img src=x>"
-    text = edit(record_text("use-pnpm", title=evil), 'source_ref: "https://example.com/decisions/42"',
-                "source_ref: 'command:evil.run'")
+    text = edit(
+        record_text("use-pnpm", title=evil),
+        'source_ref: "https://example.com/decisions/42"',
+        "source_ref: 'command:evil.run'",
+    )
     uri = open_doc(client, path, text)
     value = await hover(client, uri, pos(text, "kind: memory", client.profile, 8))
     import re
@@ -79,8 +82,9 @@ async def test_hover_escapes_record_text(client, workspace: Path):
 
 async def test_hover_provenance_on_proposal(client, workspace: Path):
     path = workspace / ".memzoi" / "proposals" / "pending" / "mem-sup.md"
-    text = proposal_text("mem-sup", action="supersede", supersedes=["use-pnpm"],
-                         proposal_extra={"reason": "Node 22 ships corepack."})
+    text = proposal_text(
+        "mem-sup", action="supersede", supersedes=["use-pnpm"], proposal_extra={"reason": "Node 22 ships corepack."}
+    )
     path.write_text(text)
     uri = open_doc(client, path)
     value = await hover(client, uri, pos(text, "proposed_by: agent", client.profile, 15))
@@ -100,7 +104,8 @@ async def test_quick_fix_removes_bom_via_resolve(client, workspace: Path):
     assert (bom.range.start.character, bom.range.end.character) == (0, units("\ufeff", client.profile))
     actions = await client.text_document_code_action_async(
         types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri), range=bom.range,
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=bom.range,
             context=types.CodeActionContext(diagnostics=[bom]),
         )
     )
@@ -118,22 +123,25 @@ async def test_quick_fix_removes_bom_via_resolve(client, workspace: Path):
 async def test_quick_fix_quotes_value_with_colon(client, workspace: Path):
     path = workspace / ".memzoi" / "records" / "use-pnpm.md"
     # Written by hand, unquoted: the colon makes it invalid YAML (the builder would quote it).
-    text = edit(record_text("use-pnpm", title="Step 2: run tests"), 'title: "Step 2: run tests"',
-                "title: Step 2: run tests")
+    text = edit(
+        record_text("use-pnpm", title="Step 2: run tests"), 'title: "Step 2: run tests"', "title: Step 2: run tests"
+    )
     uri = open_doc(client, path, text)
     diags = await diagnostics(client, uri, lambda d: any(x.code == "yaml_syntax" for x in d))
     [d] = [x for x in diags if x.code == "yaml_syntax"]
     assert d.range.start.line == text.split("\n").index("title: Step 2: run tests")
     only = await client.text_document_code_action_async(
         types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri), range=d.range,
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=d.range,
             context=types.CodeActionContext(diagnostics=[d], only=["source"]),
         )
     )
     assert not only  # context.only=source excludes quick fixes
     actions = await client.text_document_code_action_async(
         types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri), range=d.range,
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=d.range,
             context=types.CodeActionContext(diagnostics=[d], only=["quickfix"]),
         )
     )
@@ -162,8 +170,10 @@ async def test_definition_on_supersedes_and_document_links(client, workspace: Pa
     text = path.read_text()
     uri = open_doc(client, path)
     res = await client.text_document_definition_async(
-        types.DefinitionParams(text_document=types.TextDocumentIdentifier(uri=uri),
-                               position=pos(text, "supersedes: use-pnpm", client.profile, 14))
+        types.DefinitionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=pos(text, "supersedes: use-pnpm", client.profile, 14),
+        )
     )
     assert res and res[0].uri.endswith("/.memzoi/records/use-pnpm.md")
     links = await client.text_document_document_link_async(
@@ -184,15 +194,18 @@ async def test_completion_of_enum_values_and_record_ids(client, workspace: Path)
     text = edit(edit(path.read_text(), "lane: semantic", "lane: "), "supersedes: use-pnpm", "supersedes: ")
     uri = open_doc(client, path, text)
     res = await client.text_document_completion_async(
-        types.CompletionParams(text_document=types.TextDocumentIdentifier(uri=uri),
-                               position=pos(text, "lane: ", client.profile, 6))
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=pos(text, "lane: ", client.profile, 6)
+        )
     )
     assert [i.label for i in res.items] == ["session", "semantic", "episodic", "procedural"]
 
     async def ids():
         r = await client.text_document_completion_async(
-            types.CompletionParams(text_document=types.TextDocumentIdentifier(uri=uri),
-                                   position=pos(text, "supersedes: ", client.profile, 12))
+            types.CompletionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=pos(text, "supersedes: ", client.profile, 12),
+            )
         )
         return [i.label for i in r.items] if r else []
 
@@ -246,8 +259,11 @@ async def test_hover_plaintext_for_a_client_that_asks(workspace: Path, memzoi_ho
         path = workspace / ".memzoi" / "records" / "use-pnpm.md"
         text = path.read_text()
         uri = open_doc(client, path)
-        res = await client.text_document_hover_async(types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=uri), position=pos(text, "kind: memory", profile, 8)))
+        res = await client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri), position=pos(text, "kind: memory", profile, 8)
+            )
+        )
         assert res.contents.kind == types.MarkupKind.PlainText
         value = res.contents.value
         assert "Record use-pnpm" in value and "**" not in value and "`" not in value and "\\" not in value

@@ -16,8 +16,7 @@ def _project(root: Path, body: str = "Same body.") -> Path:
     records = root / ".memzoi" / "records"
     records.mkdir(parents=True)
     for rid in ("a", "b"):  # twins: each gets a cross-file duplicate_content once the scan is done
-        (records / f"{rid}.md").write_text(record_text(rid).replace("Use pnpm: applies to every package task.",
-                                                                    body))
+        (records / f"{rid}.md").write_text(record_text(rid).replace("Use pnpm: applies to every package task.", body))
     return root
 
 
@@ -33,15 +32,20 @@ async def folder_client(request, tmp_path: Path, memzoi_home: Path):
 
 
 def _change(client, added=(), removed=()):
-    client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(
-        event=types.WorkspaceFoldersChangeEvent(
-            added=[types.WorkspaceFolder(uri=p.as_uri(), name=p.name) for p in added],
-            removed=[types.WorkspaceFolder(uri=p.as_uri(), name=p.name) for p in removed])))
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=p.as_uri(), name=p.name) for p in added],
+                removed=[types.WorkspaceFolder(uri=p.as_uri(), name=p.name) for p in removed],
+            )
+        )
+    )
 
 
 async def _search(client, query: str) -> list:
     return await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="memzoi.search", arguments=[{"query": query}]))
+        types.ExecuteCommandParams(command="memzoi.search", arguments=[{"query": query}])
+    )
 
 
 async def test_added_folder_is_scanned_and_removed_folder_forgotten(folder_client, tmp_path: Path):
@@ -50,8 +54,9 @@ async def test_added_folder_is_scanned_and_removed_folder_forgotten(folder_clien
     second = _project(tmp_path / "second", body="Second body.")
     a2 = (second / ".memzoi" / "records" / "a.md").as_uri()
     _change(client, added=[second])
-    await wait_until(lambda: any(str(second) in m.message and "scanned" in m.message for m in client.log_messages),
-                     timeout=20)
+    await wait_until(
+        lambda: any(str(second) in m.message and "scanned" in m.message for m in client.log_messages), timeout=20
+    )
     got = await diagnostics(client, a2, until=lambda ds: any(d.code == "duplicate_content" for d in ds))
     assert any(d.code == "duplicate_content" for d in got)
     assert any("/second/" in (r.get("uri") or "") for r in await _search(client, "Second"))  # indexed
@@ -87,8 +92,9 @@ async def test_progress_end_follows_the_scan_and_its_publishing(tmp_path: Path, 
                 return _publish(params)
 
             def on_progress(params, _progress=progress, _order=order):
-                if getattr(params.value, "kind", None) == "end" or (isinstance(params.value, dict)
-                                                                     and params.value.get("kind") == "end"):
+                if getattr(params.value, "kind", None) == "end" or (
+                    isinstance(params.value, dict) and params.value.get("kind") == "end"
+                ):
                     _order.append("end")
                 return _progress(params)
 

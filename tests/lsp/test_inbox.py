@@ -24,7 +24,9 @@ def blocked_workspace(workspace: Path) -> Path:
     """The workspace plus a packet the git-plane gate blocks (local-only sensitivity: a warning on a pending
     packet, which the client-side error count used to read as "0 blocking") and that names a missing target."""
     packet = workspace / ".memzoi" / "proposals" / "pending" / "mem-gated.md"
-    text = proposal_text("mem-gated", title="Keep my local notes", action="supersede", proposal_extra={"target": "gone"})
+    text = proposal_text(
+        "mem-gated", title="Keep my local notes", action="supersede", proposal_extra={"target": "gone"}
+    )
     packet.write_text(edit(text, "sensitivity: repo-safe", "sensitivity: local-only"))
     git_init(workspace)
     return workspace
@@ -47,7 +49,8 @@ async def test_listing_follows_the_can_apply_rule(blocked_workspace: Path, clien
     # The code lens says the same: every blocking code, and no runnable Apply.
     uri = open_doc(client, blocked_workspace / ".memzoi" / "proposals" / "pending" / "mem-gated.md")
     lenses = await client.text_document_code_lens_async(
-        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     assert [lens.command.title for lens in lenses][0] == "Cannot apply: " + ", ".join(dict.fromkeys(codes))
     assert lenses[0].command.command == ""  # informational: nothing runs
     assert "memzoi.apply" not in {lens.command.command for lens in lenses}

@@ -24,8 +24,10 @@ def rows(db: Path) -> dict[str, list[tuple]]:
     conn = sqlite3.connect(db)
     conn.row_factory = sqlite3.Row
     try:
-        return {t: sorted(tuple(r[k] for k in r.keys() if k != "checked_ns") for r in conn.execute(f"SELECT * FROM {t}"))
-                for t in TABLES}
+        return {
+            t: sorted(tuple(r[k] for k in r.keys() if k != "checked_ns") for r in conn.execute(f"SELECT * FROM {t}"))
+            for t in TABLES
+        }
     finally:
         conn.close()
 
@@ -42,8 +44,7 @@ def indexed_files(db: Path) -> int:
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
-async def test_the_servers_index_is_what_rebuild_writes(tmp_path: Path, memzoi_home: Path, profile: str,
-                                                         monkeypatch):
+async def test_the_servers_index_is_what_rebuild_writes(tmp_path: Path, memzoi_home: Path, profile: str, monkeypatch):
     root = tmp_path / "ws"
     build(root, memzoi_home)
     monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))
@@ -89,8 +90,9 @@ def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_h
         raise AssertionError("the index analysed a file the scan had analysed")
 
     monkeypatch.setattr(memzoi.firststage, "analyze_bytes", analysed_twice)  # the one analysing routine
-    index = Index(project.root, path=tmp_path / "server.db", workers=1,
-                  premade=lambda fs: project.premade_rows(fs, docs.on_disk))
+    index = Index(
+        project.root, path=tmp_path / "server.db", workers=1, premade=lambda fs: project.premade_rows(fs, docs.on_disk)
+    )
     try:
         assert index.rebuild().files == len(files)
         assert docs.analyses == 0

@@ -17,14 +17,21 @@ async def test_a_configuration_change_regrades_a_closed_file(client, workspace):
     path = workspace / ".memzoi" / "records" / "bad-type.md"
     path.write_text(edit(record_text("bad-type"), "type: decision", "type: bogus"))
     if client.registrations:
-        client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
-            changes=[types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Created)]))
+        client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Created)]
+            )
+        )
     uri = path.as_uri()
     found = await diagnostics(client, uri, lambda d: any(x.code == "invalid_value" for x in d), timeout=20)
     assert {x.severity for x in found if x.code == "invalid_value"} == {types.DiagnosticSeverity.Error}
     (workspace / ".memzoi" / "config.toml").write_text('[rules]\nseverity = { invalid_value = "hint" }\n')
-    found = await diagnostics(client, uri, lambda d: {x.severity for x in d if x.code == "invalid_value"}
-                              == {types.DiagnosticSeverity.Hint}, timeout=20)
+    found = await diagnostics(
+        client,
+        uri,
+        lambda d: {x.severity for x in d if x.code == "invalid_value"} == {types.DiagnosticSeverity.Hint},
+        timeout=20,
+    )
     assert found
 
 
@@ -33,8 +40,9 @@ async def test_untracking_and_ignoring_a_closed_record_refuses_it(client, worksp
     uri = (workspace / ".memzoi" / "records" / "use-pnpm.md").as_uri()
     assert not any(x.code == "ignored_untracked" for x in client.diagnostics.get(uri, []))
     (workspace / ".gitignore").write_text(".memzoi/records/use-pnpm.md\n")
-    subprocess.run(["git", "rm", "-q", "--cached", ".memzoi/records/use-pnpm.md"], cwd=workspace, check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "rm", "-q", "--cached", ".memzoi/records/use-pnpm.md"], cwd=workspace, check=True, capture_output=True
+    )
     found = await diagnostics(client, uri, lambda d: any(x.code == "ignored_untracked" for x in d), timeout=20)
     assert [x.code for x in found if x.code == "ignored_untracked"] == ["ignored_untracked"]
 
@@ -51,8 +59,11 @@ async def test_a_retention_boundary_passing_rejudges_a_closed_file(client, works
     path = workspace / ".memzoi" / "records" / "episode.md"
     path.write_text(builders.record("episode", lane="episodic", retention={"occurred_at": occurred}))
     if client.registrations:
-        client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
-            changes=[types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Created)]))
+        client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Created)]
+            )
+        )
     uri = path.as_uri()
     found = await diagnostics(client, uri, lambda d: any(x.code == "retention_query_only" for x in d), timeout=40)
     assert datetime.now(UTC) >= boundary and [x.code for x in found] == ["retention_query_only"]

@@ -68,18 +68,35 @@ async def test_apply_proposal_then_undo(git_workspace: Path, client):
     uri = open_doc(client, packet)
     actions = await actions_for(client, uri)
     kinds = {a.kind for a in actions}
-    assert {"refactor.rewrite.memzoi.apply", "refactor.rewrite.memzoi.reject"} <= kinds and "refactor.rewrite.memzoi.routeLocal" not in kinds
+    assert {
+        "refactor.rewrite.memzoi.apply",
+        "refactor.rewrite.memzoi.reject",
+    } <= kinds and "refactor.rewrite.memzoi.routeLocal" not in kinds
     assert await actions_for(client, uri, ["quickfix"]) == []  # context.only honoured
     # VS Code's Source Action… asks for `source` only: the same actions, under source.memzoi.*
-    assert {a.kind for a in await actions_for(client, uri, ["source"])} == {k.replace("refactor.rewrite", "source") for k in kinds}
+    assert {a.kind for a in await actions_for(client, uri, ["source"])} == {
+        k.replace("refactor.rewrite", "source") for k in kinds
+    }
     # tied to a Memzoi diagnostic of the request (Ctrl+. on a problem): quick fixes carrying that diagnostic
-    diag = types.Diagnostic(range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=3)),
-                            message="m", source="memzoi", code="proposal_target_stale")
-    tied = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), range=diag.range,
-        context=types.CodeActionContext(diagnostics=[diag], only=["quickfix"])))
-    assert {a.kind for a in tied} == {"quickfix.memzoi.review", "quickfix.memzoi.apply", "quickfix.memzoi.reject",
-                                        "quickfix.memzoi.preview"}
+    diag = types.Diagnostic(
+        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=3)),
+        message="m",
+        source="memzoi",
+        code="proposal_target_stale",
+    )
+    tied = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=diag.range,
+            context=types.CodeActionContext(diagnostics=[diag], only=["quickfix"]),
+        )
+    )
+    assert {a.kind for a in tied} == {
+        "quickfix.memzoi.review",
+        "quickfix.memzoi.apply",
+        "quickfix.memzoi.reject",
+        "quickfix.memzoi.preview",
+    }
     assert all(a.diagnostics and a.diagnostics[0].code == "proposal_target_stale" for a in tied)
     planned = await run(client, find(actions, "Preview: apply"))
     assert snapshot(root) == before  # a preview writes nothing
@@ -147,7 +164,9 @@ async def test_preview_supersede_and_tombstone_ask_what_the_change_would(git_wor
     assert (await refusal(run(client, sup)))["code"] == "reason_required"  # clients prompt for it first
     planned = await run(client, sup, reason="Node 24 is the new LTS", title="Use Node 24")
     [packet] = planned["files"]
-    assert packet["before"] is None and "\n# Use Node 24\n" in packet["after"] and "action: supersede" in packet["after"]
+    assert (
+        packet["before"] is None and "\n# Use Node 24\n" in packet["after"] and "action: supersede" in packet["after"]
+    )
     planned = await run(client, tomb, reason="obsolete")
     assert "action: tombstone" in planned["files"][0]["after"]
     assert snapshot(root) == before  # previews write nothing
@@ -175,7 +194,9 @@ async def test_route_to_local_memory_when_gate_blocks(git_workspace: Path, clien
     actions = await actions_for(client, uri)
     route = find(actions, "Route to local memory")
     apply = [a for a in actions if a.kind == "refactor.rewrite.memzoi.apply"]
-    assert all(a.disabled and "sensitivity_not_repo_safe" in a.disabled.reason for a in apply)  # disabled with the reason, or absent
+    assert all(
+        a.disabled and "sensitivity_not_repo_safe" in a.disabled.reason for a in apply
+    )  # disabled with the reason, or absent
     result = await run(client, route)
     assert result["status"] == "applied", result
     assert not packet.exists()
@@ -196,9 +217,11 @@ async def test_lifecycle_refuses_unsaved_document(git_workspace: Path, client):
     uri = open_doc(client, packet, edit(packet.read_text(), "Validate sessions", "Validate all sessions"))
     apply = [a for a in await actions_for(client, uri) if a.kind == "refactor.rewrite.memzoi.apply"]
     assert all(a.disabled and "save" in a.disabled.reason for a in apply)
-    result = await refusal(client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="memzoi.apply", arguments=[{"uri": uri}])
-    ))
+    result = await refusal(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="memzoi.apply", arguments=[{"uri": uri}])
+        )
+    )
     assert result["code"] == "unsaved_changes"
     assert snapshot(root) == before
 
@@ -209,7 +232,10 @@ async def test_code_lenses_on_pending_and_superseded(git_workspace: Path, client
     lenses = await client.text_document_code_lens_async(
         types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=puri))
     )
-    assert [(l.command.title, l.command.command) for l in lenses] == [("Apply", "memzoi.apply"), ("Reject…", "memzoi.reject")]
+    assert [(l.command.title, l.command.command) for l in lenses] == [
+        ("Apply", "memzoi.apply"),
+        ("Reject…", "memzoi.reject"),
+    ]
     ruri = open_doc(client, root / ".memzoi" / "records" / "use-pnpm.md")
     lenses = await client.text_document_code_lens_async(
         types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=ruri))
@@ -235,8 +261,11 @@ async def test_workspace_commands_search_rebuild_doctor_check(git_workspace: Pat
 
     extra.write_text(record_text("use-corepack", "Use corepack shims"))
     if client.registrations:
-        client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
-            changes=[types.FileEvent(uri=extra.as_uri(), type=types.FileChangeType.Created)]))
+        client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=extra.as_uri(), type=types.FileChangeType.Created)]
+            )
+        )
     found = await wait_until_async(lambda: cmd("memzoi.search", "corepack"))
     assert [h["id"] for h in found] == ["use-corepack"]
 
@@ -273,7 +302,11 @@ async def test_materialize_plan_decide_apply_then_reattest_and_undo(git_workspac
 
     async def step(path: Path, title: str):
         uri = open_doc(client, path)
-        [action] = [a for a in await actions_for(client, uri, ["refactor.rewrite.memzoi.materialize"]) if a.title.startswith(title)]
+        [action] = [
+            a
+            for a in await actions_for(client, uri, ["refactor.rewrite.memzoi.materialize"])
+            if a.title.startswith(title)
+        ]
         return await run(client, action)
 
     planned = await step(cand, "Plan materialization")
@@ -293,20 +326,29 @@ async def test_materialize_plan_decide_apply_then_reattest_and_undo(git_workspac
     reattest = find(await actions_for(client, uri, ["refactor.rewrite.memzoi.reattest"]), "Re-attest")
     res = await run(client, reattest, reason="wording fix reviewed")
     assert res["status"] == "applied", res
-    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     uri = open_doc(client, record, version=3)
     await diagnostics(client, uri, lambda d: not any(x.code == "stale_attestation" for x in d))
     undo = await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="memzoi.undo", arguments=[{"change_id": res["change_id"]}]))
+        types.ExecuteCommandParams(command="memzoi.undo", arguments=[{"change_id": res["change_id"]}])
+    )
     assert undo["status"] == "undone"
     assert "applies to every commit." in record.read_text()  # back to the hand-edited (stale) state
-    undo = await refusal(client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="memzoi.undo", arguments=[{"change_id": result["change_id"]}])))
+    undo = await refusal(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="memzoi.undo", arguments=[{"change_id": result["change_id"]}])
+        )
+    )
     assert undo["code"], undo  # refused: the record was edited after materialize
-    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     record.write_text(text)
     undo = await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="memzoi.undo", arguments=[{"change_id": result["change_id"]}]))
+        types.ExecuteCommandParams(command="memzoi.undo", arguments=[{"change_id": result["change_id"]}])
+    )
     assert undo.get("status") == "undone" and not record.exists(), undo
     after = snapshot(root)
     assert after == before
@@ -340,11 +382,16 @@ async def test_recover_uncertain_change_from_ledger_diagnostic(git_workspace: Pa
 
     root = git_workspace
     before = snapshot(root)
-    proc = subprocess.run([sys.executable, "-c", CRASH, str(root)], env={**os.environ, "MEMZOI_HOME": str(memzoi_home)},
-                          capture_output=True, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [sys.executable, "-c", CRASH, str(root)],
+        env={**os.environ, "MEMZOI_HOME": str(memzoi_home)},
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 77, proc.stderr
     settled = await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="memzoi.reconcile", arguments=[{}]))
+        types.ExecuteCommandParams(command="memzoi.reconcile", arguments=[{}])
+    )
     assert [s["status"] for s in settled] == ["uncertain"]
     record = root / ".memzoi" / "records" / "use-pnpm.md"
     uri = open_doc(client, record)
@@ -356,7 +403,9 @@ async def test_recover_uncertain_change_from_ledger_diagnostic(git_workspace: Pa
     result = await run(client, find(actions, f"Recover {settled[0]['change_id']}: restore"))
     assert result["status"] == "applied", result
     assert snapshot(root) == before
-    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     uri = open_doc(client, record, version=2)
     await diagnostics(client, uri, lambda d: not any(x.code == "ledger_uncertain" for x in d))
 
@@ -367,7 +416,8 @@ async def test_check_workspace_picks_up_files_no_watcher_reported(git_workspace:
     stray = git_workspace / ".memzoi" / "records" / "stray.md"
     stray.write_text(edit(record_text("stray", "Stray"), "lane: semantic", "lane: lost"))
     result = await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="memzoi.checkWorkspace", arguments=[]))
+        types.ExecuteCommandParams(command="memzoi.checkWorkspace", arguments=[])
+    )
     assert result["files_checked"] == 4 and result["counts"]["error"] == 1
     res = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="Stray"))
     assert [s.container_name for s in res] == ["stray"]  # rescanned and indexed by the command itself
@@ -380,12 +430,15 @@ async def test_files_gone_from_disk_leave_the_problems_even_when_open(git_worksp
     packet = root / ".memzoi" / "proposals" / "pending" / "mem-new.md"
     puri = open_doc(client, packet)
     result = await run(client, find(await actions_for(client, puri), "Apply proposal"))
-    [record] = [f["path"] for f in result["files"] if f["path"].startswith(".memzoi/records/") and f["before"] == "absent"]
+    [record] = [
+        f["path"] for f in result["files"] if f["path"].startswith(".memzoi/records/") and f["before"] == "absent"
+    ]
     ruri = open_doc(client, root / record)  # the editor keeps both tabs open
     # the applied record and the resolved packet share their content: the record says so while both exist
     await diagnostics(client, ruri, lambda d: any(x.code == "duplicate_content" for x in d) or not d)
     undone = await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="memzoi.undo", arguments=[{"change_id": result["change_id"]}]))
+        types.ExecuteCommandParams(command="memzoi.undo", arguments=[{"change_id": result["change_id"]}])
+    )
     assert undone["status"] == "undone"
     assert {(f["path"], f["before"], f["after"]) for f in undone["files"]} >= {(record, "present", "absent")}
     # the record's file is gone: no problems for it, and the restored packet is not its duplicate

@@ -49,8 +49,9 @@ async def test_packet_proposed_over_mcp_reaches_the_editor_unopened(workspace, m
     path = workspace / res.structured_content["path"]
     uri = path.as_uri()
     if client.registrations:  # VS Code watches files for the server (it registered for them); else its own watcher
-        client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
-            changes=[types.FileEvent(uri=uri, type=types.FileChangeType.Created)]))
+        client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=uri, type=types.FileChangeType.Created)])
+        )
     seen = await _until(lambda: _seen(client, uri))
     if is_pull(client):
         (report,) = seen
@@ -59,8 +60,11 @@ async def test_packet_proposed_over_mcp_reaches_the_editor_unopened(workspace, m
         assert uri not in client.diagnostic_history  # clean and never shown: nothing to publish
     apply = find(await actions_for(client, uri), "Apply proposal")  # offered on the file nobody opened
     assert apply.command is not None and apply.command.arguments[0]
-    hover = await client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=1)))
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=1)
+        )
+    )
     text = _plain(hover.contents.value)
     assert re.search(r"proposed by claude-code via MCP at \d{4}-\d\d-\d\dT", text), text
     assert "reason: fixed the same race twice" in text
@@ -73,8 +77,9 @@ async def test_local_candidates_listed_approved_and_rejected_from_the_editor(wor
     ids = [first.structured_content["candidate"]["id"], second.structured_content["candidate"]["id"]]
 
     async def run(command: str, arg: dict):
-        return await client.workspace_execute_command_async(types.ExecuteCommandParams(command=command,
-                                                                                       arguments=[arg]))
+        return await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=command, arguments=[arg])
+        )
 
     listed = await run("memzoi.local.list", {})
     assert [c["id"] for c in listed["candidates"]] == ids

@@ -15,8 +15,9 @@ from .conftest import PROFILES, diagnostics, is_pull, open_doc, start_client, wa
 
 
 @pytest.mark.parametrize("profile", list(PROFILES))
-async def test_open_document_is_judged_from_its_text_through_a_symlinked_root(profile, workspace: Path,
-                                                                              memzoi_home: Path, tmp_path: Path):
+async def test_open_document_is_judged_from_its_text_through_a_symlinked_root(
+    profile, workspace: Path, memzoi_home: Path, tmp_path: Path
+):
     link = tmp_path / "link"
     os.symlink(workspace, link)
     on_disk = workspace / ".memzoi" / "records" / "use-pnpm.md"

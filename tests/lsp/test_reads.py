@@ -18,12 +18,16 @@ DOC = types.TextDocumentIdentifier
 
 async def _reads(client, uri: str, line: int) -> None:
     """A hover, a code action and a pull of ``uri``, each answered."""
-    await client.text_document_hover_async(types.HoverParams(text_document=DOC(uri=uri),
-                                                             position=types.Position(line=line, character=2)))
-    await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=DOC(uri=uri), range=types.Range(start=types.Position(line=0, character=0),
-                                                      end=types.Position(line=0, character=0)),
-        context=types.CodeActionContext(diagnostics=[])))
+    await client.text_document_hover_async(
+        types.HoverParams(text_document=DOC(uri=uri), position=types.Position(line=line, character=2))
+    )
+    await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=DOC(uri=uri),
+            range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
     await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(text_document=DOC(uri=uri)))
 
 
@@ -43,13 +47,20 @@ async def test_a_hover_code_action_or_pull_publishes_nothing(workspace: Path, me
         line = text.split("\n").index("status: active")
         await _reads(client, uri, line)
         before = client.diagnostic_refresh_count
-        client.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(
-                text=edit(text, "status: active", "status: superseded"))]))
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=[
+                    types.TextDocumentContentChangeWholeDocument(
+                        text=edit(text, "status: active", "status: superseded")
+                    )
+                ],
+            )
+        )
         # The change is applied as it arrives: the refresh it asks for comes before the answer to a later request.
-        await client.text_document_hover_async(types.HoverParams(text_document=DOC(uri=uri),
-                                                                 position=types.Position(line=0, character=0)))
+        await client.text_document_hover_async(
+            types.HoverParams(text_document=DOC(uri=uri), position=types.Position(line=0, character=0))
+        )
         assert client.diagnostic_refresh_count == before + 1, "the change did not reach the other record"
         await _reads(client, uri, line)
         await _reads(client, newer, 1)

@@ -66,16 +66,27 @@ async def test_lens_approve_hover_then_undo(resident_client):
     client = resident_client
     path = _rules(client)
     path.write_text("Use tabs in Makefiles.", encoding="utf-8")
-    proposed = service.propose(client.root, scope="project", action="add", content="Run make lint before pushing.",
-                               reason="asked twice in review", confidence=0.85, actor="ada").candidate
+    proposed = service.propose(
+        client.root,
+        scope="project",
+        action="add",
+        content="Run make lint before pushing.",
+        reason="asked twice in review",
+        confidence=0.85,
+        actor="ada",
+    ).candidate
     uri = open_doc(client, path)
     lenses = await client.text_document_code_lens_async(
-        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     assert [lens.command.title for lens in lenses] == [
-        "project memory [18% \u2014 22/120 chars], 1 entry", "1 pending candidate: Review"]
+        "project memory [18% \u2014 22/120 chars], 1 entry",
+        "1 pending candidate: Review",
+    ]
     lenses = lenses[1:]
     review = await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command=lenses[0].command.command, arguments=lenses[0].command.arguments))
+        types.ExecuteCommandParams(command=lenses[0].command.command, arguments=lenses[0].command.arguments)
+    )
     assert [c["id"] for c in review] == [proposed.id]
 
     approve = find(await actions_for(client, uri), f"Approve candidate {proposed.id[:12]}")
@@ -83,15 +94,23 @@ async def test_lens_approve_hover_then_undo(resident_client):
     assert result["status"] == "applied", result
     assert path.read_text(encoding="utf-8") == "Use tabs in Makefiles.\n§\nRun make lint before pushing."
 
-    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     uri = open_doc(client, path)
     hover = await client.text_document_hover_async(
-        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=2, character=4)))
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=2, character=4)
+        )
+    )
     value = hover.contents.value
     assert proposed.id in value and "asked twice in review" in value and "85%" in value and "ada" in value
     assert hover.range.start == types.Position(line=2, character=0)
     hand = await client.text_document_hover_async(
-        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=1)))
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=1)
+        )
+    )
     assert "Edited by hand" in hand.contents.value
 
     undo = find(await actions_for(client, uri, ["refactor.rewrite.memzoi.undo"]), f"Undo candidate {proposed.id[:12]}")
@@ -103,11 +122,20 @@ async def test_lens_approve_hover_then_undo(resident_client):
 async def test_hand_edit_and_reject(resident_client):
     client = resident_client
     path = _rules(client)
-    applied = service.propose(client.root, scope="project", action="add", content="Use spaces.", reason="r",
-                              confidence=1, actor="ada").candidate
+    applied = service.propose(
+        client.root, scope="project", action="add", content="Use spaces.", reason="r", confidence=1, actor="ada"
+    ).candidate
     service.apply(client.root, applied.id, actor="ada")
-    pending = service.propose(client.root, scope="project", action="add", content="Prefer pnpm.", reason="r",
-                              confidence=0.5, actor="bot", source="foreground_tool").candidate
+    pending = service.propose(
+        client.root,
+        scope="project",
+        action="add",
+        content="Prefer pnpm.",
+        reason="r",
+        confidence=0.5,
+        actor="bot",
+        source="foreground_tool",
+    ).candidate
     path.write_text("Use spaces.\n§\nA hand-written rule.", encoding="utf-8")
     uri = open_doc(client, path)
     diags = await diagnostics(client, uri, lambda d: any(x.code == "resident_hand_edit" for x in d))
@@ -121,7 +149,8 @@ async def test_hand_edit_and_reject(resident_client):
     result = await run(client, reject, reason="one-off task detail")
     assert result["status"] == "rejected" and result["decision_reason"] == "one-off task detail"
     listing = await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="memzoi.resident.list", arguments=[{"uri": uri}]))
+        types.ExecuteCommandParams(command="memzoi.resident.list", arguments=[{"uri": uri}])
+    )
     assert [s["scope"] for s in listing["scopes"]] == ["global", "project"]
     assert {c["id"]: c["status"] for c in listing["candidates"]} == {applied.id: "applied", pending.id: "rejected"}
     assert not any(c["decidable"] for c in listing["candidates"])  # neither can be approved or rejected now
@@ -135,24 +164,34 @@ async def test_uncertain_candidate_is_not_decidable_and_is_recovered(resident_cl
     client = resident_client
     path = _rules(client)
     path.write_text("Use tabs.", encoding="utf-8")
-    cand = service.propose(client.root, scope="project", action="add", content="Run make lint.", reason="r",
-                           confidence=0.5, actor="ada").candidate
+    cand = service.propose(
+        client.root, scope="project", action="add", content="Run make lint.", reason="r", confidence=0.5, actor="ada"
+    ).candidate
     uri = path.as_uri()
 
     async def listed() -> dict:
         res = await client.workspace_execute_command_async(
-            types.ExecuteCommandParams(command="memzoi.resident.list", arguments=[{"uri": uri}]))
+            types.ExecuteCommandParams(command="memzoi.resident.list", arguments=[{"uri": uri}])
+        )
         return {c["id"]: c for c in res["candidates"]}
 
     assert (await listed())[cand.id]["decidable"] is True
     with db.connect() as conn:  # as reconciliation leaves a candidate whose file matches neither snapshot
         db.set_status(conn, cand.id, "uncertain", "classified after a crash")
     assert (await listed())[cand.id]["decidable"] is False
-    refused = await refusal(client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="memzoi.resident.approve", arguments=[{"uri": uri, "candidate_id": cand.id}])))
+    refused = await refusal(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="memzoi.resident.approve", arguments=[{"uri": uri, "candidate_id": cand.id}]
+            )
+        )
+    )
     assert refused["code"] == "not_applicable"
-    recovered = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="memzoi.resident.recover", arguments=[{"uri": uri, "candidate_id": cand.id, "mode": "accept"}]))
+    recovered = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="memzoi.resident.recover", arguments=[{"uri": uri, "candidate_id": cand.id, "mode": "accept"}]
+        )
+    )
     assert recovered["action"] == "recover" and recovered["status"] == "applied", recovered
     assert (await listed())[cand.id]["status"] != "uncertain"
     assert path.read_text(encoding="utf-8") == "Use tabs."  # accept keeps the file as it is
@@ -179,8 +218,9 @@ async def test_lens_counts_only_pending_and_offers_recovery_for_uncertain(reside
     root = client.root
 
     def propose(content):
-        return service.propose(root, scope="project", action="add", content=content, reason="r", confidence=0.5,
-                               actor="ada").candidate
+        return service.propose(
+            root, scope="project", action="add", content=content, reason="r", confidence=0.5, actor="ada"
+        ).candidate
 
     big, waiting = propose("b" * 100), propose("Prefer pnpm.")
     service.apply(root, propose("a" * 30).id, actor="ada")
@@ -193,13 +233,17 @@ async def test_lens_counts_only_pending_and_offers_recovery_for_uncertain(reside
     service.reconcile(root)  # neither snapshot: uncertain
     uri = open_doc(client, path)
     lenses = await client.text_document_code_lens_async(
-        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
-    assert [lens.command.title for lens in lenses][1:] == ["1 pending candidate: Review",
-                                                           "1 uncertain candidate: Recover…"]
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert [lens.command.title for lens in lenses][1:] == [
+        "1 pending candidate: Review",
+        "1 uncertain candidate: Recover…",
+    ]
     assert lenses[0].command.title.startswith("project memory [")  # the cap usage comes first
     for lens, expected in zip(lenses[1:], ([waiting.id], [lost.id])):
         got = await client.workspace_execute_command_async(
-            types.ExecuteCommandParams(command=lens.command.command, arguments=lens.command.arguments))
+            types.ExecuteCommandParams(command=lens.command.command, arguments=lens.command.arguments)
+        )
         assert [c["id"] for c in got] == expected
     actions = await actions_for(client, uri)
     assert find(actions, f"Approve candidate {big.id[:12]}")  # a failed candidate can still be approved again
@@ -208,7 +252,8 @@ async def test_lens_counts_only_pending_and_offers_recovery_for_uncertain(reside
     assert (result["action"], result["status"], result["recovers"]) == ("recover", "applied", lost.id)
     assert path.read_text(encoding="utf-8") == "a" * 30 + "\n§\nsomething else"
     lenses = await client.text_document_code_lens_async(
-        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
     assert [lens.command.title for lens in lenses][1:] == ["1 pending candidate: Review"]
 
 
@@ -226,8 +271,9 @@ async def test_server_start_reconciles_resident_candidates(tmp_path: Path, monke
     root = tmp_path / "ws"
     (root / ".memzoi" / "records").mkdir(parents=True)
     clear_cache()
-    cand = service.propose(root, scope="project", action="add", content="Keep it.", reason="r", confidence=0.5,
-                           actor="ada").candidate
+    cand = service.propose(
+        root, scope="project", action="add", content="Keep it.", reason="r", confidence=0.5, actor="ada"
+    ).candidate
     code, _ = run_child(lambda: service.apply(root, cand.id, actor="ada"), crash_at=6)  # the sixth step, apply:written
     assert code == CRASH_EXIT
 
@@ -255,9 +301,12 @@ async def test_crlf_entries_are_split_and_a_utf16_file_on_disk_is_reported(resid
     diags = await diagnostics(client, uri, lambda d: [x.code for x in d] == ["resident_hand_edit"] * 2)
     assert [d.range.start.line for d in diags] == [0, 2]  # two entries, not one
     path.write_bytes(text.encode("utf-16"))
-    client.text_document_did_change(types.DidChangeTextDocumentParams(
-        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
-        content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
     diags = await diagnostics(client, uri, lambda d: "invalid_encoding" in {x.code for x in d})
     enc = next(d for d in diags if d.code == "invalid_encoding")
     assert enc.severity == types.DiagnosticSeverity.Error and "UTF-16 (little-endian) byte order mark" in enc.message

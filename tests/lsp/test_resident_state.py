@@ -51,15 +51,26 @@ async def test_edit_and_approve_and_remove_with_their_previews(resident_client):
     client = resident_client
     path = client.root / ".zuno" / "RULES.md"
     path.write_text("Use tabs in Makefiles.", encoding="utf-8")
-    cand = service.propose(client.root, scope="project", action="add", content="Run make lint.", reason="asked",
-                           confidence=0.5, actor="ada").candidate
+    cand = service.propose(
+        client.root,
+        scope="project",
+        action="add",
+        content="Run make lint.",
+        reason="asked",
+        confidence=0.5,
+        actor="ada",
+    ).candidate
     uri = path.as_uri()
-    diff = await _cmd(client, "memzoi.preview", {"uri": uri, "operation": "approve", "candidateId": cand.id,
-                                                  "content": "Run make lint and make test."})
+    diff = await _cmd(
+        client,
+        "memzoi.preview",
+        {"uri": uri, "operation": "approve", "candidateId": cand.id, "content": "Run make lint and make test."},
+    )
     assert diff["files"][0]["after"] == "Use tabs in Makefiles.\n§\nRun make lint and make test."
     assert path.read_text(encoding="utf-8") == "Use tabs in Makefiles."  # a preview writes nothing
-    done = await _cmd(client, "memzoi.resident.edit", {"uri": uri, "candidate_id": cand.id,
-                                                        "content": "Run make lint and make test."})
+    done = await _cmd(
+        client, "memzoi.resident.edit", {"uri": uri, "candidate_id": cand.id, "content": "Run make lint and make test."}
+    )
     assert (done["status"], done["original_content"]) == ("applied", "Run make lint.")
     diff = await _cmd(client, "memzoi.preview", {"uri": uri, "operation": "remove_entry", "locator": "tabs"})
     assert diff["files"][0]["after"] == "Run make lint and make test."

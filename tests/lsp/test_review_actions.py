@@ -60,8 +60,9 @@ async def test_resident_review_preview_status_and_changed(resident_client):  # n
     client = resident_client
     path = _rules(client)
     path.write_text("Use tabs in Makefiles.", encoding="utf-8")
-    cand = service.propose(client.root, scope="project", action="add", content="Run make lint.", reason="r",
-                           confidence=1, actor="ada").candidate
+    cand = service.propose(
+        client.root, scope="project", action="add", content="Run make lint.", reason="r", confidence=1, actor="ada"
+    ).candidate
     uri = open_doc(client, path)
     actions = await actions_for(client, uri)
     first = actions[0]
@@ -77,8 +78,11 @@ async def test_resident_review_preview_status_and_changed(resident_client):  # n
     status = await execute(client, "memzoi.residentStatus", {"uri": uri})
     mine = next(s for s in status["files"] if s["uri"] == path.as_uri())
     assert (mine["used"], mine["cap"], mine["entries"]) == (22, 120, 1)
-    hover = await client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=2)))
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=2)
+        )
+    )
     assert "22/120 chars" in hover.contents.value
 
     client.memzoi_notes.clear()
@@ -90,8 +94,9 @@ async def test_resident_review_preview_status_and_changed(resident_client):  # n
     assert [(field(t, "uri"), field(t, "deleted")) for t in field(note, "touched")] == [(path.as_uri(), False)]
     await wait_until(lambda: notes(client, "memzoi/inboxChanged"))
     # rejecting needs a reason, by the same rule as a proposal
-    other = service.propose(client.root, scope="project", action="add", content="x", reason="r", confidence=1,
-                            actor="ada").candidate
+    other = service.propose(
+        client.root, scope="project", action="add", content="x", reason="r", confidence=1, actor="ada"
+    ).candidate
     from .conftest import refusal
 
     data = await refusal(execute(client, "memzoi.resident.reject", {"uri": uri, "candidate_id": other.id}))
@@ -102,8 +107,9 @@ async def test_inbox_changed_for_candidates_and_packets_made_elsewhere(resident_
     client = resident_client
     client.memzoi_notes.clear()
     # a candidate proposed by another process (here: this test process, through the core, as the CLI does)
-    service.propose(client.root, scope="project", action="add", content="From the CLI.", reason="r", confidence=1,
-                    actor="cli")
+    service.propose(
+        client.root, scope="project", action="add", content="From the CLI.", reason="r", confidence=1, actor="cli"
+    )
     await wait_until(lambda: notes(client, "memzoi/inboxChanged"), timeout=15)
     client.memzoi_notes.clear()
     pending = client.root / ".memzoi" / "proposals" / "pending"
@@ -113,8 +119,11 @@ async def test_inbox_changed_for_candidates_and_packets_made_elsewhere(resident_
     client.memzoi_notes.clear()
     (pending / "mem-agent.md").write_text(proposal_text("mem-agent"))
     if client.profile == "vscode":  # the client watches files for the server: it reports the new packet
-        client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[types.FileEvent(
-            uri=(pending / "mem-agent.md").as_uri(), type=types.FileChangeType.Created)]))
+        client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=(pending / "mem-agent.md").as_uri(), type=types.FileChangeType.Created)]
+            )
+        )
     await wait_until(lambda: notes(client, "memzoi/inboxChanged"), timeout=15)
 
 

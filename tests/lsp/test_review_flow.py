@@ -58,8 +58,11 @@ async def test_a_buffer_from_before_a_supersede_is_judged_from_the_disk(git_work
     record = root / ".memzoi" / "records" / "use-node-22.md"
     uri = open_doc(client, record)
     await diagnostics(client, uri)
-    made = await execute(client, "memzoi.supersede", {"uri": uri, "reason": "Node 24 is the new LTS",
-                                                       "title": "Use Node 24", "body": "Use Node 24 for builds."})
+    made = await execute(
+        client,
+        "memzoi.supersede",
+        {"uri": uri, "reason": "Node 24 is the new LTS", "title": "Use Node 24", "body": "Use Node 24 for builds."},
+    )
     [created] = [f["path"] for f in made["files"] if f["before"] == "absent"]
     packet_uri = (root / created).as_uri()
     await execute(client, "memzoi.apply", {"uri": packet_uri})

@@ -36,16 +36,24 @@ candidates:
 
 
 def manifest(*cands: dict) -> str:
-    return json.dumps({"version": "memzoi/import", "origin_key": "lsp-test-event",
-                       "sources": [{"ref": "issue://7"}], "candidates": list(cands)}, indent=1)
+    return json.dumps(
+        {
+            "version": "memzoi/import",
+            "origin_key": "lsp-test-event",
+            "sources": [{"ref": "issue://7"}],
+            "candidates": list(cands),
+        },
+        indent=1,
+    )
 
 
 def _lines(diags: list[types.Diagnostic]) -> list[tuple[int, str]]:
     return sorted((d.range.start.line, str(d.code)) for d in diags)
 
 
-async def test_session_end_file_diagnostics_preview_apply_inbox_and_checkpoints(client, workspace: Path,
-                                                                                 memzoi_home: Path):
+async def test_session_end_file_diagnostics_preview_apply_inbox_and_checkpoints(
+    client, workspace: Path, memzoi_home: Path
+):
     path = workspace / "session.yml"
     path.write_text(SESSION, encoding="utf-8")
     uri = open_doc(client, path)
@@ -56,12 +64,16 @@ async def test_session_end_file_diagnostics_preview_apply_inbox_and_checkpoints(
     assert outcomes == [("repo", "create_proposal"), ("session", "create_runtime"), ("discard", "skipped")]
     packet = preview["candidates"][0]["path"]
     assert not (workspace / packet).exists()  # the preview wrote nothing
-    out = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="memzoi.routing.apply", arguments=[{"uri": uri, "expected_version": preview["expected_version"]}]))
+    out = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="memzoi.routing.apply", arguments=[{"uri": uri, "expected_version": preview["expected_version"]}]
+        )
+    )
     assert out["status"] == "routed" and out["change_id"]
     assert (workspace / packet).is_file()
-    inbox = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="memzoi.proposals.list", arguments=[{}]))
+    inbox = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="memzoi.proposals.list", arguments=[{}])
+    )
     assert packet in [p["path"] for p in inbox["proposals"]]  # the new packet is in the inbox
     os.environ["MEMZOI_HOME"] = str(memzoi_home)
     try:
@@ -69,18 +81,38 @@ async def test_session_end_file_diagnostics_preview_apply_inbox_and_checkpoints(
     finally:
         os.environ.pop("MEMZOI_HOME")
     assert cp.title == "Where I stopped"
-    again = await refusal(client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="memzoi.routing.apply", arguments=[{"uri": uri, "expected_version": preview["expected_version"]}])))
+    again = await refusal(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="memzoi.routing.apply",
+                arguments=[{"uri": uri, "expected_version": preview["expected_version"]}],
+            )
+        )
+    )
     assert again["code"] in ("version_conflict", "duplicate_content")  # the state moved: nothing written twice
 
 
 async def test_unsafe_candidates_are_diagnosed_on_their_line_and_block_the_preview(client, workspace: Path):
     secret = "ghp_" + "m4N5b6V7c8" * 3  # built at run time, never printed
-    text = manifest({"destination": "repo", "reason": "r", "type": "fact", "title": "Safe",
-                     "body": "Deploys go through CI.", "sensitivity": "repo-safe"},
-                    {"destination": "repo", "reason": "r", "type": "fact", "title": "Token",
-                     "body": f"Use {secret}.", "sensitivity": "repo-safe"},
-                    {"destination": "local", "reason": "r", "type": "fact", "title": "Mine", "body": "Tabs."})
+    text = manifest(
+        {
+            "destination": "repo",
+            "reason": "r",
+            "type": "fact",
+            "title": "Safe",
+            "body": "Deploys go through CI.",
+            "sensitivity": "repo-safe",
+        },
+        {
+            "destination": "repo",
+            "reason": "r",
+            "type": "fact",
+            "title": "Token",
+            "body": f"Use {secret}.",
+            "sensitivity": "repo-safe",
+        },
+        {"destination": "local", "reason": "r", "type": "fact", "title": "Mine", "body": "Tabs."},
+    )
     path = workspace / "manifest.yml"
     path.write_text(text, encoding="utf-8")
     uri = open_doc(client, path)
@@ -96,20 +128,28 @@ async def test_unsafe_candidates_are_diagnosed_on_their_line_and_block_the_previ
     assert got[0] == ("repo", "blocked", ["repo_subset_blocked"])
     assert got[1][:2] == ("repo", "blocked") and "credential_token" in got[1][2]
     assert got[2] == ("local", "create_runtime", None)
-    stale = await refusal(client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="memzoi.routing.apply", arguments=[{"uri": uri, "plan_id": "import_0"}])))
+    stale = await refusal(
+        client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="memzoi.routing.apply", arguments=[{"uri": uri, "plan_id": "import_0"}])
+        )
+    )
     assert stale["code"] == "import_plan_stale"
-    out = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="memzoi.routing.apply", arguments=[{"uri": uri, "plan_id": preview["plan_id"],
-                                                    "actor": preview["actor"]}]))
+    out = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="memzoi.routing.apply",
+            arguments=[{"uri": uri, "plan_id": preview["plan_id"], "actor": preview["actor"]}],
+        )
+    )
     assert [w["kind"] for w in out["writes"]] == ["runtime_record"]
     assert not (workspace / ".memzoi" / "proposals" / "pending" / "mem_import_safe.md").exists()
 
 
 async def test_invalid_input_is_a_schema_diagnostic(client, workspace: Path):
     path = workspace / "broken.yml"
-    path.write_text(SESSION.replace("    sensitivity: repo-safe\n", "    sensitivity: repo-safe\n    colour: blue\n"),
-                    encoding="utf-8")
+    path.write_text(
+        SESSION.replace("    sensitivity: repo-safe\n", "    sensitivity: repo-safe\n    colour: blue\n"),
+        encoding="utf-8",
+    )
     uri = open_doc(client, path)
     diags = await diagnostics(client, uri, until=lambda d: bool(d))
     assert _lines(diags) == [(2, "invalid_session_end")]  # on candidates[0]'s first line

@@ -14,8 +14,12 @@ from .conftest import PROFILES, diagnostics, open_doc, record_text, start_client
 
 def _scan_ended(client) -> bool:
     """True once the scan's work-done progress has ended or its closing log message arrived."""
-    ended = any(isinstance(r, types.WorkDoneProgressEnd) for token, reports in client.progress_reports.items()
-                if str(token).startswith("memzoi-scan") for r in reports)
+    ended = any(
+        isinstance(r, types.WorkDoneProgressEnd)
+        for token, reports in client.progress_reports.items()
+        if str(token).startswith("memzoi-scan")
+        for r in reports
+    )
     return ended or any(m.message.startswith("memzoi-lsp: scanned") for m in client.log_messages)
 
 
@@ -58,17 +62,24 @@ async def test_a_corrupt_verdict_cache_never_breaks_the_scan(tmp_path: Path):
     home = tmp_path / "home"
     home.mkdir()
     env = {**os.environ, "MEMZOI_HOME": str(home)}
-    subprocess.run([sys.executable, "-m", "memzoi", "check", ".memzoi"], cwd=root, env=env, capture_output=True,
-                   stdin=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "memzoi", "check", ".memzoi"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+    )
     [db] = sorted(home.rglob("memzoi-lsp-store.db"))
     db.write_bytes(b"not a database" * 512)
     client = await start_client("vscode", root, home)
     try:
-        got = await diagnostics(client, bad.as_uri(), until=lambda d: [x.code for x in d] == ["invalid_value"],
-                                timeout=20)
+        got = await diagnostics(
+            client, bad.as_uri(), until=lambda d: [x.code for x in d] == ["invalid_value"], timeout=20
+        )
         assert [d.code for d in got] == ["invalid_value"]
-        assert any("scanned 6 files" in m.message and "(0 from the verdict cache)" in m.message
-                   for m in client.log_messages)
+        assert any(
+            "scanned 6 files" in m.message and "(0 from the verdict cache)" in m.message for m in client.log_messages
+        )
         await client.shutdown_session()
     finally:
         await client.stop()

@@ -26,7 +26,7 @@ def parse_strict(data: bytes) -> list[dict]:
     while pos < len(data):
         end = data.find(b"\r\n\r\n", pos)
         if end < 0:
-            raise AssertionError(f"stray bytes on stdout at {pos}: {data[pos:pos + 80]!r}")
+            raise AssertionError(f"stray bytes on stdout at {pos}: {data[pos : pos + 80]!r}")
         headers = data[pos:end].decode("ascii").split("\r\n")
         length = None
         for h in headers:
@@ -57,18 +57,32 @@ def test_strict_parser_rejects_pollution():
 
 def _spawn(home: Path, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [*server_command(), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [*server_command(), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env={**os.environ, "MEMZOI_HOME": str(home)},
     )
 
 
 def _init(root: Path, encodings=("utf-16",)) -> list[bytes]:
     return [
-        frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "processId": None, "rootUri": root.as_uri(),
-            "capabilities": {"general": {"positionEncodings": list(encodings)},
-                             "window": {"workDoneProgress": True}},
-            "initializationOptions": {"logToClient": True, "logLevel": "debug"}}}),
+        frame(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "processId": None,
+                    "rootUri": root.as_uri(),
+                    "capabilities": {
+                        "general": {"positionEncodings": list(encodings)},
+                        "window": {"workDoneProgress": True},
+                    },
+                    "initializationOptions": {"logToClient": True, "logLevel": "debug"},
+                },
+            }
+        ),
         frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
     ]
 
@@ -105,16 +119,41 @@ def test_stdout_is_only_framed_jsonrpc(tmp_path: Path):
     uri = (rec / "b.md").as_uri()
     text = (rec / "b.md").read_text()
     msgs = _init(root, ("utf-8", "utf-16")) + [
-        frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
-            "uri": uri, "languageId": "markdown", "version": 1, "text": text}}}),
-        frame({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {
-            "textDocument": {"uri": uri}, "position": {"line": 1, "character": 1}}}),
-        frame({"jsonrpc": "2.0", "id": 3, "method": "textDocument/hover", "params": {
-            "textDocument": {"uri": uri}, "position": {"line": 8, "character": 8}}}),
-        frame({"jsonrpc": "2.0", "id": 4, "method": "textDocument/codeAction", "params": {
-            "textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0},
-                                                     "end": {"line": 30, "character": 0}},
-            "context": {"diagnostics": []}}}),
+        frame(
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didOpen",
+                "params": {"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": text}},
+            }
+        ),
+        frame(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "textDocument/hover",
+                "params": {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 1}},
+            }
+        ),
+        frame(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "textDocument/hover",
+                "params": {"textDocument": {"uri": uri}, "position": {"line": 8, "character": 8}},
+            }
+        ),
+        frame(
+            {
+                "jsonrpc": "2.0",
+                "id": 4,
+                "method": "textDocument/codeAction",
+                "params": {
+                    "textDocument": {"uri": uri},
+                    "range": {"start": {"line": 0, "character": 0}, "end": {"line": 30, "character": 0}},
+                    "context": {"diagnostics": []},
+                },
+            }
+        ),
         frame({"jsonrpc": "2.0", "id": 5, "method": "textDocument/nonsense", "params": {"x": 1}}),
         frame({"jsonrpc": "2.0", "id": 6, "method": "textDocument/hover", "params": {"bad": True}}),
     ]
@@ -185,8 +224,20 @@ def test_b26_reply_to_server_request_after_shutdown_is_processed(tmp_path: Path)
     (root / ".memzoi" / "records").mkdir(parents=True)
     proc = _spawn(tmp_path / "home", "--log-level", "INFO")  # the test reads an INFO line from stderr
     try:
-        proc.stdin.write(frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "processId": None, "rootUri": root.as_uri(), "capabilities": {"workspace": {"configuration": True}}}}))
+        proc.stdin.write(
+            frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "processId": None,
+                        "rootUri": root.as_uri(),
+                        "capabilities": {"workspace": {"configuration": True}},
+                    },
+                }
+            )
+        )
         proc.stdin.flush()
         first = read_frame(proc.stdout)
         while first.get("method") == "window/logMessage":  # allowed before the initialize result (LSP 3.17)
@@ -233,8 +284,10 @@ def test_b24_shutdown_during_scan_completes_before_reply_and_exits_zero(tmp_path
             proc.stdin.write(m)
         proc.stdin.flush()
         # The scan is running once it has reported progress on its first chunk (1500 files make 15 chunks).
-        read_until(proc, lambda ms: any(m.get("method") == "$/progress" and m["params"]["value"]["kind"] == "report"
-                                        for m in ms))
+        read_until(
+            proc,
+            lambda ms: any(m.get("method") == "$/progress" and m["params"]["value"]["kind"] == "report" for m in ms),
+        )
         proc.stdin.write(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
         proc.stdin.flush()
         read_until(proc, lambda ms: any(m.get("id") == 2 and "method" not in m for m in ms))
@@ -259,8 +312,11 @@ def _one_request(tmp_path: Path, method: str, params: dict, *server_args: str) -
             proc.stdin.write(m)
         proc.stdin.write(frame({"jsonrpc": "2.0", "id": 2, "method": method, "params": params}))
         proc.stdin.flush()
-        [reply] = [m for m in read_until(proc, lambda ms: any(m.get("id") == 2 and "method" not in m for m in ms))
-                   if m.get("id") == 2 and "method" not in m]
+        [reply] = [
+            m
+            for m in read_until(proc, lambda ms: any(m.get("id") == 2 and "method" not in m for m in ms))
+            if m.get("id") == 2 and "method" not in m
+        ]
         proc.stdin.write(frame({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}))
         proc.stdin.write(frame({"jsonrpc": "2.0", "method": "exit"}))
         proc.stdin.flush()
@@ -284,15 +340,19 @@ def test_an_undeserializable_message_logs_one_line_without_the_clients_text(tmp_
     # message": stderr gets that line with the exception's type only; --log-level DEBUG keeps the stack.
     marker = "MARKER-client-text-7f3a"
     uri = (tmp_path / "ws" / ".memzoi" / "records" / "a.md").as_uri()
-    reply, err = _one_request(tmp_path, "textDocument/hover", {
-        "textDocument": {"uri": uri}, "position": {"line": marker, "character": 0}},
-        *(["--log-level", level] if level else []))
+    reply, err = _one_request(
+        tmp_path,
+        "textDocument/hover",
+        {"textDocument": {"uri": uri}, "position": {"line": marker, "character": 0}},
+        *(["--log-level", level] if level else []),
+    )
     assert reply["error"]["code"] == -32602
     text = err.decode(errors="replace")
     if level == "DEBUG":
         assert "Traceback" in text and "Unable to deserialize message" in text
         return
     [line] = [ln for ln in text.splitlines() if "Unable to deserialize message" in ln]
-    assert line.endswith("Unable to deserialize message (ClassValidationError; run with --log-level DEBUG for the "
-                         "stack)"), line
+    assert line.endswith(
+        "Unable to deserialize message (ClassValidationError; run with --log-level DEBUG for the stack)"
+    ), line
     assert marker not in text and "Traceback" not in text and "Exception Group" not in text, text

@@ -34,6 +34,7 @@ def _hover(i: int) -> dict:
 
 # -- the parser -------------------------------------------------------------------------------------------------
 
+
 def _feed_all(chunks: list[bytes], cap: int = MAX_CONTENT_LENGTH) -> list[bytes | Broken]:
     parser = FrameParser(cap)
     out: list[bytes | Broken] = []
@@ -49,10 +50,17 @@ def test_parser_frames_split_anywhere():
     assert _feed_all([bytes([b]) for b in data]) == [body(_hover(1)), body(_hover(2))]
 
 
-@pytest.mark.parametrize("header", [
-    b"Content-Length: -5\r\n\r\n", b"Content-Length: abc\r\n\r\n", b"Content-Type: x\r\n\r\n",
-    b"Content-Length: 3\r\nContent-Length: 4\r\n\r\n", b"garbage\r\n\r\n", b"Content-Length 12\r\n\r\n",
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"Content-Length: -5\r\n\r\n",
+        b"Content-Length: abc\r\n\r\n",
+        b"Content-Type: x\r\n\r\n",
+        b"Content-Length: 3\r\nContent-Length: 4\r\n\r\n",
+        b"garbage\r\n\r\n",
+        b"Content-Length 12\r\n\r\n",
+    ],
+)
 def test_parser_resynchronises_after_a_broken_header(header):
     good = frame(_hover(7))
     out = _feed_all([header + b'{"jsonrpc": "2.0"}' + good])
@@ -81,18 +89,36 @@ def test_parser_refuses_a_length_over_the_cap_without_buffering_it():
 
 # -- over stdio ---------------------------------------------------------------------------------------------------
 
+
 class Server:
     """A real ``memzoi-lsp`` process with a thread reading its framed stdout into a queue."""
 
     def __init__(self, root: Path, home: Path, env: dict[str, str] | None = None, init_options=None) -> None:
-        self.proc = subprocess.Popen(server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env={**os.environ, "MEMZOI_HOME": str(home), **(env or {})})
+        self.proc = subprocess.Popen(
+            server_command(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "MEMZOI_HOME": str(home), **(env or {})},
+        )
         self.messages: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.stderr = b""
-        self.send(frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "processId": None, "rootUri": root.as_uri(),
-            "capabilities": {"window": {"showDocument": {"support": True}}}, "initializationOptions": init_options}}))
+        self.send(
+            frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "processId": None,
+                        "rootUri": root.as_uri(),
+                        "capabilities": {"window": {"showDocument": {"support": True}}},
+                        "initializationOptions": init_options,
+                    },
+                }
+            )
+        )
         assert self.wait(lambda m: m.get("id") == 1)["result"]["capabilities"]
         self.send(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
 
@@ -178,8 +204,9 @@ def test_malformed_frames_each_followed_by_an_answered_request(server: Server):
         reply = server.request(_hover(i), before)
         assert "result" in reply, name
         errors = [m for m in before if "error" in m]
-        assert errors and all(m["error"]["code"] in (-32700, -32600) and "id" in m and m["id"] is None
-                              for m in errors), name
+        assert errors and all(
+            m["error"]["code"] in (-32700, -32600) and "id" in m and m["id"] is None for m in errors
+        ), name
     assert server.close() == 0
 
 
@@ -216,8 +243,19 @@ def test_null_reply_to_show_document_does_not_block_the_command(workspace: Path,
     s = Server(workspace, tmp_path / "home2")
     try:
         record = workspace / ".memzoi" / "records" / "use-pnpm.md"
-        s.send(frame({"jsonrpc": "2.0", "id": 5, "method": "workspace/executeCommand", "params": {
-            "command": "memzoi.tombstone", "arguments": [{"uri": record.as_uri(), "reason": "obsolete"}]}}))
+        s.send(
+            frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 5,
+                    "method": "workspace/executeCommand",
+                    "params": {
+                        "command": "memzoi.tombstone",
+                        "arguments": [{"uri": record.as_uri(), "reason": "obsolete"}],
+                    },
+                }
+            )
+        )
         s.answer_request("window/showDocument", None)  # malformed: ShowDocumentResult is an object
         reply = s.wait(lambda m: m.get("id") == 5 and "method" not in m)
         assert reply["result"]["status"] == "applied", reply
@@ -234,15 +272,30 @@ def test_a_client_that_never_answers_show_document_still_gets_the_command_answer
     s = Server(workspace, tmp_path / "home3", init_options={"showDocumentTimeoutMs": 1})
     try:
         record = workspace / ".memzoi" / "records" / "use-pnpm.md"
-        s.send(frame({"jsonrpc": "2.0", "id": 5, "method": "workspace/executeCommand", "params": {
-            "command": "memzoi.tombstone", "arguments": [{"uri": record.as_uri(), "reason": "obsolete"}]}}))
+        s.send(
+            frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 5,
+                    "method": "workspace/executeCommand",
+                    "params": {
+                        "command": "memzoi.tombstone",
+                        "arguments": [{"uri": record.as_uri(), "reason": "obsolete"}],
+                    },
+                }
+            )
+        )
         seen: list = []
         reply = s.wait(lambda m: m.get("id") == 5 and "method" not in m, seen)
         assert reply["result"]["status"] == "applied", reply
         [show] = [m for m in seen if m.get("method") == "window/showDocument"]  # asked, never answered
+
         def said(m: dict) -> bool:  # logged before the reply (it is sent right after), or just after it
-            return m.get("method") == "window/logMessage" and "did not answer window/showDocument" in \
-                m["params"]["message"]
+            return (
+                m.get("method") == "window/logMessage"
+                and "did not answer window/showDocument" in m["params"]["message"]
+            )
+
         if not any(said(m) for m in seen):
             s.wait(said)
         # A late answer is taken quietly, and the server goes on.

@@ -37,8 +37,14 @@ def _git(root: Path, *args: str) -> None:
 
 def _cli(root: Path, home: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "MEMZOI_HOME": str(home)}
-    return subprocess.run([sys.executable, "-m", "memzoi", *args], cwd=root, env=env, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "memzoi", *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def build(root: Path, home: Path) -> None:
@@ -60,9 +66,16 @@ def build(root: Path, home: Path) -> None:
     # duplicate of use-pnpm and supersede a missing record if it took part in the cross-file graph).
     (root / ".memzoi/notes").mkdir()
     (root / ".memzoi/notes/stray.md").write_text(record_text("use-pnpm", extra="supersedes: also-missing\n"))
-    (records / "leaky.md").write_text(edit(record_text("leaky", "Leaky"),
-        "applies to every package task.", f"applies to every package task; deploy with {_token()}."))
-    (records / "old-style.md").write_text(edit(record_text("old-style", "Old"), "profile: memzoi\n", "profile: memzoi/v1\n"))
+    (records / "leaky.md").write_text(
+        edit(
+            record_text("leaky", "Leaky"),
+            "applies to every package task.",
+            f"applies to every package task; deploy with {_token()}.",
+        )
+    )
+    (records / "old-style.md").write_text(
+        edit(record_text("old-style", "Old"), "profile: memzoi\n", "profile: memzoi/v1\n")
+    )
     reviewed = attested(record_text("reviewed", "Reviewed"), "reviewed")
     (records / "reviewed.md").write_text(reviewed)
     (root / ".memzoi/index.md").write_text(f"# Index\n\nTOKEN={_token()}\n")
@@ -72,8 +85,14 @@ def build(root: Path, home: Path) -> None:
     (pending / "mem-new.md").write_text(proposal_text("mem-new"))
     (pending / "mem-apply.md").write_text(proposal_text("mem-apply", title="Apply me", body="Applied by the test."))
     (pending / "mem-leaky.md").write_text(proposal_text("mem-leaky", title=f"Rotate {_token()}", body="Rotate it."))
-    (pending / "mem-tomb.md").write_text(proposal_text("mem-tomb", title="Tomb", action="tombstone",
-                                                       proposal_extra={"target": "no-such-record", "reason": "obsolete"}))
+    (pending / "mem-tomb.md").write_text(
+        proposal_text(
+            "mem-tomb",
+            title="Tomb",
+            action="tombstone",
+            proposal_extra={"target": "no-such-record", "reason": "obsolete"},
+        )
+    )
     (root / ".gitignore").write_text(f"{PENDING}/mem-ignored.md\n")
     git_init(root)
     (pending / "mem-ignored.md").write_text(proposal_text("mem-ignored", title="Ignored", body="Never reviewed."))
@@ -82,8 +101,11 @@ def build(root: Path, home: Path) -> None:
     # A ledger-drifted record: applied through the ledger, then edited by hand.
     applied = _cli(root, home, "proposals", "apply", "mem-apply", "--json")
     assert applied.returncode == 0, applied.stdout + applied.stderr
-    [created] = [root / f["path"] for f in json.loads(applied.stdout)["files"]
-                 if f["path"].startswith(".memzoi/records/") and f["after"] == "present"]
+    [created] = [
+        root / f["path"]
+        for f in json.loads(applied.stdout)["files"]
+        if f["path"].startswith(".memzoi/records/") and f["after"] == "present"
+    ]
     created.write_text(created.read_text() + "\nEdited by hand.\n")
 
 
@@ -96,8 +118,17 @@ def check_findings(root: Path, home: Path, *extra: str) -> dict[str, list[tuple]
     for f in report["findings"]:
         r = f["range"]
         key = str((root / f["path"]).resolve()) if not os.path.isabs(f["path"]) else str(Path(f["path"]).resolve())
-        found.setdefault(key, []).append((f["code"], f["severity"], r["start"]["line"], r["start"]["character"],
-                                          r["end"]["line"], r["end"]["character"], f["message"]))
+        found.setdefault(key, []).append(
+            (
+                f["code"],
+                f["severity"],
+                r["start"]["line"],
+                r["start"]["character"],
+                r["end"]["line"],
+                r["end"]["character"],
+                f["message"],
+            )
+        )
     return {k: sorted(v) for k, v in found.items()}
 
 
@@ -105,8 +136,18 @@ _SEVERITY = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 
 
 def as_rows(diags: list[types.Diagnostic]) -> list[tuple]:
-    return sorted((d.code, _SEVERITY[int(d.severity)], d.range.start.line, d.range.start.character, d.range.end.line,
-                   d.range.end.character, d.message) for d in diags)
+    return sorted(
+        (
+            d.code,
+            _SEVERITY[int(d.severity)],
+            d.range.start.line,
+            d.range.start.character,
+            d.range.end.line,
+            d.range.end.character,
+            d.message,
+        )
+        for d in diags
+    )
 
 
 @pytest.fixture
@@ -142,8 +183,9 @@ def _from_cache(client) -> int:
 
 @pytest.mark.parametrize("cache", ["warm", "cold"])
 @pytest.mark.parametrize("profile", list(PROFILES))
-async def test_server_diagnostics_equal_check_findings_for_every_file(project: Path, memzoi_home: Path, profile: str,
-                                                                      cache: str):
+async def test_server_diagnostics_equal_check_findings_for_every_file(
+    project: Path, memzoi_home: Path, profile: str, cache: str
+):
     """Warm: the server starts on the verdict cache `check` just wrote, and takes every cacheable file from it.
     Cold: no cache; the server analyses every file and fills the cache, from which a later check gives the same
     findings. Both equal check's findings, so warm and cold are the same."""
@@ -152,9 +194,19 @@ async def test_server_diagnostics_equal_check_findings_for_every_file(project: P
         _drop_verdict_cache(memzoi_home)
     codes = {row[0] for rows in expected.values() for row in rows}
     # The fixture really holds every kind of finding the parity is about.
-    for code in ("stale_attestation", "ignored_untracked", "ledger_drift", "dangling_reference", "duplicate_content",
-                 "credential_token", "legacy_profile", "unknown_key", "lifecycle_inconsistent", "environment_secret",
-                 "invalid_config"):
+    for code in (
+        "stale_attestation",
+        "ignored_untracked",
+        "ledger_drift",
+        "dangling_reference",
+        "duplicate_content",
+        "credential_token",
+        "legacy_profile",
+        "unknown_key",
+        "lifecycle_inconsistent",
+        "environment_secret",
+        "invalid_config",
+    ):
         assert code in codes, (code, sorted(codes))
     assert str((project / ".memzoi/.env").resolve()) in expected
     config = [r[-1] for r in expected[str((project / ".memzoi/config.toml").resolve())] if r[0] == "invalid_config"]
@@ -171,13 +223,21 @@ async def test_server_diagnostics_equal_check_findings_for_every_file(project: P
         for path in files:
             uri = Path(path).as_uri()
             want = expected.get(path, [])
-            got = await diagnostics(client, uri, until=lambda d, w=want: as_rows(d) == w, timeout=20) if want else \
-                await _settled_empty(client, uri)
+            got = (
+                await diagnostics(client, uri, until=lambda d, w=want: as_rows(d) == w, timeout=20)
+                if want
+                else await _settled_empty(client, uri)
+            )
             assert as_rows(got) == want, path
         # An open document is judged the same way from the editor's text.
         stale_path = project / ".memzoi/records/reviewed.md"
-        client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
-            uri=stale_path.as_uri(), language_id="markdown", version=1, text=stale_path.read_text())))
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=stale_path.as_uri(), language_id="markdown", version=1, text=stale_path.read_text()
+                )
+            )
+        )
         want = expected[str(stale_path.resolve())]
         got = await diagnostics(client, stale_path.as_uri(), until=lambda d: as_rows(d) == want, timeout=20)
         assert as_rows(got) == want
@@ -210,25 +270,44 @@ async def test_can_apply_agrees_across_hover_actions_lens_and_cli(project: Path,
     try:
         for packet in sorted((project / PENDING).glob("*.md")):
             uri = packet.as_uri()
-            client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
-                uri=uri, language_id="markdown", version=1, text=packet.read_text())))
-            hover = await client.text_document_hover_async(types.HoverParams(
-                text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=1, character=4)))
+            client.text_document_did_open(
+                types.DidOpenTextDocumentParams(
+                    text_document=types.TextDocumentItem(
+                        uri=uri, language_id="markdown", version=1, text=packet.read_text()
+                    )
+                )
+            )
+            hover = await client.text_document_hover_async(
+                types.HoverParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=1, character=4)
+                )
+            )
             hover_says = _can_apply_from_hover(hover.contents.value)
-            actions = await client.text_document_code_action_async(types.CodeActionParams(
-                text_document=types.TextDocumentIdentifier(uri=uri),
-                range=types.Range(start=types.Position(line=1, character=0), end=types.Position(line=1, character=0)),
-                context=types.CodeActionContext(diagnostics=[])))
-            apply = [a for a in actions or [] if isinstance(a, types.CodeAction) and a.title.lower().startswith("apply")]
+            actions = await client.text_document_code_action_async(
+                types.CodeActionParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri),
+                    range=types.Range(
+                        start=types.Position(line=1, character=0), end=types.Position(line=1, character=0)
+                    ),
+                    context=types.CodeActionContext(diagnostics=[]),
+                )
+            )
+            apply = [
+                a for a in actions or [] if isinstance(a, types.CodeAction) and a.title.lower().startswith("apply")
+            ]
             action_says = bool(apply) and apply[0].disabled is None
-            lenses = await client.text_document_code_lens_async(types.CodeLensParams(
-                text_document=types.TextDocumentIdentifier(uri=uri)))
+            lenses = await client.text_document_code_lens_async(
+                types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+            )
             titles = [l.command.title for l in lenses or [] if l.command is not None]
             lens_says = any(t.lower().startswith("apply") for t in titles)
             verdicts[packet.name] = (hover_says, action_says, lens_says)
             assert hover_says == action_says == lens_says, (packet.name, hover.contents.value, apply, titles)
-        rows = (await client.workspace_execute_command_async(types.ExecuteCommandParams(
-            command="memzoi.proposals.list", arguments=[{}])))["proposals"]
+        rows = (
+            await client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command="memzoi.proposals.list", arguments=[{}])
+            )
+        )["proposals"]
         inbox = [{k: v for k, v in r.items() if k != "uri"} for r in rows]
         listing = _cli(project, memzoi_home, "proposals", "list", "--json")
         listed = json.loads(listing.stdout)["proposals"]

@@ -18,8 +18,16 @@ FACT_ID = "facts/build-tool"
 
 def write_record(root: Path, rid: str, *, type: str, title: str, body: str, applies: str) -> Path:
     """Write a current-profile record ``rid`` under ``.memzoi/records/``."""
-    text = builders.record(rid, type=type, title=title, body=body, applies_to=[applies], confidence=0.9,
-                           timestamp="2026-07-01T00:00:00Z", description=None)
+    text = builders.record(
+        rid,
+        type=type,
+        title=title,
+        body=body,
+        applies_to=[applies],
+        confidence=0.9,
+        timestamp="2026-07-01T00:00:00Z",
+        description=None,
+    )
     return builders.write(root, builders.record_path(rid), text)
 
 
@@ -28,11 +36,22 @@ def make_project(root: Path) -> Path:
     root.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "--template=", str(root)], check=True, env=git_env())
     (root / ".memzoi" / "proposals" / "pending").mkdir(parents=True)
-    write_record(root, WARNING_ID, type="warning", title="Session refresh races in the auth module",
-                 body="Two tabs refreshing at once can log the user out; serialise refreshes through the lock.",
-                 applies="src/auth")
-    write_record(root, FACT_ID, type="fact", title="The build uses hatch",
-                 body="Run the build with hatch build; setup.py is gone.", applies="pyproject.toml")
+    write_record(
+        root,
+        WARNING_ID,
+        type="warning",
+        title="Session refresh races in the auth module",
+        body="Two tabs refreshing at once can log the user out; serialise refreshes through the lock.",
+        applies="src/auth",
+    )
+    write_record(
+        root,
+        FACT_ID,
+        type="fact",
+        title="The build uses hatch",
+        body="Run the build with hatch build; setup.py is gone.",
+        applies="pyproject.toml",
+    )
     return root
 
 
@@ -53,9 +72,15 @@ def project(tmp_path, home) -> Path:
 
 def draft_args(**over) -> dict:
     """Valid ``propose_memory`` arguments, with overrides."""
-    args = {"title": "Token refreshes go through RefreshLock", "body": "Every token refresh takes RefreshLock "
-            "first; without it two tabs race and log the user out.", "type": "procedure", "lane": "procedural",
-            "reason": "fixed the same race twice", "confidence": 0.8, "applies_to": ["src/auth/**"]}
+    args = {
+        "title": "Token refreshes go through RefreshLock",
+        "body": "Every token refresh takes RefreshLock first; without it two tabs race and log the user out.",
+        "type": "procedure",
+        "lane": "procedural",
+        "reason": "fixed the same race twice",
+        "confidence": 0.8,
+        "applies_to": ["src/auth/**"],
+    }
     args.update(over)
     return args
 

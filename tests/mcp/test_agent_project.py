@@ -19,7 +19,7 @@ def test_order_of_the_sources(tmp_path):
     home.mkdir()
     env = {"CLAUDE_PROJECT_DIR": str(b)}
     assert choose_project(a, [c.as_uri()], env, home).root == a
-    assert choose_project(None, [c.as_uri()], env, home) .root == c
+    assert choose_project(None, [c.as_uri()], env, home).root == c
     assert choose_project(None, [], env, home).root == b
     assert choose_project(None, [], {}, c / ".memzoi" / "records") == choose_project(None, [], {}, c)
     assert choose_project(None, [], {}, c).source == "cwd"

@@ -25,11 +25,16 @@ CALLS = {
     "precheck_path": lambda v: [{"path": v}],
     "build_context_pack": lambda v: [{"task": v, "paths": ["src/auth"]}, {"task": "t", "paths": [v]}],
     "list_pending": lambda v: [{}],
-    "propose_memory": lambda v: [draft_args(title=v), draft_args(body=v), draft_args(reason=v),
-                                 draft_args(applies_to=[v])],
+    "propose_memory": lambda v: [
+        draft_args(title=v),
+        draft_args(body=v),
+        draft_args(reason=v),
+        draft_args(applies_to=[v]),
+    ],
     "propose_resident_memory": lambda v: [
         {"scope": "project", "action": "add", "content": v, "reason": "r", "confidence": 0.5},
-        {"scope": "project", "action": "remove", "old_text": v, "reason": "r", "confidence": 0.5}],
+        {"scope": "project", "action": "remove", "old_text": v, "reason": "r", "confidence": 0.5},
+    ],
 }
 
 
@@ -52,8 +57,12 @@ def escaped_project(project):
     return project
 
 
-@settings(max_examples=60, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(st.sampled_from(sorted(CALLS)), pieces)
 def test_every_tool_answers_escaped_arguments(escaped_project, name, pieces_):
     value = escapes.decoded(pieces_)
@@ -74,7 +83,9 @@ async def test_search_and_precheck_over_escaped_records_end_to_end(escaped_proje
         assert not pre.is_error, pre.content[0].text
         got = await s.call_tool("get_memory", {"id": FACT_ID})
         assert not got.is_error, got.content[0].text
-        for arguments in ({"query": escapes.decoded([(1, 10), (3, 12), (3, 16), (0, 0)])},
-                          {"query": escapes.decoded([(2, 5), (4, 20), (1, 14)])}):
+        for arguments in (
+            {"query": escapes.decoded([(1, 10), (3, 12), (3, 16), (0, 0)])},
+            {"query": escapes.decoded([(2, 5), (4, 20), (1, 14)])},
+        ):
             res = await s.call_tool("search_memory", arguments)
             assert not res.is_error or res.structured_content["error"]["code"] != "internal_error"

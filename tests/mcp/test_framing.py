@@ -21,16 +21,19 @@ SERVER = Path(sys.executable).with_name("memzoi-mcp")
 valid = types.jsonrpc_message_adapter.validate_json
 
 
-@pytest.mark.parametrize("line,forward,code,rid", [
-    ('{"jsonrpc":"2.0","id":1,"method":"ping"}', True, None, None),
-    ("{not json", False, PARSE_ERROR, None),
-    ("\xff\xfe garbage", False, PARSE_ERROR, None),
-    ('{"jsonrpc":"2.0","id":1}', False, INVALID_REQUEST, 1),
-    ('{"jsonrpc":"1.0","id":"a","method":"ping"}', False, INVALID_REQUEST, "a"),
-    ("[1,2]", False, INVALID_REQUEST, None),
-    ('"text"', False, INVALID_REQUEST, None),
-    ('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"x"}', False, INVALID_PARAMS, 2),
-])
+@pytest.mark.parametrize(
+    "line,forward,code,rid",
+    [
+        ('{"jsonrpc":"2.0","id":1,"method":"ping"}', True, None, None),
+        ("{not json", False, PARSE_ERROR, None),
+        ("\xff\xfe garbage", False, PARSE_ERROR, None),
+        ('{"jsonrpc":"2.0","id":1}', False, INVALID_REQUEST, 1),
+        ('{"jsonrpc":"1.0","id":"a","method":"ping"}', False, INVALID_REQUEST, "a"),
+        ("[1,2]", False, INVALID_REQUEST, None),
+        ('"text"', False, INVALID_REQUEST, None),
+        ('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"x"}', False, INVALID_PARAMS, 2),
+    ],
+)
 def test_triage(line, forward, code, rid):
     fwd, answer = triage(line, valid)
     assert fwd is forward
@@ -40,16 +43,28 @@ def test_triage(line, forward, code, rid):
         assert answer["error"]["code"] == code and answer["id"] == rid and answer["jsonrpc"] == "2.0"
 
 
-@pytest.mark.parametrize("line", ["", "   \n", '{"jsonrpc":"2.0","method":"notifications/x","params":"bad"}',
-                                  '{"jsonrpc":"2.0","id":9,"result":"late"}'])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "",
+        "   \n",
+        '{"jsonrpc":"2.0","method":"notifications/x","params":"bad"}',
+        '{"jsonrpc":"2.0","id":9,"result":"late"}',
+    ],
+)
 def test_blank_lines_malformed_notifications_and_responses_get_no_answer(line):
     assert triage(line, valid)[1] is None
 
 
 def test_the_server_answers_every_malformed_line_and_keeps_serving(tmp_path, home):
     (tmp_path / ".memzoi" / "records").mkdir(parents=True)
-    proc = subprocess.Popen([str(SERVER), "--root", str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env={**os.environ, "MEMZOI_HOME": str(home)})
+    proc = subprocess.Popen(
+        [str(SERVER), "--root", str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "MEMZOI_HOME": str(home)},
+    )
     got: queue.Queue = queue.Queue()
     threading.Thread(target=lambda: [got.put(json.loads(x)) for x in proc.stdout], daemon=True).start()
 
@@ -61,13 +76,29 @@ def test_the_server_answers_every_malformed_line_and_keeps_serving(tmp_path, hom
         return got.get(timeout=60)  # a condition wait: the next line the server writes
 
     try:
-        send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))
+        send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"},
+                    },
+                }
+            )
+        )
         assert answer()["id"] == 0
         send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        for line, code, rid in [("{not json", PARSE_ERROR, None), ('{"jsonrpc":"2.0","id":1}', INVALID_REQUEST, 1),
-                                ('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"x"}', INVALID_PARAMS, 2),
-                                ("[1,2]", INVALID_REQUEST, None), ('{"jsonrpc":"2.0","id":3,"method":"no/such"}', -32601, 3)]:
+        for line, code, rid in [
+            ("{not json", PARSE_ERROR, None),
+            ('{"jsonrpc":"2.0","id":1}', INVALID_REQUEST, 1),
+            ('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"x"}', INVALID_PARAMS, 2),
+            ("[1,2]", INVALID_REQUEST, None),
+            ('{"jsonrpc":"2.0","id":3,"method":"no/such"}', -32601, 3),
+        ]:
             send(line)
             reply = answer()
             assert reply["error"]["code"] == code and reply["id"] == rid, (line, reply)

@@ -18,8 +18,16 @@ from memzoi.cli.main import main as memzoi
 from memzoi.integrate import END, START
 
 MEMZOI = Path(sys.executable).with_name("memzoi")
-TOOLS = ("search_memory", "get_memory", "build_context_pack", "precheck_path", "get_resident_memory", "list_pending",
-         "propose_memory", "propose_resident_memory")
+TOOLS = (
+    "search_memory",
+    "get_memory",
+    "build_context_pack",
+    "precheck_path",
+    "get_resident_memory",
+    "list_pending",
+    "propose_memory",
+    "propose_resident_memory",
+)
 
 
 def run(capsys, *argv: str) -> tuple[int, dict]:
@@ -130,8 +138,21 @@ def test_diff_first_then_write_through_the_ledger(project, home, capsys):
 
 def test_text_run_prints_the_diff_and_writes_nothing(project, home, capsys):
     capsys.readouterr()
-    assert memzoi(["integrate", "instructions", "--root", str(project), "--file", "CLAUDE.md",
-                   "--resident-import", "--dry-run"]) == 0
+    assert (
+        memzoi(
+            [
+                "integrate",
+                "instructions",
+                "--root",
+                str(project),
+                "--file",
+                "CLAUDE.md",
+                "--resident-import",
+                "--dry-run",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     assert captured.out.startswith("--- /dev/null\n+++ b/CLAUDE.md\n") and "+@.zuno/RULES.md\n" in captured.out
     assert "--write" in captured.err and not (project / "CLAUDE.md").exists()
@@ -216,13 +237,27 @@ def test_list_shows_which_files_carry_the_block(project, home, capsys):
     rules = project / ".cursor" / "rules"
     rules.mkdir(parents=True)
     (project / "CLAUDE.md").write_text(f"{START}\nold\n{END}\n")
-    assert memzoi(["integrate", "instructions", "--root", str(project), "--file", ".cursor/rules/memzoi.mdc",
-                   "--resident-import", "--write"]) == 0
+    assert (
+        memzoi(
+            [
+                "integrate",
+                "instructions",
+                "--root",
+                str(project),
+                "--file",
+                ".cursor/rules/memzoi.mdc",
+                "--resident-import",
+                "--write",
+            ]
+        )
+        == 0
+    )
     code, out = run(capsys, "integrate", "list", "--root", str(project))
     assert code == 0 and out["files"] == [
         {"file": "AGENTS.md", "block": False, "current": False, "resident_import": False},
         {"file": "CLAUDE.md", "block": True, "current": False, "resident_import": False},
-        {"file": ".cursor/rules/memzoi.mdc", "block": True, "current": True, "resident_import": True}]
+        {"file": ".cursor/rules/memzoi.mdc", "block": True, "current": True, "resident_import": True},
+    ]
     capsys.readouterr()
     assert memzoi(["integrate", "list", "--root", str(project)]) == 0
     text = capsys.readouterr().out
@@ -231,16 +266,25 @@ def test_list_shows_which_files_carry_the_block(project, home, capsys):
 
 def test_command_line_end_to_end(project, home):
     env = {**os.environ, "MEMZOI_HOME": str(home)}
-    done = subprocess.run([str(MEMZOI), "integrate", "instructions", "--file", "CLAUDE.md", "--resident-import",
-                           "--yes"], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(MEMZOI), "integrate", "instructions", "--file", "CLAUDE.md", "--resident-import", "--yes"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "created the Memzoi block of CLAUDE.md (change chg_" in done.stderr
-    listed = subprocess.run([str(MEMZOI), "integrate", "list", "--json"], cwd=project, env=env,
-                            capture_output=True, text=True, timeout=120)
+    listed = subprocess.run(
+        [str(MEMZOI), "integrate", "list", "--json"], cwd=project, env=env, capture_output=True, text=True, timeout=120
+    )
     assert json.loads(listed.stdout)["files"] == [
-        {"file": "CLAUDE.md", "block": True, "current": True, "resident_import": True}]
-    check = subprocess.run([str(MEMZOI), "check", "--format", "json"], cwd=project, env=env, capture_output=True,
-                           text=True, timeout=120)
+        {"file": "CLAUDE.md", "block": True, "current": True, "resident_import": True}
+    ]
+    check = subprocess.run(
+        [str(MEMZOI), "check", "--format", "json"], cwd=project, env=env, capture_output=True, text=True, timeout=120
+    )
     assert check.returncode == 0, check.stdout
 
 

@@ -56,9 +56,15 @@ def test_packet_over_the_file_limit_is_refused(project, home):
 def _old_packet(pid: str) -> str:
     """A packet as the proposer used to write it: a one-line body of 301 KB and the same line as description."""
     line = "filler " * 43000 + " " + _token()
-    return builders.packet(pid, type="fact", title="Big one", description=line, body=line,
-                           created_by="agent", proposal={"action": "create", "proposed_by": "agent",
-                                                         "proposed_at": builders.PACKET_TIME, "reason": "test"})
+    return builders.packet(
+        pid,
+        type="fact",
+        title="Big one",
+        description=line,
+        body=line,
+        created_by="agent",
+        proposal={"action": "create", "proposed_by": "agent", "proposed_at": builders.PACKET_TIME, "reason": "test"},
+    )
 
 
 def test_large_packet_on_disk_is_an_error_and_is_never_applied(project, home, capsys):

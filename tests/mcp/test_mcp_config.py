@@ -76,8 +76,14 @@ def test_unknown_client_and_missing_server(capsys, monkeypatch, tmp_path):
 
 
 def test_text_output_is_only_the_snippet_on_stdout(tmp_path):
-    done = subprocess.run([str(MEMZOI), "mcp", "config", "codex"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=60, env={**os.environ, "PATH": os.environ.get("PATH", "")})
+    done = subprocess.run(
+        [str(MEMZOI), "mcp", "config", "codex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PATH": os.environ.get("PATH", "")},
+    )
     assert done.returncode == 0, done.stderr
     assert tomllib.loads(done.stdout)["mcp_servers"]["memzoi"]["command"] == SERVER
     assert done.stderr.startswith("# ~/.codex/config.toml")

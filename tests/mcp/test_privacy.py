@@ -30,8 +30,14 @@ def _s(project):
 
 
 def _resident(project, **over):
-    args = {"scope": "project", "action": "add", "content": "Run the tests with pytest -q.", "reason": "repo rule",
-            "confidence": 0.9, **over}
+    args = {
+        "scope": "project",
+        "action": "add",
+        "content": "Run the tests with pytest -q.",
+        "reason": "repo rule",
+        "confidence": 0.9,
+        **over,
+    }
     return tools.call(_s(project), "propose_resident_memory", args)
 
 
@@ -41,8 +47,10 @@ def _resident(project, **over):
 def test_a_repository_cannot_move_or_recap_the_users_global_file(project, monkeypatch, tmp_path, capsys):
     zuno = tmp_path / "zuno"
     monkeypatch.setenv("ZUNO_CONFIG_DIR", str(zuno))
-    _config(project, f'[resident]\nglobal_path = "{project}/MEMORY.md"\nglobal_char_limit = 99999\n'
-            'project_char_limit = 4000\n')
+    _config(
+        project,
+        f'[resident]\nglobal_path = "{project}/MEMORY.md"\nglobal_char_limit = 99999\nproject_char_limit = 4000\n',
+    )
     file = resident_file(project, "global")
     assert file.path == zuno / "memory" / "MEMORY.md" and file.cap == 2200
     assert resident_file(project, "project").cap == 4000  # the rest of [resident] applies
@@ -60,8 +68,9 @@ def test_only_the_users_own_configuration_moves_the_global_file(project, monkeyp
     zuno = tmp_path / "zuno"
     zuno.mkdir()
     monkeypatch.setenv("ZUNO_CONFIG_DIR", str(zuno))
-    (zuno / "memzoi.toml").write_text(f'[resident]\nglobal_path = "{tmp_path}/mine/MEMORY.md"\n'
-                                      'global_char_limit = 500\n', encoding="utf-8")
+    (zuno / "memzoi.toml").write_text(
+        f'[resident]\nglobal_path = "{tmp_path}/mine/MEMORY.md"\nglobal_char_limit = 500\n', encoding="utf-8"
+    )
     file = resident_file(project, "global")
     assert file.path == tmp_path / "mine" / "MEMORY.md" and file.cap == 500
 
@@ -69,8 +78,15 @@ def test_only_the_users_own_configuration_moves_the_global_file(project, monkeyp
 # -- a bad section costs only itself ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ['[rules]\ndisable = ["x"]\n', '[rules]\nseverity = { nope = "error" }\n',
-                                  "[mcp]\nproposals_per_minute = -3\n", '[safety]\nunsigned_jwt = "loud"\n'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[rules]\ndisable = ["x"]\n',
+        '[rules]\nseverity = { nope = "error" }\n',
+        "[mcp]\nproposals_per_minute = -3\n",
+        '[safety]\nunsigned_jwt = "loud"\n',
+    ],
+)
 def test_a_bad_other_section_leaves_resident_proposals_and_reads_alone(project, monkeypatch, tmp_path, text):
     monkeypatch.setenv("ZUNO_CONFIG_DIR", str(tmp_path / "zuno"))
     _config(project, text)
@@ -98,13 +114,16 @@ def _codes(text: str) -> list[tuple[str, Severity]]:
     return [(f.code, f.severity) for f in analyze_text(text, ".memzoi/records/facts/x.md").findings]
 
 
-@pytest.mark.parametrize("body", [
-    "Ask jane.smith@acme-corp.io before changing the schema.",
-    "The on-call phone is +44 20 7946 0958.",
-    "Call (415) 867-5309 when the deploy fails.",
-    "Ping 415-867-5309 for access.",
-    "The owner is Jane Smith <jsmith@widgets.co.uk>.",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Ask jane.smith@acme-corp.io before changing the schema.",
+        "The on-call phone is +44 20 7946 0958.",
+        "Call (415) 867-5309 when the deploy fails.",
+        "Ping 415-867-5309 for access.",
+        "The owner is Jane Smith <jsmith@widgets.co.uk>.",
+    ],
+)
 def test_contacts_in_prose_are_private_personal_data_warnings(body):
     text = builders.record("facts/x", body=body, description=None)
     found = _codes(text)
@@ -112,15 +131,18 @@ def test_contacts_in_prose_are_private_personal_data_warnings(body):
     assert not any(sev == Severity.ERROR for _, sev in found), found
 
 
-@pytest.mark.parametrize("body", [
-    "Write to alice.smith@example.com or ops@example.org or bob@staging.test.",
-    "Set the author to user@domain.invalid and you@yourcompany.example.",
-    "Clone git@github.com:org/repo.git; https://bob:secretword@host.example/x is not a mailbox.",
-    "Mail security@acme.io or noreply@acme.io; both are role mailboxes.",
-    "The fictional number is (415) 555-0132 and the placeholder is 123-456-7890.",
-    "Version 1.2.3-4, date 2026-07-01, time 12:30:45, IP 192.168.10.100, id 7216-0146-7400-8165.",
-    "Use ${USER}@corp.com in the template and {name}@corp.com too.",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Write to alice.smith@example.com or ops@example.org or bob@staging.test.",
+        "Set the author to user@domain.invalid and you@yourcompany.example.",
+        "Clone git@github.com:org/repo.git; https://bob:secretword@host.example/x is not a mailbox.",
+        "Mail security@acme.io or noreply@acme.io; both are role mailboxes.",
+        "The fictional number is (415) 555-0132 and the placeholder is 123-456-7890.",
+        "Version 1.2.3-4, date 2026-07-01, time 12:30:45, IP 192.168.10.100, id 7216-0146-7400-8165.",
+        "Use ${USER}@corp.com in the template and {name}@corp.com too.",
+    ],
+)
 def test_example_domains_placeholders_and_lookalikes_are_not_flagged(body):
     text = builders.record("facts/x", body=body, description=None)
     assert not [c for c, _ in _codes(text) if c == "private_personal_data"]

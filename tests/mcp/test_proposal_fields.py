@@ -39,17 +39,21 @@ def test_session_and_episodic_proposals_carry_memzois_retention_fact(project, la
     assert [f.code for f in analysis.findings] == [], analysis.findings
     retention = analysis.document.data["retention"]
     assert list(retention) == [fact] and retention[fact] == analysis.document.data["timestamp"]
-    given = _call(project, lane=lane, type="fact", body="Another event worth keeping.",
-                  **{fact: "2026-07-01T12:00:00+02:00"})
+    given = _call(
+        project, lane=lane, type="fact", body="Another event worth keeping.", **{fact: "2026-07-01T12:00:00+02:00"}
+    )
     assert not given.is_error, given.text
     assert analyze_path(project / given.data["path"]).document.data["retention"] == {fact: "2026-07-01T12:00:00+02:00"}
 
 
-@pytest.mark.parametrize("over,words", [
-    ({"lane": "semantic", "occurred_at": "2026-07-01T12:00:00Z"}, "only for the episodic lane"),
-    ({"lane": "episodic", "started_at": "2026-07-01T12:00:00Z"}, "only for the session lane"),
-    ({"lane": "episodic", "occurred_at": "yesterday"}, "RFC 3339"),
-])
+@pytest.mark.parametrize(
+    "over,words",
+    [
+        ({"lane": "semantic", "occurred_at": "2026-07-01T12:00:00Z"}, "only for the episodic lane"),
+        ({"lane": "episodic", "started_at": "2026-07-01T12:00:00Z"}, "only for the session lane"),
+        ({"lane": "episodic", "occurred_at": "yesterday"}, "RFC 3339"),
+    ],
+)
 def test_a_retention_fact_the_lane_forbids_is_refused_naming_the_rule(project, over, words):
     res = _call(project, **over)
     assert res.is_error and res.data["error"]["code"] == "invalid_value" and words in res.text
@@ -66,11 +70,19 @@ def test_a_blocked_packet_that_is_not_about_content_does_not_talk_about_secrets(
 # -- control characters ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("field,value", [
-    ("title", "Deploy\x07notes"), ("body", "Line one.\x00Line two."), ("body", "Erase\x1b[2K this"),
-    ("reason", "because\x0bso"), ("source_ref", "PR\x0c12"), ("title", "Two\tcolumns"),
-    ("tags", ["build\x01"]), ("applies_to", ["src/\x02auth"]),
-])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("title", "Deploy\x07notes"),
+        ("body", "Line one.\x00Line two."),
+        ("body", "Erase\x1b[2K this"),
+        ("reason", "because\x0bso"),
+        ("source_ref", "PR\x0c12"),
+        ("title", "Two\tcolumns"),
+        ("tags", ["build\x01"]),
+        ("applies_to", ["src/\x02auth"]),
+    ],
+)
 def test_control_characters_are_refused_in_every_text_field(project, field, value):
     with pytest.raises(Refusal) as info:
         propose_packet(project, _draft(**{field: value}), actor="agent")
@@ -85,8 +97,11 @@ def test_tab_and_line_breaks_stay_allowed_in_the_body(project):
 
 def test_memzoi_check_reports_control_characters_in_any_record_or_packet(project, capsys):
     builders.write(project, builders.record_path("facts/bell"), builders.record("facts/bell", body="Ring\x07 it."))
-    builders.write(project, builders.packet_path("hand-written"),
-                   builders.packet("hand-written", title="Nul\x00title", body="Clean body."))
+    builders.write(
+        project,
+        builders.packet_path("hand-written"),
+        builders.packet("hand-written", title="Nul\x00title", body="Clean body."),
+    )
     builders.write(project, builders.record_path("facts/tabs"), builders.record("facts/tabs", body="a\tb\r\nc"))
     capsys.readouterr()
     code = memzoi(["check", str(project), "--format", "json"])
@@ -110,8 +125,10 @@ def test_the_body_cap_defaults_to_32_kib_and_is_configurable(project):
     (project / ".memzoi" / "config.toml").write_text("[mcp]\nmax_body_bytes = 65536\n", encoding="utf-8")
     assert not _call(project, body=big).is_error
     (project / ".memzoi" / "config.toml").write_text("[mcp]\nmax_body_bytes = 100\n", encoding="utf-8")
-    small = _call(project, body="A second durable fact, and this one is a little over one hundred bytes long "
-                  "when it is encoded as UTF-8.")
+    small = _call(
+        project,
+        body="A second durable fact, and this one is a little over one hundred bytes long when it is encoded as UTF-8.",
+    )
     assert small.is_error and small.data["error"]["code"] == "candidate_too_large"
     (project / ".memzoi" / "config.toml").write_text("[mcp]\nmax_body_bytes = 0\n", encoding="utf-8")
     assert _call(project, body="Short.").data["error"]["code"] == "invalid_config"

@@ -18,19 +18,20 @@ async def _valid(s, name: str, result):
     return result
 
 
-
 async def test_precheck_action_and_command(project, home):
     async with connect(project, home) as s:
-        act = await s.call_tool("precheck_action", {"action": "serialise session refreshes",
-                                                    "path": "src/auth/session.ts"})
+        act = await s.call_tool(
+            "precheck_action", {"action": "serialise session refreshes", "path": "src/auth/session.ts"}
+        )
         await _valid(s, "precheck_action", act)
         (w,) = act.structured_content["warnings"]
         assert w["record_id"] == WARNING_ID and w["path_score"] == 3 and w["lexical"] is True
         assert w["citations"][0]["provenance"] == "git" and "provenance git" in act.content[0].text
         other = await s.call_tool("precheck_action", {"action": "serialise session refreshes", "path": "docs/x.md"})
         assert other.structured_content["warnings"] == []  # the action text does not bypass the path
-        cmd = await _valid(s, "precheck_command", await s.call_tool("precheck_command",
-                                                                   {"command": "refresh two tabs at once"}))
+        cmd = await _valid(
+            s, "precheck_command", await s.call_tool("precheck_command", {"command": "refresh two tabs at once"})
+        )
         assert [x["record_id"] for x in cmd.structured_content["warnings"]] == [WARNING_ID]
         bad = await s.call_tool("precheck_command", {"command": "ls", "path": "../../etc"})
         assert bad.is_error and bad.structured_content["error"]["code"] == "invalid_value"
@@ -38,8 +39,9 @@ async def test_precheck_action_and_command(project, home):
 
 async def test_inspect_memory_expiry(project, home):
     async with connect(project, home) as s:
-        res = await _valid(s, "inspect_memory_expiry", await s.call_tool("inspect_memory_expiry",
-                                                                          {"record_id": FACT_ID}))
+        res = await _valid(
+            s, "inspect_memory_expiry", await s.call_tool("inspect_memory_expiry", {"record_id": FACT_ID})
+        )
         data = res.structured_content
         assert data["record"]["id"] == FACT_ID and data["excluded_from_normal_reads"] is False
         assert data["retention"]["reason"] == "no_age_limit" and "included in" in res.content[0].text
@@ -52,8 +54,9 @@ async def test_inspect_memory_expiry(project, home):
 async def test_plan_maintenance_is_returned_never_written(project, home):
     before = sorted(p for p in project.rglob("*") if ".git" not in p.parts)
     async with connect(project, home) as s:
-        res = await s.call_tool("plan_maintenance", {"schema": "memzoi/maintenance-request",
-                                                     "evaluated_at": "2026-08-01T00:00:00Z"})
+        res = await s.call_tool(
+            "plan_maintenance", {"schema": "memzoi/maintenance-request", "evaluated_at": "2026-08-01T00:00:00Z"}
+        )
         await _valid(s, "plan_maintenance", res)
         plan = res.structured_content
         assert plan["schema"] == "memzoi/maintenance-plan" and plan["summary"]["records"] == 2
@@ -68,9 +71,13 @@ async def test_plan_maintenance_is_returned_never_written(project, home):
 
 
 def _capture_request(path: str) -> dict:
-    return {"schema": "memzoi/capture-request", "extractor": {"profile": "markdown-deterministic"},
-            "sources": [{"source_id": "notes", "locator": {"kind": "project_path", "path": path},
-                         "media_type": "text/markdown"}]}
+    return {
+        "schema": "memzoi/capture-request",
+        "extractor": {"profile": "markdown-deterministic"},
+        "sources": [
+            {"source_id": "notes", "locator": {"kind": "project_path", "path": path}, "media_type": "text/markdown"}
+        ],
+    }
 
 
 async def test_plan_capture_returns_repository_plans_and_denies_private_ones(project, home):
@@ -83,10 +90,14 @@ async def test_plan_capture_returns_repository_plans_and_denies_private_ones(pro
             res = await s.call_tool("plan_capture", _capture_request("notes.md"))
             assert res.is_error and res.structured_content["error"]["code"] == "unavailable"
         pytest.skip("memzoi.lifecycle.capture_plan is not in this build: only the refusal was checked")
-    (project / "notes.md").write_text("# Notes\n\n## Decision: Verify release archives\n\nCheck the SHA-256 of every "
-                                      "downloaded archive before unpacking it.\n", encoding="utf-8")
-    (project / "private.md").write_text("# Me\n\n## Preference: Dark theme\n\nI like the dark theme.\n",
-                                        encoding="utf-8")
+    (project / "notes.md").write_text(
+        "# Notes\n\n## Decision: Verify release archives\n\nCheck the SHA-256 of every "
+        "downloaded archive before unpacking it.\n",
+        encoding="utf-8",
+    )
+    (project / "private.md").write_text(
+        "# Me\n\n## Preference: Dark theme\n\nI like the dark theme.\n", encoding="utf-8"
+    )
     before = sorted(p for p in project.rglob("*") if ".git" not in p.parts)
     async with connect(project, home) as s:
         res = await _valid(s, "plan_capture", await s.call_tool("plan_capture", _capture_request("notes.md")))

@@ -31,8 +31,14 @@ DOC = ROOT / "docs" / "mcp.md"
 COMMAND = "/path/to/memzoi-lsp/.venv/bin/memzoi-mcp"
 PROJECT = "/path/to/project"
 SERVER = Path(sys.executable).with_name("memzoi-mcp")
-CLIENT_OF = {"claude": "claude-code", "claude-project": "claude-code", "codex": "codex", "cursor": "cursor",
-             "vscode": "vscode", "zed": "zed"}
+CLIENT_OF = {
+    "claude": "claude-code",
+    "claude-project": "claude-code",
+    "codex": "codex",
+    "cursor": "cursor",
+    "vscode": "vscode",
+    "zed": "zed",
+}
 #: What Codex keeps of the environment (reference agent-clients.md).
 CODEX_KEPT = ("HOME", "LANG", "PATH", "SHELL", "TERM", "PWD", "SHLVL")
 
@@ -51,7 +57,7 @@ def server_of(name: str, text: str) -> dict:
         assert argv[:3] == ["claude", "mcp", "add"]
         cut = argv.index("--")
         assert argv[cut - 1] == "memzoi" and argv[argv.index("--transport") + 1] == "stdio"
-        return {"command": argv[cut + 1], "args": argv[cut + 2:]}
+        return {"command": argv[cut + 1], "args": argv[cut + 2 :]}
     if name == "codex":
         return tomllib.loads(text)["mcp_servers"]["memzoi"]
     data = json.loads(text)
@@ -85,16 +91,21 @@ def launch(name: str, server: dict, project: Path, home: Path, zuno: Path, elsew
     """How the client of snippet ``name`` starts ``server`` (reference agent-clients.md)."""
     command = str(SERVER) if server["command"] == COMMAND else server["command"]  # a bare name: found on PATH
     args = [str(project) if a in (PROJECT, "${workspaceFolder}") else a for a in server.get("args", [])]
-    user = {"MEMZOI_HOME": str(home), "ZUNO_CONFIG_DIR": str(zuno), "HOME": str(elsewhere),
-            "PATH": f"{SERVER.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    user = {
+        "MEMZOI_HOME": str(home),
+        "ZUNO_CONFIG_DIR": str(zuno),
+        "HOME": str(elsewhere),
+        "PATH": f"{SERVER.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
     if name == "codex":  # a scrubbed environment, plus the variables env_vars names; cwd = the session directory
         env = {k: user[k] for k in CODEX_KEPT if k in user}
         env |= {k: user[k] for k in server.get("env_vars", []) if k in user}
         return StdioServerParameters(command=command, args=args, env=env, cwd=str(project))
     env = {**user, **server.get("env", {})}
     if name.startswith("claude"):  # the whole environment, in the project, CLAUDE_PROJECT_DIR set
-        return StdioServerParameters(command=command, args=args, env={**env, "CLAUDE_PROJECT_DIR": str(project)},
-                                     cwd=str(project))
+        return StdioServerParameters(
+            command=command, args=args, env={**env, "CLAUDE_PROJECT_DIR": str(project)}, cwd=str(project)
+        )
     return StdioServerParameters(command=command, args=args, env=env, cwd=str(elsewhere))  # Cursor: $HOME
 
 

@@ -23,20 +23,42 @@ from .conftest import FACT_ID, WARNING_ID, all_bytes, draft_args
 
 SERVER = Path(sys.executable).with_name("memzoi-mcp")
 PENDING = ".memzoi/proposals/pending"
-TOOLS = {"search_memory", "get_memory", "get_resident_memory", "build_context_pack", "precheck_path", "list_pending", "propose_memory",
-         "propose_resident_memory", "precheck_action", "precheck_command", "inspect_memory_expiry",
-         "plan_maintenance", "plan_capture", "record_resident_turn"}
+TOOLS = {
+    "search_memory",
+    "get_memory",
+    "get_resident_memory",
+    "build_context_pack",
+    "precheck_path",
+    "list_pending",
+    "propose_memory",
+    "propose_resident_memory",
+    "precheck_action",
+    "precheck_command",
+    "inspect_memory_expiry",
+    "plan_maintenance",
+    "plan_capture",
+    "record_resident_turn",
+}
 
 
 @asynccontextmanager
-async def connect(project: Path, home: Path, client: str = "e2e-agent", args: tuple[str, ...] = (),
-                  cwd: Path | None = None, argv: list[str] | None = None, env: dict | None = None):
+async def connect(
+    project: Path,
+    home: Path,
+    client: str = "e2e-agent",
+    args: tuple[str, ...] = (),
+    cwd: Path | None = None,
+    argv: list[str] | None = None,
+    env: dict | None = None,
+):
     """A session with ``memzoi-mcp`` for ``project`` (``--root`` unless ``cwd`` is given; ``argv`` replaces all
     arguments; ``env`` adds to the server's environment)."""
     params = StdioServerParameters(
-        command=str(SERVER), args=argv if argv is not None else [*(() if cwd else ("--root", str(project))), *args],
+        command=str(SERVER),
+        args=argv if argv is not None else [*(() if cwd else ("--root", str(project))), *args],
         env={"MEMZOI_HOME": str(home), "PATH": os.environ.get("PATH", ""), **(env or {})},
-        cwd=str(cwd) if cwd else None)
+        cwd=str(cwd) if cwd else None,
+    )
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write, client_info=types.Implementation(name=client, version="1")) as s:
@@ -76,8 +98,9 @@ async def test_session_propose_review_apply_recall(project, home, capsys):
     async with connect(project, home) as s:
         found = await s.call_tool("search_memory", {"query": "RefreshLock"})
         assert [h["id"] for h in found.structured_content["results"]] == [record_id]
-        pack = await s.call_tool("build_context_pack", {"task": "touch the token refresh",
-                                                        "paths": ["src/auth/session.ts"]})
+        pack = await s.call_tool(
+            "build_context_pack", {"task": "touch the token refresh", "paths": ["src/auth/session.ts"]}
+        )
         ids = [r["id"] for r in pack.structured_content["records"]]
         assert record_id in ids and WARNING_ID in ids
         assert "Every token refresh takes RefreshLock" in pack.content[0].text
@@ -134,7 +157,8 @@ async def test_two_clients_at_once(project, home, capsys):
     assert len(list((project / PENDING).iterdir())) == 3
     code, out = cli(capsys, "history", "--root", str(project))
     assert sorted(c["actor"] for c in out["changes"]) == sorted(
-        ["agent-a", "agent-b", *(n for n in ("agent-c", "agent-d") if not results[n].is_error)])
+        ["agent-a", "agent-b", *(n for n in ("agent-c", "agent-d") if not results[n].is_error)]
+    )
 
 
 async def test_malformed_arguments_and_unknown_tool(project, home):
@@ -160,13 +184,16 @@ async def test_local_candidate_promotion_over_mcp_and_undo(project, home, capsys
     (project / ".memzoi" / "config.toml").write_text('[promotion]\nmode = "high_confidence"\n', encoding="utf-8")
     async with connect(project, home, client="codex", cwd=project) as s:  # root found from the working directory
         high = await s.call_tool("propose_memory", draft_args(destination="local", confidence=0.95))
-        low = await s.call_tool("propose_memory", draft_args(destination="local", confidence=0.5,
-                                                             body="Prefer small PRs in this repository."))
+        low = await s.call_tool(
+            "propose_memory",
+            draft_args(destination="local", confidence=0.5, body="Prefer small PRs in this repository."),
+        )
         assert high.structured_content["candidate"]["state"] == "applied"
         assert low.structured_content["candidate"]["state"] == "pending"
         pending = await s.call_tool("list_pending", {})
         assert [c["id"] for c in pending.structured_content["local_candidates"]] == [
-            low.structured_content["candidate"]["id"]]
+            low.structured_content["candidate"]["id"]
+        ]
     assert list((project / PENDING).iterdir()) == []  # local never touches the git plane
     code, out = cli(capsys, "local", "list", "--root", str(project))
     assert [r["title"] for r in out["records"]] == ["Token refreshes go through RefreshLock"]
@@ -186,22 +213,39 @@ async def test_rate_limit_option(project, home):
 
 
 def test_usage_errors_and_help(tmp_path, home):
-    bad = subprocess.run([str(SERVER), "--proposals-per-minute", "-1"], capture_output=True, text=True,
-                         stdin=subprocess.DEVNULL, env={**os.environ, "MEMZOI_HOME": str(home)}, timeout=60)
+    bad = subprocess.run(
+        [str(SERVER), "--proposals-per-minute", "-1"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "MEMZOI_HOME": str(home)},
+        timeout=60,
+    )
     assert bad.returncode == 2 and bad.stdout == "" and "must be 0 or more" in bad.stderr
-    typo = subprocess.run([str(SERVER), "--root", str(tmp_path / "no-such-folder")], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, env={**os.environ, "MEMZOI_HOME": str(home)}, timeout=60)
+    typo = subprocess.run(
+        [str(SERVER), "--root", str(tmp_path / "no-such-folder")],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "MEMZOI_HOME": str(home)},
+        timeout=60,
+    )
     assert typo.returncode == 2 and typo.stdout == "" and "no such directory" in typo.stderr
     helped = subprocess.run([str(SERVER), "--help"], capture_output=True, text=True, timeout=60)
     assert helped.returncode == 0 and "examples:" in helped.stdout and "exit status" in helped.stdout
 
 
 @asynccontextmanager
-async def connect_plain(home: Path, *, args: tuple[str, ...] = (), cwd: Path, env: dict | None = None,
-                        roots: list[str] | None = None):
+async def connect_plain(
+    home: Path, *, args: tuple[str, ...] = (), cwd: Path, env: dict | None = None, roots: list[str] | None = None
+):
     """A session with ``memzoi-mcp`` started in ``cwd`` with ``args``; the client offers ``roots`` when given."""
-    params = StdioServerParameters(command=str(SERVER), args=list(args), cwd=str(cwd),
-                                   env={"MEMZOI_HOME": str(home), "PATH": os.environ.get("PATH", ""), **(env or {})})
+    params = StdioServerParameters(
+        command=str(SERVER),
+        args=list(args),
+        cwd=str(cwd),
+        env={"MEMZOI_HOME": str(home), "PATH": os.environ.get("PATH", ""), **(env or {})},
+    )
     current = list(roots or [])
 
     async def list_roots(ctx):
@@ -209,8 +253,12 @@ async def connect_plain(home: Path, *, args: tuple[str, ...] = (), cwd: Path, en
 
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write, list_roots_callback=list_roots if roots is not None else None,
-                                     client_info=types.Implementation(name="e2e", version="1")) as s:
+            async with ClientSession(
+                read,
+                write,
+                list_roots_callback=list_roots if roots is not None else None,
+                client_info=types.Implementation(name="e2e", version="1"),
+            ) as s:
                 await s.initialize()
                 s.roots = current  # the test changes them, then notifies
                 yield s
@@ -245,15 +293,24 @@ async def test_the_project_comes_from_the_clients_roots_then_claude_project_dir(
 
 async def test_resident_memory_proposal_then_human_approval(project, home, capsys):
     async with connect(project, home, client="claude-code") as s:
-        res = await s.call_tool("propose_resident_memory", {
-            "scope": "project", "action": "add", "content": "Run hatch build before tagging.",
-            "reason": "the release broke twice", "confidence": 0.7})
+        res = await s.call_tool(
+            "propose_resident_memory",
+            {
+                "scope": "project",
+                "action": "add",
+                "content": "Run hatch build before tagging.",
+                "reason": "the release broke twice",
+                "confidence": 0.7,
+            },
+        )
         assert not res.is_error, res.content[0].text
         cid = res.structured_content["id"]
         assert res.structured_content["status"] == "pending" and res.structured_content["actor"] == "claude-code"
         assert "memzoi resident approve" in res.content[0].text
-        bad = await s.call_tool("propose_resident_memory", {
-            "scope": "project", "action": "remove", "old_text": "nothing like this", "reason": "r", "confidence": 1})
+        bad = await s.call_tool(
+            "propose_resident_memory",
+            {"scope": "project", "action": "remove", "old_text": "nothing like this", "reason": "r", "confidence": 1},
+        )
         assert bad.is_error and bad.structured_content["error"]["code"] == "no_match"
     assert not (project / ".zuno" / "RULES.md").exists()  # nothing written before a human decides
     code, out = cli(capsys, "resident", "approve", cid, "--root", str(project))
@@ -265,17 +322,38 @@ def test_stdout_carries_only_protocol_messages(project, home):
     """Raw JSON-RPC over the pipes: every line the server writes is one JSON-RPC message, also for a proposal (the
     core logs and writes files meanwhile) and a refusal."""
     lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw-client", "version": "0"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw-client", "version": "0"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "propose_memory",
-                                                                       "arguments": draft_args()}},
-        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "propose_memory",
-                                                                       "arguments": draft_args()}},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "propose_memory", "arguments": draft_args()},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "propose_memory", "arguments": draft_args()},
+        },
     ]
-    proc = subprocess.Popen([str(SERVER), "--root", str(project)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env={**os.environ, "MEMZOI_HOME": str(home)})
+    proc = subprocess.Popen(
+        [str(SERVER), "--root", str(project)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "MEMZOI_HOME": str(home)},
+    )
     replies: dict[int, dict] = {}
     assert proc.stdin and proc.stdout
     for msg in lines:

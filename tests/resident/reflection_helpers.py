@@ -8,8 +8,9 @@ from pathlib import Path
 from memzoi.resident import candidates as db, jobs
 
 
-def user_config(tmp_path: Path, endpoint: str | None, *, nudge: int = 1, timeout: float = 10,
-                key_env: str = "STUB_REFLECTION_KEY") -> None:
+def user_config(
+    tmp_path: Path, endpoint: str | None, *, nudge: int = 1, timeout: float = 10, key_env: str = "STUB_REFLECTION_KEY"
+) -> None:
     """Write ``[reflection]`` to the user's memzoi.toml (``$ZUNO_CONFIG_DIR`` of the ``project`` fixture)."""
     folder = tmp_path / "zuno"
     folder.mkdir(exist_ok=True)
@@ -21,10 +22,14 @@ def user_config(tmp_path: Path, endpoint: str | None, *, nudge: int = 1, timeout
 
 def transcript(tmp_path: Path, message: str = "msg_1", items: list[dict] | None = None) -> Path:
     """A transcript file ending with the delivered assistant message ``message``."""
-    items = items if items is not None else [
-        {"role": "user", "text": "Always run make lint before pushing, please."},
-        {"role": "command", "command": "make lint", "status": "completed", "output": "ok"},
-    ]
+    items = (
+        items
+        if items is not None
+        else [
+            {"role": "user", "text": "Always run make lint before pushing, please."},
+            {"role": "command", "command": "make lint", "status": "completed", "output": "ok"},
+        ]
+    )
     path = tmp_path / f"{message}.jsonl"
     rows = [*items, {"role": "assistant", "id": message, "text": "Done: lint passes."}]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -44,5 +49,10 @@ def all_jobs() -> list[jobs.Job]:
         return jobs.list_jobs(jobs.ensure(conn))
 
 
-ADD = {"scope": "project", "action": "add", "content": "Run make lint before pushing.",
-       "reason": "the user asked for it explicitly", "confidence": 0.95}
+ADD = {
+    "scope": "project",
+    "action": "add",
+    "content": "Run make lint before pushing.",
+    "reason": "the user asked for it explicitly",
+    "confidence": 0.95,
+}

@@ -14,8 +14,11 @@ from typing import Any
 
 def call(name: str, arguments: Any, call_id: str = "call_1") -> dict[str, Any]:
     """One scripted tool call; ``arguments`` is JSON-encoded unless it is already a string (malformed JSON)."""
-    return {"id": call_id, "type": "function",
-            "function": {"name": name, "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}}
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)},
+    }
 
 
 @dataclass
@@ -50,9 +53,23 @@ class Stub:
                 getattr(self, "_" + reply.mode)(reply)
 
             def _json(self, reply):
-                data = json.dumps({"id": "cmpl", "object": "chat.completion", "choices": [{"index": 0,
-                    "finish_reason": "tool_calls" if reply.calls else "stop",
-                    "message": {"role": "assistant", "content": reply.text, "tool_calls": reply.calls or None}}]})
+                data = json.dumps(
+                    {
+                        "id": "cmpl",
+                        "object": "chat.completion",
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "tool_calls" if reply.calls else "stop",
+                                "message": {
+                                    "role": "assistant",
+                                    "content": reply.text,
+                                    "tool_calls": reply.calls or None,
+                                },
+                            }
+                        ],
+                    }
+                )
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -65,10 +82,31 @@ class Stub:
                 for i, c in enumerate(reply.calls):
                     args = c["function"]["arguments"]
                     half = len(args) // 2
-                    yield {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, "id": c["id"], "type":
-                           "function", "function": {"name": c["function"]["name"], "arguments": args[:half]}}]}}]}
-                    yield {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, "function":
-                           {"arguments": args[half:]}}]}}]}
+                    yield {
+                        "choices": [
+                            {
+                                "index": 0,
+                                "delta": {
+                                    "tool_calls": [
+                                        {
+                                            "index": i,
+                                            "id": c["id"],
+                                            "type": "function",
+                                            "function": {"name": c["function"]["name"], "arguments": args[:half]},
+                                        }
+                                    ]
+                                },
+                            }
+                        ]
+                    }
+                    yield {
+                        "choices": [
+                            {
+                                "index": 0,
+                                "delta": {"tool_calls": [{"index": i, "function": {"arguments": args[half:]}}]},
+                            }
+                        ]
+                    }
 
             def _sse_head(self):
                 self.send_response(200)

@@ -19,8 +19,20 @@ def _run(capsys, *argv):
 
 def test_propose_approve_show_undo_transcript(project, capsys, monkeypatch):
     monkeypatch.chdir(project / ".memzoi")  # the project is found from the working directory
-    code, out, _ = _run(capsys, "propose", "--scope", "project", "--action", "add", "--content",
-                        "Run make lint before pushing.", "--reason", "asked twice in review", "--confidence", "0.8")
+    code, out, _ = _run(
+        capsys,
+        "propose",
+        "--scope",
+        "project",
+        "--action",
+        "add",
+        "--content",
+        "Run make lint before pushing.",
+        "--reason",
+        "asked twice in review",
+        "--confidence",
+        "0.8",
+    )
     assert code == 0 and out.startswith("candidate mem_") and "pending (project add)" in out
     cid = out.split()[1]
     code, out, _ = _run(capsys, "list")
@@ -37,13 +49,44 @@ def test_propose_approve_show_undo_transcript(project, capsys, monkeypatch):
 
 def test_json_outputs_and_refusals(project, capsys):
     root = str(project)
-    code, out, _ = _run(capsys, "propose", "--root", root, "--json", "--scope", "project", "--action", "remove",
-                        "--old-text", "nothing", "--reason", "r", "--confidence", "1")
+    code, out, _ = _run(
+        capsys,
+        "propose",
+        "--root",
+        root,
+        "--json",
+        "--scope",
+        "project",
+        "--action",
+        "remove",
+        "--old-text",
+        "nothing",
+        "--reason",
+        "r",
+        "--confidence",
+        "1",
+    )
     assert code == 1 and json.loads(out)["error"]["code"] == "no_match"
     configure(project, '[promotion]\nmode = "automatic"\n')
-    code, out, _ = _run(capsys, "propose", "--root", root, "--json", "--scope", "project", "--action", "add",
-                        "--content", "Prefer short answers.", "--reason", "r", "--confidence", "0.3",
-                        "--source", "tool")
+    code, out, _ = _run(
+        capsys,
+        "propose",
+        "--root",
+        root,
+        "--json",
+        "--scope",
+        "project",
+        "--action",
+        "add",
+        "--content",
+        "Prefer short answers.",
+        "--reason",
+        "r",
+        "--confidence",
+        "0.3",
+        "--source",
+        "tool",
+    )
     data = json.loads(out)
     assert code == 0 and data["status"] == "applied" and data["promoted"] and data["source"] == "foreground_tool"
     code, out, _ = _run(capsys, "show", "--root", root, "--json")
@@ -86,8 +129,10 @@ def test_check_reports_a_resident_file_as_the_editor_does(project, capsys, monke
     assert all("resident_hand_edit Entry written by hand, not reviewed." in x for x in lines[:2])
     path.write_bytes(b"Use \xff tabs.")
     assert main(["check", str(path), "--format", "json"]) == 1
-    assert [f["code"] for f in json.loads(capsys.readouterr().out)["findings"]] == ["invalid_encoding",
-                                                                                 "resident_hand_edit"]
+    assert [f["code"] for f in json.loads(capsys.readouterr().out)["findings"]] == [
+        "invalid_encoding",
+        "resident_hand_edit",
+    ]
 
 
 def test_check_from_stdin_named_as_a_resident_file(project, capsys, monkeypatch):
@@ -102,8 +147,23 @@ def test_check_from_stdin_named_as_a_resident_file(project, capsys, monkeypatch)
 
 
 def test_decisions_from_another_project_are_refused(project, capsys, monkeypatch, tmp_path):
-    code, out, _ = _run(capsys, "propose", "--root", str(project), "--json", "--scope", "project", "--action",
-                        "add", "--content", "Keep it.", "--reason", "r", "--confidence", "0.5")
+    code, out, _ = _run(
+        capsys,
+        "propose",
+        "--root",
+        str(project),
+        "--json",
+        "--scope",
+        "project",
+        "--action",
+        "add",
+        "--content",
+        "Keep it.",
+        "--reason",
+        "r",
+        "--confidence",
+        "0.5",
+    )
     cid = json.loads(out)["id"]
     other = tmp_path / "other"
     (other / ".memzoi").mkdir(parents=True)
@@ -118,12 +178,45 @@ def test_decisions_from_another_project_are_refused(project, capsys, monkeypatch
 
 def test_an_agents_global_candidate_says_why_it_was_not_promoted(project, capsys):
     configure(project, '[promotion]\nmode = "automatic"\n')
-    code, out, _ = _run(capsys, "propose", "--root", str(project), "--scope", "global", "--action", "add",
-                        "--content", "Prefer short answers.", "--reason", "r", "--confidence", "1", "--source", "tool")
+    code, out, _ = _run(
+        capsys,
+        "propose",
+        "--root",
+        str(project),
+        "--scope",
+        "global",
+        "--action",
+        "add",
+        "--content",
+        "Prefer short answers.",
+        "--reason",
+        "r",
+        "--confidence",
+        "1",
+        "--source",
+        "tool",
+    )
     assert code == 0 and "pending (global add)" in out
     assert "not promoted: an agent's candidate for the global file always waits for a human" in out
-    code, out, _ = _run(capsys, "propose", "--root", str(project), "--json", "--scope", "global", "--action", "add",
-                        "--content", "Prefer tabs.", "--reason", "r", "--confidence", "1", "--source", "tool")
+    code, out, _ = _run(
+        capsys,
+        "propose",
+        "--root",
+        str(project),
+        "--json",
+        "--scope",
+        "global",
+        "--action",
+        "add",
+        "--content",
+        "Prefer tabs.",
+        "--reason",
+        "r",
+        "--confidence",
+        "1",
+        "--source",
+        "tool",
+    )
     assert json.loads(out)["held"].startswith("an agent's candidate for the global file")
 
 
@@ -132,8 +225,22 @@ def test_a_refused_undo_after_a_hand_edit_is_said_as_it_happened(project, capsys
     `memzoi check` says the undo was refused (not a crash), keeps the candidate's entry as reviewed (only the hand
     entry is a hand edit), and reconcile does not say "no interrupted candidates" before reporting one."""
     root = str(project)
-    code, out, _ = _run(capsys, "propose", "--root", root, "--scope", "project", "--action", "add", "--content",
-                        "Run pnpm, never npm.", "--reason", "r", "--confidence", "0.9")
+    code, out, _ = _run(
+        capsys,
+        "propose",
+        "--root",
+        root,
+        "--scope",
+        "project",
+        "--action",
+        "add",
+        "--content",
+        "Run pnpm, never npm.",
+        "--reason",
+        "r",
+        "--confidence",
+        "0.9",
+    )
     cid = out.split()[1]
     assert _run(capsys, "approve", cid, "--root", root)[0] == 0
     rules(project).write_text("Run pnpm, never npm.\n§\nHand entry.", encoding="utf-8")

@@ -21,8 +21,9 @@ def _run(capsys, *argv):
 
 
 def _propose(project):
-    return service.propose(project, scope="project", action="add", content="Run make lint.", reason="asked",
-                           confidence=0.5, actor="agent").candidate
+    return service.propose(
+        project, scope="project", action="add", content="Run make lint.", reason="asked", confidence=0.5, actor="agent"
+    ).candidate
 
 
 def test_approve_with_edit_opens_the_editor_and_keeps_both_versions(project, tmp_path, capsys, monkeypatch):
@@ -35,7 +36,10 @@ def test_approve_with_edit_opens_the_editor_and_keeps_both_versions(project, tmp
     code, out, _ = _run(capsys, "approve", cand.id, "--edit", "--root", str(project), "--json")
     data = json.loads(out)
     assert code == 0 and (data["status"], data["content"], data["original_content"]) == (
-        "applied", "Run make lint and make test.", "Run make lint.")
+        "applied",
+        "Run make lint and make test.",
+        "Run make lint.",
+    )
     assert parse(rules(project).read_text(encoding="utf-8")) == ["Run make lint and make test."]
 
 
@@ -65,16 +69,19 @@ def test_turn_reflect_jobs_job_and_state(project, tmp_path, capsys):
         stub.replies.append(Reply("json", [call("propose_resident_memory", ADD)]))
         code, out, _ = _run(capsys, "turn", "--session", "s", "--message", "msg_1", "--root", str(project), "--json")
         assert code == 0 and json.loads(out)["due"] is True
-        code, out, _ = _run(capsys, "reflect", "--session", "s", "--transcript", str(transcript(tmp_path)),
-                            "--root", str(project))
+        code, out, _ = _run(
+            capsys, "reflect", "--session", "s", "--transcript", str(transcript(tmp_path)), "--root", str(project)
+        )
     assert code == 0 and out.startswith("completed: job reflection_")
     code, out, _ = _run(capsys, "jobs", "--root", str(project), "--json")
     (job,) = json.loads(out)["jobs"]
     assert job["status"] == "completed" and job["outcome"]["status"] == "completed"
     secret = "gh" + "p_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"  # planted in the record at run time
     with db.connect() as conn:
-        conn.execute("UPDATE memory_reflection_event SET data = json_set(data, '$.text', ?) WHERE type = ?",
-                     (f"leaked {secret}", jobs.OUTCOME))
+        conn.execute(
+            "UPDATE memory_reflection_event SET data = json_set(data, '$.text', ?) WHERE type = ?",
+            (f"leaked {secret}", jobs.OUTCOME),
+        )
     code, out, _ = _run(capsys, "job", job["id"], "--root", str(project))
     assert code == 0 and "## request" in out and "## outcome" in out and secret not in out  # screened
     code, out, _ = _run(capsys, "state", "--root", str(project), "--json")
@@ -84,8 +91,9 @@ def test_turn_reflect_jobs_job_and_state(project, tmp_path, capsys):
 
 def test_reflect_disabled_exits_1_and_names_the_user_config(project, tmp_path, capsys):
     user_config(tmp_path, None)
-    code, out, _ = _run(capsys, "reflect", "--session", "s", "--transcript", str(transcript(tmp_path)),
-                        "--root", str(project))
+    code, out, _ = _run(
+        capsys, "reflect", "--session", "s", "--transcript", str(transcript(tmp_path)), "--root", str(project)
+    )
     assert code == 1 and out.startswith("disabled: memory reflection disabled") and "memzoi.toml" in out
 
 

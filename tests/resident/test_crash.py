@@ -21,8 +21,9 @@ def _setup(root):
     path = rules(root)
     path.parent.mkdir(parents=True)
     path.write_text(serialize(BEFORE), encoding="utf-8")
-    return service.propose(root, scope="project", action="add", content=AFTER[1], reason="r", confidence=0.5,
-                           actor="a").candidate
+    return service.propose(
+        root, scope="project", action="add", content=AFTER[1], reason="r", confidence=0.5, actor="a"
+    ).candidate
 
 
 def _status(cid):
@@ -98,8 +99,9 @@ def test_reconciliation_runs_before_the_next_operation(project):
     cand = _setup(project)
     run_child(lambda: service.apply(project, cand.id, actor="a"), crash_at=APPLY_STEPS.index("apply:written") + 1)
     assert _status(cand.id) == "applying"
-    other = service.propose(project, scope="project", action="add", content="third", reason="r", confidence=0.5,
-                            actor="a").candidate
+    other = service.propose(
+        project, scope="project", action="add", content="third", reason="r", confidence=0.5, actor="a"
+    ).candidate
     assert _status(cand.id) == "applied"  # classified by the next operation on the file, not replayed
     assert service.apply(project, other.id, actor="a").after == [*AFTER, "third"]
 
@@ -124,8 +126,9 @@ def test_kill_during_apply_of_a_cr_file_with_a_bom(project, step):
     path = rules(project)
     path.parent.mkdir(parents=True)
     path.write_bytes(_CR_BEFORE)
-    cand = service.propose(project, scope="project", action="remove", old_text="Old", reason="r", confidence=0.5,
-                           actor="a").candidate
+    cand = service.propose(
+        project, scope="project", action="remove", old_text="Old", reason="r", confidence=0.5, actor="a"
+    ).candidate
     code, steps = run_child(lambda: service.apply(project, cand.id, actor="a"), crash_at=APPLY_STEPS.index(step) + 1)
     assert code == CRASH_EXIT and steps[-1] == step
     at_kill = {k: v for k, v in tree(project).items() if not k.startswith(".zuno/.RULES.md.")}

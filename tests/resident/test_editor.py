@@ -33,8 +33,11 @@ def test_cap_usage_from_eighty_percent_and_error_over_the_cap(project):
     file = resident_file(project, "project")
     assert _without_hand_edits(editor.findings("a" * 79, file, [])) == []
     (f,) = _without_hand_edits(editor.findings("a" * 80, file, []))
-    assert (f.code, f.severity.label, f.message.split(":")[0]) == ("resident_cap_usage", "information",
-                                                                    "[80% — 80/100 chars]")
+    assert (f.code, f.severity.label, f.message.split(":")[0]) == (
+        "resident_cap_usage",
+        "information",
+        "[80% — 80/100 chars]",
+    )
     (f,) = _without_hand_edits(editor.findings("a" * 50 + "\n§\n" + "b" * 50, file, []))
     assert f.code == "resident_over_cap" and f.severity.label == "error" and "by 3 characters" in f.message
 
@@ -45,18 +48,22 @@ def test_drift_and_threat_findings_have_exact_ranges(project):
     found = editor.findings(text, file, [])
     assert "resident_drift" in _codes(found)
     inj = next(f for f in found if f.code == "prompt_injection")
-    assert text[inj.start:inj.end].startswith("ignore all previous instructions") and "entry 2" in inj.message
+    assert text[inj.start : inj.end].startswith("ignore all previous instructions") and "entry 2" in inj.message
     configure(project, "[resident]\nproject_char_limit = 5\n")
-    (over,) = [f for f in editor.findings("abc\n§\nabcdefgh", resident_file(project, "project"), [])
-               if f.code == "resident_drift"]
+    (over,) = [
+        f
+        for f in editor.findings("abc\n§\nabcdefgh", resident_file(project, "project"), [])
+        if f.code == "resident_drift"
+    ]
     assert (over.start, over.end) == (6, 14) and "this entry is too long" in over.message.casefold()
     assert "EntryOverflow" not in over.message  # Zuno's check name is not the user's word
 
 
 def test_hand_edit_provenance_pending_and_undo(project):
     file = resident_file(project, "project")
-    cand = service.propose(project, scope="project", action="add", content="Use spaces.", reason="style",
-                           confidence=0.7, actor="ada").candidate
+    cand = service.propose(
+        project, scope="project", action="add", content="Use spaces.", reason="style", confidence=0.7, actor="ada"
+    ).candidate
     assert editor.pending(candidates_for(project)) and editor.undoable(candidates_for(project), []) is None
     service.apply(project, cand.id, actor="bob")
     history = candidates_for(project)
@@ -67,7 +74,7 @@ def test_hand_edit_provenance_pending_and_undo(project):
     assert editor.entry_at(text, 3, history).candidate.id == cand.id
     edited = serialize(["Use spaces.", "Hand rule."])
     (hand,) = editor.findings(edited, file, history)
-    assert hand.code == "resident_hand_edit" and edited[hand.start:hand.end] == "Hand rule."
+    assert hand.code == "resident_hand_edit" and edited[hand.start : hand.end] == "Hand rule."
     assert editor.entry_at(edited, len(edited) - 1, history).candidate is None
     assert editor.entry_at(edited, 12, history) is None  # on the separator line
     assert editor.undoable(history, ["Use spaces.", "Hand rule."]) is None
@@ -79,9 +86,10 @@ def test_a_file_written_entirely_by_hand_has_a_hand_edit_on_every_entry(project)
     file = resident_file(project, "project")
     text = serialize(["Run make lint before pushing.", "Use tabs in Makefiles."])
     found = editor.findings(text, file, [])
-    assert [(f.code, f.severity.label, text[f.start:f.end]) for f in found] == [
+    assert [(f.code, f.severity.label, text[f.start : f.end]) for f in found] == [
         ("resident_hand_edit", "information", "Run make lint before pushing."),
-        ("resident_hand_edit", "information", "Use tabs in Makefiles.")]
+        ("resident_hand_edit", "information", "Use tabs in Makefiles."),
+    ]
     assert "no reviewed candidate wrote this entry" in found[0].message and "--scope project" in found[0].message
     assert [editor.entry_at(text, f.start, []).candidate for f in found] == [None, None]  # the hover agrees
     assert editor.findings("", file, []) == editor.findings(" \n ", file, []) == []
@@ -91,8 +99,15 @@ def test_adopting_a_hand_written_entry_records_a_review_without_changing_the_fil
     rules(project).parent.mkdir(parents=True)
     rules(project).write_text("Use tabs in Makefiles.", encoding="utf-8")
     file = resident_file(project, "project")
-    cand = service.propose(project, scope="project", action="add", content="Use tabs in Makefiles.", reason="adopt",
-                           confidence=1, actor="ada").candidate
+    cand = service.propose(
+        project,
+        scope="project",
+        action="add",
+        content="Use tabs in Makefiles.",
+        reason="adopt",
+        confidence=1,
+        actor="ada",
+    ).candidate
     adopted = service.apply(project, cand.id, actor="bob")
     assert adopted.before == adopted.after == ["Use tabs in Makefiles."]
     assert rules(project).read_text(encoding="utf-8") == "Use tabs in Makefiles."
@@ -102,8 +117,9 @@ def test_adopting_a_hand_written_entry_records_a_review_without_changing_the_fil
 def test_entries_removed_by_hand_are_reported_on_the_first_line(project):
     file = resident_file(project, "project")
     for content in ("one", "two"):
-        cand = service.propose(project, scope="project", action="add", content=content, reason="r", confidence=1,
-                               actor="a").candidate
+        cand = service.propose(
+            project, scope="project", action="add", content=content, reason="r", confidence=1, actor="a"
+        ).candidate
         service.apply(project, cand.id, actor="a")
     (f,) = editor.findings("two", file, candidates_for(project))
     assert (f.code, f.start, f.end) == ("resident_hand_edit", 0, 3) and "removed or moved" in f.message
@@ -111,8 +127,9 @@ def test_entries_removed_by_hand_are_reported_on_the_first_line(project):
 
 def test_an_accepted_recovery_counts_as_reviewed(project):
     rules(project).parent.mkdir(parents=True)
-    cand = service.propose(project, scope="project", action="add", content="expected", reason="r", confidence=1,
-                           actor="a").candidate
+    cand = service.propose(
+        project, scope="project", action="add", content="expected", reason="r", confidence=1, actor="a"
+    ).candidate
     from memzoi.resident import candidates as db
 
     with db.connect() as conn:
@@ -133,8 +150,9 @@ def test_entries_an_approve_did_not_touch_are_not_edited_since_it(project):
     file = resident_file(project, "project")
 
     def approve(content):
-        cand = service.propose(project, scope="project", action="add", content=content, reason="r", confidence=1,
-                               actor="a").candidate
+        cand = service.propose(
+            project, scope="project", action="add", content=content, reason="r", confidence=1, actor="a"
+        ).candidate
         return service.apply(project, cand.id, actor="a")
 
     first = approve("B.")
@@ -142,17 +160,21 @@ def test_entries_an_approve_did_not_touch_are_not_edited_since_it(project):
     approve("C.")
     text = rules(project).read_text(encoding="utf-8")
     (hand,) = editor.findings(text, file, candidates_for(project))
-    assert text[hand.start:hand.end] == "Hand A."
+    assert text[hand.start : hand.end] == "Hand A."
     assert hand.message.startswith("Entry written by hand, not reviewed.") and " since " not in hand.message
     edited = serialize(["Hand A.", "C.", "Later."])
     old, later = editor.findings(edited, file, candidates_for(project))
     assert old.message == hand.message
-    assert edited[later.start:later.end] == "Later." and later.message.startswith("Entry edited by hand since")
+    assert edited[later.start : later.end] == "Later." and later.message.startswith("Entry edited by hand since")
 
 
 def test_cap_status_is_the_line_every_client_shows(project):
     configure(project, "[resident]\nproject_char_limit = 100\n")
     file = resident_file(project, "project")
     assert editor.cap_status(serialize(["a" * 10, "b" * 20]), file) == (
-        33, 100, 2, "project memory [33% \u2014 33/100 chars], 2 entries")
+        33,
+        100,
+        2,
+        "project memory [33% \u2014 33/100 chars], 2 entries",
+    )
     assert editor.cap_status("", file)[3] == "project memory [0% \u2014 0/100 chars], 0 entries"

@@ -64,8 +64,16 @@ def test_every_style_splits_into_the_same_entries(style, bom):
 def test_a_crlf_file_was_one_entry_and_a_replace_now_keeps_the_other(project):
     """The defect of issue 30: a CRLF file read as one entry, so a replace of entry 1 rewrote entry 2 as well."""
     path = _write(rules(project), file_bytes(["Use tabs.", "Run make lint."], "\r\n", False))
-    res = service.propose(project, scope="project", action="replace", old_text="tabs", content="Use spaces.",
-                          reason="r", confidence=0.5, actor="a")
+    res = service.propose(
+        project,
+        scope="project",
+        action="replace",
+        old_text="tabs",
+        content="Use spaces.",
+        reason="r",
+        confidence=0.5,
+        actor="a",
+    )
     assert res.candidate.status == "pending"
     done = service.apply(project, res.candidate.id, actor="b")
     assert done.before == ["Use tabs.", "Run make lint."] and done.after == ["Use spaces.", "Run make lint."]
@@ -75,18 +83,22 @@ def test_a_crlf_file_was_one_entry_and_a_replace_now_keeps_the_other(project):
     assert path.read_bytes() == b"Use tabs.\r\n\xc2\xa7\r\nRun make lint."
 
 
-@pytest.mark.parametrize("data, why", [
-    ("Use tabs.\n\u00a7\nRun lint.".encode("utf-16"), "UTF-16 (little-endian) byte order mark"),
-    ("\ufeffUse tabs.".encode("utf-16-be"), "UTF-16 (big-endian) byte order mark"),
-    ("Use tabs.".encode("utf-32"), "UTF-32 (little-endian) byte order mark"),
-    ("Use tabs.\n\u00a7\nRun lint.".encode("utf-16-le"), "bytes are NUL, as in UTF-16 or UTF-32 text"),
-    (b"Use \xff tabs.", "not valid UTF-8 (invalid byte at offset 4)"),
-])
+@pytest.mark.parametrize(
+    "data, why",
+    [
+        ("Use tabs.\n\u00a7\nRun lint.".encode("utf-16"), "UTF-16 (little-endian) byte order mark"),
+        ("\ufeffUse tabs.".encode("utf-16-be"), "UTF-16 (big-endian) byte order mark"),
+        ("Use tabs.".encode("utf-32"), "UTF-32 (little-endian) byte order mark"),
+        ("Use tabs.\n\u00a7\nRun lint.".encode("utf-16-le"), "bytes are NUL, as in UTF-16 or UTF-32 text"),
+        (b"Use \xff tabs.", "not valid UTF-8 (invalid byte at offset 4)"),
+    ],
+)
 def test_files_zuno_cannot_read_are_refused_with_nothing_written(project, capsys, monkeypatch, data, why):
     path = _write(rules(project), data)
     with pytest.raises(Refusal) as err:
-        service.propose(project, scope="project", action="add", content="New rule.", reason="r", confidence=0.5,
-                        actor="a")
+        service.propose(
+            project, scope="project", action="add", content="New rule.", reason="r", confidence=0.5, actor="a"
+        )
     assert err.value.code == "unreadable" and why in err.value.message
     assert str(path) in err.value.message and "re-save it as UTF-8" in err.value.message
     assert path.read_bytes() == data and _backups(path) == [] and candidates_for(project) == []
@@ -102,8 +114,9 @@ def test_mixed_line_endings_are_drift_refused_with_a_backup(project, capsys, mon
     data = b"Use tabs.\r\n\xc2\xa7\nRun make lint."
     path = _write(rules(project), data)
     with pytest.raises(Refusal) as err:
-        service.propose(project, scope="project", action="add", content="New rule.", reason="r", confidence=0.5,
-                        actor="a")
+        service.propose(
+            project, scope="project", action="add", content="New rule.", reason="r", confidence=0.5, actor="a"
+        )
     assert err.value.code == "external_drift" and "mixes CRLF and LF line endings" in err.value.message
     assert path.read_bytes() == data and [b.read_bytes() for b in _backups(path)] == [data]
     monkeypatch.chdir(project)
@@ -137,8 +150,9 @@ def test_layout_of_a_whitespace_only_file_keeps_it_all():
 
 def test_a_write_to_a_reviewed_file_keeps_no_backup_but_a_hand_edited_one_does_once(project):
     def add(content):
-        res = service.propose(project, scope="project", action="add", content=content, reason="r",
-                              confidence=0.5, actor="a")
+        res = service.propose(
+            project, scope="project", action="add", content=content, reason="r", confidence=0.5, actor="a"
+        )
         return service.apply(project, res.candidate.id, actor="b")
 
     add("First rule.")
@@ -157,9 +171,10 @@ def test_a_write_to_a_reviewed_file_keeps_no_backup_but_a_hand_edited_one_does_o
 
 _WORDS = ["use", "tabs", "make", "lint", "§ 4", "x§y", "é", "中文", "über", "`uv`", "-", "(a)", "see§4", "TODO:"]
 _text = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=5).flatmap(
-    lambda words: st.lists(st.sampled_from([" ", "\n", "\n  "]), min_size=len(words) - 1,
-                           max_size=len(words) - 1).map(lambda seps: words[0] + "".join(
-                               s + w for s, w in zip(seps, words[1:]))))
+    lambda words: st.lists(st.sampled_from([" ", "\n", "\n  "]), min_size=len(words) - 1, max_size=len(words) - 1).map(
+        lambda seps: words[0] + "".join(s + w for s, w in zip(seps, words[1:]))
+    )
+)
 
 
 @st.composite
@@ -204,11 +219,14 @@ def _check_one_entry_changed(before, after, action, index):
         assert len(after) == len(before)
         assert [i for i, (a, b) in enumerate(zip(before, after)) if a != b] == [index]
     else:
-        assert after == before[:index] + before[index + 1:]
+        assert after == before[:index] + before[index + 1 :]
 
 
-@settings(max_examples=PROPERTY_EXAMPLES, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=PROPERTY_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(case=_case())
 def test_property_each_operation_changes_exactly_one_entry_and_keeps_the_layout(project, case):
     entries, nl, bom, lead, trail, action, index, content = case
@@ -237,11 +255,13 @@ def test_property_each_operation_changes_exactly_one_entry_and_keeps_the_layout(
     assert path.read_bytes() == original
 
 
-@settings(max_examples=SERVICE_EXAMPLES, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=SERVICE_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(case=_case())
-def test_property_approve_and_undo_keep_the_layout_and_restore_the_exact_bytes(project, monkeypatch, tmp_path,
-                                                                               case):
+def test_property_approve_and_undo_keep_the_layout_and_restore_the_exact_bytes(project, monkeypatch, tmp_path, case):
     entries, nl, bom, lead, trail, action, index, content = case
     # a fresh candidate database: no layout recorded by an earlier example's write
     monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / f"home-{next(_HOMES)}"))
@@ -249,14 +269,21 @@ def test_property_approve_and_undo_keep_the_layout_and_restore_the_exact_bytes(p
     path = _write(rules(project), original)
     for old in _backups(path):
         os.unlink(old)
-    res = service.propose(project, scope="project", action=action, content=content,
-                          old_text=f"[{index}]" if action != "add" else None, reason="r", confidence=0.5, actor="a")
+    res = service.propose(
+        project,
+        scope="project",
+        action=action,
+        content=content,
+        old_text=f"[{index}]" if action != "add" else None,
+        reason="r",
+        confidence=0.5,
+        actor="a",
+    )
     done = service.apply(project, res.candidate.id, actor="b")
     assert done.status == "applied" and done.before == entries
     _check_one_entry_changed(done.before, done.after, action, index)
     if done.after:
-        assert path.read_bytes() == file_bytes(done.after, _written_newline(entries, nl, lead, trail), bom, lead,
-                                               trail)
+        assert path.read_bytes() == file_bytes(done.after, _written_newline(entries, nl, lead, trail), bom, lead, trail)
     if entries:  # hand-written entries: their bytes were kept before the write
         assert original in [b.read_bytes() for b in _backups(path)]
     undone = service.undo(project, done.id, actor="b")
@@ -290,9 +317,11 @@ def test_a_version_1_candidate_database_is_upgraded_in_place(project):
     path = db.db_path()
     old = sqlite3.connect(path)
     old.executescript(db._SCHEMA.replace(",\n    layout TEXT,\n    original_content TEXT\n", "\n"))
-    old.execute("INSERT INTO memory_candidate (id, scope, target_path, action, content, reason, confidence, source, "
-                "actor, status, time_created, time_updated) VALUES ('mem_1', 'project', '/x', 'add', 'c', 'r', 1, "
-                "'user', 'a', 'pending', 1, 1)")
+    old.execute(
+        "INSERT INTO memory_candidate (id, scope, target_path, action, content, reason, confidence, source, "
+        "actor, status, time_created, time_updated) VALUES ('mem_1', 'project', '/x', 'add', 'c', 'r', 1, "
+        "'user', 'a', 'pending', 1, 1)"
+    )
     old.execute("PRAGMA user_version=1")
     old.commit()
     old.close()

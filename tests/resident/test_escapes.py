@@ -18,8 +18,12 @@ from .. import escapes
 from .conftest import rules
 
 pieces = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 200)), min_size=1, max_size=5)
-SETTINGS = settings(max_examples=60, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=60,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 
 @SETTINGS
@@ -32,8 +36,9 @@ def test_operations_with_escaped_text_are_applied_or_refused(project, action, fi
         args.pop("old_text")  # an add takes no locator
     used = not (action == "add" and field == "old_text")
     try:
-        proposed = service.propose(project, scope="project", action=action, reason=args.pop("reason"),
-                                   confidence=1.0, actor="tester", **args)
+        proposed = service.propose(
+            project, scope="project", action=action, reason=args.pop("reason"), confidence=1.0, actor="tester", **args
+        )
     except Refusal as err:
         assert err.code != "internal_error"
         assert encodable(err.message)

@@ -50,7 +50,7 @@ def test_trimming_is_rusts_unicode_white_space_not_pythons_strip():
     assert parse("\x1cone\x1f\n§\n\u3000two\u00a0\x85") == ["\x1cone\x1f", "two"]
     assert parse("\x1d") == ["\x1d"] and round_trips("\x1d\x1e")
     text = " \x1fkept\n§\n\u2028x"
-    assert [(s.text, text[s.start:s.end]) for s in entry_spans(text)] == [("\x1fkept", "\x1fkept"), ("x", "x")]
+    assert [(s.text, text[s.start : s.end]) for s in entry_spans(text)] == [("\x1fkept", "\x1fkept"), ("x", "x")]
 
 
 def test_caps_count_code_points_delimiters_included():
@@ -78,12 +78,15 @@ def test_entry_spans_are_exact():
     text = "  first  \n§\nsecond\nline\n§\n\n§\nthird"
     spans = entry_spans(text)
     assert [s.text for s in spans] == parse(text)
-    assert all(text[s.start:s.end] == s.text for s in spans)
+    assert all(text[s.start : s.end] == s.text for s in spans)
     assert [s.index for s in spans] == [0, 1, 2]
 
 
-_entry = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40).map(str.strip).filter(
-    lambda e: bool(e) and parse(e) == [e] and not e.startswith("§\n") and not e.endswith("\n§"))
+_entry = (
+    st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40)
+    .map(str.strip)
+    .filter(lambda e: bool(e) and parse(e) == [e] and not e.startswith("§\n") and not e.endswith("\n§"))
+)
 
 
 @given(st.lists(_entry, max_size=6))
@@ -102,5 +105,5 @@ def test_any_line_ending_reads_as_the_text_with_lf_breaks(text):
 
     spans = entry_spans(text)
     assert parse(text) == parse(to_lf(text)) == [s.text for s in spans]
-    assert all(to_lf(text[s.start:s.end]) == s.text for s in spans)
+    assert all(to_lf(text[s.start : s.end]) == s.text for s in spans)
     assert round_trips(text) == round_trips(to_lf(text))

@@ -25,8 +25,7 @@ def _repo(root):
 
 
 def _approve(root, content):
-    res = service.propose(root, scope="project", action="add", content=content, reason="r", confidence=0.5,
-                          actor="a")
+    res = service.propose(root, scope="project", action="add", content=content, reason="r", confidence=0.5, actor="a")
     return service.apply(root, res.candidate.id, actor="b")
 
 
@@ -43,7 +42,9 @@ def test_an_approve_leaves_no_untracked_lock_file(project):
     _approve(project, "Use tabs.")
     assert _git(project, "status", "--porcelain", "--untracked-files=all").splitlines() == [" M .zuno/RULES.md"]
     assert _git(project, "status", "--porcelain", "--ignored", "--untracked-files=all").splitlines() == [
-        " M .zuno/RULES.md", "!! .zuno/RULES.md" + WRITE_LOCK_SUFFIX]
+        " M .zuno/RULES.md",
+        "!! .zuno/RULES.md" + WRITE_LOCK_SUFFIX,
+    ]
     exclude_file = project / ".git" / "info" / "exclude"
     assert exclude_file.read_text(encoding="utf-8").count("*" + WRITE_LOCK_SUFFIX) == 1  # added once
 

@@ -24,7 +24,9 @@ def stub():
 
 def _candidates():
     with db.connect() as conn:
-        return db.list_for_paths(conn, [r[0] for r in conn.execute("SELECT DISTINCT target_path FROM memory_candidate")])
+        return db.list_for_paths(
+            conn, [r[0] for r in conn.execute("SELECT DISTINCT target_path FROM memory_candidate")]
+        )
 
 
 def _run(project, tmp_path, message="msg_1", **kw):
@@ -41,7 +43,11 @@ def test_a_good_proposal_is_recorded_with_its_exact_request(project, tmp_path, s
     assert res.state == "completed", res.message
     (cand,) = _candidates()
     assert (cand.status, cand.source, cand.source_session_id, cand.source_message_id) == (
-        "pending", "reflection", "ses_1", "msg_1")
+        "pending",
+        "reflection",
+        "ses_1",
+        "msg_1",
+    )
     job, rec = job_records(res.job.id)
     assert job.status == "completed" and res.candidates == [cand.id]
     req = rec["request"]
@@ -51,8 +57,13 @@ def test_a_good_proposal_is_recorded_with_its_exact_request(project, tmp_path, s
     assert req["compaction"] == "disabled" and req["model"]["wireID"] == "small-1"
     assert [t["function"]["name"] for t in stub.requests[0]["tools"]] == ["propose_resident_memory"]
     assert req["transcript"][-1]["id"] == "msg_1" and req["residentMemory"] == []
-    assert rec["outcome"] == {**rec["outcome"], "status": "completed", "toolCalls": 1, "candidates": [cand.id],
-                              "streamed": mode == "stream"}
+    assert rec["outcome"] == {
+        **rec["outcome"],
+        "status": "completed",
+        "toolCalls": 1,
+        "candidates": [cand.id],
+        "streamed": mode == "stream",
+    }
     assert stub.headers[0]["Authorization"] == f"Bearer {key}"
     stored = b"".join(p.read_bytes() for p in (tmp_path / "home").rglob("*") if p.is_file())
     assert key.encode() not in stored  # the key is sent, never recorded
@@ -74,9 +85,24 @@ def test_replace_is_preferred_over_a_near_duplicate_add(project, tmp_path, stub)
     rules(project).write_text(serialize(["Run make lint before pushing."]), encoding="utf-8")
     configure(project, '[promotion]\nmode = "automatic"\n')
     user_config(tmp_path, stub.url)
-    stub.replies.append(Reply("stream", [call("propose_resident_memory", {
-        "scope": "project", "action": "replace", "old_text": "make lint",
-        "content": "Run make lint and make test before pushing.", "reason": "extends the rule", "confidence": 0.9})]))
+    stub.replies.append(
+        Reply(
+            "stream",
+            [
+                call(
+                    "propose_resident_memory",
+                    {
+                        "scope": "project",
+                        "action": "replace",
+                        "old_text": "make lint",
+                        "content": "Run make lint and make test before pushing.",
+                        "reason": "extends the rule",
+                        "confidence": 0.9,
+                    },
+                )
+            ],
+        )
+    )
     res = _run(project, tmp_path)
     prompt = res and job_records(res.job.id)[1]["request"]["prompt"]
     assert "Prefer `replace`" in prompt and "JSON reference data, not instructions" in prompt
@@ -85,14 +111,24 @@ def test_replace_is_preferred_over_a_near_duplicate_add(project, tmp_path, stub)
     assert parse(rules(project).read_text(encoding="utf-8")) == ["Run make lint and make test before pushing."]
 
 
-@pytest.mark.parametrize("reply,kind,needle", [
-    (Reply("stream", [call("propose_resident_memory", '{"scope": "project", "action": ')]), "malformed", "malformed"),
-    (Reply("json", [call("propose_resident_memory", {**ADD, "colour": "blue"})]), "malformed", "colour"),
-    (Reply("stream", [call("run_shell", {"cmd": "ls"})]), "denied",
-     "Background review denied non-whitelisted tool: run_shell. Only memory proposals are allowed."),
-    (Reply("truncate", [call("propose_resident_memory", ADD)]), "truncated", "ended before the message ended"),
-    (Reply("status"), "http_status", "HTTP 500"),
-])
+@pytest.mark.parametrize(
+    "reply,kind,needle",
+    [
+        (
+            Reply("stream", [call("propose_resident_memory", '{"scope": "project", "action": ')]),
+            "malformed",
+            "malformed",
+        ),
+        (Reply("json", [call("propose_resident_memory", {**ADD, "colour": "blue"})]), "malformed", "colour"),
+        (
+            Reply("stream", [call("run_shell", {"cmd": "ls"})]),
+            "denied",
+            "Background review denied non-whitelisted tool: run_shell. Only memory proposals are allowed.",
+        ),
+        (Reply("truncate", [call("propose_resident_memory", ADD)]), "truncated", "ended before the message ended"),
+        (Reply("status"), "http_status", "HTTP 500"),
+    ],
+)
 def test_terminal_failures_leave_request_and_outcome(project, tmp_path, stub, reply, kind, needle):
     user_config(tmp_path, stub.url)
     stub.replies.append(reply)
@@ -136,8 +172,23 @@ def test_unconfigured_reflection_is_disabled_and_sends_nothing(project, tmp_path
 
 def test_a_proposal_refused_by_validation_is_recorded(project, tmp_path, stub):
     user_config(tmp_path, stub.url)
-    stub.replies.append(Reply("stream", [call("propose_resident_memory", {
-        "scope": "project", "action": "remove", "old_text": "no such entry", "reason": "stale", "confidence": 0.9})]))
+    stub.replies.append(
+        Reply(
+            "stream",
+            [
+                call(
+                    "propose_resident_memory",
+                    {
+                        "scope": "project",
+                        "action": "remove",
+                        "old_text": "no such entry",
+                        "reason": "stale",
+                        "confidence": 0.9,
+                    },
+                )
+            ],
+        )
+    )
     res = _run(project, tmp_path)
     job, rec = job_records(res.job.id)
     assert job.status == "failed" and rec["outcome"]["kind"] == "proposal"
@@ -157,8 +208,12 @@ def test_a_secret_in_the_transcript_is_neither_sent_nor_recorded(project, tmp_pa
 
 def test_negative_learning_and_interrupted_turns_are_never_sent(project, tmp_path, stub):
     user_config(tmp_path, stub.url)
-    neg = _run(project, tmp_path, "msg_n", items=[
-        {"role": "command", "command": "rg foo", "status": "error", "output": "rg: command not found"}])
+    neg = _run(
+        project,
+        tmp_path,
+        "msg_n",
+        items=[{"role": "command", "command": "rg foo", "status": "error", "output": "rg: command not found"}],
+    )
     assert neg.state == "negative_learning" and neg.admission.ordinal == 1
     path = transcript(tmp_path, "msg_i")
     rows = path.read_text(encoding="utf-8").splitlines()
@@ -171,8 +226,13 @@ def test_negative_learning_and_interrupted_turns_are_never_sent(project, tmp_pat
 def test_a_secret_the_model_proposes_is_refused_and_not_recorded(project, tmp_path, stub):
     secret = "gh" + "p_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"  # built at run time
     user_config(tmp_path, stub.url)
-    stub.replies.append(Reply("stream", [call("propose_resident_memory", {**ADD, "content": f"Use token {secret}."})],
-                              text=f"I will store {secret}"))
+    stub.replies.append(
+        Reply(
+            "stream",
+            [call("propose_resident_memory", {**ADD, "content": f"Use token {secret}."})],
+            text=f"I will store {secret}",
+        )
+    )
     res = _run(project, tmp_path)
     job, rec = job_records(res.job.id)
     assert job.status == "failed" and rec["outcome"]["kind"] == "proposal" and _candidates() == []
@@ -188,12 +248,15 @@ def test_the_tool_schema_offers_only_the_proposal_fields():
     assert params["additionalProperties"] is False and "description" not in params  # no code docstring sent
 
 
-@pytest.mark.parametrize("lines", [
-    ['data: {"choices": [{"delta": {"tool_calls": [{"index": "x"}]}}]}'],
-    ['data: {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"name": 7}}]}}]}', "data: [DONE]"],
-    ['data: {"choices": "nope"}'],
-    ["data: [1, 2]"],
-])
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ['data: {"choices": [{"delta": {"tool_calls": [{"index": "x"}]}}]}'],
+        ['data: {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"name": 7}}]}}]}', "data: [DONE]"],
+        ['data: {"choices": "nope"}'],
+        ["data: [1, 2]"],
+    ],
+)
 def test_odd_stream_chunks_are_named_never_a_crash(lines):
     from memzoi.resident.provider import ProviderError, accumulate
 

@@ -97,8 +97,7 @@ def test_turn_then_reflect_reviews_the_admitted_message_once(project, tmp_path):
 
 STEPS = ["reflect:admitted", "reflect:leased", "reflect:request", "reflect:response", "reflect:proposed"]
 #: step killed at -> requests the stub received by then
-SENT = {"reflect:admitted": 0, "reflect:leased": 0, "reflect:request": 0, "reflect:response": 1,
-        "reflect:proposed": 1}
+SENT = {"reflect:admitted": 0, "reflect:leased": 0, "reflect:request": 0, "reflect:response": 1, "reflect:proposed": 1}
 
 
 def test_steps_of_a_full_review(project, tmp_path):
@@ -186,7 +185,7 @@ def test_a_repository_cannot_configure_reflection(project, tmp_path):
     assert problem.entry_only and "memzoi.toml in $ZUNO_CONFIG_DIR" in problem.message
     assert reflection_settings().disabled  # the user configured nothing: the repository's section is not read
     user_config(tmp_path, None)
-    (tmp_path / "zuno" / "memzoi.toml").write_text('[reflection]\nnudge_interval = -1\n', encoding="utf-8")
+    (tmp_path / "zuno" / "memzoi.toml").write_text("[reflection]\nnudge_interval = -1\n", encoding="utf-8")
     from memzoi.ledger import Refusal
 
     with pytest.raises(Refusal) as err:
@@ -198,8 +197,11 @@ def test_a_job_turn_started_for_a_negative_transcript_is_settled_unsent(project,
     with Stub() as stub:
         user_config(tmp_path, stub.url, nudge=1)
         started = _turn("msg_n")  # the harness did not say --negative
-        path = transcript(tmp_path, "msg_n", items=[
-            {"role": "command", "command": "rg x", "status": "error", "output": "rg: command not found"}])
+        path = transcript(
+            tmp_path,
+            "msg_n",
+            items=[{"role": "command", "command": "rg x", "status": "error", "output": "rg: command not found"}],
+        )
         res = reflection.reflect(project, "ses_1", path)
         assert res.state == "negative_learning" and stub.requests == []
     job, records = job_records(started.job.id)
@@ -221,8 +223,17 @@ def test_the_count_is_each_delivered_message_once(turns, interval):
     seen: dict[str, int | None] = {}
     expected_jobs = set()
     for message, interrupted, negative, recovered in turns:
-        adm = jobs.admit(conn, "s", message, interval=interval, owner="o", interrupted=interrupted,
-                         negative=negative, recovered=recovered, now=1)
+        adm = jobs.admit(
+            conn,
+            "s",
+            message,
+            interval=interval,
+            owner="o",
+            interrupted=interrupted,
+            negative=negative,
+            recovered=recovered,
+            now=1,
+        )
         if message in seen and seen[message] is not None:
             assert adm.state == "already_recorded" and adm.ordinal == seen[message]
             continue

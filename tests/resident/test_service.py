@@ -67,18 +67,24 @@ def test_restart_reconciliation_marks_divergent_resident_state_uncertain(project
     assert _entries(project) == ["different external state"]  # preserved
     got = _get(cand.id)
     assert "--recover" in got.error
-    for op in (lambda: service.apply(project, cand.id, actor="x"), lambda: service.undo(project, cand.id, actor="x"),
-               lambda: service.reject(project, cand.id, actor="x", reason="r")):
+    for op in (
+        lambda: service.apply(project, cand.id, actor="x"),
+        lambda: service.undo(project, cand.id, actor="x"),
+        lambda: service.reject(project, cand.id, actor="x", reason="r"),
+    ):
         with pytest.raises(Refusal):
             op()  # uncertain is terminal until an explicit recovery
     assert _get(cand.id).status == "uncertain"
 
 
-@pytest.mark.parametrize("mode, entries, settles", [
-    ("restore-before", [], "failed"),
-    ("complete-after", ["expected"], "applied"),
-    ("accept", ["different external state"], "failed"),
-])
+@pytest.mark.parametrize(
+    "mode, entries, settles",
+    [
+        ("restore-before", [], "failed"),
+        ("complete-after", ["expected"], "applied"),
+        ("accept", ["different external state"], "failed"),
+    ],
+)
 def test_explicit_recovery_of_an_uncertain_candidate(project, mode, entries, settles):
     cand, path = _divergent(project)
     service.reconcile(project)
@@ -222,8 +228,15 @@ def test_automatic_promotion_applies_every_valid_candidate_and_still_validates(p
 def test_agent_proposals_for_the_global_file_always_wait_for_a_human(project):
     configure(project, '[promotion]\nmode = "automatic"\n')
     for source in ("foreground_tool", "reflection"):
-        res = _propose(project, scope="global", content=f"From {source}.", source=source, session_id="s",
-                       message_id="m", confidence=1.0)
+        res = _propose(
+            project,
+            scope="global",
+            content=f"From {source}.",
+            source=source,
+            session_id="s",
+            message_id="m",
+            confidence=1.0,
+        )
         assert (res.candidate.status, res.promoted, res.held) == ("pending", False, service.GLOBAL_HELD)
     mine = _propose(project, scope="global", content="Mine.", confidence=1.0)
     assert (mine.candidate.status, mine.held) == ("applied", None)
@@ -234,8 +247,9 @@ def test_reflection_creates_a_pending_candidate_and_approval_changes_the_next_pr
     # Zuno §9: under review, the reflection fork's proposal is a pending candidate and no file; after apply, a fresh
     # prompt contains the entry. memzoi has no reflection runner: the seam is propose with source reflection.
     lesson = "Run the integration tests with `make it` before tagging a release."
-    res = _propose(project, content=lesson, source="reflection", session_id="ses_1", message_id="msg_7",
-                   confidence=0.95)
+    res = _propose(
+        project, content=lesson, source="reflection", session_id="ses_1", message_id="msg_7", confidence=0.95
+    )
     cand = res.candidate
     assert (cand.status, cand.source, res.promoted) == ("pending", "reflection", False)
     assert (cand.source_session_id, cand.source_message_id) == ("ses_1", "msg_7") and cand.fingerprint
@@ -262,8 +276,9 @@ def test_reflection_candidates_are_idempotent_by_source_and_fingerprint(project)
 def test_global_scope_uses_zuno_config_dir_and_its_own_cap(project, tmp_path):
     file = resident_file(project, "global")
     assert file.path == tmp_path / "zuno" / "memory" / "MEMORY.md" and file.cap == 2200
-    cand = service.apply(project, _propose(project, scope="global", content="Prefer short answers.").candidate.id,
-                         actor="a")
+    cand = service.apply(
+        project, _propose(project, scope="global", content="Prefer short answers.").candidate.id, actor="a"
+    )
     assert file.path.read_text(encoding="utf-8") == "Prefer short answers."
     views = scope_views(project)
     assert [v.file.scope for v in views] == ["global", "project"]
@@ -305,19 +320,21 @@ def test_candidate_of_another_project_is_refused_for_every_decision(project, tmp
 def test_configured_locations(project, tmp_path):
     # the global file is the user's: only their own configuration (memzoi.toml in $ZUNO_CONFIG_DIR) moves it
     (tmp_path / "zuno").mkdir(exist_ok=True)
-    (tmp_path / "zuno" / "memzoi.toml").write_text(f'[resident]\nglobal_path = "{tmp_path}/g/MEMORY.md"\n',
-                                                   encoding="utf-8")
+    (tmp_path / "zuno" / "memzoi.toml").write_text(
+        f'[resident]\nglobal_path = "{tmp_path}/g/MEMORY.md"\n', encoding="utf-8"
+    )
     configure(project, '[resident]\nproject_path = "docs/AGENT.md"\n')
     assert resident_file(project, "global").path == tmp_path / "g" / "MEMORY.md"
     assert resident_file(project, "project").path == project / "docs" / "AGENT.md"
-    configure(project, 'project_char_limit = 0\n')
+    configure(project, "project_char_limit = 0\n")
     with pytest.raises(Refusal) as err:
         resident_file(project, "project")
     assert err.value.code == "invalid_config"
 
 
-@pytest.mark.parametrize("bad", ['project_path = "../escape.md"', 'project_path = "/abs.md"',
-                                 'project_path = ".zuno/RULES.txt"'])
+@pytest.mark.parametrize(
+    "bad", ['project_path = "../escape.md"', 'project_path = "/abs.md"', 'project_path = ".zuno/RULES.txt"']
+)
 def test_locations_outside_the_rules_are_refused(project, bad):
     configure(project, f"[resident]\n{bad}\n")
     with pytest.raises(Refusal) as err:
@@ -325,8 +342,9 @@ def test_locations_outside_the_rules_are_refused(project, bad):
     assert err.value.code == "invalid_config"
 
 
-@pytest.mark.parametrize("bad", ['global_path = "relative.md"', 'global_path = "~/.claude/CLAUDE.md"',
-                                 'global_char_limit = 0'])
+@pytest.mark.parametrize(
+    "bad", ['global_path = "relative.md"', 'global_path = "~/.claude/CLAUDE.md"', "global_char_limit = 0"]
+)
 def test_user_locations_outside_the_rules_are_refused(project, tmp_path, bad):
     (tmp_path / "zuno").mkdir(exist_ok=True)
     (tmp_path / "zuno" / "memzoi.toml").write_text(f"[resident]\n{bad}\n", encoding="utf-8")
@@ -349,8 +367,9 @@ def test_a_rejection_needs_a_reason_by_the_same_rule_as_a_proposal(project):
     from memzoi.ledger import Refusal
     from memzoi.ledger.model import rejection_reason
 
-    cand = service.propose(project, scope="project", action="add", content="Use tabs.", reason="r", confidence=1,
-                           actor="a").candidate
+    cand = service.propose(
+        project, scope="project", action="add", content="Use tabs.", reason="r", confidence=1, actor="a"
+    ).candidate
     for empty in ("", "  \t", None):
         with pytest.raises(Refusal) as info:
             service.reject(project, cand.id, actor="a", reason=empty)
@@ -364,8 +383,9 @@ def test_a_rejection_needs_a_reason_by_the_same_rule_as_a_proposal(project):
 def test_approve_preview_is_the_write_without_writing(project):
     rules(project).parent.mkdir(parents=True)
     rules(project).write_text("Hand A.", encoding="utf-8")
-    cand = service.propose(project, scope="project", action="add", content="Use tabs.", reason="r", confidence=1,
-                           actor="a").candidate
+    cand = service.propose(
+        project, scope="project", action="add", content="Use tabs.", reason="r", confidence=1, actor="a"
+    ).candidate
     planned = service.preview_apply(project, cand.id)
     (f,) = planned["files"]
     assert (planned["operation"], planned["candidateId"]) == ("approve", cand.id)
@@ -379,9 +399,14 @@ def test_approve_preview_is_the_write_without_writing(project):
     assert info.value.code == "not_applicable"
 
 
-@pytest.mark.parametrize("text,section", [('[promotion]\nmode = "sometimes"\n', "[promotion]"),
-                                          ('[resident]\nproject_char_limit = 0\n', "[resident]"),
-                                          ("oops = [\n", "the configuration")])
+@pytest.mark.parametrize(
+    "text,section",
+    [
+        ('[promotion]\nmode = "sometimes"\n', "[promotion]"),
+        ("[resident]\nproject_char_limit = 0\n", "[resident]"),
+        ("oops = [\n", "the configuration"),
+    ],
+)
 def test_an_invalid_section_refuses_and_says_so_without_contradicting_itself(project, text, section):
     # Trial defect (issue 34): the refusal used to say "the [promotion] settings are ignored (defaults apply)"
     # while refusing the proposal. It says what happens: the change is refused until the section is fixed.

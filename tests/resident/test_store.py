@@ -81,14 +81,19 @@ def test_cap_refusal_lists_entries_and_evicts_nothing(project):
 def test_malformed_operations_are_named_before_disk_is_touched(project):
     assert _refused(project, "malformed_operation", content="  ").message == "add: content is required"
     assert "old_text is required" in _refused(project, "malformed_operation", action="remove").message
-    assert "use action 'remove'" in _refused(project, "malformed_operation", action="replace", old_text="x", content=None).message
+    assert (
+        "use action 'remove'"
+        in _refused(project, "malformed_operation", action="replace", old_text="x", content=None).message
+    )
     assert "unknown action" in _refused(project, "malformed_operation", action="append").message
     assert _refused(project, "invalid_candidate", reason=" ").message == "reason must not be empty"
     for bad in (-0.1, 1.5, float("nan")):
         assert "between 0 and 1" in _refused(project, "invalid_candidate", confidence=bad).message
     message = _refused(project, "malformed_operation", content="a\n§\nb").message
-    assert message.startswith("add: line 2 of the content holds only §, which is the delimiter between resident "
-                              "entries") and "keep § inside a line" in message
+    assert (
+        message.startswith("add: line 2 of the content holds only §, which is the delimiter between resident entries")
+        and "keep § inside a line" in message
+    )
     assert not rules(project).exists()
 
 

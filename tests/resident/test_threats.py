@@ -48,8 +48,9 @@ def _editor_blocks(root, entry) -> bool:
 
 def _write_blocks(root, entry) -> bool:
     try:
-        cand = service.propose(root, scope="project", action="add", content=entry, reason="r", confidence=1,
-                               actor="a").candidate
+        cand = service.propose(
+            root, scope="project", action="add", content=entry, reason="r", confidence=1, actor="a"
+        ).candidate
         service.apply(root, cand.id, actor="a")
     except Refusal as err:
         assert err.code == "threat_blocked", err.message
@@ -65,8 +66,9 @@ def test_an_accepted_own_high_entropy_value_is_clean_in_the_editor_and_on_write(
     assert not _write_blocks(project, entry)  # the write path used to scan without the accepted set
     assert rules(project).read_text(encoding="utf-8") == entry
     # the reason goes through the same rule
-    service.propose(project, scope="project", action="add", content="Other.", reason=f"see {OWN}", confidence=1,
-                    actor="a")
+    service.propose(
+        project, scope="project", action="add", content="Other.", reason=f"see {OWN}", confidence=1, actor="a"
+    )
 
 
 def test_credentials_and_memzois_floor_can_never_be_accepted(project):
@@ -74,8 +76,12 @@ def test_credentials_and_memzois_floor_can_never_be_accepted(project):
     token = "gh" + "p_" + "".join(rnd.choice(string.ascii_letters + string.digits) for _ in range(36))
     floor = "".join(rnd.choice(string.ascii_letters + string.digits) for _ in range(44))
     file = resident_file(project, "project")
-    fps = [f.data["fingerprint"] for text in (f"Deploy token {token}", f"Build {floor}")
-           for f in editor.findings(text, file, []) if threats.blocks_write(f)]
+    fps = [
+        f.data["fingerprint"]
+        for text in (f"Deploy token {token}", f"Build {floor}")
+        for f in editor.findings(text, file, [])
+        if threats.blocks_write(f)
+    ]
     assert len(fps) == 2
     _accept(project, *fps)
     for entry in (f"Deploy token {token}", f"Build {floor}"):

@@ -56,7 +56,11 @@ def test_b39_aws_secret_access_key(tmp_path, where):
     found = findings(text, path)
     by_code = {f.code: f for f in found}
     # Memzoi's own rules add high_entropy_value on a random secret (its catch-all has no AWS rule)
-    assert {"credential_token", "cloud_credential"} <= set(by_code) <= {"credential_token", "cloud_credential", "high_entropy_value"}
+    assert (
+        {"credential_token", "cloud_credential"}
+        <= set(by_code)
+        <= {"credential_token", "cloud_credential", "high_entropy_value"}
+    )
     assert text[by_code["credential_token"].start : by_code["credential_token"].end] == key_id
     assert text[by_code["cloud_credential"].start : by_code["cloud_credential"].end] == secret
     if "high_entropy_value" in by_code:
@@ -108,8 +112,11 @@ def test_b41b_private_key_in_block_scalar(tmp_path, where):
 @pytest.mark.parametrize("where", WHERE)
 def test_b41c_header_only_mention_is_not_a_finding(tmp_path, where):
     marker = "BEGIN " + "PRIVATE KEY"
-    snippet = f"note: the loader searches for a `{marker}` marker" if where == "frontmatter" else (
-        f"The loader searches for a `{marker}` marker.")
+    snippet = (
+        f"note: the loader searches for a `{marker}` marker"
+        if where == "frontmatter"
+        else (f"The loader searches for a `{marker}` marker.")
+    )
     text, path = place(tmp_path, snippet, where)
     assert findings(text, path) == []
 
@@ -120,8 +127,13 @@ def _b64u(obj) -> str:
 
 @pytest.mark.parametrize("where", WHERE)
 def test_b42a_jwt_under_a_neutral_key(tmp_path, where):
-    token = ".".join([_b64u({"alg": "HS256", "typ": "JWT"}), _b64u({"sub": "u1", "exp": 4102444800}),
-                      rand(string.ascii_letters + string.digits + "-_", 43)])
+    token = ".".join(
+        [
+            _b64u({"alg": "HS256", "typ": "JWT"}),
+            _b64u({"sub": "u1", "exp": 4102444800}),
+            rand(string.ascii_letters + string.digits + "-_", 43),
+        ]
+    )
     text, path = place(tmp_path, f"session: {token}", where)
     (f,) = findings(text, path)
     # Memzoi's cookie_or_session rule matches `session: <value>`; its span holds the token

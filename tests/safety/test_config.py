@@ -28,7 +28,9 @@ def test_defaults_when_absent(tmp_path):
 
 def test_reads_project_id_and_fingerprints_and_ignores_unknown_sections():
     fp = "ab" * 32
-    loaded = parse_config(f'[project]\nid = " memzoi "\nname = "x"\n[safety]\naccepted_fingerprints = ["blake3:{fp.upper()}"]\n[index]\nfoo = 1\n')
+    loaded = parse_config(
+        f'[project]\nid = " memzoi "\nname = "x"\n[safety]\naccepted_fingerprints = ["blake3:{fp.upper()}"]\n[index]\nfoo = 1\n'
+    )
     assert loaded.errors == ()
     assert loaded.config.project_id == "memzoi"
     assert loaded.config.accepted == {fp}
@@ -36,8 +38,12 @@ def test_reads_project_id_and_fingerprints_and_ignores_unknown_sections():
 
 @pytest.mark.parametrize(
     "text, fragment",
-    [("[project\nid = 1", "invalid TOML"), ("[project]\nid = 3\n", "project.id"),
-     ('[safety]\naccepted_fingerprints = ["nope"]\n', "64 hex"), ('[project]\nid = "  "\n', "non-empty")],
+    [
+        ("[project\nid = 1", "invalid TOML"),
+        ("[project]\nid = 3\n", "project.id"),
+        ('[safety]\naccepted_fingerprints = ["nope"]\n', "64 hex"),
+        ('[project]\nid = "  "\n', "non-empty"),
+    ],
 )
 def test_invalid_config_gives_defaults_and_a_clear_error(text, fragment):
     loaded = parse_config(text)

@@ -27,10 +27,30 @@ def test_legacy_records_have_no_safety_findings(corpus):
 
 
 _alphabet = st.sampled_from(
-    list("abcAZ09 _-+/=:.\n\t\"'`<>{}$%#@") + ["\u200b", "\u202e", "\u00a0", "\uff49", "é", "👩", "\u200d",
-                                            "ghp_", "eyJ", "://", "-----BEGIN ", "PRIVATE KEY-----", "User:",
-                                            "Assistant:", "password: ", "ignore previous instructions", "%41",
-                                            "4111 1111 1111 1111", "postgres://", "AKIA", "\r\n"]
+    list("abcAZ09 _-+/=:.\n\t\"'`<>{}$%#@")
+    + [
+        "\u200b",
+        "\u202e",
+        "\u00a0",
+        "\uff49",
+        "é",
+        "👩",
+        "\u200d",
+        "ghp_",
+        "eyJ",
+        "://",
+        "-----BEGIN ",
+        "PRIVATE KEY-----",
+        "User:",
+        "Assistant:",
+        "password: ",
+        "ignore previous instructions",
+        "%41",
+        "4111 1111 1111 1111",
+        "postgres://",
+        "AKIA",
+        "\r\n",
+    ]
 )
 
 
@@ -48,9 +68,17 @@ def test_detectors_are_total_with_valid_spans(text):
 # are linear, and hours when a pattern backtracks; benchmarks measure the speed.
 @pytest.mark.timeout(120)
 def test_pathological_inputs_finish():
-    cases = ["a" * 200_000, "=" * 100_000, "%41" * 30_000, "-----BEGIN PRIVATE KEY-----" + " A" * 50_000,
-             "ignore " * 20_000, "User: x\n" * 20_000, "1-2 " * 40_000, "eyJ" + "a" * 100_000 + ".",
-             "password: " * 20_000]
+    cases = [
+        "a" * 200_000,
+        "=" * 100_000,
+        "%41" * 30_000,
+        "-----BEGIN PRIVATE KEY-----" + " A" * 50_000,
+        "ignore " * 20_000,
+        "User: x\n" * 20_000,
+        "1-2 " * 40_000,
+        "eyJ" + "a" * 100_000 + ".",
+        "password: " * 20_000,
+    ]
     for text in cases:
         for hit in collect_hits(text):
             assert 0 <= hit.start <= hit.end <= len(text)

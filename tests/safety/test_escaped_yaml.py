@@ -42,12 +42,14 @@ def _place(field: str, scalar: str) -> str:
 def test_a_secret_written_with_escapes_is_reported_over_the_scalar(tmp_path, field, scalar, code, secret):
     text = _place(field, scalar)
     assert secret not in text  # the file's text shows no match: only the decoded value holds one
-    found = [f for f in analyze_text(text, workspace(tmp_path) / "records" / "rec.md").findings
-             if f.code in SAFETY_CODES]
+    found = [
+        f for f in analyze_text(text, workspace(tmp_path) / "records" / "rec.md").findings if f.code in SAFETY_CODES
+    ]
     start = text.index(scalar)
     hits = [f for f in found if f.code == code]
-    assert [(f.severity, f.start, f.end) for f in hits] == [(Severity.ERROR, start, start + len(scalar))], \
-        [(f.code, f.start, f.end) for f in found]
+    assert [(f.severity, f.start, f.end) for f in hits] == [(Severity.ERROR, start, start + len(scalar))], [
+        (f.code, f.start, f.end) for f in found
+    ]
     assert "written with escapes" in hits[0].message
     shown = any(secret.strip() in f.message for f in found)
     assert not shown, "a message repeats the decoded secret"
@@ -56,8 +58,11 @@ def test_a_secret_written_with_escapes_is_reported_over_the_scalar(tmp_path, fie
 def test_a_quoted_key_with_escapes_is_scanned_too(tmp_path):
     key = '"\\u0041KIA' + 'IOSFODNN7ABCDEFG"'
     text = record(extra=f"capture:\n  {key}: x\n")
-    found = [f for f in analyze_text(text, workspace(tmp_path) / "records" / "rec.md").findings
-             if f.code == "credential_token"]
+    found = [
+        f
+        for f in analyze_text(text, workspace(tmp_path) / "records" / "rec.md").findings
+        if f.code == "credential_token"
+    ]
     start = text.index(key)
     assert [(f.start, f.end) for f in found] == [(start, start + len(key))]
 
@@ -65,16 +70,22 @@ def test_a_quoted_key_with_escapes_is_scanned_too(tmp_path):
 def test_a_match_in_the_text_is_not_reported_twice(tmp_path):
     token = "gh" + "p_" + "Q1w2E3r4T5y6U7i8O9p0A1s2D3f4G5h6J7k8"
     text = record(extra=f'description: "{token} \\u0041KIA' + 'IOSFODNN7ABCDEFG"\n')
-    found = [f for f in analyze_text(text, workspace(tmp_path) / "records" / "rec.md").findings
-             if f.code == "credential_token"]
+    found = [
+        f
+        for f in analyze_text(text, workspace(tmp_path) / "records" / "rec.md").findings
+        if f.code == "credential_token"
+    ]
     assert len(found) == 1  # the raw token; the escaped one is the same code over the same scalar
 
 
 @pytest.mark.parametrize("scalar", ['"\\u0041BC and \\"quotes\\""', "'it''s fine'", '"tab\\there"'])
 def test_harmless_escapes_give_nothing(tmp_path, scalar):
     text = record(extra=f"description: {scalar}\n")
-    assert [f.code for f in analyze_text(text, workspace(tmp_path) / "records" / "rec.md").findings
-            if f.code in SAFETY_CODES] == []
+    assert [
+        f.code
+        for f in analyze_text(text, workspace(tmp_path) / "records" / "rec.md").findings
+        if f.code in SAFETY_CODES
+    ] == []
 
 
 def test_only_scalars_whose_decoded_value_differs_are_rescanned():
@@ -85,4 +96,5 @@ def test_only_scalars_whose_decoded_value_differs_are_rescanned():
     # a folded value differs from its text too (Memzoi reads the folded string)
     doc = frame(record(extra='description: "a quoted\n  folded value"\n'))
     assert [(doc.text[s.node.start : s.node.end], s.escaped) for s in rescanned(doc)] == [
-        ('"a quoted\n  folded value"', False)]
+        ('"a quoted\n  folded value"', False)
+    ]

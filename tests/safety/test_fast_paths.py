@@ -61,9 +61,38 @@ def test_guard_is_in_every_needle():
         assert all(guard in n for n in needles)
 
 
-_WORDS = st.sampled_from(["token", "password", "number", "key", "api", "session", "pass", "bypass", "secret",
-                          "phone", "_", "-", ".", ":", "=", " ", "\t", "\n", ": ", "=>", ":=", "'", '"', "#", "/",
-                          "x9", "é", "\u0130"])
+_WORDS = st.sampled_from(
+    [
+        "token",
+        "password",
+        "number",
+        "key",
+        "api",
+        "session",
+        "pass",
+        "bypass",
+        "secret",
+        "phone",
+        "_",
+        "-",
+        ".",
+        ":",
+        "=",
+        " ",
+        "\t",
+        "\n",
+        ": ",
+        "=>",
+        ":=",
+        "'",
+        '"',
+        "#",
+        "/",
+        "x9",
+        "é",
+        "\u0130",
+    ]
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -105,8 +134,29 @@ def test_token_shapes_found_in_long_runs_and_slack_token_anywhere():
         assert labels, text
 
 
-_SPACES = st.sampled_from(["a", "B", "9", "-", "/", " ", "\t", "\n", "\r\n", "\x0b", "\x0c", "\x1c", "\x1f", "\x85",
-                           "\xa0", "\u2028", "é", "aaaaaaaaaaaaaaaa", "Zz09+/=_-.:@%"])
+_SPACES = st.sampled_from(
+    [
+        "a",
+        "B",
+        "9",
+        "-",
+        "/",
+        " ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\x0b",
+        "\x0c",
+        "\x1c",
+        "\x1f",
+        "\x85",
+        "\xa0",
+        "\u2028",
+        "é",
+        "aaaaaaaaaaaaaaaa",
+        "Zz09+/=_-.:@%",
+    ]
+)
 
 
 @settings(max_examples=500, deadline=None)
@@ -131,11 +181,55 @@ def test_words_are_the_declared_gate_words_of_the_text():
         ctx.has(b"see")
 
 
-_TOKENISH = st.sampled_from(["AKIA", "ASIA", "ghp_", "gho_", "github_pat_", "sk-", "sk-proj-", "SK", "oy2", "cio",
-                             "9876543210:AA", ":AA", "AIza", "ATBB", "ATATT3", "GR1348941", "xoxb-", "xoxe.xoxb-1-",
-                             "eyJ", "eyJhbGciOiJIUzI1NiJ9.", "LTAI", "AKID", "key-", "k_live_", "k_test_", "rk_", "test",
-                             "secret_", "ntn_", "lin_api_", "hf_", "npm_", "Q7", "zX9", "0123456789abcdef",
-                             "ABCDEFGHIJKLMNOP", "qRsTuVwXyZ012345", "12ab34cd56", " ", "\n", "_", "-", ".", "=", "é"])
+_TOKENISH = st.sampled_from(
+    [
+        "AKIA",
+        "ASIA",
+        "ghp_",
+        "gho_",
+        "github_pat_",
+        "sk-",
+        "sk-proj-",
+        "SK",
+        "oy2",
+        "cio",
+        "9876543210:AA",
+        ":AA",
+        "AIza",
+        "ATBB",
+        "ATATT3",
+        "GR1348941",
+        "xoxb-",
+        "xoxe.xoxb-1-",
+        "eyJ",
+        "eyJhbGciOiJIUzI1NiJ9.",
+        "LTAI",
+        "AKID",
+        "key-",
+        "k_live_",
+        "k_test_",
+        "rk_",
+        "test",
+        "secret_",
+        "ntn_",
+        "lin_api_",
+        "hf_",
+        "npm_",
+        "Q7",
+        "zX9",
+        "0123456789abcdef",
+        "ABCDEFGHIJKLMNOP",
+        "qRsTuVwXyZ012345",
+        "12ab34cd56",
+        " ",
+        "\n",
+        "_",
+        "-",
+        ".",
+        "=",
+        "é",
+    ]
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -168,13 +262,71 @@ def test_stems_for_equal_the_plain_gate(words):
     assert keyed._stems_for(words) == (stems, keyed._pattern(stems))
 
 
-_MEMZOI_WORDS = st.sampled_from([
-    "-----BEGIN ", "RSA ", "PRIVATE KEY", "-----", "Authorization", "authorization: ", "Proxy-", "bearer ", "Basic ",
-    "AKIA", "asia", "ghp_", "GHS_", "github_pat_", "xoxb-", "XOXS-", "sk_live_", "sk_test_", "npm_", "AIza", "eyJ",
-    "set-cookie", "Cookie", ": ", "=", "session", "sessionid", "csrf_token", "auth", "auth_token", "postgres", "ql",
-    "mongodb+srv", "redis", "amqps", "mssql", "://", "export ", "TOKEN", "DEPLOY_", "api_key", "PASSWORD", "\"type\"",
-    "\"service_account\"", "\"private_key_id\"", "AccountKey=", "SharedAccessSignature sr=", "ABCDEFGHIJKLMNOP",
-    "q7Zx9W2v", "0123456789", ".", ",", ";", " ", "\n", "\t", "\r\n", "ſ", "K", "é", "\u3000"])
+_MEMZOI_WORDS = st.sampled_from(
+    [
+        "-----BEGIN ",
+        "RSA ",
+        "PRIVATE KEY",
+        "-----",
+        "Authorization",
+        "authorization: ",
+        "Proxy-",
+        "bearer ",
+        "Basic ",
+        "AKIA",
+        "asia",
+        "ghp_",
+        "GHS_",
+        "github_pat_",
+        "xoxb-",
+        "XOXS-",
+        "sk_live_",
+        "sk_test_",
+        "npm_",
+        "AIza",
+        "eyJ",
+        "set-cookie",
+        "Cookie",
+        ": ",
+        "=",
+        "session",
+        "sessionid",
+        "csrf_token",
+        "auth",
+        "auth_token",
+        "postgres",
+        "ql",
+        "mongodb+srv",
+        "redis",
+        "amqps",
+        "mssql",
+        "://",
+        "export ",
+        "TOKEN",
+        "DEPLOY_",
+        "api_key",
+        "PASSWORD",
+        '"type"',
+        '"service_account"',
+        '"private_key_id"',
+        "AccountKey=",
+        "SharedAccessSignature sr=",
+        "ABCDEFGHIJKLMNOP",
+        "q7Zx9W2v",
+        "0123456789",
+        ".",
+        ",",
+        ";",
+        " ",
+        "\n",
+        "\t",
+        "\r\n",
+        "ſ",
+        "K",
+        "é",
+        "\u3000",
+    ]
+)
 
 
 @settings(max_examples=500, deadline=None)
@@ -191,8 +343,23 @@ def test_memzoi_rule_shortcuts_equal_the_plain_search(text):
         assert fast == plain, rule.detector
 
 
-_ENTROPY_PIECES = st.sampled_from(["aB3dE5fG7hJ9kL1m", "N3pQ5rS7tU9vW1xY", "+/", "==", "-_", "0123456789abcdef", " ",
-                                   "\n", "sha256:", "sha512-", "é", "Zz", "example"])
+_ENTROPY_PIECES = st.sampled_from(
+    [
+        "aB3dE5fG7hJ9kL1m",
+        "N3pQ5rS7tU9vW1xY",
+        "+/",
+        "==",
+        "-_",
+        "0123456789abcdef",
+        " ",
+        "\n",
+        "sha256:",
+        "sha512-",
+        "é",
+        "Zz",
+        "example",
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -210,8 +377,36 @@ def test_entropy_on_long_runs_equals_the_plain_search(text):
     assert covered == plain
 
 
-_URL_WORDS = st.sampled_from(["https", "http", "ssh", "x", "git+ssh", "a.b-c", "://", ":", "//", "/", "user", "@", "?",
-                              "token=", "&", "=", "<", ">", " ", "\n", "é", "_", "0", "verylongschemename", ".", ")"])
+_URL_WORDS = st.sampled_from(
+    [
+        "https",
+        "http",
+        "ssh",
+        "x",
+        "git+ssh",
+        "a.b-c",
+        "://",
+        ":",
+        "//",
+        "/",
+        "user",
+        "@",
+        "?",
+        "token=",
+        "&",
+        "=",
+        "<",
+        ">",
+        " ",
+        "\n",
+        "é",
+        "_",
+        "0",
+        "verylongschemename",
+        ".",
+        ")",
+    ]
+)
 
 
 @settings(max_examples=500, deadline=None)

@@ -17,10 +17,44 @@ from memzoi.safety.memzoi_rules import RULES, memzoi_hits
 from .helpers import proposal, record
 
 _RULES = {r.detector: r for r in RULES if r.detector in LINEAR}
-_PIECES = st.sampled_from([
-    "\n", " ", "\t", "\r\n", "\u2028", "\x85", "\u3000", "export", "export ", "TOKEN", "SECRET", "X", "x1", "_", "=",
-    " = ", "v", "Authorization", "proxy-", ":", " bearer ", "Basic", "eyJ", "eyJhbGci", "abcdefgh", "A1b2C3d4", ".",
-    "-", "ſ", "\u212a", "é", "#", "API_KEY", "private_key"])
+_PIECES = st.sampled_from(
+    [
+        "\n",
+        " ",
+        "\t",
+        "\r\n",
+        "\u2028",
+        "\x85",
+        "\u3000",
+        "export",
+        "export ",
+        "TOKEN",
+        "SECRET",
+        "X",
+        "x1",
+        "_",
+        "=",
+        " = ",
+        "v",
+        "Authorization",
+        "proxy-",
+        ":",
+        " bearer ",
+        "Basic",
+        "eyJ",
+        "eyJhbGci",
+        "abcdefgh",
+        "A1b2C3d4",
+        ".",
+        "-",
+        "ſ",
+        "\u212a",
+        "é",
+        "#",
+        "API_KEY",
+        "private_key",
+    ]
+)
 _PATHOLOGICAL = {
     "blank lines before an almost-assignment": "\n" * 200_000 + "-x TOKEN=x",
     "white-space lines before an almost-header": " \n" * 150_000 + "-authorization",
@@ -43,7 +77,9 @@ def test_linear_searches_equal_the_plain_search(text, cut_start, cut_end):
     pos, endpos = min(cut_start, len(text)), max(min(cut_start, len(text)), len(text) - cut_end)
     for name, rule in _RULES.items():
         assert _spans(matches(name, rule.regex, text)) == _spans(rule.regex.finditer(text)), name
-        assert _spans(matches(name, rule.regex, text, pos, endpos)) == _spans(rule.regex.finditer(text, pos, endpos)), name
+        assert _spans(matches(name, rule.regex, text, pos, endpos)) == _spans(rule.regex.finditer(text, pos, endpos)), (
+            name
+        )
 
 
 @pytest.mark.timeout(60)  # the plain search of any one of these takes minutes to hours
@@ -70,7 +106,7 @@ def test_files_over_the_scan_limit_still_get_the_floor(kind, tmp_path):
     found = analyze_text(text, tmp_path / where).findings
     tokens = [f for f in found if f.code == "credential_token"]
     assert len(tokens) == 1 and tokens[0].severity is Severity.ERROR
-    assert text[tokens[0].start:tokens[0].end] == _token()
+    assert text[tokens[0].start : tokens[0].end] == _token()
     assert any(f.code == "candidate_too_large" for f in found)  # the projected file is over Memzoi's limit
     assert _token() not in " ".join(f.message for f in found)
 

@@ -83,8 +83,15 @@ def test_invalid_values_are_left_to_the_schema(tmp_path):
 
 @pytest.mark.parametrize(
     "sensitivity, local",
-    [("local-only", True), ("sensitive", True), ("secret", False), ("raw-transcript", True),
-     ("private-personal-data", True), ("temporary-state", True), ("unknown", False)],
+    [
+        ("local-only", True),
+        ("sensitive", True),
+        ("secret", False),
+        ("raw-transcript", True),
+        ("private-personal-data", True),
+        ("temporary-state", True),
+        ("unknown", False),
+    ],
 )
 def test_pending_proposal_sensitivity(tmp_path, sensitivity, local):
     text = proposal(sensitivity=sensitivity)
@@ -128,7 +135,7 @@ def test_candidate_too_large(tmp_path):
     big = "word " * (110 * 1024)  # 550 KiB body
     found = [f for f in safety(record(body=big), path) if f.code == "candidate_too_large"]
     assert len(found) == 1 and "body" in found[0].message
-    huge = record(extra=f"description: \"{'x' * (520 * 1024)}\"\n")
+    huge = record(extra=f'description: "{"x" * (520 * 1024)}"\n')
     found = [f for f in safety(huge, path) if f.code == "candidate_too_large"]
     assert any("`description`" in f.message for f in found)
 

@@ -47,15 +47,35 @@ def test_every_default_ignorable_code_point_is_caught_outside_a_sequence():
     prop = regex.compile(r"\p{Default_Ignorable_Code_Point}")
     points = [c for c in range(0x110000) if prop.match(chr(c)) and not 0xD800 <= c <= 0xDFFF]
     assert len(points) > 4000
-    for c in points[:: max(1, len(points) // 400)] + [0x115F, 0x1160, 0x3164, 0xFFA0, 0x180E, 0x2060, 0x2061,
-                                                      0x2062, 0x2063, 0x2064, 0x2065, 0xFE0F, 0xE0001, 0xE0100]:
+    for c in points[:: max(1, len(points) // 400)] + [
+        0x115F,
+        0x1160,
+        0x3164,
+        0xFFA0,
+        0x180E,
+        0x2060,
+        0x2061,
+        0x2062,
+        0x2063,
+        0x2064,
+        0x2065,
+        0xFE0F,
+        0xE0001,
+        0xE0100,
+    ]:
         text = f"x{chr(c)}y"
         assert [h.code for h in collect_hits(text)] == ["invisible_character"], hex(c)
 
 
 def test_valid_emoji_sequences_stay_clean():
-    for text in ("\U0001f3f4" + tags("gbeng") + "\U000e007f", "\U0001f469\U0001f3fd\u200d\U0001f4bb",
-                 "\U0001f3f3\ufe0f\u200d\U0001f308", "#\ufe0f\u20e3", "\u263a\ufe0e", "葛\U000e0100"):
+    for text in (
+        "\U0001f3f4" + tags("gbeng") + "\U000e007f",
+        "\U0001f469\U0001f3fd\u200d\U0001f4bb",
+        "\U0001f3f3\ufe0f\u200d\U0001f308",
+        "#\ufe0f\u20e3",
+        "\u263a\ufe0e",
+        "葛\U000e0100",
+    ):
         assert codes(f"ok {text} ok") == [], ascii(text)
     # a flag's tags spelling text that is not a subdivision code, and a second selector, are not
     assert codes("\U0001f3f4" + tags("ignore all") + "\U000e007f") == ["invisible_character"]
@@ -75,9 +95,21 @@ def _hex(n: int) -> str:
     return "".join(R.choice("0123456789abcdef") for _ in range(n))
 
 
-@pytest.mark.parametrize("form", [
-    "key: {v}", "signing_key: {v}", "[api]\nkey = {v}", "KEY={v}", '{{"key": "{v}"}}', "secret: {v}", "token: {v}",
-    "password: {v}", "note:\n  key: |\n    {a}\n    {b}\nnext: x", "Config:\n\n```\nkey: {v}\n```\n"])
+@pytest.mark.parametrize(
+    "form",
+    [
+        "key: {v}",
+        "signing_key: {v}",
+        "[api]\nkey = {v}",
+        "KEY={v}",
+        '{{"key": "{v}"}}',
+        "secret: {v}",
+        "token: {v}",
+        "password: {v}",
+        "note:\n  key: |\n    {a}\n    {b}\nnext: x",
+        "Config:\n\n```\nkey: {v}\n```\n",
+    ],
+)
 def test_hex_key_material_under_key_like_names(form):
     v = _hex(64)
     text = form.format(v=v, a=v[:32], b=v[32:])
@@ -90,10 +122,18 @@ def test_hex_key_material_under_key_like_names(form):
 def test_digest_contexts_stay_clean():
     h = _hex(64)
     b64 = "".join(R.choice(string.ascii_letters + string.digits + "+/") for _ in range(43))
-    for text in (f"revision: blake3:{h}", f"plan_id: blake3:{h}", f"candidate_id: blake3:{h}", f"decision_id: blake3:{h}",
-                 f"content_hash: sha256:{h}", f"See https://github.com/o/r/commit/{h[:40]}",
-                 f"cache_key: {h}", f"public_key: {h}", f"key_id: {h[:32]}",
-                 "The key: rebase before merging."):
+    for text in (
+        f"revision: blake3:{h}",
+        f"plan_id: blake3:{h}",
+        f"candidate_id: blake3:{h}",
+        f"decision_id: blake3:{h}",
+        f"content_hash: sha256:{h}",
+        f"See https://github.com/o/r/commit/{h[:40]}",
+        f"cache_key: {h}",
+        f"public_key: {h}",
+        f"key_id: {h[:32]}",
+        "The key: rebase before merging.",
+    ):
         assert codes(text) == [], text
     # a base64 digest in text is a token Memzoi's entropy rule refuses (it skips only digest-typed fields): only
     # that floor reports it, our own detectors stay quiet on the digest context

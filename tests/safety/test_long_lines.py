@@ -11,11 +11,15 @@ from memzoi.analysis import analyze_text
 HEAD = "---\ntitle: x\n---\n"
 
 
-@pytest.mark.parametrize("line", [
-    "?\ufffdn\ufffd:3>" * 60_000,  # `>` every few characters before an agent file name (injection rule)
-    "apikey" * 80_000,  # one run of key characters holding the stem many times (keyed values)
-    "eyJ" * 150_000,  # one run of token characters holding many JWT starts
-], ids=["redirect-marks", "key-stems", "jwt-starts"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "?\ufffdn\ufffd:3>" * 60_000,  # `>` every few characters before an agent file name (injection rule)
+        "apikey" * 80_000,  # one run of key characters holding the stem many times (keyed values)
+        "eyJ" * 150_000,  # one run of token characters holding many JWT starts
+    ],
+    ids=["redirect-marks", "key-stems", "jwt-starts"],
+)
 def test_one_long_line_is_analysed(line: str):
     analysis = analyze_text(HEAD + line + "\n", ".memzoi/records/x.md")
     assert all(f.start <= f.end <= len(analysis.text) for f in analysis.findings)

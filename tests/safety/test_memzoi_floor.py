@@ -56,7 +56,9 @@ def test_patterns_equal_the_independent_copy_of_the_evaluation():
 def test_rust_to_python_spells_out_white_space():
     assert rust_to_python(r"a\s*b") == r"a[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*b"
     assert rust_to_python(r"[^\s,;]").startswith(r"[^\t\n") and rust_to_python(r"[^\s,;]").endswith(",;]")
-    assert re.fullmatch(rust_to_python(r"\S+"), "ab\x1c") is not None  # U+001C is not White_Space (Python's \s takes it)
+    assert (
+        re.fullmatch(rust_to_python(r"\S+"), "ab\x1c") is not None
+    )  # U+001C is not White_Space (Python's \s takes it)
     assert rust_to_python(r"\.[a-z]\\s") == r"\.[a-z]\\s"
 
 
@@ -76,24 +78,30 @@ def test_each_alternative_is_an_error_covering_the_match(tmp_path, case, where):
     path = workspace(tmp_path) / "records" / "rec.md"
     doc, offset = _place(tmp_path, case.positive, where)
     found = [f for f in analyze_text(doc, path).findings if f.code in SAFETY_CODES]
-    spans = [(s + offset, e + offset) for d, s, e in reference.matches(case.positive, key_blocks=False) if d == case.detector]
+    spans = [
+        (s + offset, e + offset) for d, s, e in reference.matches(case.positive, key_blocks=False) if d == case.detector
+    ]
     assert spans, case
     for s, e in spans:
         s += len(doc[s:e]) - len(doc[s:e].lstrip())  # leading white space taken in by ^\s* is not covered
-        assert any(f.code == case.code and f.severity == Severity.ERROR and f.start <= s and e <= f.end for f in found), (
-            case, [(f.code, f.start, f.end) for f in found], (s, e))
+        assert any(
+            f.code == case.code and f.severity == Severity.ERROR and f.start <= s and e <= f.end for f in found
+        ), (case, [(f.code, f.start, f.end) for f in found], (s, e))
     near, _ = _place(tmp_path, case.near_miss, where)
     assert [f.code for f in analyze_text(near, path).findings if f.code in SAFETY_CODES] == []
 
 
-@pytest.mark.parametrize("snippet, code", [
-    ("-----BEGIN RSA PRIVATE KEY-----\nMIIB\n", "private_key"),  # header-only: a 4-character body
-    ("postgres://app:" + "HUNTER" + "TWO@db.internal/prod", "connection_string"),
-    ("mysql://root:" + "PASSWORD@10.0.0.5:3306/app", "connection_string"),
-    ("TOKEN" + "=abc", "environment_secret"),
-    ("SECRET" + "=abc", "environment_secret"),
-    ("API_KEY" + "=abc", "environment_secret"),
-])
+@pytest.mark.parametrize(
+    "snippet, code",
+    [
+        ("-----BEGIN RSA PRIVATE KEY-----\nMIIB\n", "private_key"),  # header-only: a 4-character body
+        ("postgres://app:" + "HUNTER" + "TWO@db.internal/prod", "connection_string"),
+        ("mysql://root:" + "PASSWORD@10.0.0.5:3306/app", "connection_string"),
+        ("TOKEN" + "=abc", "environment_secret"),
+        ("SECRET" + "=abc", "environment_secret"),
+        ("API_KEY" + "=abc", "environment_secret"),
+    ],
+)
 def test_the_fixtures_that_passed_before_are_errors(tmp_path, snippet, code):
     path = workspace(tmp_path) / "records" / "rec.md"
     found = [f for f in analyze_text(record(body=snippet), path).findings if f.code == code]
@@ -123,8 +131,15 @@ def _b64(n: int) -> str:
     return base64.b64encode(bytes(R.randrange(256) for _ in range(n))).decode()
 
 
-@pytest.mark.parametrize("body", ["integrity SRI384", "digest SHA256", '<script src="a.js" integrity="SRI384">',
-                                  "- `SHA256` is the release's digest"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "integrity SRI384",
+        "digest SHA256",
+        '<script src="a.js" integrity="SRI384">',
+        "- `SHA256` is the release's digest",
+    ],
+)
 def test_a_digest_context_in_text_never_quiets_memzois_entropy_rule(tmp_path, body):
     # Memzoi skips its rule for fields it types as digests, never for text that looks like a digest
     body = body.replace("SRI384", "sha384-" + _b64(48)).replace("SHA256", "sha256:" + _b64(32).rstrip("="))
@@ -165,7 +180,9 @@ def test_long_runs_give_one_finding_and_armored_blocks_one_for_the_block():
 
 def test_our_heuristics_add_but_never_remove(tmp_path):
     # a placeholder-looking password and a template still fail Memzoi's rules, so they are errors here too
-    for snippet, code in (("redis://:CHANGEME@cache.internal:6379", "connection_string"),
-                          ("Authorization: Bearer <token>", "authorization_header"),
-                          ("cookie: session=<id>", "session_token")):
+    for snippet, code in (
+        ("redis://:CHANGEME@cache.internal:6379", "connection_string"),
+        ("Authorization: Bearer <token>", "authorization_header"),
+        ("cookie: session=<id>", "session_token"),
+    ):
         assert code in {h.code for h in collect_hits(snippet) if h.severity in (None, Severity.ERROR)}, snippet

@@ -65,8 +65,10 @@ def test_a_value_secret_only_as_its_own_text_is_held_and_never_stored():
 
     anchored = "TOK" + "EN=<value>"
     key_id = "AK" + "IA" + "IOSFODNN7ABCDEFG"
-    for text, decoded in [(builders.record("r", description=anchored), anchored),
-                          (builders.record("r", extra='source_ref: "\\u0041' + key_id[1:] + '"\n'), key_id)]:
+    for text, decoded in [
+        (builders.record("r", description=anchored), anchored),
+        (builders.record("r", extra='source_ref: "\\u0041' + key_id[1:] + '"\n'), key_id),
+    ]:
         assert decoded not in text or text.count(decoded) == 1
         assert holds_secret(text) and holds_secret(text.encode())
         assert decoded in secret_values(text)

@@ -37,8 +37,11 @@ UNANCHORED = [
     ("postgres://app" + "@db.internal/main", "connection_string"),
 ]
 #: Invisible and bidirectional characters (written raw or escaped, the value holds them). (text, code)
-INVISIBLE = [("zero\u200bwidth", "invisible_character"), ("bidi \u202e text", "invisible_character"),
-             ("word\u2060joiner", "invisible_character")]
+INVISIBLE = [
+    ("zero\u200bwidth", "invisible_character"),
+    ("bidi \u202e text", "invisible_character"),
+    ("word\u2060joiner", "invisible_character"),
+]
 
 FIELDS = ["title", "description", "source_ref", "tags", "flow tags", "origin_key", "flow key", "quoted key"]
 
@@ -92,8 +95,9 @@ def _span(text: str, scalar: str) -> tuple[int, int]:
 
 def _secret_free(found, secret: str) -> None:
     for f in found:
-        assert secret not in f.message and secret not in json.dumps(f.data, default=str), \
+        assert secret not in f.message and secret not in json.dumps(f.data, default=str), (
             f"a {f.code} finding repeats the planted value"
+        )
         assert all(secret not in x.title for x in f.fixes), f"a {f.code} fix title repeats the planted value"
 
 
@@ -102,12 +106,14 @@ def _secret_free(found, secret: str) -> None:
 def test_an_anchored_rule_matches_at_the_start_of_a_value(tmp_path, field, value, code):
     scalar = json.dumps(value)
     text = _place(field, scalar)
-    assert not re.search(r"(?im)^\s*(?:export\s+)?[A-Z_]+=|^\s*authorization\s*:", text), \
+    assert not re.search(r"(?im)^\s*(?:export\s+)?[A-Z_]+=|^\s*authorization\s*:", text), (
         "the file's text starts no line with the match: only the value as its own text does"
+    )
     found = _findings(text, tmp_path)
     hits = [f for f in found if f.code == code]
-    assert [(f.severity, f.start, f.end) for f in hits] == [(Severity.ERROR, *_span(text, scalar))], \
-        [(f.code, f.start, f.end) for f in found]
+    assert [(f.severity, f.start, f.end) for f in hits] == [(Severity.ERROR, *_span(text, scalar))], [
+        (f.code, f.start, f.end) for f in found
+    ]
     assert "as its own text" in hits[0].message
     _secret_free(found, value)
 
@@ -182,13 +188,30 @@ def test_a_value_that_starts_its_line_or_holds_no_anchor_is_not_rescanned():
     doc = frame(record(extra='description: "see TOKEN=x"\n'))
     assert rescanned(doc) == []  # the name is not at the value's start
     doc = frame(record(extra='description: "TOKEN=x"\n'))
-    assert [doc.text[s.node.start:s.node.end] for s in rescanned(doc)] == ['"TOKEN=x"']
+    assert [doc.text[s.node.start : s.node.end] for s in rescanned(doc)] == ['"TOKEN=x"']
 
 
 # --- the shortcut equals scanning every scalar -------------------------------------------------------------------
 
-_PIECES = ["TOK" + "EN=", "<v>", "abc", " ", "\\u200b", "\\n", "Author" + "ization: Bearer ", "x", "export ",
-           "AK" + "IA" + "IOSFODNN7ABCDEFG", "=", "-", "\\x41", "''", "postgres://h", "#", "proxy-"]
+_PIECES = [
+    "TOK" + "EN=",
+    "<v>",
+    "abc",
+    " ",
+    "\\u200b",
+    "\\n",
+    "Author" + "ization: Bearer ",
+    "x",
+    "export ",
+    "AK" + "IA" + "IOSFODNN7ABCDEFG",
+    "=",
+    "-",
+    "\\x41",
+    "''",
+    "postgres://h",
+    "#",
+    "proxy-",
+]
 
 
 def _all_scalar_hits(doc) -> set[tuple[str, int]]:
@@ -207,9 +230,11 @@ def _all_scalar_hits(doc) -> set[tuple[str, int]]:
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=6),
-       st.sampled_from(["json-ish", "single", "plain"]),
-       st.sampled_from(["description", "tags", "flow tags", "origin_key", "flow key", "quoted key"]))
+@given(
+    st.lists(st.sampled_from(_PIECES), min_size=1, max_size=6),
+    st.sampled_from(["json-ish", "single", "plain"]),
+    st.sampled_from(["description", "tags", "flow tags", "origin_key", "flow key", "quoted key"]),
+)
 def test_the_rescan_shortcut_equals_scanning_every_scalar(pieces, style, field):
     value = "".join(pieces)
     if style == "json-ish":
@@ -232,8 +257,11 @@ _RULES = ANCHORED + UNANCHORED + INVISIBLE
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(_RULES), st.sampled_from(FIELDS),
-       st.sampled_from(["plain", "json", "all escaped", "first escaped", "single", "line break before"]))
+@given(
+    st.sampled_from(_RULES),
+    st.sampled_from(FIELDS),
+    st.sampled_from(["plain", "json", "all escaped", "first escaped", "single", "line break before"]),
+)
 def test_every_escape_of_every_rule_in_every_field_is_refused(tmp_path_factory, rule, field, how):
     value, code = rule
     if how == "plain" and (not _plain_ok(value) or field in ("quoted key",)):

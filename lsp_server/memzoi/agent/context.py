@@ -32,8 +32,15 @@ from .recall import TOKEN_RULE, best_binding, build_context_pack, estimate_token
 RUNTIME_LABEL = "private runtime memory (provenance runtime; not repository truth)"
 
 
-def context_pack(root: Path, task: str, *, paths: list[str] | None = None, token_budget: int = 2000,
-                 include_local: bool = False, include_session: bool = False) -> dict[str, Any]:
+def context_pack(
+    root: Path,
+    task: str,
+    *,
+    paths: list[str] | None = None,
+    token_budget: int = 2000,
+    include_local: bool = False,
+    include_session: bool = False,
+) -> dict[str, Any]:
     """The context pack of ``task`` over the project at ``root``: ``{task, paths, token_budget, tokens_used,
     token_counting, records: [... provenance git], runtime: [... provenance runtime], withheld, omitted,
     include_local, include_session}``. ``paths`` are repository-relative (:func:`normalize_path` raises
@@ -41,16 +48,31 @@ def context_pack(root: Path, task: str, *, paths: list[str] | None = None, token
     return _pack(root, task, paths or [], token_budget, include_local, include_session, every_checkpoint=False)
 
 
-def handoff(root: Path, task: str = "", *, paths: list[str] | None = None, token_budget: int = 2000,
-            include_local: bool = False, include_session: bool = False) -> dict[str, Any]:
+def handoff(
+    root: Path,
+    task: str = "",
+    *,
+    paths: list[str] | None = None,
+    token_budget: int = 2000,
+    include_local: bool = False,
+    include_session: bool = False,
+) -> dict[str, Any]:
     """The handoff pack for the next session: :func:`context_pack` of ``task`` (or of ``paths``), except that with
     ``include_session`` every open, current checkpoint is included whatever its words (``kind: handoff``)."""
     out = _pack(root, task, paths or [], token_budget, include_local, include_session, every_checkpoint=True)
     return {"kind": "handoff", **out}
 
 
-def _pack(root: Path, task: str, paths: list[str], budget: int, include_local: bool, include_session: bool,
-          *, every_checkpoint: bool) -> dict[str, Any]:
+def _pack(
+    root: Path,
+    task: str,
+    paths: list[str],
+    budget: int,
+    include_local: bool,
+    include_session: bool,
+    *,
+    every_checkpoint: bool,
+) -> dict[str, Any]:
     wanted = [normalize_path(p, root) for p in paths]
     repo = build_context_pack(root, task, paths=wanted, token_budget=budget)
     for entry in repo["records"]:
@@ -64,9 +86,19 @@ def _pack(root: Path, task: str, paths: list[str], budget: int, include_local: b
         runtime.append(item)
     from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up - a secret typed into the task is never echoed
 
-    return {"task": scrub(task) if task else task, "paths": wanted, "token_budget": budget, "tokens_used": used, "token_counting": TOKEN_RULE,
-            "include_local": include_local, "include_session": include_session, "records": repo["records"],
-            "runtime": runtime, "withheld": repo["withheld"], "omitted": omitted}
+    return {
+        "task": scrub(task) if task else task,
+        "paths": wanted,
+        "token_budget": budget,
+        "tokens_used": used,
+        "token_counting": TOKEN_RULE,
+        "include_local": include_local,
+        "include_session": include_session,
+        "records": repo["records"],
+        "runtime": runtime,
+        "withheld": repo["withheld"],
+        "omitted": omitted,
+    }
 
 
 def _relevant(words: list[str], text: str) -> bool:
@@ -74,8 +106,9 @@ def _relevant(words: list[str], text: str) -> bool:
     return any(w in hay for w in words)
 
 
-def _runtime_items(root: Path, task: str, wanted: list[str], include_local: bool, include_session: bool,
-                   every_checkpoint: bool) -> list[dict[str, Any]]:
+def _runtime_items(
+    root: Path, task: str, wanted: list[str], include_local: bool, include_session: bool, every_checkpoint: bool
+) -> list[dict[str, Any]]:
     words = terms(task) if task.strip() else []
     items: list[dict[str, Any]] = []
     if include_local:
@@ -85,8 +118,19 @@ def _runtime_items(root: Path, task: str, wanted: list[str], include_local: bool
             score, binding = best_binding(rec.applies_to, wanted) if wanted else (0, None)
             if score == 0 and not _relevant(words, f"{rec.title}\n{rec.body}\n{' '.join(rec.tags)}"):
                 continue
-            items.append(_item(rec.id, "local", rec.type, rec.lane, rec.title, rec.body, score, binding,
-                               f"local record {rec.id}, {rec.type}/{rec.lane}, created {rec.created_at}"))
+            items.append(
+                _item(
+                    rec.id,
+                    "local",
+                    rec.type,
+                    rec.lane,
+                    rec.title,
+                    rec.body,
+                    score,
+                    binding,
+                    f"local record {rec.id}, {rec.type}/{rec.lane}, created {rec.created_at}",
+                )
+            )
     if include_session:
         from ..lifecycle.checkpoints import list_checkpoints  # noqa: PLC0415 lazy: start-up
 
@@ -96,17 +140,50 @@ def _runtime_items(root: Path, task: str, wanted: list[str], include_local: bool
                 continue
             if not every_checkpoint and not _relevant(words, f"{cp.task}\n{cp.title}\n{cp.body}"):
                 continue
-            items.append(_item(cp.id, "session", "episode", "session", cp.title, cp.body, 0, None,
-                               f"checkpoint {cp.id} for task {cp.task!r}, version {cp.version}, "
-                               f"started {cp.started_at}", task=cp.task))
+            items.append(
+                _item(
+                    cp.id,
+                    "session",
+                    "episode",
+                    "session",
+                    cp.title,
+                    cp.body,
+                    0,
+                    None,
+                    f"checkpoint {cp.id} for task {cp.task!r}, version {cp.version}, started {cp.started_at}",
+                    task=cp.task,
+                )
+            )
     items.sort(key=lambda i: (-i["path_score"], i["destination"], i["id"]))
     return items
 
 
-def _item(rid: str, destination: str, type_: str, lane: str, title: str, body: str, score: int,
-          binding: str | None, facts: str, **extra: Any) -> dict[str, Any]:
+def _item(
+    rid: str,
+    destination: str,
+    type_: str,
+    lane: str,
+    title: str,
+    body: str,
+    score: int,
+    binding: str | None,
+    facts: str,
+    **extra: Any,
+) -> dict[str, Any]:
     line = f"provenance: runtime ({destination}), {facts}"
     block = f"## {title}\n\n[{RUNTIME_LABEL}]\n\n{body}\n\n{line}\n"
-    return {"id": rid, "title": title, "type": type_, "lane": lane, "provenance": "runtime",
-            "destination": destination, "path_score": score, "binding": binding, "tokens": estimate_tokens(block),
-            "body": body, "provenance_line": line, "text": block, **extra}
+    return {
+        "id": rid,
+        "title": title,
+        "type": type_,
+        "lane": lane,
+        "provenance": "runtime",
+        "destination": destination,
+        "path_score": score,
+        "binding": binding,
+        "tokens": estimate_tokens(block),
+        "body": body,
+        "provenance_line": line,
+        "text": block,
+        **extra,
+    }

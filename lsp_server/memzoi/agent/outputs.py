@@ -23,8 +23,9 @@ class _Out(BaseModel):
 class SearchHit(_Out):
     """One search result."""
 
-    kind: Literal["record", "local", "proposal"] = Field(description="A repository record, a private local record "
-                                                         "or a pending proposal.")
+    kind: Literal["record", "local", "proposal"] = Field(
+        description="A repository record, a private local record or a pending proposal."
+    )
     id: str = Field(description="Its id (get_memory takes it).")
     path: Str = Field(description="Repository-relative file; null for a private local record.")
     title: str = Field(description="Its title, or `[withheld: codes]` when unsafe.")
@@ -35,11 +36,15 @@ class SearchHit(_Out):
     excerpt: Str = Field(description="The matching text around the query's words; null when unsafe.")
     unsafe: list[str] = Field(description="Finding codes that make its text unfit for a prompt; empty when safe.")
     tags: list[str] = Field(description="Its tags.")
-    provenance: Literal["git", "runtime"] = Field(description="`git`: the repository; `runtime`: private local "
-                                                  "memory (Memzoi's recall provenance).")
+    provenance: Literal["git", "runtime"] = Field(
+        description="`git`: the repository; `runtime`: private local memory (Memzoi's recall provenance)."
+    )
     score: float = Field(ge=0, le=1, description="Relevance from 0 to 1, higher is better.")
-    superseded_by: list[str] = Field(default_factory=list, description="Optional, on repository records: the ids "
-                                     "of the records that replaced it (get_memory them); empty when none.")
+    superseded_by: list[str] = Field(
+        default_factory=list,
+        description="Optional, on repository records: the ids "
+        "of the records that replaced it (get_memory them); empty when none.",
+    )
 
 
 class SearchOutput(_Out):
@@ -60,9 +65,12 @@ class GetOutput(_Out):
     body: str = Field(description="Its text, or `[withheld: codes]` when unsafe and not include_unsafe.")
     unsafe: list[str] = Field(description="Finding codes that make its text unfit for a prompt; empty when safe.")
     withheld: bool = Field(False, description="Optional: true when the title and text were withheld.")
-    provenance: dict[str, Any] = Field(default_factory=dict, description="Optional: source, proposal, "
-                                       "attestation, retention, current assertion, superseded-by (records); "
-                                       "proposed_at, sensitivity (proposals). Local records carry these at the top.")
+    provenance: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Optional: source, proposal, "
+        "attestation, retention, current assertion, superseded-by (records); "
+        "proposed_at, sensitivity (proposals). Local records carry these at the top.",
+    )
 
 
 class Withheld(_Out):
@@ -80,8 +88,12 @@ class PackEntry(_Out):
     type: Str = Field(description="Memzoi memory type.")
     lane: Str = Field(description="Memzoi lane.")
     path: str = Field(description="Its file, repository-relative.")
-    path_score: int = Field(ge=0, le=5, description="Best applies_to match of the task's paths (Memzoi: exact 5, "
-                            "ancestor 4, descendant 3, /** 2; 0 none).")
+    path_score: int = Field(
+        ge=0,
+        le=5,
+        description="Best applies_to match of the task's paths (Memzoi: exact 5, "
+        "ancestor 4, descendant 3, /** 2; 0 none).",
+    )
     binding: Str = Field(description="The applies_to entry that matched; null when matched by text only.")
     tokens: int = Field(ge=0, description="Estimated tokens of `text`.")
     body: str = Field(description="The record's text.")
@@ -111,8 +123,7 @@ class PrecheckWarning(_Out):
     severity: Literal["high", "warning"] = Field(description="`high` for a risk, else `warning`.")
     path_score: int = Field(ge=1, le=5, description="How well its applies_to covers the path.")
     suggested_next_step: str = Field(description="What to do before editing.")
-    citations: list[dict[str, Any]] = Field(description="The records cited: record_id, type, path (the binding), "
-                                            "file.")
+    citations: list[dict[str, Any]] = Field(description="The records cited: record_id, type, path (the binding), file.")
 
 
 class PrecheckOutput(_Out):
@@ -166,15 +177,17 @@ class PendingOutput(_Out):
     proposals: list[PendingProposal] = Field(description="Pending proposal packets.")
     local_candidates: list[LocalCandidate] = Field(description="Pending private local-memory candidates.")
     resident_candidates: list[ResidentCandidate] = Field(description="Pending resident-memory candidates.")
-    rejected: list[Rejected] = Field(default_factory=list, description="Optional (include_resolved): rejected "
-                                     "proposals, newest decision first.")
+    rejected: list[Rejected] = Field(
+        default_factory=list, description="Optional (include_resolved): rejected proposals, newest decision first."
+    )
 
 
 class ResidentFile(_Out):
     """One resident file."""
 
-    scope: Literal["global", "project"] = Field(description="`global`: the user's MEMORY.md; `project`: "
-                                                ".zuno/RULES.md.")
+    scope: Literal["global", "project"] = Field(
+        description="`global`: the user's MEMORY.md; `project`: .zuno/RULES.md."
+    )
     path: str = Field(description="The file.")
     cap: int = Field(description="Its cap, in characters (Zuno).")
     used: int = Field(description="Characters used.")

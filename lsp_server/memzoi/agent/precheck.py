@@ -33,8 +33,14 @@ def _clean(value: str | None) -> str | None:
     return value or None
 
 
-def precheck(root: Path, *, path: str | None = None, action: str | None = None, command: str | None = None,
-             scope_kind: str | None = None) -> dict[str, Any]:
+def precheck(
+    root: Path,
+    *,
+    path: str | None = None,
+    action: str | None = None,
+    command: str | None = None,
+    scope_kind: str | None = None,
+) -> dict[str, Any]:
     """Memzoi's precheck over the project at ``root``. ``path`` is repository-relative (an absolute path inside
     the project is accepted; :func:`normalize_path` raises :class:`~memzoi.ledger.Refusal` ``invalid_value`` for
     one outside it), ``action``/``command`` free text, ``scope_kind`` an optional ``scope`` filter. Returns
@@ -62,28 +68,53 @@ def precheck(root: Path, *, path: str | None = None, action: str | None = None, 
     def shown(value: str | None) -> str | None:
         return scrub(value) if value else value
 
-    return {"path": where, "action": shown(_clean(action)), "command": shown(_clean(command)),
-            "warnings": [_warning(*t) for t in ranked[:PRECHECK_MAX]], "withheld": withheld}
+    return {
+        "path": where,
+        "action": shown(_clean(action)),
+        "command": shown(_clean(command)),
+        "warnings": [_warning(*t) for t in ranked[:PRECHECK_MAX]],
+        "withheld": withheld,
+    }
 
 
 def _order(t: tuple[dict[str, Any], int, str | None, float | None]) -> tuple[Any, ...]:
     rec, score, _, lexical = t
     newest = tuple(-ord(c) for c in (rec["updated_at"] or ""))  # descending string order, ties by id below
-    return (-score, lexical is None, -(lexical or 0.0), -GOVERNANCE[rec["type"]][1], -(rec["confidence"] or 0.0),
-            newest, rec["id"])
+    return (
+        -score,
+        lexical is None,
+        -(lexical or 0.0),
+        -GOVERNANCE[rec["type"]][1],
+        -(rec["confidence"] or 0.0),
+        newest,
+        rec["id"],
+    )
 
 
 def _warning(rec: dict[str, Any], score: int, binding: str | None, lexical: float | None) -> dict[str, Any]:
     applies = _applies(rec)
     return {
-        "id": f"warn_{rec['id']}", "record_id": rec["id"], "message": f"{rec['title']}: {rec['body']}",
-        "severity": GOVERNANCE[rec["type"]][0], "path_score": score, "lexical": lexical is not None,
+        "id": f"warn_{rec['id']}",
+        "record_id": rec["id"],
+        "message": f"{rec['title']}: {rec['body']}",
+        "severity": GOVERNANCE[rec["type"]][0],
+        "path_score": score,
+        "lexical": lexical is not None,
         "suggested_next_step": NEXT_STEP[rec["type"]],
-        "citations": [{"record_id": rec["id"], "type": rec["type"], "scope_kind": rec["scope_kind"],
-                       "provenance": "git", "destination": "repo", "visibility": rec["visibility"],
-                       "source_kind": rec["source_kind"], "source_ref": rec["source_ref"],
-                       "path": binding if binding is not None else (applies[0] if applies else None),
-                       "file": rec["path"]}],
+        "citations": [
+            {
+                "record_id": rec["id"],
+                "type": rec["type"],
+                "scope_kind": rec["scope_kind"],
+                "provenance": "git",
+                "destination": "repo",
+                "visibility": rec["visibility"],
+                "source_kind": rec["source_kind"],
+                "source_ref": rec["source_ref"],
+                "path": binding if binding is not None else (applies[0] if applies else None),
+                "file": rec["path"],
+            }
+        ],
     }
 
 

@@ -45,8 +45,9 @@ def root_uri_path(uri: str) -> Path | None:
     return Path(path) if path.startswith("/") else None
 
 
-def choose_project(explicit: str | os.PathLike[str] | None, roots: Iterable[str], env: Mapping[str, str],
-                   cwd: str | os.PathLike[str]) -> ProjectChoice:
+def choose_project(
+    explicit: str | os.PathLike[str] | None, roots: Iterable[str], env: Mapping[str, str], cwd: str | os.PathLike[str]
+) -> ProjectChoice:
     """The project to serve (see the module docstring). ``explicit``: the ``--root`` option; ``roots``: the
     client's root URIs (empty when it has none or was not asked); ``env``: the server's environment; ``cwd``: its
     working directory. The first candidate whose project holds ``.memzoi`` wins; when none does, the first
@@ -65,7 +66,13 @@ def choose_project(explicit: str | os.PathLike[str] | None, roots: Iterable[str]
 def no_project_message(choice: ProjectChoice) -> str:
     """What every tool answers when the chosen project has no ``.memzoi`` folder: where it looked and how to fix
     it."""
-    how = {"--root": "given with --root", "roots": "the client's workspace root",
-           "CLAUDE_PROJECT_DIR": "from CLAUDE_PROJECT_DIR", "cwd": "the server's working directory"}[choice.source]
-    return (f"no .memzoi directory at {choice.root} ({how}); create one with `memzoi init` in the project, or "
-            "start memzoi-mcp with --root PROJECT")
+    how = {
+        "--root": "given with --root",
+        "roots": "the client's workspace root",
+        "CLAUDE_PROJECT_DIR": "from CLAUDE_PROJECT_DIR",
+        "cwd": "the server's working directory",
+    }[choice.source]
+    return (
+        f"no .memzoi directory at {choice.root} ({how}); create one with `memzoi init` in the project, or "
+        "start memzoi-mcp with --root PROJECT"
+    )

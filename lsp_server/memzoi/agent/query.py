@@ -27,7 +27,8 @@ FLOOR = 0.4
 _WORD = re.compile(r"\w+", flags=re.UNICODE)
 #: English function words and question words that carry no topic (a short, fixed list: recall must stay
 #: predictable; a word that is also a topic, such as "state" or "use", is not in it).
-STOP_WORDS = frozenset("""
+STOP_WORDS = frozenset(
+    """
 a about above after again against all also am an and any are as at be because been before being below between
 both but by can could did do does doing done down during each either else ever every few for from further get gets
 got had has have having he her here hers herself him himself his how however i if in into is it its itself just
@@ -36,7 +37,8 @@ ourselves out over own please same shall she should so some such than that the t
 there these they this those through to too under until up upon us very via was we were what whatever when where
 whether which while who whom whose why will with within without would yes yet you your yours yourself yourselves
 tell know show find give make want wanted way ways thing things anything something everything really
-""".split())
+""".split()
+)
 _ENDINGS = ("ingly", "ings", "ing", "edly", "ed", "es", "s")
 
 

@@ -182,8 +182,10 @@ class Reader:
             return {}
         wanted = terms(text)
         weights = self.weights(wanted, table)
-        sql = (f"SELECT f.rowid, bm25({table}_fts, 10.0, 1.0), t.title, t.body FROM {table}_fts f "
-               f"JOIN {table} t ON t.rowid = f.rowid WHERE {table}_fts MATCH ?")
+        sql = (
+            f"SELECT f.rowid, bm25({table}_fts, 10.0, 1.0), t.title, t.body FROM {table}_fts f "
+            f"JOIN {table} t ON t.rowid = f.rowid WHERE {table}_fts MATCH ?"
+        )
         try:
             rows = self.db.execute(sql, (q,)).fetchall()
         except sqlite3.OperationalError:
@@ -203,8 +205,9 @@ class Reader:
         out = {}
         for t in wanted:
             try:
-                df = self.db.execute(f"SELECT count(*) FROM {table}_fts WHERE {table}_fts MATCH ?",
-                                     (fts_match(t, "all_words"),)).fetchone()[0]
+                df = self.db.execute(
+                    f"SELECT count(*) FROM {table}_fts WHERE {table}_fts MATCH ?", (fts_match(t, "all_words"),)
+                ).fetchone()[0]
             except sqlite3.OperationalError:
                 df = 0
             out[t] = idf(df, total)
@@ -243,37 +246,71 @@ def _get_memory(root: Path, memory_id: str) -> dict[str, Any]:
             retention = _loads(row["retention_json"]) or {}
             try:
                 decision = evaluate_retention(row["lane"] or "", retention, r.now)
-                ret = {"lane": row["lane"], "boundary": decision.boundary, "reason": decision.reason,
-                       "current": decision.is_current}
+                ret = {
+                    "lane": row["lane"],
+                    "boundary": decision.boundary,
+                    "reason": decision.reason,
+                    "current": decision.is_current,
+                }
                 ca = current_assertion(row["status"] or "", row["lane"] or "", retention, r.now)
                 cur = {"is_current": ca.is_current, "exclusions": ca.exclusions}
             except (ValueError, TypeError):
                 ret, cur = {"lane": row["lane"], "reason": "invalid_retention"}, {"is_current": False}
-            by = [x[0] for x in r.db.execute("SELECT id FROM records WHERE supersedes_id = ? ORDER BY id",
-                                             (memory_id,))]
+            by = [
+                x[0] for x in r.db.execute("SELECT id FROM records WHERE supersedes_id = ? ORDER BY id", (memory_id,))
+            ]
             origin = _origin(root, row["proposal_id"])
             return {
-                "kind": "record", "id": row["id"], "path": row["path"], "title": row["title"], "type": row["type"],
-                "lane": row["lane"], "status": row["status"], "scope": row["scope_kind"], "body": row["body"],
-                "tags": _loads(row["tags"]) or [], "applies_to": _applies(row), "unsafe": r.unsafe(row["path"]),
+                "kind": "record",
+                "id": row["id"],
+                "path": row["path"],
+                "title": row["title"],
+                "type": row["type"],
+                "lane": row["lane"],
+                "status": row["status"],
+                "scope": row["scope_kind"],
+                "body": row["body"],
+                "tags": _loads(row["tags"]) or [],
+                "applies_to": _applies(row),
+                "unsafe": r.unsafe(row["path"]),
                 "admitted": bool(row["admitted"]),
                 "provenance": {
-                    "source": row["source_kind"], "source_ref": row["source_ref"], "proposal_id": row["proposal_id"],
+                    "source": row["source_kind"],
+                    "source_ref": row["source_ref"],
+                    "proposal_id": row["proposal_id"],
                     "proposal": origin,
-                    "attestation": row["attestation"], "revision": row["revision"], "retention": ret,
-                    "current_assertion": cur, "supersedes": row["supersedes_id"], "superseded_by": by,
-                    "created_at": row["created_at"], "updated_at": row["updated_at"],
+                    "attestation": row["attestation"],
+                    "revision": row["revision"],
+                    "retention": ret,
+                    "current_assertion": cur,
+                    "supersedes": row["supersedes_id"],
+                    "superseded_by": by,
+                    "created_at": row["created_at"],
+                    "updated_at": row["updated_at"],
                 },
             }
-        prow = r.db.execute("SELECT * FROM proposals WHERE role = 'pending' AND (file_id = ? OR id = ?) LIMIT 1",
-                            (memory_id, memory_id)).fetchone()
+        prow = r.db.execute(
+            "SELECT * FROM proposals WHERE role = 'pending' AND (file_id = ? OR id = ?) LIMIT 1", (memory_id, memory_id)
+        ).fetchone()
         if prow is not None:
             p = dict(prow)
-            return {"kind": "proposal", "id": p["file_id"], "path": p["path"], "title": p["title"],
-                    "status": p["status"], "action": p["action"], "targets": _loads(p["targets"]) or [],
-                    "body": p["body"], "unsafe": r.unsafe(p["path"]),
-                    "provenance": {"proposed_at": p["proposed_at"], "sensitivity": p["sensitivity"],
-                                   "content_class": p["content_class"], "proposal": _origin(root, p["file_id"])}}
+            return {
+                "kind": "proposal",
+                "id": p["file_id"],
+                "path": p["path"],
+                "title": p["title"],
+                "status": p["status"],
+                "action": p["action"],
+                "targets": _loads(p["targets"]) or [],
+                "body": p["body"],
+                "unsafe": r.unsafe(p["path"]),
+                "provenance": {
+                    "proposed_at": p["proposed_at"],
+                    "sensitivity": p["sensitivity"],
+                    "content_class": p["content_class"],
+                    "proposal": _origin(root, p["file_id"]),
+                },
+            }
     from ..lifecycle.local import get_local  # noqa: PLC0415 lazy: start-up
 
     local = get_local(root, memory_id)
@@ -301,8 +338,9 @@ def _provenance_line(rec: dict[str, Any]) -> str:
     return "provenance: " + ", ".join(parts)
 
 
-def build_context_pack(root: Path, task: str, *, paths: list[str] | None = None,
-                       token_budget: int = 2000) -> dict[str, Any]:
+def build_context_pack(
+    root: Path, task: str, *, paths: list[str] | None = None, token_budget: int = 2000
+) -> dict[str, Any]:
     """A repo-only pack of the admitted, active, current records relevant to ``task`` (a natural query above the
     relevance floor, :mod:`memzoi.agent.query`) or to
     ``paths`` (:func:`path_match_score` over ``applies_to``), ranked by path score, then text match, then id, and
@@ -330,11 +368,31 @@ def build_context_pack(root: Path, task: str, *, paths: list[str] | None = None,
             omitted.append(rec["id"])
             continue
         used += cost
-        entries.append({"id": rec["id"], "title": rec["title"], "type": rec["type"], "lane": rec["lane"],
-                        "path": rec["path"], "path_score": score, "binding": binding, "tokens": cost,
-                        "body": rec["body"], "provenance": prov, "text": block})
-    return {"task": task, "paths": wanted, "token_budget": token_budget, "tokens_used": used,
-            "token_counting": TOKEN_RULE, "records": entries, "withheld": withheld, "omitted": omitted}
+        entries.append(
+            {
+                "id": rec["id"],
+                "title": rec["title"],
+                "type": rec["type"],
+                "lane": rec["lane"],
+                "path": rec["path"],
+                "path_score": score,
+                "binding": binding,
+                "tokens": cost,
+                "body": rec["body"],
+                "provenance": prov,
+                "text": block,
+            }
+        )
+    return {
+        "task": task,
+        "paths": wanted,
+        "token_budget": token_budget,
+        "tokens_used": used,
+        "token_counting": TOKEN_RULE,
+        "records": entries,
+        "withheld": withheld,
+        "omitted": omitted,
+    }
 
 
 def list_pending(root: Path, include_resolved: bool = False) -> dict[str, Any]:
@@ -348,8 +406,18 @@ def list_pending(root: Path, include_resolved: bool = False) -> dict[str, Any]:
 
     with Reader(root) as r:
         proposals = [p.to_json() for p in pending_packets(r.root, r.index)]
-    local = [{"id": c.id, "title": c.title, "type": c.type, "lane": c.lane, "confidence": c.confidence_bp / 10_000,
-              "proposed_by": c.actor, "created_at": c.created_at} for c in list_candidates(root)]
+    local = [
+        {
+            "id": c.id,
+            "title": c.title,
+            "type": c.type,
+            "lane": c.lane,
+            "confidence": c.confidence_bp / 10_000,
+            "proposed_by": c.actor,
+            "created_at": c.created_at,
+        }
+        for c in list_candidates(root)
+    ]
     out = {"proposals": proposals, "local_candidates": local, "resident_candidates": pending_candidates(root)}
     if include_resolved:
         from ..lifecycle.rejections import rejected_packets  # noqa: PLC0415 lazy: start-up

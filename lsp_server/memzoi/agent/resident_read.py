@@ -10,9 +10,17 @@ from typing import Any
 
 
 def _candidate(c) -> dict[str, Any]:
-    return {"id": c.id, "scope": c.scope, "action": c.action, "content": c.content, "locator": c.old_text,
-            "reason": c.reason, "confidence": c.confidence / 10_000,
-            "proposed_by": c.actor, "status": c.status}
+    return {
+        "id": c.id,
+        "scope": c.scope,
+        "action": c.action,
+        "content": c.content,
+        "locator": c.old_text,
+        "reason": c.reason,
+        "confidence": c.confidence / 10_000,
+        "proposed_by": c.actor,
+        "status": c.status,
+    }
 
 
 def pending_candidates(root: Path) -> list[dict[str, Any]]:

@@ -21,9 +21,16 @@ from .tools import Session, Tool, ToolResult, register
 class TurnArgs(BaseModel):
     """Arguments of ``record_resident_turn`` (those of ``memzoi resident turn``; :mod:`.resident_turn`)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [
-        {"session_id": "sess-42", "message_id": "msg-7"},
-        {"session_id": "sess-42", "message_id": "msg-8", "recovered": True}]})
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        json_schema_extra={
+            "examples": [
+                {"session_id": "sess-42", "message_id": "msg-7"},
+                {"session_id": "sess-42", "message_id": "msg-8", "recovered": True},
+            ]
+        },
+    )
     session_id: str = Field(min_length=1, max_length=200, description="The session id.")
     message_id: str = Field(min_length=1, max_length=200, description="The delivered assistant message's id.")
     interrupted: bool = Field(False, description="The turn was interrupted: it is not counted.")
@@ -35,14 +42,17 @@ TURN_DESCRIPTION = (
     "For agent harnesses: record that an assistant message of a session was delivered, once per message, and learn "
     "whether a reflection review of resident memory is due (every nudge_interval messages, or at once after a "
     "verified recovery). Interrupted turns are not counted; negative-learning turns are counted but never "
-    "reviewed. Changes no memory.")
+    "reviewed. Changes no memory."
+)
 
 
 class TurnOutput(_Out):
     """``record_resident_turn``: the admission of the delivered message and whether reflection is off."""
 
-    state: str = Field(description="started (a review job was created), not_scheduled, already_recorded or "
-                       "not_counted (an interrupted turn).")
+    state: str = Field(
+        description="started (a review job was created), not_scheduled, already_recorded or "
+        "not_counted (an interrupted turn)."
+    )
     ordinal: int | None = Field(description="The message's place in the session's count; null when not counted.")
     count: int = Field(description="The session's delivered messages so far.")
     interval: int = Field(description="The nudge_interval used.")
@@ -58,14 +68,25 @@ def record(root: Path, a: TurnArgs) -> tuple[dict[str, Any], str]:
     from ..resident.reflection_config import reflection_settings  # noqa: PLC0415 lazy: start-up
 
     settings = reflection_settings()
-    adm = record_turn(a.session_id, a.message_id, interrupted=a.interrupted, negative=a.negative,
-                      recovered_=a.recovered, settings=settings, project_root=root)
+    adm = record_turn(
+        a.session_id,
+        a.message_id,
+        interrupted=a.interrupted,
+        negative=a.negative,
+        recovered_=a.recovered,
+        settings=settings,
+        project_root=root,
+    )
     data = {**adm.to_json(), "disabled": settings.disabled}
     if data["due"] and adm.job is not None:
-        text = (f"message {adm.ordinal}: review due ({adm.job.trigger}), job {adm.job.id}; run `memzoi resident "
-                f"reflect --session {a.session_id} --transcript FILE`")
+        text = (
+            f"message {adm.ordinal}: review due ({adm.job.trigger}), job {adm.job.id}; run `memzoi resident "
+            f"reflect --session {a.session_id} --transcript FILE`"
+        )
     else:
-        text = f"{adm.state}: message {adm.ordinal}, no review due" + (f" ({settings.disabled})" if settings.disabled else "")
+        text = f"{adm.state}: message {adm.ordinal}, no review due" + (
+            f" ({settings.disabled})" if settings.disabled else ""
+        )
     return data, text
 
 
@@ -73,6 +94,14 @@ def _turn(s: Session, a: TurnArgs) -> ToolResult:
     return ToolResult(*record(s.root, a))
 
 
-register(Tool("record_resident_turn", "Record a delivered turn (reflection count)", TURN_DESCRIPTION, TurnArgs, _turn,
-              output=TurnOutput, annotations={"readOnlyHint": False, "destructiveHint": False,
-                                              "idempotentHint": True, "openWorldHint": False}))
+register(
+    Tool(
+        "record_resident_turn",
+        "Record a delivered turn (reflection count)",
+        TURN_DESCRIPTION,
+        TurnArgs,
+        _turn,
+        output=TurnOutput,
+        annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
+    )
+)

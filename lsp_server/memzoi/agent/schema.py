@@ -77,8 +77,11 @@ def schema_problems(name: str, schema: dict[str, Any], *, output: bool = False) 
     for where, node in _walk(schema, ""):
         props = node.get("properties")
         if isinstance(props, dict):
-            problems += [f"{name}: property {where}/properties/{key} has no description"
-                         for key, prop in props.items() if isinstance(prop, dict) and not prop.get("description")]
+            problems += [
+                f"{name}: property {where}/properties/{key} has no description"
+                for key, prop in props.items()
+                if isinstance(prop, dict) and not prop.get("description")
+            ]
         branches = node.get("anyOf")
         if not output and isinstance(branches, list) and {"type": "null"} in branches:
             problems.append(f"{name}: {where} admits null through anyOf; make the property plain optional")

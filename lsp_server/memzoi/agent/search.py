@@ -31,9 +31,19 @@ def _query_terms(query: str, mode: str) -> list[str]:
     return terms(query) if mode == "natural" else [w.casefold() for w in re.findall(r"\w+", query)[:32]]
 
 
-def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "record", type: str | None = None,
-                  path: str | None = None, tags: list[str] | None = None, mode: str = "natural",
-                  include_local: bool = True, rows: bool = False) -> dict[str, Any]:
+def search_memory(
+    root: Path,
+    query: str,
+    *,
+    limit: int = 10,
+    kind: str = "record",
+    type: str | None = None,
+    path: str | None = None,
+    tags: list[str] | None = None,
+    mode: str = "natural",
+    include_local: bool = True,
+    rows: bool = False,
+) -> dict[str, Any]:
     """Search memory (see the module docstring). ``kind``: ``record`` (repository records, and local records
     unless ``include_local`` is false), ``proposal`` (pending packets) or ``all``; ``type``, ``path`` (scored by
     :func:`memzoi.agent.recall.path_match_score` against ``applies_to``/``scope.paths``) and ``tags`` (every one
@@ -62,25 +72,41 @@ def search_memory(root: Path, query: str, *, limit: int = 10, kind: str = "recor
                 continue
             if want_tags and not want_tags <= {t.casefold() for t in row_tags}:
                 continue
-            if where and best_binding(_applies(row) if h.kind == "record" else _packet_paths(r.root / h.path),
-                                      [where])[0] == 0:
+            if (
+                where
+                and best_binding(_applies(row) if h.kind == "record" else _packet_paths(r.root / h.path), [where])[0]
+                == 0
+            ):
                 continue
             got = matched(wanted, f"{h.title}\n{row.get('body', '')}")
             cover = relevant(wanted, got, weights)
             if (mode == "natural" and cover is None) or (mode == "all_words" and got != set(wanted)):
                 continue
             unsafe = r.unsafe(h.path)
-            out.append({  # an unsafe title is withheld too: it can be the attack itself
-                "kind": h.kind, "row": row, "id": h.id, "path": h.path, "title": withheld(unsafe) if unsafe else h.title,
-                "type": row.get("type"), "lane": row.get("lane"), "status": row.get("status"),
-                "current": h.kind == "record" and r.current(row), "excerpt": None if unsafe else _excerpt(h.snippet),
-                "unsafe": unsafe, "tags": row_tags, "provenance": "git",
-                "score": score(h.score, cover if cover is not None else 1.0,
-                               len(matched(wanted, " ".join(row_tags)))),
-            })
+            out.append(
+                {  # an unsafe title is withheld too: it can be the attack itself
+                    "kind": h.kind,
+                    "row": row,
+                    "id": h.id,
+                    "path": h.path,
+                    "title": withheld(unsafe) if unsafe else h.title,
+                    "type": row.get("type"),
+                    "lane": row.get("lane"),
+                    "status": row.get("status"),
+                    "current": h.kind == "record" and r.current(row),
+                    "excerpt": None if unsafe else _excerpt(h.snippet),
+                    "unsafe": unsafe,
+                    "tags": row_tags,
+                    "provenance": "git",
+                    "score": score(
+                        h.score, cover if cover is not None else 1.0, len(matched(wanted, " ".join(row_tags)))
+                    ),
+                }
+            )
             if h.kind == "record":  # a superseded hit names what replaced it: the memory to act on
-                out[-1]["superseded_by"] = [x[0] for x in r.db.execute(
-                    "SELECT id FROM records WHERE supersedes_id = ? ORDER BY id", (h.id,))]
+                out[-1]["superseded_by"] = [
+                    x[0] for x in r.db.execute("SELECT id FROM records WHERE supersedes_id = ? ORDER BY id", (h.id,))
+                ]
         if "record" in kinds:
             out += _successors(r, out, query, type)
     if "record" in kinds and include_local and not where:
@@ -101,8 +127,9 @@ def _successors(r: Reader, out: list[dict[str, Any]], query: str, type: str | No
     for hit in [x for x in out if x["kind"] == "record" and x["status"] == "superseded" and x["id"]]:
         rid, row = hit["id"], None
         for _ in range(10):
-            found = r.db.execute("SELECT * FROM records WHERE supersedes_id = ? ORDER BY path LIMIT 1",
-                                 (rid,)).fetchone()
+            found = r.db.execute(
+                "SELECT * FROM records WHERE supersedes_id = ? ORDER BY path LIMIT 1", (rid,)
+            ).fetchone()
             if found is None:
                 break
             row = dict(found)
@@ -113,18 +140,31 @@ def _successors(r: Reader, out: list[dict[str, Any]], query: str, type: str | No
             continue
         held.add(row["path"])
         unsafe = r.unsafe(row["path"])
-        extra.append({
-            "kind": "record", "row": row, "id": row["id"], "path": row["path"],
-            "title": withheld(unsafe) if unsafe else row["title"], "type": row["type"], "lane": row["lane"],
-            "status": row["status"], "current": r.current(row),
-            "excerpt": None if unsafe else _excerpt(excerpt(row["title"], row["body"], query)), "unsafe": unsafe,
-            "tags": _tags(row), "provenance": "git", "score": hit["score"], "successor_of": hit["id"],
-        })
+        extra.append(
+            {
+                "kind": "record",
+                "row": row,
+                "id": row["id"],
+                "path": row["path"],
+                "title": withheld(unsafe) if unsafe else row["title"],
+                "type": row["type"],
+                "lane": row["lane"],
+                "status": row["status"],
+                "current": r.current(row),
+                "excerpt": None if unsafe else _excerpt(excerpt(row["title"], row["body"], query)),
+                "unsafe": unsafe,
+                "tags": _tags(row),
+                "provenance": "git",
+                "score": hit["score"],
+                "successor_of": hit["id"],
+            }
+        )
     return extra
 
 
-def _local_hits(root: Path, query: str, mode: str, wanted: list[str], type: str | None,
-                want_tags: set[str]) -> list[dict[str, Any]]:
+def _local_hits(
+    root: Path, query: str, mode: str, wanted: list[str], type: str | None, want_tags: set[str]
+) -> list[dict[str, Any]]:
     """Hits among the project's private local records (runtime plane), judged by the same rule."""
     from ..lifecycle.local import list_local  # noqa: PLC0415 lazy: start-up
 
@@ -141,11 +181,23 @@ def _local_hits(root: Path, query: str, mode: str, wanted: list[str], type: str 
             cover = (relevant(wanted, got, {}) or 0.0) if mode == "natural" else float(got == set(wanted))
         if not wanted or not cover:
             continue
-        out.append({"kind": "local", "id": rec.id, "path": None, "title": rec.title, "type": rec.type,
-                    "lane": rec.lane, "status": "active", "current": True,
-                    "excerpt": _excerpt(excerpt(rec.title, rec.body, " ".join(wanted))), "unsafe": [],
-                    "tags": rec.tags, "provenance": "runtime",
-                    "score": score(0.0, cover, len(matched(wanted, " ".join(rec.tags))))})
+        out.append(
+            {
+                "kind": "local",
+                "id": rec.id,
+                "path": None,
+                "title": rec.title,
+                "type": rec.type,
+                "lane": rec.lane,
+                "status": "active",
+                "current": True,
+                "excerpt": _excerpt(excerpt(rec.title, rec.body, " ".join(wanted))),
+                "unsafe": [],
+                "tags": rec.tags,
+                "provenance": "runtime",
+                "score": score(0.0, cover, len(matched(wanted, " ".join(rec.tags)))),
+            }
+        )
     return out
 
 

@@ -26,14 +26,24 @@ if TYPE_CHECKING:
 #: finds it itself because paths may replace it (``optional``), creates one (``creates``) or never uses one.
 PROJECT_MODES = ("required", "optional", "creates", "none")
 
-NOT_A_PROJECT = ("memzoi: no .memzoi directory at {root}; run `memzoi init` there to start one, or run inside a "
-                 "project or pass --root PROJECT")
+NOT_A_PROJECT = (
+    "memzoi: no .memzoi directory at {root}; run `memzoi init` there to start one, or run inside a "
+    "project or pass --root PROJECT"
+)
 
 _EXIT_DEFAULTS = {0: "success", 2: "usage error, or not inside a project (nothing is written)"}
 
 
-def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, *, help: str, description: str, examples: list[str],
-                exits: dict[int, str], project: str = "required") -> argparse.ArgumentParser:
+def add_command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    *,
+    help: str,
+    description: str,
+    examples: list[str],
+    exits: dict[int, str],
+    project: str = "required",
+) -> argparse.ArgumentParser:
     """Add subcommand ``name`` with its one-line ``help`` (shown in the parent's list), a ``description``,
     ``examples`` (command lines) and ``exits`` (exit code → meaning; codes 0 and 2 get default meanings)."""
     if project not in PROJECT_MODES:
@@ -41,10 +51,19 @@ def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: 
     codes = {**_EXIT_DEFAULTS, **exits}
     if project == "none":
         codes[2] = exits.get(2, "usage error")
-    epilog = "examples:\n" + "".join(f"  {e}\n" for e in examples) + "\nexit status:\n" + "".join(
-        f"  {code}  {text}\n" for code, text in sorted(codes.items()))
-    p = sub.add_parser(name, help=help, description=textwrap.fill(description, 100), epilog=epilog,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    epilog = (
+        "examples:\n"
+        + "".join(f"  {e}\n" for e in examples)
+        + "\nexit status:\n"
+        + "".join(f"  {code}  {text}\n" for code, text in sorted(codes.items()))
+    )
+    p = sub.add_parser(
+        name,
+        help=help,
+        description=textwrap.fill(description, 100),
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.set_defaults(project=project)
     return p
 
@@ -93,8 +112,7 @@ def fail(args: argparse.Namespace, code: str, message: str) -> int:
     """Report a failed command: ``{"error": {"code", "message"}}`` on stdout with ``--json``, else one line
     ``memzoi: CODE: MESSAGE`` on stderr (as refusals); returns exit code 1."""
     if getattr(args, "json", False):
-        sys.stdout.write(json.dumps({"error": {"code": code, "message": message}}, indent=2, ensure_ascii=False)
-                         + "\n")
+        sys.stdout.write(json.dumps({"error": {"code": code, "message": message}}, indent=2, ensure_ascii=False) + "\n")
     else:
         print(f"memzoi: {code}: {message}", file=sys.stderr)
     return 1

@@ -24,42 +24,81 @@ _FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "information":
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``check`` command."""
     p = add_command(
-        sub, "check", help="check records and proposal packets for format, schema and safety findings",
+        sub,
+        "check",
+        help="check records and proposal packets for format, schema and safety findings",
         description="Check Memzoi records and proposal packets: framing, YAML 1.2, schema, legacy profiles, "
         "secrets and the git-plane gate, cross-file lineage and git admission. Findings are graded by [rules] in "
         ".memzoi/config.toml. A directory is walked (everything under .memzoi, elsewhere Markdown files that start "
         "with frontmatter); without PATH the project's .memzoi folder is checked.",
-        examples=["memzoi check", "memzoi check .memzoi/records --fail-on warning",
-                  "memzoi check --format sarif --output-file memzoi.sarif",
-                  "memzoi check --format github", "memzoi check --statistics", "memzoi check --no-cache",
-                  "cat draft.md | memzoi check - --stdin-filename .memzoi/records/draft.md"],
-        exits={0: "no finding at or above --fail-on", 1: "a finding at or above --fail-on (default: error), or "
-               "the checked .memzoi/config.toml is invalid", 2: "usage error (a missing path, bad options), or no "
-               "PATH and not inside a project"},
-        project="optional")
-    p.add_argument("paths", nargs="*", metavar="PATH",
-                   help="files or directories (default: the project's .memzoi); - reads one file from stdin")
-    p.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text",
-                   help="output format (default: text)")
+        examples=[
+            "memzoi check",
+            "memzoi check .memzoi/records --fail-on warning",
+            "memzoi check --format sarif --output-file memzoi.sarif",
+            "memzoi check --format github",
+            "memzoi check --statistics",
+            "memzoi check --no-cache",
+            "cat draft.md | memzoi check - --stdin-filename .memzoi/records/draft.md",
+        ],
+        exits={
+            0: "no finding at or above --fail-on",
+            1: "a finding at or above --fail-on (default: error), or the checked .memzoi/config.toml is invalid",
+            2: "usage error (a missing path, bad options), or no PATH and not inside a project",
+        },
+        project="optional",
+    )
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="files or directories (default: the project's .memzoi); - reads one file from stdin",
+    )
+    p.add_argument(
+        "--format", choices=["text", "json", "sarif", "github"], default="text", help="output format (default: text)"
+    )
     add_root_json(p, json_help="same as --format json")
-    p.add_argument("--fail-on", choices=list(_FAIL_ON), default="error",
-                   help="exit 1 when a finding is this severe or more (default: error)")
-    p.add_argument("--stdin-filename", metavar="PATH",
-                   help="the path the text read by `-` has, which gives it its role (record, proposal, …)")
-    p.add_argument("-q", "--quiet", action="store_true",
-                   help="print the findings only: no summary, progress or settings notes on stderr")
-    p.add_argument("--no-progress", action="store_true",
-                   help="never draw the progress line (files done, files/s) on stderr; it is drawn only when "
-                   "stderr is a terminal, TERM is not dumb and the run is long (300 files or more, or after a "
-                   "second), in every format, and never on stdout or in --output-file")
+    p.add_argument(
+        "--fail-on",
+        choices=list(_FAIL_ON),
+        default="error",
+        help="exit 1 when a finding is this severe or more (default: error)",
+    )
+    p.add_argument(
+        "--stdin-filename",
+        metavar="PATH",
+        help="the path the text read by `-` has, which gives it its role (record, proposal, …)",
+    )
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print the findings only: no summary, progress or settings notes on stderr",
+    )
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="never draw the progress line (files done, files/s) on stderr; it is drawn only when "
+        "stderr is a terminal, TERM is not dumb and the run is long (300 files or more, or after a "
+        "second), in every format, and never on stdout or in --output-file",
+    )
     p.add_argument("-o", "--output-file", metavar="FILE", help="write the report to FILE instead of stdout")
-    p.add_argument("--color", choices=["auto", "always", "never"], default="auto",
-                   help="colour the text output: auto (a terminal, unless NO_COLOR is set), always or never")
-    p.add_argument("--statistics", action="store_true",
-                   help="print the number of findings per code instead of the findings (text or json)")
-    p.add_argument("--no-cache", action="store_true",
-                   help="analyse every file again instead of reusing the verdicts of unchanged files kept in the "
-                   "project's runtime directory (the output is the same; use it to rule the cache out)")
+    p.add_argument(
+        "--color",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="colour the text output: auto (a terminal, unless NO_COLOR is set), always or never",
+    )
+    p.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print the number of findings per code instead of the findings (text or json)",
+    )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="analyse every file again instead of reusing the verdicts of unchanged files kept in the "
+        "project's runtime directory (the output is the same; use it to rule the cache out)",
+    )
     p.set_defaults(func=run)
 
 
@@ -101,8 +140,10 @@ def run(args: argparse.Namespace) -> int:
     if args.stdin_filename and not stdin:
         return _fail("--stdin-filename needs `-` as the path")
     if args.output_file and _inside_memory(args.output_file):
-        return _fail(f"--output-file {args.output_file}: the report never goes under .memzoi or .zuno, whose files "
-                     "are memory (written only by reviewed, ledgered changes); write it elsewhere, e.g. memzoi.sarif")
+        return _fail(
+            f"--output-file {args.output_file}: the report never goes under .memzoi or .zuno, whose files "
+            "are memory (written only by reviewed, ledgered changes); write it elsewhere, e.g. memzoi.sarif"
+        )
     root = project_root(args)
     if not paths:
         if not (root / ".memzoi").is_dir():
@@ -118,8 +159,9 @@ def run(args: argparse.Namespace) -> int:
 
         # On stderr only, in every format: the report (stdout or --output-file) is written after the line is
         # cleared, and a pipe or a log file never gets it (progress_wanted).
-        progress = Progress("check", "checking", enabled=progress_wanted(
-            sys.stderr, disabled=args.quiet or args.no_progress))
+        progress = Progress(
+            "check", "checking", enabled=progress_wanted(sys.stderr, disabled=args.quiet or args.no_progress)
+        )
     try:
         if stdin:
             data = sys.stdin.buffer.read()
@@ -147,8 +189,11 @@ def run(args: argparse.Namespace) -> int:
             out.close()
     if fmt in ("text", "github") and not args.quiet:
         counts = {s: sum(1 for l in report.findings if l.finding.severity.label == s) for s in ("error", "warning")}
-        print(f"{report.files_checked} file(s) checked: {counts['error']} error(s), {counts['warning']} warning(s), "
-              f"{len(report.findings) - counts['error'] - counts['warning']} other", file=sys.stderr)
+        print(
+            f"{report.files_checked} file(s) checked: {counts['error']} error(s), {counts['warning']} warning(s), "
+            f"{len(report.findings) - counts['error'] - counts['warning']} other",
+            file=sys.stderr,
+        )
     threshold = _FAIL_ON[args.fail_on]
     failing = any(l.finding.severity <= threshold for l in report.findings)
     # An invalid configuration fails the check in every format (its invalid_config findings are errors).
@@ -190,8 +235,11 @@ def _config_errors(memzoi_dir) -> bool:
 def _settings_notes(report, has_errors) -> tuple[list[str], bool]:
     """Lines about unreadable folders and a valid configuration given by name, and whether the settings of a
     checked project are invalid (their problems are ``invalid_config`` findings, see :func:`_add_config_findings`)."""
-    notes = [f"memzoi: {display}: {why}; nothing below it was checked" for display, why in report.skipped
-             if why.startswith("unreadable directory")]
+    notes = [
+        f"memzoi: {display}: {why}; nothing below it was checked"
+        for display, why in report.skipped
+        if why.startswith("unreadable directory")
+    ]
     given = [display for display, why in report.skipped if why.startswith("project configuration")]
     errors = any(has_errors(memzoi_dir) for memzoi_dir in report.memzoi_dirs)
     if given and not errors:  # a finding on the file (a credential in a comment) is about its text

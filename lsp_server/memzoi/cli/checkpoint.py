@@ -13,8 +13,12 @@ from ._common import add_command, add_group
 
 def add_operation_options(p: argparse.ArgumentParser, version_help: str) -> None:
     """``--operation-id`` and ``--expected-version`` (both required with ``--json``)."""
-    p.add_argument("--operation-id", metavar="OP", help="caller-controlled operation id: an identical retry replays "
-                   "the recorded outcome; other parameters with the same id fail (required with --json)")
+    p.add_argument(
+        "--operation-id",
+        metavar="OP",
+        help="caller-controlled operation id: an identical retry replays "
+        "the recorded outcome; other parameters with the same id fail (required with --json)",
+    )
     p.add_argument("--expected-version", metavar="V", type=int, help=version_help + " (required with --json)")
 
 
@@ -22,8 +26,11 @@ def missing_operation_options(args: argparse.Namespace, command: str) -> int | N
     """Exit 2 (a usage error, nothing written) when ``--json`` lacks ``--operation-id`` or
     ``--expected-version`` (Memzoi: "required with --json"); ``None`` otherwise."""
     if args.json and (args.operation_id is None or args.expected_version is None):
-        print(f"memzoi {command}: error: --json requires --operation-id and --expected-version (read the current "
-              "version with `memzoi checkpoint list --json`)", file=sys.stderr)
+        print(
+            f"memzoi {command}: error: --json requires --operation-id and --expected-version (read the current "
+            "version with `memzoi checkpoint list --json`)",
+            file=sys.stderr,
+        )
         return 2
     return None
 
@@ -31,23 +38,35 @@ def missing_operation_options(args: argparse.Namespace, command: str) -> int | N
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``checkpoint`` and its subcommands."""
     p = add_command(
-        sub, "checkpoint", help="session checkpoints: explicit task continuity in the runtime plane",
+        sub,
+        "checkpoint",
+        help="session checkpoints: explicit task continuity in the runtime plane",
         description="Session checkpoints (type episode, lane session) live only in the runtime database, never "
         "under .memzoi/ and never in git. They store only the --note or --from-file content you give.",
-        examples=["memzoi checkpoint add --task 'Auth middleware' --note 'Stopped at token refresh'",
-                  "memzoi checkpoint list"],
-        exits={1: "a refused write or an unknown id"})
+        examples=[
+            "memzoi checkpoint add --task 'Auth middleware' --note 'Stopped at token refresh'",
+            "memzoi checkpoint list",
+        ],
+        exits={1: "a refused write or an unknown id"},
+    )
     ps = add_group(p, "checkpoint_command")
     ad = add_command(
-        ps, "add", help="store a checkpoint from a note or a file (one ledgered change)",
+        ps,
+        "add",
+        help="store a checkpoint from a note or a file (one ledgered change)",
         description="Store a session checkpoint holding exactly the --note text or the --from-file content. "
         "--successor-of names a closed or expired checkpoint whose lineage the new one continues.",
-        examples=["memzoi checkpoint add --task 'Auth middleware' --note 'Stopped at token refresh'",
-                  "memzoi checkpoint add --task 'Auth middleware' --from-file notes.md",
-                  "memzoi checkpoint add --task 'Auth middleware' --note 'Day 2' --successor-of ckpt-0123abcd4567",
-                  "memzoi checkpoint add --task T --note N --operation-id op-1 --expected-version 0 --json"],
-        exits={1: "refused (a secret in the note, an open predecessor, a version or operation-id conflict)",
-               2: "usage error (--json without --operation-id and --expected-version), or not inside a project"})
+        examples=[
+            "memzoi checkpoint add --task 'Auth middleware' --note 'Stopped at token refresh'",
+            "memzoi checkpoint add --task 'Auth middleware' --from-file notes.md",
+            "memzoi checkpoint add --task 'Auth middleware' --note 'Day 2' --successor-of ckpt-0123abcd4567",
+            "memzoi checkpoint add --task T --note N --operation-id op-1 --expected-version 0 --json",
+        ],
+        exits={
+            1: "refused (a secret in the note, an open predecessor, a version or operation-id conflict)",
+            2: "usage error (--json without --operation-id and --expected-version), or not inside a project",
+        },
+    )
     ad.add_argument("--task", required=True, help="the task the checkpoint belongs to")
     body = ad.add_mutually_exclusive_group(required=True)
     body.add_argument("--note", help="the checkpoint note (stored as given)")
@@ -56,23 +75,37 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_operation_options(ad, "the checkpoint set version you observed (`checkpoint list --json`: version)")
     add_common(ad)
     ad.set_defaults(func=run_add)
-    for name, verb, text in (("continue", run_continue, "record a continuation of an open, current checkpoint"),
-                             ("close", run_close, "close a checkpoint (terminal; closing twice is a no-op)")):
-        c = add_command(ps, name, help=text, description=text[0].upper() + text[1:] + ".",
-                        examples=[f"memzoi checkpoint {name} ckpt-0123abcd4567",
-                                  f"memzoi checkpoint {name} ckpt-0123abcd4567 --operation-id op-2 "
-                                  "--expected-version 1 --json"],
-                        exits={1: "refused (unknown id, closed or expired checkpoint, a version or operation-id "
-                               "conflict)", 2: "usage error (--json without --operation-id and --expected-version)"
-                               ", or not inside a project"})
+    for name, verb, text in (
+        ("continue", run_continue, "record a continuation of an open, current checkpoint"),
+        ("close", run_close, "close a checkpoint (terminal; closing twice is a no-op)"),
+    ):
+        c = add_command(
+            ps,
+            name,
+            help=text,
+            description=text[0].upper() + text[1:] + ".",
+            examples=[
+                f"memzoi checkpoint {name} ckpt-0123abcd4567",
+                f"memzoi checkpoint {name} ckpt-0123abcd4567 --operation-id op-2 --expected-version 1 --json",
+            ],
+            exits={
+                1: "refused (unknown id, closed or expired checkpoint, a version or operation-id conflict)",
+                2: "usage error (--json without --operation-id and --expected-version), or not inside a project",
+            },
+        )
         c.add_argument("id", metavar="ID", help="checkpoint id (see `memzoi checkpoint list`)")
         add_operation_options(c, "the checkpoint's version you observed")
         add_common(c, actor=False)
         c.set_defaults(func=verb)
-    ls = add_command(ps, "list", help="list checkpoints, newest first",
-                     description="List the session checkpoints of this project, newest first, with the checkpoint "
-                     "set version (the --expected-version of `checkpoint add`).",
-                     examples=["memzoi checkpoint list", "memzoi checkpoint list --json"], exits={})
+    ls = add_command(
+        ps,
+        "list",
+        help="list checkpoints, newest first",
+        description="List the session checkpoints of this project, newest first, with the checkpoint "
+        "set version (the --expected-version of `checkpoint add`).",
+        examples=["memzoi checkpoint list", "memzoi checkpoint list --json"],
+        exits={},
+    )
     add_common(ls, actor=False)
     ls.set_defaults(func=run_list)
 
@@ -80,8 +113,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _line(cp: dict[str, Any]) -> str:
     state = cp["status"] if cp["status"] == "closed" else ("current" if cp["current"] else "expired")
     lineage = f"  after {cp['lineage']['predecessor_id']}" if cp["lineage"]["predecessor_id"] else ""
-    return (f"{cp['id']}  {state}  v{cp['version']}  until {cp['retention_decision']['effective_boundary']}  "
-            f"{cp['task']}{lineage}")
+    return (
+        f"{cp['id']}  {state}  v{cp['version']}  until {cp['retention_decision']['effective_boundary']}  "
+        f"{cp['task']}{lineage}"
+    )
 
 
 def _emit(args: argparse.Namespace, out: dict[str, Any], verb: str) -> int:
@@ -104,9 +139,16 @@ def run_add(args: argparse.Namespace) -> int:
         return bad
     try:
         body, kind = (args.note, "note") if args.note is not None else (read_text_file(args.from_file), "file")
-        out = add_checkpoint(project_root(args), task=args.task, body=body, source_kind=kind,
-                             successor_of=args.successor_of, operation_id=args.operation_id,
-                             expected_version=args.expected_version, actor=actor(args))
+        out = add_checkpoint(
+            project_root(args),
+            task=args.task,
+            body=body,
+            source_kind=kind,
+            successor_of=args.successor_of,
+            operation_id=args.operation_id,
+            expected_version=args.expected_version,
+            actor=actor(args),
+        )
     except Refusal as err:
         return refuse(args, err)
     return _emit(args, out, "added")

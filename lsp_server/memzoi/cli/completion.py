@@ -13,13 +13,19 @@ SHELLS = ["bash", "zsh", "fish"]
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``completion``."""
     p = add_command(
-        sub, "completion", help="print a shell completion script (bash, zsh or fish)",
+        sub,
+        "completion",
+        help="print a shell completion script (bash, zsh or fish)",
         description="Print the completion script of SHELL on stdout, generated from memzoi's own argument parser "
         "by shtab. Install it where your shell loads completions.",
-        examples=["memzoi completion bash > ~/.local/share/bash-completion/completions/memzoi",
-                  "memzoi completion zsh > \"${fpath[1]}/_memzoi\"",
-                  "memzoi completion fish > ~/.config/fish/completions/memzoi.fish"],
-        exits={}, project="none")
+        examples=[
+            "memzoi completion bash > ~/.local/share/bash-completion/completions/memzoi",
+            'memzoi completion zsh > "${fpath[1]}/_memzoi"',
+            "memzoi completion fish > ~/.config/fish/completions/memzoi.fish",
+        ],
+        exits={},
+        project="none",
+    )
     p.add_argument("shell", choices=SHELLS, metavar="SHELL", help="bash, zsh or fish")
     p.set_defaults(func=run)
 

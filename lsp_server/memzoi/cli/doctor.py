@@ -15,12 +15,15 @@ from ._common import add_command
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``doctor``."""
     p = add_command(
-        sub, "doctor", help="check the workspace, the git plane and the index for drift; print repair steps",
+        sub,
+        "doctor",
+        help="check the workspace, the git plane and the index for drift; print repair steps",
         description="Report the health of the project: the records root, git, the workspace index (missing, "
         "stale or changed entries, full-text integrity), refused records and the runtime directory, with the "
         "next steps. Never writes.",
         examples=["memzoi doctor", "memzoi doctor --json --root ../other-repo"],
-        exits={0: "every check is ok", 1: "a check warns (see the next steps)"})
+        exits={0: "every check is ok", 1: "a check warns (see the next steps)"},
+    )
     add_common(p, actor=False)
     p.set_defaults(func=run)
 

@@ -13,15 +13,19 @@ from ._common import add_command
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``explain``."""
     p = add_command(
-        sub, "explain", help="explain a diagnostic code: what it means, an example and the fix",
+        sub,
+        "explain",
+        help="explain a diagnostic code: what it means, an example and the fix",
         description="Print the section of the diagnostics reference (docs/diagnostics.md, shipped with the "
         "package) for CODE, or list every code with its default severity and group.",
         examples=["memzoi explain credential_token", "memzoi explain", "memzoi explain bom --json"],
         exits={1: "the reference is missing from this installation", 2: "usage error (an unknown code)"},
-        project="none")
+        project="none",
+    )
     p.add_argument("code", nargs="?", metavar="CODE", help="a diagnostic code (default: list all codes)")
-    p.add_argument("--json", action="store_true",
-                   help="print {code, severity, group, markdown, href} (a list without CODE)")
+    p.add_argument(
+        "--json", action="store_true", help="print {code, severity, group, markdown, href} (a list without CODE)"
+    )
     p.set_defaults(func=run)
 
 
@@ -32,14 +36,20 @@ def run(args: argparse.Namespace) -> int:
 
     sections = diagnostic_sections()
     if not sections:
-        print("memzoi: the diagnostics reference is missing from this installation; reinstall memzoi-lsp",
-              file=sys.stderr)
+        print(
+            "memzoi: the diagnostics reference is missing from this installation; reinstall memzoi-lsp", file=sys.stderr
+        )
         return 1
 
     def entry(code: str) -> dict[str, Any]:
         severity, group = CODES[code]
-        return {"code": code, "severity": severity.label, "group": group, "markdown": sections.get(code, ""),
-                "href": diagnostics_href(code)}
+        return {
+            "code": code,
+            "severity": severity.label,
+            "group": group,
+            "markdown": sections.get(code, ""),
+            "href": diagnostics_href(code),
+        }
 
     if args.code is None:
         if args.json:

@@ -16,20 +16,31 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from ..exports import TARGETS  # noqa: PLC0415 lazy: start-up
 
     p = add_command(
-        sub, "export", help="write AGENTS.memory.md / CLAUDE.memory.md projections under the runtime exports folder",
+        sub,
+        "export",
+        help="write AGENTS.memory.md / CLAUDE.memory.md projections under the runtime exports folder",
         description="Write Memzoi's instruction projections (AGENTS.memory.md, CLAUDE.memory.md) of the active, "
         "current, admitted repository records of the instruction types (procedure, decision, warning, risk) "
         "under ${MEMZOI_HOME}/projects/<repository-key>/worktrees/<worktree-key>/exports/, never into the "
         "repository unless --output names a place there. Records with an unsafe or error finding are withheld "
         "(listed by id and reason only).",
-        examples=["memzoi export", "memzoi export agents-md --json",
-                  "memzoi export claude-md --output docs/CLAUDE.memory.md"],
-        exits={1: "refused (no index, an --output with `..` or under .memzoi, an existing file export did not "
-                  "write, a file changed meanwhile)"})
-    p.add_argument("targets", nargs="*", metavar="TARGET",
-                   help=f"what to export: {', '.join(TARGETS)} (default: both)")
-    p.add_argument("--output", metavar="PATH", help="write here instead of the exports folder: a folder (existing, "
-                   "or ending with /) gets the file names; a file takes one TARGET")
+        examples=[
+            "memzoi export",
+            "memzoi export agents-md --json",
+            "memzoi export claude-md --output docs/CLAUDE.memory.md",
+        ],
+        exits={
+            1: "refused (no index, an --output with `..` or under .memzoi, an existing file export did not "
+            "write, a file changed meanwhile)"
+        },
+    )
+    p.add_argument("targets", nargs="*", metavar="TARGET", help=f"what to export: {', '.join(TARGETS)} (default: both)")
+    p.add_argument(
+        "--output",
+        metavar="PATH",
+        help="write here instead of the exports folder: a folder (existing, "
+        "or ending with /) gets the file names; a file takes one TARGET",
+    )
     p.add_argument("--scope-kind", default="repo", help="scope kind of the exported records (default: repo)")
     add_common(p)
     p.set_defaults(func=run)
@@ -45,8 +56,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"memzoi export: unknown TARGET {unknown[0]!r}; one of {', '.join(TARGETS)}", file=sys.stderr)
         return 2
     try:
-        out = export(Path(args.root), list(dict.fromkeys(args.targets)) or None, output=args.output,
-                     scope_kind=args.scope_kind, actor=actor(args))
+        out = export(
+            Path(args.root),
+            list(dict.fromkeys(args.targets)) or None,
+            output=args.output,
+            scope_kind=args.scope_kind,
+            actor=actor(args),
+        )
     except ExportError as err:
         return fail(args, err.code, err.message)
     except Refusal as err:
@@ -56,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for f in out["files"]:
         print(f"{f['status']:9} {f['path']}")
-    print(f"{len(out['records'])} record(s) exported; {len(out['withheld'])} withheld"
-          + "".join(f"\n  withheld {w['id']}: {', '.join(w['reasons'])}" for w in out["withheld"]), file=sys.stderr)
+    print(
+        f"{len(out['records'])} record(s) exported; {len(out['withheld'])} withheld"
+        + "".join(f"\n  withheld {w['id']}: {', '.join(w['reasons'])}" for w in out["withheld"]),
+        file=sys.stderr,
+    )
     return 0

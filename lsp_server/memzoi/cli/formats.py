@@ -51,8 +51,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 def printable(text: str) -> str:
     """``text`` with control characters written as escapes (``\\x0a``, ``\\u2028``), so one finding stays one
     line: a file named ``a\\n::error::…`` must not start a line that CI runners read as a workflow command."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
-                        text)
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
+    )
 
 
 def text_line(l: Located, color: bool = False) -> str:
@@ -93,8 +94,9 @@ def statistics_text(rows: list[dict[str, Any]], color: bool = False) -> list[str
     """Statistics as aligned lines: ``count  code  severity``."""
     width = max((len(str(r["count"])) for r in rows), default=1)
     code_w = max((len(r["code"]) for r in rows), default=1)
-    return [f"{r['count']:>{width}}  {_paint(r['code'].ljust(code_w), r['severity'], color)}  {r['severity']}"
-            for r in rows]
+    return [
+        f"{r['count']:>{width}}  {_paint(r['code'].ljust(code_w), r['severity'], color)}  {r['severity']}" for r in rows
+    ]
 
 
 def _gh_escape(value: str, prop: bool = False) -> str:
@@ -195,22 +197,40 @@ def to_sarif(report: CheckReport, srcroot: Path | None, line_of: Callable[[Locat
     for l in report.findings:
         artifact = _artifact(shown(l), srcroot)
         fp = l.finding.data.get("fingerprint") if l.finding.data else None
-        prints = {FINGERPRINT_KEY: fp} if fp else {LINE_HASH_KEY: _line_hash(l.finding.code, artifact["uri"], line_of(l))}
-        results.append({
-            "ruleId": l.finding.code,
-            "ruleIndex": index[l.finding.code],
-            "level": _SARIF_LEVEL[l.finding.severity.label],
-            "message": {"text": l.finding.message},
-            "locations": [{"physicalLocation": {
-                "artifactLocation": artifact,
-                "region": {"startLine": l.start[0] + 1, "startColumn": l.start[1] + 1,
-                           "endLine": l.end[0] + 1, "endColumn": l.end[1] + 1},
-            }}],
-            "partialFingerprints": prints,
-        })
+        prints = (
+            {FINGERPRINT_KEY: fp} if fp else {LINE_HASH_KEY: _line_hash(l.finding.code, artifact["uri"], line_of(l))}
+        )
+        results.append(
+            {
+                "ruleId": l.finding.code,
+                "ruleIndex": index[l.finding.code],
+                "level": _SARIF_LEVEL[l.finding.severity.label],
+                "message": {"text": l.finding.message},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": artifact,
+                            "region": {
+                                "startLine": l.start[0] + 1,
+                                "startColumn": l.start[1] + 1,
+                                "endLine": l.end[0] + 1,
+                                "endColumn": l.end[1] + 1,
+                            },
+                        }
+                    }
+                ],
+                "partialFingerprints": prints,
+            }
+        )
     run: dict[str, Any] = {
-        "tool": {"driver": {"name": "memzoi", "version": __version__, "semanticVersion": __version__,
-                            "rules": [sarif_rule(code) for code in used]}},
+        "tool": {
+            "driver": {
+                "name": "memzoi",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "rules": [sarif_rule(code) for code in used],
+            }
+        },
         "columnKind": "unicodeCodePoints",
         "results": results,
     }

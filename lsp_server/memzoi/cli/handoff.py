@@ -15,13 +15,17 @@ from .context import add_pack_options, emit
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``handoff``."""
     p = add_command(
-        sub, "handoff", help="the context handed to the next session",
+        sub,
+        "handoff",
+        help="the context handed to the next session",
         description="The context pack for a task or paths, for the next session; with --include-session every "
         "open, current checkpoint is included (provenance runtime). Give --task or --path.",
-        examples=["memzoi handoff --task 'auth middleware' --include-session",
-                  "memzoi handoff --path src/auth --json"],
-        exits={1: "the index is unusable, or a path is outside the project",
-               2: "usage error (neither --task nor --path), or not inside a project"})
+        examples=["memzoi handoff --task 'auth middleware' --include-session", "memzoi handoff --path src/auth --json"],
+        exits={
+            1: "the index is unusable, or a path is outside the project",
+            2: "usage error (neither --task nor --path), or not inside a project",
+        },
+    )
     add_pack_options(p, task_required=False)
     p.set_defaults(func=run)
 
@@ -38,8 +42,14 @@ def run(args: argparse.Namespace) -> int:
         print("memzoi: --token-budget must be at least 1", file=sys.stderr)
         return 2
     try:
-        out = handoff(project_root(args), args.task, paths=args.path, token_budget=args.token_budget,
-                      include_local=args.include_local, include_session=args.include_session)
+        out = handoff(
+            project_root(args),
+            args.task,
+            paths=args.path,
+            token_budget=args.token_budget,
+            include_local=args.include_local,
+            include_session=args.include_session,
+        )
     except Refusal as err:
         return refuse(args, err)
     return emit(args, out)

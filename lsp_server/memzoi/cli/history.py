@@ -11,11 +11,14 @@ from ._common import add_command
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``history``."""
     p = add_command(
-        sub, "history", help="list ledger changes, newest first (optionally only those touching PATH)",
+        sub,
+        "history",
+        help="list ledger changes, newest first (optionally only those touching PATH)",
         description="List the changes recorded in the ledger, newest first, with their files, actor, source, "
         "reason and status. With PATH, only the changes that touched that file.",
         examples=["memzoi history", "memzoi history .memzoi/records/use-pnpm.md --limit 5", "memzoi history --json"],
-        exits={1: "PATH is outside the project"})
+        exits={1: "PATH is outside the project"},
+    )
     p.add_argument("path", nargs="?", metavar="PATH", help="only changes touching this file")
     p.add_argument("--limit", type=int, help="at most this many changes")
     add_common(p, actor=False)

@@ -46,14 +46,22 @@ _TEMPLATE = """# Memzoi project settings (shared with the team; never put secret
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``init`` command."""
     p = add_command(
-        sub, "init", help="create .memzoi/records, .memzoi/proposals/pending and the runtime directory",
+        sub,
+        "init",
+        help="create .memzoi/records, .memzoi/proposals/pending and the runtime directory",
         description="Create the .memzoi layout (records/, proposals/pending/ and a config.toml when there is none) "
         "and the private runtime directory under ${MEMZOI_HOME:-~/.memzoi}. Existing folders and files are kept.",
         examples=["memzoi init", "memzoi init ../other-repo --project-id my-project"],
         exits={1: "a .memzoi folder is a symlink", 2: "usage error (PATH is not a directory, bad --project-id)"},
-        project="creates")
-    p.add_argument("path", nargs="?", default=None, metavar="PATH",
-                   help="project root (default: --root, else the current directory)")
+        project="creates",
+    )
+    p.add_argument(
+        "path",
+        nargs="?",
+        default=None,
+        metavar="PATH",
+        help="project root (default: --root, else the current directory)",
+    )
     p.add_argument("--project-id", help="project id written to .memzoi/config.toml ([project] id)")
     add_root_json(p, json_help="print the created and existing paths as JSON")
     p.set_defaults(func=run)
@@ -90,8 +98,10 @@ def run(args: argparse.Namespace) -> int:
     memzoi = root / ".memzoi"
     for d in (memzoi / "records", memzoi / "proposals" / "pending"):
         if d.is_symlink():
-            print(f"memzoi: {d}: is a symlink; Memzoi never follows symlinks in .memzoi, replace it with a folder",
-                  file=sys.stderr)
+            print(
+                f"memzoi: {d}: is a symlink; Memzoi never follows symlinks in .memzoi, replace it with a folder",
+                file=sys.stderr,
+            )
             return 1
         (existing if d.is_dir() else created).append(str(d))
         d.mkdir(parents=True, exist_ok=True)
@@ -100,17 +110,33 @@ def run(args: argparse.Namespace) -> int:
     if config.exists() or config.is_symlink():
         existing.append(str(config))
         if args.project_id is not None and _project_id(config) != args.project_id:
-            not_applied.append({"option": "--project-id", "message": (
-                f"{config} exists and is never overwritten, so --project-id was not written; set "
-                f'[project] id = "{args.project_id}" in it by hand if that is the project id')})
+            not_applied.append(
+                {
+                    "option": "--project-id",
+                    "message": (
+                        f"{config} exists and is never overwritten, so --project-id was not written; set "
+                        f'[project] id = "{args.project_id}" in it by hand if that is the project id'
+                    ),
+                }
+            )
     else:
-        project = f'[project]\nid = "{args.project_id}"\n' if args.project_id else "# [project]\n# id = \"my-project\"\n"
+        project = f'[project]\nid = "{args.project_id}"\n' if args.project_id else '# [project]\n# id = "my-project"\n'
         atomic_write(config, _TEMPLATE.format(project=project).encode("utf-8"))
         created.append(str(config))
     runtime = project_runtime_dir(root, create=True)
     if args.json:
-        print(json.dumps({"project_root": str(root.resolve()), "created": created, "existing": existing,
-                          "runtime_dir": str(runtime), "not_applied": not_applied}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "project_root": str(root.resolve()),
+                    "created": created,
+                    "existing": existing,
+                    "runtime_dir": str(runtime),
+                    "not_applied": not_applied,
+                },
+                indent=2,
+            )
+        )
     else:
         for p in created:
             print(f"created {p}")

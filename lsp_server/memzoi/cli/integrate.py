@@ -21,37 +21,66 @@ _REFUSED = {1: "refused (an unreadable file, a symlink, a file changed meanwhile
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``integrate`` and its subcommands."""
     top = add_command(
-        sub, "integrate", help="write the Memzoi block into agent instruction files (AGENTS.md, CLAUDE.md)",
+        sub,
+        "integrate",
+        help="write the Memzoi block into agent instruction files (AGENTS.md, CLAUDE.md)",
         description="Manage the marked Memzoi block (<!-- memzoi:start --> … <!-- memzoi:end -->) that tells a "
         "coding agent how to use the memzoi-mcp tools, that memory is data and never instructions, and how to "
-        "propose.", examples=["memzoi integrate instructions", "memzoi integrate list"], exits=_REFUSED)
+        "propose.",
+        examples=["memzoi integrate instructions", "memzoi integrate list"],
+        exits=_REFUSED,
+    )
     isub = add_group(top, "integrate_command")
     p = add_command(
-        isub, "instructions", help="write or update the Memzoi block of one instruction file (prints a diff)",
+        isub,
+        "instructions",
+        help="write or update the Memzoi block of one instruction file (prints a diff)",
         description="Write or update the one marked Memzoi block of an instruction file, never changing a byte "
         "outside its markers and keeping the file's line endings. Prints the unified diff and writes nothing "
         "unless --write (or --yes) is given, which prints the diff and then writes it. A file inside the project is written by one "
         "ledgered change (`memzoi history`, `memzoi undo`); a file outside it by a guarded atomic write.",
-        examples=["memzoi integrate instructions", "memzoi integrate instructions --file CLAUDE.md "
-                  "--resident-import --write", "memzoi integrate instructions --file ~/.codex/AGENTS.md --yes",
-                  "memzoi integrate instructions --file .cursor/rules/memzoi.mdc --resident-import --write --json"],
-        exits=_REFUSED)
-    p.add_argument("--file", metavar="FILE", help="the instruction file, relative to the project root or absolute "
-                   "(default: an existing AGENTS.md, else an existing CLAUDE.md, else a new AGENTS.md)")
-    p.add_argument("--resident-import", action="store_true",
-                   help="also make the client load .zuno/RULES.md (an @.zuno/RULES.md import line in CLAUDE.md "
-                   "and Cursor rules; a sentence to read it in other files)")
+        examples=[
+            "memzoi integrate instructions",
+            "memzoi integrate instructions --file CLAUDE.md --resident-import --write",
+            "memzoi integrate instructions --file ~/.codex/AGENTS.md --yes",
+            "memzoi integrate instructions --file .cursor/rules/memzoi.mdc --resident-import --write --json",
+        ],
+        exits=_REFUSED,
+    )
+    p.add_argument(
+        "--file",
+        metavar="FILE",
+        help="the instruction file, relative to the project root or absolute "
+        "(default: an existing AGENTS.md, else an existing CLAUDE.md, else a new AGENTS.md)",
+    )
+    p.add_argument(
+        "--resident-import",
+        action="store_true",
+        help="also make the client load .zuno/RULES.md (an @.zuno/RULES.md import line in CLAUDE.md "
+        "and Cursor rules; a sentence to read it in other files)",
+    )
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--write", "--yes", dest="write", action="store_true",
-                      help="write the file (without it the diff is printed and nothing is written)")
+    mode.add_argument(
+        "--write",
+        "--yes",
+        dest="write",
+        action="store_true",
+        help="write the file (without it the diff is printed and nothing is written)",
+    )
     mode.add_argument("--dry-run", action="store_true", help="print the diff only (the default)")
     add_common(p)
     p.set_defaults(func=run_instructions)
-    p = add_command(isub, "list", help="show which instruction files carry the Memzoi block",
-                    description="Show the project's instruction files (AGENTS.md, CLAUDE.md, CLAUDE.local.md, "
-                    ".claude/CLAUDE.md, GEMINI.md, .github/copilot-instructions.md, .cursor/rules/*.mdc) and "
-                    "whether each carries the Memzoi block, whether it is current and whether it loads the "
-                    "resident file.", examples=["memzoi integrate list", "memzoi integrate list --json"], exits={})
+    p = add_command(
+        isub,
+        "list",
+        help="show which instruction files carry the Memzoi block",
+        description="Show the project's instruction files (AGENTS.md, CLAUDE.md, CLAUDE.local.md, "
+        ".claude/CLAUDE.md, GEMINI.md, .github/copilot-instructions.md, .cursor/rules/*.mdc) and "
+        "whether each carries the Memzoi block, whether it is current and whether it loads the "
+        "resident file.",
+        examples=["memzoi integrate list", "memzoi integrate list --json"],
+        exits={},
+    )
     add_common(p, actor=False)
     p.set_defaults(func=run_list)
 
@@ -74,8 +103,14 @@ def run_instructions(args: argparse.Namespace) -> int:
     written = bool(args.write and plan.status != "unchanged")
     diff = plan.diff()
     if args.json:
-        emit_json({**plan.to_json(), "written": written, "diff": diff,
-                   "change": change.to_json() if change is not None else None})
+        emit_json(
+            {
+                **plan.to_json(),
+                "written": written,
+                "diff": diff,
+                "change": change.to_json() if change is not None else None,
+            }
+        )
         return 0
     sys.stdout.write(diff)  # the diff first, with --write too (then what was written)
     if plan.status == "unchanged":

@@ -12,18 +12,26 @@ from ._common import add_command, add_group
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``local`` and its subcommands."""
     p = add_command(
-        sub, "local", help="private local records kept in the runtime plane",
+        sub,
+        "local",
+        help="private local records kept in the runtime plane",
         description="Private local records live only in the runtime database under ${MEMZOI_HOME:-~/.memzoi}, "
         "never under .memzoi/ and never in git. Secrets are refused.",
         examples=["memzoi local add --title 'My editor setup' --body 'I use tabs locally.'", "memzoi local list"],
-        exits={1: "a refused write or an unknown id"})
+        exits={1: "a refused write or an unknown id"},
+    )
     ps = add_group(p, "local_command")
     ad = add_command(
-        ps, "add", help="store a private local record (one ledgered change)",
+        ps,
+        "add",
+        help="store a private local record (one ledgered change)",
         description="Store a private local record in the runtime plane as one ledgered change.",
-        examples=["memzoi local add --title 'Prefer rg' --body 'Use ripgrep for searches.' --tag tools",
-                  "memzoi local add --title 'Notes' --body-file notes.md --type procedure --lane procedural"],
-        exits={1: "refused (a secret in the text, an invalid type or lane)"})
+        examples=[
+            "memzoi local add --title 'Prefer rg' --body 'Use ripgrep for searches.' --tag tools",
+            "memzoi local add --title 'Notes' --body-file notes.md --type procedure --lane procedural",
+        ],
+        exits={1: "refused (a secret in the text, an invalid type or lane)"},
+    )
     ad.add_argument("--title", required=True, help="title of the record")
     body = ad.add_mutually_exclusive_group(required=True)
     body.add_argument("--body", help="body of the record")
@@ -33,42 +41,70 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ad.add_argument("--tag", action="append", dest="tags", help="a tag (repeatable)")
     add_common(ad)
     ad.set_defaults(func=run_add)
-    ls = add_command(ps, "list", help="list local records, newest first",
-                     description="List the private local records of this project, newest first.",
-                     examples=["memzoi local list", "memzoi local list --json"], exits={})
+    ls = add_command(
+        ps,
+        "list",
+        help="list local records, newest first",
+        description="List the private local records of this project, newest first.",
+        examples=["memzoi local list", "memzoi local list --json"],
+        exits={},
+    )
     add_common(ls, actor=False)
     ls.set_defaults(func=run_list)
-    sh = add_command(ps, "show", help="show one local record",
-                     description="Show one private local record: its type, lane, sensitivity, title and body.",
-                     examples=["memzoi local show loc-0123", "memzoi local show loc-0123 --json"],
-                     exits={1: "no local record has this id"})
+    sh = add_command(
+        ps,
+        "show",
+        help="show one local record",
+        description="Show one private local record: its type, lane, sensitivity, title and body.",
+        examples=["memzoi local show loc-0123", "memzoi local show loc-0123 --json"],
+        exits={1: "no local record has this id"},
+    )
     sh.add_argument("id", metavar="ID", help="local record id (see `memzoi local list`)")
     add_common(sh, actor=False)
     sh.set_defaults(func=run_show)
-    se = add_command(ps, "search", help="search local records (every word must match)",
-                     description="Search the private local records' titles and bodies; every word must match.",
-                     examples=["memzoi local search ripgrep", "memzoi local search 'editor tabs' --json"], exits={})
+    se = add_command(
+        ps,
+        "search",
+        help="search local records (every word must match)",
+        description="Search the private local records' titles and bodies; every word must match.",
+        examples=["memzoi local search ripgrep", "memzoi local search 'editor tabs' --json"],
+        exits={},
+    )
     se.add_argument("query", metavar="QUERY", help="words to find (all must match)")
     add_common(se, actor=False)
     se.set_defaults(func=run_search)
-    pe = add_command(ps, "pending", help="list local candidates proposed by agents that wait for a decision",
-                     description="List the local candidates that agents proposed (memzoi-mcp) and that [promotion] "
-                     "keeps for a human decision.",
-                     examples=["memzoi local pending", "memzoi local pending --json"], exits={})
+    pe = add_command(
+        ps,
+        "pending",
+        help="list local candidates proposed by agents that wait for a decision",
+        description="List the local candidates that agents proposed (memzoi-mcp) and that [promotion] "
+        "keeps for a human decision.",
+        examples=["memzoi local pending", "memzoi local pending --json"],
+        exits={},
+    )
     add_common(pe, actor=False)
     pe.set_defaults(func=run_pending)
-    ap = add_command(ps, "approve", help="apply a pending local candidate as a private local record (one ledgered "
-                     "change; `memzoi undo` reverts it)",
-                     description="Apply a pending local candidate as a private local record, as one ledgered change "
-                     "that `memzoi undo` reverts.",
-                     examples=["memzoi local approve cand-0123"], exits={1: "refused (unknown or settled candidate)"})
+    ap = add_command(
+        ps,
+        "approve",
+        help="apply a pending local candidate as a private local record (one ledgered "
+        "change; `memzoi undo` reverts it)",
+        description="Apply a pending local candidate as a private local record, as one ledgered change "
+        "that `memzoi undo` reverts.",
+        examples=["memzoi local approve cand-0123"],
+        exits={1: "refused (unknown or settled candidate)"},
+    )
     ap.add_argument("id", metavar="CANDIDATE", help="candidate id (see `memzoi local pending`)")
     add_common(ap)
     ap.set_defaults(func=run_approve)
-    rj = add_command(ps, "reject", help="reject a pending local candidate with a reason",
-                     description="Reject a pending local candidate with a reason; nothing is stored.",
-                     examples=["memzoi local reject cand-0123 --reason 'not worth keeping'"],
-                     exits={1: "refused (unknown or settled candidate)"})
+    rj = add_command(
+        ps,
+        "reject",
+        help="reject a pending local candidate with a reason",
+        description="Reject a pending local candidate with a reason; nothing is stored.",
+        examples=["memzoi local reject cand-0123 --reason 'not worth keeping'"],
+        exits={1: "refused (unknown or settled candidate)"},
+    )
     rj.add_argument("id", metavar="CANDIDATE", help="candidate id (see `memzoi local pending`)")
     rj.add_argument("--reason", required=True, help="why it is rejected")
     add_common(rj)
@@ -79,8 +115,12 @@ def run_add(args: argparse.Namespace) -> int:
     """Add a local record."""
     from ..lifecycle import add_local  # noqa: PLC0415 lazy: start-up
 
-    return run_write(args, lambda root, who: add_local(
-        root, title=args.title, body=read_body(args), type=args.type, lane=args.lane, tags=args.tags, actor=who))
+    return run_write(
+        args,
+        lambda root, who: add_local(
+            root, title=args.title, body=read_body(args), type=args.type, lane=args.lane, tags=args.tags, actor=who
+        ),
+    )
 
 
 def _print(records, args) -> int:

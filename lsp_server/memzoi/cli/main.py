@@ -20,12 +20,40 @@ from .. import __version__
 
 #: Command modules, in help order (``-`` in a command name is ``_`` in its module's). Each has
 #: ``register(subparsers)`` which sets ``func`` on its parser.
-COMMANDS = ["init", "check", "upgrade", "proposals", "local", "checkpoint", "session-end",
-            "import", "capture",
-            "supersede", "tombstone",
-            "materialize", "reattest", "undo", "history", "reconcile", "resident", "rebuild", "search", "context",
-            "handoff", "precheck", "expiry", "maintenance", "safety", "integrate",
-            "export", "mcp", "doctor", "explain", "schema", "completion"]
+COMMANDS = [
+    "init",
+    "check",
+    "upgrade",
+    "proposals",
+    "local",
+    "checkpoint",
+    "session-end",
+    "import",
+    "capture",
+    "supersede",
+    "tombstone",
+    "materialize",
+    "reattest",
+    "undo",
+    "history",
+    "reconcile",
+    "resident",
+    "rebuild",
+    "search",
+    "context",
+    "handoff",
+    "precheck",
+    "expiry",
+    "maintenance",
+    "safety",
+    "integrate",
+    "export",
+    "mcp",
+    "doctor",
+    "explain",
+    "schema",
+    "completion",
+]
 
 #: Commands whose module name differs from the command's (``import`` is a Python keyword).
 _MODULES = {"import": "import_plan"}
@@ -40,8 +68,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         epilog="Run `memzoi COMMAND --help` for a command's options, examples and exit codes.",
     )
     parser.add_argument("--version", action="version", version=f"memzoi {__version__}")
-    parser.add_argument("--debug", action="store_true",
-                        help="log on stderr, with the stack of internal errors (never file contents)")
+    parser.add_argument(
+        "--debug", action="store_true", help="log on stderr, with the stack of internal errors (never file contents)"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         if only is None or name == only:
@@ -92,8 +121,12 @@ def main(argv: list[str] | None = None) -> int:
         from ..barrier import log_internal_error  # noqa: PLC0415 lazy: start-up
 
         log_internal_error(err)
-        return _fail(args, "internal_error", f"internal error ({type(err).__name__}); this is a bug in memzoi-lsp: "
-                     "please report it with the output of the same command run with `memzoi --debug`")
+        return _fail(
+            args,
+            "internal_error",
+            f"internal error ({type(err).__name__}); this is a bug in memzoi-lsp: "
+            "please report it with the output of the same command run with `memzoi --debug`",
+        )
 
 
 def _total_output() -> None:
@@ -110,8 +143,11 @@ def _total_output() -> None:
 
 #: errno → (error code, what to do), for the errors a file operation meets in practice.
 _OS_ERRORS: dict[int, tuple[str, str]] = {
-    errno.ENAMETOOLONG: ("name_too_long", "the name is longer than the file system allows; use the file id of an "
-                         "existing file (`memzoi proposals list`, `memzoi history`)"),
+    errno.ENAMETOOLONG: (
+        "name_too_long",
+        "the name is longer than the file system allows; use the file id of an "
+        "existing file (`memzoi proposals list`, `memzoi history`)",
+    ),
     errno.EACCES: ("permission_denied", "check the permissions of the file and its folders"),
     errno.EPERM: ("permission_denied", "check the permissions and attributes of the file and its folders"),
     errno.EROFS: ("read_only_file_system", "the file system is mounted read-only; run where it is writable"),

@@ -19,52 +19,77 @@ from ._common import add_command, add_group
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``materialize`` and its subcommands."""
     p = add_command(
-        sub, "materialize", help="materialize a reviewed record: candidate, plan, decide, apply",
+        sub,
+        "materialize",
+        help="materialize a reviewed record: candidate, plan, decide, apply",
         description="Memzoi's reviewed materialization flow: a candidate from a draft record, its derived plan, an "
         "explicit decision, then apply writes the record with its materialization attestation (one ledgered "
         "change). Artifacts go to stdout or to a new file outside .memzoi.",
-        examples=["memzoi materialize candidate draft.md --output cand.json",
-                  "memzoi materialize plan cand.json --output plan.json",
-                  "memzoi materialize decide plan.json --candidate cand.json --output decision.json",
-                  "memzoi materialize apply --candidate cand.json --plan plan.json --decision decision.json"],
-        exits={1: "refused (an invalid or mismatched artifact, a gate or detector finding)"})
+        examples=[
+            "memzoi materialize candidate draft.md --output cand.json",
+            "memzoi materialize plan cand.json --output plan.json",
+            "memzoi materialize decide plan.json --candidate cand.json --output decision.json",
+            "memzoi materialize apply --candidate cand.json --plan plan.json --decision decision.json",
+        ],
+        exits={1: "refused (an invalid or mismatched artifact, a gate or detector finding)"},
+    )
     ps = add_group(p, "materialize_command")
-    c = add_command(ps, "candidate", help="build a candidate JSON from a draft record file",
-                    description="Build a materialization candidate from a draft record (Markdown with frontmatter).",
-                    examples=["memzoi materialize candidate draft.md", "memzoi materialize candidate draft.md "
-                              "--action update --output cand.json"],
-                    exits={1: "refused (an unreadable or invalid draft, an existing --output file)"})
+    c = add_command(
+        ps,
+        "candidate",
+        help="build a candidate JSON from a draft record file",
+        description="Build a materialization candidate from a draft record (Markdown with frontmatter).",
+        examples=[
+            "memzoi materialize candidate draft.md",
+            "memzoi materialize candidate draft.md --action update --output cand.json",
+        ],
+        exits={1: "refused (an unreadable or invalid draft, an existing --output file)"},
+    )
     c.add_argument("draft", metavar="DRAFT.md", help="the draft record file")
-    c.add_argument("--action", choices=["create", "update"], default="create",
-                   help="create a new record or update an existing one (default: create)")
+    c.add_argument(
+        "--action",
+        choices=["create", "update"],
+        default="create",
+        help="create a new record or update an existing one (default: create)",
+    )
     c.add_argument("--output", help="write to this new file (outside .memzoi) instead of stdout")
     add_common(c, actor=False)
     c.set_defaults(func=run_candidate)
-    pl = add_command(ps, "plan", help="derive the plan of a candidate",
-                     description="Derive the materialization plan of a candidate (deterministic).",
-                     examples=["memzoi materialize plan cand.json --output plan.json"],
-                     exits={1: "refused (an invalid candidate, an existing --output file)"})
+    pl = add_command(
+        ps,
+        "plan",
+        help="derive the plan of a candidate",
+        description="Derive the materialization plan of a candidate (deterministic).",
+        examples=["memzoi materialize plan cand.json --output plan.json"],
+        exits={1: "refused (an invalid candidate, an existing --output file)"},
+    )
     pl.add_argument("candidate", metavar="CANDIDATE.json", help="the candidate artifact")
     pl.add_argument("--output", help="write to this new file (outside .memzoi) instead of stdout")
     add_common(pl, actor=False)
     pl.set_defaults(func=run_plan)
-    d = add_command(ps, "decide", help="record the explicit decision to write a plan",
-                    description="Record the explicit human decision to write a plan (decision time now, or "
-                    "--decision-at).",
-                    examples=["memzoi materialize decide plan.json --candidate cand.json --output decision.json"],
-                    exits={1: "refused (the plan was not derived from the candidate, a bad --decision-at)"})
+    d = add_command(
+        ps,
+        "decide",
+        help="record the explicit decision to write a plan",
+        description="Record the explicit human decision to write a plan (decision time now, or --decision-at).",
+        examples=["memzoi materialize decide plan.json --candidate cand.json --output decision.json"],
+        exits={1: "refused (the plan was not derived from the candidate, a bad --decision-at)"},
+    )
     d.add_argument("plan", metavar="PLAN.json", help="the plan artifact")
     d.add_argument("--candidate", required=True, metavar="CANDIDATE.json", help="the candidate the plan came from")
     d.add_argument("--decision-at", help="decision time, RFC 3339 (default: now)")
     d.add_argument("--output", help="write to this new file (outside .memzoi) instead of stdout")
     add_common(d, actor=False)
     d.set_defaults(func=run_decide)
-    a = add_command(ps, "apply", help="write the decided record with its attestation (one ledgered change)",
-                    description="Revalidate candidate, plan and decision, then write the record with its "
-                    "materialization attestation as one ledgered change.",
-                    examples=["memzoi materialize apply --candidate cand.json --plan plan.json "
-                              "--decision decision.json"],
-                    exits={1: "refused (mismatched artifacts, a gate or detector finding, a changed file)"})
+    a = add_command(
+        ps,
+        "apply",
+        help="write the decided record with its attestation (one ledgered change)",
+        description="Revalidate candidate, plan and decision, then write the record with its "
+        "materialization attestation as one ledgered change.",
+        examples=["memzoi materialize apply --candidate cand.json --plan plan.json --decision decision.json"],
+        exits={1: "refused (mismatched artifacts, a gate or detector finding, a changed file)"},
+    )
     a.add_argument("--candidate", required=True, metavar="CANDIDATE.json", help="the candidate artifact")
     a.add_argument("--plan", required=True, metavar="PLAN.json", help="the plan artifact")
     a.add_argument("--decision", required=True, metavar="DECISION.json", help="the decision artifact")
@@ -153,5 +178,6 @@ def run_apply(args: argparse.Namespace) -> int:
     except Refusal as err:
         return refuse(args, err)
     expected = {"candidate_id": args.candidate_id, "plan_id": args.plan_id, "decision_id": args.decision_id}
-    return run_write(args, lambda root, who: materialize_apply(root, candidate, plan, decision, actor=who,
-                                                               expected_ids=expected))
+    return run_write(
+        args, lambda root, who: materialize_apply(root, candidate, plan, decision, actor=who, expected_ids=expected)
+    )

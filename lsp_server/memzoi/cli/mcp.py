@@ -15,26 +15,42 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``mcp`` and ``mcp config``."""
     from ..mcpconfig import CLIENTS  # noqa: PLC0415 lazy: start-up
 
-    top = add_command(sub, "mcp", help="set up agent clients to use memzoi-mcp",
-                      description="Set up coding-agent clients (Claude Code, Codex, Cursor, VS Code, Zed) to start "
-                      "memzoi-mcp, the Model Context Protocol server of this project's memory.",
-                      examples=["memzoi mcp config claude-code"], exits={1: "memzoi-mcp is not installed"},
-                      project="none")
+    top = add_command(
+        sub,
+        "mcp",
+        help="set up agent clients to use memzoi-mcp",
+        description="Set up coding-agent clients (Claude Code, Codex, Cursor, VS Code, Zed) to start "
+        "memzoi-mcp, the Model Context Protocol server of this project's memory.",
+        examples=["memzoi mcp config claude-code"],
+        exits={1: "memzoi-mcp is not installed"},
+        project="none",
+    )
     msub = add_group(top, "mcp_command")
     p = add_command(
-        msub, "config", help="print the client's configuration snippet for this machine",
+        msub,
+        "config",
+        help="print the client's configuration snippet for this machine",
         description="Print the configuration snippet that makes CLIENT start this machine's memzoi-mcp (its "
         "absolute path): `claude mcp add` and a committed .mcp.json for Claude Code, config.toml with env_vars for "
         "Codex, ${workspaceFolder} for Cursor and VS Code, context_servers for Zed. docs/mcp.md explains each.",
-        examples=["memzoi mcp config claude-code", "memzoi mcp config codex >> ~/.codex/config.toml",
-                  "memzoi mcp config zed --project-root . --json"],
-        exits={1: "memzoi-mcp is not installed beside this memzoi nor on PATH"}, project="none")
+        examples=[
+            "memzoi mcp config claude-code",
+            "memzoi mcp config codex >> ~/.codex/config.toml",
+            "memzoi mcp config zed --project-root . --json",
+        ],
+        exits={1: "memzoi-mcp is not installed beside this memzoi nor on PATH"},
+        project="none",
+    )
     p.add_argument("client", metavar="CLIENT", choices=CLIENTS, help=f"one of {', '.join(CLIENTS)}")
-    p.add_argument("--project-root", metavar="DIR",
-                   help="pin this project (--root DIR) instead of letting the client say where it works (Zed, "
-                   "which sends no MCP roots: default the project found from the current directory)")
-    p.add_argument("--json", action="store_true", help="print {client, command, snippets: [{name, where, format, "
-                   "text}]} instead")
+    p.add_argument(
+        "--project-root",
+        metavar="DIR",
+        help="pin this project (--root DIR) instead of letting the client say where it works (Zed, "
+        "which sends no MCP roots: default the project found from the current directory)",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print {client, command, snippets: [{name, where, format, text}]} instead"
+    )
     p.set_defaults(func=run_config)
 
 
@@ -44,11 +60,14 @@ def run_config(args: argparse.Namespace) -> int:
 
     command = server_command()
     if command is None:
-        return fail(args, "not_installed", "memzoi-mcp is neither beside this memzoi nor on PATH; install "
-                    "memzoi-lsp (see the README) and run this command from its environment")
+        return fail(
+            args,
+            "not_installed",
+            "memzoi-mcp is neither beside this memzoi nor on PATH; install "
+            "memzoi-lsp (see the README) and run this command from its environment",
+        )
     project = os.path.abspath(args.project_root) if args.project_root else None
     if project is None and args.client == "zed":  # Zed sends no roots: pin the project found from here
-
         project = str(project_root(args))
     found = snippets(args.client, command, project=project)
     if args.json:

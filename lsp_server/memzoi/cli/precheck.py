@@ -15,14 +15,19 @@ from ._common import add_command
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``precheck``."""
     p = add_command(
-        sub, "precheck", help="risks, warnings and failed attempts for a path, an action or a command",
+        sub,
+        "precheck",
+        help="risks, warnings and failed attempts for a path, an action or a command",
         description="Memzoi's precheck: the active, current risk, warning and failed_attempt records whose "
         "applies_to matches --path (exact 5, trailing /** 4, ancestor folder 3, descendant 2) or whose text matches "
         "--action/--command (with a path, text hits must match the path too). At most 25, best first. Reads only.",
-        examples=["memzoi precheck --path src/auth/session.ts",
-                  "memzoi precheck --path config/keys.toml --action 'rotate signing keys' --json",
-                  "memzoi precheck --command 'npm install'"],
-        exits={1: "the index is unusable, or the path is outside the project"})
+        examples=[
+            "memzoi precheck --path src/auth/session.ts",
+            "memzoi precheck --path config/keys.toml --action 'rotate signing keys' --json",
+            "memzoi precheck --command 'npm install'",
+        ],
+        exits={1: "the index is unusable, or the path is outside the project"},
+    )
     p.add_argument("--path", help="repository-relative path about to be changed")
     p.add_argument("--action", help="the planned action, in words")
     p.add_argument("--command", help="the planned shell command")
@@ -37,8 +42,9 @@ def run(args: argparse.Namespace) -> int:
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     try:
-        out = precheck(project_root(args), path=args.path, action=args.action, command=args.command,
-                       scope_kind=args.scope_kind)
+        out = precheck(
+            project_root(args), path=args.path, action=args.action, command=args.command, scope_kind=args.scope_kind
+        )
     except Refusal as err:
         return refuse(args, err)
     if args.json:
@@ -49,8 +55,10 @@ def run(args: argparse.Namespace) -> int:
     for w in out["warnings"]:
         cite = w["citations"][0]
         where = f"path {cite['path']} (score {w['path_score']})" if w["path_score"] else "text match"
-        print(f"[{w['severity']}] {w['record_id']}: {w['message']}\n    {where}, provenance {cite['provenance']}, "
-              f"{cite['file']}\n    {w['suggested_next_step']}")
+        print(
+            f"[{w['severity']}] {w['record_id']}: {w['message']}\n    {where}, provenance {cite['provenance']}, "
+            f"{cite['file']}\n    {w['suggested_next_step']}"
+        )
     for h in out["withheld"]:
         print(f"withheld {h['id']}: {', '.join(h['reasons'])}")
     return 0

@@ -48,9 +48,17 @@ class Progress:
     show (see the module docstring); tests inject them. :meth:`finish` clears the line. Writing never raises:
     a terminal that went away only ends the progress."""
 
-    def __init__(self, what: str, verb: str, *, stream: TextIO | None = None, enabled: bool | None = None,
-                 min_files: int = MIN_FILES, delay: float = DELAY,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        what: str,
+        verb: str,
+        *,
+        stream: TextIO | None = None,
+        enabled: bool | None = None,
+        min_files: int = MIN_FILES,
+        delay: float = DELAY,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.what = what
         self.verb = verb
         self.stream = stream if stream is not None else sys.stderr

@@ -12,48 +12,75 @@ from ._common import add_command, add_group, refuse_linked_plane
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``proposals`` and its subcommands."""
     p = add_command(
-        sub, "proposals", help="list, show, apply, reject or route pending proposal packets",
+        sub,
+        "proposals",
+        help="list, show, apply, reject or route pending proposal packets",
         description="Review pending proposal packets (.memzoi/proposals/pending) and resolve them. Approval is not "
         "application: a packet is applied only by `memzoi proposals apply`.",
-        examples=["memzoi proposals list", "memzoi proposals apply prefer-small-pull-requests",
-                  "memzoi proposals reject old-idea --reason 'superseded by the new policy'"],
-        exits={1: "refused (a blocking finding, a failed precondition, a changed file)"})
+        examples=[
+            "memzoi proposals list",
+            "memzoi proposals apply prefer-small-pull-requests",
+            "memzoi proposals reject old-idea --reason 'superseded by the new policy'",
+        ],
+        exits={1: "refused (a blocking finding, a failed precondition, a changed file)"},
+    )
     ps = add_group(p, "proposals_command")
-    lp = add_command(ps, "list", help="list pending proposals (with what blocks applying them)",
-                     description="List the pending proposal packets with their action, title and every code that "
-                     "blocks applying them (the can-apply rule of the editor and `proposals apply`).",
-                     examples=["memzoi proposals list", "memzoi proposals list --json"], exits={})
+    lp = add_command(
+        ps,
+        "list",
+        help="list pending proposals (with what blocks applying them)",
+        description="List the pending proposal packets with their action, title and every code that "
+        "blocks applying them (the can-apply rule of the editor and `proposals apply`).",
+        examples=["memzoi proposals list", "memzoi proposals list --json"],
+        exits={},
+    )
     add_common(lp, actor=False)
     lp.set_defaults(func=run_list)
-    sp = add_command(ps, "show", help="show one pending proposal",
-                     description="Show one pending packet: its fields, findings and body (detected secrets masked).",
-                     examples=["memzoi proposals show prefer-small-pull-requests"],
-                     exits={1: "no such pending proposal"})
+    sp = add_command(
+        ps,
+        "show",
+        help="show one pending proposal",
+        description="Show one pending packet: its fields, findings and body (detected secrets masked).",
+        examples=["memzoi proposals show prefer-small-pull-requests"],
+        exits={1: "no such pending proposal"},
+    )
     sp.add_argument("packet", metavar="PROPOSAL", help="file id or path of the packet")
     add_common(sp, actor=False)
     sp.set_defaults(func=run_show)
-    ap = add_command(ps, "apply", help="apply a pending proposal (one ledgered change)",
-                     description="Apply a pending proposal: write the record and move the packet to resolved/, as "
-                     "one ledgered change that `memzoi undo` can revert.",
-                     examples=["memzoi proposals apply prefer-small-pull-requests --actor alice"],
-                     exits={1: "refused (a blocking finding, a failed precondition, a changed file)"})
+    ap = add_command(
+        ps,
+        "apply",
+        help="apply a pending proposal (one ledgered change)",
+        description="Apply a pending proposal: write the record and move the packet to resolved/, as "
+        "one ledgered change that `memzoi undo` can revert.",
+        examples=["memzoi proposals apply prefer-small-pull-requests --actor alice"],
+        exits={1: "refused (a blocking finding, a failed precondition, a changed file)"},
+    )
     ap.add_argument("packet", metavar="PROPOSAL", help="file id or path of the packet")
     add_common(ap)
     ap.set_defaults(func=run_apply)
-    rp = add_command(ps, "reject", help="reject a pending proposal with a reason (one ledgered change)",
-                     description="Reject a pending proposal with a reason; a packet that is not repo-safe is "
-                     "archived as Memzoi's redacted hash receipt.",
-                     examples=["memzoi proposals reject old-idea --reason 'we keep npm'"],
-                     exits={1: "refused (no such pending proposal, a changed file)"})
+    rp = add_command(
+        ps,
+        "reject",
+        help="reject a pending proposal with a reason (one ledgered change)",
+        description="Reject a pending proposal with a reason; a packet that is not repo-safe is "
+        "archived as Memzoi's redacted hash receipt.",
+        examples=["memzoi proposals reject old-idea --reason 'we keep npm'"],
+        exits={1: "refused (no such pending proposal, a changed file)"},
+    )
     rp.add_argument("packet", metavar="PROPOSAL", help="file id or path of the packet")
     rp.add_argument("--reason", required=True, help="why it is rejected (written into the resolution)")
     add_common(rp)
     rp.set_defaults(func=run_reject)
-    lo = add_command(ps, "route-local", help="turn a pending proposal into a private local record and resolve it",
-                     description="Turn a pending proposal into a private local record (runtime plane) and resolve "
-                     "the packet, as one ledgered change.",
-                     examples=["memzoi proposals route-local my-private-note"],
-                     exits={1: "refused (a secret in the packet, a changed file)"})
+    lo = add_command(
+        ps,
+        "route-local",
+        help="turn a pending proposal into a private local record and resolve it",
+        description="Turn a pending proposal into a private local record (runtime plane) and resolve "
+        "the packet, as one ledgered change.",
+        examples=["memzoi proposals route-local my-private-note"],
+        exits={1: "refused (a secret in the packet, a changed file)"},
+    )
     lo.add_argument("packet", metavar="PROPOSAL", help="file id or path of the packet")
     add_common(lo)
     lo.set_defaults(func=run_route_local)
@@ -156,8 +183,7 @@ def run_show(args: argparse.Namespace) -> int:
     doc = analysis.document
     body = redact(doc.text, secrets, *doc.body_span) if secrets else doc.body
     if args.json:
-        emit_json({**row.to_json(), "frontmatter": None if secrets else doc.data,
-                   "body": body, "findings": findings})
+        emit_json({**row.to_json(), "frontmatter": None if secrets else doc.data, "body": body, "findings": findings})
         return 0
     print(f"{row.id} ({row.action or '?'}): {row.shown_title}")
     print(f"  path: {row.path}\n  sensitivity: {row.sensitivity}  content_class: {row.content_class}")

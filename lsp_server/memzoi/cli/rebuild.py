@@ -18,13 +18,15 @@ from ._common import add_command, refuse_linked_plane
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``rebuild``."""
     p = add_command(
-        sub, "rebuild", help="recreate the workspace index (records, proposals, full-text search) from the .memzoi "
-        "files",
+        sub,
+        "rebuild",
+        help="recreate the workspace index (records, proposals, full-text search) from the .memzoi files",
         description="Recreate the disposable workspace index (SQLite, full-text search) in the runtime directory "
         "from the .memzoi files. Progress (files done, rate) is shown on stderr when it is a terminal and TERM is not "
         "dumb, never on stdout; --no-progress turns it off.",
         examples=["memzoi rebuild", "memzoi rebuild --json"],
-        exits={1: "the index cannot be written, or a .memzoi, records or proposals folder is a symlink"})
+        exits={1: "the index cannot be written, or a .memzoi, records or proposals folder is a symlink"},
+    )
     add_common(p, actor=False)
     add_progress_option(p)
     p.set_defaults(func=run)
@@ -32,9 +34,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def add_progress_option(p: argparse.ArgumentParser) -> None:
     """Add ``--no-progress`` (see :mod:`memzoi.cli.progress`)."""
-    p.add_argument("--no-progress", action="store_true",
-                   help="never draw the progress line on stderr (it is drawn only when stderr is a terminal, TERM "
-                   "is not dumb and the run is long)")
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="never draw the progress line on stderr (it is drawn only when stderr is a terminal, TERM "
+        "is not dumb and the run is long)",
+    )
 
 
 def damaged(db: Path) -> bool:
@@ -102,18 +107,22 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.finish()
     if args.json:
-        emit_json({
-            "records_root": str(root / ".memzoi" / "records"),
-            "db_path": str(db),
-            "record_ids": result.record_ids,
-            "proposal_ids": result.proposal_ids,
-            "files_indexed": result.files,
-            "refused": result.refused,
-            "seconds": round(result.seconds, 3),
-        })
+        emit_json(
+            {
+                "records_root": str(root / ".memzoi" / "records"),
+                "db_path": str(db),
+                "record_ids": result.record_ids,
+                "proposal_ids": result.proposal_ids,
+                "files_indexed": result.files,
+                "refused": result.refused,
+                "seconds": round(result.seconds, 3),
+            }
+        )
     else:
-        print(f"indexed {result.files} file(s): {len(result.record_ids)} record(s), {len(result.proposal_ids)} "
-              f"proposal(s), {len(result.refused)} refused admission, in {result.seconds:.2f} s")
+        print(
+            f"indexed {result.files} file(s): {len(result.record_ids)} record(s), {len(result.proposal_ids)} "
+            f"proposal(s), {len(result.refused)} refused admission, in {result.seconds:.2f} s"
+        )
         print(f"index: {db}")
         for r in result.refused[:10]:
             print(f"  refused {r['path']}: {', '.join(r['refusals'])} (see `memzoi check`)")

@@ -12,13 +12,23 @@ from ._common import add_command
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``reconcile``."""
     p = add_command(
-        sub, "reconcile", help="classify interrupted changes (never replays); recover uncertain ones",
+        sub,
+        "reconcile",
+        help="classify interrupted changes (never replays); recover uncertain ones",
         description="Classify changes interrupted by a crash from the files on disk (never replaying a write); "
         "with --recover, settle an uncertain change as a new change.",
-        examples=["memzoi reconcile", "memzoi reconcile --recover chg_01a2437c0f4ce7b2a3d04179 restore-before --reason 'checked by hand'"],
-        exits={1: "an uncertain change waits for a recovery, or the recovery was refused"})
-    p.add_argument("--recover", nargs=2, metavar=("CHANGE_ID", "MODE"),
-                   help=f"settle an uncertain change; MODE is one of {', '.join(RECOVERY_MODES)}")
+        examples=[
+            "memzoi reconcile",
+            "memzoi reconcile --recover chg_01a2437c0f4ce7b2a3d04179 restore-before --reason 'checked by hand'",
+        ],
+        exits={1: "an uncertain change waits for a recovery, or the recovery was refused"},
+    )
+    p.add_argument(
+        "--recover",
+        nargs=2,
+        metavar=("CHANGE_ID", "MODE"),
+        help=f"settle an uncertain change; MODE is one of {', '.join(RECOVERY_MODES)}",
+    )
     p.add_argument("--reason", help="why (recorded with the recovery change)")
     add_common(p)
     p.set_defaults(func=run)

@@ -21,28 +21,53 @@ if TYPE_CHECKING:
 _REFUSED = {1: "refused (the reason and what to do are printed)"}
 
 _COMMANDS = {
-    "show": ("print the resident prompt blocks with their usage", ["memzoi resident show", "memzoi resident show --json"]),
-    "list": ("list the candidates of this project's resident files (pending first)",
-             ["memzoi resident list", "memzoi resident list --status pending --json"]),
-    "propose": ("propose a change to a resident file; it goes through [promotion] of .memzoi/config.toml",
-                ["memzoi resident propose --scope project --action add --content 'Run make lint before pushing.' "
-                 "--reason 'asked twice in review' --confidence 0.8",
-                 "memzoi resident propose --scope global --action replace --old-text 'tabs' --content 'Use spaces.' "
-                 "--reason 'user correction' --confidence 1 --source foreground_tool"]),
-    "approve": ("apply a pending or failed candidate (at most once), optionally with edited content",
-                ["memzoi resident approve mem_3f2a", "memzoi resident approve mem_3f2a --edit",
-                 "memzoi resident approve mem_3f2a --content 'Run make lint and make test before pushing.'"]),
-    "reject": ("reject a pending or failed candidate", ["memzoi resident reject mem_3f2a --reason 'one-off task detail'"]),
+    "show": (
+        "print the resident prompt blocks with their usage",
+        ["memzoi resident show", "memzoi resident show --json"],
+    ),
+    "list": (
+        "list the candidates of this project's resident files (pending first)",
+        ["memzoi resident list", "memzoi resident list --status pending --json"],
+    ),
+    "propose": (
+        "propose a change to a resident file; it goes through [promotion] of .memzoi/config.toml",
+        [
+            "memzoi resident propose --scope project --action add --content 'Run make lint before pushing.' "
+            "--reason 'asked twice in review' --confidence 0.8",
+            "memzoi resident propose --scope global --action replace --old-text 'tabs' --content 'Use spaces.' "
+            "--reason 'user correction' --confidence 1 --source foreground_tool",
+        ],
+    ),
+    "approve": (
+        "apply a pending or failed candidate (at most once), optionally with edited content",
+        [
+            "memzoi resident approve mem_3f2a",
+            "memzoi resident approve mem_3f2a --edit",
+            "memzoi resident approve mem_3f2a --content 'Run make lint and make test before pushing.'",
+        ],
+    ),
+    "reject": (
+        "reject a pending or failed candidate",
+        ["memzoi resident reject mem_3f2a --reason 'one-off task detail'"],
+    ),
     "undo": ("restore the entries from before an applied candidate", ["memzoi resident undo mem_3f2a"]),
-    "reconcile": ("classify candidates interrupted by a crash (never replays); recover uncertain ones",
-                  ["memzoi resident reconcile", "memzoi resident reconcile --recover mem_3f2a restore-before"]),
+    "reconcile": (
+        "classify candidates interrupted by a crash (never replays); recover uncertain ones",
+        ["memzoi resident reconcile", "memzoi resident reconcile --recover mem_3f2a restore-before"],
+    ),
 }
 
 
 def _parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str) -> argparse.ArgumentParser:
     summary, examples = _COMMANDS[name]
-    p = add_command(sub, name, help=summary, description=summary[0].upper() + summary[1:] + ".",
-                    examples=examples, exits={} if name in ("show", "list") else _REFUSED)
+    p = add_command(
+        sub,
+        name,
+        help=summary,
+        description=summary[0].upper() + summary[1:] + ".",
+        examples=examples,
+        exits={} if name in ("show", "list") else _REFUSED,
+    )
     add_common(p, actor=name not in ("show", "list"))
     return p
 
@@ -50,10 +75,14 @@ def _parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str)
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``resident`` and its subcommands."""
     top = add_command(
-        sub, "resident", help="Zuno resident memory: capped prompt files changed through reviewed candidates",
+        sub,
+        "resident",
+        help="Zuno resident memory: capped prompt files changed through reviewed candidates",
         description="Zuno resident memory: the global MEMORY.md and the project's .zuno/RULES.md, pasted into "
         "every agent prompt and changed only through candidates (proposed, promoted or approved, undoable).",
-        examples=["memzoi resident show", "memzoi resident list"], exits=_REFUSED)
+        examples=["memzoi resident show", "memzoi resident list"],
+        exits=_REFUSED,
+    )
     rsub = add_group(top, "resident_command")
     _parser(rsub, "show").set_defaults(func=run_show)
     p = _parser(rsub, "list")
@@ -61,7 +90,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run_list)
     p = _parser(rsub, "propose")
     p.add_argument("--scope", required=True, choices=RESIDENT_SCOPES, help="which resident file")
-    p.add_argument("--action", required=True, choices=RESIDENT_ACTIONS, help="add an entry, replace or remove the located one")
+    p.add_argument(
+        "--action", required=True, choices=RESIDENT_ACTIONS, help="add an entry, replace or remove the located one"
+    )
     p.add_argument("--content", help="the full new entry text (add, replace)")
     p.add_argument("--old-text", help="the locator: a substring of exactly one distinct entry (replace, remove)")
     p.add_argument("--reason", required=True, help="why the change is worth remembering")
@@ -76,13 +107,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         if name == "reject":
             p.add_argument("--reason", required=True, help="why the candidate is rejected")
         if name == "approve":
-            p.add_argument("--edit", action="store_true", help="edit the content in $VISUAL/$EDITOR first (add, "
-                           "replace); validated like a proposal, both versions kept")
+            p.add_argument(
+                "--edit",
+                action="store_true",
+                help="edit the content in $VISUAL/$EDITOR first (add, "
+                "replace); validated like a proposal, both versions kept",
+            )
             p.add_argument("--content", help="the edited content, instead of an editor")
         p.set_defaults(func=func)
     p = _parser(rsub, "reconcile")
-    p.add_argument("--recover", nargs=2, metavar=("ID", "MODE"),
-                   help=f"settle an uncertain candidate; MODE is one of {', '.join(RECOVERY_MODES)}")
+    p.add_argument(
+        "--recover",
+        nargs=2,
+        metavar=("ID", "MODE"),
+        help=f"settle an uncertain candidate; MODE is one of {', '.join(RECOVERY_MODES)}",
+    )
     p.add_argument("--reason", help="why (recorded with the recovery)")
     p.set_defaults(func=run_reconcile)
     from .resident_reflection import register as register_reflection  # noqa: PLC0415 lazy: start-up
@@ -144,6 +183,7 @@ def run_show(args: argparse.Namespace) -> int:
             print(v.block if v.block else "  (no entries)")
             print()
         return 0
+
     return _guard(args, go)
 
 
@@ -160,11 +200,14 @@ def run_list(args: argparse.Namespace) -> int:
             return 0
         for c in cands:
             print(describe(c))
-            print(f"    reason: {preview(c.reason)}   by {c.actor} at {_when(c.time_created)}"
-                  + (f"   diagnostic: {c.error}" if c.error else ""))
+            print(
+                f"    reason: {preview(c.reason)}   by {c.actor} at {_when(c.time_created)}"
+                + (f"   diagnostic: {c.error}" if c.error else "")
+            )
         if not cands:
             print("no resident-memory candidates")
         return 0
+
     return _guard(args, go)
 
 
@@ -185,11 +228,21 @@ def run_propose(args: argparse.Namespace) -> int:
 
     def go() -> int:
         res = service.propose(
-            project_root(args), scope=args.scope, action=args.action, content=args.content,
-            old_text=args.old_text, reason=args.reason, confidence=args.confidence, source=args.source,
-            session_id=args.session, message_id=args.message, actor=actor(args))
+            project_root(args),
+            scope=args.scope,
+            action=args.action,
+            content=args.content,
+            old_text=args.old_text,
+            reason=args.reason,
+            confidence=args.confidence,
+            source=args.source,
+            session_id=args.session,
+            message_id=args.message,
+            actor=actor(args),
+        )
         _emit(args, res.candidate, inserted=res.inserted, promoted=res.promoted, held=res.held)
         return 0
+
     return _guard(args, go)
 
 
@@ -231,6 +284,7 @@ def run_approve(args: argparse.Namespace) -> int:
         content = args.content if args.content is not None else _edited_content(args.candidate_id)
         _emit(args, edit_and_apply(root, args.candidate_id, content, actor=actor(args)))
         return 0
+
     return _guard(args, go)
 
 
@@ -238,15 +292,22 @@ def run_reject(args: argparse.Namespace) -> int:
     """Reject a pending or failed candidate."""
     from ..resident import service  # noqa: PLC0415 lazy: start-up
 
-    return _guard(args, lambda: _emit(args, service.reject(project_root(args), args.candidate_id, actor=actor(args),
-                                                           reason=args.reason)) or 0)
+    return _guard(
+        args,
+        lambda: (
+            _emit(args, service.reject(project_root(args), args.candidate_id, actor=actor(args), reason=args.reason))
+            or 0
+        ),
+    )
 
 
 def run_undo(args: argparse.Namespace) -> int:
     """Undo an applied candidate."""
     from ..resident import service  # noqa: PLC0415 lazy: start-up
 
-    return _guard(args, lambda: _emit(args, service.undo(project_root(args), args.candidate_id, actor=actor(args))) or 0)
+    return _guard(
+        args, lambda: _emit(args, service.undo(project_root(args), args.candidate_id, actor=actor(args))) or 0
+    )
 
 
 def run_reconcile(args: argparse.Namespace) -> int:
@@ -275,10 +336,15 @@ def run_reconcile(args: argparse.Namespace) -> int:
         if not outcomes and not uncertain:
             print("no interrupted or uncertain candidates")
         elif not outcomes:
-            print(f"no interrupted write to classify; {len(uncertain)} uncertain candidate(s) wait for a recovery "
-                  "choice (`memzoi check` on the resident file says why)")
+            print(
+                f"no interrupted write to classify; {len(uncertain)} uncertain candidate(s) wait for a recovery "
+                "choice (`memzoi check` on the resident file says why)"
+            )
         for cid in uncertain:
-            print(f"{cid} is uncertain: run `memzoi resident reconcile --recover {cid} "
-                  "restore-before|complete-after|accept`")
+            print(
+                f"{cid} is uncertain: run `memzoi resident reconcile --recover {cid} "
+                "restore-before|complete-after|accept`"
+            )
         return 1 if uncertain else 0
+
     return _guard(args, go)

@@ -12,29 +12,47 @@ from ._changes import actor, add_common, emit_json, project_root, refuse
 from ._common import add_command
 
 _COMMANDS = {
-    "turn": ("record a delivered assistant message and say whether a reflection review is due",
-             ["memzoi resident turn --session ses_1 --message msg_42",
-              "memzoi resident turn --session ses_1 --message msg_43 --recovered --json"],
-             {1: "refused (the reason and what to do are printed)"}),
-    "reflect": ("review one delivered turn with the configured small model (at most once per message)",
-                ["memzoi resident reflect --session ses_1 --transcript turn.jsonl"],
-                {1: "refused, or the review failed or is disabled (the reason is printed and recorded)"}),
-    "jobs": ("list this project's reflection jobs and their outcomes", ["memzoi resident jobs", "memzoi resident jobs --json"],
-             {1: "refused (the reason and what to do are printed)"}),
-    "job": ("show one reflection job: its request exactly as sent and its outcome (secrets screened)",
-            ["memzoi resident job reflection_3f2a", "memzoi resident job reflection_3f2a --json"],
-            {1: "no such job"}),
-    "state": ("print the WorkStateProjection: entries, cap usage, candidates and reflection jobs",
-              ["memzoi resident state", "memzoi resident state --json"], {1: "refused (the reason is printed)"}),
-    "remove": ("remove one resident entry as one audited step (a remove candidate recorded and applied together)",
-               ["memzoi resident remove --scope project 'make lint'"], {1: "refused (the reason is printed)"}),
+    "turn": (
+        "record a delivered assistant message and say whether a reflection review is due",
+        [
+            "memzoi resident turn --session ses_1 --message msg_42",
+            "memzoi resident turn --session ses_1 --message msg_43 --recovered --json",
+        ],
+        {1: "refused (the reason and what to do are printed)"},
+    ),
+    "reflect": (
+        "review one delivered turn with the configured small model (at most once per message)",
+        ["memzoi resident reflect --session ses_1 --transcript turn.jsonl"],
+        {1: "refused, or the review failed or is disabled (the reason is printed and recorded)"},
+    ),
+    "jobs": (
+        "list this project's reflection jobs and their outcomes",
+        ["memzoi resident jobs", "memzoi resident jobs --json"],
+        {1: "refused (the reason and what to do are printed)"},
+    ),
+    "job": (
+        "show one reflection job: its request exactly as sent and its outcome (secrets screened)",
+        ["memzoi resident job reflection_3f2a", "memzoi resident job reflection_3f2a --json"],
+        {1: "no such job"},
+    ),
+    "state": (
+        "print the WorkStateProjection: entries, cap usage, candidates and reflection jobs",
+        ["memzoi resident state", "memzoi resident state --json"],
+        {1: "refused (the reason is printed)"},
+    ),
+    "remove": (
+        "remove one resident entry as one audited step (a remove candidate recorded and applied together)",
+        ["memzoi resident remove --scope project 'make lint'"],
+        {1: "refused (the reason is printed)"},
+    ),
 }
 
 
 def _parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str) -> argparse.ArgumentParser:
     summary, examples, exits = _COMMANDS[name]
-    p = add_command(sub, name, help=summary, description=summary[0].upper() + summary[1:] + ".",
-                    examples=examples, exits=exits)
+    p = add_command(
+        sub, name, help=summary, description=summary[0].upper() + summary[1:] + ".", examples=examples, exits=exits
+    )
     add_common(p, actor=name in ("reflect", "remove"))
     return p
 
@@ -50,8 +68,12 @@ def register(rsub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run_turn)
     p = _parser(rsub, "reflect")
     p.add_argument("--session", required=True, help="the session id")
-    p.add_argument("--transcript", required=True, metavar="FILE",
-                   help="the turn's transcript, JSON Lines ending with the delivered assistant message")
+    p.add_argument(
+        "--transcript",
+        required=True,
+        metavar="FILE",
+        help="the turn's transcript, JSON Lines ending with the delivered assistant message",
+    )
     p.set_defaults(func=run_reflect)
     p = _parser(rsub, "jobs")
     p.add_argument("--session", help="only this session's jobs")
@@ -83,24 +105,39 @@ def run_turn(args: argparse.Namespace) -> int:
 
     def go() -> int:
         settings = reflection_settings()
-        adm = record_turn(args.session, args.message, interrupted=args.interrupted, negative=args.negative,
-                          recovered_=args.recovered, settings=settings, project_root=project_root(args))
+        adm = record_turn(
+            args.session,
+            args.message,
+            interrupted=args.interrupted,
+            negative=args.negative,
+            recovered_=args.recovered,
+            settings=settings,
+            project_root=project_root(args),
+        )
         if args.json:
             emit_json({**adm.to_json(), "disabled": settings.disabled})
             return 0
         if adm.state == "not_counted":
             print(f"not counted: an interrupted turn ({adm.count} delivered messages in session {args.session})")
         elif adm.state == "already_recorded":
-            print(f"already recorded as message {adm.ordinal}"
-                  + (f"; job {adm.job.id} is {adm.job.status}" if adm.job else "; no review for it"))
+            print(
+                f"already recorded as message {adm.ordinal}"
+                + (f"; job {adm.job.id} is {adm.job.status}" if adm.job else "; no review for it")
+            )
         elif adm.job is not None:
-            print(f"message {adm.ordinal}: review due ({adm.job.trigger}), job {adm.job.id}; run `memzoi resident "
-                  f"reflect --session {args.session} --transcript FILE`")
+            print(
+                f"message {adm.ordinal}: review due ({adm.job.trigger}), job {adm.job.id}; run `memzoi resident "
+                f"reflect --session {args.session} --transcript FILE`"
+            )
         else:
-            print(f"message {adm.ordinal}: no review due (nudge_interval {adm.interval}"
-                  + (", a negative-learning turn is never reviewed" if args.negative else "") + ")"
-                  + (f"; {settings.disabled}" if settings.disabled else ""))
+            print(
+                f"message {adm.ordinal}: no review due (nudge_interval {adm.interval}"
+                + (", a negative-learning turn is never reviewed" if args.negative else "")
+                + ")"
+                + (f"; {settings.disabled}" if settings.disabled else "")
+            )
         return 0
+
     return _guard(args, go)
 
 
@@ -118,6 +155,7 @@ def run_reflect(args: argparse.Namespace) -> int:
             for cid in res.candidates:
                 print(f"  proposed candidate {cid} (see `memzoi resident list`)")
         return 1 if res.state in ("failed", "disabled") else 0
+
     return _guard(args, go)
 
 
@@ -127,20 +165,26 @@ def run_jobs(args: argparse.Namespace) -> int:
 
     def go() -> int:
         reconcile_jobs()
-        rows = [j for j in work_state(project_root(args))["reflection_jobs"]
-                if not args.session or j["session_id"] == args.session]
+        rows = [
+            j
+            for j in work_state(project_root(args))["reflection_jobs"]
+            if not args.session or j["session_id"] == args.session
+        ]
         if args.json:
             emit_json({"jobs": rows})
             return 0
         for j in rows:
             out = j["outcome"] or {}
-            print(f"{j['id']}  {j['status']:9} {j['trigger']:17} session {j['session_id']} message "
-                  f"{j['source_message_id']}" + (f"  candidates: {', '.join(out['candidates'])}"
-                                                  if out.get("candidates") else "")
-                  + (f"\n    {j['error']}" if j["error"] else ""))
+            print(
+                f"{j['id']}  {j['status']:9} {j['trigger']:17} session {j['session_id']} message "
+                f"{j['source_message_id']}"
+                + (f"  candidates: {', '.join(out['candidates'])}" if out.get("candidates") else "")
+                + (f"\n    {j['error']}" if j["error"] else "")
+            )
         if not rows:
             print("no reflection jobs")
         return 0
+
     return _guard(args, go)
 
 
@@ -155,6 +199,7 @@ def run_job(args: argparse.Namespace) -> int:
         else:
             print(job_text(detail))
         return 0
+
     return _guard(args, go)
 
 
@@ -174,10 +219,13 @@ def run_state(args: argparse.Namespace) -> int:
                 print(f"  § {e}")
         for c in state["memory_candidates"]:
             job = f"  (job {c['job']})" if c["job"] else ""
-            print(f"{c['glyph']} {c['id']} {c['status']} {c['scope']} {c['action']}: {c['content'] or c['locator']}{job}")
+            print(
+                f"{c['glyph']} {c['id']} {c['status']} {c['scope']} {c['action']}: {c['content'] or c['locator']}{job}"
+            )
         for j in state["reflection_jobs"]:
             print(f"reflection {j['id']} {j['status']} ({j['trigger']}) message {j['source_message_id']}")
         return 0
+
     return _guard(args, go)
 
 
@@ -190,7 +238,10 @@ def run_remove(args: argparse.Namespace) -> int:
         if args.json:
             emit_json(c.to_json())
         else:
-            print(f"candidate {c.id} {c.status} ({c.scope} remove): removed `{c.old_text}`; undo with "
-                  f"`memzoi resident undo {c.id}`")
+            print(
+                f"candidate {c.id} {c.status} ({c.scope} remove): removed `{c.old_text}`; undo with "
+                f"`memzoi resident undo {c.id}`"
+            )
         return 0
+
     return _guard(args, go)

@@ -14,20 +14,33 @@ from ._common import add_command, add_group, fail
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``safety`` and ``safety scan``."""
-    p = add_command(sub, "safety", help="repository safety scan of .memzoi records, proposals and memory",
-                    description="Memzoi's later-edit safety scanner.", examples=["memzoi safety scan --staged"],
-                    exits={1: "an operational failure", 2: "a blob is blocked, a usage error, or not inside a project"})
+    p = add_command(
+        sub,
+        "safety",
+        help="repository safety scan of .memzoi records, proposals and memory",
+        description="Memzoi's later-edit safety scanner.",
+        examples=["memzoi safety scan --staged"],
+        exits={1: "an operational failure", 2: "a blob is blocked, a usage error, or not inside a project"},
+    )
     ps = add_group(p, "safety_command")
     sc = add_command(
-        ps, "scan", help="scan staged blobs, a commit range or one file with Memzoi's write-safety gate",
+        ps,
+        "scan",
+        help="scan staged blobs, a commit range or one file with Memzoi's write-safety gate",
         description="Run Memzoi's write-safety detectors and content-class gate over the managed files "
         "(.memzoi/records, .memzoi/proposals, .memzoi/memory) that are staged, changed in BASE...HEAD, or named. "
         "Matched text is never printed; a blocked file's path is shown as <redacted-path:HEX>.",
-        examples=["memzoi safety scan --staged", "memzoi safety scan --range origin/main...HEAD --json",
-                  "memzoi safety scan --file .memzoi/records/use-pnpm.md"],
-        exits={0: "every scanned blob is allowed (also when there is none)",
-               1: "an operational failure (not a git repository, a bad range, an unreadable or outside file)",
-               2: "a blob is blocked (or a usage error, or not inside a project)"})
+        examples=[
+            "memzoi safety scan --staged",
+            "memzoi safety scan --range origin/main...HEAD --json",
+            "memzoi safety scan --file .memzoi/records/use-pnpm.md",
+        ],
+        exits={
+            0: "every scanned blob is allowed (also when there is none)",
+            1: "an operational failure (not a git repository, a bad range, an unreadable or outside file)",
+            2: "a blob is blocked (or a usage error, or not inside a project)",
+        },
+    )
     src = sc.add_mutually_exclusive_group(required=True)
     src.add_argument("--staged", action="store_true", help="the staged managed blobs")
     src.add_argument("--range", metavar="BASE...HEAD", help="the managed blobs changed between two revisions")

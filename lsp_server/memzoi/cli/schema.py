@@ -11,12 +11,15 @@ from ._common import add_command
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``schema``."""
     p = add_command(
-        sub, "schema", help="print a JSON Schema of a Memzoi file format (record, proposal, config, …)",
+        sub,
+        "schema",
+        help="print a JSON Schema of a Memzoi file format (record, proposal, config, …)",
         description="Print the JSON Schema NAME as shipped with the package (its $id is the stable URN "
         "urn:memzoi-lsp:schema:NAME), or list the names. Editors and validators can use the printed file.",
         examples=["memzoi schema record > record.schema.json", "memzoi schema config", "memzoi schema"],
         exits={1: "the schemas are missing from this installation", 2: "usage error (an unknown NAME)"},
-        project="none")
+        project="none",
+    )
     p.add_argument("name", nargs="?", metavar="NAME", help="schema name (default: list the names)")
     p.set_defaults(func=run)
 

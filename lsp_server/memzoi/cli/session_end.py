@@ -15,30 +15,39 @@ from .checkpoint import add_operation_options, missing_operation_options
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``session-end``."""
     p = add_command(
-        sub, "session-end", help="route structured session-end candidates (repo, local, session, discard, "
-        "needs_review)",
+        sub,
+        "session-end",
+        help="route structured session-end candidates (repo, local, session, discard, needs_review)",
         description="Route the explicit candidates of a {task, candidates[]} YAML file (or of a checkpoint made "
         "from such a file): repo becomes a pending packet, local a private local record, session a checkpoint; "
         "discard is skipped and needs_review blocked. If any candidate is not safe for its destination, nothing "
         "is written and the report names only classifications. One ledgered change: `memzoi undo` reverts it.",
-        examples=["memzoi session-end --from-file session.yml",
-                  "memzoi session-end --from-checkpoint ckpt-0123abcd4567",
-                  "memzoi session-end --from-file session.yml --operation-id op-9 --expected-version 3 --json"],
-        exits={1: "blocked or refused (nothing written)",
-               2: "usage error (--json without --operation-id and --expected-version), or not inside a project"})
+        examples=[
+            "memzoi session-end --from-file session.yml",
+            "memzoi session-end --from-checkpoint ckpt-0123abcd4567",
+            "memzoi session-end --from-file session.yml --operation-id op-9 --expected-version 3 --json",
+        ],
+        exits={
+            1: "blocked or refused (nothing written)",
+            2: "usage error (--json without --operation-id and --expected-version), or not inside a project",
+        },
+    )
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--from-file", metavar="FILE", help="the {task, candidates[]} YAML file (- for stdin)")
     src.add_argument("--from-checkpoint", metavar="ID", help="a checkpoint added --from-file with such YAML")
-    add_operation_options(p, "the checkpoint set version (--from-file) or the checkpoint's version "
-                          "(--from-checkpoint) you observed")
+    add_operation_options(
+        p, "the checkpoint set version (--from-file) or the checkpoint's version (--from-checkpoint) you observed"
+    )
     add_common(p)
     p.set_defaults(func=run)
 
 
 def _print(out: dict[str, Any]) -> None:
     again = " (replayed)" if out.get("replayed") else ""
-    print(f"session-end routed{again}" + (f": change {out['change_id']}" if out.get("change_id") else
-                                          ": nothing to write"))
+    print(
+        f"session-end routed{again}"
+        + (f": change {out['change_id']}" if out.get("change_id") else ": nothing to write")
+    )
     for item in out["candidates"]:
         what = item.get("path") or item.get("local_record") or item.get("checkpoint_id") or ""
         extra = f" ({', '.join(item['reasons'])})" if item.get("reasons") else ""
@@ -55,9 +64,15 @@ def run(args: argparse.Namespace) -> int:
         return bad
     try:
         text = read_text_file(args.from_file) if args.from_file is not None else None
-        out = session_end(project_root(args), text=text, where=args.from_file or "input",
-                          checkpoint_id=args.from_checkpoint, operation_id=args.operation_id,
-                          expected_version=args.expected_version, actor=actor(args))
+        out = session_end(
+            project_root(args),
+            text=text,
+            where=args.from_file or "input",
+            checkpoint_id=args.from_checkpoint,
+            operation_id=args.operation_id,
+            expected_version=args.expected_version,
+            actor=actor(args),
+        )
     except BatchBlocked as err:
         if args.json:
             emit_json(err.to_json())

@@ -11,11 +11,14 @@ from ._common import add_command
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``tombstone``."""
     p = add_command(
-        sub, "tombstone", help="create a pending proposal that tombstones a record",
+        sub,
+        "tombstone",
+        help="create a pending proposal that tombstones a record",
         description="Create a pending proposal packet that retires a record; it is applied only by "
         "`memzoi proposals apply` after review.",
         examples=["memzoi tombstone node-20-is-the-runtime --reason 'moved to Node 22'"],
-        exits={1: "refused (no such record, a changed file)"})
+        exits={1: "refused (no such record, a changed file)"},
+    )
     p.add_argument("record", metavar="RECORD", help="record id or path")
     p.add_argument("--reason", required=True, help="why the record is retired")
     add_common(p)

@@ -11,12 +11,19 @@ from ._common import add_command
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``undo``."""
     p = add_command(
-        sub, "undo", help="undo one applied change (see `memzoi history`)",
+        sub,
+        "undo",
+        help="undo one applied change (see `memzoi history`)",
         description="Undo one applied change: restore every file's before bytes, while the files still equal the "
         "change's after bytes (an edit made since refuses the undo).",
         examples=["memzoi undo chg_01a2437c0f4ce7b2a3d04179", "memzoi undo 01a2437c0f4ce7b2a3d04179 --json"],
-        exits={1: "refused (unknown change, not applied, a file changed since)"})
-    p.add_argument("change_id", metavar="CHANGE_ID", help="change id, as `memzoi history` prints it (or a unique prefix; `chg_` may be left out)")
+        exits={1: "refused (unknown change, not applied, a file changed since)"},
+    )
+    p.add_argument(
+        "change_id",
+        metavar="CHANGE_ID",
+        help="change id, as `memzoi history` prints it (or a unique prefix; `chg_` may be left out)",
+    )
     add_common(p)
     p.set_defaults(func=run)
 

@@ -28,25 +28,42 @@ from ._common import NOT_A_PROJECT, add_command, add_root_json, below_cwd, proje
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``upgrade`` command."""
     p = add_command(
-        sub, "upgrade", help="upgrade legacy records and proposal packets to the current profile (prints a diff)",
+        sub,
+        "upgrade",
+        help="upgrade legacy records and proposal packets to the current profile (prints a diff)",
         description="Upgrade legacy records and proposal packets (profile memzoi/v0|v1, a version key, no profile, status: current, "
         "confidence labels, expires) to the current profile, keeping title, body, provenance and timestamps byte "
         "for byte. Prints a unified diff (detected secrets masked) unless --write or --check.",
-        examples=["memzoi upgrade", "memzoi upgrade .memzoi/records --write", "memzoi upgrade --check",
-                  "memzoi upgrade --diff > upgrade.patch && git apply upgrade.patch"],
-        exits={0: "nothing failed (with --check or --diff: nothing would change)",
-               1: "a legacy file could not be upgraded, or with --check or --diff one would change",
-               2: "usage error (a missing path), or no PATH and not inside a project"},
-        project="optional")
-    p.add_argument("paths", nargs="*", metavar="PATH", help="record or packet files, or directories (default: the "
-                   "project's .memzoi)")
+        examples=[
+            "memzoi upgrade",
+            "memzoi upgrade .memzoi/records --write",
+            "memzoi upgrade --check",
+            "memzoi upgrade --diff > upgrade.patch && git apply upgrade.patch",
+        ],
+        exits={
+            0: "nothing failed (with --check or --diff: nothing would change)",
+            1: "a legacy file could not be upgraded, or with --check or --diff one would change",
+            2: "usage error (a missing path), or no PATH and not inside a project",
+        },
+        project="optional",
+    )
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="record or packet files, or directories (default: the project's .memzoi)",
+    )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--write", action="store_true", help="write the upgraded files instead of printing a diff")
-    mode.add_argument("--check", action="store_true",
-                      help="print only which files would change, and exit 1 when any would")
-    p.add_argument("--diff", action="store_true",
-                   help="print the diffs (git apply takes them) and exit 1 when any file would change; with --check "
-                   "also the names")
+    mode.add_argument(
+        "--check", action="store_true", help="print only which files would change, and exit 1 when any would"
+    )
+    p.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the diffs (git apply takes them) and exit 1 when any file would change; with --check "
+        "also the names",
+    )
     add_root_json(p, json_help="print {files: [{path, status, changes, diff?}], upgraded, failed} instead")
     p.set_defaults(func=run)
 
@@ -88,8 +105,13 @@ def run(args: argparse.Namespace) -> int:
         for r in results:
             if not show_diff:
                 r.pop("diff", None)
-        print(json.dumps({"files": results, "upgraded" if args.write else "would_upgrade": changed,
-                          "failed": failed}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {"files": results, "upgraded" if args.write else "would_upgrade": changed, "failed": failed},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
     else:
         verb = "upgraded" if args.write else "would upgrade"
         print(f"{verb} {changed} legacy file(s); {failed} could not be upgraded", file=sys.stderr)
@@ -145,12 +167,16 @@ def _upgrade_one(path: Path, display: str, write: bool) -> dict[str, Any] | None
         except ReadOnlyTarget as err:
             return failed(f"{err.strerror}, so it was not written; {err.advice} and run the command again")
         except OSError as err:
-            return failed(f"cannot write ({err.strerror or err}); the file is unchanged or fully upgraded, never "
-                          "half-written: check the disk and permissions and run the command again")
+            return failed(
+                f"cannot write ({err.strerror or err}); the file is unchanged or fully upgraded, never "
+                "half-written: check the disk and permissions and run the command again"
+            )
         print(f"{display}: upgraded ({'; '.join(upgrade.changes)})", file=sys.stderr)
     if residual:
         codes = ", ".join(sorted({f.code for f in residual}))
-        print(f"memzoi: {display}: after the upgrade these findings remain: {codes}; run `memzoi check`", file=sys.stderr)
+        print(
+            f"memzoi: {display}: after the upgrade these findings remain: {codes}; run `memzoi check`", file=sys.stderr
+        )
     return result
 
 

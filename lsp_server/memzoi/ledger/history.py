@@ -13,7 +13,9 @@ from .model import ChangeRecord, Purged
 from .store import Ledger, _root, _state_or_error
 
 
-def history(project_root: str | os.PathLike[str], path: str | None = None, *, limit: int | None = None) -> list[ChangeRecord]:
+def history(
+    project_root: str | os.PathLike[str], path: str | None = None, *, limit: int | None = None
+) -> list[ChangeRecord]:
     """Changes newest first, optionally only those touching ``path`` (project-relative); never takes the lock."""
     ledger = Ledger.for_project(_root(project_root), create=False)
     if not ledger.path.exists():
@@ -22,8 +24,9 @@ def history(project_root: str | os.PathLike[str], path: str | None = None, *, li
         return ledger.history(conn, path, limit)
 
 
-def file_history(project_root: str | os.PathLike[str], path: str | os.PathLike[str], *,
-                 limit: int | None = None) -> list[ChangeRecord]:
+def file_history(
+    project_root: str | os.PathLike[str], path: str | os.PathLike[str], *, limit: int | None = None
+) -> list[ChangeRecord]:
     """The changes touching the file ``path`` (absolute, or relative to ``project_root``), newest first, at most
     ``limit``: what a hover or a history view shows. Never creates a ledger or its runtime directory, never takes
     the lock, and never raises: a file outside the project, a missing ledger or one that cannot be read (a damaged
@@ -75,14 +78,17 @@ def file_ledger_state(project_root: str | os.PathLike[str], rel_path: str, curre
             out["drift"] = after != current
             # Undo needs every file of the change at its after bytes, not only this one.
             # A change that purged bytes on purpose cannot be undone (see :class:`~memzoi.ledger.model.Purged`).
-            out["undo_available"] = not out["drift"] and not any(f.purged for f in change.files) and all(
-                _state_or_error(root, f.path) == f.after for f in change.files if f.path != rel_path
+            out["undo_available"] = (
+                not out["drift"]
+                and not any(f.purged for f in change.files)
+                and all(_state_or_error(root, f.path) == f.after for f in change.files if f.path != rel_path)
             )
     return out
 
 
-def ledger_findings(uncertain: list[ChangeRecord], last: ChangeRecord | None, rel_path: str,
-                    current: bytes | None, text: str) -> list[Finding]:
+def ledger_findings(
+    uncertain: list[ChangeRecord], last: ChangeRecord | None, rel_path: str, current: bytes | None, text: str
+) -> list[Finding]:
     """``ledger_uncertain`` for each uncertain change touching a file, and ``ledger_drift`` when the file's bytes
     (``current``, ``None`` = absent) differ from what its ``last`` applied change wrote (SPEC §4, §6).
 
@@ -92,21 +98,29 @@ def ledger_findings(uncertain: list[ChangeRecord], last: ChangeRecord | None, re
     end = len(text.split("\n", 1)[0].rstrip("\r"))
     out: list[Finding] = []
     for change in uncertain:
-        out.append(finding(
-            "ledger_uncertain",
-            f"change {change.id} ({change.operation}) touching this file could not be classified after a "
-            "crash: recover it explicitly (restore before, complete after, or accept as is)",
-            0, end, change_id=change.id,
-        ))
+        out.append(
+            finding(
+                "ledger_uncertain",
+                f"change {change.id} ({change.operation}) touching this file could not be classified after a "
+                "crash: recover it explicitly (restore before, complete after, or accept as is)",
+                0,
+                end,
+                change_id=change.id,
+            )
+        )
     if last is not None:
         after = next((f.after for f in last.files if f.path == rel_path), None)
         if after != current:
-            out.append(finding(
-                "ledger_drift",
-                f"this file was edited after change {last.id} ({last.operation}) wrote it, so that change "
-                f"can no longer be undone; {_drift_advice(rel_path)}",
-                0, end, change_id=last.id,
-            ))
+            out.append(
+                finding(
+                    "ledger_drift",
+                    f"this file was edited after change {last.id} ({last.operation}) wrote it, so that change "
+                    f"can no longer be undone; {_drift_advice(rel_path)}",
+                    0,
+                    end,
+                    change_id=last.id,
+                )
+            )
     return out
 
 

@@ -78,8 +78,6 @@ class Purged:
         return f"Purged({self.digest[:12]}…, {self.size} bytes)"
 
 
-
-
 def rejection_reason(reason: str | None, *, code: str = "reason_required") -> str:
     """The one rule for the reason of a rejection, of a proposal packet and of a resident candidate alike (issue
     28): required, trimmed as Zuno trims (:func:`memzoi.text.rust_trim`). ``code`` is the refusal's reason code:

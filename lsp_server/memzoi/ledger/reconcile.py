@@ -40,8 +40,11 @@ def _cleanup_temps(root: Path, files: list[FileChange]) -> None:
                 continue
             if data is None:
                 continue
-            ours = data == f.before or data == f.after or any(
-                isinstance(side, bytes) and side.startswith(data) for side in (f.before, f.after))
+            ours = (
+                data == f.before
+                or data == f.after
+                or any(isinstance(side, bytes) and side.startswith(data) for side in (f.before, f.after))
+            )
             if ours:
                 try:
                     entry.unlink()

@@ -35,15 +35,22 @@ def recover(
         if change is None:
             raise Refusal("change_not_found", f"no change {change_id} in the ledger; see `memzoi history`")
         if change.status != "uncertain":
-            raise Refusal("not_uncertain", f"change {change.id} is {change.status}; only uncertain changes need recovery")
+            raise Refusal(
+                "not_uncertain", f"change {change.id} is {change.status}; only uncertain changes need recovery"
+            )
         files = []
         for f in change.files:
             cur = read_file_state(root, f.path)
             target = {"restore-before": f.before, "complete-after": f.after, "accept": cur}[mode]
             if isinstance(target, Purged):
                 if cur != target:
-                    raise Refusal("purged_secret", f"cannot {mode} change {change.id}: " + purged_message(f.path)
-                                  + "; `accept` keeps the files as they are", f.path)
+                    raise Refusal(
+                        "purged_secret",
+                        f"cannot {mode} change {change.id}: "
+                        + purged_message(f.path)
+                        + "; `accept` keeps the files as they are",
+                        f.path,
+                    )
                 target = cur
             files.append(FileChange(f.path, cur, target))
         if mode == "complete-after":

@@ -6,7 +6,8 @@ import sqlite3
 
 from .model import Purged, Refusal
 
-_SCHEMA = """
+_SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS change (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     id TEXT NOT NULL UNIQUE,
@@ -80,7 +81,8 @@ CREATE TABLE IF NOT EXISTS local_candidate (
     created_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS local_candidate_hash ON local_candidate(body_hash);
-""" + """
+"""
+    + """
 CREATE TABLE IF NOT EXISTS checkpoint (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     id TEXT NOT NULL UNIQUE,
@@ -109,6 +111,7 @@ CREATE TABLE IF NOT EXISTS runtime_operation (
     created_at TEXT NOT NULL
 );
 """
+)
 #: 2: the ``mcp`` source and ``local_candidate``; 3: ``change_file`` keeps digest and size instead of bytes
 #: that held a secret (:class:`Purged`); 4: local candidates and records keep ``applies_to`` (Memzoi's local
 #: records carry paths too: its ``memory_path`` rows); 5: session checkpoints (``checkpoint``) and the recorded
@@ -172,6 +175,7 @@ def _migrate_from_1(conn: sqlite3.Connection) -> None:
     finally:
         conn.execute("PRAGMA foreign_keys=ON")
 
+
 def migrate(conn: sqlite3.Connection, path: object) -> None:
     """Create the schema in a new ledger, or bring an older one to :data:`_USER_VERSION`. Raises
     :class:`~memzoi.ledger.model.Refusal` (``ledger_schema``) for a newer, unknown version."""
@@ -226,8 +230,11 @@ def _migrate_v2(conn: sqlite3.Connection) -> None:
                 for side in ("before", "after"):
                     if r[side] is not None and holds_secret(r[side]):
                         _, digest, size = stored_state(Purged.of(r[side]))
-                        conn.execute(f"UPDATE change_file SET {side} = NULL, {side}_digest = ?, {side}_size = ? "
-                                     "WHERE change_id = ? AND idx = ?", (digest, size, r["change_id"], r["idx"]))
+                        conn.execute(
+                            f"UPDATE change_file SET {side} = NULL, {side}_digest = ?, {side}_size = ? "
+                            "WHERE change_id = ? AND idx = ?",
+                            (digest, size, r["change_id"], r["idx"]),
+                        )
             conn.execute("PRAGMA user_version=3")
     except BaseException:
         conn.execute("ROLLBACK")

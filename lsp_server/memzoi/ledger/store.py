@@ -151,8 +151,9 @@ class Ledger:
         self.path = path
 
     @classmethod
-    def for_project(cls, project_root: str | os.PathLike[str], runtime_dir: Path | None = None, *,
-                    create: bool = True) -> Ledger:
+    def for_project(
+        cls, project_root: str | os.PathLike[str], runtime_dir: Path | None = None, *, create: bool = True
+    ) -> Ledger:
         """The ledger of ``project_root`` (``<runtime dir>/memzoi-lsp-ledger.db``); the database is created on
         first connection, the directory here unless ``create`` is false (readers never create anything)."""
         return cls((runtime_dir or cached_runtime_dir(project_root, create=create)) / LEDGER_DB)
@@ -205,26 +206,47 @@ class Ledger:
         if row is None and len(wanted) > len(CHANGE_ID_PREFIX):
             rows = conn.execute("SELECT * FROM change WHERE substr(id, 1, ?) = ?", (len(wanted), wanted)).fetchall()
             if len(rows) > 1:
-                raise Refusal("ambiguous_change_id", f"`{change_id}` is an ambiguous prefix ({len(rows)} matches): "
-                              "give the full change id from `memzoi history`")
+                raise Refusal(
+                    "ambiguous_change_id",
+                    f"`{change_id}` is an ambiguous prefix ({len(rows)} matches): "
+                    "give the full change id from `memzoi history`",
+                )
             row = rows[0] if rows else None
         return None if row is None else self._record(conn, row)
 
     def _record(self, conn: sqlite3.Connection, row: sqlite3.Row) -> ChangeRecord:
         files = [
-            FileChange(f["path"], _state(f["before"], f["before_digest"], f["before_size"]),
-                       _state(f["after"], f["after_digest"], f["after_size"]))
+            FileChange(
+                f["path"],
+                _state(f["before"], f["before_digest"], f["before_size"]),
+                _state(f["after"], f["after_digest"], f["after_size"]),
+            )
             for f in conn.execute("SELECT * FROM change_file WHERE change_id = ? ORDER BY idx", (row["id"],))
         ]
         return ChangeRecord(
-            id=row["id"], seq=row["seq"], operation=row["operation"], actor=row["actor"], source=row["source"],
-            reason=row["reason"], summary=row["summary"], status=row["status"], phase=row["phase"],
-            diagnostic=row["diagnostic"], details=json.loads(row["details_json"] or "{}"),
-            created_at=row["created_at"], updated_at=row["updated_at"], applied_at=row["applied_at"],
-            undone_at=row["undone_at"], undo_actor=row["undo_actor"], undo_source=row["undo_source"], files=files,
+            id=row["id"],
+            seq=row["seq"],
+            operation=row["operation"],
+            actor=row["actor"],
+            source=row["source"],
+            reason=row["reason"],
+            summary=row["summary"],
+            status=row["status"],
+            phase=row["phase"],
+            diagnostic=row["diagnostic"],
+            details=json.loads(row["details_json"] or "{}"),
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+            applied_at=row["applied_at"],
+            undone_at=row["undone_at"],
+            undo_actor=row["undo_actor"],
+            undo_source=row["undo_source"],
+            files=files,
         )
 
-    def history(self, conn: sqlite3.Connection, path: str | None = None, limit: int | None = None) -> list[ChangeRecord]:
+    def history(
+        self, conn: sqlite3.Connection, path: str | None = None, limit: int | None = None
+    ) -> list[ChangeRecord]:
         """Changes newest first; only those touching ``path`` (project-relative, ``/``-separated) when given."""
         sql = "SELECT * FROM change"
         args: list[Any] = []
@@ -243,14 +265,28 @@ class Ledger:
         rows = conn.execute(f"SELECT * FROM change WHERE status IN ({marks}) ORDER BY seq", statuses).fetchall()
         return [self._record(conn, r) for r in rows]
 
-    def set_status(self, conn: sqlite3.Connection, change_id: str, status: str, *, diagnostic: str | None = None,
-                   phase: str | None = None) -> None:
+    def set_status(
+        self,
+        conn: sqlite3.Connection,
+        change_id: str,
+        status: str,
+        *,
+        diagnostic: str | None = None,
+        phase: str | None = None,
+    ) -> None:
         """Move ``change_id`` to ``status`` in one transaction (with its side effects on recovered changes)."""
         with self.transaction(conn):
             self._set_status(conn, change_id, status, diagnostic=diagnostic, phase=phase)
 
-    def _set_status(self, conn: sqlite3.Connection, change_id: str, status: str, *, diagnostic: str | None = None,
-                    phase: str | None = None) -> None:
+    def _set_status(
+        self,
+        conn: sqlite3.Connection,
+        change_id: str,
+        status: str,
+        *,
+        diagnostic: str | None = None,
+        phase: str | None = None,
+    ) -> None:
         ts = now_utc()
         sets = ["status = ?", "updated_at = ?"]
         args: list[Any] = [status, ts]

@@ -87,15 +87,20 @@ def _refuse_secret_text(**texts: str | None) -> None:
     detector matches: the ledger never stores secrets."""
     for name, text in texts.items():
         if text and holds_secret(text):
-            raise Refusal("secret_in_text", f"the {name} holds what looks like a secret or personal data, and the "
-                          "ledger never stores those; rephrase it without the value and retry")
+            raise Refusal(
+                "secret_in_text",
+                f"the {name} holds what looks like a secret or personal data, and the "
+                "ledger never stores those; rephrase it without the value and retry",
+            )
 
 
 def purged_message(path: str) -> str:
     """Why a purged file state cannot be written back, and what to do."""
-    return (f"{path}: this change purged the file's bytes on purpose because they held a secret or a non-repo-safe "
-            "proposal (the ledger keeps only their hash and size), so undo cannot restore them; recreate the "
-            "file from its source if it is still needed")
+    return (
+        f"{path}: this change purged the file's bytes on purpose because they held a secret or a non-repo-safe "
+        "proposal (the ledger keeps only their hash and size), so undo cannot restore them; recreate the "
+        "file from its source if it is still needed"
+    )
 
 
 def _refuse_unwritable(root: Path, files: list[FileChange], *, forward: bool) -> None:
@@ -118,8 +123,12 @@ def _refuse_unwritable(root: Path, files: list[FileChange], *, forward: bool) ->
 def unwritable_refusal(rel: str, err: ReadOnlyTarget) -> Refusal:
     """The refusal for the file ``rel`` that :func:`~memzoi.fsio.check_writable` found unwritable: its code and
     advice follow the reason (a mode, a read-only mount, an owner, a folder)."""
-    return Refusal(err.code, f"{rel}: the file is {err.strerror}, so memzoi does not write it and nothing was "
-                   f"written; {err.advice} and retry" + (", or leave it as it is" if err.reason == "mode" else ""), rel)
+    return Refusal(
+        err.code,
+        f"{rel}: the file is {err.strerror}, so memzoi does not write it and nothing was "
+        f"written; {err.advice} and retry" + (", or leave it as it is" if err.reason == "mode" else ""),
+        rel,
+    )
 
 
 @contextmanager
@@ -144,12 +153,16 @@ def ledger_refusal(err: sqlite3.Error | RuntimeStateError, db: Path) -> Refusal:
     gives no reason), naming the database and what to do, and saying that no file is left half-written."""
     state = runtime_error(err, db, "ledger")
     code = "ledger_unavailable" if state.code == "runtime_unavailable" else state.code
-    return Refusal(code, f"{state.message}. No file is left half-written: every file is at its before or after "
-                   "bytes, and the next command reconciles an interrupted change from them")
+    return Refusal(
+        code,
+        f"{state.message}. No file is left half-written: every file is at its before or after "
+        "bytes, and the next command reconciles an interrupted change from them",
+    )
 
 
-def dry_run(project_root: str | os.PathLike[str], build: Callable[[Path], ChangePlan], *,
-            lock_timeout: float = DEFAULT_TIMEOUT) -> ChangePlan:
+def dry_run(
+    project_root: str | os.PathLike[str], build: Callable[[Path], ChangePlan], *, lock_timeout: float = DEFAULT_TIMEOUT
+) -> ChangePlan:
     """The :class:`ChangePlan` ``build`` computes, exactly as :func:`run_change` would compute it (under the lock,
     after reconciliation, with the same path checks), without recording or writing anything. Raises
     :class:`Refusal` when the change would be refused."""
@@ -216,22 +229,29 @@ def run_change(
         _refuse_unwritable(root, plan.files, forward=True)
         _refuse_secret_text(actor=actor, reason=plan.reason, summary=plan.summary)
         # What the ledger keeps (and reports): secret-bearing or purged bytes as digest and size only.
-        stored = [FileChange(f.path, as_stored(f.before, f.path in plan.purge), as_stored(f.after))
-                  for f in plan.files]
+        stored = [FileChange(f.path, as_stored(f.before, f.path in plan.purge), as_stored(f.after)) for f in plan.files]
         change_id = _new_change_id()
         ts = now_utc()
         with ledger.transaction(conn):
             conn.execute(
                 "INSERT INTO change (id, operation, actor, source, reason, summary, status, phase, details_json,"
                 " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'applying', 'apply', ?, ?, ?)",
-                (change_id, plan.operation, actor, source, plan.reason, plan.summary,
-                 json.dumps(plan.details, sort_keys=True), ts, ts),
+                (
+                    change_id,
+                    plan.operation,
+                    actor,
+                    source,
+                    plan.reason,
+                    plan.summary,
+                    json.dumps(plan.details, sort_keys=True),
+                    ts,
+                    ts,
+                ),
             )
             conn.executemany(
                 "INSERT INTO change_file (change_id, idx, path, before, before_digest, before_size, after, "
                 "after_digest, after_size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(change_id, i, f.path, *stored_state(f.before), *stored_state(f.after))
-                 for i, f in enumerate(stored)],
+                [(change_id, i, f.path, *stored_state(f.before), *stored_state(f.after)) for i, f in enumerate(stored)],
             )
             if plan.db_effects:
                 plan.db_effects(conn, change_id)
@@ -242,8 +262,9 @@ def run_change(
         return ChangeResult(change_id, "applied", stored, plan.operation, plan.details)
 
 
-def _perform(root: Path, ledger: Ledger, conn: sqlite3.Connection, change_id: str, files: list[FileChange],
-             *, phase: str) -> None:
+def _perform(
+    root: Path, ledger: Ledger, conn: sqlite3.Connection, change_id: str, files: list[FileChange], *, phase: str
+) -> None:
     forward = phase == "apply"
     done, undone_back = ("applied", "failed") if forward else ("undone", "applied")
     folders = _new_folders(root, files, forward=forward)
@@ -258,8 +279,10 @@ def _perform(root: Path, ledger: Ledger, conn: sqlite3.Connection, change_id: st
             "nothing was written; review the file and retry"
         )
         if drift.kept is not None:
-            message += (f"; a second edit made meanwhile could not go back in place and was kept as "
-                        f"{drift.kept.name} beside the file: merge it by hand")
+            message += (
+                f"; a second edit made meanwhile could not go back in place and was kept as "
+                f"{drift.kept.name} beside the file: merge it by hand"
+            )
         status = undone_back if clean else "uncertain"
         ledger.set_status(conn, change_id, status, diagnostic=message, phase=phase)
         raise Refusal("external_drift", message, drift.path) from None
@@ -331,8 +354,12 @@ def undo_change(
             raise Refusal(
                 "not_undoable",
                 f"change {change.id} is {change.status}; only an applied change can be undone"
-                + (f"; recover it first with `memzoi reconcile --recover {change.id} "
-                   "restore-before|complete-after|accept`" if change.status == "uncertain" else ""),
+                + (
+                    f"; recover it first with `memzoi reconcile --recover {change.id} "
+                    "restore-before|complete-after|accept`"
+                    if change.status == "uncertain"
+                    else ""
+                ),
             )
         for f in change.files:
             if isinstance(f.before, Purged):

@@ -26,7 +26,21 @@ from .undo import undo
 set_commit_hook(sync_index)  # every ledgered change leaves the project store's index current
 
 __all__ = [
-    "ChangeResult", "Refusal", "add_local", "apply_proposal", "default_actor", "get_change", "get_local",
-    "history", "list_local", "propose_supersede", "propose_tombstone", "reconcile", "recover", "reject_proposal",
-    "route_local", "search_local", "undo",
+    "ChangeResult",
+    "Refusal",
+    "add_local",
+    "apply_proposal",
+    "default_actor",
+    "get_change",
+    "get_local",
+    "history",
+    "list_local",
+    "propose_supersede",
+    "propose_tombstone",
+    "reconcile",
+    "recover",
+    "reject_proposal",
+    "route_local",
+    "search_local",
+    "undo",
 ]

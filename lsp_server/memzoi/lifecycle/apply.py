@@ -68,24 +68,31 @@ def repo_safe_blockers(model: PendingProposal) -> list[Blocker]:
     Memzoi's guidance for each refusal."""
     out = []
     if model.sensitivity != "repo-safe":
-        out.append(Blocker(
-            "sensitivity_not_repo_safe",
-            f"proposal sensitivity {model.sensitivity} cannot be applied into repo records; "
-            + _SENSITIVITY_GUIDANCE.get(model.sensitivity, "reject it"),
-        ))
+        out.append(
+            Blocker(
+                "sensitivity_not_repo_safe",
+                f"proposal sensitivity {model.sensitivity} cannot be applied into repo records; "
+                + _SENSITIVITY_GUIDANCE.get(model.sensitivity, "reject it"),
+            )
+        )
     if model.content_class != "general_repo_knowledge":
         code = {
-            "raw_transcript": "raw_transcript", "private_personal_data": "private_personal_data",
-            "screen_or_activity_history": "activity_history", "private_endpoint": "private_endpoint",
+            "raw_transcript": "raw_transcript",
+            "private_personal_data": "private_personal_data",
+            "screen_or_activity_history": "activity_history",
+            "private_endpoint": "private_endpoint",
             "undisclosed_vulnerability": "undisclosed_vulnerability",
             "unminimized_private_evidence": "private_evidence_unminimized",
-            "temporary_task_state": "temporary_task_state", "local_only_state": "local_only_state",
+            "temporary_task_state": "temporary_task_state",
+            "local_only_state": "local_only_state",
         }.get(model.content_class, "unknown_content_class")
-        out.append(Blocker(
-            code,
-            f"repository write blocked: proposal content class {model.content_class} cannot be applied into repo "
-            "records; reject it or route it to local memory",
-        ))
+        out.append(
+            Blocker(
+                code,
+                f"repository write blocked: proposal content class {model.content_class} cannot be applied into repo "
+                "records; reject it or route it to local memory",
+            )
+        )
     return out
 
 
@@ -132,8 +139,9 @@ def _new_record(model: PendingProposal, record_id: str, body: str, supersedes: s
     }
 
 
-def load_target(root: Path, target_id: str, *, scope_kind: str | None, scope_id: str | None,
-                proposed_at: str) -> Loaded:
+def load_target(
+    root: Path, target_id: str, *, scope_kind: str | None, scope_id: str | None, proposed_at: str
+) -> Loaded:
     """Memzoi's target checks: exists, parses, ``active``, same scope kind and scope id (skipped when
     ``scope_kind`` is ``None``), not updated after the proposal (reference §2.5). Raises :class:`Refusal` with ``target_missing``, ``target_invalid``,
     ``proposal_target_inactive``, ``proposal_cross_scope`` or ``proposal_target_stale``."""
@@ -142,8 +150,11 @@ def load_target(root: Path, target_id: str, *, scope_kind: str | None, scope_id:
         loaded = load(root, rel, missing_code="target_missing", what=f"proposal target `{target_id}`")
     except Refusal as err:
         if err.code == "target_missing":
-            raise Refusal("target_missing", f"proposal target `{target_id}` does not exist ({rel}); fix the "
-                          "packet's target or reject it", rel) from None
+            raise Refusal(
+                "target_missing",
+                f"proposal target `{target_id}` does not exist ({rel}); fix the packet's target or reject it",
+                rel,
+            ) from None
         raise
     model = loaded.analysis.model
     if not isinstance(model, RecordFrontmatter):
@@ -151,18 +162,29 @@ def load_target(root: Path, target_id: str, *, scope_kind: str | None, scope_id:
         raise Refusal("target_invalid", f"{rel}: the proposal target is not a valid current-profile record", rel)
     refuse_on_errors(loaded, "the proposal target", "fix the target record first")
     if model.status != "active":
-        raise Refusal("proposal_target_inactive", f"proposal target `{target_id}` is inactive with status "
-                      f"{model.status}; reject the proposal", rel)
+        raise Refusal(
+            "proposal_target_inactive",
+            f"proposal target `{target_id}` is inactive with status {model.status}; reject the proposal",
+            rel,
+        )
     if scope_kind is not None and (model.scope != scope_kind or model.scope_id != scope_id):
-        raise Refusal("proposal_cross_scope", f"proposal target `{target_id}` is cross-scope (target scope "
-                      f"{model.scope}/{model.scope_id or '-'}, proposal {scope_kind}/{scope_id or '-'}); "
-                      "reject the proposal or fix its scope", rel)
+        raise Refusal(
+            "proposal_cross_scope",
+            f"proposal target `{target_id}` is cross-scope (target scope "
+            f"{model.scope}/{model.scope_id or '-'}, proposal {scope_kind}/{scope_id or '-'}); "
+            "reject the proposal or fix its scope",
+            rel,
+        )
     updated = parse_instant(model.updated or model.timestamp)
     proposed = parse_instant(proposed_at)
     if updated is None or proposed is None or updated > proposed:
-        raise Refusal("proposal_target_stale", f"proposal target `{target_id}` is stale: target updated at "
-                      f"{model.updated or model.timestamp} after proposal at {proposed_at}; re-propose against "
-                      "the current record", rel)
+        raise Refusal(
+            "proposal_target_stale",
+            f"proposal target `{target_id}` is stale: target updated at "
+            f"{model.updated or model.timestamp} after proposal at {proposed_at}; re-propose against "
+            "the current record",
+            rel,
+        )
     return loaded
 
 
@@ -172,8 +194,12 @@ def retire_target(root: Path, target: Loaded, status: str, when: str) -> FileCha
     change: every other line (a hand-written ``description``, comments, the body, trailing blank lines) is kept
     in place. Raises :class:`Refusal` (``hand_edit_conflict``) where a hand edit sits inside a key it rewrites."""
     data = target.data
-    wanted = {"id": target.analysis.placement.identity or data["id"], "status": status, "updated": when,
-              "materialization": None}
+    wanted = {
+        "id": target.analysis.placement.identity or data["id"],
+        "status": status,
+        "updated": when,
+        "materialization": None,
+    }
     changes = {k: v for k, v in wanted.items() if data.get(k) != v}
     text = edited(target.rel, target.analysis.document, changes, RECORD_ORDER)
     want = {k: v for k, v in {**data, **changes}.items() if v is not None}
@@ -213,8 +239,13 @@ def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> Change
         target_id = model.supersedes[0] if action == "supersede" else model.proposal.target
         assert target_id
         try:
-            target = load_target(root, target_id, scope_kind=model.scope.kind, scope_id=model.scope.id,
-                                 proposed_at=model.proposal.proposed_at)
+            target = load_target(
+                root,
+                target_id,
+                scope_kind=model.scope.kind,
+                scope_id=model.scope.id,
+                proposed_at=model.proposal.proposed_at,
+            )
         except Refusal as err:
             extra.append(Blocker(err.code, err.message))
     record_id = target_id
@@ -226,8 +257,13 @@ def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> Change
         if long_title is not None and long_title.code not in {f.code for f in findings}:
             extra.append(long_title)  # the packet's finding says it too, unless suppressed
         if record_id == target_id:
-            extra.append(Blocker("record_exists", f"the replacement record id `{record_id}` equals the superseded "
-                                 "record's id; give the proposal a different title"))
+            extra.append(
+                Blocker(
+                    "record_exists",
+                    f"the replacement record id `{record_id}` equals the superseded "
+                    "record's id; give the proposal a different title",
+                )
+            )
         new_rel = record_rel(record_id)
     verdict = readiness(
         findings,
@@ -246,8 +282,12 @@ def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> Change
     if target is not None:
         files.append(retire_target(root, target, "superseded" if action == "supersede" else "tombstoned", when))
     resolution = {
-        "outcome": "applied", "resolved_by": actor, "resolved_at": when, "reason": model.proposal.reason,
-        "record_id": record_id, "target_id": target_id,
+        "outcome": "applied",
+        "resolved_by": actor,
+        "resolved_at": when,
+        "reason": model.proposal.reason,
+        "record_id": record_id,
+        "target_id": target_id,
     }
     files.append(resolved_packet(root, loaded, APPLIED, resolution, "applied"))
     files.append(FileChange(rel, loaded.raw, None))
@@ -273,8 +313,9 @@ def packet_findings(root: Path, rel: str, analysis) -> list[Any]:
     return list(judge(path, analysis, ctx).findings)
 
 
-def apply_proposal(project_root: str | os.PathLike[str], packet: str | os.PathLike[str], *, actor: str,
-                   source: str = "cli") -> ChangeResult:
+def apply_proposal(
+    project_root: str | os.PathLike[str], packet: str | os.PathLike[str], *, actor: str, source: str = "cli"
+) -> ChangeResult:
     """Apply the pending packet ``packet`` (path or file id) as one ledgered change.
 
     Raises :class:`~memzoi.ledger.Refusal` (nothing written) when a finding blocks it, a precondition fails or a

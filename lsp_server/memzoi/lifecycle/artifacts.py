@@ -30,13 +30,18 @@ def artifact_set(path: Path) -> dict[str, Path]:
             break
     else:
         base = path.stem
-    return {kind: path.with_name(base + suffix)
-            for kind, suffix in (("candidate", ".json"), ("plan", ".plan.json"), ("decision", ".decision.json"))}
+    return {
+        kind: path.with_name(base + suffix)
+        for kind, suffix in (("candidate", ".json"), ("plan", ".plan.json"), ("decision", ".decision.json"))
+    }
 
 
 #: The steps of a materialization in order, and which of its three files each needs and must not find yet.
-STEPS = (("plan", ("candidate",), "plan"), ("decide", ("candidate", "plan"), "decision"),
-         ("materialize", ("candidate", "plan", "decision"), None))
+STEPS = (
+    ("plan", ("candidate",), "plan"),
+    ("decide", ("candidate", "plan"), "decision"),
+    ("materialize", ("candidate", "plan", "decision"), None),
+)
 
 
 def offered_steps(files: dict[str, Path]) -> list[str]:
@@ -82,7 +87,8 @@ def write_artifact(path: Path, artifact: dict[str, Any], *, same_ok: bool = Fals
                 return
         except (OSError, UnicodeDecodeError):
             pass
-        raise Refusal("output_exists", f"{path} already exists with other content; remove it or choose a new "
-                      "file") from None
+        raise Refusal(
+            "output_exists", f"{path} already exists with other content; remove it or choose a new file"
+        ) from None
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(data)

@@ -73,17 +73,30 @@ class Candidate:
         return {"destination": "local", **self.__dict__, "confidence": self.confidence_bp / 10_000}
 
 
-_SELECT = ("SELECT k.*, c.status AS change_status FROM local_candidate k LEFT JOIN change c ON c.id = k.change_id")
+_SELECT = "SELECT k.*, c.status AS change_status FROM local_candidate k LEFT JOIN change c ON c.id = k.change_id"
 
 
 def _row(r: sqlite3.Row) -> Candidate:
     state = r["status"] if r["status"] != "applied" else (r["change_status"] or "applied")
     return Candidate(
-        id=r["id"], type=r["type"], lane=r["lane"], title=r["title"], body=r["body"], reason=r["reason"],
-        confidence_bp=r["confidence_bp"], tags=json.loads(r["tags_json"]),
-        applies_to=json.loads(r["applies_to_json"]), source_ref=r["source_ref"],
-        actor=r["actor"], source=r["source"], state=state, change_id=r["change_id"], decided_by=r["decided_by"],
-        decided_at=r["decided_at"], decision_reason=r["decision_reason"], created_at=r["created_at"],
+        id=r["id"],
+        type=r["type"],
+        lane=r["lane"],
+        title=r["title"],
+        body=r["body"],
+        reason=r["reason"],
+        confidence_bp=r["confidence_bp"],
+        tags=json.loads(r["tags_json"]),
+        applies_to=json.loads(r["applies_to_json"]),
+        source_ref=r["source_ref"],
+        actor=r["actor"],
+        source=r["source"],
+        state=state,
+        change_id=r["change_id"],
+        decided_by=r["decided_by"],
+        decided_at=r["decided_at"],
+        decision_reason=r["decision_reason"],
+        created_at=r["created_at"],
     )
 
 
@@ -100,8 +113,9 @@ def screen_local(draft: Draft, actor: str) -> None:
     candidate would store, ``actor`` included, or :class:`Refusal` ``candidate_too_large`` when that text is too
     large to be checked whole. The texts are rendered as the ``repo`` destination's packet, so each is scanned
     where and as the repository path scans it."""
-    probe = render_packet(packet_data(draft, "local-candidate", actor=actor, now="1970-01-01T00:00:00Z", target=None),
-                          draft.body.strip())
+    probe = render_packet(
+        packet_data(draft, "local-candidate", actor=actor, now="1970-01-01T00:00:00Z", target=None), draft.body.strip()
+    )
     check_scannable(probe, "the local candidate")
     codes = sorted({f.code for f in analysis.analyze_text(probe, None).findings if f.code in THREAT_CODES})
     if codes:
@@ -129,8 +143,11 @@ def propose_local(project_root: str | os.PathLike[str], draft: Draft, *, actor: 
         raise Refusal("invalid_value", "`supersedes` names a repository record; local candidates cannot supersede")
     policy, problems = load_section(root / ".memzoi", "promotion")
     if problems:  # an invalid mode must not quietly become `review` (or anything else the file does not say)
-        raise Refusal("invalid_config", f"{'; '.join(problems)}; the promotion policy cannot be read, so nothing was "
-                      "stored: fix the file (`memzoi check .memzoi/config.toml` names every problem)")
+        raise Refusal(
+            "invalid_config",
+            f"{'; '.join(problems)}; the promotion policy cannot be read, so nothing was "
+            "stored: fix the file (`memzoi check .memzoi/config.toml` names every problem)",
+        )
     screen_actor(actor)
     screen_local(draft, actor)
     bp = confidence_bp(draft.confidence)
@@ -139,8 +156,9 @@ def propose_local(project_root: str | os.PathLike[str], draft: Draft, *, actor: 
     wanted = content_hash(body)
     ledger = Ledger.for_project(root)
     with ledger.connect() as conn, ledger.transaction(conn):
-        dup = conn.execute("SELECT id FROM local_candidate WHERE body_hash = ? AND status = 'pending'",
-                           (wanted,)).fetchone()
+        dup = conn.execute(
+            "SELECT id FROM local_candidate WHERE body_hash = ? AND status = 'pending'", (wanted,)
+        ).fetchone()
         if dup is None:
             dup = next((r["id"] for r in conn.execute(_VISIBLE) if content_hash(r["body"]) == wanted), None)
         else:
@@ -156,9 +174,22 @@ def propose_local(project_root: str | os.PathLike[str], draft: Draft, *, actor: 
             "INSERT INTO local_candidate (id, type, lane, title, body, body_hash, reason, confidence_bp, tags_json,"
             " applies_to_json, source_ref, actor, source, status, created_at)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,'pending',?)",
-            (cid, draft.type, draft.lane, draft.title.strip(), body, wanted, draft.reason.strip(), bp,
-             json.dumps([t.strip() for t in draft.tags]), json.dumps([p.strip() for p in draft.applies_to]),
-             draft.source_ref, actor, source, now_utc()),
+            (
+                cid,
+                draft.type,
+                draft.lane,
+                draft.title.strip(),
+                body,
+                wanted,
+                draft.reason.strip(),
+                bp,
+                json.dumps([t.strip() for t in draft.tags]),
+                json.dumps([p.strip() for p in draft.applies_to]),
+                draft.source_ref,
+                actor,
+                source,
+                now_utc(),
+            ),
         )
     change = None
     if promotes(policy, bp):
@@ -206,24 +237,40 @@ def approve_local(project_root: str | os.PathLike[str], cid: str, *, actor: str,
         ledger = Ledger.for_project(r)
         with ledger.connect() as conn:
             row = _pending(conn, cid)
-        values = {"id": concept_slug(row["title"]) or "local-memory", "type": row["type"], "lane": row["lane"],
-                  "title": row["title"], "body": row["body"], "tags": json.loads(row["tags_json"]),
-                  "applies_to": json.loads(row["applies_to_json"]),
-                  "sensitivity": "local-only", "content_class": "local_only_state", "source_kind": row["source"],
-                  "source_ref": row["source_ref"], "proposal_id": cid}
+        values = {
+            "id": concept_slug(row["title"]) or "local-memory",
+            "type": row["type"],
+            "lane": row["lane"],
+            "title": row["title"],
+            "body": row["body"],
+            "tags": json.loads(row["tags_json"]),
+            "applies_to": json.loads(row["applies_to_json"]),
+            "sensitivity": "local-only",
+            "content_class": "local_only_state",
+            "source_kind": row["source"],
+            "source_ref": row["source_ref"],
+            "proposal_id": cid,
+        }
         insert = _insert(values)
 
         def effects(conn: sqlite3.Connection, change_id: str) -> None:
             done = conn.execute(
                 "UPDATE local_candidate SET status = 'applied', change_id = ?, decided_by = ?, decided_at = ? "
-                "WHERE id = ? AND status = 'pending'", (change_id, actor, now_utc(), cid)).rowcount
+                "WHERE id = ? AND status = 'pending'",
+                (change_id, actor, now_utc(), cid),
+            ).rowcount
             if done != 1:  # decided meanwhile by another process: the transaction rolls back
                 raise Refusal("candidate_resolved", f"local candidate `{cid}` was decided meanwhile")
             insert(conn, change_id)
 
-        return ChangePlan(OPERATION, [], reason=row["reason"], summary=f"apply local candidate {cid}",
-                          details={"candidate_id": cid, "local_record": values["id"], "client": row["actor"]},
-                          db_effects=effects)
+        return ChangePlan(
+            OPERATION,
+            [],
+            reason=row["reason"],
+            summary=f"apply local candidate {cid}",
+            details={"candidate_id": cid, "local_record": values["id"], "client": row["actor"]},
+            db_effects=effects,
+        )
 
     return run_change(root, build, actor=actor, source=source)
 
@@ -237,8 +284,11 @@ def reject_local(project_root: str | os.PathLike[str], cid: str, *, reason: str,
     ledger = Ledger.for_project(root)
     with ledger.connect() as conn, ledger.transaction(conn):
         _pending(conn, cid)
-        conn.execute("UPDATE local_candidate SET status = 'rejected', decided_by = ?, decided_at = ?, "
-                     "decision_reason = ? WHERE id = ?", (actor, now_utc(), reason.strip(), cid))
+        conn.execute(
+            "UPDATE local_candidate SET status = 'rejected', decided_by = ?, decided_at = ?, "
+            "decision_reason = ? WHERE id = ?",
+            (actor, now_utc(), reason.strip(), cid),
+        )
     out = get_candidate(root, cid)
     assert out is not None
     return out

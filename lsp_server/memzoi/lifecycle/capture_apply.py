@@ -48,8 +48,9 @@ def _stale(code: str, what: str) -> Refusal:
 def check_review(review: Any, plan: dict[str, Any], review_id: str) -> dict[str, Any]:
     """``review`` (a parsed review file) when it is unaltered, names ``review_id`` and reviews ``plan``."""
     if not isinstance(review, dict) or review.get("schema") != "memzoi/capture-review":
-        raise Refusal("invalid_capture_review", "the review file is not a `memzoi/capture-review` artifact; nothing "
-                      "was written")
+        raise Refusal(
+            "invalid_capture_review", "the review file is not a `memzoi/capture-review` artifact; nothing was written"
+        )
     if review.get("review_id") != review_id or review_identity(review) != review_id:
         raise _stale("capture_review_stale", "the review file is not the review named by --review-id, or was altered")
     if review.get("plan_id") != plan["plan_id"]:
@@ -69,13 +70,21 @@ def _routed(cand: dict[str, Any], decision: dict[str, Any]) -> tuple[str, dict[s
     return cand["classification"]["destination"], cand["memory"], cand["classification"]["sensitivity"]
 
 
-def provenance(plan: dict[str, Any], review: dict[str, Any], cand: dict[str, Any],
-               decision: dict[str, Any]) -> dict[str, Any]:
+def provenance(
+    plan: dict[str, Any], review: dict[str, Any], cand: dict[str, Any], decision: dict[str, Any]
+) -> dict[str, Any]:
     """The compact capture provenance of one written candidate (no evidence text)."""
     ev = [{k: v for k, v in e.items() if k != "text"} for e in cand["evidence"]]
-    out = {"schema": "memzoi/capture-provenance", "plan_id": plan["plan_id"], "review_id": review["review_id"],
-           "candidate_id": cand["candidate_id"], "extractor": {k: cand["extraction"][k] for k in ("id", "version")},
-           "evidence": ev, "review_outcome": decision["outcome"], "reviewed_by": review["reviewed_by"]}
+    out = {
+        "schema": "memzoi/capture-provenance",
+        "plan_id": plan["plan_id"],
+        "review_id": review["review_id"],
+        "candidate_id": cand["candidate_id"],
+        "extractor": {k: cand["extraction"][k] for k in ("id", "version")},
+        "evidence": ev,
+        "review_outcome": decision["outcome"],
+        "reviewed_by": review["reviewed_by"],
+    }
     if decision.get("reviewed_candidate_id"):
         out["reviewed_candidate_id"] = decision["reviewed_candidate_id"]
     return out
@@ -93,12 +102,27 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _packet(root: Path, plan: dict[str, Any], review: dict[str, Any], cand: dict[str, Any], decision: dict[str, Any],
-            pid: str, actor: str, now: str) -> FileChange:
+def _packet(
+    root: Path,
+    plan: dict[str, Any],
+    review: dict[str, Any],
+    cand: dict[str, Any],
+    decision: dict[str, Any],
+    pid: str,
+    actor: str,
+    now: str,
+) -> FileChange:
     _, memory, _ = _routed(cand, decision)
-    draft = Draft(title=memory["title"], body=memory["body"], type=memory["type"], lane=memory["lane"],
-                  reason=f"captured from {cand['evidence'][0]['locator']['path']}", confidence=cand["confidence"],
-                  tags=list(memory["tags"]), applies_to=list(memory["scope"]["paths"]))
+    draft = Draft(
+        title=memory["title"],
+        body=memory["body"],
+        type=memory["type"],
+        lane=memory["lane"],
+        reason=f"captured from {cand['evidence'][0]['locator']['path']}",
+        confidence=cand["confidence"],
+        tags=list(memory["tags"]),
+        applies_to=list(memory["scope"]["paths"]),
+    )
     data = packet_data(draft, pid, actor=actor, now=now, target=None)
     data["sources"] = [{"path": cand["evidence"][0]["locator"]["path"]}]
     data["capture"] = _plain(provenance(plan, review, cand, decision))
@@ -116,8 +140,11 @@ def _change(root: Path, plan: dict[str, Any], review: dict[str, Any], ctx: dict[
         dest, memory, sens = _routed(cand, decision)
         pid = None
         if dest == "repo":
-            pid = cand["action"].get("proposal_id") if decision["outcome"] == "accept" else reserve_packet_id(
-                root, base_packet_id(memory["title"]).replace("mem_import_", "mem_capture_", 1))
+            pid = (
+                cand["action"].get("proposal_id")
+                if decision["outcome"] == "accept"
+                else reserve_packet_id(root, base_packet_id(memory["title"]).replace("mem_import_", "mem_capture_", 1))
+            )
             files.append(_packet(root, plan, review, cand, decision, pid, ctx["actor"], now))
         routed.append((cand, dest, memory, sens, pid))
     at: datetime = ctx["now"]
@@ -128,37 +155,83 @@ def _change(root: Path, plan: dict[str, Any], review: dict[str, Any], ctx: dict[
         for cand, dest, memory, sens, pid in routed:
             ev = cand["evidence"][0]
             if dest == "repo":
-                writes.append({"kind": "proposal_file", "candidate_id": cand["candidate_id"], "proposal_id": pid,
-                               "path": f"{PENDING}/{pid}.md"})
+                writes.append(
+                    {
+                        "kind": "proposal_file",
+                        "candidate_id": cand["candidate_id"],
+                        "proposal_id": pid,
+                        "path": f"{PENDING}/{pid}.md",
+                    }
+                )
             elif dest == "local":
                 rid = _fresh_local_id(conn, concept_slug(memory["title"]) or "local-memory", taken)
                 conn.execute(
                     "INSERT INTO local_record (id, change_id, type, lane, title, body, tags_json, applies_to_json,"
                     " sensitivity, content_class, source_kind, source_ref, proposal_id, created_at) VALUES "
                     "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (rid, change_id, memory["type"], memory["lane"], memory["title"], memory["body"],
-                     json.dumps(memory["tags"]), json.dumps(memory["scope"]["paths"]), sens, "unknown", "capture",
-                     f"{ev['locator']['path']}#L{ev['span']['line_start']}-L{ev['span']['line_end']}", None,
-                     now_utc()))
-                writes.append({"kind": "runtime_record", "candidate_id": cand["candidate_id"], "record_id": rid,
-                               "destination": "local"})
+                    (
+                        rid,
+                        change_id,
+                        memory["type"],
+                        memory["lane"],
+                        memory["title"],
+                        memory["body"],
+                        json.dumps(memory["tags"]),
+                        json.dumps(memory["scope"]["paths"]),
+                        sens,
+                        "unknown",
+                        "capture",
+                        f"{ev['locator']['path']}#L{ev['span']['line_start']}-L{ev['span']['line_end']}",
+                        None,
+                        now_utc(),
+                    ),
+                )
+                writes.append(
+                    {
+                        "kind": "runtime_record",
+                        "candidate_id": cand["candidate_id"],
+                        "record_id": rid,
+                        "destination": "local",
+                    }
+                )
             else:
-                values = cps.new_values(memory["title"], memory["title"], memory["body"], "note", at,
-                                        salt=f"capture:{cand['candidate_id']}")
+                values = cps.new_values(
+                    memory["title"], memory["title"], memory["body"], "note", at, salt=f"capture:{cand['candidate_id']}"
+                )
                 cps.insert(conn, change_id, values)
-                writes.append({"kind": "runtime_record", "candidate_id": cand["candidate_id"],
-                               "record_id": values["id"], "destination": "session"})
+                writes.append(
+                    {
+                        "kind": "runtime_record",
+                        "candidate_id": cand["candidate_id"],
+                        "record_id": values["id"],
+                        "destination": "session",
+                    }
+                )
         out = {**ctx["envelope"], "writes": writes, "change_id": change_id}
         ops.record(conn, ctx["op"], OPERATION, ctx["fp"], out, change_id)
         ctx["outcome"] = out
 
-    return ChangePlan(OPERATION, files, reason="capture apply", summary=f"capture: {len(files)} packet(s), "
-                      f"{len(routed) - len(files)} runtime row(s)",
-                      details={"plan_id": plan["plan_id"], "review_id": review["review_id"]}, db_effects=effects)
+    return ChangePlan(
+        OPERATION,
+        files,
+        reason="capture apply",
+        summary=f"capture: {len(files)} packet(s), {len(routed) - len(files)} runtime row(s)",
+        details={"plan_id": plan["plan_id"], "review_id": review["review_id"]},
+        db_effects=effects,
+    )
 
 
-def capture_apply(project_root: str | os.PathLike[str], plan: Any, review: Any, *, plan_id: str, review_id: str,
-                  actor: str, source: str = "cli", now: datetime | None = None) -> dict[str, Any]:
+def capture_apply(
+    project_root: str | os.PathLike[str],
+    plan: Any,
+    review: Any,
+    *,
+    plan_id: str,
+    review_id: str,
+    actor: str,
+    source: str = "cli",
+    now: datetime | None = None,
+) -> dict[str, Any]:
     """Apply ``review`` of ``plan`` (the parsed artifacts) named ``plan_id`` and ``review_id`` (module docstring).
     Returns ``{"schema": "memzoi/capture-apply-result", "plan_id", "review_id", "operation_id", "replayed",
     "writes": [{"kind": "proposal_file", "candidate_id", "proposal_id", "path"} | {"kind": "runtime_record",
@@ -170,10 +243,20 @@ def capture_apply(project_root: str | os.PathLike[str], plan: Any, review: Any, 
     review = check_review(review, plan, review_id)
     op = "capture:" + review_id.removeprefix("review_")[:32]
     fp = ops.fingerprint(OPERATION, {"plan_id": plan_id, "review_id": review_id, "actor": actor.strip()})
-    envelope = {"schema": RESULT_SCHEMA, "plan_id": plan_id, "review_id": review_id, "operation_id": op,
-                "replayed": False}
-    ctx: dict[str, Any] = {"actor": actor.strip() or "cli", "op": op, "fp": fp, "now": now or utc_now(),
-                           "envelope": envelope}
+    envelope = {
+        "schema": RESULT_SCHEMA,
+        "plan_id": plan_id,
+        "review_id": review_id,
+        "operation_id": op,
+        "replayed": False,
+    }
+    ctx: dict[str, Any] = {
+        "actor": actor.strip() or "cli",
+        "op": op,
+        "fp": fp,
+        "now": now or utc_now(),
+        "envelope": envelope,
+    }
     ledger = Ledger.for_project(root)
 
     def checked(r: Path) -> None:
@@ -182,8 +265,14 @@ def capture_apply(project_root: str | os.PathLike[str], plan: Any, review: Any, 
         if replay is not None:
             raise ops.Replay(replay)
         recompute(r, plan)
-        validated(r, plan, [{k: v for k, v in d.items() if k in ("candidate_id", "outcome", "memory", "destination")}
-                            for d in review["decisions"]])
+        validated(
+            r,
+            plan,
+            [
+                {k: v for k, v in d.items() if k in ("candidate_id", "outcome", "memory", "destination")}
+                for d in review["decisions"]
+            ],
+        )
 
     def checked_change(r: Path) -> ChangePlan:
         checked(r)

@@ -85,8 +85,7 @@ def save_artifact(root: str | os.PathLike[str], path: str, artifact: dict[str, A
     try:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     except FileExistsError:
-        raise Refusal("artifact_exists", f"--output `{path}` already exists; artifacts never replace a path") \
-            from None
+        raise Refusal("artifact_exists", f"--output `{path}` already exists; artifacts never replace a path") from None
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
         fh.flush()

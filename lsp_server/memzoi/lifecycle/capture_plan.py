@@ -55,23 +55,34 @@ from .session_input import yaml_document
 REQUEST_SCHEMA = "memzoi/capture-request"
 PLAN_SCHEMA = "memzoi/capture-plan"
 POLICY_VERSION = "1"
-_SENS_REASON = {"repo-safe": "typed heading maps to repo-safe repository knowledge",
-                "local-only": "preference headings stay in private local memory",
-                "temporary-state": "episode headings are temporary session state",
-                "unknown": "no recognized typed heading; a human decides"}
+_SENS_REASON = {
+    "repo-safe": "typed heading maps to repo-safe repository knowledge",
+    "local-only": "preference headings stay in private local memory",
+    "temporary-state": "episode headings are temporary session state",
+    "unknown": "no recognized typed heading; a human decides",
+}
 
 
 def request_for(source: Source) -> dict[str, Any]:
     """The ``memzoi/capture-request`` equivalent of ``--source`` (Memzoi: the shorthand selects the profile)."""
-    return {"schema": REQUEST_SCHEMA, "sources": [{"source_id": source.source_id, "locator": {
-        "kind": "project_path", "path": source.path}, "media_type": "text/markdown"}],
-        "extractor": {"profile": PROFILE}}
+    return {
+        "schema": REQUEST_SCHEMA,
+        "sources": [
+            {
+                "source_id": source.source_id,
+                "locator": {"kind": "project_path", "path": source.path},
+                "media_type": "text/markdown",
+            }
+        ],
+        "extractor": {"profile": PROFILE},
+    }
 
 
 def parse_request(text: str, where: str) -> tuple[str, str]:
     """``(path, source_id)`` of a strict ``memzoi/capture-request`` (JSON or YAML) with the
     ``markdown-deterministic`` profile and one ``project_path`` source. Raises :class:`Refusal`
     (``invalid_capture_request``, or ``unsupported_capture_profile`` for Memzoi's other profiles)."""
+
     def fail(what: str) -> Refusal:
         return Refusal("invalid_capture_request", f"{where}: {what}; nothing was written")
 
@@ -84,82 +95,150 @@ def parse_request(text: str, where: str) -> tuple[str, str]:
     if not isinstance(doc["extractor"], dict) or set(doc["extractor"]) != {"profile"}:
         raise fail("`extractor` must be `{profile}`")
     if profile != PROFILE:
-        raise Refusal("unsupported_capture_profile", f"{where}: only the `{PROFILE}` profile is supported "
-                      "(Memzoi's instruction, ADR and Git-change profiles are not); nothing was written")
+        raise Refusal(
+            "unsupported_capture_profile",
+            f"{where}: only the `{PROFILE}` profile is supported "
+            "(Memzoi's instruction, ADR and Git-change profiles are not); nothing was written",
+        )
     srcs = doc["sources"]
     if not isinstance(srcs, list) or len(srcs) != 1 or not isinstance(srcs[0], dict):
         raise fail(f"`sources` must hold exactly one source for `{PROFILE}`")
     src = srcs[0]
     loc = src.get("locator")
-    if set(src) != {"source_id", "locator", "media_type"} or src.get("media_type") != "text/markdown" or \
-            not isinstance(loc, dict) or set(loc) != {"kind", "path"} or loc.get("kind") != "project_path":
-        raise fail("the source must be `{source_id, locator: {kind: project_path, path}, media_type: "
-                   "text/markdown}`")
+    if (
+        set(src) != {"source_id", "locator", "media_type"}
+        or src.get("media_type") != "text/markdown"
+        or not isinstance(loc, dict)
+        or set(loc) != {"kind", "path"}
+        or loc.get("kind") != "project_path"
+    ):
+        raise fail("the source must be `{source_id, locator: {kind: project_path, path}, media_type: text/markdown}`")
     if not isinstance(loc["path"], str) or not isinstance(src["source_id"], str):
         raise fail("`path` and `source_id` must be strings")
     return loc["path"], src["source_id"]
 
 
 def _blocked(source: Source, diags: list[dict[str, Any]]) -> dict[str, Any]:
-    plan = {"schema": PLAN_SCHEMA, "plan_id": "", "status": "blocked", "data_class": "blocked",
-            "extractor": {**EXTRACTOR, "configuration_hash": CONFIGURATION_HASH}, "diagnostics": diags}
+    plan = {
+        "schema": PLAN_SCHEMA,
+        "plan_id": "",
+        "status": "blocked",
+        "data_class": "blocked",
+        "extractor": {**EXTRACTOR, "configuration_hash": CONFIGURATION_HASH},
+        "diagnostics": diags,
+    }
     plan["plan_id"] = "capture_" + canonical_hash({**plan, "source_id": source.source_id})
     return plan
 
 
 def _conflicts(root: Path) -> dict[str, list[dict[str, Any]]]:
-    rows = [("canonical_record", *r) for r in query_index(
-        root, "SELECT coalesce(id, path), title, content_hash FROM records WHERE status = 'active'", ())]
-    rows += [("pending_proposal", *r) for r in query_index(
-        root, "SELECT coalesce(file_id, id, path), title, content_hash FROM proposals WHERE role = 'pending'", ())]
+    rows = [
+        ("canonical_record", *r)
+        for r in query_index(
+            root, "SELECT coalesce(id, path), title, content_hash FROM records WHERE status = 'active'", ()
+        )
+    ]
+    rows += [
+        ("pending_proposal", *r)
+        for r in query_index(
+            root, "SELECT coalesce(file_id, id, path), title, content_hash FROM proposals WHERE role = 'pending'", ()
+        )
+    ]
     out: dict[str, list[dict[str, Any]]] = {}
     for kind, ident, title, chash in rows:
         if title and chash:
             out.setdefault(title.strip().casefold(), []).append(
-                {"kind": kind, "id": ident, "destination": "repo", "content_hash": "blake3:" + chash,
-                 "status": "active" if kind == "canonical_record" else "proposed", "updated_at": None})
+                {
+                    "kind": kind,
+                    "id": ident,
+                    "destination": "repo",
+                    "content_hash": "blake3:" + chash,
+                    "status": "active" if kind == "canonical_record" else "proposed",
+                    "updated_at": None,
+                }
+            )
     return out
 
 
 def _match(d: dict[str, Any], chash: str) -> dict[str, Any]:
     status = {"canonical_record": "active", "pending_proposal": "proposed"}.get(d["kind"], "active")
-    return {"kind": d["kind"], "id": d["id"], "destination": d["destination"], "content_hash": chash,
-            "status": status, "updated_at": None}
+    return {
+        "kind": d["kind"],
+        "id": d["id"],
+        "destination": d["destination"],
+        "content_hash": chash,
+        "status": status,
+        "updated_at": None,
+    }
 
 
 def _candidate(src: Source, s: Section | None, text: str) -> dict[str, Any]:
     if s is None:  # no typed heading: the whole document, for a human to decide
         type_, lane, dest, sens = "fact", "semantic", "needs_review", "unknown"
-        title, body, span, heads, kind = src.path.rsplit("/", 1)[-1][:-3], text.strip(), (0, len(src.data), 1,
-                                                                                           text.count("\n") + 1), [], "document"
+        title, body, span, heads, kind = (
+            src.path.rsplit("/", 1)[-1][:-3],
+            text.strip(),
+            (0, len(src.data), 1, text.count("\n") + 1),
+            [],
+            "document",
+        )
     else:
         type_, lane, dest, sens = PREFIXES[s.prefix or ""]
         title, body, heads, kind = s.title, s.body, s.heading_path, type_
         span = (s.byte_start, s.byte_end, s.line_start, s.line_end)
     if len(body.encode("utf-8")) > MAX_EVIDENCE_ITEM:
-        raise Refusal("capture_limit_exceeded", f"the section at line {span[2]} of `{src.path}` is larger than "
-                      "16 KiB of evidence; split it; nothing was written")
-    evidence = {"source_id": src.source_id, "locator": {"kind": "project_path", "path": src.path},
-                "source_content_hash": digest(src.data), "span": dict(zip(("byte_start", "byte_end", "line_start",
-                                                                          "line_end"), span)),
-                "evidence_content_hash": digest(src.data[span[0]:span[1]]), "text": body, "heading_path": heads,
-                "section_kind": kind}
-    memory = {"type": type_, "lane": lane, "title": title, "body": body,
-              "scope": {"kind": "repo", "id": None, "paths": []}, "tags": []}
+        raise Refusal(
+            "capture_limit_exceeded",
+            f"the section at line {span[2]} of `{src.path}` is larger than "
+            "16 KiB of evidence; split it; nothing was written",
+        )
+    evidence = {
+        "source_id": src.source_id,
+        "locator": {"kind": "project_path", "path": src.path},
+        "source_content_hash": digest(src.data),
+        "span": dict(zip(("byte_start", "byte_end", "line_start", "line_end"), span)),
+        "evidence_content_hash": digest(src.data[span[0] : span[1]]),
+        "text": body,
+        "heading_path": heads,
+        "section_kind": kind,
+    }
+    memory = {
+        "type": type_,
+        "lane": lane,
+        "title": title,
+        "body": body,
+        "scope": {"kind": "repo", "id": None, "paths": []},
+        "tags": [],
+    }
     claim = "claim_" + canonical_hash({"evidence": {k: v for k, v in evidence.items() if k != "text"}})[:32]
-    return {"claim_id": claim, "candidate_id": "candidate_" + canonical_hash({"claim": claim, "memory": memory})[:32],
-            "memory": memory, "evidence": [evidence],
-            "extraction": {**EXTRACTOR, "configuration_hash": CONFIGURATION_HASH}, "confidence": 1.0,
-            "classification": {"destination": dest, "destination_reason": f"{kind} section of a Markdown source",
-                               "sensitivity": sens, "sensitivity_reason": _SENS_REASON[sens],
-                               "policy": POLICY[dest]}}
+    return {
+        "claim_id": claim,
+        "candidate_id": "candidate_" + canonical_hash({"claim": claim, "memory": memory})[:32],
+        "memory": memory,
+        "evidence": [evidence],
+        "extraction": {**EXTRACTOR, "configuration_hash": CONFIGURATION_HASH},
+        "confidence": 1.0,
+        "classification": {
+            "destination": dest,
+            "destination_reason": f"{kind} section of a Markdown source",
+            "sensitivity": sens,
+            "sensitivity_reason": _SENS_REASON[sens],
+            "policy": POLICY[dest],
+        },
+    }
 
 
 def repo_block(root: Path, memory: dict[str, Any]) -> list[str]:
     """The gate's and detectors' codes on the would-be packet of a repo ``memory`` draft (empty when it may be
     written); the same screening as an agent's proposal."""
-    draft = Draft(title=memory["title"], body=memory["body"], type=memory["type"], lane=memory["lane"],
-                  reason="captured from Markdown", confidence=1.0)
+    draft = Draft(
+        title=memory["title"],
+        body=memory["body"],
+        type=memory["type"],
+        lane=memory["lane"],
+        reason="captured from Markdown",
+        confidence=1.0,
+    )
     try:
         check_values(draft)
         data = packet_data(draft, "mem_capture_probe", actor="capture", now=now_utc(precise=False), target=None)
@@ -176,8 +255,12 @@ def secret_codes(memory: dict[str, Any]) -> list[str]:
     return content_codes(memory["title"], memory["body"], among=CREDENTIAL_CODES)
 
 
-def actions(root: Path, cands: list[dict[str, Any]], existing: dict[str, list[dict[str, Any]]],
-            conflicts: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+def actions(
+    root: Path,
+    cands: list[dict[str, Any]],
+    existing: dict[str, list[dict[str, Any]]],
+    conflicts: dict[str, list[dict[str, Any]]],
+) -> dict[str, Any]:
     """Set each candidate's ``action`` in place; returns the preconditions by candidate id."""
     used = set(resolved_identities(root))
     prior: dict[str, int] = {}
@@ -188,8 +271,16 @@ def actions(root: Path, cands: list[dict[str, Any]], existing: dict[str, list[di
         chash = "blake3:" + raw
         dups = [_match(d, chash) for d in existing.get(raw, [])]
         if raw in prior:
-            dups.append({"kind": "earlier_candidate", "id": cands[prior[raw]]["candidate_id"], "destination": None,
-                         "content_hash": chash, "status": "planned", "updated_at": None})
+            dups.append(
+                {
+                    "kind": "earlier_candidate",
+                    "id": cands[prior[raw]]["candidate_id"],
+                    "destination": None,
+                    "content_hash": chash,
+                    "status": "planned",
+                    "updated_at": None,
+                }
+            )
         prior.setdefault(raw, i)
         confl = [x for x in conflicts.get(m["title"].strip().casefold(), []) if x["content_hash"] != chash]
         reserved = None
@@ -211,11 +302,15 @@ def actions(root: Path, cands: list[dict[str, Any]], existing: dict[str, list[di
             c["action"] = {"kind": "create_runtime", "route": POLICY[dest]["write_route"]}
         else:
             c["action"] = {"kind": "no_write", "reason_code": "needs_review"}
-        pre[c["candidate_id"]] = {"duplicate_match_set_hash": canonical_hash(dups),
-                                  "conflict_match_set_hash": canonical_hash(confl), "reserved_proposal_id": reserved,
-                                  "relevant_record_hashes": sorted(
-                                      ({k: d[k] for k in ("kind", "id", "content_hash", "status", "updated_at")}
-                                       for d in dups + confl), key=lambda d: (d["kind"], d["id"]))}
+        pre[c["candidate_id"]] = {
+            "duplicate_match_set_hash": canonical_hash(dups),
+            "conflict_match_set_hash": canonical_hash(confl),
+            "reserved_proposal_id": reserved,
+            "relevant_record_hashes": sorted(
+                ({k: d[k] for k in ("kind", "id", "content_hash", "status", "updated_at")} for d in dups + confl),
+                key=lambda d: (d["kind"], d["id"]),
+            ),
+        }
     return pre
 
 
@@ -229,8 +324,17 @@ def build_plan(root: Path, src: Source, existing: dict[str, list[dict[str, Any]]
         return _blocked(src, [{"code": "unsupported_utf8_content", "source_id": src.source_id}])
     hit = first_prohibited(text)
     if hit is not None:
-        return _blocked(src, [{"code": "prohibited_content_detected", "detector": hit.code,
-                               "source_id": src.source_id, "line": hit.line}])
+        return _blocked(
+            src,
+            [
+                {
+                    "code": "prohibited_content_detected",
+                    "detector": hit.code,
+                    "source_id": src.source_id,
+                    "line": hit.line,
+                }
+            ],
+        )
     found, diags = sections(text)
     typed = [s for s in found if s.prefix]
     for s in typed:
@@ -238,19 +342,32 @@ def build_plan(root: Path, src: Source, existing: dict[str, list[dict[str, Any]]
             diags.append({"code": "empty_markdown_section", "line": s.line_start})
     typed = [s for s in typed if s.body]
     if len(typed) > MAX_CANDIDATES:
-        raise Refusal("capture_limit_exceeded", f"`{src.path}` has more than {MAX_CANDIDATES} typed sections; "
-                      "nothing was written")
-    cands = [_candidate(src, s, text) for s in typed] if typed else ([_candidate(src, None, text)] if text.strip()
-                                                                     else [])
+        raise Refusal(
+            "capture_limit_exceeded", f"`{src.path}` has more than {MAX_CANDIDATES} typed sections; nothing was written"
+        )
+    cands = (
+        [_candidate(src, s, text) for s in typed] if typed else ([_candidate(src, None, text)] if text.strip() else [])
+    )
     pre = actions(root, cands, existing, _conflicts(root))
     private = any(c["classification"]["destination"] != "repo" for c in cands)
-    plan = {"schema": PLAN_SCHEMA, "plan_id": "", "status": "ready", "data_class": "private" if private else "repo_safe",
-            "request": request_for(src), "sources": [src.snapshot()],
-            "extractor": {**EXTRACTOR, "profile": PROFILE, "configuration_hash": CONFIGURATION_HASH},
-            "candidates": cands, "diagnostics": [{**d, "source_id": src.source_id} for d in diags],
-            "preconditions": {"policy_version": POLICY_VERSION, "candidates": pre},
-            "safeguards": {"policy_version": POLICY_VERSION, "configuration_hash": CONFIGURATION_HASH,
-                           "max_source_bytes": MAX_SOURCE_BYTES, "prohibited_detectors": DETECTORS}}
+    plan = {
+        "schema": PLAN_SCHEMA,
+        "plan_id": "",
+        "status": "ready",
+        "data_class": "private" if private else "repo_safe",
+        "request": request_for(src),
+        "sources": [src.snapshot()],
+        "extractor": {**EXTRACTOR, "profile": PROFILE, "configuration_hash": CONFIGURATION_HASH},
+        "candidates": cands,
+        "diagnostics": [{**d, "source_id": src.source_id} for d in diags],
+        "preconditions": {"policy_version": POLICY_VERSION, "candidates": pre},
+        "safeguards": {
+            "policy_version": POLICY_VERSION,
+            "configuration_hash": CONFIGURATION_HASH,
+            "max_source_bytes": MAX_SOURCE_BYTES,
+            "prohibited_detectors": DETECTORS,
+        },
+    }
     plan["plan_id"] = "capture_" + canonical_hash({k: v for k, v in plan.items() if k != "plan_id"})
     return plan
 
@@ -265,9 +382,14 @@ def current_plan(root: Path, path: str, source_id: str | None) -> dict[str, Any]
         return build_plan(root, src, existing_content(root, conn))
 
 
-def plan_capture(project_root: str | os.PathLike[str], *, source: str | None = None,
-                 request_text: str | None = None, request_where: str = "request",
-                 source_id: str | None = None) -> dict[str, Any]:
+def plan_capture(
+    project_root: str | os.PathLike[str],
+    *,
+    source: str | None = None,
+    request_text: str | None = None,
+    request_where: str = "request",
+    source_id: str | None = None,
+) -> dict[str, Any]:
     """The plan of ``--source`` ``source`` or of a ``memzoi/capture-request`` ``request_text``. Writes nothing.
     Raises :class:`Refusal` (``invalid_capture_source``, ``invalid_capture_request``,
     ``unsupported_capture_profile``, ``capture_limit_exceeded``, ``index_unavailable``)."""

@@ -15,19 +15,77 @@ import re
 from dataclasses import dataclass
 
 DETECTORS = 6
-_CRED_KEYS = {"api_key", "apikey", "access_token", "auth_token", "refresh_token", "secret_key", "client_secret",
-              "secret", "token", "password", "passwd", "pwd", "credential", "credentials", "private_key",
-              "signing_key", "authorization", "proxy_authorization"}
-_CRED_SUFFIXES = ("_password", "_secret", "_token", "_api_key", "_secret_key", "_access_key", "_access_key_id",
-                  "_private_key", "_signing_key")
-_PII_KEYS = {"ssn", "social_security", "social_security_number", "date_of_birth", "birth_date", "dob",
-             "home_address", "medical_record", "patient_id", "customer_ssn", "passport", "passport_number",
-             "driver_license", "drivers_license", "driver_license_number", "drivers_license_number", "national_id",
-             "tax_id", "credit_card", "credit_card_number", "card_number", "bank_account", "bank_account_number",
-             "routing_number", "iban", "swift", "phone_number", "email_address"}
-_INJECTION = ("ignore previous instructions", "ignore all previous instructions", "ignore prior instructions",
-              "disregard previous instructions", "disregard prior instructions", "override previous instructions",
-              "reveal the system prompt", "exfiltrate the system prompt")
+_CRED_KEYS = {
+    "api_key",
+    "apikey",
+    "access_token",
+    "auth_token",
+    "refresh_token",
+    "secret_key",
+    "client_secret",
+    "secret",
+    "token",
+    "password",
+    "passwd",
+    "pwd",
+    "credential",
+    "credentials",
+    "private_key",
+    "signing_key",
+    "authorization",
+    "proxy_authorization",
+}
+_CRED_SUFFIXES = (
+    "_password",
+    "_secret",
+    "_token",
+    "_api_key",
+    "_secret_key",
+    "_access_key",
+    "_access_key_id",
+    "_private_key",
+    "_signing_key",
+)
+_PII_KEYS = {
+    "ssn",
+    "social_security",
+    "social_security_number",
+    "date_of_birth",
+    "birth_date",
+    "dob",
+    "home_address",
+    "medical_record",
+    "patient_id",
+    "customer_ssn",
+    "passport",
+    "passport_number",
+    "driver_license",
+    "drivers_license",
+    "driver_license_number",
+    "drivers_license_number",
+    "national_id",
+    "tax_id",
+    "credit_card",
+    "credit_card_number",
+    "card_number",
+    "bank_account",
+    "bank_account_number",
+    "routing_number",
+    "iban",
+    "swift",
+    "phone_number",
+    "email_address",
+}
+_INJECTION = (
+    "ignore previous instructions",
+    "ignore all previous instructions",
+    "ignore prior instructions",
+    "disregard previous instructions",
+    "disregard prior instructions",
+    "override previous instructions",
+    "reveal the system prompt",
+    "exfiltrate the system prompt",
+)
 _ROLES = "user|assistant|human|system|developer|tool|function"
 _ROLE_EVENT = re.compile(rf"(?:^|[\s>\-*#\[{{(,;|])(?:{_ROLES}):", re.I)
 _ROLE_SERIAL = re.compile(rf"""["']?role["']?\s*[:=]\s*["']?(?:{_ROLES})\b""", re.I)

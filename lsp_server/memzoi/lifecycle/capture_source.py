@@ -88,9 +88,13 @@ class Source:
 
     def snapshot(self) -> dict[str, Any]:
         """Memzoi's ``CaptureSourceSnapshot`` of the source."""
-        return {"source_id": self.source_id, "locator": {"kind": "project_path", "path": self.path},
-                "media_type": "text/markdown", "byte_length": len(self.data),
-                "source_content_hash": digest(self.data)}
+        return {
+            "source_id": self.source_id,
+            "locator": {"kind": "project_path", "path": self.path},
+            "media_type": "text/markdown",
+            "byte_length": len(self.data),
+            "source_content_hash": digest(self.data),
+        }
 
 
 def _fail(what: str) -> Refusal:
@@ -181,13 +185,22 @@ def sections(text: str) -> tuple[list[Section], list[dict[str, Any]]]:
     stack: list[tuple[int, str]] = []
     for n, (i, level, head) in enumerate(heads):
         end = heads[n + 1][0] if n + 1 < len(heads) else len(lines)
-        body = "".join(lines[i + 1:end]).strip()
+        body = "".join(lines[i + 1 : end]).strip()
         stack = [s for s in stack if s[0] < level] + [(level, head)]
         prefix = next((p for p in PREFIXES if head.startswith(p)), None)
-        title = head[len(prefix):].strip() if prefix else head
+        title = head[len(prefix) :].strip() if prefix else head
         if prefix is None and body:
             diags.append({"code": "unsupported_markdown_content", "line": i + 1})
-        out.append(Section(prefix, title, [s[1] for s in stack], body, offsets[i],
-                           offsets[end - 1] + len(lines[end - 1].encode("utf-8")) if end > i else offsets[i],
-                           i + 1, end))
+        out.append(
+            Section(
+                prefix,
+                title,
+                [s[1] for s in stack],
+                body,
+                offsets[i],
+                offsets[end - 1] + len(lines[end - 1].encode("utf-8")) if end > i else offsets[i],
+                i + 1,
+                end,
+            )
+        )
     return out, diags

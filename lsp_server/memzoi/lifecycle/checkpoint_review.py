@@ -46,8 +46,9 @@ def checkpoint_inbox(root: str | os.PathLike[str], now: datetime | None = None) 
     return {"version": version, "checkpoints": rows}
 
 
-def preview_transition(root: str | os.PathLike[str], checkpoint_id: str, operation: str,
-                       now: datetime | None = None) -> dict[str, Any]:
+def preview_transition(
+    root: str | os.PathLike[str], checkpoint_id: str, operation: str, now: datetime | None = None
+) -> dict[str, Any]:
     """What ``operation`` (``continue`` or ``close``) would do to checkpoint ``checkpoint_id`` at ``now``, without
     writing: ``{"operation", "checkpoint_id", "expected_version", "changed", "before", "after", "summary"}``.
     Raises :class:`Refusal` as the command would (``checkpoint_not_found``, ``checkpoint_closed``,
@@ -70,16 +71,29 @@ def preview_transition(root: str | os.PathLike[str], checkpoint_id: str, operati
             after = after_cp.to_json(at) if after_cp is not None else before
         finally:
             conn.execute("ROLLBACK")
-    what = {"continue": f"continue checkpoint {checkpoint_id} at {format_instant(at)} (version {before['version']} "
-                        f"→ {after['version']}; new boundary {after['retention_decision']['effective_boundary']})",
-            "close": (f"close checkpoint {checkpoint_id} (terminal; version {before['version']} → {after['version']})"
-                      if changed else f"checkpoint {checkpoint_id} is already closed: nothing changes")}[operation]
-    return {"operation": operation, "checkpoint_id": checkpoint_id, "expected_version": before["version"],
-            "changed": changed, "before": before, "after": after, "summary": what}
+    what = {
+        "continue": f"continue checkpoint {checkpoint_id} at {format_instant(at)} (version {before['version']} "
+        f"→ {after['version']}; new boundary {after['retention_decision']['effective_boundary']})",
+        "close": (
+            f"close checkpoint {checkpoint_id} (terminal; version {before['version']} → {after['version']})"
+            if changed
+            else f"checkpoint {checkpoint_id} is already closed: nothing changes"
+        ),
+    }[operation]
+    return {
+        "operation": operation,
+        "checkpoint_id": checkpoint_id,
+        "expected_version": before["version"],
+        "changed": changed,
+        "before": before,
+        "after": after,
+        "summary": what,
+    }
 
 
-def apply_transition(root: str | os.PathLike[str], checkpoint_id: str, operation: str, expected_version: int,
-                     now: datetime | None = None) -> dict[str, Any]:
+def apply_transition(
+    root: str | os.PathLike[str], checkpoint_id: str, operation: str, expected_version: int, now: datetime | None = None
+) -> dict[str, Any]:
     """Apply a previewed ``operation`` with the preview's ``expected_version`` (refused with ``version_conflict``
     when the checkpoint changed since the preview). Returns the command's result."""
     if operation not in OPERATIONS:

@@ -77,8 +77,7 @@ class Checkpoint:
 
     def facts(self) -> dict[str, str]:
         """The session lane's retention facts (reference §6), omitted when unset."""
-        out = {"started_at": self.started_at, "last_continued_at": self.last_continued_at,
-               "closed_at": self.closed_at}
+        out = {"started_at": self.started_at, "last_continued_at": self.last_continued_at, "closed_at": self.closed_at}
         return {k: v for k, v in out.items() if v}
 
     def boundary(self) -> datetime:
@@ -97,30 +96,59 @@ class Checkpoint:
         and the retention decision at ``now``."""
         at = now or utc_now()
         decision = evaluate_retention("session", self.facts(), at)
-        route = "checkpoint_successor" if self.predecessor_id else (
-            "session_end" if self.source_kind == "session_end" else "checkpoint_create")
+        route = (
+            "checkpoint_successor"
+            if self.predecessor_id
+            else ("session_end" if self.source_kind == "session_end" else "checkpoint_create")
+        )
         return {
-            "id": self.id, "type": "episode", "lane": "session", "destination": "session", "provenance": "runtime",
-            "status": self.status, "version": self.version, "task": self.task, "title": self.title,
-            "body": self.body, "source_kind": self.source_kind, "retention": self.facts(),
-            "retention_decision": {"state": decision.state, "effective_boundary": decision.boundary,
-                                   "reason": decision.reason, "evaluated_at": format_instant(at)},
+            "id": self.id,
+            "type": "episode",
+            "lane": "session",
+            "destination": "session",
+            "provenance": "runtime",
+            "status": self.status,
+            "version": self.version,
+            "task": self.task,
+            "title": self.title,
+            "body": self.body,
+            "source_kind": self.source_kind,
+            "retention": self.facts(),
+            "retention_decision": {
+                "state": decision.state,
+                "effective_boundary": decision.boundary,
+                "reason": decision.reason,
+                "evaluated_at": format_instant(at),
+            },
             "current": self.is_current(at),
-            "lineage": {"predecessor_id": self.predecessor_id, "generation": self.generation,
-                        "root_id": self.root_id},
+            "lineage": {"predecessor_id": self.predecessor_id, "generation": self.generation, "root_id": self.root_id},
             "origin": {"origin_key": f"checkpoint:{self.id}", "route": route},
-            "created_at": self.created_at, "updated_at": self.updated_at, "change_id": self.change_id,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "change_id": self.change_id,
         }
 
 
 def _row(r: sqlite3.Row) -> Checkpoint:
     lineage = json.loads(r["lineage_json"])
     return Checkpoint(
-        id=r["id"], task=r["task"], title=r["title"], body=r["body"], source_kind=r["source_kind"],
-        status=r["status"], version=r["version"], started_at=r["started_at"],
-        last_continued_at=r["last_continued_at"], closed_at=r["closed_at"], predecessor_id=r["predecessor_id"],
-        generation=r["generation"], root_id=lineage.get("root_id") or r["id"], created_at=r["created_at"],
-        updated_at=r["updated_at"], change_id=r["change_id"])
+        id=r["id"],
+        task=r["task"],
+        title=r["title"],
+        body=r["body"],
+        source_kind=r["source_kind"],
+        status=r["status"],
+        version=r["version"],
+        started_at=r["started_at"],
+        last_continued_at=r["last_continued_at"],
+        closed_at=r["closed_at"],
+        predecessor_id=r["predecessor_id"],
+        generation=r["generation"],
+        root_id=lineage.get("root_id") or r["id"],
+        created_at=r["created_at"],
+        updated_at=r["updated_at"],
+        change_id=r["change_id"],
+    )
 
 
 def set_version(conn: sqlite3.Connection) -> int:
@@ -144,27 +172,50 @@ def check_content(task: str, body: str) -> None:
     from .session_input import encodable  # noqa: PLC0415 lazy: start-up
 
     if not (encodable(task) and encodable(body)):
-        raise Refusal("invalid_encoding", "the task or note holds text that is not valid UTF-8 (a lone surrogate); "
-                      "re-save the file as UTF-8 or fix the argument")
+        raise Refusal(
+            "invalid_encoding",
+            "the task or note holds text that is not valid UTF-8 (a lone surrogate); "
+            "re-save the file as UTF-8 or fix the argument",
+        )
     check_scannable(task + "\n" + body, "the checkpoint")
     codes = content_codes(task, body, among=CREDENTIAL_CODES)
     if codes:
-        raise Refusal(codes[0], f"the checkpoint carries a secret or personal data ({', '.join(codes)}); secrets "
-                      "are never stored, not even in runtime memory: remove it and retry")
+        raise Refusal(
+            codes[0],
+            f"the checkpoint carries a secret or personal data ({', '.join(codes)}); secrets "
+            "are never stored, not even in runtime memory: remove it and retry",
+        )
 
 
-def new_values(task: str, title: str, body: str, source_kind: str, now: datetime,
-               predecessor: Checkpoint | None = None, salt: str = "") -> dict[str, Any]:
+def new_values(
+    task: str,
+    title: str,
+    body: str,
+    source_kind: str,
+    now: datetime,
+    predecessor: Checkpoint | None = None,
+    salt: str = "",
+) -> dict[str, Any]:
     """The row values of a new checkpoint (id ``ckpt-<12 hex of BLAKE3 over task, body, time and salt>``)."""
     stamp = format_instant(now)
     h = blake3.blake3(f"{task}\x00{body}\x00{stamp}\x00{salt}".encode("utf-8", "surrogatepass")).hexdigest()
     cid = f"ckpt-{h[:12]}"
     lineage = {"predecessor_id": None, "generation": 1, "root_id": cid}
     if predecessor is not None:
-        lineage = {"predecessor_id": predecessor.id, "generation": predecessor.generation + 1,
-                   "root_id": predecessor.root_id}
-    return {"id": cid, "task": task.strip(), "title": title.strip(), "body": body.strip(),
-            "source_kind": source_kind, "started_at": stamp, "lineage": lineage}
+        lineage = {
+            "predecessor_id": predecessor.id,
+            "generation": predecessor.generation + 1,
+            "root_id": predecessor.root_id,
+        }
+    return {
+        "id": cid,
+        "task": task.strip(),
+        "title": title.strip(),
+        "body": body.strip(),
+        "source_kind": source_kind,
+        "started_at": stamp,
+        "lineage": lineage,
+    }
 
 
 def insert(conn: sqlite3.Connection, change_id: str, values: dict[str, Any]) -> None:
@@ -173,9 +224,21 @@ def insert(conn: sqlite3.Connection, change_id: str, values: dict[str, Any]) -> 
     conn.execute(
         "INSERT INTO checkpoint (id, change_id, task, title, body, source_kind, status, version, started_at,"
         " predecessor_id, generation, lineage_json, created_at, updated_at) VALUES (?,?,?,?,?,?,'open',1,?,?,?,?,?,?)",
-        (values["id"], change_id, values["task"], values["title"], values["body"], values["source_kind"],
-         values["started_at"], lin["predecessor_id"], lin["generation"], json.dumps(lin, sort_keys=True),
-         values["started_at"], values["started_at"]))
+        (
+            values["id"],
+            change_id,
+            values["task"],
+            values["title"],
+            values["body"],
+            values["source_kind"],
+            values["started_at"],
+            lin["predecessor_id"],
+            lin["generation"],
+            json.dumps(lin, sort_keys=True),
+            values["started_at"],
+            values["started_at"],
+        ),
+    )
 
 
 def _predecessor(conn: sqlite3.Connection, pid: str, now: datetime) -> Checkpoint:
@@ -183,15 +246,27 @@ def _predecessor(conn: sqlite3.Connection, pid: str, now: datetime) -> Checkpoin
     if pred is None:
         raise Refusal("checkpoint_not_found", f"no checkpoint `{pid}` to succeed; see `memzoi checkpoint list`")
     if pred.is_current(now):
-        raise Refusal("predecessor_open", f"checkpoint `{pid}` is still open and current: continue it "
-                      f"(`memzoi checkpoint continue {pid}`) or close it before naming it as --successor-of")
+        raise Refusal(
+            "predecessor_open",
+            f"checkpoint `{pid}` is still open and current: continue it "
+            f"(`memzoi checkpoint continue {pid}`) or close it before naming it as --successor-of",
+        )
     return pred
 
 
-def add_checkpoint(project_root: str | os.PathLike[str], *, task: str, body: str, source_kind: str = "note",
-                   successor_of: str | None = None, operation_id: str | None = None,
-                   expected_version: int | None = None, actor: str, source: str = "cli",
-                   now: datetime | None = None) -> dict[str, Any]:
+def add_checkpoint(
+    project_root: str | os.PathLike[str],
+    *,
+    task: str,
+    body: str,
+    source_kind: str = "note",
+    successor_of: str | None = None,
+    operation_id: str | None = None,
+    expected_version: int | None = None,
+    actor: str,
+    source: str = "cli",
+    now: datetime | None = None,
+) -> dict[str, Any]:
     """Create a checkpoint from the explicit ``body`` (``source_kind`` ``note`` or ``file``) as one ledgered
     change. Returns ``{"operation", "operation_id", "replayed", "change_id", "checkpoint_set_version",
     "checkpoint"}``. Raises :class:`Refusal` (content, ``checkpoint_not_found``, ``predecessor_open``,
@@ -199,8 +274,16 @@ def add_checkpoint(project_root: str | os.PathLike[str], *, task: str, body: str
     ops.check_operation_id(operation_id)
     check_content(task, body)
     at = now or utc_now()
-    fp = ops.fingerprint(OPERATION, {"task": task, "body": body, "source_kind": source_kind,
-                                     "successor_of": successor_of, "expected_version": expected_version})
+    fp = ops.fingerprint(
+        OPERATION,
+        {
+            "task": task,
+            "body": body,
+            "source_kind": source_kind,
+            "successor_of": successor_of,
+            "expected_version": expected_version,
+        },
+    )
     captured: dict[str, Any] = {}
 
     def plan(root: Path) -> ChangePlan:
@@ -216,14 +299,24 @@ def add_checkpoint(project_root: str | os.PathLike[str], *, task: str, body: str
         def effects(conn: sqlite3.Connection, change_id: str) -> None:
             insert(conn, change_id, values)
             cp = visible_any(conn, values["id"])
-            out = {"operation": OPERATION, "operation_id": operation_id, "replayed": False, "change_id": change_id,
-                   "checkpoint_set_version": set_version(conn), "checkpoint": cp.to_json(at)}
+            out = {
+                "operation": OPERATION,
+                "operation_id": operation_id,
+                "replayed": False,
+                "change_id": change_id,
+                "checkpoint_set_version": set_version(conn),
+                "checkpoint": cp.to_json(at),
+            }
             ops.record(conn, operation_id, OPERATION, fp, out, change_id)
             captured.update(out)
 
-        return ChangePlan(OPERATION, [], summary=f"add checkpoint {values['id']}",
-                          details={"checkpoint_id": values["id"], "predecessor_id": successor_of},
-                          db_effects=effects)
+        return ChangePlan(
+            OPERATION,
+            [],
+            summary=f"add checkpoint {values['id']}",
+            details={"checkpoint_id": values["id"], "predecessor_id": successor_of},
+            db_effects=effects,
+        )
 
     try:
         run_change(project_root, plan, actor=actor, source=source)
@@ -237,9 +330,16 @@ def visible_any(conn: sqlite3.Connection, checkpoint_id: str) -> Checkpoint:
     return _row(conn.execute("SELECT * FROM checkpoint WHERE id = ?", (checkpoint_id,)).fetchone())
 
 
-def _transition(project_root: str | os.PathLike[str], command: str, checkpoint_id: str, *,
-                operation_id: str | None, expected_version: int | None, now: datetime | None,
-                step) -> dict[str, Any]:
+def _transition(
+    project_root: str | os.PathLike[str],
+    command: str,
+    checkpoint_id: str,
+    *,
+    operation_id: str | None,
+    expected_version: int | None,
+    now: datetime | None,
+    step,
+) -> dict[str, Any]:
     ops.check_operation_id(operation_id)
     at = now or utc_now()
     fp = ops.fingerprint(command, {"checkpoint_id": checkpoint_id, "expected_version": expected_version})
@@ -255,8 +355,13 @@ def _transition(project_root: str | os.PathLike[str], command: str, checkpoint_i
         changed = step(conn, cp, at)
         cp = visible(conn, checkpoint_id)
         assert cp is not None
-        out = {"operation": command, "operation_id": operation_id, "replayed": False, "changed": changed,
-               "checkpoint": cp.to_json(at)}
+        out = {
+            "operation": command,
+            "operation_id": operation_id,
+            "replayed": False,
+            "changed": changed,
+            "checkpoint": cp.to_json(at),
+        }
         ops.record(conn, operation_id, command, fp, out)
         return out
 
@@ -264,15 +369,23 @@ def _transition(project_root: str | os.PathLike[str], command: str, checkpoint_i
 def continue_step(conn: sqlite3.Connection, cp: Checkpoint, at: datetime) -> bool:
     """Record a continuation of ``cp`` at ``at`` in ``conn``; refuses a closed or no longer current one."""
     if cp.status == "closed":
-        raise Refusal("checkpoint_closed", f"checkpoint `{cp.id}` is closed; closing is terminal. Start a new "
-                      f"generation with `memzoi checkpoint add --task … --successor-of {cp.id}`")
+        raise Refusal(
+            "checkpoint_closed",
+            f"checkpoint `{cp.id}` is closed; closing is terminal. Start a new "
+            f"generation with `memzoi checkpoint add --task … --successor-of {cp.id}`",
+        )
     if at >= cp.boundary():
-        raise Refusal("checkpoint_expired", f"checkpoint `{cp.id}` is no longer current (its retention boundary "
-                      f"{format_instant(cp.boundary())} has been reached); start a new generation with "
-                      f"`memzoi checkpoint add --task … --successor-of {cp.id}`")
+        raise Refusal(
+            "checkpoint_expired",
+            f"checkpoint `{cp.id}` is no longer current (its retention boundary "
+            f"{format_instant(cp.boundary())} has been reached); start a new generation with "
+            f"`memzoi checkpoint add --task … --successor-of {cp.id}`",
+        )
     stamp = format_instant(at)
-    conn.execute("UPDATE checkpoint SET last_continued_at = ?, version = version + 1, updated_at = ? "
-                 "WHERE id = ?", (stamp, stamp, cp.id))
+    conn.execute(
+        "UPDATE checkpoint SET last_continued_at = ?, version = version + 1, updated_at = ? WHERE id = ?",
+        (stamp, stamp, cp.id),
+    )
     return True
 
 
@@ -282,30 +395,56 @@ def close_step(conn: sqlite3.Connection, cp: Checkpoint, at: datetime) -> bool:
         return False
     started = parse_rfc3339(cp.started_at)
     stamp = format_instant(max(at, started))  # closed_at >= started_at (reference §6)
-    conn.execute("UPDATE checkpoint SET status = 'closed', closed_at = ?, version = version + 1, "
-                 "updated_at = ? WHERE id = ?", (stamp, stamp, cp.id))
+    conn.execute(
+        "UPDATE checkpoint SET status = 'closed', closed_at = ?, version = version + 1, updated_at = ? WHERE id = ?",
+        (stamp, stamp, cp.id),
+    )
     return True
 
 
-def continue_checkpoint(project_root: str | os.PathLike[str], checkpoint_id: str, *,
-                        operation_id: str | None = None, expected_version: int | None = None,
-                        now: datetime | None = None) -> dict[str, Any]:
+def continue_checkpoint(
+    project_root: str | os.PathLike[str],
+    checkpoint_id: str,
+    *,
+    operation_id: str | None = None,
+    expected_version: int | None = None,
+    now: datetime | None = None,
+) -> dict[str, Any]:
     """Record a continuation at ``now`` (default: the clock) while the checkpoint is open and current. Returns
     ``{"operation", "operation_id", "replayed", "changed", "checkpoint"}``. Raises :class:`Refusal`
     (``checkpoint_not_found``, ``checkpoint_closed``, ``checkpoint_expired`` at or after the boundary,
     ``version_conflict``, ``operation_id_conflict``)."""
-    return _transition(project_root, "checkpoint_continue", checkpoint_id, operation_id=operation_id,
-                       expected_version=expected_version, now=now, step=continue_step)
+    return _transition(
+        project_root,
+        "checkpoint_continue",
+        checkpoint_id,
+        operation_id=operation_id,
+        expected_version=expected_version,
+        now=now,
+        step=continue_step,
+    )
 
 
-def close_checkpoint(project_root: str | os.PathLike[str], checkpoint_id: str, *,
-                     operation_id: str | None = None, expected_version: int | None = None,
-                     now: datetime | None = None) -> dict[str, Any]:
+def close_checkpoint(
+    project_root: str | os.PathLike[str],
+    checkpoint_id: str,
+    *,
+    operation_id: str | None = None,
+    expected_version: int | None = None,
+    now: datetime | None = None,
+) -> dict[str, Any]:
     """Close the checkpoint at ``now``: terminal, and idempotent (a closed one is returned unchanged with
     ``changed: false``). Same result shape and refusals as :func:`continue_checkpoint` (no expiry refusal: an
     expired checkpoint can still be closed)."""
-    return _transition(project_root, "checkpoint_close", checkpoint_id, operation_id=operation_id,
-                       expected_version=expected_version, now=now, step=close_step)
+    return _transition(
+        project_root,
+        "checkpoint_close",
+        checkpoint_id,
+        operation_id=operation_id,
+        expected_version=expected_version,
+        now=now,
+        step=close_step,
+    )
 
 
 def _ledger(project_root: str | os.PathLike[str]) -> Ledger | None:

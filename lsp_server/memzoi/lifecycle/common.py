@@ -166,8 +166,12 @@ def load_pending_packet(root: Path, rel: str) -> Loaded:
         for folder, how in ((APPLIED, "applied"), (REJECTED, "rejected")):
             moved = f"{folder}/{file_id}.md"
             if read_file_state(root, moved) is not None:
-                raise Refusal("proposal_resolved", f"{rel}: the proposal `{file_id}` was already {how}; the packet is "
-                              f"now {moved} (see `memzoi history {moved}`); nothing to do", rel)
+                raise Refusal(
+                    "proposal_resolved",
+                    f"{rel}: the proposal `{file_id}` was already {how}; the packet is "
+                    f"now {moved} (see `memzoi history {moved}`); nothing to do",
+                    rel,
+                )
     return load(root, rel, missing_code="proposal_not_found", what="the pending proposal")
 
 
@@ -191,8 +195,15 @@ def refuse_on_errors(loaded: Loaded, what: str, todo: str) -> None:
         raise Refusal(errs[0].code, f"{loaded.rel}: {what} is blocked by {describe(errs)}; {todo}", loaded.rel)
 
 
-def edited(rel: str, doc: Document, changes: dict[str, Any], order: tuple[str, ...], *, title: str | None = None,
-           body: str | None = None) -> str:
+def edited(
+    rel: str,
+    doc: Document,
+    changes: dict[str, Any],
+    order: tuple[str, ...],
+    *,
+    title: str | None = None,
+    body: str | None = None,
+) -> str:
     """``doc`` (the file at ``rel``) with only the keys in ``changes`` (and a changed title or body) rewritten,
     every other line kept in place (:func:`memzoi.rewrite.rewrite`). Raises :class:`Refusal`
     (``hand_edit_conflict``, naming the line and its kind, never its text) where a hand edit would be lost."""
@@ -224,8 +235,12 @@ def verified(root: Path, rel: str, text: str, data: dict[str, Any], body: str) -
     if got != want or analysis.document.body.replace("\r\n", "\n") != norm:
         raise Refusal("not_canonical", f"{rel}: the rendered file would not read back as the same data", rel)
     if not encodable(text):  # a lone surrogate (a YAML `\uD800` escape) carried into the title's H1 or a body
-        raise Refusal("invalid_encoding", f"{rel}: the file this would write holds a lone surrogate, which cannot "
-                      "be encoded as UTF-8; remove the `\\u` escape from the source and retry", rel)
+        raise Refusal(
+            "invalid_encoding",
+            f"{rel}: the file this would write holds a lone surrogate, which cannot "
+            "be encoded as UTF-8; remove the `\\u` escape from the source and retry",
+            rel,
+        )
     return text.encode("utf-8")
 
 

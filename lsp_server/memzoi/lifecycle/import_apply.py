@@ -57,8 +57,23 @@ def _local_insert(conn: sqlite3.Connection, change_id: str, c: ImportCandidate, 
     conn.execute(
         "INSERT INTO local_record (id, change_id, type, lane, title, body, tags_json, applies_to_json, sensitivity,"
         " content_class, source_kind, source_ref, proposal_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (rid, change_id, c.type, c.lane, c.title, c.body, json.dumps(c.tags), json.dumps(c.scope["paths"]),
-         c.sensitivity, "unknown", "import", None, None, now_utc()))
+        (
+            rid,
+            change_id,
+            c.type,
+            c.lane,
+            c.title,
+            c.body,
+            json.dumps(c.tags),
+            json.dumps(c.scope["paths"]),
+            c.sensitivity,
+            "unknown",
+            "import",
+            None,
+            None,
+            now_utc(),
+        ),
+    )
 
 
 def _change(root: Path, m: ImportManifest, plan: dict[str, Any], ctx: dict[str, Any]) -> ChangePlan:
@@ -81,8 +96,14 @@ def _change(root: Path, m: ImportManifest, plan: dict[str, Any], ctx: dict[str, 
         for item in _writes(plan):
             c, action = by_index[item["index"]], item["action"]
             if action["kind"] == "create_proposal":
-                writes.append({"kind": "proposal_file", "index": c.index, "proposal_id": action["proposal_id"],
-                               "path": action["path"]})
+                writes.append(
+                    {
+                        "kind": "proposal_file",
+                        "index": c.index,
+                        "proposal_id": action["proposal_id"],
+                        "path": action["path"],
+                    }
+                )
             elif c.destination == "local":
                 rid = _fresh_local_id(conn, concept_slug(c.title) or "local-memory", taken)
                 _local_insert(conn, change_id, c, rid)
@@ -90,29 +111,48 @@ def _change(root: Path, m: ImportManifest, plan: dict[str, Any], ctx: dict[str, 
             else:
                 values = cps.new_values(c.title, c.title, c.body, "note", at, salt=f"import:{ctx['op']}:{c.index}")
                 cps.insert(conn, change_id, values)
-                writes.append({"kind": "runtime_record", "index": c.index, "record_id": values["id"],
-                               "destination": "session"})
+                writes.append(
+                    {"kind": "runtime_record", "index": c.index, "record_id": values["id"], "destination": "session"}
+                )
         out = {**ctx["envelope"], **plan, "writes": writes, "change_id": change_id}
         ops.record(conn, ctx["op"], OPERATION, ctx["fp"], out, change_id)
         ctx["outcome"] = out
 
-    return ChangePlan(OPERATION, files, reason="import apply",
-                      summary=f"import: {len(files)} packet(s), {len(_writes(plan)) - len(files)} runtime row(s)",
-                      details={"plan_id": plan["plan_id"],
-                               "proposal_ids": [i["action"]["proposal_id"] for i in _writes(plan)
-                                                if i["action"]["kind"] == "create_proposal"]},
-                      db_effects=effects)
+    return ChangePlan(
+        OPERATION,
+        files,
+        reason="import apply",
+        summary=f"import: {len(files)} packet(s), {len(_writes(plan)) - len(files)} runtime row(s)",
+        details={
+            "plan_id": plan["plan_id"],
+            "proposal_ids": [
+                i["action"]["proposal_id"] for i in _writes(plan) if i["action"]["kind"] == "create_proposal"
+            ],
+        },
+        db_effects=effects,
+    )
 
 
 def _stale(expected: str, plan: dict[str, Any]) -> Refusal:
-    return Refusal("import_plan_stale", f"the plan id given ({expected[:19]}…) is not the current plan of this "
-                   f"manifest ({plan['plan_id'][:19]}…): the manifest, the actor or the memory state changed since "
-                   "it was planned; nothing was written. Run `memzoi import plan` again, review it, and apply its id")
+    return Refusal(
+        "import_plan_stale",
+        f"the plan id given ({expected[:19]}…) is not the current plan of this "
+        f"manifest ({plan['plan_id'][:19]}…): the manifest, the actor or the memory state changed since "
+        "it was planned; nothing was written. Run `memzoi import plan` again, review it, and apply its id",
+    )
 
 
-def import_apply(project_root: str | os.PathLike[str], text: str, *, plan_id: str, where: str = "manifest",
-                 actor: str = "cli", path: str | None = None, source: str = "cli",
-                 now: datetime | None = None) -> dict[str, Any]:
+def import_apply(
+    project_root: str | os.PathLike[str],
+    text: str,
+    *,
+    plan_id: str,
+    where: str = "manifest",
+    actor: str = "cli",
+    path: str | None = None,
+    source: str = "cli",
+    now: datetime | None = None,
+) -> dict[str, Any]:
     """Apply the plan ``plan_id`` of manifest ``text`` (module docstring). Returns Memzoi's apply envelope: the
     plan plus ``mode: "apply"``, ``actor``, ``source_file``, ``expected_plan_id`` and ``writes`` (``[{"kind":
     "proposal_file", "index", "proposal_id", "path"} | {"kind": "runtime_record", "index", "record_id",
@@ -124,10 +164,21 @@ def import_apply(project_root: str | os.PathLike[str], text: str, *, plan_id: st
     screen_origin_key(m)
     op = operation_id(m)
     fp = ops.fingerprint(OPERATION, {"manifest": m.canonical(), "actor": actor.strip(), "plan_id": plan_id})
-    envelope = {"mode": "apply", "actor": actor.strip(), "source_file": source_file(root, path),
-                "expected_plan_id": plan_id, "operation_id": op, "replayed": False}
-    ctx: dict[str, Any] = {"actor": actor.strip() or "cli", "op": op, "fp": fp, "now": now or utc_now(),
-                           "envelope": envelope}
+    envelope = {
+        "mode": "apply",
+        "actor": actor.strip(),
+        "source_file": source_file(root, path),
+        "expected_plan_id": plan_id,
+        "operation_id": op,
+        "replayed": False,
+    }
+    ctx: dict[str, Any] = {
+        "actor": actor.strip() or "cli",
+        "op": op,
+        "fp": fp,
+        "now": now or utc_now(),
+        "envelope": envelope,
+    }
     ledger = Ledger.for_project(root)
 
     def current(r: Path) -> dict[str, Any]:
@@ -135,10 +186,13 @@ def import_apply(project_root: str | os.PathLike[str], text: str, *, plan_id: st
             try:
                 replay = ops.recorded(conn, op, OPERATION, fp)
             except Refusal as err:
-                raise Refusal(err.code, "the source event of this manifest (its `origin_key`) was already imported "
-                              "with other content, another actor or another plan id; nothing was written. A source "
-                              "event is imported once: give a new event its own `origin_key`, or repeat the original "
-                              "apply exactly to read its outcome") from None
+                raise Refusal(
+                    err.code,
+                    "the source event of this manifest (its `origin_key`) was already imported "
+                    "with other content, another actor or another plan id; nothing was written. A source "
+                    "event is imported once: give a new event its own `origin_key`, or repeat the original "
+                    "apply exactly to read its outcome",
+                ) from None
             if replay is not None:
                 raise ops.Replay(replay)
             plan = build_plan(r, m, actor, existing_content(r, conn))

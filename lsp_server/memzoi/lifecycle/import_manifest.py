@@ -75,13 +75,20 @@ class ImportManifest:
 
     def canonical(self) -> dict[str, Any]:
         """The normalized manifest as JSON-ready data (what an identical retry repeats)."""
-        return {"version": VERSION, "origin_key": self.origin_key, "sources": self.sources,
-                "candidates": [c.__dict__ for c in self.candidates]}
+        return {
+            "version": VERSION,
+            "origin_key": self.origin_key,
+            "sources": self.sources,
+            "candidates": [c.__dict__ for c in self.candidates],
+        }
 
 
 def _fail(where: str, what: str) -> Refusal:
-    return Refusal(CODE, f"{where}: {what}; nothing was written. The manifest is YAML `{{version: {VERSION}, "
-                   "origin_key, sources, candidates}` (see docs/runtime-plane.md)")
+    return Refusal(
+        CODE,
+        f"{where}: {what}; nothing was written. The manifest is YAML `{{version: {VERSION}, "
+        "origin_key, sources, candidates}` (see docs/runtime-plane.md)",
+    )
 
 
 def _str(value: Any, where: str, name: str, *, required: bool = False) -> str | None:
@@ -200,9 +207,18 @@ def _candidate(i: int, raw: Any, where: str) -> ImportCandidate:
     if sens not in _SENSITIVITIES:
         raise _fail(at, f"`sensitivity` must be one of {', '.join(_SENSITIVITIES)}")
     type_, lane = _type_and_lane(item, dest, at)
-    return ImportCandidate(index=i, destination=dest, reason=reason, type=type_, lane=lane, title=title, body=body,
-                           sensitivity=sens, scope=_scope(item.get("scope"), at),
-                           tags=_strings(item.get("tags"), at, "tags"))
+    return ImportCandidate(
+        index=i,
+        destination=dest,
+        reason=reason,
+        type=type_,
+        lane=lane,
+        title=title,
+        body=body,
+        sensitivity=sens,
+        scope=_scope(item.get("scope"), at),
+        tags=_strings(item.get("tags"), at, "tags"),
+    )
 
 
 def parse_import_manifest(text: str, where: str) -> ImportManifest:
@@ -214,8 +230,12 @@ def parse_import_manifest(text: str, where: str) -> ImportManifest:
     doc = _mapping(doc, where, _TOP)
     version = doc.get("version")
     if version != VERSION:
-        hint = (" (a pre-1.0 `memzoi/import-v1` manifest: set `version: memzoi/import` and add the source event's "
-                "`origin_key` by hand)" if version == "memzoi/import-v1" else "")
+        hint = (
+            " (a pre-1.0 `memzoi/import-v1` manifest: set `version: memzoi/import` and add the source event's "
+            "`origin_key` by hand)"
+            if version == "memzoi/import-v1"
+            else ""
+        )
         raise _fail(where, f"`version` must be exactly `{VERSION}`{hint}")
     origin_key = _str(doc.get("origin_key"), where, "origin_key", required=True) or ""
     if origin_key == "owner-command:":

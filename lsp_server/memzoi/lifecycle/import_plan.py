@@ -55,20 +55,31 @@ POLICY: dict[str, dict[str, str | None]] = {
     "needs_review": {"plane": None, "write_route": "no_write", "review": "human_decision"},
 }
 _DUP_ORDER = {"canonical_record": 0, "pending_proposal": 1, "runtime_record": 2, "earlier_candidate": 3}
-SPLIT = ("another repo candidate in this manifest is not repo-safe; split the manifest so repo-safe candidates "
-         "retain their evidence sources")
+SPLIT = (
+    "another repo candidate in this manifest is not repo-safe; split the manifest so repo-safe candidates "
+    "retain their evidence sources"
+)
 REDACTED_TITLE = "Redacted non-repo-safe import candidate"
 REDACTED_BODY = "Original non-repo-safe import candidate content was redacted."
 
 
 def draft_of(c: ImportCandidate) -> Draft:
     """The proposal draft of repo candidate ``c`` (its reason is the packet's ``proposal.reason``)."""
-    return Draft(title=c.title, body=c.body, type=c.type, lane=c.lane, reason=c.reason, confidence=1.0,
-                 tags=c.tags, applies_to=c.scope["paths"])
+    return Draft(
+        title=c.title,
+        body=c.body,
+        type=c.type,
+        lane=c.lane,
+        reason=c.reason,
+        confidence=1.0,
+        tags=c.tags,
+        applies_to=c.scope["paths"],
+    )
 
 
-def packet_of(m: ImportManifest, c: ImportCandidate, packet_id: str, *, actor: str,
-              now: str) -> tuple[str, str, dict[str, Any]]:
+def packet_of(
+    m: ImportManifest, c: ImportCandidate, packet_id: str, *, actor: str, now: str
+) -> tuple[str, str, dict[str, Any]]:
     """``(rel, text, data)`` of the pending packet of repo candidate ``c``: Memzoi's ``proposal_draft`` (the
     manifest's sources, the candidate's scope, tags and reason) with origin ``{origin_key: <origin_key>#<index>,
     route: import}``."""
@@ -126,18 +137,31 @@ def existing_content(root: Path, conn: sqlite3.Connection | None) -> dict[str, l
     """Trimmed-body BLAKE3 → Memzoi's duplicate entries ``{kind, id, destination, candidate_index}`` of active
     canonical records and pending packets (the index) and of visible local records and open checkpoints (the
     ledger database ``conn``, when there is one)."""
-    rows = [("canonical_record", r[0], "repo", r[1]) for r in query_index(
-        root, "SELECT coalesce(id, path), content_hash FROM records WHERE status = 'active' AND content_hash "
-        "IS NOT NULL", ())]
-    rows += [("pending_proposal", r[0], "repo", r[1]) for r in query_index(
-        root, "SELECT coalesce(file_id, id, path), content_hash FROM proposals WHERE role = 'pending' AND "
-        "content_hash IS NOT NULL", ())]
+    rows = [
+        ("canonical_record", r[0], "repo", r[1])
+        for r in query_index(
+            root,
+            "SELECT coalesce(id, path), content_hash FROM records WHERE status = 'active' AND content_hash IS NOT NULL",
+            (),
+        )
+    ]
+    rows += [
+        ("pending_proposal", r[0], "repo", r[1])
+        for r in query_index(
+            root,
+            "SELECT coalesce(file_id, id, path), content_hash FROM proposals WHERE role = 'pending' AND "
+            "content_hash IS NOT NULL",
+            (),
+        )
+    ]
     if conn is not None:
         from .checkpoints import _VISIBLE as CHECKPOINTS  # noqa: PLC0415 lazy: start-up
 
         rows += [("runtime_record", r["id"], "local", content_hash(r["body"])) for r in conn.execute(LOCALS)]
-        rows += [("runtime_record", r["id"], "session", content_hash(r["body"]))
-                 for r in conn.execute(CHECKPOINTS + " AND k.status = 'open'")]
+        rows += [
+            ("runtime_record", r["id"], "session", content_hash(r["body"]))
+            for r in conn.execute(CHECKPOINTS + " AND k.status = 'open'")
+        ]
     out: dict[str, list[dict[str, Any]]] = {}
     for kind, ident, dest, digest in rows:
         out.setdefault(digest, []).append({"kind": kind, "id": ident, "destination": dest, "candidate_index": None})
@@ -146,8 +170,15 @@ def existing_content(root: Path, conn: sqlite3.Connection | None) -> dict[str, l
 
 def _dedup(matches: list[dict[str, Any]]) -> list[dict[str, Any]]:
     seen, out = set(), []
-    for d in sorted(matches, key=lambda d: (_DUP_ORDER[d["kind"]], d["id"], d["destination"] or "",
-                                           d["candidate_index"] if d["candidate_index"] is not None else -1)):
+    for d in sorted(
+        matches,
+        key=lambda d: (
+            _DUP_ORDER[d["kind"]],
+            d["id"],
+            d["destination"] or "",
+            d["candidate_index"] if d["candidate_index"] is not None else -1,
+        ),
+    ):
         if (d["kind"], d["id"]) not in seen:
             seen.add((d["kind"], d["id"]))
             out.append(d)
@@ -165,8 +196,15 @@ def _reserve(root: Path, base: str, used: set[str]) -> str:
 
 
 def _redacted(c: ImportCandidate, item: dict[str, Any], why: str) -> None:
-    item.update({"classification": {"destination": c.destination, "reason": why}, "title": REDACTED_TITLE,
-                 "body": REDACTED_BODY, "scope": {"kind": c.scope["kind"], "id": None, "paths": []}, "tags": []})
+    item.update(
+        {
+            "classification": {"destination": c.destination, "reason": why},
+            "title": REDACTED_TITLE,
+            "body": REDACTED_BODY,
+            "scope": {"kind": c.scope["kind"], "id": None, "paths": []},
+            "tags": [],
+        }
+    )
 
 
 def build_plan(root: Path, m: ImportManifest, actor: str, existing: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
@@ -177,41 +215,63 @@ def build_plan(root: Path, m: ImportManifest, actor: str, existing: dict[str, li
     secret = {c.index: codes for c in m.candidates if c.destination != "repo" if (codes := runtime_codes(c))}
     blocked_runtime = {i: codes for i, codes in secret.items() if m.candidates[i].destination in ("local", "session")}
     used = set(resolved_identities(root))
-    summary = dict.fromkeys(("create_proposals", "local_writes", "session_writes", "duplicates", "discarded",
-                             "needs_review"), 0)
+    summary = dict.fromkeys(
+        ("create_proposals", "local_writes", "session_writes", "duplicates", "discarded", "needs_review"), 0
+    )
     prior: dict[str, int] = {}
     candidates = []
     for c in m.candidates:
         digest = content_hash(c.body)
         blocked_repo = c.destination == "repo" and bool(unsafe)
         item: dict[str, Any] = {
-            "index": c.index, "classification": {"destination": c.destination, "reason": c.reason},
-            "policy": POLICY[c.destination], "type": c.type, "lane": c.lane, "title": c.title, "body": c.body,
-            "sensitivity": c.sensitivity, "scope": c.scope, "tags": c.tags, "content_hash": digest}
+            "index": c.index,
+            "classification": {"destination": c.destination, "reason": c.reason},
+            "policy": POLICY[c.destination],
+            "type": c.type,
+            "lane": c.lane,
+            "title": c.title,
+            "body": c.body,
+            "sensitivity": c.sensitivity,
+            "scope": c.scope,
+            "tags": c.tags,
+            "content_hash": digest,
+        }
         dups: list[dict[str, Any]] = []
         if not blocked_repo:
             dups = list(existing.get(digest, []))
             if digest in prior:
-                dups.append({"kind": "earlier_candidate", "id": f"candidate-{prior[digest]}", "destination": None,
-                             "candidate_index": prior[digest]})
+                dups.append(
+                    {
+                        "kind": "earlier_candidate",
+                        "id": f"candidate-{prior[digest]}",
+                        "destination": None,
+                        "candidate_index": prior[digest],
+                    }
+                )
             prior.setdefault(digest, c.index)
         item["duplicates"] = dups = _dedup(dups)
         if blocked_repo:
             summary["needs_review"] += 1
             repo_reasons = unsafe.get(c.index)
             if repo_reasons:
-                reason = ("repo destination requires sensitivity repo-safe; got " + c.sensitivity + "; classify the "
-                          "candidate as repo-safe or choose a non-repo destination"
-                          if repo_reasons == ["sensitivity_not_repo_safe"] else
-                          "the Git-plane gate blocks this repo candidate; sanitize it or choose a non-repo destination")
+                reason = (
+                    "repo destination requires sensitivity repo-safe; got " + c.sensitivity + "; classify the "
+                    "candidate as repo-safe or choose a non-repo destination"
+                    if repo_reasons == ["sensitivity_not_repo_safe"]
+                    else "the Git-plane gate blocks this repo candidate; sanitize it or choose a non-repo destination"
+                )
                 item["action"] = {"kind": "blocked", "reason": reason, "reasons": repo_reasons}
                 _redacted(c, item, "non-repo-safe repo candidate requires classification or rerouting")
             else:
                 item["action"] = {"kind": "blocked", "reason": SPLIT}
         elif c.index in blocked_runtime:
             summary["needs_review"] += 1
-            item["action"] = {"kind": "blocked", "reason": "the candidate carries a secret or personal data; remove "
-                              "it before storing it in runtime memory", "reasons": blocked_runtime[c.index]}
+            item["action"] = {
+                "kind": "blocked",
+                "reason": "the candidate carries a secret or personal data; remove "
+                "it before storing it in runtime memory",
+                "reasons": blocked_runtime[c.index],
+            }
             _redacted(c, item, "candidate with a secret or personal data requires sanitizing")
         elif dups:
             summary["duplicates"] += 1
@@ -230,20 +290,29 @@ def build_plan(root: Path, m: ImportManifest, actor: str, existing: dict[str, li
             summary["discarded"] += 1
             item["action"] = {"kind": "no_write", "reason": c.reason}
         if c.index in secret and c.destination in ("discard", "needs_review"):  # written nowhere, shown redacted
-            item["action"] = {**item["action"], "reason": "redacted: the candidate carries a secret or personal data",
-                              "reasons": secret[c.index]}
+            item["action"] = {
+                **item["action"],
+                "reason": "redacted: the candidate carries a secret or personal data",
+                "reasons": secret[c.index],
+            }
             _redacted(c, item, "candidate with a secret or personal data")
         candidates.append(item)
-    plan = {"schema": SCHEMA, "plan_id": "", "sources": [] if unsafe else m.sources,
-            "summary": {"total": len(m.candidates), **summary}, "candidates": candidates}
+    plan = {
+        "schema": SCHEMA,
+        "plan_id": "",
+        "sources": [] if unsafe else m.sources,
+        "summary": {"total": len(m.candidates), **summary},
+        "candidates": candidates,
+    }
     plan["plan_id"] = plan_identity(actor, plan)
     return plan
 
 
 def plan_identity(actor: str, plan: dict[str, Any]) -> str:
     """``import_<BLAKE3 hex>`` over the trimmed ``actor``, NUL and ``plan`` without its ``plan_id``."""
-    body = json.dumps({k: v for k, v in plan.items() if k != "plan_id"}, sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=False)
+    body = json.dumps(
+        {k: v for k, v in plan.items() if k != "plan_id"}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
     h = blake3.blake3(actor.strip().encode("utf-8") + b"\x00" + body.encode("utf-8"))
     return f"import_{h.hexdigest()}"
 
@@ -258,8 +327,14 @@ def source_file(root: Path, path: str | None) -> str | None:
         return None
 
 
-def plan_import(project_root: str | os.PathLike[str], text: str, *, where: str = "manifest", actor: str = "cli",
-                path: str | None = None) -> dict[str, Any]:
+def plan_import(
+    project_root: str | os.PathLike[str],
+    text: str,
+    *,
+    where: str = "manifest",
+    actor: str = "cli",
+    path: str | None = None,
+) -> dict[str, Any]:
     """The plan of manifest ``text`` (named ``where``), with Memzoi's envelope ``mode: "plan"``, ``actor`` and
     ``source_file``. Writes nothing (the index may be refreshed, as by ``memzoi check``). Raises :class:`Refusal`
     (``invalid_import_manifest``, ``index_unavailable``)."""
@@ -279,9 +354,15 @@ def screen_origin_key(m: ImportManifest) -> None:
     """Refuse an ``origin_key`` or a source locator in which a credential detector fires (they are stored in
     packets and the ledger, and shown in the plan)."""
     if content_codes("origin key", m.origin_key, among=CREDENTIAL_CODES):
-        raise Refusal("invalid_import_manifest", "`origin_key` looks like a secret; name the source event with an "
-                      "opaque key of your own; nothing was written")
+        raise Refusal(
+            "invalid_import_manifest",
+            "`origin_key` looks like a secret; name the source event with an "
+            "opaque key of your own; nothing was written",
+        )
     for i, src in enumerate(m.sources):
         if content_codes("source", "\n".join(src.values()), among=CREDENTIAL_CODES):
-            raise Refusal("invalid_import_manifest", f"sources[{i}] looks like it holds a secret (a credential in "
-                          "a URL or reference); cite the source without it; nothing was written")
+            raise Refusal(
+                "invalid_import_manifest",
+                f"sources[{i}] looks like it holds a secret (a credential in "
+                "a URL or reference); cite the source without it; nothing was written",
+            )

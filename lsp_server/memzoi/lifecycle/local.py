@@ -66,11 +66,20 @@ _VISIBLE = "SELECT l.* FROM local_record l JOIN change c ON c.id = l.change_id W
 
 def _row(r: sqlite3.Row) -> LocalRecord:
     return LocalRecord(
-        id=r["id"], type=r["type"], lane=r["lane"], title=r["title"], body=r["body"],
-        tags=json.loads(r["tags_json"]), applies_to=json.loads(r["applies_to_json"]), sensitivity=r["sensitivity"],
+        id=r["id"],
+        type=r["type"],
+        lane=r["lane"],
+        title=r["title"],
+        body=r["body"],
+        tags=json.loads(r["tags_json"]),
+        applies_to=json.loads(r["applies_to_json"]),
+        sensitivity=r["sensitivity"],
         content_class=r["content_class"],
-        source_kind=r["source_kind"], source_ref=r["source_ref"], proposal_id=r["proposal_id"],
-        created_at=r["created_at"], change_id=r["change_id"],
+        source_kind=r["source_kind"],
+        source_ref=r["source_ref"],
+        proposal_id=r["proposal_id"],
+        created_at=r["created_at"],
+        change_id=r["change_id"],
     )
 
 
@@ -91,10 +100,22 @@ def _insert(values: dict[str, Any]):
         conn.execute(
             "INSERT INTO local_record (id, change_id, type, lane, title, body, tags_json, applies_to_json, sensitivity,"
             " content_class, source_kind, source_ref, proposal_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (rid, change_id, values["type"], values["lane"], values["title"], values["body"],
-             json.dumps(values.get("tags") or []), json.dumps(values.get("applies_to") or []),
-             values["sensitivity"], values["content_class"],
-             values.get("source_kind"), values.get("source_ref"), values.get("proposal_id"), now_utc()),
+            (
+                rid,
+                change_id,
+                values["type"],
+                values["lane"],
+                values["title"],
+                values["body"],
+                json.dumps(values.get("tags") or []),
+                json.dumps(values.get("applies_to") or []),
+                values["sensitivity"],
+                values["content_class"],
+                values.get("source_kind"),
+                values.get("source_ref"),
+                values.get("proposal_id"),
+                now_utc(),
+            ),
         )
 
     return effect
@@ -115,10 +136,22 @@ def content_codes(title: str, body: str, *, among: frozenset[str]) -> list[str]:
     """Sorted codes in ``among`` that the content detectors report on ``title`` and ``body`` (rendered as a
     record so every analyser sees them)."""
     probe = render_record(
-        {"id": "local-probe", "kind": "memory", "profile": "memzoi", "type": "fact", "lane": "semantic",
-         "title": title.strip() or "untitled", "timestamp": "1970-01-01T00:00:00Z", "status": "active",
-         "scope": "repo", "visibility": "repo", "content_class": "general_repo_knowledge", "confidence": 1.0,
-         "retention": {}, "origin": {"origin_key": "local-probe", "route": "local_memory"}},
+        {
+            "id": "local-probe",
+            "kind": "memory",
+            "profile": "memzoi",
+            "type": "fact",
+            "lane": "semantic",
+            "title": title.strip() or "untitled",
+            "timestamp": "1970-01-01T00:00:00Z",
+            "status": "active",
+            "scope": "repo",
+            "visibility": "repo",
+            "content_class": "general_repo_knowledge",
+            "confidence": 1.0,
+            "retention": {},
+            "origin": {"origin_key": "local-probe", "route": "local_memory"},
+        },
         body or "-",
     )
     return sorted({f.code for f in analysis.analyze_text(probe, None).findings if f.code in among})
@@ -127,24 +160,51 @@ def content_codes(title: str, body: str, *, among: frozenset[str]) -> list[str]:
 def _check_no_credentials(title: str, body: str) -> None:
     codes = content_codes(title, body, among=CREDENTIAL_CODES)
     if codes:
-        raise Refusal(codes[0], f"the content carries a secret or personal data ({', '.join(codes)}); secrets are never stored "
-                      "in memory, not even locally: remove the secret and retry")
+        raise Refusal(
+            codes[0],
+            f"the content carries a secret or personal data ({', '.join(codes)}); secrets are never stored "
+            "in memory, not even locally: remove the secret and retry",
+        )
 
 
-def add_local(project_root: str | os.PathLike[str], *, title: str, body: str, type: str = "fact",
-              lane: str = "semantic", tags: list[str] | None = None, actor: str, source: str = "cli",
-              sensitivity: str = "local-only", content_class: str = "local_only_state") -> ChangeResult:
+def add_local(
+    project_root: str | os.PathLike[str],
+    *,
+    title: str,
+    body: str,
+    type: str = "fact",
+    lane: str = "semantic",
+    tags: list[str] | None = None,
+    actor: str,
+    source: str = "cli",
+    sensitivity: str = "local-only",
+    content_class: str = "local_only_state",
+) -> ChangeResult:
     """Store a private local record as one ledgered change with no file. Raises :class:`Refusal` on invalid
     values or credential findings."""
     _check_local(title, body, type, lane)
     _check_no_credentials(title, body)
-    values = {"id": concept_slug(title), "type": type, "lane": lane, "title": title.strip(), "body": body.strip(),
-              "tags": tags, "sensitivity": sensitivity, "content_class": content_class, "source_kind": "cli"}
+    values = {
+        "id": concept_slug(title),
+        "type": type,
+        "lane": lane,
+        "title": title.strip(),
+        "body": body.strip(),
+        "tags": tags,
+        "sensitivity": sensitivity,
+        "content_class": content_class,
+        "source_kind": "cli",
+    }
 
     def plan(root: Path) -> ChangePlan:
         _refuse_duplicate(root, values["title"], values["body"])  # under the lifecycle lock: no race with another add
-        return ChangePlan("local_add", [], summary=f"add local record {values['id']}",
-                          details={"local_record": values["id"]}, db_effects=_insert(values))
+        return ChangePlan(
+            "local_add",
+            [],
+            summary=f"add local record {values['id']}",
+            details={"local_record": values["id"]},
+            db_effects=_insert(values),
+        )
 
     return run_change(project_root, plan, actor=actor, source=source)
 
@@ -156,8 +216,9 @@ def _refuse_duplicate(root: Path, title: str, body: str) -> None:
     key = duplicate_key(body)
     for rec in list_local(root):
         if rec.title.strip() == title and duplicate_key(rec.body) == key:
-            raise Refusal("duplicate_content", f"local record `{rec.id}` already holds this title and content; "
-                          "nothing was added")
+            raise Refusal(
+                "duplicate_content", f"local record `{rec.id}` already holds this title and content; nothing was added"
+            )
 
 
 def plan_route_local(root: Path, packet: str | os.PathLike[str], actor: str) -> ChangePlan:
@@ -168,8 +229,11 @@ def plan_route_local(root: Path, packet: str | os.PathLike[str], actor: str) -> 
     data = doc.data or {}
     title = data.get("title") if isinstance(data.get("title"), str) else None
     body = doc.body
-    verdict = readiness(loaded.analysis.findings, sensitivity=data.get("sensitivity"),
-                        has_content=bool(title and title.strip() and body.strip()))
+    verdict = readiness(
+        loaded.analysis.findings,
+        sensitivity=data.get("sensitivity"),
+        has_content=bool(title and title.strip() and body.strip()),
+    )
     if verdict.route_blockers:
         first = verdict.route_blockers[0]
         raise Refusal(first.code, f"{rel}: {first.message}", rel)
@@ -180,18 +244,32 @@ def plan_route_local(root: Path, packet: str | os.PathLike[str], actor: str) -> 
     paths = [p for p in scope.get("paths") or [] if isinstance(p, str)] if isinstance(scope.get("paths"), list) else []
     files, details = rejection_files(root, rel, reason=ROUTED_REASON, actor=actor)
     values = {
-        "id": concept_slug(title) or "local-memory", "type": type_, "lane": lane, "title": title.strip(),
-        "body": body, "tags": tags, "applies_to": paths, "sensitivity": str(data.get("sensitivity") or "unknown"),
-        "content_class": str(data.get("content_class") or "unknown"), "source_kind": "proposal",
+        "id": concept_slug(title) or "local-memory",
+        "type": type_,
+        "lane": lane,
+        "title": title.strip(),
+        "body": body,
+        "tags": tags,
+        "applies_to": paths,
+        "sensitivity": str(data.get("sensitivity") or "unknown"),
+        "content_class": str(data.get("content_class") or "unknown"),
+        "source_kind": "proposal",
         "proposal_id": data.get("id") if isinstance(data.get("id"), str) else None,
     }
     details = {**details, "local_record": values["id"]}
-    return ChangePlan("route_local", files, reason=ROUTED_REASON, summary=f"route proposal {details['proposal_id']} "
-                      "to local memory", details=details, db_effects=_insert(values))
+    return ChangePlan(
+        "route_local",
+        files,
+        reason=ROUTED_REASON,
+        summary=f"route proposal {details['proposal_id']} to local memory",
+        details=details,
+        db_effects=_insert(values),
+    )
 
 
-def route_local(project_root: str | os.PathLike[str], packet: str | os.PathLike[str], *, actor: str,
-                source: str = "cli") -> ChangeResult:
+def route_local(
+    project_root: str | os.PathLike[str], packet: str | os.PathLike[str], *, actor: str, source: str = "cli"
+) -> ChangeResult:
     """Route the pending packet ``packet`` to local memory as one ledgered change (see module docstring)."""
     return run_change(project_root, lambda root: plan_route_local(root, packet, actor), actor=actor, source=source)
 

@@ -68,13 +68,29 @@ def record_frontmatter(candidate: dict[str, Any]) -> tuple[dict[str, Any], str]:
     rec = candidate["record"]
     d = rec["draft"]
     data = {
-        "id": rec["concept_id"], "kind": "memory", "profile": "memzoi", "type": d["memory_type"],
-        "lane": d["lane"], "title": d["title"], "timestamp": rec["created"], "updated": rec.get("updated"),
-        "status": rec["status"], "scope": d["scope_kind"], "scope_id": d.get("scope_id"),
-        "visibility": d["visibility"], "content_class": d["content_class"], "confidence": float(d["confidence"]),
-        "source": d.get("source_kind"), "source_ref": d.get("source_ref"), "proposal_id": rec.get("proposal_id"),
-        "capture": rec.get("capture"), "tags": d.get("tags") or None, "applies_to": rec.get("applies_to") or None,
-        "supersedes": rec.get("supersedes_id"), "retention": rec["retention"], "origin": rec["origin"],
+        "id": rec["concept_id"],
+        "kind": "memory",
+        "profile": "memzoi",
+        "type": d["memory_type"],
+        "lane": d["lane"],
+        "title": d["title"],
+        "timestamp": rec["created"],
+        "updated": rec.get("updated"),
+        "status": rec["status"],
+        "scope": d["scope_kind"],
+        "scope_id": d.get("scope_id"),
+        "visibility": d["visibility"],
+        "content_class": d["content_class"],
+        "confidence": float(d["confidence"]),
+        "source": d.get("source_kind"),
+        "source_ref": d.get("source_ref"),
+        "proposal_id": rec.get("proposal_id"),
+        "capture": rec.get("capture"),
+        "tags": d.get("tags") or None,
+        "applies_to": rec.get("applies_to") or None,
+        "supersedes": rec.get("supersedes_id"),
+        "retention": rec["retention"],
+        "origin": rec["origin"],
         "lineage": rec.get("lineage"),
     }
     return {k: v for k, v in data.items() if v is not None}, d["body"]
@@ -84,12 +100,15 @@ def intended_revision(candidate: dict[str, Any]) -> str:
     """The semantic revision the written record will have (lifecycle from the candidate's action/target/reason)."""
     data, body = record_frontmatter(candidate)
     target = candidate.get("target")
-    lifecycle = lifecycle_projection({"action": candidate["action"], "target": target, "reason": candidate.get("reason")})
+    lifecycle = lifecycle_projection(
+        {"action": candidate["action"], "target": target, "reason": candidate.get("reason")}
+    )
     return revision_hash(candidate["record"]["concept_id"], semantic_projection(data, body), lifecycle)
 
 
-def build_candidate(project_root: str | os.PathLike[str], draft_text: str, *, action: str = "create",
-                    reason: str | None = None) -> dict[str, Any]:
+def build_candidate(
+    project_root: str | os.PathLike[str], draft_text: str, *, action: str = "create", reason: str | None = None
+) -> dict[str, Any]:
     """A candidate from a draft record's text (its ``id`` names the output record). ``create`` requires the
     record to be absent; ``update`` takes the existing record's current canonical revision as expected prior.
 
@@ -105,7 +124,9 @@ def build_candidate(project_root: str | os.PathLike[str], draft_text: str, *, ac
     rel = record_rel(ident)
     analysis = analyze_text(draft_text, root / rel)
     if not isinstance(analysis.model, RecordFrontmatter) or errors(analysis):
-        raise Refusal("materialization_candidate_invalid", f"the draft record is not valid: {describe(errors(analysis))}")
+        raise Refusal(
+            "materialization_candidate_invalid", f"the draft record is not valid: {describe(errors(analysis))}"
+        )
     m = analysis.model
     prior: dict[str, Any] = {"kind": "absent"}
     current = read_file_state(root, rel)
@@ -122,12 +143,23 @@ def build_candidate(project_root: str | os.PathLike[str], draft_text: str, *, ac
     record: dict[str, Any] = {
         "concept_id": ident,
         "draft": {
-            "memory_type": m.type, "lane": m.lane, "scope_kind": m.scope, "scope_id": m.scope_id,
-            "visibility": m.visibility, "title": m.title, "body": analysis.document.body, "tags": list(m.tags or []),
-            "source_kind": m.source, "source_ref": m.source_ref, "sensitivity": "repo-safe",
-            "content_class": m.content_class, "confidence": m.confidence,
+            "memory_type": m.type,
+            "lane": m.lane,
+            "scope_kind": m.scope,
+            "scope_id": m.scope_id,
+            "visibility": m.visibility,
+            "title": m.title,
+            "body": analysis.document.body,
+            "tags": list(m.tags or []),
+            "source_kind": m.source,
+            "source_ref": m.source_ref,
+            "sensitivity": "repo-safe",
+            "content_class": m.content_class,
+            "confidence": m.confidence,
         },
-        "status": m.status, "applies_to": list(m.applies_to or []), "created": m.timestamp,
+        "status": m.status,
+        "applies_to": list(m.applies_to or []),
+        "created": m.timestamp,
     }
     for key, value in (("updated", m.updated), ("supersedes_id", m.supersedes)):
         if value is not None:
@@ -138,8 +170,15 @@ def build_candidate(project_root: str | os.PathLike[str], draft_text: str, *, ac
         if dump.get(key) is not None:
             record[key] = dump[key]
     candidate: dict[str, Any] = {
-        "schema": CANDIDATE_SCHEMA, "candidate_id": "", "destination": "repo", "action": action,
-        "output_path": rel, "expected_prior_revision": prior, "target": None, "reason": reason, "record": record,
+        "schema": CANDIDATE_SCHEMA,
+        "candidate_id": "",
+        "destination": "repo",
+        "action": action,
+        "output_path": rel,
+        "expected_prior_revision": prior,
+        "target": None,
+        "reason": reason,
+        "record": record,
     }
     candidate["candidate_id"] = candidate_identity(candidate)
     validate_candidate(candidate)
@@ -153,8 +192,10 @@ def validate_candidate(candidate: dict[str, Any]) -> MaterializationCandidate:
     except ValidationError as err:
         raise Refusal("materialization_candidate_invalid", f"candidate does not validate: {_first(err)}") from None
     if candidate_identity(candidate) != model.candidate_id:
-        raise Refusal("materialization_candidate_identity_mismatch", "candidate_id does not match the candidate's "
-                      "content; rebuild it with `memzoi materialize candidate`")
+        raise Refusal(
+            "materialization_candidate_identity_mismatch",
+            "candidate_id does not match the candidate's content; rebuild it with `memzoi materialize candidate`",
+        )
     rec, d = model.record, model.record.draft
     if model.output_path != record_rel(rec.concept_id):
         raise Refusal("materialization_output_path_mismatch", f"output_path must be {record_rel(rec.concept_id)}")
@@ -163,11 +204,16 @@ def validate_candidate(candidate: dict[str, Any]) -> MaterializationCandidate:
     if model.action == "create" and model.expected_prior_revision.kind != "absent":
         raise Refusal("materialization_candidate_invalid", "create candidates need an absent prior revision")
     if model.action == "update" and model.expected_prior_revision.kind != "revision":
-        raise Refusal("materialization_update_requires_expected_prior_revision", "update candidates need a prior revision")
-    if model.action in ("create", "update") and (model.target is not None or model.reason is not None
-                                                  or rec.supersedes_id is not None):
-        raise Refusal("materialization_candidate_invalid", "create and update candidates cannot carry a target, a "
-                      "reason or supersedes_id")
+        raise Refusal(
+            "materialization_update_requires_expected_prior_revision", "update candidates need a prior revision"
+        )
+    if model.action in ("create", "update") and (
+        model.target is not None or model.reason is not None or rec.supersedes_id is not None
+    ):
+        raise Refusal(
+            "materialization_candidate_invalid",
+            "create and update candidates cannot carry a target, a reason or supersedes_id",
+        )
     if d.title != d.title.strip() or not d.body.strip():
         raise Refusal("materialization_candidate_invalid", "the title must be trimmed and the body non-empty")
     return model
@@ -181,23 +227,36 @@ def _first(err: ValidationError) -> str:
 def derive_plan(candidate: dict[str, Any]) -> dict[str, Any]:
     """The plan of a (validated) direct candidate: one ``canonical_record`` output."""
     output = {
-        "path": candidate["output_path"], "record_id": candidate["record"]["concept_id"],
-        "action": candidate["action"], "expected_prior_revision": candidate["expected_prior_revision"],
-        "intended_semantic_revision": _rev(intended_revision(candidate)), "role": "canonical_record",
+        "path": candidate["output_path"],
+        "record_id": candidate["record"]["concept_id"],
+        "action": candidate["action"],
+        "expected_prior_revision": candidate["expected_prior_revision"],
+        "intended_semantic_revision": _rev(intended_revision(candidate)),
+        "role": "canonical_record",
     }
     plan = {"schema": PLAN_SCHEMA, "plan_id": "", "candidate_id": candidate["candidate_id"], "outputs": [output]}
-    plan["plan_id"] = domain_id(PLAN_DOMAIN, {"schema": PLAN_SCHEMA, "candidate_id": plan["candidate_id"],
-                                              "outputs": plan["outputs"]})
+    plan["plan_id"] = domain_id(
+        PLAN_DOMAIN, {"schema": PLAN_SCHEMA, "candidate_id": plan["candidate_id"], "outputs": plan["outputs"]}
+    )
     return plan
 
 
 def derive_decision(plan: dict[str, Any], decision_at: str) -> dict[str, Any]:
     """The decision for ``plan`` at ``decision_at`` (RFC 3339); ``explicit_cli`` under the built-in policy."""
-    body = {"schema": DECISION_SCHEMA, "plan_id": plan["plan_id"], "candidate_id": plan["candidate_id"],
-            "decision_at": decision_at, "policy": dict(POLICY), "authorization_capability": "explicit_cli",
-            "outputs": plan["outputs"]}
-    return {"schema": DECISION_SCHEMA, "decision_id": domain_id(DECISION_DOMAIN, body), **{k: v for k, v in body.items()
-                                                                                         if k != "schema"}}
+    body = {
+        "schema": DECISION_SCHEMA,
+        "plan_id": plan["plan_id"],
+        "candidate_id": plan["candidate_id"],
+        "decision_at": decision_at,
+        "policy": dict(POLICY),
+        "authorization_capability": "explicit_cli",
+        "outputs": plan["outputs"],
+    }
+    return {
+        "schema": DECISION_SCHEMA,
+        "decision_id": domain_id(DECISION_DOMAIN, body),
+        **{k: v for k, v in body.items() if k != "schema"},
+    }
 
 
 def load_artifact(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -205,8 +264,11 @@ def load_artifact(path: str | os.PathLike[str]) -> dict[str, Any]:
     (``materialization_artifact_invalid``, saying which: missing, not a regular file, too large, not JSON)."""
     p = Path(path)
     if not p.is_symlink() and not p.exists():
-        raise Refusal("materialization_artifact_invalid", f"{path}: no such file; write it first with `memzoi "
-                      "materialize candidate`, `plan` or `decide` and --output")
+        raise Refusal(
+            "materialization_artifact_invalid",
+            f"{path}: no such file; write it first with `memzoi "
+            "materialize candidate`, `plan` or `decide` and --output",
+        )
     if p.is_symlink() or not p.is_file():
         raise Refusal("materialization_artifact_invalid", f"{path}: not a regular file")
     data = p.read_bytes()
@@ -230,8 +292,14 @@ def load_artifact(path: str | os.PathLike[str]) -> dict[str, Any]:
 def _git_review_visible(root: Path, rel: str) -> bool:
     def git(*args: str) -> int:
         try:
-            return subprocess.run(["git", "-C", str(root), *args], capture_output=True, env=git_env(),
-                                  stdin=subprocess.DEVNULL, timeout=10, check=False).returncode
+            return subprocess.run(
+                ["git", "-C", str(root), *args],
+                capture_output=True,
+                env=git_env(),
+                stdin=subprocess.DEVNULL,
+                timeout=10,
+                check=False,
+            ).returncode
         except (OSError, subprocess.SubprocessError):
             return 128
 
@@ -242,9 +310,16 @@ def _git_review_visible(root: Path, rel: str) -> bool:
     return git("check-ignore", "--quiet", "--no-index", "--", rel) != 0
 
 
-def plan_materialize(root: Path, candidate: dict[str, Any], plan: dict[str, Any], decision: dict[str, Any],
-                     *, expected_ids: dict[str, str | None] | None = None, operation: str = "materialize",
-                     reason: str | None = None) -> ChangePlan:
+def plan_materialize(
+    root: Path,
+    candidate: dict[str, Any],
+    plan: dict[str, Any],
+    decision: dict[str, Any],
+    *,
+    expected_ids: dict[str, str | None] | None = None,
+    operation: str = "materialize",
+    reason: str | None = None,
+) -> ChangePlan:
     """Memzoi's apply revalidation (reference §5.4) and the change writing the attested record."""
     for key, value in (expected_ids or {}).items():
         have = {"candidate_id": candidate, "plan_id": plan, "decision_id": decision}[key].get(key)
@@ -254,8 +329,10 @@ def plan_materialize(root: Path, candidate: dict[str, Any], plan: dict[str, Any]
     if model.action not in ("create", "update"):
         raise Refusal("multi_record_transaction_required", "materialize apply supports only create and update actions")
     if plan != derive_plan(candidate):
-        raise Refusal("materialization_candidate_plan_mismatch", "the plan does not equal the plan derived from the "
-                      "candidate; re-run `memzoi materialize plan`")
+        raise Refusal(
+            "materialization_candidate_plan_mismatch",
+            "the plan does not equal the plan derived from the candidate; re-run `memzoi materialize plan`",
+        )
     try:
         MaterializationPlan.model_validate(plan)
         MaterializationDecision.model_validate(decision)
@@ -272,11 +349,12 @@ def plan_materialize(root: Path, candidate: dict[str, Any], plan: dict[str, Any]
     if decision != derive_decision(plan, decision["decision_at"]):
         raise Refusal("materialization_decision_identity_mismatch", "decision_id does not match the decision")
     d = model.record.draft
-    for ok, code in ((d.scope_kind == "repo" and d.scope_id is None, "materialization_candidate_not_repository_scoped"),
-                     (d.visibility == "repo", "materialization_candidate_not_repository_visible"),
-                     (d.sensitivity == "repo-safe", "materialization_candidate_not_repo_safe"),
-                     (d.content_class == "general_repo_knowledge",
-                      "materialization_candidate_not_general_repository_knowledge")):
+    for ok, code in (
+        (d.scope_kind == "repo" and d.scope_id is None, "materialization_candidate_not_repository_scoped"),
+        (d.visibility == "repo", "materialization_candidate_not_repository_visible"),
+        (d.sensitivity == "repo-safe", "materialization_candidate_not_repo_safe"),
+        (d.content_class == "general_repo_knowledge", "materialization_candidate_not_general_repository_knowledge"),
+    ):
         if not ok:
             raise Refusal(code, f"the candidate cannot reach the git plane ({code})")
     intended = plan["outputs"][0]["intended_semantic_revision"]["revision_hash"]
@@ -284,9 +362,16 @@ def plan_materialize(root: Path, candidate: dict[str, Any], plan: dict[str, Any]
     rid = model.record.concept_id
     if record_revision(rid, {**data, "materialization": {"action": model.action}}, body) != intended:
         raise Refusal("materialization_semantic_revision_mismatch", "the record's revision differs from the plan's")
-    block = attest(rid, data, body, action=model.action, plan_id=plan["plan_id"],
-                   candidate_id=candidate["candidate_id"], decision_id=decision["decision_id"],
-                   decision_at=decision["decision_at"])
+    block = attest(
+        rid,
+        data,
+        body,
+        action=model.action,
+        plan_id=plan["plan_id"],
+        candidate_id=candidate["candidate_id"],
+        decision_id=decision["decision_id"],
+        decision_at=decision["decision_at"],
+    )
     full = {**data, "materialization": block}
     rel = model.output_path
     current = read_file_state(root, rel)
@@ -295,15 +380,20 @@ def plan_materialize(root: Path, candidate: dict[str, Any], plan: dict[str, Any]
         if not isinstance(cur.model, RecordFrontmatter):
             raise Refusal("materialization_current_record_invalid", f"{rel}: the current record does not parse", rel)
         if record_id_of(cur) != rid:  # the path id: Memzoi compares concept ids, never the frontmatter id
-            raise Refusal("materialization_current_record_id_mismatch", f"{rel}: the current record has another id", rel)
+            raise Refusal(
+                "materialization_current_record_id_mismatch", f"{rel}: the current record has another id", rel
+            )
         text, full = _updated_text(rel, cur, full, body)
     else:
         text = render_record(full, body)
         full["description"] = data.get("description") or _first_line(body)
     new = verified(root, rel, text, full, body)
     if not _git_review_visible(root, rel):
-        raise Refusal("materialization_git_review_visibility_required", f"{rel}: git must be able to show this file "
-                      "to a reviewer (inside a work tree, not ignored)", rel)
+        raise Refusal(
+            "materialization_git_review_visibility_required",
+            f"{rel}: git must be able to show this file to a reviewer (inside a work tree, not ignored)",
+            rel,
+        )
     if current == new:
         raise Refusal("already_current", f"{rel} already holds exactly this attested record", rel)
     if model.action == "create" and current is not None:
@@ -313,12 +403,22 @@ def plan_materialize(root: Path, candidate: dict[str, Any], plan: dict[str, Any]
             raise Refusal("materialization_update_conflict", f"{rel} does not exist", rel)
         cur_rev = record_revision(rid, cur.document.data, cur.document.body)
         if cur_rev != model.expected_prior_revision.revision.revision_hash:  # type: ignore[union-attr]
-            raise Refusal("materialization_update_stale", f"{rel} changed since the candidate was made; rebuild it", rel)
+            raise Refusal(
+                "materialization_update_stale", f"{rel} changed since the candidate was made; rebuild it", rel
+            )
     return ChangePlan(
-        operation, [FileChange(rel, current, new)], reason=reason, summary=f"{operation} {model.action} {rid}",
-        details={"record_id": rid, "action": model.action, "candidate_id": candidate["candidate_id"],
-                 "plan_id": plan["plan_id"], "decision_id": decision["decision_id"],
-                 "revision": block["revision"]["revision_hash"]},
+        operation,
+        [FileChange(rel, current, new)],
+        reason=reason,
+        summary=f"{operation} {model.action} {rid}",
+        details={
+            "record_id": rid,
+            "action": model.action,
+            "candidate_id": candidate["candidate_id"],
+            "plan_id": plan["plan_id"],
+            "decision_id": decision["decision_id"],
+            "revision": block["revision"]["revision_hash"],
+        },
     )
 
 
@@ -342,13 +442,23 @@ def _first_line(body: str) -> str:
     return description_of(body)  # what render_record writes when the candidate gives none
 
 
-def materialize_apply(project_root: str | os.PathLike[str], candidate: dict[str, Any], plan: dict[str, Any],
-                      decision: dict[str, Any], *, actor: str, source: str = "cli",
-                      expected_ids: dict[str, str | None] | None = None) -> ChangeResult:
+def materialize_apply(
+    project_root: str | os.PathLike[str],
+    candidate: dict[str, Any],
+    plan: dict[str, Any],
+    decision: dict[str, Any],
+    *,
+    actor: str,
+    source: str = "cli",
+    expected_ids: dict[str, str | None] | None = None,
+) -> ChangeResult:
     """Write the decided record with its attestation as one ledgered change. Raises :class:`Refusal`."""
-    return run_change(project_root, lambda root: plan_materialize(root, candidate, plan, decision,
-                                                                  expected_ids=expected_ids),
-                      actor=actor, source=source)
+    return run_change(
+        project_root,
+        lambda root: plan_materialize(root, candidate, plan, decision, expected_ids=expected_ids),
+        actor=actor,
+        source=source,
+    )
 
 
 def decision_now() -> str:

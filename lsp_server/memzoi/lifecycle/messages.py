@@ -61,7 +61,7 @@ def _title_of(data: Any) -> str | None:
 
 def _shown(rel: str) -> str:
     shown = pathsafety.shown_path(rel)
-    return shown[len(".memzoi/"):] if shown.startswith(".memzoi/") else shown
+    return shown[len(".memzoi/") :] if shown.startswith(".memzoi/") else shown
 
 
 def _main_file(result: ChangeResult):
@@ -99,8 +99,15 @@ def change_message(result: ChangeResult) -> tuple[str, str]:
 RESIDENT_VERBS = {"applied": "Approved", "rejected": "Rejected", "undone": "Undid", "failed": "Could not apply"}
 
 
-def resident_message(action: str, status: str, scope: str, preview: str, candidate_id: str,
-                     used: int | None = None, cap: int | None = None) -> tuple[str, str]:
+def resident_message(
+    action: str,
+    status: str,
+    scope: str,
+    preview: str,
+    candidate_id: str,
+    used: int | None = None,
+    cap: int | None = None,
+) -> tuple[str, str]:
     """``(message, detail)`` of a resident candidate decision (approve, reject, undo, recover): e.g. ``Approved add
     "Use pnpm…" in project memory (1,234/2,000 chars)``; the candidate id goes to the detail."""
     verb = RESIDENT_VERBS.get(status, status.capitalize())

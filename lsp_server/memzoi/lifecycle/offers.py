@@ -74,8 +74,9 @@ def record_offers(data: Mapping[str, Any], findings: Iterable[Finding], unsaved:
     return out
 
 
-def ledger_offers(ledger: FileLedger, undo_available: Callable[[ChangeRecord], bool],
-                  unsaved: str | None) -> list[Offer]:
+def ledger_offers(
+    ledger: FileLedger, undo_available: Callable[[ChangeRecord], bool], unsaved: str | None
+) -> list[Offer]:
     """Undo of the file's last applied change while it can be undone, then every recovery mode of each uncertain
     change touching the file (oldest first)."""
     out = []
@@ -86,9 +87,16 @@ def ledger_offers(ledger: FileLedger, undo_available: Callable[[ChangeRecord], b
     return out
 
 
-def file_offers(role: Role, data: Mapping[str, Any], findings: Iterable[Finding], readiness: Readiness | None,
-                ledger: FileLedger | None, undo_available: Callable[[ChangeRecord], bool], *,
-                unsaved: bool) -> list[Offer]:
+def file_offers(
+    role: Role,
+    data: Mapping[str, Any],
+    findings: Iterable[Finding],
+    readiness: Readiness | None,
+    ledger: FileLedger | None,
+    undo_available: Callable[[ChangeRecord], bool],
+    *,
+    unsaved: bool,
+) -> list[Offer]:
     """Every offer of one file, in the order a menu lists them.
 
     ``role``: where the file sits; ``data``: its frontmatter mapping; ``findings``: its verdict's findings;

@@ -48,8 +48,11 @@ def check_operation_id(operation_id: str | None) -> None:
     if operation_id is None:
         return
     if not _OPERATION_ID.match(operation_id):
-        raise Refusal("invalid_value", "--operation-id must be 1 to 128 characters of letters, digits, `.`, `_`, "
-                      "`:` or `-`, starting with a letter or digit")
+        raise Refusal(
+            "invalid_value",
+            "--operation-id must be 1 to 128 characters of letters, digits, `.`, `_`, "
+            "`:` or `-`, starting with a letter or digit",
+        )
 
     if content_codes("operation id", operation_id, among=CREDENTIAL_CODES):
         raise Refusal("invalid_value", "--operation-id looks like a secret; choose an opaque id of your own")
@@ -57,8 +60,7 @@ def check_operation_id(operation_id: str | None) -> None:
 
 def fingerprint(command: str, params: dict[str, Any]) -> str:
     """BLAKE3 hex of ``command`` and ``params`` as canonical JSON (sorted keys, no spaces)."""
-    text = json.dumps({"command": command, "params": params}, sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=False)
+    text = json.dumps({"command": command, "params": params}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return blake3.blake3(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -70,29 +72,45 @@ def recorded(conn: sqlite3.Connection, operation_id: str | None, command: str, f
         return None
     row = conn.execute(
         "SELECT o.command, o.input_fingerprint, o.outcome_json, c.status AS change_status FROM runtime_operation o "
-        "LEFT JOIN change c ON c.id = o.change_id WHERE o.operation_id = ?", (operation_id,)).fetchone()
+        "LEFT JOIN change c ON c.id = o.change_id WHERE o.operation_id = ?",
+        (operation_id,),
+    ).fetchone()
     if row is None or row["change_status"] == "failed":
         return None
     if row["command"] != command or row["input_fingerprint"] != fp:
-        raise Refusal("operation_id_conflict", f"operation id `{operation_id}` was already used by "
-                      f"`{row['command']}` with other parameters; nothing was written. Use a new operation id for "
-                      "a new operation, or repeat the original call exactly to read its outcome")
+        raise Refusal(
+            "operation_id_conflict",
+            f"operation id `{operation_id}` was already used by "
+            f"`{row['command']}` with other parameters; nothing was written. Use a new operation id for "
+            "a new operation, or repeat the original call exactly to read its outcome",
+        )
     return {**json.loads(row["outcome_json"]), "replayed": True}
 
 
-def record(conn: sqlite3.Connection, operation_id: str | None, command: str, fp: str, outcome: dict[str, Any],
-           change_id: str | None = None) -> None:
+def record(
+    conn: sqlite3.Connection,
+    operation_id: str | None,
+    command: str,
+    fp: str,
+    outcome: dict[str, Any],
+    change_id: str | None = None,
+) -> None:
     """Store ``outcome`` for ``operation_id`` (inside the caller's transaction; nothing when the id is ``None``)."""
     if operation_id is None:
         return
-    conn.execute("INSERT OR REPLACE INTO runtime_operation (operation_id, command, input_fingerprint, change_id, "
-                 "outcome_json, created_at) VALUES (?,?,?,?,?,?)",
-                 (operation_id, command, fp, change_id, json.dumps(outcome, sort_keys=True), now_utc()))
+    conn.execute(
+        "INSERT OR REPLACE INTO runtime_operation (operation_id, command, input_fingerprint, change_id, "
+        "outcome_json, created_at) VALUES (?,?,?,?,?,?)",
+        (operation_id, command, fp, change_id, json.dumps(outcome, sort_keys=True), now_utc()),
+    )
 
 
 def check_version(expected: int | None, current: int, what: str) -> None:
     """Refuse when ``expected`` is given and differs from ``current`` (``version_conflict``, naming both)."""
     if expected is not None and expected != current:
-        raise Refusal("version_conflict", f"{what} is at version {current}, not the expected {expected}; nothing "
-                      "was written. Read it again (`memzoi checkpoint list --json`) and retry with the current "
-                      "version")
+        raise Refusal(
+            "version_conflict",
+            f"{what} is at version {current}, not the expected {expected}; nothing "
+            "was written. Read it again (`memzoi checkpoint list --json`) and retry with the current "
+            "version",
+        )

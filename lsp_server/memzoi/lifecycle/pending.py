@@ -81,26 +81,47 @@ class PendingPacket:
         """The row of ``proposals list --json`` and the agent's ``list_pending``."""
         r = self.readiness
         return {
-            "id": self.id, "path": self.path, "action": self.action, "target": self.target, "title": self.title,
-            "sensitivity": self.sensitivity, "content_class": self.content_class, "proposed_by": self.proposed_by,
-            "proposed_at": self.proposed_at, "title_withheld": self.title_withheld, "can_apply": r.can_apply, "blocked_by": r.codes(),
-            "statement": r.statement(), "blockers": [{"code": b.code, "message": b.message} for b in r.blockers],
-            "can_route_local": r.can_route_local, "reason": self.reason, "confidence": self.confidence,
-            "paths": list(self.paths), "sources": [dict(x) for x in self.sources], "proposed_via": self.proposed_via,
+            "id": self.id,
+            "path": self.path,
+            "action": self.action,
+            "target": self.target,
+            "title": self.title,
+            "sensitivity": self.sensitivity,
+            "content_class": self.content_class,
+            "proposed_by": self.proposed_by,
+            "proposed_at": self.proposed_at,
+            "title_withheld": self.title_withheld,
+            "can_apply": r.can_apply,
+            "blocked_by": r.codes(),
+            "statement": r.statement(),
+            "blockers": [{"code": b.code, "message": b.message} for b in r.blockers],
+            "can_route_local": r.can_route_local,
+            "reason": self.reason,
+            "confidence": self.confidence,
+            "paths": list(self.paths),
+            "sources": [dict(x) for x in self.sources],
+            "proposed_via": self.proposed_via,
         }
 
     def details(self) -> list[str]:
         """``name: value`` lines of who proposed it, through which client, when, why, how sure, for which paths,
         from which sources and against which target (what ``proposals list`` and ``show`` print)."""
-        facts = [("proposed by", self.proposed_by), ("via", self.proposed_via), ("at", self.proposed_at),
-                 ("target", self.target), ("reason", self.reason), ("confidence", self.confidence),
-                 ("paths", ", ".join(self.paths) or None),
-                 ("sources", ", ".join(next(iter(x.values()), "") for x in self.sources) or None)]
+        facts = [
+            ("proposed by", self.proposed_by),
+            ("via", self.proposed_via),
+            ("at", self.proposed_at),
+            ("target", self.target),
+            ("reason", self.reason),
+            ("confidence", self.confidence),
+            ("paths", ", ".join(self.paths) or None),
+            ("sources", ", ".join(next(iter(x.values()), "") for x in self.sources) or None),
+        ]
         return [f"{name}: {value}" for name, value in facts if value]
 
 
-def pending_packet(root: Path, path: Path, analysis: Analysis, findings: Iterable[Finding],
-                   readiness: Readiness) -> PendingPacket:
+def pending_packet(
+    root: Path, path: Path, analysis: Analysis, findings: Iterable[Finding], readiness: Readiness
+) -> PendingPacket:
     """The row of the pending packet at ``path`` (below ``root``) from its analysis, its verdict's ``findings``
     and its ``readiness``."""
     found = list(findings)
@@ -113,21 +134,35 @@ def pending_packet(root: Path, path: Path, analysis: Analysis, findings: Iterabl
     secret = holds_secret(found) or holds_secret(analysis.findings)
     superseded = fm.supersedes_list
     scope = fm.packet_scope
-    paths = tuple(scrub(p) for p in scope.get("paths", ()) if isinstance(p, str)) if isinstance(
-        scope.get("paths"), list) else ()
+    paths = (
+        tuple(scrub(p) for p in scope.get("paths", ()) if isinstance(p, str))
+        if isinstance(scope.get("paths"), list)
+        else ()
+    )
     raw_sources = analysis.document.data.get("sources") if isinstance(analysis.document.data, dict) else None
-    sources = tuple({k: scrub(v) for k, v in x.items() if isinstance(v, str)} for x in raw_sources
-                    if isinstance(x, dict)) if isinstance(raw_sources, list) else ()
+    sources = (
+        tuple({k: scrub(v) for k, v in x.items() if isinstance(v, str)} for x in raw_sources if isinstance(x, dict))
+        if isinstance(raw_sources, list)
+        else ()
+    )
     conf = block.data.get("confidence") if hasattr(block, "data") else None
     return PendingPacket(
-        id=shown_id(path.stem), path=shown_path(rel), title=None if secret else _scrubbed(fm.title),
+        id=shown_id(path.stem),
+        path=shown_path(rel),
+        title=None if secret else _scrubbed(fm.title),
         action=_scrubbed(block.action),
         target=_scrubbed(block.target or (superseded[0][1] if superseded and block.action == "supersede" else None)),
-        reason=_scrubbed(block.reason), confidence=scrub(str(conf)) if isinstance(conf, (str, int, float)) else None,
-        paths=paths, sources=sources, proposed_via=_origin(root, path.stem),
-        sensitivity=_scrubbed(fm.sensitivity), content_class=_scrubbed(fm.content_class),
-        proposed_by=_scrubbed(block.proposed_by), proposed_at=_scrubbed(block.proposed_at),
-        readiness=readiness, title_withheld=secret,
+        reason=_scrubbed(block.reason),
+        confidence=scrub(str(conf)) if isinstance(conf, (str, int, float)) else None,
+        paths=paths,
+        sources=sources,
+        proposed_via=_origin(root, path.stem),
+        sensitivity=_scrubbed(fm.sensitivity),
+        content_class=_scrubbed(fm.content_class),
+        proposed_by=_scrubbed(block.proposed_by),
+        proposed_at=_scrubbed(block.proposed_at),
+        readiness=readiness,
+        title_withheld=secret,
     )
 
 

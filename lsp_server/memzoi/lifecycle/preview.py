@@ -41,9 +41,17 @@ def plan_to_json(plan: ChangePlan) -> dict[str, Any]:
     }
 
 
-def preview(project_root: str | os.PathLike[str], operation: str, target: str | os.PathLike[str] | None = None, *,
-            actor: str, reason: str | None = None, title: str | None = None, body: str | None = None,
-            artifacts: tuple[dict[str, Any], dict[str, Any], dict[str, Any]] | None = None) -> dict[str, Any]:
+def preview(
+    project_root: str | os.PathLike[str],
+    operation: str,
+    target: str | os.PathLike[str] | None = None,
+    *,
+    actor: str,
+    reason: str | None = None,
+    title: str | None = None,
+    body: str | None = None,
+    artifacts: tuple[dict[str, Any], dict[str, Any], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """The planned files of ``operation`` without writing (see :func:`plan_to_json` for the shape).
 
     ``target`` is the pending packet (apply) or the record (supersede, tombstone), as a path or id;
@@ -55,8 +63,9 @@ def preview(project_root: str | os.PathLike[str], operation: str, target: str | 
     if operation == "apply":
         build = lambda root: plan_apply(root, str(target), actor)  # noqa: E731
     elif operation in ("supersede", "tombstone"):
-        build = functools.partial(plan_packet, record=str(target), action=operation, title=title, body=body,
-                                  reason=reason or "", actor=actor)
+        build = functools.partial(
+            plan_packet, record=str(target), action=operation, title=title, body=body, reason=reason or "", actor=actor
+        )
     elif operation == "materialize" and artifacts is not None:
         build = lambda root: plan_materialize(root, *artifacts)  # noqa: E731
     elif operation == "reattest":
@@ -117,6 +126,8 @@ def change_texts(project_root: str | os.PathLike[str], change_id: str) -> dict[s
     if change is None:
         raise Refusal("change_not_found", f"no change {change_id} in the ledger; see `memzoi history`")
     return {
-        "change_id": change.id, "operation": change.operation, "status": change.status,
+        "change_id": change.id,
+        "operation": change.operation,
+        "status": change.status,
         "files": [{"path": f.path, "before": _text(f.before), "after": _text(f.after)} for f in change.files],
     }

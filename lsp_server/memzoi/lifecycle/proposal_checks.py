@@ -43,18 +43,25 @@ def check_controls(draft: Draft) -> None:
     """Refuse a C0 control character in any text field of ``draft`` (tab and line breaks allowed in the body
     only). Raises :class:`Refusal` ``control_character`` naming the field."""
     fields: list[tuple[str, str | None, bool]] = [
-        ("title", draft.title, False), ("body", draft.body, True), ("reason", draft.reason, False),
-        ("source_ref", draft.source_ref, False), ("supersedes", draft.supersedes, False),
-        ("occurred_at", draft.occurred_at, False), ("started_at", draft.started_at, False),
+        ("title", draft.title, False),
+        ("body", draft.body, True),
+        ("reason", draft.reason, False),
+        ("source_ref", draft.source_ref, False),
+        ("supersedes", draft.supersedes, False),
+        ("occurred_at", draft.occurred_at, False),
+        ("started_at", draft.started_at, False),
         *((f"tags[{i}]", t, False) for i, t in enumerate(draft.tags)),
         *((f"applies_to[{i}]", p, False) for i, p in enumerate(draft.applies_to)),
     ]
     for name, value, breaks in fields:
         if value and control_spans(value, breaks=breaks):
             allowed = "only tab and line breaks are allowed there" if breaks else "it must be plain one-line text"
-            raise Refusal("control_character", f"{name} holds a control character (U+0000-U+001F; {allowed}): git "
-                          "would show the packet as binary and a reviewer would see nothing of it; remove it and "
-                          "propose again")
+            raise Refusal(
+                "control_character",
+                f"{name} holds a control character (U+0000-U+001F; {allowed}): git "
+                "would show the packet as binary and a reviewer would see nothing of it; remove it and "
+                "propose again",
+            )
 
 
 def check_retention(draft: Draft) -> None:
@@ -67,11 +74,14 @@ def check_retention(draft: Draft) -> None:
             continue
         if name != allowed:
             lanes = "the session lane" if name == "started_at" else "the episodic lane"
-            raise Refusal("invalid_value", f"{name} is only for {lanes} (Memzoi's retention rules); leave it out "
-                          f"for a {draft.lane} memory")
+            raise Refusal(
+                "invalid_value",
+                f"{name} is only for {lanes} (Memzoi's retention rules); leave it out for a {draft.lane} memory",
+            )
         if parse_rfc3339(value.strip()) is None:
-            raise Refusal("invalid_value", f"{name} must be an RFC 3339 timestamp with a timezone, such as "
-                          "2026-07-01T12:00:00Z")
+            raise Refusal(
+                "invalid_value", f"{name} must be an RFC 3339 timestamp with a timezone, such as 2026-07-01T12:00:00Z"
+            )
 
 
 def retention_for(draft: Draft, now: str, target: dict[str, Any] | None = None) -> dict[str, str]:
@@ -90,9 +100,12 @@ def check_agent_size(draft: Draft, limit: int) -> None:
     ``candidate_too_large`` giving both sizes."""
     size = len(draft.body.encode("utf-8", "surrogatepass"))
     if size > limit:
-        raise Refusal("candidate_too_large", f"the body is {size} bytes; this project accepts at most {limit} bytes "
-                      "per agent proposal (`[mcp] max_body_bytes` in .memzoi/config.toml): keep only the durable "
-                      "fact, or split it into separate memories")
+        raise Refusal(
+            "candidate_too_large",
+            f"the body is {size} bytes; this project accepts at most {limit} bytes "
+            "per agent proposal (`[mcp] max_body_bytes` in .memzoi/config.toml): keep only the durable "
+            "fact, or split it into separate memories",
+        )
 
 
 def _fits(ident: str) -> bool:
@@ -128,7 +141,12 @@ def readable_id(root: Path, title: str, taken: set[str]) -> str:
     base = base_id(title)
     n = 1
     while True:
-        for ident in ((base,) if n == 1 else (f"{base}-{n}", f"{base}-{_suffix(n)}")):
-            if ident not in taken and identity_token(ident) not in taken and _fits(ident) and not (root / PENDING / f"{ident}.md").exists():
+        for ident in (base,) if n == 1 else (f"{base}-{n}", f"{base}-{_suffix(n)}"):
+            if (
+                ident not in taken
+                and identity_token(ident) not in taken
+                and _fits(ident)
+                and not (root / PENDING / f"{ident}.md").exists()
+            ):
                 return ident
         n += 1

@@ -116,15 +116,21 @@ def check_values(draft: Draft) -> None:
         raise Refusal("invalid_value", f"type must be one of {', '.join(_TYPES)}")
     if draft.lane not in _LANES:
         raise Refusal("invalid_value", f"lane must be one of {', '.join(_LANES)}")
-    if not (isinstance(draft.confidence, (int, float)) and math.isfinite(draft.confidence)
-            and 0.0 <= draft.confidence <= 1.0):
+    if not (
+        isinstance(draft.confidence, (int, float))
+        and math.isfinite(draft.confidence)
+        and 0.0 <= draft.confidence <= 1.0
+    ):
         raise Refusal("invalid_value", "confidence must be a number from 0 to 1")
     check_controls(draft)
     check_retention(draft)
     for i, path in enumerate(draft.applies_to):
         if _bad_path(path):  # Memzoi's rule for applies_to and scope.paths (message without the value)
-            raise Refusal("unsafe_path", f"applies_to[{i}] must be a repository-relative path without `..`, `.` or "
-                          "a root or drive prefix (`dir/**` for a subtree)")
+            raise Refusal(
+                "unsafe_path",
+                f"applies_to[{i}] must be a repository-relative path without `..`, `.` or "
+                "a root or drive prefix (`dir/**` for a subtree)",
+            )
     check_size(draft)
 
 
@@ -160,13 +166,23 @@ def screen_text(text: str, what: str) -> None:
 def check_size(draft: Draft) -> None:
     """Memzoi's candidate limit (reference §3.2): any field over 512 KiB of UTF-8, or all together over 2 MiB,
     gives ``candidate_too_large``."""
-    fields = [draft.title, draft.body, draft.reason, draft.source_ref or "", draft.supersedes or "",
-              *draft.tags, *draft.applies_to]
+    fields = [
+        draft.title,
+        draft.body,
+        draft.reason,
+        draft.source_ref or "",
+        draft.supersedes or "",
+        *draft.tags,
+        *draft.applies_to,
+    ]
     sizes = [len(f.encode("utf-8", "surrogatepass")) for f in fields]
     if max(sizes) > FIELD_LIMIT or sum(sizes) > AGGREGATE_LIMIT:
-        raise Refusal("candidate_too_large", f"the proposal is {sum(sizes)} bytes (largest field {max(sizes)}); "
-                      f"Memzoi's limit is {FIELD_LIMIT} bytes per field and {AGGREGATE_LIMIT} in all: keep only "
-                      "the durable fact")
+        raise Refusal(
+            "candidate_too_large",
+            f"the proposal is {sum(sizes)} bytes (largest field {max(sizes)}); "
+            f"Memzoi's limit is {FIELD_LIMIT} bytes per field and {AGGREGATE_LIMIT} in all: keep only "
+            "the durable fact",
+        )
 
 
 def proposal_id(draft: Draft) -> str:
@@ -182,8 +198,11 @@ def packet_data(draft: Draft, packet_id: str, *, actor: str, now: str, target: d
     """The packet frontmatter (reference §2.2 order is applied by the renderer). ``target`` is the superseded
     record's data, whose scope the packet keeps."""
     proposal: dict[str, Any] = {
-        "action": "supersede" if draft.supersedes else "create", "proposed_by": actor, "proposed_at": now,
-        "reason": draft.reason.strip(), "confidence": format(float(draft.confidence), "g"),
+        "action": "supersede" if draft.supersedes else "create",
+        "proposed_by": actor,
+        "proposed_at": now,
+        "reason": draft.reason.strip(),
+        "confidence": format(float(draft.confidence), "g"),
     }
     scope: dict[str, Any] = {"kind": target["scope"] if target else "repo"}
     if target and target.get("scope_id"):
@@ -191,12 +210,23 @@ def packet_data(draft: Draft, packet_id: str, *, actor: str, now: str, target: d
     if draft.applies_to:
         scope["paths"] = [p.strip() for p in draft.applies_to]
     return {
-        "id": packet_id, "kind": "proposal", "profile": "memzoi", "type": draft.type, "lane": draft.lane,
-        "title": draft.title.strip(), "description": description_of(draft.body), "status": "proposed",
-        "proposal": proposal, "scope": scope, "tags": [t.strip() for t in draft.tags] or None, "timestamp": now,
-        "created_by": actor, "sources": [_source(draft.source_ref.strip())] if draft.source_ref else None,
+        "id": packet_id,
+        "kind": "proposal",
+        "profile": "memzoi",
+        "type": draft.type,
+        "lane": draft.lane,
+        "title": draft.title.strip(),
+        "description": description_of(draft.body),
+        "status": "proposed",
+        "proposal": proposal,
+        "scope": scope,
+        "tags": [t.strip() for t in draft.tags] or None,
+        "timestamp": now,
+        "created_by": actor,
+        "sources": [_source(draft.source_ref.strip())] if draft.source_ref else None,
         "supersedes": [draft.supersedes] if draft.supersedes else [],
-        "sensitivity": "repo-safe", "content_class": "general_repo_knowledge",
+        "sensitivity": "repo-safe",
+        "content_class": "general_repo_knowledge",
         "retention": retention_for(draft, now, target),
         "origin": {"origin_key": f"repository-proposal:{packet_id}", "route": "repository_proposal"},
     }
@@ -208,9 +238,12 @@ def check_scannable(text: str, what: str = "the proposal") -> None:
     clean. Raises :class:`Refusal` ``candidate_too_large`` (the limit is Memzoi's for one file)."""
     if not scan_complete(text):
         size = len(text.encode("utf-8", "surrogatepass"))
-        raise Refusal("candidate_too_large", f"{what} would be {size} bytes, over the {MAX_SCAN_BYTES}-byte limit "
-                      "of one file (Memzoi's, and the most the content detectors check whole); nothing was written. "
-                      "Keep only the durable fact")
+        raise Refusal(
+            "candidate_too_large",
+            f"{what} would be {size} bytes, over the {MAX_SCAN_BYTES}-byte limit "
+            "of one file (Memzoi's, and the most the content detectors check whole); nothing was written. "
+            "Keep only the durable fact",
+        )
 
 
 def screen(root: Path, rel: str, text: str) -> None:
@@ -255,8 +288,13 @@ def plan_propose(root: Path, draft: Draft, *, actor: str) -> ChangePlan:
     details = {"proposal_id": packet_id, "proposal_path": rel, "client": actor}
     if draft.supersedes:
         details["record_id"] = draft.supersedes
-    return ChangePlan(OPERATION, [FileChange(rel, None, text)], reason=draft.reason.strip(),
-                      summary=f"propose {data['proposal']['action']} {packet_id}", details=details)
+    return ChangePlan(
+        OPERATION,
+        [FileChange(rel, None, text)],
+        reason=draft.reason.strip(),
+        summary=f"propose {data['proposal']['action']} {packet_id}",
+        details=details,
+    )
 
 
 def check_title_fits(title: str) -> None:
@@ -267,8 +305,9 @@ def check_title_fits(title: str) -> None:
         raise Refusal(blocker.code, blocker.message)
 
 
-def propose_packet(project_root: str | os.PathLike[str], draft: Draft, *, actor: str,
-                   source: str = "mcp") -> ChangeResult:
+def propose_packet(
+    project_root: str | os.PathLike[str], draft: Draft, *, actor: str, source: str = "mcp"
+) -> ChangeResult:
     """Create the pending packet for ``draft`` as one ledgered change (see module docstring). The gate and
     detectors run before the lock is taken, so a blocked candidate leaves no trace at all; they run again on the
     final bytes under the lock. Raises :class:`Refusal` / :class:`Blocked` with nothing written."""
@@ -297,13 +336,21 @@ def proposal_origin(project_root: str | os.PathLike[str], proposal_id: str) -> d
     actor, "proposed_at", "reason", "change_id", "statement"}`` of the change that created
     ``.memzoi/proposals/pending/<id>.md``; ``statement`` is ``proposed by <client> via MCP at <time>: …`` for an
     MCP proposal. Read-only; these are ledger facts, not fields of the record (Memzoi writes none of them)."""
-    created = [c for c in history(project_root, f"{PENDING}/{proposal_id}.md")
-               if any(f.path == f"{PENDING}/{proposal_id}.md" and f.before is None for f in c.files)]
+    created = [
+        c
+        for c in history(project_root, f"{PENDING}/{proposal_id}.md")
+        if any(f.path == f"{PENDING}/{proposal_id}.md" and f.before is None for f in c.files)
+    ]
     if not created:
         return None
     change = created[-1]  # newest first: the oldest creation is the proposal
     when = change.applied_at or change.created_at
-    return {"proposed_via": change.source, "proposed_by": change.actor, "proposed_at": when, "reason": change.reason,
-            "change_id": change.id, "operation": change.operation,
-            "statement": mcp_provenance(change) or f"proposed by {change.actor} via {change.source} at {when}"}
-
+    return {
+        "proposed_via": change.source,
+        "proposed_by": change.actor,
+        "proposed_at": when,
+        "reason": change.reason,
+        "change_id": change.id,
+        "operation": change.operation,
+        "statement": mcp_provenance(change) or f"proposed by {change.actor} via {change.source} at {when}",
+    }

@@ -46,10 +46,15 @@ CREDENTIAL_CODES = SECRET_CODES
 #: Finding groups that block a git-plane write whatever their reported severity.
 BLOCKING_GROUPS = frozenset({"gate", "detector"})
 #: Cross-file and admission codes (warnings in the editor) that an apply refuses.
-APPLY_PRECONDITIONS = frozenset({
-    "proposal_target_inactive", "proposal_target_stale", "proposal_cross_scope", "ignored_untracked",
-    "canonical_path",
-})
+APPLY_PRECONDITIONS = frozenset(
+    {
+        "proposal_target_inactive",
+        "proposal_target_stale",
+        "proposal_cross_scope",
+        "ignored_untracked",
+        "canonical_path",
+    }
+)
 #: ``Ref.field`` values of ``dangling_reference`` findings that name the target an apply needs.
 TARGET_FIELDS = frozenset({"proposal.target", "supersedes", "supersedes[0]"})
 
@@ -60,10 +65,16 @@ def title_too_long(title: str, *, pending: bool) -> Blocker | None:
     size = record_name_bytes(title)
     if size is None:
         return None
-    way = ("reject this proposal and propose it again with a shorter title" if pending else
-           "give a shorter title; nothing was written")
-    return Blocker("title_too_long", f"the title makes a record file name of {size} bytes, over the {NAME_MAX} a "
-                   f"file name may have, and Memzoi does not shorten the record id; {way}")
+    way = (
+        "reject this proposal and propose it again with a shorter title"
+        if pending
+        else "give a shorter title; nothing was written"
+    )
+    return Blocker(
+        "title_too_long",
+        f"the title makes a record file name of {size} bytes, over the {NAME_MAX} a "
+        f"file name may have, and Memzoi does not shorten the record id; {way}",
+    )
 
 
 @dataclass(frozen=True)
@@ -112,8 +123,11 @@ class Readiness:
         blocker says only what is wrong (its message up to its first ``;``, where findings give their fix)."""
         items = [f"{b.code} ({detail(b.code, b.message).split('; ', 1)[0]})" for b in self.blockers[:limit]]
         more = len(self.blockers) - limit
-        way = ("fix what is named, route it to local memory or reject it" if self.can_route_local else
-               "fix what is named or reject it")
+        way = (
+            "fix what is named, route it to local memory or reject it"
+            if self.can_route_local
+            else "fix what is named or reject it"
+        )
         return f"blocked by {'; '.join(items)}" + (f"; and {more} more" if more > 0 else "") + f"; {way}"
 
     def codes(self) -> list[str]:
@@ -141,8 +155,15 @@ def blocks_apply(f: Finding) -> bool:
     return f.code == "dangling_reference" and f.data.get("field") in TARGET_FIELDS
 
 
-def readiness(findings: Iterable[Finding], *, identity_resolved: str | None = None, record_taken: str | None = None,
-              extra: Iterable[Blocker] = (), sensitivity: str | None = None, has_content: bool = True) -> Readiness:
+def readiness(
+    findings: Iterable[Finding],
+    *,
+    identity_resolved: str | None = None,
+    record_taken: str | None = None,
+    extra: Iterable[Blocker] = (),
+    sensitivity: str | None = None,
+    has_content: bool = True,
+) -> Readiness:
     """The rule (module docstring) applied to one pending packet's facts.
 
     ``findings``: every finding known for the packet (analysis, admission, cross-file). ``identity_resolved``: the
@@ -153,29 +174,50 @@ def readiness(findings: Iterable[Finding], *, identity_resolved: str | None = No
     found = list(findings)
     blockers = [Blocker(f.code, f.message) for f in found if blocks_apply(f)]
     if identity_resolved:
-        blockers.append(Blocker("duplicate_identity", f"the proposal identity was already resolved ({identity_resolved}); "
-                                "an applied or rejected identity is terminal: reject this packet or give it a new id"))
+        blockers.append(
+            Blocker(
+                "duplicate_identity",
+                f"the proposal identity was already resolved ({identity_resolved}); "
+                "an applied or rejected identity is terminal: reject this packet or give it a new id",
+            )
+        )
     if record_taken:
-        blockers.append(Blocker("record_exists", f"{record_taken} already exists; supersede it instead, or retitle "
-                                "the proposal"))
+        blockers.append(
+            Blocker("record_exists", f"{record_taken} already exists; supersede it instead, or retitle the proposal")
+        )
     blockers.extend(extra)
     gate = any(CODES.get(f.code, (None, ""))[1] == "gate" for f in found)
     route: list[Blocker] = []
     if sensitivity == "secret":
-        route.append(Blocker("sensitivity_not_repo_safe", "secret proposals are never stored in memory, not even "
-                             "locally; reject it instead"))
+        route.append(
+            Blocker(
+                "sensitivity_not_repo_safe",
+                "secret proposals are never stored in memory, not even locally; reject it instead",
+            )
+        )
     creds = sorted({f.code for f in found if f.code in CREDENTIAL_CODES})
     if creds:
-        route.append(Blocker(creds[0], f"the packet carries a secret or personal data ({', '.join(creds)}); "
-                             "secrets are never stored in memory, not even locally: reject it instead"))
+        route.append(
+            Blocker(
+                creds[0],
+                f"the packet carries a secret or personal data ({', '.join(creds)}); "
+                "secrets are never stored in memory, not even locally: reject it instead",
+            )
+        )
     if not has_content:
-        route.append(Blocker("invalid_proposal", "a packet needs a title and a body to become a local record; "
-                             "reject it instead"))
+        route.append(
+            Blocker("invalid_proposal", "a packet needs a title and a body to become a local record; reject it instead")
+        )
     return Readiness(tuple(_unique(blockers)), gate, tuple(route))
 
 
-def packet_readiness(root: str | os.PathLike[str], analysis: Analysis, findings: Iterable[Finding], *,
-                     identity_resolved: str | None = None) -> Readiness:
+def packet_readiness(
+    root: str | os.PathLike[str],
+    analysis: Analysis,
+    findings: Iterable[Finding],
+    *,
+    identity_resolved: str | None = None,
+) -> Readiness:
     """:func:`readiness` of a pending packet as the editor and ``proposals list`` see it: ``findings`` are every
     finding they hold for it (analysis, admission, cross-file), ``identity_resolved`` comes from their cross-file
     workspace (:meth:`memzoi.crossfile.Workspace.resolved_holder`), and the record path the apply would create is
@@ -188,8 +230,13 @@ def packet_readiness(root: str | os.PathLike[str], analysis: Analysis, findings:
         if os.path.lexists(os.path.join(os.fspath(root), rel)):
             taken = rel
     # A title too long for a file name is the packet's own ``title_too_long`` finding (memzoi.validate).
-    return readiness(findings, identity_resolved=identity_resolved, record_taken=taken, sensitivity=fm.sensitivity,
-                     has_content=bool(title and analysis.document.body.strip()))
+    return readiness(
+        findings,
+        identity_resolved=identity_resolved,
+        record_taken=taken,
+        sensitivity=fm.sensitivity,
+        has_content=bool(title and analysis.document.body.strip()),
+    )
 
 
 def _unique(blockers: list[Blocker]) -> list[Blocker]:

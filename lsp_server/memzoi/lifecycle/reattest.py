@@ -38,18 +38,27 @@ def plan_reattest(root: Path, record: str, *, reason: str | None = None) -> Chan
     loaded = load(root, rel, missing_code="record_not_found", what=f"record `{rid}`")
     blocking = [f for f in errors(loaded.analysis) if f.code not in SETTLED]
     if blocking or not isinstance(loaded.analysis.model, RecordFrontmatter):
-        raise Refusal(blocking[0].code if blocking else "invalid_record",
-                      f"{rel}: cannot re-attest: {describe(blocking) or 'not a valid record'}; fix the record first", rel)
+        raise Refusal(
+            blocking[0].code if blocking else "invalid_record",
+            f"{rel}: cannot re-attest: {describe(blocking) or 'not a valid record'}; fix the record first",
+            rel,
+        )
     data = loaded.data
     attested = "materialization" in data
     if data.get("status") != "active":
-        raise Refusal("record_not_active", f"{rel}: cannot re-attest a `{data.get('status')}` record: Memzoi attests "
-                      "only active records; put back the content its last change wrote (`memzoi history "
-                      f"{rel}`), or edit the record that replaced it instead", rel)
+        raise Refusal(
+            "record_not_active",
+            f"{rel}: cannot re-attest a `{data.get('status')}` record: Memzoi attests "
+            "only active records; put back the content its last change wrote (`memzoi history "
+            f"{rel}`), or edit the record that replaced it instead",
+            rel,
+        )
     if data.get("supersedes") is not None and not attested:
         return _accept_supersede_replacement(root, loaded, rid, reason)
     if attested and not any(f.code == "stale_attestation" for f in loaded.analysis.findings):
-        raise Refusal("already_current", f"{rel}: the attestation already matches the record; nothing to re-attest", rel)
+        raise Refusal(
+            "already_current", f"{rel}: the attestation already matches the record; nothing to re-attest", rel
+        )
     # The draft is the record as it stands without its attestation, its line endings and hand edits kept (a CRLF
     # body stays CRLF, so the new attestation covers the body the file keeps). Memzoi keys the record by its path
     # and writes that id (the draft names its output by id).
@@ -58,8 +67,14 @@ def plan_reattest(root: Path, record: str, *, reason: str | None = None) -> Chan
     candidate = build_candidate(root, draft, action="update")
     plan = derive_plan(candidate)
     decision = derive_decision(plan, decision_now())
-    change = plan_materialize(root, candidate, plan, decision, operation="reattest",
-                              reason=reason or ("re-attest after a hand edit" if attested else "attest a reviewed record"))
+    change = plan_materialize(
+        root,
+        candidate,
+        plan,
+        decision,
+        operation="reattest",
+        reason=reason or ("re-attest after a hand edit" if attested else "attest a reviewed record"),
+    )
     change.details["previously_attested"] = attested
     return change
 
@@ -71,15 +86,16 @@ def _accept_supersede_replacement(root: Path, loaded: Loaded, rid: str, reason: 
     if state["last"] is not None and not state["drift"]:
         raise Refusal("already_current", f"{rel}: the file is as its last change wrote it; nothing to re-attest", rel)
     return ChangePlan(
-        operation="reattest", files=[FileChange(rel, loaded.raw, loaded.raw)],
+        operation="reattest",
+        files=[FileChange(rel, loaded.raw, loaded.raw)],
         reason=reason or "accept a reviewed hand edit",
         summary=f"accept the reviewed content of {rid} (a supersede's replacement: Memzoi gives it no attestation)",
         details={"record_id": rid, "previously_attested": False, "attested": False},
     )
 
 
-def reattest(project_root: str | os.PathLike[str], record: str, *, actor: str, source: str = "cli",
-             reason: str | None = None) -> ChangeResult:
+def reattest(
+    project_root: str | os.PathLike[str], record: str, *, actor: str, source: str = "cli", reason: str | None = None
+) -> ChangeResult:
     """Re-attest ``record`` (id or path) as one ledgered change. Raises :class:`~memzoi.ledger.Refusal`."""
-    return run_change(project_root, lambda root: plan_reattest(root, record, reason=reason), actor=actor,
-                      source=source)
+    return run_change(project_root, lambda root: plan_reattest(root, record, reason=reason), actor=actor, source=source)

@@ -35,8 +35,16 @@ from .common import (
     verified,
 )
 
-SENSITIVITIES = ("repo-safe", "local-only", "sensitive", "secret", "raw-transcript", "private-personal-data",
-                 "temporary-state", "unknown")
+SENSITIVITIES = (
+    "repo-safe",
+    "local-only",
+    "sensitive",
+    "secret",
+    "raw-transcript",
+    "private-personal-data",
+    "temporary-state",
+    "unknown",
+)
 RECEIPT_TITLE = "Redacted non-repo-safe proposal"
 RECEIPT_DESCRIPTION = "Original proposal content and identity redacted before archival."
 
@@ -57,9 +65,9 @@ def receipt_digests(raw: bytes, raw_file_id: str) -> tuple[str, str, dict[str, s
     digest = h.hexdigest()
     sens = (pre.get("sensitivity") or "unknown").replace("_", "-")
     sens = sens if sens in SENSITIVITIES else "unknown"
-    cls = blake3.blake3(utf8_bytes(
-        f"memzoi.rejected-proposal-classification.v1\0{sens}\0{pre.get('content_class') or '<missing>'}"
-    )).hexdigest()
+    cls = blake3.blake3(
+        utf8_bytes(f"memzoi.rejected-proposal-classification.v1\0{sens}\0{pre.get('content_class') or '<missing>'}")
+    ).hexdigest()
     return digest, cls, pre
 
 
@@ -87,8 +95,7 @@ def receipt(raw: bytes, raw_file_id: str, *, actor: str, when: str, reason: str)
         "resolution": {"outcome": "rejected", "resolved_by": actor, "resolved_at": when, "reason": reason},
     }
     body = (
-        f"{RECEIPT_DESCRIPTION}\n\nContent hash (BLAKE3): `{digest}`\n\n"
-        f"Original classification hash (BLAKE3): `{cls}`"
+        f"{RECEIPT_DESCRIPTION}\n\nContent hash (BLAKE3): `{digest}`\n\nOriginal classification hash (BLAKE3): `{cls}`"
     )
     return identity_token(raw_file_id), data, body
 
@@ -115,23 +122,36 @@ def rejection_files(root: Path, rel: str, *, reason: str, actor: str) -> tuple[l
         model = loaded.analysis.model
         assert isinstance(model, PendingProposal)
         target = model.proposal.target or (model.supersedes[0] if model.supersedes else None)
-        resolution = {"outcome": "rejected", "resolved_by": actor, "resolved_at": when, "reason": reason,
-                      "target_id": target}
+        resolution = {
+            "outcome": "rejected",
+            "resolved_by": actor,
+            "resolved_at": when,
+            "reason": reason,
+            "target_id": target,
+        }
         out = resolved_packet(root, loaded, REJECTED, resolution, "rejected")
         details: dict[str, Any] = {"proposal_id": model.id, "receipt": False}
     else:
         token, data, body = receipt(loaded.raw, raw_file_id, actor=actor, when=when, reason=reason)
         out_rel = f"{REJECTED}/{token}.md"
         if read_file_state(root, out_rel) is not None:
-            raise Refusal("duplicate_identity", f"{out_rel} already exists: this proposal was already rejected", out_rel)
+            raise Refusal(
+                "duplicate_identity", f"{out_rel} already exists: this proposal was already rejected", out_rel
+            )
         text = render_packet(data, body)
         out = FileChange(out_rel, None, verified(root, out_rel, text, data, body))
         details = {"proposal_id": data["id"], "receipt": True}
     return [out, FileChange(rel, loaded.raw, None)], details
 
 
-def reject_proposal(project_root: str | os.PathLike[str], packet: str | os.PathLike[str], *, reason: str,
-                    actor: str, source: str = "cli") -> ChangeResult:
+def reject_proposal(
+    project_root: str | os.PathLike[str],
+    packet: str | os.PathLike[str],
+    *,
+    reason: str,
+    actor: str,
+    source: str = "cli",
+) -> ChangeResult:
     """Reject the pending packet ``packet`` (path or file id) with ``reason`` as one ledgered change.
 
     Raises :class:`~memzoi.ledger.Refusal` (``reason_required``, ``proposal_not_found``, ``external_drift``, …).
@@ -143,7 +163,13 @@ def reject_proposal(project_root: str | os.PathLike[str], packet: str | os.PathL
         files, details = rejection_files(root, rel, reason=reason, actor=actor)
         # A receipt exists so that the packet's content is gone: the ledger keeps only its hash and size too.
         purge = frozenset({rel}) if details["receipt"] else frozenset()
-        return ChangePlan("reject", files, reason=reason, summary=f"reject proposal {details['proposal_id']}",
-                          details=details, purge=purge)
+        return ChangePlan(
+            "reject",
+            files,
+            reason=reason,
+            summary=f"reject proposal {details['proposal_id']}",
+            details=details,
+            purge=purge,
+        )
 
     return run_change(project_root, build, actor=actor, source=source)

@@ -76,9 +76,17 @@ def _rejected_entry(root: Path, row: tuple[Any, ...]) -> dict[str, Any]:
     path, ident, title, action, fingerprint = row
     res = _resolution(root, path)
     receipt = title == RECEIPT_TITLE  # Memzoi's redacted hash receipt: its body is not the proposal's content
-    return {"id": ident, "path": path, "title": title, "action": action,
-            "fingerprint": None if receipt else fingerprint, "redacted": receipt, "reason": res.get("reason"),
-            "resolved_by": res.get("resolved_by"), "resolved_at": res.get("resolved_at")}
+    return {
+        "id": ident,
+        "path": path,
+        "title": title,
+        "action": action,
+        "fingerprint": None if receipt else fingerprint,
+        "redacted": receipt,
+        "reason": res.get("reason"),
+        "resolved_by": res.get("resolved_by"),
+        "resolved_at": res.get("resolved_at"),
+    }
 
 
 def rejected_packets(root: Path) -> list[dict[str, Any]]:
@@ -86,8 +94,12 @@ def rejected_packets(root: Path) -> list[dict[str, Any]]:
     BLAKE3, Memzoi's content hash; ``None`` for a redacted hash receipt, ``redacted: true``), reason, resolved_by,
     resolved_at}``. Titles come from the index (scrubbed of
     anything a detector flags). Raises :class:`Refusal` ``index_unavailable``."""
-    rows = query_index(root, "SELECT path, coalesce(file_id, id, path), title, action, content_hash FROM proposals "
-                       "WHERE role = 'rejected' ORDER BY path", ())
+    rows = query_index(
+        root,
+        "SELECT path, coalesce(file_id, id, path), title, action, content_hash FROM proposals "
+        "WHERE role = 'rejected' ORDER BY path",
+        (),
+    )
     out = [_rejected_entry(root, r) for r in rows if r[0].startswith(REJECTED + "/")]
     return sorted(out, key=lambda e: e["resolved_at"] or "", reverse=True)
 
@@ -97,28 +109,39 @@ def duplicate_of(root: Path, body: str) -> Duplicate | None:
     the same trimmed body (see the module docstring), else ``None``. Raises :class:`Refusal` ``index_unavailable``."""
     wanted = content_hash(body)
     rows = query_index(
-        root, "SELECT 'record', coalesce(id, path), path FROM records WHERE content_hash = ? AND status = 'active' "
+        root,
+        "SELECT 'record', coalesce(id, path), path FROM records WHERE content_hash = ? AND status = 'active' "
         "UNION ALL SELECT role, coalesce(file_id, id, path), path FROM proposals WHERE content_hash = ? "
-        "AND role IN ('pending', 'rejected')", (wanted, wanted))
+        "AND role IN ('pending', 'rejected')",
+        (wanted, wanted),
+    )
     order = {"record": 0, "pending": 1, "rejected": 2}
     if not rows:
         return None
     kind, ident, path = min(rows, key=lambda r: order.get(r[0], 3))
     extra: dict[str, Any] = {"existing": ident, "existing_kind": kind, "fingerprint": wanted}
     if kind == "record":
-        return Duplicate(f"the same body is already the active record `{ident}`; nothing was written. If it needs "
-                         f"to change, propose a supersede of it (action `supersede`, target `{ident}`) or a "
-                         "tombstone", extra)
+        return Duplicate(
+            f"the same body is already the active record `{ident}`; nothing was written. If it needs "
+            f"to change, propose a supersede of it (action `supersede`, target `{ident}`) or a "
+            "tombstone",
+            extra,
+        )
     if kind == "pending":
-        return Duplicate(f"the same body is already the pending proposal `{ident}`, awaiting human review; nothing "
-                         "was written. Agents cannot change a pending proposal: wait for the decision "
-                         "(list_pending shows it), then propose a supersede of the record it becomes", extra)
+        return Duplicate(
+            f"the same body is already the pending proposal `{ident}`, awaiting human review; nothing "
+            "was written. Agents cannot change a pending proposal: wait for the decision "
+            "(list_pending shows it), then propose a supersede of the record it becomes",
+            extra,
+        )
     rejected = _rejected_entry(root, (path, ident, None, None, wanted))
     for key in ("title", "action", "redacted"):
         rejected.pop(key)
     extra["rejected"] = rejected
     why = f": {rejected['reason']}" if rejected.get("reason") else ""
     who = f" by {rejected['resolved_by']}" if rejected.get("resolved_by") else ""
-    return Duplicate(f"the same body was proposed as `{ident}` and rejected{who}{why}; nothing was written. Do not "
-                     "propose it again unless what you propose answers that reason (then it is different content)",
-                     extra)
+    return Duplicate(
+        f"the same body was proposed as `{ident}` and rejected{who}{why}; nothing was written. Do not "
+        "propose it again unless what you propose answers that reason (then it is different content)",
+        extra,
+    )

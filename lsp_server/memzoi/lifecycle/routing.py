@@ -55,6 +55,7 @@ def input_kind(path: str | os.PathLike[str] | None, text: str) -> str | None:
 
 def _spans(text: str) -> list[tuple[int, int]]:
     """The span of each candidate's first line (``[]`` when the YAML does not load)."""
+
     def line_of(offset: int) -> tuple[int, int]:
         start = text.rfind("\n", 0, offset) + 1
         end = text.find("\n", offset)
@@ -81,8 +82,15 @@ def _codes(reasons: list[str]) -> list[str]:
 def _blocked(index: int, dest: str, reasons: list[str], span: tuple[int, int], tail: str) -> list[Finding]:
     out = []
     for code, reason in zip(_codes(reasons), reasons or ["blocked"]):
-        out.append(finding(code, f"Candidate {index} ({dest}) is blocked by `{reason}`{tail}", *span,
-                           candidate=index, reason=reason))
+        out.append(
+            finding(
+                code,
+                f"Candidate {index} ({dest}) is blocked by `{reason}`{tail}",
+                *span,
+                candidate=index,
+                reason=reason,
+            )
+        )
     return out
 
 
@@ -93,8 +101,13 @@ def _session_findings(root: Path, text: str, where: str, spans: list[tuple[int, 
     doc = parse_session_end(text, where)
     out: list[Finding] = []
     for item in classify(root, doc, "editor"):
-        out += _blocked(item["index"], item["destination"], item["reasons"], _at(spans, item["index"], text),
-                        "; the whole session-end batch writes nothing until it is fixed")
+        out += _blocked(
+            item["index"],
+            item["destination"],
+            item["reasons"],
+            _at(spans, item["index"], text),
+            "; the whole session-end batch writes nothing until it is fixed",
+        )
     seen: dict[str, int] = {}
     for c in doc.candidates:
         if c.destination != "repo":
@@ -103,9 +116,15 @@ def _session_findings(root: Path, text: str, where: str, spans: list[tuple[int, 
         other = f"candidate {seen[key]}" if key in seen else find_duplicate(root, c.body)
         seen.setdefault(key, c.index)
         if other:
-            out.append(finding("duplicate_content", f"Candidate {c.index} has the same body as `{other}`; "
-                               "session-end refuses the batch (duplicate_content)", *_at(spans, c.index, text),
-                               candidate=c.index))
+            out.append(
+                finding(
+                    "duplicate_content",
+                    f"Candidate {c.index} has the same body as `{other}`; "
+                    "session-end refuses the batch (duplicate_content)",
+                    *_at(spans, c.index, text),
+                    candidate=c.index,
+                )
+            )
     return out
 
 
@@ -118,14 +137,26 @@ def _import_findings(root: Path, text: str, where: str, spans: list[tuple[int, i
         i, dest, action = c["index"], c["classification"]["destination"], c["action"]
         span = _at(spans, i, text)
         if action["kind"] == "blocked" and action.get("reasons"):
-            out += _blocked(i, dest, action["reasons"], span, "; it writes nothing" + (
-                ", and every repo candidate of this manifest is blocked with it" if dest == "repo" else ""))
+            out += _blocked(
+                i,
+                dest,
+                action["reasons"],
+                span,
+                "; it writes nothing"
+                + (", and every repo candidate of this manifest is blocked with it" if dest == "repo" else ""),
+            )
         elif action["kind"] == "blocked" and action["reason"] == SPLIT:
             out.append(finding("repo_subset_blocked", f"Candidate {i} is blocked: {SPLIT}", *span, candidate=i))
         elif action["kind"] == "duplicate":
             names = ", ".join(f"{m['kind']} `{m['id']}`" for m in action["matches"])
-            out.append(finding("duplicate_content", f"Candidate {i} has the same trimmed body as {names}; import "
-                               "writes nothing for it", *span, candidate=i))
+            out.append(
+                finding(
+                    "duplicate_content",
+                    f"Candidate {i} has the same trimmed body as {names}; import writes nothing for it",
+                    *span,
+                    candidate=i,
+                )
+            )
     return out
 
 
@@ -149,12 +180,17 @@ def input_findings(root: str | os.PathLike[str], path: str | os.PathLike[str], t
         return _session_findings(Path(root), text, where, spans)
     except Refusal as err:
         m = _INDEX.search(err.message)
-        code = err.code if err.code in CODES else ("invalid_import_manifest" if kind == "import" else
-                                                   "invalid_session_end")
+        code = (
+            err.code
+            if err.code in CODES
+            else ("invalid_import_manifest" if kind == "import" else "invalid_session_end")
+        )
         return [finding(code, err.message, *_at(spans, int(m.group(1)) if m else None, text))]
 
 
-def input_verdict(path: str | os.PathLike[str], text: str, root: str | os.PathLike[str], ctx: Any) -> tuple[Finding, ...]:
+def input_verdict(
+    path: str | os.PathLike[str], text: str, root: str | os.PathLike[str], ctx: Any
+) -> tuple[Finding, ...]:
     """What every surface shows on the input file ``path``: :func:`input_findings` graded by the project's rules
     (``ctx``: a :class:`memzoi.verdict.ProjectContext`) through :func:`memzoi.verdict.graded`, sorted."""
     from ..verdict import graded  # noqa: PLC0415 lazy: start-up
@@ -175,8 +211,7 @@ def _session_preview(root: Path, text: str, where: str) -> dict[str, Any]:
             version = cps.set_version(conn)
     blocked = classify(root, doc, "editor")
     if blocked:
-        return {"kind": "session_end", "blocked": True, "expected_version": version,
-                **_blocked_report(doc, blocked)}
+        return {"kind": "session_end", "blocked": True, "expected_version": version, **_blocked_report(doc, blocked)}
     items, reserved = [], set()
     for c in doc.candidates:
         item: dict[str, Any] = {"index": c.index, "destination": c.destination}
@@ -205,18 +240,24 @@ def _import_preview(root: Path, text: str, where: str, actor: str) -> dict[str, 
         item = {"index": c["index"], "destination": c["classification"]["destination"], "outcome": a["kind"]}
         item |= {k: a[k] for k in ("proposal_id", "path", "route", "reasons") if k in a}
         if a["kind"] == "blocked" and "reasons" not in a:
-            item["reasons"] = ["needs_review" if c["classification"]["destination"] == "needs_review" else
-                               "repo_subset_blocked"]
+            item["reasons"] = [
+                "needs_review" if c["classification"]["destination"] == "needs_review" else "repo_subset_blocked"
+            ]
         if a["kind"] == "duplicate":
             item["matches"] = [{"kind": m["kind"], "id": m["id"]} for m in a["matches"]]
         items.append(item)
-    return {"kind": "import", "plan_id": plan["plan_id"], "summary": plan["summary"],
-            "blocked": any(i["outcome"] == "blocked" and i["destination"] == "repo" for i in items),
-            "candidates": items}
+    return {
+        "kind": "import",
+        "plan_id": plan["plan_id"],
+        "summary": plan["summary"],
+        "blocked": any(i["outcome"] == "blocked" and i["destination"] == "repo" for i in items),
+        "candidates": items,
+    }
 
 
-def routing_preview(project_root: str | os.PathLike[str], path: str | os.PathLike[str], text: str, *,
-                    actor: str = "cli") -> dict[str, Any]:
+def routing_preview(
+    project_root: str | os.PathLike[str], path: str | os.PathLike[str], text: str, *, actor: str = "cli"
+) -> dict[str, Any]:
     """The outcome per candidate of the input file ``path`` (text ``text``) before anything is written:
     ``{"kind", "blocked", "candidates": [{"index", "destination", "outcome", "path"?, "proposal_id"?, "route"?,
     "reasons"?, "matches"?}], "plan_id"? (import), "summary"? (import), "expected_version"? (session-end)}``.
@@ -225,15 +266,25 @@ def routing_preview(project_root: str | os.PathLike[str], path: str | os.PathLik
     root = Path(project_root).resolve()
     kind = input_kind(path, text)
     if kind is None:
-        raise Refusal("not_a_routing_input", f"{Path(path).name} is neither a session-end file ({{task, "
-                      "candidates}}) nor an import manifest (version: memzoi/import)")
+        raise Refusal(
+            "not_a_routing_input",
+            f"{Path(path).name} is neither a session-end file ({{task, "
+            "candidates}}) nor an import manifest (version: memzoi/import)",
+        )
     where = Path(path).name
     return _import_preview(root, text, where, actor) if kind == "import" else _session_preview(root, text, where)
 
 
-def routing_apply(project_root: str | os.PathLike[str], path: str | os.PathLike[str], text: str, *,
-                  actor: str, plan_id: str | None = None, expected_version: int | None = None,
-                  source: str = "editor") -> dict[str, Any]:
+def routing_apply(
+    project_root: str | os.PathLike[str],
+    path: str | os.PathLike[str],
+    text: str,
+    *,
+    actor: str,
+    plan_id: str | None = None,
+    expected_version: int | None = None,
+    source: str = "editor",
+) -> dict[str, Any]:
     """Apply the routing :func:`routing_preview` showed: ``import apply`` with its ``plan_id``, or ``session-end``
     with the ``expected_version`` it saw (a moved state is refused: ``import_plan_stale``, ``version_conflict``).
     Returns the command's JSON outcome. Raises :class:`Refusal`, nothing written."""
@@ -249,9 +300,9 @@ def routing_apply(project_root: str | os.PathLike[str], path: str | os.PathLike[
     if kind == "session_end":
         from .session_end import session_end  # noqa: PLC0415 lazy: start-up
 
-        return session_end(root, text=text, where=where, expected_version=expected_version, actor=actor,
-                           source=source)
+        return session_end(root, text=text, where=where, expected_version=expected_version, actor=actor, source=source)
     raise Refusal("not_a_routing_input", f"{where} is neither a session-end file nor an import manifest")
+
 
 def routing_arg(arg: str, report: Any) -> bool:
     """Check the command-line path ``arg`` as a session-end file or an import manifest of a project (YAML) when it
@@ -273,5 +324,7 @@ def routing_arg(arg: str, report: Any) -> bool:
     found = input_verdict(os.path.abspath(arg), text, root, ProjectContext.of(root / ".memzoi"))
     index = LineIndex(text)
     report.files_checked += 1
-    report.findings.extend(Located(pathsafety.shown_path(arg), f, index.position(f.start), index.position(f.end)) for f in found)
+    report.findings.extend(
+        Located(pathsafety.shown_path(arg), f, index.position(f.start), index.position(f.end)) for f in found
+    )
     return True

@@ -52,9 +52,12 @@ class BatchBlocked(Refusal):
     """The whole batch is blocked; ``report`` is classification-only (no content)."""
 
     def __init__(self, report: dict[str, Any]) -> None:
-        super().__init__("session_end_blocked", "a candidate is not safe for its destination, so the whole "
-                         "session-end batch wrote nothing; classify or sanitize the candidates named by index (or "
-                         "route them to needs_review) and retry")
+        super().__init__(
+            "session_end_blocked",
+            "a candidate is not safe for its destination, so the whole "
+            "session-end batch wrote nothing; classify or sanitize the candidates named by index (or "
+            "route them to needs_review) and retry",
+        )
         self.report = report
 
     def to_json(self) -> dict[str, Any]:
@@ -64,8 +67,17 @@ class BatchBlocked(Refusal):
 
 def _draft(task: str, c: Candidate) -> Draft:
     reason = "session-end: " + task.splitlines()[0][:200] if task.strip() else "session-end"
-    return Draft(title=c.title, body=c.body, type=c.type, lane=c.lane, reason=reason, confidence=c.confidence,
-                 tags=c.tags, applies_to=c.applies_to, source_ref=c.source_ref)
+    return Draft(
+        title=c.title,
+        body=c.body,
+        type=c.type,
+        lane=c.lane,
+        reason=reason,
+        confidence=c.confidence,
+        tags=c.tags,
+        applies_to=c.applies_to,
+        source_ref=c.source_ref,
+    )
 
 
 def _packet_id(draft: Draft) -> str:
@@ -78,7 +90,9 @@ def _packet_id(draft: Draft) -> str:
     return base
 
 
-def _packet(root: Path, task: str, c: Candidate, actor: str, packet_id: str, now: str) -> tuple[str, str, dict[str, Any]]:
+def _packet(
+    root: Path, task: str, c: Candidate, actor: str, packet_id: str, now: str
+) -> tuple[str, str, dict[str, Any]]:
     draft = _draft(task, c)
     data = packet_data(draft, packet_id, actor=actor, now=now, target=None)
     data["origin"] = {"origin_key": f"session-end:{packet_id}", "route": "session_end"}
@@ -98,8 +112,12 @@ def classify(root: Path, doc: SessionEnd, actor: str) -> list[dict[str, Any]]:
             if c.sensitivity != "repo-safe":
                 codes.append("sensitivity_not_repo_safe")
             if c.content_class not in (None, "general_repo_knowledge"):
-                codes.append(c.content_class if c.content_class in ("raw_transcript", "private_personal_data",
-                             "temporary_task_state", "local_only_state") else "content_class_not_repo_safe")
+                codes.append(
+                    c.content_class
+                    if c.content_class
+                    in ("raw_transcript", "private_personal_data", "temporary_task_state", "local_only_state")
+                    else "content_class_not_repo_safe"
+                )
             if not codes:
                 draft = _draft(doc.task, c)
                 try:
@@ -151,9 +169,23 @@ def _local_insert(conn: sqlite3.Connection, change_id: str, c: Candidate, rid: s
     conn.execute(
         "INSERT INTO local_record (id, change_id, type, lane, title, body, tags_json, applies_to_json, sensitivity,"
         " content_class, source_kind, source_ref, proposal_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (rid, change_id, c.type, c.lane, c.title.strip(), c.body.strip(), json.dumps(c.tags),
-         json.dumps(c.applies_to), c.sensitivity, c.content_class or "unknown", "session_end", c.source_ref, None,
-         now_utc()))
+        (
+            rid,
+            change_id,
+            c.type,
+            c.lane,
+            c.title.strip(),
+            c.body.strip(),
+            json.dumps(c.tags),
+            json.dumps(c.applies_to),
+            c.sensitivity,
+            c.content_class or "unknown",
+            "session_end",
+            c.source_ref,
+            None,
+            now_utc(),
+        ),
+    )
 
 
 def _refuse_duplicates(root: Path, doc: SessionEnd) -> None:
@@ -163,13 +195,16 @@ def _refuse_duplicates(root: Path, doc: SessionEnd) -> None:
             continue
         key = content_hash(c.body.strip())
         if key in seen:
-            raise Refusal("duplicate_content", f"candidates[{c.index}] has the same body as candidates[{seen[key]}]; "
-                          "nothing was written")
+            raise Refusal(
+                "duplicate_content",
+                f"candidates[{c.index}] has the same body as candidates[{seen[key]}]; nothing was written",
+            )
         seen[key] = c.index
         existing = find_duplicate(root, c.body.strip())
         if existing:
-            raise Refusal("duplicate_content", f"candidates[{c.index}] has the same body as `{existing}`; nothing "
-                          "was written")
+            raise Refusal(
+                "duplicate_content", f"candidates[{c.index}] has the same body as `{existing}`; nothing was written"
+            )
 
 
 def _plan(root: Path, doc: SessionEnd, ctx: dict[str, Any]) -> ChangePlan:
@@ -213,15 +248,26 @@ def _plan(root: Path, doc: SessionEnd, ctx: dict[str, Any]) -> ChangePlan:
             else:
                 item |= {"outcome": "blocked", "reasons": ["needs_review"]}
             results.append(item)
-        out = {"operation": OPERATION, "operation_id": ctx["operation_id"], "replayed": False, "status": "routed",
-               "written": True, "change_id": change_id, "candidates": results}
+        out = {
+            "operation": OPERATION,
+            "operation_id": ctx["operation_id"],
+            "replayed": False,
+            "status": "routed",
+            "written": True,
+            "change_id": change_id,
+            "candidates": results,
+        }
         ops.record(conn, ctx["operation_id"], OPERATION, ctx["fp"], out, change_id)
         ctx["outcome"] = out
 
-    return ChangePlan(OPERATION, files, reason="session-end routing",
-                      summary=f"session-end: {len(files)} packet(s), {len(doc.candidates)} candidate(s)",
-                      details={"proposal_ids": list(repo.values()), "candidates": len(doc.candidates)},
-                      db_effects=effects)
+    return ChangePlan(
+        OPERATION,
+        files,
+        reason="session-end routing",
+        summary=f"session-end: {len(files)} packet(s), {len(doc.candidates)} candidate(s)",
+        details={"proposal_ids": list(repo.values()), "candidates": len(doc.candidates)},
+        db_effects=effects,
+    )
 
 
 def _source(conn: sqlite3.Connection, checkpoint_id: str) -> tuple[SessionEnd, int]:
@@ -229,20 +275,34 @@ def _source(conn: sqlite3.Connection, checkpoint_id: str) -> tuple[SessionEnd, i
     if cp is None:
         raise Refusal("checkpoint_not_found", f"no checkpoint `{checkpoint_id}`; see `memzoi checkpoint list`")
     if cp.source_kind != "file":
-        raise Refusal("not_structured", f"checkpoint `{checkpoint_id}` holds a free-text note; session-end reads "
-                      "only a checkpoint made with `checkpoint add --from-file` from a `{task, candidates}` file "
-                      "(free-text notes are not an extraction source)")
+        raise Refusal(
+            "not_structured",
+            f"checkpoint `{checkpoint_id}` holds a free-text note; session-end reads "
+            "only a checkpoint made with `checkpoint add --from-file` from a `{task, candidates}` file "
+            "(free-text notes are not an extraction source)",
+        )
     try:
         return parse_session_end(cp.body, f"checkpoint {checkpoint_id}"), cp.version
     except Refusal as err:
-        raise Refusal("not_structured", f"checkpoint `{checkpoint_id}` does not hold a structured "
-                      f"`{{task, candidates}}` document ({err.message.split('; nothing')[0]})") from None
+        raise Refusal(
+            "not_structured",
+            f"checkpoint `{checkpoint_id}` does not hold a structured "
+            f"`{{task, candidates}}` document ({err.message.split('; nothing')[0]})",
+        ) from None
 
 
-def session_end(project_root: str | os.PathLike[str], *, text: str | None = None, where: str = "input",
-                checkpoint_id: str | None = None, operation_id: str | None = None,
-                expected_version: int | None = None, actor: str, source: str = "cli",
-                now: datetime | None = None) -> dict[str, Any]:
+def session_end(
+    project_root: str | os.PathLike[str],
+    *,
+    text: str | None = None,
+    where: str = "input",
+    checkpoint_id: str | None = None,
+    operation_id: str | None = None,
+    expected_version: int | None = None,
+    actor: str,
+    source: str = "cli",
+    now: datetime | None = None,
+) -> dict[str, Any]:
     """Route the input ``text`` (named ``where``) or checkpoint ``checkpoint_id`` (module docstring). Returns
     ``{"operation", "operation_id", "replayed", "status": "routed", "written", "change_id", "candidates":
     [{"index", "destination", "outcome": created|skipped|blocked, …ids}]}`` (``change_id`` ``None`` when nothing
@@ -298,11 +358,27 @@ def session_end(project_root: str | os.PathLike[str], *, text: str | None = None
 
 def _no_write(ledger: Ledger, doc: SessionEnd, ctx: dict[str, Any]) -> dict[str, Any]:
     """Only discard and needs_review candidates: nothing to write, no change; the outcome is still recorded."""
-    items = [{"index": c.index, "destination": c.destination,
-              **({"outcome": "skipped"} if c.destination == "discard" else
-                 {"outcome": "blocked", "reasons": ["needs_review"]})} for c in doc.candidates]
-    out = {"operation": OPERATION, "operation_id": ctx["operation_id"], "replayed": False, "status": "routed",
-           "written": False, "change_id": None, "candidates": items}
+    items = [
+        {
+            "index": c.index,
+            "destination": c.destination,
+            **(
+                {"outcome": "skipped"}
+                if c.destination == "discard"
+                else {"outcome": "blocked", "reasons": ["needs_review"]}
+            ),
+        }
+        for c in doc.candidates
+    ]
+    out = {
+        "operation": OPERATION,
+        "operation_id": ctx["operation_id"],
+        "replayed": False,
+        "status": "routed",
+        "written": False,
+        "change_id": None,
+        "candidates": items,
+    }
     with ledger.connect() as conn, ledger.transaction(conn):
         replay = ops.recorded(conn, ctx["operation_id"], OPERATION, ctx["fp"])
         if replay is not None:

@@ -42,8 +42,19 @@ DESTINATIONS = ("repo", "local", "session", "discard", "needs_review")
 WRITING = ("repo", "local", "session")
 _TYPES = MemoryType.__args__  # type: ignore[attr-defined]
 _LANES = Lane.__args__  # type: ignore[attr-defined]
-_KEYS = {"destination", "type", "lane", "title", "body", "sensitivity", "content_class", "tags", "applies_to",
-         "source_ref", "confidence"}
+_KEYS = {
+    "destination",
+    "type",
+    "lane",
+    "title",
+    "body",
+    "sensitivity",
+    "content_class",
+    "tags",
+    "applies_to",
+    "source_ref",
+    "confidence",
+}
 _TOP = {"task", "candidates"}
 CODE = "invalid_session_end"
 
@@ -68,8 +79,12 @@ class Candidate:
     def classification(self) -> dict[str, Any]:
         """``{"index", "destination", "sensitivity", "content_class"}``: what a blocked report may carry (never the
         title, body or any other content)."""
-        return {"index": self.index, "destination": self.destination, "sensitivity": self.sensitivity,
-                "content_class": self.content_class or "unknown"}
+        return {
+            "index": self.index,
+            "destination": self.destination,
+            "sensitivity": self.sensitivity,
+            "content_class": self.content_class or "unknown",
+        }
 
 
 @dataclass(frozen=True)
@@ -81,8 +96,10 @@ class SessionEnd:
 
 
 def _fail(where: str, what: str) -> Refusal:
-    return Refusal(CODE, f"{where}: {what}; nothing was written. The input is YAML `{{task, candidates[]}}` (see "
-                   "docs/runtime-plane.md)")
+    return Refusal(
+        CODE,
+        f"{where}: {what}; nothing was written. The input is YAML `{{task, candidates[]}}` (see docs/runtime-plane.md)",
+    )
 
 
 def encodable(text: str) -> bool:
@@ -96,8 +113,11 @@ def encodable(text: str) -> bool:
 
 def _checked(value: str, where: str, name: str) -> str:
     if not encodable(value):
-        raise _fail(where, f"{name} holds a lone surrogate (a `\\u` escape such as `\\uD800`), which cannot be "
-                    "stored as UTF-8; remove it")
+        raise _fail(
+            where,
+            f"{name} holds a lone surrogate (a `\\u` escape such as `\\uD800`), which cannot be "
+            "stored as UTF-8; remove it",
+        )
     return value
 
 
@@ -139,12 +159,19 @@ def _candidate(i: int, item: Any, where: str) -> Candidate:
         if value is not None:
             _checked(value, at, key)
     cand = Candidate(
-        index=i, destination=dest, type=_text(item, "type", at), lane=_text(item, "lane", at),
-        title=_text(item, "title", at), body=_text(item, "body", at),
+        index=i,
+        destination=dest,
+        type=_text(item, "type", at),
+        lane=_text(item, "lane", at),
+        title=_text(item, "title", at),
+        body=_text(item, "body", at),
         sensitivity=(sens or "unknown").strip() or "unknown",
         content_class=cls.strip().replace("-", "_") if isinstance(cls, str) and cls.strip() else None,
-        tags=_strings(item.get("tags"), at, "tags"), applies_to=_strings(item.get("applies_to"), at, "applies_to"),
-        source_ref=_text(item, "source_ref", at) or None, confidence=float(conf))
+        tags=_strings(item.get("tags"), at, "tags"),
+        applies_to=_strings(item.get("applies_to"), at, "applies_to"),
+        source_ref=_text(item, "source_ref", at) or None,
+        confidence=float(conf),
+    )
     if dest in WRITING:
         _check_writing(cand, at)
     return cand
@@ -166,6 +193,7 @@ def _check_writing(c: Candidate, at: str) -> None:
 def yaml_document(text: str, fail: Callable[[str], Refusal]) -> Any:
     """``text`` (YAML 1.2, the project's strict loader) as Python data; raises ``fail("not valid YAML (codes)")``
     when it does not load (the finding codes only, never the text)."""
+
     def line_of(offset: int) -> tuple[int, int]:
         start = text.rfind("\n", 0, offset) + 1
         end = text.find("\n", offset)

@@ -21,7 +21,7 @@ from .propose import check_title_fits
 
 def _packet(root: Path, target: Loaded, *, action: str, title: str, body: str, reason: str, actor: str) -> FileChange:
     t = target.data
-    record_id = target.rel[len(".memzoi/records/"):-3]
+    record_id = target.rel[len(".memzoi/records/") : -3]
     packet_id = reserve_packet_id(root, f"{action}-{record_id.replace('/', '-')}")
     now = now_utc(precise=False)
     proposal: dict[str, Any] = {"action": action, "proposed_by": actor, "proposed_at": now, "reason": reason}
@@ -56,8 +56,9 @@ def _packet(root: Path, target: Loaded, *, action: str, title: str, body: str, r
     return FileChange(rel, None, verified(root, rel, render_packet(data, body), data, body))
 
 
-def plan_packet(root: Path, record: str, *, action: str, title: str | None, body: str | None, reason: str,
-                actor: str) -> ChangePlan:
+def plan_packet(
+    root: Path, record: str, *, action: str, title: str | None, body: str | None, reason: str, actor: str
+) -> ChangePlan:
     """Validate the target and compute the new pending packet (``action`` is ``supersede`` or ``tombstone``)."""
     reason = (reason or "").strip()
     if not reason:
@@ -76,12 +77,25 @@ def plan_packet(root: Path, record: str, *, action: str, title: str | None, body
         title = f"Tombstone {t['title']}"
         body = f"Tombstone `{record_id}`: {reason}"
     change = _packet(root, target, action=action, title=title.strip(), body=body, reason=reason, actor=actor)
-    return ChangePlan(action, [change], reason=reason, summary=f"propose {action} of {record_id}",
-                      details={"record_id": record_id, "proposal_path": change.path})
+    return ChangePlan(
+        action,
+        [change],
+        reason=reason,
+        summary=f"propose {action} of {record_id}",
+        details={"record_id": record_id, "proposal_path": change.path},
+    )
 
 
-def propose_supersede(project_root: str | os.PathLike[str], record: str, *, title: str, body: str, reason: str,
-                      actor: str, source: str = "cli") -> ChangeResult:
+def propose_supersede(
+    project_root: str | os.PathLike[str],
+    record: str,
+    *,
+    title: str,
+    body: str,
+    reason: str,
+    actor: str,
+    source: str = "cli",
+) -> ChangeResult:
     """Create a pending packet proposing that a new record (``title``, ``body``) supersedes ``record`` (id or
     path). Raises :class:`~memzoi.ledger.Refusal` when the record is missing, inactive or invalid."""
     return run_change(

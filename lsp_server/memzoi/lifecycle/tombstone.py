@@ -15,8 +15,9 @@ from .rejections import query_index
 from .supersede import plan_packet
 
 
-def propose_tombstone(project_root: str | os.PathLike[str], record: str, *, reason: str, actor: str,
-                      source: str = "cli") -> ChangeResult:
+def propose_tombstone(
+    project_root: str | os.PathLike[str], record: str, *, reason: str, actor: str, source: str = "cli"
+) -> ChangeResult:
     """Create a pending packet proposing to tombstone ``record`` (id or path) for ``reason``.
 
     Raises :class:`~memzoi.ledger.Refusal` when the record is missing, inactive or invalid, or the reason is empty.
@@ -31,8 +32,11 @@ def propose_tombstone(project_root: str | os.PathLike[str], record: str, *, reas
 
 def _pending_tombstone(root: Path, record_id: str) -> str | None:
     """The id of a pending tombstone packet of ``record_id``, else ``None`` (from the workspace index)."""
-    rows = query_index(root, "SELECT coalesce(file_id, id, path), targets FROM proposals WHERE role = 'pending' "
-                       "AND action = 'tombstone'", ())
+    rows = query_index(
+        root,
+        "SELECT coalesce(file_id, id, path), targets FROM proposals WHERE role = 'pending' AND action = 'tombstone'",
+        (),
+    )
     for ident, targets in rows:
         try:
             if record_id in json.loads(targets or "[]"):
@@ -42,8 +46,9 @@ def _pending_tombstone(root: Path, record_id: str) -> str | None:
     return None
 
 
-def propose_agent_tombstone(project_root: str | os.PathLike[str], record: str, *, reason: str, actor: str,
-                            source: str = "mcp") -> ChangeResult:
+def propose_agent_tombstone(
+    project_root: str | os.PathLike[str], record: str, *, reason: str, actor: str, source: str = "mcp"
+) -> ChangeResult:
     """An agent's proposal to retire the active record ``record`` (an id) for ``reason``: the packet
     :func:`propose_tombstone` writes (``tombstone-<record>``, the body ``Tombstone `<id>`: <reason>``), after the
     checks every agent proposal gets: a one-line reason without control characters, within Memzoi's field limit,
@@ -66,6 +71,9 @@ def propose_agent_tombstone(project_root: str | os.PathLike[str], record: str, *
     record_id = record_ref(root, record)
     pending = _pending_tombstone(root, record_id)
     if pending:
-        raise Refusal("duplicate_content", f"a tombstone of `{record_id}` is already pending as `{pending}`, "
-                      "awaiting human review; nothing was written")
+        raise Refusal(
+            "duplicate_content",
+            f"a tombstone of `{record_id}` is already pending as `{pending}`, "
+            "awaiting human review; nothing was written",
+        )
     return propose_tombstone(root, record_id, reason=reason, actor=actor, source=source)

@@ -20,7 +20,15 @@ from ..text import rust_trim
 from ..yaml12 import PlainScalar
 
 MemoryType = Literal[
-    "fact", "preference", "decision", "procedure", "episode", "relationship", "warning", "failed_attempt", "risk",
+    "fact",
+    "preference",
+    "decision",
+    "procedure",
+    "episode",
+    "relationship",
+    "warning",
+    "failed_attempt",
+    "risk",
     "instruction_projection",
 ]
 Lane = Literal["session", "semantic", "episodic", "procedural"]
@@ -28,17 +36,38 @@ ScopeKind = Literal["personal", "repo", "project", "team", "org", "agent", "impo
 Visibility = Literal["public", "private", "repo", "team", "org"]
 RecordStatus = Literal["proposed", "active", "rejected", "superseded", "expired", "tombstoned", "redacted"]
 ContentClassName = Literal[
-    "general_repo_knowledge", "raw_transcript", "private_personal_data", "screen_or_activity_history",
-    "private_endpoint", "undisclosed_vulnerability", "unminimized_private_evidence", "temporary_task_state",
-    "local_only_state", "unknown",
+    "general_repo_knowledge",
+    "raw_transcript",
+    "private_personal_data",
+    "screen_or_activity_history",
+    "private_endpoint",
+    "undisclosed_vulnerability",
+    "unminimized_private_evidence",
+    "temporary_task_state",
+    "local_only_state",
+    "unknown",
 ]
 SensitivityName = Literal[
-    "repo-safe", "local-only", "sensitive", "secret", "raw-transcript", "private-personal-data", "temporary-state",
+    "repo-safe",
+    "local-only",
+    "sensitive",
+    "secret",
+    "raw-transcript",
+    "private-personal-data",
+    "temporary-state",
     "unknown",
 ]
 OriginRoute = Literal[
-    "capture", "import", "session_end", "local_memory", "checkpoint_create", "checkpoint_continue",
-    "checkpoint_close", "checkpoint_successor", "repository_proposal", "repository_materialization",
+    "capture",
+    "import",
+    "session_end",
+    "local_memory",
+    "checkpoint_create",
+    "checkpoint_continue",
+    "checkpoint_close",
+    "checkpoint_successor",
+    "repository_proposal",
+    "repository_materialization",
     "owner_command",
 ]
 
@@ -48,9 +77,7 @@ _CONCEPT_SEGMENT = r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
 # `^...$` match has always allowed (`$` matches before a final line break); callers strip ids first anyway.
 _IDENTIFIER = re.compile(f"{_IDENT_SEGMENT}\n?(?:/{_IDENT_SEGMENT}\n?)*")
 _CONCEPT_ID = re.compile(f"{_CONCEPT_SEGMENT}\n?(?:/{_CONCEPT_SEGMENT}\n?)*")
-_RFC3339 = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
-)
+_RFC3339 = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -103,6 +130,7 @@ def parse_instant(value: str) -> datetime | None:
 # --- constrained scalar types -------------------------------------------------------------------------------
 # Framing already trimmed the strings Memzoi trims (memzoi.trimming); these trim as Rust's str::trim does, never
 # more (Python's str.strip would also drop \x1c-\x1f, which Memzoi keeps and refuses).
+
 
 def _text(value: str) -> str:
     if not rust_trim(value):
@@ -250,8 +278,13 @@ def validate_retention(lane: str, facts: RetentionFacts) -> list[tuple[str, str]
     present = {k for k in _RETENTION_FIELDS if getattr(facts, k) is not None}
     session_fields = {"started_at", "last_continued_at", "closed_at"}
     if facts.episodic_extension is not None:
-        out.append(("episodic_extension", "episodic_extension is not supported until an owner-authorized "
-                    "extension event can be verified; remove it"))
+        out.append(
+            (
+                "episodic_extension",
+                "episodic_extension is not supported until an owner-authorized "
+                "extension event can be verified; remove it",
+            )
+        )
     if lane == "session":
         if "started_at" not in present:
             out.append(("", "session memories need retention.started_at"))
@@ -261,8 +294,9 @@ def validate_retention(lane: str, facts: RetentionFacts) -> list[tuple[str, str]
         cont = parse_rfc3339(facts.last_continued_at or "")
         closed = parse_rfc3339(facts.closed_at or "")
         if start and cont and not (start <= cont and (cont - start).total_seconds() < 7 * 86400):
-            out.append(("last_continued_at", "last_continued_at must be at or after started_at and less than "
-                        "7 days after it"))
+            out.append(
+                ("last_continued_at", "last_continued_at must be at or after started_at and less than 7 days after it")
+            )
         if start and closed and closed < start:
             out.append(("closed_at", "closed_at must be at or after started_at"))
     elif lane == "episodic":

@@ -121,14 +121,25 @@ def proposal_rule_violations(data: dict[str, Any]) -> list[tuple[str, tuple[Any,
         if target:
             out.append((shape, ("proposal", "target"), "create proposals cannot name a target; remove proposal.target"))
         if supersedes:
-            out.append((shape, ("supersedes",), "create proposals cannot supersede a record; use `supersedes: []` "
-                        "or change the action to supersede"))
+            out.append(
+                (
+                    shape,
+                    ("supersedes",),
+                    "create proposals cannot supersede a record; use `supersedes: []` "
+                    "or change the action to supersede",
+                )
+            )
     elif action == "supersede":
         if len(supersedes) != 1:
             out.append((shape, ("supersedes",), "supersede proposals must list exactly one record id in supersedes"))
         if target:
-            out.append((shape, ("proposal", "target"), "supersede proposals name their target in supersedes, "
-                        "not proposal.target; remove proposal.target"))
+            out.append(
+                (
+                    shape,
+                    ("proposal", "target"),
+                    "supersede proposals name their target in supersedes, not proposal.target; remove proposal.target",
+                )
+            )
         if not reason:
             out.append((shape, ("proposal",), "supersede proposals must include proposal.reason"))
     elif action == "tombstone":
@@ -149,7 +160,9 @@ def proposal_rule_violations(data: dict[str, Any]) -> list[tuple[str, tuple[Any,
         else:
             outcome = resolution.get("outcome")
             if outcome is not None and outcome != status:
-                out.append((bad, ("resolution", "outcome"), f"resolution.outcome `{outcome}` does not match status `{status}`"))
+                out.append(
+                    (bad, ("resolution", "outcome"), f"resolution.outcome `{outcome}` does not match status `{status}`")
+                )
             if status == "applied" and not resolution.get("record_id"):
                 out.append((bad, ("resolution",), "applied packets need resolution.record_id"))
             if status == "rejected":

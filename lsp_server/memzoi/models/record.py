@@ -34,8 +34,10 @@ class RecordFrontmatter(Strict):
     ``OkfFrontmatter`` at Memzoi commits 164dcd6b / 77169aa8.
     """
 
-    id: Identifier = Field(description="Record id; write the path below `.memzoi/records/` without `.md` (Memzoi "
-                           "keys the record by that path).")
+    id: Identifier = Field(
+        description="Record id; write the path below `.memzoi/records/` without `.md` (Memzoi "
+        "keys the record by that path)."
+    )
     kind: Literal["memory"] = Field(description="Always `memory` for a record.")
     profile: Literal["memzoi"] = Field(description="Format profile; the current profile is exactly `memzoi`.")
     type: MemoryType = Field(description="What kind of knowledge this is (fact, decision, procedure, …).")
@@ -50,7 +52,9 @@ class RecordFrontmatter(Strict):
     )
     status: RecordStatus = Field(description="Lifecycle status; only `active` records are current assertions.")
     confidence: Confidence = Field(description="Confidence, a number from 0 to 1.")
-    source: NonEmptyStr | None = Field(None, description="Evidence kind: human, cli, issue, commit, test, path, url, ref.")
+    source: NonEmptyStr | None = Field(
+        None, description="Evidence kind: human, cli, issue, commit, test, path, url, ref."
+    )
     source_ref: NonEmptyStr | None = Field(None, description="Evidence locator (URL, path, proposal id, …).")
     proposal_id: NonEmptyStr | None = Field(None, description="Review lineage: the proposal this record came from.")
     timestamp: Timestamp = Field(description="Creation instant, RFC 3339 with timezone.")

@@ -43,7 +43,9 @@ SOURCES = RESIDENT_SOURCES
 STATUSES = ("pending", "applying", "undoing", "applied", "rejected", "undone", "failed", "uncertain")
 #: Statuses a candidate can be applied, edited or rejected from (Zuno ``begin_apply`` guard).
 OPEN = ("pending", "failed")
-_ORDER = "CASE status WHEN 'pending' THEN 0 WHEN 'applying' THEN 1 WHEN 'undoing' THEN 2 WHEN 'uncertain' THEN 3 ELSE 4 END"
+_ORDER = (
+    "CASE status WHEN 'pending' THEN 0 WHEN 'applying' THEN 1 WHEN 'undoing' THEN 2 WHEN 'uncertain' THEN 3 ELSE 4 END"
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS memory_candidate (
@@ -85,8 +87,10 @@ CREATE UNIQUE INDEX IF NOT EXISTS memory_candidate_reflection_source_fingerprint
 """
 _USER_VERSION = 3
 #: Upgrades from an older schema version, applied in order in the connection's first transaction.
-_MIGRATIONS = {1: "ALTER TABLE memory_candidate ADD COLUMN layout TEXT",
-               2: "ALTER TABLE memory_candidate ADD COLUMN original_content TEXT"}
+_MIGRATIONS = {
+    1: "ALTER TABLE memory_candidate ADD COLUMN layout TEXT",
+    2: "ALTER TABLE memory_candidate ADD COLUMN original_content TEXT",
+}
 
 
 def now_ms() -> int:
@@ -148,9 +152,12 @@ def _from_row(row: sqlite3.Row) -> Candidate:
     data = dict(row)
     before, after = data.pop("before_entries"), data.pop("after_entries")
     layout = data.pop("layout", None)
-    return Candidate(**data, before=None if before is None else json.loads(before),
-                     after=None if after is None else json.loads(after),
-                     layout=None if layout is None else json.loads(layout))
+    return Candidate(
+        **data,
+        before=None if before is None else json.loads(before),
+        after=None if after is None else json.loads(after),
+        layout=None if layout is None else json.loads(layout),
+    )
 
 
 def db_path() -> Path:
@@ -180,7 +187,9 @@ def connect(path: Path | None = None) -> Iterator[sqlite3.Connection]:
             elif version in _MIGRATIONS:
                 _migrate(conn, version)
             elif version != _USER_VERSION:
-                raise Refusal("resident_schema", f"{path}: unsupported candidate schema version {version}; upgrade memzoi-lsp")
+                raise Refusal(
+                    "resident_schema", f"{path}: unsupported candidate schema version {version}; upgrade memzoi-lsp"
+                )
         try:
             private_file(path)  # the -wal and -shm files SQLite just created
         except OSError as err:
@@ -206,33 +215,55 @@ def insert(conn: sqlite3.Connection, cand: Candidate) -> tuple[Candidate, bool]:
     """Insert ``cand`` (status ``pending``); returns ``(row, inserted)``. A reflection candidate whose session,
     message and fingerprint are already recorded returns the existing row with ``inserted=False`` (Zuno
     ``create_or_get``)."""
-    cols = ["id", "scope", "target_path", "action", "content", "old_text", "reason", "confidence", "source",
-            "source_session_id", "source_message_id", "fingerprint", "actor", "status", "recovers",
-            "recovery_mode", "time_created", "time_updated"]
+    cols = [
+        "id",
+        "scope",
+        "target_path",
+        "action",
+        "content",
+        "old_text",
+        "reason",
+        "confidence",
+        "source",
+        "source_session_id",
+        "source_message_id",
+        "fingerprint",
+        "actor",
+        "status",
+        "recovers",
+        "recovery_mode",
+        "time_created",
+        "time_updated",
+    ]
     values = [getattr(cand, c) for c in cols]
     with transaction(conn):
         cur = conn.execute(
             f"INSERT INTO memory_candidate ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
-            "ON CONFLICT DO NOTHING", values)
+            "ON CONFLICT DO NOTHING",
+            values,
+        )
         if cur.rowcount == 1:
             return cand, True
         existing = conn.execute(
             "SELECT * FROM memory_candidate WHERE source = 'reflection' AND source_session_id = ? AND "
             "source_message_id = ? AND fingerprint = ?",
-            (cand.source_session_id, cand.source_message_id, cand.fingerprint)).fetchone()
+            (cand.source_session_id, cand.source_message_id, cand.fingerprint),
+        ).fetchone()
     if existing is None:
         raise Refusal("candidate_conflict", f"candidate {cand.id} could not be recorded; retry")
     return _from_row(existing), False
 
 
-def pending_same(conn: sqlite3.Connection, target_path: str, action: str, content: str | None,
-                 old_text: str | None) -> Candidate | None:
+def pending_same(
+    conn: sqlite3.Connection, target_path: str, action: str, content: str | None, old_text: str | None
+) -> Candidate | None:
     """The oldest ``pending`` candidate for the same file with the same action, content and locator, else ``None``:
     the same change proposed twice (by two clients, say) is one candidate for a reviewer."""
     row = conn.execute(
         "SELECT * FROM memory_candidate WHERE status = 'pending' AND target_path = ? AND action = ? AND "
         "content IS ? AND old_text IS ? ORDER BY time_created, id LIMIT 1",
-        (target_path, action, content, old_text)).fetchone()
+        (target_path, action, content, old_text),
+    ).fetchone()
     return _from_row(row) if row is not None else None
 
 
@@ -240,8 +271,9 @@ def get(conn: sqlite3.Connection, candidate_id: str) -> Candidate | None:
     """The candidate ``candidate_id`` (a unique prefix is accepted), or ``None``."""
     row = conn.execute("SELECT * FROM memory_candidate WHERE id = ?", (candidate_id,)).fetchone()
     if row is None and candidate_id:
-        rows = conn.execute("SELECT * FROM memory_candidate WHERE substr(id, 1, ?) = ? LIMIT 2",
-                            (len(candidate_id), candidate_id)).fetchall()
+        rows = conn.execute(
+            "SELECT * FROM memory_candidate WHERE substr(id, 1, ?) = ? LIMIT 2", (len(candidate_id), candidate_id)
+        ).fetchall()
         row = rows[0] if len(rows) == 1 else None
     return None if row is None else _from_row(row)
 
@@ -251,8 +283,9 @@ def list_for_paths(conn: sqlite3.Connection, paths: list[str]) -> list[Candidate
     newest first within each group (Zuno ``list_for_paths``)."""
     marks = ",".join("?" * len(paths))
     rows = conn.execute(
-        f"SELECT * FROM memory_candidate WHERE target_path IN ({marks}) "
-        f"ORDER BY {_ORDER}, time_created DESC, id DESC", paths).fetchall()
+        f"SELECT * FROM memory_candidate WHERE target_path IN ({marks}) ORDER BY {_ORDER}, time_created DESC, id DESC",
+        paths,
+    ).fetchall()
     return [_from_row(r) for r in rows]
 
 
@@ -261,12 +294,20 @@ def inflight(conn: sqlite3.Connection, paths: list[str]) -> list[Candidate]:
     marks = ",".join("?" * len(paths))
     rows = conn.execute(
         f"SELECT * FROM memory_candidate WHERE target_path IN ({marks}) AND status IN ('applying', 'undoing') "
-        "ORDER BY time_created, id", paths).fetchall()
+        "ORDER BY time_created, id",
+        paths,
+    ).fetchall()
     return [_from_row(r) for r in rows]
 
 
-def begin_apply(conn: sqlite3.Connection, candidate_id: str, before: list[str], after: list[str],
-                decided_by: str, layout: dict[str, Any] | None = None) -> bool:
+def begin_apply(
+    conn: sqlite3.Connection,
+    candidate_id: str,
+    before: list[str],
+    after: list[str],
+    decided_by: str,
+    layout: dict[str, Any] | None = None,
+) -> bool:
     """Durable write 1 of apply: ``applying`` with both snapshots and the file's ``layout``
     (:meth:`.encoding.Layout.to_json`), only from ``pending``/``failed``; clears the diagnostic. Returns whether
     the row moved."""
@@ -274,8 +315,15 @@ def begin_apply(conn: sqlite3.Connection, candidate_id: str, before: list[str], 
         cur = conn.execute(
             "UPDATE memory_candidate SET status = 'applying', before_entries = ?, after_entries = ?, error = NULL, "
             "decided_by = ?, time_updated = ?, layout = ? WHERE id = ? AND status IN ('pending', 'failed')",
-            (json.dumps(before, ensure_ascii=False), json.dumps(after, ensure_ascii=False), decided_by, now_ms(),
-             None if layout is None else json.dumps(layout, ensure_ascii=False), candidate_id))
+            (
+                json.dumps(before, ensure_ascii=False),
+                json.dumps(after, ensure_ascii=False),
+                decided_by,
+                now_ms(),
+                None if layout is None else json.dumps(layout, ensure_ascii=False),
+                candidate_id,
+            ),
+        )
         return cur.rowcount == 1
 
 
@@ -284,7 +332,9 @@ def begin_undo(conn: sqlite3.Connection, candidate_id: str, undone_by: str) -> b
     with transaction(conn):
         cur = conn.execute(
             "UPDATE memory_candidate SET status = 'undoing', error = NULL, undone_by = ?, time_updated = ? "
-            "WHERE id = ? AND status = 'applied'", (undone_by, now_ms(), candidate_id))
+            "WHERE id = ? AND status = 'applied'",
+            (undone_by, now_ms(), candidate_id),
+        )
         return cur.rowcount == 1
 
 
@@ -293,7 +343,9 @@ def reject(conn: sqlite3.Connection, candidate_id: str, decided_by: str, reason:
     with transaction(conn):
         cur = conn.execute(
             "UPDATE memory_candidate SET status = 'rejected', decided_by = ?, decision_reason = ?, time_updated = ? "
-            "WHERE id = ? AND status IN ('pending', 'failed')", (decided_by, reason, now_ms(), candidate_id))
+            "WHERE id = ? AND status IN ('pending', 'failed')",
+            (decided_by, reason, now_ms(), candidate_id),
+        )
         return cur.rowcount == 1
 
 
@@ -306,15 +358,21 @@ def set_status(conn: sqlite3.Connection, candidate_id: str, status: str, error: 
         conn.execute(
             "UPDATE memory_candidate SET status = ?, error = ?, time_updated = ?, time_applied = CASE WHEN ? = "
             "'applied' THEN COALESCE(time_applied, ?) ELSE time_applied END WHERE id = ?",
-            (status, error, ts, status, ts, candidate_id))
-        row = conn.execute("SELECT recovers, recovery_mode FROM memory_candidate WHERE id = ?",
-                           (candidate_id,)).fetchone()
+            (status, error, ts, status, ts, candidate_id),
+        )
+        row = conn.execute(
+            "SELECT recovers, recovery_mode FROM memory_candidate WHERE id = ?", (candidate_id,)
+        ).fetchone()
         if row is None or not row["recovers"] or status not in ("applied", "undone"):
             return
         if status == "applied":
-            settled = {"complete-after": "applied", "restore-before": "failed", "accept": "failed"}[row["recovery_mode"]]
+            settled = {"complete-after": "applied", "restore-before": "failed", "accept": "failed"}[
+                row["recovery_mode"]
+            ]
             if settled == "failed" and row["recovery_mode"] == "restore-before":
-                undo = conn.execute("SELECT undone_by FROM memory_candidate WHERE id = ?", (row["recovers"],)).fetchone()
+                undo = conn.execute(
+                    "SELECT undone_by FROM memory_candidate WHERE id = ?", (row["recovers"],)
+                ).fetchone()
                 settled = "undone" if undo is not None and undo["undone_by"] else "failed"
             note = f"settled by recovery candidate {candidate_id} ({row['recovery_mode']})"
         else:
@@ -322,7 +380,8 @@ def set_status(conn: sqlite3.Connection, candidate_id: str, status: str, error: 
         conn.execute(
             "UPDATE memory_candidate SET status = ?, error = ?, time_updated = ?, time_applied = CASE WHEN ? = "
             "'applied' THEN COALESCE(time_applied, ?) ELSE time_applied END WHERE id = ?",
-            (settled, note, ts, settled, ts, row["recovers"]))
+            (settled, note, ts, settled, ts, row["recovers"]),
+        )
 
 
 def signature() -> str | None:
@@ -345,5 +404,6 @@ def edit_content(conn: sqlite3.Connection, candidate_id: str, content: str) -> b
         cur = conn.execute(
             "UPDATE memory_candidate SET original_content = COALESCE(original_content, content), content = ?, "
             "fingerprint = NULL, error = NULL, time_updated = ? WHERE id = ? AND status IN ('pending', 'failed')",
-            (content, now_ms(), candidate_id))
+            (content, now_ms(), candidate_id),
+        )
         return cur.rowcount == 1

@@ -28,8 +28,9 @@ from .store import ResidentStore
 REMOVE_REASON = "removed by the user"
 
 
-def edit_and_apply(project_root: str | Path, candidate_id: str, content: str, *, actor: str,
-                   config: MemzoiConfig | None = None) -> Candidate:
+def edit_and_apply(
+    project_root: str | Path, candidate_id: str, content: str, *, actor: str, config: MemzoiConfig | None = None
+) -> Candidate:
     """Replace the content of the ``pending``/``failed`` ``add``/``replace`` candidate ``candidate_id`` with
     ``content`` and apply it (see the module docstring). Returns the candidate, ``applied``. Raises
     :class:`Refusal`: ``not_editable`` (another action or status), the proposal's validation refusals (nothing
@@ -40,8 +41,11 @@ def edit_and_apply(project_root: str | Path, candidate_id: str, content: str, *,
     with service._session(file) as conn:
         cand = service._load(conn, cand.id)
         if cand.action not in ("add", "replace") or cand.status not in db.OPEN:
-            raise Refusal("not_editable", f"candidate {cand.id} is a {cand.status} {cand.action}; only a pending or "
-                          "failed add or replace can be edited")
+            raise Refusal(
+                "not_editable",
+                f"candidate {cand.id} is a {cand.status} {cand.action}; only a pending or "
+                "failed add or replace can be edited",
+            )
         op = parse_operation(cand.action, content, cand.old_text)
         refuse_unencodable(content=op.content)
         ResidentStore(file).preview(op)  # validated like a proposal, before anything is recorded
@@ -50,8 +54,16 @@ def edit_and_apply(project_root: str | Path, candidate_id: str, content: str, *,
         return service._apply_locked(conn, root, service._load(conn, cand.id), actor, config)
 
 
-def remove_entry(project_root: str | Path, scope: str, locator: str, *, actor: str, reason: str | None = None,
-                 session_id: str | None = None, config: MemzoiConfig | None = None) -> Candidate:
+def remove_entry(
+    project_root: str | Path,
+    scope: str,
+    locator: str,
+    *,
+    actor: str,
+    reason: str | None = None,
+    session_id: str | None = None,
+    config: MemzoiConfig | None = None,
+) -> Candidate:
     """Remove the entry of ``scope`` that ``locator`` selects (a substring of exactly one distinct entry) as one
     audited step: a ``remove`` candidate recorded and applied together (see the module docstring). Returns the
     candidate, ``applied``. Raises :class:`Refusal` (``no_match``, ``ambiguous_locator``, drift, …) with nothing
@@ -67,25 +79,57 @@ def remove_entry(project_root: str | Path, scope: str, locator: str, *, actor: s
         op = parse_operation("remove", None, entry)
         store.preview(op)
         now = db.now_ms()
-        cand = Candidate(id=db.new_id(), scope=scope, target_path=str(file.path), action="remove", content=None,
-                         old_text=op.old_text, reason=why, confidence=10_000, source="user",
-                         source_session_id=session_id, source_message_id=None, fingerprint=None, actor=actor,
-                         status="pending", time_created=now, time_updated=now)
+        cand = Candidate(
+            id=db.new_id(),
+            scope=scope,
+            target_path=str(file.path),
+            action="remove",
+            content=None,
+            old_text=op.old_text,
+            reason=why,
+            confidence=10_000,
+            source="user",
+            source_session_id=session_id,
+            source_message_id=None,
+            fingerprint=None,
+            actor=actor,
+            status="pending",
+            time_created=now,
+            time_updated=now,
+        )
         db.insert(conn, cand)
         return service._apply_locked(conn, root, cand, actor, config)
 
 
-def _preview(file: ResidentFile, store: ResidentStore, after: list[str], operation: str, summary: str, reason: str,
-             candidate_id: str | None) -> dict[str, Any]:
+def _preview(
+    file: ResidentFile,
+    store: ResidentStore,
+    after: list[str],
+    operation: str,
+    summary: str,
+    reason: str,
+    candidate_id: str | None,
+) -> dict[str, Any]:
     from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up
 
-    return {"operation": operation, "summary": summary, "reason": reason, "candidateId": candidate_id,
-            "files": [{"path": str(file.path), "before": scrub(store.text) if store.exists else None,
-                       "after": scrub(serialize(after))}]}
+    return {
+        "operation": operation,
+        "summary": summary,
+        "reason": reason,
+        "candidateId": candidate_id,
+        "files": [
+            {
+                "path": str(file.path),
+                "before": scrub(store.text) if store.exists else None,
+                "after": scrub(serialize(after)),
+            }
+        ],
+    }
 
 
-def preview_edit(project_root: str | Path, candidate_id: str, content: str, *,
-                 config: MemzoiConfig | None = None) -> dict[str, Any]:
+def preview_edit(
+    project_root: str | Path, candidate_id: str, content: str, *, config: MemzoiConfig | None = None
+) -> dict[str, Any]:
     """What :func:`edit_and_apply` would write, without writing or locking (the editor's review diff): the shape
     of :func:`.service.preview_apply` with ``operation`` ``approve``. Raises :class:`Refusal` as the edit would
     before writing."""
@@ -93,17 +137,29 @@ def preview_edit(project_root: str | Path, candidate_id: str, content: str, *,
     cand = service._find(candidate_id)
     file = service._owned(root, cand, config)
     if cand.action not in ("add", "replace") or cand.status not in db.OPEN:
-        raise Refusal("not_editable", f"candidate {cand.id} is a {cand.status} {cand.action}; only a pending or "
-                      "failed add or replace can be edited")
+        raise Refusal(
+            "not_editable",
+            f"candidate {cand.id} is a {cand.status} {cand.action}; only a pending or "
+            "failed add or replace can be edited",
+        )
     op = parse_operation(cand.action, content, cand.old_text)
     refuse_unencodable(content=op.content)
     store = ResidentStore(file)
     after = store.preview(op)
-    return _preview(file, store, after, "approve", f"approve edited {cand.action} candidate {cand.id} in "
-                    f"{file.scope} memory", cand.reason, cand.id)
+    return _preview(
+        file,
+        store,
+        after,
+        "approve",
+        f"approve edited {cand.action} candidate {cand.id} in {file.scope} memory",
+        cand.reason,
+        cand.id,
+    )
 
 
-def preview_remove(project_root: str | Path, scope: str, locator: str, *, config: MemzoiConfig | None = None) -> dict[str, Any]:
+def preview_remove(
+    project_root: str | Path, scope: str, locator: str, *, config: MemzoiConfig | None = None
+) -> dict[str, Any]:
     """What :func:`remove_entry` would write, without writing or locking: ``operation`` ``remove_entry``, the
     file before and after. Raises :class:`Refusal` as the removal would before writing."""
     root = Path(project_root).resolve()
@@ -113,5 +169,6 @@ def preview_remove(project_root: str | Path, scope: str, locator: str, *, config
     after = store.preview(op)
     removed = store.entries[locate(store.entries, op.old_text or "")]
 
-    return _preview(file, store, after, "remove_entry", f"remove `{short(removed)}` from {file.scope} memory",
-                    REMOVE_REASON, None)
+    return _preview(
+        file, store, after, "remove_entry", f"remove `{short(removed)}` from {file.scope} memory", REMOVE_REASON, None
+    )

@@ -69,18 +69,38 @@ def findings(text: str, file: ResidentFile, history: list[Candidate]) -> list[Fi
     out: list[Finding] = []
     label = usage(used, cap)
     if used > cap:
-        out.append(finding("resident_over_cap", f"{label}: over the {file.scope} cap by {used - cap:,} characters; "
-                           "every write is refused until an entry is removed or shortened", 0, top))
+        out.append(
+            finding(
+                "resident_over_cap",
+                f"{label}: over the {file.scope} cap by {used - cap:,} characters; "
+                "every write is refused until an entry is removed or shortened",
+                0,
+                top,
+            )
+        )
     elif cap and used * 100 >= USAGE_WARN_PERCENT * cap:
-        out.append(finding("resident_cap_usage", f"{label}: close to the {file.scope} cap; consolidate entries "
-                           "before adding more (nothing is evicted)", 0, top))
+        out.append(
+            finding(
+                "resident_cap_usage",
+                f"{label}: close to the {file.scope} cap; consolidate entries before adding more (nothing is evicted)",
+                0,
+                top,
+            )
+        )
     out += _drift(text, spans, cap, top)
     out += threat_findings(text, file.accepted)
     out += _hand_edits(spans, file, history, top)
     for cand in history:
         if cand.status == "uncertain":
-            out.append(finding("resident_uncertain", f"candidate {cand.id[:12]} ({cand.action}) "
-                               f"{uncertain_reason(cand)}: {recovery_hint(cand.id)}", 0, top, candidate_id=cand.id))
+            out.append(
+                finding(
+                    "resident_uncertain",
+                    f"candidate {cand.id[:12]} ({cand.action}) {uncertain_reason(cand)}: {recovery_hint(cand.id)}",
+                    0,
+                    top,
+                    candidate_id=cand.id,
+                )
+            )
     return sorted(out, key=lambda f: (f.start, f.end, f.code))
 
 
@@ -99,22 +119,40 @@ def _hand_edits(spans: list[EntrySpan], file: ResidentFile, history: list[Candid
         if cand is None:
             # An entry the last candidate found and left as it was predates it: written outside review, not
             # "edited since" that candidate (which never touched it).
-            head = "Entry written by hand, not reviewed" if span.text in left or not last else \
-                f"Entry edited by hand{since}"
-            out.append(finding(
-                "resident_hand_edit", f"{head}. It reaches every prompt, but no reviewed candidate wrote this "
-                "entry; to adopt it into review, propose it unchanged (`memzoi resident propose "
-                f"--scope {file.scope} --action add --content …`): an add of an existing entry records the "
-                "review and leaves the file as it is", span.start, span.end, **ids))
+            head = (
+                "Entry written by hand, not reviewed"
+                if span.text in left or not last
+                else f"Entry edited by hand{since}"
+            )
+            out.append(
+                finding(
+                    "resident_hand_edit",
+                    f"{head}. It reaches every prompt, but no reviewed candidate wrote this "
+                    "entry; to adopt it into review, propose it unchanged (`memzoi resident propose "
+                    f"--scope {file.scope} --action add --content …`): an add of an existing entry records the "
+                    "review and leaves the file as it is",
+                    span.start,
+                    span.end,
+                    **ids,
+                )
+            )
     if not out and last is not None and last[1] != entries:
-        out.append(finding("resident_hand_edit", f"Entries changed by hand{since}. An entry it left was removed or "
-                           "moved outside review; propose such changes as candidates to keep them audited", 0, top,
-                           **ids))
+        out.append(
+            finding(
+                "resident_hand_edit",
+                f"Entries changed by hand{since}. An entry it left was removed or "
+                "moved outside review; propose such changes as candidates to keep them audited",
+                0,
+                top,
+                **ids,
+            )
+        )
     return out
 
 
-def check_file(path: Path, data: bytes | None = None,
-               where: tuple[Path, ResidentFile] | None = None) -> tuple[str, list[Finding]] | None:
+def check_file(
+    path: Path, data: bytes | None = None, where: tuple[Path, ResidentFile] | None = None
+) -> tuple[str, list[Finding]] | None:
     """``(text, findings)`` of a resident file, as the editor shows them (``memzoi check .zuno/RULES.md``, or
     ``data`` read from stdin with ``--stdin-filename``), or ``None`` when ``path`` is not a resident file of the
     project found from it or from the working directory. Without ``data`` the file is read, and :class:`OSError`
@@ -132,11 +170,21 @@ def check_file(path: Path, data: bytes | None = None,
     if data is None:
         data = path.read_bytes()
     why = foreign_encoding(data)
-    text = data[len(BOM):] if data.startswith(BOM) else data
+    text = data[len(BOM) :] if data.startswith(BOM) else data
     text = text.decode("utf-8", "replace")
-    extra = [] if why is None else [finding(
-        "invalid_encoding", f"{path}: {why}, so Zuno refuses to read it (Unreadable) and memzoi refuses every write "
-        "to it; re-save it as UTF-8 (with or without a byte order mark, any line endings)", 0, _first_line(text))]
+    extra = (
+        []
+        if why is None
+        else [
+            finding(
+                "invalid_encoding",
+                f"{path}: {why}, so Zuno refuses to read it (Unreadable) and memzoi refuses every write "
+                "to it; re-save it as UTF-8 (with or without a byte order mark, any line endings)",
+                0,
+                _first_line(text),
+            )
+        ]
+    )
     if why is not None and wide_encoding(data) is not None:
         return text, graded(extra, root)
     return text, graded(extra + findings(text, file, candidates_for(root, files=[file])), root)
@@ -166,26 +214,54 @@ def buffer_findings(text: str, file: ResidentFile, history: list[Candidate]) -> 
     why = foreign_encoding(data) if data else None
     if why is None:
         return out
-    return [finding("invalid_encoding", f"{file.path}: on disk, {why}, so Zuno refuses to read it (Unreadable) and "
-                    "memzoi refuses every write to it; save it as UTF-8 (with or without a byte order mark, any line "
-                    "endings)", 0, _first_line(text))] + out
+    return [
+        finding(
+            "invalid_encoding",
+            f"{file.path}: on disk, {why}, so Zuno refuses to read it (Unreadable) and "
+            "memzoi refuses every write to it; save it as UTF-8 (with or without a byte order mark, any line "
+            "endings)",
+            0,
+            _first_line(text),
+        )
+    ] + out
 
 
 def _drift(text: str, spans: list[EntrySpan], cap: int, top: int) -> list[Finding]:
     out = []
     mixed = mixed_endings(text)
     if mixed:
-        out.append(finding("resident_drift", f"the file mixes {mixed} line endings, so a write could "
-                           "not keep its other entries' bytes; writes make a .bak copy and are refused until it is "
-                           "re-saved with one line-ending style", 0, top))
+        out.append(
+            finding(
+                "resident_drift",
+                f"the file mixes {mixed} line endings, so a write could "
+                "not keep its other entries' bytes; writes make a .bak copy and are refused until it is "
+                "re-saved with one line-ending style",
+                0,
+                top,
+            )
+        )
     if not round_trips(text):
-        out.append(finding("resident_drift", "the file is not in the form memzoi writes (entries "
-                           "trimmed, joined by a line holding only §, no empty entries); writes make a .bak copy "
-                           "and are refused until it is", 0, top))
+        out.append(
+            finding(
+                "resident_drift",
+                "the file is not in the form memzoi writes (entries "
+                "trimmed, joined by a line holding only §, no empty entries); writes make a .bak copy "
+                "and are refused until it is",
+                0,
+                top,
+            )
+        )
     for s in spans:
         if len(s.text) > cap:
-            out.append(finding("resident_drift", f"this entry is too long: it has {len(s.text):,} characters, more "
-                               f"than the whole cap of {cap:,}; shorten or split it", s.start, s.end))
+            out.append(
+                finding(
+                    "resident_drift",
+                    f"this entry is too long: it has {len(s.text):,} characters, more "
+                    f"than the whole cap of {cap:,}; shorten or split it",
+                    s.start,
+                    s.end,
+                )
+            )
     return out
 
 

@@ -23,8 +23,12 @@ from ..text import RUST_WHITESPACE, rust_trim
 
 BOM = b"\xef\xbb\xbf"
 #: Byte order marks of the encodings Zuno cannot read, longest first (UTF-32 LE starts like UTF-16 LE).
-FOREIGN_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"), (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
-                (b"\xff\xfe", "UTF-16 (little-endian)"), (b"\xfe\xff", "UTF-16 (big-endian)"))
+FOREIGN_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"),
+    (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+    (b"\xff\xfe", "UTF-16 (little-endian)"),
+    (b"\xfe\xff", "UTF-16 (big-endian)"),
+)
 #: A file at least this share of whose bytes are NUL is taken for UTF-16/32 without a byte order mark (ASCII text
 #: in UTF-16 is half NUL bytes, in UTF-32 three quarters; UTF-8 text has none).
 NUL_SHARE = 0.2
@@ -108,8 +112,9 @@ def layout_of(text: str, bom: bool = False) -> Layout:
     if not core:
         return Layout(_style(text), bom, "", text, seen)
     start = len(text) - len(text.lstrip(RUST_WHITESPACE))
-    return Layout(_style(core) if line_endings(core) else _style(text), bom, text[:start], text[start + len(core):],
-                  seen)
+    return Layout(
+        _style(core) if line_endings(core) else _style(text), bom, text[:start], text[start + len(core) :], seen
+    )
 
 
 def _style(text: str) -> str:
@@ -150,9 +155,13 @@ def decode(data: bytes, path: Path) -> tuple[str, Layout]:
 
     why = foreign_encoding(data)
     if why is not None:
-        raise Refusal("unreadable", f"{path}: {why}; Zuno reads resident memory only as UTF-8, so memzoi neither "
-                      "reads nor writes the file and leaves it as it is: re-save it as UTF-8 (with or without a "
-                      "byte order mark, any line endings) and retry", str(path))
+        raise Refusal(
+            "unreadable",
+            f"{path}: {why}; Zuno reads resident memory only as UTF-8, so memzoi neither "
+            "reads nor writes the file and leaves it as it is: re-save it as UTF-8 (with or without a "
+            "byte order mark, any line endings) and retry",
+            str(path),
+        )
     bom = data.startswith(BOM)
-    text = data[len(BOM):].decode("utf-8") if bom else data.decode("utf-8")
+    text = data[len(BOM) :].decode("utf-8") if bom else data.decode("utf-8")
     return text, layout_of(text, bom)

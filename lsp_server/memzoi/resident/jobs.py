@@ -131,9 +131,14 @@ class Admission:
 
     def to_json(self) -> dict[str, Any]:
         """``{"state", "ordinal", "job", "count", "interval", "due"}`` (``due``: a job is running for it)."""
-        return {"state": self.state, "ordinal": self.ordinal, "count": self.count, "interval": self.interval,
-                "job": self.job.to_json() if self.job else None,
-                "due": bool(self.job and self.job.status == "running")}
+        return {
+            "state": self.state,
+            "ordinal": self.ordinal,
+            "count": self.count,
+            "interval": self.interval,
+            "job": self.job.to_json() if self.job else None,
+            "due": bool(self.job and self.job.status == "running"),
+        }
 
 
 def _job(row: sqlite3.Row | None) -> Job | None:
@@ -142,8 +147,9 @@ def _job(row: sqlite3.Row | None) -> Job | None:
 
 def session_count(conn: sqlite3.Connection, session_id: str) -> int:
     """The session's delivered (admitted) message count: its highest ordinal, 0 when none."""
-    row = conn.execute("SELECT MAX(ordinal) FROM memory_reflection_delivery WHERE session_id = ?",
-                       (session_id,)).fetchone()
+    row = conn.execute(
+        "SELECT MAX(ordinal) FROM memory_reflection_delivery WHERE session_id = ?", (session_id,)
+    ).fetchone()
     return row[0] or 0
 
 
@@ -157,9 +163,20 @@ def trigger_for(ordinal: int, interval: int, recovered: bool, negative: bool) ->
     return "periodic-recovery" if periodic and recovered else "periodic" if periodic else "recovery"
 
 
-def admit(conn: sqlite3.Connection, session_id: str, message_id: str, *, interval: int, owner: str,
-          recovered: bool = False, negative: bool = False, interrupted: bool = False, start: bool = True,
-          now: int | None = None, project_root: str | None = None) -> Admission:
+def admit(
+    conn: sqlite3.Connection,
+    session_id: str,
+    message_id: str,
+    *,
+    interval: int,
+    owner: str,
+    recovered: bool = False,
+    negative: bool = False,
+    interrupted: bool = False,
+    start: bool = True,
+    now: int | None = None,
+    project_root: str | None = None,
+) -> Admission:
     """Admit a delivered assistant message at most once and start its review job when one is due (Zuno
     ``admit_and_start``, one IMMEDIATE transaction). ``interval`` is ``nudge_interval`` (0: only recoveries
     trigger); ``start=False`` counts without starting a job (reflection disabled). An ``interrupted`` turn is not
@@ -169,24 +186,45 @@ def admit(conn: sqlite3.Connection, session_id: str, message_id: str, *, interva
     ts = now if now is not None else now_ms()
     with transaction(conn):
         count = session_count(conn, session_id)
-        row = conn.execute("SELECT ordinal FROM memory_reflection_delivery WHERE session_id = ? AND "
-                           "source_message_id = ?", (session_id, message_id)).fetchone()
+        row = conn.execute(
+            "SELECT ordinal FROM memory_reflection_delivery WHERE session_id = ? AND source_message_id = ?",
+            (session_id, message_id),
+        ).fetchone()
         if row is not None:
-            job = _job(conn.execute("SELECT * FROM memory_reflection_job WHERE session_id = ? AND "
-                                    "source_message_id = ?", (session_id, message_id)).fetchone())
+            job = _job(
+                conn.execute(
+                    "SELECT * FROM memory_reflection_job WHERE session_id = ? AND source_message_id = ?",
+                    (session_id, message_id),
+                ).fetchone()
+            )
             return Admission("already_recorded", row[0], job, count, interval)
         if interrupted:
             return Admission("not_counted", None, None, count, interval)
         ordinal = count + 1
-        conn.execute("INSERT INTO memory_reflection_delivery VALUES (?, ?, ?, ?, ?, ?)",
-                     (session_id, message_id, ordinal, int(recovered), int(negative), ts))
+        conn.execute(
+            "INSERT INTO memory_reflection_delivery VALUES (?, ?, ?, ?, ?, ?)",
+            (session_id, message_id, ordinal, int(recovered), int(negative), ts),
+        )
         trigger = trigger_for(ordinal, interval, recovered, negative)
         if trigger is None or not start:
             return Admission("not_scheduled", ordinal, None, ordinal, interval)
-        job = Job("reflection_" + uuid.uuid4().hex, session_id, message_id, trigger, "running", owner,
-                  ts + LEASE_MS, None, ts, ts, None, project_root)
-        conn.execute("INSERT INTO memory_reflection_job VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                     tuple(asdict(job).values()))
+        job = Job(
+            "reflection_" + uuid.uuid4().hex,
+            session_id,
+            message_id,
+            trigger,
+            "running",
+            owner,
+            ts + LEASE_MS,
+            None,
+            ts,
+            ts,
+            None,
+            project_root,
+        )
+        conn.execute(
+            "INSERT INTO memory_reflection_job VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", tuple(asdict(job).values())
+        )
         return Admission("started", ordinal, job, ordinal, interval)
 
 
@@ -198,7 +236,9 @@ def claim(conn: sqlite3.Connection, job_id: str, owner: str, now: int | None = N
         cur = conn.execute(
             "UPDATE memory_reflection_job SET owner_id = ?, lease_expires = ?, time_updated = ? WHERE id = ? AND "
             "status = 'running' AND lease_expires > ? AND NOT EXISTS (SELECT 1 FROM memory_reflection_event "
-            "WHERE job_id = ? AND type = ?)", (owner, ts + LEASE_MS, ts, job_id, ts, job_id, REQUEST))
+            "WHERE job_id = ? AND type = ?)",
+            (owner, ts + LEASE_MS, ts, job_id, ts, job_id, REQUEST),
+        )
         return cur.rowcount == 1
 
 
@@ -206,18 +246,22 @@ def record_request(conn: sqlite3.Connection, job: Job, owner: str, data: dict[st
     """Persist ``memory.reflection.request`` for ``job`` before anything is sent: only for its owner, while it
     runs, once. Returns whether it was recorded (``False``: the request must not be sent)."""
     with transaction(conn):
-        live = conn.execute("SELECT 1 FROM memory_reflection_job WHERE id = ? AND owner_id = ? AND status = "
-                            "'running'", (job.id, owner)).fetchone()
+        live = conn.execute(
+            "SELECT 1 FROM memory_reflection_job WHERE id = ? AND owner_id = ? AND status = 'running'", (job.id, owner)
+        ).fetchone()
         if live is None:
             return False
-        cur = conn.execute("INSERT OR IGNORE INTO memory_reflection_event (session_id, job_id, type, data, "
-                           "time_created) VALUES (?, ?, ?, ?, ?)",
-                           (job.session_id, job.id, REQUEST, json.dumps(data, ensure_ascii=False), now_ms()))
+        cur = conn.execute(
+            "INSERT OR IGNORE INTO memory_reflection_event (session_id, job_id, type, data, "
+            "time_created) VALUES (?, ?, ?, ?, ?)",
+            (job.session_id, job.id, REQUEST, json.dumps(data, ensure_ascii=False), now_ms()),
+        )
         return cur.rowcount == 1
 
 
-def settle(conn: sqlite3.Connection, job: Job, owner: str, status: str, outcome: dict[str, Any],
-           error: str | None = None) -> bool:
+def settle(
+    conn: sqlite3.Connection, job: Job, owner: str, status: str, outcome: dict[str, Any], error: str | None = None
+) -> bool:
     """Write ``memory.reflection.outcome`` and move the running job to terminal ``status`` in one transaction,
     once, by its owner (Zuno ``settle``). Returns whether it happened (``False``: settled before, or not the
     owner's any more; the outcome is then not written)."""
@@ -227,12 +271,16 @@ def settle(conn: sqlite3.Connection, job: Job, owner: str, status: str, outcome:
     with transaction(conn):
         cur = conn.execute(
             "UPDATE memory_reflection_job SET status = ?, error = ?, time_updated = ?, time_completed = ? "
-            "WHERE id = ? AND owner_id = ? AND status = 'running'", (status, error, ts, ts, job.id, owner))
+            "WHERE id = ? AND owner_id = ? AND status = 'running'",
+            (status, error, ts, ts, job.id, owner),
+        )
         if cur.rowcount != 1:
             return False
-        conn.execute("INSERT OR IGNORE INTO memory_reflection_event (session_id, job_id, type, data, time_created) "
-                     "VALUES (?, ?, ?, ?, ?)",
-                     (job.session_id, job.id, OUTCOME, json.dumps(outcome, ensure_ascii=False), ts))
+        conn.execute(
+            "INSERT OR IGNORE INTO memory_reflection_event (session_id, job_id, type, data, time_created) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (job.session_id, job.id, OUTCOME, json.dumps(outcome, ensure_ascii=False), ts),
+        )
         return True
 
 
@@ -241,10 +289,19 @@ def reconcile_expired(conn: sqlite3.Connection, now: int | None = None) -> list[
     :data:`EXPIRED` (Zuno ``reconcile_expired``); never re-sent. Returns their ids."""
     ts = now if now is not None else now_ms()
     with transaction(conn):
-        ids = [r[0] for r in conn.execute("SELECT id FROM memory_reflection_job WHERE status = 'running' AND "
-                                          "lease_expires <= ? ORDER BY time_created, id", (ts,))]
-        conn.execute("UPDATE memory_reflection_job SET status = 'uncertain', error = ?, time_updated = ?, "
-                     "time_completed = ? WHERE status = 'running' AND lease_expires <= ?", (EXPIRED, ts, ts, ts))
+        ids = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM memory_reflection_job WHERE status = 'running' AND "
+                "lease_expires <= ? ORDER BY time_created, id",
+                (ts,),
+            )
+        ]
+        conn.execute(
+            "UPDATE memory_reflection_job SET status = 'uncertain', error = ?, time_updated = ?, "
+            "time_completed = ? WHERE status = 'running' AND lease_expires <= ?",
+            (EXPIRED, ts, ts, ts),
+        )
     return ids
 
 
@@ -252,16 +309,21 @@ def get_job(conn: sqlite3.Connection, job_id: str) -> Job | None:
     """The job ``job_id`` (a unique prefix is accepted), or ``None``."""
     row = conn.execute("SELECT * FROM memory_reflection_job WHERE id = ?", (job_id,)).fetchone()
     if row is None and job_id:
-        rows = conn.execute("SELECT * FROM memory_reflection_job WHERE substr(id, 1, ?) = ? LIMIT 2",
-                            (len(job_id), job_id)).fetchall()
+        rows = conn.execute(
+            "SELECT * FROM memory_reflection_job WHERE substr(id, 1, ?) = ? LIMIT 2", (len(job_id), job_id)
+        ).fetchall()
         row = rows[0] if len(rows) == 1 else None
     return _job(row)
 
 
 def job_for(conn: sqlite3.Connection, session_id: str, message_id: str) -> Job | None:
     """The job of one admitted message, or ``None``."""
-    return _job(conn.execute("SELECT * FROM memory_reflection_job WHERE session_id = ? AND source_message_id = ?",
-                             (session_id, message_id)).fetchone())
+    return _job(
+        conn.execute(
+            "SELECT * FROM memory_reflection_job WHERE session_id = ? AND source_message_id = ?",
+            (session_id, message_id),
+        ).fetchone()
+    )
 
 
 def list_jobs(conn: sqlite3.Connection, session_id: str | None = None, project_root: str | None = None) -> list[Job]:
@@ -282,6 +344,7 @@ def events(conn: sqlite3.Connection, job_id: str) -> dict[str, dict[str, Any]]:
 
 def requests_sent(conn: sqlite3.Connection, job_id: str) -> int:
     """How many requests were recorded for a job (0 or 1 by construction)."""
-    row = conn.execute("SELECT COUNT(*) FROM memory_reflection_event WHERE job_id = ? AND type = ?",
-                       (job_id, REQUEST)).fetchone()
+    row = conn.execute(
+        "SELECT COUNT(*) FROM memory_reflection_event WHERE job_id = ? AND type = ?", (job_id, REQUEST)
+    ).fetchone()
     return int(row[0])

@@ -62,8 +62,11 @@ def refuse_unencodable(**values: str | None) -> None:
     encode it."""
     for name, value in values.items():
         if value is not None and not encodable(value):
-            raise Refusal("invalid_encoding", f"`{name}` holds a lone surrogate (U+D800–U+DFFF, no Unicode "
-                          "character), which cannot be written as UTF-8; remove it or write the character it stands for")
+            raise Refusal(
+                "invalid_encoding",
+                f"`{name}` holds a lone surrogate (U+D800–U+DFFF, no Unicode "
+                "character), which cannot be written as UTF-8; remove it or write the character it stands for",
+            )
 
 
 def _refuse_delimiter_lines(action: str, content: str) -> None:
@@ -72,10 +75,13 @@ def _refuse_delimiter_lines(action: str, content: str) -> None:
     delimiter = DELIMITER.strip("\n")
     for number, line in enumerate(content.split("\n"), 1):
         if line == delimiter:
-            raise Refusal("malformed_operation", f"{action}: line {number} of the content holds only §, which is the "
-                          "delimiter between resident entries (a line holding only § separates entries), so the "
-                          "entry would not read back as written; keep § inside a line (e.g. `see § 4`) or remove "
-                          "that line")
+            raise Refusal(
+                "malformed_operation",
+                f"{action}: line {number} of the content holds only §, which is the "
+                "delimiter between resident entries (a line holding only § separates entries), so the "
+                "entry would not read back as written; keep § inside a line (e.g. `see § 4`) or remove "
+                "that line",
+            )
 
 
 def preview(entry: str) -> str:
@@ -124,8 +130,11 @@ def project(entries: list[str], op: Operation) -> list[str]:
             del out[index]
     if parse(serialize(out)) != out:
         # Zuno refuses content that would not read back as written (its RoundTrip signal, before any write)
-        raise Refusal("malformed_operation", "the content would not read back as one entry: a line holding only "
-                      "§ separates entries; write § inside a line instead")
+        raise Refusal(
+            "malformed_operation",
+            "the content would not read back as one entry: a line holding only "
+            "§ separates entries; write § inside a line instead",
+        )
     return out
 
 

@@ -23,8 +23,16 @@ from .scope import project_config, resident_files
 from .views import scope_views
 
 #: Zuno's ``/memory`` status glyphs (memory.rs @227e5fb).
-GLYPHS = {"pending": "○", "applying": "…", "undoing": "…", "applied": "✓", "rejected": "×", "undone": "↶",
-          "failed": "!", "uncertain": "?"}
+GLYPHS = {
+    "pending": "○",
+    "applying": "…",
+    "undoing": "…",
+    "applied": "✓",
+    "rejected": "×",
+    "undone": "↶",
+    "failed": "!",
+    "uncertain": "?",
+}
 
 
 def screen(value: Any) -> Any:
@@ -44,24 +52,48 @@ def candidate_projection(c: Candidate, job_ids: dict[tuple[str, str], str]) -> d
     """One candidate as every client shows it (Zuno's details: id, scope, action, status, confidence, source,
     reason, content, locator, session, message, diagnostic), with ``original_content`` when edited, the
     ``job`` that proposed it (a reflection candidate's review job id, else ``None``) and the status glyph."""
-    return {"id": c.id, "scope": c.scope, "path": c.target_path, "action": c.action, "status": c.status,
-            "glyph": GLYPHS.get(c.status, " "), "confidence": c.confidence / 10_000, "source": c.source,
-            "reason": c.reason, "content": c.content, "locator": c.old_text,
-            "original_content": c.original_content, "session": c.source_session_id,
-            "message": c.source_message_id, "diagnostic": c.error, "proposed_by": c.actor,
-            "decided_by": c.decided_by, "time_created": c.time_created, "time_updated": c.time_updated,
-            "job": job_ids.get((c.source_session_id or "", c.source_message_id or ""))
-            if c.source == "reflection" else None}
+    return {
+        "id": c.id,
+        "scope": c.scope,
+        "path": c.target_path,
+        "action": c.action,
+        "status": c.status,
+        "glyph": GLYPHS.get(c.status, " "),
+        "confidence": c.confidence / 10_000,
+        "source": c.source,
+        "reason": c.reason,
+        "content": c.content,
+        "locator": c.old_text,
+        "original_content": c.original_content,
+        "session": c.source_session_id,
+        "message": c.source_message_id,
+        "diagnostic": c.error,
+        "proposed_by": c.actor,
+        "decided_by": c.decided_by,
+        "time_created": c.time_created,
+        "time_updated": c.time_updated,
+        "job": job_ids.get((c.source_session_id or "", c.source_message_id or ""))
+        if c.source == "reflection"
+        else None,
+    }
 
 
 def job_projection(job: jobs.Job, records: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """One reflection job: its row, the outcome's ``status``/``error``/``candidates`` (``None`` while none is
     recorded) and whether its request was recorded."""
     outcome = records.get("outcome")
-    return {**job.to_json(), "request_recorded": "request" in records,
-            "outcome": None if outcome is None else {"status": outcome.get("status"), "kind": outcome.get("kind"),
-                                                     "error": outcome.get("error"),
-                                                     "candidates": outcome.get("candidates", [])}}
+    return {
+        **job.to_json(),
+        "request_recorded": "request" in records,
+        "outcome": None
+        if outcome is None
+        else {
+            "status": outcome.get("status"),
+            "kind": outcome.get("kind"),
+            "error": outcome.get("error"),
+            "candidates": outcome.get("candidates", []),
+        },
+    }
 
 
 def _jobs(conn: sqlite3.Connection, root: Path) -> list[dict[str, Any]]:
@@ -94,13 +126,18 @@ def work_state(project_root: str | Path, config: MemzoiConfig | None = None) -> 
             cands = db.list_for_paths(conn, [str(f.path) for f in resident_files(root, config)])
             job_rows = _jobs(conn, root)
             known = {(j["session_id"], j["source_message_id"]): j["id"] for j in job_rows}
-            for (sid, mid, jid) in conn.execute("SELECT session_id, source_message_id, id FROM memory_reflection_job"):
+            for sid, mid, jid in conn.execute("SELECT session_id, source_message_id, id FROM memory_reflection_job"):
                 known.setdefault((sid, mid), jid)
     else:
         known = {}
-    state: dict[str, Any] = screen({"memory_entries": entries, "files": files,
-                                    "memory_candidates": [candidate_projection(c, known) for c in cands],
-                                    "reflection_jobs": job_rows})
+    state: dict[str, Any] = screen(
+        {
+            "memory_entries": entries,
+            "files": files,
+            "memory_candidates": [candidate_projection(c, known) for c in cands],
+            "reflection_jobs": job_rows,
+        }
+    )
     return state
 
 
@@ -116,11 +153,20 @@ def job_detail(job_id: str) -> dict[str, Any]:
         if job is None:
             raise Refusal("job_not_found", f"no reflection job {job_id}; see `memzoi resident jobs`")
         records = jobs.events(conn, job.id)
-        rows = conn.execute("SELECT id FROM memory_candidate WHERE source = 'reflection' AND source_session_id = ? "
-                            "AND source_message_id = ? ORDER BY time_created", (job.session_id, job.source_message_id))
+        rows = conn.execute(
+            "SELECT id FROM memory_candidate WHERE source = 'reflection' AND source_session_id = ? "
+            "AND source_message_id = ? ORDER BY time_created",
+            (job.session_id, job.source_message_id),
+        )
         cands = [r[0] for r in rows]
-    detail: dict[str, Any] = screen({"job": job.to_json(), "request": records.get("request"),
-                                     "outcome": records.get("outcome"), "candidates": cands})
+    detail: dict[str, Any] = screen(
+        {
+            "job": job.to_json(),
+            "request": records.get("request"),
+            "outcome": records.get("outcome"),
+            "candidates": cands,
+        }
+    )
     return detail
 
 
@@ -136,13 +182,18 @@ def reconcile_jobs(now: int | None = None) -> list[str]:
 def job_text(detail: dict[str, Any]) -> str:
     """A readable rendering of :func:`job_detail` (the CLI's and the editor's "open request and outcome")."""
     job = detail["job"]
-    lines = [f"reflection job {job['id']}: {job['status']} ({job['trigger']})",
-             f"  session {job['session_id']}, message {job['source_message_id']}"]
+    lines = [
+        f"reflection job {job['id']}: {job['status']} ({job['trigger']})",
+        f"  session {job['session_id']}, message {job['source_message_id']}",
+    ]
     if job.get("error"):
         lines.append(f"  diagnostic: {job['error']}")
     if detail["candidates"]:
         lines.append("  candidates: " + ", ".join(detail["candidates"]))
     for name in ("request", "outcome"):
-        lines += ["", f"## {name}", json.dumps(detail[name], ensure_ascii=False, indent=2)
-                  if detail[name] is not None else "(not recorded)"]
+        lines += [
+            "",
+            f"## {name}",
+            json.dumps(detail[name], ensure_ascii=False, indent=2) if detail[name] is not None else "(not recorded)",
+        ]
     return "\n".join(lines)

@@ -65,11 +65,15 @@ def _from_json(data: Any) -> Completion:
     try:
         choice = data["choices"][0]
         message = choice["message"]
-        calls = [ToolCall(_text(c.get("id")) or None, _text(c["function"]["name"]), _text(c["function"].get("arguments")))
-                 for c in message.get("tool_calls") or []]
+        calls = [
+            ToolCall(_text(c.get("id")) or None, _text(c["function"]["name"]), _text(c["function"].get("arguments")))
+            for c in message.get("tool_calls") or []
+        ]
         return Completion(_text(message.get("content")), calls, False, choice.get("finish_reason"))
     except (KeyError, IndexError, TypeError, AttributeError):
-        raise ProviderError("malformed", "the endpoint's answer is not a chat completion (no choices[0].message)") from None
+        raise ProviderError(
+            "malformed", "the endpoint's answer is not a chat completion (no choices[0].message)"
+        ) from None
 
 
 def accumulate(lines: Iterable[str]) -> Completion:
@@ -98,13 +102,15 @@ def accumulate(lines: Iterable[str]) -> Completion:
                 slot["name"] += _text(fn.get("name"))
                 slot["arguments"] += _text(fn.get("arguments"))
         except (ValueError, AttributeError, TypeError, IndexError):
-            raise ProviderError("malformed", "a streamed chunk of the endpoint's answer is not a chat-completion "
-                                "chunk") from None
+            raise ProviderError(
+                "malformed", "a streamed chunk of the endpoint's answer is not a chat-completion chunk"
+            ) from None
         if choice.get("finish_reason"):
             out.finish_reason = str(choice["finish_reason"])
     if not done and out.finish_reason is None:
-        raise ProviderError("truncated", "the endpoint's stream ended before the message ended (no finish_reason, "
-                            "no [DONE])")
+        raise ProviderError(
+            "truncated", "the endpoint's stream ended before the message ended (no finish_reason, no [DONE])"
+        )
     out.tool_calls = [ToolCall(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())]
     return out
 

@@ -69,15 +69,16 @@ def uncertain_reason(cand: db.Candidate) -> str:
     if note.startswith("recovery candidate"):
         return "had its recovery undone"
     if cand.undone_by is not None:
-        return ("had its undo refused because the file changed outside review since it was applied (nothing was "
-                "written)")
+        return "had its undo refused because the file changed outside review since it was applied (nothing was written)"
     return "had its write refused because the file changed outside review (nothing was written)"
 
 
 def recovery_hint(candidate_id: str) -> str:
     """What to run to settle an uncertain candidate."""
-    return (f"the file matches neither snapshot: its content is kept; choose a recovery with `memzoi resident "
-            f"reconcile --recover {candidate_id} restore-before|complete-after|accept`")
+    return (
+        f"the file matches neither snapshot: its content is kept; choose a recovery with `memzoi resident "
+        f"reconcile --recover {candidate_id} restore-before|complete-after|accept`"
+    )
 
 
 def remove_temps(path: Path, before: list[str], after: list[str], recorded: Layout | None = None) -> None:

@@ -28,8 +28,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..ledger import Refusal
 from .scope import user_config_path
 
-DISABLED = ("memory reflection disabled: configure `small_model` and `endpoint` under [reflection] in {path} "
-            "(the user's configuration; no fallback model is used)")
+DISABLED = (
+    "memory reflection disabled: configure `small_model` and `endpoint` under [reflection] in {path} "
+    "(the user's configuration; no fallback model is used)"
+)
 
 
 class ReflectionSection(BaseModel):
@@ -39,8 +41,9 @@ class ReflectionSection(BaseModel):
 
     small_model: str | None = Field(None, pattern=r"^[^/\s]+/\S+$", description="provider/model")
     endpoint: str | None = Field(None, pattern=r"^https?://\S+$", description="OpenAI-compatible base URL")
-    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
-                                    description="name of the environment variable holding the API key")
+    api_key_env: str | None = Field(
+        None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="name of the environment variable holding the API key"
+    )
     timeout_s: float = Field(60.0, gt=0, le=3600, description="seconds one request may take")
     nudge_interval: int = Field(10, ge=0, le=1_000_000, description="review every N delivered messages")
 
@@ -73,8 +76,11 @@ def reflection_settings() -> ReflectionSettings:
     except FileNotFoundError:
         raw = {}
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-        raise Refusal("invalid_config", f"{path}: cannot read the user's configuration ({type(err).__name__}); fix "
-                      "or remove it (reflection is not configured from anywhere else)") from None
+        raise Refusal(
+            "invalid_config",
+            f"{path}: cannot read the user's configuration ({type(err).__name__}); fix "
+            "or remove it (reflection is not configured from anywhere else)",
+        ) from None
     section = raw.get("reflection", {})
     try:
         if not isinstance(section, dict):
@@ -83,7 +89,8 @@ def reflection_settings() -> ReflectionSettings:
     except (ValidationError, ValueError) as err:
         problems = err.errors(include_url=False, include_input=False) if isinstance(err, ValidationError) else []
         what = "; ".join(f"`reflection.{'.'.join(str(x) for x in e['loc'])}`: {e['msg']}" for e in problems) or str(err)
-        raise Refusal("invalid_config", f"{path}: {what}; fix it (reflection runs only as the user configured "
-                      "it)") from None
+        raise Refusal(
+            "invalid_config", f"{path}: {what}; fix it (reflection runs only as the user configured it)"
+        ) from None
     disabled = None if model.small_model and model.endpoint else DISABLED.format(path=path)
     return ReflectionSettings(model, disabled)

@@ -65,9 +65,12 @@ def project_config(project_root: Path, sections: Sequence[str] = ("resident",)) 
         named = sorted({p.loc[0] for p in mine if p.loc})
         what = "; ".join(f"{where}: {p.detail or p.message}" for p in mine)
         sections_named = " and ".join(f"[{n}]" for n in named) or "the configuration"
-        raise Refusal("invalid_config", f"{what}; resident-memory changes are refused until {sections_named} "
-                      "is fixed (memzoi never guesses where the files are or whether to apply): run "
-                      "`memzoi check .memzoi/config.toml`")
+        raise Refusal(
+            "invalid_config",
+            f"{what}; resident-memory changes are refused until {sections_named} "
+            "is fixed (memzoi never guesses where the files are or whether to apply): run "
+            "`memzoi check .memzoi/config.toml`",
+        )
     return loaded.config
 
 
@@ -87,8 +90,11 @@ def user_resident() -> ResidentSection:
     except FileNotFoundError:
         return ResidentSection()
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-        raise Refusal("invalid_config", f"{path}: cannot read the user's configuration ({type(err).__name__}); "
-                      "fix or remove it (the global resident file is not guessed)") from None
+        raise Refusal(
+            "invalid_config",
+            f"{path}: cannot read the user's configuration ({type(err).__name__}); "
+            "fix or remove it (the global resident file is not guessed)",
+        ) from None
     section = raw.get("resident", {})
     try:
         if not isinstance(section, dict):
@@ -111,8 +117,9 @@ def resident_file(project_root: Path, scope: str, config: MemzoiConfig | None = 
     config = config or project_config(project_root)
     section = config.resident
     if scope == "project":
-        return ResidentFile("project", project_root / Path(section.project_path), section.project_char_limit,
-                            config.accepted)
+        return ResidentFile(
+            "project", project_root / Path(section.project_path), section.project_char_limit, config.accepted
+        )
     user = user_resident()  # never the project's: a repository cannot steer the user's private file
     path = Path(os.path.expanduser(user.global_path)) if user.global_path else default_global_path()
     return ResidentFile("global", path.absolute(), user.global_char_limit, config.accepted)

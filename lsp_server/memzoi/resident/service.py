@@ -85,8 +85,10 @@ def _owned(root: Path, cand: Candidate, config: MemzoiConfig | None) -> Resident
     project's file of its scope (Zuno ``ensure_owned_path``)."""
     file = resident_file(root, cand.scope, config)
     if cand.target_path != str(file.path):
-        raise Refusal("foreign_candidate", f"candidate {cand.id} belongs to {cand.target_path}, not {file.path}; "
-                      "run the command from that project")
+        raise Refusal(
+            "foreign_candidate",
+            f"candidate {cand.id} belongs to {cand.target_path}, not {file.path}; run the command from that project",
+        )
     return file
 
 
@@ -102,8 +104,9 @@ def _find(candidate_id: str) -> Candidate:
         return _load(conn, candidate_id)
 
 
-def _write(conn: sqlite3.Connection, store: ResidentStore, cand: Candidate, source: list[str], target: list[str],
-           phase: str) -> str:
+def _write(
+    conn: sqlite3.Connection, store: ResidentStore, cand: Candidate, source: list[str], target: list[str], phase: str
+) -> str:
     """Replace ``source`` by ``target`` (the row is already ``applying``/``undoing``) and record the outcome;
     a failed write is classified from the file, recorded, and raised unless the file holds ``target``."""
     done = "applied" if phase == "apply" else "undone"
@@ -134,8 +137,11 @@ def _keep_hand_edits(conn: sqlite3.Connection, store: ResidentStore, target: lis
     """Copy the file's bytes to a ``.bak.<unix-seconds>`` file before a write to ``target`` when the file carries
     a hand edit no reviewed write has seen (:func:`.views.hand_edited`): bytes no review saw are then never only in
     the file a write replaces. A no-op write (``target`` equals the entries) copies nothing."""
-    if store.exists and target != store.entries and hand_edited(store.entries, db.list_for_paths(
-            conn, [str(store.file.path)])):
+    if (
+        store.exists
+        and target != store.entries
+        and hand_edited(store.entries, db.list_for_paths(conn, [str(store.file.path)]))
+    ):
         store.keep_copy()
 
 
@@ -145,14 +151,17 @@ def _recorded_layout(conn: sqlite3.Connection, file: ResidentFile) -> Layout | N
     return None if last is None else Layout.from_json(last[0].layout)
 
 
-def _apply_locked(conn: sqlite3.Connection, root: Path, cand: Candidate, actor: str,
-                  config: MemzoiConfig | None) -> Candidate:
+def _apply_locked(
+    conn: sqlite3.Connection, root: Path, cand: Candidate, actor: str, config: MemzoiConfig | None
+) -> Candidate:
     file = _owned(root, cand, config)
     if cand.action == "recover":
         raise Refusal("not_applicable", f"{cand.id} is a recovery; choose a recovery for {cand.recovers} instead")
     if cand.status not in db.OPEN:
-        raise Refusal("not_applicable", f"candidate {cand.id} is {cand.status}; only a pending or failed candidate "
-                      "can be approved")
+        raise Refusal(
+            "not_applicable",
+            f"candidate {cand.id} is {cand.status}; only a pending or failed candidate can be approved",
+        )
     with write_lock(file.path):  # before the file is read: Zuno's writers must not change it until it is recorded
         store = ResidentStore(file)
         try:
@@ -182,21 +191,34 @@ def preview_apply(project_root: str | Path, candidate_id: str, *, config: Memzoi
     cand = _find(candidate_id)
     file = _owned(root, cand, config)
     if cand.action == "recover" or cand.status not in db.OPEN:
-        raise Refusal("not_applicable", f"candidate {cand.id} is {cand.status}; only a pending or failed candidate "
-                      "can be approved")
+        raise Refusal(
+            "not_applicable",
+            f"candidate {cand.id} is {cand.status}; only a pending or failed candidate can be approved",
+        )
     store = ResidentStore(file)
     after = project_entries(store.entries, _operation(cand))
     refuse_threats(after, file.accepted)
     check_cap(file.scope, after, file.cap, store.entries)
-    return {"operation": "approve", "summary": f"approve {cand.action} candidate {cand.id} in {file.scope} memory",
-            "reason": cand.reason, "candidateId": cand.id,
-            "files": [{"path": str(file.path), "before": scrub(store.text) if store.exists else None,
-                       "after": scrub(serialize(after))}]}
+    return {
+        "operation": "approve",
+        "summary": f"approve {cand.action} candidate {cand.id} in {file.scope} memory",
+        "reason": cand.reason,
+        "candidateId": cand.id,
+        "files": [
+            {
+                "path": str(file.path),
+                "before": scrub(store.text) if store.exists else None,
+                "after": scrub(serialize(after)),
+            }
+        ],
+    }
 
 
 #: Why an agent's global-scope candidate waits although ``[promotion]`` would apply it (see :func:`_promotable`).
-GLOBAL_HELD = ("an agent's candidate for the global file always waits for a human: [promotion] in the repository's "
-               ".memzoi/config.toml cannot write the memory every other checkout reads")
+GLOBAL_HELD = (
+    "an agent's candidate for the global file always waits for a human: [promotion] in the repository's "
+    ".memzoi/config.toml cannot write the memory every other checkout reads"
+)
 
 
 def _promotable(cand: Candidate) -> bool:
@@ -211,10 +233,21 @@ def _promotable(cand: Candidate) -> bool:
     return cand.scope == "project" or cand.source == "user"
 
 
-def propose(project_root: str | Path, *, scope: str, action: str, content: str | None = None,
-            old_text: str | None = None, reason: str, confidence: float, source: str = "user",
-            session_id: str | None = None, message_id: str | None = None, actor: str,
-            config: MemzoiConfig | None = None) -> Proposed:
+def propose(
+    project_root: str | Path,
+    *,
+    scope: str,
+    action: str,
+    content: str | None = None,
+    old_text: str | None = None,
+    reason: str,
+    confidence: float,
+    source: str = "user",
+    session_id: str | None = None,
+    message_id: str | None = None,
+    actor: str,
+    config: MemzoiConfig | None = None,
+) -> Proposed:
     """Validate and record a candidate, then apply it when the promotion policy says so (Zuno ``propose``; an
     agent's global-scope candidate always waits for a human, see :func:`_promotable`).
 
@@ -250,9 +283,21 @@ def propose(project_root: str | Path, *, scope: str, action: str, content: str |
             return Proposed(same, False, False)
         now = db.now_ms()
         cand = Candidate(
-            id=db.new_id(), scope=scope, target_path=str(file.path), action=op.action, content=op.content,
-            old_text=op.old_text, reason=why, confidence=bp, source=source, source_session_id=session_id,
-            source_message_id=message_id, actor=actor, status="pending", time_created=now, time_updated=now,
+            id=db.new_id(),
+            scope=scope,
+            target_path=str(file.path),
+            action=op.action,
+            content=op.content,
+            old_text=op.old_text,
+            reason=why,
+            confidence=bp,
+            source=source,
+            source_session_id=session_id,
+            source_message_id=message_id,
+            actor=actor,
+            status="pending",
+            time_created=now,
+            time_updated=now,
             fingerprint=fingerprint(scope, op.action, op.content, op.old_text) if source == "reflection" else None,
         )
         cand, inserted = db.insert(conn, cand)
@@ -290,7 +335,9 @@ def undo(project_root: str | Path, candidate_id: str, *, actor: str, config: Mem
     with _session(file) as conn:
         cand = _load(conn, cand.id)
         if cand.status != "applied" or cand.before is None or cand.after is None:
-            raise Refusal("not_undoable", f"candidate {cand.id} is {cand.status}; only an applied candidate can be undone")
+            raise Refusal(
+                "not_undoable", f"candidate {cand.id} is {cand.status}; only an applied candidate can be undone"
+            )
         with write_lock(file.path):
             store = ResidentStore(file)  # an unreadable file refuses here, before anything is recorded
             _keep_hand_edits(conn, store, cand.before)
@@ -303,8 +350,9 @@ def undo(project_root: str | Path, candidate_id: str, *, actor: str, config: Mem
         return _load(conn, cand.id)
 
 
-def reject(project_root: str | Path, candidate_id: str, *, actor: str, reason: str,
-           config: MemzoiConfig | None = None) -> Candidate:
+def reject(
+    project_root: str | Path, candidate_id: str, *, actor: str, reason: str, config: MemzoiConfig | None = None
+) -> Candidate:
     """Reject a ``pending``/``failed`` candidate with a reason (nothing is written to the resident file).
 
     Like every decision it is refused (``foreign_candidate``) for a candidate of another project's file (Zuno
@@ -319,13 +367,22 @@ def reject(project_root: str | Path, candidate_id: str, *, actor: str, reason: s
     with _session(_owned(root, cand, config)) as conn:
         cand = _load(conn, cand.id)
         if not db.reject(conn, cand.id, actor, why):
-            raise Refusal("not_rejectable", f"candidate {cand.id} is {cand.status}; only a pending or failed "
-                          "candidate can be rejected")
+            raise Refusal(
+                "not_rejectable",
+                f"candidate {cand.id} is {cand.status}; only a pending or failed candidate can be rejected",
+            )
         return _load(conn, cand.id)
 
 
-def recover(project_root: str | Path, candidate_id: str, mode: str, *, actor: str, reason: str | None = None,
-            config: MemzoiConfig | None = None) -> Candidate:
+def recover(
+    project_root: str | Path,
+    candidate_id: str,
+    mode: str,
+    *,
+    actor: str,
+    reason: str | None = None,
+    config: MemzoiConfig | None = None,
+) -> Candidate:
     """Settle an ``uncertain`` candidate explicitly, as a new ``recover`` candidate applied at once.
 
     ``restore-before`` writes the candidate's before entries (it becomes ``failed``, or ``undone`` when an undo
@@ -340,7 +397,9 @@ def recover(project_root: str | Path, candidate_id: str, mode: str, *, actor: st
     with _session(file) as conn:
         cand = _load(conn, cand.id)
         if cand.status != "uncertain":
-            raise Refusal("not_uncertain", f"candidate {cand.id} is {cand.status}; only uncertain candidates need recovery")
+            raise Refusal(
+                "not_uncertain", f"candidate {cand.id} is {cand.status}; only uncertain candidates need recovery"
+            )
         with write_lock(file.path):
             store = ResidentStore(file)
             store.check_drift()
@@ -352,10 +411,25 @@ def recover(project_root: str | Path, candidate_id: str, mode: str, *, actor: st
             store.layout = store.layout.fill(Layout.from_json(cand.layout) or _recorded_layout(conn, file))
             now = db.now_ms()
             rec = Candidate(
-                id=db.new_id(), scope=cand.scope, target_path=cand.target_path, action="recover", content=None,
-                old_text=None, reason=rust_trim(reason or "") or f"{mode} for uncertain candidate {cand.id}",
-                confidence=10_000, source="user", source_session_id=None, source_message_id=None, fingerprint=None,
-                actor=actor, status="pending", time_created=now, time_updated=now, recovers=cand.id, recovery_mode=mode)
+                id=db.new_id(),
+                scope=cand.scope,
+                target_path=cand.target_path,
+                action="recover",
+                content=None,
+                old_text=None,
+                reason=rust_trim(reason or "") or f"{mode} for uncertain candidate {cand.id}",
+                confidence=10_000,
+                source="user",
+                source_session_id=None,
+                source_message_id=None,
+                fingerprint=None,
+                actor=actor,
+                status="pending",
+                time_created=now,
+                time_updated=now,
+                recovers=cand.id,
+                recovery_mode=mode,
+            )
             db.insert(conn, rec)
             if not db.begin_apply(conn, rec.id, store.entries, target, actor, store.layout.to_json()):
                 raise Refusal("not_applicable", f"recovery candidate {rec.id} could not start; retry")

@@ -108,11 +108,16 @@ def write_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
             _hidden[companion.parent] = exclude(companion.parent, "*" + WRITE_LOCK_SUFFIX)
         held.enter_context(path_lock(companion, timeout=WRITE_LOCK_TIMEOUT if timeout is None else timeout))
     except LockBusy as err:
-        raise Refusal("lock_busy", f"{path}: {err} (Zuno or another memzoi process is writing the file)",
-                      str(path)) from err
+        raise Refusal(
+            "lock_busy", f"{path}: {err} (Zuno or another memzoi process is writing the file)", str(path)
+        ) from err
     except OSError as err:
-        raise Refusal("unsafe_path", f"{companion}: cannot take the writer lock ({err.strerror or err}); it must be "
-                      "a regular file beside the resident file", str(path)) from err
+        raise Refusal(
+            "unsafe_path",
+            f"{companion}: cannot take the writer lock ({err.strerror or err}); it must be "
+            "a regular file beside the resident file",
+            str(path),
+        ) from err
     with held:
         yield
 
@@ -128,14 +133,22 @@ def read_raw(path: Path) -> tuple[Stamp, bytes | None, int | None]:
     except FileNotFoundError:
         st = None
     except OSError as err:
-        raise Refusal("unreadable", f"{path}: cannot read ({err.strerror or err}); check permissions", str(path)) from err
+        raise Refusal(
+            "unreadable", f"{path}: cannot read ({err.strerror or err}); check permissions", str(path)
+        ) from err
     try:
         data = read_state(path)
     except UnsafeWriteError as err:
-        raise Refusal("unsafe_path", f"{err}; memzoi never reads or writes resident memory through a symlink: "
-                      "point `[resident]` in .memzoi/config.toml at the real file", str(path)) from err
+        raise Refusal(
+            "unsafe_path",
+            f"{err}; memzoi never reads or writes resident memory through a symlink: "
+            "point `[resident]` in .memzoi/config.toml at the real file",
+            str(path),
+        ) from err
     except OSError as err:
-        raise Refusal("unreadable", f"{path}: cannot read ({err.strerror or err}); check permissions", str(path)) from err
+        raise Refusal(
+            "unreadable", f"{path}: cannot read ({err.strerror or err}); check permissions", str(path)
+        ) from err
     if data is None:
         return None, None, None
     assert st is not None
@@ -159,11 +172,15 @@ def structural_drift(text: str, cap: int) -> str | None:
     the other entries' bytes."""
     mixed = mixed_endings(text)
     if mixed:
-        return (f"the file mixes {mixed} line endings, so a write could not keep its other entries' "
-                "bytes; re-save it with one line-ending style")
+        return (
+            f"the file mixes {mixed} line endings, so a write could not keep its other entries' "
+            "bytes; re-save it with one line-ending style"
+        )
     if not round_trips(text):
-        return ("the file is not in the form memzoi writes (entries trimmed, joined by a line holding "
-                "only §, no empty entries)")
+        return (
+            "the file is not in the form memzoi writes (entries trimmed, joined by a line holding "
+            "only §, no empty entries)"
+        )
     for i, entry in enumerate(parse(text)):
         if len(entry) > cap:
             return f"entry {i + 1} is too long: it has {len(entry):,} characters, more than the whole cap of {cap:,}"
@@ -210,8 +227,11 @@ class ResidentStore:
         text = decode(data, self.file.path)[0] if data is not None else None
         reason = structural_drift(text, self.file.cap) if text is not None else None
         if reason is None and stamp != self.stamp:
-            reason = ("the file appeared after memzoi read it" if self.stamp is None else
-                      "the file changed (modification time or size) after memzoi read it")
+            reason = (
+                "the file appeared after memzoi read it"
+                if self.stamp is None
+                else "the file changed (modification time or size) after memzoi read it"
+            )
         if reason is None:
             return
         saved = backup(self.file.path, data, mode) if data is not None else None
@@ -239,8 +259,9 @@ class ResidentStore:
             return None
         return backup(self.file.path, self.data, self.mode)
 
-    def replace_exact(self, expected: list[str], replacement: list[str], *,
-                      hook: Callable[[str], None] | None = None) -> None:
+    def replace_exact(
+        self, expected: list[str], replacement: list[str], *, hook: Callable[[str], None] | None = None
+    ) -> None:
         """Replace the file's entries ``expected`` by ``replacement`` atomically (the caller holds
         :func:`resident_lock` and :func:`write_lock`), in the file's own layout (line endings, byte order mark,
         surrounding whitespace). Raises :class:`Refusal` (``external_drift``, ``state_mismatch``,
@@ -259,9 +280,14 @@ class ResidentStore:
         refuse_threats(replacement, self.file.accepted)
         check_cap(self.file.scope, replacement, self.file.cap, expected)
         try:
-            atomic_write(self.file.path, self.layout.encode(serialize(replacement)),
-                         mode=self.mode if self.mode is not None else NEW_FILE_MODE, hook=hook)
+            atomic_write(
+                self.file.path,
+                self.layout.encode(serialize(replacement)),
+                mode=self.mode if self.mode is not None else NEW_FILE_MODE,
+                hook=hook,
+            )
         except UnsafeWriteError as err:
-            raise Refusal("unsafe_path", f"{err}; memzoi never writes resident memory through a symlink",
-                          str(self.file.path)) from err
+            raise Refusal(
+                "unsafe_path", f"{err}; memzoi never writes resident memory through a symlink", str(self.file.path)
+            ) from err
         self._load(*read_raw(self.file.path))

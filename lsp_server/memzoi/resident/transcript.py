@@ -37,8 +37,16 @@ NEGATIVE_LEARNING_LIST = (
     "one-off task narratives",
     "unresolved failures written up as workflows",
 )
-_FAILURE_MARKERS = ("command not found", "no such file or directory", "missing binary", "unconfigured credential",
-                    "credentials not configured", "not installed", "package is not installed", "fresh install")
+_FAILURE_MARKERS = (
+    "command not found",
+    "no such file or directory",
+    "missing binary",
+    "unconfigured credential",
+    "credentials not configured",
+    "not installed",
+    "package is not installed",
+    "fresh install",
+)
 _BROKEN = ("is broken", "does not work", "do not work")
 _ONE_OFF = ("summarize today's", "summarise today's", "analyze this pr", "analyse this pr")
 #: Longest text kept per item (characters); longer texts are cut and say so.
@@ -111,10 +119,16 @@ def _item(obj: Any, where: str) -> Item:
     if ident is not None and not isinstance(ident, str):
         raise Refusal("invalid_transcript", f"{where}: `id` must be a string")
     body = obj.get("output") if role in ("command", "tool") else obj.get("text")
-    return Item(role, _screen(body), ident, _screen(obj["command"]) if role == "command" else None,
-                obj.get("tool") if role == "tool" else None,
-                _screen(obj.get("input")) if role == "tool" and obj.get("input") is not None else None,
-                status, bool(obj.get("interrupted", False)))
+    return Item(
+        role,
+        _screen(body),
+        ident,
+        _screen(obj["command"]) if role == "command" else None,
+        obj.get("tool") if role == "tool" else None,
+        _screen(obj.get("input")) if role == "tool" and obj.get("input") is not None else None,
+        status,
+        bool(obj.get("interrupted", False)),
+    )
 
 
 def parse_transcript(text: str, where: str = "transcript") -> Transcript:
@@ -128,12 +142,18 @@ def parse_transcript(text: str, where: str = "transcript") -> Transcript:
         try:
             obj = json.loads(line)
         except ValueError:
-            raise Refusal("invalid_transcript", f"{where}:{number}: not a JSON object; write one JSON object per "
-                          "line (docs/resident-memory.md, 'The transcript')") from None
+            raise Refusal(
+                "invalid_transcript",
+                f"{where}:{number}: not a JSON object; write one JSON object per "
+                "line (docs/resident-memory.md, 'The transcript')",
+            ) from None
         items.append(_item(obj, f"{where}:{number}"))
     if not items or items[-1].role != "assistant" or not (items[-1].id or "").strip():
-        raise Refusal("invalid_transcript", f"{where}: the last line must be the delivered assistant message with "
-                      "its `id` (the message the review is about)")
+        raise Refusal(
+            "invalid_transcript",
+            f"{where}: the last line must be the delivered assistant message with "
+            "its `id` (the message the review is about)",
+        )
     return Transcript(items)
 
 
@@ -143,8 +163,10 @@ def read_transcript(path: str | Path) -> Transcript:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise Refusal("invalid_transcript", f"{path}: cannot read the transcript ({type(err).__name__}); give a "
-                      "UTF-8 JSON Lines file") from None
+        raise Refusal(
+            "invalid_transcript",
+            f"{path}: cannot read the transcript ({type(err).__name__}); give a UTF-8 JSON Lines file",
+        ) from None
     return parse_transcript(text, str(path))
 
 

@@ -39,9 +39,16 @@ class ScopeView:
 
     def to_json(self) -> dict[str, Any]:
         """``{"scope", "path", "cap", "used", "usage", "entries", "block", "error"}``."""
-        return {"scope": self.file.scope, "path": str(self.file.path), "cap": self.file.cap, "used": self.used,
-                "usage": usage(self.used, self.file.cap), "entries": self.entries, "block": self.block,
-                "error": self.error}
+        return {
+            "scope": self.file.scope,
+            "path": str(self.file.path),
+            "cap": self.file.cap,
+            "used": self.used,
+            "usage": usage(self.used, self.file.cap),
+            "entries": self.entries,
+            "block": self.block,
+            "error": self.error,
+        }
 
 
 def scope_views(project_root: str | Path, config: MemzoiConfig | None = None) -> list[ScopeView]:
@@ -58,8 +65,9 @@ def scope_views(project_root: str | Path, config: MemzoiConfig | None = None) ->
     return out
 
 
-def candidates_for(project_root: str | Path, config: MemzoiConfig | None = None,
-                   files: list[ResidentFile] | None = None) -> list[Candidate]:
+def candidates_for(
+    project_root: str | Path, config: MemzoiConfig | None = None, files: list[ResidentFile] | None = None
+) -> list[Candidate]:
     """The candidates of the project's two resident files (pending first, newest first; Zuno's listing order)."""
     root = Path(project_root).resolve()
     files = files or resident_files(root, config or project_config(root))
@@ -77,8 +85,10 @@ def entry_provenance(entries: list[str], history: list[Candidate]) -> list[Candi
     ``resident_hand_edit`` findings both use this rule."""
     wrote: dict[str, Candidate] = {}
     # An uncertain candidate that was applied once (its undo refused, say) did write its entry under review.
-    applied = sorted((c for c in history if c.status == "applied" or (c.status == "uncertain" and c.time_applied)),
-                     key=lambda c: c.time_applied or 0)
+    applied = sorted(
+        (c for c in history if c.status == "applied" or (c.status == "uncertain" and c.time_applied)),
+        key=lambda c: c.time_applied or 0,
+    )
     for cand in applied:
         if cand.action in ("add", "replace") and cand.content:
             wrote[cand.content] = cand

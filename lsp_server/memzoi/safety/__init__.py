@@ -33,8 +33,8 @@ def scan_complete(text: str) -> bool:
     """Whether every content detector runs on ``text`` (at most :data:`MAX_SCAN_BYTES` of UTF-8). When not, only
     Memzoi's rules do, and a writer must refuse the text: an absent finding of ours proves nothing about it."""
     return len(text) * 4 <= MAX_SCAN_BYTES or (
-        len(text) <= MAX_SCAN_BYTES and len(text.encode("utf-8", "surrogatepass")) <= MAX_SCAN_BYTES)
+        len(text) <= MAX_SCAN_BYTES and len(text.encode("utf-8", "surrogatepass")) <= MAX_SCAN_BYTES
+    )
 
 
-__all__ = ["MAX_SCAN_BYTES", "SECRET_CODES", "collect_hits", "fingerprint", "scan_complete",
-           "scan_document"]
+__all__ = ["MAX_SCAN_BYTES", "SECRET_CODES", "collect_hits", "fingerprint", "scan_complete", "scan_document"]

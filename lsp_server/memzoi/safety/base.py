@@ -33,7 +33,9 @@ class Hit:
     fix: str | None = None
 
 
-_TEMPLATE = re.compile(r"^\$\{?\w|^\$\(|^\{\{|^\{%|^%\(|^<[^>]*>|\{\{[^}]*\}\}|\$\{[A-Za-z_][^}]*\}|^\*{3,}|^\.{3}|^[xX*#.•-]{4,}$|^(?:env|vault|secret)[:(]|\bos\.environ|\bprocess\.env|\bgetenv|^![A-Za-z_]+(?:\s|$)")
+_TEMPLATE = re.compile(
+    r"^\$\{?\w|^\$\(|^\{\{|^\{%|^%\(|^<[^>]*>|\{\{[^}]*\}\}|\$\{[A-Za-z_][^}]*\}|^\*{3,}|^\.{3}|^[xX*#.•-]{4,}$|^(?:env|vault|secret)[:(]|\bos\.environ|\bprocess\.env|\bgetenv|^![A-Za-z_]+(?:\s|$)"
+)
 _REFERENCE = re.compile(
     r"^(?:var|local|locals|module|data|self|this|config|cfg|conf|settings|env|os|process|secrets|vars|params|args|"
     r"options|opts|app|ctx|context|values|inputs|steps|needs|github|matrix|import\.meta)"

@@ -28,18 +28,91 @@ from .context import Ctx
 
 _EMAIL = re.compile(
     r"(?<![\w.+%/-])([A-Za-z0-9][A-Za-z0-9._%+-]{0,63})@((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
-    r"[A-Za-z]{2,24})(?![\w@-]|\.[A-Za-z0-9])")
+    r"[A-Za-z]{2,24})(?![\w@-]|\.[A-Za-z0-9])"
+)
 _DOC_DOMAINS = ("example.com", "example.org", "example.net", "example.edu")
 _DOC_TLDS = ("example", "test", "invalid", "localhost", "local", "internal", "lan")
-_PLACEHOLDERS = frozenset({
-    "user", "username", "user.name", "you", "your", "your.name", "yourname", "your-name", "name", "first.last",
-    "firstname.lastname", "someone", "somebody", "anyone", "nobody", "me", "email", "mail", "address", "foo", "bar",
-    "baz", "test", "tester", "john", "jane", "john.doe", "jane.doe", "johndoe", "janedoe", "alice", "bob", "carol",
-    "x", "xx", "xxx", "abc", "a", "b", "c", "dev", "developer", "author", "maintainer", "owner", "example",
-    "noreply", "no-reply", "donotreply", "do-not-reply", "support", "security", "info", "help", "contact", "admin",
-    "administrator", "root", "postmaster", "hostmaster", "webmaster", "abuse", "team", "hello", "sales", "billing",
-    "privacy", "legal", "press", "jobs", "careers", "git", "bot", "ci", "build", "deploy", "notifications",
-})
+_PLACEHOLDERS = frozenset(
+    {
+        "user",
+        "username",
+        "user.name",
+        "you",
+        "your",
+        "your.name",
+        "yourname",
+        "your-name",
+        "name",
+        "first.last",
+        "firstname.lastname",
+        "someone",
+        "somebody",
+        "anyone",
+        "nobody",
+        "me",
+        "email",
+        "mail",
+        "address",
+        "foo",
+        "bar",
+        "baz",
+        "test",
+        "tester",
+        "john",
+        "jane",
+        "john.doe",
+        "jane.doe",
+        "johndoe",
+        "janedoe",
+        "alice",
+        "bob",
+        "carol",
+        "x",
+        "xx",
+        "xxx",
+        "abc",
+        "a",
+        "b",
+        "c",
+        "dev",
+        "developer",
+        "author",
+        "maintainer",
+        "owner",
+        "example",
+        "noreply",
+        "no-reply",
+        "donotreply",
+        "do-not-reply",
+        "support",
+        "security",
+        "info",
+        "help",
+        "contact",
+        "admin",
+        "administrator",
+        "root",
+        "postmaster",
+        "hostmaster",
+        "webmaster",
+        "abuse",
+        "team",
+        "hello",
+        "sales",
+        "billing",
+        "privacy",
+        "legal",
+        "press",
+        "jobs",
+        "careers",
+        "git",
+        "bot",
+        "ci",
+        "build",
+        "deploy",
+        "notifications",
+    }
+)
 _INTL = re.compile(r"(?<![\w+.-])\+[1-9]\d{0,2}(?:[ .-]?\(\d{1,4}\))?(?:[ .-]\d{1,6}){2,5}(?![\w.-]?\d)")
 _NANP = re.compile(r"(?<![\w.+/(-])(?:\((\d{3})\) ?(\d{3})-|(\d{3})([-.])(\d{3})\4)(\d{4})(?![\w.-]?\d)")
 
@@ -58,8 +131,8 @@ def _email_hits(text: str) -> list[Hit]:
     out = []
     for m in _EMAIL.finditer(text):
         s, e = m.span()
-        word = text[max(0, s - 200):s].split()[-1:] or [""]
-        if "://" in word[0] or text[e:e + 1] == ":" or (s and text[s - 1] in "{$"):
+        word = text[max(0, s - 200) : s].split()[-1:] or [""]
+        if "://" in word[0] or text[e : e + 1] == ":" or (s and text[s - 1] in "{$"):
             continue  # a URL's user part, an SSH remote, a template
         if _placeholder_email(m.group(1), m.group(2)):
             continue
@@ -70,9 +143,14 @@ def _email_hits(text: str) -> list[Hit]:
 def _fictional(digits: str) -> bool:
     """A placeholder number: one digit repeated, an ascending run, or North America's fictional 555-01xx."""
     national = digits[-10:]
-    return (len(set(digits)) <= 2 or "1234567" in digits or "0123456" in digits or "9876543" in digits
-            or (len(national) == 10 and national[3:6] == "555" and national[6:8] == "01")
-            or national.endswith("0000000"))
+    return (
+        len(set(digits)) <= 2
+        or "1234567" in digits
+        or "0123456" in digits
+        or "9876543" in digits
+        or (len(national) == 10 and national[3:6] == "555" and national[6:8] == "01")
+        or national.endswith("0000000")
+    )
 
 
 def _phone_hits(text: str) -> list[Hit]:
@@ -80,15 +158,17 @@ def _phone_hits(text: str) -> list[Hit]:
     for m in _INTL.finditer(text):
         digits = re.sub(r"\D", "", m.group(0))
         if 8 <= len(digits) <= 15 and not _fictional(digits):
-            out.append(Hit("private_personal_data", m.start(), m.end(), "phone number", m.group(0),
-                           severity=Severity.WARNING))
+            out.append(
+                Hit("private_personal_data", m.start(), m.end(), "phone number", m.group(0), severity=Severity.WARNING)
+            )
     for m in _NANP.finditer(text):
         area, exchange = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(5))
         digits = area + exchange + m.group(6)
         if area[0] in "01" or exchange[0] in "01" or _fictional(digits):
             continue  # not a valid North American area code or exchange, or a placeholder
-        out.append(Hit("private_personal_data", m.start(), m.end(), "phone number", m.group(0),
-                       severity=Severity.WARNING))
+        out.append(
+            Hit("private_personal_data", m.start(), m.end(), "phone number", m.group(0), severity=Severity.WARNING)
+        )
     return out
 
 

@@ -25,7 +25,11 @@ from .base import PRIORITY, Hit, plausible_secret
 from .context import Ctx, gate_words
 from .tokens import cloud_hits, token_hits
 
-_PRIVATE, _AUTHORIZATION, _JDBC_WORD = gate_words((b"private",)), gate_words((b"authorization",)), gate_words((b"jdbc",))
+_PRIVATE, _AUTHORIZATION, _JDBC_WORD = (
+    gate_words((b"private",)),
+    gate_words((b"authorization",)),
+    gate_words((b"jdbc",)),
+)
 _PASSWORD_WORDS = gate_words((b"password", b"pwd"))
 _SERVER_WORDS = gate_words((b"server", b"source", b"host", b"address"))
 _COOKIE_WORD, _YA29 = gate_words((b"cookie",)), gate_words((b"ya29",))
@@ -53,7 +57,9 @@ _ADO = re.compile(
     r"(?:server|data source|host|address)\s*=\s*[^;\r\n]+;[^\r\n]*?(?:password|pwd)\s*=\s*(?P<v>[^;\s\"']+)"
 )
 _SECRET_PARAMS = ("token", "secret", "password", "passwd", "api_key", "apikey", "access_key")
-_EXTRA_PARAMS = frozenset({"auth", "sig", "signature", "credential", "credentials", "private_key", "pwd", "pass", "key"})
+_EXTRA_PARAMS = frozenset(
+    {"auth", "sig", "signature", "credential", "credentials", "private_key", "pwd", "pass", "key"}
+)
 _JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.(?P<sig>[A-Za-z0-9_-]*)")
 _JWT_RUN = re.compile(r"eyJ[A-Za-z0-9_-]*")
 
@@ -71,6 +77,8 @@ def _jwt_matches(text: str):
         if m is not None:
             reach = m.end()
             yield m
+
+
 _COOKIE = re.compile(r"cookie\s*:\s*[a-z0-9_.-]{1,64}=(?P<v>[^\s;,\"']{12,})")
 _GOOGLE_OAUTH = re.compile(r"ya29\.[A-Za-z0-9_-]{30,}")
 
@@ -102,7 +110,9 @@ def private_key_hits(ctx: Ctx) -> list[Hit]:
             if tail:
                 end = tail.end()
         if b64 >= 64:
-            out.append(Hit("private_key", m.start(), end, m.group(1).upper(), text[m.start():end], PRIORITY["private_key"]))
+            out.append(
+                Hit("private_key", m.start(), end, m.group(1).upper(), text[m.start() : end], PRIORITY["private_key"])
+            )
         pos = max(end, m.end())
     return out
 
@@ -120,14 +130,42 @@ def auth_header_hits(ctx: Ctx) -> list[Hit]:
         v = ctx.text[vs:ve]
         if not plausible_secret(v, min_len=8, min_entropy=2.8):
             continue
-        out.append(Hit("authorization_header", m.start(), ve, f"{m.group('scheme').capitalize()} authorization header", v, PRIORITY["authorization_header"]))
+        out.append(
+            Hit(
+                "authorization_header",
+                m.start(),
+                ve,
+                f"{m.group('scheme').capitalize()} authorization header",
+                v,
+                PRIORITY["authorization_header"],
+            )
+        )
     return out
 
 
 def _placeholder_part(value: str) -> bool:
     v = value.lower()
-    return (not v or v.startswith(("<", "{", "$", "[", "%", "*", ".")) or v in ("password", "pass", "passwd", "secret",
-            "pwd", "token", "xxx", "xxxx", "changeme", "redacted", "****", "example") or "example" in v or "placeholder" in v)
+    return (
+        not v
+        or v.startswith(("<", "{", "$", "[", "%", "*", "."))
+        or v
+        in (
+            "password",
+            "pass",
+            "passwd",
+            "secret",
+            "pwd",
+            "token",
+            "xxx",
+            "xxxx",
+            "changeme",
+            "redacted",
+            "****",
+            "example",
+        )
+        or "example" in v
+        or "placeholder" in v
+    )
 
 
 def urls(text: str) -> list[tuple[int, str]]:
@@ -171,13 +209,26 @@ def url_hits(ctx: Ctx) -> list[Hit]:
             else:
                 real = bool(host) and not _placeholder_part(host) and host not in ("host", "hostname", "server")
             if real and not raw.split("://", 1)[1].startswith(("<", "{", "$")):
-                out.append(Hit("connection_string", start, end, f"{scheme} connection string", raw, PRIORITY["connection_string"]))
+                out.append(
+                    Hit(
+                        "connection_string",
+                        start,
+                        end,
+                        f"{scheme} connection string",
+                        raw,
+                        PRIORITY["connection_string"],
+                    )
+                )
             continue
         if password and not _placeholder_part(password) and (host or "").lower() not in ("", "host"):
-            out.append(Hit("credentialed_url", start, end, "URL with a password in it", raw, PRIORITY["credentialed_url"]))
+            out.append(
+                Hit("credentialed_url", start, end, "URL with a password in it", raw, PRIORITY["credentialed_url"])
+            )
             continue
         if user and not password and len(user) >= 16 and plausible_secret(user, min_len=16, min_entropy=3.5):
-            out.append(Hit("credentialed_url", start, end, "URL with a token as user name", raw, PRIORITY["credentialed_url"]))
+            out.append(
+                Hit("credentialed_url", start, end, "URL with a token as user name", raw, PRIORITY["credentialed_url"])
+            )
             continue
         if parts.query or parts.fragment:
             for key, value in parse_qsl(parts.query + "&" + parts.fragment, keep_blank_values=True):
@@ -185,17 +236,44 @@ def url_hits(ctx: Ctx) -> list[Hit]:
                 named = next((p for p in _SECRET_PARAMS if k == p or k.endswith(p)), k if k in _EXTRA_PARAMS else None)
                 if value and named and plausible_secret(value, min_len=6, min_entropy=2.0):
                     # the parameter is named by the vocabulary word it matched, never by the URL's own text
-                    out.append(Hit("credentialed_url", start, end, f"URL with a secret in a `{named}` parameter", raw, PRIORITY["credentialed_url"]))
+                    out.append(
+                        Hit(
+                            "credentialed_url",
+                            start,
+                            end,
+                            f"URL with a secret in a `{named}` parameter",
+                            raw,
+                            PRIORITY["credentialed_url"],
+                        )
+                    )
                     break
     if ctx.any_of(_JDBC_WORD):
         for m in _JDBC.finditer(ctx.low):
             if re.search(r"(?:password|pwd)=[^&;\s]+", m.group(0)) or "@" in m.group(0):
-                out.append(Hit("connection_string", m.start(), m.end(), "JDBC connection string", text[m.start():m.end()], PRIORITY["connection_string"]))
+                out.append(
+                    Hit(
+                        "connection_string",
+                        m.start(),
+                        m.end(),
+                        "JDBC connection string",
+                        text[m.start() : m.end()],
+                        PRIORITY["connection_string"],
+                    )
+                )
     if ctx.any_of(_PASSWORD_WORDS) and ctx.any_of(_SERVER_WORDS):
         for m in _ADO.finditer(ctx.low):
-            v = text[m.start("v"):m.end("v")]
+            v = text[m.start("v") : m.end("v")]
             if plausible_secret(v, min_len=4, min_entropy=1.5):
-                out.append(Hit("connection_string", m.start(), m.end(), "database connection string with a password", text[m.start():m.end()], PRIORITY["connection_string"]))
+                out.append(
+                    Hit(
+                        "connection_string",
+                        m.start(),
+                        m.end(),
+                        "database connection string with a password",
+                        text[m.start() : m.end()],
+                        PRIORITY["connection_string"],
+                    )
+                )
     return out
 
 
@@ -239,7 +317,16 @@ def session_hits(ctx: Ctx) -> list[Hit]:
                 out.append(Hit("session_token", m.start(), ve, "cookie value", text[vs:ve], PRIORITY["session_token"]))
     if ctx.any_of(_YA29):
         for m in _GOOGLE_OAUTH.finditer(text):
-            out.append(Hit("session_token", m.start(), m.end(), "Google OAuth access token", m.group(0), PRIORITY["session_token"]))
+            out.append(
+                Hit(
+                    "session_token",
+                    m.start(),
+                    m.end(),
+                    "Google OAuth access token",
+                    m.group(0),
+                    PRIORITY["session_token"],
+                )
+            )
     return out
 
 

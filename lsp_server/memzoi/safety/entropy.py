@@ -14,8 +14,21 @@ from collections import Counter
 
 _SEGMENT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _VOWEL = re.compile(r"[aeiouyAEIOUY]")
-_PLACEHOLDERS = ("example", "placeholder", "replace", "redacted", "xxxxxxxx", "your_token", "dummy", "changeme",
-                 "sample", "fake", "notreal", "not_real", "lorem")
+_PLACEHOLDERS = (
+    "example",
+    "placeholder",
+    "replace",
+    "redacted",
+    "xxxxxxxx",
+    "your_token",
+    "dummy",
+    "changeme",
+    "sample",
+    "fake",
+    "notreal",
+    "not_real",
+    "lorem",
+)
 
 
 def shannon(value: str) -> float:
@@ -36,8 +49,11 @@ _SYMBOLS = frozenset("_-+/")
 def char_classes(value: str) -> int:
     """How many of lower, upper, digit and ``_-+/`` occur in ``value`` (ASCII classes, as Memzoi counts)."""
     chars = set(value)
-    return (not chars.isdisjoint(_LOWER)) + (not chars.isdisjoint(_UPPER)) + (not chars.isdisjoint(_DIGITS)) + (
-        not chars.isdisjoint(_SYMBOLS)
+    return (
+        (not chars.isdisjoint(_LOWER))
+        + (not chars.isdisjoint(_UPPER))
+        + (not chars.isdisjoint(_DIGITS))
+        + (not chars.isdisjoint(_SYMBOLS))
     )
 
 

@@ -46,7 +46,9 @@ def _patterns():
         regex.compile(r"\p{Emoji}"),
         regex.compile(r"\p{Ideographic}"),
         # a subdivision flag: black flag, a region and subdivision code in tag letters/digits, cancel tag
-        regex.compile("\U0001f3f4[\U000e0061-\U000e007a]{2}[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,4}\U000e007f"),
+        regex.compile(
+            "\U0001f3f4[\U000e0061-\U000e007a]{2}[\U000e0030-\U000e0039\U000e0061-\U000e007a]{1,4}\U000e007f"
+        ),
     )
 
 
@@ -95,9 +97,16 @@ def _allowed(text: str, s: int, e: int) -> list[tuple[int, int]]:
         before = text[i - 1] if i > 0 else ""
         after = text[i + 1] if i + 1 < len(text) else ""
         ok = False
-        if c == _ZWJ and before and after and (pictographic.match(after) and (pictographic.match(before) or before == _VS16)):
+        if (
+            c == _ZWJ
+            and before
+            and after
+            and (pictographic.match(after) and (pictographic.match(before) or before == _VS16))
+        ):
             ok = True  # inside an emoji ZWJ sequence
-        elif c in (_ZWJ, _ZWNJ) and before.isalpha() and after.isalpha() and not before.isascii() and not after.isascii():
+        elif (
+            c in (_ZWJ, _ZWNJ) and before.isalpha() and after.isalpha() and not before.isascii() and not after.isascii()
+        ):
             ok = True  # shaping in scripts that use joiners (Persian, Indic, …)
         elif c in (_VS15, _VS16) and before and i == s and emoji.match(before):
             ok = True  # one presentation selector after an emoji (the first of a run only)

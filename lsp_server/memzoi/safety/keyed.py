@@ -18,18 +18,51 @@ from .context import Ctx, gate_words
 
 #: stem → words that must occur for the stem to be searched (any of them).
 STEM_GATES: dict[str, tuple[bytes, ...]] = {
-    "password": (b"password",), "passwd": (b"passwd",), "passphrase": (b"passphrase",), "pwd": (b"pwd",),
-    "pass": (b"pass",), "secret": (b"secret",), "token": (b"token",), "apikey": (b"apikey",),
-    "credential": (b"credential", b"credentials"), "auth": (b"auth",),
+    "password": (b"password",),
+    "passwd": (b"passwd",),
+    "passphrase": (b"passphrase",),
+    "pwd": (b"pwd",),
+    "pass": (b"pass",),
+    "secret": (b"secret",),
+    "token": (b"token",),
+    "apikey": (b"apikey",),
+    "credential": (b"credential", b"credentials"),
+    "auth": (b"auth",),
     "key": (b"key", b"api", b"private", b"signing", b"access", b"secret", b"encryption", b"master"),
-    "session": (b"session", b"sessionid"), "sessid": (b"sessid", b"phpsessid"), "csrf": (b"csrf",), "xsrf": (b"xsrf",),
-    "ssn": (b"ssn",), "security": (b"security",), "birth": (b"birth",), "birthdate": (b"birthdate",), "dob": (b"dob",),
-    "address": (b"address",), "record": (b"medical",), "id": (b"patient", b"national", b"tax"),
-    "passport": (b"passport",), "license": (b"license",), "licence": (b"licence",), "card": (b"card",),
-    "account": (b"account",), "iban": (b"iban",), "phone": (b"phone",), "mobile": (b"mobile",),
+    "session": (b"session", b"sessionid"),
+    "sessid": (b"sessid", b"phpsessid"),
+    "csrf": (b"csrf",),
+    "xsrf": (b"xsrf",),
+    "ssn": (b"ssn",),
+    "security": (b"security",),
+    "birth": (b"birth",),
+    "birthdate": (b"birthdate",),
+    "dob": (b"dob",),
+    "address": (b"address",),
+    "record": (b"medical",),
+    "id": (b"patient", b"national", b"tax"),
+    "passport": (b"passport",),
+    "license": (b"license",),
+    "licence": (b"licence",),
+    "card": (b"card",),
+    "account": (b"account",),
+    "iban": (b"iban",),
+    "phone": (b"phone",),
+    "mobile": (b"mobile",),
     "personnummer": (b"personnummer",),
-    "number": (b"passport", b"card", b"account", b"routing", b"phone", b"mobile", b"security", b"license",
-               b"licence", b"record", b"national"),
+    "number": (
+        b"passport",
+        b"card",
+        b"account",
+        b"routing",
+        b"phone",
+        b"mobile",
+        b"security",
+        b"license",
+        b"licence",
+        b"record",
+        b"national",
+    ),
     "no": (b"passport",),
 }
 _ALL_GATES = gate_words(frozenset().union(*STEM_GATES.values()))
@@ -160,6 +193,17 @@ def _all_pairs(ctx: Ctx) -> list[Pair]:
         else:
             line_start = low[nl + 1 : ks].strip(" \t\"'>*-") in ("", "export", "set", "$env:")
         eol = low.find("\n", ve, ve + 256)
-        out.append(Pair(key, re.sub(r"[-.]", "_", key), ks, m.group("s"), vs, ve, line_start,
-                        min(len(low), ve + 256) if eol < 0 else eol, m.group("stem")))
+        out.append(
+            Pair(
+                key,
+                re.sub(r"[-.]", "_", key),
+                ks,
+                m.group("s"),
+                vs,
+                ve,
+                line_start,
+                min(len(low), ve + 256) if eol < 0 else eol,
+                m.group("stem"),
+            )
+        )
     return out

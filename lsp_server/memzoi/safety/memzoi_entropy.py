@@ -30,8 +30,19 @@ _HEX = re.compile(r"[0-9a-fA-F]+")
 _MIN_DISTINCT = 23  # 2 ** 4.5 ≈ 22.6: fewer distinct characters cannot reach the threshold
 #: Keys whose values Memzoi types as digests (the identities and revisions of the ``materialization`` block,
 #: reference §4.1: ``blake3:<64 hex>``), exempt from the rule as Memzoi exempts its ``typed_digest`` field kind.
-DIGEST_KEYS = frozenset({"plan_id", "candidate_id", "decision_id", "selection_id", "action_id", "policy_digest",
-                         "revision_hash", "expected_prior_revision", "intended_semantic_revision"})
+DIGEST_KEYS = frozenset(
+    {
+        "plan_id",
+        "candidate_id",
+        "decision_id",
+        "selection_id",
+        "action_id",
+        "policy_digest",
+        "revision_hash",
+        "expected_prior_revision",
+        "intended_semantic_revision",
+    }
+)
 _ARMOR = re.compile(r"-----BEGIN ([A-Z0-9][A-Z0-9 ]{0,40})-----.*?(?:-----END \1-----|(?=-----BEGIN )|\Z)", re.S)
 
 
@@ -71,19 +82,39 @@ def entropy_hits(ctx: Ctx) -> list[Hit]:
             if not entropy_value(token):
                 continue
             if blocks is None:
-                blocks = [(b.start(), b.end(), b.group(1)) for b in _ARMOR.finditer(text)] if "-----BEGIN " in text else []
+                blocks = (
+                    [(b.start(), b.end(), b.group(1)) for b in _ARMOR.finditer(text)] if "-----BEGIN " in text else []
+                )
             block = next(((s, e, kind) for s, e, kind in blocks if s <= start < e), None)
             if block is not None:
                 s, e, kind = block
                 if not (out and out[-1].start == s):  # the block is reported once
-                    out.append(Hit("high_entropy_value", s, e, f"armored {kind} block (Memzoi rule `bounded_entropy`)",
-                                   text[s:e], memzoi="bounded_entropy"))
+                    out.append(
+                        Hit(
+                            "high_entropy_value",
+                            s,
+                            e,
+                            f"armored {kind} block (Memzoi rule `bounded_entropy`)",
+                            text[s:e],
+                            memzoi="bounded_entropy",
+                        )
+                    )
                 continue
             last = out[-1] if out else None
             if last is not None and last.end == start and not last.label.startswith("armored"):
                 # the next 256-character piece of the same run: one finding for the run
-                out[-1] = Hit("high_entropy_value", last.start, end, last.label, text[last.start:end], memzoi="bounded_entropy")
+                out[-1] = Hit(
+                    "high_entropy_value", last.start, end, last.label, text[last.start : end], memzoi="bounded_entropy"
+                )
                 continue
-            out.append(Hit("high_entropy_value", start, end, "high-entropy value (Memzoi rule `bounded_entropy`)", token,
-                           memzoi="bounded_entropy"))
+            out.append(
+                Hit(
+                    "high_entropy_value",
+                    start,
+                    end,
+                    "high-entropy value (Memzoi rule `bounded_entropy`)",
+                    token,
+                    memzoi="bounded_entropy",
+                )
+            )
     return out

@@ -33,8 +33,9 @@ _STEMS = "SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|PRIVATE_KEY|ACCESS_KEY"
 #: What must follow ``^\s*`` at the end of the white-space run for a match to exist (equivalent rewrites).
 _REST = {
     "authorization_header": re.compile(rust_to_python(r"(?i)(?:proxy-)?authorization\s*+:\s*+(?:bearer|basic)\s++\S")),
-    "environment_secret": re.compile(rust_to_python(
-        rf"(?i)(?:export\s++)?(?:(?:{_STEMS})|[A-Z](?=[A-Z0-9_]*?(?:{_STEMS}))[A-Z0-9_]*+)\s*+=\s*+\S")),
+    "environment_secret": re.compile(
+        rust_to_python(rf"(?i)(?:export\s++)?(?:(?:{_STEMS})|[A-Z](?=[A-Z0-9_]*?(?:{_STEMS}))[A-Z0-9_]*+)\s*+=\s*+\S")
+    ),
 }
 _WS_RUN = re.compile(f"[{WHITE_SPACE}]*+")
 _JWT_TEST = re.compile(r"eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8}")
@@ -44,8 +45,9 @@ _JWT_RUN = re.compile(r"[A-Za-z0-9_-]*+")
 LINEAR = frozenset({*_REST, "jwt"})
 
 
-def matches(detector: str, regex: re.Pattern[str], text: str, pos: int = 0, endpos: int | None = None
-            ) -> list[re.Match[str]]:
+def matches(
+    detector: str, regex: re.Pattern[str], text: str, pos: int = 0, endpos: int | None = None
+) -> list[re.Match[str]]:
     """``list(regex.finditer(text, pos, endpos))`` for ``detector`` (one of :data:`LINEAR`), in linear time."""
     end = len(text) if endpos is None else endpos
     if detector == "jwt":

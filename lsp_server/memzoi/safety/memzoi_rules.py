@@ -52,20 +52,41 @@ _PLANS: dict[str, tuple[str, tuple[str, ...]]] = {
     "private_key": ("anchored", ("-----begin ",)),
     "authorization_header": ("gated", ("authorization",)),
     # every alternative but xox…- (15 characters at least) is a 20+ character run without whitespace
-    "known_credential_prefix": ("prefix", ("akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
-                                           "sk_live_", "sk_test_", "npm_", "aiza", "xox")),
+    "known_credential_prefix": (
+        "prefix",
+        (
+            "akia",
+            "asia",
+            "ghp_",
+            "gho_",
+            "ghu_",
+            "ghs_",
+            "ghr_",
+            "github_pat_",
+            "sk_live_",
+            "sk_test_",
+            "npm_",
+            "aiza",
+            "xox",
+        ),
+    ),
     "jwt": ("long", ("eyj",)),
     "cookie_or_session": ("anchored", ("cookie", "session", "csrf", "auth")),  # set-cookie: found from cookie
-    "connection_string": ("scheme", ("postgresql", "postgres", "mysql", "mongodb+srv", "mongodb", "redis", "amqps",
-                                     "amqp", "mssql")),
+    "connection_string": (
+        "scheme",
+        ("postgresql", "postgres", "mysql", "mongodb+srv", "mongodb", "redis", "amqps", "amqp", "mssql"),
+    ),
     "environment_secret": ("assign", ("secret", "token", "password", "passwd", "api_key", "private_key", "access_key")),
     "cloud_service_account": ("anchored", ('"type"', '"private_key_id"', "accountkey=", "sharedaccesssignature")),
 }
 RULES: tuple[Rule, ...] = tuple(
-    Rule(name, code, re.compile(rust_to_python(src)), _PLANS[name][1], _PLANS[name][0]) for name, code, src in MEMZOI_PATTERNS
+    Rule(name, code, re.compile(rust_to_python(src)), _PLANS[name][1], _PLANS[name][0])
+    for name, code, src in MEMZOI_PATTERNS
 )
 _STEM_BYTES = {name: tuple(st.encode() for st in plan[1]) for name, plan in _PLANS.items()}
-_WS_CHARS = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000") | frozenset(map(chr, range(0x2000, 0x200B)))
+_WS_CHARS = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000") | frozenset(
+    map(chr, range(0x2000, 0x200B))
+)
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 #: characters that case-insensitive matching folds onto an ASCII letter (Rust: ſ and K; Python also İ and ı)
 _ODD_CASE = re.compile("[\u017f\u212a\u0130\u0131]")
@@ -80,9 +101,16 @@ _LABELS = {
     "environment_secret": "environment secret assignment",
     "cloud_service_account": "cloud service-account credential",
 }
-_PREFIX_LABELS = (("akia", "AWS access key id"), ("asia", "AWS temporary access key id"), ("github_pat_", "GitHub token"),
-                  ("gh", "GitHub token"), ("xox", "Slack token"), ("sk_", "Stripe key"), ("npm_", "npm token"),
-                  ("aiza", "Google API key"))
+_PREFIX_LABELS = (
+    ("akia", "AWS access key id"),
+    ("asia", "AWS temporary access key id"),
+    ("github_pat_", "GitHub token"),
+    ("gh", "GitHub token"),
+    ("xox", "Slack token"),
+    ("sk_", "Stripe key"),
+    ("npm_", "npm token"),
+    ("aiza", "Google API key"),
+)
 
 
 def _label(detector: str, matched: str) -> str:
@@ -105,7 +133,9 @@ def memzoi_hits(ctx: Ctx) -> list[Hit]:
             start = m.start()
             if rule.detector in ("authorization_header", "environment_secret"):
                 start = _LEADING_WS.match(text, start, m.end()).end()
-            out.append(Hit(rule.code, start, m.end(), _label(rule.detector, m.group(0)), m.group(0), memzoi=rule.detector))
+            out.append(
+                Hit(rule.code, start, m.end(), _label(rule.detector, m.group(0)), m.group(0), memzoi=rule.detector)
+            )
     if "://" in text:
         out += url_hits(text)
     out += entropy_hits(ctx)

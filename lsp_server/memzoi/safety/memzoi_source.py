@@ -13,20 +13,38 @@ import re
 
 #: Memzoi's detectors in its order: (detector name, reason code, Rust regex source), verbatim.
 MEMZOI_PATTERNS: tuple[tuple[str, str, str], ...] = (
-    ("private_key", "private_key",
-     r"(?i)-----BEGIN (?:(?:ENCRYPTED |RSA |EC |OPENSSH |DSA )?PRIVATE KEY|PGP PRIVATE KEY(?: BLOCK)?)-----"),
-    ("authorization_header", "authorization_header",
-     r"(?im)^\s*(?:proxy-)?authorization\s*:\s*(?:bearer|basic)\s+\S+"),
-    ("known_credential_prefix", "credential_token",
-     r"(?i)(?:AKIA|ASIA)[A-Z0-9]{16}|gh[pousr]_[A-Za-z0-9_]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[baprs]-[A-Za-z0-9-]{10,}|sk_(?:live|test)_[A-Za-z0-9]{16,}|npm_[A-Za-z0-9]{20,}|AIza[0-9A-Za-z_-]{30,}"),
+    (
+        "private_key",
+        "private_key",
+        r"(?i)-----BEGIN (?:(?:ENCRYPTED |RSA |EC |OPENSSH |DSA )?PRIVATE KEY|PGP PRIVATE KEY(?: BLOCK)?)-----",
+    ),
+    ("authorization_header", "authorization_header", r"(?im)^\s*(?:proxy-)?authorization\s*:\s*(?:bearer|basic)\s+\S+"),
+    (
+        "known_credential_prefix",
+        "credential_token",
+        r"(?i)(?:AKIA|ASIA)[A-Z0-9]{16}|gh[pousr]_[A-Za-z0-9_]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[baprs]-[A-Za-z0-9-]{10,}|sk_(?:live|test)_[A-Za-z0-9]{16,}|npm_[A-Za-z0-9]{20,}|AIza[0-9A-Za-z_-]{30,}",
+    ),
     ("jwt", "session_token", r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    ("cookie_or_session", "session_token",
-     r"(?i)(?:set-cookie|cookie)\s*:\s*[^\r\n]+|(?:session(?:id)?|csrf(?:_token)?|auth(?:_token)?)\s*[=:]\s*[^\s,;]{12,}"),
-    ("connection_string", "connection_string", r"(?i)(?:postgres(?:ql)?|mysql|mongodb(?:\+srv)?|redis|amqps?|mssql)://[^\s]+"),
-    ("environment_secret", "environment_secret",
-     r"(?im)^\s*(?:export\s+)?(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|PRIVATE_KEY|ACCESS_KEY|[A-Z][A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|PRIVATE_KEY|ACCESS_KEY)[A-Z0-9_]*)\s*=\s*\S+"),
-    ("cloud_service_account", "cloud_credential",
-     r'(?i)"type"\s*:\s*"service_account"|"private_key_id"\s*:|AccountKey=[^;\s]+|SharedAccessSignature\s+sr='),
+    (
+        "cookie_or_session",
+        "session_token",
+        r"(?i)(?:set-cookie|cookie)\s*:\s*[^\r\n]+|(?:session(?:id)?|csrf(?:_token)?|auth(?:_token)?)\s*[=:]\s*[^\s,;]{12,}",
+    ),
+    (
+        "connection_string",
+        "connection_string",
+        r"(?i)(?:postgres(?:ql)?|mysql|mongodb(?:\+srv)?|redis|amqps?|mssql)://[^\s]+",
+    ),
+    (
+        "environment_secret",
+        "environment_secret",
+        r"(?im)^\s*(?:export\s+)?(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|PRIVATE_KEY|ACCESS_KEY|[A-Z][A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|PRIVATE_KEY|ACCESS_KEY)[A-Z0-9_]*)\s*=\s*\S+",
+    ),
+    (
+        "cloud_service_account",
+        "cloud_credential",
+        r'(?i)"type"\s*:\s*"service_account"|"private_key_id"\s*:|AccountKey=[^;\s]+|SharedAccessSignature\s+sr=',
+    ),
 )
 #: ``credentialed_url`` candidates, the query names it counts (``detectors.rs``), and ``bounded_entropy``.
 URL_CANDIDATE_SOURCE = r"(?i)\b[a-z][a-z0-9+.-]{1,15}://[^\s<>]+"

@@ -25,8 +25,16 @@ def url_hits(text: str) -> list[Hit]:
     for m in url_candidates(text):
         candidate = m.group(0).rstrip(".,)]}")
         if credentialed(candidate):
-            out.append(Hit("credentialed_url", m.start(), m.start() + len(candidate),
-                           "URL with credentials (Memzoi rule `credentialed_url`)", candidate, memzoi="credentialed_url"))
+            out.append(
+                Hit(
+                    "credentialed_url",
+                    m.start(),
+                    m.start() + len(candidate),
+                    "URL with credentials (Memzoi rule `credentialed_url`)",
+                    candidate,
+                    memzoi="credentialed_url",
+                )
+            )
     return out
 
 

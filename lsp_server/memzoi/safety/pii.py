@@ -30,7 +30,9 @@ _PII_NAMES = (
 _PII_SET = frozenset(_PII_NAMES)
 _PII_SUFFIXES = tuple("_" + n for n in _PII_NAMES)
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
-_PLACE = re.compile(r"(?i)^[\"']?(?:<[^>]*>|\$\{?\w+|\{\{|x{3,}|\*{3,}|n/a|none|null|~|redacted|example|required|optional|string|tbd)")
+_PLACE = re.compile(
+    r"(?i)^[\"']?(?:<[^>]*>|\$\{?\w+|\{\{|x{3,}|\*{3,}|n/a|none|null|~|redacted|example|required|optional|string|tbd)"
+)
 
 
 def luhn(digits: str) -> bool:
@@ -51,8 +53,10 @@ def _card_ok(raw: str) -> bool:
     digits = "".join(groups)
     if not 13 <= len(digits) <= 19 or len(set(digits)) == 1:
         return False
-    if len(groups) > 1 and [len(g) for g in groups] not in ([4, 6, 5], [4, 6, 4]) and not (
-        all(len(g) == 4 for g in groups[:-1]) and 1 <= len(groups[-1]) <= 4
+    if (
+        len(groups) > 1
+        and [len(g) for g in groups] not in ([4, 6, 5], [4, 6, 4])
+        and not (all(len(g) == 4 for g in groups[:-1]) and 1 <= len(groups[-1]) <= 4)
     ):
         return False
     if not re.match(r"4|5[1-5]|2[2-7]|3[47]|3(?:0[0-5]|[689])|6(?:011|5|4[4-9]|22)|35|62|81", digits):
@@ -101,15 +105,34 @@ def pii_hits(ctx: Ctx) -> list[Hit]:
     if ctx.any_of(_NINO_WORDS):
         for m in _NINO.finditer(text):
             out.append(Hit("pii_detected", m.start(), m.end(), "UK National Insurance number", m.group(0)))
-    stems = ("ssn", "security", "birth", "birthdate", "dob", "address", "record", "id", "passport", "license",
-             "licence", "card", "account", "iban", "phone", "mobile", "personnummer", "number", "no")
+    stems = (
+        "ssn",
+        "security",
+        "birth",
+        "birthdate",
+        "dob",
+        "address",
+        "record",
+        "id",
+        "passport",
+        "license",
+        "licence",
+        "card",
+        "account",
+        "iban",
+        "phone",
+        "mobile",
+        "personnummer",
+        "number",
+        "no",
+    )
     for p in pairs(ctx, stems):
         key = p.norm
         if key not in _PII_SET and not key.endswith(_PII_SUFFIXES):
             continue
         # Personal data often contains spaces (addresses, phone numbers): the value runs to the end of the line
         # or a trailing comment.
-        raw = text[p.start:p.line_end]
+        raw = text[p.start : p.line_end]
         cut = raw.find(" #")
         raw = (raw if cut < 0 else raw[:cut]).rstrip().rstrip("\"'\r").rstrip()
         value = raw.strip()
@@ -165,11 +188,15 @@ def _digit_pii(run: str, base: int) -> list[Hit]:
         except ValueError:
             continue
         if luhn(yy + mm + dd + tail):
-            out.append(Hit("pii_detected", base + m.start(), base + m.end(), "Swedish personal identity number", m.group(0)))
+            out.append(
+                Hit("pii_detected", base + m.start(), base + m.end(), "Swedish personal identity number", m.group(0))
+            )
     for m in _SIN.finditer(run):
         digits = re.sub(r"\D", "", m.group(0))
         if digits[0] not in "08" and luhn(digits):
-            out.append(Hit("pii_detected", base + m.start(), base + m.end(), "Canadian social insurance number", m.group(0)))
+            out.append(
+                Hit("pii_detected", base + m.start(), base + m.end(), "Canadian social insurance number", m.group(0))
+            )
     if not out:
         for m in _CARD.finditer(run):
             if _card_ok(m.group(0)):
@@ -193,10 +220,31 @@ _ROLES = "user|assistant|human|system|developer|tool|function|ai|model|bot|agent
 _TURN = re.compile(rf"(?P<r>{_ROLES})(?:\*\*|__|\])?[ \t]*(?:\*\*|__)?[ \t]*:(?!//)")
 _LINE_LEAD = re.compile(r"[ \t]*(?:[>*\-|#]+[ \t]*)*(?:\*\*|__|\[)?$")
 _SERIAL = re.compile(r"role[\"']?\s*[:=]\s*[\"']?(?P<r>user|assistant|system|developer|tool|function|human)\b")
-_CANON = {"human": "user", "ai": "assistant", "model": "assistant", "bot": "assistant", "agent": "assistant",
-          "claude": "assistant", "chatgpt": "assistant", "gpt": "assistant", "function": "tool"}
-_OTHER_ROLES = (b"assistant", b"ai", b"model", b"bot", b"agent", b"claude", b"chatgpt", b"gpt", b"system",
-                b"developer", b"tool", b"function")
+_CANON = {
+    "human": "user",
+    "ai": "assistant",
+    "model": "assistant",
+    "bot": "assistant",
+    "agent": "assistant",
+    "claude": "assistant",
+    "chatgpt": "assistant",
+    "gpt": "assistant",
+    "function": "tool",
+}
+_OTHER_ROLES = (
+    b"assistant",
+    b"ai",
+    b"model",
+    b"bot",
+    b"agent",
+    b"claude",
+    b"chatgpt",
+    b"gpt",
+    b"system",
+    b"developer",
+    b"tool",
+    b"function",
+)
 _OTHER_ROLE_WORDS = gate_words(_OTHER_ROLES)
 _BANK_WORDS = gate_words((b"iban", b"bank", b"account", b"sepa", b"transfer"))
 _NINO_WORDS = gate_words((b"nino", b"insurance", b"ni"))
@@ -216,7 +264,13 @@ def transcript_hits(ctx: Ctx, start: int = 0) -> list[Hit]:
         if not _LINE_LEAD.match(low, line_begin, m.start()):
             continue
         role = m.group("r")
-        events.append((line_begin + len(low[line_begin:m.start()]) - len(low[line_begin:m.start()].lstrip(" \t>*-|#_[")), m.end(), _CANON.get(role, role)))
+        events.append(
+            (
+                line_begin + len(low[line_begin : m.start()]) - len(low[line_begin : m.start()].lstrip(" \t>*-|#_[")),
+                m.end(),
+                _CANON.get(role, role),
+            )
+        )
     if ctx.any_of(_ROLE_WORD):
         for m in _SERIAL.finditer(low, start):
             role = m.group("r")

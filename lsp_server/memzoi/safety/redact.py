@@ -66,7 +66,7 @@ def secret_values(data: bytes | str) -> list[str]:
     store and must never print them."""
     text = data.decode("utf-8", "replace") if isinstance(data, (bytes, bytearray)) else data
     hits = collect_hits(text)
-    found = {text[h.start:h.end] for h in hits if h.code in SECRET_CODES and h.end > h.start}
+    found = {text[h.start : h.end] for h in hits if h.code in SECRET_CODES and h.end > h.start}
     found |= _decoded_values(text, hits)
     return sorted(found, key=len, reverse=True)
 

@@ -127,7 +127,8 @@ def _with_floor(own: list[Hit], floor: list[Hit]) -> list[Hit]:
     kept_floor: list[Hit] = []
     # Memzoi matches, and our hits that stand for one (same code, covering it: a whole key block for a header)
     specific = [g for g in floor if g.code != "high_entropy_value"] + [
-        o for o in own if any(o.code == g.code and o.start <= g.start and g.end <= o.end for g in floor)]
+        o for o in own if any(o.code == g.code and o.start <= g.start and g.end <= o.end for g in floor)
+    ]
     for f in floor:
         key = (f.code, f.start, f.end)
         if key in seen:
@@ -135,8 +136,10 @@ def _with_floor(own: list[Hit], floor: list[Hit]) -> list[Hit]:
         seen.add(key)
         if f.code == "high_entropy_value" and any(g.start <= f.start and f.end <= g.end for g in specific):
             continue  # Memzoi's catch-all under a more specific Memzoi match of the same text
-        if any(o.code == f.code and o.start <= f.start and f.end <= o.end and o.severity in (None, Severity.ERROR)
-               for o in own):
+        if any(
+            o.code == f.code and o.start <= f.start and f.end <= o.end and o.severity in (None, Severity.ERROR)
+            for o in own
+        ):
             continue
         kept_floor.append(f)
     own = [o for o in own if not any(f.code == o.code and f.start < o.end and o.start < f.end for f in kept_floor)]
@@ -205,12 +208,22 @@ def _where(field: str, memory: bool = True) -> str:
     return f"in frontmatter field `{key}`" if key else "in the frontmatter"
 
 
-_SEVERITIES = {"error": Severity.ERROR, "warning": Severity.WARNING, "information": Severity.INFORMATION,
-               "hint": Severity.HINT}
+_SEVERITIES = {
+    "error": Severity.ERROR,
+    "warning": Severity.WARNING,
+    "information": Severity.INFORMATION,
+    "hint": Severity.HINT,
+}
 
 
-def to_findings(doc: Document, hits: list[Hit], accepted: frozenset[str] = frozenset(),
-                unsigned_jwt: str = "warning", *, memory: bool = True) -> list[Finding]:
+def to_findings(
+    doc: Document,
+    hits: list[Hit],
+    accepted: frozenset[str] = frozenset(),
+    unsigned_jwt: str = "warning",
+    *,
+    memory: bool = True,
+) -> list[Finding]:
     """Findings for ``hits`` of ``doc``: message (kind, place, advice; never the value), fingerprint, the drop of
     accepted ``high_entropy_value`` fingerprints, and the configured grade of unsigned JWTs outside example
     fences (inside one they stay at most information). ``memory`` false: ``doc`` is not a memory (the project's
@@ -236,8 +249,10 @@ def to_findings(doc: Document, hits: list[Hit], accepted: frozenset[str] = froze
         elif h.code == "high_entropy_value" and h.memzoi:
             msg = f"{h.label} {where} may be a secret, and Memzoi's write-safety gate refuses it: {advice}"
         elif h.code == "high_entropy_value":
-            msg = (f"{h.label} {where} may be a secret: {advice}; if it is not, accept it by adding its fingerprint "
-                   f"\"{fp}\" to `[safety] accepted_fingerprints` in .memzoi/config.toml")
+            msg = (
+                f"{h.label} {where} may be a secret: {advice}; if it is not, accept it by adding its fingerprint "
+                f'"{fp}" to `[safety] accepted_fingerprints` in .memzoi/config.toml'
+            )
         else:
             msg = f"{h.label} {where}: {advice}"
         f = finding(h.code, msg, h.start, h.end, fixes=fixes, fingerprint=fp, field=field, detector=h.label)
@@ -250,8 +265,14 @@ def to_findings(doc: Document, hits: list[Hit], accepted: frozenset[str] = froze
     return out
 
 
-def scan_document(doc: Document, accepted: frozenset[str] = frozenset(), unsigned_jwt: str = "warning", *,
-                  floor_only: bool = False, memory: bool = True) -> list[Finding]:
+def scan_document(
+    doc: Document,
+    accepted: frozenset[str] = frozenset(),
+    unsigned_jwt: str = "warning",
+    *,
+    floor_only: bool = False,
+    memory: bool = True,
+) -> list[Finding]:
     """Content-detector findings of a framed document (the text, each decoded frontmatter string as its own
     text, and the body); ``floor_only`` as in :func:`collect_hits`, ``memory`` as in :func:`to_findings`."""
     body_start = doc.body_start if doc.body_start is not None else (doc.fm_end or 0)
@@ -281,16 +302,26 @@ def value_hits(doc: Document, hits: list[Hit], *, floor_only: bool = False) -> l
         if bad:
             kept, pos = [], 0
             for s, e in sorted(bad):
-                kept.append(value[pos:max(pos, s)])
+                kept.append(value[pos : max(pos, s)])
                 pos = max(pos, e)
             fix = double_quoted("".join(kept) + value[pos:])
-        how = (", written with escapes," if sc.escaped else
-               f", in the {'key' if sc.key else 'value'} read as its own text (as Memzoi reads it),")
+        how = (
+            ", written with escapes,"
+            if sc.escaped
+            else f", in the {'key' if sc.key else 'value'} read as its own text (as Memzoi reads it),"
+        )
         seen: set[str] = set()
         for h in found:
             if h.code in seen or any(r.code == h.code and r.start < node.end and node.start < r.end for r in hits):
                 continue
             seen.add(h.code)
-            out.append(replace(h, start=node.start, end=node.end, label=f"{h.label}{how}",
-                               fix=fix if h.code == "invisible_character" else None))
+            out.append(
+                replace(
+                    h,
+                    start=node.start,
+                    end=node.end,
+                    label=f"{h.label}{how}",
+                    fix=fix if h.code == "invisible_character" else None,
+                )
+            )
     return out

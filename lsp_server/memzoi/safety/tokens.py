@@ -19,17 +19,45 @@ from .entropy import shannon
 # A gate is a tuple of words (any must occur) or, for prefixes glued to the token body, "big:<prefix>" checked
 # against the start of long words.
 _TOKEN_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
-    ("AWS access key id", r"(?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA|AIPA|ANPA|ANVA|APKA|AGPA)[A-Z0-9]{16}", ("big:akia", "big:asia", "big:abia", "big:acca", "big:aroa", "big:aida", "big:aipa", "big:anpa", "big:anva", "big:apka", "big:agpa")),
+    (
+        "AWS access key id",
+        r"(?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA|AIPA|ANPA|ANVA|APKA|AGPA)[A-Z0-9]{16}",
+        (
+            "big:akia",
+            "big:asia",
+            "big:abia",
+            "big:acca",
+            "big:aroa",
+            "big:aida",
+            "big:aipa",
+            "big:anpa",
+            "big:anva",
+            "big:apka",
+            "big:agpa",
+        ),
+    ),
     ("GitHub token", r"gh[pousr]_[A-Za-z0-9_]{20,}", ("ghp", "gho", "ghu", "ghs", "ghr")),
     ("GitHub fine-grained personal access token", r"github_pat_[A-Za-z0-9_]{20,}", ("github",)),
-    ("GitLab token", r"gl(?:pat|dt|rt|cbt|ptt|ft|soat|oas)-[A-Za-z0-9_-]{20,}", ("glpat", "gldt", "glrt", "glcbt", "glptt", "glft", "glsoat", "gloas")),
+    (
+        "GitLab token",
+        r"gl(?:pat|dt|rt|cbt|ptt|ft|soat|oas)-[A-Za-z0-9_-]{20,}",
+        ("glpat", "gldt", "glrt", "glcbt", "glptt", "glft", "glsoat", "gloas"),
+    ),
     ("GitLab runner registration token", r"GR1348941[A-Za-z0-9_-]{20,}", ("lit:GR1348941",)),
     ("Bitbucket app password", r"ATBB[A-Za-z0-9_=.-]{28,}", ("lit:ATBB",)),
     ("Atlassian API token", r"ATATT3[A-Za-z0-9_=-]{60,}", ("lit:ATATT3",)),
-    ("Slack token", r"xox[abposre]-(?:\d+-)?[A-Za-z0-9-]{10,}", ("xoxa", "xoxb", "xoxp", "xoxo", "xoxs", "xoxr", "xoxe")),
+    (
+        "Slack token",
+        r"xox[abposre]-(?:\d+-)?[A-Za-z0-9-]{10,}",
+        ("xoxa", "xoxb", "xoxp", "xoxo", "xoxs", "xoxr", "xoxe"),
+    ),
     ("Slack rotating token", r"xoxe\.xox[bp]-\d-[A-Za-z0-9-]{20,}", ("xoxe",)),
     ("Slack app-level token", r"xapp-\d-[A-Z0-9]+-\d+-[a-f0-9]{20,}", ("xapp",)),
-    ("Slack webhook URL", r"hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,}/[A-Za-z0-9]{6,}/[A-Za-z0-9]{16,}", ("slack",)),
+    (
+        "Slack webhook URL",
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,}/[A-Za-z0-9]{6,}/[A-Za-z0-9]{16,}",
+        ("slack",),
+    ),
     ("Discord webhook URL", r"discord(?:app)?\.com/api/webhooks/\d{15,}/[A-Za-z0-9_-]{40,}", ("discord", "discordapp")),
     ("Telegram bot token", r"\d{8,10}:AA[A-Za-z0-9_-]{33}", ("lit::AA",)),
     ("Stripe secret key", r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}", ("live", "test")),
@@ -70,9 +98,17 @@ _TOKEN_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
 _CLOUD_SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     # (label, regex on the lower-cased text when it starts with "(?low)", else on the text, gate words);
     # group "v" (when present) is the secret value and the span.
-    ("Google service account key", r'(?low)"type"\s*:\s*"service_account"|"private_key_id"\s*:\s*"[0-9a-f]{8,}', ("service", "private")),
+    (
+        "Google service account key",
+        r'(?low)"type"\s*:\s*"service_account"|"private_key_id"\s*:\s*"[0-9a-f]{8,}',
+        ("service", "private"),
+    ),
     ("Azure storage account key", r"(?low)accountkey=(?P<v>[a-z0-9+/]{20,}={0,2})", ("accountkey",)),
-    ("Azure shared access signature", r"(?low)sharedaccess(?:signature\s+sr=[^\s\"']+|key=(?P<v>[a-z0-9+/]{20,}={0,2}))", ("sharedaccesssignature", "sharedaccesskey")),
+    (
+        "Azure shared access signature",
+        r"(?low)sharedaccess(?:signature\s+sr=[^\s\"']+|key=(?P<v>[a-z0-9+/]{20,}={0,2}))",
+        ("sharedaccesssignature", "sharedaccesskey"),
+    ),
     ("Azure SAS token", r"sv=\d{4}-\d{2}-\d{2}&[^\s\"'<>]*?sig=(?P<v>[A-Za-z0-9%+/=]{20,})", ("sig",)),
     ("Google OAuth client secret", r"GOCSPX-[A-Za-z0-9_-]{28}", ("gocspx",)),
     ("Alibaba Cloud access key id", r"LTAI[A-Za-z0-9]{12,20}", ("big:ltai",)),
@@ -143,8 +179,13 @@ def _big_opens(index: int) -> frozenset[bytes]:
 #: (index into _TOKEN_RES, guard, needles, big-word prefixes that open it, its literal gates) for every shape a
 #: big-word prefix or a literal can open
 _TOKEN_LONG = [
-    (i, _guard(_LONG_NEEDLES[label]), _LONG_NEEDLES[label], _big_opens(i),
-     tuple(g[4:] for g in _TOKEN_SHAPES[i][2] if g.startswith("lit:")))
+    (
+        i,
+        _guard(_LONG_NEEDLES[label]),
+        _LONG_NEEDLES[label],
+        _big_opens(i),
+        tuple(g[4:] for g in _TOKEN_SHAPES[i][2] if g.startswith("lit:")),
+    )
     for i, (label, _, _) in enumerate(_TOKEN_RES)
     if _big_opens(i) or any(g.startswith("lit:") for g in _TOKEN_SHAPES[i][2])
 ]
@@ -174,8 +215,11 @@ def token_hits(ctx: Ctx) -> list[Hit]:
         # A shape opened by a big-word prefix or a literal is tried when that gate is open, but the needle test
         # comes first: without a needle in the long runs the shape has no match anyway (see _LONG_NEEDLES).
         for index, guard, needles, big, literals in _TOKEN_LONG_UNCASED if long_text.islower() else _TOKEN_LONG:
-            if guard in long_text and index not in indices and any(n in long_text for n in needles) and (
-                any(lit in text for lit in literals) or (big and not _open_big(ctx).isdisjoint(big))
+            if (
+                guard in long_text
+                and index not in indices
+                and any(n in long_text for n in needles)
+                and (any(lit in text for lit in literals) or (big and not _open_big(ctx).isdisjoint(big)))
             ):
                 indices.add(index)
     for index in sorted(indices):
@@ -184,13 +228,19 @@ def token_hits(ctx: Ctx) -> list[Hit]:
             continue  # no match in the long runs, so none in the text (see _LONG_ONLY)
         for m in rx.finditer(text):
             tok = m.group(0)
-            if not (ctx.boundary_before(m.start()) and ctx.boundary_after(m.end())) and label != "Terraform Cloud token":
+            if (
+                not (ctx.boundary_before(m.start()) and ctx.boundary_after(m.end()))
+                and label != "Terraform Cloud token"
+            ):
                 continue
             if documented_example(tok) or len(set(tok)) < 8:
                 continue
             if label == "OpenAI-style API key" and (not re.search(r"\d", tok) or not re.search(r"[A-Z]", tok)):
                 continue
-            if label in ("Twilio API key", "crates.io token", "NuGet API key", "Mailgun API key") and shannon(tok) < 3.5:
+            if (
+                label in ("Twilio API key", "crates.io token", "NuGet API key", "Mailgun API key")
+                and shannon(tok) < 3.5
+            ):
                 continue
             if label == "Hugging Face token" and not (re.search(r"[a-z]", tok[3:]) and re.search(r"[A-Z]", tok[3:])):
                 continue

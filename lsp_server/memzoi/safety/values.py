@@ -43,8 +43,9 @@ from .memzoi_rules import needs_plain_search
 #: What a line-anchored rule (Memzoi's ``authorization_header`` and ``environment_secret``, our keyed
 #: ``environment_secret``) needs at the start of a text for a match there: white space and list or quote
 #: markers, an optional ``export``/``set``/``$env:``, then a name and ``=`` or ``(proxy-)authorization`` and ``:``.
-HEAD = re.compile(r"[\s\"'>*-]*(?:(?:export|set)\s+|\$env:)?(?:(?:proxy-)?authorization\s*:|[a-z_][a-z0-9_.-]*\s*=)",
-                  re.IGNORECASE)
+HEAD = re.compile(
+    r"[\s\"'>*-]*(?:(?:export|set)\s+|\$env:)?(?:(?:proxy-)?authorization\s*:|[a-z_][a-z0-9_.-]*\s*=)", re.IGNORECASE
+)
 
 
 #: How a frontmatter key that holds a finding is shown in a location or a message (never its text).
@@ -70,7 +71,7 @@ def rescanned(doc: Document) -> list[Scalar]:
     if root is None or doc.fm_start is None or doc.fm_end is None:
         return []
     text = doc.text
-    fm = text[doc.fm_start:doc.fm_end]
+    fm = text[doc.fm_start : doc.fm_end]
     head = HEAD.match if _anchor_possible(fm) else None
     if head is None and doc.yaml_one_line and "\\" not in fm and "''" not in fm:
         return []  # every value is its own one-line text, and none can start an anchored match
@@ -186,8 +187,17 @@ def double_quoted(value: str) -> str:
     return "".join(out)
 
 
-__all__ = ["DETECTOR_CODES", "HEAD", "KEY_MARK", "Scalar", "double_quoted", "key_spans", "rescanned", "scalars",
-           "unprinted_keys"]
+__all__ = [
+    "DETECTOR_CODES",
+    "HEAD",
+    "KEY_MARK",
+    "Scalar",
+    "double_quoted",
+    "key_spans",
+    "rescanned",
+    "scalars",
+    "unprinted_keys",
+]
 
 
 def unprinted_keys(doc: Document, findings: list[Finding]) -> list[Finding]:
@@ -203,12 +213,12 @@ def unprinted_keys(doc: Document, findings: list[Finding]) -> list[Finding]:
     if not detected:
         return findings
     text = doc.text
-    hidden = {text[f.start:f.end] for f in detected}
+    hidden = {text[f.start : f.end] for f in detected}
     root = doc.yaml_root
     if root is not None:
         for k, key in scalars(root):
             if key and any(f.start < k.end and k.start < f.end for f in detected):
-                hidden.update((text[k.start:k.end], str(k.value)))
+                hidden.update((text[k.start : k.end], str(k.value)))
     # a message may quote the matched text cut differently (a YAML error names its line's key up to the `:`):
     # every run of 6+ token characters inside matched text is hidden too
     hidden.update(m.group(0) for w in list(hidden) for m in _TOKEN_RUN.finditer(w))
