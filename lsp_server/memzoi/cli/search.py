@@ -20,7 +20,6 @@ import sys
 from typing import Any
 
 from ..agent.query import MODES
-from ..ledger import Refusal
 from ._changes import add_common, emit_json, project_root, refuse
 from ._common import add_command, refuse_linked_plane
 from .rebuild import add_progress_option
@@ -29,25 +28,42 @@ from .rebuild import add_progress_option
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``search``."""
     p = add_command(
-        sub, "search", help="search record and pending proposal titles and bodies",
+        sub,
+        "search",
+        help="search record and pending proposal titles and bodies",
         description="Search of record and pending proposal titles and bodies through the workspace index, "
         "refreshed first for changed files, ranked as the MCP tool search_memory ranks (BM25 with a relevance "
         "floor; active, current records first).",
-        examples=["memzoi search how do I build the project", "memzoi search pnpm --mode all_words",
-                  "memzoi search 'run make' --mode phrase",
-                  "memzoi search problem json --kind record --limit 3 --json"],
-        exits={0: "success (also with no match)", 1: "the index is unusable, or a .memzoi, records or proposals folder is a symlink",
-               2: "usage error (a bad --limit), or not inside a project"})
+        examples=[
+            "memzoi search how do I build the project",
+            "memzoi search pnpm --mode all_words",
+            "memzoi search 'run make' --mode phrase",
+            "memzoi search problem json --kind record --limit 3 --json",
+        ],
+        exits={
+            0: "success (also with no match)",
+            1: "the index is unusable, or a .memzoi, records or proposals folder is a symlink",
+            2: "usage error (a bad --limit), or not inside a project",
+        },
+    )
     p.add_argument("query", nargs="+", metavar="QUERY", help="words or a question to find (see --mode)")
-    p.add_argument("--mode", choices=list(MODES), default="natural",
-                   help="natural (default): a question or words, stop words dropped, any remaining word may match, "
-                   "cut at a relevance floor; all_words: every word must match (prefixes match); phrase: the words "
-                   "in this order")
+    p.add_argument(
+        "--mode",
+        choices=list(MODES),
+        default="natural",
+        help="natural (default): a question or words, stop words dropped, any remaining word may match, "
+        "cut at a relevance floor; all_words: every word must match (prefixes match); phrase: the words "
+        "in this order",
+    )
     p.add_argument("--limit", type=int, default=10, help="at most this many results (default 10)")
-    p.add_argument("--kind", choices=["record", "proposal", "all"], default="all",
-                   help="what to search: records (every status: active, superseded, tombstoned, listed after the "
-                   "active ones), pending proposal packets (resolved packets, applied or rejected, are not "
-                   "searched), or both (default: all)")
+    p.add_argument(
+        "--kind",
+        choices=["record", "proposal", "all"],
+        default="all",
+        help="what to search: records (every status: active, superseded, tombstoned, listed after the "
+        "active ones), pending proposal packets (resolved packets, applied or rejected, are not "
+        "searched), or both (default: all)",
+    )
     add_common(p, actor=False)
     add_progress_option(p)
     p.set_defaults(func=run)
@@ -63,14 +79,30 @@ def record_json(hit: dict[str, Any]) -> dict[str, Any]:
     and body withheld."""
     r = hit["row"]
     return {
-        "id": r["id"], "record_id": r["id"], "path": r["path"], "type": r["type"], "lane": r["lane"],
-        "destination": "repo", "scope_kind": r["scope_kind"], "scope_id": r["scope_id"],
-        "visibility": r["visibility"], "status": r["status"], "title": hit["title"],
+        "id": r["id"],
+        "record_id": r["id"],
+        "path": r["path"],
+        "type": r["type"],
+        "lane": r["lane"],
+        "destination": "repo",
+        "scope_kind": r["scope_kind"],
+        "scope_id": r["scope_id"],
+        "visibility": r["visibility"],
+        "status": r["status"],
+        "title": hit["title"],
         "body": None if hit["unsafe"] else r["body"],
-        "source_kind": r["source_kind"], "source_ref": r["source_ref"], "proposal_id": r["proposal_id"],
-        "created_at": r["created_at"], "updated_at": r["updated_at"], "retention": _loads(r["retention_json"]),
-        "origin": _loads(r["origin_json"]), "lineage": _loads(r["lineage_json"]), "attestation": r["attestation"],
-        "admitted": bool(r["admitted"]), "current": hit["current"], "score": hit["score"],
+        "source_kind": r["source_kind"],
+        "source_ref": r["source_ref"],
+        "proposal_id": r["proposal_id"],
+        "created_at": r["created_at"],
+        "updated_at": r["updated_at"],
+        "retention": _loads(r["retention_json"]),
+        "origin": _loads(r["origin_json"]),
+        "lineage": _loads(r["lineage_json"]),
+        "attestation": r["attestation"],
+        "admitted": bool(r["admitted"]),
+        "current": hit["current"],
+        "score": hit["score"],
         "snippet": hit["excerpt"] or "",
     }
 
@@ -79,15 +111,25 @@ def proposal_json(hit: dict[str, Any]) -> dict[str, Any]:
     """A pending proposal hit: id, path, status, action, targets, scope, title, score and snippet."""
     r = hit["row"]
     return {
-        "id": r["id"], "file_id": r["file_id"], "path": r["path"], "status": r["status"], "action": r["action"],
-        "targets": _loads(r["targets"]) or [], "scope_kind": r["scope_kind"], "scope_id": r["scope_id"],
-        "proposed_at": r["proposed_at"], "title": hit["title"], "score": hit["score"], "snippet": hit["excerpt"] or "",
+        "id": r["id"],
+        "file_id": r["file_id"],
+        "path": r["path"],
+        "status": r["status"],
+        "action": r["action"],
+        "targets": _loads(r["targets"]) or [],
+        "scope_kind": r["scope_kind"],
+        "scope_id": r["scope_id"],
+        "proposed_at": r["proposed_at"],
+        "title": hit["title"],
+        "score": hit["score"],
+        "snippet": hit["excerpt"] or "",
     }
 
 
 def run(args: argparse.Namespace) -> int:
     """Search; exit 0 (also with no hits), 1 when the index is unusable, 2 for a bad ``--limit``."""
     from ..index import Index  # noqa: PLC0415 lazy: start-up
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
     from ..runtime_errors import guard  # noqa: PLC0415 lazy: start-up
 
     if args.limit < 1:
@@ -112,21 +154,28 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.finish()
     try:  # the same ranking as the MCP tool (memzoi.agent.search); private local records are `memzoi local search`
-        found = search_memory(root, query, limit=args.limit, kind=args.kind, mode=args.mode, include_local=False,
-                              rows=True)
+        found = search_memory(
+            root, query, limit=args.limit, kind=args.kind, mode=args.mode, include_local=False, rows=True
+        )
     except Refusal as err:
         return refuse(args, err)
     hits = found["results"]
     if args.json:
-        emit_json({
-            "query": found["query"], "mode": args.mode,  # a secret typed into the query is not echoed
-            "records": [record_json(h) for h in hits if h["kind"] == "record"],
-            "proposals": [proposal_json(h) for h in hits if h["kind"] == "proposal"],
-        })
+        emit_json(
+            {
+                "query": found["query"],
+                "mode": args.mode,  # a secret typed into the query is not echoed
+                "records": [record_json(h) for h in hits if h["kind"] == "record"],
+                "proposals": [proposal_json(h) for h in hits if h["kind"] == "proposal"],
+            }
+        )
         return 0
     if not hits:
-        rule = {"natural": "no record or pending proposal passed the relevance floor",
-                "all_words": "every word must match", "phrase": "the words must appear in this order"}[args.mode]
+        rule = {
+            "natural": "no record or pending proposal passed the relevance floor",
+            "all_words": "every word must match",
+            "phrase": "the words must appear in this order",
+        }[args.mode]
         print(f"no matches for {found['query']!r} ({args.mode} mode: {rule})", file=sys.stderr)
     for h in hits:
         status = h.get("status") or "?"
