@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ._changes import add_common, emit_json, project_root, refuse
@@ -78,13 +79,21 @@ def emit(args: argparse.Namespace, out: dict[str, Any]) -> int:
 def run(args: argparse.Namespace) -> int:
     """Build the pack; exit 0, 1 when refused, 2 for a bad budget."""
     from ..agent.context import context_pack  # noqa: PLC0415 lazy: start-up
+
+    return run_pack(args, context_pack)
+
+
+def run_pack(args: argparse.Namespace, build: Callable[..., dict[str, Any]]) -> int:
+    """Build a pack with ``build`` (:func:`memzoi.agent.context.context_pack` or ``handoff``, called with the
+    project root, the task and the pack options of ``args``) and print it; exit 0, 1 when refused, 2 for a bad
+    budget."""
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     if args.token_budget < 1:
         print("memzoi: --token-budget must be at least 1", file=sys.stderr)
         return 2
     try:
-        out = context_pack(
+        out = build(
             project_root(args),
             args.task,
             paths=args.path,

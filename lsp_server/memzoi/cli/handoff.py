@@ -7,9 +7,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._changes import project_root, refuse
 from ._common import add_command
-from .context import add_pack_options, emit
+from .context import add_pack_options, run_pack
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,25 +30,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Build the handoff pack; exit 0, 1 when refused, 2 without --task or --path."""
+    """Build the handoff pack; exit 0, 1 when refused, 2 without --task or --path or for a bad budget."""
     from ..agent.context import handoff  # noqa: PLC0415 lazy: start-up
-    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     if not args.task.strip() and not args.path:
         print("memzoi handoff: error: give --task or --path", file=sys.stderr)
         return 2
-    if args.token_budget < 1:
-        print("memzoi: --token-budget must be at least 1", file=sys.stderr)
-        return 2
-    try:
-        out = handoff(
-            project_root(args),
-            args.task,
-            paths=args.path,
-            token_budget=args.token_budget,
-            include_local=args.include_local,
-            include_session=args.include_session,
-        )
-    except Refusal as err:
-        return refuse(args, err)
-    return emit(args, out)
+    return run_pack(args, handoff)
