@@ -1,7 +1,7 @@
 """Build hook: the wheel carries the diagnostics reference and the JSON Schemas as package data.
 
 The repository keeps one copy of each (``docs/diagnostics.md``, ``schemas/*.schema.json``); ``build_py`` copies
-them into ``memzoi/_data/`` of the build, where :mod:`memzoi.resources` finds them in an installed wheel. All
+them into ``memzoi/_data/`` of the build, where :mod:`memzoi.base.resources` finds them in an installed wheel. All
 other metadata is in ``pyproject.toml``.
 """
 

@@ -1,9 +1,9 @@
 """The one builder of record and proposal-packet text for tests.
 
-Every text is written by the core's canonical writer (:func:`memzoi.render.render_record` /
-:func:`memzoi.render.render_packet`), so its key order, quoting and layout are the ones the core writes
+Every text is written by the core's canonical writer (:func:`memzoi.read.render.render_record` /
+:func:`memzoi.read.render.render_packet`), so its key order, quoting and layout are the ones the core writes
 (reference ``memzoi-format.md`` §1.5, §2.2), and an attested record's ``materialization`` block carries the
-revision the core computes (:func:`memzoi.attestation.attest`).
+revision the core computes (:func:`memzoi.judge.attestation.attest`).
 
 * Any frontmatter field is a keyword: ``record("use-pnpm", lane="procedural", tags=["a"])``; ``None`` leaves a
   field out (``record("r", lane=None)`` has no ``lane``: a ``missing_key``; ``description=None`` writes a
@@ -24,9 +24,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memzoi.attestation import attest
-from memzoi.document import frame
-from memzoi.render import render_packet, render_record
+from memzoi.judge.attestation import attest
+from memzoi.read.document import frame
+from memzoi.read.render import render_packet, render_record
 
 #: The default timestamp of a record and of a packet.
 RECORD_TIME = "2026-07-05T20:16:46Z"
@@ -74,7 +74,7 @@ def record(
     """A record file's text: :func:`record_fields` rendered by the core, body ``Body of <rid>.`` by default.
 
     ``attested=True`` adds a valid ``materialization`` block (a create attestation with this module's fixed
-    identities); a dict passes :func:`memzoi.attestation.attest`'s keywords (``action``, ``target``, ...). The
+    identities); a dict passes :func:`memzoi.judge.attestation.attest`'s keywords (``action``, ``target``, ...). The
     block is computed before ``extra`` is added, so an ``extra`` that changes a semantic field makes it stale.
     ``extra`` lines go before the closing ``---``; ``newline`` is the line ending of the whole file.
     """

@@ -240,7 +240,7 @@ def decoded_surrogate(pieces: list[tuple[int, int]]) -> bool:
 
 
 def check_outputs(report) -> list[str]:
-    """Render ``report`` (a :class:`memzoi.check.CheckReport`) in every format ``memzoi check`` writes and encode
+    """Render ``report`` (a :class:`memzoi.runs.check.CheckReport`) in every format ``memzoi check`` writes and encode
     each as strict UTF-8, as a file or pipe would take it; returns the problems (format names that failed)."""
     import json
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from memzoi import admission
-from memzoi.admission import GitVisibility, admit, git_visibility, refusals
-from memzoi.analysis import analyze_path, analyze_text
-from memzoi.check import check_paths
-from memzoi.findings import finding
+from memzoi.base.findings import finding
+from memzoi.judge.analysis import analyze_path, analyze_text
+from memzoi.project import admission
+from memzoi.project.admission import GitVisibility, admit, git_visibility, refusals
+from memzoi.runs.check import check_paths
 
 from .builders import edit
 from .test_revision import RECORD, attested

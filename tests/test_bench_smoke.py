@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memzoi.check import check_paths
+from memzoi.runs.check import check_paths
 from tests.benchmarks import baselines, run
 from tests.benchmarks.generate import PLANTS, generate
 
@@ -110,7 +110,7 @@ def test_percentiles():
 
 
 def test_fuzz_script_counts_inputs_and_exceptions(tmp_path, monkeypatch):
-    from memzoi import analysis as analysis_mod
+    from memzoi.judge import analysis as analysis_mod
     from tests.benchmarks import fuzz_pipeline
 
     (tmp_path / "a").mkdir()
@@ -152,7 +152,7 @@ def test_startup_benchmark_measures_each_kind_once(tmp_path):
     assert list(res) == keys and all(r["wall_s"]["n"] == 1 for r in res.values())
     assert all(r["wall_s"]["median"] >= 0 and r["cpu_s"]["n"] == 1 for r in res.values())
     assert res["version"]["imports"]["heavy"] == [] and res["mcp_initialize"]["imports"] is None
-    assert "memzoi.analysis" in res["lsp_diagnostics"]["imports"]["heavy"]
+    assert "memzoi.judge.analysis" in res["lsp_diagnostics"]["imports"]["heavy"]
     assert "`memzoi --version`" in startup.render(res, run.machine(), (None, None))
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from memzoi.analysis import analyze_text
-from memzoi.document import frame
-from memzoi.render import render_packet, render_record
+from memzoi.judge.analysis import analyze_text
+from memzoi.read.document import frame
+from memzoi.read.render import render_packet, render_record
 
 from .builders import crlf, edit, packet, packet_path, record, record_path
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from memzoi import check as check_mod
-from memzoi.check import PARALLEL_THRESHOLD, check_paths, expand
-from memzoi.parallel import ChunkPool, can_fork
+from memzoi.base.parallel import ChunkPool, can_fork
+from memzoi.runs import check as check_mod
+from memzoi.runs.check import PARALLEL_THRESHOLD, check_paths, expand
 from tests import builders
 from tests.benchmarks.generate import generate
 
@@ -140,7 +140,7 @@ from hypothesis import (  # noqa: E402
     strategies as st,  # noqa: E402
 )
 
-from memzoi.workspace import Placement, Role, place  # noqa: E402
+from memzoi.judge.workspace import Placement, Role, place  # noqa: E402
 
 _SEGMENTS = st.sampled_from(
     [
@@ -205,7 +205,7 @@ def test_file_facts_survive_the_trip_from_a_worker():
     import copy
     import pickle
 
-    from memzoi.crossfile import FileFacts, Ref
+    from memzoi.project.crossfile import FileFacts, Ref
 
     facts = FileFacts(
         kind="record",
@@ -224,7 +224,7 @@ def test_file_facts_survive_the_trip_from_a_worker():
 
 # -- the walk: hard links, spelling of the argument, odd arguments ------------------------------------------------
 
-from memzoi.check import UsageError  # noqa: E402
+from memzoi.runs.check import UsageError  # noqa: E402
 
 
 def _project(tmp_path: Path, n: int = 3) -> Path:
@@ -333,7 +333,7 @@ def _state(pid: int) -> str:
 _HELPER_SCRIPT = r"""
 import os, threading
 os.environ["CHATTY_PARENT"] = str(os.getpid())  # the fork server and its workers inherit it
-from memzoi.parallel import ChunkPool, can_fork
+from memzoi.base.parallel import ChunkPool, can_fork
 import chatty
 
 stop = threading.Event()
@@ -381,11 +381,11 @@ def test_workers_fork_with_the_analysis_already_imported():
     # this test process may have imported the analysis already; the worker function lives in its __main__.
     code = (
         "import os, sys\n"
-        "from memzoi.parallel import ChunkPool, can_fork\n"
+        "from memzoi.base.parallel import ChunkPool, can_fork\n"
         "def loaded(chunk):\n"
-        "    return [(os.getpid(), 'memzoi.analysis' in sys.modules and 'memzoi.safety' in sys.modules)\n"
+        "    return [(os.getpid(), 'memzoi.judge.analysis' in sys.modules and 'memzoi.safety' in sys.modules)\n"
         "            for _ in chunk]\n"
-        "assert can_fork() and 'memzoi.analysis' not in sys.modules\n"
+        "assert can_fork() and 'memzoi.judge.analysis' not in sys.modules\n"
         "pool = ChunkPool(loaded, workers=2, chunksize=2, start_at=4)\n"
         "for i in range(20):\n"
         "    pool.add(i)\n"

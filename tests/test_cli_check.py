@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from memzoi.analysis import analyze_path
-from memzoi.check import check_paths
 from memzoi.cli.main import main
-from memzoi.schemas import generate
+from memzoi.judge.analysis import analyze_path
+from memzoi.models.schemas import generate
+from memzoi.runs.check import check_paths
 
 from .conftest import ROOT
 from .test_framing_yaml import VALID
@@ -184,9 +184,9 @@ def test_upgrade_diff_then_write(capsys, tmp_path, corpus):
 def test_committed_schemas_match_models():
     for name, text in generate().items():
         committed = ROOT / "schemas" / name
-        assert committed.exists(), f"schemas/{name} missing: run python -m memzoi.schemas schemas"
+        assert committed.exists(), f"schemas/{name} missing: run python -m memzoi.models.schemas schemas"
         assert committed.read_text(encoding="utf-8") == text, (
-            f"schemas/{name} is stale: run python -m memzoi.schemas schemas"
+            f"schemas/{name} is stale: run python -m memzoi.models.schemas schemas"
         )
 
 

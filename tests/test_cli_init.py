@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from memzoi.cli.main import main
-from memzoi.config import load_config
+from memzoi.judge.config import load_config
 
 
 def test_init_creates_layout_and_is_idempotent(tmp_path, monkeypatch, capsys):
@@ -31,7 +31,7 @@ def test_init_rejects_bad_project_id(tmp_path, capsys):
 
 
 def test_init_config_names_every_section_and_its_examples_are_valid(tmp_path, monkeypatch, capsys):
-    from memzoi.config import parse_config
+    from memzoi.judge.config import parse_config
 
     monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
     assert main(["init", str(tmp_path), "--json"]) == 0

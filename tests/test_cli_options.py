@@ -304,7 +304,7 @@ def test_sarif_uses_the_git_top_as_srcroot(capsys, project):
 
 
 def test_sarif_links_help_only_to_a_reference_the_project_publishes(capsys, project, monkeypatch):
-    from memzoi import resources
+    from memzoi.base import resources
 
     _bad(project)
     monkeypatch.setattr(resources, "PUBLIC_DOCS_URL", "https://docs.example.org/memzoi/diagnostics.html")
@@ -316,7 +316,7 @@ def test_sarif_links_help_only_to_a_reference_the_project_publishes(capsys, proj
 
 
 def test_diagnostic_links_point_at_the_shipped_reference():
-    from memzoi.resources import diagnostics_href, shipped
+    from memzoi.base.resources import diagnostics_href, shipped
 
     href = diagnostics_href("bom")
     path = shipped("docs", "diagnostics.md")
@@ -330,7 +330,7 @@ def test_pre_commit_hook_passes_every_file_check_walks():
 
     import yaml
 
-    from memzoi.check import expand
+    from memzoi.runs.check import expand
 
     hook, scan = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     assert hook["entry"] == "memzoi check" and hook["pass_filenames"] is True

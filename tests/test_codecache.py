@@ -1,4 +1,4 @@
-"""The start-up caches of ``memzoi.codecache``: attrs' generated code taken from a marshal file is the code attrs
+"""The start-up caches of ``memzoi.base.codecache``: attrs' generated code taken from a marshal file is the code attrs
 compiles itself, a damaged file is ignored, the protocol library's second start is served from the file, and a
 deferred package ``__init__`` runs only when a name of its own is used."""
 
@@ -11,7 +11,7 @@ import textwrap
 
 import attr
 
-from memzoi import codecache
+from memzoi.base import codecache
 
 
 def _make_class():
@@ -103,7 +103,7 @@ def test_the_protocol_library_starts_from_the_cache_the_second_time(tmp_path):
     script = textwrap.dedent(f"""
         import json, sys
         from pathlib import Path
-        from memzoi.codecache import attrs_code_cache
+        from memzoi.base.codecache import attrs_code_cache
         with attrs_code_cache(Path({str(tmp_path)!r}), ["lsprotocol", "cattrs"]) as stats:
             import lsprotocol.types as t
         assert t.Position(line=1, character=2) == t.Position(line=1, character=2)

@@ -10,8 +10,8 @@ import pytest
 
 from memzoi.agent import tools
 from memzoi.cli.main import main as memzoi
-from memzoi.config import load_section, parse_config
-from memzoi.configfile import config_findings
+from memzoi.judge.config import load_section, parse_config
+from memzoi.judge.configfile import config_findings
 
 from .mcp.conftest import draft_args, make_project
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from memzoi.agent.context import context_pack, handoff
+from memzoi.agent.expiry import inspect_expiry
+from memzoi.base.runtime import git_env
 from memzoi.cli.main import main
-from memzoi.expiry import inspect_expiry
 from memzoi.ledger import Refusal
 from memzoi.lifecycle.checkpoints import add_checkpoint, close_checkpoint
 from memzoi.lifecycle.local import add_local
-from memzoi.runtime import git_env
 
 from . import builders
 

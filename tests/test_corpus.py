@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from memzoi.analysis import analyze_path, analyze_text, upgrade_text
-from memzoi.document import frame
+from memzoi.judge.analysis import analyze_path, analyze_text, upgrade_text
+from memzoi.read.document import frame
 
 from .conftest import CORPUS
 

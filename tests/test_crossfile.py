@@ -6,11 +6,11 @@ import json
 import shutil
 from pathlib import Path
 
-from memzoi.analysis import analyze_text
-from memzoi.check import check_paths
 from memzoi.cli.main import main
-from memzoi.crossfile import FileFacts, Workspace, facts_from_analysis
-from memzoi.render import render_packet
+from memzoi.judge.analysis import analyze_text
+from memzoi.project.crossfile import FileFacts, Workspace, facts_from_analysis
+from memzoi.read.render import render_packet
+from memzoi.runs.check import check_paths
 
 from . import builders
 
@@ -368,7 +368,7 @@ def test_workspace_never_raises_on_any_frontmatter(files):
 def test_reusing_a_redacted_identity_is_a_duplicate():
     """A rejected non-repo-safe packet is archived as a receipt named by the token of its id; a new packet that
     reuses the original id meets it (Memzoi's identity matching, reference §2.6)."""
-    from memzoi.crossfile import identity_token
+    from memzoi.project.crossfile import identity_token
 
     token = identity_token("mem_secret")
     assert identity_token(token) == token and token.startswith("redacted-identity-")

@@ -10,8 +10,9 @@ from unittest import mock
 
 import pytest
 
-from memzoi import check as check_mod, crossfile, filefacts
-from memzoi.check import check_paths
+from memzoi.project import crossfile, filefacts
+from memzoi.runs import check as check_mod
+from memzoi.runs.check import check_paths
 
 from . import builders
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from memzoi.findings import CODES
+from memzoi.base.findings import CODES
 
 from .conftest import ROOT
 

@@ -18,8 +18,8 @@ from unittest import mock
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from memzoi import check as check_mod
-from memzoi.check import check_paths
+from memzoi.runs import check as check_mod
+from memzoi.runs.check import check_paths
 
 from . import escapes
 
@@ -86,7 +86,7 @@ def test_escaped_values_never_break_a_check(project, where, pieces_):
 )
 @given(field, pieces)
 def test_escaped_values_are_indexed_and_searched(tmp_path_factory, where, pieces_):
-    from memzoi.index import Index
+    from memzoi.stores.index import Index
 
     root = tmp_path_factory.mktemp("indexed")
     subprocess.run(["git", "init", "-q", str(root)], check=True)
@@ -124,7 +124,7 @@ def test_escaped_values_are_indexed_and_searched(tmp_path_factory, where, pieces
 def test_a_lone_surrogate_in_a_reference_is_an_invalid_encoding_on_its_value(project, kind, path):
     """The reproduction of issue 30: a reference holding `\\uD800` silenced every check; now the file gets
     `invalid_encoding` spanned on that value, and the other files' findings are printed."""
-    from memzoi.analysis import analyze_path
+    from memzoi.judge.analysis import analyze_path
 
     rel, text = escapes.escaped_file(kind, path, [(3, 0), (0, 1)])
     target = project / rel

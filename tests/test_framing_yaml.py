@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from memzoi.analysis import analyze_bytes, analyze_text
-from memzoi.document import frame
-from memzoi.legacy import apply_edits
-from memzoi.text import LineIndex
+from memzoi.judge.analysis import analyze_bytes, analyze_text
+from memzoi.judge.legacy import apply_edits
+from memzoi.read.document import frame
+from memzoi.read.text import LineIndex
 
 VALID = """---
 id: rec-x
@@ -330,7 +330,7 @@ def _resolve_by_definition(text):
 def test_plain_scalar_resolution_matches_the_core_schema_definition():
     import random
 
-    from memzoi.yaml12 import resolve_plain
+    from memzoi.read.yaml12 import resolve_plain
 
     r = random.Random(7)
     samples = [
@@ -377,7 +377,7 @@ def test_identifier_patterns_match_the_per_segment_definition():
 
 @pytest.mark.parametrize("tail", ["", "\n", " \t\n\u3000", "\n\n# H\n", "\u2028x\u2029 "])
 def test_body_span_trims_like_rust(tail):
-    from memzoi.document import rust_trim
+    from memzoi.read.document import rust_trim
 
     for body in ["", " ", "x", "  x  ", "\u00a0x\u00a0", "# H\n\nx", "# H"]:
         doc = frame("---\na: 1\n---\n" + body + tail)

@@ -1,4 +1,4 @@
-"""The one freshness rule (:mod:`memzoi.freshness`) as ``memzoi check`` and ``check FILE`` use it through the
+"""The one freshness rule (:mod:`memzoi.base.freshness`) as ``memzoi check`` and ``check FILE`` use it through the
 verdict cache: each change below invalidates exactly the edited file, the cached report is byte for byte the
 ``--no-cache`` one, and a credential planted by an edit that keeps the stat is always reported.
 
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from memzoi import freshness, verdictcache
+from memzoi.base import freshness
+from memzoi.stores import verdictcache
 
 from .builders import edit
 from .test_admission import git, rec
@@ -28,7 +29,7 @@ PAD = "x" * 40
 def entries_only(monkeypatch):
     """These tests are about the store's entries: every run judges (a whole report's replay, which would answer
     before any entry is read, is tested in ``tests/test_replay.py``)."""
-    from memzoi import check as _check
+    from memzoi.runs import check as _check
 
     monkeypatch.setattr(_check, "replayed", lambda *a, **k: None)
 
@@ -229,7 +230,7 @@ def _package(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("kind", ["ext4", "fuse.sshfs"])
 def test_the_tool_stamp_follows_a_code_change_under_the_same_version_and_mtime(tmp_path, closed, monkeypatch, kind):
-    from memzoi import toolstamp
+    from memzoi.stores import toolstamp
 
     monkeypatch.setattr(freshness, "fs_type", lambda dev: kind)
     top = _package(tmp_path)
@@ -251,7 +252,7 @@ def test_the_tool_stamp_follows_a_code_change_under_the_same_version_and_mtime(t
 
 
 def test_the_tool_stamp_survives_a_damaged_digest_file(tmp_path, closed):
-    from memzoi import toolstamp
+    from memzoi.stores import toolstamp
 
     top = _package(tmp_path)
     store = tmp_path / "stamp.json"
@@ -264,7 +265,7 @@ def test_the_tool_stamp_survives_a_damaged_digest_file(tmp_path, closed):
 def test_a_code_change_under_the_same_version_invalidates_check_and_the_index(
     repo, capsys, counts, closed, monkeypatch
 ):
-    from memzoi import toolstamp
+    from memzoi.stores import toolstamp
 
     reported(capsys, repo / ".memzoi")
     toolstamp.tool_stamp.cache_clear()
@@ -279,7 +280,7 @@ def test_a_code_change_under_the_same_version_invalidates_check_and_the_index(
 
 
 def _cache_db() -> Path:
-    from memzoi.runtime import STORE_DB
+    from memzoi.base.runtime import STORE_DB
 
     return sorted(Path(os.environ["MEMZOI_HOME"]).rglob(STORE_DB))[0]
 
@@ -319,7 +320,7 @@ def test_a_damaged_column_is_a_miss(repo, capsys, counts, closed, column):
 def test_a_tampered_facts_blob_is_not_used(repo, capsys, closed):
     import sqlite3
 
-    from memzoi import verdictfacts
+    from memzoi.stores import verdictfacts
 
     reported(capsys, repo / ".memzoi")
     with sqlite3.connect(_cache_db()) as conn:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memzoi import freshness
-from memzoi.index import Index
+from memzoi.base import freshness
+from memzoi.stores.index import Index
 
 from .test_freshness import planted, reported
 from .test_verdict_cache import counts  # noqa: F401 - fixture
@@ -23,10 +23,10 @@ pytestmark = pytest.mark.editor_packages
 
 
 def _stored_reports() -> int:
-    """Reports the project store keeps for replay (:mod:`memzoi.replay`)."""
+    """Reports the project store keeps for replay (:mod:`memzoi.stores.replay`)."""
     import sqlite3
 
-    from memzoi.runtime import STORE_DB
+    from memzoi.base.runtime import STORE_DB
 
     [db] = sorted(Path(os.environ["MEMZOI_HOME"]).rglob(STORE_DB))
     with sqlite3.connect(db) as conn:

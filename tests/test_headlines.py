@@ -1,11 +1,11 @@
-"""Every finding's message starts with a short sentence (memzoi.headlines): what a one-line view shows (Error Lens,
+"""Every finding's message starts with a short sentence (memzoi.base.headlines): what a one-line view shows (Error Lens,
 Neovim's virtual text, `memzoi check`'s text lines) says what is wrong before the details and the fix."""
 
 from __future__ import annotations
 
-from memzoi.analysis import analyze_text
-from memzoi.findings import CODES, finding
-from memzoi.headlines import HEADLINES, detail, headed
+from memzoi.base.findings import CODES, finding
+from memzoi.base.headlines import HEADLINES, detail, headed
+from memzoi.judge.analysis import analyze_text
 from tests import builders
 
 

@@ -3,11 +3,11 @@ its path (reference §1.2), so it is a warning here and every cross-file and lif
 
 from __future__ import annotations
 
-from memzoi.admission import refusals
-from memzoi.analysis import analyze_text, record_id_of
-from memzoi.crossfile import Workspace
-from memzoi.findings import Severity
-from memzoi.revision import record_revision
+from memzoi.base.findings import Severity
+from memzoi.judge.analysis import analyze_text, record_id_of
+from memzoi.judge.revision import record_revision
+from memzoi.project.admission import refusals
+from memzoi.project.crossfile import Workspace
 
 from .test_crossfile import codes, put, record, rpath
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from memzoi.cli.main import main
-from memzoi.index import Index, fts_query, index_path
-from memzoi.index_queries import excerpt
+from memzoi.stores.index import Index, fts_query, index_path
+from memzoi.stores.index_queries import excerpt
 
 from .test_revision import attested
 
@@ -117,7 +117,7 @@ def test_doctor_names_an_unreadable_file_instead_of_sending_the_user_to_rebuild(
 
     real_builtin = builtins.open
 
-    def guarded_builtin(file, *args, **kwargs):  # the index reads files with open() (memzoi.freshness.read_stable)
+    def guarded_builtin(file, *args, **kwargs):  # the index reads files with open() (memzoi.base.freshness.read_stable)
         if isinstance(file, (str, os.PathLike)) and Path(file).resolve() == locked:
             raise PermissionError(13, "Permission denied", str(file))
         return real_builtin(file, *args, **kwargs)
@@ -265,7 +265,7 @@ def test_cli_rebuild_search_doctor_json(home, project, capsys, monkeypatch):
 
 
 def test_rebuild_in_parallel_matches_in_process(home, project, monkeypatch):
-    import memzoi.index as index_mod
+    import memzoi.stores.index as index_mod
 
     monkeypatch.setattr(index_mod, "PARALLEL_THRESHOLD", 2)
     with Index(project, path=project / "a.db", workers=2) as a, Index(project, path=project / "b.db", workers=1) as b:
@@ -277,8 +277,8 @@ def test_rebuild_in_parallel_matches_in_process(home, project, monkeypatch):
 
 def test_check_of_a_subset_uses_the_index_for_the_rest(home, project, monkeypatch):
     """Checking one packet in a large workspace takes the other files' facts from the (refreshed) index."""
-    import memzoi.crosscheck as crosscheck
-    from memzoi.check import check_paths
+    import memzoi.project.crosscheck as crosscheck
+    from memzoi.runs.check import check_paths
 
     monkeypatch.setattr(crosscheck, "INDEX_ASSIST_THRESHOLD", 5)
     with Index(project) as ix:
@@ -289,7 +289,7 @@ def test_check_of_a_subset_uses_the_index_for_the_rest(home, project, monkeypatc
 
     target.write_text(record(TARGET, scope="project"), encoding="utf-8")  # not indexed yet: refresh finds it
     analysed = []
-    import memzoi.analysis as analysis_mod
+    import memzoi.judge.analysis as analysis_mod
 
     orig = analysis_mod.analyze_path
     monkeypatch.setattr(analysis_mod, "analyze_path", lambda p, **kw: analysed.append(p) or orig(p, **kw))

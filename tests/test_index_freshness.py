@@ -1,4 +1,4 @@
-"""The index follows the one freshness rule (:mod:`memzoi.freshness`): what ``memzoi search`` and the agent's
+"""The index follows the one freshness rule (:mod:`memzoi.base.freshness`): what ``memzoi search`` and the agent's
 recall (``search_memory``, ``get_memory``, ``build_context_pack``, ``precheck_path``) hand out is the file's
 current text and verdict, after an edit that keeps size and mtime (on ext4, and on a simulated mount whose ctime
 follows the mtime), a rename over the file, a hard-link edit and an edit within the racy window; a row whose bytes
@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from memzoi import freshness, index_queries
 from memzoi.agent import precheck, recall
+from memzoi.base import freshness
 from memzoi.cli.main import main
-from memzoi.index import Index, IndexUnavailable
+from memzoi.stores import index_queries
+from memzoi.stores.index import Index, IndexUnavailable
 
 from .builders import edit
 
@@ -155,7 +156,7 @@ def test_an_unchanged_row_is_hashed_once_then_trusted(project, closed, monkeypat
 
 
 def test_a_code_change_under_the_same_version_rebuilds_the_index(project, monkeypatch):
-    from memzoi import toolstamp
+    from memzoi.stores import toolstamp
 
     with Index(project) as ix:
         ix.rebuild()
@@ -216,7 +217,7 @@ def test_a_project_id_change_re_judges_every_row(project):
 def _git(project: Path, *args: str) -> None:
     import subprocess
 
-    from memzoi.runtime import git_env
+    from memzoi.base.runtime import git_env
 
     subprocess.run(
         ["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t", *args],
@@ -230,8 +231,8 @@ def _git(project: Path, *args: str) -> None:
 def warning_served(project: Path) -> dict[str, bool]:
     """Whether each agent read hands out the warning record as usable memory, and whether ``memzoi check FILE``
     admits it (cached, asserted byte-identical to ``--no-cache``)."""
-    from memzoi.check import check_paths
     from memzoi.cli.formats import to_json
+    from memzoi.runs.check import check_paths
 
     from .mcp.conftest import WARNING_ID
 
@@ -278,7 +279,7 @@ def test_git_add_commit_and_rm_cached_re_judge_admission(project):
 
 
 def test_an_unchanged_git_state_asks_git_nothing(project, monkeypatch):
-    from memzoi import admission
+    from memzoi.project import admission
 
     recall.get_memory(project, FACT_ID)
     asked: list = []

@@ -7,9 +7,9 @@ import os
 import shutil
 from pathlib import Path
 
-from memzoi import pathsafety
-from memzoi.index import Index
-from memzoi.index_queries import _REDACTED_PREFIX, git_plane_files, plane_stats
+from memzoi.judge import pathsafety
+from memzoi.stores.index import Index
+from memzoi.stores.index_queries import _REDACTED_PREFIX, git_plane_files, plane_stats
 
 from .test_index import home, project  # noqa: F401 (fixtures)
 
@@ -111,7 +111,7 @@ def test_a_file_indexed_under_its_redacted_path_is_not_scanned_again_by_a_refres
 
 
 def test_a_secret_value_that_is_part_of_a_path_never_merges_two_files_into_one_key():
-    from memzoi.index_rows import _scrub
+    from memzoi.stores.index_rows import _scrub
 
     value = "-".join(["4111", "1111"])  # built at run time; any detected value that a file name also holds
     keys = []

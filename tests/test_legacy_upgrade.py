@@ -13,11 +13,11 @@ import re
 
 import pytest
 
-from memzoi.analysis import analyze_text, upgrade_text
 from memzoi.cli.main import main
-from memzoi.document import frame
-from memzoi.legacy import UpgradeError, apply_edits, upgrade_legacy
-from memzoi.workspace import place
+from memzoi.judge.analysis import analyze_text, upgrade_text
+from memzoi.judge.legacy import UpgradeError, apply_edits, upgrade_legacy
+from memzoi.judge.workspace import place
+from memzoi.read.document import frame
 
 from .conftest import CORPUS
 

@@ -85,7 +85,7 @@ def test_parsing_settings_without_codes_loads_no_model():
     code = (
         "import json, sys\nfrom memzoi_lsp.settings import parse_settings\n"
         "parse_settings({'debounceMs': 0, 'logLevel': 'info'})\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('pydantic', 'memzoi.rules')))))\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('pydantic', 'memzoi.judge.rules')))))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert json.loads(out.stdout) == []

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from memzoi.agent.maintenance import PLAN_SCHEMA, plan_maintenance, request
+from memzoi.agent.maintenance_detect import conditional_or_temporal, polarity_signature
+from memzoi.base.runtime import git_env
 from memzoi.cli.main import main
 from memzoi.ledger import Refusal
-from memzoi.maintenance import PLAN_SCHEMA, plan_maintenance, request
-from memzoi.maintenance_detect import conditional_or_temporal, polarity_signature
-from memzoi.runtime import git_env
 
 from . import builders
 

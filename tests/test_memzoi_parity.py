@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from memzoi.admission import canonical_path_findings
-from memzoi.analysis import analyze_path, analyze_text
+from memzoi.base.findings import Severity
 from memzoi.cli.main import main
-from memzoi.findings import Severity
+from memzoi.judge.analysis import analyze_path, analyze_text
+from memzoi.project.admission import canonical_path_findings
 
 from . import builders
 

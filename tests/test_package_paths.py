@@ -5,7 +5,8 @@ import os
 from pathlib import Path
 
 import memzoi
-from memzoi import resources, toolstamp
+from memzoi.base import resources
+from memzoi.stores import toolstamp
 
 PACKAGE = Path(memzoi.__file__).resolve().parent
 

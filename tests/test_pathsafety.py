@@ -11,11 +11,11 @@ from urllib.parse import quote, unquote
 import blake3
 import pytest
 
-from memzoi.analysis import analyze_text
-from memzoi.check import check_paths
+from memzoi.base.findings import Severity
 from memzoi.cli.main import main
-from memzoi.findings import Severity
-from memzoi.pathsafety import name_findings, repository_path, shown_id, shown_path
+from memzoi.judge.analysis import analyze_text
+from memzoi.judge.pathsafety import name_findings, repository_path, shown_id, shown_path
+from memzoi.runs.check import check_paths
 
 from . import builders
 
@@ -219,7 +219,7 @@ def test_redacted_path_in_every_output_format(capsys, project, fmt):
 
 
 def test_text_read_from_stdin_is_named_redacted(project):
-    from memzoi.check import check_text
+    from memzoi.runs.check import check_text
 
     rel = f".memzoi/records/{TOKEN}.md"
     report = check_text(record("x").encode(), str(project.parent / rel))
@@ -295,7 +295,7 @@ def test_lifecycle_refusal_and_ledger_never_hold_a_secret_bearing_path(capsys, t
 
 
 def test_index_stores_the_redacted_path_and_id(tmp_path, monkeypatch):
-    from memzoi.index import Index
+    from memzoi.stores.index import Index
 
     monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
     md = tmp_path / "proj" / ".memzoi"

@@ -15,9 +15,9 @@ from unittest import mock
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from memzoi import check as check_mod
-from memzoi.check import check_paths
-from memzoi.index_rows import _index_row
+from memzoi.runs import check as check_mod
+from memzoi.runs.check import check_paths
+from memzoi.stores.index_rows import _index_row
 
 from .mutations import MUTATIONS, PLACES, mutate, seeds
 from .test_properties import _check_spans
@@ -89,7 +89,7 @@ def test_mutated_files_never_break_the_pipeline(workspace, seed, mutation_steps,
 @settings(max_examples=1000, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(range(len(SEEDS))), steps, st.sampled_from(["records/m.md", "proposals/pending/m.md", None]))
 def test_mutated_files_analyse_with_valid_spans(seed, mutation_steps, path):
-    from memzoi.analysis import analyze_bytes
+    from memzoi.judge.analysis import analyze_bytes
 
     data = mutate(SEEDS[seed], mutation_steps)
     limit = sys.getrecursionlimit()

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from memzoi.agent.precheck import precheck
+from memzoi.base.runtime import git_env
 from memzoi.cli.main import main
-from memzoi.runtime import git_env
 
 from . import builders
 

@@ -1,4 +1,4 @@
-"""The project file set and its event state machine (memzoi.projectfiles), without a server: each event is judged
+"""The project file set and its event state machine (memzoi.project.projectfiles), without a server: each event is judged
 by the final state on disk, the set always equals what `memzoi check` would check, and git is asked once per
 batch for the new and changed files."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memzoi.checkpaths import expand
-from memzoi.projectfiles import ProjectFiles, transient
+from memzoi.project.checkpaths import expand
+from memzoi.project.projectfiles import ProjectFiles, transient
 
 
 class CountingGit:

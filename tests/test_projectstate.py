@@ -1,4 +1,4 @@
-"""The state of one project under review (memzoi.projectstate), without a server: one mutator, apply_events,
+"""The state of one project under review (memzoi.runs.projectstate), without a server: one mutator, apply_events,
 brings the file set, the compact verdicts, the cross-file graph and the index in line with the disk; each changed
 file is analysed once by the caller's source, git is asked once per batch, and the index is written from the
 caller's analyses."""
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from memzoi.analysis import analyze_bytes
-from memzoi.checkpaths import expand
-from memzoi.projectstate import ProjectState, indexed
+from memzoi.judge.analysis import analyze_bytes
+from memzoi.project.checkpaths import expand
+from memzoi.runs.projectstate import ProjectState, indexed
 from tests.builders import packet, packet_path, record, record_path, write
 
 

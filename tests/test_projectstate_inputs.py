@@ -1,4 +1,4 @@
-"""What a project under review follows besides its files (memzoi.projectstate, without a server): its
+"""What a project under review follows besides its files (memzoi.runs.projectstate, without a server): its
 configuration and git's state (``ProjectState.input_changes``), and the retention boundaries of the files it
 judged (``ProjectState.passed_boundaries``)."""
 
@@ -6,16 +6,16 @@ from __future__ import annotations
 
 from datetime import UTC
 
-from memzoi.analysis import analyze_bytes
-from memzoi.projectstate import ProjectState
+from memzoi.judge.analysis import analyze_bytes
+from memzoi.runs.projectstate import ProjectState
 from tests.builders import record, record_path, write
 
 
 def test_input_changes_report_the_configuration_and_gits_state(tmp_path):
     import subprocess
 
-    from memzoi.admission import GitVisibility
-    from memzoi.runtime import git_env
+    from memzoi.base.runtime import git_env
+    from memzoi.project.admission import GitVisibility
 
     root = tmp_path / "ws"
     path = write(root, record_path("use-pnpm"), record("use-pnpm"))
@@ -41,8 +41,8 @@ def test_input_changes_report_the_configuration_and_gits_state(tmp_path):
 def test_passed_boundaries_names_each_file_once_when_its_retention_boundary_passes(tmp_path):
     from datetime import datetime, timedelta
 
-    from memzoi.scanverdicts import analyse
-    from memzoi.verdict import ProjectContext
+    from memzoi.project.verdict import ProjectContext
+    from memzoi.runs.scanverdicts import analyse
 
     boundary = datetime(2026, 7, 1, tzinfo=UTC)
     root = tmp_path / "ws"

@@ -1,4 +1,4 @@
-"""Reading a project's state for a request (memzoi.projectview), without a server: cross-file findings are
+"""Reading a project's state for a request (memzoi.runs.projectview), without a server: cross-file findings are
 withheld until the first scan is complete and shown only for the text they were computed from; reading changes
 nothing, and the editor's text enters the state only through ``apply_editor``."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memzoi.analysis import analyze_text
-from memzoi.projectstate import ProjectState
-from memzoi.projectview import cross_findings, resolved_holder
+from memzoi.judge.analysis import analyze_text
+from memzoi.runs.projectstate import ProjectState
+from memzoi.runs.projectview import cross_findings, resolved_holder
 from tests import builders
 
 

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from memzoi.config import parse_config
-from memzoi.promotion import PromotionSection, confidence_bp, promotes, threshold_bp
+from memzoi.base.promotion import PromotionSection, confidence_bp, promotes, threshold_bp
+from memzoi.judge.config import parse_config
 
 
 def test_default_is_review_and_never_promotes():

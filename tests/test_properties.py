@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from memzoi.analysis import analyze_bytes, analyze_text
-from memzoi.document import rust_trim
-from memzoi.findings import CODES
-from memzoi.legacy import apply_edits
-from memzoi.yaml12 import quote_string
+from memzoi.base.findings import CODES
+from memzoi.judge.analysis import analyze_bytes, analyze_text
+from memzoi.judge.legacy import apply_edits
+from memzoi.read.document import rust_trim
+from memzoi.read.yaml12 import quote_string
 
 from .test_framing_yaml import VALID
 

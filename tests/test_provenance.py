@@ -1,13 +1,12 @@
-"""Where a record or packet stands (memzoi.provenance): the sentences of the provenance hover, built by the core
+"""Where a record or packet stands (memzoi.lifecycle.provenance): the sentences of the provenance hover, built by the core
 from Memzoi's current-assertion, retention and attestation rules, and total on malformed input."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memzoi.document import frame
 from memzoi.ledger.model import ChangeRecord, FileChange
-from memzoi.provenance import (
+from memzoi.lifecycle.provenance import (
     change_line,
     current_sentence,
     history_lines,
@@ -16,6 +15,7 @@ from memzoi.provenance import (
     record_standing,
     retention_sentence,
 )
+from memzoi.read.document import frame
 
 NOW = datetime(2026, 7, 10, tzinfo=UTC)
 

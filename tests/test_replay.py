@@ -1,11 +1,11 @@
-"""Replay of ``memzoi check`` (:mod:`memzoi.replay`, :mod:`memzoi.checkreplay`): when no input of a report changed,
+"""Replay of ``memzoi check`` (:mod:`memzoi.stores.replay`, :mod:`memzoi.runs.checkreplay`): when no input of a report changed,
 the stored report is printed, byte for byte what ``--no-cache`` prints in every format; each input that changes
 (an edit, also one keeping size and mtime, on a file system whose ctime follows the mtime too; a new file; the
 configuration; ``.gitignore``, ``info/exclude``, ``git add``/``git rm --cached``, a commit; the ledger; the tool;
 a retention boundary passing; a damaged stored row) makes the run judge again, and what it prints is again
 ``--no-cache``'s.
 
-Whether a run replayed is told by wrapping the planner (``memzoi.check.plan_check``): a replayed run plans nothing.
+Whether a run replayed is told by wrapping the planner (``memzoi.runs.check.plan_check``): a replayed run plans nothing.
 Nothing here measures time.
 """
 
@@ -19,9 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from memzoi import check as checkmod, freshness, toolstamp, verdictcache
+from memzoi.base import freshness
+from memzoi.base.runtime import STORE_DB
 from memzoi.cli.main import main
-from memzoi.runtime import STORE_DB
+from memzoi.runs import check as checkmod
+from memzoi.stores import toolstamp, verdictcache
 
 from .builders import edit
 from .test_admission import git, rec
@@ -286,7 +288,7 @@ def test_a_replayed_check_loads_no_judging_code(repo):
 
     probe = (
         "import sys\nfrom memzoi.cli.main import main\ncode = main(['check', '.memzoi', '--format', 'json'])\n"
-        "loaded = [m for m in ('pydantic', 'memzoi.analysis', 'memzoi.safety', 'memzoi.verdict', 'yaml') "
+        "loaded = [m for m in ('pydantic', 'memzoi.judge.analysis', 'memzoi.safety', 'memzoi.project.verdict', 'yaml') "
         "if m in sys.modules]\nprint('LOADED', loaded, file=sys.stderr)\n"
     )
     runs = [
@@ -298,6 +300,7 @@ def test_a_replayed_check_loads_no_judging_code(repo):
 
 
 def test_the_walks_name_of_the_configuration_is_the_configurations():
-    from memzoi import checkpaths, config
+    from memzoi.judge import config
+    from memzoi.project import checkpaths
 
     assert checkpaths.CONFIG_NAME == config.CONFIG_NAME

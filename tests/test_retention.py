@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memzoi.analysis import analyze_text
-from memzoi.retention import InvalidRetention, current_assertion, evaluate_retention, format_instant
+from memzoi.judge.analysis import analyze_text
+from memzoi.judge.retention import InvalidRetention, current_assertion, evaluate_retention, format_instant
 
 from . import builders
 

@@ -7,11 +7,9 @@ import shutil
 import blake3
 import pytest
 
-from memzoi.analysis import analyze_path, analyze_text
-from memzoi.attestation import AttestationState, attest, check_attestation
-from memzoi.document import frame
-from memzoi.render import frontmatter
-from memzoi.revision import (
+from memzoi.judge.analysis import analyze_path, analyze_text
+from memzoi.judge.attestation import AttestationState, attest, check_attestation
+from memzoi.judge.revision import (
     REVISION_DOMAIN,
     canonical_json,
     content_hash,
@@ -20,6 +18,8 @@ from memzoi.revision import (
     record_revision,
     semantic_projection,
 )
+from memzoi.read.document import frame
+from memzoi.read.render import frontmatter
 
 from . import builders
 from .builders import edit

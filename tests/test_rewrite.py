@@ -1,4 +1,4 @@
-"""memzoi.rewrite: a lifecycle rewrite changes only the keys it owns and keeps every other line in place, or
+"""memzoi.read.rewrite: a lifecycle rewrite changes only the keys it owns and keeps every other line in place, or
 refuses naming the line (``hand_edit_conflict``). Property tests drive hand edits × rewrites × line endings."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from memzoi.document import frame
-from memzoi.render import PACKET_ORDER, RECORD_ORDER
-from memzoi.rewrite import HandEditConflict, rewrite
+from memzoi.read.document import frame
+from memzoi.read.render import PACKET_ORDER, RECORD_ORDER
+from memzoi.read.rewrite import HandEditConflict, rewrite
 
 from . import builders
 

@@ -14,18 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from memzoi import analysis as analysis_mod, check as check_mod
-from memzoi.analysis import analyze_text
-from memzoi.check import check_paths
+from memzoi.base.nesting import NESTING_LIMIT, json_too_deep
+from memzoi.base.parallel import can_fork
 from memzoi.cli.main import main
-from memzoi.config import parse_config
-from memzoi.index import Index
+from memzoi.judge import analysis as analysis_mod
+from memzoi.judge.analysis import analyze_text
+from memzoi.judge.config import parse_config
 from memzoi.ledger import Refusal
 from memzoi.lifecycle.materialize import load_artifact
-from memzoi.nesting import NESTING_LIMIT, json_too_deep
-from memzoi.parallel import can_fork
-from memzoi.yaml12 import load
-from memzoi.yaml_fast import fast_load
+from memzoi.read.yaml12 import load
+from memzoi.read.yaml_fast import fast_load
+from memzoi.runs import check as check_mod
+from memzoi.runs.check import check_paths
+from memzoi.stores.index import Index
 
 from .test_check_parallel import _record
 
@@ -324,9 +325,9 @@ def test_symlinked_memzoi_and_managed_folders_are_canonical_path(tmp_path, monke
 def test_nothing_reads_through_a_symlinked_git_plane_folder(tmp_path, monkeypatch, capsys, linked):
     """rebuild, search, doctor and proposals refuse as check reports (canonical_path); the index, the server's
     scan and its watcher never take a file below the link."""
-    from memzoi.index_queries import git_plane_files
-    from memzoi.projectfiles import ProjectFiles
-    from memzoi.workspace import through_linked_plane
+    from memzoi.judge.workspace import through_linked_plane
+    from memzoi.project.projectfiles import ProjectFiles
+    from memzoi.stores.index_queries import git_plane_files
 
     real = _workspace(tmp_path / "elsewhere") / ".memzoi"
     (real / "proposals" / "pending").mkdir(parents=True)
@@ -381,7 +382,7 @@ def _stack_depth() -> int:
 def test_folder_depth_never_drives_recursion(tmp_path):
     """A folder tree deeper than the stack allows is walked: the walks keep their folders on an explicit stack.
     (Measured with a lowered recursion limit, so the tree stays small enough for any clean-up to remove.)"""
-    from memzoi.workspace import walk
+    from memzoi.judge.workspace import walk
 
     records = tmp_path / ".memzoi" / "records"
     deep = records.joinpath(*["d"] * 150)

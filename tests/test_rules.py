@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from memzoi.check import check_paths
-from memzoi.config import parse_config
-from memzoi.findings import UNSUPPRESSIBLE, Severity, finding
-from memzoi.rules import DEFAULT_RULES, Rules, RulesSection, rule_problem
+from memzoi.base.findings import UNSUPPRESSIBLE, Severity, finding
+from memzoi.judge.config import parse_config
+from memzoi.judge.rules import DEFAULT_RULES, Rules, RulesSection, rule_problem
+from memzoi.runs.check import check_paths
 
 from .test_framing_yaml import VALID
 

@@ -7,7 +7,7 @@ import subprocess
 
 import blake3
 
-from memzoi.runtime import derive_keys, project_runtime_dir, runtime_key, sanitize
+from memzoi.base.runtime import derive_keys, project_runtime_dir, runtime_key, sanitize
 
 
 def test_sanitize():

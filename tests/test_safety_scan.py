@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from memzoi.base.runtime import git_env
 from memzoi.cli.main import main
-from memzoi.runtime import git_env
-from memzoi.safety_scan import SCHEMA, ScanError, safety_scan, scan_blob
+from memzoi.runs.safety_scan import SCHEMA, ScanError, safety_scan, scan_blob
 
 from . import builders
 

@@ -1,4 +1,4 @@
-"""The compact first stages a long-lived caller keeps (:mod:`memzoi.scanverdicts`, the language server's scan):
+"""The compact first stages a long-lived caller keeps (:mod:`memzoi.runs.scanverdicts`, the language server's scan):
 settled, they give the findings ``judge`` gives on the file's analysis, cold (analysed once, entries and index
 rows made, in worker processes from a fork server or here, alike) and warm (from the verdict cache ``memzoi
 check`` shares, nothing analysed); a change on disk is noticed by stat; an unreadable file, a failing analysis
@@ -13,14 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from memzoi import firststage, projectstate, scanverdicts
-from memzoi.analysis import analyze_path
-from memzoi.checkpaths import expand
-from memzoi.gitfacts import GitFacts
-from memzoi.index import unpack_row
-from memzoi.parallel import can_fork, can_use_helper
-from memzoi.runtime import STORE_DB
-from memzoi.verdict import ProjectContext, judge, settle
+from memzoi.base.parallel import can_fork, can_use_helper
+from memzoi.base.runtime import STORE_DB
+from memzoi.judge.analysis import analyze_path
+from memzoi.project.checkpaths import expand
+from memzoi.project.gitfacts import GitFacts
+from memzoi.project.verdict import ProjectContext, judge, settle
+from memzoi.runs import projectstate, scanverdicts
+from memzoi.stores import firststage
+from memzoi.stores.index import unpack_row
 
 from .test_admission import git, rec
 
@@ -104,7 +105,7 @@ def test_settled_compact_verdicts_are_judge_cold_and_warm(project: Path, monkeyp
 def test_the_scans_index_rows_are_what_rebuild_writes(project: Path):
     """Each analysed record and packet comes with its index row, the one ``memzoi rebuild`` makes of the file; the
     other files (configuration, ledger) with none."""
-    from memzoi.index_rows import _index_rows, index_key
+    from memzoi.stores.index_rows import _index_rows, index_key
 
     ctx = _context(project)
     files = _files(project)

@@ -1,12 +1,12 @@
-"""Schema introspection (memzoi.schemainfo): the one home of what the models say about a key, for validation's
+"""Schema introspection (memzoi.judge.schemainfo): the one home of what the models say about a key, for validation's
 suggestions and the editor's hover and completion."""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal, Optional
 
+from memzoi.judge.schemainfo import allowed_values, field_at, fields_at, submodel
 from memzoi.models import RecordFrontmatter
-from memzoi.schemainfo import allowed_values, field_at, fields_at, submodel
 
 
 def test_a_key_path_reaches_its_field_through_submodels_and_list_indexes():

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 
 from memzoi import ledger as L
-from memzoi.analysis import analyze_text
-from memzoi.buffers import unsaved
-from memzoi.crossfile import Workspace
-from memzoi.findings import UNSUPPRESSIBLE
+from memzoi.base.findings import UNSUPPRESSIBLE
+from memzoi.judge.analysis import analyze_text
+from memzoi.judge.workspace import packet_file, record_file
 from memzoi.lifecycle.artifacts import artifact_set, offered_steps
-from memzoi.provenance import superseded_by
+from memzoi.lifecycle.buffers import unsaved
+from memzoi.lifecycle.provenance import superseded_by
+from memzoi.project.crossfile import Workspace
 from memzoi.resident import editor
 from memzoi.resident.scope import resident_file
-from memzoi.workspace import packet_file, record_file
 
 from . import builders
 from .resident.conftest import configure, project  # noqa: F401  (the resident project fixture)

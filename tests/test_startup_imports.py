@@ -23,10 +23,10 @@ CLI_HEAVY = (
     "rfc8785",
     "memzoi.models",
     "memzoi.safety",
-    "memzoi.analysis",
+    "memzoi.judge.analysis",
     "memzoi.ledger",
     "memzoi.lifecycle",
-    "memzoi.index",
+    "memzoi.stores.index",
     "memzoi.resident.service",
 )
 #: What answering ``initialize`` must not load: the settings sent with it are checked by plain functions
@@ -38,15 +38,15 @@ LSP_HEAVY = (
     "rfc8785",
     "watchfiles",
     "memzoi.models",
-    "memzoi.config",
-    "memzoi.rules",
-    "memzoi.projectstate",
+    "memzoi.judge.config",
+    "memzoi.judge.rules",
+    "memzoi.runs.projectstate",
     "memzoi.safety",
-    "memzoi.analysis",
-    "memzoi.verdict",
+    "memzoi.judge.analysis",
+    "memzoi.project.verdict",
     "memzoi.ledger",
     "memzoi.lifecycle",
-    "memzoi.index",
+    "memzoi.stores.index",
     "memzoi.resident.editor",
 )
 
@@ -74,7 +74,7 @@ def _heavy(modules: list[str], heavy: tuple[str, ...]) -> list[str]:
 def test_the_heavy_list_is_seen_when_a_command_runs():
     # The reading below works: a command that checks files loads the models and detectors.
     loaded = _loaded("from memzoi.cli.main import main\nmain(['check', '-', '--stdin-filename', 'x.md'])")
-    assert {"pydantic", "yaml", "memzoi.safety", "memzoi.analysis"} <= set(_heavy(loaded, CLI_HEAVY))
+    assert {"pydantic", "yaml", "memzoi.safety", "memzoi.judge.analysis"} <= set(_heavy(loaded, CLI_HEAVY))
 
 
 def test_help_of_every_command_and_subcommand_imports_no_heavy_module():
@@ -100,7 +100,7 @@ def test_help_of_every_command_and_subcommand_imports_no_heavy_module():
 
 def test_explain_imports_no_heavy_module():
     loaded = _loaded("from memzoi.cli.main import main\nassert main(['explain', 'credential_token']) == 0")
-    assert "memzoi.findings" in loaded and _heavy(loaded, CLI_HEAVY) == []
+    assert "memzoi.base.findings" in loaded and _heavy(loaded, CLI_HEAVY) == []
 
 
 def test_the_mcp_server_imports_neither_the_sdk_nor_the_core_before_serving():
@@ -152,12 +152,18 @@ def test_the_language_server_answers_initialize_before_it_loads_the_core_analysi
     assert {"lsprotocol.types", "memzoi_lsp.server", "memzoi_lsp.settings"} <= at_initialize
     assert _heavy(sorted(at_initialize), LSP_HEAVY) == []
     # Diagnostics need the core: it is loaded then (so the check above can fail).
-    assert {"memzoi.analysis", "memzoi.verdict", "yaml", "pydantic", "memzoi.projectstate"} <= at_diagnostics
+    assert {
+        "memzoi.judge.analysis",
+        "memzoi.project.verdict",
+        "yaml",
+        "pydantic",
+        "memzoi.runs.projectstate",
+    } <= at_diagnostics
 
 
 def test_the_mcp_server_answers_initialize_without_the_sdks_client_and_http_stacks(tmp_path):
     # The SDK's `mcp/__init__.py` and `mcp/server/__init__.py` import its client, HTTP client and high-level
-    # server; the stdio server defers them (memzoi.codecache.defer_package_init), and still serves tools/list.
+    # server; the stdio server defers them (memzoi.base.codecache.defer_package_init), and still serves tools/list.
     ws = tmp_path / "ws"
     (ws / ".memzoi" / "records").mkdir(parents=True)
     home = tmp_path / "home"

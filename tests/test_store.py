@@ -1,4 +1,4 @@
-"""The one project store (:mod:`memzoi.store`): one database per worktree holds the store entries, the facts blob,
+"""The one project store (:mod:`memzoi.stores.store`): one database per worktree holds the store entries, the facts blob,
 the search index and the stored reports; the databases of earlier builds are deleted; a store of another version
 is made anew and never served; ``memzoi rebuild`` drops the whole store and re-fills it."""
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from memzoi.base.runtime import STORE_DB
 from memzoi.cli.main import main
-from memzoi.runtime import STORE_DB
-from memzoi.store import OLD_DATABASES, STORE_VERSION
+from memzoi.stores.store import OLD_DATABASES, STORE_VERSION
 
 from .test_admission import git, rec
 

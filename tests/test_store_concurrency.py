@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from memzoi.runtime import STORE_DB
-from memzoi.store import STORE_VERSION
+from memzoi.base.runtime import STORE_DB
+from memzoi.stores.store import STORE_VERSION
 
 PROCESSES = 20
 
 
 def _open_both(barrier, root: str, index_db: str, cache_db: str, errors) -> None:
-    from memzoi import verdictcache
-    from memzoi.index import Index
+    from memzoi.stores import verdictcache
+    from memzoi.stores.index import Index
 
     barrier.wait()
     try:

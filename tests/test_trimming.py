@@ -8,10 +8,10 @@ fields; it keeps tags, created_by, sources, origin and a record's description ex
 
 from __future__ import annotations
 
-from memzoi.analysis import analyze_text
-from memzoi.document import frame
-from memzoi.trimming import trimmed
-from memzoi.yaml12 import PlainScalar
+from memzoi.judge.analysis import analyze_text
+from memzoi.read.document import frame
+from memzoi.read.trimming import trimmed
+from memzoi.read.yaml12 import PlainScalar
 
 from . import builders
 

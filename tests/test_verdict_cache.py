@@ -1,4 +1,4 @@
-"""The verdict cache (:mod:`memzoi.verdictcache`): ``memzoi check`` prints byte for byte the same report with and
+"""The verdict cache (:mod:`memzoi.stores.verdictcache`): ``memzoi check`` prints byte for byte the same report with and
 without it, cold and warm, after edits; each kind of change invalidates exactly what it must (an edit, the
 configuration, the tool, ``.gitignore``, a commit, a retention boundary passing with no edit); a damaged, foreign,
 locked, unwritable or full cache is survived; no secret ever reaches it; its files are private.
@@ -20,11 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from memzoi import check as checkmod, firststage, freshness, store, verdictcache
-from memzoi.check import check_paths
+from memzoi.base import freshness
+from memzoi.base.runtime import STORE_DB
 from memzoi.cli.formats import to_json
 from memzoi.cli.main import main
-from memzoi.runtime import STORE_DB
+from memzoi.runs import check as checkmod
+from memzoi.runs.check import check_paths
+from memzoi.stores import firststage, store, verdictcache
 
 from .builders import edit
 from .conftest import CORPUS, corpus_or_skip
@@ -39,7 +41,7 @@ FORMATS = ("json", "text", "sarif", "github")
 def entries_only(monkeypatch):
     """These tests are about the store's entries: every run judges (a whole report's replay, which would answer
     before any entry is read, is tested in ``tests/test_replay.py``)."""
-    from memzoi import check as _check
+    from memzoi.runs import check as _check
 
     monkeypatch.setattr(_check, "replayed", lambda *a, **k: None)
 
@@ -327,11 +329,11 @@ def test_a_stale_attestation_is_never_cached_because_git_explains_it(repo, capsy
 
 
 def test_checking_one_file_takes_the_facts_of_the_others_from_the_cache(repo, capsys, counts, monkeypatch):
-    import memzoi.analysis
+    import memzoi.judge.analysis
 
-    real = memzoi.analysis.analyze_path
+    real = memzoi.judge.analysis.analyze_path
     for_facts = []  # files the cross-file check analyses because it has no facts of theirs
-    monkeypatch.setattr(memzoi.analysis, "analyze_path", lambda p, **k: for_facts.append(p) or real(p, **k))
+    monkeypatch.setattr(memzoi.judge.analysis, "analyze_path", lambda p, **k: for_facts.append(p) or real(p, **k))
     one = repo / ".memzoi/records/delta.md"
     one.write_text(edit(rec("delta"), "retention: {}", "supersedes: alpha\nretention: {}"))
     cli(capsys, "check", str(repo / ".memzoi"))
@@ -526,11 +528,11 @@ def test_check_outside_a_project_caches_nothing(tmp_path, capsys):
 
 def test_every_corpus_file_reads_back_as_it_was_judged(tmp_path):
     """The first stage of each corpus file's verdict read back from its payload equals the one computed."""
-    from memzoi.analysis import analyze_path
-    from memzoi.filefacts import facts_from_analysis
-    from memzoi.retention import utc_now
-    from memzoi.verdict import ProjectContext, local
-    from memzoi.verdictpayload import make_payload, read_payload
+    from memzoi.judge.analysis import analyze_path
+    from memzoi.judge.retention import utc_now
+    from memzoi.project.filefacts import facts_from_analysis
+    from memzoi.project.verdict import ProjectContext, local
+    from memzoi.stores.verdictpayload import make_payload, read_payload
 
     ws = copy(corpus_or_skip(), tmp_path / "corpus")
     now = utc_now()
@@ -560,8 +562,8 @@ def test_every_corpus_file_reads_back_as_it_was_judged(tmp_path):
 
 
 def verdictcache_lines(starts: str, length: int) -> list[int]:
-    from memzoi.text import LineIndex
-    from memzoi.verdictpayload import line_starts
+    from memzoi.read.text import LineIndex
+    from memzoi.stores.verdictpayload import line_starts
 
     return LineIndex.from_starts(line_starts(starts), length).starts
 

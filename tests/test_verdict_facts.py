@@ -1,5 +1,5 @@
-"""The facts blob of the verdict cache (:mod:`memzoi.verdictfacts`) and the one-pass cross-file evaluation
-(:meth:`memzoi.crossfile.Workspace.of`) that a check of a few files uses: the report of one file is byte for byte
+"""The facts blob of the verdict cache (:mod:`memzoi.stores.verdictfacts`) and the one-pass cross-file evaluation
+(:meth:`memzoi.project.crossfile.Workspace.of`) that a check of a few files uses: the report of one file is byte for byte
 ``--no-cache``'s after every change that can alter the facts it is judged against (another file edited, even
 with the same size; added; removed; the configuration; the tool's build; a damaged blob), and the blob is made,
 updated and dropped as the entries are. Nothing here measures time."""
@@ -12,8 +12,8 @@ import sqlite3
 
 import pytest
 
-from memzoi import verdictcache
-from memzoi.crossfile import FileFacts, Ref, Workspace
+from memzoi.project.crossfile import FileFacts, Ref, Workspace
+from memzoi.stores import verdictcache
 
 from .builders import edit
 from .test_admission import git, rec

@@ -1,9 +1,9 @@
-"""The tolerant frontmatter views (memzoi.views): a missing or mistyped field reads as None, an empty mapping or
+"""The tolerant frontmatter views (memzoi.base.views): a missing or mistyped field reads as None, an empty mapping or
 an empty list, never as an exception, so the editor and the listings can describe a file the schema refuses."""
 
 from __future__ import annotations
 
-from memzoi.views import Frontmatter
+from memzoi.base.views import Frontmatter
 
 
 def test_fields_read_as_stripped_text_or_none():

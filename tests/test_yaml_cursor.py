@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from memzoi.document import frame
-from memzoi.yaml_cursor import value_path_at
+from memzoi.read.document import frame
+from memzoi.read.yaml_cursor import value_path_at
 
 FRONT = """---
 id: rec-x

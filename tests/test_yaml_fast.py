@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from memzoi import yaml12
-from memzoi.yaml12 import PlainScalar, YAlias, YMap, YScalar, YSeq
-from memzoi.yaml_fast import fast_load
+from memzoi.read import yaml12
+from memzoi.read.yaml12 import PlainScalar, YAlias, YMap, YScalar, YSeq
+from memzoi.read.yaml_fast import fast_load
 
 from .conftest import CORPUS, corpus_or_skip
 
@@ -50,7 +50,7 @@ def agree(text: str) -> bool:
 
 def test_corpus_frontmatter_takes_the_fast_path():
     corpus_or_skip()
-    from memzoi.document import frame
+    from memzoi.read.document import frame
 
     taken = 0
     files = sorted(CORPUS.rglob("*.md"))
@@ -230,7 +230,7 @@ def test_line_splitting_and_unescaped_strings_agree():
 def test_both_row_splitters_agree(doc, tail):
     """Line-feed text is split with str.split (cached line shapes), other breaks with one regex match per line:
     both give the same rows, or both refuse."""
-    from memzoi.yaml_fast import _rows, _rows_any_break
+    from memzoi.read.yaml_fast import _rows, _rows_any_break
 
     text = doc + tail
     assert _rows(text, 0, len(text)) == _rows_any_break(text, 0, len(text)), text
@@ -240,7 +240,7 @@ def test_both_row_splitters_agree(doc, tail):
 
 
 def test_caches_stay_bounded_and_results_stay_exact():
-    from memzoi import yaml_fast
+    from memzoi.read import yaml_fast
 
     for i in range(yaml_fast._CACHE_LIMIT + 10):
         text = f"k{i}: v{i}\nn: {i}\n"
@@ -251,7 +251,7 @@ def test_caches_stay_bounded_and_results_stay_exact():
 
 
 def test_long_lines_are_parsed_but_not_cached():
-    from memzoi import yaml_fast
+    from memzoi.read import yaml_fast
 
     long_value = "w" * (yaml_fast._CACHED_TEXT_MAX + 1)
     text = f'a: {long_value}\nb: "{long_value}"\n'

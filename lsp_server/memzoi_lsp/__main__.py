@@ -20,10 +20,10 @@ PROTOCOL_PACKAGES = ("lsprotocol", "pygls", "cattrs")
 
 
 def _protocol_code_cache():
-    """The cache of attrs' generated code for the protocol libraries (:func:`memzoi.codecache.attrs_code_cache`),
+    """The cache of attrs' generated code for the protocol libraries (:func:`memzoi.base.codecache.attrs_code_cache`),
     in ``$MEMZOI_HOME/cache``; without a usable directory, importing as usual."""
-    from memzoi.codecache import attrs_code_cache  # noqa: PLC0415 lazy: start-up
-    from memzoi.runtime import memzoi_home, private_dir  # noqa: PLC0415 lazy: start-up
+    from memzoi.base.codecache import attrs_code_cache  # noqa: PLC0415 lazy: start-up
+    from memzoi.base.runtime import memzoi_home, private_dir  # noqa: PLC0415 lazy: start-up
 
     try:
         directory = private_dir(memzoi_home() / "cache")

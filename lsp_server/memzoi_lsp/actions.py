@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from memzoi.findings import Finding
+from memzoi.base.findings import Finding
 
 from . import lifecycle, resident, routing
 from .codeactions import (
@@ -251,8 +251,8 @@ STEP_TITLES = {
 def materialization_actions(ls: Session, uri: str) -> list[types.CodeAction]:
     """The core's next step of a materialization candidate, plan or decision JSON file
     (:func:`memzoi.lifecycle.artifacts.offered_steps`), and the preview of the last one, as code actions."""
-    from memzoi.buffers import unsaved  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.artifacts import artifact_kind, artifact_set, offered_steps  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.buffers import unsaved  # noqa: PLC0415 lazy: start-up
 
     from . import materialization as mat  # noqa: PLC0415 lazy: start-up
     from .preview import PREVIEW  # noqa: PLC0415 lazy: start-up

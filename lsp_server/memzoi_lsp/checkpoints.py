@@ -77,7 +77,7 @@ def _with_uris(root: Path, health: dict[str, Any]) -> dict[str, Any]:
 @command(HEALTH)
 async def health(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The Memory health view of each workspace project (duplicates, contradictions, stale, expired, expiring)."""
-    from memzoi.maintenance import memory_health  # noqa: PLC0415 lazy: start-up
+    from memzoi.agent.maintenance import memory_health  # noqa: PLC0415 lazy: start-up
 
     roots = _roots(ls, arg)
     return {"projects": await _off_loop(lambda: [_with_uris(r, memory_health(r)) for r in roots])}

@@ -1,7 +1,7 @@
 """Findings of the files the editor has not opened, from the compact verdicts the scan keeps
-(:class:`memzoi.firststage.FirstStage`, in ``Project.verdicts``).
+(:class:`memzoi.stores.firststage.FirstStage`, in ``Project.verdicts``).
 
-The second stage of the verdict (:func:`memzoi.verdict.settle`) runs on a compact verdict with the project's
+The second stage of the verdict (:func:`memzoi.project.verdict.settle`) runs on a compact verdict with the project's
 context, as ``memzoi check`` runs it on a cache entry, so a closed file shows check's findings without its
 analysis in memory. The file's text is read only when there are findings to place (positions in the client's
 encoding need the line's text). A compact verdict whose file changed on disk (another stat, another length) is
@@ -18,9 +18,9 @@ import blake3
 from .documents import uri_to_path
 
 if TYPE_CHECKING:
-    from memzoi.findings import Finding
-    from memzoi.firststage import FirstStage
-    from memzoi.verdict import ProjectContext
+    from memzoi.base.findings import Finding
+    from memzoi.project.verdict import ProjectContext
+    from memzoi.stores.firststage import FirstStage
 
     from .project import Project
     from .session import Session
@@ -51,9 +51,9 @@ def findings(
     cross-file findings once the first scan is done) and its text, read from disk only when there are findings
     (``""`` otherwise); ``None`` when the text on disk is no longer the one ``held`` was made from (``held`` is
     dropped)."""
-    from memzoi.projectview import cross_findings  # noqa: PLC0415 lazy: start-up
-    from memzoi.text import decode  # noqa: PLC0415 lazy: start-up
-    from memzoi.verdict import settle  # noqa: PLC0415 lazy: start-up
+    from memzoi.project.verdict import settle  # noqa: PLC0415 lazy: start-up
+    from memzoi.read.text import decode  # noqa: PLC0415 lazy: start-up
+    from memzoi.runs.projectview import cross_findings  # noqa: PLC0415 lazy: start-up
 
     read: list[str] = []
 

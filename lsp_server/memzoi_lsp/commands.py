@@ -25,7 +25,7 @@ DOCTOR = "memzoi.doctor"
 
 
 def _check(roots: list[Path]) -> dict[str, Any]:
-    from memzoi.check import check_paths  # noqa: PLC0415 lazy: start-up
+    from memzoi.runs.check import check_paths  # noqa: PLC0415 lazy: start-up
 
     files = 0
     counts = {"error": 0, "warning": 0, "information": 0, "hint": 0}
@@ -103,7 +103,7 @@ def register(server: Session) -> None:
     @server.command(DOCTOR)
     async def doctor(ls: Session, *args: Any) -> Any:
         """Workspace, git plane and index drift report with repair steps (``memzoi doctor --json``)."""
-        from memzoi.doctor import diagnose  # noqa: PLC0415 lazy: start-up
+        from memzoi.runs.doctor import diagnose  # noqa: PLC0415 lazy: start-up
 
         loop = asyncio.get_running_loop()
         reports = [await loop.run_in_executor(None, diagnose, root) for root in sorted(ls.projects)]

@@ -4,7 +4,7 @@ The core computes spans as Python string offsets of the text it analysed. LSP po
 character)`` with ``character`` counted in the client's position encoding (utf-16 for VS Code, utf-8 for
 Neovim 0.11+). Lines are split on ``\\r\\n``, ``\\r`` and ``\\n`` only, as LSP says; pygls's ``TextDocument.lines``
 uses ``str.splitlines`` (which also breaks on U+2028, form feed, …), so this module builds its own line table
-(:class:`memzoi.text.LineIndex`) and uses pygls 2.1's :class:`~pygls.workspace.PositionCodec` only to count
+(:class:`memzoi.read.text.LineIndex`) and uses pygls 2.1's :class:`~pygls.workspace.PositionCodec` only to count
 code units within one line.
 """
 
@@ -16,7 +16,7 @@ from functools import lru_cache
 from lsprotocol import types
 from pygls.workspace import PositionCodec, ServerTextPosition
 
-from memzoi.text import LineIndex
+from memzoi.read.text import LineIndex
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 

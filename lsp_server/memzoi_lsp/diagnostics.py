@@ -4,7 +4,7 @@ The model is chosen once per session in ``initialize``: pull when the client adv
 ``textDocument.diagnostic``, push otherwise. Open documents are diagnosed from the editor text (debounced per
 document in push mode; on request in pull mode); closed files from disk. Every diagnostic has source
 ``memzoi``, the finding code and a ``codeDescription`` link to the code's section in the diagnostics reference the
-package ships (:func:`memzoi.resources.diagnostics_href`).
+package ships (:func:`memzoi.base.resources.diagnostics_href`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import blake3
 from lsprotocol import types
 
-from memzoi.findings import Finding
-from memzoi.resources import diagnostics_href
+from memzoi.base.findings import Finding
+from memzoi.base.resources import diagnostics_href
 
 from .convert import TextMap
 from .documents import Snapshot, uri_to_path
@@ -86,7 +86,7 @@ def diagnostics_for(ls: Session, snap: Snapshot) -> list[types.Diagnostic]:
     try:
         findings = ls.findings_for(snap)
     except Exception as err:  # the barrier: admission, ledger or cross-file state failed for this file only
-        from memzoi.barrier import internal_error  # noqa: PLC0415 lazy: start-up
+        from memzoi.judge.barrier import internal_error  # noqa: PLC0415 lazy: start-up
 
         findings = [internal_error(err, snap.path or snap.uri)]
     return to_lsp(ls, snap, findings)
@@ -107,7 +107,7 @@ def closed_diagnostics(
     try:
         got = closed.findings(ls, project, held, key, ctx)
     except Exception as err:  # the barrier, as in diagnostics_for
-        from memzoi.barrier import internal_error  # noqa: PLC0415 lazy: start-up
+        from memzoi.judge.barrier import internal_error  # noqa: PLC0415 lazy: start-up
 
         got = ("", [internal_error(err, held.path)])
     if got is None:

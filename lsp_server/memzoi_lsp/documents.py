@@ -21,7 +21,7 @@ import blake3
 from pygls.uris import from_fs_path, to_fs_path
 
 if TYPE_CHECKING:
-    from memzoi.analysis import Analysis
+    from memzoi.judge.analysis import Analysis
 
 log = logging.getLogger("memzoi_lsp.documents")
 
@@ -129,7 +129,7 @@ class Documents:
 
     def snapshot(self, uri: str) -> Snapshot | None:
         """The document's current snapshot, or ``None`` when it is neither open nor a readable file."""
-        from memzoi.analysis import analyze_bytes, analyze_text  # noqa: PLC0415 lazy: start-up
+        from memzoi.judge.analysis import analyze_bytes, analyze_text  # noqa: PLC0415 lazy: start-up
 
         key = uri_key(uri)
         doc = self._workspace().text_documents.get(key)
@@ -156,8 +156,8 @@ class Documents:
         never an editor's unsaved text), or ``None`` when it cannot be read. A closed file's analysis comes from
         the cache when its bytes are the ones analysed (nothing is analysed twice); an open document's cache entry
         is its editor text, so its disk bytes are analysed apart, without replacing that entry."""
-        from memzoi.analysis import analyze_bytes  # noqa: PLC0415 lazy: start-up
-        from memzoi.barrier import failed_analysis  # noqa: PLC0415 lazy: start-up
+        from memzoi.judge.analysis import analyze_bytes  # noqa: PLC0415 lazy: start-up
+        from memzoi.judge.barrier import failed_analysis  # noqa: PLC0415 lazy: start-up
 
         try:
             data = path.read_bytes()
@@ -187,7 +187,7 @@ class Documents:
         try:
             analysis = compute()
         except Exception as err:  # the core is total by contract; if it ever is not, the file says so
-            from memzoi.barrier import failed_analysis  # noqa: PLC0415 lazy: start-up
+            from memzoi.judge.barrier import failed_analysis  # noqa: PLC0415 lazy: start-up
 
             analysis = failed_analysis(err, uri_to_path(key))
         with self._lock:

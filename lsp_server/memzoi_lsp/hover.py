@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from memzoi.views import Frontmatter
+from memzoi.base.views import Frontmatter
 
 from . import keys, provenance, resident
 from .convert import TextMap
@@ -91,7 +91,7 @@ def key_doc(snap: Snapshot, path: tuple) -> str | None:
     lines = [f"**{code(dotted)}** · {'required' if info.is_required() else 'optional'}", ""]
     if info.description:
         lines.append(esc(info.description).replace("\\`", "`"))
-    from memzoi.schemainfo import allowed_values  # noqa: PLC0415 lazy: start-up
+    from memzoi.judge.schemainfo import allowed_values  # noqa: PLC0415 lazy: start-up
 
     allowed = allowed_values(info.annotation)
     if allowed:
@@ -101,11 +101,11 @@ def key_doc(snap: Snapshot, path: tuple) -> str | None:
 
 
 async def cached_last_commit(ls: Session, path: Path | None) -> dict[str, str] | None:
-    """The last commit touching ``path`` from the project's git oracle (:meth:`memzoi.gitfacts.GitFacts.last_commit`,
+    """The last commit touching ``path`` from the project's git oracle (:meth:`memzoi.project.gitfacts.GitFacts.last_commit`,
     cached until the file or git's state changes), asked off the event loop."""
     if path is None:
         return None
-    from memzoi.gitfacts import GitFacts  # noqa: PLC0415 lazy: start-up
+    from memzoi.project.gitfacts import GitFacts  # noqa: PLC0415 lazy: start-up
 
     project = ls.project_for(path)
     git = project.git if project is not None else GitFacts(path.parent)
@@ -136,7 +136,7 @@ def provenance_markdown(ls: Session, snap: Snapshot, commit: dict[str, str] | No
 
 
 def _title(kind: str, fm: Frontmatter) -> str:
-    from memzoi.pathsafety import shown_id  # noqa: PLC0415 lazy: start-up
+    from memzoi.judge.pathsafety import shown_id  # noqa: PLC0415 lazy: start-up
 
     return f"**{kind}** {code(shown_id(fm.id))}" + (f" — {esc(fm.title)}" if fm.title else "")
 
@@ -201,7 +201,7 @@ def _record_lines(ls: Session, snap: Snapshot, fm: Frontmatter, facts: provenanc
 
 
 def _record_link(ls: Session, snap: Snapshot, record_id: str) -> str:
-    from memzoi.pathsafety import bears_secret, shown_id  # noqa: PLC0415 lazy: start-up
+    from memzoi.judge.pathsafety import bears_secret, shown_id  # noqa: PLC0415 lazy: start-up
 
     path = provenance.record_path(ls, snap, record_id)
     if path is None:
@@ -212,7 +212,7 @@ def _record_link(ls: Session, snap: Snapshot, record_id: str) -> str:
 
 
 def _proposal_link(ls: Session, snap: Snapshot, proposal_id: str) -> str:
-    from memzoi.pathsafety import bears_secret, shown_id  # noqa: PLC0415 lazy: start-up
+    from memzoi.judge.pathsafety import bears_secret, shown_id  # noqa: PLC0415 lazy: start-up
 
     path = provenance.proposal_path(ls, snap, proposal_id)
     if path is None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memzoi.workspace import walk
+from memzoi.judge.workspace import walk
 
 from . import readiness
 from .documents import path_to_uri

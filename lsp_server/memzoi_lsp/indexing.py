@@ -1,5 +1,5 @@
 """The project's derived search index as the server keeps it: the core's index methods of
-:class:`~memzoi.projectstate.ProjectState` (``refresh_index``, ``reindex``, ``rebuild_index``, ``search``), run on
+:class:`~memzoi.runs.projectstate.ProjectState` (``refresh_index``, ``reindex``, ``rebuild_index``, ``search``), run on
 the server's single scan thread so the connection is never used concurrently.
 
 After the first scan the index is refreshed (rebuilt when it never existed), and every file change the server
@@ -16,7 +16,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memzoi.index import IndexUnavailable, SearchHit
+from memzoi.stores.index import IndexUnavailable, SearchHit
 
 if TYPE_CHECKING:
     from .project import Project

@@ -1,7 +1,7 @@
 """Re-judging closed files when an input other than the file changes: the project's configuration
 (``.memzoi/config.toml``: every file is graded again, its first stage made again) and git's state (``HEAD``, the
 index, refs, ``info/exclude``, the ``.gitignore`` files: admission is asked again). The core decides what changed
-and drops what it invalidates (:meth:`memzoi.projectstate.ProjectState.input_changes`); this module looks every
+and drops what it invalidates (:meth:`memzoi.runs.projectstate.ProjectState.input_changes`); this module looks every
 :data:`POLL_S` seconds once the project's first scan is done (on the scan thread, a few small reads and stats:
 the ``.gitignore`` files outside ``.memzoi`` and the git directory are not watched), then forgets the document
 cache's analyses on a configuration change, re-diagnoses every file and refreshes the index. At each look it
@@ -15,7 +15,7 @@ import logging
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from memzoi.projectstate import InputChanges
+    from memzoi.runs.projectstate import InputChanges
 
     from .project import Project
     from .session import Session
@@ -52,9 +52,9 @@ async def _follow(ls: Session, project: Project) -> None:
 
 def boundaries(ls: Session, project: Project) -> None:
     """Re-diagnose the closed files whose retention boundary has passed since they were judged
-    (:meth:`memzoi.projectstate.ProjectState.passed_boundaries`); their cached analyses are forgotten first (an
+    (:meth:`memzoi.runs.projectstate.ProjectState.passed_boundaries`); their cached analyses are forgotten first (an
     analysis holds ``retention_query_only`` at the clock it was made)."""
-    from memzoi.clock import utc_now  # noqa: PLC0415 lazy: start-up
+    from memzoi.base.clock import utc_now  # noqa: PLC0415 lazy: start-up
 
     passed = project.passed_boundaries(utc_now())
     if passed:
@@ -65,7 +65,7 @@ def boundaries(ls: Session, project: Project) -> None:
 
 def rejudge(ls: Session, project: Project, changes: InputChanges) -> None:
     """Re-diagnose every file of ``project`` after ``changes`` (analyses made under the old configuration are
-    forgotten first) and refresh its index (which re-judges the same inputs, :mod:`memzoi.index_fresh`)."""
+    forgotten first) and refresh its index (which re-judges the same inputs, :mod:`memzoi.stores.index_fresh`)."""
     from . import indexing  # noqa: PLC0415 lazy: start-up
 
     log.info(

@@ -1,15 +1,15 @@
 """Frontmatter key lookup: which YAML key (as a key path) sits at an offset, and the schema documentation of
-that key from the core's pydantic models (``Field(description=...)``, through :mod:`memzoi.schemainfo`)."""
+that key from the core's pydantic models (``Field(description=...)``, through :mod:`memzoi.judge.schemainfo`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memzoi.workspace import Placement
-from memzoi.yaml_tree import YMap, YNode, YScalar, YSeq
+from memzoi.judge.workspace import Placement
+from memzoi.read.yaml_tree import YMap, YNode, YScalar, YSeq
 
 if TYPE_CHECKING:
-    from memzoi.document import Document
+    from memzoi.read.document import Document
 
 
 def key_at(doc: Document, offset: int) -> tuple[tuple[str | int, ...], YScalar] | None:
@@ -54,8 +54,8 @@ def value_at(doc: Document, offset: int) -> tuple[tuple[str | int, ...], YScalar
 
 def field_info(doc: Document, placement: Placement, path: tuple[str | int, ...]):
     """``(model, field name, FieldInfo)`` for a key path of the document's schema, or ``None`` when the schema
-    does not define it (:func:`memzoi.schemainfo.field_at`)."""
-    from memzoi.schemainfo import field_at  # noqa: PLC0415 lazy: start-up - the record and packet models, loaded at the first key hover
-    from memzoi.validate import model_for  # noqa: PLC0415 lazy: start-up
+    does not define it (:func:`memzoi.judge.schemainfo.field_at`)."""
+    from memzoi.judge.schemainfo import field_at  # noqa: PLC0415 lazy: start-up - the record and packet models, loaded at the first key hover
+    from memzoi.judge.validate import model_for  # noqa: PLC0415 lazy: start-up
 
     return field_at(model_for(doc, placement), path)

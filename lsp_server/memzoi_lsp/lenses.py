@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from memzoi.views import Frontmatter
-from memzoi.workspace import Role
+from memzoi.base.views import Frontmatter
+from memzoi.judge.workspace import Role
 
 from . import lifecycle, provenance, readiness, resident
 from .documents import Snapshot

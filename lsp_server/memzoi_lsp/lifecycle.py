@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from memzoi.runtime_errors import RuntimeStateError
+from memzoi.base.runtime_errors import RuntimeStateError
 
 from . import refusal, watch
 from .documents import path_to_uri, uri_to_path
@@ -79,7 +79,7 @@ def target_path(ls: Session, arg: dict[str, Any]) -> tuple[Path, Path]:
         raise CommandError("invalid_arguments", f"{uri}: not a file URI; save the document first")
     project = ls.project_for(path)
     if project is None:
-        from memzoi.workspace import place  # noqa: PLC0415 lazy: start-up
+        from memzoi.judge.workspace import place  # noqa: PLC0415 lazy: start-up
 
         placement = place(path)
         if placement.memzoi_dir is None:
@@ -101,8 +101,8 @@ def project_root(ls: Session, arg: dict[str, Any]) -> Path:
 
 def refuse_if_dirty(ls: Session, *paths: Path) -> None:
     """Refuse when one of ``paths`` is open in the editor with text the file on disk does not hold: the core's one
-    rule (:func:`memzoi.buffers.unsaved`), the same the code actions are disabled by."""
-    from memzoi.buffers import unsaved  # noqa: PLC0415 lazy: start-up
+    rule (:func:`memzoi.lifecycle.buffers.unsaved`), the same the code actions are disabled by."""
+    from memzoi.lifecycle.buffers import unsaved  # noqa: PLC0415 lazy: start-up
 
     for path in paths:
         uri = path_to_uri(path)
@@ -172,7 +172,7 @@ async def show_document(ls: Session, path: Path) -> None:
     try:
         await asyncio.wait_for(asyncio.shield(reply), timeout_ms / 1000)
     except TimeoutError:
-        from memzoi.pathsafety import shown_path  # noqa: PLC0415 lazy: start-up
+        from memzoi.judge.pathsafety import shown_path  # noqa: PLC0415 lazy: start-up
 
         log.warning(
             "the client did not answer window/showDocument for %s within %d ms; the command answered "
@@ -261,7 +261,7 @@ async def route_local(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 def replacement(ls: Session, path: Path, arg: dict[str, Any]) -> tuple[str, str]:
     """The title and body of a supersede of the record at ``path``: the arguments', else the record's own."""
-    from memzoi.views import Frontmatter  # noqa: PLC0415 lazy: start-up
+    from memzoi.base.views import Frontmatter  # noqa: PLC0415 lazy: start-up
 
     snap = ls.docs.snapshot(path_to_uri(path))
     title = arg.get("title") or (Frontmatter(snap.analysis.document.data).title if snap else None) or ""

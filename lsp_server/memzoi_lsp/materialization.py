@@ -93,10 +93,10 @@ async def materialize_decide(ls: Session, arg: dict[str, Any]) -> dict[str, Any]
 @command(MATERIALIZE)
 async def materialize(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Write the decided record with its attestation (one ledgered change) and open it."""
+    from memzoi.judge.workspace import find_project_root  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.artifacts import artifact_set  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.materialize import load_artifact, materialize_apply  # noqa: PLC0415 lazy: start-up
-    from memzoi.workspace import find_project_root  # noqa: PLC0415 lazy: start-up
 
     path = _artifact_path(ls, arg)
     files = artifact_set(path)

@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 
 from lsprotocol import types
 
-from memzoi.views import Frontmatter
-from memzoi.workspace import Role
-from memzoi.yaml_tree import YMap, YScalar, YSeq
+from memzoi.base.views import Frontmatter
+from memzoi.judge.workspace import Role
+from memzoi.read.yaml_tree import YMap, YScalar, YSeq
 
 from . import keys, provenance
 from .convert import TextMap
@@ -244,7 +244,7 @@ def register(server: Session) -> None:
             return None
         tm = TextMap(snap.text, ls.workspace.position_encoding)
         offset = tm.offset(params.position)
-        from memzoi.yaml_cursor import value_path_at  # noqa: PLC0415 lazy: start-up
+        from memzoi.read.yaml_cursor import value_path_at  # noqa: PLC0415 lazy: start-up
 
         path = value_path_at(snap.analysis.document, offset)
         if path is None:
@@ -255,7 +255,7 @@ def register(server: Session) -> None:
                 if rid != snap.analysis.placement.identity:
                     items.append(types.CompletionItem(label=rid, kind=types.CompletionItemKind.Reference))
         else:
-            from memzoi.schemainfo import allowed_values  # noqa: PLC0415 lazy: start-up
+            from memzoi.judge.schemainfo import allowed_values  # noqa: PLC0415 lazy: start-up
 
             found = keys.field_info(snap.analysis.document, snap.analysis.placement, path)
             if found is not None:

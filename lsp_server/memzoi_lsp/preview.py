@@ -29,9 +29,9 @@ CHANGE_FILES = "memzoi.changeFiles"
 
 def _materialize_target(ls: Session, arg: dict[str, Any]) -> tuple[Path, tuple[Any, ...]]:
     """The project root and the loaded (candidate, plan, decision) artifacts of a materialize preview."""
+    from memzoi.judge.workspace import find_project_root  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.artifacts import artifact_set  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.materialize import load_artifact  # noqa: PLC0415 lazy: start-up
-    from memzoi.workspace import find_project_root  # noqa: PLC0415 lazy: start-up
 
     src = uri_to_path(str(arg.get("uri") or ""))
     if src is None:

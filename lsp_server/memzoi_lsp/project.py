@@ -1,4 +1,4 @@
-"""One project under review in the language server: the core's :class:`~memzoi.projectstate.ProjectState` (file
+"""One project under review in the language server: the core's :class:`~memzoi.runs.projectstate.ProjectState` (file
 set, compact verdicts, cross-file graph, git and ledger oracles, index handle) keyed by the URIs the server
 publishes under (its ``scanned`` flag says when the first scan has seen every file). State changes on the event
 loop only, through the core's entry points (see docs/architecture.md)."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memzoi.projectstate import ProjectState
+from memzoi.runs.projectstate import ProjectState
 
 from .documents import path_to_uri, uri_to_path
 

@@ -1,4 +1,4 @@
-"""Facts shown in the provenance hover, gathered from the core (:mod:`memzoi.provenance` says where a record or
+"""Facts shown in the provenance hover, gathered from the core (:mod:`memzoi.lifecycle.provenance` says where a record or
 packet stands; the ledger and the cross-file graph say what touched it) for the project the file belongs to.
 Presentation lives in :mod:`memzoi_lsp.hover`; nothing here decides policy."""
 
@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memzoi.views import Frontmatter
-from memzoi.workspace import Role, packet_file, record_file
+from memzoi.base.views import Frontmatter
+from memzoi.judge.workspace import Role, packet_file, record_file
 
 from . import readiness
 from .documents import Snapshot
@@ -47,22 +47,22 @@ def memzoi_dir(ls: Session, snap: Snapshot) -> Path | None:
 
 def record_path(ls: Session, snap: Snapshot, record_id: str) -> Path | None:
     """Path of the record ``record_id`` in the snapshot's project, when the file exists
-    (:func:`memzoi.workspace.record_file`)."""
+    (:func:`memzoi.judge.workspace.record_file`)."""
     base = memzoi_dir(ls, snap)
     return record_file(base, record_id) if base is not None else None
 
 
 def proposal_path(ls: Session, snap: Snapshot, proposal_id: str) -> Path | None:
     """Path of the packet ``proposal_id`` (resolved first, then pending), when it exists
-    (:func:`memzoi.workspace.packet_file`)."""
+    (:func:`memzoi.judge.workspace.packet_file`)."""
     base = memzoi_dir(ls, snap)
     return packet_file(base, proposal_id) if base is not None else None
 
 
 def collect(ls: Session, snap: Snapshot) -> Facts:
     """Gather the facts for ``snap`` from the core (never raises: a failing source gives an "unknown" sentence)."""
-    from memzoi.provenance import packet_targets, proposed_via, record_standing  # noqa: PLC0415 lazy: start-up
-    from memzoi.retention import utc_now  # noqa: PLC0415 lazy: start-up
+    from memzoi.judge.retention import utc_now  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.provenance import packet_targets, proposed_via, record_standing  # noqa: PLC0415 lazy: start-up
 
     facts = Facts()
     analysis = snap.analysis
@@ -89,9 +89,9 @@ def collect(ls: Session, snap: Snapshot) -> Facts:
 
 
 def superseded_by(ls: Session, snap: Snapshot, record_id: str) -> list[str]:
-    """Ids of records in the project whose ``supersedes`` names ``record_id`` (:func:`memzoi.provenance.superseded_by`
+    """Ids of records in the project whose ``supersedes`` names ``record_id`` (:func:`memzoi.lifecycle.provenance.superseded_by`
     over the project's cross-file graph)."""
-    from memzoi.provenance import superseded_by as superseding  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.provenance import superseded_by as superseding  # noqa: PLC0415 lazy: start-up
 
     project = ls.project_for(snap.path)
     return superseding(project.crossfile, record_id) if project is not None else []
@@ -113,8 +113,8 @@ def ledger_changes(ls: Session, snap: Snapshot, limit: int = 20) -> list[ChangeR
 
 
 def history(ls: Session, snap: Snapshot, changes: list[ChangeRecord], limit: int = 5) -> list[str]:
-    """``changes`` (newest first) as one line each, at most ``limit`` (:func:`memzoi.provenance.history_lines`)."""
-    from memzoi.provenance import history_lines  # noqa: PLC0415 lazy: start-up
+    """``changes`` (newest first) as one line each, at most ``limit`` (:func:`memzoi.lifecycle.provenance.history_lines`)."""
+    from memzoi.lifecycle.provenance import history_lines  # noqa: PLC0415 lazy: start-up
 
     project = ls.project_for(snap.path)
     if project is None or snap.path is None:

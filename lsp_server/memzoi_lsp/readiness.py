@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memzoi.workspace import Role
+from memzoi.judge.workspace import Role
 
 from .documents import Snapshot, path_to_uri
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def of(ls: Session, snap: Snapshot) -> Readiness | None:
     """Readiness of the pending packet ``snap`` (``None`` for anything else, or outside a project)."""
     from memzoi.lifecycle.readiness import packet_readiness  # noqa: PLC0415 lazy: start-up
-    from memzoi.projectview import resolved_holder  # noqa: PLC0415 lazy: start-up
+    from memzoi.runs.projectview import resolved_holder  # noqa: PLC0415 lazy: start-up
 
     if snap.analysis.placement.role is not Role.PENDING or snap.path is None:
         return None

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from memzoi.findings import Finding
-from memzoi.runtime_errors import RuntimeStateError
-from memzoi.vocabulary import RECOVERY_MODES
+from memzoi.base.findings import Finding
+from memzoi.base.runtime_errors import RuntimeStateError
+from memzoi.base.vocabulary import RECOVERY_MODES
 
 from .convert import TextMap
 from .documents import Snapshot, path_to_uri, uri_to_path

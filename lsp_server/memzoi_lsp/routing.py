@@ -1,6 +1,6 @@
 """Runtime-plane input files in the editor (a session-end ``{task, candidates}`` file, an import manifest): their
 diagnostics, the *Plan memory routing…* code action, and the preview and apply commands. Protocol glue only: every
-decision comes from :mod:`memzoi.lifecycle.routing` (findings graded by :func:`memzoi.verdict.graded`).
+decision comes from :mod:`memzoi.lifecycle.routing` (findings graded by :func:`memzoi.project.verdict.graded`).
 
 Commands (one object argument; refusals are JSON-RPC errors, see :mod:`.refusal`):
 
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from memzoi.findings import Finding
+from memzoi.base.findings import Finding
 
 from .documents import uri_to_path
 from .lifecycle import CommandError, command, refuse_if_dirty

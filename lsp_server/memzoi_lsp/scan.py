@@ -2,9 +2,9 @@
 event loop in chunks, and publish their diagnostics as it goes, with work-done progress when the client supports
 it. The open documents of the project are published before the scan starts. First come the files the verdict
 cache ``memzoi check`` writes vouches for (nothing read); then every other file is read and analysed once, in
-worker processes when there are many (:func:`memzoi.scanverdicts.analyse`), giving its compact verdict, its cache
+worker processes when there are many (:func:`memzoi.runs.scanverdicts.analyse`), giving its compact verdict, its cache
 entry and its index row, which the index refresh after the scan takes as they are. Closed files are then held
-as compact verdicts (:mod:`memzoi.scanverdicts`, diagnosed by :mod:`.closed`), not analyses.
+as compact verdicts (:mod:`memzoi.runs.scanverdicts`, diagnosed by :mod:`.closed`), not analyses.
 
 ``initialize`` never waits for this (B27): the scan starts from ``initialized`` and requests made meanwhile get
 best-effort answers from what is known so far. Only the project's ``.memzoi`` folder is walked
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from memzoi.workspace import linked_plane, linked_plane_message
+from memzoi.judge.workspace import linked_plane, linked_plane_message
 
 from . import diagnostics
 from .documents import uri_to_path
@@ -40,8 +40,8 @@ CHUNK = 100
 
 async def scan_project(ls: Session, project: Project) -> None:
     """Scan one project (see the module docstring). Cancelled cleanly on shutdown."""
-    from memzoi.scanverdicts import cached_stages, open_cache  # noqa: PLC0415 lazy: start-up
-    from memzoi.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
+    from memzoi.project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
+    from memzoi.runs.scanverdicts import cached_stages, open_cache  # noqa: PLC0415 lazy: start-up
 
     loop = asyncio.get_running_loop()
     started = time.perf_counter()
@@ -140,7 +140,7 @@ async def _begin_progress(ls: Session) -> str | None:
 async def _analyse_misses(ls: Session, project: Project, misses: list[tuple[str, str]], ctx, cache, report) -> bool:
     """Analyse the files the verdict cache does not vouch for, each once (in worker processes for many), and take
     them chunk by chunk; ``report(done)`` after each. False when the server stopped meanwhile."""
-    from memzoi.scanverdicts import analyse  # noqa: PLC0415 lazy: start-up
+    from memzoi.runs.scanverdicts import analyse  # noqa: PLC0415 lazy: start-up
 
     loop = asyncio.get_running_loop()
     # Runs on the scan thread, from its first `_next` on: git asked once for them all, workers started.
@@ -183,7 +183,7 @@ def _next(results: Iterator, n: int, cache) -> list:
 
 def _take(ls: Session, project: Project, scanned: list) -> None:
     """On the event loop: for each ``((uri, path), got)`` of ``scanned`` (``got``: a compact verdict, or a
-    :class:`memzoi.scanverdicts.Scanned`), keep the file's compact verdict and its index row, feed its facts to
+    :class:`memzoi.runs.scanverdicts.Scanned`), keep the file's compact verdict and its index row, feed its facts to
     the cross-file workspace and publish it (open documents keep the editor's text)."""
     # One context per chunk, judged in this one turn of the loop: the settings, the configuration and the ledger
     # cannot change within it, so the ledger is read once for the chunk, not stamped once per file.
@@ -207,7 +207,7 @@ def _take(ls: Session, project: Project, scanned: list) -> None:
                 if snap is not None:
                     project.apply_scan(uri, snap.analysis)
         except Exception as err:  # the barrier: one file's failure never stops the scan
-            from memzoi.barrier import log_internal_error  # noqa: PLC0415 lazy: start-up
+            from memzoi.judge.barrier import log_internal_error  # noqa: PLC0415 lazy: start-up
 
             log_internal_error(err, uri)
         if not ls.pull_diagnostics:  # guarded too: an `internal_error` diagnostic at worst

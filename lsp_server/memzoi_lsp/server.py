@@ -19,8 +19,8 @@ from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from memzoi import __version__
-from memzoi.findings import Finding
-from memzoi.workspace import MEMZOI_DIR, Role
+from memzoi.base.findings import Finding
+from memzoi.judge.workspace import MEMZOI_DIR, Role
 
 # The composition root: this module imports every feature; no feature imports it (each receives a
 # `session.Session`), so the package has no import cycle (tests/test_architecture.py).
@@ -52,7 +52,7 @@ from .protocol import MemzoiProtocol
 from .settings import SECTION, Settings, parse_settings
 
 if TYPE_CHECKING:  # the core's analysis is imported at the first verdict, not to answer `initialize`
-    from memzoi.verdict import FileVerdict, ProjectContext
+    from memzoi.project.verdict import FileVerdict, ProjectContext
 
     from .project import Project  # the core's project state (its configuration model): at the first project
 
@@ -128,7 +128,7 @@ class MemzoiServer(LanguageServer):
         return resident.file_of(self, snap.path) is not None or routing.input_root(self, snap) is not None
 
     def findings_for(self, snap: Snapshot) -> list[Finding]:
-        """What the editor shows on ``snap``: its verdict's findings (:func:`memzoi.verdict.judge`), or a resident
+        """What the editor shows on ``snap``: its verdict's findings (:func:`memzoi.project.verdict.judge`), or a resident
         file's findings, or none for an open buffer whose file is gone from disk."""
         where = resident.file_of(self, snap.path) if snap.analysis.placement.memzoi_dir is None else None
         if where is not None:
@@ -143,13 +143,13 @@ class MemzoiServer(LanguageServer):
         """The verdict of ``snap`` in its project: the same function ``memzoi check`` uses, fed the editor's text
         for an open document, the project's git and ledger oracles, the project's ``[rules]`` with the editor
         settings on top, and the cross-file findings the project's graph holds for this very text
-        (:func:`memzoi.projectview.cross_findings`: none before the first scan, none for text the graph has not
+        (:func:`memzoi.runs.projectview.cross_findings`: none before the first scan, none for text the graph has not
         taken in yet). A read: it changes no state and publishes nothing (the editor's text enters the state by
         :meth:`apply_editor`, at the editor's events).
         """
-        from memzoi.config import load_config  # noqa: PLC0415 lazy: start-up
-        from memzoi.projectview import cross_findings  # noqa: PLC0415 lazy: start-up
-        from memzoi.verdict import ProjectContext, judge  # noqa: PLC0415 lazy: start-up
+        from memzoi.judge.config import load_config  # noqa: PLC0415 lazy: start-up
+        from memzoi.project.verdict import ProjectContext, judge  # noqa: PLC0415 lazy: start-up
+        from memzoi.runs.projectview import cross_findings  # noqa: PLC0415 lazy: start-up
 
         project = self.project_for(snap.path)
         placement = snap.analysis.placement
@@ -165,7 +165,7 @@ class MemzoiServer(LanguageServer):
     def apply_editor(self, uri: str) -> None:
         """An editor event on ``uri`` (opened, changed, closed, its buffer back after the file was gone): the
         document as the server now reads it (editor text, or the disk for a closed or behind one) becomes its
-        file's cross-file facts (:meth:`memzoi.projectstate.ProjectState.apply_editor`), and the other files
+        file's cross-file facts (:meth:`memzoi.runs.projectstate.ProjectState.apply_editor`), and the other files
         whose cross-file findings changed are re-diagnosed. The one way an editor's text enters the project state.
         """
         snap = self.docs.snapshot(uri)
@@ -180,8 +180,8 @@ class MemzoiServer(LanguageServer):
     def context(self, project: Project) -> ProjectContext:
         """The project's verdict context now: its configuration and ``[rules]`` under the editor settings, its git
         and ledger oracles."""
-        from memzoi.config import load_config  # noqa: PLC0415 lazy: start-up
-        from memzoi.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
+        from memzoi.judge.config import load_config  # noqa: PLC0415 lazy: start-up
+        from memzoi.project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
 
         config = load_config(project.memzoi_dir).config
         return ProjectContext.of(

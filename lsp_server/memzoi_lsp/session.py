@@ -7,7 +7,7 @@ module is the composition root, it imports every feature and no feature imports 
 included). This module imports no feature, so any feature can name the session it receives.
 
 A request handler reads (documents, verdicts, settings) and never changes project state: only the watch pass
-(:meth:`memzoi.projectstate.ProjectState.apply_events`), an editor change (``apply_editor``) and the scan
+(:meth:`memzoi.runs.projectstate.ProjectState.apply_events`), an editor change (``apply_editor``) and the scan
 (``apply_scan``) change it, and only they publish (docs/architecture.md, "Features over snapshots").
 """
 
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
     from pathlib import Path
 
-    from memzoi.findings import Finding
-    from memzoi.verdict import FileVerdict, ProjectContext
+    from memzoi.base.findings import Finding
+    from memzoi.project.verdict import FileVerdict, ProjectContext
 
     from .documents import Documents, Snapshot
     from .project import Project

@@ -12,14 +12,14 @@ Keys (camelCase on the wire, snake_case here):
 * ``showDocumentTimeoutMs``: how long a command waits for the client to answer the ``window/showDocument`` it
   sends to open what it created (default 10 s); the change is already on disk, so the command answers anyway.
 
-These add, per user, to the project's ``[rules]`` in ``.memzoi/config.toml`` (:mod:`memzoi.rules`): a severity
+These add, per user, to the project's ``[rules]`` in ``.memzoi/config.toml`` (:mod:`memzoi.judge.rules`): a severity
 here wins over the project's for that code, and disabled codes are added to the project's. Codes that SPEC §4
 makes unsuppressible (Memzoi's write-safety codes and the git-plane gate) can be neither disabled nor
 downgraded; such entries are dropped with a warning.
 
 The settings are checked by plain functions, not a validation model: ``initialize`` parses its
 ``initializationOptions`` before it answers, and a model library would be imported on that path (issue 29,
-start-up). The per-code rules (:func:`memzoi.rules.rule_problem`) are loaded only when a setting names codes.
+start-up). The per-code rules (:func:`memzoi.judge.rules.rule_problem`) are loaded only when a setting names codes.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from memzoi.rules import Rules
+    from memzoi.judge.rules import Rules
 
 SECTION = "memzoi"
 SEVERITY_NAMES = ("error", "warning", "information", "hint")
@@ -138,10 +138,10 @@ def _validated(merged: dict[str, Any], problems: list[str]) -> Settings:
 
 
 def _screened(settings: Settings, problems: list[str]) -> Settings:
-    """``settings`` without the codes that are unknown or unsuppressible (:func:`memzoi.rules.rule_problem`)."""
+    """``settings`` without the codes that are unknown or unsuppressible (:func:`memzoi.judge.rules.rule_problem`)."""
     if not (settings.severity or settings.disabled):
         return settings
-    from memzoi.rules import rule_problem  # noqa: PLC0415 lazy: start-up
+    from memzoi.judge.rules import rule_problem  # noqa: PLC0415 lazy: start-up
 
     severity = {}
     for code, level in settings.severity.items():

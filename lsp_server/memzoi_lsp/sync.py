@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from memzoi.workspace import place
+from memzoi.judge.workspace import place
 
 from . import diagnostics, watch
 from .documents import path_to_uri, uri_to_path

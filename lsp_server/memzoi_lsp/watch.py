@@ -214,7 +214,7 @@ def _flush(ls: Session) -> None:
 
 def process(ls: Session, paths: list[Path]) -> tuple[list[str], list[str]]:
     """Bring the projects and diagnostics in line with the disk for ``paths``: the core's state machine
-    (:meth:`memzoi.projectstate.ProjectState.apply_events`) decides what changed, analysing each changed closed file
+    (:meth:`memzoi.runs.projectstate.ProjectState.apply_events`) decides what changed, analysing each changed closed file
     once (through the document cache); this publishes it and queues the index update.
 
     Returns ``(updated URIs, removed URIs)``.
@@ -239,7 +239,7 @@ def process(ls: Session, paths: list[Path]) -> tuple[list[str], list[str]]:
 
 
 def _apply(ls: Session, project: Project, batch: list[Path]):
-    """One project's batch through the core (:class:`memzoi.projectstate.StateChanges` back): removed files are
+    """One project's batch through the core (:class:`memzoi.runs.projectstate.StateChanges` back): removed files are
     cleared, open buffers whose file is back are diagnosed again, the index update is queued."""
     from . import indexing  # noqa: PLC0415 lazy: start-up
 

@@ -72,7 +72,7 @@ def _load_core():
 def _limit_for(tools, root: Path, per_minute: int | None):
     """The process-wide proposal rate limit of ``root``: ``per_minute`` or its ``[mcp] proposals_per_minute`` (an
     invalid ``[mcp]`` section is refused per proposal, :func:`memzoi.agent.tools.call`)."""
-    from memzoi.config import load_section  # noqa: PLC0415 lazy: start-up
+    from memzoi.judge.config import load_section  # noqa: PLC0415 lazy: start-up
 
     if per_minute is None:
         per_minute = load_section(root / ".memzoi", "mcp")[0].proposals_per_minute
@@ -226,8 +226,8 @@ async def _send_answers(answers, write) -> None:
 def _defer_sdk_package_inits() -> None:
     """Import the SDK's ``mcp`` and ``mcp.server`` packages without their ``__init__``, which load the client,
     HTTP, auth and high-level server stacks a stdio server never uses (about a sixth of the start-up's CPU,
-    issue 31); they run if anything asks for a name they define (:func:`memzoi.codecache.defer_package_init`)."""
-    from memzoi.codecache import defer_package_init  # noqa: PLC0415 lazy: start-up
+    issue 31); they run if anything asks for a name they define (:func:`memzoi.base.codecache.defer_package_init`)."""
+    from memzoi.base.codecache import defer_package_init  # noqa: PLC0415 lazy: start-up
 
     for package in ("mcp", "mcp.server"):
         defer_package_init(package)

@@ -6,7 +6,7 @@ Each input is a record or packet (:mod:`tests.escapes`) with one field, or a new
 value of one to six pieces: literal text, YAML's one-character escapes and ``\\x``/``\\u``/``\\U`` escapes of
 lone surrogates, controls, invisible and bidi characters and code points past U+10FFFF. Inputs are written in
 batches beside a sentinel record with a ``missing_key`` and checked as a workspace with
-:func:`memzoi.check.check_paths` in this process (analysis, admission, cross-file checks, located findings; every
+:func:`memzoi.runs.check.check_paths` in this process (analysis, admission, cross-file checks, located findings; every
 tenth batch through the verdict cache, cold then warm); every report is rendered in each output format and encoded
 as strict UTF-8, and every tenth input becomes its index row, written to a SQLite table. Counted as an exception:
 one that escapes (the batch is then rechecked file by file to count them), an ``internal_error`` finding (the
@@ -26,9 +26,9 @@ from collections import Counter
 from pathlib import Path
 from unittest import mock
 
-from memzoi import check as check_mod
-from memzoi.check import check_paths
-from memzoi.index_rows import _index_row
+from memzoi.runs import check as check_mod
+from memzoi.runs.check import check_paths
+from memzoi.stores.index_rows import _index_row
 from tests import escapes
 
 

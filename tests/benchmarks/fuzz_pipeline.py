@@ -5,7 +5,7 @@
 Each input is an example-workspace file changed by one to three mutations of :mod:`tests.mutations` (the
 expensive kinds — deep and wide nesting, huge lines, tokens with deep JSON headers — drawn for about one input in
 twelve), placed in a records or proposals folder. Inputs are checked in batches, as a workspace, with
-:func:`memzoi.check.check_paths` in this process (analysis, admission, cross-file checks, located findings), and
+:func:`memzoi.runs.check.check_paths` in this process (analysis, admission, cross-file checks, located findings), and
 every tenth input also becomes its index row. An exception is either one that escapes (the batch is then
 rechecked file by file to count them) or an ``internal_error`` finding (the per-file barrier caught it). The
 process keeps CPython's default recursion limit. Prints a summary (and writes it as JSON with ``--json``); exits 1
@@ -26,9 +26,9 @@ from collections import Counter
 from pathlib import Path
 from unittest import mock
 
-from memzoi import check as check_mod
-from memzoi.check import check_paths
-from memzoi.index_rows import _index_row
+from memzoi.runs import check as check_mod
+from memzoi.runs.check import check_paths
+from memzoi.stores.index_rows import _index_row
 from tests.mutations import EXPENSIVE, MUTATIONS, PLACES, mutate, seeds
 
 CHEAP = sorted(set(MUTATIONS) - EXPENSIVE)

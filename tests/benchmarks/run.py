@@ -81,7 +81,7 @@ def _env(home: Path) -> dict[str, str]:
 def warm_bytecode(env: dict[str, str]) -> None:
     """Import the commands and the server once, untimed, so that their bytecode caches exist (see :func:`_env`)."""
     subprocess.run(
-        [sys.executable, "-c", "import memzoi.cli.main, memzoi.check, memzoi.index, memzoi_lsp.server"],
+        [sys.executable, "-c", "import memzoi.cli.main, memzoi.runs.check, memzoi.stores.index, memzoi_lsp.server"],
         env=env,
         check=True,
     )

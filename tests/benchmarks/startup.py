@@ -46,7 +46,7 @@ HEAVY = (
     "regex",
     "memzoi.models",
     "memzoi.safety",
-    "memzoi.analysis",
+    "memzoi.judge.analysis",
     "lsprotocol.types",
     "pygls",
     "mcp",

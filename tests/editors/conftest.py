@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memzoi.runtime import git_env
+from memzoi.base.runtime import git_env
 
 REPO = Path(__file__).resolve().parents[2]
 EXT = REPO / "vscode-extension"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from memzoi.mcpconfig import PASSED_ENV, snippets
+from memzoi.agent.mcpconfig import PASSED_ENV, snippets
 
 from ..mcp.conftest import make_project
 from .conftest import EDITOR_CACHE, PREREQS_HINT, require

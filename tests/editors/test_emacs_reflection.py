@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memzoi.config import clear_cache
+from memzoi.judge.config import clear_cache
 from memzoi.resident import reflection
 from memzoi.resident.format import parse
 

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from memzoi.config import clear_cache
+from memzoi.judge.config import clear_cache
 from memzoi.resident import reflection
 from memzoi.resident.format import parse
 

@@ -87,7 +87,7 @@ def test_contributes_mirror_server_settings_and_command_table() -> None:
         [sys.executable, str(EXT / "scripts" / "contributes.py"), "--check"], capture_output=True, text=True, cwd=REPO
     )
     assert p.returncode == 0, p.stdout + p.stderr
-    from memzoi.findings import CODES
+    from memzoi.base.findings import CODES
     from memzoi_lsp.settings import wire_names
 
     props = json.loads((EXT / "package.json").read_text())["contributes"]["configuration"]["properties"]

@@ -21,7 +21,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from memzoi.findings import Severity
+from memzoi.base.findings import Severity
 from memzoi.safety import collect_hits
 
 from . import reference

@@ -25,7 +25,8 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from memzoi import fsutil, ledger as L
+from memzoi import ledger as L
+from memzoi.base import fsutil
 
 HELPER = r"""
 import os, sys, time

@@ -1,4 +1,4 @@
-"""The write primitive (:func:`memzoi.fsutil.swap_file`): compare-at-the-switch for replace, create and delete,
+"""The write primitive (:func:`memzoi.base.fsutil.swap_file`): compare-at-the-switch for replace, create and delete,
 on the renameat2 path and the portable one; I/O errors at every step leave the before or the after bytes."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memzoi import fsutil
-from memzoi.fsutil import ExternalChange, ReadOnlyTarget, UnsafeWriteError, swap_file
+from memzoi.base import fsutil
+from memzoi.base.fsutil import ExternalChange, ReadOnlyTarget, UnsafeWriteError, swap_file
 
 CASES = [("replace", b"old\n", b"new\n"), ("create", None, b"new\n"), ("delete", b"old\n", None)]
 STEPS = ("write", "chmod", "fsync", "swap", "compare", "link", "restore", "unlink", "dirsync")

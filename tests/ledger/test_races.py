@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memzoi import fsutil
+from memzoi.base import fsutil
 
 from .faults import scratch  # noqa: F401 (fixture)
 from .races import run_races

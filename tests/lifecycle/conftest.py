@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from memzoi.base.runtime import git_env
 from memzoi.cli.main import main
-from memzoi.runtime import git_env
 
 from .. import builders
 from ..conftest import corpus_or_skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import subprocess
 
-from memzoi.runtime import git_env
+from memzoi.base.runtime import git_env
 
 from .. import builders
 from .conftest import Cli

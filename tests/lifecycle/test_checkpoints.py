@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from memzoi import ledger as L
+from memzoi.base.runtime import LEDGER_DB, project_runtime_dir
 from memzoi.lifecycle import checkpoints as C
-from memzoi.runtime import LEDGER_DB, project_runtime_dir
 
 T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
 

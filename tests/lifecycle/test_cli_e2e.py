@@ -10,8 +10,8 @@ import blake3
 import pytest
 
 from memzoi import ledger
-from memzoi.analysis import analyze_path
-from memzoi.findings import CODES
+from memzoi.base.findings import CODES
+from memzoi.judge.analysis import analyze_path
 from memzoi.lifecycle import apply_proposal
 
 from ..ledger.faults import tree

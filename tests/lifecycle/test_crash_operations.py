@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from memzoi import ledger as L
-from memzoi.analysis import analyze_bytes
-from memzoi.findings import Severity
+from memzoi.base.findings import Severity
+from memzoi.judge.analysis import analyze_bytes
 from memzoi.lifecycle import (
     add_local,
     apply_proposal,

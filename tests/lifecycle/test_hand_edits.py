@@ -20,12 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memzoi import ledger
-from memzoi.analysis import analyze_path
+from memzoi.base.runtime import git_env
 from memzoi.cli.main import main
+from memzoi.judge.analysis import analyze_path
 from memzoi.lifecycle import apply_proposal, propose_supersede, propose_tombstone, reject_proposal, undo
 from memzoi.lifecycle.materialize import build_candidate, derive_decision, derive_plan, materialize_apply
 from memzoi.lifecycle.reattest import reattest
-from memzoi.runtime import git_env
 
 from .. import builders
 from ..ledger.faults import tree

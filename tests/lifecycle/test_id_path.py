@@ -3,7 +3,7 @@ renderers write that id, so a rewrite (tombstone target, re-attestation) writes 
 
 from __future__ import annotations
 
-from memzoi.analysis import analyze_path
+from memzoi.judge.analysis import analyze_path
 
 from .conftest import TARGET_ID
 

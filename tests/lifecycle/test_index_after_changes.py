@@ -4,8 +4,8 @@
 
 from __future__ import annotations
 
-from memzoi.index import Index, index_path
 from memzoi.lifecycle.index_sync import indexed_paths, sync_index
+from memzoi.stores.index import Index, index_path
 
 from .conftest import PENDING
 

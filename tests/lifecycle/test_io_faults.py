@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from memzoi import ledger as L
-from memzoi.runtime import LEDGER_DB, project_runtime_dir
+from memzoi.base.runtime import LEDGER_DB, project_runtime_dir
 
 from ..ledger.faults import CRASH_EXIT, run_child, scratch, tree  # noqa: F401 (scratch is a fixture)
 from .test_crash_operations import OPERATIONS, PURGING_OPS, _classify, template  # noqa: F401 (fixture)

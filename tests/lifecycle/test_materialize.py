@@ -9,10 +9,10 @@ import pytest
 import rfc8785
 
 from memzoi import ledger
-from memzoi.analysis import analyze_path
+from memzoi.judge.analysis import analyze_path
+from memzoi.judge.revision import record_revision
 from memzoi.lifecycle.materialize import build_candidate, derive_decision, derive_plan, materialize_apply
 from memzoi.lifecycle.reattest import reattest
-from memzoi.revision import record_revision
 
 from .. import builders
 from ..builders import edit

@@ -3,12 +3,12 @@ rule, records by their status and findings, every file by its ledger facts; unsa
 
 from __future__ import annotations
 
-from memzoi.findings import finding
+from memzoi.base.findings import finding
+from memzoi.judge.workspace import Role
 from memzoi.ledger.model import RECOVERY_MODES, ChangeRecord, FileChange
 from memzoi.ledger.view import FileLedger
 from memzoi.lifecycle.offers import INACTIVE, UNSAVED, file_offers
 from memzoi.lifecycle.readiness import readiness
-from memzoi.workspace import Role
 
 
 def change(cid: str, status: str = "applied", operation: str = "apply") -> ChangeRecord:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import subprocess
 
-from memzoi.analysis import analyze_path
-from memzoi.crossfile import Workspace
-from memzoi.findings import finding
+from memzoi.base.findings import finding
+from memzoi.base.runtime import git_env
+from memzoi.judge.analysis import analyze_path
 from memzoi.lifecycle.readiness import packet_readiness, readiness
-from memzoi.runtime import git_env
+from memzoi.project.crossfile import Workspace
 
 from ..ledger.faults import tree
 from .conftest import PENDING

@@ -6,8 +6,8 @@ import string
 
 from hypothesis import given, settings, strategies as st
 
-from memzoi.analysis import analyze_text
-from memzoi.render import render_packet, render_record, rust_float, scalar
+from memzoi.judge.analysis import analyze_text
+from memzoi.read.render import render_packet, render_record, rust_float, scalar
 
 BASE = {
     "id": "r",
@@ -126,7 +126,7 @@ def test_plain_numbers_read_from_a_file_keep_their_type_and_text():
     first = analyze_text(text, "/p/.memzoi/records/r.md")
     again = render_record(first.model.model_dump(exclude_none=True), "Body.")
     assert again == text
-    from memzoi.revision import record_revision
+    from memzoi.judge.revision import record_revision
 
     second = analyze_text(again, "/p/.memzoi/records/r.md")
     assert record_revision("r", first.document.data, "Body.") == record_revision("r", second.document.data, "Body.")
@@ -136,7 +136,7 @@ def test_plain_numbers_read_from_a_file_keep_their_type_and_text():
 def test_a_value_ending_in_a_line_break_is_quoted_not_written_bare():
     # `$` in a Python pattern matches before a final "\n": the bare-scalar rule must match the whole value, or the
     # writer writes `- A` + newline and the value reads back as "A" (found by the property test above).
-    from memzoi.render import scalar
+    from memzoi.read.render import scalar
 
     assert scalar("A\n") == '"A\\n"' and scalar("true\n") == '"true\\n"' and scalar("A") == "A"
     text = render_record({**BASE, "tags": ["A\n"]}, "Body.")

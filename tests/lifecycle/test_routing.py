@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from memzoi import ledger as L
+from memzoi.judge.rules import DEFAULT_RULES
 from memzoi.lifecycle.routing import input_findings, input_kind, input_verdict, routing_apply, routing_preview
-from memzoi.rules import DEFAULT_RULES
-from memzoi.verdict import ProjectContext
+from memzoi.project.verdict import ProjectContext
 from tests.lifecycle.test_import import MIXED, cand, manifest
 from tests.lifecycle.test_session_end import FULL, SEED
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from memzoi.base.runtime_errors import classify, file_system_problem, runtime_error
 from memzoi.cli.main import main
-from memzoi.runtime_errors import classify, file_system_problem, runtime_error
 
 from .conftest import PENDING
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from memzoi import ledger as L
+from memzoi.base.runtime import LEDGER_DB, project_runtime_dir
 from memzoi.cli.main import main
-from memzoi.runtime import LEDGER_DB, project_runtime_dir
 
 from .conftest import PENDING
 
@@ -225,7 +225,7 @@ def test_index_masks_a_secret_in_any_field(repo, capsys):
     rec.write_text(text, encoding="utf-8")
     assert run(capsys, "rebuild", "--root", str(repo)) == 0
     assert leaks(home) == []
-    from memzoi.index import Index
+    from memzoi.stores.index import Index
 
     with Index(repo) as index:
         row = index.record("rust-msrv-is-1-96-1")
@@ -247,7 +247,7 @@ def test_index_masks_a_value_found_only_as_its_own_text(repo, capsys, how):
     rec.write_text(text, encoding="utf-8")
     assert run(capsys, "rebuild", "--root", str(repo)) == 0
     assert leaks(home) == []
-    from memzoi.index import Index
+    from memzoi.stores.index import Index
 
     with Index(repo) as index:
         row = index.record("rust-msrv-is-1-96-1")

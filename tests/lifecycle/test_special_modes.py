@@ -1,6 +1,6 @@
 """Every rewrite keeps the whole mode, setuid, setgid and sticky bits included (issue 30: 0o4755 became 0o755,
 because the owner was set after the mode and a chown clears those bits), or refuses with ``mode_not_kept`` and
-nothing written: the atomic writes of :mod:`memzoi.fsio`, the ledgered lifecycle writes (re-attest, apply's
+nothing written: the atomic writes of :mod:`memzoi.base.fsio`, the ledgered lifecycle writes (re-attest, apply's
 retired target, undo) and the resident writes."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from memzoi import fsio, ledger as L
-from memzoi.fsutil import swap_file
+from memzoi import ledger as L
+from memzoi.base import fsio
+from memzoi.base.fsutil import swap_file
 from memzoi.lifecycle import apply_proposal, propose_tombstone
 from memzoi.lifecycle.reattest import reattest
 from memzoi.resident import service
@@ -124,7 +125,7 @@ def resident_project(tmp_path, monkeypatch) -> Path:
     root = tmp_path / "proj"
     (root / ".memzoi").mkdir(parents=True)
     (root / ".memzoi" / "config.toml").write_text('[project]\nid = "proj"\n', encoding="utf-8")
-    from memzoi.config import clear_cache
+    from memzoi.judge.config import clear_cache
 
     clear_cache()
     yield root

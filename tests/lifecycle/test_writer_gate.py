@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from memzoi.analysis import analyze_text
+from memzoi.judge.analysis import analyze_text
 from memzoi.lifecycle import Refusal, add_local, apply_proposal, propose_supersede, propose_tombstone, route_local
 from memzoi.lifecycle.reattest import reattest
 

@@ -15,7 +15,7 @@ SECRET = "sk-live-" + "Q7h2Kx9Lm4Pz8Rv1Tn6Wb3Yc5Ud0Fe"
 
 FAULT = """
 import pathlib
-import memzoi.analysis as analysis
+import memzoi.judge.analysis as analysis
 
 _real = analysis.analyze_text
 

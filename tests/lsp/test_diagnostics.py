@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from memzoi.resources import diagnostics_href
+from memzoi.base.resources import diagnostics_href
 
 from ..builders import crlf, edit
 from .conftest import diagnostics, is_pull, open_doc, record_text, units

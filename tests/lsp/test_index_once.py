@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memzoi.index import Index, index_path
-from memzoi.index_queries import git_plane_files
+from memzoi.stores.index import Index, index_path
+from memzoi.stores.index_queries import git_plane_files
 
 from .conftest import PROFILES, start_client, wait_until
 from .test_verdict_parity import build
@@ -69,9 +69,9 @@ def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_h
     the rows are the ones a fresh rebuild writes."""
     from types import SimpleNamespace
 
-    import memzoi.firststage
-    from memzoi import scanverdicts
-    from memzoi.verdict import ProjectContext
+    import memzoi.stores.firststage
+    from memzoi.project.verdict import ProjectContext
+    from memzoi.runs import scanverdicts
     from memzoi_lsp.documents import Documents
     from memzoi_lsp.project import Project
 
@@ -89,7 +89,7 @@ def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_h
     def analysed_twice(*args, **kwargs):
         raise AssertionError("the index analysed a file the scan had analysed")
 
-    monkeypatch.setattr(memzoi.firststage, "analyze_bytes", analysed_twice)  # the one analysing routine
+    monkeypatch.setattr(memzoi.stores.firststage, "analyze_bytes", analysed_twice)  # the one analysing routine
     index = Index(
         project.root, path=tmp_path / "server.db", workers=1, premade=lambda fs: project.premade_rows(fs, docs.on_disk)
     )

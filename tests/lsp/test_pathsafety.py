@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from memzoi.pathsafety import shown_path
+from memzoi.judge.pathsafety import shown_path
 
 from .conftest import diagnostics, open_doc, record_text
 from .test_features import hover, pos

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from memzoi.config import clear_cache
+from memzoi.judge.config import clear_cache
 from memzoi.ledger import Refusal
 from memzoi.resident import service
 

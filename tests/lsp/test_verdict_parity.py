@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from memzoi.runtime import git_env
+from memzoi.base.runtime import git_env
 from tests.test_revision import attested
 
 from ..builders import edit

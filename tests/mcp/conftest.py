@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memzoi.runtime import git_env
+from memzoi.base.runtime import git_env
 
 from .. import builders
 

@@ -11,12 +11,12 @@ from memzoi.agent import arguments, tools
 from memzoi.agent.precheck import precheck_path
 from memzoi.agent.recall import build_context_pack, estimate_tokens, get_memory, list_pending, path_match_score
 from memzoi.agent.search import search_memory
-from memzoi.analysis import analyze_path
+from memzoi.judge.analysis import analyze_path
+from memzoi.judge.policy import FIELD_LIMIT
 from memzoi.ledger import Ledger, Refusal, history, undo_change
 from memzoi.lifecycle.candidates import approve_local, list_candidates, propose_local, reject_local
 from memzoi.lifecycle.local import list_local
 from memzoi.lifecycle.propose import Blocked, Draft, mcp_provenance, proposal_id, propose_packet
-from memzoi.policy import FIELD_LIMIT
 
 from .conftest import FACT_ID, WARNING_ID, all_bytes, draft_args, write_record
 
@@ -201,8 +201,8 @@ def test_proposal_id_is_the_title_slug_with_a_suffix_only_when_taken(project):
 def test_proposal_id_is_never_flagged_by_memzois_path_scan(project):
     # Memzoi's bounded_entropy rule takes `memzoi/proposals/pending/<id>` as one token; a slug with digits can
     # reach its threshold, which would refuse the agent's own clean proposal as `blocked`
+    from memzoi.judge.pathsafety import bears_secret, shown_id
     from memzoi.lifecycle.proposal_checks import readable_id
-    from memzoi.pathsafety import bears_secret, shown_id
 
     folders = (PENDING, ".memzoi/proposals/resolved/applied", ".memzoi/proposals/resolved/rejected")
     flagged = []
@@ -491,7 +491,7 @@ def test_agents_read_resident_memory_and_see_its_pending_candidates(project, mon
 def test_resident_proposal_follows_the_promotion_policy(project, monkeypatch, tmp_path):
     monkeypatch.setenv("ZUNO_CONFIG_DIR", str(tmp_path / "zuno"))
     (project / ".memzoi" / "config.toml").write_text('[promotion]\nmode = "high_confidence"\n', encoding="utf-8")
-    from memzoi.config import clear_cache
+    from memzoi.judge.config import clear_cache
 
     clear_cache()
     assert _resident(project, confidence=0.89).data["status"] == "pending"
@@ -506,7 +506,7 @@ def test_a_runtime_directory_failure_is_a_named_tool_error_not_an_internal_one(p
     # to do, with the command line's code, instead of "internal_error".
     from dataclasses import replace
 
-    from memzoi.runtime_errors import runtime_error
+    from memzoi.base.runtime_errors import runtime_error
 
     db = project / "memzoi-lsp-resident.db"
 

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from memzoi.agent import tools
-from memzoi.analysis import analyze_path
 from memzoi.cli.main import main as memzoi
+from memzoi.judge.analysis import analyze_path
 from memzoi.lifecycle import apply_proposal, reject_proposal
 
 from .conftest import FACT_ID, draft_args

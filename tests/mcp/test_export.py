@@ -1,4 +1,4 @@
-"""``memzoi export`` and :mod:`memzoi.exports`: Memzoi's AGENTS.memory.md / CLAUDE.memory.md projections of the
+"""``memzoi export`` and :mod:`memzoi.agent.exports`: Memzoi's AGENTS.memory.md / CLAUDE.memory.md projections of the
 active, current, admitted repository records, under the runtime exports directory, never in the repository unless
 asked; unsafe records withheld."""
 
@@ -10,9 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memzoi import exports
+from memzoi.agent import exports
+from memzoi.base.runtime import derive_keys, git_env
 from memzoi.cli.main import main as memzoi
-from memzoi.runtime import derive_keys, git_env
 
 from .. import builders
 from .conftest import FACT_ID, WARNING_ID, write_record

@@ -1,4 +1,4 @@
-"""``memzoi integrate instructions|list`` and :mod:`memzoi.integrate`: one marked block, idempotent, diff first,
+"""``memzoi integrate instructions|list`` and :mod:`memzoi.agent.integrate`: one marked block, idempotent, diff first,
 nothing outside the markers touched, the file's line endings and byte order mark kept, ledgered inside the
 project, the resident-file reference each client loads."""
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from memzoi import integrate
+from memzoi.agent import integrate
+from memzoi.agent.integrate import END, START
 from memzoi.cli.main import main as memzoi
-from memzoi.integrate import END, START
 
 MEMZOI = Path(sys.executable).with_name("memzoi")
 TOOLS = (

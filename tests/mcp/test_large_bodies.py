@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 from memzoi.agent import tools
-from memzoi.analysis import analyze_path
 from memzoi.cli.main import main as memzoi
-from memzoi.policy import FIELD_LIMIT
-from memzoi.render import DESCRIPTION_LIMIT
+from memzoi.judge.analysis import analyze_path
+from memzoi.judge.policy import FIELD_LIMIT
+from memzoi.read.render import DESCRIPTION_LIMIT
 
 from .. import builders
 from .conftest import all_bytes, draft_args

@@ -12,10 +12,10 @@ import pytest
 from memzoi.agent import tools
 from memzoi.agent.recall import get_memory
 from memzoi.cli.main import main as memzoi
+from memzoi.judge.policy import FIELD_LIMIT
 from memzoi.ledger import Ledger, Refusal
 from memzoi.lifecycle.candidates import approve_local, list_candidates, propose_local
 from memzoi.lifecycle.propose import Blocked, Draft
-from memzoi.policy import FIELD_LIMIT
 
 from .conftest import all_bytes, draft_args
 

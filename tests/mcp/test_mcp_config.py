@@ -1,4 +1,4 @@
-"""``memzoi mcp config CLIENT`` and :mod:`memzoi.mcpconfig`: this machine's snippet for each client."""
+"""``memzoi mcp config CLIENT`` and :mod:`memzoi.agent.mcpconfig`: this machine's snippet for each client."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memzoi import mcpconfig
+from memzoi.agent import mcpconfig
 from memzoi.cli.main import main as memzoi
 
 MEMZOI = Path(sys.executable).with_name("memzoi")

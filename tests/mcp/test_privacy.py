@@ -9,10 +9,10 @@ import json
 import pytest
 
 from memzoi.agent import tools
-from memzoi.analysis import analyze_path, analyze_text
+from memzoi.base.findings import Severity
 from memzoi.cli.main import main as memzoi
-from memzoi.config import clear_cache
-from memzoi.findings import Severity
+from memzoi.judge.analysis import analyze_path, analyze_text
+from memzoi.judge.config import clear_cache
 from memzoi.resident.scope import resident_file
 
 from .. import builders

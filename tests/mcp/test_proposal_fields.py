@@ -9,8 +9,8 @@ import json
 import pytest
 
 from memzoi.agent import tools
-from memzoi.analysis import analyze_path
 from memzoi.cli.main import main as memzoi
+from memzoi.judge.analysis import analyze_path
 from memzoi.ledger import Refusal
 from memzoi.lifecycle.propose import Blocked, Draft, propose_packet
 

@@ -15,7 +15,7 @@ from memzoi.agent import tools
 from memzoi.agent.query import fts_match, idf, relevant, score, stem, terms
 from memzoi.agent.recall import build_context_pack, get_memory
 from memzoi.agent.search import search_memory
-from memzoi.runtime import git_env
+from memzoi.base.runtime import git_env
 
 from ..conftest import corpus_or_skip
 from .conftest import FACT_ID, WARNING_ID, draft_args

@@ -20,7 +20,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from memzoi.mcpconfig import CLIENTS, PASSED_ENV, snippets as generated
+from memzoi.agent.mcpconfig import CLIENTS, PASSED_ENV, snippets as generated
 from memzoi_mcp.server import build_parser
 
 from .conftest import FACT_ID

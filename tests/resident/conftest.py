@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memzoi.config import clear_cache
+from memzoi.judge.config import clear_cache
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from memzoi.base.utf8 import encodable
 from memzoi.ledger import Refusal
 from memzoi.resident import editor, service
 from memzoi.resident.format import serialize
 from memzoi.resident.scope import which_file
-from memzoi.utf8 import encodable
 
 from .. import escapes
 from .conftest import rules

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import subprocess
 
-from memzoi.gitexclude import COMMENT, exclude
+from memzoi.base.gitexclude import COMMENT, exclude
 from memzoi.resident import service
 from memzoi.resident.store import WRITE_LOCK_SUFFIX
 

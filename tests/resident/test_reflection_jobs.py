@@ -175,7 +175,7 @@ def test_the_mcp_tool_counts_like_the_command_line(project, tmp_path, capsys):
 
 
 def test_a_repository_cannot_configure_reflection(project, tmp_path):
-    from memzoi.config import load_config
+    from memzoi.judge.config import load_config
 
     from .conftest import configure
 

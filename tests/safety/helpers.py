@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memzoi.analysis import analyze_text
-from memzoi.findings import CODES
+from memzoi.base.findings import CODES
+from memzoi.judge.analysis import analyze_text
 
 from .. import builders
 

@@ -10,8 +10,8 @@ import string
 
 import pytest
 
-from memzoi.analysis import analyze_text
-from memzoi.findings import Severity
+from memzoi.base.findings import Severity
+from memzoi.judge.analysis import analyze_text
 
 from .helpers import SAFETY_CODES, record, workspace
 
@@ -177,7 +177,7 @@ def test_b48_punctuation_password(tmp_path, where):
 
 
 def test_b42_unsigned_jwt_grade_is_configurable(tmp_path):
-    from memzoi.config import clear_cache
+    from memzoi.judge.config import clear_cache
 
     token = "eyJhbGciOiJub25lIn0" + ".eyJzdWIiOiJkZW1vIn0."
     text, path = place(tmp_path, f"token: {token}", "frontmatter")

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from memzoi.config import MemzoiConfig, clear_cache, load_config, parse_config
-from memzoi.schemas import generate
+from memzoi.judge.config import MemzoiConfig, clear_cache, load_config, parse_config
+from memzoi.models.schemas import generate
 
 from ..conftest import ROOT
 

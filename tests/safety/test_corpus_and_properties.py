@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from memzoi.analysis import analyze_path, analyze_text
+from memzoi.judge.analysis import analyze_path, analyze_text
 from memzoi.safety import collect_hits
 
 from .helpers import SAFETY_CODES, record

@@ -11,10 +11,10 @@ from urllib.parse import quote
 
 import pytest
 
-from memzoi.analysis import analyze_text
-from memzoi.check import check_paths
-from memzoi.config import clear_cache
-from memzoi.findings import Severity
+from memzoi.base.findings import Severity
+from memzoi.judge.analysis import analyze_text
+from memzoi.judge.config import clear_cache
+from memzoi.runs.check import check_paths
 from memzoi.safety import collect_hits
 from memzoi.safety.fingerprint import fingerprint
 
@@ -269,7 +269,7 @@ def test_memzoi_floor_cannot_be_accepted_away(tmp_path):
 def test_only_our_own_high_entropy_findings_can_be_accepted():
     # A high-entropy hit of our own detectors (not a Memzoi match) is dropped by an accepted fingerprint and its
     # message says how; the same hit from Memzoi's rule is kept.
-    from memzoi.document import frame
+    from memzoi.read.document import frame
     from memzoi.safety.base import Hit
     from memzoi.safety.scan import to_findings
 

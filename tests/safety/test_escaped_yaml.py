@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from memzoi.analysis import analyze_text
-from memzoi.document import frame
-from memzoi.findings import Severity
+from memzoi.base.findings import Severity
+from memzoi.judge.analysis import analyze_text
+from memzoi.read.document import frame
 from memzoi.safety.values import rescanned
 
 from ..builders import edit

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from memzoi.analysis import analyze_text
-from memzoi.findings import Severity
+from memzoi.base.findings import Severity
+from memzoi.judge.analysis import analyze_text
 from memzoi.safety import MAX_SCAN_BYTES, scan_complete
 from memzoi.safety.context import Ctx
 from memzoi.safety.memzoi_linear import LINEAR, matches

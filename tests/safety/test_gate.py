@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from memzoi.analysis import analyze_path
-from memzoi.config import clear_cache
-from memzoi.findings import Severity
-from memzoi.policy import CONTENT_CLASS_CODES
+from memzoi.base.findings import Severity
+from memzoi.judge.analysis import analyze_path
+from memzoi.judge.config import clear_cache
+from memzoi.judge.policy import CONTENT_CLASS_CODES
 
 from ..builders import edit
 from .helpers import proposal, record, safety, workspace
@@ -172,7 +172,7 @@ def test_oversized_pending_proposal_cannot_be_applied(tmp_path):
 
 def test_scope_project_mismatch_suggests_the_valid_repo_scope_for_the_file_kind():
     # A record's scope is a scalar, a packet's a mapping: the fix text must name a form that validates there.
-    from memzoi.analysis import analyze_text
+    from memzoi.judge.analysis import analyze_text
 
     from .helpers import proposal, record
 

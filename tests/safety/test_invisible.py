@@ -8,7 +8,7 @@ import string
 import pytest
 import regex
 
-from memzoi.analysis import analyze_text
+from memzoi.judge.analysis import analyze_text
 from memzoi.safety import collect_hits
 from memzoi.safety.invisible import hidden_views, invisible_runs
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memzoi.analysis import analyze_text
+from memzoi.judge.analysis import analyze_text
 
 HEAD = "---\ntitle: x\n---\n"
 

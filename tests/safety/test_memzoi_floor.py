@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memzoi.analysis import analyze_text
-from memzoi.findings import Severity
+from memzoi.base.findings import Severity
+from memzoi.judge.analysis import analyze_text
 from memzoi.safety import collect_hits
 from memzoi.safety.memzoi_entropy import entropy_value
 from memzoi.safety.memzoi_source import (

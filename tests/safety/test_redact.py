@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memzoi.analysis import analyze_text
+from memzoi.judge.analysis import analyze_text
 from memzoi.safety.redact import MARK, redact, secret_spans
 
 from ..builders import edit

@@ -13,12 +13,12 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from memzoi.analysis import analyze_text
-from memzoi.document import frame
-from memzoi.findings import Severity
+from memzoi.base.findings import Severity
+from memzoi.judge.analysis import analyze_text
+from memzoi.read.document import frame
+from memzoi.read.yaml12 import PlainScalar
 from memzoi.safety.scan import collect_hits, value_hits
 from memzoi.safety.values import KEY_MARK, rescanned, scalars
-from memzoi.yaml12 import PlainScalar
 
 from ..builders import edit
 from .helpers import record, workspace

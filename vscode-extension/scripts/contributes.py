@@ -1,5 +1,5 @@
 """Regenerate `contributes` in vscode-extension/package.json from the extension's command table and the server's
-settings (memzoi_lsp.settings.Settings, memzoi.findings.CODES). Run from the repository root:
+settings (memzoi_lsp.settings.Settings, memzoi.base.findings.CODES). Run from the repository root:
 
     .venv/bin/python vscode-extension/scripts/contributes.py [--check]
 
@@ -14,7 +14,7 @@ import re
 import sys
 from pathlib import Path
 
-from memzoi.findings import CODES, UNSUPPRESSIBLE
+from memzoi.base.findings import CODES, UNSUPPRESSIBLE
 from memzoi_lsp.settings import Settings, wire_name
 
 EXT = Path(__file__).resolve().parents[1]

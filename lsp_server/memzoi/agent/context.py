@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..clock import utc_now
+from ..base.clock import utc_now
 from .query import terms
 from .recall import TOKEN_RULE, best_binding, build_context_pack, estimate_tokens, normalize_path
 

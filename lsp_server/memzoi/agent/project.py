@@ -4,7 +4,7 @@ Agent clients start MCP servers in different places (Claude Code in the project 
 Cursor in ``$HOME``, Codex with a scrubbed environment), so the project is found in this order: an explicit
 ``--root``; the client's MCP roots (``roots/list``), the first that lies in a Memzoi project; the
 ``CLAUDE_PROJECT_DIR`` environment variable; the working directory. Each candidate is resolved to its project root
-as Memzoi does (:func:`memzoi.workspace.find_project_root`, reference §7.2). Without a ``.memzoi`` folder anywhere
+as Memzoi does (:func:`memzoi.judge.workspace.find_project_root`, reference §7.2). Without a ``.memzoi`` folder anywhere
 the server still answers: every tool then says how to create one (:func:`no_project_message`).
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from ..workspace import MEMZOI_DIR, find_project_root
+from ..judge.workspace import MEMZOI_DIR, find_project_root
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ import sqlite3
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..index import Index, IndexUnavailable
+from ..judge.retention import current_assertion, evaluate_retention, utc_now
 from ..ledger import Refusal
-from ..retention import current_assertion, evaluate_retention, utc_now
+from ..stores.index import Index, IndexUnavailable
 
 #: Findings that make a record's text unfit to hand to a model.
 UNSAFE_CODES = frozenset({"prompt_injection", "invisible_character"})

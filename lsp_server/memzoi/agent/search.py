@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..index_queries import excerpt
 from ..safety.redact import scrub
+from ..stores.index_queries import excerpt
 from .query import candidates_match, matched, relevant, score, terms
 from .recall import Reader, _applies, _excerpt, best_binding, normalize_path, withheld
 
@@ -202,7 +202,7 @@ def _local_hits(
 
 
 def _packet_paths(path: Path) -> list[str]:
-    from ..analysis import analyze_path  # noqa: PLC0415 lazy: start-up
+    from ..judge.analysis import analyze_path  # noqa: PLC0415 lazy: start-up
 
     data = analyze_path(path).document.data or {}
     scope = data.get("scope") if isinstance(data.get("scope"), dict) else {}

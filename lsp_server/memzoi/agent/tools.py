@@ -30,9 +30,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ..base.runtime_errors import RuntimeStateError
+from ..base.utf8 import storable, storable_tree
 from ..ledger import Refusal
-from ..runtime_errors import RuntimeStateError
-from ..utf8 import storable, storable_tree
 from . import outputs
 from .arguments import (
     GetArgs,
@@ -152,7 +152,7 @@ def _call(session: Session, name: str, arguments: dict[str, Any] | None) -> Tool
         text = "; ".join(f"{p['field']}: {p['problem']}" for p in problems)
         return ToolResult.error("invalid_arguments", f"{name}: {text}", problems=problems)
     if tool.mutating:
-        from ..config import load_section  # noqa: PLC0415 lazy: start-up
+        from ..judge.config import load_section  # noqa: PLC0415 lazy: start-up
         from ..lifecycle.propose import screen_actor  # noqa: PLC0415 lazy: start-up
 
         _, problems = load_section(session.root / ".memzoi", "mcp")
@@ -188,7 +188,7 @@ def _call(session: Session, name: str, arguments: dict[str, Any] | None) -> Tool
 
 
 def _total(result: ToolResult) -> ToolResult:
-    """``result`` with every string made :func:`memzoi.utf8.storable`: an argument or a record value holding a lone
+    """``result`` with every string made :func:`memzoi.base.utf8.storable`: an argument or a record value holding a lone
     surrogate (a JSON or YAML escape) is sent with its escape written out, as the protocol's JSON must be UTF-8."""
     data = storable_tree(result.data)
     text = storable(result.text)
@@ -300,7 +300,7 @@ def _pending(s: Session, a: PendingArgs) -> ToolResult:
 
 def _mcp_section(s: Session) -> Any:
     """The project's ``[mcp]`` section (:func:`call` has refused a proposal when it is invalid)."""
-    from ..config import load_section  # noqa: PLC0415 lazy: start-up
+    from ..judge.config import load_section  # noqa: PLC0415 lazy: start-up
 
     return load_section(s.root / ".memzoi", "mcp")[0]
 

@@ -78,7 +78,7 @@ def _command(s: Session, a: CommandArgs) -> ToolResult:
 
 
 def _expiry(s: Session, a: ExpiryArgs) -> ToolResult:
-    from ..expiry import inspect_expiry  # noqa: PLC0415 lazy: start-up
+    from .expiry import inspect_expiry  # noqa: PLC0415 lazy: start-up
 
     data = inspect_expiry(s.root, a.record_id)
     state = "excluded from" if data["excluded_from_normal_reads"] else "included in"
@@ -138,7 +138,7 @@ class MaintenanceArgs(BaseModel):
 
 
 def _maintenance(s: Session, a: MaintenanceArgs) -> ToolResult:
-    from ..maintenance import REQUEST_SCHEMA, plan_maintenance, request  # noqa: PLC0415 lazy: start-up
+    from .maintenance import REQUEST_SCHEMA, plan_maintenance, request  # noqa: PLC0415 lazy: start-up
 
     if a.schema_ != REQUEST_SCHEMA:
         raise Refusal("invalid_value", f"maintenance request schema must be {REQUEST_SCHEMA}")

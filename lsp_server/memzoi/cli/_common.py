@@ -83,7 +83,7 @@ def project_root(args: argparse.Namespace) -> Path:
     """The project root from ``--root`` or the current directory (Memzoi's discovery, reference §7.2)."""
     from pathlib import Path  # noqa: PLC0415 lazy: start-up
 
-    from ..workspace import find_project_root  # noqa: PLC0415 lazy: start-up
+    from ..judge.workspace import find_project_root  # noqa: PLC0415 lazy: start-up
 
     root = getattr(args, "root", None)
     return Path(root).resolve() if root else find_project_root(Path.cwd())
@@ -121,7 +121,7 @@ def fail(args: argparse.Namespace, code: str, message: str) -> int:
 def refuse_linked_plane(args: argparse.Namespace, root: Path) -> int | None:
     """Exit 1 with a ``canonical_path`` error when a git-plane folder of ``root`` (``.memzoi``, its ``records``
     or ``proposals``) is a symlink, which nothing reads through (as ``memzoi check`` reports); ``None`` otherwise."""
-    from ..workspace import linked_plane, linked_plane_message  # noqa: PLC0415 lazy: start-up
+    from ..judge.workspace import linked_plane, linked_plane_message  # noqa: PLC0415 lazy: start-up
 
     linked = linked_plane(root / ".memzoi")
     return fail(args, "canonical_path", linked_plane_message(linked)) if linked else None

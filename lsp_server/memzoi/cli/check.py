@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..findings import Severity, finding
+from ..base.findings import Severity, finding
 from ._common import NOT_A_PROJECT, add_command, add_root_json, below_cwd, project_root
 
 _FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "information": Severity.INFORMATION}
@@ -126,7 +126,7 @@ def _inside_memory(path: str) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``check``; returns the exit code."""
-    from ..check import UsageError, check_text  # noqa: PLC0415 lazy: start-up
+    from ..runs.check import UsageError, check_text  # noqa: PLC0415 lazy: start-up
 
     fmt = "json" if args.json else args.format
     if args.json and args.format not in ("text", "json"):
@@ -201,11 +201,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_paths_and_inputs(paths: list[str], progress: Any, cache: bool) -> Any:
-    """:func:`memzoi.check.check_paths` of ``paths`` (a :class:`memzoi.checkreport.CheckReport`), with each
+    """:func:`memzoi.runs.check.check_paths` of ``paths`` (a :class:`memzoi.runs.checkreport.CheckReport`), with each
     session-end file or import manifest among them checked apart by :func:`memzoi.lifecycle.routing.routing_arg`
     (the walk knows only records, packets and resident files); their findings follow the others'."""
-    from ..check import check_paths  # noqa: PLC0415 lazy: start-up
-    from ..checkreport import CheckReport  # noqa: PLC0415 lazy: start-up
+    from ..runs.check import check_paths  # noqa: PLC0415 lazy: start-up
+    from ..runs.checkreport import CheckReport  # noqa: PLC0415 lazy: start-up
 
     apart, rest = CheckReport(), paths
     if any(p.endswith((".yml", ".yaml")) for p in paths):
@@ -225,9 +225,9 @@ def _check_paths_and_inputs(paths: list[str], progress: Any, cache: bool) -> Any
 def _config_errors(memzoi_dir) -> bool:
     """Whether the ``config.toml`` of ``memzoi_dir`` has errors; a project without one has none, and its check
     loads no configuration model (a replayed check then stays light)."""
-    if not os.path.lexists(os.path.join(memzoi_dir, "config.toml")):  # memzoi.config.CONFIG_NAME
+    if not os.path.lexists(os.path.join(memzoi_dir, "config.toml")):  # memzoi.judge.config.CONFIG_NAME
         return False
-    from ..config import load_config  # noqa: PLC0415 lazy: start-up
+    from ..judge.config import load_config  # noqa: PLC0415 lazy: start-up
 
     return bool(load_config(memzoi_dir).errors)
 
@@ -256,11 +256,11 @@ def _add_config_findings(report) -> None:
     bad = [Path(md) / "config.toml" for md in sorted(report.memzoi_dirs, key=str) if _config_errors(md)]
     if not bad:
         return
-    from ..check import Located  # noqa: PLC0415 lazy: start-up
-    from ..config import load_config  # noqa: PLC0415 lazy: start-up
-    from ..configfile import config_findings  # noqa: PLC0415 lazy: start-up
-    from ..pathsafety import shown_path  # noqa: PLC0415 lazy: start-up
-    from ..text import LineIndex  # noqa: PLC0415 lazy: start-up
+    from ..judge.config import load_config  # noqa: PLC0415 lazy: start-up
+    from ..judge.configfile import config_findings  # noqa: PLC0415 lazy: start-up
+    from ..judge.pathsafety import shown_path  # noqa: PLC0415 lazy: start-up
+    from ..read.text import LineIndex  # noqa: PLC0415 lazy: start-up
+    from ..runs.check import Located  # noqa: PLC0415 lazy: start-up
 
     # a config.toml that was walked already has its findings (its display path is never redacted: the part
     # below .memzoi is the file name `config.toml`)
@@ -297,7 +297,7 @@ def _write(report, fmt: str, args: argparse.Namespace, out, root: Path, line_of)
     elif fmt == "json":
         out.write(json.dumps(formats.to_json(report), indent=2, ensure_ascii=False) + "\n")
     elif fmt == "sarif":
-        from ..admission import worktree_root  # noqa: PLC0415 lazy: start-up
+        from ..project.admission import worktree_root  # noqa: PLC0415 lazy: start-up
 
         top = worktree_root(root)  # code scanning resolves paths against the repository's top
         srcroot = Path(top) if top is not None else root

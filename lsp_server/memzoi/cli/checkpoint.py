@@ -182,7 +182,7 @@ def run_close(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     """List checkpoints."""
-    from ..clock import utc_now  # noqa: PLC0415 lazy: start-up
+    from ..base.clock import utc_now  # noqa: PLC0415 lazy: start-up
     from ..lifecycle.checkpoints import list_checkpoints  # noqa: PLC0415 lazy: start-up
 
     now = utc_now()

@@ -1,6 +1,6 @@
 """``memzoi doctor [--json]``: health of the workspace and its index, with repair steps (SPEC §7, §8).
 
-Prints the report of :func:`memzoi.doctor.diagnose` (Memzoi's doctor shape; see there), as text or with
+Prints the report of :func:`memzoi.runs.doctor.diagnose` (Memzoi's doctor shape; see there), as text or with
 ``--json``. Exit 0 when every check is ok, 1 when any check warns.
 """
 
@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the report; exit 0 when everything is ok, 1 otherwise."""
-    from ..doctor import diagnose  # noqa: PLC0415 lazy: start-up
+    from ..runs.doctor import diagnose  # noqa: PLC0415 lazy: start-up
 
     report = diagnose(project_root(args))
     if args.json:

@@ -1,5 +1,5 @@
 """``memzoi expiry RECORD [--evaluated-at T] [--json]``: why a repository record is or is not eligible for normal
-reads (Memzoi's ``expiry``, reference §6; :mod:`memzoi.expiry`). ``--json`` prints Memzoi's ``ExpiryDiagnostic``
+reads (Memzoi's ``expiry``, reference §6; :mod:`memzoi.agent.expiry`). ``--json`` prints Memzoi's ``ExpiryDiagnostic``
 ``{record, evaluated_at, retention, current_assertion, exclusions, excluded_from_normal_reads, reason}``."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the diagnostic; exit 0 whether included or excluded, 1 when refused, 2 for a bad instant."""
-    from ..expiry import inspect_expiry  # noqa: PLC0415 lazy: start-up
+    from ..agent.expiry import inspect_expiry  # noqa: PLC0415 lazy: start-up
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
     from ..models.common import parse_rfc3339  # noqa: PLC0415 lazy: start-up
 

@@ -31,8 +31,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print one section, or the list of codes."""
-    from ..findings import CODES  # noqa: PLC0415 lazy: start-up
-    from ..resources import diagnostic_sections, diagnostics_href  # noqa: PLC0415 lazy: start-up
+    from ..base.findings import CODES  # noqa: PLC0415 lazy: start-up
+    from ..base.resources import diagnostic_sections, diagnostics_href  # noqa: PLC0415 lazy: start-up
 
     sections = diagnostic_sections()
     if not sections:

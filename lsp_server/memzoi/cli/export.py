@@ -1,5 +1,5 @@
 """``memzoi export [agents-md|claude-md]``: Memzoi's ``AGENTS.memory.md`` / ``CLAUDE.memory.md`` projections of
-the active repository records, written under the runtime exports directory (:mod:`memzoi.exports`)."""
+the active repository records, written under the runtime exports directory (:mod:`memzoi.agent.exports`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ._common import add_command, fail
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``export``."""
-    from ..exports import TARGETS  # noqa: PLC0415 lazy: start-up
+    from ..agent.exports import TARGETS  # noqa: PLC0415 lazy: start-up
 
     p = add_command(
         sub,
@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the projections and report them."""
-    from ..exports import TARGETS, ExportError, export  # noqa: PLC0415 lazy: start-up
+    from ..agent.exports import TARGETS, ExportError, export  # noqa: PLC0415 lazy: start-up
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     unknown = [t for t in args.targets if t not in TARGETS]

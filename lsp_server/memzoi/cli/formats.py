@@ -18,11 +18,12 @@ from urllib.parse import quote
 
 from blake3 import blake3
 
-from .. import __version__, resources
-from ..checkreport import CheckReport, Located
-from ..findings import CODES
-from ..pathsafety import REDACTED_PREFIX
-from ..resources import diagnostic_sections
+from .. import __version__
+from ..base import resources
+from ..base.findings import CODES
+from ..base.resources import diagnostic_sections
+from ..judge.pathsafety import REDACTED_PREFIX
+from ..runs.checkreport import CheckReport, Located
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 #: ``partialFingerprints`` keys: a detector's own fingerprint (Memzoi's, reference §3.3), or a line hash.
@@ -36,7 +37,7 @@ _ANSI = {"error": "31", "warning": "33", "information": "34", "hint": "36", "pat
 
 def shown(l: Located) -> str:
     """The path of a located finding as printed: the display path the check made with
-    :func:`memzoi.pathsafety.shown_path` (a secret-bearing path is already ``<redacted-path:…>``)."""
+    :func:`memzoi.judge.pathsafety.shown_path` (a secret-bearing path is already ``<redacted-path:…>``)."""
     return l.path
 
 
@@ -140,7 +141,7 @@ def _first_sentence(text: str) -> str:
 def sarif_rule(code: str) -> dict[str, Any]:
     """The SARIF ``reportingDescriptor`` of ``code``: name, descriptions and help from ``docs/diagnostics.md``
     (shipped with the package; GitHub code scanning shows ``help``), default level and tags. ``helpUri`` only when
-    the project publishes the reference (:func:`memzoi.resources.public_diagnostics_href`): the shipped copy's
+    the project publishes the reference (:func:`memzoi.base.resources.public_diagnostics_href`): the shipped copy's
     ``file:`` URI would be a dead link wherever the SARIF file is read."""
     severity, group = CODES[code]
     markdown = diagnostic_sections().get(code, "")

@@ -81,9 +81,9 @@ def _project_id(config: Path) -> object:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``init``; returns the exit code."""
-    from ..fsutil import atomic_write  # noqa: PLC0415 lazy: start-up
+    from ..base.fsutil import atomic_write  # noqa: PLC0415 lazy: start-up
+    from ..base.runtime import project_runtime_dir  # noqa: PLC0415 lazy: start-up
     from ..models.common import is_identifier  # noqa: PLC0415 lazy: start-up
-    from ..runtime import project_runtime_dir  # noqa: PLC0415 lazy: start-up
 
     given = args.path or args.root or "."
     root = Path(given)

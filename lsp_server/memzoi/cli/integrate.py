@@ -3,7 +3,7 @@
 
 ``instructions`` prints the unified diff and writes nothing unless ``--write`` (alias ``--yes``) is given, which
 prints the same diff and then writes it; ``--dry-run`` says so explicitly. Every decision (the block, where it goes, the ledgered
-write) is :mod:`memzoi.integrate`'s.
+write) is :mod:`memzoi.agent.integrate`'s.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_instructions(args: argparse.Namespace) -> int:
     """Print the diff; with ``--write`` also write the block."""
-    from .. import integrate  # noqa: PLC0415 lazy: start-up
+    from ..agent import integrate  # noqa: PLC0415 lazy: start-up
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     root = Path(args.root)
@@ -125,7 +125,7 @@ def run_instructions(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     """List the instruction files and their block."""
-    from .. import integrate  # noqa: PLC0415 lazy: start-up
+    from ..agent import integrate  # noqa: PLC0415 lazy: start-up
 
     files = integrate.list_files(Path(args.root))
     if args.json:

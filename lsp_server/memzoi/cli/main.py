@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         state = _runtime_state(err)
         if state is not None:
             return _fail(args, *state)
-        from ..barrier import log_internal_error  # noqa: PLC0415 lazy: start-up
+        from ..judge.barrier import log_internal_error  # noqa: PLC0415 lazy: start-up
 
         log_internal_error(err)
         return _fail(
@@ -178,15 +178,15 @@ def os_error(err: OSError) -> tuple[str, str]:
 
 def _runtime_state(err: Exception) -> tuple[str, str] | None:
     """``(code, message)`` when ``err`` is a failure of the runtime directory rather than a bug: a
-    :class:`~memzoi.runtime_errors.RuntimeStateError` (it names its database or folder), or an ``sqlite3.Error``
+    :class:`~memzoi.base.runtime_errors.RuntimeStateError` (it names its database or folder), or an ``sqlite3.Error``
     that reached the top without one (only runtime state is SQLite: the memzoi home is named)."""
-    from ..runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
+    from ..base.runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
 
     if isinstance(err, RuntimeStateError):
         return err.code, err.message
     if "sqlite3" in sys.modules and isinstance(err, sys.modules["sqlite3"].Error):
-        from ..runtime import memzoi_home  # noqa: PLC0415 lazy: start-up
-        from ..runtime_errors import runtime_error  # noqa: PLC0415 lazy: start-up
+        from ..base.runtime import memzoi_home  # noqa: PLC0415 lazy: start-up
+        from ..base.runtime_errors import runtime_error  # noqa: PLC0415 lazy: start-up
 
         state = runtime_error(err, memzoi_home(), "directory")
         return state.code, state.message

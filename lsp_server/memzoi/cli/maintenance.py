@@ -1,5 +1,5 @@
 """``memzoi maintenance plan [--record-id ID…] [--evaluated-at T] [--output FILE] [--json]``: Memzoi's immutable,
-report-only ``memzoi/maintenance-plan`` over the repository records (reference §8; :mod:`memzoi.maintenance`).
+report-only ``memzoi/maintenance-plan`` over the repository records (reference §8; :mod:`memzoi.agent.maintenance`).
 The plan is printed (JSON with ``--json``, else a summary of its findings); ``--output`` writes it to a file outside
 the git worktree and the memzoi runtime home, the command's only write. ``maintenance materialize`` is not here."""
 
@@ -55,8 +55,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_plan(args: argparse.Namespace) -> int:
     """Plan; exit 0 (whatever the findings), 1 when refused."""
+    from ..agent.maintenance import plan_maintenance, request, write_plan  # noqa: PLC0415 lazy: start-up
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
-    from ..maintenance import plan_maintenance, request, write_plan  # noqa: PLC0415 lazy: start-up
 
     root = project_root(args)
     try:

@@ -1,5 +1,5 @@
 """``memzoi mcp config CLIENT``: the snippet that makes an agent client start this machine's ``memzoi-mcp``
-(:mod:`memzoi.mcpconfig`)."""
+(:mod:`memzoi.agent.mcpconfig`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ._common import add_command, add_group, fail, project_root
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``mcp`` and ``mcp config``."""
-    from ..mcpconfig import CLIENTS  # noqa: PLC0415 lazy: start-up
+    from ..agent.mcpconfig import CLIENTS  # noqa: PLC0415 lazy: start-up
 
     top = add_command(
         sub,
@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_config(args: argparse.Namespace) -> int:
     """Print the snippets of ``args.client``."""
-    from ..mcpconfig import server_command, snippets  # noqa: PLC0415 lazy: start-up
+    from ..agent.mcpconfig import server_command, snippets  # noqa: PLC0415 lazy: start-up
 
     command = server_command()
     if command is None:

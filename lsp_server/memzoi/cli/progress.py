@@ -1,7 +1,7 @@
 """Progress of a long run on a terminal: one status line on stderr, rewritten in place and cleared at the end.
 
-The core reports progress through a ``progress(done, total)`` callback (:func:`memzoi.check.check_paths`,
-:meth:`memzoi.index.Index.rebuild`); this module draws it. It follows what users of command-line tools expect
+The core reports progress through a ``progress(done, total)`` callback (:func:`memzoi.runs.check.check_paths`,
+:meth:`memzoi.stores.index.Index.rebuild`); this module draws it. It follows what users of command-line tools expect
 (git, cargo, pip): progress goes to stderr, only when stderr is a terminal whose ``TERM`` is not ``dumb``, never
 into the report (stdout or ``--output-file``, in any format), and not at all with ``--no-progress`` or
 ``--quiet``. Short runs stay silent: the line appears for a run of at least :data:`MIN_FILES` files, or once a run

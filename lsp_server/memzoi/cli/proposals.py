@@ -110,9 +110,9 @@ def run_route_local(args: argparse.Namespace) -> int:
 def _pending(args: argparse.Namespace, root):
     """Every pending packet as listings show them (:mod:`memzoi.lifecycle.pending`), or an exit code."""
     from ..agent.recall import Reader  # noqa: PLC0415 lazy: start-up
+    from ..base.runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
     from ..lifecycle.pending import list_pending  # noqa: PLC0415 lazy: start-up
-    from ..runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
 
     refused = refuse_linked_plane(args, root)  # never read through a symlinked .memzoi or proposals folder
     if refused is not None:
@@ -151,11 +151,11 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     """Show one pending packet: its fields, body and findings (its verdict as apply judges it)."""
-    from ..analysis import analyze_path  # noqa: PLC0415 lazy: start-up
+    from ..judge.analysis import analyze_path  # noqa: PLC0415 lazy: start-up
+    from ..judge.pathsafety import shown_path  # noqa: PLC0415 lazy: start-up
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
     from ..lifecycle.apply import packet_findings  # noqa: PLC0415 lazy: start-up
     from ..lifecycle.common import packet_rel  # noqa: PLC0415 lazy: start-up
-    from ..pathsafety import shown_path  # noqa: PLC0415 lazy: start-up
     from ..safety.redact import redact, secret_spans  # noqa: PLC0415 lazy: start-up
 
     root = project_root(args)

@@ -1,4 +1,4 @@
-"""``memzoi rebuild [--json]``: drop the project store (:mod:`memzoi.store`) and re-fill its workspace index from
+"""``memzoi rebuild [--json]``: drop the project store (:mod:`memzoi.stores.store`) and re-fill its workspace index from
 the git plane (SPEC §7, §8); store entries are made again by the next check.
 
 Progress goes to stderr on a terminal (:mod:`memzoi.cli.progress`, off with ``--no-progress``); ``--json`` prints Memzoi's rebuild shape
@@ -64,7 +64,7 @@ def damaged(db: Path) -> bool:
 def discard_index(db: Path) -> None:
     """Remove the damaged index database ``db`` and its SQLite companions (``-wal``, ``-shm``, ``-journal``): the
     index is disposable, made again from the .memzoi files (SPEC §7). A file already gone is no error."""
-    from ..runtime import DB_COMPANIONS  # noqa: PLC0415 lazy: start-up
+    from ..base.runtime import DB_COMPANIONS  # noqa: PLC0415 lazy: start-up
 
     for p in (db, *(db.with_name(db.name + s) for s in DB_COMPANIONS)):
         try:
@@ -74,18 +74,18 @@ def discard_index(db: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Rebuild; exit 0, or 1 when the index cannot be written (:class:`~memzoi.runtime_errors.RuntimeStateError`,
+    """Rebuild; exit 0, or 1 when the index cannot be written (:class:`~memzoi.base.runtime_errors.RuntimeStateError`,
     reported by the dispatcher)."""
-    from ..index import Index  # noqa: PLC0415 lazy: start-up
-    from ..runtime_errors import guard  # noqa: PLC0415 lazy: start-up
+    from ..base.runtime_errors import guard  # noqa: PLC0415 lazy: start-up
+    from ..stores.index import Index  # noqa: PLC0415 lazy: start-up
 
     root = project_root(args)
     refused = refuse_linked_plane(args, root)  # nothing is read through a symlinked .memzoi/records/proposals
     if refused is not None:
         return refused
-    from ..index import index_path  # noqa: PLC0415 lazy: start-up
-    from ..runtime import project_runtime_dir, tighten_tree  # noqa: PLC0415 lazy: start-up
-    from ..runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
+    from ..base.runtime import project_runtime_dir, tighten_tree  # noqa: PLC0415 lazy: start-up
+    from ..base.runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
+    from ..stores.index import index_path  # noqa: PLC0415 lazy: start-up
     from .progress import Progress  # noqa: PLC0415 lazy: start-up
 
     tighten_tree(project_runtime_dir(root))  # runtime state others may read becomes private (doctor's advice)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..vocabulary import RECOVERY_MODES
+from ..base.vocabulary import RECOVERY_MODES
 from ._changes import actor, add_common, emit_change, emit_json, project_root, refuse
 from ._common import add_command
 

@@ -11,7 +11,7 @@ import os
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from ..vocabulary import RECOVERY_MODES, RESIDENT_ACTIONS, RESIDENT_SCOPES, RESIDENT_SOURCES
+from ..base.vocabulary import RECOVERY_MODES, RESIDENT_ACTIONS, RESIDENT_SCOPES, RESIDENT_SOURCES
 from ._changes import actor, add_common, emit_json, project_root, refuse
 from ._common import add_command, add_group
 

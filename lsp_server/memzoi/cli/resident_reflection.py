@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from ..vocabulary import RESIDENT_SCOPES
+from ..base.vocabulary import RESIDENT_SCOPES
 from ._changes import actor, add_common, emit_json, project_root, refuse
 from ._common import add_command
 

@@ -1,5 +1,5 @@
 """``memzoi safety scan (--staged | --range BASE...HEAD | --file PATH) [--json]``: Memzoi's repository safety scan
-of the managed memory files (reference §3.3, §8; :mod:`memzoi.safety_scan`). Exit 0 when every blob is allowed, 2
+of the managed memory files (reference §3.3, §8; :mod:`memzoi.runs.safety_scan`). Exit 0 when every blob is allowed, 2
 when one is blocked, 1 on an operational failure (Memzoi's codes; also the second pre-commit hook,
 ``memzoi-safety-scan``, which scans the staged blobs)."""
 
@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_scan(args: argparse.Namespace) -> int:
     """Scan; exit 0 allowed, 2 blocked, 1 operational failure."""
-    from ..safety_scan import ScanError, safety_scan  # noqa: PLC0415 lazy: start-up
+    from ..runs.safety_scan import ScanError, safety_scan  # noqa: PLC0415 lazy: start-up
 
     try:
         out = safety_scan(project_root(args), staged=args.staged, range_spec=args.range, file=args.file)

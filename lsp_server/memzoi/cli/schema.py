@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the schema or the names."""
-    from ..resources import schema_names, shipped  # noqa: PLC0415 lazy: start-up
+    from ..base.resources import schema_names, shipped  # noqa: PLC0415 lazy: start-up
 
     names = schema_names()
     if not names:

@@ -128,9 +128,9 @@ def proposal_json(hit: dict[str, Any]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Search; exit 0 (also with no hits), 1 when the index is unusable, 2 for a bad ``--limit``."""
-    from ..index import Index  # noqa: PLC0415 lazy: start-up
+    from ..base.runtime_errors import guard  # noqa: PLC0415 lazy: start-up
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
-    from ..runtime_errors import guard  # noqa: PLC0415 lazy: start-up
+    from ..stores.index import Index  # noqa: PLC0415 lazy: start-up
 
     if args.limit < 1:
         print("memzoi: --limit must be at least 1", file=sys.stderr)

@@ -7,7 +7,7 @@ format --diff``); with ``--write`` it replaces each file atomically over exactly
 kept; a read-only file or one that changed meanwhile is refused). Exit 0 when every legacy file was upgraded (or
 there was none), 1 when any could not be (or, with ``--check``/``--diff``, would be), 2 on usage errors.
 
-Paths are printed through :func:`memzoi.pathsafety.shown_path` (a secret-bearing one as ``<redacted-path:…>``);
+Paths are printed through :func:`memzoi.judge.pathsafety.shown_path` (a secret-bearing one as ``<redacted-path:…>``);
 without a path argument they are relative to the current directory. Diff headers name each file relative to the
 current directory when it lies below it, else relative to the project root (``a/.memzoi/records/x.md``), so
 ``git apply`` takes the diff.
@@ -70,8 +70,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``upgrade``; returns the exit code."""
-    from ..check import UsageError, expand  # noqa: PLC0415 lazy: start-up
-    from ..pathsafety import shown_path  # noqa: PLC0415 lazy: start-up
+    from ..judge.pathsafety import shown_path  # noqa: PLC0415 lazy: start-up
+    from ..runs.check import UsageError, expand  # noqa: PLC0415 lazy: start-up
 
     paths = args.paths
     if not paths:
@@ -122,12 +122,12 @@ def run(args: argparse.Namespace) -> int:
 def _upgrade_one(path: Path, display: str, write: bool) -> dict[str, Any] | None:
     """The upgrade of one file: ``None`` when it is not legacy, else ``{path, status: upgraded|would_upgrade|failed,
     changes, diff?, message?}``; problems are also reported on stderr."""
-    from ..analysis import analyze_bytes, analyze_text  # noqa: PLC0415 lazy: start-up
-    from ..document import frame  # noqa: PLC0415 lazy: start-up
-    from ..fsutil import ExternalChange, ReadOnlyTarget, swap_file  # noqa: PLC0415 lazy: start-up
-    from ..legacy import Upgrade, UpgradeError, upgrade_legacy  # noqa: PLC0415 lazy: start-up
+    from ..base.fsutil import ExternalChange, ReadOnlyTarget, swap_file  # noqa: PLC0415 lazy: start-up
+    from ..judge.analysis import analyze_bytes, analyze_text  # noqa: PLC0415 lazy: start-up
+    from ..judge.legacy import Upgrade, UpgradeError, upgrade_legacy  # noqa: PLC0415 lazy: start-up
+    from ..read.document import frame  # noqa: PLC0415 lazy: start-up
+    from ..read.text import decode  # noqa: PLC0415 lazy: start-up
     from ..safety.redact import redact, secret_spans  # noqa: PLC0415 lazy: start-up
-    from ..text import decode  # noqa: PLC0415 lazy: start-up
 
     def failed(message: str) -> dict[str, Any]:
         print(f"memzoi: {display}: {message}", file=sys.stderr)
@@ -184,7 +184,7 @@ def _patch_path(path: Path) -> str:
     """The name of ``path`` in diff headers: relative to the current directory when the file lies below it (what
     ``git apply`` run there expects), else relative to the project root (``.memzoi/…``); redacted when it bears a
     secret (such a diff names no applicable file: rename the file first)."""
-    from ..pathsafety import repository_path, shown_path  # noqa: PLC0415 lazy: start-up
+    from ..judge.pathsafety import repository_path, shown_path  # noqa: PLC0415 lazy: start-up
 
     absolute = os.path.abspath(path)
     rel = below_cwd(absolute)

@@ -6,17 +6,17 @@ timestamps, a status and a diagnostic text, plus, per file, the exact before and
 or only their BLAKE3 digest and size (:class:`Purged`) when they held a secret or the change purges them on purpose
 (a packet rejected into a hash receipt): such a change cannot be undone (``purged_secret``).
 
-A change runs under the repository lifecycle lock (:mod:`memzoi.lock`):
+A change runs under the repository lifecycle lock (:mod:`memzoi.base.lock`):
 
 1. the operation validates everything and computes every file's before and after bytes (:class:`ChangePlan`); a
    read-only file (``read_only``) or a secret in the actor or reason (``secret_in_text``) refuses it here;
 2. the change is recorded durably as ``applying`` with all snapshots (one ``BEGIN IMMEDIATE`` transaction);
-3. every file is checked against its before snapshot, then switched by :func:`memzoi.fsutil.swap_file`, which
+3. every file is checked against its before snapshot, then switched by :func:`memzoi.base.fsutil.swap_file`, which
    compares the displaced bytes at the moment of the switch: an edit made meanwhile refuses the change
    (``external_drift``; files already written are put back) and is never lost; an I/O error rolls the change back
    where the disk allows (``write_failed``), and a failing ledger write refuses with the runtime error's code
    (``disk_full``, ``read_only_file_system``, ``permission_denied``, ``io_error``, ``corrupt_database``, else
-   ``ledger_unavailable``: :mod:`memzoi.runtime_errors`), naming the database;
+   ``ledger_unavailable``: :mod:`memzoi.base.runtime_errors`), naming the database;
 4. the change is recorded ``applied``.
 
 Modules: :mod:`.model` (values), :mod:`.schema` (tables, migrations, stored states), :mod:`.store` (the

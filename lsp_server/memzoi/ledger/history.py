@@ -7,8 +7,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from ..findings import Finding, finding
-from ..runtime_errors import RuntimeStateError
+from ..base.findings import Finding, finding
+from ..base.runtime_errors import RuntimeStateError
 from .model import ChangeRecord, Purged
 from .store import Ledger, _root, _state_or_error
 

@@ -9,13 +9,11 @@ from typing import Any
 
 import blake3
 
-from ..pathsafety import bears_secret, shown_path
-from ..utf8 import storable
+from ..base.utf8 import storable
 
 # Re-exported (the ledger's name for them).
-from ..vocabulary import (
-    RECOVERY_MODES as RECOVERY_MODES,
-)
+from ..base.vocabulary import RECOVERY_MODES as RECOVERY_MODES
+from ..judge.pathsafety import bears_secret, shown_path
 
 STATUSES = ("applying", "applied", "undoing", "undone", "failed", "uncertain")
 SOURCES = ("editor", "cli", "mcp")
@@ -31,7 +29,7 @@ class Refusal(Exception):
     """
 
     def __init__(self, code: str, message: str, path: str | None = None) -> None:
-        if path and bears_secret(path):  # never print or store a secret-bearing path (memzoi.pathsafety)
+        if path and bears_secret(path):  # never print or store a secret-bearing path (memzoi.judge.pathsafety)
             shown = shown_path(path)
             message, path = message.replace(path, shown), shown
         message = storable(message)  # a quoted id may hold a lone surrogate (a YAML escape): printable, storable
@@ -80,10 +78,10 @@ class Purged:
 
 def rejection_reason(reason: str | None, *, code: str = "reason_required") -> str:
     """The one rule for the reason of a rejection, of a proposal packet and of a resident candidate alike (issue
-    28): required, trimmed as Zuno trims (:func:`memzoi.text.rust_trim`). ``code`` is the refusal's reason code:
+    28): required, trimmed as Zuno trims (:func:`memzoi.read.text.rust_trim`). ``code`` is the refusal's reason code:
     Memzoi's ``reason_required`` for packets, Zuno's ``invalid_candidate`` for resident candidates. Raises
     :class:`Refusal` with one piece of advice."""
-    from ..text import rust_trim  # noqa: PLC0415 lazy: start-up
+    from ..read.text import rust_trim  # noqa: PLC0415 lazy: start-up
 
     why = rust_trim(reason or "")
     if not why:

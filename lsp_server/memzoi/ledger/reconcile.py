@@ -6,8 +6,8 @@ import os
 import sqlite3
 from pathlib import Path
 
-from ..fsutil import read_state, temp_pattern
-from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
+from ..base.fsutil import read_state, temp_pattern
+from ..base.lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
 from .model import RECONCILED, FileChange, Reconciled, Refusal
 from .store import Ledger, _root, _state_or_error, cached_runtime_dir, safe_path
 

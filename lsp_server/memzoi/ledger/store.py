@@ -14,9 +14,9 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..fsutil import UnsafeWriteError, read_state
-from ..runtime import LEDGER_DB, cached_keys, memzoi_home, private_dir, private_file
-from ..runtime_errors import guard, runtime_error
+from ..base.fsutil import UnsafeWriteError, read_state
+from ..base.runtime import LEDGER_DB, cached_keys, memzoi_home, private_dir, private_file
+from ..base.runtime_errors import guard, runtime_error
 from .model import ChangeRecord, FileChange, Refusal
 
 # Re-exported (schema names stay importable here).
@@ -121,7 +121,7 @@ def _runtime_dir(root: str, home: str, has_git: bool) -> Path:
 def cached_runtime_dir(project_root: str | os.PathLike[str], *, create: bool = True) -> Path:
     """The project's runtime directory (created when ``create``), cached per root, ``MEMZOI_HOME`` and git
     presence because deriving the repository key runs git. Raises
-    :class:`~memzoi.runtime_errors.RuntimeStateError` when the directory cannot be created."""
+    :class:`~memzoi.base.runtime_errors.RuntimeStateError` when the directory cannot be created."""
     root = Path(project_root).resolve()
     path = _runtime_dir(str(root), str(memzoi_home()), (root / ".git").exists())
     if create:
@@ -163,7 +163,7 @@ class Ledger:
         """A connection in autocommit mode (transactions are explicit ``BEGIN IMMEDIATE``).
 
         A database that cannot be opened or used (full disk, read-only mount, permissions, damaged file) raises
-        :class:`~memzoi.runtime_errors.RuntimeStateError` naming it, also for SQLite errors of the ``with``
+        :class:`~memzoi.base.runtime_errors.RuntimeStateError` naming it, also for SQLite errors of the ``with``
         block; other exceptions of the block pass unchanged."""
         try:
             private_dir(self.path.parent)

@@ -1,5 +1,5 @@
 """The ledger as a file's verdict sees it: per file, the uncertain changes touching it and the last applied
-change (for the ``ledger_uncertain`` / ``ledger_drift`` findings of :mod:`memzoi.verdict`, and for the editor's
+change (for the ``ledger_uncertain`` / ``ledger_drift`` findings of :mod:`memzoi.project.verdict`, and for the editor's
 Undo and Recover actions and hover).
 
 The ledger is read once per project and re-read only when its database files change, so judging a file does not
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..findings import Finding
-from ..runtime import LEDGER_DB
+from ..base.findings import Finding
+from ..base.runtime import LEDGER_DB
 from .history import history, ledger_findings
 from .model import ChangeRecord
 from .store import cached_runtime_dir

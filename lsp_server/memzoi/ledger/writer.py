@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..fsutil import ExternalChange, ReadOnlyTarget, check_creatable, check_writable, swap_file
-from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
-from ..pathsafety import name_findings
-from ..runtime_errors import RuntimeStateError, runtime_error
+from ..base.fsutil import ExternalChange, ReadOnlyTarget, check_creatable, check_writable, swap_file
+from ..base.lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock
+from ..base.runtime_errors import RuntimeStateError, runtime_error
+from ..judge.pathsafety import name_findings
 from .model import SOURCES, ChangePlan, ChangeResult, FileChange, Purged, Refusal
 from .reconcile import _classify, _cleanup_temps, _reconcile_locked
 from .schema import as_stored, holds_secret, stored_state
@@ -36,7 +36,7 @@ def _write_files(root: Path, files: list[FileChange], *, forward: bool, prefix: 
     """Guarded atomic writes of every file from its ``from`` state to its ``to`` state.
 
     All files are checked first (a cheap refusal before anything is touched); then each one is switched by
-    :func:`memzoi.fsutil.swap_file`, which compares the displaced bytes with the ``from`` state at the moment of
+    :func:`memzoi.base.fsutil.swap_file`, which compares the displaced bytes with the ``from`` state at the moment of
     the switch and puts them back on a mismatch. A mismatch raises :class:`_Drift` (with how many files were
     already written); an I/O error raises ``OSError`` with the file at its ``from`` or ``to`` bytes.
     """
@@ -106,7 +106,7 @@ def purged_message(path: str) -> str:
 def _refuse_unwritable(root: Path, files: list[FileChange], *, forward: bool) -> None:
     """Refuse before anything is recorded when a file the change rewrites or removes cannot be written, or a
     file it creates cannot be created: memzoi keeps permissions and never writes a read-only file. The code and
-    the advice follow the reason (:class:`~memzoi.fsio.ReadOnlyTarget`): ``read_only`` for a file without a
+    the advice follow the reason (:class:`~memzoi.base.fsio.ReadOnlyTarget`): ``read_only`` for a file without a
     write bit, ``read_only_file_system`` for a read-only mount, ``permission_denied`` for a file or folder this
     user may not write."""
     for f in files:
@@ -121,7 +121,7 @@ def _refuse_unwritable(root: Path, files: list[FileChange], *, forward: bool) ->
 
 
 def unwritable_refusal(rel: str, err: ReadOnlyTarget) -> Refusal:
-    """The refusal for the file ``rel`` that :func:`~memzoi.fsio.check_writable` found unwritable: its code and
+    """The refusal for the file ``rel`` that :func:`~memzoi.base.fsio.check_writable` found unwritable: its code and
     advice follow the reason (a mode, a read-only mount, an owner, a folder)."""
     return Refusal(
         err.code,

@@ -5,8 +5,8 @@ Memzoi's ``proposal-files apply`` (reference §2.5): the packet must be ``repo-s
 ``title_to_concept_slug(title)``; supersede and tombstone check that the target exists, is active, has the same
 scope kind and scope id, and was not updated after the proposal; the target is rewritten ``superseded`` /
 ``tombstoned`` with ``updated = resolved_at``; the packet gets ``status: applied`` and its resolution and is moved
-to ``resolved/applied/``. A new record is rendered canonically (:mod:`memzoi.render`); an existing file is edited
-key by key (:mod:`memzoi.rewrite`), so the lines the writer does not own (comments, a hand-written
+to ``resolved/applied/``. A new record is rendered canonically (:mod:`memzoi.read.render`); an existing file is edited
+key by key (:mod:`memzoi.read.rewrite`), so the lines the writer does not own (comments, a hand-written
 ``description``, the body, trailing blank lines) stay as written, or the apply is refused with
 ``hand_edit_conflict``. Every file must re-parse to the intended data with no error finding, so gate and detector
 findings block the apply.
@@ -22,7 +22,7 @@ from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, read_file_st
 from ..ledger.view import LedgerView
 from ..models import PendingProposal, RecordFrontmatter
 from ..models.common import parse_instant
-from ..render import PACKET_ORDER, RECORD_ORDER, description_of, render_record
+from ..read.render import PACKET_ORDER, RECORD_ORDER, description_of, render_record
 from .common import (
     APPLIED,
     PENDING,
@@ -301,10 +301,10 @@ def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> Change
 
 
 def packet_findings(root: Path, rel: str, analysis) -> list[Any]:
-    """The packet's findings at write time: its verdict (:func:`memzoi.verdict.judge`) with git visibility asked
+    """The packet's findings at write time: its verdict (:func:`memzoi.project.verdict.judge`) with git visibility asked
     now (one git batch) and the ledger's findings; cross-file facts are checked by the plan itself."""
-    from ..gitfacts import GitFacts  # noqa: PLC0415 lazy: start-up
-    from ..verdict import ProjectContext, judge  # noqa: PLC0415 lazy: start-up
+    from ..project.gitfacts import GitFacts  # noqa: PLC0415 lazy: start-up
+    from ..project.verdict import ProjectContext, judge  # noqa: PLC0415 lazy: start-up
 
     path = root / rel
     git = GitFacts(root)

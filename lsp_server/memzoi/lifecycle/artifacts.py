@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..base.nesting import json_too_deep
 from ..ledger import Refusal
-from ..nesting import json_too_deep
 from .materialize import CANDIDATE_SCHEMA, DECISION_SCHEMA, PLAN_SCHEMA
 
 KINDS = {CANDIDATE_SCHEMA: "candidate", PLAN_SCHEMA: "plan", DECISION_SCHEMA: "decision"}

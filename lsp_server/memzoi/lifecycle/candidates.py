@@ -1,5 +1,5 @@
 """Local candidates: memories an agent proposes for private local memory (runtime plane), under Zuno's promotion
-policy (reference ``zuno-memory.md`` §5, :mod:`memzoi.promotion`).
+policy (reference ``zuno-memory.md`` §5, :mod:`memzoi.base.promotion`).
 
 A candidate is a row of ``local_candidate`` in the ledger database, never a file. It is validated like every
 proposal (:func:`~memzoi.lifecycle.propose.check_values`) and screened: every text it stores (title, body,
@@ -29,12 +29,12 @@ from typing import Any
 
 import blake3
 
-from .. import analysis
-from ..config import load_section
+from ..base.promotion import confidence_bp, promotes
+from ..judge import analysis
+from ..judge.config import load_section
+from ..judge.revision import content_hash
 from ..ledger import ChangePlan, ChangeResult, Ledger, Refusal, now_utc, run_change
-from ..promotion import confidence_bp, promotes
-from ..render import render_packet
-from ..revision import content_hash
+from ..read.render import render_packet
 from .common import concept_slug
 from .local import _VISIBLE, CREDENTIAL_CODES, _insert
 from .propose import Blocked, Draft, check_scannable, check_values, packet_data, screen_actor

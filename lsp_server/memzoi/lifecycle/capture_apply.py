@@ -28,9 +28,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..clock import utc_now
+from ..base.clock import utc_now
 from ..ledger import ChangePlan, FileChange, Ledger, Refusal, now_utc, run_change
-from ..render import render_packet
+from ..read.render import render_packet
 from . import checkpoints as cps, operations as ops
 from .capture_review import check_plan_artifact, recompute, review_identity, validated
 from .common import PENDING, concept_slug, reserve_packet_id, verified

@@ -18,8 +18,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from ..base.runtime import memzoi_home, project_runtime_dir
 from ..ledger import Refusal
-from ..runtime import memzoi_home, project_runtime_dir
 
 MAX_ARTIFACT_BYTES = 2 * 1024 * 1024
 

@@ -25,9 +25,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..judge.revision import content_hash
 from ..ledger import Ledger, Refusal, now_utc
-from ..render import render_packet
-from ..revision import content_hash
+from ..read.render import render_packet
 from .capture_prohibited import DETECTORS, first_prohibited
 from .capture_source import (
     CONFIGURATION_HASH,

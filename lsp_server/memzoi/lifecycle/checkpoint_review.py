@@ -1,6 +1,6 @@
 """Checkpoints and repository memory health as the editors show them (issue 33, "In the editor"): what the Memory
 Inbox, ``:Memzoi checkpoints`` and the Emacs list display, and the preview of a continue or close before it is
-applied. The editors only render these (the "Memory health" view is :func:`memzoi.maintenance.memory_health`).
+applied. The editors only render these (the "Memory health" view is :func:`memzoi.agent.maintenance.memory_health`).
 
 * :func:`checkpoint_inbox`: the visible checkpoints, open ones first, each with the actions it accepts now
   (``continue`` only while open and current; ``close`` while open; nothing once closed: closing is terminal);
@@ -18,9 +18,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..clock import utc_now
+from ..base.clock import utc_now
+from ..judge.retention import format_instant
 from ..ledger import Ledger, Refusal
-from ..retention import format_instant
 from .checkpoints import close_checkpoint, close_step, continue_checkpoint, continue_step, list_checkpoints, visible
 
 OPERATIONS = ("continue", "close")

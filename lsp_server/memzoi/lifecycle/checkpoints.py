@@ -13,7 +13,7 @@ update the row in one database transaction.
 Rules (Memzoi's lifecycle document, "Runtime local and session continuity"; retention, reference §6):
 
 * retention facts are the session lane's: ``started_at`` (creation), ``last_continued_at``, ``closed_at``; the
-  boundary is :func:`memzoi.retention.retention_boundary` (24 h after the last continuation or the start, 7 days
+  boundary is :func:`memzoi.judge.retention.retention_boundary` (24 h after the last continuation or the start, 7 days
   after the start, or the close);
 * **continue** is accepted only while the checkpoint is open and ``now`` is before the boundary: at the boundary
   itself it is ``query_only`` and refused (``checkpoint_expired``); a closed one is ``checkpoint_closed``;
@@ -41,10 +41,10 @@ from typing import Any
 
 import blake3
 
-from ..clock import utc_now
+from ..base.clock import utc_now
+from ..judge.retention import evaluate_retention, format_instant, retention_boundary
 from ..ledger import ChangePlan, Ledger, Refusal, run_change
 from ..models.common import parse_rfc3339
-from ..retention import evaluate_retention, format_instant, retention_boundary
 from . import operations as ops
 from .local import CREDENTIAL_CODES, content_codes
 from .propose import check_scannable

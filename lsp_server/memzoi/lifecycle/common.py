@@ -14,18 +14,16 @@ from typing import Any
 
 import blake3
 
-from ..analysis import Analysis, analyze_bytes, analyze_text
-from ..document import Document
-from ..findings import Finding
-from ..ledger import Refusal, now_utc, read_file_state
+from ..base.findings import Finding
+from ..base.utf8 import encodable, utf8_bytes
+from ..judge.analysis import Analysis, analyze_bytes, analyze_text
 
 # Re-exported (re-exported: Memzoi's title slug, one implementation).
-from ..legacy import (
-    concept_slug as concept_slug,
-)
-from ..rewrite import HandEditConflict, rewrite
-from ..text import line_ending
-from ..utf8 import encodable, utf8_bytes
+from ..judge.legacy import concept_slug as concept_slug
+from ..ledger import Refusal, now_utc, read_file_state
+from ..read.document import Document
+from ..read.rewrite import HandEditConflict, rewrite
+from ..read.text import line_ending
 
 # Re-exported (also imported from here).
 from .layout import (
@@ -205,7 +203,7 @@ def edited(
     body: str | None = None,
 ) -> str:
     """``doc`` (the file at ``rel``) with only the keys in ``changes`` (and a changed title or body) rewritten,
-    every other line kept in place (:func:`memzoi.rewrite.rewrite`). Raises :class:`Refusal`
+    every other line kept in place (:func:`memzoi.read.rewrite.rewrite`). Raises :class:`Refusal`
     (``hand_edit_conflict``, naming the line and its kind, never its text) where a hand edit would be lost."""
     try:
         return rewrite(doc, changes, order, title=title, body=body)
@@ -255,7 +253,7 @@ def preflight_ids(raw: bytes) -> dict[str, str | None]:
     """Memzoi's light preflight parser: unique top-level scalar ``id``, ``sensitivity`` and ``content_class``
     lines of the frontmatter (works on malformed packets). A key that repeats or is not a scalar is ``None``.
 
-    This is deliberately not :mod:`memzoi.yaml12`: Memzoi's ``preflight_okf_proposal_markdown`` reads these
+    This is deliberately not :mod:`memzoi.read.yaml12`: Memzoi's ``preflight_okf_proposal_markdown`` reads these
     three lines with a line parser so that a rejected packet's redacted receipt is produced even when its YAML
     is malformed (reference §2.6); the receipt's digests must match what Memzoi computes from the same lines."""
     text = raw.decode("utf-8", errors="replace")

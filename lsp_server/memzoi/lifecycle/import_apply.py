@@ -33,7 +33,7 @@ from typing import Any
 
 import blake3
 
-from ..clock import utc_now
+from ..base.clock import utc_now
 from ..ledger import ChangePlan, FileChange, Ledger, Refusal, now_utc, run_change
 from . import checkpoints as cps, operations as ops
 from .common import concept_slug, verified

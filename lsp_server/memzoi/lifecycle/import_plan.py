@@ -35,10 +35,10 @@ from typing import Any
 
 import blake3
 
+from ..judge.pathsafety import bears_secret, shown_id
+from ..judge.revision import content_hash
 from ..ledger import Ledger, Refusal, now_utc
-from ..pathsafety import bears_secret, shown_id
-from ..render import render_packet
-from ..revision import content_hash
+from ..read.render import render_packet
 from .common import PENDING, concept_slug, resolved_identities
 from .import_manifest import ImportCandidate, ImportManifest, parse_import_manifest
 from .local import _VISIBLE as LOCALS, CREDENTIAL_CODES, content_codes

@@ -3,7 +3,7 @@
 Every git-plane write goes through :func:`memzoi.ledger.run_change` or :func:`memzoi.ledger.undo_change`; after the
 files are committed, the ledger calls its commit hook (:func:`memzoi.ledger.set_commit_hook`, installed with
 :func:`sync_index` when :mod:`memzoi.lifecycle` is imported: the ledger sits below the stores, so it does not
-name the index itself), and the files the change touched are re-indexed (:meth:`memzoi.index.Index.update_paths`), so
+name the index itself), and the files the change touched are re-indexed (:meth:`memzoi.stores.index.Index.update_paths`), so
 ``memzoi doctor`` does not report ``repo_index is stale`` after ``apply``, ``supersede``, ``tombstone`` or ``undo``
 and the next search needs no refresh. The index is disposable (SPEC §8): a store never built is left alone (the
 first search or ``memzoi rebuild`` builds it), and a failure here never fails the change; the index then stays
@@ -16,10 +16,10 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..index import Index, index_path
-from ..runtime_errors import RuntimeStateError
+from ..base.runtime_errors import RuntimeStateError
+from ..stores.index import Index, index_path
 
-#: The folders of ``.memzoi`` the index holds (Memzoi's walk of records and packets, :mod:`memzoi.crossfile`).
+#: The folders of ``.memzoi`` the index holds (Memzoi's walk of records and packets, :mod:`memzoi.project.crossfile`).
 INDEXED = (".memzoi/records/", ".memzoi/proposals/")
 
 

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import analysis
+from ..judge import analysis
+from ..judge.revision import duplicate_key
 from ..ledger import ChangePlan, ChangeResult, Ledger, Refusal, now_utc, run_change
 from ..models.common import Lane, MemoryType
-from ..render import render_record
-from ..revision import duplicate_key
+from ..read.render import render_record
 from .common import concept_slug, load_pending_packet, packet_rel
 from .readiness import (
     CREDENTIAL_CODES as CREDENTIAL_CODES,  # also imported from here
@@ -210,7 +210,7 @@ def add_local(
 
 
 def _refuse_duplicate(root: Path, title: str, body: str) -> None:
-    """Refuse a local record whose title and content (:func:`~memzoi.revision.duplicate_key`: line endings and
+    """Refuse a local record whose title and content (:func:`~memzoi.judge.revision.duplicate_key`: line endings and
     trailing whitespace do not count) equal a visible one's, naming it: adding the same memory twice would
     otherwise make ``<id>-2``."""
     key = duplicate_key(body)

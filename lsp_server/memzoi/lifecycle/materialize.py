@@ -4,11 +4,11 @@
   ``.memzoi``) into a candidate for ``create`` (the record must not exist) or ``update`` (its expected prior
   revision is the current record's canonical revision).
 * :func:`derive_plan` and :func:`derive_decision` are pure: the same inputs always give the same ids.
-  ``id = "blake3:" + hex(BLAKE3(domain ‖ 0x00 ‖ JCS(value)))`` (:func:`memzoi.revision.domain_id`).
+  ``id = "blake3:" + hex(BLAKE3(domain ‖ 0x00 ‖ JCS(value)))`` (:func:`memzoi.judge.revision.domain_id`).
 * :func:`materialize_apply` revalidates everything in Memzoi's order (``prepare_materialization``) and writes
   the record with its ``materialization:`` attestation as one ledgered change. Only create and update are
   supported, as in Memzoi's CLI. A created record is rendered canonically; an existing one is edited key by key
-  (:mod:`memzoi.rewrite`), so its comments and other hand edits stay, or the change is refused with
+  (:mod:`memzoi.read.rewrite`), so its comments and other hand edits stay, or the change is refused with
   ``hand_edit_conflict``.
 
 Errors are :class:`~memzoi.ledger.Refusal` with Memzoi's snake_case identifiers (``materialization_*``).
@@ -24,14 +24,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..analysis import analyze_text, record_id_of
-from ..attestation import SAFETY_CONTRACT, attest
-from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, now_utc, read_file_state, run_change
-from ..models import RecordFrontmatter
-from ..models.materialization import MaterializationCandidate, MaterializationDecision, MaterializationPlan
-from ..nesting import json_too_deep, nesting_message
-from ..render import RECORD_ORDER, description_of, render_record
-from ..revision import (
+from ..base.nesting import json_too_deep, nesting_message
+from ..base.runtime import git_env
+from ..judge.analysis import analyze_text, record_id_of
+from ..judge.attestation import SAFETY_CONTRACT, attest
+from ..judge.revision import (
     REVISION_SCHEMA,
     domain_id,
     lifecycle_projection,
@@ -39,7 +36,10 @@ from ..revision import (
     revision_hash,
     semantic_projection,
 )
-from ..runtime import git_env
+from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, now_utc, read_file_state, run_change
+from ..models import RecordFrontmatter
+from ..models.materialization import MaterializationCandidate, MaterializationDecision, MaterializationPlan
+from ..read.render import RECORD_ORDER, description_of, render_record
 from .common import describe, edited, errors, record_rel, verified
 
 CANDIDATE_SCHEMA = "memzoi/repository-materialization-candidate"
@@ -423,7 +423,7 @@ def plan_materialize(
 
 
 def _updated_text(rel: str, cur, full: dict[str, Any], body: str) -> tuple[str, dict[str, Any]]:
-    """The current record edited to ``full`` and ``body`` key by key (:mod:`memzoi.rewrite`): the keys whose value
+    """The current record edited to ``full`` and ``body`` key by key (:mod:`memzoi.read.rewrite`): the keys whose value
     differs and the body when it differs are rewritten; comments, blank lines and trailing blank lines stay. The
     candidate carries no ``description``: a description the renderer wrote (the old body's first line) follows the
     new body; a hand-written one, or its absence, is kept. Returns ``(text, the data it must read back as)``."""

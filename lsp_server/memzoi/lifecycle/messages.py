@@ -4,16 +4,16 @@ person (the editors' toasts and command lines, the server's ``memzoi/changed`` n
 A message's first line says what happened and to what, short enough for one 120-column Neovim command line
 (:data:`MAX_LINE`), e.g. ``Applied "Lint before pushing" -> records/lint-before-pushing.md``; the change id and the
 files go to the detail. Titles come from the files the change wrote; a detected secret is never shown (titles are
-scrubbed, paths and ids shown as :mod:`memzoi.pathsafety` shows them).
+scrubbed, paths and ids shown as :mod:`memzoi.judge.pathsafety` shows them).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .. import pathsafety
-from ..document import frame
+from ..judge import pathsafety
 from ..ledger import ChangeResult
+from ..read.document import frame
 from ..safety.redact import scrub
 
 #: Longest first line of a message (a Neovim command line of 120 columns without a hit-enter prompt).

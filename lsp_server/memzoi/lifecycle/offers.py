@@ -21,11 +21,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..findings import Finding, Severity
+from ..base.findings import Finding, Severity
+from ..base.views import Frontmatter
+from ..judge.workspace import Role
 from ..ledger.model import RECOVERY_MODES, ChangeRecord
 from ..ledger.view import FileLedger
-from ..views import Frontmatter
-from ..workspace import Role
 from .readiness import Readiness
 
 UNSAVED = "save the file first: lifecycle changes act on the file on disk"

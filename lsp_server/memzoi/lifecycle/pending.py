@@ -4,7 +4,7 @@ verdict and the one can-apply rule (:mod:`memzoi.lifecycle.readiness`), so they 
 
 A row never carries secret text: a packet whose content detectors fire anywhere (a credential, personal data)
 has its title withheld, since the title may be where the secret is, and every other text field is passed
-through :func:`memzoi.safety.redact.scrub`. Ids and paths are shown as :mod:`memzoi.pathsafety` shows them (a
+through :func:`memzoi.safety.redact.scrub`. Ids and paths are shown as :mod:`memzoi.judge.pathsafety` shows them (a
 file named after a credential is Memzoi's ``<redacted-path:…>``).
 """
 
@@ -16,23 +16,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import analysis as analysis_mod
-from ..findings import CODES, Finding
+from ..base.findings import CODES, Finding
+from ..base.runtime_errors import RuntimeStateError
+from ..base.views import Frontmatter
+from ..judge import analysis as analysis_mod
+from ..judge.pathsafety import shown_id, shown_path
+from ..judge.workspace import walk
 from ..ledger import Refusal
 from ..ledger.view import LedgerView
-from ..pathsafety import shown_id, shown_path
-from ..runtime_errors import RuntimeStateError
 from ..safety.redact import scrub
-from ..views import Frontmatter
-from ..workspace import walk
 from .layout import PENDING
 from .propose import proposal_origin
 from .readiness import Readiness, packet_readiness
 
 if TYPE_CHECKING:
-    from ..analysis import Analysis
-    from ..crossfile import Workspace
-    from ..index import Index
+    from ..judge.analysis import Analysis
+    from ..project.crossfile import Workspace
+    from ..stores.index import Index
 
 
 def _scrubbed(value: str | None) -> str | None:
@@ -177,8 +177,8 @@ def _origin(root: Path, packet_id: str) -> str | None:
 
 def _disk_workspace(root: Path) -> Workspace:
     """The project's cross-file workspace from its files (when no index can be opened)."""
-    from ..crossfile import Workspace, git_plane_files  # noqa: PLC0415 lazy: start-up
-    from ..filefacts import facts_from_analysis  # noqa: PLC0415 lazy: start-up
+    from ..project.crossfile import Workspace, git_plane_files  # noqa: PLC0415 lazy: start-up
+    from ..project.filefacts import facts_from_analysis  # noqa: PLC0415 lazy: start-up
 
     ws = Workspace()
     for p in git_plane_files(root / ".memzoi"):
@@ -188,12 +188,12 @@ def _disk_workspace(root: Path) -> Workspace:
 
 def list_pending(root: Path, index: Index | None) -> list[PendingPacket]:
     """Every pending packet of the project at ``root`` on disk, in file name order, judged as ``memzoi check`` and
-    the editor judge it (:func:`memzoi.verdict.judge` with git visibility asked once for all of them, the ledger,
+    the editor judge it (:func:`memzoi.project.verdict.judge` with git visibility asked once for all of them, the ledger,
     and the cross-file findings of the project, whose facts come from ``index``, an open and refreshed index of the
     project, or from the files when it is ``None``). Listed from the folder, not the index: the index keeps no
     file whose name bears a secret."""
-    from ..gitfacts import GitFacts  # noqa: PLC0415 lazy: start-up
-    from ..verdict import ProjectContext, judge  # noqa: PLC0415 lazy: start-up
+    from ..project.gitfacts import GitFacts  # noqa: PLC0415 lazy: start-up
+    from ..project.verdict import ProjectContext, judge  # noqa: PLC0415 lazy: start-up
 
     ws = index.workspace() if index is not None else _disk_workspace(root)
     paths = walk(root / PENDING).files

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .. import analysis
+from ..judge import analysis
 from ..ledger import ChangePlan, Refusal, dry_run, get_change, history
 from ..safety.redact import scrub
 from .apply import plan_apply
@@ -106,7 +106,7 @@ def attested_text(project_root: Path, rel: str) -> str | None:
     """The text of the last attested revision of the record ``rel`` (project-relative): the bytes the ledger's
     last applied change wrote to it, else its committed (``HEAD``) version when that carries an attestation
     (``materialization:``); ``None`` when neither is known."""
-    from ..gitfacts import committed_text  # noqa: PLC0415 lazy: start-up
+    from ..project.gitfacts import committed_text  # noqa: PLC0415 lazy: start-up
 
     for change in history(project_root, rel, limit=20):
         if change.status != "applied":

@@ -22,10 +22,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..judge.legacy import concept_slug, creation_retention
+from ..judge.pathsafety import bears_secret, shown_id
 from ..ledger import Refusal
-from ..legacy import concept_slug, creation_retention
 from ..models.common import parse_rfc3339
-from ..pathsafety import bears_secret, shown_id
 from ..safety.controls import control_spans
 from .common import identity_token
 from .layout import APPLIED, PENDING, REJECTED

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..base.views import Frontmatter
+from ..judge.legacy import concept_slug
 from ..ledger import Refusal, now_utc, read_file_state
-from ..legacy import concept_slug
-from ..views import Frontmatter
 from .apply import load_target
 from .common import Loaded, load, record_rel
 from .layout import RECORDS

@@ -32,12 +32,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .. import analysis
-from ..findings import CODES
+from ..base.findings import CODES
+from ..judge import analysis
+from ..judge.policy import AGGREGATE_LIMIT, FIELD_LIMIT
 from ..ledger import ChangePlan, ChangeRecord, ChangeResult, FileChange, Refusal, history, now_utc, run_change
 from ..models.common import Lane, MemoryType, RelativePath
-from ..policy import AGGREGATE_LIMIT, FIELD_LIMIT
-from ..render import description_of, render_packet
+from ..read.render import description_of, render_packet
 from ..safety import MAX_SCAN_BYTES, collect_hits, scan_complete
 from .common import PENDING, errors, resolved_identities, verified
 from .proposal_checks import base_id, check_controls, check_retention, readable_id, retention_for

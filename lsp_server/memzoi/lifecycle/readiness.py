@@ -30,15 +30,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..findings import CODES, Finding, Severity
-from ..headlines import detail
-from ..legacy import NAME_MAX, concept_slug, record_name_bytes
+from ..base.findings import CODES, Finding, Severity
+from ..base.headlines import detail
+from ..base.views import Frontmatter
+from ..judge.legacy import NAME_MAX, concept_slug, record_name_bytes
 from ..safety.redact import SECRET_CODES
-from ..views import Frontmatter
 from .layout import RECORDS
 
 if TYPE_CHECKING:
-    from ..analysis import Analysis
+    from ..judge.analysis import Analysis
 
 #: Detector codes that mean the text holds a secret or personal data: such content is never stored in any memory,
 #: the same set the ledger and the index keep out (:data:`memzoi.safety.redact.SECRET_CODES`).
@@ -60,7 +60,7 @@ TARGET_FIELDS = frozenset({"proposal.target", "supersedes", "supersedes[0]"})
 
 
 def title_too_long(title: str, *, pending: bool) -> Blocker | None:
-    """The ``title_too_long`` blocker of ``title`` (see :func:`memzoi.legacy.record_name_bytes`), or ``None``.
+    """The ``title_too_long`` blocker of ``title`` (see :func:`memzoi.judge.legacy.record_name_bytes`), or ``None``.
     Its advice fits a ``pending`` packet (reject it and propose again) or a proposal being made (a shorter title)."""
     size = record_name_bytes(title)
     if size is None:
@@ -220,7 +220,7 @@ def packet_readiness(
 ) -> Readiness:
     """:func:`readiness` of a pending packet as the editor and ``proposals list`` see it: ``findings`` are every
     finding they hold for it (analysis, admission, cross-file), ``identity_resolved`` comes from their cross-file
-    workspace (:meth:`memzoi.crossfile.Workspace.resolved_holder`), and the record path the apply would create is
+    workspace (:meth:`memzoi.project.crossfile.Workspace.resolved_holder`), and the record path the apply would create is
     looked up on disk under ``root`` (one ``stat``)."""
     fm = Frontmatter(analysis.document.data)
     title = fm.title or ""
@@ -229,7 +229,7 @@ def packet_readiness(
         rel = f"{RECORDS}/{concept_slug(title)}.md"
         if os.path.lexists(os.path.join(os.fspath(root), rel)):
             taken = rel
-    # A title too long for a file name is the packet's own ``title_too_long`` finding (memzoi.validate).
+    # A title too long for a file name is the packet's own ``title_too_long`` finding (memzoi.judge.validate).
     return readiness(
         findings,
         identity_resolved=identity_resolved,

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, file_ledger_state, run_change
 from ..models import RecordFrontmatter
-from ..render import RECORD_ORDER
+from ..read.render import RECORD_ORDER
 from .common import Loaded, describe, edited, errors, load, record_ref, record_rel
 from .materialize import build_candidate, decision_now, derive_decision, derive_plan, plan_materialize
 

@@ -15,11 +15,11 @@ from typing import Any
 
 import blake3
 
+from ..base.utf8 import utf8_bytes
 from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, read_file_state, run_change
 from ..ledger.model import rejection_reason
 from ..models import PendingProposal
-from ..render import render_packet
-from ..utf8 import utf8_bytes
+from ..read.render import render_packet
 from .apply import resolved_packet
 from .common import (
     PENDING,

@@ -21,9 +21,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import analysis
+from ..judge import analysis
+from ..judge.revision import content_hash
 from ..ledger import Refusal
-from ..revision import content_hash
 from ..safety.redact import scrub
 from .common import REJECTED
 from .reject import RECEIPT_TITLE
@@ -47,7 +47,7 @@ class Duplicate(Refusal):
 def query_index(root: Path, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
     """The rows of ``sql`` over the workspace index of ``root``, refreshed first (only changed files are re-read;
     an outdated schema is rebuilt). Raises :class:`Refusal` ``index_unavailable``."""
-    from ..index import Index, IndexUnavailable  # noqa: PLC0415 lazy: start-up
+    from ..stores.index import Index, IndexUnavailable  # noqa: PLC0415 lazy: start-up
 
     try:
         with Index(root, workers=1) as index:

@@ -23,14 +23,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .. import pathsafety
-from ..findings import CODES, Finding, finding
+from ..base.findings import CODES, Finding, finding
+from ..judge import pathsafety
+from ..judge.revision import content_hash
+from ..judge.workspace import find_project_root
 from ..ledger import Ledger, Refusal
-from ..revision import content_hash
-from ..text import LineIndex
-from ..workspace import find_project_root
-from ..yaml12 import load
-from ..yaml_tree import YMap, YSeq
+from ..read.text import LineIndex
+from ..read.yaml12 import load
+from ..read.yaml_tree import YMap, YSeq
 from .common import PENDING, reserve_packet_id
 from .propose import find_duplicate
 
@@ -192,8 +192,8 @@ def input_verdict(
     path: str | os.PathLike[str], text: str, root: str | os.PathLike[str], ctx: Any
 ) -> tuple[Finding, ...]:
     """What every surface shows on the input file ``path``: :func:`input_findings` graded by the project's rules
-    (``ctx``: a :class:`memzoi.verdict.ProjectContext`) through :func:`memzoi.verdict.graded`, sorted."""
-    from ..verdict import graded  # noqa: PLC0415 lazy: start-up
+    (``ctx``: a :class:`memzoi.project.verdict.ProjectContext`) through :func:`memzoi.project.verdict.graded`, sorted."""
+    from ..project.verdict import graded  # noqa: PLC0415 lazy: start-up
 
     return graded(path, input_findings(root, path, text), ctx)
 
@@ -307,7 +307,7 @@ def routing_apply(
 def routing_arg(arg: str, report: Any) -> bool:
     """Check the command-line path ``arg`` as a session-end file or an import manifest of a project (YAML) when it
     is one, adding its findings (:func:`input_verdict`, what the editor shows) to ``report``
-    (:class:`memzoi.checkreport.CheckReport`); True when it was. ``memzoi check`` asks this before the walk, which
+    (:class:`memzoi.runs.checkreport.CheckReport`); True when it was. ``memzoi check`` asks this before the walk, which
     only knows records, packets and resident files."""
     if not arg.endswith((".yml", ".yaml")) or not os.path.isfile(arg) or os.path.islink(arg):
         return False
@@ -315,8 +315,8 @@ def routing_arg(arg: str, report: Any) -> bool:
         text = Path(arg).read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return False
-    from ..checkreport import Located  # noqa: PLC0415 lazy: start-up
-    from ..verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
+    from ..project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
+    from ..runs.checkreport import Located  # noqa: PLC0415 lazy: start-up
 
     root = find_project_root(Path(arg))
     if input_kind(arg, text) is None or not (root / ".memzoi").is_dir():

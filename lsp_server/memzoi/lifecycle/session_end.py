@@ -33,11 +33,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..clock import utc_now
+from ..base.clock import utc_now
+from ..judge.pathsafety import bears_secret, shown_id
+from ..judge.revision import content_hash
 from ..ledger import ChangePlan, FileChange, Ledger, Refusal, now_utc, run_change
-from ..pathsafety import bears_secret, shown_id
-from ..render import render_packet
-from ..revision import content_hash
+from ..read.render import render_packet
 from . import checkpoints as cps, operations as ops
 from .common import PENDING, concept_slug, reserve_packet_id, verified
 from .local import _VISIBLE as _LOCAL_VISIBLE, CREDENTIAL_CODES, content_codes

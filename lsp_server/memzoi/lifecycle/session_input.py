@@ -32,11 +32,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..findings import Severity
+from ..base.findings import Severity
 from ..ledger import Refusal
 from ..models.common import Lane, MemoryType
-from ..yaml12 import load
-from ..yaml_tree import to_python
+from ..read.yaml12 import load
+from ..read.yaml_tree import to_python
 
 DESTINATIONS = ("repo", "local", "session", "discard", "needs_review")
 WRITING = ("repo", "local", "session")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, now_utc, run_change
-from ..render import description_of, render_packet
+from ..read.render import description_of, render_packet
 from .common import PENDING, Loaded, record_ref, reserve_packet_id, verified
 from .proposal_target import check_record_free, load_proposal_target
 from .propose import check_title_fits

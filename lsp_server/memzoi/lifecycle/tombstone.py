@@ -6,8 +6,8 @@ import json
 import os
 from pathlib import Path
 
+from ..judge.policy import FIELD_LIMIT
 from ..ledger import ChangeResult, Refusal, run_change
-from ..policy import FIELD_LIMIT
 from ..safety.controls import control_spans
 from .common import record_ref
 from .propose import screen_actor, screen_text

@@ -2,7 +2,7 @@
 
 Each constrained type raises ``PydanticCustomError`` whose *type* is the diagnostic code (``invalid_value``,
 ``invalid_timestamp``, ``invalid_identifier``, ``unsafe_path``, ``invalid_origin``, ``invalid_retention``), so
-:mod:`memzoi.validate` maps a validation error straight to a finding. Sources: reference ``memzoi-format.md``
+:mod:`memzoi.judge.validate` maps a validation error straight to a finding. Sources: reference ``memzoi-format.md``
 §1.2, §1.4, §2.2, §3.1 and §6 (``okf.rs``, ``origin.rs``, ``retention.rs`` of Zokiio/Memzoi).
 """
 
@@ -16,8 +16,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
-from ..text import rust_trim
-from ..yaml12 import PlainScalar
+from ..read.text import rust_trim
+from ..read.yaml12 import PlainScalar
 
 MemoryType = Literal[
     "fact",
@@ -128,7 +128,7 @@ def parse_instant(value: str) -> datetime | None:
 
 
 # --- constrained scalar types -------------------------------------------------------------------------------
-# Framing already trimmed the strings Memzoi trims (memzoi.trimming); these trim as Rust's str::trim does, never
+# Framing already trimmed the strings Memzoi trims (memzoi.read.trimming); these trim as Rust's str::trim does, never
 # more (Python's str.strip would also drop \x1c-\x1f, which Memzoi keeps and refuses).
 
 

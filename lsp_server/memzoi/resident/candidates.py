@@ -30,11 +30,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..base.runtime import memzoi_home, private_file
+from ..base.runtime_errors import guard, runtime_error
+from ..base.vocabulary import RESIDENT_SOURCES
 from ..ledger import Refusal
 from ..ledger.store import immediate as transaction
-from ..runtime import memzoi_home, private_file
-from ..runtime_errors import guard, runtime_error
-from ..vocabulary import RESIDENT_SOURCES
 from .store import runtime_root
 
 DB_NAME = "memzoi-lsp-resident.db"
@@ -169,7 +169,7 @@ def db_path() -> Path:
 def connect(path: Path | None = None) -> Iterator[sqlite3.Connection]:
     """A connection (autocommit; WAL, synchronous FULL, busy timeout 5 s) to the candidate database, created
     with mode 0600 on first use. A database that cannot be opened or used (full disk, read-only mount,
-    permissions, damaged file) raises :class:`~memzoi.runtime_errors.RuntimeStateError` naming it."""
+    permissions, damaged file) raises :class:`~memzoi.base.runtime_errors.RuntimeStateError` naming it."""
     try:
         path = private_file(path or db_path())
         conn = sqlite3.connect(path, isolation_level=None, timeout=5)

@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..config import MemzoiConfig
+from ..judge.config import MemzoiConfig
 from ..ledger import Refusal
-from ..text import rust_trim
+from ..read.text import rust_trim
 from . import candidates as db, service
 from .candidates import Candidate
 from .format import serialize

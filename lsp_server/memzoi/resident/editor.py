@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config import load_config
-from ..findings import Finding, finding
+from ..base.findings import Finding, finding
+from ..judge.config import load_config
+from ..judge.workspace import MEMZOI_DIR, find_project_root
 from ..ledger import Refusal
-from ..workspace import MEMZOI_DIR, find_project_root
 from .candidates import Candidate
 from .encoding import BOM, foreign_encoding, mixed_endings, wide_encoding
 from .format import EntrySpan, char_count, entry_spans, round_trips, usage
@@ -40,7 +40,7 @@ from .threats import threat_findings
 from .views import candidates_for, entry_provenance, last_written
 
 if TYPE_CHECKING:
-    from ..rules import Rules
+    from ..judge.rules import Rules
 
 #: Cap usage from which the information is shown (percent).
 USAGE_WARN_PERCENT = 80
@@ -192,8 +192,8 @@ def check_file(
 
 def graded(found: list[Finding], root: Path, rules: Rules | None = None) -> list[Finding]:
     """``found`` (a resident file's findings) graded by the ``[rules]`` of the project at ``root``, as every other
-    file's findings are (:meth:`memzoi.rules.Rules.apply`): severity overrides and disabled codes apply, and the
-    codes nothing may suppress (secrets, prompt injection: :data:`memzoi.findings.UNSUPPRESSIBLE`) stay. ``ignore``
+    file's findings are (:meth:`memzoi.judge.rules.Rules.apply`): severity overrides and disabled codes apply, and the
+    codes nothing may suppress (secrets, prompt injection: :data:`memzoi.base.findings.UNSUPPRESSIBLE`) stay. ``ignore``
     patterns name files below ``.memzoi``, so none matches a resident file. ``rules``: the caller's when it has
     them (the language server adds the editor settings), else the project's ``.memzoi/config.toml`` (defaults
     when there is none; loading never raises)."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..text import RUST_WHITESPACE, rust_trim
+from ..read.text import RUST_WHITESPACE, rust_trim
 
 BOM = b"\xef\xbb\xbf"
 #: Byte order marks of the encodings Zuno cannot read, longest first (UTF-32 LE starts like UTF-16 LE).

@@ -11,7 +11,7 @@ Line breaks: Zuno's rule is applied to the file's lines whatever ends them (LF, 
 :mod:`.encoding`): a line holding only ``§`` separates entries, and entries are returned with LF line breaks, the
 form in which they are compared, counted against the cap and stored in candidates.
 
-Trimming is Rust's ``str::trim`` (Unicode White_Space, :func:`memzoi.text.rust_trim`), not Python's ``str.strip``,
+Trimming is Rust's ``str::trim`` (Unicode White_Space, :func:`memzoi.read.text.rust_trim`), not Python's ``str.strip``,
 which also removes the separators U+001C–U+001F: an entry ending in one keeps it, as in Zuno.
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..text import RUST_WHITESPACE, rust_trim
+from ..read.text import RUST_WHITESPACE, rust_trim
 from .encoding import to_lf
 
 DELIMITER = "\n\u00a7\n"

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..base.utf8 import encodable
+from ..base.vocabulary import RESIDENT_ACTIONS as ACTIONS
 from ..ledger import Refusal
-from ..text import rust_trim
-from ..utf8 import encodable
-from ..vocabulary import RESIDENT_ACTIONS as ACTIONS
+from ..read.text import rust_trim
 from .encoding import to_lf
 from .format import DELIMITER, char_count, parse, serialize
 

@@ -5,9 +5,9 @@
 - project: ``<root>/.zuno/RULES.md``.
 
 The project file and its cap (3,000 characters) can be changed in ``[resident]`` of the project's
-``.memzoi/config.toml`` (:class:`memzoi.config.ResidentSection`). The global file and its cap (2,200 characters)
+``.memzoi/config.toml`` (:class:`memzoi.judge.config.ResidentSection`). The global file and its cap (2,200 characters)
 belong to the user: a repository's configuration never moves, renames or re-caps them (its ``global_path`` and
-``global_char_limit`` are ignored, :data:`memzoi.config.USER_ONLY`); only the user's own configuration can,
+``global_char_limit`` are ignored, :data:`memzoi.judge.config.USER_ONLY`); only the user's own configuration can,
 ``[resident]`` of ``memzoi.toml`` in the Zuno configuration folder (``$ZUNO_CONFIG_DIR``, else
 ``~/.config/zuno``), as Zuno takes ``memory.global_char_limit`` from the user's configuration.
 
@@ -25,10 +25,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..config import USER_ONLY, MemzoiConfig, ResidentSection, load_config
+from ..base.vocabulary import RESIDENT_SCOPES as SCOPES
+from ..judge.config import USER_ONLY, MemzoiConfig, ResidentSection, load_config
+from ..judge.workspace import MEMZOI_DIR, find_project_root
 from ..ledger import Refusal
-from ..vocabulary import RESIDENT_SCOPES as SCOPES
-from ..workspace import MEMZOI_DIR, find_project_root
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ Every operation holds memzoi's lock of its resident file and first reconciles th
 (:mod:`.reconcile`); every write also holds the writer lock Zuno takes (:func:`.store.write_lock`) from before
 the file is read until the outcome is recorded. ``propose`` validates the operation against the current file exactly as an apply would
 (malformed operation, reason, confidence, drift, locator, threats, cap), records a ``pending`` candidate, and
-asks the promotion policy (:mod:`memzoi.promotion`, ``[promotion]`` in ``.memzoi/config.toml``) whether to apply
+asks the promotion policy (:mod:`memzoi.base.promotion`, ``[promotion]`` in ``.memzoi/config.toml``) whether to apply
 it at once. Before a write to a file that carries a hand edit, its bytes are copied to a ``.bak.<unix-seconds>``
 file beside it (:func:`_keep_hand_edits`). ``apply`` records ``applying`` with the before and after entries and
 the file's layout (line ending, byte order mark: :mod:`.encoding`), replaces the file exactly
@@ -25,14 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import MemzoiConfig
+from ..base.promotion import confidence_bp, promotes
+from ..base.utf8 import utf8_bytes
+from ..base.vocabulary import RECOVERY_MODES
+from ..judge.config import MemzoiConfig
 from ..ledger import Refusal
 from ..ledger.model import rejection_reason
 from ..ledger.store import _step as step  # the ledger's fault hook: one hook drives the crash tests of both
-from ..promotion import confidence_bp, promotes
-from ..text import rust_trim
-from ..utf8 import utf8_bytes
-from ..vocabulary import RECOVERY_MODES
+from ..read.text import rust_trim
 from . import candidates as db
 from .candidates import Candidate
 from .encoding import Layout

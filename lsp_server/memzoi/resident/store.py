@@ -14,7 +14,7 @@ endings, byte order mark and surrounding whitespace); a file mixing line endings
 On drift the exact bytes are copied to ``<name>.bak.<unix-seconds>`` beside the file and the write is refused
 (``external_drift``), the file untouched. Then the current entries must equal the expected snapshot
 (``state_mismatch`` otherwise), the replacement is threat-scanned and capped, and the file is replaced with
-:func:`memzoi.fsutil.atomic_write`, keeping its mode. Writers hold memzoi's lock of the file
+:func:`memzoi.base.fsutil.atomic_write`, keeping its mode. Writers hold memzoi's lock of the file
 (:func:`resident_lock`) and the companion lock Zuno's writers take (:func:`write_lock`).
 """
 
@@ -27,12 +27,12 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from ..fsutil import UnsafeWriteError, atomic_write, read_state
-from ..gitexclude import exclude
+from ..base.fsutil import UnsafeWriteError, atomic_write, read_state
+from ..base.gitexclude import exclude
+from ..base.lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock, path_lock
+from ..base.runtime import RESIDENT_LOCKS, memzoi_home, private_dir, runtime_key, tighten_tree
+from ..base.runtime_errors import runtime_error
 from ..ledger import Refusal
-from ..lock import DEFAULT_TIMEOUT, LockBusy, lifecycle_lock, path_lock
-from ..runtime import RESIDENT_LOCKS, memzoi_home, private_dir, runtime_key, tighten_tree
-from ..runtime_errors import runtime_error
 from .encoding import Layout, decode, mixed_endings
 from .format import parse, round_trips, serialize
 from .locator import Operation, check_cap, project
@@ -94,7 +94,7 @@ def write_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
     and Zuno, and memzoi processes with different ``MEMZOI_HOME``, then never check-and-replace the file at the
     same time. The folder is created if needed (the write would create it). The companion stays beside the file,
     where Zuno locks it, and is kept out of ``git status``: ``*.zuno-write-lock`` is added to the repository's
-    ``info/exclude`` before it is created (:func:`memzoi.gitexclude.exclude`; once per folder and process while
+    ``info/exclude`` before it is created (:func:`memzoi.base.gitexclude.exclude`; once per folder and process while
     it stays in place). Raises :class:`Refusal`
     ``lock_busy`` after ``timeout`` s (default :data:`WRITE_LOCK_TIMEOUT`), ``unsafe_path`` when the companion is
     not a regular file or cannot be opened."""

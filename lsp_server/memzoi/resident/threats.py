@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..document import Document
-from ..findings import Finding
+from ..base.findings import Finding
 from ..ledger import Refusal
+from ..read.document import Document
+from ..read.text import rust_trim
 from ..safety.scan import SECRET_CODES, collect_hits, to_findings
-from ..text import rust_trim
 from .format import entry_spans
 
 BLOCKING = SECRET_CODES | {"prompt_injection", "invisible_character"}

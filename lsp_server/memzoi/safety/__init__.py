@@ -7,7 +7,7 @@ value-shape tests), :mod:`.injection` (Zuno's prompt-injection families), :mod:`
 smuggling code points), :mod:`.pii` (personal data and transcripts), :mod:`.decoding` (folding and decoded views),
 :mod:`.fingerprint` (finding fingerprints), :mod:`.values` (each decoded frontmatter string as its own text; keys
 never printed), :mod:`.scan` (hits → findings). The gate itself is
-:mod:`memzoi.policy`.
+:mod:`memzoi.judge.policy`.
 
 Layer 2 of the core (judge = models = safety): The content detectors and the git-plane gate's scan.
 
@@ -26,7 +26,7 @@ MAX_SCAN_BYTES = 512 * 1024
 
 # The gate and its configuration (pydantic) are not imported here: a caller that only scans a short text
 # (`memzoi search` scrubbing its query, path names) does not load them, and the configuration's own scrubbing
-# (`memzoi.config`) can import this package without a cycle. Gate plus detectors is `memzoi.policy.safety_findings`.
+# (`memzoi.judge.config`) can import this package without a cycle. Gate plus detectors is `memzoi.judge.policy.safety_findings`.
 
 
 def scan_complete(text: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..findings import Severity
+from ..base.findings import Severity
 from .entropy import is_placeholder, is_wordy, shannon
 
 

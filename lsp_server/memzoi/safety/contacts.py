@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from ..findings import Severity
+from ..base.findings import Severity
 from .base import Hit
 from .context import Ctx
 

@@ -18,8 +18,8 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from ..findings import Severity
-from ..nesting import json_too_deep
+from ..base.findings import Severity
+from ..base.nesting import json_too_deep
 from .assignments import keyed_hits
 from .base import PRIORITY, Hit, plausible_secret
 from .context import Ctx, gate_words

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..findings import Severity
+from ..base.findings import Severity
 from .base import Hit
 from .context import Ctx, gate_words, lower
 from .decoding import fold

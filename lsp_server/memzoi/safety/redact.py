@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..document import frame
-from ..findings import WRITE_SAFETY, Finding
+from ..base.findings import WRITE_SAFETY, Finding
+from ..read.document import frame
 from .scan import collect_hits, value_hits
 from .values import rescanned
 

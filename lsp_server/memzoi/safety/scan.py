@@ -25,9 +25,9 @@ from __future__ import annotations
 import bisect
 from dataclasses import replace
 
-from ..document import Document
-from ..findings import WRITE_SAFETY, Finding, Fix, Severity, TextEdit, finding
-from ..yaml12 import YMap, YNode, YSeq
+from ..base.findings import WRITE_SAFETY, Finding, Fix, Severity, TextEdit, finding
+from ..read.document import Document
+from ..read.yaml12 import YMap, YNode, YSeq
 from .base import Hit
 from .contacts import contact_hits
 from .context import Ctx
@@ -41,7 +41,7 @@ from .memzoi_rules import memzoi_hits
 from .pii import pii_hits, transcript_hits
 from .values import KEY_MARK, double_quoted, key_spans, rescanned
 
-#: The credential codes: Memzoi's write-safety floor (one home, :data:`memzoi.findings.WRITE_SAFETY`).
+#: The credential codes: Memzoi's write-safety floor (one home, :data:`memzoi.base.findings.WRITE_SAFETY`).
 SECRET_CODES = WRITE_SAFETY
 
 _ADVICE = {

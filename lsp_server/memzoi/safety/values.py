@@ -35,9 +35,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from ..document import Document
-from ..findings import CODES, Finding, Fix
-from ..yaml12 import PlainScalar, YMap, YNode, YScalar, YSeq
+from ..base.findings import CODES, Finding, Fix
+from ..read.document import Document
+from ..read.yaml12 import PlainScalar, YMap, YNode, YScalar, YSeq
 from .memzoi_rules import needs_plain_search
 
 #: What a line-anchored rule (Memzoi's ``authorization_header`` and ``environment_secret``, our keyed

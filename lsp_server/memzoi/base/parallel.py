@@ -1,0 +1,203 @@
+"""Running a pure, CPU-bound function over many files in worker processes.
+
+Analysis is pure Python and holds the GIL, so on a multi-core machine a large workspace is only analysed faster
+in several processes. Workers are started with ``fork`` (they inherit the imported modules, so start-up costs
+milliseconds) and only from a single-threaded process: forking a threaded process such as the language server
+can deadlock in the child, and ``spawn`` would re-run the caller's main module. A threaded caller that asks for
+it (``helper=True``: the language server's scan and index) gets its workers from a fork server instead: one
+helper process, started once, single-threaded, that has imported the worker's module and forks each worker.
+Everywhere else the work runs in the calling process, with identical results. Used by ``memzoi check``,
+``memzoi rebuild`` and the language server.
+
+A worker's standard output is its standard error: the server's output is its JSON-RPC channel, and ``check``'s
+may be a JSON report, which no stray write of a worker may corrupt.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any, Generic, TypeVar
+
+J = TypeVar("J")
+R = TypeVar("R")
+
+
+#: What every worker runs: imported before workers fork (or by the fork server), so no worker imports it.
+PRELOAD = (
+    "memzoi.judge.analysis",
+    "memzoi.project.verdict",
+    "memzoi.safety",
+    "memzoi.judge.policy",
+    "memzoi.base.views",
+)
+
+
+def cpu_count() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def can_fork() -> bool:
+    """True when worker processes may be forked here: the platform has ``fork`` and this process runs one
+    thread (see the module docstring). macOS is excluded: system libraries there are not fork-safe."""
+    import multiprocessing  # noqa: PLC0415 lazy: start-up
+    import threading  # noqa: PLC0415 lazy: start-up
+
+    return (
+        "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" and threading.active_count() == 1
+    )
+
+
+def can_use_helper() -> bool:
+    """True when a threaded process may get workers from a fork server here (Linux: the helper is a fresh,
+    single-threaded interpreter, so forking it is safe)."""
+    import multiprocessing  # noqa: PLC0415 lazy: start-up
+
+    return sys.platform.startswith("linux") and "forkserver" in multiprocessing.get_all_start_methods()
+
+
+def _start_worker(parent: int | None) -> None:
+    # The modules inherited from the parent never become garbage: moving them out of the collector's generations
+    # keeps each collection in the worker proportional to what the analysis itself allocates.
+    gc.freeze()
+    try:
+        os.dup2(2, 1)  # see the module docstring: nothing a worker writes reaches the caller's output
+    except OSError:
+        pass
+    _die_with(os.getppid() if parent is None else parent)
+
+
+def _die_with(parent: int) -> None:
+    """Ask Linux to end this worker when ``parent`` dies (killed, or ended without stopping its pool), so no
+    worker is left behind blocked on a pipe nobody reads; elsewhere a no-op."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes  # noqa: PLC0415 lazy: start-up
+        import signal  # noqa: PLC0415 lazy: start-up
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
+class ChunkPool(Generic[J, R]):
+    """Jobs handed to forked workers in chunks while the caller is still finding them; results in job order.
+
+    ``fn`` maps a chunk (a list of jobs) to the list of its results and must be a picklable module-level
+    function (or a ``functools.partial`` of one). Nothing is started until ``start_at`` jobs have been added, so
+    small runs stay in this process; workers are only used when :func:`can_fork` allows, or, with ``helper``,
+    from a fork server when :func:`can_use_helper` does (see the module docstring). A chunk whose worker
+    died is redone in this process, so :meth:`results` always returns every result. Use it from one thread.
+    """
+
+    def __init__(
+        self, fn: Callable[[list[J]], list[R]], *, workers: int, chunksize: int, start_at: int, helper: bool = False
+    ) -> None:
+        self.fn = fn
+        self.helper = helper
+        self.workers = workers
+        self.chunksize = max(1, chunksize)
+        self.start_at = start_at
+        self.jobs = 0
+        self._pending: list[J] = []
+        self._chunks: list[list[J]] = []
+        self._futures: list[Any] = []  # one future per submitted chunk (None: do it here)
+        self._executor: Any = None
+        self._started = False
+
+    @property
+    def parallel(self) -> bool:
+        """True once worker processes are running."""
+        return self._executor is not None
+
+    def add(self, job: J) -> None:
+        """Queue ``job``; a full chunk goes to the workers at once (once they are started)."""
+        self._pending.append(job)
+        self.jobs += 1
+        if not self._started and self.jobs >= self.start_at:
+            self._start()
+        if self._started and len(self._pending) >= self.chunksize:
+            self._submit()
+
+    def _start(self) -> None:
+        self._started = True
+        if self.workers < 2:
+            return
+        import multiprocessing  # noqa: PLC0415 lazy: start-up
+        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 lazy: start-up
+
+        parent: int | None = os.getpid()
+        preload = [getattr(self.fn, "func", self.fn).__module__, *PRELOAD]
+        if can_fork():
+            context = multiprocessing.get_context("fork")
+            # Workers fork with the analysis already imported: imported once here, not once in each worker.
+            for name in preload:
+                importlib.import_module(name)
+        elif self.helper and can_use_helper():
+            context = multiprocessing.get_context("forkserver")
+            # Taken by the fork server when it starts (once per process): its workers fork with the analysis
+            # already imported. A worker's parent is the fork server, which ends when this process does.
+            context.set_forkserver_preload(preload)
+            parent = None
+        else:
+            return
+        try:
+            self._executor = ProcessPoolExecutor(
+                self.workers, mp_context=context, initializer=_start_worker, initargs=(parent,)
+            )
+        except (OSError, ValueError):
+            self._executor = None
+
+    def _submit(self) -> None:
+        while self._pending:
+            chunk, self._pending = self._pending[: self.chunksize], self._pending[self.chunksize :]
+            future = None
+            if self._executor is not None:
+                try:
+                    future = self._executor.submit(self.fn, chunk)
+                except (RuntimeError, OSError):  # a broken pool refuses new work (BrokenProcessPool is one)
+                    future = None
+            self._chunks.append(chunk)
+            self._futures.append(future)
+
+    def results(self) -> list[R]:
+        """Every job's result, in the order the jobs were added; waits for the workers, then stops them."""
+        return list(self.iter_results())
+
+    def iter_results(self) -> Iterator[R]:
+        """:meth:`results` one at a time, each as soon as its chunk is done (the caller can work meanwhile)."""
+        from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415 lazy: start-up
+
+        self._submit()
+        try:
+            for chunk, future in zip(self._chunks, self._futures):
+                done = None
+                if future is not None:
+                    try:
+                        done = future.result()
+                    except (BrokenProcessPool, OSError):
+                        done = None  # the worker died (killed, out of memory)
+                    except Exception:  # noqa: BLE001 - e.g. a result that cannot be sent back: redo it here,
+                        done = None  # where ``fn``'s own per-job barrier applies
+                yield from (done if done is not None else self.fn(chunk))
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the workers: chunks not yet started are dropped (use it when the caller gives up early)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+
+
+__all__ = ["ChunkPool", "can_fork", "can_use_helper", "cpu_count"]

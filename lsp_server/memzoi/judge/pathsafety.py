@@ -1,0 +1,137 @@
+"""Secret-bearing paths: Memzoi's detectors on file and folder names, and the one way a path is shown.
+
+Memzoi's gate runs its write-safety detectors on the path of every projected file as well as on its bytes
+(``repository_write_safety/policy.rs::evaluate`` scans ``projection[i].path``, the repository-relative path,
+reference §3.2), so a record named after a credential is refused like a record that quotes one. Its
+``safety scan`` never prints such a path: it shows ``<redacted-path:HEX>``, HEX being the lowercase hex BLAKE3
+of the repository-relative path's bytes (``memzoi-cli/src/commands.rs::safety_scan_report_path``).
+
+Here:
+
+* :func:`name_findings`: the findings of a file's path below its project (``.memzoi/…``), with Memzoi's codes;
+* :func:`shown_path`: THE function every output uses to display a path (``memzoi check`` in every format, the
+  language server's messages, hovers and logs, the ledger's refusals, the index): the path itself, or its
+  ``<redacted-path:…>`` form when it bears a secret. :func:`shown_id` does the same for a record or packet id,
+  which is a path too (Memzoi's concept id).
+
+The language server still publishes diagnostics to the file's real URI: only text shown to people or stored is
+redacted.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import Any
+
+import blake3
+
+from ..base.findings import Finding, finding
+
+MEMZOI_DIR = ".memzoi"
+REDACTED_PREFIX = "<redacted-path:"
+
+
+def _parts(path: str | os.PathLike[str]) -> list[str]:
+    text = os.fspath(path)
+    if os.sep != "/":
+        text = text.replace(os.sep, "/")
+    return text.split("/")
+
+
+def repository_path(path: str | os.PathLike[str]) -> str | None:
+    """The ``/``-separated path from the nearest ``.memzoi`` component on (``.memzoi/records/a.md``): the path
+    relative to the project root, which is what Memzoi scans and hashes. ``None`` outside any ``.memzoi``."""
+    parts = _parts(path)
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] == MEMZOI_DIR:
+            return "/".join(parts[i:])
+    return None
+
+
+@lru_cache(maxsize=16384)
+def _secret_hits(text: str) -> tuple[Any, ...]:
+    """Memzoi write-safety detector hits (:data:`memzoi.safety.SECRET_CODES`) in ``text``."""
+    from ..safety import SECRET_CODES, collect_hits  # noqa: PLC0415 lazy: start-up - the detectors load at the first path that is scanned
+
+    return tuple(h for h in collect_hits(text) if h.code in SECRET_CODES)
+
+
+def _scanned(path: str | os.PathLike[str]) -> str:
+    """What is scanned of a path: below a ``.memzoi`` directory the repository-relative path (as Memzoi), else
+    the last component (a checkout's own folders are not the memory's business)."""
+    rel = repository_path(path)
+    return rel if rel is not None else _parts(path)[-1]
+
+
+def bears_secret(path: str | os.PathLike[str]) -> bool:
+    """True when a detector of Memzoi's write-safety set matches the path (see :func:`_scanned`)."""
+    return bool(_secret_hits(_scanned(path)))
+
+
+def redacted(value: str) -> str:
+    """``<redacted-path:HEX>`` for ``value`` (HEX: lowercase hex BLAKE3 of its UTF-8 bytes; names that are not
+    UTF-8 arrive surrogate-escaped and hash as their original bytes)."""
+    return f"{REDACTED_PREFIX}{blake3.blake3(value.encode('utf-8', 'surrogateescape')).hexdigest()}>"
+
+
+def redacted_path(path: str | os.PathLike[str]) -> str:
+    """The ``<redacted-path:HEX>`` form of ``path`` (HEX hashes its repository-relative part, from ``.memzoi`` on,
+    else the path as given), whether or not it bears a secret: what :func:`shown_path` shows for one that does."""
+    text = os.fspath(path)
+    rel = repository_path(text)
+    return redacted(rel if rel is not None else text)
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """How ``path`` (a file path, a display path or a ``file:`` URI) is displayed or stored: unchanged, or
+    ``<redacted-path:HEX>`` when it bears a secret. HEX hashes the repository-relative path (from ``.memzoi``
+    on), exactly as Memzoi's ``safety scan`` does, so both tools print the same marker for the same file; outside
+    a ``.memzoi`` directory it hashes the path as given."""
+    text = os.fspath(path)
+    return redacted_path(text) if bears_secret(text) else text
+
+
+def shown_id(ident: str | None) -> str | None:
+    """A record or packet id (a path below ``records/`` or a proposals folder) as it may be displayed: unchanged,
+    or ``<redacted-path:HEX>`` (BLAKE3 of the id) when a detector matches it."""
+    if not ident or not _secret_hits(ident):
+        return ident
+    return redacted(ident)
+
+
+def name_findings(path: str | os.PathLike[str]) -> list[Finding]:
+    """Findings of the path of a file below a ``.memzoi`` directory: one per Memzoi write-safety detector match
+    in its repository-relative path (file and folder names), with Memzoi's code and error severity, spanning the
+    start of the file (a name has no place in the text). Empty outside ``.memzoi``. Messages never repeat the
+    name."""
+    rel = repository_path(path)
+    if rel is None:
+        return []
+    out: list[Finding] = []
+    name_start = len(rel) - len(rel.rsplit("/", 1)[-1])
+    for h in _secret_hits(rel):
+        # Memzoi's entropy rule reads ``/`` as part of a token, so one hit can span folders and the file name.
+        where = (
+            "file name"
+            if h.start >= name_start
+            else "name of a folder above it"
+            if h.end <= name_start
+            else "file path"
+        )
+        out.append(
+            finding(
+                h.code,
+                f"the {where} contains a {h.label}: Memzoi scans file paths too and refuses this file; rename it "
+                "(e.g. `git mv`); if it is a credential, rotate it and remove it from the git history (the path is "
+                "shown redacted meanwhile)",
+                0,
+                0,
+                field="path",
+                detector=h.label,
+            )
+        )
+    return out
+
+
+__all__ = ["REDACTED_PREFIX", "bears_secret", "name_findings", "redacted", "repository_path", "shown_id", "shown_path"]

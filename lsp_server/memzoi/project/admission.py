@@ -1,0 +1,410 @@
+"""Admission of git-plane files: canonical path, git review visibility, and Memzoi's refusal order.
+
+Memzoi admits a canonical record into its index only after these checks, in order (reference §4.3,
+``service/derived_index/admission.rs@164dcd6b``): safe records root, the file parses (``typed-record``), a safe
+regular file at ``records/<concept_id>.md`` (``canonical-path``, ``canonical-path-id``), ``scope == repo``,
+``visibility == repo``, the attestation verifies, the safety scan allows it, and git review visibility
+(tracked, or untracked and not ignored; ignored-untracked is refused; outside a worktree only unattested records
+are tolerated). Memzoi fails the whole read on the first refusal; we decide **per file** and report each refusal
+as a finding, so one bad file never hides the others.
+
+Git is asked once per scan, not once per file: one ``rev-parse``, one ``ls-files -z`` over the ``.memzoi``
+directories and one ``check-ignore --stdin -z --no-index`` for the untracked files, with inherited ``GIT_*``
+variables cleared and output bounded.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import stat
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..base.findings import CODES, Finding, finding
+from ..base.runtime import git_env
+from ..judge.workspace import Role
+
+if TYPE_CHECKING:  # a check served from the verdict cache loads no analysis
+    from ..judge.analysis import Analysis
+
+GIT_TIMEOUT = 10  # seconds per git process
+#: Output cap for ``ls-files``: generous per path, so 10,000 records fit, but never unbounded.
+_LS_FILES_BASE = 1 << 20
+_LS_FILES_PER_PATH = 1024
+
+
+class GitVisibility(enum.Enum):
+    """How a reviewer would see the file in git (Memzoi's ``RepositoryGitVisibility`` plus our unknowns)."""
+
+    TRACKED = "tracked"
+    UNTRACKED = "untracked_and_not_ignored"
+    IGNORED = "ignored_untracked"
+    NO_WORKTREE = "not_in_worktree"
+    UNKNOWN = "unknown"  # git is missing, timed out or failed: no finding is derived from it
+
+
+@dataclass
+class Admission:
+    """Per-file admission result. ``refusals`` are Memzoi's admission codes in check order (e.g.
+    ``typed-record``, ``canonical-path``, ``safety-scan[credential_token]``, ``ignored-untracked``); the file is
+    admitted when there are none. ``findings`` are the admission findings this module adds (not the analysis')."""
+
+    visibility: GitVisibility
+    refusals: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def admitted(self) -> bool:
+        """True when Memzoi would admit the record into its index."""
+        return not self.refusals
+
+
+def _run(args: list[str], cwd: Path, *, data: bytes | None = None, cap: int = 8192) -> tuple[int, bytes] | None:
+    """Run git with a cleared environment; ``None`` when git cannot run or exceeds ``cap`` bytes of output."""
+    try:
+        proc = subprocess.Popen(
+            ["git", *args],
+            cwd=cwd,
+            env=git_env(),
+            stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        return None
+    try:
+        out, _ = proc.communicate(data, timeout=GIT_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None
+    if len(out) > cap:
+        return None
+    return proc.returncode, out
+
+
+def worktree_root(start: Path) -> Path | None:
+    """The git worktree containing ``start`` (a directory), or ``None`` outside git."""
+    res = _run(["rev-parse", "--show-toplevel"], start)
+    if res is None or res[0] != 0:
+        return None
+    text = res[1].decode("utf-8", "surrogateescape").strip()
+    return Path(text).resolve() if text else None
+
+
+def git_visibility(root: str | os.PathLike[str], paths: Iterable[str | os.PathLike[str]]) -> dict[str, GitVisibility]:
+    """Git review visibility of ``paths`` (files under ``root``), with at most three git processes.
+
+    Keys are the given paths made absolute (``os.path.abspath`` strings, symlinks not resolved). Tracked wins
+    even when an ignore rule matches (as in Memzoi); untracked files are checked with ``check-ignore
+    --no-index``. Outside a worktree every path is ``NO_WORKTREE``; when git cannot answer, ``UNKNOWN``.
+    Plain string paths throughout: this runs over every file of a 10,000-record workspace.
+    """
+    files = [os.path.abspath(p) for p in paths]
+    if not files:
+        return {}
+    base = os.path.realpath(root)
+    if not os.path.isdir(base):
+        base = os.path.dirname(base)
+    probe = _run(["rev-parse", "--show-toplevel"], Path(base))
+    if probe is None:
+        return dict.fromkeys(files, GitVisibility.UNKNOWN)
+    if probe[0] != 0:
+        return dict.fromkeys(files, GitVisibility.NO_WORKTREE)
+    top = os.path.realpath(probe[1].decode("utf-8", "surrogateescape").strip())
+    prefix = top.rstrip(os.sep) + os.sep
+    result: dict[str, GitVisibility] = {}
+    rel: dict[str, str] = {}
+    real_dirs: dict[str, str] = {}  # resolve each directory once, not each file
+    for f in files:
+        d, name = os.path.split(f)
+        real = real_dirs.get(d)
+        if real is None:
+            real = real_dirs[d] = os.path.realpath(d)
+        full = os.path.join(real, name)
+        if full.startswith(prefix):
+            rel[f] = full[len(prefix) :].replace(os.sep, "/")
+        else:
+            result[f] = GitVisibility.NO_WORKTREE
+    if not rel:
+        return result
+    # One ls-files over the distinct parent directories (literal pathspecs: no glob surprises in names).
+    dirs = sorted({r.rpartition("/")[0] for r in rel.values()})
+    specs = [f":(literal){d}" if d else "." for d in dirs]
+    listed = _run(
+        ["ls-files", "--cached", "-z", "--", *specs], Path(top), cap=_LS_FILES_BASE + _LS_FILES_PER_PATH * len(rel)
+    )
+    if listed is None or listed[0] != 0:
+        result.update(dict.fromkeys(rel, GitVisibility.UNKNOWN))
+        return result
+    tracked = {p.decode("utf-8", "surrogateescape") for p in listed[1].split(b"\0") if p}
+    untracked = [f for f, r in rel.items() if r not in tracked]
+    for f, r in rel.items():
+        if r in tracked:
+            result[f] = GitVisibility.TRACKED
+    if untracked:
+        data = b"".join(rel[f].encode("utf-8", "surrogateescape") + b"\0" for f in untracked)
+        ignored_out = _run(["check-ignore", "--stdin", "-z", "--no-index"], Path(top), data=data, cap=len(data) + 4096)
+        if ignored_out is None or ignored_out[0] not in (0, 1):
+            result.update(dict.fromkeys(untracked, GitVisibility.UNKNOWN))
+            return result
+        ignored = {p.decode("utf-8", "surrogateescape") for p in ignored_out[1].split(b"\0") if p}
+        for f in untracked:
+            result[f] = GitVisibility.IGNORED if rel[f] in ignored else GitVisibility.UNTRACKED
+    return result
+
+
+def opening_span(analysis: Analysis) -> tuple[int, int]:
+    """Span of the file's opening ``---`` (after a BOM), where file-level admission findings sit."""
+    start = 1 if analysis.document.bom else 0
+    return start, min(start + 3, len(analysis.text))
+
+
+def canonical_path_findings(
+    path: str | os.PathLike[str], analysis: Analysis, dir_links: dict[Any, bool] | None = None
+) -> list[Finding]:
+    """``canonical_path`` for a git-plane file that is a symlink, not a regular file, or whose real location is
+    not ``<.memzoi>/records/<concept_id>.md`` (a symlinked parent directory, a symlinked ``.memzoi``).
+
+    ``dir_links`` caches "is this directory a symlink" and "is this folder reached through one" across calls of
+    one scan (one ``lstat`` per directory); start a new dict for each scan.
+    """
+    return canonical_findings(
+        path, analysis.placement.role, analysis.placement.memzoi_dir, opening_span(analysis), dir_links
+    )
+
+
+def canonical_findings(
+    path: str | os.PathLike[str],
+    role: Role,
+    memzoi_dir: str | os.PathLike[str] | None,
+    opening: tuple[int, int],
+    dir_links: dict[Any, bool] | None = None,
+    *,
+    mode: int | None = None,
+) -> list[Finding]:
+    """:func:`canonical_path_findings` from plain facts: the file's role, its ``.memzoi`` directory and the span
+    of its opening ``---`` (so a cached verdict asks the file system again without the analysis). ``mode``: the
+    ``st_mode`` of an ``lstat`` the caller just made of ``path`` (else it is asked here)."""
+    if role not in (Role.RECORD, Role.PENDING, Role.APPLIED, Role.REJECTED):
+        return []
+    start, end = opening
+    if mode is None:
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            mode = None
+    if mode is not None and stat.S_ISLNK(mode):
+        return linked_findings(
+            "this file is a symlink; Memzoi never reads symlinked records or packets: "
+            "replace the link with the file itself",
+            start,
+            end,
+        )
+    if mode is not None and not stat.S_ISREG(mode):
+        return [finding("canonical_path", "not a regular file; records and packets must be regular files", start, end)]
+    if memzoi_dir is None:
+        return []
+    cache = dir_links if dir_links is not None else {}
+    # The folder decides the chain up to `.memzoi` (its nearest one), so one verdict per folder suffices; it is
+    # looked up by the folder as spelled, which is one string operation per file.
+    spelled = ("folder", os.path.dirname(path), memzoi_dir)
+    verdict = cache.get(spelled)
+    if verdict is None:
+        folder = os.path.dirname(os.path.abspath(path))
+        verdict = cache[spelled] = _linked_chain(folder, os.path.abspath(memzoi_dir), cache)
+    if verdict:
+        return linked_findings(
+            "this file is reached through a symlinked directory, so its real path is outside "
+            "the `.memzoi` tree; Memzoi refuses it (canonical-path): move the file into the real "
+            "`.memzoi/records/` or `.memzoi/proposals/` folder",
+            start,
+            end,
+        )
+    return []
+
+
+def linked_findings(message: str, start: int, end: int) -> list[Finding]:
+    """The findings of a git-plane file or folder reached through a symlink: ours, ``canonical_path`` with
+    ``message``, and beside it Memzoi's write-safety code for the same path, ``unsafe_output_path`` (Memzoi's walk
+    skips symlinks and refuses symlinked roots, and its gate accepts only a projection path made of plain relative
+    components: reference §1.1, §2.1, §3.2)."""
+    return [
+        finding("canonical_path", message, start, end),
+        finding(
+            "unsafe_output_path",
+            "Memzoi's write-safety gate refuses this path (unsafe_output_path): a record "
+            "or packet is written only to a plain relative path inside `.memzoi`, never through a symlink; "
+            "replace the link with the file or folder itself",
+            start,
+            end,
+        ),
+    ]
+
+
+def _linked_chain(cur: str, root: str, cache: dict[str, Any]) -> bool:
+    """True when ``cur`` or a directory above it, up to and including ``root``, is a symlink."""
+    while True:
+        linked = cache.get(cur)
+        if linked is None:
+            linked = cache[cur] = os.path.islink(cur)
+        if linked:
+            return True
+        parent = os.path.dirname(cur)
+        if cur == root or parent == cur:
+            return False
+        cur = parent
+
+
+def git_findings(analysis: Analysis, visibility: GitVisibility) -> list[Finding]:
+    """``ignored_untracked`` and ``review_visibility`` for a record or packet with the given git visibility."""
+    return visibility_findings(analysis.placement.role, opening_span(analysis), is_attested(analysis), visibility)
+
+
+def is_attested(analysis: Analysis) -> bool:
+    """True when the record carries a materialization attestation (valid or stale)."""
+    from ..judge.attestation import AttestationState  # noqa: PLC0415 lazy: start-up
+
+    return analysis.attestation is not None and analysis.attestation.state not in (
+        AttestationState.UNATTESTED,
+        AttestationState.UNKNOWN,
+    )
+
+
+def visibility_findings(
+    role: Role, opening: tuple[int, int], attested: bool, visibility: GitVisibility
+) -> list[Finding]:
+    """:func:`git_findings` from plain facts: the file's role, the span of its opening ``---`` and whether it
+    is an attested record (so a caller can keep these three values instead of the analysis)."""
+    if role not in (Role.RECORD, Role.PENDING, Role.APPLIED, Role.REJECTED):
+        return []
+    what = "record" if role is Role.RECORD else "proposal packet"
+    start, end = opening
+    if visibility is GitVisibility.IGNORED:
+        return [
+            finding(
+                "ignored_untracked",
+                f"git ignores this untracked {what}, so no reviewer would see it and "
+                "Memzoi refuses it (ignored-untracked): remove the ignore rule that matches it, or "
+                "`git add -f` it",
+                start,
+                end,
+            )
+        ]
+    if visibility is GitVisibility.NO_WORKTREE and role is Role.RECORD and attested:
+        return [
+            finding(
+                "review_visibility",
+                "this record carries a materialization attestation but is not in a git "
+                "worktree, so its review cannot be verified; Memzoi refuses it (review-visibility): move the "
+                "project into a git repository, or remove the attestation",
+                start,
+                end,
+            )
+        ]
+    return []
+
+
+_REFUSAL = {
+    "canonical_path": "canonical-path",
+    "unsafe_output_path": "canonical-path",
+    "scope_not_repository": "scope-not-repository",
+    "scope_project_mismatch": "scope-not-repository",
+    "visibility_not_repository_safe": "visibility-not-repository",
+    "materialization_metadata": "materialization-metadata",
+    "stale_attestation": "materialization-revision",
+    "ignored_untracked": "ignored-untracked",
+    "review_visibility": "review-visibility",
+}
+_ORDER = [
+    "typed-record",
+    "canonical-path",
+    "canonical-path-id",
+    "scope-not-repository",
+    "visibility-not-repository",
+    "materialization-metadata",
+    "materialization-revision",
+    "safety-scan",
+    "ignored-untracked",
+    "review-visibility",
+]
+
+
+def refusals(findings: Iterable[Finding]) -> list[str]:
+    """Memzoi admission refusal codes implied by a record's findings, in Memzoi's check order.
+
+    Error-severity framing/schema findings mean the record does not parse (``typed-record``); gate and
+    detector errors other than scope/visibility become one ``safety-scan[c1,c2,c3]`` (at most three codes).
+    Warnings and information never refuse.
+    """
+    found: set[str] = set()
+    scan: list[str] = []
+    for f in findings:
+        if f.severity != 1:
+            continue
+        if f.code in _REFUSAL:
+            found.add(_REFUSAL[f.code])
+            continue
+        group = CODES.get(f.code, (None, ""))[1]
+        if group in ("framing", "schema"):
+            found.add("typed-record")
+        elif group in ("gate", "detector") and f.code not in scan:
+            scan.append(f.code)
+    out = [c for c in _ORDER if c in found]
+    if scan:
+        out.insert(_insert_at(out), "safety-scan[" + ",".join(sorted(scan)[:3]) + "]")
+    return out
+
+
+def _insert_at(out: list[str]) -> int:
+    rank = _ORDER.index("safety-scan")
+    return sum(1 for c in out if _ORDER.index(c) < rank)
+
+
+def admit(
+    path: str | os.PathLike[str],
+    analysis: Analysis,
+    visibility: GitVisibility,
+    dir_links: dict[Any, bool] | None = None,
+) -> Admission:
+    """Admission of one file: its canonical-path and git findings plus the refusals implied by all findings.
+    ``dir_links`` is an optional per-scan cache (see :func:`canonical_path_findings`)."""
+    extra = canonical_path_findings(path, analysis, dir_links) + git_findings(analysis, visibility)
+    result = Admission(visibility, findings=extra)
+    if analysis.placement.role is Role.RECORD:
+        result.refusals = refusals(list(analysis.findings) + extra)
+    else:
+        result.refusals = refusals(extra)
+    return result
+
+
+def admit_all(root: str | os.PathLike[str], analyses: Mapping[Path, Analysis]) -> dict[Path, Admission]:
+    """Admission of many files under one project ``root`` with one batch of git calls (:func:`git_visibility`).
+
+    Keys are the given paths (as passed). Never raises for a single bad file.
+    """
+    keys = list(analyses)
+    vis = git_visibility(root, keys)
+    return {k: admit(k, analyses[k], vis.get(os.path.abspath(k), GitVisibility.UNKNOWN)) for k in keys}
+
+
+__all__ = [
+    "Admission",
+    "GitVisibility",
+    "admit",
+    "admit_all",
+    "canonical_findings",
+    "linked_findings",
+    "canonical_path_findings",
+    "git_findings",
+    "is_attested",
+    "opening_span",
+    "visibility_findings",
+    "git_visibility",
+    "refusals",
+    "worktree_root",
+]

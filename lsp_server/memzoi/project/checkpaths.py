@@ -1,0 +1,242 @@
+"""Expanding a command-line path into the files ``memzoi check`` checks (:func:`expand`), with the path-level
+findings (symlinks, names that are not UTF-8) and the entries skipped, and why.
+
+The walk is a committer's view of a project: every file below ``.memzoi`` (hidden ones too, but not editor swap,
+backup and lock files nor a ``.git`` folder), elsewhere only Markdown that starts with frontmatter and is not
+hidden; symlinks are never followed. :mod:`memzoi.runs.check` analyses what it
+finds.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..base.findings import Finding, finding
+from ..judge.pathsafety import shown_path
+from ..judge.workspace import MEMZOI_DIR, depth_first, editor_temporary, utf8_name
+
+#: :data:`memzoi.judge.config.CONFIG_NAME`, without loading the configuration's models (a replayed check needs none).
+CONFIG_NAME = "config.toml"
+
+_SNIFF = ("---", "+++", "{", "\ufeff---", "\ufeff+++", "\ufeff{")
+
+
+class UsageError(Exception):
+    """A command-line path that does not exist or cannot be checked (exit code 2)."""
+
+
+@dataclass
+class Expanded:
+    """What one command-line path expands to (:func:`expand`): ``files`` as ``(path, display path)`` pairs,
+    ``skipped`` entries with reasons, path-level ``path_findings`` (display path, finding), and ``complete``:
+    the absolute paths of the ``.memzoi`` directories walked in full (every record and packet in them is among
+    ``files``), for which cross-file checks need not list the directory again."""
+
+    files: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    path_findings: list[tuple[str, Finding]] = field(default_factory=list)
+    complete: set[str] = field(default_factory=set)
+    configs: set[str] = field(default_factory=set)  # .memzoi directories whose config.toml was given
+
+
+def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], None] | None = None) -> Expanded:
+    """Expand one command-line path into the files to check.
+
+    A file is checked as given. A directory is walked: every regular file below a ``.memzoi`` directory (records,
+    packets, reserved ``index.md``/``log.md``, ``config.toml``, hidden files and any stray file: all of them are
+    committed, so all are scanned for secrets; editor swap, backup and lock files and a ``.git`` folder are not
+    committed content and are skipped), and elsewhere only Markdown files that start with frontmatter. Hidden
+    entries outside ``.memzoi`` are skipped; a symlinked ``.memzoi`` and symlinks inside one give a ``canonical_path``
+    finding (also when the argument itself is, or lies below, such a folder). The display paths of skipped entries
+    and path findings go through :func:`memzoi.judge.pathsafety.shown_path` (a secret-bearing path is shown redacted);
+    those of ``files`` are redacted when the file is checked (:func:`memzoi.runs.check.check_paths`). Raises
+    :class:`UsageError` for a path that does not exist. ``on_file(path, display, inode)`` is called for each file
+    as soon as it is found (a caller can start on it while the walk goes on), with the absolute, normalized path
+    and, for a file found by the walk, ``(device of its folder, inode)`` from the directory listing.
+    """
+    out = Expanded()
+    require_exists(arg)
+    # Shown and printed as JSON: a name that is not UTF-8 is shown with replacement characters. Names below
+    # the argument are UTF-8 (others are reported, never entered), so only the argument needs converting.
+    shown_arg = os.fsencode(arg).decode("utf-8", "replace")
+    if not os.path.isdir(arg):
+        link, config, regular = os.path.islink(arg), _is_config(arg), os.path.isfile(arg)
+        if link or config or not regular:  # shown here; a record's display is redacted when it is checked
+            shown_arg = shown_path(shown_arg)
+        if link:
+            out.path_findings.extend((shown_arg, f) for f in _symlink_findings())
+            return out
+        if not regular and not config:
+            raise UsageError(f"{shown_arg}: not a regular file (a pipe or device); pass a record or packet file")
+        if config:
+            # The project configuration is TOML, not a record: its settings are checked (and reported by the
+            # caller through ``CheckReport.memzoi_dirs``) instead of reporting missing frontmatter. It is
+            # committed like the records: scanned for secrets too.
+            out.skipped.append((shown_arg, "project configuration: its settings are checked"))
+            out.configs.add(os.path.dirname(os.path.abspath(arg)))
+        out.files.append((arg, shown_arg))
+        if on_file is not None:
+            on_file(os.path.abspath(arg), shown_arg, None)
+        return out
+    if _linked_managed_folder(arg):
+        # A `.memzoi` folder (or a folder below one) that is a symlink is never read, however it is reached.
+        out.path_findings.extend((shown_path(shown_arg), f) for f in _symlink_findings(folder=True))
+        return out
+    # The walk starts from the real directory, so placement (records/, proposals/…) does not depend on how the
+    # argument is spelled (`.`, a symlink to a folder); the display keeps the spelling.
+    root = os.path.realpath(arg)
+    inside = MEMZOI_DIR in Path(root).parts
+
+    def found(path: str, shown: str, inode: tuple[int, int]) -> None:
+        out.files.append((path, shown))
+        if on_file is not None:
+            on_file(path, shown, inode)
+
+    def visit(d: str, shown: str, managed: bool) -> Iterator[tuple[str, str, bool]]:
+        # A generator yielding each subfolder to walk before going on: the folders being walked live on an
+        # explicit stack (below), so no folder depth can exhaust the interpreter's.
+        try:
+            with os.scandir(d) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as err:
+            out.skipped.append((shown, f"unreadable directory: {err.strerror}"))
+            return
+        device: int | None = None
+        for e in entries:
+            name = e.name
+            if managed and editor_temporary(name):
+                # transient files of editors (and of our own atomic writes), not committed content; given by name
+                # (pre-commit passes staged files) they are checked like any file
+                out.skipped.append((shown_path(os.path.join(shown, name)), "editor swap, backup or lock file"))
+                continue
+            if name.startswith(".") and name != MEMZOI_DIR and not (managed and name != ".git"):
+                # Memzoi skips hidden entries, but below .memzoi they are committed with the rest: they are scanned
+                # for secrets as stray files are (memzoi.judge.workspace.Placement.hidden); elsewhere they are skipped
+                out.skipped.append((shown_path(os.path.join(shown, name)), "hidden"))
+                continue
+            if not utf8_name(name):
+                q_shown = os.path.join(shown, os.fsencode(name).decode("utf-8", "replace"))
+                if managed:
+                    out.path_findings.append(
+                        (
+                            shown_path(q_shown),
+                            finding(
+                                "canonical_path",
+                                "this file name is not valid UTF-8, so Memzoi cannot read it as a record "
+                                "or proposal; rename it to its id (lower-case letters, digits and `-`)",
+                                0,
+                                0,
+                            ),
+                        )
+                    )
+                else:
+                    out.skipped.append((shown_path(q_shown), "name is not UTF-8"))
+                continue
+            q_shown = os.path.join(shown, name)
+            if e.is_symlink():
+                to_folder = _links_to_folder(e)
+                if (managed and (name.endswith(".md") or to_folder)) or name == MEMZOI_DIR:
+                    out.path_findings.extend((shown_path(q_shown), f) for f in _symlink_findings(folder=to_folder))
+                else:
+                    out.skipped.append((shown_path(q_shown), "symlink"))
+                continue
+            if e.is_dir(follow_symlinks=False):
+                if name == MEMZOI_DIR and not managed:
+                    out.complete.add(os.path.abspath(e.path))
+                yield e.path, q_shown, managed or name == MEMZOI_DIR
+            elif managed and e.is_file(follow_symlinks=False):
+                # Every committed file below .memzoi: records and packets are analysed in full, reserved and
+                # stray files (config.toml included) scanned for secrets (memzoi.judge.analysis.scan_only).
+                if device is None:
+                    device = os.stat(d).st_dev
+                found(e.path, q_shown, (device, e.inode()))
+            elif e.is_file(follow_symlinks=False) and name.endswith(".md"):
+                q = e.path
+                if _looks_like_memzoi(q):
+                    if device is None:
+                        device = os.stat(d).st_dev
+                    found(q, q_shown, (device, e.inode()))
+                else:
+                    out.skipped.append((q_shown, "no frontmatter (not a Memzoi file)"))
+
+    if os.path.basename(root) == MEMZOI_DIR:
+        out.complete.add(root)
+    depth_first(visit(root, shown_arg, inside), visit)
+    return out
+
+
+def require_exists(arg: str) -> None:
+    """Raise :class:`UsageError` for an empty or missing path argument."""
+    if arg == "":
+        raise UsageError("an empty path was given; pass a .memzoi file, a directory or a project root")
+    try:
+        os.lstat(arg)
+    except OSError as err:  # lexists() said "missing" for a name too long or a folder that cannot be entered
+        shown = shown_path(arg)  # a name that bears a secret is not echoed
+        if err.errno == errno.ENAMETOOLONG:
+            raise UsageError(
+                f"{shown}: the name is longer than the file system allows; pass an existing file, "
+                "a directory or a project root"
+            ) from None
+        if err.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise UsageError(
+                f"{shown}: no such file or directory; pass a .memzoi file, a directory or a project root"
+            ) from None
+        raise UsageError(f"{shown}: cannot be read ({err.strerror}); check its permissions") from None
+
+
+def _is_config(arg: str) -> bool:
+    """True for the project configuration file, ``.memzoi/config.toml``."""
+    return (
+        os.path.basename(arg) == CONFIG_NAME and os.path.basename(os.path.dirname(os.path.abspath(arg))) == MEMZOI_DIR
+    )
+
+
+def _linked_managed_folder(arg: str) -> bool:
+    """True when the directory ``arg``, as spelled, is a ``.memzoi`` folder or lies below one and that folder or
+    one between it and ``arg`` is a symlink (Memzoi refuses a symlinked records root or packet folder). A symlink
+    given as the argument that is not itself such a folder (an alias of a project's ``.memzoi``) is followed."""
+    parts = Path(os.path.abspath(arg)).parts
+    if MEMZOI_DIR not in parts:
+        return False
+    first = len(parts) - 1 - parts[::-1].index(MEMZOI_DIR)
+    return any(os.path.islink(os.path.join(*parts[: i + 1])) for i in range(first, len(parts)))
+
+
+def _looks_like_memzoi(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError:
+        return True  # let the analysis report the read error
+    return head.decode("utf-8", errors="ignore").startswith(_SNIFF)
+
+
+def _links_to_folder(entry: os.DirEntry[str]) -> bool:
+    """True when the symlink ``entry`` resolves to a folder; False for one to a file, a dangling link and a link
+    that cannot be resolved (a loop raises ``ELOOP`` from :meth:`os.DirEntry.is_dir`, which would end the walk)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _symlink_findings(folder: bool = False) -> list[Finding]:
+    """``canonical_path`` and Memzoi's ``unsafe_output_path`` for a symlink (:func:`memzoi.project.admission.linked_findings`)."""
+    from .admission import linked_findings  # noqa: PLC0415 lazy: start-up
+
+    if folder:
+        message = (
+            "this folder is a symlink: Memzoi never reads through symlinks, so nothing below it is checked, "
+            "indexed or admitted; replace the link with the folder itself"
+        )
+    else:
+        message = "symlinks are never read as Memzoi files (Memzoi skips them); replace the link with the file itself"
+    return linked_findings(message, 0, 0)
+
+
+__all__ = ["Expanded", "UsageError", "expand", "require_exists"]

@@ -1,0 +1,383 @@
+"""Checking paths: expand command-line paths into Memzoi files (:mod:`memzoi.project.checkpaths`), analyse each, and collect
+located findings.
+
+Shared by ``memzoi check`` and the language server's "check workspace" command. One unreadable or malformed
+file never stops the others. From :data:`PARALLEL_THRESHOLD` files on, a single-threaded caller (the CLI)
+analyses in forked worker processes (:mod:`memzoi.base.parallel`), which start while the walk is still finding files
+and return each file's first stage (:mod:`memzoi.runs.checkfiles`). Results are identical either way.
+
+With the verdict cache (:mod:`memzoi.stores.verdictcache`, on unless ``cache=False``), a file whose bytes have an entry
+is not analysed (nor, when stat vouches for it, read): the first stage of its verdict comes from the entry. The
+second stage (git visibility, ledger, cross-file findings, grading) runs here for every file, cached or not.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..base.clock import utc_now
+from ..base.parallel import ChunkPool, cpu_count
+from ..judge.workspace import place
+
+# Re-exported (also imported from here).
+from ..project.checkpaths import (
+    Expanded as Expanded,
+    UsageError as UsageError,
+    expand as expand,
+    require_exists as require_exists,
+)
+from .checkreplay import Walked, begin, record, recorder, replayed
+
+# Re-exported (also imported from here).
+from .checkreport import (
+    CheckReport as CheckReport,
+    Located as Located,
+    check_text as check_text,
+    resident_arg as resident_arg,
+)
+
+# What judges a file (the analysis's context, git, the ledger, the store's entries, cross-file checks) is imported
+# where a run judges: a replayed run (memzoi.runs.checkreplay) loads none of it.
+if TYPE_CHECKING:
+    from ..base.findings import Finding
+    from ..project.admission import GitVisibility
+    from ..project.crosscheck import CrossFileCheck
+    from ..project.filefacts import FileFacts
+    from ..project.verdict import ProjectContext
+    from ..stores.verdictcache import ProjectCache
+    from .checkfiles import Checked
+
+#: From this many files on, ``check_paths`` analyses in worker processes when it may fork (below it, starting
+#: the workers costs more than it saves).
+PARALLEL_THRESHOLD = 300
+#: Files per unit of work sent to a worker: small enough to keep both cores busy to the end.
+CHUNK = 64
+
+
+def git_visibility(root: str, paths: list[str]) -> dict[str, GitVisibility]:
+    """:func:`memzoi.project.admission.git_visibility`, imported when a run asks git (a replayed run does not)."""
+    from ..project.admission import git_visibility as ask  # noqa: PLC0415 lazy: start-up
+
+    return ask(root, paths)
+
+
+def _project_context(md: str, visibility: dict[str, GitVisibility]) -> ProjectContext:
+    """The context of the second stage for the project of ``md``: its rules, the visibility git gave for its
+    files, and its ledger (read, never created)."""
+    from ..ledger.view import LedgerView  # noqa: PLC0415 lazy: start-up
+    from ..project.gitfacts import GitFacts  # noqa: PLC0415 lazy: start-up
+    from ..project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
+
+    root = os.path.dirname(md)
+    git = GitFacts(root, history=False)  # the workers explained stale attestations already
+    git.set_visibility(visibility)
+    return ProjectContext.of(md, git=git, ledger=LedgerView(Path(root), live=False))  # read once per run
+
+
+def check_paths(
+    args: list[str],
+    *,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    cache: bool = True,
+) -> CheckReport:
+    """Check every file under ``args`` (see :func:`expand`). Raises :class:`UsageError` for a missing path.
+
+    ``workers``: analysis processes (default one per CPU, at most 8; 1 = in this process). Workers are only used
+    from :data:`PARALLEL_THRESHOLD` files on and where :func:`memzoi.base.parallel.can_fork` allows; they start
+    analysing while the paths are still being walked. ``progress(done, total)`` is called as files are finished.
+    ``cache``: use and update each project's verdict cache (:mod:`memzoi.stores.verdictcache`); the report is the same
+    without it.
+    """
+    for arg in args:  # a missing path is a usage error before any work starts
+        require_exists(arg)
+    # A run keeps a few objects per file (facts, findings, entries) and makes no reference cycles, so the cyclic
+    # collector only rescans them, again and again as they accumulate (a fifth of a warm run's CPU at 11,000
+    # files); reference counting frees everything meanwhile.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _check_paths(args, workers, progress, cache)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+@dataclass
+class CheckPlan:
+    """What the planner (:func:`plan_check`) found for one run: every file in the walk's order as a slot (a store
+    hit ``(display, path, .memzoi directory, payload)``, or ``None`` for the pool's next result), the pool
+    analysing the others, each project's store and files, the visibility git gave, the ``.memzoi`` directories
+    whose files were all walked, and the report's walk findings so far."""
+
+    report: CheckReport
+    now: Any
+    workers: int
+    pool: ChunkPool[tuple[str, str], Checked]
+    slots: list[tuple[str, str, str, str] | None] = field(default_factory=list)
+    caches: dict[str, ProjectCache | None] = field(default_factory=dict)
+    groups: dict[str, list[str]] = field(default_factory=dict)
+    complete: set[str] = field(default_factory=set)
+    visibility: dict[str, GitVisibility] = field(default_factory=dict)
+    #: per argument, the walk's ``on_file`` calls and what it expanded to (``None`` for a resident file)
+    walked: list[Walked | None] = field(default_factory=list)
+
+
+def _check_paths(
+    args: list[str], workers: int | None, progress: Callable[[int, int], None] | None, cache: bool
+) -> CheckReport:
+    """Replay the stored report when no input of it changed (:mod:`memzoi.runs.checkreplay`); else plan (walk, store
+    lookups, workers started), collect (each file's first stage, the cross-file workspace) and settle (the second
+    stage of every verdict), and store the report for the next run."""
+    scope = replayed(args, utc_now(), progress) if cache else None
+    if scope is not None and scope.report is not None:
+        return scope.report
+    plan = plan_check(args, workers, cache, scope.walked if scope is not None else None)
+    if scope is not None:
+        begin(scope, plan)
+    stages, extra, crossed = _collect(plan, progress, cache)
+    report = settle_report(plan, stages, extra, crossed)
+    if scope is not None:
+        record(scope, plan, stages, report)
+    return report
+
+
+def plan_check(
+    args: list[str], workers: int | None, cache: bool, walked: list[Walked | None] | None = None
+) -> CheckPlan:
+    """The planner of :func:`check_paths`: walk ``args`` (:func:`memzoi.project.checkpaths.expand`), place each file once
+    (the same file reached twice is checked once), look it up in its project's store (a hit is read back, not
+    analysed) and hand every miss to the worker pool, which starts analysing while the walk goes on; then ask git
+    for the visibility of each project's files. ``walked``: the walk already made (:func:`memzoi.runs.checkreplay.walk`),
+    replayed instead of walking again. Closes the pool when the walk fails (Ctrl-C)."""
+    from ..stores.verdictcache import path_key  # noqa: PLC0415 lazy: start-up
+    from .checkfiles import check_chunk  # noqa: PLC0415 lazy: start-up
+
+    n = min(cpu_count(), 8) if workers is None else workers
+    now = utc_now()
+    plan = CheckPlan(
+        CheckReport(),
+        now,
+        n,
+        ChunkPool(
+            functools.partial(check_chunk, now, cache=cache), workers=n, chunksize=CHUNK, start_at=PARALLEL_THRESHOLD
+        ),
+    )
+    # A check of a few files (an editor's save hook, pre-commit) reads only their entries; the facts of the
+    # project's other files come from its facts blob (memzoi.stores.verdictfacts).
+    few = (
+        [path_key(os.path.abspath(a)) for a in args]
+        if len(args) < PARALLEL_THRESHOLD and all(os.path.isfile(a) for a in args)
+        else None
+    )
+    add = _Adder(plan, cache, few)
+    configs: set[str] = set()
+    try:
+        for i, arg in enumerate(args):
+            given = walked[i] if walked is not None else None
+            if given is None and resident_arg(arg, plan.report):
+                plan.walked.append(None)
+                continue
+            if given is not None:
+                calls, found = given
+                for call in calls:
+                    add(*call)
+            else:
+                calls = []
+                found = expand(arg, on_file=recorder(calls, add))
+            plan.walked.append(Walked(calls, found))
+            plan.report.skipped.extend(found.skipped)
+            plan.complete |= found.complete
+            configs |= found.configs
+            for display, f in found.path_findings:
+                plan.report.findings.append(Located(display, f, (0, 0), (0, 0)))
+        # Admission's review visibility: one batch of git calls per .memzoi directory, while the workers analyse.
+        for md, members in plan.groups.items():
+            plan.visibility.update(git_visibility(os.path.dirname(md), members))
+    except BaseException:
+        plan.pool.close()  # e.g. Ctrl-C during the walk: do not leave workers analysing
+        raise
+    plan.report.memzoi_dirs = {Path(md) for md in [*plan.groups, *configs]}
+    return plan
+
+
+class _Adder:
+    """The walk's ``on_file`` callback of :func:`plan_check`: one slot per distinct file."""
+
+    def __init__(self, plan: CheckPlan, cache: bool, few: list[str] | None) -> None:
+        self.plan, self.cache, self.few = plan, cache, few
+        # Hard links are distinct files to Memzoi (each path is a record), so an inode seen before is compared
+        # by real path.
+        self.seen: dict[tuple[int, int] | str, list[str]] = {}  # inode (or path) -> paths checked with it
+        self.folders: dict[str, str | None] = {}  # the .memzoi directory above each folder
+        from ..judge.config import load_config  # noqa: PLC0415 lazy: start-up
+        from ..stores.verdictcache import ProjectCache  # noqa: PLC0415 lazy: start-up
+
+        self.load_config, self.load_cache, self.place = load_config, ProjectCache.load, place
+
+    def _first_time(self, path: str, inode: tuple[int, int] | None) -> bool:
+        key: tuple[int, int] | str
+        if inode is not None:
+            key = inode
+        else:
+            try:
+                st = os.stat(path)
+                key = (st.st_dev, st.st_ino)
+            except OSError:
+                key = path  # the analysis reports why it cannot be read
+        earlier = self.seen.get(key)
+        if earlier is None:
+            self.seen[key] = [path]
+            return True
+        real = os.path.realpath(path)
+        if key == path or any(os.path.realpath(e) == real for e in earlier):
+            return False
+        earlier.append(path)
+        return True
+
+    def __call__(self, path: str, display: str, inode: tuple[int, int] | None) -> None:
+        if not self._first_time(path, inode):
+            return
+        plan = self.plan
+        folder = os.path.dirname(path)
+        if folder not in self.folders:
+            md = self.place(path).memzoi_dir
+            self.folders[folder] = os.path.abspath(md) if md is not None else None
+        md = self.folders[folder]
+        if md is not None:
+            plan.groups.setdefault(md, []).append(path)
+            if self.cache:
+                if md not in plan.caches:
+                    plan.caches[md] = self.load_cache(os.path.dirname(md), self.load_config(md).config, self.few)
+                project = plan.caches[md]
+                payload = project.lookup(path) if project is not None else None
+                if payload is not None:
+                    plan.slots.append((display, path, md, payload))
+                    return
+        plan.slots.append(None)
+        plan.pool.add((path, display))
+
+
+def _cross_check(plan: CheckPlan, cache: bool) -> CrossFileCheck:
+    """The cross-file workspace of a run: the facts of the project's files the run does not check come from its
+    store when it vouches for them, else from the index, else they are analysed (and stored)."""
+    from ..project.crosscheck import CrossFileCheck  # noqa: PLC0415 lazy: start-up
+    from ..stores.index import indexed_facts  # noqa: PLC0415 lazy: start-up - sqlite3 is loaded only when a check runs
+    from ..stores.verdictpayload import stored_facts  # noqa: PLC0415 lazy: start-up
+    from .checkfiles import check_chunk  # noqa: PLC0415 lazy: start-up
+
+    def cached_facts(md: str, path: str) -> FileFacts | None:
+        project = plan.caches.get(md)
+        stored = project.facts_of(path) if project is not None else None
+        try:
+            return stored_facts(stored) if stored is not None else None
+        except (ValueError, KeyError, TypeError, IndexError):
+            return None
+
+    def analyse_others(md: str, paths: list[str]) -> dict[str, FileFacts]:
+        # Analysed like the checked ones and given their entries, so that the next check of a few files reads
+        # them instead (an editor's first save hook of the day, pre-commit on a fresh clone).
+        project = plan.caches.get(md)
+        if project is not None:
+            project.close()  # a partial load's connection is not carried into forked workers
+        others: ChunkPool[tuple[str, str], Checked] = ChunkPool(
+            functools.partial(check_chunk, plan.now, cache=True),
+            workers=plan.workers,
+            chunksize=CHUNK,
+            start_at=PARALLEL_THRESHOLD,
+        )
+        out: dict[str, FileFacts] = {}
+        try:
+            for p in paths:
+                others.add((p, p))
+            for r in others.iter_results():
+                if project is not None and r.entry is not None:
+                    project.store(r.stage.path, *r.entry)
+                out[r.stage.path] = r.stage.facts
+        finally:
+            others.close()
+        return out
+
+    return CrossFileCheck(
+        facts_source=indexed_facts, cached=cached_facts if cache else None, analyse=analyse_others if cache else None
+    )
+
+
+def _collect(
+    plan: CheckPlan, progress: Callable[[int, int], None] | None, cache: bool
+) -> tuple[list[Checked], dict[str, list[Finding]], dict[str, list[Finding]]]:
+    """Each planned file's first stage in the walk's order (read back from its entry, or as the workers finish
+    it; new entries kept in the store), fed to the cross-file workspace; then the cross-file findings and the
+    stores written. Returns the stages, internal errors of the parent's own work per path, and the cross-file
+    findings per path."""
+    from .checkfiles import check_chunk, from_entry  # noqa: PLC0415 lazy: start-up
+
+    cross = _cross_check(plan, cache)
+    stages: list[Checked] = []
+    extra: dict[str, list[Finding]] = {}
+    total = len(plan.slots)
+    pending = plan.pool.iter_results()
+    links: dict[Any, bool] = {}
+    try:
+        for slot in plan.slots:
+            r = next(pending) if slot is None else from_entry(plan.now, slot, links)
+            if r is None:  # an entry that cannot be read: analysed here instead, and its entry replaced
+                assert slot is not None
+                r = check_chunk(plan.now, [(slot[1], slot[0])], cache=True)[0]
+            project = plan.caches.get(r.stage.memzoi_dir or "")
+            if project is not None and r.entry is not None:
+                project.store(r.stage.path, *r.entry)
+            plan.report.files_checked += 1
+            if progress is not None:
+                progress(plan.report.files_checked, total)
+            stages.append(r)
+            try:
+                cross.add(r.display, r.stage.path, r.stage.memzoi_dir, r.stage.facts)
+            except Exception as err:  # the barrier, for what the parent adds per file
+                from ..judge.barrier import internal_error  # noqa: PLC0415 lazy: start-up
+
+                extra.setdefault(r.stage.path, []).append(internal_error(err, r.stage.path))
+    finally:
+        pending.close()  # every result was taken (or the run gives up): the workers stop
+        plan.pool.close()
+    crossed = cross.findings(plan.complete)
+    for md, project in plan.caches.items():
+        if project is not None:
+            project.save(complete=md in plan.complete)
+    return stages, extra, crossed
+
+
+def settle_report(
+    plan: CheckPlan, stages: list[Checked], extra: dict[str, list[Finding]], crossed: dict[str, list[Finding]]
+) -> CheckReport:
+    """The settler of :func:`check_paths`: the second stage of each verdict (:func:`memzoi.project.verdict.settle`: git
+    visibility, ledger and cross-file findings, graded by the project's rules), placed and sorted into the
+    report."""
+    from ..project.verdict import Local, ProjectContext, settle  # noqa: PLC0415 lazy: start-up
+
+    report = plan.report
+    contexts = {md: _project_context(md, plan.visibility) for md in plan.groups}
+    plain = ProjectContext.of(None)
+    for r in stages:
+        stage = r.stage
+        ctx = contexts.get(stage.memzoi_dir or "") or plain
+        first = stage.first
+        if stage.path in extra:
+            first = Local(first.own + extra[stage.path], first.role, first.opening, first.attested, first.canonical)
+        try:
+            found = settle(stage.path, first, ctx, text=stage.read_text, cross=crossed.get(stage.path, ()))
+        except Exception as err:  # the barrier
+            from ..judge.barrier import internal_error  # noqa: PLC0415 lazy: start-up
+
+            found = [internal_error(err, stage.path)]
+        if found:  # most files are clean: index lines only where a position is needed
+            index = stage.lines()
+            report.findings.extend(Located(r.display, f, index.position(f.start), index.position(f.end)) for f in found)
+    report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))
+    return report

@@ -1,0 +1,85 @@
+"""The first stage of ``memzoi check`` for each file (:class:`memzoi.stores.firststage.FirstStage`), as the parent
+receives it: analysed by :func:`check_chunk` (in a worker process or in the caller's, through the one routine
+:func:`memzoi.stores.firststage.analyse_file`) or read back from the file's store entry by :func:`from_entry`
+(:mod:`memzoi.stores.verdictcache`).
+
+Each worker returns only what the report needs (the first stage, cross-file facts and line starts), never the
+analysis or the text, which cost more to send than to recompute. With the cache, the worker that analyses a file
+also makes its entry, which the parent stores; a later run that finds the entry rebuilds the same stage from it
+(the tests hold the reports of both routes, and of a run without the cache, to be identical).
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from ..judge.pathsafety import repository_path, shown_path
+from ..judge.workspace import place
+from ..project.gitfacts import GitFacts
+from ..project.verdict import ProjectContext
+from ..stores.firststage import Entry, FirstStage, analyse_file, failed_stage, from_payload
+from ..stores.verdictcache import read_stable
+
+
+class Checked(NamedTuple):
+    """One file of a check as a worker returns it: its display path (secrets in it redacted), its
+    :class:`~memzoi.stores.firststage.FirstStage` and, for a file analysed with the cache on, the store ``entry`` the
+    parent keeps (:data:`memzoi.stores.firststage.Entry`)."""
+
+    display: str
+    stage: FirstStage
+    entry: Entry | None = None
+
+
+def check_chunk(now: datetime, jobs: list[tuple[str, str]], cache: bool = False) -> list[Checked]:
+    """Analyse the files ``jobs`` (``(absolute path, display path)`` pairs) into their first stages
+    (:func:`memzoi.stores.firststage.analyse_file`). Runs in a worker process or in the caller's. A file whose
+    analysis raises gets an ``internal_error`` finding instead (:mod:`memzoi.judge.barrier`); the chunk goes on. With
+    ``cache``, each file of a project read stably also gets its store entry."""
+    contexts: dict[str, ProjectContext] = {}
+    links: dict[Any, bool] = {}  # symlink answers per directory and folder, asked once per chunk
+    out: list[Checked] = []
+    for path, display in jobs:
+        # Redacted here, in the worker, where the analysis scans the same path anyway (one cached scan per file).
+        display = shown_path(display)
+        placement = place(path)
+        md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
+        try:
+            ctx = contexts.get(md or "")
+            if ctx is None:
+                ctx = contexts[md or ""] = ProjectContext.of(
+                    md, now=now, git=GitFacts(os.path.dirname(md)) if md else None
+                )
+            read = read_stable(path) if cache and md is not None else None
+            made = analyse_file(path, placement, ctx, links, read, entry=cache)
+            out.append(Checked(display, made.stage, made.entry))
+        except Exception as err:  # the barrier: one file's bug never stops the run
+            out.append(Checked(display, failed_stage(err, path, placement)[0]))
+    return out
+
+
+def _shown(display: str, path: str) -> str:
+    """:func:`memzoi.judge.pathsafety.shown_path` of a cached file's ``display`` path without scanning it: a file with an
+    entry has no secret in its path below ``.memzoi`` (such a file is never cached), so a display path that ends
+    in that same part is shown as it is."""
+    if os.sep == "/":  # the common case without splitting: both end in the same part from the last `.memzoi`
+        i = path.rfind("/.memzoi/")
+        tail = path[i + 1 :] if i >= 0 else None
+        if tail is not None and (display == tail or display.endswith("/" + tail)):
+            return display
+    rel = repository_path(display)
+    return display if rel is not None and rel == repository_path(path) else shown_path(display)
+
+
+def from_entry(now: datetime, hit: tuple[str, str, str, str], links: dict[str, Any]) -> Checked | None:
+    """The file of a store entry ``hit`` (``(display, path, .memzoi directory, payload)``), its stage read back
+    (:func:`memzoi.stores.firststage.from_payload`); ``None`` when the payload cannot be read (the file is then
+    analysed)."""
+    display, path, md, payload = hit
+    stage = from_payload(path, md, payload, now, links)
+    return Checked(_shown(display, path), stage) if stage is not None else None
+
+
+__all__ = ["Checked", "check_chunk", "from_entry"]

@@ -1,0 +1,219 @@
+"""Replaying ``memzoi check`` (:mod:`memzoi.stores.replay` holds the rule and the stored form): before a run plans
+anything, :func:`replayed` walks the arguments and, when the project's store holds a report of the same run whose
+inputs are all unchanged, gives it back; after a run, :func:`record` stores its report with its inputs.
+
+A run is replayable when all its arguments lie in one project (its store keeps the report) and none is a Zuno
+resident file; the walk made here is handed to the planner on a miss, so a changed workspace is walked once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ..judge.workspace import find_project_root
+from ..project.checkpaths import Expanded, expand
+from ..stores import replay
+from . import checkreport
+from .checkreport import CheckReport, is_resident
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from .checkfiles import Checked
+
+
+class Walked(NamedTuple):
+    """One argument's walk: every ``on_file`` call ``(path, display, inode)`` in order and the expansion."""
+
+    calls: list[tuple[str, str, tuple[int, int] | None]]
+    found: Expanded
+
+
+def recorder(
+    calls: list[tuple[str, str, tuple[int, int] | None]],
+    then: Callable[[str, str, tuple[int, int] | None], None] | None = None,
+) -> Callable[[str, str, tuple[int, int] | None], None]:
+    """An ``on_file`` for :func:`memzoi.project.checkpaths.expand` that appends each call ``(path, display, inode)`` to
+    ``calls``, then passes it on to ``then`` (when given)."""
+
+    def on_file(path: str, display: str, inode: tuple[int, int] | None) -> None:
+        calls.append((path, display, inode))
+        if then is not None:
+            then(path, display, inode)
+
+    return on_file
+
+
+def walk(args: list[str]) -> list[Walked | None]:
+    """Walk ``args`` without judging anything (:func:`memzoi.project.checkpaths.expand`): ``None`` for an argument that is a
+    Zuno resident file (checked apart, :func:`memzoi.runs.checkreport.resident_arg`)."""
+    out: list[Walked | None] = []
+    for arg in args:
+        if is_resident(arg):
+            out.append(None)
+            continue
+        calls: list[tuple[str, str, tuple[int, int] | None]] = []
+        found = expand(arg, on_file=recorder(calls))
+        out.append(Walked(calls, found))
+    return out
+
+
+@dataclass
+class Scope:
+    """A replayable run: its project ``root``, its ``key`` (:func:`memzoi.stores.replay.report_key`), the walk made
+    (``walked``, :func:`walk`) and the stored ``report`` when it could be replayed."""
+
+    root: Path
+    key: str
+    walked: list[Walked | None] | None = None
+    report: CheckReport | None = None
+    #: :func:`memzoi.stores.replay.project_inputs` as the run began judging (:func:`begin`)
+    projects: str | None = None
+
+
+def _root_of(args: list[str]) -> Path | None:
+    """The one project root every argument lies in (:func:`memzoi.judge.workspace.find_project_root`), else ``None``."""
+    roots = {find_project_root(os.path.abspath(a)) for a in args}
+    return roots.pop() if len(roots) == 1 else None
+
+
+def _connect(root: Path) -> sqlite3.Connection | None:
+    from ..stores.store import connect, store_path  # noqa: PLC0415 lazy: start-up
+
+    try:
+        return connect(store_path(root))
+    except (OSError, RuntimeError, ValueError):
+        return None
+
+
+def replayed(args: list[str], now: datetime, progress: Callable[[int, int], None] | None = None) -> Scope | None:
+    """The :class:`Scope` of a run of ``args`` at the clock ``now`` (``None`` when it is not replayable), with the
+    stored report when no input of it changed (see :mod:`memzoi.stores.replay`). Never raises for a store problem;
+    creates no store."""
+    from ..stores.store import store_path  # noqa: PLC0415 lazy: start-up
+
+    root = _root_of(args) if args else None
+    if root is None:
+        return None
+    scope = Scope(root, replay.report_key(args, os.getcwd()))
+    try:
+        if not store_path(root).is_file():
+            return scope
+    except (OSError, RuntimeError, ValueError):
+        return None
+    conn = _connect(root)
+    if conn is None:
+        return scope
+    try:
+        stored = replay.load(conn, scope.key)
+    finally:
+        conn.close()
+    if stored is None:
+        return scope  # nothing to replay: the planner walks, overlapping with the workers
+    scope.walked = walk(args)
+    if any(w is None for w in scope.walked):
+        return None  # a resident file among the arguments: checked apart, never replayed
+    inputs, blob = stored
+    if inputs.until_us is not None and replay.micros(now) >= inputs.until_us:
+        return scope
+    if _walk_digest(scope.walked) != inputs.walk:
+        return scope
+    roots = {r: set(f) for r, f in inputs.roots.items()}
+    if replay.project_inputs(roots) != inputs.projects:
+        return scope
+    confirmed = replay.files_unchanged(inputs.stamps)
+    if confirmed is None:
+        return scope
+    try:
+        scope.report = checkreport.load(blob)
+    except (ValueError, TypeError, KeyError, IndexError):
+        return scope
+    if confirmed:  # read to confirm (racy, no ctime, drawn, old): trusted by stat next time where the rule lets it
+        conn = _connect(root)
+        if conn is not None:
+            try:
+                replay.restamp(conn, scope.key, inputs, confirmed, blob)
+            finally:
+                conn.close()
+    if progress is not None:
+        progress(scope.report.files_checked, scope.report.files_checked)
+    return scope
+
+
+def _walk_digest(walked: list[Walked | None]) -> str:
+    files = [c[0] for w in walked if w is not None for c in w.calls]
+    skipped = [(s[0], s[1]) for w in walked if w is not None for s in w.found.skipped]
+    found = [pf for w in walked if w is not None for pf in w.found.path_findings]
+    complete = {c for w in walked if w is not None for c in w.found.complete}
+    return replay.walk_digest(files, skipped, found, complete)
+
+
+def _stamps(plan: Any, stages: list[Checked]) -> replay.Stamps | None:
+    """Each checked file's stamp, read clock and digest as the run ``plan`` (:class:`memzoi.runs.check.CheckPlan`) used
+    its bytes; ``None`` when one is not known (a file outside a project, read unstably, failed)."""
+    out: replay.Stamps = {}
+    for r in stages:
+        got = None
+        if r.entry is not None:
+            digest, stamp, checked = r.entry[:3]
+            got = (stamp, checked, digest)
+        elif r.stage.memzoi_dir is not None:
+            project = plan.caches.get(r.stage.memzoi_dir)
+            got = project.vouched(r.stage.path) if project is not None else None
+        if got is None or not got[2]:
+            return None
+        out[r.stage.path] = [*got[0], got[1], got[2].hex()]
+    return out
+
+
+def _roots(plan: Any) -> dict[str, set[str]]:
+    return {os.path.dirname(md): {os.path.dirname(p) for p in files} for md, files in plan.groups.items()}
+
+
+def begin(scope: Scope, plan: Any) -> None:
+    """Note the project inputs as the run planned by ``plan`` (:class:`memzoi.runs.check.CheckPlan`) starts judging: a
+    report is stored only when they are the same once it is done (a configuration, git or ledger change meanwhile
+    is never hidden)."""
+    scope.projects = replay.project_inputs(_roots(plan))
+
+
+def record(scope: Scope, plan: Any, stages: list[Checked], report: CheckReport) -> bool:
+    """Store ``report`` of the run ``plan`` (:class:`memzoi.runs.check.CheckPlan`, whose files' first stages are
+    ``stages``) in the project's store for :func:`replayed`, when it may be (see :mod:`memzoi.stores.replay`). Returns True
+    when stored; never raises for a store problem."""
+    if any(w is None for w in plan.walked) or not plan.groups or set(plan.groups) - plan.complete:
+        return False  # a resident file, no project, or a project not walked in full (its other files count)
+    if {os.path.realpath(os.path.dirname(md)) for md in plan.groups} != {os.path.realpath(scope.root)}:
+        return False
+    stamps = _stamps(plan, stages)
+    blob = checkreport.dump(report) if stamps is not None else None
+    if stamps is None or blob is None:
+        return False
+    roots = _roots(plan)
+    projects = replay.project_inputs(roots)
+    if projects != scope.projects:
+        return False
+    bounds = [r.stage.boundary for r in stages if r.stage.boundary is not None]
+    until = min(bounds) if bounds else None
+    inputs = replay.Inputs(
+        _walk_digest(plan.walked),
+        projects,
+        stamps,
+        replay.micros(until) if until is not None else None,
+        {k: sorted(v) for k, v in roots.items()},
+    )
+    conn = _connect(scope.root)
+    if conn is None:
+        return False
+    try:
+        return replay.save(conn, scope.key, inputs, blob)
+    finally:
+        conn.close()
+
+
+__all__ = ["Scope", "Walked", "begin", "record", "replayed", "walk"]

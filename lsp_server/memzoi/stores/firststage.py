@@ -1,0 +1,238 @@
+"""The one carrier of a file's first stage (:class:`FirstStage`) and the one routine that analyses a file into it
+and its store entry (:func:`analyse_file`), used by ``memzoi check`` (:mod:`memzoi.runs.checkfiles`), the language
+server's scan and the index (:mod:`memzoi.runs.scanverdicts`), and MCP through the index.
+
+A :class:`FirstStage` is the first stage of one file's verdict (:class:`memzoi.project.verdict.Local`: its own findings,
+ungraded, without quick fixes once stored), its cross-file facts, its line starts and length (to place findings
+without its text), the stat of the bytes it was made from, a revision string of them and the instant its
+retention boundary passes. It is frozen and small (about a kilobyte, against some twenty for an
+:class:`~memzoi.judge.analysis.Analysis`), so a worker sends it and a long-lived holder keeps it; the second stage
+(:func:`memzoi.project.verdict.settle`: git visibility, ledger, cross-file findings, ``[rules]`` grading) is run by
+whoever shows the findings, so every surface gives the same ones.
+
+It is made in exactly two ways: analysed from the file's bytes (:func:`analyse_file`, which also gives the entry
+of the project's store, :mod:`memzoi.stores.verdictcache`), or read back from that entry (:func:`from_payload`). The
+tests hold both routes equal (``tests/test_verdict_cache.py``, ``tests/test_scan_verdicts.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat as statmod
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import blake3
+
+from ..project.filefacts import FileFacts, facts_from_analysis
+from ..project.verdict import Local, ProjectContext, local
+from ..read.text import LineIndex, decode
+from .verdictpayload import cache_parts, line_starts, payload_boundary, read_payload
+
+if TYPE_CHECKING:  # reading a stage back from its entry loads no analysis (nor the detectors)
+    from ..judge.analysis import Analysis
+    from ..judge.workspace import Placement
+
+#: ``(size in bytes, mtime_ns, inode, ctime_ns)`` of the bytes a stage was made from (:mod:`memzoi.base.freshness`).
+Stamp = tuple[int, int, int, int]
+#: What the store keeps for one analysed file: ``(BLAKE3 digest, stamp, checked_ns, payload or None, kept facts or
+#: None)``, the arguments of :meth:`memzoi.stores.verdictcache.ProjectCache.store` after the path.
+Entry = tuple[bytes, Stamp, int, str | None, list[Any] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class FirstStage:
+    """The first stage of one file's verdict (see the module docstring).
+
+    ``path``: absolute. ``memzoi_dir``: the absolute ``.memzoi`` directory of its project, ``None`` outside one.
+    ``first``: own findings, ungraded (spans are code-point offsets of the file's text). ``facts``: its
+    cross-file facts. ``starts``: its line starts, comma-separated (:func:`memzoi.stores.verdictpayload.line_starts`);
+    ``length``: its text's length in code points. ``stamp``: the stat of the bytes it was made from, ``None``
+    when unknown. ``revision``: a hex string that differs for different bytes (a BLAKE3 digest of them, or of
+    the store entry). ``boundary``: when its retention boundary passes (``None``: never, or already passed).
+    """
+
+    path: str
+    memzoi_dir: str | None
+    first: Local
+    facts: FileFacts
+    starts: str
+    length: int
+    stamp: Stamp | None
+    revision: str
+    #: the instant its retention boundary passes (:class:`memzoi.judge.retention.RetentionMark`), ``None`` without one:
+    #: from then on ``retention_query_only`` applies, so the holder judges the file again
+    boundary: datetime | None = None
+
+    def lines(self) -> LineIndex:
+        """The line index of the file's text, from its starts (:meth:`memzoi.read.text.LineIndex.from_starts`)."""
+        return LineIndex.from_starts(line_starts(self.starts), self.length)
+
+    def read_text(self) -> str:
+        """The file's text, read again (for ledger findings, which need it rarely): ``""`` when unreadable."""
+        try:
+            with open(self.path, "rb") as fh:
+                return decode(fh.read()).text
+        except OSError:
+            return ""
+
+    def current(self) -> bool:
+        """True when the file's stat is still the one this was made from (cheap: one ``lstat``). A caller that
+        gets False analyses the file again."""
+        return self.stamp is not None and lstamp(self.path) == self.stamp
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # One per file crosses the pipe from a worker: positional fields unpickle faster than slot state.
+        return (FirstStage, tuple(getattr(self, name) for name in self.__dataclass_fields__))
+
+
+def analyze_bytes(*args: Any, **kwargs: Any) -> Analysis:
+    """:func:`memzoi.judge.analysis.analyze_bytes`, imported at the first file to analyse (a run served from the store
+    loads no analysis)."""
+    from ..judge.analysis import analyze_bytes as analyze  # noqa: PLC0415 lazy: start-up
+
+    return analyze(*args, **kwargs)
+
+
+def analyze_path(*args: Any, **kwargs: Any) -> Analysis:
+    """:func:`memzoi.judge.analysis.analyze_path`, imported at the first file to analyse."""
+    from ..judge.analysis import analyze_path as analyze  # noqa: PLC0415 lazy: start-up
+
+    return analyze(*args, **kwargs)
+
+
+def lstamp(path: str) -> Stamp | None:
+    """The stat :data:`Stamp` of ``path`` (not following a symlink), ``None`` when it cannot be taken."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
+
+
+def pending_boundary(first: Local, boundary: datetime | None) -> datetime | None:
+    """``boundary`` when it has not passed yet for the first stage ``first`` (no ``retention_query_only`` among
+    its findings), else ``None``: the instant from which a holder of ``first`` must judge the file again."""
+    if boundary is None or any(f.code == "retention_query_only" for f in first.own):
+        return None
+    return boundary
+
+
+@dataclass(frozen=True, slots=True)
+class Analysed:
+    """What :func:`analyse_file` gives: the file's :class:`FirstStage`, its store ``entry`` (``None`` when the
+    bytes were not read stably or no entry was asked for) and the refined analysis (for a caller that also makes
+    the file's index row; never sent between processes)."""
+
+    stage: FirstStage
+    entry: Entry | None
+    analysis: Analysis
+
+
+def analyse_file(
+    path: str,
+    placement: Placement,
+    ctx: ProjectContext,
+    links: dict[Any, bool],
+    read: tuple[bytes, Stamp, int] | None,
+    *,
+    entry: bool = True,
+) -> Analysed:
+    """The one "analyse, then make the entry" routine: analyse the file at the absolute ``path`` (placed as
+    ``placement``, in the project ``ctx`` describes, at ``ctx.now``) into its :class:`FirstStage`
+    (:func:`memzoi.project.verdict.local`: own findings, a stale attestation explained from ``ctx.git``, canonical path)
+    and, with ``entry``, its store entry (:func:`memzoi.stores.verdictpayload.cache_parts`).
+
+    ``read`` is ``(bytes, stamp, checked_ns)`` of a stable read (:func:`memzoi.base.freshness.read_stable`); ``None``
+    when the file could not be read stably: it is then read here (an unreadable file gets its
+    ``canonical_path`` finding from :func:`memzoi.judge.analysis.analyze_path`) and gets no entry. ``links`` caches
+    symlink answers. Raises what the analysis raises (callers put :mod:`memzoi.judge.barrier` around it)."""
+    stamp: Stamp | None
+    if read is not None:
+        data, stamp, checked = read
+        analysis = analyze_bytes(data, path, now=ctx.now, config=ctx.config, placement=placement)
+    else:
+        data, stamp, checked = None, lstamp(path), 0
+        analysis = analyze_path(path, now=ctx.now, config=ctx.config, placement=placement)
+    refined, first = local(path, analysis, ctx, links)
+    facts = facts_from_analysis(refined)
+    starts = refined.document.lines.starts
+    digest = blake3.blake3(data if data is not None else refined.text.encode("utf-8", "surrogatepass")).digest()
+    made: Entry | None = None
+    if entry and data is not None and stamp is not None:
+        payload, kept = cache_parts(refined, first, facts, starts)
+        made = (digest, stamp, checked, payload, kept)
+    mark = refined.retention
+    md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
+    stage = FirstStage(
+        path,
+        md,
+        first,
+        facts,
+        ",".join(map(str, starts)),
+        len(refined.text),
+        stamp,
+        digest.hex()[:32],
+        pending_boundary(first, mark.boundary if mark is not None else None),
+    )
+    return Analysed(stage, made, refined)
+
+
+def failed_stage(err: BaseException, path: str, placement: Placement | None = None) -> tuple[FirstStage, Analysis]:
+    """The first stage of a file whose analysis raised ``err``: its ``internal_error`` finding
+    (:func:`memzoi.judge.barrier.failed_analysis`), no stamp (so a holder analyses it again), and the failed analysis."""
+    from ..judge.barrier import failed_analysis  # noqa: PLC0415 lazy: start-up
+
+    failed = failed_analysis(err, path, placement)
+    md = failed.placement.memzoi_dir
+    first = Local(list(failed.findings), failed.placement.role, (0, 0), False)
+    stage = FirstStage(
+        path,
+        os.path.abspath(md) if md is not None else None,
+        first,
+        facts_from_analysis(failed),
+        "0",
+        0,
+        None,
+        "failed",
+    )
+    return stage, failed
+
+
+def from_payload(
+    path: str, memzoi_dir: str, payload: str, now: datetime, links: dict[Any, bool], stamp: Stamp | None = None
+) -> FirstStage | None:
+    """The first stage of the file at the absolute ``path`` read back from its store entry's ``payload``
+    (:func:`memzoi.stores.verdictpayload.read_payload`, completed at the clock ``now``: ``retention_query_only`` and
+    ``canonical_path`` are asked again); ``None`` when the payload cannot be read (the file is then analysed).
+    The store hands out only regular files, not symlinks (:meth:`memzoi.stores.verdictcache.ProjectCache.lookup`)."""
+    try:
+        first, facts, starts, length = read_payload(payload, path, memzoi_dir, now, links, mode=statmod.S_IFREG)
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+    revision = blake3.blake3(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return FirstStage(
+        path,
+        memzoi_dir,
+        first,
+        facts,
+        starts or "0",
+        length,
+        stamp,
+        revision,
+        pending_boundary(first, payload_boundary(payload)),
+    )
+
+
+__all__ = [
+    "Analysed",
+    "Entry",
+    "FirstStage",
+    "Stamp",
+    "analyse_file",
+    "failed_stage",
+    "from_payload",
+    "lstamp",
+    "pending_boundary",
+]

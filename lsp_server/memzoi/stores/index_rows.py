@@ -1,0 +1,320 @@
+"""The rows of one file in the index: read, analyse and admit a file, and turn the result into the values of
+its ``files`` row and its ``records`` or ``proposals`` row (:func:`index_rows`, run in worker processes for large
+batches).
+
+Detected secrets never enter a row: titles, bodies and every other text column are redacted, and a path that
+bears a secret is stored redacted with its id and references dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import blake3
+
+from ..base.freshness import read_stable
+from ..base.utf8 import encodable, storable
+from ..judge import pathsafety
+from ..judge.analysis import Analysis
+from ..judge.attestation import check_attestation
+from ..judge.barrier import failed_analysis
+from ..judge.pathsafety import REDACTED_PREFIX, redacted, shown_id
+from ..judge.workspace import place
+from ..project.admission import GitVisibility
+from ..project.filefacts import FileFacts, facts_from_analysis
+from ..project.gitfacts import GitFacts
+from ..project.verdict import FileVerdict, ProjectContext, judge, verdict_of
+from ..read.document import frame
+from ..read.text import LineIndex
+from ..safety.redact import MARK, redact, secret_spans
+from ..safety.values import scalars
+from .firststage import analyse_file
+
+
+def _s(value: Any) -> str | None:
+    return str(value).strip() if isinstance(value, str) and str(value).strip() else None
+
+
+def _j(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return None
+
+
+def _scrub(rows: dict[str, dict[str, Any]], values: list[str]) -> None:
+    """Replace every detected secret value in every text column of ``rows`` (tags, origin, scope, … as plain
+    text or JSON) with the redaction mark, so the index never holds text a detector matched."""
+    needles = [n for v in values for n in {v, json.dumps(v, ensure_ascii=False)[1:-1]} if n]
+    for row in rows.values():
+        for key, value in row.items():
+            if key == "path" and isinstance(value, str) and any(n in value for n in needles):
+                # The key of the file's rows: marking the value inside it made several files one key (a run of
+                # 50,000 files failed on it); the whole path becomes its hash marker, one per file.
+                row[key] = redacted(value)
+            elif key != "sha" and isinstance(value, str) and any(n in value for n in needles):
+                for n in needles:
+                    value = value.replace(n, MARK)
+                row[key] = value
+
+
+def index_key(root: Path, path: str | os.PathLike[str]) -> str:
+    """The key of the file ``path`` in the index of the project ``root`` (resolved): its path relative to the
+    root, ``/``-separated (absolute when outside it), redacted when it bears a secret
+    (:func:`memzoi.judge.pathsafety.shown_path`: the index never stores a secret, and the key stays stable)."""
+    full = os.path.abspath(path)
+    base = str(root)
+    if os.sep == "/" and full.startswith(base.rstrip("/") + "/"):  # the common case, without pathlib
+        return pathsafety.shown_path(full[len(base.rstrip("/")) + 1 :])
+    try:
+        rel = Path(full).relative_to(root).as_posix()
+    except ValueError:
+        rel = Path(full).as_posix()
+    return pathsafety.shown_path(rel)
+
+
+def _index_rows(jobs: list[tuple[str, str | None, str]], root: str | None = None) -> list[dict[str, Any] | None]:
+    """Worker: :func:`_index_row` for each job of a chunk (one project context per ``.memzoi`` directory). A job
+    without its key gets it here (:func:`index_key` of ``root``), where the analysis scans the same path anyway
+    (one cached scan per file, instead of one more per file in the parent before the workers start)."""
+    contexts: dict[str, ProjectContext] = {}
+    base = Path(root) if root is not None else None
+    return [
+        _index_row(job if job[1] is not None or base is None else (job[0], index_key(base, job[0]), job[2]), contexts)
+        for job in jobs
+    ]
+
+
+def _index_row(job: tuple[str, str, str], contexts: dict[str, ProjectContext] | None = None) -> dict[str, Any] | None:
+    """Worker: ``(path, relative path, git visibility)`` → the file's rows from its verdict (its own findings
+    and admission; cross-file and ledger findings are not stored: they change with other files), or ``None``
+    when it cannot be read."""
+    path, rel, visibility = job
+    p = Path(path)
+    read = read_stable(p)
+    if read is None:  # unreadable, or changed while it was read: the next refresh sees it again
+        return None
+    data, stamp, checked = read
+    st = StatStamp(*stamp)
+    placement = place(p)
+    md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else ""
+    contexts = {} if contexts is None else contexts
+    ctx = contexts.get(md)
+    if ctx is None:
+        ctx = contexts[md] = ProjectContext.of(md or None, git=GitFacts(os.path.dirname(md)) if md else None)
+    if ctx.git is not None:
+        ctx.git.set_visibility({os.path.abspath(p): GitVisibility(visibility)})
+    try:  # the one analyse-then-entry routine (memzoi.stores.firststage), as check and the server's scan use it
+        made = analyse_file(str(p), placement, ctx, {}, read, entry=False)
+        verdict = verdict_of(p, made.analysis, made.stage.first, ctx)
+        return index_row(rel, data, st, verdict, facts=made.stage.facts, checked_ns=checked)
+    except Exception as err:  # the barrier: the file is kept as refused, with the finding, and the run goes on
+        return index_row(rel, data, st, index_verdict(p, failed_analysis(err, p, placement), ctx), checked_ns=checked)
+
+
+class StatStamp(NamedTuple):
+    """The stat fields an index row keeps (:func:`index_row`), from the stamp taken with the read
+    (:func:`memzoi.base.freshness.read_stable`)."""
+
+    st_size: int
+    st_mtime_ns: int
+    st_ino: int
+    st_ctime_ns: int
+
+
+#: A caller's supply of rows it already made (see :class:`memzoi.stores.index.Index`): for the given paths, the rows of
+#: those it holds as they are on disk (dicts, or packed: :func:`memzoi.stores.index.pack_row`), and the paths it does not
+#: hold (the index analyses them).
+Premade = Callable[[list[Path]], tuple[list[dict[str, Any] | bytes], list[Path]]]
+
+
+def index_verdict(path: Path, analysis: Analysis, ctx: ProjectContext) -> FileVerdict:
+    """The verdict the index stores for a file: its own findings and admission, graded by the project's rules
+    (``ctx`` carries git visibility and no ledger; cross-file findings are left out: they change with other
+    files). A caller holding the file's first stage uses :func:`memzoi.project.verdict.verdict_of` with the same ``ctx``."""
+    return judge(path, analysis, ctx)
+
+
+def index_row(
+    rel: str,
+    data: bytes,
+    st: os.stat_result | StatStamp,
+    verdict: FileVerdict,
+    *,
+    facts: FileFacts | None = None,
+    digest: bytes | None = None,
+    checked_ns: int = 0,
+) -> dict[str, Any]:
+    """The rows one judged file contributes to ``files`` and ``records`` or ``proposals``: ``rel`` is its key
+    (relative to the project root, redacted when it bears a secret), ``data`` and ``st`` its bytes and stat on
+    disk, ``verdict`` from :func:`index_verdict`. A caller that has them passes the analysis's ``facts`` and the
+    BLAKE3 ``digest`` of ``data`` (else they are computed here), and ``checked_ns``, the wall clock just before
+    ``data`` was read (:func:`memzoi.base.freshness.read_stable`); without it (0) the row's stat is never trusted alone
+    and the next refresh confirms the row by hash (:meth:`memzoi.stores.index.Index.refresh`)."""
+    analysis = verdict.analysis
+    facts = facts_from_analysis(analysis) if facts is None else facts
+    stored_facts = facts.to_json()
+    if rel.startswith(REDACTED_PREFIX):  # a secret-bearing path: its id is that secret; keep neither
+        stored_facts.update(ident=shown_id(facts.ident), tokens=[], refs=[])
+    all_findings = verdict.findings
+    lines = LineIndex(analysis.text) if all_findings else None
+    findings = (
+        [
+            {
+                "code": f.code,
+                "severity": int(f.severity),
+                "message": f.message,
+                "start": f.start,
+                "end": f.end,
+                "range": [list(lines.position(f.start)), list(lines.position(f.end))],
+            }
+            for f in all_findings
+        ]
+        if lines
+        else []
+    )
+    out: dict[str, Any] = {
+        "file": {
+            "path": rel,
+            "kind": analysis.kind,
+            "role": analysis.placement.role.value,
+            "size": st.st_size,
+            "mtime_ns": st.st_mtime_ns,
+            "ino": st.st_ino,
+            "ctime_ns": st.st_ctime_ns,
+            "checked_ns": checked_ns,
+            "sha": (digest or blake3.blake3(data).digest()).hex(),
+            "visibility": verdict.visibility.value,
+            "admitted": int(verdict.admitted),
+            "refusals": json.dumps(list(verdict.refusals)),
+            "findings": json.dumps(findings, ensure_ascii=False),
+            "facts": json.dumps(stored_facts),
+        }
+    }
+    doc = analysis.document
+    meta = doc.data if isinstance(doc.data, dict) else {}
+    title = _s(meta.get("title")) or ""
+    # The index is searchable and printed by `memzoi search`: detected secrets never enter it.
+    secrets = secret_spans(analysis.findings)
+    body = redact(doc.text, secrets, *doc.body_span) if secrets else doc.body
+    if secrets and doc.mapping is not None and "title" in doc.mapping.entries:
+        node = doc.mapping.entries["title"][1]
+        if any(s < node.end and e > node.start for s, e in secrets):
+            title = MARK
+    if analysis.kind == "record":
+        att = analysis.attestation
+        conf = meta.get("confidence")
+        conf = getattr(conf, "resolved", conf)
+        out["record"] = {
+            "path": rel,
+            "id": shown_id(facts.ident),
+            "type": _s(meta.get("type")),
+            "lane": _s(meta.get("lane")),
+            "scope_kind": _s(meta.get("scope")),
+            "scope_id": _s(meta.get("scope_id")),
+            "visibility": _s(meta.get("visibility")),
+            "title": title,
+            "body": body,
+            "status": _s(meta.get("status")),
+            "confidence": float(conf) if isinstance(conf, (int, float)) and not isinstance(conf, bool) else None,
+            "source_kind": _s(meta.get("source")),
+            "source_ref": _s(meta.get("source_ref")),
+            "proposal_id": _s(meta.get("proposal_id")),
+            "supersedes_id": _s(meta.get("supersedes")),
+            "created_at": _s(meta.get("timestamp")),
+            "updated_at": _s(meta.get("updated")) or _s(meta.get("timestamp")),
+            "tags": _j(meta.get("tags")),
+            "applies_to": _j(meta.get("applies_to")),
+            "retention_json": _j(meta.get("retention")),
+            "origin_json": _j(meta.get("origin")),
+            "lineage_json": _j(meta.get("lineage")),
+            "content_hash": facts.content,
+            "revision": att.revision if att else None,
+            "attestation": att.state.value if att else None,
+            "attested_projection": _j(att.projection) if att and att.state.value == "attested" else None,
+            "admitted": int(verdict.admitted),
+        }
+    elif analysis.kind == "proposal":
+        block = meta.get("proposal") if isinstance(meta.get("proposal"), dict) else {}
+        out["proposal"] = {
+            "path": rel,
+            "id": shown_id(facts.ident),
+            "file_id": shown_id(analysis.placement.identity),
+            "role": analysis.placement.role.value,
+            "status": facts.status,
+            "action": facts.action,
+            "targets": json.dumps([r.target for r in facts.refs]),
+            "scope_kind": facts.scope_kind,
+            "scope_id": facts.scope_id,
+            "proposed_at": _s(block.get("proposed_at")),
+            "sensitivity": _s(meta.get("sensitivity")),
+            "content_class": _s(meta.get("content_class")),
+            "title": title,
+            "body": body,
+            "content_hash": facts.content,
+        }
+    if secrets:
+        _scrub(out, sorted(_secret_texts(doc, secrets), key=len, reverse=True))
+    for row in out.values():  # SQLite stores strict UTF-8: a lone surrogate (a YAML escape) is stored escaped
+        for key, value in row.items():
+            if isinstance(value, str) and not encodable(value):
+                row[key] = storable(value)
+    return out
+
+
+def _secret_texts(doc, secrets: list[tuple[int, int]]) -> set[str]:
+    """The texts to keep out of the rows: each secret span's text, and the decoded value of every frontmatter
+    string (key or value) that a secret span covers whole. A match in a decoded value is reported over its whole
+    scalar (its escapes, its quotes), whose text is not what the rows hold (:mod:`memzoi.safety.values`)."""
+    out = {doc.text[a:b] for a, b in secrets}
+    if doc.yaml_root is not None and doc.fm_end is not None and secrets[0][0] < doc.fm_end:
+        for node, _ in scalars(doc.yaml_root):
+            if isinstance(node.value, str) and any(a <= node.start and node.end <= b for a, b in secrets):
+                out.add(str(node.value))
+    return out
+
+
+def keep_verified(db: sqlite3.Connection, root: Path, rows: list[dict[str, Any]]) -> None:
+    """For records of ``rows`` (about to replace theirs in the index ``db`` of the project ``root``) that turned
+    stale, keep the projection stored when they last verified and use it to name the changed fields in the stored
+    ``stale_attestation`` finding. Raises ``sqlite3.Error``."""
+    for row in rows:
+        rec = row.get("record")
+        if not rec or rec["attestation"] != "stale" or not rec["id"]:
+            continue
+        old = db.execute("SELECT attested_projection FROM records WHERE path = ?", (rec["path"],)).fetchone()
+        if old is None or not old[0]:
+            continue
+        rec["attested_projection"] = old[0]
+        try:
+            text = (root / rec["path"]).read_text(encoding="utf-8")
+            known = json.loads(old[0])
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+        doc = frame(text)
+        refined = check_attestation(doc, rec["id"], valid=True, known=known)
+        if refined.state.value != "stale" or not refined.findings:
+            continue
+        f = refined.findings[0]
+        findings = [x for x in json.loads(row["file"]["findings"]) if x["code"] != "stale_attestation"]
+        findings.append(
+            {
+                "code": f.code,
+                "severity": int(f.severity),
+                "message": f.message,
+                "start": f.start,
+                "end": f.end,
+                "range": [list(doc.lines.position(f.start)), list(doc.lines.position(f.end))],
+            }
+        )
+        row["file"]["findings"] = json.dumps(findings, ensure_ascii=False)
+
+
+__all__: list[str] = []

@@ -1,0 +1,135 @@
+"""The index's SQLite schema (DDL): tables, FTS5 tables and the triggers that keep them in sync.
+
+:class:`memzoi.stores.index.Index` creates it in a new database and recreates it on :meth:`~memzoi.stores.index.Index.rebuild`;
+a database with another :data:`SCHEMA_VERSION` (``PRAGMA user_version``) or missing tables is reported as needing a
+rebuild.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+
+SCHEMA_VERSION = 5  # bump when the stored facts or columns change: old indexes are rebuilt
+
+_SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files(
+  path TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  role TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  ino INTEGER NOT NULL,
+  ctime_ns INTEGER NOT NULL,
+  checked_ns INTEGER NOT NULL,
+  sha TEXT NOT NULL,
+  visibility TEXT NOT NULL,
+  admitted INTEGER NOT NULL,
+  refusals TEXT NOT NULL,
+  findings TEXT NOT NULL,
+  facts TEXT NOT NULL
+);
+CREATE TABLE records(
+  rowid INTEGER PRIMARY KEY,
+  path TEXT NOT NULL UNIQUE,
+  id TEXT,
+  type TEXT, lane TEXT, scope_kind TEXT, scope_id TEXT, visibility TEXT,
+  title TEXT NOT NULL, body TEXT NOT NULL,
+  status TEXT, confidence REAL, source_kind TEXT, source_ref TEXT, proposal_id TEXT, supersedes_id TEXT,
+  created_at TEXT, updated_at TEXT, tags TEXT, applies_to TEXT,
+  retention_json TEXT, origin_json TEXT, lineage_json TEXT,
+  content_hash TEXT, revision TEXT, attestation TEXT, attested_projection TEXT,
+  admitted INTEGER NOT NULL
+);
+CREATE INDEX records_by_id ON records(id);
+CREATE TABLE proposals(
+  rowid INTEGER PRIMARY KEY,
+  path TEXT NOT NULL UNIQUE,
+  id TEXT, file_id TEXT, role TEXT NOT NULL, status TEXT, action TEXT,
+  targets TEXT, scope_kind TEXT, scope_id TEXT, proposed_at TEXT, sensitivity TEXT, content_class TEXT,
+  title TEXT NOT NULL, body TEXT NOT NULL, content_hash TEXT
+);
+CREATE INDEX proposals_by_id ON proposals(id);
+CREATE VIRTUAL TABLE records_fts USING fts5(title, body, content='records', content_rowid='rowid');
+CREATE VIRTUAL TABLE proposals_fts USING fts5(title, body, content='proposals', content_rowid='rowid');
+"""
+_TRIGGERS = """
+CREATE TRIGGER {t}_ai AFTER INSERT ON {t} BEGIN
+  INSERT INTO {t}_fts(rowid, title, body) VALUES (new.rowid, new.title, new.body);
+END;
+CREATE TRIGGER {t}_ad AFTER DELETE ON {t} BEGIN
+  INSERT INTO {t}_fts({t}_fts, rowid, title, body) VALUES ('delete', old.rowid, old.title, old.body);
+END;
+CREATE TRIGGER {t}_au AFTER UPDATE ON {t} BEGIN
+  INSERT INTO {t}_fts({t}_fts, rowid, title, body) VALUES ('delete', old.rowid, old.title, old.body);
+  INSERT INTO {t}_fts(rowid, title, body) VALUES (new.rowid, new.title, new.body);
+END;
+"""
+_TABLES = ("files", "records", "proposals", "records_fts", "proposals_fts", "meta")
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split our schema script into statements (trigger bodies contain ``;`` and end with ``END;``)."""
+    out, buf = [], []
+    for line in script.strip().splitlines():
+        if not line.strip():
+            continue
+        buf.append(line)
+        stmt = "\n".join(buf)
+        if line.rstrip().endswith(";") and (
+            not stmt.lstrip().upper().startswith("CREATE TRIGGER") or line.strip().upper() == "END;"
+        ):
+            out.append(stmt)
+            buf = []
+    return out
+
+
+def table_script() -> str:
+    """The tables, indexes and FTS5 tables, without the triggers (a rebuild fills the FTS5 tables in one pass
+    after inserting every row, then adds the triggers: :func:`fts_triggers`)."""
+    return _SCHEMA
+
+
+def fts_triggers() -> str:
+    """The triggers that keep ``records_fts`` and ``proposals_fts`` in sync with their tables."""
+    return _TRIGGERS.format(t="records") + _TRIGGERS.format(t="proposals")
+
+
+def schema_script() -> str:
+    """The whole schema as one script: tables, then the FTS5 triggers of ``records`` and ``proposals``."""
+    return table_script() + fts_triggers()
+
+
+__all__ = ["SCHEMA_VERSION", "fts_triggers", "schema_script", "table_script"]
+
+
+def _opening(db: sqlite3.Connection, check: Callable[[], str | None], patience: float = 30.0) -> str | None:
+    """Set the connection up (WAL, busy timeout) and ``check`` the schema, retried while another process holds the
+    database while it opens or creates it (a WAL switch can be refused at once, without the busy timeout): many
+    processes opening a new index at once all succeed. Raises the last ``sqlite3.Error`` otherwise."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            db.execute("PRAGMA busy_timeout=5000")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            return check()
+        except sqlite3.OperationalError as err:
+            if not any(w in str(err) for w in ("locked", "busy")) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)  # another process is creating the schema: it takes milliseconds
+
+
+class _Tx:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error): a write transaction of the index."""
+
+    def __init__(self, db: sqlite3.Connection):
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")

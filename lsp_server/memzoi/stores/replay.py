@@ -1,0 +1,218 @@
+"""Replay of ``memzoi check``: when no input of a run's report changed since a run with the same arguments stored
+it, the stored report is given back instead of judging anything again (issue 29, "Replay").
+
+**The inputs of a report** (:class:`Inputs`):
+
+- the walk: every file it found, in order, with the skipped entries and path findings (a new, removed or renamed
+  file changes it);
+- every file's bytes, by the one freshness rule of the store (:mod:`memzoi.base.freshness`): its stat stamp vouches
+  alone only where that rule lets it (not racy, a file system with a real ctime, not drawn for a re-hash), else
+  the file is read and its BLAKE3 digest compared with the one its verdict was made from;
+- per project: the bytes of ``.memzoi/config.toml`` (project id, ``[rules]``), git's state
+  (:func:`memzoi.stores.index_fresh.git_state`: ``HEAD`` and its ref, the index, ``packed-refs``, ``info/exclude`` and
+  every ``.gitignore`` from the worktree's top to the files' folders) and the ledger's head (the stat of the ledger
+  database and its write-ahead log, as :class:`memzoi.ledger.view.LedgerView` follows it);
+- the store's version and the tool stamp (:func:`memzoi.stores.toolstamp.tool_stamp`: version and a digest of the
+  installed code);
+- the clock: the earliest retention boundary of any checked file; once it passes, the report is judged again.
+
+A report is stored only for a run that walked every project it touched in full (a check of a few files reads the
+facts of the others, which the walk does not see), whose every file was read stably, and whose finding data is
+plain JSON. What is stored is what the report prints (no file text, no matched value: a secret is named by its
+kind, place and fingerprint only). A stored report is checksummed: a damaged row is a miss. A miss runs the
+check as usual: files whose bytes are unchanged still come from their store entries, only changed files are
+analysed again.
+
+Stored in table ``reports`` of the project store (:mod:`memzoi.stores.store`), one row per argument list and working
+directory, the most recent :data:`KEEP` kept.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import blake3
+
+from ..base import freshness
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: Stored reports kept per project (one per argument list and working directory).
+KEEP = 16
+#: ``path -> [size, mtime_ns, ino, ctime_ns, checked_ns, digest hex]`` of the bytes each file's verdict was made from.
+Stamps = dict[str, list[Any]]
+
+
+def report_key(args: list[str], cwd: str) -> str:
+    """The key a report is stored under: the arguments as given and the working directory (display paths are
+    relative to it). Hex BLAKE3."""
+    return blake3.blake3(json.dumps([cwd, args]).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def walk_digest(
+    files: Iterable[str],
+    skipped: Iterable[tuple[str, str]],
+    path_findings: Iterable[tuple[str, Any]],
+    complete: Iterable[str],
+) -> str:
+    """Hex BLAKE3 of what a walk found: the files in order, the skipped entries, the path findings (display,
+    code, message) and the ``.memzoi`` directories walked in full."""
+    h = blake3.blake3()
+    for part in (list(files), sorted(skipped), [(d, f.code, f.message) for d, f in path_findings], sorted(complete)):
+        h.update(json.dumps(part).encode("utf-8", "surrogateescape") + b"\0")
+    return h.hexdigest()
+
+
+def _ledger_stamp(root: Path) -> list[Any]:
+    """The stat of the ledger database of the project ``root`` and its WAL (the project's runtime directory,
+    :func:`memzoi.ledger.store.cached_runtime_dir`, is the worktree's runtime directory's grandparent)."""
+    from ..base.runtime import LEDGER_DB, worktree_runtime_dir  # noqa: PLC0415 lazy: start-up
+
+    try:
+        db = worktree_runtime_dir(root).parent.parent / LEDGER_DB
+    except Exception:  # noqa: BLE001 - no git, odd paths: no ledger, as the ledger view decides
+        return [None]
+    out = []
+    for p in (db, db.with_name(db.name + "-wal")):
+        st = freshness.lstat(p)
+        out.append(list(st.stamp) if st is not None else None)
+    return out
+
+
+def project_inputs(roots: dict[str, set[str]]) -> str:
+    """Hex BLAKE3 of the inputs of a report besides its files (see the module docstring): the store's version, the
+    tool stamp and, for each project root of ``roots`` (root → the folders holding its checked files), its
+    configuration's bytes, git's state and the ledger's head. Never raises."""
+    from . import toolstamp  # noqa: PLC0415 lazy: start-up
+    from .index_fresh import config_bytes, git_state  # noqa: PLC0415 lazy: start-up
+    from .store import STORE_VERSION  # noqa: PLC0415 lazy: start-up
+
+    h = blake3.blake3(f"{STORE_VERSION}\0{toolstamp.tool_stamp()}\0".encode())
+    for root in sorted(roots):
+        r = Path(root)
+        h.update(root.encode("utf-8", "surrogateescape") + b"\0" + config_bytes(r) + b"\0")
+        h.update(git_state(r, roots[root]).encode() + json.dumps(_ledger_stamp(r)).encode() + b"\0")
+    return h.hexdigest()
+
+
+@dataclass
+class Inputs:
+    """The inputs a stored report was made from: ``walk`` (:func:`walk_digest`), ``projects``
+    (:func:`project_inputs` of ``roots``: project root → the folders of its checked files), ``stamps`` (each
+    file's bytes) and ``until_us`` (the earliest retention boundary, microseconds since the epoch; ``None`` for
+    none)."""
+
+    walk: str
+    projects: str
+    stamps: Stamps
+    until_us: int | None
+    roots: dict[str, list[str]]
+
+    def to_json(self) -> str:
+        """The stored form."""
+        return json.dumps([self.walk, self.projects, self.stamps, self.until_us, self.roots], separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Inputs:
+        """Read :meth:`to_json`'s text back. Raises ``ValueError``, ``TypeError`` for one it did not write."""
+        walk, projects, stamps, until, roots = json.loads(text)
+        if not isinstance(stamps, dict) or not isinstance(roots, dict):
+            raise TypeError("stamps")
+        return cls(walk, projects, stamps, until, roots)
+
+
+def files_unchanged(stamps: Stamps) -> Stamps | None:
+    """Whether every file of ``stamps`` still has the bytes its stored stamp was made from, by the one freshness
+    rule (:func:`memzoi.base.freshness.vouches`, else a read compared by digest, :func:`memzoi.base.freshness.confirm`):
+    ``None`` when one changed, else the files confirmed by reading, under the stamp and clock of that read (for
+    :func:`restamp`, so that the next replay trusts them by stat again)."""
+    confirmed: Stamps = {}
+    for path, stored in stamps.items():
+        st = freshness.lstat(path)
+        if st is None or st.stamp[0] != stored[0]:
+            return None
+        if freshness.vouches(st, stored[:4], stored[4]):
+            continue
+        read = freshness.confirm(path, stored[0], bytes.fromhex(stored[5]))
+        if read is None:
+            return None
+        confirmed[path] = [*read[1], read[2], stored[5]]
+    return confirmed
+
+
+def restamp(conn: sqlite3.Connection, key: str, inputs: Inputs, confirmed: Stamps, report: bytes) -> bool:
+    """Store ``inputs`` of the report under ``key`` again with the files of ``confirmed`` under their new stamps
+    (their bytes are those the report was made from). Returns False when it could not be written."""
+    if not confirmed:
+        return True
+    inputs.stamps.update(confirmed)
+    return save(conn, key, inputs, report)
+
+
+def _sum(key: str, inputs: str, blob: bytes) -> bytes:
+    h = blake3.blake3(key.encode() + b"\0" + inputs.encode("utf-8", "surrogateescape") + b"\0")
+    h.update(blob)
+    return h.digest(16)
+
+
+def load(conn: sqlite3.Connection, key: str) -> tuple[Inputs, bytes] | None:
+    """The stored inputs and report (as :func:`memzoi.runs.checkreport.dump` wrote it) under ``key``; ``None`` when
+    none is stored, its checksum does not match, or it cannot be read. Never raises."""
+    try:
+        row = conn.execute("SELECT inputs, report, sum FROM reports WHERE key = ?", (key,)).fetchone()
+        if row is None or _sum(key, row[0], row[1]) != row[2]:
+            return None
+        return Inputs.from_json(row[0]), zlib.decompress(row[1])
+    except (sqlite3.Error, ValueError, TypeError, zlib.error):
+        return None
+
+
+def save(conn: sqlite3.Connection, key: str, inputs: Inputs, report: bytes) -> bool:
+    """Store ``report`` under ``key`` with its ``inputs`` in one transaction, keeping the :data:`KEEP` most recent
+    reports. Returns False when it could not be written; never raises for a database problem."""
+    text = inputs.to_json()
+    blob = zlib.compress(report, 1)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(
+            "INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?)",
+            (key, time.time_ns(), text, blob, _sum(key, text, blob)),
+        )
+        conn.execute(
+            "DELETE FROM reports WHERE key NOT IN (SELECT key FROM reports ORDER BY made_ns DESC LIMIT ?)", (KEEP,)
+        )
+        conn.execute("COMMIT")
+        return True
+    except (sqlite3.Error, ValueError):
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+        return False
+
+
+def micros(when: datetime) -> int:
+    """``when`` (aware) in microseconds since the epoch (the unit of :attr:`Inputs.until_us`)."""
+    return (when - _EPOCH) // timedelta(microseconds=1)
+
+
+__all__ = [
+    "Inputs",
+    "KEEP",
+    "Stamps",
+    "files_unchanged",
+    "load",
+    "micros",
+    "project_inputs",
+    "report_key",
+    "restamp",
+    "save",
+    "walk_digest",
+]

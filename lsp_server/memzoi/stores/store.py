@@ -1,0 +1,194 @@
+"""The project store: one SQLite database per worktree of a project, in its runtime directory
+(``<home>/projects/<repository-key>/worktrees/<worktree-key>/memzoi-lsp-store.db``, Memzoi's key derivation and
+layout, reference §7.1/§7.3; the file name is ours, so Memzoi's own ``index.db`` is never touched).
+
+It holds every derived fact about the project's files, under one version and one opening rule:
+
+- each file's store entry (table ``entries``: stamp, digest, compact verdict payload, checksum;
+  :mod:`memzoi.stores.verdictcache`) and the project's facts blob (table ``facts``: cross-file facts;
+  :mod:`memzoi.stores.verdictfacts`);
+- the search rows (``files``, ``records``, ``proposals``, their FTS5 tables and ``meta``; :mod:`memzoi.stores.index`);
+- the stored reports ``memzoi check`` replays when no input of them changed (``reports``, :mod:`memzoi.stores.replay`).
+
+Whether a stored fact is still its file's is decided by the one freshness rule of :mod:`memzoi.base.freshness`
+(stat, racy window, file-system type, content hash, re-hash sample) together with the tool stamp
+(:func:`memzoi.stores.toolstamp.tool_stamp`) and the project's configuration, which every table's rows are made under.
+
+**Version.** ``PRAGMA user_version`` is :data:`STORE_VERSION`, which changes with the layout of any table or
+payload. A database of another version (an older or newer build, or the two databases earlier builds kept) is
+never served: :func:`ensure_schema` drops every table and creates the current ones, checked again under the
+write lock, so that of many processes opening a new store at once one creates it and the others find it. The
+databases of earlier builds (:data:`OLD_DATABASES`) are deleted when the store is opened.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from ..base.runtime import DB_COMPANIONS, STORE_DB, private_dir, private_file, worktree_runtime_dir
+from .index_schema import SCHEMA_VERSION, _opening, _split_sql, schema_script
+from .verdictfacts import FACTS_SCHEMA
+
+#: The databases earlier builds kept in the same directory (the verdict cache and the index), removed on open.
+OLD_DATABASES = ("memzoi-lsp-verdicts.db", "memzoi-lsp-index.db")
+#: Version of a store entry's payload layout (:mod:`memzoi.stores.verdictpayload`).
+PAYLOAD_FORMAT = 1
+#: Version of the ``entries`` layout with its payload.
+CACHE_FORMAT = 2 + 100 * PAYLOAD_FORMAT
+#: Version of the ``reports`` layout (:mod:`memzoi.stores.replay`).
+REPORT_FORMAT = 1
+#: ``PRAGMA user_version`` of a current store: any table's layout changes it.
+STORE_VERSION = 10_000_000 + SCHEMA_VERSION * 100_000 + CACHE_FORMAT * 10 + REPORT_FORMAT
+
+ENTRIES_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, ctx TEXT NOT NULL, "
+    "size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL, ctime_ns INTEGER NOT NULL, "
+    "checked_ns INTEGER NOT NULL, digest BLOB NOT NULL, payload TEXT NOT NULL, sum BLOB NOT NULL) "
+    "WITHOUT ROWID"
+)
+REPORTS_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, made_ns INTEGER NOT NULL, inputs TEXT NOT NULL, "
+    "report BLOB NOT NULL, sum BLOB NOT NULL) WITHOUT ROWID"
+)
+
+
+#: How long a run waits for another one's write transaction before going on without the store, in seconds.
+BUSY_TIMEOUT_S = 2.0
+
+
+def store_path(project_root: str | os.PathLike[str]) -> Path:
+    """Where the store of the project at ``project_root`` lives (see the module docstring). Creates nothing."""
+    return worktree_runtime_dir(project_root) / STORE_DB
+
+
+def _tables(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    return [
+        (r[0], r[1])
+        for r in conn.execute(
+            "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'trigger') AND name NOT LIKE 'sqlite_%'"
+        )
+    ]
+
+
+def _drop_all(conn: sqlite3.Connection) -> None:
+    """Drop every trigger and table of ``conn``, full-text tables first (their shadow tables go with them)."""
+    for kind, name in _tables(conn):
+        if kind == "trigger":
+            conn.execute(f'DROP TRIGGER IF EXISTS "{name}"')
+    for (name,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL%'"
+    ).fetchall():
+        conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+    for _, name in _tables(conn):
+        conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+
+
+#: Tables every current store has (a store missing one is made anew).
+TABLES = frozenset(
+    {"entries", "facts", "reports", "meta", "files", "records", "proposals", "records_fts", "proposals_fts"}
+)
+
+
+def _current(conn: sqlite3.Connection) -> bool:
+    if conn.execute("PRAGMA user_version").fetchone()[0] != STORE_VERSION:
+        return False
+    return TABLES <= {name for kind, name in _tables(conn) if kind == "table"}
+
+
+def ensure_schema(conn: sqlite3.Connection) -> None:
+    """Give the store ``conn`` (autocommit, ``isolation_level=None``) the current layout: nothing to do when its
+    version is :data:`STORE_VERSION` and it has every table of :data:`TABLES`; otherwise, under
+    ``BEGIN IMMEDIATE`` and checked again there, drop every table and trigger and create the current ones. Raises
+    ``sqlite3.Error``."""
+    if _current(conn):
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if not _current(conn):
+            _drop_all(conn)
+            for stmt in _split_sql(schema_script()):
+                conn.execute(stmt)
+            conn.execute(ENTRIES_SCHEMA)
+            conn.execute(FACTS_SCHEMA)
+            conn.execute(REPORTS_SCHEMA)
+            conn.execute(f"PRAGMA user_version={STORE_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def remove_database(db: Path) -> None:
+    """Delete the database file ``db`` and its SQLite companions (``-wal``, ``-shm``, ``-journal``); a file
+    already gone is no error. Raises ``OSError`` for one that cannot be removed."""
+    for p in (db, *(db.with_name(db.name + s) for s in DB_COMPANIONS)):
+        try:
+            p.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def forget_old_databases(folder: Path) -> None:
+    """Delete the databases earlier builds kept in the runtime folder ``folder`` (:data:`OLD_DATABASES`): their
+    facts are made again in the store. Never raises."""
+    for name in OLD_DATABASES:
+        try:
+            if (folder / name).exists():
+                remove_database(folder / name)
+        except OSError:
+            pass
+
+
+def _open(db: Path) -> sqlite3.Connection:
+    """A connection to the store ``db`` with the current layout (:func:`memzoi.stores.store.ensure_schema`: created, or
+    recreated for another version, race-free); the databases of earlier builds beside it are removed. Raises
+    ``OSError`` or ``sqlite3.Error``."""
+    private_dir(db.parent)
+    private_file(db)
+    conn = sqlite3.connect(db, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    try:
+        _opening(conn, lambda: ensure_schema(conn), patience=BUSY_TIMEOUT_S * 5)
+        conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+        private_file(db)  # the WAL and shared-memory files SQLite just created
+    except BaseException:
+        conn.close()
+        raise
+    forget_old_databases(db.parent)
+    return conn
+
+
+def connect(db: Path) -> sqlite3.Connection | None:
+    """:func:`_open`, deleting and recreating a database that is not one (corrupt, truncated, foreign); ``None``
+    when the store cannot be used at all (read-only or full disk, locked, unreadable)."""
+    try:
+        return _open(db)
+    except sqlite3.DatabaseError as err:
+        if isinstance(err, sqlite3.OperationalError):  # locked, read-only, no space: not the file's fault
+            return None
+    except OSError:
+        return None
+    try:  # not a database (sqlite3.DatabaseError proper): start again
+        remove_database(db)
+        return _open(db)
+    except (OSError, sqlite3.Error):
+        return None
+
+
+__all__ = [
+    "BUSY_TIMEOUT_S",
+    "CACHE_FORMAT",
+    "ENTRIES_SCHEMA",
+    "OLD_DATABASES",
+    "PAYLOAD_FORMAT",
+    "REPORTS_SCHEMA",
+    "REPORT_FORMAT",
+    "STORE_VERSION",
+    "TABLES",
+    "connect",
+    "ensure_schema",
+    "forget_old_databases",
+    "remove_database",
+    "store_path",
+]

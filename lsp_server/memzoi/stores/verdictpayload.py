@@ -1,0 +1,215 @@
+"""The payload of one verdict cache entry (:mod:`memzoi.stores.verdictcache`): what is kept of a file's verdict, and how
+it becomes the first stage of that verdict again at a later run's clock.
+
+:func:`make_payload` writes it from an analysis (or declines: a file with a secret, a stale attestation, a
+``canonical_path`` finding, a finding whose data does not survive JSON); :func:`read_payload` reads it back. The
+payload is JSON, a list of plain values in a fixed order (positional, because a run reads one per file): role,
+opening span, attested flag, the findings without quick fixes and without ``retention_query_only`` (code,
+message, start, end, severity, data), the cross-file facts, the line starts as one string (parsed only when a
+finding must be placed, :func:`line_starts`), the text's length in code points and the retention mark
+(boundary in microseconds since the epoch, reason, span). Change :data:`PAYLOAD_FORMAT` with the layout.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from ..base.findings import Finding, Severity
+from ..judge.workspace import Role
+from ..project.admission import canonical_findings
+from ..project.filefacts import FileFacts, Ref
+from ..project.verdict import Local
+
+if TYPE_CHECKING:  # reading an entry loads no analysis (nor the detectors)
+    from ..judge.analysis import Analysis
+
+from .store import PAYLOAD_FORMAT  # noqa: E402 - the version of this layout (part of the store's version)
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_SEVERITY = {int(s): s for s in Severity}
+_SORT = lambda f: (f.start, f.end, f.code)  # noqa: E731 - the analysis's own finding order
+
+
+def _plain(value: object) -> bool:
+    """True when ``value`` survives a JSON round trip unchanged (str keys; no tuple, set or other object)."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return True
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    return False
+
+
+def make_payload(analysis: Analysis, first: Local, facts: FileFacts, starts: list[int]) -> str | None:
+    """The JSON payload of one file's entry (see the module docstring), or ``None`` when the file must not be
+    cached: a secret finding, a stale attestation, a ``canonical_path`` finding, a finding whose data does not
+    survive JSON, a file outside any project. ``first`` is :func:`memzoi.project.verdict.local`'s result for ``analysis``."""
+    from ..judge.attestation import AttestationState  # noqa: PLC0415 lazy: start-up
+    from ..safety.redact import SECRET_CODES  # noqa: PLC0415 lazy: start-up
+
+    if analysis.placement.memzoi_dir is None or first.canonical or facts.failed:  # a symlink, a file through a
+        return None  # symlinked folder, facts an internal error stopped (its `internal_error` is not cached)
+    if analysis.attestation is not None and analysis.attestation.state is AttestationState.STALE:
+        return None
+    own = first.own[: len(first.own) - first.canonical]
+    found = []
+    for f in own:
+        if f.code in SECRET_CODES or (f.data and not _plain(f.data)):
+            return None
+        if f.code != "retention_query_only":  # recomputed from the mark at each run's clock
+            found.append([f.code, f.message, f.start, f.end, int(f.severity), f.data or None])
+    mark = analysis.retention
+    stored_mark = None
+    if mark is not None:
+        stored_mark = [(mark.boundary - _EPOCH) // timedelta(microseconds=1), mark.reason, *mark.span]
+    # The line starts as one string: most files have no finding, and their starts are then never parsed.
+    return json.dumps(
+        [
+            first.role.value,
+            *first.opening,
+            first.attested,
+            found,
+            _facts_out(facts),
+            ",".join(map(str, starts)),
+            len(analysis.text),
+            stored_mark,
+        ],
+        separators=(",", ":"),
+    )
+
+
+def cache_parts(
+    analysis: Analysis, first: Local, facts: FileFacts, starts: list[int]
+) -> tuple[str | None, list[Any] | None]:
+    """``(payload, kept facts)`` of a file for :meth:`memzoi.stores.verdictcache.ProjectCache.store`: its entry's payload
+    (:func:`make_payload`), else the facts the blob may keep (:func:`kept_facts`), else neither. Never raises: the
+    cache never changes a report, a file it cannot take is only not cached."""
+    try:
+        payload = make_payload(analysis, first, facts, starts)
+        return payload, (kept_facts(analysis, first, facts) if payload is None else None)
+    except Exception:  # noqa: BLE001
+        return None, None
+
+
+def kept_facts(analysis: Analysis, first: Local, facts: FileFacts) -> list[Any] | None:
+    """The facts (as :func:`make_payload` keeps them) of a file that gets no entry, when they may still be kept in
+    the project's facts blob (:mod:`memzoi.stores.verdictfacts`) so that a check of other files need not analyse it again
+    for its cross-file facts; ``None`` when they may not.
+
+    Kept only for a file of a project, not read through a symlink, with no secret finding at all (a stale
+    attestation, a finding whose data is not plain JSON). A file with a secret keeps nothing: a detector's span may
+    hold context around the secret, so no test on the fact values could promise that none of them holds a piece of
+    it, and no byte of a secret is ever stored."""
+    from ..safety.redact import SECRET_CODES  # noqa: PLC0415 lazy: start-up
+
+    if analysis.placement.memzoi_dir is None or first.canonical or facts.failed:
+        return None
+    if any(f.code in SECRET_CODES for f in first.own):  # the analysis's findings and what admission added
+        return None
+    return _facts_out(facts)
+
+
+def _facts_out(f: FileFacts) -> list[Any]:
+    return [
+        f.kind,
+        f.role,
+        f.ident,
+        f.status,
+        f.scope_kind,
+        f.scope_id,
+        f.when,
+        f.action,
+        f.content,
+        list(f.tokens),
+        [[r.field, r.target, r.span[0], r.span[1], r.to] for r in f.refs],
+        list(f.ident_span),
+        list(f.body_span),
+        f.legacy,
+    ]
+
+
+def _facts_in(v: list[Any]) -> FileFacts:
+    refs = tuple(Ref(a, b, (s, e), to) for a, b, s, e, to in v[10])
+    return FileFacts(
+        v[0],
+        v[1],
+        v[2],
+        v[3],
+        v[4],
+        v[5],
+        v[6],
+        v[7],
+        v[8],
+        tuple(v[9]),
+        refs,
+        (v[11][0], v[11][1]),
+        (v[12][0], v[12][1]),
+        v[13],
+    )
+
+
+def stored_facts(value: list[Any]) -> FileFacts:
+    """The cross-file facts as a payload (or the facts blob, :mod:`memzoi.stores.verdictfacts`) keeps them. Raises as
+    :func:`read_payload` does."""
+    return _facts_in(value)
+
+
+def payload_boundary(payload: str) -> datetime | None:
+    """The retention boundary a payload keeps (its mark's instant), ``None`` without one or for a payload it
+    cannot read. Parses only a payload that has a mark (most end in ``null``)."""
+    if payload.endswith(",null]"):
+        return None
+    try:
+        mark = json.loads(payload)[8]
+        return _EPOCH + timedelta(microseconds=mark[0]) if mark is not None else None
+    except (ValueError, TypeError, IndexError, OverflowError):
+        return None
+
+
+def line_starts(starts: str) -> list[int]:
+    """The line starts a payload keeps as a string (see :func:`read_payload`). Raises ``ValueError``."""
+    return [int(s) for s in starts.split(",")]
+
+
+def read_payload(
+    payload: str,
+    path: str,
+    memzoi_dir: str,
+    now: datetime,
+    links: dict[str, Any] | None = None,
+    *,
+    mode: int | None = None,
+) -> tuple[Local, FileFacts, str, int]:
+    """What :func:`make_payload` stored, completed for a run at the clock ``now``: the first stage of the file's
+    verdict (with ``retention_query_only`` evaluated at ``now`` and ``canonical_path`` asked of the file system
+    for ``path`` in ``memzoi_dir``; ``links`` and ``mode`` as for :func:`memzoi.project.admission.canonical_findings`),
+    its cross-file facts, its line starts (a string for :func:`line_starts`) and its length in code points.
+    Raises ``ValueError``, ``KeyError``, ``TypeError`` or ``IndexError`` for a payload it did not write."""
+    role, o1, o2, attested, found, facts, starts, length, mark = json.loads(payload)
+    own = [Finding(c, m, s, e, _SEVERITY[sev], (), d or {}) for c, m, s, e, sev, d in found]
+    if mark is not None:
+        from ..judge.retention import RetentionMark, mark_findings  # noqa: PLC0415 lazy: start-up - a record with a retention boundary only
+
+        boundary = _EPOCH + timedelta(microseconds=mark[0])
+        extra = mark_findings(RetentionMark(boundary, mark[1], (mark[2], mark[3])), now)
+        if extra:
+            own = sorted(own + extra, key=_SORT)
+    opening = (o1, o2)
+    r = Role(role)
+    canonical = canonical_findings(path, r, memzoi_dir, opening, links, mode=mode)
+    return Local(own + canonical, r, opening, bool(attested), len(canonical)), _facts_in(facts), starts, length
+
+
+__all__ = [
+    "PAYLOAD_FORMAT",
+    "cache_parts",
+    "kept_facts",
+    "line_starts",
+    "make_payload",
+    "payload_boundary",
+    "read_payload",
+    "stored_facts",
+]
