@@ -169,11 +169,33 @@ def connect(db: Path) -> sqlite3.Connection | None:
             return None
     except OSError:
         return None
-    try:  # not a database (sqlite3.DatabaseError proper): start again
+    # Not a database (sqlite3.DatabaseError proper), as this connection saw it. Another process may be using the
+    # file right now, and deleting a database another connection holds loses its writes (SQLite removes the `-wal`
+    # by path when that connection closes), so the file is removed only when a fresh look confirms it is damaged.
+    if not _damaged(db):
+        return None
+    try:
         remove_database(db)
         return _open(db)
     except (OSError, sqlite3.Error):
         return None
+
+
+def _damaged(db: Path) -> bool:
+    """Whether the file ``db`` is not a sound SQLite database (``PRAGMA quick_check`` fails or the file is not one);
+    ``False`` when it cannot be looked at now (locked, busy: another process is using it)."""
+    try:
+        conn = sqlite3.connect(db, timeout=BUSY_TIMEOUT_S)
+    except sqlite3.Error:
+        return False
+    try:
+        return bool(conn.execute("PRAGMA quick_check").fetchone()[0] != "ok")
+    except sqlite3.OperationalError:
+        return False
+    except sqlite3.DatabaseError:
+        return True
+    finally:
+        conn.close()
 
 
 __all__ = [
