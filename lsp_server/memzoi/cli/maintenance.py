@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         examples=[
             "memzoi maintenance plan",
             "memzoi maintenance plan --record-id use-pnpm --json",
-            "memzoi maintenance plan --evaluated-at 2027-01-01T00:00:00Z --output /tmp/plan.json",
+            "memzoi maintenance plan --evaluated-at 2027-01-01T00:00:00Z --output ../maintenance-plan.json",
         ],
         exits={
             1: "refused (an unknown --record-id, a record not admitted or not repository-scoped, invalid "
