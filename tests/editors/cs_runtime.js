@@ -158,6 +158,29 @@ async function checkpointsPhase(page) {
   await shot(page, 'vscode-routing-applied.png');
 }
 
+/**
+ * Runs Remove Resident Memory Entry… until its picker lists `entry`. The palette can take the Enter before the
+ * command's row is focused (then nothing runs), so the command is asked again; a toast instead of the picker (a
+ * refusal or "no entry") is a failure that names the toast.
+ */
+async function openRemovePicker(page, entry) {
+  for (let attempt = 1; ; attempt++) {
+    await L.runCommand(page, 'Remove Resident Memory Entry');
+    const seen = await page.waitForFunction((want) => {
+      const title = document.querySelector('.quick-input-widget .quick-input-title')?.textContent || '';
+      const listed = [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some((r) => r.textContent.includes(want));
+      if (/remove which resident-memory entry/.test(title) && listed) return 'picker';
+      const toast = [...document.querySelectorAll('.notification-toast .notification-list-item-message')]
+        .map((e) => e.textContent).find((t) => /no resident-memory entry|refus|could not|failed|error/i.test(t));
+      return toast ? `toast: ${toast}` : null;
+    }, entry, { timeout: 30000 }).then((h) => h.jsonValue()).catch(() => 'nothing');
+    if (seen === 'picker') return;
+    if (seen !== 'nothing') throw new Error(`Remove Resident Memory Entry showed ${seen}`);
+    if (attempt >= 3) throw new Error('Remove Resident Memory Entry: its picker never listed the entry');
+    L.log(`the remove picker did not open yet (try ${attempt})`);
+  }
+}
+
 async function reflectionPhase(page) {
   const job = process.env.JOB;
   const cand = JSON.parse(process.env.CANDIDATE);
@@ -229,8 +252,7 @@ async function reflectionPhase(page) {
   await L.clearToasts(page);
 
   // Remove Resident Memory Entry…: pick the entry, review, then it is gone (one audited step).
-  await L.runCommand(page, 'Remove Resident Memory Entry');
-  await page.waitForSelector(`.quick-input-list .monaco-list-row:has-text("${process.env.REMOVE}")`, { timeout: 30000 });
+  await openRemovePicker(page, process.env.REMOVE);
   const offered = await page.evaluate(() => [...document.querySelectorAll('.quick-input-list .monaco-list-row')].map((r) => r.textContent.trim()));
   for (let i = 0; i < 10; i++) {
     const focused = await page.evaluate(() => document.querySelector('.quick-input-list .monaco-list-row.focused')?.textContent || '');
