@@ -12,11 +12,17 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ..base.findings import Severity, finding
 from ._common import NOT_A_PROJECT, add_command, add_root_json, below_cwd, project_root
+
+if TYPE_CHECKING:  # the check's types only: the check itself loads when it runs
+    from ..base.findings import Finding
+    from ..judge.config import ConfigProblem
+    from ..runs.checkreport import CheckReport, Located
 
 _FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "information": Severity.INFORMATION}
 
@@ -102,7 +108,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-def use_color(choice: str, stream) -> bool:
+def use_color(choice: str, stream: object) -> bool:
     """Whether to colour: ``always``/``never``, or ``auto``: a terminal, ``NO_COLOR`` unset or empty (no-color.org),
     and ``TERM`` not ``dumb``."""
     if choice != "auto":
@@ -222,7 +228,7 @@ def _check_paths_and_inputs(paths: list[str], progress: Any, cache: bool) -> Any
     return report
 
 
-def _config_errors(memzoi_dir) -> bool:
+def _config_errors(memzoi_dir: str | os.PathLike[str]) -> bool:
     """Whether the ``config.toml`` of ``memzoi_dir`` has errors; a project without one has none, and its check
     loads no configuration model (a replayed check then stays light)."""
     if not os.path.lexists(os.path.join(memzoi_dir, "config.toml")):  # memzoi.judge.config.CONFIG_NAME
@@ -232,7 +238,7 @@ def _config_errors(memzoi_dir) -> bool:
     return bool(load_config(memzoi_dir).errors)
 
 
-def _settings_notes(report, has_errors) -> tuple[list[str], bool]:
+def _settings_notes(report: CheckReport, has_errors: Callable[[Path], bool]) -> tuple[list[str], bool]:
     """Lines about unreadable folders and a valid configuration given by name, and whether the settings of a
     checked project are invalid (their problems are ``invalid_config`` findings, see :func:`_add_config_findings`)."""
     notes = [
@@ -249,7 +255,7 @@ def _settings_notes(report, has_errors) -> tuple[list[str], bool]:
     return notes, errors
 
 
-def _add_config_findings(report) -> None:
+def _add_config_findings(report: CheckReport) -> None:
     """Add the ``invalid_config`` findings of each checked project's ``config.toml`` that the check did not walk
     (a record given by name is graded by its project's settings, so their errors belong in the report). The file
     is named relative to the current directory when it lies below it."""
@@ -279,12 +285,19 @@ def _add_config_findings(report) -> None:
     report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))
 
 
-def _unreadable(problems):
+def _unreadable(problems: Sequence[ConfigProblem]) -> Finding:
     message = problems[0].message if problems else "the configuration cannot be read"
     return finding("invalid_config", f"{message}; `memzoi check` fails until the configuration is valid", 0, 0)
 
 
-def _write(report, fmt: str, args: argparse.Namespace, out, root: Path, line_of) -> None:
+def _write(
+    report: CheckReport,
+    fmt: str,
+    args: argparse.Namespace,
+    out: IO[str],
+    root: Path,
+    line_of: Callable[[Located], str],
+) -> None:
     from . import formats  # noqa: PLC0415 lazy: start-up
 
     color = fmt == "text" and use_color(args.color, out)
@@ -308,7 +321,7 @@ def _write(report, fmt: str, args: argparse.Namespace, out, root: Path, line_of)
         out.writelines(formats.text_line(l, color) + "\n" for l in report.findings)
 
 
-def _line_reader(stdin: bytes | None):
+def _line_reader(stdin: bytes | None) -> Callable[[Located], str]:
     """``line_of(located)``: the text of a finding's first line, from ``stdin`` or read from its file (``""`` when
     unreadable). Lines end at ``\n``, ``\r\n`` or ``\r``, as the finding positions count them."""
     cache: dict[str, list[str]] = {}
@@ -316,7 +329,7 @@ def _line_reader(stdin: bytes | None):
     def split(data: bytes) -> list[str]:
         return re.split(r"\r\n?|\n", data.decode("utf-8", "replace"))
 
-    def line_of(l) -> str:
+    def line_of(l: Located) -> str:
         lines = cache.get(l.path)
         if lines is None:
             if stdin is not None:

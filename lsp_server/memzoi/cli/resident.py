@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..base.vocabulary import RECOVERY_MODES, RESIDENT_ACTIONS, RESIDENT_SCOPES, RESIDENT_SOURCES
@@ -144,7 +146,7 @@ def describe(c: Candidate) -> str:
     return f"{c.id}  {c.status:9} {c.scope:7} {c.action:7} {c.confidence / 100:5.1f}%  {c.source:15} {what}"
 
 
-def _guard(args: argparse.Namespace, fn) -> int:
+def _guard(args: argparse.Namespace, fn: Callable[[], int]) -> int:
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     try:
@@ -153,7 +155,7 @@ def _guard(args: argparse.Namespace, fn) -> int:
         return refuse(args, err)
 
 
-def _reconciled(root) -> None:
+def _reconciled(root: Path) -> None:
     """Classify candidates a dead process left in flight before showing anything (best effort: a busy lock or an
     invalid configuration is reported by the command itself)."""
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
@@ -211,7 +213,7 @@ def run_list(args: argparse.Namespace) -> int:
     return _guard(args, go)
 
 
-def _emit(args: argparse.Namespace, c: Candidate, **extra) -> None:
+def _emit(args: argparse.Namespace, c: Candidate, **extra: object) -> None:
     if args.json:
         emit_json({**c.to_json(), **extra})
         return
@@ -292,22 +294,22 @@ def run_reject(args: argparse.Namespace) -> int:
     """Reject a pending or failed candidate."""
     from ..resident import service  # noqa: PLC0415 lazy: start-up
 
-    return _guard(
-        args,
-        lambda: (
-            _emit(args, service.reject(project_root(args), args.candidate_id, actor=actor(args), reason=args.reason))
-            or 0
-        ),
-    )
+    def go() -> int:
+        _emit(args, service.reject(project_root(args), args.candidate_id, actor=actor(args), reason=args.reason))
+        return 0
+
+    return _guard(args, go)
 
 
 def run_undo(args: argparse.Namespace) -> int:
     """Undo an applied candidate."""
     from ..resident import service  # noqa: PLC0415 lazy: start-up
 
-    return _guard(
-        args, lambda: _emit(args, service.undo(project_root(args), args.candidate_id, actor=actor(args))) or 0
-    )
+    def go() -> int:
+        _emit(args, service.undo(project_root(args), args.candidate_id, actor=actor(args)))
+        return 0
+
+    return _guard(args, go)
 
 
 def run_reconcile(args: argparse.Namespace) -> int:

@@ -151,6 +151,7 @@ def _rows_any_break(text: str, start: int, end: int) -> list[_Row] | None:
         indent, dash, key, value = m.groups()
         at = m.start()
         vs, ve = m.span(4)
+        shape: _Shape
         if value[-1:] == " ":
             ve = vs + len(value.rstrip(" "))
         try:
@@ -165,8 +166,8 @@ def _rows_any_break(text: str, start: int, end: int) -> list[_Row] | None:
             else:
                 if vs == ve:
                     vs = ve = m.end(3) + 1  # no value: both ends at the colon's end, the trimmed line end
-                shape = (len(indent), dash is not None, key, _key_value(key), m.start(3) - at, vs - at, ve - at)
-                shape += _line_value(text[vs:ve])
+                head = (len(indent), dash is not None, key, _key_value(key), m.start(3) - at, vs - at, ve - at)
+                shape = head + _line_value(text[vs:ve])
         except _Fallback:
             return None
         rows.append((at, shape))
