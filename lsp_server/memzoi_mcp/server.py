@@ -61,10 +61,9 @@ def _client_name(ctx) -> str:
 
 
 def _load_core():
-    """The core's tool module, loaded on the first request so the handshake does not wait for its imports (with
-    the recall and planning tools and the reflection count registered into its table,
-    :mod:`memzoi.agent.tools_recall`, :mod:`memzoi.agent.resident_turn`)."""
-    from memzoi.agent import resident_turn, tools, tools_recall  # noqa: F401, PLC0415 lazy: start-up - these register their tools
+    """The core's tool module (its :data:`~memzoi.agent.tools.TOOLS` lists every tool), loaded on the first request
+    so the handshake does not wait for its imports."""
+    from memzoi.agent import tools  # noqa: PLC0415 lazy: start-up
 
     return tools
 
