@@ -27,7 +27,8 @@ from pydantic import ValidationError
 from ..base.nesting import json_too_deep, nesting_message
 from ..base.runtime import git_env
 from ..judge.analysis import analyze_text, record_id_of
-from ..judge.attestation import SAFETY_CONTRACT, attest
+from ..judge.attestation import attest
+from ..judge.attestation_block import SAFETY_CONTRACT
 from ..judge.revision import (
     REVISION_SCHEMA,
     domain_id,

@@ -24,7 +24,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..base.findings import Finding
-from ..judge.config import MemzoiConfig, load_config
+from ..judge.config import load_config
+from ..judge.config_model import MemzoiConfig
 from ..judge.rules import DEFAULT_RULES, Rules
 from ..judge.workspace import Role
 from ..ledger.view import LedgerView

@@ -26,7 +26,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..base.vocabulary import RESIDENT_SCOPES as SCOPES
-from ..judge.config import USER_ONLY, MemzoiConfig, ResidentSection, load_config
+from ..judge.config import USER_ONLY, load_config
+from ..judge.config_model import MemzoiConfig, ResidentSection
 from ..judge.workspace import MEMZOI_DIR, find_project_root
 from ..ledger import Refusal
 

@@ -28,7 +28,7 @@ from typing import Any
 from ..base.promotion import confidence_bp, promotes
 from ..base.utf8 import utf8_bytes
 from ..base.vocabulary import RECOVERY_MODES
-from ..judge.config import MemzoiConfig
+from ..judge.config_model import MemzoiConfig
 from ..ledger import Refusal
 from ..ledger.model import rejection_reason
 from ..ledger.store import _step as step  # the ledger's fault hook: one hook drives the crash tests of both
