@@ -29,8 +29,9 @@ from ..judge.config_model import MemzoiConfig
 from ..judge.rules import DEFAULT_RULES, Rules
 from ..judge.workspace import Role
 from ..ledger.view import LedgerView
-from .admission import GitVisibility, canonical_path_findings, is_attested, opening_span, refusals, visibility_findings
+from .admission import GitVisibility, canonical_path_findings, is_attested, opening_span, visibility_findings
 from .gitfacts import GitFacts
+from .refusals import refusals
 
 if TYPE_CHECKING:  # a check served from the verdict cache loads no analysis
     from ..judge.analysis import Analysis
