@@ -66,7 +66,7 @@ def _get(s: Session, a: GetArgs) -> ToolResult:
 
 
 def _pack(s: Session, a: PackArgs) -> ToolResult:
-    from .recall import build_context_pack  # noqa: PLC0415 lazy: start-up
+    from .context_pack import build_context_pack  # noqa: PLC0415 lazy: start-up
 
     data = build_context_pack(s.root, a.task, paths=a.paths, token_budget=a.token_budget)
     head = (
