@@ -15,7 +15,8 @@ from typing import Any
 
 from ..base.nesting import json_too_deep
 from ..ledger import Refusal
-from .materialize import CANDIDATE_SCHEMA, DECISION_SCHEMA, PLAN_SCHEMA
+from .materialize import DECISION_SCHEMA, PLAN_SCHEMA
+from .materialize_candidate import CANDIDATE_SCHEMA
 
 KINDS = {CANDIDATE_SCHEMA: "candidate", PLAN_SCHEMA: "plan", DECISION_SCHEMA: "decision"}
 
