@@ -68,6 +68,14 @@ def _load_core():
     return tools
 
 
+def _install_index_sync() -> None:
+    """Install the ledger's index hook (:func:`memzoi.lifecycle.index_sync.install`) before the first proposal: it
+    loads the lifecycle, which reads need not."""
+    from memzoi.lifecycle.index_sync import install  # noqa: PLC0415 lazy: start-up
+
+    install()
+
+
 def _limit_for(tools, root: Path, per_minute: int | None):
     """The process-wide proposal rate limit of ``root``: ``per_minute`` or its ``[mcp] proposals_per_minute`` (an
     invalid ``[mcp]`` section is refused per proposal, :func:`memzoi.agent.tools.call`)."""
@@ -159,6 +167,8 @@ def make_server(
             if chosen.root not in limits:
                 limits[chosen.root] = await anyio.to_thread.run_sync(_limit_for, tools, chosen.root, per_minute)
             session = tools.Session(chosen.root, _client_name(ctx), limits[chosen.root])
+            if tools.TOOLS[params.name].mutating:  # a proposal is a ledgered change: it keeps the index current
+                await anyio.to_thread.run_sync(_install_index_sync)
             result = await anyio.to_thread.run_sync(tools.call, session, params.name, params.arguments)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.text)],
