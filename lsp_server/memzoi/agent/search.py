@@ -205,6 +205,8 @@ def _packet_paths(path: Path) -> list[str]:
     from ..judge.analysis import analyze_path  # noqa: PLC0415 lazy: start-up
 
     data = analyze_path(path).document.data or {}
-    scope = data.get("scope") if isinstance(data.get("scope"), dict) else {}
-    paths = scope.get("paths") if isinstance(scope.get("paths"), list) else []
+    raw_scope = data.get("scope")
+    scope: dict[str, Any] = raw_scope if isinstance(raw_scope, dict) else {}
+    raw_paths = scope.get("paths")
+    paths: list[Any] = raw_paths if isinstance(raw_paths, list) else []
     return [str(p) for p in paths]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -94,7 +95,7 @@ def analyze_text(
     findings = list(doc.findings)
     if doc.data is not None:
         reasons = legacy_reasons(doc.data)
-        ignore: frozenset[str] = frozenset()
+        ignore: frozenset[tuple[str, tuple[Any, ...]]] = frozenset()
         if reasons:
             analysis.legacy = reasons
             ignore = upgrade_ignores(doc.data)

@@ -190,6 +190,7 @@ class _Upgrader:
     def __init__(self, doc: Document, root: YMap, data: dict[str, Any], kind: str, placement: Placement):
         self.doc, self.root, self.data, self.kind = doc, root, data, kind
         self.nl = doc.newline
+        self.fm_start = doc.fm_start or 0  # set: upgrade_legacy upgrades only a framed frontmatter block
         self.spans = _entry_spans(doc, root)
         self.edits: list[TextEdit] = []
         self.changes: list[str] = []
@@ -237,9 +238,9 @@ class _Upgrader:
         elif after_profile:
             self.insert(self.spans["profile"][1], after_profile)
         if top:
-            self.insert(self.doc.fm_start, "".join(top))
+            self.insert(self.fm_start, "".join(top))
         if "lane" not in data:
-            self.insert(self.spans["type"][1] if "type" in self.spans else self.doc.fm_start, f"lane: semantic{nl}")
+            self.insert(self.spans["type"][1] if "type" in self.spans else self.fm_start, f"lane: semantic{nl}")
             self.changes.append("added lane: semantic (the legacy default)")
         if "content_class" not in data:
             self._content_class()
@@ -308,7 +309,7 @@ class _Upgrader:
         after = next((k for k in anchors if k in self.spans), None)
         if after is None and self.kind == "proposal" and self.spans:
             after = max(self.spans, key=lambda k: self.spans[k][1])
-        at = self.spans[after][1] if after else self.doc.fm_start
+        at = self.spans[after][1] if after else self.fm_start
         self.insert(at, f"content_class: general_repo_knowledge{self.nl}")
         self.changes.append("added content_class: general_repo_knowledge (review that it is repository knowledge)")
 
@@ -361,7 +362,8 @@ def _entry_spans(doc: Document, node: YMap, block_end: int | None = None) -> dic
         elif block_end is not None:
             end = block_end
         else:
-            line = lines.position(max(doc.fm_end - 1, doc.fm_start))[0]
+            fm_start, fm_end = doc.fm_start or 0, doc.fm_end or 0  # set: spans are read from a framed block
+            line = lines.position(max(fm_end - 1, fm_start))[0]
             end = lines.starts[line + 1] if line + 1 < len(lines.starts) else len(doc.text)
             end = min(end, doc.fm_close[0] if doc.fm_close else end)
         out.setdefault(str(key.value), (start, end))

@@ -64,7 +64,8 @@ def artifact_kind(text: str) -> str | None:
         data = json.loads(text)
     except ValueError:
         return None
-    return KINDS.get(data.get("schema")) if isinstance(data, dict) else None
+    schema = data.get("schema") if isinstance(data, dict) else None
+    return KINDS.get(schema) if isinstance(schema, str) else None
 
 
 def write_artifact(path: Path, artifact: dict[str, Any], *, same_ok: bool = False) -> None:

@@ -185,7 +185,7 @@ def settle(
     _, admission = _admission(path, first, ctx)
     found = first.own + admission
     if path is not None and ctx.ledger is not None and ctx.memzoi_dir is not None:
-        found += ctx.ledger.findings(path, text)
+        found += ctx.ledger.findings(os.fspath(path), text)
     found += cross
     if found and not ctx.rules.is_default:
         found = ctx.rules.apply(found, ctx.relative(path))
