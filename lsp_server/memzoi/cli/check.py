@@ -14,13 +14,12 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
-from ..base.findings import Severity, finding
+from ..base.findings import Finding, Severity, finding
 from ._common import NOT_A_PROJECT, add_command, add_root_json, below_cwd, project_root
 
-if TYPE_CHECKING:  # the check's types only: the check itself loads when it runs
-    from ..base.findings import Finding
+if TYPE_CHECKING:  # annotations only: a replayed check loads neither
     from ..judge.config import ConfigProblem
     from ..runs.checkreport import CheckReport, Located
 
@@ -108,7 +107,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-def use_color(choice: str, stream: object) -> bool:
+def use_color(choice: str, stream: TextIO) -> bool:
     """Whether to colour: ``always``/``never``, or ``auto``: a terminal, ``NO_COLOR`` unset or empty (no-color.org),
     and ``TERM`` not ``dumb``."""
     if choice != "auto":
@@ -135,21 +134,11 @@ def run(args: argparse.Namespace) -> int:
     from ..runs.check import UsageError, check_text  # noqa: PLC0415 lazy: start-up
 
     fmt = "json" if args.json else args.format
-    if args.json and args.format not in ("text", "json"):
-        return _fail("--json and --format sarif|github contradict each other; give one")
-    if args.statistics and fmt not in ("text", "json"):
-        return _fail("--statistics prints text or json; drop --format " + fmt)
+    problem = _option_problem(args, fmt)
+    if problem is not None:
+        return _fail(problem)
     paths = args.paths
     stdin = "-" in paths
-    if stdin and len(paths) > 1:
-        return _fail("`-` (stdin) cannot be combined with other paths")
-    if args.stdin_filename and not stdin:
-        return _fail("--stdin-filename needs `-` as the path")
-    if args.output_file and _inside_memory(args.output_file):
-        return _fail(
-            f"--output-file {args.output_file}: the report never goes under .memzoi or .zuno, whose files "
-            "are memory (written only by reviewed, ledgered changes); write it elsewhere, e.g. memzoi.sarif"
-        )
     root = project_root(args)
     if not paths:
         if not (root / ".memzoi").is_dir():
@@ -194,16 +183,41 @@ def run(args: argparse.Namespace) -> int:
         if out is not sys.stdout:
             out.close()
     if fmt in ("text", "github") and not args.quiet:
-        counts = {s: sum(1 for l in report.findings if l.finding.severity.label == s) for s in ("error", "warning")}
-        print(
-            f"{report.files_checked} file(s) checked: {counts['error']} error(s), {counts['warning']} warning(s), "
-            f"{len(report.findings) - counts['error'] - counts['warning']} other",
-            file=sys.stderr,
-        )
+        _print_summary(report)
     threshold = _FAIL_ON[args.fail_on]
     failing = any(l.finding.severity <= threshold for l in report.findings)
     # An invalid configuration fails the check in every format (its invalid_config findings are errors).
     return 1 if failing or config_errors else 0
+
+
+def _option_problem(args: argparse.Namespace, fmt: str) -> str | None:
+    """What is wrong with the options together (formats that contradict, stdin misused, a report under a memory
+    folder), or ``None``."""
+    if args.json and args.format not in ("text", "json"):
+        return "--json and --format sarif|github contradict each other; give one"
+    if args.statistics and fmt not in ("text", "json"):
+        return "--statistics prints text or json; drop --format " + fmt
+    stdin = "-" in args.paths
+    if stdin and len(args.paths) > 1:
+        return "`-` (stdin) cannot be combined with other paths"
+    if args.stdin_filename and not stdin:
+        return "--stdin-filename needs `-` as the path"
+    if args.output_file and _inside_memory(args.output_file):
+        return (
+            f"--output-file {args.output_file}: the report never goes under .memzoi or .zuno, whose files "
+            "are memory (written only by reviewed, ledgered changes); write it elsewhere, e.g. memzoi.sarif"
+        )
+    return None
+
+
+def _print_summary(report: CheckReport) -> None:
+    """The one-line count of files and findings by severity, on stderr."""
+    counts = {s: sum(1 for l in report.findings if l.finding.severity.label == s) for s in ("error", "warning")}
+    print(
+        f"{report.files_checked} file(s) checked: {counts['error']} error(s), {counts['warning']} warning(s), "
+        f"{len(report.findings) - counts['error'] - counts['warning']} other",
+        file=sys.stderr,
+    )
 
 
 def _check_paths_and_inputs(paths: list[str], progress: Any, cache: bool) -> Any:
@@ -286,17 +300,13 @@ def _add_config_findings(report: CheckReport) -> None:
 
 
 def _unreadable(problems: Sequence[ConfigProblem]) -> Finding:
+    """The ``invalid_config`` finding of a configuration file that cannot be read."""
     message = problems[0].message if problems else "the configuration cannot be read"
     return finding("invalid_config", f"{message}; `memzoi check` fails until the configuration is valid", 0, 0)
 
 
 def _write(
-    report: CheckReport,
-    fmt: str,
-    args: argparse.Namespace,
-    out: IO[str],
-    root: Path,
-    line_of: Callable[[Located], str],
+    report: CheckReport, fmt: str, args: argparse.Namespace, out: TextIO, root: Path, line_of: Callable[[Located], str]
 ) -> None:
     from . import formats  # noqa: PLC0415 lazy: start-up
 

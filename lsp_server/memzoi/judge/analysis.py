@@ -20,7 +20,8 @@ from ..read.document import Document, frame
 from ..read.text import decode
 from ..safety.values import unprinted_keys
 from .attestation import Attestation, check_attestation
-from .config import MemzoiConfig, load_config
+from .config import load_config
+from .config_model import MemzoiConfig
 from .configfile import config_findings, is_config_file, quiet_rule_names
 from .legacy import UpgradeError, legacy_reasons, upgrade_ignores, upgrade_legacy
 from .pathsafety import name_findings

@@ -26,7 +26,8 @@ from typing import Any
 
 from ..base.findings import TextEdit
 from ..read.document import Document
-from ..read.yaml12 import PlainScalar, YMap, YScalar, quote_string, resolve_plain
+from ..read.yaml12 import PlainScalar, YMap, YScalar, resolve_plain
+from ..read.yaml_quote import quote_string
 from .pathsafety import shown_id
 from .workspace import Placement, Role
 

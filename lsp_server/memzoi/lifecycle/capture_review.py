@@ -28,7 +28,8 @@ from typing import Any
 
 from ..ledger import Refusal
 from ..models.common import Lane, MemoryType, parse_rfc3339
-from .capture_plan import current_plan, repo_block
+from .capture_actions import repo_block
+from .capture_plan import current_plan
 from .capture_prohibited import first_prohibited
 from .capture_source import canonical_hash
 
