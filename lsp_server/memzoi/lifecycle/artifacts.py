@@ -63,7 +63,8 @@ def artifact_kind(text: str) -> str | None:
         data = json.loads(text)
     except ValueError:
         return None
-    return KINDS.get(data.get("schema")) if isinstance(data, dict) else None
+    schema = data.get("schema") if isinstance(data, dict) else None
+    return KINDS.get(schema) if isinstance(schema, str) else None  # a list or object `schema` is no kind either
 
 
 def write_artifact(path: Path, artifact: dict[str, Any], *, same_ok: bool = False) -> None:
