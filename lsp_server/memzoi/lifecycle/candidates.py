@@ -36,7 +36,7 @@ from ..judge.revision import content_hash
 from ..ledger import ChangePlan, ChangeResult, Ledger, Refusal, now_utc, run_change
 from ..read.render import render_packet
 from .common import concept_slug
-from .local import _VISIBLE, CREDENTIAL_CODES, _insert
+from .local import _VISIBLE, CREDENTIAL_CODES, LocalRecordValues, _insert
 from .propose import Blocked, Draft, check_scannable, check_values, packet_data, screen_actor
 
 #: Codes that refuse a local candidate: credentials, and Zuno's threat scan (text read back into prompts).
@@ -240,7 +240,7 @@ def approve_local(project_root: str | os.PathLike[str], cid: str, *, actor: str,
         ledger = Ledger.for_project(r)
         with ledger.connect() as conn:
             row = _pending(conn, cid)
-        values = {
+        values: LocalRecordValues = {
             "id": concept_slug(row["title"]) or "local-memory",
             "type": row["type"],
             "lane": row["lane"],
