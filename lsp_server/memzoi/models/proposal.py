@@ -110,7 +110,8 @@ def proposal_rule_violations(data: dict[str, Any]) -> list[tuple[str, tuple[Any,
     key path used to anchor the finding.
     """
     out: list[tuple[str, tuple[Any, ...], str]] = []
-    block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
+    raw_block = data.get("proposal")
+    block: dict[str, Any] = raw_block if isinstance(raw_block, dict) else {}
     action = block.get("action")
     target = block.get("target")
     reason = block.get("reason")
