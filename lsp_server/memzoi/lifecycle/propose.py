@@ -28,7 +28,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import ValidationError
 
@@ -50,8 +50,8 @@ if TYPE_CHECKING:
 
 #: The ledger operation of a proposal made by an agent.
 OPERATION = "propose"
-_TYPES = MemoryType.__args__  # type: ignore[attr-defined]
-_LANES = Lane.__args__  # type: ignore[attr-defined]
+_TYPES: tuple[str, ...] = get_args(MemoryType)
+_LANES: tuple[str, ...] = get_args(Lane)
 
 
 class Blocked(Refusal):
