@@ -65,7 +65,7 @@ def artifact_kind(text: str) -> str | None:
     except ValueError:
         return None
     schema = data.get("schema") if isinstance(data, dict) else None
-    return KINDS.get(schema) if isinstance(schema, str) else None
+    return KINDS.get(schema) if isinstance(schema, str) else None  # a list or object `schema` is no kind either
 
 
 def write_artifact(path: Path, artifact: dict[str, Any], *, same_ok: bool = False) -> None:

@@ -101,7 +101,7 @@ def _rows(text: str, start: int, end: int) -> list[_Row] | None:
                     _shapes.clear()
                 _shapes[line] = shape
         if shape:
-            rows.append((pos, shape))  # type: ignore[arg-type]
+            rows.append((pos, shape))  # type: ignore[arg-type]  # truthy, so a _Shape: the cache holds _line_shape's
         elif shape is None:
             return None
         pos += len(line) + 1
@@ -213,7 +213,7 @@ def _key_value(name: str) -> PlainScalar:
         _keys[name] = value
     if value is None:
         raise _Fallback  # `true:`, `null:`…: a non-string key, reported by the full parser
-    return value  # type: ignore[return-value]
+    return value  # type: ignore[return-value]  # not _MISS nor None: a PlainScalar (the cache holds only those)
 
 
 def _mapping(text: str, rows: list[_Row], i: int, indent: int, item: bool, depth: int) -> tuple[YMap, int]:
