@@ -266,6 +266,8 @@ def _follow_initialize(protocol: Any, early: Early) -> None:
                 early.keep(result)
         if early.answered is None:
             original(data)
+        elif not isinstance(result, dict):
+            log.warning("the server's own initialize failed after the kept answer was sent")
 
     protocol._send_data = send
 
