@@ -102,3 +102,14 @@ def test_the_server_answers_initialize_once_and_from_the_kept_answer_before_its_
     assert [m.get("id") for m in again] == [7, 8], err
     assert again[0]["result"] == first[0]["result"]
     assert json.loads(kept[0].read_bytes())["result"] == first[0]["result"]
+
+
+def test_only_the_newest_answers_are_kept(tmp_path):
+    keys = [answercache.answer_key({"n": i}, "stamp") for i in range(answercache.MAX_KEPT + 3)]
+    for i, key in enumerate(keys):
+        assert answercache.write_answer(tmp_path, key, {"capabilities": {"n": i}})
+        path = tmp_path / f"initialize-{key}.json"
+        os.utime(path, ns=(i * 10**9, i * 10**9))  # distinct ages whatever the clock's granularity
+    assert len(list(tmp_path.glob("initialize-*.json"))) == answercache.MAX_KEPT
+    assert answercache.read_answer(tmp_path, keys[0]) is None
+    assert answercache.read_answer(tmp_path, keys[-1]) == {"capabilities": {"n": len(keys) - 1}}

@@ -10,7 +10,8 @@ handle the same request and drops its response (a different one replaces the kep
 * :func:`answer_key`: a BLAKE2 digest of the params (without ``processId``, which changes at every start) and a
   :func:`code_stamp` of the server's packages;
 * :func:`read_answer` / :func:`write_answer`: ``initialize-<key>.json`` in a private directory (the memzoi home's
-  ``cache``), written atomically; a missing, unreadable or damaged file is a miss, never an answer.
+  ``cache``), written atomically; a missing, unreadable or damaged file is a miss, never an answer; at most
+  :data:`MAX_KEPT` are kept (the oldest go).
 
 Only capabilities are kept (no path, no setting value): the key is a digest, the file holds the result object.
 """
@@ -27,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 _PREFIX = "initialize-"
+#: Kept answers beyond this many (one per workspace, client and code version) are removed, oldest first.
+MAX_KEPT = 32
 
 
 def code_stamp(packages: Iterable[str]) -> str:
@@ -94,7 +97,21 @@ def write_answer(directory: Path | None, key: str, result: Any) -> bool:
         except OSError:
             pass
         return False
+    _prune(directory)
     return True
 
 
-__all__ = ["answer_key", "code_stamp", "read_answer", "write_answer"]
+def _prune(directory: Path) -> None:
+    """Remove the oldest kept answers beyond :data:`MAX_KEPT` (a file another process removed first is fine)."""
+    try:
+        kept = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(directory) if e.name.startswith(_PREFIX)]
+    except OSError:
+        return
+    for _, path in sorted(kept)[: max(0, len(kept) - MAX_KEPT)]:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+__all__ = ["MAX_KEPT", "answer_key", "code_stamp", "read_answer", "write_answer"]
