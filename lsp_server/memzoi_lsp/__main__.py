@@ -89,7 +89,11 @@ def main(argv: list[str] | None = None) -> int:
     stderr_level = args.log_level or "WARNING"
     # Before anything imports the protocol libraries (the log bridge does): a kept answer goes out at once.
     early = None if args.tcp else _early_initialize(sys.stdin.buffer, real_stdout.buffer)
-    from .logbridge import OneLineLibraryErrors  # noqa: PLC0415 lazy: start-up
+    # Every import of lsprotocol, pygls and cattrs under the attrs code cache (the log bridge imports lsprotocol's
+    # types too: imported before the cache, they were compiled afresh at every start).
+    with _protocol_code_cache():
+        from .logbridge import OneLineLibraryErrors, install as install_bridge  # noqa: PLC0415 lazy: start-up
+        from .server import create_server  # noqa: PLC0415 lazy: start-up
 
     for handler in logging.getLogger().handlers:
         handler.setLevel(stderr_level)
@@ -100,10 +104,6 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger(name).setLevel("DEBUG" if args.log_level == "DEBUG" else "INFO")
     # pygls logs every message body at INFO: keep it quiet.
     logging.getLogger("pygls").setLevel(logging.WARNING)
-
-    with _protocol_code_cache():
-        from .logbridge import install as install_bridge  # noqa: PLC0415 lazy: start-up
-        from .server import create_server  # noqa: PLC0415 lazy: start-up
 
     server = create_server()
     install_bridge(server)
