@@ -216,3 +216,32 @@ def test_the_mcp_server_answers_initialize_without_the_sdks_client_and_http_stac
             proc.wait(60)
     assert {"mcp.server.lowlevel", "mcp.server.stdio", "mcp_types"} <= at_initialize  # the SDK serves
     assert _heavy(sorted(at_initialize), ("mcp.client", "mcp.server.mcpserver", "httpx2", *CLI_HEAVY[1:])) == []
+
+
+#: What must not be imported before a kept answer to ``initialize`` is sent (:mod:`memzoi.base.answercache`): the
+#: protocol libraries, the event loop, and everything the analysis loads.
+LSP_EARLY_HEAVY = ("lsprotocol", "pygls", "cattrs", "attr", "attrs", "asyncio", "sqlite3", *LSP_HEAVY)
+
+_BLOCKER = (
+    "import builtins\n"
+    "_real = builtins.__import__\n"
+    "def _blocked(name, globals=None, locals=None, fromlist=(), level=0):\n"
+    "    if level == 0 and any(name == b or name.startswith(b + '.') for b in BLOCK):\n"
+    "        raise ImportError('blocked before the kept answer: ' + name)\n"
+    "    return _real(name, globals, locals, fromlist, level)\n"
+    "builtins.__import__ = _blocked\n"
+)
+
+
+def test_the_language_server_sends_a_kept_initialize_answer_before_any_heavy_import(tmp_path):
+    from tests.test_answercache import _run
+
+    home = tmp_path / "home"
+    home.mkdir()
+    first, err = _run(home)  # computes the answer and keeps it
+    assert [m.get("id") for m in first] == [7, 8], err
+    blocked, err = _run(home, f"BLOCK = {LSP_EARLY_HEAVY!r}\n" + _BLOCKER)
+    # The kept answer went out although every heavy import raises; then the server could not start (as intended).
+    assert [m.get("id") for m in blocked] == [7], err
+    assert blocked[0]["result"] == first[0]["result"]
+    assert "blocked before the kept answer" in err  # the blocker did block something: the check can fail

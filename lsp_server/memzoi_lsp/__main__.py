@@ -23,14 +23,47 @@ def _protocol_code_cache():
     """The cache of attrs' generated code for the protocol libraries (:func:`memzoi.base.codecache.attrs_code_cache`),
     in ``$MEMZOI_HOME/cache``; without a usable directory, importing as usual."""
     from memzoi.base.codecache import attrs_code_cache  # noqa: PLC0415 lazy: start-up
+
+    return attrs_code_cache(_cache_dir(), PROTOCOL_PACKAGES)
+
+
+def _cache_dir():
+    """``$MEMZOI_HOME/cache`` (private), or ``None`` when it cannot be made."""
     from memzoi.base.runtime import memzoi_home, private_dir  # noqa: PLC0415 lazy: start-up
 
     try:
-        directory = private_dir(memzoi_home() / "cache")
+        return private_dir(memzoi_home() / "cache")
     except OSError as err:
-        logging.getLogger("memzoi_lsp").info("no start-up code cache: %s", err)
-        directory = None
-    return attrs_code_cache(directory, PROTOCOL_PACKAGES)
+        logging.getLogger("memzoi_lsp").info("no start-up cache directory: %s", err)
+        return None
+
+
+def _early_initialize(stdin, stdout):
+    """Read the client's first frame before the protocol libraries are imported; when it is ``initialize`` and an
+    answer to the same params from the same code is kept (:mod:`memzoi.base.answercache`), send it now. Returns
+    the :class:`~memzoi_lsp.transport.Early` state for :func:`~memzoi_lsp.transport.serve`, which keeps the
+    server's own answer for the next start."""
+    from memzoi.base import answercache  # noqa: PLC0415 lazy: start-up
+
+    from .transport import answer_early, initialize_request, read_early  # noqa: PLC0415 lazy: start-up
+
+    early = read_early(stdin)
+    request = initialize_request(early)
+    if request is None:
+        return early
+    request_id, params = request
+    directory = _cache_dir()
+    try:
+        key = answercache.answer_key(params, answercache.code_stamp(("memzoi_lsp", *PROTOCOL_PACKAGES)))
+    except (OSError, ValueError, TypeError) as err:  # an unreadable package directory, params JSON cannot hold
+        logging.getLogger("memzoi_lsp").info("initialize is answered by the server only: %s", type(err).__name__)
+        return early
+    early.request_id = request_id
+    early.keep = lambda result: answercache.write_answer(directory, key, result) and None
+    kept = answercache.read_answer(directory, key)
+    if kept is not None:
+        answer_early(early, stdout, request_id, kept)
+    return early
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,7 +87,13 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr, level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     stderr_level = args.log_level or "WARNING"
-    from .logbridge import OneLineLibraryErrors  # noqa: PLC0415 lazy: start-up
+    # Before anything imports the protocol libraries (the log bridge does): a kept answer goes out at once.
+    early = None if args.tcp else _early_initialize(sys.stdin.buffer, real_stdout.buffer)
+    # Every import of lsprotocol, pygls and cattrs under the attrs code cache (the log bridge imports lsprotocol's
+    # types too: imported before the cache, they were compiled afresh at every start).
+    with _protocol_code_cache():
+        from .logbridge import OneLineLibraryErrors, install as install_bridge  # noqa: PLC0415 lazy: start-up
+        from .server import create_server  # noqa: PLC0415 lazy: start-up
 
     for handler in logging.getLogger().handlers:
         handler.setLevel(stderr_level)
@@ -66,10 +105,6 @@ def main(argv: list[str] | None = None) -> int:
     # pygls logs every message body at INFO: keep it quiet.
     logging.getLogger("pygls").setLevel(logging.WARNING)
 
-    with _protocol_code_cache():
-        from .logbridge import install as install_bridge  # noqa: PLC0415 lazy: start-up
-        from .server import create_server  # noqa: PLC0415 lazy: start-up
-
     server = create_server()
     install_bridge(server)
     if args.tcp:
@@ -79,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         except SystemExit as exc:  # pygls raises SystemExit from the connection callback on `exit`
             return int(exc.code or 0)
     else:
-        server.start_io(sys.stdin.buffer, real_stdout.buffer)
+        server.start_io(sys.stdin.buffer, real_stdout.buffer, early=early)
     if server.transport_failure:
         return 1  # the input could not be resynchronised: the editor restarts the server
     return 0 if server.protocol._shutdown or server.stopping else 1

@@ -84,15 +84,18 @@ class MemzoiServer(LanguageServer):
         self.publishing = diagnostics.Publishing()  # the diagnostics feature's state: shown, timers, queue
         self.forgotten: set[Path] = set()  # roots of projects whose workspace folder was removed (folders.py)
 
-    def start_io(self, stdin=None, stdout=None) -> None:
-        """Serve over stdio with :mod:`memzoi_lsp.transport`'s reader instead of pygls's (see there why).
+    def start_io(self, stdin=None, stdout=None, early=None) -> None:
+        """Serve over stdio with :mod:`memzoi_lsp.transport`'s reader instead of pygls's (see there why);
+        ``early``: what was read (and maybe answered) before the server was imported (``transport.read_early``).
         Sets :attr:`transport_failure` when the input could not be resynchronised (the process then exits 1)."""
         from .transport import serve  # noqa: PLC0415 lazy: start-up
 
         self._stop_event = Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
-            self.transport_failure = asyncio.run(serve(self._stop_event, stdin or sys.stdin.buffer, self.protocol))
+            self.transport_failure = asyncio.run(
+                serve(self._stop_event, stdin or sys.stdin.buffer, self.protocol, early)
+            )
         except BrokenPipeError:
             log.error("the connection to the client is lost; shutting down")
         except (KeyboardInterrupt, SystemExit):

@@ -20,14 +20,17 @@ frame. This module replaces only that loop; messages still go to pygls's ``struc
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
 import re
 import threading
-from dataclasses import dataclass
-from typing import Any, BinaryIO
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+if TYPE_CHECKING:
+    import asyncio
 
 log = logging.getLogger("memzoi_lsp.transport")
 
@@ -152,7 +155,9 @@ class FrameParser:
         return True
 
 
-def _reader_thread(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue) -> None:
+def _reader_thread(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[bytes]) -> None:
+    import asyncio  # noqa: PLC0415 lazy: start-up - see serve
+
     # The file descriptor is read directly: a daemon thread blocked inside the buffered stdin object would hold
     # its lock when the interpreter exits, which aborts the process.
     try:
@@ -183,48 +188,148 @@ def _send_error(protocol: Any, code: int, message: str) -> None:
     protocol._send_data({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}})
 
 
-async def serve(stop_event: threading.Event, stdin: BinaryIO, protocol: Any) -> str | None:
-    """Read frames from ``stdin`` and hand each message to ``protocol`` until EOF or ``stop_event``.
+@dataclass
+class Early:
+    """What was read from stdin before the server was imported (:func:`read_early`): the parser with any partial
+    frame, the frames read (the ``initialize`` request first, normally), whether stdin ended, and, once
+    :func:`answer_early` sent a kept answer, the request's id and that result."""
+
+    parser: FrameParser
+    items: list[bytes | Broken]
+    eof: bool = False
+    request_id: Any = None
+    answered: Any = None
+    keep: Callable[[Any], None] | None = field(default=None, repr=False)
+
+
+def read_early(stdin: BinaryIO) -> Early:
+    """Read ``stdin`` until one frame is complete (or it ends), without the event loop or the protocol
+    libraries: what the server's start-up does before it imports them."""
+    parser = FrameParser()
+    try:
+        fd = stdin.fileno()
+        read: Callable[[int], bytes] = lambda n: os.read(fd, n)  # noqa: E731
+    except (AttributeError, OSError, ValueError):
+        read = getattr(stdin, "read1", None) or stdin.read
+    items: list[bytes | Broken] = []
+    while not items:
+        try:
+            data = read(65536)
+        except (OSError, ValueError):
+            data = b""
+        if not data:
+            return Early(parser, items, eof=True)
+        items = parser.feed(data)
+    return Early(parser, items)
+
+
+def initialize_request(early: Early) -> tuple[Any, Any] | None:
+    """``(id, params)`` when the first frame read early is an ``initialize`` request, else ``None``."""
+    if not early.items or isinstance(early.items[0], Broken):
+        return None
+    try:
+        message = json.loads(early.items[0])
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict) or message.get("method") != "initialize" or "id" not in message:
+        return None
+    params = message.get("params")
+    return (message["id"], params) if isinstance(params, dict) else None
+
+
+def answer_early(early: Early, stdout: BinaryIO, request_id: Any, result: Any) -> None:
+    """Send ``result`` as the answer to the ``initialize`` request ``request_id`` now (a frame written straight
+    to ``stdout``); the server's own answer to it is dropped later (:func:`serve`)."""
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}, separators=(",", ":")).encode()
+    stdout.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    stdout.flush()
+    early.request_id, early.answered = request_id, result
+
+
+def _follow_initialize(protocol: Any, early: Early) -> None:
+    """Watch the server's answer to the early-read ``initialize`` request: hand its result to ``early.keep``
+    (which keeps it for the next start) and, when a kept answer was sent already, drop it (logging a difference)."""
+    original = protocol._send_data
+    if early.keep is None and early.answered is None:
+        return
+
+    def send(data: Any) -> None:
+        if getattr(data, "id", None) != early.request_id or hasattr(data, "method"):
+            original(data)
+            return
+        protocol._send_data = original  # the one answer to follow has come
+        result = json.loads(json.dumps(data, default=protocol._serialize_message)).get("result")
+        if early.keep is not None and isinstance(result, dict) and getattr(data, "error", None) is None:
+            if result != early.answered:
+                if early.answered is not None:
+                    log.warning("the kept answer to initialize differed from the server's; it is replaced")
+                early.keep(result)
+        if early.answered is None:
+            original(data)
+        elif not isinstance(result, dict):
+            log.warning("the server's own initialize failed after the kept answer was sent")
+
+    protocol._send_data = send
+
+
+def _handle(protocol: Any, item: bytes | Broken) -> bool:
+    """Hand one frame to ``protocol``; True when it was a message (the caller lets its handler start)."""
+    if isinstance(item, Broken):
+        log.warning("broken frame from the client: %s; skipped to the next frame", item.reason)
+        parse_error(protocol, item.reason)
+        return False
+    try:
+        message = json.loads(item, object_hook=protocol.structure_message)
+    except ValueError as err:  # not JSON (json.JSONDecodeError and UnicodeDecodeError are ValueErrors)
+        log.warning("a message body is not JSON: %s", type(err).__name__)
+        parse_error(protocol, "the message body is not JSON")
+        return False
+    except RecursionError:
+        parse_error(protocol, "the message body nests too deeply")
+        return False
+    except Exception:  # structuring failed in pygls; it has logged why
+        log.warning("a message could not be read", exc_info=True)
+        return False
+    if not hasattr(message, "jsonrpc"):  # JSON, but not a message object (a batch array, a number…)
+        log.warning("a message is not a JSON-RPC object")
+        _send_error(protocol, -32600, "Invalid request: not a JSON-RPC message object")
+        return False
+    try:
+        protocol.handle_message(message)
+    except Exception:
+        log.exception("unable to handle a message")
+    return True
+
+
+async def serve(stop_event: threading.Event, stdin: BinaryIO, protocol: Any, early: Early | None = None) -> str | None:
+    """Read frames from ``stdin`` and hand each message to ``protocol`` until EOF or ``stop_event``; ``early``:
+    what :func:`read_early` read before (handled first, see :func:`_follow_initialize`).
 
     Returns ``None`` at EOF or stop, or the reason the stream could not be resynchronised (the caller exits
     non-zero). ``SystemExit`` from the ``exit`` handler propagates, as in pygls.
     """
+    import asyncio  # noqa: PLC0415 lazy: start-up - not needed before the kept answer to initialize is sent
+
+    parser = early.parser if early is not None else FrameParser()
+    if early is not None:
+        _follow_initialize(protocol, early)
+        for item in early.items:
+            if _handle(protocol, item):
+                await asyncio.sleep(0)
+        if early.eof:
+            return None
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=16)
     threading.Thread(target=_reader_thread, args=(stdin, loop, queue), name="memzoi-stdin", daemon=True).start()
-    parser = FrameParser()
     while not stop_event.is_set():
         data = await queue.get()
         if not data:
             return None
         for item in parser.feed(data):
-            if isinstance(item, Broken):
-                log.warning("broken frame from the client: %s; skipped to the next frame", item.reason)
-                parse_error(protocol, item.reason)
-                continue
-            try:
-                message = json.loads(item, object_hook=protocol.structure_message)
-            except ValueError as err:  # not JSON (json.JSONDecodeError and UnicodeDecodeError are ValueErrors)
-                log.warning("a message body is not JSON: %s", type(err).__name__)
-                parse_error(protocol, "the message body is not JSON")
-                continue
-            except RecursionError:
-                parse_error(protocol, "the message body nests too deeply")
-                continue
-            except Exception:  # structuring failed in pygls; it has logged why
-                log.warning("a message could not be read", exc_info=True)
-                continue
-            if not hasattr(message, "jsonrpc"):  # JSON, but not a message object (a batch array, a number…)
-                log.warning("a message is not a JSON-RPC object")
-                _send_error(protocol, -32600, "Invalid request: not a JSON-RPC message object")
-                continue
-            try:
-                protocol.handle_message(message)
-            except Exception:
-                log.exception("unable to handle a message")
-            # Let the handlers just started run before the next message, as pygls's reader does by awaiting
-            # each line: a burst of requests followed by `shutdown` must not cancel them unstarted.
-            await asyncio.sleep(0)
+            if _handle(protocol, item):
+                # Let the handlers just started run before the next message, as pygls's reader does by awaiting
+                # each line: a burst of requests followed by `shutdown` must not cancel them unstarted.
+                await asyncio.sleep(0)
         if parser.hopeless:
             reason = f"no frame start in over {parser.cap} bytes from the client; exiting so the editor restarts"
             log.error("%s", reason)
@@ -232,4 +337,14 @@ async def serve(stop_event: threading.Event, stdin: BinaryIO, protocol: Any) -> 
     return None
 
 
-__all__ = ["Broken", "FrameParser", "MAX_CONTENT_LENGTH", "parse_error", "serve"]
+__all__ = [
+    "Broken",
+    "Early",
+    "FrameParser",
+    "MAX_CONTENT_LENGTH",
+    "answer_early",
+    "initialize_request",
+    "parse_error",
+    "read_early",
+    "serve",
+]

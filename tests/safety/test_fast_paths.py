@@ -13,7 +13,18 @@ from urllib.parse import urlsplit
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from memzoi.safety import context, credentials, injection, keyed, memzoi_entropy, memzoi_rules, memzoi_url, pii, tokens
+from memzoi.safety import (
+    context,
+    controls,
+    credentials,
+    injection,
+    keyed,
+    memzoi_entropy,
+    memzoi_rules,
+    memzoi_url,
+    pii,
+    tokens,
+)
 from memzoi.safety.context import LONG, Ctx
 
 try:  # the regex parser is private; the width facts are checked where it exists
@@ -414,3 +425,15 @@ _URL_WORDS = st.sampled_from(
 def test_url_candidates_equal_finditer(text):
     fast = [m.span() for m in memzoi_url.url_candidates(text)]
     assert fast == [m.span() for m in memzoi_url._URL_CANDIDATE.finditer(text)]
+
+
+_CONTROL_PIECES = st.sampled_from(
+    ["a", " ", "\t", "\n", "\r", "\r\n", "\x00", "\x1b", "\x0b", "\x1f", "\u00a0", "é", "\u2028"]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_CONTROL_PIECES, max_size=30).map("".join))
+def test_the_control_character_fast_path_equals_the_regex(text):
+    assert controls.control_spans(text) == [m.span() for m in controls._IN_FILE.finditer(text)]
+    assert controls.control_spans(text, breaks=False) == [m.span() for m in controls._IN_LINE.finditer(text)]

@@ -34,6 +34,7 @@ PRELOAD = (
     "memzoi.judge.analysis",
     "memzoi.project.verdict",
     "memzoi.safety",
+    "memzoi.safety.prepared",  # compiles the detectors' hyperscan prefilter once
     "memzoi.judge.policy",
     "memzoi.base.views",
 )

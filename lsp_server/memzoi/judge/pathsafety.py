@@ -51,10 +51,12 @@ def repository_path(path: str | os.PathLike[str]) -> str | None:
 
 @lru_cache(maxsize=16384)
 def _secret_hits(text: str) -> tuple[Any, ...]:
-    """Memzoi write-safety detector hits (:data:`memzoi.safety.SECRET_CODES`) in ``text``."""
-    from ..safety import SECRET_CODES, collect_hits  # noqa: PLC0415 lazy: start-up - the detectors load at the first path that is scanned
+    """Memzoi write-safety detector hits (:data:`memzoi.safety.SECRET_CODES`) in ``text``, once per distinct
+    string in a process (a file's path is scanned once for its findings, its display and its index row). Only the
+    detectors that can report such a code run (:func:`memzoi.safety.scan.secret_hits_of`)."""
+    from ..safety.scan import secret_hits_of  # noqa: PLC0415 lazy: start-up - the detectors load at the first path that is scanned
 
-    return tuple(h for h in collect_hits(text) if h.code in SECRET_CODES)
+    return tuple(secret_hits_of(text))
 
 
 def _scanned(path: str | os.PathLike[str]) -> str:

@@ -25,6 +25,7 @@ import re
 from ..base.findings import Severity
 from .base import Hit
 from .context import Ctx
+from .prefilter import register
 
 _EMAIL = re.compile(
     r"(?<![\w.+%/-])([A-Za-z0-9][A-Za-z0-9._%+-]{0,63})@((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
@@ -115,6 +116,8 @@ _PLACEHOLDERS = frozenset(
 )
 _INTL = re.compile(r"(?<![\w+.-])\+[1-9]\d{0,2}(?:[ .-]?\(\d{1,4}\))?(?:[ .-]\d{1,6}){2,5}(?![\w.-]?\d)")
 _NANP = re.compile(r"(?<![\w.+/(-])(?:\((\d{3})\) ?(\d{3})-|(\d{3})([-.])(\d{3})\4)(\d{4})(?![\w.-]?\d)")
+_GATE_INTL = register("contacts.intl", _INTL)
+_GATE_NANP = register("contacts.nanp", _NANP)
 
 
 def _placeholder_email(local: str, domain: str) -> bool:
@@ -153,15 +156,15 @@ def _fictional(digits: str) -> bool:
     )
 
 
-def _phone_hits(text: str) -> list[Hit]:
+def _phone_hits(text: str, intl: bool = True, nanp: bool = True) -> list[Hit]:
     out = []
-    for m in _INTL.finditer(text):
+    for m in _INTL.finditer(text) if intl else ():
         digits = re.sub(r"\D", "", m.group(0))
         if 8 <= len(digits) <= 15 and not _fictional(digits):
             out.append(
                 Hit("private_personal_data", m.start(), m.end(), "phone number", m.group(0), severity=Severity.WARNING)
             )
-    for m in _NANP.finditer(text):
+    for m in _NANP.finditer(text) if nanp else ():
         area, exchange = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(5))
         digits = area + exchange + m.group(6)
         if area[0] in "01" or exchange[0] in "01" or _fictional(digits):
@@ -176,6 +179,10 @@ def contact_hits(ctx: Ctx, known: list[Hit] = ()) -> list[Hit]:  # type: ignore[
     """``private_personal_data`` warnings for e-mail addresses and phone numbers in ``ctx``'s text (see the module
     docstring), leaving out any that overlaps a ``pii_detected`` hit in ``known`` (the labelled value is that)."""
     text = ctx.text
-    hits = (_email_hits(text) if "@" in text else []) + (_phone_hits(text) if any(c in text for c in "+(-.") else [])
+    hits = _email_hits(text) if "@" in text else []
+    if any(c in text for c in "+(-."):
+        intl, nanp = ctx.may(_GATE_INTL), ctx.may(_GATE_NANP)
+        if intl or nanp:
+            hits += _phone_hits(text, intl, nanp)
     pii = [(h.start, h.end) for h in known if h.code == "pii_detected"]
     return [h for h in hits if not any(s < h.end and h.start < e for s, e in pii)]

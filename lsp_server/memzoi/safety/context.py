@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any, Generic, TypeVar, overload
+
+from . import prefilter
 
 _NON_ALNUM = bytes(c for c in range(256) if not (48 <= c <= 57 or 97 <= c <= 122))
 _TO_SPACE = bytes.maketrans(_NON_ALNUM, b" " * len(_NON_ALNUM))
@@ -28,20 +31,27 @@ _SPACE_MARKS = bytes(32 if chr(c).isspace() else 120 for c in range(128)) + b"x"
 _LONG_MARK = b"x" * LONG
 
 
-class lazy:  # noqa: N801 - used like functools.cached_property
+_T = TypeVar("_T")
+
+
+class lazy(Generic[_T]):  # noqa: N801 - used like functools.cached_property
     """``functools.cached_property`` without its lock (Python < 3.12 takes one on every first access): the value
     is computed on first access and stored in the instance ``__dict__``, which later lookups find directly. A
     :class:`Ctx` belongs to one scan in one thread."""
 
-    def __init__(self, fn):
+    def __init__(self, fn: Callable[[Any], _T]) -> None:
         self.fn = fn
         self.name = fn.__name__
         self.__doc__ = fn.__doc__
 
-    def __set_name__(self, owner, name: str) -> None:
+    def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
-    def __get__(self, obj, owner=None):
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> lazy[_T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> _T: ...
+    def __get__(self, obj: object | None, owner: type | None = None) -> lazy[_T] | _T:
         if obj is None:
             return self
         value = obj.__dict__[self.name] = self.fn(obj)
@@ -91,6 +101,18 @@ class Ctx:
     def any_of(self, gate: frozenset[bytes]) -> bool:
         """True when a word of ``gate`` (a set returned by :func:`gate_words`) occurs."""
         return not self.words.isdisjoint(gate)
+
+    @lazy
+    def possible(self) -> frozenset[str] | None:
+        """The prefilter's answer for the text (:func:`.prefilter.possible`): the declared pattern names that may
+        match, or ``None`` when every pattern must be searched."""
+        return prefilter.possible(self.text)
+
+    def may(self, name: str) -> bool:
+        """False only when the pattern declared as ``name`` (:func:`.prefilter.register`) cannot match the text;
+        a detector then skips its search. Without the prefilter, always True."""
+        possible = self.possible
+        return possible is None or name in possible
 
     @lazy
     def all_words(self) -> frozenset[bytes]:

@@ -23,6 +23,8 @@ def control_spans(text: str, *, breaks: bool = True) -> list[tuple[int, int]]:
     none is."""
     if text.isprintable():  # the usual case, and faster than the regex
         return []
+    if breaks and text.replace("\r\n", "").replace("\n", "").replace("\t", "").isprintable():
+        return []  # a text whose only controls are allowed line breaks and tabs (the usual file): no regex pass
     pattern = _IN_FILE if breaks else _IN_LINE
     return [m.span() for m in pattern.finditer(text)]
 

@@ -23,6 +23,7 @@ from .memzoi_entropy import entropy_hits
 from .memzoi_linear import LINEAR, matches as linear_matches
 from .memzoi_source import MEMZOI_PATTERNS, WHITE_SPACE, rust_to_python
 from .memzoi_url import url_hits
+from .prefilter import register
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +84,8 @@ RULES: tuple[Rule, ...] = tuple(
     Rule(name, code, re.compile(rust_to_python(src)), _PLANS[name][1], _PLANS[name][0])
     for name, code, src in MEMZOI_PATTERNS
 )
+#: the prefilter's name of each rule's pattern (:mod:`.prefilter`)
+_GATES = {rule.detector: register(f"memzoi.{rule.detector}", rule.regex) for rule in RULES}
 _STEM_BYTES = {name: tuple(st.encode() for st in plan[1]) for name, plan in _PLANS.items()}
 _WS_CHARS = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000") | frozenset(
     map(chr, range(0x2000, 0x200B))
@@ -129,6 +132,8 @@ def memzoi_hits(ctx: Ctx) -> list[Hit]:
     plain = needs_plain_search(text)
     out: list[Hit] = []
     for rule in RULES:
+        if not ctx.may(_GATES[rule.detector]):
+            continue  # hyperscan: the pattern cannot match this text
         for m in pattern_matches(rule, ctx, plain):
             start = m.start()
             if rule.detector in ("authorization_header", "environment_secret"):

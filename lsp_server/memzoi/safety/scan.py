@@ -86,6 +86,22 @@ def collect_hits(text: str, *, body_start: int = 0, bom: bool = False, floor_onl
     return _resolve(hits)
 
 
+def secret_hits_of(text: str) -> list[Hit]:
+    """The hits of :func:`collect_hits` (``text`` as a whole, ``body_start`` 0) whose code is a credential code
+    (:data:`SECRET_CODES`): what a path or an id is scanned for (:mod:`memzoi.judge.pathsafety`). Only the
+    detectors that can report such a code run: Memzoi's rules and the credential detectors, on the text and its
+    decoded views. The others (injection, personal data, contacts, transcripts, invisible characters) cannot take
+    a credential hit away (:func:`_resolve` settles credential hits among themselves and Memzoi's matches), so the
+    result is the same (``tests/safety/test_fast_paths.py``)."""
+    ctx = Ctx(text)
+    hits = memzoi_hits(ctx)
+    hits += secret_hits(ctx)
+    for view in decoded_views(text, runs=ctx.longs) + hidden_views(text):
+        for h in secret_hits(Ctx(view.text)):
+            hits.append(replace(h, start=view.start, end=view.end, label=f"{h.label} ({view.how})"))
+    return [h for h in _resolve(hits) if h.code in SECRET_CODES]
+
+
 def _resolve(hits: list[Hit]) -> list[Hit]:
     """Drop overlaps without ever dropping a match of Memzoi's rules (:mod:`.memzoi_rules`).
 

@@ -1,0 +1,201 @@
+"""A hyperscan prefilter in front of the detectors' broad regular expressions, with Python's ``re`` as the fallback.
+
+Some detector patterns (phone numbers, e-mail addresses, Memzoi's rules) run over nearly every text, and the usual
+answer is "no match". hyperscan (https://intel.github.io/hyperscan/, PyPI ``hyperscan``) scans one text for all of
+them at once in microseconds. It is only a gate: compiled with ``HS_FLAG_PREFILTER`` it reports a superset of the
+patterns that can match (the hyperscan guide, "Prefiltering Mode": "no false negatives"), and a detector whose
+pattern may match runs its exact ``re`` search as before, so the findings are those of the plain search
+(``tests/safety/test_prefilter.py`` compares both engines on the corpus and on generated texts).
+
+A detector module declares a pattern with :func:`register` when it is imported, and asks :meth:`Ctx.may
+<memzoi.safety.context.Ctx.may>` (which calls :func:`possible` once per text) before its search. The database is
+compiled by :func:`prepare` (importing :mod:`.prepared` does it), which runs over many files call before their
+workers fork (:data:`memzoi.base.parallel.PRELOAD`); a single file's check does not pay for the compilation. The gate is used
+only where both engines read a text the same way: texts of plain ASCII without the characters U+001C to U+001F
+(Python's ``\\s`` includes them, hyperscan's does not). Any other text, a pattern hyperscan cannot compile, a
+machine without the ``hyperscan`` package (it has wheels for CPython on Linux and macOS) or ``MEMZOI_PREFILTER=re``
+in the environment mean: every pattern may match, the plain search runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from typing import Any
+
+#: the names and compiled patterns declared with :func:`register`, in declaration order
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+#: ASCII characters that Python's ``\s`` reads as white space and hyperscan's does not
+_UNLIKE = re.compile("[\x1c-\x1f]")
+#: an escape of the pattern source: ``\\uXXXX`` / ``\\UXXXXXXXX`` (a code point above U+00FF) or any other one
+_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.DOTALL)
+
+
+class _Engine:
+    """One compiled hyperscan database of every registered pattern it accepts."""
+
+    def __init__(self, hs: Any, patterns: dict[str, re.Pattern[str]]) -> None:
+        self.hs = hs
+        self.names: list[str] = []
+        self.always: frozenset[str] = frozenset()
+        accepted: list[tuple[str, bytes, int]] = []
+        always = set()
+        for name, regex in patterns.items():
+            flags = _flags(hs, regex)
+            if flags is None:
+                always.add(name)  # never gated: the plain search always runs
+                continue
+            accepted.append((name, ascii_source(regex.pattern), flags))
+        self.db: Any = None
+        try:
+            self.db = _compiled(hs, accepted)
+        except Exception:  # hyperscan.error: find the patterns it cannot approximate and leave them out
+            always.update(name for name, src, flags in accepted if not _compiles(hs, src, flags))
+            accepted = [a for a in accepted if a[0] not in always]
+            self.db = _compiled(hs, accepted)
+        self.always = frozenset(always)
+        self.names = [name for name, _, _ in accepted]
+        self.local = threading.local()  # a scratch space belongs to one thread
+
+    def possible(self, data: bytes) -> frozenset[str]:
+        """The registered names that may match ``data``."""
+        if self.db is None:
+            return self.always
+        scratch = getattr(self.local, "scratch", None)
+        if scratch is None or getattr(self.local, "pid", None) != os.getpid():
+            scratch = self.local.scratch = self.hs.Scratch(self.db)
+            self.local.pid = os.getpid()
+        seen: set[int] = set()
+
+        def on_match(ident: int, start: int, end: int, flags: int, context: object) -> None:
+            seen.add(ident)
+
+        self.db.scan(data, match_event_handler=on_match, scratch=scratch)
+        names = self.names
+        return self.always.union(names[i] for i in seen)
+
+
+def _flags(hs: Any, regex: re.Pattern[str]) -> int | None:
+    """hyperscan flags for ``regex`` (prefilter, one report per pattern, and the ``re`` flags it has), or None
+    for a flag hyperscan has no counterpart for (``re.VERBOSE``)."""
+    if regex.flags & re.VERBOSE:
+        return None
+    flags = hs.HS_FLAG_PREFILTER | hs.HS_FLAG_SINGLEMATCH | hs.HS_FLAG_ALLOWEMPTY
+    if regex.flags & re.IGNORECASE:
+        flags |= hs.HS_FLAG_CASELESS
+    if regex.flags & re.MULTILINE:
+        flags |= hs.HS_FLAG_MULTILINE
+    if regex.flags & re.DOTALL:
+        flags |= hs.HS_FLAG_DOTALL
+    return int(flags)
+
+
+def ascii_source(pattern: str) -> bytes:
+    """``pattern`` as hyperscan reads it for texts of plain ASCII: every escaped code point above U+00FF
+    (``\\u2028``) becomes ``\\xff``, a byte no ASCII text holds (so a class keeps its ASCII members, a range of
+    such code points matches nothing in the text, and outside a class it never matches, as in Python for ASCII
+    text); a literal non-ASCII character becomes UTF-8 bytes, which no ASCII text holds either."""
+
+    def one(m: re.Match[str]) -> str:
+        esc = m.group(0)
+        return "\\xff" if esc[1] in "uU" and int(esc[2:], 16) > 0xFF else esc
+
+    return _ESCAPE.sub(one, pattern).encode("utf-8")
+
+
+def _compiled(hs: Any, accepted: list[tuple[str, bytes, int]]) -> Any:
+    if not accepted:
+        return None
+    db = hs.Database()
+    db.compile(
+        expressions=[src for _, src, _ in accepted],
+        ids=list(range(len(accepted))),
+        elements=len(accepted),
+        flags=[flags for _, _, flags in accepted],
+    )
+    return db
+
+
+def _compiles(hs: Any, source: bytes, flags: int) -> bool:
+    try:
+        _compiled(hs, [("", source, flags)])
+    except Exception:  # hyperscan.error: a construct it cannot approximate; the plain search stays
+        return False
+    return True
+
+
+_lock = threading.Lock()
+_engine: _Engine | None = None
+_disabled = False
+_missing = False
+
+
+def _load() -> _Engine | None:
+    global _engine, _missing
+    if _disabled or _missing:
+        return None
+    with _lock:
+        if os.environ.get("MEMZOI_PREFILTER", "") == "re":
+            _missing = True  # asked for the plain search
+            return None
+        if _engine is None and not _disabled:
+            try:
+                import hyperscan  # noqa: PLC0415 lazy: platform - an optional dependency with wheels on some platforms
+
+                _engine = _Engine(hyperscan, dict(_PATTERNS))
+            except Exception as err:  # ImportError, or hyperscan.error from a database it cannot build
+                logging.getLogger(__name__).debug("hyperscan prefilter not used: %s", type(err).__name__)
+                _missing = True
+                return None
+        return _engine
+
+
+def register(name: str, regex: re.Pattern[str]) -> str:
+    """Declare ``regex`` (a compiled ``re`` pattern over ``str``) under ``name`` and return ``name``. Call it when
+    the detector's module is imported, before any text is scanned; a later declaration is ignored by an engine
+    already compiled (its name is then never gated). Raises ``ValueError`` for a name declared with another
+    pattern."""
+    known = _PATTERNS.get(name)
+    if known is not None and known is not regex:
+        raise ValueError(f"prefilter pattern {name!r} is declared twice")
+    _PATTERNS[name] = regex
+    return name
+
+
+def possible(text: str) -> frozenset[str] | None:
+    """The declared names whose pattern may match ``text`` (a superset of those that do), or ``None`` when every
+    pattern must be searched: the prefilter is not prepared (:func:`prepare`), hyperscan is missing, or the two
+    engines do not read ``text`` alike (see the module docstring)."""
+    engine = _engine
+    if engine is None or _disabled or not text.isascii() or _UNLIKE.search(text) is not None:
+        return None
+    return engine.possible(text.encode("ascii"))
+
+
+def prepare() -> str:
+    """Compile the prefilter of every pattern declared so far (about 70 ms, once per process: a run over many
+    files calls it before its workers fork, see :mod:`.prepared`); a pattern declared later is never gated.
+    Returns the engine in use: ``hyperscan``, or ``re`` when it is not installed, is turned off
+    (:func:`set_enabled`, ``MEMZOI_PREFILTER=re``) or fails to compile."""
+    return "hyperscan" if _load() is not None else "re"
+
+
+def engine_name() -> str:
+    """``hyperscan`` when the prefilter is prepared and in use, else ``re`` (every pattern searched)."""
+    return "hyperscan" if _engine is not None and not _disabled else "re"
+
+
+def set_enabled(enabled: bool) -> None:
+    """Turn the hyperscan prefilter on or off in this process (off: every pattern is searched, as on a machine
+    without hyperscan; on: as :func:`prepare`). For tests and measurements; ``MEMZOI_PREFILTER=re`` turns it off
+    from the environment."""
+    global _disabled
+    with _lock:
+        _disabled = not enabled
+    if enabled:
+        prepare()
+
+
+__all__ = ["ascii_source", "engine_name", "possible", "prepare", "register", "set_enabled"]

@@ -1,0 +1,166 @@
+"""The hyperscan prefilter (:mod:`memzoi.safety.prefilter`) changes no finding: both engines give the same hits on
+the shared corpus and on generated texts, and without hyperscan every pattern is searched as before."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from memzoi.judge.analysis import analyze_path, analyze_text
+from memzoi.safety import collect_hits, prefilter, prepared  # noqa: F401 - prepared declares and compiles
+
+from .helpers import record
+
+HAVE_HYPERSCAN = importlib.util.find_spec("hyperscan") is not None
+needs_hyperscan = pytest.mark.skipif(not HAVE_HYPERSCAN, reason="hyperscan is not installed on this platform")
+
+
+@contextmanager
+def engine(enabled: bool) -> Iterator[None]:
+    """Run the block with the prefilter on or off, then put back what was in use."""
+    before = prefilter.engine_name() == "hyperscan"
+    prefilter.set_enabled(enabled)
+    try:
+        yield
+    finally:
+        prefilter.set_enabled(before)
+
+
+def both(fn, *args):
+    with engine(False):
+        plain = fn(*args)
+    with engine(True):
+        assert prefilter.engine_name() == "hyperscan"
+        gated = fn(*args)
+    return plain, gated
+
+
+def _hits(text: str):
+    return [(h.code, h.start, h.end, h.label, h.memzoi) for h in collect_hits(text, body_start=0)]
+
+
+def _findings(path):
+    return [(f.code, f.start, f.end, f.message) for f in analyze_path(path).findings]
+
+
+@needs_hyperscan
+@pytest.mark.corpus
+def test_both_engines_agree_on_the_corpus(corpus):
+    paths = sorted(p for p in corpus.rglob("*") if p.is_file() and p.suffix in (".md", ".toml", ".yml", ".yaml"))
+    assert len(paths) >= 24
+    gated_files = 0
+    for path in paths:
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        plain, gated = both(_hits, text)
+        assert plain == gated, path
+        plain_f, gated_f = both(_findings, path)
+        assert plain_f == gated_f, path
+        with engine(True):
+            gated_files += prefilter.possible(text) is not None
+    assert gated_files > len(paths) // 2  # the prefilter answered for most files: the comparison compared something
+
+
+_alphabet = st.sampled_from(
+    list("abcAZ09 _-+/=:.()\n\t\"'`<>{}$%#@;,")
+    + [
+        "\x1c",
+        "\u00a0",
+        "\u2028",
+        "é",
+        "\u212a",
+        "+44 20 7946 0958",
+        "+1 (415) 555 2671",
+        "(212) 555-0143",
+        "212-867-5309",
+        "415.867.5309",
+        "555",
+        "+",
+        "1-2-3",
+        "ghp_",
+        "AKIA",
+        "ASIA",
+        "xoxb-",
+        "sk_live_",
+        "npm_",
+        "AIza",
+        "github_pat_",
+        "A1b2C3d4E5f6G7h8",
+        "eyJ",
+        "-----BEGIN ",
+        "PRIVATE KEY-----",
+        "Authorization: Bearer ",
+        "Set-Cookie: ",
+        "session=",
+        "csrf_token: ",
+        "postgres://",
+        "redis://",
+        "export ",
+        "API_KEY=",
+        "DB_PASSWORD = ",
+        '"type": "service_account"',
+        '"private_key_id":',
+        "AccountKey=",
+        "SharedAccessSignature sr=",
+        "password: ",
+        "\r\n",
+    ]
+)
+
+
+@needs_hyperscan
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_alphabet, max_size=60).map("".join))
+def test_both_engines_agree_on_generated_texts(text):
+    plain, gated = both(_hits, text)
+    assert plain == gated
+    plain_a, gated_a = both(
+        lambda t: [(f.code, f.start, f.end) for f in analyze_text(record(body=t or "x")).findings], text
+    )
+    assert plain_a == gated_a
+
+
+@needs_hyperscan
+def test_the_prefilter_gates_clean_text_and_passes_a_match():
+    with engine(True):
+        assert prefilter.possible("Use pnpm, not npm, in this repository.") == frozenset()
+        phone = "call " + "+44 20 " + "7946 0958"
+        assert "contacts.intl" in (prefilter.possible(phone) or ())
+        # texts the engines read differently are never gated
+        assert prefilter.possible("caf\u00e9") is None
+        assert prefilter.possible("a\x1cb") is None
+        assert [h.code for h in collect_hits(phone)] == ["private_personal_data"]
+
+
+def test_ascii_source_drops_only_code_points_no_ascii_text_holds():
+    assert prefilter.ascii_source(r"[\t\u2000-\u200a]x") == rb"[\t\xff-\xff]x"
+    assert prefilter.ascii_source(r"\\u2000\u00e9") == rb"\\u2000\u00e9"  # an escaped backslash; a Latin-1 escape
+
+
+def test_the_plain_search_is_used_when_the_prefilter_is_off():
+    with engine(False):
+        assert prefilter.engine_name() == "re"
+        assert prefilter.possible("Use pnpm.") is None
+        phone = "call " + "(212) 867-" + "5309"
+        assert [h.code for h in collect_hits(phone)] == ["private_personal_data"]
+
+
+def test_without_hyperscan_the_fallback_finds_the_same():
+    """A process where ``import hyperscan`` fails (as on a platform without its wheel) uses ``re`` and finds the
+    planted number; so does ``MEMZOI_PREFILTER=re``."""
+    script = (
+        "import sys; sys.modules['hyperscan'] = None\n"
+        "from memzoi.safety import prepared, prefilter, collect_hits\n"
+        "phone = 'call ' + '+1 (415) ' + '867 5309'\n"
+        "print(prepared.ENGINE, prefilter.possible('x'), [h.code for h in collect_hits(phone)])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == ["re", "None", "['private_personal_data']"]
+    env_script = script.replace("sys.modules['hyperscan'] = None", "import os; os.environ['MEMZOI_PREFILTER'] = 're'")
+    out = subprocess.run([sys.executable, "-c", env_script], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == ["re", "None", "['private_personal_data']"]
