@@ -49,7 +49,9 @@ def search_memory(
     :func:`memzoi.agent.recall.path_match_score` against ``applies_to``/``scope.paths``) and ``tags`` (every one
     must be among the memory's tags) filter; ``mode``: ``natural``, ``all_words`` or ``phrase``
     (:mod:`memzoi.agent.query`). Active, current records come first, then by ``score`` (0–1, higher is better).
-    Each hit: ``kind, id, path, title, type, lane, status, current, excerpt, unsafe, score, tags, provenance``
+    Each hit: ``kind, id, path, title, type, lane, status, current, admitted, excerpt, unsafe, score, tags,
+    provenance`` (``admitted``: the index's current verdict of a repository record, refreshed before the query; a
+    pending packet and a private local record are ``true``)
     (and, with ``rows``, ``row``: the index's stored columns of a repository hit, for ``memzoi search --json``).
     ``memzoi search`` and the MCP tool both rank through this function, so they find the same memories. A
     superseded record's active replacement is returned with it (``successor_of``: the superseded hit's id), see
@@ -94,6 +96,7 @@ def search_memory(
                     "lane": row.get("lane"),
                     "status": row.get("status"),
                     "current": h.kind == "record" and r.current(row),
+                    "admitted": bool(row.get("admitted", 1)),
                     "excerpt": None if unsafe else _excerpt(h.snippet),
                     "unsafe": unsafe,
                     "tags": row_tags,
@@ -151,6 +154,7 @@ def _successors(r: Reader, out: list[dict[str, Any]], query: str, type: str | No
                 "lane": row["lane"],
                 "status": row["status"],
                 "current": r.current(row),
+                "admitted": bool(row["admitted"]),
                 "excerpt": None if unsafe else _excerpt(excerpt(row["title"], row["body"], query)),
                 "unsafe": unsafe,
                 "tags": _tags(row),
@@ -191,6 +195,7 @@ def _local_hits(
                 "lane": rec.lane,
                 "status": "active",
                 "current": True,
+                "admitted": True,
                 "excerpt": _excerpt(excerpt(rec.title, rec.body, " ".join(wanted))),
                 "unsafe": [],
                 "tags": rec.tags,
@@ -202,9 +207,10 @@ def _local_hits(
 
 
 def _packet_paths(path: Path) -> list[str]:
+    """The ``scope.paths`` a proposal packet at ``path`` binds (its frontmatter read again), ``[]`` without."""
     from ..judge.analysis import analyze_path  # noqa: PLC0415 lazy: start-up
 
-    data = analyze_path(path).document.data or {}
-    scope = data.get("scope") if isinstance(data.get("scope"), dict) else {}
-    paths = scope.get("paths") if isinstance(scope.get("paths"), list) else []
-    return [str(p) for p in paths]
+    data = analyze_path(path).document.data
+    scope = data.get("scope") if isinstance(data, dict) else None
+    paths = scope.get("paths") if isinstance(scope, dict) else None
+    return [str(p) for p in paths] if isinstance(paths, list) else []
