@@ -14,9 +14,25 @@ from pathlib import Path
 from typing import Any
 
 from ..safety.redact import scrub
+from ..stores.index import Index
 from ..stores.index_queries import excerpt
 from .query import candidates_match, matched, relevant, score, terms
 from .recall import Reader, _applies, _excerpt, best_binding, normalize_path, withheld
+
+
+class _Refreshed(Reader):
+    """A :class:`~memzoi.agent.recall.Reader` over an open index of ``root`` the caller has just refreshed: read as
+    it is, not refreshed again, and left open."""
+
+    def __init__(self, root: Path, index: Index) -> None:
+        super().__init__(root)
+        self.index = index
+
+    def __enter__(self) -> Reader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 def _tags(row: dict[str, Any]) -> list[str]:
@@ -43,6 +59,7 @@ def search_memory(
     mode: str = "natural",
     include_local: bool = True,
     rows: bool = False,
+    index: Index | None = None,
 ) -> dict[str, Any]:
     """Search memory (see the module docstring). ``kind``: ``record`` (repository records, and local records
     unless ``include_local`` is false), ``proposal`` (pending packets) or ``all``; ``type``, ``path`` (scored by
@@ -55,14 +72,15 @@ def search_memory(
     (and, with ``rows``, ``row``: the index's stored columns of a repository hit, for ``memzoi search --json``).
     ``memzoi search`` and the MCP tool both rank through this function, so they find the same memories. A
     superseded record's active replacement is returned with it (``successor_of``: the superseded hit's id), see
-    :func:`_successors`."""
+    :func:`_successors`. ``index``: an open index of ``root`` the caller has just refreshed (read as it is,
+    not refreshed again: one refresh per search)."""
     where = normalize_path(path, root) if path else None
     kinds = ("record", "proposal") if kind == "all" else (kind,)
     match = candidates_match(query, mode)
     wanted = _query_terms(query, mode)
     want_tags = {t.casefold() for t in tags or []}
     out: list[dict[str, Any]] = []
-    with Reader(root) as r:
+    with Reader(root) if index is None else _Refreshed(root, index) as r:
         weights = r.weights(wanted)
         hits = r.index.search(query, limit=max(limit * 5, 50), kinds=kinds, match=match) if match else []
         for h in hits:
