@@ -11,7 +11,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 
-SCHEMA_VERSION = 6  # bump when the stored facts or columns change: old indexes are rebuilt
+SCHEMA_VERSION = 7  # bump when the stored facts or columns change: old indexes are rebuilt
 
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
