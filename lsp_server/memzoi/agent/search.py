@@ -225,10 +225,11 @@ def _local_hits(
 
 
 def _packet_paths(path: Path) -> list[str]:
-    """The ``scope.paths`` a proposal packet at ``path`` binds (its frontmatter read again), ``[]`` without."""
     from ..judge.analysis import analyze_path  # noqa: PLC0415 lazy: start-up
 
-    data = analyze_path(path).document.data
-    scope = data.get("scope") if isinstance(data, dict) else None
-    paths = scope.get("paths") if isinstance(scope, dict) else None
-    return [str(p) for p in paths] if isinstance(paths, list) else []
+    data = analyze_path(path).document.data or {}
+    raw_scope = data.get("scope")
+    scope: dict[str, Any] = raw_scope if isinstance(raw_scope, dict) else {}
+    raw_paths = scope.get("paths")
+    paths: list[Any] = raw_paths if isinstance(raw_paths, list) else []
+    return [str(p) for p in paths]
