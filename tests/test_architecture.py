@@ -249,7 +249,6 @@ def test_length_counts_physical_lines():
 OTHER_BRANCH = {
     "memzoi/project/crossfile.py",
     "memzoi/runs/projectstate.py",
-    "memzoi/stores/index.py",
     "memzoi_lsp/server.py",
     "memzoi_lsp/resident.py",
     "memzoi_lsp/lifecycle.py",

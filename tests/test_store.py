@@ -92,3 +92,26 @@ def test_rebuild_drops_the_whole_store_and_refills_it(repo, capsys):
     assert count("entries") == 0 and count("reports") == 0 and count("files") == 2
     assert run(capsys, "check", ".memzoi", "--format", "json") == base
     assert count("entries") == 2
+
+
+# --- one stored form of a file's facts --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("failed", [False, True])
+def test_facts_have_one_stored_form_in_entries_blob_and_index(repo, failed):
+    from memzoi.project.filefacts import FileFacts, Ref
+    from memzoi.stores.index import Index
+    from memzoi.stores.verdictpayload import facts_out, facts_text, stored_facts
+
+    facts = FileFacts(
+        "record", "record", "alpha", "active", "project", "demo", "2026-07-01", None, "k", ("t",),
+        (Ref("supersedes", "beta", (3, 8)),), (1, 2), (3, 4), False, failed,
+    )  # fmt: skip
+    assert stored_facts(json.loads(facts_text(facts))) == facts
+    assert len(facts_out(facts)) == 14 + failed  # a payload (never of failed facts) keeps the fourteen values
+    with Index(repo) as ix:
+        ix.rebuild()
+        row = ix.db.execute("SELECT facts FROM files WHERE path = ?", (".memzoi/records/alpha.md",)).fetchone()
+        kept = stored_facts(json.loads(row[0]))
+        assert facts_text(kept) == row[0]  # the index keeps exactly that form
+        assert ix.file(".memzoi/records/alpha.md")["facts"] == kept and kept.ident == "alpha"

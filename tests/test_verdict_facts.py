@@ -235,3 +235,53 @@ def test_a_stale_attestation_keeps_its_facts_but_a_file_with_a_secret_keeps_noth
     counts.reset()
     assert cli(capsys, "check", str(linked), "--format", "json") == base
     assert counts["analysed"] == 2  # leaky and spilt: the stale record's facts came from the blob
+
+
+@pytest.fixture
+def judged(monkeypatch):
+    """Every run judges: no stored report is replayed (``tests/test_replay.py`` tests that), so a run that
+    analyses nothing read every file from its entry."""
+    from memzoi.runs import check
+
+    monkeypatch.setattr(check, "replayed", lambda *a, **k: None)
+
+
+def test_a_cold_check_writes_its_entries_as_it_goes_and_still_makes_the_whole_blob(
+    repo, linked, capsys, counts, trusted, judged, monkeypatch
+):
+    monkeypatch.setattr(verdictcache, "FLUSH_AT", 2)
+    held: list[int] = []  # entries the run held each time it wrote a batch
+    real = verdictcache.ProjectCache._flush
+    monkeypatch.setattr(verdictcache.ProjectCache, "_flush", lambda self: held.append(len(self.put)) or real(self))
+    base = cli(capsys, "check", str(repo / ".memzoi"), "--format", "json", "--no-cache")
+    assert cli(capsys, "check", str(repo / ".memzoi"), "--format", "json") == base
+    assert held == [2, 2]  # four files: two batches, nothing left for the end
+    assert len(blob()) == 4  # made from the stored entries, every file's facts
+    counts.reset()
+    assert cli(capsys, "check", str(repo / ".memzoi"), "--format", "json") == base
+    assert counts["analysed"] == 0  # every entry was written
+    assert "lifecycle_inconsistent" in same_as_uncached(capsys, linked)  # one file: the others' facts from the blob
+
+
+def test_a_batch_that_cannot_be_written_is_kept_for_the_end(repo, capsys, counts, trusted, judged, monkeypatch):
+    monkeypatch.setattr(verdictcache, "FLUSH_AT", 1)
+    real_connect, real_flush = verdictcache.connect, verdictcache.ProjectCache._flush
+    refused: list[int] = []
+
+    def first_busy(self) -> None:  # the first batch finds the store busy (another process writing)
+        if refused:
+            return real_flush(self)
+        refused.append(len(self.put))
+        monkeypatch.setattr(verdictcache, "connect", lambda db: None)
+        try:
+            return real_flush(self)
+        finally:
+            monkeypatch.setattr(verdictcache, "connect", real_connect)
+
+    monkeypatch.setattr(verdictcache.ProjectCache, "_flush", first_busy)
+    base = cli(capsys, "check", str(repo / ".memzoi"), "--format", "json", "--no-cache")
+    assert cli(capsys, "check", str(repo / ".memzoi"), "--format", "json") == base
+    assert refused == [1] and len(blob()) == 3  # no batch after the refused one: all three written at the end
+    counts.reset()
+    assert cli(capsys, "check", str(repo / ".memzoi"), "--format", "json") == base
+    assert counts["analysed"] == 0

@@ -33,6 +33,11 @@ class SearchHit(_Out):
     lane: Str = Field(description="Memzoi lane.")
     status: Str = Field(description="Record status (active, superseded, tombstoned …) or proposal status.")
     current: bool = Field(description="Whether it is a current assertion now (active and within retention).")
+    admitted: bool = Field(
+        True,
+        description="Optional: false for a repository record the repository does not admit now (ignored and "
+        "untracked, another project's scope, a refused path: see `memzoi check`); not usable memory.",
+    )
     excerpt: Str = Field(description="The matching text around the query's words; null when unsafe.")
     unsafe: list[str] = Field(description="Finding codes that make its text unfit for a prompt; empty when safe.")
     tags: list[str] = Field(description="Its tags.")

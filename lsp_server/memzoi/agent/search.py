@@ -14,9 +14,25 @@ from pathlib import Path
 from typing import Any
 
 from ..safety.redact import scrub
+from ..stores.index import Index
 from ..stores.index_queries import excerpt
 from .query import candidates_match, matched, relevant, score, terms
 from .recall import Reader, _excerpt, applies_of, best_binding, normalize_path, withheld
+
+
+class _Refreshed(Reader):
+    """A :class:`~memzoi.agent.recall.Reader` over an open index of ``root`` the caller has just refreshed: read as
+    it is, not refreshed again, and left open."""
+
+    def __init__(self, root: Path, index: Index) -> None:
+        super().__init__(root)
+        self.index = index
+
+    def __enter__(self) -> Reader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 def _tags(row: dict[str, Any]) -> list[str]:
@@ -43,24 +59,28 @@ def search_memory(
     mode: str = "natural",
     include_local: bool = True,
     rows: bool = False,
+    index: Index | None = None,
 ) -> dict[str, Any]:
     """Search memory (see the module docstring). ``kind``: ``record`` (repository records, and local records
     unless ``include_local`` is false), ``proposal`` (pending packets) or ``all``; ``type``, ``path`` (scored by
     :func:`memzoi.agent.recall.path_match_score` against ``applies_to``/``scope.paths``) and ``tags`` (every one
     must be among the memory's tags) filter; ``mode``: ``natural``, ``all_words`` or ``phrase``
     (:mod:`memzoi.agent.query`). Active, current records come first, then by ``score`` (0–1, higher is better).
-    Each hit: ``kind, id, path, title, type, lane, status, current, excerpt, unsafe, score, tags, provenance``
+    Each hit: ``kind, id, path, title, type, lane, status, current, admitted, excerpt, unsafe, score, tags,
+    provenance`` (``admitted``: the index's current verdict of a repository record, refreshed before the query; a
+    pending packet and a private local record are ``true``)
     (and, with ``rows``, ``row``: the index's stored columns of a repository hit, for ``memzoi search --json``).
     ``memzoi search`` and the MCP tool both rank through this function, so they find the same memories. A
     superseded record's active replacement is returned with it (``successor_of``: the superseded hit's id), see
-    :func:`_successors`."""
+    :func:`_successors`. ``index``: an open index of ``root`` the caller has just refreshed (read as it is,
+    not refreshed again: one refresh per search)."""
     where = normalize_path(path, root) if path else None
     kinds = ("record", "proposal") if kind == "all" else (kind,)
     match = candidates_match(query, mode)
     wanted = _query_terms(query, mode)
     want_tags = {t.casefold() for t in tags or []}
     out: list[dict[str, Any]] = []
-    with Reader(root) as r:
+    with Reader(root) if index is None else _Refreshed(root, index) as r:
         weights = r.weights(wanted)
         hits = r.index.search(query, limit=max(limit * 5, 50), kinds=kinds, match=match) if match else []
         for h in hits:
@@ -94,6 +114,7 @@ def search_memory(
                     "lane": row.get("lane"),
                     "status": row.get("status"),
                     "current": h.kind == "record" and r.current(row),
+                    "admitted": bool(row.get("admitted", 1)),
                     "excerpt": None if unsafe else _excerpt(h.snippet),
                     "unsafe": unsafe,
                     "tags": row_tags,
@@ -151,6 +172,7 @@ def _successors(r: Reader, out: list[dict[str, Any]], query: str, type: str | No
                 "lane": row["lane"],
                 "status": row["status"],
                 "current": r.current(row),
+                "admitted": bool(row["admitted"]),
                 "excerpt": None if unsafe else _excerpt(excerpt(row["title"], row["body"], query)),
                 "unsafe": unsafe,
                 "tags": _tags(row),
@@ -191,6 +213,7 @@ def _local_hits(
                 "lane": rec.lane,
                 "status": "active",
                 "current": True,
+                "admitted": True,
                 "excerpt": _excerpt(excerpt(rec.title, rec.body, " ".join(wanted))),
                 "unsafe": [],
                 "tags": rec.tags,

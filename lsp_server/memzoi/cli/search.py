@@ -147,16 +147,25 @@ def run(args: argparse.Namespace) -> int:
     try:
         # An unusable index raises RuntimeStateError, reported by the dispatcher (JSON on stdout with --json).
         with Index(root) as index, guard(index.path, "index"):
-            if index.schema_problem:
-                index.rebuild(progress)
-            else:
-                index.refresh(progress)
-    finally:
-        progress.finish()
-    try:  # the same ranking as the MCP tool (memzoi.agent.search); private local records are `memzoi local search`
-        found = search_memory(
-            root, query, limit=args.limit, kind=args.kind, mode=args.mode, include_local=False, rows=True
-        )
+            try:
+                if index.schema_problem:
+                    index.rebuild(progress)
+                else:
+                    index.refresh(progress)
+            finally:
+                progress.finish()
+            # The same ranking as the MCP tool (memzoi.agent.search), on the index just refreshed (not again);
+            # private local records are `memzoi local search`.
+            found = search_memory(
+                root,
+                query,
+                limit=args.limit,
+                kind=args.kind,
+                mode=args.mode,
+                include_local=False,
+                rows=True,
+                index=index,
+            )
     except Refusal as err:
         return refuse(args, err)
     hits = found["results"]

@@ -21,18 +21,24 @@ importable from here).
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..base.runtime import private_dir, private_file
 from ..base.runtime_errors import RuntimeStateError, runtime_error
+from .index_build import (
+    PARALLEL_THRESHOLD,
+    Progress,
+    RebuildResult,
+    analyse_rows,
+    insert_rows,
+    pack_row,
+    unpack_row,
+)
 from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files
 from .index_schema import _TABLES, SCHEMA_VERSION, _opening, _split_sql, _Tx, fts_triggers, table_script
 from .store import STORE_VERSION, ensure_schema, forget_old_databases, store_path
@@ -43,11 +49,6 @@ if TYPE_CHECKING:
 
 # What analyses a file (admission, index_rows, the detectors behind shown_path) is imported where a file is
 # analysed: `memzoi search` on an up-to-date index opens, stats and queries, and loads none of it.
-
-#: From this many files on, (re)indexing analyses files in worker processes.
-PARALLEL_THRESHOLD = 400
-#: Progress callback: ``(files done, files total)``.
-Progress = Callable[[int, int], None]
 
 
 class IndexUnavailable(RuntimeStateError):
@@ -67,36 +68,6 @@ class IndexUnavailable(RuntimeStateError):
 def index_path(project_root: str | os.PathLike[str]) -> Path:
     """Where the index of ``project_root`` lives (see the module docstring). Does not create anything."""
     return store_path(project_root)
-
-
-@dataclass
-class RebuildResult:
-    """Outcome of :meth:`Index.rebuild` / :meth:`Index.refresh`: ids indexed, refused files, timing."""
-
-    record_ids: list[str] = field(default_factory=list)
-    proposal_ids: list[str] = field(default_factory=list)
-    files: int = 0
-    refused: list[dict[str, Any]] = field(default_factory=list)  # {path, refusals}
-    seconds: float = 0.0
-
-
-def pack_row(row: dict[str, Any]) -> bytes:
-    """A file's rows (:func:`memzoi.stores.index_rows.index_row`) in the form a caller holds many of until the index
-    takes them: pickled and compressed, about a fifth of the dicts' memory (1.3 KB against 6.5 KB per file)."""
-    import pickle  # noqa: PLC0415 lazy: start-up
-    import zlib  # noqa: PLC0415 lazy: start-up
-
-    return zlib.compress(pickle.dumps(row, protocol=pickle.HIGHEST_PROTOCOL), 1)
-
-
-def unpack_row(row: dict[str, Any] | bytes) -> dict[str, Any]:
-    """The rows of :func:`pack_row` (a dict is returned as it is)."""
-    if isinstance(row, dict):
-        return row
-    import pickle  # noqa: PLC0415 lazy: start-up
-    import zlib  # noqa: PLC0415 lazy: start-up
-
-    return pickle.loads(zlib.decompress(row))  # noqa: S301 - made by pack_row in this process or its workers
 
 
 class Index(IndexQueries):
@@ -242,7 +213,8 @@ class Index(IndexQueries):
         One batch of git calls and one transaction for all of them."""
         self._require()
         started = time.perf_counter()
-        present, gone = [], []
+        present: list[Path] = []
+        gone: list[Path] = []
         for p in paths:
             q = Path(p) if Path(p).is_absolute() else self.root / p
             (present if q.is_file() and not q.is_symlink() else gone).append(q)
@@ -302,83 +274,20 @@ class Index(IndexQueries):
 
         return index_key(self.root, p)
 
-    def _transaction(self):
+    def _transaction(self) -> _Tx:
         return _Tx(self.db)
 
     def _analyse(self, files: list[Path], progress: Progress | None) -> list[dict[str, Any] | bytes]:
-        """Rows for ``files``: those the caller made (``premade``, maybe packed), then for the others git
-        visibility in one batch, and read + analyse + admit per file, in worker processes when there are many
-        files (analysis is pure and CPU-bound; rows are small to pickle)."""
-        total = len(files)
-        if progress:
-            progress(0, total)
-        if not files:
-            return []
-        from ..base.parallel import ChunkPool, cpu_count  # noqa: PLC0415 lazy: start-up
-        from ..project.admission import GitVisibility, git_visibility  # noqa: PLC0415 lazy: start-up
-        from .index_rows import _index_rows  # noqa: PLC0415 lazy: start-up
-
-        rows: list[dict[str, Any] | bytes] = []
-        if self.premade is not None:
-            rows, files = self.premade(files)
-            if not files:
-                if progress:
-                    progress(total, total)
-                return rows
-        vis = git_visibility(self.root, files)
-        # Each file's key is made in the worker that analyses it (index_rows._index_rows).
-        jobs = [(str(p), None, vis.get(os.path.abspath(p), GitVisibility.UNKNOWN).value) for p in files]
-        step = max(1, total // 100)
-        workers = self.workers if self.workers is not None else min(cpu_count(), 8)
-        pool: ChunkPool[tuple[str, str | None, str], dict[str, Any] | None] = ChunkPool(
-            functools.partial(_index_rows, root=str(self.root)),
-            workers=workers,
-            chunksize=max(16, len(jobs) // (workers * 8)),
-            start_at=PARALLEL_THRESHOLD,
-            helper=self.helper,
-        )
-        for job in jobs:
-            pool.add(job)
-        for i, row in enumerate(pool.iter_results(), total - len(jobs) + 1):
-            if row is not None:
-                rows.append(row)
-            if progress and (i % step == 0 or i == total):
-                progress(i, total)
-        return rows
+        """Rows for ``files`` (:func:`memzoi.stores.index_build.analyse_rows` with this index's supply and pool)."""
+        return analyse_rows(self.root, files, progress, premade=self.premade, workers=self.workers, helper=self.helper)
 
     def _delete(self, rels: list[str]) -> None:
         for table in ("records", "proposals", "files"):
             self.db.executemany(f"DELETE FROM {table} WHERE path = ?", [(r,) for r in rels])
 
-    def _insert(self, rows: list[dict[str, Any] | bytes]) -> RebuildResult:
-        """Insert ``rows`` (dicts, or packed by :func:`memzoi.stores.index_rows.pack_row`) and sum them up; they are
-        unpacked a few hundred at a time, so a whole project's rows are never all in memory as dicts."""
-        res = RebuildResult(files=len(rows))
-        for i in range(0, len(rows), 500):
-            batch = [unpack_row(r) for r in rows[i : i + 500]]
-            self.db.executemany(
-                "INSERT INTO files VALUES (:path, :kind, :role, :size, :mtime_ns, :ino, :ctime_ns, :checked_ns, :sha, "
-                ":visibility, :admitted, :refusals, :findings, :facts)",
-                [r["file"] for r in batch],
-            )
-            for kind, table in (("record", "records"), ("proposal", "proposals")):
-                part = [r[kind] for r in batch if r.get(kind)]
-                if part:
-                    cols = list(part[0])
-                    self.db.executemany(
-                        f"INSERT INTO {table}({', '.join(cols)}) VALUES ({', '.join(':' + c for c in cols)})", part
-                    )
-            for r in batch:
-                if r.get("record") and r["record"]["id"]:
-                    res.record_ids.append(r["record"]["id"])
-                if r.get("proposal") and r["proposal"]["id"]:
-                    res.proposal_ids.append(r["proposal"]["id"])
-                refusals = json.loads(r["file"]["refusals"])
-                if refusals:
-                    res.refused.append({"path": r["file"]["path"], "refusals": refusals})
-        res.record_ids.sort()
-        res.proposal_ids.sort()
-        return res
+    def _insert(self, rows: Sequence[dict[str, Any] | bytes]) -> RebuildResult:
+        """Insert ``rows`` (:func:`memzoi.stores.index_build.insert_rows`) inside the caller's transaction."""
+        return insert_rows(self.db, rows)
 
 
 def indexed_facts(memzoi_dir: Path) -> dict[str, FileFacts]:
@@ -400,6 +309,7 @@ def indexed_facts(memzoi_dir: Path) -> dict[str, FileFacts]:
 
 
 __all__ = [
+    "PARALLEL_THRESHOLD",
     "SCHEMA_VERSION",
     "Drift",
     "Index",
@@ -410,4 +320,6 @@ __all__ = [
     "git_plane_files",
     "index_path",
     "indexed_facts",
+    "pack_row",
+    "unpack_row",
 ]

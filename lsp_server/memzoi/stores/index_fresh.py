@@ -74,11 +74,13 @@ def stale(
     visibility git gives now differs from the row's, or a stale attestation git explains); the rows whose file is
     gone; the rows confirmed by hash. ``redacted_key(rel, known)`` and ``key_of(path)`` give a file's key (only a
     path the index does not hold as it is is scanned for its key). Raises ``sqlite3.Error``."""
-    known = {
-        r[0]: tuple(r[1:]) for r in db.execute("SELECT path, size, mtime_ns, ino, ctime_ns, checked_ns, sha FROM files")
-    }
+    cur = db.cursor()
+    cur.row_factory = None  # plain tuples: 50,000 rows as sqlite3.Row cost a third more
+    known = {r[0]: r[1:] for r in cur.execute("SELECT path, size, mtime_ns, ino, ctime_ns, checked_ns, sha FROM files")}
     stats = plane_stats(root)
-    plan = Plan(git=git_state(root, {os.path.dirname(path) for path, _ in stats.values()}))
+    # The folders holding the files: each path's part before its last separator (absolute, normalised by the walk),
+    # a third of the cost of os.path.dirname at 50,000 files.
+    plan = Plan(git=git_state(root, {path.rpartition(os.sep)[0] for path, _ in stats.values()}))
     stored = db.execute("SELECT value FROM meta WHERE key = 'git'").fetchone()
     plan.git_changed = stored is None or stored[0] != plan.git
     present: dict[str, str] = {}

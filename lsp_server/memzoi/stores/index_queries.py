@@ -243,7 +243,8 @@ class IndexQueries:
             yield dict(r)
 
     def file(self, path: str | os.PathLike[str]) -> dict[str, Any] | None:
-        """The ``files`` row of one path (with ``findings``, ``refusals`` and ``facts`` decoded)."""
+        """The ``files`` row of one path (``findings`` and ``refusals`` decoded, ``facts`` as a
+        :class:`~memzoi.project.filefacts.FileFacts`)."""
         self._require()
         r = self.db.execute(
             "SELECT * FROM files WHERE path = ?",
@@ -251,20 +252,23 @@ class IndexQueries:
         ).fetchone()
         if r is None:
             return None
+        from .verdictpayload import stored_facts  # noqa: PLC0415 lazy: start-up
+
         d = dict(r)
-        for k in ("findings", "refusals", "facts"):
+        for k in ("findings", "refusals"):
             d[k] = json.loads(d[k])
+        d["facts"] = stored_facts(json.loads(d["facts"]))
         return d
 
     def stored_facts(self) -> dict[str, FileFacts]:
         """The stored cross-file facts of every indexed file (absolute path → facts), without reading or
         analysing a file; files indexed under a redacted path are left out (their facts were stripped)."""
-        from ..project.filefacts import FileFacts  # noqa: PLC0415 lazy: start-up
+        from .verdictpayload import stored_facts  # noqa: PLC0415 lazy: start-up
 
         self._require()
         base = str(self.root)
         return {
-            os.path.join(base, *r["path"].split("/")): FileFacts.from_json(json.loads(r["facts"]))
+            os.path.join(base, *r["path"].split("/")): stored_facts(json.loads(r["facts"]))
             for r in self.db.execute("SELECT path, facts FROM files")
             if not r["path"].startswith(_REDACTED_PREFIX)
         }
@@ -273,18 +277,21 @@ class IndexQueries:
         """A cross-file :class:`~memzoi.project.crossfile.Workspace` loaded from stored facts, keyed by absolute path
         (no file is read or analysed). The language server starts from it and then updates open files."""
         from ..project.crossfile import Workspace  # noqa: PLC0415 lazy: start-up
-        from ..project.filefacts import FileFacts  # noqa: PLC0415 lazy: start-up
+        from .verdictpayload import stored_facts  # noqa: PLC0415 lazy: start-up
 
         self._require()
         ws = Workspace()
         for r in self.db.execute("SELECT path, facts FROM files ORDER BY path"):
-            ws.update(str(self.root / r["path"]), FileFacts.from_json(json.loads(r["facts"])))
+            ws.update(str(self.root / r["path"]), stored_facts(json.loads(r["facts"])))
         return ws
 
     def counts(self) -> dict[str, int]:
         """Row counts: files, records, proposals, refused files."""
         self._require()
-        one = lambda sql: self.db.execute(sql).fetchone()[0]  # noqa: E731
+
+        def one(sql: str) -> int:
+            return int(self.db.execute(sql).fetchone()[0])
+
         return {
             "files": one("SELECT count(*) FROM files"),
             "records": one("SELECT count(*) FROM records"),

@@ -8,6 +8,7 @@ bears a secret is stored redacted with its id and references dropped.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -29,11 +30,12 @@ from ..project.admission import GitVisibility
 from ..project.filefacts import FileFacts, facts_from_analysis
 from ..project.gitfacts import GitFacts
 from ..project.verdict import FileVerdict, ProjectContext, judge, verdict_of
-from ..read.document import frame
+from ..read.document import Document, frame
 from ..read.text import LineIndex
 from ..safety.redact import MARK, redact, secret_spans
 from ..safety.values import scalars
 from .firststage import analyse_file
+from .verdictpayload import facts_text
 
 
 def _s(value: Any) -> str | None:
@@ -86,10 +88,12 @@ def _index_rows(jobs: list[tuple[str, str | None, str]], root: str | None = None
     (one cached scan per file, instead of one more per file in the parent before the workers start)."""
     contexts: dict[str, ProjectContext] = {}
     base = Path(root) if root is not None else None
-    return [
-        _index_row(job if job[1] is not None or base is None else (job[0], index_key(base, job[0]), job[2]), contexts)
-        for job in jobs
-    ]
+    out: list[dict[str, Any] | None] = []
+    for path, key, visibility in jobs:
+        if key is None:
+            key = index_key(base, path) if base is not None else path
+        out.append(_index_row((path, key, visibility), contexts))
+    return out
 
 
 def _index_row(job: tuple[str, str, str], contexts: dict[str, ProjectContext] | None = None) -> dict[str, Any] | None:
@@ -160,9 +164,9 @@ def index_row(
     and the next refresh confirms the row by hash (:meth:`memzoi.stores.index.Index.refresh`)."""
     analysis = verdict.analysis
     facts = facts_from_analysis(analysis) if facts is None else facts
-    stored_facts = facts.to_json()
+    kept = facts
     if rel.startswith(REDACTED_PREFIX):  # a secret-bearing path: its id is that secret; keep neither
-        stored_facts.update(ident=shown_id(facts.ident), tokens=[], refs=[])
+        kept = dataclasses.replace(facts, ident=shown_id(facts.ident), tokens=(), refs=())
     all_findings = verdict.findings
     lines = LineIndex(analysis.text) if all_findings else None
     findings = (
@@ -195,7 +199,7 @@ def index_row(
             "admitted": int(verdict.admitted),
             "refusals": json.dumps(list(verdict.refusals)),
             "findings": json.dumps(findings, ensure_ascii=False),
-            "facts": json.dumps(stored_facts),
+            "facts": facts_text(kept),  # the one stored form of facts (memzoi.stores.verdictpayload)
         }
     }
     doc = analysis.document
@@ -242,7 +246,8 @@ def index_row(
             "admitted": int(verdict.admitted),
         }
     elif analysis.kind == "proposal":
-        block = meta.get("proposal") if isinstance(meta.get("proposal"), dict) else {}
+        found = meta.get("proposal")
+        block: dict[str, Any] = found if isinstance(found, dict) else {}
         out["proposal"] = {
             "path": rel,
             "id": shown_id(facts.ident),
@@ -269,7 +274,7 @@ def index_row(
     return out
 
 
-def _secret_texts(doc, secrets: list[tuple[int, int]]) -> set[str]:
+def _secret_texts(doc: Document, secrets: list[tuple[int, int]]) -> set[str]:
     """The texts to keep out of the rows: each secret span's text, and the decoded value of every frontmatter
     string (key or value) that a secret span covers whole. A match in a decoded value is reported over its whole
     scalar (its escapes, its quotes), whose text is not what the rows hold (:mod:`memzoi.safety.values`)."""

@@ -11,7 +11,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 
-SCHEMA_VERSION = 5  # bump when the stored facts or columns change: old indexes are rebuilt
+SCHEMA_VERSION = 7  # bump when the stored facts or columns change: old indexes are rebuilt
 
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -44,6 +44,7 @@ CREATE TABLE records(
   admitted INTEGER NOT NULL
 );
 CREATE INDEX records_by_id ON records(id);
+CREATE INDEX records_by_supersedes ON records(supersedes_id);
 CREATE TABLE proposals(
   rowid INTEGER PRIMARY KEY,
   path TEXT NOT NULL UNIQUE,

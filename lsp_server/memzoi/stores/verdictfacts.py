@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import blake3
@@ -71,12 +71,43 @@ def updated(blob: Blob, put: Iterable[Any], drop: Iterable[str]) -> Blob:
     return blob
 
 
-def write_blob(conn: sqlite3.Connection, stamp: str, blob: Blob) -> None:
-    """Store ``blob`` under ``stamp`` and drop the blobs of other stamps, inside the caller's transaction. Raises
-    ``sqlite3.Error``."""
-    text = json.dumps(blob, separators=(",", ":"))
+def item_text(key: str, stat: Sequence[int], facts: list[Any]) -> str:
+    """One item of a blob's text: ``"key":[size,mtime_ns,ino,ctime_ns,checked_ns,facts]`` (``stat`` holds the five
+    numbers), as ``json.dumps`` of the whole blob writes it."""
+    numbers = ",".join(str(int(n)) for n in stat)
+    return f"{json.dumps(key)}:[{numbers},{json.dumps(facts, separators=(',', ':'))}]"
+
+
+def entry_item(key: str, stat: Sequence[int], payload: str) -> str:
+    """:func:`item_text` of an entry with the facts of its ``payload``; ``""`` (left out) when the payload cannot be
+    read, as :func:`updated` leaves such an entry out."""
+    try:
+        return item_text(key, stat, payload_facts(payload))
+    except (ValueError, TypeError, IndexError):
+        return ""
+
+
+def blob_text(items: Iterable[str]) -> str:
+    """The text of a blob made of ``items`` (:func:`item_text`; empty ones are left out)."""
+    return "{" + ",".join(i for i in items if i) + "}"
+
+
+def write_blob(conn: sqlite3.Connection, stamp: str, blob: Blob | str) -> None:
+    """Store ``blob`` (or its text, :func:`blob_text`) under ``stamp`` and drop the blobs of other stamps, inside
+    the caller's transaction. Raises ``sqlite3.Error``."""
+    text = blob if isinstance(blob, str) else json.dumps(blob, separators=(",", ":"))
     conn.execute("INSERT OR REPLACE INTO facts VALUES (?, ?, ?)", (stamp, text, _sum(stamp, text)))
     conn.execute("DELETE FROM facts WHERE ctx != ?", (stamp,))
 
 
-__all__ = ["FACTS_SCHEMA", "Blob", "payload_facts", "read_blob", "updated", "write_blob"]
+__all__ = [
+    "FACTS_SCHEMA",
+    "Blob",
+    "blob_text",
+    "entry_item",
+    "item_text",
+    "payload_facts",
+    "read_blob",
+    "updated",
+    "write_blob",
+]

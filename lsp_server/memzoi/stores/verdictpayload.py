@@ -72,7 +72,7 @@ def make_payload(analysis: Analysis, first: Local, facts: FileFacts, starts: lis
             *first.opening,
             first.attested,
             found,
-            _facts_out(facts),
+            facts_out(facts),
             ",".join(map(str, starts)),
             len(analysis.text),
             stored_mark,
@@ -109,10 +109,13 @@ def kept_facts(analysis: Analysis, first: Local, facts: FileFacts) -> list[Any] 
         return None
     if any(f.code in SECRET_CODES for f in first.own):  # the analysis's findings and what admission added
         return None
-    return _facts_out(facts)
+    return facts_out(facts)
 
 
-def _facts_out(f: FileFacts) -> list[Any]:
+def facts_out(f: FileFacts) -> list[Any]:
+    """The one stored form of a file's cross-file facts: a list of plain values in :class:`FileFacts`' field
+    order (its references as ``[field, target, start, end, to]``), ``failed`` appended only when set. A store entry's
+    payload, the facts blob and the index's ``files.facts`` all keep it (read back by :func:`stored_facts`)."""
     return [
         f.kind,
         f.role,
@@ -128,7 +131,13 @@ def _facts_out(f: FileFacts) -> list[Any]:
         list(f.ident_span),
         list(f.body_span),
         f.legacy,
+        *([True] if f.failed else []),
     ]
+
+
+def facts_text(f: FileFacts) -> str:
+    """:func:`facts_out` as compact JSON text."""
+    return json.dumps(facts_out(f), separators=(",", ":"))
 
 
 def _facts_in(v: list[Any]) -> FileFacts:
@@ -148,6 +157,7 @@ def _facts_in(v: list[Any]) -> FileFacts:
         (v[11][0], v[11][1]),
         (v[12][0], v[12][1]),
         v[13],
+        len(v) > 14 and v[14] is True,
     )
 
 
@@ -206,6 +216,8 @@ def read_payload(
 __all__ = [
     "PAYLOAD_FORMAT",
     "cache_parts",
+    "facts_out",
+    "facts_text",
     "kept_facts",
     "line_starts",
     "make_payload",
