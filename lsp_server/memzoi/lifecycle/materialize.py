@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from ..base.nesting import json_too_deep, nesting_message
 from ..base.runtime import git_env
-from ..judge.analysis import analyze_text, record_id_of
+from ..judge.analysis import Analysis, analyze_text, record_id_of
 from ..judge.attestation import SAFETY_CONTRACT, attest
 from ..judge.revision import (
     REVISION_SCHEMA,
@@ -106,6 +106,10 @@ def intended_revision(candidate: dict[str, Any]) -> str:
     return revision_hash(candidate["record"]["concept_id"], semantic_projection(data, body), lifecycle)
 
 
+#: Where a user whose draft is refused finds a complete one (:mod:`.draft_template`).
+TEMPLATE_HINT = "`memzoi materialize template` prints a complete draft record to start from"
+
+
 def build_candidate(
     project_root: str | os.PathLike[str], draft_text: str, *, action: str = "create", reason: str | None = None
 ) -> dict[str, Any]:
@@ -120,12 +124,13 @@ def build_candidate(
     first = analyze_text(draft_text, None)
     ident = first.document.data.get("id") if first.document.data else None
     if not isinstance(ident, str):
-        raise Refusal("invalid_value", "the draft needs frontmatter with an `id`")
+        raise Refusal("invalid_value", f"the draft needs frontmatter with an `id`; {TEMPLATE_HINT}")
     rel = record_rel(ident)
     analysis = analyze_text(draft_text, root / rel)
     if not isinstance(analysis.model, RecordFrontmatter) or errors(analysis):
         raise Refusal(
-            "materialization_candidate_invalid", f"the draft record is not valid: {describe(errors(analysis))}"
+            "materialization_candidate_invalid",
+            f"the draft record is not valid: {describe(errors(analysis))}; {TEMPLATE_HINT}",
         )
     m = analysis.model
     prior: dict[str, Any] = {"kind": "absent"}
@@ -136,7 +141,10 @@ def build_candidate(
         cur = analyze_text(current.decode("utf-8", errors="replace"), root / rel)
         if not isinstance(cur.model, RecordFrontmatter):
             raise Refusal("materialization_current_record_invalid", f"{rel}: the current record does not parse")
-        prior = {"kind": "revision", "revision": _rev(record_revision(ident, cur.document.data, cur.document.body))}
+        prior = {
+            "kind": "revision",
+            "revision": _rev(record_revision(ident, cur.document.data or {}, cur.document.body)),
+        }
     elif current is not None:
         raise Refusal("materialization_create_conflict", f"{rel} already exists; use action update")
     dump = m.model_dump(mode="python", exclude_none=True)
@@ -401,7 +409,7 @@ def plan_materialize(
     if model.action == "update":
         if current is None:
             raise Refusal("materialization_update_conflict", f"{rel} does not exist", rel)
-        cur_rev = record_revision(rid, cur.document.data, cur.document.body)
+        cur_rev = record_revision(rid, cur.document.data or {}, cur.document.body)
         if cur_rev != model.expected_prior_revision.revision.revision_hash:  # type: ignore[union-attr]
             raise Refusal(
                 "materialization_update_stale", f"{rel} changed since the candidate was made; rebuild it", rel
@@ -422,11 +430,13 @@ def plan_materialize(
     )
 
 
-def _updated_text(rel: str, cur, full: dict[str, Any], body: str) -> tuple[str, dict[str, Any]]:
+def _updated_text(rel: str, cur: Analysis, full: dict[str, Any], body: str) -> tuple[str, dict[str, Any]]:
     """The current record edited to ``full`` and ``body`` key by key (:mod:`memzoi.read.rewrite`): the keys whose value
     differs and the body when it differs are rewritten; comments, blank lines and trailing blank lines stay. The
     candidate carries no ``description``: a description the renderer wrote (the old body's first line) follows the
     new body; a hand-written one, or its absence, is kept. Returns ``(text, the data it must read back as)``."""
+    if cur.model is None:
+        raise Refusal("materialization_current_record_invalid", f"{rel}: the current record does not parse", rel)
     old = cur.model.model_dump(mode="python", exclude_none=True)
     changes: dict[str, Any] = {k: v for k, v in full.items() if old.get(k) != v}
     changes.update({k: None for k in old if k not in full and k != "description"})

@@ -28,7 +28,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -44,6 +44,9 @@ from .proposal_checks import base_id, check_controls, check_retention, readable_
 from .proposal_target import check_record_free, load_proposal_target
 from .readiness import title_too_long
 from .rejections import duplicate_of
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 #: The ledger operation of a proposal made by an agent.
 OPERATION = "propose"
@@ -135,7 +138,7 @@ def check_values(draft: Draft) -> None:
 
 
 @functools.cache
-def _path_adapter():
+def _path_adapter() -> TypeAdapter[str]:
     from pydantic import TypeAdapter  # noqa: PLC0415 lazy: start-up - pydantic loads its type_adapter on first use
 
     return TypeAdapter(RelativePath)
