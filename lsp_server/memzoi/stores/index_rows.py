@@ -29,7 +29,7 @@ from ..project.admission import GitVisibility
 from ..project.filefacts import FileFacts, facts_from_analysis
 from ..project.gitfacts import GitFacts
 from ..project.verdict import FileVerdict, ProjectContext, judge, verdict_of
-from ..read.document import frame
+from ..read.document import Document, frame
 from ..read.text import LineIndex
 from ..safety.redact import MARK, redact, secret_spans
 from ..safety.values import scalars
@@ -86,10 +86,18 @@ def _index_rows(jobs: list[tuple[str, str | None, str]], root: str | None = None
     (one cached scan per file, instead of one more per file in the parent before the workers start)."""
     contexts: dict[str, ProjectContext] = {}
     base = Path(root) if root is not None else None
-    return [
-        _index_row(job if job[1] is not None or base is None else (job[0], index_key(base, job[0]), job[2]), contexts)
-        for job in jobs
-    ]
+    return [_index_row(_keyed(job, base), contexts) for job in jobs]
+
+
+def _keyed(job: tuple[str, str | None, str], base: Path | None) -> tuple[str, str, str]:
+    """``job`` with its key (:func:`index_key` of ``base`` when it has none). Raises ``ValueError`` for a job with
+    neither (:meth:`memzoi.stores.index.Index` always passes the root)."""
+    path, key, visibility = job
+    if key is None:
+        if base is None:
+            raise ValueError(f"{path}: an index job needs its key or the project root")
+        key = index_key(base, path)
+    return path, key, visibility
 
 
 def _index_row(job: tuple[str, str, str], contexts: dict[str, ProjectContext] | None = None) -> dict[str, Any] | None:
@@ -242,7 +250,8 @@ def index_row(
             "admitted": int(verdict.admitted),
         }
     elif analysis.kind == "proposal":
-        block = meta.get("proposal") if isinstance(meta.get("proposal"), dict) else {}
+        raw_block = meta.get("proposal")
+        block: dict[str, Any] = raw_block if isinstance(raw_block, dict) else {}
         out["proposal"] = {
             "path": rel,
             "id": shown_id(facts.ident),
@@ -250,7 +259,7 @@ def index_row(
             "role": analysis.placement.role.value,
             "status": facts.status,
             "action": facts.action,
-            "targets": json.dumps([r.target for r in facts.refs]),
+            "targets": json.dumps([r.target for r in facts.refs if r.to != "created"]),
             "scope_kind": facts.scope_kind,
             "scope_id": facts.scope_id,
             "proposed_at": _s(block.get("proposed_at")),
@@ -269,7 +278,7 @@ def index_row(
     return out
 
 
-def _secret_texts(doc, secrets: list[tuple[int, int]]) -> set[str]:
+def _secret_texts(doc: Document, secrets: list[tuple[int, int]]) -> set[str]:
     """The texts to keep out of the rows: each secret span's text, and the decoded value of every frontmatter
     string (key or value) that a secret span covers whole. A match in a decoded value is reported over its whole
     scalar (its escapes, its quotes), whose text is not what the rows hold (:mod:`memzoi.safety.values`)."""
