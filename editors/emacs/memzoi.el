@@ -34,6 +34,7 @@
 ;;; Code:
 
 (require 'cl-lib)
+(require 'conf-mode)
 (require 'diff-mode)
 (require 'eglot)
 (require 'seq)
@@ -70,6 +71,16 @@ Example: \\='(:severity (:duplicate_content \"information\") :disabled [\"bom\"]
 
 ;;;###autoload
 (add-to-list 'auto-mode-alist '("/\\.memzoi/.*\\.md\\'" . memzoi-mode))
+
+;;;###autoload
+(define-derived-mode memzoi-config-mode conf-toml-mode "Memzoi-Config"
+  "Major mode for a Memzoi project's `.memzoi/config.toml': TOML, with the server's `invalid_config' and credential
+findings (the ones `memzoi check .memzoi/config.toml' reports)."
+  (setq-local eglot-workspace-configuration
+              (list :memzoi (or memzoi-settings (make-hash-table)))))
+
+;;;###autoload
+(add-to-list 'auto-mode-alist '("/\\.memzoi/config\\.toml\\'" . memzoi-config-mode))
 
 (defun memzoi--global-resident ()
   "Zuno's global resident memory file: $ZUNO_CONFIG_DIR/memory/MEMORY.md, else ~/.config/zuno/memory/MEMORY.md."
@@ -116,7 +127,8 @@ Example: \\='(:severity (:duplicate_content \"information\") :disabled [\"bom\"]
         (append memzoi-server-command
                 (list :initializationOptions (list :memzoi (or memzoi-settings (make-hash-table)))))))
 
-(add-to-list 'eglot-server-programs (cons '(memzoi-mode memzoi-routing-mode) #'memzoi--server-program))
+(add-to-list 'eglot-server-programs
+             (cons '(memzoi-mode memzoi-routing-mode memzoi-config-mode) #'memzoi--server-program))
 
 ;; Routing inputs: an agent's session-end file ({task, candidates}) or an import manifest (version: memzoi/import),
 ;; YAML files anywhere in a project that has a `.memzoi' directory.  They get the server's diagnostics and
