@@ -12,7 +12,8 @@ import pytest
 from memzoi.base.findings import finding
 from memzoi.judge.analysis import analyze_path, analyze_text
 from memzoi.project import admission
-from memzoi.project.admission import GitVisibility, admit, git_visibility, refusals
+from memzoi.project.admission import GitVisibility, admit, git_visibility
+from memzoi.project.refusals import refusals
 from memzoi.runs.check import check_paths
 
 from .builders import edit

@@ -15,7 +15,8 @@ from memzoi.agent.maintenance import memory_health
 from memzoi.base.runtime import git_env
 from memzoi.ledger import Refusal
 from memzoi.lifecycle.checkpoint_review import apply_transition, checkpoint_inbox, preview_transition
-from memzoi.lifecycle.checkpoints import add_checkpoint, close_checkpoint, get_checkpoint
+from memzoi.lifecycle.checkpoint_transitions import close_checkpoint
+from memzoi.lifecycle.checkpoints import add_checkpoint, get_checkpoint
 
 from . import builders
 

@@ -16,7 +16,8 @@ from memzoi.agent.expiry import inspect_expiry
 from memzoi.base.runtime import git_env
 from memzoi.cli.main import main
 from memzoi.ledger import Refusal
-from memzoi.lifecycle.checkpoints import add_checkpoint, close_checkpoint
+from memzoi.lifecycle.checkpoint_transitions import close_checkpoint
+from memzoi.lifecycle.checkpoints import add_checkpoint
 from memzoi.lifecycle.local import add_local
 
 from . import builders

@@ -6,8 +6,8 @@ from __future__ import annotations
 from memzoi.base.findings import Severity
 from memzoi.judge.analysis import analyze_text, record_id_of
 from memzoi.judge.revision import record_revision
-from memzoi.project.admission import refusals
 from memzoi.project.crossfile import Workspace
+from memzoi.project.refusals import refusals
 
 from .test_crossfile import codes, put, record, rpath
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memzoi.agent import precheck, recall
+from memzoi.agent import context_pack, precheck, recall
 from memzoi.base import freshness
 from memzoi.cli.main import main
 from memzoi.stores import index_queries
@@ -182,7 +182,7 @@ def served(project: Path) -> dict[str, bool]:
     return {
         "get_memory": recall.get_memory(project, SCOPED)["admitted"],
         "build_context_pack": SCOPED
-        in {e["id"] for e in recall.build_context_pack(project, "scoped", paths=["src/app.py"])["records"]},
+        in {e["id"] for e in context_pack.build_context_pack(project, "scoped", paths=["src/app.py"])["records"]},
         "precheck_path": SCOPED in {w["record_id"] for w in precheck.precheck_path(project, "src/app.py")["warnings"]},
     }
 
@@ -242,7 +242,10 @@ def warning_served(project: Path) -> dict[str, bool]:
     return {
         "get_memory": recall.get_memory(project, WARNING_ID)["admitted"],
         "build_context_pack": WARNING_ID
-        in {e["id"] for e in recall.build_context_pack(project, "refresh", paths=["src/auth/session.py"])["records"]},
+        in {
+            e["id"]
+            for e in context_pack.build_context_pack(project, "refresh", paths=["src/auth/session.py"])["records"]
+        },
         "precheck_path": WARNING_ID
         in {w["record_id"] for w in precheck.precheck_path(project, "src/auth/x.py")["warnings"]},
         "check": "ignored_untracked" not in cached,

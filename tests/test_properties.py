@@ -8,7 +8,7 @@ from memzoi.base.findings import CODES
 from memzoi.judge.analysis import analyze_bytes, analyze_text
 from memzoi.judge.legacy import apply_edits
 from memzoi.read.document import rust_trim
-from memzoi.read.yaml12 import quote_string
+from memzoi.read.yaml_quote import quote_string
 
 from .test_framing_yaml import VALID
 

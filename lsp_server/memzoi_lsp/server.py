@@ -312,6 +312,14 @@ def _has(cap: Any, path: str) -> bool:
     return bool(get_capability(cap, path, None))
 
 
+def _install_index_sync() -> None:
+    """The ledger's index hook (:func:`memzoi.lifecycle.index_sync.install`): the server's ledgered changes keep the
+    project store's index current, as the CLI's and the MCP server's do."""
+    from memzoi.lifecycle.index_sync import install  # noqa: PLC0415 lazy: start-up
+
+    install()
+
+
 def create_server() -> MemzoiServer:
     """Build the server with every feature registered."""
     server = MemzoiServer()
@@ -362,6 +370,7 @@ def create_server() -> MemzoiServer:
             sync.discover(ls, uri)
         ls.inbox_watch = CandidateWatch(ls)
         ls.inbox_watch.start()
+        ls.scan_executor.submit(_install_index_sync)  # off the loop: it loads the lifecycle
         ls.window_log_message(types.LogMessageParams(type=types.MessageType.Info, message="memzoi-lsp ready"))
 
     @server.feature(types.SHUTDOWN)

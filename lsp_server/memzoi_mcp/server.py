@@ -61,12 +61,19 @@ def _client_name(ctx) -> str:
 
 
 def _load_core():
-    """The core's tool module, loaded on the first request so the handshake does not wait for its imports (with
-    the recall and planning tools and the reflection count registered into its table,
-    :mod:`memzoi.agent.tools_recall`, :mod:`memzoi.agent.resident_turn`)."""
-    from memzoi.agent import resident_turn, tools, tools_recall  # noqa: F401, PLC0415 lazy: start-up - these register their tools
+    """The core's tool module (its :data:`~memzoi.agent.tools.TOOLS` lists every tool), loaded on the first request
+    so the handshake does not wait for its imports."""
+    from memzoi.agent import tools  # noqa: PLC0415 lazy: start-up
 
     return tools
+
+
+def _install_index_sync() -> None:
+    """Install the ledger's index hook (:func:`memzoi.lifecycle.index_sync.install`) before the first proposal: it
+    loads the lifecycle, which reads need not."""
+    from memzoi.lifecycle.index_sync import install  # noqa: PLC0415 lazy: start-up
+
+    install()
 
 
 def _limit_for(tools, root: Path, per_minute: int | None):
@@ -160,6 +167,8 @@ def make_server(
             if chosen.root not in limits:
                 limits[chosen.root] = await anyio.to_thread.run_sync(_limit_for, tools, chosen.root, per_minute)
             session = tools.Session(chosen.root, _client_name(ctx), limits[chosen.root])
+            if tools.TOOLS[params.name].mutating:  # a proposal is a ledgered change: it keeps the index current
+                await anyio.to_thread.run_sync(_install_index_sync)
             result = await anyio.to_thread.run_sync(tools.call, session, params.name, params.arguments)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.text)],

@@ -14,7 +14,7 @@ import pytest
 
 from memzoi import ledger as L
 from memzoi.base.runtime import LEDGER_DB, project_runtime_dir
-from memzoi.lifecycle import checkpoints as C
+from memzoi.lifecycle import checkpoint_transitions as CT, checkpoints as C
 
 T0 = datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
 
@@ -53,12 +53,12 @@ def test_add_is_a_runtime_row_of_type_episode_lane_session(project):
 def test_continue_before_the_boundary_then_refused_at_it(project):
     cid = add(project)["checkpoint"]["id"]
     just_before = T0 + timedelta(hours=24) - timedelta(microseconds=1)
-    out = C.continue_checkpoint(project, cid, now=just_before)
+    out = CT.continue_checkpoint(project, cid, now=just_before)
     assert out["checkpoint"]["version"] == 2
     boundary = just_before + timedelta(hours=24)
     assert out["checkpoint"]["retention_decision"]["effective_boundary"] == C.format_instant(boundary)
     with pytest.raises(L.Refusal) as err:
-        C.continue_checkpoint(project, cid, now=boundary)  # the boundary itself is too late
+        CT.continue_checkpoint(project, cid, now=boundary)  # the boundary itself is too late
     assert err.value.code == "checkpoint_expired"
     assert C.get_checkpoint(project, cid).version == 2
 
@@ -70,23 +70,23 @@ def test_maximum_age_bounds_continuation(project):
         at += timedelta(hours=23)
         if at >= T0 + timedelta(days=7):
             break
-        C.continue_checkpoint(project, cid, now=at)
+        CT.continue_checkpoint(project, cid, now=at)
     with pytest.raises(L.Refusal) as err:
-        C.continue_checkpoint(project, cid, now=T0 + timedelta(days=7))
+        CT.continue_checkpoint(project, cid, now=T0 + timedelta(days=7))
     assert err.value.code == "checkpoint_expired"
 
 
 def test_close_is_terminal_and_idempotent(project):
     cid = add(project)["checkpoint"]["id"]
-    first = C.close_checkpoint(project, cid, now=T0 + timedelta(hours=1))
+    first = CT.close_checkpoint(project, cid, now=T0 + timedelta(hours=1))
     assert first["changed"] is True and first["checkpoint"]["status"] == "closed"
     assert first["checkpoint"]["retention"]["closed_at"] == "2026-07-01T10:00:00Z"
     assert first["checkpoint"]["version"] == 2
-    again = C.close_checkpoint(project, cid, now=T0 + timedelta(hours=2))
+    again = CT.close_checkpoint(project, cid, now=T0 + timedelta(hours=2))
     assert again["changed"] is False and again["checkpoint"]["version"] == 2
     assert again["checkpoint"]["retention"]["closed_at"] == "2026-07-01T10:00:00Z"
     with pytest.raises(L.Refusal) as err:
-        C.continue_checkpoint(project, cid, now=T0 + timedelta(hours=1, minutes=1))
+        CT.continue_checkpoint(project, cid, now=T0 + timedelta(hours=1, minutes=1))
     assert err.value.code == "checkpoint_closed"
 
 
@@ -98,7 +98,7 @@ def test_successor_records_lineage_only_after_close_or_expiry(project):
     second = add(project, body="Day 2", successor_of=first, now=T0 + timedelta(hours=25))["checkpoint"]  # expired
     assert second["lineage"] == {"predecessor_id": first, "generation": 2, "root_id": first}
     assert second["origin"]["route"] == "checkpoint_successor"
-    C.close_checkpoint(project, second["id"], now=T0 + timedelta(hours=26))
+    CT.close_checkpoint(project, second["id"], now=T0 + timedelta(hours=26))
     third = add(project, body="Day 3", successor_of=second["id"], now=T0 + timedelta(hours=27))["checkpoint"]
     assert third["lineage"] == {"predecessor_id": second["id"], "generation": 3, "root_id": first}
     with pytest.raises(L.Refusal) as err:
@@ -123,15 +123,15 @@ def test_identical_retry_replays_before_version_checks(project):
 def test_transition_replay_conflict_and_version(project):
     cid = add(project)["checkpoint"]["id"]
     at = T0 + timedelta(hours=1)
-    out = C.continue_checkpoint(project, cid, operation_id="c-1", expected_version=1, now=at)
+    out = CT.continue_checkpoint(project, cid, operation_id="c-1", expected_version=1, now=at)
     assert out["checkpoint"]["version"] == 2
-    again = C.continue_checkpoint(project, cid, operation_id="c-1", expected_version=1, now=at)
+    again = CT.continue_checkpoint(project, cid, operation_id="c-1", expected_version=1, now=at)
     assert again["replayed"] is True and C.get_checkpoint(project, cid).version == 2
     with pytest.raises(L.Refusal) as err:
-        C.close_checkpoint(project, cid, operation_id="c-1", expected_version=2, now=at)
+        CT.close_checkpoint(project, cid, operation_id="c-1", expected_version=2, now=at)
     assert err.value.code == "operation_id_conflict"
     with pytest.raises(L.Refusal) as err:
-        C.close_checkpoint(project, cid, operation_id="c-2", expected_version=1, now=at)
+        CT.close_checkpoint(project, cid, operation_id="c-2", expected_version=1, now=at)
     assert err.value.code == "version_conflict"
     assert C.get_checkpoint(project, cid).status == "open"
 

@@ -24,7 +24,8 @@ from memzoi.lifecycle import (
     reject_proposal,
     route_local,
 )
-from memzoi.lifecycle.materialize import build_candidate, derive_decision, derive_plan, materialize_apply
+from memzoi.lifecycle.materialize import derive_decision, derive_plan, materialize_apply
+from memzoi.lifecycle.materialize_candidate import build_candidate
 from memzoi.lifecycle.reattest import reattest
 
 from ..ledger.faults import CRASH_EXIT, run_child, scratch, tree  # noqa: F401 (scratch is a fixture)

@@ -24,7 +24,8 @@ from memzoi.base.runtime import git_env
 from memzoi.cli.main import main
 from memzoi.judge.analysis import analyze_path
 from memzoi.lifecycle import apply_proposal, propose_supersede, propose_tombstone, reject_proposal, undo
-from memzoi.lifecycle.materialize import build_candidate, derive_decision, derive_plan, materialize_apply
+from memzoi.lifecycle.materialize import derive_decision, derive_plan, materialize_apply
+from memzoi.lifecycle.materialize_candidate import build_candidate
 from memzoi.lifecycle.reattest import reattest
 
 from .. import builders

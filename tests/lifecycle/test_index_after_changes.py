@@ -78,3 +78,30 @@ def test_only_records_and_packets_are_indexed(tmp_path):
             ".memzoi/records/.x.md",
         ],
     ) == [".memzoi/records/a.md", ".memzoi/proposals/pending/b.md"]
+
+
+def test_the_index_hook_is_installed_by_the_roots_not_on_import(tmp_path):
+    """Importing the lifecycle installs nothing; the command line installs the hook for a command that makes
+    changes (one that takes --actor), and not for a read."""
+    import subprocess
+    import sys
+
+    script = (
+        "import contextlib, io\n"
+        "import memzoi.lifecycle\n"
+        "from memzoi.ledger import writer\n"
+        "from memzoi.cli.main import main\n"
+        "print(writer._commit_hook is None)\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        "    main(['history', '--json', '--root', '.'])\n"
+        "print(writer._commit_hook is None)\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        "    main(['reconcile', '--json', '--root', '.'])\n"
+        "from memzoi.lifecycle.index_sync import sync_index\n"
+        "print(writer._commit_hook is sync_index)\n"
+    )
+    (tmp_path / ".memzoi").mkdir()
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path
+    )
+    assert out.stdout.split() == ["True", "True", "True"], out.stderr[-2000:]

@@ -11,7 +11,8 @@ import rfc8785
 from memzoi import ledger
 from memzoi.judge.analysis import analyze_path
 from memzoi.judge.revision import record_revision
-from memzoi.lifecycle.materialize import build_candidate, derive_decision, derive_plan, materialize_apply
+from memzoi.lifecycle.materialize import derive_decision, derive_plan, materialize_apply
+from memzoi.lifecycle.materialize_candidate import build_candidate
 from memzoi.lifecycle.reattest import reattest
 
 from .. import builders
@@ -162,7 +163,7 @@ def test_tampered_artifacts_and_preconditions_refuse(repo):
     # A hand-made candidate for the wrong scope, with consistent ids, is still refused before any write.
     wrong = json.loads(json.dumps(cand))
     wrong["record"]["draft"]["scope_kind"] = "team"
-    from memzoi.lifecycle.materialize import candidate_identity
+    from memzoi.lifecycle.materialize_candidate import candidate_identity
 
     wrong["candidate_id"] = candidate_identity(wrong)
     wplan = derive_plan(wrong)

@@ -8,7 +8,7 @@ import pytest
 from memzoi import ledger
 from memzoi.cli.main import main
 from memzoi.lifecycle.draft_template import draft_template
-from memzoi.lifecycle.materialize import TEMPLATE_HINT, build_candidate
+from memzoi.lifecycle.materialize_candidate import TEMPLATE_HINT, build_candidate
 
 
 def test_the_template_is_a_draft_the_candidate_step_accepts(repo):

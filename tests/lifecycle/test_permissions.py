@@ -14,7 +14,8 @@ import pytest
 from memzoi import ledger as L
 from memzoi.cli.main import main
 from memzoi.lifecycle import apply_proposal, propose_tombstone
-from memzoi.lifecycle.materialize import build_candidate, derive_decision, derive_plan, materialize_apply
+from memzoi.lifecycle.materialize import derive_decision, derive_plan, materialize_apply
+from memzoi.lifecycle.materialize_candidate import build_candidate
 from memzoi.lifecycle.reattest import reattest
 
 from ..ledger.faults import CRASH_EXIT, run_child, tree

@@ -97,3 +97,30 @@ def test_reattest_preview_shows_the_hand_edit_since_the_attested_revision(repo: 
     assert "450 lines" in f["after"] and "500 lines" not in f["after"] and "materialization:" in f["after"]
     result = reattest(repo, str(rec), actor="alice")
     assert rec.read_text() == f["after"] and result.status == "applied"
+
+
+def test_change_texts_of_a_change_whose_bytes_the_ledger_did_not_keep(tmp_path, monkeypatch):
+    # Rejecting a packet that holds a credential keeps only a digest of its bytes (ledger.Purged); the history's
+    # Open Diff of that change was an AttributeError.
+    import random
+    import string
+    import subprocess
+
+    from memzoi.base.runtime import git_env
+    from memzoi.lifecycle import reject_proposal
+    from memzoi.lifecycle.preview import PURGED_TEXT, change_texts
+
+    from .. import builders
+
+    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
+    root = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "--template=", str(root)], check=True, env=git_env())
+    # built at run time, never printed
+    token = "ghp_" + "".join(random.Random(7).choice(string.ascii_letters + string.digits) for _ in range(36))
+    packet = builders.write(root, builders.packet_path("hand"), builders.packet("hand", body=f"CI uses {token}."))
+    result = reject_proposal(root, packet, reason="holds a token", actor="me")
+    shown = change_texts(root, result.change_id)
+    pending = {f["path"]: f for f in shown["files"]}[packet.relative_to(root).as_posix()]
+    assert pending["before"] == PURGED_TEXT and pending["after"] is None
+    leaked = token in repr(shown)
+    assert not leaked, "the rejected packet's token is shown"

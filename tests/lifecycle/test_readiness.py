@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from memzoi.base.findings import finding
 from memzoi.base.runtime import git_env
 from memzoi.judge.analysis import analyze_path
+from memzoi.ledger import Refusal
+from memzoi.lifecycle import apply_proposal
 from memzoi.lifecycle.readiness import packet_readiness, readiness
 from memzoi.project.crossfile import Workspace
 
+from .. import builders
 from ..ledger.faults import tree
 from .conftest import PENDING
 
@@ -141,3 +146,31 @@ def test_a_packet_whose_record_file_name_is_too_long_cannot_be_applied(repo, cli
         "supersede", "semantic/decisions/auth-client-validation", "--title", "x" * 440, "--body", "b", "--reason", "r"
     )
     assert code == 1 and err["error"]["code"] == "title_too_long" and tree(repo) == before
+
+
+@pytest.mark.parametrize("disabled", [False, True], ids=["graded", "finding-disabled"])
+@pytest.mark.parametrize(
+    ("fields", "where"),
+    [
+        ({"action": "supersede", "supersedes": []}, "supersedes"),
+        ({"action": "supersede", "supersedes": None}, "supersedes"),
+        ({"action": "tombstone"}, "proposal.target"),
+    ],
+    ids=["supersede-empty", "supersede-absent", "tombstone-no-target"],
+)
+def test_a_packet_naming_no_record_to_replace_is_refused_not_a_crash(tmp_path, monkeypatch, fields, where, disabled):
+    # A hand-written supersede without `supersedes` (or a tombstone without `proposal.target`) parses; applying
+    # it was an IndexError (an internal error), and with its finding disabled it would have applied as a create.
+    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
+    root = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "--template=", str(root)], check=True, env=git_env())
+    builders.write(root, builders.record_path("kept"), builders.record("kept"))
+    if disabled:
+        builders.write(root, ".memzoi/config.toml", '[rules]\ndisabled = ["invalid_proposal_shape"]\n')
+    packet = builders.write(root, builders.packet_path("hand"), builders.packet("hand", **fields))
+    before = tree(root)
+    with pytest.raises(Refusal) as refused:
+        apply_proposal(root, packet, actor="me")
+    assert refused.value.code == "invalid_proposal_shape"
+    assert where in refused.value.message and "internal" not in refused.value.message
+    assert tree(root) == before  # nothing written

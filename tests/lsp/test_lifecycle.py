@@ -285,7 +285,7 @@ async def wait_until_async(fn, timeout: float = 10.0):
 
 
 async def test_materialize_plan_decide_apply_then_reattest_and_undo(git_workspace: Path, client):
-    from memzoi.lifecycle.materialize import build_candidate
+    from memzoi.lifecycle.materialize_candidate import build_candidate
 
     from .conftest import diagnostics, record_text
 

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from memzoi.agent import tools
+from memzoi.agent.context_pack import build_context_pack
 from memzoi.agent.query import fts_match, idf, relevant, score, stem, terms
-from memzoi.agent.recall import build_context_pack, get_memory
+from memzoi.agent.recall import get_memory
 from memzoi.agent.search import search_memory
 from memzoi.base.runtime import git_env
 

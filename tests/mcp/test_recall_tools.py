@@ -81,15 +81,6 @@ def _capture_request(path: str) -> dict:
 
 
 async def test_plan_capture_returns_repository_plans_and_denies_private_ones(project, home):
-    import importlib.util
-
-    import pytest
-
-    if importlib.util.find_spec("memzoi.lifecycle.capture_plan") is None:  # capture planning is merged separately
-        async with connect(project, home) as s:
-            res = await s.call_tool("plan_capture", _capture_request("notes.md"))
-            assert res.is_error and res.structured_content["error"]["code"] == "unavailable"
-        pytest.skip("memzoi.lifecycle.capture_plan is not in this build: only the refusal was checked")
     (project / "notes.md").write_text(
         "# Notes\n\n## Decision: Verify release archives\n\nCheck the SHA-256 of every "
         "downloaded archive before unpacking it.\n",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from memzoi.agent import resident_turn, tools, tools_recall  # noqa: F401 - these register their tools
+from memzoi.agent import tools
 from memzoi.agent.schema import input_schema, schema_problems
 from memzoi.lifecycle import reject_proposal
 
@@ -136,3 +136,29 @@ async def test_every_tools_successful_results_validate_against_its_output_schema
 def test_the_output_schema_can_fail(bad):
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, tools.TOOLS["search_memory"].output_schema())
+
+
+def _tool_modules() -> dict[str, list[str]]:
+    """Every module of ``memzoi.agent`` that defines a tool (a ``Tool(...)`` call, read with ``ast``) and the
+    names of the tools it defines."""
+    import ast
+    from pathlib import Path
+
+    import memzoi.agent
+
+    found: dict[str, list[str]] = {}
+    for path in sorted(Path(memzoi.agent.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Tool":
+                first = node.args[0] if node.args else None
+                name = first.value if isinstance(first, ast.Constant) else None
+                found.setdefault(path.stem, []).append(str(name))
+    return found
+
+
+def test_every_tool_module_is_in_the_table():
+    modules = _tool_modules()
+    assert {"tools_memory", "tools_resident", "tools_recall", "resident_turn"} <= set(modules)
+    missing = {m: [n for n in names if n not in tools.TOOLS] for m, names in modules.items()}
+    assert {m: names for m, names in missing.items() if names} == {}, "add the module's TOOLS to memzoi.agent.tools"
+    assert len(tools.TOOLS) == sum(len(names) for names in modules.values())  # no name is defined twice

@@ -312,11 +312,11 @@ def test_a_later_write_keeps_the_line_ending_the_file_no_longer_shows(project):
 def test_a_version_1_candidate_database_is_upgraded_in_place(project):
     import sqlite3
 
-    from memzoi.resident import candidates as db
+    from memzoi.resident import candidate_schema, candidates as db
 
     path = db.db_path()
     old = sqlite3.connect(path)
-    old.executescript(db._SCHEMA.replace(",\n    layout TEXT,\n    original_content TEXT\n", "\n"))
+    old.executescript(candidate_schema.SCHEMA.replace(",\n    layout TEXT,\n    original_content TEXT\n", "\n"))
     old.execute(
         "INSERT INTO memory_candidate (id, scope, target_path, action, content, reason, confidence, source, "
         "actor, status, time_created, time_updated) VALUES ('mem_1', 'project', '/x', 'add', 'c', 'r', 1, "

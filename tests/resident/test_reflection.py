@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from memzoi.resident import candidates as db, reflection
+from memzoi.resident import candidates as db, reflection, reflection_review
 from memzoi.resident.format import parse, serialize
 
 from .conftest import configure, rules
@@ -241,7 +241,7 @@ def test_a_secret_the_model_proposes_is_refused_and_not_recorded(project, tmp_pa
 
 
 def test_the_tool_schema_offers_only_the_proposal_fields():
-    tool = reflection.tool_schema()["function"]
+    tool = reflection_review.tool_schema()["function"]
     assert tool["name"] == "propose_resident_memory"
     params = tool["parameters"]
     assert set(params["properties"]) == {"scope", "action", "content", "old_text", "reason", "confidence"}

@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from memzoi.judge.config import MemzoiConfig, clear_cache, load_config, parse_config
+from memzoi.judge.config import clear_cache, load_config, parse_config
+from memzoi.judge.config_model import MemzoiConfig
 from memzoi.models.schemas import generate
 
 from ..conftest import ROOT

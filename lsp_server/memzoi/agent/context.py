@@ -8,7 +8,7 @@ lane, and provenance"): recall output carries separate ``provenance=`` and ``des
 
 So a pack is built in two sections that never mix:
 
-* ``records``: the repository pack of :func:`memzoi.agent.recall.build_context_pack` (admitted, active, current
+* ``records``: the repository pack of :func:`memzoi.agent.context_pack.build_context_pack` (admitted, active, current
   records; ranked by path score then text match), each item with ``provenance: git``, ``destination: repo``;
 * ``runtime``: only when asked, the private local records (``--include-local``; ``destination: local``) and the
   open, current session checkpoints (``--include-session``; ``destination: session``) relevant to the task (any
@@ -17,7 +17,7 @@ So a pack is built in two sections that never mix:
 
 A handoff (:func:`handoff`) is the pack for the next session: the same two sections, with every open, current
 checkpoint (their task is the continuity being handed off) when ``include_session`` is set.
-Token counting is :data:`memzoi.agent.recall.TOKEN_RULE`. Reads only.
+Token counting is :data:`memzoi.agent.context_pack.TOKEN_RULE`. Reads only.
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from ..base.clock import utc_now
+from .context_pack import TOKEN_RULE, build_context_pack, estimate_tokens
 from .query import terms
-from .recall import TOKEN_RULE, best_binding, build_context_pack, estimate_tokens, normalize_path
+from .recall import best_binding, normalize_path
 
 RUNTIME_LABEL = "private runtime memory (provenance runtime; not repository truth)"
 

@@ -32,6 +32,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from types import EllipsisType
 from typing import Any
 
 from ..resident.scope import default_global_path
@@ -206,11 +207,9 @@ def decode(data: bytes | None, shown: str) -> tuple[str, bool]:
 
 def _masked(text: str) -> str:
     """``text`` with the spans the credential and personal-data detectors match replaced by ``[redacted]``."""
-    from ..safety.redact import redact, secret_spans  # noqa: PLC0415 lazy: start-up
-    from ..safety.scan import collect_hits  # noqa: PLC0415 lazy: start-up
+    from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up
 
-    spans = secret_spans(collect_hits(text))
-    return redact(text, spans) if spans else text
+    return scrub(text)
 
 
 @dataclass(frozen=True)
@@ -279,12 +278,12 @@ def resolve(root: Path, file: str | None) -> tuple[Path, str, bool]:
 
 
 def plan(
-    root: Path, file: str | None = None, *, resident_import: bool = False, data: bytes | None | object = ...
+    root: Path, file: str | None = None, *, resident_import: bool = False, data: bytes | None | EllipsisType = ...
 ) -> InstructionPlan:
     """The plan for ``file`` of the project ``root`` (see :func:`resolve`); ``data`` gives the bytes already read
     (else the file is read). Raises :class:`InstructionError`."""
     target, shown, inside = resolve(root, file)
-    if data is ...:
+    if isinstance(data, EllipsisType):
         try:
             data = target.read_bytes()
         except FileNotFoundError:

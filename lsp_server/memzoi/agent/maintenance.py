@@ -17,29 +17,19 @@ not the repository's, fails the plan naming the file (Memzoi fails closed on the
 
 from __future__ import annotations
 
-import json
-import os
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from ..base.clock import utc_now
-from ..base.runtime import cached_keys, memzoi_home
+from ..base.runtime import cached_keys
 from ..judge.retention import current_assertion, format_instant
 from ..judge.revision import REVISION_SCHEMA, domain_id
 from ..ledger import Refusal
 from ..models.common import parse_rfc3339
 from ..read.document import frame
-from .maintenance_detect import (
-    STALE_AFTER,
-    Loaded,
-    contradictions,
-    exact_duplicates,
-    expiry,
-    normalize_text,
-    renewals,
-    staleness,
-)
+from .maintenance_detect import STALE_AFTER, Loaded, contradictions, exact_duplicates, expiry, normalize_text, staleness
+from .maintenance_renewal import renewals
 from .recall import Reader
 
 REQUEST_SCHEMA = "memzoi/maintenance-request"
@@ -330,39 +320,6 @@ def plan_maintenance(root: Path, req: dict[str, Any], now: datetime | None = Non
     }
     plan["plan_id"] = domain_id("memzoi/maintenance/plan", {k: v for k, v in plan.items() if k != "plan_id"})
     return plan
-
-
-def _inside(path: Path, base: Path) -> bool:
-    try:
-        path.relative_to(base)
-        return True
-    except ValueError:
-        return False
-
-
-def write_plan(root: Path, plan: dict[str, Any], output: str | os.PathLike[str]) -> Path:
-    """Write ``plan`` as pretty JSON to ``output`` (a new or replaced file, written to a temporary file and
-    renamed). Memzoi: "--output is the sole optional write and must be outside the Git worktree and all managed
-    runtime roots": an ``output`` inside the project, its git worktree or the memzoi home is refused
-    (``output_inside_managed_root``) with nothing written. Returns the resolved path."""
-    from ..project.admission import worktree_root  # noqa: PLC0415 lazy: start-up
-
-    target = Path(output).expanduser().resolve()
-    managed = [root.resolve(), memzoi_home().resolve()]
-    top = worktree_root(root)
-    if top is not None:
-        managed.append(top.resolve())
-    for base in managed:
-        if _inside(target, base):
-            raise Refusal(
-                "output_inside_managed_root",
-                f"--output {target} is inside {base}; a maintenance plan is "
-                "written only outside the git worktree and the memzoi runtime home",
-            )
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(plan, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, target)
-    return target
 
 
 #: A record whose retention boundary falls within this window is listed as expiring soon (:func:`memory_health`).

@@ -18,7 +18,7 @@ report-only"):
 * ``stale`` (``age-staleness-180d/1``): current active semantic/procedural records whose freshness (``updated``,
   else ``timestamp``, or a later accepted capture review) is 180 days old or more at the evaluation;
 * ``expired`` (``retention-expiry/1``): records with status ``expired``, or active and ``query_only``;
-* ``renewal_candidate`` (``capture-renewal/1``): a semantic/procedural claim-bearing record, active or expired and
+* ``renewal_candidate`` (``capture-renewal/1``, :mod:`.maintenance_renewal`): a semantic/procedural claim-bearing record, active or expired and
   ``query_only`` at a boundary, and a current record with the same claim (without retention), another origin, not
   already its renewal, whose ``capture`` block holds an ``accept``/``edit`` review after that boundary (and no later
   than the evaluation) over other evidence than the predecessor's; one ``create_renewal_successor`` action
@@ -34,12 +34,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..judge.revision import domain_id
-from ..models.common import parse_rfc3339
 from .recall import path_match_score
 
 STALE_AFTER = timedelta(days=180)
-_CLAIM_TYPES = frozenset({"fact", "preference", "decision", "procedure", "instruction_projection"})
-_DURABLE = frozenset({"semantic", "procedural"})
+#: The claim-bearing record types (contradiction and renewal detectors).
+CLAIM_TYPES = frozenset({"fact", "preference", "decision", "procedure", "instruction_projection"})
+#: The durable lanes whose records can be stale, contradict or be renewed.
+DURABLE_LANES = frozenset({"semantic", "procedural"})
 _BLOCKED = frozenset(
     """if when whenever unless provided providing assuming depending where wherever while except
 otherwise until before after since once now today tomorrow yesterday formerly current currently previously
@@ -237,8 +238,8 @@ def contradictions(loaded: list[Loaded], selected: set[str]) -> list[dict[str, A
         (r, sig)
         for r in loaded
         if r.snapshot["current_assertion"]
-        and r.data.get("lane") in _DURABLE
-        and r.data.get("type") in _CLAIM_TYPES
+        and r.data.get("lane") in DURABLE_LANES
+        and r.data.get("type") in CLAIM_TYPES
         and not conditional_or_temporal(r.body)
         for sig in [polarity_signature(r.body)]
         if sig is not None
@@ -314,7 +315,7 @@ def staleness(
         if not (
             r.snapshot["current_assertion"]
             and r.data.get("status") == "active"
-            and r.data.get("lane") in _DURABLE
+            and r.data.get("lane") in DURABLE_LANES
             and r.id in selected
         ):
             continue
@@ -359,79 +360,3 @@ def expiry(loaded: list[Loaded], selected: set[str]) -> list[dict[str, Any]]:
             evidence.append(e)
         out.append(new_finding("expired", [r.id], finding_comparison_digest([r]), evidence, "exact"))
     return out
-
-
-def _capture(r: Loaded) -> dict[str, Any] | None:
-    c = r.data.get("capture")
-    return c if isinstance(c, dict) else None
-
-
-def _renewable(r: Loaded) -> bool:
-    return r.eligible and r.data.get("lane") in _DURABLE and r.data.get("type") in _CLAIM_TYPES
-
-
-def _renews(evidence: Loaded, predecessor: Loaded) -> bool:
-    raw = evidence.data.get("lineage")
-    lineage = raw if isinstance(raw, dict) else {}
-    return lineage.get("kind") == "renewal" and lineage.get("predecessor_id") == predecessor.id
-
-
-def renewals(
-    loaded: list[Loaded], selected: set[str], at: datetime, digest: str, fmt: Callable[[datetime], str]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Renewal-candidate findings and their ``create_renewal_successor`` action candidates."""
-    findings, actions = [], []
-    for p in loaded:
-        s = p.snapshot
-        if not (
-            _renewable(p)
-            and s["status"] in ("active", "expired")
-            and s["retention_state"] == "query_only"
-            and s.get("retention_boundary")
-        ):
-            continue
-        boundary = parse_rfc3339(s["retention_boundary"])
-        prior = _capture(p)
-        for e in loaded:
-            if not (
-                _renewable(e)
-                and e.snapshot["current_assertion"]
-                and e.renewal_claim == p.renewal_claim
-                and e.id != p.id
-            ) or (p.id not in selected and e.id not in selected):
-                continue
-            cap = _capture(e)
-            if (
-                e.data.get("origin") == p.data.get("origin")
-                or _renews(e, p)
-                or not cap
-                or cap.get("review_outcome") not in ("accept", "edit")
-            ):
-                continue
-            reviewed = parse_rfc3339(str(cap.get("reviewed_at") or ""))
-            if reviewed is None or boundary is None or reviewed <= boundary or reviewed > at:
-                continue
-            ev = domain_id("memzoi/maintenance/capture-evidence", cap.get("evidence"))
-            if prior is not None and domain_id("memzoi/maintenance/capture-evidence", prior.get("evidence")) == ev:
-                continue
-            ids = sorted([p.id, e.id])
-            f = new_finding(
-                "renewal_candidate",
-                ids,
-                finding_comparison_digest([p, e]),
-                [{"code": "fresh_accepted_capture_evidence", "digest": ev, "boundary": fmt(boundary)}],
-                "high",
-            )
-            a = new_action(
-                "create_renewal_successor",
-                f["finding_id"],
-                ids,
-                digest,
-                [p, e],
-                predecessor_record_id=p.id,
-                evidence_record_id=e.id,
-            )
-            f["proposed_action_ids"].append(a["action_id"])
-            findings.append(f)
-            actions.append(a)
-    return findings, actions

@@ -95,7 +95,7 @@ def snippets(client: str, command: str, *, project: str | None = None) -> list[S
         text = f"[mcp_servers.{NAME}]\ncommand = {_toml_string(command)}\nargs = [{args}]\nenv_vars = [{env}]"
         return [Snippet("codex", "~/.codex/config.toml (or .codex/config.toml in a trusted project)", "toml", text)]
     if client == "cursor":
-        server = {"command": command, "args": ["--root", project or WORKSPACE]}
+        server: dict[str, object] = {"command": command, "args": ["--root", project or WORKSPACE]}
         return [
             Snippet(
                 "cursor",
@@ -108,7 +108,7 @@ def snippets(client: str, command: str, *, project: str | None = None) -> list[S
         server = {"type": "stdio", "command": command, "args": ["--root", project or WORKSPACE]}
         return [Snippet("vscode", ".vscode/mcp.json in the project", "json", _json({"servers": {NAME: server}}))]
     if client == "zed":
-        server: dict[str, object] = {"command": command, "args": pinned, "env": {}}
+        server = {"command": command, "args": pinned, "env": {}}
         return [
             Snippet(
                 "zed",

@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .recall import GOVERNANCE, NEXT_STEP, PRECHECK_MAX, Reader, _applies, best_binding, normalize_path
+from .recall import GOVERNANCE, NEXT_STEP, PRECHECK_MAX, Reader, applies_of, best_binding, normalize_path
 
 
 def _clean(value: str | None) -> str | None:
@@ -55,7 +55,7 @@ def precheck(
         for rec in r.active():
             if rec["type"] not in GOVERNANCE or (scope_kind and rec["scope_kind"] != scope_kind):
                 continue
-            score, binding = best_binding(_applies(rec), [where]) if where else (0, None)
+            score, binding = best_binding(applies_of(rec), [where]) if where else (0, None)
             lexical = text.get(rec["rowid"])
             if score == 0 and (lexical is None or where is not None):
                 continue
@@ -92,7 +92,7 @@ def _order(t: tuple[dict[str, Any], int, str | None, float | None]) -> tuple[Any
 
 
 def _warning(rec: dict[str, Any], score: int, binding: str | None, lexical: float | None) -> dict[str, Any]:
-    applies = _applies(rec)
+    applies = applies_of(rec)
     return {
         "id": f"warn_{rec['id']}",
         "record_id": rec["id"],

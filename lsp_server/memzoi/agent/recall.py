@@ -1,5 +1,5 @@
-"""What an agent may read: search, one memory with its provenance, a context pack and the pending inbox (prechecks:
-:mod:`memzoi.agent.precheck`). Repository memory only (plus private local records in :func:`get_memory`), read through the same
+"""What an agent may read: search, one memory with its provenance and the pending inbox (prechecks:
+:mod:`memzoi.agent.precheck`; context packs: :mod:`memzoi.agent.context_pack`). Repository memory only (plus private local records in :func:`get_memory`), read through the same
 workspace index as ``memzoi search`` (refreshed first: only changed files are re-read).
 
 Text returned to a model is data, not instructions: a record carrying a ``prompt_injection`` or
@@ -10,7 +10,6 @@ withheld from context packs and prechecks (listed by id and reason code only).
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
 from pathlib import Path, PurePosixPath
@@ -30,18 +29,11 @@ NEXT_STEP = {
     "failed_attempt": "Check the failed-attempt memory and avoid repeating the same approach.",
 }
 PRECHECK_MAX = 25
-#: How a context pack counts tokens: an estimate with no tokenizer, UTF-8 bytes / 4 rounded up.
-TOKEN_RULE = "estimated: UTF-8 bytes of each entry's text divided by 4, rounded up"
 
 
 def withheld(codes: list[str]) -> str:
     """What stands for a withheld text: ``[withheld: <codes>]``."""
     return f"[withheld: {', '.join(codes)}]"
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens of ``text`` as a context pack counts them (:data:`TOKEN_RULE`)."""
-    return math.ceil(len(text.encode("utf-8", "surrogatepass")) / 4)
 
 
 def _under(path: str, base: str) -> bool:
@@ -214,7 +206,8 @@ class Reader:
         return out
 
 
-def _applies(rec: dict[str, Any]) -> list[str]:
+def applies_of(rec: dict[str, Any]) -> list[str]:
+    """A record row's ``applies_to`` paths (stored as JSON; an absent or malformed value is no paths)."""
     value = json.loads(rec["applies_to"]) if rec.get("applies_to") else []
     return [str(v) for v in value] if isinstance(value, list) else []
 
@@ -271,7 +264,7 @@ def _get_memory(root: Path, memory_id: str) -> dict[str, Any]:
                 "scope": row["scope_kind"],
                 "body": row["body"],
                 "tags": _loads(row["tags"]) or [],
-                "applies_to": _applies(row),
+                "applies_to": applies_of(row),
                 "unsafe": r.unsafe(row["path"]),
                 "admitted": bool(row["admitted"]),
                 "provenance": {
@@ -324,75 +317,6 @@ def _origin(root: Path, proposal_id: str | None) -> dict[str, Any] | None:
     from ..lifecycle.propose import proposal_origin  # noqa: PLC0415 lazy: start-up
 
     return {"id": proposal_id, **(proposal_origin(root, proposal_id) or {})} if proposal_id else None
-
-
-def _provenance_line(rec: dict[str, Any]) -> str:
-    parts = [f"record {rec['id']} ({rec['path']})", f"{rec['type']}/{rec['lane']}", f"status {rec['status']}"]
-    if rec.get("attestation"):
-        parts.append(f"attestation {rec['attestation']}")
-    if rec.get("source_kind"):
-        parts.append(f"source {rec['source_kind']}" + (f" {rec['source_ref']}" if rec.get("source_ref") else ""))
-    if rec.get("proposal_id"):
-        parts.append(f"from proposal {rec['proposal_id']}")
-    parts.append(f"updated {rec['updated_at']}")
-    return "provenance: " + ", ".join(parts)
-
-
-def build_context_pack(
-    root: Path, task: str, *, paths: list[str] | None = None, token_budget: int = 2000
-) -> dict[str, Any]:
-    """A repo-only pack of the admitted, active, current records relevant to ``task`` (a natural query above the
-    relevance floor, :mod:`memzoi.agent.query`) or to
-    ``paths`` (:func:`path_match_score` over ``applies_to``), ranked by path score, then text match, then id, and
-    cut greedily to ``token_budget`` tokens counted as :data:`TOKEN_RULE` (an entry that does not fit is skipped
-    and listed in ``omitted``). Unsafe records are listed in ``withheld`` and never included."""
-    wanted = [normalize_path(p, root, field=f"paths[{i}]") for i, p in enumerate(paths or [])]
-    with Reader(root) as r:
-        text = r.text_scores(task)
-        ranked, withheld = [], []
-        for rec in r.active():
-            score, binding = best_binding(_applies(rec), wanted) if wanted else (0, None)
-            lexical = text.get(rec["rowid"])
-            if score == 0 and lexical is None:
-                continue
-            if not r.usable(rec, withheld):
-                continue
-            ranked.append((-score, lexical is None, -(lexical or 0.0), rec["id"], rec, score, binding))
-    ranked.sort(key=lambda t: t[:4])
-    used, entries, omitted = 0, [], []
-    for *_, rec, score, binding in ranked:
-        prov = _provenance_line(rec)
-        block = f"## {rec['title']}\n\n{rec['body']}\n\n{prov}\n"
-        cost = estimate_tokens(block)
-        if used + cost > token_budget:
-            omitted.append(rec["id"])
-            continue
-        used += cost
-        entries.append(
-            {
-                "id": rec["id"],
-                "title": rec["title"],
-                "type": rec["type"],
-                "lane": rec["lane"],
-                "path": rec["path"],
-                "path_score": score,
-                "binding": binding,
-                "tokens": cost,
-                "body": rec["body"],
-                "provenance": prov,
-                "text": block,
-            }
-        )
-    return {
-        "task": task,
-        "paths": wanted,
-        "token_budget": token_budget,
-        "tokens_used": used,
-        "token_counting": TOKEN_RULE,
-        "records": entries,
-        "withheld": withheld,
-        "omitted": omitted,
-    }
 
 
 def list_pending(root: Path, include_resolved: bool = False) -> dict[str, Any]:

@@ -6,10 +6,13 @@ the candidates waiting for review. Entries are data, not instructions; a file th
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the row type only: the resident store loads when a listing is asked for
+    from ..resident.candidates import Candidate
 
 
-def _candidate(c) -> dict[str, Any]:
+def _candidate(c: Candidate) -> dict[str, Any]:
     return {
         "id": c.id,
         "scope": c.scope,

@@ -2,9 +2,8 @@
 ``memzoi resident turn`` (:func:`memzoi.resident.reflection.record_turn`; reference ``zuno-memory.md`` §6).
 
 It changes no memory: it counts one delivered assistant message of a session (at most once, durably) and says
-whether a reflection review is due, so it is not a proposal tool and is not rate-limited like one. The tool is
-registered into :data:`memzoi.agent.tools.TOOLS` when this module is imported (the MCP server imports it with the
-table, as :mod:`.tools_recall`).
+whether a reflection review is due, so it is not a proposal tool and is not rate-limited like one. Its
+:data:`TOOLS` is listed in the table of :mod:`memzoi.agent.tools`.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .outputs import _Out
-from .tools import Session, Tool, ToolResult, register
+from .tooltypes import Session, Tool, ToolResult
 
 
 class TurnArgs(BaseModel):
@@ -94,7 +93,8 @@ def _turn(s: Session, a: TurnArgs) -> ToolResult:
     return ToolResult(*record(s.root, a))
 
 
-register(
+#: The reflection-count tool, in the order they are listed.
+TOOLS: tuple[Tool, ...] = (
     Tool(
         "record_resident_turn",
         "Record a delivered turn (reflection count)",
@@ -103,5 +103,5 @@ register(
         _turn,
         output=TurnOutput,
         annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
-    )
+    ),
 )

@@ -16,7 +16,7 @@ from typing import Any
 from ..safety.redact import scrub
 from ..stores.index_queries import excerpt
 from .query import candidates_match, matched, relevant, score, terms
-from .recall import Reader, _applies, _excerpt, best_binding, normalize_path, withheld
+from .recall import Reader, _excerpt, applies_of, best_binding, normalize_path, withheld
 
 
 def _tags(row: dict[str, Any]) -> list[str]:
@@ -74,7 +74,7 @@ def search_memory(
                 continue
             if (
                 where
-                and best_binding(_applies(row) if h.kind == "record" else _packet_paths(r.root / h.path), [where])[0]
+                and best_binding(applies_of(row) if h.kind == "record" else _packet_paths(r.root / h.path), [where])[0]
                 == 0
             ):
                 continue
@@ -205,6 +205,8 @@ def _packet_paths(path: Path) -> list[str]:
     from ..judge.analysis import analyze_path  # noqa: PLC0415 lazy: start-up
 
     data = analyze_path(path).document.data or {}
-    scope = data.get("scope") if isinstance(data.get("scope"), dict) else {}
-    paths = scope.get("paths") if isinstance(scope.get("paths"), list) else []
+    raw_scope = data.get("scope")
+    scope: dict[str, Any] = raw_scope if isinstance(raw_scope, dict) else {}
+    raw_paths = scope.get("paths")
+    paths: list[Any] = raw_paths if isinstance(raw_paths, list) else []
     return [str(p) for p in paths]

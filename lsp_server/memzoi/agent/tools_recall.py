@@ -1,6 +1,6 @@
 """The read-only recall and planning tools Memzoi's MCP server has beyond the first table (reference §9):
-``precheck_action``, ``precheck_command``, ``inspect_memory_expiry`` and ``plan_maintenance``. Registered into
-:data:`memzoi.agent.tools.TOOLS` when this module is imported (the MCP server imports it with the table).
+``precheck_action``, ``precheck_command``, ``inspect_memory_expiry`` and ``plan_maintenance``. Their
+:data:`TOOLS` are listed in the table of :mod:`memzoi.agent.tools`.
 
 All of them only read, and only the repository plane: the precheck citations carry ``provenance: git``; the
 expiry diagnostic is of a repository record; the maintenance plan is returned, never written (Memzoi: "MCP never
@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..ledger import Refusal
 from . import outputs_recall as out
-from .tools import Session, Tool, ToolResult, register
+from .tooltypes import Session, Tool, ToolResult
 
 
 def _strict(*examples: dict[str, Any], populate_by_name: bool = False) -> ConfigDict:
@@ -85,45 +85,6 @@ def _expiry(s: Session, a: ExpiryArgs) -> ToolResult:
     return ToolResult(data, f"record {a.record_id} is {state} normal reads at {data['evaluated_at']}: {data['reason']}")
 
 
-register(
-    Tool(
-        "precheck_action",
-        "Precheck an action",
-        "Check a planned action against the repository's risks, warnings and failed attempts: text match on "
-        "the action, restricted to records bound to `path` when given (scored as Memzoi does: exact 5, "
-        "trailing /** 4, ancestor folder 3, descendant 2). Citations carry provenance git.",
-        ActionArgs,
-        _action,
-        annotations=_READ,
-        output=out.TextPrecheckOutput,
-    )
-)
-register(
-    Tool(
-        "precheck_command",
-        "Precheck a command",
-        "Check a planned shell command against the repository's risks, warnings and failed attempts (text "
-        "match on the command, restricted to `path` when given). Call it before running something risky.",
-        CommandArgs,
-        _command,
-        annotations=_READ,
-        output=out.TextPrecheckOutput,
-    )
-)
-register(
-    Tool(
-        "inspect_memory_expiry",
-        "Inspect a record's expiry",
-        "Explain a repository record's normal-read eligibility now: its retention decision (state, "
-        "boundary, reason), current-assertion exclusions and whether ordinary reads include it.",
-        ExpiryArgs,
-        _expiry,
-        annotations=_READ,
-        output=out.ExpiryOutput,
-    )
-)
-
-
 class MaintenanceArgs(BaseModel):
     """Arguments of ``plan_maintenance``: Memzoi's ``memzoi/maintenance-request``."""
 
@@ -150,21 +111,6 @@ def _maintenance(s: Session, a: MaintenanceArgs) -> ToolResult:
         f"record(s), {sm['exact_duplicates']} exact duplicate set(s), {sm['contradictions']} "
         f"contradiction set(s), {sm['stale']} stale, {sm['expired']} expired",
     )
-
-
-register(
-    Tool(
-        "plan_maintenance",
-        "Plan repository maintenance",
-        "The immutable memzoi/maintenance-plan over the repository's canonical records: exact duplicates, "
-        "unresolved contradictions (the full set, no winner), staleness and expiry, with evidence digests and "
-        "action candidates. Report only: nothing is written, no artifact is stored.",
-        MaintenanceArgs,
-        _maintenance,
-        annotations=_READ,
-        output=out.MaintenanceOutput,
-    )
-)
 
 
 class CaptureArgs(BaseModel):
@@ -212,7 +158,50 @@ def _capture(s: Session, a: CaptureArgs) -> ToolResult:
     )
 
 
-register(
+#: The recall and planning tools, in the order they are listed.
+TOOLS: tuple[Tool, ...] = (
+    Tool(
+        "precheck_action",
+        "Precheck an action",
+        "Check a planned action against the repository's risks, warnings and failed attempts: text match on "
+        "the action, restricted to records bound to `path` when given (scored as Memzoi does: exact 5, "
+        "trailing /** 4, ancestor folder 3, descendant 2). Citations carry provenance git.",
+        ActionArgs,
+        _action,
+        annotations=_READ,
+        output=out.TextPrecheckOutput,
+    ),
+    Tool(
+        "precheck_command",
+        "Precheck a command",
+        "Check a planned shell command against the repository's risks, warnings and failed attempts (text "
+        "match on the command, restricted to `path` when given). Call it before running something risky.",
+        CommandArgs,
+        _command,
+        annotations=_READ,
+        output=out.TextPrecheckOutput,
+    ),
+    Tool(
+        "inspect_memory_expiry",
+        "Inspect a record's expiry",
+        "Explain a repository record's normal-read eligibility now: its retention decision (state, "
+        "boundary, reason), current-assertion exclusions and whether ordinary reads include it.",
+        ExpiryArgs,
+        _expiry,
+        annotations=_READ,
+        output=out.ExpiryOutput,
+    ),
+    Tool(
+        "plan_maintenance",
+        "Plan repository maintenance",
+        "The immutable memzoi/maintenance-plan over the repository's canonical records: exact duplicates, "
+        "unresolved contradictions (the full set, no winner), staleness and expiry, with evidence digests and "
+        "action candidates. Report only: nothing is written, no artifact is stored.",
+        MaintenanceArgs,
+        _maintenance,
+        annotations=_READ,
+        output=out.MaintenanceOutput,
+    ),
     Tool(
         "plan_capture",
         "Plan a capture",
@@ -223,5 +212,5 @@ register(
         _capture,
         annotations=_READ,
         output=out.CaptureOutput,
-    )
+    ),
 )

@@ -20,7 +20,10 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:  # multiprocessing loads only when a pool starts
+    from multiprocessing.context import BaseContext
 
 J = TypeVar("J")
 R = TypeVar("R")
@@ -138,6 +141,7 @@ class ChunkPool(Generic[J, R]):
         from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 lazy: start-up
 
         parent: int | None = os.getpid()
+        context: BaseContext
         preload = [getattr(self.fn, "func", self.fn).__module__, *PRELOAD]
         if can_fork():
             context = multiprocessing.get_context("fork")

@@ -12,11 +12,16 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
-from ..base.findings import Severity, finding
+from ..base.findings import Finding, Severity, finding
 from ._common import NOT_A_PROJECT, add_command, add_root_json, below_cwd, project_root
+
+if TYPE_CHECKING:  # annotations only: a replayed check loads neither
+    from ..judge.config import ConfigProblem
+    from ..runs.checkreport import CheckReport, Located
 
 _FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "information": Severity.INFORMATION}
 
@@ -102,7 +107,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-def use_color(choice: str, stream) -> bool:
+def use_color(choice: str, stream: TextIO) -> bool:
     """Whether to colour: ``always``/``never``, or ``auto``: a terminal, ``NO_COLOR`` unset or empty (no-color.org),
     and ``TERM`` not ``dumb``."""
     if choice != "auto":
@@ -129,21 +134,11 @@ def run(args: argparse.Namespace) -> int:
     from ..runs.check import UsageError, check_text  # noqa: PLC0415 lazy: start-up
 
     fmt = "json" if args.json else args.format
-    if args.json and args.format not in ("text", "json"):
-        return _fail("--json and --format sarif|github contradict each other; give one")
-    if args.statistics and fmt not in ("text", "json"):
-        return _fail("--statistics prints text or json; drop --format " + fmt)
+    problem = _option_problem(args, fmt)
+    if problem is not None:
+        return _fail(problem)
     paths = args.paths
     stdin = "-" in paths
-    if stdin and len(paths) > 1:
-        return _fail("`-` (stdin) cannot be combined with other paths")
-    if args.stdin_filename and not stdin:
-        return _fail("--stdin-filename needs `-` as the path")
-    if args.output_file and _inside_memory(args.output_file):
-        return _fail(
-            f"--output-file {args.output_file}: the report never goes under .memzoi or .zuno, whose files "
-            "are memory (written only by reviewed, ledgered changes); write it elsewhere, e.g. memzoi.sarif"
-        )
     root = project_root(args)
     if not paths:
         if not (root / ".memzoi").is_dir():
@@ -188,16 +183,41 @@ def run(args: argparse.Namespace) -> int:
         if out is not sys.stdout:
             out.close()
     if fmt in ("text", "github") and not args.quiet:
-        counts = {s: sum(1 for l in report.findings if l.finding.severity.label == s) for s in ("error", "warning")}
-        print(
-            f"{report.files_checked} file(s) checked: {counts['error']} error(s), {counts['warning']} warning(s), "
-            f"{len(report.findings) - counts['error'] - counts['warning']} other",
-            file=sys.stderr,
-        )
+        _print_summary(report)
     threshold = _FAIL_ON[args.fail_on]
     failing = any(l.finding.severity <= threshold for l in report.findings)
     # An invalid configuration fails the check in every format (its invalid_config findings are errors).
     return 1 if failing or config_errors else 0
+
+
+def _option_problem(args: argparse.Namespace, fmt: str) -> str | None:
+    """What is wrong with the options together (formats that contradict, stdin misused, a report under a memory
+    folder), or ``None``."""
+    if args.json and args.format not in ("text", "json"):
+        return "--json and --format sarif|github contradict each other; give one"
+    if args.statistics and fmt not in ("text", "json"):
+        return "--statistics prints text or json; drop --format " + fmt
+    stdin = "-" in args.paths
+    if stdin and len(args.paths) > 1:
+        return "`-` (stdin) cannot be combined with other paths"
+    if args.stdin_filename and not stdin:
+        return "--stdin-filename needs `-` as the path"
+    if args.output_file and _inside_memory(args.output_file):
+        return (
+            f"--output-file {args.output_file}: the report never goes under .memzoi or .zuno, whose files "
+            "are memory (written only by reviewed, ledgered changes); write it elsewhere, e.g. memzoi.sarif"
+        )
+    return None
+
+
+def _print_summary(report: CheckReport) -> None:
+    """The one-line count of files and findings by severity, on stderr."""
+    counts = {s: sum(1 for l in report.findings if l.finding.severity.label == s) for s in ("error", "warning")}
+    print(
+        f"{report.files_checked} file(s) checked: {counts['error']} error(s), {counts['warning']} warning(s), "
+        f"{len(report.findings) - counts['error'] - counts['warning']} other",
+        file=sys.stderr,
+    )
 
 
 def _check_paths_and_inputs(paths: list[str], progress: Any, cache: bool) -> Any:
@@ -222,7 +242,7 @@ def _check_paths_and_inputs(paths: list[str], progress: Any, cache: bool) -> Any
     return report
 
 
-def _config_errors(memzoi_dir) -> bool:
+def _config_errors(memzoi_dir: str | os.PathLike[str]) -> bool:
     """Whether the ``config.toml`` of ``memzoi_dir`` has errors; a project without one has none, and its check
     loads no configuration model (a replayed check then stays light)."""
     if not os.path.lexists(os.path.join(memzoi_dir, "config.toml")):  # memzoi.judge.config.CONFIG_NAME
@@ -232,7 +252,7 @@ def _config_errors(memzoi_dir) -> bool:
     return bool(load_config(memzoi_dir).errors)
 
 
-def _settings_notes(report, has_errors) -> tuple[list[str], bool]:
+def _settings_notes(report: CheckReport, has_errors: Callable[[Path], bool]) -> tuple[list[str], bool]:
     """Lines about unreadable folders and a valid configuration given by name, and whether the settings of a
     checked project are invalid (their problems are ``invalid_config`` findings, see :func:`_add_config_findings`)."""
     notes = [
@@ -249,7 +269,7 @@ def _settings_notes(report, has_errors) -> tuple[list[str], bool]:
     return notes, errors
 
 
-def _add_config_findings(report) -> None:
+def _add_config_findings(report: CheckReport) -> None:
     """Add the ``invalid_config`` findings of each checked project's ``config.toml`` that the check did not walk
     (a record given by name is graded by its project's settings, so their errors belong in the report). The file
     is named relative to the current directory when it lies below it."""
@@ -279,12 +299,15 @@ def _add_config_findings(report) -> None:
     report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))
 
 
-def _unreadable(problems):
+def _unreadable(problems: Sequence[ConfigProblem]) -> Finding:
+    """The ``invalid_config`` finding of a configuration file that cannot be read."""
     message = problems[0].message if problems else "the configuration cannot be read"
     return finding("invalid_config", f"{message}; `memzoi check` fails until the configuration is valid", 0, 0)
 
 
-def _write(report, fmt: str, args: argparse.Namespace, out, root: Path, line_of) -> None:
+def _write(
+    report: CheckReport, fmt: str, args: argparse.Namespace, out: TextIO, root: Path, line_of: Callable[[Located], str]
+) -> None:
     from . import formats  # noqa: PLC0415 lazy: start-up
 
     color = fmt == "text" and use_color(args.color, out)
@@ -308,7 +331,7 @@ def _write(report, fmt: str, args: argparse.Namespace, out, root: Path, line_of)
         out.writelines(formats.text_line(l, color) + "\n" for l in report.findings)
 
 
-def _line_reader(stdin: bytes | None):
+def _line_reader(stdin: bytes | None) -> Callable[[Located], str]:
     """``line_of(located)``: the text of a finding's first line, from ``stdin`` or read from its file (``""`` when
     unreadable). Lines end at ``\n``, ``\r\n`` or ``\r``, as the finding positions count them."""
     cache: dict[str, list[str]] = {}
@@ -316,7 +339,7 @@ def _line_reader(stdin: bytes | None):
     def split(data: bytes) -> list[str]:
         return re.split(r"\r\n?|\n", data.decode("utf-8", "replace"))
 
-    def line_of(l) -> str:
+    def line_of(l: Located) -> str:
         lines = cache.get(l.path)
         if lines is None:
             if stdin is not None:

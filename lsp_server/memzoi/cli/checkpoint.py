@@ -156,12 +156,12 @@ def run_add(args: argparse.Namespace) -> int:
 
 def _transition(args: argparse.Namespace, name: str) -> int:
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
-    from ..lifecycle import checkpoints  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle import checkpoint_transitions as transitions  # noqa: PLC0415 lazy: start-up
 
     bad = missing_operation_options(args, f"checkpoint {name}")
     if bad is not None:
         return bad
-    fn = checkpoints.continue_checkpoint if name == "continue" else checkpoints.close_checkpoint
+    fn = transitions.continue_checkpoint if name == "continue" else transitions.close_checkpoint
     try:
         out = fn(project_root(args), args.id, operation_id=args.operation_id, expected_version=args.expected_version)
     except Refusal as err:

@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from ._changes import actor, add_common, emit_json, project_root, read_body, refuse, run_write
 from ._common import add_command, add_group
+
+if TYPE_CHECKING:  # the record type only: the local lane loads when a command runs
+    from ..lifecycle.local import LocalRecord
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -123,7 +127,7 @@ def run_add(args: argparse.Namespace) -> int:
     )
 
 
-def _print(records, args) -> int:
+def _print(records: list[LocalRecord], args: argparse.Namespace) -> int:
     if args.json:
         emit_json({"records": [r.to_json() for r in records]})
         return 0

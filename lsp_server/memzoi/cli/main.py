@@ -106,6 +106,10 @@ def main(argv: list[str] | None = None) -> int:
         if root is None:
             return 2
         args.root = str(root)
+    if hasattr(args, "actor"):  # a command that makes changes: its ledgered changes keep the index current
+        from ..lifecycle.index_sync import install  # noqa: PLC0415 lazy: start-up
+
+        install()
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

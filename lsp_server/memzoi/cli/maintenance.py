@@ -55,7 +55,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_plan(args: argparse.Namespace) -> int:
     """Plan; exit 0 (whatever the findings), 1 when refused."""
-    from ..agent.maintenance import plan_maintenance, request, write_plan  # noqa: PLC0415 lazy: start-up
+    from ..agent.maintenance import plan_maintenance, request  # noqa: PLC0415 lazy: start-up
+    from ..agent.maintenance_output import write_plan  # noqa: PLC0415 lazy: start-up
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     root = project_root(args)

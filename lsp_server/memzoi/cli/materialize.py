@@ -164,7 +164,7 @@ def run_template(args: argparse.Namespace) -> int:
 def run_candidate(args: argparse.Namespace) -> int:
     """Build a candidate."""
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
-    from ..lifecycle.materialize import build_candidate  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.materialize_candidate import build_candidate  # noqa: PLC0415 lazy: start-up
 
     try:
         text = Path(args.draft).read_text(encoding="utf-8")
@@ -179,7 +179,8 @@ def run_candidate(args: argparse.Namespace) -> int:
 def run_plan(args: argparse.Namespace) -> int:
     """Derive a plan."""
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
-    from ..lifecycle.materialize import derive_plan, load_artifact, validate_candidate  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.materialize import derive_plan, load_artifact  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.materialize_candidate import validate_candidate  # noqa: PLC0415 lazy: start-up
 
     try:
         candidate = load_artifact(args.candidate)
@@ -192,7 +193,8 @@ def run_plan(args: argparse.Namespace) -> int:
 def run_decide(args: argparse.Namespace) -> int:
     """Record a decision."""
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
-    from ..lifecycle.materialize import decision_now, derive_decision, derive_plan, load_artifact, validate_candidate  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.materialize import decision_now, derive_decision, derive_plan, load_artifact  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.materialize_candidate import validate_candidate  # noqa: PLC0415 lazy: start-up
     from ..models.common import parse_rfc3339  # noqa: PLC0415 lazy: start-up
 
     try:

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._changes import add_common, emit_json, project_root, refuse, run_write
 from ._common import add_command, add_group, refuse_linked_plane
+
+if TYPE_CHECKING:  # the listing type only: the lifecycle loads when a command runs
+    from ..lifecycle.pending import PendingPacket
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -107,7 +112,7 @@ def run_route_local(args: argparse.Namespace) -> int:
     return run_write(args, lambda root, who: route_local(root, args.packet, actor=who))
 
 
-def _pending(args: argparse.Namespace, root):
+def _pending(args: argparse.Namespace, root: Path) -> list[PendingPacket] | int:
     """Every pending packet as listings show them (:mod:`memzoi.lifecycle.pending`), or an exit code."""
     from ..agent.recall import Reader  # noqa: PLC0415 lazy: start-up
     from ..base.runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up

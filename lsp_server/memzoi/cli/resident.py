@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..base.vocabulary import RECOVERY_MODES, RESIDENT_ACTIONS, RESIDENT_SCOPES, RESIDENT_SOURCES
 from ._changes import actor, add_common, emit_json, project_root, refuse
@@ -144,7 +146,7 @@ def describe(c: Candidate) -> str:
     return f"{c.id}  {c.status:9} {c.scope:7} {c.action:7} {c.confidence / 100:5.1f}%  {c.source:15} {what}"
 
 
-def _guard(args: argparse.Namespace, fn) -> int:
+def _guard(args: argparse.Namespace, fn: Callable[[], int]) -> int:
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
 
     try:
@@ -153,7 +155,7 @@ def _guard(args: argparse.Namespace, fn) -> int:
         return refuse(args, err)
 
 
-def _reconciled(root) -> None:
+def _reconciled(root: Path) -> None:
     """Classify candidates a dead process left in flight before showing anything (best effort: a busy lock or an
     invalid configuration is reported by the command itself)."""
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
@@ -211,15 +213,17 @@ def run_list(args: argparse.Namespace) -> int:
     return _guard(args, go)
 
 
-def _emit(args: argparse.Namespace, c: Candidate, **extra) -> None:
+def _emit(args: argparse.Namespace, c: Candidate, **extra: Any) -> int:
+    """Print candidate ``c`` (its JSON with ``extra`` under ``--json``); returns the exit code, 0."""
     if args.json:
         emit_json({**c.to_json(), **extra})
-        return
+        return 0
     print(f"candidate {c.id} {c.status} ({c.scope} {c.action})")
     if extra.get("promoted"):
         print(f"  applied at once by promotion: {c.decided_by}")
     if extra.get("held"):
         print(f"  not promoted: {extra['held']}; approve it with `memzoi resident approve {c.id}`")
+    return 0
 
 
 def run_propose(args: argparse.Namespace) -> int:
@@ -253,12 +257,12 @@ def _edited_content(candidate_id: str) -> str:
     import tempfile  # noqa: PLC0415 lazy: start-up
 
     from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
-    from ..resident import service  # noqa: PLC0415 lazy: start-up
+    from ..resident.candidate_write import find_candidate  # noqa: PLC0415 lazy: start-up
 
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if not editor:
         raise Refusal("no_editor", "set $EDITOR (or $VISUAL), or give the edited text with --content")
-    cand = service._find(candidate_id)
+    cand = find_candidate(candidate_id)
     fd, name = tempfile.mkstemp(prefix=f"memzoi-{cand.id}-", suffix=".md")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -294,9 +298,8 @@ def run_reject(args: argparse.Namespace) -> int:
 
     return _guard(
         args,
-        lambda: (
-            _emit(args, service.reject(project_root(args), args.candidate_id, actor=actor(args), reason=args.reason))
-            or 0
+        lambda: _emit(
+            args, service.reject(project_root(args), args.candidate_id, actor=actor(args), reason=args.reason)
         ),
     )
 
@@ -305,9 +308,7 @@ def run_undo(args: argparse.Namespace) -> int:
     """Undo an applied candidate."""
     from ..resident import service  # noqa: PLC0415 lazy: start-up
 
-    return _guard(
-        args, lambda: _emit(args, service.undo(project_root(args), args.candidate_id, actor=actor(args))) or 0
-    )
+    return _guard(args, lambda: _emit(args, service.undo(project_root(args), args.candidate_id, actor=actor(args))))
 
 
 def run_reconcile(args: argparse.Namespace) -> int:

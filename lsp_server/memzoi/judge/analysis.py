@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -19,7 +20,8 @@ from ..read.document import Document, frame
 from ..read.text import decode
 from ..safety.values import unprinted_keys
 from .attestation import Attestation, check_attestation
-from .config import MemzoiConfig, load_config
+from .config import load_config
+from .config_model import MemzoiConfig
 from .configfile import config_findings, is_config_file, quiet_rule_names
 from .legacy import UpgradeError, legacy_reasons, upgrade_ignores, upgrade_legacy
 from .pathsafety import name_findings
@@ -93,7 +95,7 @@ def analyze_text(
     findings = list(doc.findings)
     if doc.data is not None:
         reasons = legacy_reasons(doc.data)
-        ignore: frozenset[str] = frozenset()
+        ignore: frozenset[tuple[str, tuple[Any, ...]]] = frozenset()
         if reasons:
             analysis.legacy = reasons
             ignore = upgrade_ignores(doc.data)

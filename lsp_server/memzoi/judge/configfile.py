@@ -114,11 +114,10 @@ def locate(text: str, problem: ConfigProblem) -> tuple[int, int]:
     narrowed to the named list item; else the table's header; else the start of the file."""
     line, column = _position(text, problem)
     if line is not None:
-        problem = ConfigProblem(problem.loc, problem.message, line, column)
         starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
-        line = min(max(problem.line, 1), len(starts)) - 1
-        start = min(starts[line] + max((problem.column or 1) - 1, 0), len(text))
-        return start, max(start, _line_end(text, starts[line]))
+        index = min(max(line, 1), len(starts)) - 1
+        start = min(starts[index] + max((column or 1) - 1, 0), len(text))
+        return start, max(start, _line_end(text, starts[index]))
     entries, headers = _entries(text)
     loc = problem.loc
     for depth in range(len(loc), 0, -1):

@@ -26,7 +26,8 @@ from typing import Any
 
 from ..base.findings import TextEdit
 from ..read.document import Document
-from ..read.yaml12 import PlainScalar, YMap, YScalar, quote_string, resolve_plain
+from ..read.yaml12 import PlainScalar, YMap, YScalar, resolve_plain
+from ..read.yaml_quote import quote_string
 from .pathsafety import shown_id
 from .workspace import Placement, Role
 
@@ -180,16 +181,26 @@ def upgrade_legacy(doc: Document, placement: Placement) -> Upgrade:
         raise UpgradeError(f"a file in {where} must have `kind: {kind}`; fix `kind` or move the file")
     if not legacy_reasons(data):
         raise UpgradeError(f"the {'packet' if kind == 'proposal' else 'record'} already uses the current profile")
-    return _Upgrader(doc, root, data, kind, placement).run()
+    return _Upgrader(doc, (doc.fm_start, doc.fm_end), root, data, kind, placement).run()
 
 
 class _Upgrader:
     """Collects the edits of one upgrade (see :func:`upgrade_legacy`)."""
 
-    def __init__(self, doc: Document, root: YMap, data: dict[str, Any], kind: str, placement: Placement):
+    def __init__(
+        self,
+        doc: Document,
+        block: tuple[int, int],
+        root: YMap,
+        data: dict[str, Any],
+        kind: str,
+        placement: Placement,
+    ):
         self.doc, self.root, self.data, self.kind = doc, root, data, kind
+        #: ``(doc.fm_start, doc.fm_end)``, which :func:`upgrade_legacy` has checked are present
+        self.block = block
         self.nl = doc.newline
-        self.spans = _entry_spans(doc, root)
+        self.spans = _entry_spans(doc, block, root)
         self.edits: list[TextEdit] = []
         self.changes: list[str] = []
         ident = data.get("id") if isinstance(data.get("id"), str) and data.get("id") else None
@@ -236,9 +247,9 @@ class _Upgrader:
         elif after_profile:
             self.insert(self.spans["profile"][1], after_profile)
         if top:
-            self.insert(self.doc.fm_start, "".join(top))
+            self.insert(self.block[0], "".join(top))
         if "lane" not in data:
-            self.insert(self.spans["type"][1] if "type" in self.spans else self.doc.fm_start, f"lane: semantic{nl}")
+            self.insert(self.spans["type"][1] if "type" in self.spans else self.block[0], f"lane: semantic{nl}")
             self.changes.append("added lane: semantic (the legacy default)")
         if "content_class" not in data:
             self._content_class()
@@ -295,7 +306,7 @@ class _Upgrader:
         node = self.root.entries[key][1]
         end = self.spans[key][1]
         if isinstance(node, YMap) and not node.flow:
-            s, e = _entry_spans(self.doc, node, end).get(child, (0, 0))
+            s, e = _entry_spans(self.doc, self.block, node, end).get(child, (0, 0))
             if e > s:
                 self.edits.append(TextEdit(s, e, ""))
                 return
@@ -307,7 +318,7 @@ class _Upgrader:
         after = next((k for k in anchors if k in self.spans), None)
         if after is None and self.kind == "proposal" and self.spans:
             after = max(self.spans, key=lambda k: self.spans[k][1])
-        at = self.spans[after][1] if after else self.doc.fm_start
+        at = self.spans[after][1] if after else self.block[0]
         self.insert(at, f"content_class: general_repo_knowledge{self.nl}")
         self.changes.append("added content_class: general_repo_knowledge (review that it is repository knowledge)")
 
@@ -347,9 +358,13 @@ def _block(key: str, values: dict[str, Any], nl: str) -> str:
     return "".join(lines)
 
 
-def _entry_spans(doc: Document, node: YMap, block_end: int | None = None) -> dict[str, tuple[int, int]]:
+def _entry_spans(
+    doc: Document, block: tuple[int, int], node: YMap, block_end: int | None = None
+) -> dict[str, tuple[int, int]]:
     """For each key of ``node``: ``(start of its line, start of the next key's line)`` — the lines it occupies.
-    The last key ends at ``block_end`` (default: the end of the frontmatter)."""
+    The last key ends at ``block_end`` (default: the end of the frontmatter, ``block`` being ``(doc.fm_start,
+    doc.fm_end)``)."""
+    fm_start, fm_end = block
     lines = doc.lines
     keys = [k for k in node.order if isinstance(k, YScalar)]
     out: dict[str, tuple[int, int]] = {}
@@ -360,7 +375,7 @@ def _entry_spans(doc: Document, node: YMap, block_end: int | None = None) -> dic
         elif block_end is not None:
             end = block_end
         else:
-            line = lines.position(max(doc.fm_end - 1, doc.fm_start))[0]
+            line = lines.position(max(fm_end - 1, fm_start))[0]
             end = lines.starts[line + 1] if line + 1 < len(lines.starts) else len(doc.text)
             end = min(end, doc.fm_close[0] if doc.fm_close else end)
         out.setdefault(str(key.value), (start, end))

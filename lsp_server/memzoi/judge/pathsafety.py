@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
-from typing import Any
+from typing import Any, overload
 
 import blake3
 
@@ -92,6 +92,10 @@ def shown_path(path: str | os.PathLike[str]) -> str:
     return redacted_path(text) if bears_secret(text) else text
 
 
+@overload
+def shown_id(ident: str) -> str: ...
+@overload
+def shown_id(ident: None) -> None: ...
 def shown_id(ident: str | None) -> str | None:
     """A record or packet id (a path below ``records/`` or a proposals folder) as it may be displayed: unchanged,
     or ``<redacted-path:HEX>`` (BLAKE3 of the id) when a detector matches it."""

@@ -22,7 +22,7 @@ Source: Memzoi ``repository_write_safety/policy.rs::evaluate`` and read-side adm
 Values the schema already rejects (unknown enum values, missing keys) are left to the schema findings. On a
 pending proposal each message says the proposal cannot be applied, and ``data["route_local"]`` marks findings
 where routing the memory to local (private) memory is the fitting alternative. Severity on a pending packet is
-decided in one place, :func:`pending_severity`: a non-repo-safe ``sensitivity`` is an error, because the packet is
+decided in one place, :func:`memzoi.judge.gate_codes.pending_severity`: a non-repo-safe ``sensitivity`` is an error, because the packet is
 itself committed, so what it declares secret or private is already in git (Memzoi's ``safety scan`` blocks such a
 packet: ``scan_managed_repository_blob`` takes the packet's own sensitivity); the findings that only say the packet
 cannot be applied yet (scope, project, content class, size) are warnings. Content-detector findings are errors on
@@ -31,6 +31,7 @@ packets as on records (:mod:`memzoi.safety`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -38,65 +39,14 @@ from ..base.findings import Finding, Severity, finding
 from ..read.document import Document
 from ..read.yaml12 import YMap, YNode, YScalar, YSeq, locate
 from ..safety import scan_complete, scan_document
-from .config import DEFAULT_CONFIG, MemzoiConfig
+from .config_model import DEFAULT_CONFIG, MemzoiConfig
+
+# CONTENT_CLASS_CODES is re-exported: memzoi.runs.safety_scan reads it from here.
+from .gate_codes import CONTENT_CLASS_CODES as CONTENT_CLASS_CODES, SENSITIVITY_GUIDANCE, pending_severity
 from .workspace import Placement, Role
 
 FIELD_LIMIT = 512 * 1024
 AGGREGATE_LIMIT = 2 * 1024 * 1024
-
-#: content_class → (code, why it cannot be repository memory, route to local memory fits)
-CONTENT_CLASS_CODES: dict[str, tuple[str, str, bool]] = {
-    "raw_transcript": ("raw_transcript", "raw conversation transcripts never become repository memory", True),
-    "private_personal_data": ("private_personal_data", "private personal data never becomes repository memory", True),
-    "screen_or_activity_history": (
-        "activity_history",
-        "screen or activity history never becomes repository memory",
-        True,
-    ),
-    "private_endpoint": (
-        "private_endpoint",
-        "private endpoints (internal hosts, URLs, addresses) stay out of repository memory",
-        True,
-    ),
-    "undisclosed_vulnerability": (
-        "undisclosed_vulnerability",
-        "undisclosed vulnerabilities belong in a private security channel until they are disclosed",
-        False,
-    ),
-    "unminimized_private_evidence": (
-        "private_evidence_unminimized",
-        "private evidence must be minimised to the durable fact before it can be shared",
-        True,
-    ),
-    "temporary_task_state": (
-        "temporary_task_state",
-        "temporary task state is local working memory, not durable repository knowledge",
-        True,
-    ),
-    "local_only_state": ("local_only_state", "local-only state stays on this machine", True),
-    "unknown": ("unknown_content_class", "content that has not been classified cannot reach the repository", False),
-}
-
-#: sensitivity → (guidance, route to local memory fits); after Memzoi's ``repo_apply_sensitivity_guidance``.
-SENSITIVITY_GUIDANCE: dict[str, tuple[str, bool]] = {
-    "local-only": ("local-only proposals belong in local memory", True),
-    "sensitive": ("sensitive proposals must not become repo-shared memory", True),
-    "secret": ("secret proposals must not become repo-shared memory; remove the secret and rotate it", False),
-    "raw-transcript": ("raw transcripts must not become repo-shared memory; keep only the durable fact", True),
-    "private-personal-data": ("private personal data must not become repo-shared memory", True),
-    "temporary-state": ("temporary state belongs in local working memory", True),
-    "unknown": ("the sensitivity has not been reviewed; classify it (only `repo-safe` can be applied)", False),
-}
-
-#: Gate codes that stay errors on a pending packet (see the module docstring).
-PENDING_ERRORS: frozenset[str] = frozenset({"sensitivity_not_repo_safe"})
-
-
-def pending_severity(code: str) -> Severity:
-    """Severity of gate finding ``code`` on a pending proposal packet: an error for :data:`PENDING_ERRORS`
-    (what the committed packet already exposes), else a warning (it only cannot be applied yet)."""
-    return Severity.ERROR if code in PENDING_ERRORS else Severity.WARNING
-
 
 _LOCAL_SCOPES = frozenset({"personal", "agent"})
 _SCOPES = frozenset({"personal", "repo", "project", "team", "org", "agent", "imported_untrusted"})
@@ -185,6 +135,8 @@ class _Gate:
         )
 
     def scope(self) -> None:
+        kind_loc: tuple[str, ...]
+        id_loc: tuple[str, ...]
         if self.kind == "record":
             kind, sid, kind_loc, id_loc = self.data.get("scope"), self.data.get("scope_id"), ("scope",), ("scope_id",)
         else:
@@ -332,7 +284,7 @@ class _Gate:
         self._emit(finding(code, f"{prefix}: {why}", start, end, route_local=False))
 
 
-def _strings(node: YNode | None, loc: tuple[Any, ...]):
+def _strings(node: YNode | None, loc: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], YScalar]]:
     if isinstance(node, YScalar):
         if isinstance(node.value, str):
             yield loc, node

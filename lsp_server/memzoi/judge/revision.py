@@ -136,8 +136,9 @@ def semantic_projection(data: Mapping[str, Any], body: str) -> dict[str, Any]:
     ``updated`` strings, so a quoted, padded timestamp hashes as Memzoi hashes it. ``tags`` keep their exact
     text; ``retention`` holds only the facts present, untrimmed (Memzoi stores them as written).
     """
-    retention = data.get("retention") if isinstance(data.get("retention"), Mapping) else {}
-    origin = data.get("origin") if isinstance(data.get("origin"), Mapping) else {}
+    raw_retention, raw_origin = data.get("retention"), data.get("origin")
+    retention: Mapping[str, Any] = raw_retention if isinstance(raw_retention, Mapping) else {}
+    origin: Mapping[str, Any] = raw_origin if isinstance(raw_origin, Mapping) else {}
     lineage = data.get("lineage") if isinstance(data.get("lineage"), Mapping) else None
     capture = data.get("capture") if isinstance(data.get("capture"), Mapping) else None
     confidence = data.get("confidence")

@@ -29,12 +29,14 @@ def submodel(annotation: Any) -> type[BaseModel] | None:
 def field_at(model: type[BaseModel], path: tuple[str | int, ...]) -> tuple[type[BaseModel], str, FieldInfo] | None:
     """``(owning model, field name, FieldInfo)`` of the last key of ``path`` below ``model``, or ``None`` when the
     schema does not define it."""
-    found = None
+    found: tuple[type[BaseModel], str, FieldInfo] | None = None
     current: type[BaseModel] | None = model
     for part in path:
         if isinstance(part, int):
             continue
-        info = current.model_fields.get(part) if current is not None else None
+        if current is None:  # a key below a field that is not a model
+            return None
+        info = current.model_fields.get(part)
         if info is None:
             return None
         found = (current, part, info)

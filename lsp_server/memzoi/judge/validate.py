@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -92,7 +93,9 @@ class Validator:
         start = 1 if self.doc.bom else 0
         return start, min(start + 3, len(self.doc.text))
 
-    def add(self, code: str, loc: tuple[Any, ...], message: str, *, key: bool = False, fixes=()) -> None:
+    def add(
+        self, code: str, loc: tuple[Any, ...], message: str, *, key: bool = False, fixes: Iterable[Fix] = ()
+    ) -> None:
         if (code, loc) in self.ignore:
             return
         start, end = self.anchor(loc, key=key)
@@ -168,7 +171,7 @@ class Validator:
 
 
 def validate_document(
-    doc: Document, placement: Placement, *, ignore=frozenset()
+    doc: Document, placement: Placement, *, ignore: frozenset[tuple[str, tuple[Any, ...]]] = frozenset()
 ) -> tuple[BaseModel | None, list[Finding]]:
     """Validate ``doc``'s frontmatter (``doc.data`` must be a dict) for its placement.
 
@@ -203,7 +206,7 @@ def _identity_rules(v: Validator, data: dict[str, Any], placement: Placement, mo
             )
         elif isinstance(raw_id, str) and is_identifier(raw_id) and raw_id != ident:
             _, node = locate(v.root, ("id",))
-            fixes = ()
+            fixes: tuple[Fix, ...] = ()
             if node is not None:
                 fixes = (Fix(f"Set id to `{ident}` (the file path)", (TextEdit(node.start, node.end, ident),)),)
             v.add(

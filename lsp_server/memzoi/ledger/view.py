@@ -82,7 +82,7 @@ class LedgerView:
                     entry.last = change
         self._files, self._stamp = files, stamp
 
-    def for_file(self, path: str | Path) -> FileLedger:
+    def for_file(self, path: str | os.PathLike[str]) -> FileLedger:
         """Facts of ``path`` (empty when the ledger never touched it)."""
         if not self.live:
             with self._lock:
@@ -120,7 +120,7 @@ class LedgerView:
             view._files = {}
         return view
 
-    def _batch_relative(self, path: str | Path) -> str | None:
+    def _batch_relative(self, path: str | os.PathLike[str]) -> str | None:
         """:func:`_relative` with each folder resolved once: the real path of a file that is not a symlink is its
         folder's real path joined with its name."""
         text = os.path.abspath(path)
@@ -147,7 +147,7 @@ class LedgerView:
                 return False
         return True
 
-    def findings(self, path: str | Path, text: str | Callable[[], str]) -> list[Finding]:
+    def findings(self, path: str | os.PathLike[str], text: str | Callable[[], str]) -> list[Finding]:
         """:func:`~memzoi.ledger.ledger_findings` of the file at ``path`` (spans into ``text``, the analysed text,
         or a function giving it): the file's bytes on disk are compared with what its last applied change wrote,
         and are read (and ``text`` asked for) only when the ledger touched the file."""

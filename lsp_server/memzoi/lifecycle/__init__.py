@@ -13,17 +13,14 @@ May import: base, read, judge, models, safety, ledger, project, resident, stores
 
 from __future__ import annotations
 
-from ..ledger import ChangeResult, Refusal, get_change, history, reconcile, recover, set_commit_hook
+from ..ledger import ChangeResult, Refusal, get_change, history, reconcile, recover
 from .apply import apply_proposal
 from .common import default_actor
-from .index_sync import sync_index
 from .local import add_local, get_local, list_local, route_local, search_local
 from .reject import reject_proposal
 from .supersede import propose_supersede
 from .tombstone import propose_tombstone
 from .undo import undo
-
-set_commit_hook(sync_index)  # every ledgered change leaves the project store's index current
 
 __all__ = [
     "ChangeResult",

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..base.findings import Finding
 from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, read_file_state, run_change
 from ..ledger.view import LedgerView
 from ..models import PendingProposal, RecordFrontmatter
@@ -40,6 +41,9 @@ from .common import (
     verified,
 )
 from .readiness import Blocker, readiness, title_too_long
+
+if TYPE_CHECKING:
+    from ..judge.analysis import Analysis
 
 _SENSITIVITY_GUIDANCE = {
     "secret": "secret proposals must not become repo-shared memory; reject it",
@@ -233,11 +237,19 @@ def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> Change
     findings = packet_findings(root, rel, loaded.analysis)
     extra = [b for b in repo_safe_blockers(model) if b.code not in {f.code for f in findings}]
     action = model.proposal.action
-    target_id = None
+    target_id: str | None = None
     target: Loaded | None = None
-    if action in ("supersede", "tombstone"):
-        target_id = model.supersedes[0] if action == "supersede" else model.proposal.target
-        assert target_id
+    if action == "supersede":
+        target_id = model.supersedes[0] if model.supersedes else None
+    elif action == "tombstone":
+        target_id = model.proposal.target
+    if action in ("supersede", "tombstone") and target_id is None:
+        # The packet's invalid_proposal_shape finding says this too (models.proposal.proposal_rule_violations),
+        # unless [rules] turned it off: either way nothing can be superseded or tombstoned.
+        if "invalid_proposal_shape" not in {f.code for f in findings}:
+            where = "supersedes" if action == "supersede" else "proposal.target"
+            extra.append(Blocker("invalid_proposal_shape", f"a {action} proposal must name its record in {where}"))
+    elif target_id is not None:
         try:
             target = load_target(
                 root,
@@ -249,22 +261,24 @@ def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> Change
         except Refusal as err:
             extra.append(Blocker(err.code, err.message))
     record_id = target_id
-    new_rel = None
+    new: tuple[str, str] | None = None  # the new record's (id, path)
     long_title = None
     if action in ("create", "supersede"):
-        record_id = concept_slug(model.title) or file_id.replace("_", "-")
+        new_id = concept_slug(model.title) or file_id.replace("_", "-")
+        record_id = new_id
         long_title = title_too_long(model.title, pending=True)
         if long_title is not None and long_title.code not in {f.code for f in findings}:
             extra.append(long_title)  # the packet's finding says it too, unless suppressed
-        if record_id == target_id:
+        if new_id == target_id:
             extra.append(
                 Blocker(
                     "record_exists",
-                    f"the replacement record id `{record_id}` equals the superseded "
+                    f"the replacement record id `{new_id}` equals the superseded "
                     "record's id; give the proposal a different title",
                 )
             )
-        new_rel = record_rel(record_id)
+        new = (new_id, record_rel(new_id))
+    new_rel = new[1] if new is not None else None
     verdict = readiness(
         findings,
         identity_resolved=rel if identity_taken(root, model.id, file_id) else None,
@@ -275,8 +289,9 @@ def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> Change
         raise Refusal(verdict.blockers[0].code, f"{rel}: applying the proposal is {verdict.refusal()}", rel)
     when = resolved_at()
     files: list[FileChange] = []
-    if new_rel is not None:
-        data = _new_record(model, record_id, loaded.body, target_id if action == "supersede" else None)
+    if new is not None:
+        new_id, new_rel = new
+        data = _new_record(model, new_id, loaded.body, target_id if action == "supersede" else None)
         text = render_record(data, loaded.body)
         files.append(FileChange(new_rel, None, verified(root, new_rel, text, data, loaded.body)))
     if target is not None:
@@ -300,7 +315,7 @@ def plan_apply(root: Path, packet: str | os.PathLike[str], actor: str) -> Change
     )
 
 
-def packet_findings(root: Path, rel: str, analysis) -> list[Any]:
+def packet_findings(root: Path, rel: str, analysis: Analysis) -> list[Finding]:
     """The packet's findings at write time: its verdict (:func:`memzoi.project.verdict.judge`) with git visibility asked
     now (one git batch) and the ledger's findings; cross-file facts are checked by the plan itself."""
     from ..project.gitfacts import GitFacts  # noqa: PLC0415 lazy: start-up

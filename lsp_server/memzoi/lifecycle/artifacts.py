@@ -15,7 +15,8 @@ from typing import Any
 
 from ..base.nesting import json_too_deep
 from ..ledger import Refusal
-from .materialize import CANDIDATE_SCHEMA, DECISION_SCHEMA, PLAN_SCHEMA
+from .materialize import DECISION_SCHEMA, PLAN_SCHEMA
+from .materialize_candidate import CANDIDATE_SCHEMA
 
 KINDS = {CANDIDATE_SCHEMA: "candidate", PLAN_SCHEMA: "plan", DECISION_SCHEMA: "decision"}
 
@@ -64,7 +65,7 @@ def artifact_kind(text: str) -> str | None:
     except ValueError:
         return None
     schema = data.get("schema") if isinstance(data, dict) else None
-    return KINDS.get(schema) if isinstance(schema, str) else None
+    return KINDS.get(schema) if isinstance(schema, str) else None  # a list or object `schema` is no kind either
 
 
 def write_artifact(path: Path, artifact: dict[str, Any], *, same_ok: bool = False) -> None:

@@ -25,18 +25,18 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import blake3
 
-from ..base.promotion import confidence_bp, promotes
+from ..base.promotion import PromotionSection, confidence_bp, promotes
 from ..judge import analysis
 from ..judge.config import load_section
 from ..judge.revision import content_hash
 from ..ledger import ChangePlan, ChangeResult, Ledger, Refusal, now_utc, run_change
 from ..read.render import render_packet
 from .common import concept_slug
-from .local import _VISIBLE, CREDENTIAL_CODES, _insert
+from .local import _VISIBLE, CREDENTIAL_CODES, LocalRecordValues, _insert
 from .propose import Blocked, Draft, check_scannable, check_values, packet_data, screen_actor
 
 #: Codes that refuse a local candidate: credentials, and Zuno's threat scan (text read back into prompts).
@@ -141,7 +141,9 @@ def propose_local(project_root: str | os.PathLike[str], draft: Draft, *, actor: 
     check_values(draft)
     if draft.supersedes:
         raise Refusal("invalid_value", "`supersedes` names a repository record; local candidates cannot supersede")
-    policy, problems = load_section(root / ".memzoi", "promotion")
+    section, problems = load_section(root / ".memzoi", "promotion")
+    # the configuration's `promotion` field is a PromotionSection (judge.config.MemzoiConfig.promotion)
+    policy = cast(PromotionSection, section)
     if problems:  # an invalid mode must not quietly become `review` (or anything else the file does not say)
         raise Refusal(
             "invalid_config",
@@ -220,7 +222,8 @@ def list_candidates(project_root: str | os.PathLike[str], *, state: str | None =
 
 
 def _pending(conn: sqlite3.Connection, cid: str) -> sqlite3.Row:
-    r = conn.execute(_SELECT + " WHERE k.id = ?", (cid,)).fetchone()
+    # the ledger's connections make sqlite3.Row rows (memzoi.ledger.store: row_factory)
+    r: sqlite3.Row | None = conn.execute(_SELECT + " WHERE k.id = ?", (cid,)).fetchone()
     if r is None:
         raise Refusal("candidate_not_found", f"no local candidate `{cid}`; see `memzoi local pending`")
     if r["status"] != "pending":
@@ -237,7 +240,7 @@ def approve_local(project_root: str | os.PathLike[str], cid: str, *, actor: str,
         ledger = Ledger.for_project(r)
         with ledger.connect() as conn:
             row = _pending(conn, cid)
-        values = {
+        values: LocalRecordValues = {
             "id": concept_slug(row["title"]) or "local-memory",
             "type": row["type"],
             "lane": row["lane"],

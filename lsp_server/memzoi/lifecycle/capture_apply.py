@@ -21,7 +21,6 @@ An identical retry (same plan id, review id and actor) replays the recorded outc
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from datetime import datetime
@@ -31,11 +30,12 @@ from typing import Any
 from ..base.clock import utc_now
 from ..ledger import ChangePlan, FileChange, Ledger, Refusal, now_utc, run_change
 from ..read.render import render_packet
-from . import checkpoints as cps, operations as ops
+from . import operations as ops
 from .capture_review import check_plan_artifact, recompute, review_identity, validated
-from .common import PENDING, concept_slug, reserve_packet_id, verified
+from .common import PENDING, reserve_packet_id, verified
 from .import_plan import base_packet_id
 from .propose import Draft, packet_data
+from .routed_writes import RoutedWrite, record_without_change, write_routed
 
 RESULT_SCHEMA = "memzoi/capture-apply-result"
 OPERATION = "capture_apply"
@@ -132,10 +132,9 @@ def _packet(
 
 
 def _change(root: Path, plan: dict[str, Any], review: dict[str, Any], ctx: dict[str, Any]) -> ChangePlan:
-    from .session_end import _fresh_local_id  # noqa: PLC0415 lazy: start-up
-
     now = now_utc(precise=False)
-    files, routed = [], []
+    files: list[FileChange] = []
+    routed: list[RoutedWrite] = []
     for cand, decision in _writes(plan, review):
         dest, memory, sens = _routed(cand, decision)
         pid = None
@@ -146,67 +145,29 @@ def _change(root: Path, plan: dict[str, Any], review: dict[str, Any], ctx: dict[
                 else reserve_packet_id(root, base_packet_id(memory["title"]).replace("mem_import_", "mem_capture_", 1))
             )
             files.append(_packet(root, plan, review, cand, decision, pid, ctx["actor"], now))
-        routed.append((cand, dest, memory, sens, pid))
+        ev = cand["evidence"][0]
+        routed.append(
+            RoutedWrite(
+                {"candidate_id": cand["candidate_id"]},
+                dest,
+                memory["title"],
+                memory["body"],
+                memory["type"],
+                memory["lane"],
+                tags=memory["tags"],
+                paths=memory["scope"]["paths"],
+                sensitivity=sens,
+                source_kind="capture",
+                source_ref=f"{ev['locator']['path']}#L{ev['span']['line_start']}-L{ev['span']['line_end']}",
+                salt=f"capture:{cand['candidate_id']}",
+                proposal_id=pid,
+                path=f"{PENDING}/{pid}.md" if pid else None,
+            )
+        )
     at: datetime = ctx["now"]
 
     def effects(conn: sqlite3.Connection, change_id: str) -> None:
-        taken: set[str] = set()
-        writes = []
-        for cand, dest, memory, sens, pid in routed:
-            ev = cand["evidence"][0]
-            if dest == "repo":
-                writes.append(
-                    {
-                        "kind": "proposal_file",
-                        "candidate_id": cand["candidate_id"],
-                        "proposal_id": pid,
-                        "path": f"{PENDING}/{pid}.md",
-                    }
-                )
-            elif dest == "local":
-                rid = _fresh_local_id(conn, concept_slug(memory["title"]) or "local-memory", taken)
-                conn.execute(
-                    "INSERT INTO local_record (id, change_id, type, lane, title, body, tags_json, applies_to_json,"
-                    " sensitivity, content_class, source_kind, source_ref, proposal_id, created_at) VALUES "
-                    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (
-                        rid,
-                        change_id,
-                        memory["type"],
-                        memory["lane"],
-                        memory["title"],
-                        memory["body"],
-                        json.dumps(memory["tags"]),
-                        json.dumps(memory["scope"]["paths"]),
-                        sens,
-                        "unknown",
-                        "capture",
-                        f"{ev['locator']['path']}#L{ev['span']['line_start']}-L{ev['span']['line_end']}",
-                        None,
-                        now_utc(),
-                    ),
-                )
-                writes.append(
-                    {
-                        "kind": "runtime_record",
-                        "candidate_id": cand["candidate_id"],
-                        "record_id": rid,
-                        "destination": "local",
-                    }
-                )
-            else:
-                values = cps.new_values(
-                    memory["title"], memory["title"], memory["body"], "note", at, salt=f"capture:{cand['candidate_id']}"
-                )
-                cps.insert(conn, change_id, values)
-                writes.append(
-                    {
-                        "kind": "runtime_record",
-                        "candidate_id": cand["candidate_id"],
-                        "record_id": values["id"],
-                        "destination": "session",
-                    }
-                )
+        writes = write_routed(conn, change_id, routed, at)
         out = {**ctx["envelope"], "writes": writes, "change_id": change_id}
         ops.record(conn, ctx["op"], OPERATION, ctx["fp"], out, change_id)
         ctx["outcome"] = out
@@ -281,10 +242,7 @@ def capture_apply(
     try:
         checked(root)
         if not _writes(plan, review):
-            out = {**envelope, "writes": [], "change_id": None}
-            with ledger.connect() as conn, ledger.transaction(conn):
-                ops.record(conn, op, OPERATION, fp, out)
-            return out
+            return record_without_change(ledger, op, OPERATION, fp, {**envelope, "writes": [], "change_id": None})
         run_change(root, checked_change, actor=ctx["actor"], source=source)
     except ops.Replay as replay:
         return replay.outcome

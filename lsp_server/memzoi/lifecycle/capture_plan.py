@@ -1,7 +1,7 @@
 """``memzoi capture plan``: the deterministic, mutation-free capture plan of one Markdown source with Memzoi's
 ``markdown-deterministic`` profile (Memzoi's reference page "Evidence-backed capture"; shapes from
 ``crates/memzoi-core/src/capture.rs``: ``CaptureCandidate``, ``CaptureAction``, ``CaptureMatch``,
-``CapturePreconditions``). Source and extractor: :mod:`.capture_source`.
+``CapturePreconditions``). Source and extractor: :mod:`.capture_source`; each candidate's action: :mod:`.capture_actions`.
 
 The plan is ``blocked`` (``data_class: blocked``: no source snapshot, no candidates, no evidence text; only safe
 diagnostics) when a prohibited-content detector (:mod:`.capture_prohibited`) fires on any line, or the bytes are
@@ -25,9 +25,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..judge.revision import content_hash
-from ..ledger import Ledger, Refusal, now_utc
-from ..read.render import render_packet
+from ..ledger import Ledger, Refusal
+from .capture_actions import actions, conflicts_by_title
 from .capture_prohibited import DETECTORS, first_prohibited
 from .capture_source import (
     CONFIGURATION_HASH,
@@ -44,12 +43,7 @@ from .capture_source import (
     load_source,
     sections,
 )
-from .common import PENDING, resolved_identities
-from .import_plan import POLICY, _reserve, base_packet_id, existing_content
-from .local import content_codes
-from .propose import Blocked, Draft, check_values, packet_data, screen
-from .readiness import CREDENTIAL_CODES
-from .rejections import query_index
+from .import_plan import POLICY, existing_content
 from .session_input import yaml_document
 
 REQUEST_SCHEMA = "memzoi/capture-request"
@@ -131,47 +125,6 @@ def _blocked(source: Source, diags: list[dict[str, Any]]) -> dict[str, Any]:
     return plan
 
 
-def _conflicts(root: Path) -> dict[str, list[dict[str, Any]]]:
-    rows = [
-        ("canonical_record", *r)
-        for r in query_index(
-            root, "SELECT coalesce(id, path), title, content_hash FROM records WHERE status = 'active'", ()
-        )
-    ]
-    rows += [
-        ("pending_proposal", *r)
-        for r in query_index(
-            root, "SELECT coalesce(file_id, id, path), title, content_hash FROM proposals WHERE role = 'pending'", ()
-        )
-    ]
-    out: dict[str, list[dict[str, Any]]] = {}
-    for kind, ident, title, chash in rows:
-        if title and chash:
-            out.setdefault(title.strip().casefold(), []).append(
-                {
-                    "kind": kind,
-                    "id": ident,
-                    "destination": "repo",
-                    "content_hash": "blake3:" + chash,
-                    "status": "active" if kind == "canonical_record" else "proposed",
-                    "updated_at": None,
-                }
-            )
-    return out
-
-
-def _match(d: dict[str, Any], chash: str) -> dict[str, Any]:
-    status = {"canonical_record": "active", "pending_proposal": "proposed"}.get(d["kind"], "active")
-    return {
-        "kind": d["kind"],
-        "id": d["id"],
-        "destination": d["destination"],
-        "content_hash": chash,
-        "status": status,
-        "updated_at": None,
-    }
-
-
 def _candidate(src: Source, s: Section | None, text: str) -> dict[str, Any]:
     if s is None:  # no typed heading: the whole document, for a human to decide
         type_, lane, dest, sens = "fact", "semantic", "needs_review", "unknown"
@@ -228,92 +181,6 @@ def _candidate(src: Source, s: Section | None, text: str) -> dict[str, Any]:
     }
 
 
-def repo_block(root: Path, memory: dict[str, Any]) -> list[str]:
-    """The gate's and detectors' codes on the would-be packet of a repo ``memory`` draft (empty when it may be
-    written); the same screening as an agent's proposal."""
-    draft = Draft(
-        title=memory["title"],
-        body=memory["body"],
-        type=memory["type"],
-        lane=memory["lane"],
-        reason="captured from Markdown",
-        confidence=1.0,
-    )
-    try:
-        check_values(draft)
-        data = packet_data(draft, "mem_capture_probe", actor="capture", now=now_utc(precise=False), target=None)
-        screen(root, ".memzoi/proposals/pending/mem_capture_probe.md", render_packet(data, memory["body"]))
-    except Blocked as err:
-        return list(err.codes)
-    except Refusal as err:
-        return [err.code]
-    return []
-
-
-def secret_codes(memory: dict[str, Any]) -> list[str]:
-    """The credential and personal-data codes on a local or session candidate's title and body."""
-    return content_codes(memory["title"], memory["body"], among=CREDENTIAL_CODES)
-
-
-def actions(
-    root: Path,
-    cands: list[dict[str, Any]],
-    existing: dict[str, list[dict[str, Any]]],
-    conflicts: dict[str, list[dict[str, Any]]],
-) -> dict[str, Any]:
-    """Set each candidate's ``action`` in place; returns the preconditions by candidate id."""
-    used = set(resolved_identities(root))
-    prior: dict[str, int] = {}
-    pre: dict[str, dict[str, Any]] = {}
-    for i, c in enumerate(cands):
-        m, dest = c["memory"], c["classification"]["destination"]
-        raw = content_hash(m["body"])
-        chash = "blake3:" + raw
-        dups = [_match(d, chash) for d in existing.get(raw, [])]
-        if raw in prior:
-            dups.append(
-                {
-                    "kind": "earlier_candidate",
-                    "id": cands[prior[raw]]["candidate_id"],
-                    "destination": None,
-                    "content_hash": chash,
-                    "status": "planned",
-                    "updated_at": None,
-                }
-            )
-        prior.setdefault(raw, i)
-        confl = [x for x in conflicts.get(m["title"].strip().casefold(), []) if x["content_hash"] != chash]
-        reserved = None
-        codes = repo_block(root, m) if dest == "repo" else secret_codes(m)
-        if dups:
-            c["action"] = {"kind": "duplicate", "matches": dups}
-        elif confl:
-            c["action"] = {"kind": "conflict", "matches": confl}
-        elif codes:
-            c["action"] = {"kind": "blocked", "code": codes[0], "codes": codes}
-            if set(codes) & CREDENTIAL_CODES:  # a detector matched its text: shown nowhere (plan, review, output)
-                m.update(title="Redacted capture candidate", body="Redacted: a detector matched this section.")
-                for ev in c["evidence"]:
-                    ev.pop("text", None)
-        elif dest == "repo":
-            reserved = _reserve(root, base_packet_id(m["title"]).replace("mem_import_", "mem_capture_", 1), used)
-            c["action"] = {"kind": "create_proposal", "proposal_id": reserved, "path": f"{PENDING}/{reserved}.md"}
-        elif dest in ("local", "session"):
-            c["action"] = {"kind": "create_runtime", "route": POLICY[dest]["write_route"]}
-        else:
-            c["action"] = {"kind": "no_write", "reason_code": "needs_review"}
-        pre[c["candidate_id"]] = {
-            "duplicate_match_set_hash": canonical_hash(dups),
-            "conflict_match_set_hash": canonical_hash(confl),
-            "reserved_proposal_id": reserved,
-            "relevant_record_hashes": sorted(
-                ({k: d[k] for k in ("kind", "id", "content_hash", "status", "updated_at")} for d in dups + confl),
-                key=lambda d: (d["kind"], d["id"]),
-            ),
-        }
-    return pre
-
-
 def build_plan(root: Path, src: Source, existing: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """The plan of ``src`` against ``existing`` (:func:`memzoi.lifecycle.import_plan.existing_content`)."""
     if b"\x00" in src.data:
@@ -348,7 +215,7 @@ def build_plan(root: Path, src: Source, existing: dict[str, list[dict[str, Any]]
     cands = (
         [_candidate(src, s, text) for s in typed] if typed else ([_candidate(src, None, text)] if text.strip() else [])
     )
-    pre = actions(root, cands, existing, _conflicts(root))
+    pre = actions(root, cands, existing, conflicts_by_title(root))
     private = any(c["classification"]["destination"] != "repo" for c in cands)
     plan = {
         "schema": PLAN_SCHEMA,

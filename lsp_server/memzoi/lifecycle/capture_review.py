@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from ..ledger import Refusal
 from ..models.common import Lane, MemoryType, parse_rfc3339
-from .capture_plan import current_plan, repo_block
+from .capture_actions import repo_block
+from .capture_plan import current_plan
 from .capture_prohibited import first_prohibited
 from .capture_source import canonical_hash
 
@@ -36,8 +37,8 @@ INPUT_SCHEMA = "memzoi/capture-review-input"
 REVIEW_SCHEMA = "memzoi/capture-review"
 OUTCOMES = ("accept", "reject", "edit", "defer")
 _ROUTEABLE = ("create_proposal", "create_runtime")
-_TYPES = MemoryType.__args__  # type: ignore[attr-defined]
-_LANES = Lane.__args__  # type: ignore[attr-defined]
+_TYPES: tuple[str, ...] = get_args(MemoryType)
+_LANES: tuple[str, ...] = get_args(Lane)
 _SENS = {"repo": "repo-safe", "local": "local-only", "session": "temporary-state"}
 
 

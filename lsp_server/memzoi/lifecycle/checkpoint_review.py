@@ -5,7 +5,7 @@ applied. The editors only render these (the "Memory health" view is :func:`memzo
 * :func:`checkpoint_inbox`: the visible checkpoints, open ones first, each with the actions it accepts now
   (``continue`` only while open and current; ``close`` while open; nothing once closed: closing is terminal);
 * :func:`preview_transition`: the checkpoint before and after a ``continue`` or ``close`` at an instant, computed by
-  the same step the command runs (:func:`memzoi.lifecycle.checkpoints.continue_step` / ``close_step``) inside a
+  the same step the command runs (:func:`memzoi.lifecycle.checkpoint_transitions.continue_step` / ``close_step``) inside a
   transaction that is rolled back, so a preview refuses exactly what the apply would refuse and writes nothing; its
   ``expected_version`` is passed back to the apply, which is refused (``version_conflict``) when the checkpoint
   changed in between;
@@ -21,7 +21,8 @@ from typing import Any
 from ..base.clock import utc_now
 from ..judge.retention import format_instant
 from ..ledger import Ledger, Refusal
-from .checkpoints import close_checkpoint, close_step, continue_checkpoint, continue_step, list_checkpoints, visible
+from .checkpoint_transitions import close_checkpoint, close_step, continue_checkpoint, continue_step
+from .checkpoints import list_checkpoints, visible
 
 OPERATIONS = ("continue", "close")
 

@@ -8,7 +8,7 @@ credential or personal-data detector fires is refused with nothing stored, as fo
 
 Creating one is a ledgered change without files (``checkpoint_add``, or part of a ``session_end`` change): it is
 visible exactly while that change is ``applied``, so ``memzoi undo`` hides it again. ``continue`` and ``close``
-update the row in one database transaction.
+(:mod:`.checkpoint_transitions`) update the row in one database transaction.
 
 Rules (Memzoi's lifecycle document, "Runtime local and session continuity"; retention, reference §6):
 
@@ -44,7 +44,6 @@ import blake3
 from ..base.clock import utc_now
 from ..judge.retention import evaluate_retention, format_instant, retention_boundary
 from ..ledger import ChangePlan, Ledger, Refusal, run_change
-from ..models.common import parse_rfc3339
 from . import operations as ops
 from .local import CREDENTIAL_CODES, content_codes
 from .propose import check_scannable
@@ -153,7 +152,7 @@ def _row(r: sqlite3.Row) -> Checkpoint:
 
 def set_version(conn: sqlite3.Connection) -> int:
     """The checkpoint set version: how many checkpoints were ever created in the project (module docstring)."""
-    return conn.execute("SELECT coalesce(max(seq), 0) FROM checkpoint").fetchone()[0]
+    return int(conn.execute("SELECT coalesce(max(seq), 0) FROM checkpoint").fetchone()[0])
 
 
 def visible(conn: sqlite3.Connection, checkpoint_id: str) -> Checkpoint | None:
@@ -328,123 +327,6 @@ def add_checkpoint(
 def visible_any(conn: sqlite3.Connection, checkpoint_id: str) -> Checkpoint:
     """The checkpoint row ``checkpoint_id`` whatever its change's status (inside the creating transaction)."""
     return _row(conn.execute("SELECT * FROM checkpoint WHERE id = ?", (checkpoint_id,)).fetchone())
-
-
-def _transition(
-    project_root: str | os.PathLike[str],
-    command: str,
-    checkpoint_id: str,
-    *,
-    operation_id: str | None,
-    expected_version: int | None,
-    now: datetime | None,
-    step,
-) -> dict[str, Any]:
-    ops.check_operation_id(operation_id)
-    at = now or utc_now()
-    fp = ops.fingerprint(command, {"checkpoint_id": checkpoint_id, "expected_version": expected_version})
-    ledger = Ledger.for_project(Path(project_root).resolve())
-    with ledger.connect() as conn, ledger.transaction(conn):
-        replay = ops.recorded(conn, operation_id, command, fp)
-        if replay is not None:
-            return replay
-        cp = visible(conn, checkpoint_id)
-        if cp is None:
-            raise Refusal("checkpoint_not_found", f"no checkpoint `{checkpoint_id}`; see `memzoi checkpoint list`")
-        ops.check_version(expected_version, cp.version, f"checkpoint `{checkpoint_id}`")
-        changed = step(conn, cp, at)
-        cp = visible(conn, checkpoint_id)
-        assert cp is not None
-        out = {
-            "operation": command,
-            "operation_id": operation_id,
-            "replayed": False,
-            "changed": changed,
-            "checkpoint": cp.to_json(at),
-        }
-        ops.record(conn, operation_id, command, fp, out)
-        return out
-
-
-def continue_step(conn: sqlite3.Connection, cp: Checkpoint, at: datetime) -> bool:
-    """Record a continuation of ``cp`` at ``at`` in ``conn``; refuses a closed or no longer current one."""
-    if cp.status == "closed":
-        raise Refusal(
-            "checkpoint_closed",
-            f"checkpoint `{cp.id}` is closed; closing is terminal. Start a new "
-            f"generation with `memzoi checkpoint add --task … --successor-of {cp.id}`",
-        )
-    if at >= cp.boundary():
-        raise Refusal(
-            "checkpoint_expired",
-            f"checkpoint `{cp.id}` is no longer current (its retention boundary "
-            f"{format_instant(cp.boundary())} has been reached); start a new generation with "
-            f"`memzoi checkpoint add --task … --successor-of {cp.id}`",
-        )
-    stamp = format_instant(at)
-    conn.execute(
-        "UPDATE checkpoint SET last_continued_at = ?, version = version + 1, updated_at = ? WHERE id = ?",
-        (stamp, stamp, cp.id),
-    )
-    return True
-
-
-def close_step(conn: sqlite3.Connection, cp: Checkpoint, at: datetime) -> bool:
-    """Close ``cp`` at ``at`` in ``conn``; ``False`` (nothing changed) when it is closed already."""
-    if cp.status == "closed":
-        return False
-    started = parse_rfc3339(cp.started_at)
-    stamp = format_instant(max(at, started))  # closed_at >= started_at (reference §6)
-    conn.execute(
-        "UPDATE checkpoint SET status = 'closed', closed_at = ?, version = version + 1, updated_at = ? WHERE id = ?",
-        (stamp, stamp, cp.id),
-    )
-    return True
-
-
-def continue_checkpoint(
-    project_root: str | os.PathLike[str],
-    checkpoint_id: str,
-    *,
-    operation_id: str | None = None,
-    expected_version: int | None = None,
-    now: datetime | None = None,
-) -> dict[str, Any]:
-    """Record a continuation at ``now`` (default: the clock) while the checkpoint is open and current. Returns
-    ``{"operation", "operation_id", "replayed", "changed", "checkpoint"}``. Raises :class:`Refusal`
-    (``checkpoint_not_found``, ``checkpoint_closed``, ``checkpoint_expired`` at or after the boundary,
-    ``version_conflict``, ``operation_id_conflict``)."""
-    return _transition(
-        project_root,
-        "checkpoint_continue",
-        checkpoint_id,
-        operation_id=operation_id,
-        expected_version=expected_version,
-        now=now,
-        step=continue_step,
-    )
-
-
-def close_checkpoint(
-    project_root: str | os.PathLike[str],
-    checkpoint_id: str,
-    *,
-    operation_id: str | None = None,
-    expected_version: int | None = None,
-    now: datetime | None = None,
-) -> dict[str, Any]:
-    """Close the checkpoint at ``now``: terminal, and idempotent (a closed one is returned unchanged with
-    ``changed: false``). Same result shape and refusals as :func:`continue_checkpoint` (no expiry refusal: an
-    expired checkpoint can still be closed)."""
-    return _transition(
-        project_root,
-        "checkpoint_close",
-        checkpoint_id,
-        operation_id=operation_id,
-        expected_version=expected_version,
-        now=now,
-        step=close_step,
-    )
 
 
 def _ledger(project_root: str | os.PathLike[str]) -> Ledger | None:

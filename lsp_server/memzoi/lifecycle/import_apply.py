@@ -24,7 +24,6 @@ with another manifest is refused (``operation_id_conflict``). A session candidat
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from datetime import datetime
@@ -35,10 +34,11 @@ import blake3
 
 from ..base.clock import utc_now
 from ..ledger import ChangePlan, FileChange, Ledger, Refusal, now_utc, run_change
-from . import checkpoints as cps, operations as ops
-from .common import concept_slug, verified
-from .import_manifest import ImportCandidate, ImportManifest, parse_import_manifest
+from . import operations as ops
+from .common import verified
+from .import_manifest import ImportManifest, parse_import_manifest
 from .import_plan import build_plan, existing_content, packet_of, screen_origin_key, source_file
+from .routed_writes import RoutedWrite, record_without_change, write_routed
 
 OPERATION = "import_apply"
 
@@ -53,67 +53,37 @@ def _writes(plan: dict[str, Any]) -> list[dict[str, Any]]:
     return [c for c in plan["candidates"] if c["action"]["kind"] in ("create_proposal", "create_runtime")]
 
 
-def _local_insert(conn: sqlite3.Connection, change_id: str, c: ImportCandidate, rid: str) -> None:
-    conn.execute(
-        "INSERT INTO local_record (id, change_id, type, lane, title, body, tags_json, applies_to_json, sensitivity,"
-        " content_class, source_kind, source_ref, proposal_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            rid,
-            change_id,
-            c.type,
-            c.lane,
-            c.title,
-            c.body,
-            json.dumps(c.tags),
-            json.dumps(c.scope["paths"]),
-            c.sensitivity,
-            "unknown",
-            "import",
-            None,
-            None,
-            now_utc(),
-        ),
-    )
-
-
 def _change(root: Path, m: ImportManifest, plan: dict[str, Any], ctx: dict[str, Any]) -> ChangePlan:
-    from .session_end import _fresh_local_id  # noqa: PLC0415 lazy: start-up
-
     now = now_utc(precise=False)
     by_index = {c.index: c for c in m.candidates}
     files: list[FileChange] = []
-    writes: list[dict[str, Any]] = []
+    routed: list[RoutedWrite] = []
     for item in _writes(plan):
-        action = item["action"]
+        action, c = item["action"], by_index[item["index"]]
         if action["kind"] == "create_proposal":
-            c = by_index[item["index"]]
             rel, text, data = packet_of(m, c, action["proposal_id"], actor=ctx["actor"], now=now)
             files.append(FileChange(rel, None, verified(root, rel, text, data, c.body)))
+        routed.append(
+            RoutedWrite(
+                {"index": c.index},
+                "repo" if action["kind"] == "create_proposal" else c.destination,
+                c.title,
+                c.body,
+                c.type,
+                c.lane,
+                tags=c.tags,
+                paths=c.scope["paths"],
+                sensitivity=c.sensitivity,
+                source_kind="import",
+                salt=f"import:{ctx['op']}:{c.index}",
+                proposal_id=action.get("proposal_id"),
+                path=action.get("path"),
+            )
+        )
     at: datetime = ctx["now"]
 
     def effects(conn: sqlite3.Connection, change_id: str) -> None:
-        taken: set[str] = set()
-        for item in _writes(plan):
-            c, action = by_index[item["index"]], item["action"]
-            if action["kind"] == "create_proposal":
-                writes.append(
-                    {
-                        "kind": "proposal_file",
-                        "index": c.index,
-                        "proposal_id": action["proposal_id"],
-                        "path": action["path"],
-                    }
-                )
-            elif c.destination == "local":
-                rid = _fresh_local_id(conn, concept_slug(c.title) or "local-memory", taken)
-                _local_insert(conn, change_id, c, rid)
-                writes.append({"kind": "runtime_record", "index": c.index, "record_id": rid, "destination": "local"})
-            else:
-                values = cps.new_values(c.title, c.title, c.body, "note", at, salt=f"import:{ctx['op']}:{c.index}")
-                cps.insert(conn, change_id, values)
-                writes.append(
-                    {"kind": "runtime_record", "index": c.index, "record_id": values["id"], "destination": "session"}
-                )
+        writes = write_routed(conn, change_id, routed, at)
         out = {**ctx["envelope"], **plan, "writes": writes, "change_id": change_id}
         ops.record(conn, ctx["op"], OPERATION, ctx["fp"], out, change_id)
         ctx["outcome"] = out
@@ -203,19 +173,10 @@ def import_apply(
     try:
         plan = current(root)  # an early answer (replay, stale plan) before the lock
         if not _writes(plan):
-            return _no_write(ledger, plan, ctx)
+            out = {**envelope, **plan, "writes": [], "change_id": None}
+            return record_without_change(ledger, op, OPERATION, fp, out)
         run_change(root, lambda r: _change(r, m, current(r), ctx), actor=ctx["actor"], source=source)
     except ops.Replay as replay:
         return replay.outcome
     outcome: dict[str, Any] = ctx["outcome"]
     return outcome
-
-
-def _no_write(ledger: Ledger, plan: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
-    out = {**ctx["envelope"], **plan, "writes": [], "change_id": None}
-    with ledger.connect() as conn, ledger.transaction(conn):
-        replay = ops.recorded(conn, ctx["op"], OPERATION, ctx["fp"])
-        if replay is not None:
-            return replay
-        ops.record(conn, ctx["op"], OPERATION, ctx["fp"], out)
-    return out

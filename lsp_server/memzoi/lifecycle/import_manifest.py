@@ -31,7 +31,7 @@ version with a message saying how to upgrade the file by hand.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 from ..ledger import Refusal
 from ..models.common import Lane, MemoryType, ScopeKind, SensitivityName
@@ -39,10 +39,10 @@ from .session_input import DESTINATIONS, encodable, yaml_document
 
 VERSION = "memzoi/import"
 CODE = "invalid_import_manifest"
-_TYPES = MemoryType.__args__  # type: ignore[attr-defined]
-_LANES = Lane.__args__  # type: ignore[attr-defined]
-_SCOPES = ScopeKind.__args__  # type: ignore[attr-defined]
-_SENSITIVITIES = SensitivityName.__args__  # type: ignore[attr-defined]
+_TYPES: tuple[str, ...] = get_args(MemoryType)
+_LANES: tuple[str, ...] = get_args(Lane)
+_SCOPES: tuple[str, ...] = get_args(ScopeKind)
+_SENSITIVITIES: tuple[str, ...] = get_args(SensitivityName)
 _TOP = {"version", "origin_key", "sources", "candidates"}
 _SOURCE = {"path", "url", "ref"}
 _SCOPE = {"kind", "id", "paths"}

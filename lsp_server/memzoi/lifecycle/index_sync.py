@@ -1,9 +1,10 @@
 """The project store's search index kept current by the ledgered changes themselves.
 
 Every git-plane write goes through :func:`memzoi.ledger.run_change` or :func:`memzoi.ledger.undo_change`; after the
-files are committed, the ledger calls its commit hook (:func:`memzoi.ledger.set_commit_hook`, installed with
-:func:`sync_index` when :mod:`memzoi.lifecycle` is imported: the ledger sits below the stores, so it does not
-name the index itself), and the files the change touched are re-indexed (:meth:`memzoi.stores.index.Index.update_paths`), so
+files are committed, the ledger calls its commit hook (:func:`memzoi.ledger.set_commit_hook`; the ledger sits below
+the stores, so it does not name the index itself). The composition roots install :func:`sync_index` as that hook
+with :func:`install`, explicitly: the command line for every command that makes changes (``memzoi.cli.main``), the
+MCP server before its first proposal, the language server once it is initialized. Then the files the change touched are re-indexed (:meth:`memzoi.stores.index.Index.update_paths`), so
 ``memzoi doctor`` does not report ``repo_index is stale`` after ``apply``, ``supersede``, ``tombstone`` or ``undo``
 and the next search needs no refresh. The index is disposable (SPEC §8): a store never built is left alone (the
 first search or ``memzoi rebuild`` builds it), and a failure here never fails the change; the index then stays
@@ -17,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..base.runtime_errors import RuntimeStateError
+from ..ledger import set_commit_hook
 from ..stores.index import Index, index_path
 
 #: The folders of ``.memzoi`` the index holds (Memzoi's walk of records and packets, :mod:`memzoi.project.crossfile`).
@@ -51,3 +53,10 @@ def sync_index(root: Path, paths: Iterable[str]) -> bool:
     except (RuntimeStateError, sqlite3.Error, OSError):
         return False
     return True
+
+
+def install() -> None:
+    """Make :func:`sync_index` the ledger's commit hook (:func:`memzoi.ledger.set_commit_hook`), so every ledgered
+    change and undo of this process leaves the project store's index current. Idempotent; called by the composition
+    roots (the CLI, the language server, the MCP server), never on import."""
+    set_commit_hook(sync_index)

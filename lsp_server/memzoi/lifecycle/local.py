@@ -15,9 +15,10 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, get_args
 
 from ..judge import analysis
 from ..judge.revision import duplicate_key
@@ -32,8 +33,8 @@ from .readiness import (
 from .reject import rejection_files
 
 ROUTED_REASON = "routed to local memory"
-_TYPES = MemoryType.__args__  # type: ignore[attr-defined]
-_LANES = Lane.__args__  # type: ignore[attr-defined]
+_TYPES: tuple[str, ...] = get_args(MemoryType)
+_LANES: tuple[str, ...] = get_args(Lane)
 
 
 @dataclass
@@ -94,7 +95,25 @@ def _fresh_id(conn: sqlite3.Connection, base: str) -> str:
         n += 1
 
 
-def _insert(values: dict[str, Any]):
+class LocalRecordValues(TypedDict):
+    """The values of one new ``local_record`` row (the ledger's table of private local records); ``id`` is the
+    wanted id, made unique when the row is inserted, and the lists are stored as JSON."""
+
+    id: str
+    type: str
+    lane: str
+    title: str
+    body: str
+    sensitivity: str
+    content_class: str
+    tags: NotRequired[list[str] | None]
+    applies_to: NotRequired[list[str]]
+    source_kind: NotRequired[str | None]
+    source_ref: NotRequired[str | None]
+    proposal_id: NotRequired[str | None]
+
+
+def _insert(values: LocalRecordValues) -> Callable[[sqlite3.Connection, str], None]:
     def effect(conn: sqlite3.Connection, change_id: str) -> None:
         rid = _fresh_id(conn, values["id"])
         conn.execute(
@@ -184,7 +203,7 @@ def add_local(
     values or credential findings."""
     _check_local(title, body, type, lane)
     _check_no_credentials(title, body)
-    values = {
+    values: LocalRecordValues = {
         "id": concept_slug(title),
         "type": type,
         "lane": lane,
@@ -227,23 +246,26 @@ def plan_route_local(root: Path, packet: str | os.PathLike[str], actor: str) -> 
     loaded = load_pending_packet(root, rel)
     doc = loaded.analysis.document
     data = doc.data or {}
-    title = data.get("title") if isinstance(data.get("title"), str) else None
+    raw_title = data.get("title")
+    title = raw_title if isinstance(raw_title, str) else ""
     body = doc.body
     verdict = readiness(
         loaded.analysis.findings,
         sensitivity=data.get("sensitivity"),
-        has_content=bool(title and title.strip() and body.strip()),
+        has_content=bool(title.strip() and body.strip()),  # else a route blocker: a title is present below
     )
     if verdict.route_blockers:
         first = verdict.route_blockers[0]
         raise Refusal(first.code, f"{rel}: {first.message}", rel)
-    type_ = data.get("type") if data.get("type") in _TYPES else "fact"
-    lane = data.get("lane") if data.get("lane") in _LANES else "semantic"
+    raw_type, raw_lane = data.get("type"), data.get("lane")
+    type_ = raw_type if isinstance(raw_type, str) and raw_type in _TYPES else "fact"
+    lane = raw_lane if isinstance(raw_lane, str) and raw_lane in _LANES else "semantic"
     tags = [t for t in data.get("tags") or [] if isinstance(t, str)] if isinstance(data.get("tags"), list) else []
-    scope = data.get("scope") if isinstance(data.get("scope"), dict) else {}
+    raw_scope = data.get("scope")
+    scope: dict[str, Any] = raw_scope if isinstance(raw_scope, dict) else {}
     paths = [p for p in scope.get("paths") or [] if isinstance(p, str)] if isinstance(scope.get("paths"), list) else []
     files, details = rejection_files(root, rel, reason=ROUTED_REASON, actor=actor)
-    values = {
+    values: LocalRecordValues = {
         "id": concept_slug(title) or "local-memory",
         "type": type_,
         "lane": lane,

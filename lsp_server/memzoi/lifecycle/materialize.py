@@ -1,8 +1,7 @@
 """Materialization: candidate → plan → decision → apply, with Memzoi's deterministic identities (reference §5).
 
-* :func:`build_candidate` turns a draft record (Markdown with current-profile frontmatter, e.g. outside
-  ``.memzoi``) into a candidate for ``create`` (the record must not exist) or ``update`` (its expected prior
-  revision is the current record's canonical revision).
+* :func:`memzoi.lifecycle.materialize_candidate.build_candidate` turns a draft record into a candidate;
+  :func:`~memzoi.lifecycle.materialize_candidate.validate_candidate` checks one against Memzoi's candidate rules.
 * :func:`derive_plan` and :func:`derive_decision` are pure: the same inputs always give the same ids.
   ``id = "blake3:" + hex(BLAKE3(domain ‖ 0x00 ‖ JCS(value)))`` (:func:`memzoi.judge.revision.domain_id`).
 * :func:`materialize_apply` revalidates everything in Memzoi's order (``prepare_materialization``) and writes
@@ -27,209 +26,28 @@ from pydantic import ValidationError
 from ..base.nesting import json_too_deep, nesting_message
 from ..base.runtime import git_env
 from ..judge.analysis import Analysis, analyze_text, record_id_of
-from ..judge.attestation import SAFETY_CONTRACT, attest
-from ..judge.revision import (
-    REVISION_SCHEMA,
-    domain_id,
-    lifecycle_projection,
-    record_revision,
-    revision_hash,
-    semantic_projection,
-)
+from ..judge.attestation import attest
+from ..judge.attestation_block import SAFETY_CONTRACT
+from ..judge.revision import domain_id, record_revision
 from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, now_utc, read_file_state, run_change
 from ..models import RecordFrontmatter
 from ..models.materialization import MaterializationCandidate, MaterializationDecision, MaterializationPlan
 from ..read.render import RECORD_ORDER, description_of, render_record
-from .common import describe, edited, errors, record_rel, verified
+from .common import edited, verified
+from .materialize_candidate import (
+    first_problem,
+    intended_revision,
+    record_frontmatter,
+    revision_ref,
+    validate_candidate,
+)
 
-CANDIDATE_SCHEMA = "memzoi/repository-materialization-candidate"
 PLAN_SCHEMA = "memzoi/repository-materialization-plan"
 DECISION_SCHEMA = "memzoi/repository-materialization-decision"
-CANDIDATE_DOMAIN = "memzoi.repository-materialization.candidate-id"
 PLAN_DOMAIN = "memzoi.repository-materialization.plan-id"
 DECISION_DOMAIN = "memzoi.repository-materialization.decision-id"
 POLICY = {"policy_id": SAFETY_CONTRACT, "safety_contract": SAFETY_CONTRACT}
 MAX_ARTIFACT_BYTES = 2 * 1024 * 1024
-
-
-def _rev(hash_: str) -> dict[str, str]:
-    return {"schema": REVISION_SCHEMA, "revision_hash": hash_}
-
-
-def candidate_identity(candidate: dict[str, Any]) -> str:
-    """``candidate_id`` over ``{schema, destination, action, output_path, expected_prior_revision, target,
-    reason, record}``."""
-    keys = ("schema", "destination", "action", "output_path", "expected_prior_revision", "target", "reason", "record")
-    return domain_id(CANDIDATE_DOMAIN, {k: candidate.get(k) for k in keys})
-
-
-def record_frontmatter(candidate: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    """The record frontmatter (no ``materialization``) and body a candidate describes."""
-    rec = candidate["record"]
-    d = rec["draft"]
-    data = {
-        "id": rec["concept_id"],
-        "kind": "memory",
-        "profile": "memzoi",
-        "type": d["memory_type"],
-        "lane": d["lane"],
-        "title": d["title"],
-        "timestamp": rec["created"],
-        "updated": rec.get("updated"),
-        "status": rec["status"],
-        "scope": d["scope_kind"],
-        "scope_id": d.get("scope_id"),
-        "visibility": d["visibility"],
-        "content_class": d["content_class"],
-        "confidence": float(d["confidence"]),
-        "source": d.get("source_kind"),
-        "source_ref": d.get("source_ref"),
-        "proposal_id": rec.get("proposal_id"),
-        "capture": rec.get("capture"),
-        "tags": d.get("tags") or None,
-        "applies_to": rec.get("applies_to") or None,
-        "supersedes": rec.get("supersedes_id"),
-        "retention": rec["retention"],
-        "origin": rec["origin"],
-        "lineage": rec.get("lineage"),
-    }
-    return {k: v for k, v in data.items() if v is not None}, d["body"]
-
-
-def intended_revision(candidate: dict[str, Any]) -> str:
-    """The semantic revision the written record will have (lifecycle from the candidate's action/target/reason)."""
-    data, body = record_frontmatter(candidate)
-    target = candidate.get("target")
-    lifecycle = lifecycle_projection(
-        {"action": candidate["action"], "target": target, "reason": candidate.get("reason")}
-    )
-    return revision_hash(candidate["record"]["concept_id"], semantic_projection(data, body), lifecycle)
-
-
-#: Where a user whose draft is refused finds a complete one (:mod:`.draft_template`).
-TEMPLATE_HINT = "`memzoi materialize template` prints a complete draft record to start from"
-
-
-def build_candidate(
-    project_root: str | os.PathLike[str], draft_text: str, *, action: str = "create", reason: str | None = None
-) -> dict[str, Any]:
-    """A candidate from a draft record's text (its ``id`` names the output record). ``create`` requires the
-    record to be absent; ``update`` takes the existing record's current canonical revision as expected prior.
-
-    Raises :class:`Refusal` when the draft does not validate or the action does not fit the repository.
-    """
-    if action not in ("create", "update"):
-        raise Refusal("materialization_action_unsupported", "materialize supports only create and update actions")
-    root = Path(project_root).resolve()
-    first = analyze_text(draft_text, None)
-    ident = first.document.data.get("id") if first.document.data else None
-    if not isinstance(ident, str):
-        raise Refusal("invalid_value", f"the draft needs frontmatter with an `id`; {TEMPLATE_HINT}")
-    rel = record_rel(ident)
-    analysis = analyze_text(draft_text, root / rel)
-    if not isinstance(analysis.model, RecordFrontmatter) or errors(analysis):
-        raise Refusal(
-            "materialization_candidate_invalid",
-            f"the draft record is not valid: {describe(errors(analysis))}; {TEMPLATE_HINT}",
-        )
-    m = analysis.model
-    prior: dict[str, Any] = {"kind": "absent"}
-    current = read_file_state(root, rel)
-    if action == "update":
-        if current is None:
-            raise Refusal("materialization_update_conflict", f"{rel} does not exist; use action create")
-        cur = analyze_text(current.decode("utf-8", errors="replace"), root / rel)
-        if not isinstance(cur.model, RecordFrontmatter):
-            raise Refusal("materialization_current_record_invalid", f"{rel}: the current record does not parse")
-        prior = {
-            "kind": "revision",
-            "revision": _rev(record_revision(ident, cur.document.data or {}, cur.document.body)),
-        }
-    elif current is not None:
-        raise Refusal("materialization_create_conflict", f"{rel} already exists; use action update")
-    dump = m.model_dump(mode="python", exclude_none=True)
-    record: dict[str, Any] = {
-        "concept_id": ident,
-        "draft": {
-            "memory_type": m.type,
-            "lane": m.lane,
-            "scope_kind": m.scope,
-            "scope_id": m.scope_id,
-            "visibility": m.visibility,
-            "title": m.title,
-            "body": analysis.document.body,
-            "tags": list(m.tags or []),
-            "source_kind": m.source,
-            "source_ref": m.source_ref,
-            "sensitivity": "repo-safe",
-            "content_class": m.content_class,
-            "confidence": m.confidence,
-        },
-        "status": m.status,
-        "applies_to": list(m.applies_to or []),
-        "created": m.timestamp,
-    }
-    for key, value in (("updated", m.updated), ("supersedes_id", m.supersedes)):
-        if value is not None:
-            record[key] = value
-    record["retention"] = dump["retention"]
-    record["origin"] = dump["origin"]
-    for key in ("lineage", "proposal_id", "capture"):
-        if dump.get(key) is not None:
-            record[key] = dump[key]
-    candidate: dict[str, Any] = {
-        "schema": CANDIDATE_SCHEMA,
-        "candidate_id": "",
-        "destination": "repo",
-        "action": action,
-        "output_path": rel,
-        "expected_prior_revision": prior,
-        "target": None,
-        "reason": reason,
-        "record": record,
-    }
-    candidate["candidate_id"] = candidate_identity(candidate)
-    validate_candidate(candidate)
-    return candidate
-
-
-def validate_candidate(candidate: dict[str, Any]) -> MaterializationCandidate:
-    """Schema, identity and Memzoi's candidate rules (reference §5.1). Raises :class:`Refusal`."""
-    try:
-        model = MaterializationCandidate.model_validate(candidate)
-    except ValidationError as err:
-        raise Refusal("materialization_candidate_invalid", f"candidate does not validate: {_first(err)}") from None
-    if candidate_identity(candidate) != model.candidate_id:
-        raise Refusal(
-            "materialization_candidate_identity_mismatch",
-            "candidate_id does not match the candidate's content; rebuild it with `memzoi materialize candidate`",
-        )
-    rec, d = model.record, model.record.draft
-    if model.output_path != record_rel(rec.concept_id):
-        raise Refusal("materialization_output_path_mismatch", f"output_path must be {record_rel(rec.concept_id)}")
-    if model.action in ("create", "update", "supersede") and rec.status != "active":
-        raise Refusal("materialization_candidate_invalid", f"{model.action} candidates must be active")
-    if model.action == "create" and model.expected_prior_revision.kind != "absent":
-        raise Refusal("materialization_candidate_invalid", "create candidates need an absent prior revision")
-    if model.action == "update" and model.expected_prior_revision.kind != "revision":
-        raise Refusal(
-            "materialization_update_requires_expected_prior_revision", "update candidates need a prior revision"
-        )
-    if model.action in ("create", "update") and (
-        model.target is not None or model.reason is not None or rec.supersedes_id is not None
-    ):
-        raise Refusal(
-            "materialization_candidate_invalid",
-            "create and update candidates cannot carry a target, a reason or supersedes_id",
-        )
-    if d.title != d.title.strip() or not d.body.strip():
-        raise Refusal("materialization_candidate_invalid", "the title must be trimmed and the body non-empty")
-    return model
-
-
-def _first(err: ValidationError) -> str:
-    e = err.errors()[0]
-    return f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}"
 
 
 def derive_plan(candidate: dict[str, Any]) -> dict[str, Any]:
@@ -239,7 +57,7 @@ def derive_plan(candidate: dict[str, Any]) -> dict[str, Any]:
         "record_id": candidate["record"]["concept_id"],
         "action": candidate["action"],
         "expected_prior_revision": candidate["expected_prior_revision"],
-        "intended_semantic_revision": _rev(intended_revision(candidate)),
+        "intended_semantic_revision": revision_ref(intended_revision(candidate)),
         "role": "canonical_record",
     }
     plan = {"schema": PLAN_SCHEMA, "plan_id": "", "candidate_id": candidate["candidate_id"], "outputs": [output]}
@@ -328,43 +146,11 @@ def plan_materialize(
     operation: str = "materialize",
     reason: str | None = None,
 ) -> ChangePlan:
-    """Memzoi's apply revalidation (reference §5.4) and the change writing the attested record."""
-    for key, value in (expected_ids or {}).items():
-        have = {"candidate_id": candidate, "plan_id": plan, "decision_id": decision}[key].get(key)
-        if value is not None and value != have:
-            raise Refusal("materialization_identity_mismatch", f"--{key.replace('_', '-')} does not match the artifact")
-    model = validate_candidate(candidate)
-    if model.action not in ("create", "update"):
-        raise Refusal("multi_record_transaction_required", "materialize apply supports only create and update actions")
-    if plan != derive_plan(candidate):
-        raise Refusal(
-            "materialization_candidate_plan_mismatch",
-            "the plan does not equal the plan derived from the candidate; re-run `memzoi materialize plan`",
-        )
-    try:
-        MaterializationPlan.model_validate(plan)
-        MaterializationDecision.model_validate(decision)
-    except ValidationError as err:
-        raise Refusal("materialization_artifact_invalid", f"artifact does not validate: {_first(err)}") from None
-    if decision.get("plan_id") != plan["plan_id"] or decision.get("candidate_id") != plan["candidate_id"]:
-        raise Refusal("materialization_plan_decision_identity_mismatch", "the decision is for another plan")
-    if decision.get("outputs") != plan["outputs"] or len(plan["outputs"]) != 1:
-        raise Refusal("materialization_output_intent_mismatch", "the decision's outputs differ from the plan's")
-    if decision.get("authorization_capability") != "explicit_cli":
-        raise Refusal("materialization_authorization_capability_mismatch", "authorization must be explicit_cli")
-    if decision.get("policy") != POLICY:
-        raise Refusal("materialization_policy_mismatch", "the decision was made under another policy")
-    if decision != derive_decision(plan, decision["decision_at"]):
-        raise Refusal("materialization_decision_identity_mismatch", "decision_id does not match the decision")
-    d = model.record.draft
-    for ok, code in (
-        (d.scope_kind == "repo" and d.scope_id is None, "materialization_candidate_not_repository_scoped"),
-        (d.visibility == "repo", "materialization_candidate_not_repository_visible"),
-        (d.sensitivity == "repo-safe", "materialization_candidate_not_repo_safe"),
-        (d.content_class == "general_repo_knowledge", "materialization_candidate_not_general_repository_knowledge"),
-    ):
-        if not ok:
-            raise Refusal(code, f"the candidate cannot reach the git plane ({code})")
+    """Memzoi's apply revalidation (reference §5.4), in its order, and the change writing the attested record:
+    the artifacts and their identities, the candidate's git-plane fields, the intended revision, the current file
+    (a record of the same id, or none), git review visibility, and the create/update precondition."""
+    model = _checked_artifacts(candidate, plan, decision, expected_ids)
+    _check_git_plane(model)
     intended = plan["outputs"][0]["intended_semantic_revision"]["revision_hash"]
     data, body = record_frontmatter(candidate)
     rid = model.record.concept_id
@@ -380,19 +166,13 @@ def plan_materialize(
         decision_id=decision["decision_id"],
         decision_at=decision["decision_at"],
     )
-    full = {**data, "materialization": block}
     rel = model.output_path
     current = read_file_state(root, rel)
-    if current is not None:
-        cur = analyze_text(current.decode("utf-8", errors="replace"), root / rel)
-        if not isinstance(cur.model, RecordFrontmatter):
-            raise Refusal("materialization_current_record_invalid", f"{rel}: the current record does not parse", rel)
-        if record_id_of(cur) != rid:  # the path id: Memzoi compares concept ids, never the frontmatter id
-            raise Refusal(
-                "materialization_current_record_id_mismatch", f"{rel}: the current record has another id", rel
-            )
-        text, full = _updated_text(rel, cur, full, body)
+    cur = _current_record(root, rel, rid, current)
+    if cur is not None:
+        text, full = _updated_text(rel, cur, {**data, "materialization": block}, body)
     else:
+        full = {**data, "materialization": block}
         text = render_record(full, body)
         full["description"] = data.get("description") or _first_line(body)
     new = verified(root, rel, text, full, body)
@@ -404,16 +184,7 @@ def plan_materialize(
         )
     if current == new:
         raise Refusal("already_current", f"{rel} already holds exactly this attested record", rel)
-    if model.action == "create" and current is not None:
-        raise Refusal("materialization_create_conflict", f"{rel} already exists", rel)
-    if model.action == "update":
-        if current is None:
-            raise Refusal("materialization_update_conflict", f"{rel} does not exist", rel)
-        cur_rev = record_revision(rid, cur.document.data or {}, cur.document.body)
-        if cur_rev != model.expected_prior_revision.revision.revision_hash:  # type: ignore[union-attr]
-            raise Refusal(
-                "materialization_update_stale", f"{rel} changed since the candidate was made; rebuild it", rel
-            )
+    _check_precondition(model, rel, rid, cur)
     return ChangePlan(
         operation,
         [FileChange(rel, current, new)],
@@ -430,14 +201,90 @@ def plan_materialize(
     )
 
 
+def _checked_artifacts(
+    candidate: dict[str, Any],
+    plan: dict[str, Any],
+    decision: dict[str, Any],
+    expected_ids: dict[str, str | None] | None,
+) -> MaterializationCandidate:
+    """The candidate's model once the three artifacts are what they say and belong together (the ids the caller
+    expects, the plan derived from the candidate, the decision of that plan under this policy)."""
+    for key, value in (expected_ids or {}).items():
+        have = {"candidate_id": candidate, "plan_id": plan, "decision_id": decision}[key].get(key)
+        if value is not None and value != have:
+            raise Refusal("materialization_identity_mismatch", f"--{key.replace('_', '-')} does not match the artifact")
+    model = validate_candidate(candidate)
+    if model.action not in ("create", "update"):
+        raise Refusal("multi_record_transaction_required", "materialize apply supports only create and update actions")
+    if plan != derive_plan(candidate):
+        raise Refusal(
+            "materialization_candidate_plan_mismatch",
+            "the plan does not equal the plan derived from the candidate; re-run `memzoi materialize plan`",
+        )
+    try:
+        MaterializationPlan.model_validate(plan)
+        MaterializationDecision.model_validate(decision)
+    except ValidationError as err:
+        raise Refusal("materialization_artifact_invalid", f"artifact does not validate: {first_problem(err)}") from None
+    if decision.get("plan_id") != plan["plan_id"] or decision.get("candidate_id") != plan["candidate_id"]:
+        raise Refusal("materialization_plan_decision_identity_mismatch", "the decision is for another plan")
+    if decision.get("outputs") != plan["outputs"] or len(plan["outputs"]) != 1:
+        raise Refusal("materialization_output_intent_mismatch", "the decision's outputs differ from the plan's")
+    if decision.get("authorization_capability") != "explicit_cli":
+        raise Refusal("materialization_authorization_capability_mismatch", "authorization must be explicit_cli")
+    if decision.get("policy") != POLICY:
+        raise Refusal("materialization_policy_mismatch", "the decision was made under another policy")
+    if decision != derive_decision(plan, decision["decision_at"]):
+        raise Refusal("materialization_decision_identity_mismatch", "decision_id does not match the decision")
+    return model
+
+
+def _check_git_plane(model: MaterializationCandidate) -> None:
+    """Refuse a candidate whose draft cannot reach the git plane (scope, visibility, sensitivity, content class)."""
+    d = model.record.draft
+    for ok, code in (
+        (d.scope_kind == "repo" and d.scope_id is None, "materialization_candidate_not_repository_scoped"),
+        (d.visibility == "repo", "materialization_candidate_not_repository_visible"),
+        (d.sensitivity == "repo-safe", "materialization_candidate_not_repo_safe"),
+        (d.content_class == "general_repo_knowledge", "materialization_candidate_not_general_repository_knowledge"),
+    ):
+        if not ok:
+            raise Refusal(code, f"the candidate cannot reach the git plane ({code})")
+
+
+def _current_record(root: Path, rel: str, rid: str, current: bytes | None) -> Analysis | None:
+    """The analysis of the record at ``rel`` (``None`` when there is none); refused when it does not parse or has
+    another id (the path id: Memzoi compares concept ids, never the frontmatter id)."""
+    if current is None:
+        return None
+    cur = analyze_text(current.decode("utf-8", errors="replace"), root / rel)
+    if not isinstance(cur.model, RecordFrontmatter):
+        raise Refusal("materialization_current_record_invalid", f"{rel}: the current record does not parse", rel)
+    if record_id_of(cur) != rid:
+        raise Refusal("materialization_current_record_id_mismatch", f"{rel}: the current record has another id", rel)
+    return cur
+
+
+def _check_precondition(model: MaterializationCandidate, rel: str, rid: str, cur: Analysis | None) -> None:
+    """A create needs no record at ``rel``; an update needs the record at the revision the candidate expects."""
+    if model.action == "create" and cur is not None:
+        raise Refusal("materialization_create_conflict", f"{rel} already exists", rel)
+    if model.action == "update":
+        if cur is None:
+            raise Refusal("materialization_update_conflict", f"{rel} does not exist", rel)
+        cur_rev = record_revision(rid, cur.document.data or {}, cur.document.body)
+        if cur_rev != model.expected_prior_revision.revision.revision_hash:  # type: ignore[union-attr]
+            raise Refusal(
+                "materialization_update_stale", f"{rel} changed since the candidate was made; rebuild it", rel
+            )
+
+
 def _updated_text(rel: str, cur: Analysis, full: dict[str, Any], body: str) -> tuple[str, dict[str, Any]]:
     """The current record edited to ``full`` and ``body`` key by key (:mod:`memzoi.read.rewrite`): the keys whose value
     differs and the body when it differs are rewritten; comments, blank lines and trailing blank lines stay. The
     candidate carries no ``description``: a description the renderer wrote (the old body's first line) follows the
     new body; a hand-written one, or its absence, is kept. Returns ``(text, the data it must read back as)``."""
-    if cur.model is None:
-        raise Refusal("materialization_current_record_invalid", f"{rel}: the current record does not parse", rel)
-    old = cur.model.model_dump(mode="python", exclude_none=True)
+    old = cur.model.model_dump(mode="python", exclude_none=True) if cur.model is not None else {}
     changes: dict[str, Any] = {k: v for k, v in full.items() if old.get(k) != v}
     changes.update({k: None for k in old if k not in full and k != "description"})
     changes.pop("description", None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..judge import pathsafety
-from ..ledger import ChangeResult
+from ..ledger import ChangeResult, FileChange
 from ..read.document import frame
 from ..safety.redact import scrub
 
@@ -64,7 +64,7 @@ def _shown(rel: str) -> str:
     return shown[len(".memzoi/") :] if shown.startswith(".memzoi/") else shown
 
 
-def _main_file(result: ChangeResult):
+def _main_file(result: ChangeResult) -> FileChange | None:
     """The file a person looks for after the change: the one written (not deleted), a record first."""
     written = [f for f in result.files if f.after is not None]
     for f in written:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..judge import analysis
-from ..ledger import ChangePlan, Refusal, dry_run, get_change, history
+from ..ledger import ChangePlan, Purged, Refusal, dry_run, get_change, history
 from ..safety.redact import scrub
 from .apply import plan_apply
 from .supersede import plan_packet
@@ -24,8 +24,16 @@ from .supersede import plan_packet
 OPERATIONS = ("apply", "supersede", "tombstone", "materialize", "reattest")
 
 
-def _text(data: bytes | None) -> str | None:
+#: What a diff shows for bytes the ledger did not keep (:class:`~memzoi.ledger.model.Purged`).
+PURGED_TEXT = (
+    "[not kept: the ledger holds only a digest of these bytes (they held a secret, or the change purged them)]"
+)
+
+
+def _text(data: bytes | None | Purged) -> str | None:
     # Shown outside the file (a diff editor): a detected secret is never shown.
+    if isinstance(data, Purged):
+        return PURGED_TEXT
     return None if data is None else scrub(data.decode("utf-8", errors="replace"))
 
 

@@ -90,8 +90,8 @@ def retention_for(draft: Draft, now: str, target: dict[str, Any] | None = None) 
     facts = creation_retention(draft.lane, now)
     kept = (target or {}).get("retention") or {}
     for name in facts:
-        given = getattr(draft, name)
-        facts[name] = given.strip() if given else kept.get(name) if isinstance(kept.get(name), str) else now
+        given, kept_fact = getattr(draft, name), kept.get(name)
+        facts[name] = given.strip() if given else kept_fact if isinstance(kept_fact, str) else now
     return facts
 
 

@@ -28,7 +28,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import ValidationError
 
@@ -50,8 +50,8 @@ if TYPE_CHECKING:
 
 #: The ledger operation of a proposal made by an agent.
 OPERATION = "propose"
-_TYPES = MemoryType.__args__  # type: ignore[attr-defined]
-_LANES = Lane.__args__  # type: ignore[attr-defined]
+_TYPES: tuple[str, ...] = get_args(MemoryType)
+_LANES: tuple[str, ...] = get_args(Lane)
 
 
 class Blocked(Refusal):
@@ -138,7 +138,7 @@ def check_values(draft: Draft) -> None:
 
 
 @functools.cache
-def _path_adapter() -> TypeAdapter[str]:
+def _path_adapter() -> TypeAdapter[str]:  # of RelativePath, an Annotated str
     from pydantic import TypeAdapter  # noqa: PLC0415 lazy: start-up - pydantic loads its type_adapter on first use
 
     return TypeAdapter(RelativePath)

@@ -25,7 +25,8 @@ from ..ledger import ChangePlan, ChangeResult, FileChange, Refusal, file_ledger_
 from ..models import RecordFrontmatter
 from ..read.render import RECORD_ORDER
 from .common import Loaded, describe, edited, errors, load, record_ref, record_rel
-from .materialize import build_candidate, decision_now, derive_decision, derive_plan, plan_materialize
+from .materialize import decision_now, derive_decision, derive_plan, plan_materialize
+from .materialize_candidate import build_candidate
 
 #: Findings a re-attestation is meant to settle; any other error blocks it.
 SETTLED = frozenset({"stale_attestation"})

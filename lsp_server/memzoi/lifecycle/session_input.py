@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 from ..base.findings import Severity
 from ..ledger import Refusal
@@ -40,8 +40,8 @@ from ..read.yaml_tree import to_python
 
 DESTINATIONS = ("repo", "local", "session", "discard", "needs_review")
 WRITING = ("repo", "local", "session")
-_TYPES = MemoryType.__args__  # type: ignore[attr-defined]
-_LANES = Lane.__args__  # type: ignore[attr-defined]
+_TYPES: tuple[str, ...] = get_args(MemoryType)
+_LANES: tuple[str, ...] = get_args(Lane)
 _KEYS = {
     "destination",
     "type",

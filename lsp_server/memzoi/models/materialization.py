@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..judge.attestation import Blake3Id, RevisionRef
+from ..judge.attestation_block import Blake3Id, RevisionRef
 from .common import (
     Confidence,
     ContentClass,

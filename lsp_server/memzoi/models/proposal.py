@@ -103,14 +103,23 @@ class ResolvedProposal(_ProposalFields):
     resolution: Resolution = Field(description="Who resolved it, when, and the outcome.")
 
 
-def proposal_rule_violations(data: dict[str, Any]) -> list[tuple[str, tuple[Any, ...], str]]:
+Violation = tuple[str, tuple[Any, ...], str]
+
+
+def proposal_rule_violations(data: dict[str, Any]) -> list[Violation]:
     """Action-shape and resolution rules (``validate_proposal_action_shape``, ``validate_proposal_resolution``).
 
     ``data`` is the frontmatter as plain Python. Returns ``(code, location, message)`` triples; ``location`` is a
     key path used to anchor the finding.
     """
-    out: list[tuple[str, tuple[Any, ...], str]] = []
-    block = data.get("proposal") if isinstance(data.get("proposal"), dict) else {}
+    return _action_shape(data) + _resolution(data) + _sources(data)
+
+
+def _action_shape(data: dict[str, Any]) -> list[Violation]:
+    """Memzoi's ``validate_proposal_action_shape``: what a create, supersede or tombstone may and must name."""
+    out: list[Violation] = []
+    raw_block = data.get("proposal")
+    block: dict[str, Any] = raw_block if isinstance(raw_block, dict) else {}
     action = block.get("action")
     target = block.get("target")
     reason = block.get("reason")
@@ -149,28 +158,38 @@ def proposal_rule_violations(data: dict[str, Any]) -> list[tuple[str, tuple[Any,
             out.append((shape, ("supersedes",), "tombstone proposals cannot list supersedes; use `supersedes: []`"))
         if not reason:
             out.append((shape, ("proposal",), "tombstone proposals must include proposal.reason"))
+    return out
+
+
+def _resolution(data: dict[str, Any]) -> list[Violation]:
+    """Memzoi's ``validate_proposal_resolution``: a pending packet has no resolution, a resolved one a matching one."""
     status = data.get("status")
     resolution = data.get("resolution")
     bad = "invalid_resolution"
     if status == "proposed" and resolution is not None:
-        out.append((bad, ("resolution",), "pending packets (status: proposed) cannot include a resolution"))
-    elif status in ("applied", "rejected"):
-        if not isinstance(resolution, dict):
-            out.append((bad, ("status",), "resolved packets must include resolution metadata"))
-        else:
-            outcome = resolution.get("outcome")
-            if outcome is not None and outcome != status:
-                out.append(
-                    (bad, ("resolution", "outcome"), f"resolution.outcome `{outcome}` does not match status `{status}`")
-                )
-            if status == "applied" and not resolution.get("record_id"):
-                out.append((bad, ("resolution",), "applied packets need resolution.record_id"))
-            if status == "rejected":
-                if not resolution.get("reason"):
-                    out.append((bad, ("resolution",), "rejected packets need resolution.reason"))
-                if resolution.get("record_id"):
-                    out.append((bad, ("resolution", "record_id"), "rejected packets cannot name a record_id"))
-    for i, src in enumerate(data.get("sources") or []):
-        if isinstance(src, dict) and not any(isinstance(v, str) and v.strip() for v in src.values()):
-            out.append(("invalid_value", ("sources", i), "each source needs a non-empty path, url or ref"))
+        return [(bad, ("resolution",), "pending packets (status: proposed) cannot include a resolution")]
+    if status not in ("applied", "rejected"):
+        return []
+    if not isinstance(resolution, dict):
+        return [(bad, ("status",), "resolved packets must include resolution metadata")]
+    out: list[Violation] = []
+    outcome = resolution.get("outcome")
+    if outcome is not None and outcome != status:
+        out.append((bad, ("resolution", "outcome"), f"resolution.outcome `{outcome}` does not match status `{status}`"))
+    if status == "applied" and not resolution.get("record_id"):
+        out.append((bad, ("resolution",), "applied packets need resolution.record_id"))
+    if status == "rejected":
+        if not resolution.get("reason"):
+            out.append((bad, ("resolution",), "rejected packets need resolution.reason"))
+        if resolution.get("record_id"):
+            out.append((bad, ("resolution", "record_id"), "rejected packets cannot name a record_id"))
     return out
+
+
+def _sources(data: dict[str, Any]) -> list[Violation]:
+    """Each ``sources`` entry names a non-empty path, url or ref."""
+    return [
+        ("invalid_value", ("sources", i), "each source needs a non-empty path, url or ref")
+        for i, src in enumerate(data.get("sources") or [])
+        if isinstance(src, dict) and not any(isinstance(v, str) and v.strip() for v in src.values())
+    ]

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..judge.config import MemzoiConfig
+from ..judge.config_model import MemzoiConfig
 from ..read.trimming import TRIMMED_BLOCKS, TRIMMED_ITEMS, TRIMMED_KEYS
 from . import PendingProposal, RecordFrontmatter, ResolvedProposal
 from .materialization import MaterializationCandidate, MaterializationDecision, MaterializationPlan

@@ -1,4 +1,5 @@
-"""Admission of git-plane files: canonical path, git review visibility, and Memzoi's refusal order.
+"""Admission of git-plane files: canonical path and git review visibility (Memzoi's refusal order of the findings:
+:mod:`memzoi.project.refusals`).
 
 Memzoi admits a canonical record into its index only after these checks, in order (reference §4.3,
 ``service/derived_index/admission.rs@164dcd6b``): safe records root, the file parses (``typed-record``), a safe
@@ -24,9 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..base.findings import CODES, Finding, finding
+from ..base.findings import Finding, finding
 from ..base.runtime import git_env
 from ..judge.workspace import Role
+from .refusals import refusals
 
 if TYPE_CHECKING:  # a check served from the verdict cache loads no analysis
     from ..judge.analysis import Analysis
@@ -107,17 +109,33 @@ def git_visibility(root: str | os.PathLike[str], paths: Iterable[str | os.PathLi
     files = [os.path.abspath(p) for p in paths]
     if not files:
         return {}
+    top = _worktree_top(root)
+    if isinstance(top, GitVisibility):
+        return dict.fromkeys(files, top)
+    rel, result = _in_worktree(files, top)
+    if rel:
+        result.update(_review_visibility(top, rel))
+    return result
+
+
+def _worktree_top(root: str | os.PathLike[str]) -> str | GitVisibility:
+    """The real path of the top of the worktree holding ``root``; ``NO_WORKTREE`` outside one, ``UNKNOWN`` when
+    git cannot answer."""
     base = os.path.realpath(root)
     if not os.path.isdir(base):
         base = os.path.dirname(base)
     probe = _run(["rev-parse", "--show-toplevel"], Path(base))
     if probe is None:
-        return dict.fromkeys(files, GitVisibility.UNKNOWN)
+        return GitVisibility.UNKNOWN
     if probe[0] != 0:
-        return dict.fromkeys(files, GitVisibility.NO_WORKTREE)
-    top = os.path.realpath(probe[1].decode("utf-8", "surrogateescape").strip())
+        return GitVisibility.NO_WORKTREE
+    return os.path.realpath(probe[1].decode("utf-8", "surrogateescape").strip())
+
+
+def _in_worktree(files: list[str], top: str) -> tuple[dict[str, str], dict[str, GitVisibility]]:
+    """``files`` inside ``top`` with their worktree-relative ``/`` paths, and the others as ``NO_WORKTREE``."""
     prefix = top.rstrip(os.sep) + os.sep
-    result: dict[str, GitVisibility] = {}
+    outside: dict[str, GitVisibility] = {}
     rel: dict[str, str] = {}
     real_dirs: dict[str, str] = {}  # resolve each directory once, not each file
     for f in files:
@@ -129,9 +147,13 @@ def git_visibility(root: str | os.PathLike[str], paths: Iterable[str | os.PathLi
         if full.startswith(prefix):
             rel[f] = full[len(prefix) :].replace(os.sep, "/")
         else:
-            result[f] = GitVisibility.NO_WORKTREE
-    if not rel:
-        return result
+            outside[f] = GitVisibility.NO_WORKTREE
+    return rel, outside
+
+
+def _review_visibility(top: str, rel: dict[str, str]) -> dict[str, GitVisibility]:
+    """Tracked, untracked or ignored for each file of ``rel`` (file → worktree-relative path), with one ``ls-files``
+    and one ``check-ignore``; ``UNKNOWN`` for the files git could not answer for."""
     # One ls-files over the distinct parent directories (literal pathspecs: no glob surprises in names).
     dirs = sorted({r.rpartition("/")[0] for r in rel.values()})
     specs = [f":(literal){d}" if d else "." for d in dirs]
@@ -139,22 +161,20 @@ def git_visibility(root: str | os.PathLike[str], paths: Iterable[str | os.PathLi
         ["ls-files", "--cached", "-z", "--", *specs], Path(top), cap=_LS_FILES_BASE + _LS_FILES_PER_PATH * len(rel)
     )
     if listed is None or listed[0] != 0:
-        result.update(dict.fromkeys(rel, GitVisibility.UNKNOWN))
-        return result
+        return dict.fromkeys(rel, GitVisibility.UNKNOWN)
     tracked = {p.decode("utf-8", "surrogateescape") for p in listed[1].split(b"\0") if p}
+    result = {f: GitVisibility.TRACKED for f, r in rel.items() if r in tracked}
     untracked = [f for f, r in rel.items() if r not in tracked]
-    for f, r in rel.items():
-        if r in tracked:
-            result[f] = GitVisibility.TRACKED
-    if untracked:
-        data = b"".join(rel[f].encode("utf-8", "surrogateescape") + b"\0" for f in untracked)
-        ignored_out = _run(["check-ignore", "--stdin", "-z", "--no-index"], Path(top), data=data, cap=len(data) + 4096)
-        if ignored_out is None or ignored_out[0] not in (0, 1):
-            result.update(dict.fromkeys(untracked, GitVisibility.UNKNOWN))
-            return result
-        ignored = {p.decode("utf-8", "surrogateescape") for p in ignored_out[1].split(b"\0") if p}
-        for f in untracked:
-            result[f] = GitVisibility.IGNORED if rel[f] in ignored else GitVisibility.UNTRACKED
+    if not untracked:
+        return result
+    data = b"".join(rel[f].encode("utf-8", "surrogateescape") + b"\0" for f in untracked)
+    ignored_out = _run(["check-ignore", "--stdin", "-z", "--no-index"], Path(top), data=data, cap=len(data) + 4096)
+    if ignored_out is None or ignored_out[0] not in (0, 1):
+        result.update(dict.fromkeys(untracked, GitVisibility.UNKNOWN))
+        return result
+    ignored = {p.decode("utf-8", "surrogateescape") for p in ignored_out[1].split(b"\0") if p}
+    for f in untracked:
+        result[f] = GitVisibility.IGNORED if rel[f] in ignored else GitVisibility.UNTRACKED
     return result
 
 
@@ -309,62 +329,6 @@ def visibility_findings(
     return []
 
 
-_REFUSAL = {
-    "canonical_path": "canonical-path",
-    "unsafe_output_path": "canonical-path",
-    "scope_not_repository": "scope-not-repository",
-    "scope_project_mismatch": "scope-not-repository",
-    "visibility_not_repository_safe": "visibility-not-repository",
-    "materialization_metadata": "materialization-metadata",
-    "stale_attestation": "materialization-revision",
-    "ignored_untracked": "ignored-untracked",
-    "review_visibility": "review-visibility",
-}
-_ORDER = [
-    "typed-record",
-    "canonical-path",
-    "canonical-path-id",
-    "scope-not-repository",
-    "visibility-not-repository",
-    "materialization-metadata",
-    "materialization-revision",
-    "safety-scan",
-    "ignored-untracked",
-    "review-visibility",
-]
-
-
-def refusals(findings: Iterable[Finding]) -> list[str]:
-    """Memzoi admission refusal codes implied by a record's findings, in Memzoi's check order.
-
-    Error-severity framing/schema findings mean the record does not parse (``typed-record``); gate and
-    detector errors other than scope/visibility become one ``safety-scan[c1,c2,c3]`` (at most three codes).
-    Warnings and information never refuse.
-    """
-    found: set[str] = set()
-    scan: list[str] = []
-    for f in findings:
-        if f.severity != 1:
-            continue
-        if f.code in _REFUSAL:
-            found.add(_REFUSAL[f.code])
-            continue
-        group = CODES.get(f.code, (None, ""))[1]
-        if group in ("framing", "schema"):
-            found.add("typed-record")
-        elif group in ("gate", "detector") and f.code not in scan:
-            scan.append(f.code)
-    out = [c for c in _ORDER if c in found]
-    if scan:
-        out.insert(_insert_at(out), "safety-scan[" + ",".join(sorted(scan)[:3]) + "]")
-    return out
-
-
-def _insert_at(out: list[str]) -> int:
-    rank = _ORDER.index("safety-scan")
-    return sum(1 for c in out if _ORDER.index(c) < rank)
-
-
 def admit(
     path: str | os.PathLike[str],
     analysis: Analysis,
@@ -405,6 +369,5 @@ __all__ = [
     "opening_span",
     "visibility_findings",
     "git_visibility",
-    "refusals",
     "worktree_root",
 ]

@@ -64,23 +64,7 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
     # the argument are UTF-8 (others are reported, never entered), so only the argument needs converting.
     shown_arg = os.fsencode(arg).decode("utf-8", "replace")
     if not os.path.isdir(arg):
-        link, config, regular = os.path.islink(arg), _is_config(arg), os.path.isfile(arg)
-        if link or config or not regular:  # shown here; a record's display is redacted when it is checked
-            shown_arg = shown_path(shown_arg)
-        if link:
-            out.path_findings.extend((shown_arg, f) for f in _symlink_findings())
-            return out
-        if not regular and not config:
-            raise UsageError(f"{shown_arg}: not a regular file (a pipe or device); pass a record or packet file")
-        if config:
-            # The project configuration is TOML, not a record: its settings are checked (and reported by the
-            # caller through ``CheckReport.memzoi_dirs``) instead of reporting missing frontmatter. It is
-            # committed like the records: scanned for secrets too.
-            out.skipped.append((shown_arg, "project configuration: its settings are checked"))
-            out.configs.add(os.path.dirname(os.path.abspath(arg)))
-        out.files.append((arg, shown_arg))
-        if on_file is not None:
-            on_file(os.path.abspath(arg), shown_arg, None)
+        _expand_file(arg, shown_arg, out, on_file)
         return out
     if _linked_managed_folder(arg):
         # A `.memzoi` folder (or a folder below one) that is a symlink is never read, however it is reached.
@@ -89,84 +73,121 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
     # The walk starts from the real directory, so placement (records/, proposals/…) does not depend on how the
     # argument is spelled (`.`, a symlink to a folder); the display keeps the spelling.
     root = os.path.realpath(arg)
-    inside = MEMZOI_DIR in Path(root).parts
+    if os.path.basename(root) == MEMZOI_DIR:
+        out.complete.add(root)
+    walk = _Walk(out, on_file)
+    depth_first(walk.visit(root, shown_arg, MEMZOI_DIR in Path(root).parts), walk.visit)
+    return out
 
-    def found(path: str, shown: str, inode: tuple[int, int]) -> None:
-        out.files.append((path, shown))
-        if on_file is not None:
-            on_file(path, shown, inode)
 
-    def visit(d: str, shown: str, managed: bool) -> Iterator[tuple[str, str, bool]]:
-        # A generator yielding each subfolder to walk before going on: the folders being walked live on an
-        # explicit stack (below), so no folder depth can exhaust the interpreter's.
+def _expand_file(
+    arg: str, shown_arg: str, out: Expanded, on_file: Callable[[str, str, tuple[int, int] | None], None] | None
+) -> None:
+    """A path that is not a directory: a file checked as given, the configuration, a symlink (a finding) or a
+    special file (:class:`UsageError`)."""
+    link, config, regular = os.path.islink(arg), _is_config(arg), os.path.isfile(arg)
+    if link or config or not regular:  # shown here; a record's display is redacted when it is checked
+        shown_arg = shown_path(shown_arg)
+    if link:
+        out.path_findings.extend((shown_arg, f) for f in _symlink_findings())
+        return
+    if not regular and not config:
+        raise UsageError(f"{shown_arg}: not a regular file (a pipe or device); pass a record or packet file")
+    if config:
+        # The project configuration is TOML, not a record: its settings are checked (and reported by the
+        # caller through ``CheckReport.memzoi_dirs``) instead of reporting missing frontmatter. It is
+        # committed like the records: scanned for secrets too.
+        out.skipped.append((shown_arg, "project configuration: its settings are checked"))
+        out.configs.add(os.path.dirname(os.path.abspath(arg)))
+    out.files.append((arg, shown_arg))
+    if on_file is not None:
+        on_file(os.path.abspath(arg), shown_arg, None)
+
+
+class _Walk:
+    """The walk of one directory argument: what each entry is (skipped, a path finding, a folder to walk, a file
+    to check), collected in ``out``; ``on_file`` hears of each file as soon as it is found."""
+
+    def __init__(self, out: Expanded, on_file: Callable[[str, str, tuple[int, int] | None], None] | None) -> None:
+        self.out, self.on_file = out, on_file
+
+    def found(self, path: str, shown: str, inode: tuple[int, int]) -> None:
+        self.out.files.append((path, shown))
+        if self.on_file is not None:
+            self.on_file(path, shown, inode)
+
+    def visit(self, d: str, shown: str, managed: bool) -> Iterator[tuple[str, str, bool]]:
+        """Walk folder ``d``: a generator yielding each subfolder to walk before going on (the folders being
+        walked live on an explicit stack, :func:`memzoi.judge.workspace.depth_first`, so no folder depth can
+        exhaust the interpreter's). ``managed``: ``d`` is ``.memzoi`` or below it."""
         try:
             with os.scandir(d) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as err:
-            out.skipped.append((shown, f"unreadable directory: {err.strerror}"))
+            self.out.skipped.append((shown, f"unreadable directory: {err.strerror}"))
             return
-        device: int | None = None
+        device: list[int] = []  # the folder's device, read once when its first file is found
         for e in entries:
-            name = e.name
-            if managed and editor_temporary(name):
-                # transient files of editors (and of our own atomic writes), not committed content; given by name
-                # (pre-commit passes staged files) they are checked like any file
-                out.skipped.append((shown_path(os.path.join(shown, name)), "editor swap, backup or lock file"))
+            if self._named_out(e.name, shown, managed):
                 continue
-            if name.startswith(".") and name != MEMZOI_DIR and not (managed and name != ".git"):
-                # Memzoi skips hidden entries, but below .memzoi they are committed with the rest: they are scanned
-                # for secrets as stray files are (memzoi.judge.workspace.Placement.hidden); elsewhere they are skipped
-                out.skipped.append((shown_path(os.path.join(shown, name)), "hidden"))
-                continue
-            if not utf8_name(name):
-                q_shown = os.path.join(shown, os.fsencode(name).decode("utf-8", "replace"))
-                if managed:
-                    out.path_findings.append(
-                        (
-                            shown_path(q_shown),
-                            finding(
-                                "canonical_path",
-                                "this file name is not valid UTF-8, so Memzoi cannot read it as a record "
-                                "or proposal; rename it to its id (lower-case letters, digits and `-`)",
-                                0,
-                                0,
-                            ),
-                        )
-                    )
-                else:
-                    out.skipped.append((shown_path(q_shown), "name is not UTF-8"))
-                continue
-            q_shown = os.path.join(shown, name)
+            q_shown = os.path.join(shown, e.name)
             if e.is_symlink():
-                to_folder = _links_to_folder(e)
-                if (managed and (name.endswith(".md") or to_folder)) or name == MEMZOI_DIR:
-                    out.path_findings.extend((shown_path(q_shown), f) for f in _symlink_findings(folder=to_folder))
-                else:
-                    out.skipped.append((shown_path(q_shown), "symlink"))
-                continue
-            if e.is_dir(follow_symlinks=False):
-                if name == MEMZOI_DIR and not managed:
-                    out.complete.add(os.path.abspath(e.path))
-                yield e.path, q_shown, managed or name == MEMZOI_DIR
-            elif managed and e.is_file(follow_symlinks=False):
-                # Every committed file below .memzoi: records and packets are analysed in full, reserved and
-                # stray files (config.toml included) scanned for secrets (memzoi.judge.analysis.scan_only).
-                if device is None:
-                    device = os.stat(d).st_dev
-                found(e.path, q_shown, (device, e.inode()))
-            elif e.is_file(follow_symlinks=False) and name.endswith(".md"):
-                q = e.path
-                if _looks_like_memzoi(q):
-                    if device is None:
-                        device = os.stat(d).st_dev
-                    found(q, q_shown, (device, e.inode()))
-                else:
-                    out.skipped.append((q_shown, "no frontmatter (not a Memzoi file)"))
+                self._symlink(e, q_shown, managed)
+            elif e.is_dir(follow_symlinks=False):
+                if e.name == MEMZOI_DIR and not managed:
+                    self.out.complete.add(os.path.abspath(e.path))
+                yield e.path, q_shown, managed or e.name == MEMZOI_DIR
+            else:
+                self._file(e, d, q_shown, managed, device)
 
-    if os.path.basename(root) == MEMZOI_DIR:
-        out.complete.add(root)
-    depth_first(visit(root, shown_arg, inside), visit)
-    return out
+    def _named_out(self, name: str, shown: str, managed: bool) -> bool:
+        """Whether the entry ``name`` is left out for its name (editor file, hidden, not UTF-8), recorded why."""
+        if managed and editor_temporary(name):
+            # transient files of editors (and of our own atomic writes), not committed content; given by name
+            # (pre-commit passes staged files) they are checked like any file
+            self.out.skipped.append((shown_path(os.path.join(shown, name)), "editor swap, backup or lock file"))
+            return True
+        if name.startswith(".") and name != MEMZOI_DIR and not (managed and name != ".git"):
+            # Memzoi skips hidden entries, but below .memzoi they are committed with the rest: they are scanned
+            # for secrets as stray files are (memzoi.judge.workspace.Placement.hidden); elsewhere they are skipped
+            self.out.skipped.append((shown_path(os.path.join(shown, name)), "hidden"))
+            return True
+        if utf8_name(name):
+            return False
+        q_shown = os.path.join(shown, os.fsencode(name).decode("utf-8", "replace"))
+        if managed:
+            message = (
+                "this file name is not valid UTF-8, so Memzoi cannot read it as a record "
+                "or proposal; rename it to its id (lower-case letters, digits and `-`)"
+            )
+            self.out.path_findings.append((shown_path(q_shown), finding("canonical_path", message, 0, 0)))
+        else:
+            self.out.skipped.append((shown_path(q_shown), "name is not UTF-8"))
+        return True
+
+    def _symlink(self, e: os.DirEntry[str], q_shown: str, managed: bool) -> None:
+        """A symlink is never followed: a finding where Memzoi would read it, else skipped."""
+        to_folder = _links_to_folder(e)
+        if (managed and (e.name.endswith(".md") or to_folder)) or e.name == MEMZOI_DIR:
+            self.out.path_findings.extend((shown_path(q_shown), f) for f in _symlink_findings(folder=to_folder))
+        else:
+            self.out.skipped.append((shown_path(q_shown), "symlink"))
+
+    def _file(self, e: os.DirEntry[str], d: str, q_shown: str, managed: bool, device: list[int]) -> None:
+        """A regular file: every one below ``.memzoi``, elsewhere Markdown that starts with frontmatter."""
+        if not e.is_file(follow_symlinks=False):
+            return
+        if not managed:
+            if not e.name.endswith(".md"):
+                return
+            if not _looks_like_memzoi(e.path):
+                self.out.skipped.append((q_shown, "no frontmatter (not a Memzoi file)"))
+                return
+        # Every committed file below .memzoi: records and packets are analysed in full, reserved and
+        # stray files (config.toml included) scanned for secrets (memzoi.judge.analysis.scan_only).
+        if not device:
+            device.append(os.stat(d).st_dev)
+        self.found(e.path, q_shown, (device[0], e.inode()))
 
 
 def require_exists(arg: str) -> None:

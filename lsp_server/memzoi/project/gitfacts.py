@@ -19,9 +19,9 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from ..base.runtime import git_env
 from .admission import GitVisibility, _run, git_visibility, worktree_root
@@ -30,6 +30,7 @@ from .admission import GitVisibility, _run, git_visibility, worktree_root
 _SHOW_CAP = 4 << 20
 #: Cached answers kept per oracle before the cache is emptied (a bound, not a tuning knob).
 _CACHE_MAX = 4096
+_T = TypeVar("_T")
 
 
 def git_dirs(top: Path) -> tuple[Path, Path] | None:
@@ -203,13 +204,16 @@ class GitFacts:
         """The worktree's top (asked once)."""
         if self._top is False:
             self._top = worktree_root(self.root) if self.root is not None else None
-        return self._top  # type: ignore[return-value]
+        top = self._top
+        return None if isinstance(top, bool) else top  # never False once asked
 
-    def _cached(self, key: tuple[Any, ...], compute) -> Any:
+    def _cached(self, key: tuple[Any, ...], compute: Callable[[], _T]) -> _T:
         key = (*key, state_stamp(self.top()))
         with self._lock:
             if key in self._cache:
-                return self._cache[key]
+                # A key starts with its question ("show", "log"), and each question stores only what its own
+                # compute returned (reviewed_projection, last_commit below), so the value has compute's type.
+                return cast(_T, self._cache[key])
         value = compute()
         with self._lock:
             if len(self._cache) >= _CACHE_MAX:

@@ -118,7 +118,9 @@ class ProjectFiles:
         # The .memzoi directory itself is re-listed like any directory.
         return inside != "." and any(transient(part) for part in Path(inside).parts)
 
-    def _event(self, path: str, update, remove, shown: Collection[str]) -> None:
+    def _event(
+        self, path: str, update: Callable[[str], None], remove: Callable[[str], None], shown: Collection[str]
+    ) -> None:
         """One event path, judged by its final state on disk."""
         if os.path.isdir(path) and not os.path.islink(path):
             listed = set(_listed(path))

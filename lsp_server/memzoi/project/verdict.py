@@ -24,12 +24,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..base.findings import Finding
-from ..judge.config import MemzoiConfig, load_config
+from ..judge.config import load_config
+from ..judge.config_model import MemzoiConfig
 from ..judge.rules import DEFAULT_RULES, Rules
 from ..judge.workspace import Role
 from ..ledger.view import LedgerView
-from .admission import GitVisibility, canonical_path_findings, is_attested, opening_span, refusals, visibility_findings
+from .admission import GitVisibility, canonical_path_findings, is_attested, opening_span, visibility_findings
 from .gitfacts import GitFacts
+from .refusals import refusals
 
 if TYPE_CHECKING:  # a check served from the verdict cache loads no analysis
     from ..judge.analysis import Analysis
@@ -183,7 +185,7 @@ def settle(
     _, admission = _admission(path, first, ctx)
     found = first.own + admission
     if path is not None and ctx.ledger is not None and ctx.memzoi_dir is not None:
-        found += ctx.ledger.findings(path, text)
+        found += ctx.ledger.findings(os.fspath(path), text)
     found += cross
     if found and not ctx.rules.is_default:
         found = ctx.rules.apply(found, ctx.relative(path))

@@ -173,17 +173,24 @@ def _missing_frontmatter(doc: Document, base: int) -> None:
     _frame_body(doc)
 
 
+def _run_end(pattern: re.Pattern[str], text: str, pos: int) -> int:
+    """The end of ``pattern``'s run at ``pos``: the patterns given (``_BREAKS``, ``_LINE``, ``_LEADING_SPACE``)
+    match the empty string, so a match exists at every position up to ``len(text)``."""
+    run = pattern.match(text, pos)
+    return run.end() if run is not None else pos
+
+
 def _frame_body(doc: Document) -> None:
     # Runs of breaks, the H1 line and the trimmed body are found with regular expressions and str.rstrip
     # (C loops) rather than character by character: this runs for every file of a workspace check.
     text = doc.text
     size = len(text)
     pos = doc.body_start if doc.body_start is not None else size
-    pos = _BREAKS.match(text, pos).end()
+    pos = _run_end(_BREAKS, text, pos)
     if text.startswith("# ", pos):
-        line_end = _LINE.match(text, pos).end()
+        line_end = _run_end(_LINE, text, pos)
         doc.h1 = (pos + 2, line_end)
-        pos = _BREAKS.match(text, line_end).end()
-    pos = _LEADING_SPACE.match(text, pos).end()
+        pos = _run_end(_BREAKS, text, line_end)
+    pos = _run_end(_LEADING_SPACE, text, pos)
     end = len(text.rstrip(RUST_WHITESPACE)) if size and text[-1] in RUST_WHITESPACE else size
     doc.body_span = (pos, max(end, pos))

@@ -18,7 +18,8 @@ from decimal import Decimal
 from typing import Any
 
 from .text import rust_trim
-from .yaml12 import PlainScalar, quote_string
+from .yaml12 import PlainScalar
+from .yaml_quote import quote_string
 
 RECORD_ORDER = (
     "id",

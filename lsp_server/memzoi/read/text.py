@@ -66,6 +66,13 @@ def line_ending(text: str) -> str:
     return best[1] if best[0] else "\n"
 
 
+def _known(text: str | None) -> str:
+    """``text``, or ``TypeError`` for the missing text of an index known only by its line starts."""
+    if text is None:
+        raise TypeError("this LineIndex was made from line starts only (LineIndex.from_starts) and has no text")
+    return text
+
+
 class LineIndex:
     """Maps code-point offsets of one text to 0-based ``(line, column)`` pairs and back.
 
@@ -73,6 +80,11 @@ class LineIndex:
     """
 
     __slots__ = ("text", "starts", "length")
+
+    #: the text (``None`` for an index made by :meth:`from_starts`)
+    text: str | None
+    starts: list[int]
+    length: int
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -106,12 +118,13 @@ class LineIndex:
         """Offset of ``(line, column)``, clamped to the line's content (its line break excluded)."""
         if line < 0:
             return 0
+        text = self.text
         if line >= len(self.starts):
-            return len(self.text)
+            return len(_known(text))
         start = self.starts[line]
-        end = self.starts[line + 1] if line + 1 < len(self.starts) else len(self.text)
+        end = self.starts[line + 1] if line + 1 < len(self.starts) else len(_known(text))
         content_end = end
-        while content_end > start and self.text[content_end - 1] in "\r\n":
+        while content_end > start and _known(text)[content_end - 1] in "\r\n":
             content_end -= 1
         return min(start + max(column, 0), content_end)
 

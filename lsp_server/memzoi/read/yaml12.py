@@ -22,8 +22,8 @@ package imports the accelerator.
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +34,7 @@ from ..base.nesting import NESTING_LIMIT, nesting_message
 from ..base.utf8 import encodable, unencodable_span
 from .yaml_encoding import escape_out_of_range, unencodable_findings
 from .yaml_fast import fast_load
+from .yaml_quote import quote_fix
 
 # The tree's names are the reader's public names: other modules import them from here.
 # Re-exported (also imported from here).
@@ -49,8 +50,12 @@ from .yaml_tree import (
     to_python as to_python,
 )
 
+#: ``line_of(offset)``: the ``(start, end)`` of the line of ``text`` holding ``offset``.
+LineOf = Callable[[int], tuple[int, int]]
+
+_Loader: type[Any]
 try:  # libyaml's C parser is several times faster; the pure-Python parser gives identical events.
-    _Loader = yaml.CSafeLoader  # type: ignore[attr-defined]
+    _Loader = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _Loader = yaml.SafeLoader
 
@@ -63,7 +68,6 @@ _STANDARD_TAGS = {
     "tag:yaml.org,2002:map",
     "tag:yaml.org,2002:seq",
 }
-_KEY_LINE = re.compile(r"^(?P<indent>[ ]*)(?:- )?(?P<key>[^\s:#][^:#]*?):[ \t]+(?P<value>\S.*?)[ \t]*$")
 
 
 @dataclass(slots=True)
@@ -76,43 +80,10 @@ class YamlResult:
     one_line: bool = False
 
 
-# Escaped: what YAML forbids raw, plus NEL/LS/PS, which libyaml would fold as line breaks inside a quoted scalar.
-_NON_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
-
-
-def quote_string(value: str) -> str:
-    """``value`` as a YAML double-quoted scalar: a JSON string literal (what Memzoi's renderer writes) with every
-    character YAML forbids unescaped or folds (C0/C1 controls, DEL, NEL, U+2028/9, BOM, surrogates) written as ``\\uXXXX``."""
-    out = json.dumps(value, ensure_ascii=False)
-    return _NON_PRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}" if ord(m.group()) <= 0xFFFF else m.group(), out)
-
-
-def quote_fix(text: str, line_start: int, line_end: int) -> Fix | None:
-    """A "quote this value" fix for a ``key: value`` line spanning ``text[line_start:line_end]``.
-
-    The value is rewritten as a JSON string literal, which is a valid YAML double-quoted scalar with the same
-    content (Memzoi's renderer quotes the same way). ``None`` when the line is not a simple key/value pair or
-    the value is already quoted.
-    """
-    m = _KEY_LINE.match(text[line_start:line_end])
-    if not m:
-        return None
-    value = m.group("value")
-    if value[0] in "\"'|>" or value.startswith("#"):
-        return None
-    # A trailing comment is only a comment after whitespace; keep it out of the quoted value.
-    cut = re.search(r"[ \t]#", value)
-    if cut:
-        value = value[: cut.start()].rstrip()
-    start = line_start + m.start("value")
-    key = m.group("key").strip()
-    return Fix(f"Quote the value of `{key}`", (TextEdit(start, start + len(value), quote_string(value)),))
-
-
 class _Builder:
     """Builds nodes from parser events, collecting findings; offsets are shifted by ``base``."""
 
-    def __init__(self, source: str, base: int, full_text: str, line_of) -> None:
+    def __init__(self, source: str, base: int, full_text: str, line_of: LineOf) -> None:
         self.source = source
         self.base = base
         self.full_text = full_text
@@ -121,7 +92,7 @@ class _Builder:
         self.events: list[Any] = []
         self.pos = 0
 
-    def span(self, ev) -> tuple[int, int]:
+    def span(self, ev: Any) -> tuple[int, int]:
         return self.base + ev.start_mark.index, self.base + ev.end_mark.index
 
     def _value_fix(self, start: int) -> tuple[Fix, ...]:
@@ -249,7 +220,7 @@ def _tab_indent_findings(text: str, start: int, end: int) -> list[Finding]:
     return out
 
 
-def load(text: str, start: int, end: int, line_of) -> YamlResult:
+def load(text: str, start: int, end: int, line_of: LineOf) -> YamlResult:
     """Parse ``text[start:end]`` as one YAML document.
 
     ``line_of(offset)`` returns the ``(start, end)`` of the line containing ``offset`` in ``text`` (used to
@@ -261,7 +232,7 @@ def load(text: str, start: int, end: int, line_of) -> YamlResult:
     return result
 
 
-def _load(text: str, start: int, end: int, line_of) -> YamlResult:
+def _load(text: str, start: int, end: int, line_of: LineOf) -> YamlResult:
     fast = fast_load(text, start, end)
     if fast is not None:
         return YamlResult(fast, [], one_line=True)
@@ -287,7 +258,7 @@ def _load(text: str, start: int, end: int, line_of) -> YamlResult:
     return YamlResult(None, [syntax])
 
 
-def _parse(source: str, base: int, text: str, line_of) -> YamlResult | Finding:
+def _parse(source: str, base: int, text: str, line_of: LineOf) -> YamlResult | Finding:
     builder = _Builder(source, base, text, line_of)
     events = _events(source, base, text, line_of, _Loader)
     if isinstance(events, Finding) and events.data.get("escape") and _Loader is not yaml.SafeLoader:
@@ -316,7 +287,7 @@ def _parse(source: str, base: int, text: str, line_of) -> YamlResult | Finding:
     return YamlResult(root, builder.findings)
 
 
-def _events(source: str, base: int, text: str, line_of, loader) -> list[Any] | Finding:
+def _events(source: str, base: int, text: str, line_of: LineOf, loader: type[Any]) -> list[Any] | Finding:
     """The parser events of ``source`` read with ``loader``, or the finding that stopped it."""
     events: list[Any] = []
     depth = 0
@@ -326,7 +297,7 @@ def _events(source: str, base: int, text: str, line_of, loader) -> list[Any] | F
             if kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
                 depth += 1
                 if depth > NESTING_LIMIT:  # stop reading: the builder's recursion stays within the limit
-                    at = base + ev.start_mark.index
+                    at = base + (ev.start_mark.index if ev.start_mark is not None else 0)
                     return finding(
                         "yaml_nesting_limit",
                         f"YAML value {nesting_message()}",
@@ -378,7 +349,7 @@ def _events(source: str, base: int, text: str, line_of, loader) -> list[Any] | F
     return events
 
 
-def _syntax_finding(err: yaml.MarkedYAMLError, base: int, text: str, line_of) -> Finding:
+def _syntax_finding(err: yaml.MarkedYAMLError, base: int, text: str, line_of: LineOf) -> Finding:
     mark = err.problem_mark or err.context_mark
     if (
         err.context_mark is not None

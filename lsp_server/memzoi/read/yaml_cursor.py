@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from .document import Document
-from .yaml12 import YMap, YNode, YScalar, YSeq
+from .yaml12 import YAlias, YMap, YNode, YScalar, YSeq
 
 Path = tuple[Any, ...]
 
@@ -55,8 +55,8 @@ def _line_end(text: str, offset: int) -> int:
     return min(ends) if ends else len(text)
 
 
-def _scalar_hi(text: str, node: YScalar, limit: int) -> int:
-    """Last offset still inside a scalar value: its end without the trailing line breaks of a block scalar; an
+def _scalar_hi(text: str, node: YScalar | YAlias, limit: int) -> int:
+    """Last offset still inside a scalar value (or an alias, ``*name``): its end without the trailing line breaks of a block scalar; an
     empty (null) value reaches the end of its line, short of ``limit`` (the next sibling or the container's
     end), so the cursor after ``key: `` is in it."""
     if node.start == node.end:
@@ -70,7 +70,7 @@ def _in_node(text: str, node: YNode, offset: int, path: Path, limit: int) -> Pat
         return _in_map(text, node, offset, path, limit)
     if isinstance(node, YSeq):
         return _in_seq(text, node, offset, path, limit)
-    if node.start <= offset <= _scalar_hi(text, node, limit):  # type: ignore[arg-type]
+    if node.start <= offset <= _scalar_hi(text, node, limit):
         return path
     return None
 

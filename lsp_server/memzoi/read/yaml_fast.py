@@ -101,7 +101,7 @@ def _rows(text: str, start: int, end: int) -> list[_Row] | None:
                     _shapes.clear()
                 _shapes[line] = shape
         if shape:
-            rows.append((pos, shape))  # type: ignore[arg-type]
+            rows.append((pos, shape))  # type: ignore[arg-type]  # truthy, so a _Shape: the cache holds _line_shape's
         elif shape is None:
             return None
         pos += len(line) + 1
@@ -151,6 +151,7 @@ def _rows_any_break(text: str, start: int, end: int) -> list[_Row] | None:
         indent, dash, key, value = m.groups()
         at = m.start()
         vs, ve = m.span(4)
+        shape: _Shape
         if value[-1:] == " ":
             ve = vs + len(value.rstrip(" "))
         try:
@@ -165,8 +166,8 @@ def _rows_any_break(text: str, start: int, end: int) -> list[_Row] | None:
             else:
                 if vs == ve:
                     vs = ve = m.end(3) + 1  # no value: both ends at the colon's end, the trimmed line end
-                shape = (len(indent), dash is not None, key, _key_value(key), m.start(3) - at, vs - at, ve - at)
-                shape += _line_value(text[vs:ve])
+                head = (len(indent), dash is not None, key, _key_value(key), m.start(3) - at, vs - at, ve - at)
+                shape = head + _line_value(text[vs:ve])
         except _Fallback:
             return None
         rows.append((at, shape))
@@ -212,7 +213,7 @@ def _key_value(name: str) -> PlainScalar:
         _keys[name] = value
     if value is None:
         raise _Fallback  # `true:`, `null:`…: a non-string key, reported by the full parser
-    return value  # type: ignore[return-value]
+    return value  # type: ignore[return-value]  # not _MISS nor None: a PlainScalar (the cache holds only those)
 
 
 def _mapping(text: str, rows: list[_Row], i: int, indent: int, item: bool, depth: int) -> tuple[YMap, int]:

@@ -127,13 +127,12 @@ YNode = YScalar | YAlias | YSeq | YMap
 def to_python(node: YNode | None) -> Any:
     """Convert a node tree to plain Python (``dict``/``list``/scalars); aliases become ``None``."""
     # Exact type checks and scalars taken in place: this runs once per framed file (the node classes are final).
-    kind = type(node)
-    if kind is YScalar:
-        return node.value  # type: ignore[union-attr]
-    if kind is YMap:
-        return {k: v.value if type(v) is YScalar else to_python(v) for k, (_, v) in node.entries.items()}  # type: ignore[union-attr]
-    if kind is YSeq:
-        return [i.value if type(i) is YScalar else to_python(i) for i in node.items]  # type: ignore[union-attr]
+    if type(node) is YScalar:
+        return node.value
+    if type(node) is YMap:
+        return {k: v.value if type(v) is YScalar else to_python(v) for k, (_, v) in node.entries.items()}
+    if type(node) is YSeq:
+        return [i.value if type(i) is YScalar else to_python(i) for i in node.items]
     return None
 
 

@@ -14,7 +14,8 @@ version 2) is the :class:`~.encoding.Layout` of the file the candidate wrote (li
 surrounding whitespace), recorded with the snapshots so that an undo, or a later write, puts back the file's own
 layout where its bytes no longer show it (a CR file emptied to one line, say); ``original_content`` (schema
 version 3) keeps the proposed content when a reviewer edited it before approving (Zuno ``service.edit``). Writes are ``BEGIN
-IMMEDIATE`` transactions; transitions are guarded by the status they start from (§1 state machine).
+IMMEDIATE`` transactions; transitions are guarded by the status they start from (§1 state machine). The table
+and its migrations: :mod:`.candidate_schema`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ..base.runtime_errors import guard, runtime_error
 from ..base.vocabulary import RESIDENT_SOURCES
 from ..ledger import Refusal
 from ..ledger.store import immediate as transaction
+from .candidate_schema import ensure_schema
 from .store import runtime_root
 
 DB_NAME = "memzoi-lsp-resident.db"
@@ -46,51 +48,6 @@ OPEN = ("pending", "failed")
 _ORDER = (
     "CASE status WHEN 'pending' THEN 0 WHEN 'applying' THEN 1 WHEN 'undoing' THEN 2 WHEN 'uncertain' THEN 3 ELSE 4 END"
 )
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS memory_candidate (
-    id TEXT PRIMARY KEY,
-    scope TEXT NOT NULL CONSTRAINT memory_candidate_target CHECK (scope IN ('global', 'project')),
-    target_path TEXT NOT NULL,
-    action TEXT NOT NULL CONSTRAINT memory_candidate_action CHECK (action IN ('add', 'replace', 'remove', 'recover')),
-    content TEXT,
-    old_text TEXT,
-    reason TEXT NOT NULL,
-    confidence INTEGER NOT NULL CHECK (confidence BETWEEN 0 AND 10000),
-    source TEXT NOT NULL CONSTRAINT memory_candidate_source CHECK (source IN ('user', 'foreground_tool', 'reflection')),
-    source_session_id TEXT,
-    source_message_id TEXT,
-    fingerprint TEXT,
-    actor TEXT NOT NULL,
-    decided_by TEXT,
-    decision_reason TEXT,
-    undone_by TEXT,
-    recovers TEXT,
-    recovery_mode TEXT,
-    status TEXT NOT NULL CONSTRAINT memory_candidate_status CHECK (status IN
-        ('pending', 'applying', 'undoing', 'applied', 'rejected', 'undone', 'failed', 'uncertain')),
-    before_entries TEXT,
-    after_entries TEXT,
-    error TEXT,
-    time_created INTEGER NOT NULL,
-    time_updated INTEGER NOT NULL,
-    time_applied INTEGER,
-    layout TEXT,
-    original_content TEXT
-);
-CREATE INDEX IF NOT EXISTS memory_candidate_path_status_time_idx
-    ON memory_candidate (target_path, status, time_created);
-CREATE INDEX IF NOT EXISTS memory_candidate_session_time_idx ON memory_candidate (source_session_id, time_created);
-CREATE UNIQUE INDEX IF NOT EXISTS memory_candidate_reflection_source_fingerprint_idx
-    ON memory_candidate (source_session_id, source_message_id, fingerprint)
-    WHERE source = 'reflection' AND fingerprint IS NOT NULL;
-"""
-_USER_VERSION = 3
-#: Upgrades from an older schema version, applied in order in the connection's first transaction.
-_MIGRATIONS = {
-    1: "ALTER TABLE memory_candidate ADD COLUMN layout TEXT",
-    2: "ALTER TABLE memory_candidate ADD COLUMN original_content TEXT",
-}
 
 
 def now_ms() -> int:
@@ -180,16 +137,7 @@ def connect(path: Path | None = None) -> Iterator[sqlite3.Connection]:
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version == 0:
-                conn.executescript(_SCHEMA)
-                conn.execute(f"PRAGMA user_version={_USER_VERSION}")
-            elif version in _MIGRATIONS:
-                _migrate(conn, version)
-            elif version != _USER_VERSION:
-                raise Refusal(
-                    "resident_schema", f"{path}: unsupported candidate schema version {version}; upgrade memzoi-lsp"
-                )
+            ensure_schema(conn, path)
         try:
             private_file(path)  # the -wal and -shm files SQLite just created
         except OSError as err:
@@ -198,17 +146,6 @@ def connect(path: Path | None = None) -> Iterator[sqlite3.Connection]:
             yield conn
     finally:
         conn.close()
-
-
-def _migrate(conn: sqlite3.Connection, version: int) -> None:
-    """Upgrade the schema from ``version`` to :data:`_USER_VERSION` in one transaction (another process may have
-    upgraded it meanwhile: the version is read again inside)."""
-    with transaction(conn):
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        while version in _MIGRATIONS:
-            conn.execute(_MIGRATIONS[version])
-            version += 1
-        conn.execute(f"PRAGMA user_version={version}")
 
 
 def insert(conn: sqlite3.Connection, cand: Candidate) -> tuple[Candidate, bool]:

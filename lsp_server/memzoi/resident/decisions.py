@@ -14,10 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..judge.config import MemzoiConfig
+from ..judge.config_model import MemzoiConfig
 from ..ledger import Refusal
 from ..read.text import rust_trim
-from . import candidates as db, service
+from . import candidate_write, candidates as db
 from .candidates import Candidate
 from .format import serialize
 from .locator import locate, parse_operation, preview as short, refuse_unencodable
@@ -36,10 +36,10 @@ def edit_and_apply(
     :class:`Refusal`: ``not_editable`` (another action or status), the proposal's validation refusals (nothing
     recorded), or the apply's (the candidate then ``failed``/``uncertain``, its edit kept)."""
     root = Path(project_root).resolve()
-    cand = service._find(candidate_id)
-    file = service._owned(root, cand, config)
-    with service._session(file) as conn:
-        cand = service._load(conn, cand.id)
+    cand = candidate_write.find_candidate(candidate_id)
+    file = candidate_write.owned_file(root, cand, config)
+    with candidate_write.locked_session(file) as conn:
+        cand = candidate_write.load_candidate(conn, cand.id)
         if cand.action not in ("add", "replace") or cand.status not in db.OPEN:
             raise Refusal(
                 "not_editable",
@@ -51,7 +51,7 @@ def edit_and_apply(
         ResidentStore(file).preview(op)  # validated like a proposal, before anything is recorded
         if op.content != cand.content and not db.edit_content(conn, cand.id, op.content or ""):
             raise Refusal("not_editable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
-        return service._apply_locked(conn, root, service._load(conn, cand.id), actor, config)
+        return candidate_write.apply_locked(conn, root, candidate_write.load_candidate(conn, cand.id), actor, config)
 
 
 def remove_entry(
@@ -73,7 +73,7 @@ def remove_entry(
     why = rust_trim(reason or "") or REMOVE_REASON
     refuse_unencodable(reason=why, old_text=locator, actor=actor)
     file = resident_file(root, scope, config)
-    with service._session(file) as conn:
+    with candidate_write.locked_session(file) as conn:
         store = ResidentStore(file)
         entry = store.entries[locate(store.entries, rust_trim(locator or ""))] if rust_trim(locator or "") else ""
         op = parse_operation("remove", None, entry)
@@ -98,7 +98,7 @@ def remove_entry(
             time_updated=now,
         )
         db.insert(conn, cand)
-        return service._apply_locked(conn, root, cand, actor, config)
+        return candidate_write.apply_locked(conn, root, cand, actor, config)
 
 
 def _preview(
@@ -134,8 +134,8 @@ def preview_edit(
     of :func:`.service.preview_apply` with ``operation`` ``approve``. Raises :class:`Refusal` as the edit would
     before writing."""
     root = Path(project_root).resolve()
-    cand = service._find(candidate_id)
-    file = service._owned(root, cand, config)
+    cand = candidate_write.find_candidate(candidate_id)
+    file = candidate_write.owned_file(root, cand, config)
     if cand.action not in ("add", "replace") or cand.status not in db.OPEN:
         raise Refusal(
             "not_editable",

@@ -112,7 +112,7 @@ def _hand_edits(spans: list[EntrySpan], file: ResidentFile, history: list[Candid
     entries = [s.text for s in spans]
     last = last_written(history)
     since = f" since candidate {last[0].id[:12]} was {last[0].status}" if last else ""
-    ids = {"candidate_id": last[0].id} if last else {}
+    last_id = last[0].id if last else None
     left = set(last[1]) if last else set()
     out = []
     for span, cand in zip(spans, entry_provenance(entries, history)):
@@ -125,29 +125,34 @@ def _hand_edits(spans: list[EntrySpan], file: ResidentFile, history: list[Candid
                 else f"Entry edited by hand{since}"
             )
             out.append(
-                finding(
-                    "resident_hand_edit",
+                _hand_edit(
                     f"{head}. It reaches every prompt, but no reviewed candidate wrote this "
                     "entry; to adopt it into review, propose it unchanged (`memzoi resident propose "
                     f"--scope {file.scope} --action add --content …`): an add of an existing entry records the "
                     "review and leaves the file as it is",
                     span.start,
                     span.end,
-                    **ids,
+                    last_id,
                 )
             )
     if not out and last is not None and last[1] != entries:
         out.append(
-            finding(
-                "resident_hand_edit",
+            _hand_edit(
                 f"Entries changed by hand{since}. An entry it left was removed or "
                 "moved outside review; propose such changes as candidates to keep them audited",
                 0,
                 top,
-                **ids,
+                last_id,
             )
         )
     return out
+
+
+def _hand_edit(message: str, start: int, end: int, candidate_id: str | None) -> Finding:
+    """A ``resident_hand_edit`` finding; its data names the last candidate (``candidate_id``) when there is one."""
+    if candidate_id is None:
+        return finding("resident_hand_edit", message, start, end)
+    return finding("resident_hand_edit", message, start, end, candidate_id=candidate_id)
 
 
 def check_file(
@@ -170,8 +175,8 @@ def check_file(
     if data is None:
         data = path.read_bytes()
     why = foreign_encoding(data)
-    text = data[len(BOM) :] if data.startswith(BOM) else data
-    text = text.decode("utf-8", "replace")
+    raw = data[len(BOM) :] if data.startswith(BOM) else data
+    text = raw.decode("utf-8", "replace")
     extra = (
         []
         if why is None

@@ -76,8 +76,10 @@ class Layout:
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> Layout | None:
         """The layout :meth:`to_json` recorded, or ``None`` for no (or a malformed) record."""
+        if data is None:
+            return None
         try:
-            out = cls(str(data["newline"]), bool(data["bom"]), str(data["lead"]), str(data["trail"]))  # type: ignore[index]
+            out = cls(str(data["newline"]), bool(data["bom"]), str(data["lead"]), str(data["trail"]))
         except (KeyError, TypeError):
             return None
         return out if out.newline in NEWLINES else None

@@ -118,14 +118,21 @@ def project(entries: list[str], op: Operation) -> list[str]:
     """The entries after ``op`` (a new list; ``entries`` is not changed). Raises :class:`Refusal` for a locator
     that selects nothing or is ambiguous."""
     out = list(entries)
+    content = op.content  # parse_operation gives add and replace their content; checked again here
     if op.action == "add":
-        if op.content in out:
+        if content is None:
+            raise Refusal("malformed_operation", "add: content is required")
+        if content in out:
             return out
-        out.append(op.content)  # type: ignore[arg-type]
+        out.append(content)
     else:
         index = locate(out, op.old_text or "")
         if op.action == "replace":
-            out[index] = op.content  # type: ignore[call-overload]
+            if content is None:
+                raise Refusal(
+                    "malformed_operation", "replace: content is required; use action 'remove' to delete an entry"
+                )
+            out[index] = content
         else:
             del out[index]
     if parse(serialize(out)) != out:

@@ -15,7 +15,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from ..judge.config import MemzoiConfig
+from ..judge.config_model import MemzoiConfig
 from ..ledger import Refusal
 from . import candidates as db, jobs
 from .candidates import Candidate

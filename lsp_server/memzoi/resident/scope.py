@@ -5,7 +5,7 @@
 - project: ``<root>/.zuno/RULES.md``.
 
 The project file and its cap (3,000 characters) can be changed in ``[resident]`` of the project's
-``.memzoi/config.toml`` (:class:`memzoi.judge.config.ResidentSection`). The global file and its cap (2,200 characters)
+``.memzoi/config.toml`` (:class:`memzoi.judge.config_model.ResidentSection`). The global file and its cap (2,200 characters)
 belong to the user: a repository's configuration never moves, renames or re-caps them (its ``global_path`` and
 ``global_char_limit`` are ignored, :data:`memzoi.judge.config.USER_ONLY`); only the user's own configuration can,
 ``[resident]`` of ``memzoi.toml`` in the Zuno configuration folder (``$ZUNO_CONFIG_DIR``, else
@@ -26,7 +26,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..base.vocabulary import RESIDENT_SCOPES as SCOPES
-from ..judge.config import USER_ONLY, MemzoiConfig, ResidentSection, load_config
+from ..judge.config import USER_ONLY, load_config
+from ..judge.config_model import MemzoiConfig, ResidentSection
 from ..judge.workspace import MEMZOI_DIR, find_project_root
 from ..ledger import Refusal
 

@@ -7,7 +7,7 @@ the file is read until the outcome is recorded. ``propose`` validates the operat
 (malformed operation, reason, confidence, drift, locator, threats, cap), records a ``pending`` candidate, and
 asks the promotion policy (:mod:`memzoi.base.promotion`, ``[promotion]`` in ``.memzoi/config.toml``) whether to apply
 it at once. Before a write to a file that carries a hand edit, its bytes are copied to a ``.bak.<unix-seconds>``
-file beside it (:func:`_keep_hand_edits`). ``apply`` records ``applying`` with the before and after entries and
+file beside it (:func:`keep_hand_edits`). ``apply`` records ``applying`` with the before and after entries and
 the file's layout (line ending, byte order mark: :mod:`.encoding`), replaces the file exactly
 (:meth:`.store.ResidentStore.replace_exact`) and records ``applied``; a failed write is classified from the file
 (never retried). ``undo`` is the same with the snapshots swapped. Steps are reported to the ledger's fault hook
@@ -18,9 +18,6 @@ likewise) so crash tests can stop the process at each one.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,21 +25,31 @@ from typing import Any
 from ..base.promotion import confidence_bp, promotes
 from ..base.utf8 import utf8_bytes
 from ..base.vocabulary import RECOVERY_MODES
-from ..judge.config import MemzoiConfig
+from ..judge.config_model import MemzoiConfig
 from ..ledger import Refusal
 from ..ledger.model import rejection_reason
 from ..ledger.store import _step as step  # the ledger's fault hook: one hook drives the crash tests of both
 from ..read.text import rust_trim
 from . import candidates as db
+from .candidate_write import (
+    apply_locked,
+    find_candidate,
+    keep_hand_edits,
+    load_candidate,
+    locked_session,
+    operation_of,
+    owned_file,
+    recorded_layout,
+    write_entries,
+)
 from .candidates import Candidate
 from .encoding import Layout
 from .format import serialize
-from .locator import Operation, check_cap, parse_operation, project as project_entries, refuse_unencodable
-from .reconcile import classify, current_entries, reconcile_locked, recovery_hint
-from .scope import ResidentFile, project_config, resident_file
+from .locator import check_cap, parse_operation, project as project_entries, refuse_unencodable
+from .reconcile import reconcile_locked
+from .scope import project_config, resident_file
 from .store import ResidentStore, resident_lock, write_lock
 from .threats import refuse_threats
-from .views import hand_edited, last_written
 
 #: ``--source`` values; Zuno's ``tool`` is accepted as ``foreground_tool``.
 SOURCE_ALIASES = {"tool": "foreground_tool"}
@@ -66,119 +73,6 @@ def fingerprint(scope: str, action: str, content: str | None, old_text: str | No
     return hashlib.sha256(utf8_bytes("\0".join(parts))).hexdigest()
 
 
-@contextmanager
-def _session(file: ResidentFile) -> Iterator[sqlite3.Connection]:
-    """The file's lock and a candidate-database connection, after reconciling the file's in-flight rows."""
-    with resident_lock(file.path):
-        step("locked")
-        with db.connect() as conn:
-            reconcile_locked(conn, file.path)
-            yield conn
-
-
-def _operation(cand: Candidate) -> Operation:
-    return parse_operation(cand.action, cand.content, cand.old_text)
-
-
-def _owned(root: Path, cand: Candidate, config: MemzoiConfig | None) -> ResidentFile:
-    """The candidate's resident file, refused (``foreign_candidate``) when it belongs to another file than this
-    project's file of its scope (Zuno ``ensure_owned_path``)."""
-    file = resident_file(root, cand.scope, config)
-    if cand.target_path != str(file.path):
-        raise Refusal(
-            "foreign_candidate",
-            f"candidate {cand.id} belongs to {cand.target_path}, not {file.path}; run the command from that project",
-        )
-    return file
-
-
-def _load(conn: sqlite3.Connection, candidate_id: str) -> Candidate:
-    cand = db.get(conn, candidate_id)
-    if cand is None:
-        raise Refusal("candidate_not_found", f"no resident-memory candidate {candidate_id}; see `memzoi resident list`")
-    return cand
-
-
-def _find(candidate_id: str) -> Candidate:
-    with db.connect() as conn:
-        return _load(conn, candidate_id)
-
-
-def _write(
-    conn: sqlite3.Connection, store: ResidentStore, cand: Candidate, source: list[str], target: list[str], phase: str
-) -> str:
-    """Replace ``source`` by ``target`` (the row is already ``applying``/``undoing``) and record the outcome;
-    a failed write is classified from the file, recorded, and raised unless the file holds ``target``."""
-    done = "applied" if phase == "apply" else "undone"
-    before, after = (source, target) if phase == "apply" else (target, source)
-    try:
-        store.replace_exact(source, target, hook=lambda name: step(f"{phase}:{name}"))
-    except (Refusal, OSError) as err:
-        status = classify(phase, current_entries(store.file.path), before, after)
-        text = err.message if isinstance(err, Refusal) else f"{store.file.path}: {err.strerror or err}"
-        if status == done:  # the file already holds the target entries (a write that landed, or a hand edit)
-            note = f"{text}; the file holds the {'after' if phase == 'apply' else 'before'} entries, so it is {done}"
-        elif status == "uncertain":
-            note = f"{text}; {recovery_hint(cand.id)}"
-        else:
-            note = text
-        db.set_status(conn, cand.id, status, note)
-        if status == done:
-            return status
-        code = err.code if isinstance(err, Refusal) else "write_failed"
-        raise Refusal(code, f"{note}; candidate {cand.id} is now {status}", str(store.file.path)) from None
-    step(f"{phase}:written")
-    db.set_status(conn, cand.id, done)
-    step("committed")
-    return done
-
-
-def _keep_hand_edits(conn: sqlite3.Connection, store: ResidentStore, target: list[str]) -> None:
-    """Copy the file's bytes to a ``.bak.<unix-seconds>`` file before a write to ``target`` when the file carries
-    a hand edit no reviewed write has seen (:func:`.views.hand_edited`): bytes no review saw are then never only in
-    the file a write replaces. A no-op write (``target`` equals the entries) copies nothing."""
-    if (
-        store.exists
-        and target != store.entries
-        and hand_edited(store.entries, db.list_for_paths(conn, [str(store.file.path)]))
-    ):
-        store.keep_copy()
-
-
-def _recorded_layout(conn: sqlite3.Connection, file: ResidentFile) -> Layout | None:
-    """The layout recorded by the candidate that last wrote ``file`` (:func:`.views.last_written`), if any."""
-    last = last_written(db.list_for_paths(conn, [str(file.path)]))
-    return None if last is None else Layout.from_json(last[0].layout)
-
-
-def _apply_locked(
-    conn: sqlite3.Connection, root: Path, cand: Candidate, actor: str, config: MemzoiConfig | None
-) -> Candidate:
-    file = _owned(root, cand, config)
-    if cand.action == "recover":
-        raise Refusal("not_applicable", f"{cand.id} is a recovery; choose a recovery for {cand.recovers} instead")
-    if cand.status not in db.OPEN:
-        raise Refusal(
-            "not_applicable",
-            f"candidate {cand.id} is {cand.status}; only a pending or failed candidate can be approved",
-        )
-    with write_lock(file.path):  # before the file is read: Zuno's writers must not change it until it is recorded
-        store = ResidentStore(file)
-        try:
-            after = store.preview(_operation(cand))
-        except Refusal as err:
-            db.set_status(conn, cand.id, "failed", err.message)
-            raise Refusal(err.code, f"{err.message} (candidate {cand.id} is now failed)", err.path) from None
-        _keep_hand_edits(conn, store, after)
-        store.layout = store.layout.fill(_recorded_layout(conn, file))
-        step("planned")
-        if not db.begin_apply(conn, cand.id, store.entries, after, actor, store.layout.to_json()):
-            raise Refusal("not_applicable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
-        step("recorded")
-        _write(conn, store, cand, store.entries, after, "apply")
-    return _load(conn, cand.id)
-
-
 def preview_apply(project_root: str | Path, candidate_id: str, *, config: MemzoiConfig | None = None) -> dict[str, Any]:
     """What approving the pending or failed candidate ``candidate_id`` would write, without writing or locking
     (the review flow's diff, issue 28): ``{"operation": "approve", "summary", "reason", "candidateId", "files":
@@ -188,15 +82,15 @@ def preview_apply(project_root: str | Path, candidate_id: str, *, config: Memzoi
     from ..safety.redact import scrub  # noqa: PLC0415 lazy: start-up
 
     root = Path(project_root).resolve()
-    cand = _find(candidate_id)
-    file = _owned(root, cand, config)
+    cand = find_candidate(candidate_id)
+    file = owned_file(root, cand, config)
     if cand.action == "recover" or cand.status not in db.OPEN:
         raise Refusal(
             "not_applicable",
             f"candidate {cand.id} is {cand.status}; only a pending or failed candidate can be approved",
         )
     store = ResidentStore(file)
-    after = project_entries(store.entries, _operation(cand))
+    after = project_entries(store.entries, operation_of(cand))
     refuse_threats(after, file.accepted)
     check_cap(file.scope, after, file.cap, store.entries)
     return {
@@ -276,7 +170,7 @@ def propose(
         raise Refusal("invalid_candidate", "a reflection proposal needs its source session and message ids")
     file = resident_file(root, scope, config)
     refuse_threats([why], file.accepted, where="in the reason")
-    with _session(file) as conn:
+    with locked_session(file) as conn:
         ResidentStore(file).preview(op)
         same = db.pending_same(conn, str(file.path), op.action, op.content, op.old_text)
         if same is not None:  # de-duplicated by content and locator: one candidate for one change
@@ -305,16 +199,16 @@ def propose(
             return Proposed(cand, inserted, False)
         if not _promotable(cand):
             return Proposed(cand, inserted, False, GLOBAL_HELD)
-        return Proposed(_apply_locked(conn, root, cand, f"promotion:{config.promotion.mode}", config), True, True)
+        return Proposed(apply_locked(conn, root, cand, f"promotion:{config.promotion.mode}", config), True, True)
 
 
 def apply(project_root: str | Path, candidate_id: str, *, actor: str, config: MemzoiConfig | None = None) -> Candidate:
     """Approve and apply a ``pending``/``failed`` candidate at most once; returns it ``applied``. Raises
     :class:`Refusal` (validation: the candidate becomes ``failed``; write: ``failed``/``uncertain``)."""
     root = Path(project_root).resolve()
-    cand = _find(candidate_id)
-    with _session(_owned(root, cand, config)) as conn:
-        return _apply_locked(conn, root, _load(conn, cand.id), actor, config)
+    cand = find_candidate(candidate_id)
+    with locked_session(owned_file(root, cand, config)) as conn:
+        return apply_locked(conn, root, load_candidate(conn, cand.id), actor, config)
 
 
 def undo(project_root: str | Path, candidate_id: str, *, actor: str, config: MemzoiConfig | None = None) -> Candidate:
@@ -330,24 +224,24 @@ def undo(project_root: str | Path, candidate_id: str, *, actor: str, config: Mem
     (``state_mismatch``, ``external_drift``, …) naming the status the candidate is left in.
     """
     root = Path(project_root).resolve()
-    cand = _find(candidate_id)
-    file = _owned(root, cand, config)
-    with _session(file) as conn:
-        cand = _load(conn, cand.id)
+    cand = find_candidate(candidate_id)
+    file = owned_file(root, cand, config)
+    with locked_session(file) as conn:
+        cand = load_candidate(conn, cand.id)
         if cand.status != "applied" or cand.before is None or cand.after is None:
             raise Refusal(
                 "not_undoable", f"candidate {cand.id} is {cand.status}; only an applied candidate can be undone"
             )
         with write_lock(file.path):
             store = ResidentStore(file)  # an unreadable file refuses here, before anything is recorded
-            _keep_hand_edits(conn, store, cand.before)
+            keep_hand_edits(conn, store, cand.before)
             store.layout = store.layout.fill(Layout.from_json(cand.layout))  # the layout it wrote: exact bytes back
             step("planned")
             if not db.begin_undo(conn, cand.id, actor):
                 raise Refusal("not_undoable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
             step("recorded")
-            _write(conn, store, cand, cand.after, cand.before, "undo")
-        return _load(conn, cand.id)
+            write_entries(conn, store, cand, cand.after, cand.before, "undo")
+        return load_candidate(conn, cand.id)
 
 
 def reject(
@@ -363,15 +257,15 @@ def reject(
     why = rejection_reason(reason, code="invalid_candidate")  # the one rule, shared with proposals
     refuse_unencodable(reason=why, actor=actor)
     root = Path(project_root).resolve()
-    cand = _find(candidate_id)
-    with _session(_owned(root, cand, config)) as conn:
-        cand = _load(conn, cand.id)
+    cand = find_candidate(candidate_id)
+    with locked_session(owned_file(root, cand, config)) as conn:
+        cand = load_candidate(conn, cand.id)
         if not db.reject(conn, cand.id, actor, why):
             raise Refusal(
                 "not_rejectable",
                 f"candidate {cand.id} is {cand.status}; only a pending or failed candidate can be rejected",
             )
-        return _load(conn, cand.id)
+        return load_candidate(conn, cand.id)
 
 
 def recover(
@@ -392,10 +286,10 @@ def recover(
     if mode not in RECOVERY_MODES:
         raise Refusal("invalid_recovery", f"recovery mode must be one of {', '.join(RECOVERY_MODES)}")
     root = Path(project_root).resolve()
-    cand = _find(candidate_id)
-    file = _owned(root, cand, config)
-    with _session(file) as conn:
-        cand = _load(conn, cand.id)
+    cand = find_candidate(candidate_id)
+    file = owned_file(root, cand, config)
+    with locked_session(file) as conn:
+        cand = load_candidate(conn, cand.id)
         if cand.status != "uncertain":
             raise Refusal(
                 "not_uncertain", f"candidate {cand.id} is {cand.status}; only uncertain candidates need recovery"
@@ -408,7 +302,7 @@ def recover(
                 raise Refusal("invalid_recovery", f"candidate {cand.id} has no snapshot for {mode}; use accept")
             if target != store.entries and store.exists:
                 store.keep_copy()
-            store.layout = store.layout.fill(Layout.from_json(cand.layout) or _recorded_layout(conn, file))
+            store.layout = store.layout.fill(Layout.from_json(cand.layout) or recorded_layout(conn, file))
             now = db.now_ms()
             rec = Candidate(
                 id=db.new_id(),
@@ -434,8 +328,8 @@ def recover(
             if not db.begin_apply(conn, rec.id, store.entries, target, actor, store.layout.to_json()):
                 raise Refusal("not_applicable", f"recovery candidate {rec.id} could not start; retry")
             step("recorded")
-            _write(conn, store, rec, store.entries, target, "apply")
-        return _load(conn, rec.id)
+            write_entries(conn, store, rec, store.entries, target, "apply")
+        return load_candidate(conn, rec.id)
 
 
 def reconcile(project_root: str | Path, config: MemzoiConfig | None = None) -> list[Any]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..judge.config import MemzoiConfig
+from ..judge.config_model import MemzoiConfig
 from ..ledger import Refusal
 from . import candidates as db
 from .candidates import Candidate

@@ -1,0 +1,66 @@
+"""Memzoi's admission refusals of a git-plane file, in Memzoi's check order (reference §4.3,
+``service/derived_index/admission.rs@164dcd6b``): the refusal code each finding implies (``typed-record``,
+``canonical-path``, ``scope-not-repository`` … ``review-visibility``, and one ``safety-scan[…]`` for the gate and
+detector errors). The checks that produce the findings: :mod:`memzoi.project.admission`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..base.findings import CODES, Finding
+
+_REFUSAL = {
+    "canonical_path": "canonical-path",
+    "unsafe_output_path": "canonical-path",
+    "scope_not_repository": "scope-not-repository",
+    "scope_project_mismatch": "scope-not-repository",
+    "visibility_not_repository_safe": "visibility-not-repository",
+    "materialization_metadata": "materialization-metadata",
+    "stale_attestation": "materialization-revision",
+    "ignored_untracked": "ignored-untracked",
+    "review_visibility": "review-visibility",
+}
+_ORDER = [
+    "typed-record",
+    "canonical-path",
+    "canonical-path-id",
+    "scope-not-repository",
+    "visibility-not-repository",
+    "materialization-metadata",
+    "materialization-revision",
+    "safety-scan",
+    "ignored-untracked",
+    "review-visibility",
+]
+
+
+def refusals(findings: Iterable[Finding]) -> list[str]:
+    """Memzoi admission refusal codes implied by a record's findings, in Memzoi's check order.
+
+    Error-severity framing/schema findings mean the record does not parse (``typed-record``); gate and
+    detector errors other than scope/visibility become one ``safety-scan[c1,c2,c3]`` (at most three codes).
+    Warnings and information never refuse.
+    """
+    found: set[str] = set()
+    scan: list[str] = []
+    for f in findings:
+        if f.severity != 1:
+            continue
+        if f.code in _REFUSAL:
+            found.add(_REFUSAL[f.code])
+            continue
+        group = CODES.get(f.code, (None, ""))[1]
+        if group in ("framing", "schema"):
+            found.add("typed-record")
+        elif group in ("gate", "detector") and f.code not in scan:
+            scan.append(f.code)
+    out = [c for c in _ORDER if c in found]
+    if scan:
+        out.insert(_insert_at(out), "safety-scan[" + ",".join(sorted(scan)[:3]) + "]")
+    return out
+
+
+def _insert_at(out: list[str]) -> int:
+    rank = _ORDER.index("safety-scan")
+    return sum(1 for c in out if _ORDER.index(c) < rank)

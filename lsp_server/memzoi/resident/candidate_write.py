@@ -1,0 +1,143 @@
+"""How one resident-memory candidate reaches its file (reference ``zuno-memory.md`` §1, §3): the file's lock and a
+candidate-database session that first reconciles in-flight rows, the ownership rule (Zuno ``ensure_owned_path``),
+the exact write with its outcome recorded and a failed write classified from the file, the ``.bak`` copy of a hand
+edit before a write, and the locked apply. The operations built on it (propose, apply, undo, reject, recover):
+:mod:`.service` and :mod:`.decisions`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..judge.config_model import MemzoiConfig
+from ..ledger import Refusal
+from ..ledger.store import _step as step  # the ledger's fault hook: one hook drives the crash tests of both
+from . import candidates as db
+from .candidates import Candidate
+from .encoding import Layout
+from .locator import Operation, parse_operation
+from .reconcile import classify, current_entries, reconcile_locked, recovery_hint
+from .scope import ResidentFile, resident_file
+from .store import ResidentStore, resident_lock, write_lock
+from .views import hand_edited, last_written
+
+
+@contextmanager
+def locked_session(file: ResidentFile) -> Iterator[sqlite3.Connection]:
+    """The file's lock and a candidate-database connection, after reconciling the file's in-flight rows."""
+    with resident_lock(file.path):
+        step("locked")
+        with db.connect() as conn:
+            reconcile_locked(conn, file.path)
+            yield conn
+
+
+def operation_of(cand: Candidate) -> Operation:
+    """The resident-file operation ``cand`` proposes (:func:`.locator.parse_operation`)."""
+    return parse_operation(cand.action, cand.content, cand.old_text)
+
+
+def owned_file(root: Path, cand: Candidate, config: MemzoiConfig | None) -> ResidentFile:
+    """The candidate's resident file, refused (``foreign_candidate``) when it belongs to another file than this
+    project's file of its scope (Zuno ``ensure_owned_path``)."""
+    file = resident_file(root, cand.scope, config)
+    if cand.target_path != str(file.path):
+        raise Refusal(
+            "foreign_candidate",
+            f"candidate {cand.id} belongs to {cand.target_path}, not {file.path}; run the command from that project",
+        )
+    return file
+
+
+def load_candidate(conn: sqlite3.Connection, candidate_id: str) -> Candidate:
+    """The candidate ``candidate_id`` read in ``conn``. Raises :class:`Refusal` ``candidate_not_found``."""
+    cand = db.get(conn, candidate_id)
+    if cand is None:
+        raise Refusal("candidate_not_found", f"no resident-memory candidate {candidate_id}; see `memzoi resident list`")
+    return cand
+
+
+def find_candidate(candidate_id: str) -> Candidate:
+    """The candidate ``candidate_id`` (its own connection). Raises :class:`Refusal` ``candidate_not_found``."""
+    with db.connect() as conn:
+        return load_candidate(conn, candidate_id)
+
+
+def write_entries(
+    conn: sqlite3.Connection, store: ResidentStore, cand: Candidate, source: list[str], target: list[str], phase: str
+) -> str:
+    """Replace ``source`` by ``target`` (the row is already ``applying``/``undoing``) and record the outcome;
+    a failed write is classified from the file, recorded, and raised unless the file holds ``target``."""
+    done = "applied" if phase == "apply" else "undone"
+    before, after = (source, target) if phase == "apply" else (target, source)
+    try:
+        store.replace_exact(source, target, hook=lambda name: step(f"{phase}:{name}"))
+    except (Refusal, OSError) as err:
+        status = classify(phase, current_entries(store.file.path), before, after)
+        text = err.message if isinstance(err, Refusal) else f"{store.file.path}: {err.strerror or err}"
+        if status == done:  # the file already holds the target entries (a write that landed, or a hand edit)
+            note = f"{text}; the file holds the {'after' if phase == 'apply' else 'before'} entries, so it is {done}"
+        elif status == "uncertain":
+            note = f"{text}; {recovery_hint(cand.id)}"
+        else:
+            note = text
+        db.set_status(conn, cand.id, status, note)
+        if status == done:
+            return status
+        code = err.code if isinstance(err, Refusal) else "write_failed"
+        raise Refusal(code, f"{note}; candidate {cand.id} is now {status}", str(store.file.path)) from None
+    step(f"{phase}:written")
+    db.set_status(conn, cand.id, done)
+    step("committed")
+    return done
+
+
+def keep_hand_edits(conn: sqlite3.Connection, store: ResidentStore, target: list[str]) -> None:
+    """Copy the file's bytes to a ``.bak.<unix-seconds>`` file before a write to ``target`` when the file carries
+    a hand edit no reviewed write has seen (:func:`.views.hand_edited`): bytes no review saw are then never only in
+    the file a write replaces. A no-op write (``target`` equals the entries) copies nothing."""
+    if (
+        store.exists
+        and target != store.entries
+        and hand_edited(store.entries, db.list_for_paths(conn, [str(store.file.path)]))
+    ):
+        store.keep_copy()
+
+
+def recorded_layout(conn: sqlite3.Connection, file: ResidentFile) -> Layout | None:
+    """The layout recorded by the candidate that last wrote ``file`` (:func:`.views.last_written`), if any."""
+    last = last_written(db.list_for_paths(conn, [str(file.path)]))
+    return None if last is None else Layout.from_json(last[0].layout)
+
+
+def apply_locked(
+    conn: sqlite3.Connection, root: Path, cand: Candidate, actor: str, config: MemzoiConfig | None
+) -> Candidate:
+    """Apply ``cand`` (``pending``/``failed``) in the locked session ``conn`` at most once and return it ``applied``.
+    Raises :class:`Refusal` (validation: the candidate becomes ``failed``; write: ``failed``/``uncertain``)."""
+    file = owned_file(root, cand, config)
+    if cand.action == "recover":
+        raise Refusal("not_applicable", f"{cand.id} is a recovery; choose a recovery for {cand.recovers} instead")
+    if cand.status not in db.OPEN:
+        raise Refusal(
+            "not_applicable",
+            f"candidate {cand.id} is {cand.status}; only a pending or failed candidate can be approved",
+        )
+    with write_lock(file.path):  # before the file is read: Zuno's writers must not change it until it is recorded
+        store = ResidentStore(file)
+        try:
+            after = store.preview(operation_of(cand))
+        except Refusal as err:
+            db.set_status(conn, cand.id, "failed", err.message)
+            raise Refusal(err.code, f"{err.message} (candidate {cand.id} is now failed)", err.path) from None
+        keep_hand_edits(conn, store, after)
+        store.layout = store.layout.fill(recorded_layout(conn, file))
+        step("planned")
+        if not db.begin_apply(conn, cand.id, store.entries, after, actor, store.layout.to_json()):
+            raise Refusal("not_applicable", f"candidate {cand.id} changed meanwhile; see `memzoi resident list`")
+        step("recorded")
+        write_entries(conn, store, cand, store.entries, after, "apply")
+    return load_candidate(conn, cand.id)
