@@ -16,7 +16,7 @@
 ;; Commands: `memzoi-apply', `memzoi-reject', `memzoi-route-local', `memzoi-supersede', `memzoi-tombstone',
 ;; `memzoi-reattest', `memzoi-preview', `memzoi-undo', `memzoi-history', `memzoi-check-workspace', `memzoi-search'.
 ;; Those that record a reason (reject, supersede, tombstone) ask for one in the minibuffer, also when they are
-;; picked from `eglot-code-actions'; supersede then asks for the replacement's title (empty keeps the record's).
+;; picked from `eglot-code-actions'; supersede then asks for the replacement's title (it needs an id of its own).
 ;; A change that has a preview (apply, supersede, tombstone, re-attest, materialize, resident approve) goes
 ;; through one review flow when `memzoi-confirm-writes' is on (the default): its reason and title are asked once,
 ;; every file it would write is shown as a diff in `*Memzoi preview*', then Apply or Cancel.  After any change
@@ -34,6 +34,7 @@
 ;;; Code:
 
 (require 'cl-lib)
+(require 'conf-mode)
 (require 'diff-mode)
 (require 'eglot)
 (require 'seq)
@@ -70,6 +71,16 @@ Example: \\='(:severity (:duplicate_content \"information\") :disabled [\"bom\"]
 
 ;;;###autoload
 (add-to-list 'auto-mode-alist '("/\\.memzoi/.*\\.md\\'" . memzoi-mode))
+
+;;;###autoload
+(define-derived-mode memzoi-config-mode conf-toml-mode "Memzoi-Config"
+  "Major mode for a Memzoi project's `.memzoi/config.toml': TOML, with the server's `invalid_config' and credential
+findings (the ones `memzoi check .memzoi/config.toml' reports)."
+  (setq-local eglot-workspace-configuration
+              (list :memzoi (or memzoi-settings (make-hash-table)))))
+
+;;;###autoload
+(add-to-list 'auto-mode-alist '("/\\.memzoi/config\\.toml\\'" . memzoi-config-mode))
 
 (defun memzoi--global-resident ()
   "Zuno's global resident memory file: $ZUNO_CONFIG_DIR/memory/MEMORY.md, else ~/.config/zuno/memory/MEMORY.md."
@@ -116,7 +127,8 @@ Example: \\='(:severity (:duplicate_content \"information\") :disabled [\"bom\"]
         (append memzoi-server-command
                 (list :initializationOptions (list :memzoi (or memzoi-settings (make-hash-table)))))))
 
-(add-to-list 'eglot-server-programs (cons '(memzoi-mode memzoi-routing-mode) #'memzoi--server-program))
+(add-to-list 'eglot-server-programs
+             (cons '(memzoi-mode memzoi-routing-mode memzoi-config-mode) #'memzoi--server-program))
 
 ;; Routing inputs: an agent's session-end file ({task, candidates}) or an import manifest (version: memzoi/import),
 ;; YAML files anywhere in a project that has a `.memzoi' directory.  They get the server's diagnostics and
@@ -437,8 +449,9 @@ Returns the result, or nil after a refusal (a JSON-RPC error response).  NAME la
     (unless (string-empty-p r) r)))
 
 (defun memzoi--read-title ()
-  "Read a new title in the minibuffer; nil (empty) keeps the record's."
-  (let ((title (string-trim (read-string "New title (empty keeps the record's): "))))
+  "Read a new title in the minibuffer; nil when empty: the server then uses the record's title, and refuses
+\(`record_exists') when that title gives the record's own id, as for every record made by applying a proposal."
+  (let ((title (string-trim (read-string "New title (say what changed: the replacement needs an id of its own): "))))
     (unless (string-empty-p title) title)))
 
 ;;; Review: preview, then write, as one flow
@@ -457,7 +470,7 @@ whether a new title is asked.")
 
 (defun memzoi--ask (arg reason title)
   "A copy of the plist ARG with what the change needs and ARG lacks, asked once: the REASON (`required' or
-`optional') and, when TITLE, a new title (empty keeps the record's)."
+`optional') and, when TITLE, a new title (`memzoi--read-title')."
   (let ((arg (copy-sequence arg)))
     (when (and reason (not (plist-member arg :reason)))
       (let ((r (memzoi--read-reason (eq reason 'required))))

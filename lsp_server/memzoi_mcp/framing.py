@@ -4,7 +4,8 @@ The SDK's transport drops a line it cannot validate, and a line that is not UTF-
 client waits until its own timeout and the server stops listening. :func:`triage` sorts each line first: a valid
 message goes on to the SDK; anything else is answered here, as JSON-RPC 2.0 says (parse error ``-32700`` and
 invalid request ``-32600`` with ``id: null`` unless the id can be read, invalid params ``-32602`` for a request
-whose method is known but whose shape is not), and never reaches the SDK. A malformed notification (no ``id``)
+whose method is known but whose shape is not, and for a ``tools/call`` whose ``arguments`` is not an object,
+:func:`memzoi.agent.arguments.call_params_problem`), and never reaches the SDK. A malformed notification (no ``id``)
 gets no answer, as the specification requires.
 """
 
@@ -38,10 +39,15 @@ def triage(line: str, valid: Any) -> tuple[bool, dict[str, Any] | None]:
         return False, error_response(PARSE_ERROR, "Parse error: the line is not JSON")
     try:
         valid(line)
-        return True, None
     except Exception:
-        pass
-    return False, _invalid(obj)
+        return False, _invalid(obj)
+    if isinstance(obj, dict) and obj.get("method") == "tools/call" and _id_of(obj) is not None:
+        from memzoi.agent.arguments import call_params_problem  # noqa: PLC0415 lazy: start-up (pydantic)
+
+        problem = call_params_problem("tools/call", obj.get("params"))
+        if problem is not None:
+            return False, error_response(INVALID_PARAMS, problem, _id_of(obj))
+    return True, None
 
 
 def _invalid(obj: Any) -> dict[str, Any] | None:

@@ -3,30 +3,20 @@
 // inline button is clicked on its own row (Open, Apply, Reject…, Route to Local Memory, resident Approve, Reject…,
 // Undo), the review flow is followed (diff, then the question naming the target), and after each write the files
 // on disk are compared: exactly the clicked target changed, the others did not.
-// Env: CS_URL, WS, SHOT_DIR (screenshots, docs/editors), OUT (JSON report), OPEN_ID (the packet kept open),
-// TARGETS (JSON: {apply, reject, route, open: [ids]}), RESIDENT (JSON: {approve: {id, text}, reject: {id, text}}),
+// Env: CS_URL, SHOT_DIR (screenshots, docs/editors) and OUT (JSON report) as cs_lib.js reads them, WS, OPEN_ID (the
+// packet kept open), TARGETS (JSON: {apply, reject, route, open: [ids]}), RESIDENT (JSON: {approve: {id, text}, reject: {id, text}}),
 // MEMZOI_BIN (the CLI, to read candidate states). Exits 0 when every step passed, 2 otherwise.
-const { chromium } = require('playwright-core');
 const { execFileSync } = require('node:child_process');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
+const L = require('./cs_lib');
 
 const WS = process.env.WS;
-const SHOT_DIR = process.env.SHOT_DIR;
-const OUT = process.env.OUT;
 const OPEN_ID = process.env.OPEN_ID;
 const TARGETS = JSON.parse(process.env.TARGETS);
 const RESIDENT = JSON.parse(process.env.RESIDENT);
-const t0 = Date.now();
-const report = { steps: [] };
-const log = (...a) => console.log(`[${Date.now() - t0}ms]`, ...a);
-const step = (name, data) => {
-  const at = Date.now();
-  report.steps.push({ name, ms: at - t0, at, ...(data || {}) });
-  log(name, data ? JSON.stringify(data) : '');
-};
-const shot = (page, name) => page.screenshot({ path: path.join(SHOT_DIR, name) });
+const { step, shot, waitFor, runCommand, quickOpen, activeTab, row, clickInline, dialog, dialogButton, toast, clearToasts } = L;
 
 /** Every file under .memzoi/records, .memzoi/proposals and .zuno, with a hash of its bytes. */
 function snapshot() {
@@ -60,46 +50,11 @@ function assertOnly(what, before, after, ok) {
 const pending = (id) => `.memzoi/proposals/pending/${id}.md`;
 const belongsTo = (id) => (p) => p.includes(`/${id}.md`) || (p.startsWith('.memzoi/records/') && !p.includes('/proposals/'));
 
-async function waitFor(what, cond, ms = 45000) {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
-
 function candidates() {
   const out = execFileSync(process.env.MEMZOI_BIN, ['resident', 'list', '--root', WS, '--json'], { encoding: 'utf-8' });
   const data = JSON.parse(out);
   const list = Array.isArray(data) ? data : data.candidates || [];
   return Object.fromEntries(list.map((c) => [c.id, c.status]));
-}
-
-async function runCommand(page, title) {
-  await page.keyboard.press('F1');
-  await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 20000 });
-  await page.keyboard.type(title);
-  await page.waitForSelector(`.quick-input-list .monaco-list-row:has-text("${title}")`, { timeout: 20000 });
-  await page.keyboard.press('Enter');
-}
-
-async function quickOpen(page, name) {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await page.keyboard.press('Escape');
-      await page.keyboard.press('Control+P');
-      await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 20000 });
-      await page.keyboard.type(name);
-      await page.waitForFunction((n) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')]
-        .some((r) => (r.textContent || '').includes(n) && !/Review|Preview|History|\((created|removed|modified)\)/.test(r.textContent)), name, { timeout: 20000 });
-      await page.keyboard.press('Enter');
-      await page.waitForFunction((n) => [...document.querySelectorAll('.tab.active')].some((e) => e.textContent.includes(n)), name, { timeout: 20000 });
-      return;
-    } catch (e) {
-      if (attempt >= 3) throw e;
-      log('quick open retry', name);
-    }
-  }
 }
 
 /** Brings the packet kept open back to the front by clicking its tab, as a user does. */
@@ -110,37 +65,7 @@ async function showOpen(page) {
     `${OPEN_ID}.md`, { timeout: 20000 });
 }
 
-/** The active editor tab's name. */
-const activeTab = (page) => page.evaluate(() => document.querySelector('.editor-group-container.active .tab.active')?.textContent?.trim() || '');
-
-/** The inbox row showing `text` (the inbox has its own view container). */
-function row(page, text) {
-  return page.locator('[id="workbench.view.extension.memzoi"] .monaco-list-row', { hasText: text }).first();
-}
-
-/** Clicks the inline button `label` of the row showing `text` (hovering it first, as a user does). */
-async function clickInline(page, text, label) {
-  const r = row(page, text);
-  await r.waitFor({ timeout: 45000 });
-  await r.hover();
-  const button = r.locator(`.actions .action-label[aria-label="${label}"]`);
-  await button.waitFor({ timeout: 10000 });
-  await button.click();
-  step(`clicked ${label} on "${text}"`, { active: await activeTab(page) });
-}
-
-/** Waits for the modal question; returns its text. */
-async function dialog(page) {
-  const box = page.locator('.monaco-dialog-box');
-  await box.waitFor({ timeout: 45000 });
-  return (await box.innerText()).replace(/\s+/g, ' ').trim();
-}
-
-async function dialogButton(page, label) {
-  await page.locator('.monaco-dialog-box .monaco-button', { hasText: label }).first().click();
-  await page.locator('.monaco-dialog-box').waitFor({ state: 'detached', timeout: 20000 });
-}
-
+/** Types `reason` into the quick input's reason prompt; returns the prompt's title. */
 async function typeReason(page, reason) {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: 20000 });
@@ -150,182 +75,149 @@ async function typeReason(page, reason) {
   return title;
 }
 
-async function toast(page, re) {
-  const h = await page.waitForFunction((src) => [...document.querySelectorAll('.notification-toast .notification-list-item-message')]
-    .map((e) => e.textContent).find((t) => new RegExp(src).test(t)) || null, re, { timeout: 45000 });
-  return (await h.jsonValue()).trim();
-}
+L.drive('vscode-inbox-failure.png', async (page) => {
+  // Opening a record to its first diagnostic (printed by the test with the load average, never asserted).
+  const opened = Date.now();
+  await quickOpen(page, 'deploy-token-rotation.md');
+  await page.waitForSelector('.monaco-editor .squiggly-error', { timeout: 90000 });
+  step('record opened -> first diagnostic', { record_to_diagnostic_ms: Date.now() - opened });
 
-async function clearToasts(page) {
-  await page.evaluate(() => document.querySelectorAll('.notification-toast .codicon-notifications-clear, .notification-toast .codicon-close').forEach((b) => b.click()));
-}
+  // The inbox in its own view container, with another proposal open in the editor.
+  await quickOpen(page, `${OPEN_ID}.md`);
+  await runCommand(page, 'Focus on Memory Inbox View');
+  for (const text of [...TARGETS.titles, RESIDENT.approve.text, RESIDENT.reject.text]) await row(page, text).waitFor({ timeout: 60000 });
+  const header = await row(page, 'Resident memory').innerText();
+  step('inbox lists every row; the resident header shows cap usage', { header: header.replace(/\s+/g, ' ') });
+  if (!/chars \(\d+%\)/.test(header)) throw new Error(`no cap usage on the Resident memory header: ${header}`);
+  await shot(page, 'vscode-inbox.png');
 
-(async () => {
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
-  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-  let rc = 2;
-  try {
-    await page.goto(process.env.CS_URL, { waitUntil: 'domcontentloaded', timeout: 60000 });
-    await page.waitForSelector('.explorer-folders-view .monaco-list-row', { timeout: 90000 });
-    step('workbench loaded');
-
-    // Opening a record to its first diagnostic (printed by the test with the load average, never asserted).
-    const opened = Date.now();
-    await quickOpen(page, 'deploy-token-rotation.md');
-    await page.waitForSelector('.monaco-editor .squiggly-error', { timeout: 90000 });
-    step('record opened -> first diagnostic', { record_to_diagnostic_ms: Date.now() - opened });
-
-    // The inbox in its own view container, with another proposal open in the editor.
-    await quickOpen(page, `${OPEN_ID}.md`);
-    await runCommand(page, 'Focus on Memory Inbox View');
-    for (const text of [...TARGETS.titles, RESIDENT.approve.text, RESIDENT.reject.text]) await row(page, text).waitFor({ timeout: 60000 });
-    const header = await row(page, 'Resident memory').innerText();
-    step('inbox lists every row; the resident header shows cap usage', { header: header.replace(/\s+/g, ' ') });
-    if (!/chars \(\d+%\)/.test(header)) throw new Error(`no cap usage on the Resident memory header: ${header}`);
-    await shot(page, 'vscode-inbox.png');
-
-    // Open: each row's Open shows its own file, whatever is open.
-    for (const [id, text] of TARGETS.open) {
-      const before = snapshot();
-      await showOpen(page);
-      await clickInline(page, text, 'Open');
-      await page.waitForFunction((n) => (document.querySelector('.editor-group-container.active .tab.active')?.textContent || '').includes(n), `${id}.md`, { timeout: 20000 });
-      if (changed(before, snapshot()).length > 0) throw new Error('Open changed files');
-      step(`Open "${text}" showed its own file`, { active: await activeTab(page) });
-    }
-
-    // Apply: the review flow (the diff of every file, then one question naming the packet), then the write.
-    {
-      const [id, text] = TARGETS.apply;
-      await showOpen(page);
-      const before = snapshot();
-      await clickInline(page, text, 'Apply');
-      await page.waitForSelector('.monaco-diff-editor', { timeout: 45000 });
-      const question = await dialog(page);
-      step('Apply: review diff and question', { question });
-      if (!question.includes(text) || !question.includes(pending(id))) throw new Error(`the question does not name the clicked packet: ${question}`);
-      if (question.includes(OPEN_ID)) throw new Error(`the question names the open packet: ${question}`);
-      await shot(page, 'vscode-review-apply.png');
-      if (changed(before, snapshot()).length > 0) throw new Error('the review wrote files before Apply');
-      await dialogButton(page, 'Apply');
-      await waitFor(`${id} to leave pending`, () => !fs.existsSync(path.join(WS, pending(id))));
-      const said = await toast(page, 'Applied');
-      step('Apply: one message', { toast: said });
-      assertOnly('Apply', before, snapshot(), belongsTo(id));
-      if (!fs.existsSync(path.join(WS, pending(OPEN_ID)))) throw new Error('the open packet was applied');
-      await shot(page, 'vscode-applied.png');
-      await clearToasts(page);
-    }
-
-    // Reject…: the reason prompt names the packet; only it moves to rejected.
-    {
-      const [id, text] = TARGETS.reject;
-      await showOpen(page);
-      const before = snapshot();
-      await clickInline(page, text, 'Reject…');
-      const prompt = await typeReason(page, 'not what we do here');
-      step('Reject: reason prompt', { prompt });
-      if (!prompt.includes(text)) throw new Error(`the reason prompt does not name the clicked packet: ${prompt}`);
-      await waitFor(`${id} to leave pending`, () => !fs.existsSync(path.join(WS, pending(id))));
-      step('Reject: one message', { toast: await toast(page, 'Rejected') });
-      assertOnly('Reject', before, snapshot(), (p) => p.includes(`/${id}.md`));
-      await shot(page, 'vscode-rejected.png');
-      await clearToasts(page);
-    }
-
-    // Route to Local Memory on the blocked packet: a question naming it; only it leaves pending.
-    {
-      const [id, text] = TARGETS.route;
-      await showOpen(page);
-      const before = snapshot();
-      await clickInline(page, text, 'Route to Local Memory');
-      const question = await dialog(page);
-      step('Route: question', { question });
-      if (!question.includes(text)) throw new Error(`the question does not name the clicked packet: ${question}`);
-      await dialogButton(page, 'Route to local memory');
-      await waitFor(`${id} to leave pending`, () => !fs.existsSync(path.join(WS, pending(id))));
-      step('Route: one message', { toast: await toast(page, 'local memory') });
-      // Routed: the packet leaves pending; the core files it under resolved/rejected by a redacted name.
-      assertOnly('Route to local memory', before, snapshot(), (p) => p.includes(`/${id}.md`)
-        || (p.startsWith('.memzoi/proposals/resolved/rejected/redacted-identity-') && !(p in before)));
-      await clearToasts(page);
-    }
-
-    // Resident Approve: the question names the candidate and the file; only RULES.md changes, the other stays pending.
-    const rules = path.join(WS, '.zuno', 'RULES.md');
-    const original = fs.readFileSync(rules, 'utf-8');
-    // RULES.md open in a tab behind the packet: after the write it must show the new text (nothing stale).
-    await quickOpen(page, 'RULES.md');
-    {
-      await showOpen(page);
-      const before = snapshot();
-      await clickInline(page, RESIDENT.approve.text, 'Approve');
-      const question = await dialog(page);
-      step('resident Approve: question', { question });
-      if (!question.includes(RESIDENT.approve.text) || !question.includes('.zuno/RULES.md')) throw new Error(`the question does not name the candidate: ${question}`);
-      await shot(page, 'vscode-resident-approve.png');
-      await dialogButton(page, 'Approve');
-      await waitFor('RULES.md to change', () => fs.readFileSync(rules, 'utf-8') !== original);
-      step('resident Approve: one message', { toast: await toast(page, 'Approved') });
-      // A file nothing reviewed has written yet is backed up beside itself before the first write (RULES.md.bak.<s>).
-      assertOnly('resident Approve', before, snapshot(), (p) => p === '.zuno/RULES.md' || /^\.zuno\/RULES\.md\.bak\.\d+$/.test(p));
-      const states = candidates();
-      if (states[RESIDENT.approve.id] !== 'applied' || states[RESIDENT.reject.id] !== 'pending') throw new Error(`candidate states: ${JSON.stringify(states)}`);
-      if (!fs.existsSync(path.join(WS, pending(OPEN_ID)))) throw new Error('the open packet changed');
-      await clearToasts(page);
-      await page.locator('.tabs-container .tab', { hasText: 'RULES.md' }).first().click();
-      await page.waitForFunction((t) => (document.querySelector('.editor-group-container.active .monaco-editor .view-lines')?.textContent || '')
-        .replace(/\u00a0/g, ' ').includes(t),
-        RESIDENT.approve.text, { timeout: 30000 });
-      step('the hidden RULES.md tab shows the approved text');
-    }
-
-    // Resident Reject…: asks a reason naming the candidate; the file stays, only that candidate is rejected.
-    {
-      await showOpen(page);
-      const before = snapshot();
-      await clickInline(page, RESIDENT.reject.text, 'Reject…');
-      const prompt = await typeReason(page, 'we lint in CI');
-      step('resident Reject: reason prompt', { prompt });
-      if (!prompt.includes(RESIDENT.reject.text)) throw new Error(`the reason prompt does not name the candidate: ${prompt}`);
-      await waitFor('the candidate to be rejected', () => candidates()[RESIDENT.reject.id] === 'rejected');
-      step('resident Reject: one message', { toast: await toast(page, 'Rejected') });
-      if (changed(before, snapshot()).length > 0) throw new Error(`resident Reject changed files: ${changed(before, snapshot())}`);
-      if (candidates()[RESIDENT.approve.id] !== 'applied') throw new Error('resident Reject touched the other candidate');
-      await shot(page, 'vscode-resident-reject.png');
-      await clearToasts(page);
-    }
-
-    // Resident Undo on the applied candidate's row: names the candidate, file and time; RULES.md gets its bytes back.
-    {
-      await showOpen(page);
-      const before = snapshot();
-      await clickInline(page, RESIDENT.approve.text, 'Undo');
-      const question = await dialog(page);
-      step('resident Undo: question', { question });
-      if (!question.includes(RESIDENT.approve.text) || !/approved \d{4}-\d\d-\d\d/.test(question)) throw new Error(`the undo question: ${question}`);
-      await shot(page, 'vscode-resident-undo.png');
-      await dialogButton(page, 'Undo');
-      await waitFor('RULES.md to be restored', () => fs.readFileSync(rules, 'utf-8') === original);
-      step('resident Undo: one message', { toast: await toast(page, 'Undid') });
-      assertOnly('resident Undo', before, snapshot(), (p) => p === '.zuno/RULES.md' || /^\.zuno\/RULES\.md\.bak\.\d+$/.test(p));
-      if (candidates()[RESIDENT.approve.id] !== 'undone') throw new Error(`after undo: ${JSON.stringify(candidates())}`);
-    }
-    if (!fs.existsSync(path.join(WS, pending(OPEN_ID)))) throw new Error('the packet open in the editor changed');
-    step('the packet open in the editor never changed');
-    rc = 0;
-  } catch (e) {
-    report.error = String(e && e.stack || e);
-    log('FAIL', report.error);
-    await page.screenshot({ path: path.join(SHOT_DIR, 'vscode-inbox-failure.png') }).catch(() => {});
-  } finally {
-    fs.writeFileSync(OUT, JSON.stringify(report, null, 2));
-    await browser.close();
+  // Open: each row's Open shows its own file, whatever is open.
+  for (const [id, text] of TARGETS.open) {
+    const before = snapshot();
+    await showOpen(page);
+    await clickInline(page, text, 'Open');
+    await page.waitForFunction((n) => (document.querySelector('.editor-group-container.active .tab.active')?.textContent || '').includes(n), `${id}.md`, { timeout: 20000 });
+    if (changed(before, snapshot()).length > 0) throw new Error('Open changed files');
+    step(`Open "${text}" showed its own file`, { active: await activeTab(page) });
   }
-  process.exit(rc);
-})();
+
+  // Apply: the review flow (the diff of every file, then one question naming the packet), then the write.
+  {
+    const [id, text] = TARGETS.apply;
+    await showOpen(page);
+    const before = snapshot();
+    await clickInline(page, text, 'Apply');
+    await page.waitForSelector('.monaco-diff-editor', { timeout: 45000 });
+    const question = await dialog(page);
+    step('Apply: review diff and question', { question });
+    if (!question.includes(text) || !question.includes(pending(id))) throw new Error(`the question does not name the clicked packet: ${question}`);
+    if (question.includes(OPEN_ID)) throw new Error(`the question names the open packet: ${question}`);
+    await shot(page, 'vscode-review-apply.png');
+    if (changed(before, snapshot()).length > 0) throw new Error('the review wrote files before Apply');
+    await dialogButton(page, 'Apply');
+    await waitFor(`${id} to leave pending`, () => !fs.existsSync(path.join(WS, pending(id))));
+    const said = await toast(page, 'Applied');
+    step('Apply: one message', { toast: said });
+    assertOnly('Apply', before, snapshot(), belongsTo(id));
+    if (!fs.existsSync(path.join(WS, pending(OPEN_ID)))) throw new Error('the open packet was applied');
+    await shot(page, 'vscode-applied.png');
+    await clearToasts(page);
+  }
+
+  // Reject…: the reason prompt names the packet; only it moves to rejected.
+  {
+    const [id, text] = TARGETS.reject;
+    await showOpen(page);
+    const before = snapshot();
+    await clickInline(page, text, 'Reject…');
+    const prompt = await typeReason(page, 'not what we do here');
+    step('Reject: reason prompt', { prompt });
+    if (!prompt.includes(text)) throw new Error(`the reason prompt does not name the clicked packet: ${prompt}`);
+    await waitFor(`${id} to leave pending`, () => !fs.existsSync(path.join(WS, pending(id))));
+    step('Reject: one message', { toast: await toast(page, 'Rejected') });
+    assertOnly('Reject', before, snapshot(), (p) => p.includes(`/${id}.md`));
+    await shot(page, 'vscode-rejected.png');
+    await clearToasts(page);
+  }
+
+  // Route to Local Memory on the blocked packet: a question naming it; only it leaves pending.
+  {
+    const [id, text] = TARGETS.route;
+    await showOpen(page);
+    const before = snapshot();
+    await clickInline(page, text, 'Route to Local Memory');
+    const question = await dialog(page);
+    step('Route: question', { question });
+    if (!question.includes(text)) throw new Error(`the question does not name the clicked packet: ${question}`);
+    await dialogButton(page, 'Route to local memory');
+    await waitFor(`${id} to leave pending`, () => !fs.existsSync(path.join(WS, pending(id))));
+    step('Route: one message', { toast: await toast(page, 'local memory') });
+    // Routed: the packet leaves pending; the core files it under resolved/rejected by a redacted name.
+    assertOnly('Route to local memory', before, snapshot(), (p) => p.includes(`/${id}.md`)
+      || (p.startsWith('.memzoi/proposals/resolved/rejected/redacted-identity-') && !(p in before)));
+    await clearToasts(page);
+  }
+
+  // Resident Approve: the question names the candidate and the file; only RULES.md changes, the other stays pending.
+  const rules = path.join(WS, '.zuno', 'RULES.md');
+  const original = fs.readFileSync(rules, 'utf-8');
+  // RULES.md open in a tab behind the packet: after the write it must show the new text (nothing stale).
+  await quickOpen(page, 'RULES.md');
+  {
+    await showOpen(page);
+    const before = snapshot();
+    await clickInline(page, RESIDENT.approve.text, 'Approve');
+    const question = await dialog(page);
+    step('resident Approve: question', { question });
+    if (!question.includes(RESIDENT.approve.text) || !question.includes('.zuno/RULES.md')) throw new Error(`the question does not name the candidate: ${question}`);
+    await shot(page, 'vscode-resident-approve.png');
+    await dialogButton(page, 'Approve');
+    await waitFor('RULES.md to change', () => fs.readFileSync(rules, 'utf-8') !== original);
+    step('resident Approve: one message', { toast: await toast(page, 'Approved') });
+    // A file nothing reviewed has written yet is backed up beside itself before the first write (RULES.md.bak.<s>).
+    assertOnly('resident Approve', before, snapshot(), (p) => p === '.zuno/RULES.md' || /^\.zuno\/RULES\.md\.bak\.\d+$/.test(p));
+    const states = candidates();
+    if (states[RESIDENT.approve.id] !== 'applied' || states[RESIDENT.reject.id] !== 'pending') throw new Error(`candidate states: ${JSON.stringify(states)}`);
+    if (!fs.existsSync(path.join(WS, pending(OPEN_ID)))) throw new Error('the open packet changed');
+    await clearToasts(page);
+    await page.locator('.tabs-container .tab', { hasText: 'RULES.md' }).first().click();
+    await page.waitForFunction((t) => (document.querySelector('.editor-group-container.active .monaco-editor .view-lines')?.textContent || '')
+      .replace(/\u00a0/g, ' ').includes(t),
+      RESIDENT.approve.text, { timeout: 30000 });
+    step('the hidden RULES.md tab shows the approved text');
+  }
+
+  // Resident Reject…: asks a reason naming the candidate; the file stays, only that candidate is rejected.
+  {
+    await showOpen(page);
+    const before = snapshot();
+    await clickInline(page, RESIDENT.reject.text, 'Reject…');
+    const prompt = await typeReason(page, 'we lint in CI');
+    step('resident Reject: reason prompt', { prompt });
+    if (!prompt.includes(RESIDENT.reject.text)) throw new Error(`the reason prompt does not name the candidate: ${prompt}`);
+    await waitFor('the candidate to be rejected', () => candidates()[RESIDENT.reject.id] === 'rejected');
+    step('resident Reject: one message', { toast: await toast(page, 'Rejected') });
+    if (changed(before, snapshot()).length > 0) throw new Error(`resident Reject changed files: ${changed(before, snapshot())}`);
+    if (candidates()[RESIDENT.approve.id] !== 'applied') throw new Error('resident Reject touched the other candidate');
+    await shot(page, 'vscode-resident-reject.png');
+    await clearToasts(page);
+  }
+
+  // Resident Undo on the applied candidate's row: names the candidate, file and time; RULES.md gets its bytes back.
+  {
+    await showOpen(page);
+    const before = snapshot();
+    await clickInline(page, RESIDENT.approve.text, 'Undo');
+    const question = await dialog(page);
+    step('resident Undo: question', { question });
+    if (!question.includes(RESIDENT.approve.text) || !/approved \d{4}-\d\d-\d\d/.test(question)) throw new Error(`the undo question: ${question}`);
+    await shot(page, 'vscode-resident-undo.png');
+    await dialogButton(page, 'Undo');
+    await waitFor('RULES.md to be restored', () => fs.readFileSync(rules, 'utf-8') === original);
+    step('resident Undo: one message', { toast: await toast(page, 'Undid') });
+    assertOnly('resident Undo', before, snapshot(), (p) => p === '.zuno/RULES.md' || /^\.zuno\/RULES\.md\.bak\.\d+$/.test(p));
+    if (candidates()[RESIDENT.approve.id] !== 'undone') throw new Error(`after undo: ${JSON.stringify(candidates())}`);
+  }
+  if (!fs.existsSync(path.join(WS, pending(OPEN_ID)))) throw new Error('the packet open in the editor changed');
+  step('the packet open in the editor never changed');
+});

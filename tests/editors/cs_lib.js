@@ -1,7 +1,8 @@
 // Shared steps of the code-server drivers (playwright-core in headless Debian Chromium): the report with its
 // steps, the browser, Quick Open, the command palette, the Memory Inbox's rows and inline buttons, modal
 // questions and toasts, and waiting for a condition (never for a fixed time).
-// Env: CS_URL (workbench URL with ?folder=), SHOT_DIR (screenshots), OUT (JSON report).
+// Env: CS_URL (workbench URL with ?folder=), SHOT_DIR (screenshots), SHOT_PREFIX (prefix of their file names,
+// optional), OUT (JSON report).
 const { chromium } = require('playwright-core');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -15,7 +16,9 @@ const step = (name, data) => {
   report.steps.push({ name, ms: at - t0, at, ...(data || {}) });
   log(name, data ? JSON.stringify(data) : '');
 };
-const shot = (page, name) => page.screenshot({ path: path.join(process.env.SHOT_DIR, name) });
+/** The path of the screenshot `name` (in SHOT_DIR, its name prefixed with SHOT_PREFIX when set). */
+const shotPath = (name) => path.join(process.env.SHOT_DIR, (process.env.SHOT_PREFIX || '') + name);
+const shot = (page, name) => page.screenshot({ path: shotPath(name) });
 
 /** Polls `cond()` (a Node-side check, e.g. of files on disk) every 150 ms until it holds; fails after `ms`. */
 async function waitFor(what, cond, ms = 45000) {
@@ -44,24 +47,77 @@ async function runCommand(page, title) {
   await page.keyboard.press('Enter');
 }
 
-/** Opens the workspace file `name` with Quick Open (never a diff or history row of the same name). */
+/**
+ * Opens the workspace file `name` with Quick Open. Quick Open also lists recently opened editors, among them the
+ * diff editors of a review or a change ("Preview apply: …/name (removed)"): the row taken is the file itself, never
+ * such a diff or a history row, which would leave the keyboard in a read-only virtual document with no Memzoi
+ * actions. Asked again (three tries in all): under load the file search can still show stale rows at Enter.
+ */
 async function quickOpen(page, name) {
+  const isFileRow = (t, n) => t.includes(n) && !/Review|Preview|History|\((created|removed|modified)\)/.test(t);
   for (let attempt = 1; ; attempt++) {
     try {
       await page.keyboard.press('Escape');
       await page.keyboard.press('Control+P');
       await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 20000 });
       await page.keyboard.type(name);
-      await page.waitForFunction((n) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')]
+      await page.waitForFunction((n) => [...document.querySelectorAll('.quick-input-list .monaco-list-row')] // isFileRow, in the page
         .some((r) => (r.textContent || '').includes(n) && !/Review|Preview|History|\((created|removed|modified)\)/.test(r.textContent)), name, { timeout: 20000 });
+      for (let i = 0; i < 20; i++) {
+        const focused = await page.evaluate(() => document.querySelector('.quick-input-list .monaco-list-row.focused')?.textContent || '');
+        if (isFileRow(focused, name)) break;
+        await page.keyboard.press('ArrowDown');
+      }
       await page.keyboard.press('Enter');
-      await page.waitForFunction((n) => [...document.querySelectorAll('.tab.active')].some((e) => e.textContent.includes(n)), name, { timeout: 20000 });
+      await page.waitForFunction((n) => [...document.querySelectorAll('.tab.active')].some((e) => e.textContent.includes(n))
+        && !document.querySelector('.editor-group-container.active .monaco-diff-editor'), name, { timeout: 20000 });
       return;
     } catch (e) {
       if (attempt >= 3) throw e;
       log('quick open retry', name);
     }
   }
+}
+
+/** Moves the cursor of the active editor to `lineCol` (`2:8`) with Go to Line, and waits until the input closed. */
+async function gotoLine(page, lineCol) {
+  await page.keyboard.press('Control+G');
+  await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 20000 });
+  await page.keyboard.type(lineCol);
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.quick-input-widget', { state: 'hidden', timeout: 20000 });
+}
+
+/**
+ * Opens the Ctrl+. menu of the active editor (`place(page)` puts the cursor first) until it lists `title`: the menu
+ * can come up empty while a just-opened document is still being synchronised with the server, so it is closed and
+ * asked again (up to `tries` times; each try waits for the menu, not for a fixed time). Then moves the keyboard
+ * focus onto `title` (mouse clicks are blocked by the menu's pointer shield). Returns the menu's titles; Enter
+ * runs the focused action.
+ */
+async function codeActionMenu(page, title, place, tries = 8) {
+  for (let attempt = 1; ; attempt++) {
+    await page.click('.monaco-editor .view-lines');
+    await place(page);
+    await page.keyboard.press('Control+.');
+    try {
+      await page.waitForSelector(`.action-widget .monaco-list-row:has-text("${title}")`, { timeout: 5000 });
+      break;
+    } catch (err) {
+      if (attempt >= tries) throw err;
+      log(`Ctrl+. did not list "${title}" yet (try ${attempt}); asking again`);
+      await page.keyboard.press('Escape');
+    }
+  }
+  const titles = await page.evaluate(() => [...document.querySelectorAll('.action-widget .monaco-list-row')].map((r) => r.textContent.trim()));
+  let focused = '';
+  for (let i = 0; i < 12; i++) {
+    focused = await page.evaluate(() => document.querySelector('.action-widget .monaco-list-row.focused')?.textContent || '');
+    if (focused.includes(title)) break;
+    await page.keyboard.press('ArrowDown');
+  }
+  if (!focused.includes(title)) throw new Error(`Ctrl+. menu: the focus never reached "${title}" (menu: ${titles})`);
+  return titles;
 }
 
 /** The active editor tab's name. */
@@ -125,8 +181,9 @@ async function clearToasts(page) {
 }
 
 /**
- * Opens the workbench of CS_URL in headless Chromium and runs `body(page)`; writes the report to OUT and exits 0
- * when `body` returned, 2 (with the error and a screenshot `failureShot`) when it threw.
+ * Opens the workbench of CS_URL in headless Chromium and runs `body(page, { loadStarted })` (`loadStarted`: the
+ * wall clock in ms when the page's document had loaded, before the workbench showed); writes the report to OUT and
+ * exits 0 when `body` returned, 2 (with the error and a screenshot `failureShot`) when it threw.
  */
 async function drive(failureShot, body) {
   const browser = await chromium.launch({
@@ -139,9 +196,10 @@ async function drive(failureShot, body) {
   let rc = 2;
   try {
     await page.goto(process.env.CS_URL, { waitUntil: 'domcontentloaded', timeout: 60000 });
+    const loadStarted = Date.now();
     await page.waitForSelector('.explorer-folders-view .monaco-list-row', { timeout: 90000 });
     step('workbench loaded');
-    await body(page);
+    await body(page, { loadStarted });
     rc = 0;
   } catch (e) {
     report.error = String(e && e.stack || e);
@@ -155,6 +213,6 @@ async function drive(failureShot, body) {
 }
 
 module.exports = {
-  report, log, step, shot, waitFor, runCommand, quickOpen, activeTab, waitTab, editorText, row, rows, inlineButtons,
+  report, log, step, shot, shotPath, waitFor, runCommand, quickOpen, gotoLine, codeActionMenu, activeTab, waitTab, editorText, row, rows, inlineButtons,
   clickInline, dialog, dialogButton, toast, clearToasts, drive,
 };

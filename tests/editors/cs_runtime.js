@@ -55,27 +55,9 @@ async function openHealthRecord(page, id) {
     .catch(async () => { throw new Error(`Memory Health: ${id} opened another file: ${(await L.editorText(page)).slice(0, 200)}`); });
 }
 
-/** Ctrl+. on the active editor until `title` is listed (a just-opened file may still be syncing), then runs it. */
+/** Ctrl+. on the active editor (cursor at the start) until `title` is listed, then runs it; returns the menu. */
 async function codeAction(page, title) {
-  for (let attempt = 1; ; attempt++) {
-    await page.click('.monaco-editor .view-lines');
-    await page.keyboard.press('Control+Home');
-    await page.keyboard.press('Control+.');
-    try {
-      await page.waitForSelector(`.action-widget .monaco-list-row:has-text("${title}")`, { timeout: 5000 });
-      break;
-    } catch (err) {
-      if (attempt >= 8) throw err;
-      L.log(`Ctrl+. did not list "${title}" yet (try ${attempt})`);
-      await page.keyboard.press('Escape');
-    }
-  }
-  const menu = await page.evaluate(() => [...document.querySelectorAll('.action-widget .monaco-list-row')].map((r) => r.textContent.trim()));
-  for (let i = 0; i < 12; i++) {
-    const focused = await page.evaluate(() => document.querySelector('.action-widget .monaco-list-row.focused')?.textContent || '');
-    if (focused.includes(title)) break;
-    await page.keyboard.press('ArrowDown');
-  }
+  const menu = await L.codeActionMenu(page, title, (p) => p.keyboard.press('Control+Home'));
   await page.keyboard.press('Enter');
   return menu;
 }

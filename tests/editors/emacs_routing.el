@@ -1,15 +1,9 @@
 ;;; emacs_routing.el --- batch Emacs + eglot run of `memzoi-route' on a session-end file  -*- lexical-binding: t; -*-
 ;; Usage: emacs --batch -q -l emacs_routing.el <session.yml> <out.json>
-;; Env: MEMZOI_LSP_CMD, MEMZOI_EMACS_DIR.  Writes a JSON report; exits 2 on a failed step.
+;; Env and exit status: emacs_lib.el.
 
-(require (quote json))
-(require (quote cl-lib))
-(let* ((args command-line-args-left)
-       (file (nth 0 args))
-       (out (nth 1 args))
-       (report (list))
-       (answer nil) (questions nil))
-  (setq command-line-args-left nil)
+(load (expand-file-name "emacs_lib" (file-name-directory load-file-name)) nil t)
+(let ((answer nil) (questions nil))
   (advice-add 'y-or-n-p :override
               (lambda (prompt)
                 (push (list :prompt prompt
@@ -17,40 +11,23 @@
                                      (and b (with-current-buffer b (buffer-string)))))
                       questions)
                 answer))
-  (cl-labels ((put (k v) (setq report (plist-put report k v)))
-              (finish (rc) (with-temp-file out (insert (json-encode report))) (kill-emacs rc))
-              (fail (msg) (put :error msg) (finish 2))
-              (wait (pred what)
-                (let ((end (+ (float-time) 60)))
-                  (while (and (not (funcall pred)) (< (float-time) end))
-                    (accept-process-output nil 0.05))
-                  (or (funcall pred) (fail (format "timed out waiting for %s" what))))))
-    (condition-case err
-        (progn
-          (add-to-list 'load-path (getenv "MEMZOI_EMACS_DIR"))
-          (require 'memzoi)
-          (setq memzoi-server-command (list (getenv "MEMZOI_LSP_CMD")))
-          (find-file file)
-          (put :mode (symbol-name major-mode))
-          (unless (eglot-current-server) (apply #'eglot (eglot--guess-contact)))
-          (wait (lambda () (and (eglot-current-server) (progn (eglot--maybe-activate-editing-mode) eglot--managed-mode)))
-                "eglot to manage the session-end file")
-          (flymake-start nil t)
-          (wait (lambda () (flymake-diagnostics)) "a diagnostic on the session-end file")
-          (put :diagnostics (vconcat (mapcar (lambda (d) (list :text (flymake-diagnostic-text d)
-                                                                :line (line-number-at-pos (flymake-diagnostic-beg d))))
-                                             (flymake-diagnostics))))
-          ;; The preview, answered no: nothing is written.
-          (setq answer nil)
-          (memzoi-route)
-          (put :cancelled_result memzoi-last-result)
-          ;; Fix the unsafe candidate, save, and route again, answering yes.
-          (goto-char (point-min))
-          (while (search-forward "sensitivity: unknown" nil t) (replace-match "sensitivity: repo-safe"))
-          (save-buffer)
-          (setq answer t)
-          (memzoi-route)
-          (put :applied memzoi-last-result)
-          (put :questions (vconcat (reverse questions)))
-          (finish 0))
-      (error (fail (format "%S" err))))))
+  (memzoi-test-run
+   1
+   (lambda (args)
+     (let ((file (nth 0 args)))
+       (find-file file)
+       (memzoi-test-put :mode (symbol-name major-mode))
+       (memzoi-test-connect file "eglot to manage the session-end file")
+       (memzoi-test-put :diagnostics (memzoi-test-diagnostics "a diagnostic on the session-end file"))
+       ;; The preview, answered no: nothing is written.
+       (setq answer nil)
+       (memzoi-route)
+       (memzoi-test-put :cancelled_result memzoi-last-result)
+       ;; Fix the unsafe candidate, save, and route again, answering yes.
+       (goto-char (point-min))
+       (while (search-forward "sensitivity: unknown" nil t) (replace-match "sensitivity: repo-safe"))
+       (save-buffer)
+       (setq answer t)
+       (memzoi-route)
+       (memzoi-test-put :applied memzoi-last-result)
+       (memzoi-test-put :questions (vconcat (reverse questions)))))))

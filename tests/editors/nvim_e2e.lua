@@ -1,12 +1,15 @@
 -- Headless Neovim end-to-end run of editors/nvim against a real memzoi-lsp.
 -- Usage: nvim --headless --clean -l nvim_e2e.lua <workspace-root> <out.json>
--- Env: MEMZOI_LSP_CMD (the memzoi-lsp program), MEMZOI_NVIM_DIR (editors/nvim), MEMZOI_TIMEOUT_MS.
--- Writes a JSON report; exits 2 (cquit) with "FAIL: ..." on stderr when a step fails.
+-- Env and exit status: nvim_lib.lua (MEMZOI_TIMEOUT_MS defaults to 20 s here).
+package.path = vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/?.lua;' .. package.path
+local lib = require('nvim_lib')
 local root = assert(arg[1], 'arg1: workspace root')
 local out_path = assert(arg[2], 'arg2: output json')
-local TIMEOUT = tonumber(os.getenv('MEMZOI_TIMEOUT_MS') or '20000')
+local TIMEOUT = lib.timeout(20000)
+lib.TIMEOUT = TIMEOUT
 local t0 = vim.uv.hrtime()
-local result = { steps = {} }
+local result = lib.result
+result.steps = {}
 -- The screen stays headless Neovim's own 80 x 24 grid (resizing it without a UI attached trips an assertion in
 -- Neovim 0.11): a message that fits its command line (v:echospace) fits one at 120 columns too.
 -- Every notification of the run, as the user would read it on the command line.
@@ -35,39 +38,19 @@ end
 local function log(...)
   io.stdout:write(string.format('[%5dms] ', math.floor((vim.uv.hrtime() - t0) / 1e6)), table.concat({ ... }, ' '), '\n')
 end
-local function write_result()
-  local fh = assert(io.open(out_path, 'w'))
-  fh:write(vim.json.encode(result), '\n')
-  fh:close()
-end
-local function fail(msg)
-  result.error = msg
-  write_result()
-  io.stderr:write('FAIL: ' .. msg .. '\n')
-  pcall(function()
-    for _, c in ipairs(vim.lsp.get_clients()) do
-      c:stop(true)
-    end
-  end)
-  vim.cmd('cquit 2')
-end
+local write_result, fail = lib.write_result, lib.finish
 
 -- Load editors/nvim the way a user does: on 'runtimepath', then vim.lsp.config/enable.
 -- A user's own on_attach (it replaces any the config had): the :Memzoi command must not depend on it.
-vim.opt.runtimepath:prepend((assert(os.getenv('MEMZOI_NVIM_DIR'), 'MEMZOI_NVIM_DIR')))
-vim.lsp.config('memzoi', {
-  cmd = { (assert(os.getenv('MEMZOI_LSP_CMD'), 'MEMZOI_LSP_CMD')) },
+lib.setup(out_path, {
   on_attach = function(_, bufnr)
     result.user_on_attach = (result.user_on_attach or 0) + 1
     vim.keymap.set('n', 'K', vim.lsp.buf.hover, { buffer = bufnr }) -- what a user's on_attach typically does
   end,
 })
-vim.lsp.enable('memzoi')
 log('nvim', tostring(vim.version()))
 
-local function client_of(buf)
-  return vim.lsp.get_clients({ bufnr = buf, name = 'memzoi' })[1]
-end
+local client_of = lib.client_of
 
 -- 1. A Markdown file outside .memzoi: no client attaches.
 vim.cmd.edit(vim.fn.fnameescape(root .. '/NOTES.md'))
@@ -236,7 +219,7 @@ local function from_menu(key, title, reason, ...)
   return res
 end
 -- :Memzoi inbox: the pending proposals with the server's verdict (the core's can-apply rule) in the quickfix list.
-memzoi.last_result = nil
+memzoi.last_result, memzoi.last_error = nil, nil
 vim.cmd('Memzoi inbox')
 wait_answer(':Memzoi inbox')
 result.inbox = vim.tbl_map(function(i) return i.text end, vim.fn.getqflist())
@@ -245,10 +228,15 @@ result.code_action_menu = result.reject_menu
 result.rejected_moved = vim.uv.fs_stat(pending_path) == nil
 
 -- :Memzoi history fills the quickfix list without moving the cursor; :Memzoi undo completes the change ids.
-memzoi.last_result = nil
+memzoi.last_result, memzoi.last_error = nil, nil
 local win = vim.api.nvim_get_current_win()
 vim.cmd('Memzoi history')
 wait_answer(':Memzoi history')
+-- The list shows the reject's change (waited for: an answer left over from an earlier step must not stand in).
+local reject_change = type(rejected) == 'table' and rejected.change_id or nil
+lib.wait(function()
+  return reject_change == nil or vim.iter(vim.fn.getqflist()):any(function(i) return i.text:find(reject_change, 1, true) ~= nil end)
+end)
 result.history = vim.tbl_map(function(i) return i.text end, vim.fn.getqflist())
 result.history_kept_window = vim.api.nvim_get_current_win() == win
 result.undo_completion = vim.fn.getcompletion('Memzoi undo ', 'cmdline')

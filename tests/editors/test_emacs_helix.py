@@ -230,7 +230,7 @@ def test_emacs_preview_shows_a_diff_buffer(emacs_run: dict) -> None:
 def test_emacs_supersede_asks_reason_then_title(emacs_run: dict) -> None:
     res, ws = emacs_run["res"], emacs_run["ws"]
     assert emacs_run["proc"].returncode == 0 and "error" not in res, emacs_run["proc"].stdout + emacs_run["proc"].stderr
-    prompts = ["Reason (required): ", "New title (empty keeps the record's): "]
+    prompts = ["Reason (required): ", "New title (say what changed: the replacement needs an id of its own): "]
     assert "Preview: supersede record…" in res["supersede_preview_menu"]
     assert res["supersede_preview_prompts"] == prompts
     assert "+# Prefer source files below 800 lines" in res["supersede_preview_text"]
@@ -268,7 +268,10 @@ def test_emacs_review_action_first_and_preview_then_apply(emacs_run: dict) -> No
 @pytest.mark.editor_packages
 def test_emacs_supersede_reason_and_title_asked_once(emacs_run: dict) -> None:
     res = emacs_run["res"]
-    assert res["supersede_prompts"] == ["Reason (required): ", "New title (empty keeps the record's): "]
+    assert res["supersede_prompts"] == [
+        "Reason (required): ",
+        "New title (say what changed: the replacement needs an id of its own): ",
+    ]
     assert res["supersede_questions"] == 1 and res["supersede_preview_questions"] == 1
 
 

@@ -5,55 +5,29 @@ the checkpoint as one ledgered change."""
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-from pathlib import Path
-
 import pytest
 
 from memzoi import ledger as L
 from memzoi.lifecycle import checkpoints as C
 
-from .conftest import PREREQS_HINT, REPO, require, venv_bin
+from .editor_runs import editor, editor_env, run_script
 from .test_neovim_routing import SESSION
 
-HERE = Path(__file__).parent
 pytestmark = [pytest.mark.editor_packages, pytest.mark.timeout(600)]
 
 
 def test_memzoi_route_in_emacs(tmp_path, monkeypatch):
-    emacs = shutil.which("emacs")
-    require(emacs is not None, f"emacs is not installed: {PREREQS_HINT}")
-    server = venv_bin("memzoi-lsp")
-    require(server is not None, "memzoi-lsp is not installed (pip install -e .)")
+    emacs, server = editor("emacs")
     home = tmp_path / "memzoi-home"
     monkeypatch.setenv("MEMZOI_HOME", str(home))
     root = tmp_path / "repo"
     (root / ".memzoi" / "records").mkdir(parents=True)
     session = root / "session.yml"
     session.write_text(SESSION, encoding="utf-8")
-    out = tmp_path / "out.json"
-    env = dict(
-        os.environ,
-        MEMZOI_LSP_CMD=server,
-        MEMZOI_EMACS_DIR=str(REPO / "editors" / "emacs"),
-        MEMZOI_HOME=str(home),
-        MEMZOI_ACTOR="reviewer",
-        HOME=str(tmp_path / "home"),
-    )
-    # -q, not -Q: Debian's site-start puts the elpa-eglot package on the load path.
-    p = subprocess.run(
-        [emacs, "--batch", "-q", "-l", str(HERE / "emacs_routing.el"), str(session), str(out)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        stdin=subprocess.DEVNULL,
-    )
-    res = json.loads(out.read_text()) if out.exists() else {}
-    assert p.returncode == 0 and not res.get("error"), (res.get("error"), p.stderr[-2000:])
+    env = editor_env("emacs", tmp_path, server, home)
+    run = run_script(emacs, "emacs_routing.el", [str(session)], tmp_path / "out.json", env, timeout=180)
+    res = run.report
+    assert run.proc.returncode == 0 and not res.get("error"), run.ok()
     assert res["mode"] == "memzoi-routing-mode"
     assert any("sensitivity" in d["text"].lower() and d["line"] == 3 for d in res["diagnostics"])
     first, second = res["questions"]

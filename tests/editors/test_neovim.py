@@ -269,7 +269,7 @@ def test_supersede_asks_reason_then_title_and_previews(nvim_run: dict) -> None:
     res, ws = nvim_run["res"], nvim_run["ws"]
     assert nvim_run["proc"].returncode == 0, nvim_run["proc"].stderr
     assert "Preview: supersede record…" in res["supersede_preview_menu"]
-    title_prompt = "New title (empty keeps the record's): "
+    title_prompt = "New title (say what changed: the replacement needs an id of its own): "
     assert res["supersede_preview_prompts"] == ["Reason (required): ", title_prompt]
     assert res["supersede_preview_wrote_nothing"] is True
     created = [f for f in res["supersede_preview_files"] if not f["before"]]

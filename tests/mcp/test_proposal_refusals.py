@@ -186,3 +186,21 @@ def test_a_boolean_sent_as_json_text_is_decoded_like_numbers_and_arrays(flat):
     assert not tools.call(session, "list_pending", {"include_resolved": "false"}).is_error
     bad = tools.call(session, "get_memory", {"id": FLAT, "include_unsafe": "yes"})
     assert bad.is_error and bad.data["error"]["code"] == "invalid_arguments"
+
+
+def test_a_hand_written_packet_whose_record_exists_is_listed_blocked(flat):
+    """The packets MCP refuses to write, written by hand: ``list_pending`` says why they can never be applied."""
+    from .. import builders
+
+    builders.write(flat, f"{PENDING}/hand-create.md", builders.packet("hand-create", title="Lint with ruff"))
+    builders.write(
+        flat,
+        f"{PENDING}/hand-supersede.md",
+        builders.packet("hand-supersede", action="supersede", target=FLAT, title="Lint with ruff"),
+    )
+    session = tools.Session(flat, "test-agent", tools.RateLimit(20))
+    res = tools.call(session, "list_pending", {})
+    listed = {p["id"]: p for p in res.data["proposals"]}
+    for pid in ("hand-create", "hand-supersede"):
+        assert listed[pid]["can_apply"] is False and "record_exists" in listed[pid]["blocked_by"], listed[pid]
+        assert f"proposal {pid} " in res.text and "record_exists" in res.text

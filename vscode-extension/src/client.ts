@@ -15,14 +15,17 @@ import { advertisedCommands, readConfig, state } from './state';
 import { updateStatus } from './status';
 
 /**
- * Files the server analyses: Markdown under any `.memzoi/` tree, session-end files and import manifests (YAML), and
+ * Files the server analyses: Markdown under any `.memzoi/` tree, the project's `.memzoi/config.toml` (whatever
+ * language a TOML extension gives it, so no language is named), session-end files and import manifests (YAML), and
  * materialization artifacts (candidate, plan and decision JSON, which live outside `.memzoi/`) matching the
  * `memzoi.materializationGlobs` setting.
  */
-function documentSelector(): { scheme: string; language: string; pattern: string }[] {
+function documentSelector(): { scheme: string; language?: string; pattern: string }[] {
   const globs = readConfig().get<string[]>('materializationGlobs') ?? [];
   return [
     { scheme: 'file', language: 'markdown', pattern: '**/.memzoi/**/*.md' },
+    // The project configuration: its `invalid_config` and credential findings, as `memzoi check` reports them.
+    { scheme: 'file', pattern: '**/.memzoi/config.toml' },
     // Zuno's resident memory: the project's rules and the global MEMORY.md (default locations).
     { scheme: 'file', language: 'markdown', pattern: '**/.zuno/RULES.md' },
     { scheme: 'file', language: 'markdown', pattern: '**/zuno/memory/MEMORY.md' },

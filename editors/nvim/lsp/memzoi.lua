@@ -2,7 +2,7 @@
 --- Memzoi language server (`memzoi-lsp`, from the memzoi-lsp Python distribution): diagnostics, provenance
 --- hovers, code actions and lifecycle commands for Memzoi records and proposal packets.
 ---
---- Attaches only to files inside a `.memzoi/` directory, to materialization candidate / plan / decision JSON
+--- Attaches only to files inside a `.memzoi/` directory (records, packets and `.memzoi/config.toml`), to materialization candidate / plan / decision JSON
 --- (recognised by their `schema`) in a project that has one, to session-end files and import manifests (YAML,
 --- recognised by their top-level keys) in such a project, and to Zuno's resident memory files (`.zuno/RULES.md`
 --- and the global `MEMORY.md`); the root is the directory holding `.memzoi/` (or `.zuno/`).
@@ -19,7 +19,7 @@ memzoi.setup()
 ---@type vim.lsp.Config
 return {
   cmd = { 'memzoi-lsp' },
-  filetypes = { 'markdown', 'json', 'yaml' },
+  filetypes = { 'markdown', 'json', 'yaml', 'toml' },
   root_dir = function(bufnr, on_dir)
     local name = vim.api.nvim_buf_get_name(bufnr)
     local root = memzoi.root_of(name) or memzoi.resident_root(name) or memzoi.artifact_root(bufnr)

@@ -29,6 +29,30 @@ def _schema_types(prop: dict[str, Any]) -> set[str]:
     return {t for branch in prop.get("anyOf", ()) for t in _schema_types(branch)}
 
 
+def call_params_problem(method: str, params: Any) -> str | None:
+    """Why a ``tools/call`` request's ``params`` cannot be taken, in words an agent can act on, or ``None``.
+
+    MCP's ``tools/call`` takes ``{"name": str, "arguments": object}`` (MCP specification, ``CallToolRequest``);
+    a client that sends the whole ``arguments`` as JSON text (``"arguments": "{\\"title\\": \\"x\\"}"``) would
+    otherwise get a bare invalid-params error. Only the shape is judged (never the values, so nothing is echoed);
+    per-field JSON text is put right later by :func:`coerce_arguments`. ``method``: the request's method;
+    ``params``: its decoded ``params`` (any JSON value)."""
+    if method != "tools/call" or not isinstance(params, dict):
+        return None
+    arguments = params.get("arguments")
+    if arguments is None or isinstance(arguments, dict):
+        return None
+    kind = {str: "a JSON string", list: "an array", bool: "a boolean", int: "a number", float: "a number"}.get(
+        type(arguments), "not an object"
+    )
+    hint = (
+        ': send the object itself, not its JSON text (`"arguments": {...}`, not `"arguments": "{...}"`)'
+        if isinstance(arguments, str)
+        else ""
+    )
+    return f"Invalid params for tools/call: `arguments` must be a JSON object, got {kind}{hint}"
+
+
 def coerce_arguments(schema: dict[str, Any], arguments: Any) -> Any:
     """``arguments`` with the values some clients send in the wrong JSON type put right, before validation: a
     string holding the JSON of an array, object, number or boolean where the property admits that type and not a

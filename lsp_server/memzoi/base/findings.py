@@ -112,6 +112,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "proposal_target_inactive": (W, "lineage"),
     "proposal_target_stale": (W, "lineage"),
     "proposal_cross_scope": (W, "lineage"),
+    "record_exists": (W, "lineage"),
     "duplicate_content": (W, "lineage"),
     "duplicate_identity": (W, "lineage"),
     "hand_edit_conflict": (E, "lineage"),

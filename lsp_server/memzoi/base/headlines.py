@@ -82,6 +82,7 @@ HEADLINES: dict[str, str | None] = {
     "dangling_reference": "Reference to a missing record.",
     "lifecycle_inconsistent": "Inconsistent lifecycle.",
     "proposal_target_inactive": "Target is not active.",
+    "record_exists": "Its record already exists.",
     "proposal_target_stale": "Target changed since proposed.",
     "proposal_cross_scope": "Target in another scope.",
     "duplicate_content": "Duplicate content.",

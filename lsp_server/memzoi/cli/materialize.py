@@ -21,11 +21,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = add_command(
         sub,
         "materialize",
-        help="materialize a reviewed record: candidate, plan, decide, apply",
-        description="Memzoi's reviewed materialization flow: a candidate from a draft record, its derived plan, an "
-        "explicit decision, then apply writes the record with its materialization attestation (one ledgered "
-        "change). Artifacts go to stdout or to a new file outside .memzoi.",
+        help="materialize a reviewed record: template, candidate, plan, decide, apply",
+        description="Memzoi's reviewed materialization flow: a candidate from a draft record (`memzoi materialize "
+        "template` prints a complete one to edit), its derived plan, an explicit decision, then apply writes the "
+        "record with its materialization attestation (one ledgered change). Artifacts go to stdout or to a new "
+        "file outside .memzoi.",
         examples=[
+            "memzoi materialize template --title 'Build with make' --output draft.md",
             "memzoi materialize candidate draft.md --output cand.json",
             "memzoi materialize plan cand.json --output plan.json",
             "memzoi materialize decide plan.json --candidate cand.json --output decision.json",
@@ -34,6 +36,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         exits={1: "refused (an invalid or mismatched artifact, a gate or detector finding)"},
     )
     ps = add_group(p, "materialize_command")
+    t = add_command(
+        ps,
+        "template",
+        help="print a complete draft record to edit, then give to `candidate`",
+        description="Print a draft record holding every key a Memzoi record requires (an active repository "
+        "decision in the semantic lane, created now); edit its type, lane, title and body, then run `memzoi "
+        "materialize candidate` on it.",
+        examples=[
+            "memzoi materialize template",
+            "memzoi materialize template --title 'Build with make' --output draft.md",
+        ],
+        exits={1: "refused (a title without letters or digits, an existing --output file)"},
+    )
+    t.add_argument("--title", default=None, help="the record's title (its slug is the id; default: an example)")
+    t.add_argument("--output", help="write to this new file (outside .memzoi) instead of stdout")
+    add_common(t, actor=False)
+    t.set_defaults(func=run_template)
     c = add_command(
         ps,
         "candidate",
@@ -115,6 +134,30 @@ def _emit(args: argparse.Namespace, artifact: dict[str, Any], id_key: str) -> in
         emit_json({"path": str(out), id_key: artifact[id_key]})
     else:
         print(f"wrote {out} ({id_key} {artifact[id_key]})")
+    return 0
+
+
+def run_template(args: argparse.Namespace) -> int:
+    """Print (or write to a new ``--output`` file) a complete draft record."""
+    from ..ledger import Refusal, now_utc  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.artifacts import write_text_artifact  # noqa: PLC0415 lazy: start-up
+    from ..lifecycle.draft_template import EXAMPLE_TITLE, draft_template  # noqa: PLC0415 lazy: start-up
+
+    try:
+        text = draft_template(now_utc(precise=False), title=args.title or EXAMPLE_TITLE)
+    except ValueError as err:
+        return refuse(args, Refusal("invalid_value", f"--title: {err}"))
+    if not args.output:
+        print(text, end="")
+        return 0
+    try:
+        write_text_artifact(Path(args.output), text)
+    except Refusal as err:
+        return refuse(args, err)
+    if args.json:
+        emit_json({"path": args.output})
+    else:
+        print(f"wrote {args.output}; edit it, then run `memzoi materialize candidate {args.output}`")
     return 0
 
 

@@ -75,12 +75,17 @@ def write_artifact(path: Path, artifact: dict[str, Any], *, same_ok: bool = Fals
     Raises :class:`Refusal` ``unsafe_output_path`` (inside ``.memzoi``, or the parent is not an existing real
     directory) or ``output_exists`` (a file with other content is there); nothing is written then.
     """
+    write_text_artifact(path, json.dumps(artifact, indent=2, ensure_ascii=False) + "\n", same_ok=same_ok)
+
+
+def write_text_artifact(path: Path, data: str, *, same_ok: bool = False) -> None:
+    """Write the text ``data`` (UTF-8) to the new file ``path`` outside ``.memzoi``, as :func:`write_artifact`
+    does (the same refusals; a draft record from ``memzoi materialize template`` is written this way)."""
     absolute = path if path.is_absolute() else Path.cwd() / path
     if ".memzoi" in absolute.parts:
         raise Refusal("unsafe_output_path", f"{path}: artifacts are never written inside .memzoi")
     if not absolute.parent.is_dir() or absolute.parent.is_symlink():
         raise Refusal("unsafe_output_path", f"{path}: the parent must be an existing real directory")
-    data = json.dumps(artifact, indent=2, ensure_ascii=False) + "\n"
     try:
         fd = os.open(absolute, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
     except FileExistsError:

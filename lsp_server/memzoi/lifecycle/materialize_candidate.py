@@ -87,6 +87,10 @@ def intended_revision(candidate: dict[str, Any]) -> str:
     return revision_hash(candidate["record"]["concept_id"], semantic_projection(data, body), lifecycle)
 
 
+#: Where a user whose draft is refused finds a complete one (:mod:`.draft_template`).
+TEMPLATE_HINT = "`memzoi materialize template` prints a complete draft record to start from"
+
+
 def build_candidate(
     project_root: str | os.PathLike[str], draft_text: str, *, action: str = "create", reason: str | None = None
 ) -> dict[str, Any]:
@@ -101,12 +105,13 @@ def build_candidate(
     first = analyze_text(draft_text, None)
     ident = first.document.data.get("id") if first.document.data else None
     if not isinstance(ident, str):
-        raise Refusal("invalid_value", "the draft needs frontmatter with an `id`")
+        raise Refusal("invalid_value", f"the draft needs frontmatter with an `id`; {TEMPLATE_HINT}")
     rel = record_rel(ident)
     analysis = analyze_text(draft_text, root / rel)
     if not isinstance(analysis.model, RecordFrontmatter) or errors(analysis):
         raise Refusal(
-            "materialization_candidate_invalid", f"the draft record is not valid: {describe(errors(analysis))}"
+            "materialization_candidate_invalid",
+            f"the draft record is not valid: {describe(errors(analysis))}; {TEMPLATE_HINT}",
         )
     m = analysis.model
     prior: dict[str, Any] = {"kind": "absent"}

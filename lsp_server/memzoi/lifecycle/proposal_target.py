@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..base.views import Frontmatter
-from ..judge.legacy import concept_slug
+from ..judge.recordslot import created_record_id, record_taken_reason
 from ..ledger import Refusal, now_utc, read_file_state
 from .apply import load_target
 from .common import Loaded, load, record_rel
@@ -74,32 +74,16 @@ def load_proposal_target(root: Path, target_id: str) -> Loaded:
 
 
 def check_record_free(root: Path, title: str, *, target_id: str | None = None) -> None:
-    """Refuse (``record_exists``) a ``create`` or ``supersede`` proposal whose record could never be written.
-    Memzoi's apply creates ``.memzoi/records/<concept slug of the title>.md`` with create-new, so an existing
-    record is a conflict, and a supersede's replacement id must differ from its target's (reference §2.5,
-    ``apply.rs``). Such a packet would wait for review and then never apply (``blocked: record_exists``). The
-    message names record ids that already exist, never new text. ``target_id``: the record a supersede replaces."""
-    record_id = concept_slug(title.strip())
+    """Refuse (``record_exists``) a ``create`` or ``supersede`` proposal whose record could never be written
+    (:mod:`memzoi.judge.recordslot`: the rule and its words, which a pending packet's ``record_exists`` finding
+    shares). Such a packet would wait for review and then never apply (``blocked: record_exists``). The message
+    names record ids that already exist, never new text. ``target_id``: the record a supersede replaces."""
+    record_id = created_record_id("supersede" if target_id else "create", title)
     if not record_id:  # Memzoi then uses the packet's file id, which is always fresh
         return
-    if record_id == target_id:
-        raise Refusal(
-            "record_exists",
-            f"a new title is needed: this one gives the record id `{record_id}` of the "
-            "record it supersedes, and Memzoi needs the replacement to have its own id (say what changed "
-            "in the title); nothing was written",
-        )
     rel = record_rel(record_id)
-    if read_file_state(root, rel) is None:
+    same = record_id == target_id
+    if not same and read_file_state(root, rel) is None:
         return
-    need = (
-        "another title is needed"
-        if target_id
-        else f"another title is needed, or a supersede of `{record_id}` (with a title of its own)"
-    )
-    raise Refusal(
-        "record_exists",
-        f"{need}: {rel} already exists and applying this proposal would create it again "
-        "(Memzoi creates a record only where none is); nothing was written",
-        rel,
-    )
+    reason = record_taken_reason(record_id, same_as_target=same, supersede=bool(target_id))
+    raise Refusal("record_exists", f"{reason}; nothing was written", None if same else rel)

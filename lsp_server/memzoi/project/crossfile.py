@@ -1,7 +1,7 @@
 """Cross-file checks over a workspace: lineage, proposal preconditions, duplicates and identities.
 
 Codes (SPEC §4, warnings): ``dangling_reference``, ``lifecycle_inconsistent``, ``proposal_target_inactive``,
-``proposal_target_stale``, ``proposal_cross_scope``, ``duplicate_content``, ``duplicate_identity``.
+``proposal_target_stale``, ``proposal_cross_scope``, ``record_exists``, ``duplicate_content``, ``duplicate_identity``.
 The proposal checks are Memzoi's apply preconditions evaluated now (reference §2.5): the target exists, is
 ``active``, has the same scope kind and scope id, and was updated (or created) no later than
 ``proposal.proposed_at`` (RFC 3339, or ``YYYY-MM-DD`` at UTC midnight).
@@ -318,6 +318,9 @@ class Workspace:
 
         proposed = parse_instant(f.when) if f.when else None
         for r in f.refs:
+            if r.to == "created":
+                self._created_check(f, r, out)
+                continue
             target = self._record(r.target)
             if target is None:
                 out.append(
@@ -369,6 +372,25 @@ class Workspace:
                         target=r.target,
                     )
                 )
+
+    def _created_check(self, f: FileFacts, r: Ref, out: list[Finding]) -> None:
+        """``record_exists`` when the record ``f``'s apply would create (``r``) is its supersede target's own id or
+        already exists (:mod:`memzoi.judge.recordslot`, the propose-time refusal's rule and words)."""
+        from ..judge.recordslot import record_taken_reason  # noqa: PLC0415 lazy: start-up - a pending packet's check only
+
+        same = any(o.target == r.target and o.to == "record" for o in f.refs)
+        if not same and self._record(r.target) is None:
+            return
+        reason = record_taken_reason(r.target, same_as_target=same, supersede=f.action == "supersede")
+        out.append(
+            finding(
+                "record_exists",
+                f"{reason}; until then this packet can never be applied: retitle it or reject it",
+                *r.span,
+                field="title",
+                target=r.target,
+            )
+        )
 
     def _identity_checks(self, path: str, f: FileFacts, out: list[Finding]) -> None:
         others = sorted({p for t in f.tokens for p in self._proposals.get(t, ()) if p != path})

@@ -25,7 +25,8 @@ _DB_PROPOSAL = re.compile(r"^prop_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4
 class Ref:
     """A reference from a file to another artifact: ``field`` names the key (``supersedes``,
     ``lineage.predecessor_id``, ``proposal.target``, ``supersedes[0]``, ``proposal_id``), ``target`` the id,
-    ``span`` the value's code-point span, ``to`` what it points at (``record`` or ``proposal``)."""
+    ``span`` the value's code-point span, ``to`` what it points at (``record`` or ``proposal``; ``created``: the
+    record a pending packet's apply would create, from its ``title``, :func:`memzoi.judge.recordslot.created_record_id`)."""
 
     field: str
     target: str
@@ -111,6 +112,7 @@ def facts_from_analysis(analysis: Analysis) -> FileFacts:
 def _facts(analysis: Analysis) -> FileFacts:
     from ..base.views import Frontmatter, text  # noqa: PLC0415 lazy: start-up
     from ..judge.analysis import record_id_of  # noqa: PLC0415 lazy: start-up
+    from ..judge.recordslot import created_record_id  # noqa: PLC0415 lazy: start-up
     from ..judge.revision import duplicate_key  # noqa: PLC0415 lazy: start-up
     from ..read.yaml12 import locate  # noqa: PLC0415 lazy: start-up
 
@@ -162,6 +164,9 @@ def _facts(analysis: Analysis) -> FileFacts:
         ]
         if block.target:
             refs.append(Ref("proposal.target", block.target, span("proposal", "target")))
+        created = created_record_id(block.action, fm.title)
+        if created:  # the record its apply would create: a record appearing there is a dependency too
+            refs.append(Ref("title", created, span("title"), to="created"))
         ident = fm.id
         tokens = {identity_token(t) for t in (ident, analysis.placement.identity) if t}
         return FileFacts(

@@ -255,7 +255,7 @@ def index_row(
             "role": analysis.placement.role.value,
             "status": facts.status,
             "action": facts.action,
-            "targets": json.dumps([r.target for r in facts.refs]),
+            "targets": json.dumps([r.target for r in facts.refs if r.to != "created"]),
             "scope_kind": facts.scope_kind,
             "scope_id": facts.scope_id,
             "proposed_at": _s(block.get("proposed_at")),

@@ -1,15 +1,17 @@
 --- Memzoi for Neovim: what a lifecycle command needs beyond its target, asked for with `vim.ui.input`: the reason it
---- records and, for supersede, a new title (the server takes an optional `title`; empty keeps the record's).
+--- records and, for supersede, a new title (the replacement needs an id of its own, the slug of its title).
 local X = {}
 local ui = require('memzoi.ui')
 
 --- Asks for a new title when `spec` takes one (`new_title`; unless `ctx.title` is set), then calls `go`. An empty
---- answer keeps the record's title; cancelling runs nothing.
+--- answer sends none: the server then uses the record's title, and refuses (`record_exists`, "a new title is
+--- needed") when that title gives the record's own id, as it does for every record made by applying a proposal.
+--- Cancelling runs nothing.
 function X.with_title(spec, ctx, go)
   if not spec.new_title or ctx.title then
     return go()
   end
-  vim.ui.input({ prompt = "New title (empty keeps the record's): " }, function(input)
+  vim.ui.input({ prompt = "New title (say what changed: the replacement needs an id of its own): " }, function(input)
     if input == nil then
       return -- cancelled
     end
