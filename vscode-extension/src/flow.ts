@@ -26,11 +26,16 @@ export function promptReason(verb: string, target: Target | undefined, required:
   }).then((v) => (v === undefined ? undefined : v.trim()));
 }
 
-/** Asks for a new title (supersede): `''` keeps the record's, `undefined` cancels. */
+/**
+ * Asks for the replacement's title (supersede), required: the replacement's id is its title's slug and must differ
+ * from the record's (Memzoi refuses a supersede that keeps it), so the record's own title is never a default.
+ * `undefined` cancels.
+ */
 export function promptTitle(target: Target | undefined): Thenable<string | undefined> {
   return vscode.window.showInputBox({
     title: `Memzoi: supersede${target ? ` ${describeTarget(target, roots())}` : ''}`,
-    prompt: "New title (optional; empty keeps the record's title)",
+    prompt: 'New title (say what changed: the replacement needs an id of its own)',
+    validateInput: (v) => (v.trim() ? undefined : 'The replacement needs a title of its own'),
     ignoreFocusOut: true,
   }).then((v) => (v === undefined ? undefined : v.trim()));
 }

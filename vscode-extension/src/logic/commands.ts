@@ -24,7 +24,7 @@ export interface CommandSpec {
   target: Target;
   /** Whether the client prompts for a reason before running it. */
   reason?: 'required' | 'optional';
-  /** Asks for a new title too (optional: empty keeps the record's), as supersede accepts one. */
+  /** Asks for the replacement's title too (required: a supersede needs an id of its own). */
   newTitle?: 'optional';
   /** A free-text input other than the reason (e.g. the search query). */
   query?: { prompt: string; placeHolder?: string };
@@ -156,7 +156,7 @@ export interface InvocationContext {
   /** Ledger change id for undo / recover. */
   changeId?: string;
   reason?: string;
-  /** A new title (supersede); absent keeps the record's. */
+  /** The replacement's title (supersede). */
   title?: string;
   query?: string;
   /** Recovery mode (see RECOVERY_MODES). */
