@@ -5,7 +5,8 @@ configuration; ``.gitignore``, ``info/exclude``, ``git add``/``git rm --cached``
 a retention boundary passing; a damaged stored row) makes the run judge again, and what it prints is again
 ``--no-cache``'s.
 
-Whether a run replayed is told by wrapping the planner (``memzoi.runs.check.plan_check``): a replayed run plans nothing.
+Whether a run replayed is told by wrapping the planner (``memzoi.runs.check.plan_check``) and the partial re-judging
+(``memzoi.runs.checkpartial.rejudge``): a replayed run does neither.
 Nothing here measures time.
 """
 
@@ -22,7 +23,7 @@ import pytest
 from memzoi.base import freshness
 from memzoi.base.runtime import STORE_DB
 from memzoi.cli.main import main
-from memzoi.runs import check as checkmod
+from memzoi.runs import check as checkmod, checkpartial
 from memzoi.stores import toolstamp, verdictcache
 
 from .builders import edit
@@ -34,15 +35,25 @@ FORMATS = ("json", "text", "sarif", "github")
 
 @pytest.fixture
 def planned(monkeypatch):
-    """How many runs planned (judged) rather than replayed, since the last reset."""
-    n = {"runs": 0}
+    """How many runs judged (planned every file, or re-judged the changed ones: ``partial``) rather than
+    replayed, since the last reset."""
+    n = {"runs": 0, "partial": 0}
     real = checkmod.plan_check
+    real_partial = checkpartial.rejudge
 
     def counting(*a, **k):
         n["runs"] += 1
         return real(*a, **k)
 
+    def counting_partial(*a, **k):
+        got = real_partial(*a, **k)
+        if got is not None:
+            n["runs"] += 1
+            n["partial"] += 1
+        return got
+
     monkeypatch.setattr(checkmod, "plan_check", counting)
+    monkeypatch.setattr(checkpartial, "rejudge", counting_partial)
     return n
 
 

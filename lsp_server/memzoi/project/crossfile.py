@@ -247,6 +247,24 @@ class Workspace(CrossRules):
         return changed
 
 
+def related_keys(f: FileFacts) -> list[str]:
+    """The keys by which the cross-file findings of the file with facts ``f`` and of other files depend on each
+    other: its record id, its identity tokens, the key of each reference (:func:`memzoi.project.crossrules.ref_key`)
+    and, for a file taking part in duplicate checks, its content hash (prefixed ``"\0c"``). Every table a
+    :class:`Workspace` looks a file's rules up in is keyed by one of these, so two files whose findings can depend
+    on each other share a key; sharing one does not mean they do (the relation is wider than needed, never
+    narrower). So a change of one file's facts can change the findings of the files sharing a key with its old
+    or new facts only, and a file's findings are those of a workspace holding every file that shares a key with
+    it (what ``memzoi check`` re-judges after a few files changed, :mod:`memzoi.runs.checkpartial`)."""
+    keys = set(f.tokens)
+    if f.ident:
+        keys.add(f.ident)
+    keys.update(ref_key(r) for r in f.refs)
+    if f.content and dup_eligible(f):
+        keys.add("\0c" + f.content)
+    return sorted(keys)
+
+
 def git_plane_files(memzoi_dir: Path) -> list[Path]:
     """Records and packets of a ``.memzoi`` directory (Memzoi's walk: no hidden files, no symlinks, no
     ``index.md``/``log.md``), sorted."""
@@ -265,4 +283,5 @@ __all__ = [
     "facts_from_analysis",
     "identity_token",
     "git_plane_files",
+    "related_keys",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -74,6 +74,12 @@ class Scope:
     report: CheckReport | None = None
     #: :func:`memzoi.stores.replay.project_inputs` as the run began judging (:func:`begin`)
     projects: str | None = None
+    #: the stored inputs and report when only the bytes of some files changed since (:attr:`changed`, in the
+    #: stored order; :attr:`confirmed`: the others read to confirm them, under their new stamps), for
+    #: :func:`memzoi.runs.checkpartial.rejudge`
+    stored: tuple[replay.Inputs, bytes] | None = None
+    changed: list[str] = field(default_factory=list)
+    confirmed: replay.Stamps = field(default_factory=dict)
 
 
 def _root_of(args: list[str]) -> Path | None:
@@ -82,11 +88,13 @@ def _root_of(args: list[str]) -> Path | None:
     return roots.pop() if len(roots) == 1 else None
 
 
-def _connect(root: Path) -> sqlite3.Connection | None:
-    from ..stores.store import connect, store_path  # noqa: PLC0415 lazy: start-up
+def connect(root: Path) -> sqlite3.Connection | None:
+    """A connection to the store of the project at ``root`` (:func:`memzoi.stores.store.connect`), ``None`` when
+    it cannot be opened. Never raises for a store problem."""
+    from ..stores.store import connect as open_store, store_path  # noqa: PLC0415 lazy: start-up
 
     try:
-        return connect(store_path(root))
+        return open_store(store_path(root))
     except (OSError, RuntimeError, ValueError):
         return None
 
@@ -106,7 +114,7 @@ def replayed(args: list[str], now: datetime, progress: Callable[[int, int], None
             return scope
     except (OSError, RuntimeError, ValueError):
         return None
-    conn = _connect(root)
+    conn = connect(root)
     if conn is None:
         return scope
     try:
@@ -124,17 +132,19 @@ def replayed(args: list[str], now: datetime, progress: Callable[[int, int], None
     if _walk_digest(scope.walked) != inputs.walk:
         return scope
     roots = {r: set(f) for r, f in inputs.roots.items()}
-    if replay.project_inputs(roots) != inputs.projects:
+    projects = replay.project_inputs(roots)
+    if projects != inputs.projects:
         return scope
-    confirmed = replay.files_unchanged(inputs.stamps)
-    if confirmed is None:
+    changed, confirmed = replay.changed_files(inputs.stamps)
+    if changed:  # only some files' bytes: they and the files they touch are judged again (memzoi.runs.checkpartial)
+        scope.stored, scope.changed, scope.confirmed, scope.projects = (inputs, blob), changed, confirmed, projects
         return scope
     try:
         scope.report = checkreport.load(blob)
     except (ValueError, TypeError, KeyError, IndexError):
         return scope
     if confirmed:  # read to confirm (racy, no ctime, drawn, old): trusted by stat next time where the rule lets it
-        conn = _connect(root)
+        conn = connect(root)
         if conn is not None:
             try:
                 replay.restamp(conn, scope.key, inputs, confirmed, blob)
@@ -168,6 +178,22 @@ def _stamps(plan: Any, stages: list[Checked]) -> replay.Stamps | None:
         if got is None or not got[2]:
             return None
         out[r.stage.path] = [*got[0], got[1], got[2].hex()]
+    return out
+
+
+def _links(stamps: replay.Stamps, stages: list[Checked]) -> dict[str, list[int]]:
+    """Each cross-file key (:func:`memzoi.project.crossfile.related_keys`) of the checked files taking part in
+    cross-file checks → their positions in ``stamps`` (:attr:`memzoi.stores.replay.Inputs.links`)."""
+    from ..judge.workspace import takes_part  # noqa: PLC0415 lazy: start-up
+    from ..project.crossfile import related_keys  # noqa: PLC0415 lazy: start-up
+
+    position = {p: i for i, p in enumerate(stamps)}
+    out: dict[str, list[int]] = {}
+    for r in stages:
+        f, i = r.stage.facts, position.get(r.stage.path)
+        if i is not None and takes_part(r.stage.path, f.role):
+            for key in related_keys(f):
+                out.setdefault(replay.link_key(key), []).append(i)
     return out
 
 
@@ -206,8 +232,9 @@ def record(scope: Scope, plan: Any, stages: list[Checked], report: CheckReport) 
         stamps,
         replay.micros(until) if until is not None else None,
         {k: sorted(v) for k, v in roots.items()},
+        _links(stamps, stages),
     )
-    conn = _connect(scope.root)
+    conn = connect(scope.root)
     if conn is None:
         return False
     try:
@@ -216,4 +243,4 @@ def record(scope: Scope, plan: Any, stages: list[Checked], report: CheckReport) 
         conn.close()
 
 
-__all__ = ["Scope", "Walked", "begin", "record", "replayed", "walk"]
+__all__ = ["Scope", "Walked", "begin", "connect", "record", "replayed", "walk"]

@@ -56,6 +56,17 @@ def report_key(args: list[str], cwd: str) -> str:
     return blake3.blake3(json.dumps([cwd, args]).encode("utf-8", "surrogateescape")).hexdigest()
 
 
+#: Domain of :func:`link_key`.
+_LINK_DOMAIN = b"memzoi-lsp.replay.link.v1\0"
+
+
+def link_key(key: str) -> str:
+    """The stored form of a cross-file key (:attr:`Inputs.links`): 16 hex characters of a domain-separated BLAKE3
+    digest, so that an id or reference that holds a secret is never stored, only compared (two keys with the same
+    digest only widen the files re-judged together)."""
+    return blake3.blake3(_LINK_DOMAIN + key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
 def walk_digest(
     files: Iterable[str],
     skipped: Iterable[tuple[str, str]],
@@ -106,45 +117,61 @@ def project_inputs(roots: dict[str, set[str]]) -> str:
 class Inputs:
     """The inputs a stored report was made from: ``walk`` (:func:`walk_digest`), ``projects``
     (:func:`project_inputs` of ``roots``: project root → the folders of its checked files), ``stamps`` (each
-    file's bytes) and ``until_us`` (the earliest retention boundary, microseconds since the epoch; ``None`` for
-    none)."""
+    file's bytes), ``until_us`` (the earliest retention boundary, microseconds since the epoch; ``None`` for
+    none) and ``links``: each cross-file key (:func:`memzoi.project.crossfile.related_keys`, as :func:`link_key`
+    stores it) → the positions in
+    ``stamps`` of the files whose facts have it, so that a run re-judging a few changed files finds the files
+    they touch (``None``: not kept, such a run judges every file)."""
 
     walk: str
     projects: str
     stamps: Stamps
     until_us: int | None
     roots: dict[str, list[str]]
+    links: dict[str, list[int]] | None = None
 
     def to_json(self) -> str:
         """The stored form."""
-        return json.dumps([self.walk, self.projects, self.stamps, self.until_us, self.roots], separators=(",", ":"))
+        return json.dumps(
+            [self.walk, self.projects, self.stamps, self.until_us, self.roots, self.links], separators=(",", ":")
+        )
 
     @classmethod
     def from_json(cls, text: str) -> Inputs:
         """Read :meth:`to_json`'s text back. Raises ``ValueError``, ``TypeError`` for one it did not write."""
-        walk, projects, stamps, until, roots = json.loads(text)
-        if not isinstance(stamps, dict) or not isinstance(roots, dict):
+        walk, projects, stamps, until, roots, links = json.loads(text)
+        if not isinstance(stamps, dict) or not isinstance(roots, dict) or not isinstance(links, dict | None):
             raise TypeError("stamps")
-        return cls(walk, projects, stamps, until, roots)
+        return cls(walk, projects, stamps, until, roots, links)
 
 
-def files_unchanged(stamps: Stamps) -> Stamps | None:
-    """Whether every file of ``stamps`` still has the bytes its stored stamp was made from, by the one freshness
-    rule (:func:`memzoi.base.freshness.vouches`, else a read compared by digest, :func:`memzoi.base.freshness.confirm`):
-    ``None`` when one changed, else the files confirmed by reading, under the stamp and clock of that read (for
-    :func:`restamp`, so that the next replay trusts them by stat again)."""
+def changed_files(stamps: Stamps) -> tuple[list[str], Stamps]:
+    """The files of ``stamps`` whose bytes are not those their stored stamp was made from, by the one freshness
+    rule (:func:`memzoi.base.freshness.vouches`, else a read compared by digest, :func:`memzoi.base.freshness.confirm`;
+    a file that is gone is changed), in ``stamps``' order; and the unchanged files confirmed by reading, under
+    the stamp and clock of that read (for :func:`restamp`, so that the next run trusts them by stat again)."""
+    changed: list[str] = []
     confirmed: Stamps = {}
     for path, stored in stamps.items():
         st = freshness.lstat(path)
         if st is None or st.stamp[0] != stored[0]:
-            return None
+            changed.append(path)
+            continue
         if freshness.vouches(st, stored[:4], stored[4]):
             continue
         read = freshness.confirm(path, stored[0], bytes.fromhex(stored[5]))
         if read is None:
-            return None
-        confirmed[path] = [*read[1], read[2], stored[5]]
-    return confirmed
+            changed.append(path)
+        else:
+            confirmed[path] = [*read[1], read[2], stored[5]]
+    return changed, confirmed
+
+
+def files_unchanged(stamps: Stamps) -> Stamps | None:
+    """Whether every file of ``stamps`` still has the bytes its stored stamp was made from
+    (:func:`changed_files`): ``None`` when one changed, else the files confirmed by reading."""
+    changed, confirmed = changed_files(stamps)
+    return None if changed else confirmed
 
 
 def restamp(conn: sqlite3.Connection, key: str, inputs: Inputs, confirmed: Stamps, report: bytes) -> bool:
@@ -207,7 +234,9 @@ __all__ = [
     "Inputs",
     "KEEP",
     "Stamps",
+    "changed_files",
     "files_unchanged",
+    "link_key",
     "load",
     "micros",
     "project_inputs",

@@ -1,0 +1,226 @@
+"""Partial re-judging of ``memzoi check`` (issue 29, "Replay": when some inputs changed, only the affected files
+and their cross-file dependents are judged again).
+
+When a report of the same run is stored (:mod:`memzoi.stores.replay`) and the only inputs that changed are the
+bytes of a few of its files (the walk, the configuration, git's state, the ledger's head, the tool and the clock's
+boundary are all the same), :func:`rejudge` makes the report from the stored one:
+
+1. each changed file is analysed again (:func:`memzoi.runs.checkfiles.check_chunk`, its store entry kept);
+2. the files whose cross-file findings can change are those sharing a cross-file key
+   (:func:`memzoi.project.crossfile.related_keys`) with a changed file's old facts (the stored report's
+   ``links``) or new ones; with the changed files they are the *affected* files;
+3. a :class:`~memzoi.project.crossfile.Workspace` holding the affected files and every file sharing a key with
+   one of them (their facts from the project's store) evaluates the affected files' cross-file findings, which
+   are those a workspace of the whole project gives (the relation is wider than needed, never narrower);
+4. the second stage of the affected files is run as a full check runs it (``judge``: git visibility, ledger,
+   cross-file findings, grading), their first stage read back from their store entries;
+5. the stored report's findings of every other file are kept, the affected files' replaced, and the whole sorted
+   as a full run sorts it, so the output is byte for byte that of ``memzoi check --no-cache``;
+6. the report is stored again with the changed files' new stamps and keys.
+
+Whenever something needed is not at hand (no keys stored, more than :data:`MAX_CHANGED` changed files, a file
+whose facts the store cannot vouch for, display paths that are not one per file, a changed file that left the
+project), :func:`rejudge` gives ``None`` and the caller judges every file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ..judge.workspace import MEMZOI_DIR, takes_part
+from ..project.crossfile import Workspace, related_keys
+from ..stores import replay
+from . import checkreport
+from .checkreplay import Scope, connect
+
+if TYPE_CHECKING:
+    from ..base.findings import Finding
+    from ..project.filefacts import FileFacts
+    from ..stores.verdictcache import ProjectCache
+    from .checkfiles import Checked
+    from .checkreport import CheckReport, Located
+
+#: At most this many changed files are re-judged here; beyond it the caller's full run (in worker processes)
+#: costs less.
+MAX_CHANGED = 64
+#: ``judge(.memzoi directory, stages, cross-file findings per path)``: the located findings of ``stages`` after
+#: their second stage (:func:`memzoi.runs.check.judge_files`).
+Judge = Callable[[str, "list[Checked]", "dict[str, list[Finding]]"], "list[Located]"]
+
+
+def rejudge(
+    scope: Scope, now: datetime, judge: Judge, progress: Callable[[int, int], None] | None = None
+) -> CheckReport | None:
+    """The report of the run ``scope`` (:func:`memzoi.runs.checkreplay.replayed` found its stored report and the
+    files whose bytes changed, :attr:`Scope.changed`) at the clock ``now``, re-judging only the affected files
+    (see the module docstring); ``None`` when that cannot be done (the caller then judges every file). Keeps the
+    changed files' store entries and stores the new report. Never raises for a store problem."""
+    if scope.stored is None or not scope.changed or len(scope.changed) > MAX_CHANGED or scope.walked is None:
+        return None
+    inputs = scope.stored[0]
+    if inputs.links is None or len(inputs.roots) != 1:
+        return None
+    calls = [c for w in scope.walked if w is not None for c in w.calls]
+    displays = {path: display for path, display, _ in calls}
+    if len({d for _, d, _ in calls}) != len(calls) or len(displays) != len(calls):
+        return None  # a display path shared by two files (or a file walked twice): findings are not one file's
+    md = os.path.abspath(os.path.join(next(iter(inputs.roots)), MEMZOI_DIR))
+    project = _load(md, scope.changed)
+    if project is None:
+        return None
+    try:
+        done = _judge(scope, inputs, md, displays, project, now, judge)
+    finally:
+        project.close()
+    if done is None:
+        return None
+    report, stages = done
+    project.save()
+    _store(scope, inputs, stages, report)
+    if progress is not None:
+        progress(report.files_checked, report.files_checked)
+    return report
+
+
+def _load(md: str, changed: list[str]) -> ProjectCache | None:
+    """The store of the project of ``md`` (its configuration's stamp), reading the entries of ``changed`` now and
+    the others as asked."""
+    from ..judge.config import load_config  # noqa: PLC0415 lazy: start-up
+    from ..stores.verdictcache import ProjectCache, path_key  # noqa: PLC0415 lazy: start-up
+
+    try:
+        return ProjectCache.load(os.path.dirname(md), load_config(md).config, [path_key(p) for p in changed])
+    except Exception:  # noqa: BLE001 - the store never breaks a check: the caller judges every file
+        return None
+
+
+def _judge(
+    scope: Scope,
+    inputs: replay.Inputs,
+    md: str,
+    displays: dict[str, str],
+    project: ProjectCache,
+    now: datetime,
+    judge: Judge,
+) -> tuple[CheckReport, dict[str, Checked]] | None:
+    """Steps 1–5 of the module docstring: the new report and the stages of the affected files by path."""
+    from .checkfiles import check_chunk, from_entry  # noqa: PLC0415 lazy: start-up
+
+    links = inputs.links or {}
+    order = list(inputs.stamps)
+    stages: dict[str, Checked] = {}
+    for r in check_chunk(now, [(p, displays.get(p, p)) for p in scope.changed], cache=True):
+        if r.stage.memzoi_dir != md:
+            return None
+        stages[r.stage.path] = r
+        if r.entry is not None:
+            project.store(r.stage.path, *r.entry)
+    keys_of: dict[int, list[str]] = {}
+    for key, owners in links.items():
+        for i in owners:
+            keys_of.setdefault(i, []).append(key)
+    position = {p: i for i, p in enumerate(order)}
+    touched: set[str] = set()
+    for path, r in stages.items():
+        touched.update(keys_of.get(position.get(path, -1), ()))
+        if takes_part(path, r.stage.facts.role):
+            touched.update(replay.link_key(k) for k in related_keys(r.stage.facts))
+    affected = set(stages) | {order[i] for k in touched for i in links.get(k, ())}
+    wanted = set(touched)
+    for path in affected - stages.keys():
+        wanted.update(keys_of.get(position[path], ()))
+    facts = _facts(affected | {order[i] for k in wanted for i in links.get(k, ())}, stages, project)
+    if facts is None:
+        return None
+    links_cache: dict[str, object] = {}
+    for path in sorted(affected - stages.keys(), key=position.__getitem__):
+        payload = project.lookup(path)
+        got = from_entry(now, (displays.get(path, path), path, md, payload), links_cache) if payload else None
+        if got is None:  # no entry (a file with a secret gets none): analysed again, as a full run does
+            got = check_chunk(now, [(path, displays.get(path, path))], cache=True)[0]
+            if got.entry is not None:
+                project.store(path, *got.entry)
+        stages[path] = got
+    if any(r.display != displays.get(p) for p, r in stages.items()):
+        return None  # a redacted display path: it might be another file's
+    shown = {r.display for r in stages.values()}
+    if any(d in shown for w in scope.walked or () if w is not None for d, _ in w.found.path_findings):
+        return None
+    crossed = Workspace.of(facts).evaluate(sorted(affected & facts.keys()))
+    ordered = sorted(stages.values(), key=lambda r: position.get(r.stage.path, len(order)))
+    assert scope.stored is not None  # rejudge's first check
+    report = checkreport.load(scope.stored[1])
+    report.findings = [f for f in report.findings if f.path not in shown] + judge(md, ordered, crossed)
+    report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))
+    return report, stages
+
+
+def _facts(paths: set[str], stages: dict[str, Checked], project: ProjectCache) -> dict[str, FileFacts] | None:
+    """The cross-file facts of ``paths`` that take part: the changed files' new ones (``stages``), the others' from
+    the store; ``None`` when the store cannot vouch for one."""
+    from ..stores.verdictpayload import stored_facts  # noqa: PLC0415 lazy: start-up
+
+    out: dict[str, FileFacts] = {}
+    for path in paths:
+        r = stages.get(path)
+        if r is not None:
+            f = r.stage.facts
+        else:
+            kept = project.facts_of(path)
+            if kept is None:
+                return None
+            try:
+                f = stored_facts(kept)
+            except (ValueError, KeyError, TypeError, IndexError):
+                return None
+        if takes_part(path, f.role):
+            out[path] = f
+    return out
+
+
+def _store(scope: Scope, inputs: replay.Inputs, stages: dict[str, Checked], report: CheckReport) -> bool:
+    """Store ``report`` for the next run with the changed files' new stamps and keys (and the stamps of the files
+    confirmed by reading), when every changed file was read stably and the project's inputs are still those the
+    run began with. Returns True when stored."""
+    links = inputs.links or {}
+    position = {p: i for i, p in enumerate(inputs.stamps)}
+    gone = {position[p] for p in scope.changed if p in position}
+    for key in list(links):
+        kept = [i for i in links[key] if i not in gone]
+        if kept:
+            links[key] = kept
+        else:
+            del links[key]
+    bounds = []
+    for path in scope.changed:
+        r = stages[path]
+        if r.entry is None or path not in position:
+            return False
+        digest, stamp, checked = r.entry[:3]
+        inputs.stamps[path] = [*stamp, checked, digest.hex()]
+        if takes_part(path, r.stage.facts.role):
+            for key in related_keys(r.stage.facts):
+                links.setdefault(replay.link_key(key), []).append(position[path])
+        if r.stage.boundary is not None:
+            bounds.append(replay.micros(r.stage.boundary))
+    inputs.stamps.update(scope.confirmed)
+    if bounds:  # the earliest boundary, or earlier (a changed file's old one): judged again sooner, never later
+        inputs.until_us = min([*bounds, *([inputs.until_us] if inputs.until_us is not None else [])])
+    inputs.links = links
+    roots = {r: set(f) for r, f in inputs.roots.items()}
+    data = checkreport.dump(report)
+    if data is None or replay.project_inputs(roots) != scope.projects:
+        return False
+    conn = connect(scope.root)
+    if conn is None:
+        return False
+    try:
+        return replay.save(conn, scope.key, inputs, data)
+    finally:
+        conn.close()
+
+
+__all__ = ["MAX_CHANGED", "Judge", "rejudge"]
