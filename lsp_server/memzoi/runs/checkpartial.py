@@ -109,8 +109,10 @@ def _judge(
     """Steps 1–5 of the module docstring: the new report and the stages of the affected files by path."""
     from .checkfiles import check_chunk, from_entry  # noqa: PLC0415 lazy: start-up
 
-    links = inputs.links or {}
+    keys_of, links = replay.unpack_links(inputs.links or "")
     order = list(inputs.stamps)
+    if len(keys_of) != len(order):
+        return None
     stages: dict[str, Checked] = {}
     for r in check_chunk(now, [(p, displays.get(p, p)) for p in scope.changed], cache=True):
         if r.stage.memzoi_dir != md:
@@ -118,20 +120,17 @@ def _judge(
         stages[r.stage.path] = r
         if r.entry is not None:
             project.store(r.stage.path, *r.entry)
-    keys_of: dict[int, list[str]] = {}
-    for key, owners in links.items():
-        for i in owners:
-            keys_of.setdefault(i, []).append(key)
     position = {p: i for i, p in enumerate(order)}
     touched: set[str] = set()
     for path, r in stages.items():
-        touched.update(keys_of.get(position.get(path, -1), ()))
+        if path in position:
+            touched.update(keys_of[position[path]])
         if takes_part(path, r.stage.facts.role):
             touched.update(replay.link_key(k) for k in related_keys(r.stage.facts))
     affected = set(stages) | {order[i] for k in touched for i in links.get(k, ())}
     wanted = set(touched)
     for path in affected - stages.keys():
-        wanted.update(keys_of.get(position[path], ()))
+        wanted.update(keys_of[position[path]])
     facts = _facts(affected | {order[i] for k in wanted for i in links.get(k, ())}, stages, project)
     if facts is None:
         return None
@@ -185,15 +184,8 @@ def _store(scope: Scope, inputs: replay.Inputs, stages: dict[str, Checked], repo
     """Store ``report`` for the next run with the changed files' new stamps and keys (and the stamps of the files
     confirmed by reading), when every changed file was read stably and the project's inputs are still those the
     run began with. Returns True when stored."""
-    links = inputs.links or {}
     position = {p: i for i, p in enumerate(inputs.stamps)}
-    gone = {position[p] for p in scope.changed if p in position}
-    for key in list(links):
-        kept = [i for i in links[key] if i not in gone]
-        if kept:
-            links[key] = kept
-        else:
-            del links[key]
+    keys_of = replay.unpack_links(inputs.links or "")[0]
     bounds = []
     for path in scope.changed:
         r = stages[path]
@@ -201,15 +193,16 @@ def _store(scope: Scope, inputs: replay.Inputs, stages: dict[str, Checked], repo
             return False
         digest, stamp, checked = r.entry[:3]
         inputs.stamps[path] = [*stamp, checked, digest.hex()]
-        if takes_part(path, r.stage.facts.role):
-            for key in related_keys(r.stage.facts):
-                links.setdefault(replay.link_key(key), []).append(position[path])
+        facts = r.stage.facts
+        keys_of[position[path]] = (
+            [replay.link_key(k) for k in related_keys(facts)] if takes_part(path, facts.role) else []
+        )
         if r.stage.boundary is not None:
             bounds.append(replay.micros(r.stage.boundary))
     inputs.stamps.update(scope.confirmed)
     if bounds:  # the earliest boundary, or earlier (a changed file's old one): judged again sooner, never later
         inputs.until_us = min([*bounds, *([inputs.until_us] if inputs.until_us is not None else [])])
-    inputs.links = links
+    inputs.links = replay.pack_links(keys_of)
     roots = {r: set(f) for r, f in inputs.roots.items()}
     data = checkreport.dump(report)
     if data is None or replay.project_inputs(roots) != scope.projects:

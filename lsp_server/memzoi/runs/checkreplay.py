@@ -181,20 +181,18 @@ def _stamps(plan: Any, stages: list[Checked]) -> replay.Stamps | None:
     return out
 
 
-def _links(stamps: replay.Stamps, stages: list[Checked]) -> dict[str, list[int]]:
-    """Each cross-file key (:func:`memzoi.project.crossfile.related_keys`) of the checked files taking part in
-    cross-file checks → their positions in ``stamps`` (:attr:`memzoi.stores.replay.Inputs.links`)."""
+def _links(stamps: replay.Stamps, stages: list[Checked]) -> str:
+    """The cross-file keys (:func:`memzoi.project.crossfile.related_keys`) of each file of ``stamps`` that takes part
+    in cross-file checks, in their stored form (:attr:`memzoi.stores.replay.Inputs.links`)."""
     from ..judge.workspace import takes_part  # noqa: PLC0415 lazy: start-up
     from ..project.crossfile import related_keys  # noqa: PLC0415 lazy: start-up
 
-    position = {p: i for i, p in enumerate(stamps)}
-    out: dict[str, list[int]] = {}
+    keys: dict[str, list[str]] = {}
     for r in stages:
-        f, i = r.stage.facts, position.get(r.stage.path)
-        if i is not None and takes_part(r.stage.path, f.role):
-            for key in related_keys(f):
-                out.setdefault(replay.link_key(key), []).append(i)
-    return out
+        f = r.stage.facts
+        if takes_part(r.stage.path, f.role):
+            keys[r.stage.path] = [replay.link_key(k) for k in related_keys(f)]
+    return replay.pack_links([keys.get(p, []) for p in stamps])
 
 
 def _roots(plan: Any) -> dict[str, set[str]]:

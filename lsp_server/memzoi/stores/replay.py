@@ -61,10 +61,28 @@ _LINK_DOMAIN = b"memzoi-lsp.replay.link.v1\0"
 
 
 def link_key(key: str) -> str:
-    """The stored form of a cross-file key (:attr:`Inputs.links`): 16 hex characters of a domain-separated BLAKE3
+    """The stored form of a cross-file key (:attr:`Inputs.links`): 12 hex characters of a domain-separated BLAKE3
     digest, so that an id or reference that holds a secret is never stored, only compared (two keys with the same
     digest only widen the files re-judged together)."""
-    return blake3.blake3(_LINK_DOMAIN + key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return blake3.blake3(_LINK_DOMAIN + key.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+
+
+def pack_links(keys: list[list[str]]) -> str:
+    """The stored form of :attr:`Inputs.links` from each file's :func:`link_key` values, in the order of
+    :attr:`Inputs.stamps`: one plain string (keys joined by spaces, files by ``|``), which a replay reads past at
+    the cost of a copy."""
+    return "|".join(" ".join(k) for k in keys)
+
+
+def unpack_links(text: str) -> tuple[list[list[str]], dict[str, list[int]]]:
+    """:func:`pack_links`'s ``text`` read back: each file's keys (by position in :attr:`Inputs.stamps`) and each key
+    → the positions of the files that have it."""
+    per_file = [part.split() for part in text.split("|")]
+    owners: dict[str, list[int]] = {}
+    for i, keys in enumerate(per_file):
+        for key in keys:
+            owners.setdefault(key, []).append(i)
+    return per_file, owners
 
 
 def walk_digest(
@@ -118,17 +136,16 @@ class Inputs:
     """The inputs a stored report was made from: ``walk`` (:func:`walk_digest`), ``projects``
     (:func:`project_inputs` of ``roots``: project root → the folders of its checked files), ``stamps`` (each
     file's bytes), ``until_us`` (the earliest retention boundary, microseconds since the epoch; ``None`` for
-    none) and ``links``: each cross-file key (:func:`memzoi.project.crossfile.related_keys`, as :func:`link_key`
-    stores it) → the positions in
-    ``stamps`` of the files whose facts have it, so that a run re-judging a few changed files finds the files
-    they touch (``None``: not kept, such a run judges every file)."""
+    none) and ``links``: the cross-file keys (:func:`memzoi.project.crossfile.related_keys`, as :func:`link_key`
+    stores them) of each file of ``stamps``, in its order (:func:`pack_links`), so that a run re-judging a few
+    changed files finds the files they touch (``None``: not kept, such a run judges every file)."""
 
     walk: str
     projects: str
     stamps: Stamps
     until_us: int | None
     roots: dict[str, list[str]]
-    links: dict[str, list[int]] | None = None
+    links: str | None = None
 
     def to_json(self) -> str:
         """The stored form."""
@@ -140,7 +157,7 @@ class Inputs:
     def from_json(cls, text: str) -> Inputs:
         """Read :meth:`to_json`'s text back. Raises ``ValueError``, ``TypeError`` for one it did not write."""
         walk, projects, stamps, until, roots, links = json.loads(text)
-        if not isinstance(stamps, dict) or not isinstance(roots, dict) or not isinstance(links, dict | None):
+        if not isinstance(stamps, dict) or not isinstance(roots, dict) or not isinstance(links, str | None):
             raise TypeError("stamps")
         return cls(walk, projects, stamps, until, roots, links)
 
@@ -238,10 +255,12 @@ __all__ = [
     "files_unchanged",
     "link_key",
     "load",
+    "pack_links",
     "micros",
     "project_inputs",
     "report_key",
     "restamp",
     "save",
+    "unpack_links",
     "walk_digest",
 ]
