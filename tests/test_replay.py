@@ -240,13 +240,18 @@ def test_a_report_with_a_secret_is_replayed_and_the_store_holds_no_byte_of_it(re
     )
 
 
-def test_a_check_of_a_few_files_is_not_replayed(repo, capsys, planned):
-    """Its report depends on the project's other files (cross-file facts), which its walk does not see."""
+def test_a_check_of_a_few_files_is_replayed_and_sees_the_other_files(repo, capsys, planned):
+    """Its report depends on the project's other records and packets (cross-file facts): their bytes and their
+    listing are inputs too (tests/test_check_partial.py re-judges it partially)."""
+    base = run(capsys, ".memzoi/records/alpha.md", "--no-cache")
     for _ in range(2):
-        run(capsys, ".memzoi/records/alpha.md")
+        assert run(capsys, ".memzoi/records/alpha.md") == base
     planned["runs"] = 0
-    run(capsys, ".memzoi/records/alpha.md")
-    assert planned["runs"] == 1
+    assert run(capsys, ".memzoi/records/alpha.md") == base
+    assert planned["runs"] == 0
+    (repo / ".memzoi/records/other.md").write_text(rec("other"), encoding="utf-8")
+    assert run(capsys, ".memzoi/records/alpha.md") == run(capsys, ".memzoi/records/alpha.md", "--no-cache")
+    assert planned["runs"] == 2  # the cached run judged again, and the --no-cache one
 
 
 def test_a_rename_over_the_file_is_seen(repo, capsys, planned):

@@ -32,7 +32,7 @@ from ..project.checkpaths import (
     expand as expand,
     require_exists as require_exists,
 )
-from .checkreplay import Walked, begin, record, recorder, replayed
+from .checkreplay import Walked, begin, others_stamp, record, recorder, replayed
 
 # Re-exported (also imported from here).
 from .checkreport import (
@@ -114,6 +114,9 @@ class CheckPlan:
     visibility: dict[str, GitVisibility] = field(default_factory=dict)
     #: per argument, the walk's ``on_file`` calls and what it expanded to (``None`` for a resident file)
     walked: list[Walked | None] = field(default_factory=list)
+    #: the stamps of the project's files the run does not check whose cross-file facts it used
+    #: (:func:`memzoi.runs.checkreplay.others_stamp`), for a stored report's inputs
+    others: dict[str, tuple[list[Any], FileFacts]] = field(default_factory=dict)
 
 
 def _check_paths(
@@ -270,9 +273,12 @@ def _cross_check(plan: CheckPlan, cache: bool) -> CrossFileCheck:
         project = plan.caches.get(md)
         stored = project.facts_of(path) if project is not None else None
         try:
-            return stored_facts(stored) if stored is not None else None
+            found = stored_facts(stored) if stored is not None else None
         except (ValueError, KeyError, TypeError, IndexError):
             return None
+        if found is not None and project is not None:
+            plan.others[path] = (others_stamp(project, path), found)
+        return found
 
     def analyse_others(md: str, paths: list[str]) -> dict[str, FileFacts]:
         # Analysed like the checked ones and given their entries, so that the next check of a few files reads
@@ -293,6 +299,7 @@ def _cross_check(plan: CheckPlan, cache: bool) -> CrossFileCheck:
             for r in others.iter_results():
                 if project is not None and r.entry is not None:
                     project.store(r.stage.path, *r.entry)
+                    plan.others[r.stage.path] = ([*r.entry[1], r.entry[2], r.entry[0].hex()], r.stage.facts)
                 out[r.stage.path] = r.stage.facts
         finally:
             others.close()

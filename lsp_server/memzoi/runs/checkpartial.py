@@ -14,6 +14,7 @@ boundary are all the same), :func:`rejudge` makes the report from the stored one
    are those a workspace of the whole project gives (the relation is wider than needed, never narrower);
 4. the second stage of the affected files is run as a full check runs it (``judge``: git visibility, ledger,
    cross-file findings, grading), their first stage read back from their store entries;
+   (for a check of a few files, only the files it checks are judged; the project's other files give facts);
 5. the stored report's findings of every other file are kept, the affected files' replaced, and the whole sorted
    as a full run sorts it, so the output is byte for byte that of ``memzoi check --no-cache``;
 6. the report is stored again with the changed files' new stamps and keys.
@@ -106,7 +107,7 @@ def _judge(
     now: datetime,
     judge: Judge,
 ) -> tuple[CheckReport, dict[str, Checked]] | None:
-    """Steps 1–5 of the module docstring: the new report and the stages of the affected files by path."""
+    """Steps 1–5 of the module docstring: the new report and the stages of the changed files by path."""
     from .checkfiles import check_chunk, from_entry  # noqa: PLC0415 lazy: start-up
 
     keys_of, links = replay.unpack_links(inputs.links or "")
@@ -127,13 +128,17 @@ def _judge(
             touched.update(keys_of[position[path]])
         if takes_part(path, r.stage.facts.role):
             touched.update(replay.link_key(k) for k in related_keys(r.stage.facts))
-    affected = set(stages) | {order[i] for k in touched for i in links.get(k, ())}
+    # the files whose findings can change, among those the run checks (a check of a few files keeps the others'
+    # facts, not their findings)
+    affected = (set(stages) | {order[i] for k in touched for i in links.get(k, ())}) & displays.keys()
     wanted = set(touched)
     for path in affected - stages.keys():
         wanted.update(keys_of[position[path]])
-    facts = _facts(affected | {order[i] for k in wanted for i in links.get(k, ())}, stages, project)
+    facts = _facts(affected | set(stages) | {order[i] for k in wanted for i in links.get(k, ())}, stages, project)
     if facts is None:
         return None
+    changed = dict(stages)
+    stages = {p: r for p, r in stages.items() if p in affected}
     links_cache: dict[str, object] = {}
     for path in sorted(affected - stages.keys(), key=position.__getitem__):
         payload = project.lookup(path)
@@ -154,7 +159,7 @@ def _judge(
     report = checkreport.load(scope.stored[1])
     report.findings = [f for f in report.findings if f.path not in shown] + judge(md, ordered, crossed)
     report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))
-    return report, stages
+    return report, changed
 
 
 def _facts(paths: set[str], stages: dict[str, Checked], project: ProjectCache) -> dict[str, FileFacts] | None:

@@ -3,7 +3,10 @@ anything, :func:`replayed` walks the arguments and, when the project's store hol
 inputs are all unchanged, gives it back; after a run, :func:`record` stores its report with its inputs.
 
 A run is replayable when all its arguments lie in one project (its store keeps the report) and none is a Zuno
-resident file; the walk made here is handed to the planner on a miss, so a changed workspace is walked once.
+resident file; the walk made here is handed to the planner on a miss, so a changed workspace is walked once. When
+only the bytes of some files changed, :func:`replayed` hands the stored report and the changed files on to
+:func:`memzoi.runs.checkpartial.rejudge`. A check of a few files keeps the stamps of the project's other records and
+packets too (:func:`others_stamp`), whose cross-file facts its report depends on.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from .checkreport import CheckReport, is_resident
 if TYPE_CHECKING:
     import sqlite3
 
+    from ..project.filefacts import FileFacts
+    from ..stores.verdictcache import ProjectCache
     from .checkfiles import Checked
 
 
@@ -129,7 +134,7 @@ def replayed(args: list[str], now: datetime, progress: Callable[[int, int], None
     inputs, blob = stored
     if inputs.until_us is not None and replay.micros(now) >= inputs.until_us:
         return scope
-    if _walk_digest(scope.walked) != inputs.walk:
+    if _walk_digest(scope.walked, inputs.planes) != inputs.walk:
         return scope
     roots = {r: set(f) for r, f in inputs.roots.items()}
     projects = replay.project_inputs(roots)
@@ -155,12 +160,31 @@ def replayed(args: list[str], now: datetime, progress: Callable[[int, int], None
     return scope
 
 
-def _walk_digest(walked: list[Walked | None]) -> str:
+def _walk_digest(walked: list[Walked | None], planes: list[str]) -> str:
+    """:func:`memzoi.stores.replay.walk_digest` of ``walked`` and of the records and packets of ``planes`` (the
+    ``.memzoi`` directories of a check of a few files, :func:`memzoi.project.crosscheck.plane_paths`)."""
+    from ..project.crosscheck import plane_paths  # noqa: PLC0415 lazy: start-up
+
     files = [c[0] for w in walked if w is not None for c in w.calls]
     skipped = [(s[0], s[1]) for w in walked if w is not None for s in w.found.skipped]
     found = [pf for w in walked if w is not None for pf in w.found.path_findings]
     complete = {c for w in walked if w is not None for c in w.found.complete}
-    return replay.walk_digest(files, skipped, found, complete)
+    listed = [p for md in planes for p in (md, *plane_paths(md))]
+    return replay.walk_digest(files, skipped, found, complete, listed)
+
+
+def others_stamp(project: ProjectCache, path: str) -> list[Any]:
+    """The stamp (:data:`memzoi.stores.replay.Stamps`' form) of the bytes of the file at ``path`` whose cross-file
+    facts ``project`` just vouched for (:meth:`memzoi.stores.verdictcache.ProjectCache.facts_of`): its entry's, or
+    its facts blob item's, which keeps no digest (the empty one: where the stat does not vouch alone, the file
+    counts as changed)."""
+    from ..stores.verdictcache import path_key  # noqa: PLC0415 lazy: start-up
+
+    got = project.vouched(path)
+    if got is not None:
+        return [*got[0], got[1], got[2].hex()]
+    item = project.blob.get(path_key(path)) if project.blob is not None else None
+    return [*item[:5], ""] if item is not None else [-1, 0, 0, 0, 0, ""]
 
 
 def _stamps(plan: Any, stages: list[Checked]) -> replay.Stamps | None:
@@ -181,18 +205,39 @@ def _stamps(plan: Any, stages: list[Checked]) -> replay.Stamps | None:
     return out
 
 
-def _links(stamps: replay.Stamps, stages: list[Checked]) -> str:
+def _links(stamps: replay.Stamps, facts: dict[str, FileFacts]) -> str:
     """The cross-file keys (:func:`memzoi.project.crossfile.related_keys`) of each file of ``stamps`` that takes part
-    in cross-file checks, in their stored form (:attr:`memzoi.stores.replay.Inputs.links`)."""
+    in cross-file checks (``facts``: path → its facts), in their stored form (:attr:`memzoi.stores.replay.Inputs.links`)."""
     from ..judge.workspace import takes_part  # noqa: PLC0415 lazy: start-up
     from ..project.crossfile import related_keys  # noqa: PLC0415 lazy: start-up
 
     keys: dict[str, list[str]] = {}
-    for r in stages:
-        f = r.stage.facts
-        if takes_part(r.stage.path, f.role):
-            keys[r.stage.path] = [replay.link_key(k) for k in related_keys(f)]
+    for path, f in facts.items():
+        if takes_part(path, f.role):
+            keys[path] = [replay.link_key(k) for k in related_keys(f)]
     return replay.pack_links([keys.get(p, []) for p in stamps])
+
+
+def _others(
+    planes: list[str],
+    others: dict[str, tuple[list[Any], FileFacts]],
+    stamps: replay.Stamps,
+    facts: dict[str, FileFacts],
+) -> bool:
+    """Add to ``stamps`` and ``facts`` each record and packet of ``planes`` that a check of a few files did not
+    check, from ``others`` (what its cross-file pass used: path → (stamp, facts)); False when one is not there
+    (its facts came from the index, or it appeared since)."""
+    from ..project.crosscheck import plane_paths  # noqa: PLC0415 lazy: start-up
+
+    for md in planes:
+        for path in plane_paths(md):
+            if path in stamps:
+                continue
+            got = others.get(path)
+            if got is None:
+                return False
+            stamps[path], facts[path] = got
+    return True
 
 
 def _roots(plan: Any) -> dict[str, set[str]]:
@@ -210,13 +255,17 @@ def record(scope: Scope, plan: Any, stages: list[Checked], report: CheckReport) 
     """Store ``report`` of the run ``plan`` (:class:`memzoi.runs.check.CheckPlan`, whose files' first stages are
     ``stages``) in the project's store for :func:`replayed`, when it may be (see :mod:`memzoi.stores.replay`). Returns True
     when stored; never raises for a store problem."""
-    if any(w is None for w in plan.walked) or not plan.groups or set(plan.groups) - plan.complete:
-        return False  # a resident file, no project, or a project not walked in full (its other files count)
+    if any(w is None for w in plan.walked) or not plan.groups:
+        return False  # a resident file, or no project
     if {os.path.realpath(os.path.dirname(md)) for md in plan.groups} != {os.path.realpath(scope.root)}:
         return False
     stamps = _stamps(plan, stages)
     blob = checkreport.dump(report) if stamps is not None else None
     if stamps is None or blob is None:
+        return False
+    facts = {r.stage.path: r.stage.facts for r in stages}
+    planes = sorted(set(plan.groups) - plan.complete)  # a check of a few files: the others' facts count too
+    if planes and not _others(planes, plan.others, stamps, facts):
         return False
     roots = _roots(plan)
     projects = replay.project_inputs(roots)
@@ -225,12 +274,13 @@ def record(scope: Scope, plan: Any, stages: list[Checked], report: CheckReport) 
     bounds = [r.stage.boundary for r in stages if r.stage.boundary is not None]
     until = min(bounds) if bounds else None
     inputs = replay.Inputs(
-        _walk_digest(plan.walked),
+        _walk_digest(plan.walked, planes),
         projects,
         stamps,
         replay.micros(until) if until is not None else None,
         {k: sorted(v) for k, v in roots.items()},
-        _links(stamps, stages),
+        _links(stamps, facts),
+        planes,
     )
     conn = connect(scope.root)
     if conn is None:
@@ -241,4 +291,4 @@ def record(scope: Scope, plan: Any, stages: list[Checked], report: CheckReport) 
         conn.close()
 
 
-__all__ = ["Scope", "Walked", "begin", "connect", "record", "replayed", "walk"]
+__all__ = ["Scope", "Walked", "begin", "connect", "others_stamp", "record", "replayed", "walk"]

@@ -16,9 +16,10 @@ it, the stored report is given back instead of judging anything again (issue 29,
   installed code);
 - the clock: the earliest retention boundary of any checked file; once it passes, the report is judged again.
 
-A report is stored only for a run that walked every project it touched in full (a check of a few files reads the
-facts of the others, which the walk does not see), whose every file was read stably, and whose finding data is
-plain JSON. What is stored is what the report prints (no file text, no matched value: a secret is named by its
+A report is stored for a run of one project whose every file was read stably, and whose finding data is plain
+JSON. A check of a few files (what pre-commit runs) also reads the cross-file facts of the project's other
+records and packets: their listing is then part of the walk and their bytes are among the stamps (:attr:`Inputs.planes`;
+a file whose facts came from the index, which keeps no stamp of ours, makes the report not stored). What is stored is what the report prints (no file text, no matched value: a secret is named by its
 kind, place and fingerprint only). A stored report is checksummed: a damaged row is a miss. A miss runs the
 check as usual: files whose bytes are unchanged still come from their store entries, only changed files are
 analysed again.
@@ -34,7 +35,7 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -90,11 +91,14 @@ def walk_digest(
     skipped: Iterable[tuple[str, str]],
     path_findings: Iterable[tuple[str, Any]],
     complete: Iterable[str],
+    planes: Iterable[str] = (),
 ) -> str:
     """Hex BLAKE3 of what a walk found: the files in order, the skipped entries, the path findings (display,
-    code, message) and the ``.memzoi`` directories walked in full."""
+    code, message) and the ``.memzoi`` directories walked in full; and, for a check of a few files, ``planes``: the
+    records and packets of their projects (whose cross-file facts count) in walk order."""
     h = blake3.blake3()
-    for part in (list(files), sorted(skipped), [(d, f.code, f.message) for d, f in path_findings], sorted(complete)):
+    parts = (list(files), sorted(skipped), [(d, f.code, f.message) for d, f in path_findings], sorted(complete))
+    for part in (*parts, list(planes)):
         h.update(json.dumps(part).encode("utf-8", "surrogateescape") + b"\0")
     return h.hexdigest()
 
@@ -138,7 +142,9 @@ class Inputs:
     file's bytes), ``until_us`` (the earliest retention boundary, microseconds since the epoch; ``None`` for
     none) and ``links``: the cross-file keys (:func:`memzoi.project.crossfile.related_keys`, as :func:`link_key`
     stores them) of each file of ``stamps``, in its order (:func:`pack_links`), so that a run re-judging a few
-    changed files finds the files they touch (``None``: not kept, such a run judges every file)."""
+    changed files finds the files they touch (``None``: not kept, such a run judges every file); ``planes``: for a
+    check of a few files, the ``.memzoi`` directories whose other records and packets gave cross-file facts (their
+    listing is part of ``walk``, their files are in ``stamps``)."""
 
     walk: str
     projects: str
@@ -146,20 +152,24 @@ class Inputs:
     until_us: int | None
     roots: dict[str, list[str]]
     links: str | None = None
+    planes: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
         """The stored form."""
         return json.dumps(
-            [self.walk, self.projects, self.stamps, self.until_us, self.roots, self.links], separators=(",", ":")
+            [self.walk, self.projects, self.stamps, self.until_us, self.roots, self.links, self.planes],
+            separators=(",", ":"),
         )
 
     @classmethod
     def from_json(cls, text: str) -> Inputs:
         """Read :meth:`to_json`'s text back. Raises ``ValueError``, ``TypeError`` for one it did not write."""
-        walk, projects, stamps, until, roots, links = json.loads(text)
+        walk, projects, stamps, until, roots, links, planes = json.loads(text)
         if not isinstance(stamps, dict) or not isinstance(roots, dict) or not isinstance(links, str | None):
             raise TypeError("stamps")
-        return cls(walk, projects, stamps, until, roots, links)
+        if not isinstance(planes, list):
+            raise TypeError("planes")
+        return cls(walk, projects, stamps, until, roots, links, planes)
 
 
 def changed_files(stamps: Stamps) -> tuple[list[str], Stamps]:
