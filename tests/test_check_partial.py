@@ -105,7 +105,9 @@ edits = st.lists(st.tuples(st.integers(0, len(FILES) - 1), st.integers(0, 47)), 
     phases=[Phase.explicit, Phase.reuse, Phase.generate],  # each example runs git and checks: no slow shrinking
 )
 @given(start=st.lists(st.integers(0, 47), min_size=len(FILES), max_size=len(FILES)), script=st.lists(edits, max_size=4))
-def test_partial_reports_are_no_cache_reports_for_random_edit_scripts(tmp_path_factory, capsys, start, script):
+@pytest.mark.parametrize("targets", [(".memzoi",), (".memzoi/records/a.md", ".memzoi/proposals/pending/p.md")])
+def test_partial_reports_are_no_cache_reports_for_random_edit_scripts(tmp_path_factory, capsys, targets, start, script):
+    """Over the whole project, and over a few of its files (what pre-commit checks: the others' facts count)."""
     root = project(tmp_path_factory.mktemp("proj"), start)
     counted = Counted()
     cwd = os.getcwd()
@@ -115,19 +117,17 @@ def test_partial_reports_are_no_cache_reports_for_random_edit_scripts(tmp_path_f
             mock.patch.object(checkmod, "plan_check", counted.plan),
             mock.patch.object(checkpartial, "rejudge", counted.rejudge),
         ):
-            assert run(capsys, ".memzoi", "--format", "json") == run(
-                capsys, ".memzoi", "--format", "json", "--no-cache"
-            )
+            assert run(capsys, *targets, "--format", "json") == run(capsys, *targets, "--format", "json", "--no-cache")
             for step in script:
                 for which, choice in step:
                     put(root, which, choice)
                 counted.full = counted.partial = 0
-                cached = run(capsys, ".memzoi", "--format", "json")
+                cached = run(capsys, *targets, "--format", "json")
                 # a step that rewrote files with the same text changed nothing: then the report is replayed
                 assert counted.full == 0, "a run with a few changed files judged every file"
-                assert cached == run(capsys, ".memzoi", "--format", "json", "--no-cache")
+                assert cached == run(capsys, *targets, "--format", "json", "--no-cache")
             for fmt in FORMATS:
-                assert run(capsys, ".memzoi", "--format", fmt) == run(capsys, ".memzoi", "--format", fmt, "--no-cache")
+                assert run(capsys, *targets, "--format", fmt) == run(capsys, *targets, "--format", fmt, "--no-cache")
     finally:
         os.chdir(cwd)
 
@@ -183,3 +183,56 @@ def test_a_changed_file_touches_the_files_sharing_a_key_with_its_old_or_new_fact
     assert changed == {"/b.md"}  # the lifecycle_inconsistent finding went away
     assert set(related_keys(referrer)) & (set(related_keys(old)) | set(related_keys(new)))
     assert not set(related_keys(FileFacts(kind="record", role="record", ident="z"))) & set(related_keys(old))
+
+
+def test_the_stored_keys_hold_no_byte_of_a_secret_in_a_reference(repo, capsys):
+    """A reference is a cross-file key; one that holds a credential is stored as a digest only, and a partial run
+    over the file that holds it prints --no-cache's report."""
+    import sqlite3
+    import zlib
+
+    from memzoi.base.runtime import STORE_DB
+
+    token = "ghp_" + "".join(chr(ord("a") + (i * 5) % 26) for i in range(36))  # built here, never printed
+    write(repo, record_path("e"), record("e", supersedes=token))
+    counted = Counted()
+    with mock.patch.object(checkpartial, "rejudge", counted.rejudge):
+        run(capsys, ".memzoi", "--format", "json")
+        write(repo, record_path("e"), record("e", supersedes=token, body="Edited."))
+        got = run(capsys, ".memzoi", "--format", "json")
+    assert counted.partial == 1
+    assert got == run(capsys, ".memzoi", "--format", "json", "--no-cache")
+    assert "credential_token" in got[1] and token not in got[1]
+    [db] = sorted(Path(os.environ["MEMZOI_HOME"]).rglob(STORE_DB))
+    for f in (db, db.with_name(db.name + "-wal")):
+        assert not f.exists() or token.encode() not in f.read_bytes()
+    with sqlite3.connect(db) as conn:
+        stored = conn.execute("SELECT inputs, report FROM reports").fetchall()
+    in_inputs = [token in i for i, _ in stored]
+    in_reports = [token.encode() in zlib.decompress(r) for _, r in stored]
+    assert stored and not any(in_inputs) and not any(in_reports)  # booleans only: the token is never printed
+
+
+def test_a_check_of_a_few_files_replays_and_re_judges_partially(repo, capsys):
+    """What pre-commit runs: the report of a few files depends on the project's other records and packets too, so
+    their bytes and their listing are inputs: an edit of another file re-judges partially, a new file judges again."""
+    counted = Counted()
+    few = (".memzoi/records/b.md", ".memzoi/records/c.md")
+    with (
+        mock.patch.object(checkmod, "plan_check", counted.plan),
+        mock.patch.object(checkpartial, "rejudge", counted.rejudge),
+    ):
+        base = {fmt: run(capsys, *few, "--format", fmt, "--no-cache") for fmt in FORMATS}
+        assert {fmt: run(capsys, *few, "--format", fmt) for fmt in FORMATS} == base
+        counted.full = 0
+        assert {fmt: run(capsys, *few, "--format", fmt) for fmt in FORMATS} == base
+        assert counted.full == counted.partial == 0, "an unchanged check of a few files judged again"
+        put(repo, 0, 1)  # record a, which b supersedes, is no longer active: b's finding changes
+        got = run(capsys, *few, "--format", "json")
+        assert counted.full == 0 and counted.partial == 1
+        assert got == run(capsys, *few, "--format", "json", "--no-cache") != base["json"]
+        counted.full = 0
+        write(repo, record_path("f"), record("f", body="Body two."))  # a new record: the listing changed
+        got = run(capsys, *few, "--format", "json")
+        assert counted.full == 1
+        assert got == run(capsys, *few, "--format", "json", "--no-cache")
