@@ -236,3 +236,27 @@ def test_a_check_of_a_few_files_replays_and_re_judges_partially(repo, capsys):
         got = run(capsys, *few, "--format", "json")
         assert counted.full == 1
         assert got == run(capsys, *few, "--format", "json", "--no-cache")
+
+
+def test_a_check_over_several_projects_replays(tmp_path, capsys, monkeypatch):
+    """Two projects in one run: the first project's store keeps the report, whose inputs are both projects'."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    for root, start in ((one, [0, 2, 0, 8, 0, 1, 4, 0]), (two, [1, 0, 3, 0, 24, 2, 0, 5])):
+        root.mkdir()
+        project(root, start)
+    monkeypatch.chdir(tmp_path)
+    both = ("one/.memzoi", "two/.memzoi")
+    counted = Counted()
+    with (
+        mock.patch.object(checkmod, "plan_check", counted.plan),
+        mock.patch.object(checkpartial, "rejudge", counted.rejudge),
+    ):
+        base = {fmt: run(capsys, *both, "--format", fmt, "--no-cache") for fmt in FORMATS}
+        assert {fmt: run(capsys, *both, "--format", fmt) for fmt in FORMATS} == base
+        counted.full = 0
+        assert {fmt: run(capsys, *both, "--format", fmt) for fmt in FORMATS} == base
+        assert counted.full == counted.partial == 0, "an unchanged check of two projects judged again"
+        put(two, 0, 0)  # record a of the second project becomes active again
+        got = run(capsys, *both, "--format", "json")
+        assert counted.full == 0 and counted.partial == 1
+        assert got == run(capsys, *both, "--format", "json", "--no-cache") != base["json"]

@@ -19,15 +19,16 @@ boundary are all the same), :func:`rejudge` makes the report from the stored one
    as a full run sorts it, so the output is byte for byte that of ``memzoi check --no-cache``;
 6. the report is stored again with the changed files' new stamps and keys.
 
-Whenever something needed is not at hand (no keys stored, more than :data:`MAX_CHANGED` changed files, a file
-whose facts the store cannot vouch for, display paths that are not one per file, a changed file that left the
+A run over several projects re-judges each project's files over a workspace of that project's files, with its
+own store. Whenever something needed is not at hand (no keys stored, more than :data:`MAX_CHANGED` changed files, a
+file whose facts the store cannot vouch for, display paths that are not one per file, a changed file that left its
 project), :func:`rejudge` gives ``None`` and the caller judges every file.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -62,28 +63,39 @@ def rejudge(
     if scope.stored is None or not scope.changed or len(scope.changed) > MAX_CHANGED or scope.walked is None:
         return None
     inputs = scope.stored[0]
-    if inputs.links is None or len(inputs.roots) != 1:
+    if inputs.links is None:
         return None
     calls = [c for w in scope.walked if w is not None for c in w.calls]
     displays = {path: display for path, display, _ in calls}
     if len({d for _, d, _ in calls}) != len(calls) or len(displays) != len(calls):
         return None  # a display path shared by two files (or a file walked twice): findings are not one file's
-    md = os.path.abspath(os.path.join(next(iter(inputs.roots)), MEMZOI_DIR))
-    project = _load(md, scope.changed)
-    if project is None:
-        return None
+    mds = sorted({os.path.abspath(os.path.join(r, MEMZOI_DIR)) for r in inputs.roots})
+    projects: dict[str, ProjectCache] = {}
     try:
-        done = _judge(scope, inputs, md, displays, project, now, judge)
+        for md in mds:
+            project = _load(md, [p for p in scope.changed if p.startswith(md + os.sep)])
+            if project is None:
+                return None
+            projects[md] = project
+        done = _judge(scope, inputs, displays, projects, now, judge)
     finally:
-        project.close()
+        for project in projects.values():
+            project.close()
     if done is None:
         return None
     report, stages = done
-    project.save()
+    for project in projects.values():
+        project.save()
     _store(scope, inputs, stages, report)
     if progress is not None:
         progress(report.files_checked, report.files_checked)
     return report
+
+
+def _memzoi_dir(path: str, projects: Mapping[str, object]) -> str | None:
+    """The ``.memzoi`` directory among those of ``projects`` that ``path`` (absolute) lies in."""
+    found = [md for md in projects if path.startswith(md + os.sep)]
+    return max(found, key=len) if found else None
 
 
 def _load(md: str, changed: list[str]) -> ProjectCache | None:
@@ -101,79 +113,109 @@ def _load(md: str, changed: list[str]) -> ProjectCache | None:
 def _judge(
     scope: Scope,
     inputs: replay.Inputs,
-    md: str,
     displays: dict[str, str],
-    project: ProjectCache,
+    projects: dict[str, ProjectCache],
     now: datetime,
     judge: Judge,
 ) -> tuple[CheckReport, dict[str, Checked]] | None:
-    """Steps 1–5 of the module docstring: the new report and the stages of the changed files by path."""
-    from .checkfiles import check_chunk, from_entry  # noqa: PLC0415 lazy: start-up
+    """Steps 1–5 of the module docstring, over the projects of the ``.memzoi`` directories of ``projects`` (each
+    one's store): the new report and the stages of the changed files by path."""
+    from .checkfiles import check_chunk  # noqa: PLC0415 lazy: start-up
 
     keys_of, links = replay.unpack_links(inputs.links or "")
     order = list(inputs.stamps)
     if len(keys_of) != len(order):
         return None
-    stages: dict[str, Checked] = {}
+    changed: dict[str, Checked] = {}
     for r in check_chunk(now, [(p, displays.get(p, p)) for p in scope.changed], cache=True):
-        if r.stage.memzoi_dir != md:
-            return None
-        stages[r.stage.path] = r
+        md = r.stage.memzoi_dir
+        if md is None or md != _memzoi_dir(r.stage.path, projects):
+            return None  # it left its project
+        changed[r.stage.path] = r
         if r.entry is not None:
-            project.store(r.stage.path, *r.entry)
+            projects[md].store(r.stage.path, *r.entry)
     position = {p: i for i, p in enumerate(order)}
     touched: set[str] = set()
-    for path, r in stages.items():
+    for path, r in changed.items():
         if path in position:
             touched.update(keys_of[position[path]])
         if takes_part(path, r.stage.facts.role):
             touched.update(replay.link_key(k) for k in related_keys(r.stage.facts))
     # the files whose findings can change, among those the run checks (a check of a few files keeps the others'
     # facts, not their findings)
-    affected = (set(stages) | {order[i] for k in touched for i in links.get(k, ())}) & displays.keys()
+    affected = (set(changed) | {order[i] for k in touched for i in links.get(k, ())}) & displays.keys()
     wanted = set(touched)
-    for path in affected - stages.keys():
+    for path in affected - changed.keys():
         wanted.update(keys_of[position[path]])
-    facts = _facts(affected | set(stages) | {order[i] for k in wanted for i in links.get(k, ())}, stages, project)
+    related = affected | set(changed) | {order[i] for k in wanted for i in links.get(k, ())}
+    facts = _facts(related, changed, projects)
     if facts is None:
         return None
-    changed = dict(stages)
-    stages = {p: r for p, r in stages.items() if p in affected}
-    links_cache: dict[str, object] = {}
-    for path in sorted(affected - stages.keys(), key=position.__getitem__):
-        payload = project.lookup(path)
-        got = from_entry(now, (displays.get(path, path), path, md, payload), links_cache) if payload else None
-        if got is None:  # no entry (a file with a secret gets none): analysed again, as a full run does
-            got = check_chunk(now, [(path, displays.get(path, path))], cache=True)[0]
-            if got.entry is not None:
-                project.store(path, *got.entry)
-        stages[path] = got
-    if any(r.display != displays.get(p) for p, r in stages.items()):
-        return None  # a redacted display path: it might be another file's
+    stages = _stages(affected, changed, displays, projects, position, now)
+    if stages is None:
+        return None
     shown = {r.display for r in stages.values()}
     if any(d in shown for w in scope.walked or () if w is not None for d, _ in w.found.path_findings):
         return None
-    crossed = Workspace.of(facts).evaluate(sorted(affected & facts.keys()))
-    ordered = sorted(stages.values(), key=lambda r: position.get(r.stage.path, len(order)))
     assert scope.stored is not None  # rejudge's first check
     report = checkreport.load(scope.stored[1])
-    report.findings = [f for f in report.findings if f.path not in shown] + judge(md, ordered, crossed)
+    report.findings = [f for f in report.findings if f.path not in shown]
+    for md in projects:  # each project's files are evaluated over a workspace of that project's files only
+        mine = {p: f for p, f in facts.items() if _memzoi_dir(p, projects) == md}
+        crossed = Workspace.of(mine).evaluate(sorted(affected & mine.keys()))
+        ordered = sorted((r for r in stages.values() if r.stage.memzoi_dir == md), key=lambda r: position[r.stage.path])
+        if ordered:
+            report.findings += judge(md, ordered, crossed)
     report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))
     return report, changed
 
 
-def _facts(paths: set[str], stages: dict[str, Checked], project: ProjectCache) -> dict[str, FileFacts] | None:
-    """The cross-file facts of ``paths`` that take part: the changed files' new ones (``stages``), the others' from
-    the store; ``None`` when the store cannot vouch for one."""
+def _stages(
+    affected: set[str],
+    changed: dict[str, Checked],
+    displays: dict[str, str],
+    projects: dict[str, ProjectCache],
+    position: dict[str, int],
+    now: datetime,
+) -> dict[str, Checked] | None:
+    """The first stages of the ``affected`` files: the changed ones' new ones, the others' read back from their
+    store entries (analysed again where there is none: a file with a secret gets none, as a full run does);
+    ``None`` when a display path is not the walk's (a redacted one might be another file's)."""
+    from .checkfiles import check_chunk, from_entry  # noqa: PLC0415 lazy: start-up
+
+    stages = {p: r for p, r in changed.items() if p in affected}
+    links_cache: dict[str, object] = {}
+    for path in sorted(affected - stages.keys(), key=position.__getitem__):
+        md = _memzoi_dir(path, projects)
+        if md is None:
+            return None
+        payload = projects[md].lookup(path)
+        got = from_entry(now, (displays[path], path, md, payload), links_cache) if payload else None
+        if got is None:
+            got = check_chunk(now, [(path, displays[path])], cache=True)[0]
+            if got.entry is not None:
+                projects[md].store(path, *got.entry)
+        stages[path] = got
+    if any(r.display != displays.get(p) for p, r in stages.items()):
+        return None
+    return stages
+
+
+def _facts(
+    paths: set[str], changed: dict[str, Checked], projects: dict[str, ProjectCache]
+) -> dict[str, FileFacts] | None:
+    """The cross-file facts of ``paths`` that take part: the changed files' new ones, the others' from their
+    project's store; ``None`` when a store cannot vouch for one."""
     from ..stores.verdictpayload import stored_facts  # noqa: PLC0415 lazy: start-up
 
     out: dict[str, FileFacts] = {}
     for path in paths:
-        r = stages.get(path)
+        r = changed.get(path)
         if r is not None:
             f = r.stage.facts
         else:
-            kept = project.facts_of(path)
+            md = _memzoi_dir(path, projects)
+            kept = projects[md].facts_of(path) if md is not None else None
             if kept is None:
                 return None
             try:

@@ -2,8 +2,8 @@
 anything, :func:`replayed` walks the arguments and, when the project's store holds a report of the same run whose
 inputs are all unchanged, gives it back; after a run, :func:`record` stores its report with its inputs.
 
-A run is replayable when all its arguments lie in one project (its store keeps the report) and none is a Zuno
-resident file; the walk made here is handed to the planner on a miss, so a changed workspace is walked once. When
+A run is replayable when none of its arguments is a Zuno resident file; the store of its first project keeps the
+report (a run over several projects has all their inputs); the walk made here is handed to the planner on a miss, so a changed workspace is walked once. When
 only the bytes of some files changed, :func:`replayed` hands the stored report and the changed files on to
 :func:`memzoi.runs.checkpartial.rejudge`. A check of a few files keeps the stamps of the project's other records and
 packets too (:func:`others_stamp`), whose cross-file facts its report depends on.
@@ -88,9 +88,11 @@ class Scope:
 
 
 def _root_of(args: list[str]) -> Path | None:
-    """The one project root every argument lies in (:func:`memzoi.judge.workspace.find_project_root`), else ``None``."""
+    """The project root whose store keeps the report of a run of ``args``: the first (sorted) of the roots its
+    arguments lie in (:func:`memzoi.judge.workspace.find_project_root`); a run over several projects has every
+    project's inputs in its report's."""
     roots = {find_project_root(os.path.abspath(a)) for a in args}
-    return roots.pop() if len(roots) == 1 else None
+    return min(roots) if roots else None
 
 
 def connect(root: Path) -> sqlite3.Connection | None:
@@ -257,8 +259,8 @@ def record(scope: Scope, plan: Any, stages: list[Checked], report: CheckReport) 
     when stored; never raises for a store problem."""
     if any(w is None for w in plan.walked) or not plan.groups:
         return False  # a resident file, or no project
-    if {os.path.realpath(os.path.dirname(md)) for md in plan.groups} != {os.path.realpath(scope.root)}:
-        return False
+    if os.path.realpath(scope.root) not in {os.path.realpath(os.path.dirname(md)) for md in plan.groups}:
+        return False  # the store that keeps it is one of the run's projects
     stamps = _stamps(plan, stages)
     blob = checkreport.dump(report) if stamps is not None else None
     if stamps is None or blob is None:

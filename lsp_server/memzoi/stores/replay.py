@@ -16,7 +16,8 @@ it, the stored report is given back instead of judging anything again (issue 29,
   installed code);
 - the clock: the earliest retention boundary of any checked file; once it passes, the report is judged again.
 
-A report is stored for a run of one project whose every file was read stably, and whose finding data is plain
+A report is stored for a run whose every file lies in a project and was read stably (a run over several projects
+is kept in the store of the first, with every project's inputs), and whose finding data is plain
 JSON. A check of a few files (what pre-commit runs) also reads the cross-file facts of the project's other
 records and packets: their listing is then part of the walk and their bytes are among the stamps (:attr:`Inputs.planes`;
 a file whose facts came from the index, which keeps no stamp of ours, makes the report not stored). What is stored is what the report prints (no file text, no matched value: a secret is named by its
