@@ -260,3 +260,21 @@ def test_a_check_over_several_projects_replays(tmp_path, capsys, monkeypatch):
         got = run(capsys, *both, "--format", "json")
         assert counted.full == 0 and counted.partial == 1
         assert got == run(capsys, *both, "--format", "json", "--no-cache") != base["json"]
+
+
+def test_a_check_of_a_few_files_after_a_full_check_is_judged_as_before(repo, capsys, monkeypatch):
+    """After a full check the other files' facts come from the facts blob, which keeps no digest of their bytes: a
+    report resting on them is not stored (a file drawn for a re-hash could never be confirmed), so each such run
+    judges the few files as before."""
+    from memzoi.base import freshness
+
+    monkeypatch.setattr(freshness, "RACY_NS", -1)  # files just written: the blob's stat alone vouches for them
+    monkeypatch.setattr(freshness, "SAMPLE_SHARE", 0)
+    counted = Counted()
+    few = (".memzoi/records/b.md",)
+    with mock.patch.object(checkmod, "plan_check", counted.plan):
+        run(capsys, ".memzoi", "--format", "json")
+        counted.full = 0
+        first, second = (run(capsys, *few, "--format", "json") for _ in range(2))
+        assert counted.full == 2
+    assert first == second == run(capsys, *few, "--format", "json", "--no-cache")

@@ -178,8 +178,7 @@ def _walk_digest(walked: list[Walked | None], planes: list[str]) -> str:
 def others_stamp(project: ProjectCache, path: str) -> list[Any]:
     """The stamp (:data:`memzoi.stores.replay.Stamps`' form) of the bytes of the file at ``path`` whose cross-file
     facts ``project`` just vouched for (:meth:`memzoi.stores.verdictcache.ProjectCache.facts_of`): its entry's, or
-    its facts blob item's, which keeps no digest (the empty one: where the stat does not vouch alone, the file
-    counts as changed)."""
+    its facts blob item's, which keeps no digest (the empty one: such a report is not stored, :func:`record`)."""
     from ..stores.verdictcache import path_key  # noqa: PLC0415 lazy: start-up
 
     got = project.vouched(path)
@@ -267,7 +266,9 @@ def record(scope: Scope, plan: Any, stages: list[Checked], report: CheckReport) 
         return False
     facts = {r.stage.path: r.stage.facts for r in stages}
     planes = sorted(set(plan.groups) - plan.complete)  # a check of a few files: the others' facts count too
-    if planes and not _others(planes, plan.others, stamps, facts):
+    if planes and (any(not s[5] for s, _ in plan.others.values()) or not _others(planes, plan.others, stamps, facts)):
+        # A stamp without a digest (the facts blob keeps none) cannot be confirmed by reading: each run draws a
+        # share of the files for a re-hash (memzoi.base.freshness.due), which would count as changed every time.
         return False
     roots = _roots(plan)
     projects = replay.project_inputs(roots)
