@@ -278,3 +278,46 @@ def test_a_check_of_a_few_files_after_a_full_check_is_judged_as_before(repo, cap
         first, second = (run(capsys, *few, "--format", "json") for _ in range(2))
         assert counted.full == 2
     assert first == second == run(capsys, *few, "--format", "json", "--no-cache")
+
+
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
+@given(
+    start=st.lists(st.integers(0, 47), min_size=2 * len(FILES), max_size=2 * len(FILES)),
+    script=st.lists(
+        st.lists(st.tuples(st.integers(0, 2 * len(FILES) - 1), st.integers(0, 47)), min_size=1, max_size=3), max_size=3
+    ),
+)
+def test_partial_reports_over_two_projects_are_no_cache_reports(tmp_path_factory, capsys, start, script):
+    """Random edit scripts over two projects with the same ids checked in one run: each project's files are
+    re-judged over its own files only."""
+    base = tmp_path_factory.mktemp("two")
+    roots = [base / "one", base / "two"]
+    for i, root in enumerate(roots):
+        root.mkdir()
+        project(root, start[i * len(FILES) : (i + 1) * len(FILES)])
+    both = ("one/.memzoi", "two/.memzoi")
+    counted = Counted()
+    cwd = os.getcwd()
+    os.chdir(base)
+    try:
+        with (
+            mock.patch.object(checkmod, "plan_check", counted.plan),
+            mock.patch.object(checkpartial, "rejudge", counted.rejudge),
+        ):
+            assert run(capsys, *both, "--format", "json") == run(capsys, *both, "--format", "json", "--no-cache")
+            for step in script:
+                for which, choice in step:
+                    put(roots[which // len(FILES)], which % len(FILES), choice)
+                counted.full = 0
+                cached = run(capsys, *both, "--format", "json")
+                assert counted.full == 0, "a run with a few changed files judged every file"
+                assert cached == run(capsys, *both, "--format", "json", "--no-cache")
+            for fmt in FORMATS:
+                assert run(capsys, *both, "--format", fmt) == run(capsys, *both, "--format", fmt, "--no-cache")
+    finally:
+        os.chdir(cwd)
