@@ -5,7 +5,8 @@ configuration; ``.gitignore``, ``info/exclude``, ``git add``/``git rm --cached``
 a retention boundary passing; a damaged stored row) makes the run judge again, and what it prints is again
 ``--no-cache``'s.
 
-Whether a run replayed is told by wrapping the planner (``memzoi.runs.check.plan_check``): a replayed run plans nothing.
+Whether a run replayed is told by wrapping the planner (``memzoi.runs.check.plan_check``) and the partial re-judging
+(``memzoi.runs.checkpartial.rejudge``): a replayed run does neither.
 Nothing here measures time.
 """
 
@@ -22,7 +23,7 @@ import pytest
 from memzoi.base import freshness
 from memzoi.base.runtime import STORE_DB
 from memzoi.cli.main import main
-from memzoi.runs import check as checkmod
+from memzoi.runs import check as checkmod, checkpartial
 from memzoi.stores import toolstamp, verdictcache
 
 from .builders import edit
@@ -34,15 +35,25 @@ FORMATS = ("json", "text", "sarif", "github")
 
 @pytest.fixture
 def planned(monkeypatch):
-    """How many runs planned (judged) rather than replayed, since the last reset."""
-    n = {"runs": 0}
+    """How many runs judged (planned every file, or re-judged the changed ones: ``partial``) rather than
+    replayed, since the last reset."""
+    n = {"runs": 0, "partial": 0}
     real = checkmod.plan_check
+    real_partial = checkpartial.rejudge
 
     def counting(*a, **k):
         n["runs"] += 1
         return real(*a, **k)
 
+    def counting_partial(*a, **k):
+        got = real_partial(*a, **k)
+        if got is not None:
+            n["runs"] += 1
+            n["partial"] += 1
+        return got
+
     monkeypatch.setattr(checkmod, "plan_check", counting)
+    monkeypatch.setattr(checkpartial, "rejudge", counting_partial)
     return n
 
 
@@ -229,13 +240,18 @@ def test_a_report_with_a_secret_is_replayed_and_the_store_holds_no_byte_of_it(re
     )
 
 
-def test_a_check_of_a_few_files_is_not_replayed(repo, capsys, planned):
-    """Its report depends on the project's other files (cross-file facts), which its walk does not see."""
+def test_a_check_of_a_few_files_is_replayed_and_sees_the_other_files(repo, capsys, planned):
+    """Its report depends on the project's other records and packets (cross-file facts): their bytes and their
+    listing are inputs too (tests/test_check_partial.py re-judges it partially)."""
+    base = run(capsys, ".memzoi/records/alpha.md", "--no-cache")
     for _ in range(2):
-        run(capsys, ".memzoi/records/alpha.md")
+        assert run(capsys, ".memzoi/records/alpha.md") == base
     planned["runs"] = 0
-    run(capsys, ".memzoi/records/alpha.md")
-    assert planned["runs"] == 1
+    assert run(capsys, ".memzoi/records/alpha.md") == base
+    assert planned["runs"] == 0
+    (repo / ".memzoi/records/other.md").write_text(rec("other"), encoding="utf-8")
+    assert run(capsys, ".memzoi/records/alpha.md") == run(capsys, ".memzoi/records/alpha.md", "--no-cache")
+    assert planned["runs"] == 2  # the cached run judged again, and the --no-cache one
 
 
 def test_a_rename_over_the_file_is_seen(repo, capsys, planned):

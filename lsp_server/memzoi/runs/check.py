@@ -16,10 +16,10 @@ from __future__ import annotations
 import functools
 import gc
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..base.clock import utc_now
 from ..base.parallel import ChunkPool, cpu_count
@@ -32,7 +32,7 @@ from ..project.checkpaths import (
     expand as expand,
     require_exists as require_exists,
 )
-from .checkreplay import Walked, begin, record, recorder, replayed
+from .checkreplay import Walked, begin, others_stamp, record, recorder, replayed
 
 # Re-exported (also imported from here).
 from .checkreport import (
@@ -41,6 +41,7 @@ from .checkreport import (
     check_text as check_text,
     resident_arg as resident_arg,
 )
+from .checksettle import project_context, settle as settle_stages
 
 # What judges a file (the analysis's context, git, the ledger, the store's entries, cross-file checks) is imported
 # where a run judges: a replayed run (memzoi.runs.checkreplay) loads none of it.
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
     from ..project.admission import GitVisibility
     from ..project.crosscheck import CrossFileCheck
     from ..project.filefacts import FileFacts
-    from ..project.verdict import ProjectContext
     from ..stores.verdictcache import ProjectCache
     from .checkfiles import Checked
 
@@ -65,19 +65,6 @@ def git_visibility(root: str, paths: list[str]) -> dict[str, GitVisibility]:
     from ..project.admission import git_visibility as ask  # noqa: PLC0415 lazy: start-up
 
     return ask(root, paths)
-
-
-def _project_context(md: str, visibility: dict[str, GitVisibility]) -> ProjectContext:
-    """The context of the second stage for the project of ``md``: its rules, the visibility git gave for its
-    files, and its ledger (read, never created)."""
-    from ..ledger.view import LedgerView  # noqa: PLC0415 lazy: start-up
-    from ..project.gitfacts import GitFacts  # noqa: PLC0415 lazy: start-up
-    from ..project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
-
-    root = os.path.dirname(md)
-    git = GitFacts(root, history=False)  # the workers explained stale attestations already
-    git.set_visibility(visibility)
-    return ProjectContext.of(md, git=git, ledger=LedgerView(Path(root), live=False))  # read once per run
 
 
 def check_paths(
@@ -127,17 +114,27 @@ class CheckPlan:
     visibility: dict[str, GitVisibility] = field(default_factory=dict)
     #: per argument, the walk's ``on_file`` calls and what it expanded to (``None`` for a resident file)
     walked: list[Walked | None] = field(default_factory=list)
+    #: the stamps of the project's files the run does not check whose cross-file facts it used
+    #: (:func:`memzoi.runs.checkreplay.others_stamp`), for a stored report's inputs
+    others: dict[str, tuple[list[Any], FileFacts]] = field(default_factory=dict)
 
 
 def _check_paths(
     args: list[str], workers: int | None, progress: Callable[[int, int], None] | None, cache: bool
 ) -> CheckReport:
-    """Replay the stored report when no input of it changed (:mod:`memzoi.runs.checkreplay`); else plan (walk, store
-    lookups, workers started), collect (each file's first stage, the cross-file workspace) and settle (the second
-    stage of every verdict), and store the report for the next run."""
+    """Replay the stored report when no input of it changed (:mod:`memzoi.runs.checkreplay`), or re-judge only what
+    the files whose bytes changed touch (:mod:`memzoi.runs.checkpartial`); else plan (walk, store lookups, workers
+    started), collect (each file's first stage, the cross-file workspace) and settle (the second stage of every
+    verdict), and store the report for the next run."""
     scope = replayed(args, utc_now(), progress) if cache else None
     if scope is not None and scope.report is not None:
         return scope.report
+    if scope is not None and scope.changed:
+        from .checkpartial import rejudge  # noqa: PLC0415 lazy: start-up
+
+        partial = rejudge(scope, utc_now(), judge_files, progress)
+        if partial is not None:
+            return partial
     plan = plan_check(args, workers, cache, scope.walked if scope is not None else None)
     if scope is not None:
         begin(scope, plan)
@@ -247,8 +244,8 @@ class _Adder:
         plan = self.plan
         folder = os.path.dirname(path)
         if folder not in self.folders:
-            md = self.place(path).memzoi_dir
-            self.folders[folder] = os.path.abspath(md) if md is not None else None
+            where = self.place(path).memzoi_dir
+            self.folders[folder] = os.path.abspath(where) if where is not None else None
         md = self.folders[folder]
         if md is not None:
             plan.groups.setdefault(md, []).append(path)
@@ -276,9 +273,12 @@ def _cross_check(plan: CheckPlan, cache: bool) -> CrossFileCheck:
         project = plan.caches.get(md)
         stored = project.facts_of(path) if project is not None else None
         try:
-            return stored_facts(stored) if stored is not None else None
+            found = stored_facts(stored) if stored is not None else None
         except (ValueError, KeyError, TypeError, IndexError):
             return None
+        if found is not None and project is not None:
+            plan.others[path] = (others_stamp(project, path), found)
+        return found
 
     def analyse_others(md: str, paths: list[str]) -> dict[str, FileFacts]:
         # Analysed like the checked ones and given their entries, so that the next check of a few files reads
@@ -299,6 +299,7 @@ def _cross_check(plan: CheckPlan, cache: bool) -> CrossFileCheck:
             for r in others.iter_results():
                 if project is not None and r.entry is not None:
                     project.store(r.stage.path, *r.entry)
+                    plan.others[r.stage.path] = ([*r.entry[1], r.entry[2], r.entry[0].hex()], r.stage.facts)
                 out[r.stage.path] = r.stage.facts
         finally:
             others.close()
@@ -322,7 +323,7 @@ def _collect(
     stages: list[Checked] = []
     extra: dict[str, list[Finding]] = {}
     total = len(plan.slots)
-    pending = plan.pool.iter_results()
+    pending = cast("Generator[Checked, None, None]", plan.pool.iter_results())  # a generator: closed below
     links: dict[Any, bool] = {}
     try:
         for slot in plan.slots:
@@ -356,28 +357,19 @@ def _collect(
 def settle_report(
     plan: CheckPlan, stages: list[Checked], extra: dict[str, list[Finding]], crossed: dict[str, list[Finding]]
 ) -> CheckReport:
-    """The settler of :func:`check_paths`: the second stage of each verdict (:func:`memzoi.project.verdict.settle`: git
-    visibility, ledger and cross-file findings, graded by the project's rules), placed and sorted into the
-    report."""
-    from ..project.verdict import Local, ProjectContext, settle  # noqa: PLC0415 lazy: start-up
-
+    """The settler of :func:`check_paths`: the second stage of each verdict (:func:`memzoi.runs.checksettle.settle`), placed and sorted
+    into the report."""
     report = plan.report
-    contexts = {md: _project_context(md, plan.visibility) for md in plan.groups}
-    plain = ProjectContext.of(None)
-    for r in stages:
-        stage = r.stage
-        ctx = contexts.get(stage.memzoi_dir or "") or plain
-        first = stage.first
-        if stage.path in extra:
-            first = Local(first.own + extra[stage.path], first.role, first.opening, first.attested, first.canonical)
-        try:
-            found = settle(stage.path, first, ctx, text=stage.read_text, cross=crossed.get(stage.path, ()))
-        except Exception as err:  # the barrier
-            from ..judge.barrier import internal_error  # noqa: PLC0415 lazy: start-up
-
-            found = [internal_error(err, stage.path)]
-        if found:  # most files are clean: index lines only where a position is needed
-            index = stage.lines()
-            report.findings.extend(Located(r.display, f, index.position(f.start), index.position(f.end)) for f in found)
+    contexts = {md: project_context(md, plan.visibility) for md in plan.groups}
+    report.findings.extend(settle_stages(contexts, stages, extra, crossed))
     report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))
     return report
+
+
+def judge_files(md: str, stages: list[Checked], crossed: dict[str, list[Finding]]) -> list[Located]:
+    """The second stage (:func:`memzoi.runs.checksettle.settle`) of ``stages``, files of the project of the ``.memzoi`` directory ``md``
+    (absolute) whose cross-file findings are ``crossed`` (absolute path → findings), with git asked for these
+    files only: the located findings, in the order a full run makes them (for
+    :func:`memzoi.runs.checkpartial.rejudge`)."""
+    visibility = git_visibility(os.path.dirname(md), [r.stage.path for r in stages])
+    return settle_stages({md: project_context(md, visibility)}, stages, {}, crossed)

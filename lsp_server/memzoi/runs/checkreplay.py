@@ -2,15 +2,18 @@
 anything, :func:`replayed` walks the arguments and, when the project's store holds a report of the same run whose
 inputs are all unchanged, gives it back; after a run, :func:`record` stores its report with its inputs.
 
-A run is replayable when all its arguments lie in one project (its store keeps the report) and none is a Zuno
-resident file; the walk made here is handed to the planner on a miss, so a changed workspace is walked once.
+A run is replayable when none of its arguments is a Zuno resident file; the store of its first project keeps the
+report (a run over several projects has all their inputs); the walk made here is handed to the planner on a miss, so a changed workspace is walked once. When
+only the bytes of some files changed, :func:`replayed` hands the stored report and the changed files on to
+:func:`memzoi.runs.checkpartial.rejudge`. A check of a few files keeps the stamps of the project's other records and
+packets too (:func:`others_stamp`), whose cross-file facts its report depends on.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -24,6 +27,8 @@ from .checkreport import CheckReport, is_resident
 if TYPE_CHECKING:
     import sqlite3
 
+    from ..project.filefacts import FileFacts
+    from ..stores.verdictcache import ProjectCache
     from .checkfiles import Checked
 
 
@@ -74,19 +79,29 @@ class Scope:
     report: CheckReport | None = None
     #: :func:`memzoi.stores.replay.project_inputs` as the run began judging (:func:`begin`)
     projects: str | None = None
+    #: the stored inputs and report when only the bytes of some files changed since (:attr:`changed`, in the
+    #: stored order; :attr:`confirmed`: the others read to confirm them, under their new stamps), for
+    #: :func:`memzoi.runs.checkpartial.rejudge`
+    stored: tuple[replay.Inputs, bytes] | None = None
+    changed: list[str] = field(default_factory=list)
+    confirmed: replay.Stamps = field(default_factory=dict)
 
 
 def _root_of(args: list[str]) -> Path | None:
-    """The one project root every argument lies in (:func:`memzoi.judge.workspace.find_project_root`), else ``None``."""
+    """The project root whose store keeps the report of a run of ``args``: the first (sorted) of the roots its
+    arguments lie in (:func:`memzoi.judge.workspace.find_project_root`); a run over several projects has every
+    project's inputs in its report's."""
     roots = {find_project_root(os.path.abspath(a)) for a in args}
-    return roots.pop() if len(roots) == 1 else None
+    return min(roots) if roots else None
 
 
-def _connect(root: Path) -> sqlite3.Connection | None:
-    from ..stores.store import connect, store_path  # noqa: PLC0415 lazy: start-up
+def connect(root: Path) -> sqlite3.Connection | None:
+    """A connection to the store of the project at ``root`` (:func:`memzoi.stores.store.connect`), ``None`` when
+    it cannot be opened. Never raises for a store problem."""
+    from ..stores.store import connect as open_store, store_path  # noqa: PLC0415 lazy: start-up
 
     try:
-        return connect(store_path(root))
+        return open_store(store_path(root))
     except (OSError, RuntimeError, ValueError):
         return None
 
@@ -106,7 +121,7 @@ def replayed(args: list[str], now: datetime, progress: Callable[[int, int], None
             return scope
     except (OSError, RuntimeError, ValueError):
         return None
-    conn = _connect(root)
+    conn = connect(root)
     if conn is None:
         return scope
     try:
@@ -121,20 +136,22 @@ def replayed(args: list[str], now: datetime, progress: Callable[[int, int], None
     inputs, blob = stored
     if inputs.until_us is not None and replay.micros(now) >= inputs.until_us:
         return scope
-    if _walk_digest(scope.walked) != inputs.walk:
+    if _walk_digest(scope.walked, inputs.planes) != inputs.walk:
         return scope
     roots = {r: set(f) for r, f in inputs.roots.items()}
-    if replay.project_inputs(roots) != inputs.projects:
+    projects = replay.project_inputs(roots)
+    if projects != inputs.projects:
         return scope
-    confirmed = replay.files_unchanged(inputs.stamps)
-    if confirmed is None:
+    changed, confirmed = replay.changed_files(inputs.stamps)
+    if changed:  # only some files' bytes: they and the files they touch are judged again (memzoi.runs.checkpartial)
+        scope.stored, scope.changed, scope.confirmed, scope.projects = (inputs, blob), changed, confirmed, projects
         return scope
     try:
         scope.report = checkreport.load(blob)
     except (ValueError, TypeError, KeyError, IndexError):
         return scope
     if confirmed:  # read to confirm (racy, no ctime, drawn, old): trusted by stat next time where the rule lets it
-        conn = _connect(root)
+        conn = connect(root)
         if conn is not None:
             try:
                 replay.restamp(conn, scope.key, inputs, confirmed, blob)
@@ -145,12 +162,30 @@ def replayed(args: list[str], now: datetime, progress: Callable[[int, int], None
     return scope
 
 
-def _walk_digest(walked: list[Walked | None]) -> str:
+def _walk_digest(walked: list[Walked | None], planes: list[str]) -> str:
+    """:func:`memzoi.stores.replay.walk_digest` of ``walked`` and of the records and packets of ``planes`` (the
+    ``.memzoi`` directories of a check of a few files, :func:`memzoi.project.crosscheck.plane_paths`)."""
+    from ..project.crosscheck import plane_paths  # noqa: PLC0415 lazy: start-up
+
     files = [c[0] for w in walked if w is not None for c in w.calls]
     skipped = [(s[0], s[1]) for w in walked if w is not None for s in w.found.skipped]
     found = [pf for w in walked if w is not None for pf in w.found.path_findings]
     complete = {c for w in walked if w is not None for c in w.found.complete}
-    return replay.walk_digest(files, skipped, found, complete)
+    listed = [p for md in planes for p in (md, *plane_paths(md))]
+    return replay.walk_digest(files, skipped, found, complete, listed)
+
+
+def others_stamp(project: ProjectCache, path: str) -> list[Any]:
+    """The stamp (:data:`memzoi.stores.replay.Stamps`' form) of the bytes of the file at ``path`` whose cross-file
+    facts ``project`` just vouched for (:meth:`memzoi.stores.verdictcache.ProjectCache.facts_of`): its entry's, or
+    its facts blob item's, which keeps no digest (the empty one: such a report is not stored, :func:`record`)."""
+    from ..stores.verdictcache import path_key  # noqa: PLC0415 lazy: start-up
+
+    got = project.vouched(path)
+    if got is not None:
+        return [*got[0], got[1], got[2].hex()]
+    item = project.blob.get(path_key(path)) if project.blob is not None else None
+    return [*item[:5], ""] if item is not None else [-1, 0, 0, 0, 0, ""]
 
 
 def _stamps(plan: Any, stages: list[Checked]) -> replay.Stamps | None:
@@ -171,6 +206,41 @@ def _stamps(plan: Any, stages: list[Checked]) -> replay.Stamps | None:
     return out
 
 
+def _links(stamps: replay.Stamps, facts: dict[str, FileFacts]) -> str:
+    """The cross-file keys (:func:`memzoi.project.crossfile.related_keys`) of each file of ``stamps`` that takes part
+    in cross-file checks (``facts``: path → its facts), in their stored form (:attr:`memzoi.stores.replay.Inputs.links`)."""
+    from ..judge.workspace import takes_part  # noqa: PLC0415 lazy: start-up
+    from ..project.crossfile import related_keys  # noqa: PLC0415 lazy: start-up
+
+    keys: dict[str, list[str]] = {}
+    for path, f in facts.items():
+        if takes_part(path, f.role):
+            keys[path] = [replay.link_key(k) for k in related_keys(f)]
+    return replay.pack_links([keys.get(p, []) for p in stamps])
+
+
+def _others(
+    planes: list[str],
+    others: dict[str, tuple[list[Any], FileFacts]],
+    stamps: replay.Stamps,
+    facts: dict[str, FileFacts],
+) -> bool:
+    """Add to ``stamps`` and ``facts`` each record and packet of ``planes`` that a check of a few files did not
+    check, from ``others`` (what its cross-file pass used: path → (stamp, facts)); False when one is not there
+    (its facts came from the index, or it appeared since)."""
+    from ..project.crosscheck import plane_paths  # noqa: PLC0415 lazy: start-up
+
+    for md in planes:
+        for path in plane_paths(md):
+            if path in stamps:
+                continue
+            got = others.get(path)
+            if got is None:
+                return False
+            stamps[path], facts[path] = got
+    return True
+
+
 def _roots(plan: Any) -> dict[str, set[str]]:
     return {os.path.dirname(md): {os.path.dirname(p) for p in files} for md, files in plan.groups.items()}
 
@@ -186,13 +256,19 @@ def record(scope: Scope, plan: Any, stages: list[Checked], report: CheckReport) 
     """Store ``report`` of the run ``plan`` (:class:`memzoi.runs.check.CheckPlan`, whose files' first stages are
     ``stages``) in the project's store for :func:`replayed`, when it may be (see :mod:`memzoi.stores.replay`). Returns True
     when stored; never raises for a store problem."""
-    if any(w is None for w in plan.walked) or not plan.groups or set(plan.groups) - plan.complete:
-        return False  # a resident file, no project, or a project not walked in full (its other files count)
-    if {os.path.realpath(os.path.dirname(md)) for md in plan.groups} != {os.path.realpath(scope.root)}:
-        return False
+    if any(w is None for w in plan.walked) or not plan.groups:
+        return False  # a resident file, or no project
+    if os.path.realpath(scope.root) not in {os.path.realpath(os.path.dirname(md)) for md in plan.groups}:
+        return False  # the store that keeps it is one of the run's projects
     stamps = _stamps(plan, stages)
     blob = checkreport.dump(report) if stamps is not None else None
     if stamps is None or blob is None:
+        return False
+    facts = {r.stage.path: r.stage.facts for r in stages}
+    planes = sorted(set(plan.groups) - plan.complete)  # a check of a few files: the others' facts count too
+    if planes and (any(not s[5] for s, _ in plan.others.values()) or not _others(planes, plan.others, stamps, facts)):
+        # A stamp without a digest (the facts blob keeps none) cannot be confirmed by reading: each run draws a
+        # share of the files for a re-hash (memzoi.base.freshness.due), which would count as changed every time.
         return False
     roots = _roots(plan)
     projects = replay.project_inputs(roots)
@@ -201,13 +277,15 @@ def record(scope: Scope, plan: Any, stages: list[Checked], report: CheckReport) 
     bounds = [r.stage.boundary for r in stages if r.stage.boundary is not None]
     until = min(bounds) if bounds else None
     inputs = replay.Inputs(
-        _walk_digest(plan.walked),
+        _walk_digest(plan.walked, planes),
         projects,
         stamps,
         replay.micros(until) if until is not None else None,
         {k: sorted(v) for k, v in roots.items()},
+        _links(stamps, facts),
+        planes,
     )
-    conn = _connect(scope.root)
+    conn = connect(scope.root)
     if conn is None:
         return False
     try:
@@ -216,4 +294,4 @@ def record(scope: Scope, plan: Any, stages: list[Checked], report: CheckReport) 
         conn.close()
 
 
-__all__ = ["Scope", "Walked", "begin", "record", "replayed", "walk"]
+__all__ = ["Scope", "Walked", "begin", "connect", "others_stamp", "record", "replayed", "walk"]

@@ -45,15 +45,30 @@ class CheckReport:
 
 
 def dump(report: CheckReport) -> bytes | None:
-    """The stored form of ``report`` (JSON, UTF-8): every located finding without quick fixes (no output format
-    shows them), what was looked at and the ``.memzoi`` directories; ``None`` when finding data does not survive
-    JSON. It holds exactly what the report prints, which names the kind of a secret and where it is, never its
+    """The stored form of ``report`` (JSON, UTF-8): every located finding without quick fixes and with no finding
+    data but a detector's ``fingerprint`` (no output format shows the rest; a reference's target can hold a
+    secret), what was looked at and the ``.memzoi`` directories; ``None`` when that data does not survive JSON. It holds exactly what the report prints, which names the kind of a secret and where it is, never its
     value (a finding's ``fingerprint`` is a domain-separated digest, :mod:`memzoi.safety.fingerprint`); no text of a
     file is stored."""
     rows = []
     for l in report.findings:
         f = l.finding
-        rows.append([l.path, f.code, f.message, f.start, f.end, int(f.severity), f.data or None, *l.start, *l.end])
+        # Of a finding's data, the formats print only a detector's fingerprint (SARIF's partialFingerprints): the
+        # rest (a reference's target, a field's value) can hold a secret the message redacts, so it is not kept.
+        fp = f.data.get("fingerprint") if f.data else None
+        rows.append(
+            [
+                l.path,
+                f.code,
+                f.message,
+                f.start,
+                f.end,
+                int(f.severity),
+                {"fingerprint": fp} if fp else None,
+                *l.start,
+                *l.end,
+            ]
+        )
     try:
         text = json.dumps(
             [rows, report.files_checked, [list(s) for s in report.skipped], sorted(str(p) for p in report.memzoi_dirs)],

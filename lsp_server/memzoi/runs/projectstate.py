@@ -34,19 +34,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..judge.workspace import MEMZOI_DIR, RESERVED_NAMES, Placement, Role, place, takes_part
-from ..project.admission import GitVisibility
 from ..project.crossfile import Workspace
 from ..project.filefacts import FileFacts, facts_from_analysis
 from ..project.gitfacts import GitFacts
 from ..project.projectfiles import ProjectFiles
+from .scanrows import OnDisk, premade_rows
 
 if TYPE_CHECKING:
     from ..judge.analysis import Analysis
     from ..project.filefacts import FileFacts
     from ..stores.index import Index, SearchHit
-
-#: ``on_disk(path) -> (bytes, stat, analysis)`` of a file as it is on disk, or ``None`` when it cannot be read.
-OnDisk = Callable[[Path], "tuple[bytes, os.stat_result, Analysis] | None"]
 
 
 @dataclass
@@ -305,44 +302,9 @@ class ProjectState:
         self._premade[os.path.abspath(path)] = row
 
     def premade_rows(self, files: list[Path], on_disk: OnDisk) -> tuple[list[dict[str, Any] | bytes], list[Path]]:
-        """The index's rows of ``files`` (:data:`memzoi.stores.index_rows.Premade`): those the scan made, while the
-        file's size and mtime are still the row's; then, for a few others, rows from the caller's analyses
-        (``on_disk``: a file just changed was analysed for its diagnostics). Many others (an index missing after
-        a warm scan, whose files came from the verdict cache) are left to the index's own workers. Judged with the
-        project's git answers and its own ``[rules]``, not an editor's settings: the index is what ``memzoi
-        rebuild`` writes (:func:`memzoi.stores.index_rows.index_verdict`)."""
-        from ..project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
-        from ..stores.index import PARALLEL_THRESHOLD  # noqa: PLC0415 lazy: start-up
-        from ..stores.index_rows import index_key, index_row, index_verdict  # noqa: PLC0415 lazy: start-up
-
-        rows: list[dict[str, Any] | bytes] = []
-        rest: list[Path] = []
-        for path in files:
-            kept = self._premade.pop(os.path.abspath(path), None)
-            if kept is not None and _stat(path) == kept[:2]:
-                rows.append(kept[2])
-            else:
-                rest.append(path)
-        if len(rest) >= PARALLEL_THRESHOLD:
-            return rows, rest
-        unasked = [p for p in rest if self.git.visibility(p) is GitVisibility.UNKNOWN]
-        if unasked:
-            self.git.ask(unasked)
-        ctx = ProjectContext.of(self.memzoi_dir, git=self.git)
-        root = self.root.resolve()
-        left = []
-        for path in rest:
-            found = on_disk(path)
-            if found is not None:
-                data, st, analysis = found
-                try:
-                    rows.append(index_row(index_key(root, path), data, st, index_verdict(path, analysis, ctx)))
-                except Exception as err:  # the per-file barrier: the index analyses this file itself
-                    from ..judge.barrier import log_internal_error  # noqa: PLC0415 lazy: start-up
-
-                    log_internal_error(err, path)
-                    left.append(path)
-        return rows, left
+        """The index's rows of ``files`` (:func:`memzoi.runs.scanrows.premade_rows`): those the scan kept
+        (:meth:`keep_row`), then rows from the caller's analyses (``on_disk``) for a few others."""
+        return premade_rows(self._premade, files, on_disk, self.git, self.root)
 
     def open_index(self, on_disk: OnDisk) -> Index:
         """The project's index, opened once, with rows made by the scan or from ``on_disk``'s analyses
@@ -402,11 +364,3 @@ class ProjectState:
 
 
 __all__ = ["InputChanges", "OnDisk", "ProjectState", "StateChanges", "indexed"]
-
-
-def _stat(path: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_size, st.st_mtime_ns

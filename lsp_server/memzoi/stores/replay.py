@@ -16,9 +16,11 @@ it, the stored report is given back instead of judging anything again (issue 29,
   installed code);
 - the clock: the earliest retention boundary of any checked file; once it passes, the report is judged again.
 
-A report is stored only for a run that walked every project it touched in full (a check of a few files reads the
-facts of the others, which the walk does not see), whose every file was read stably, and whose finding data is
-plain JSON. What is stored is what the report prints (no file text, no matched value: a secret is named by its
+A report is stored for a run whose every file lies in a project and was read stably (a run over several projects
+is kept in the store of the first, with every project's inputs), and whose finding data is plain
+JSON. A check of a few files (what pre-commit runs) also reads the cross-file facts of the project's other
+records and packets: their listing is then part of the walk and their bytes are among the stamps (:attr:`Inputs.planes`;
+a file whose facts came from the index, which keeps no stamp of ours, makes the report not stored). What is stored is what the report prints (no file text, no matched value: a secret is named by its
 kind, place and fingerprint only). A stored report is checksummed: a damaged row is a miss. A miss runs the
 check as usual: files whose bytes are unchanged still come from their store entries, only changed files are
 analysed again.
@@ -34,7 +36,7 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -56,16 +58,48 @@ def report_key(args: list[str], cwd: str) -> str:
     return blake3.blake3(json.dumps([cwd, args]).encode("utf-8", "surrogateescape")).hexdigest()
 
 
+#: Domain of :func:`link_key`.
+_LINK_DOMAIN = b"memzoi-lsp.replay.link.v1\0"
+
+
+def link_key(key: str) -> str:
+    """The stored form of a cross-file key (:attr:`Inputs.links`): 12 hex characters of a domain-separated BLAKE3
+    digest, so that an id or reference that holds a secret is never stored, only compared (two keys with the same
+    digest only widen the files re-judged together)."""
+    return blake3.blake3(_LINK_DOMAIN + key.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+
+
+def pack_links(keys: list[list[str]]) -> str:
+    """The stored form of :attr:`Inputs.links` from each file's :func:`link_key` values, in the order of
+    :attr:`Inputs.stamps`: one plain string (keys joined by spaces, files by ``|``), which a replay reads past at
+    the cost of a copy."""
+    return "|".join(" ".join(k) for k in keys)
+
+
+def unpack_links(text: str) -> tuple[list[list[str]], dict[str, list[int]]]:
+    """:func:`pack_links`'s ``text`` read back: each file's keys (by position in :attr:`Inputs.stamps`) and each key
+    → the positions of the files that have it."""
+    per_file = [part.split() for part in text.split("|")]
+    owners: dict[str, list[int]] = {}
+    for i, keys in enumerate(per_file):
+        for key in keys:
+            owners.setdefault(key, []).append(i)
+    return per_file, owners
+
+
 def walk_digest(
     files: Iterable[str],
     skipped: Iterable[tuple[str, str]],
     path_findings: Iterable[tuple[str, Any]],
     complete: Iterable[str],
+    planes: Iterable[str] = (),
 ) -> str:
     """Hex BLAKE3 of what a walk found: the files in order, the skipped entries, the path findings (display,
-    code, message) and the ``.memzoi`` directories walked in full."""
+    code, message) and the ``.memzoi`` directories walked in full; and, for a check of a few files, ``planes``: the
+    records and packets of their projects (whose cross-file facts count) in walk order."""
     h = blake3.blake3()
-    for part in (list(files), sorted(skipped), [(d, f.code, f.message) for d, f in path_findings], sorted(complete)):
+    parts = (list(files), sorted(skipped), [(d, f.code, f.message) for d, f in path_findings], sorted(complete))
+    for part in (*parts, list(planes)):
         h.update(json.dumps(part).encode("utf-8", "surrogateescape") + b"\0")
     return h.hexdigest()
 
@@ -106,45 +140,66 @@ def project_inputs(roots: dict[str, set[str]]) -> str:
 class Inputs:
     """The inputs a stored report was made from: ``walk`` (:func:`walk_digest`), ``projects``
     (:func:`project_inputs` of ``roots``: project root → the folders of its checked files), ``stamps`` (each
-    file's bytes) and ``until_us`` (the earliest retention boundary, microseconds since the epoch; ``None`` for
-    none)."""
+    file's bytes), ``until_us`` (the earliest retention boundary, microseconds since the epoch; ``None`` for
+    none) and ``links``: the cross-file keys (:func:`memzoi.project.crossfile.related_keys`, as :func:`link_key`
+    stores them) of each file of ``stamps``, in its order (:func:`pack_links`), so that a run re-judging a few
+    changed files finds the files they touch (``None``: not kept, such a run judges every file); ``planes``: for a
+    check of a few files, the ``.memzoi`` directories whose other records and packets gave cross-file facts (their
+    listing is part of ``walk``, their files are in ``stamps``)."""
 
     walk: str
     projects: str
     stamps: Stamps
     until_us: int | None
     roots: dict[str, list[str]]
+    links: str | None = None
+    planes: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
         """The stored form."""
-        return json.dumps([self.walk, self.projects, self.stamps, self.until_us, self.roots], separators=(",", ":"))
+        return json.dumps(
+            [self.walk, self.projects, self.stamps, self.until_us, self.roots, self.links, self.planes],
+            separators=(",", ":"),
+        )
 
     @classmethod
     def from_json(cls, text: str) -> Inputs:
         """Read :meth:`to_json`'s text back. Raises ``ValueError``, ``TypeError`` for one it did not write."""
-        walk, projects, stamps, until, roots = json.loads(text)
-        if not isinstance(stamps, dict) or not isinstance(roots, dict):
+        walk, projects, stamps, until, roots, links, planes = json.loads(text)
+        if not isinstance(stamps, dict) or not isinstance(roots, dict) or not isinstance(links, str | None):
             raise TypeError("stamps")
-        return cls(walk, projects, stamps, until, roots)
+        if not isinstance(planes, list):
+            raise TypeError("planes")
+        return cls(walk, projects, stamps, until, roots, links, planes)
 
 
-def files_unchanged(stamps: Stamps) -> Stamps | None:
-    """Whether every file of ``stamps`` still has the bytes its stored stamp was made from, by the one freshness
-    rule (:func:`memzoi.base.freshness.vouches`, else a read compared by digest, :func:`memzoi.base.freshness.confirm`):
-    ``None`` when one changed, else the files confirmed by reading, under the stamp and clock of that read (for
-    :func:`restamp`, so that the next replay trusts them by stat again)."""
+def changed_files(stamps: Stamps) -> tuple[list[str], Stamps]:
+    """The files of ``stamps`` whose bytes are not those their stored stamp was made from, by the one freshness
+    rule (:func:`memzoi.base.freshness.vouches`, else a read compared by digest, :func:`memzoi.base.freshness.confirm`;
+    a file that is gone is changed), in ``stamps``' order; and the unchanged files confirmed by reading, under
+    the stamp and clock of that read (for :func:`restamp`, so that the next run trusts them by stat again)."""
+    changed: list[str] = []
     confirmed: Stamps = {}
     for path, stored in stamps.items():
         st = freshness.lstat(path)
         if st is None or st.stamp[0] != stored[0]:
-            return None
+            changed.append(path)
+            continue
         if freshness.vouches(st, stored[:4], stored[4]):
             continue
         read = freshness.confirm(path, stored[0], bytes.fromhex(stored[5]))
         if read is None:
-            return None
-        confirmed[path] = [*read[1], read[2], stored[5]]
-    return confirmed
+            changed.append(path)
+        else:
+            confirmed[path] = [*read[1], read[2], stored[5]]
+    return changed, confirmed
+
+
+def files_unchanged(stamps: Stamps) -> Stamps | None:
+    """Whether every file of ``stamps`` still has the bytes its stored stamp was made from
+    (:func:`changed_files`): ``None`` when one changed, else the files confirmed by reading."""
+    changed, confirmed = changed_files(stamps)
+    return None if changed else confirmed
 
 
 def restamp(conn: sqlite3.Connection, key: str, inputs: Inputs, confirmed: Stamps, report: bytes) -> bool:
@@ -207,12 +262,16 @@ __all__ = [
     "Inputs",
     "KEEP",
     "Stamps",
+    "changed_files",
     "files_unchanged",
+    "link_key",
     "load",
+    "pack_links",
     "micros",
     "project_inputs",
     "report_key",
     "restamp",
     "save",
+    "unpack_links",
     "walk_digest",
 ]
