@@ -39,6 +39,7 @@ from ..project.crossfile import Workspace
 from ..project.filefacts import FileFacts, facts_from_analysis
 from ..project.gitfacts import GitFacts
 from ..project.projectfiles import ProjectFiles
+from .rowspool import RowSpool
 
 if TYPE_CHECKING:
     from ..judge.analysis import Analysis
@@ -112,7 +113,7 @@ class ProjectState:
         self.tracked = ProjectFiles(self.memzoi_dir, self.git)
         self.index: Index | None = None
         self.index_ready = False
-        self._premade: dict[str, tuple[int, int, bytes]] = {}  # absolute path -> the index row the scan made
+        self._premade = RowSpool(self.root)  # absolute path -> the index row the scan made, on disk
         self._inputs: tuple[bytes, str] | None = None  # the configuration and git state last seen
         self._boundaries: dict[str, datetime] = {}  # key -> retention boundary still to pass, of a fed analysis
         self.scanned = False  # the first scan has seen every file (until then reads withhold: memzoi.runs.projectview)
@@ -301,8 +302,9 @@ class ProjectState:
 
     def keep_row(self, path: str, row: tuple[int, int, bytes]) -> None:
         """Keep the index row the scan made for the file at ``path`` (absolute) from its one analysis
-        (``(size, mtime_ns, packed rows)``, :class:`memzoi.runs.scanverdicts.Scanned`), until the index takes it."""
-        self._premade[os.path.abspath(path)] = row
+        (``(size, mtime_ns, packed rows)``, :class:`memzoi.runs.scanverdicts.Scanned`), until the index takes it
+        (in a temporary file, :class:`memzoi.runs.rowspool.RowSpool`: the rows of a whole scan are not held in memory)."""
+        self._premade.put(os.path.abspath(path), row)
 
     def premade_rows(self, files: list[Path], on_disk: OnDisk) -> tuple[list[dict[str, Any] | bytes], list[Path]]:
         """The index's rows of ``files`` (:data:`memzoi.stores.index_rows.Premade`): those the scan made, while the
@@ -318,7 +320,7 @@ class ProjectState:
         rows: list[dict[str, Any] | bytes] = []
         rest: list[Path] = []
         for path in files:
-            kept = self._premade.pop(os.path.abspath(path), None)
+            kept = self._premade.take(os.path.abspath(path))
             if kept is not None and _stat(path) == kept[:2]:
                 rows.append(kept[2])
             else:

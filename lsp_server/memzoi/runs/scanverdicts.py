@@ -29,6 +29,7 @@ from ..project.verdict import ProjectContext, verdict_of
 from ..stores.firststage import Entry, FirstStage, analyse_file, failed_stage, from_payload, lstamp
 from ..stores.index import pack_row
 from ..stores.index_rows import StatStamp, index_key, index_row, index_verdict
+from ..stores.streamedcache import StreamedCache
 from ..stores.verdictcache import ProjectCache, read_stable
 from .projectstate import indexed
 
@@ -54,9 +55,10 @@ class Scanned:
 
 def open_cache(project_root: str | os.PathLike[str], ctx: ProjectContext) -> ProjectCache | None:
     """The verdict cache of the project at ``project_root`` under the configuration of ``ctx`` (the same database
-    and keys as ``memzoi check``); ``None`` when it cannot be used. Never raises."""
+    and keys as ``memzoi check``), read chunk by chunk as :func:`cached_stages` asks
+    (:class:`memzoi.stores.streamedcache.StreamedCache`); ``None`` when it cannot be used. Never raises."""
     try:
-        return ProjectCache.load(project_root, ctx.config)
+        return StreamedCache.open(project_root, ctx.config)
     except Exception:  # noqa: BLE001 - the cache never breaks a scan: it is only not used
         return None
 
@@ -71,6 +73,8 @@ def cached_stages(
     md = ctx.memzoi_dir
     if cache is None or md is None:
         return [None] * len(paths)
+    if isinstance(cache, StreamedCache):
+        cache.prefetch(paths)  # this chunk's entries, in one query
     out: list[FirstStage | None] = []
     for path in paths:
         try:
