@@ -58,8 +58,10 @@ def test_passed_boundaries_names_each_file_once_when_its_retention_boundary_pass
     for got in analyse([str(episode), str(plain)], ctx, index_root=root, workers=1):
         state.verdicts[got.verdict.path] = got.verdict
     assert state.verdicts[str(episode)].boundary == boundary and state.verdicts[str(plain)].boundary is None
+    assert state.next_boundary() == boundary  # the server's timer is set for it
     assert state.passed_boundaries(boundary - timedelta(seconds=1)) == []
     assert state.passed_boundaries(boundary) == [str(episode)]  # the boundary is inclusive
+    assert state.next_boundary() is None
     assert str(episode) not in state.verdicts and str(plain) in state.verdicts
     assert state.passed_boundaries(boundary + timedelta(days=1)) == []  # once
     # An analysis fed after the boundary already holds retention_query_only: nothing to wait for.
@@ -67,4 +69,6 @@ def test_passed_boundaries_names_each_file_once_when_its_retention_boundary_pass
     early = analyze_bytes(episode.read_bytes(), episode, now=boundary - timedelta(days=1))
     state.feed("late", late)
     state.feed("early", early)
+    assert state.next_boundary() == boundary
     assert state.passed_boundaries(boundary) == ["early"]
+    assert state.next_boundary() is None

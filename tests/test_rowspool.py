@@ -54,3 +54,24 @@ def test_a_spool_that_cannot_write_keeps_the_row_in_memory(root: Path, monkeypat
     spool = RowSpool(root)
     spool.put("/a.md", (1, 2, b"row"))
     assert spool.take("/a.md") == (1, 2, b"row")
+
+
+def test_spooled_rows_are_read_back_only_when_reached(root: Path, monkeypatch: pytest.MonkeyPatch):
+    from memzoi.runs.rowspool import SpooledRows
+
+    spool = RowSpool(root)
+    for i in range(5):
+        spool.put(f"/{i}.md", (i, i, f"row {i}".encode()))
+    assert spool.stat_of("/3.md") == (3, 3) and spool.stat_of("/none.md") is None
+    rows = SpooledRows(spool)
+    for i in range(5):
+        rows.refer(f"/{i}.md")
+    rows.append(b"made otherwise")
+    reads: list[str] = []
+    real = spool.read
+    monkeypatch.setattr(spool, "read", lambda path: reads.append(path) or real(path))
+    assert len(rows) == 6 and not reads  # nothing read yet
+    assert rows[1:3] == [b"row 1", b"row 2"] and reads == ["/1.md", "/2.md"]
+    assert rows[-1] == b"made otherwise" and rows[0] == b"row 0"
+    assert list(rows) == [*(f"row {i}".encode() for i in range(5)), b"made otherwise"]
+    spool.clear()

@@ -33,6 +33,10 @@ def _warm(project: Path) -> tuple[list[str], object]:  # noqa: F811 - the fixtur
     assert isinstance(cache, StreamedCache)
     _scan(files, ctx, cache, project)
     assert cache.save(complete=True)
+    assert _stored(cache)[1] is None  # the server's first scan makes no blob (entries written as they came)
+    whole = ProjectCache.load(project, ctx.config)  # as `memzoi check` loads it: it makes the blob
+    assert whole is not None and whole.save()
+    assert _stored(whole)[1] is not None
     return files, ctx
 
 
@@ -108,3 +112,22 @@ def test_a_scan_that_only_rehashed_keeps_the_blob(project: Path, monkeypatch):  
     conn.close()
     assert after.keys() == checked.keys() and any(after[k] > checked[k] for k in cache.put)
     assert _stored(cache)[1] == blob and cache.blob is None
+
+
+def test_a_first_scan_writes_its_entries_as_they_come(project: Path, monkeypatch):  # noqa: F811
+    """With no blob stored, new entries are written in batches during the scan, not held to the end."""
+    from memzoi.stores import streamedcache
+
+    monkeypatch.setattr(streamedcache, "FLUSH_AT", 2)
+    ctx = _context(project)
+    files = _files(project)
+    cache = scanverdicts.open_cache(project, ctx)
+    assert isinstance(cache, StreamedCache) and not cache.has_blob
+    _scan(files, ctx, cache, project)
+    assert len(cache.put) < 2  # the others are in the store already
+    written, _ = _stored(cache)
+    assert len(written) >= 3
+    assert cache.save(complete=True)
+    whole = ProjectCache.load(project, ctx.config)
+    assert whole is not None
+    assert all(whole.lookup(p) is not None for p in files if path_key(p) in written)

@@ -4,14 +4,18 @@ index, refs, ``info/exclude``, the ``.gitignore`` files: admission is asked agai
 and drops what it invalidates (:meth:`memzoi.runs.projectstate.ProjectState.input_changes`); this module looks every
 :data:`POLL_S` seconds once the project's first scan is done (on the scan thread, a few small reads and stats:
 the ``.gitignore`` files outside ``.memzoi`` and the git directory are not watched), then forgets the document
-cache's analyses on a configuration change, re-diagnoses every file and refreshes the index. At each look it
-also re-diagnoses the closed files whose retention boundary has passed (:func:`boundaries`).
+cache's analyses on a configuration change, re-diagnoses every file and refreshes the index. A timer set for the
+earliest retention boundary still to pass (:meth:`memzoi.runs.projectstate.ProjectState.next_boundary`, set again
+at each look, so a file judged since with an earlier boundary moves it) re-diagnoses the closed files whose
+boundary has passed (:func:`boundaries`), at that instant rather than at the next look.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -25,6 +29,9 @@ log = logging.getLogger("memzoi_lsp.inputs")
 #: Seconds between two looks at a project's configuration and git state.
 POLL_S = 1.0
 
+#: Each project's boundary timer: the instant it is set for and its handle on the event loop.
+_timers: weakref.WeakKeyDictionary[Project, tuple[datetime, asyncio.TimerHandle]] = weakref.WeakKeyDictionary()
+
 
 def follow(ls: Session, project: Project) -> None:
     """Start looking at ``project``'s inputs (after its first scan); stops with the server."""
@@ -37,8 +44,9 @@ async def _follow(ls: Session, project: Project) -> None:
     while not ls.stopping:
         await asyncio.sleep(POLL_S)  # a period, not a wait for a condition
         if ls.stopping or ls.projects.get(project.root) is not project:
+            _disarm(project)
             return
-        boundaries(ls, project)
+        arm(ls, project)
         try:
             changes = await loop.run_in_executor(ls.scan_executor, project.input_changes)
         except RuntimeError:  # the executor is shut down: the server is stopping
@@ -48,6 +56,37 @@ async def _follow(ls: Session, project: Project) -> None:
             continue
         if changes.any:
             rejudge(ls, project, changes)
+
+
+def arm(ls: Session, project: Project, now: datetime | None = None) -> None:
+    """Set ``project``'s timer for its earliest retention boundary still to pass (none when there is none; kept when
+    it is already set for that instant). When it fires, :func:`boundaries` re-diagnoses what passed and the timer is
+    set again. ``now``: the clock (:func:`memzoi.base.clock.utc_now`)."""
+    from memzoi.base.clock import utc_now  # noqa: PLC0415 lazy: start-up
+
+    when = project.next_boundary()
+    held = _timers.get(project)
+    if held is not None and held[0] == when:
+        return
+    _disarm(project)
+    if when is None or ls.loop is None or ls.stopping:
+        return
+    delay = max(0.0, (when - (now or utc_now())).total_seconds())
+    _timers[project] = (when, ls.loop.call_later(delay, _fire, ls, project))
+
+
+def _fire(ls: Session, project: Project) -> None:
+    _timers.pop(project, None)
+    if ls.stopping or ls.projects.get(project.root) is not project:
+        return
+    boundaries(ls, project)
+    arm(ls, project)
+
+
+def _disarm(project: Project) -> None:
+    held = _timers.pop(project, None)
+    if held is not None:
+        held[1].cancel()
 
 
 def boundaries(ls: Session, project: Project) -> None:
@@ -78,4 +117,4 @@ def rejudge(ls: Session, project: Project, changes: InputChanges) -> None:
     ls.spawn(indexing.refresh(ls, project))
 
 
-__all__ = ["POLL_S", "boundaries", "follow", "rejudge"]
+__all__ = ["POLL_S", "arm", "boundaries", "follow", "rejudge"]

@@ -39,7 +39,7 @@ from ..project.crossfile import Workspace
 from ..project.filefacts import FileFacts, facts_from_analysis
 from ..project.gitfacts import GitFacts
 from ..project.projectfiles import ProjectFiles
-from .rowspool import RowSpool
+from .rowspool import RowSpool, SpooledRows
 
 if TYPE_CHECKING:
     from ..judge.analysis import Analysis
@@ -204,6 +204,11 @@ class ProjectState:
             self._fed.pop(key, None)  # the same analysis fed again is taken again
         return sorted(passed)
 
+    def next_boundary(self) -> datetime | None:
+        """The earliest retention boundary still to pass (:meth:`passed_boundaries`), ``None`` without one."""
+        pending = [v.boundary for v in self.verdicts.values() if getattr(v, "boundary", None) is not None]
+        return min([*pending, *self._boundaries.values()], default=None)
+
     # -- the cross-file graph -----------------------------------------------------------------------------------
 
     def feed(self, key: str, source: Analysis | FileFacts) -> set[str]:
@@ -302,8 +307,7 @@ class ProjectState:
 
     def keep_row(self, path: str, row: tuple[int, int, bytes]) -> None:
         """Keep the index row the scan made for the file at ``path`` (absolute) from its one analysis
-        (``(size, mtime_ns, packed rows)``, :class:`memzoi.runs.scanverdicts.Scanned`), until the index takes it
-        (in a temporary file, :class:`memzoi.runs.rowspool.RowSpool`: the rows of a whole scan are not held in memory)."""
+        (``(size, mtime_ns, packed rows)``, :class:`memzoi.runs.scanverdicts.Scanned`), on disk until the index takes it."""
         self._premade.put(os.path.abspath(path), row)
 
     def premade_rows(self, files: list[Path], on_disk: OnDisk) -> tuple[list[dict[str, Any] | bytes], list[Path]]:
@@ -317,12 +321,12 @@ class ProjectState:
         from ..stores.index import PARALLEL_THRESHOLD  # noqa: PLC0415 lazy: start-up
         from ..stores.index_rows import index_key, index_row, index_verdict  # noqa: PLC0415 lazy: start-up
 
-        rows: list[dict[str, Any] | bytes] = []
+        rows = SpooledRows(self._premade)  # the scan's rows, read back as the index reaches them
         rest: list[Path] = []
         for path in files:
-            kept = self._premade.take(os.path.abspath(path))
-            if kept is not None and _stat(path) == kept[:2]:
-                rows.append(kept[2])
+            kept = self._premade.stat_of(os.path.abspath(path))
+            if kept is not None and _stat(path) == kept:
+                rows.refer(os.path.abspath(path))
             else:
                 rest.append(path)
         if len(rest) >= PARALLEL_THRESHOLD:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
-from typing import IO
+from collections.abc import Iterator
+from typing import IO, Any
 
 #: ``(size, mtime_ns, packed rows)`` of one file (:class:`memzoi.runs.scanverdicts.Scanned`'s ``row``).
 Row = tuple[int, int, bytes]
@@ -56,6 +57,29 @@ class RowSpool:
             self._at[path] = (size, mtime_ns, self._end, len(packed))
             self._end += len(packed)
 
+    def stat_of(self, path: str) -> tuple[int, int] | None:
+        """``(size, mtime_ns)`` of the row kept for ``path`` (nothing is read), ``None`` when there is none."""
+        with self._lock:
+            held = self._held.get(path)
+            at = self._at.get(path)
+        return held[:2] if held is not None else at[:2] if at is not None else None
+
+    def read(self, path: str) -> bytes:
+        """The packed rows kept for ``path``, left kept. Raises ``KeyError`` when there are none and ``OSError``
+        when they cannot be read back."""
+        with self._lock:
+            held = self._held.get(path)
+            if held is not None:
+                return held[2]
+            _, _, offset, length = self._at[path]
+            if self._file is None:
+                raise OSError(f"the rows of {path} are no longer kept")
+            self._file.seek(offset)
+            packed = self._file.read(length)
+        if len(packed) != length:
+            raise OSError(f"the rows of {path} could not be read back")
+        return packed
+
     def take(self, path: str) -> Row | None:
         """The row kept for ``path``, forgotten here; ``None`` when there is none (or it cannot be read back)."""
         with self._lock:
@@ -87,6 +111,39 @@ class RowSpool:
                 self._file = None
 
 
+class SpooledRows(list[Any]):
+    """The index's rows of a batch of files (:data:`memzoi.stores.index_rows.Premade`), some of them still in a
+    :class:`RowSpool`: each of those is read back only when the index reaches it (its insert goes a few hundred
+    rows at a time), so a whole scan's rows are never in memory at once. Append rows made otherwise as to a
+    list. The spool must keep them until the index is done (:meth:`RowSpool.clear` after)."""
+
+    def __init__(self, spool: RowSpool) -> None:
+        super().__init__()
+        self._spool = spool
+
+    def refer(self, path: str) -> None:
+        """Append the row ``spool`` keeps for ``path``, read when it is reached."""
+        self.append(_Ref(path))
+
+    def _get(self, item: Any) -> Any:
+        return self._spool.read(item.path) if isinstance(item, _Ref) else item
+
+    def __getitem__(self, index: Any) -> Any:
+        got = super().__getitem__(index)
+        return [self._get(x) for x in got] if isinstance(index, slice) else self._get(got)
+
+    def __iter__(self) -> Iterator[Any]:
+        for item in super().__iter__():
+            yield self._get(item)
+
+
+class _Ref:
+    __slots__ = ("path",)
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+
 def _open(project_root: str | os.PathLike[str] | None) -> IO[bytes]:
     """An unnamed temporary file in the runtime directory of the project at ``project_root`` (made private if
     missing, :func:`memzoi.base.runtime.private_dir`), else in the system's temporary directory."""
@@ -102,4 +159,4 @@ def _open(project_root: str | os.PathLike[str] | None) -> IO[bytes]:
     return tempfile.TemporaryFile()
 
 
-__all__ = ["Row", "RowSpool"]
+__all__ = ["Row", "RowSpool", "SpooledRows"]

@@ -95,7 +95,8 @@ def analyse(
     :class:`memzoi.base.parallel.ChunkPool`; ``workers``: their number, default one per CPU up to 8), else here.
     ``ctx.git`` is asked once for the visibility of every path that it does not know yet (the index rows need
     it); ``ctx.now`` is the clock of retention findings; ``index_root`` is the project root the index keys are
-    relative to. Closing the iterator early stops the workers."""
+    relative to. At most two chunks per worker are made ahead of the caller (:class:`memzoi.base.parallel.ChunkPool`'s
+    ``ahead``). Closing the iterator early stops the workers."""
     from ..base.parallel import ChunkPool, cpu_count  # noqa: PLC0415 lazy: start-up
 
     git = ctx.git
@@ -111,6 +112,7 @@ def analyse(
         chunksize=max(16, min(100, len(jobs) // (max(1, n) * 8))),
         start_at=PARALLEL_THRESHOLD,
         helper=True,
+        ahead=2 * max(1, n),  # the caller publishes as it takes results: never every result held at once
     )
     for job in jobs:
         pool.add(job)

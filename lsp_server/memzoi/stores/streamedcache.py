@@ -14,7 +14,12 @@ decoded blob were 26 MB of the server's 155 MB peak at 10,000 files. :class:`Str
 - an entry whose bytes were confirmed by their hash (a stat in the racy window, or one drawn for a re-hash,
   :mod:`memzoi.base.freshness`) is kept under its new stat, and the blob is left as it is when that is all the run
   changed: its item of that file keeps the older stat, which the stat rule trusts no more than before (it is
-  re-hashed or the entry decides), so the blob still never vouches for bytes the entries would not.
+  re-hashed or the entry decides), so the blob still never vouches for bytes the entries would not;
+- when no facts blob is stored under its stamp (a first scan, a new tool or configuration), the new entries are
+  written as they come, :data:`FLUSH_AT` at a time in one transaction each, instead of all at the end, and no blob
+  is made: the next full ``memzoi check`` makes it from the entries (a check of a few files reads the entries
+  meanwhile). Each entry stands alone (its own stat, digest and checksum), so a scan stopped halfway leaves
+  sound entries.
 
 Its connection stays open from :meth:`StreamedCache.open` to :meth:`~memzoi.stores.verdictcache.ProjectCache.save`
 (or ``close``), used from one thread; the caller's worker processes come from a fork server, never forked from it.
@@ -29,11 +34,13 @@ from typing import Any
 
 from ..judge.config import MemzoiConfig
 from .store import connect, store_path
-from .verdictcache import _ENTRIES, ProjectCache, context_stamp, path_key
+from .verdictcache import _ENTRIES, ProjectCache, context_stamp, entry_sum, path_key
 from .verdictfacts import Blob, read_blob
 
 #: Entries read at most per :meth:`StreamedCache.prefetch` (SQLite's limit on parameters is 999 or more).
 CHUNK_MAX = 500
+#: New entries written per transaction while no blob is stored (:meth:`StreamedCache.store`).
+FLUSH_AT = 500
 
 
 class _Forgetting(dict[str, tuple[Any, ...]]):
@@ -59,7 +66,15 @@ class StreamedCache(ProjectCache):
             return None
         cache.vouching = _Forgetting()
         cache.restamped = set()
+        try:
+            cache.has_blob = (
+                cache.conn.execute("SELECT 1 FROM facts WHERE ctx = ?", (cache.stamp,)).fetchone() is not None
+            )
+        except sqlite3.Error:
+            cache.has_blob = True  # then as any cache: everything is written at the end
         return cache
+
+    has_blob: bool  #: a facts blob is stored under the stamp (else entries are written as they come, no blob made)
 
     restamped: set[str]  #: keys whose entry only got a new stat this run (:meth:`lookup`)
 
@@ -110,6 +125,28 @@ class StreamedCache(ProjectCache):
         self.restamped.discard(path_key(path))
         if payload is None:
             self.drop.add(path_key(path))
+        if not self.has_blob and len(self.put) >= FLUSH_AT:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Write the new entries now, in one transaction, and forget them here (no blob needs them at the end). On a
+        database error they stay, for :meth:`save` to try again."""
+        if self.conn is None:
+            return
+        rows = [
+            (e.key, self.stamp, e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest, e.payload)
+            for e in self.put.values()
+        ]
+        try:
+            with self.conn:
+                self.conn.executemany(
+                    "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(*r, entry_sum(*r)) for r in rows],
+                )
+        except (sqlite3.Error, ValueError):  # ValueError: a text SQLite cannot take
+            return
+        self.put.clear()
+        self.restamped.clear()
 
     def save(self, complete: bool = False) -> bool:
         """As :meth:`ProjectCache.save`: with ``complete``, the entries of files the run did not see are dropped;
@@ -126,8 +163,8 @@ class StreamedCache(ProjectCache):
                 return True
             if self.put.keys() <= self.restamped and not (self.drop or self.put_facts):
                 return super().save(complete)  # new stats only: the entries are written, the blob stays
-            self.blob = read_blob(conn, self.stamp)  # updated with this run's entries, or made from every entry
-            if self.blob is None:
+            self.blob = read_blob(conn, self.stamp) if self.has_blob else None  # updated with this run's entries
+            if self.blob is None and self.has_blob:  # unreadable: made again from every entry
                 self.rows = {r[0]: r[1:] for r in conn.execute(_ENTRIES, (self.stamp,))}
         except sqlite3.Error:
             self.blob, self.rows = None, {}
@@ -135,8 +172,11 @@ class StreamedCache(ProjectCache):
         return super().save(complete)
 
     def _next_blob(self, drop: set[str], complete: bool = False) -> Blob | None:
-        """As :meth:`ProjectCache._next_blob`; ``None`` (the stored blob stays) when the run only re-stamped entries."""
-        if self.blob is None and self.put.keys() <= self.restamped and not (drop or self.put_facts):
+        """As :meth:`ProjectCache._next_blob`; ``None`` (the stored blob stays) when the run only re-stamped entries,
+        and when none is stored (none is made here)."""
+        if not self.has_blob or (
+            self.blob is None and self.put.keys() <= self.restamped and not (drop or self.put_facts)
+        ):
             return None
         return super()._next_blob(drop, complete)
 
