@@ -1,9 +1,10 @@
 """Re-judging closed files when an input other than the file changes: the project's configuration
 (``.memzoi/config.toml``: every file is graded again, its first stage made again) and git's state (``HEAD``, the
 index, refs, ``info/exclude``, the ``.gitignore`` files: admission is asked again). The core decides what changed
-and drops what it invalidates (:meth:`memzoi.runs.projectstate.ProjectState.input_changes`); this module looks every
-:data:`POLL_S` seconds once the project's first scan is done (on the scan thread, a few small reads and stats:
-the ``.gitignore`` files outside ``.memzoi`` and the git directory are not watched), then forgets the document
+and drops what it invalidates (:meth:`memzoi.runs.projectstate.ProjectState.input_changes`, on the event loop); this
+module looks every :data:`POLL_S` seconds once the project's first scan is done (the reading on the scan thread, a
+few small reads and stats: the ``.gitignore`` files outside ``.memzoi`` and the git directory are not watched; git
+is asked again there too), then forgets the document
 cache's analyses on a configuration change, re-diagnoses every file and refreshes the index. A timer set for the
 earliest retention boundary still to pass (:meth:`memzoi.runs.projectstate.ProjectState.next_boundary`, set again
 at each look, so a file judged since with an earlier boundary moves it) re-diagnoses the closed files whose
@@ -47,14 +48,17 @@ async def _follow(ls: Session, project: Project) -> None:
             _disarm(project)
             return
         arm(ls, project)
-        try:
-            changes = await loop.run_in_executor(ls.scan_executor, project.input_changes)
+        try:  # read on the scan thread; the state changes here, on the loop (issue 32)
+            now = await loop.run_in_executor(ls.scan_executor, project.inputs_now)
+            changes = project.input_changes(now, ask_git=False)
+            if changes.git:  # git asked again for every file, off the loop, before anything is judged again
+                await loop.run_in_executor(ls.scan_executor, project.ask_git)
         except RuntimeError:  # the executor is shut down: the server is stopping
             return
         except Exception as err:  # noqa: BLE001 - a failed look never stops the server; the next one retries
             log.warning("looking at the inputs of %s failed: %s", project.root, err)
             continue
-        if changes.any:
+        if changes.any and not ls.stopping:
             rejudge(ls, project, changes)
 
 
