@@ -1,7 +1,7 @@
 """The server re-judges what each input of a verdict touches, as ``memzoi check`` would (issue 29): after each change
 below, every closed file's diagnostics become what ``memzoi check`` reports for it, waited for as a condition.
 While the server runs: git's info/exclude and index (``git rm --cached``), a ``[rules]`` change, ``git add``, a
-commit, and an edit that keeps the file's size and modification time. At a warm start (the store of a previous
+commit, an edit that keeps the file's size and modification time, and the project id. At a warm start (the store of a previous
 session): the project's configuration and git's index changed while no server ran."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from ..builders import edit
-from .conftest import diagnostics, git_init, is_pull, start_client, wait_until
+from .conftest import diagnostics, git_init, is_pull, proposal_text, start_client, wait_until
 from .test_verdict_parity import _git, as_rows, check_findings
 
 
@@ -70,6 +70,23 @@ async def test_closed_files_follow_git_config_and_same_stat_edits(client, worksp
         )
     assert "invalid_value" in _codes(workspace, memzoi_home, "use-node-22.md")
     await _as_check_says(client, workspace, memzoi_home)
+    # The project id: a packet scoped to project `demo` is refused until the configuration names it.
+    packet = workspace / ".memzoi" / "proposals" / "pending" / "mem-scoped.md"
+    packet.write_text(
+        edit(proposal_text("mem-scoped"), "scope:\n  kind: repo\n", "scope:\n  kind: project\n  id: demo\n")
+    )
+    if client.registrations:
+        client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=packet.as_uri(), type=types.FileChangeType.Created)]
+            )
+        )
+    await _as_check_says(client, workspace, memzoi_home)
+    for project_id in ("demo", "other"):
+        config.write_text(f'[project]\nid = "{project_id}"\n')
+        refused = check_findings(workspace, memzoi_home).get(str(packet.resolve()), [])
+        assert any(r[0] == "scope_project_mismatch" for r in refused) == (project_id == "other")
+        await _as_check_says(client, workspace, memzoi_home)
 
 
 async def test_a_warm_start_follows_what_changed_while_no_server_ran(workspace: Path, memzoi_home: Path):
