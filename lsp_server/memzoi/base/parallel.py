@@ -20,7 +20,10 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:  # multiprocessing loads only when a pool starts
+    from multiprocessing.context import BaseContext
 
 J = TypeVar("J")
 R = TypeVar("R")
@@ -147,11 +150,10 @@ class ChunkPool(Generic[J, R]):
             return
         import multiprocessing  # noqa: PLC0415 lazy: start-up
         from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 lazy: start-up
-        from multiprocessing.context import BaseContext  # noqa: PLC0415 lazy: start-up
 
         parent: int | None = os.getpid()
-        preload = [getattr(self.fn, "func", self.fn).__module__, *PRELOAD]
         context: BaseContext
+        preload = [getattr(self.fn, "func", self.fn).__module__, *PRELOAD]
         if can_fork():
             context = multiprocessing.get_context("fork")
             # Workers fork with the analysis already imported: imported once here, not once in each worker.
