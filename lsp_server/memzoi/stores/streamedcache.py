@@ -35,7 +35,7 @@ from typing import Any
 from ..judge.config import MemzoiConfig
 from .store import connect, store_path
 from .verdictcache import _ENTRIES, ProjectCache, context_stamp, entry_sum, path_key
-from .verdictfacts import Blob, read_blob
+from .verdictfacts import read_blob
 
 #: Entries read at most per :meth:`StreamedCache.prefetch` (SQLite's limit on parameters is 999 or more).
 CHUNK_MAX = 500
@@ -126,9 +126,9 @@ class StreamedCache(ProjectCache):
         if payload is None:
             self.drop.add(path_key(path))
         if not self.has_blob and len(self.put) >= FLUSH_AT:
-            self._flush()
+            self._write_now()
 
-    def _flush(self) -> None:
+    def _write_now(self) -> None:
         """Write the new entries now, in one transaction, and forget them here (no blob needs them at the end). On a
         database error they stay, for :meth:`save` to try again."""
         if self.conn is None:
@@ -158,7 +158,7 @@ class StreamedCache(ProjectCache):
             if complete:
                 self.drop |= {r[0] for r in conn.execute("SELECT key FROM entries WHERE ctx = ?", (self.stamp,))}
                 self.drop -= self.seen
-            if not (self.put or self.drop or self.put_facts):
+            if not (self.put or self.drop or self.put_facts or getattr(self, "flushed", None)):
                 self.close()
                 return True
             if self.put.keys() <= self.restamped and not (self.drop or self.put_facts):
@@ -171,7 +171,7 @@ class StreamedCache(ProjectCache):
         self.restamped.clear()
         return super().save(complete)
 
-    def _next_blob(self, drop: set[str], complete: bool = False) -> Blob | None:
+    def _next_blob(self, drop: set[str], complete: bool = False) -> Any:  # the base's blob, or its text
         """As :meth:`ProjectCache._next_blob`; ``None`` (the stored blob stays) when the run only re-stamped entries,
         and when none is stored (none is made here)."""
         if not self.has_blob or (
