@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from memzoi.base import parallel
 from memzoi.base.parallel import ChunkPool, can_fork
 from memzoi.runs import check as check_mod
 from memzoi.runs.check import PARALLEL_THRESHOLD, check_paths, expand
@@ -76,6 +77,23 @@ def test_chunk_pool_keeps_order_and_redoes_the_chunks_of_a_dead_worker():
     got = pool.results()
     assert [x for x, _ in got] == list(range(40))
     assert any(here for x, here in got if x == 7)  # the killed chunk was redone in this process
+
+
+@pytest.mark.skipif(not can_fork(), reason="worker processes need fork in a single-threaded process")
+def test_chunk_pool_hands_out_at_most_ahead_chunks_beyond_the_one_read():
+    """With ``ahead``, a caller reading slowly never has every chunk made at once (the server's scan keeps its
+    memory so), the order is kept, and a chunk's results are let go once read."""
+    pool = ChunkPool(_squares, workers=2, chunksize=3, start_at=5, ahead=2)
+    for i in range(50):
+        pool.add(i)
+    assert pool.parallel
+    got = []
+    for value in pool.iter_results():
+        got.append(value)
+        read = (len(got) - 1) // 3  # the chunk being read
+        sent = sum(1 for f in pool._futures if f is not None and f is not parallel._UNSENT)
+        assert sent <= 1 + 2, (read, sent)  # the one read (held until its last result is taken) and two ahead
+    assert got == [i * i for i in range(50)]
 
 
 def test_cli_check_in_workers_matches_in_process(tmp_path):

@@ -5,8 +5,9 @@ The second stage of the verdict (:func:`memzoi.project.verdict.settle`) runs on 
 context, as ``memzoi check`` runs it on a cache entry, so a closed file shows check's findings without its
 analysis in memory. The file's text is read only when there are findings to place (positions in the client's
 encoding need the line's text). A compact verdict whose file changed on disk (another stat, another length) is
-dropped: the caller then analyses the file (:meth:`memzoi_lsp.documents.Documents.snapshot`), as for a file the
-scan has not reached.
+not used: the caller then analyses the file (:meth:`memzoi_lsp.documents.Documents.snapshot`), as for a file the
+scan has not reached. Both functions only read (issue 32): the stale verdict is dropped where the change enters
+the project's state, by the watcher's batch (:meth:`memzoi.runs.projectstate.ProjectState.apply_events`).
 """
 
 from __future__ import annotations
@@ -28,17 +29,14 @@ if TYPE_CHECKING:
 
 def lookup(ls: Session, uri: str) -> tuple[Project, FirstStage, str] | None:
     """The project, current compact verdict and key URI of the closed file ``uri``; ``None`` when the editor has
-    it open, the scan holds none, or its file changed since (then it is dropped)."""
+    it open, the scan holds none, or its file changed since (kept: a read changes no state)."""
     path = uri_to_path(uri)
     project = ls.project_for(path)
     if project is None or not project.verdicts or ls.docs.is_open(uri) or ls.docs.open_uri_for(path) is not None:
         return None  # open under this or another spelling of its path: the editor's text governs
     key = project.key_of(path)
     held = project.verdicts.get(key)
-    if held is None:
-        return None
-    if not held.current():
-        project.verdicts.pop(key, None)
+    if held is None or not held.current():
         return None
     return project, held, key
 
@@ -49,8 +47,8 @@ def findings(
     """``(text, findings)`` of the file of ``held``: its verdict's findings in ``project`` (``ctx``, by default
     :meth:`Session.context`: the editor settings over the project's ``[rules]``, git, ledger; and the
     cross-file findings once the first scan is done) and its text, read from disk only when there are findings
-    (``""`` otherwise); ``None`` when the text on disk is no longer the one ``held`` was made from (``held`` is
-    dropped)."""
+    (``""`` otherwise); ``None`` when the text on disk is no longer the one ``held`` was made from (the caller
+    then analyses the file; ``held`` stays until the watcher's batch takes the change in)."""
     from memzoi.project.verdict import settle  # noqa: PLC0415 lazy: start-up
     from memzoi.read.text import decode  # noqa: PLC0415 lazy: start-up
     from memzoi.runs.projectview import cross_findings  # noqa: PLC0415 lazy: start-up
@@ -71,7 +69,6 @@ def findings(
     if not found:
         return "", []
     if len(text()) != held.length:  # changed between the stat and the read: not what the findings index
-        project.verdicts.pop(key, None)
         return None
     return text(), found
 

@@ -70,10 +70,12 @@ class Documents:
     Thread-safe: the workspace scan fills it from a worker thread while handlers read it on the event loop.
     """
 
-    #: Analyses of closed files kept at most (least recently used evicted). An analysis holds the YAML tree and the
-    #: model (~20 KiB); keeping one per file of a 10,000-record project cost over 200 MB. Open documents are always
-    #: kept; cross-file facts live in the workspace model, and an evicted file is re-analysed from disk on demand.
-    max_closed = 1000
+    #: Analyses of closed files kept at most (least recently used evicted). Full analyses are for open documents
+    #: (issue 29: an analysis holds the YAML tree and the model, ~20 KiB); closed files are held as compact verdicts
+    #: (``ProjectState.verdicts``). The few kept here are those a watcher batch or a request just made, so that the
+    #: publish and the re-index after it take the same analysis. Open documents are always kept; an evicted file is
+    #: analysed again from disk on demand.
+    max_closed = 64
 
     def __init__(self, workspace_getter) -> None:
         self._workspace = workspace_getter

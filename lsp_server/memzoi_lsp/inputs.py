@@ -1,17 +1,22 @@
 """Re-judging closed files when an input other than the file changes: the project's configuration
 (``.memzoi/config.toml``: every file is graded again, its first stage made again) and git's state (``HEAD``, the
 index, refs, ``info/exclude``, the ``.gitignore`` files: admission is asked again). The core decides what changed
-and drops what it invalidates (:meth:`memzoi.runs.projectstate.ProjectState.input_changes`); this module looks every
-:data:`POLL_S` seconds once the project's first scan is done (on the scan thread, a few small reads and stats:
-the ``.gitignore`` files outside ``.memzoi`` and the git directory are not watched), then forgets the document
-cache's analyses on a configuration change, re-diagnoses every file and refreshes the index. At each look it
-also re-diagnoses the closed files whose retention boundary has passed (:func:`boundaries`).
+and drops what it invalidates (:meth:`memzoi.runs.projectstate.ProjectState.input_changes`, on the event loop); this
+module looks every :data:`POLL_S` seconds once the project's first scan is done (the reading on the scan thread, a
+few small reads and stats: the ``.gitignore`` files outside ``.memzoi`` and the git directory are not watched; git
+is asked again there too), then forgets the document
+cache's analyses on a configuration change, re-diagnoses every file and refreshes the index. A timer set for the
+earliest retention boundary still to pass (:meth:`memzoi.runs.projectstate.ProjectState.next_boundary`, set again
+at each look, so a file judged since with an earlier boundary moves it) re-diagnoses the closed files whose
+boundary has passed (:func:`boundaries`), at that instant rather than at the next look.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -25,6 +30,9 @@ log = logging.getLogger("memzoi_lsp.inputs")
 #: Seconds between two looks at a project's configuration and git state.
 POLL_S = 1.0
 
+#: Each project's boundary timer: the instant it is set for and its handle on the event loop.
+_timers: weakref.WeakKeyDictionary[Project, tuple[datetime, asyncio.TimerHandle]] = weakref.WeakKeyDictionary()
+
 
 def follow(ls: Session, project: Project) -> None:
     """Start looking at ``project``'s inputs (after its first scan); stops with the server."""
@@ -37,17 +45,52 @@ async def _follow(ls: Session, project: Project) -> None:
     while not ls.stopping:
         await asyncio.sleep(POLL_S)  # a period, not a wait for a condition
         if ls.stopping or ls.projects.get(project.root) is not project:
+            _disarm(project)
             return
-        boundaries(ls, project)
-        try:
-            changes = await loop.run_in_executor(ls.scan_executor, project.input_changes)
+        arm(ls, project)
+        try:  # read on the scan thread; the state changes here, on the loop (issue 32)
+            now = await loop.run_in_executor(ls.scan_executor, project.inputs_now)
+            changes = project.input_changes(now, ask_git=False)
+            if changes.git:  # git asked again for every file, off the loop, before anything is judged again
+                await loop.run_in_executor(ls.scan_executor, project.ask_git)
         except RuntimeError:  # the executor is shut down: the server is stopping
             return
         except Exception as err:  # noqa: BLE001 - a failed look never stops the server; the next one retries
             log.warning("looking at the inputs of %s failed: %s", project.root, err)
             continue
-        if changes.any:
+        if changes.any and not ls.stopping:
             rejudge(ls, project, changes)
+
+
+def arm(ls: Session, project: Project, now: datetime | None = None) -> None:
+    """Set ``project``'s timer for its earliest retention boundary still to pass (none when there is none; kept when
+    it is already set for that instant). When it fires, :func:`boundaries` re-diagnoses what passed and the timer is
+    set again. ``now``: the clock (:func:`memzoi.base.clock.utc_now`)."""
+    from memzoi.base.clock import utc_now  # noqa: PLC0415 lazy: start-up
+
+    when = project.next_boundary()
+    held = _timers.get(project)
+    if held is not None and held[0] == when:
+        return
+    _disarm(project)
+    if when is None or ls.loop is None or ls.stopping:
+        return
+    delay = max(0.0, (when - (now or utc_now())).total_seconds())
+    _timers[project] = (when, ls.loop.call_later(delay, _fire, ls, project))
+
+
+def _fire(ls: Session, project: Project) -> None:
+    _timers.pop(project, None)
+    if ls.stopping or ls.projects.get(project.root) is not project:
+        return
+    boundaries(ls, project)
+    arm(ls, project)
+
+
+def _disarm(project: Project) -> None:
+    held = _timers.pop(project, None)
+    if held is not None:
+        held[1].cancel()
 
 
 def boundaries(ls: Session, project: Project) -> None:
@@ -78,4 +121,4 @@ def rejudge(ls: Session, project: Project, changes: InputChanges) -> None:
     ls.spawn(indexing.refresh(ls, project))
 
 
-__all__ = ["POLL_S", "boundaries", "follow", "rejudge"]
+__all__ = ["POLL_S", "arm", "boundaries", "follow", "rejudge"]

@@ -196,13 +196,9 @@ class MemzoiServer(LanguageServer):
         )
 
     def gone_from_disk(self, snap: Snapshot) -> bool:
-        """True for an open document whose file was deleted or renamed away (see ``self.gone``)."""
-        if snap.path is None or path_to_uri(snap.path) not in self.gone:
-            return False
-        if snap.path.exists():
-            self.gone.discard(path_to_uri(snap.path))
-            return False
-        return True
+        """True for an open document whose file was deleted or renamed away (see ``self.gone``). A read: the mark
+        of a file that is back is dropped by the watcher's batch (:func:`.watch.process`), not here."""
+        return snap.path is not None and path_to_uri(snap.path) in self.gone and not snap.path.exists()
 
     def republish(self, uris: set[str]) -> None:
         """Re-diagnose ``uris`` soon (push: once per loop turn, :func:`.diagnostics.queue`) or ask the client to

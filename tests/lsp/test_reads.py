@@ -72,3 +72,79 @@ async def test_a_hover_code_action_or_pull_publishes_nothing(workspace: Path, me
             await asyncio.wait_for(client.shutdown_session(), 10)  # also after a failed assertion
         finally:
             await client.stop()
+
+
+class _Docs:
+    """What :mod:`memzoi_lsp.closed` reads of the document cache: nothing is open."""
+
+    def is_open(self, uri: str) -> bool:
+        return False
+
+    def open_uri_for(self, path: Path | None) -> str | None:
+        return None
+
+
+class _Session:
+    """What :mod:`memzoi_lsp.closed` and ``MemzoiServer.gone_from_disk`` read of the server."""
+
+    def __init__(self, project) -> None:
+        self.project = project
+        self.docs = _Docs()
+        self.gone: set[str] = set()
+
+    def project_for(self, path):
+        return self.project
+
+
+def _scanned_project(workspace: Path):
+    """A project of ``workspace`` whose closed files hold compact verdicts, as the first scan leaves them."""
+    from memzoi.project.verdict import ProjectContext
+    from memzoi.runs.scanverdicts import analyse
+    from memzoi_lsp.project import Project
+
+    project = Project(workspace)
+    paths = project.listing()
+    uris = project.adopt(paths)
+    ctx = ProjectContext.of(project.memzoi_dir, git=project.git)
+    for uri, got in zip(uris, analyse(paths, ctx, index_root=workspace), strict=True):
+        assert got is not None
+        project.verdicts[uri] = got.verdict
+    return project
+
+
+def test_a_read_of_a_changed_closed_file_keeps_the_state(workspace: Path):
+    """``closed.lookup`` of a file changed on disk declines the stale compact verdict (the caller analyses the
+    file) and drops nothing: the watcher's batch does (``apply_events``)."""
+    from memzoi_lsp import closed
+
+    project = _scanned_project(workspace)
+    path = workspace / ".memzoi" / "records" / "use-pnpm.md"
+    uri = project.key_of(path)
+    ls = _Session(project)
+    found = closed.lookup(ls, uri)
+    assert found is not None and found[1] is project.verdicts[uri]
+    path.write_text(edit(record_text("use-pnpm"), "status: active", "status: superseded"))
+    held = dict(project.verdicts)
+    assert closed.lookup(ls, uri) is None  # stale: not used
+    assert project.verdicts == held  # and not dropped by the read
+    changes = project.apply_events([path])  # the change enters the state through the event
+    assert changes.updated == [uri] and uri not in project.verdicts
+
+
+def test_gone_from_disk_is_a_read(workspace: Path):
+    """An open buffer's gone mark stays when its file is back; only the watcher's batch takes it away."""
+    from memzoi_lsp.documents import Snapshot, path_to_uri
+    from memzoi_lsp.server import MemzoiServer
+
+    path = workspace / ".memzoi" / "records" / "use-pnpm.md"
+    uri = path_to_uri(path)
+    ls = _Session(None)
+    ls.gone.add(uri)
+    snap = Snapshot(uri, path, "", 1, True, None)  # type: ignore[arg-type]  # the analysis is not read
+    assert not MemzoiServer.gone_from_disk(ls, snap)  # type: ignore[arg-type]  # the file is there
+    assert ls.gone == {uri}
+    text = path.read_text()
+    path.unlink()
+    assert MemzoiServer.gone_from_disk(ls, snap)  # type: ignore[arg-type]
+    path.write_text(text)
+    assert not MemzoiServer.gone_from_disk(ls, snap) and ls.gone == {uri}  # type: ignore[arg-type]

@@ -103,12 +103,23 @@ class ChunkPool(Generic[J, R]):
     small runs stay in this process; workers are only used when :func:`can_fork` allows, or, with ``helper``,
     from a fork server when :func:`can_use_helper` does (see the module docstring). A chunk whose worker
     died is redone in this process, so :meth:`results` always returns every result. Use it from one thread.
+    ``ahead``: at most this many chunks are handed to the workers beyond the one the caller is reading
+    (:meth:`iter_results`), so a caller that takes results slower than the workers make them does not hold every
+    result at once (the language server's scan: issue 29, lean memory); ``None``: every chunk at once.
     """
 
     def __init__(
-        self, fn: Callable[[list[J]], list[R]], *, workers: int, chunksize: int, start_at: int, helper: bool = False
+        self,
+        fn: Callable[[list[J]], list[R]],
+        *,
+        workers: int,
+        chunksize: int,
+        start_at: int,
+        helper: bool = False,
+        ahead: int | None = None,
     ) -> None:
         self.fn = fn
+        self.ahead = ahead
         self.helper = helper
         self.workers = workers
         self.chunksize = max(1, chunksize)
@@ -167,14 +178,20 @@ class ChunkPool(Generic[J, R]):
     def _submit(self) -> None:
         while self._pending:
             chunk, self._pending = self._pending[: self.chunksize], self._pending[self.chunksize :]
-            future = None
-            if self._executor is not None:
-                try:
-                    future = self._executor.submit(self.fn, chunk)
-                except (RuntimeError, OSError):  # a broken pool refuses new work (BrokenProcessPool is one)
-                    future = None
             self._chunks.append(chunk)
-            self._futures.append(future)
+            self._futures.append(_UNSENT)
+            if self.ahead is None:
+                self._send(len(self._chunks) - 1)
+
+    def _send(self, i: int) -> None:
+        """Hand chunk ``i`` to the workers (its future ``None``: done here, when there are none or they refuse)."""
+        future = None
+        if self._executor is not None:
+            try:
+                future = self._executor.submit(self.fn, self._chunks[i])
+            except (RuntimeError, OSError):  # a broken pool refuses new work (BrokenProcessPool is one)
+                future = None
+        self._futures[i] = future
 
     def results(self) -> list[R]:
         """Every job's result, in the order the jobs were added; waits for the workers, then stops them."""
@@ -186,7 +203,14 @@ class ChunkPool(Generic[J, R]):
 
         self._submit()
         try:
-            for chunk, future in zip(self._chunks, self._futures):
+            sent = 0  # chunks handed out so far (all of them without ``ahead``)
+            for i, chunk in enumerate(self._chunks):
+                if self.ahead is not None:
+                    while sent < min(len(self._chunks), i + 1 + self.ahead):
+                        self._send(sent)
+                        sent += 1
+                # Read once, then let go: a finished future holds its results until it is dropped.
+                future, self._chunks[i], self._futures[i] = self._futures[i], [], None
                 done = None
                 if future is not None:
                     try:
@@ -204,5 +228,8 @@ class ChunkPool(Generic[J, R]):
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
 
+
+#: The future of a chunk not handed to the workers yet (``ChunkPool(ahead=...)``).
+_UNSENT: Any = object()
 
 __all__ = ["ChunkPool", "can_fork", "can_use_helper", "cpu_count"]

@@ -38,6 +38,7 @@ from ..project.crossfile import Workspace
 from ..project.filefacts import FileFacts, facts_from_analysis
 from ..project.gitfacts import GitFacts
 from ..project.projectfiles import ProjectFiles
+from .rowspool import RowSpool
 from .scanrows import OnDisk, premade_rows
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ class ProjectState:
         self.tracked = ProjectFiles(self.memzoi_dir, self.git)
         self.index: Index | None = None
         self.index_ready = False
-        self._premade: dict[str, tuple[int, int, bytes]] = {}  # absolute path -> the index row the scan made
+        self._premade = RowSpool(self.root)  # absolute path -> the index row the scan made, on disk
         self._inputs: tuple[bytes, str] | None = None  # the configuration and git state last seen
         self._boundaries: dict[str, datetime] = {}  # key -> retention boundary still to pass, of a fed analysis
         self.scanned = False  # the first scan has seen every file (until then reads withhold: memzoi.runs.projectview)
@@ -146,25 +147,26 @@ class ProjectState:
         :meth:`input_changes` compares with, before git is asked (a change from then on shows)."""
 
         def record(found: list[str]) -> None:
-            self._inputs = self._inputs_now(found)
+            self._inputs = self.inputs_now(found)
 
         return self.tracked.listing(before_ask=record)
 
-    def _inputs_now(self, paths: Iterable[str] | None = None) -> tuple[bytes, str]:
+    def inputs_now(self, paths: Iterable[str] | None = None) -> tuple[bytes, str]:
+        """What :meth:`input_changes` compares, read now (changes nothing: for the scan thread)."""
         from ..stores.index_fresh import config_bytes, git_state  # noqa: PLC0415 lazy: start-up
 
         folders = {os.path.dirname(p) for p in (list(self._keys) if paths is None else paths)}
         return config_bytes(self.root), git_state(self.root, folders)
 
-    def input_changes(self) -> InputChanges:
+    def input_changes(self, now: tuple[bytes, str] | None = None, *, ask_git: bool = True) -> InputChanges:
         """What changed, since the listing or the last call, among the inputs of the project's verdicts other than
         its files (as the index's freshness has them, :mod:`memzoi.stores.index_fresh`): the configuration (the bytes of
         ``.memzoi/config.toml``: the project id, ``[rules]``, the safety decisions) and git's state (``HEAD``, the
-        index, refs, ``info/exclude``, the ``.gitignore`` files). Drops what they invalidate: every compact
-        verdict on a configuration change (each file's first stage is made again), git's visibility on a git
-        change (asked again for every file, one batch). The caller then re-judges and publishes every file. For
-        the scan thread; nothing is reported before the first :meth:`listing`."""
-        now = self._inputs_now()
+        index, refs, ``info/exclude``, the ``.gitignore`` files). Drops what they invalidate: every compact verdict on
+        a configuration change, git's visibility on a git change (:meth:`ask_git`, unless ``ask_git`` is False: a
+        threaded owner reads ``now`` off its thread, :meth:`inputs_now`, and asks git there). Nothing is reported
+        before the first :meth:`listing`; the caller then re-judges and publishes every file."""
+        now = self.inputs_now() if now is None else now
         before, self._inputs = self._inputs, now
         if before is None:
             return InputChanges()
@@ -174,9 +176,14 @@ class ProjectState:
 
             forget_config(self.memzoi_dir)  # its stat may not show the change (memzoi.base.freshness)
             self.verdicts.clear()
-        if changes.git and self._keys:
-            self.git.ask(sorted(self._keys))
+        if changes.git and ask_git:
+            self.ask_git()
         return changes
+
+    def ask_git(self) -> None:
+        """Ask git again for the visibility of every file of the set (one batch; may run on the scan thread)."""
+        if self._keys:
+            self.git.ask(sorted(self._keys))
 
     def adopt(self, paths: list[str]) -> list[str]:
         """Take a :meth:`listing` into the file set (events applied meanwhile are kept); returns the keys, in the
@@ -189,9 +196,8 @@ class ProjectState:
 
     def passed_boundaries(self, now: datetime) -> list[str]:
         """The keys of the files whose retention boundary has passed by ``now`` since they were judged (a compact
-        verdict, or an analysis fed to the cross-file workspace, without ``retention_query_only``): their compact
-        verdicts are dropped, so the caller judges them again (from a new analysis: its cached one holds the old
-        clock's findings). For the owner's thread; a look over the compact verdicts."""
+        verdict, or a fed analysis, without ``retention_query_only``): their compact verdicts are dropped, so the
+        caller judges them again from a new analysis. For the owner's thread."""
         passed = {k for k, v in self.verdicts.items() if getattr(v, "boundary", None) is not None and v.boundary <= now}
         passed |= {k for k, b in self._boundaries.items() if b <= now}
         for key in passed:
@@ -199,6 +205,11 @@ class ProjectState:
             self._boundaries.pop(key, None)
             self._fed.pop(key, None)  # the same analysis fed again is taken again
         return sorted(passed)
+
+    def next_boundary(self) -> datetime | None:
+        """The earliest retention boundary still to pass (:meth:`passed_boundaries`), ``None`` without one."""
+        pending = [v.boundary for v in self.verdicts.values() if getattr(v, "boundary", None) is not None]
+        return min([*pending, *self._boundaries.values()], default=None)
 
     # -- the cross-file graph -----------------------------------------------------------------------------------
 
@@ -297,9 +308,8 @@ class ProjectState:
     # -- the index (on the scan thread) -------------------------------------------------------------------------
 
     def keep_row(self, path: str, row: tuple[int, int, bytes]) -> None:
-        """Keep the index row the scan made for the file at ``path`` (absolute) from its one analysis
-        (``(size, mtime_ns, packed rows)``, :class:`memzoi.runs.scanverdicts.Scanned`), until the index takes it."""
-        self._premade[os.path.abspath(path)] = row
+        """Keep the index row the scan made for ``path`` (:class:`memzoi.runs.scanverdicts.Scanned`), on disk until taken."""
+        self._premade.put(os.path.abspath(path), row)
 
     def premade_rows(self, files: list[Path], on_disk: OnDisk) -> tuple[list[dict[str, Any] | bytes], list[Path]]:
         """The index's rows of ``files`` (:func:`memzoi.runs.scanrows.premade_rows`): those the scan kept
@@ -307,9 +317,8 @@ class ProjectState:
         return premade_rows(self._premade, files, on_disk, self.git, self.root)
 
     def open_index(self, on_disk: OnDisk) -> Index:
-        """The project's index, opened once, with rows made by the scan or from ``on_disk``'s analyses
-        (:meth:`premade_rows`), and worker processes from a fork server for many others. Raises
-        :class:`memzoi.stores.index.IndexUnavailable` when it cannot be opened."""
+        """The project's index, opened once, with rows from :meth:`premade_rows` and a fork server's workers for
+        others. Raises :class:`memzoi.stores.index.IndexUnavailable` when it cannot be opened."""
         from ..stores.index import Index  # noqa: PLC0415 lazy: start-up
 
         if self.index is None:

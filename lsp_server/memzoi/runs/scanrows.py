@@ -8,9 +8,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..project.admission import GitVisibility
+from .rowspool import RowSpool, SpooledRows
 
 if TYPE_CHECKING:
     from ..judge.analysis import Analysis
@@ -21,11 +22,11 @@ OnDisk = Callable[[Path], "tuple[bytes, os.stat_result, Analysis] | None"]
 
 
 def premade_rows(
-    premade: dict[str, tuple[int, int, bytes]], files: list[Path], on_disk: OnDisk, git: GitFacts, root: Path
-) -> tuple[list[dict[str, Any] | bytes], list[Path]]:
+    premade: RowSpool, files: list[Path], on_disk: OnDisk, git: GitFacts, root: Path
+) -> tuple[SpooledRows, list[Path]]:
     """The index's rows of ``files`` (:data:`memzoi.stores.index_rows.Premade`) and the files left to the index's
-    own workers. First the rows the scan made (``premade``: absolute path → ``(size, mtime_ns, packed rows)``,
-    each taken out of it), while the file's size and mtime are still the row's; then, for a few others, rows
+    own workers. First the rows the scan made (``premade``: kept on disk by absolute path with the file's
+    ``(size, mtime_ns)``, read back as the index reaches them), while the file's size and mtime are still the row's; then, for a few others, rows
     from the caller's analyses (``on_disk``: a file just changed was analysed for its diagnostics). Many others
     (an index missing after a warm scan, whose files came from the verdict cache) are left to the index's own
     workers. Judged with the project's git answers (``git``, asked here for files it does not know) and its own
@@ -36,12 +37,12 @@ def premade_rows(
     from ..stores.index import PARALLEL_THRESHOLD  # noqa: PLC0415 lazy: start-up
     from ..stores.index_rows import index_key, index_row, index_verdict  # noqa: PLC0415 lazy: start-up
 
-    rows: list[dict[str, Any] | bytes] = []
+    rows = SpooledRows(premade)
     rest: list[Path] = []
     for path in files:
-        kept = premade.pop(os.path.abspath(path), None)
-        if kept is not None and _stat(path) == kept[:2]:
-            rows.append(kept[2])
+        kept = premade.stat_of(os.path.abspath(path))
+        if kept is not None and _stat(path) == kept:
+            rows.refer(os.path.abspath(path))
         else:
             rest.append(path)
     if len(rest) >= PARALLEL_THRESHOLD:

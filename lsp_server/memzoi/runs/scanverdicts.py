@@ -29,6 +29,7 @@ from ..project.verdict import ProjectContext, verdict_of
 from ..stores.firststage import Entry, FirstStage, analyse_file, failed_stage, from_payload, lstamp
 from ..stores.index import pack_row
 from ..stores.index_rows import StatStamp, index_key, index_row, index_verdict
+from ..stores.streamedcache import StreamedCache
 from ..stores.verdictcache import ProjectCache, read_stable
 from .projectstate import indexed
 
@@ -54,9 +55,10 @@ class Scanned:
 
 def open_cache(project_root: str | os.PathLike[str], ctx: ProjectContext) -> ProjectCache | None:
     """The verdict cache of the project at ``project_root`` under the configuration of ``ctx`` (the same database
-    and keys as ``memzoi check``); ``None`` when it cannot be used. Never raises."""
+    and keys as ``memzoi check``), read chunk by chunk as :func:`cached_stages` asks
+    (:class:`memzoi.stores.streamedcache.StreamedCache`); ``None`` when it cannot be used. Never raises."""
     try:
-        return ProjectCache.load(project_root, ctx.config)
+        return StreamedCache.open(project_root, ctx.config)
     except Exception:  # noqa: BLE001 - the cache never breaks a scan: it is only not used
         return None
 
@@ -71,6 +73,8 @@ def cached_stages(
     md = ctx.memzoi_dir
     if cache is None or md is None:
         return [None] * len(paths)
+    if isinstance(cache, StreamedCache):
+        cache.prefetch(paths)  # this chunk's entries, in one query
     out: list[FirstStage | None] = []
     for path in paths:
         try:
@@ -91,7 +95,8 @@ def analyse(
     :class:`memzoi.base.parallel.ChunkPool`; ``workers``: their number, default one per CPU up to 8), else here.
     ``ctx.git`` is asked once for the visibility of every path that it does not know yet (the index rows need
     it); ``ctx.now`` is the clock of retention findings; ``index_root`` is the project root the index keys are
-    relative to. Closing the iterator early stops the workers."""
+    relative to. At most two chunks per worker are made ahead of the caller (:class:`memzoi.base.parallel.ChunkPool`'s
+    ``ahead``). Closing the iterator early stops the workers."""
     from ..base.parallel import ChunkPool, cpu_count  # noqa: PLC0415 lazy: start-up
 
     git = ctx.git
@@ -107,6 +112,7 @@ def analyse(
         chunksize=max(16, min(100, len(jobs) // (max(1, n) * 8))),
         start_at=PARALLEL_THRESHOLD,
         helper=True,
+        ahead=2 * max(1, n),  # the caller publishes as it takes results: never every result held at once
     )
     for job in jobs:
         pool.add(job)
