@@ -262,6 +262,26 @@ def test_the_tool_stamp_survives_a_damaged_digest_file(tmp_path, closed):
         assert toolstamp.source_digest(str(top), store) == first
 
 
+def test_a_kept_digest_of_the_wrong_types_is_hashed_again(tmp_path, closed):
+    """An item of the digest file whose stamp and digest are right but whose clock is not a number is damaged: the
+    file is hashed again and the item written anew, never compared as a clock."""
+    import blake3
+
+    from memzoi.stores import toolstamp
+
+    top = _package(tmp_path)
+    store = tmp_path / "stamp.json"
+    first = toolstamp.source_digest(str(top), None)
+    path = top / "a.py"
+    stat = freshness.lstat(path)
+    assert stat is not None
+    digest = blake3.blake3(path.read_bytes()).hexdigest()
+    store.write_text(json.dumps({"/a.py": [*stat.stamp, "later", digest]}))
+    assert toolstamp.source_digest(str(top), store) == first
+    kept = json.loads(store.read_text())["/a.py"]
+    assert kept[:4] == list(stat.stamp) and isinstance(kept[4], int) and kept[5] == digest
+
+
 def test_a_code_change_under_the_same_version_invalidates_check_and_the_index(
     repo, capsys, counts, closed, monkeypatch
 ):

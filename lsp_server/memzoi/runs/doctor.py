@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,65 +28,100 @@ def _sample(paths: list[str], n: int = 5) -> str:
     return ", ".join(paths[:n]) + more
 
 
+@dataclass
+class _Report:
+    """The doctor report being gathered: its ``checks`` in order, its ``next_steps`` (each once, in the order first
+    asked for) and the index's drift once it was compared with the files."""
+
+    checks: list[dict[str, str]] = field(default_factory=list)
+    steps: list[str] = field(default_factory=list)
+    drift: Drift | None = None
+
+    def check(self, name: str, status: str, message: str, step: str | None = None) -> None:
+        """Add the check ``name`` (``status`` ok, warning or skip) and its repair ``step``, if any."""
+        self.checks.append({"name": name, "status": status, "message": message})
+        if step and step not in self.steps:
+            self.steps.append(step)
+
+
 def diagnose(root: Path) -> dict[str, Any]:
     """The doctor report for ``root`` as a dict (see the module docstring)."""
-    checks: list[dict[str, str]] = []
-    steps: list[str] = []
-
-    def check(name: str, status: str, message: str, step: str | None = None) -> None:
-        checks.append({"name": name, "status": status, "message": message})
-        if step and step not in steps:
-            steps.append(step)
-
+    report = _Report()
     memzoi_dir = root / ".memzoi"
-    records = memzoi_dir / "records"
     linked = linked_plane(memzoi_dir)
+    _plane_checks(report, root, memzoi_dir, linked)
+    _git_check(report, root)
+    _runtime_modes_check(report, root)  # before the index is opened: opening it tightens the modes
+    db = index_path(root)
+    _index_checks(report, root, db, linked)
+    writable = os.access(db.parent, os.W_OK) if db.parent.exists() else True
+    if not writable:
+        report.check("runtime_dir", "warning", f"{db.parent} is not writable", "fix the permissions of MEMZOI_HOME")
+    status = "warning" if any(c["status"] == "warning" for c in report.checks) else "ok"
+    return {
+        "project_root": str(root),
+        "status": status,
+        "checks": report.checks,
+        "next_steps": report.steps,
+        "index_path": str(db),
+        "drift": report.drift.to_json() if report.drift is not None else None,
+    }
+
+
+def _plane_checks(report: _Report, root: Path, memzoi_dir: Path, linked: list[Path]) -> None:
+    """``canonical_path`` (the symlinked git-plane folders ``linked``) and ``records_root``."""
+    records = memzoi_dir / "records"
     if linked:  # never read through: the index and the drift below see nothing of it (as `memzoi check`)
-        check(
+        report.check(
             "canonical_path",
             "warning",
             linked_plane_message(linked),
             "replace each symlinked folder with the real folder (`memzoi check` shows them)",
         )
     if through_linked_plane(memzoi_dir, records):
-        check(
+        report.check(
             "records_root",
             "warning",
             f"{records} is reached through a symlink; Memzoi refuses a symlinked records root",
         )
     elif records.is_dir():
-        check("records_root", "ok", f"{records} exists")
+        report.check("records_root", "ok", f"{records} exists")
     elif memzoi_dir.is_dir():  # a project whose records folder is gone: init recreates it, keeping every file
-        check(
+        report.check(
             "records_root",
             "warning",
             f"no `.memzoi/records` directory at {root}",
             f"run `memzoi init {shlex.quote(str(root))}` to recreate the missing .memzoi folders (existing files are kept)",
         )
     else:
-        check(
+        report.check(
             "records_root",
             "warning",
             f"no `.memzoi/records` directory at {root}",
             "run doctor from inside the project, or pass --root PROJECT (or `memzoi init` to start one here)",
         )
 
+
+def _git_check(report: _Report, root: Path) -> None:
+    """``git``: whether ``root`` is inside a git worktree."""
     top = worktree_root(root)
     if top is None:
-        check(
+        report.check(
             "git",
             "skip",
             "not inside a git worktree: records cannot be reviewed through git, and attested "
             "records are refused (review-visibility)",
         )
     else:
-        check("git", "ok", f"git worktree at {top}")
+        report.check("git", "ok", f"git worktree at {top}")
 
-    # Before the index is opened: opening it tightens the modes of the runtime directory.
+
+def _runtime_modes_check(report: _Report, root: Path) -> None:
+    """``runtime_modes``: runtime paths other users may read or enter."""
     loose = loose_modes(root)
     if loose:
         shown = _sample([f"{p} ({mode:04o})" for p, mode in loose])
-        check(
+        report.check(
             "runtime_modes",
             "warning",
             f"{len(loose)} runtime path(s) readable or writable by other users: "
@@ -95,100 +131,103 @@ def diagnose(root: Path) -> dict[str, Any]:
             "database and locks, any `memzoi resident` command; or chmod 700 the folders and 600 the files",
         )
     else:
-        check("runtime_modes", "ok", "runtime directories are 0700 and files 0600 (private to this user)")
+        report.check("runtime_modes", "ok", "runtime directories are 0700 and files 0600 (private to this user)")
 
-    db = index_path(root)
-    drift: Drift | None = None
+
+def _index_checks(report: _Report, root: Path, db: Path, linked: list[Path]) -> None:
+    """``index`` (absent, never built, of another schema, unavailable or damaged), then for a built index the
+    checks of :func:`_built_index_checks`."""
     if linked:
         # Compared with a tree it may not read, the index would only look stale and `memzoi rebuild` refuses.
-        check("index", "skip", f"the index ({db}) is not compared with the files while a git-plane folder is a symlink")
-    elif not db.exists():
-        check("index", "warning", f"the index has not been built ({db})", "memzoi rebuild")
+        report.check(
+            "index", "skip", f"the index ({db}) is not compared with the files while a git-plane folder is a symlink"
+        )
+        return
+    if not db.exists():
+        report.check("index", "warning", f"the index has not been built ({db})", "memzoi rebuild")
+        return
+    try:
+        with Index(root, path=db) as index, guard(db, "index"):
+            if index.schema_problem:
+                report.check("index", "warning", index.schema_problem, "memzoi rebuild")
+            elif not index.exists:
+                report.check("index", "warning", "the index exists but was never completely built", "memzoi rebuild")
+            else:
+                _built_index_checks(report, index, db)
+    except RuntimeStateError as err:  # IndexUnavailable included: named, with what to do
+        step = (
+            err.advice
+            if err.advice and err.code != "corrupt_database"
+            else "run `memzoi rebuild` (it replaces a damaged index)"
+        )
+        report.check("index", "warning", err.message, step)
+
+
+def _built_index_checks(report: _Report, index: Index, db: Path) -> None:
+    """``index`` (its counts), then the drift from the files (:func:`_drift_checks`, kept in ``report.drift``)
+    and the judgements it holds (:func:`_judgement_checks`)."""
+    counts = index.counts()
+    report.check("index", "ok", f"{counts['records']} record(s) and {counts['proposals']} proposal(s) indexed at {db}")
+    report.drift = index.drift()
+    _drift_checks(report, report.drift)
+    _judgement_checks(report, index)
+
+
+def _drift_checks(report: _Report, drift: Drift) -> None:
+    """``repo_index`` (files missing, gone or changed since indexing), ``readable`` and ``fts``."""
+    problems = []
+    if drift.missing_from_index:
+        problems.append(
+            f"{len(drift.missing_from_index)} file(s) missing from the index ({_sample(drift.missing_from_index)})"
+        )
+    if drift.stale_in_index:
+        problems.append(
+            f"{len(drift.stale_in_index)} indexed file(s) no longer exist ({_sample(drift.stale_in_index)})"
+        )
+    if drift.changed_in_index:
+        problems.append(
+            f"{len(drift.changed_in_index)} file(s) changed since indexing ({_sample(drift.changed_in_index)})"
+        )
+    if problems:
+        report.check("repo_index", "warning", "repo_index is stale: " + "; ".join(problems), "memzoi rebuild")
     else:
-        try:
-            with Index(root, path=db) as index, guard(db, "index"):
-                if index.schema_problem:
-                    check("index", "warning", index.schema_problem, "memzoi rebuild")
-                elif not index.exists:
-                    check("index", "warning", "the index exists but was never completely built", "memzoi rebuild")
-                else:
-                    counts = index.counts()
-                    check(
-                        "index",
-                        "ok",
-                        f"{counts['records']} record(s) and {counts['proposals']} proposal(s) indexed at {db}",
-                    )
-                    drift = index.drift()
-                    problems = []
-                    if drift.missing_from_index:
-                        problems.append(
-                            f"{len(drift.missing_from_index)} file(s) missing from the index "
-                            f"({_sample(drift.missing_from_index)})"
-                        )
-                    if drift.stale_in_index:
-                        problems.append(
-                            f"{len(drift.stale_in_index)} indexed file(s) no longer exist "
-                            f"({_sample(drift.stale_in_index)})"
-                        )
-                    if drift.changed_in_index:
-                        problems.append(
-                            f"{len(drift.changed_in_index)} file(s) changed since indexing "
-                            f"({_sample(drift.changed_in_index)})"
-                        )
-                    if problems:
-                        check("repo_index", "warning", "repo_index is stale: " + "; ".join(problems), "memzoi rebuild")
-                    else:
-                        check("repo_index", "ok", "the index matches the .memzoi files")
-                    if drift.unreadable:
-                        check(
-                            "readable",
-                            "warning",
-                            f"{len(drift.unreadable)} file(s) cannot be read "
-                            f"({_sample(drift.unreadable)}), so the index, search and the editor skip them",
-                            "make them readable (e.g. chmod u+r), then run `memzoi rebuild`",
-                        )
-                    if drift.fts_out_of_sync:
-                        check("fts", "warning", "the full-text index failed its integrity check", "memzoi rebuild")
-                    else:
-                        check("fts", "ok", "full-text index integrity check passed")
-                    refused = index.refused_records()
-                    if refused:
-                        check(
-                            "admission",
-                            "warning",
-                            f"{len(refused)} record(s) refused admission ({_sample(refused)})",
-                            "memzoi check .memzoi",
-                        )
-                    else:
-                        check("admission", "ok", "every indexed record is admitted")
-                    failed = index.failed_analyses()
-                    if failed:
-                        check(
-                            "analysis",
-                            "warning",
-                            f"{len(failed)} file(s) could not be analysed because of an "
-                            f"internal error ({_sample(failed)}); the rest of the index is complete",
-                            "report the internal error with the output of `memzoi --debug rebuild`",
-                        )
-        except RuntimeStateError as err:  # IndexUnavailable included: named, with what to do
-            step = (
-                err.advice
-                if err.advice and err.code != "corrupt_database"
-                else "run `memzoi rebuild` (it replaces a damaged index)"
-            )
-            check("index", "warning", err.message, step)
-    writable = os.access(db.parent, os.W_OK) if db.parent.exists() else True
-    if not writable:
-        check("runtime_dir", "warning", f"{db.parent} is not writable", "fix the permissions of MEMZOI_HOME")
-    status = "warning" if any(c["status"] == "warning" for c in checks) else "ok"
-    return {
-        "project_root": str(root),
-        "status": status,
-        "checks": checks,
-        "next_steps": steps,
-        "index_path": str(db),
-        "drift": drift.to_json() if drift is not None else None,
-    }
+        report.check("repo_index", "ok", "the index matches the .memzoi files")
+    if drift.unreadable:
+        report.check(
+            "readable",
+            "warning",
+            f"{len(drift.unreadable)} file(s) cannot be read "
+            f"({_sample(drift.unreadable)}), so the index, search and the editor skip them",
+            "make them readable (e.g. chmod u+r), then run `memzoi rebuild`",
+        )
+    if drift.fts_out_of_sync:
+        report.check("fts", "warning", "the full-text index failed its integrity check", "memzoi rebuild")
+    else:
+        report.check("fts", "ok", "full-text index integrity check passed")
+
+
+def _judgement_checks(report: _Report, index: Index) -> None:
+    """``admission`` (records the index holds as refused) and ``analysis`` (files an internal error kept from
+    being analysed; reported only when there are some)."""
+    refused = index.refused_records()
+    if refused:
+        report.check(
+            "admission",
+            "warning",
+            f"{len(refused)} record(s) refused admission ({_sample(refused)})",
+            "memzoi check .memzoi",
+        )
+    else:
+        report.check("admission", "ok", "every indexed record is admitted")
+    failed = index.failed_analyses()
+    if failed:
+        report.check(
+            "analysis",
+            "warning",
+            f"{len(failed)} file(s) could not be analysed because of an "
+            f"internal error ({_sample(failed)}); the rest of the index is complete",
+            "report the internal error with the output of `memzoi --debug rebuild`",
+        )
 
 
 __all__ = ["diagnose"]

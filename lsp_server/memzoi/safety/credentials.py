@@ -15,6 +15,7 @@ import base64
 import binascii
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -64,7 +65,7 @@ _JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.(?P<sig>[A-Za-z0-9_
 _JWT_RUN = re.compile(r"eyJ[A-Za-z0-9_-]*")
 
 
-def _jwt_matches(text: str):
+def _jwt_matches(text: str) -> Iterator[re.Match[str]]:
     """``_JWT.finditer(text)`` in linear time. A failed match at an ``eyJ`` fails the same way at every later
     ``eyJ`` of its run of token characters (the run ends at the same place and the rest is the same), so only the
     first ``eyJ`` of each run is tried; ``finditer`` itself would try each, scanning the run every time, which
@@ -184,69 +185,73 @@ def urls(text: str) -> list[tuple[int, str]]:
 
 def url_hits(ctx: Ctx) -> list[Hit]:
     """``connection_string`` (database/broker URLs, JDBC and ADO.NET strings) and ``credentialed_url``
-    (``user:password@`` in the authority, a token as user name, or a query parameter named like a secret)."""
-    out: list[Hit] = []
-    text = ctx.text
+    (``user:password@`` in the authority, a token as user name, or a query parameter named like a secret).
+    At most one hit per URL, in text order, then the JDBC and ADO.NET strings."""
     # no separate "://" test: urls() makes the same single search when there is none
-    for start, raw in urls(text):
-        if "@" not in raw and "?" not in raw and "#" not in raw and not _DB_SCHEME.match(raw[: raw.index(":")].lower()):
-            # Not a database URL (raw starts with its scheme, as urlsplit reads it), no user or password
-            # (those need an @), no query or fragment: nothing below can report it.
-            continue
-        end = start + len(raw)
-        try:
-            parts = urlsplit(raw)
-            user, password, host = parts.username, parts.password, parts.hostname
-        except ValueError:
-            continue
-        scheme = parts.scheme.lower()
-        if _DB_SCHEME.match(scheme):
-            # Memzoi reports every database URL with a host (it names a private endpoint); only a
-            # template such as postgres://<user>:<password>@<host>/<db> or postgres://USER:PASSWORD@HOST is
-            # documentation.
-            if password is not None:
-                real = not _placeholder_part(password) and not password.isupper()
-            else:
-                real = bool(host) and not _placeholder_part(host) and host not in ("host", "hostname", "server")
-            if real and not raw.split("://", 1)[1].startswith(("<", "{", "$")):
-                out.append(
-                    Hit(
-                        "connection_string",
-                        start,
-                        end,
-                        f"{scheme} connection string",
-                        raw,
-                        PRIORITY["connection_string"],
-                    )
-                )
-            continue
-        if password and not _placeholder_part(password) and (host or "").lower() not in ("", "host"):
-            out.append(
-                Hit("credentialed_url", start, end, "URL with a password in it", raw, PRIORITY["credentialed_url"])
-            )
-            continue
-        if user and not password and len(user) >= 16 and plausible_secret(user, min_len=16, min_entropy=3.5):
-            out.append(
-                Hit("credentialed_url", start, end, "URL with a token as user name", raw, PRIORITY["credentialed_url"])
-            )
-            continue
-        if parts.query or parts.fragment:
-            for key, value in parse_qsl(parts.query + "&" + parts.fragment, keep_blank_values=True):
-                k = key.lower().replace("-", "_")
-                named = next((p for p in _SECRET_PARAMS if k == p or k.endswith(p)), k if k in _EXTRA_PARAMS else None)
-                if value and named and plausible_secret(value, min_len=6, min_entropy=2.0):
-                    # the parameter is named by the vocabulary word it matched, never by the URL's own text
-                    out.append(
-                        Hit(
-                            "credentialed_url",
-                            start,
-                            end,
-                            f"URL with a secret in a `{named}` parameter",
-                            raw,
-                            PRIORITY["credentialed_url"],
-                        )
-                    )
-                    break
+    out = [hit for start, raw in urls(ctx.text) if (hit := _url_hit(start, raw)) is not None]
+    return out + _jdbc_hits(ctx) + _ado_hits(ctx)
+
+
+def _url_hit(start: int, raw: str) -> Hit | None:
+    """The hit of the URL ``raw`` found at offset ``start``, if any: a database URL is judged on its own
+    (:func:`_database_url_hit`); any other is reported for a password, a token as user name or a secret
+    parameter, in that order."""
+    if "@" not in raw and "?" not in raw and "#" not in raw and not _DB_SCHEME.match(raw[: raw.index(":")].lower()):
+        # Not a database URL (raw starts with its scheme, as urlsplit reads it), no user or password
+        # (those need an @), no query or fragment: nothing below can report it.
+        return None
+    end = start + len(raw)
+    try:
+        parts = urlsplit(raw)
+        user, password, host = parts.username, parts.password, parts.hostname
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if _DB_SCHEME.match(scheme):
+        return _database_url_hit(start, raw, scheme, password, host)
+    if password and not _placeholder_part(password) and (host or "").lower() not in ("", "host"):
+        return Hit("credentialed_url", start, end, "URL with a password in it", raw, PRIORITY["credentialed_url"])
+    if user and not password and len(user) >= 16 and plausible_secret(user, min_len=16, min_entropy=3.5):
+        return Hit("credentialed_url", start, end, "URL with a token as user name", raw, PRIORITY["credentialed_url"])
+    named = _secret_parameter(parts.query, parts.fragment)
+    if named is None:
+        return None
+    # the parameter is named by the vocabulary word it matched, never by the URL's own text
+    label = f"URL with a secret in a `{named}` parameter"
+    return Hit("credentialed_url", start, end, label, raw, PRIORITY["credentialed_url"])
+
+
+def _database_url_hit(start: int, raw: str, scheme: str, password: str | None, host: str | None) -> Hit | None:
+    """Memzoi reports every database URL with a host (it names a private endpoint); only a template such as
+    ``postgres://<user>:<password>@<host>/<db>`` or ``postgres://USER:PASSWORD@HOST`` is documentation."""
+    if password is not None:
+        real = not _placeholder_part(password) and not password.isupper()
+    else:
+        real = host is not None and host != "" and not _placeholder_part(host)
+        real = real and host not in ("host", "hostname", "server")
+    if not real or raw.split("://", 1)[1].startswith(("<", "{", "$")):
+        return None
+    return Hit(
+        "connection_string", start, start + len(raw), f"{scheme} connection string", raw, PRIORITY["connection_string"]
+    )
+
+
+def _secret_parameter(query: str, fragment: str) -> str | None:
+    """The vocabulary word (:data:`_SECRET_PARAMS`, :data:`_EXTRA_PARAMS`) naming the first query or fragment
+    parameter whose value looks like a secret, or ``None``."""
+    if not query and not fragment:
+        return None
+    for key, value in parse_qsl(query + "&" + fragment, keep_blank_values=True):
+        k = key.lower().replace("-", "_")
+        named = next((p for p in _SECRET_PARAMS if k == p or k.endswith(p)), k if k in _EXTRA_PARAMS else None)
+        if value and named and plausible_secret(value, min_len=6, min_entropy=2.0):
+            return named
+    return None
+
+
+def _jdbc_hits(ctx: Ctx) -> list[Hit]:
+    """``connection_string`` for a JDBC URL with a password parameter or a user (an ``@``)."""
+    out: list[Hit] = []
     if ctx.any_of(_JDBC_WORD):
         for m in _JDBC.finditer(ctx.low):
             if re.search(r"(?:password|pwd)=[^&;\s]+", m.group(0)) or "@" in m.group(0):
@@ -256,10 +261,17 @@ def url_hits(ctx: Ctx) -> list[Hit]:
                         m.start(),
                         m.end(),
                         "JDBC connection string",
-                        text[m.start() : m.end()],
+                        ctx.text[m.start() : m.end()],
                         PRIORITY["connection_string"],
                     )
                 )
+    return out
+
+
+def _ado_hits(ctx: Ctx) -> list[Hit]:
+    """``connection_string`` for an ADO.NET string (server/data source/host/address, then a plausible password)."""
+    out: list[Hit] = []
+    text = ctx.text
     if ctx.any_of(_PASSWORD_WORDS) and ctx.any_of(_SERVER_WORDS):
         for m in _ADO.finditer(ctx.low):
             v = text[m.start("v") : m.end("v")]

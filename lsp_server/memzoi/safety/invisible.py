@@ -21,11 +21,20 @@ the run's span.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterator
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from .base import Hit
 from .controls import control_hits
 from .decoding import View
+
+if TYPE_CHECKING:  # the annotations only: ``regex`` itself is loaded on the first non-ASCII text (see above)
+    import regex
+
+_Patterns = tuple[
+    "regex.Pattern[str]", "regex.Pattern[str]", "regex.Pattern[str]", "regex.Pattern[str]", "regex.Pattern[str]"
+]
 
 _BRAILLE_BLANK = "\u2800"
 _ZWJ, _ZWNJ = "\u200d", "\u200c"
@@ -37,7 +46,7 @@ _CANCEL_TAG = "\U000e007f"
 
 
 @lru_cache(maxsize=1)
-def _patterns():
+def _patterns() -> _Patterns:
     import regex  # noqa: PLC0415 lazy: start-up (imported on the first non-ASCII text; see the module docstring)
 
     return (
@@ -52,7 +61,7 @@ def _patterns():
     )
 
 
-def invisible_runs(text: str):
+def invisible_runs(text: str) -> Iterator[regex.Match[str]]:
     """Iterator over the matches of runs of invisible code points in ``text`` (none for ASCII text)."""
     if text.isascii():
         return iter(())

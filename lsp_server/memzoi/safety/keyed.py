@@ -146,7 +146,9 @@ def _matches(pattern: re.Pattern[str], low: str, stems: tuple[str, ...]) -> list
             out.append(m)
             reach = m.end()
         else:
-            reach = _KEY_RUN.match(low, i).end()
+            run = _KEY_RUN.match(low, i)
+            assert run is not None  # ``[...]*`` matches the empty string: the match never fails
+            reach = run.end()
     return out
 
 

@@ -59,7 +59,9 @@ def _line_start(rest: re.Pattern[str], regex: re.Pattern[str], text: str, pos: i
     out: list[re.Match[str]] = []
     line = _line_at_or_after(text, pos, end)
     while line is not None:
-        run_end = _WS_RUN.match(text, line, end).end()
+        ws = _WS_RUN.match(text, line, end)
+        assert ws is not None  # ``[...]*+`` matches the empty string: the match never fails
+        run_end = ws.end()
         m = regex.match(text, line, end) if rest.match(text, run_end, end) is not None else None
         if m is not None:  # always when ``rest`` matched, by the facts above; the search stays exact regardless
             out.append(m)
@@ -88,5 +90,7 @@ def _jwt(regex: re.Pattern[str], text: str, pos: int, end: int) -> list[re.Match
             i = text.find("eyJ", m.end(), end)
         else:
             # every later eyJ of this run of token characters fails the same way
-            i = text.find("eyJ", _JWT_RUN.match(text, i, end).end(), end)
+            run = _JWT_RUN.match(text, i, end)
+            assert run is not None  # ``[...]*+`` matches the empty string: the match never fails
+            i = text.find("eyJ", run.end(), end)
     return out

@@ -137,7 +137,9 @@ def memzoi_hits(ctx: Ctx) -> list[Hit]:
         for m in pattern_matches(rule, ctx, plain):
             start = m.start()
             if rule.detector in ("authorization_header", "environment_secret"):
-                start = _LEADING_WS.match(text, start, m.end()).end()
+                ws = _LEADING_WS.match(text, start, m.end())
+                assert ws is not None  # ``[...]*`` matches the empty string: the match never fails
+                start = ws.end()
             out.append(
                 Hit(rule.code, start, m.end(), _label(rule.detector, m.group(0)), m.group(0), memzoi=rule.detector)
             )
@@ -239,7 +241,7 @@ def _match_at(regex: re.Pattern[str], text: str, positions: list[int]) -> list[r
     return out
 
 
-def _scheme_matches(schemes: list[str], regex: re.Pattern[str], text: str, low: str) -> list[re.Match[str]]:
+def _scheme_matches(schemes: tuple[str, ...], regex: re.Pattern[str], text: str, low: str) -> list[re.Match[str]]:
     # a match is a scheme right before "://": the longest scheme ending there starts the leftmost match
     positions = []
     i = text.find("://")

@@ -130,7 +130,7 @@ _CLOUD_RES = [
 _GATE_WORDS = gate_words(frozenset().union(*(g[0] for *_, g in _TOKEN_RES), *(g[0] for *_, g in _CLOUD_RES)))
 #: gate word / prefix → indices into _TOKEN_RES, so only shapes whose gate is open are looked at
 _TOKEN_BY_GATE: dict[bytes, list[int]] = {}
-for _i, (_, _, (_w, _b)) in enumerate(_TOKEN_RES):
+for _i, (*_, (_w, _b)) in enumerate(_TOKEN_RES):
     for _g in _w | _b:
         _TOKEN_BY_GATE.setdefault(_g, []).append(_i)
 _GATE_BIG = frozenset().union(*(g[1] for *_, g in _TOKEN_RES), *(g[1] for *_, g in _CLOUD_RES))

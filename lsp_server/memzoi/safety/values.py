@@ -32,7 +32,7 @@ holds the shortcut equal to scanning every scalar).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from ..base.findings import CODES, Finding, Fix
@@ -46,6 +46,8 @@ from .memzoi_rules import needs_plain_search
 HEAD = re.compile(
     r"[\s\"'>*-]*(?:(?:export|set)\s+|\$env:)?(?:(?:proxy-)?authorization\s*:|[a-z_][a-z0-9_.-]*\s*=)", re.IGNORECASE
 )
+#: :data:`HEAD`'s ``match``, when an anchored match is possible at all in the frontmatter.
+_Head = Callable[[str], "re.Match[str] | None"]
 
 
 #: How a frontmatter key that holds a finding is shown in a location or a message (never its text).
@@ -128,7 +130,7 @@ def _anchor_possible(fm: str) -> bool:
 _NAME = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
-def _check(text: str, node: YScalar, key: bool, head, out: list[Scalar]) -> None:
+def _check(text: str, node: YScalar, key: bool, head: _Head | None, out: list[Scalar]) -> None:
     """Append ``node`` to ``out`` when its own scan can find more than the file's (module docstring)."""
     value = node.value
     if not isinstance(value, str) or (isinstance(value, PlainScalar) and not isinstance(value.resolved, str)):
@@ -230,19 +232,22 @@ _TOKEN_RUN = re.compile(r"[A-Za-z0-9_+/=.-]{6,}")
 
 
 def _scrubbed(f: Finding, words: list[str]) -> Finding:
-    def clean(value):
+    def clean_text(value: str) -> str:
+        for w in words:
+            if w in value:
+                value = value.replace(w, KEY_MARK)
+        return value
+
+    def clean(value: object) -> object:
         if isinstance(value, str):
-            for w in words:
-                if w in value:
-                    value = value.replace(w, KEY_MARK)
-            return value
+            return clean_text(value)
         if isinstance(value, list):
             return [clean(v) for v in value]
         return value
 
-    message = clean(f.message)
+    message = clean_text(f.message)
     data = {k: clean(v) for k, v in f.data.items()}
-    fixes = tuple(Fix(clean(x.title), x.edits) for x in f.fixes)
+    fixes = tuple(Fix(clean_text(x.title), x.edits) for x in f.fixes)
     if message == f.message and data == f.data and fixes == f.fixes:
         return f
     return replace(f, message=message, data=data, fixes=fixes)

@@ -19,15 +19,40 @@ import sys
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 import blake3
 
 from .. import __version__
 from ..base import freshness
 
-#: One file's kept digest: ``[size, mtime_ns, ino, ctime_ns, checked_ns, hex digest]``.
-_Item = list[Any]
+#: One file's kept digest as stored in the digest file: ``[size, mtime_ns, ino, ctime_ns, checked_ns, hex digest]``.
+_Item = list[int | str]
+
+
+class _Kept(NamedTuple):
+    """One file's kept digest, read from its stored :data:`_Item`: the stat stamp it was made under, when it was
+    last confirmed by reading (ns since the epoch) and the hex BLAKE3 digest of the file's content."""
+
+    stamp: freshness.Stamp
+    checked_ns: int
+    digest: str
+
+    def stored(self) -> _Item:
+        """The :data:`_Item` kept in the digest file."""
+        return [*self.stamp, self.checked_ns, self.digest]
+
+
+def _kept(raw: object) -> _Kept | None:
+    """The kept digest in ``raw`` (one value of the digest file), or ``None`` when it is not an :data:`_Item` (a
+    damaged file: the file is then hashed again)."""
+    if not isinstance(raw, list) or len(raw) != 6:
+        return None
+    *numbers, digest = raw
+    if not all(type(n) is int for n in numbers) or not isinstance(digest, str):
+        return None
+    size, mtime_ns, ino, ctime_ns, checked_ns = numbers
+    return _Kept((size, mtime_ns, ino, ctime_ns), checked_ns, digest)
 
 
 def _sources(top: str) -> list[tuple[str, str]]:
@@ -50,7 +75,7 @@ def _sources(top: str) -> list[tuple[str, str]]:
     return sorted(out)
 
 
-def _load(store: Path | None) -> dict[str, _Item]:
+def _load(store: Path | None) -> dict[str, object]:
     if store is None:
         return {}
     try:
@@ -74,10 +99,10 @@ def _save(store: Path, items: dict[str, _Item]) -> None:
         pass
 
 
-def _renew(item: _Item, now: int) -> bool:
+def _renew(item: _Kept, now: int) -> bool:
     """Whether a kept digest confirmed again should be written with its new clock: it was racy, or too old to be
     trusted (:mod:`memzoi.base.freshness`)."""
-    return not freshness.not_racy(tuple(item[:4]), item[4]) or now - item[4] > freshness.MAX_TRUST_NS
+    return not freshness.not_racy(item.stamp, item.checked_ns) or now - item.checked_ns > freshness.MAX_TRUST_NS
 
 
 def source_digest(top: str, store: Path | None = None) -> str:
@@ -90,20 +115,20 @@ def source_digest(top: str, store: Path | None = None) -> str:
     now = time.time_ns()
     dirty = False  # written again only when a digest or stamp changed, or a kept one had to be renewed
     for rel, path in _sources(top):
-        item = kept.get(rel)
+        item = _kept(kept.get(rel))
         st = freshness.lstat(path)
-        valid = isinstance(item, list) and len(item) == 6
-        if st is not None and valid and freshness.vouches(st, item[:4], item[4]):
-            digest = item[5]
-            fresh[rel] = item
+        if st is not None and item is not None and freshness.vouches(st, item.stamp, item.checked_ns):
+            digest = item.digest
+            fresh[rel] = item.stored()
         else:
             read = freshness.read_stable(path)
             if read is None:
                 digest = "unreadable"
             else:
-                digest = blake3.blake3(read[0]).hexdigest()
-                fresh[rel] = [*read[1], read[2], digest]
-                dirty = dirty or not valid or item[:4] != list(read[1]) or item[5] != digest or _renew(item, now)
+                content, stamp, checked_ns = read
+                digest = blake3.blake3(content).hexdigest()
+                fresh[rel] = [*stamp, checked_ns, digest]
+                dirty = dirty or item is None or item.stamp != stamp or item.digest != digest or _renew(item, now)
         total.update(f"{rel}\0{digest}\n".encode("utf-8", "surrogateescape"))
     if store is not None and (dirty or fresh.keys() != kept.keys()):
         _save(store, fresh)
