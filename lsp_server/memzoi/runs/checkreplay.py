@@ -130,13 +130,29 @@ def replayed(args: list[str], now: datetime, progress: Callable[[int, int], None
         conn.close()
     if stored is None:
         return scope  # nothing to replay: the planner walks, overlapping with the workers
-    scope.walked = walk(args)
-    if any(w is None for w in scope.walked):
+    scope.walked = walked = walk(args)
+    if any(w is None for w in walked):
         return None  # a resident file among the arguments: checked apart, never replayed
     inputs, blob = stored
+    return _settle(scope, walked, root, inputs, blob, now, progress)
+
+
+def _settle(
+    scope: Scope,
+    walked: list[Walked | None],
+    root: Path,
+    inputs: replay.Inputs,
+    blob: bytes,
+    now: datetime,
+    progress: Callable[[int, int], None] | None,
+) -> Scope:
+    """``scope`` (whose files are ``walked``) told what the stored run (``inputs``, its report ``blob``) gives at
+    ``now``: nothing when an input other than files' bytes changed (a boundary passed, the walk or a project's inputs
+    differ), the changed files
+    for a partial run when only some files' bytes did, else the stored report (the confirmed stamps written back)."""
     if inputs.until_us is not None and replay.micros(now) >= inputs.until_us:
         return scope
-    if _walk_digest(scope.walked, inputs.planes) != inputs.walk:
+    if _walk_digest(walked, inputs.planes) != inputs.walk:
         return scope
     roots = {r: set(f) for r, f in inputs.roots.items()}
     projects = replay.project_inputs(roots)
@@ -151,15 +167,20 @@ def replayed(args: list[str], now: datetime, progress: Callable[[int, int], None
     except (ValueError, TypeError, KeyError, IndexError):
         return scope
     if confirmed:  # read to confirm (racy, no ctime, drawn, old): trusted by stat next time where the rule lets it
-        conn = connect(root)
-        if conn is not None:
-            try:
-                replay.restamp(conn, scope.key, inputs, confirmed, blob)
-            finally:
-                conn.close()
+        _restamp(root, scope.key, inputs, confirmed, blob)
     if progress is not None:
         progress(scope.report.files_checked, scope.report.files_checked)
     return scope
+
+
+def _restamp(root: Path, key: str, inputs: replay.Inputs, confirmed: replay.Stamps, blob: bytes) -> None:
+    """Write the stamps of the files read to confirm them back to the stored run (nothing when the store is busy)."""
+    conn = connect(root)
+    if conn is not None:
+        try:
+            replay.restamp(conn, key, inputs, confirmed, blob)
+        finally:
+            conn.close()
 
 
 def _walk_digest(walked: list[Walked | None], planes: list[str]) -> str:
