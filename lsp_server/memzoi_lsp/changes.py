@@ -22,7 +22,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import diagnostics, watch
 from .documents import path_to_uri
 from .notifications import CHANGED, INBOX_CHANGED, notify
 
@@ -55,14 +54,14 @@ def after_write(
             continue
         ls.docs.mark_behind(uri)
         behind.append(uri)
-    watch.files_changed(ls, paths, immediate=True)
+    ls.files_changed(paths, immediate=True)
     for uri in behind:
-        diagnostics.publish(ls, uri)
+        ls.publish(uri)
     ls.request_refresh()
     touched_json = [{"uri": path_to_uri(p), "deleted": not p.exists()} for p in paths]
     for item in touched_json:
         if item["deleted"]:
-            diagnostics.clear(ls, item["uri"])
+            ls.clear_diagnostics(item["uri"])
     notify(ls, CHANGED, {"changeId": change_id, "operation": operation, "message": message, "touched": touched_json})
     if inbox:  # pending proposals: the watcher's pass above notified (memzoi_lsp.inboxwatch.paths_changed)
         notify(ls, INBOX_CHANGED, {})

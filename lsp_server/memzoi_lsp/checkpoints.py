@@ -17,9 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .commanding import CommandError, command, off_loop, one_root, roots
 from .documents import path_to_uri
-from .lifecycle import CommandError, command
-from .localmem import _off_loop, _one_root, _roots
 
 if TYPE_CHECKING:
     from .session import Session
@@ -42,8 +41,8 @@ async def listing(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The checkpoints of the workspace's projects, with the actions each accepts now."""
     from memzoi.lifecycle.checkpoint_review import checkpoint_inbox  # noqa: PLC0415 lazy: start-up
 
-    roots = _roots(ls, arg)
-    return {"projects": await _off_loop(lambda: [{"root": str(r), **checkpoint_inbox(r)} for r in roots])}
+    found = roots(ls, arg)
+    return {"projects": await off_loop(lambda: [{"root": str(r), **checkpoint_inbox(r)} for r in found])}
 
 
 @command(PREVIEW)
@@ -51,8 +50,8 @@ async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The before and after of a continue or close, without writing."""
     from memzoi.lifecycle.checkpoint_review import preview_transition  # noqa: PLC0415 lazy: start-up
 
-    root, cid, op = _one_root(ls, arg), _text(arg, "checkpoint_id"), _text(arg, "operation")
-    return await _off_loop(lambda: preview_transition(root, cid, op))
+    root, cid, op = one_root(ls, arg), _text(arg, "checkpoint_id"), _text(arg, "operation")
+    return await off_loop(lambda: preview_transition(root, cid, op))
 
 
 @command(APPLY)
@@ -60,11 +59,11 @@ async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a previewed continue or close with the preview's expected version."""
     from memzoi.lifecycle.checkpoint_review import apply_transition  # noqa: PLC0415 lazy: start-up
 
-    root, cid, op = _one_root(ls, arg), _text(arg, "checkpoint_id"), _text(arg, "operation")
+    root, cid, op = one_root(ls, arg), _text(arg, "checkpoint_id"), _text(arg, "operation")
     version = arg.get("expected_version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise CommandError("invalid_arguments", "apply needs the preview's `expected_version`")
-    return await _off_loop(lambda: apply_transition(root, cid, op, version))
+    return await off_loop(lambda: apply_transition(root, cid, op, version))
 
 
 def _with_uris(root: Path, health: dict[str, Any]) -> dict[str, Any]:
@@ -79,8 +78,8 @@ async def health(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The Memory health view of each workspace project (duplicates, contradictions, stale, expired, expiring)."""
     from memzoi.agent.maintenance import memory_health  # noqa: PLC0415 lazy: start-up
 
-    roots = _roots(ls, arg)
-    return {"projects": await _off_loop(lambda: [_with_uris(r, memory_health(r)) for r in roots])}
+    found = roots(ls, arg)
+    return {"projects": await off_loop(lambda: [_with_uris(r, memory_health(r)) for r in found])}
 
 
 HANDLERS = [listing, preview, apply, health]

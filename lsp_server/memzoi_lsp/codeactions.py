@@ -94,7 +94,7 @@ def finish(actions: list[types.CodeAction], params: types.CodeActionParams) -> l
 
 def is_dirty(ls: Session, snap: Snapshot) -> bool:
     """Whether actions on ``snap`` must wait for a save: the core's one rule (:func:`memzoi.lifecycle.buffers.unsaved`), the
-    same the commands refuse by (:func:`memzoi_lsp.lifecycle.refuse_if_dirty`)."""
+    same the commands refuse by (:func:`memzoi_lsp.commanding.refuse_if_dirty`)."""
     from memzoi.lifecycle.buffers import unsaved  # noqa: PLC0415 lazy: start-up
 
     return unsaved(snap.path, snap.text, is_open=snap.is_open, behind=ls.docs.is_behind(snap.uri)) is not None

@@ -43,6 +43,10 @@ class Publishing:
         if timer is not None:
             timer.cancel()
 
+    def forget(self, uris: set[str]) -> None:
+        """Take ``uris`` out of the republish queue (their project is forgotten)."""
+        self.queued -= uris
+
     def stop(self) -> None:
         """Cancel every timer (shutdown)."""
         for timer in self.timers.values():
@@ -161,6 +165,14 @@ def clear(ls: Session, uri: str) -> None:
         return
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
     ls.publishing.shown.discard(uri)
+
+
+def forget(ls: Session, uris: set[str]) -> None:
+    """Files of a forgotten project: what the client shows of the closed ones is cleared, none is republished."""
+    for uri in sorted(uris):
+        if not ls.docs.is_open(uri):
+            clear(ls, uri)
+    ls.publishing.forget(uris)
 
 
 def queue(ls: Session, uris) -> None:

@@ -52,20 +52,19 @@ def forget_folder(ls: Session, folder: Path) -> list[Path]:
 def forget_project(ls: Session, root: Path) -> None:
     """Drop the project at ``root``: clear what was published for its files, stop watching it, close its index;
     events under it no longer register it again (until its folder is added back or a file of it is opened)."""
-    from . import diagnostics, indexing, watch  # noqa: PLC0415 lazy: start-up
+    from . import indexing  # noqa: PLC0415 lazy: start-up
 
     project = ls.projects.pop(root, None)
     if project is None:
         return
     ls.forgotten.add(root)
-    watch.unwatch_project(ls, project)
-    uris = {u for u in ls.publishing.shown if (p := uri_to_path(u)) is not None and project.contains(p)}
-    uris |= {u for u in project.files if u in ls.publishing.shown}
+    ls.unwatch_project(project)
+    shown = ls.shown_uris()
+    uris = {u for u in shown if (p := uri_to_path(u)) is not None and project.contains(p)}
+    uris |= {u for u in project.files if u in shown}
+    ls.forget_diagnostics(uris)
     for uri in sorted(uris):
-        if not ls.docs.is_open(uri):
-            diagnostics.clear(ls, uri)
         ls.docs.forget(uri)
-    ls.publishing.queued -= uris
     if ls.pull_diagnostics:
         ls.request_refresh()
     ls.scan_executor.submit(indexing.close, project)  # on the scan thread, which owns the index connection

@@ -19,7 +19,7 @@ from pygls.capabilities import get_capability
 
 from memzoi.base.views import Frontmatter
 
-from . import keys, provenance, resident
+from . import keys, provenance, resident_view
 from .convert import TextMap
 from .documents import Snapshot, path_to_uri
 from .markup import code, esc, link, to_plaintext
@@ -59,9 +59,9 @@ async def markdown_hover(ls: Session, params: types.HoverParams) -> types.Hover 
         return None
     tm = TextMap(snap.text, ls.workspace.position_encoding)
     offset = tm.offset(params.position)
-    where = resident.file_of(ls, snap.path) if snap.analysis.placement.memzoi_dir is None else None
+    where = resident_view.file_of(ls, snap.path) if snap.analysis.placement.memzoi_dir is None else None
     if where is not None:
-        return resident.hover(ls, snap, where, offset)
+        return resident_view.hover(ls, snap, where, offset)
     doc = snap.analysis.document
     hit = keys.key_at(doc, offset)
     if hit is not None:

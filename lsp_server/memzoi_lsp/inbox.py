@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from memzoi.judge.workspace import walk
 
 from . import readiness
+from .commanding import command, target_path
 from .documents import path_to_uri
-from .lifecycle import command, target_path
 
 if TYPE_CHECKING:
     from .project import Project

@@ -16,6 +16,10 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types
+
+from memzoi.base.views import Frontmatter
+from memzoi.judge.workspace import Role
 from memzoi.stores.index import IndexUnavailable, SearchHit
 
 if TYPE_CHECKING:
@@ -72,3 +76,34 @@ async def search(ls: Session, project: Project, query: str, limit: int = 50) -> 
 def close(project: Project) -> None:
     """Close the index connection (shutdown)."""
     project.close()
+
+
+def workspace_symbols(ls: Session, query: str, limit: int = 200) -> list[types.WorkspaceSymbol]:
+    """Records and packets whose id, title or body contains every word of ``query`` (case-insensitive), from the
+    scan's analyses (used while the index is not ready)."""
+    words = [w.casefold() for w in query.split()]
+    out: list[types.WorkspaceSymbol] = []
+    for uri in ls.known_uris():
+        snap = ls.docs.snapshot(uri)
+        if snap is None:
+            continue
+        title = Frontmatter(snap.analysis.document.data).title or snap.analysis.placement.identity or ""
+        hay = " ".join((title, str(snap.analysis.placement.identity or ""), snap.analysis.document.body)).casefold()
+        if all(w in hay for w in words):
+            role = snap.analysis.placement.role
+            out.append(
+                types.WorkspaceSymbol(
+                    name=title,
+                    kind=types.SymbolKind.File if role is Role.RECORD else types.SymbolKind.Event,
+                    location=types.Location(
+                        uri=uri,
+                        range=types.Range(
+                            start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
+                        ),
+                    ),
+                    container_name=str(snap.analysis.placement.identity or ""),
+                )
+            )
+            if len(out) >= limit:
+                break
+    return out

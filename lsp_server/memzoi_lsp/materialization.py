@@ -10,15 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .commandids import MATERIALIZE, MATERIALIZE_DECIDE, MATERIALIZE_PLAN
+from .commanding import CommandError, command, refuse_if_dirty, run_change, show_document
 from .documents import uri_to_path
-from .lifecycle import CommandError, command, refuse_if_dirty, run_change, show_document
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
 from .session import Session
-
-MATERIALIZE_PLAN = "memzoi.materialize.plan"
-MATERIALIZE_DECIDE = "memzoi.materialize.decide"
-MATERIALIZE = "memzoi.materialize"
 
 
 def _artifact_path(ls: Session, arg: dict[str, Any]) -> Path:

@@ -15,8 +15,6 @@ from urllib.parse import urlsplit
 
 from lsprotocol import types
 
-from memzoi.base.views import Frontmatter
-from memzoi.judge.workspace import Role
 from memzoi.read.yaml_tree import YMap, YScalar, YSeq
 
 from . import keys, provenance
@@ -277,7 +275,7 @@ def register(server: Session) -> None:
 
 async def search_symbols(ls: Session, query: str, limit: int = 100) -> list[types.WorkspaceSymbol]:
     """Workspace symbols: full-text search of titles and bodies through each project's index (BM25 order);
-    projects whose index is not ready yet (first scan running) and empty queries use :func:`workspace_symbols`."""
+    projects whose index is not ready yet (first scan running) and empty queries use :func:`.indexing.workspace_symbols`."""
     from . import indexing  # noqa: PLC0415 lazy: start-up
 
     out: list[types.WorkspaceSymbol] = []
@@ -299,36 +297,5 @@ async def search_symbols(ls: Session, query: str, limit: int = 100) -> list[type
             )
     if fallback:
         seen = {s.location.uri for s in out}
-        out.extend(s for s in workspace_symbols(ls, query, limit) if s.location.uri not in seen)
+        out.extend(s for s in indexing.workspace_symbols(ls, query, limit) if s.location.uri not in seen)
     return out[:limit]
-
-
-def workspace_symbols(ls: Session, query: str, limit: int = 200) -> list[types.WorkspaceSymbol]:
-    """Records and packets whose id, title or body contains every word of ``query`` (case-insensitive), from the
-    scan's analyses (used while the index is not ready)."""
-    words = [w.casefold() for w in query.split()]
-    out: list[types.WorkspaceSymbol] = []
-    for uri in ls.known_uris():
-        snap = ls.docs.snapshot(uri)
-        if snap is None:
-            continue
-        title = Frontmatter(snap.analysis.document.data).title or snap.analysis.placement.identity or ""
-        hay = " ".join((title, str(snap.analysis.placement.identity or ""), snap.analysis.document.body)).casefold()
-        if all(w in hay for w in words):
-            role = snap.analysis.placement.role
-            out.append(
-                types.WorkspaceSymbol(
-                    name=title,
-                    kind=types.SymbolKind.File if role is Role.RECORD else types.SymbolKind.Event,
-                    location=types.Location(
-                        uri=uri,
-                        range=types.Range(
-                            start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
-                        ),
-                    ),
-                    container_name=str(snap.analysis.placement.identity or ""),
-                )
-            )
-            if len(out) >= limit:
-                break
-    return out

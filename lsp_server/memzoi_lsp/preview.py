@@ -17,13 +17,13 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from .commandids import PREVIEW
+from .commanding import CommandError, command, project_root, reason_of, replacement, target_path
 from .documents import path_to_uri, uri_to_path
-from .lifecycle import CommandError, command, project_root, reason_of, replacement, target_path
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
 from .session import Session
 
-PREVIEW = "memzoi.preview"
 CHANGE_FILES = "memzoi.changeFiles"
 
 
@@ -81,9 +81,9 @@ async def _approve_preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     (``remove_entry``: :func:`memzoi.resident.decisions.preview_remove`)."""
     from memzoi.resident import decisions, service  # noqa: PLC0415 lazy: start-up
 
-    from .resident import _where  # noqa: PLC0415 lazy: start-up
+    from .resident_view import where  # noqa: PLC0415 lazy: start-up
 
-    root, file = _where(ls, arg)
+    root, file = where(ls, arg)
     cid = arg.get("candidateId") or arg.get("candidate_id")
     content, locator = arg.get("content"), arg.get("locator")
     if arg.get("operation") == "remove_entry":

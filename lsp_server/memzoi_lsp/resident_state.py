@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from .lifecycle import CommandError, command
+from .commanding import CommandError, command
 
 if TYPE_CHECKING:
     from .session import Session
@@ -44,11 +44,11 @@ async def state(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """The WorkStateProjection (:func:`memzoi.resident.projection.work_state`); empty lists without a project."""
     from memzoi.resident.projection import reconcile_jobs, work_state  # noqa: PLC0415 lazy: start-up
 
-    from .resident import _where  # noqa: PLC0415 lazy: start-up
+    from .resident_view import where  # noqa: PLC0415 lazy: start-up
 
     if not arg.get("uri") and not ls.projects:
         return {"memory_entries": [], "files": [], "memory_candidates": [], "reflection_jobs": []}
-    root, _file = _where(ls, arg)
+    root, _file = where(ls, arg)
 
     def collect() -> dict[str, Any]:
         reconcile_jobs()
@@ -72,10 +72,10 @@ async def edit(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     """Approve a pending or failed add/replace candidate with edited ``content``."""
     from memzoi.resident.decisions import edit_and_apply  # noqa: PLC0415 lazy: start-up
 
-    from .resident import _decide  # noqa: PLC0415 lazy: start-up
+    from .resident_view import decide  # noqa: PLC0415 lazy: start-up
 
     content = _text(arg, "content")
-    return await _decide(ls, arg, lambda root, cid, who: edit_and_apply(root, cid, content, actor=who))
+    return await decide(ls, arg, lambda root, cid, who: edit_and_apply(root, cid, content, actor=who))
 
 
 @command(REMOVE)
@@ -84,15 +84,15 @@ async def remove(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
     from memzoi.resident.decisions import remove_entry  # noqa: PLC0415 lazy: start-up
 
-    from .resident import _refuse_dirty, _run, _where  # noqa: PLC0415 lazy: start-up
+    from .resident_view import refuse_dirty, run, where  # noqa: PLC0415 lazy: start-up
 
-    root, file = _where(ls, arg)
+    root, file = where(ls, arg)
     locator = _text(arg, "locator")
     scope = arg.get("scope") or (file.scope if file is not None else "project")
     if file is not None and file.scope == scope:
-        _refuse_dirty(ls, file)
+        refuse_dirty(ls, file)
     reason, who = arg.get("reason"), arg.get("actor") or default_actor()
-    return await _run(
+    return await run(
         ls,
         root,
         file if file is not None and file.scope == scope else None,

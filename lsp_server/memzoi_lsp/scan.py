@@ -27,7 +27,6 @@ from pygls.capabilities import get_capability
 
 from memzoi.judge.workspace import linked_plane, linked_plane_message
 
-from . import diagnostics
 from .documents import uri_to_path
 
 if TYPE_CHECKING:
@@ -168,7 +167,7 @@ def publish_open(ls: Session, project: Project) -> None:
     if ls.pull_diagnostics:
         return  # the client pulls an open document's diagnostics itself; nothing of the scan delays the answer
     for uri in mine:
-        diagnostics.publish(ls, uri)
+        ls.publish(uri)
 
 
 def _next(results: Iterator, n: int, cache) -> list:
@@ -211,4 +210,4 @@ def _take(ls: Session, project: Project, scanned: list) -> None:
 
             log_internal_error(err, uri)
         if not ls.pull_diagnostics:  # guarded too: an `internal_error` diagnostic at worst
-            diagnostics.publish(ls, uri, (project, verdict, uri) if current else None, ctx)
+            ls.publish(uri, (project, verdict, uri) if current else None, ctx)

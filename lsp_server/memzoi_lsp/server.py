@@ -20,7 +20,7 @@ from pygls.lsp.server import LanguageServer
 
 from memzoi import __version__
 from memzoi.base.findings import Finding
-from memzoi.judge.workspace import MEMZOI_DIR, Role
+from memzoi.judge.workspace import MEMZOI_DIR
 
 # The composition root: this module imports every feature; no feature imports it (each receives a
 # `session.Session`), so the package has no import cycle (tests/test_architecture.py).
@@ -32,24 +32,25 @@ from . import (
     folders,
     hover,
     inbox,
+    inboxwatch,
     lenses,
     lifecycle,
     localmem,
     materialization,
     navigation,
     preview,
+    reads,
     resident,
     resident_state,
     routing,
     scan,
+    startup,
     sync,
-    textdoc,
     watch,
 )
-from .documents import Documents, Snapshot, path_to_uri, uri_to_path
-from .inboxwatch import CandidateWatch
+from .documents import Documents, Snapshot, path_to_uri
 from .protocol import MemzoiProtocol
-from .settings import SECTION, Settings, parse_settings
+from .settings import Settings, parse_settings
 
 if TYPE_CHECKING:  # the core's analysis is imported at the first verdict, not to answer `initialize`
     from memzoi.project.verdict import FileVerdict, ProjectContext
@@ -116,51 +117,16 @@ class MemzoiServer(LanguageServer):
         return task
 
     def is_memzoi(self, snap: Snapshot) -> bool:
-        """Whether the server diagnoses ``snap``: every file below a ``.memzoi`` directory (records, packets,
-        reserved and stray files: all are committed and scanned for secrets), or, outside a ``.memzoi`` tree,
-        files whose frontmatter says ``kind: memory`` or ``kind: proposal``. Other Markdown files are left
-        alone."""
-        placement = snap.analysis.placement
-        if placement.role is not Role.OTHER or placement.memzoi_dir is not None:
-            return True
-        if snap.analysis.kind in ("record", "proposal"):
-            return True
-        return resident.file_of(self, snap.path) is not None or routing.input_root(self, snap) is not None
+        """Whether the server diagnoses ``snap`` (:func:`.reads.is_memzoi`)."""
+        return reads.is_memzoi(self, snap)
 
     def findings_for(self, snap: Snapshot) -> list[Finding]:
-        """What the editor shows on ``snap``: its verdict's findings (:func:`memzoi.project.verdict.judge`), or a resident
-        file's findings, or none for an open buffer whose file is gone from disk."""
-        where = resident.file_of(self, snap.path) if snap.analysis.placement.memzoi_dir is None else None
-        if where is not None:
-            return resident.findings_for(self, snap, where)
-        if (root := routing.input_root(self, snap)) is not None:
-            return routing.findings_for(self, snap, root)
-        if self.gone_from_disk(snap):
-            return []
-        return list(self.verdict(snap).findings)
+        """What the editor shows on ``snap`` (:func:`.reads.findings_for`)."""
+        return reads.findings_for(self, snap)
 
     def verdict(self, snap: Snapshot) -> FileVerdict:
-        """The verdict of ``snap`` in its project: the same function ``memzoi check`` uses, fed the editor's text
-        for an open document, the project's git and ledger oracles, the project's ``[rules]`` with the editor
-        settings on top, and the cross-file findings the project's graph holds for this very text
-        (:func:`memzoi.runs.projectview.cross_findings`: none before the first scan, none for text the graph has not
-        taken in yet). A read: it changes no state and publishes nothing (the editor's text enters the state by
-        :meth:`apply_editor`, at the editor's events).
-        """
-        from memzoi.judge.config import load_config  # noqa: PLC0415 lazy: start-up
-        from memzoi.project.verdict import ProjectContext, judge  # noqa: PLC0415 lazy: start-up
-        from memzoi.runs.projectview import cross_findings  # noqa: PLC0415 lazy: start-up
-
-        project = self.project_for(snap.path)
-        placement = snap.analysis.placement
-        if project is None:  # outside any project (a `kind: memory` file elsewhere): its analysis alone
-            config = load_config(placement.memzoi_dir).config
-            ctx = ProjectContext.of(
-                placement.memzoi_dir, config=config, rules=self.settings.over(config.effective_rules)
-            )
-            return judge(snap.path, snap.analysis, ctx)
-        key = project.key_of(snap.path) if snap.path else snap.uri  # one key per file, whatever the client sent
-        return judge(snap.path, snap.analysis, self.context(project), cross=cross_findings(project, key, snap.analysis))
+        """The verdict of ``snap`` in its project (:func:`.reads.verdict`): a read."""
+        return reads.verdict(self, snap)
 
     def apply_editor(self, uri: str) -> None:
         """An editor event on ``uri`` (opened, changed, closed, its buffer back after the file was gone): the
@@ -178,19 +144,8 @@ class MemzoiServer(LanguageServer):
             self.republish(affected)
 
     def context(self, project: Project) -> ProjectContext:
-        """The project's verdict context now: its configuration and ``[rules]`` under the editor settings, its git
-        and ledger oracles."""
-        from memzoi.judge.config import load_config  # noqa: PLC0415 lazy: start-up
-        from memzoi.project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
-
-        config = load_config(project.memzoi_dir).config
-        return ProjectContext.of(
-            project.memzoi_dir,
-            config=config,
-            rules=self.settings.over(config.effective_rules),
-            git=project.git,
-            ledger=project.ledger,
-        )
+        """The project's verdict context now (:func:`.reads.context`)."""
+        return reads.context(self, project)
 
     def gone_from_disk(self, snap: Snapshot) -> bool:
         """True for an open document whose file was deleted or renamed away (see ``self.gone``)."""
@@ -213,6 +168,48 @@ class MemzoiServer(LanguageServer):
     def flush_republish(self) -> None:
         """Push mode: publish what :meth:`republish` queued now (:func:`.diagnostics.flush`)."""
         diagnostics.flush(self)
+
+    # --- what one feature asks of another, through the composition root (no feature imports another) ----------
+
+    def publish(self, uri: str, found: tuple[Any, ...] | None = None, ctx: Any = None) -> None:
+        """Diagnose ``uri`` now and push the result (:func:`.diagnostics.publish`; nothing in pull mode)."""
+        diagnostics.publish(self, uri, found, ctx)
+
+    def clear_diagnostics(self, uri: str) -> None:
+        """Remove what the client shows for ``uri`` (:func:`.diagnostics.clear`)."""
+        diagnostics.clear(self, uri)
+
+    def schedule_diagnostics(self, uri: str) -> None:
+        """Diagnose ``uri`` once typing pauses (:func:`.diagnostics.schedule`)."""
+        diagnostics.schedule(self, uri)
+
+    def cancel_diagnostics(self, uri: str) -> None:
+        """Drop the debounce timer of ``uri`` (its buffer closed)."""
+        self.publishing.cancel(uri)
+
+    def forget_diagnostics(self, uris: set[str]) -> None:
+        """Files of a forgotten project: cleared, never republished (:func:`.diagnostics.forget`)."""
+        diagnostics.forget(self, uris)
+
+    def shown_uris(self) -> frozenset[str]:
+        """The URIs whose diagnostics the client shows now (push mode), as a frozen copy."""
+        return frozenset(self.publishing.shown)
+
+    def files_changed(self, paths: list[Path], *, immediate: bool = False) -> None:
+        """Files changed on disk: debounced (or at once) through the watch pass (:func:`.watch.files_changed`)."""
+        watch.files_changed(self, paths, immediate=immediate)
+
+    def process_disk(self, paths: list[Path]) -> tuple[list[str], list[str]]:
+        """Bring the projects in line with the disk for ``paths`` now (:func:`.watch.process`)."""
+        return watch.process(self, paths)
+
+    def unwatch_project(self, project: Project) -> None:
+        """Stop watching the project's ``.memzoi`` (:func:`.watch.unwatch_project`)."""
+        watch.unwatch_project(self, project)
+
+    def inbox_paths_changed(self, paths: list[Path]) -> None:
+        """Tell the inbox about changed paths (:func:`.inboxwatch.paths_changed`)."""
+        inboxwatch.paths_changed(self, paths)
 
     def project_for(self, path: Path | None) -> Project | None:
         """The project whose ``.memzoi`` holds ``path``."""
@@ -266,7 +263,7 @@ class MemzoiServer(LanguageServer):
         if self.pull_diagnostics:
             self.request_refresh()
             return
-        for uri in set(self.docs.open_uris()) | set(self.known_uris()) | set(self.publishing.shown):
+        for uri in set(self.docs.open_uris()) | set(self.known_uris()) | self.shown_uris():
             diagnostics.publish(self, uri)
 
     def apply_settings(self, *sources: Any) -> None:
@@ -308,93 +305,10 @@ class MemzoiServer(LanguageServer):
         return project
 
 
-def _has(cap: Any, path: str) -> bool:
-    return bool(get_capability(cap, path, None))
-
-
 def create_server() -> MemzoiServer:
     """Build the server with every feature registered."""
     server = MemzoiServer()
-
-    @server.feature(types.INITIALIZE)
-    def initialize(ls: MemzoiServer, params: types.InitializeParams) -> None:
-        ls.loop = asyncio.get_running_loop()
-        textdoc.install(ls.workspace)
-        ls.init_options = params.initialization_options
-        ls.pull_diagnostics = _has(params.capabilities, "text_document.diagnostic")
-        if ls.pull_diagnostics:
-            diagnostics.enable_pull(ls)
-        ls.apply_settings(params.initialization_options)
-        log.info(
-            "initialize: client=%s diagnostics=%s encoding=%s",
-            params.client_info.name if params.client_info else "?",
-            "pull" if ls.pull_diagnostics else "push",
-            getattr(ls.workspace.position_encoding, "value", ls.workspace.position_encoding),
-        )
-
-    @server.feature(types.INITIALIZED)
-    async def initialized(ls: MemzoiServer, params: types.InitializedParams) -> None:
-        if _has(ls.client_capabilities, "workspace.configuration"):
-            try:
-                config = await asyncio.wait_for(
-                    ls.workspace_configuration_async(
-                        types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
-                    ),
-                    timeout=5,
-                )
-                ls.apply_settings(ls.init_options, config[0] if config else None)
-            except Exception as err:  # a client that cannot answer must not stop start-up
-                log.warning("workspace/configuration failed: %s", err)
-        if ls.stopping:
-            log.info("configuration received after shutdown; not starting the workspace scan")
-            return
-        await watch.register_client_watching(ls)
-        roots: list[Path] = []
-        for folder in ls.workspace.folders.values():
-            p = uri_to_path(folder.uri)
-            if p:
-                roots.append(p)
-        if not roots and ls.workspace.root_path:
-            roots.append(Path(ls.workspace.root_path))
-        for root in roots:
-            ls.add_project(root)  # only looks at root/.memzoi: never walks the folder (B30)
-        for uri in ls.docs.open_uris():
-            sync.discover(ls, uri)
-        ls.inbox_watch = CandidateWatch(ls)
-        ls.inbox_watch.start()
-        ls.window_log_message(types.LogMessageParams(type=types.MessageType.Info, message="memzoi-lsp ready"))
-
-    @server.feature(types.SHUTDOWN)
-    def shutdown(ls: MemzoiServer, params: None) -> None:
-        ls.stopping = True
-        ls.publishing.stop()
-        watch.stop(ls)
-        if ls.inbox_watch is not None:
-            ls.inbox_watch.stop()
-        for task in list(ls.tasks):
-            task.cancel()
-        ls.scan_executor.shutdown(wait=True, cancel_futures=True)
-        from . import indexing  # noqa: PLC0415 lazy: start-up - it loads the core's index, which `initialize` does not need
-
-        for project in ls.projects.values():
-            indexing.close(project)
-        log.info("shutdown complete")
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls: MemzoiServer, params: types.DidChangeConfigurationParams) -> None:
-        settings = params.settings
-        if _has(ls.client_capabilities, "workspace.configuration"):
-            try:
-                config = await ls.workspace_configuration_async(
-                    types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
-                )
-                settings = config[0] if config else settings
-            except Exception as err:
-                log.warning("workspace/configuration failed: %s", err)
-        before = ls.settings_generation
-        ls.apply_settings(ls.init_options, settings)
-        if ls.settings_generation != before:
-            ls.refresh_all()
+    startup.register(server)
 
     # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
     for module in (

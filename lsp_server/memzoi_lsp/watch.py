@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from . import diagnostics
 from .documents import uri_to_path
 
 if TYPE_CHECKING:
@@ -219,9 +218,7 @@ def process(ls: Session, paths: list[Path]) -> tuple[list[str], list[str]]:
 
     Returns ``(updated URIs, removed URIs)``.
     """
-    from . import inboxwatch  # noqa: PLC0415 lazy: start-up
-
-    inboxwatch.paths_changed(ls, paths)
+    ls.inbox_paths_changed(paths)
     updated: list[str] = []
     removed: list[str] = []
     affected: set[str] = set()
@@ -243,7 +240,7 @@ def _apply(ls: Session, project: Project, batch: list[Path]):
     cleared, open buffers whose file is back are diagnosed again, the index update is queued."""
     from . import indexing  # noqa: PLC0415 lazy: start-up
 
-    shown = [p for p in (uri_to_path(u) for u in ls.publishing.shown) if p is not None and project.contains(p)]
+    shown = [p for p in (uri_to_path(u) for u in ls.shown_uris()) if p is not None and project.contains(p)]
     changes = project.apply_events(batch, shown=shown, analysis_of=lambda uri: _closed_analysis(ls, uri))
     for uri in changes.removed:
         _drop(ls, uri)
@@ -269,7 +266,7 @@ def _drop(ls: Session, uri: str) -> None:
     ls.docs.forget(uri)
     if ls.docs.is_open(uri):
         ls.gone.add(uri)
-    diagnostics.clear(ls, uri)
+    ls.clear_diagnostics(uri)
 
 
 def _by_project(ls: Session, paths: list[Path]) -> dict[Project, list[Path]]:
