@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from contextlib import AbstractContextManager
 
 from memzoi import __version__
 
@@ -19,7 +20,7 @@ from memzoi import __version__
 PROTOCOL_PACKAGES = ("lsprotocol", "pygls", "cattrs")
 
 
-def _protocol_code_cache():
+def _protocol_code_cache() -> AbstractContextManager[dict[str, int]]:
     """The cache of attrs' generated code for the protocol libraries (:func:`memzoi.base.codecache.attrs_code_cache`),
     in ``$MEMZOI_HOME/cache``; without a usable directory, importing as usual."""
     from memzoi.base.codecache import attrs_code_cache  # noqa: PLC0415 lazy: start-up

@@ -119,7 +119,7 @@ def register(server: Session) -> None:
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=True),
     )
-    def code_action(ls: Session, params: types.CodeActionParams):
+    def code_action(ls: Session, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
         if uri.endswith(".json"):
             return finish(materialization_actions(ls, uri), params) or None

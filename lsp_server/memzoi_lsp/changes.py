@@ -58,10 +58,11 @@ def after_write(
     for uri in behind:
         ls.publish(uri)
     ls.request_refresh()
-    touched_json = [{"uri": path_to_uri(p), "deleted": not p.exists()} for p in paths]
-    for item in touched_json:
-        if item["deleted"]:
-            ls.clear_diagnostics(item["uri"])
+    outcome = [(path_to_uri(p), not p.exists()) for p in paths]
+    for uri, deleted in outcome:
+        if deleted:
+            ls.clear_diagnostics(uri)
+    touched_json = [{"uri": uri, "deleted": deleted} for uri, deleted in outcome]
     notify(ls, CHANGED, {"changeId": change_id, "operation": operation, "message": message, "touched": touched_json})
     if inbox:  # pending proposals: the watcher's pass above notified (memzoi_lsp.inboxwatch.paths_changed)
         notify(ls, INBOX_CHANGED, {})

@@ -10,6 +10,7 @@ Kinds never go through ``str(enum)``. Imports no feature.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -25,7 +26,7 @@ REWRITE = types.CodeActionKind.RefactorRewrite.value
 KINDS = [QUICKFIX]
 
 
-def kind_allowed(kind: str, only: list[Any] | None) -> bool:
+def kind_allowed(kind: str, only: Sequence[Any] | None) -> bool:
     """LSP rule: an action of kind ``a.b.c`` matches a requested ``a`` or ``a.b`` (prefix at dot boundaries)."""
     if not only:
         return True
@@ -67,7 +68,7 @@ OPERATIONS = (
 KINDS.extend(f"{base}.memzoi" for base in (REWRITE, SOURCE))
 
 
-def lifecycle_kind(op: str, only: list[Any] | None, tied: bool) -> str | None:
+def lifecycle_kind(op: str, only: Sequence[Any] | None, tied: bool) -> str | None:
     """The kind of the lifecycle action ``op`` for a request (see the module docstring), or ``None`` when the
     request's ``only`` excludes every form of it."""
     for kind in (f"{QUICKFIX}.memzoi.{op}" if tied else None, f"{REWRITE}.memzoi.{op}", f"{SOURCE}.memzoi.{op}"):
@@ -101,7 +102,13 @@ def is_dirty(ls: Session, snap: Snapshot) -> bool:
 
 
 def action(
-    ls: Session, title: str, kind: str, command: str, args: dict, disabled: str | None, preferred: bool = False
+    ls: Session,
+    title: str,
+    kind: str,
+    command: str,
+    args: dict[str, Any],
+    disabled: str | None,
+    preferred: bool = False,
 ) -> types.CodeAction | None:
     """A code action running ``command`` with ``args`` (one JSON object), of the provisional ``kind`` that
     :func:`finish` makes final; ``disabled`` is the reason it cannot run yet (the action is left out, ``None``, for

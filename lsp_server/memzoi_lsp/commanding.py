@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from lsprotocol import types
 
@@ -173,10 +173,24 @@ async def show_document(ls: Session, path: Path) -> None:
         log.info("showDocument failed: %s", type(err).__name__)
 
 
-def command(name: str):
+#: A command's body: the session and the parsed argument object (:func:`parse_args`) in, a JSON value out.
+CommandBody = Callable[[Session, dict[str, Any]], Awaitable[Any]]
+
+
+class CommandHandler(Protocol):
+    """A command as :func:`command` makes it: pygls calls it with the session and the raw arguments; its
+    identifier is ``__memzoi_command__`` (``server.command(h.__memzoi_command__)(h)`` registers it)."""
+
+    __memzoi_command__: str
+    __name__: str
+
+    def __call__(self, ls: Session, *args: Any) -> Awaitable[Any]: ...
+
+
+def command(name: str) -> Callable[[CommandBody], CommandHandler]:
     """Register a lifecycle command: argument parsing, refusals as JSON-RPC errors (:mod:`.refusal`), logging."""
 
-    def wrap(fn):
+    def wrap(fn: CommandBody) -> CommandHandler:
         async def handler(ls: Session, *args: Any) -> Any:
             from memzoi.ledger import Refusal  # noqa: PLC0415 lazy: start-up - the core's lifecycle is loaded at the first command
 
@@ -194,8 +208,9 @@ def command(name: str):
         # Not functools.wraps: pygls reads the handler's signature (``*args``) to structure the arguments.
         handler.__name__ = fn.__name__
         handler.__doc__ = fn.__doc__
-        handler.__memzoi_command__ = name
-        return handler
+        made = cast(CommandHandler, handler)
+        made.__memzoi_command__ = name
+        return made
 
     return wrap
 

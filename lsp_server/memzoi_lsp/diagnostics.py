@@ -10,7 +10,8 @@ package ships (:func:`memzoi.base.resources.diagnostics_href`).
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import blake3
 from lsprotocol import types
@@ -22,6 +23,8 @@ from .convert import TextMap
 from .documents import Snapshot, uri_to_path
 
 if TYPE_CHECKING:
+    from memzoi.project.verdict import ProjectContext
+
     from .session import Session
 
 SOURCE = "memzoi"
@@ -97,7 +100,7 @@ def diagnostics_for(ls: Session, snap: Snapshot) -> list[types.Diagnostic]:
 
 
 def closed_diagnostics(
-    ls: Session, uri: str, found: tuple | None = None, ctx=None
+    ls: Session, uri: str, found: tuple[Any, ...] | None = None, ctx: ProjectContext | None = None
 ) -> tuple[str, list[types.Diagnostic]] | None:
     """``(result id, diagnostics)`` of a closed file from the scan's compact verdict of it (:mod:`.closed`;
     ``found`` is :func:`.closed.lookup`'s answer when the caller has it, ``ctx`` the project's verdict context);
@@ -126,7 +129,7 @@ def result_id(ls: Session, snap: Snapshot) -> str:
     return h.hexdigest()[:32]
 
 
-def publish(ls: Session, uri: str, found: tuple | None = None, ctx=None) -> None:
+def publish(ls: Session, uri: str, found: tuple[Any, ...] | None = None, ctx: ProjectContext | None = None) -> None:
     """Push mode: publish the current diagnostics of ``uri`` (clears them when the file is gone or clean).
     ``found`` and ``ctx``: as for :func:`closed_diagnostics` (the scan passes what it just made)."""
     if ls.pull_diagnostics or ls.stopping:
@@ -175,7 +178,7 @@ def forget(ls: Session, uris: set[str]) -> None:
     ls.publishing.forget(uris)
 
 
-def queue(ls: Session, uris) -> None:
+def queue(ls: Session, uris: Iterable[str]) -> None:
     """Push mode: queue ``uris`` for :func:`flush` at the next turn of the loop (one flush for many calls)."""
     if ls.loop is None:
         return
@@ -224,7 +227,7 @@ def enable_pull(server: Session) -> None:
         types.TEXT_DOCUMENT_DIAGNOSTIC,
         types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=True),
     )
-    def document_diagnostic(ls: Session, params: types.DocumentDiagnosticParams):
+    def document_diagnostic(ls: Session, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
         compact = closed_diagnostics(ls, params.text_document.uri)
         if compact is not None:
             if params.previous_result_id == compact[0]:
@@ -239,9 +242,9 @@ def enable_pull(server: Session) -> None:
         return types.RelatedFullDocumentDiagnosticReport(items=diagnostics_for(ls, snap), result_id=rid)
 
     @server.feature(types.WORKSPACE_DIAGNOSTIC)
-    def workspace_diagnostic(ls: Session, params: types.WorkspaceDiagnosticParams):
+    def workspace_diagnostic(ls: Session, params: types.WorkspaceDiagnosticParams) -> types.WorkspaceDiagnosticReport:
         previous = {p.uri: p.value for p in params.previous_result_ids or []}
-        items: list = []
+        items: list[types.WorkspaceDocumentDiagnosticReport] = []
         for uri in ls.known_uris():
             if ls.docs.is_open(uri):
                 continue  # open documents are pulled per document
@@ -251,7 +254,7 @@ def enable_pull(server: Session) -> None:
         return types.WorkspaceDiagnosticReport(items=items)
 
 
-def _workspace_item(ls: Session, uri: str, previous: str | None):
+def _workspace_item(ls: Session, uri: str, previous: str | None) -> types.WorkspaceDocumentDiagnosticReport | None:
     """One closed file's report of a workspace pull: from its compact verdict, else from its analysis."""
     compact = closed_diagnostics(ls, uri)
     if compact is not None:
@@ -265,4 +268,4 @@ def _workspace_item(ls: Session, uri: str, previous: str | None):
             diags = diagnostics_for(ls, snap)
     if previous == rid:
         return types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, result_id=rid, version=None)
-    return types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=diags, result_id=rid, version=None)
+    return types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=diags or [], result_id=rid, version=None)

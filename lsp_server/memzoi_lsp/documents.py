@@ -12,6 +12,7 @@ import logging
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +22,8 @@ import blake3
 from pygls.uris import from_fs_path, to_fs_path
 
 if TYPE_CHECKING:
+    from pygls.workspace import Workspace
+
     from memzoi.judge.analysis import Analysis
 
 log = logging.getLogger("memzoi_lsp.documents")
@@ -75,7 +78,7 @@ class Documents:
     #: kept; cross-file facts live in the workspace model, and an evicted file is re-analysed from disk on demand.
     max_closed = 1000
 
-    def __init__(self, workspace_getter) -> None:
+    def __init__(self, workspace_getter: Callable[[], Workspace]) -> None:
         self._workspace = workspace_getter
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, tuple[bytes, Analysis]] = OrderedDict()
@@ -120,7 +123,7 @@ class Documents:
                 continue
             want = want or _real(path)
             if p == path or _real(p) == want:
-                return doc.uri
+                return str(doc.uri)
         return None
 
     def open_uris(self) -> list[str]:
@@ -178,7 +181,7 @@ class Documents:
         with self._lock:
             self._cache.pop(uri_key(uri), None)
 
-    def _cached(self, key: str, digest: bytes, compute) -> Analysis:
+    def _cached(self, key: str, digest: bytes, compute: Callable[[], Analysis]) -> Analysis:
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None and hit[0] == digest:

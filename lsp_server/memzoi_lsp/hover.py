@@ -81,7 +81,7 @@ async def markdown_hover(ls: Session, params: types.HoverParams) -> types.Hover 
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
 
 
-def key_doc(snap: Snapshot, path: tuple) -> str | None:
+def key_doc(snap: Snapshot, path: tuple[str | int, ...]) -> str | None:
     """Markdown documentation of the key at ``path`` (description, required or optional, allowed values)."""
     found = keys.field_info(snap.analysis.document, snap.analysis.placement, path)
     dotted = ".".join(str(p) for p in path if not isinstance(p, int))

@@ -41,12 +41,13 @@ async def refresh(ls: Session, project: Project) -> None:
 
 def update(ls: Session, project: Project, paths: list[Path]) -> None:
     """Queue a re-index of ``paths`` (changed, created or deleted records and packets) on the scan thread."""
-    if ls.stopping or not paths or ls.loop is None:
+    loop = ls.loop
+    if ls.stopping or not paths or loop is None:
         return
 
     async def run() -> None:
         try:
-            await ls.loop.run_in_executor(ls.scan_executor, project.reindex, paths, ls.docs.on_disk)
+            await loop.run_in_executor(ls.scan_executor, project.reindex, paths, ls.docs.on_disk)
         except Exception as err:
             log.warning("index update failed: %s", err)
 

@@ -71,7 +71,7 @@ def register(server: Session) -> None:
     """Register ``textDocument/codeLens``."""
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    def code_lens(ls: Session, params: types.CodeLensParams):
+    def code_lens(ls: Session, params: types.CodeLensParams) -> list[types.CodeLens] | None:
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap):
             return None

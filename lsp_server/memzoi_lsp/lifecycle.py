@@ -89,7 +89,7 @@ async def supersede(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
     root, path = target_path(ls, arg)
-    reason = reason_of(arg, True)
+    reason = reason_of(arg, True) or ""  # required: reason_of refuses a missing one
     refuse_if_dirty(ls, path)
     title, body = replacement(ls, path, arg)
     actor = arg.get("actor") or core.default_actor()
@@ -109,7 +109,7 @@ async def tombstone(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
     root, path = target_path(ls, arg)
-    reason = reason_of(arg, True)
+    reason = reason_of(arg, True) or ""  # required: reason_of refuses a missing one
     refuse_if_dirty(ls, path)
     actor = arg.get("actor") or core.default_actor()
     return await run_change(

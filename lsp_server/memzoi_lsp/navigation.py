@@ -30,8 +30,8 @@ _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 
-def _strip(path: tuple) -> tuple:
-    return tuple(p for p in path if not isinstance(p, int))
+def _strip(path: tuple[str | int, ...]) -> tuple[str, ...]:
+    return tuple(p for p in path if isinstance(p, str))
 
 
 def _value_span(node: YScalar) -> tuple[int, int]:
@@ -84,8 +84,8 @@ def document_symbols(snap: Snapshot, tm: TextMap) -> list[types.DocumentSymbol]:
     doc = snap.analysis.document
     out: list[types.DocumentSymbol] = []
 
-    def key_symbols(node) -> list[types.DocumentSymbol]:
-        syms = []
+    def key_symbols(node: Any) -> list[types.DocumentSymbol]:
+        syms: list[types.DocumentSymbol] = []
         if not isinstance(node, YMap):
             return syms
         for name, (key, value) in node.entries.items():
@@ -200,7 +200,7 @@ def register(server: Session) -> None:
     """Register definition, document links, completion, document and workspace symbols."""
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
-    def definition(ls: Session, params: types.DefinitionParams):
+    def definition(ls: Session, params: types.DefinitionParams) -> list[types.Location] | None:
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap):
             return None
@@ -216,7 +216,7 @@ def register(server: Session) -> None:
         return [types.Location(uri=path_to_uri(path), range=zero)]
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
-    def document_link(ls: Session, params: types.DocumentLinkParams):
+    def document_link(ls: Session, params: types.DocumentLinkParams) -> list[types.DocumentLink] | None:
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap) or snap.analysis.document.mapping is None:
             return None
@@ -229,14 +229,14 @@ def register(server: Session) -> None:
         return links or None
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    def document_symbol(ls: Session, params: types.DocumentSymbolParams):
+    def document_symbol(ls: Session, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap):
             return None
         return document_symbols(snap, TextMap(snap.text, ls.workspace.position_encoding))
 
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=[":", " ", "/"]))
-    def completion(ls: Session, params: types.CompletionParams):
+    def completion(ls: Session, params: types.CompletionParams) -> types.CompletionList | None:
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap):
             return None
@@ -269,7 +269,7 @@ def register(server: Session) -> None:
         return types.CompletionList(is_incomplete=False, items=items) if items else None
 
     @server.feature(types.WORKSPACE_SYMBOL)
-    async def workspace_symbol(ls: Session, params: types.WorkspaceSymbolParams):
+    async def workspace_symbol(ls: Session, params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
         return await search_symbols(ls, params.query)
 
 

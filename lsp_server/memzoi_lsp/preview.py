@@ -62,7 +62,11 @@ async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
             "`operation` is one of apply, supersede, tombstone, materialize, reattest, approve, remove_entry",
         )
     reason = reason_of(arg, operation in ("supersede", "tombstone"))
-    title, body = replacement(ls, path, arg) if operation == "supersede" else (arg.get("title"), arg.get("body"))
+    title, body = (
+        replacement(ls, path, arg)
+        if operation == "supersede" and path is not None
+        else (arg.get("title"), arg.get("body"))
+    )
     actor = arg.get("actor") or default_actor()
     result = await asyncio.get_running_loop().run_in_executor(
         None,

@@ -70,7 +70,9 @@ async def reject(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     from memzoi.resident import service  # noqa: PLC0415 lazy: start-up
 
     why = arg.get("reason") if isinstance(arg.get("reason"), str) else None  # the core's one rule decides
-    return await decide(ls, arg, lambda root, cid, who: service.reject(root, cid, actor=who, reason=why), on_disk=False)
+    return await decide(
+        ls, arg, lambda root, cid, who: service.reject(root, cid, actor=who, reason=why or ""), on_disk=False
+    )
 
 
 @command(UNDO)

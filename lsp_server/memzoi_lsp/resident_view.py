@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from .convert import TextMap
 from .documents import Snapshot, uri_to_path
 
 if TYPE_CHECKING:
+    from memzoi.resident.candidates import Candidate
     from memzoi.resident.scope import ResidentFile
 
     from .session import Session
@@ -42,12 +44,12 @@ def file_of(ls: Session, path: Path | None) -> tuple[Path, ResidentFile] | None:
     project found from the file itself."""
     if path is None or path.suffix != ".md":
         return None
-    from memzoi.resident import editor  # noqa: PLC0415 lazy: start-up - resident memory is loaded with the first Markdown file diagnosed
+    from memzoi.resident.scope import which_file  # noqa: PLC0415 lazy: start-up - resident memory is loaded with the first Markdown file diagnosed
 
-    return editor.which_file(path, sorted(ls.projects))
+    return which_file(path, sorted(ls.projects))
 
 
-def _history(root: Path, file: ResidentFile):
+def _history(root: Path, file: ResidentFile) -> list[Candidate]:
     from memzoi.resident.views import candidates_for  # noqa: PLC0415 lazy: start-up
 
     return candidates_for(root, files=[file])
@@ -153,7 +155,7 @@ def code_actions(ls: Session, snap: Snapshot, where: tuple[Path, ResidentFile]) 
 
     history = _history(*where)
     dirty = "save the file first: resident changes act on the file on disk" if is_dirty(ls, snap) else None
-    out = []
+    out: list[types.CodeAction | None] = []
     for c in editor.pending(history):
         what = f"{c.action} “{preview(c.content or c.old_text or '')}”"
         args = {"uri": snap.uri, "candidate_id": c.id}
@@ -222,7 +224,7 @@ _OPERATIONS = {
 }
 
 
-async def run(ls: Session, root: Path, file: ResidentFile | None, call) -> dict[str, Any]:
+async def run(ls: Session, root: Path, file: ResidentFile | None, call: Callable[[], Candidate]) -> dict[str, Any]:
     """Run a core write off the event loop, then re-read the resident file, re-diagnose it and notify the client
     (:func:`.changes.after_write`); the result is the candidate with its one-line ``message`` and ``detail``."""
     from memzoi.lifecycle.messages import resident_message  # noqa: PLC0415 lazy: start-up
@@ -248,7 +250,9 @@ async def run(ls: Session, root: Path, file: ResidentFile | None, call) -> dict[
     return {"message": message, "detail": detail, **cand.to_json()}
 
 
-async def decide(ls: Session, arg: dict[str, Any], call, *, on_disk: bool = True) -> dict[str, Any]:
+async def decide(
+    ls: Session, arg: dict[str, Any], call: Callable[[Path, str, str], Candidate], *, on_disk: bool = True
+) -> dict[str, Any]:
     """Run ``call(root, candidate_id, actor)`` for the candidate named in ``arg``; a write that changes the file
     (``on_disk``) is refused while the resident file has unsaved changes."""
     from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up

@@ -62,6 +62,8 @@ def findings_for(ls: Session, snap: Snapshot, root: Path) -> list[Finding]:
     """The verdict's findings of the input file ``snap`` (its text: unsaved edits included)."""
     from memzoi.lifecycle.routing import input_verdict  # noqa: PLC0415 lazy: start-up
 
+    if snap.path is None:  # input_root found none: an unsaved buffer is no input file
+        return []
     return list(input_verdict(snap.path, snap.text, root, ls.context(ls.projects[root])))
 
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from threading import Event
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -78,14 +79,14 @@ class MemzoiServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.scan_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memzoi-scan")
         self.stopping = False
-        self.tasks: set[asyncio.Task] = set()
+        self.tasks: set[asyncio.Task[Any]] = set()
         self.watching = watch.FileWatching()  # the watch feature's state: who watches, threads, the batch
         self.transport_failure: str | None = None
         self.inbox_watch = None  # inboxwatch.CandidateWatch once initialized
         self.publishing = diagnostics.Publishing()  # the diagnostics feature's state: shown, timers, queue
         self.forgotten: set[Path] = set()  # roots of projects whose workspace folder was removed (folders.py)
 
-    def start_io(self, stdin=None, stdout=None) -> None:
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve over stdio with :mod:`memzoi_lsp.transport`'s reader instead of pygls's (see there why).
         Sets :attr:`transport_failure` when the input could not be resynchronised (the process then exits 1)."""
         from .transport import serve  # noqa: PLC0415 lazy: start-up
@@ -99,16 +100,16 @@ class MemzoiServer(LanguageServer):
         except (KeyboardInterrupt, SystemExit):
             pass
         finally:
-            self.shutdown()
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
 
     # --- helpers used by feature modules -------------------------------------------------------------------
 
-    def spawn(self, coro) -> asyncio.Task:
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run ``coro`` in the background, keeping a reference and logging failures."""
-        task = asyncio.ensure_future(coro)
+        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
         self.tasks.add(task)
 
-        def done(t: asyncio.Task) -> None:
+        def done(t: asyncio.Task[Any]) -> None:
             self.tasks.discard(t)
             if not t.cancelled() and t.exception() is not None:
                 log.error("background task failed", exc_info=t.exception())

@@ -13,12 +13,19 @@ A request handler reads (documents, verdicts, settings) and never changes projec
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     import asyncio
-    from concurrent.futures import ThreadPoolExecutor
+    from collections.abc import Sequence
+    from concurrent.futures import Future, ThreadPoolExecutor
     from pathlib import Path
+
+    from lsprotocol import types
+    from pygls.progress import Progress
+    from pygls.protocol import JsonRPCProtocol
+    from pygls.workspace import Workspace
 
     from memzoi.base.findings import Finding
     from memzoi.project.verdict import FileVerdict, ProjectContext
@@ -26,6 +33,10 @@ if TYPE_CHECKING:
     from .documents import Documents, Snapshot
     from .project import Project
     from .settings import Settings
+
+
+#: A handler as registered: the decorators return it unchanged.
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Session(Protocol):
@@ -36,20 +47,26 @@ class Session(Protocol):
     place (:meth:`memzoi_lsp.server.MemzoiServer.__init__`).
     """
 
-    # pygls's language server
-    workspace: Any
-    protocol: Any
-    client_capabilities: Any
-    work_done_progress: Any
+    # pygls's language server (read-only here: the features never replace them)
+    @property
+    def workspace(self) -> Workspace: ...
+    @property
+    def protocol(self) -> JsonRPCProtocol: ...
+    @property
+    def client_capabilities(self) -> types.ClientCapabilities: ...
+    @property
+    def work_done_progress(self) -> Progress: ...
 
-    def feature(self, *args: Any, **kwargs: Any) -> Any: ...
-    def command(self, *args: Any, **kwargs: Any) -> Any: ...
-    def window_log_message(self, params: Any) -> None: ...
-    def window_show_message(self, params: Any) -> None: ...
-    def text_document_publish_diagnostics(self, params: Any) -> None: ...
-    def workspace_configuration_async(self, params: Any) -> Any: ...
-    def client_register_capability_async(self, params: Any) -> Any: ...
-    def workspace_diagnostic_refresh(self, params: Any) -> Any: ...
+    def feature(self, feature_name: str, options: Any | None = None) -> Callable[[F], F]: ...
+    def command(self, command_name: str) -> Callable[[F], F]: ...
+    def window_log_message(self, params: types.LogMessageParams) -> None: ...
+    def window_show_message(self, params: types.ShowMessageParams) -> None: ...
+    def text_document_publish_diagnostics(self, params: types.PublishDiagnosticsParams) -> None: ...
+    async def workspace_configuration_async(self, params: types.ConfigurationParams) -> Sequence[Any | None]: ...
+    async def client_register_capability_async(self, params: types.RegistrationParams) -> None: ...
+    def workspace_diagnostic_refresh(
+        self, params: None, callback: Callable[[None], None] | None = None
+    ) -> Future[None]: ...
 
     # session state (MemzoiServer.__init__ documents each)
     settings: Settings
@@ -63,7 +80,7 @@ class Session(Protocol):
     loop: asyncio.AbstractEventLoop | None
     scan_executor: ThreadPoolExecutor
     stopping: bool
-    tasks: set[asyncio.Task]
+    tasks: set[asyncio.Task[Any]]
     watching: Any  # memzoi_lsp.watch.FileWatching (typed loosely: this module imports no feature)
     inbox_watch: Any
     publishing: Any  # memzoi_lsp.diagnostics.Publishing (typed loosely: this module imports no feature)
@@ -79,7 +96,7 @@ class Session(Protocol):
     def known_uris(self) -> list[str]: ...
 
     # session actions
-    def spawn(self, coro: Any) -> asyncio.Task: ...
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
     def republish(self, uris: set[str]) -> None: ...
     def flush_republish(self) -> None: ...
     def request_refresh(self) -> None: ...

@@ -26,6 +26,7 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -152,12 +153,12 @@ class FrameParser:
         return True
 
 
-def _reader_thread(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue) -> None:
+def _reader_thread(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[bytes]) -> None:
     # The file descriptor is read directly: a daemon thread blocked inside the buffered stdin object would hold
     # its lock when the interpreter exits, which aborts the process.
     try:
         fd = stdin.fileno()
-        read = lambda n: os.read(fd, n)  # noqa: E731
+        read: Callable[[int], bytes] = lambda n: os.read(fd, n)  # noqa: E731
     except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both an OSError and a ValueError
         read = getattr(stdin, "read1", None) or stdin.read
     while True:

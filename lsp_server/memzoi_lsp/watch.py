@@ -29,6 +29,9 @@ from pygls.capabilities import get_capability
 from .documents import uri_to_path
 
 if TYPE_CHECKING:
+    from memzoi.judge.analysis import Analysis
+    from memzoi.runs.projectstate import StateChanges
+
     from .project import Project
     from .session import Session
 
@@ -235,12 +238,12 @@ def process(ls: Session, paths: list[Path]) -> tuple[list[str], list[str]]:
     return updated, removed
 
 
-def _apply(ls: Session, project: Project, batch: list[Path]):
+def _apply(ls: Session, project: Project, batch: list[Path]) -> StateChanges:
     """One project's batch through the core (:class:`memzoi.runs.projectstate.StateChanges` back): removed files are
     cleared, open buffers whose file is back are diagnosed again, the index update is queued."""
     from . import indexing  # noqa: PLC0415 lazy: start-up
 
-    shown = [p for p in (uri_to_path(u) for u in ls.shown_uris()) if p is not None and project.contains(p)]
+    shown = [str(p) for p in (uri_to_path(u) for u in ls.shown_uris()) if p is not None and project.contains(p)]
     changes = project.apply_events(batch, shown=shown, analysis_of=lambda uri: _closed_analysis(ls, uri))
     for uri in changes.removed:
         _drop(ls, uri)
@@ -252,7 +255,7 @@ def _apply(ls: Session, project: Project, batch: list[Path]):
     return changes
 
 
-def _closed_analysis(ls: Session, uri: str):
+def _closed_analysis(ls: Session, uri: str) -> Analysis | None:
     """The analysis of the closed file ``uri`` as it is on disk (the document cache's, analysed once); ``None`` for
     an open document (the editor's text governs) or an unreadable file."""
     if ls.docs.is_open(uri) and not ls.docs.is_behind(uri):
@@ -271,7 +274,7 @@ def _drop(ls: Session, uri: str) -> None:
 
 def _by_project(ls: Session, paths: list[Path]) -> dict[Project, list[Path]]:
     """``paths`` grouped by the project holding them; a new ``.memzoi`` folder registers its project."""
-    out: dict = {}
+    out: dict[Project, list[Path]] = {}
     for path in paths:
         project = ls.project_for(path)
         if project is None:
