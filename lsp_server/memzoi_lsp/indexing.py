@@ -24,7 +24,7 @@ from memzoi.stores.index import IndexUnavailable, SearchHit
 
 if TYPE_CHECKING:
     from .project import Project
-    from .session import Session
+    from .session import ReadSession, Session
 
 log = logging.getLogger("memzoi_lsp.indexing")
 
@@ -65,7 +65,7 @@ async def rebuild(ls: Session, project: Project) -> dict[str, Any]:
         return {"error": {"code": "index_unavailable", "message": "the index cannot be opened; see the server log"}}
 
 
-async def search(ls: Session, project: Project, query: str, limit: int = 50) -> list[SearchHit] | None:
+async def search(ls: ReadSession, project: Project, query: str, limit: int = 50) -> list[SearchHit] | None:
     """Full-text hits for ``query`` (``None`` when the index is not ready yet)."""
     try:
         return await asyncio.get_running_loop().run_in_executor(ls.scan_executor, project.search, query, limit)
@@ -79,7 +79,7 @@ def close(project: Project) -> None:
     project.close()
 
 
-def workspace_symbols(ls: Session, query: str, limit: int = 200) -> list[types.WorkspaceSymbol]:
+def workspace_symbols(ls: ReadSession, query: str, limit: int = 200) -> list[types.WorkspaceSymbol]:
     """Records and packets whose id, title or body contains every word of ``query`` (case-insensitive), from the
     scan's analyses (used while the index is not ready)."""
     words = [w.casefold() for w in query.split()]

@@ -15,10 +15,10 @@ from . import commandids, provenance, readiness, resident_view
 from .documents import Snapshot
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import ReadSession
 
 
-def code_lenses(ls: Session, snap: Snapshot) -> list[types.CodeLens]:
+def code_lenses(ls: ReadSession, snap: Snapshot) -> list[types.CodeLens]:
     """*Apply · Reject…* on pending packets that the core's can-apply rule lets through, else the blocking codes
     (and *Route to local memory* where it fits); *Superseded by …* on records another record replaces."""
     role = snap.analysis.placement.role
@@ -67,11 +67,11 @@ def code_lenses(ls: Session, snap: Snapshot) -> list[types.CodeLens]:
     return out
 
 
-def register(server: Session) -> None:
+def register(server: ReadSession) -> None:
     """Register ``textDocument/codeLens``."""
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    def code_lens(ls: Session, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+    def code_lens(ls: ReadSession, params: types.CodeLensParams) -> list[types.CodeLens] | None:
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap):
             return None

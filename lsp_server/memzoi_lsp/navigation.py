@@ -22,7 +22,7 @@ from .convert import TextMap
 from .documents import Snapshot, path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import ReadSession
 
 RECORD_REFS = {("supersedes",), ("proposal", "target"), ("lineage", "predecessor_id")}
 PROPOSAL_REFS = {("proposal_id",)}
@@ -56,7 +56,7 @@ def reference_at(snap: Snapshot, offset: int) -> tuple[str, str, YScalar] | None
     return None
 
 
-def known_records(ls: Session, snap: Snapshot) -> dict[str, str]:
+def known_records(ls: ReadSession, snap: Snapshot) -> dict[str, str]:
     """``{record id: uri}`` of the records found on disk in the snapshot's project."""
     project = ls.project_for(snap.path)
     if project is None:
@@ -196,11 +196,11 @@ def source_links(root: YMap, project_root: Path | None) -> list[tuple[int, int, 
     return [link for link in out if link is not None]
 
 
-def register(server: Session) -> None:
+def register(server: ReadSession) -> None:
     """Register definition, document links, completion, document and workspace symbols."""
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
-    def definition(ls: Session, params: types.DefinitionParams) -> list[types.Location] | None:
+    def definition(ls: ReadSession, params: types.DefinitionParams) -> list[types.Location] | None:
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap):
             return None
@@ -216,7 +216,7 @@ def register(server: Session) -> None:
         return [types.Location(uri=path_to_uri(path), range=zero)]
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
-    def document_link(ls: Session, params: types.DocumentLinkParams) -> list[types.DocumentLink] | None:
+    def document_link(ls: ReadSession, params: types.DocumentLinkParams) -> list[types.DocumentLink] | None:
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap) or snap.analysis.document.mapping is None:
             return None
@@ -229,14 +229,14 @@ def register(server: Session) -> None:
         return links or None
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    def document_symbol(ls: Session, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
+    def document_symbol(ls: ReadSession, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap):
             return None
         return document_symbols(snap, TextMap(snap.text, ls.workspace.position_encoding))
 
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=[":", " ", "/"]))
-    def completion(ls: Session, params: types.CompletionParams) -> types.CompletionList | None:
+    def completion(ls: ReadSession, params: types.CompletionParams) -> types.CompletionList | None:
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap):
             return None
@@ -269,11 +269,11 @@ def register(server: Session) -> None:
         return types.CompletionList(is_incomplete=False, items=items) if items else None
 
     @server.feature(types.WORKSPACE_SYMBOL)
-    async def workspace_symbol(ls: Session, params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
+    async def workspace_symbol(ls: ReadSession, params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
         return await search_symbols(ls, params.query)
 
 
-async def search_symbols(ls: Session, query: str, limit: int = 100) -> list[types.WorkspaceSymbol]:
+async def search_symbols(ls: ReadSession, query: str, limit: int = 100) -> list[types.WorkspaceSymbol]:
     """Workspace symbols: full-text search of titles and bodies through each project's index (BM25 order);
     projects whose index is not ready yet (first scan running) and empty queries use :func:`.indexing.workspace_symbols`."""
     from . import indexing  # noqa: PLC0415 lazy: start-up

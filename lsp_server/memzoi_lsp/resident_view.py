@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from memzoi.resident.candidates import Candidate
     from memzoi.resident.scope import ResidentFile
 
-    from .session import Session
+    from .session import ReadSession, Session
 
 log = logging.getLogger("memzoi_lsp.resident")
 
@@ -39,7 +39,7 @@ LIST = "memzoi.resident.list"
 STATUS = "memzoi.residentStatus"
 
 
-def file_of(ls: Session, path: Path | None) -> tuple[Path, ResidentFile] | None:
+def file_of(ls: ReadSession, path: Path | None) -> tuple[Path, ResidentFile] | None:
     """``(project root, resident file)`` when ``path`` is a resident file of a workspace project or of the
     project found from the file itself."""
     if path is None or path.suffix != ".md":
@@ -55,7 +55,7 @@ def _history(root: Path, file: ResidentFile) -> list[Candidate]:
     return candidates_for(root, files=[file])
 
 
-def findings_for(ls: Session, snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[Finding]:
+def findings_for(ls: ReadSession, snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[Finding]:
     """The resident findings of ``snap`` (its text: unsaved edits included), graded by the project's ``[rules]``
     under the editor settings (:func:`memzoi.resident.editor.graded`)."""
     from memzoi.resident import editor  # noqa: PLC0415 lazy: start-up
@@ -66,7 +66,7 @@ def findings_for(ls: Session, snap: Snapshot, where: tuple[Path, ResidentFile]) 
     return editor.graded(editor.buffer_findings(snap.text, file, _history(root, file)), root, rules)
 
 
-def hover(ls: Session, snap: Snapshot, where: tuple[Path, ResidentFile], offset: int) -> types.Hover | None:
+def hover(ls: ReadSession, snap: Snapshot, where: tuple[Path, ResidentFile], offset: int) -> types.Hover | None:
     """Who put the entry under the cursor there (candidate, source, approver, time, reason, confidence), or
     that it was edited by hand."""
     from memzoi.resident import editor  # noqa: PLC0415 lazy: start-up
