@@ -26,11 +26,11 @@ from .documents import path_to_uri
 from .notifications import CHANGED, INBOX_CHANGED, notify
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import CommandSession
 
 
 def after_write(
-    ls: Session,
+    ls: CommandSession,
     touched: Iterable[Path],
     *,
     change_id: str | None,

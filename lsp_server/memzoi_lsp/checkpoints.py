@@ -21,7 +21,7 @@ from .commanding import CommandError, command, off_loop, one_root, roots
 from .documents import path_to_uri
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import CommandSession
 
 LIST = "memzoi.checkpoints.list"
 PREVIEW = "memzoi.checkpoints.preview"
@@ -37,7 +37,7 @@ def _text(arg: dict[str, Any], key: str) -> str:
 
 
 @command(LIST)
-async def listing(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def listing(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The checkpoints of the workspace's projects, with the actions each accepts now."""
     from memzoi.lifecycle.checkpoint_review import checkpoint_inbox  # noqa: PLC0415 lazy: start-up
 
@@ -46,7 +46,7 @@ async def listing(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(PREVIEW)
-async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def preview(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The before and after of a continue or close, without writing."""
     from memzoi.lifecycle.checkpoint_review import preview_transition  # noqa: PLC0415 lazy: start-up
 
@@ -55,7 +55,7 @@ async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(APPLY)
-async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def apply(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a previewed continue or close with the preview's expected version."""
     from memzoi.lifecycle.checkpoint_review import apply_transition  # noqa: PLC0415 lazy: start-up
 
@@ -74,7 +74,7 @@ def _with_uris(root: Path, health: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(HEALTH)
-async def health(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def health(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The Memory health view of each workspace project (duplicates, contradictions, stale, expired, expiring)."""
     from memzoi.agent.maintenance import memory_health  # noqa: PLC0415 lazy: start-up
 
@@ -85,7 +85,7 @@ async def health(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [listing, preview, apply, health]
 
 
-def register(server: Session) -> None:
+def register(server: CommandSession) -> None:
     """Register the checkpoint and memory-health commands."""
     for handler in HANDLERS:
         server.command(handler.__memzoi_command__)(handler)

@@ -18,7 +18,7 @@ from pygls.capabilities import get_capability
 
 if TYPE_CHECKING:
     from .documents import Snapshot
-    from .session import Session
+    from .session import ReadSession
 
 QUICKFIX = types.CodeActionKind.QuickFix.value
 SOURCE = types.CodeActionKind.Source.value
@@ -93,7 +93,7 @@ def finish(actions: list[types.CodeAction], params: types.CodeActionParams) -> l
     return out
 
 
-def is_dirty(ls: Session, snap: Snapshot) -> bool:
+def is_dirty(ls: ReadSession, snap: Snapshot) -> bool:
     """Whether actions on ``snap`` must wait for a save: the core's one rule (:func:`memzoi.lifecycle.buffers.unsaved`), the
     same the commands refuse by (:func:`memzoi_lsp.commanding.refuse_if_dirty`)."""
     from memzoi.lifecycle.buffers import unsaved  # noqa: PLC0415 lazy: start-up
@@ -102,7 +102,7 @@ def is_dirty(ls: Session, snap: Snapshot) -> bool:
 
 
 def action(
-    ls: Session,
+    ls: ReadSession,
     title: str,
     kind: str,
     command: str,

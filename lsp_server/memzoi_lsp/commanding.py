@@ -27,7 +27,7 @@ from .documents import path_to_uri, uri_to_path
 from .refusal import CommandRefused
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
-from .session import Session
+from .session import CommandSession
 
 if TYPE_CHECKING:
     from memzoi.ledger import ChangeResult
@@ -58,7 +58,7 @@ def parse_args(args: tuple[Any, ...]) -> dict[str, Any]:
     raise CommandError("invalid_arguments", 'expected an object like {"uri": ...} as the command argument')
 
 
-def target_path(ls: Session, arg: dict[str, Any]) -> tuple[Path, Path]:
+def target_path(ls: CommandSession, arg: dict[str, Any]) -> tuple[Path, Path]:
     """``(project root, file path)`` of the ``uri`` argument; refuses outside a project."""
     uri = arg.get("uri")
     if not isinstance(uri, str) or not uri:
@@ -79,7 +79,7 @@ def target_path(ls: Session, arg: dict[str, Any]) -> tuple[Path, Path]:
     return project.root, path
 
 
-def project_root(ls: Session, arg: dict[str, Any]) -> Path:
+def project_root(ls: CommandSession, arg: dict[str, Any]) -> Path:
     """The project of the ``uri`` argument, else the only (or first) project of the workspace."""
     if arg.get("uri"):
         return target_path(ls, arg)[0]
@@ -88,7 +88,7 @@ def project_root(ls: Session, arg: dict[str, Any]) -> Path:
     return sorted(ls.projects)[0]
 
 
-def refuse_if_dirty(ls: Session, *paths: Path) -> None:
+def refuse_if_dirty(ls: CommandSession, *paths: Path) -> None:
     """Refuse when one of ``paths`` is open in the editor with text the file on disk does not hold: the core's one
     rule (:func:`memzoi.lifecycle.buffers.unsaved`), the same the code actions are disabled by."""
     from memzoi.lifecycle.buffers import unsaved  # noqa: PLC0415 lazy: start-up
@@ -112,7 +112,7 @@ def reason_of(arg: dict[str, Any], required: bool) -> str | None:
 
 
 async def run_change(
-    ls: Session,
+    ls: CommandSession,
     root: Path,
     call: Callable[[], ChangeResult],
     *,
@@ -148,7 +148,7 @@ async def run_change(
     return {"message": message, "detail": detail, **result.to_json()}
 
 
-async def show_document(ls: Session, path: Path) -> None:
+async def show_document(ls: CommandSession, path: Path) -> None:
     """Ask the client to show ``path``, waiting at most ``showDocumentTimeoutMs``: the change is on disk already, so
     a client that never answers (or fails) leaves the command answered anyway, with a log line saying so."""
     # The request's own future (pygls's helper is a coroutine), sent at once.
@@ -174,7 +174,7 @@ async def show_document(ls: Session, path: Path) -> None:
 
 
 #: A command's body: the session and the parsed argument object (:func:`parse_args`) in, a JSON value out.
-CommandBody = Callable[[Session, dict[str, Any]], Awaitable[Any]]
+CommandBody = Callable[[CommandSession, dict[str, Any]], Awaitable[Any]]
 
 
 class CommandHandler(Protocol):
@@ -184,14 +184,14 @@ class CommandHandler(Protocol):
     __memzoi_command__: str
     __name__: str
 
-    def __call__(self, ls: Session, *args: Any) -> Awaitable[Any]: ...
+    def __call__(self, ls: CommandSession, *args: Any) -> Awaitable[Any]: ...
 
 
 def command(name: str) -> Callable[[CommandBody], CommandHandler]:
     """Register a lifecycle command: argument parsing, refusals as JSON-RPC errors (:mod:`.refusal`), logging."""
 
     def wrap(fn: CommandBody) -> CommandHandler:
-        async def handler(ls: Session, *args: Any) -> Any:
+        async def handler(ls: CommandSession, *args: Any) -> Any:
             from memzoi.ledger import Refusal  # noqa: PLC0415 lazy: start-up - the core's lifecycle is loaded at the first command
 
             try:
@@ -215,7 +215,7 @@ def command(name: str) -> Callable[[CommandBody], CommandHandler]:
     return wrap
 
 
-def replacement(ls: Session, path: Path, arg: dict[str, Any]) -> tuple[str, str]:
+def replacement(ls: CommandSession, path: Path, arg: dict[str, Any]) -> tuple[str, str]:
     """The title and body of a supersede of the record at ``path``: the arguments', else the record's own."""
     from memzoi.base.views import Frontmatter  # noqa: PLC0415 lazy: start-up
 
@@ -224,7 +224,7 @@ def replacement(ls: Session, path: Path, arg: dict[str, Any]) -> tuple[str, str]
     return title, arg.get("body") or (snap.analysis.document.body if snap else "")
 
 
-def roots(ls: Session, arg: dict[str, Any]) -> list[Path]:
+def roots(ls: CommandSession, arg: dict[str, Any]) -> list[Path]:
     """The project roots a command acts on: the ``root`` argument (refused unless it is a workspace project), else
     every project of the workspace, sorted."""
     root = arg.get("root")
@@ -236,7 +236,7 @@ def roots(ls: Session, arg: dict[str, Any]) -> list[Path]:
     return sorted(ls.projects)
 
 
-def one_root(ls: Session, arg: dict[str, Any]) -> Path:
+def one_root(ls: CommandSession, arg: dict[str, Any]) -> Path:
     """The one project root a command acts on; refused without a project, or with several and no ``root``."""
     found = roots(ls, arg)
     if not found:

@@ -28,7 +28,7 @@ from .commanding import (
 from .documents import path_to_uri
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
-from .session import Session
+from .session import CommandSession
 
 if TYPE_CHECKING:
     from memzoi.ledger import ChangeResult
@@ -39,7 +39,7 @@ def _moved_packet(result: ChangeResult, root: Path) -> list[Path]:
 
 
 @command(APPLY)
-async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def apply(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a pending proposal packet (``uri``): writes the record, moves the packet to ``resolved/applied``."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
@@ -55,7 +55,7 @@ async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(REJECT)
-async def reject(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def reject(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Reject a pending proposal packet (``uri``) with a required ``reason``."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
@@ -72,7 +72,7 @@ async def reject(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(ROUTE_LOCAL)
-async def route_local(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def route_local(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Route a pending packet the git-plane gate blocks to local (private) memory."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
@@ -83,7 +83,7 @@ async def route_local(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(SUPERSEDE)
-async def supersede(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def supersede(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Create a pending packet proposing a replacement of the record (``uri``); ``title``/``body`` default to the
     record's own, to be edited in the packet, which is opened."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
@@ -104,7 +104,7 @@ async def supersede(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(TOMBSTONE)
-async def tombstone(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def tombstone(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Create a pending packet proposing to tombstone the record (``uri``) for ``reason``; opens it."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
@@ -121,7 +121,7 @@ async def tombstone(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(UNDO)
-async def undo(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def undo(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Undo the change ``change_id`` (allowed while its files are exactly as it left them)."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
@@ -137,7 +137,7 @@ async def undo(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(RECOVER)
-async def recover(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def recover(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Settle an uncertain change: ``mode`` is ``restore-before``, ``complete-after`` or ``accept``."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
@@ -159,7 +159,7 @@ async def recover(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(HISTORY)
-async def history(ls: Session, arg: dict[str, Any]) -> Any:
+async def history(ls: CommandSession, arg: dict[str, Any]) -> Any:
     """Changes newest first (of the file ``uri`` when given), as ``memzoi history --json``, each with
     ``undo_available``: whether the ledger would undo it now (:func:`memzoi.ledger.undo_available`)."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
@@ -181,7 +181,7 @@ async def history(ls: Session, arg: dict[str, Any]) -> Any:
 
 
 @command(RECONCILE)
-async def reconcile(ls: Session, arg: dict[str, Any]) -> Any:
+async def reconcile(ls: CommandSession, arg: dict[str, Any]) -> Any:
     """Classify changes left in flight by a dead process (never replays); re-diagnoses touched files."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
@@ -193,7 +193,7 @@ async def reconcile(ls: Session, arg: dict[str, Any]) -> Any:
 
 
 @command(REATTEST)
-async def reattest(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def reattest(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Re-attest a hand-edited record (``uri``): explicit acceptance of the edit, recorded in the ledger."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.reattest import reattest as core_reattest  # noqa: PLC0415 lazy: start-up
@@ -210,7 +210,7 @@ async def reattest(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [apply, reject, route_local, supersede, tombstone, reattest, undo, recover, history, reconcile]
 
 
-def register(server: Session) -> None:
+def register(server: CommandSession) -> None:
     """Register every lifecycle command."""
     refusal.install()
     for handler in HANDLERS:

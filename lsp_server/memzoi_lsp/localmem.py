@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .commanding import CommandError, command, off_loop, one_root, reason_of, roots
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import CommandSession
 
 LIST = "memzoi.local.list"
 APPROVE = "memzoi.local.approve"
@@ -30,7 +30,7 @@ def _candidate_id(arg: dict[str, Any]) -> str:
 
 
 @command(LIST)
-async def listing(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def listing(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The pending local candidates of the workspace's projects (empty without a project)."""
     from memzoi.lifecycle.candidates import list_candidates  # noqa: PLC0415 lazy: start-up
 
@@ -43,7 +43,7 @@ async def listing(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(APPROVE)
-async def approve(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def approve(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a pending local candidate as a private local record (one ledgered change; undo reverts it)."""
     from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.candidates import approve_local  # noqa: PLC0415 lazy: start-up
@@ -54,7 +54,7 @@ async def approve(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(REJECT)
-async def reject(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def reject(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Reject a pending local candidate with a reason."""
     from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.candidates import reject_local  # noqa: PLC0415 lazy: start-up
@@ -68,7 +68,7 @@ async def reject(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [listing, approve, reject]
 
 
-def register(server: Session) -> None:
+def register(server: CommandSession) -> None:
     """Register the local-candidate commands."""
     for handler in HANDLERS:
         server.command(handler.__memzoi_command__)(handler)

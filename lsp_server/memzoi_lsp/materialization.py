@@ -15,10 +15,10 @@ from .commanding import CommandError, command, refuse_if_dirty, run_change, show
 from .documents import uri_to_path
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
-from .session import Session
+from .session import CommandSession
 
 
-def _artifact_path(ls: Session, arg: dict[str, Any]) -> Path:
+def _artifact_path(ls: CommandSession, arg: dict[str, Any]) -> Path:
     uri = arg.get("uri")
     path = uri_to_path(uri) if isinstance(uri, str) else None
     if path is None:
@@ -27,7 +27,7 @@ def _artifact_path(ls: Session, arg: dict[str, Any]) -> Path:
     return path
 
 
-def _wrote(ls: Session, path: Path, operation: str, verb: str) -> str:
+def _wrote(ls: CommandSession, path: Path, operation: str, verb: str) -> str:
     """Tell the client about an artifact the server wrote (``memzoi/changed``); returns the one-line message."""
     from . import changes  # noqa: PLC0415 lazy: start-up
 
@@ -37,7 +37,7 @@ def _wrote(ls: Session, path: Path, operation: str, verb: str) -> str:
 
 
 @command(MATERIALIZE_PLAN)
-async def materialize_plan(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def materialize_plan(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Derive the plan of the candidate (``uri``) and write it beside it as ``X.plan.json``."""
     from memzoi.lifecycle.artifacts import artifact_set, write_artifact  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.materialize import derive_plan, load_artifact, validate_candidate  # noqa: PLC0415 lazy: start-up
@@ -58,7 +58,7 @@ async def materialize_plan(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(MATERIALIZE_DECIDE)
-async def materialize_decide(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def materialize_decide(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Record the explicit decision (now) to write the plan beside the candidate, as ``X.decision.json``."""
     from memzoi.lifecycle.artifacts import artifact_set, write_artifact  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.materialize import (  # noqa: PLC0415 lazy: start-up
@@ -88,7 +88,7 @@ async def materialize_decide(ls: Session, arg: dict[str, Any]) -> dict[str, Any]
 
 
 @command(MATERIALIZE)
-async def materialize(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def materialize(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Write the decided record with its attestation (one ledgered change) and open it."""
     from memzoi.judge.workspace import find_project_root  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
@@ -111,7 +111,7 @@ async def materialize(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [materialize_plan, materialize_decide, materialize]
 
 
-def register(server: Session) -> None:
+def register(server: CommandSession) -> None:
     """Register the materialization commands."""
     for handler in HANDLERS:
         server.command(handler.__memzoi_command__)(handler)

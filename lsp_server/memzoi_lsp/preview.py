@@ -22,12 +22,12 @@ from .commanding import CommandError, command, project_root, reason_of, replacem
 from .documents import path_to_uri, uri_to_path
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
-from .session import Session
+from .session import CommandSession
 
 CHANGE_FILES = "memzoi.changeFiles"
 
 
-def _materialize_target(ls: Session, arg: dict[str, Any]) -> tuple[Path, tuple[Any, ...]]:
+def _materialize_target(ls: CommandSession, arg: dict[str, Any]) -> tuple[Path, tuple[Any, ...]]:
     """The project root and the loaded (candidate, plan, decision) artifacts of a materialize preview."""
     from memzoi.judge.workspace import find_project_root  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.artifacts import artifact_set  # noqa: PLC0415 lazy: start-up
@@ -42,7 +42,7 @@ def _materialize_target(ls: Session, arg: dict[str, Any]) -> tuple[Path, tuple[A
 
 
 @command(PREVIEW)
-async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def preview(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The planned files of ``operation`` on the file ``uri`` (see the module docstring); refused as the change
     itself would be."""
     from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
@@ -79,7 +79,7 @@ async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-async def _approve_preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def _approve_preview(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The preview of approving a resident candidate (:func:`memzoi.resident.service.preview_apply`), with edited
     ``content`` (:func:`memzoi.resident.decisions.preview_edit`), or of removing the entry ``locator`` selects
     (``remove_entry``: :func:`memzoi.resident.decisions.preview_remove`)."""
@@ -108,7 +108,7 @@ async def _approve_preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(CHANGE_FILES)
-async def change_files(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def change_files(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The before/after text of every file of the change ``change_id`` (a history entry's *Open Diff*), each with
     its ``uri``: :func:`memzoi.lifecycle.preview.change_texts`."""
     from memzoi.lifecycle.preview import change_texts  # noqa: PLC0415 lazy: start-up
@@ -123,7 +123,7 @@ async def change_files(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def register(server: Session) -> None:
+def register(server: CommandSession) -> None:
     """Register ``memzoi.preview`` and ``memzoi.changeFiles``."""
     server.command(PREVIEW)(preview)
     server.command(CHANGE_FILES)(change_files)

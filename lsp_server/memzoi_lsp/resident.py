@@ -26,7 +26,7 @@ from .documents import path_to_uri, uri_to_path
 from .resident_view import APPROVE, LIST, RECOVER, REJECT, REVIEW, STATUS, UNDO, decide, file_of, where
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import CommandSession
 
 log = logging.getLogger("memzoi_lsp.resident")
 
@@ -56,7 +56,7 @@ async def reconcile_on_start(root: Path) -> None:
 
 
 @command(APPROVE)
-async def approve(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def approve(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a pending or failed candidate (at most once)."""
     from memzoi.resident import service  # noqa: PLC0415 lazy: start-up
 
@@ -64,7 +64,7 @@ async def approve(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(REJECT)
-async def reject(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def reject(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Reject a pending or failed candidate with its required ``reason`` (the same rule as a proposal's rejection:
     :func:`memzoi.ledger.model.rejection_reason`)."""
     from memzoi.resident import service  # noqa: PLC0415 lazy: start-up
@@ -76,7 +76,7 @@ async def reject(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(UNDO)
-async def undo(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def undo(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Restore the entries from before an applied candidate."""
     from memzoi.resident import service  # noqa: PLC0415 lazy: start-up
 
@@ -84,7 +84,7 @@ async def undo(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(RECOVER)
-async def recover(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def recover(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Settle an uncertain candidate (``mode``: restore-before, complete-after or accept); returns the recovery
     candidate."""
     from memzoi.resident import service  # noqa: PLC0415 lazy: start-up
@@ -97,7 +97,7 @@ async def recover(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(REVIEW)
-async def review(ls: Session, arg: dict[str, Any]) -> list[dict[str, Any]]:
+async def review(ls: CommandSession, arg: dict[str, Any]) -> list[dict[str, Any]]:
     """The candidates of the file ``uri`` a code lens names (``status``), or those waiting for a decision."""
     from memzoi.resident import editor  # noqa: PLC0415 lazy: start-up
     from memzoi.resident.views import candidates_for  # noqa: PLC0415 lazy: start-up
@@ -113,7 +113,7 @@ async def review(ls: Session, arg: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @command(LIST)
-async def listing(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def listing(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Both resident files (path, usage, entries, uri) and every candidate of the project (inbox views); empty
     when the workspace has no project and no ``uri`` is given (the inbox asks on every refresh)."""
     from memzoi.resident import editor  # noqa: PLC0415 lazy: start-up
@@ -133,7 +133,7 @@ async def listing(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(STATUS)
-async def status(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def status(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Cap usage of the resident files of the project of ``uri`` (a resident file or any file of a project; without
     it, the workspace's first project): ``{"files": [{"uri", "scope", "used", "cap", "entries", "line"}]}``, from
     an open buffer's text where the editor has the file open, else from the disk. ``entries`` is a count."""
@@ -171,7 +171,7 @@ async def status(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [approve, reject, undo, recover, review, listing, status]
 
 
-def register(server: Session) -> None:
+def register(server: CommandSession) -> None:
     """Register the resident-memory commands."""
     for handler in HANDLERS:
         server.command(handler.__memzoi_command__)(handler)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .commanding import CommandError, command
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import CommandSession
 
 STATE = "memzoi.resident.state"
 JOB = "memzoi.resident.job"
@@ -40,7 +40,7 @@ def _text(arg: dict[str, Any], key: str) -> str:
 
 
 @command(STATE)
-async def state(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def state(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The WorkStateProjection (:func:`memzoi.resident.projection.work_state`); empty lists without a project."""
     from memzoi.resident.projection import reconcile_jobs, work_state  # noqa: PLC0415 lazy: start-up
 
@@ -58,7 +58,7 @@ async def state(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(JOB)
-async def job(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def job(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """One reflection job's records (:func:`memzoi.resident.projection.job_detail`) and their ``text``."""
     from memzoi.resident.projection import job_detail, job_text  # noqa: PLC0415 lazy: start-up
 
@@ -68,7 +68,7 @@ async def job(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(EDIT)
-async def edit(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def edit(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Approve a pending or failed add/replace candidate with edited ``content``."""
     from memzoi.resident.decisions import edit_and_apply  # noqa: PLC0415 lazy: start-up
 
@@ -79,7 +79,7 @@ async def edit(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(REMOVE)
-async def remove(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def remove(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Remove the entry ``locator`` selects in ``scope`` (default: the file ``uri``'s, else project)."""
     from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
     from memzoi.resident.decisions import remove_entry  # noqa: PLC0415 lazy: start-up
@@ -103,7 +103,7 @@ async def remove(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [state, job, edit, remove]
 
 
-def register(server: Session) -> None:
+def register(server: CommandSession) -> None:
     """Register the projection, job, edit and remove commands."""
     for handler in HANDLERS:
         server.command(handler.__memzoi_command__)(handler)

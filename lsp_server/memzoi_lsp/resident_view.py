@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from memzoi.resident.candidates import Candidate
     from memzoi.resident.scope import ResidentFile
 
-    from .session import ReadSession, Session
+    from .session import CommandSession, ReadSession
 
 log = logging.getLogger("memzoi_lsp.resident")
 
@@ -135,7 +135,7 @@ def code_lenses(snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.
     return out
 
 
-def code_actions(ls: Session, snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.CodeAction]:
+def code_actions(ls: CommandSession, snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.CodeAction]:
     """For each pending (or failed) candidate: Review (first; the client runs its preview-then-write flow,
     ``memzoi.reviewCandidate``), Approve and Reject; Undo of the last applied one while the file still holds what
     it wrote, and the three recoveries of each uncertain candidate."""
@@ -196,7 +196,7 @@ _RECOVERIES = (
 # --- commands --------------------------------------------------------------------------------------------------
 
 
-def where(ls: Session, arg: dict[str, Any]) -> tuple[Path, ResidentFile | None]:
+def where(ls: CommandSession, arg: dict[str, Any]) -> tuple[Path, ResidentFile | None]:
     uri = arg.get("uri")
     if isinstance(uri, str) and uri:
         found = file_of(ls, uri_to_path(uri))
@@ -224,7 +224,9 @@ _OPERATIONS = {
 }
 
 
-async def run(ls: Session, root: Path, file: ResidentFile | None, call: Callable[[], Candidate]) -> dict[str, Any]:
+async def run(
+    ls: CommandSession, root: Path, file: ResidentFile | None, call: Callable[[], Candidate]
+) -> dict[str, Any]:
     """Run a core write off the event loop, then re-read the resident file, re-diagnose it and notify the client
     (:func:`.changes.after_write`); the result is the candidate with its one-line ``message`` and ``detail``."""
     from memzoi.lifecycle.messages import resident_message  # noqa: PLC0415 lazy: start-up
@@ -251,7 +253,7 @@ async def run(ls: Session, root: Path, file: ResidentFile | None, call: Callable
 
 
 async def decide(
-    ls: Session, arg: dict[str, Any], call: Callable[[Path, str, str], Candidate], *, on_disk: bool = True
+    ls: CommandSession, arg: dict[str, Any], call: Callable[[Path, str, str], Candidate], *, on_disk: bool = True
 ) -> dict[str, Any]:
     """Run ``call(root, candidate_id, actor)`` for the candidate named in ``arg``; a write that changes the file
     (``on_disk``) is refused while the resident file has unsaved changes."""
@@ -264,5 +266,5 @@ async def decide(
     return await run(ls, root, file, lambda: call(root, cid, who))
 
 
-def refuse_dirty(ls: Session, file: ResidentFile) -> None:
+def refuse_dirty(ls: CommandSession, file: ResidentFile) -> None:
     refuse_if_dirty(ls, file.path)

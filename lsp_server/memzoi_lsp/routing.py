@@ -24,7 +24,7 @@ from .commanding import CommandError, command, refuse_if_dirty
 from .routing_view import APPLY, PREVIEW, target_path
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import CommandSession
 
 
 def _text(path: Path) -> str:
@@ -37,7 +37,7 @@ def _text(path: Path) -> str:
 
 
 @command(PREVIEW)
-async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def preview(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The routing of the saved input file ``uri`` per candidate, writing nothing."""
     from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.routing import routing_preview  # noqa: PLC0415 lazy: start-up
@@ -52,7 +52,7 @@ async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(APPLY)
-async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def apply(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Apply the routing the preview showed (``plan_id`` for an import, ``expected_version`` for session-end)."""
     from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.routing import routing_apply  # noqa: PLC0415 lazy: start-up
@@ -87,7 +87,7 @@ async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [preview, apply]
 
 
-def register(server: Session) -> None:
+def register(server: CommandSession) -> None:
     """Register the routing commands."""
     for handler in HANDLERS:
         server.command(handler.__memzoi_command__)(handler)

@@ -18,13 +18,13 @@ from .documents import uri_to_path
 
 if TYPE_CHECKING:
     from .documents import Snapshot
-    from .session import Session
+    from .session import CommandSession
 
 PREVIEW = "memzoi.routing.preview"
 APPLY = "memzoi.routing.apply"
 
 
-def input_root(ls: Session, snap: Snapshot) -> Path | None:
+def input_root(ls: CommandSession, snap: Snapshot) -> Path | None:
     """The project root of ``snap`` when it is a runtime input file of a project (else ``None``)."""
     from memzoi.lifecycle.routing import input_kind  # noqa: PLC0415 lazy: start-up
 
@@ -33,7 +33,7 @@ def input_root(ls: Session, snap: Snapshot) -> Path | None:
     return root_of(ls, snap.path)
 
 
-def root_of(ls: Session, path: Path) -> Path | None:
+def root_of(ls: CommandSession, path: Path) -> Path | None:
     """The workspace project holding ``path``; else the project of the nearest ``.memzoi`` above it, registered
     now (an input file opened before, or outside, the workspace folders' projects)."""
     roots = [r for r in ls.projects if path.is_relative_to(r)]
@@ -46,7 +46,7 @@ def root_of(ls: Session, path: Path) -> Path | None:
     return None
 
 
-def target_path(ls: Session, arg: dict[str, Any]) -> tuple[Path, Path]:
+def target_path(ls: CommandSession, arg: dict[str, Any]) -> tuple[Path, Path]:
     """``(project root, file path)`` of the input file ``uri`` (a file anywhere under a workspace project)."""
     uri = arg.get("uri")
     path = uri_to_path(uri) if isinstance(uri, str) and uri else None
@@ -58,7 +58,7 @@ def target_path(ls: Session, arg: dict[str, Any]) -> tuple[Path, Path]:
     return root, path
 
 
-def findings_for(ls: Session, snap: Snapshot, root: Path) -> list[Finding]:
+def findings_for(ls: CommandSession, snap: Snapshot, root: Path) -> list[Finding]:
     """The verdict's findings of the input file ``snap`` (its text: unsaved edits included)."""
     from memzoi.lifecycle.routing import input_verdict  # noqa: PLC0415 lazy: start-up
 
@@ -67,7 +67,7 @@ def findings_for(ls: Session, snap: Snapshot, root: Path) -> list[Finding]:
     return list(input_verdict(snap.path, snap.text, root, ls.context(ls.projects[root])))
 
 
-def code_actions(ls: Session, snap: Snapshot) -> list[types.CodeAction]:
+def code_actions(ls: CommandSession, snap: Snapshot) -> list[types.CodeAction]:
     """*Plan memory routing…*: the client shows the preview, then applies it on confirmation."""
     from .codeactions import REVIEW_KIND, action as _action, is_dirty  # noqa: PLC0415 lazy: start-up
 

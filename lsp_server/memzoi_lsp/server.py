@@ -83,7 +83,7 @@ class MemzoiServer(LanguageServer):
         self.watching = watch.FileWatching()  # the watch feature's state: who watches, threads, the batch
         self.transport_failure: str | None = None
         self.inbox_watch = None  # inboxwatch.CandidateWatch once initialized
-        self.publishing = diagnostics.Publishing()  # the diagnostics feature's state: shown, timers, queue
+        self.publishing = diagnostics.Diagnostics(self)  # the diagnostics feature: what is shown, timers, queue
         self.forgotten: set[Path] = set()  # roots of projects whose workspace folder was removed (folders.py)
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
@@ -158,39 +158,46 @@ class MemzoiServer(LanguageServer):
         return True
 
     def republish(self, uris: set[str]) -> None:
-        """Re-diagnose ``uris`` soon (push: once per loop turn, :func:`.diagnostics.queue`) or ask the client to
+        """Re-diagnose ``uris`` soon (push: once per loop turn, :meth:`.diagnostics.Diagnostics.queue`) or ask the client to
         re-pull (pull)."""
         self.crossfile_generation += 1
         if self.pull_diagnostics:
             self.request_refresh()
             return
-        diagnostics.queue(self, uris)
+        self.publishing.queue(uris)
 
     def flush_republish(self) -> None:
-        """Push mode: publish what :meth:`republish` queued now (:func:`.diagnostics.flush`)."""
-        diagnostics.flush(self)
+        """Push mode: publish what :meth:`republish` queued now (:meth:`.diagnostics.Diagnostics.flush`)."""
+        self.publishing.flush()
 
     # --- what one feature asks of another, through the composition root (no feature imports another) ----------
 
     def publish(self, uri: str, found: tuple[Any, ...] | None = None, ctx: Any = None) -> None:
-        """Diagnose ``uri`` now and push the result (:func:`.diagnostics.publish`; nothing in pull mode)."""
-        diagnostics.publish(self, uri, found, ctx)
+        """Diagnose ``uri`` now and push the result (:meth:`.diagnostics.Diagnostics.publish`; nothing in pull mode)."""
+        self.publishing.publish(uri, found, ctx)
 
     def clear_diagnostics(self, uri: str) -> None:
-        """Remove what the client shows for ``uri`` (:func:`.diagnostics.clear`)."""
-        diagnostics.clear(self, uri)
+        """Remove what the client shows for ``uri`` (:meth:`.diagnostics.Diagnostics.clear`)."""
+        self.publishing.clear(uri)
 
     def schedule_diagnostics(self, uri: str) -> None:
-        """Diagnose ``uri`` once typing pauses (:func:`.diagnostics.schedule`)."""
-        diagnostics.schedule(self, uri)
+        """Diagnose ``uri`` once typing pauses (:meth:`.diagnostics.Diagnostics.schedule`)."""
+        self.publishing.schedule(uri)
 
     def cancel_diagnostics(self, uri: str) -> None:
         """Drop the debounce timer of ``uri`` (its buffer closed)."""
         self.publishing.cancel(uri)
 
     def forget_diagnostics(self, uris: set[str]) -> None:
-        """Files of a forgotten project: cleared, never republished (:func:`.diagnostics.forget`)."""
-        diagnostics.forget(self, uris)
+        """Files of a forgotten project: cleared, never republished (:meth:`.diagnostics.Diagnostics.forget`)."""
+        self.publishing.forget(uris)
+
+    def stop_features(self) -> None:
+        """Shutdown: the features' timers and threads stop (diagnostics, watch, the inbox watch)."""
+        self.publishing.stop()
+        watch.stop(self)
+        if self.inbox_watch is not None:
+            self.inbox_watch.stop()
 
     def shown_uris(self) -> frozenset[str]:
         """The URIs whose diagnostics the client shows now (push mode), as a frozen copy."""
@@ -238,7 +245,7 @@ class MemzoiServer(LanguageServer):
             return
         with_cross = {u for u in project.crossfile.paths() if project.crossfile.findings_for(u)}
         for uri in sorted(with_cross | set(self.docs.open_uris())):
-            diagnostics.publish(self, uri)
+            self.publishing.publish(uri)
 
     def on_files_changed(self, updated: list[str], removed: list[str]) -> None:
         """Files changed on disk (watchers, saves, or files the server itself wrote): re-diagnose them and the
@@ -249,7 +256,7 @@ class MemzoiServer(LanguageServer):
             return
         for uri in updated:
             if not self.docs.is_open(uri):
-                diagnostics.publish(self, uri)
+                self.publishing.publish(uri)
 
     def request_refresh(self) -> None:
         """Pull mode: ask the client to re-pull diagnostics (when it supports refresh)."""
@@ -265,7 +272,7 @@ class MemzoiServer(LanguageServer):
             self.request_refresh()
             return
         for uri in set(self.docs.open_uris()) | set(self.known_uris()) | self.shown_uris():
-            diagnostics.publish(self, uri)
+            self.publishing.publish(uri)
 
     def apply_settings(self, *sources: Any) -> None:
         """Validate raw settings once, keep them, and report problems to the user."""

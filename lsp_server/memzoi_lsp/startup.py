@@ -81,10 +81,7 @@ def register(server: Session) -> None:
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: Session, params: None) -> None:
         ls.stopping = True
-        ls.publishing.stop()
-        watch.stop(ls)
-        if ls.inbox_watch is not None:
-            ls.inbox_watch.stop()
+        ls.stop_features()
         for task in list(ls.tasks):
             task.cancel()
         ls.scan_executor.shutdown(wait=True, cancel_futures=True)
