@@ -82,7 +82,7 @@ class MemzoiServer(LanguageServer):
         self.tasks: set[asyncio.Task[Any]] = set()
         self.watching = watch.FileWatching()  # the watch feature's state: who watches, threads, the batch
         self.transport_failure: str | None = None
-        self.inbox_watch = None  # inboxwatch.CandidateWatch once initialized
+        self.inbox_watch = inboxwatch.CandidateWatch(self)  # the inbox watch: its thread, started when initialized
         self.publishing = diagnostics.Diagnostics(self)  # the diagnostics feature: what is shown, timers, queue
         self.forgotten: set[Path] = set()  # roots of projects whose workspace folder was removed (folders.py)
 
@@ -196,8 +196,12 @@ class MemzoiServer(LanguageServer):
         """Shutdown: the features' timers and threads stop (diagnostics, watch, the inbox watch)."""
         self.publishing.stop()
         watch.stop(self)
-        if self.inbox_watch is not None:
-            self.inbox_watch.stop()
+        self.inbox_watch.stop()
+
+    def start_features(self) -> None:
+        """``initialized``: start the features that run for the whole session (the inbox watch's thread; the
+        watch feature starts per project, in :meth:`add_project`)."""
+        self.inbox_watch.start()
 
     def shown_uris(self) -> frozenset[str]:
         """The URIs whose diagnostics the client shows now (push mode), as a frozen copy."""

@@ -13,7 +13,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from . import diagnostics, inboxwatch, sync, textdoc, watch
+from . import diagnostics, sync, textdoc, watch
 from .documents import uri_to_path
 
 # A real import (not TYPE_CHECKING): pygls resolves handlers' annotations at call time.
@@ -74,8 +74,7 @@ def register(server: Session) -> None:
             ls.add_project(root)  # only looks at root/.memzoi: never walks the folder (B30)
         for uri in ls.docs.open_uris():
             sync.discover(ls, uri)
-        ls.inbox_watch = inboxwatch.CandidateWatch(ls)
-        ls.inbox_watch.start()
+        ls.start_features()
         ls.window_log_message(types.LogMessageParams(type=types.MessageType.Info, message="memzoi-lsp ready"))
 
     @server.feature(types.SHUTDOWN)
