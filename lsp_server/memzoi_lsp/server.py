@@ -84,7 +84,7 @@ class MemzoiServer(LanguageServer):
         self.transport_failure: str | None = None
         self.inbox_watch = inboxwatch.CandidateWatch(self)  # the inbox watch: its thread, started when initialized
         self.publishing = diagnostics.Diagnostics(self)  # the diagnostics feature: what is shown, timers, queue
-        self.forgotten: set[Path] = set()  # roots of projects whose workspace folder was removed (folders.py)
+        self.folders = folders.Folders(self)  # the workspace-folders feature: the projects it forgot
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve over stdio with :mod:`memzoi_lsp.transport`'s reader instead of pygls's (see there why).
@@ -203,6 +203,10 @@ class MemzoiServer(LanguageServer):
         watch feature starts per project, in :meth:`add_project`)."""
         self.inbox_watch.start()
 
+    def is_forgotten(self, root: Path) -> bool:
+        """Whether the project at ``root`` was forgotten with its workspace folder (:class:`.folders.Folders`)."""
+        return self.folders.is_forgotten(root)
+
     def shown_uris(self) -> frozenset[str]:
         """The URIs whose diagnostics the client shows now (push mode), as a frozen copy."""
         return frozenset(self.publishing.shown)
@@ -304,7 +308,7 @@ class MemzoiServer(LanguageServer):
             return None
         if root in self.projects:
             return self.projects[root]
-        self.forgotten.discard(root)
+        self.folders.remember(root)
         if not (root / MEMZOI_DIR).is_dir():
             return None
         from .project import Project  # noqa: PLC0415 lazy: start-up
@@ -329,7 +333,6 @@ def create_server() -> MemzoiServer:
         actions,
         checkpoints,
         commands,
-        folders,
         inbox,
         lenses,
         lifecycle,
@@ -343,6 +346,7 @@ def create_server() -> MemzoiServer:
         watch,
     ):
         module.register(server)
+    server.folders.register(server)
     return server
 
 

@@ -279,7 +279,7 @@ def _by_project(ls: Session, paths: list[Path]) -> dict[Project, list[Path]]:
         project = ls.project_for(path)
         if project is None:
             root = path.parent if path.name == ".memzoi" else path.parent.parent
-            if (path.name == ".memzoi" or path.parent.name == ".memzoi") and root.resolve() not in ls.forgotten:
+            if (path.name == ".memzoi" or path.parent.name == ".memzoi") and not ls.is_forgotten(root.resolve()):
                 ls.add_project(root)
             continue
         out.setdefault(project, []).append(path)
