@@ -6,6 +6,9 @@
   edge to ``a.b`` as well, unless the importer is inside ``a.b`` already);
 * no server module imports ``memzoi_lsp.server`` (the composition root): a feature receives a
   ``memzoi_lsp.session.Session``;
+* no feature module of ``memzoi_lsp`` (:data:`FEATURES`) imports another: what one feature asks of another goes
+  through the session (the composition root delegates), and what several share lives in a module that is no
+  feature (:data:`SHARED`); every ``memzoi_lsp`` module is one or the other, or the composition root;
 * the core never imports pygls, lsprotocol or mcp, nor the server packages that use them;
 * ``memzoi_lsp`` never imports the command line (``memzoi.cli``): what the server shares with the CLI is core;
 * the accelerator ``memzoi.read.yaml_fast`` is imported by the YAML reader (``memzoi.read.yaml12``) only;
@@ -196,6 +199,53 @@ def test_no_feature_imports_the_composition_root():
     assert sorted(m for m, targets in graph.items() if "memzoi_lsp.server" in targets) == ["memzoi_lsp.__main__"]
 
 
+#: The server's features (docs/architecture.md, "Features over snapshots"): each receives the session and imports
+#: no other feature.
+FEATURES = frozenset(
+    "actions checkpoints commands diagnostics folders hover inbox inboxwatch lenses lifecycle localmem "
+    "materialization navigation preview resident resident_state routing scan sync watch".split()
+)
+#: What features share (helpers and the session's types); none imports a feature.
+SHARED = frozenset(
+    "__init__ changes closed codeactions commandids commanding convert documents indexing inputs keys logbridge "
+    "markup notifications project protocol provenance readiness reads refusal resident_view routing_view session "
+    "settings textdoc transport".split()
+)
+#: The composition root: it imports the features and wires them.
+ROOT = frozenset({"__main__", "server", "startup"})
+
+
+def test_every_server_module_is_a_feature_shared_or_the_root():
+    names = {m.split(".", 1)[1] if "." in m else "__init__" for m in _modules(SRC / "memzoi_lsp")}
+    assert names == FEATURES | SHARED | ROOT, "place the new module in FEATURES, SHARED or ROOT"
+    assert not (FEATURES & SHARED or FEATURES & ROOT or SHARED & ROOT)
+
+
+def _feature_edges(graph: dict[str, set[str]], sources: frozenset[str]) -> list[str]:
+    return sorted(
+        f"{m} -> {t}"
+        for m, targets in graph.items()
+        if m.startswith("memzoi_lsp.") and m.split(".", 1)[1] in sources
+        for t in targets
+        if t.startswith("memzoi_lsp.") and t.split(".", 1)[1] in FEATURES and t != m
+    )
+
+
+def test_no_feature_imports_another_feature():
+    graph = _graph("memzoi", "memzoi_lsp")
+    assert "memzoi_lsp.diagnostics" in graph["memzoi_lsp.server"]  # the root does
+    assert _feature_edges(graph, FEATURES) == []
+
+
+def test_shared_modules_import_no_feature():
+    assert _feature_edges(_graph("memzoi", "memzoi_lsp"), SHARED) == []
+
+
+def test_the_feature_check_sees_a_feature_import():
+    graph = {"memzoi_lsp.hover": {"memzoi_lsp.resident", "memzoi_lsp.documents"}, "memzoi_lsp.resident": set()}
+    assert _feature_edges(graph, FEATURES) == ["memzoi_lsp.hover -> memzoi_lsp.resident"]
+
+
 @pytest.mark.parametrize(
     ("a", "b"), [("memzoi.project.crossfile", "memzoi.stores.index"), ("memzoi.read.yaml12", "memzoi.read.yaml_fast")]
 )
@@ -244,22 +294,13 @@ def test_length_counts_physical_lines():
     assert length('"""Doc\n\nmore."""\n\n# c\ny = [\n  1]\n') == 7
 
 
-#: TEMPORARY: modules over MAX_LINES that other branches of this session split (each deletes its entries when it
-#: lands). Not an allow-list: empty it, never add to it.
-OTHER_BRANCH = {
-    "memzoi_lsp/server.py",
-    "memzoi_lsp/resident.py",
-    "memzoi_lsp/lifecycle.py",
-}
-
-
 def test_core_modules_are_short():
     long = {
         str(p.relative_to(CORE)): n
         for p in sorted(CORE.rglob("*.py"))
         if (n := length(p.read_text(encoding="utf-8"))) > MAX_LINES
     }
-    assert {k: v for k, v in long.items() if k not in LONG_MODULES and f"memzoi/{k}" not in OTHER_BRANCH} == {}
+    assert {k: v for k, v in long.items() if k not in LONG_MODULES} == {}
     assert set(LONG_MODULES) <= set(long), "a module of the allow-list is short now: take it off the list"
 
 
@@ -273,7 +314,7 @@ def test_server_modules_are_short():
         for p in sorted((SRC / pkg).rglob("*.py"))
         if (n := length(p.read_text(encoding="utf-8"))) > MAX_LINES
     }
-    assert {k: v for k, v in long.items() if k not in OTHER_BRANCH} == {}
+    assert long == {}
 
 
 #: The server only converts and wires: a function that branches this much holds a decision that belongs to the core.

@@ -12,14 +12,20 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from memzoi import __version__
+
+if TYPE_CHECKING:
+    from .transport import Early
 
 #: The packages whose attrs classes the server imports before it answers `initialize`.
 PROTOCOL_PACKAGES = ("lsprotocol", "pygls", "cattrs")
 
 
-def _protocol_code_cache():
+def _protocol_code_cache() -> AbstractContextManager[dict[str, int]]:
     """The cache of attrs' generated code for the protocol libraries (:func:`memzoi.base.codecache.attrs_code_cache`),
     in ``$MEMZOI_HOME/cache``; without a usable directory, importing as usual."""
     from memzoi.base.codecache import attrs_code_cache  # noqa: PLC0415 lazy: start-up
@@ -27,7 +33,7 @@ def _protocol_code_cache():
     return attrs_code_cache(_cache_dir(), PROTOCOL_PACKAGES)
 
 
-def _cache_dir():
+def _cache_dir() -> Path | None:
     """``$MEMZOI_HOME/cache`` (private), or ``None`` when it cannot be made."""
     from memzoi.base.runtime import memzoi_home, private_dir  # noqa: PLC0415 lazy: start-up
 
@@ -38,7 +44,7 @@ def _cache_dir():
         return None
 
 
-def _early_initialize(stdin, stdout):
+def _early_initialize(stdin: BinaryIO, stdout: BinaryIO) -> Early:
     """Read the client's first frame before the protocol libraries are imported; when it is ``initialize`` and an
     answer to the same params from the same code is kept (:mod:`memzoi.base.answercache`), send it now. Returns
     the :class:`~memzoi_lsp.transport.Early` state for :func:`~memzoi_lsp.transport.serve`, which keeps the
@@ -59,7 +65,11 @@ def _early_initialize(stdin, stdout):
         logging.getLogger("memzoi_lsp").info("initialize is answered by the server only: %s", type(err).__name__)
         return early
     early.request_id = request_id
-    early.keep = lambda result: answercache.write_answer(directory, key, result) and None
+
+    def keep(result: Any) -> None:
+        answercache.write_answer(directory, key, result)
+
+    early.keep = keep
     kept = answercache.read_answer(directory, key)
     if kept is not None:
         answer_early(early, stdout, request_id, kept)

@@ -17,7 +17,7 @@ from pygls.capabilities import get_capability
 
 from memzoi.base.findings import Finding
 
-from . import lifecycle, resident, routing
+from . import commandids, resident_view, routing_view
 from .codeactions import (
     APPLY_KIND,
     KINDS,
@@ -119,7 +119,7 @@ def register(server: Session) -> None:
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=True),
     )
-    def code_action(ls: Session, params: types.CodeActionParams):
+    def code_action(ls: Session, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
         if uri.endswith(".json"):
             return finish(materialization_actions(ls, uri), params) or None
@@ -129,12 +129,12 @@ def register(server: Session) -> None:
         actions: list[types.CodeAction] = []
         if kind_allowed(QUICKFIX, params.context.only):
             actions.extend(quick_fixes(ls, snap, params))
-        where = resident.file_of(ls, snap.path) if snap.analysis.placement.memzoi_dir is None else None
+        where = resident_view.file_of(ls, snap.path) if snap.analysis.placement.memzoi_dir is None else None
         wanted = any(lifecycle_kind(op, params.context.only, True) for op in OPERATIONS)
         if where is not None and wanted:
-            actions.extend(finish(resident.code_actions(ls, snap, where), params))
-        elif wanted and routing.input_root(ls, snap) is not None:
-            actions.extend(finish(routing.code_actions(ls, snap), params))
+            actions.extend(finish(resident_view.code_actions(ls, snap, where), params))
+        elif wanted and routing_view.input_root(ls, snap) is not None:
+            actions.extend(finish(routing_view.code_actions(ls, snap), params))
         elif wanted:
             actions.extend(finish(lifecycle_actions(ls, snap), params))
         return actions or None
@@ -181,12 +181,10 @@ RECOVER_LABELS = {
 def _offer_actions(ls: Session, uri: str, offer: Offer) -> list[types.CodeAction | None]:
     from memzoi.lifecycle.messages import change_label  # noqa: PLC0415 lazy: start-up
 
-    from .preview import PREVIEW  # noqa: PLC0415 lazy: start-up
-
     args: dict[str, Any] = {"uri": uri}
     if offer.operation == "undo" and offer.change is not None:
         title = f"Undo {offer.change.operation} ({change_label(offer.change.id)})"
-        return [_action(ls, title, UNDO_KIND, lifecycle.UNDO, {**args, "change_id": offer.change.id}, offer.blocked)]
+        return [_action(ls, title, UNDO_KIND, commandids.UNDO, {**args, "change_id": offer.change.id}, offer.blocked)]
     if offer.operation == "recover" and offer.change is not None and offer.mode is not None:
         title = f"Recover {change_label(offer.change.id)}: {RECOVER_LABELS[offer.mode]}"
         return [
@@ -194,7 +192,7 @@ def _offer_actions(ls: Session, uri: str, offer: Offer) -> list[types.CodeAction
                 ls,
                 title,
                 RECOVER_KIND,
-                lifecycle.RECOVER,
+                commandids.RECOVER,
                 {**args, "change_id": offer.change.id, "mode": offer.mode},
                 offer.blocked,
             )
@@ -203,17 +201,24 @@ def _offer_actions(ls: Session, uri: str, offer: Offer) -> list[types.CodeAction
     if offer.operation == "review":  # the preferred action: the client's preview-then-write flow
         return [_action(ls, title, kind, REVIEW, args, offer.blocked, preferred=True)]
     command = {
-        "apply": lifecycle.APPLY,
-        "reject": lifecycle.REJECT,
-        "route_local": lifecycle.ROUTE_LOCAL,
-        "supersede": lifecycle.SUPERSEDE,
-        "tombstone": lifecycle.TOMBSTONE,
-        "reattest": lifecycle.REATTEST,
+        "apply": commandids.APPLY,
+        "reject": commandids.REJECT,
+        "route_local": commandids.ROUTE_LOCAL,
+        "supersede": commandids.SUPERSEDE,
+        "tombstone": commandids.TOMBSTONE,
+        "reattest": commandids.REATTEST,
     }[offer.operation]
     out = [_action(ls, title, kind, command, args, offer.blocked)]
     if offer.preview and preview_title:
         out.append(
-            _action(ls, preview_title, PREVIEW_KIND, PREVIEW, {**args, "operation": offer.operation}, offer.blocked)
+            _action(
+                ls,
+                preview_title,
+                PREVIEW_KIND,
+                commandids.PREVIEW,
+                {**args, "operation": offer.operation},
+                offer.blocked,
+            )
         )
     return out
 
@@ -254,9 +259,6 @@ def materialization_actions(ls: Session, uri: str) -> list[types.CodeAction]:
     from memzoi.lifecycle.artifacts import artifact_kind, artifact_set, offered_steps  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.buffers import unsaved  # noqa: PLC0415 lazy: start-up
 
-    from . import materialization as mat  # noqa: PLC0415 lazy: start-up
-    from .preview import PREVIEW  # noqa: PLC0415 lazy: start-up
-
     path = uri_to_path(uri)
     if path is None:
         return []
@@ -268,11 +270,22 @@ def materialization_actions(ls: Session, uri: str) -> list[types.CodeAction]:
         return []
     why = unsaved(path, text, is_open=ls.docs.is_open(uri), behind=ls.docs.is_behind(uri))
     dirty = None if why is None else "save the file first: materialization reads the files on disk"
-    commands = {"plan": mat.MATERIALIZE_PLAN, "decide": mat.MATERIALIZE_DECIDE, "materialize": mat.MATERIALIZE}
+    commands = {
+        "plan": commandids.MATERIALIZE_PLAN,
+        "decide": commandids.MATERIALIZE_DECIDE,
+        "materialize": commandids.MATERIALIZE,
+    }
     steps = offered_steps(artifact_set(path))
     out = [_action(ls, STEP_TITLES[step], MATERIALIZE_KIND, commands[step], {"uri": uri}, dirty) for step in steps]
     if "materialize" in steps:
         out.append(
-            _action(ls, "Preview: materialize", PREVIEW_KIND, PREVIEW, {"uri": uri, "operation": "materialize"}, dirty)
+            _action(
+                ls,
+                "Preview: materialize",
+                PREVIEW_KIND,
+                commandids.PREVIEW,
+                {"uri": uri, "operation": "materialize"},
+                dirty,
+            )
         )
     return [a for a in out if a is not None]

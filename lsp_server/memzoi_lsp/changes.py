@@ -22,16 +22,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import diagnostics, watch
 from .documents import path_to_uri
 from .notifications import CHANGED, INBOX_CHANGED, notify
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import CommandSession
 
 
 def after_write(
-    ls: Session,
+    ls: CommandSession,
     touched: Iterable[Path],
     *,
     change_id: str | None,
@@ -55,14 +54,15 @@ def after_write(
             continue
         ls.docs.mark_behind(uri)
         behind.append(uri)
-    watch.files_changed(ls, paths, immediate=True)
+    ls.files_changed(paths, immediate=True)
     for uri in behind:
-        diagnostics.publish(ls, uri)
+        ls.publish(uri)
     ls.request_refresh()
-    touched_json = [{"uri": path_to_uri(p), "deleted": not p.exists()} for p in paths]
-    for item in touched_json:
-        if item["deleted"]:
-            diagnostics.clear(ls, item["uri"])
+    outcome = [(path_to_uri(p), not p.exists()) for p in paths]
+    for uri, deleted in outcome:
+        if deleted:
+            ls.clear_diagnostics(uri)
+    touched_json = [{"uri": uri, "deleted": deleted} for uri, deleted in outcome]
     notify(ls, CHANGED, {"changeId": change_id, "operation": operation, "message": message, "touched": touched_json})
     if inbox:  # pending proposals: the watcher's pass above notified (memzoi_lsp.inboxwatch.paths_changed)
         notify(ls, INBOX_CHANGED, {})

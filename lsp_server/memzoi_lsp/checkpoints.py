@@ -17,12 +17,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .commanding import CommandError, command, off_loop, one_root, roots
 from .documents import path_to_uri
-from .lifecycle import CommandError, command
-from .localmem import _off_loop, _one_root, _roots
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import CommandSession
 
 LIST = "memzoi.checkpoints.list"
 PREVIEW = "memzoi.checkpoints.preview"
@@ -38,33 +37,33 @@ def _text(arg: dict[str, Any], key: str) -> str:
 
 
 @command(LIST)
-async def listing(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def listing(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The checkpoints of the workspace's projects, with the actions each accepts now."""
     from memzoi.lifecycle.checkpoint_review import checkpoint_inbox  # noqa: PLC0415 lazy: start-up
 
-    roots = _roots(ls, arg)
-    return {"projects": await _off_loop(lambda: [{"root": str(r), **checkpoint_inbox(r)} for r in roots])}
+    found = roots(ls, arg)
+    return {"projects": await off_loop(lambda: [{"root": str(r), **checkpoint_inbox(r)} for r in found])}
 
 
 @command(PREVIEW)
-async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def preview(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The before and after of a continue or close, without writing."""
     from memzoi.lifecycle.checkpoint_review import preview_transition  # noqa: PLC0415 lazy: start-up
 
-    root, cid, op = _one_root(ls, arg), _text(arg, "checkpoint_id"), _text(arg, "operation")
-    return await _off_loop(lambda: preview_transition(root, cid, op))
+    root, cid, op = one_root(ls, arg), _text(arg, "checkpoint_id"), _text(arg, "operation")
+    return await off_loop(lambda: preview_transition(root, cid, op))
 
 
 @command(APPLY)
-async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def apply(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a previewed continue or close with the preview's expected version."""
     from memzoi.lifecycle.checkpoint_review import apply_transition  # noqa: PLC0415 lazy: start-up
 
-    root, cid, op = _one_root(ls, arg), _text(arg, "checkpoint_id"), _text(arg, "operation")
+    root, cid, op = one_root(ls, arg), _text(arg, "checkpoint_id"), _text(arg, "operation")
     version = arg.get("expected_version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise CommandError("invalid_arguments", "apply needs the preview's `expected_version`")
-    return await _off_loop(lambda: apply_transition(root, cid, op, version))
+    return await off_loop(lambda: apply_transition(root, cid, op, version))
 
 
 def _with_uris(root: Path, health: dict[str, Any]) -> dict[str, Any]:
@@ -75,18 +74,18 @@ def _with_uris(root: Path, health: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(HEALTH)
-async def health(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def health(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The Memory health view of each workspace project (duplicates, contradictions, stale, expired, expiring)."""
     from memzoi.agent.maintenance import memory_health  # noqa: PLC0415 lazy: start-up
 
-    roots = _roots(ls, arg)
-    return {"projects": await _off_loop(lambda: [_with_uris(r, memory_health(r)) for r in roots])}
+    found = roots(ls, arg)
+    return {"projects": await off_loop(lambda: [_with_uris(r, memory_health(r)) for r in found])}
 
 
 HANDLERS = [listing, preview, apply, health]
 
 
-def register(server: Session) -> None:
+def register(server: CommandSession) -> None:
     """Register the checkpoint and memory-health commands."""
     for handler in HANDLERS:
         server.command(handler.__memzoi_command__)(handler)

@@ -32,7 +32,13 @@ def lookup(ls: Session, uri: str) -> tuple[Project, FirstStage, str] | None:
     it open, the scan holds none, or its file changed since (kept: a read changes no state)."""
     path = uri_to_path(uri)
     project = ls.project_for(path)
-    if project is None or not project.verdicts or ls.docs.is_open(uri) or ls.docs.open_uri_for(path) is not None:
+    if (
+        path is None
+        or project is None
+        or not project.verdicts
+        or ls.docs.is_open(uri)
+        or ls.docs.open_uri_for(path) is not None
+    ):
         return None  # open under this or another spelling of its path: the editor's text governs
     key = project.key_of(path)
     held = project.verdicts.get(key)

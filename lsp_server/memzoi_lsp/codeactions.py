@@ -10,6 +10,7 @@ Kinds never go through ``str(enum)``. Imports no feature.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -17,7 +18,7 @@ from pygls.capabilities import get_capability
 
 if TYPE_CHECKING:
     from .documents import Snapshot
-    from .session import Session
+    from .session import ReadSession
 
 QUICKFIX = types.CodeActionKind.QuickFix.value
 SOURCE = types.CodeActionKind.Source.value
@@ -25,7 +26,7 @@ REWRITE = types.CodeActionKind.RefactorRewrite.value
 KINDS = [QUICKFIX]
 
 
-def kind_allowed(kind: str, only: list[Any] | None) -> bool:
+def kind_allowed(kind: str, only: Sequence[Any] | None) -> bool:
     """LSP rule: an action of kind ``a.b.c`` matches a requested ``a`` or ``a.b`` (prefix at dot boundaries)."""
     if not only:
         return True
@@ -67,7 +68,7 @@ OPERATIONS = (
 KINDS.extend(f"{base}.memzoi" for base in (REWRITE, SOURCE))
 
 
-def lifecycle_kind(op: str, only: list[Any] | None, tied: bool) -> str | None:
+def lifecycle_kind(op: str, only: Sequence[Any] | None, tied: bool) -> str | None:
     """The kind of the lifecycle action ``op`` for a request (see the module docstring), or ``None`` when the
     request's ``only`` excludes every form of it."""
     for kind in (f"{QUICKFIX}.memzoi.{op}" if tied else None, f"{REWRITE}.memzoi.{op}", f"{SOURCE}.memzoi.{op}"):
@@ -92,16 +93,22 @@ def finish(actions: list[types.CodeAction], params: types.CodeActionParams) -> l
     return out
 
 
-def is_dirty(ls: Session, snap: Snapshot) -> bool:
+def is_dirty(ls: ReadSession, snap: Snapshot) -> bool:
     """Whether actions on ``snap`` must wait for a save: the core's one rule (:func:`memzoi.lifecycle.buffers.unsaved`), the
-    same the commands refuse by (:func:`memzoi_lsp.lifecycle.refuse_if_dirty`)."""
+    same the commands refuse by (:func:`memzoi_lsp.commanding.refuse_if_dirty`)."""
     from memzoi.lifecycle.buffers import unsaved  # noqa: PLC0415 lazy: start-up
 
     return unsaved(snap.path, snap.text, is_open=snap.is_open, behind=ls.docs.is_behind(snap.uri)) is not None
 
 
 def action(
-    ls: Session, title: str, kind: str, command: str, args: dict, disabled: str | None, preferred: bool = False
+    ls: ReadSession,
+    title: str,
+    kind: str,
+    command: str,
+    args: dict[str, Any],
+    disabled: str | None,
+    preferred: bool = False,
 ) -> types.CodeAction | None:
     """A code action running ``command`` with ``args`` (one JSON object), of the provisional ``kind`` that
     :func:`finish` makes final; ``disabled`` is the reason it cannot run yet (the action is left out, ``None``, for

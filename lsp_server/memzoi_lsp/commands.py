@@ -47,10 +47,8 @@ def register(server: Session) -> None:
         """Check every project from disk (as ``memzoi check``) and re-publish its diagnostics."""
         roots = list(ls.projects)
         result = await asyncio.get_running_loop().run_in_executor(ls.scan_executor, _check, roots)
-        from . import watch  # noqa: PLC0415 lazy: start-up
-
         for project in list(ls.projects.values()):
-            watch.process(ls, [project.memzoi_dir])
+            ls.process_disk([project.memzoi_dir])
         return result
 
     @server.command(SEARCH)
@@ -65,8 +63,6 @@ def register(server: Session) -> None:
         for project in list(ls.projects.values()):
             hits = await indexing.search(ls, project, query)
             if hits is None:
-                from .navigation import workspace_symbols  # noqa: PLC0415 lazy: start-up
-
                 out += [
                     {
                         "kind": "record" if s.kind == types.SymbolKind.File else "proposal",
@@ -76,7 +72,7 @@ def register(server: Session) -> None:
                         "uri": s.location.uri,
                         "snippet": "",
                     }
-                    for s in workspace_symbols(ls, query)
+                    for s in indexing.workspace_symbols(ls, query)
                 ]
                 continue
             out += [

@@ -10,7 +10,8 @@ package ships (:func:`memzoi.base.resources.diagnostics_href`).
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import blake3
 from lsprotocol import types
@@ -22,32 +23,11 @@ from .convert import TextMap
 from .documents import Snapshot, uri_to_path
 
 if TYPE_CHECKING:
+    from memzoi.project.verdict import ProjectContext
+
     from .session import Session
 
 SOURCE = "memzoi"
-
-
-class Publishing:
-    """The diagnostics feature's state (push mode): the URIs whose diagnostics the client shows (``shown``), the
-    per-document debounce timers (``timers``) and the URIs queued for the next :func:`flush` (``queued``). Made
-    with the session; changed on the event loop only."""
-
-    def __init__(self) -> None:
-        self.shown: set[str] = set()
-        self.timers: dict[str, asyncio.TimerHandle] = {}
-        self.queued: set[str] = set()
-
-    def cancel(self, uri: str) -> None:
-        """Cancel the debounce timer of ``uri``, if any (the document was closed)."""
-        timer = self.timers.pop(uri, None)
-        if timer is not None:
-            timer.cancel()
-
-    def stop(self) -> None:
-        """Cancel every timer (shutdown)."""
-        for timer in self.timers.values():
-            timer.cancel()
-        self.timers.clear()
 
 
 def to_lsp(ls: Session, snap: Snapshot, findings: list[Finding]) -> list[types.Diagnostic]:
@@ -93,7 +73,7 @@ def diagnostics_for(ls: Session, snap: Snapshot) -> list[types.Diagnostic]:
 
 
 def closed_diagnostics(
-    ls: Session, uri: str, found: tuple | None = None, ctx=None
+    ls: Session, uri: str, found: tuple[Any, ...] | None = None, ctx: ProjectContext | None = None
 ) -> tuple[str, list[types.Diagnostic]] | None:
     """``(result id, diagnostics)`` of a closed file from the scan's compact verdict of it (:mod:`.closed`;
     ``found`` is :func:`.closed.lookup`'s answer when the caller has it, ``ctx`` the project's verdict context);
@@ -122,87 +102,121 @@ def result_id(ls: Session, snap: Snapshot) -> str:
     return h.hexdigest()[:32]
 
 
-def publish(ls: Session, uri: str, found: tuple | None = None, ctx=None) -> None:
-    """Push mode: publish the current diagnostics of ``uri`` (clears them when the file is gone or clean).
-    ``found`` and ``ctx``: as for :func:`closed_diagnostics` (the scan passes what it just made)."""
-    if ls.pull_diagnostics or ls.stopping:
-        return
+class Diagnostics:
+    """The diagnostics feature in push mode, an object that owns its state and timers: the URIs whose diagnostics
+    the client shows (``shown``), the per-document debounce timers (``timers``) and the URIs queued for the next
+    :meth:`flush` (``queued``). Made by the session with the session it publishes through; changed on the event
+    loop only. Other features reach it through the session (``publish``, ``clear_diagnostics`` …), never
+    directly."""
 
-    if not ls.docs.is_open(uri):
-        opened = ls.docs.open_uri_for(uri_to_path(uri))
-        if opened is not None:  # open under another spelling: that buffer's text, under the client's URI
-            uri, found = opened, None
-    compact = closed_diagnostics(ls, uri, found, ctx)
-    if compact is not None:
-        diags, shown_uri, version, is_open = compact[1], uri, None, False
-    else:
-        snap = ls.docs.snapshot(uri)
-        if snap is None:
-            clear(ls, uri)
+    def __init__(self, ls: Session) -> None:
+        self._ls = ls
+        self.shown: set[str] = set()
+        self.timers: dict[str, asyncio.TimerHandle] = {}
+        self.queued: set[str] = set()
+
+    def cancel(self, uri: str) -> None:
+        """Cancel the debounce timer of ``uri``, if any (the document was closed)."""
+        timer = self.timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+
+    def stop(self) -> None:
+        """Cancel every timer (shutdown)."""
+        for timer in self.timers.values():
+            timer.cancel()
+        self.timers.clear()
+
+    def publish(self, uri: str, found: tuple[Any, ...] | None = None, ctx: ProjectContext | None = None) -> None:
+        """Push mode: publish the current diagnostics of ``uri`` (clears them when the file is gone or clean).
+        ``found`` and ``ctx``: as for :func:`closed_diagnostics` (the scan passes what it just made)."""
+        ls = self._ls
+        if ls.pull_diagnostics or ls.stopping:
             return
-        diags, shown_uri, version, is_open = diagnostics_for(ls, snap), snap.uri, snap.version, snap.is_open
-    if not diags and not is_open and uri not in ls.publishing.shown:
-        return  # nothing shown for this closed file: nothing to send
-    ls.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(uri=shown_uri, diagnostics=diags, version=version)
-    )
-    if diags:
-        ls.publishing.shown.add(uri)
-    else:
-        ls.publishing.shown.discard(uri)
 
+        if not ls.docs.is_open(uri):
+            opened = ls.docs.open_uri_for(uri_to_path(uri))
+            if opened is not None:  # open under another spelling: that buffer's text, under the client's URI
+                uri, found = opened, None
+        compact = closed_diagnostics(ls, uri, found, ctx)
+        if compact is not None:
+            diags, shown_uri, version, is_open = compact[1], uri, None, False
+        else:
+            snap = ls.docs.snapshot(uri)
+            if snap is None:
+                self.clear(uri)
+                return
+            diags, shown_uri, version, is_open = diagnostics_for(ls, snap), snap.uri, snap.version, snap.is_open
+        if not diags and not is_open and uri not in self.shown:
+            return  # nothing shown for this closed file: nothing to send
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=shown_uri, diagnostics=diags, version=version)
+        )
+        if diags:
+            self.shown.add(uri)
+        else:
+            self.shown.discard(uri)
 
-def clear(ls: Session, uri: str) -> None:
-    """Remove every diagnostic of ``uri`` (deleted, renamed or ignored file)."""
-    if ls.pull_diagnostics:
-        ls.request_refresh()
-        return
-    if ls.stopping:
-        return
-    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
-    ls.publishing.shown.discard(uri)
-
-
-def queue(ls: Session, uris) -> None:
-    """Push mode: queue ``uris`` for :func:`flush` at the next turn of the loop (one flush for many calls)."""
-    if ls.loop is None:
-        return
-    first = not ls.publishing.queued
-    ls.publishing.queued |= set(uris)
-    if first:
-        ls.loop.call_soon(flush, ls)
-
-
-def flush(ls: Session, rounds: int = 8) -> None:
-    """Push mode: publish the queued files now, and those their publishing queues, for a few rounds (the rest at
-    the next turn). The scan calls it before it ends its work-done progress, so no publish of the scan follows
-    its end."""
-    for _ in range(rounds):
-        if not ls.publishing.queued or ls.stopping:
+    def clear(self, uri: str) -> None:
+        """Remove every diagnostic of ``uri`` (deleted, renamed or ignored file)."""
+        ls = self._ls
+        if ls.pull_diagnostics:
+            ls.request_refresh()
             return
-        batch = sorted(ls.publishing.queued)
-        ls.publishing.queued.clear()
-        for uri in batch:
-            publish(ls, uri)
-    if ls.publishing.queued and ls.loop is not None:
-        ls.loop.call_soon(flush, ls)
+        if ls.stopping:
+            return
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        self.shown.discard(uri)
 
+    def forget(self, uris: set[str]) -> None:
+        """Files of a forgotten project: what the client shows of the closed ones is cleared, none is republished."""
+        ls = self._ls
+        for uri in sorted(uris):
+            if not ls.docs.is_open(uri):
+                self.clear(uri)
+        self.queued -= uris
 
-def schedule(ls: Session, uri: str) -> None:
-    """Push mode: (re)start the per-document debounce timer; the analysis runs once typing pauses."""
-    if ls.pull_diagnostics or ls.loop is None:
-        return
-    timer = ls.publishing.timers.pop(uri, None)
-    if timer is not None:
-        timer.cancel()
-    delay = ls.settings.debounce_ms / 1000
-    ls.publishing.timers[uri] = ls.loop.call_later(delay, _fire, ls, uri)
+    def queue(self, uris: Iterable[str]) -> None:
+        """Push mode: queue ``uris`` for :meth:`flush` at the next turn of the loop (one flush for many calls)."""
+        ls = self._ls
+        if ls.loop is None:
+            return
+        first = not self.queued
+        self.queued |= set(uris)
+        if first:
+            ls.loop.call_soon(self.flush)
 
+    def flush(self, rounds: int = 8) -> None:
+        """Push mode: publish the queued files now, and those their publishing queues, for a few rounds (the rest at
+        the next turn). The scan calls it before it ends its work-done progress, so no publish of the scan follows
+        its end."""
+        ls = self._ls
+        for _ in range(rounds):
+            if not self.queued or ls.stopping:
+                return
+            batch = sorted(self.queued)
+            self.queued.clear()
+            for uri in batch:
+                self.publish(uri)
+        if self.queued and ls.loop is not None:
+            ls.loop.call_soon(self.flush)
 
-def _fire(ls: Session, uri: str) -> None:
-    ls.publishing.timers.pop(uri, None)
-    ls.apply_editor(uri)  # the change enters the project's state once typing pauses
-    publish(ls, uri)
+    def schedule(self, uri: str) -> None:
+        """Push mode: (re)start the per-document debounce timer; the analysis runs once typing pauses."""
+        ls = self._ls
+        if ls.pull_diagnostics or ls.loop is None:
+            return
+        timer = self.timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        delay = ls.settings.debounce_ms / 1000
+        self.timers[uri] = ls.loop.call_later(delay, self._fire, uri)
+
+    def _fire(self, uri: str) -> None:
+        ls = self._ls
+        self.timers.pop(uri, None)
+        ls.apply_editor(uri)  # the change enters the project's state once typing pauses
+        self.publish(uri)
 
 
 def enable_pull(server: Session) -> None:
@@ -212,7 +226,7 @@ def enable_pull(server: Session) -> None:
         types.TEXT_DOCUMENT_DIAGNOSTIC,
         types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=True),
     )
-    def document_diagnostic(ls: Session, params: types.DocumentDiagnosticParams):
+    def document_diagnostic(ls: Session, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
         compact = closed_diagnostics(ls, params.text_document.uri)
         if compact is not None:
             if params.previous_result_id == compact[0]:
@@ -227,9 +241,9 @@ def enable_pull(server: Session) -> None:
         return types.RelatedFullDocumentDiagnosticReport(items=diagnostics_for(ls, snap), result_id=rid)
 
     @server.feature(types.WORKSPACE_DIAGNOSTIC)
-    def workspace_diagnostic(ls: Session, params: types.WorkspaceDiagnosticParams):
+    def workspace_diagnostic(ls: Session, params: types.WorkspaceDiagnosticParams) -> types.WorkspaceDiagnosticReport:
         previous = {p.uri: p.value for p in params.previous_result_ids or []}
-        items: list = []
+        items: list[types.WorkspaceDocumentDiagnosticReport] = []
         for uri in ls.known_uris():
             if ls.docs.is_open(uri):
                 continue  # open documents are pulled per document
@@ -239,7 +253,7 @@ def enable_pull(server: Session) -> None:
         return types.WorkspaceDiagnosticReport(items=items)
 
 
-def _workspace_item(ls: Session, uri: str, previous: str | None):
+def _workspace_item(ls: Session, uri: str, previous: str | None) -> types.WorkspaceDocumentDiagnosticReport | None:
     """One closed file's report of a workspace pull: from its compact verdict, else from its analysis."""
     compact = closed_diagnostics(ls, uri)
     if compact is not None:
@@ -253,4 +267,4 @@ def _workspace_item(ls: Session, uri: str, previous: str | None):
             diags = diagnostics_for(ls, snap)
     if previous == rid:
         return types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, result_id=rid, version=None)
-    return types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=diags, result_id=rid, version=None)
+    return types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=diags or [], result_id=rid, version=None)

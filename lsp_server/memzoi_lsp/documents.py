@@ -12,6 +12,7 @@ import logging
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,6 +22,8 @@ import blake3
 from pygls.uris import from_fs_path, to_fs_path
 
 if TYPE_CHECKING:
+    from pygls.workspace import Workspace
+
     from memzoi.judge.analysis import Analysis
 
 log = logging.getLogger("memzoi_lsp.documents")
@@ -77,7 +80,7 @@ class Documents:
     #: analysed again from disk on demand.
     max_closed = 64
 
-    def __init__(self, workspace_getter) -> None:
+    def __init__(self, workspace_getter: Callable[[], Workspace]) -> None:
         self._workspace = workspace_getter
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, tuple[bytes, Analysis]] = OrderedDict()
@@ -122,7 +125,7 @@ class Documents:
                 continue
             want = want or _real(path)
             if p == path or _real(p) == want:
-                return doc.uri
+                return str(doc.uri)
         return None
 
     def open_uris(self) -> list[str]:
@@ -180,7 +183,7 @@ class Documents:
         with self._lock:
             self._cache.pop(uri_key(uri), None)
 
-    def _cached(self, key: str, digest: bytes, compute) -> Analysis:
+    def _cached(self, key: str, digest: bytes, compute: Callable[[], Analysis]) -> Analysis:
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None and hit[0] == digest:

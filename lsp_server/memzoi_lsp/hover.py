@@ -19,18 +19,18 @@ from pygls.capabilities import get_capability
 
 from memzoi.base.views import Frontmatter
 
-from . import keys, provenance, resident
+from . import keys, provenance, resident_view
 from .convert import TextMap
 from .documents import Snapshot, path_to_uri
 from .markup import code, esc, link, to_plaintext
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import ReadSession
 
 log = logging.getLogger("memzoi_lsp.hover")
 
 
-def for_client(ls: Session, hover: types.Hover | None) -> types.Hover | None:
+def for_client(ls: ReadSession, hover: types.Hover | None) -> types.Hover | None:
     """``hover`` in the format the client asked for (``hover.contentFormat``, most preferred first): Markdown
     unless the client prefers plaintext or does not list Markdown."""
     if hover is None or not isinstance(hover.contents, types.MarkupContent):
@@ -44,24 +44,24 @@ def for_client(ls: Session, hover: types.Hover | None) -> types.Hover | None:
     return hover
 
 
-def register(server: Session) -> None:
+def register(server: ReadSession) -> None:
     """Register ``textDocument/hover``."""
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: Session, params: types.HoverParams) -> types.Hover | None:
+    async def hover(ls: ReadSession, params: types.HoverParams) -> types.Hover | None:
         return for_client(ls, await markdown_hover(ls, params))
 
 
-async def markdown_hover(ls: Session, params: types.HoverParams) -> types.Hover | None:
+async def markdown_hover(ls: ReadSession, params: types.HoverParams) -> types.Hover | None:
     """The hover at the position, in Markdown."""
     snap = ls.docs.snapshot(params.text_document.uri)
     if snap is None or not ls.is_memzoi(snap):
         return None
     tm = TextMap(snap.text, ls.workspace.position_encoding)
     offset = tm.offset(params.position)
-    where = resident.file_of(ls, snap.path) if snap.analysis.placement.memzoi_dir is None else None
+    where = resident_view.file_of(ls, snap.path) if snap.analysis.placement.memzoi_dir is None else None
     if where is not None:
-        return resident.hover(ls, snap, where, offset)
+        return resident_view.hover(ls, snap, where, offset)
     doc = snap.analysis.document
     hit = keys.key_at(doc, offset)
     if hit is not None:
@@ -81,7 +81,7 @@ async def markdown_hover(ls: Session, params: types.HoverParams) -> types.Hover 
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
 
 
-def key_doc(snap: Snapshot, path: tuple) -> str | None:
+def key_doc(snap: Snapshot, path: tuple[str | int, ...]) -> str | None:
     """Markdown documentation of the key at ``path`` (description, required or optional, allowed values)."""
     found = keys.field_info(snap.analysis.document, snap.analysis.placement, path)
     dotted = ".".join(str(p) for p in path if not isinstance(p, int))
@@ -100,7 +100,7 @@ def key_doc(snap: Snapshot, path: tuple) -> str | None:
     return "\n".join(lines)
 
 
-async def cached_last_commit(ls: Session, path: Path | None) -> dict[str, str] | None:
+async def cached_last_commit(ls: ReadSession, path: Path | None) -> dict[str, str] | None:
     """The last commit touching ``path`` from the project's git oracle (:meth:`memzoi.project.gitfacts.GitFacts.last_commit`,
     cached until the file or git's state changes), asked off the event loop."""
     if path is None:
@@ -112,7 +112,7 @@ async def cached_last_commit(ls: Session, path: Path | None) -> dict[str, str] |
     return await asyncio.get_running_loop().run_in_executor(None, git.last_commit, path)
 
 
-def provenance_markdown(ls: Session, snap: Snapshot, commit: dict[str, str] | None) -> str:
+def provenance_markdown(ls: ReadSession, snap: Snapshot, commit: dict[str, str] | None) -> str:
     """The provenance hover of a record or proposal packet (see :mod:`memzoi_lsp.provenance` for the facts)."""
     facts = provenance.collect(ls, snap)
     fm = Frontmatter(snap.analysis.document.data)
@@ -141,7 +141,7 @@ def _title(kind: str, fm: Frontmatter) -> str:
     return f"**{kind}** {code(shown_id(fm.id))}" + (f" — {esc(fm.title)}" if fm.title else "")
 
 
-def _proposal_lines(ls: Session, snap: Snapshot, fm: Frontmatter, facts: provenance.Facts) -> list[str]:
+def _proposal_lines(ls: ReadSession, snap: Snapshot, fm: Frontmatter, facts: provenance.Facts) -> list[str]:
     block = fm.proposal
     out = [
         _title("Proposal", fm),
@@ -176,7 +176,7 @@ def _source_line(fm: Frontmatter) -> str | None:
     return f"- provenance: {code(src) if src else ''} {ref_md}".rstrip()
 
 
-def _record_lines(ls: Session, snap: Snapshot, fm: Frontmatter, facts: provenance.Facts) -> list[str]:
+def _record_lines(ls: ReadSession, snap: Snapshot, fm: Frontmatter, facts: provenance.Facts) -> list[str]:
     out = [
         _title("Record", fm),
         f"- type {code(fm.type)} · lane {code(fm.lane)} · status {code(fm.status)}",
@@ -200,7 +200,7 @@ def _record_lines(ls: Session, snap: Snapshot, fm: Frontmatter, facts: provenanc
     return out
 
 
-def _record_link(ls: Session, snap: Snapshot, record_id: str) -> str:
+def _record_link(ls: ReadSession, snap: Snapshot, record_id: str) -> str:
     from memzoi.judge.pathsafety import bears_secret, shown_id  # noqa: PLC0415 lazy: start-up
 
     path = provenance.record_path(ls, snap, record_id)
@@ -211,7 +211,7 @@ def _record_link(ls: Session, snap: Snapshot, record_id: str) -> str:
     return f"{code(shown_id(record_id))} ({link('open', path_to_uri(path))})"
 
 
-def _proposal_link(ls: Session, snap: Snapshot, proposal_id: str) -> str:
+def _proposal_link(ls: ReadSession, snap: Snapshot, proposal_id: str) -> str:
     from memzoi.judge.pathsafety import bears_secret, shown_id  # noqa: PLC0415 lazy: start-up
 
     path = provenance.proposal_path(ls, snap, proposal_id)

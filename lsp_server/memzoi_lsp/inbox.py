@@ -23,17 +23,17 @@ from typing import TYPE_CHECKING, Any
 from memzoi.judge.workspace import walk
 
 from . import readiness
+from .commanding import command, target_path
 from .documents import path_to_uri
-from .lifecycle import command, target_path
 
 if TYPE_CHECKING:
     from .project import Project
-    from .session import Session
+    from .session import CommandSession
 
 LIST = "memzoi.proposals.list"
 
 
-def rows(ls: Session, project: Project) -> list[dict[str, Any]]:
+def rows(ls: CommandSession, project: Project) -> list[dict[str, Any]]:
     """One row per pending packet of ``project`` (file name order): the core's row
     (:func:`memzoi.lifecycle.pending.pending_packet`) of the packet's verdict, with its ``uri``."""
     from memzoi.lifecycle.layout import PENDING  # noqa: PLC0415 lazy: start-up
@@ -53,7 +53,7 @@ def rows(ls: Session, project: Project) -> list[dict[str, Any]]:
 
 
 @command(LIST)
-async def listing(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def listing(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The pending packets with what blocks each (see the module docstring)."""
     if arg.get("uri"):
         root, _path = target_path(ls, arg)
@@ -66,6 +66,6 @@ async def listing(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def register(server: Session) -> None:
+def register(server: CommandSession) -> None:
     """Register ``memzoi.proposals.list``."""
     server.command(LIST)(listing)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -131,7 +131,7 @@ class CandidateWatch:
 _UNREADABLE = "unreadable"
 
 
-def _safe_signature(signature) -> str | None:
+def _safe_signature(signature: Callable[[], str | None]) -> str | None:
     try:
         return signature()
     except Exception as err:  # a busy or damaged database: treat as unchanged until the next event

@@ -16,11 +16,15 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types
+
+from memzoi.base.views import Frontmatter
+from memzoi.judge.workspace import Role
 from memzoi.stores.index import IndexUnavailable, SearchHit
 
 if TYPE_CHECKING:
     from .project import Project
-    from .session import Session
+    from .session import ReadSession, Session
 
 log = logging.getLogger("memzoi_lsp.indexing")
 
@@ -37,12 +41,13 @@ async def refresh(ls: Session, project: Project) -> None:
 
 def update(ls: Session, project: Project, paths: list[Path]) -> None:
     """Queue a re-index of ``paths`` (changed, created or deleted records and packets) on the scan thread."""
-    if ls.stopping or not paths or ls.loop is None:
+    loop = ls.loop
+    if ls.stopping or not paths or loop is None:
         return
 
     async def run() -> None:
         try:
-            await ls.loop.run_in_executor(ls.scan_executor, project.reindex, paths, ls.docs.on_disk)
+            await loop.run_in_executor(ls.scan_executor, project.reindex, paths, ls.docs.on_disk)
         except Exception as err:
             log.warning("index update failed: %s", err)
 
@@ -60,7 +65,7 @@ async def rebuild(ls: Session, project: Project) -> dict[str, Any]:
         return {"error": {"code": "index_unavailable", "message": "the index cannot be opened; see the server log"}}
 
 
-async def search(ls: Session, project: Project, query: str, limit: int = 50) -> list[SearchHit] | None:
+async def search(ls: ReadSession, project: Project, query: str, limit: int = 50) -> list[SearchHit] | None:
     """Full-text hits for ``query`` (``None`` when the index is not ready yet)."""
     try:
         return await asyncio.get_running_loop().run_in_executor(ls.scan_executor, project.search, query, limit)
@@ -72,3 +77,34 @@ async def search(ls: Session, project: Project, query: str, limit: int = 50) -> 
 def close(project: Project) -> None:
     """Close the index connection (shutdown)."""
     project.close()
+
+
+def workspace_symbols(ls: ReadSession, query: str, limit: int = 200) -> list[types.WorkspaceSymbol]:
+    """Records and packets whose id, title or body contains every word of ``query`` (case-insensitive), from the
+    scan's analyses (used while the index is not ready)."""
+    words = [w.casefold() for w in query.split()]
+    out: list[types.WorkspaceSymbol] = []
+    for uri in ls.known_uris():
+        snap = ls.docs.snapshot(uri)
+        if snap is None:
+            continue
+        title = Frontmatter(snap.analysis.document.data).title or snap.analysis.placement.identity or ""
+        hay = " ".join((title, str(snap.analysis.placement.identity or ""), snap.analysis.document.body)).casefold()
+        if all(w in hay for w in words):
+            role = snap.analysis.placement.role
+            out.append(
+                types.WorkspaceSymbol(
+                    name=title,
+                    kind=types.SymbolKind.File if role is Role.RECORD else types.SymbolKind.Event,
+                    location=types.Location(
+                        uri=uri,
+                        range=types.Range(
+                            start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
+                        ),
+                    ),
+                    container_name=str(snap.analysis.placement.identity or ""),
+                )
+            )
+            if len(out) >= limit:
+                break
+    return out

@@ -3,7 +3,7 @@ that key from the core's pydantic models (``Field(description=...)``, through :m
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memzoi.judge.workspace import Placement
 from memzoi.read.yaml_tree import YMap, YNode, YScalar, YSeq
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 def key_at(doc: Document, offset: int) -> tuple[tuple[str | int, ...], YScalar] | None:
     """The key path and key node whose key text contains ``offset`` (end inclusive), or ``None``."""
 
-    def visit(node: YNode | None, path: tuple) -> tuple[tuple, YScalar] | None:
+    def visit(node: YNode | None, path: tuple[str | int, ...]) -> tuple[tuple[str | int, ...], YScalar] | None:
         if isinstance(node, YMap):
             for name, (key, value) in node.entries.items():
                 if key.start <= offset <= key.end:
@@ -36,7 +36,7 @@ def key_at(doc: Document, offset: int) -> tuple[tuple[str | int, ...], YScalar] 
 def value_at(doc: Document, offset: int) -> tuple[tuple[str | int, ...], YScalar] | None:
     """The key path and scalar value node containing ``offset`` (end inclusive), or ``None``."""
 
-    def visit(node: YNode | None, path: tuple) -> tuple[tuple, YScalar] | None:
+    def visit(node: YNode | None, path: tuple[str | int, ...]) -> tuple[tuple[str | int, ...], YScalar] | None:
         if isinstance(node, YMap):
             for name, (_key, value) in node.entries.items():
                 if value is not None and value.start <= offset <= value.end:
@@ -52,7 +52,7 @@ def value_at(doc: Document, offset: int) -> tuple[tuple[str | int, ...], YScalar
     return visit(doc.mapping, ())
 
 
-def field_info(doc: Document, placement: Placement, path: tuple[str | int, ...]):
+def field_info(doc: Document, placement: Placement, path: tuple[str | int, ...]) -> tuple[Any, str, Any] | None:
     """``(model, field name, FieldInfo)`` for a key path of the document's schema, or ``None`` when the schema
     does not define it (:func:`memzoi.judge.schemainfo.field_at`)."""
     from memzoi.judge.schemainfo import field_at  # noqa: PLC0415 lazy: start-up - the record and packet models, loaded at the first key hover

@@ -11,14 +11,14 @@ from lsprotocol import types
 from memzoi.base.views import Frontmatter
 from memzoi.judge.workspace import Role
 
-from . import lifecycle, provenance, readiness, resident
+from . import commandids, provenance, readiness, resident_view
 from .documents import Snapshot
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import ReadSession
 
 
-def code_lenses(ls: Session, snap: Snapshot) -> list[types.CodeLens]:
+def code_lenses(ls: ReadSession, snap: Snapshot) -> list[types.CodeLens]:
     """*Apply · Reject…* on pending packets that the core's can-apply rule lets through, else the blocking codes
     (and *Route to local memory* where it fits); *Superseded by …* on records another record replaces."""
     role = snap.analysis.placement.role
@@ -29,7 +29,9 @@ def code_lenses(ls: Session, snap: Snapshot) -> list[types.CodeLens]:
         verdict = readiness.of(ls, snap)
         if verdict is None or verdict.can_apply:
             out.append(
-                types.CodeLens(range=top, command=types.Command(title="Apply", command=lifecycle.APPLY, arguments=args))
+                types.CodeLens(
+                    range=top, command=types.Command(title="Apply", command=commandids.APPLY, arguments=args)
+                )
             )
         else:
             # Informational lens (an empty command id renders as plain text): the same rule as the menu and hover.
@@ -43,12 +45,12 @@ def code_lenses(ls: Session, snap: Snapshot) -> list[types.CodeLens]:
                     types.CodeLens(
                         range=top,
                         command=types.Command(
-                            title="Route to local memory", command=lifecycle.ROUTE_LOCAL, arguments=args
+                            title="Route to local memory", command=commandids.ROUTE_LOCAL, arguments=args
                         ),
                     )
                 )
         out.append(
-            types.CodeLens(range=top, command=types.Command(title="Reject…", command=lifecycle.REJECT, arguments=args))
+            types.CodeLens(range=top, command=types.Command(title="Reject…", command=commandids.REJECT, arguments=args))
         )
     elif role is Role.RECORD:
         rid = snap.analysis.placement.identity
@@ -65,15 +67,15 @@ def code_lenses(ls: Session, snap: Snapshot) -> list[types.CodeLens]:
     return out
 
 
-def register(server: Session) -> None:
+def register(server: ReadSession) -> None:
     """Register ``textDocument/codeLens``."""
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    def code_lens(ls: Session, params: types.CodeLensParams):
+    def code_lens(ls: ReadSession, params: types.CodeLensParams) -> list[types.CodeLens] | None:
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap):
             return None
-        where = resident.file_of(ls, snap.path) if snap.analysis.placement.memzoi_dir is None else None
+        where = resident_view.file_of(ls, snap.path) if snap.analysis.placement.memzoi_dir is None else None
         if where is not None:
-            return resident.code_lenses(snap, where) or None
+            return resident_view.code_lenses(snap, where) or None
         return code_lenses(ls, snap) or None

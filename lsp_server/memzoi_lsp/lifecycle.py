@@ -2,213 +2,36 @@
 tombstone, re-attest, undo, recover, history and reconcile (materialization: :mod:`.materialization`).
 
 Each is one call into :mod:`memzoi.lifecycle` (a ledgered disk transaction in the core, never a client-side
-edit). Arguments follow the editor clients: one object ``{"uri", "reason", "change_id", "mode", "title",
-"body"}`` (or a bare URI string). Results are the CLI's ``--json`` shapes (a change
+edit), run through the shared command plumbing (:mod:`.commanding`: arguments, the unsaved-buffer refusal, the
+re-index and ``window/showDocument`` after the change). Results are the CLI's ``--json`` shapes (a change
 ``{"change_id", "status", "files": [...]}``); a refusal is a JSON-RPC error response (:mod:`.refusal`).
-
-Before running, a command refuses when the file it acts on is open with unsaved changes (the core reads the
-disk, so it would act on something other than what the user sees). Afterwards every file the change touched is
-re-indexed at once (no waiting for a watcher event, B28) and created packets are shown with
-``window/showDocument``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol import types
-
-from memzoi.base.runtime_errors import RuntimeStateError
-
-from . import refusal, watch
-from .documents import path_to_uri, uri_to_path
-from .refusal import CommandRefused
+from . import refusal
+from .commandids import APPLY, HISTORY, REATTEST, RECONCILE, RECOVER, REJECT, ROUTE_LOCAL, SUPERSEDE, TOMBSTONE, UNDO
+from .commanding import (
+    CommandError,
+    command,
+    project_root,
+    reason_of,
+    refuse_if_dirty,
+    replacement,
+    run_change,
+    target_path,
+)
+from .documents import path_to_uri
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
-from .session import Session
+from .session import CommandSession
 
 if TYPE_CHECKING:
     from memzoi.ledger import ChangeResult
-
-log = logging.getLogger("memzoi_lsp.lifecycle")
-
-APPLY = "memzoi.apply"
-REJECT = "memzoi.reject"
-ROUTE_LOCAL = "memzoi.routeLocal"
-SUPERSEDE = "memzoi.supersede"
-TOMBSTONE = "memzoi.tombstone"
-UNDO = "memzoi.undo"
-RECOVER = "memzoi.recover"
-HISTORY = "memzoi.history"
-RECONCILE = "memzoi.reconcile"
-REATTEST = "memzoi.reattest"
-
-
-class CommandError(Exception):
-    """A refusal raised by the server itself (bad arguments, unsaved changes); reported like a core refusal."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-def parse_args(args: tuple[Any, ...]) -> dict[str, Any]:
-    """The clients' argument object (first argument), or ``{"uri": s}`` for a bare string."""
-    if not args:
-        return {}
-    first = args[0]
-    if isinstance(first, dict):
-        return dict(first)
-    if isinstance(first, str):
-        return {"uri": first}
-    raise CommandError("invalid_arguments", 'expected an object like {"uri": ...} as the command argument')
-
-
-def target_path(ls: Session, arg: dict[str, Any]) -> tuple[Path, Path]:
-    """``(project root, file path)`` of the ``uri`` argument; refuses outside a project."""
-    uri = arg.get("uri")
-    if not isinstance(uri, str) or not uri:
-        raise CommandError("invalid_arguments", "this command needs the file's `uri`")
-    path = uri_to_path(uri)
-    if path is None:
-        raise CommandError("invalid_arguments", f"{uri}: not a file URI; save the document first")
-    project = ls.project_for(path)
-    if project is None:
-        from memzoi.judge.workspace import place  # noqa: PLC0415 lazy: start-up
-
-        placement = place(path)
-        if placement.memzoi_dir is None:
-            raise CommandError("not_in_project", f"{path.name}: not inside a .memzoi directory")
-        project = ls.add_project(placement.memzoi_dir.parent)
-        if project is None:
-            raise CommandError("not_in_project", f"{path.name}: not inside a .memzoi directory")
-    return project.root, path
-
-
-def project_root(ls: Session, arg: dict[str, Any]) -> Path:
-    """The project of the ``uri`` argument, else the only (or first) project of the workspace."""
-    if arg.get("uri"):
-        return target_path(ls, arg)[0]
-    if not ls.projects:
-        raise CommandError("not_in_project", "no .memzoi directory in this workspace; run `memzoi init` first")
-    return sorted(ls.projects)[0]
-
-
-def refuse_if_dirty(ls: Session, *paths: Path) -> None:
-    """Refuse when one of ``paths`` is open in the editor with text the file on disk does not hold: the core's one
-    rule (:func:`memzoi.lifecycle.buffers.unsaved`), the same the code actions are disabled by."""
-    from memzoi.lifecycle.buffers import unsaved  # noqa: PLC0415 lazy: start-up
-
-    for path in paths:
-        uri = path_to_uri(path)
-        is_open = ls.docs.is_open(uri)
-        text = ls.workspace.get_text_document(uri).source if is_open else ""
-        why = unsaved(path, text, is_open=is_open, behind=is_open and ls.docs.is_behind(uri))
-        if why is not None:
-            raise CommandError("unsaved_changes", f"{why} (lifecycle changes act on the file on disk)")
-
-
-def reason_of(arg: dict[str, Any], required: bool) -> str | None:
-    """The trimmed ``reason`` argument; refuses when required and missing."""
-    reason = arg.get("reason")
-    reason = reason.strip() if isinstance(reason, str) else None
-    if required and not reason:
-        raise CommandError("reason_required", "a reason is required: it is recorded with the change")
-    return reason or None
-
-
-async def run_change(
-    ls: Session,
-    root: Path,
-    call: Callable[[], ChangeResult],
-    *,
-    show_created: bool = False,
-    show: Callable[[ChangeResult], list[Path]] | None = None,
-) -> dict[str, Any]:
-    """Run one core change off the event loop, then re-index its files and show what it created."""
-    from memzoi.lifecycle.messages import change_message  # noqa: PLC0415 lazy: start-up
-
-    from . import changes  # noqa: PLC0415 lazy: start-up
-
-    loop = asyncio.get_running_loop()
-    result: ChangeResult = await loop.run_in_executor(None, call)
-    message, detail = change_message(result)
-    log.info("%s: %s", message, detail)
-    # B28: re-read and indexed now, not when a watcher notices; the client is told which buffers to reload.
-    changes.after_write(
-        ls,
-        [root / f.path for f in result.files],
-        change_id=result.change_id,
-        operation=result.operation,
-        message=message,
-        before={root / f.path: f.before for f in result.files if isinstance(f.before, bytes)},
-    )
-    to_show: list[Path] = []
-    if show_created:
-        to_show += [root / f.path for f in result.files if f.before is None and f.after is not None]
-    if show is not None:
-        to_show += show(result)
-    for path in to_show:
-        if path.suffix == ".md" and path.is_file():
-            await show_document(ls, path)
-    return {"message": message, "detail": detail, **result.to_json()}
-
-
-async def show_document(ls: Session, path: Path) -> None:
-    """Ask the client to show ``path``, waiting at most ``showDocumentTimeoutMs``: the change is on disk already, so
-    a client that never answers (or fails) leaves the command answered anyway, with a log line saying so."""
-    # The request's own future (pygls's helper is a coroutine), sent at once.
-    reply = ls.protocol.send_request_async(
-        "window/showDocument", types.ShowDocumentParams(uri=path_to_uri(path), take_focus=True)
-    )
-    # A late answer still settles the request: shielded from the timeout's cancellation, its outcome consumed.
-    reply.add_done_callback(lambda f: f.cancelled() or f.exception())
-    timeout_ms = ls.settings.show_document_timeout_ms
-    try:
-        await asyncio.wait_for(asyncio.shield(reply), timeout_ms / 1000)
-    except TimeoutError:
-        from memzoi.judge.pathsafety import shown_path  # noqa: PLC0415 lazy: start-up
-
-        log.warning(
-            "the client did not answer window/showDocument for %s within %d ms; the command answered "
-            "without it (the change is on disk)",
-            shown_path(path.name),
-            timeout_ms,
-        )
-    except Exception as err:  # a client without showDocument, or a malformed reply, still gets the result
-        log.info("showDocument failed: %s", type(err).__name__)
-
-
-def command(name: str):
-    """Register a lifecycle command: argument parsing, refusals as JSON-RPC errors (:mod:`.refusal`), logging."""
-
-    def wrap(fn):
-        async def handler(ls: Session, *args: Any) -> Any:
-            from memzoi.ledger import Refusal  # noqa: PLC0415 lazy: start-up - the core's lifecycle is loaded at the first command
-
-            try:
-                return await fn(ls, parse_args(args))
-            except (Refusal, CommandError, RuntimeStateError) as err:  # a full or read-only runtime dir too
-                # One notification per refusal: the client reports the error response; the server adds none.
-                log.info("%s refused: %s", name, err.message)
-                raise CommandRefused(err.code, err.message, getattr(err, "path", None)) from None
-            except OSError as err:
-                message = f"{name}: {err.strerror or err}; nothing was changed by the server"
-                log.warning("%s", message)
-                raise CommandRefused("io_error", message) from None
-
-        # Not functools.wraps: pygls reads the handler's signature (``*args``) to structure the arguments.
-        handler.__name__ = fn.__name__
-        handler.__doc__ = fn.__doc__
-        handler.__memzoi_command__ = name
-        return handler
-
-    return wrap
 
 
 def _moved_packet(result: ChangeResult, root: Path) -> list[Path]:
@@ -216,7 +39,7 @@ def _moved_packet(result: ChangeResult, root: Path) -> list[Path]:
 
 
 @command(APPLY)
-async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def apply(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Apply a pending proposal packet (``uri``): writes the record, moves the packet to ``resolved/applied``."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
@@ -232,7 +55,7 @@ async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(REJECT)
-async def reject(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def reject(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Reject a pending proposal packet (``uri``) with a required ``reason``."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
@@ -249,7 +72,7 @@ async def reject(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(ROUTE_LOCAL)
-async def route_local(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def route_local(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Route a pending packet the git-plane gate blocks to local (private) memory."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
@@ -259,23 +82,14 @@ async def route_local(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     return await run_change(ls, root, lambda: core.route_local(root, path, actor=actor, source="editor"))
 
 
-def replacement(ls: Session, path: Path, arg: dict[str, Any]) -> tuple[str, str]:
-    """The title and body of a supersede of the record at ``path``: the arguments', else the record's own."""
-    from memzoi.base.views import Frontmatter  # noqa: PLC0415 lazy: start-up
-
-    snap = ls.docs.snapshot(path_to_uri(path))
-    title = arg.get("title") or (Frontmatter(snap.analysis.document.data).title if snap else None) or ""
-    return title, arg.get("body") or (snap.analysis.document.body if snap else "")
-
-
 @command(SUPERSEDE)
-async def supersede(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def supersede(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Create a pending packet proposing a replacement of the record (``uri``); ``title``/``body`` default to the
     record's own, to be edited in the packet, which is opened."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
     root, path = target_path(ls, arg)
-    reason = reason_of(arg, True)
+    reason = reason_of(arg, True) or ""  # required: reason_of refuses a missing one
     refuse_if_dirty(ls, path)
     title, body = replacement(ls, path, arg)
     actor = arg.get("actor") or core.default_actor()
@@ -290,12 +104,12 @@ async def supersede(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(TOMBSTONE)
-async def tombstone(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def tombstone(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Create a pending packet proposing to tombstone the record (``uri``) for ``reason``; opens it."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
     root, path = target_path(ls, arg)
-    reason = reason_of(arg, True)
+    reason = reason_of(arg, True) or ""  # required: reason_of refuses a missing one
     refuse_if_dirty(ls, path)
     actor = arg.get("actor") or core.default_actor()
     return await run_change(
@@ -307,7 +121,7 @@ async def tombstone(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(UNDO)
-async def undo(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def undo(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Undo the change ``change_id`` (allowed while its files are exactly as it left them)."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
@@ -323,7 +137,7 @@ async def undo(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(RECOVER)
-async def recover(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def recover(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Settle an uncertain change: ``mode`` is ``restore-before``, ``complete-after`` or ``accept``."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
@@ -345,7 +159,7 @@ async def recover(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(HISTORY)
-async def history(ls: Session, arg: dict[str, Any]) -> Any:
+async def history(ls: CommandSession, arg: dict[str, Any]) -> Any:
     """Changes newest first (of the file ``uri`` when given), as ``memzoi history --json``, each with
     ``undo_available``: whether the ledger would undo it now (:func:`memzoi.ledger.undo_available`)."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
@@ -367,19 +181,19 @@ async def history(ls: Session, arg: dict[str, Any]) -> Any:
 
 
 @command(RECONCILE)
-async def reconcile(ls: Session, arg: dict[str, Any]) -> Any:
+async def reconcile(ls: CommandSession, arg: dict[str, Any]) -> Any:
     """Classify changes left in flight by a dead process (never replays); re-diagnoses touched files."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
 
     root = project_root(ls, arg)
     loop = asyncio.get_running_loop()
     settled = await loop.run_in_executor(None, lambda: core.reconcile(root))
-    watch.process(ls, [root / ".memzoi"])
+    ls.process_disk([root / ".memzoi"])
     return [{"change_id": r.change_id, "previous": r.previous, "status": r.status} for r in settled]
 
 
 @command(REATTEST)
-async def reattest(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def reattest(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Re-attest a hand-edited record (``uri``): explicit acceptance of the edit, recorded in the ledger."""
     from memzoi import lifecycle as core  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.reattest import reattest as core_reattest  # noqa: PLC0415 lazy: start-up
@@ -396,7 +210,7 @@ async def reattest(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [apply, reject, route_local, supersede, tombstone, reattest, undo, recover, history, reconcile]
 
 
-def register(server: Session) -> None:
+def register(server: CommandSession) -> None:
     """Register every lifecycle command."""
     refusal.install()
     for handler in HANDLERS:

@@ -10,18 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .commandids import MATERIALIZE, MATERIALIZE_DECIDE, MATERIALIZE_PLAN
+from .commanding import CommandError, command, refuse_if_dirty, run_change, show_document
 from .documents import uri_to_path
-from .lifecycle import CommandError, command, refuse_if_dirty, run_change, show_document
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
-from .session import Session
-
-MATERIALIZE_PLAN = "memzoi.materialize.plan"
-MATERIALIZE_DECIDE = "memzoi.materialize.decide"
-MATERIALIZE = "memzoi.materialize"
+from .session import CommandSession
 
 
-def _artifact_path(ls: Session, arg: dict[str, Any]) -> Path:
+def _artifact_path(ls: CommandSession, arg: dict[str, Any]) -> Path:
     uri = arg.get("uri")
     path = uri_to_path(uri) if isinstance(uri, str) else None
     if path is None:
@@ -30,7 +27,7 @@ def _artifact_path(ls: Session, arg: dict[str, Any]) -> Path:
     return path
 
 
-def _wrote(ls: Session, path: Path, operation: str, verb: str) -> str:
+def _wrote(ls: CommandSession, path: Path, operation: str, verb: str) -> str:
     """Tell the client about an artifact the server wrote (``memzoi/changed``); returns the one-line message."""
     from . import changes  # noqa: PLC0415 lazy: start-up
 
@@ -40,10 +37,11 @@ def _wrote(ls: Session, path: Path, operation: str, verb: str) -> str:
 
 
 @command(MATERIALIZE_PLAN)
-async def materialize_plan(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def materialize_plan(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Derive the plan of the candidate (``uri``) and write it beside it as ``X.plan.json``."""
     from memzoi.lifecycle.artifacts import artifact_set, write_artifact  # noqa: PLC0415 lazy: start-up
-    from memzoi.lifecycle.materialize import derive_plan, load_artifact, validate_candidate  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.materialize import derive_plan, load_artifact  # noqa: PLC0415 lazy: start-up
+    from memzoi.lifecycle.materialize_candidate import validate_candidate  # noqa: PLC0415 lazy: start-up
 
     files = artifact_set(_artifact_path(ls, arg))
     candidate = load_artifact(files["candidate"])
@@ -61,7 +59,7 @@ async def materialize_plan(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(MATERIALIZE_DECIDE)
-async def materialize_decide(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def materialize_decide(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Record the explicit decision (now) to write the plan beside the candidate, as ``X.decision.json``."""
     from memzoi.lifecycle.artifacts import artifact_set, write_artifact  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.materialize import (  # noqa: PLC0415 lazy: start-up
@@ -69,8 +67,8 @@ async def materialize_decide(ls: Session, arg: dict[str, Any]) -> dict[str, Any]
         derive_decision,
         derive_plan,
         load_artifact,
-        validate_candidate,
     )
+    from memzoi.lifecycle.materialize_candidate import validate_candidate  # noqa: PLC0415 lazy: start-up
 
     files = artifact_set(_artifact_path(ls, arg))
     candidate = load_artifact(files["candidate"])
@@ -91,7 +89,7 @@ async def materialize_decide(ls: Session, arg: dict[str, Any]) -> dict[str, Any]
 
 
 @command(MATERIALIZE)
-async def materialize(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def materialize(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Write the decided record with its attestation (one ledgered change) and open it."""
     from memzoi.judge.workspace import find_project_root  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
@@ -114,7 +112,7 @@ async def materialize(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [materialize_plan, materialize_decide, materialize]
 
 
-def register(server: Session) -> None:
+def register(server: CommandSession) -> None:
     """Register the materialization commands."""
     for handler in HANDLERS:
         server.command(handler.__memzoi_command__)(handler)

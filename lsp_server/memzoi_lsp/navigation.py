@@ -15,8 +15,6 @@ from urllib.parse import urlsplit
 
 from lsprotocol import types
 
-from memzoi.base.views import Frontmatter
-from memzoi.judge.workspace import Role
 from memzoi.read.yaml_tree import YMap, YScalar, YSeq
 
 from . import keys, provenance
@@ -24,7 +22,7 @@ from .convert import TextMap
 from .documents import Snapshot, path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import ReadSession
 
 RECORD_REFS = {("supersedes",), ("proposal", "target"), ("lineage", "predecessor_id")}
 PROPOSAL_REFS = {("proposal_id",)}
@@ -32,8 +30,8 @@ _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 
 
-def _strip(path: tuple) -> tuple:
-    return tuple(p for p in path if not isinstance(p, int))
+def _strip(path: tuple[str | int, ...]) -> tuple[str, ...]:
+    return tuple(p for p in path if isinstance(p, str))
 
 
 def _value_span(node: YScalar) -> tuple[int, int]:
@@ -58,7 +56,7 @@ def reference_at(snap: Snapshot, offset: int) -> tuple[str, str, YScalar] | None
     return None
 
 
-def known_records(ls: Session, snap: Snapshot) -> dict[str, str]:
+def known_records(ls: ReadSession, snap: Snapshot) -> dict[str, str]:
     """``{record id: uri}`` of the records found on disk in the snapshot's project."""
     project = ls.project_for(snap.path)
     if project is None:
@@ -86,8 +84,8 @@ def document_symbols(snap: Snapshot, tm: TextMap) -> list[types.DocumentSymbol]:
     doc = snap.analysis.document
     out: list[types.DocumentSymbol] = []
 
-    def key_symbols(node) -> list[types.DocumentSymbol]:
-        syms = []
+    def key_symbols(node: Any) -> list[types.DocumentSymbol]:
+        syms: list[types.DocumentSymbol] = []
         if not isinstance(node, YMap):
             return syms
         for name, (key, value) in node.entries.items():
@@ -198,11 +196,11 @@ def source_links(root: YMap, project_root: Path | None) -> list[tuple[int, int, 
     return [link for link in out if link is not None]
 
 
-def register(server: Session) -> None:
+def register(server: ReadSession) -> None:
     """Register definition, document links, completion, document and workspace symbols."""
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
-    def definition(ls: Session, params: types.DefinitionParams):
+    def definition(ls: ReadSession, params: types.DefinitionParams) -> list[types.Location] | None:
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap):
             return None
@@ -218,7 +216,7 @@ def register(server: Session) -> None:
         return [types.Location(uri=path_to_uri(path), range=zero)]
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
-    def document_link(ls: Session, params: types.DocumentLinkParams):
+    def document_link(ls: ReadSession, params: types.DocumentLinkParams) -> list[types.DocumentLink] | None:
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap) or snap.analysis.document.mapping is None:
             return None
@@ -231,14 +229,14 @@ def register(server: Session) -> None:
         return links or None
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    def document_symbol(ls: Session, params: types.DocumentSymbolParams):
+    def document_symbol(ls: ReadSession, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap):
             return None
         return document_symbols(snap, TextMap(snap.text, ls.workspace.position_encoding))
 
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=[":", " ", "/"]))
-    def completion(ls: Session, params: types.CompletionParams):
+    def completion(ls: ReadSession, params: types.CompletionParams) -> types.CompletionList | None:
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap):
             return None
@@ -271,13 +269,13 @@ def register(server: Session) -> None:
         return types.CompletionList(is_incomplete=False, items=items) if items else None
 
     @server.feature(types.WORKSPACE_SYMBOL)
-    async def workspace_symbol(ls: Session, params: types.WorkspaceSymbolParams):
+    async def workspace_symbol(ls: ReadSession, params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
         return await search_symbols(ls, params.query)
 
 
-async def search_symbols(ls: Session, query: str, limit: int = 100) -> list[types.WorkspaceSymbol]:
+async def search_symbols(ls: ReadSession, query: str, limit: int = 100) -> list[types.WorkspaceSymbol]:
     """Workspace symbols: full-text search of titles and bodies through each project's index (BM25 order);
-    projects whose index is not ready yet (first scan running) and empty queries use :func:`workspace_symbols`."""
+    projects whose index is not ready yet (first scan running) and empty queries use :func:`.indexing.workspace_symbols`."""
     from . import indexing  # noqa: PLC0415 lazy: start-up
 
     out: list[types.WorkspaceSymbol] = []
@@ -299,36 +297,5 @@ async def search_symbols(ls: Session, query: str, limit: int = 100) -> list[type
             )
     if fallback:
         seen = {s.location.uri for s in out}
-        out.extend(s for s in workspace_symbols(ls, query, limit) if s.location.uri not in seen)
+        out.extend(s for s in indexing.workspace_symbols(ls, query, limit) if s.location.uri not in seen)
     return out[:limit]
-
-
-def workspace_symbols(ls: Session, query: str, limit: int = 200) -> list[types.WorkspaceSymbol]:
-    """Records and packets whose id, title or body contains every word of ``query`` (case-insensitive), from the
-    scan's analyses (used while the index is not ready)."""
-    words = [w.casefold() for w in query.split()]
-    out: list[types.WorkspaceSymbol] = []
-    for uri in ls.known_uris():
-        snap = ls.docs.snapshot(uri)
-        if snap is None:
-            continue
-        title = Frontmatter(snap.analysis.document.data).title or snap.analysis.placement.identity or ""
-        hay = " ".join((title, str(snap.analysis.placement.identity or ""), snap.analysis.document.body)).casefold()
-        if all(w in hay for w in words):
-            role = snap.analysis.placement.role
-            out.append(
-                types.WorkspaceSymbol(
-                    name=title,
-                    kind=types.SymbolKind.File if role is Role.RECORD else types.SymbolKind.Event,
-                    location=types.Location(
-                        uri=uri,
-                        range=types.Range(
-                            start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
-                        ),
-                    ),
-                    container_name=str(snap.analysis.placement.identity or ""),
-                )
-            )
-            if len(out) >= limit:
-                break
-    return out

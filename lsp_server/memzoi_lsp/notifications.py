@@ -5,10 +5,10 @@ sent so that a closed transport or an ending session never fails the caller. Imp
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import CommandSession
 
 log = logging.getLogger("memzoi_lsp.changes")
 
@@ -16,7 +16,7 @@ CHANGED = "memzoi/changed"
 INBOX_CHANGED = "memzoi/inboxChanged"
 
 
-def notify(ls: Session, method: str, params: dict) -> None:
+def notify(ls: CommandSession, method: str, params: dict[str, Any]) -> None:
     """Send a server notification unless the session is ending."""
     if ls.stopping:
         return

@@ -17,17 +17,17 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from .commandids import PREVIEW
+from .commanding import CommandError, command, project_root, reason_of, replacement, target_path
 from .documents import path_to_uri, uri_to_path
-from .lifecycle import CommandError, command, project_root, reason_of, replacement, target_path
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
-from .session import Session
+from .session import CommandSession
 
-PREVIEW = "memzoi.preview"
 CHANGE_FILES = "memzoi.changeFiles"
 
 
-def _materialize_target(ls: Session, arg: dict[str, Any]) -> tuple[Path, tuple[Any, ...]]:
+def _materialize_target(ls: CommandSession, arg: dict[str, Any]) -> tuple[Path, tuple[Any, ...]]:
     """The project root and the loaded (candidate, plan, decision) artifacts of a materialize preview."""
     from memzoi.judge.workspace import find_project_root  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.artifacts import artifact_set  # noqa: PLC0415 lazy: start-up
@@ -42,7 +42,7 @@ def _materialize_target(ls: Session, arg: dict[str, Any]) -> tuple[Path, tuple[A
 
 
 @command(PREVIEW)
-async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def preview(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The planned files of ``operation`` on the file ``uri`` (see the module docstring); refused as the change
     itself would be."""
     from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
@@ -62,7 +62,11 @@ async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
             "`operation` is one of apply, supersede, tombstone, materialize, reattest, approve, remove_entry",
         )
     reason = reason_of(arg, operation in ("supersede", "tombstone"))
-    title, body = replacement(ls, path, arg) if operation == "supersede" else (arg.get("title"), arg.get("body"))
+    title, body = (
+        replacement(ls, path, arg)
+        if operation == "supersede" and path is not None
+        else (arg.get("title"), arg.get("body"))
+    )
     actor = arg.get("actor") or default_actor()
     result = await asyncio.get_running_loop().run_in_executor(
         None,
@@ -75,15 +79,15 @@ async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-async def _approve_preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def _approve_preview(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The preview of approving a resident candidate (:func:`memzoi.resident.service.preview_apply`), with edited
     ``content`` (:func:`memzoi.resident.decisions.preview_edit`), or of removing the entry ``locator`` selects
     (``remove_entry``: :func:`memzoi.resident.decisions.preview_remove`)."""
     from memzoi.resident import decisions, service  # noqa: PLC0415 lazy: start-up
 
-    from .resident import _where  # noqa: PLC0415 lazy: start-up
+    from .resident_view import where  # noqa: PLC0415 lazy: start-up
 
-    root, file = _where(ls, arg)
+    root, file = where(ls, arg)
     cid = arg.get("candidateId") or arg.get("candidate_id")
     content, locator = arg.get("content"), arg.get("locator")
     if arg.get("operation") == "remove_entry":
@@ -104,7 +108,7 @@ async def _approve_preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(CHANGE_FILES)
-async def change_files(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def change_files(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The before/after text of every file of the change ``change_id`` (a history entry's *Open Diff*), each with
     its ``uri``: :func:`memzoi.lifecycle.preview.change_texts`."""
     from memzoi.lifecycle.preview import change_texts  # noqa: PLC0415 lazy: start-up
@@ -119,7 +123,7 @@ async def change_files(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def register(server: Session) -> None:
+def register(server: CommandSession) -> None:
     """Register ``memzoi.preview`` and ``memzoi.changeFiles``."""
     server.command(PREVIEW)(preview)
     server.command(CHANGE_FILES)(change_files)

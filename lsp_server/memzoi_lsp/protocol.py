@@ -7,11 +7,14 @@ by a timeout) is normal traffic: logged at debug level, never as a warning or a 
 from __future__ import annotations
 
 import logging
+from collections.abc import Generator
+from typing import Any
 
 from lsprotocol import types
 from lsprotocol.types import ResponseError
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import MsgId
 from pygls.protocol.language_server import lsp_method
 
 log = logging.getLogger("memzoi_lsp")
@@ -28,11 +31,11 @@ class MemzoiProtocol(LanguageServerProtocol):
     cancels their futures at ``shutdown`` and then drops every message but ``exit``, so a pending
     ``workspace/configuration`` would never resolve); only new requests and notifications are refused."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._incoming: set = set()  # ids of the client's requests still being handled
+        self._incoming: set[MsgId] = set()  # ids of the client's requests still being handled
 
-    def _handle_request(self, msg_id, method_name, params):
+    def _handle_request(self, msg_id: MsgId, method_name: str, params: Any) -> Any:
         self._incoming.add(msg_id)
         try:
             return super()._handle_request(msg_id, method_name, params)
@@ -43,7 +46,7 @@ class MemzoiProtocol(LanguageServerProtocol):
             else:
                 future.add_done_callback(lambda _f: self._incoming.discard(msg_id))
 
-    def _handle_cancel_notification(self, msg_id):
+    def _handle_cancel_notification(self, msg_id: MsgId) -> Any:
         """pygls's cancel, without its warning for an id that is unknown or already answered: clients cancel
         requests that raced with their answer all the time (VS Code cancels every superseded hover or code
         action request)."""
@@ -53,7 +56,7 @@ class MemzoiProtocol(LanguageServerProtocol):
             return None
         return super()._handle_cancel_notification(msg_id)
 
-    def _handle_response(self, msg_id, result=None, error=None):
+    def _handle_response(self, msg_id: MsgId, result: Any = None, error: Any = None) -> Any:
         """pygls's reply handling, except that a reply to a request the server no longer waits for (unknown id,
         or a future cancelled by a timeout: pygls would raise ``InvalidStateError`` setting its result) is
         dropped quietly."""
@@ -65,7 +68,7 @@ class MemzoiProtocol(LanguageServerProtocol):
         return super()._handle_response(msg_id, result, error)
 
     @lsp_method(types.SHUTDOWN)
-    def lsp_shutdown(self, *args):
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
         """pygls's shutdown, except that only the client's pending requests are cancelled."""
         if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
             yield user_handler, args, None
@@ -80,7 +83,7 @@ class MemzoiProtocol(LanguageServerProtocol):
         self._shutdown = True
         return None
 
-    def structure_message(self, data):
+    def structure_message(self, data: dict[str, Any]) -> Any:
         """Answer a request whose params do not structure with an ``InvalidParams`` error (pygls only logs it,
         and the client would wait forever); the message itself is then dropped. A reply to one of the server's
         own requests that does not structure (a client answering ``window/showDocument`` with ``null``) fails
@@ -103,7 +106,7 @@ class MemzoiProtocol(LanguageServerProtocol):
                 return _Dropped()
             raise
 
-    def handle_message(self, message):  # noqa: D401 - pygls API
+    def handle_message(self, message: Any) -> Any:  # noqa: D401 - pygls API
         if isinstance(message, _Dropped):
             return None
         if self._shutdown and getattr(message, "method", types.EXIT) != types.EXIT and hasattr(message, "id"):

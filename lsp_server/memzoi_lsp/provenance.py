@@ -18,7 +18,7 @@ from .documents import Snapshot
 if TYPE_CHECKING:
     from memzoi.ledger import ChangeRecord
 
-    from .session import Session
+    from .session import ReadSession
 
 log = logging.getLogger("memzoi_lsp.provenance")
 
@@ -37,7 +37,7 @@ class Facts:
     proposed_via: str | None = None
 
 
-def memzoi_dir(ls: Session, snap: Snapshot) -> Path | None:
+def memzoi_dir(ls: ReadSession, snap: Snapshot) -> Path | None:
     """The ``.memzoi`` directory the snapshot belongs to."""
     if snap.analysis.placement.memzoi_dir is not None:
         return snap.analysis.placement.memzoi_dir
@@ -45,21 +45,21 @@ def memzoi_dir(ls: Session, snap: Snapshot) -> Path | None:
     return project.memzoi_dir if project else None
 
 
-def record_path(ls: Session, snap: Snapshot, record_id: str) -> Path | None:
+def record_path(ls: ReadSession, snap: Snapshot, record_id: str) -> Path | None:
     """Path of the record ``record_id`` in the snapshot's project, when the file exists
     (:func:`memzoi.judge.workspace.record_file`)."""
     base = memzoi_dir(ls, snap)
     return record_file(base, record_id) if base is not None else None
 
 
-def proposal_path(ls: Session, snap: Snapshot, proposal_id: str) -> Path | None:
+def proposal_path(ls: ReadSession, snap: Snapshot, proposal_id: str) -> Path | None:
     """Path of the packet ``proposal_id`` (resolved first, then pending), when it exists
     (:func:`memzoi.judge.workspace.packet_file`)."""
     base = memzoi_dir(ls, snap)
     return packet_file(base, proposal_id) if base is not None else None
 
 
-def collect(ls: Session, snap: Snapshot) -> Facts:
+def collect(ls: ReadSession, snap: Snapshot) -> Facts:
     """Gather the facts for ``snap`` from the core (never raises: a failing source gives an "unknown" sentence)."""
     from memzoi.judge.retention import utc_now  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.provenance import packet_targets, proposed_via, record_standing  # noqa: PLC0415 lazy: start-up
@@ -88,7 +88,7 @@ def collect(ls: Session, snap: Snapshot) -> Facts:
     return facts
 
 
-def superseded_by(ls: Session, snap: Snapshot, record_id: str) -> list[str]:
+def superseded_by(ls: ReadSession, snap: Snapshot, record_id: str) -> list[str]:
     """Ids of records in the project whose ``supersedes`` names ``record_id`` (:func:`memzoi.lifecycle.provenance.superseded_by`
     over the project's cross-file graph)."""
     from memzoi.lifecycle.provenance import superseded_by as superseding  # noqa: PLC0415 lazy: start-up
@@ -97,7 +97,7 @@ def superseded_by(ls: Session, snap: Snapshot, record_id: str) -> list[str]:
     return superseding(project.crossfile, record_id) if project is not None else []
 
 
-def ledger_changes(ls: Session, snap: Snapshot, limit: int = 20) -> list[ChangeRecord]:
+def ledger_changes(ls: ReadSession, snap: Snapshot, limit: int = 20) -> list[ChangeRecord]:
     """The ledger's changes touching this file, newest first (:func:`memzoi.ledger.file_history`: never creates a
     ledger, ``[]`` when there is none or it cannot be read)."""
     from memzoi.ledger import file_history  # noqa: PLC0415 lazy: start-up
@@ -112,7 +112,7 @@ def ledger_changes(ls: Session, snap: Snapshot, limit: int = 20) -> list[ChangeR
         return []
 
 
-def history(ls: Session, snap: Snapshot, changes: list[ChangeRecord], limit: int = 5) -> list[str]:
+def history(ls: ReadSession, snap: Snapshot, changes: list[ChangeRecord], limit: int = 5) -> list[str]:
     """``changes`` (newest first) as one line each, at most ``limit`` (:func:`memzoi.lifecycle.provenance.history_lines`)."""
     from memzoi.lifecycle.provenance import history_lines  # noqa: PLC0415 lazy: start-up
 

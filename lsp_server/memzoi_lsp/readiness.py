@@ -12,10 +12,10 @@ from .documents import Snapshot, path_to_uri
 if TYPE_CHECKING:
     from memzoi.lifecycle.readiness import Readiness
 
-    from .session import Session
+    from .session import ReadSession
 
 
-def of(ls: Session, snap: Snapshot) -> Readiness | None:
+def of(ls: ReadSession, snap: Snapshot) -> Readiness | None:
     """Readiness of the pending packet ``snap`` (``None`` for anything else, or outside a project)."""
     from memzoi.lifecycle.readiness import packet_readiness  # noqa: PLC0415 lazy: start-up
     from memzoi.runs.projectview import resolved_holder  # noqa: PLC0415 lazy: start-up

@@ -21,10 +21,10 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from .lifecycle import CommandError, command
+from .commanding import CommandError, command
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import CommandSession
 
 STATE = "memzoi.resident.state"
 JOB = "memzoi.resident.job"
@@ -40,15 +40,15 @@ def _text(arg: dict[str, Any], key: str) -> str:
 
 
 @command(STATE)
-async def state(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def state(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The WorkStateProjection (:func:`memzoi.resident.projection.work_state`); empty lists without a project."""
     from memzoi.resident.projection import reconcile_jobs, work_state  # noqa: PLC0415 lazy: start-up
 
-    from .resident import _where  # noqa: PLC0415 lazy: start-up
+    from .resident_view import where  # noqa: PLC0415 lazy: start-up
 
     if not arg.get("uri") and not ls.projects:
         return {"memory_entries": [], "files": [], "memory_candidates": [], "reflection_jobs": []}
-    root, _file = _where(ls, arg)
+    root, _file = where(ls, arg)
 
     def collect() -> dict[str, Any]:
         reconcile_jobs()
@@ -58,7 +58,7 @@ async def state(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(JOB)
-async def job(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def job(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """One reflection job's records (:func:`memzoi.resident.projection.job_detail`) and their ``text``."""
     from memzoi.resident.projection import job_detail, job_text  # noqa: PLC0415 lazy: start-up
 
@@ -68,31 +68,31 @@ async def job(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(EDIT)
-async def edit(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def edit(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Approve a pending or failed add/replace candidate with edited ``content``."""
     from memzoi.resident.decisions import edit_and_apply  # noqa: PLC0415 lazy: start-up
 
-    from .resident import _decide  # noqa: PLC0415 lazy: start-up
+    from .resident_view import decide  # noqa: PLC0415 lazy: start-up
 
     content = _text(arg, "content")
-    return await _decide(ls, arg, lambda root, cid, who: edit_and_apply(root, cid, content, actor=who))
+    return await decide(ls, arg, lambda root, cid, who: edit_and_apply(root, cid, content, actor=who))
 
 
 @command(REMOVE)
-async def remove(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def remove(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Remove the entry ``locator`` selects in ``scope`` (default: the file ``uri``'s, else project)."""
     from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
     from memzoi.resident.decisions import remove_entry  # noqa: PLC0415 lazy: start-up
 
-    from .resident import _refuse_dirty, _run, _where  # noqa: PLC0415 lazy: start-up
+    from .resident_view import refuse_dirty, run, where  # noqa: PLC0415 lazy: start-up
 
-    root, file = _where(ls, arg)
+    root, file = where(ls, arg)
     locator = _text(arg, "locator")
     scope = arg.get("scope") or (file.scope if file is not None else "project")
     if file is not None and file.scope == scope:
-        _refuse_dirty(ls, file)
+        refuse_dirty(ls, file)
     reason, who = arg.get("reason"), arg.get("actor") or default_actor()
-    return await _run(
+    return await run(
         ls,
         root,
         file if file is not None and file.scope == scope else None,
@@ -103,7 +103,7 @@ async def remove(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [state, job, edit, remove]
 
 
-def register(server: Session) -> None:
+def register(server: CommandSession) -> None:
     """Register the projection, job, edit and remove commands."""
     for handler in HANDLERS:
         server.command(handler.__memzoi_command__)(handler)

@@ -20,71 +20,11 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol import types
-
-from memzoi.base.findings import Finding
-
-from .documents import uri_to_path
-from .lifecycle import CommandError, command, refuse_if_dirty
+from .commanding import CommandError, command, refuse_if_dirty
+from .routing_view import APPLY, PREVIEW, target_path
 
 if TYPE_CHECKING:
-    from .documents import Snapshot
-    from .session import Session
-
-PREVIEW = "memzoi.routing.preview"
-APPLY = "memzoi.routing.apply"
-
-
-def input_root(ls: Session, snap: Snapshot) -> Path | None:
-    """The project root of ``snap`` when it is a runtime input file of a project (else ``None``)."""
-    from memzoi.lifecycle.routing import input_kind  # noqa: PLC0415 lazy: start-up
-
-    if snap.path is None or snap.analysis.placement.memzoi_dir is not None or input_kind(snap.path, snap.text) is None:
-        return None
-    return _root_of(ls, snap.path)
-
-
-def _root_of(ls: Session, path: Path) -> Path | None:
-    """The workspace project holding ``path``; else the project of the nearest ``.memzoi`` above it, registered
-    now (an input file opened before, or outside, the workspace folders' projects)."""
-    roots = [r for r in ls.projects if path.is_relative_to(r)]
-    if roots:
-        return max(roots, key=lambda r: len(r.parts))
-    for folder in path.parents:
-        if (folder / ".memzoi").is_dir():
-            project = ls.add_project(folder)
-            return project.root if project is not None else None
-    return None
-
-
-def target_path(ls: Session, arg: dict[str, Any]) -> tuple[Path, Path]:
-    """``(project root, file path)`` of the input file ``uri`` (a file anywhere under a workspace project)."""
-    uri = arg.get("uri")
-    path = uri_to_path(uri) if isinstance(uri, str) and uri else None
-    if path is None:
-        raise CommandError("invalid_arguments", "this command needs the saved input file's `uri`")
-    root = _root_of(ls, path)
-    if root is None:
-        raise CommandError("not_in_project", f"{path.name}: not inside a project of this workspace")
-    return root, path
-
-
-def findings_for(ls: Session, snap: Snapshot, root: Path) -> list[Finding]:
-    """The verdict's findings of the input file ``snap`` (its text: unsaved edits included)."""
-    from memzoi.lifecycle.routing import input_verdict  # noqa: PLC0415 lazy: start-up
-
-    return list(input_verdict(snap.path, snap.text, root, ls.context(ls.projects[root])))
-
-
-def code_actions(ls: Session, snap: Snapshot) -> list[types.CodeAction]:
-    """*Plan memory routing…*: the client shows the preview, then applies it on confirmation."""
-    from .codeactions import REVIEW_KIND, action as _action, is_dirty  # noqa: PLC0415 lazy: start-up
-
-    dirty = "save the file first: routing reads the file on disk" if is_dirty(ls, snap) else None
-    action = _action(
-        ls, "Plan memory routing (preview)…", REVIEW_KIND, PREVIEW, {"uri": snap.uri}, dirty, preferred=True
-    )
-    return [action] if action is not None else []
+    from .session import CommandSession
 
 
 def _text(path: Path) -> str:
@@ -97,7 +37,7 @@ def _text(path: Path) -> str:
 
 
 @command(PREVIEW)
-async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def preview(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """The routing of the saved input file ``uri`` per candidate, writing nothing."""
     from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.routing import routing_preview  # noqa: PLC0415 lazy: start-up
@@ -112,7 +52,7 @@ async def preview(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 
 
 @command(APPLY)
-async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
+async def apply(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     """Apply the routing the preview showed (``plan_id`` for an import, ``expected_version`` for session-end)."""
     from memzoi.lifecycle import default_actor  # noqa: PLC0415 lazy: start-up
     from memzoi.lifecycle.routing import routing_apply  # noqa: PLC0415 lazy: start-up
@@ -147,7 +87,7 @@ async def apply(ls: Session, arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [preview, apply]
 
 
-def register(server: Session) -> None:
+def register(server: CommandSession) -> None:
     """Register the routing commands."""
     for handler in HANDLERS:
         server.command(handler.__memzoi_command__)(handler)

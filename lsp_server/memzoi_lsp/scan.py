@@ -19,18 +19,21 @@ import itertools
 import logging
 import time
 import uuid
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Generator, Iterator
+from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from memzoi.judge.workspace import linked_plane, linked_plane_message
 
-from . import diagnostics
 from .documents import uri_to_path
 
 if TYPE_CHECKING:
+    from memzoi.project.verdict import ProjectContext
+    from memzoi.runs.scanverdicts import Scanned
+    from memzoi.stores.verdictcache import ProjectCache
+
     from .project import Project
     from .session import Session
 
@@ -54,7 +57,7 @@ async def scan_project(ls: Session, project: Project) -> None:
         uris = project.adopt(paths)
         ctx = ProjectContext.of(project.memzoi_dir, git=project.git)  # as `check`'s first stage: git explains
         cache = await loop.run_in_executor(ls.scan_executor, open_cache, project.root, ctx)
-        links: dict = {}
+        links: dict[Any, bool] = {}
         total = len(uris)
         misses: list[tuple[str, str]] = []  # (uri, path) of the files the cache does not vouch for
 
@@ -137,14 +140,21 @@ async def _begin_progress(ls: Session) -> str | None:
     return token
 
 
-async def _analyse_misses(ls: Session, project: Project, misses: list[tuple[str, str]], ctx, cache, report) -> bool:
+async def _analyse_misses(
+    ls: Session,
+    project: Project,
+    misses: list[tuple[str, str]],
+    ctx: ProjectContext,
+    cache: ProjectCache | None,
+    report: Callable[[int], None],
+) -> bool:
     """Analyse the files the verdict cache does not vouch for, each once (in worker processes for many), and take
     them chunk by chunk; ``report(done)`` after each. False when the server stopped meanwhile."""
     from memzoi.runs.scanverdicts import analyse  # noqa: PLC0415 lazy: start-up
 
     loop = asyncio.get_running_loop()
     # Runs on the scan thread, from its first `_next` on: git asked once for them all, workers started.
-    results = analyse([p for _, p in misses], ctx, index_root=project.root.resolve())
+    results = cast(Generator["Scanned | None"], analyse([p for _, p in misses], ctx, index_root=project.root.resolve()))
     try:
         for i in range(0, len(misses), CHUNK):
             if ls.stopping or ls.projects.get(project.root) is not project:
@@ -168,10 +178,10 @@ def publish_open(ls: Session, project: Project) -> None:
     if ls.pull_diagnostics:
         return  # the client pulls an open document's diagnostics itself; nothing of the scan delays the answer
     for uri in mine:
-        diagnostics.publish(ls, uri)
+        ls.publish(uri)
 
 
-def _next(results: Iterator, n: int, cache) -> list:
+def _next(results: Iterator[Scanned | None], n: int, cache: ProjectCache | None) -> list[Scanned | None]:
     """On the scan thread: the next ``n`` files analysed, their verdict cache entries stored."""
     out = list(itertools.islice(results, n))
     if cache is not None:
@@ -181,7 +191,7 @@ def _next(results: Iterator, n: int, cache) -> list:
     return out
 
 
-def _take(ls: Session, project: Project, scanned: list) -> None:
+def _take(ls: Session, project: Project, scanned: list[tuple[tuple[str, str], Any]]) -> None:
     """On the event loop: for each ``((uri, path), got)`` of ``scanned`` (``got``: a compact verdict, or a
     :class:`memzoi.runs.scanverdicts.Scanned`), keep the file's compact verdict and its index row, feed its facts to
     the cross-file workspace and publish it (open documents keep the editor's text)."""
@@ -211,4 +221,4 @@ def _take(ls: Session, project: Project, scanned: list) -> None:
 
             log_internal_error(err, uri)
         if not ls.pull_diagnostics:  # guarded too: an `internal_error` diagnostic at worst
-            diagnostics.publish(ls, uri, (project, verdict, uri) if current else None, ctx)
+            ls.publish(uri, (project, verdict, uri) if current else None, ctx)

@@ -8,10 +8,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from threading import Event
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -20,7 +21,7 @@ from pygls.lsp.server import LanguageServer
 
 from memzoi import __version__
 from memzoi.base.findings import Finding
-from memzoi.judge.workspace import MEMZOI_DIR, Role
+from memzoi.judge.workspace import MEMZOI_DIR
 
 # The composition root: this module imports every feature; no feature imports it (each receives a
 # `session.Session`), so the package has no import cycle (tests/test_architecture.py).
@@ -32,24 +33,25 @@ from . import (
     folders,
     hover,
     inbox,
+    inboxwatch,
     lenses,
     lifecycle,
     localmem,
     materialization,
     navigation,
     preview,
+    reads,
     resident,
     resident_state,
     routing,
     scan,
+    startup,
     sync,
-    textdoc,
     watch,
 )
-from .documents import Documents, Snapshot, path_to_uri, uri_to_path
-from .inboxwatch import CandidateWatch
+from .documents import Documents, Snapshot, path_to_uri
 from .protocol import MemzoiProtocol
-from .settings import SECTION, Settings, parse_settings
+from .settings import Settings, parse_settings
 
 if TYPE_CHECKING:  # the core's analysis is imported at the first verdict, not to answer `initialize`
     from memzoi.project.verdict import FileVerdict, ProjectContext
@@ -77,14 +79,14 @@ class MemzoiServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.scan_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memzoi-scan")
         self.stopping = False
-        self.tasks: set[asyncio.Task] = set()
+        self.tasks: set[asyncio.Task[Any]] = set()
         self.watching = watch.FileWatching()  # the watch feature's state: who watches, threads, the batch
         self.transport_failure: str | None = None
-        self.inbox_watch = None  # inboxwatch.CandidateWatch once initialized
-        self.publishing = diagnostics.Publishing()  # the diagnostics feature's state: shown, timers, queue
-        self.forgotten: set[Path] = set()  # roots of projects whose workspace folder was removed (folders.py)
+        self.inbox_watch = inboxwatch.CandidateWatch(self)  # the inbox watch: its thread, started when initialized
+        self.publishing = diagnostics.Diagnostics(self)  # the diagnostics feature: what is shown, timers, queue
+        self.folders = folders.Folders(self)  # the workspace-folders feature: the projects it forgot
 
-    def start_io(self, stdin=None, stdout=None, early=None) -> None:
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None, early: Any = None) -> None:
         """Serve over stdio with :mod:`memzoi_lsp.transport`'s reader instead of pygls's (see there why);
         ``early``: what was read (and maybe answered) before the server was imported (``transport.read_early``).
         Sets :attr:`transport_failure` when the input could not be resynchronised (the process then exits 1)."""
@@ -101,16 +103,16 @@ class MemzoiServer(LanguageServer):
         except (KeyboardInterrupt, SystemExit):
             pass
         finally:
-            self.shutdown()
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
 
     # --- helpers used by feature modules -------------------------------------------------------------------
 
-    def spawn(self, coro) -> asyncio.Task:
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run ``coro`` in the background, keeping a reference and logging failures."""
-        task = asyncio.ensure_future(coro)
+        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
         self.tasks.add(task)
 
-        def done(t: asyncio.Task) -> None:
+        def done(t: asyncio.Task[Any]) -> None:
             self.tasks.discard(t)
             if not t.cancelled() and t.exception() is not None:
                 log.error("background task failed", exc_info=t.exception())
@@ -119,51 +121,16 @@ class MemzoiServer(LanguageServer):
         return task
 
     def is_memzoi(self, snap: Snapshot) -> bool:
-        """Whether the server diagnoses ``snap``: every file below a ``.memzoi`` directory (records, packets,
-        reserved and stray files: all are committed and scanned for secrets), or, outside a ``.memzoi`` tree,
-        files whose frontmatter says ``kind: memory`` or ``kind: proposal``. Other Markdown files are left
-        alone."""
-        placement = snap.analysis.placement
-        if placement.role is not Role.OTHER or placement.memzoi_dir is not None:
-            return True
-        if snap.analysis.kind in ("record", "proposal"):
-            return True
-        return resident.file_of(self, snap.path) is not None or routing.input_root(self, snap) is not None
+        """Whether the server diagnoses ``snap`` (:func:`.reads.is_memzoi`)."""
+        return reads.is_memzoi(self, snap)
 
     def findings_for(self, snap: Snapshot) -> list[Finding]:
-        """What the editor shows on ``snap``: its verdict's findings (:func:`memzoi.project.verdict.judge`), or a resident
-        file's findings, or none for an open buffer whose file is gone from disk."""
-        where = resident.file_of(self, snap.path) if snap.analysis.placement.memzoi_dir is None else None
-        if where is not None:
-            return resident.findings_for(self, snap, where)
-        if (root := routing.input_root(self, snap)) is not None:
-            return routing.findings_for(self, snap, root)
-        if self.gone_from_disk(snap):
-            return []
-        return list(self.verdict(snap).findings)
+        """What the editor shows on ``snap`` (:func:`.reads.findings_for`)."""
+        return reads.findings_for(self, snap)
 
     def verdict(self, snap: Snapshot) -> FileVerdict:
-        """The verdict of ``snap`` in its project: the same function ``memzoi check`` uses, fed the editor's text
-        for an open document, the project's git and ledger oracles, the project's ``[rules]`` with the editor
-        settings on top, and the cross-file findings the project's graph holds for this very text
-        (:func:`memzoi.runs.projectview.cross_findings`: none before the first scan, none for text the graph has not
-        taken in yet). A read: it changes no state and publishes nothing (the editor's text enters the state by
-        :meth:`apply_editor`, at the editor's events).
-        """
-        from memzoi.judge.config import load_config  # noqa: PLC0415 lazy: start-up
-        from memzoi.project.verdict import ProjectContext, judge  # noqa: PLC0415 lazy: start-up
-        from memzoi.runs.projectview import cross_findings  # noqa: PLC0415 lazy: start-up
-
-        project = self.project_for(snap.path)
-        placement = snap.analysis.placement
-        if project is None:  # outside any project (a `kind: memory` file elsewhere): its analysis alone
-            config = load_config(placement.memzoi_dir).config
-            ctx = ProjectContext.of(
-                placement.memzoi_dir, config=config, rules=self.settings.over(config.effective_rules)
-            )
-            return judge(snap.path, snap.analysis, ctx)
-        key = project.key_of(snap.path) if snap.path else snap.uri  # one key per file, whatever the client sent
-        return judge(snap.path, snap.analysis, self.context(project), cross=cross_findings(project, key, snap.analysis))
+        """The verdict of ``snap`` in its project (:func:`.reads.verdict`): a read."""
+        return reads.verdict(self, snap)
 
     def apply_editor(self, uri: str) -> None:
         """An editor event on ``uri`` (opened, changed, closed, its buffer back after the file was gone): the
@@ -181,19 +148,8 @@ class MemzoiServer(LanguageServer):
             self.republish(affected)
 
     def context(self, project: Project) -> ProjectContext:
-        """The project's verdict context now: its configuration and ``[rules]`` under the editor settings, its git
-        and ledger oracles."""
-        from memzoi.judge.config import load_config  # noqa: PLC0415 lazy: start-up
-        from memzoi.project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
-
-        config = load_config(project.memzoi_dir).config
-        return ProjectContext.of(
-            project.memzoi_dir,
-            config=config,
-            rules=self.settings.over(config.effective_rules),
-            git=project.git,
-            ledger=project.ledger,
-        )
+        """The project's verdict context now (:func:`.reads.context`)."""
+        return reads.context(self, project)
 
     def gone_from_disk(self, snap: Snapshot) -> bool:
         """True for an open document whose file was deleted or renamed away (see ``self.gone``). A read: the mark
@@ -201,17 +157,74 @@ class MemzoiServer(LanguageServer):
         return snap.path is not None and path_to_uri(snap.path) in self.gone and not snap.path.exists()
 
     def republish(self, uris: set[str]) -> None:
-        """Re-diagnose ``uris`` soon (push: once per loop turn, :func:`.diagnostics.queue`) or ask the client to
+        """Re-diagnose ``uris`` soon (push: once per loop turn, :meth:`.diagnostics.Diagnostics.queue`) or ask the client to
         re-pull (pull)."""
         self.crossfile_generation += 1
         if self.pull_diagnostics:
             self.request_refresh()
             return
-        diagnostics.queue(self, uris)
+        self.publishing.queue(uris)
 
     def flush_republish(self) -> None:
-        """Push mode: publish what :meth:`republish` queued now (:func:`.diagnostics.flush`)."""
-        diagnostics.flush(self)
+        """Push mode: publish what :meth:`republish` queued now (:meth:`.diagnostics.Diagnostics.flush`)."""
+        self.publishing.flush()
+
+    # --- what one feature asks of another, through the composition root (no feature imports another) ----------
+
+    def publish(self, uri: str, found: tuple[Any, ...] | None = None, ctx: Any = None) -> None:
+        """Diagnose ``uri`` now and push the result (:meth:`.diagnostics.Diagnostics.publish`; nothing in pull mode)."""
+        self.publishing.publish(uri, found, ctx)
+
+    def clear_diagnostics(self, uri: str) -> None:
+        """Remove what the client shows for ``uri`` (:meth:`.diagnostics.Diagnostics.clear`)."""
+        self.publishing.clear(uri)
+
+    def schedule_diagnostics(self, uri: str) -> None:
+        """Diagnose ``uri`` once typing pauses (:meth:`.diagnostics.Diagnostics.schedule`)."""
+        self.publishing.schedule(uri)
+
+    def cancel_diagnostics(self, uri: str) -> None:
+        """Drop the debounce timer of ``uri`` (its buffer closed)."""
+        self.publishing.cancel(uri)
+
+    def forget_diagnostics(self, uris: set[str]) -> None:
+        """Files of a forgotten project: cleared, never republished (:meth:`.diagnostics.Diagnostics.forget`)."""
+        self.publishing.forget(uris)
+
+    def stop_features(self) -> None:
+        """Shutdown: the features' timers and threads stop (diagnostics, watch, the inbox watch)."""
+        self.publishing.stop()
+        watch.stop(self)
+        self.inbox_watch.stop()
+
+    def start_features(self) -> None:
+        """``initialized``: start the features that run for the whole session (the inbox watch's thread; the
+        watch feature starts per project, in :meth:`add_project`)."""
+        self.inbox_watch.start()
+
+    def is_forgotten(self, root: Path) -> bool:
+        """Whether the project at ``root`` was forgotten with its workspace folder (:class:`.folders.Folders`)."""
+        return self.folders.is_forgotten(root)
+
+    def shown_uris(self) -> frozenset[str]:
+        """The URIs whose diagnostics the client shows now (push mode), as a frozen copy."""
+        return frozenset(self.publishing.shown)
+
+    def files_changed(self, paths: list[Path], *, immediate: bool = False) -> None:
+        """Files changed on disk: debounced (or at once) through the watch pass (:func:`.watch.files_changed`)."""
+        watch.files_changed(self, paths, immediate=immediate)
+
+    def process_disk(self, paths: list[Path]) -> tuple[list[str], list[str]]:
+        """Bring the projects in line with the disk for ``paths`` now (:func:`.watch.process`)."""
+        return watch.process(self, paths)
+
+    def unwatch_project(self, project: Project) -> None:
+        """Stop watching the project's ``.memzoi`` (:func:`.watch.unwatch_project`)."""
+        watch.unwatch_project(self, project)
+
+    def inbox_paths_changed(self, paths: list[Path]) -> None:
+        """Tell the inbox about changed paths (:func:`.inboxwatch.paths_changed`)."""
+        inboxwatch.paths_changed(self, paths)
 
     def project_for(self, path: Path | None) -> Project | None:
         """The project whose ``.memzoi`` holds ``path``."""
@@ -239,7 +252,7 @@ class MemzoiServer(LanguageServer):
             return
         with_cross = {u for u in project.crossfile.paths() if project.crossfile.findings_for(u)}
         for uri in sorted(with_cross | set(self.docs.open_uris())):
-            diagnostics.publish(self, uri)
+            self.publishing.publish(uri)
 
     def on_files_changed(self, updated: list[str], removed: list[str]) -> None:
         """Files changed on disk (watchers, saves, or files the server itself wrote): re-diagnose them and the
@@ -250,7 +263,7 @@ class MemzoiServer(LanguageServer):
             return
         for uri in updated:
             if not self.docs.is_open(uri):
-                diagnostics.publish(self, uri)
+                self.publishing.publish(uri)
 
     def request_refresh(self) -> None:
         """Pull mode: ask the client to re-pull diagnostics (when it supports refresh)."""
@@ -265,8 +278,8 @@ class MemzoiServer(LanguageServer):
         if self.pull_diagnostics:
             self.request_refresh()
             return
-        for uri in set(self.docs.open_uris()) | set(self.known_uris()) | set(self.publishing.shown):
-            diagnostics.publish(self, uri)
+        for uri in set(self.docs.open_uris()) | set(self.known_uris()) | self.shown_uris():
+            self.publishing.publish(uri)
 
     def apply_settings(self, *sources: Any) -> None:
         """Validate raw settings once, keep them, and report problems to the user."""
@@ -294,7 +307,7 @@ class MemzoiServer(LanguageServer):
             return None
         if root in self.projects:
             return self.projects[root]
-        self.forgotten.discard(root)
+        self.folders.remember(root)
         if not (root / MEMZOI_DIR).is_dir():
             return None
         from .project import Project  # noqa: PLC0415 lazy: start-up
@@ -307,102 +320,10 @@ class MemzoiServer(LanguageServer):
         return project
 
 
-def _has(cap: Any, path: str) -> bool:
-    return bool(get_capability(cap, path, None))
-
-
-def _install_index_sync() -> None:
-    """The ledger's index hook (:func:`memzoi.lifecycle.index_sync.install`): the server's ledgered changes keep the
-    project store's index current, as the CLI's and the MCP server's do."""
-    from memzoi.lifecycle.index_sync import install  # noqa: PLC0415 lazy: start-up
-
-    install()
-
-
 def create_server() -> MemzoiServer:
     """Build the server with every feature registered."""
     server = MemzoiServer()
-
-    @server.feature(types.INITIALIZE)
-    def initialize(ls: MemzoiServer, params: types.InitializeParams) -> None:
-        ls.loop = asyncio.get_running_loop()
-        textdoc.install(ls.workspace)
-        ls.init_options = params.initialization_options
-        ls.pull_diagnostics = _has(params.capabilities, "text_document.diagnostic")
-        if ls.pull_diagnostics:
-            diagnostics.enable_pull(ls)
-        ls.apply_settings(params.initialization_options)
-        log.info(
-            "initialize: client=%s diagnostics=%s encoding=%s",
-            params.client_info.name if params.client_info else "?",
-            "pull" if ls.pull_diagnostics else "push",
-            getattr(ls.workspace.position_encoding, "value", ls.workspace.position_encoding),
-        )
-
-    @server.feature(types.INITIALIZED)
-    async def initialized(ls: MemzoiServer, params: types.InitializedParams) -> None:
-        if _has(ls.client_capabilities, "workspace.configuration"):
-            try:
-                config = await asyncio.wait_for(
-                    ls.workspace_configuration_async(
-                        types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
-                    ),
-                    timeout=5,
-                )
-                ls.apply_settings(ls.init_options, config[0] if config else None)
-            except Exception as err:  # a client that cannot answer must not stop start-up
-                log.warning("workspace/configuration failed: %s", err)
-        if ls.stopping:
-            log.info("configuration received after shutdown; not starting the workspace scan")
-            return
-        await watch.register_client_watching(ls)
-        roots: list[Path] = []
-        for folder in ls.workspace.folders.values():
-            p = uri_to_path(folder.uri)
-            if p:
-                roots.append(p)
-        if not roots and ls.workspace.root_path:
-            roots.append(Path(ls.workspace.root_path))
-        for root in roots:
-            ls.add_project(root)  # only looks at root/.memzoi: never walks the folder (B30)
-        for uri in ls.docs.open_uris():
-            sync.discover(ls, uri)
-        ls.inbox_watch = CandidateWatch(ls)
-        ls.inbox_watch.start()
-        ls.scan_executor.submit(_install_index_sync)  # off the loop: it loads the lifecycle
-        ls.window_log_message(types.LogMessageParams(type=types.MessageType.Info, message="memzoi-lsp ready"))
-
-    @server.feature(types.SHUTDOWN)
-    def shutdown(ls: MemzoiServer, params: None) -> None:
-        ls.stopping = True
-        ls.publishing.stop()
-        watch.stop(ls)
-        if ls.inbox_watch is not None:
-            ls.inbox_watch.stop()
-        for task in list(ls.tasks):
-            task.cancel()
-        ls.scan_executor.shutdown(wait=True, cancel_futures=True)
-        from . import indexing  # noqa: PLC0415 lazy: start-up - it loads the core's index, which `initialize` does not need
-
-        for project in ls.projects.values():
-            indexing.close(project)
-        log.info("shutdown complete")
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls: MemzoiServer, params: types.DidChangeConfigurationParams) -> None:
-        settings = params.settings
-        if _has(ls.client_capabilities, "workspace.configuration"):
-            try:
-                config = await ls.workspace_configuration_async(
-                    types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
-                )
-                settings = config[0] if config else settings
-            except Exception as err:
-                log.warning("workspace/configuration failed: %s", err)
-        before = ls.settings_generation
-        ls.apply_settings(ls.init_options, settings)
-        if ls.settings_generation != before:
-            ls.refresh_all()
+    startup.register(server)
 
     # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
     for module in (
@@ -411,7 +332,6 @@ def create_server() -> MemzoiServer:
         actions,
         checkpoints,
         commands,
-        folders,
         inbox,
         lenses,
         lifecycle,
@@ -425,6 +345,7 @@ def create_server() -> MemzoiServer:
         watch,
     ):
         module.register(server)
+    server.folders.register(server)
     return server
 
 

@@ -9,7 +9,6 @@ from lsprotocol import types
 
 from memzoi.judge.workspace import place
 
-from . import diagnostics, watch
 from .documents import path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
@@ -25,7 +24,7 @@ def register(server: Session) -> None:
         discover(ls, uri)
         ls.apply_editor(uri)
         if not ls.pull_diagnostics:
-            diagnostics.publish(ls, uri)  # at once on open; typing is debounced
+            ls.publish(uri)  # at once on open; typing is debounced
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: Session, params: types.DidChangeTextDocumentParams) -> None:
@@ -35,18 +34,18 @@ def register(server: Session) -> None:
         if ls.pull_diagnostics:
             ls.apply_editor(params.text_document.uri)
         else:
-            diagnostics.schedule(ls, params.text_document.uri)
+            ls.schedule_diagnostics(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: Session, params: types.DidSaveTextDocumentParams) -> None:
         path = uri_to_path(params.text_document.uri)
         if path is not None:
-            watch.files_changed(ls, [path], immediate=True)
+            ls.files_changed([path], immediate=True)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: Session, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
-        ls.publishing.cancel(uri)
+        ls.cancel_diagnostics(uri)
         # The buffer is gone: the file on disk (if any) is what other files now refer to and what is shown.
         path = uri_to_path(uri)
         project = ls.project_for(path)
@@ -59,7 +58,7 @@ def register(server: Session) -> None:
                 if affected:
                     ls.republish(affected)
                 return
-            diagnostics.publish(ls, key)
+            ls.publish(key)
             if affected - {key}:
                 ls.republish(affected - {key})
         else:
@@ -67,8 +66,8 @@ def register(server: Session) -> None:
                 affected = project.forget(key)
                 if affected - {key}:
                     ls.republish(affected - {key})
-            if not ls.pull_diagnostics and (uri in ls.publishing.shown or key in ls.publishing.shown):
-                diagnostics.clear(ls, uri)
+            if not ls.pull_diagnostics and (uri in (shown := ls.shown_uris()) or key in shown):
+                ls.clear_diagnostics(uri)
 
 
 def discover(ls: Session, uri: str) -> None:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
-from pygls.workspace import TextDocument
+from pygls.workspace import TextDocument, Workspace
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
@@ -25,13 +26,15 @@ class LspTextDocument(TextDocument):
         return tuple(_LINE.findall(self.source))
 
 
-def install(workspace) -> None:
+def install(workspace: Workspace) -> None:
     """Make ``workspace`` create :class:`LspTextDocument` objects (call in ``initialize``, before any didOpen)."""
     original = workspace._create_text_document
 
-    def create(doc_uri, source=None, version=None, language_id=None):
+    def create(
+        doc_uri: str, source: str | None = None, version: int | None = None, language_id: str | None = None
+    ) -> Any:
         doc = original(doc_uri, source=source, version=version, language_id=language_id)
         doc.__class__ = LspTextDocument  # same fields; only the line splitting differs
         return doc
 
-    workspace._create_text_document = create
+    workspace._create_text_document = create  # type: ignore[method-assign]  # pygls has no factory hook

@@ -162,7 +162,7 @@ def _reader_thread(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyn
     # its lock when the interpreter exits, which aborts the process.
     try:
         fd = stdin.fileno()
-        read = lambda n: os.read(fd, n)  # noqa: E731
+        read: Callable[[int], bytes] = lambda n: os.read(fd, n)  # noqa: E731
     except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both an OSError and a ValueError
         read = getattr(stdin, "read1", None) or stdin.read
     while True:

@@ -26,10 +26,12 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from . import diagnostics
 from .documents import uri_to_path
 
 if TYPE_CHECKING:
+    from memzoi.judge.analysis import Analysis
+    from memzoi.runs.projectstate import StateChanges
+
     from .project import Project
     from .session import Session
 
@@ -219,9 +221,7 @@ def process(ls: Session, paths: list[Path]) -> tuple[list[str], list[str]]:
 
     Returns ``(updated URIs, removed URIs)``.
     """
-    from . import inboxwatch  # noqa: PLC0415 lazy: start-up
-
-    inboxwatch.paths_changed(ls, paths)
+    ls.inbox_paths_changed(paths)
     updated: list[str] = []
     removed: list[str] = []
     affected: set[str] = set()
@@ -238,12 +238,12 @@ def process(ls: Session, paths: list[Path]) -> tuple[list[str], list[str]]:
     return updated, removed
 
 
-def _apply(ls: Session, project: Project, batch: list[Path]):
+def _apply(ls: Session, project: Project, batch: list[Path]) -> StateChanges:
     """One project's batch through the core (:class:`memzoi.runs.projectstate.StateChanges` back): removed files are
     cleared, open buffers whose file is back are diagnosed again, the index update is queued."""
     from . import indexing  # noqa: PLC0415 lazy: start-up
 
-    shown = [p for p in (uri_to_path(u) for u in ls.publishing.shown) if p is not None and project.contains(p)]
+    shown = [str(p) for p in (uri_to_path(u) for u in ls.shown_uris()) if p is not None and project.contains(p)]
     changes = project.apply_events(batch, shown=shown, analysis_of=lambda uri: _closed_analysis(ls, uri))
     for uri in changes.removed:
         _drop(ls, uri)
@@ -255,7 +255,7 @@ def _apply(ls: Session, project: Project, batch: list[Path]):
     return changes
 
 
-def _closed_analysis(ls: Session, uri: str):
+def _closed_analysis(ls: Session, uri: str) -> Analysis | None:
     """The analysis of the closed file ``uri`` as it is on disk (the document cache's, analysed once); ``None`` for
     an open document (the editor's text governs) or an unreadable file."""
     if ls.docs.is_open(uri) and not ls.docs.is_behind(uri):
@@ -269,17 +269,17 @@ def _drop(ls: Session, uri: str) -> None:
     ls.docs.forget(uri)
     if ls.docs.is_open(uri):
         ls.gone.add(uri)
-    diagnostics.clear(ls, uri)
+    ls.clear_diagnostics(uri)
 
 
 def _by_project(ls: Session, paths: list[Path]) -> dict[Project, list[Path]]:
     """``paths`` grouped by the project holding them; a new ``.memzoi`` folder registers its project."""
-    out: dict = {}
+    out: dict[Project, list[Path]] = {}
     for path in paths:
         project = ls.project_for(path)
         if project is None:
             root = path.parent if path.name == ".memzoi" else path.parent.parent
-            if (path.name == ".memzoi" or path.parent.name == ".memzoi") and root.resolve() not in ls.forgotten:
+            if (path.name == ".memzoi" or path.parent.name == ".memzoi") and not ls.is_forgotten(root.resolve()):
                 ls.add_project(root)
             continue
         out.setdefault(project, []).append(path)

@@ -13,7 +13,17 @@ import logging
 import os
 import sys
 import warnings
+from collections.abc import AsyncIterator
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from anyio.streams.memory import MemoryObjectReceiveStream
+    from mcp.server.lowlevel import Server
+
+    from memzoi.agent.project import ProjectChoice
+    from memzoi.judge.config_model import McpSection
 
 DESCRIPTION = """\
 Serve this project's Memzoi memory to coding agents over MCP (stdio). Agents can search and read memory, build a
@@ -52,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _client_name(ctx) -> str:
+def _client_name(ctx: Any) -> str:
     """The actor of a session's proposals: the client's ``clientInfo.name`` (one line, at most 100 chars)."""
     params = getattr(ctx.session, "client_params", None)
     info = getattr(params, "client_info", None)
@@ -60,7 +70,7 @@ def _client_name(ctx) -> str:
     return name or "mcp-client"
 
 
-def _load_core():
+def _load_core() -> ModuleType:
     """The core's tool module (its :data:`~memzoi.agent.tools.TOOLS` lists every tool), loaded on the first request
     so the handshake does not wait for its imports."""
     from memzoi.agent import tools  # noqa: PLC0415 lazy: start-up
@@ -76,17 +86,17 @@ def _install_index_sync() -> None:
     install()
 
 
-def _limit_for(tools, root: Path, per_minute: int | None):
+def _limit_for(tools: ModuleType, root: Path, per_minute: int | None) -> Any:
     """The process-wide proposal rate limit of ``root``: ``per_minute`` or its ``[mcp] proposals_per_minute`` (an
     invalid ``[mcp]`` section is refused per proposal, :func:`memzoi.agent.tools.call`)."""
     from memzoi.judge.config import load_section  # noqa: PLC0415 lazy: start-up
 
     if per_minute is None:
-        per_minute = load_section(root / ".memzoi", "mcp")[0].proposals_per_minute
+        per_minute = cast("McpSection", load_section(root / ".memzoi", "mcp")[0]).proposals_per_minute
     return tools.RateLimit(per_minute)
 
 
-async def _client_roots(ctx) -> list[str]:
+async def _client_roots(ctx: Any) -> list[str]:
     """The client's root URIs (``roots/list``), or ``[]`` when it declared no roots or the request fails."""
     import anyio  # noqa: PLC0415 lazy: start-up
     import mcp_types as types  # noqa: PLC0415 lazy: start-up
@@ -107,7 +117,7 @@ async def _client_roots(ctx) -> list[str]:
 
 def make_server(
     explicit: Path | None, per_minute: int | None, env: dict[str, str] | None = None, cwd: Path | None = None
-):
+) -> Server[Any]:
     """The SDK ``Server`` serving the core's tool table for the project :func:`memzoi.agent.project.choose_project`
     picks from ``explicit`` (``--root``), the client's roots, ``env`` and ``cwd``, asked again when the client's
     roots change."""
@@ -120,25 +130,25 @@ def make_server(
 
     env = dict(os.environ if env is None else env)
     cwd = Path.cwd() if cwd is None else cwd
-    loaded: list = []
+    loaded: list[ModuleType] = []
     limits: dict[Path, object] = {}
     roots: list[list[str]] = []  # the client's roots once asked; emptied when they change
     lock = anyio.Lock()
 
-    async def core():
+    async def core() -> ModuleType:
         async with lock:
             if not loaded:
                 loaded.append(await anyio.to_thread.run_sync(_load_core))
         return loaded[0]
 
-    async def project(ctx):
+    async def project(ctx: Any) -> ProjectChoice:
         from memzoi.agent.project import choose_project  # noqa: PLC0415 lazy: start-up
 
         if explicit is None and not roots:
             roots.append(await _client_roots(ctx))
         return choose_project(explicit, roots[0] if roots else [], env, cwd)
 
-    async def list_tools(ctx, params) -> types.ListToolsResult:
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         tools = await core()
         return types.ListToolsResult(
             tools=[
@@ -154,7 +164,7 @@ def make_server(
             ]
         )
 
-    async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         tools = await core()
         if params.name not in tools.TOOLS:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool: {params.name}; call tools/list")
@@ -176,7 +186,7 @@ def make_server(
             is_error=result.is_error,
         )
 
-    async def roots_changed(ctx, params) -> None:
+    async def roots_changed(ctx: Any, params: Any) -> None:
         roots.clear()  # asked again at the next tool call
 
     with warnings.catch_warnings():  # on_roots_list_changed is deprecated in the newest protocol, still in use
@@ -195,7 +205,7 @@ def make_server(
         )
 
 
-def _triaged_stdin():
+def _triaged_stdin() -> tuple[MemoryObjectReceiveStream[dict[str, Any]], Any]:
     """Standard input as the SDK's transport reads it, minus the lines it cannot take: those are answered
     (:func:`memzoi_mcp.framing.triage`) through the returned stream of error responses."""
     import anyio  # noqa: PLC0415 lazy: start-up
@@ -203,14 +213,14 @@ def _triaged_stdin():
 
     from .framing import triage  # noqa: PLC0415 lazy: start-up
 
-    send, receive = anyio.create_memory_object_stream(100)
+    send, receive = anyio.create_memory_object_stream[dict[str, Any]](100)
     raw = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
 
     class Lines:
-        def __aiter__(self):
+        def __aiter__(self) -> AsyncIterator[str]:
             return self._lines()
 
-        async def _lines(self):
+        async def _lines(self) -> AsyncIterator[str]:
             async with send:
                 async for line in raw:
                     forward, answer = triage(line, types.jsonrpc_message_adapter.validate_json)
@@ -222,7 +232,7 @@ def _triaged_stdin():
     return receive, Lines()
 
 
-async def _send_answers(answers, write) -> None:
+async def _send_answers(answers: MemoryObjectReceiveStream[dict[str, Any]], write: Any) -> None:
     """Send each error response of :func:`_triaged_stdin` through the SDK's writer (one writer: no interleaving)."""
     import mcp_types as types  # noqa: PLC0415 lazy: start-up
     from mcp.shared.message import SessionMessage  # noqa: PLC0415 lazy: start-up

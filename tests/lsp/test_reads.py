@@ -1,6 +1,7 @@
-"""Requests read, they never publish (issue 32): a hover, a code action or a diagnostics pull on a changed buffer
-changes no state and re-diagnoses no other file. The change itself (``didChange``) is what enters the project's
-state and makes the other files' findings change."""
+"""Requests read, they never publish (issue 32): a request of any read feature (hover, code actions, a diagnostics
+pull, code lenses, navigation: definition, links, completion, document and workspace symbols; the inbox's and
+resident memory's listings) on a changed buffer changes no state and re-diagnoses no other file. The change itself
+(``didChange``) is what enters the project's state and makes the other files' findings change."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ DOC = types.TextDocumentIdentifier
 
 
 async def _reads(client, uri: str, line: int) -> None:
-    """A hover, a code action and a pull of ``uri``, each answered."""
+    """One request of every read feature on ``uri``, each answered."""
     await client.text_document_hover_async(
         types.HoverParams(text_document=DOC(uri=uri), position=types.Position(line=line, character=2))
     )
@@ -29,6 +30,15 @@ async def _reads(client, uri: str, line: int) -> None:
         )
     )
     await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(text_document=DOC(uri=uri)))
+    at = types.Position(line=line, character=2)
+    await client.text_document_code_lens_async(types.CodeLensParams(text_document=DOC(uri=uri)))
+    await client.text_document_definition_async(types.DefinitionParams(text_document=DOC(uri=uri), position=at))
+    await client.text_document_document_link_async(types.DocumentLinkParams(text_document=DOC(uri=uri)))
+    await client.text_document_completion_async(types.CompletionParams(text_document=DOC(uri=uri), position=at))
+    await client.text_document_document_symbol_async(types.DocumentSymbolParams(text_document=DOC(uri=uri)))
+    await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="pnpm"))
+    for command in ("memzoi.proposals.list", "memzoi.resident.list"):
+        await client.workspace_execute_command_async(types.ExecuteCommandParams(command=command, arguments=[{}]))
 
 
 async def test_a_hover_code_action_or_pull_publishes_nothing(workspace: Path, memzoi_home: Path):

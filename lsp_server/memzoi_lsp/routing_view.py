@@ -1,0 +1,78 @@
+"""Runtime-plane input files as the editor shows them (a session-end ``{task, candidates}`` file, an import
+manifest): which file is one (:func:`input_root`), its findings and its *Plan memory routing…* code action. Shared
+by diagnostics, code actions and the ``routing`` feature's commands, importing none of them
+(``tests/test_architecture.py``). Protocol glue only: :mod:`memzoi.lifecycle.routing` decides.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from memzoi.base.findings import Finding
+
+from .commanding import CommandError
+from .documents import uri_to_path
+
+if TYPE_CHECKING:
+    from .documents import Snapshot
+    from .session import CommandSession
+
+PREVIEW = "memzoi.routing.preview"
+APPLY = "memzoi.routing.apply"
+
+
+def input_root(ls: CommandSession, snap: Snapshot) -> Path | None:
+    """The project root of ``snap`` when it is a runtime input file of a project (else ``None``)."""
+    from memzoi.lifecycle.routing import input_kind  # noqa: PLC0415 lazy: start-up
+
+    if snap.path is None or snap.analysis.placement.memzoi_dir is not None or input_kind(snap.path, snap.text) is None:
+        return None
+    return root_of(ls, snap.path)
+
+
+def root_of(ls: CommandSession, path: Path) -> Path | None:
+    """The workspace project holding ``path``; else the project of the nearest ``.memzoi`` above it, registered
+    now (an input file opened before, or outside, the workspace folders' projects)."""
+    roots = [r for r in ls.projects if path.is_relative_to(r)]
+    if roots:
+        return max(roots, key=lambda r: len(r.parts))
+    for folder in path.parents:
+        if (folder / ".memzoi").is_dir():
+            project = ls.add_project(folder)
+            return project.root if project is not None else None
+    return None
+
+
+def target_path(ls: CommandSession, arg: dict[str, Any]) -> tuple[Path, Path]:
+    """``(project root, file path)`` of the input file ``uri`` (a file anywhere under a workspace project)."""
+    uri = arg.get("uri")
+    path = uri_to_path(uri) if isinstance(uri, str) and uri else None
+    if path is None:
+        raise CommandError("invalid_arguments", "this command needs the saved input file's `uri`")
+    root = root_of(ls, path)
+    if root is None:
+        raise CommandError("not_in_project", f"{path.name}: not inside a project of this workspace")
+    return root, path
+
+
+def findings_for(ls: CommandSession, snap: Snapshot, root: Path) -> list[Finding]:
+    """The verdict's findings of the input file ``snap`` (its text: unsaved edits included)."""
+    from memzoi.lifecycle.routing import input_verdict  # noqa: PLC0415 lazy: start-up
+
+    if snap.path is None:  # input_root found none: an unsaved buffer is no input file
+        return []
+    return list(input_verdict(snap.path, snap.text, root, ls.context(ls.projects[root])))
+
+
+def code_actions(ls: CommandSession, snap: Snapshot) -> list[types.CodeAction]:
+    """*Plan memory routing…*: the client shows the preview, then applies it on confirmation."""
+    from .codeactions import REVIEW_KIND, action as _action, is_dirty  # noqa: PLC0415 lazy: start-up
+
+    dirty = "save the file first: routing reads the file on disk" if is_dirty(ls, snap) else None
+    action = _action(
+        ls, "Plan memory routing (preview)…", REVIEW_KIND, PREVIEW, {"uri": snap.uri}, dirty, preferred=True
+    )
+    return [action] if action is not None else []
