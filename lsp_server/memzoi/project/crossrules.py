@@ -9,6 +9,7 @@ created) no later than ``proposal.proposed_at`` (RFC 3339, or ``YYYY-MM-DD`` at 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..base.findings import Finding, finding
 from ..judge.pathsafety import bears_secret, shown_id, shown_path
@@ -49,39 +50,33 @@ class CrossRules:
             if r.to == "proposal":
                 if not self._proposals.get(identity_token(r.target)):
                     out.append(
-                        finding(
+                        _at(
+                            r,
                             "dangling_reference",
                             f"`{r.field}` names proposal `{shown_id(r.target)}`, but no "
                             "pending or resolved packet in this workspace has that id; fix the id or "
                             "restore the packet",
-                            *r.span,
-                            field=r.field,
-                            target=r.target,
                         )
                     )
                 continue
             target = self._record(r.target)
             if target is None:
                 out.append(
-                    finding(
+                    _at(
+                        r,
                         "dangling_reference",
                         f"`{r.field}` names record `{shown_id(r.target)}`, which does not "
                         "exist in this workspace; fix the id, or restore the record",
-                        *r.span,
-                        field=r.field,
-                        target=r.target,
                     )
                 )
             elif r.field == "supersedes" and f.status == "active" and target.status == "active":
                 out.append(
-                    finding(
+                    _at(
+                        r,
                         "lifecycle_inconsistent",
                         f"this record supersedes `{shown_id(r.target)}`, but that "
                         "record is still `active`: set its status to `superseded` (apply the "
                         "supersede through a proposal) or remove `supersedes`",
-                        *r.span,
-                        field=r.field,
-                        target=r.target,
                     )
                 )
 
@@ -96,52 +91,44 @@ class CrossRules:
             target = self._record(r.target)
             if target is None:
                 out.append(
-                    finding(
+                    _at(
+                        r,
                         "dangling_reference",
                         f"`{r.field}` names record `{shown_id(r.target)}`, which does not "
                         "exist in this workspace, so the proposal cannot be applied; fix the id",
-                        *r.span,
-                        field=r.field,
-                        target=r.target,
                     )
                 )
                 continue
             if target.status != "active":
                 out.append(
-                    finding(
+                    _at(
+                        r,
                         "proposal_target_inactive",
                         f"target `{shown_id(r.target)}` is `{target.status}`, not "
                         "`active`; applying would fail: retarget the proposal or reject it",
-                        *r.span,
-                        field=r.field,
-                        target=r.target,
                         status=target.status,
                     )
                 )
             if (target.scope_kind, target.scope_id) != (f.scope_kind, f.scope_id):
                 out.append(
-                    finding(
+                    _at(
+                        r,
                         "proposal_cross_scope",
                         f"target `{shown_id(r.target)}` has scope "
                         f"{_scope(target.scope_kind, target.scope_id)} but this proposal has scope "
                         f"{_scope(f.scope_kind, f.scope_id)}; applying would fail: make the scopes "
                         "equal",
-                        *r.span,
-                        field=r.field,
-                        target=r.target,
                     )
                 )
             updated = parse_instant(target.when) if target.when else None
             if proposed is not None and updated is not None and updated > proposed:
                 out.append(
-                    finding(
+                    _at(
+                        r,
                         "proposal_target_stale",
                         f"target `{shown_id(r.target)}` was updated at {target.when}, "
                         f"after this proposal (proposed_at {f.when}); review the target's current "
                         "content and re-propose",
-                        *r.span,
-                        field=r.field,
-                        target=r.target,
                     )
                 )
 
@@ -213,6 +200,11 @@ class CrossRules:
                 others=named,
             )
         )
+
+
+def _at(r: Ref, code: str, message: str, **data: Any) -> Finding:
+    """The finding ``code`` anchored on reference ``r`` (its span), naming its field and target."""
+    return finding(code, message, *r.span, field=r.field, target=r.target, **data)
 
 
 def ref_key(r: Ref) -> str:
