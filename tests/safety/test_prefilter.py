@@ -164,3 +164,18 @@ def test_without_hyperscan_the_fallback_finds_the_same():
     env_script = script.replace("sys.modules['hyperscan'] = None", "import os; os.environ['MEMZOI_PREFILTER'] = 're'")
     out = subprocess.run([sys.executable, "-c", env_script], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.split() == ["re", "None", "['private_personal_data']"]
+
+
+def test_hyperscan_is_declared_and_installed_where_its_wheels_exist():
+    """The prefilter is a dependency of the package (with the marker of the platforms PyPI has wheels for); where the
+    marker holds, an install has it, so the detectors' fast path is what users run (the `re`-only fallback is for
+    the other platforms, not a silent result of a lost dependency)."""
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+
+    declared = [Requirement(r) for r in requires("memzoi-lsp") or () if Requirement(r).name == "hyperscan"]
+    assert declared, "hyperscan is not among memzoi-lsp's dependencies"
+    if declared[0].marker is None or declared[0].marker.evaluate({"extra": ""}):
+        assert HAVE_HYPERSCAN, "hyperscan is declared for this platform but not installed"
+        assert prefilter.engine_name() == "hyperscan"
