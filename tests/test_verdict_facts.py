@@ -13,7 +13,7 @@ import sqlite3
 import pytest
 
 from memzoi.project.crossfile import FileFacts, Ref, Workspace
-from memzoi.stores import verdictcache
+from memzoi.stores import toolstamp, verdictcache
 
 from .builders import edit
 from .test_admission import git, rec
@@ -111,7 +111,9 @@ def test_a_configuration_or_tool_change_makes_another_blob(repo, linked, capsys,
     cli(capsys, "check", str(repo / ".memzoi"))
     after = sqlite3.connect(db).execute("SELECT ctx FROM facts").fetchone()[0]
     assert after != before
-    monkeypatch.setattr(verdictcache, "tool_stamp", lambda: "another build")
+    # a tool change changes the stamp everywhere it is read (the stored report's inputs too, memzoi.stores.replay)
+    monkeypatch.setattr(toolstamp, "tool_stamp", lambda: "another build")
+    monkeypatch.setattr(verdictcache, "tool_stamp", toolstamp.tool_stamp)
     same_as_uncached(capsys, linked)
     cli(capsys, "check", str(repo / ".memzoi"))
     assert sqlite3.connect(db).execute("SELECT ctx FROM facts").fetchall() not in ([], [(after,)])

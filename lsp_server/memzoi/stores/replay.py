@@ -65,8 +65,9 @@ _LINK_DOMAIN = b"memzoi-lsp.replay.link.v1\0"
 def link_key(key: str) -> str:
     """The stored form of a cross-file key (:attr:`Inputs.links`): 12 hex characters of a domain-separated BLAKE3
     digest, so that an id or reference that holds a secret is never stored, only compared (two keys with the same
-    digest only widen the files re-judged together)."""
-    return blake3.blake3(_LINK_DOMAIN + key.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    digest only widen the files re-judged together). A lone surrogate (a reference decoded from a `\\ud800` escape) is
+    hashed as its code point (``surrogatepass``), never refused."""
+    return blake3.blake3(_LINK_DOMAIN + key.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def pack_links(keys: list[list[str]]) -> str:
