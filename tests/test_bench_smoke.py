@@ -8,8 +8,6 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
 from memzoi.runs.check import check_paths
 from tests.benchmarks import baselines, run
 from tests.benchmarks.generate import PLANTS, generate
@@ -91,8 +89,6 @@ def test_harness_runs_end_to_end_on_a_tiny_workspace(tmp_path):
 
 
 def test_baselines_read_the_same_files(tmp_path):
-    pytest.importorskip("frontmatter")
-    pytest.importorskip("jsonschema")
     man = generate(tmp_path / "w", 30, seed=2, git=False)
     files = baselines.files_of(man.root / ".memzoi")
     assert len(files) == man.files
