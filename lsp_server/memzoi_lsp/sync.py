@@ -9,7 +9,8 @@ from lsprotocol import types
 
 from memzoi.judge.workspace import place
 
-from .documents import path_to_uri, uri_to_path
+from . import routing_view
+from .documents import path_to_uri, uri_key, uri_to_path
 
 if TYPE_CHECKING:
     from .session import Session
@@ -21,7 +22,7 @@ def register(server: Session) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: Session, params: types.DidOpenTextDocumentParams) -> None:
         uri = params.text_document.uri
-        discover(ls, uri)
+        discover(ls, uri, params.text_document.text)
         ls.apply_editor(uri)
         if not ls.pull_diagnostics:
             ls.publish(uri)  # at once on open; typing is debounced
@@ -30,7 +31,8 @@ def register(server: Session) -> None:
     def did_change(ls: Session, params: types.DidChangeTextDocumentParams) -> None:
         # pygls has already applied every content change to the workspace document. Push: the change enters the
         # project's state and is published once typing pauses (diagnostics.schedule); pull: at once, since the
-        # client pulls next.
+        # client pulls next. A file that became a runtime input file has its project registered now, not by a read.
+        discover(ls, params.text_document.uri)
         if ls.pull_diagnostics:
             ls.apply_editor(params.text_document.uri)
         else:
@@ -70,14 +72,23 @@ def register(server: Session) -> None:
                 ls.clear_diagnostics(uri)
 
 
-def discover(ls: Session, uri: str) -> None:
-    """Register the project of an opened file (walking up to its ``.memzoi``; never down)."""
+def discover(ls: Session, uri: str, text: str | None = None) -> None:
+    """Register the project of an opened or changed file (walking up to its ``.memzoi``; never down): a file of a
+    ``.memzoi`` tree, or a runtime input file outside the registered projects
+    (:func:`.routing_view.register_input`; ``text``: the buffer's, else the workspace document's). The reads that
+    follow (``is_memzoi``, the findings) only answer from registered projects."""
     path = uri_to_path(uri)
     if path is None:
         return
     placement = place(path)
-    if placement.memzoi_dir is not None and ls.project_for(path) is None:
-        ls.add_project(placement.memzoi_dir.parent)
+    if placement.memzoi_dir is not None:
+        if ls.project_for(path) is None:
+            ls.add_project(placement.memzoi_dir.parent)
+        return
+    if text is None:
+        doc = ls.workspace.text_documents.get(uri_key(uri))
+        text = doc.source if doc is not None else ""
+    routing_view.register_input(ls, path, text)
 
 
 __all__ = ["discover", "register"]
