@@ -3,7 +3,8 @@ pending proposals or the resident candidates change, whoever changed them (the C
 editor, this server).
 
 - Pending proposals live under ``.memzoi/proposals/pending/``, which the server (or the client for it) already
-  watches: :func:`paths_changed` is called by :func:`memzoi_lsp.watch.process` with every batch.
+  watches: :meth:`CandidateWatch.paths_changed` is called by :meth:`memzoi_lsp.watch.FileWatching.process` with
+  every batch (through the session's ``inbox_paths_changed``).
 - Resident candidates live in one SQLite database in the runtime directory
   (:func:`memzoi.resident.candidates.db_path`), outside every workspace: one watchfiles thread watches that
   directory (not recursively) for the database's files, and a change of
@@ -23,35 +24,36 @@ from typing import TYPE_CHECKING
 from .notifications import INBOX_CHANGED, notify
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import InboxWatchSession
 
 log = logging.getLogger("memzoi_lsp.inboxwatch")
 
 DEBOUNCE_S = 0.1
 
 
-def paths_changed(ls: Session, paths: Iterable[Path]) -> None:
-    """Notify when one of ``paths`` is (or was) a pending proposal, or a folder that holds them (a folder event
-    stands for the files in it, which a watcher may not report one by one)."""
-    for p in paths:
-        posix = Path(p).as_posix()
-        if "/.memzoi/proposals/pending/" in posix or posix.endswith(
-            ("/.memzoi", "/.memzoi/proposals", "/.memzoi/proposals/pending")
-        ):
-            notify(ls, INBOX_CHANGED, {})
-            return
-
-
 class CandidateWatch:
-    """The watcher thread of the candidate database and the last signature seen (loop-owned)."""
+    """The inbox watch feature: it owns the watcher thread of the candidate database, its debounce timer and the
+    last signature seen (loop-owned), and tells the client when the pending proposals change
+    (:meth:`paths_changed`). Made with the session; started when initialized, stopped at shutdown."""
 
-    def __init__(self, ls: Session) -> None:
+    def __init__(self, ls: InboxWatchSession) -> None:
         self.ls = ls
         self.stop_event = threading.Event()
         self.thread: threading.Thread | None = None
         self.signature: str | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.checking = False
+
+    def paths_changed(self, paths: Iterable[Path]) -> None:
+        """Notify when one of ``paths`` is (or was) a pending proposal, or a folder that holds them (a folder event
+        stands for the files in it, which a watcher may not report one by one)."""
+        for p in paths:
+            posix = Path(p).as_posix()
+            if "/.memzoi/proposals/pending/" in posix or posix.endswith(
+                ("/.memzoi", "/.memzoi/proposals", "/.memzoi/proposals/pending")
+            ):
+                notify(self.ls, INBOX_CHANGED, {})
+                return
 
     def start(self) -> None:
         """Take the current signature and start watching (once)."""
@@ -139,4 +141,4 @@ def _safe_signature(signature: Callable[[], str | None]) -> str | None:
         return _UNREADABLE
 
 
-__all__ = ["CandidateWatch", "paths_changed"]
+__all__ = ["CandidateWatch"]

@@ -24,12 +24,12 @@ from memzoi.stores.index import IndexUnavailable, SearchHit
 
 if TYPE_CHECKING:
     from .project import Project
-    from .session import ReadSession, Session
+    from .session import ReadSession, TaskSession
 
 log = logging.getLogger("memzoi_lsp.indexing")
 
 
-async def refresh(ls: Session, project: Project) -> None:
+async def refresh(ls: ReadSession, project: Project) -> None:
     """Bring the project's index up to date (after the first scan)."""
     try:
         await asyncio.get_running_loop().run_in_executor(ls.scan_executor, project.refresh_index, ls.docs.on_disk)
@@ -39,7 +39,7 @@ async def refresh(ls: Session, project: Project) -> None:
         log.warning("index refresh failed for %s: %s", project.root, err)
 
 
-def update(ls: Session, project: Project, paths: list[Path]) -> None:
+def update(ls: TaskSession, project: Project, paths: list[Path]) -> None:
     """Queue a re-index of ``paths`` (changed, created or deleted records and packets) on the scan thread."""
     loop = ls.loop
     if ls.stopping or not paths or loop is None:
@@ -54,7 +54,7 @@ def update(ls: Session, project: Project, paths: list[Path]) -> None:
     ls.spawn(run())
 
 
-async def rebuild(ls: Session, project: Project) -> dict[str, Any]:
+async def rebuild(ls: ReadSession, project: Project) -> dict[str, Any]:
     """Recreate the index of ``project`` from the git plane."""
     try:
         return await asyncio.get_running_loop().run_in_executor(

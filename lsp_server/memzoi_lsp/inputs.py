@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from memzoi.runs.projectstate import InputChanges
 
     from .project import Project
-    from .session import Session
+    from .session import EventSession
 
 log = logging.getLogger("memzoi_lsp.inputs")
 
@@ -34,13 +34,13 @@ POLL_S = 1.0
 _timers: weakref.WeakKeyDictionary[Project, tuple[datetime, asyncio.TimerHandle]] = weakref.WeakKeyDictionary()
 
 
-def follow(ls: Session, project: Project) -> None:
+def follow(ls: EventSession, project: Project) -> None:
     """Start looking at ``project``'s inputs (after its first scan); stops with the server."""
     if not ls.stopping and ls.loop is not None:
         ls.spawn(_follow(ls, project))
 
 
-async def _follow(ls: Session, project: Project) -> None:
+async def _follow(ls: EventSession, project: Project) -> None:
     loop = asyncio.get_running_loop()
     while not ls.stopping:
         await asyncio.sleep(POLL_S)  # a period, not a wait for a condition
@@ -62,7 +62,7 @@ async def _follow(ls: Session, project: Project) -> None:
             rejudge(ls, project, changes)
 
 
-def arm(ls: Session, project: Project, now: datetime | None = None) -> None:
+def arm(ls: EventSession, project: Project, now: datetime | None = None) -> None:
     """Set ``project``'s timer for its earliest retention boundary still to pass (none when there is none; kept when
     it is already set for that instant). When it fires, :func:`boundaries` re-diagnoses what passed and the timer is
     set again. ``now``: the clock (:func:`memzoi.base.clock.utc_now`)."""
@@ -79,7 +79,7 @@ def arm(ls: Session, project: Project, now: datetime | None = None) -> None:
     _timers[project] = (when, ls.loop.call_later(delay, _fire, ls, project))
 
 
-def _fire(ls: Session, project: Project) -> None:
+def _fire(ls: EventSession, project: Project) -> None:
     _timers.pop(project, None)
     if ls.stopping or ls.projects.get(project.root) is not project:
         return
@@ -93,7 +93,7 @@ def _disarm(project: Project) -> None:
         held[1].cancel()
 
 
-def boundaries(ls: Session, project: Project) -> None:
+def boundaries(ls: EventSession, project: Project) -> None:
     """Re-diagnose the closed files whose retention boundary has passed since they were judged
     (:meth:`memzoi.runs.projectstate.ProjectState.passed_boundaries`); their cached analyses are forgotten first (an
     analysis holds ``retention_query_only`` at the clock it was made)."""
@@ -106,7 +106,7 @@ def boundaries(ls: Session, project: Project) -> None:
         ls.republish(set(passed))
 
 
-def rejudge(ls: Session, project: Project, changes: InputChanges) -> None:
+def rejudge(ls: EventSession, project: Project, changes: InputChanges) -> None:
     """Re-diagnose every file of ``project`` after ``changes`` (analyses made under the old configuration are
     forgotten first) and refresh its index (which re-judges the same inputs, :mod:`memzoi.stores.index_fresh`)."""
     from . import indexing  # noqa: PLC0415 lazy: start-up

@@ -7,6 +7,7 @@ by diagnostics, code actions and the ``routing`` feature's commands, importing n
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from .documents import uri_to_path
 
 if TYPE_CHECKING:
     from .documents import Snapshot
-    from .session import CommandSession, ReadSession
+    from .session import CommandSession, ProjectRegistry, ReadSession
 
 PREVIEW = "memzoi.routing.preview"
 APPLY = "memzoi.routing.apply"
@@ -31,7 +32,7 @@ def input_root(ls: ReadSession, snap: Snapshot) -> Path | None:
     it is opened or changed, :func:`register_input`; docs/architecture.md, "Features over snapshots")."""
     if snap.path is None or snap.analysis.placement.memzoi_dir is not None or not is_input(snap.path, snap.text):
         return None
-    return registered_root(ls, snap.path)
+    return registered_root(ls.projects, snap.path)
 
 
 def is_input(path: Path, text: str) -> bool:
@@ -42,17 +43,17 @@ def is_input(path: Path, text: str) -> bool:
     return input_kind(path, text) is not None
 
 
-def registered_root(ls: ReadSession, path: Path) -> Path | None:
-    """The innermost registered project holding ``path`` (``None`` when none does). A read."""
-    roots = [r for r in ls.projects if path.is_relative_to(r)]
+def registered_root(roots: Iterable[Path], path: Path) -> Path | None:
+    """The innermost of the registered project ``roots`` holding ``path`` (``None`` when none does). A read."""
+    roots = [r for r in roots if path.is_relative_to(r)]
     return max(roots, key=lambda r: len(r.parts)) if roots else None
 
 
-def root_of(ls: CommandSession, path: Path) -> Path | None:
+def root_of(ls: ProjectRegistry, path: Path) -> Path | None:
     """The workspace project holding ``path``; else the project of the nearest ``.memzoi`` above it, registered
     now (an input file opened before, or outside, the workspace folders' projects). An event's or a command's
     doing, never a read's."""
-    root = registered_root(ls, path)
+    root = registered_root(ls.projects, path)
     if root is not None:
         return root
     for folder in path.parents:
@@ -62,12 +63,12 @@ def root_of(ls: CommandSession, path: Path) -> Path | None:
     return None
 
 
-def register_input(ls: CommandSession, path: Path | None, text: str) -> None:
+def register_input(ls: ProjectRegistry, path: Path | None, text: str) -> None:
     """An input file opened or changed in the editor: register the project of the nearest ``.memzoi`` above it
     when no registered project holds it (:func:`root_of`), so the reads (:func:`input_root`) find it."""
     from memzoi.judge.workspace import place  # noqa: PLC0415 lazy: start-up
 
-    if path is None or not is_input(path, text) or registered_root(ls, path) is not None:
+    if path is None or not is_input(path, text) or registered_root(ls.projects, path) is not None:
         return
     if place(path).memzoi_dir is None:
         root_of(ls, path)
@@ -85,7 +86,7 @@ def target_path(ls: CommandSession, arg: dict[str, Any]) -> tuple[Path, Path]:
     return root, path
 
 
-def findings_for(ls: CommandSession, snap: Snapshot, root: Path) -> list[Finding]:
+def findings_for(ls: ReadSession, snap: Snapshot, root: Path) -> list[Finding]:
     """The verdict's findings of the input file ``snap`` (its text: unsaved edits included)."""
     from memzoi.lifecycle.routing import input_verdict  # noqa: PLC0415 lazy: start-up
 
@@ -94,7 +95,7 @@ def findings_for(ls: CommandSession, snap: Snapshot, root: Path) -> list[Finding
     return list(input_verdict(snap.path, snap.text, root, ls.context(ls.projects[root])))
 
 
-def code_actions(ls: CommandSession, snap: Snapshot) -> list[types.CodeAction]:
+def code_actions(ls: ReadSession, snap: Snapshot) -> list[types.CodeAction]:
     """*Plan memory routing…*: the client shows the preview, then applies it on confirmation."""
     from .codeactions import REVIEW_KIND, action as _action, is_dirty  # noqa: PLC0415 lazy: start-up
 

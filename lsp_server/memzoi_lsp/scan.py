@@ -35,13 +35,13 @@ if TYPE_CHECKING:
     from memzoi.stores.verdictcache import ProjectCache
 
     from .project import Project
-    from .session import Session
+    from .session import EventSession
 
 log = logging.getLogger("memzoi_lsp.scan")
 CHUNK = 100
 
 
-async def scan_project(ls: Session, project: Project) -> None:
+async def scan_project(ls: EventSession, project: Project) -> None:
     """Scan one project (see the module docstring). Cancelled cleanly on shutdown."""
     from memzoi.project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
     from memzoi.runs.scanverdicts import cached_stages, open_cache  # noqa: PLC0415 lazy: start-up
@@ -89,7 +89,7 @@ async def scan_project(ls: Session, project: Project) -> None:
     _log_scanned(ls, project, started, cached)
 
 
-def _report(ls: Session, token: str | None, done: int, total: int) -> None:
+def _report(ls: EventSession, token: str | None, done: int, total: int) -> None:
     if token:
         ls.work_done_progress.report(
             token,
@@ -97,12 +97,12 @@ def _report(ls: Session, token: str | None, done: int, total: int) -> None:
         )
 
 
-def _end_progress(ls: Session, token: str | None, project: Project) -> None:
+def _end_progress(ls: EventSession, token: str | None, project: Project) -> None:
     if token and not ls.stopping:
         ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=f"{len(project.files)} files"))
 
 
-def _log_scanned(ls: Session, project: Project, started: float, cached: int) -> None:
+def _log_scanned(ls: EventSession, project: Project, started: float, cached: int) -> None:
     """Log the finished scan, and tell the client in its log window."""
     elapsed = (time.perf_counter() - started) * 1000
     log.info(
@@ -124,7 +124,7 @@ def _warn_linked(project: Project) -> None:
         log.warning("%s", linked_plane_message(linked))
 
 
-async def _begin_progress(ls: Session) -> str | None:
+async def _begin_progress(ls: EventSession) -> str | None:
     """A work-done progress token for the scan, begun; ``None`` when the client has none or refuses one."""
     if not get_capability(ls.client_capabilities, "window.work_done_progress", False):
         return None
@@ -141,7 +141,7 @@ async def _begin_progress(ls: Session) -> str | None:
 
 
 async def _analyse_misses(
-    ls: Session,
+    ls: EventSession,
     project: Project,
     misses: list[tuple[str, str]],
     ctx: ProjectContext,
@@ -168,9 +168,9 @@ async def _analyse_misses(
     return True
 
 
-def publish_open(ls: Session, project: Project) -> None:
+def publish_open(ls: EventSession, project: Project) -> None:
     """Publish the open documents of ``project`` now, before its scan does any work: the first diagnostics never
-    wait for the workspace (cross-file findings follow when the scan is done, :meth:`Session.on_project_scanned`).
+    wait for the workspace (cross-file findings follow when the scan is done, :meth:`EventSession.on_project_scanned`).
     Their editor text enters the project's state first (the scan itself leaves open documents alone)."""
     mine = [uri for uri in ls.docs.open_uris() if (path := uri_to_path(uri)) is not None and project.contains(path)]
     for uri in mine:
@@ -191,7 +191,7 @@ def _next(results: Iterator[Scanned | None], n: int, cache: ProjectCache | None)
     return out
 
 
-def _take(ls: Session, project: Project, scanned: list[tuple[tuple[str, str], Any]]) -> None:
+def _take(ls: EventSession, project: Project, scanned: list[tuple[tuple[str, str], Any]]) -> None:
     """On the event loop: for each ``((uri, path), got)`` of ``scanned`` (``got``: a compact verdict, or a
     :class:`memzoi.runs.scanverdicts.Scanned`), keep the file's compact verdict and its index row, feed its facts to
     the cross-file workspace and publish it (open documents keep the editor's text)."""

@@ -98,9 +98,11 @@ class _Session:
     """What :mod:`memzoi_lsp.closed` and ``MemzoiServer.gone_from_disk`` read of the server."""
 
     def __init__(self, project) -> None:
+        from memzoi_lsp.watch import FileWatching
+
         self.project = project
         self.docs = _Docs()
-        self.gone: set[str] = set()
+        self.watching = FileWatching(self)  # type: ignore[arg-type]  # holds the gone marks
 
     def project_for(self, path):
         return self.project
@@ -149,15 +151,15 @@ def test_gone_from_disk_is_a_read(workspace: Path):
     path = workspace / ".memzoi" / "records" / "use-pnpm.md"
     uri = path_to_uri(path)
     ls = _Session(None)
-    ls.gone.add(uri)
+    ls.watching.gone.add(uri)
     snap = Snapshot(uri, path, "", 1, True, None)  # type: ignore[arg-type]  # the analysis is not read
     assert not MemzoiServer.gone_from_disk(ls, snap)  # type: ignore[arg-type]  # the file is there
-    assert ls.gone == {uri}
+    assert ls.watching.gone == {uri}
     text = path.read_text()
     path.unlink()
     assert MemzoiServer.gone_from_disk(ls, snap)  # type: ignore[arg-type]
     path.write_text(text)
-    assert not MemzoiServer.gone_from_disk(ls, snap) and ls.gone == {uri}  # type: ignore[arg-type]
+    assert not MemzoiServer.gone_from_disk(ls, snap) and ls.watching.gone == {uri}  # type: ignore[arg-type]
 
 
 class _Registering:
