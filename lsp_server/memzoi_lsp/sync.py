@@ -47,7 +47,7 @@ class TextSync:
         # pygls has already applied every content change to the workspace document. Push: the change enters the
         # project's state and is published once typing pauses (diagnostics.schedule); pull: at once, since the
         # client pulls next. A file that became a runtime input file has its project registered now, not by a read.
-        discover(ls, params.text_document.uri)
+        discover_input(ls, params.text_document.uri)
         if ls.pull_diagnostics:
             ls.apply_editor(params.text_document.uri)
         else:
@@ -91,10 +91,10 @@ class TextSync:
 
 
 def discover(ls: EventSession, uri: str, text: str | None = None) -> None:
-    """Register the project of an opened or changed file (walking up to its ``.memzoi``; never down): a file of a
-    ``.memzoi`` tree, or a runtime input file outside the registered projects
-    (:func:`.routing_view.register_input`; ``text``: the buffer's, else the workspace document's). The reads that
-    follow (``is_memzoi``, the findings) only answer from registered projects."""
+    """Register the project of an opened file (walking up to its ``.memzoi``; never down): a file of a ``.memzoi``
+    tree, or a runtime input file outside the registered projects (:func:`discover_input`; ``text``: the
+    buffer's, else the workspace document's). The reads that follow (``is_memzoi``, the findings) only answer from
+    registered projects."""
     path = uri_to_path(uri)
     if path is None:
         return
@@ -103,10 +103,20 @@ def discover(ls: EventSession, uri: str, text: str | None = None) -> None:
         if ls.project_for(path) is None:
             ls.add_project(placement.memzoi_dir.parent)
         return
+    discover_input(ls, uri, text)
+
+
+def discover_input(ls: EventSession, uri: str, text: str | None = None) -> None:
+    """A buffer that is (or became, on a change) a runtime input file outside the registered projects: register the
+    project of the ``.memzoi`` above it (:func:`.routing_view.register_input`; ``text``: the buffer's, else the
+    workspace document's; the core looks at the name first, :func:`memzoi.lifecycle.routing.input_kind`)."""
+    path = uri_to_path(uri)
+    if path is None:
+        return
     if text is None:
         doc = ls.workspace.text_documents.get(uri_key(uri))
         text = doc.source if doc is not None else ""
     routing_view.register_input(ls, path, text)
 
 
-__all__ = ["TextSync", "discover"]
+__all__ = ["TextSync", "discover", "discover_input"]

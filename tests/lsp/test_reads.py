@@ -204,3 +204,9 @@ def test_a_read_of_an_input_file_outside_the_projects_registers_nothing(tmp_path
     assert reads.is_memzoi(ls, snap)  # type: ignore[arg-type]
     sync.discover(ls, uri, SESSION)  # type: ignore[arg-type]  # registered once
     assert ls.added == [root]
+    changed = _Registering()
+    sync.discover_input(changed, uri, SESSION)  # type: ignore[arg-type]  # a change that made it an input file
+    assert changed.added == [root]
+    record = root / ".memzoi" / "records" / "a.yml"
+    sync.discover_input(changed, path_to_uri(record), SESSION)  # type: ignore[arg-type]  # inside .memzoi: no input
+    assert changed.added == [root]
