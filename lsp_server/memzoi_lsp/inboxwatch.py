@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .notifications import INBOX_CHANGED, notify
+from .tasks import Tasks
 
 if TYPE_CHECKING:
     from .session import InboxWatchSession
@@ -43,6 +44,7 @@ class CandidateWatch:
         self.signature: str | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.checking = False
+        self.tasks = Tasks()  # its signature checks
 
     def paths_changed(self, paths: Iterable[Path]) -> None:
         """Notify when one of ``paths`` is (or was) a pending proposal, or a folder that holds them (a folder event
@@ -67,7 +69,7 @@ class CandidateWatch:
         except Exception as err:  # an unusable runtime directory: the inbox still refreshes on request
             log.info("not watching resident candidates: %s", err)
             return
-        self.ls.spawn(self._check(initial=True))
+        self.tasks.spawn(self._check(initial=True))
         self.thread = threading.Thread(
             target=self._run, args=(directory, DB_NAME), name="memzoi-inbox-watch", daemon=True
         )
@@ -101,7 +103,7 @@ class CandidateWatch:
             return
         if self.timer is not None:
             self.timer.cancel()
-        self.timer = self.ls.loop.call_later(DEBOUNCE_S, lambda: self.ls.spawn(self._check()))
+        self.timer = self.ls.loop.call_later(DEBOUNCE_S, lambda: self.tasks.spawn(self._check()))
 
     async def _check(self, initial: bool = False) -> None:
         from memzoi.resident.candidates import signature  # noqa: PLC0415 lazy: start-up
@@ -114,6 +116,7 @@ class CandidateWatch:
             now = await asyncio.get_running_loop().run_in_executor(None, _safe_signature, signature)
         finally:
             self.checking = False
+        self.tasks = Tasks()  # its signature checks
         if now is _UNREADABLE:
             return
         if now != self.signature:
@@ -126,6 +129,7 @@ class CandidateWatch:
         self.stop_event.set()
         if self.timer is not None:
             self.timer.cancel()
+        self.tasks.cancel()
         if self.thread is not None:
             self.thread.join(timeout=1)
 

@@ -25,6 +25,7 @@ from memzoi.stores.index import IndexUnavailable, SearchHit
 if TYPE_CHECKING:
     from .project import Project
     from .session import ReadSession, TaskSession
+    from .tasks import Tasks
 
 log = logging.getLogger("memzoi_lsp.indexing")
 
@@ -39,8 +40,9 @@ async def refresh(ls: ReadSession, project: Project) -> None:
         log.warning("index refresh failed for %s: %s", project.root, err)
 
 
-def update(ls: TaskSession, project: Project, paths: list[Path]) -> None:
-    """Queue a re-index of ``paths`` (changed, created or deleted records and packets) on the scan thread."""
+def update(ls: TaskSession, project: Project, paths: list[Path], tasks: Tasks) -> None:
+    """Queue a re-index of ``paths`` (changed, created or deleted records and packets) on the scan thread, as one
+    of ``tasks`` (the caller's: the watch feature's)."""
     loop = ls.loop
     if ls.stopping or not paths or loop is None:
         return
@@ -51,7 +53,7 @@ def update(ls: TaskSession, project: Project, paths: list[Path]) -> None:
         except Exception as err:
             log.warning("index update failed: %s", err)
 
-    ls.spawn(run())
+    tasks.spawn(run())
 
 
 async def rebuild(ls: ReadSession, project: Project) -> dict[str, Any]:

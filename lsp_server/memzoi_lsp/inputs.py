@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from .project import Project
     from .session import EventSession
+    from .tasks import Tasks
 
 log = logging.getLogger("memzoi_lsp.inputs")
 
@@ -34,13 +35,14 @@ POLL_S = 1.0
 _timers: weakref.WeakKeyDictionary[Project, tuple[datetime, asyncio.TimerHandle]] = weakref.WeakKeyDictionary()
 
 
-def follow(ls: EventSession, project: Project) -> None:
-    """Start looking at ``project``'s inputs (after its first scan); stops with the server."""
+def follow(ls: EventSession, project: Project, tasks: Tasks) -> None:
+    """Start looking at ``project``'s inputs (after its first scan) as one of ``tasks`` (the scan feature's);
+    stops with the server."""
     if not ls.stopping and ls.loop is not None:
-        ls.spawn(_follow(ls, project))
+        tasks.spawn(_follow(ls, project, tasks))
 
 
-async def _follow(ls: EventSession, project: Project) -> None:
+async def _follow(ls: EventSession, project: Project, tasks: Tasks) -> None:
     loop = asyncio.get_running_loop()
     while not ls.stopping:
         await asyncio.sleep(POLL_S)  # a period, not a wait for a condition
@@ -59,7 +61,7 @@ async def _follow(ls: EventSession, project: Project) -> None:
             log.warning("looking at the inputs of %s failed: %s", project.root, err)
             continue
         if changes.any and not ls.stopping:
-            rejudge(ls, project, changes)
+            rejudge(ls, project, changes, tasks)
 
 
 def arm(ls: EventSession, project: Project, now: datetime | None = None) -> None:
@@ -106,9 +108,10 @@ def boundaries(ls: EventSession, project: Project) -> None:
         ls.republish(set(passed))
 
 
-def rejudge(ls: EventSession, project: Project, changes: InputChanges) -> None:
+def rejudge(ls: EventSession, project: Project, changes: InputChanges, tasks: Tasks) -> None:
     """Re-diagnose every file of ``project`` after ``changes`` (analyses made under the old configuration are
-    forgotten first) and refresh its index (which re-judges the same inputs, :mod:`memzoi.stores.index_fresh`)."""
+    forgotten first) and refresh its index (which re-judges the same inputs, :mod:`memzoi.stores.index_fresh`) as one
+    of ``tasks``."""
     from . import indexing  # noqa: PLC0415 lazy: start-up
 
     log.info(
@@ -118,7 +121,7 @@ def rejudge(ls: EventSession, project: Project, changes: InputChanges) -> None:
         for uri in project.files:
             ls.docs.forget(uri)
     ls.refresh_all()
-    ls.spawn(indexing.refresh(ls, project))
+    tasks.spawn(indexing.refresh(ls, project))
 
 
 __all__ = ["POLL_S", "arm", "boundaries", "follow", "rejudge"]

@@ -19,7 +19,7 @@ import itertools
 import logging
 import time
 import uuid
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Coroutine, Generator, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
@@ -28,6 +28,7 @@ from pygls.capabilities import get_capability
 from memzoi.judge.workspace import linked_plane, linked_plane_message
 
 from .documents import uri_to_path
+from .tasks import Tasks
 
 if TYPE_CHECKING:
     from memzoi.project.verdict import ProjectContext
@@ -41,8 +42,29 @@ log = logging.getLogger("memzoi_lsp.scan")
 CHUNK = 100
 
 
-async def scan_project(ls: EventSession, project: Project) -> None:
-    """Scan one project (see the module docstring). Cancelled cleanly on shutdown."""
+class Scanning:
+    """The scan feature: it owns the background tasks of a project's start (its scan, then the follow-up of its
+    inputs with their index refreshes, :mod:`.inputs`, and the work the root starts with it, such as the resident
+    reconciliation) and cancels them at shutdown. Made with the session; it answers no request."""
+
+    def __init__(self, ls: EventSession) -> None:
+        self._ls = ls
+        self.tasks = Tasks()
+
+    def start(self, project: Project, *also: Coroutine[Any, Any, Any]) -> None:
+        """Scan ``project`` in the background (:func:`scan_project`), and run ``also`` beside it."""
+        self.tasks.spawn(scan_project(self._ls, project, self.tasks))
+        for coro in also:
+            self.tasks.spawn(coro)
+
+    def stop(self) -> None:
+        """Cancel the scans and what follows them (shutdown)."""
+        self.tasks.cancel()
+
+
+async def scan_project(ls: EventSession, project: Project, tasks: Tasks) -> None:
+    """Scan one project (see the module docstring); ``tasks``: the scan feature's, which the follow-up of the
+    project's inputs joins. Cancelled cleanly on shutdown."""
     from memzoi.project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
     from memzoi.runs.scanverdicts import cached_stages, open_cache  # noqa: PLC0415 lazy: start-up
 
@@ -80,7 +102,7 @@ async def scan_project(ls: EventSession, project: Project) -> None:
         ls.on_project_scanned(project)
         from . import indexing, inputs  # noqa: PLC0415 lazy: start-up
 
-        inputs.follow(ls, project)  # the configuration and git's state, from now on
+        inputs.follow(ls, project, tasks)  # the configuration and git's state, from now on
         await indexing.refresh(ls, project)
     finally:
         project.scanned = True

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from threading import Event
@@ -84,7 +83,7 @@ class MemzoiServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.scan_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memzoi-scan")
         self.stopping = False
-        self.tasks: set[asyncio.Task[Any]] = set()
+        self.scanning = scan.Scanning(self)  # the scan feature: its projects' scans and what follows them
         self.watching = watch.FileWatching(self)  # the watch feature: who watches, threads, the batch
         self.transport_failure: str | None = None
         self.inbox_watch = inboxwatch.CandidateWatch(self)  # the inbox watch: its thread, started when initialized
@@ -132,19 +131,6 @@ class MemzoiServer(LanguageServer):
             self.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
 
     # --- helpers used by feature modules -------------------------------------------------------------------
-
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        """Run ``coro`` in the background, keeping a reference and logging failures."""
-        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
-        self.tasks.add(task)
-
-        def done(t: asyncio.Task[Any]) -> None:
-            self.tasks.discard(t)
-            if not t.cancelled() and t.exception() is not None:
-                log.error("background task failed", exc_info=t.exception())
-
-        task.add_done_callback(done)
-        return task
 
     def is_memzoi(self, snap: Snapshot) -> bool:
         """Whether the server diagnoses ``snap`` (:func:`.reads.is_memzoi`)."""
@@ -223,8 +209,10 @@ class MemzoiServer(LanguageServer):
         self.publishing.forget(uris)
 
     def stop_features(self) -> None:
-        """Shutdown: the features' timers and threads stop (diagnostics, watch, the inbox watch)."""
+        """Shutdown: the features' timers, threads and background tasks stop (diagnostics, the scan, watch, the
+        inbox watch)."""
         self.publishing.stop()
+        self.scanning.stop()
         self.watching.stop()
         self.inbox_watch.stop()
 
@@ -350,8 +338,7 @@ class MemzoiServer(LanguageServer):
 
         project = Project(root)
         self.projects[root] = project
-        self.spawn(scan.scan_project(self, project))
-        self.spawn(resident.reconcile_on_start(root))
+        self.scanning.start(project, resident.reconcile_on_start(root))
         self.watching.watch_project(project)
         return project
 

@@ -13,7 +13,7 @@ A request handler reads (documents, verdicts, settings) and never changes projec
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
@@ -93,13 +93,11 @@ class Notifier(Protocol):
 
 
 class InboxWatchSession(Notifier, Protocol):
-    """What the inbox watch receives (:class:`memzoi_lsp.inboxwatch.CandidateWatch`): notifying the client, the
-    event loop and background work; nothing of the project state."""
+    """What the inbox watch receives (:class:`memzoi_lsp.inboxwatch.CandidateWatch`): notifying the client and the
+    event loop; nothing of the project state."""
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None: ...
-
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
 
 
 class LogSession(Protocol):
@@ -127,15 +125,14 @@ class ProjectRegistry(Protocol):
 
 
 class TaskSession(ReadSession, Protocol):
-    """The read view plus background work on the event loop (``loop``, ``spawn``) and whether the session is
-    stopping: what the index's updates (:mod:`memzoi_lsp.indexing`) need."""
+    """The read view plus the event loop and whether the session is stopping: what work the loop runs in the
+    background needs (the index's updates, :mod:`memzoi_lsp.indexing`; the tasks are their feature's own,
+    :class:`memzoi_lsp.tasks.Tasks`)."""
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None: ...
     @property
     def stopping(self) -> bool: ...
-
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
 
 
 class DiagnosticsSession(TaskSession, Protocol):
@@ -260,7 +257,6 @@ class Session(Protocol):
     loop: asyncio.AbstractEventLoop | None
     scan_executor: ThreadPoolExecutor
     stopping: bool
-    tasks: set[asyncio.Task[Any]]
     watching: Any  # memzoi_lsp.watch.FileWatching (typed loosely: this module imports no feature)
 
     # reads (never change project state, never publish)
@@ -274,7 +270,6 @@ class Session(Protocol):
     def known_uris(self) -> list[str]: ...
 
     # session actions
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
     def republish(self, uris: set[str]) -> None: ...
     def flush_republish(self) -> None: ...
     def request_refresh(self) -> None: ...

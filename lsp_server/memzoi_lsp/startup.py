@@ -99,9 +99,7 @@ def shutdown(ls: Session, params: None) -> None:
     """``shutdown``: the features' timers and threads, the background tasks and the scan thread stop; each
     project's index is closed."""
     ls.stopping = True
-    ls.stop_features()
-    for task in list(ls.tasks):
-        task.cancel()
+    ls.stop_features()  # their timers, threads and background tasks
     ls.scan_executor.shutdown(wait=True, cancel_futures=True)
     from . import indexing  # noqa: PLC0415 lazy: start-up - it loads the core's index, which `initialize` does not need
 

@@ -29,6 +29,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from .documents import uri_to_path
+from .tasks import Tasks
 
 if TYPE_CHECKING:
     from memzoi.judge.analysis import Analysis
@@ -46,13 +47,14 @@ MAX_WAIT_S = 1.0
 class FileWatching:
     """The watch feature: whether the client watches for the server (``client_watches``), the watchfiles threads
     otherwise (``watcher``), the changed paths waiting for the debounced pass with its timer (``batch``), and the
-    open buffers whose file is gone from disk (``gone``). Made with the session; changed on the event loop only."""
+    open buffers whose file is gone from disk (``gone``), and the index updates it runs (``tasks``). Made with the session; changed on the event loop only."""
 
     def __init__(self, ls: EventSession) -> None:
         self._ls = ls
         self.client_watches = False
         self.watcher: _Watcher | None = None
         self.batch = ChangeBatch()
+        self.tasks = Tasks()  # the index updates of its passes
         # Open documents whose file was deleted or renamed away: neither diagnosed nor cross-checked until the
         # file is back (saved again); a buffer never saved yet is not in here and is diagnosed as usual. Marked and
         # unmarked by the watch pass; a closed buffer's mark goes (the session's ``forget_gone``).
@@ -105,10 +107,11 @@ class FileWatching:
             self.watcher.remove(project.memzoi_dir)
 
     def stop(self) -> None:
-        """Stop the watcher threads and the pending pass (shutdown)."""
+        """Stop the watcher threads, the pending pass and its index updates (shutdown)."""
         if self.watcher is not None:
             self.watcher.stop()
         self.batch.cancel()
+        self.tasks.cancel()
 
     def files_changed(self, paths: Iterable[Path], *, immediate: bool = False) -> None:
         """Queue paths whose disk state may have changed; processed after the debounce (or now, for files the
@@ -166,7 +169,7 @@ class FileWatching:
         for uri in changes.updated:  # an open buffer whose file is back: its text is the file's again
             if ls.docs.is_open(uri) and not ls.docs.is_behind(uri):
                 ls.apply_editor(uri)
-        indexing.update(ls, project, changes.reindex)
+        indexing.update(ls, project, changes.reindex, self.tasks)
         return changes
 
     def _closed_analysis(self, uri: str) -> Analysis | None:
