@@ -28,6 +28,7 @@ from pygls.capabilities import get_capability
 from memzoi.judge.workspace import linked_plane, linked_plane_message
 
 from .documents import uri_to_path
+from .inputs import InputFollow
 from .tasks import Tasks
 
 if TYPE_CHECKING:
@@ -50,21 +51,23 @@ class Scanning:
     def __init__(self, ls: EventSession) -> None:
         self._ls = ls
         self.tasks = Tasks()
+        self.inputs = InputFollow(ls, self.tasks)  # the inputs' looks and boundary timers
 
     def start(self, project: Project, *also: Coroutine[Any, Any, Any]) -> None:
         """Scan ``project`` in the background (:func:`scan_project`), and run ``also`` beside it."""
-        self.tasks.spawn(scan_project(self._ls, project, self.tasks))
+        self.tasks.spawn(scan_project(self._ls, project, self.inputs))
         for coro in also:
             self.tasks.spawn(coro)
 
     def stop(self) -> None:
-        """Cancel the scans and what follows them (shutdown)."""
+        """Cancel the scans and what follows them, and the boundary timers (shutdown)."""
         self.tasks.cancel()
+        self.inputs.stop()
 
 
-async def scan_project(ls: EventSession, project: Project, tasks: Tasks) -> None:
-    """Scan one project (see the module docstring); ``tasks``: the scan feature's, which the follow-up of the
-    project's inputs joins. Cancelled cleanly on shutdown."""
+async def scan_project(ls: EventSession, project: Project, follow: InputFollow) -> None:
+    """Scan one project (see the module docstring); then ``follow`` (the scan feature's) looks at its inputs.
+    Cancelled cleanly on shutdown."""
     from memzoi.project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
     from memzoi.runs.scanverdicts import cached_stages, open_cache  # noqa: PLC0415 lazy: start-up
 
@@ -100,9 +103,9 @@ async def scan_project(ls: EventSession, project: Project, tasks: Tasks) -> None
         if cache is not None:  # the scan saw every file of the project: entries of files gone are dropped
             await loop.run_in_executor(ls.scan_executor, cache.save, True)
         ls.on_project_scanned(project)
-        from . import indexing, inputs  # noqa: PLC0415 lazy: start-up
+        from . import indexing  # noqa: PLC0415 lazy: start-up
 
-        inputs.follow(ls, project, tasks)  # the configuration and git's state, from now on
+        follow.follow(project)  # the configuration and git's state, from now on
         await indexing.refresh(ls, project)
     finally:
         project.scanned = True
