@@ -209,7 +209,7 @@ FEATURES = frozenset(
 SHARED = frozenset(
     "__init__ changes closed codeactions commandids commanding convert documents indexing inputs keys logbridge "
     "markup notifications project protocol provenance readiness reads refusal resident_view routing_view session "
-    "settings textdoc transport".split()
+    "settings tasks textdoc transport".split()
 )
 #: The composition root: it imports the features and wires them.
 ROOT = frozenset({"__main__", "server", "startup"})
@@ -239,6 +239,27 @@ def test_no_feature_imports_another_feature():
 
 def test_shared_modules_import_no_feature():
     assert _feature_edges(_graph("memzoi", "memzoi_lsp"), SHARED) == []
+
+
+def _full_session_users(sources: frozenset[str]) -> list[str]:
+    """The ``memzoi_lsp`` modules of ``sources`` that import the full ``session.Session`` (anywhere, type-only
+    imports included)."""
+    out = []
+    for name in sorted(sources - {"session"}):
+        tree = ast.parse((SRC / "memzoi_lsp" / f"{name}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "session" and node.level == 1:
+                if any(alias.name == "Session" for alias in node.names):
+                    out.append(name)
+    return out
+
+
+def test_features_and_shared_modules_receive_a_narrow_session():
+    """Only the composition root sees the whole session: each feature and shared module is typed with the narrow
+    protocol it needs (``ReadSession``, ``EventSession``, ``CommandSession`` ...), so mypy refuses a write it
+    should not make (docs/architecture.md, "Features over snapshots")."""
+    assert _full_session_users(ROOT) == ["startup"]  # the check sees an import of it
+    assert _full_session_users(FEATURES | SHARED) == []
 
 
 def test_the_feature_check_sees_a_feature_import():

@@ -42,14 +42,15 @@ from .codeactions import (
 )
 from .convert import TextMap
 from .documents import Snapshot, uri_to_path
+from .protocol import handler
 
 if TYPE_CHECKING:
     from memzoi.lifecycle.offers import Offer
 
-    from .session import Session
+    from .session import ReadSession
 
 
-def _fix_edits(ls: Session, snap: Snapshot, f: Finding, fix_index: int) -> types.WorkspaceEdit:
+def _fix_edits(ls: ReadSession, snap: Snapshot, f: Finding, fix_index: int) -> types.WorkspaceEdit:
     tm = TextMap(snap.text, ls.workspace.position_encoding)
     edits = [types.TextEdit(range=tm.range(e.start, e.end), new_text=e.new_text) for e in f.fixes[fix_index].edits]
     if snap.version is not None and get_capability(
@@ -73,7 +74,7 @@ def _find(snap: Snapshot, code: str, start: int, end: int) -> Finding | None:
     return None
 
 
-def quick_fixes(ls: Session, snap: Snapshot, params: types.CodeActionParams) -> list[types.CodeAction]:
+def quick_fixes(ls: ReadSession, snap: Snapshot, params: types.CodeActionParams) -> list[types.CodeAction]:
     """Quick fixes for the fixable findings overlapping the requested range."""
     tm = TextMap(snap.text, ls.workspace.position_encoding)
     lo = tm.offset(params.range.start)
@@ -112,14 +113,24 @@ def quick_fixes(ls: Session, snap: Snapshot, params: types.CodeActionParams) -> 
     return out
 
 
-def register(server: Session) -> None:
-    """Register ``textDocument/codeAction`` and ``codeAction/resolve``."""
+class CodeActions:
+    """The code action feature (``textDocument/codeAction`` and ``codeAction/resolve``): reads over the
+    :class:`~memzoi_lsp.session.ReadSession` it is made with (an action's edit or command runs later, as its own
+    request); it owns no state."""
 
-    @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=True),
-    )
-    def code_action(ls: Session, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    def __init__(self, ls: ReadSession) -> None:
+        self._ls = ls
+
+    def register(self, server: ReadSession) -> None:
+        """Register ``textDocument/codeAction`` and ``codeAction/resolve``."""
+        server.feature(
+            types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=True)
+        )(handler(self.code_action))
+        server.feature(types.CODE_ACTION_RESOLVE)(handler(self.resolve))
+
+    def code_action(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        """The quick fixes and the review actions of the document (materialization actions for a ``.json`` artifact)."""
+        ls = self._ls
         uri = params.text_document.uri
         if uri.endswith(".json"):
             return finish(materialization_actions(ls, uri), params) or None
@@ -139,8 +150,9 @@ def register(server: Session) -> None:
             actions.extend(finish(lifecycle_actions(ls, snap), params))
         return actions or None
 
-    @server.feature(types.CODE_ACTION_RESOLVE)
-    def resolve(ls: Session, action: types.CodeAction) -> types.CodeAction:
+    def resolve(self, action: types.CodeAction) -> types.CodeAction:
+        """A quick fix's edit, computed when the client picks it (none when the document changed since the listing)."""
+        ls = self._ls
         data = action.data if isinstance(action.data, dict) else {}
         if data.get("type") != "fix":
             return action
@@ -178,7 +190,7 @@ RECOVER_LABELS = {
 }
 
 
-def _offer_actions(ls: Session, uri: str, offer: Offer) -> list[types.CodeAction | None]:
+def _offer_actions(ls: ReadSession, uri: str, offer: Offer) -> list[types.CodeAction | None]:
     from memzoi.lifecycle.messages import change_label  # noqa: PLC0415 lazy: start-up
 
     args: dict[str, Any] = {"uri": uri}
@@ -223,7 +235,7 @@ def _offer_actions(ls: Session, uri: str, offer: Offer) -> list[types.CodeAction
     return out
 
 
-def lifecycle_actions(ls: Session, snap: Snapshot) -> list[types.CodeAction]:
+def lifecycle_actions(ls: ReadSession, snap: Snapshot) -> list[types.CodeAction]:
     """The core's lifecycle offers of a record or packet (:func:`memzoi.lifecycle.offers.file_offers`) as code
     actions: a blocked offer is a disabled action with its reason, or left out for a client that cannot show one."""
     from memzoi.lifecycle.offers import file_offers  # noqa: PLC0415 lazy: start-up
@@ -253,7 +265,7 @@ STEP_TITLES = {
 }
 
 
-def materialization_actions(ls: Session, uri: str) -> list[types.CodeAction]:
+def materialization_actions(ls: ReadSession, uri: str) -> list[types.CodeAction]:
     """The core's next step of a materialization candidate, plan or decision JSON file
     (:func:`memzoi.lifecycle.artifacts.offered_steps`), and the preview of the last one, as code actions."""
     from memzoi.lifecycle.artifacts import artifact_kind, artifact_set, offered_steps  # noqa: PLC0415 lazy: start-up

@@ -64,7 +64,9 @@ def after_write(
             ls.clear_diagnostics(uri)
     touched_json = [{"uri": uri, "deleted": deleted} for uri, deleted in outcome]
     notify(ls, CHANGED, {"changeId": change_id, "operation": operation, "message": message, "touched": touched_json})
-    if inbox:  # pending proposals: the watcher's pass above notified (memzoi_lsp.inboxwatch.paths_changed)
+    if (
+        inbox
+    ):  # pending proposals: the watcher's pass above notified (memzoi_lsp.inboxwatch.CandidateWatch.paths_changed)
         notify(ls, INBOX_CHANGED, {})
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .commanding import CommandError, command, off_loop, one_root, roots
+from .commanding import CommandError, CommandGroup, command, off_loop, one_root, roots
 from .documents import path_to_uri
 
 if TYPE_CHECKING:
@@ -85,7 +85,5 @@ async def health(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [listing, preview, apply, health]
 
 
-def register(server: CommandSession) -> None:
-    """Register the checkpoint and memory-health commands."""
-    for handler in HANDLERS:
-        server.command(handler.__memzoi_command__)(handler)
+#: The checkpoints commands, a feature the server composes (:class:`.commanding.CommandGroup`).
+FEATURE = CommandGroup.of("checkpoints", HANDLERS)

@@ -24,10 +24,10 @@ if TYPE_CHECKING:
     from memzoi.stores.firststage import FirstStage
 
     from .project import Project
-    from .session import Session
+    from .session import DiagnosticsSession
 
 
-def lookup(ls: Session, uri: str) -> tuple[Project, FirstStage, str] | None:
+def lookup(ls: DiagnosticsSession, uri: str) -> tuple[Project, FirstStage, str] | None:
     """The project, current compact verdict and key URI of the closed file ``uri``; ``None`` when the editor has
     it open, the scan holds none, or its file changed since (kept: a read changes no state)."""
     path = uri_to_path(uri)
@@ -48,10 +48,10 @@ def lookup(ls: Session, uri: str) -> tuple[Project, FirstStage, str] | None:
 
 
 def findings(
-    ls: Session, project: Project, held: FirstStage, key: str, ctx: ProjectContext | None = None
+    ls: DiagnosticsSession, project: Project, held: FirstStage, key: str, ctx: ProjectContext | None = None
 ) -> tuple[str, list[Finding]] | None:
     """``(text, findings)`` of the file of ``held``: its verdict's findings in ``project`` (``ctx``, by default
-    :meth:`Session.context`: the editor settings over the project's ``[rules]``, git, ledger; and the
+    :meth:`DiagnosticsSession.context`: the editor settings over the project's ``[rules]``, git, ledger; and the
     cross-file findings once the first scan is done) and its text, read from disk only when there are findings
     (``""`` otherwise); ``None`` when the text on disk is no longer the one ``held`` was made from (the caller
     then analyses the file; ``held`` stays until the watcher's batch takes the change in)."""
@@ -79,7 +79,7 @@ def findings(
     return text(), found
 
 
-def result_id(ls: Session, held: FirstStage) -> str:
+def result_id(ls: DiagnosticsSession, held: FirstStage) -> str:
     """A pull result id of a closed file known by ``held``: changes with its bytes, the settings and the
     cross-file state."""
     h = blake3.blake3(f"compact|{held.revision}|{ls.settings_generation}|{ls.crossfile_generation}".encode())

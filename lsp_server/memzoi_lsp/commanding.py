@@ -249,3 +249,30 @@ def one_root(ls: CommandSession, arg: dict[str, Any]) -> Path:
 async def off_loop(call: Callable[[], T]) -> T:
     """``call()`` run in the loop's default executor (core reads and writes that block), its result awaited."""
     return await asyncio.get_running_loop().run_in_executor(None, call)
+
+
+class CommandGroup:
+    """A command feature (lifecycle, resident, resident state, routing, materialization, preview, checkpoints, local
+    memory, the inbox, the workspace commands): its ``workspace/executeCommand`` handlers by command identifier,
+    registered from one method as every feature's are (docs/architecture.md, "Features over snapshots"). It owns no
+    state: each handler receives the :class:`~memzoi_lsp.session.CommandSession`. ``setup`` runs once before the
+    handlers are registered (the lifecycle's refusal reporting, :func:`memzoi_lsp.refusal.install`)."""
+
+    def __init__(
+        self, name: str, handlers: dict[str, Callable[..., Any]], setup: Callable[[], None] | None = None
+    ) -> None:
+        self.name = name
+        self.handlers = handlers
+        self._setup = setup
+
+    @classmethod
+    def of(cls, name: str, handlers: list[CommandHandler], setup: Callable[[], None] | None = None) -> CommandGroup:
+        """The group of ``handlers`` made by :func:`command` (each names its own command)."""
+        return cls(name, {h.__memzoi_command__: h for h in handlers}, setup)
+
+    def register(self, server: CommandSession) -> None:
+        """Register every command of the group."""
+        if self._setup is not None:
+            self._setup()
+        for command_name, handler in self.handlers.items():
+            server.command(command_name)(handler)

@@ -25,18 +25,18 @@ from .documents import Snapshot, uri_to_path
 if TYPE_CHECKING:
     from memzoi.project.verdict import ProjectContext
 
-    from .session import Session
+    from .session import DiagnosticsSession
 
 SOURCE = "memzoi"
 
 
-def to_lsp(ls: Session, snap: Snapshot, findings: list[Finding]) -> list[types.Diagnostic]:
+def to_lsp(ls: DiagnosticsSession, snap: Snapshot, findings: list[Finding]) -> list[types.Diagnostic]:
     """Convert ``findings`` (spans into ``snap.text``, already graded by the verdict) into diagnostics in the
     negotiated encoding."""
     return text_to_lsp(ls, snap.text, findings)
 
 
-def text_to_lsp(ls: Session, text: str, findings: list[Finding]) -> list[types.Diagnostic]:
+def text_to_lsp(ls: DiagnosticsSession, text: str, findings: list[Finding]) -> list[types.Diagnostic]:
     """:func:`to_lsp` for findings whose spans index ``text``."""
     if not findings:
         return []
@@ -58,7 +58,7 @@ def text_to_lsp(ls: Session, text: str, findings: list[Finding]) -> list[types.D
     return out
 
 
-def diagnostics_for(ls: Session, snap: Snapshot) -> list[types.Diagnostic]:
+def diagnostics_for(ls: DiagnosticsSession, snap: Snapshot) -> list[types.Diagnostic]:
     """All diagnostics of one snapshot (its own findings plus cross-file findings), or ``[]`` when the file is
     not a Memzoi file."""
     if not ls.is_memzoi(snap):
@@ -73,7 +73,7 @@ def diagnostics_for(ls: Session, snap: Snapshot) -> list[types.Diagnostic]:
 
 
 def closed_diagnostics(
-    ls: Session, uri: str, found: tuple[Any, ...] | None = None, ctx: ProjectContext | None = None
+    ls: DiagnosticsSession, uri: str, found: tuple[Any, ...] | None = None, ctx: ProjectContext | None = None
 ) -> tuple[str, list[types.Diagnostic]] | None:
     """``(result id, diagnostics)`` of a closed file from the scan's compact verdict of it (:mod:`.closed`;
     ``found`` is :func:`.closed.lookup`'s answer when the caller has it, ``ctx`` the project's verdict context);
@@ -95,7 +95,7 @@ def closed_diagnostics(
     return closed.result_id(ls, held), text_to_lsp(ls, *got)
 
 
-def result_id(ls: Session, snap: Snapshot) -> str:
+def result_id(ls: DiagnosticsSession, snap: Snapshot) -> str:
     """A pull result id that changes with the text, the settings and the cross-file state."""
     h = blake3.blake3(snap.text.encode("utf-8", "surrogatepass"))
     h.update(f"|{ls.settings_generation}|{ls.crossfile_generation}".encode())
@@ -109,7 +109,7 @@ class Diagnostics:
     loop only. Other features reach it through the session (``publish``, ``clear_diagnostics`` …), never
     directly."""
 
-    def __init__(self, ls: Session) -> None:
+    def __init__(self, ls: DiagnosticsSession) -> None:
         self._ls = ls
         self.shown: set[str] = set()
         self.timers: dict[str, asyncio.TimerHandle] = {}
@@ -219,14 +219,16 @@ class Diagnostics:
         self.publish(uri)
 
 
-def enable_pull(server: Session) -> None:
+def enable_pull(server: DiagnosticsSession) -> None:
     """Register the pull handlers (``textDocument/diagnostic`` and ``workspace/diagnostic``)."""
 
     @server.feature(
         types.TEXT_DOCUMENT_DIAGNOSTIC,
         types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=True),
     )
-    def document_diagnostic(ls: Session, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
+    def document_diagnostic(
+        ls: DiagnosticsSession, params: types.DocumentDiagnosticParams
+    ) -> types.DocumentDiagnosticReport:
         compact = closed_diagnostics(ls, params.text_document.uri)
         if compact is not None:
             if params.previous_result_id == compact[0]:
@@ -241,7 +243,9 @@ def enable_pull(server: Session) -> None:
         return types.RelatedFullDocumentDiagnosticReport(items=diagnostics_for(ls, snap), result_id=rid)
 
     @server.feature(types.WORKSPACE_DIAGNOSTIC)
-    def workspace_diagnostic(ls: Session, params: types.WorkspaceDiagnosticParams) -> types.WorkspaceDiagnosticReport:
+    def workspace_diagnostic(
+        ls: DiagnosticsSession, params: types.WorkspaceDiagnosticParams
+    ) -> types.WorkspaceDiagnosticReport:
         previous = {p.uri: p.value for p in params.previous_result_ids or []}
         items: list[types.WorkspaceDocumentDiagnosticReport] = []
         for uri in ls.known_uris():
@@ -253,7 +257,9 @@ def enable_pull(server: Session) -> None:
         return types.WorkspaceDiagnosticReport(items=items)
 
 
-def _workspace_item(ls: Session, uri: str, previous: str | None) -> types.WorkspaceDocumentDiagnosticReport | None:
+def _workspace_item(
+    ls: DiagnosticsSession, uri: str, previous: str | None
+) -> types.WorkspaceDocumentDiagnosticReport | None:
     """One closed file's report of a workspace pull: from its compact verdict, else from its analysis."""
     compact = closed_diagnostics(ls, uri)
     if compact is not None:

@@ -16,7 +16,7 @@ from lsprotocol import types
 from .documents import uri_to_path
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import EventSession
 
 log = logging.getLogger("memzoi_lsp.folders")
 
@@ -26,7 +26,7 @@ class Folders:
     later watcher events under them register nothing, :meth:`is_forgotten`). Made by the session with the
     session; changed on the event loop only."""
 
-    def __init__(self, ls: Session) -> None:
+    def __init__(self, ls: EventSession) -> None:
         self._ls = ls
         self._forgotten: set[Path] = set()
 
@@ -39,11 +39,11 @@ class Folders:
         opened)."""
         self._forgotten.discard(root)
 
-    def register(self, server: Session) -> None:
+    def register(self, server: EventSession) -> None:
         """Register the workspace-folders notification handler."""
 
         @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-        def did_change_workspace_folders(ls: Session, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        def did_change_workspace_folders(ls: EventSession, params: types.DidChangeWorkspaceFoldersParams) -> None:
             for folder in params.event.removed or []:
                 path = uri_to_path(folder.uri)
                 if path is not None:
@@ -71,7 +71,7 @@ class Folders:
         from . import indexing  # noqa: PLC0415 lazy: start-up
 
         ls = self._ls
-        project = ls.projects.pop(root, None)
+        project = ls.remove_project(root)
         if project is None:
             return
         self._forgotten.add(root)

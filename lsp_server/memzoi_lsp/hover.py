@@ -23,6 +23,7 @@ from . import keys, provenance, resident_view
 from .convert import TextMap
 from .documents import Snapshot, path_to_uri
 from .markup import code, esc, link, to_plaintext
+from .protocol import handler
 
 if TYPE_CHECKING:
     from .session import ReadSession
@@ -44,11 +45,20 @@ def for_client(ls: ReadSession, hover: types.Hover | None) -> types.Hover | None
     return hover
 
 
-def register(server: ReadSession) -> None:
-    """Register ``textDocument/hover``."""
+class Hover:
+    """The hover feature (``textDocument/hover``): a read over the :class:`~memzoi_lsp.session.ReadSession` it is made
+    with; it owns no state."""
 
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: ReadSession, params: types.HoverParams) -> types.Hover | None:
+    def __init__(self, ls: ReadSession) -> None:
+        self._ls = ls
+
+    def register(self, server: ReadSession) -> None:
+        """Register ``textDocument/hover``."""
+        server.feature(types.TEXT_DOCUMENT_HOVER)(handler(self.hover))
+
+    async def hover(self, params: types.HoverParams) -> types.Hover | None:
+        """The hover at the position, as the client shows it (:func:`markdown_hover`, :func:`for_client`)."""
+        ls = self._ls
         return for_client(ls, await markdown_hover(ls, params))
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from memzoi.judge.workspace import walk
 
 from . import readiness
-from .commanding import command, target_path
+from .commanding import CommandGroup, command, target_path
 from .documents import path_to_uri
 
 if TYPE_CHECKING:
@@ -66,6 +66,5 @@ async def listing(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def register(server: CommandSession) -> None:
-    """Register ``memzoi.proposals.list``."""
-    server.command(LIST)(listing)
+#: ``memzoi.proposals.list``, a feature the server composes (:class:`.commanding.CommandGroup`).
+FEATURE = CommandGroup("inbox", {LIST: listing})

@@ -3,7 +3,8 @@ pending proposals or the resident candidates change, whoever changed them (the C
 editor, this server).
 
 - Pending proposals live under ``.memzoi/proposals/pending/``, which the server (or the client for it) already
-  watches: :func:`paths_changed` is called by :func:`memzoi_lsp.watch.process` with every batch.
+  watches: :meth:`CandidateWatch.paths_changed` is called by :meth:`memzoi_lsp.watch.FileWatching.process` with
+  every batch (through the session's ``inbox_paths_changed``).
 - Resident candidates live in one SQLite database in the runtime directory
   (:func:`memzoi.resident.candidates.db_path`), outside every workspace: one watchfiles thread watches that
   directory (not recursively) for the database's files, and a change of
@@ -21,37 +22,40 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .notifications import INBOX_CHANGED, notify
+from .tasks import Tasks
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import InboxWatchSession
 
 log = logging.getLogger("memzoi_lsp.inboxwatch")
 
 DEBOUNCE_S = 0.1
 
 
-def paths_changed(ls: Session, paths: Iterable[Path]) -> None:
-    """Notify when one of ``paths`` is (or was) a pending proposal, or a folder that holds them (a folder event
-    stands for the files in it, which a watcher may not report one by one)."""
-    for p in paths:
-        posix = Path(p).as_posix()
-        if "/.memzoi/proposals/pending/" in posix or posix.endswith(
-            ("/.memzoi", "/.memzoi/proposals", "/.memzoi/proposals/pending")
-        ):
-            notify(ls, INBOX_CHANGED, {})
-            return
-
-
 class CandidateWatch:
-    """The watcher thread of the candidate database and the last signature seen (loop-owned)."""
+    """The inbox watch feature: it owns the watcher thread of the candidate database, its debounce timer and the
+    last signature seen (loop-owned), and tells the client when the pending proposals change
+    (:meth:`paths_changed`). Made with the session; started when initialized, stopped at shutdown."""
 
-    def __init__(self, ls: Session) -> None:
+    def __init__(self, ls: InboxWatchSession) -> None:
         self.ls = ls
         self.stop_event = threading.Event()
         self.thread: threading.Thread | None = None
         self.signature: str | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.checking = False
+        self.tasks = Tasks()  # its signature checks
+
+    def paths_changed(self, paths: Iterable[Path]) -> None:
+        """Notify when one of ``paths`` is (or was) a pending proposal, or a folder that holds them (a folder event
+        stands for the files in it, which a watcher may not report one by one)."""
+        for p in paths:
+            posix = Path(p).as_posix()
+            if "/.memzoi/proposals/pending/" in posix or posix.endswith(
+                ("/.memzoi", "/.memzoi/proposals", "/.memzoi/proposals/pending")
+            ):
+                notify(self.ls, INBOX_CHANGED, {})
+                return
 
     def start(self) -> None:
         """Take the current signature and start watching (once)."""
@@ -65,7 +69,7 @@ class CandidateWatch:
         except Exception as err:  # an unusable runtime directory: the inbox still refreshes on request
             log.info("not watching resident candidates: %s", err)
             return
-        self.ls.spawn(self._check(initial=True))
+        self.tasks.spawn(self._check(initial=True))
         self.thread = threading.Thread(
             target=self._run, args=(directory, DB_NAME), name="memzoi-inbox-watch", daemon=True
         )
@@ -99,7 +103,7 @@ class CandidateWatch:
             return
         if self.timer is not None:
             self.timer.cancel()
-        self.timer = self.ls.loop.call_later(DEBOUNCE_S, lambda: self.ls.spawn(self._check()))
+        self.timer = self.ls.loop.call_later(DEBOUNCE_S, lambda: self.tasks.spawn(self._check()))
 
     async def _check(self, initial: bool = False) -> None:
         from memzoi.resident.candidates import signature  # noqa: PLC0415 lazy: start-up
@@ -112,6 +116,7 @@ class CandidateWatch:
             now = await asyncio.get_running_loop().run_in_executor(None, _safe_signature, signature)
         finally:
             self.checking = False
+        self.tasks = Tasks()  # its signature checks
         if now is _UNREADABLE:
             return
         if now != self.signature:
@@ -124,6 +129,7 @@ class CandidateWatch:
         self.stop_event.set()
         if self.timer is not None:
             self.timer.cancel()
+        self.tasks.cancel()
         if self.thread is not None:
             self.thread.join(timeout=1)
 
@@ -139,4 +145,4 @@ def _safe_signature(signature: Callable[[], str | None]) -> str | None:
         return _UNREADABLE
 
 
-__all__ = ["CandidateWatch", "paths_changed"]
+__all__ = ["CandidateWatch"]

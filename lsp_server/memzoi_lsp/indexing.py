@@ -24,12 +24,13 @@ from memzoi.stores.index import IndexUnavailable, SearchHit
 
 if TYPE_CHECKING:
     from .project import Project
-    from .session import ReadSession, Session
+    from .session import ReadSession, TaskSession
+    from .tasks import Tasks
 
 log = logging.getLogger("memzoi_lsp.indexing")
 
 
-async def refresh(ls: Session, project: Project) -> None:
+async def refresh(ls: ReadSession, project: Project) -> None:
     """Bring the project's index up to date (after the first scan)."""
     try:
         await asyncio.get_running_loop().run_in_executor(ls.scan_executor, project.refresh_index, ls.docs.on_disk)
@@ -39,8 +40,9 @@ async def refresh(ls: Session, project: Project) -> None:
         log.warning("index refresh failed for %s: %s", project.root, err)
 
 
-def update(ls: Session, project: Project, paths: list[Path]) -> None:
-    """Queue a re-index of ``paths`` (changed, created or deleted records and packets) on the scan thread."""
+def update(ls: TaskSession, project: Project, paths: list[Path], tasks: Tasks) -> None:
+    """Queue a re-index of ``paths`` (changed, created or deleted records and packets) on the scan thread, as one
+    of ``tasks`` (the caller's: the watch feature's)."""
     loop = ls.loop
     if ls.stopping or not paths or loop is None:
         return
@@ -51,10 +53,10 @@ def update(ls: Session, project: Project, paths: list[Path]) -> None:
         except Exception as err:
             log.warning("index update failed: %s", err)
 
-    ls.spawn(run())
+    tasks.spawn(run())
 
 
-async def rebuild(ls: Session, project: Project) -> dict[str, Any]:
+async def rebuild(ls: ReadSession, project: Project) -> dict[str, Any]:
     """Recreate the index of ``project`` from the git plane."""
     try:
         return await asyncio.get_running_loop().run_in_executor(

@@ -13,6 +13,7 @@ from memzoi.judge.workspace import Role
 
 from . import commandids, provenance, readiness, resident_view
 from .documents import Snapshot
+from .protocol import handler
 
 if TYPE_CHECKING:
     from .session import ReadSession
@@ -67,11 +68,20 @@ def code_lenses(ls: ReadSession, snap: Snapshot) -> list[types.CodeLens]:
     return out
 
 
-def register(server: ReadSession) -> None:
-    """Register ``textDocument/codeLens``."""
+class CodeLenses:
+    """The code lens feature (``textDocument/codeLens``): a read over the :class:`~memzoi_lsp.session.ReadSession` it is
+    made with; it owns no state."""
 
-    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
-    def code_lens(ls: ReadSession, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+    def __init__(self, ls: ReadSession) -> None:
+        self._ls = ls
+
+    def register(self, server: ReadSession) -> None:
+        """Register ``textDocument/codeLens``."""
+        server.feature(types.TEXT_DOCUMENT_CODE_LENS)(handler(self.code_lens))
+
+    def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+        """The lenses of the document: a resident file's, else :func:`code_lenses`."""
+        ls = self._ls
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None or not ls.is_memzoi(snap):
             return None

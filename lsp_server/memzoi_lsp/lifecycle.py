@@ -17,6 +17,7 @@ from . import refusal
 from .commandids import APPLY, HISTORY, REATTEST, RECONCILE, RECOVER, REJECT, ROUTE_LOCAL, SUPERSEDE, TOMBSTONE, UNDO
 from .commanding import (
     CommandError,
+    CommandGroup,
     command,
     project_root,
     reason_of,
@@ -210,8 +211,6 @@ async def reattest(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [apply, reject, route_local, supersede, tombstone, reattest, undo, recover, history, reconcile]
 
 
-def register(server: CommandSession) -> None:
-    """Register every lifecycle command."""
-    refusal.install()
-    for handler in HANDLERS:
-        server.command(handler.__memzoi_command__)(handler)
+#: Every lifecycle command, a feature the server composes (:class:`.commanding.CommandGroup`); refusals are
+#: reported as the client expects (:func:`.refusal.install`).
+FEATURE = CommandGroup.of("lifecycle", HANDLERS, setup=refusal.install)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .commanding import CommandError, command, off_loop, one_root, reason_of, roots
+from .commanding import CommandError, CommandGroup, command, off_loop, one_root, reason_of, roots
 
 if TYPE_CHECKING:
     from .session import CommandSession
@@ -68,7 +68,5 @@ async def reject(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [listing, approve, reject]
 
 
-def register(server: CommandSession) -> None:
-    """Register the local-candidate commands."""
-    for handler in HANDLERS:
-        server.command(handler.__memzoi_command__)(handler)
+#: The local memory commands, a feature the server composes (:class:`.commanding.CommandGroup`).
+FEATURE = CommandGroup.of("local memory", HANDLERS)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import LogSession
 
 _LEVELS = {
     logging.ERROR: types.MessageType.Error,
@@ -30,7 +30,7 @@ _LEVELS = {
 class ClientLogHandler(logging.Handler):
     """Forwards ``memzoi*`` log records to the client while ``settings.log_to_client`` is on."""
 
-    def __init__(self, server: Session) -> None:
+    def __init__(self, server: LogSession) -> None:
         super().__init__(logging.DEBUG)
         self.server = server
         self._local = threading.local()
@@ -97,7 +97,7 @@ def _rendered(record: logging.LogRecord) -> str:
         return str(record.msg)
 
 
-def install(server: Session) -> None:
+def install(server: LogSession) -> None:
     """Attach the bridge to the ``memzoi_lsp`` and ``memzoi`` loggers."""
     handler = ClientLogHandler(server)
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))

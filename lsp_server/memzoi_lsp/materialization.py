@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .commandids import MATERIALIZE, MATERIALIZE_DECIDE, MATERIALIZE_PLAN
-from .commanding import CommandError, command, refuse_if_dirty, run_change, show_document
+from .commanding import CommandError, CommandGroup, command, refuse_if_dirty, run_change, show_document
 from .documents import uri_to_path
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
@@ -112,7 +112,5 @@ async def materialize(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]
 HANDLERS = [materialize_plan, materialize_decide, materialize]
 
 
-def register(server: CommandSession) -> None:
-    """Register the materialization commands."""
-    for handler in HANDLERS:
-        server.command(handler.__memzoi_command__)(handler)
+#: The materialization commands, a feature the server composes (:class:`.commanding.CommandGroup`).
+FEATURE = CommandGroup.of("materialization", HANDLERS)

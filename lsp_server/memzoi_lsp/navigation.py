@@ -20,6 +20,7 @@ from memzoi.read.yaml_tree import YMap, YScalar, YSeq
 from . import keys, provenance
 from .convert import TextMap
 from .documents import Snapshot, path_to_uri, uri_to_path
+from .protocol import handler
 
 if TYPE_CHECKING:
     from .session import ReadSession
@@ -196,13 +197,33 @@ def source_links(root: YMap, project_root: Path | None) -> list[tuple[int, int, 
     return [link for link in out if link is not None]
 
 
-def register(server: ReadSession) -> None:
-    """Register definition, document links, completion, document and workspace symbols."""
+class Navigation:
+    """The navigation feature (definition, document links, completion, document and workspace symbols): reads
+    only, over the :class:`~memzoi_lsp.session.ReadSession` it is made with; it owns no state."""
 
-    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
-    def definition(ls: ReadSession, params: types.DefinitionParams) -> list[types.Location] | None:
-        snap = ls.docs.snapshot(params.text_document.uri)
-        if snap is None or not ls.is_memzoi(snap):
+    def __init__(self, ls: ReadSession) -> None:
+        self._ls = ls
+
+    def register(self, server: ReadSession) -> None:
+        """Register definition, document links, completion, document and workspace symbols."""
+        server.feature(types.TEXT_DOCUMENT_DEFINITION)(handler(self.definition))
+        server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)(handler(self.document_link))
+        server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)(handler(self.document_symbol))
+        server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=[":", " ", "/"]))(
+            handler(self.completion)
+        )
+        server.feature(types.WORKSPACE_SYMBOL)(handler(self.workspace_symbol))
+
+    def _snapshot(self, uri: str) -> Snapshot | None:
+        """The document's snapshot when the server diagnoses it (else ``None``)."""
+        snap = self._ls.docs.snapshot(uri)
+        return snap if snap is not None and self._ls.is_memzoi(snap) else None
+
+    def definition(self, params: types.DefinitionParams) -> list[types.Location] | None:
+        """The record or packet a reference under the cursor names (its file's start)."""
+        ls = self._ls
+        snap = self._snapshot(params.text_document.uri)
+        if snap is None:
             return None
         tm = TextMap(snap.text, ls.workspace.position_encoding)
         ref = reference_at(snap, tm.offset(params.position))
@@ -215,10 +236,11 @@ def register(server: ReadSession) -> None:
         zero = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
         return [types.Location(uri=path_to_uri(path), range=zero)]
 
-    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
-    def document_link(ls: ReadSession, params: types.DocumentLinkParams) -> list[types.DocumentLink] | None:
-        snap = ls.docs.snapshot(params.text_document.uri)
-        if snap is None or not ls.is_memzoi(snap) or snap.analysis.document.mapping is None:
+    def document_link(self, params: types.DocumentLinkParams) -> list[types.DocumentLink] | None:
+        """Links of the document's sources (URLs, and paths inside the project)."""
+        ls = self._ls
+        snap = self._snapshot(params.text_document.uri)
+        if snap is None or snap.analysis.document.mapping is None:
             return None
         project = ls.project_for(snap.path)
         tm = TextMap(snap.text, ls.workspace.position_encoding)
@@ -228,49 +250,52 @@ def register(server: ReadSession) -> None:
         ]
         return links or None
 
-    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    def document_symbol(ls: ReadSession, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
-        snap = ls.docs.snapshot(params.text_document.uri)
-        if snap is None or not ls.is_memzoi(snap):
+    def document_symbol(self, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
+        """The document's frontmatter keys and body headings (:func:`document_symbols`)."""
+        snap = self._snapshot(params.text_document.uri)
+        if snap is None:
             return None
-        return document_symbols(snap, TextMap(snap.text, ls.workspace.position_encoding))
+        return document_symbols(snap, TextMap(snap.text, self._ls.workspace.position_encoding))
 
-    @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=[":", " ", "/"]))
-    def completion(ls: ReadSession, params: types.CompletionParams) -> types.CompletionList | None:
-        snap = ls.docs.snapshot(params.text_document.uri)
-        if snap is None or not ls.is_memzoi(snap):
+    def completion(self, params: types.CompletionParams) -> types.CompletionList | None:
+        """Record ids where a record is referenced, else the allowed values of the field under the cursor."""
+        ls = self._ls
+        snap = self._snapshot(params.text_document.uri)
+        if snap is None:
             return None
-        tm = TextMap(snap.text, ls.workspace.position_encoding)
-        offset = tm.offset(params.position)
+        offset = TextMap(snap.text, ls.workspace.position_encoding).offset(params.position)
         from memzoi.read.yaml_cursor import value_path_at  # noqa: PLC0415 lazy: start-up
 
         path = value_path_at(snap.analysis.document, offset)
         if path is None:
             return None
-        items: list[types.CompletionItem] = []
         if _strip(path) in RECORD_REFS or path[:1] == ("supersedes",):
-            for rid in known_records(ls, snap):
-                if rid != snap.analysis.placement.identity:
-                    items.append(types.CompletionItem(label=rid, kind=types.CompletionItemKind.Reference))
+            items = [
+                types.CompletionItem(label=rid, kind=types.CompletionItemKind.Reference)
+                for rid in known_records(ls, snap)
+                if rid != snap.analysis.placement.identity
+            ]
         else:
-            from memzoi.judge.schemainfo import allowed_values  # noqa: PLC0415 lazy: start-up
-
-            found = keys.field_info(snap.analysis.document, snap.analysis.placement, path)
-            if found is not None:
-                _model, _name, info = found
-                for value in allowed_values(info.annotation):
-                    items.append(
-                        types.CompletionItem(
-                            label=value,
-                            kind=types.CompletionItemKind.EnumMember,
-                            documentation=info.description,
-                        )
-                    )
+            items = _value_items(snap, path)
         return types.CompletionList(is_incomplete=False, items=items) if items else None
 
-    @server.feature(types.WORKSPACE_SYMBOL)
-    async def workspace_symbol(ls: ReadSession, params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
-        return await search_symbols(ls, params.query)
+    async def workspace_symbol(self, params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
+        """Records and packets matching the query (:func:`search_symbols`)."""
+        return await search_symbols(self._ls, params.query)
+
+
+def _value_items(snap: Snapshot, path: tuple[str | int, ...]) -> list[types.CompletionItem]:
+    """The allowed values of the field at ``path`` (an enumeration's members), as completion items."""
+    from memzoi.judge.schemainfo import allowed_values  # noqa: PLC0415 lazy: start-up
+
+    found = keys.field_info(snap.analysis.document, snap.analysis.placement, path)
+    if found is None:
+        return []
+    _model, _name, info = found
+    return [
+        types.CompletionItem(label=value, kind=types.CompletionItemKind.EnumMember, documentation=info.description)
+        for value in allowed_values(info.annotation)
+    ]
 
 
 async def search_symbols(ls: ReadSession, query: str, limit: int = 100) -> list[types.WorkspaceSymbol]:

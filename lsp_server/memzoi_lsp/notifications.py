@@ -8,7 +8,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .session import CommandSession
+    from .session import Notifier
 
 log = logging.getLogger("memzoi_lsp.changes")
 
@@ -16,7 +16,7 @@ CHANGED = "memzoi/changed"
 INBOX_CHANGED = "memzoi/inboxChanged"
 
 
-def notify(ls: CommandSession, method: str, params: dict[str, Any]) -> None:
+def notify(ls: Notifier, method: str, params: dict[str, Any]) -> None:
     """Send a server notification unless the session is ending."""
     if ls.stopping:
         return

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .commandids import PREVIEW
-from .commanding import CommandError, command, project_root, reason_of, replacement, target_path
+from .commanding import CommandError, CommandGroup, command, project_root, reason_of, replacement, target_path
 from .documents import path_to_uri, uri_to_path
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
@@ -123,7 +123,5 @@ async def change_files(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any
     return result
 
 
-def register(server: CommandSession) -> None:
-    """Register ``memzoi.preview`` and ``memzoi.changeFiles``."""
-    server.command(PREVIEW)(preview)
-    server.command(CHANGE_FILES)(change_files)
+#: ``memzoi.preview`` and ``memzoi.changeFiles``, a feature the server composes (:class:`.commanding.CommandGroup`).
+FEATURE = CommandGroup("preview", {PREVIEW: preview, CHANGE_FILES: change_files})

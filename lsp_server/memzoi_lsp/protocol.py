@@ -6,8 +6,9 @@ by a timeout) is normal traffic: logged at debug level, never as a warning or a 
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 from lsprotocol import types
@@ -124,4 +125,12 @@ class MemzoiProtocol(LanguageServerProtocol):
         return super().handle_message(message)
 
 
-__all__ = ["MemzoiProtocol"]
+def handler(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A feature object's bound ``method`` as pygls registers it (``server.feature(...)(handler(self.hover))``):
+    pygls marks the function it registers with attributes, which a bound method cannot take; a
+    :func:`functools.partial` of it can, and keeps its signature (no ``ls`` parameter: the object holds its
+    session) and whether it is a coroutine function."""
+    return functools.partial(method)
+
+
+__all__ = ["MemzoiProtocol", "handler"]

@@ -19,10 +19,10 @@ if TYPE_CHECKING:
 
     from .documents import Snapshot
     from .project import Project
-    from .session import Session
+    from .session import ReadSession
 
 
-def is_memzoi(ls: Session, snap: Snapshot) -> bool:
+def is_memzoi(ls: ReadSession, snap: Snapshot) -> bool:
     """Whether the server diagnoses ``snap``: every file below a ``.memzoi`` directory (records, packets,
     reserved and stray files: all are committed and scanned for secrets), or, outside a ``.memzoi`` tree,
     files whose frontmatter says ``kind: memory`` or ``kind: proposal``. Other Markdown files are left
@@ -35,7 +35,7 @@ def is_memzoi(ls: Session, snap: Snapshot) -> bool:
     return resident_view.file_of(ls, snap.path) is not None or routing_view.input_root(ls, snap) is not None
 
 
-def findings_for(ls: Session, snap: Snapshot) -> list[Finding]:
+def findings_for(ls: ReadSession, snap: Snapshot) -> list[Finding]:
     """What the editor shows on ``snap``: its verdict's findings (:func:`memzoi.project.verdict.judge`), or a resident
     file's findings, or none for an open buffer whose file is gone from disk."""
     where = resident_view.file_of(ls, snap.path) if snap.analysis.placement.memzoi_dir is None else None
@@ -48,7 +48,7 @@ def findings_for(ls: Session, snap: Snapshot) -> list[Finding]:
     return list(verdict(ls, snap).findings)
 
 
-def verdict(ls: Session, snap: Snapshot) -> FileVerdict:
+def verdict(ls: ReadSession, snap: Snapshot) -> FileVerdict:
     """The verdict of ``snap`` in its project: the same function ``memzoi check`` uses, fed the editor's text
     for an open document, the project's git and ledger oracles, the project's ``[rules]`` with the editor
     settings on top, and the cross-file findings the project's graph holds for this very text
@@ -70,7 +70,7 @@ def verdict(ls: Session, snap: Snapshot) -> FileVerdict:
     return judge(snap.path, snap.analysis, context(ls, project), cross=cross_findings(project, key, snap.analysis))
 
 
-def context(ls: Session, project: Project) -> ProjectContext:
+def context(ls: ReadSession, project: Project) -> ProjectContext:
     """The project's verdict context now: its configuration and ``[rules]`` under the editor settings, its git
     and ledger oracles."""
     from memzoi.judge.config import load_config  # noqa: PLC0415 lazy: start-up

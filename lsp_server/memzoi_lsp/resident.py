@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from memzoi.base.runtime_errors import RuntimeStateError
 from memzoi.base.vocabulary import RECOVERY_MODES
 
-from .commanding import CommandError, command, project_root, reason_of
+from .commanding import CommandError, CommandGroup, command, project_root, reason_of
 from .documents import path_to_uri, uri_to_path
 from .resident_view import APPROVE, LIST, RECOVER, REJECT, REVIEW, STATUS, UNDO, decide, file_of, where
 
@@ -171,7 +171,5 @@ async def status(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [approve, reject, undo, recover, review, listing, status]
 
 
-def register(server: CommandSession) -> None:
-    """Register the resident-memory commands."""
-    for handler in HANDLERS:
-        server.command(handler.__memzoi_command__)(handler)
+#: The resident commands, a feature the server composes (:class:`.commanding.CommandGroup`).
+FEATURE = CommandGroup.of("resident", HANDLERS)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from .commanding import CommandError, command
+from .commanding import CommandError, CommandGroup, command
 
 if TYPE_CHECKING:
     from .session import CommandSession
@@ -103,7 +103,5 @@ async def remove(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [state, job, edit, remove]
 
 
-def register(server: CommandSession) -> None:
-    """Register the projection, job, edit and remove commands."""
-    for handler in HANDLERS:
-        server.command(handler.__memzoi_command__)(handler)
+#: The resident state commands, a feature the server composes (:class:`.commanding.CommandGroup`).
+FEATURE = CommandGroup.of("resident state", HANDLERS)

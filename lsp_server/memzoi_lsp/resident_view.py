@@ -135,7 +135,7 @@ def code_lenses(snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.
     return out
 
 
-def code_actions(ls: CommandSession, snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.CodeAction]:
+def code_actions(ls: ReadSession, snap: Snapshot, where: tuple[Path, ResidentFile]) -> list[types.CodeAction]:
     """For each pending (or failed) candidate: Review (first; the client runs its preview-then-write flow,
     ``memzoi.reviewCandidate``), Approve and Reject; Undo of the last applied one while the file still holds what
     it wrote, and the three recoveries of each uncertain candidate."""

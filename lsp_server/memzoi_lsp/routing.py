@@ -20,7 +20,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .commanding import CommandError, command, refuse_if_dirty
+from .commanding import CommandError, CommandGroup, command, refuse_if_dirty
 from .routing_view import APPLY, PREVIEW, target_path
 
 if TYPE_CHECKING:
@@ -87,7 +87,5 @@ async def apply(ls: CommandSession, arg: dict[str, Any]) -> dict[str, Any]:
 HANDLERS = [preview, apply]
 
 
-def register(server: CommandSession) -> None:
-    """Register the routing commands."""
-    for handler in HANDLERS:
-        server.command(handler.__memzoi_command__)(handler)
+#: The routing commands, a feature the server composes (:class:`.commanding.CommandGroup`).
+FEATURE = CommandGroup.of("routing", HANDLERS)

@@ -19,7 +19,7 @@ import itertools
 import logging
 import time
 import uuid
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Coroutine, Generator, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
@@ -28,6 +28,8 @@ from pygls.capabilities import get_capability
 from memzoi.judge.workspace import linked_plane, linked_plane_message
 
 from .documents import uri_to_path
+from .inputs import InputFollow
+from .tasks import Tasks
 
 if TYPE_CHECKING:
     from memzoi.project.verdict import ProjectContext
@@ -35,14 +37,37 @@ if TYPE_CHECKING:
     from memzoi.stores.verdictcache import ProjectCache
 
     from .project import Project
-    from .session import Session
+    from .session import EventSession
 
 log = logging.getLogger("memzoi_lsp.scan")
 CHUNK = 100
 
 
-async def scan_project(ls: Session, project: Project) -> None:
-    """Scan one project (see the module docstring). Cancelled cleanly on shutdown."""
+class Scanning:
+    """The scan feature: it owns the background tasks of a project's start (its scan, then the follow-up of its
+    inputs with their index refreshes, :mod:`.inputs`, and the work the root starts with it, such as the resident
+    reconciliation) and cancels them at shutdown. Made with the session; it answers no request."""
+
+    def __init__(self, ls: EventSession) -> None:
+        self._ls = ls
+        self.tasks = Tasks()
+        self.inputs = InputFollow(ls, self.tasks)  # the inputs' looks and boundary timers
+
+    def start(self, project: Project, *also: Coroutine[Any, Any, Any]) -> None:
+        """Scan ``project`` in the background (:func:`scan_project`), and run ``also`` beside it."""
+        self.tasks.spawn(scan_project(self._ls, project, self.inputs))
+        for coro in also:
+            self.tasks.spawn(coro)
+
+    def stop(self) -> None:
+        """Cancel the scans and what follows them, and the boundary timers (shutdown)."""
+        self.tasks.cancel()
+        self.inputs.stop()
+
+
+async def scan_project(ls: EventSession, project: Project, follow: InputFollow) -> None:
+    """Scan one project (see the module docstring); then ``follow`` (the scan feature's) looks at its inputs.
+    Cancelled cleanly on shutdown."""
     from memzoi.project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
     from memzoi.runs.scanverdicts import cached_stages, open_cache  # noqa: PLC0415 lazy: start-up
 
@@ -78,9 +103,9 @@ async def scan_project(ls: Session, project: Project) -> None:
         if cache is not None:  # the scan saw every file of the project: entries of files gone are dropped
             await loop.run_in_executor(ls.scan_executor, cache.save, True)
         ls.on_project_scanned(project)
-        from . import indexing, inputs  # noqa: PLC0415 lazy: start-up
+        from . import indexing  # noqa: PLC0415 lazy: start-up
 
-        inputs.follow(ls, project)  # the configuration and git's state, from now on
+        follow.follow(project)  # the configuration and git's state, from now on
         await indexing.refresh(ls, project)
     finally:
         project.scanned = True
@@ -89,7 +114,7 @@ async def scan_project(ls: Session, project: Project) -> None:
     _log_scanned(ls, project, started, cached)
 
 
-def _report(ls: Session, token: str | None, done: int, total: int) -> None:
+def _report(ls: EventSession, token: str | None, done: int, total: int) -> None:
     if token:
         ls.work_done_progress.report(
             token,
@@ -97,12 +122,12 @@ def _report(ls: Session, token: str | None, done: int, total: int) -> None:
         )
 
 
-def _end_progress(ls: Session, token: str | None, project: Project) -> None:
+def _end_progress(ls: EventSession, token: str | None, project: Project) -> None:
     if token and not ls.stopping:
         ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=f"{len(project.files)} files"))
 
 
-def _log_scanned(ls: Session, project: Project, started: float, cached: int) -> None:
+def _log_scanned(ls: EventSession, project: Project, started: float, cached: int) -> None:
     """Log the finished scan, and tell the client in its log window."""
     elapsed = (time.perf_counter() - started) * 1000
     log.info(
@@ -124,7 +149,7 @@ def _warn_linked(project: Project) -> None:
         log.warning("%s", linked_plane_message(linked))
 
 
-async def _begin_progress(ls: Session) -> str | None:
+async def _begin_progress(ls: EventSession) -> str | None:
     """A work-done progress token for the scan, begun; ``None`` when the client has none or refuses one."""
     if not get_capability(ls.client_capabilities, "window.work_done_progress", False):
         return None
@@ -141,7 +166,7 @@ async def _begin_progress(ls: Session) -> str | None:
 
 
 async def _analyse_misses(
-    ls: Session,
+    ls: EventSession,
     project: Project,
     misses: list[tuple[str, str]],
     ctx: ProjectContext,
@@ -168,9 +193,9 @@ async def _analyse_misses(
     return True
 
 
-def publish_open(ls: Session, project: Project) -> None:
+def publish_open(ls: EventSession, project: Project) -> None:
     """Publish the open documents of ``project`` now, before its scan does any work: the first diagnostics never
-    wait for the workspace (cross-file findings follow when the scan is done, :meth:`Session.on_project_scanned`).
+    wait for the workspace (cross-file findings follow when the scan is done, :meth:`EventSession.on_project_scanned`).
     Their editor text enters the project's state first (the scan itself leaves open documents alone)."""
     mine = [uri for uri in ls.docs.open_uris() if (path := uri_to_path(uri)) is not None and project.contains(path)]
     for uri in mine:
@@ -191,7 +216,7 @@ def _next(results: Iterator[Scanned | None], n: int, cache: ProjectCache | None)
     return out
 
 
-def _take(ls: Session, project: Project, scanned: list[tuple[tuple[str, str], Any]]) -> None:
+def _take(ls: EventSession, project: Project, scanned: list[tuple[tuple[str, str], Any]]) -> None:
     """On the event loop: for each ``((uri, path), got)`` of ``scanned`` (``got``: a compact verdict, or a
     :class:`memzoi.runs.scanverdicts.Scanned`), keep the file's compact verdict and its index row, feed its facts to
     the cross-file workspace and publish it (open documents keep the editor's text)."""

@@ -1,6 +1,7 @@
 """The Memzoi language server: a :class:`~pygls.lsp.server.LanguageServer` subclass holding session state, and
-the start-up / lifecycle handlers. Each feature lives in its own module with a ``register(server)`` function;
-:func:`create_server` wires them. No domain logic here: every decision comes from the ``memzoi`` core.
+the start-up / lifecycle handlers. Each feature is an object of its own module with a ``register(server)``
+method, composed in :attr:`MemzoiServer.features`; :func:`create_server` registers them. No domain logic here:
+every decision comes from the ``memzoi`` core.
 """
 
 from __future__ import annotations
@@ -8,11 +9,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from threading import Event
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -61,6 +61,13 @@ if TYPE_CHECKING:  # the core's analysis is imported at the first verdict, not t
 log = logging.getLogger("memzoi_lsp")
 
 
+class Feature(Protocol):
+    """A feature as the composition root sees it: an object that registers its LSP handlers from one method
+    (docs/architecture.md, "Features over snapshots")."""
+
+    def register(self, server: Any) -> None: ...
+
+
 class MemzoiServer(LanguageServer):
     """Session state: settings, the diagnostics model, projects, the analysis cache and timers."""
 
@@ -73,18 +80,36 @@ class MemzoiServer(LanguageServer):
         self.init_options: Any = None
         self.docs = Documents(lambda: self.workspace)
         self.projects: dict[Path, Project] = {}
-        # Open documents whose file was deleted or renamed away: neither diagnosed nor cross-checked until the
-        # file is back (saved again); a buffer never saved yet is not in here and is diagnosed as usual.
-        self.gone: set[str] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.scan_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memzoi-scan")
         self.stopping = False
-        self.tasks: set[asyncio.Task[Any]] = set()
-        self.watching = watch.FileWatching()  # the watch feature's state: who watches, threads, the batch
+        self.scanning = scan.Scanning(self)  # the scan feature: its projects' scans and what follows them
+        self.watching = watch.FileWatching(self)  # the watch feature: who watches, threads, the batch
         self.transport_failure: str | None = None
         self.inbox_watch = inboxwatch.CandidateWatch(self)  # the inbox watch: its thread, started when initialized
         self.publishing = diagnostics.Diagnostics(self)  # the diagnostics feature: what is shown, timers, queue
         self.folders = folders.Folders(self)  # the workspace-folders feature: the projects it forgot
+        # Every feature whose handlers the server registers, in one place (each from its `register` method; the
+        # pull diagnostics handlers are registered in `initialize` when the client pulls: diagnostics.enable_pull).
+        self.features: tuple[Feature, ...] = (
+            sync.TextSync(self),
+            self.watching,
+            self.folders,
+            hover.Hover(self),
+            actions.CodeActions(self),
+            lenses.CodeLenses(self),
+            navigation.Navigation(self),
+            commands.FEATURE,
+            inbox.FEATURE,
+            lifecycle.FEATURE,
+            resident.FEATURE,
+            resident_state.FEATURE,
+            routing.FEATURE,
+            materialization.FEATURE,
+            checkpoints.FEATURE,
+            localmem.FEATURE,
+            preview.FEATURE,
+        )
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None, early: Any = None) -> None:
         """Serve over stdio with :mod:`memzoi_lsp.transport`'s reader instead of pygls's (see there why);
@@ -106,19 +131,6 @@ class MemzoiServer(LanguageServer):
             self.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
 
     # --- helpers used by feature modules -------------------------------------------------------------------
-
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        """Run ``coro`` in the background, keeping a reference and logging failures."""
-        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
-        self.tasks.add(task)
-
-        def done(t: asyncio.Task[Any]) -> None:
-            self.tasks.discard(t)
-            if not t.cancelled() and t.exception() is not None:
-                log.error("background task failed", exc_info=t.exception())
-
-        task.add_done_callback(done)
-        return task
 
     def is_memzoi(self, snap: Snapshot) -> bool:
         """Whether the server diagnoses ``snap`` (:func:`.reads.is_memzoi`)."""
@@ -152,9 +164,14 @@ class MemzoiServer(LanguageServer):
         return reads.context(self, project)
 
     def gone_from_disk(self, snap: Snapshot) -> bool:
-        """True for an open document whose file was deleted or renamed away (see ``self.gone``). A read: the mark
-        of a file that is back is dropped by the watcher's batch (:func:`.watch.process`), not here."""
-        return snap.path is not None and path_to_uri(snap.path) in self.gone and not snap.path.exists()
+        """True for an open document whose file was deleted or renamed away (the watch feature's marks,
+        :attr:`.watch.FileWatching.gone`). A read: the mark of a file that is back is dropped by the watcher's batch
+        (:meth:`.watch.FileWatching.process`), not here."""
+        return snap.path is not None and path_to_uri(snap.path) in self.watching.gone and not snap.path.exists()
+
+    def forget_gone(self, uri: str) -> None:
+        """The buffer ``uri`` was closed: its gone mark goes (:attr:`.watch.FileWatching.gone`)."""
+        self.watching.gone.discard(uri)
 
     def republish(self, uris: set[str]) -> None:
         """Re-diagnose ``uris`` soon (push: once per loop turn, :meth:`.diagnostics.Diagnostics.queue`) or ask the client to
@@ -192,9 +209,11 @@ class MemzoiServer(LanguageServer):
         self.publishing.forget(uris)
 
     def stop_features(self) -> None:
-        """Shutdown: the features' timers and threads stop (diagnostics, watch, the inbox watch)."""
+        """Shutdown: the features' timers, threads and background tasks stop (diagnostics, the scan, watch, the
+        inbox watch)."""
         self.publishing.stop()
-        watch.stop(self)
+        self.scanning.stop()
+        self.watching.stop()
         self.inbox_watch.stop()
 
     def start_features(self) -> None:
@@ -211,20 +230,21 @@ class MemzoiServer(LanguageServer):
         return frozenset(self.publishing.shown)
 
     def files_changed(self, paths: list[Path], *, immediate: bool = False) -> None:
-        """Files changed on disk: debounced (or at once) through the watch pass (:func:`.watch.files_changed`)."""
-        watch.files_changed(self, paths, immediate=immediate)
+        """Files changed on disk: debounced (or at once) through the watch pass
+        (:meth:`.watch.FileWatching.files_changed`)."""
+        self.watching.files_changed(paths, immediate=immediate)
 
     def process_disk(self, paths: list[Path]) -> tuple[list[str], list[str]]:
-        """Bring the projects in line with the disk for ``paths`` now (:func:`.watch.process`)."""
-        return watch.process(self, paths)
+        """Bring the projects in line with the disk for ``paths`` now (:meth:`.watch.FileWatching.process`)."""
+        return self.watching.process(paths)
 
     def unwatch_project(self, project: Project) -> None:
-        """Stop watching the project's ``.memzoi`` (:func:`.watch.unwatch_project`)."""
-        watch.unwatch_project(self, project)
+        """Stop watching the project's ``.memzoi`` (:meth:`.watch.FileWatching.unwatch_project`)."""
+        self.watching.unwatch_project(project)
 
     def inbox_paths_changed(self, paths: list[Path]) -> None:
-        """Tell the inbox about changed paths (:func:`.inboxwatch.paths_changed`)."""
-        inboxwatch.paths_changed(self, paths)
+        """Tell the inbox watch about changed paths (:meth:`.inboxwatch.CandidateWatch.paths_changed`)."""
+        self.inbox_watch.paths_changed(paths)
 
     def project_for(self, path: Path | None) -> Project | None:
         """The project whose ``.memzoi`` holds ``path``."""
@@ -300,6 +320,10 @@ class MemzoiServer(LanguageServer):
         if changed:
             self.settings_generation += 1
 
+    def remove_project(self, root: Path) -> Project | None:
+        """Drop the project at ``root`` (resolved) from the session; returns it (``None`` when none is there)."""
+        return self.projects.pop(root, None)
+
     def add_project(self, root: Path) -> Project | None:
         """Register (and scan in the background) the project at ``root`` if it has a ``.memzoi`` directory."""
         root = root.resolve()
@@ -314,38 +338,18 @@ class MemzoiServer(LanguageServer):
 
         project = Project(root)
         self.projects[root] = project
-        self.spawn(scan.scan_project(self, project))
-        self.spawn(resident.reconcile_on_start(root))
-        watch.watch_project(self, project)
+        self.scanning.start(project, resident.reconcile_on_start(root))
+        self.watching.watch_project(project)
         return project
 
 
 def create_server() -> MemzoiServer:
-    """Build the server with every feature registered."""
+    """Build the server with every feature registered (:attr:`MemzoiServer.features`, after the start-up and
+    lifecycle handlers)."""
     server = MemzoiServer()
     startup.register(server)
-
-    # Diagnostics handlers are registered in `initialize` (pull) or not at all (push): see diagnostics.enable_pull.
-    for module in (
-        sync,
-        hover,
-        actions,
-        checkpoints,
-        commands,
-        inbox,
-        lenses,
-        lifecycle,
-        localmem,
-        materialization,
-        navigation,
-        preview,
-        resident,
-        resident_state,
-        routing,
-        watch,
-    ):
-        module.register(server)
-    server.folders.register(server)
+    for feature in server.features:
+        feature.register(server)
     return server
 
 

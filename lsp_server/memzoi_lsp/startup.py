@@ -13,7 +13,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from . import diagnostics, sync, textdoc, watch
+from . import diagnostics, sync, textdoc
 from .documents import uri_to_path
 
 # A real import (not TYPE_CHECKING): pygls resolves handlers' annotations at call time.
@@ -37,80 +37,90 @@ def _has(cap: Any, path: str) -> bool:
 
 def register(server: Session) -> None:
     """Register the session's handlers (``initialize``, ``initialized``, ``shutdown``, configuration changes)."""
+    server.feature(types.INITIALIZE)(initialize)
+    server.feature(types.INITIALIZED)(initialized)
+    server.feature(types.SHUTDOWN)(shutdown)
+    server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(did_change_configuration)
 
-    @server.feature(types.INITIALIZE)
-    def initialize(ls: Session, params: types.InitializeParams) -> None:
-        ls.loop = asyncio.get_running_loop()
-        textdoc.install(ls.workspace)
-        ls.init_options = params.initialization_options
-        ls.pull_diagnostics = _has(params.capabilities, "text_document.diagnostic")
-        if ls.pull_diagnostics:
-            diagnostics.enable_pull(ls)
-        ls.apply_settings(params.initialization_options)
-        log.info(
-            "initialize: client=%s diagnostics=%s encoding=%s",
-            params.client_info.name if params.client_info else "?",
-            "pull" if ls.pull_diagnostics else "push",
-            getattr(ls.workspace.position_encoding, "value", ls.workspace.position_encoding),
-        )
 
-    @server.feature(types.INITIALIZED)
-    async def initialized(ls: Session, params: types.InitializedParams) -> None:
-        if _has(ls.client_capabilities, "workspace.configuration"):
-            try:
-                config = await asyncio.wait_for(
-                    ls.workspace_configuration_async(
-                        types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
-                    ),
-                    timeout=5,
-                )
-                ls.apply_settings(ls.init_options, config[0] if config else None)
-            except Exception as err:  # a client that cannot answer must not stop start-up
-                log.warning("workspace/configuration failed: %s", err)
-        if ls.stopping:
-            log.info("configuration received after shutdown; not starting the workspace scan")
-            return
-        await watch.register_client_watching(ls)
-        roots: list[Path] = []
-        for folder in ls.workspace.folders.values():
-            p = uri_to_path(folder.uri)
-            if p:
-                roots.append(p)
-        if not roots and ls.workspace.root_path:
-            roots.append(Path(ls.workspace.root_path))
-        for root in roots:
-            ls.add_project(root)  # only looks at root/.memzoi: never walks the folder (B30)
-        for uri in ls.docs.open_uris():
-            sync.discover(ls, uri)
-        ls.start_features()
-        ls.scan_executor.submit(_install_index_sync)  # off the loop: it loads the lifecycle
-        ls.window_log_message(types.LogMessageParams(type=types.MessageType.Info, message="memzoi-lsp ready"))
+def initialize(ls: Session, params: types.InitializeParams) -> None:
+    """``initialize``: the event loop, the position encoding, the diagnostics model (pull when the client
+    pulls) and the settings sent with it."""
+    ls.loop = asyncio.get_running_loop()
+    textdoc.install(ls.workspace)
+    ls.init_options = params.initialization_options
+    ls.pull_diagnostics = _has(params.capabilities, "text_document.diagnostic")
+    if ls.pull_diagnostics:
+        diagnostics.enable_pull(ls)
+    ls.apply_settings(params.initialization_options)
+    log.info(
+        "initialize: client=%s diagnostics=%s encoding=%s",
+        params.client_info.name if params.client_info else "?",
+        "pull" if ls.pull_diagnostics else "push",
+        getattr(ls.workspace.position_encoding, "value", ls.workspace.position_encoding),
+    )
 
-    @server.feature(types.SHUTDOWN)
-    def shutdown(ls: Session, params: None) -> None:
-        ls.stopping = True
-        ls.stop_features()
-        for task in list(ls.tasks):
-            task.cancel()
-        ls.scan_executor.shutdown(wait=True, cancel_futures=True)
-        from . import indexing  # noqa: PLC0415 lazy: start-up - it loads the core's index, which `initialize` does not need
 
-        for project in ls.projects.values():
-            indexing.close(project)
-        log.info("shutdown complete")
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls: Session, params: types.DidChangeConfigurationParams) -> None:
-        settings = params.settings
-        if _has(ls.client_capabilities, "workspace.configuration"):
-            try:
-                config = await ls.workspace_configuration_async(
+async def initialized(ls: Session, params: types.InitializedParams) -> None:
+    """``initialized``: the client's configuration, its file watching, the workspace's projects and those of the
+    documents open already, then the features that run for the whole session."""
+    if _has(ls.client_capabilities, "workspace.configuration"):
+        try:
+            config = await asyncio.wait_for(
+                ls.workspace_configuration_async(
                     types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
-                )
-                settings = config[0] if config else settings
-            except Exception as err:
-                log.warning("workspace/configuration failed: %s", err)
-        before = ls.settings_generation
-        ls.apply_settings(ls.init_options, settings)
-        if ls.settings_generation != before:
-            ls.refresh_all()
+                ),
+                timeout=5,
+            )
+            ls.apply_settings(ls.init_options, config[0] if config else None)
+        except Exception as err:  # a client that cannot answer must not stop start-up
+            log.warning("workspace/configuration failed: %s", err)
+    if ls.stopping:
+        log.info("configuration received after shutdown; not starting the workspace scan")
+        return
+    await ls.watching.register_client_watching()
+    roots: list[Path] = []
+    for folder in ls.workspace.folders.values():
+        p = uri_to_path(folder.uri)
+        if p:
+            roots.append(p)
+    if not roots and ls.workspace.root_path:
+        roots.append(Path(ls.workspace.root_path))
+    for root in roots:
+        ls.add_project(root)  # only looks at root/.memzoi: never walks the folder (B30)
+    for uri in ls.docs.open_uris():
+        sync.discover(ls, uri)
+    ls.start_features()
+    ls.scan_executor.submit(_install_index_sync)  # off the loop: it loads the lifecycle
+    ls.window_log_message(types.LogMessageParams(type=types.MessageType.Info, message="memzoi-lsp ready"))
+
+
+def shutdown(ls: Session, params: None) -> None:
+    """``shutdown``: the features' timers and threads, the background tasks and the scan thread stop; each
+    project's index is closed."""
+    ls.stopping = True
+    ls.stop_features()  # their timers, threads and background tasks
+    ls.scan_executor.shutdown(wait=True, cancel_futures=True)
+    from . import indexing  # noqa: PLC0415 lazy: start-up - it loads the core's index, which `initialize` does not need
+
+    for project in ls.projects.values():
+        indexing.close(project)
+    log.info("shutdown complete")
+
+
+async def did_change_configuration(ls: Session, params: types.DidChangeConfigurationParams) -> None:
+    """``workspace/didChangeConfiguration``: the settings again (from the client when it answers
+    ``workspace/configuration``); everything is re-diagnosed when they changed."""
+    settings = params.settings
+    if _has(ls.client_capabilities, "workspace.configuration"):
+        try:
+            config = await ls.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION)])
+            )
+            settings = config[0] if config else settings
+        except Exception as err:
+            log.warning("workspace/configuration failed: %s", err)
+    before = ls.settings_generation
+    ls.apply_settings(ls.init_options, settings)
+    if ls.settings_generation != before:
+        ls.refresh_all()

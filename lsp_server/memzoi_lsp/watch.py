@@ -8,8 +8,10 @@ rename onto the file) is one modification and never flashes a "deleted" state (B
 for a growing file are one update (B34), and a directory-level event rescans that directory (B37). Editor swap,
 backup and lock files are ignored.
 
-:class:`FileWatching` is the feature's state (who watches, the watcher threads, the batch and its timer), owned
-by the session as ``ls.watching``; the functions here act on it.
+:class:`FileWatching` is the feature: an object that owns its state (who watches, the watcher threads, the batch
+and its timer), receives an :class:`~memzoi_lsp.session.EventSession` and registers its handler
+(:meth:`FileWatching.register`); the composition root makes it and delegates ``files_changed``, ``process_disk``
+and ``unwatch_project`` to it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,13 +29,14 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from .documents import uri_to_path
+from .tasks import Tasks
 
 if TYPE_CHECKING:
     from memzoi.judge.analysis import Analysis
     from memzoi.runs.projectstate import StateChanges
 
     from .project import Project
-    from .session import Session
+    from .session import EventSession
 
 log = logging.getLogger("memzoi_lsp.watch")
 
@@ -42,79 +45,172 @@ MAX_WAIT_S = 1.0
 
 
 class FileWatching:
-    """The watch feature's state: whether the client watches for the server (``client_watches``), the watchfiles
-    threads otherwise (``watcher``), and the changed paths waiting for the debounced pass with its timer
-    (``batch``). Made with the session; changed on the event loop only."""
+    """The watch feature: whether the client watches for the server (``client_watches``), the watchfiles threads
+    otherwise (``watcher``), the changed paths waiting for the debounced pass with its timer (``batch``), and the
+    open buffers whose file is gone from disk (``gone``), and the index updates it runs (``tasks``). Made with the session; changed on the event loop only."""
 
-    def __init__(self) -> None:
+    def __init__(self, ls: EventSession) -> None:
+        self._ls = ls
         self.client_watches = False
         self.watcher: _Watcher | None = None
         self.batch = ChangeBatch()
+        self.tasks = Tasks()  # the index updates of its passes
+        # Open documents whose file was deleted or renamed away: neither diagnosed nor cross-checked until the
+        # file is back (saved again); a buffer never saved yet is not in here and is diagnosed as usual. Marked and
+        # unmarked by the watch pass; a closed buffer's mark goes (the session's ``forget_gone``).
+        self.gone: set[str] = set()
 
+    def register(self, server: EventSession) -> None:
+        """Register the watched-files notification handler."""
 
-def register(server: Session) -> None:
-    """Register the watched-files notification handler."""
+        @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+        def did_change_watched_files(ls: EventSession, params: types.DidChangeWatchedFilesParams) -> None:
+            self.files_changed([p for p in (uri_to_path(c.uri) for c in params.changes) if p is not None])
 
-    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched_files(ls: Session, params: types.DidChangeWatchedFilesParams) -> None:
-        paths = [p for p in (uri_to_path(c.uri) for c in params.changes) if p is not None]
-        files_changed(ls, paths)
-
-
-async def register_client_watching(ls: Session) -> None:
-    """In ``initialized``: ask the client to watch ``.memzoi`` trees, only when it offers dynamic registration
-    (registering anyway crashes some clients; Neovim 0.11 on Linux does not offer it)."""
-    ls.watching.client_watches = False
-    if not get_capability(ls.client_capabilities, "workspace.did_change_watched_files.dynamic_registration", False):
-        return
-    try:
-        await ls.client_register_capability_async(
-            types.RegistrationParams(
-                registrations=[
-                    types.Registration(
-                        id=f"memzoi-watch-{uuid.uuid4()}",
-                        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                        register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                            watchers=[types.FileSystemWatcher(glob_pattern="**/.memzoi/**")]
-                        ),
-                    )
-                ]
+    async def register_client_watching(self) -> None:
+        """In ``initialized``: ask the client to watch ``.memzoi`` trees, only when it offers dynamic registration
+        (registering anyway crashes some clients; Neovim 0.11 on Linux does not offer it)."""
+        ls = self._ls
+        self.client_watches = False
+        if not get_capability(ls.client_capabilities, "workspace.did_change_watched_files.dynamic_registration", False):
+            return
+        try:
+            await ls.client_register_capability_async(
+                types.RegistrationParams(
+                    registrations=[
+                        types.Registration(
+                            id=f"memzoi-watch-{uuid.uuid4()}",
+                            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                            register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                                watchers=[types.FileSystemWatcher(glob_pattern="**/.memzoi/**")]
+                            ),
+                        )
+                    ]
+                )
             )
-        )
-        ls.watching.client_watches = True
-    except Exception as err:  # fall back to our own watcher
-        log.warning("client refused file watching registration (%s); watching .memzoi with watchfiles", err)
+            self.client_watches = True
+        except Exception as err:  # fall back to our own watcher
+            log.warning("client refused file watching registration (%s); watching .memzoi with watchfiles", err)
 
+    def watch_project(self, project: Project) -> None:
+        """Start a watchfiles thread on ``project.memzoi_dir`` unless the client watches for us."""
+        if self.client_watches or self._ls.stopping:
+            return
+        if self.watcher is None:
+            self.watcher = _Watcher(self._ls, self.files_changed)
+        self.watcher.add(project.memzoi_dir)
 
-def watch_project(ls: Session, project: Project) -> None:
-    """Start a watchfiles thread on ``project.memzoi_dir`` unless the client watches for us."""
-    watching = ls.watching
-    if watching.client_watches or ls.stopping:
-        return
-    if watching.watcher is None:
-        watching.watcher = _Watcher(ls)
-    watching.watcher.add(project.memzoi_dir)
+    def unwatch_project(self, project: Project) -> None:
+        """Stop the watchfiles thread of ``project`` (its workspace folder was removed); a client that watches for
+        the server keeps its glob, whose events for a forgotten project are ignored (:meth:`_by_project`)."""
+        if self.watcher is not None:
+            self.watcher.remove(project.memzoi_dir)
 
+    def stop(self) -> None:
+        """Stop the watcher threads, the pending pass and its index updates (shutdown)."""
+        if self.watcher is not None:
+            self.watcher.stop()
+        self.batch.cancel()
+        self.tasks.cancel()
 
-def unwatch_project(ls: Session, project: Project) -> None:
-    """Stop the watchfiles thread of ``project`` (its workspace folder was removed); a client that watches for
-    the server keeps its glob, whose events for a forgotten project are ignored (:func:`_by_project`)."""
-    if ls.watching.watcher is not None:
-        ls.watching.watcher.remove(project.memzoi_dir)
+    def files_changed(self, paths: Iterable[Path], *, immediate: bool = False) -> None:
+        """Queue paths whose disk state may have changed; processed after the debounce (or now, for files the
+        server itself has just written)."""
+        ls = self._ls
+        if ls.stopping:
+            return
+        delay = self.batch.add(paths)
+        if immediate or ls.loop is None:
+            self._flush()
+            return
+        self.batch.cancel()
+        self.batch.timer = ls.loop.call_later(delay, self._flush)
 
+    def _flush(self) -> None:
+        paths = self.batch.take()
+        if paths and not self._ls.stopping:
+            self.process(paths)
 
-def stop(ls: Session) -> None:
-    """Stop the watcher threads (shutdown)."""
-    if ls.watching.watcher is not None:
-        ls.watching.watcher.stop()
-    ls.watching.batch.cancel()
+    def process(self, paths: list[Path]) -> tuple[list[str], list[str]]:
+        """Bring the projects and diagnostics in line with the disk for ``paths``: the core's state machine
+        (:meth:`memzoi.runs.projectstate.ProjectState.apply_events`) decides what changed, analysing each changed
+        closed file once (through the document cache); this publishes it and queues the index update.
+
+        Returns ``(updated URIs, removed URIs)``.
+        """
+        ls = self._ls
+        ls.inbox_paths_changed(paths)
+        updated: list[str] = []
+        removed: list[str] = []
+        affected: set[str] = set()
+        for project, batch in self._by_project(paths).items():
+            changes = self._apply(project, batch)
+            updated += changes.updated
+            removed += changes.removed
+            affected |= changes.affected
+        affected -= {u for u in updated if not ls.docs.is_open(u)}  # published just below
+        if affected:
+            ls.republish(affected)
+        if updated or removed:
+            ls.on_files_changed(updated, removed)
+        return updated, removed
+
+    def _apply(self, project: Project, batch: list[Path]) -> StateChanges:
+        """One project's batch through the core (:class:`memzoi.runs.projectstate.StateChanges` back): removed
+        files are cleared, open buffers whose file is back are diagnosed again, the index update is queued."""
+        from . import indexing  # noqa: PLC0415 lazy: start-up
+
+        ls = self._ls
+        shown = [str(p) for p in (uri_to_path(u) for u in ls.shown_uris()) if p is not None and project.contains(p)]
+        changes = project.apply_events(batch, shown=shown, analysis_of=self._closed_analysis)
+        for uri in changes.removed:
+            self._drop(uri)
+        self.gone.difference_update(changes.updated)
+        for uri in changes.updated:  # an open buffer whose file is back: its text is the file's again
+            if ls.docs.is_open(uri) and not ls.docs.is_behind(uri):
+                ls.apply_editor(uri)
+        indexing.update(ls, project, changes.reindex, self.tasks)
+        return changes
+
+    def _closed_analysis(self, uri: str) -> Analysis | None:
+        """The analysis of the closed file ``uri`` as it is on disk (the document cache's, analysed once);
+        ``None`` for an open document (the editor's text governs) or an unreadable file."""
+        docs = self._ls.docs
+        if docs.is_open(uri) and not docs.is_behind(uri):
+            return None
+        snap = docs.snapshot(uri)
+        return snap.analysis if snap is not None else None
+
+    def _drop(self, uri: str) -> None:
+        """A file gone from the project: its cached analysis and its problems go (an open buffer stays, marked
+        gone)."""
+        ls = self._ls
+        ls.docs.forget(uri)
+        if ls.docs.is_open(uri):
+            self.gone.add(uri)
+        ls.clear_diagnostics(uri)
+
+    def _by_project(self, paths: list[Path]) -> dict[Project, list[Path]]:
+        """``paths`` grouped by the project holding them; a new ``.memzoi`` folder registers its project."""
+        ls = self._ls
+        out: dict[Project, list[Path]] = {}
+        for path in paths:
+            project = ls.project_for(path)
+            if project is None:
+                root = path.parent if path.name == ".memzoi" else path.parent.parent
+                if (path.name == ".memzoi" or path.parent.name == ".memzoi") and not ls.is_forgotten(root.resolve()):
+                    ls.add_project(root)
+                continue
+            out.setdefault(project, []).append(path)
+        return out
 
 
 class _Watcher:
-    """One watchfiles thread per watched directory; events are handed to the event loop."""
+    """One watchfiles thread per watched directory; events are handed to the event loop (``on_paths``)."""
 
-    def __init__(self, ls: Session) -> None:
+    def __init__(self, ls: EventSession, on_paths: Callable[[list[Path]], None]) -> None:
         self.ls = ls
+        self.on_paths = on_paths
         self.stop_event = threading.Event()
         self.threads: list[threading.Thread] = []
         self.stops: dict[Path, threading.Event] = {}  # one stop event per watched directory
@@ -152,7 +248,7 @@ class _Watcher:
                 loop = self.ls.loop
                 if loop is None or loop.is_closed():
                     return
-                loop.call_soon_threadsafe(files_changed, self.ls, paths)
+                loop.call_soon_threadsafe(self.on_paths, paths)
         except Exception as err:  # a vanished directory or a watcher error must not kill the server
             log.warning("watching %s stopped: %s", directory, err)
 
@@ -194,93 +290,4 @@ class ChangeBatch:
             self.timer = None
 
 
-def files_changed(ls: Session, paths: Iterable[Path], *, immediate: bool = False) -> None:
-    """Queue paths whose disk state may have changed; processed after the debounce (or now, for files the
-    server itself has just written)."""
-    if ls.stopping:
-        return
-    batch = ls.watching.batch
-    delay = batch.add(paths)
-    if immediate or ls.loop is None:
-        _flush(ls)
-        return
-    batch.cancel()
-    batch.timer = ls.loop.call_later(delay, _flush, ls)
-
-
-def _flush(ls: Session) -> None:
-    paths = ls.watching.batch.take()
-    if paths and not ls.stopping:
-        process(ls, paths)
-
-
-def process(ls: Session, paths: list[Path]) -> tuple[list[str], list[str]]:
-    """Bring the projects and diagnostics in line with the disk for ``paths``: the core's state machine
-    (:meth:`memzoi.runs.projectstate.ProjectState.apply_events`) decides what changed, analysing each changed closed file
-    once (through the document cache); this publishes it and queues the index update.
-
-    Returns ``(updated URIs, removed URIs)``.
-    """
-    ls.inbox_paths_changed(paths)
-    updated: list[str] = []
-    removed: list[str] = []
-    affected: set[str] = set()
-    for project, batch in _by_project(ls, paths).items():
-        changes = _apply(ls, project, batch)
-        updated += changes.updated
-        removed += changes.removed
-        affected |= changes.affected
-    affected -= {u for u in updated if not ls.docs.is_open(u)}  # published just below
-    if affected:
-        ls.republish(affected)
-    if updated or removed:
-        ls.on_files_changed(updated, removed)
-    return updated, removed
-
-
-def _apply(ls: Session, project: Project, batch: list[Path]) -> StateChanges:
-    """One project's batch through the core (:class:`memzoi.runs.projectstate.StateChanges` back): removed files are
-    cleared, open buffers whose file is back are diagnosed again, the index update is queued."""
-    from . import indexing  # noqa: PLC0415 lazy: start-up
-
-    shown = [str(p) for p in (uri_to_path(u) for u in ls.shown_uris()) if p is not None and project.contains(p)]
-    changes = project.apply_events(batch, shown=shown, analysis_of=lambda uri: _closed_analysis(ls, uri))
-    for uri in changes.removed:
-        _drop(ls, uri)
-    ls.gone.difference_update(changes.updated)
-    for uri in changes.updated:  # an open buffer whose file is back: its text is the file's again
-        if ls.docs.is_open(uri) and not ls.docs.is_behind(uri):
-            ls.apply_editor(uri)
-    indexing.update(ls, project, changes.reindex)
-    return changes
-
-
-def _closed_analysis(ls: Session, uri: str) -> Analysis | None:
-    """The analysis of the closed file ``uri`` as it is on disk (the document cache's, analysed once); ``None`` for
-    an open document (the editor's text governs) or an unreadable file."""
-    if ls.docs.is_open(uri) and not ls.docs.is_behind(uri):
-        return None
-    snap = ls.docs.snapshot(uri)
-    return snap.analysis if snap is not None else None
-
-
-def _drop(ls: Session, uri: str) -> None:
-    """A file gone from the project: its cached analysis and its problems go (an open buffer stays, marked gone)."""
-    ls.docs.forget(uri)
-    if ls.docs.is_open(uri):
-        ls.gone.add(uri)
-    ls.clear_diagnostics(uri)
-
-
-def _by_project(ls: Session, paths: list[Path]) -> dict[Project, list[Path]]:
-    """``paths`` grouped by the project holding them; a new ``.memzoi`` folder registers its project."""
-    out: dict[Project, list[Path]] = {}
-    for path in paths:
-        project = ls.project_for(path)
-        if project is None:
-            root = path.parent if path.name == ".memzoi" else path.parent.parent
-            if (path.name == ".memzoi" or path.parent.name == ".memzoi") and not ls.is_forgotten(root.resolve()):
-                ls.add_project(root)
-            continue
-        out.setdefault(project, []).append(path)
-    return out
+__all__ = ["ChangeBatch", "FileWatching"]

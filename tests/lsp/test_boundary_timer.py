@@ -1,7 +1,7 @@
-"""The server's timer for retention boundaries (``memzoi_lsp.inputs.arm``, issue 29): set for the earliest boundary
-still to pass, with the clock the core injects (``now``), kept while that instant stays the earliest, moved when an
-earlier one appears, and gone when none is left. Nothing here waits for the clock: the timer's instant and delay
-are read, and its firing is called directly."""
+"""The server's timer for retention boundaries (``memzoi_lsp.inputs.InputFollow.arm``, issue 29): set for the
+earliest boundary still to pass, with the clock the core injects (``now``), kept while that instant stays the
+earliest, moved when an earlier one appears, and gone when none is left. Nothing here waits for the clock: the
+timer's instant and delay are read, and its firing is called directly."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from memzoi_lsp import inputs
+from memzoi_lsp.tasks import Tasks
 
 from ..builders import record, record_path, write
 
@@ -44,28 +45,34 @@ def test_the_timer_is_set_for_the_earliest_boundary_and_moves_with_it(tmp_path: 
             docs=SimpleNamespace(forget=forgotten.append),
             republish=republished.append,
         )
+        follow = inputs.InputFollow(ls, Tasks())  # the session: what the timer reads of it
         now = datetime(2026, 7, 1, tzinfo=UTC)
-        inputs.arm(ls, project, now=now)
-        assert project not in inputs._timers  # no boundary: no timer
+        follow.arm(project, now=now)
+        assert project not in follow.timers  # no boundary: no timer
         later, earlier = now + timedelta(hours=2), now + timedelta(minutes=5)
         project.boundaries = [later]
-        inputs.arm(ls, project, now=now)
-        when, handle = inputs._timers[project]
+        follow.arm(project, now=now)
+        when, handle = follow.timers[project]
         assert when == later and abs(handle.when() - loop.time() - 7200) < 60
-        inputs.arm(ls, project, now=now)
-        assert inputs._timers[project][1] is handle  # the same instant: the same timer
+        follow.arm(project, now=now)
+        assert follow.timers[project][1] is handle  # the same instant: the same timer
         project.boundaries.append(earlier)
-        inputs.arm(ls, project, now=now)
-        when, moved = inputs._timers[project]
+        follow.arm(project, now=now)
+        when, moved = follow.timers[project]
         assert when == earlier and moved is not handle and handle.cancelled()
         assert abs(moved.when() - loop.time() - 300) < 60
         # It fires: what passed by the core's clock is re-diagnosed, and the timer is set for the next boundary.
-        inputs._fire(ls, project)  # (these instants of 2026-07 have passed by the real clock the timer reads)
+        follow._fire(project)  # (these instants of 2026-07 have passed by the real clock the timer reads)
         passed = {earlier.isoformat(), later.isoformat()}
         assert republished == [passed] and set(forgotten) == passed
-        assert project not in inputs._timers  # nothing left to wait for
+        assert project not in follow.timers  # nothing left to wait for
+        project.boundaries = [now + timedelta(days=1)]
+        follow.arm(project, now=now)
+        handle = follow.timers[project][1]
+        follow.stop()  # shutdown: the feature's timers go with it
+        assert handle.cancelled() and project not in follow.timers
     finally:
-        for _, handle in list(inputs._timers.values()):
+        for _, handle in list(follow.timers.values()) if "follow" in locals() else []:
             handle.cancel()
         loop.close()
 

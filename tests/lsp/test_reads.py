@@ -98,9 +98,11 @@ class _Session:
     """What :mod:`memzoi_lsp.closed` and ``MemzoiServer.gone_from_disk`` read of the server."""
 
     def __init__(self, project) -> None:
+        from memzoi_lsp.watch import FileWatching
+
         self.project = project
         self.docs = _Docs()
-        self.gone: set[str] = set()
+        self.watching = FileWatching(self)  # type: ignore[arg-type]  # holds the gone marks
 
     def project_for(self, path):
         return self.project
@@ -149,12 +151,62 @@ def test_gone_from_disk_is_a_read(workspace: Path):
     path = workspace / ".memzoi" / "records" / "use-pnpm.md"
     uri = path_to_uri(path)
     ls = _Session(None)
-    ls.gone.add(uri)
+    ls.watching.gone.add(uri)
     snap = Snapshot(uri, path, "", 1, True, None)  # type: ignore[arg-type]  # the analysis is not read
     assert not MemzoiServer.gone_from_disk(ls, snap)  # type: ignore[arg-type]  # the file is there
-    assert ls.gone == {uri}
+    assert ls.watching.gone == {uri}
     text = path.read_text()
     path.unlink()
     assert MemzoiServer.gone_from_disk(ls, snap)  # type: ignore[arg-type]
     path.write_text(text)
-    assert not MemzoiServer.gone_from_disk(ls, snap) and ls.gone == {uri}  # type: ignore[arg-type]
+    assert not MemzoiServer.gone_from_disk(ls, snap) and ls.watching.gone == {uri}  # type: ignore[arg-type]
+
+
+class _Registering:
+    """A session with no registered project that records every project registration asked of it."""
+
+    def __init__(self) -> None:
+        self.projects: dict[Path, object] = {}
+        self.added: list[Path] = []
+
+    def add_project(self, root: Path):
+        self.added.append(root)
+        self.projects[root] = object()
+        return None
+
+    def project_for(self, path):
+        return None
+
+
+def test_a_read_of_an_input_file_outside_the_projects_registers_nothing(tmp_path: Path):
+    """Whether a runtime input file outside the registered projects is one (``is_memzoi``, ``input_root``) is a
+    read: it registers no project. Opening it (``sync.discover``, the editor's event) registers the project of
+    the ``.memzoi`` above it, and the read then finds it."""
+    from memzoi.judge.analysis import analyze_text
+    from memzoi_lsp import reads, routing_view, sync
+    from memzoi_lsp.documents import Snapshot, path_to_uri
+
+    from .test_routing import SESSION
+
+    root = tmp_path / "elsewhere"
+    (root / ".memzoi").mkdir(parents=True)
+    path = root / "session.yml"
+    path.write_text(SESSION, encoding="utf-8")
+    uri = path_to_uri(path)
+    snap = Snapshot(uri, path, SESSION, 1, True, analyze_text(SESSION, path))
+    ls = _Registering()
+    assert routing_view.input_root(ls, snap) is None  # type: ignore[arg-type]
+    assert not reads.is_memzoi(ls, snap)  # type: ignore[arg-type]
+    assert ls.added == [] and ls.projects == {}, "a read registered a project"
+    sync.discover(ls, uri, SESSION)  # type: ignore[arg-type]  # the open event
+    assert ls.added == [root]
+    assert routing_view.input_root(ls, snap) == root
+    assert reads.is_memzoi(ls, snap)  # type: ignore[arg-type]
+    sync.discover(ls, uri, SESSION)  # type: ignore[arg-type]  # registered once
+    assert ls.added == [root]
+    changed = _Registering()
+    sync.discover_input(changed, uri, SESSION)  # type: ignore[arg-type]  # a change that made it an input file
+    assert changed.added == [root]
+    record = root / ".memzoi" / "records" / "a.yml"
+    sync.discover_input(changed, path_to_uri(record), SESSION)  # type: ignore[arg-type]  # inside .memzoi: no input
+    assert changed.added == [root]
