@@ -54,9 +54,9 @@ def test_the_credential_scan_of_a_name_equals_the_whole_scan(text):
 def test_a_plain_name_is_scanned_once_per_string():
     pathsafety._secret_hits.cache_clear()
     name = ".memzoi/records/some-topic/use-pnpm.md"
-    for shown in (name, "/work/repo/" + name, "./" + name):
+    for shown in (name, "/srv/repo/" + name, "./" + name):
         assert pathsafety.shown_path(shown) == shown
-    assert pathsafety.name_findings("/work/repo/" + name) == []
+    assert pathsafety.name_findings("/srv/repo/" + name) == []
     info = pathsafety._secret_hits.cache_info()
     assert (info.misses, info.hits) == (1, 3)
 
