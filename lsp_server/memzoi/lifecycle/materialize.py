@@ -273,6 +273,7 @@ def _check_precondition(model: MaterializationCandidate, rel: str, rid: str, cur
         if cur is None:
             raise Refusal("materialization_update_conflict", f"{rel} does not exist", rel)
         cur_rev = record_revision(rid, cur.document.data or {}, cur.document.body)
+        # validate_candidate refused an update whose expected prior revision is not of kind `revision`
         if cur_rev != model.expected_prior_revision.revision.revision_hash:  # type: ignore[union-attr]
             raise Refusal(
                 "materialization_update_stale", f"{rel} changed since the candidate was made; rebuild it", rel

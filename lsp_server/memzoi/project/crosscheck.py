@@ -112,6 +112,7 @@ class CrossFileCheck:
         from .filefacts import facts_from_analysis  # noqa: PLC0415 lazy: start-up
 
         many = self._facts_source is not None and len(missing) >= INDEX_ASSIST_THRESHOLD
+        # `many` holds only where _facts_source is set (mypy does not narrow through the boolean)
         indexed = self._facts_source(Path(memzoi_dir)) if many else {}  # type: ignore[misc]
         rest = [k for k in missing if k not in indexed]
         analysed = self._analyse(memzoi_dir, rest) if self._analyse is not None and rest else {}

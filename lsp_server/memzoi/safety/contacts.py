@@ -21,6 +21,7 @@ one written ``(NNN) NNN-NNNN`` / ``NNN-NNN-NNNN`` / ``NNN.NNN.NNNN``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ..base.findings import Severity
 from .base import Hit
@@ -175,7 +176,7 @@ def _phone_hits(text: str, intl: bool = True, nanp: bool = True) -> list[Hit]:
     return out
 
 
-def contact_hits(ctx: Ctx, known: list[Hit] = ()) -> list[Hit]:  # type: ignore[assignment]
+def contact_hits(ctx: Ctx, known: Sequence[Hit] = ()) -> list[Hit]:
     """``private_personal_data`` warnings for e-mail addresses and phone numbers in ``ctx``'s text (see the module
     docstring), leaving out any that overlaps a ``pii_detected`` hit in ``known`` (the labelled value is that)."""
     text = ctx.text
