@@ -7,7 +7,7 @@ import pytest
 from memzoi.base.findings import Severity
 from memzoi.judge.analysis import analyze_path
 from memzoi.judge.config import clear_cache
-from memzoi.judge.policy import CONTENT_CLASS_CODES
+from memzoi.judge.gate_codes import CONTENT_CLASS_CODES
 
 from ..builders import edit
 from .helpers import proposal, record, safety, workspace

@@ -66,9 +66,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..base.nesting import nesting_message
 from .config_keys import MEMZOI_SECTIONS, unknown_keys
-
-# MemzoiConfig is re-exported: memzoi.stores.verdictcache reads it from here.
-from .config_model import DEFAULT_CONFIG, MemzoiConfig as MemzoiConfig
+from .config_model import DEFAULT_CONFIG, MemzoiConfig
 from .rules import screen_rules
 
 CONFIG_NAME = "config.toml"

@@ -40,9 +40,7 @@ from ..read.document import Document
 from ..read.yaml12 import YMap, YNode, YScalar, YSeq, locate
 from ..safety import scan_complete, scan_document
 from .config_model import DEFAULT_CONFIG, MemzoiConfig
-
-# CONTENT_CLASS_CODES is re-exported: memzoi.runs.safety_scan reads it from here.
-from .gate_codes import CONTENT_CLASS_CODES as CONTENT_CLASS_CODES, SENSITIVITY_GUIDANCE, pending_severity
+from .gate_codes import CONTENT_CLASS_CODES, SENSITIVITY_GUIDANCE, pending_severity
 from .workspace import Placement, Role
 
 FIELD_LIMIT = 512 * 1024

@@ -146,7 +146,7 @@ def _content_class(text: str) -> str:
 def scan_blob(path: str, data: bytes | None) -> dict[str, Any]:
     """Memzoi's ``RepositoryWriteSafetyReport`` of one blob (``data`` ``None``: an unsupported entry, scanned as
     the ``../unsupported-git-entry`` probe with no bytes)."""
-    from ..judge.policy import CONTENT_CLASS_CODES  # noqa: PLC0415 lazy: start-up
+    from ..judge.gate_codes import CONTENT_CLASS_CODES  # noqa: PLC0415 lazy: start-up
     from ..safety.scan import collect_hits  # noqa: PLC0415 lazy: start-up
 
     if data is None:

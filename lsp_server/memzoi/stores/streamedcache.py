@@ -32,7 +32,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from ..judge.config import MemzoiConfig
+from ..judge.config_model import MemzoiConfig
 from .store import connect, store_path
 from .verdictcache import _ENTRIES, ProjectCache, context_stamp, entry_sum, path_key
 from .verdictfacts import read_blob

@@ -55,7 +55,7 @@ import blake3
 
 from ..base import freshness
 from ..base.freshness import RACY_NS, Stat, read_stable
-from ..judge.config import MemzoiConfig
+from ..judge.config_model import MemzoiConfig
 from .store import BUSY_TIMEOUT_S, CACHE_FORMAT, connect, store_path  # noqa: F401 - connect also imported from here
 from .toolstamp import tool_stamp
 from .verdictfacts import Blob, blob_text, entry_item, item_text, payload_facts, read_blob, updated, write_blob
