@@ -9,7 +9,7 @@ from typing import Any
 
 from . import outputs
 from .arguments import GetArgs, PackArgs, PathArgs, PendingArgs, ProposeArgs, SearchArgs
-from .tooltypes import Session, Tool, ToolResult
+from .tooltypes import READ_ONLY, Session, Tool, ToolResult
 
 
 def _lines(items: list[str], empty: str) -> str:
@@ -181,8 +181,6 @@ def _tombstone(s: Session, a: ProposeArgs) -> ToolResult:
     )
 
 
-_READ = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
-
 #: The memory tools, in the order they are listed.
 TOOLS: tuple[Tool, ...] = (
     Tool(
@@ -196,7 +194,7 @@ TOOLS: tuple[Tool, ...] = (
         SearchArgs,
         _search,
         output=outputs.SearchOutput,
-        annotations=_READ,
+        annotations=READ_ONLY,
     ),
     Tool(
         "get_memory",
@@ -208,7 +206,7 @@ TOOLS: tuple[Tool, ...] = (
         GetArgs,
         _get,
         output=outputs.GetOutput,
-        annotations=_READ,
+        annotations=READ_ONLY,
     ),
     Tool(
         "build_context_pack",
@@ -219,7 +217,7 @@ TOOLS: tuple[Tool, ...] = (
         PackArgs,
         _pack,
         output=outputs.PackOutput,
-        annotations=_READ,
+        annotations=READ_ONLY,
     ),
     Tool(
         "precheck_path",
@@ -229,7 +227,7 @@ TOOLS: tuple[Tool, ...] = (
         PathArgs,
         _precheck,
         output=outputs.PrecheckOutput,
-        annotations=_READ,
+        annotations=READ_ONLY,
     ),
     Tool(
         "list_pending",
@@ -241,7 +239,7 @@ TOOLS: tuple[Tool, ...] = (
         PendingArgs,
         _pending,
         output=outputs.PendingOutput,
-        annotations=_READ,
+        annotations=READ_ONLY,
     ),
     Tool(
         "propose_memory",

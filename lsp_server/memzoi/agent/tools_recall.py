@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..ledger import Refusal
 from . import outputs_recall as out
-from .tooltypes import Session, Tool, ToolResult
+from .tooltypes import READ_ONLY, Session, Tool, ToolResult
 
 
 def _strict(*examples: dict[str, Any], populate_by_name: bool = False) -> ConfigDict:
@@ -24,9 +24,6 @@ def _strict(*examples: dict[str, Any], populate_by_name: bool = False) -> Config
     return ConfigDict(
         extra="forbid", strict=True, json_schema_extra={"examples": list(examples)}, populate_by_name=populate_by_name
     )
-
-
-_READ = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
 
 
 class ActionArgs(BaseModel):
@@ -168,7 +165,7 @@ TOOLS: tuple[Tool, ...] = (
         "trailing /** 4, ancestor folder 3, descendant 2). Citations carry provenance git.",
         ActionArgs,
         _action,
-        annotations=_READ,
+        annotations=READ_ONLY,
         output=out.TextPrecheckOutput,
     ),
     Tool(
@@ -178,7 +175,7 @@ TOOLS: tuple[Tool, ...] = (
         "match on the command, restricted to `path` when given). Call it before running something risky.",
         CommandArgs,
         _command,
-        annotations=_READ,
+        annotations=READ_ONLY,
         output=out.TextPrecheckOutput,
     ),
     Tool(
@@ -188,7 +185,7 @@ TOOLS: tuple[Tool, ...] = (
         "boundary, reason), current-assertion exclusions and whether ordinary reads include it.",
         ExpiryArgs,
         _expiry,
-        annotations=_READ,
+        annotations=READ_ONLY,
         output=out.ExpiryOutput,
     ),
     Tool(
@@ -199,7 +196,7 @@ TOOLS: tuple[Tool, ...] = (
         "action candidates. Report only: nothing is written, no artifact is stored.",
         MaintenanceArgs,
         _maintenance,
-        annotations=_READ,
+        annotations=READ_ONLY,
         output=out.MaintenanceOutput,
     ),
     Tool(
@@ -210,7 +207,7 @@ TOOLS: tuple[Tool, ...] = (
         "conflicts. Plans with private (local or session) candidates are denied. Nothing is written.",
         CaptureArgs,
         _capture,
-        annotations=_READ,
+        annotations=READ_ONLY,
         output=out.CaptureOutput,
     ),
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from . import outputs
 from .arguments import NoArgs, ResidentArgs
-from .tooltypes import Session, Tool, ToolResult
+from .tooltypes import READ_ONLY, Session, Tool, ToolResult
 
 
 def _resident(s: Session, a: NoArgs) -> ToolResult:
@@ -56,8 +56,6 @@ def _propose_resident(s: Session, a: ResidentArgs) -> ToolResult:
     )
 
 
-_READ = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
-
 #: The resident-memory tools, in the order they are listed.
 TOOLS: tuple[Tool, ...] = (
     Tool(
@@ -69,7 +67,7 @@ TOOLS: tuple[Tool, ...] = (
         NoArgs,
         _resident,
         output=outputs.ResidentOutput,
-        annotations=_READ,
+        annotations=READ_ONLY,
     ),
     Tool(
         "propose_resident_memory",

@@ -64,6 +64,10 @@ class Session:
     limit: RateLimit
 
 
+#: The MCP tool annotations of a tool that only reads (no write, nothing outside the project).
+READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
+
+
 @dataclass(frozen=True)
 class Tool:
     """A registered tool. ``handler(session, args)`` returns a :class:`ToolResult` or raises :class:`Refusal`."""
