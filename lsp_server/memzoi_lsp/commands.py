@@ -15,7 +15,7 @@ from .commanding import CommandGroup
 from .documents import path_to_uri
 
 # A real import (not TYPE_CHECKING): pygls resolves command handlers' annotations at call time.
-from .session import CommandSession
+from .session import WorkspaceCommandSession
 
 log = logging.getLogger("memzoi_lsp.commands")
 
@@ -40,7 +40,7 @@ def _check(roots: list[Path]) -> dict[str, Any]:
     return {"files_checked": files, "counts": counts, "files_with_findings": len(per_file)}
 
 
-async def check_workspace(ls: CommandSession, *args: Any) -> dict[str, Any]:
+async def check_workspace(ls: WorkspaceCommandSession, *args: Any) -> dict[str, Any]:
     """Check every project from disk (as ``memzoi check``) and re-publish its diagnostics."""
     roots = list(ls.projects)
     result = await asyncio.get_running_loop().run_in_executor(ls.scan_executor, _check, roots)
@@ -49,7 +49,7 @@ async def check_workspace(ls: CommandSession, *args: Any) -> dict[str, Any]:
     return result
 
 
-async def search(ls: CommandSession, *args: Any) -> list[dict[str, Any]]:
+async def search(ls: WorkspaceCommandSession, *args: Any) -> list[dict[str, Any]]:
     """Records and packets matching the query (a string, or ``{"query"}``): full-text through the index,
     best first: ``[{kind, id, title, path, uri, snippet}]``."""
     from . import indexing  # noqa: PLC0415 lazy: start-up
@@ -86,7 +86,7 @@ async def search(ls: CommandSession, *args: Any) -> list[dict[str, Any]]:
     return out
 
 
-async def rebuild(ls: CommandSession, *args: Any) -> Any:
+async def rebuild(ls: WorkspaceCommandSession, *args: Any) -> Any:
     """Recreate each project's index from the git plane (``memzoi rebuild``)."""
     from . import indexing  # noqa: PLC0415 lazy: start-up
 
@@ -94,7 +94,7 @@ async def rebuild(ls: CommandSession, *args: Any) -> Any:
     return results[0] if len(results) == 1 else results
 
 
-async def doctor(ls: CommandSession, *args: Any) -> Any:
+async def doctor(ls: WorkspaceCommandSession, *args: Any) -> Any:
     """Workspace, git plane and index drift report with repair steps (``memzoi doctor --json``)."""
     from memzoi.runs.doctor import diagnose  # noqa: PLC0415 lazy: start-up
 

@@ -16,7 +16,7 @@ from lsprotocol import types
 from .documents import uri_to_path
 
 if TYPE_CHECKING:
-    from .session import EventSession
+    from .session import FoldersSession
 
 log = logging.getLogger("memzoi_lsp.folders")
 
@@ -26,7 +26,7 @@ class Folders:
     later watcher events under them register nothing, :meth:`is_forgotten`). Made by the session with the
     session; changed on the event loop only."""
 
-    def __init__(self, ls: EventSession) -> None:
+    def __init__(self, ls: FoldersSession) -> None:
         self._ls = ls
         self._forgotten: set[Path] = set()
 
@@ -39,11 +39,11 @@ class Folders:
         opened)."""
         self._forgotten.discard(root)
 
-    def register(self, server: EventSession) -> None:
+    def register(self, server: FoldersSession) -> None:
         """Register the workspace-folders notification handler."""
 
         @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-        def did_change_workspace_folders(ls: EventSession, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        def did_change_workspace_folders(ls: FoldersSession, params: types.DidChangeWorkspaceFoldersParams) -> None:
             for folder in params.event.removed or []:
                 path = uri_to_path(folder.uri)
                 if path is not None:

@@ -24,13 +24,13 @@ from memzoi.stores.index import IndexUnavailable, SearchHit
 
 if TYPE_CHECKING:
     from .project import Project
-    from .session import ReadSession, TaskSession
+    from .session import IndexSession, IndexUpdateSession, SymbolSession
     from .tasks import Tasks
 
 log = logging.getLogger("memzoi_lsp.indexing")
 
 
-async def refresh(ls: ReadSession, project: Project) -> None:
+async def refresh(ls: IndexSession, project: Project) -> None:
     """Bring the project's index up to date (after the first scan)."""
     try:
         await asyncio.get_running_loop().run_in_executor(ls.scan_executor, project.refresh_index, ls.docs.on_disk)
@@ -40,7 +40,7 @@ async def refresh(ls: ReadSession, project: Project) -> None:
         log.warning("index refresh failed for %s: %s", project.root, err)
 
 
-def update(ls: TaskSession, project: Project, paths: list[Path], tasks: Tasks) -> None:
+def update(ls: IndexUpdateSession, project: Project, paths: list[Path], tasks: Tasks) -> None:
     """Queue a re-index of ``paths`` (changed, created or deleted records and packets) on the scan thread, as one
     of ``tasks`` (the caller's: the watch feature's)."""
     loop = ls.loop
@@ -56,7 +56,7 @@ def update(ls: TaskSession, project: Project, paths: list[Path], tasks: Tasks) -
     tasks.spawn(run())
 
 
-async def rebuild(ls: ReadSession, project: Project) -> dict[str, Any]:
+async def rebuild(ls: IndexSession, project: Project) -> dict[str, Any]:
     """Recreate the index of ``project`` from the git plane."""
     try:
         return await asyncio.get_running_loop().run_in_executor(
@@ -67,7 +67,7 @@ async def rebuild(ls: ReadSession, project: Project) -> dict[str, Any]:
         return {"error": {"code": "index_unavailable", "message": "the index cannot be opened; see the server log"}}
 
 
-async def search(ls: ReadSession, project: Project, query: str, limit: int = 50) -> list[SearchHit] | None:
+async def search(ls: IndexSession, project: Project, query: str, limit: int = 50) -> list[SearchHit] | None:
     """Full-text hits for ``query`` (``None`` when the index is not ready yet)."""
     try:
         return await asyncio.get_running_loop().run_in_executor(ls.scan_executor, project.search, query, limit)
@@ -81,7 +81,7 @@ def close(project: Project) -> None:
     project.close()
 
 
-def workspace_symbols(ls: ReadSession, query: str, limit: int = 200) -> list[types.WorkspaceSymbol]:
+def workspace_symbols(ls: SymbolSession, query: str, limit: int = 200) -> list[types.WorkspaceSymbol]:
     """Records and packets whose id, title or body contains every word of ``query`` (case-insensitive), from the
     scan's analyses (used while the index is not ready)."""
     words = [w.casefold() for w in query.split()]

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from memzoi.runs.projectstate import InputChanges
 
     from .project import Project
-    from .session import EventSession
+    from .session import InputSession
     from .tasks import Tasks
 
 log = logging.getLogger("memzoi_lsp.inputs")
@@ -38,7 +38,7 @@ class InputFollow:
     its looks run as the feature's ``tasks``, and it owns each project's boundary timer (``timers``: the instant it
     is set for and its handle on the event loop), all cancelled by :meth:`stop` (shutdown)."""
 
-    def __init__(self, ls: EventSession, tasks: Tasks) -> None:
+    def __init__(self, ls: InputSession, tasks: Tasks) -> None:
         self._ls = ls
         self._tasks = tasks
         self.timers: weakref.WeakKeyDictionary[Project, tuple[datetime, asyncio.TimerHandle]] = (
@@ -107,7 +107,7 @@ class InputFollow:
             self._disarm(project)
 
 
-def boundaries(ls: EventSession, project: Project) -> None:
+def boundaries(ls: InputSession, project: Project) -> None:
     """Re-diagnose the closed files whose retention boundary has passed since they were judged
     (:meth:`memzoi.runs.projectstate.ProjectState.passed_boundaries`); their cached analyses are forgotten first (an
     analysis holds ``retention_query_only`` at the clock it was made)."""
@@ -120,7 +120,7 @@ def boundaries(ls: EventSession, project: Project) -> None:
         ls.republish(set(passed))
 
 
-def rejudge(ls: EventSession, project: Project, changes: InputChanges, tasks: Tasks) -> None:
+def rejudge(ls: InputSession, project: Project, changes: InputChanges, tasks: Tasks) -> None:
     """Re-diagnose every file of ``project`` after ``changes`` (analyses made under the old configuration are
     forgotten first) and refresh its index (which re-judges the same inputs, :mod:`memzoi.stores.index_fresh`) as one
     of ``tasks``."""

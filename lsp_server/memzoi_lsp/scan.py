@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from memzoi.stores.verdictcache import ProjectCache
 
     from .project import Project
-    from .session import EventSession
+    from .session import ScanSession
 
 log = logging.getLogger("memzoi_lsp.scan")
 CHUNK = 100
@@ -48,7 +48,7 @@ class Scanning:
     inputs with their index refreshes, :mod:`.inputs`, and the work the root starts with it, such as the resident
     reconciliation) and cancels them at shutdown. Made with the session; it answers no request."""
 
-    def __init__(self, ls: EventSession) -> None:
+    def __init__(self, ls: ScanSession) -> None:
         self._ls = ls
         self.tasks = Tasks()
         self.inputs = InputFollow(ls, self.tasks)  # the inputs' looks and boundary timers
@@ -65,7 +65,7 @@ class Scanning:
         self.inputs.stop()
 
 
-async def scan_project(ls: EventSession, project: Project, follow: InputFollow) -> None:
+async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -> None:
     """Scan one project (see the module docstring); then ``follow`` (the scan feature's) looks at its inputs.
     Cancelled cleanly on shutdown."""
     from memzoi.project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
@@ -114,7 +114,7 @@ async def scan_project(ls: EventSession, project: Project, follow: InputFollow) 
     _log_scanned(ls, project, started, cached)
 
 
-def _report(ls: EventSession, token: str | None, done: int, total: int) -> None:
+def _report(ls: ScanSession, token: str | None, done: int, total: int) -> None:
     if token:
         ls.work_done_progress.report(
             token,
@@ -122,12 +122,12 @@ def _report(ls: EventSession, token: str | None, done: int, total: int) -> None:
         )
 
 
-def _end_progress(ls: EventSession, token: str | None, project: Project) -> None:
+def _end_progress(ls: ScanSession, token: str | None, project: Project) -> None:
     if token and not ls.stopping:
         ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=f"{len(project.files)} files"))
 
 
-def _log_scanned(ls: EventSession, project: Project, started: float, cached: int) -> None:
+def _log_scanned(ls: ScanSession, project: Project, started: float, cached: int) -> None:
     """Log the finished scan, and tell the client in its log window."""
     elapsed = (time.perf_counter() - started) * 1000
     log.info(
@@ -149,7 +149,7 @@ def _warn_linked(project: Project) -> None:
         log.warning("%s", linked_plane_message(linked))
 
 
-async def _begin_progress(ls: EventSession) -> str | None:
+async def _begin_progress(ls: ScanSession) -> str | None:
     """A work-done progress token for the scan, begun; ``None`` when the client has none or refuses one."""
     if not get_capability(ls.client_capabilities, "window.work_done_progress", False):
         return None
@@ -166,7 +166,7 @@ async def _begin_progress(ls: EventSession) -> str | None:
 
 
 async def _analyse_misses(
-    ls: EventSession,
+    ls: ScanSession,
     project: Project,
     misses: list[tuple[str, str]],
     ctx: ProjectContext,
@@ -193,9 +193,9 @@ async def _analyse_misses(
     return True
 
 
-def publish_open(ls: EventSession, project: Project) -> None:
+def publish_open(ls: ScanSession, project: Project) -> None:
     """Publish the open documents of ``project`` now, before its scan does any work: the first diagnostics never
-    wait for the workspace (cross-file findings follow when the scan is done, :meth:`EventSession.on_project_scanned`).
+    wait for the workspace (cross-file findings follow when the scan is done, :meth:`ScanSession.on_project_scanned`).
     Their editor text enters the project's state first (the scan itself leaves open documents alone)."""
     mine = [uri for uri in ls.docs.open_uris() if (path := uri_to_path(uri)) is not None and project.contains(path)]
     for uri in mine:
@@ -216,7 +216,7 @@ def _next(results: Iterator[Scanned | None], n: int, cache: ProjectCache | None)
     return out
 
 
-def _take(ls: EventSession, project: Project, scanned: list[tuple[tuple[str, str], Any]]) -> None:
+def _take(ls: ScanSession, project: Project, scanned: list[tuple[tuple[str, str], Any]]) -> None:
     """On the event loop: for each ``((uri, path), got)`` of ``scanned`` (``got``: a compact verdict, or a
     :class:`memzoi.runs.scanverdicts.Scanned`), keep the file's compact verdict and its index row, feed its facts to
     the cross-file workspace and publish it (open documents keep the editor's text)."""

@@ -1,10 +1,16 @@
-"""The session protocol: what a feature module may use of the running server.
+"""The session protocols: what each feature module may use of the running server.
 
-Features (``diagnostics``, ``hover``, ``actions``, ``lenses``, ``commands``, ``watch``, ``inbox``, ``resident``,
-``navigation`` …) receive a :class:`Session`, never :class:`memzoi_lsp.server.MemzoiServer` itself: the server
-module is the composition root, it imports every feature and no feature imports it back
+Features (``diagnostics``, ``hover``, ``actions``, ``lenses``, ``commands``, ``watch``, ``sync``, ``scan``,
+``folders``, ``navigation`` …) receive a view of the session, never :class:`memzoi_lsp.server.MemzoiServer` itself:
+the server module is the composition root, it imports every feature and no feature imports it back
 (``tests/test_architecture.py`` fails on any import cycle of ``memzoi_lsp``, type-only and function-local imports
-included). This module imports no feature, so any feature can name the session it receives.
+included). This module imports no feature, so any feature can name the view it receives.
+
+Each view is composed by inheritance of the members of :mod:`memzoi_lsp.session_members` (each declared once there)
+and declares itself only the members no other view has; it holds exactly what its feature uses
+(``tests/test_architecture.py``, :mod:`tests.session_uses`). Every member of a view is a read-only property or a
+method, so mypy refuses a feature's assignment of session state; only :class:`Session`, the composition root's,
+makes the state it sets settable.
 
 A request handler reads (documents, verdicts, settings) and never changes project state: only the watch pass
 (:meth:`memzoi.runs.projectstate.ProjectState.apply_events`), an editor change (``apply_editor``) and the scan
@@ -14,299 +20,302 @@ A request handler reads (documents, verdicts, settings) and never changes projec
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .session_members import (
+    BufferDiagnostics,
+    CapabilitiesView,
+    Clearer,
+    ClientLog,
+    ClientProtocol,
+    CommandRegistry,
+    ContextView,
+    DiagnosticsChannel,
+    DiskEvent,
+    DiskPass,
+    DocumentsView,
+    EditorEvent,
+    EventLoop,
+    FeatureRegistry,
+    KnownFiles,
+    ProjectLookup,
+    ProjectRegistration,
+    ProjectRemoval,
+    ProjectsView,
+    Publisher,
+    PullMode,
+    RefreshAll,
+    RefreshRequest,
+    Republisher,
+    ScanProgress,
+    ScanThread,
+    SettingsView,
+    ShownFiles,
+    Stopping,
+    Verdicts,
+    WatchHooks,
+    WorkspaceView,
+)
 
 if TYPE_CHECKING:
     import asyncio
-    import os
-    from collections.abc import Mapping, Sequence
-    from concurrent.futures import Future, ThreadPoolExecutor
-    from pathlib import Path
+    from collections.abc import Sequence
+    from concurrent.futures import Future
 
     from lsprotocol import types
-    from pygls.progress import Progress
-    from pygls.protocol import JsonRPCProtocol
-    from pygls.workspace import Workspace
 
-    from memzoi.base.findings import Finding
-    from memzoi.judge.analysis import Analysis
-    from memzoi.project.verdict import FileVerdict, ProjectContext
-
-    from .documents import Documents, Snapshot
-    from .project import Project
-    from .settings import Settings
+    from .documents import Documents
 
 
-#: A handler as registered: the decorators return it unchanged.
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-class DocumentReader(Protocol):
-    """The documents as a request sees them: snapshots and open state, nothing that changes them
-    (:class:`memzoi_lsp.documents.Documents` is one)."""
-
-    def snapshot(self, uri: str) -> Snapshot | None: ...
-    def is_open(self, uri: str) -> bool: ...
-    def is_behind(self, uri: str) -> bool: ...
-    def open_uri_for(self, path: Path | None) -> str | None: ...
-    def open_uris(self) -> list[str]: ...
-    def on_disk(self, path: Path) -> tuple[bytes, os.stat_result, Analysis] | None: ...
-
-
-class ReadSession(Protocol):
-    """The read view a request feature receives (hover, code lenses, navigation): documents, settings, projects and
-    verdicts, every member read-only (``projects`` a read-only mapping, ``settings`` a frozen dataclass, ``docs``
-    without its mutators). mypy holds a feature typed with it to reads: it cannot publish, apply an event, or
-    assign session state (docs/architecture.md, "Features over snapshots")."""
+class DocumentCache(DocumentsView, Protocol):
+    """The document cache itself (an event forgets an analysis or marks a buffer behind its file): the one member a
+    protocol re-declares, narrowing the read view's type."""
 
     @property
-    def workspace(self) -> Workspace: ...
-    @property
-    def client_capabilities(self) -> types.ClientCapabilities: ...
-    @property
-    def docs(self) -> DocumentReader: ...
-    @property
-    def settings(self) -> Settings: ...
-    @property
-    def projects(self) -> Mapping[Path, Project]: ...
-    @property
-    def scan_executor(self) -> ThreadPoolExecutor: ...
-
-    def feature(self, feature_name: str, options: Any | None = None) -> Callable[[F], F]: ...
-    def is_memzoi(self, snap: Snapshot) -> bool: ...
-    def findings_for(self, snap: Snapshot) -> list[Finding]: ...
-    def verdict(self, snap: Snapshot) -> FileVerdict: ...
-    def gone_from_disk(self, snap: Snapshot) -> bool: ...
-    def context(self, project: Project) -> ProjectContext: ...
-    def project_for(self, path: Path | None) -> Project | None: ...
-    def known_uris(self) -> list[str]: ...
+    def docs(self) -> Documents: ...
 
 
-class Notifier(Protocol):
-    """What sending a server notification needs (:func:`memzoi_lsp.notifications.notify`): the client's protocol
-    and whether the session is stopping."""
-
-    @property
-    def protocol(self) -> JsonRPCProtocol: ...
-    @property
-    def stopping(self) -> bool: ...
+class BackgroundWork(EventLoop, Stopping, Protocol):
+    """The event loop and whether the session is stopping: what work run in the background needs."""
 
 
-class InboxWatchSession(Notifier, Protocol):
+class ReadSession(
+    DocumentsView,
+    WorkspaceView,
+    CapabilitiesView,
+    FeatureRegistry,
+    SettingsView,
+    ProjectsView,
+    ScanThread,
+    ProjectLookup,
+    KnownFiles,
+    ContextView,
+    Verdicts,
+    Protocol,
+):
+    """The read view a request feature receives (hover, code lenses, navigation, code actions): documents, settings,
+    projects and verdicts, every member read-only (``projects`` a read-only mapping, ``settings`` a frozen
+    dataclass, ``docs`` without its mutators). mypy holds a feature typed with it to reads: it cannot publish, apply
+    an event, or assign session state (docs/architecture.md, "Features over snapshots")."""
+
+
+class Notifier(ClientProtocol, Stopping, Protocol):
+    """What sending a server notification needs (:func:`memzoi_lsp.notifications.notify`)."""
+
+
+class InboxWatchSession(BackgroundWork, ClientProtocol, Protocol):
     """What the inbox watch receives (:class:`memzoi_lsp.inboxwatch.CandidateWatch`): notifying the client and the
     event loop; nothing of the project state."""
 
-    @property
-    def loop(self) -> asyncio.AbstractEventLoop | None: ...
+
+class LogSession(BackgroundWork, SettingsView, ClientLog, Protocol):
+    """What forwarding log records to the client needs (:mod:`memzoi_lsp.logbridge`)."""
 
 
-class LogSession(Protocol):
-    """What forwarding log records to the client needs (:mod:`memzoi_lsp.logbridge`): the settings, the event loop,
-    whether the session is stopping, and ``window/logMessage``."""
-
-    @property
-    def settings(self) -> Settings: ...
-    @property
-    def loop(self) -> asyncio.AbstractEventLoop | None: ...
-    @property
-    def stopping(self) -> bool: ...
-
-    def window_log_message(self, params: types.LogMessageParams) -> None: ...
-
-
-class ProjectRegistry(Protocol):
+class ProjectRegistry(ProjectsView, ProjectRegistration, Protocol):
     """The registered projects and registering one: what finding the project of an input file opened outside
-    them needs (:func:`memzoi_lsp.routing_view.root_of`); an event's or a command's doing, never a read's."""
-
-    @property
-    def projects(self) -> Mapping[Path, Project]: ...
-
-    def add_project(self, root: Path) -> Project | None: ...
+    them needs (:func:`memzoi_lsp.routing_view.root_of`)."""
 
 
-class TaskSession(ReadSession, Protocol):
-    """The read view plus the event loop and whether the session is stopping: what work the loop runs in the
-    background needs (the index's updates, :mod:`memzoi_lsp.indexing`; the tasks are their feature's own,
-    :class:`memzoi_lsp.tasks.Tasks`)."""
-
-    @property
-    def loop(self) -> asyncio.AbstractEventLoop | None: ...
-    @property
-    def stopping(self) -> bool: ...
+class IndexSession(DocumentsView, ScanThread, Protocol):
+    """What the index's refresh, rebuild and search need (:mod:`memzoi_lsp.indexing`): the scan thread, and the
+    document cache's analyses of files on disk."""
 
 
-class DiagnosticsSession(TaskSession, Protocol):
+class IndexUpdateSession(IndexSession, BackgroundWork, Protocol):
+    """What queueing an index update needs (:func:`memzoi_lsp.indexing.update`)."""
+
+
+class SymbolSession(DocumentsView, KnownFiles, Protocol):
+    """What the workspace symbols from the analyses need (:func:`memzoi_lsp.indexing.workspace_symbols`)."""
+
+
+class ProjectDiscovery(ProjectRegistry, WorkspaceView, ProjectLookup, Protocol):
+    """What registering the project of an opened file needs (:func:`memzoi_lsp.sync.discover`)."""
+
+
+class DiagnosticsSession(
+    ReadSession, BackgroundWork, PullMode, EditorEvent, RefreshRequest, DiagnosticsChannel, Protocol
+):
     """What the diagnostics feature receives (:class:`memzoi_lsp.diagnostics.Diagnostics`, and
     :mod:`memzoi_lsp.closed`): the read view and background work, the diagnostics model and the generations its
     result ids hold, the one notification it sends (``publishDiagnostics``), a refresh request, and an open
     document's text entering the project state before it is published (``apply_editor``: an editor event's
     debounce ends there)."""
 
-    @property
-    def pull_diagnostics(self) -> bool: ...
-    @property
-    def settings_generation(self) -> int: ...
-    @property
-    def crossfile_generation(self) -> int: ...
 
-    def text_document_publish_diagnostics(self, params: types.PublishDiagnosticsParams) -> None: ...
-    def request_refresh(self) -> None: ...
-    def apply_editor(self, uri: str) -> None: ...
-
-
-class EventSession(TaskSession, Protocol):
-    """What an event feature receives (sync, watch, scan, workspace folders; the runtime inputs' follow-up,
-    :mod:`memzoi_lsp.inputs`): the read view and background work, plus the events that change the project state
-    (``apply_editor`` for a buffer; ``files_changed``/``process_disk`` and the watch pass's ``on_files_changed``
-    for the disk; the scan's ``on_project_scanned``), registering and dropping projects, an open buffer's file
-    gone (``gone_from_disk``, ``forget_gone``), and what the client is shown (publish, clear, schedule, republish, refresh). It cannot assign
-    session state (settings, the diagnostics model, the projects mapping): mypy refuses it."""
-
-    @property
-    def docs(self) -> Documents: ...
-    @property
-    def pull_diagnostics(self) -> bool: ...
-    @property
-    def work_done_progress(self) -> Progress: ...
-
-    def window_log_message(self, params: types.LogMessageParams) -> None: ...
-    async def client_register_capability_async(self, params: types.RegistrationParams) -> None: ...
-
-    def forget_gone(self, uri: str) -> None: ...
-    def apply_editor(self, uri: str) -> None: ...
-    def add_project(self, root: Path) -> Project | None: ...
-    def remove_project(self, root: Path) -> Project | None: ...
-    def files_changed(self, paths: list[Path], *, immediate: bool = False) -> None: ...
-    def on_files_changed(self, updated: list[str], removed: list[str]) -> None: ...
-    def on_project_scanned(self, project: Project) -> None: ...
-    def republish(self, uris: set[str]) -> None: ...
-    def flush_republish(self) -> None: ...
-    def refresh_all(self) -> None: ...
-    def request_refresh(self) -> None: ...
-    def publish(self, uri: str, found: tuple[Any, ...] | None = None, ctx: Any = None) -> None: ...
-    def clear_diagnostics(self, uri: str) -> None: ...
-    def schedule_diagnostics(self, uri: str) -> None: ...
-    def cancel_diagnostics(self, uri: str) -> None: ...
-    def forget_diagnostics(self, uris: set[str]) -> None: ...
-    def shown_uris(self) -> frozenset[str]: ...
-    def is_forgotten(self, root: Path) -> bool: ...
-    def inbox_paths_changed(self, paths: list[Path]) -> None: ...
-    def unwatch_project(self, project: Project) -> None: ...
-
-
-class CommandSession(ReadSession, Protocol):
+class CommandSession(
+    ReadSession,
+    DocumentCache,
+    ClientProtocol,
+    Stopping,
+    ProjectRegistration,
+    DiskEvent,
+    DiskPass,
+    Publisher,
+    Clearer,
+    RefreshRequest,
+    CommandRegistry,
+    Protocol,
+):
     """What a command feature receives (lifecycle, resident, routing, materialization, preview, local memory,
     checkpoints, the inbox): the read view, plus registering a command, the project a command names
     (``add_project``), the client's protocol (``window/showDocument``, notifications), and after a write of the
     server's own, the one way its files enter the project state (``files_changed``: the watch pass) and what
     the client is shown (``publish``, ``clear_diagnostics``, ``request_refresh``, ``process_disk``)."""
 
-    @property
-    def docs(self) -> Documents: ...
-    @property
-    def protocol(self) -> JsonRPCProtocol: ...
-    @property
-    def stopping(self) -> bool: ...
 
-    def command(self, command_name: str) -> Callable[[F], F]: ...
-    def add_project(self, root: Path) -> Project | None: ...
-    def files_changed(self, paths: list[Path], *, immediate: bool = False) -> None: ...
-    def process_disk(self, paths: list[Path]) -> tuple[list[str], list[str]]: ...
-    def publish(self, uri: str, found: tuple[Any, ...] | None = None, ctx: Any = None) -> None: ...
-    def clear_diagnostics(self, uri: str) -> None: ...
-    def request_refresh(self) -> None: ...
+class WorkspaceCommandSession(SymbolSession, IndexSession, ProjectsView, DiskPass, Protocol):
+    """What the workspace commands receive (:mod:`memzoi_lsp.commands`: check, search, rebuild, doctor): the
+    projects, the index on the scan thread, the analyses' symbols, and the watch pass after a check."""
 
 
-class Session(Protocol):
-    """The server as a feature sees it (all on the event loop unless said otherwise).
+class SyncSession(
+    ProjectDiscovery,
+    DocumentsView,
+    FeatureRegistry,
+    PullMode,
+    EditorEvent,
+    DiskEvent,
+    Publisher,
+    Clearer,
+    Republisher,
+    ShownFiles,
+    BufferDiagnostics,
+    Protocol,
+):
+    """What text synchronisation receives (:class:`memzoi_lsp.sync.TextSync`): registering the project of an opened
+    file, a buffer entering the project state (``apply_editor``), a save into the watch pass (``files_changed``),
+    and what the client is shown (publish, debounce, clear, republish); a closed buffer's gone mark goes."""
 
-    pygls's API (``workspace``, ``protocol``, ``client_capabilities``, ``feature``, ``command``, the
-    ``window_*``/``workspace_*`` requests) comes with the server; the rest is Memzoi's session state, set in one
-    place (:meth:`memzoi_lsp.server.MemzoiServer.__init__`).
-    """
 
-    # pygls's language server (read-only here: the features never replace them)
-    @property
-    def workspace(self) -> Workspace: ...
-    @property
-    def protocol(self) -> JsonRPCProtocol: ...
-    @property
-    def client_capabilities(self) -> types.ClientCapabilities: ...
-    @property
-    def work_done_progress(self) -> Progress: ...
+class WatchSession(
+    IndexUpdateSession,
+    DocumentCache,
+    CapabilitiesView,
+    FeatureRegistry,
+    ProjectLookup,
+    ProjectRegistration,
+    EditorEvent,
+    Clearer,
+    Republisher,
+    ShownFiles,
+    WatchHooks,
+    Protocol,
+):
+    """What the watch feature receives (:class:`memzoi_lsp.watch.FileWatching`): asking the client to watch, the
+    disk's changes into the project state (the document cache's analyses forgotten, ``apply_editor`` for a buffer
+    whose file is back, the index updated), a new ``.memzoi`` registered unless its folder was removed, and what the
+    client is shown (``on_files_changed``, republish, clear); the inbox watch hears of the same paths."""
 
-    def feature(self, feature_name: str, options: Any | None = None) -> Callable[[F], F]: ...
-    def command(self, command_name: str) -> Callable[[F], F]: ...
-    def window_log_message(self, params: types.LogMessageParams) -> None: ...
+
+class FoldersSession(
+    ProjectRegistry,
+    DocumentCache,
+    WorkspaceView,
+    FeatureRegistry,
+    ScanThread,
+    PullMode,
+    RefreshRequest,
+    ShownFiles,
+    ProjectRemoval,
+    Protocol,
+):
+    """What the workspace-folders feature receives (:class:`memzoi_lsp.folders.Folders`): registering and dropping
+    projects, stopping their watcher, closing their index on the scan thread, and forgetting what the client was
+    shown of them."""
+
+
+class InputSession(IndexSession, BackgroundWork, DocumentCache, ProjectsView, Republisher, RefreshAll, Protocol):
+    """What following a project's runtime inputs receives (:class:`memzoi_lsp.inputs.InputFollow`): looks on the
+    scan thread, timers on the event loop, the document cache's analyses forgotten and files re-diagnosed when an
+    input or a retention boundary changed them, and the index refreshed."""
+
+
+class ScanSession(
+    InputSession, CapabilitiesView, ContextView, ClientLog, PullMode, EditorEvent, Publisher, ScanProgress, Protocol
+):
+    """What the scan feature receives (:class:`memzoi_lsp.scan.Scanning`): the inputs' follow-up, the scan's
+    progress (work-done progress, the log window), the open documents entering the project state first, each file
+    published as it is taken (``apply_scan`` is the project's), and the end of the first scan
+    (``on_project_scanned``, ``flush_republish``)."""
+
+
+class Session(
+    DocumentCache,
+    WorkspaceView,
+    CapabilitiesView,
+    FeatureRegistry,
+    SettingsView,
+    ProjectsView,
+    ScanThread,
+    ProjectLookup,
+    KnownFiles,
+    ContextView,
+    ClientProtocol,
+    EventLoop,
+    Stopping,
+    ClientLog,
+    PullMode,
+    ProjectRegistration,
+    EditorEvent,
+    DiskEvent,
+    DiskPass,
+    Publisher,
+    Clearer,
+    Republisher,
+    RefreshRequest,
+    RefreshAll,
+    ShownFiles,
+    Verdicts,
+    DiagnosticsChannel,
+    CommandRegistry,
+    BufferDiagnostics,
+    WatchHooks,
+    ProjectRemoval,
+    ScanProgress,
+    Protocol,
+):
+    """The server as the composition root sees it (:mod:`memzoi_lsp.startup`; all on the event loop unless said
+    otherwise): every view above, the root's own requests and actions, and the session state it sets in
+    ``initialize`` and ``shutdown`` (``loop``, ``pull_diagnostics``, ``stopping``: settable here only, read-only in
+    every view). pygls's API comes with the server; the rest is Memzoi's session state, set in one place
+    (:meth:`memzoi_lsp.server.MemzoiServer.__init__`)."""
+
+    loop: asyncio.AbstractEventLoop | None
+    pull_diagnostics: bool
+    stopping: bool
+    init_options: Any
+    watching: Any  # memzoi_lsp.watch.FileWatching (typed loosely: this module imports no feature)
+
     def window_show_message(self, params: types.ShowMessageParams) -> None: ...
-    def text_document_publish_diagnostics(self, params: types.PublishDiagnosticsParams) -> None: ...
     async def workspace_configuration_async(self, params: types.ConfigurationParams) -> Sequence[Any | None]: ...
-    async def client_register_capability_async(self, params: types.RegistrationParams) -> None: ...
     def workspace_diagnostic_refresh(
         self, params: None, callback: Callable[[None], None] | None = None
     ) -> Future[None]: ...
-
-    # session state (MemzoiServer.__init__ documents each)
-    settings: Settings
-    settings_generation: int
-    crossfile_generation: int
-    pull_diagnostics: bool
-    init_options: Any
-    docs: Documents
-    projects: dict[Path, Project]
-    loop: asyncio.AbstractEventLoop | None
-    scan_executor: ThreadPoolExecutor
-    stopping: bool
-    watching: Any  # memzoi_lsp.watch.FileWatching (typed loosely: this module imports no feature)
-
-    # reads (never change project state, never publish)
-    def is_memzoi(self, snap: Snapshot) -> bool: ...
-    def findings_for(self, snap: Snapshot) -> list[Finding]: ...
-    def verdict(self, snap: Snapshot) -> FileVerdict: ...
-    def gone_from_disk(self, snap: Snapshot) -> bool: ...
-    def forget_gone(self, uri: str) -> None: ...
-    def context(self, project: Project) -> ProjectContext: ...
-    def project_for(self, path: Path | None) -> Project | None: ...
-    def known_uris(self) -> list[str]: ...
-
-    # session actions
-    def republish(self, uris: set[str]) -> None: ...
-    def flush_republish(self) -> None: ...
-    def request_refresh(self) -> None: ...
-    def refresh_all(self) -> None: ...
     def apply_settings(self, *sources: Any) -> None: ...
-    def add_project(self, root: Path) -> Project | None: ...
-    def remove_project(self, root: Path) -> Project | None: ...
-    def on_project_scanned(self, project: Project) -> None: ...
-    def on_files_changed(self, updated: list[str], removed: list[str]) -> None: ...
-    def apply_editor(self, uri: str) -> None: ...
-
-    # what one feature asks of another (the server delegates; no feature imports another)
-    def publish(self, uri: str, found: tuple[Any, ...] | None = None, ctx: Any = None) -> None: ...
-    def clear_diagnostics(self, uri: str) -> None: ...
-    def schedule_diagnostics(self, uri: str) -> None: ...
-    def cancel_diagnostics(self, uri: str) -> None: ...
-    def forget_diagnostics(self, uris: set[str]) -> None: ...
-    def shown_uris(self) -> frozenset[str]: ...
-    def is_forgotten(self, root: Path) -> bool: ...
     def start_features(self) -> None: ...
     def stop_features(self) -> None: ...
-    def files_changed(self, paths: list[Path], *, immediate: bool = False) -> None: ...
-    def process_disk(self, paths: list[Path]) -> tuple[list[str], list[str]]: ...
-    def unwatch_project(self, project: Project) -> None: ...
-    def inbox_paths_changed(self, paths: list[Path]) -> None: ...
 
 
 __all__ = [
+    "BackgroundWork",
     "CommandSession",
     "DiagnosticsSession",
-    "DocumentReader",
-    "EventSession",
+    "FoldersSession",
     "InboxWatchSession",
+    "IndexSession",
+    "IndexUpdateSession",
+    "InputSession",
     "LogSession",
     "Notifier",
+    "ProjectDiscovery",
     "ProjectRegistry",
     "ReadSession",
+    "ScanSession",
     "Session",
-    "TaskSession",
+    "SymbolSession",
+    "SyncSession",
+    "WatchSession",
+    "WorkspaceCommandSession",
 ]

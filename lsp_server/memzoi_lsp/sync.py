@@ -14,18 +14,18 @@ from .documents import path_to_uri, uri_key, uri_to_path
 from .protocol import handler
 
 if TYPE_CHECKING:
-    from .session import EventSession
+    from .session import ProjectDiscovery, SyncSession
 
 
 class TextSync:
     """The text synchronisation feature: the editor's events on its buffers (open, change, save, close), each entering
     the project state through the session's events (``apply_editor``, ``files_changed``), over the
-    :class:`~memzoi_lsp.session.EventSession` it is made with."""
+    :class:`~memzoi_lsp.session.SyncSession` it is made with."""
 
-    def __init__(self, ls: EventSession) -> None:
+    def __init__(self, ls: SyncSession) -> None:
         self._ls = ls
 
-    def register(self, server: EventSession) -> None:
+    def register(self, server: SyncSession) -> None:
         """Register the text-synchronisation handlers."""
         server.feature(types.TEXT_DOCUMENT_DID_OPEN)(handler(self.did_open))
         server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(handler(self.did_change))
@@ -90,7 +90,7 @@ class TextSync:
                 ls.clear_diagnostics(uri)
 
 
-def discover(ls: EventSession, uri: str, text: str | None = None) -> None:
+def discover(ls: ProjectDiscovery, uri: str, text: str | None = None) -> None:
     """Register the project of an opened file (walking up to its ``.memzoi``; never down): a file of a ``.memzoi``
     tree, or a runtime input file outside the registered projects (:func:`discover_input`; ``text``: the
     buffer's, else the workspace document's). The reads that follow (``is_memzoi``, the findings) only answer from
@@ -106,7 +106,7 @@ def discover(ls: EventSession, uri: str, text: str | None = None) -> None:
     discover_input(ls, uri, text)
 
 
-def discover_input(ls: EventSession, uri: str, text: str | None = None) -> None:
+def discover_input(ls: ProjectDiscovery, uri: str, text: str | None = None) -> None:
     """A buffer that is (or became, on a change) a runtime input file outside the registered projects: register the
     project of the ``.memzoi`` above it (:func:`.routing_view.register_input`; ``text``: the buffer's, else the
     workspace document's; the core looks at the name first, :func:`memzoi.lifecycle.routing.input_kind`)."""

@@ -9,7 +9,7 @@ for a growing file are one update (B34), and a directory-level event rescans tha
 backup and lock files are ignored.
 
 :class:`FileWatching` is the feature: an object that owns its state (who watches, the watcher threads, the batch
-and its timer), receives an :class:`~memzoi_lsp.session.EventSession` and registers its handler
+and its timer), receives an :class:`~memzoi_lsp.session.WatchSession` and registers its handler
 (:meth:`FileWatching.register`); the composition root makes it and delegates ``files_changed``, ``process_disk``
 and ``unwatch_project`` to it.
 """
@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from memzoi.runs.projectstate import StateChanges
 
     from .project import Project
-    from .session import EventSession
+    from .session import WatchSession
+    from .session_members import EventLoop
 
 log = logging.getLogger("memzoi_lsp.watch")
 
@@ -49,7 +50,7 @@ class FileWatching:
     otherwise (``watcher``), the changed paths waiting for the debounced pass with its timer (``batch``), and the
     open buffers whose file is gone from disk (``gone``), and the index updates it runs (``tasks``). Made with the session; changed on the event loop only."""
 
-    def __init__(self, ls: EventSession) -> None:
+    def __init__(self, ls: WatchSession) -> None:
         self._ls = ls
         self.client_watches = False
         self.watcher: _Watcher | None = None
@@ -60,11 +61,11 @@ class FileWatching:
         # unmarked by the watch pass; a closed buffer's mark goes (the session's ``forget_gone``).
         self.gone: set[str] = set()
 
-    def register(self, server: EventSession) -> None:
+    def register(self, server: WatchSession) -> None:
         """Register the watched-files notification handler."""
 
         @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-        def did_change_watched_files(ls: EventSession, params: types.DidChangeWatchedFilesParams) -> None:
+        def did_change_watched_files(ls: WatchSession, params: types.DidChangeWatchedFilesParams) -> None:
             self.files_changed([p for p in (uri_to_path(c.uri) for c in params.changes) if p is not None])
 
     async def register_client_watching(self) -> None:
@@ -208,7 +209,7 @@ class FileWatching:
 class _Watcher:
     """One watchfiles thread per watched directory; events are handed to the event loop (``on_paths``)."""
 
-    def __init__(self, ls: EventSession, on_paths: Callable[[list[Path]], None]) -> None:
+    def __init__(self, ls: EventLoop, on_paths: Callable[[list[Path]], None]) -> None:
         self.ls = ls
         self.on_paths = on_paths
         self.stop_event = threading.Event()
