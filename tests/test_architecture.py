@@ -4,8 +4,9 @@
   ``memzoi_mcp``). Every import counts: one inside a function or under ``if TYPE_CHECKING`` (a lazy import only
   hides a cycle), and the parent packages an import runs (importing ``a.b.c`` runs ``a/b/__init__``, so it is an
   edge to ``a.b`` as well, unless the importer is inside ``a.b`` already);
-* no server module imports ``memzoi_lsp.server`` (the composition root): a feature receives a
-  ``memzoi_lsp.session.Session``;
+* no server module imports ``memzoi_lsp.server`` (the composition root): a feature receives a view of the session
+  (``memzoi_lsp.session``), never the whole ``Session``; each view holds exactly the members its feature uses, and
+  each member is declared by one protocol (:mod:`tests.session_uses` reads both with ``ast``);
 * no feature module of ``memzoi_lsp`` (:data:`FEATURES`) imports another: what one feature asks of another goes
   through the session (the composition root delegates), and what several share lives in a module that is no
   feature (:data:`SHARED`); every ``memzoi_lsp`` module is one or the other, or the composition root;
@@ -27,6 +28,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from . import session_uses
 
 SRC = Path(__file__).resolve().parents[1] / "lsp_server"
 CORE = SRC / "memzoi"
@@ -260,6 +263,83 @@ def test_features_and_shared_modules_receive_a_narrow_session():
     should not make (docs/architecture.md, "Features over snapshots")."""
     assert _full_session_users(ROOT) == ["startup"]  # the check sees an import of it
     assert _full_session_users(FEATURES | SHARED) == []
+
+
+#: Members two protocols declare, each with its reason (every other member is declared once): the document cache
+#: narrows the read view's ``docs``; the composition root's ``Session`` makes the state it sets settable.
+REDECLARED = {
+    "docs": ["DocumentsView", "DocumentCache"],
+    "loop": ["EventLoop", "Session"],
+    "pull_diagnostics": ["PullMode", "Session"],
+    "stopping": ["Stopping", "Session"],
+}
+
+
+def test_each_session_member_is_declared_once():
+    """The session protocols are a hierarchy: ``session_members`` declares each member once, ``session`` composes
+    the views by inheritance (docs/architecture.md, "Features over snapshots")."""
+    usage = session_uses.read(SRC / "memzoi_lsp")
+    assert len(usage.found.own) > 30 and usage.found.members("Session") >= usage.found.members("ScanSession")
+    assert session_uses.repeated(usage.found) == REDECLARED
+
+
+def test_each_feature_receives_only_the_members_it_uses():
+    """Every feature object (and every command feature's handlers) receives a view holding exactly the members it
+    uses, itself or through what it passes the session to: a member it never uses fails, naming it."""
+    usage = session_uses.read(SRC / "memzoi_lsp")
+    objects = {m: usage.feature_objects(m) for m in sorted(FEATURES | SHARED)}
+    assert objects["watch"]["FileWatching"][0] == "WatchSession" and objects["scan"]["Scanning"][0] == "ScanSession"
+    assert session_uses.unused(usage, sorted(FEATURES | SHARED), sorted(FEATURES)) == []
+    assert usage.escapes == []  # every session passed on was followed
+
+
+PLANTED_MEMBERS = """
+class Loop(Protocol):
+    @property
+    def loop(self) -> Any: ...
+
+class Publisher(Protocol):
+    def publish(self, uri: str) -> None: ...
+
+class Clearer(Protocol):
+    def clear(self, uri: str) -> None: ...
+    def publish(self, uri: str) -> None: ...
+
+class WatchView(Loop, Publisher, Protocol):
+    def forget(self, uri: str) -> None: ...
+"""
+PLANTED_FEATURE = """
+from .helpers import flush
+
+class Watching:
+    def __init__(self, ls: WatchView) -> None:
+        self._ls = ls
+
+    def register(self, server: WatchView) -> None:
+        pass
+
+    def changed(self, uri: str) -> None:
+        ls = self._ls
+        _show(ls, uri)
+        flush(self._ls)
+
+def _show(ls, uri):
+    ls.publish(uri)
+"""
+
+
+def test_the_member_check_sees_an_unused_member():
+    found = session_uses.protocols(PLANTED_MEMBERS)
+    assert session_uses.repeated(found) == {"publish": ["Publisher", "Clearer"]}
+    helpers = "def flush(ls: Loop) -> None:\n    ls.loop.stop()\n"
+    usage = session_uses.Usage.of(found, {"watch": PLANTED_FEATURE, "helpers": helpers})
+    # `publish` through its own module's `_show`, `loop` through `helpers.flush`'s type; `forget` never
+    assert session_uses.unused(usage, ["watch"]) == ["watch.Watching: WatchView never uses forget"]
+    used = PLANTED_FEATURE.replace("        flush(self._ls)", "        flush(self._ls)\n        self._ls.forget(uri)")
+    assert session_uses.unused(session_uses.Usage.of(found, {"watch": used, "helpers": helpers}), ["watch"]) == []
+    lost = PLANTED_FEATURE.replace("        flush(self._ls)", "        store(self._ls)")
+    lost_usage = session_uses.Usage.of(found, {"watch": lost, "helpers": helpers})
+    assert session_uses.unused(lost_usage, ["watch"]) == [] and lost_usage.escapes == ["watch.Watching.changed: store"]
 
 
 def test_the_feature_check_sees_a_feature_import():
