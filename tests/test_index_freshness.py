@@ -14,45 +14,28 @@ import pytest
 
 from memzoi.agent import context_pack, precheck, recall
 from memzoi.base import freshness
-from memzoi.cli.main import main
 from memzoi.stores import index_queries
 from memzoi.stores.index import Index, IndexUnavailable
 
-from .builders import edit
+from .index_setup import (  # noqa: F401 - fixtures
+    NEW,
+    OLD,
+    SCOPED,
+    another_build,
+    cli_records,
+    closed,
+    fact,
+    git,
+    renamed,
+    same_size_edit,
+    scoped,
+)
 
 try:  # where main keeps it since the agent package was split
     from memzoi.agent.search import search_memory
 except ImportError:  # pragma: no cover - before that split
     search_memory = recall.search_memory
 from .mcp.conftest import FACT_ID, home, make_project, project  # noqa: F401 - fixtures
-
-OLD, NEW = "hatch", "flitz"  # same length
-
-
-@pytest.fixture
-def closed(monkeypatch):
-    """Racy window closed, no sampling, a file system that keeps its ctime (a test may replace the type)."""
-    monkeypatch.setattr(freshness, "RACY_NS", -1)
-    monkeypatch.setattr(freshness, "SAMPLE_SHARE", 0)
-    monkeypatch.setattr(freshness, "fs_type", lambda dev: "ext4")
-
-
-def fact(project: Path) -> Path:
-    return next(project.glob(".memzoi/records/**/build-tool.md"))
-
-
-def renamed(text: str) -> str:
-    """``text`` with the build tool renamed in the title and the body (the same size)."""
-    return edit(edit(text, f"uses {OLD}", f"uses {NEW}"), f"with {OLD} build", f"with {NEW} build")
-
-
-def same_size_edit(path: Path, *, keep_mtime: bool = True) -> None:
-    st = path.stat()
-    text = path.read_text(encoding="utf-8")
-    path.write_text(renamed(text), encoding="utf-8")
-    assert path.stat().st_size == st.st_size
-    if keep_mtime:
-        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 def lying_stat(monkeypatch, path: Path) -> None:
@@ -68,9 +51,7 @@ def body(project: Path) -> str:
 
 
 def search(capsys, project: Path, word: str) -> list[str]:
-    capsys.readouterr()
-    assert main(["search", "--root", str(project), word, "--json", "--no-progress"]) == 0
-    return [r["id"] for r in json.loads(capsys.readouterr().out)["records"]]
+    return list(cli_records(capsys, project, word))
 
 
 def served_new(capsys, project: Path) -> None:
@@ -155,26 +136,17 @@ def test_an_unchanged_row_is_hashed_once_then_trusted(project, closed, monkeypat
 # --- the index's stamp: tool and configuration ------------------------------------------------------------------
 
 
-def test_a_code_change_under_the_same_version_rebuilds_the_index(project, monkeypatch):
-    from memzoi.stores import toolstamp
-
+def test_a_code_change_under_the_same_version_rebuilds_the_index(project, another_build):
     with Index(project) as ix:
         ix.rebuild()
-    toolstamp.tool_stamp.cache_clear()
-    monkeypatch.setattr(toolstamp, "source_digest", lambda top, store=None: "another build of the same version")
-    try:
-        with Index(project) as ix:
-            assert ix.schema_problem and "another build" in ix.schema_problem  # never served as it is
-            with pytest.raises(IndexUnavailable):
-                ix.search("hatch")
-            assert ix.refresh().files == 2 and ix.schema_problem is None
-        with Index(project) as ix:
-            assert ix.schema_problem is None and ix.refresh().files == 0
-    finally:
-        toolstamp.tool_stamp.cache_clear()
-
-
-SCOPED = "warnings/scoped"
+    another_build()
+    with Index(project) as ix:
+        assert ix.schema_problem and "another build" in ix.schema_problem  # never served as it is
+        with pytest.raises(IndexUnavailable):
+            ix.search("hatch")
+        assert ix.refresh().files == 2 and ix.schema_problem is None
+    with Index(project) as ix:
+        assert ix.schema_problem is None and ix.refresh().files == 0
 
 
 def served(project: Path) -> dict[str, bool]:
@@ -188,22 +160,7 @@ def served(project: Path) -> dict[str, bool]:
 
 
 def test_a_project_id_change_re_judges_every_row(project):
-    from . import builders
-
-    text = builders.record(
-        SCOPED,
-        type="warning",
-        title="Scoped warning",
-        body="Scoped body.",
-        applies_to=["src"],
-        confidence=0.9,
-        timestamp="2026-07-01T00:00:00Z",
-        description=None,
-        scope="project",
-        scope_id="demo",
-    )
-    builders.write(project, builders.record_path(SCOPED), text)
-    (project / ".memzoi/config.toml").write_text('[project]\nid = "demo"\n')
+    scoped(project)
     assert all(served(project).values())
     (project / ".memzoi/config.toml").write_text('[project]\nid = "other"\n')
     with Index(project) as ix:
@@ -212,20 +169,6 @@ def test_a_project_id_change_re_judges_every_row(project):
 
 
 # --- git's state: admission is judged again ---------------------------------------------------------------------
-
-
-def _git(project: Path, *args: str) -> None:
-    import subprocess
-
-    from memzoi.base.runtime import git_env
-
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t", *args],
-        cwd=project,
-        env=git_env(),
-        check=True,
-        capture_output=True,
-    )
 
 
 def warning_served(project: Path) -> dict[str, bool]:
@@ -271,13 +214,13 @@ def test_an_ignore_rule_withholds_an_untracked_record(project, where):
 def test_git_add_commit_and_rm_cached_re_judge_admission(project):
     (project / ".gitignore").write_text(".memzoi/records/warnings/\n")
     assert warning_served(project) == NONE
-    _git(project, "add", "-f", ".memzoi/records")  # tracked wins over the ignore rule
+    git(project, "add", "-f", ".memzoi/records")  # tracked wins over the ignore rule
     assert warning_served(project) == ALL
-    _git(project, "commit", "-q", "-m", "records")
+    git(project, "commit", "-q", "-m", "records")
     assert warning_served(project) == ALL
-    _git(project, "rm", "-q", "-r", "--cached", ".memzoi/records/warnings")  # untracked again, and ignored
+    git(project, "rm", "-q", "-r", "--cached", ".memzoi/records/warnings")  # untracked again, and ignored
     assert warning_served(project) == NONE
-    _git(project, "commit", "-q", "-m", "untrack")
+    git(project, "commit", "-q", "-m", "untrack")
     assert warning_served(project) == NONE
 
 

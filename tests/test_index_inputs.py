@@ -6,30 +6,17 @@ reads (``get_memory``, ``build_context_pack``, ``precheck_path``) are held to th
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from memzoi.agent import tools
 from memzoi.agent.search import search_memory
-from memzoi.cli.main import main
 from memzoi.lifecycle import apply_proposal
-from memzoi.stores import toolstamp
 from memzoi.stores.index import Index
 
-from . import builders
+from .index_setup import NEW, OLD, SCOPED, another_build, cli_records, closed, fact, git, same_size_edit, scoped  # noqa: F401 - fixtures
 from .mcp.conftest import FACT_ID, WARNING_ID, home, project  # noqa: F401 - fixtures
-from .test_index_freshness import NEW, OLD, _git, closed, fact, same_size_edit  # noqa: F401 - fixtures
-
-SCOPED = "warnings/scoped"
-
-
-def cli_records(capsys, project: Path, word: str) -> dict[str, dict]:
-    """``memzoi search WORD --json``'s records by id."""
-    capsys.readouterr()
-    assert main(["search", "--root", str(project), word, "--json", "--no-progress"]) == 0
-    return {r["id"]: r for r in json.loads(capsys.readouterr().out)["records"]}
 
 
 def agent_hits(project: Path, word: str) -> dict[str, dict]:
@@ -60,26 +47,9 @@ def test_an_edit_keeping_size_and_mtime_reaches_every_search(project, capsys, cl
     assert FACT_ID in cli_records(capsys, project, NEW) and FACT_ID in mcp_hits(project, NEW)
 
 
-def _scoped(project: Path) -> None:
-    text = builders.record(
-        SCOPED,
-        type="warning",
-        title="Scoped warning about zebrafish",
-        body="Scoped body.",
-        applies_to=["src"],
-        confidence=0.9,
-        timestamp="2026-07-01T00:00:00Z",
-        description=None,
-        scope="project",
-        scope_id="demo",
-    )
-    builders.write(project, builders.record_path(SCOPED), text)
-
-
 def test_a_project_id_change_reaches_every_search(project, capsys):
-    _scoped(project)
+    scoped(project)
     config = project / ".memzoi/config.toml"
-    config.write_text('[project]\nid = "demo"\n')
     assert admitted(capsys, project, SCOPED, "zebrafish") == {True}
     config.write_text('[project]\nid = "other"\n')  # the record's scope is another project's now
     assert admitted(capsys, project, SCOPED, "zebrafish") == {False}
@@ -99,11 +69,11 @@ def test_a_rules_change_is_a_new_stamp_and_no_row_of_the_old_one_is_served(proje
 
 
 def test_an_untrack_reaches_every_search(project, capsys):
-    _git(project, "add", ".memzoi")
-    _git(project, "commit", "-q", "-m", "records")
+    git(project, "add", ".memzoi")
+    git(project, "commit", "-q", "-m", "records")
     (project / ".gitignore").write_text(".memzoi/records/warnings/\n")
     assert admitted(capsys, project, WARNING_ID, "refresh") == {True}  # tracked: the ignore rule does not apply
-    _git(project, "rm", "-q", "-r", "--cached", ".memzoi/records/warnings")
+    git(project, "rm", "-q", "-r", "--cached", ".memzoi/records/warnings")
     assert admitted(capsys, project, WARNING_ID, "refresh") == {False}  # untracked and ignored: refused
 
 
@@ -124,18 +94,6 @@ def test_a_ledgered_change_reaches_every_search(project, capsys, monkeypatch, ho
     assert cli_records(capsys, project, "hatch")[FACT_ID]["status"] == "tombstoned"
     assert agent_hits(project, "hatch")[FACT_ID]["status"] == "tombstoned"
     assert mcp_hits(project, "hatch")[FACT_ID]["current"] is False
-
-
-@pytest.fixture
-def another_build(monkeypatch):
-    """Calling it makes the tool's stamp that of another build of the same version."""
-
-    def change() -> None:
-        toolstamp.tool_stamp.cache_clear()
-        monkeypatch.setattr(toolstamp, "source_digest", lambda top, store=None: "another build of the same version")
-
-    yield change
-    toolstamp.tool_stamp.cache_clear()
 
 
 def test_a_tool_change_serves_no_row_of_the_old_build(project, capsys, another_build):
