@@ -23,8 +23,8 @@ from memzoi import __version__
 from memzoi.base.findings import Finding
 from memzoi.judge.workspace import MEMZOI_DIR
 
-# The composition root: this module imports every feature; no feature imports it (each receives a
-# `session.Session`), so the package has no import cycle (tests/test_architecture.py).
+# The composition root: this module imports every feature; no feature imports it (each receives its view of the
+# session, `session`), so the package has no import cycle (tests/test_architecture.py).
 from . import (
     actions,
     checkpoints,

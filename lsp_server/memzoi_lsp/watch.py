@@ -9,7 +9,7 @@ for a growing file are one update (B34), and a directory-level event rescans tha
 backup and lock files are ignored.
 
 :class:`FileWatching` is the feature: an object that owns its state (who watches, the watcher threads, the batch
-and its timer), receives an :class:`~memzoi_lsp.session.WatchSession` and registers its handler
+and its timer), receives a :class:`~memzoi_lsp.session.WatchSession` and registers its handler
 (:meth:`FileWatching.register`); the composition root makes it and delegates ``files_changed``, ``process_disk``
 and ``unwatch_project`` to it.
 """
