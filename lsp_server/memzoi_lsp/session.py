@@ -7,8 +7,8 @@ the server module is the composition root, it imports every feature and no featu
 included). This module imports no feature, so any feature can name the view it receives.
 
 Each view is composed by inheritance of the members of :mod:`memzoi_lsp.session_members` (each declared once there)
-and declares itself only the members no other view has; it holds exactly what its feature uses
-(``tests/test_architecture.py``, :mod:`tests.session_uses`). Every member of a view is a read-only property or a
+and declares none itself (:class:`DocumentCache` narrows ``docs``; :class:`Session` adds the root's own); it holds
+exactly what its feature uses (``tests/test_architecture.py``, :mod:`tests.session_uses`). Every member of a view is a read-only property or a
 method, so mypy refuses a feature's assignment of session state; only :class:`Session`, the composition root's,
 makes the state it sets settable.
 
