@@ -259,7 +259,7 @@ def _full_session_users(sources: frozenset[str]) -> list[str]:
 
 def test_features_and_shared_modules_receive_a_narrow_session():
     """Only the composition root sees the whole session: each feature and shared module is typed with the narrow
-    protocol it needs (``ReadSession``, ``EventSession``, ``CommandSession`` ...), so mypy refuses a write it
+    protocol it needs (``ReadSession``, ``WatchSession``, ``CommandSession`` ...), so mypy refuses a write it
     should not make (docs/architecture.md, "Features over snapshots")."""
     assert _full_session_users(ROOT) == ["startup"]  # the check sees an import of it
     assert _full_session_users(FEATURES | SHARED) == []
