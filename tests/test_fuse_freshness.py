@@ -80,3 +80,41 @@ def test_an_edit_keeping_size_and_mtime_on_a_ctime_from_mtime_mount(mounted, cap
     assert "credential_token" in reported(capsys, mounted / ".memzoi")
     with Index(mounted) as ix:
         assert ix.refresh().files == 1
+
+
+def test_every_surface_sees_the_edit_on_a_ctime_from_mtime_mount(mounted, capsys, monkeypatch):
+    """The same edit on the mount, seen by ``check FILE``, the server's warm start (its read of the store), ``memzoi
+    search`` and the agent's recall (``search_memory``, ``get_memory``): the record now carries a credential, which the index redacts from the text it serves."""
+    from memzoi.agent import recall
+
+    from .index_setup import cli_records
+    from .test_freshness import token
+    from .test_index_inputs import agent_hits
+    from .test_warm_scan_freshness import missed
+
+    monkeypatch.setattr(freshness, "RACY_NS", -1)
+    monkeypatch.setattr(freshness, "SAMPLE_SHARE", 0)
+    path = mounted / ".memzoi/records/beta.md"
+    assert freshness.lacks_ctime(freshness.fs_type(freshness.lstat(path).dev))
+    reported(capsys, path)
+    reported(capsys, mounted / ".memzoi")  # the store filled as a check leaves it
+    assert missed(mounted) == set()
+    assert "[redacted]" not in cli_records(capsys, mounted, "beta")["beta"]["body"]
+    assert "[redacted]" not in recall.get_memory(mounted, "beta")["body"]
+    assert "beta" in agent_hits(mounted, "beta")
+    before = os.stat(path)
+    path.write_bytes(planted(path))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns, after.st_ctime_ns) == (
+        before.st_size,
+        before.st_mtime_ns,
+        before.st_ctime_ns,
+    )  # the stat shows nothing
+    assert "credential_token" in reported(capsys, path)
+    assert missed(mounted) == {"beta.md"}
+    hit = cli_records(capsys, mounted, "beta")["beta"]
+    assert "[redacted]" in hit["body"] and token() not in str(hit)  # the index holds the new text, redacted
+    assert token() not in str(agent_hits(mounted, "beta"))
+    got = recall.get_memory(mounted, "beta")
+    assert "[redacted]" in got["body"] and token() not in str(got)
