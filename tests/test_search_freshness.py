@@ -96,3 +96,34 @@ def test_a_damaged_store_is_withheld_by_every_search_until_rebuilt(project, caps
     assert FACT_ID in cli_records(capsys, project, "hatch")
     assert FACT_ID in agent_hits(project, "hatch") and FACT_ID in mcp_hits(project, "hatch")
     assert "hatch" in recall.get_memory(project, FACT_ID)["body"]
+
+
+@pytest.mark.parametrize("damage", ["not json", "5", '[{"kind": "no code"}]'], ids=["text", "number", "shape"])
+def test_a_damaged_row_is_withheld_by_every_search_until_rebuilt(project, capsys, damage):
+    """A row of the index whose stored findings are damaged while its file is unchanged is never served (it
+    decides whether a record's text may go to a model): each search and recall refuses, naming the database
+    and ``memzoi rebuild``; before, ``search_memory`` and ``get_memory`` raised and the MCP tool answered
+    ``internal_error``."""
+    import json
+
+    from memzoi.agent import tools
+    from memzoi.cli.main import main
+    from memzoi.stores.index import Index
+
+    assert FACT_ID in cli_records(capsys, project, "hatch")
+    with Index(project) as ix:
+        ix.db.execute("UPDATE files SET findings = ? WHERE path LIKE '%build-tool%'", (damage,))
+        db = str(ix.path)
+    capsys.readouterr()
+    assert main(["search", "--root", str(project), "hatch", "--json", "--no-progress"]) != 0
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["code"] == "index_unavailable" and db in error["message"] and "memzoi rebuild" in error["message"]
+    for read in (lambda: recall.get_memory(project, FACT_ID), lambda: agent_hits(project, "hatch")):
+        with pytest.raises(Exception) as refused:
+            read()
+        assert getattr(refused.value, "code", None) == "index_unavailable", type(refused.value)
+    res = tools.call(tools.Session(project, "agent", tools.RateLimit(50)), "search_memory", {"query": "hatch"})
+    assert res.is_error and res.data["error"]["code"] == "index_unavailable"
+    assert main(["rebuild", "--root", str(project), "--no-progress"]) == 0
+    assert FACT_ID in cli_records(capsys, project, "hatch") and FACT_ID in mcp_hits(project, "hatch")
+    assert "hatch" in recall.get_memory(project, FACT_ID)["body"]

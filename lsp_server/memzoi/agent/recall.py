@@ -122,8 +122,10 @@ class Reader:
             raise Refusal("index_unavailable", str(err)) from None
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: object) -> None:
         self.index.close()
+        if isinstance(err, DAMAGED_ROW):
+            raise damaged_row(self.index.path, err) from None
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -215,6 +217,22 @@ def applies_of(rec: dict[str, Any]) -> list[str]:
 def _excerpt(snippet: str, limit: int = 240) -> str:
     text = " ".join(snippet.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+#: What reading a stored column of the index raises when its row was damaged (JSON that does not parse, or of
+#: another shape than the index writes).
+DAMAGED_ROW = (ValueError, TypeError, KeyError)
+
+
+def damaged_row(db: Path, err: BaseException) -> Refusal:
+    """The refusal (``index_unavailable``) for a read of the index database ``db`` that met a damaged row
+    (``err``, one of :data:`DAMAGED_ROW`): the row is withheld, never served as a verdict (issue 29: a corrupt
+    payload is a miss), and the message names the database and ``memzoi rebuild``, never the row's content."""
+    return Refusal(
+        "index_unavailable",
+        f"the index database {db} holds a damaged row ({type(err).__name__}); the index is derived from the "
+        "memzoi files: run `memzoi rebuild`, which replaces it",
+    )
 
 
 def _loads(value: str | None) -> Any:

@@ -17,7 +17,7 @@ from ..safety.redact import scrub
 from ..stores.index import Index
 from ..stores.index_queries import excerpt
 from .query import candidates_match, matched, relevant, score, terms
-from .recall import Reader, _excerpt, applies_of, best_binding, normalize_path, withheld
+from .recall import DAMAGED_ROW, Reader, _excerpt, applies_of, best_binding, damaged_row, normalize_path, withheld
 
 
 class _Refreshed(Reader):
@@ -31,8 +31,9 @@ class _Refreshed(Reader):
     def __enter__(self) -> Reader:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        return None
+    def __exit__(self, kind: type[BaseException] | None, err: BaseException | None, tb: object) -> None:
+        if isinstance(err, DAMAGED_ROW):  # the caller's index stays open
+            raise damaged_row(self.index.path, err) from None
 
 
 def _tags(row: dict[str, Any]) -> list[str]:
