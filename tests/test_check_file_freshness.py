@@ -24,6 +24,7 @@ from memzoi.runs import check as checkmod
 from memzoi.stores import toolstamp, verdictcache
 
 from .builders import edit
+from .test_admission import rec
 from .test_freshness import _cache_db, closed, main_json, planted, repo, reported, token  # noqa: F401
 from .test_verdict_cache import (
     EPISODE,
@@ -157,3 +158,24 @@ def test_a_ledger_change(tmp_path, capsys, closed, monkeypatch):
     assert "ledger_drift" not in reported(capsys, created)
     created.write_text(created.read_text() + "\nEdited by hand.\n")  # the ledger now disagrees
     assert "ledger_drift" in reported(capsys, created)
+
+
+@pytest.mark.parametrize("one_file", [False, True], ids=["check", "check-FILE"])
+def test_a_commit_alone_explains_a_stale_attestation_anew(repo, capsys, closed, one_file):
+    """A commit changes ``HEAD`` and nothing else: the explanation of a stale attestation, which compares the
+    record with its committed version (``verdict.explain_stale``), changes with it."""
+    from .test_admission import git
+    from .test_revision import attested
+
+    path = repo / ".memzoi/records/reviewed.md"
+    text = attested(rec("reviewed"), "reviewed")
+    path.write_text(text)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "reviewed")
+    path.write_text(edit(text, "Body text of reviewed", "Body text of edited"))
+    target = path if one_file else repo / ".memzoi"
+    assert "changed since decision time: `body`" in reported(capsys, target)
+    reported(capsys, target)  # stored: replayed from here on
+    git(repo, "commit", "-q", "-am", "the edit")
+    out = reported(capsys, target)
+    assert "stale_attestation" in out and "changed since decision time: `body`" not in out
