@@ -5,7 +5,8 @@ verdict cache so that no ``memzoi check`` refreshes the store between two sessio
 own warm start's work.
 
 Between sessions, in turn: an edit keeping size and mtime, a rename over a file, an edit through a hard link,
-``info/exclude`` plus ``git rm --cached``, ``git add -f``, a commit, a ledgered change (``memzoi proposals
+``info/exclude`` plus ``git rm --cached``, ``git add -f``, a commit (which changes the explanation of a stale
+attestation), a ledgered change (``memzoi proposals
 apply``) and a hand edit the ledger then disagrees with. A ``[rules]`` change and ``.gitignore`` plus an untrack
 are held in ``tests/lsp/test_input_freshness.py``; the tool, the configuration, corrupted payloads, the racy
 window and retention in ``tests/test_warm_scan_freshness.py``."""
@@ -18,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..builders import edit
+from ..test_admission import rec
+from ..test_revision import attested
 from .conftest import diagnostics, git_init, start_client
 from .test_verdict_parity import _cli, _git, as_rows, check_findings
 
@@ -58,8 +61,12 @@ def _keep_stat_write(path: Path, text: str, *, through: Path | None = None) -> N
 
 
 async def test_a_warm_start_follows_each_change_made_while_no_server_ran(workspace: Path, memzoi_home: Path):
-    git_init(workspace)
     md = workspace / ".memzoi"
+    reviewed = md / "records/reviewed.md"  # attested, committed, then edited: its explanation follows HEAD
+    reviewed_text = attested(rec("reviewed"), "reviewed")
+    reviewed.write_text(reviewed_text)
+    git_init(workspace)
+    reviewed.write_text(edit(reviewed_text, "Body text of reviewed", "Body text of edited"))
     node, pnpm = md / "records/use-node-22.md", md / "records/use-pnpm.md"
     link = workspace / "hard-link"
     os.link(md / "proposals/pending/mem-new.md", link)
@@ -91,7 +98,10 @@ async def test_a_warm_start_follows_each_change_made_while_no_server_ran(workspa
         assert "ignored_untracked" not in _codes(workspace, memzoi_home, ".memzoi/records/use-pnpm.md")
 
     def commit() -> None:
+        stale = ".memzoi/records/reviewed.md"
+        before = _uncached(workspace, memzoi_home)[str((workspace / stale).resolve())]
         _git(workspace, "-c", "user.email=t@example.invalid", "-c", "user.name=t", "commit", "-q", "-am", "track")
+        assert _uncached(workspace, memzoi_home)[str((workspace / stale).resolve())] != before  # HEAD explains
 
     def apply() -> None:
         packet = md / "proposals/pending/mem-new.md"
@@ -100,7 +110,7 @@ async def test_a_warm_start_follows_each_change_made_while_no_server_ran(workspa
         assert done.returncode == 0, done.stderr
 
     def hand_edit_of_a_ledgered_record() -> None:
-        created = sorted(set((md / "records").rglob("*.md")) - {node, pnpm})
+        created = sorted(set((md / "records").rglob("*.md")) - {node, pnpm, reviewed})
         assert created
         created[0].write_text(created[0].read_text() + "\nEdited by hand.\n")
         assert "ledger_drift" in _codes(workspace, memzoi_home, str(created[0].relative_to(workspace)))
