@@ -297,6 +297,53 @@ def test_files_in_the_racy_window_are_confirmed_by_hash_then_trusted_by_stat(rep
     assert planned["runs"] == 0 and reads["n"] == 0
 
 
+def test_files_drawn_for_a_re_hash_are_read_every_time_and_the_report_is_not_written_again(
+    repo, capsys, planned, monkeypatch
+):
+    """A file whose stat would vouch but that is drawn for a re-hash (here: every file) is read and compared at each
+    replay; its stored stamp is as good as the read's, so the stored report is not written again. An edit keeping
+    the stat is still seen by the read."""
+    from memzoi.stores import replay
+
+    monkeypatch.setattr(freshness, "RACY_NS", -1)
+    monkeypatch.setattr(freshness, "fs_type", lambda dev: "ext4")
+    replays(capsys, planned)  # stored, and replayed once with nothing drawn
+    monkeypatch.setattr(freshness, "SAMPLE_SHARE", 1)
+    reads, saves = {"n": 0}, {"n": 0}
+    real_confirm, real_save = freshness.confirm, replay.save
+
+    def counting(*a, **k):
+        reads["n"] += 1
+        return real_confirm(*a, **k)
+
+    def saving(*a, **k):
+        saves["n"] += 1
+        return real_save(*a, **k)
+
+    monkeypatch.setattr(freshness, "confirm", counting)
+    monkeypatch.setattr(replay, "save", saving)
+    base = every_format(capsys, "--no-cache")
+    planned["runs"] = reads["n"] = 0
+    assert every_format(capsys) == base
+    assert planned["runs"] == 0 and reads["n"] >= 5 * len(FORMATS) and saves["n"] == 0
+    path = repo / ".memzoi/records/alpha.md"
+    before = os.stat(path)
+    path.write_text(edit(path.read_text(), "lane: semantic", "lane: semantix"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    real_lstat = freshness.lstat
+
+    def lying(p):  # as a file system whose ctime follows the mtime shows it: the stamp kept whole
+        st = real_lstat(p)
+        if st is not None and os.path.abspath(p) == str(path):
+            return freshness.Stat((before.st_size, before.st_mtime_ns, before.st_ino, before.st_ctime_ns), st.dev)
+        return st
+
+    monkeypatch.setattr(freshness, "lstat", lying)
+    planned["runs"] = 0
+    assert run(capsys, ".memzoi", "--format", "json") == run(capsys, ".memzoi", "--format", "json", "--no-cache")
+    assert planned["runs"] == 2  # the edit was seen by the read, and the --no-cache run
+
+
 def test_a_replayed_check_loads_no_judging_code(repo):
     """A replayed run needs neither the analysis, the detectors nor the configuration models (pydantic)."""
     import subprocess

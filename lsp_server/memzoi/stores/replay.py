@@ -177,8 +177,12 @@ class Inputs:
 def changed_files(stamps: Stamps) -> tuple[list[str], Stamps]:
     """The files of ``stamps`` whose bytes are not those their stored stamp was made from, by the one freshness
     rule (:func:`memzoi.base.freshness.vouches`, else a read compared by digest, :func:`memzoi.base.freshness.confirm`;
-    a file that is gone is changed), in ``stamps``' order; and the unchanged files confirmed by reading, under
-    the stamp and clock of that read (for :func:`restamp`, so that the next run trusts them by stat again)."""
+    a file that is gone is changed), in ``stamps``' order; and the unchanged files confirmed by reading whose new
+    stamp lets the stat vouch where the stored one would not (:func:`memzoi.base.freshness.restamp_gains`: a racy,
+    old or other stamp), under the stamp and clock of that read (for :func:`restamp`, so that the next run trusts
+    them by stat again). A file only drawn for a re-hash, or on a file system whose ctime is not kept, is read
+    and compared like any other but not restamped: writing the report's inputs again would change nothing the rule
+    decides (at 10,000 files that write was a sixth of a replay)."""
     changed: list[str] = []
     confirmed: Stamps = {}
     for path, stored in stamps.items():
@@ -191,7 +195,7 @@ def changed_files(stamps: Stamps) -> tuple[list[str], Stamps]:
         read = freshness.confirm(path, stored[0], bytes.fromhex(stored[5]))
         if read is None:
             changed.append(path)
-        else:
+        elif freshness.restamp_gains(stored[:4], stored[4], read[1], read[2]):
             confirmed[path] = [*read[1], read[2], stored[5]]
     return changed, confirmed
 
