@@ -12,6 +12,7 @@ Nothing here measures time.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import zlib
@@ -19,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from memzoi.base import freshness
 from memzoi.base.runtime import STORE_DB
@@ -367,3 +369,42 @@ def test_the_walks_name_of_the_configuration_is_the_configurations():
     from memzoi.project import checkpaths
 
     assert checkpaths.CONFIG_NAME == config.CONFIG_NAME
+
+
+_PATHS = st.text(st.sampled_from('ab/."\\:[],{}é\u2028'), min_size=1, max_size=10).map(lambda s: "/p/" + s)
+_STAMP = st.tuples(st.lists(st.integers(0, 2**62), min_size=5, max_size=5), st.text("0123456789abcdef", max_size=64))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    stamps=st.dictionaries(_PATHS, _STAMP, min_size=1, max_size=8),
+    picks=st.lists(st.tuples(st.integers(0, 7), _STAMP), max_size=4),
+    until=st.none() | st.integers(0, 2**60),
+    links=st.none() | st.text("ab |", max_size=20),
+    added=st.booleans(),
+)
+def test_inputs_with_a_few_stamps_changed_are_written_as_encoding_them_whole(stamps, picks, until, links, added):
+    """:meth:`memzoi.stores.replay.Inputs.to_json` with the changed files writes their stamps into the text read,
+    and gives the text encoding everything gives (paths spelling quotes, colons and brackets included); a file
+    added since is encoded whole."""
+    from memzoi.stores.replay import Inputs
+
+    as_list = {p: [*n, d] for p, (n, d) in stamps.items()}
+    first = Inputs("w" * 8, "p" * 8, as_list, 5, {"/p": ["/p/a"]}, "x y|z", ["/p/.memzoi"])
+    read = Inputs.from_json(first.to_json())
+    assert read.read is not None
+    paths = list(as_list)
+    changed = []
+    for i, (n, d) in picks:
+        path = paths[i % len(paths)]
+        read.stamps[path] = [*n, d]
+        changed.append(path)
+    if added:
+        read.stamps["/p/new"] = [1, 2, 3, 4, 5, "ab"]
+        changed.append("/p/new")
+    read.until_us, read.links = until, links
+    whole = json.dumps(
+        [read.walk, read.projects, read.stamps, read.until_us, read.roots, read.links, read.planes],
+        separators=(",", ":"),
+    )
+    assert read.to_json(changed) == whole == read.to_json()
