@@ -132,13 +132,9 @@ class LazyBlob:
         items."""
         text = self.text
         edits = {**dict.fromkeys(drop, ""), **put}
-        added = []
-        for key in sorted(edits, key=lambda k: -(_span(text, k) or (-1,))[0]):
-            found = _span(text, key)
-            if found is None:
-                added.append(edits[key])
-                continue
-            start, end, _ = found
+        found = {key: _span(text, key) for key in edits}
+        added = [edits[key] for key, at in found.items() if at is None]
+        for start, end, key in sorted(((at[0], at[1], k) for k, at in found.items() if at is not None), reverse=True):
             if edits[key]:
                 text = text[:start] + edits[key] + text[end:]
             elif text[start - 1] == ",":  # removed with the comma before it, or (the first item) after it
