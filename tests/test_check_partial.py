@@ -262,22 +262,34 @@ def test_a_check_over_several_projects_replays(tmp_path, capsys, monkeypatch):
         assert got == run(capsys, *both, "--format", "json", "--no-cache") != base["json"]
 
 
-def test_a_check_of_a_few_files_after_a_full_check_is_judged_as_before(repo, capsys, monkeypatch):
-    """After a full check the other files' facts come from the facts blob, which keeps no digest of their bytes: a
-    report resting on them is not stored (a file drawn for a re-hash could never be confirmed), so each such run
-    judges the few files as before."""
+def test_a_check_of_a_few_files_after_a_full_check_is_replayed(repo, capsys, monkeypatch):
+    """After a full check the other files' facts come from the facts blob, whose items keep the digest of their
+    bytes: the report of a few files resting on them is stored and replayed, also when every file is drawn for a
+    re-hash (each is read and compared with its item's digest); an edit of another file is re-judged partially."""
     from memzoi.base import freshness
 
     monkeypatch.setattr(freshness, "RACY_NS", -1)  # files just written: the blob's stat alone vouches for them
     monkeypatch.setattr(freshness, "SAMPLE_SHARE", 0)
+    monkeypatch.setattr(freshness, "fs_type", lambda dev: "ext4")
     counted = Counted()
     few = (".memzoi/records/b.md",)
-    with mock.patch.object(checkmod, "plan_check", counted.plan):
+    with (
+        mock.patch.object(checkmod, "plan_check", counted.plan),
+        mock.patch.object(checkpartial, "rejudge", counted.rejudge),
+    ):
         run(capsys, ".memzoi", "--format", "json")
         counted.full = 0
         first, second = (run(capsys, *few, "--format", "json") for _ in range(2))
-        assert counted.full == 2
-    assert first == second == run(capsys, *few, "--format", "json", "--no-cache")
+        assert counted.full == 1, "the second check of the few files judged again"
+        monkeypatch.setattr(freshness, "SAMPLE_SHARE", 1)  # every file read and compared with its digest
+        assert run(capsys, *few, "--format", "json") == first
+        assert counted.full == 1 and counted.partial == 0
+        assert first == second == run(capsys, *few, "--format", "json", "--no-cache")
+        counted.full = 0
+        put(repo, 0, 1)  # record a, which b supersedes, is no longer active: b's finding changes
+        got = run(capsys, *few, "--format", "json")
+        assert counted.full == 0 and counted.partial == 1
+    assert got == run(capsys, *few, "--format", "json", "--no-cache") != first
 
 
 @settings(

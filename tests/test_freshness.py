@@ -130,6 +130,20 @@ def test_an_entry_older_than_the_trust_age_is_always_hashed(monkeypatch):
     assert freshness.due(now, now)
 
 
+def test_a_read_that_confirms_the_bytes_gains_a_restamp_only_where_the_stat_then_vouches_more():
+    """:func:`memzoi.base.freshness.restamp_gains`: a new stamp, a stored stamp that was racy, or one confirmed more
+    than half the trust age ago is worth writing again; the same stamp read again (a file drawn for a re-hash, a
+    file system that hashes every time) is not."""
+    stamp, now = (10, 1_000, 7, 1_000), 10 * freshness.MAX_TRUST_NS
+    old = now - freshness.MAX_TRUST_NS // 4
+    assert not freshness.restamp_gains(stamp, old, stamp, now)
+    assert not freshness.restamp_gains(list(stamp), old, stamp, now)  # as a stored report keeps it
+    assert freshness.restamp_gains(stamp, old, (10, 1_000, 8, 1_000), now)  # another inode
+    assert freshness.restamp_gains(stamp, old, (10, 1_000, 7, 2_000), now)  # another ctime
+    assert freshness.restamp_gains(stamp, 1_000 + freshness.RACY_NS // 2, stamp, now)  # stored racy
+    assert freshness.restamp_gains(stamp, now - freshness.MAX_TRUST_NS // 2 - 1, stamp, now)  # getting old
+
+
 # --- check and check FILE -------------------------------------------------------------------------------------------
 
 

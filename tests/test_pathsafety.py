@@ -10,6 +10,7 @@ from urllib.parse import quote, unquote
 
 import blake3
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from memzoi.base.findings import Severity
 from memzoi.cli.main import main
@@ -153,6 +154,19 @@ def test_editor_swap_backup_and_lock_files_are_skipped_by_the_walk_but_checked_b
     assert any(why == "editor swap, backup or lock file" for _, why in report.skipped)
     # pre-commit passes staged files by name: a staged swap file is checked like any other
     assert "environment_secret" in {l.finding.code for l in check_paths([str(path)]).findings}
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    name=st.text(st.sampled_from(".#~4913abc.-swptmp0123456789ef\n "), min_size=1, max_size=24)
+    | st.sampled_from(["x.md~\n", "4913\n", "#a#\n", ".a.swp\n", "4913x", "a~b", ".a.0123456789ab.tmp"])
+)
+def test_the_quick_test_of_an_editor_name_is_the_pattern(name):
+    """:func:`memzoi.judge.workspace.editor_temporary` skips the search for names no alternative can match: it
+    answers as the pattern alone does, trailing newlines (which `$` reads past) included."""
+    from memzoi.judge import workspace
+
+    assert workspace.editor_temporary(name) is (workspace._EDITOR_TEMPORARY.search(name) is not None)
 
 
 def test_a_git_folder_below_memzoi_is_not_walked(project):

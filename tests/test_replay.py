@@ -12,6 +12,7 @@ Nothing here measures time.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import zlib
@@ -19,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from memzoi.base import freshness
 from memzoi.base.runtime import STORE_DB
@@ -297,6 +299,53 @@ def test_files_in_the_racy_window_are_confirmed_by_hash_then_trusted_by_stat(rep
     assert planned["runs"] == 0 and reads["n"] == 0
 
 
+def test_files_drawn_for_a_re_hash_are_read_every_time_and_the_report_is_not_written_again(
+    repo, capsys, planned, monkeypatch
+):
+    """A file whose stat would vouch but that is drawn for a re-hash (here: every file) is read and compared at each
+    replay; its stored stamp is as good as the read's, so the stored report is not written again. An edit keeping
+    the stat is still seen by the read."""
+    from memzoi.stores import replay
+
+    monkeypatch.setattr(freshness, "RACY_NS", -1)
+    monkeypatch.setattr(freshness, "fs_type", lambda dev: "ext4")
+    replays(capsys, planned)  # stored, and replayed once with nothing drawn
+    monkeypatch.setattr(freshness, "SAMPLE_SHARE", 1)
+    reads, saves = {"n": 0}, {"n": 0}
+    real_confirm, real_save = freshness.confirm, replay.save
+
+    def counting(*a, **k):
+        reads["n"] += 1
+        return real_confirm(*a, **k)
+
+    def saving(*a, **k):
+        saves["n"] += 1
+        return real_save(*a, **k)
+
+    monkeypatch.setattr(freshness, "confirm", counting)
+    monkeypatch.setattr(replay, "save", saving)
+    base = every_format(capsys, "--no-cache")
+    planned["runs"] = reads["n"] = 0
+    assert every_format(capsys) == base
+    assert planned["runs"] == 0 and reads["n"] >= 5 * len(FORMATS) and saves["n"] == 0
+    path = repo / ".memzoi/records/alpha.md"
+    before = os.stat(path)
+    path.write_text(edit(path.read_text(), "lane: semantic", "lane: semantix"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    real_lstat = freshness.lstat
+
+    def lying(p):  # as a file system whose ctime follows the mtime shows it: the stamp kept whole
+        st = real_lstat(p)
+        if st is not None and os.path.abspath(p) == str(path):
+            return freshness.Stat((before.st_size, before.st_mtime_ns, before.st_ino, before.st_ctime_ns), st.dev)
+        return st
+
+    monkeypatch.setattr(freshness, "lstat", lying)
+    planned["runs"] = 0
+    assert run(capsys, ".memzoi", "--format", "json") == run(capsys, ".memzoi", "--format", "json", "--no-cache")
+    assert planned["runs"] == 2  # the edit was seen by the read, and the --no-cache run
+
+
 def test_a_replayed_check_loads_no_judging_code(repo):
     """A replayed run needs neither the analysis, the detectors nor the configuration models (pydantic)."""
     import subprocess
@@ -320,3 +369,42 @@ def test_the_walks_name_of_the_configuration_is_the_configurations():
     from memzoi.project import checkpaths
 
     assert checkpaths.CONFIG_NAME == config.CONFIG_NAME
+
+
+_PATHS = st.text(st.sampled_from('ab/."\\:[],{}é\u2028'), min_size=1, max_size=10).map(lambda s: "/p/" + s)
+_STAMP = st.tuples(st.lists(st.integers(0, 2**62), min_size=5, max_size=5), st.text("0123456789abcdef", max_size=64))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    stamps=st.dictionaries(_PATHS, _STAMP, min_size=1, max_size=8),
+    picks=st.lists(st.tuples(st.integers(0, 7), _STAMP), max_size=4),
+    until=st.none() | st.integers(0, 2**60),
+    links=st.none() | st.text("ab |", max_size=20),
+    added=st.booleans(),
+)
+def test_inputs_with_a_few_stamps_changed_are_written_as_encoding_them_whole(stamps, picks, until, links, added):
+    """:meth:`memzoi.stores.replay.Inputs.to_json` with the changed files writes their stamps into the text read,
+    and gives the text encoding everything gives (paths spelling quotes, colons and brackets included); a file
+    added since is encoded whole."""
+    from memzoi.stores.replay import Inputs
+
+    as_list = {p: [*n, d] for p, (n, d) in stamps.items()}
+    first = Inputs("w" * 8, "p" * 8, as_list, 5, {"/p": ["/p/a"]}, "x y|z", ["/p/.memzoi"])
+    read = Inputs.from_json(first.to_json())
+    assert read.read is not None
+    paths = list(as_list)
+    changed = []
+    for i, (n, d) in picks:
+        path = paths[i % len(paths)]
+        read.stamps[path] = [*n, d]
+        changed.append(path)
+    if added:
+        read.stamps["/p/new"] = [1, 2, 3, 4, 5, "ab"]
+        changed.append("/p/new")
+    read.until_us, read.links = until, links
+    whole = json.dumps(
+        [read.walk, read.projects, read.stamps, read.until_us, read.roots, read.links, read.planes],
+        separators=(",", ":"),
+    )
+    assert read.to_json(changed) == whole == read.to_json()

@@ -11,6 +11,7 @@ import random
 import sqlite3
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memzoi.project.crossfile import FileFacts, Ref, Workspace
 from memzoi.stores import toolstamp, verdictcache
@@ -287,3 +288,56 @@ def test_a_batch_that_cannot_be_written_is_kept_for_the_end(repo, capsys, counts
     counts.reset()
     assert cli(capsys, "check", str(repo / ".memzoi"), "--format", "json") == base
     assert counts["analysed"] == 0
+
+
+_KEYS = st.text("0123456789abcdef", min_size=64, max_size=64)
+#: facts-like values: the strings may hold quotes, commas, colons and whole keys, as a reference's target can
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 10**12) | st.text(st.sampled_from('ab",:[]{}\\0f'), max_size=12),
+    lambda inner: st.lists(inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def _item(draw_stat: list[int], facts: list, digest: str) -> list:
+    return [*draw_stat, facts, digest]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=st.dictionaries(
+        _KEYS,
+        st.tuples(st.lists(st.integers(0, 10**18), min_size=5, max_size=5), st.lists(_VALUES, max_size=5), _KEYS),
+        max_size=8,
+    ),
+    put=st.dictionaries(
+        _KEYS | st.sampled_from(["0" * 64]),
+        st.tuples(st.lists(st.integers(0, 10**18), min_size=5, max_size=5), st.lists(_VALUES, max_size=5), _KEYS),
+        max_size=4,
+    ),
+    drop=st.lists(_KEYS, max_size=3),
+    picks=st.lists(st.integers(0, 7), max_size=4),
+    eager=st.integers(0, 3),
+)
+def test_a_lazy_blob_reads_and_writes_items_as_the_whole_blob_does(data, put, drop, picks, eager, monkeypatch):
+    """:class:`memzoi.stores.verdictfacts.LazyBlob`: an item decoded on its own is the whole blob's; the text with
+    items replaced, added and removed in place decodes to the blob :func:`~memzoi.stores.verdictfacts.updated` would
+    give (keys of the whole blob hidden in other items' strings included)."""
+    from memzoi.stores import verdictfacts as vf
+
+    monkeypatch.setattr(vf, "EAGER_AFTER", eager)  # the same value for every example
+    whole = {k: _item(*v) for k, v in data.items()}
+    keys = list(whole)
+    if keys:  # strings in the first item's facts that spell every item's key (found first by a plain search)
+        whole[keys[0]][5] = [*whole[keys[0]][5], *(f'"{k}":[1]' for k in keys), *(f',"{k}":[' for k in keys)]
+        drop = [*drop, *(keys[p % len(keys)] for p in picks)]
+    text = json.dumps(whole, separators=(",", ":"))
+    lazy = vf.LazyBlob(text)
+    for k in [*keys, *put, *drop]:
+        assert lazy.get(k) == whole.get(k)
+    items = {k: vf.item_text(k, s, f, d) for k, (s, f, d) in put.items()}
+    expected = {k: v for k, v in whole.items() if k not in set(drop)}
+    expected.update({k: _item(*v) for k, v in put.items()})
+    got = vf.LazyBlob(text).spliced(items, drop)
+    assert json.loads(got) == expected
+    assert vf.LazyBlob(got).get(keys[0] if keys else "0" * 64) == expected.get(keys[0] if keys else "0" * 64)

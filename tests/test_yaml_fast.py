@@ -259,3 +259,25 @@ def test_long_lines_are_parsed_but_not_cached():
     assert f"a: {long_value}" not in yaml_fast._shapes and long_value not in yaml_fast._plains
     node = fast_load(text, 0, len(text))
     assert node.entries["a"][1].value == long_value and node.entries["b"][1].style == '"'
+
+
+def test_the_negated_character_classes_equal_the_written_ones_on_every_code_point():
+    """The fast path's classes are compiled as negations (:func:`memzoi.read.yaml_fast._high`): each accepts exactly
+    the code points of ``[ascii + _HIGH]``, over the whole of Unicode (surrogates, U+FFFE/U+FFFF and the line
+    breaks libyaml folds included)."""
+    import re
+
+    from memzoi.read import yaml_fast
+
+    every = "".join(chr(c) for c in range(0x110000))
+    for ascii_class in (
+        r"A-Za-z0-9_./~+=^$()<;\\",
+        r"\x20-\x22\x24-\x7e",
+        r"\x20\x21\x23-\x5b\x5d-\x7e",
+        r"\x20-\x26\x28-\x7e",
+        r"A-Za-z0-9_./~+=^$()<;\x2d",
+        r"\x20\x21\x24-\x26\x28-\x2b\x2d-\x39\x3b-\x5a\x5c\x5e-\x7a\x7c\x7e",
+    ):
+        written = re.compile(f"[{ascii_class}{yaml_fast._HIGH}]")
+        negated = re.compile(yaml_fast._high(ascii_class))
+        assert [m.start() for m in negated.finditer(every)] == [m.start() for m in written.finditer(every)]

@@ -208,6 +208,21 @@ def vouches(current: Stat | None, stored: Stamp | list[Any] | tuple[Any, ...], c
     )
 
 
+def restamp_gains(stored: Stamp | list[Any] | tuple[Any, ...], checked_ns: int, read: Stamp, read_ns: int) -> bool:
+    """Whether keeping a stored fact (made from bytes with the stat stamp ``stored``, read at ``checked_ns``) under
+    the stamp ``read`` and clock ``read_ns`` of a read that confirmed the same bytes (:func:`confirm`) lets the stat
+    vouch where the stored stamp would not: the stamp differs (a rename, a ``touch``), the stored one was racy, or it
+    was confirmed more than half of :data:`MAX_TRUST_NS` ago. Otherwise the stored stamp says all the new one would
+    (a file drawn for a re-hash, one on a file system without a kept ctime, whose bytes are hashed every time anyway)
+    and a caller need not write it again. Either stamp is true of the bytes: this only saves writes, the rule is the
+    same."""
+    return (
+        tuple(read) != tuple(stored)
+        or not not_racy(tuple(stored), checked_ns)
+        or read_ns - checked_ns > MAX_TRUST_NS // 2
+    )
+
+
 def confirm(path: str | os.PathLike[str], size: int, digest: bytes) -> tuple[bytes, Stamp, int] | None:
     """Read the file at ``path`` (:func:`read_stable`) and return the read when its bytes are those of BLAKE3
     ``digest`` (and ``size`` bytes long); ``None`` when they are not or cannot be read. The caller keeps its stored
@@ -235,5 +250,6 @@ __all__ = [
     "not_racy",
     "of_stat",
     "read_stable",
+    "restamp_gains",
     "vouches",
 ]

@@ -127,10 +127,11 @@ class _Walk:
             self.out.skipped.append((shown, f"unreadable directory: {err.strerror}"))
             return
         device: list[int] = []  # the folder's device, read once when its first file is found
+        prefix = shown if not shown or shown.endswith("/") else shown + "/"  # os.path.join(shown, name)'s
         for e in entries:
             if self._named_out(e.name, shown, managed):
                 continue
-            q_shown = os.path.join(shown, e.name)
+            q_shown = prefix + e.name
             if e.is_symlink():
                 self._symlink(e, q_shown, managed)
             elif e.is_dir(follow_symlinks=False):

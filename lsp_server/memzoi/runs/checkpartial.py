@@ -83,10 +83,10 @@ def rejudge(
             project.close()
     if done is None:
         return None
-    report, stages = done
+    report, stages, keys_of = done
     for project in projects.values():
         project.save()
-    _store(scope, inputs, stages, report)
+    _store(scope, inputs, stages, report, keys_of)
     if progress is not None:
         progress(report.files_checked, report.files_checked)
     return report
@@ -117,9 +117,10 @@ def _judge(
     projects: dict[str, ProjectCache],
     now: datetime,
     judge: Judge,
-) -> tuple[CheckReport, dict[str, Checked]] | None:
+) -> tuple[CheckReport, dict[str, Checked], list[list[str]]] | None:
     """Steps 1–5 of the module docstring, over the projects of the ``.memzoi`` directories of ``projects`` (each
-    one's store): the new report and the stages of the changed files by path."""
+    one's store): the new report, the stages of the changed files by path and the stored keys of each file
+    (:func:`memzoi.stores.replay.unpack_links`, unchanged)."""
     from .checkfiles import check_chunk  # noqa: PLC0415 lazy: start-up
 
     keys_of, links = replay.unpack_links(inputs.links or "")
@@ -167,7 +168,7 @@ def _judge(
         if ordered:
             report.findings += judge(md, ordered, crossed)
     report.findings.sort(key=lambda l: (l.path, l.start, l.end, l.finding.code))
-    return report, changed
+    return report, changed, keys_of
 
 
 def _stages(
@@ -227,12 +228,13 @@ def _facts(
     return out
 
 
-def _store(scope: Scope, inputs: replay.Inputs, stages: dict[str, Checked], report: CheckReport) -> bool:
-    """Store ``report`` for the next run with the changed files' new stamps and keys (and the stamps of the files
-    confirmed by reading), when every changed file was read stably and the project's inputs are still those the
-    run began with. Returns True when stored."""
+def _store(
+    scope: Scope, inputs: replay.Inputs, stages: dict[str, Checked], report: CheckReport, keys_of: list[list[str]]
+) -> bool:
+    """Store ``report`` for the next run with the changed files' new stamps and keys (``keys_of``: the stored keys
+    of each file, changed here; and the stamps of the files confirmed by reading), when every changed file was read
+    stably and the project's inputs are still those the run began with. Returns True when stored."""
     position = {p: i for i, p in enumerate(inputs.stamps)}
-    keys_of = replay.unpack_links(inputs.links or "")[0]
     bounds = []
     for path in scope.changed:
         r = stages[path]
@@ -258,7 +260,7 @@ def _store(scope: Scope, inputs: replay.Inputs, stages: dict[str, Checked], repo
     if conn is None:
         return False
     try:
-        return replay.save(conn, scope.key, inputs, data)
+        return replay.save(conn, scope.key, inputs, data, [*scope.changed, *scope.confirmed])
     finally:
         conn.close()
 

@@ -166,7 +166,7 @@ def _settle(
         scope.report = checkreport.load(blob)
     except (ValueError, TypeError, KeyError, IndexError):
         return scope
-    if confirmed:  # read to confirm (racy, no ctime, drawn, old): trusted by stat next time where the rule lets it
+    if confirmed:  # read to confirm a racy, old or other stamp: trusted by stat next time where the rule lets it
         _restamp(root, scope.key, inputs, confirmed, blob)
     if progress is not None:
         progress(scope.report.files_checked, scope.report.files_checked)
@@ -199,14 +199,16 @@ def _walk_digest(walked: list[Walked | None], planes: list[str]) -> str:
 def others_stamp(project: ProjectCache, path: str) -> list[Any]:
     """The stamp (:data:`memzoi.stores.replay.Stamps`' form) of the bytes of the file at ``path`` whose cross-file
     facts ``project`` just vouched for (:meth:`memzoi.stores.verdictcache.ProjectCache.facts_of`): its entry's, or
-    its facts blob item's, which keeps no digest (the empty one: such a report is not stored, :func:`record`)."""
+    its facts blob item's with the digest it keeps (an item without one gives the empty digest: such a report is not
+    stored, :func:`record`)."""
     from ..stores.verdictcache import path_key  # noqa: PLC0415 lazy: start-up
+    from ..stores.verdictfacts import item_digest  # noqa: PLC0415 lazy: start-up
 
     got = project.vouched(path)
     if got is not None:
         return [*got[0], got[1], got[2].hex()]
     item = project.blob.get(path_key(path)) if project.blob is not None else None
-    return [*item[:5], ""] if item is not None else [-1, 0, 0, 0, 0, ""]
+    return [*item[:5], item_digest(item)] if item is not None else [-1, 0, 0, 0, 0, ""]
 
 
 def _stamps(plan: Any, stages: list[Checked]) -> replay.Stamps | None:
@@ -288,8 +290,8 @@ def record(scope: Scope, plan: Any, stages: list[Checked], report: CheckReport) 
     facts = {r.stage.path: r.stage.facts for r in stages}
     planes = sorted(set(plan.groups) - plan.complete)  # a check of a few files: the others' facts count too
     if planes and (any(not s[5] for s, _ in plan.others.values()) or not _others(planes, plan.others, stamps, facts)):
-        # A stamp without a digest (the facts blob keeps none) cannot be confirmed by reading: each run draws a
-        # share of the files for a re-hash (memzoi.base.freshness.due), which would count as changed every time.
+        # A stamp without a digest (a facts blob item of an earlier build) cannot be confirmed by reading: each run
+        # draws a share of the files for a re-hash (memzoi.base.freshness.due), which would count as changed every time.
         return False
     roots = _roots(plan)
     projects = replay.project_inputs(roots)

@@ -56,9 +56,10 @@ import blake3
 from ..base import freshness
 from ..base.freshness import RACY_NS, Stat, read_stable
 from ..judge.config_model import MemzoiConfig
+from . import verdictfacts
 from .store import BUSY_TIMEOUT_S, CACHE_FORMAT, connect, store_path  # noqa: F401 - connect also imported from here
 from .toolstamp import tool_stamp
-from .verdictfacts import Blob, blob_text, entry_item, item_text, payload_facts, read_blob, updated, write_blob
+from .verdictfacts import Blob, LazyBlob, blob_text, entry_item, payload_facts, read_blob, updated, write_blob
 
 #: How many new entries a run without a facts blob holds before it writes them (:meth:`ProjectCache._flush`).
 FLUSH_AT = 2048
@@ -140,8 +141,9 @@ class ProjectCache:
     drop: set[str] = field(default_factory=set)
     #: key -> blob item of a file with no entry whose facts may be kept (:func:`memzoi.stores.verdictpayload.kept_facts`)
     put_facts: dict[str, list[Any]] = field(default_factory=dict)
-    #: the facts blob as loaded (None: none stored); kept up to date by :meth:`save`
-    blob: Blob | None = None
+    #: the facts blob as loaded (None: none stored; a partial load keeps its text, items decoded as asked); kept up
+    #: to date by :meth:`save`
+    blob: Blob | LazyBlob | None = None
     #: a connection kept open by a partial load (``load(..., keys=...)``) to read other entries as asked
     conn: sqlite3.Connection | None = None
     _partial: bool = False
@@ -173,7 +175,7 @@ class ProjectCache:
                 wanted = list(dict.fromkeys(keys))[:500]  # SQLite's limit on parameters is 999 or more
                 cur = conn.execute(query + f" AND key IN ({','.join('?' * len(wanted))})", (cache.stamp, *wanted))
                 cache.rows = {r[0]: r[1:] for r in cur}
-            cache.blob = read_blob(conn, cache.stamp)
+            cache.blob = read_blob(conn, cache.stamp) if keys is None else verdictfacts.read_lazy(conn, cache.stamp)
         except sqlite3.Error:
             conn.close()
             return None
@@ -272,7 +274,7 @@ class ProjectCache:
             if key in self.rows:
                 self.drop.add(key)
             if facts is not None:
-                self.put_facts[key] = [*stamp, checked_ns, facts]
+                self.put_facts[key] = [*stamp, checked_ns, facts, digest.hex()]
             return
         self.put[key] = Entry(key, *stamp, checked_ns, digest, payload)
         if len(self.put) >= FLUSH_AT and self._flushing and self.blob is None and not self._partial:
@@ -347,6 +349,9 @@ class ProjectCache:
         run also forgets the items of files it did not see."""
         if self.blob is None:  # (a run that wrote entries as it went makes it from the store: save)
             return None if self.partial or self.flushed else self._first_blob(self.rows.items(), drop)
+        if isinstance(self.blob, LazyBlob):  # a partial load: its few changes written into the text
+            changed = self.put or drop or self.put_facts
+            return verdictfacts.spliced(self.blob, self.put.values(), self.put_facts, drop) if changed else None
         unseen = {k for k in self.blob if k not in self.seen} if complete else set()
         if not self.put and not drop and not self.put_facts and not unseen:
             return None
@@ -365,13 +370,9 @@ class ProjectCache:
         parts = []
         for k, row in rows:
             if k not in drop and k not in self.put and k not in self.put_facts and _sound(k, self.stamp, row):
-                parts.append(entry_item(k, row[:5], row[6]))
-        parts += [
-            entry_item(e.key, (e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns), e.payload)
-            for e in self.put.values()
-            if e.key not in drop
-        ]
-        parts += [item_text(k, item[:5], item[5]) for k, item in self.put_facts.items()]
+                parts.append(entry_item(k, row[:5], row[6], row[5]))
+        parts += [verdictfacts.put_item(e) for e in self.put.values() if e.key not in drop]
+        parts += [verdictfacts.facts_item(k, item) for k, item in self.put_facts.items()]
         return blob_text(parts)
 
     @property
