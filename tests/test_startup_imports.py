@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 
+from tests import builders
 from tests.benchmarks.lsp_client import LspClient
 from tests.benchmarks.run import _diags_for, _env, _init_params
 
@@ -245,3 +246,54 @@ def test_the_language_server_sends_a_kept_initialize_answer_before_any_heavy_imp
     assert [m.get("id") for m in blocked] == [7], err
     assert blocked[0]["result"] == first[0]["result"]
     assert "blocked before the kept answer" in err  # the blocker did block something: the check can fail
+
+
+#: What the language server's first diagnostics of an opened document do not need, so it starts only after they are
+#: published (the workspace scan and its verdict cache, the watchers, the inbox watch's resident store, the
+#: ledger's index hook): issue 29, first diagnostics.
+LSP_AFTER_FIRST_DIAGNOSTICS = (
+    "watchfiles",
+    "memzoi.runs.scanverdicts",
+    "memzoi.stores.verdictcache",
+    "memzoi.resident.candidates",
+    "memzoi.resident.store",
+    "memzoi.lifecycle.index_sync",
+)
+
+
+def test_the_opened_document_is_published_before_the_background_work_starts(tmp_path):
+    ws = tmp_path / "ws"
+    for i in range(30):
+        builders.write(ws, f".memzoi/records/rec-{i}.md", builders.record(f"rec-{i}", title=f"Record {i}"))
+    bad = builders.write(ws, ".memzoi/records/rec-bad.md", builders.record("rec-bad", lane="nope"))
+    doc = ws / ".memzoi" / "records" / "rec-0.md"
+    for args in (
+        ["init", "-q"],
+        ["add", "-A"],
+        ["-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "-q", "-m", "r"],
+    ):
+        subprocess.run(["git", *args], cwd=ws, check=True, capture_output=True, stdin=subprocess.DEVNULL)
+    home = tmp_path / "home"
+    home.mkdir()
+    errlog = tmp_path / "stderr"
+    uri = doc.resolve().as_uri()
+    with open(errlog, "wb") as err:
+        client = LspClient(ws, _env(home), cmd=[sys.executable, "-X", "importtime", "-m", "memzoi_lsp"], stderr=err)
+        try:
+            rid, _ = client.request("initialize", _init_params(ws))
+            client.response(rid, timeout=120)
+            client.notify("initialized", {})  # and the document at once, as editors restore their open files
+            opened = {"uri": uri, "languageId": "markdown", "version": 1, "text": doc.read_text(encoding="utf-8")}
+            client.notify("textDocument/didOpen", {"textDocument": opened})
+            first, _, _ = client.wait_for(_diags_for(uri, 1), timeout=120)
+            at_diagnostics = _imported(errlog.read_text(encoding="utf-8", errors="replace"))
+            # The scan then runs: a record with a finding (an unknown lane) is published by it.
+            other = client.wait_for(_diags_for(bad.resolve().as_uri()), timeout=120)
+        finally:
+            client.close()
+    assert _heavy(sorted(at_diagnostics), LSP_AFTER_FIRST_DIAGNOSTICS) == []
+    # The scan still runs after it (so the check above can fail), and the opened document came first.
+    assert other[2]["params"]["diagnostics"] and other[0] > first
+    before = [msg for _, msg in client.notifications[:first]]
+    assert not [m for m in before if m.get("method") == "textDocument/publishDiagnostics"]
+    assert not [m for m in before if m.get("method") == "$/progress"], "the scan began before the first diagnostics"

@@ -78,6 +78,11 @@ def _early_initialize(stdin: BinaryIO, stdout: BinaryIO) -> Early:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, configure logging to stderr and serve until the client exits."""
+    from memzoi.base import gcpause  # noqa: PLC0415 lazy: start-up
+
+    # The collector would walk the start-up's imports again and again; it resumes once the documents opened with
+    # `initialized` are published (MemzoiServer.start_background).
+    gcpause.pause()
     parser = argparse.ArgumentParser(prog="memzoi-lsp", description="Memzoi language server (stdio by default)")
     parser.add_argument("--tcp", nargs=2, metavar=("HOST", "PORT"), help="serve one TCP connection instead of stdio")
     parser.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (the default)")

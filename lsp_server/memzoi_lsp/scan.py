@@ -189,7 +189,10 @@ async def _analyse_misses(
             _take(ls, project, list(zip(chunk, scanned)))
             report(i + len(chunk))
     finally:
-        await loop.run_in_executor(ls.scan_executor, results.close)  # stops the workers left
+        try:
+            await loop.run_in_executor(ls.scan_executor, results.close)  # stops the workers left
+        except RuntimeError:  # the scan thread is shut down (a shutdown cancelled the scan): nothing runs it now
+            results.close()
     return True
 
 

@@ -49,6 +49,7 @@ from . import (
     sync,
     watch,
 )
+from .clientinput import Input
 from .documents import Documents, Snapshot, path_to_uri
 from .protocol import MemzoiProtocol
 from .settings import Settings, parse_settings
@@ -89,6 +90,12 @@ class MemzoiServer(LanguageServer):
         self.inbox_watch = inboxwatch.CandidateWatch(self)  # the inbox watch: its thread, started when initialized
         self.publishing = diagnostics.Diagnostics(self)  # the diagnostics feature: what is shown, timers, queue
         self.folders = folders.Folders(self)  # the workspace-folders feature: the projects it forgot
+        # The client's input as the stdio transport sees it: the work the first diagnostics do not need waits until
+        # every message sent with `initialized` was handled (start_features), and the projects registered before
+        # then wait with it (their scan and watchers).
+        self.input = Input()
+        self.background_started = False
+        self.waiting_projects: list[Project] = []
         # Every feature whose handlers the server registers, in one place (each from its `register` method; the
         # pull diagnostics handlers are registered in `initialize` when the client pulls: diagnostics.enable_pull).
         self.features: tuple[Feature, ...] = (
@@ -121,7 +128,7 @@ class MemzoiServer(LanguageServer):
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
             self.transport_failure = asyncio.run(
-                serve(self._stop_event, stdin or sys.stdin.buffer, self.protocol, early)
+                serve(self._stop_event, stdin or sys.stdin.buffer, self.protocol, early, self.input)
             )
         except BrokenPipeError:
             log.error("the connection to the client is lost; shutting down")
@@ -217,9 +224,28 @@ class MemzoiServer(LanguageServer):
         self.inbox_watch.stop()
 
     def start_features(self) -> None:
-        """``initialized``: start the features that run for the whole session (the inbox watch's thread; the
-        watch feature starts per project, in :meth:`add_project`)."""
+        """``initialized``: start the work that runs for the whole session once every message the client has sent
+        so far was handled (:meth:`.clientinput.Input.when_drained`), so that the documents it opened with
+        ``initialized`` are analysed and published before anything else claims the CPU (issue 29: first
+        diagnostics): then :meth:`start_background`."""
+        self.input.when_drained(self.start_background)
+
+    def start_background(self) -> None:
+        """The end of the start-up (once): the garbage collector resumes (:func:`memzoi.base.gcpause.resume`), the
+        inbox watch's thread and the ledger's index hook start, and so do the scans and watchers of the projects
+        registered meanwhile (:meth:`add_project`)."""
+        if self.background_started or self.stopping:
+            return
+        self.background_started = True
+        from memzoi.base import gcpause  # noqa: PLC0415 lazy: start-up
+
+        gcpause.resume()
         self.inbox_watch.start()
+        self.scan_executor.submit(startup.install_index_sync)  # off the loop: it loads the lifecycle
+        waiting, self.waiting_projects = self.waiting_projects, []
+        for project in waiting:
+            if self.projects.get(project.root) is project:  # not removed meanwhile
+                self._start_project(project)
 
     def is_forgotten(self, root: Path) -> bool:
         """Whether the project at ``root`` was forgotten with its workspace folder (:class:`.folders.Folders`)."""
@@ -325,7 +351,8 @@ class MemzoiServer(LanguageServer):
         return self.projects.pop(root, None)
 
     def add_project(self, root: Path) -> Project | None:
-        """Register (and scan in the background) the project at ``root`` if it has a ``.memzoi`` directory."""
+        """Register (and scan in the background) the project at ``root`` if it has a ``.memzoi`` directory; during
+        the start-up its scan and watcher wait for :meth:`start_background`."""
         root = root.resolve()
         if self.stopping:
             return None
@@ -338,9 +365,16 @@ class MemzoiServer(LanguageServer):
 
         project = Project(root)
         self.projects[root] = project
-        self.scanning.start(project, resident.reconcile_on_start(root))
-        self.watching.watch_project(project)
+        if self.background_started:
+            self._start_project(project)
+        else:  # registered now (its documents are diagnosed at once); scanned and watched when the start-up ends
+            self.waiting_projects.append(project)
         return project
+
+    def _start_project(self, project: Project) -> None:
+        """Scan ``project`` in the background (with the resident reconciliation of its root) and watch it."""
+        self.scanning.start(project, resident.reconcile_on_start(project.root))
+        self.watching.watch_project(project)
 
 
 def create_server() -> MemzoiServer:

@@ -1,6 +1,8 @@
 """The session's own handlers: ``initialize`` (capabilities, settings), ``initialized`` (configuration, the
-workspace's projects, watching, the inbox watch), ``shutdown`` and ``workspace/didChangeConfiguration``. Part of
-the composition root with :mod:`.server` (it starts the features; no feature imports it).
+client's file watching, the workspace's projects; their scans, the watchers, the inbox watch and the ledger's index
+hook once the messages sent with it are handled, :meth:`.server.MemzoiServer.start_background`), ``shutdown`` and
+``workspace/didChangeConfiguration``. Part of the composition root with :mod:`.server` (it starts the features; no
+feature imports it).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from .settings import SECTION
 log = logging.getLogger("memzoi_lsp")
 
 
-def _install_index_sync() -> None:
+def install_index_sync() -> None:
     """The ledger's index hook (:func:`memzoi.lifecycle.index_sync.install`): the server's ledgered changes keep the
     project store's index current, as the CLI's and the MCP server's do."""
     from memzoi.lifecycle.index_sync import install  # noqa: PLC0415 lazy: start-up
@@ -63,7 +65,8 @@ def initialize(ls: Session, params: types.InitializeParams) -> None:
 
 async def initialized(ls: Session, params: types.InitializedParams) -> None:
     """``initialized``: the client's configuration, its file watching, the workspace's projects and those of the
-    documents open already, then the features that run for the whole session."""
+    documents open already, then the features that run for the whole session, once the documents the client opened
+    with this notification are published (:meth:`.server.MemzoiServer.start_features`)."""
     if _has(ls.client_capabilities, "workspace.configuration"):
         try:
             config = await asyncio.wait_for(
@@ -90,8 +93,7 @@ async def initialized(ls: Session, params: types.InitializedParams) -> None:
         ls.add_project(root)  # only looks at root/.memzoi: never walks the folder (B30)
     for uri in ls.docs.open_uris():
         sync.discover(ls, uri)
-    ls.start_features()
-    ls.scan_executor.submit(_install_index_sync)  # off the loop: it loads the lifecycle
+    ls.start_features()  # when the messages sent with this one are handled: scans, watchers, the ledger's index hook
     ls.window_log_message(types.LogMessageParams(type=types.MessageType.Info, message="memzoi-lsp ready"))
 
 

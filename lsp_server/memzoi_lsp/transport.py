@@ -16,6 +16,8 @@ frame. This module replaces only that loop; messages still go to pygls's ``struc
   that is not JSON, and each broken frame, with a ``-32700`` parse error (id ``null``), logging why. When no frame start turns up within
   :data:`MAX_CONTENT_LENGTH` bytes of garbage, resynchronising is hopeless: it logs why and returns the reason,
   and the server exits non-zero so the editor restarts it.
+* :func:`serve` keeps a :class:`~memzoi_lsp.clientinput.Input` current (what is parsed, queued, being read), so
+  the server can tell when every message the client sent so far was handled.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
+
+from .clientinput import Input
 
 if TYPE_CHECKING:
     import asyncio
@@ -155,7 +159,9 @@ class FrameParser:
         return True
 
 
-def _reader_thread(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[bytes]) -> None:
+def _reader_thread(
+    stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[bytes], state: Input | None = None
+) -> None:
     import asyncio  # noqa: PLC0415 lazy: start-up - see serve
 
     # The file descriptor is read directly: a daemon thread blocked inside the buffered stdin object would hold
@@ -170,12 +176,24 @@ def _reader_thread(stdin: BinaryIO, loop: asyncio.AbstractEventLoop, queue: asyn
             data = read(65536)
         except (OSError, ValueError):
             data = b""
+        if state is not None:
+            state.reading = True  # until the bytes are queued (on the loop, by _put): not drained meanwhile
         try:  # waits while the queue is full, so a flood of input is never buffered beyond a few reads
-            asyncio.run_coroutine_threadsafe(queue.put(data), loop).result()
+            asyncio.run_coroutine_threadsafe(_put(queue, data, state), loop).result()
         except Exception:  # noqa: BLE001 - the loop is closed or stopping: the server is exiting
             return
         if not data:
             return
+
+
+async def _put(queue: asyncio.Queue[bytes], data: bytes, state: Input | None) -> None:
+    """On the loop: queue ``data`` and end the reader's ``reading`` mark in the same step, so :func:`serve` never
+    sees the bytes it took from the queue as still being read."""
+    try:
+        await queue.put(data)
+    finally:
+        if state is not None:
+            state.reading = False
 
 
 def parse_error(protocol: Any, why: str) -> None:
@@ -301,40 +319,59 @@ def _handle(protocol: Any, item: bytes | Broken) -> bool:
     return True
 
 
-async def serve(stop_event: threading.Event, stdin: BinaryIO, protocol: Any, early: Early | None = None) -> str | None:
+async def serve(
+    stop_event: threading.Event, stdin: BinaryIO, protocol: Any, early: Early | None = None, state: Input | None = None
+) -> str | None:
     """Read frames from ``stdin`` and hand each message to ``protocol`` until EOF or ``stop_event``; ``early``:
-    what :func:`read_early` read before (handled first, see :func:`_follow_initialize`).
+    what :func:`read_early` read before (handled first, see :func:`_follow_initialize`); ``state``: the
+    :class:`Input` this keeps current (its due callbacks run after each message and before each wait).
 
     Returns ``None`` at EOF or stop, or the reason the stream could not be resynchronised (the caller exits
     non-zero). ``SystemExit`` from the ``exit`` handler propagates, as in pygls.
     """
     import asyncio  # noqa: PLC0415 lazy: start-up - not needed before the kept answer to initialize is sent
 
+    state = state or Input()
+    queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=16)
+    state.queue = queue
+    try:
+        state.fd = stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        state.fd = None
     parser = early.parser if early is not None else FrameParser()
     if early is not None:
         _follow_initialize(protocol, early)
-        for item in early.items:
-            if _handle(protocol, item):
-                await asyncio.sleep(0)
+        await _handle_all(protocol, early.items, state)
         if early.eof:
             return None
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[bytes] = asyncio.Queue(maxsize=16)
-    threading.Thread(target=_reader_thread, args=(stdin, loop, queue), name="memzoi-stdin", daemon=True).start()
+    threading.Thread(target=_reader_thread, args=(stdin, loop, queue, state), name="memzoi-stdin", daemon=True).start()
     while not stop_event.is_set():
+        state.check()
         data = await queue.get()
         if not data:
             return None
-        for item in parser.feed(data):
-            if _handle(protocol, item):
-                # Let the handlers just started run before the next message, as pygls's reader does by awaiting
-                # each line: a burst of requests followed by `shutdown` must not cancel them unstarted.
-                await asyncio.sleep(0)
+        await _handle_all(protocol, parser.feed(data), state)
         if parser.hopeless:
             reason = f"no frame start in over {parser.cap} bytes from the client; exiting so the editor restarts"
             log.error("%s", reason)
             return reason
     return None
+
+
+async def _handle_all(protocol: Any, items: list[bytes | Broken], state: Input) -> None:
+    """Hand ``items`` to ``protocol`` in order, keeping ``state`` current."""
+    import asyncio  # noqa: PLC0415 lazy: start-up - see serve
+
+    state.backlog = len(items)
+    for item in items:
+        state.backlog -= 1
+        if _handle(protocol, item):
+            state.handled += 1
+            # Let the handlers just started run before the next message, as pygls's reader does by awaiting
+            # each line: a burst of requests followed by `shutdown` must not cancel them unstarted.
+            await asyncio.sleep(0)
+            state.check()
 
 
 __all__ = [

@@ -17,6 +17,15 @@ says more than wall time on a loaded machine. The import column is ``python -X i
 sum of the cumulative times of the top-level imports (the interpreter's own ``site`` and ``encodings`` included,
 as the floor's row shows) up to the moment the measure ends (for the servers: the answer or the diagnostics),
 with the number of modules imported by then and which of the heavy dependencies they include.
+
+``--workspace N`` adds spawn → first diagnostics of a record opened at once in a workspace of N records (and N/10
+pending packets, committed to git; :mod:`tests.benchmarks.generate`), whose scan then starts beside it: **cold**
+(the project's runtime directory removed before each session: no verdict cache, no index) and **warm** (the
+verdict cache a ``memzoi check`` of the workspace wrote, before the rounds). Each tree measured (``--baseline``)
+has runtime directories of its own, so neither reads the other's stamps. ``--only`` keeps the named measures::
+
+    .venv/bin/python -m tests.benchmarks.startup --repeats 10 --workspace 10000 \
+        --only floor,lsp_initialize,lsp_diagnostics,lsp_ws_cold,lsp_ws_warm --baseline ../memzoi-base/lsp_server
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -222,6 +232,14 @@ MEASURES: dict[str, tuple[str, tuple[str, Any]]] = {
     "lsp_libraries": (f"`python -c '{LSP_LIBRARIES}'` (the LSP libraries alone)", ("run", ["-c", LSP_LIBRARIES])),
     "lsp_initialize": ("`memzoi-lsp` spawn → `initialize` answered", ("lsp", "initialize")),
     "lsp_diagnostics": ("`memzoi-lsp` spawn → first diagnostics of the opened record", ("lsp", "diagnostics")),
+    "lsp_ws_cold": (
+        "`memzoi-lsp` spawn → first diagnostics of the opened record, {n}-record workspace, cold",
+        ("lsp_ws", "cold"),
+    ),
+    "lsp_ws_warm": (
+        "`memzoi-lsp` spawn → first diagnostics of the opened record, {n}-record workspace, warm",
+        ("lsp_ws", "warm"),
+    ),
     "mcp_libraries": (f"`python -c '{MCP_LIBRARIES}'` (the MCP SDK alone)", ("run", ["-c", MCP_LIBRARIES])),
     "mcp_initialize": ("`memzoi-mcp` spawn → `initialize` answered", ("mcp", "initialize")),
     "mcp_tools": ("`memzoi-mcp` spawn → `tools/list` answered", ("mcp", "tools")),
@@ -230,6 +248,41 @@ MEASURES: dict[str, tuple[str, tuple[str, Any]]] = {
 
 #: Measures that do not run this project's code (the same with or without ``--baseline``).
 NOT_OURS = ("floor", "lsp_libraries", "mcp_libraries")
+#: Measures that need ``--workspace``.
+WORKSPACE_MEASURES = ("lsp_ws_cold", "lsp_ws_warm")
+
+
+class BigWorkspace:
+    """The ``--workspace`` workspace and, per tree measured, its cold and warm runtime directories (the memzoi
+    home of each session: :meth:`env`)."""
+
+    def __init__(self, root: Path, n: int, tmp: Path) -> None:
+        man = generate(root, n, seed=1, git=True)
+        self.root, self.n, self.doc, self.tmp = man.root, n, man.records[0], tmp
+        self.homes: dict[tuple[int, str], Path] = {}
+
+    def env(self, env: dict[str, str], state: str) -> dict[str, str]:
+        """``env`` with the memzoi home of ``state`` (``cold``: its project directories removed now; ``warm``:
+        made once by a ``memzoi check`` of the workspace under ``env``)."""
+        key = (id(env), state)
+        home = self.homes.get(key)
+        if home is None:
+            home = self.tmp / f"home-{len(self.homes)}-{state}"
+            home.mkdir()
+            self.homes[key] = home
+            if state == "warm":
+                run = subprocess.run(
+                    [sys.executable, *script("memzoi"), "check", ".memzoi"],
+                    cwd=self.root,
+                    env=dict(env, MEMZOI_HOME=str(home)),
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                )
+                if run.returncode not in (0, 1):
+                    raise RuntimeError(f"memzoi check failed ({run.returncode}): {run.stderr.decode()[-2000:]}")
+        if state == "cold":
+            shutil.rmtree(home / "projects", ignore_errors=True)
+        return dict(env, MEMZOI_HOME=str(home))
 
 
 def measure(
@@ -241,10 +294,12 @@ def measure(
     env: dict[str, str],
     log=lambda *a: None,
     baseline: dict[str, str] | None = None,
+    big: BigWorkspace | None = None,
 ) -> dict[str, Any]:
     """Wall-time and CPU samples (seconds) of every measure in ``keys``, ``warmup + repeats`` interleaved rounds,
     then one ``-X importtime`` run of each. With ``baseline`` (the environment of another source tree), each
-    measure of this project's code is also taken with it in the same rounds, as ``KEY@baseline``."""
+    measure of this project's code is also taken with it in the same rounds, as ``KEY@baseline``. ``big``: the
+    workspace of the ``lsp_ws_*`` measures."""
     slots = [(k, k, env) for k in keys]
     if baseline is not None:
         slots = [s for k in keys for s in [(k, k, env)] + ([] if k in NOT_OURS else [(f"{k}@baseline", k, baseline)])]
@@ -256,6 +311,10 @@ def measure(
             kind, what = MEASURES[key][1]
             if kind == "run":
                 wall, cpu, _ = run_once(what, ws, e)
+            elif kind == "lsp_ws":
+                assert big is not None, "--workspace is needed"
+                got = lsp_once(big.root, big.doc, big.env(e, what))
+                wall, cpu = got["diagnostics_s"], got["diagnostics_cpu_s"]
             else:
                 if (kind, id(e)) not in sessions:
                     sessions[kind, id(e)] = lsp_once(ws, doc, e) if kind == "lsp" else mcp_once(ws, e)
@@ -273,13 +332,17 @@ def measure(
             errlog = Path(tmp) / f"{kind}-{id(e)}"
             if kind == "run":
                 imports[name] = parse_importtime(run_once(what, ws, e, importtime=True)[2])
+            elif kind == "lsp_ws" and big is not None:
+                errlog = Path(tmp) / f"{name}"
+                imports[name] = lsp_once(big.root, big.doc, big.env(e, what), errlog)["imports_diagnostics"]
             elif kind == "lsp" or what == "tools":  # MCP's figure at `initialize` would need a session of its own
                 if (kind, id(e)) not in sessions:
                     sessions[kind, id(e)] = lsp_once(ws, doc, e, errlog) if kind == "lsp" else mcp_once(ws, e, errlog)
                 imports[name] = sessions[kind, id(e)][f"imports_{what}"]
     return {
         name: {
-            "label": MEASURES[key][0] + (" — baseline" if name.endswith("@baseline") else ""),
+            "label": MEASURES[key][0].format(n=f"{big.n:,}" if big else "N")
+            + (" — baseline" if name.endswith("@baseline") else ""),
             "wall_s": summary(walls[name]),
             "cpu_s": summary(cpus[name]),
             "imports": imports.get(name),
@@ -330,13 +393,33 @@ def main(argv: list[str] | None = None) -> int:
         help="also measure the source tree DIR (the folder holding memzoi/, e.g. lsp_server/ of another "
         "checkout) in the same rounds, put first on PYTHONPATH: before and after side by side",
     )
+    p.add_argument(
+        "--workspace",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also measure first diagnostics in a workspace of N records, cold and warm (see above)",
+    )
+    p.add_argument("--only", metavar="KEYS", help=f"comma-separated measures to take, of: {', '.join(MEASURES)}")
     p.add_argument("--json", dest="json_out", help="write the raw results here")
     p.add_argument("--markdown", help="write the Markdown table here")
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
     keys = [
-        k for k in MEASURES if not (args.no_lsp and k.startswith("lsp")) and not (args.no_mcp and k.startswith("mcp"))
+        k
+        for k in MEASURES
+        if not (args.no_lsp and k.startswith("lsp"))
+        and not (args.no_mcp and k.startswith("mcp"))
+        and (args.workspace or k not in WORKSPACE_MEASURES)
     ]
+    if args.only:
+        only = args.only.split(",")
+        unknown = sorted(set(only) - set(MEASURES))
+        if unknown:
+            p.error(f"unknown measures: {', '.join(unknown)}")
+        keys = [k for k in keys if k in only]
+        if "floor" not in keys:
+            keys.insert(0, "floor")  # the table's ratios are to the floor
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
     with tempfile.TemporaryDirectory(prefix="memzoi-startup-") as tmp:
         man = generate(Path(tmp) / "ws", 20, seed=1, git=False)
@@ -352,7 +435,11 @@ def main(argv: list[str] | None = None) -> int:
                     [str(Path(args.baseline).resolve()), *filter(None, [env.get("PYTHONPATH")])]
                 ),
             )
-        results = measure(keys, args.repeats, args.warmup, man.root, man.records[0], env, log, baseline)
+        big = None
+        if args.workspace:
+            log(f"generating a workspace of {args.workspace} records")
+            big = BigWorkspace(Path(tmp) / "big", args.workspace, Path(tmp))
+        results = measure(keys, args.repeats, args.warmup, man.root, man.records[0], env, log, baseline, big)
         after = machine()["loadavg"]
     mach = machine()
     table = render(results, mach, (before, after))

@@ -3,6 +3,7 @@ request that must be answered (or a clean non-zero exit), and the frame parser b
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import queue
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from memzoi_lsp.clientinput import MAX_DEFERRED_MESSAGES, Input
 from memzoi_lsp.transport import MAX_CONTENT_LENGTH, Broken, FrameParser
 
 from .conftest import git_init, server_command
@@ -305,3 +307,95 @@ def test_a_client_that_never_answers_show_document_still_gets_the_command_answer
         assert b"Traceback" not in s.stderr and b"InvalidStateError" not in s.stderr, s.stderr
     finally:
         s.proc.kill()
+
+
+# -- what the transport tells of the client's input (the start-up's deferred work) ---------------------------------
+
+
+def _input_with_queue(fd: int | None = None) -> tuple[Input, asyncio.Queue[bytes]]:
+    state = Input()
+    q: asyncio.Queue[bytes] = asyncio.Queue()
+    state.queue, state.fd = q, fd
+    return state, q
+
+
+def test_input_before_serving_is_drained_and_runs_a_callback_at_once():
+    state = Input()
+    ran: list[int] = []
+    state.when_drained(lambda: ran.append(1))
+    assert ran == [1]
+
+
+def test_input_waits_while_a_message_is_parsed_queued_being_read_or_readable():
+    state, q = _input_with_queue()
+    ran: list[int] = []
+    state.backlog = 1
+    state.when_drained(lambda: ran.append(1))
+    state.check()
+    assert ran == []
+    state.backlog = 0
+    q.put_nowait(b"x")
+    state.check()
+    assert ran == []
+    q.get_nowait()
+    state.reading = True
+    state.check()
+    assert ran == []
+    state.reading = False
+    read_end, write_end = os.pipe()
+    try:
+        state.fd = read_end
+        os.write(write_end, b"Content-Length: 2\r\n\r\n{}")
+        state.check()
+        assert ran == [], "bytes waiting on stdin count as input"
+        os.read(read_end, 1024)
+        state.check()
+        assert ran == [1]
+        state.check()
+        assert ran == [1], "a callback runs once"
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_input_that_never_drains_runs_the_callback_after_the_cap_of_messages():
+    state, q = _input_with_queue()
+    q.put_nowait(b"more")
+    ran: list[int] = []
+    state.when_drained(lambda: ran.append(1))
+    state.handled += MAX_DEFERRED_MESSAGES - 1
+    state.check()
+    assert ran == []
+    state.handled += 1
+    state.check()
+    assert ran == [1]
+
+
+def test_a_failing_deferred_callback_is_logged_and_the_others_run(caplog):
+    state, q = _input_with_queue()
+    q.put_nowait(b"x")
+    ran: list[int] = []
+
+    def fail() -> None:
+        raise RuntimeError("boom")
+
+    state.when_drained(fail)
+    state.when_drained(lambda: ran.append(1))
+    q.get_nowait()
+    state.check()
+    assert ran == [1]
+    assert "deferred start-up work failed" in caplog.text
+
+
+def test_the_readers_mark_ends_on_the_loop_in_the_step_that_queues_the_bytes():
+    # The loop must never take bytes from the queue while they still count as being read: it would then wait for
+    # input with the deferred start-up work never run.
+    from memzoi_lsp.transport import _put
+
+    async def run() -> tuple[bool, bytes]:
+        state, q = _input_with_queue()
+        state.reading = True
+        await _put(q, b"frame", state)
+        return state.reading, q.get_nowait()
+
+    assert asyncio.run(run()) == (False, b"frame")
