@@ -175,12 +175,17 @@ def ctime_kept(st: Stat) -> bool:
     """Whether the stat stamp ``st`` can vouch for the file's bytes: its file system keeps a ctime that cannot be
     set back (see the module docstring). A known type decides; on an unknown one, only a ctime apart from the
     mtime shows that one is kept."""
-    kind = fs_type(st.dev)
+    return ctime_kept_on(st.dev, st.stamp)
+
+
+def ctime_kept_on(dev: int, stamp: Stamp) -> bool:
+    """:func:`ctime_kept` of the stamp ``stamp`` of a file on the device ``dev``."""
+    kind = fs_type(dev)
     if kind in KEEPS_CTIME:
         return True
     if lacks_ctime(kind):
         return False
-    return st.stamp[1] != st.stamp[3]
+    return stamp[1] != stamp[3]
 
 
 def due(checked_ns: int, now_ns: int | None = None) -> bool:
@@ -199,12 +204,18 @@ def vouches(current: Stat | None, stored: Stamp | list[Any] | tuple[Any, ...], c
     """True when the stat alone vouches that the file's bytes are still those a stored fact was made from: same
     stamp, not racy, a kept ctime and not drawn for a re-hash (the module docstring). False means: read and
     :func:`confirm`, or treat as changed."""
+    return current is not None and trusted(current.stamp, current.dev, stored, checked_ns, time.time_ns())
+
+
+def trusted(stamp: Stamp, dev: int, stored: Stamp | list[Any] | tuple[Any, ...], checked_ns: int, now_ns: int) -> bool:
+    """:func:`vouches` for a stamp and device the caller has already taken (``stamp`` of a regular file on the
+    device ``dev``), at the wall clock ``now_ns`` (read once for a whole batch of files): same stamp as
+    ``stored``, not racy against ``checked_ns``, a kept ctime and not drawn for a re-hash."""
     return (
-        current is not None
-        and current.stamp == tuple(stored)
-        and not_racy(current.stamp, checked_ns)
-        and ctime_kept(current)
-        and not due(checked_ns)
+        stamp == tuple(stored)
+        and not_racy(stamp, checked_ns)
+        and ctime_kept_on(dev, stamp)
+        and not due(checked_ns, now_ns)
     )
 
 
@@ -228,6 +239,7 @@ __all__ = [
     "Stat",
     "confirm",
     "ctime_kept",
+    "ctime_kept_on",
     "due",
     "fs_type",
     "lacks_ctime",
@@ -235,5 +247,6 @@ __all__ = [
     "not_racy",
     "of_stat",
     "read_stable",
+    "trusted",
     "vouches",
 ]
