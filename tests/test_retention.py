@@ -173,3 +173,30 @@ def test_inactive_records_and_invalid_facts_give_no_query_only():
     assert analyze_text(_record(status="superseded"), PATH, now=late).findings == []
     codes = [f.code for f in analyze_text(_record(retention={}), PATH, now=late).findings]
     assert codes == ["invalid_retention"]
+
+
+@pytest.mark.parametrize("lane", ["semantic", "procedural", "episodic", "session", "unknown"])
+@pytest.mark.parametrize("status", ["active", "superseded"])
+def test_empty_facts_are_decided_as_the_model_decides_them(lane, status):
+    # retention_boundary answers a durable lane's empty facts without the validation models: the same answer as
+    # the validated empty RetentionFacts, for every lane (the others still go through the models).
+    from memzoi.models.common import RetentionFacts
+
+    now = datetime(2026, 12, 5, tzinfo=UTC)
+    assert current_assertion(status, lane, {}, now) == current_assertion(status, lane, RetentionFacts(), now)
+
+
+def test_a_search_of_durable_records_loads_no_validation_model():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from datetime import UTC, datetime\n"
+        "from memzoi.agent import recall\n"
+        "from memzoi.judge.retention import current_assertion\n"
+        "assert current_assertion('active', 'semantic', {}, datetime.now(UTC)).is_current\n"
+        "print(sorted(m for m in sys.modules if m == 'pydantic' or m.startswith('memzoi.models')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
+    assert out.strip() == "[]"

@@ -18,16 +18,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 # Re-exported (also imported from here).
 from ..base.clock import utc_now as utc_now
 from ..base.findings import Finding, finding
-from ..models.common import RetentionFacts, parse_rfc3339, validate_retention
-from ..read.document import Document
-from ..read.yaml12 import locate
+
+if TYPE_CHECKING:
+    from ..models.common import RetentionFacts
+    from ..read.document import Document
+
+# The validation models (pydantic) and the YAML reader are imported where facts are validated or a document is
+# read: a durable record's empty facts are decided without them (:func:`retention_boundary`), so a search that
+# only asks whether its hits are current loads neither.
+#: The lanes whose records keep no age limit unless they set ``explicit_expires_at`` (reference §6).
+DURABLE_LANES = ("semantic", "procedural")
 
 SESSION_LEASE = timedelta(hours=24)
 SESSION_MAX_AGE = timedelta(days=7)
@@ -91,6 +96,10 @@ def format_instant(value: datetime) -> str:
 
 
 def _facts(value: RetentionFacts | Mapping[str, Any]) -> RetentionFacts:
+    from pydantic import ValidationError  # noqa: PLC0415 lazy: start-up
+
+    from ..models.common import RetentionFacts  # noqa: PLC0415 lazy: start-up
+
     if isinstance(value, RetentionFacts):
         return value
     try:
@@ -111,6 +120,10 @@ def retention_boundary(lane: str, facts: RetentionFacts | Mapping[str, Any]) -> 
     computed once and compared with ``now`` later (the verdict cache does). Raises :class:`InvalidRetention` as
     :func:`evaluate_retention` does. Ties between candidate boundaries keep the first in the order lease, maximum
     age, closed, explicit expiry."""
+    if lane in DURABLE_LANES and isinstance(facts, Mapping) and not facts:
+        return None  # no facts: nothing to break the lane's rules, no explicit expiry (a test holds it equal)
+    from ..models.common import parse_rfc3339, validate_retention  # noqa: PLC0415 lazy: start-up
+
     f = _facts(facts)
     violations = validate_retention(lane, f)
     if lane not in ("session", "episodic", "semantic", "procedural"):
@@ -209,6 +222,8 @@ def retention_mark(doc: Document) -> RetentionMark | None:
         return None
     if found is None:
         return None
+    from ..read.yaml12 import locate  # noqa: PLC0415 lazy: start-up
+
     key, _ = locate(doc.yaml_root, ("retention",))
     span = (key.start, key.end) if key is not None else (0, min(3, len(doc.text)))
     return RetentionMark(found[0], found[1], span)
