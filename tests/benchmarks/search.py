@@ -8,8 +8,8 @@ Run from the project root::
     .venv/bin/python -m tests.benchmarks.search --sizes 50000 --baseline ../memzoi-base/lsp_server
 
 Each size's workspace is generated (:mod:`tests.benchmarks.generate`, reused when ``--workdir`` already holds it)
-and indexed once, untimed (``memzoi rebuild``, then one untimed search, so the measured runs find the index
-current: the refresh only stats the files). Then ``--repeats`` interleaved rounds, each a ``memzoi search`` and one
+and searched twice, untimed (the first search builds the index when it is missing or was made by another build),
+so the measured runs find the index current: the refresh only stats the files. Then ``--repeats`` interleaved rounds, each a ``memzoi search`` and one
 MCP session of ``--calls`` calls (with ``--baseline``, the same for the other source tree in the same round, with
 a memzoi home of its own, since another build's index is rebuilt, never served). Wall and CPU (user + system of
 the process: from ``getrusage`` for the command, from ``/proc`` for the server) are medians with min–max; the load
@@ -35,10 +35,11 @@ from .startup import _children_cpu_s, proc_cpu_s, script
 
 def prepare(ws: Path, n: int, env: dict[str, str], seed: int = 1) -> None:
     """Generate the workspace of ``n`` records at ``ws`` unless it is there, and leave its index current under
-    ``env``'s memzoi home (rebuilt, then searched once)."""
+    ``env``'s memzoi home: searched twice (a search builds an index that is missing or was made by another build,
+    and refreshes one that is there; the second finds it current)."""
     if not (ws / ".memzoi" / "records").is_dir():
         generate(ws, n, seed=seed)
-    for argv in (["rebuild", "--json"], ["search", "lineage", "--json"]):
+    for argv in (["search", "lineage", "--json"], ["search", "lineage", "--json"]):
         proc = subprocess.run(
             [sys.executable, *script("memzoi"), *argv, "--root", str(ws), "--no-progress"],
             cwd=ws,
