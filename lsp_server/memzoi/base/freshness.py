@@ -204,19 +204,26 @@ def vouches(current: Stat | None, stored: Stamp | list[Any] | tuple[Any, ...], c
     """True when the stat alone vouches that the file's bytes are still those a stored fact was made from: same
     stamp, not racy, a kept ctime and not drawn for a re-hash (the module docstring). False means: read and
     :func:`confirm`, or treat as changed."""
-    return current is not None and trusted(current.stamp, current.dev, stored, checked_ns, time.time_ns())
+    return (
+        current is not None
+        and current.stamp == tuple(stored)
+        and not_racy(current.stamp, checked_ns)
+        and ctime_kept(current)
+        and not due(checked_ns)
+    )
 
 
 def trusted(stamp: Stamp, dev: int, stored: Stamp | list[Any] | tuple[Any, ...], checked_ns: int, now_ns: int) -> bool:
     """:func:`vouches` for a stamp and device the caller has already taken (``stamp`` of a regular file on the
-    device ``dev``), at the wall clock ``now_ns`` (read once for a whole batch of files): same stamp as
-    ``stored``, not racy against ``checked_ns``, a kept ctime and not drawn for a re-hash."""
-    return (
-        stamp == tuple(stored)
-        and not_racy(stamp, checked_ns)
-        and ctime_kept_on(dev, stamp)
-        and not due(checked_ns, now_ns)
-    )
+    device ``dev``), at the wall clock ``now_ns`` (read once for a whole batch of files): the same four conditions
+    written out in one function, for a caller that asks it of every file of a project (a search's refresh asks it
+    55,000 times at 50,000 records; a property test holds it equal to :func:`vouches`)."""
+    if stamp != tuple(stored) or max(stamp[1], stamp[3]) >= checked_ns - RACY_NS:  # another stamp, or racy
+        return False
+    kind = fs_type(dev)
+    if kind not in KEEPS_CTIME and (lacks_ctime(kind) or stamp[1] == stamp[3]):  # ctime_kept_on
+        return False
+    return now_ns - checked_ns <= MAX_TRUST_NS and random.random() >= SAMPLE_SHARE  # not due
 
 
 def confirm(path: str | os.PathLike[str], size: int, digest: bytes) -> tuple[bytes, Stamp, int] | None:

@@ -227,11 +227,13 @@ class IndexQueries:
         for kind in kinds:
             table = {"record": "records", "proposal": "proposals"}[kind]
             # No FTS5 snippet(): its cost grows with the square of a document's matches (a body repeating the
-            # query word 100,000 times kept `search` busy for minutes); :func:`excerpt` is linear.
+            # query word 100,000 times kept `search` busy for minutes); :func:`excerpt` is linear. The best rowids
+            # are chosen from the full-text index alone, then only their rows are read: joining first read every
+            # matching row, body included (35,000 of 50,000 records for a common word, 75 ms against 32 ms).
             sql = (
-                f"SELECT t.*, bm25({table}_fts, 10.0, 1.0) AS score "
-                f"FROM {table}_fts JOIN {table} t ON t.rowid = {table}_fts.rowid "
-                f"WHERE {table}_fts MATCH ? ORDER BY score LIMIT ?"
+                f"SELECT t.*, s.score FROM (SELECT rowid, bm25({table}_fts, 10.0, 1.0) AS score FROM {table}_fts "
+                f"WHERE {table}_fts MATCH ? ORDER BY score, rowid LIMIT ?) s "
+                f"JOIN {table} t ON t.rowid = s.rowid ORDER BY s.score, s.rowid"
             )
             try:
                 rows = self.db.execute(sql, (q, limit)).fetchall()
