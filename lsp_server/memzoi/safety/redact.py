@@ -76,7 +76,7 @@ def _decoded_values(text: str, hits: list[Any]) -> set[str]:
     if not text.lstrip("\ufeff").startswith("---"):
         return set()
 
-    from ..read.document import frame  # noqa: PLC0415 lazy: a search scrubs its query without the YAML reader
+    from ..read.document import frame  # noqa: PLC0415 lazy: start-up (a search scrubs its query without YAML)
 
     doc = frame(text)
     spans = {(h.start, h.end) for h in value_hits(doc, hits) if h.code in SECRET_CODES}
