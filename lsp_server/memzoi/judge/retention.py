@@ -1,6 +1,6 @@
 """Retention evaluation and the "current assertion" predicate (Memzoi ``retention.rs``, reference §6).
 
-The lane rules for which facts are allowed live in :func:`memzoi.models.common.validate_retention` (reported as
+The lane rules for which facts are allowed live in :func:`memzoi.judge.retention_rules.validate_retention` (reported as
 ``invalid_retention`` by :mod:`memzoi.judge.validate`); this module evaluates valid facts at a clock:
 
 * **session**: boundary = min(last activity + 24 h ``session_inactivity_lease``, started + 7 d
@@ -21,18 +21,17 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 # Re-exported (also imported from here).
-from ..base.clock import utc_now as utc_now
+from ..base.clock import parse_rfc3339, utc_now as utc_now
 from ..base.findings import Finding, finding
+from .retention_rules import Facts, plain_facts, validate_retention
 
 if TYPE_CHECKING:
     from ..models.common import RetentionFacts
     from ..read.document import Document
 
-# The validation models (pydantic) and the YAML reader are imported where facts are validated or a document is
-# read: a durable record's empty facts are decided without them (:func:`retention_boundary`), so a search that
-# only asks whether its hits are current loads neither.
-#: The lanes whose records keep no age limit unless they set ``explicit_expires_at`` (reference §6).
-DURABLE_LANES = ("semantic", "procedural")
+# The validation models (pydantic) and the YAML reader are imported where facts must be validated by the model or
+# a document is read: facts holding only timestamps are read without them (:func:`memzoi.judge.retention_rules.plain_facts`),
+# so a search that only asks whether its hits are current loads neither.
 
 SESSION_LEASE = timedelta(hours=24)
 SESSION_MAX_AGE = timedelta(days=7)
@@ -95,7 +94,11 @@ def format_instant(value: datetime) -> str:
     return base + "Z"
 
 
-def _facts(value: RetentionFacts | Mapping[str, Any]) -> RetentionFacts:
+def _facts(value: RetentionFacts | Mapping[str, Any]) -> Facts:
+    if isinstance(value, Mapping):
+        plain = plain_facts(value)  # what the model would accept as it is (a test holds the decisions equal)
+        if plain is not None:
+            return plain
     from pydantic import ValidationError  # noqa: PLC0415 lazy: start-up
 
     from ..models.common import RetentionFacts  # noqa: PLC0415 lazy: start-up
@@ -120,10 +123,6 @@ def retention_boundary(lane: str, facts: RetentionFacts | Mapping[str, Any]) -> 
     computed once and compared with ``now`` later (the verdict cache does). Raises :class:`InvalidRetention` as
     :func:`evaluate_retention` does. Ties between candidate boundaries keep the first in the order lease, maximum
     age, closed, explicit expiry."""
-    if lane in DURABLE_LANES and isinstance(facts, Mapping) and not facts:
-        return None  # no facts: nothing to break the lane's rules, no explicit expiry (a test holds it equal)
-    from ..models.common import parse_rfc3339, validate_retention  # noqa: PLC0415 lazy: start-up
-
     f = _facts(facts)
     violations = validate_retention(lane, f)
     if lane not in ("session", "episodic", "semantic", "procedural"):
