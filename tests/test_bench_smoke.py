@@ -162,3 +162,20 @@ def test_startup_benchmark_takes_a_baseline_tree_in_the_same_rounds(tmp_path):
     res = startup.measure(["floor", "version"], 1, 0, man.root, man.records[0], env, baseline=dict(env))
     assert list(res) == ["floor", "version", "version@baseline"]
     assert res["version@baseline"]["label"] == "`memzoi --version` — baseline"
+
+
+def test_search_benchmark_times_the_command_and_the_mcp_tool(tmp_path, capsys):
+    from tests.benchmarks import search
+
+    out = tmp_path / "search.json"
+    rc = search.main(
+        ["--sizes", "30", "--repeats", "1", "--calls", "3", "--workdir", str(tmp_path), "--json", str(out)]
+    )
+    assert rc == 0
+    per = json.loads(out.read_text())["results"]["30"]["this tree"]
+    assert {k: per[k]["cpu_s"]["n"] for k in ("cli", "mcp_first", "mcp_next")} == {
+        "cli": 1,
+        "mcp_first": 1,
+        "mcp_next": 2,
+    }
+    assert "MCP `search_memory`, later calls" in capsys.readouterr().out

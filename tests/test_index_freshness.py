@@ -42,8 +42,11 @@ def lying_stat(monkeypatch, path: Path) -> None:
     """The walk of a refresh sees ``path`` with the stamp it has now, whatever is written (as on a mount whose
     ctime follows the mtime, after an edit that puts the mtime back)."""
     fixed = freshness.lstat(path)
-    real = index_queries.of_stat
-    monkeypatch.setattr(index_queries, "of_stat", lambda st: fixed if st.st_ino == fixed.stamp[2] else real(st))
+    assert fixed is not None
+    real = index_queries.stamp_of
+    monkeypatch.setattr(
+        index_queries, "stamp_of", lambda st: (fixed.stamp, fixed.dev) if st.st_ino == fixed.stamp[2] else real(st)
+    )
 
 
 def body(project: Path) -> str:

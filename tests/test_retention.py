@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, strategies as st
 
+from memzoi.judge import retention_rules
 from memzoi.judge.analysis import analyze_text
 from memzoi.judge.retention import InvalidRetention, current_assertion, evaluate_retention, format_instant
 
@@ -173,3 +175,69 @@ def test_inactive_records_and_invalid_facts_give_no_query_only():
     assert analyze_text(_record(status="superseded"), PATH, now=late).findings == []
     codes = [f.code for f in analyze_text(_record(retention={}), PATH, now=late).findings]
     assert codes == ["invalid_retention"]
+
+
+_STAMPS = st.sampled_from(
+    [
+        "2026-07-01T00:00:00Z",
+        " 2026-07-03T10:00:00.123456+02:00 ",
+        "2026-07-09t00:00:00z",
+        "2026-06-20T00:00:00Z",
+        "2026-13-01T00:00:00Z",
+        "2026-07-01",
+        "yesterday",
+        "",
+    ]
+)
+_VALUES = st.one_of(st.none(), _STAMPS, st.integers(0, 3), st.just(["2026-07-01T00:00:00Z"]))
+_KEYS = st.sampled_from([*retention_rules.RETENTION_FIELDS[:5], "episodic_extension", "colour"])
+
+
+def _decision(lane: str, facts: object, now: datetime) -> object:
+    try:
+        return evaluate_retention(lane, facts, now)  # type: ignore[arg-type]
+    except InvalidRetention as err:
+        return sorted(err.violations)
+
+
+@given(
+    lane=st.sampled_from(["semantic", "procedural", "episodic", "session", "unknown"]),
+    facts=st.dictionaries(_KEYS, _VALUES, max_size=4),
+    day=st.integers(1, 60),
+)
+def test_facts_read_without_the_model_are_decided_as_the_model_decides_them(lane, facts, day):
+    # plain_facts reads timestamp-only facts without pydantic; whatever it takes, the decision (boundary, state,
+    # reason, or the violations) is the one the validated RetentionFacts gives, and what it refuses goes to the model.
+    from memzoi.models.common import RetentionFacts
+
+    now = datetime(2026, 6, 1, tzinfo=UTC) + timedelta(days=day)
+    try:
+        model = RetentionFacts.model_validate(facts)
+    except Exception:
+        assert retention_rules.plain_facts(facts) is None
+        return
+    assert _decision(lane, facts, now) == _decision(lane, model, now)
+    assert retention_rules.plain_facts(facts) is not None or "colour" in facts or facts.get("episodic_extension")
+
+
+def test_the_plain_fields_are_the_models():
+    from memzoi.models.common import RetentionFacts
+
+    assert retention_rules.RETENTION_FIELDS == tuple(RetentionFacts.model_fields)
+
+
+def test_a_search_of_records_loads_no_validation_model():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from datetime import UTC, datetime\n"
+        "from memzoi.agent import recall\n"
+        "from memzoi.judge.retention import current_assertion\n"
+        "assert current_assertion('active', 'semantic', {}, datetime.now(UTC)).is_current\n"
+        "assert current_assertion('active', 'episodic', {'occurred_at': '2026-07-01T00:00:00Z'}, datetime.now(UTC))\n"
+        "print(sorted(m for m in sys.modules if m == 'pydantic' or m.startswith('memzoi.models')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
+    assert out.strip() == "[]"

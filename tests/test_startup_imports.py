@@ -297,3 +297,35 @@ def test_the_opened_document_is_published_before_the_background_work_starts(tmp_
     before = [msg for _, msg in client.notifications[:first]]
     assert not [m for m in before if m.get("method") == "textDocument/publishDiagnostics"]
     assert not [m for m in before if m.get("method") == "$/progress"], "the scan began before the first diagnostics"
+
+
+#: What a search of an up-to-date index must not load (issue 29: `search` at 50k): the validation models, the YAML
+#: reader and the analysis (a durable record's empty retention is judged without the models; the query is scrubbed
+#: by the detectors without the YAML reader).
+SEARCH_HEAVY = (
+    "pydantic",
+    "yaml",
+    "memzoi.models",
+    "memzoi.read.document",
+    "memzoi.read.yaml12",
+    "memzoi.judge.analysis",
+)
+
+
+def test_a_search_of_a_current_index_loads_no_model_yaml_or_analysis(tmp_path, monkeypatch):
+    from tests.mcp.conftest import FACT_ID, make_project
+
+    monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
+    root = make_project(tmp_path / "repo").resolve()
+    search = (
+        f"from memzoi.cli.main import main\nassert main(['search', 'build', '--root', {str(root)!r}, '--json']) == 0"
+    )
+    _loaded(search)  # builds the index (this one analyses every file)
+    loaded = _loaded(search)
+    assert "memzoi.stores.index_fresh" in loaded and "memzoi.safety.redact" in loaded  # it did refresh and scrub
+    assert _heavy(loaded, SEARCH_HEAVY) == []
+    tool = (
+        "from pathlib import Path\nfrom memzoi.agent.search import search_memory\n"
+        f"assert search_memory(Path({str(root)!r}), 'build', include_local=False)['results'][0]['id'] == {FACT_ID!r}"
+    )
+    assert _heavy(_loaded(tool), SEARCH_HEAVY) == []  # private local records (lifecycle.local) are not searched here

@@ -175,12 +175,17 @@ def ctime_kept(st: Stat) -> bool:
     """Whether the stat stamp ``st`` can vouch for the file's bytes: its file system keeps a ctime that cannot be
     set back (see the module docstring). A known type decides; on an unknown one, only a ctime apart from the
     mtime shows that one is kept."""
-    kind = fs_type(st.dev)
+    return ctime_kept_on(st.dev, st.stamp)
+
+
+def ctime_kept_on(dev: int, stamp: Stamp) -> bool:
+    """:func:`ctime_kept` of the stamp ``stamp`` of a file on the device ``dev``."""
+    kind = fs_type(dev)
     if kind in KEEPS_CTIME:
         return True
     if lacks_ctime(kind):
         return False
-    return st.stamp[1] != st.stamp[3]
+    return stamp[1] != stamp[3]
 
 
 def due(checked_ns: int, now_ns: int | None = None) -> bool:
@@ -223,6 +228,19 @@ def restamp_gains(stored: Stamp | list[Any] | tuple[Any, ...], checked_ns: int, 
     )
 
 
+def trusted(stamp: Stamp, dev: int, stored: Stamp | list[Any] | tuple[Any, ...], checked_ns: int, now_ns: int) -> bool:
+    """:func:`vouches` for a stamp and device the caller has already taken (``stamp`` of a regular file on the
+    device ``dev``), at the wall clock ``now_ns`` (read once for a whole batch of files): the same four conditions
+    written out in one function, for a caller that asks it of every file of a project (a search's refresh asks it
+    55,000 times at 50,000 records; a property test holds it equal to :func:`vouches`)."""
+    if stamp != tuple(stored) or max(stamp[1], stamp[3]) >= checked_ns - RACY_NS:  # another stamp, or racy
+        return False
+    kind = fs_type(dev)
+    if kind not in KEEPS_CTIME and (lacks_ctime(kind) or stamp[1] == stamp[3]):  # ctime_kept_on
+        return False
+    return now_ns - checked_ns <= MAX_TRUST_NS and random.random() >= SAMPLE_SHARE  # not due
+
+
 def confirm(path: str | os.PathLike[str], size: int, digest: bytes) -> tuple[bytes, Stamp, int] | None:
     """Read the file at ``path`` (:func:`read_stable`) and return the read when its bytes are those of BLAKE3
     ``digest`` (and ``size`` bytes long); ``None`` when they are not or cannot be read. The caller keeps its stored
@@ -243,6 +261,7 @@ __all__ = [
     "Stat",
     "confirm",
     "ctime_kept",
+    "ctime_kept_on",
     "due",
     "fs_type",
     "lacks_ctime",
@@ -251,5 +270,6 @@ __all__ = [
     "of_stat",
     "read_stable",
     "restamp_gains",
+    "trusted",
     "vouches",
 ]

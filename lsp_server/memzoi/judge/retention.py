@@ -1,6 +1,6 @@
 """Retention evaluation and the "current assertion" predicate (Memzoi ``retention.rs``, reference §6).
 
-The lane rules for which facts are allowed live in :func:`memzoi.models.common.validate_retention` (reported as
+The lane rules for which facts are allowed live in :func:`memzoi.judge.retention_rules.validate_retention` (reported as
 ``invalid_retention`` by :mod:`memzoi.judge.validate`); this module evaluates valid facts at a clock:
 
 * **session**: boundary = min(last activity + 24 h ``session_inactivity_lease``, started + 7 d
@@ -18,16 +18,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 # Re-exported (also imported from here).
-from ..base.clock import utc_now as utc_now
+from ..base.clock import parse_rfc3339, utc_now as utc_now
 from ..base.findings import Finding, finding
-from ..models.common import RetentionFacts, parse_rfc3339, validate_retention
-from ..read.document import Document
-from ..read.yaml12 import locate
+from .retention_rules import Facts, plain_facts, validate_retention
+
+if TYPE_CHECKING:
+    from ..models.common import RetentionFacts
+    from ..read.document import Document
+
+# The validation models (pydantic) and the YAML reader are imported where facts must be validated by the model or
+# a document is read: facts holding only timestamps are read without them (:func:`memzoi.judge.retention_rules.plain_facts`),
+# so a search that only asks whether its hits are current loads neither.
 
 SESSION_LEASE = timedelta(hours=24)
 SESSION_MAX_AGE = timedelta(days=7)
@@ -90,7 +94,15 @@ def format_instant(value: datetime) -> str:
     return base + "Z"
 
 
-def _facts(value: RetentionFacts | Mapping[str, Any]) -> RetentionFacts:
+def _facts(value: RetentionFacts | Mapping[str, Any]) -> Facts:
+    if isinstance(value, Mapping):
+        plain = plain_facts(value)  # what the model would accept as it is (a test holds the decisions equal)
+        if plain is not None:
+            return plain
+    from pydantic import ValidationError  # noqa: PLC0415 lazy: start-up
+
+    from ..models.common import RetentionFacts  # noqa: PLC0415 lazy: start-up
+
     if isinstance(value, RetentionFacts):
         return value
     try:
@@ -209,6 +221,8 @@ def retention_mark(doc: Document) -> RetentionMark | None:
         return None
     if found is None:
         return None
+    from ..read.yaml12 import locate  # noqa: PLC0415 lazy: start-up
+
     key, _ = locate(doc.yaml_root, ("retention",))
     span = (key.start, key.end) if key is not None else (0, min(3, len(doc.text)))
     return RetentionMark(found[0], found[1], span)

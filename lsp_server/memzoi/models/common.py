@@ -16,6 +16,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
+# Re-exported (also imported from here): the instants and the lane rules are read without these models too.
+from ..base.clock import parse_rfc3339 as parse_rfc3339
+from ..judge.retention_rules import validate_retention as validate_retention
 from ..read.text import rust_trim
 from ..read.yaml12 import PlainScalar
 
@@ -77,7 +80,6 @@ _CONCEPT_SEGMENT = r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
 # `^...$` match has always allowed (`$` matches before a final line break); callers strip ids first anyway.
 _IDENTIFIER = re.compile(f"{_IDENT_SEGMENT}\n?(?:/{_IDENT_SEGMENT}\n?)*")
 _CONCEPT_ID = re.compile(f"{_CONCEPT_SEGMENT}\n?(?:/{_CONCEPT_SEGMENT}\n?)*")
-_RFC3339 = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -94,24 +96,6 @@ def is_identifier(value: str) -> bool:
 def is_concept_id(value: str) -> bool:
     """Memzoi's ``validate_concept_id`` for record paths: segments of ``[a-z0-9-]``, alphanumeric at both ends."""
     return _CONCEPT_ID.fullmatch(value) is not None
-
-
-def parse_rfc3339(value: str) -> datetime | None:
-    """Parse an RFC 3339 timestamp with a ``Z`` or numeric offset; ``None`` when it is not one.
-
-    Fractional seconds of any length are accepted (Memzoi writes microseconds); the result is timezone-aware.
-    """
-    m = _RFC3339.match(value)
-    if not m:
-        return None
-    year, month, day, hour, minute, second, frac, tz = m.groups()
-    frac = frac[1:7].ljust(6, "0") if frac else "000000"
-    tz = "+00:00" if tz in ("Z", "z") else tz
-    iso = f"{year}-{month}-{day}T{hour}:{minute}:{second}.{frac}{tz}"
-    try:
-        return datetime.fromisoformat(iso)
-    except ValueError:
-        return None
 
 
 def parse_instant(value: str) -> datetime | None:
@@ -243,10 +227,6 @@ class RetentionFacts(Strict):
     )
 
 
-#: Field names of RetentionFacts, read once (the class attribute is computed on each access).
-_RETENTION_FIELDS = tuple(RetentionFacts.model_fields)
-
-
 def _origin_key(value: str) -> str:
     if not value.strip() or value.strip() == "owner-command:":
         raise _err("invalid_origin", "origin.origin_key must be a non-empty key such as `repository-record:<id>`")
@@ -267,44 +247,3 @@ class Lineage(Strict):
 
     kind: Literal["renewal", "session_successor"] = Field(description="Lineage relationship.")
     predecessor_id: NonEmptyStr = Field(description="Id of the predecessor record.")
-
-
-def validate_retention(lane: str, facts: RetentionFacts) -> list[tuple[str, str]]:
-    """Lane rules for retention facts (``evaluate_retention``, reference §6).
-
-    Returns ``(field, message)`` pairs for every rule broken; empty when the facts fit the lane.
-    """
-    out: list[tuple[str, str]] = []
-    present = {k for k in _RETENTION_FIELDS if getattr(facts, k) is not None}
-    session_fields = {"started_at", "last_continued_at", "closed_at"}
-    if facts.episodic_extension is not None:
-        out.append(
-            (
-                "episodic_extension",
-                "episodic_extension is not supported until an owner-authorized "
-                "extension event can be verified; remove it",
-            )
-        )
-    if lane == "session":
-        if "started_at" not in present:
-            out.append(("", "session memories need retention.started_at"))
-        if "occurred_at" in present:
-            out.append(("occurred_at", "occurred_at is not allowed for the session lane"))
-        start = parse_rfc3339(facts.started_at or "")
-        cont = parse_rfc3339(facts.last_continued_at or "")
-        closed = parse_rfc3339(facts.closed_at or "")
-        if start and cont and not (start <= cont and (cont - start).total_seconds() < 7 * 86400):
-            out.append(
-                ("last_continued_at", "last_continued_at must be at or after started_at and less than 7 days after it")
-            )
-        if start and closed and closed < start:
-            out.append(("closed_at", "closed_at must be at or after started_at"))
-    elif lane == "episodic":
-        if "occurred_at" not in present:
-            out.append(("", "episodic memories need retention.occurred_at"))
-        for f in sorted(present & session_fields):
-            out.append((f, f"{f} is only allowed for the session lane"))
-    elif lane in ("semantic", "procedural"):
-        for f in sorted(present & (session_fields | {"occurred_at"})):
-            out.append((f, f"{f} is not allowed for the {lane} lane (durable lanes take only explicit_expires_at)"))
-    return out

@@ -11,7 +11,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..base.findings import WRITE_SAFETY, Finding
-from ..read.document import frame
 from .scan import collect_hits, value_hits
 from .values import rescanned
 
@@ -76,6 +75,8 @@ def _decoded_values(text: str, hits: list[Any]) -> set[str]:
     scan holds a secret the text's scan does not (:func:`memzoi.safety.scan.value_hits`)."""
     if not text.lstrip("\ufeff").startswith("---"):
         return set()
+
+    from ..read.document import frame  # noqa: PLC0415 lazy: start-up (a search scrubs its query without YAML)
 
     doc = frame(text)
     spans = {(h.start, h.end) for h in value_hits(doc, hits) if h.code in SECRET_CODES}

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ..base.findings import WRITE_SAFETY, Finding, Fix, Severity, TextEdit, finding
-from ..read.document import Document
-from ..read.yaml12 import YMap, YNode, YSeq
+from ..read.yaml_tree import YMap, YNode, YSeq
 from .base import Hit
 from .contacts import contact_hits
 from .context import Ctx
@@ -40,6 +40,9 @@ from .memzoi_entropy import typed_digest_field
 from .memzoi_rules import memzoi_hits
 from .pii import pii_hits, transcript_hits
 from .values import KEY_MARK, double_quoted, key_spans, rescanned
+
+if TYPE_CHECKING:  # the YAML reader is imported where a document is framed, so scanning a text needs none of it
+    from ..read.document import Document
 
 #: The credential codes: Memzoi's write-safety floor (one home, :data:`memzoi.base.findings.WRITE_SAFETY`).
 SECRET_CODES = WRITE_SAFETY

@@ -34,11 +34,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ..base.findings import CODES, Finding, Fix
-from ..read.document import Document
-from ..read.yaml12 import PlainScalar, YMap, YNode, YScalar, YSeq
+from ..read.yaml_tree import PlainScalar, YMap, YNode, YScalar, YSeq
 from .memzoi_rules import needs_plain_search
+
+if TYPE_CHECKING:  # the YAML reader is imported where a document is framed, so scanning a text needs none of it
+    from ..read.document import Document
 
 #: What a line-anchored rule (Memzoi's ``authorization_header`` and ``environment_secret``, our keyed
 #: ``environment_secret``) needs at the start of a text for a match there: white space and list or quote

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ import blake3
 
 from ..base import freshness
 from ..judge.workspace import MEMZOI_DIR
-from .index_queries import plane_stats
+from .index_queries import plane_stamps
 
 #: One row's new stat after a confirming read: ``(size, mtime_ns, ino, ctime_ns, checked_ns, path key)``.
 Restamp = tuple[int, int, int, int, int, str]
@@ -76,32 +77,59 @@ def stale(
     path the index does not hold as it is is scanned for its key). Raises ``sqlite3.Error``."""
     cur = db.cursor()
     cur.row_factory = None  # plain tuples: 50,000 rows as sqlite3.Row cost a third more
-    known = {r[0]: r[1:] for r in cur.execute("SELECT path, size, mtime_ns, ino, ctime_ns, checked_ns, sha FROM files")}
-    stats = plane_stats(root)
-    # The folders holding the files: each path's part before its last separator (absolute, normalised by the walk),
-    # a third of the cost of os.path.dirname at 50,000 files.
-    plan = Plan(git=git_state(root, {path.rpartition(os.sep)[0] for path, _ in stats.values()}))
+    known = {r[0]: r for r in cur.execute("SELECT path, size, mtime_ns, ino, ctime_ns, checked_ns FROM files")}
+    files, folders = plane_stamps(root)
+    plan = Plan(git=git_state(root, folders))
     stored = db.execute("SELECT value FROM meta WHERE key = 'git'").fetchone()
     plan.git_changed = stored is None or stored[0] != plan.git
     present: dict[str, str] = {}
-    for rel, (path, st) in stats.items():
+    unsure: list[tuple[str, str]] = []  # (key, path) of rows the stat alone does not vouch for
+    now = time.time_ns()  # one clock for the whole walk
+    trusted = freshness.trusted
+    for rel, path, stamp, dev in files:
         # A path the index holds as it is was judged free of secrets when its row was written, so only a
         # path it does not hold is scanned for its key (a scan per file was most of a search at 10,000).
-        key = rel if rel in known else redacted_key(rel, known) or key_of(Path(path))
+        row = known.get(rel)
+        key = rel
+        if row is None:
+            key = redacted_key(rel, known) or key_of(Path(path))
+            row = known.get(key)
         present[key] = path
-        row = known.get(key)
-        if st is None or (row is not None and freshness.vouches(st, row[:4], row[4])):
+        if stamp is None or (row is not None and trusted(stamp, dev, row[1:5], row[5], now)):
             continue
-        read = freshness.confirm(path, row[0], bytes.fromhex(row[5])) if row is not None else None
-        if read is None:
+        if row is None:
             plan.changed.append(Path(path))
         else:
-            plan.restamp.append((*read[1], read[2], key))
+            unsure.append((key, path))
+    if unsure:  # read and compared with the row's digest: equal bytes keep the row under the new stamp
+        digests = _digests(db, [key for key, _ in unsure])
+        for key, path in unsure:
+            row = known[key]
+            read = freshness.confirm(path, row[1], digests[key]) if key in digests else None
+            if read is None:
+                plan.changed.append(Path(path))
+            else:
+                plan.restamp.append((*read[1], read[2], key))
+    plan.changed.sort()
     plan.gone = [rel for rel in known if rel not in present]
     if plan.git_changed:
         again = {str(p) for p in plan.changed}
         plan.changed += [Path(p) for p in readmitted(db, root, present) if p not in again]
     return plan
+
+
+def _digests(db: sqlite3.Connection, keys: list[str]) -> dict[str, bytes]:
+    """The stored BLAKE3 digests of the rows ``keys`` (raw bytes), read only for the rows a refresh must confirm
+    by reading."""
+    out: dict[str, bytes] = {}
+    for k in range(0, len(keys), 500):  # SQLite's limit of bound parameters
+        part = keys[k : k + 500]
+        marks = ",".join("?" * len(part))
+        out.update(
+            (r[0], bytes.fromhex(r[1]))
+            for r in db.execute(f"SELECT path, sha FROM files WHERE path IN ({marks})", part)
+        )
+    return out
 
 
 def readmitted(db: sqlite3.Connection, root: Path, present: dict[str, str]) -> list[str]:

@@ -1,0 +1,130 @@
+"""The stat of many files (:mod:`memzoi.base.statmany`), the plane's folder listing it is given
+(:func:`memzoi.judge.workspace.plane_folders`) and the batch form of the freshness rule the index's refresh asks
+(:func:`memzoi.base.freshness.trusted`), without a server or an index."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, strategies as st
+
+from memzoi.base import freshness, statmany
+from memzoi.judge.workspace import plane_entries, plane_folders
+
+
+def _tree(root: Path, n: int) -> list[tuple[str, list[str]]]:
+    folders = []
+    for d in range(3):
+        folder = root / f"d{d}"
+        folder.mkdir()
+        names = [f"f{d}-{i}.md" for i in range(n)]
+        for k, name in enumerate(names):
+            (folder / name).write_bytes(b"x" * (k % 7))
+        folders.append((str(folder), names))
+    return folders
+
+
+def _expected(folders: list[tuple[str, list[str]]]) -> list[list[os.stat_result | None]]:
+    out = []
+    for folder, names in folders:
+        row = []
+        for name in names:
+            try:
+                s = os.lstat(os.path.join(folder, name))
+            except OSError:
+                row.append(None)
+                continue
+            row.append(
+                s
+                if os.path.isfile(os.path.join(folder, name)) and not os.path.islink(os.path.join(folder, name))
+                else None
+            )
+        out.append(row)
+    return out
+
+
+def _stamps(rows: list[list[os.stat_result | None]]) -> list[list[tuple[int, ...] | None]]:
+    return [
+        [None if s is None else (s.st_size, s.st_mtime_ns, s.st_ino, s.st_ctime_ns, s.st_dev) for s in r] for r in rows
+    ]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_every_name_gets_its_own_stat_in_order_on_any_number_of_threads(tmp_path, monkeypatch, threads):
+    monkeypatch.setattr(statmany, "THREAD_THRESHOLD", 5)  # so that 3 × 40 names are cut up
+    folders = _tree(tmp_path, 40)
+    assert _stamps(statmany.lstat_folders(folders, threads=threads)) == _stamps(_expected(folders))
+
+
+def test_a_name_that_is_gone_a_link_or_a_folder_is_none_and_nothing_raises(tmp_path):
+    folders = _tree(tmp_path, 3)
+    folder, names = folders[0]
+    os.unlink(os.path.join(folder, names[0]))
+    os.symlink(os.path.join(folder, names[2]), os.path.join(folder, "link.md"))
+    os.mkdir(os.path.join(folder, "sub.md"))
+    got = statmany.lstat_names(folder, [*names, "link.md", "sub.md", "bad\0name"])
+    assert got[0] is None and got[1] is not None and got[2] is not None and got[3:] == [None, None, None]
+    assert statmany.lstat_names(str(tmp_path / "missing"), ["a.md"]) == [None]
+    os.symlink(folder, tmp_path / "linked")  # a folder reached through a link is not entered
+    assert statmany.lstat_names(str(tmp_path / "linked"), names[1:]) == [None, None]
+    assert statmany.lstat_folders([]) == [] and statmany.lstat_names(folder, []) == []
+
+
+def test_no_thread_is_left_running(tmp_path, monkeypatch):
+    import threading
+
+    monkeypatch.setattr(statmany, "THREAD_THRESHOLD", 1)
+    before = set(threading.enumerate())
+    statmany.lstat_folders(_tree(tmp_path, 10), threads=3)
+    assert set(threading.enumerate()) == before
+
+
+def test_the_plane_folders_hold_exactly_the_plane_entries(tmp_path):
+    memzoi = tmp_path / ".memzoi"
+    rec = memzoi / "records"
+    (rec / "deep/er").mkdir(parents=True)
+    (memzoi / "proposals/pending").mkdir(parents=True)
+    for rel in ("a.md", "deep/b.md", "deep/er/c.md", ".hidden.md", "index.md", "log.md", "notes.txt"):
+        (rec / rel).write_text("x")
+    (rec / ".hidden-dir").mkdir()
+    (rec / ".hidden-dir/in.md").write_text("x")
+    (rec / "folder.md").mkdir()
+    (rec / "folder.md/inside.md").write_text("x")
+    (rec / "link.md").symlink_to(rec / "a.md")
+    (rec / "linked-dir").symlink_to(rec / "deep")
+    (memzoi / "proposals/pending/p.md").write_text("x")
+    (memzoi / "elsewhere.md").write_text("x")
+    want = {e.path for e in plane_entries(str(memzoi))}
+    got = [os.path.join(folder, name) for folder, names in plane_folders(str(memzoi)) for name in names]
+    assert sorted(got) == sorted(want) and len(got) == len(set(got)) == 5
+    assert all(names for _, names in plane_folders(str(memzoi)))  # a folder without a file is not listed
+
+
+_NS = st.integers(min_value=0, max_value=10**12)
+
+
+@given(
+    size=st.integers(0, 3),
+    mtime=_NS,
+    ctime=_NS,
+    checked=_NS,
+    now=_NS,
+    same=st.booleans(),
+    kind=st.sampled_from(["ext4", "fuse.sshfs", "vfat", ""]),
+    draw=st.floats(0, 1),
+)
+def test_trusted_is_vouches_for_a_stamp_at_hand(size, mtime, ctime, checked, now, same, kind, draw):
+    stamp = (size, mtime, 7, ctime)
+    stored = stamp if same else (size, mtime, 8, ctime)
+    mp = pytest.MonkeyPatch()
+    try:
+        mp.setattr(freshness, "fs_type", lambda dev: kind)
+        mp.setattr(freshness.random, "random", lambda: draw)
+        mp.setattr(freshness.time, "time_ns", lambda: now)
+        assert freshness.trusted(stamp, 3, stored, checked, now) == freshness.vouches(
+            freshness.Stat(stamp, 3), stored, checked
+        )
+    finally:
+        mp.undo()
