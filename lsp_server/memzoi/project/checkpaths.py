@@ -43,7 +43,9 @@ class Expanded:
     configs: set[str] = field(default_factory=set)  # .memzoi directories whose config.toml was given
 
 
-def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], None] | None = None) -> Expanded:
+def expand(
+    arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], None] | None = None, files: bool = True
+) -> Expanded:
     """Expand one command-line path into the files to check.
 
     A file is checked as given. A directory is walked: every regular file below a ``.memzoi`` directory (records,
@@ -56,7 +58,9 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
     those of ``files`` are redacted when the file is checked (:func:`memzoi.runs.check.check_paths`). Raises
     :class:`UsageError` for a path that does not exist. ``on_file(path, display, inode)`` is called for each file
     as soon as it is found (a caller can start on it while the walk goes on), with the absolute, normalized path
-    and, for a file found by the walk, ``(device of its folder, inode)`` from the directory listing.
+    and, for a file found by the walk, ``(device of its folder, inode)`` from the directory listing. With
+    ``files=False`` the files are only handed to ``on_file`` and ``Expanded.files`` stays empty (a caller that keeps
+    its own list of them, as ``memzoi check`` does, holds each file once).
     """
     out = Expanded()
     require_exists(arg)
@@ -64,7 +68,7 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
     # the argument are UTF-8 (others are reported, never entered), so only the argument needs converting.
     shown_arg = os.fsencode(arg).decode("utf-8", "replace")
     if not os.path.isdir(arg):
-        _expand_file(arg, shown_arg, out, on_file)
+        _expand_file(arg, shown_arg, out, on_file, files)
         return out
     if _linked_managed_folder(arg):
         # A `.memzoi` folder (or a folder below one) that is a symlink is never read, however it is reached.
@@ -75,13 +79,17 @@ def expand(arg: str, *, on_file: Callable[[str, str, tuple[int, int] | None], No
     root = os.path.realpath(arg)
     if os.path.basename(root) == MEMZOI_DIR:
         out.complete.add(root)
-    walk = _Walk(out, on_file)
+    walk = _Walk(out, on_file, files or on_file is None)
     depth_first(walk.visit(root, shown_arg, MEMZOI_DIR in Path(root).parts), walk.visit)
     return out
 
 
 def _expand_file(
-    arg: str, shown_arg: str, out: Expanded, on_file: Callable[[str, str, tuple[int, int] | None], None] | None
+    arg: str,
+    shown_arg: str,
+    out: Expanded,
+    on_file: Callable[[str, str, tuple[int, int] | None], None] | None,
+    files: bool = True,
 ) -> None:
     """A path that is not a directory: a file checked as given, the configuration, a symlink (a finding) or a
     special file (:class:`UsageError`)."""
@@ -99,7 +107,8 @@ def _expand_file(
         # committed like the records: scanned for secrets too.
         out.skipped.append((shown_arg, "project configuration: its settings are checked"))
         out.configs.add(os.path.dirname(os.path.abspath(arg)))
-    out.files.append((arg, shown_arg))
+    if files or on_file is None:
+        out.files.append((arg, shown_arg))
     if on_file is not None:
         on_file(os.path.abspath(arg), shown_arg, None)
 
@@ -108,11 +117,14 @@ class _Walk:
     """The walk of one directory argument: what each entry is (skipped, a path finding, a folder to walk, a file
     to check), collected in ``out``; ``on_file`` hears of each file as soon as it is found."""
 
-    def __init__(self, out: Expanded, on_file: Callable[[str, str, tuple[int, int] | None], None] | None) -> None:
-        self.out, self.on_file = out, on_file
+    def __init__(
+        self, out: Expanded, on_file: Callable[[str, str, tuple[int, int] | None], None] | None, files: bool = True
+    ) -> None:
+        self.out, self.on_file, self.files = out, on_file, files
 
     def found(self, path: str, shown: str, inode: tuple[int, int]) -> None:
-        self.out.files.append((path, shown))
+        if self.files:
+            self.out.files.append((path, shown))
         if self.on_file is not None:
             self.on_file(path, shown, inode)
 

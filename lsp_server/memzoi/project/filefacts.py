@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # facts read back from a cache or an index load no analysis
 _DB_PROPOSAL = re.compile(r"^prop_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ref:
     """A reference from a file to another artifact: ``field`` names the key (``supersedes``,
     ``lineage.predecessor_id``, ``proposal.target``, ``supersedes[0]``, ``proposal_id``), ``target`` the id,
@@ -34,7 +34,7 @@ class Ref:
     to: str = "record"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileFacts:
     """What cross-file checks need to know about one file (all plain values, JSON-serializable).
 
@@ -44,6 +44,9 @@ class FileFacts:
     and file id); ``when`` a record's ``updated`` or else ``timestamp`` / a packet's ``proposal.proposed_at``;
     ``content`` the body's :func:`~memzoi.judge.revision.duplicate_key` (``None`` for an empty body); ``refs`` the references
     it makes. ``legacy`` records still define their id but take no part in duplicate checks.
+
+    Slotted: ``memzoi check`` and the language server hold one per file of a project (a per-instance dict was about
+    a quarter of a file's facts at 50,000 files).
     """
 
     kind: str

@@ -61,10 +61,16 @@ CHUNK = 64
 
 
 def git_visibility(root: str, paths: list[str]) -> dict[str, GitVisibility]:
-    """:func:`memzoi.project.admission.git_visibility`, imported when a run asks git (a replayed run does not)."""
+    """:func:`memzoi.project.admission.git_visibility`, imported when a run asks git (a replayed run does not), keyed by
+    the strings of ``paths`` where they are already absolute."""
     from ..project.admission import git_visibility as ask  # noqa: PLC0415 lazy: start-up
 
-    return ask(root, paths)
+    found = ask(root, paths)
+    # Keyed by the walk's own strings (the answer's keys are equal copies, one more string per file held for the
+    # whole run); a path the answer names otherwise (made absolute) keeps its key.
+    out = {p: found.pop(p) for p in paths if p in found}
+    out.update(found)
+    return out
 
 
 def check_paths(
@@ -99,15 +105,15 @@ def check_paths(
 @dataclass
 class CheckPlan:
     """What the planner (:func:`plan_check`) found for one run: every file in the walk's order as a slot (a store
-    hit ``(display, path, .memzoi directory, payload)``, or ``None`` for the pool's next result), the pool
-    analysing the others, each project's store and files, the visibility git gave, the ``.memzoi`` directories
+    hit ``(display, path, .memzoi directory, payload)``, or ``(display, path)`` for the pool's next result; the
+    collector lets each go once it is taken), the pool analysing the others, each project's store and files, the visibility git gave, the ``.memzoi`` directories
     whose files were all walked, and the report's walk findings so far."""
 
     report: CheckReport
     now: Any
     workers: int
     pool: ChunkPool[tuple[str, str], Checked]
-    slots: list[tuple[str, str, str, str] | None] = field(default_factory=list)
+    slots: list[tuple[str, str, str, str] | tuple[str, str] | None] = field(default_factory=list)
     caches: dict[str, ProjectCache | None] = field(default_factory=dict)
     groups: dict[str, list[str]] = field(default_factory=dict)
     complete: set[str] = field(default_factory=set)
@@ -139,9 +145,15 @@ def _check_paths(
     if scope is not None:
         begin(scope, plan)
     stages, extra, crossed = _collect(plan, progress, cache)
-    report = settle_report(plan, stages, extra, crossed)
-    if scope is not None:
-        record(scope, plan, stages, report)
+    try:
+        report = settle_report(plan, stages, extra, crossed)
+        if scope is not None:
+            record(scope, plan, stages, report)
+    finally:
+        # The stores are written once the stages are let go: writing a facts blob of every entry needs about as
+        # much again (at 50,000 files some 60 MB), which then reuses their memory instead of adding to it.
+        del stages, crossed
+        _save(plan)
     return report
 
 
@@ -187,7 +199,7 @@ def plan_check(
                     add(*call)
             else:
                 calls = []
-                found = expand(arg, on_file=recorder(calls, add))
+                found = expand(arg, on_file=recorder(calls, add), files=False)  # `calls` holds them
             plan.walked.append(Walked(calls, found))
             plan.report.skipped.extend(found.skipped)
             plan.complete |= found.complete
@@ -257,7 +269,7 @@ class _Adder:
                 if payload is not None:
                     plan.slots.append((display, path, md, payload))
                     return
-        plan.slots.append(None)
+        plan.slots.append((display, path))
         plan.pool.add((path, display))
 
 
@@ -314,26 +326,33 @@ def _collect(
     plan: CheckPlan, progress: Callable[[int, int], None] | None, cache: bool
 ) -> tuple[list[Checked], dict[str, list[Finding]], dict[str, list[Finding]]]:
     """Each planned file's first stage in the walk's order (read back from its entry, or as the workers finish
-    it; new entries kept in the store), fed to the cross-file workspace; then the cross-file findings and the
-    stores written. Returns the stages, internal errors of the parent's own work per path, and the cross-file
-    findings per path."""
-    from .checkfiles import check_chunk, from_entry  # noqa: PLC0415 lazy: start-up
+    it; new entries handed to the store), fed to the cross-file workspace; then the cross-file findings. Returns
+    the stages (as :func:`memzoi.runs.checkfiles.held` keeps them), internal errors of the parent's own work per
+    path, and the cross-file findings per path. The stores are written by :func:`_save`."""
+    from .checkfiles import Shared, check_chunk, from_entry, held  # noqa: PLC0415 lazy: start-up
 
     cross = _cross_check(plan, cache)
     stages: list[Checked] = []
     extra: dict[str, list[Finding]] = {}
-    total = len(plan.slots)
+    slots = plan.slots
+    total = len(slots)
     pending = cast("Generator[Checked, None, None]", plan.pool.iter_results())  # a generator: closed below
     links: dict[Any, bool] = {}
+    shared = Shared()
     try:
-        for slot in plan.slots:
-            r = next(pending) if slot is None else from_entry(plan.now, slot, links)
-            if r is None:  # an entry that cannot be read: analysed here instead, and its entry replaced
-                assert slot is not None
-                r = check_chunk(plan.now, [(slot[1], slot[0])], cache=True)[0]
-            project = plan.caches.get(r.stage.memzoi_dir or "")
-            if project is not None and r.entry is not None:
-                project.store(r.stage.path, *r.entry)
+        for i, slot in enumerate(slots):
+            assert slot is not None
+            slots[i] = None  # taken: its payload is let go
+            got = next(pending) if len(slot) == 2 else from_entry(plan.now, slot, links)
+            if got is None:  # an entry that cannot be read: analysed here instead, and its entry replaced
+                got = check_chunk(plan.now, [(slot[1], slot[0])], cache=True)[0]
+            project = plan.caches.get(got.stage.memzoi_dir or "")
+            if project is not None and got.entry is not None:
+                project.store(got.stage.path, *got.entry)
+            # Kept compact until the report is settled (memzoi.runs.checkfiles.held): the walk's strings, shared
+            # first stages, no payload.
+            r = held(got, slot[1], slot[0], shared)
+            del got
             plan.report.files_checked += 1
             if progress is not None:
                 progress(plan.report.files_checked, total)
@@ -347,11 +366,14 @@ def _collect(
     finally:
         pending.close()  # every result was taken (or the run gives up): the workers stop
         plan.pool.close()
-    crossed = cross.findings(plan.complete)
+    return stages, extra, cross.findings(plan.complete)
+
+
+def _save(plan: CheckPlan) -> None:
+    """Write each project's store (what the run changed of its entries, its facts blob)."""
     for md, project in plan.caches.items():
         if project is not None:
             project.save(complete=md in plan.complete)
-    return stages, extra, crossed
 
 
 def settle_report(

@@ -63,7 +63,7 @@ def walk(args: list[str]) -> list[Walked | None]:
             out.append(None)
             continue
         calls: list[tuple[str, str, tuple[int, int] | None]] = []
-        found = expand(arg, on_file=recorder(calls))
+        found = expand(arg, on_file=recorder(calls), files=False)  # `calls` holds them
         out.append(Walked(calls, found))
     return out
 
