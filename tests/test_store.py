@@ -83,13 +83,25 @@ def test_a_store_of_another_version_is_made_anew_and_never_served(repo, capsys):
     assert code == 0 and len(json.loads(out)["records"]) == 2
 
 
-def test_rebuild_drops_the_whole_store_and_refills_it(repo, capsys):
+def test_rebuild_drops_the_whole_store_and_refills_it(repo, capsys, monkeypatch):
+    """``memzoi rebuild`` drops every table and fills the entries and the search rows from one analysis of each
+    file: the next check analyses nothing and prints what ``--no-cache`` prints."""
+    import memzoi.stores.firststage
+
     base = run(capsys, "check", ".memzoi", "--format", "json", "--no-cache")
     run(capsys, "check", ".memzoi", "--format", "json")
     assert count("entries") == 2 and count("reports") == 1
+    with sqlite3.connect(store()) as conn:
+        conn.execute("UPDATE entries SET payload = 'left by an earlier run'")  # dropped, never served
     code, out = run(capsys, "rebuild", "--json")
     assert code == 0 and sorted(json.loads(out)["record_ids"]) == ["alpha", "beta"]
-    assert count("entries") == 0 and count("reports") == 0 and count("files") == 2
+    assert count("entries") == 2 and count("reports") == 0 and count("files") == 2
+
+    def analysed(*args, **kwargs):
+        raise AssertionError("check analysed a file rebuild had made the entry of")
+
+    monkeypatch.setattr(memzoi.stores.firststage, "analyze_bytes", analysed)
+    monkeypatch.setattr(memzoi.stores.firststage, "analyze_path", analysed)
     assert run(capsys, "check", ".memzoi", "--format", "json") == base
     assert count("entries") == 2
 

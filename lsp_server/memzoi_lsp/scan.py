@@ -33,7 +33,7 @@ from .tasks import Tasks
 
 if TYPE_CHECKING:
     from memzoi.project.verdict import ProjectContext
-    from memzoi.runs.scanverdicts import Scanned
+    from memzoi.stores.fileentry import FileEntry
     from memzoi.stores.verdictcache import ProjectCache
 
     from .project import Project
@@ -179,7 +179,9 @@ async def _analyse_misses(
 
     loop = asyncio.get_running_loop()
     # Runs on the scan thread, from its first `_next` on: git asked once for them all, workers started.
-    results = cast(Generator["Scanned | None"], analyse([p for _, p in misses], ctx, index_root=project.root.resolve()))
+    results = cast(
+        Generator["FileEntry | None"], analyse([p for _, p in misses], ctx, index_root=project.root.resolve())
+    )
     try:
         for i in range(0, len(misses), CHUNK):
             if ls.stopping or ls.projects.get(project.root) is not project:
@@ -206,7 +208,7 @@ def publish_open(ls: EventSession, project: Project) -> None:
         ls.publish(uri)
 
 
-def _next(results: Iterator[Scanned | None], n: int, cache: ProjectCache | None) -> list[Scanned | None]:
+def _next(results: Iterator[FileEntry | None], n: int, cache: ProjectCache | None) -> list[FileEntry | None]:
     """On the scan thread: the next ``n`` files analysed, their verdict cache entries stored."""
     out = list(itertools.islice(results, n))
     if cache is not None:
@@ -218,7 +220,7 @@ def _next(results: Iterator[Scanned | None], n: int, cache: ProjectCache | None)
 
 def _take(ls: EventSession, project: Project, scanned: list[tuple[tuple[str, str], Any]]) -> None:
     """On the event loop: for each ``((uri, path), got)`` of ``scanned`` (``got``: a compact verdict, or a
-    :class:`memzoi.runs.scanverdicts.Scanned`), keep the file's compact verdict and its index row, feed its facts to
+    :class:`memzoi.stores.fileentry.FileEntry`), keep the file's compact verdict and its index row, feed its facts to
     the cross-file workspace and publish it (open documents keep the editor's text)."""
     # One context per chunk, judged in this one turn of the loop: the settings, the configuration and the ledger
     # cannot change within it, so the ledger is read once for the chunk, not stamped once per file.

@@ -33,11 +33,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..judge.workspace import MEMZOI_DIR, RESERVED_NAMES, Placement, Role, place, takes_part
+from ..judge.workspace import MEMZOI_DIR, takes_part
 from ..project.crossfile import Workspace
 from ..project.filefacts import FileFacts, facts_from_analysis
 from ..project.gitfacts import GitFacts
 from ..project.projectfiles import ProjectFiles
+from ..stores.fileentry import indexed
 from .rowspool import RowSpool
 from .scanrows import OnDisk, premade_rows
 
@@ -57,13 +58,6 @@ class StateChanges:
     removed: list[str] = field(default_factory=list)
     affected: set[str] = field(default_factory=set)
     reindex: list[Path] = field(default_factory=list)
-
-
-def indexed(path: str | os.PathLike[str], placement: Placement | None = None) -> bool:
-    """True for a file the index holds: a record or a proposal packet (:func:`memzoi.judge.workspace.place`, or the
-    ``placement`` already made of ``path``), not a reserved or stray file."""
-    role = (placement or place(path)).role
-    return role not in (Role.OTHER, Role.RESERVED) and os.path.basename(path) not in RESERVED_NAMES
 
 
 @dataclass(frozen=True)
@@ -308,7 +302,7 @@ class ProjectState:
     # -- the index (on the scan thread) -------------------------------------------------------------------------
 
     def keep_row(self, path: str, row: tuple[int, int, bytes]) -> None:
-        """Keep the index row the scan made for ``path`` (:class:`memzoi.runs.scanverdicts.Scanned`), on disk until taken."""
+        """Keep the index row the scan made for ``path`` (:class:`memzoi.stores.fileentry.FileEntry`), on disk until taken."""
         self._premade.put(os.path.abspath(path), row)
 
     def premade_rows(self, files: list[Path], on_disk: OnDisk) -> tuple[list[dict[str, Any] | bytes], list[Path]]:

@@ -1,7 +1,7 @@
 """The index rows a long-lived caller's scan made, kept on disk until the index takes them (issue 29, lean memory).
 
 The language server's first scan analyses each file once and makes its index row then
-(:class:`memzoi.runs.scanverdicts.Scanned`); the index takes the rows only when the scan is done
+(:class:`memzoi.stores.fileentry.FileEntry`); the index takes the rows only when the scan is done
 (:meth:`memzoi.runs.projectstate.ProjectState.premade_rows`). Held in memory, the packed rows of 11,000 files
 were about 14 MB of the server's peak; here they are appended to one unnamed temporary file in the project's
 runtime directory (the directory of its store, never the git plane; created ``0600`` and unlinked at once by
@@ -20,7 +20,7 @@ import threading
 from collections.abc import Iterator
 from typing import IO, Any
 
-#: ``(size, mtime_ns, packed rows)`` of one file (:class:`memzoi.runs.scanverdicts.Scanned`'s ``row``).
+#: ``(size, mtime_ns, packed rows)`` of one file (:class:`memzoi.stores.fileentry.FileEntry`'s ``row``).
 Row = tuple[int, int, bytes]
 
 

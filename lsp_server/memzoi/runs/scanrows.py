@@ -1,6 +1,6 @@
 """The index rows a long-lived caller (the language server) hands to the index (:class:`memzoi.stores.index.Index`'s
 ``premade``) so that a file it analysed is not analysed again for the index: the rows its scan made
-(:class:`memzoi.runs.scanverdicts.Scanned`), while the file is unchanged, and rows made from the caller's own
+(:class:`memzoi.stores.fileentry.FileEntry`), while the file is unchanged, and rows made from the caller's own
 analyses for a few others. Used by :class:`memzoi.runs.projectstate.ProjectState`."""
 
 from __future__ import annotations

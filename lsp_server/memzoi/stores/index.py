@@ -36,15 +36,14 @@ from .index_build import (
     RebuildResult,
     analyse_rows,
     insert_rows,
-    pack_row,
-    unpack_row,
 )
 from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files
 from .index_schema import _TABLES, SCHEMA_VERSION, _opening, _split_sql, _Tx, fts_triggers, table_script
-from .store import STORE_VERSION, ensure_schema, forget_old_databases, store_path
+from .store import STORE_VERSION, ensure_schema, forget_old_databases, made_entries, store_path, write_entries
 
 if TYPE_CHECKING:
     from ..project.filefacts import FileFacts
+    from .firststage import Entry
     from .index_rows import Premade
 
 # What analyses a file (admission, index_rows, the detectors behind shown_path) is imported where a file is
@@ -175,11 +174,12 @@ class Index(IndexQueries):
         stamp = index_stamp(self.root)  # before the files are read: a change meanwhile shows at the next refresh
         files = git_plane_files(self.root)
         git = git_state(self.root, {os.path.dirname(p) for p in files})
-        rows = self._analyse(files, progress)
+        rows, made = self._analyse(files, progress)
         with self._transaction():
             if everything:
                 for name in ("entries", "facts", "reports"):
                     self.db.execute(f"DELETE FROM {name}")
+            self._write_entries(made)
             for name in ("records", "proposals", "files", "records_fts", "proposals_fts", "meta"):
                 self.db.execute(f"DROP TABLE IF EXISTS {name}")
             for trig in ("records_ai", "records_ad", "records_au", "proposals_ai", "proposals_ad", "proposals_au"):
@@ -218,12 +218,16 @@ class Index(IndexQueries):
         for p in paths:
             q = Path(p) if Path(p).is_absolute() else self.root / p
             (present if q.is_file() and not q.is_symlink() else gone).append(q)
-        rows = [unpack_row(r) for r in self._analyse(present, progress)]
+        from .fileentry import unpack_row  # noqa: PLC0415 lazy: start-up
         from .index_rows import keep_verified  # noqa: PLC0415 lazy: start-up
+
+        packed, made = self._analyse(present, progress)
+        rows = [unpack_row(r) for r in packed]
 
         keep_verified(self.db, self.root, rows)
         with self._transaction():
             self._delete([self._rel(q) for q in present + gone])
+            self._write_entries(made + [(str(q), None) for q in gone])
             result = self._insert(rows)
         result.seconds = time.perf_counter() - started
         return result
@@ -277,9 +281,25 @@ class Index(IndexQueries):
     def _transaction(self) -> _Tx:
         return _Tx(self.db)
 
-    def _analyse(self, files: list[Path], progress: Progress | None) -> list[dict[str, Any] | bytes]:
-        """Rows for ``files`` (:func:`memzoi.stores.index_build.analyse_rows` with this index's supply and pool)."""
+    def _analyse(
+        self, files: list[Path], progress: Progress | None
+    ) -> tuple[list[dict[str, Any] | bytes], list[tuple[str, Entry | None]]]:
+        """Rows and entries for ``files`` (:func:`memzoi.stores.index_build.analyse_rows` with this index's supply
+        and pool)."""
         return analyse_rows(self.root, files, progress, premade=self.premade, workers=self.workers, helper=self.helper)
+
+    def _write_entries(self, made: list[tuple[str, Entry | None]]) -> None:
+        """Write the store entries made with the rows (:func:`memzoi.stores.verdictcache.write_entries`, under the
+        context stamp of the project's configuration, as ``memzoi check`` looks them up), inside the caller's
+        transaction: a file's search rows and its entry are written together, from one analysis."""
+        if not made:
+            return
+        from ..judge.config import load_config  # noqa: PLC0415 lazy: start-up
+        from ..judge.workspace import MEMZOI_DIR  # noqa: PLC0415 lazy: start-up
+        from .verdictcache import context_stamp  # noqa: PLC0415 lazy: start-up
+
+        put, drop = made_entries(made)
+        write_entries(self.db, context_stamp(load_config(self.root / MEMZOI_DIR).config), put, drop)
 
     def _delete(self, rels: list[str]) -> None:
         for table in ("records", "proposals", "files"):
@@ -320,6 +340,4 @@ __all__ = [
     "git_plane_files",
     "index_path",
     "indexed_facts",
-    "pack_row",
-    "unpack_row",
 ]
