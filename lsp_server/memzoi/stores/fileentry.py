@@ -2,7 +2,7 @@
 (:mod:`memzoi.stores.store`): :func:`make_entry`, and its worker form :func:`entry_chunk`.
 
 A file is read once (:func:`memzoi.base.freshness.read_stable`) and analysed once
-(:func:`memzoi.stores.firststage.analyse_file`); that one analysis gives the three parts of its entry, a
+(:func:`memzoi.judge.analysis.analyze_bytes`); that one analysis gives the three parts of its entry, a
 :class:`FileEntry`: its first stage (what ``memzoi check`` and the language server settle and show), its store
 entry (stamp, BLAKE3 digest, compact verdict payload or kept facts: :mod:`memzoi.stores.verdictcache`) and, for a
 record or a proposal packet, its search rows (:func:`memzoi.stores.index_rows.index_row`: title, body and
@@ -20,13 +20,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import blake3
+
 from ..base.freshness import read_stable
 from ..judge.workspace import RESERVED_NAMES, Placement, Role, place
 from ..project.admission import GitVisibility
-from ..project.filefacts import FileFacts
+from ..project.filefacts import FileFacts, facts_from_analysis
 from ..project.gitfacts import GitFacts
-from ..project.verdict import FileVerdict, ProjectContext, verdict_of
-from .firststage import Entry, FirstStage, Stamp, analyse_file, failed_stage
+from ..project.verdict import FileVerdict, ProjectContext, local, verdict_of
+from . import firststage
+from .firststage import Entry, FirstStage, Stamp, failed_stage, lstamp, pending_boundary
+from .verdictpayload import cache_parts
 
 #: ``(size in bytes, mtime_ns, packed search rows)`` of one file (:func:`pack_row`).
 Row = tuple[int, int, bytes]
@@ -95,19 +99,42 @@ def make_entry(
     key: str | None = None,
     entry: bool = True,
 ) -> FileEntry:
-    """The entry of the file at the absolute ``path`` (placed as ``placement``, in the project ``ctx``
-    describes) from its one analysis (:func:`memzoi.stores.firststage.analyse_file`; ``read``, ``links`` and
-    ``entry`` as there). With ``key`` (the file's index key, :func:`memzoi.stores.index_rows.index_key`) and a
-    stable ``read``, also its search rows, judged with ``ctx``'s git visibility and without ledger or cross-file
-    findings (:func:`memzoi.stores.index_rows.index_row`). Never raises: a failing analysis gives the
-    ``internal_error`` stage and rows (:func:`memzoi.stores.firststage.failed_stage`)."""
+    """The entry of the file at the absolute ``path`` (placed as ``placement``, in the project ``ctx`` describes,
+    at ``ctx.now``) from its one analysis: its :class:`~memzoi.stores.firststage.FirstStage`
+    (:func:`memzoi.project.verdict.local`: own findings, a stale attestation explained from ``ctx.git``, canonical
+    path); with ``entry``, its store entry (:func:`memzoi.stores.verdictpayload.cache_parts`); with ``key`` (the
+    file's index key, :func:`memzoi.stores.index_rows.index_key`), its search rows, judged with ``ctx``'s git
+    visibility and without ledger or cross-file findings (:func:`memzoi.stores.index_rows.index_row`).
+
+    ``read`` is ``(bytes, stamp, checked_ns)`` of a stable read (:func:`memzoi.base.freshness.read_stable`);
+    ``None`` when the file could not be read stably: it is then read here (an unreadable file gets its
+    ``canonical_path`` finding from :func:`memzoi.judge.analysis.analyze_path`) and gets no entry and no rows.
+    ``links`` caches symlink answers. Never raises: a failing analysis gives the ``internal_error`` stage and rows
+    (:func:`memzoi.stores.firststage.failed_stage`)."""
+    stamp: Stamp | None
     try:
-        made = analyse_file(path, placement, ctx, links, read, entry=entry)
+        if read is not None:
+            data, stamp, checked = read
+            analysis = firststage.analyze_bytes(data, path, now=ctx.now, config=ctx.config, placement=placement)
+        else:
+            data, stamp, checked = None, lstamp(path), 0
+            analysis = firststage.analyze_path(path, now=ctx.now, config=ctx.config, placement=placement)
+        refined, first = local(path, analysis, ctx, links)
+        facts = facts_from_analysis(refined)
+        starts = refined.document.lines.starts
+        digest = blake3.blake3(data if data is not None else refined.text.encode("utf-8", "surrogatepass")).digest()
+        made: Entry | None = None
+        if entry and data is not None and stamp is not None:
+            made = (digest, stamp, checked, *cache_parts(refined, first, facts, starts))
+        mark = refined.retention
+        md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
+        boundary = pending_boundary(first, mark.boundary if mark is not None else None)
+        stage = FirstStage(
+            path, md, first, facts, ",".join(map(str, starts)), len(refined.text), stamp, digest.hex()[:32], boundary
+        )
         if key is None or read is None:
-            return FileEntry(made.stage, made.entry, None)
-        verdict = verdict_of(path, made.analysis, made.stage.first, ctx)
-        digest = made.entry[0] if made.entry is not None else None
-        return FileEntry(made.stage, made.entry, _row(key, read, verdict, made.stage.facts, digest))
+            return FileEntry(stage, made, None)
+        return FileEntry(stage, made, _row(key, read, verdict_of(path, refined, first, ctx), facts, digest))
     except Exception as err:  # the barrier: the file is kept as refused, with the finding, and the run goes on
         stage, failed = failed_stage(err, path, placement)
         row = None

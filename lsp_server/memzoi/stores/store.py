@@ -233,7 +233,7 @@ def write_entries(conn: sqlite3.Connection, stamp: str, entries: Iterable[Entry]
 
 def made_entries(made: Iterable[tuple[str, tuple[Any, ...] | None]]) -> tuple[list[Entry], list[str]]:
     """The entries to write and the keys to drop for ``made``: ``(absolute path, entry)`` pairs of
-    :func:`memzoi.stores.firststage.analyse_file` (:data:`memzoi.stores.firststage.Entry`, ``None`` when none was made).
+    :func:`memzoi.stores.fileentry.make_entry` (:data:`memzoi.stores.firststage.Entry`, ``None`` when none was made).
     A file whose payload is ``None`` (it must not be cached: a secret, a stale attestation) or that got no entry
     loses its stored one."""
     put: list[Entry] = []
