@@ -65,6 +65,7 @@ class StreamedCache(ProjectCache):
         if cache.conn is None:
             return None
         cache.vouching = _Forgetting()
+        cache.keeps_read = False  # an entry not prefetched is read alone and not kept
         cache.restamped = set()
         try:
             cache.has_blob = (
@@ -98,17 +99,6 @@ class StreamedCache(ProjectCache):
             self.rows = {r[0]: r[1:] for r in cur}
         except sqlite3.Error:
             self.rows = {}
-
-    def _row(self, key: str) -> tuple[Any, ...] | None:
-        """The stored entry of ``key``: prefetched, else read now (and not kept)."""
-        row = self.rows.get(key)
-        if row is None and self.conn is not None:
-            try:
-                found = self.conn.execute(_ENTRIES + " AND key = ?", (self.stamp, key)).fetchone()
-            except sqlite3.Error:
-                found = None
-            row = tuple(found[1:]) if found is not None else None
-        return row
 
     def store(
         self,

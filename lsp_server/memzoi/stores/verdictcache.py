@@ -112,6 +112,8 @@ class ProjectCache:
     #: keys of this run's entries already written (:meth:`_flush`), no longer held in ``put``
     flushed: set[str] = field(default_factory=set)
     _flushing: bool = True
+    #: whether an entry read alone (:meth:`_row`) is kept in :attr:`rows`
+    keeps_read: bool = True
 
     @classmethod
     def load(
@@ -148,19 +150,17 @@ class ProjectCache:
         return cache
 
     def _row(self, key: str) -> tuple[Any, ...] | None:
-        """The stored entry of ``key`` (read now in a partial load)."""
+        """The stored entry of ``key``: read at :meth:`load`, else read now through an open connection (a partial
+        load keeps it; a streamed cache does not, :attr:`keeps_read`)."""
         row = self.rows.get(key)
         if row is None and self.conn is not None:
             try:
-                found = self.conn.execute(
-                    "SELECT size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload, sum "
-                    "FROM entries WHERE ctx = ? AND key = ?",
-                    (self.stamp, key),
-                ).fetchone()
+                found = self.conn.execute(_ENTRIES + " AND key = ?", (self.stamp, key)).fetchone()
             except sqlite3.Error:
                 found = None
-            if found is not None:
-                row = self.rows[key] = tuple(found)
+            row = tuple(found[1:]) if found is not None else None
+            if row is not None and self.keeps_read:
+                self.rows[key] = row
         return row
 
     def facts_of(self, path: str) -> list[Any] | None:
