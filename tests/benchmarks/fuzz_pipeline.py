@@ -91,8 +91,8 @@ def run(inputs: int, seed: int, batch: int, workdir: Path) -> dict:
             if k % 10 == 0:
                 index_rows += 1
                 try:
-                    made = entry_chunk([(str(target), "unknown")], now=None, root=str(workdir))[0]
-                    row = unpack_row(made.row[2]) if made is not None and made.row is not None else None
+                    entry = entry_chunk([(str(target), "unknown")], now=None, root=str(workdir))[0]
+                    row = unpack_row(entry.row[2]) if entry is not None and entry.row is not None else None
                     if row is not None and '"internal_error"' in row["file"]["findings"]:
                         internal += 1
                         failures.append({"index": True, "what": made[target]})
