@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memzoi.runs import check as check_mod
 from memzoi.runs.check import check_paths
-from memzoi.stores.index_rows import _index_row
+from memzoi.stores.fileentry import entry_chunk, indexed, unpack_row
 
 from .mutations import MUTATIONS, PLACES, mutate, seeds
 from .test_properties import _check_spans
@@ -63,8 +63,9 @@ def run_pipeline(root: Path, place: str, data: bytes) -> list[str]:
                 problems.append(f"internal_error on {located.path}")
             if located.start > located.end:
                 problems.append(f"inverted range {located.finding.code}")
-        row = _index_row((str(target), f".memzoi/{place}", "unknown"))
-        if row is None or '"internal_error"' in row["file"]["findings"]:
+        made = entry_chunk([(str(target), "unknown")], now=None, root=str(md.parent))[0]
+        row = unpack_row(made.row[2]) if made is not None and made.row is not None else None
+        if indexed(target) == (row is None) or row is not None and '"internal_error"' in row["file"]["findings"]:
             problems.append("index row failed")
     except Exception as err:  # noqa: BLE001 - counted, never raised: this is what is measured
         problems.append(f"{type(err).__name__} escaped")

@@ -21,7 +21,7 @@ from memzoi.project.gitfacts import GitFacts
 from memzoi.project.verdict import ProjectContext, judge, settle
 from memzoi.runs import projectstate, scanverdicts
 from memzoi.stores import firststage
-from memzoi.stores.index import unpack_row
+from memzoi.stores.fileentry import FileEntry, unpack_row
 
 from .test_admission import git, rec
 
@@ -86,7 +86,7 @@ def test_settled_compact_verdicts_are_judge_cold_and_warm(project: Path, monkeyp
     cache = scanverdicts.open_cache(project, ctx)
     assert cache is not None
     cold = _scan(files, ctx, cache, project)
-    assert all(isinstance(s, scanverdicts.Scanned) for s in cold)  # nothing cached yet: each analysed once
+    assert all(isinstance(s, FileEntry) for s in cold)  # nothing cached yet: each analysed once
     assert cache.save(complete=True)
     monkeypatch.setattr(firststage, "analyze_bytes", lambda *a, **k: pytest.fail("a cached file was analysed"))
     warm = scanverdicts.cached_stages(files, ctx, scanverdicts.open_cache(project, ctx))
@@ -102,17 +102,22 @@ def test_settled_compact_verdicts_are_judge_cold_and_warm(project: Path, monkeyp
             assert w.facts == c.verdict.facts and w.starts == c.verdict.starts
 
 
-def test_the_scans_index_rows_are_what_rebuild_writes(project: Path):
-    """Each analysed record and packet comes with its index row, the one ``memzoi rebuild`` makes of the file; the
-    other files (configuration, ledger) with none."""
-    from memzoi.stores.index_rows import _index_rows, index_key
+def test_the_scans_index_rows_are_what_rebuild_writes(project: Path, tmp_path: Path):
+    """Each analysed record and packet comes with its index row, the one ``memzoi rebuild`` stores for the file
+    (both made by the one routine, :func:`memzoi.stores.fileentry.make_entry`); the other files (configuration,
+    ledger) with none."""
+    from memzoi.stores.index import Index
+    from memzoi.stores.index_rows import index_key
 
     ctx = _context(project)
     files = _files(project)
     scanned = _scan(files, ctx, None, project.resolve())
-    want = _index_rows([(p, None, ctx.git.visibility(p).value) for p in files], root=str(project.resolve()))
+    with Index(project, path=tmp_path / "rebuilt.db", workers=1) as ix:
+        ix.rebuild()
+        stored = {r["path"]: dict(r) for r in ix.db.execute("SELECT * FROM files")}
+        texts = {r["path"]: dict(r) for t in ("records", "proposals") for r in ix.db.execute(f"SELECT * FROM {t}")}
     rows = 0
-    for path, got, expected in zip(files, scanned, want):
+    for path, got in zip(files, scanned):
         if got.row is None:
             assert not projectstate.indexed(path)
             continue
@@ -120,9 +125,14 @@ def test_the_scans_index_rows_are_what_rebuild_writes(project: Path):
         size, mtime_ns, packed = got.row
         assert (size, mtime_ns) == (os.stat(path).st_size, os.stat(path).st_mtime_ns)
         made = unpack_row(packed)
-        assert made["file"].pop("checked_ns") > 0 and expected["file"].pop("checked_ns") > 0  # the clocks of two reads
-        assert made == expected and expected["file"]["path"] == index_key(project.resolve(), path)
-    assert rows >= 5
+        key = made["file"]["path"]
+        assert key == index_key(project.resolve(), path)
+        expected = stored.pop(key)
+        assert made["file"].pop("checked_ns") > 0 and expected.pop("checked_ns") > 0  # the clocks of two reads
+        assert made["file"] == expected
+        text = made.get("record") or made.get("proposal")
+        assert {k: v for k, v in texts.pop(key).items() if k != "rowid"} == text
+    assert rows >= 5 and not stored and not texts
 
 
 @pytest.mark.skipif(not can_use_helper(), reason="no fork server on this platform")

@@ -9,11 +9,13 @@ import os
 import sqlite3
 from pathlib import Path
 
+import blake3
 import pytest
 
 from memzoi.base.runtime import STORE_DB
 from memzoi.cli.main import main
-from memzoi.stores.store import OLD_DATABASES, STORE_VERSION
+from memzoi.stores.store import OLD_DATABASES, STORE_VERSION, path_key
+from tests import builders
 
 from .test_admission import git, rec
 
@@ -83,15 +85,53 @@ def test_a_store_of_another_version_is_made_anew_and_never_served(repo, capsys):
     assert code == 0 and len(json.loads(out)["records"]) == 2
 
 
-def test_rebuild_drops_the_whole_store_and_refills_it(repo, capsys):
+def test_rebuild_drops_the_whole_store_and_refills_it(repo, capsys, monkeypatch):
+    """``memzoi rebuild`` drops every table and fills the entries and the search rows from one analysis of each
+    file: the next check analyses nothing and prints what ``--no-cache`` prints."""
+    import memzoi.stores.firststage
+
     base = run(capsys, "check", ".memzoi", "--format", "json", "--no-cache")
     run(capsys, "check", ".memzoi", "--format", "json")
     assert count("entries") == 2 and count("reports") == 1
+    with sqlite3.connect(store()) as conn:
+        conn.execute("UPDATE entries SET payload = 'left by an earlier run'")  # dropped, never served
     code, out = run(capsys, "rebuild", "--json")
     assert code == 0 and sorted(json.loads(out)["record_ids"]) == ["alpha", "beta"]
-    assert count("entries") == 0 and count("reports") == 0 and count("files") == 2
+    assert count("entries") == 2 and count("reports") == 0 and count("files") == 2
+
+    def analysed(*args, **kwargs):
+        raise AssertionError("check analysed a file rebuild had made the entry of")
+
+    monkeypatch.setattr(memzoi.stores.firststage, "analyze_bytes", analysed)
+    monkeypatch.setattr(memzoi.stores.firststage, "analyze_path", analysed)
     assert run(capsys, "check", ".memzoi", "--format", "json") == base
     assert count("entries") == 2
+
+
+def test_a_refresh_writes_the_entry_with_the_row(repo, capsys, monkeypatch):
+    """A file the index re-reads (here through ``memzoi search``'s refresh) gets its store entry in the same
+    transaction as its search rows, from the same analysis: the next check analyses nothing."""
+    import memzoi.stores.firststage
+
+    run(capsys, "check", ".memzoi", "--format", "json")
+    run(capsys, "search", "Body", "--json")
+    target = repo / ".memzoi/records/alpha.md"
+    target.write_text(builders.edit(rec("alpha"), "Body text of alpha", "Edited body of alpha"), encoding="utf-8")
+    base = run(capsys, "check", ".memzoi", "--format", "json", "--no-cache")
+    code, out = run(capsys, "search", "Edited", "--json")
+    assert code == 0 and [r["id"] for r in json.loads(out)["records"]] == ["alpha"]
+    assert count("entries") == 2
+    with sqlite3.connect(store()) as conn:  # no stored report: the check takes every file's entry
+        (digest,) = conn.execute("SELECT digest FROM entries WHERE key = ?", (path_key(str(target)),)).fetchone()
+        conn.execute("DELETE FROM reports")
+    assert digest == blake3.blake3(target.read_bytes()).digest()
+
+    def analysed(*args, **kwargs):
+        raise AssertionError("check analysed a file the index's refresh had made the entry of")
+
+    monkeypatch.setattr(memzoi.stores.firststage, "analyze_bytes", analysed)
+    monkeypatch.setattr(memzoi.stores.firststage, "analyze_path", analysed)
+    assert run(capsys, "check", ".memzoi", "--format", "json") == base
 
 
 # --- one stored form of a file's facts --------------------------------------------------------------------------

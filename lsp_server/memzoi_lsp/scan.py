@@ -33,7 +33,7 @@ from .tasks import Tasks
 
 if TYPE_CHECKING:
     from memzoi.project.verdict import ProjectContext
-    from memzoi.runs.scanverdicts import Scanned
+    from memzoi.stores.fileentry import FileEntry
     from memzoi.stores.verdictcache import ProjectCache
 
     from .project import Project
@@ -179,13 +179,22 @@ async def _analyse_misses(
 
     loop = asyncio.get_running_loop()
     # Runs on the scan thread, from its first `_next` on: git asked once for them all, workers started.
-    results = cast(Generator["Scanned | None"], analyse([p for _, p in misses], ctx, index_root=project.root.resolve()))
+    results = cast(
+        Generator["FileEntry | None"], analyse([p for _, p in misses], ctx, index_root=project.root.resolve())
+    )
     try:
         for i in range(0, len(misses), CHUNK):
             if ls.stopping or ls.projects.get(project.root) is not project:
                 return False
             chunk = misses[i : i + CHUNK]
-            scanned = await loop.run_in_executor(ls.scan_executor, _next, results, len(chunk), cache)
+            scanned = await loop.run_in_executor(
+                ls.scan_executor,
+                _next,
+                results,
+                len(chunk),
+                cache,
+                lambda rows: project.put_rows(rows, ls.docs.on_disk),
+            )
             _take(ls, project, list(zip(chunk, scanned)))
             report(i + len(chunk))
     finally:
@@ -209,29 +218,34 @@ def publish_open(ls: ScanSession, project: Project) -> None:
         ls.publish(uri)
 
 
-def _next(results: Iterator[Scanned | None], n: int, cache: ProjectCache | None) -> list[Scanned | None]:
-    """On the scan thread: the next ``n`` files analysed, their verdict cache entries stored."""
+def _next(
+    results: Iterator[FileEntry | None], n: int, cache: ProjectCache | None, put_rows: Callable[[list[bytes]], None]
+) -> list[FileEntry | None]:
+    """On the scan thread: the next ``n`` files analysed, their verdict cache entries stored and their search rows
+    written into the index (``put_rows``, :meth:`memzoi.runs.projectstate.ProjectState.put_rows`)."""
     out = list(itertools.islice(results, n))
     if cache is not None:
         for got in out:
             if got is not None and got.entry is not None:
                 cache.store(got.verdict.path, *got.entry)
+    try:
+        put_rows([got.row[2] for got in out if got is not None and got.row is not None])
+    except Exception as err:  # a broken index degrades search, never the scan (its refresh tries again)
+        log.warning("index rows of the scan not written: %s", err)
     return out
 
 
 def _take(ls: ScanSession, project: Project, scanned: list[tuple[tuple[str, str], Any]]) -> None:
     """On the event loop: for each ``((uri, path), got)`` of ``scanned`` (``got``: a compact verdict, or a
-    :class:`memzoi.runs.scanverdicts.Scanned`), keep the file's compact verdict and its index row, feed its facts to
+    :class:`memzoi.stores.fileentry.FileEntry`), keep the file's compact verdict, feed its facts to
     the cross-file workspace and publish it (open documents keep the editor's text)."""
     # One context per chunk, judged in this one turn of the loop: the settings, the configuration and the ledger
     # cannot change within it, so the ledger is read once for the chunk, not stamped once per file.
     ctx = dataclasses.replace(ls.context(project), ledger=project.ledger.settled())
-    for (uri, path), got in scanned:
+    for (uri, _path), got in scanned:
         if got is None:
             continue  # unreadable, or changing while read: a watcher event or a request analyses it
         verdict = getattr(got, "verdict", got)
-        if getattr(got, "row", None) is not None:
-            project.keep_row(path, got.row)
         current = verdict.current()  # else changed since it was read (a watcher may have taken it in)
         if current:
             project.verdicts[uri] = verdict

@@ -64,9 +64,9 @@ async def test_the_servers_index_is_what_rebuild_writes(tmp_path: Path, memzoi_h
 
 
 def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_home: Path, monkeypatch):
-    """The scan analyses each file once and keeps its index row; the index takes those rows as they are, without
-    a second analysis. A file edited on disk since is analysed once more (its row is no longer the file's), and
-    the rows are the ones a fresh rebuild writes."""
+    """The scan analyses each file once and writes its index row with its entry; the refresh after the scan
+    analyses nothing again. A file edited on disk since is analysed once more (its row is no longer the file's),
+    and the rows are the ones a fresh rebuild writes."""
     from types import SimpleNamespace
 
     import memzoi.stores.firststage
@@ -82,20 +82,23 @@ def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_h
     project = Project(root.resolve())
     files = git_plane_files(project.root)
     ctx = ProjectContext.of(project.memzoi_dir, git=project.git)
-    for got in scanverdicts.analyse([str(p) for p in files], ctx, index_root=project.root, workers=1):  # the scan
-        assert got is not None and got.row is not None
-        project.keep_row(got.verdict.path, got.row)
+    index = Index(
+        project.root, path=tmp_path / "server.db", workers=1, premade=lambda fs: project.premade_rows(fs, docs.on_disk)
+    )
+    project.index = index  # the project's index, at a path of the test's
+    project.listing()  # records git's state, as the scan does first
+    scanned = list(scanverdicts.analyse([str(p) for p in files], ctx, index_root=project.root, workers=1))
+    assert all(got is not None and got.row is not None for got in scanned)
+    for i in range(0, len(scanned), 3):  # written chunk by chunk, as the scan goes
+        project.put_rows([got.row[2] for got in scanned[i : i + 3]], docs.on_disk)
 
     def analysed_twice(*args, **kwargs):
         raise AssertionError("the index analysed a file the scan had analysed")
 
     monkeypatch.setattr(memzoi.stores.firststage, "analyze_bytes", analysed_twice)  # the one analysing routine
-    index = Index(
-        project.root, path=tmp_path / "server.db", workers=1, premade=lambda fs: project.premade_rows(fs, docs.on_disk)
-    )
     try:
-        assert index.rebuild().files == len(files)
-        assert docs.analyses == 0
+        project.refresh_index(docs.on_disk)
+        assert docs.analyses == 0 and index.search("pnpm")  # nothing analysed again; the rows' text is searchable
         edited = next(p for p in files if p.name == "use-pnpm.md")
         edited.write_text(edited.read_text() + "\nOne more line.\n")
         os.utime(edited, ns=(edited.stat().st_atime_ns, edited.stat().st_mtime_ns + 10**9))

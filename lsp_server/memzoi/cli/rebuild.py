@@ -1,5 +1,5 @@
-"""``memzoi rebuild [--json]``: drop the project store (:mod:`memzoi.stores.store`) and re-fill its workspace index from
-the git plane (SPEC §7, §8); store entries are made again by the next check.
+"""``memzoi rebuild [--json]``: drop the project store (:mod:`memzoi.stores.store`) and re-fill its workspace index and entries from
+the git plane (SPEC §7, §8), one analysis per file (:func:`memzoi.stores.fileentry.make_entry`).
 
 Progress goes to stderr on a terminal (:mod:`memzoi.cli.progress`, off with ``--no-progress``); ``--json`` prints Memzoi's rebuild shape
 ``{records_root, db_path, record_ids}`` plus ``proposal_ids``, ``files_indexed``, ``refused`` and ``seconds``.

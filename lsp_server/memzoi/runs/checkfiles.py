@@ -1,6 +1,6 @@
 """The first stage of ``memzoi check`` for each file (:class:`memzoi.stores.firststage.FirstStage`), as the parent
 receives it: analysed by :func:`check_chunk` (in a worker process or in the caller's, through the one routine
-:func:`memzoi.stores.firststage.analyse_file`) or read back from the file's store entry by :func:`from_entry`
+:func:`memzoi.stores.fileentry.make_entry`) or read back from the file's store entry by :func:`from_entry`
 (:mod:`memzoi.stores.verdictcache`).
 
 Each worker returns only what the report needs (the first stage, cross-file facts and line starts), never the
@@ -17,9 +17,9 @@ from typing import Any, NamedTuple
 
 from ..judge.pathsafety import repository_path, shown_path
 from ..judge.workspace import place
-from ..project.gitfacts import GitFacts
 from ..project.verdict import Local, ProjectContext
-from ..stores.firststage import Entry, FirstStage, analyse_file, failed_stage, from_payload
+from ..stores.fileentry import context_of, make_entry
+from ..stores.firststage import Entry, FirstStage, failed_stage, from_payload
 from ..stores.verdictcache import read_stable
 
 
@@ -35,7 +35,7 @@ class Checked(NamedTuple):
 
 def check_chunk(now: datetime, jobs: list[tuple[str, str]], cache: bool = False) -> list[Checked]:
     """Analyse the files ``jobs`` (``(absolute path, display path)`` pairs) into their first stages
-    (:func:`memzoi.stores.firststage.analyse_file`). Runs in a worker process or in the caller's. A file whose
+    (:func:`memzoi.stores.fileentry.make_entry`). Runs in a worker process or in the caller's. A file whose
     analysis raises gets an ``internal_error`` finding instead (:mod:`memzoi.judge.barrier`); the chunk goes on. With
     ``cache``, each file of a project read stably also gets its store entry."""
     contexts: dict[str, ProjectContext] = {}
@@ -45,18 +45,14 @@ def check_chunk(now: datetime, jobs: list[tuple[str, str]], cache: bool = False)
         # Redacted here, in the worker, where the analysis scans the same path anyway (one cached scan per file).
         display = shown_path(display)
         placement = place(path)
-        md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
         try:
-            ctx = contexts.get(md or "")
-            if ctx is None:
-                ctx = contexts[md or ""] = ProjectContext.of(
-                    md, now=now, git=GitFacts(os.path.dirname(md)) if md else None
-                )
-            read = read_stable(path) if cache and md is not None else None
-            made = analyse_file(path, placement, ctx, links, read, entry=cache)
-            out.append(Checked(display, made.stage, made.entry))
+            ctx = context_of(placement, now, contexts)
         except Exception as err:  # the barrier: one file's bug never stops the run
             out.append(Checked(display, failed_stage(err, path, placement)[0]))
+            continue
+        read = read_stable(path) if cache and ctx.memzoi_dir is not None else None
+        made = make_entry(path, placement, ctx, links, read, entry=cache)  # never raises: the barrier is inside
+        out.append(Checked(display, made.verdict, made.entry))
     return out
 
 

@@ -33,12 +33,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..judge.workspace import MEMZOI_DIR, RESERVED_NAMES, Placement, Role, place, takes_part
+from ..judge.workspace import MEMZOI_DIR, takes_part
 from ..project.crossfile import Workspace
 from ..project.filefacts import FileFacts, facts_from_analysis
 from ..project.gitfacts import GitFacts
 from ..project.projectfiles import ProjectFiles
-from .rowspool import RowSpool
+from ..stores.fileentry import indexed
 from .scanrows import OnDisk, premade_rows
 
 if TYPE_CHECKING:
@@ -57,13 +57,6 @@ class StateChanges:
     removed: list[str] = field(default_factory=list)
     affected: set[str] = field(default_factory=set)
     reindex: list[Path] = field(default_factory=list)
-
-
-def indexed(path: str | os.PathLike[str], placement: Placement | None = None) -> bool:
-    """True for a file the index holds: a record or a proposal packet (:func:`memzoi.judge.workspace.place`, or the
-    ``placement`` already made of ``path``), not a reserved or stray file."""
-    role = (placement or place(path)).role
-    return role not in (Role.OTHER, Role.RESERVED) and os.path.basename(path) not in RESERVED_NAMES
 
 
 @dataclass(frozen=True)
@@ -110,7 +103,6 @@ class ProjectState:
         self.tracked = ProjectFiles(self.memzoi_dir, self.git)
         self.index: Index | None = None
         self.index_ready = False
-        self._premade = RowSpool(self.root)  # absolute path -> the index row the scan made, on disk
         self._inputs: tuple[bytes, str] | None = None  # the configuration and git state last seen
         self._boundaries: dict[str, datetime] = {}  # key -> retention boundary still to pass, of a fed analysis
         self.scanned = False  # the first scan has seen every file (until then reads withhold: memzoi.runs.projectview)
@@ -307,14 +299,16 @@ class ProjectState:
 
     # -- the index (on the scan thread) -------------------------------------------------------------------------
 
-    def keep_row(self, path: str, row: tuple[int, int, bytes]) -> None:
-        """Keep the index row the scan made for ``path`` (:class:`memzoi.runs.scanverdicts.Scanned`), on disk until taken."""
-        self._premade.put(os.path.abspath(path), row)
+    def put_rows(self, rows: list[bytes], on_disk: OnDisk) -> None:
+        """Write the search rows the scan made with its entries (:attr:`memzoi.stores.fileentry.FileEntry.row`) into
+        the index now (:meth:`memzoi.stores.index.Index.put_rows`, under the git state the listing recorded).
+        Raises :class:`memzoi.stores.index.IndexUnavailable` or ``sqlite3.Error``."""
+        if rows:
+            self.open_index(on_disk).put_rows(rows, self._inputs[1] if self._inputs is not None else "")
 
-    def premade_rows(self, files: list[Path], on_disk: OnDisk) -> tuple[list[dict[str, Any] | bytes], list[Path]]:
-        """The index's rows of ``files`` (:func:`memzoi.runs.scanrows.premade_rows`): those the scan kept
-        (:meth:`keep_row`), then rows from the caller's analyses (``on_disk``) for a few others."""
-        return premade_rows(self._premade, files, on_disk, self.git, self.root)
+    def premade_rows(self, files: list[Path], on_disk: OnDisk) -> tuple[list[Any], list[Path]]:
+        """The index's rows of ``files`` from the caller's analyses (:func:`memzoi.runs.scanrows.premade_rows`)."""
+        return premade_rows(files, on_disk, self.git, self.root)
 
     def open_index(self, on_disk: OnDisk) -> Index:
         """The project's index, opened once, with rows from :meth:`premade_rows` and a fork server's workers for
@@ -328,13 +322,10 @@ class ProjectState:
     def refresh_index(self, on_disk: OnDisk) -> None:
         """Bring the index up to date after the first scan (rebuilt when its schema is not ours)."""
         index = self.open_index(on_disk)
-        try:
-            if index.schema_problem:
-                index.rebuild()
-            else:
-                index.refresh()
-        finally:
-            self._premade.clear()  # what the index did not take is stale
+        if index.schema_problem:
+            index.rebuild()
+        else:
+            index.refresh()
         self.index_ready = True
 
     def reindex(self, paths: Iterable[Path], on_disk: OnDisk) -> None:

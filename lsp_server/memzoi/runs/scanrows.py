@@ -1,17 +1,17 @@
 """The index rows a long-lived caller (the language server) hands to the index (:class:`memzoi.stores.index.Index`'s
-``premade``) so that a file it analysed is not analysed again for the index: the rows its scan made
-(:class:`memzoi.runs.scanverdicts.Scanned`), while the file is unchanged, and rows made from the caller's own
-analyses for a few others. Used by :class:`memzoi.runs.projectstate.ProjectState`."""
+``premade``) for files it analysed itself since its scan (a file just changed was analysed for its diagnostics),
+so that such a file is not analysed again for the index. The rows of the files its scan analysed were written with
+their entries as the scan went (:meth:`memzoi.stores.index.Index.put_rows`). Used by
+:class:`memzoi.runs.projectstate.ProjectState`."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..project.admission import GitVisibility
-from .rowspool import RowSpool, SpooledRows
 
 if TYPE_CHECKING:
     from ..judge.analysis import Analysis
@@ -21,39 +21,28 @@ if TYPE_CHECKING:
 OnDisk = Callable[[Path], "tuple[bytes, os.stat_result, Analysis] | None"]
 
 
-def premade_rows(
-    premade: RowSpool, files: list[Path], on_disk: OnDisk, git: GitFacts, root: Path
-) -> tuple[SpooledRows, list[Path]]:
-    """The index's rows of ``files`` (:data:`memzoi.stores.index_rows.Premade`) and the files left to the index's
-    own workers. First the rows the scan made (``premade``: kept on disk by absolute path with the file's
-    ``(size, mtime_ns)``, read back as the index reaches them), while the file's size and mtime are still the row's; then, for a few others, rows
-    from the caller's analyses (``on_disk``: a file just changed was analysed for its diagnostics). Many others
-    (an index missing after a warm scan, whose files came from the verdict cache) are left to the index's own
-    workers. Judged with the project's git answers (``git``, asked here for files it does not know) and its own
-    ``[rules]`` (the project at ``root``), not an editor's settings: the index is what ``memzoi rebuild`` writes
-    (:func:`memzoi.stores.index_rows.index_verdict`). A file whose row cannot be made is logged and left."""
+def premade_rows(files: list[Path], on_disk: OnDisk, git: GitFacts, root: Path) -> tuple[list[Any], list[Path]]:
+    """The index's rows of ``files`` (:data:`memzoi.stores.index_rows.Premade`) made from the caller's analyses
+    (``on_disk``), and the files left to the index's own workers: all of them when they are many (an index missing
+    after a warm scan, whose files came from the store). Judged with the project's git answers (``git``, asked here
+    for files it does not know) and its own ``[rules]`` (the project at ``root``), not an editor's settings: the
+    index is what ``memzoi rebuild`` writes (:func:`memzoi.stores.index_rows.index_verdict`). A file whose row
+    cannot be made is logged and left."""
     from ..judge.workspace import MEMZOI_DIR  # noqa: PLC0415 lazy: start-up
     from ..project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
     from ..stores.index import PARALLEL_THRESHOLD  # noqa: PLC0415 lazy: start-up
     from ..stores.index_rows import index_key, index_row, index_verdict  # noqa: PLC0415 lazy: start-up
 
-    rows = SpooledRows(premade)
-    rest: list[Path] = []
-    for path in files:
-        kept = premade.stat_of(os.path.abspath(path))
-        if kept is not None and _stat(path) == kept:
-            rows.refer(os.path.abspath(path))
-        else:
-            rest.append(path)
-    if len(rest) >= PARALLEL_THRESHOLD:
-        return rows, rest
-    unasked = [p for p in rest if git.visibility(p) is GitVisibility.UNKNOWN]
+    if len(files) >= PARALLEL_THRESHOLD:
+        return [], files
+    unasked = [p for p in files if git.visibility(p) is GitVisibility.UNKNOWN]
     if unasked:
         git.ask(unasked)
     ctx = ProjectContext.of(root / MEMZOI_DIR, git=git)
     base = root.resolve()
+    rows: list[Any] = []
     left = []
-    for path in rest:
+    for path in files:
         found = on_disk(path)
         if found is not None:
             data, st, analysis = found
@@ -65,14 +54,6 @@ def premade_rows(
                 log_internal_error(err, path)
                 left.append(path)
     return rows, left
-
-
-def _stat(path: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_size, st.st_mtime_ns
 
 
 __all__ = ["OnDisk", "premade_rows"]

@@ -1,6 +1,6 @@
-"""The one carrier of a file's first stage (:class:`FirstStage`) and the one routine that analyses a file into it
-and its store entry (:func:`analyse_file`), used by ``memzoi check`` (:mod:`memzoi.runs.checkfiles`), the language
-server's scan and the index (:mod:`memzoi.runs.scanverdicts`), and MCP through the index.
+"""The one carrier of a file's first stage (:class:`FirstStage`), made by the one routine that analyses a file into
+its entry (:func:`memzoi.stores.fileentry.make_entry`, used by ``memzoi check``, the language server's scan and the
+index) or read back from its store entry (:func:`from_payload`).
 
 A :class:`FirstStage` is the first stage of one file's verdict (:class:`memzoi.project.verdict.Local`: its own findings,
 ungraded, without quick fixes once stored), its cross-file facts, its line starts and length (to place findings
@@ -10,9 +10,9 @@ retention boundary passes. It is frozen and small (about a kilobyte, against som
 (:func:`memzoi.project.verdict.settle`: git visibility, ledger, cross-file findings, ``[rules]`` grading) is run by
 whoever shows the findings, so every surface gives the same ones.
 
-It is made in exactly two ways: analysed from the file's bytes (:func:`analyse_file`, which also gives the entry
-of the project's store, :mod:`memzoi.stores.verdictcache`), or read back from that entry (:func:`from_payload`). The
-tests hold both routes equal (``tests/test_verdict_cache.py``, ``tests/test_scan_verdicts.py``).
+It is made in exactly two ways: analysed from the file's bytes (:func:`memzoi.stores.fileentry.make_entry`, which
+also gives the entry of the project's store, :mod:`memzoi.stores.verdictcache`), or read back from that entry
+(:func:`from_payload`). The tests hold both routes equal (``tests/test_verdict_cache.py``, ``tests/test_scan_verdicts.py``).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 import blake3
 
 from ..project.filefacts import FileFacts, facts_from_analysis
-from ..project.verdict import Local, ProjectContext, local
+from ..project.verdict import Local
 from ..read.text import LineIndex, decode
-from .verdictpayload import cache_parts, line_starts, payload_boundary, read_payload
+from .verdictpayload import line_starts, payload_boundary, read_payload
 
 if TYPE_CHECKING:  # reading a stage back from its entry loads no analysis (nor the detectors)
     from ..judge.analysis import Analysis
@@ -119,66 +119,6 @@ def pending_boundary(first: Local, boundary: datetime | None) -> datetime | None
     return boundary
 
 
-@dataclass(frozen=True, slots=True)
-class Analysed:
-    """What :func:`analyse_file` gives: the file's :class:`FirstStage`, its store ``entry`` (``None`` when the
-    bytes were not read stably or no entry was asked for) and the refined analysis (for a caller that also makes
-    the file's index row; never sent between processes)."""
-
-    stage: FirstStage
-    entry: Entry | None
-    analysis: Analysis
-
-
-def analyse_file(
-    path: str,
-    placement: Placement,
-    ctx: ProjectContext,
-    links: dict[Any, bool],
-    read: tuple[bytes, Stamp, int] | None,
-    *,
-    entry: bool = True,
-) -> Analysed:
-    """The one "analyse, then make the entry" routine: analyse the file at the absolute ``path`` (placed as
-    ``placement``, in the project ``ctx`` describes, at ``ctx.now``) into its :class:`FirstStage`
-    (:func:`memzoi.project.verdict.local`: own findings, a stale attestation explained from ``ctx.git``, canonical path)
-    and, with ``entry``, its store entry (:func:`memzoi.stores.verdictpayload.cache_parts`).
-
-    ``read`` is ``(bytes, stamp, checked_ns)`` of a stable read (:func:`memzoi.base.freshness.read_stable`); ``None``
-    when the file could not be read stably: it is then read here (an unreadable file gets its
-    ``canonical_path`` finding from :func:`memzoi.judge.analysis.analyze_path`) and gets no entry. ``links`` caches
-    symlink answers. Raises what the analysis raises (callers put :mod:`memzoi.judge.barrier` around it)."""
-    stamp: Stamp | None
-    if read is not None:
-        data, stamp, checked = read
-        analysis = analyze_bytes(data, path, now=ctx.now, config=ctx.config, placement=placement)
-    else:
-        data, stamp, checked = None, lstamp(path), 0
-        analysis = analyze_path(path, now=ctx.now, config=ctx.config, placement=placement)
-    refined, first = local(path, analysis, ctx, links)
-    facts = facts_from_analysis(refined)
-    starts = refined.document.lines.starts
-    digest = blake3.blake3(data if data is not None else refined.text.encode("utf-8", "surrogatepass")).digest()
-    made: Entry | None = None
-    if entry and data is not None and stamp is not None:
-        payload, kept = cache_parts(refined, first, facts, starts)
-        made = (digest, stamp, checked, payload, kept)
-    mark = refined.retention
-    md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
-    stage = FirstStage(
-        path,
-        md,
-        first,
-        facts,
-        ",".join(map(str, starts)),
-        len(refined.text),
-        stamp,
-        digest.hex()[:32],
-        pending_boundary(first, mark.boundary if mark is not None else None),
-    )
-    return Analysed(stage, made, refined)
-
-
 def failed_stage(err: BaseException, path: str, placement: Placement | None = None) -> tuple[FirstStage, Analysis]:
     """The first stage of a file whose analysis raised ``err``: its ``internal_error`` finding
     (:func:`memzoi.judge.barrier.failed_analysis`), no stamp (so a holder analyses it again), and the failed analysis."""
@@ -226,11 +166,9 @@ def from_payload(
 
 
 __all__ = [
-    "Analysed",
     "Entry",
     "FirstStage",
     "Stamp",
-    "analyse_file",
     "failed_stage",
     "from_payload",
     "lstamp",

@@ -36,15 +36,14 @@ from .index_build import (
     RebuildResult,
     analyse_rows,
     insert_rows,
-    pack_row,
-    unpack_row,
 )
 from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files
 from .index_schema import _TABLES, SCHEMA_VERSION, _opening, _split_sql, _Tx, fts_triggers, table_script
-from .store import STORE_VERSION, ensure_schema, forget_old_databases, store_path
+from .store import STORE_VERSION, ensure_schema, forget_old_databases, made_entries, store_path, write_entries
 
 if TYPE_CHECKING:
     from ..project.filefacts import FileFacts
+    from .firststage import Entry
     from .index_rows import Premade
 
 # What analyses a file (admission, index_rows, the detectors behind shown_path) is imported where a file is
@@ -166,47 +165,77 @@ class Index(IndexQueries):
 
     def rebuild(self, progress: Progress | None = None, *, everything: bool = False) -> RebuildResult:
         """Recreate the whole index from the git plane in one transaction (readers keep the old state until
-        commit). With ``everything`` (``memzoi rebuild``) the store's other tables are emptied in the same
-        transaction too: store entries, facts blob and stored reports (:mod:`memzoi.stores.store`), made again by the next
-        check or scan. Returns what was indexed."""
+        commit), with the store entries made from the same analyses. With ``everything`` (``memzoi rebuild``) the
+        store's other tables are emptied in the same transaction first: store entries, facts blob and stored reports
+        (:mod:`memzoi.stores.store`); the entries are filled again, the blob and reports by the next check. Returns
+        what was indexed."""
         from .index_fresh import git_state, index_stamp  # noqa: PLC0415 lazy: start-up
 
         started = time.perf_counter()
         stamp = index_stamp(self.root)  # before the files are read: a change meanwhile shows at the next refresh
         files = git_plane_files(self.root)
         git = git_state(self.root, {os.path.dirname(p) for p in files})
-        rows = self._analyse(files, progress)
+        rows, made = self._analyse(files, progress)
         with self._transaction():
             if everything:
                 for name in ("entries", "facts", "reports"):
                     self.db.execute(f"DELETE FROM {name}")
-            for name in ("records", "proposals", "files", "records_fts", "proposals_fts", "meta"):
-                self.db.execute(f"DROP TABLE IF EXISTS {name}")
-            for trig in ("records_ai", "records_ad", "records_au", "proposals_ai", "proposals_ad", "proposals_au"):
-                self.db.execute(f"DROP TRIGGER IF EXISTS {trig}")
-            for stmt in _split_sql(table_script()):
-                self.db.execute(stmt)
-            self.db.execute(f"PRAGMA user_version={STORE_VERSION}")
-            # The full-text tables are filled once from the inserted rows, then the triggers that keep them in
-            # sync are created: 11,000 rows took 1.84 s through the triggers and 1.06 s this way.
+            self._write_entries(made)
+            self._recreate(stamp, git)
             result = self._insert(rows)
-            for table in ("records_fts", "proposals_fts"):
-                self.db.execute(f"INSERT INTO {table}({table}) VALUES('rebuild')")
-            for stmt in _split_sql(fts_triggers()):
-                self.db.execute(stmt)
-            self.db.executemany(
-                "INSERT INTO meta(key, value) VALUES (?, ?)",
-                [
-                    ("built_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
-                    ("project_root", str(self.root)),
-                    ("schema", str(SCHEMA_VERSION)),
-                    ("stamp", stamp),
-                    ("git", git),
-                ],
-            )
+            self._index_text()
         self.schema_problem = None
         result.seconds = time.perf_counter() - started
         return result
+
+    def _recreate(self, stamp: str, git: str) -> None:
+        """Drop the index's tables and create them empty, made under ``stamp`` and git's state ``git``, inside the
+        caller's transaction. The full-text tables are filled once every row is in (:meth:`_index_text`; until then
+        ``meta`` holds ``fts``): 11,000 rows took 1.84 s through the triggers that keep them in sync, 1.06 s so."""
+        for name in ("records", "proposals", "files", "records_fts", "proposals_fts", "meta"):
+            self.db.execute(f"DROP TABLE IF EXISTS {name}")
+        for trig in ("records_ai", "records_ad", "records_au", "proposals_ai", "proposals_ad", "proposals_au"):
+            self.db.execute(f"DROP TRIGGER IF EXISTS {trig}")
+        for stmt in _split_sql(table_script()):
+            self.db.execute(stmt)
+        self.db.execute(f"PRAGMA user_version={STORE_VERSION}")
+        built = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        meta = [("built_at", built), ("project_root", str(self.root)), ("schema", str(SCHEMA_VERSION))]
+        meta += [("stamp", stamp), ("git", git), ("fts", "to fill")]
+        self.db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", meta)
+
+    def _index_text(self) -> None:
+        """Fill the full-text tables :meth:`_recreate` left to fill from the rows and create the triggers that keep
+        them in sync, inside the caller's transaction."""
+        self.db.execute("DELETE FROM meta WHERE key = 'fts'")
+        for table in ("records_fts", "proposals_fts"):
+            self.db.execute(f"INSERT INTO {table}({table}) VALUES('rebuild')")
+        for stmt in _split_sql(fts_triggers()):
+            self.db.execute(stmt)
+
+    def _text_to_fill(self) -> bool:
+        return self.db.execute("SELECT 1 FROM meta WHERE key = 'fts'").fetchone() is not None
+
+    def put_rows(self, rows: Sequence[bytes], git: str) -> None:
+        """Write the search rows a caller made with each file's one entry (the language server's scan,
+        :attr:`memzoi.stores.fileentry.FileEntry.row`), in one transaction; each replaces its file's row. An index
+        never built, or made under another stamp, is first made anew and empty, under git's state ``git`` (what
+        the caller's visibility answers were asked under, :func:`memzoi.stores.index_fresh.git_state`): the
+        :meth:`refresh` that follows fills its full-text tables and indexes only the files without a current row."""
+        from .fileentry import unpack_row  # noqa: PLC0415 lazy: start-up
+        from .index_fresh import index_stamp  # noqa: PLC0415 lazy: start-up
+        from .index_rows import keep_verified  # noqa: PLC0415 lazy: start-up
+
+        made = [unpack_row(r) for r in rows]
+        fresh = not self.exists or self._stamp_problem() is not None
+        if not fresh:
+            keep_verified(self.db, self.root, made)
+        with self._transaction():
+            if fresh:
+                self._recreate(index_stamp(self.root), git)
+            self._delete([r["file"]["path"] for r in made])
+            self._insert(made)
+        self.schema_problem = None
 
     def update_paths(self, paths: Iterable[str | os.PathLike[str]], progress: Progress | None = None) -> RebuildResult:
         """Re-index the given files (absolute or relative to the project root); missing ones are removed.
@@ -218,12 +247,16 @@ class Index(IndexQueries):
         for p in paths:
             q = Path(p) if Path(p).is_absolute() else self.root / p
             (present if q.is_file() and not q.is_symlink() else gone).append(q)
-        rows = [unpack_row(r) for r in self._analyse(present, progress)]
+        from .fileentry import unpack_row  # noqa: PLC0415 lazy: start-up
         from .index_rows import keep_verified  # noqa: PLC0415 lazy: start-up
+
+        packed, made = self._analyse(present, progress)
+        rows = [unpack_row(r) for r in packed]
 
         keep_verified(self.db, self.root, rows)
         with self._transaction():
             self._delete([self._rel(q) for q in present + gone])
+            self._write_entries(made + [(str(q), None) for q in gone])
             result = self._insert(rows)
         result.seconds = time.perf_counter() - started
         return result
@@ -242,6 +275,10 @@ class Index(IndexQueries):
 
         if not self.exists or self._stamp_problem():
             return self.rebuild(progress)
+        if self._text_to_fill():
+            with self._transaction():  # rows a caller put (put_rows): their text is searchable from now on
+                if self._text_to_fill():  # looked at again under the write lock: another process may have
+                    self._index_text()
         plan = stale(self.db, self.root, self._redacted_key, self._rel)
         result = RebuildResult()
         if plan.changed or plan.gone:
@@ -277,9 +314,25 @@ class Index(IndexQueries):
     def _transaction(self) -> _Tx:
         return _Tx(self.db)
 
-    def _analyse(self, files: list[Path], progress: Progress | None) -> list[dict[str, Any] | bytes]:
-        """Rows for ``files`` (:func:`memzoi.stores.index_build.analyse_rows` with this index's supply and pool)."""
+    def _analyse(
+        self, files: list[Path], progress: Progress | None
+    ) -> tuple[list[dict[str, Any] | bytes], list[tuple[str, Entry | None]]]:
+        """Rows and entries for ``files`` (:func:`memzoi.stores.index_build.analyse_rows` with this index's supply
+        and pool)."""
         return analyse_rows(self.root, files, progress, premade=self.premade, workers=self.workers, helper=self.helper)
+
+    def _write_entries(self, made: list[tuple[str, Entry | None]]) -> None:
+        """Write the store entries made with the rows (:func:`memzoi.stores.verdictcache.write_entries`, under the
+        context stamp of the project's configuration, as ``memzoi check`` looks them up), inside the caller's
+        transaction: a file's search rows and its entry are written together, from one analysis."""
+        if not made:
+            return
+        from ..judge.config import load_config  # noqa: PLC0415 lazy: start-up
+        from ..judge.workspace import MEMZOI_DIR  # noqa: PLC0415 lazy: start-up
+        from .verdictcache import context_stamp  # noqa: PLC0415 lazy: start-up
+
+        put, drop = made_entries(made)
+        write_entries(self.db, context_stamp(load_config(self.root / MEMZOI_DIR).config), put, drop)
 
     def _delete(self, rels: list[str]) -> None:
         for table in ("records", "proposals", "files"):
@@ -320,6 +373,4 @@ __all__ = [
     "git_plane_files",
     "index_path",
     "indexed_facts",
-    "pack_row",
-    "unpack_row",
 ]

@@ -1,7 +1,8 @@
 """Filling the index (:class:`memzoi.stores.index.Index`): the rows of a batch of files, made by the caller
-(``premade``) or analysed here (in worker processes for many files), and their insertion in batches.
+(``premade``) or made here with each file's store entry by the one routine :mod:`memzoi.stores.fileentry` (in worker
+processes for many files), and their insertion in batches.
 
-Rows travel packed (:func:`pack_row`: pickled and compressed) and are unpacked a few hundred at a time when they
+Rows travel packed (:func:`memzoi.stores.fileentry.pack_row`: pickled and compressed) and are unpacked a few hundred at a time when they
 are inserted, so a whole project's rows are never all in memory as dicts.
 """
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .firststage import Entry
     from .index_rows import Premade
 
 #: From this many files on, (re)indexing analyses files in worker processes.
@@ -39,26 +41,6 @@ class RebuildResult:
     seconds: float = 0.0
 
 
-def pack_row(row: dict[str, Any]) -> bytes:
-    """A file's rows (:func:`memzoi.stores.index_rows.index_row`) in the form a caller holds many of until the index
-    takes them: pickled and compressed, about a fifth of the dicts' memory (1.3 KB against 6.5 KB per file)."""
-    import pickle  # noqa: PLC0415 lazy: start-up
-    import zlib  # noqa: PLC0415 lazy: start-up
-
-    return zlib.compress(pickle.dumps(row, protocol=pickle.HIGHEST_PROTOCOL), 1)
-
-
-def unpack_row(row: dict[str, Any] | bytes) -> dict[str, Any]:
-    """The rows of :func:`pack_row` (a dict is returned as it is)."""
-    if isinstance(row, dict):
-        return row
-    import pickle  # noqa: PLC0415 lazy: start-up
-    import zlib  # noqa: PLC0415 lazy: start-up
-
-    out: dict[str, Any] = pickle.loads(zlib.decompress(row))  # noqa: S301 - made by pack_row here or in our workers
-    return out
-
-
 def analyse_rows(
     root: Path,
     files: list[Path],
@@ -67,35 +49,37 @@ def analyse_rows(
     premade: Premade | None = None,
     workers: int | None = None,
     helper: bool = False,
-) -> list[dict[str, Any] | bytes]:
-    """Rows for ``files`` of the project ``root``: those the caller made (``premade``, maybe packed), then for the
-    others git visibility in one batch, and read + analyse + admit per file, in worker processes from
-    :data:`PARALLEL_THRESHOLD` files on (``workers``: their number, ``None`` one per CPU up to 8; ``helper``: from a
-    fork server, for a threaded caller). A file that cannot be read gets no row. Raises what git or the pool
-    raises."""
+) -> tuple[list[dict[str, Any] | bytes], list[tuple[str, Entry | None]]]:
+    """Rows for ``files`` of the project ``root``, and the store entries made with them: those the caller made
+    (``premade``, maybe packed; their entries are the caller's), then for the others git visibility in one batch
+    and each file's one entry (:func:`memzoi.stores.fileentry.entry_chunk`: read, analyse, stage, store entry and
+    rows), in worker processes from :data:`PARALLEL_THRESHOLD` files on (``workers``: their number, ``None`` one per
+    CPU up to 8; ``helper``: from a fork server, for a threaded caller). A file that cannot be read gets no row.
+    The entries are ``(absolute path, entry)`` pairs, ``None`` for a file whose entry must not be kept. Raises
+    what git or the pool raises."""
     total = len(files)
     if progress:
         progress(0, total)
     if not files:
-        return []
+        return [], []
     from ..base.parallel import ChunkPool, cpu_count  # noqa: PLC0415 lazy: start-up
     from ..project.admission import GitVisibility, git_visibility  # noqa: PLC0415 lazy: start-up
-    from .index_rows import _index_rows  # noqa: PLC0415 lazy: start-up
+    from .fileentry import FileEntry, entry_chunk  # noqa: PLC0415 lazy: start-up
 
     rows: list[dict[str, Any] | bytes] = []
+    entries: list[tuple[str, Entry | None]] = []
     if premade is not None:
         rows, files = premade(files)
         if not files:
             if progress:
                 progress(total, total)
-            return rows
+            return rows, entries
     vis = git_visibility(root, files)
-    # Each file's key is made in the worker that analyses it (index_rows._index_rows).
-    jobs = [(str(p), None, vis.get(os.path.abspath(p), GitVisibility.UNKNOWN).value) for p in files]
+    jobs = [(str(p), vis.get(os.path.abspath(p), GitVisibility.UNKNOWN).value) for p in files]
     step = max(1, total // 100)
     n = workers if workers is not None else min(cpu_count(), 8)
-    pool: ChunkPool[tuple[str, str | None, str], dict[str, Any] | None] = ChunkPool(
-        functools.partial(_index_rows, root=str(root)),
+    pool: ChunkPool[tuple[str, str], FileEntry | None] = ChunkPool(
+        functools.partial(entry_chunk, now=None, root=str(root)),
         workers=n,
         chunksize=max(16, len(jobs) // (n * 8)),
         start_at=PARALLEL_THRESHOLD,
@@ -103,17 +87,21 @@ def analyse_rows(
     )
     for job in jobs:
         pool.add(job)
-    for i, row in enumerate(pool.iter_results(), total - len(jobs) + 1):
-        if row is not None:
-            rows.append(row)
+    for i, made in enumerate(pool.iter_results(), total - len(jobs) + 1):
+        if made is not None:
+            entries.append((made.verdict.path, made.entry))
+            if made.row is not None:
+                rows.append(made.row[2])
         if progress and (i % step == 0 or i == total):
             progress(i, total)
-    return rows
+    return rows, entries
 
 
 def insert_rows(db: sqlite3.Connection, rows: Sequence[dict[str, Any] | bytes]) -> RebuildResult:
-    """Insert ``rows`` (dicts, or packed by :func:`pack_row`) into the index ``db``, inside the caller's
+    """Insert ``rows`` (dicts, or packed by :func:`memzoi.stores.fileentry.pack_row`) into the index ``db``, inside the caller's
     transaction, and sum them up; they are unpacked :data:`INSERT_BATCH` at a time. Raises ``sqlite3.Error``."""
+    from .fileentry import unpack_row  # noqa: PLC0415 lazy: start-up
+
     res = RebuildResult(files=len(rows))
     for i in range(0, len(rows), INSERT_BATCH):
         batch = [unpack_row(r) for r in rows[i : i + INSERT_BATCH]]
@@ -149,6 +137,4 @@ __all__ = [
     "RebuildResult",
     "analyse_rows",
     "insert_rows",
-    "pack_row",
-    "unpack_row",
 ]

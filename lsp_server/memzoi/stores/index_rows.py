@@ -1,6 +1,6 @@
-"""The rows of one file in the index: read, analyse and admit a file, and turn the result into the values of
-its ``files`` row and its ``records`` or ``proposals`` row (:func:`index_rows`, run in worker processes for large
-batches).
+"""The search rows of one file in the index: its judged verdict turned into the values of its ``files`` row and its
+``records`` or ``proposals`` row (:func:`index_row`), made from the file's one analysis by
+:func:`memzoi.stores.fileentry.make_entry` (in worker processes for large batches).
 
 Detected secrets never enter a row: titles, bodies and every other text column are redacted, and a path that
 bears a secret is stored redacted with its id and references dropped.
@@ -18,23 +18,17 @@ from typing import Any, NamedTuple
 
 import blake3
 
-from ..base.freshness import read_stable
 from ..base.utf8 import encodable, storable
 from ..judge import pathsafety
 from ..judge.analysis import Analysis
 from ..judge.attestation import check_attestation
-from ..judge.barrier import failed_analysis
 from ..judge.pathsafety import REDACTED_PREFIX, redacted, shown_id
-from ..judge.workspace import place
-from ..project.admission import GitVisibility
 from ..project.filefacts import FileFacts, facts_from_analysis
-from ..project.gitfacts import GitFacts
-from ..project.verdict import FileVerdict, ProjectContext, judge, verdict_of
+from ..project.verdict import FileVerdict, ProjectContext, judge
 from ..read.document import Document, frame
 from ..read.text import LineIndex
 from ..safety.redact import MARK, redact, secret_spans
 from ..safety.values import scalars
-from .firststage import analyse_file
 from .verdictpayload import facts_text
 
 
@@ -82,47 +76,6 @@ def index_key(root: Path, path: str | os.PathLike[str]) -> str:
     return pathsafety.shown_path(rel)
 
 
-def _index_rows(jobs: list[tuple[str, str | None, str]], root: str | None = None) -> list[dict[str, Any] | None]:
-    """Worker: :func:`_index_row` for each job of a chunk (one project context per ``.memzoi`` directory). A job
-    without its key gets it here (:func:`index_key` of ``root``), where the analysis scans the same path anyway
-    (one cached scan per file, instead of one more per file in the parent before the workers start)."""
-    contexts: dict[str, ProjectContext] = {}
-    base = Path(root) if root is not None else None
-    out: list[dict[str, Any] | None] = []
-    for path, key, visibility in jobs:
-        if key is None:
-            key = index_key(base, path) if base is not None else path
-        out.append(_index_row((path, key, visibility), contexts))
-    return out
-
-
-def _index_row(job: tuple[str, str, str], contexts: dict[str, ProjectContext] | None = None) -> dict[str, Any] | None:
-    """Worker: ``(path, relative path, git visibility)`` → the file's rows from its verdict (its own findings
-    and admission; cross-file and ledger findings are not stored: they change with other files), or ``None``
-    when it cannot be read."""
-    path, rel, visibility = job
-    p = Path(path)
-    read = read_stable(p)
-    if read is None:  # unreadable, or changed while it was read: the next refresh sees it again
-        return None
-    data, stamp, checked = read
-    st = StatStamp(*stamp)
-    placement = place(p)
-    md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else ""
-    contexts = {} if contexts is None else contexts
-    ctx = contexts.get(md)
-    if ctx is None:
-        ctx = contexts[md] = ProjectContext.of(md or None, git=GitFacts(os.path.dirname(md)) if md else None)
-    if ctx.git is not None:
-        ctx.git.set_visibility({os.path.abspath(p): GitVisibility(visibility)})
-    try:  # the one analyse-then-entry routine (memzoi.stores.firststage), as check and the server's scan use it
-        made = analyse_file(str(p), placement, ctx, {}, read, entry=False)
-        verdict = verdict_of(p, made.analysis, made.stage.first, ctx)
-        return index_row(rel, data, st, verdict, facts=made.stage.facts, checked_ns=checked)
-    except Exception as err:  # the barrier: the file is kept as refused, with the finding, and the run goes on
-        return index_row(rel, data, st, index_verdict(p, failed_analysis(err, p, placement), ctx), checked_ns=checked)
-
-
 class StatStamp(NamedTuple):
     """The stat fields an index row keeps (:func:`index_row`), from the stamp taken with the read
     (:func:`memzoi.base.freshness.read_stable`)."""
@@ -134,7 +87,7 @@ class StatStamp(NamedTuple):
 
 
 #: A caller's supply of rows it already made (see :class:`memzoi.stores.index.Index`): for the given paths, the rows of
-#: those it holds as they are on disk (dicts, or packed: :func:`memzoi.stores.index.pack_row`), and the paths it does not
+#: those it holds as they are on disk (dicts, or packed: :func:`memzoi.stores.fileentry.pack_row`), and the paths it does not
 #: hold (the index analyses them).
 Premade = Callable[[list[Path]], tuple[list[dict[str, Any] | bytes], list[Path]]]
 

@@ -11,7 +11,8 @@ import sqlite3
 import time
 from collections.abc import Callable
 
-SCHEMA_VERSION = 7  # bump when the stored facts or columns change: old indexes are rebuilt
+SCHEMA_VERSION = 8  # bump when the stored facts or columns change: old stores are rebuilt (8: entries and rows
+# written together by the one routine, memzoi.stores.fileentry)
 
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -4,8 +4,8 @@ layout, reference §7.1/§7.3; the file name is ours, so Memzoi's own ``index.db
 
 It holds every derived fact about the project's files, under one version and one opening rule:
 
-- each file's store entry (table ``entries``: stamp, digest, compact verdict payload, checksum;
-  :mod:`memzoi.stores.verdictcache`) and the project's facts blob (table ``facts``: cross-file facts;
+- each file's store entry (table ``entries``: stamp, digest, compact verdict payload, checksum; written only by
+  :func:`write_entries`, read by :mod:`memzoi.stores.verdictcache`) and the project's facts blob (table ``facts``: cross-file facts;
   :mod:`memzoi.stores.verdictfacts`);
 - the search rows (``files``, ``records``, ``proposals``, their FTS5 tables and ``meta``; :mod:`memzoi.stores.index`);
 - the stored reports ``memzoi check`` replays when no input of them changed (``reports``, :mod:`memzoi.stores.replay`).
@@ -25,7 +25,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import blake3
 
 from ..base.runtime import DB_COMPANIONS, STORE_DB, private_dir, private_file, worktree_runtime_dir
 from .index_schema import SCHEMA_VERSION, _opening, _split_sql, schema_script
@@ -48,6 +53,8 @@ ENTRIES_SCHEMA = (
     "checked_ns INTEGER NOT NULL, digest BLOB NOT NULL, payload TEXT NOT NULL, sum BLOB NOT NULL) "
     "WITHOUT ROWID"
 )
+#: Writes one entry (:func:`write_entries`).
+_PUT = "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 REPORTS_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, made_ns INTEGER NOT NULL, inputs TEXT NOT NULL, "
     "report BLOB NOT NULL, sum BLOB NOT NULL) WITHOUT ROWID"
@@ -181,6 +188,65 @@ def connect(db: Path) -> sqlite3.Connection | None:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One cached file as stored: ``key`` (:func:`path_key`), the stat of the bytes it was made from (``size``
+    in bytes, ``mtime_ns``, ``ino``, ``ctime_ns``), ``checked_ns`` (wall clock, ns, taken before the bytes were
+    read), ``digest`` (BLAKE3 of the bytes, 32 bytes) and ``payload`` (the JSON of
+    :func:`memzoi.stores.verdictpayload.make_payload`)."""
+
+    key: str
+    size: int
+    mtime_ns: int
+    ino: int
+    ctime_ns: int
+    checked_ns: int
+    digest: bytes
+    payload: str
+
+
+def entry_sum(
+    key: str, ctx: str, size: int, mtime_ns: int, ino: int, ctime_ns: int, checked_ns: int, digest: bytes, payload: str
+) -> bytes:
+    """The checksum stored with an entry: BLAKE3 (16 bytes) of every other column of its row. A row whose
+    checksum does not match (a damaged page, an edited row) is a miss, never a verdict."""
+    h = blake3.blake3(f"{key}\0{ctx}\0{size}\0{mtime_ns}\0{ino}\0{ctime_ns}\0{checked_ns}\0".encode())
+    h.update(digest if isinstance(digest, bytes) else b"")
+    h.update(payload.encode("utf-8", "surrogatepass") if isinstance(payload, str) else b"\xff")
+    return h.digest(16)
+
+
+def path_key(path: str) -> str:
+    """The key of the file at the absolute ``path``: hex BLAKE3 of its bytes (surrogate-escaped names hash as
+    their original bytes), so no file name is stored."""
+    return blake3.blake3(path.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def write_entries(conn: sqlite3.Connection, stamp: str, entries: Iterable[Entry], drop: Iterable[str] = ()) -> None:
+    """The one writer of store entries: put ``entries`` under the context ``stamp`` (each with its checksum,
+    :func:`entry_sum`) and delete the entries of the keys ``drop``, inside the caller's transaction. Raises
+    ``sqlite3.Error`` or ``ValueError`` (a text SQLite cannot take)."""
+    rows = [(e.key, stamp, e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest, e.payload) for e in entries]
+    conn.executemany(_PUT, [(*r, entry_sum(*r)) for r in rows])
+    conn.executemany("DELETE FROM entries WHERE key = ?", [(k,) for k in drop])
+
+
+def made_entries(made: Iterable[tuple[str, tuple[Any, ...] | None]]) -> tuple[list[Entry], list[str]]:
+    """The entries to write and the keys to drop for ``made``: ``(absolute path, entry)`` pairs of
+    :func:`memzoi.stores.fileentry.make_entry` (:data:`memzoi.stores.firststage.Entry`, ``None`` when none was made).
+    A file whose payload is ``None`` (it must not be cached: a secret, a stale attestation) or that got no entry
+    loses its stored one."""
+    put: list[Entry] = []
+    drop: list[str] = []
+    for path, e in made:
+        if e is None or e[3] is None:
+            drop.append(path_key(path))
+        else:
+            size, mtime_ns, ino, ctime_ns = e[1]
+            put.append(Entry(path_key(path), size, mtime_ns, ino, ctime_ns, e[2], e[0], e[3]))
+    return put, drop
+
+
 def _damaged(db: Path) -> bool:
     """Whether the file ``db`` is not a sound SQLite database (``PRAGMA quick_check`` fails or the file is not one);
     ``False`` when it cannot be looked at now (locked, busy: another process is using it)."""
@@ -202,6 +268,7 @@ __all__ = [
     "BUSY_TIMEOUT_S",
     "CACHE_FORMAT",
     "ENTRIES_SCHEMA",
+    "Entry",
     "OLD_DATABASES",
     "PAYLOAD_FORMAT",
     "REPORTS_SCHEMA",
@@ -210,7 +277,11 @@ __all__ = [
     "TABLES",
     "connect",
     "ensure_schema",
+    "entry_sum",
     "forget_old_databases",
+    "made_entries",
+    "path_key",
     "remove_database",
     "store_path",
+    "write_entries",
 ]

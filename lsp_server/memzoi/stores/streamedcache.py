@@ -33,8 +33,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..judge.config_model import MemzoiConfig
-from .store import connect, store_path
-from .verdictcache import _ENTRIES, ProjectCache, context_stamp, entry_sum, path_key
+from .store import connect, path_key, store_path, write_entries
+from .verdictcache import _ENTRIES, ProjectCache, context_stamp
 from .verdictfacts import read_blob
 
 #: Entries read at most per :meth:`StreamedCache.prefetch` (SQLite's limit on parameters is 999 or more).
@@ -65,6 +65,7 @@ class StreamedCache(ProjectCache):
         if cache.conn is None:
             return None
         cache.vouching = _Forgetting()
+        cache.keeps_read = False  # an entry not prefetched is read alone and not kept
         cache.restamped = set()
         try:
             cache.has_blob = (
@@ -99,17 +100,6 @@ class StreamedCache(ProjectCache):
         except sqlite3.Error:
             self.rows = {}
 
-    def _row(self, key: str) -> tuple[Any, ...] | None:
-        """The stored entry of ``key``: prefetched, else read now (and not kept)."""
-        row = self.rows.get(key)
-        if row is None and self.conn is not None:
-            try:
-                found = self.conn.execute(_ENTRIES + " AND key = ?", (self.stamp, key)).fetchone()
-            except sqlite3.Error:
-                found = None
-            row = tuple(found[1:]) if found is not None else None
-        return row
-
     def store(
         self,
         path: str,
@@ -133,16 +123,9 @@ class StreamedCache(ProjectCache):
         database error they stay, for :meth:`save` to try again."""
         if self.conn is None:
             return
-        rows = [
-            (e.key, self.stamp, e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest, e.payload)
-            for e in self.put.values()
-        ]
         try:
             with self.conn:
-                self.conn.executemany(
-                    "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(*r, entry_sum(*r)) for r in rows],
-                )
+                write_entries(self.conn, self.stamp, self.put.values())
         except (sqlite3.Error, ValueError):  # ValueError: a text SQLite cannot take
             return
         self.put.clear()

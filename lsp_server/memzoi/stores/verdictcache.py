@@ -57,44 +57,23 @@ from ..base import freshness
 from ..base.freshness import RACY_NS, Stat, read_stable
 from ..judge.config_model import MemzoiConfig
 from . import verdictfacts
-from .store import BUSY_TIMEOUT_S, CACHE_FORMAT, connect, store_path  # noqa: F401 - connect also imported from here
+from .store import (  # noqa: F401 - connect also imported from here
+    BUSY_TIMEOUT_S,
+    CACHE_FORMAT,
+    Entry,
+    connect,
+    entry_sum,
+    path_key,
+    store_path,
+    write_entries,
+)
 from .toolstamp import tool_stamp
 from .verdictfacts import Blob, LazyBlob, blob_text, entry_item, payload_facts, read_blob, updated, write_blob
 
 #: How many new entries a run without a facts blob holds before it writes them (:meth:`ProjectCache._flush`).
 FLUSH_AT = 2048
-#: Writes one entry (:meth:`ProjectCache._values`).
-_PUT = "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 #: Every entry of one stamp, as ``ProjectCache.rows`` keeps them (key first).
 _ENTRIES = "SELECT key, size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload, sum FROM entries WHERE ctx = ?"
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One cached file as stored: ``key`` (:func:`path_key`), the stat of the bytes it was made from (``size``
-    in bytes, ``mtime_ns``, ``ino``, ``ctime_ns``), ``checked_ns`` (wall clock, ns, taken before the bytes were
-    read), ``digest`` (BLAKE3 of the bytes, 32 bytes) and ``payload`` (the JSON of
-    :func:`memzoi.stores.verdictpayload.make_payload`)."""
-
-    key: str
-    size: int
-    mtime_ns: int
-    ino: int
-    ctime_ns: int
-    checked_ns: int
-    digest: bytes
-    payload: str
-
-
-def entry_sum(
-    key: str, ctx: str, size: int, mtime_ns: int, ino: int, ctime_ns: int, checked_ns: int, digest: bytes, payload: str
-) -> bytes:
-    """The checksum stored with an entry: BLAKE3 (16 bytes) of every other column of its row. A row whose
-    checksum does not match (a damaged page, an edited row) is a miss, never a verdict."""
-    h = blake3.blake3(f"{key}\0{ctx}\0{size}\0{mtime_ns}\0{ino}\0{ctime_ns}\0{checked_ns}\0".encode())
-    h.update(digest if isinstance(digest, bytes) else b"")
-    h.update(payload.encode("utf-8", "surrogatepass") if isinstance(payload, str) else b"\xff")
-    return h.digest(16)
 
 
 def _sound(key: str, ctx: str, row: tuple[Any, ...]) -> bool:
@@ -103,12 +82,6 @@ def _sound(key: str, ctx: str, row: tuple[Any, ...]) -> bool:
         return len(row) == 8 and entry_sum(key, ctx, *row[:7]) == row[7]
     except (TypeError, ValueError):
         return False
-
-
-def path_key(path: str) -> str:
-    """The key of the file at the absolute ``path``: hex BLAKE3 of its bytes (surrogate-escaped names hash as
-    their original bytes), so no file name is stored."""
-    return blake3.blake3(path.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _stat_of(path: str) -> Stat | None:
@@ -150,6 +123,8 @@ class ProjectCache:
     #: keys of this run's entries already written (:meth:`_flush`), no longer held in ``put``
     flushed: set[str] = field(default_factory=set)
     _flushing: bool = True
+    #: whether an entry read alone (:meth:`_row`) is kept in :attr:`rows`
+    keeps_read: bool = True
 
     @classmethod
     def load(
@@ -186,19 +161,17 @@ class ProjectCache:
         return cache
 
     def _row(self, key: str) -> tuple[Any, ...] | None:
-        """The stored entry of ``key`` (read now in a partial load)."""
+        """The stored entry of ``key``: read at :meth:`load`, else read now through an open connection (a partial
+        load keeps it; a streamed cache does not, :attr:`keeps_read`)."""
         row = self.rows.get(key)
         if row is None and self.conn is not None:
             try:
-                found = self.conn.execute(
-                    "SELECT size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload, sum "
-                    "FROM entries WHERE ctx = ? AND key = ?",
-                    (self.stamp, key),
-                ).fetchone()
+                found = self.conn.execute(_ENTRIES + " AND key = ?", (self.stamp, key)).fetchone()
             except sqlite3.Error:
                 found = None
-            if found is not None:
-                row = self.rows[key] = tuple(found)
+            row = tuple(found[1:]) if found is not None else None
+            if row is not None and self.keeps_read:
+                self.rows[key] = row
         return row
 
     def facts_of(self, path: str) -> list[Any] | None:
@@ -290,7 +263,7 @@ class ProjectCache:
                 raise sqlite3.OperationalError("store unavailable")
             with conn:  # the connection is in autocommit: BEGIN ... COMMIT, ROLLBACK on error
                 conn.execute("BEGIN IMMEDIATE")
-                conn.executemany(_PUT, [self._values(e) for e in self.put.values()])
+                write_entries(conn, self.stamp, self.put.values())
         except (sqlite3.Error, ValueError):
             self._flushing = False
             return
@@ -299,11 +272,6 @@ class ProjectCache:
                 conn.close()
         self.flushed.update(self.put)
         self.put.clear()
-
-    def _values(self, e: Entry) -> tuple[Any, ...]:
-        """The row of ``e`` in ``entries`` under this run's stamp, with its checksum (:func:`entry_sum`)."""
-        row = (e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest, e.payload)
-        return (e.key, self.stamp, *row, entry_sum(e.key, self.stamp, *row))
 
     def save(self, complete: bool = False) -> bool:
         """Write what the run changed in one transaction; with ``complete`` (the run saw every file of the
@@ -327,8 +295,7 @@ class ProjectCache:
                 # were written as it went: the blob is made from every stored entry, so the next check of a few
                 # files reads one blob instead of an entry per file.
                 blob = self._first_blob(((r[0], r[1:]) for r in conn.execute(_ENTRIES, (self.stamp,))), drop)
-            conn.executemany(_PUT, [self._values(e) for e in self.put.values()])
-            conn.executemany("DELETE FROM entries WHERE key = ?", [(k,) for k in drop])
+            write_entries(conn, self.stamp, self.put.values(), drop)
             conn.execute("DELETE FROM entries WHERE ctx != ?", (self.stamp,))  # another tool or configuration
             if blob is not None:
                 write_blob(conn, self.stamp, blob)
