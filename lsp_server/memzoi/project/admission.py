@@ -22,6 +22,7 @@ import stat
 import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ from .refusals import refusals
 
 if TYPE_CHECKING:  # a check served from the verdict cache loads no analysis
     from ..judge.analysis import Analysis
+    from ..judge.attestation import AttestationState
 
 GIT_TIMEOUT = 10  # seconds per git process
 #: Output cap for ``ls-files``: generous per path, so 10,000 records fit, but never unbounded.
@@ -285,14 +287,19 @@ def git_findings(analysis: Analysis, visibility: GitVisibility) -> list[Finding]
     return visibility_findings(analysis.placement.role, opening_span(analysis), is_attested(analysis), visibility)
 
 
-def is_attested(analysis: Analysis) -> bool:
-    """True when the record carries a materialization attestation (valid or stale)."""
+@cache
+def attestation_states() -> type[AttestationState]:
+    """:class:`memzoi.judge.attestation.AttestationState`, imported at the first analysis it is asked of (a check
+    served from the store loads no attestation) and kept: an import statement costs 1.5–2 µs at every call."""
     from ..judge.attestation import AttestationState  # noqa: PLC0415 lazy: start-up
 
-    return analysis.attestation is not None and analysis.attestation.state not in (
-        AttestationState.UNATTESTED,
-        AttestationState.UNKNOWN,
-    )
+    return AttestationState
+
+
+def is_attested(analysis: Analysis) -> bool:
+    """True when the record carries a materialization attestation (valid or stale)."""
+    states = attestation_states()
+    return analysis.attestation is not None and analysis.attestation.state not in (states.UNATTESTED, states.UNKNOWN)
 
 
 def visibility_findings(

@@ -29,7 +29,14 @@ from ..judge.config_model import MemzoiConfig
 from ..judge.rules import DEFAULT_RULES, Rules
 from ..judge.workspace import Role
 from ..ledger.view import LedgerView
-from .admission import GitVisibility, canonical_path_findings, is_attested, opening_span, visibility_findings
+from .admission import (
+    GitVisibility,
+    attestation_states,
+    canonical_path_findings,
+    is_attested,
+    opening_span,
+    visibility_findings,
+)
 from .gitfacts import GitFacts
 from .refusals import refusals
 
@@ -136,17 +143,18 @@ def explain_stale(path: str | os.PathLike[str] | None, analysis: Analysis, git: 
     (e.g. "changed since decision time: `body`"). Returns a new analysis (the given one is never changed); the
     same one when there is nothing to explain or git cannot tell."""
     att = analysis.attestation
-    from ..judge.analysis import record_id_of  # noqa: PLC0415 lazy: start-up
-    from ..judge.attestation import AttestationState, check_attestation  # noqa: PLC0415 lazy: start-up
-
-    if git is None or path is None or att is None or att.state is not AttestationState.STALE or analysis.model is None:
+    stale = attestation_states().STALE
+    if git is None or path is None or att is None or att.state is not stale or analysis.model is None:
         return analysis
+    from ..judge.analysis import record_id_of  # noqa: PLC0415 lazy: start-up - only a stale attestation gets here
+    from ..judge.attestation import check_attestation  # noqa: PLC0415 lazy: start-up
+
     record_id = record_id_of(analysis)
     known = git.reviewed_projection(path, record_id) if record_id else None
     if known is None:
         return analysis
     refined = check_attestation(analysis.document, record_id, valid=True, known=known)
-    if refined.state is not AttestationState.STALE or not refined.findings:
+    if refined.state is not stale or not refined.findings:
         return analysis
     findings = _sorted([f for f in analysis.findings if f.code != "stale_attestation"] + refined.findings)
     return dataclasses.replace(analysis, attestation=refined, findings=findings)

@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import os
 import stat as statmod
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import blake3
@@ -83,23 +86,32 @@ class FirstStage:
         return self.stamp is not None and lstamp(self.path) == self.stamp
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        # One per file crosses the pipe from a worker: positional fields unpickle faster than slot state.
-        return (FirstStage, tuple(getattr(self, name) for name in self.__dataclass_fields__))
+        # One per file crosses the pipe from a worker: positional fields unpickle faster than slot state (read by
+        # one C-level attrgetter, 3x faster than a generator of getattr).
+        return (FirstStage, _STAGE_FIELDS(self))
+
+
+#: every field of a :class:`FirstStage` in declaration order (its pickled form)
+_STAGE_FIELDS: Callable[[FirstStage], tuple[Any, ...]] = attrgetter(*FirstStage.__dataclass_fields__)
+
+
+@cache
+def _analysers() -> tuple[Callable[..., Analysis], Callable[..., Analysis]]:
+    """``(analyze_bytes, analyze_path)`` of :mod:`memzoi.judge.analysis`, imported at the first file to analyse (a
+    run served from the store loads no analysis) and kept: an import statement costs 1.5–2 µs at every call."""
+    from ..judge.analysis import analyze_bytes as by_bytes, analyze_path as by_path  # noqa: PLC0415 lazy: start-up
+
+    return by_bytes, by_path
 
 
 def analyze_bytes(*args: Any, **kwargs: Any) -> Analysis:
-    """:func:`memzoi.judge.analysis.analyze_bytes`, imported at the first file to analyse (a run served from the store
-    loads no analysis)."""
-    from ..judge.analysis import analyze_bytes as analyze  # noqa: PLC0415 lazy: start-up
-
-    return analyze(*args, **kwargs)
+    """:func:`memzoi.judge.analysis.analyze_bytes` (see :func:`_analysers`)."""
+    return _analysers()[0](*args, **kwargs)
 
 
 def analyze_path(*args: Any, **kwargs: Any) -> Analysis:
-    """:func:`memzoi.judge.analysis.analyze_path`, imported at the first file to analyse."""
-    from ..judge.analysis import analyze_path as analyze  # noqa: PLC0415 lazy: start-up
-
-    return analyze(*args, **kwargs)
+    """:func:`memzoi.judge.analysis.analyze_path` (see :func:`_analysers`)."""
+    return _analysers()[1](*args, **kwargs)
 
 
 def lstamp(path: str) -> Stamp | None:
