@@ -15,9 +15,10 @@ its retention is ``current``. Clocks are always passed in, so tests fix them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 # Re-exported (also imported from here).
@@ -221,11 +222,18 @@ def retention_mark(doc: Document) -> RetentionMark | None:
         return None
     if found is None:
         return None
-    from ..read.yaml12 import locate  # noqa: PLC0415 lazy: start-up
-
-    key, _ = locate(doc.yaml_root, ("retention",))
+    key, _ = _locate()(doc.yaml_root, ("retention",))
     span = (key.start, key.end) if key is not None else (0, min(3, len(doc.text)))
     return RetentionMark(found[0], found[1], span)
+
+
+@cache
+def _locate() -> Callable[..., Any]:
+    """:func:`memzoi.read.yaml12.locate`, imported at the first record with a retention boundary and kept: an import
+    statement costs 1.5–2 µs at every call, and a check asks it of every such record."""
+    from ..read.yaml12 import locate  # noqa: PLC0415 lazy: start-up
+
+    return locate
 
 
 def mark_findings(mark: RetentionMark | None, evaluated_at: datetime) -> list[Finding]:
