@@ -213,11 +213,16 @@ def others_stamp(project: ProjectCache, path: str) -> list[Any]:
 
 def _stamps(plan: Any, stages: list[Checked]) -> replay.Stamps | None:
     """Each checked file's stamp, read clock and digest as the run ``plan`` (:class:`memzoi.runs.check.CheckPlan`) used
-    its bytes; ``None`` when one is not known (a file outside a project, read unstably, failed)."""
+    its bytes (held packed, :func:`memzoi.runs.checkfiles.pack_kept`, else its entry or its store's word); ``None`` when one is not known (a file outside a project, read unstably, failed)."""
+    from .checkfiles import unpack_kept  # noqa: PLC0415 lazy: start-up
+
     out: replay.Stamps = {}
     for r in stages:
         got = None
-        if r.entry is not None:
+        if r.kept is not None:
+            digest, stamp, checked = unpack_kept(r.kept)
+            got = (stamp, checked, digest)
+        elif r.entry is not None:
             digest, stamp, checked = r.entry[:3]
             got = (stamp, checked, digest)
         elif r.stage.memzoi_dir is not None:
@@ -231,15 +236,18 @@ def _stamps(plan: Any, stages: list[Checked]) -> replay.Stamps | None:
 
 def _links(stamps: replay.Stamps, facts: dict[str, FileFacts]) -> str:
     """The cross-file keys (:func:`memzoi.project.crossfile.related_keys`) of each file of ``stamps`` that takes part
-    in cross-file checks (``facts``: path → its facts), in their stored form (:attr:`memzoi.stores.replay.Inputs.links`)."""
+    in cross-file checks (``facts``: path → its facts), in their stored form (:attr:`memzoi.stores.replay.Inputs.links`),
+    made file by file in ``stamps``' order (a dict of every file's key list was some 19 MB at 55,000 files)."""
     from ..judge.workspace import takes_part  # noqa: PLC0415 lazy: start-up
     from ..project.crossfile import related_keys  # noqa: PLC0415 lazy: start-up
 
-    keys: dict[str, list[str]] = {}
-    for path, f in facts.items():
-        if takes_part(path, f.role):
-            keys[path] = [replay.link_key(k) for k in related_keys(f)]
-    return replay.pack_links([keys.get(p, []) for p in stamps])
+    link_key = replay.link_key
+    parts: list[str] = []
+    for path in stamps:
+        f = facts.get(path)
+        taking = f is not None and takes_part(path, f.role)
+        parts.append(" ".join([link_key(k) for k in related_keys(f)]) if f is not None and taking else "")
+    return "|".join(parts)
 
 
 def _others(

@@ -31,6 +31,7 @@ directory, the most recent :data:`KEEP` kept.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 import time
@@ -97,12 +98,35 @@ def walk_digest(
 ) -> str:
     """Hex BLAKE3 of what a walk found: the files in order, the skipped entries, the path findings (display,
     code, message) and the ``.memzoi`` directories walked in full; and, for a check of a few files, ``planes``: the
-    records and packets of their projects (whose cross-file facts count) in walk order."""
+    records and packets of their projects (whose cross-file facts count) in walk order. Each part is hashed as the
+    UTF-8 of its JSON list (``json.dumps``' default separators) and a NUL, encoded a batch of items at a time
+    (:func:`_list_pieces`), never as one text (at 55,000 files that text and its copies were some 14 MB)."""
     h = blake3.blake3()
-    parts = (list(files), sorted(skipped), [(d, f.code, f.message) for d, f in path_findings], sorted(complete))
-    for part in (*parts, list(planes)):
-        h.update(json.dumps(part).encode("utf-8", "surrogateescape") + b"\0")
+    parts = (files, sorted(skipped), ((d, f.code, f.message) for d, f in path_findings), sorted(complete), planes)
+    for part in parts:
+        for piece in _list_pieces(part):
+            h.update(piece)
+        h.update(b"\0")
     return h.hexdigest()
+
+
+#: Items encoded together by :func:`_list_pieces` and :meth:`Inputs.encoded`.
+_BATCH = 4096
+_PIECE = 1 << 20
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
+def _list_pieces(items: Iterable[Any]) -> Iterable[bytes]:
+    """The UTF-8 (``surrogateescape``) of ``json.dumps(list(items))`` in pieces of at most :data:`_BATCH` items,
+    which joined are byte for byte that text (a list's items are joined by ``", "``, as ``json.dumps`` does)."""
+    yield b"["
+    it = iter(items)
+    first = True
+    while batch := list(itertools.islice(it, _BATCH)):
+        text = json.dumps(batch)[1:-1]
+        yield ((", " if not first else "") + text).encode("utf-8", "surrogateescape")
+        first = False
+    yield b"]"
 
 
 def _ledger_stamp(root: Path) -> list[Any]:
@@ -175,6 +199,26 @@ class Inputs:
             [self.walk, self.projects, self.stamps, self.until_us, self.roots, self.links, self.planes],
             separators=(",", ":"),
         )
+
+    def pieces(self, changed: Iterable[str] | None = None) -> Iterable[bytes]:
+        """The UTF-8 (``surrogateescape``) of :meth:`to_json`'s text in pieces, which joined are byte for byte that
+        text: where everything is encoded, the stamps a batch of :data:`_BATCH` files at a time (at 55,000 files the
+        text is some 14 MB, and ``json.dumps`` held its chunks and the joined text at once); with ``changed``
+        spliced into the text read, that text a slice at a time."""
+        if self.read is not None and changed is not None:
+            spliced = _spliced_stamps(self.read, self.stamps, changed)
+            if spliced is not None:
+                text = spliced + self._tail()
+                for i in range(0, len(text), _PIECE):
+                    yield text[i : i + _PIECE].encode("utf-8", "surrogateescape")
+                return
+        yield b"[" + _COMPACT.encode([self.walk, self.projects])[1:-1].encode("utf-8", "surrogateescape") + b",{"
+        items = iter(self.stamps.items())
+        first = True
+        while batch := dict(itertools.islice(items, _BATCH)):
+            yield (b"" if first else b",") + _COMPACT.encode(batch)[1:-1].encode("utf-8", "surrogateescape")
+            first = False
+        yield b"}" + self._tail().encode("utf-8", "surrogateescape")
 
     @classmethod
     def from_json(cls, text: str) -> Inputs:
@@ -264,38 +308,61 @@ def restamp(conn: sqlite3.Connection, key: str, inputs: Inputs, confirmed: Stamp
     return save(conn, key, inputs, report, confirmed)
 
 
-def _sum(key: str, inputs: str, blob: bytes) -> bytes:
-    h = blake3.blake3(key.encode() + b"\0" + inputs.encode("utf-8", "surrogateescape") + b"\0")
+def _sum(key: str, inputs: bytes, blob: bytes) -> bytes:
+    """The checksum of a stored report: 16 bytes of BLAKE3 over the key, a NUL, the UTF-8 of the inputs' text
+    (:meth:`Inputs.to_json`; :func:`_packed` hashes it piece by piece), a NUL and the compressed report."""
+    h = blake3.blake3(key.encode() + b"\0")
+    h.update(inputs)
+    h.update(b"\0")
     h.update(blob)
     return h.digest(16)
 
 
 def load(conn: sqlite3.Connection, key: str) -> tuple[Inputs, bytes] | None:
-    """The stored inputs and report (as :func:`memzoi.runs.checkreport.dump` wrote it) under ``key``; ``None`` when
+    """The stored inputs (compressed, :func:`_packed`) and report (as :func:`memzoi.runs.checkreport.dump` wrote it) under ``key``; ``None`` when
     none is stored, its checksum does not match, or it cannot be read. Never raises."""
     try:
         row = conn.execute("SELECT inputs, report, sum FROM reports WHERE key = ?", (key,)).fetchone()
-        if row is None or _sum(key, row[0], row[1]) != row[2]:
+        if row is None or not isinstance(row[0], bytes):
             return None
-        return Inputs.from_json(row[0]), zlib.decompress(row[1])
+        text = zlib.decompress(row[0])
+        if _sum(key, text, row[1]) != row[2]:
+            return None
+        return Inputs.from_json(text.decode("utf-8", "surrogateescape")), zlib.decompress(row[1])
     except (sqlite3.Error, ValueError, TypeError, zlib.error):
         return None
+
+
+def _packed(key: str, inputs: Inputs, changed: Iterable[str] | None, blob: bytes) -> tuple[bytes, bytes]:
+    """``inputs``' stored form (:meth:`Inputs.pieces`, zlib level 1 as it streams: at 55,000 files 14 MB of text
+    become some 5.6 MB, and SQLite holds a bound value about twice while writing it) and the row's checksum
+    (:func:`_sum` of the text, hashed piece by piece, and of the compressed report ``blob``)."""
+    h = blake3.blake3(key.encode() + b"\0")
+    squeeze = zlib.compressobj(1)
+    out = bytearray()
+    for piece in inputs.pieces(changed):
+        h.update(piece)
+        out += squeeze.compress(piece)
+    out += squeeze.flush()
+    h.update(b"\0")
+    h.update(blob)
+    return bytes(out), h.digest(16)
 
 
 def save(
     conn: sqlite3.Connection, key: str, inputs: Inputs, report: bytes, changed: Iterable[str] | None = None
 ) -> bool:
     """Store ``report`` under ``key`` with its ``inputs`` (``changed``: the files whose stamps changed since they were
-    read, :meth:`Inputs.to_json`) in one transaction, keeping the :data:`KEEP` most recent reports. Returns False
-    when it could not be written; never raises for a database problem."""
-    text = inputs.to_json(changed)
+    read, :meth:`Inputs.to_json`; stored compressed, :func:`_packed`) in one transaction, keeping the :data:`KEEP`
+    most recent reports. Returns False when it could not be written; never raises for a database problem."""
     blob = zlib.compress(report, 1)
+    packed, checksum = _packed(key, inputs, changed, blob)
     try:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute(
-            "INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?)",
-            (key, time.time_ns(), text, blob, _sum(key, text, blob)),
+            "INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?)", (key, time.time_ns(), packed, blob, checksum)
         )
+        del packed
         conn.execute(
             "DELETE FROM reports WHERE key NOT IN (SELECT key FROM reports ORDER BY made_ns DESC LIMIT ?)", (KEEP,)
         )

@@ -42,8 +42,8 @@ OLD_DATABASES = ("memzoi-lsp-verdicts.db", "memzoi-lsp-index.db")
 PAYLOAD_FORMAT = 1
 #: Version of the ``entries`` layout with its payload.
 CACHE_FORMAT = 2 + 100 * PAYLOAD_FORMAT
-#: Version of the ``reports`` layout (:mod:`memzoi.stores.replay`).
-REPORT_FORMAT = 1
+#: Version of the ``reports`` layout (:mod:`memzoi.stores.replay`; 2: the inputs are stored compressed).
+REPORT_FORMAT = 2
 #: ``PRAGMA user_version`` of a current store: any table's layout changes it.
 STORE_VERSION = 10_000_000 + SCHEMA_VERSION * 100_000 + CACHE_FORMAT * 10 + REPORT_FORMAT
 
@@ -56,7 +56,7 @@ ENTRIES_SCHEMA = (
 #: Writes one entry (:func:`write_entries`).
 _PUT = "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 REPORTS_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, made_ns INTEGER NOT NULL, inputs TEXT NOT NULL, "
+    "CREATE TABLE IF NOT EXISTS reports (key TEXT PRIMARY KEY, made_ns INTEGER NOT NULL, inputs BLOB NOT NULL, "
     "report BLOB NOT NULL, sum BLOB NOT NULL) WITHOUT ROWID"
 )
 
