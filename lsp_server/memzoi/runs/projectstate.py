@@ -208,13 +208,14 @@ class ProjectState:
 
     # -- the cross-file graph -----------------------------------------------------------------------------------
 
-    def feed(self, key: str, source: Analysis | FileFacts) -> set[str]:
+    def feed(self, key: str, source: Analysis | FileFacts, path: str | os.PathLike[str] | None = None) -> set[str]:
         """Give the cross-file workspace the facts of ``key`` from ``source``: an analysis (nothing happens when the
         workspace already holds facts from this very analysis) or ready-made facts (a compact verdict's, compared
         with the facts held, so the same facts affect nothing). Returns the keys whose cross-file findings
         changed. A file that takes no part in cross-file checks (:func:`memzoi.judge.workspace.takes_part`: a stray
-        file below ``.memzoi``, a reserved file) is kept out of the graph, as ``memzoi check`` keeps it out."""
-        path = self._path_of(key)
+        file below ``.memzoi``, a reserved file) is kept out of the graph, as ``memzoi check`` keeps it out.
+        ``path``: the file's absolute path when the caller has it (else the key's, ``path_of``)."""
+        path = self._path_of(key) if path is None else path
         role = source.role if isinstance(source, FileFacts) else source.placement.role.value
         if path is None or not takes_part(os.fspath(path), role):  # as `check`: a stray file is scanned only
             self._fed.pop(key, None)
