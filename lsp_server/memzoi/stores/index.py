@@ -180,6 +180,7 @@ class Index(IndexQueries):
         files = git_plane_files(self.root) if files is None else files
         git = git_state(self.root, {os.path.dirname(p) for p in files})
         rows, made = self._analyse(files, progress)
+        del files  # not needed while the rows are inserted: 11,000 paths held about 5 MB
         with self._transaction():
             if everything:
                 for name in ("entries", "facts", "reports"):
@@ -285,15 +286,13 @@ class Index(IndexQueries):
         ``None``) stand for the walk and the stats (:func:`memzoi.stores.index_afterscan.stale_after_scan`)."""
         from .index_fresh import stale  # noqa: PLC0415 lazy: start-up
 
-        if files is not None:
-            files = list(files)
+        files = list(files) if files is not None else None
         if not self.exists or self._stamp_problem():
             if files is None:
                 return self.rebuild(progress)
             from .index_afterscan import plane_key  # noqa: PLC0415 lazy: start-up
 
-            base = str(self.root)
-            return self.rebuild(progress, files=sorted(Path(p) for p in files if plane_key(base, p)))
+            return self.rebuild(progress, files=sorted(Path(p) for p in files if plane_key(str(self.root), p)))
         if self._text_to_fill():
             with self._transaction():  # rows a caller put (put_rows): their text is searchable from now on
                 if self._text_to_fill():  # looked at again under the write lock: another process may have
