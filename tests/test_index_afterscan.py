@@ -117,7 +117,13 @@ def test_a_file_the_scan_has_no_stat_of_is_the_only_one_stated(project, monkeypa
     assert not plan.changed and not plan.gone and not plan.restamp
 
 
-def scanned_state(root: Path, on_disk) -> ProjectState:
+def analysed(path: Path):
+    """The caller's analysis of a file as it is on disk (the server's document cache)."""
+    data = path.read_bytes()
+    return data, path.stat(), analyze_bytes(data, path)
+
+
+def scanned_state(root: Path, on_disk=analysed) -> ProjectState:
     """A project state after a scan as the server makes it: each file analysed once, its compact verdict kept when
     current (the one stat the scan takes of it) and its search rows written into the index as the scan goes."""
     state = ProjectState(root)
@@ -155,10 +161,9 @@ def count_stats(monkeypatch, paths: set[str]) -> Counter[str]:
 def test_the_refresh_after_a_scan_takes_each_files_stat_from_the_scan(project, monkeypatch):
     asked: list[str] = []
 
-    def on_disk(path: Path):  # the caller's analysis of a file as it is on disk (the server's document cache)
+    def on_disk(path: Path):  # counted
         asked.append(str(path))
-        data = path.read_bytes()
-        return data, path.stat(), analyze_bytes(data, path)
+        return analysed(path)
 
     state = scanned_state(project, on_disk)
     plane = {p for p in state.listing() if plane_key(str(project.resolve()), p)}
@@ -185,3 +190,25 @@ def test_the_refresh_after_a_scan_takes_each_files_stat_from_the_scan(project, m
         ]
     finally:
         state.close()
+
+
+@pytest.mark.usefixtures("home")
+def test_the_scans_stat_is_the_first_stages_stamp_with_the_files_device(project):
+    state = scanned_state(project)
+    try:
+        stat_of_a_scanned_file(state, project)
+    finally:
+        state.close()
+
+
+def stat_of_a_scanned_file(state: ProjectState, project: Path) -> None:
+    path = next(p for p in sorted(state.listing()) if plane_key(str(project.resolve()), p))
+    stage = state.verdicts[state.key_of(path)]
+    assert state.scan_stat(path) == freshness.lstat(path)  # stamp and device, without another stat
+    other = freshness.Stat(stage.stamp, freshness.lstat(path).dev + 1)
+    state.scan_stats._others[path] = other.dev  # as for a file on another mount
+    assert state.scan_stat(path) == other
+    Path(path).write_text(edit(Path(path).read_text(encoding="utf-8"), "\n---\n", "\n---\nEdited.\n", 1))
+    assert not state.scan_stats.current(stage)  # the stage no longer holds for the file
+    state.apply_events([path])
+    assert state.scan_stat(path) is None  # the event dropped the verdict, and with it the scan's stat
