@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import stat as statmod
+import sys
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -84,7 +85,13 @@ class FirstStage:
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # One per file crosses the pipe from a worker: positional fields unpickle faster than slot state.
-        return (FirstStage, tuple(getattr(self, name) for name in self.__dataclass_fields__))
+        return (_unpickled, tuple(getattr(self, name) for name in self.__dataclass_fields__))
+
+
+def _unpickled(path: str, memzoi_dir: str | None, *rest: Any) -> FirstStage:
+    """A :class:`FirstStage` from a worker: its project's folder, the same for each of the project's files, is kept
+    as one string rather than one copy per file (1.2 MB of a scan's compact verdicts at 11,000 files)."""
+    return FirstStage(path, sys.intern(memzoi_dir) if memzoi_dir is not None else None, *rest)
 
 
 def analyze_bytes(*args: Any, **kwargs: Any) -> Analysis:
