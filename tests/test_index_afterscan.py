@@ -117,6 +117,19 @@ def test_a_file_the_scan_has_no_stat_of_is_the_only_one_stated(project, monkeypa
     assert not plan.changed and not plan.gone and not plan.restamp
 
 
+@pytest.mark.usefixtures("home", "closed")
+def test_a_listed_file_deleted_since_is_gone_as_in_the_walked_refresh(project):
+    with Index(project) as ix:
+        ix.rebuild()
+        files = listing(project)  # listed by the scan, then deleted before its event is taken
+        target = next(p for p in files if plane_key(str(ix.root), p))
+        os.unlink(target)
+        plan = stale_after_scan(ix.db, ix.root, files, None, ix._redacted_key, ix._rel)
+        walked = index_fresh.stale(ix.db, ix.root, ix._redacted_key, ix._rel)
+    assert plan.gone == walked.gone == [plane_key(str(ix.root), target)]
+    assert not plan.changed and not plan.restamp
+
+
 def analysed(path: Path):
     """The caller's analysis of a file as it is on disk (the server's document cache)."""
     data = path.read_bytes()

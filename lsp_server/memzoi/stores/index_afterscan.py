@@ -83,6 +83,8 @@ def stale_after_scan(
         if present is not None:
             present[key] = path
         st = taken(path) or lstat(path)
+        if st is None and row is not None:  # listed, gone since (its event not taken yet): as the walk, gone
+            plan.gone.append(key)
         if st is None or (row is not None and trusted(st.stamp, st.dev, row[:4], row[4], now)):
             return
         read = freshness.confirm(path, row[0], bytes.fromhex(row[5])) if row is not None else None
