@@ -73,11 +73,17 @@ def diagnostics_for(ls: DiagnosticsSession, snap: Snapshot) -> list[types.Diagno
 
 
 def closed_diagnostics(
-    ls: DiagnosticsSession, uri: str, found: tuple[Any, ...] | None = None, ctx: ProjectContext | None = None
+    ls: DiagnosticsSession,
+    uri: str,
+    found: tuple[Any, ...] | None = None,
+    ctx: ProjectContext | None = None,
+    *,
+    with_id: bool = True,
 ) -> tuple[str, list[types.Diagnostic]] | None:
     """``(result id, diagnostics)`` of a closed file from the scan's compact verdict of it (:mod:`.closed`;
     ``found`` is :func:`.closed.lookup`'s answer when the caller has it, ``ctx`` the project's verdict context);
-    ``None`` when there is none (the file is then analysed: :func:`diagnostics_for`)."""
+    ``None`` when there is none (the file is then analysed: :func:`diagnostics_for`). Without ``with_id`` (push
+    mode, which has no result ids) the id is ``""``."""
     from . import closed  # noqa: PLC0415 lazy: start-up
 
     found = found or closed.lookup(ls, uri)
@@ -92,7 +98,7 @@ def closed_diagnostics(
         got = ("", [internal_error(err, held.path)])
     if got is None:
         return None
-    return closed.result_id(ls, held), text_to_lsp(ls, *got)
+    return closed.result_id(ls, held) if with_id else "", text_to_lsp(ls, *got)
 
 
 def result_id(ls: DiagnosticsSession, snap: Snapshot) -> str:
@@ -134,11 +140,11 @@ class Diagnostics:
         if ls.pull_diagnostics or ls.stopping:
             return
 
-        if not ls.docs.is_open(uri):
-            opened = ls.docs.open_uri_for(uri_to_path(uri))
+        if not ls.docs.is_open(uri):  # the scan's ``found`` names the file's path: no conversion of its URI
+            opened = ls.docs.open_uri_for(found[1].path if found is not None else uri_to_path(uri))
             if opened is not None:  # open under another spelling: that buffer's text, under the client's URI
                 uri, found = opened, None
-        compact = closed_diagnostics(ls, uri, found, ctx)
+        compact = closed_diagnostics(ls, uri, found, ctx, with_id=False)
         if compact is not None:
             diags, shown_uri, version, is_open = compact[1], uri, None, False
         else:

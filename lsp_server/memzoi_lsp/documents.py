@@ -8,6 +8,7 @@ exactly as on disk (pygls's disk fallback would universalise newlines).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -36,6 +37,11 @@ def uri_to_path(uri: str) -> Path | None:
     except Exception:  # malformed URI from a client: treat as non-file
         return None
     return Path(p) if p else None
+
+
+#: :func:`uri_to_path` of the URIs of open documents, which :meth:`Documents.open_uri_for` compares with every file
+#: the scan publishes (a pure function of the string; a few hundred open documents at most).
+_open_path = functools.lru_cache(maxsize=512)(uri_to_path)
 
 
 def path_to_uri(path: str | os.PathLike[str]) -> str:
@@ -112,19 +118,20 @@ class Documents:
             return False
         return True
 
-    def open_uri_for(self, path: Path | None) -> str | None:
+    def open_uri_for(self, path: str | os.PathLike[str] | None) -> str | None:
         """The URI under which the editor has the file ``path`` open, whatever the spelling (a symbolic link of a
         parent folder, another percent-encoding), or ``None``: the file's diagnostics then come from that buffer's
         text and are published under that URI, never from the disk (issue 28)."""
         if path is None:
             return None
+        name = os.path.basename(path)
         want: str | None = None
         for doc in list(self._workspace().text_documents.values()):
-            p = uri_to_path(doc.uri)
-            if p is None or p.name != path.name:  # cheap first: the scan asks this for every file it publishes
+            p = _open_path(doc.uri)  # the scan asks this for every file it publishes: each URI converted once
+            if p is None or p.name != name:  # cheap first
                 continue
-            want = want or _real(path)
-            if p == path or _real(p) == want:
+            want = want or _real(Path(path))
+            if p == Path(path) or _real(p) == want:
                 return str(doc.uri)
         return None
 

@@ -242,18 +242,19 @@ def _take(ls: ScanSession, project: Project, scanned: list[tuple[tuple[str, str]
     # One context per chunk, judged in this one turn of the loop: the settings, the configuration and the ledger
     # cannot change within it, so the ledger is read once for the chunk, not stamped once per file.
     ctx = dataclasses.replace(ls.context(project), ledger=project.ledger.settled())
-    for (uri, _path), got in scanned:
+    for (uri, path), got in scanned:
         if got is None:
             continue  # unreadable, or changing while read: a watcher event or a request analyses it
         verdict = getattr(got, "verdict", got)
-        current = verdict.current()  # else changed since it was read (a watcher may have taken it in)
+        # else changed since it was read (a watcher may have taken it in); the stat is kept for the index's refresh
+        current = project.scan_stats.current(verdict)
         if current:
             project.verdicts[uri] = verdict
         if ls.docs.is_open(uri):
             continue  # the editor's text governs an open document
         try:
             if current:
-                project.apply_scan(uri, verdict.facts)
+                project.apply_scan(uri, verdict.facts, path)
             else:  # what is on disk now, analysed as a request would (never raises: the barrier is inside)
                 snap = ls.docs.snapshot(uri)
                 if snap is not None:

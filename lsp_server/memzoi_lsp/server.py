@@ -7,6 +7,7 @@ every decision comes from the ``memzoi`` core.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -297,8 +298,11 @@ class MemzoiServer(LanguageServer):
             self.request_refresh()
             return
         with_cross = {u for u in project.crossfile.paths() if project.crossfile.findings_for(u)}
+        # One context for them all, judged in this one turn of the loop (as the scan's chunks): the ledger is read
+        # once, not stamped again for every file.
+        ctx = dataclasses.replace(self.context(project), ledger=project.ledger.settled())
         for uri in sorted(with_cross | set(self.docs.open_uris())):
-            self.publishing.publish(uri)
+            self.publishing.publish(uri, None, ctx)
 
     def on_files_changed(self, updated: list[str], removed: list[str]) -> None:
         """Files changed on disk (watchers, saves, or files the server itself wrote): re-diagnose them and the

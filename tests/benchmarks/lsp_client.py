@@ -9,6 +9,7 @@ the client answers the few requests the server sends (``window/workDoneProgress/
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -169,6 +170,34 @@ class LspClient:
             if key in ("VmHWM", "VmRSS"):
                 values[key] = int(rest.split()[0]) * 1024
         return values.get("VmHWM"), values.get("VmRSS")
+
+    def tree_cpu(self, own: bool = False) -> float | None:
+        """CPU seconds (user + system) the server's process tree has used so far: the server, every live
+        descendant (worker processes, a fork server) and the children each of them reaped, from ``/proc``
+        (``None`` elsewhere); with ``own``, the server process's alone. On a shared machine this says more than a
+        wall time."""
+        tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        stats: dict[int, tuple[int, int]] = {}  # pid -> (parent, ticks)
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            stats[int(entry.name)] = (int(fields[1]), sum(int(f) for f in fields[11 : 15 if not own else 13]))
+        if self.proc.pid not in stats:
+            return None
+        if own:
+            return stats[self.proc.pid][1] / tick
+        tree, total, todo = {self.proc.pid}, 0, [self.proc.pid]
+        while todo:
+            pid = todo.pop()
+            total += stats[pid][1]
+            kids = [c for c, (parent, _) in stats.items() if parent == pid and c not in tree]
+            tree.update(kids)
+            todo += kids
+        return total / tick
 
     def _stat(self) -> tuple[str, int] | None:
         """``(state, user + system CPU ticks)`` of the server from ``/proc`` (``None`` elsewhere)."""

@@ -10,7 +10,8 @@ table with, per size:
   end, and the ratio of the first to cold ``check``;
 - the **warm** server (the runtime directory the cold session left: its verdict cache and index): the same;
 - spawn → the first diagnostics of a record opened right after ``initialized`` (cold and warm);
-- the server's peak RSS (``VmHWM``) when the scan ended;
+- the server's peak RSS (``VmHWM``) and the CPU seconds of its process tree (workers included) when the scan
+  ended, beside cold ``check``'s CPU;
 - whether the server published, for every file, as many diagnostics as ``check`` reports for it.
 
 Every time is from spawning the process, so the interpreter's start-up and the server's imports are included.
@@ -35,8 +36,9 @@ from .lsp_client import LspClient
 from .run import _capabilities, _env, _is_scan_end, timed, warm_bytecode
 
 
-def check_cold(ws: Path, env: dict[str, str]) -> tuple[float, dict[str, int]]:
-    """Wall seconds of a cold ``memzoi check`` and its number of findings per absolute path."""
+def check_cold(ws: Path, env: dict[str, str]) -> tuple[float, dict[str, int], float]:
+    """Wall seconds of a cold ``memzoi check``, its number of findings per absolute path, and its CPU seconds
+    (user + system, its worker processes included)."""
     wall, proc = timed([sys.executable, "-m", "memzoi", "check", ".memzoi", "--format", "json", "--no-cache"], ws, env)
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"memzoi check failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")
@@ -44,7 +46,7 @@ def check_cold(ws: Path, env: dict[str, str]) -> tuple[float, dict[str, int]]:
     for f in json.loads(proc.stdout)["findings"]:
         key = str((ws / f["path"]).resolve())
         counts[key] = counts.get(key, 0) + 1
-    return wall, counts
+    return wall, counts, proc.cpu_s  # type: ignore[attr-defined]
 
 
 def server_session(ws: Path, env: dict[str, str], opened: Path, timeout: float = 900) -> dict[str, Any]:
@@ -76,6 +78,7 @@ def server_session(ws: Path, env: dict[str, str], opened: Path, timeout: float =
         )
         end, t_end, _ = client.wait_for(_is_scan_end, timeout=timeout)
         peak = client.peak_rss()[0]
+        cpu, own = client.tree_cpu(), client.tree_cpu(own=True)
         first = None
         last = 0.0
         published: dict[str, int] = {}
@@ -101,6 +104,8 @@ def server_session(ws: Path, env: dict[str, str], opened: Path, timeout: float =
         "end_s": t_end - s,
         "open_s": first - s,
         "peak_mb": (peak or 0) / 2**20,
+        "cpu_s": cpu if cpu is not None else float("nan"),
+        "own_cpu_s": own if own is not None else float("nan"),
         "published": {_path(u): n for u, n in published.items() if n},
     }
 
@@ -145,6 +150,7 @@ def run_size(n: int, workdir: Path, repeats: int, seed: int) -> dict[str, Any]:
         cold.append(server_session(ws, env, opened))
         warm.append(server_session(ws, env, opened))
     check_s = statistics.median(c[0] for c in checks)
+    check_cpu = statistics.median(c[2] for c in checks)
     parity = {
         "cold": all(_same(r["published"], expected) for r in cold),
         "warm": all(_same(r["published"], expected) for r in warm),
@@ -162,8 +168,9 @@ def run_size(n: int, workdir: Path, repeats: int, seed: int) -> dict[str, Any]:
         "n": n,
         "files": sum(1 for _ in (ws / ".memzoi").rglob("*.md")),
         "check_s": check_s,
-        "cold": {k: _median(cold, k) for k in ("all_s", "end_s", "open_s", "peak_mb")},
-        "warm": {k: _median(warm, k) for k in ("all_s", "end_s", "open_s", "peak_mb")},
+        "check_cpu_s": check_cpu,
+        "cold": {k: _median(cold, k) for k in ("all_s", "end_s", "open_s", "peak_mb", "cpu_s", "own_cpu_s")},
+        "warm": {k: _median(warm, k) for k in ("all_s", "end_s", "open_s", "peak_mb", "cpu_s", "own_cpu_s")},
         "parity": parity,
     }
 
@@ -181,12 +188,20 @@ def render(results: list[dict[str, Any]], load: tuple[tuple[float, ...], tuple[f
         lines.append(f"| {label} | " + " | ".join(fn(r) for r in results) + " |")
 
     row("cold `memzoi check --no-cache`", lambda r: f"{r['check_s']:.2f} s")
+    row("cold `memzoi check --no-cache`: CPU", lambda r: f"{r['check_cpu_s']:.2f} s")
     for state in ("cold", "warm"):
         row(
             f"{state} server: all diagnostics published",
             lambda r, s=state: f"{r[s]['all_s']:.2f} s ({r[s]['all_s'] / r['check_s']:.2f}× check)",
         )
         row(f"{state} server: scan progress ended (index included)", lambda r, s=state: f"{r[s]['end_s']:.2f} s")
+        row(
+            f"{state} server: CPU of its process tree at the scan's end",
+            lambda r, s=state: (
+                f"{r[s]['cpu_s']:.2f} s ({r[s]['cpu_s'] / r['check_cpu_s']:.2f}× check; "
+                f"the server process alone {r[s]['own_cpu_s']:.2f} s)"
+            ),
+        )
         row(
             f"{state} server: first diagnostics of the opened file",
             lambda r, s=state: f"{r[s]['open_s'] * 1000:.0f} ms",

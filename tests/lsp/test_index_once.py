@@ -86,7 +86,7 @@ def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_h
         project.root, path=tmp_path / "server.db", workers=1, premade=lambda fs: project.premade_rows(fs, docs.on_disk)
     )
     project.index = index  # the project's index, at a path of the test's
-    project.listing()  # records git's state, as the scan does first
+    project.adopt(project.listing())  # records git's state and takes the listing, as the scan does first
     scanned = list(scanverdicts.analyse([str(p) for p in files], ctx, index_root=project.root, workers=1))
     assert all(got is not None and got.row is not None for got in scanned)
     for i in range(0, len(scanned), 3):  # written chunk by chunk, as the scan goes

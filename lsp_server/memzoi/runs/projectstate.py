@@ -40,8 +40,10 @@ from ..project.gitfacts import GitFacts
 from ..project.projectfiles import ProjectFiles
 from ..stores.fileentry import indexed
 from .scanrows import OnDisk, premade_rows
+from .scanstats import ScanStats
 
 if TYPE_CHECKING:
+    from ..base.freshness import Stat
     from ..judge.analysis import Analysis
     from ..project.filefacts import FileFacts
     from ..stores.index import Index, SearchHit
@@ -103,6 +105,7 @@ class ProjectState:
         self.tracked = ProjectFiles(self.memzoi_dir, self.git)
         self.index: Index | None = None
         self.index_ready = False
+        self.scan_stats = ScanStats()  # what the scan's stats leave the index's refresh to know: the devices
         self._inputs: tuple[bytes, str] | None = None  # the configuration and git state last seen
         self._boundaries: dict[str, datetime] = {}  # key -> retention boundary still to pass, of a fed analysis
         self.scanned = False  # the first scan has seen every file (until then reads withhold: memzoi.runs.projectview)
@@ -205,13 +208,14 @@ class ProjectState:
 
     # -- the cross-file graph -----------------------------------------------------------------------------------
 
-    def feed(self, key: str, source: Analysis | FileFacts) -> set[str]:
+    def feed(self, key: str, source: Analysis | FileFacts, path: str | os.PathLike[str] | None = None) -> set[str]:
         """Give the cross-file workspace the facts of ``key`` from ``source``: an analysis (nothing happens when the
         workspace already holds facts from this very analysis) or ready-made facts (a compact verdict's, compared
         with the facts held, so the same facts affect nothing). Returns the keys whose cross-file findings
         changed. A file that takes no part in cross-file checks (:func:`memzoi.judge.workspace.takes_part`: a stray
-        file below ``.memzoi``, a reserved file) is kept out of the graph, as ``memzoi check`` keeps it out."""
-        path = self._path_of(key)
+        file below ``.memzoi``, a reserved file) is kept out of the graph, as ``memzoi check`` keeps it out.
+        ``path``: the file's absolute path when the caller has it (else the key's, ``path_of``)."""
+        path = self._path_of(key) if path is None else path
         role = source.role if isinstance(source, FileFacts) else source.placement.role.value
         if path is None or not takes_part(os.fspath(path), role):  # as `check`: a stray file is scanned only
             self._fed.pop(key, None)
@@ -310,6 +314,12 @@ class ProjectState:
         """The index's rows of ``files`` from the caller's analyses (:func:`memzoi.runs.scanrows.premade_rows`)."""
         return premade_rows(files, on_disk, self.git, self.root)
 
+    def scan_stat(self, path: str) -> Stat | None:
+        """The stat the scan took of the file at the absolute ``path`` while its compact verdict is kept (a change
+        drops it), ``None`` otherwise (:class:`memzoi.runs.scanstats.ScanStats`). Reads only: for the scan thread."""
+        key = self._keys.get(path)
+        return self.scan_stats.stat_of(self.verdicts.get(key)) if key is not None else None
+
     def open_index(self, on_disk: OnDisk) -> Index:
         """The project's index, opened once, with rows from :meth:`premade_rows` and a fork server's workers for
         others. Raises :class:`memzoi.stores.index.IndexUnavailable` when it cannot be opened."""
@@ -322,10 +332,9 @@ class ProjectState:
     def refresh_index(self, on_disk: OnDisk) -> None:
         """Bring the index up to date after the first scan (rebuilt when its schema is not ours)."""
         index = self.open_index(on_disk)
-        if index.schema_problem:
-            index.rebuild()
-        else:
-            index.refresh()
+        # the scan's listing and stats: no second walk, no second stat (memzoi.stores.index_afterscan); an index
+        # never built, or of another schema or stamp, is rebuilt from the same listing
+        index.refresh(files=list(self._keys), stat_of=self.scan_stat)
         self.index_ready = True
 
     def reindex(self, paths: Iterable[Path], on_disk: OnDisk) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 from ..project.admission import GitVisibility
 from ..project.verdict import ProjectContext
 from ..stores.fileentry import FileEntry, entry_chunk
-from ..stores.firststage import FirstStage, from_payload, lstamp
+from ..stores.firststage import FirstStage, from_payload
 from ..stores.streamedcache import StreamedCache
 from ..stores.verdictcache import ProjectCache
 
@@ -53,9 +53,12 @@ def cached_stages(
     out: list[FirstStage | None] = []
     for path in paths:
         try:
-            stamp = lstamp(path)  # before the lookup: a file changed after it shows as not current
             payload = cache.lookup(path)
-            hit = from_payload(path, md, payload, ctx.now, links, stamp) if payload is not None else None
+            # the stat the lookup vouched with (no second stat): a file changed after it shows as not current
+            vouched = cache.vouched(path) if payload is not None else None
+            hit = None
+            if payload is not None and vouched is not None:
+                hit = from_payload(path, md, payload, ctx.now, links, vouched[0])
         except Exception:  # noqa: BLE001 - an unreadable entry: the file is analysed
             hit = None
         out.append(hit)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import stat as statmod
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -88,11 +89,17 @@ class FirstStage:
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # One per file crosses the pipe from a worker: positional fields unpickle faster than slot state (read by
         # one C-level attrgetter, 3x faster than a generator of getattr).
-        return (FirstStage, _STAGE_FIELDS(self))
+        return (_unpickled, _STAGE_FIELDS(self))
 
 
 #: every field of a :class:`FirstStage` in declaration order (its pickled form)
 _STAGE_FIELDS: Callable[[FirstStage], tuple[Any, ...]] = attrgetter(*FirstStage.__dataclass_fields__)
+
+
+def _unpickled(path: str, memzoi_dir: str | None, *rest: Any) -> FirstStage:
+    """A :class:`FirstStage` from a worker: its project's folder, the same for each of the project's files, is kept
+    as one string rather than one copy per file (1.2 MB of a scan's compact verdicts at 11,000 files)."""
+    return FirstStage(path, sys.intern(memzoi_dir) if memzoi_dir is not None else None, *rest)
 
 
 @cache

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 PARALLEL_THRESHOLD = 400
 #: Progress callback: ``(files done, files total)``.
 Progress = Callable[[int, int], None]
-#: How many rows are unpacked and inserted at a time.
-INSERT_BATCH = 500
+#: How many rows are unpacked and inserted at a time (500 unpacked rows were 7.4 MB of the server's peak at 10,000
+#: files; 100 insert as fast).
+INSERT_BATCH = 100
 
 
 @dataclass

@@ -44,10 +44,12 @@ FLUSH_AT = 500
 
 
 class _Forgetting(dict[str, tuple[Any, ...]]):
-    """A mapping that keeps nothing (the streamed cache's ``vouching``)."""
+    """A mapping that keeps only the last item set (the streamed cache's ``vouching``: the caller asks
+    :meth:`~memzoi.stores.verdictcache.ProjectCache.vouched` right after the lookup, for the stat it vouched with)."""
 
     def __setitem__(self, key: str, value: tuple[Any, ...]) -> None:
-        return None
+        self.clear()
+        super().__setitem__(key, value)
 
 
 class StreamedCache(ProjectCache):
