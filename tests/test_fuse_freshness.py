@@ -22,6 +22,20 @@ from .test_verdict_cache import counts  # noqa: F401 - fixture
 pytestmark = pytest.mark.editor_packages
 
 
+def plant_keeping_the_stat(path: Path) -> None:
+    """Plant a credential in ``path`` with the size and mtime put back, and assert that on this mount the stat
+    (size, mtime and ctime) shows nothing of it."""
+    before = os.stat(path)
+    path.write_bytes(planted(path))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns, after.st_ctime_ns) == (
+        before.st_size,
+        before.st_mtime_ns,
+        before.st_ctime_ns,
+    )  # the stat shows nothing
+
+
 def _stored_reports() -> int:
     """Reports the project store keeps for replay (:mod:`memzoi.stores.replay`)."""
     import sqlite3
@@ -67,15 +81,7 @@ def test_an_edit_keeping_size_and_mtime_on_a_ctime_from_mtime_mount(mounted, cap
     assert _stored_reports() == 1
     with Index(mounted) as ix:
         ix.rebuild()
-    before = os.stat(path)
-    path.write_bytes(planted(path))
-    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-    after = os.stat(path)
-    assert (after.st_size, after.st_mtime_ns, after.st_ctime_ns) == (
-        before.st_size,
-        before.st_mtime_ns,
-        before.st_ctime_ns,
-    )  # the stat shows nothing
+    plant_keeping_the_stat(path)
     counts.reset()
     assert "credential_token" in reported(capsys, mounted / ".memzoi")
     with Index(mounted) as ix:
@@ -102,15 +108,7 @@ def test_every_surface_sees_the_edit_on_a_ctime_from_mtime_mount(mounted, capsys
     assert "[redacted]" not in cli_records(capsys, mounted, "beta")["beta"]["body"]
     assert "[redacted]" not in recall.get_memory(mounted, "beta")["body"]
     assert "beta" in agent_hits(mounted, "beta")
-    before = os.stat(path)
-    path.write_bytes(planted(path))
-    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-    after = os.stat(path)
-    assert (after.st_size, after.st_mtime_ns, after.st_ctime_ns) == (
-        before.st_size,
-        before.st_mtime_ns,
-        before.st_ctime_ns,
-    )  # the stat shows nothing
+    plant_keeping_the_stat(path)
     assert "credential_token" in reported(capsys, path)
     assert missed(mounted) == {"beta.md"}
     hit = cli_records(capsys, mounted, "beta")["beta"]
