@@ -4,7 +4,7 @@ core, and the calls after it, which pay only the refresh and the query), at a gi
 
 Run from the project root::
 
-    .venv/bin/python -m tests.benchmarks.search --sizes 50000 --repeats 5 --workdir /tmp/bench-search
+    .venv/bin/python -m tests.benchmarks.search --sizes 50000 --repeats 5 --workdir W
     .venv/bin/python -m tests.benchmarks.search --sizes 50000 --baseline ../memzoi-base/lsp_server
 
 Each size's workspace is generated (:mod:`tests.benchmarks.generate`, reused when ``--workdir`` already holds it)

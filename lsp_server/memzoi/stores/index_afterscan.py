@@ -24,9 +24,8 @@ from ..base import freshness
 from ..base.freshness import Stat
 from ..judge.workspace import MEMZOI_DIR, RESERVED_NAMES
 from .index_fresh import Plan, git_state, readmitted
+from .index_queries import _REDACTED_PREFIX  # the index's key prefix of a path that bore a secret (one copy)
 
-#: The index's key prefix of a file whose path bore a secret (:data:`memzoi.judge.pathsafety.REDACTED_PREFIX`).
-_REDACTED_PREFIX = "<redacted-path:"
 _PLANE_FOLDERS = ("records", "proposals")
 
 
