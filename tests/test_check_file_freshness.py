@@ -25,7 +25,7 @@ from memzoi.stores import toolstamp, verdictcache
 
 from .builders import edit
 from .test_admission import rec
-from .test_freshness import _cache_db, closed, main_json, planted, repo, reported, token  # noqa: F401
+from .test_freshness import _cache_db, closed, main_json, pending_apply, planted, repo, reported, token  # noqa: F401
 from .test_verdict_cache import (
     EPISODE,
     cli,
@@ -143,15 +143,7 @@ def test_a_retention_boundary_passing(repo, capsys, closed, monkeypatch):
 
 
 def test_a_ledger_change(tmp_path, capsys, closed, monkeypatch):
-    from .lsp.conftest import git_init, proposal_text
-
-    root = tmp_path / "ws"
-    pending = root / ".memzoi/proposals/pending"
-    pending.mkdir(parents=True)
-    (root / ".memzoi/records").mkdir()
-    (pending / "mem-apply.md").write_text(proposal_text("mem-apply", title="Apply me"))
-    git_init(root)
-    monkeypatch.chdir(root)
+    root = pending_apply(tmp_path, monkeypatch)
     cli(capsys, "check", str(root / ".memzoi"))
     assert main_json(capsys, "proposals", "apply", "mem-apply", "--json")[0] == 0  # one ledgered change
     [created] = sorted((root / ".memzoi/records").rglob("*.md"))

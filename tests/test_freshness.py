@@ -370,7 +370,9 @@ def test_a_tampered_facts_blob_is_not_used(repo, capsys, closed):
 # --- the ledger -----------------------------------------------------------------------------------------------------
 
 
-def test_a_ledger_change_is_seen_by_the_cached_check(tmp_path, capsys, counts, closed, monkeypatch):
+def pending_apply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git project (the working directory from here on) with one pending create packet, ``mem-apply``, to apply
+    as a ledgered change; its root."""
     from .lsp.conftest import git_init, proposal_text
 
     root = tmp_path / "ws"
@@ -380,6 +382,11 @@ def test_a_ledger_change_is_seen_by_the_cached_check(tmp_path, capsys, counts, c
     (pending / "mem-apply.md").write_text(proposal_text("mem-apply", title="Apply me"))
     git_init(root)
     monkeypatch.chdir(root)
+    return root
+
+
+def test_a_ledger_change_is_seen_by_the_cached_check(tmp_path, capsys, counts, closed, monkeypatch):
+    root = pending_apply(tmp_path, monkeypatch)
     before = reported(capsys, root / ".memzoi")
     capsys.readouterr()
     assert main_json(capsys, "proposals", "apply", "mem-apply", "--json")[0] == 0  # one ledgered change
