@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
+from memzoi.base import gcpause
 from memzoi.judge.workspace import linked_plane, linked_plane_message
 
 from .documents import uri_to_path
@@ -103,12 +104,15 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
         if cache is not None:  # the scan saw every file of the project: entries of files gone are dropped
             await loop.run_in_executor(ls.scan_executor, cache.save, True)
         ls.on_project_scanned(project)
+        ls.flush_republish()
+        gcpause.resume()  # every file published: the start-up's pause of the collector ends (a no-op after the first)
         from . import indexing  # noqa: PLC0415 lazy: start-up
 
         follow.follow(project)  # the configuration and git's state, from now on
         await indexing.refresh(ls, project)
     finally:
         project.scanned = True
+        gcpause.resume()  # also when the scan stopped early
         ls.flush_republish()  # every publish of the scan (cross-file republish included) precedes its end
         _end_progress(ls, token, project)
     _log_scanned(ls, project, started, cached)

@@ -235,7 +235,22 @@ class ProjectState:
         editor's text governs an open document. Returns the keys whose cross-file findings changed."""
         return self.feed(key, analysis)
 
-    apply_scan = feed  # the scan's first stages (a compact verdict's facts, or an analysis) enter as any other
+    def apply_scan(
+        self, key: str, source: Analysis | FileFacts, path: str | os.PathLike[str] | None = None
+    ) -> set[str]:
+        """The scan's first stage of ``key`` (a compact verdict's facts, or an analysis) enters as :meth:`feed`
+        enters it, with one difference: before the first scan is complete (``scanned``), a compact verdict's facts
+        are only held (:meth:`memzoi.project.crossfile.Workspace.load`) and evaluated with all the others at the first
+        read of a cross-file finding, as no read shows one before then (:mod:`memzoi.runs.projectview`). Returns
+        the keys whose cross-file findings changed (none for a held one: the scan's end republishes them all)."""
+        if self.scanned or not isinstance(source, FileFacts):
+            return self.feed(key, source, path)
+        path = self._path_of(key) if path is None else path
+        if path is None or not takes_part(os.fspath(path), source.role):
+            return self.feed(key, source, path)
+        self._fed.pop(key, None)
+        self.crossfile.load(key, source)
+        return set()
 
     def holds(self, key: str, analysis: Analysis) -> bool:
         """Whether the cross-file graph's facts of ``key`` are ``analysis``'s (fed from it, or equal to its)."""
