@@ -70,7 +70,7 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
     """Scan one project (see the module docstring); then ``follow`` (the scan feature's) looks at its inputs.
     Cancelled cleanly on shutdown."""
     from memzoi.project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
-    from memzoi.runs.scanverdicts import cached_stages, open_cache  # noqa: PLC0415 lazy: start-up
+    from memzoi.runs.scanverdicts import PARALLEL_THRESHOLD, cached_stages, open_cache  # noqa: PLC0415 lazy: start-up
 
     loop = asyncio.get_running_loop()
     started = time.perf_counter()
@@ -90,15 +90,24 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
         def report(done: int) -> None:
             _report(ls, token, done, total)
 
+        def read(i: int) -> asyncio.Future[list[Any]] | None:  # the first stages of the chunk at i, on the scan thread
+            if i >= total:
+                return None
+            return loop.run_in_executor(ls.scan_executor, cached_stages, paths[i : i + CHUNK], ctx, cache, links)
+
+        ahead = read(0)
         for i in range(0, total, CHUNK):  # first what the verdict cache vouches for: no file is read
             if ls.stopping or ls.projects.get(project.root) is not project:  # shut down, or folder removed
                 return
             chunk = list(zip(uris[i : i + CHUNK], paths[i : i + CHUNK]))
-            hits = await loop.run_in_executor(ls.scan_executor, cached_stages, [p for _, p in chunk], ctx, cache, links)
+            hits = await cast("asyncio.Future[list[Any]]", ahead)
+            ahead = read(i + CHUNK)  # the scan thread reads the next chunk while this one is published
             misses += [job for job, hit in zip(chunk, hits) if hit is None]
             _take(ls, project, [(job, hit) for job, hit in zip(chunk, hits) if hit is not None])
             cached += sum(1 for hit in hits if hit is not None)
             report(cached)
+        if len(misses) >= PARALLEL_THRESHOLD:  # a long analysis (a cold scan): the collector runs during it, as the
+            gcpause.resume()  # start-up's garbage and the workers' results would otherwise add up (peak RSS)
         if misses and not await _analyse_misses(ls, project, misses, ctx, cache, lambda n: report(cached + n)):
             return
         if cache is not None:  # the scan saw every file of the project: entries of files gone are dropped
