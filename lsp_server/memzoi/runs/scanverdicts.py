@@ -58,7 +58,7 @@ def cached_stages(
             vouched = cache.vouched(path) if payload is not None else None
             hit = None
             if payload is not None and vouched is not None:
-                hit = from_payload(path, md, payload, ctx.now, links, vouched[0])
+                hit = from_payload(path, md, payload, ctx.now, links, vouched[0], vouched[2].hex()[:32])
         except Exception:  # noqa: BLE001 - an unreadable entry: the file is analysed
             hit = None
         out.append(hit)
