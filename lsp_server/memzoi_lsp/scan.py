@@ -200,16 +200,15 @@ async def _analyse_misses(
             if ls.stopping or ls.projects.get(project.root) is not project:
                 return False
             chunk = misses[i : i + CHUNK]
-            scanned = await loop.run_in_executor(
-                ls.scan_executor,
-                _next,
-                results,
-                len(chunk),
-                cache,
-                lambda rows: project.put_rows(rows, ls.docs.on_disk),
-            )
+            scanned = await loop.run_in_executor(ls.scan_executor, _next, results, len(chunk), cache)
             _take(ls, project, list(zip(chunk, scanned)))
             report(i + len(chunk))
+            rows = [got.row[2] for got in scanned if got is not None and got.row is not None]
+            if rows:  # written once the chunk is published (the scan thread runs them in order, before the refresh)
+                try:
+                    loop.run_in_executor(ls.scan_executor, _put_rows, rows, project, ls.docs.on_disk)
+                except RuntimeError:  # the scan thread is shut down: the next start's refresh indexes them
+                    return False
     finally:
         try:
             await loop.run_in_executor(ls.scan_executor, results.close)  # stops the workers left
@@ -231,21 +230,24 @@ def publish_open(ls: ScanSession, project: Project) -> None:
         ls.publish(uri)
 
 
-def _next(
-    results: Iterator[FileEntry | None], n: int, cache: ProjectCache | None, put_rows: Callable[[list[bytes]], None]
-) -> list[FileEntry | None]:
-    """On the scan thread: the next ``n`` files analysed, their verdict cache entries stored and their search rows
-    written into the index (``put_rows``, :meth:`memzoi.runs.projectstate.ProjectState.put_rows`)."""
+def _next(results: Iterator[FileEntry | None], n: int, cache: ProjectCache | None) -> list[FileEntry | None]:
+    """On the scan thread: the next ``n`` files analysed and their verdict cache entries stored."""
     out = list(itertools.islice(results, n))
     if cache is not None:
         for got in out:
             if got is not None and got.entry is not None:
                 cache.store(got.verdict.path, *got.entry)
+    return out
+
+
+def _put_rows(rows: list[bytes], project: Project, on_disk: Callable[..., Any]) -> None:
+    """On the scan thread, after the chunk they belong to is published: its search rows written into the index
+    (:meth:`memzoi.runs.projectstate.ProjectState.put_rows`; opening the index, and loading it, is then off the
+    path to the scan's diagnostics: issue 29, warm start). Never raises."""
     try:
-        put_rows([got.row[2] for got in out if got is not None and got.row is not None])
+        project.put_rows(rows, on_disk)
     except Exception as err:  # a broken index degrades search, never the scan (its refresh tries again)
         log.warning("index rows of the scan not written: %s", err)
-    return out
 
 
 def _take(ls: ScanSession, project: Project, scanned: list[tuple[tuple[str, str], Any]]) -> None:
