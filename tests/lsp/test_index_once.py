@@ -110,3 +110,18 @@ def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_h
     with Index(project.root, path=tmp_path / "rebuilt.db", workers=1) as fresh:
         fresh.rebuild()
     assert rows(tmp_path / "server.db") == rows(tmp_path / "rebuilt.db")
+
+
+def test_the_server_s_index_hook_loads_the_index_sync_when_a_change_is_committed(tmp_path, monkeypatch):
+    from memzoi.ledger import writer
+    from memzoi_lsp import startup
+
+    monkeypatch.setattr(writer, "_commit_hook", None)
+    startup.install_index_sync()
+    assert writer._commit_hook is startup.sync_index  # installed: every ledgered change of the server calls it
+    calls = []
+    monkeypatch.setattr(
+        "memzoi.lifecycle.index_sync.sync_index", lambda root, paths: calls.append((root, paths)) or True
+    )
+    assert startup.sync_index(tmp_path, [".memzoi/records/a.md"]) is True
+    assert calls == [(tmp_path, [".memzoi/records/a.md"])]  # the lifecycle's sync, with what the change touched
