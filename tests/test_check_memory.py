@@ -145,5 +145,5 @@ def test_an_entry_whose_stamp_does_not_pack_is_held_as_it_is(tmp_path):
     r = check_chunk(utc_now(), [(paths[0], paths[0])], cache=True)[0]
     assert r.entry is not None
     big = (r.entry[1][0], r.entry[1][1], 2**64, r.entry[1][3])  # an inode no stat gives: not packed
-    k = held(r._replace(entry=(r.entry[0], big, r.entry[2], None, None)), paths[0], paths[0], Shared())
-    assert k.kept is None and k.entry == (r.entry[0], big, r.entry[2], None, None)
+    k = held(r._replace(entry=(r.entry[0], big, r.entry[2], None)), paths[0], paths[0], Shared())
+    assert k.kept is None and k.entry == (r.entry[0], big, r.entry[2], None)

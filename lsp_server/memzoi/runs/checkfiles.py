@@ -120,9 +120,9 @@ def held(r: Checked, path: str, display: str, shared: Shared) -> Checked:
     are shared with the run's other files (``shared``); the stage keeps no ``revision`` (``""``: nothing of a check
     compares stages); of the entry only ``(digest, stamp, checked_ns)`` is
     kept, packed in ``kept`` (:func:`pack_kept`; the stage then keeps no ``stamp``, which was the entry's, and nothing
-    of a check reads it), with neither payload nor kept facts (the parent has stored it already, and a stored
+    of a check reads it), without its payload (the parent has stored it already, and a stored
     report's inputs need no more, :func:`memzoi.runs.checkreplay.record`); where a value does not pack, the entry is
-    held as ``(digest, stamp, checked_ns, None, None)``. Never pass such an entry to
+    held as ``(digest, stamp, checked_ns, None)``. Never pass such an entry to
     :meth:`memzoi.stores.verdictcache.ProjectCache.store`, which would read its ``None`` payload as "forget the entry"."""
     stage = r.stage
     first = stage.first
@@ -146,7 +146,7 @@ def held(r: Checked, path: str, display: str, shared: Shared) -> Checked:
             "",
             stage.boundary,
         ),
-        (entry[0], entry[1], entry[2], None, None) if entry is not None and kept is None else None,
+        (entry[0], entry[1], entry[2], None) if entry is not None and kept is None else None,
         kept,
     )
 
