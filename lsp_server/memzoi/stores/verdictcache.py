@@ -13,11 +13,11 @@ cross-file findings, ``[rules]`` grading).
 
 **What is never stored.** A file with any finding of :data:`memzoi.safety.redact.SECRET_CODES` (a credential,
 high-entropy value or personal data in its text or in its path) gets no entry: its facts could hold the secret
-(an id, a reference). A record whose attestation is stale gets none either (only an entry of its facts, below), because its finding is
-explained from the committed version in git (:func:`memzoi.project.verdict.explain_stale`), which changes without the
-file changing.
-A symlink, or a file reached through a symlinked folder (a ``canonical_path`` finding), gets none: Memzoi refuses
-it, and its stat says nothing about the link. Paths are stored as BLAKE3 hashes. So the cache holds findings and
+(an id, a reference). A record whose attestation is stale gets no verdict entry either (only an entry of its facts,
+below), because its finding is explained from the committed version in git
+(:func:`memzoi.project.verdict.explain_stale`), which changes without the file changing. A symlink, or a file
+reached through a symlinked folder (a ``canonical_path`` finding), gets none: Memzoi refuses it, and its stat says
+nothing about the link. Paths are stored as BLAKE3 hashes. So the cache holds findings and
 facts only, no raw text and no matched value.
 
 **When an entry is used.** Only under the same *context stamp*: the tool (version, a digest of the installed
@@ -233,7 +233,7 @@ class ProjectCache:
     def _current(self, path: str) -> str | None:
         """:meth:`lookup`, an entry of facts alone included."""
         key = path_key(path)
-        self.seen.add(key)
+        self._saw(key)
         row = self._row(key)
         if row is None or not _sound(key, self.stamp, row):
             return None
@@ -266,7 +266,7 @@ class ProjectCache:
         ``stamp`` at ``checked_ns``, :func:`read_stable`), or forget the stored one when ``payload`` is ``None``
         (the file must not be cached). ``payload``: :func:`memzoi.stores.verdictpayload.cache_payload`'s."""
         key = path_key(path)
-        self.seen.add(key)
+        self._saw(key)
         if payload is None:
             self.put.pop(key, None)
             if not self.whole or key in self.rows:  # (a whole load knows there is nothing to forget)
@@ -274,6 +274,12 @@ class ProjectCache:
             return
         self.drop.discard(key)
         self._put(Entry(key, *stamp, checked_ns, digest, payload))
+
+    def _saw(self, key: str) -> None:
+        """Note that the run saw the file of ``key`` (:meth:`save` with ``complete`` forgets the others). A whole
+        load notes only files it has an entry of: at 50,000 files all the keys of a cold check were some 8 MB."""
+        if not self.whole or key in self.rows:
+            self.seen.add(key)
 
     def _put(self, entry: Entry) -> None:
         """Hold ``entry`` for writing; from :data:`FLUSH_AT` held on, write them now (:meth:`_write`)."""
