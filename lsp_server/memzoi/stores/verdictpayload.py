@@ -154,7 +154,9 @@ def facts_text(f: FileFacts) -> str:
     return json.dumps(facts_out(f), separators=(",", ":"))
 
 
-def _facts_in(v: list[Any]) -> FileFacts:
+def stored_facts(v: list[Any]) -> FileFacts:
+    """The cross-file facts as a payload keeps them (:func:`facts_out`, :func:`payload_facts`). Raises as
+    :func:`read_payload` does."""
     refs = tuple(Ref(a, b, (s, e), to) for a, b, s, e, to in v[10])
     return FileFacts(
         v[0],
@@ -173,11 +175,6 @@ def _facts_in(v: list[Any]) -> FileFacts:
         v[13],
         len(v) > 14 and v[14] is True,
     )
-
-
-def stored_facts(value: list[Any]) -> FileFacts:
-    """The cross-file facts as a payload keeps them (:func:`payload_facts`). Raises as :func:`read_payload` does."""
-    return _facts_in(value)
 
 
 def payload_boundary(payload: str) -> datetime | None:
@@ -223,7 +220,7 @@ def read_payload(
     opening = (o1, o2)
     r = Role(role)
     canonical = canonical_findings(path, r, memzoi_dir, opening, links, mode=mode)
-    return Local(own + canonical, r, opening, bool(attested), len(canonical)), _facts_in(facts), starts, length
+    return Local(own + canonical, r, opening, bool(attested), len(canonical)), stored_facts(facts), starts, length
 
 
 __all__ = [
