@@ -122,3 +122,36 @@ def test_inputs_stored_compressed_read_back_as_the_same_inputs(tmp_path):
         assert replay.load(conn, "k") is None
     finally:
         conn.close()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    stamps=st.dictionaries(
+        _TEXT,
+        st.tuples(
+            st.binary(min_size=32, max_size=32),
+            st.tuples(
+                st.integers(0, 2**63 - 1), st.integers(0, 2**62), st.integers(0, 2**64 - 1), st.integers(0, 2**62)
+            ),
+            st.integers(0, 2**62),
+        ),
+        max_size=8,
+    ),
+    size=st.integers(1, 5),
+)
+def test_packed_stamps_are_stored_as_their_lists(stamps, size):
+    """A run's inputs may hold each file's stamp as the 72 bytes the parent keeps (:func:`memzoi.base.freshness.pack_stamp`,
+    taken as they are by ``memzoi.runs.checkreplay._stamps``): the stored text is byte for byte that of the lists."""
+    from memzoi.base.freshness import pack_stamp
+
+    packed = {p: pack_stamp(*v) for p, v in stamps.items()}
+    assert all(v is not None and len(v) == 72 for v in packed.values())
+    as_list = {p: [*s, c, d.hex()] for p, (d, s, c) in stamps.items()}
+    lists = Inputs("w", "p" * 8, as_list, None, {"/p": ["/p/a"]}, "a b|", [])
+    held = Inputs("w", "p" * 8, dict(packed), None, {"/p": ["/p/a"]}, "a b|", [])  # type: ignore[arg-type]
+    old = _batched(size, 3)
+    try:
+        assert b"".join(held.pieces()) == b"".join(lists.pieces()) == lists.to_json().encode("utf-8", "surrogateescape")
+    finally:
+        replay._BATCH, replay._PIECE = old
+    assert held.to_json() == lists.to_json()

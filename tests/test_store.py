@@ -1,4 +1,4 @@
-"""The one project store (:mod:`memzoi.stores.store`): one database per worktree holds the store entries, the facts blob,
+"""The one project store (:mod:`memzoi.stores.store`): one database per worktree holds the store entries (verdicts and facts),
 the search index and the stored reports; the databases of earlier builds are deleted; a store of another version
 is made anew and never served; ``memzoi rebuild`` drops the whole store and re-fills it."""
 

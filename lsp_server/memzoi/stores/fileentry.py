@@ -4,7 +4,7 @@
 A file is read once (:func:`memzoi.base.freshness.read_stable`) and analysed once
 (:func:`memzoi.judge.analysis.analyze_bytes`); that one analysis gives the three parts of its entry, a
 :class:`FileEntry`: its first stage (what ``memzoi check`` and the language server settle and show), its store
-entry (stamp, BLAKE3 digest, compact verdict payload or kept facts: :mod:`memzoi.stores.verdictcache`) and, for a
+entry (stamp, BLAKE3 digest, compact verdict payload or its facts alone: :mod:`memzoi.stores.verdictcache`) and, for a
 record or a proposal packet, its search rows (:func:`memzoi.stores.index_rows.index_row`: title, body and
 findings, secrets redacted from the same analysis's findings). ``memzoi check`` (:mod:`memzoi.runs.checkfiles`), the
 language server's scan (:mod:`memzoi.runs.scanverdicts`) and the index (``memzoi rebuild``, a refresh, an update:
@@ -30,7 +30,7 @@ from ..project.gitfacts import GitFacts
 from ..project.verdict import FileVerdict, ProjectContext, local, verdict_of
 from . import firststage
 from .firststage import Entry, FirstStage, Stamp, failed_stage, lstamp, pending_boundary
-from .verdictpayload import cache_parts
+from .verdictpayload import cache_payload
 
 #: ``(size in bytes, mtime_ns, packed search rows)`` of one file (:func:`pack_row`).
 Row = tuple[int, int, bytes]
@@ -102,7 +102,7 @@ def make_entry(
     """The entry of the file at the absolute ``path`` (placed as ``placement``, in the project ``ctx`` describes,
     at ``ctx.now``) from its one analysis: its :class:`~memzoi.stores.firststage.FirstStage`
     (:func:`memzoi.project.verdict.local`: own findings, a stale attestation explained from ``ctx.git``, canonical
-    path); with ``entry``, its store entry (:func:`memzoi.stores.verdictpayload.cache_parts`); with ``key`` (the
+    path); with ``entry``, its store entry (:func:`memzoi.stores.verdictpayload.cache_payload`); with ``key`` (the
     file's index key, :func:`memzoi.stores.index_rows.index_key`), its search rows, judged with ``ctx``'s git
     visibility and without ledger or cross-file findings (:func:`memzoi.stores.index_rows.index_row`).
 
@@ -125,7 +125,7 @@ def make_entry(
         digest = blake3.blake3(data if data is not None else refined.text.encode("utf-8", "surrogatepass")).digest()
         made: Entry | None = None
         if entry and data is not None and stamp is not None:
-            made = (digest, stamp, checked, *cache_parts(refined, first, facts, starts))
+            made = (digest, stamp, checked, cache_payload(refined, first, facts, starts))
         mark = refined.retention
         md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
         boundary = pending_boundary(first, mark.boundary if mark is not None else None)

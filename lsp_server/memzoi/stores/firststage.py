@@ -40,9 +40,9 @@ if TYPE_CHECKING:  # reading a stage back from its entry loads no analysis (nor 
 
 #: ``(size in bytes, mtime_ns, inode, ctime_ns)`` of the bytes a stage was made from (:mod:`memzoi.base.freshness`).
 Stamp = tuple[int, int, int, int]
-#: What the store keeps for one analysed file: ``(BLAKE3 digest, stamp, checked_ns, payload or None, kept facts or
-#: None)``, the arguments of :meth:`memzoi.stores.verdictcache.ProjectCache.store` after the path.
-Entry = tuple[bytes, Stamp, int, str | None, list[Any] | None]
+#: What the store keeps for one analysed file: ``(BLAKE3 digest, stamp, checked_ns, payload or None)``, the arguments
+#: of :meth:`memzoi.stores.verdictcache.ProjectCache.store` after the path.
+Entry = tuple[bytes, Stamp, int, str | None]
 
 
 @dataclass(frozen=True, slots=True)

@@ -169,8 +169,8 @@ class Index(IndexQueries):
     ) -> RebuildResult:
         """Recreate the whole index from the git plane in one transaction (readers keep the old state until
         commit), with the store entries made from the same analyses. With ``everything`` (``memzoi rebuild``) the
-        store's other tables are emptied in the same transaction first: store entries, facts blob and stored reports
-        (:mod:`memzoi.stores.store`); the entries are filled again, the blob and reports by the next check.
+        store's other tables are emptied in the same transaction first: store entries and stored reports
+        (:mod:`memzoi.stores.store`); the entries are filled again, the reports by the next check.
         ``files``: the git plane's files as a caller just listed them (sorted), instead of a walk. Returns what was
         indexed."""
         from .index_fresh import git_state, index_stamp  # noqa: PLC0415 lazy: start-up
@@ -183,7 +183,7 @@ class Index(IndexQueries):
         del files  # not needed while the rows are inserted: 11,000 paths held about 5 MB
         with self._transaction():
             if everything:
-                for name in ("entries", "facts", "reports"):
+                for name in ("entries", "reports"):
                     self.db.execute(f"DELETE FROM {name}")
             self._write_entries(made)
             self._recreate(stamp, git)

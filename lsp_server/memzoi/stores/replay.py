@@ -49,8 +49,9 @@ from ..base import freshness
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: Stored reports kept per project (one per argument list and working directory).
 KEEP = 16
-#: ``path -> [size, mtime_ns, ino, ctime_ns, checked_ns, digest hex]`` of the bytes each file's verdict was made from.
-Stamps = dict[str, list[Any]]
+#: ``path -> [size, mtime_ns, ino, ctime_ns, checked_ns, digest hex]`` of the bytes each file's verdict was made from;
+#: a run that made them may hold one packed instead (:func:`memzoi.base.freshness.pack_stamp`, ``stamp_list``).
+Stamps = dict[str, list[Any] | bytes]
 
 
 def report_key(args: list[str], cwd: str) -> str:
@@ -195,8 +196,9 @@ class Inputs:
             spliced = _spliced_stamps(self.read, self.stamps, changed)
             if spliced is not None:
                 return spliced + self._tail()
+        stamps = {p: freshness.stamp_list(v) for p, v in self.stamps.items()}
         return json.dumps(
-            [self.walk, self.projects, self.stamps, self.until_us, self.roots, self.links, self.planes],
+            [self.walk, self.projects, stamps, self.until_us, self.roots, self.links, self.planes],
             separators=(",", ":"),
         )
 
@@ -215,7 +217,7 @@ class Inputs:
         yield b"[" + _COMPACT.encode([self.walk, self.projects])[1:-1].encode("utf-8", "surrogateescape") + b",{"
         items = iter(self.stamps.items())
         first = True
-        while batch := dict(itertools.islice(items, _BATCH)):
+        while batch := {p: freshness.stamp_list(v) for p, v in itertools.islice(items, _BATCH)}:
             yield (b"" if first else b",") + _COMPACT.encode(batch)[1:-1].encode("utf-8", "surrogateescape")
             first = False
         yield b"}" + self._tail().encode("utf-8", "surrogateescape")
@@ -256,7 +258,7 @@ def _spliced_stamps(head: str, stamps: Stamps, changed: Iterable[str]) -> str | 
             end = _DECODER.raw_decode(head, start)[1]
         except ValueError:
             return None
-        spans.append((start, end, json.dumps(stamps[path], separators=(",", ":"))))
+        spans.append((start, end, json.dumps(freshness.stamp_list(stamps[path]), separators=(",", ":"))))
     spans.sort()
     out, pos = [], 0
     for start, end, text in spans:
@@ -277,7 +279,8 @@ def changed_files(stamps: Stamps) -> tuple[list[str], Stamps]:
     decides (at 10,000 files that write was a sixth of a replay)."""
     changed: list[str] = []
     confirmed: Stamps = {}
-    for path, stored in stamps.items():
+    for path, held in stamps.items():
+        stored = freshness.stamp_list(held)
         st = freshness.lstat(path)
         if st is None or st.stamp[0] != stored[0]:
             changed.append(path)
@@ -290,13 +293,6 @@ def changed_files(stamps: Stamps) -> tuple[list[str], Stamps]:
         elif freshness.restamp_gains(stored[:4], stored[4], read[1], read[2]):
             confirmed[path] = [*read[1], read[2], stored[5]]
     return changed, confirmed
-
-
-def files_unchanged(stamps: Stamps) -> Stamps | None:
-    """Whether every file of ``stamps`` still has the bytes its stored stamp was made from
-    (:func:`changed_files`): ``None`` when one changed, else the files confirmed by reading."""
-    changed, confirmed = changed_files(stamps)
-    return None if changed else confirmed
 
 
 def restamp(conn: sqlite3.Connection, key: str, inputs: Inputs, confirmed: Stamps, report: bytes) -> bool:
@@ -333,10 +329,10 @@ def load(conn: sqlite3.Connection, key: str) -> tuple[Inputs, bytes] | None:
         return None
 
 
-def _packed(key: str, inputs: Inputs, changed: Iterable[str] | None, blob: bytes) -> tuple[bytes, bytes]:
+def _packed(key: str, inputs: Inputs, changed: Iterable[str] | None, blob: bytes) -> tuple[bytearray, bytes]:
     """``inputs``' stored form (:meth:`Inputs.pieces`, zlib level 1 as it streams: at 55,000 files 14 MB of text
-    become some 5.6 MB, and SQLite holds a bound value about twice while writing it) and the row's checksum
-    (:func:`_sum` of the text, hashed piece by piece, and of the compressed report ``blob``)."""
+    become some 5.6 MB, bound as made, not copied: SQLite holds a bound value about twice while writing it) and the
+    row's checksum (:func:`_sum` of the text, hashed piece by piece, and of the compressed report ``blob``)."""
     h = blake3.blake3(key.encode() + b"\0")
     squeeze = zlib.compressobj(1)
     out = bytearray()
@@ -346,7 +342,7 @@ def _packed(key: str, inputs: Inputs, changed: Iterable[str] | None, blob: bytes
     out += squeeze.flush()
     h.update(b"\0")
     h.update(blob)
-    return bytes(out), h.digest(16)
+    return out, h.digest(16)
 
 
 def save(
@@ -386,7 +382,6 @@ __all__ = [
     "KEEP",
     "Stamps",
     "changed_files",
-    "files_unchanged",
     "link_key",
     "load",
     "pack_links",
