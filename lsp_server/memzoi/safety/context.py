@@ -69,6 +69,7 @@ def gate_words(words: Iterable[bytes]) -> frozenset[bytes]:
     word it looks up (contexts built before a declaration do not know the new word)."""
     out = frozenset(words)
     _VOCABULARY.update(out)
+    prefilter.register_words(out)
     return out
 
 
@@ -87,8 +88,13 @@ class Ctx:
         self.text = text
         self.low = lower(text)
         self.low_bytes = self.low.encode("utf-8", "surrogatepass")
-        #: the declared gate words (:func:`gate_words`) that occur in the text
-        self.words: frozenset[bytes] = frozenset(_VOCABULARY.intersection(self.low_bytes.translate(_TO_SPACE).split()))
+        spaced = self.low_bytes.translate(_TO_SPACE)
+        #: the declared gate words (:func:`gate_words`) that occur in the text: found by the prefilter's one scan
+        #: for all of them (:func:`.prefilter.words_in`), else by splitting the text (the same set)
+        found = prefilter.words_in(spaced)
+        self.words: frozenset[bytes] = (
+            found if found is not None else frozenset(_VOCABULARY.intersection(spaced.split()))
+        )
         self.body_start = body_start
 
     def has(self, *words: bytes) -> bool:
