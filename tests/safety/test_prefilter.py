@@ -201,6 +201,8 @@ def test_the_gate_words_found_by_the_prefilter_are_those_of_a_split(text):
         spaced = context.lower(text).encode("utf-8", "surrogatepass").translate(context._TO_SPACE)
         assert prefilter.words_in(spaced) == _split_words(text)
         assert context.Ctx(text).words == _split_words(text)
+        long = (text + " ") * (context.SCAN_WORDS_FROM // (len(text) + 1) + 1)  # found by the scan
+        assert context.Ctx(long).words == _split_words(long)
     with engine(False):
         assert prefilter.words_in(b"api") is None
         assert context.Ctx(text).words == _split_words(text)
