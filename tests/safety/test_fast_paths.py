@@ -439,7 +439,7 @@ def test_url_candidates_equal_finditer(text):
 
 
 _CONTROL_PIECES = st.sampled_from(
-    ["a", " ", "\t", "\n", "\r", "\r\n", "\x00", "\x1b", "\x0b", "\x1f", "\u00a0", "é", "\u2028"]
+    ["a", " ", "\t", "\n", "\r", "\r\n", "\x00", "\x1b", "\x0b", "\x1f", "\x7f", "\u00a0", "é", "\u2028"]
 )
 
 
