@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memzoi.judge.analysis import analyze_path, analyze_text
-from memzoi.safety import collect_hits, context, prefilter, prepared  # noqa: F401 - prepared declares and compiles
+from memzoi.safety import collect_hits, context, memzoi_rules, prefilter, prepared  # noqa: F401 - prepared declares and compiles
 
 from .helpers import record
 
@@ -233,3 +233,14 @@ def test_a_gate_word_declared_after_the_prefilter_is_still_found():
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip().split(maxsplit=2) == ["True", "None", "[b'api', b'zqxlate']"]
+
+
+@needs_hyperscan
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_alphabet, max_size=60).map("".join))
+def test_the_rules_memzoi_searches_are_those_the_prefilter_may_match(text):
+    for on in (True, False):
+        with engine(on):
+            ctx = context.Ctx(text)
+            expected = tuple(r for r in memzoi_rules.RULES if ctx.may(memzoi_rules._GATES[r.detector]))
+            assert memzoi_rules._rules_that_may_match(ctx) == expected
