@@ -33,7 +33,7 @@ from .tasks import Tasks
 
 if TYPE_CHECKING:
     from memzoi.project.verdict import ProjectContext
-    from memzoi.stores.fileentry import FileEntry
+    from memzoi.stores.fileentry import FileEntry, Row
     from memzoi.stores.verdictcache import ProjectCache
 
     from .project import Project
@@ -219,7 +219,7 @@ def publish_open(ls: ScanSession, project: Project) -> None:
 
 
 def _next(
-    results: Iterator[FileEntry | None], n: int, cache: ProjectCache | None, put_rows: Callable[[list[bytes]], None]
+    results: Iterator[FileEntry | None], n: int, cache: ProjectCache | None, put_rows: Callable[[list[Row]], None]
 ) -> list[FileEntry | None]:
     """On the scan thread: the next ``n`` files analysed, their verdict cache entries stored and their search rows
     written into the index (``put_rows``, :meth:`memzoi.runs.projectstate.ProjectState.put_rows`)."""
@@ -229,7 +229,7 @@ def _next(
             if got is not None and got.entry is not None:
                 cache.store(got.verdict.path, *got.entry)
     try:
-        put_rows([got.row[2] for got in out if got is not None and got.row is not None])
+        put_rows([got.row for got in out if got is not None and got.row is not None])
     except Exception as err:  # a broken index degrades search, never the scan (its refresh tries again)
         log.warning("index rows of the scan not written: %s", err)
     return out

@@ -90,7 +90,7 @@ def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_h
     scanned = list(scanverdicts.analyse([str(p) for p in files], ctx, index_root=project.root, workers=1))
     assert all(got is not None and got.row is not None for got in scanned)
     for i in range(0, len(scanned), 3):  # written chunk by chunk, as the scan goes
-        project.put_rows([got.row[2] for got in scanned[i : i + 3]], docs.on_disk)
+        project.put_rows([got.row for got in scanned[i : i + 3]], docs.on_disk)
 
     def analysed_twice(*args, **kwargs):
         raise AssertionError("the index analysed a file the scan had analysed")

@@ -38,7 +38,7 @@ from ..project.crossfile import Workspace
 from ..project.filefacts import FileFacts, facts_from_analysis
 from ..project.gitfacts import GitFacts
 from ..project.projectfiles import ProjectFiles
-from ..stores.fileentry import indexed
+from ..stores.fileentry import Row, indexed
 from .scanrows import OnDisk, premade_rows
 from .scanstats import ScanStats
 
@@ -303,7 +303,7 @@ class ProjectState:
 
     # -- the index (on the scan thread) -------------------------------------------------------------------------
 
-    def put_rows(self, rows: list[bytes], on_disk: OnDisk) -> None:
+    def put_rows(self, rows: list[Row], on_disk: OnDisk) -> None:
         """Write the search rows the scan made with its entries (:attr:`memzoi.stores.fileentry.FileEntry.row`) into
         the index now (:meth:`memzoi.stores.index.Index.put_rows`, under the git state the listing recorded).
         Raises :class:`memzoi.stores.index.IndexUnavailable` or ``sqlite3.Error``."""
@@ -332,7 +332,7 @@ class ProjectState:
     def refresh_index(self, on_disk: OnDisk) -> None:
         """Bring the index up to date after the first scan (rebuilt when its schema is not ours)."""
         index = self.open_index(on_disk)
-        # the scan's listing and stats: no second walk, no second stat (memzoi.stores.index_afterscan); an index
+        # the scan's listing and stats: no second walk, no second stat (memzoi.stores.index_fresh.plane_of); an index
         # never built, or of another schema or stamp, is rebuilt from the same listing
         index.refresh(files=list(self._keys), stat_of=self.scan_stat)
         self.index_ready = True

@@ -1,5 +1,5 @@
 """The stat each file had when a long-lived caller's scan took its first stage, kept for the index's refresh after
-the scan (issue 29: one walk and one stat per file; :func:`memzoi.stores.index_afterscan.stale_after_scan`).
+the scan (issue 29: one walk and one stat per file; :func:`memzoi.stores.index_fresh.plane_of`).
 
 The scan checks each first stage against the file once (:meth:`ScanStats.current`, one ``lstat``); the stamp is
 the first stage's own (:attr:`memzoi.stores.firststage.FirstStage.stamp`, held anyway), so all that is kept here is

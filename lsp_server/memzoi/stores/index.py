@@ -44,6 +44,7 @@ from .store import STORE_VERSION, ensure_schema, forget_old_databases, made_entr
 if TYPE_CHECKING:
     from ..base.freshness import Stat
     from ..project.filefacts import FileFacts
+    from .fileentry import Row
     from .firststage import Entry
     from .index_rows import Premade
 
@@ -221,17 +222,15 @@ class Index(IndexQueries):
     def _text_to_fill(self) -> bool:
         return self.db.execute("SELECT 1 FROM meta WHERE key = 'fts'").fetchone() is not None
 
-    def put_rows(self, rows: Sequence[bytes], git: str) -> None:
+    def put_rows(self, made: list[Row], git: str) -> None:
         """Write the search rows a caller made with each file's one entry (the language server's scan,
         :attr:`memzoi.stores.fileentry.FileEntry.row`), in one transaction; each replaces its file's row. An index
         never built, or made under another stamp, is first made anew and empty, under git's state ``git`` (what
         the caller's visibility answers were asked under, :func:`memzoi.stores.index_fresh.git_state`): the
         :meth:`refresh` that follows fills its full-text tables and indexes only the files without a current row."""
-        from .fileentry import unpack_row  # noqa: PLC0415 lazy: start-up
         from .index_fresh import index_stamp  # noqa: PLC0415 lazy: start-up
         from .index_rows import keep_verified  # noqa: PLC0415 lazy: start-up
 
-        made = [unpack_row(r) for r in rows]
         fresh = not self.exists or self._stamp_problem() is not None
         if not fresh:
             keep_verified(self.db, self.root, made)
@@ -252,12 +251,9 @@ class Index(IndexQueries):
         for p in paths:
             q = Path(p) if Path(p).is_absolute() else self.root / p
             (present if q.is_file() and not q.is_symlink() else gone).append(q)
-        from .fileentry import unpack_row  # noqa: PLC0415 lazy: start-up
         from .index_rows import keep_verified  # noqa: PLC0415 lazy: start-up
 
-        packed, made = self._analyse(present, progress)
-        rows = [unpack_row(r) for r in packed]
-
+        rows, made = self._analyse(present, progress)
         keep_verified(self.db, self.root, rows)
         with self._transaction():
             self._delete([self._rel(q) for q in present + gone])
@@ -283,26 +279,19 @@ class Index(IndexQueries):
         whose bytes changed (by the one freshness rule, :mod:`memzoi.base.freshness`) or whose admission git's state
         changed; drop rows whose file is gone; rebuild an index never built or made under another stamp. After a
         caller's scan, ``files`` (the absolute paths it listed) and ``stat_of`` (the stat it took of a file, or
-        ``None``) stand for the walk and the stats (:func:`memzoi.stores.index_afterscan.stale_after_scan`)."""
-        from .index_fresh import stale  # noqa: PLC0415 lazy: start-up
+        ``None``) stand for the walk and the stats (:func:`memzoi.stores.index_fresh.plane_of`)."""
+        from .index_fresh import plane_of, stale  # noqa: PLC0415 lazy: start-up
 
-        files = list(files) if files is not None else None
+        listed = list(files) if files is not None else None
         if not self.exists or self._stamp_problem():
-            if files is None:
+            if listed is None:
                 return self.rebuild(progress)
-            from .index_afterscan import plane_key  # noqa: PLC0415 lazy: start-up
-
-            return self.rebuild(progress, files=sorted(Path(p) for p in files if plane_key(str(self.root), p)))
+            return self.rebuild(progress, files=[Path(p) for _, p in plane_of(self.root, listed)[0]])
         if self._text_to_fill():
             with self._transaction():  # rows a caller put (put_rows): their text is searchable from now on
                 if self._text_to_fill():  # looked at again under the write lock: another process may have
                     self._index_text()
-        if files is None:
-            plan = stale(self.db, self.root, self._redacted_key, self._rel)
-        else:
-            from .index_afterscan import stale_after_scan  # noqa: PLC0415 lazy: start-up
-
-            plan = stale_after_scan(self.db, self.root, files, stat_of, self._redacted_key, self._rel)
+        plan = stale(self.db, self.root, *plane_of(self.root, listed, stat_of), self._redacted_key, self._rel)
         result = RebuildResult()
         if plan.changed or plan.gone:
             result = self.update_paths(plan.changed + [self.root / g for g in plan.gone], progress)
@@ -339,7 +328,7 @@ class Index(IndexQueries):
 
     def _analyse(
         self, files: list[Path], progress: Progress | None
-    ) -> tuple[list[dict[str, Any] | bytes], list[tuple[str, Entry | None]]]:
+    ) -> tuple[list[Row], list[tuple[str, Entry | None]]]:
         """Rows and entries for ``files`` (:func:`memzoi.stores.index_build.analyse_rows` with this index's supply
         and pool)."""
         return analyse_rows(self.root, files, progress, premade=self.premade, workers=self.workers, helper=self.helper)
@@ -361,7 +350,7 @@ class Index(IndexQueries):
         for table in ("records", "proposals", "files"):
             self.db.executemany(f"DELETE FROM {table} WHERE path = ?", [(r,) for r in rels])
 
-    def _insert(self, rows: Sequence[dict[str, Any] | bytes]) -> RebuildResult:
+    def _insert(self, rows: Sequence[Row]) -> RebuildResult:
         """Insert ``rows`` (:func:`memzoi.stores.index_build.insert_rows`) inside the caller's transaction."""
         return insert_rows(self.db, rows)
 

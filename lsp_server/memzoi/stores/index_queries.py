@@ -48,44 +48,31 @@ def git_plane_files(project_root: Path) -> list[Path]:
 
 def stamp_of(st: os.stat_result) -> tuple[Stamp, int]:
     """The stat stamp (:data:`memzoi.base.freshness.Stamp`) and device of a stat result: the one conversion of the
-    refresh's walk (:func:`plane_stamps`)."""
+    refresh's walk (:func:`plane_stats`)."""
     return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns), st.st_dev
 
 
-#: One file of :func:`plane_stamps`: ``(key relative to the root, "/"-separated; absolute path; stat stamp or
-#: None; device)``.
-PlaneFile = tuple[str, str, Stamp | None, int]
-
-
-def plane_stamps(project_root: Path) -> tuple[list[PlaneFile], list[str]]:
-    """The files of :func:`git_plane_files` with their stat, for :meth:`memzoi.stores.index.Index.refresh`, and the
-    folders holding them (absolute): ``([(relative key, absolute path, stamp or None, device)], folders)``; the
-    stamp is ``None`` when the file cannot be stat'ed or is no longer a regular file. The same files as
-    :func:`git_plane_files` (a test holds them equal), in no set order, listed by
+def plane_stats(project_root: Path) -> dict[str, tuple[str, Stat | None]]:
+    """The files of :func:`git_plane_files` with their stat, for :meth:`memzoi.stores.index.Index.refresh`:
+    ``{relative key, "/"-separated: (absolute path, stat stamp and device or None)}``
+    (:class:`memzoi.base.freshness.Stat`; ``None`` when the file cannot be stat'ed or is no longer a regular file).
+    The same files as :func:`git_plane_files` (a test holds them equal), in no set order, listed by
     :func:`memzoi.judge.workspace.plane_folders` and stat'ed by :func:`memzoi.base.statmany.lstat_folders` (a
     descriptor per folder, a few threads at 50,000 files: this walk is most of a search). Never raises for I/O
     errors (an unreadable folder is left out, as the walk leaves it)."""
     root = os.path.abspath(project_root)
     memzoi_dir = os.path.join(root, MEMZOI_DIR)
     if os.path.islink(memzoi_dir):
-        return [], []
+        return {}
     folders = plane_folders(memzoi_dir)
     cut = len(root) + 1
-    out: list[PlaneFile] = []
+    out: dict[str, tuple[str, Stat | None]] = {}
     for (folder, names), stats in zip(folders, lstat_folders(folders), strict=True):
         prefix = folder[cut:].replace(os.sep, "/") + "/"
         base = folder + os.sep
         for name, st in zip(names, stats, strict=True):
-            stamp, dev = stamp_of(st) if st is not None else (None, 0)
-            out.append((prefix + name, base + name, stamp, dev))
-    return out, [folder for folder, _ in folders]
-
-
-def plane_stats(project_root: Path) -> dict[str, tuple[str, Stat | None]]:
-    """:func:`plane_stamps` as ``{relative key: (absolute path, stat stamp and device or None)}``
-    (:class:`memzoi.base.freshness.Stat`)."""
-    files, _ = plane_stamps(project_root)
-    return {rel: (path, Stat(stamp, dev) if stamp is not None else None) for rel, path, stamp, dev in files}
+            out[prefix + name] = (base + name, Stat(*stamp_of(st)) if st is not None else None)
+    return out
 
 
 @dataclass
@@ -374,11 +361,9 @@ class IndexQueries:
 __all__ = [
     "Drift",
     "IndexQueries",
-    "PlaneFile",
     "SearchHit",
     "fts_query",
     "git_plane_files",
-    "plane_stamps",
     "plane_stats",
     "stamp_of",
 ]

@@ -87,9 +87,8 @@ class StatStamp(NamedTuple):
 
 
 #: A caller's supply of rows it already made (see :class:`memzoi.stores.index.Index`): for the given paths, the rows of
-#: those it holds as they are on disk (dicts, or packed: :func:`memzoi.stores.fileentry.pack_row`), and the paths it does not
-#: hold (the index analyses them).
-Premade = Callable[[list[Path]], tuple[list[dict[str, Any] | bytes], list[Path]]]
+#: those it holds as they are on disk (:func:`index_row`), and the paths it does not hold (the index analyses them).
+Premade = Callable[[list[Path]], tuple[list[dict[str, Any]], list[Path]]]
 
 
 def index_verdict(path: Path, analysis: Analysis, ctx: ProjectContext) -> FileVerdict:
