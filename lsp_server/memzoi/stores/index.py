@@ -38,7 +38,16 @@ from .index_build import (
     insert_rows,
 )
 from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files
-from .index_schema import _TABLES, SCHEMA_VERSION, _opening, _split_sql, _Tx, fts_triggers, table_script
+from .index_schema import (
+    _TABLES,
+    SCHEMA_VERSION,
+    _opening,
+    _split_sql,
+    _Tx,
+    fts_triggers,
+    row_checksum,
+    table_script,
+)
 from .store import STORE_VERSION, ensure_schema, forget_old_databases, made_entries, store_path, write_entries
 
 if TYPE_CHECKING:
@@ -105,6 +114,7 @@ class Index(IndexQueries):
             private_file(self.path)
             self.db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
             self.db.row_factory = sqlite3.Row
+            self.db.create_function("row_checksum", 1, row_checksum, deterministic=True)  # index_schema.checksum_sql
         except (OSError, sqlite3.Error) as err:
             state = runtime_error(err, self.path, "index")
             raise IndexUnavailable(state.message, state.code, self.path, state.advice) from err

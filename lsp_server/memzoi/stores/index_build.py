@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .index_schema import checksum_sql
+
 if TYPE_CHECKING:
     from .fileentry import Row
     from .firststage import Entry
@@ -97,13 +99,14 @@ def analyse_rows(
 
 def insert_rows(db: sqlite3.Connection, rows: Sequence[Row]) -> RebuildResult:
     """Insert ``rows`` (:func:`memzoi.stores.index_rows.index_row`) into the index ``db``, inside the caller's
-    transaction, :data:`INSERT_BATCH` at a time, and sum them up. Raises ``sqlite3.Error``."""
+    transaction, :data:`INSERT_BATCH` at a time, with each file's checksum, and sum them up. Raises
+    ``sqlite3.Error``."""
     res = RebuildResult(files=len(rows))
     for i in range(0, len(rows), INSERT_BATCH):
         batch = rows[i : i + INSERT_BATCH]
         db.executemany(
             "INSERT INTO files VALUES (:path, :kind, :role, :size, :mtime_ns, :ino, :ctime_ns, :checked_ns, :sha, "
-            ":visibility, :admitted, :refusals, :findings, :facts)",
+            ":visibility, :admitted, :refusals, :findings, :facts, '')",
             [r["file"] for r in batch],
         )
         for kind, table in (("record", "records"), ("proposal", "proposals")):
@@ -121,6 +124,8 @@ def insert_rows(db: sqlite3.Connection, rows: Sequence[Row]) -> RebuildResult:
             refusals = json.loads(r["file"]["refusals"])
             if refusals:
                 res.refused.append({"path": r["file"]["path"], "refusals": refusals})
+    if rows:  # each new row's checksum, taken of what SQLite stores (index_schema.checksum_sql)
+        db.execute(f"UPDATE files SET checksum = {checksum_sql(db)} WHERE checksum = ''")
     res.record_ids.sort()
     res.proposal_ids.sort()
     return res

@@ -11,8 +11,10 @@ import sqlite3
 import time
 from collections.abc import Callable
 
-SCHEMA_VERSION = 8  # bump when the stored facts or columns change: old stores are rebuilt (8: entries and rows
-# written together by the one routine, memzoi.stores.fileentry)
+import blake3
+
+SCHEMA_VERSION = 9  # bump when the stored facts or columns change: old stores are rebuilt (8: entries and rows
+# written together by the one routine, memzoi.stores.fileentry; 9: each file's rows carry a checksum)
 
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -30,7 +32,8 @@ CREATE TABLE files(
   admitted INTEGER NOT NULL,
   refusals TEXT NOT NULL,
   findings TEXT NOT NULL,
-  facts TEXT NOT NULL
+  facts TEXT NOT NULL,
+  checksum TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE records(
   rowid INTEGER PRIMARY KEY,
@@ -104,7 +107,34 @@ def schema_script() -> str:
     return table_script() + fts_triggers()
 
 
-__all__ = ["SCHEMA_VERSION", "fts_triggers", "schema_script", "table_script"]
+#: The columns a file's checksum leaves out: the stat stamp a refresh restamps (its file's bytes confirmed
+#: unchanged), the checksum itself and the FTS5 tables' ``rowid``.
+_UNCHECKED = frozenset({"size", "mtime_ns", "ino", "ctime_ns", "checked_ns", "checksum", "rowid"})
+
+
+def row_checksum(text: str) -> str:
+    """The checksum of a file's stored values (:func:`checksum_sql`): hex BLAKE3, 128 bits. Registered on every
+    connection of the index under this name (:class:`memzoi.stores.index.Index`)."""
+    return blake3.blake3(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def checksum_sql(db: sqlite3.Connection) -> str:
+    """An SQL expression, over a row of ``files``, of the checksum of every value the index stores for that file:
+    its ``files`` row and its ``records`` or ``proposals`` row, each value ``quote()``-d (so ``NULL``, numbers and
+    text stay apart), but the columns of :data:`_UNCHECKED`. Written with the rows (:func:`memzoi.stores.index_build.insert_rows`)
+    and compared by every refresh (:func:`memzoi.stores.index_fresh.stale`): a row whose values no longer match is
+    a miss, re-indexed before any search or recall reads it, never served (issue 29: "a corrupt payload is a miss,
+    never a verdict")."""
+
+    def values(table: str) -> str:
+        cols = [c[1] for c in db.execute(f"PRAGMA table_info({table})") if c[1] not in _UNCHECKED]
+        return "||".join(f"quote({table}.{c})" for c in cols)
+
+    texts = [f"ifnull((SELECT {values(t)} FROM {t} WHERE {t}.path = files.path), '')" for t in ("records", "proposals")]
+    return f"row_checksum({values('files')}||{'||'.join(texts)})"
+
+
+__all__ = ["SCHEMA_VERSION", "checksum_sql", "fts_triggers", "row_checksum", "schema_script", "table_script"]
 
 
 def _opening(db: sqlite3.Connection, check: Callable[[], str | None], patience: float = 30.0) -> str | None:
