@@ -246,8 +246,8 @@ def _take(ls: ScanSession, project: Project, scanned: list[tuple[tuple[str, str]
         if got is None:
             continue  # unreadable, or changing while read: a watcher event or a request analyses it
         verdict = getattr(got, "verdict", got)
-        # else changed since it was read (a watcher may have taken it in); the stat is kept for the index's refresh
-        current = project.scan_stats.current(verdict)
+        # else changed since it was read (a watcher may have taken it in); the stamp is kept for the index's refresh
+        current = verdict.current()
         if current:
             project.verdicts[uri] = verdict
         if ls.docs.is_open(uri):

@@ -134,10 +134,10 @@ def _row(
 ) -> Row:
     """The search rows of a file read as ``read`` and judged as ``verdict``
     (:func:`memzoi.stores.index_rows.index_row`)."""
-    from .index_rows import StatStamp, index_row  # noqa: PLC0415 lazy: start-up - check, which makes no rows, loads none of it
+    from .index_rows import index_row  # noqa: PLC0415 lazy: start-up - check, which makes no rows, loads none of it
 
     data, stamp, checked = read
-    return index_row(key, data, StatStamp(*stamp), verdict, facts=facts, digest=digest, checked_ns=checked)
+    return index_row(key, data, stamp, verdict, facts=facts, digest=digest, checked_ns=checked)
 
 
 def entry_chunk(jobs: list[tuple[str, str]], *, now: datetime | None, root: str) -> list[FileEntry | None]:

@@ -118,18 +118,18 @@ def stale(
     root: Path,
     plane: Plane,
     stat_of: StatOf,
-    redacted_key: Callable[[str, dict[str, Any]], str | None],
-    key_of: Callable[[Path], str],
 ) -> Plan:
     """The :class:`Plan` of a refresh of the index ``db`` of the project ``root`` whose files are ``plane`` with
     their stats ``stat_of`` (:func:`plane_of`, from a walk or a caller's scan: one decision either way): the files
     that are new, whose bytes differ from their row's (by the one freshness rule, :func:`memzoi.base.freshness.trusted`
     under one clock, else a read compared with the row's BLAKE3 digest: equal bytes keep the row under the new
     stat), whose stored values no longer match their checksum (a damaged row: a miss, never served), or whose
-    admission may have changed because git's state did (:func:`readmitted`); the rows whose file is gone (no longer listed, or without a stat). The rows are read in key order one at a time beside the sorted
-    files (a merge), so not every row's stamp is held at once. A file the index does not hold under its plain key is
-    looked up under ``redacted_key(key, rows)`` (its path bore a secret) or ``key_of(path)``. Raises
-    ``sqlite3.Error``."""
+    admission may have changed because git's state did (:func:`readmitted`); the rows whose file is gone (no longer
+    listed, or without a stat). The rows are read in key order one at a time beside the sorted files (a merge), so
+    not every row's stamp is held at once. A file the index does not hold under its plain key is looked up under its
+    redacted key (:func:`memzoi.judge.pathsafety.redacted_path`: its path bore a secret when its row was written, and
+    still does; a hash, computed without the detectors); a new file is keyed by
+    :func:`memzoi.stores.index_rows.index_key` (only such a path is scanned for secrets). Raises ``sqlite3.Error``."""
     now = time.time_ns()
     trusted = freshness.trusted
     plan = Plan(git=git_state(root, {path.rpartition(os.sep)[0] for _, path in plane}))
@@ -170,10 +170,15 @@ def stale(
             plan.gone.append(key)
     unmatched += [nxt[1]] if nxt is not None else []
     unmatched.extend(path for _, path in files)
-    base = os.path.abspath(root)
-    for path in unmatched:  # new files, and files the index holds under a redacted key
-        key = redacted_key(plane_key(base, path) or "", redacted) or key_of(Path(path))
-        judge(path, key, redacted.pop(key, None))
+    if unmatched:  # new files, and files the index holds under a redacted key
+        from ..judge.pathsafety import redacted_path  # noqa: PLC0415 lazy: start-up
+        from .index_rows import index_key  # noqa: PLC0415 lazy: start-up
+
+        base = os.path.abspath(root)
+        for path in unmatched:
+            key = redacted_path(plane_key(base, path) or "")
+            key = key if key in redacted else index_key(Path(base), path)
+            judge(path, key, redacted.pop(key, None))
     plan.gone += list(redacted)
     plan.changed.sort()
     if present is not None:

@@ -72,7 +72,6 @@ CREATE TRIGGER {t}_au AFTER UPDATE ON {t} BEGIN
   INSERT INTO {t}_fts(rowid, title, body) VALUES (new.rowid, new.title, new.body);
 END;
 """
-_TABLES = ("files", "records", "proposals", "records_fts", "proposals_fts", "meta")
 
 
 def _split_sql(script: str) -> list[str]:
@@ -91,12 +90,6 @@ def _split_sql(script: str) -> list[str]:
     return out
 
 
-def table_script() -> str:
-    """The tables, indexes and FTS5 tables, without the triggers (a rebuild fills the FTS5 tables in one pass
-    after inserting every row, then adds the triggers: :func:`fts_triggers`)."""
-    return _SCHEMA
-
-
 def fts_triggers() -> str:
     """The triggers that keep ``records_fts`` and ``proposals_fts`` in sync with their tables."""
     return _TRIGGERS.format(t="records") + _TRIGGERS.format(t="proposals")
@@ -104,7 +97,7 @@ def fts_triggers() -> str:
 
 def schema_script() -> str:
     """The whole schema as one script: tables, then the FTS5 triggers of ``records`` and ``proposals``."""
-    return table_script() + fts_triggers()
+    return _SCHEMA + fts_triggers()
 
 
 #: The columns a file's checksum leaves out: the stat stamp a refresh restamps (its file's bytes confirmed
@@ -134,7 +127,7 @@ def checksum_sql(db: sqlite3.Connection) -> str:
     return f"row_checksum({values('files')}||{'||'.join(texts)})"
 
 
-__all__ = ["SCHEMA_VERSION", "checksum_sql", "fts_triggers", "row_checksum", "schema_script", "table_script"]
+__all__ = ["SCHEMA_VERSION", "checksum_sql", "fts_triggers", "row_checksum", "schema_script"]
 
 
 def _opening(db: sqlite3.Connection, check: Callable[[], str | None], patience: float = 30.0) -> str | None:
