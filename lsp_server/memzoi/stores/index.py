@@ -44,6 +44,7 @@ from .index_schema import (
     _opening,
     _split_sql,
     _Tx,
+    checksum_sql,
     fts_triggers,
     row_checksum,
 )
@@ -303,7 +304,7 @@ class Index(IndexQueries):
         """Compare the index with the git plane by the refresh's own decision (:func:`memzoi.stores.index_fresh.stale`
         of a walk): files without a row (``missing_from_index``; ``unreadable`` when they cannot be read: the rebuild
         skips them too, and "missing, run rebuild" would send the user round in a loop), rows whose file changed,
-        whose values are damaged or whose admission git's state may have changed (``changed_in_index``), rows
+        whose values no longer match their checksum (withheld by every read) or whose admission git's state may have changed (``changed_in_index``), rows
         without a file (``stale_in_index``), and the FTS5 integrity check of both tables. Never writes."""
         from .index_fresh import plane_of, stale  # noqa: PLC0415 lazy: start-up
 
@@ -320,7 +321,11 @@ class Index(IndexQueries):
                 d.unreadable.append(rel)
                 continue
             (d.changed_in_index if rel in held else d.missing_from_index).append(rel)
+        damaged = f"SELECT path FROM files WHERE checksum != {checksum_sql(self.db)}"  # withheld by every read
+        d.changed_in_index += [r[0] for r in self.db.execute(damaged) if r[0] not in d.changed_in_index]
         d.stale_in_index = sorted(plan.gone)
+        for found in (d.missing_from_index, d.changed_in_index, d.unreadable):
+            found.sort()
         for table in ("records_fts", "proposals_fts"):
             try:
                 self.db.execute(f"INSERT INTO {table}({table}, rank) VALUES('integrity-check', 1)")

@@ -123,8 +123,7 @@ def stale(
     their stats ``stat_of`` (:func:`plane_of`, from a walk or a caller's scan: one decision either way): the files
     that are new, whose bytes differ from their row's (by the one freshness rule, :func:`memzoi.base.freshness.trusted`
     under one clock, else a read compared with the row's BLAKE3 digest: equal bytes keep the row under the new
-    stat), whose stored values no longer match their checksum (a damaged row: a miss, never served), or whose
-    admission may have changed because git's state did (:func:`readmitted`); the rows whose file is gone (no longer
+    stat), or whose admission may have changed because git's state did (:func:`readmitted`); the rows whose file is gone (no longer
     listed, or without a stat). The rows are read in key order one at a time beside the sorted files (a merge), so
     not every row's stamp is held at once. A file the index does not hold under its plain key is looked up under its
     redacted key (:func:`memzoi.judge.pathsafety.redacted_path`: its path bore a secret when its row was written, and
@@ -145,9 +144,9 @@ def stale(
         st = stat_of(path)
         if st is None and row is not None:  # listed, gone since (or no longer a regular file): gone
             plan.gone.append(key)
-        if st is None or (row is not None and row[6] and trusted(st.stamp, st.dev, row[:4], row[4], now)):
+        if st is None or (row is not None and trusted(st.stamp, st.dev, row[:4], row[4], now)):
             return
-        read = freshness.confirm(path, row[0], bytes.fromhex(row[5])) if row is not None and row[6] else None
+        read = freshness.confirm(path, row[0], bytes.fromhex(row[5])) if row is not None else None
         if read is None:
             plan.changed.append(Path(path))
         else:
@@ -188,18 +187,11 @@ def stale(
 
 
 def _rows(db: sqlite3.Connection) -> Iterator[tuple[Any, ...]]:
-    """The index's ``files`` rows ``(path, size, mtime_ns, ino, ctime_ns, checked_ns, sha, sound)`` in key order
-    (SQLite's binary order of UTF-8 is Python's order of the keys), read a row at a time; ``sound`` is whether the
-    file's stored values still match their checksum (:func:`memzoi.stores.index_schema.checksum_sql`): a row that
-    does not is re-indexed, whatever its stat says."""
-    from .index_schema import checksum_sql  # noqa: PLC0415 lazy: start-up
-
+    """The index's ``files`` rows ``(path, size, mtime_ns, ino, ctime_ns, checked_ns, sha)`` in key order (SQLite's
+    binary order of UTF-8 is Python's order of the keys), read a row at a time."""
     cur = db.cursor()
     cur.row_factory = None  # plain tuples: 50,000 rows as sqlite3.Row cost a third more
-    sound = f"checksum = {checksum_sql(db)}"
-    yield from cur.execute(
-        f"SELECT path, size, mtime_ns, ino, ctime_ns, checked_ns, sha, {sound} FROM files ORDER BY path"
-    )
+    yield from cur.execute("SELECT path, size, mtime_ns, ino, ctime_ns, checked_ns, sha FROM files ORDER BY path")
 
 
 def readmitted(db: sqlite3.Connection, root: Path, present: dict[str, str]) -> list[str]:

@@ -178,6 +178,13 @@ class IndexQueries:
     def _require(self) -> None:  # pragma: no cover - defined by Index
         raise NotImplementedError
 
+    def sound_sql(self, alias: str) -> str:
+        """The condition a query that serves ``records`` or ``proposals`` rows (named ``alias``) adds, so that a row
+        whose stored values no longer match their checksum is withheld (:func:`memzoi.stores.index_schema.sound_sql`)."""
+        from .index_schema import sound_sql  # noqa: PLC0415 lazy: start-up
+
+        return sound_sql(self.db, alias)
+
     # -- reading -------------------------------------------------------------------------------------------------
 
     def search(
@@ -200,7 +207,7 @@ class IndexQueries:
             sql = (
                 f"SELECT t.*, s.score FROM (SELECT rowid, bm25({table}_fts, 10.0, 1.0) AS score FROM {table}_fts "
                 f"WHERE {table}_fts MATCH ? ORDER BY score, rowid LIMIT ?) s "
-                f"JOIN {table} t ON t.rowid = s.rowid ORDER BY s.score, s.rowid"
+                f"JOIN {table} t ON t.rowid = s.rowid WHERE {self.sound_sql('t')} ORDER BY s.score, s.rowid"
             )
             try:
                 rows = self.db.execute(sql, (q, limit)).fetchall()
@@ -214,10 +221,12 @@ class IndexQueries:
         return hits[:limit]
 
     def record(self, record_id: str) -> dict[str, Any] | None:
-        """The indexed record with id ``record_id`` (first by path when several claim it), or ``None``.
+        """The indexed record with id ``record_id`` (first by path when several claim it; a damaged one is withheld:
+        :meth:`sound_sql`), or ``None``.
         Used by lifecycle operations and hover; includes ``revision`` and ``attested_projection``."""
         self._require()
-        r = self.db.execute("SELECT * FROM records WHERE id = ? ORDER BY path LIMIT 1", (record_id,)).fetchone()
+        sql = f"SELECT * FROM records t WHERE id = ? AND {self.sound_sql('t')} ORDER BY path LIMIT 1"
+        r = self.db.execute(sql, (record_id,)).fetchone()
         return dict(r) if r else None
 
     def stored_facts(self) -> dict[str, FileFacts]:
