@@ -171,12 +171,14 @@ def stale(
     unmatched.extend(path for _, path in files)
     if unmatched:  # new files, and files the index holds under a redacted key
         from ..judge.pathsafety import redacted_path  # noqa: PLC0415 lazy: start-up
-        from .index_rows import index_key  # noqa: PLC0415 lazy: start-up
 
         base = os.path.abspath(root)
         for path in unmatched:
             key = redacted_path(plane_key(base, path) or "")
-            key = key if key in redacted else index_key(Path(base), path)
+            if key not in redacted:  # a new file: only its path is scanned for secrets (index_rows loads the detectors)
+                from .index_rows import index_key  # noqa: PLC0415 lazy: a search of an unchanged index loads no analysis
+
+                key = index_key(Path(base), path)
             judge(path, key, redacted.pop(key, None))
     plan.gone += list(redacted)
     plan.changed.sort()
