@@ -176,7 +176,7 @@ def stale(
         for path in unmatched:
             key = redacted_path(plane_key(base, path) or "")
             if key not in redacted:  # a new file: only its path is scanned for secrets (index_rows loads the detectors)
-                from .index_rows import index_key  # noqa: PLC0415 lazy: a search of an unchanged index loads no analysis
+                from .index_rows import index_key  # noqa: PLC0415 lazy: start-up (a search loads no analysis)
 
                 key = index_key(Path(base), path)
             judge(path, key, redacted.pop(key, None))
