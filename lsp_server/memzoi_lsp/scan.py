@@ -34,7 +34,7 @@ from .tasks import Tasks
 
 if TYPE_CHECKING:
     from memzoi.project.verdict import ProjectContext
-    from memzoi.stores.fileentry import FileEntry
+    from memzoi.stores.fileentry import FileEntry, Row
     from memzoi.stores.verdictcache import ProjectCache
 
     from .project import Project
@@ -203,7 +203,7 @@ async def _analyse_misses(
             scanned = await loop.run_in_executor(ls.scan_executor, _next, results, len(chunk), cache)
             _take(ls, project, list(zip(chunk, scanned)))
             report(i + len(chunk))
-            rows = [got.row[2] for got in scanned if got is not None and got.row is not None]
+            rows = [got.row for got in scanned if got is not None and got.row is not None]
             if rows:  # written once the chunk is published (the scan thread runs them in order, before the refresh)
                 try:
                     loop.run_in_executor(ls.scan_executor, _put_rows, rows, project, ls.docs.on_disk)
@@ -240,7 +240,7 @@ def _next(results: Iterator[FileEntry | None], n: int, cache: ProjectCache | Non
     return out
 
 
-def _put_rows(rows: list[bytes], project: Project, on_disk: Callable[..., Any]) -> None:
+def _put_rows(rows: list[Row], project: Project, on_disk: Callable[..., Any]) -> None:
     """On the scan thread, after the chunk they belong to is published: its search rows written into the index
     (:meth:`memzoi.runs.projectstate.ProjectState.put_rows`; opening the index, and loading it, is then off the
     path to the scan's diagnostics: issue 29, warm start). Never raises."""
@@ -261,8 +261,8 @@ def _take(ls: ScanSession, project: Project, scanned: list[tuple[tuple[str, str]
         if got is None:
             continue  # unreadable, or changing while read: a watcher event or a request analyses it
         verdict = getattr(got, "verdict", got)
-        # else changed since it was read (a watcher may have taken it in); the stat is kept for the index's refresh
-        current = project.scan_stats.current(verdict)
+        # else changed since it was read (a watcher may have taken it in); the stamp is kept for the index's refresh
+        current = verdict.current()
         if current:
             project.verdicts[uri] = verdict
         if ls.docs.is_open(uri):
