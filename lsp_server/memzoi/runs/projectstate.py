@@ -1,6 +1,6 @@
 """The state of one project under review, kept in line with the disk: what a long-lived caller (the language
 server) knows of it, changed through three entry points: :meth:`ProjectState.apply_events` (the disk),
-:meth:`ProjectState.apply_editor` (an editor's buffer) and ``apply_scan`` (the first scan's files, :meth:`feed`);
+:meth:`ProjectState.apply_editor` (an editor's buffer) and :meth:`ProjectState.apply_scan` (the first scan's files);
 requests read it without changing it (:mod:`memzoi.runs.projectview`).
 
 :class:`ProjectState` owns, for the project whose ``.memzoi`` folder is below ``root``:
@@ -237,11 +237,10 @@ class ProjectState:
     def apply_scan(
         self, key: str, source: Analysis | FileFacts, path: str | os.PathLike[str] | None = None
     ) -> set[str]:
-        """The scan's first stage of ``key`` (a compact verdict's facts, or an analysis) enters as :meth:`feed`
-        enters it, with one difference: before the first scan is complete (``scanned``), a compact verdict's facts
-        are only held (:meth:`memzoi.project.crossfile.Workspace.load`) and evaluated with all the others at the first
-        read of a cross-file finding, as no read shows one before then (:mod:`memzoi.runs.projectview`). Returns
-        the keys whose cross-file findings changed (none for a held one: the scan's end republishes them all)."""
+        """The scan's first stage of ``key`` (a compact verdict's facts, or an analysis), as :meth:`feed`; but before
+        the first scan is complete (``scanned``) a compact verdict's facts are only held, evaluated with all others at
+        the first read (:meth:`memzoi.project.crossfile.Workspace.load`; no read shows a cross-file finding before
+        then, :mod:`memzoi.runs.projectview`). Returns the keys whose cross-file findings changed (none when held)."""
         if self.scanned or not isinstance(source, FileFacts):
             return self.feed(key, source, path)
         path = self._path_of(key) if path is None else path
@@ -330,11 +329,9 @@ class ProjectState:
 
     def scan_stat(self, path: str) -> Stat | None:
         """The stat the scan took of the file at the absolute ``path`` while its compact verdict is kept (a change
-        drops it), ``None`` otherwise: the stamp its first stage was made from, found current by the scan's one
-        ``lstat`` (:meth:`memzoi.stores.firststage.FirstStage.current`), on the device of its folder (one stat per
-        folder, not per file: a file system mounted below ``.memzoi`` is mounted on a folder; the freshness rule asks
-        the device for the file system's type, :func:`memzoi.base.freshness.ctime_kept`). Reads only: for the scan
-        thread."""
+        drops it), ``None`` otherwise: its first stage's stamp (found current by the scan's one ``lstat``,
+        :meth:`memzoi.stores.firststage.FirstStage.current`) on its folder's device (one stat per folder: a mount
+        below ``.memzoi`` is on a folder; :func:`memzoi.base.freshness.ctime_kept` asks the device). Scan thread."""
         from ..base.freshness import Stat  # noqa: PLC0415 lazy: start-up
 
         key = self._keys.get(path)
@@ -342,12 +339,11 @@ class ProjectState:
         if stage is None or stage.stamp is None:
             return None
         folder = os.path.dirname(path)
-        if folder not in self._devices:
-            try:
-                self._devices[folder] = os.stat(folder).st_dev
-            except OSError:
-                return None
-        return Stat(stage.stamp, self._devices[folder])
+        try:
+            dev = self._devices.get(folder) or self._devices.setdefault(folder, os.stat(folder).st_dev)
+        except OSError:
+            return None
+        return Stat(stage.stamp, dev)
 
     def open_index(self, on_disk: OnDisk) -> Index:
         """The project's index, opened once, with rows from :meth:`premade_rows` and a fork server's workers for
@@ -362,8 +358,7 @@ class ProjectState:
         """Bring the index up to date after the first scan (rebuilt when its schema is not ours)."""
         index = self.open_index(on_disk)
         self._devices.clear()  # the folders' devices as they are now (a mount may have come or gone)
-        # the scan's listing and stats: no second walk, no second stat (memzoi.stores.index_fresh.plane_of); an index
-        # never built, or of another schema or stamp, is rebuilt from the same listing
+        # the scan's listing and stats, no second walk or stat (index_fresh.plane_of); a foreign index: rebuilt from it
         index.refresh(files=list(self._keys), stat_of=self.scan_stat)
         self.index_ready = True
 
