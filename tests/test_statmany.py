@@ -128,14 +128,3 @@ def test_trusted_is_vouches_for_a_stamp_at_hand(size, mtime, ctime, checked, now
         )
     finally:
         mp.undo()
-
-
-def test_paths_are_stated_in_order_across_folders_that_come_back(tmp_path, monkeypatch):
-    monkeypatch.setattr(statmany, "THREAD_THRESHOLD", 5)
-    folders = _tree(tmp_path, 4)
-    paths = [os.path.join(f, n) for f, names in folders for n in names]
-    paths = paths[4:] + paths[:4] + [paths[0], str(tmp_path / "missing.md"), str(tmp_path / "d1")]
-    want = [os.lstat(p) if os.path.isfile(p) else None for p in paths]
-    for threads in (1, 2):
-        got = statmany.lstat_paths(paths, threads=threads)
-        assert _stamps([got]) == _stamps([want])

@@ -77,25 +77,4 @@ def lstat_folders(
     return out
 
 
-def lstat_paths(paths: Sequence[str], *, threads: int | None = None) -> list[os.stat_result | None]:
-    """:func:`lstat_folders` of absolute ``paths`` in order: each run of paths in the same folder (a walk lists a
-    folder's files together) is one ``(folder, names)`` batch. ``None`` where :func:`lstat_names` gives it (gone,
-    not a regular file, a symlink). Never raises ``OSError``."""
-    folders: list[tuple[str, list[str]]] = []
-    last: str | None = None
-    names: list[str] = []
-    split = os.path.split
-    for path in paths:
-        folder, name = split(path)
-        if folder != last:
-            names = []
-            folders.append((folder or os.curdir, names))
-            last = folder
-        names.append(name)
-    out: list[os.stat_result | None] = []
-    for got in lstat_folders(folders, threads=threads):
-        out += got
-    return out
-
-
-__all__ = ["MAX_THREADS", "THREAD_THRESHOLD", "lstat_folders", "lstat_names", "lstat_paths"]
+__all__ = ["MAX_THREADS", "THREAD_THRESHOLD", "lstat_folders", "lstat_names"]

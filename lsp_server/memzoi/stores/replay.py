@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import sqlite3
+import stat
 import time
 import zlib
 from collections.abc import Iterable
@@ -45,7 +47,6 @@ from typing import Any
 import blake3
 
 from ..base import freshness
-from ..base.statmany import lstat_paths
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: Stored reports kept per project (one per argument list and working directory).
@@ -278,15 +279,19 @@ def changed_files(stamps: Stamps) -> tuple[list[str], Stamps]:
     decides (at 10,000 files that write was a sixth of a replay)."""
     changed: list[str] = []
     confirmed: Stamps = {}
-    trusted, now = freshness.trusted, time.time_ns()
-    # one batch of fstatat per folder (memzoi.base.statmany), judged under one clock by freshness.trusted (the
-    # rule of freshness.vouches written out for a whole project)
-    for path, st, stored in zip(stamps, lstat_paths(list(stamps)), stamps.values(), strict=True):
-        if st is None or st.st_size != stored[0]:
+    trusted, now, lstat, regular = freshness.trusted, time.time_ns(), os.lstat, stat.S_ISREG
+    # one plain lstat per file (its share of a replay is the kernel's; a batch per folder or threads cost more CPU
+    # here), judged under one clock by freshness.trusted (freshness.vouches written out for a whole project)
+    for path, stored in stamps.items():
+        try:
+            st = lstat(path)
+        except (OSError, ValueError):
             changed.append(path)
             continue
-        stamp = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
-        if trusted(stamp, st.st_dev, stored[:4], stored[4], now):
+        if not regular(st.st_mode) or st.st_size != stored[0]:
+            changed.append(path)
+            continue
+        if trusted((st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns), st.st_dev, stored[:4], stored[4], now):
             continue
         read = freshness.confirm(path, stored[0], bytes.fromhex(stored[5]))
         if read is None:
