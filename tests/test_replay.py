@@ -390,8 +390,10 @@ def test_inputs_with_a_few_stamps_changed_are_written_as_encoding_them_whole(sta
     from memzoi.stores.replay import Inputs
 
     as_list = {p: [*n, d] for p, (n, d) in stamps.items()}
-    first = Inputs("w" * 8, "p" * 8, as_list, 5, {"/p": ["/p/a"]}, "x y|z", ["/p/.memzoi"])
+    listing = [["/p/.memzoi"], {"/p/.memzoi": [4096, 1, 2, 3, 4]}]
+    first = Inputs("w" * 8, "p" * 8, as_list, 5, {"/p": ["/p/a"]}, "x y|z", ["/p/.memzoi"], listing)
     read = Inputs.from_json(first.to_json())
+    assert read.listing == listing
     assert read.read is not None
     paths = list(as_list)
     changed = []
@@ -404,7 +406,7 @@ def test_inputs_with_a_few_stamps_changed_are_written_as_encoding_them_whole(sta
         changed.append("/p/new")
     read.until_us, read.links = until, links
     whole = json.dumps(
-        [read.walk, read.projects, read.stamps, read.until_us, read.roots, read.links, read.planes],
+        [read.walk, read.projects, read.stamps, read.until_us, read.roots, read.links, read.planes, read.listing],
         separators=(",", ":"),
     )
     assert read.to_json(changed) == whole == read.to_json()

@@ -42,9 +42,19 @@ def test_inputs_encoded_in_pieces_are_the_utf8_of_the_whole_text(stamps, until, 
     a time) joined is the UTF-8 of ``json.dumps`` of everything at once, and reads back as the same inputs; the
     row's checksum hashed piece by piece is :func:`replay._sum` of that whole text."""
     as_list = {p: [*n, d] for p, (n, d) in stamps.items()}
-    inputs = Inputs(walk, "p" * 8, as_list, until, {"/p": ["/p/a"]}, links, ["/p/.memzoi"])
+    listing = [["/p"], {"/p": [1, 2, 3, 4, 5]}] if until is not None else None
+    inputs = Inputs(walk, "p" * 8, as_list, until, {"/p": ["/p/a"]}, links, ["/p/.memzoi"], listing)
     whole = json.dumps(
-        [inputs.walk, inputs.projects, inputs.stamps, inputs.until_us, inputs.roots, inputs.links, inputs.planes],
+        [
+            inputs.walk,
+            inputs.projects,
+            inputs.stamps,
+            inputs.until_us,
+            inputs.roots,
+            inputs.links,
+            inputs.planes,
+            listing,
+        ],
         separators=(",", ":"),
     ).encode("utf-8", "surrogateescape")
     read = Inputs.from_json(whole.decode("utf-8", "surrogateescape"))
@@ -52,7 +62,7 @@ def test_inputs_encoded_in_pieces_are_the_utf8_of_the_whole_text(stamps, until, 
     for path in changed:
         read.stamps[path] = [1, 2, 3, 4, 5, "ab"]
     spliced = json.dumps(
-        [read.walk, read.projects, read.stamps, read.until_us, read.roots, read.links, read.planes],
+        [read.walk, read.projects, read.stamps, read.until_us, read.roots, read.links, read.planes, read.listing],
         separators=(",", ":"),
     ).encode("utf-8", "surrogateescape")
     old = _batched(size, 3)

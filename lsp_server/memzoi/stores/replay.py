@@ -47,6 +47,7 @@ from typing import Any
 import blake3
 
 from ..base import freshness
+from .walklisting import Listing
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: Stored reports kept per project (one per argument list and working directory).
@@ -181,12 +182,14 @@ class Inputs:
     roots: dict[str, list[str]]
     links: str | None = None
     planes: list[str] = field(default_factory=list)
+    #: :data:`Listing` of the walk, when what it found follows from its folders' listings alone (else ``None``)
+    listing: Listing | None = None
     #: the text :meth:`from_json` read, up to the end of ``stamps`` (for :meth:`to_json` with ``changed``)
     read: str | None = field(default=None, repr=False, compare=False)
 
     def _tail(self) -> str:
         """The stored form's text after ``stamps``."""
-        rest = (self.until_us, self.roots, self.links, self.planes)
+        rest = (self.until_us, self.roots, self.links, self.planes, self.listing)
         return "," + ",".join(json.dumps(v, separators=(",", ":")) for v in rest) + "]"
 
     def to_json(self, changed: Iterable[str] | None = None) -> str:
@@ -198,7 +201,7 @@ class Inputs:
             if spliced is not None:
                 return spliced + self._tail()
         return json.dumps(
-            [self.walk, self.projects, self.stamps, self.until_us, self.roots, self.links, self.planes],
+            [self.walk, self.projects, self.stamps, self.until_us, self.roots, self.links, self.planes, self.listing],
             separators=(",", ":"),
         )
 
@@ -225,12 +228,12 @@ class Inputs:
     @classmethod
     def from_json(cls, text: str) -> Inputs:
         """Read :meth:`to_json`'s text back. Raises ``ValueError``, ``TypeError`` for one it did not write."""
-        walk, projects, stamps, until, roots, links, planes = json.loads(text)
+        walk, projects, stamps, until, roots, links, planes, listing = json.loads(text)
         if not isinstance(stamps, dict) or not isinstance(roots, dict) or not isinstance(links, str | None):
             raise TypeError("stamps")
-        if not isinstance(planes, list):
+        if not isinstance(planes, list) or not isinstance(listing, list | None):
             raise TypeError("planes")
-        got = cls(walk, projects, stamps, until, roots, links, planes)
+        got = cls(walk, projects, stamps, until, roots, links, planes, listing)
         tail = got._tail()
         if text.endswith(tail):
             got.read = text[: -len(tail)]
@@ -279,9 +282,7 @@ def changed_files(stamps: Stamps) -> tuple[list[str], Stamps]:
     decides (at 10,000 files that write was a sixth of a replay)."""
     changed: list[str] = []
     confirmed: Stamps = {}
-    trusted, now, lstat, regular = freshness.trusted, time.time_ns(), os.lstat, stat.S_ISREG
-    # one plain lstat per file (its share of a replay is the kernel's; a batch per folder or threads cost more CPU
-    # here), judged under one clock by freshness.trusted (freshness.vouches written out for a whole project)
+    trusted, now, lstat, regular = freshness.trusted, time.time_ns(), os.lstat, stat.S_ISREG  # one clock for all
     for path, stored in stamps.items():
         try:
             st = lstat(path)
@@ -301,18 +302,9 @@ def changed_files(stamps: Stamps) -> tuple[list[str], Stamps]:
     return changed, confirmed
 
 
-def files_unchanged(stamps: Stamps) -> Stamps | None:
-    """Whether every file of ``stamps`` still has the bytes its stored stamp was made from
-    (:func:`changed_files`): ``None`` when one changed, else the files confirmed by reading."""
-    changed, confirmed = changed_files(stamps)
-    return None if changed else confirmed
-
-
 def restamp(conn: sqlite3.Connection, key: str, inputs: Inputs, confirmed: Stamps, report: bytes) -> bool:
     """Store ``inputs`` of the report under ``key`` again with the files of ``confirmed`` under their new stamps
     (their bytes are those the report was made from). Returns False when it could not be written."""
-    if not confirmed:
-        return True
     inputs.stamps.update(confirmed)
     return save(conn, key, inputs, report, confirmed)
 
@@ -395,7 +387,6 @@ __all__ = [
     "KEEP",
     "Stamps",
     "changed_files",
-    "files_unchanged",
     "link_key",
     "load",
     "pack_links",
