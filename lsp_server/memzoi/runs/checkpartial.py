@@ -260,7 +260,7 @@ def _store(
     if conn is None:
         return False
     try:
-        return replay.save(conn, scope.key, inputs, data, [*scope.changed, *scope.confirmed])
+        return replay.save(conn, scope.key, inputs, data)
     finally:
         conn.close()
 
