@@ -13,10 +13,12 @@ from pathlib import Path
 #: by :func:`load_judging`.
 JUDGING = (
     "memzoi.judge.config",
+    "memzoi.judge.analysis",
     "memzoi.safety.scan",
     "memzoi.runs.checkfiles",
-    "memzoi.runs.checkpartial",
     "memzoi.stores.verdictcache",
+    "memzoi.ledger.view",
+    "memzoi.project.gitfacts",
 )
 
 
