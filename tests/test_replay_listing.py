@@ -18,6 +18,7 @@ import pytest
 from memzoi.base import freshness
 from memzoi.runs import checkreplay
 
+from .builders import edit
 from .test_admission import rec
 from .test_replay import every_format, judged_again, planned, repo, run  # noqa: F401 - fixtures
 
@@ -113,3 +114,20 @@ def test_a_racy_folder_or_a_file_argument_is_always_walked(repo, capsys, planned
     walks["walks"] = 0
     run(capsys, one, "--format", "json")
     assert walks["walks"] == 1  # a file argument: more than a folder's listing decides
+
+
+@pytest.mark.parametrize("spelled", [".memzoi", ".memzoi/", "ABS"])
+def test_an_edit_is_re_judged_partially_without_a_walk_as_no_cache_prints_it(
+    repo, capsys, planned, settled, walks, spelled
+):
+    arg = str(repo / ".memzoi") if spelled == "ABS" else spelled
+    run(capsys, arg, "--format", "json")
+    path = _records(repo) / "bad.md"  # a file with a finding: its display path is printed
+    path.write_text(edit(path.read_text(encoding="utf-8"), "Body text of bad", "Body text of bad, edited"))
+    walks["walks"] = planned["runs"] = planned["partial"] = 0
+    got = run(capsys, arg, "--format", "json")
+    assert planned["partial"] == 1 and walks["walks"] == 0  # re-judged partially, display paths from the listing
+    assert got == run(capsys, arg, "--format", "json", "--no-cache") and "bad.md" in got[1]
+    planned["runs"] = 0
+    assert run(capsys, arg, "--format", "text") == run(capsys, arg, "--format", "text", "--no-cache")
+    assert planned["runs"] == 1  # the --no-cache run only: the report of the partial run replayed in text

@@ -88,6 +88,8 @@ class Scope:
     confirmed: replay.Stamps = field(default_factory=dict)
     #: the walk found what the stored run's did and its folders' listing replaces the stored one (to be written)
     relisted: bool = False
+    #: each file's display path, from a current listing instead of a walk (:attr:`walked` is then ``None``)
+    displays: dict[str, str] | None = None
 
 
 def _root_of(args: list[str]) -> Path | None:
@@ -164,8 +166,10 @@ def _settle(
         return scope
     changed, confirmed = replay.changed_files(inputs.stamps)
     if changed:  # only some files' bytes: they and the files they touch are judged again (memzoi.runs.checkpartial)
-        if scope.walked is None and not _walked_same(scope, args, inputs):  # the partial run needs the walk
-            return scope
+        if scope.walked is None:  # the partial run needs each file's display path: from the listing, else walked
+            scope.displays = _displays(args, inputs)
+            if scope.displays is None and not _walked_same(scope, args, inputs):
+                return scope
         scope.stored, scope.changed, scope.confirmed, scope.projects = (inputs, blob), changed, confirmed, projects
         return scope
     try:
@@ -192,12 +196,27 @@ def _walked_same(scope: Scope, args: list[str], inputs: replay.Inputs) -> bool:
     return True
 
 
+def _displays(args: list[str], inputs: replay.Inputs) -> dict[str, str] | None:
+    """The display path of each file of ``inputs`` as the walk of the one directory argument ``args`` whose current
+    listing they keep gives it (the argument as spelled, then the path below its real folder; a listing is kept only
+    for a walk without path findings, :func:`_listing`); ``None`` for several arguments or a file not below it."""
+    if len(args) != 1 or not inputs.listing:
+        return None
+    top = inputs.listing[0][0] + os.sep
+    shown = os.fsencode(args[0]).decode("utf-8", "replace")
+    prefix = shown if shown.endswith("/") else shown + "/"
+    out = {path: prefix + path[len(top) :] for path in inputs.stamps if path.startswith(top)}
+    return out if len(out) == len(inputs.stamps) else None
+
+
 def _listing(walked: list[Walked | None], planes: list[str]) -> Listing | None:
     """The :data:`memzoi.stores.walklisting.Listing` of ``walked`` (each argument's real path, each folder's stamp
     and clock as the walk took them), ``None`` where more than the listings decides what the walk found
     (:attr:`memzoi.project.checkpaths.Expanded.listed_only`) or a check of a few files also lists ``planes``."""
     found = [w.found for w in walked if w is not None]
-    if planes or not found or len(found) != len(walked) or not all(f.listed_only and f.folders for f in found):
+    if planes or not found or len(found) != len(walked):
+        return None
+    if not all(f.listed_only and f.folders and not f.path_findings for f in found):
         return None
     folders = {path: [*stamp, checked] for f in found for path, stamp, _, checked in f.folders}
     return [[f.folders[0][0] for f in found], folders]
