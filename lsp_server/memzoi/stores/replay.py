@@ -4,7 +4,8 @@ it, the stored report is given back instead of judging anything again (issue 29,
 **The inputs of a report** (:class:`memzoi.stores.replayinputs.Inputs`, which holds their stored form):
 
 - the walk: every file it found, in order, with the skipped entries and path findings (a new, removed or renamed
-  file changes it);
+  file changes it); a replay whose folders keep the stamps they had when the walk listed them skips it
+  (:mod:`memzoi.stores.walklisting`);
 - every file's bytes, by the one freshness rule of the store (:mod:`memzoi.base.freshness`): its stat stamp vouches
   alone only where that rule lets it (not racy, a file system with a real ctime, not drawn for a re-hash), else
   the file is read and its BLAKE3 digest compared with the one its verdict was made from;
