@@ -4,7 +4,8 @@ holds the rule) and their stored form (:func:`encode`, :func:`decode`).
 The stored form is read by every replay and written by every partial run, so it is made to be read fast: what
 takes most of its room, each file's path and stamp, is not one JSON text to parse but three parts: the paths
 (joined by NUL and compressed: they share long prefixes), the stamps' numbers (packed little-endian 64-bit
-integers, five per file) and the digests (joined by NUL). The other inputs are a small compressed JSON text. At
+integers, five per file) and the digests (their 32 bytes each, or joined by NUL where one is not a BLAKE3 hex
+digest). The other inputs are a small compressed JSON text. At
 10,000 files the JSON text of an earlier layout took some 23 ms to decompress and parse, this one some 8 ms; it is
 written a batch of files at a time, never holding the paths' text whole.
 """
@@ -24,7 +25,7 @@ from .walklisting import Listing
 Stamps = dict[str, list[Any]]
 
 #: The first bytes of the stored form (a row of another layout is not read: a miss).
-MAGIC = b"memzoi-replay-inputs.v2\0"
+MAGIC = b"memzoi-replay-inputs.v3\0"
 #: The count of files and the lengths of the four parts after :data:`MAGIC`.
 _HEADER = struct.Struct("<5Q")
 #: One file's stamp numbers: size (-1 for a file whose bytes are unknown), mtime, inode (unsigned), ctime, checked.
@@ -91,10 +92,40 @@ def encode(inputs: Inputs) -> bytes:
         raise ValueError(f"a stamp cannot be stored: {err}") from None
     paths += squeeze.flush()
     digest = b"".join(digests)
+    raw = _raw_digests(digest, len(inputs.stamps))
+    if raw is not None:  # every digest is 64 lower-case hex digits (BLAKE3): kept as their 32 bytes
+        digest = _RAW + raw
+    elif digest[:1] == _RAW:
+        raise ValueError("a digest starts with an undecodable byte")
     n = len(inputs.stamps)
     return b"".join(
         [MAGIC, _HEADER.pack(n, len(head), len(paths), len(numbers), len(digest)), head, paths, numbers, digest]
     )
+
+
+#: The first byte of the digests part when it holds each digest's 32 bytes (a NUL-joined text never starts so).
+_RAW = b"\xff"
+_HEX = frozenset("0123456789abcdef")
+
+
+def _raw_digests(joined: bytes, n: int) -> bytes | None:
+    """The bytes of ``n`` NUL-joined digests when each is 64 lower-case hex digits, else ``None``."""
+    if n == 0 or len(joined) != 65 * n - 1:
+        return None
+    text = joined.replace(b"\0", b"").decode("ascii", "replace")
+    if len(text) != 64 * n or not set(text) <= _HEX:
+        return None
+    return bytes.fromhex(text)
+
+
+def _digests(part: bytes, n: int) -> list[str]:
+    """The ``n`` digests of a stored digests part: their 32 bytes each (after :data:`_RAW`) or NUL-joined text."""
+    if not n:
+        return []
+    if part[:1] == _RAW:
+        text = part[1:].hex()
+        return [text[i : i + 64] for i in range(0, len(text), 64)]
+    return part.decode("utf-8", "surrogateescape").split("\0")
 
 
 def decode(data: bytes) -> Inputs:
@@ -119,7 +150,7 @@ def decode(data: bytes) -> Inputs:
     at += lp
     numbers = _NUMBERS.iter_unpack(data[at : at + ln])
     at += ln
-    digests = data[at : at + ld].decode("utf-8", "surrogateescape").split("\0") if n else []
+    digests = _digests(data[at : at + ld], n)
     if len(paths) != n or len(digests) != n:
         raise ValueError("stored inputs of another count")
     stamps = {p: [*s, d] for p, s, d in zip(paths, numbers, digests, strict=True)}
