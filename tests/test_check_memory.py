@@ -10,12 +10,13 @@ from pathlib import Path
 from hypothesis import given, settings, strategies as st
 
 from memzoi.base.clock import utc_now
+from memzoi.base.freshness import pack_stamp, unpack_stamp
 from memzoi.project.checkpaths import expand
 from memzoi.project.filefacts import FileFacts, Ref
 from memzoi.project.verdict import ProjectContext
 from memzoi.runs import check as check_mod
 from memzoi.runs.check import check_paths
-from memzoi.runs.checkfiles import Shared, check_chunk, held, pack_kept, unpack_kept
+from memzoi.runs.checkfiles import Shared, check_chunk, held
 from memzoi.runs.checksettle import settle
 from tests import builders
 
@@ -61,7 +62,7 @@ def test_held_settles_to_the_same_findings_and_holds_less(tmp_path):
         assert k.stage.revision == ""
         assert r.entry is not None and r.entry[3] is not None  # a worker sends the payload the parent stores...
         assert k.entry is None and k.stage.stamp is None  # ...which is not held once stored; nor the stamp twice:
-        assert k.kept is not None and unpack_kept(k.kept) == r.entry[:3] == (r.entry[0], r.stage.stamp, r.entry[2])
+        assert k.kept is not None and unpack_stamp(k.kept) == r.entry[:3] == (r.entry[0], r.stage.stamp, r.entry[2])
     clean = [k.stage.first for k in kept if not k.stage.first.own and k.stage.first.role.value == "record"]
     assert len(clean) == 2 and clean[0] is clean[1]  # one shared first stage for the clean records
     assert len({id(k.stage.memzoi_dir) for k in kept}) == 1
@@ -133,11 +134,11 @@ def test_file_facts_hold_no_instance_dict():
     checked=st.integers(-(2**63), 2**63 - 1),
 )
 def test_a_packed_entry_stamp_reads_back_whole(digest, stamp, checked):
-    """What the parent holds of an entry (:func:`pack_kept`) reads back as the digest, stamp and read clock it was
+    """What the parent holds of an entry (:func:`pack_stamp`) reads back as the digest, stamp and read clock it was
     made from, for every value a stat can give."""
-    kept = pack_kept(digest, stamp, checked)
+    kept = pack_stamp(digest, stamp, checked)
     assert kept is not None and len(kept) == 72
-    assert unpack_kept(kept) == (digest, stamp, checked)
+    assert unpack_stamp(kept) == (digest, stamp, checked)
 
 
 def test_an_entry_whose_stamp_does_not_pack_is_held_as_it_is(tmp_path):
@@ -145,5 +146,5 @@ def test_an_entry_whose_stamp_does_not_pack_is_held_as_it_is(tmp_path):
     r = check_chunk(utc_now(), [(paths[0], paths[0])], cache=True)[0]
     assert r.entry is not None
     big = (r.entry[1][0], r.entry[1][1], 2**64, r.entry[1][3])  # an inode no stat gives: not packed
-    k = held(r._replace(entry=(r.entry[0], big, r.entry[2], None, None)), paths[0], paths[0], Shared())
-    assert k.kept is None and k.entry == (r.entry[0], big, r.entry[2], None, None)
+    k = held(r._replace(entry=(r.entry[0], big, r.entry[2], None)), paths[0], paths[0], Shared())
+    assert k.kept is None and k.entry == (r.entry[0], big, r.entry[2], None)

@@ -265,9 +265,9 @@ def test_a_check_over_several_projects_replays(tmp_path, capsys, monkeypatch):
 
 
 def test_a_check_of_a_few_files_after_a_full_check_is_replayed(repo, capsys, monkeypatch):
-    """After a full check the other files' facts come from the facts blob, whose items keep the digest of their
-    bytes: the report of a few files resting on them is stored and replayed, also when every file is drawn for a
-    re-hash (each is read and compared with its item's digest); an edit of another file is re-judged partially."""
+    """After a full check the other files' facts come from their entries, which keep the digest of their bytes:
+    the report of a few files resting on them is stored and replayed, also when every file is drawn for a re-hash
+    (each is read and compared with its entry's digest); an edit of another file is re-judged partially."""
     from memzoi.base import freshness
 
     monkeypatch.setattr(freshness, "RACY_NS", -1)  # files just written: the blob's stat alone vouches for them

@@ -380,3 +380,58 @@ def test_reusing_a_redacted_identity_is_a_duplicate():
     assert codes(ws, fresh) == ["duplicate_identity"]
     assert "`mem_secret`" in ws.findings_for(fresh)[0].message
     assert ws.proposal_paths("mem_secret") == sorted([fresh, receipt])
+
+
+# --- bulk load (the language server's first scan): the same findings as updates one by one ----------------------
+
+
+def _scan_files() -> dict[str, FileFacts]:
+    """Records and packets with every kind of cross-file relation: a lineage, a dangling reference, duplicates,
+    a packet on a live and one on a missing target, a duplicate identity."""
+    texts = {
+        rpath("a"): record("a", body="Same body."),
+        rpath("b"): record("b", body="Same body."),
+        rpath("c"): record("c", supersedes=["a"], body="Body of c."),
+        rpath("d"): record("d", supersedes=["gone"], body="Body of d."),
+        ppath("p1"): proposal("p1", action="supersede", target="b", supersedes=["b"]),
+        ppath("p2"): proposal("p2", action="tombstone", target="missing"),
+        ppath("p3"): proposal("p3", body="Same body."),
+        ppath("p3", "resolved/applied"): proposal("p3", status="applied", body="Other body."),
+    }
+    return {p: facts_from_analysis(analyze_text(t, p)) for p, t in texts.items()}
+
+
+def _seen(ws: Workspace) -> dict[str, list[tuple[str, str, int, int]]]:
+    return {p: [(f.code, f.message, f.start, f.end) for f in ws.findings_for(p)] for p in ws.paths()}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.permutations(sorted(_scan_files())), st.integers(0, 8))
+def test_a_bulk_load_answers_as_updates_one_by_one(order, held):
+    files = _scan_files()
+    one_by_one, loaded = Workspace(), Workspace()
+    for p in order:
+        one_by_one.update(p, files[p])
+    for i, p in enumerate(order):  # the first `held` files were fed before the scan (open documents)
+        if i < held:
+            loaded.update(p, files[p])
+        else:
+            loaded.load(p, files[p])
+    expected = _seen(one_by_one)
+    assert any(expected.values())  # the set has cross-file findings to get right
+    assert _seen(loaded) == expected
+    # after the load, a change reports what it changed as it would have
+    a = rpath("a")
+    assert loaded.remove(a) == one_by_one.remove(a)
+    assert _seen(loaded) == _seen(one_by_one)
+
+
+def test_a_change_after_a_bulk_load_reports_the_loaded_files_it_settles():
+    files = _scan_files()
+    ws = Workspace()
+    for p, f in files.items():
+        ws.load(p, f)
+    # the first change evaluates the load: every loaded file with findings is reported changed with it
+    changed = ws.update(rpath("e"), facts_from_analysis(analyze_text(record("e"), rpath("e"))))
+    assert {p for p in files if ws.findings_for(p)} <= changed
+    assert ws.update(rpath("e"), facts_from_analysis(analyze_text(record("e"), rpath("e")))) == set()

@@ -351,20 +351,19 @@ def test_a_damaged_column_is_a_miss(repo, capsys, counts, closed, column):
     assert counts["analysed"] == 3 + 3
 
 
-def test_a_tampered_facts_blob_is_not_used(repo, capsys, closed):
+def test_tampered_facts_are_not_used(repo, capsys, closed):
     import sqlite3
 
-    from memzoi.stores import verdictfacts
+    from memzoi.stores.verdictpayload import payload_facts
 
     reported(capsys, repo / ".memzoi")
     with sqlite3.connect(_cache_db()) as conn:
-        ctx, text = conn.execute("SELECT ctx, blob FROM facts").fetchone()
-        blob = json.loads(text)
-        for item in blob.values():
-            item[5][2] = "someone-else"  # every file's id
-        conn.execute("UPDATE facts SET blob = ?", (json.dumps(blob),))
-        assert verdictfacts.read_blob(conn, ctx) is None
-    assert reported(capsys, repo / ".memzoi/records/beta.md")  # check FILE: the others' facts from their entries
+        for key, payload in conn.execute("SELECT key, payload FROM entries").fetchall():
+            facts = payload_facts(payload)
+            tampered = payload.replace(json.dumps(facts[2]), '"someone-else"')  # every file's id
+            assert tampered != payload
+            conn.execute("UPDATE entries SET payload = ? WHERE key = ?", (tampered, key))
+    assert reported(capsys, repo / ".memzoi/records/beta.md")  # check FILE: the others' facts not taken from them
 
 
 # --- the ledger -----------------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The index's refresh after a long-lived caller's scan (memzoi.stores.index_afterscan, issue 29: one walk and one
+"""The index's refresh after a long-lived caller's scan (memzoi.stores.index_fresh.plane_of, issue 29: one walk and one
 stat per file). The records and packets of the scan's listing are exactly the refresh walk's; the plan made from the
 scan's stats is the walked refresh's; a file is stat'ed only when the scan has no stat of it; and a project state's
 refresh after its scan neither walks the folders nor stats a file the scan stat'ed, until an event drops that stat
@@ -23,7 +23,7 @@ from memzoi.runs import scanverdicts
 from memzoi.runs.projectstate import ProjectState
 from memzoi.stores import index_fresh, index_queries
 from memzoi.stores.index import Index
-from memzoi.stores.index_afterscan import plane_key, stale_after_scan
+from memzoi.stores.index_fresh import plane_key, plane_of
 from memzoi.stores.index_queries import plane_stats
 
 from .builders import edit
@@ -50,7 +50,12 @@ def no_walk(monkeypatch) -> None:
     def walked(*args, **kwargs):
         raise AssertionError("the plane was walked again")
 
-    for module, name in ((index_queries, "plane_stats"), (workspace, "plane_entries"), (crossfile, "git_plane_files")):
+    for module, name in (
+        (index_queries, "plane_stats"),
+        (index_fresh, "plane_stats"),
+        (workspace, "plane_entries"),
+        (crossfile, "git_plane_files"),
+    ):
         monkeypatch.setattr(module, name, walked)
 
 
@@ -77,19 +82,12 @@ def test_the_plan_from_the_scans_stats_is_the_walked_refreshs(project, monkeypat
         st = rec[3].stat()
         os.utime(rec[3], ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # the same bytes: confirmed by hash
         secret.write_bytes(secret.read_bytes() + b"\nMore.\n")  # changed, under its redacted key
-        walked = index_fresh.stale(ix.db, ix.root, ix._redacted_key, ix._rel)
+        walked = index_fresh.stale(ix.db, ix.root, *plane_of(ix.root))
         stats = {p: freshness.lstat(p) for p in listing(project)}
         no_walk(monkeypatch)
         stat_calls: list[str] = []
-        plan = stale_after_scan(
-            ix.db,
-            ix.root,
-            stats,
-            stats.get,
-            ix._redacted_key,
-            ix._rel,
-            lstat=lambda p: stat_calls.append(p) or freshness.lstat(p),
-        )
+        scanned = plane_of(ix.root, stats, stats.get, lstat=lambda p: stat_calls.append(p) or freshness.lstat(p))
+        plan = index_fresh.stale(ix.db, ix.root, *scanned)
     assert sorted(plan.changed) == sorted(walked.changed) and len(plan.changed) == 3
     assert sorted(plan.gone) == sorted(walked.gone) == [rec[1].relative_to(project.resolve()).as_posix()]
     assert [r[-1] for r in plan.restamp] == [r[-1] for r in walked.restamp] and len(plan.restamp) == 1
@@ -104,15 +102,13 @@ def test_a_file_the_scan_has_no_stat_of_is_the_only_one_stated(project, monkeypa
         files = listing(project)
         target = next(p for p in files if plane_key(str(ix.root), p))
         stat_calls: list[str] = []
-        plan = stale_after_scan(
-            ix.db,
+        scanned = plane_of(
             ix.root,
             files,
             lambda p: None if p == target else freshness.lstat(p),
-            ix._redacted_key,
-            ix._rel,
             lstat=lambda p: stat_calls.append(p) or freshness.lstat(p),
         )
+        plan = index_fresh.stale(ix.db, ix.root, *scanned)
     assert stat_calls == [target]
     assert not plan.changed and not plan.gone and not plan.restamp
 
@@ -124,8 +120,8 @@ def test_a_listed_file_deleted_since_is_gone_as_in_the_walked_refresh(project):
         files = listing(project)  # listed by the scan, then deleted before its event is taken
         target = next(p for p in files if plane_key(str(ix.root), p))
         os.unlink(target)
-        plan = stale_after_scan(ix.db, ix.root, files, None, ix._redacted_key, ix._rel)
-        walked = index_fresh.stale(ix.db, ix.root, ix._redacted_key, ix._rel)
+        plan = index_fresh.stale(ix.db, ix.root, *plane_of(ix.root, files))
+        walked = index_fresh.stale(ix.db, ix.root, *plane_of(ix.root))
     assert plan.gone == walked.gone == [plane_key(str(ix.root), target)]
     assert not plan.changed and not plan.restamp
 
@@ -143,13 +139,13 @@ def scanned_state(root: Path, on_disk=analysed) -> ProjectState:
     paths = state.listing()
     state.adopt(paths)
     ctx = ProjectContext.of(state.memzoi_dir, git=state.git)
-    rows: list[bytes] = []
+    rows: list[dict] = []
     for got in scanverdicts.analyse(paths, ctx, index_root=root.resolve(), workers=1):
         if got is None:
             continue
         if got.row is not None:
-            rows.append(got.row[2])
-        if state.scan_stats.current(got.verdict):
+            rows.append(got.row)
+        if got.verdict.current():
             state.verdicts[state.key_of(got.verdict.path)] = got.verdict
     state.put_rows(rows, on_disk)
     return state
@@ -219,9 +215,9 @@ def stat_of_a_scanned_file(state: ProjectState, project: Path) -> None:
     stage = state.verdicts[state.key_of(path)]
     assert state.scan_stat(path) == freshness.lstat(path)  # stamp and device, without another stat
     other = freshness.Stat(stage.stamp, freshness.lstat(path).dev + 1)
-    state.scan_stats._others[path] = other.dev  # as for a file on another mount
+    state._devices[os.path.dirname(path)] = other.dev  # as for a folder on another mount
     assert state.scan_stat(path) == other
     Path(path).write_text(edit(Path(path).read_text(encoding="utf-8"), "\n---\n", "\n---\nEdited.\n", 1))
-    assert not state.scan_stats.current(stage)  # the stage no longer holds for the file
+    assert not stage.current()  # the stage no longer holds for the file
     state.apply_events([path])
     assert state.scan_stat(path) is None  # the event dropped the verdict, and with it the scan's stat

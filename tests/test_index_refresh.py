@@ -8,8 +8,9 @@ import shutil
 from pathlib import Path
 
 from memzoi.judge import pathsafety
+from memzoi.project.crossfile import git_plane_files
 from memzoi.stores.index import Index
-from memzoi.stores.index_queries import _REDACTED_PREFIX, git_plane_files, plane_stats
+from memzoi.stores.index_queries import _REDACTED_PREFIX, plane_stats
 
 from .test_index import home, project  # noqa: F401 (fixtures)
 
@@ -39,7 +40,7 @@ def _odd_entries(root: Path) -> None:
 
 def test_plane_stats_walks_exactly_the_git_plane_files(project):
     _odd_entries(project)
-    expected = {p.relative_to(project).as_posix(): p for p in git_plane_files(project)}
+    expected = {p.relative_to(project).as_posix(): p for p in git_plane_files(project / ".memzoi")}
     got = plane_stats(project)
     assert set(got) == set(expected)
     for rel, (path, stat) in got.items():
@@ -57,11 +58,13 @@ def test_plane_stats_of_a_symlinked_plane_is_empty(project, tmp_path):
     shutil.move(project / ".memzoi/records", moved)
     (project / ".memzoi/records").symlink_to(moved)
     assert not any(rel.startswith(".memzoi/records/") for rel in plane_stats(project))
-    assert set(plane_stats(project)) == {p.relative_to(project).as_posix() for p in git_plane_files(project)}
+    assert set(plane_stats(project)) == {
+        p.relative_to(project).as_posix() for p in git_plane_files(project / ".memzoi")
+    }
     whole = tmp_path / "other"
     whole.mkdir()
     (whole / ".memzoi").symlink_to(project / ".memzoi")
-    assert plane_stats(whole) == {} and git_plane_files(whole) == []
+    assert plane_stats(whole) == {}  # a symlinked .memzoi is never entered
 
 
 def test_the_redaction_marker_is_pathsafetys():

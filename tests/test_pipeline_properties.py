@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memzoi.runs import check as check_mod
 from memzoi.runs.check import check_paths
-from memzoi.stores.fileentry import entry_chunk, indexed, unpack_row
+from memzoi.stores.fileentry import entry_chunk, indexed
 
 from .mutations import MUTATIONS, PLACES, mutate, seeds
 from .test_properties import _check_spans
@@ -64,7 +64,7 @@ def run_pipeline(root: Path, place: str, data: bytes) -> list[str]:
             if located.start > located.end:
                 problems.append(f"inverted range {located.finding.code}")
         made = entry_chunk([(str(target), "unknown")], now=None, root=str(md.parent))[0]
-        row = unpack_row(made.row[2]) if made is not None and made.row is not None else None
+        row = made.row if made is not None and made.row is not None else None
         if indexed(target) == (row is None) or row is not None and '"internal_error"' in row["file"]["findings"]:
             problems.append("index row failed")
     except Exception as err:  # noqa: BLE001 - counted, never raised: this is what is measured

@@ -143,3 +143,38 @@ def test_inputs_stored_read_back_as_the_same_inputs_and_a_damaged_row_is_a_miss(
         assert not replay.save(conn, "k", Inputs("w", "p", {"/p/a": [1, 2, 3, 4, 5]}, None, {}, None, []), b"r")
     finally:
         conn.close()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    stamps=st.dictionaries(
+        _TEXT,
+        st.tuples(
+            st.binary(min_size=32, max_size=32),
+            st.tuples(
+                st.integers(0, 2**63 - 1), st.integers(0, 2**62), st.integers(0, 2**64 - 1), st.integers(0, 2**62)
+            ),
+            st.integers(0, 2**62),
+        ),
+        max_size=8,
+    ),
+    size=st.integers(1, 5),
+)
+def test_packed_stamps_are_stored_as_their_lists(stamps, size):
+    """A run's inputs may hold each file's stamp as the 72 bytes the parent keeps (:func:`memzoi.base.freshness.pack_stamp`,
+    taken as they are by ``memzoi.runs.checkreplay._stamps``): the stored form is byte for byte that of the lists,
+    and reads back as the lists."""
+    from memzoi.base.freshness import pack_stamp
+
+    packed = {p: pack_stamp(*v) for p, v in stamps.items()}
+    assert all(v is not None and len(v) == 72 for v in packed.values())
+    as_list = {p: [*s, c, d.hex()] for p, (d, s, c) in stamps.items()}
+    lists = Inputs("w", "p" * 8, as_list, None, {"/p": ["/p/a"]}, "a b|", [])
+    held = Inputs("w", "p" * 8, dict(packed), None, {"/p": ["/p/a"]}, "a b|", [])  # type: ignore[arg-type]
+    old = replayinputs._BATCH
+    replayinputs._BATCH = size
+    try:
+        assert replayinputs.encode(held) == replayinputs.encode(lists)
+    finally:
+        replayinputs._BATCH = old
+    assert replayinputs.decode(replayinputs.encode(held)) == lists

@@ -21,7 +21,7 @@ from memzoi.project.gitfacts import GitFacts
 from memzoi.project.verdict import ProjectContext, judge, settle
 from memzoi.runs import projectstate, scanverdicts
 from memzoi.stores import firststage
-from memzoi.stores.fileentry import FileEntry, unpack_row
+from memzoi.stores.fileentry import FileEntry
 
 from .test_admission import git, rec
 
@@ -122,13 +122,13 @@ def test_the_scans_index_rows_are_what_rebuild_writes(project: Path, tmp_path: P
             assert not projectstate.indexed(path)
             continue
         rows += 1
-        size, mtime_ns, packed = got.row
-        assert (size, mtime_ns) == (os.stat(path).st_size, os.stat(path).st_mtime_ns)
-        made = unpack_row(packed)
+        made = got.row
+        assert (made["file"]["size"], made["file"]["mtime_ns"]) == (os.stat(path).st_size, os.stat(path).st_mtime_ns)
         key = made["file"]["path"]
         assert key == index_key(project.resolve(), path)
         expected = stored.pop(key)
         assert made["file"].pop("checked_ns") > 0 and expected.pop("checked_ns") > 0  # the clocks of two reads
+        assert len(expected.pop("checksum")) == 32  # taken by the index of what it stores (index_schema.checksum_sql)
         assert made["file"] == expected
         text = made.get("record") or made.get("proposal")
         assert {k: v for k, v in texts.pop(key).items() if k != "rowid"} == text
@@ -158,7 +158,7 @@ def test_worker_processes_from_a_fork_server_give_what_this_process_gives(projec
 
     def plain(s):
         entry = s.entry and (s.entry[0], s.entry[1], *s.entry[3:])  # not the clock of the read
-        row = unpack_row(s.row[2]) if s.row else None
+        row = s.row if s.row else None
         if row is not None:
             row["file"].pop("checked_ns")  # the clock of the read too
         return (s.verdict.path, _plain(s.verdict.first.own), s.verdict.facts, s.verdict.starts, entry, row)

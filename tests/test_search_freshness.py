@@ -5,6 +5,7 @@ with (issue 29, Show: freshness tests): a retention boundary passing, git's ``.g
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -98,32 +99,58 @@ def test_a_damaged_store_is_withheld_by_every_search_until_rebuilt(project, caps
     assert "hatch" in recall.get_memory(project, FACT_ID)["body"]
 
 
-@pytest.mark.parametrize("damage", ["not json", "5", '[{"kind": "no code"}]'], ids=["text", "number", "shape"])
-def test_a_damaged_row_is_withheld_by_every_search_until_rebuilt(project, capsys, damage):
-    """A row of the index whose stored findings are damaged while its file is unchanged is never served (it
-    decides whether a record's text may go to a model): each search and recall refuses, naming the database
-    and ``memzoi rebuild``; before, ``search_memory`` and ``get_memory`` raised and the MCP tool answered
-    ``internal_error``."""
-    import json
+#: Damage done to the index's rows of a file that is unchanged: ``(table, column, value)``. The first three no longer
+#: parse or have another shape; the others are valid values the file does not have (a record refused, other text).
+DAMAGES = {
+    "text": ("files", "findings", "not json"),
+    "number": ("files", "findings", "5"),
+    "shape": ("files", "findings", '[{"kind": "no code"}]'),
+    "refused": ("files", "admitted", 0),
+    "findings": (
+        "files",
+        "findings",
+        '[{"code": "prompt_injection", "severity": 1, "message": "m", "start": 0, "end": 1}]',
+    ),
+    "body": ("records", "body", "Other words."),
+    "record-refused": ("records", "admitted", 0),
+}
 
-    from memzoi.agent import tools
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
+def test_a_damaged_row_is_a_miss_withheld_by_every_search_until_rebuilt(project, capsys, damage):
+    """A row of the index whose stored values no longer match its file's checksum while the file is unchanged is a
+    miss, never served (it decides whether a record's text may go to a model): every search and recall withholds
+    it, ``memzoi doctor`` names it, and ``memzoi rebuild`` serves the file's text again. Before the checksum, a row
+    changed into other valid values was served as it was, and one that no longer parsed made the reads refuse."""
+    from memzoi.agent.context_pack import build_context_pack
+    from memzoi.agent.precheck import precheck_path
     from memzoi.cli.main import main
     from memzoi.stores.index import Index
 
-    assert FACT_ID in cli_records(capsys, project, "hatch")
+    table, column, value = DAMAGES[damage]
+
+    def get_memory() -> object:
+        try:
+            return recall.get_memory(project, FACT_ID)
+        except recall.Refusal as refused:
+            return refused.code
+
+    reads = {
+        "memzoi search": lambda: cli_records(capsys, project, "hatch"),
+        "search_memory": lambda: agent_hits(project, "hatch"),
+        "mcp search_memory": lambda: mcp_hits(project, "hatch"),
+        "get_memory": get_memory,
+        "build_context_pack": lambda: build_context_pack(project, "hatch build"),
+        "precheck_path": lambda: precheck_path(project, "pyproject.toml"),
+    }
+    shown = {name: FACT_ID in json.dumps(read(), default=str) for name, read in reads.items()}
+    assert shown == dict.fromkeys(reads, True) or shown == {**dict.fromkeys(reads, True), "precheck_path": False}
     with Index(project) as ix:
-        ix.db.execute("UPDATE files SET findings = ? WHERE path LIKE '%build-tool%'", (damage,))
-        db = str(ix.path)
-    capsys.readouterr()
-    assert main(["search", "--root", str(project), "hatch", "--json", "--no-progress"]) != 0
-    error = json.loads(capsys.readouterr().out)["error"]
-    assert error["code"] == "index_unavailable" and db in error["message"] and "memzoi rebuild" in error["message"]
-    for read in (lambda: recall.get_memory(project, FACT_ID), lambda: agent_hits(project, "hatch")):
-        with pytest.raises(Exception) as refused:
-            read()
-        assert getattr(refused.value, "code", None) == "index_unavailable", type(refused.value)
-    res = tools.call(tools.Session(project, "agent", tools.RateLimit(50)), "search_memory", {"query": "hatch"})
-    assert res.is_error and res.data["error"]["code"] == "index_unavailable"
+        ix.db.execute(f"UPDATE {table} SET {column} = ? WHERE path LIKE '%build-tool%'", (value,))
+        assert any("build-tool" in p for p in ix.drift().changed_in_index)  # memzoi doctor names it
+    assert {name: FACT_ID in json.dumps(read(), default=str) for name, read in reads.items()} == dict.fromkeys(
+        reads, False
+    )
     assert main(["rebuild", "--root", str(project), "--no-progress"]) == 0
-    assert FACT_ID in cli_records(capsys, project, "hatch") and FACT_ID in mcp_hits(project, "hatch")
-    assert "hatch" in recall.get_memory(project, FACT_ID)["body"]
+    capsys.readouterr()
+    assert {name: FACT_ID in json.dumps(read(), default=str) for name, read in reads.items()} == shown

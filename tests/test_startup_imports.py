@@ -6,6 +6,7 @@ the benchmark ``tests/benchmarks/startup.py`` takes)."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -343,6 +344,9 @@ def test_a_search_of_a_current_index_loads_no_model_yaml_or_analysis(tmp_path, m
 
     monkeypatch.setenv("MEMZOI_HOME", str(tmp_path / "home"))
     root = make_project(tmp_path / "repo").resolve()
+    records = root / ".memzoi/records"
+    secret = "ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4" + "rS6tU8vW0xY2zA4"  # built at run time: a path bearing a token
+    shutil.copyfile(sorted(records.rglob("*.md"))[0], records / f"{secret}.md")  # indexed under its redacted key
     search = (
         f"from memzoi.cli.main import main\nassert main(['search', 'build', '--root', {str(root)!r}, '--json']) == 0"
     )

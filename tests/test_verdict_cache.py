@@ -62,11 +62,12 @@ def cache_db() -> Path | None:
 
 
 def entries() -> int:
+    """How many verdict entries are stored (not counting entries of facts alone, verdictpayload.facts_only)."""
     db = cache_db()
     if db is None:
         return 0
     with sqlite3.connect(db) as conn:
-        return conn.execute("SELECT count(*) FROM entries").fetchone()[0]
+        return conn.execute("SELECT count(*) FROM entries WHERE payload NOT LIKE '[[%'").fetchone()[0]
 
 
 @pytest.fixture

@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     from memzoi.base import gcpause  # noqa: PLC0415 lazy: start-up
 
     # The collector would walk the start-up's imports again and again; it resumes once the documents opened with
-    # `initialized` are published (MemzoiServer.start_background).
+    # `initialized` are published (MemzoiServer.start_background), or once the first scan has published every file.
     gcpause.pause()
     parser = argparse.ArgumentParser(prog="memzoi-lsp", description="Memzoi language server (stdio by default)")
     parser.add_argument("--tcp", nargs=2, metavar=("HOST", "PORT"), help="serve one TCP connection instead of stdio")

@@ -12,7 +12,9 @@ the project's state, by the watcher's batch (:meth:`memzoi.runs.projectstate.Pro
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import blake3
 
@@ -55,10 +57,7 @@ def findings(
     cross-file findings once the first scan is done) and its text, read from disk only when there are findings
     (``""`` otherwise); ``None`` when the text on disk is no longer the one ``held`` was made from (the caller
     then analyses the file; ``held`` stays until the watcher's batch takes the change in)."""
-    from memzoi.project.verdict import settle  # noqa: PLC0415 lazy: start-up
-    from memzoi.read.text import decode  # noqa: PLC0415 lazy: start-up
-    from memzoi.runs.projectview import cross_findings  # noqa: PLC0415 lazy: start-up
-
+    settle, decode, cross_findings = _second_stage()
     read: list[str] = []
 
     def text() -> str:
@@ -77,6 +76,18 @@ def findings(
     if len(text()) != held.length:  # changed between the stat and the read: not what the findings index
         return None
     return text(), found
+
+
+@cache
+def _second_stage() -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
+    """``(settle, decode, cross_findings)`` (:func:`memzoi.project.verdict.settle`, :func:`memzoi.read.text.decode`,
+    :func:`memzoi.runs.projectview.cross_findings`), imported at the first closed file and kept: the scan asks
+    :func:`findings` once per file, and an import statement costs 1.5–2 µs at every call (issue 29, warm start)."""
+    from memzoi.project.verdict import settle  # noqa: PLC0415 lazy: start-up
+    from memzoi.read.text import decode  # noqa: PLC0415 lazy: start-up
+    from memzoi.runs.projectview import cross_findings  # noqa: PLC0415 lazy: start-up
+
+    return settle, decode, cross_findings
 
 
 def result_id(ls: DiagnosticsSession, held: FirstStage) -> str:

@@ -11,7 +11,9 @@ code units within one line.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import overload
 
 from lsprotocol import types
 from pygls.workspace import PositionCodec, ServerTextPosition
@@ -30,6 +32,30 @@ def encoding_name(encoding: object) -> str:
 @lru_cache(maxsize=8)
 def _codec(encoding: str) -> PositionCodec:
     return PositionCodec(encoding)
+
+
+class _OneLine(Sequence[str]):
+    """The lines of a text up to ``line`` as :meth:`~pygls.workspace.PositionCodec.position_to_client_units` reads
+    them (it indexes them by the position's line only): that line's ``content``, the lines before it empty."""
+
+    __slots__ = ("line", "content")
+
+    def __init__(self, line: int, content: str) -> None:
+        self.line, self.content = line, content
+
+    def __len__(self) -> int:
+        return self.line + 1
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[str]: ...
+    def __getitem__(self, i: int | slice) -> str | Sequence[str]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(len(self))[i]]
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        return self.content if i % len(self) == self.line else ""
 
 
 class TextMap:
@@ -56,11 +82,16 @@ class TextMap:
         return self._lines
 
     def position(self, offset: int) -> types.Position:
-        """LSP position of code-point ``offset`` (clamped into the text)."""
+        """LSP position of code-point ``offset`` (clamped into the text). Only the offset's own line is cut out of
+        the text (a diagnostic of a closed file needs one or two lines, not the list of all of them)."""
         line, col = self.index.position(offset)
-        content = self.lines[line]
+        if self._lines is not None:
+            content = self._lines[line]
+        else:
+            start, end = self.index.line_span(line)
+            content = self.text[start:end]
         col = min(col, len(content))
-        return self.codec.position_to_client_units(self.lines, ServerTextPosition(line, col))
+        return self.codec.position_to_client_units(_OneLine(line, content), ServerTextPosition(line, col))
 
     def range(self, start: int, end: int) -> types.Range:
         """LSP range of the half-open code-point span ``[start, end)``."""

@@ -19,6 +19,7 @@ from lsprotocol import types
 from memzoi.base.findings import Finding
 from memzoi.base.resources import diagnostics_href
 
+from . import closed
 from .convert import TextMap
 from .documents import Snapshot, uri_to_path
 
@@ -84,8 +85,6 @@ def closed_diagnostics(
     ``found`` is :func:`.closed.lookup`'s answer when the caller has it, ``ctx`` the project's verdict context);
     ``None`` when there is none (the file is then analysed: :func:`diagnostics_for`). Without ``with_id`` (push
     mode, which has no result ids) the id is ``""``."""
-    from . import closed  # noqa: PLC0415 lazy: start-up
-
     found = found or closed.lookup(ls, uri)
     if found is None:
         return None

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
+from memzoi.base import gcpause
 from memzoi.judge.workspace import linked_plane, linked_plane_message
 
 from .documents import uri_to_path
@@ -33,7 +34,7 @@ from .tasks import Tasks
 
 if TYPE_CHECKING:
     from memzoi.project.verdict import ProjectContext
-    from memzoi.stores.fileentry import FileEntry
+    from memzoi.stores.fileentry import FileEntry, Row
     from memzoi.stores.verdictcache import ProjectCache
 
     from .project import Project
@@ -69,7 +70,7 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
     """Scan one project (see the module docstring); then ``follow`` (the scan feature's) looks at its inputs.
     Cancelled cleanly on shutdown."""
     from memzoi.project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
-    from memzoi.runs.scanverdicts import cached_stages, open_cache  # noqa: PLC0415 lazy: start-up
+    from memzoi.runs.scanverdicts import PARALLEL_THRESHOLD, cached_stages, open_cache  # noqa: PLC0415 lazy: start-up
 
     loop = asyncio.get_running_loop()
     started = time.perf_counter()
@@ -89,26 +90,38 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
         def report(done: int) -> None:
             _report(ls, token, done, total)
 
+        def read(i: int) -> asyncio.Future[list[Any]] | None:  # the first stages of the chunk at i, on the scan thread
+            if i >= total:
+                return None
+            return loop.run_in_executor(ls.scan_executor, cached_stages, paths[i : i + CHUNK], ctx, cache, links)
+
+        ahead = read(0)
         for i in range(0, total, CHUNK):  # first what the verdict cache vouches for: no file is read
             if ls.stopping or ls.projects.get(project.root) is not project:  # shut down, or folder removed
                 return
             chunk = list(zip(uris[i : i + CHUNK], paths[i : i + CHUNK]))
-            hits = await loop.run_in_executor(ls.scan_executor, cached_stages, [p for _, p in chunk], ctx, cache, links)
+            hits = await cast("asyncio.Future[list[Any]]", ahead)
+            ahead = read(i + CHUNK)  # the scan thread reads the next chunk while this one is published
             misses += [job for job, hit in zip(chunk, hits) if hit is None]
             _take(ls, project, [(job, hit) for job, hit in zip(chunk, hits) if hit is not None])
             cached += sum(1 for hit in hits if hit is not None)
             report(cached)
+        if len(misses) >= PARALLEL_THRESHOLD:  # a long analysis (a cold scan): the collector runs during it, as the
+            gcpause.resume()  # start-up's garbage and the workers' results would otherwise add up (peak RSS)
         if misses and not await _analyse_misses(ls, project, misses, ctx, cache, lambda n: report(cached + n)):
             return
         if cache is not None:  # the scan saw every file of the project: entries of files gone are dropped
             await loop.run_in_executor(ls.scan_executor, cache.save, True)
         ls.on_project_scanned(project)
+        ls.flush_republish()
+        gcpause.resume()  # every file published: the start-up's pause of the collector ends (a no-op after the first)
         from . import indexing  # noqa: PLC0415 lazy: start-up
 
         follow.follow(project)  # the configuration and git's state, from now on
         await indexing.refresh(ls, project)
     finally:
         project.scanned = True
+        gcpause.resume()  # also when the scan stopped early
         ls.flush_republish()  # every publish of the scan (cross-file republish included) precedes its end
         _end_progress(ls, token, project)
     _log_scanned(ls, project, started, cached)
@@ -187,16 +200,15 @@ async def _analyse_misses(
             if ls.stopping or ls.projects.get(project.root) is not project:
                 return False
             chunk = misses[i : i + CHUNK]
-            scanned = await loop.run_in_executor(
-                ls.scan_executor,
-                _next,
-                results,
-                len(chunk),
-                cache,
-                lambda rows: project.put_rows(rows, ls.docs.on_disk),
-            )
+            scanned = await loop.run_in_executor(ls.scan_executor, _next, results, len(chunk), cache)
             _take(ls, project, list(zip(chunk, scanned)))
             report(i + len(chunk))
+            rows = [got.row for got in scanned if got is not None and got.row is not None]
+            if rows:  # written once the chunk is published (the scan thread runs them in order, before the refresh)
+                try:
+                    loop.run_in_executor(ls.scan_executor, _put_rows, rows, project, ls.docs.on_disk)
+                except RuntimeError:  # the scan thread is shut down: the next start's refresh indexes them
+                    return False
     finally:
         try:
             await loop.run_in_executor(ls.scan_executor, results.close)  # stops the workers left
@@ -218,21 +230,24 @@ def publish_open(ls: ScanSession, project: Project) -> None:
         ls.publish(uri)
 
 
-def _next(
-    results: Iterator[FileEntry | None], n: int, cache: ProjectCache | None, put_rows: Callable[[list[bytes]], None]
-) -> list[FileEntry | None]:
-    """On the scan thread: the next ``n`` files analysed, their verdict cache entries stored and their search rows
-    written into the index (``put_rows``, :meth:`memzoi.runs.projectstate.ProjectState.put_rows`)."""
+def _next(results: Iterator[FileEntry | None], n: int, cache: ProjectCache | None) -> list[FileEntry | None]:
+    """On the scan thread: the next ``n`` files analysed and their verdict cache entries stored."""
     out = list(itertools.islice(results, n))
     if cache is not None:
         for got in out:
             if got is not None and got.entry is not None:
                 cache.store(got.verdict.path, *got.entry)
+    return out
+
+
+def _put_rows(rows: list[Row], project: Project, on_disk: Callable[..., Any]) -> None:
+    """On the scan thread, after the chunk they belong to is published: its search rows written into the index
+    (:meth:`memzoi.runs.projectstate.ProjectState.put_rows`; opening the index, and loading it, is then off the
+    path to the scan's diagnostics: issue 29, warm start). Never raises."""
     try:
-        put_rows([got.row[2] for got in out if got is not None and got.row is not None])
+        project.put_rows(rows, on_disk)
     except Exception as err:  # a broken index degrades search, never the scan (its refresh tries again)
         log.warning("index rows of the scan not written: %s", err)
-    return out
 
 
 def _take(ls: ScanSession, project: Project, scanned: list[tuple[tuple[str, str], Any]]) -> None:
@@ -246,8 +261,8 @@ def _take(ls: ScanSession, project: Project, scanned: list[tuple[tuple[str, str]
         if got is None:
             continue  # unreadable, or changing while read: a watcher event or a request analyses it
         verdict = getattr(got, "verdict", got)
-        # else changed since it was read (a watcher may have taken it in); the stat is kept for the index's refresh
-        current = project.scan_stats.current(verdict)
+        # else changed since it was read (a watcher may have taken it in); the stamp is kept for the index's refresh
+        current = verdict.current()
         if current:
             project.verdicts[uri] = verdict
         if ls.docs.is_open(uri):

@@ -232,21 +232,23 @@ class MemzoiServer(LanguageServer):
         self.input.when_drained(self.start_background)
 
     def start_background(self) -> None:
-        """The end of the start-up (once): the garbage collector resumes (:func:`memzoi.base.gcpause.resume`), the
+        """The end of the start-up (once): the garbage collector resumes (:func:`memzoi.base.gcpause.resume`; when
+        projects are waiting, their first scan resumes it once it has published every file: issue 29, warm start), the
         inbox watch's thread and the ledger's index hook start, and so do the scans and watchers of the projects
         registered meanwhile (:meth:`add_project`)."""
         if self.background_started or self.stopping:
             return
         self.background_started = True
-        from memzoi.base import gcpause  # noqa: PLC0415 lazy: start-up
-
-        gcpause.resume()
         self.inbox_watch.start()
-        self.scan_executor.submit(startup.install_index_sync)  # off the loop: it loads the lifecycle
+        startup.install_index_sync()  # loads nothing: the hook imports the lifecycle when first called
         waiting, self.waiting_projects = self.waiting_projects, []
-        for project in waiting:
-            if self.projects.get(project.root) is project:  # not removed meanwhile
-                self._start_project(project)
+        started = [p for p in waiting if self.projects.get(p.root) is p]  # not removed meanwhile
+        for project in started:
+            self._start_project(project)
+        if not started:  # else the first scan resumes it once it has published every file (scan.py)
+            from memzoi.base import gcpause  # noqa: PLC0415 lazy: start-up
+
+            gcpause.resume()
 
     def is_forgotten(self, root: Path) -> bool:
         """Whether the project at ``root`` was forgotten with its workspace folder (:class:`.folders.Folders`)."""

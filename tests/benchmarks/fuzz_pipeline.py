@@ -28,7 +28,7 @@ from unittest import mock
 
 from memzoi.runs import check as check_mod
 from memzoi.runs.check import check_paths
-from memzoi.stores.fileentry import entry_chunk, unpack_row
+from memzoi.stores.fileentry import entry_chunk
 from tests.mutations import EXPENSIVE, MUTATIONS, PLACES, mutate, seeds
 
 CHEAP = sorted(set(MUTATIONS) - EXPENSIVE)
@@ -92,7 +92,7 @@ def run(inputs: int, seed: int, batch: int, workdir: Path) -> dict:
                 index_rows += 1
                 try:
                     entry = entry_chunk([(str(target), "unknown")], now=None, root=str(workdir))[0]
-                    row = unpack_row(entry.row[2]) if entry is not None and entry.row is not None else None
+                    row = entry.row if entry is not None and entry.row is not None else None
                     if row is not None and '"internal_error"' in row["file"]["findings"]:
                         internal += 1
                         failures.append({"index": True, "what": made[target]})

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
+
+import pytest
+from hypothesis import given, settings, strategies as st
+from pygls.uris import from_fs_path
 
 from memzoi_lsp.documents import Documents, path_to_uri, uri_key
 
@@ -37,3 +42,17 @@ def test_closed_file_analyses_are_bounded_and_open_ones_kept(tmp_path):
     assert snap.analysis.findings == [] and docs.analyses == before + 1
     docs.snapshot(opened)
     assert docs.analyses == before + 1  # the open document stayed cached
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab/._~-Z09 %öé:@+#?\\", max_size=20))
+def test_a_files_uri_is_pygls_s_whatever_the_path(rest):
+    # path_to_uri's shortcut for plain paths gives what pygls gives for every path
+    for path in ("/" + rest, rest, "/work/.memzoi/records/" + rest):
+        try:
+            want = from_fs_path(path) or Path(path).as_uri()
+        except ValueError:  # pygls refuses a path such as "//": so does path_to_uri, by asking pygls
+            with pytest.raises(ValueError):
+                path_to_uri(path)
+            continue
+        assert path_to_uri(path) == want, path

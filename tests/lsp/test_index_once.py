@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memzoi.stores.index import Index, index_path
-from memzoi.stores.index_queries import git_plane_files
+from memzoi.stores.index_queries import plane_stats
 
 from .conftest import PROFILES, start_client, wait_until
 from .test_verdict_parity import build
@@ -51,7 +51,7 @@ async def test_the_servers_index_is_what_rebuild_writes(tmp_path: Path, memzoi_h
     db = index_path(root.resolve())
     for suffix in ("", "-wal", "-shm"):  # built by the fixture's `proposals apply`: the server builds it anew
         Path(f"{db}{suffix}").unlink(missing_ok=True)
-    expected = len(git_plane_files(root.resolve()))
+    expected = len(plane_stats(root.resolve()))
     client = await start_client(profile, root, memzoi_home)
     try:
         await wait_until(lambda: indexed_files(db) == expected, timeout=60)
@@ -80,7 +80,7 @@ def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_h
     monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))
     docs = Documents(lambda: SimpleNamespace(text_documents={}))
     project = Project(root.resolve())
-    files = git_plane_files(project.root)
+    files = sorted(Path(path) for path, _ in plane_stats(project.root).values())
     ctx = ProjectContext.of(project.memzoi_dir, git=project.git)
     index = Index(
         project.root, path=tmp_path / "server.db", workers=1, premade=lambda fs: project.premade_rows(fs, docs.on_disk)
@@ -90,7 +90,7 @@ def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_h
     scanned = list(scanverdicts.analyse([str(p) for p in files], ctx, index_root=project.root, workers=1))
     assert all(got is not None and got.row is not None for got in scanned)
     for i in range(0, len(scanned), 3):  # written chunk by chunk, as the scan goes
-        project.put_rows([got.row[2] for got in scanned[i : i + 3]], docs.on_disk)
+        project.put_rows([got.row for got in scanned[i : i + 3]], docs.on_disk)
 
     def analysed_twice(*args, **kwargs):
         raise AssertionError("the index analysed a file the scan had analysed")
@@ -110,3 +110,18 @@ def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_h
     with Index(project.root, path=tmp_path / "rebuilt.db", workers=1) as fresh:
         fresh.rebuild()
     assert rows(tmp_path / "server.db") == rows(tmp_path / "rebuilt.db")
+
+
+def test_the_server_s_index_hook_loads_the_index_sync_when_a_change_is_committed(tmp_path, monkeypatch):
+    from memzoi.ledger import writer
+    from memzoi_lsp import startup
+
+    monkeypatch.setattr(writer, "_commit_hook", None)
+    startup.install_index_sync()
+    assert writer._commit_hook is startup.sync_index  # installed: every ledgered change of the server calls it
+    calls = []
+    monkeypatch.setattr(
+        "memzoi.lifecycle.index_sync.sync_index", lambda root, paths: calls.append((root, paths)) or True
+    )
+    assert startup.sync_index(tmp_path, [".memzoi/records/a.md"]) is True
+    assert calls == [(tmp_path, [".memzoi/records/a.md"])]  # the lifecycle's sync, with what the change touched

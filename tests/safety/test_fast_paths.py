@@ -7,7 +7,10 @@ patterns themselves and compare each shortcut with the plain whole-text scan it 
 
 from __future__ import annotations
 
+import math
 import re
+import string
+from collections import Counter
 from urllib.parse import urlsplit
 
 import pytest
@@ -26,6 +29,14 @@ from memzoi.safety import (
     tokens,
 )
 from memzoi.safety.context import LONG, Ctx
+from memzoi.safety.entropy import shannon
+from memzoi.safety.memzoi_entropy import entropy_value
+from memzoi.safety.memzoi_source import (
+    ENTROPY_PLACEHOLDERS,
+    ENTROPY_THRESHOLD,
+    MAX_ENTROPY_TOKEN,
+    MIN_ENTROPY_TOKEN,
+)
 
 try:  # the regex parser is private; the width facts are checked where it exists
     from re import _parser as sre_parse  # type: ignore[attr-defined]
@@ -428,7 +439,7 @@ def test_url_candidates_equal_finditer(text):
 
 
 _CONTROL_PIECES = st.sampled_from(
-    ["a", " ", "\t", "\n", "\r", "\r\n", "\x00", "\x1b", "\x0b", "\x1f", "\u00a0", "é", "\u2028"]
+    ["a", " ", "\t", "\n", "\r", "\r\n", "\x00", "\x1b", "\x0b", "\x1f", "\x7f", "\u00a0", "é", "\u2028"]
 )
 
 
@@ -437,3 +448,44 @@ _CONTROL_PIECES = st.sampled_from(
 def test_the_control_character_fast_path_equals_the_regex(text):
     assert controls.control_spans(text) == [m.span() for m in controls._IN_FILE.finditer(text)]
     assert controls.control_spans(text, breaks=False) == [m.span() for m in controls._IN_LINE.finditer(text)]
+
+
+def _plain_shannon(value: str) -> float:
+    n = len(value)
+    return -sum([c / n * math.log2(c / n) for c in Counter(value).values()]) if value else 0.0
+
+
+def _plain_entropy_value(token: str) -> bool:
+    """Memzoi's ``bounded_entropy`` test on one candidate, written out the plain way (``detectors.rs``)."""
+    token = token.strip("=")
+    if not MIN_ENTROPY_TOKEN <= len(token) <= MAX_ENTROPY_TOKEN or re.fullmatch(r"[0-9a-fA-F]+", token):
+        return False
+    if any(p in token.lower() for p in ENTROPY_PLACEHOLDERS):
+        return False
+    classes = sum(
+        any(c in group for c in token)
+        for group in (string.ascii_lowercase, string.ascii_uppercase, string.digits, "_-+/")
+    )
+    return classes >= 3 and _plain_shannon(token) >= ENTROPY_THRESHOLD
+
+
+_TOKEN_PIECES = st.sampled_from(
+    [*"0123456789abcdefABCDEF", *"ghijkmnpqrstuvwxyzGHJKLMNPQRSTUVWXYZ_-+/=", "example", "Redacted", "xxxxxxxx"]
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_TOKEN_PIECES, min_size=28, max_size=270).map("".join))
+@example("0123456789abcdefABCDEF" * 2)  # all hex, 22 distinct characters: Memzoi skips it
+@example("aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY")
+def test_entropy_value_and_shannon_equal_the_plain_rule(token):
+    assert entropy_value(token) == _plain_entropy_value(token)
+    assert shannon(token) == _plain_shannon(token)  # the tabled terms give the very same float
+    assert shannon(token * 3) == _plain_shannon(token * 3)  # longer than the table
+
+
+def test_fewer_distinct_characters_than_the_floor_cannot_reach_the_threshold():
+    """What lets :func:`entropy_value` skip a token by its distinct characters before anything else, and all-hex
+    tokens with it: entropy is at most log2 of the distinct count."""
+    assert math.log2(memzoi_entropy._MIN_DISTINCT - 1) < ENTROPY_THRESHOLD
+    assert len(set(string.hexdigits)) < memzoi_entropy._MIN_DISTINCT

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memzoi.judge.analysis import analyze_path, analyze_text
-from memzoi.safety import collect_hits, prefilter, prepared  # noqa: F401 - prepared declares and compiles
+from memzoi.safety import collect_hits, context, memzoi_rules, prefilter, prepared  # noqa: F401 - prepared declares and compiles
 
 from .helpers import record
 
@@ -179,3 +179,68 @@ def test_hyperscan_is_declared_and_installed_where_its_wheels_exist():
     if declared[0].marker is None or declared[0].marker.evaluate({"extra": ""}):
         assert HAVE_HYPERSCAN, "hyperscan is declared for this platform but not installed"
         assert prefilter.engine_name() == "hyperscan"
+
+
+def _split_words(text: str) -> frozenset[bytes]:
+    """The gate words of ``text`` the plain way: every word of the text, kept when declared."""
+    spaced = context.lower(text).encode("utf-8", "surrogatepass").translate(context._TO_SPACE)
+    return frozenset(context._VOCABULARY.intersection(spaced.split()))
+
+
+_words_alphabet = st.sampled_from(
+    [*sorted(w.decode() for w in context._VOCABULARY)[::7], "api", "key", "API_KEY", "Token", "pass"]
+    + list(" _-./:=\n\t0123456789aZé\u0130\u212a\u00a0\x1c")
+)
+
+
+@needs_hyperscan
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_words_alphabet, max_size=40).map("".join))
+def test_the_gate_words_found_by_the_prefilter_are_those_of_a_split(text):
+    with engine(True):
+        spaced = context.lower(text).encode("utf-8", "surrogatepass").translate(context._TO_SPACE)
+        assert prefilter.words_in(spaced) == _split_words(text)
+        assert context.Ctx(text).words == _split_words(text)
+        long = (text + " ") * (context.SCAN_WORDS_FROM // (len(text) + 1) + 1)  # found by the scan
+        assert context.Ctx(long).words == _split_words(long)
+    with engine(False):
+        assert prefilter.words_in(b"api") is None
+        assert context.Ctx(text).words == _split_words(text)
+
+
+@needs_hyperscan
+@pytest.mark.corpus
+def test_the_gate_words_of_the_corpus_are_those_of_a_split(corpus):
+    paths = sorted(p for p in corpus.rglob("*") if p.is_file() and p.suffix in (".md", ".toml", ".yml", ".yaml"))
+    found = 0
+    with engine(True):
+        for path in paths:
+            text = path.read_text(encoding="utf-8", errors="surrogateescape")
+            assert context.Ctx(text).words == _split_words(text), path
+            found += bool(_split_words(text))
+    assert found > len(paths) // 2  # the corpus mentions gate words: the comparison compared something
+
+
+def test_a_gate_word_declared_after_the_prefilter_is_still_found():
+    """A word declared once the database is compiled makes the prefilter answer ``None`` for words, and the text
+    is split instead: no declared word is ever missed."""
+    script = (
+        "from memzoi.safety import prepared, prefilter\n"
+        "from memzoi.safety.context import Ctx, gate_words\n"
+        "before = prefilter.words_in(b' api zqxlate ') is not None or prefilter.engine_name() == 're'\n"
+        "gate_words([b'zqxlate'])\n"
+        "print(before, prefilter.words_in(b' api zqxlate '), sorted(Ctx('the API zqxlate').words))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip().split(maxsplit=2) == ["True", "None", "[b'api', b'zqxlate']"]
+
+
+@needs_hyperscan
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_alphabet, max_size=60).map("".join))
+def test_the_rules_memzoi_searches_are_those_the_prefilter_may_match(text):
+    for on in (True, False):
+        with engine(on):
+            ctx = context.Ctx(text)
+            expected = tuple(r for r in memzoi_rules.RULES if ctx.may(memzoi_rules._GATES[r.detector]))
+            assert memzoi_rules._rules_that_may_match(ctx) == expected

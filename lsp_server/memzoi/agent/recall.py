@@ -163,7 +163,8 @@ class Reader:
     def active(self) -> list[dict[str, Any]]:
         """Active, current repository records, admitted or not (a pack or precheck uses the admitted ones and
         lists the unsafe ones as withheld)."""
-        rows = self.db.execute("SELECT * FROM records WHERE status = 'active' ORDER BY id")
+        sound = self.index.sound_sql("t")  # a damaged row is withheld (memzoi.stores.index_schema.sound_sql)
+        rows = self.db.execute(f"SELECT * FROM records t WHERE status = 'active' AND {sound} ORDER BY id")
         return [dict(r) for r in rows if self.current(dict(r))]
 
     def text_scores(self, text: str, table: str = "records") -> dict[int, float]:

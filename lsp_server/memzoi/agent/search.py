@@ -149,8 +149,9 @@ def _successors(r: Reader, out: list[dict[str, Any]], query: str, type: str | No
     for hit in [x for x in out if x["kind"] == "record" and x["status"] == "superseded" and x["id"]]:
         rid, row = hit["id"], None
         for _ in range(10):
-            found = r.db.execute(
-                "SELECT * FROM records WHERE supersedes_id = ? ORDER BY path LIMIT 1", (rid,)
+            found = r.db.execute(  # a damaged row is withheld (memzoi.stores.index_schema.sound_sql)
+                f"SELECT * FROM records t WHERE supersedes_id = ? AND {r.index.sound_sql('t')} ORDER BY path LIMIT 1",
+                (rid,),
             ).fetchone()
             if found is None:
                 break

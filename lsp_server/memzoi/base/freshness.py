@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import random
 import stat as statmod
+import struct
 import time
 from typing import Any, NamedTuple
 
@@ -251,6 +252,36 @@ def confirm(path: str | os.PathLike[str], size: int, digest: bytes) -> tuple[byt
     return read
 
 
+#: :func:`pack_stamp`'s layout: size, mtime_ns, inode (unsigned), ctime_ns, checked_ns, then the 32-byte digest.
+_PACKED = struct.Struct("<qqQqq")
+
+
+def pack_stamp(digest: bytes, stamp: Stamp, checked_ns: int) -> bytes | None:
+    """The ``digest`` (BLAKE3, 32 bytes), ``stamp`` ``(size, mtime_ns, inode, ctime_ns)`` and read clock
+    ``checked_ns`` of a file's bytes in 72 bytes (as a tuple of ints and a bytes object they held some 380 B a file,
+    held for every file until a check's report is settled and stored); ``None`` when a value does not fit."""
+    try:
+        return _PACKED.pack(*stamp, checked_ns) + digest
+    except (struct.error, TypeError):
+        return None
+
+
+def unpack_stamp(packed: bytes) -> tuple[bytes, Stamp, int]:
+    """:func:`pack_stamp`'s ``(digest, stamp, checked_ns)`` back. Raises ``struct.error`` for bytes it did not make."""
+    size, mtime, ino, ctime, checked = _PACKED.unpack_from(packed)
+    return packed[_PACKED.size :], (size, mtime, ino, ctime), checked
+
+
+def stamp_list(v: list[Any] | bytes) -> list[Any]:
+    """A file's stamp as the stores' lists keep it, ``[size, mtime_ns, inode, ctime_ns, checked_ns, digest hex]``
+    (a stored report's inputs, :data:`memzoi.stores.replay.Stamps`), from that list or from :func:`pack_stamp`'s
+    bytes."""
+    if isinstance(v, list):
+        return v
+    digest, stamp, checked = unpack_stamp(v)
+    return [*stamp, checked, digest.hex()]
+
+
 __all__ = [
     "KEEPS_CTIME",
     "MAX_TRUST_NS",
@@ -268,8 +299,11 @@ __all__ = [
     "lstat",
     "not_racy",
     "of_stat",
+    "pack_stamp",
     "read_stable",
     "restamp_gains",
+    "stamp_list",
     "trusted",
+    "unpack_stamp",
     "vouches",
 ]

@@ -35,6 +35,8 @@ LEGACY_PROFILES = frozenset({"memzoi/v0", "memzoi/v1"})
 #: Memzoi's legacy confidence labels and the numbers its migration wrote for them (``confirmed`` became ``1.0``).
 CONFIDENCE_LABELS = {"confirmed": "1.0", "likely": "0.75", "uncertain": "0.4"}
 _PLAIN_SAFE = re.compile(r"^[A-Za-z0-9_./][A-Za-z0-9_./:@+-]*$")
+#: a run of the characters of a lower-cased ASCII title that its concept slug does not keep
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
 #: Keys of the legacy ``retention``/``origin`` blocks that the current profile no longer has.
 _DROPPED_CHILD = {"retention": "policy_version", "origin": "version"}
 
@@ -97,6 +99,10 @@ def yaml_scalar(value: str) -> str:
 
 def concept_slug(title: str) -> str:
     """Memzoi's ``title_to_concept_slug``: lower-case, ASCII alphanumerics kept, other runs become one ``-``."""
+    if title.isascii():
+        # the same for ASCII, where lower-casing maps one character to one: each run of other characters becomes
+        # one ``-``, and a leading or trailing one none (``tests/test_legacy_upgrade.py`` holds it to the loop below)
+        return _NOT_SLUG.sub("-", title.lower()).strip("-")
     out: list[str] = []
     for ch in title:
         for low in ch.lower():

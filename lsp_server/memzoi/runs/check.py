@@ -152,8 +152,7 @@ def _check_paths(
         if scope is not None:
             record(scope, plan, stages, report)
     finally:
-        # The stores are written once the stages are let go: writing a facts blob of every entry needs about as
-        # much again (at 50,000 files some 60 MB), which then reuses their memory instead of adding to it.
+        # The stores are written once the stages are let go, so their last writes reuse the stages' memory.
         del stages, crossed
         _save(plan)
     return report
@@ -181,7 +180,7 @@ def plan_check(
         ),
     )
     # A check of a few files (an editor's save hook, pre-commit) reads only their entries; the facts of the
-    # project's other files come from its facts blob (memzoi.stores.verdictfacts).
+    # project's other files come from their entries, all read in one query (ProjectCache.facts_of).
     few = (
         [path_key(os.path.abspath(a)) for a in args]
         if len(args) < PARALLEL_THRESHOLD and all(os.path.isfile(a) for a in args)
@@ -372,7 +371,7 @@ def _collect(
 
 
 def _save(plan: CheckPlan) -> None:
-    """Write each project's store (what the run changed of its entries, its facts blob)."""
+    """Write each project's store (what the run changed of its entries and has not written yet)."""
     for md, project in plan.caches.items():
         if project is not None:
             project.save(complete=md in plan.complete)

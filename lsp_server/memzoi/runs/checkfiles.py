@@ -12,10 +12,10 @@ also makes its entry, which the parent stores; a later run that finds the entry 
 from __future__ import annotations
 
 import os
-import struct
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from ..base.freshness import pack_stamp
 from ..judge.pathsafety import repository_path, shown_path
 from ..judge.workspace import place
 from ..project.verdict import Local, ProjectContext
@@ -28,32 +28,12 @@ class Checked(NamedTuple):
     """One file of a check as a worker returns it: its display path (secrets in it redacted), its
     :class:`~memzoi.stores.firststage.FirstStage` and, for a file analysed with the cache on, the store ``entry`` the
     parent keeps (:data:`memzoi.stores.firststage.Entry`); as the parent holds it (:func:`held`), ``kept``: that
-    entry's stamp, read clock and digest packed (:func:`pack_kept`) in place of the entry."""
+    entry's stamp, read clock and digest packed (:func:`memzoi.base.freshness.pack_stamp`) in place of the entry."""
 
     display: str
     stage: FirstStage
     entry: Entry | None = None
     kept: bytes | None = None
-
-
-#: :func:`pack_kept`'s layout: size, mtime_ns, inode (unsigned), ctime_ns, checked_ns, then the 32-byte digest.
-_KEPT = struct.Struct("<qqQqq")
-
-
-def pack_kept(digest: bytes, stamp: tuple[int, int, int, int], checked_ns: int) -> bytes | None:
-    """An entry's ``digest`` (BLAKE3, 32 bytes), ``stamp`` ``(size, mtime_ns, inode, ctime_ns)`` and read clock
-    ``checked_ns`` in 72 bytes (as a tuple of ints and a bytes object they held some 380 B a file, held for every file
-    until a check's report is settled); ``None`` when a value does not fit (then the entry is held as it is)."""
-    try:
-        return _KEPT.pack(*stamp, checked_ns) + digest
-    except (struct.error, TypeError):
-        return None
-
-
-def unpack_kept(kept: bytes) -> tuple[bytes, tuple[int, int, int, int], int]:
-    """:func:`pack_kept`'s ``(digest, stamp, checked_ns)`` back. Raises ``struct.error`` for bytes it did not make."""
-    size, mtime, ino, ctime, checked = _KEPT.unpack_from(kept)
-    return kept[_KEPT.size :], (size, mtime, ino, ctime), checked
 
 
 def check_chunk(now: datetime, jobs: list[tuple[str, str]], cache: bool = False) -> list[Checked]:
@@ -119,10 +99,10 @@ def held(r: Checked, path: str, display: str, shared: Shared) -> Checked:
     back; a display path the worker redacted is kept); a first stage without findings and the ``.memzoi`` directory
     are shared with the run's other files (``shared``); the stage keeps no ``revision`` (``""``: nothing of a check
     compares stages); of the entry only ``(digest, stamp, checked_ns)`` is
-    kept, packed in ``kept`` (:func:`pack_kept`; the stage then keeps no ``stamp``, which was the entry's, and nothing
-    of a check reads it), with neither payload nor kept facts (the parent has stored it already, and a stored
+    kept, packed in ``kept`` (:func:`memzoi.base.freshness.pack_stamp`; the stage then keeps no ``stamp``, which was the entry's, and nothing
+    of a check reads it), without its payload (the parent has stored it already, and a stored
     report's inputs need no more, :func:`memzoi.runs.checkreplay.record`); where a value does not pack, the entry is
-    held as ``(digest, stamp, checked_ns, None, None)``. Never pass such an entry to
+    held as ``(digest, stamp, checked_ns, None)``. Never pass such an entry to
     :meth:`memzoi.stores.verdictcache.ProjectCache.store`, which would read its ``None`` payload as "forget the entry"."""
     stage = r.stage
     first = stage.first
@@ -132,7 +112,7 @@ def held(r: Checked, path: str, display: str, shared: Shared) -> Checked:
     if md is not None:
         md = shared.dirs.setdefault(md, md)
     entry = r.entry
-    kept = pack_kept(entry[0], entry[1], entry[2]) if entry is not None else None
+    kept = pack_stamp(entry[0], entry[1], entry[2]) if entry is not None else None
     return Checked(
         display if r.display == display else r.display,
         FirstStage(
@@ -146,9 +126,9 @@ def held(r: Checked, path: str, display: str, shared: Shared) -> Checked:
             "",
             stage.boundary,
         ),
-        (entry[0], entry[1], entry[2], None, None) if entry is not None and kept is None else None,
+        (entry[0], entry[1], entry[2], None) if entry is not None and kept is None else None,
         kept,
     )
 
 
-__all__ = ["Checked", "Shared", "check_chunk", "from_entry", "held", "pack_kept", "unpack_kept"]
+__all__ = ["Checked", "Shared", "check_chunk", "from_entry", "held"]

@@ -38,9 +38,8 @@ from ..project.crossfile import Workspace
 from ..project.filefacts import FileFacts, facts_from_analysis
 from ..project.gitfacts import GitFacts
 from ..project.projectfiles import ProjectFiles
-from ..stores.fileentry import indexed
+from ..stores.fileentry import Row, indexed
 from .scanrows import OnDisk, premade_rows
-from .scanstats import ScanStats
 
 if TYPE_CHECKING:
     from ..base.freshness import Stat
@@ -105,7 +104,7 @@ class ProjectState:
         self.tracked = ProjectFiles(self.memzoi_dir, self.git)
         self.index: Index | None = None
         self.index_ready = False
-        self.scan_stats = ScanStats()  # what the scan's stats leave the index's refresh to know: the devices
+        self._devices: dict[str, int] = {}  # folder -> its device, for the refresh after the scan (scan_stat)
         self._inputs: tuple[bytes, str] | None = None  # the configuration and git state last seen
         self._boundaries: dict[str, datetime] = {}  # key -> retention boundary still to pass, of a fed analysis
         self.scanned = False  # the first scan has seen every file (until then reads withhold: memzoi.runs.projectview)
@@ -235,7 +234,22 @@ class ProjectState:
         editor's text governs an open document. Returns the keys whose cross-file findings changed."""
         return self.feed(key, analysis)
 
-    apply_scan = feed  # the scan's first stages (a compact verdict's facts, or an analysis) enter as any other
+    def apply_scan(
+        self, key: str, source: Analysis | FileFacts, path: str | os.PathLike[str] | None = None
+    ) -> set[str]:
+        """The scan's first stage of ``key`` (a compact verdict's facts, or an analysis) enters as :meth:`feed`
+        enters it, with one difference: before the first scan is complete (``scanned``), a compact verdict's facts
+        are only held (:meth:`memzoi.project.crossfile.Workspace.load`) and evaluated with all the others at the first
+        read of a cross-file finding, as no read shows one before then (:mod:`memzoi.runs.projectview`). Returns
+        the keys whose cross-file findings changed (none for a held one: the scan's end republishes them all)."""
+        if self.scanned or not isinstance(source, FileFacts):
+            return self.feed(key, source, path)
+        path = self._path_of(key) if path is None else path
+        if path is None or not takes_part(os.fspath(path), source.role):
+            return self.feed(key, source, path)
+        self._fed.pop(key, None)
+        self.crossfile.load(key, source)
+        return set()
 
     def holds(self, key: str, analysis: Analysis) -> bool:
         """Whether the cross-file graph's facts of ``key`` are ``analysis``'s (fed from it, or equal to its)."""
@@ -303,7 +317,7 @@ class ProjectState:
 
     # -- the index (on the scan thread) -------------------------------------------------------------------------
 
-    def put_rows(self, rows: list[bytes], on_disk: OnDisk) -> None:
+    def put_rows(self, rows: list[Row], on_disk: OnDisk) -> None:
         """Write the search rows the scan made with its entries (:attr:`memzoi.stores.fileentry.FileEntry.row`) into
         the index now (:meth:`memzoi.stores.index.Index.put_rows`, under the git state the listing recorded).
         Raises :class:`memzoi.stores.index.IndexUnavailable` or ``sqlite3.Error``."""
@@ -316,9 +330,24 @@ class ProjectState:
 
     def scan_stat(self, path: str) -> Stat | None:
         """The stat the scan took of the file at the absolute ``path`` while its compact verdict is kept (a change
-        drops it), ``None`` otherwise (:class:`memzoi.runs.scanstats.ScanStats`). Reads only: for the scan thread."""
+        drops it), ``None`` otherwise: the stamp its first stage was made from, found current by the scan's one
+        ``lstat`` (:meth:`memzoi.stores.firststage.FirstStage.current`), on the device of its folder (one stat per
+        folder, not per file: a file system mounted below ``.memzoi`` is mounted on a folder; the freshness rule asks
+        the device for the file system's type, :func:`memzoi.base.freshness.ctime_kept`). Reads only: for the scan
+        thread."""
+        from ..base.freshness import Stat  # noqa: PLC0415 lazy: start-up
+
         key = self._keys.get(path)
-        return self.scan_stats.stat_of(self.verdicts.get(key)) if key is not None else None
+        stage = self.verdicts.get(key) if key is not None else None
+        if stage is None or stage.stamp is None:
+            return None
+        folder = os.path.dirname(path)
+        if folder not in self._devices:
+            try:
+                self._devices[folder] = os.stat(folder).st_dev
+            except OSError:
+                return None
+        return Stat(stage.stamp, self._devices[folder])
 
     def open_index(self, on_disk: OnDisk) -> Index:
         """The project's index, opened once, with rows from :meth:`premade_rows` and a fork server's workers for
@@ -332,7 +361,8 @@ class ProjectState:
     def refresh_index(self, on_disk: OnDisk) -> None:
         """Bring the index up to date after the first scan (rebuilt when its schema is not ours)."""
         index = self.open_index(on_disk)
-        # the scan's listing and stats: no second walk, no second stat (memzoi.stores.index_afterscan); an index
+        self._devices.clear()  # the folders' devices as they are now (a mount may have come or gone)
+        # the scan's listing and stats: no second walk, no second stat (memzoi.stores.index_fresh.plane_of); an index
         # never built, or of another schema or stamp, is rebuilt from the same listing
         index.refresh(files=list(self._keys), stat_of=self.scan_stat)
         self.index_ready = True

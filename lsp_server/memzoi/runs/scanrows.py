@@ -47,7 +47,8 @@ def premade_rows(files: list[Path], on_disk: OnDisk, git: GitFacts, root: Path) 
         if found is not None:
             data, st, analysis = found
             try:
-                rows.append(index_row(index_key(base, path), data, st, index_verdict(path, analysis, ctx)))
+                stamp = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+                rows.append(index_row(index_key(base, path), data, stamp, index_verdict(path, analysis, ctx)))
             except Exception as err:  # the per-file barrier: the index analyses this file itself
                 from ..judge.barrier import log_internal_error  # noqa: PLC0415 lazy: start-up
 

@@ -21,8 +21,7 @@ from ..project.admission import GitVisibility
 from ..project.verdict import ProjectContext
 from ..stores.fileentry import FileEntry, entry_chunk
 from ..stores.firststage import FirstStage, from_payload
-from ..stores.streamedcache import StreamedCache
-from ..stores.verdictcache import ProjectCache
+from ..stores.verdictcache import ProjectCache, path_key
 
 #: From this many files to analyse on, :func:`analyse` uses worker processes (below it, their start costs more).
 PARALLEL_THRESHOLD = 300
@@ -30,10 +29,10 @@ PARALLEL_THRESHOLD = 300
 
 def open_cache(project_root: str | os.PathLike[str], ctx: ProjectContext) -> ProjectCache | None:
     """The verdict cache of the project at ``project_root`` under the configuration of ``ctx`` (the same database
-    and keys as ``memzoi check``), read chunk by chunk as :func:`cached_stages` asks
-    (:class:`memzoi.stores.streamedcache.StreamedCache`); ``None`` when it cannot be used. Never raises."""
+    and keys as ``memzoi check``), nothing read yet: :func:`cached_stages` reads it chunk by chunk
+    (:meth:`memzoi.stores.verdictcache.ProjectCache.prefetch`); ``None`` when it cannot be used. Never raises."""
     try:
-        return StreamedCache.open(project_root, ctx.config)
+        return ProjectCache.load(project_root, ctx.config, keys=())
     except Exception:  # noqa: BLE001 - the cache never breaks a scan: it is only not used
         return None
 
@@ -48,8 +47,7 @@ def cached_stages(
     md = ctx.memzoi_dir
     if cache is None or md is None:
         return [None] * len(paths)
-    if isinstance(cache, StreamedCache):
-        cache.prefetch(paths)  # this chunk's entries, in one query
+    cache.prefetch([path_key(p) for p in paths])  # this chunk's entries, in one query
     out: list[FirstStage | None] = []
     for path in paths:
         try:
@@ -58,7 +56,7 @@ def cached_stages(
             vouched = cache.vouched(path) if payload is not None else None
             hit = None
             if payload is not None and vouched is not None:
-                hit = from_payload(path, md, payload, ctx.now, links, vouched[0])
+                hit = from_payload(path, md, payload, ctx.now, links, vouched[0], vouched[2].hex()[:32])
         except Exception:  # noqa: BLE001 - an unreadable entry: the file is analysed
             hit = None
         out.append(hit)

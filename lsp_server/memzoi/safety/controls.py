@@ -15,6 +15,8 @@ from .base import Hit
 
 _IN_FILE = re.compile(r"(?:[\x00-\x08\x0b\x0c\x0e-\x1f]|\r(?!\n))+")
 _IN_LINE = re.compile(r"[\x00-\x1f]+")
+#: the C0 control bytes other than tab and ``\n`` (``\r`` among them: a CRLF text takes the general test)
+_NOT_BREAKS = bytes(c for c in range(32) if c not in (9, 10))
 
 
 def control_spans(text: str, *, breaks: bool = True) -> list[tuple[int, int]]:
@@ -23,8 +25,14 @@ def control_spans(text: str, *, breaks: bool = True) -> list[tuple[int, int]]:
     none is."""
     if text.isprintable():  # the usual case, and faster than the regex
         return []
-    if breaks and text.replace("\r\n", "").replace("\n", "").replace("\t", "").isprintable():
-        return []  # a text whose only controls are allowed line breaks and tabs (the usual file): no regex pass
+    if breaks:
+        if text.isascii():
+            # the usual file: ASCII whose only controls are tabs and `\n`; one C pass deletes the other controls
+            data = text.encode("ascii")
+            if len(data.translate(None, _NOT_BREAKS)) == len(data):
+                return []
+        if text.replace("\r\n", "").replace("\n", "").replace("\t", "").isprintable():
+            return []  # a text whose only controls are allowed line breaks and tabs: no regex pass
     pattern = _IN_FILE if breaks else _IN_LINE
     return [m.span() for m in pattern.finditer(text)]
 

@@ -31,13 +31,31 @@ _PLACEHOLDERS = (
 )
 
 
+#: ``_TERMS[n][c]`` is ``c / n * log2(c / n)``, a term of :func:`shannon` for a string of length ``n``, computed
+#: once per length up to :data:`_TABLED` (the length of Memzoi's longest entropy token) when first needed
+_TERMS: dict[int, list[float]] = {}
+_TABLED = 256
+
+
 def shannon(value: str) -> float:
     """Shannon entropy of ``value`` in bits per character (0.0 for the empty string)."""
     if not value:
         return 0.0
     n = len(value)
+    counts = Counter(value).values()
+    if n > _TABLED:
+        log2 = math.log2
+        return -sum([c / n * log2(c / n) for c in counts])
+    terms = _TERMS.get(n)
+    if terms is None:
+        terms = _TERMS[n] = _terms(n)
+    # the same terms as computed above, summed in the same order: the same float
+    return -sum(map(terms.__getitem__, counts))
+
+
+def _terms(n: int) -> list[float]:
     log2 = math.log2
-    return -sum([c / n * log2(c / n) for c in Counter(value).values()])
+    return [0.0] + [c / n * log2(c / n) for c in range(1, n + 1)]
 
 
 _LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
@@ -46,9 +64,10 @@ _DIGITS = frozenset("0123456789")
 _SYMBOLS = frozenset("_-+/")
 
 
-def char_classes(value: str) -> int:
-    """How many of lower, upper, digit and ``_-+/`` occur in ``value`` (ASCII classes, as Memzoi counts)."""
-    chars = set(value)
+def char_classes(value: str | set[str]) -> int:
+    """How many of lower, upper, digit and ``_-+/`` occur in ``value`` (ASCII classes, as Memzoi counts); ``value``
+    may be given as the set of its characters."""
+    chars = value if isinstance(value, set) else set(value)
     return (
         (not chars.isdisjoint(_LOWER))
         + (not chars.isdisjoint(_UPPER))

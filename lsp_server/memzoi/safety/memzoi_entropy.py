@@ -26,7 +26,6 @@ from .memzoi_source import (
 )
 
 _TOKEN_CANDIDATE = re.compile(TOKEN_CANDIDATE_SOURCE)
-_HEX = re.compile(r"[0-9a-fA-F]+")
 _MIN_DISTINCT = 23  # 2 ** 4.5 ≈ 22.6: fewer distinct characters cannot reach the threshold
 #: Keys whose values Memzoi types as digests (the identities and revisions of the ``materialization`` block,
 #: reference §4.1: ``blake3:<64 hex>``), exempt from the rule as Memzoi exempts its ``typed_digest`` field kind.
@@ -49,12 +48,17 @@ _ARMOR = re.compile(r"-----BEGIN ([A-Z0-9][A-Z0-9 ]{0,40})-----.*?(?:-----END \1
 def entropy_value(token: str) -> bool:
     """Memzoi's ``bounded_entropy`` test on one candidate (``=`` trimmed at both ends first)."""
     token = token.strip("=")
-    if not MIN_ENTROPY_TOKEN <= len(token) <= MAX_ENTROPY_TOKEN or _HEX.fullmatch(token):
+    if not MIN_ENTROPY_TOKEN <= len(token) <= MAX_ENTROPY_TOKEN:
+        return False
+    chars = set(token)
+    # Entropy is at most log2 of the number of distinct characters, so fewer cannot reach the threshold; and an
+    # all-hex token (Memzoi's skip) has at most 22 (0-9, a-f, A-F), so this test skips every one of them too.
+    if len(chars) < _MIN_DISTINCT:
         return False
     low = token.lower()
-    if any(p in low for p in ENTROPY_PLACEHOLDERS) or len(set(token)) < _MIN_DISTINCT:
-        return False  # (entropy is at most log2 of the number of distinct characters)
-    return char_classes(token) >= 3 and shannon(token) >= ENTROPY_THRESHOLD
+    if any(p in low for p in ENTROPY_PLACEHOLDERS):
+        return False
+    return char_classes(chars) >= 3 and shannon(token) >= ENTROPY_THRESHOLD
 
 
 def typed_digest_field(field: str) -> bool:

@@ -131,9 +131,7 @@ def memzoi_hits(ctx: Ctx) -> list[Hit]:
     text = ctx.text
     plain = needs_plain_search(text)
     out: list[Hit] = []
-    for rule in RULES:
-        if not ctx.may(_GATES[rule.detector]):
-            continue  # hyperscan: the pattern cannot match this text
+    for rule in _rules_that_may_match(ctx):
         for m in pattern_matches(rule, ctx, plain):
             start = m.start()
             if rule.detector in ("authorization_header", "environment_secret"):
@@ -147,6 +145,25 @@ def memzoi_hits(ctx: Ctx) -> list[Hit]:
         out += url_hits(text)
     out += entropy_hits(ctx)
     return out
+
+
+#: the rules whose pattern may match, per answer of the prefilter (the texts of a run give a few distinct ones)
+_MAY_MATCH: dict[frozenset[str], tuple[Rule, ...]] = {}
+
+
+def _rules_that_may_match(ctx: Ctx) -> tuple[Rule, ...]:
+    """The rules, in :data:`RULES` order, whose pattern may match ``ctx.text`` (:meth:`Ctx.may
+    <memzoi.safety.context.Ctx.may>` of each), looked up once per distinct prefilter answer rather than asked
+    rule by rule: without the prefilter, every rule."""
+    possible = ctx.possible
+    if possible is None:
+        return RULES
+    rules = _MAY_MATCH.get(possible)
+    if rules is None:
+        if len(_MAY_MATCH) >= 256:
+            _MAY_MATCH.clear()  # bounded; recomputing one costs a microsecond
+        rules = _MAY_MATCH[possible] = tuple(rule for rule in RULES if _GATES[rule.detector] in possible)
+    return rules
 
 
 def needs_plain_search(text: str) -> bool:

@@ -15,6 +15,10 @@ only where both engines read a text the same way: texts of plain ASCII without t
 (Python's ``\\s`` includes them, hyperscan's does not). Any other text, a pattern hyperscan cannot compile, a
 machine without the ``hyperscan`` package (it has wheels for CPython on Linux and macOS) or ``MEMZOI_PREFILTER=re``
 in the environment mean: every pattern may match, the plain search runs.
+
+The same engine finds a text's gate words (:func:`words_in`, the words :func:`memzoi.safety.context.gate_words`
+declares, which :attr:`Ctx.words <memzoi.safety.context.Ctx.words>` keeps): one scan for every declared word
+instead of splitting the text into all its words and looking each up, with the split as the fallback.
 """
 
 from __future__ import annotations
@@ -27,8 +31,12 @@ from typing import Any
 
 #: the names and compiled patterns declared with :func:`register`, in declaration order
 _PATTERNS: dict[str, re.Pattern[str]] = {}
+#: the gate words declared with :func:`register_words` (by :func:`memzoi.safety.context.gate_words`)
+_WORDS: set[bytes] = set()
 #: ASCII characters that Python's ``\s`` reads as white space and hyperscan's does not
-_UNLIKE = re.compile("[\x1c-\x1f]")
+_UNLIKE = (b"\x1c", b"\x1d", b"\x1e", b"\x1f")
+#: a word :func:`words_in` can find: what a split of its text (only these bytes and spaces) can give
+_WORD = re.compile(rb"[0-9a-z]+")
 #: an escape of the pattern source: ``\\uXXXX`` / ``\\UXXXXXXXX`` (a code point above U+00FF) or any other one
 _ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.DOTALL)
 
@@ -63,18 +71,52 @@ class _Engine:
         """The registered names that may match ``data``."""
         if self.db is None:
             return self.always
-        scratch = getattr(self.local, "scratch", None)
-        if scratch is None or getattr(self.local, "pid", None) != os.getpid():
-            scratch = self.local.scratch = self.hs.Scratch(self.db)
-            self.local.pid = os.getpid()
-        seen: set[int] = set()
-
-        def on_match(ident: int, start: int, end: int, flags: int, context: object) -> None:
-            seen.add(ident)
-
-        self.db.scan(data, match_event_handler=on_match, scratch=scratch)
         names = self.names
-        return self.always.union(names[i] for i in seen)
+        return self.always.union(names[i] for i in _scan(self.hs, self.db, self.local, data))
+
+
+class _Words:
+    """One compiled hyperscan database of the declared gate words, each as `` word `` (a maximal run of a text
+    whose other bytes are spaces, as :func:`words_in` is given it)."""
+
+    def __init__(self, hs: Any, words: set[bytes]) -> None:
+        self.hs = hs
+        self.count = len(words)  # the declarations it knows: a later one makes it stale (words_in falls back)
+        # a word with another byte never comes out of a split of such a text: it can be left out
+        self.words = sorted(w for w in words if _WORD.fullmatch(w))
+        self.db: Any = None
+        if self.words:
+            self.db = hs.Database()
+            self.db.compile(
+                expressions=[b" " + w + b" " for w in self.words],
+                ids=list(range(len(self.words))),
+                elements=len(self.words),
+                flags=hs.HS_FLAG_SINGLEMATCH,
+            )
+        self.local = threading.local()
+
+    def found(self, spaced: bytes) -> frozenset[bytes]:
+        """The declared words that are maximal runs of ``spaced`` (bytes ``[0-9a-z]`` and spaces only)."""
+        if self.db is None:
+            return frozenset()
+        words = self.words
+        return frozenset([words[i] for i in _scan(self.hs, self.db, self.local, b" " + spaced + b" ")])
+
+
+def _scan(hs: Any, db: Any, local: threading.local, data: bytes) -> list[int]:
+    """The ids of ``db``'s patterns that match ``data`` (each once: the patterns are single-match), with the
+    scratch space of this thread and process."""
+    scratch = getattr(local, "scratch", None)
+    if scratch is None or getattr(local, "pid", None) != os.getpid():
+        scratch = local.scratch = hs.Scratch(db)
+        local.pid = os.getpid()
+    seen: list[int] = []
+
+    def on_match(ident: int, start: int, end: int, flags: int, context: object) -> None:
+        seen.append(ident)
+
+    db.scan(data, match_event_handler=on_match, scratch=scratch)
+    return seen
 
 
 def _flags(hs: Any, regex: re.Pattern[str]) -> int | None:
@@ -128,12 +170,13 @@ def _compiles(hs: Any, source: bytes, flags: int) -> bool:
 
 _lock = threading.Lock()
 _engine: _Engine | None = None
+_words: _Words | None = None
 _disabled = False
 _missing = False
 
 
 def _load() -> _Engine | None:
-    global _engine, _missing
+    global _engine, _missing, _words
     if _disabled or _missing:
         return None
     with _lock:
@@ -149,6 +192,10 @@ def _load() -> _Engine | None:
                 logging.getLogger(__name__).debug("hyperscan prefilter not used: %s", type(err).__name__)
                 _missing = True
                 return None
+            try:
+                _words = _Words(hyperscan, set(_WORDS))
+            except Exception as err:  # hyperscan.error: the words are then found by splitting the text
+                logging.getLogger(__name__).debug("hyperscan gate words not used: %s", type(err).__name__)
         return _engine
 
 
@@ -164,14 +211,36 @@ def register(name: str, regex: re.Pattern[str]) -> str:
     return name
 
 
+def register_words(words: frozenset[bytes]) -> None:
+    """Declare gate words (lower-case ASCII alphanumeric, as bytes) for :func:`words_in`; called by
+    :func:`memzoi.safety.context.gate_words`. A word declared after :func:`prepare` makes :func:`words_in` answer
+    ``None`` from then on (the caller splits the text), so no declared word is ever missed."""
+    _WORDS.update(words)
+
+
 def possible(text: str) -> frozenset[str] | None:
     """The declared names whose pattern may match ``text`` (a superset of those that do), or ``None`` when every
     pattern must be searched: the prefilter is not prepared (:func:`prepare`), hyperscan is missing, or the two
     engines do not read ``text`` alike (see the module docstring)."""
     engine = _engine
-    if engine is None or _disabled or not text.isascii() or _UNLIKE.search(text) is not None:
+    if engine is None or _disabled or not text.isascii():
         return None
-    return engine.possible(text.encode("ascii"))
+    data = text.encode("ascii")
+    # four byte searches: a character-class regex costs some 3 ns per character, these a fraction of that
+    if _UNLIKE[0] in data or _UNLIKE[1] in data or _UNLIKE[2] in data or _UNLIKE[3] in data:
+        return None
+    return engine.possible(data)
+
+
+def words_in(spaced: bytes) -> frozenset[bytes] | None:
+    """The declared gate words (:func:`register_words`) that are words of ``spaced``, a text whose bytes are
+    ``[0-9a-z]`` and spaces (its words: its maximal runs of the others, as ``spaced.split()`` gives them); the
+    same set as ``set(spaced.split()) & declared``. ``None`` when the caller must split: the prefilter is not
+    prepared or turned off, hyperscan is missing, or a word was declared after it was prepared."""
+    words = _words
+    if words is None or _disabled or words.count != len(_WORDS):
+        return None
+    return words.found(spaced)
 
 
 def prepare() -> str:
@@ -198,4 +267,13 @@ def set_enabled(enabled: bool) -> None:
         prepare()
 
 
-__all__ = ["ascii_source", "engine_name", "possible", "prepare", "register", "set_enabled"]
+__all__ = [
+    "ascii_source",
+    "engine_name",
+    "possible",
+    "prepare",
+    "register",
+    "register_words",
+    "set_enabled",
+    "words_in",
+]

@@ -4,7 +4,7 @@
 A file is read once (:func:`memzoi.base.freshness.read_stable`) and analysed once
 (:func:`memzoi.judge.analysis.analyze_bytes`); that one analysis gives the three parts of its entry, a
 :class:`FileEntry`: its first stage (what ``memzoi check`` and the language server settle and show), its store
-entry (stamp, BLAKE3 digest, compact verdict payload or kept facts: :mod:`memzoi.stores.verdictcache`) and, for a
+entry (stamp, BLAKE3 digest, compact verdict payload or its facts alone: :mod:`memzoi.stores.verdictcache`) and, for a
 record or a proposal packet, its search rows (:func:`memzoi.stores.index_rows.index_row`: title, body and
 findings, secrets redacted from the same analysis's findings). ``memzoi check`` (:mod:`memzoi.runs.checkfiles`), the
 language server's scan (:mod:`memzoi.runs.scanverdicts`) and the index (``memzoi rebuild``, a refresh, an update:
@@ -30,10 +30,11 @@ from ..project.gitfacts import GitFacts
 from ..project.verdict import FileVerdict, ProjectContext, local, verdict_of
 from . import firststage
 from .firststage import Entry, FirstStage, Stamp, failed_stage, lstamp, pending_boundary
-from .verdictpayload import cache_parts
+from .verdictpayload import cache_payload
 
-#: ``(size in bytes, mtime_ns, packed search rows)`` of one file (:func:`pack_row`).
-Row = tuple[int, int, bytes]
+#: The search rows of one file (:func:`memzoi.stores.index_rows.index_row`), as they cross the pipe from a worker: a
+#: plain dict pickled once (packing it again, pickled and compressed, cost 7 times the CPU: issue 29's rebuild bar).
+Row = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,26 +51,6 @@ class FileEntry:
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # One per file crosses the pipe from a worker: positional fields unpickle faster than slot state.
         return (FileEntry, (self.verdict, self.entry, self.row))
-
-
-def pack_row(row: dict[str, Any]) -> bytes:
-    """A file's rows (:func:`memzoi.stores.index_rows.index_row`) in the form a caller holds many of until the index
-    takes them: pickled and compressed, about a fifth of the dicts' memory (1.3 KB against 6.5 KB per file)."""
-    import pickle  # noqa: PLC0415 lazy: start-up
-    import zlib  # noqa: PLC0415 lazy: start-up
-
-    return zlib.compress(pickle.dumps(row, protocol=pickle.HIGHEST_PROTOCOL), 1)
-
-
-def unpack_row(row: dict[str, Any] | bytes) -> dict[str, Any]:
-    """The rows of :func:`pack_row` (a dict is returned as it is)."""
-    if isinstance(row, dict):
-        return row
-    import pickle  # noqa: PLC0415 lazy: start-up
-    import zlib  # noqa: PLC0415 lazy: start-up
-
-    out: dict[str, Any] = pickle.loads(zlib.decompress(row))  # noqa: S301 - made by pack_row here or in our workers
-    return out
 
 
 def indexed(path: str | os.PathLike[str], placement: Placement | None = None) -> bool:
@@ -102,7 +83,7 @@ def make_entry(
     """The entry of the file at the absolute ``path`` (placed as ``placement``, in the project ``ctx`` describes,
     at ``ctx.now``) from its one analysis: its :class:`~memzoi.stores.firststage.FirstStage`
     (:func:`memzoi.project.verdict.local`: own findings, a stale attestation explained from ``ctx.git``, canonical
-    path); with ``entry``, its store entry (:func:`memzoi.stores.verdictpayload.cache_parts`); with ``key`` (the
+    path); with ``entry``, its store entry (:func:`memzoi.stores.verdictpayload.cache_payload`); with ``key`` (the
     file's index key, :func:`memzoi.stores.index_rows.index_key`), its search rows, judged with ``ctx``'s git
     visibility and without ledger or cross-file findings (:func:`memzoi.stores.index_rows.index_row`).
 
@@ -125,7 +106,7 @@ def make_entry(
         digest = blake3.blake3(data if data is not None else refined.text.encode("utf-8", "surrogatepass")).digest()
         made: Entry | None = None
         if entry and data is not None and stamp is not None:
-            made = (digest, stamp, checked, *cache_parts(refined, first, facts, starts))
+            made = (digest, stamp, checked, cache_payload(refined, first, facts, starts))
         mark = refined.retention
         md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
         boundary = pending_boundary(first, mark.boundary if mark is not None else None)
@@ -151,13 +132,12 @@ def make_entry(
 def _row(
     key: str, read: tuple[bytes, Stamp, int], verdict: FileVerdict, facts: FileFacts | None, digest: bytes | None
 ) -> Row:
-    """The packed search rows of a file read as ``read`` and judged as ``verdict``
+    """The search rows of a file read as ``read`` and judged as ``verdict``
     (:func:`memzoi.stores.index_rows.index_row`)."""
-    from .index_rows import StatStamp, index_row  # noqa: PLC0415 lazy: start-up - check, which makes no rows, loads none of it
+    from .index_rows import index_row  # noqa: PLC0415 lazy: start-up - check, which makes no rows, loads none of it
 
     data, stamp, checked = read
-    rows = index_row(key, data, StatStamp(*stamp), verdict, facts=facts, digest=digest, checked_ns=checked)
-    return (stamp[0], stamp[1], pack_row(rows))
+    return index_row(key, data, stamp, verdict, facts=facts, digest=digest, checked_ns=checked)
 
 
 def entry_chunk(jobs: list[tuple[str, str]], *, now: datetime | None, root: str) -> list[FileEntry | None]:
@@ -192,4 +172,4 @@ def entry_chunk(jobs: list[tuple[str, str]], *, now: datetime | None, root: str)
     return out
 
 
-__all__ = ["FileEntry", "Row", "context_of", "entry_chunk", "indexed", "make_entry", "pack_row", "unpack_row"]
+__all__ = ["FileEntry", "Row", "context_of", "entry_chunk", "indexed", "make_entry"]

@@ -40,9 +40,9 @@ if TYPE_CHECKING:  # reading a stage back from its entry loads no analysis (nor 
 
 #: ``(size in bytes, mtime_ns, inode, ctime_ns)`` of the bytes a stage was made from (:mod:`memzoi.base.freshness`).
 Stamp = tuple[int, int, int, int]
-#: What the store keeps for one analysed file: ``(BLAKE3 digest, stamp, checked_ns, payload or None, kept facts or
-#: None)``, the arguments of :meth:`memzoi.stores.verdictcache.ProjectCache.store` after the path.
-Entry = tuple[bytes, Stamp, int, str | None, list[Any] | None]
+#: What the store keeps for one analysed file: ``(BLAKE3 digest, stamp, checked_ns, payload or None)``, the arguments
+#: of :meth:`memzoi.stores.verdictcache.ProjectCache.store` after the path.
+Entry = tuple[bytes, Stamp, int, str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,17 +160,26 @@ def failed_stage(err: BaseException, path: str, placement: Placement | None = No
 
 
 def from_payload(
-    path: str, memzoi_dir: str, payload: str, now: datetime, links: dict[Any, bool], stamp: Stamp | None = None
+    path: str,
+    memzoi_dir: str,
+    payload: str,
+    now: datetime,
+    links: dict[Any, bool],
+    stamp: Stamp | None = None,
+    revision: str | None = None,
 ) -> FirstStage | None:
     """The first stage of the file at the absolute ``path`` read back from its store entry's ``payload``
     (:func:`memzoi.stores.verdictpayload.read_payload`, completed at the clock ``now``: ``retention_query_only`` and
     ``canonical_path`` are asked again); ``None`` when the payload cannot be read (the file is then analysed).
-    The store hands out only regular files, not symlinks (:meth:`memzoi.stores.verdictcache.ProjectCache.lookup`)."""
+    The store hands out only regular files, not symlinks (:meth:`memzoi.stores.verdictcache.ProjectCache.lookup`).
+    ``revision``: the stage's revision when the caller has one (the hex of the digest of the bytes the entry
+    vouched for); else a BLAKE3 digest of the payload is taken."""
     try:
         first, facts, starts, length = read_payload(payload, path, memzoi_dir, now, links, mode=statmod.S_IFREG)
     except (ValueError, KeyError, TypeError, IndexError):
         return None
-    revision = blake3.blake3(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    if revision is None:
+        revision = blake3.blake3(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return FirstStage(
         path,
         memzoi_dir,

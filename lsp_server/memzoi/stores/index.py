@@ -4,8 +4,8 @@ Location: the tables ``files``, ``records``, ``proposals``, their FTS5 tables an
 (:mod:`memzoi.stores.store`: ``${MEMZOI_HOME:-~/.memzoi}/projects/<repository-key>/worktrees/<worktree-key>/memzoi-lsp-store.db``,
 Memzoi's key derivation and layout, reference §7.1/§7.3; the file name is ours, so Memzoi's own ``index.db`` and
 ``shared.db`` are never touched), beside the store entries ``memzoi check`` reads. It is derived from the git plane only and can always be rebuilt
-(:meth:`Index.rebuild`, ``memzoi rebuild``). :meth:`Index.update_paths` / :meth:`Index.remove_paths` keep it
-current per file; :meth:`Index.refresh` re-indexes exactly the files whose bytes or presence changed (by the freshness rule of
+(:meth:`Index.rebuild`, ``memzoi rebuild``). :meth:`Index.update_paths` keeps it
+current per file (a missing file's rows are dropped); :meth:`Index.refresh` re-indexes exactly the files whose bytes or presence changed (by the freshness rule of
 :mod:`memzoi.base.freshness`);
 :meth:`Index.drift` compares it with the files (``memzoi doctor``), like Memzoi's ``derived_index/drift.rs``
 (``missing_from_index``, ``stale_in_index``, ``changed_in_index``, ``fts_out_of_sync``).
@@ -24,9 +24,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..base.runtime import private_dir, private_file
 from ..base.runtime_errors import RuntimeStateError, runtime_error
@@ -37,13 +37,23 @@ from .index_build import (
     analyse_rows,
     insert_rows,
 )
-from .index_queries import Drift, IndexQueries, SearchHit, fts_query, git_plane_files
-from .index_schema import _TABLES, SCHEMA_VERSION, _opening, _split_sql, _Tx, fts_triggers, table_script
+from .index_queries import Drift, IndexQueries, SearchHit, fts_query
+from .index_schema import (
+    _SCHEMA,
+    SCHEMA_VERSION,
+    _opening,
+    _split_sql,
+    _Tx,
+    checksum_sql,
+    fts_triggers,
+    row_checksum,
+)
 from .store import STORE_VERSION, ensure_schema, forget_old_databases, made_entries, store_path, write_entries
 
 if TYPE_CHECKING:
     from ..base.freshness import Stat
     from ..project.filefacts import FileFacts
+    from .fileentry import Row
     from .firststage import Entry
     from .index_rows import Premade
 
@@ -104,6 +114,7 @@ class Index(IndexQueries):
             private_file(self.path)
             self.db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
             self.db.row_factory = sqlite3.Row
+            self.db.create_function("row_checksum", 1, row_checksum, deterministic=True)  # index_schema.checksum_sql
         except (OSError, sqlite3.Error) as err:
             state = runtime_error(err, self.path, "index")
             raise IndexUnavailable(state.message, state.code, self.path, state.advice) from err
@@ -127,19 +138,9 @@ class Index(IndexQueries):
         self.db.close()
 
     def _check_schema(self) -> str | None:
-        ensure_schema(self.db)  # another version is dropped and made anew (memzoi.stores.store), never served
+        ensure_schema(self.db)  # another version, or a missing table: dropped and made anew (memzoi.stores.store)
         forget_old_databases(self.path.parent)
-        version, tables = self._schema_state()
-        if version != STORE_VERSION or not set(_TABLES) <= tables:
-            return (
-                f"store version {version} is not {STORE_VERSION} or its index tables are missing; run "
-                "`memzoi rebuild` to recreate it"
-            )
         return self._stamp_problem()
-
-    def _schema_state(self) -> tuple[int, set[str]]:
-        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        return self.db.execute("PRAGMA user_version").fetchone()[0], tables
 
     def _stamp_problem(self) -> str | None:
         """A message when the built index was made under another stamp (:func:`memzoi.stores.index_fresh.index_stamp`:
@@ -169,25 +170,27 @@ class Index(IndexQueries):
     ) -> RebuildResult:
         """Recreate the whole index from the git plane in one transaction (readers keep the old state until
         commit), with the store entries made from the same analyses. With ``everything`` (``memzoi rebuild``) the
-        store's other tables are emptied in the same transaction first: store entries, facts blob and stored reports
-        (:mod:`memzoi.stores.store`); the entries are filled again, the blob and reports by the next check.
+        store's other tables are emptied in the same transaction first: store entries and stored reports
+        (:mod:`memzoi.stores.store`); the entries are filled again, the reports by the next check.
         ``files``: the git plane's files as a caller just listed them (sorted), instead of a walk. Returns what was
         indexed."""
-        from .index_fresh import git_state, index_stamp  # noqa: PLC0415 lazy: start-up
+        from .index_fresh import git_state, index_stamp, plane_of  # noqa: PLC0415 lazy: start-up
 
         started = time.perf_counter()
         stamp = index_stamp(self.root)  # before the files are read: a change meanwhile shows at the next refresh
-        files = git_plane_files(self.root) if files is None else files
+        if files is None:
+            plane, stat_of = plane_of(self.root)
+            files = [Path(p) for _, p in plane if stat_of(p) is not None]
         git = git_state(self.root, {os.path.dirname(p) for p in files})
-        rows, made = self._analyse(files, progress)
+        rows, made = self._rows(files, progress)
         del files  # not needed while the rows are inserted: 11,000 paths held about 5 MB
-        with self._transaction():
+        with _Tx(self.db):
             if everything:
-                for name in ("entries", "facts", "reports"):
+                for name in ("entries", "reports"):
                     self.db.execute(f"DELETE FROM {name}")
             self._write_entries(made)
             self._recreate(stamp, git)
-            result = self._insert(rows)
+            result = insert_rows(self.db, rows)
             self._index_text()
         self.schema_problem = None
         result.seconds = time.perf_counter() - started
@@ -201,7 +204,7 @@ class Index(IndexQueries):
             self.db.execute(f"DROP TABLE IF EXISTS {name}")
         for trig in ("records_ai", "records_ad", "records_au", "proposals_ai", "proposals_ad", "proposals_au"):
             self.db.execute(f"DROP TRIGGER IF EXISTS {trig}")
-        for stmt in _split_sql(table_script()):
+        for stmt in _split_sql(_SCHEMA):  # the tables, without the triggers
             self.db.execute(stmt)
         self.db.execute(f"PRAGMA user_version={STORE_VERSION}")
         built = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -221,25 +224,23 @@ class Index(IndexQueries):
     def _text_to_fill(self) -> bool:
         return self.db.execute("SELECT 1 FROM meta WHERE key = 'fts'").fetchone() is not None
 
-    def put_rows(self, rows: Sequence[bytes], git: str) -> None:
+    def put_rows(self, made: list[Row], git: str) -> None:
         """Write the search rows a caller made with each file's one entry (the language server's scan,
         :attr:`memzoi.stores.fileentry.FileEntry.row`), in one transaction; each replaces its file's row. An index
         never built, or made under another stamp, is first made anew and empty, under git's state ``git`` (what
         the caller's visibility answers were asked under, :func:`memzoi.stores.index_fresh.git_state`): the
         :meth:`refresh` that follows fills its full-text tables and indexes only the files without a current row."""
-        from .fileentry import unpack_row  # noqa: PLC0415 lazy: start-up
         from .index_fresh import index_stamp  # noqa: PLC0415 lazy: start-up
         from .index_rows import keep_verified  # noqa: PLC0415 lazy: start-up
 
-        made = [unpack_row(r) for r in rows]
         fresh = not self.exists or self._stamp_problem() is not None
         if not fresh:
             keep_verified(self.db, self.root, made)
-        with self._transaction():
+        with _Tx(self.db):
             if fresh:
                 self._recreate(index_stamp(self.root), git)
             self._delete([r["file"]["path"] for r in made])
-            self._insert(made)
+            insert_rows(self.db, made)
         self.schema_problem = None
 
     def update_paths(self, paths: Iterable[str | os.PathLike[str]], progress: Progress | None = None) -> RebuildResult:
@@ -252,25 +253,16 @@ class Index(IndexQueries):
         for p in paths:
             q = Path(p) if Path(p).is_absolute() else self.root / p
             (present if q.is_file() and not q.is_symlink() else gone).append(q)
-        from .fileentry import unpack_row  # noqa: PLC0415 lazy: start-up
         from .index_rows import keep_verified  # noqa: PLC0415 lazy: start-up
 
-        packed, made = self._analyse(present, progress)
-        rows = [unpack_row(r) for r in packed]
-
+        rows, made = self._rows(present, progress)
         keep_verified(self.db, self.root, rows)
-        with self._transaction():
+        with _Tx(self.db):
             self._delete([self._rel(q) for q in present + gone])
             self._write_entries(made + [(str(q), None) for q in gone])
-            result = self._insert(rows)
+            result = insert_rows(self.db, rows)
         result.seconds = time.perf_counter() - started
         return result
-
-    def remove_paths(self, paths: Iterable[str | os.PathLike[str]]) -> None:
-        """Drop files from the index (deleted, renamed away, or now ignored)."""
-        self._require()
-        with self._transaction():
-            self._delete([self._rel(Path(p) if Path(p).is_absolute() else self.root / p) for p in paths])
 
     def refresh(
         self,
@@ -283,31 +275,24 @@ class Index(IndexQueries):
         whose bytes changed (by the one freshness rule, :mod:`memzoi.base.freshness`) or whose admission git's state
         changed; drop rows whose file is gone; rebuild an index never built or made under another stamp. After a
         caller's scan, ``files`` (the absolute paths it listed) and ``stat_of`` (the stat it took of a file, or
-        ``None``) stand for the walk and the stats (:func:`memzoi.stores.index_afterscan.stale_after_scan`)."""
-        from .index_fresh import stale  # noqa: PLC0415 lazy: start-up
+        ``None``) stand for the walk and the stats (:func:`memzoi.stores.index_fresh.plane_of`)."""
+        from .index_fresh import plane_of, stale  # noqa: PLC0415 lazy: start-up
 
-        files = list(files) if files is not None else None
+        listed = list(files) if files is not None else None
         if not self.exists or self._stamp_problem():
-            if files is None:
+            if listed is None:
                 return self.rebuild(progress)
-            from .index_afterscan import plane_key  # noqa: PLC0415 lazy: start-up
-
-            return self.rebuild(progress, files=sorted(Path(p) for p in files if plane_key(str(self.root), p)))
+            return self.rebuild(progress, files=[Path(p) for _, p in plane_of(self.root, listed)[0]])
         if self._text_to_fill():
-            with self._transaction():  # rows a caller put (put_rows): their text is searchable from now on
+            with _Tx(self.db):  # rows a caller put (put_rows): their text is searchable from now on
                 if self._text_to_fill():  # looked at again under the write lock: another process may have
                     self._index_text()
-        if files is None:
-            plan = stale(self.db, self.root, self._redacted_key, self._rel)
-        else:
-            from .index_afterscan import stale_after_scan  # noqa: PLC0415 lazy: start-up
-
-            plan = stale_after_scan(self.db, self.root, files, stat_of, self._redacted_key, self._rel)
+        plan = stale(self.db, self.root, *plane_of(self.root, listed, stat_of))
         result = RebuildResult()
         if plan.changed or plan.gone:
             result = self.update_paths(plan.changed + [self.root / g for g in plan.gone], progress)
         if plan.restamp or plan.git_changed:  # after the re-judged rows are in
-            with self._transaction():
+            with _Tx(self.db):
                 self.db.executemany(
                     "UPDATE files SET size = ?, mtime_ns = ?, ino = ?, ctime_ns = ?, checked_ns = ? WHERE path = ?",
                     plan.restamp,
@@ -315,18 +300,42 @@ class Index(IndexQueries):
                 self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('git', ?)", (plan.git,))
         return result
 
+    def drift(self) -> Drift:
+        """Compare the index with the git plane by the refresh's own decision (:func:`memzoi.stores.index_fresh.stale`
+        of a walk): files without a row (``missing_from_index``; ``unreadable`` when they cannot be read: the rebuild
+        skips them too, and "missing, run rebuild" would send the user round in a loop), rows whose file changed,
+        whose values no longer match their checksum (withheld by every read) or whose admission git's state may have changed (``changed_in_index``), rows
+        without a file (``stale_in_index``), and the FTS5 integrity check of both tables. Never writes."""
+        from .index_fresh import plane_of, stale  # noqa: PLC0415 lazy: start-up
+
+        d = Drift(schema=self.schema_problem)
+        if d.schema:
+            return d
+        held = {r[0] for r in self.db.execute("SELECT path FROM files")}
+        plan = stale(self.db, self.root, *plane_of(self.root))
+        for path in plan.changed:
+            rel = self._rel(path)
+            try:
+                path.open("rb").close()
+            except OSError:
+                d.unreadable.append(rel)
+                continue
+            (d.changed_in_index if rel in held else d.missing_from_index).append(rel)
+        damaged = f"SELECT path FROM files WHERE checksum != {checksum_sql(self.db)}"  # withheld by every read
+        d.changed_in_index += [r[0] for r in self.db.execute(damaged) if r[0] not in d.changed_in_index]
+        d.stale_in_index = sorted(plan.gone)
+        for found in (d.missing_from_index, d.changed_in_index, d.unreadable):
+            found.sort()
+        for table in ("records_fts", "proposals_fts"):
+            try:
+                self.db.execute(f"INSERT INTO {table}({table}, rank) VALUES('integrity-check', 1)")
+            except sqlite3.DatabaseError:
+                d.fts_out_of_sync = True
+        return d
+
     def _require(self) -> None:
         if self.schema_problem:
             raise IndexUnavailable(self.schema_problem)
-
-    @staticmethod
-    def _redacted_key(rel: str, known: dict[str, Any]) -> str | None:
-        """The redacted key of ``rel`` when the index holds the file under it: its path bore a secret when its row
-        was written, and the same path still does (the form is a hash, computed without the detectors)."""
-        from ..judge.pathsafety import redacted_path  # noqa: PLC0415 lazy: start-up
-
-        key = redacted_path(rel)
-        return key if key in known else None
 
     def _rel(self, p: Path) -> str:
         """The key of ``p`` in the index (:func:`memzoi.stores.index_rows.index_key`)."""
@@ -334,14 +343,8 @@ class Index(IndexQueries):
 
         return index_key(self.root, p)
 
-    def _transaction(self) -> _Tx:
-        return _Tx(self.db)
-
-    def _analyse(
-        self, files: list[Path], progress: Progress | None
-    ) -> tuple[list[dict[str, Any] | bytes], list[tuple[str, Entry | None]]]:
-        """Rows and entries for ``files`` (:func:`memzoi.stores.index_build.analyse_rows` with this index's supply
-        and pool)."""
+    def _rows(self, files: list[Path], progress: Progress | None) -> tuple[list[Row], list[tuple[str, Entry | None]]]:
+        """Rows and entries of ``files`` (:func:`memzoi.stores.index_build.analyse_rows`, this index's supply)."""
         return analyse_rows(self.root, files, progress, premade=self.premade, workers=self.workers, helper=self.helper)
 
     def _write_entries(self, made: list[tuple[str, Entry | None]]) -> None:
@@ -360,10 +363,6 @@ class Index(IndexQueries):
     def _delete(self, rels: list[str]) -> None:
         for table in ("records", "proposals", "files"):
             self.db.executemany(f"DELETE FROM {table} WHERE path = ?", [(r,) for r in rels])
-
-    def _insert(self, rows: Sequence[dict[str, Any] | bytes]) -> RebuildResult:
-        """Insert ``rows`` (:func:`memzoi.stores.index_build.insert_rows`) inside the caller's transaction."""
-        return insert_rows(self.db, rows)
 
 
 def indexed_facts(memzoi_dir: Path) -> dict[str, FileFacts]:
@@ -393,7 +392,6 @@ __all__ = [
     "RebuildResult",
     "SearchHit",
     "fts_query",
-    "git_plane_files",
     "index_path",
     "indexed_facts",
 ]

@@ -1,9 +1,6 @@
 """Filling the index (:class:`memzoi.stores.index.Index`): the rows of a batch of files, made by the caller
 (``premade``) or made here with each file's store entry by the one routine :mod:`memzoi.stores.fileentry` (in worker
 processes for many files), and their insertion in batches.
-
-Rows travel packed (:func:`memzoi.stores.fileentry.pack_row`: pickled and compressed) and are unpacked a few hundred at a time when they
-are inserted, so a whole project's rows are never all in memory as dicts.
 """
 
 from __future__ import annotations
@@ -17,7 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .index_schema import checksum_sql
+
 if TYPE_CHECKING:
+    from .fileentry import Row
     from .firststage import Entry
     from .index_rows import Premade
 
@@ -25,8 +25,7 @@ if TYPE_CHECKING:
 PARALLEL_THRESHOLD = 400
 #: Progress callback: ``(files done, files total)``.
 Progress = Callable[[int, int], None]
-#: How many rows are unpacked and inserted at a time (500 unpacked rows were 7.4 MB of the server's peak at 10,000
-#: files; 100 insert as fast).
+#: How many rows are inserted by one statement of each table.
 INSERT_BATCH = 100
 
 
@@ -50,9 +49,9 @@ def analyse_rows(
     premade: Premade | None = None,
     workers: int | None = None,
     helper: bool = False,
-) -> tuple[list[dict[str, Any] | bytes], list[tuple[str, Entry | None]]]:
+) -> tuple[list[Row], list[tuple[str, Entry | None]]]:
     """Rows for ``files`` of the project ``root``, and the store entries made with them: those the caller made
-    (``premade``, maybe packed; their entries are the caller's), then for the others git visibility in one batch
+    (``premade``; their entries are the caller's), then for the others git visibility in one batch
     and each file's one entry (:func:`memzoi.stores.fileentry.entry_chunk`: read, analyse, stage, store entry and
     rows), in worker processes from :data:`PARALLEL_THRESHOLD` files on (``workers``: their number, ``None`` one per
     CPU up to 8; ``helper``: from a fork server, for a threaded caller). A file that cannot be read gets no row.
@@ -67,7 +66,7 @@ def analyse_rows(
     from ..project.admission import GitVisibility, git_visibility  # noqa: PLC0415 lazy: start-up
     from .fileentry import FileEntry, entry_chunk  # noqa: PLC0415 lazy: start-up
 
-    rows: list[dict[str, Any] | bytes] = []
+    rows: list[Row] = []
     entries: list[tuple[str, Entry | None]] = []
     if premade is not None:
         rows, files = premade(files)
@@ -92,23 +91,22 @@ def analyse_rows(
         if made is not None:
             entries.append((made.verdict.path, made.entry))
             if made.row is not None:
-                rows.append(made.row[2])
+                rows.append(made.row)
         if progress and (i % step == 0 or i == total):
             progress(i, total)
     return rows, entries
 
 
-def insert_rows(db: sqlite3.Connection, rows: Sequence[dict[str, Any] | bytes]) -> RebuildResult:
-    """Insert ``rows`` (dicts, or packed by :func:`memzoi.stores.fileentry.pack_row`) into the index ``db``, inside the caller's
-    transaction, and sum them up; they are unpacked :data:`INSERT_BATCH` at a time. Raises ``sqlite3.Error``."""
-    from .fileentry import unpack_row  # noqa: PLC0415 lazy: start-up
-
+def insert_rows(db: sqlite3.Connection, rows: Sequence[Row]) -> RebuildResult:
+    """Insert ``rows`` (:func:`memzoi.stores.index_rows.index_row`) into the index ``db``, inside the caller's
+    transaction, :data:`INSERT_BATCH` at a time, with each file's checksum, and sum them up. Raises
+    ``sqlite3.Error``."""
     res = RebuildResult(files=len(rows))
     for i in range(0, len(rows), INSERT_BATCH):
-        batch = [unpack_row(r) for r in rows[i : i + INSERT_BATCH]]
+        batch = rows[i : i + INSERT_BATCH]
         db.executemany(
             "INSERT INTO files VALUES (:path, :kind, :role, :size, :mtime_ns, :ino, :ctime_ns, :checked_ns, :sha, "
-            ":visibility, :admitted, :refusals, :findings, :facts)",
+            ":visibility, :admitted, :refusals, :findings, :facts, '')",
             [r["file"] for r in batch],
         )
         for kind, table in (("record", "records"), ("proposal", "proposals")):
@@ -126,6 +124,8 @@ def insert_rows(db: sqlite3.Connection, rows: Sequence[dict[str, Any] | bytes]) 
             refusals = json.loads(r["file"]["refusals"])
             if refusals:
                 res.refused.append({"path": r["file"]["path"], "refusals": refusals})
+    if rows:  # each new row's checksum, taken of what SQLite stores (index_schema.checksum_sql)
+        db.execute(f"UPDATE files SET checksum = {checksum_sql(db)} WHERE checksum = ''")
     res.record_ids.sort()
     res.proposal_ids.sort()
     return res

@@ -8,7 +8,8 @@ under another stamp is rebuilt, never served.
 **Each row** by the one freshness rule of the project's stores (:mod:`memzoi.base.freshness`): the stat stamp stored
 with each row (size, mtime, inode, ctime and the clock of the read) vouches alone only where that rule lets it;
 otherwise the file is read and its BLAKE3 hash compared with the row's, and a row whose bytes are unchanged is kept
-under the new stamp.
+under the new stamp. The files and their stats come from a walk of the plane or from a long-lived caller's scan
+(:func:`plane_of`); one decision (:func:`stale`) judges them either way.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,11 @@ from typing import Any
 import blake3
 
 from ..base import freshness
-from ..judge.workspace import MEMZOI_DIR
-from .index_queries import plane_stamps
+from ..base.freshness import Stat
+from ..judge.workspace import MEMZOI_DIR, RESERVED_NAMES
+from .index_queries import _REDACTED_PREFIX, plane_stats  # the key prefix of a path that bore a secret (one copy)
+
+_PLANE_FOLDERS = ("records", "proposals")
 
 #: One row's new stat after a confirming read: ``(size, mtime_ns, ino, ctime_ns, checked_ns, path key)``.
 Restamp = tuple[int, int, int, int, int, str]
@@ -64,72 +68,132 @@ class Plan:
     git_changed: bool = False
 
 
+#: The files a refresh judges: ``(index key, absolute path)`` of each record and packet, sorted by key.
+Plane = list[tuple[str, str]]
+#: The stat of a file of the plane (:class:`memzoi.base.freshness.Stat`), ``None`` when it has none.
+StatOf = Callable[[str], "Stat | None"]
+
+
+def plane_key(root: str, path: str) -> str | None:
+    """The index key (``/``-separated, relative to the absolute ``root``) of ``path``, an absolute path of a file of
+    the project's listing, when Memzoi's walk takes it as a record or packet
+    (:func:`memzoi.judge.workspace.plane_entries`: below ``.memzoi/records`` or ``.memzoi/proposals``, Markdown, no hidden
+    part, not ``index.md``/``log.md``); ``None`` otherwise. The listing holds no symlink and no name that is not
+    UTF-8, and enters no symlinked folder (:func:`memzoi.project.checkpaths.expand`), so its plane files are exactly the
+    walk's (``tests/test_index_afterscan.py`` holds them equal on a tree of odd entries)."""
+    prefix = root.rstrip(os.sep) + os.sep
+    if not path.startswith(prefix) or not path.endswith(".md"):
+        return None
+    parts = path[len(prefix) :].split(os.sep)
+    if len(parts) < 3 or parts[0] != MEMZOI_DIR or parts[1] not in _PLANE_FOLDERS or parts[-1] in RESERVED_NAMES:
+        return None
+    if any(not p or p.startswith(".") for p in parts[1:]):
+        return None
+    return "/".join(parts)
+
+
+def plane_of(
+    root: Path,
+    files: Iterable[str] | None = None,
+    stat_of: StatOf | None = None,
+    lstat: StatOf = freshness.lstat,
+) -> tuple[Plane, StatOf]:
+    """The two sources of a refresh's files (:func:`stale`): without ``files``, the git plane walked and stat'ed
+    here (:func:`memzoi.stores.index_queries.plane_stats`, one descriptor per folder); after a long-lived caller's
+    scan (issue 29: one walk and one stat per file), its listing (``files``, absolute paths: the files ``memzoi
+    check`` checks, :func:`memzoi.project.checkpaths.expand`) narrowed to the records and packets
+    (:func:`plane_key`), each with the stat the scan took (``stat_of(path)``) or, where it has none, one ``lstat``
+    here. Returns the :data:`Plane` and the stat of each of its files."""
+    if files is None:
+        walked = plane_stats(root)
+        return sorted((key, path) for key, (path, _) in walked.items()), dict(walked.values()).get
+    base = os.path.abspath(root)
+    taken = stat_of or (lambda _: None)
+    plane = sorted((key, path) for path in files if (key := plane_key(base, path)) is not None)
+    return plane, lambda path: taken(path) or lstat(path)
+
+
 def stale(
     db: sqlite3.Connection,
     root: Path,
-    redacted_key: Callable[[str, dict[str, Any]], str | None],
-    key_of: Callable[[Path], str],
+    plane: Plane,
+    stat_of: StatOf,
 ) -> Plan:
-    """The :class:`Plan` of a refresh of the index ``db`` of the project ``root``: the files that are new or whose
-    bytes differ from their row's, or whose admission may have changed because git's state did (the
-    visibility git gives now differs from the row's, or a stale attestation git explains); the rows whose file is
-    gone; the rows confirmed by hash. ``redacted_key(rel, known)`` and ``key_of(path)`` give a file's key (only a
-    path the index does not hold as it is is scanned for its key). Raises ``sqlite3.Error``."""
-    cur = db.cursor()
-    cur.row_factory = None  # plain tuples: 50,000 rows as sqlite3.Row cost a third more
-    known = {r[0]: r for r in cur.execute("SELECT path, size, mtime_ns, ino, ctime_ns, checked_ns FROM files")}
-    files, folders = plane_stamps(root)
-    plan = Plan(git=git_state(root, folders))
+    """The :class:`Plan` of a refresh of the index ``db`` of the project ``root`` whose files are ``plane`` with
+    their stats ``stat_of`` (:func:`plane_of`, from a walk or a caller's scan: one decision either way): the files
+    that are new, whose bytes differ from their row's (by the one freshness rule, :func:`memzoi.base.freshness.trusted`
+    under one clock, else a read compared with the row's BLAKE3 digest: equal bytes keep the row under the new
+    stat), or whose admission may have changed because git's state did (:func:`readmitted`); the rows whose file is gone (no longer
+    listed, or without a stat). The rows are read in key order one at a time beside the sorted files (a merge), so
+    not every row's stamp is held at once. A file the index does not hold under its plain key is looked up under its
+    redacted key (:func:`memzoi.judge.pathsafety.redacted_path`: its path bore a secret when its row was written, and
+    still does; a hash, computed without the detectors); a new file is keyed by
+    :func:`memzoi.stores.index_rows.index_key` (only such a path is scanned for secrets). Raises ``sqlite3.Error``."""
+    now = time.time_ns()
+    trusted = freshness.trusted
+    plan = Plan(git=git_state(root, {path.rpartition(os.sep)[0] for _, path in plane}))
     stored = db.execute("SELECT value FROM meta WHERE key = 'git'").fetchone()
     plan.git_changed = stored is None or stored[0] != plan.git
-    present: dict[str, str] = {}
-    unsure: list[tuple[str, str]] = []  # (key, path) of rows the stat alone does not vouch for
-    now = time.time_ns()  # one clock for the whole walk
-    trusted = freshness.trusted
-    for rel, path, stamp, dev in files:
-        # A path the index holds as it is was judged free of secrets when its row was written, so only a
-        # path it does not hold is scanned for its key (a scan per file was most of a search at 10,000).
-        row = known.get(rel)
-        key = rel
-        if row is None:
-            key = redacted_key(rel, known) or key_of(Path(path))
-            row = known.get(key)
-        present[key] = path
-        if stamp is None or (row is not None and trusted(stamp, dev, row[1:5], row[5], now)):
-            continue
-        if row is None:
+    present: dict[str, str] | None = {} if plan.git_changed else None  # key -> path, for readmitted()
+    redacted: dict[str, Any] = {}  # rows under a redacted key: few, matched by key after the merge
+    unmatched: list[str] = []  # files without a row under their plain key
+
+    def judge(path: str, key: str, row: Any) -> None:
+        if present is not None:
+            present[key] = path
+        st = stat_of(path)
+        if st is None and row is not None:  # listed, gone since (or no longer a regular file): gone
+            plan.gone.append(key)
+        if st is None or (row is not None and trusted(st.stamp, st.dev, row[:4], row[4], now)):
+            return
+        read = freshness.confirm(path, row[0], bytes.fromhex(row[5])) if row is not None else None
+        if read is None:
             plan.changed.append(Path(path))
         else:
-            unsure.append((key, path))
-    if unsure:  # read and compared with the row's digest: equal bytes keep the row under the new stamp
-        digests = _digests(db, [key for key, _ in unsure])
-        for key, path in unsure:
-            row = known[key]
-            read = freshness.confirm(path, row[1], digests[key]) if key in digests else None
-            if read is None:
-                plan.changed.append(Path(path))
-            else:
-                plan.restamp.append((*read[1], read[2], key))
+            plan.restamp.append((*read[1], read[2], key))
+
+    files = iter(plane)
+    nxt = next(files, None)
+    for row in _rows(db):
+        key = row[0]
+        if key.startswith(_REDACTED_PREFIX):
+            redacted[key] = row[1:]
+            continue
+        while nxt is not None and nxt[0] < key:
+            unmatched.append(nxt[1])
+            nxt = next(files, None)
+        if nxt is not None and nxt[0] == key:
+            judge(nxt[1], key, row[1:])
+            nxt = next(files, None)
+        else:
+            plan.gone.append(key)
+    unmatched += [nxt[1]] if nxt is not None else []
+    unmatched.extend(path for _, path in files)
+    if unmatched:  # new files, and files the index holds under a redacted key
+        from ..judge.pathsafety import redacted_path  # noqa: PLC0415 lazy: start-up
+
+        base = os.path.abspath(root)
+        for path in unmatched:
+            key = redacted_path(plane_key(base, path) or "")
+            if key not in redacted:  # a new file: only its path is scanned for secrets (index_rows loads the detectors)
+                from .index_rows import index_key  # noqa: PLC0415 lazy: start-up (a search loads no analysis)
+
+                key = index_key(Path(base), path)
+            judge(path, key, redacted.pop(key, None))
+    plan.gone += list(redacted)
     plan.changed.sort()
-    plan.gone = [rel for rel in known if rel not in present]
-    if plan.git_changed:
+    if present is not None:
         again = {str(p) for p in plan.changed}
         plan.changed += [Path(p) for p in readmitted(db, root, present) if p not in again]
     return plan
 
 
-def _digests(db: sqlite3.Connection, keys: list[str]) -> dict[str, bytes]:
-    """The stored BLAKE3 digests of the rows ``keys`` (raw bytes), read only for the rows a refresh must confirm
-    by reading."""
-    out: dict[str, bytes] = {}
-    for k in range(0, len(keys), 500):  # SQLite's limit of bound parameters
-        part = keys[k : k + 500]
-        marks = ",".join("?" * len(part))
-        out.update(
-            (r[0], bytes.fromhex(r[1]))
-            for r in db.execute(f"SELECT path, sha FROM files WHERE path IN ({marks})", part)
-        )
-    return out
+def _rows(db: sqlite3.Connection) -> Iterator[tuple[Any, ...]]:
+    """The index's ``files`` rows ``(path, size, mtime_ns, ino, ctime_ns, checked_ns, sha)`` in key order (SQLite's
+    binary order of UTF-8 is Python's order of the keys), read a row at a time."""
+    cur = db.cursor()
+    cur.row_factory = None  # plain tuples: 50,000 rows as sqlite3.Row cost a third more
+    yield from cur.execute("SELECT path, size, mtime_ns, ino, ctime_ns, checked_ns, sha FROM files ORDER BY path")
 
 
 def readmitted(db: sqlite3.Connection, root: Path, present: dict[str, str]) -> list[str]:
@@ -209,4 +273,16 @@ def git_state(root: Path, folders: Iterable[str]) -> str:
     return h.hexdigest()
 
 
-__all__ = ["Plan", "Restamp", "config_bytes", "git_state", "index_stamp", "readmitted", "stale"]
+__all__ = [
+    "Plan",
+    "Plane",
+    "Restamp",
+    "StatOf",
+    "config_bytes",
+    "git_state",
+    "index_stamp",
+    "plane_key",
+    "plane_of",
+    "readmitted",
+    "stale",
+]

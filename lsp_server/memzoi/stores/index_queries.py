@@ -13,12 +13,10 @@ import os
 import re
 import sqlite3
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import blake3
 
 from ..base.freshness import Stamp, Stat
 from ..base.statmany import lstat_folders
@@ -34,58 +32,37 @@ if TYPE_CHECKING:
 _REDACTED_PREFIX = "<redacted-path:"
 
 
-def git_plane_files(project_root: Path) -> list[Path]:
-    """Records and packets below ``<root>/.memzoi`` as Memzoi walks them, sorted; none below a symlinked folder
-    (:func:`memzoi.judge.workspace.linked_plane`: the walk skips a symlinked ``records`` or ``proposals``, and a
-    symlinked ``.memzoi`` is never entered), so the index never holds a file read through a link."""
-    from ..project.crossfile import git_plane_files as plane_files  # noqa: PLC0415 lazy: start-up
-
-    memzoi_dir = project_root / MEMZOI_DIR
-    if memzoi_dir.is_symlink():
-        return []
-    return plane_files(memzoi_dir)
-
-
 def stamp_of(st: os.stat_result) -> tuple[Stamp, int]:
     """The stat stamp (:data:`memzoi.base.freshness.Stamp`) and device of a stat result: the one conversion of the
-    refresh's walk (:func:`plane_stamps`)."""
+    refresh's walk (:func:`plane_stats`)."""
     return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns), st.st_dev
 
 
-#: One file of :func:`plane_stamps`: ``(key relative to the root, "/"-separated; absolute path; stat stamp or
-#: None; device)``.
-PlaneFile = tuple[str, str, Stamp | None, int]
-
-
-def plane_stamps(project_root: Path) -> tuple[list[PlaneFile], list[str]]:
-    """The files of :func:`git_plane_files` with their stat, for :meth:`memzoi.stores.index.Index.refresh`, and the
-    folders holding them (absolute): ``([(relative key, absolute path, stamp or None, device)], folders)``; the
-    stamp is ``None`` when the file cannot be stat'ed or is no longer a regular file. The same files as
-    :func:`git_plane_files` (a test holds them equal), in no set order, listed by
+def plane_stats(project_root: Path) -> dict[str, tuple[str, Stat | None]]:
+    """The records and packets below ``<root>/.memzoi`` as Memzoi walks them, with their stat: the files the index
+    holds (:meth:`memzoi.stores.index.Index.rebuild`, :meth:`~memzoi.stores.index.Index.refresh`),
+    ``{relative key, "/"-separated: (absolute path, stat stamp and device or None)}``
+    (:class:`memzoi.base.freshness.Stat`; ``None`` when the file cannot be stat'ed or is no longer a regular file).
+    The same files as :func:`memzoi.project.crossfile.git_plane_files` (a test holds them equal); none below a
+    symlinked folder (:func:`memzoi.judge.workspace.linked_plane`: Memzoi's walk skips a symlinked ``records`` or
+    ``proposals``, and a symlinked ``.memzoi`` is never entered), so the index never holds a file read through a
+    link. In no set order, listed by
     :func:`memzoi.judge.workspace.plane_folders` and stat'ed by :func:`memzoi.base.statmany.lstat_folders` (a
     descriptor per folder, a few threads at 50,000 files: this walk is most of a search). Never raises for I/O
     errors (an unreadable folder is left out, as the walk leaves it)."""
     root = os.path.abspath(project_root)
     memzoi_dir = os.path.join(root, MEMZOI_DIR)
     if os.path.islink(memzoi_dir):
-        return [], []
+        return {}
     folders = plane_folders(memzoi_dir)
     cut = len(root) + 1
-    out: list[PlaneFile] = []
+    out: dict[str, tuple[str, Stat | None]] = {}
     for (folder, names), stats in zip(folders, lstat_folders(folders), strict=True):
         prefix = folder[cut:].replace(os.sep, "/") + "/"
         base = folder + os.sep
         for name, st in zip(names, stats, strict=True):
-            stamp, dev = stamp_of(st) if st is not None else (None, 0)
-            out.append((prefix + name, base + name, stamp, dev))
-    return out, [folder for folder, _ in folders]
-
-
-def plane_stats(project_root: Path) -> dict[str, tuple[str, Stat | None]]:
-    """:func:`plane_stamps` as ``{relative key: (absolute path, stat stamp and device or None)}``
-    (:class:`memzoi.base.freshness.Stat`)."""
-    files, _ = plane_stamps(project_root)
-    return {rel: (path, Stat(stamp, dev) if stamp is not None else None) for rel, path, stamp, dev in files}
+            out[prefix + name] = (base + name, Stat(*stamp_of(st)) if st is not None else None)
+    return out
 
 
 @dataclass
@@ -112,15 +89,8 @@ class Drift:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """Plain dict form for ``memzoi doctor --json``."""
-        return {
-            "missing_from_index": self.missing_from_index,
-            "stale_in_index": self.stale_in_index,
-            "changed_in_index": self.changed_in_index,
-            "fts_out_of_sync": self.fts_out_of_sync,
-            "schema": self.schema,
-            "unreadable": self.unreadable,
-        }
+        """Plain dict form for ``memzoi doctor --json`` (every field, by name)."""
+        return asdict(self)
 
 
 @dataclass
@@ -199,7 +169,7 @@ def _marked(text: str, window: list[re.Match[str]], matches: Callable[[str], boo
 
 class IndexQueries:
     """The reading methods of :class:`memzoi.stores.index.Index`. They use its ``db`` (an open :mod:`sqlite3`
-    connection with :class:`sqlite3.Row` rows), ``root``, ``schema_problem``, ``_require()`` and ``_rel()``."""
+    connection with :class:`sqlite3.Row` rows), ``root``, ``schema_problem`` and ``_require()``."""
 
     db: sqlite3.Connection
     root: Path
@@ -208,8 +178,12 @@ class IndexQueries:
     def _require(self) -> None:  # pragma: no cover - defined by Index
         raise NotImplementedError
 
-    def _rel(self, p: Path) -> str:  # pragma: no cover - defined by Index
-        raise NotImplementedError
+    def sound_sql(self, alias: str) -> str:
+        """The condition a query that serves ``records`` or ``proposals`` rows (named ``alias``) adds, so that a row
+        whose stored values no longer match their checksum is withheld (:func:`memzoi.stores.index_schema.sound_sql`)."""
+        from .index_schema import sound_sql  # noqa: PLC0415 lazy: start-up
+
+        return sound_sql(self.db, alias)
 
     # -- reading -------------------------------------------------------------------------------------------------
 
@@ -233,7 +207,7 @@ class IndexQueries:
             sql = (
                 f"SELECT t.*, s.score FROM (SELECT rowid, bm25({table}_fts, 10.0, 1.0) AS score FROM {table}_fts "
                 f"WHERE {table}_fts MATCH ? ORDER BY score, rowid LIMIT ?) s "
-                f"JOIN {table} t ON t.rowid = s.rowid ORDER BY s.score, s.rowid"
+                f"JOIN {table} t ON t.rowid = s.rowid WHERE {self.sound_sql('t')} ORDER BY s.score, s.rowid"
             )
             try:
                 rows = self.db.execute(sql, (q, limit)).fetchall()
@@ -246,42 +220,14 @@ class IndexQueries:
         hits.sort(key=lambda h: h.score)
         return hits[:limit]
 
-    def records(self) -> Iterator[dict[str, Any]]:
-        """Every indexed record row, ordered by id."""
-        self._require()
-        for r in self.db.execute("SELECT * FROM records ORDER BY id, path"):
-            yield dict(r)
-
     def record(self, record_id: str) -> dict[str, Any] | None:
-        """The indexed record with id ``record_id`` (first by path when several claim it), or ``None``.
+        """The indexed record with id ``record_id`` (first by path when several claim it; a damaged one is withheld:
+        :meth:`sound_sql`), or ``None``.
         Used by lifecycle operations and hover; includes ``revision`` and ``attested_projection``."""
         self._require()
-        r = self.db.execute("SELECT * FROM records WHERE id = ? ORDER BY path LIMIT 1", (record_id,)).fetchone()
+        sql = f"SELECT * FROM records t WHERE id = ? AND {self.sound_sql('t')} ORDER BY path LIMIT 1"
+        r = self.db.execute(sql, (record_id,)).fetchone()
         return dict(r) if r else None
-
-    def proposals(self) -> Iterator[dict[str, Any]]:
-        """Every indexed proposal row, ordered by path."""
-        self._require()
-        for r in self.db.execute("SELECT * FROM proposals ORDER BY path"):
-            yield dict(r)
-
-    def file(self, path: str | os.PathLike[str]) -> dict[str, Any] | None:
-        """The ``files`` row of one path (``findings`` and ``refusals`` decoded, ``facts`` as a
-        :class:`~memzoi.project.filefacts.FileFacts`)."""
-        self._require()
-        r = self.db.execute(
-            "SELECT * FROM files WHERE path = ?",
-            (self._rel(Path(path) if Path(path).is_absolute() else self.root / path),),
-        ).fetchone()
-        if r is None:
-            return None
-        from .verdictpayload import stored_facts  # noqa: PLC0415 lazy: start-up
-
-        d = dict(r)
-        for k in ("findings", "refusals"):
-            d[k] = json.loads(d[k])
-        d["facts"] = stored_facts(json.loads(d["facts"]))
-        return d
 
     def stored_facts(self) -> dict[str, FileFacts]:
         """The stored cross-file facts of every indexed file (absolute path → facts), without reading or
@@ -339,46 +285,12 @@ class IndexQueries:
             for r in self.db.execute("SELECT path FROM files WHERE findings LIKE '%\"internal_error\"%' ORDER BY path")
         ]
 
-    def drift(self) -> Drift:
-        """Compare the index with the git plane: every file's byte hash against the stored one, rows without a
-        file, files without a row, and the FTS5 integrity check of both tables. Never writes."""
-        d = Drift(schema=self.schema_problem)
-        if d.schema:
-            return d
-        stored = {r["path"]: r["sha"] for r in self.db.execute("SELECT path, sha FROM files")}
-        on_disk = {self._rel(p): p for p in git_plane_files(self.root)}
-        for rel, p in sorted(on_disk.items()):
-            if rel not in stored:
-                try:
-                    p.open("rb").close()
-                except OSError:  # the rebuild skipped it too: "missing, run rebuild" would send the user in a loop
-                    d.unreadable.append(rel)
-                    continue
-                d.missing_from_index.append(rel)
-                continue
-            try:
-                sha = blake3.blake3(p.read_bytes()).hexdigest()
-            except OSError:
-                continue
-            if sha != stored[rel]:
-                d.changed_in_index.append(rel)
-        d.stale_in_index = sorted(rel for rel in stored if rel not in on_disk)
-        for table in ("records_fts", "proposals_fts"):
-            try:
-                self.db.execute(f"INSERT INTO {table}({table}, rank) VALUES('integrity-check', 1)")
-            except sqlite3.DatabaseError:
-                d.fts_out_of_sync = True
-        return d
-
 
 __all__ = [
     "Drift",
     "IndexQueries",
-    "PlaneFile",
     "SearchHit",
     "fts_query",
-    "git_plane_files",
-    "plane_stamps",
     "plane_stats",
     "stamp_of",
 ]

@@ -14,10 +14,12 @@ import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import blake3
 
+from ..base.findings import Finding
+from ..base.freshness import Stamp
 from ..base.utf8 import encodable, storable
 from ..judge import pathsafety
 from ..judge.analysis import Analysis
@@ -43,6 +45,44 @@ def _j(value: Any) -> str | None:
         return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     except (TypeError, ValueError):
         return None
+
+
+#: The text columns of a ``records`` row, each the stripped string of a frontmatter key: ``(column, key)``.
+_RECORD_TEXT = (
+    ("type", "type"),
+    ("lane", "lane"),
+    ("scope_kind", "scope"),
+    ("scope_id", "scope_id"),
+    ("visibility", "visibility"),
+    ("status", "status"),
+    ("source_kind", "source"),
+    ("source_ref", "source_ref"),
+    ("proposal_id", "proposal_id"),
+    ("supersedes_id", "supersedes"),
+    ("created_at", "timestamp"),
+)
+#: The JSON columns of a ``records`` row, each a frontmatter value as JSON: ``(column, key)``.
+_RECORD_JSON = (
+    ("tags", "tags"),
+    ("applies_to", "applies_to"),
+    ("retention_json", "retention"),
+    ("origin_json", "origin"),
+    ("lineage_json", "lineage"),
+)
+
+
+def _finding(f: Finding, lines: LineIndex) -> dict[str, Any]:
+    """A finding as the index stores it: code, severity, message, code-point span and its ``[line, character]``
+    range in ``lines``."""
+    span = [list(lines.position(f.start)), list(lines.position(f.end))]
+    return {
+        "code": f.code,
+        "severity": int(f.severity),
+        "message": f.message,
+        "start": f.start,
+        "end": f.end,
+        "range": span,
+    }
 
 
 def _scrub(rows: dict[str, dict[str, Any]], values: list[str]) -> None:
@@ -76,20 +116,9 @@ def index_key(root: Path, path: str | os.PathLike[str]) -> str:
     return pathsafety.shown_path(rel)
 
 
-class StatStamp(NamedTuple):
-    """The stat fields an index row keeps (:func:`index_row`), from the stamp taken with the read
-    (:func:`memzoi.base.freshness.read_stable`)."""
-
-    st_size: int
-    st_mtime_ns: int
-    st_ino: int
-    st_ctime_ns: int
-
-
 #: A caller's supply of rows it already made (see :class:`memzoi.stores.index.Index`): for the given paths, the rows of
-#: those it holds as they are on disk (dicts, or packed: :func:`memzoi.stores.fileentry.pack_row`), and the paths it does not
-#: hold (the index analyses them).
-Premade = Callable[[list[Path]], tuple[list[dict[str, Any] | bytes], list[Path]]]
+#: those it holds as they are on disk (:func:`index_row`), and the paths it does not hold (the index analyses them).
+Premade = Callable[[list[Path]], tuple[list[dict[str, Any]], list[Path]]]
 
 
 def index_verdict(path: Path, analysis: Analysis, ctx: ProjectContext) -> FileVerdict:
@@ -102,7 +131,7 @@ def index_verdict(path: Path, analysis: Analysis, ctx: ProjectContext) -> FileVe
 def index_row(
     rel: str,
     data: bytes,
-    st: os.stat_result | StatStamp,
+    stamp: Stamp,
     verdict: FileVerdict,
     *,
     facts: FileFacts | None = None,
@@ -110,8 +139,8 @@ def index_row(
     checked_ns: int = 0,
 ) -> dict[str, Any]:
     """The rows one judged file contributes to ``files`` and ``records`` or ``proposals``: ``rel`` is its key
-    (relative to the project root, redacted when it bears a secret), ``data`` and ``st`` its bytes and stat on
-    disk, ``verdict`` from :func:`index_verdict`. A caller that has them passes the analysis's ``facts`` and the
+    (relative to the project root, redacted when it bears a secret), ``data`` and ``stamp`` its bytes and stat stamp
+    on disk (:data:`memzoi.base.freshness.Stamp`: size, mtime, inode, ctime), ``verdict`` from :func:`index_verdict`. A caller that has them passes the analysis's ``facts`` and the
     BLAKE3 ``digest`` of ``data`` (else they are computed here), and ``checked_ns``, the wall clock just before
     ``data`` was read (:func:`memzoi.base.freshness.read_stable`); without it (0) the row's stat is never trusted alone
     and the next refresh confirms the row by hash (:meth:`memzoi.stores.index.Index.refresh`)."""
@@ -120,32 +149,18 @@ def index_row(
     kept = facts
     if rel.startswith(REDACTED_PREFIX):  # a secret-bearing path: its id is that secret; keep neither
         kept = dataclasses.replace(facts, ident=shown_id(facts.ident), tokens=(), refs=())
-    all_findings = verdict.findings
-    lines = LineIndex(analysis.text) if all_findings else None
-    findings = (
-        [
-            {
-                "code": f.code,
-                "severity": int(f.severity),
-                "message": f.message,
-                "start": f.start,
-                "end": f.end,
-                "range": [list(lines.position(f.start)), list(lines.position(f.end))],
-            }
-            for f in all_findings
-        ]
-        if lines
-        else []
-    )
+    lines = LineIndex(analysis.text) if verdict.findings else None
+    findings = [_finding(f, lines) for f in verdict.findings] if lines else []
+    size, mtime_ns, ino, ctime_ns = stamp
     out: dict[str, Any] = {
         "file": {
             "path": rel,
             "kind": analysis.kind,
             "role": analysis.placement.role.value,
-            "size": st.st_size,
-            "mtime_ns": st.st_mtime_ns,
-            "ino": st.st_ino,
-            "ctime_ns": st.st_ctime_ns,
+            "size": size,
+            "mtime_ns": mtime_ns,
+            "ino": ino,
+            "ctime_ns": ctime_ns,
             "checked_ns": checked_ns,
             "sha": (digest or blake3.blake3(data).digest()).hex(),
             "visibility": verdict.visibility.value,
@@ -172,26 +187,12 @@ def index_row(
         out["record"] = {
             "path": rel,
             "id": shown_id(facts.ident),
-            "type": _s(meta.get("type")),
-            "lane": _s(meta.get("lane")),
-            "scope_kind": _s(meta.get("scope")),
-            "scope_id": _s(meta.get("scope_id")),
-            "visibility": _s(meta.get("visibility")),
+            **{column: _s(meta.get(key)) for column, key in _RECORD_TEXT},
             "title": title,
             "body": body,
-            "status": _s(meta.get("status")),
             "confidence": float(conf) if isinstance(conf, (int, float)) and not isinstance(conf, bool) else None,
-            "source_kind": _s(meta.get("source")),
-            "source_ref": _s(meta.get("source_ref")),
-            "proposal_id": _s(meta.get("proposal_id")),
-            "supersedes_id": _s(meta.get("supersedes")),
-            "created_at": _s(meta.get("timestamp")),
             "updated_at": _s(meta.get("updated")) or _s(meta.get("timestamp")),
-            "tags": _j(meta.get("tags")),
-            "applies_to": _j(meta.get("applies_to")),
-            "retention_json": _j(meta.get("retention")),
-            "origin_json": _j(meta.get("origin")),
-            "lineage_json": _j(meta.get("lineage")),
+            **{column: _j(meta.get(key)) for column, key in _RECORD_JSON},
             "content_hash": facts.content,
             "revision": att.revision if att else None,
             "attestation": att.state.value if att else None,
@@ -260,18 +261,8 @@ def keep_verified(db: sqlite3.Connection, root: Path, rows: list[dict[str, Any]]
         refined = check_attestation(doc, rec["id"], valid=True, known=known)
         if refined.state.value != "stale" or not refined.findings:
             continue
-        f = refined.findings[0]
         findings = [x for x in json.loads(row["file"]["findings"]) if x["code"] != "stale_attestation"]
-        findings.append(
-            {
-                "code": f.code,
-                "severity": int(f.severity),
-                "message": f.message,
-                "start": f.start,
-                "end": f.end,
-                "range": [list(doc.lines.position(f.start)), list(doc.lines.position(f.end))],
-            }
-        )
+        findings.append(_finding(refined.findings[0], doc.lines))
         row["file"]["findings"] = json.dumps(findings, ensure_ascii=False)
 
 

@@ -173,7 +173,8 @@ def changed_files(stamps: Stamps) -> tuple[list[str], Stamps]:
     changed: list[str] = []
     confirmed: Stamps = {}
     trusted, now, lstat, regular = freshness.trusted, time.time_ns(), os.lstat, stat.S_ISREG  # one clock for all
-    for path, stored in stamps.items():
+    for path, held in stamps.items():
+        stored = freshness.stamp_list(held)
         try:
             st = lstat(path)
         except (OSError, ValueError):

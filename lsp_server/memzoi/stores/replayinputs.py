@@ -19,10 +19,12 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..base.freshness import stamp_list
 from .walklisting import Listing
 
-#: ``path -> [size, mtime_ns, ino, ctime_ns, checked_ns, digest hex]`` of the bytes each file's verdict was made from.
-Stamps = dict[str, list[Any]]
+#: ``path -> [size, mtime_ns, ino, ctime_ns, checked_ns, digest hex]`` of the bytes each file's verdict was made from;
+#: a run that made them may hold one packed instead (:func:`memzoi.base.freshness.pack_stamp`, ``stamp_list``).
+Stamps = dict[str, list[Any] | bytes]
 
 #: The first bytes of the stored form (a row of another layout is not read: a miss).
 MAGIC = b"memzoi-replay-inputs.v3\0"
@@ -77,7 +79,7 @@ def encode(inputs: Inputs) -> bytes:
     items = iter(inputs.stamps.items())
     first = True
     try:
-        while batch := list(itertools.islice(items, _BATCH)):
+        while batch := [(p, stamp_list(v)) for p, v in itertools.islice(items, _BATCH)]:
             if any(len(s) != 6 for _, s in batch):
                 raise ValueError("a stamp is six values")
             names = "\0".join([p for p, _ in batch])
@@ -153,7 +155,7 @@ def decode(data: bytes) -> Inputs:
     digests = _digests(data[at : at + ld], n)
     if len(paths) != n or len(digests) != n:
         raise ValueError("stored inputs of another count")
-    stamps = {p: [*s, d] for p, s, d in zip(paths, numbers, digests, strict=True)}
+    stamps: Stamps = {p: [*s, d] for p, s, d in zip(paths, numbers, digests, strict=True)}
     if len(stamps) != n:
         raise ValueError("a path stored twice")
     return Inputs(walk, projects, stamps, until, roots, links, planes, listing)

@@ -4,9 +4,8 @@ layout, reference §7.1/§7.3; the file name is ours, so Memzoi's own ``index.db
 
 It holds every derived fact about the project's files, under one version and one opening rule:
 
-- each file's store entry (table ``entries``: stamp, digest, compact verdict payload, checksum; written only by
-  :func:`write_entries`, read by :mod:`memzoi.stores.verdictcache`) and the project's facts blob (table ``facts``: cross-file facts;
-  :mod:`memzoi.stores.verdictfacts`);
+- each file's store entry (table ``entries``: stamp, digest, compact verdict payload with its cross-file facts, or
+  its facts alone, checksum; written only by :func:`write_entries`, read by :mod:`memzoi.stores.verdictcache`);
 - the search rows (``files``, ``records``, ``proposals``, their FTS5 tables and ``meta``; :mod:`memzoi.stores.index`);
 - the stored reports ``memzoi check`` replays when no input of them changed (``reports``, :mod:`memzoi.stores.replay`).
 
@@ -34,12 +33,12 @@ import blake3
 
 from ..base.runtime import DB_COMPANIONS, STORE_DB, private_dir, private_file, worktree_runtime_dir
 from .index_schema import SCHEMA_VERSION, _opening, _split_sql, schema_script
-from .verdictfacts import FACTS_SCHEMA
 
 #: The databases earlier builds kept in the same directory (the verdict cache and the index), removed on open.
 OLD_DATABASES = ("memzoi-lsp-verdicts.db", "memzoi-lsp-index.db")
-#: Version of a store entry's payload layout (:mod:`memzoi.stores.verdictpayload`).
-PAYLOAD_FORMAT = 1
+#: Version of a store entry's payload layout (:mod:`memzoi.stores.verdictpayload`; 2: entries of facts alone, in
+#: place of the facts blob of earlier builds).
+PAYLOAD_FORMAT = 2
 #: Version of the ``entries`` layout with its payload.
 CACHE_FORMAT = 2 + 100 * PAYLOAD_FORMAT
 #: Version of the ``reports`` layout (:mod:`memzoi.stores.replay`; 2: the inputs are stored compressed).
@@ -93,9 +92,7 @@ def _drop_all(conn: sqlite3.Connection) -> None:
 
 
 #: Tables every current store has (a store missing one is made anew).
-TABLES = frozenset(
-    {"entries", "facts", "reports", "meta", "files", "records", "proposals", "records_fts", "proposals_fts"}
-)
+TABLES = frozenset({"entries", "reports", "meta", "files", "records", "proposals", "records_fts", "proposals_fts"})
 
 
 def _current(conn: sqlite3.Connection) -> bool:
@@ -118,7 +115,6 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
             for stmt in _split_sql(schema_script()):
                 conn.execute(stmt)
             conn.execute(ENTRIES_SCHEMA)
-            conn.execute(FACTS_SCHEMA)
             conn.execute(REPORTS_SCHEMA)
             conn.execute(f"PRAGMA user_version={STORE_VERSION}")
         conn.execute("COMMIT")
@@ -193,7 +189,7 @@ class Entry:
     """One cached file as stored: ``key`` (:func:`path_key`), the stat of the bytes it was made from (``size``
     in bytes, ``mtime_ns``, ``ino``, ``ctime_ns``), ``checked_ns`` (wall clock, ns, taken before the bytes were
     read), ``digest`` (BLAKE3 of the bytes, 32 bytes) and ``payload`` (the JSON of
-    :func:`memzoi.stores.verdictpayload.make_payload`)."""
+    :func:`memzoi.stores.verdictpayload.cache_payload`)."""
 
     key: str
     size: int
@@ -234,8 +230,7 @@ def write_entries(conn: sqlite3.Connection, stamp: str, entries: Iterable[Entry]
 def made_entries(made: Iterable[tuple[str, tuple[Any, ...] | None]]) -> tuple[list[Entry], list[str]]:
     """The entries to write and the keys to drop for ``made``: ``(absolute path, entry)`` pairs of
     :func:`memzoi.stores.fileentry.make_entry` (:data:`memzoi.stores.firststage.Entry`, ``None`` when none was made).
-    A file whose payload is ``None`` (it must not be cached: a secret, a stale attestation) or that got no entry
-    loses its stored one."""
+    A file whose payload is ``None`` (it must not be cached: a secret) or that got no entry loses its stored one."""
     put: list[Entry] = []
     drop: list[str] = []
     for path, e in made:

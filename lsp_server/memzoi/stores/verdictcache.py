@@ -13,10 +13,11 @@ cross-file findings, ``[rules]`` grading).
 
 **What is never stored.** A file with any finding of :data:`memzoi.safety.redact.SECRET_CODES` (a credential,
 high-entropy value or personal data in its text or in its path) gets no entry: its facts could hold the secret
-(an id, a reference). A record whose attestation is stale gets none either, because its finding is explained from
-the committed version in git (:func:`memzoi.project.verdict.explain_stale`), which changes without the file changing.
-A symlink, or a file reached through a symlinked folder (a ``canonical_path`` finding), gets none: Memzoi refuses
-it, and its stat says nothing about the link. Paths are stored as BLAKE3 hashes. So the cache holds findings and
+(an id, a reference). A record whose attestation is stale gets no verdict entry either (only an entry of its facts,
+below), because its finding is explained from the committed version in git
+(:func:`memzoi.project.verdict.explain_stale`), which changes without the file changing. A symlink, or a file
+reached through a symlinked folder (a ``canonical_path`` finding), gets none: Memzoi refuses it, and its stat says
+nothing about the link. Paths are stored as BLAKE3 hashes. So the cache holds findings and
 facts only, no raw text and no matched value.
 
 **When an entry is used.** Only under the same *context stamp*: the tool (version, a digest of the installed
@@ -32,9 +33,22 @@ match its columns (a damaged or edited row) is a miss.
 WAL, busy timeout):
 concurrent runs (two checks, the language server and a check) read while one writes, every write is one atomic
 transaction, and a run rewrites only the entries that changed (a flat file would be rewritten whole, about 8 MB
-at 10,000 files, and concurrent writers would need a lock of their own). The rows are read into memory once,
-no connection is open while worker processes fork, and changes are written in one transaction at the end (a run
-without a facts blob writes its new entries in batches of ``FLUSH_AT`` as it goes, each its own transaction).
+at 10,000 files, and concurrent writers would need a lock of their own). A run writes its new entries in batches
+of :data:`FLUSH_AT` as they come, each batch its own transaction, and the rest with what it forgets at
+:meth:`ProjectCache.save`; each entry stands alone (its own stat, digest and checksum), so a run stopped halfway
+leaves sound entries.
+
+**Cross-file facts.** A file's facts are read from its own entry (the payload keeps them,
+:func:`memzoi.stores.verdictpayload.payload_facts`), vouched for by the same rule as its verdict. A file that gets no
+entry but whose facts may be kept (a stale attestation, :func:`memzoi.stores.verdictpayload.facts_only`) has an entry
+of its facts alone, which gives facts but never a verdict. A check of a few files asks for the facts of every other
+file of the project: after :data:`EAGER_AFTER` entries read alone, every entry is read in one query.
+
+**Reading.** :meth:`ProjectCache.load` reads every entry at once (``memzoi check``, before its workers fork), or,
+given the keys of a few files, only theirs and the others as asked. :meth:`ProjectCache.prefetch` reads the entries
+of the next chunk of files in one query, replacing the chunk before (the language server's first scan, which never
+holds the whole table; issue 29, lean memory). No connection is open while worker processes fork from the caller:
+a partial load's is closed first (:meth:`ProjectCache.close`), the scan's workers come from a fork server.
 
 **Failure.** A corrupt database is deleted and recreated; a store of another version is dropped and recreated
 (:func:`memzoi.stores.store.ensure_schema`); a
@@ -56,7 +70,6 @@ import blake3
 from ..base import freshness
 from ..base.freshness import RACY_NS, Stat, read_stable
 from ..judge.config_model import MemzoiConfig
-from . import verdictfacts
 from .store import (  # noqa: F401 - connect also imported from here
     BUSY_TIMEOUT_S,
     CACHE_FORMAT,
@@ -68,10 +81,15 @@ from .store import (  # noqa: F401 - connect also imported from here
     write_entries,
 )
 from .toolstamp import tool_stamp
-from .verdictfacts import Blob, LazyBlob, blob_text, entry_item, payload_facts, read_blob, updated, write_blob
+from .verdictpayload import is_facts_only, payload_facts
 
-#: How many new entries a run without a facts blob holds before it writes them (:meth:`ProjectCache._flush`).
-FLUSH_AT = 2048
+#: How many new entries a run holds before it writes them (:meth:`ProjectCache.store`).
+FLUSH_AT = 1000
+#: Entries read at most per query of given keys (SQLite's limit on parameters is 999 or more).
+CHUNK_MAX = 500
+#: After this many entries read alone, a partially loaded cache reads every entry in one query (a check of a few
+#: files asks for the facts of every other file).
+EAGER_AFTER = 32
 #: Every entry of one stamp, as ``ProjectCache.rows`` keeps them (key first).
 _ENTRIES = "SELECT key, size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload, sum FROM entries WHERE ctx = ?"
 
@@ -99,42 +117,41 @@ def context_stamp(config: MemzoiConfig | None) -> str:
 
 @dataclass
 class ProjectCache:
-    """The cache of one project for one run: the entries under the run's stamp, read once at :meth:`load` (or,
-    for a run given a few files, read as they are asked for), the project's facts blob
-    (:mod:`memzoi.stores.verdictfacts`), and what the run changed, written once by :meth:`save`. Used from one thread."""
+    """The cache of one project for one run: the entries under the run's stamp (every one read at :meth:`load`, or
+    those of a few files and the others as asked, or a chunk at a time, :meth:`prefetch`) and what the run changed,
+    written in batches as it comes and at :meth:`save`. Used from one thread."""
 
     db: Path
     stamp: str
-    #: key -> (size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload, sum), as :meth:`load` read them
+    #: key -> (size, mtime_ns, ino, ctime_ns, checked_ns, digest, payload, sum), as read
     rows: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     seen: set[str] = field(default_factory=set)
-    #: absolute path -> (stamp, checked_ns, digest) of the entry :meth:`lookup` found current (:meth:`vouched`)
+    #: absolute path -> (stamp, checked_ns, digest) of the entry :meth:`lookup` found current (:meth:`vouched`); a
+    #: :meth:`prefetch` forgets those of the chunk before
     vouching: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     put: dict[str, Entry] = field(default_factory=dict)
     drop: set[str] = field(default_factory=set)
-    #: key -> blob item of a file with no entry whose facts may be kept (:func:`memzoi.stores.verdictpayload.kept_facts`)
-    put_facts: dict[str, list[Any]] = field(default_factory=dict)
-    #: the facts blob as loaded (None: none stored; a partial load keeps its text, items decoded as asked); kept up
-    #: to date by :meth:`save`
-    blob: Blob | LazyBlob | None = None
-    #: a connection kept open by a partial load (``load(..., keys=...)``) to read other entries as asked
+    #: a connection kept open by a partial load or a chunked reader, to read entries as asked
     conn: sqlite3.Connection | None = None
-    _partial: bool = False
-    #: keys of this run's entries already written (:meth:`_flush`), no longer held in ``put``
-    flushed: set[str] = field(default_factory=set)
-    _flushing: bool = True
-    #: whether an entry read alone (:meth:`_row`) is kept in :attr:`rows`
-    keeps_read: bool = True
+    #: whether :attr:`rows` holds every stored entry (then none is read alone)
+    whole: bool = False
+    #: keys whose entries the last query of given keys asked for (one not found has none: it is not read alone)
+    fetched: set[str] = field(default_factory=set)
+    #: entries read alone so far (:data:`EAGER_AFTER`)
+    alone: int = 0
+    #: False once a batch could not be written: the rest wait for :meth:`save`
+    flushing: bool = True
 
     @classmethod
     def load(
         cls, project_root: str | os.PathLike[str], config: MemzoiConfig | None, keys: Iterable[str] | None = None
     ) -> ProjectCache | None:
         """The entries of the project at ``project_root`` (the folder of its ``.memzoi``) under the stamp of
-        ``config`` (:func:`context_stamp`), from its worktree's runtime directory, and its facts blob; ``None``
-        when the cache cannot be used. With ``keys`` (the :func:`path_key` of each of the few files a run checks), only
-        their entries are read now, the others when asked, through a connection that stays open until
-        :meth:`save` or :meth:`close` (do not fork meanwhile). Never raises for a database or file-system problem."""
+        ``config`` (:func:`context_stamp`), from its worktree's runtime directory; ``None`` when the cache cannot be
+        used. With ``keys`` (the :func:`path_key` of each of the few files a run checks; none for a chunked reader,
+        :meth:`prefetch`), only their entries are read now, the others when asked, through a connection that stays
+        open until :meth:`save` or :meth:`close` (do not fork meanwhile). Never raises for a database or
+        file-system problem."""
         try:
             cache = cls(store_path(project_root), context_stamp(config))
         except (OSError, RuntimeError, ValueError):
@@ -142,65 +159,81 @@ class ProjectCache:
         conn = connect(cache.db)
         if conn is None:
             return None
+        cache.conn = conn
         try:
-            query = _ENTRIES
             if keys is None:
-                cache.rows = {r[0]: r[1:] for r in conn.execute(query, (cache.stamp,))}
+                cache._read_all()
             else:
-                wanted = list(dict.fromkeys(keys))[:500]  # SQLite's limit on parameters is 999 or more
-                cur = conn.execute(query + f" AND key IN ({','.join('?' * len(wanted))})", (cache.stamp, *wanted))
-                cache.rows = {r[0]: r[1:] for r in cur}
-            cache.blob = read_blob(conn, cache.stamp) if keys is None else verdictfacts.read_lazy(conn, cache.stamp)
+                cache.prefetch(keys)
         except sqlite3.Error:
-            conn.close()
+            cache.close()
             return None
         if keys is None:
-            conn.close()
-        else:
-            cache.conn, cache._partial = conn, True
+            cache.close()
         return cache
 
+    def _read_all(self) -> None:
+        """Read every entry under the stamp in one query. Raises ``sqlite3.Error``."""
+        if self.conn is not None:
+            self.rows = {r[0]: r[1:] for r in self.conn.execute(_ENTRIES, (self.stamp,))}
+            self.whole = True
+
+    def prefetch(self, keys: Iterable[str]) -> None:
+        """Read the entries of ``keys`` (:func:`path_key` of absolute paths; at most :data:`CHUNK_MAX`) in one
+        query; they replace the entries (and the :meth:`vouched` answers) read before. On a database error each
+        entry is read alone when asked."""
+        if self.conn is None:
+            return
+        keys = list(dict.fromkeys(keys))[:CHUNK_MAX]
+        self.vouching.clear()
+        try:
+            cur = self.conn.execute(_ENTRIES + f" AND key IN ({','.join('?' * len(keys))})", (self.stamp, *keys))
+            self.rows, self.fetched = {r[0]: r[1:] for r in cur}, set(keys)
+        except sqlite3.Error:
+            self.rows, self.fetched = {}, set()
+
     def _row(self, key: str) -> tuple[Any, ...] | None:
-        """The stored entry of ``key``: read at :meth:`load`, else read now through an open connection (a partial
-        load keeps it; a streamed cache does not, :attr:`keeps_read`)."""
+        """The stored entry of ``key``: read already, else read now through the open connection (every entry at
+        once from the :data:`EAGER_AFTER`-th on); an entry read alone is not kept."""
         row = self.rows.get(key)
-        if row is None and self.conn is not None:
-            try:
-                found = self.conn.execute(_ENTRIES + " AND key = ?", (self.stamp, key)).fetchone()
-            except sqlite3.Error:
-                found = None
-            row = tuple(found[1:]) if found is not None else None
-            if row is not None and self.keeps_read:
-                self.rows[key] = row
-        return row
+        if row is not None or self.whole or key in self.fetched or self.conn is None:
+            return row
+        try:
+            self.alone += 1
+            if self.alone > EAGER_AFTER:
+                self._read_all()
+                return self.rows.get(key)
+            found = self.conn.execute(_ENTRIES + " AND key = ?", (self.stamp, key)).fetchone()
+        except sqlite3.Error:
+            return None
+        return tuple(found[1:]) if found is not None else None
 
     def facts_of(self, path: str) -> list[Any] | None:
-        """The cross-file facts (as the payload keeps them, :func:`memzoi.stores.verdictpayload.stored_facts`) of the file
-        at the absolute ``path`` when the cache vouches for its current bytes: from the facts blob when its stat
-        is the item's and not racy, else from the file's entry (:meth:`lookup`); ``None`` otherwise."""
-        if self.blob is not None:
-            item = self.blob.get(path_key(path))
-            if item is not None:
-                if freshness.vouches(_stat_of(path), item[:4], item[4]):
-                    facts: list[Any] = item[5]
-                    return facts
-        payload = self.lookup(path)
+        """The cross-file facts (as the payload keeps them, :func:`memzoi.stores.verdictpayload.payload_facts`) of the
+        file at the absolute ``path`` when its entry (a verdict's or its facts' alone) was made from its current
+        bytes, by the rule of :meth:`lookup`; ``None`` otherwise."""
+        payload = self._current(path)
         try:
             return payload_facts(payload) if payload is not None else None
         except (ValueError, TypeError, IndexError):
             return None
 
     def close(self) -> None:
-        """Close the connection of a partial load (nothing to do otherwise)."""
+        """Close the open connection, if any (entries not read by then are misses)."""
         if self.conn is not None:
             self.conn.close()
             self.conn = None
 
     def lookup(self, path: str) -> str | None:
         """The payload of the file at the absolute ``path`` when its entry was made from its current bytes (see
-        the module docstring: by stat, else by hash when the size matches), else ``None``."""
+        the module docstring: by stat, else by hash when the size matches) and holds a verdict, else ``None``."""
+        payload = self._current(path)
+        return None if payload is None or is_facts_only(payload) else payload
+
+    def _current(self, path: str) -> str | None:
+        """:meth:`lookup`, an entry of facts alone included."""
         key = path_key(path)
-        self.seen.add(key)
+        self._saw(key)
         row = self._row(key)
         if row is None or not _sound(key, self.stamp, row):
             return None
@@ -216,89 +249,58 @@ class ProjectCache:
             return None
         # The same bytes: keep the entry with the new stat, so the next run trusts it without reading.
         if read[1] != row[:4] or row[4] != read[2]:
-            self.put[key] = Entry(key, *read[1], read[2], row[5], row[6])
+            self._put(Entry(key, *read[1], read[2], row[5], row[6]))
         self.vouching[path] = (tuple(read[1]), read[2], row[5])
         return payload
 
     def vouched(self, path: str) -> tuple[tuple[int, int, int, int], int, bytes] | None:
-        """``(stamp, checked_ns, digest)`` of the entry :meth:`lookup` found current for the file at the absolute
-        ``path`` in this run, ``None`` without one: the bytes its verdict was made from, for a stored report's
-        inputs (:mod:`memzoi.stores.replay`)."""
+        """``(stamp, checked_ns, digest)`` of the entry :meth:`lookup` (or :meth:`facts_of`) found current for the
+        file at the absolute ``path`` in this run, ``None`` without one: the bytes its verdict or facts were made
+        from, for a stored report's inputs (:mod:`memzoi.stores.replay`)."""
         return self.vouching.get(path)
 
     def store(
-        self,
-        path: str,
-        digest: bytes,
-        stamp: tuple[int, int, int, int],
-        checked_ns: int,
-        payload: str | None,
-        facts: list[Any] | None = None,
+        self, path: str, digest: bytes, stamp: tuple[int, int, int, int], checked_ns: int, payload: str | None
     ) -> None:
         """Keep the entry of ``path`` made from the bytes whose BLAKE3 digest is ``digest`` (read with the stat
         ``stamp`` at ``checked_ns``, :func:`read_stable`), or forget the stored one when ``payload`` is ``None``
-        (the file must not be cached). Such a file's ``facts``, when given
-        (:func:`memzoi.stores.verdictpayload.kept_facts`), still go to the facts blob under the same stat rule."""
+        (the file must not be cached). ``payload``: :func:`memzoi.stores.verdictpayload.cache_payload`'s."""
         key = path_key(path)
-        self.seen.add(key)
-        self.put_facts.pop(key, None)
+        self._saw(key)
         if payload is None:
             self.put.pop(key, None)
-            if key in self.rows:
+            if not self.whole or key in self.rows:  # (a whole load knows there is nothing to forget)
                 self.drop.add(key)
-            if facts is not None:
-                self.put_facts[key] = [*stamp, checked_ns, facts, digest.hex()]
             return
-        self.put[key] = Entry(key, *stamp, checked_ns, digest, payload)
-        if len(self.put) >= FLUSH_AT and self._flushing and self.blob is None and not self._partial:
-            self._flush()
+        self.drop.discard(key)
+        self._put(Entry(key, *stamp, checked_ns, digest, payload))
 
-    def _flush(self) -> None:
-        """Write the entries held in ``put`` now, in one transaction of their own, and let them go: a cold run
-        holds at most :data:`FLUSH_AT` of them (at 50,000 files all of them were some 40 MB of the parent). On any
-        failure they stay held for :meth:`save`, and the run flushes no more. Never raises."""
-        conn = connect(self.db)
-        try:
-            if conn is None:
-                raise sqlite3.OperationalError("store unavailable")
-            with conn:  # the connection is in autocommit: BEGIN ... COMMIT, ROLLBACK on error
-                conn.execute("BEGIN IMMEDIATE")
-                write_entries(conn, self.stamp, self.put.values())
-        except (sqlite3.Error, ValueError):
-            self._flushing = False
-            return
-        finally:
-            if conn is not None:
-                conn.close()
-        self.flushed.update(self.put)
-        self.put.clear()
+    def _saw(self, key: str) -> None:
+        """Note that the run saw the file of ``key`` (:meth:`save` with ``complete`` forgets the others). A whole
+        load notes only files it has an entry of: at 50,000 files all the keys of a cold check were some 8 MB."""
+        if not self.whole or key in self.rows:
+            self.seen.add(key)
 
-    def save(self, complete: bool = False) -> bool:
-        """Write what the run changed in one transaction; with ``complete`` (the run saw every file of the
-        project) also forget the entries of files it did not see (deleted, renamed). Returns False when nothing
-        could be written (the next run recomputes); never raises for a database problem."""
-        self.close()
-        drop = set(self.drop)
-        if complete and not self._partial:
-            drop |= self.rows.keys() - self.seen
-        drop -= self.put.keys() | self.flushed
-        blob = self._next_blob(drop, complete and not self._partial)
-        if not self.put and not drop and blob is None and not self.flushed:
-            return True
-        conn = connect(self.db)
+    def _put(self, entry: Entry) -> None:
+        """Hold ``entry`` for writing; from :data:`FLUSH_AT` held on, write them now (:meth:`_write`)."""
+        self.put[entry.key] = entry
+        if len(self.put) >= FLUSH_AT and self.flushing:
+            self.flushing = self._write(self.put.values(), ())
+            if self.flushing:
+                self.put.clear()
+
+    def _write(self, put: Iterable[Entry], drop: Iterable[str], final: bool = False) -> bool:
+        """Write ``put`` and forget ``drop`` in one transaction, through the open connection or a new one; ``final``
+        (:meth:`save`) also forgets the entries of other stamps (another tool or configuration). Returns False when
+        nothing could be written; never raises for a database problem."""
+        conn = self.conn or connect(self.db)
         if conn is None:
             return False
         try:
             conn.execute("BEGIN IMMEDIATE")
-            if blob is None and self.blob is None and (self._partial and self.put or self.flushed):
-                # A check of a few files that analysed the project's others (no blob yet), or a run whose entries
-                # were written as it went: the blob is made from every stored entry, so the next check of a few
-                # files reads one blob instead of an entry per file.
-                blob = self._first_blob(((r[0], r[1:]) for r in conn.execute(_ENTRIES, (self.stamp,))), drop)
-            write_entries(conn, self.stamp, self.put.values(), drop)
-            conn.execute("DELETE FROM entries WHERE ctx != ?", (self.stamp,))  # another tool or configuration
-            if blob is not None:
-                write_blob(conn, self.stamp, blob)
+            write_entries(conn, self.stamp, put, drop)
+            if final:
+                conn.execute("DELETE FROM entries WHERE ctx != ?", (self.stamp,))
             conn.execute("COMMIT")
             return True
         except (sqlite3.Error, ValueError):  # ValueError: a text SQLite cannot take (UnicodeEncodeError)
@@ -308,48 +310,43 @@ class ProjectCache:
                 pass
             return False
         finally:
-            conn.close()
+            if conn is not self.conn:
+                conn.close()
 
-    def _next_blob(self, drop: set[str], complete: bool = False) -> Blob | str | None:
-        """The facts blob to store after this run's changes, or ``None`` when the stored one stays right. Made
-        from every entry when none is stored (a full load only: a partial one does not have them). A complete
-        run also forgets the items of files it did not see."""
-        if self.blob is None:  # (a run that wrote entries as it went makes it from the store: save)
-            return None if self.partial or self.flushed else self._first_blob(self.rows.items(), drop)
-        if isinstance(self.blob, LazyBlob):  # a partial load: its few changes written into the text
-            changed = self.put or drop or self.put_facts
-            return verdictfacts.spliced(self.blob, self.put.values(), self.put_facts, drop) if changed else None
-        unseen = {k for k in self.blob if k not in self.seen} if complete else set()
-        if not self.put and not drop and not self.put_facts and not unseen:
-            return None
-        return self._with_facts(updated(self.blob, self.put.values(), drop | unseen))
+    def save(self, complete: bool = False) -> bool:
+        """Write what the run changed and has not written yet, in one transaction; with ``complete`` (the run saw
+        every file of the project) also forget the entries of files it did not see (deleted, renamed). When the
+        run changed nothing, nothing is written. Returns False when nothing could be written (the next run
+        recomputes); never raises for a database problem."""
+        try:
+            if complete:
+                self.drop |= self._stored_keys() - self.seen
+            if not self.put and not self.drop:
+                return True
+            done = self._write(self.put.values(), self.drop - self.put.keys(), final=True)
+        finally:
+            self.close()
+        if done:
+            self.put.clear()
+            self.drop.clear()
+        return done
 
-    def _with_facts(self, blob: Blob) -> Blob:
-        """``blob`` with this run's facts of files without an entry (changed in place and returned)."""
-        blob.update(self.put_facts)
-        return blob
-
-    def _first_blob(self, rows: Iterable[tuple[str, tuple[Any, ...]]], drop: set[str]) -> str:
-        """The text of the facts blob of the stored entries ``rows`` (pairs of key and the columns after ``key``
-        of :data:`_ENTRIES`, read as they come) once this run's entries replace theirs and ``drop`` is forgotten.
-        Written item by item (:func:`memzoi.stores.verdictfacts.item_text`): at 50,000 files the blob as a dict of
-        decoded facts, then dumped, was 130 MB of ``memzoi check``'s peak."""
-        parts = []
-        for k, row in rows:
-            if k not in drop and k not in self.put and k not in self.put_facts and _sound(k, self.stamp, row):
-                parts.append(entry_item(k, row[:5], row[6], row[5]))
-        parts += [verdictfacts.put_item(e) for e in self.put.values() if e.key not in drop]
-        parts += [verdictfacts.facts_item(k, item) for k, item in self.put_facts.items()]
-        return blob_text(parts)
-
-    @property
-    def partial(self) -> bool:
-        """Whether only some entries were read (``load(..., keys=...)``)."""
-        return self._partial
+    def _stored_keys(self) -> set[str]:
+        """The keys of every entry under the stamp: those read, when every one was; else asked of the store
+        (empty when it cannot be)."""
+        if self.whole or self.conn is None:
+            return set(self.rows)
+        try:
+            return {r[0] for r in self.conn.execute("SELECT key FROM entries WHERE ctx = ?", (self.stamp,))}
+        except sqlite3.Error:
+            return set()
 
 
 __all__ = [
     "CACHE_FORMAT",
+    "CHUNK_MAX",
+    "EAGER_AFTER",
+    "FLUSH_AT",
     "RACY_NS",
     "Entry",
     "ProjectCache",

@@ -7,7 +7,9 @@ payload is JSON, a list of plain values in a fixed order (positional, because a 
 opening span, attested flag, the findings without quick fixes and without ``retention_query_only`` (code,
 message, start, end, severity, data), the cross-file facts, the line starts as one string (parsed only when a
 finding must be placed, :func:`line_starts`), the text's length in code points and the retention mark
-(boundary in microseconds since the epoch, reason, span). Change :data:`PAYLOAD_FORMAT` with the layout.
+(boundary in microseconds since the epoch, reason, span). A file that gets no verdict entry but whose cross-file
+facts may be kept has the payload of its facts alone (:func:`facts_only`). Change :data:`PAYLOAD_FORMAT` with the
+layout.
 """
 
 from __future__ import annotations
@@ -81,23 +83,21 @@ def make_payload(analysis: Analysis, first: Local, facts: FileFacts, starts: lis
     )
 
 
-def cache_parts(
-    analysis: Analysis, first: Local, facts: FileFacts, starts: list[int]
-) -> tuple[str | None, list[Any] | None]:
-    """``(payload, kept facts)`` of a file for :meth:`memzoi.stores.verdictcache.ProjectCache.store`: its entry's payload
-    (:func:`make_payload`), else the facts the blob may keep (:func:`kept_facts`), else neither. Never raises: the
-    cache never changes a report, a file it cannot take is only not cached."""
+def cache_payload(analysis: Analysis, first: Local, facts: FileFacts, starts: list[int]) -> str | None:
+    """What :meth:`memzoi.stores.verdictcache.ProjectCache.store` keeps of a file: its entry's payload
+    (:func:`make_payload`), else the payload of its facts alone when they may be kept (:func:`facts_only`), else
+    ``None``. Never raises: the cache never changes a report, a file it cannot take is only not cached."""
     try:
         payload = make_payload(analysis, first, facts, starts)
-        return payload, (kept_facts(analysis, first, facts) if payload is None else None)
+        return payload if payload is not None else facts_only(analysis, first, facts)
     except Exception:  # noqa: BLE001
-        return None, None
+        return None
 
 
-def kept_facts(analysis: Analysis, first: Local, facts: FileFacts) -> list[Any] | None:
-    """The facts (as :func:`make_payload` keeps them) of a file that gets no entry, when they may still be kept in
-    the project's facts blob (:mod:`memzoi.stores.verdictfacts`) so that a check of other files need not analyse it again
-    for its cross-file facts; ``None`` when they may not.
+def facts_only(analysis: Analysis, first: Local, facts: FileFacts) -> str | None:
+    """The payload of a file that gets no verdict entry but whose facts may still be kept, so that a check of other
+    files need not analyse it again for its cross-file facts: the one-item JSON list of its facts
+    (:func:`facts_out`; :func:`is_facts_only` tells it from a verdict's payload); ``None`` when they may not.
 
     Kept only for a file of a project, not read through a symlink, with no secret finding at all (a stale
     attestation, a finding whose data is not plain JSON). A file with a secret keeps nothing: a detector's span may
@@ -109,13 +109,27 @@ def kept_facts(analysis: Analysis, first: Local, facts: FileFacts) -> list[Any] 
         return None
     if any(f.code in SECRET_CODES for f in first.own):  # the analysis's findings and what admission added
         return None
-    return facts_out(facts)
+    return "[" + facts_text(facts) + "]"
+
+
+def is_facts_only(payload: str) -> bool:
+    """Whether ``payload`` keeps a file's facts alone (:func:`facts_only`): a verdict's payload starts with its role, a
+    string, where this one starts with the facts list."""
+    return payload.startswith("[[")
+
+
+def payload_facts(payload: str) -> list[Any]:
+    """The facts list (:func:`facts_out`) a payload keeps: a verdict's sixth value, or the one value of
+    :func:`facts_only`'s. Raises ``ValueError``, ``TypeError`` or ``IndexError`` for a payload that is not one."""
+    value = json.loads(payload)
+    facts: list[Any] = value[0] if is_facts_only(payload) else value[5]
+    return facts
 
 
 def facts_out(f: FileFacts) -> list[Any]:
     """The one stored form of a file's cross-file facts: a list of plain values in :class:`FileFacts`' field
     order (its references as ``[field, target, start, end, to]``), ``failed`` appended only when set. A store entry's
-    payload, the facts blob and the index's ``files.facts`` all keep it (read back by :func:`stored_facts`)."""
+    payload and the index's ``files.facts`` keep it (read back by :func:`stored_facts`)."""
     return [
         f.kind,
         f.role,
@@ -140,7 +154,9 @@ def facts_text(f: FileFacts) -> str:
     return json.dumps(facts_out(f), separators=(",", ":"))
 
 
-def _facts_in(v: list[Any]) -> FileFacts:
+def stored_facts(v: list[Any]) -> FileFacts:
+    """The cross-file facts as a payload keeps them (:func:`facts_out`, :func:`payload_facts`). Raises as
+    :func:`read_payload` does."""
     refs = tuple(Ref(a, b, (s, e), to) for a, b, s, e, to in v[10])
     return FileFacts(
         v[0],
@@ -159,12 +175,6 @@ def _facts_in(v: list[Any]) -> FileFacts:
         v[13],
         len(v) > 14 and v[14] is True,
     )
-
-
-def stored_facts(value: list[Any]) -> FileFacts:
-    """The cross-file facts as a payload (or the facts blob, :mod:`memzoi.stores.verdictfacts`) keeps them. Raises as
-    :func:`read_payload` does."""
-    return _facts_in(value)
 
 
 def payload_boundary(payload: str) -> datetime | None:
@@ -210,18 +220,20 @@ def read_payload(
     opening = (o1, o2)
     r = Role(role)
     canonical = canonical_findings(path, r, memzoi_dir, opening, links, mode=mode)
-    return Local(own + canonical, r, opening, bool(attested), len(canonical)), _facts_in(facts), starts, length
+    return Local(own + canonical, r, opening, bool(attested), len(canonical)), stored_facts(facts), starts, length
 
 
 __all__ = [
     "PAYLOAD_FORMAT",
-    "cache_parts",
+    "cache_payload",
+    "facts_only",
     "facts_out",
     "facts_text",
-    "kept_facts",
+    "is_facts_only",
     "line_starts",
     "make_payload",
     "payload_boundary",
+    "payload_facts",
     "read_payload",
     "stored_facts",
 ]
