@@ -48,3 +48,31 @@ def test_keys_in_git(tmp_path):
     sub = repo / "pkg"
     sub.mkdir()
     assert derive_keys(sub).repository_key == runtime_key("pkg", [common, b"pkg"])
+
+
+def test_keys_of_a_linked_worktree_come_from_one_git_process(tmp_path, monkeypatch):
+    repo = tmp_path / "main"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    who = ["-c", "user.name=t", "-c", "user.email=t@e"]
+    subprocess.run(["git", "-C", str(repo), *who, "commit", "-q", "--allow-empty", "-m", "c"], check=True)
+    linked = tmp_path / "linked"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(linked)], check=True)
+    calls = []
+    real_run = subprocess.run
+
+    def counting(cmd, *a, **kw):
+        calls.append(cmd)
+        return real_run(cmd, *a, **kw)
+
+    monkeypatch.setattr(subprocess, "run", counting)
+    keys = derive_keys(linked)
+    assert len(calls) == 1
+    common = str((repo / ".git").resolve()).encode()
+    git_dir = str((repo / ".git" / "worktrees" / "linked").resolve()).encode()
+    assert keys.in_git
+    assert keys.repository_key == runtime_key("main", [common, b""])
+    assert keys.worktree_key == runtime_key("worktree", [git_dir, b""])
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    assert not derive_keys(bare).in_git  # no work tree: git answers no top, as before

@@ -79,6 +79,32 @@ def test_the_heavy_list_is_seen_when_a_command_runs():
     assert {"pydantic", "yaml", "memzoi.safety", "memzoi.judge.analysis"} <= set(_heavy(loaded, CLI_HEAVY))
 
 
+def _plugins_looked_for(env: dict[str, str]) -> bool:
+    """Whether pydantic looked for its plugins (read every installed distribution's entry points) in a fresh
+    ``memzoi check`` of a record read from stdin."""
+    script = (
+        "import contextlib, io\n"
+        "from memzoi.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        "    main(['check', '-', '--stdin-filename', '.memzoi/records/x.md'])\n"
+        "from pydantic.plugin import _loader\n"
+        "print(_loader._plugins is not None)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, input="", env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip() == "True"
+
+
+def test_check_does_not_look_for_pydantic_plugins_unless_the_user_asks(tmp_path):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    assert not _plugins_looked_for(env)
+    assert _plugins_looked_for({**env, "PYDANTIC_DISABLE_PLUGINS": ""})  # the user's own setting is kept
+
+
 def test_help_of_every_command_and_subcommand_imports_no_heavy_module():
     code = (
         "import argparse\n"

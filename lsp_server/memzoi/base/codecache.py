@@ -81,14 +81,14 @@ def read_cache(path: Path) -> dict[bytes, types.CodeType]:
     return data
 
 
-def write_cache(path: Path, codes: dict[bytes, types.CodeType]) -> bool:
+def write_cache(path: Path, codes: Mapping[bytes, object]) -> bool:
     """Write ``codes`` to ``path`` atomically (a temporary file of mode 0600 renamed over it). Returns whether it
     was written; a failure (read-only or full disk) leaves the old file and raises nothing."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
         with os.fdopen(fd, "wb") as fh:
-            marshal.dump(codes, fh)
+            marshal.dump(dict(codes), fh)
         os.replace(tmp, path)
         return True
     except (OSError, ValueError):

@@ -243,9 +243,14 @@ def _check_paths_and_inputs(paths: list[str], progress: Any, cache: bool) -> Any
 
 
 def _config_errors(memzoi_dir: str | os.PathLike[str]) -> bool:
-    """Whether the ``config.toml`` of ``memzoi_dir`` has errors; a project without one has none, and its check
-    loads no configuration model (a replayed check then stays light)."""
+    """Whether the ``config.toml`` of ``memzoi_dir`` has errors; a project without one has none, nor one holding only
+    Memzoi's own sections (:func:`memzoi.judge.configplain.plainly_valid`), and their check loads no configuration
+    model (a replayed check then stays light)."""
     if not os.path.lexists(os.path.join(memzoi_dir, "config.toml")):  # memzoi.judge.config.CONFIG_NAME
+        return False
+    from ..judge.configplain import plainly_valid  # noqa: PLC0415 lazy: start-up
+
+    if plainly_valid(memzoi_dir):  # Memzoi's own sections only: valid, told without the models
         return False
     from ..judge.config import load_config  # noqa: PLC0415 lazy: start-up
 

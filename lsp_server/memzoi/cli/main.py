@@ -81,6 +81,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code (also used as ``sys.exit`` status by the console script)."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    # pydantic looks for plugins (its observability hooks) by reading the metadata of every installed distribution
+    # when the first model is built (some 25 ms of CPU in a one-file `check`), for hooks this command has no use
+    # for. A value the user set is kept (https://docs.pydantic.dev/latest/concepts/plugins/#disabling-plugins).
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     if argv == ["--version"]:  # answered before argparse and its help formatter (which imports shutil) load
         print(f"memzoi {__version__}")
         return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,12 @@ class Expanded:
     path_findings: list[tuple[str, Finding]] = field(default_factory=list)
     complete: set[str] = field(default_factory=set)
     configs: set[str] = field(default_factory=set)  # .memzoi directories whose config.toml was given
+    #: every folder the walk listed: ``(absolute path, its stat stamp (size, mtime_ns, inode, ctime_ns), its device,
+    #: the wall clock just before that stat)``, taken before the listing (:mod:`memzoi.base.freshness`' rule)
+    folders: list[tuple[str, tuple[int, int, int, int], int, int]] = field(default_factory=list)
+    #: whether what the walk found follows from those listings alone: a directory argument, no symlink met (its
+    #: target decides), no file outside ``.memzoi`` sniffed for frontmatter (its bytes decide), every folder stat'ed
+    listed_only: bool = True
 
 
 def expand(
@@ -68,9 +75,11 @@ def expand(
     # the argument are UTF-8 (others are reported, never entered), so only the argument needs converting.
     shown_arg = os.fsencode(arg).decode("utf-8", "replace")
     if not os.path.isdir(arg):
+        out.listed_only = False
         _expand_file(arg, shown_arg, out, on_file, files)
         return out
     if _linked_managed_folder(arg):
+        out.listed_only = False
         # A `.memzoi` folder (or a folder below one) that is a symlink is never read, however it is reached.
         out.path_findings.extend((shown_path(shown_arg), f) for f in _symlink_findings(folder=True))
         return out
@@ -131,7 +140,14 @@ class _Walk:
     def visit(self, d: str, shown: str, managed: bool) -> Iterator[tuple[str, str, bool]]:
         """Walk folder ``d``: a generator yielding each subfolder to walk before going on (the folders being
         walked live on an explicit stack, :func:`memzoi.judge.workspace.depth_first`, so no folder depth can
-        exhaust the interpreter's). ``managed``: ``d`` is ``.memzoi`` or below it."""
+        exhaust the interpreter's). ``managed``: ``d`` is ``.memzoi`` or below it. The folder's stat is taken
+        just before it is listed (:attr:`Expanded.folders`)."""
+        checked = time.time_ns()
+        try:
+            st = os.lstat(d)
+            self.out.folders.append((d, (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns), st.st_dev, checked))
+        except OSError:
+            self.out.listed_only = False
         try:
             with os.scandir(d) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -180,6 +196,7 @@ class _Walk:
 
     def _symlink(self, e: os.DirEntry[str], q_shown: str, managed: bool) -> None:
         """A symlink is never followed: a finding where Memzoi would read it, else skipped."""
+        self.out.listed_only = False  # where the link leads decides
         to_folder = _links_to_folder(e)
         if (managed and (e.name.endswith(".md") or to_folder)) or e.name == MEMZOI_DIR:
             self.out.path_findings.extend((shown_path(q_shown), f) for f in _symlink_findings(folder=to_folder))
@@ -193,6 +210,7 @@ class _Walk:
         if not managed:
             if not e.name.endswith(".md"):
                 return
+            self.out.listed_only = False  # its first bytes decide
             if not _looks_like_memzoi(e.path):
                 self.out.skipped.append((q_shown, "no frontmatter (not a Memzoi file)"))
                 return

@@ -32,6 +32,7 @@ from ..project.checkpaths import (
     expand as expand,
     require_exists as require_exists,
 )
+from .checkimports import load_judging
 from .checkreplay import Walked, begin, others_stamp, record, recorder, replayed
 
 # Re-exported (also imported from here).
@@ -135,6 +136,7 @@ def _check_paths(
     scope = replayed(args, utc_now(), progress) if cache else None
     if scope is not None and scope.report is not None:
         return scope.report
+    load_judging()
     if scope is not None and scope.changed:
         from .checkpartial import rejudge  # noqa: PLC0415 lazy: start-up
 

@@ -36,7 +36,7 @@ from ..judge.workspace import MEMZOI_DIR, takes_part
 from ..project.crossfile import Workspace, related_keys
 from ..stores import replay
 from . import checkreport
-from .checkreplay import Scope, connect
+from .checkreplay import Scope, Walked, connect
 
 if TYPE_CHECKING:
     from ..base.findings import Finding
@@ -60,15 +60,12 @@ def rejudge(
     files whose bytes changed, :attr:`Scope.changed`) at the clock ``now``, re-judging only the affected files
     (see the module docstring); ``None`` when that cannot be done (the caller then judges every file). Keeps the
     changed files' store entries and stores the new report. Never raises for a store problem."""
-    if scope.stored is None or not scope.changed or len(scope.changed) > MAX_CHANGED or scope.walked is None:
+    if scope.stored is None or not scope.changed or len(scope.changed) > MAX_CHANGED:
         return None
     inputs = scope.stored[0]
-    if inputs.links is None:
-        return None
-    calls = [c for w in scope.walked if w is not None for c in w.calls]
-    displays = {path: display for path, display, _ in calls}
-    if len({d for _, d, _ in calls}) != len(calls) or len(displays) != len(calls):
-        return None  # a display path shared by two files (or a file walked twice): findings are not one file's
+    displays = scope.displays if scope.walked is None else _walked_displays(scope.walked)
+    if inputs.links is None or displays is None:
+        return None  # (a display path shared by two files, or a file walked twice: findings are not one file's)
     mds = sorted({os.path.abspath(os.path.join(r, MEMZOI_DIR)) for r in inputs.roots})
     projects: dict[str, ProjectCache] = {}
     try:
@@ -90,6 +87,13 @@ def rejudge(
     if progress is not None:
         progress(report.files_checked, report.files_checked)
     return report
+
+
+def _walked_displays(walked: list[Walked | None]) -> dict[str, str] | None:
+    """Each walked file's display path; ``None`` when two files share one or a file was walked twice."""
+    calls = [c for w in walked if w is not None for c in w.calls]
+    displays = {path: display for path, display, _ in calls}
+    return displays if len({d for _, d, _ in calls}) == len(calls) == len(displays) else None
 
 
 def _memzoi_dir(path: str, projects: Mapping[str, object]) -> str | None:
@@ -260,7 +264,7 @@ def _store(
     if conn is None:
         return False
     try:
-        return replay.save(conn, scope.key, inputs, data, [*scope.changed, *scope.confirmed])
+        return replay.save(conn, scope.key, inputs, data)
     finally:
         conn.close()
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..judge.workspace import find_project_root
 from ..project.checkpaths import Expanded, expand
 from ..stores import replay
+from ..stores.walklisting import Listing, listing_current, listing_gains
 from . import checkreport
 from .checkreport import CheckReport, is_resident
 
@@ -85,6 +86,10 @@ class Scope:
     stored: tuple[replay.Inputs, bytes] | None = None
     changed: list[str] = field(default_factory=list)
     confirmed: replay.Stamps = field(default_factory=dict)
+    #: the walk found what the stored run's did and its folders' listing replaces the stored one (to be written)
+    relisted: bool = False
+    #: each file's display path, from a current listing instead of a walk (:attr:`walked` is then ``None``)
+    displays: dict[str, str] | None = None
 
 
 def _root_of(args: list[str]) -> Path | None:
@@ -130,29 +135,30 @@ def replayed(args: list[str], now: datetime, progress: Callable[[int, int], None
         conn.close()
     if stored is None:
         return scope  # nothing to replay: the planner walks, overlapping with the workers
-    scope.walked = walked = walk(args)
-    if any(w is None for w in walked):
+    if any(is_resident(a) for a in args):
         return None  # a resident file among the arguments: checked apart, never replayed
     inputs, blob = stored
-    return _settle(scope, walked, root, inputs, blob, now, progress)
+    return _settle(scope, args, root, inputs, blob, now, progress)
 
 
 def _settle(
     scope: Scope,
-    walked: list[Walked | None],
+    args: list[str],
     root: Path,
     inputs: replay.Inputs,
     blob: bytes,
     now: datetime,
     progress: Callable[[int, int], None] | None,
 ) -> Scope:
-    """``scope`` (whose files are ``walked``) told what the stored run (``inputs``, its report ``blob``) gives at
-    ``now``: nothing when an input other than files' bytes changed (a boundary passed, the walk or a project's inputs
-    differ), the changed files
-    for a partial run when only some files' bytes did, else the stored report (the confirmed stamps written back)."""
+    """``scope`` (a run of ``args``) told what the stored run (``inputs``, its report ``blob``) gives at ``now``:
+    nothing when an input other than files' bytes changed (a boundary passed, the walk or a project's inputs
+    differ), the changed files for a partial run when only some files' bytes did, else the stored report (the
+    confirmed stamps written back). The arguments are walked only where their folders' listing is not current
+    (:func:`memzoi.stores.walklisting.listing_current`) or a partial run needs the walk."""
     if inputs.until_us is not None and replay.micros(now) >= inputs.until_us:
         return scope
-    if _walk_digest(walked, inputs.planes) != inputs.walk:
+    listed = not inputs.planes and listing_current(inputs.listing, args)
+    if not listed and not _walked_same(scope, args, inputs):
         return scope
     roots = {r: set(f) for r, f in inputs.roots.items()}
     projects = replay.project_inputs(roots)
@@ -160,17 +166,60 @@ def _settle(
         return scope
     changed, confirmed = replay.changed_files(inputs.stamps)
     if changed:  # only some files' bytes: they and the files they touch are judged again (memzoi.runs.checkpartial)
+        if scope.walked is None:  # the partial run needs each file's display path: from the listing, else walked
+            scope.displays = _displays(args, inputs)
+            if scope.displays is None and not _walked_same(scope, args, inputs):
+                return scope
         scope.stored, scope.changed, scope.confirmed, scope.projects = (inputs, blob), changed, confirmed, projects
         return scope
     try:
         scope.report = checkreport.load(blob)
     except (ValueError, TypeError, KeyError, IndexError):
         return scope
-    if confirmed:  # read to confirm a racy, old or other stamp: trusted by stat next time where the rule lets it
+    if confirmed or scope.relisted:  # read to confirm a racy, old or other stamp: trusted by stat next time
         _restamp(root, scope.key, inputs, confirmed, blob)
     if progress is not None:
         progress(scope.report.files_checked, scope.report.files_checked)
     return scope
+
+
+def _walked_same(scope: Scope, args: list[str], inputs: replay.Inputs) -> bool:
+    """Walk ``args`` (:attr:`Scope.walked`) and tell whether the walk found what the stored run's did; the fresh
+    listing of its folders replaces the stored one where it lets the next run skip the walk
+    (:attr:`Scope.relisted`)."""
+    scope.walked = walked = walk(args)
+    if _walk_digest(walked, inputs.planes) != inputs.walk:
+        return False
+    fresh = _listing(walked, inputs.planes)
+    if listing_gains(inputs.listing, fresh):
+        inputs.listing, scope.relisted = fresh, True
+    return True
+
+
+def _displays(args: list[str], inputs: replay.Inputs) -> dict[str, str] | None:
+    """The display path of each file of ``inputs`` as the walk of the one directory argument ``args`` whose current
+    listing they keep gives it (the argument as spelled, then the path below its real folder; a listing is kept only
+    for a walk without path findings, :func:`_listing`); ``None`` for several arguments or a file not below it."""
+    if len(args) != 1 or not inputs.listing:
+        return None
+    top = inputs.listing[0][0] + os.sep
+    shown = os.fsencode(args[0]).decode("utf-8", "replace")
+    prefix = shown if shown.endswith("/") else shown + "/"
+    out = {path: prefix + path[len(top) :] for path in inputs.stamps if path.startswith(top)}
+    return out if len(out) == len(inputs.stamps) else None
+
+
+def _listing(walked: list[Walked | None], planes: list[str]) -> Listing | None:
+    """The :data:`memzoi.stores.walklisting.Listing` of ``walked`` (each argument's real path, each folder's stamp
+    and clock as the walk took them), ``None`` where more than the listings decides what the walk found
+    (:attr:`memzoi.project.checkpaths.Expanded.listed_only`) or a check of a few files also lists ``planes``."""
+    found = [w.found for w in walked if w is not None]
+    if planes or not found or len(found) != len(walked):
+        return None
+    if not all(f.listed_only and f.folders and not f.path_findings for f in found):
+        return None
+    folders = {path: [*stamp, checked] for f in found for path, stamp, _, checked in f.folders}
+    return [[f.folders[0][0] for f in found], folders]
 
 
 def _restamp(root: Path, key: str, inputs: replay.Inputs, confirmed: replay.Stamps, blob: bytes) -> None:
@@ -308,6 +357,7 @@ def record(scope: Scope, plan: Any, stages: list[Checked], report: CheckReport) 
         {k: sorted(v) for k, v in roots.items()},
         _links(stamps, facts),
         planes,
+        _listing(plan.walked, planes),
     )
     conn = connect(scope.root)
     if conn is None:

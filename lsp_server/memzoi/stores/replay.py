@@ -1,10 +1,11 @@
 """Replay of ``memzoi check``: when no input of a run's report changed since a run with the same arguments stored
 it, the stored report is given back instead of judging anything again (issue 29, "Replay").
 
-**The inputs of a report** (:class:`Inputs`):
+**The inputs of a report** (:class:`memzoi.stores.replayinputs.Inputs`, which holds their stored form):
 
 - the walk: every file it found, in order, with the skipped entries and path findings (a new, removed or renamed
-  file changes it);
+  file changes it); a replay whose folders keep the stamps they had when the walk listed them skips it
+  (:mod:`memzoi.stores.walklisting`);
 - every file's bytes, by the one freshness rule of the store (:mod:`memzoi.base.freshness`): its stat stamp vouches
   alone only where that rule lets it (not racy, a file system with a real ctime, not drawn for a re-hash), else
   the file is read and its BLAKE3 digest compared with the one its verdict was made from;
@@ -19,7 +20,7 @@ it, the stored report is given back instead of judging anything again (issue 29,
 A report is stored for a run whose every file lies in a project and was read stably (a run over several projects
 is kept in the store of the first, with every project's inputs), and whose finding data is plain
 JSON. A check of a few files (what pre-commit runs) also reads the cross-file facts of the project's other
-records and packets: their listing is then part of the walk and their bytes are among the stamps (:attr:`Inputs.planes`;
+records and packets: their listing is then part of the walk and their bytes are among the stamps (``Inputs.planes``;
 a file whose facts came from the index, which keeps no stamp of ours, makes the report not stored). What is stored is what the report prints (no file text, no matched value: a secret is named by its
 kind, place and fingerprint only). A stored report is checksummed: a damaged row is a miss. A miss runs the
 check as usual: files whose bytes are unchanged still come from their store entries, only changed files are
@@ -33,11 +34,13 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import sqlite3
+import stat
+import struct
 import time
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -45,13 +48,11 @@ from typing import Any
 import blake3
 
 from ..base import freshness
+from .replayinputs import Inputs, Stamps, decode, encode
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: Stored reports kept per project (one per argument list and working directory).
 KEEP = 16
-#: ``path -> [size, mtime_ns, ino, ctime_ns, checked_ns, digest hex]`` of the bytes each file's verdict was made from;
-#: a run that made them may hold one packed instead (:func:`memzoi.base.freshness.pack_stamp`, ``stamp_list``).
-Stamps = dict[str, list[Any] | bytes]
 
 
 def report_key(args: list[str], cwd: str) -> str:
@@ -111,10 +112,8 @@ def walk_digest(
     return h.hexdigest()
 
 
-#: Items encoded together by :func:`_list_pieces` and :meth:`Inputs.encoded`.
+#: Items encoded together by :func:`_list_pieces`.
 _BATCH = 4096
-_PIECE = 1 << 20
-_COMPACT = json.JSONEncoder(separators=(",", ":"))
 
 
 def _list_pieces(items: Iterable[Any]) -> Iterable[bytes]:
@@ -162,112 +161,6 @@ def project_inputs(roots: dict[str, set[str]]) -> str:
     return h.hexdigest()
 
 
-@dataclass
-class Inputs:
-    """The inputs a stored report was made from: ``walk`` (:func:`walk_digest`), ``projects``
-    (:func:`project_inputs` of ``roots``: project root → the folders of its checked files), ``stamps`` (each
-    file's bytes), ``until_us`` (the earliest retention boundary, microseconds since the epoch; ``None`` for
-    none) and ``links``: the cross-file keys (:func:`memzoi.project.crossfile.related_keys`, as :func:`link_key`
-    stores them) of each file of ``stamps``, in its order (:func:`pack_links`), so that a run re-judging a few
-    changed files finds the files they touch (``None``: not kept, such a run judges every file); ``planes``: for a
-    check of a few files, the ``.memzoi`` directories whose other records and packets gave cross-file facts (their
-    listing is part of ``walk``, their files are in ``stamps``)."""
-
-    walk: str
-    projects: str
-    stamps: Stamps
-    until_us: int | None
-    roots: dict[str, list[str]]
-    links: str | None = None
-    planes: list[str] = field(default_factory=list)
-    #: the text :meth:`from_json` read, up to the end of ``stamps`` (for :meth:`to_json` with ``changed``)
-    read: str | None = field(default=None, repr=False, compare=False)
-
-    def _tail(self) -> str:
-        """The stored form's text after ``stamps``."""
-        rest = (self.until_us, self.roots, self.links, self.planes)
-        return "," + ",".join(json.dumps(v, separators=(",", ":")) for v in rest) + "]"
-
-    def to_json(self, changed: Iterable[str] | None = None) -> str:
-        """The stored form. With ``changed`` (the files whose stamps changed since :meth:`from_json`, every other
-        input but the ones after ``stamps`` as read) the stamps of those files are written into the text read,
-        which gives the same text as encoding everything (a report's inputs are some 3 MB at 10,000 files)."""
-        if self.read is not None and changed is not None:
-            spliced = _spliced_stamps(self.read, self.stamps, changed)
-            if spliced is not None:
-                return spliced + self._tail()
-        stamps = {p: freshness.stamp_list(v) for p, v in self.stamps.items()}
-        return json.dumps(
-            [self.walk, self.projects, stamps, self.until_us, self.roots, self.links, self.planes],
-            separators=(",", ":"),
-        )
-
-    def pieces(self, changed: Iterable[str] | None = None) -> Iterable[bytes]:
-        """The UTF-8 (``surrogateescape``) of :meth:`to_json`'s text in pieces, which joined are byte for byte that
-        text: where everything is encoded, the stamps a batch of :data:`_BATCH` files at a time (at 55,000 files the
-        text is some 14 MB, and ``json.dumps`` held its chunks and the joined text at once); with ``changed``
-        spliced into the text read, that text a slice at a time."""
-        if self.read is not None and changed is not None:
-            spliced = _spliced_stamps(self.read, self.stamps, changed)
-            if spliced is not None:
-                text = spliced + self._tail()
-                for i in range(0, len(text), _PIECE):
-                    yield text[i : i + _PIECE].encode("utf-8", "surrogateescape")
-                return
-        yield b"[" + _COMPACT.encode([self.walk, self.projects])[1:-1].encode("utf-8", "surrogateescape") + b",{"
-        items = iter(self.stamps.items())
-        first = True
-        while batch := {p: freshness.stamp_list(v) for p, v in itertools.islice(items, _BATCH)}:
-            yield (b"" if first else b",") + _COMPACT.encode(batch)[1:-1].encode("utf-8", "surrogateescape")
-            first = False
-        yield b"}" + self._tail().encode("utf-8", "surrogateescape")
-
-    @classmethod
-    def from_json(cls, text: str) -> Inputs:
-        """Read :meth:`to_json`'s text back. Raises ``ValueError``, ``TypeError`` for one it did not write."""
-        walk, projects, stamps, until, roots, links, planes = json.loads(text)
-        if not isinstance(stamps, dict) or not isinstance(roots, dict) or not isinstance(links, str | None):
-            raise TypeError("stamps")
-        if not isinstance(planes, list):
-            raise TypeError("planes")
-        got = cls(walk, projects, stamps, until, roots, links, planes)
-        tail = got._tail()
-        if text.endswith(tail):
-            got.read = text[: -len(tail)]
-        return got
-
-
-_DECODER = json.JSONDecoder()
-
-
-def _spliced_stamps(head: str, stamps: Stamps, changed: Iterable[str]) -> str | None:
-    """``head`` (a stored form's text up to the end of its stamps) with the stamps of ``changed`` as ``stamps``
-    holds them now, in one pass; ``None`` when one is not found in ``head`` (a file added: encode everything). A
-    file's stamp is found by its key (``"path":[`` after ``{`` or ``,``: its value holds numbers and a hex string
-    only, and the inputs before ``stamps`` are hex strings)."""
-    spans = []
-    for path in dict.fromkeys(changed):
-        needle = json.dumps(path) + ":["
-        at = head.find(needle)
-        while at > 0 and head[at - 1] not in "{,":
-            at = head.find(needle, at + 1)
-        if at <= 0 or path not in stamps:
-            return None
-        start = at + len(needle) - 1
-        try:
-            end = _DECODER.raw_decode(head, start)[1]
-        except ValueError:
-            return None
-        spans.append((start, end, json.dumps(freshness.stamp_list(stamps[path]), separators=(",", ":"))))
-    spans.sort()
-    out, pos = [], 0
-    for start, end, text in spans:
-        out += [head[pos:start], text]
-        pos = end
-    out.append(head[pos:])
-    return "".join(out)
-
-
 def changed_files(stamps: Stamps) -> tuple[list[str], Stamps]:
     """The files of ``stamps`` whose bytes are not those their stored stamp was made from, by the one freshness
     rule (:func:`memzoi.base.freshness.vouches`, else a read compared by digest, :func:`memzoi.base.freshness.confirm`;
@@ -279,13 +172,18 @@ def changed_files(stamps: Stamps) -> tuple[list[str], Stamps]:
     decides (at 10,000 files that write was a sixth of a replay)."""
     changed: list[str] = []
     confirmed: Stamps = {}
+    trusted, now, lstat, regular = freshness.trusted, time.time_ns(), os.lstat, stat.S_ISREG  # one clock for all
     for path, held in stamps.items():
         stored = freshness.stamp_list(held)
-        st = freshness.lstat(path)
-        if st is None or st.stamp[0] != stored[0]:
+        try:
+            st = lstat(path)
+        except (OSError, ValueError):
             changed.append(path)
             continue
-        if freshness.vouches(st, stored[:4], stored[4]):
+        if not regular(st.st_mode) or st.st_size != stored[0]:
+            changed.append(path)
+            continue
+        if trusted((st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns), st.st_dev, stored[:4], stored[4], now):
             continue
         read = freshness.confirm(path, stored[0], bytes.fromhex(stored[5]))
         if read is None:
@@ -298,15 +196,13 @@ def changed_files(stamps: Stamps) -> tuple[list[str], Stamps]:
 def restamp(conn: sqlite3.Connection, key: str, inputs: Inputs, confirmed: Stamps, report: bytes) -> bool:
     """Store ``inputs`` of the report under ``key`` again with the files of ``confirmed`` under their new stamps
     (their bytes are those the report was made from). Returns False when it could not be written."""
-    if not confirmed:
-        return True
     inputs.stamps.update(confirmed)
-    return save(conn, key, inputs, report, confirmed)
+    return save(conn, key, inputs, report)
 
 
 def _sum(key: str, inputs: bytes, blob: bytes) -> bytes:
-    """The checksum of a stored report: 16 bytes of BLAKE3 over the key, a NUL, the UTF-8 of the inputs' text
-    (:meth:`Inputs.to_json`; :func:`_packed` hashes it piece by piece), a NUL and the compressed report."""
+    """The checksum of a stored report: 16 bytes of BLAKE3 over the key, a NUL, the inputs' stored form
+    (:func:`memzoi.stores.replayinputs.encode`), a NUL and the compressed report."""
     h = blake3.blake3(key.encode() + b"\0")
     h.update(inputs)
     h.update(b"\0")
@@ -315,44 +211,28 @@ def _sum(key: str, inputs: bytes, blob: bytes) -> bytes:
 
 
 def load(conn: sqlite3.Connection, key: str) -> tuple[Inputs, bytes] | None:
-    """The stored inputs (compressed, :func:`_packed`) and report (as :func:`memzoi.runs.checkreport.dump` wrote it) under ``key``; ``None`` when
-    none is stored, its checksum does not match, or it cannot be read. Never raises."""
+    """The stored inputs (:func:`memzoi.stores.replayinputs.decode`) and report (as
+    :func:`memzoi.runs.checkreport.dump` wrote it) under ``key``; ``None`` when none is stored, its checksum does not
+    match, or it cannot be read (a row of another layout included). Never raises."""
     try:
         row = conn.execute("SELECT inputs, report, sum FROM reports WHERE key = ?", (key,)).fetchone()
-        if row is None or not isinstance(row[0], bytes):
+        if row is None or not isinstance(row[0], bytes) or _sum(key, row[0], row[1]) != row[2]:
             return None
-        text = zlib.decompress(row[0])
-        if _sum(key, text, row[1]) != row[2]:
-            return None
-        return Inputs.from_json(text.decode("utf-8", "surrogateescape")), zlib.decompress(row[1])
-    except (sqlite3.Error, ValueError, TypeError, zlib.error):
+        return decode(row[0]), zlib.decompress(row[1])
+    except (sqlite3.Error, ValueError, TypeError, zlib.error, struct.error):
         return None
 
 
-def _packed(key: str, inputs: Inputs, changed: Iterable[str] | None, blob: bytes) -> tuple[bytearray, bytes]:
-    """``inputs``' stored form (:meth:`Inputs.pieces`, zlib level 1 as it streams: at 55,000 files 14 MB of text
-    become some 5.6 MB, bound as made, not copied: SQLite holds a bound value about twice while writing it) and the
-    row's checksum (:func:`_sum` of the text, hashed piece by piece, and of the compressed report ``blob``)."""
-    h = blake3.blake3(key.encode() + b"\0")
-    squeeze = zlib.compressobj(1)
-    out = bytearray()
-    for piece in inputs.pieces(changed):
-        h.update(piece)
-        out += squeeze.compress(piece)
-    out += squeeze.flush()
-    h.update(b"\0")
-    h.update(blob)
-    return out, h.digest(16)
-
-
-def save(
-    conn: sqlite3.Connection, key: str, inputs: Inputs, report: bytes, changed: Iterable[str] | None = None
-) -> bool:
-    """Store ``report`` under ``key`` with its ``inputs`` (``changed``: the files whose stamps changed since they were
-    read, :meth:`Inputs.to_json`; stored compressed, :func:`_packed`) in one transaction, keeping the :data:`KEEP`
-    most recent reports. Returns False when it could not be written; never raises for a database problem."""
+def save(conn: sqlite3.Connection, key: str, inputs: Inputs, report: bytes) -> bool:
+    """Store ``report`` under ``key`` with its ``inputs`` (:func:`memzoi.stores.replayinputs.encode`) in one
+    transaction, keeping the :data:`KEEP` most recent reports. Returns False when it could not be written (inputs
+    that cannot be stored included); never raises for a database problem."""
     blob = zlib.compress(report, 1)
-    packed, checksum = _packed(key, inputs, changed, blob)
+    try:
+        packed = encode(inputs)
+    except ValueError:
+        return False
+    checksum = _sum(key, packed, blob)
     try:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute(
