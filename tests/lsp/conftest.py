@@ -210,7 +210,10 @@ async def start_client(
     if ready is not None:
         await asyncio.wait_for(ready, 10)
     if wait_scanned and (root / ".memzoi").is_dir():
-        await wait_until(lambda: any("scanned" in m.message for m in client.log_messages), timeout=20)
+        # the scan's own message, not the log bridge's copy of its log record (which can arrive first)
+        await wait_until(
+            lambda: any(m.message.startswith("memzoi-lsp: scanned") for m in client.log_messages), timeout=20
+        )
     return client
 
 
