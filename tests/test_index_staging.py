@@ -41,6 +41,8 @@ def test_rows_are_staged_as_they_come_without_the_write_lock(project, monkeypatc
                 other.execute("ROLLBACK")
                 assert other.execute("SELECT count(*) FROM files").fetchone()[0] == before["files"]
                 seen.append((done, staged(ix)))
+                # each staged batch has its checksum already, taken while the files are analysed
+                assert ix.db.execute("SELECT count(*) FROM temp.staged_files WHERE checksum = ''").fetchone()[0] == 0
 
         result = ix.rebuild(progress)
         other.close()
