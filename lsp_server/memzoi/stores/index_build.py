@@ -160,11 +160,14 @@ class Staging:
         self.result = RebuildResult()
         self._held: list[Row] = []
         self._summed = 0  # the rowid of staged_files up to which checksums are taken
+        self._sum = ""
 
     def __enter__(self) -> Staging:
         self._drop()
         for stmt in staging_script(self.PREFIX):
             self.db.execute(stmt)
+        p = self.PREFIX  # one statement for every batch (checksum_sql reads the tables' columns)
+        self._sum = f"UPDATE {p}files AS files SET checksum = {checksum_sql(self.db, p)} WHERE rowid > ?"
         self.db.execute("BEGIN")  # deferred; it writes only the temporary database: the index stays unlocked
         return self
 
@@ -193,11 +196,8 @@ class Staging:
             return
         _insert(self.db, self._held, self.PREFIX, self.result)
         self._held = []
-        p = self.PREFIX
-        self.db.execute(
-            f"UPDATE {p}files AS files SET checksum = {checksum_sql(self.db, p)} WHERE rowid > ?", (self._summed,)
-        )
-        self._summed = self.db.execute(f"SELECT max(rowid) FROM {p}files").fetchone()[0]
+        self.db.execute(self._sum, (self._summed,))
+        self._summed = self.db.execute(f"SELECT max(rowid) FROM {self.PREFIX}files").fetchone()[0]
 
     def finish(self) -> RebuildResult:
         """Write what is held (:meth:`flush`), still outside the index's write lock; returns what was staged, ids
