@@ -26,7 +26,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..base.runtime import private_dir, private_file
 from ..base.runtime_errors import RuntimeStateError, runtime_error
@@ -34,6 +34,7 @@ from .index_build import (
     PARALLEL_THRESHOLD,
     Progress,
     RebuildResult,
+    Staging,
     analyse_rows,
     insert_rows,
 )
@@ -169,7 +170,8 @@ class Index(IndexQueries):
         self, progress: Progress | None = None, *, everything: bool = False, files: list[Path] | None = None
     ) -> RebuildResult:
         """Recreate the whole index from the git plane in one transaction (readers keep the old state until
-        commit), with the store entries made from the same analyses. With ``everything`` (``memzoi rebuild``) the
+        commit), with the store entries made from the same analyses; the rows are staged as they come, outside the
+        write lock (:class:`memzoi.stores.index_build.Staging`). With ``everything`` (``memzoi rebuild``) the
         store's other tables are emptied in the same transaction first: store entries and stored reports
         (:mod:`memzoi.stores.store`); the entries are filled again, the reports by the next check.
         ``files``: the git plane's files as a caller just listed them (sorted), instead of a walk. Returns what was
@@ -182,16 +184,17 @@ class Index(IndexQueries):
             plane, stat_of = plane_of(self.root)
             files = [Path(p) for _, p in plane if stat_of(p) is not None]
         git = git_state(self.root, {os.path.dirname(p) for p in files})
-        rows, made = self._rows(files, progress)
-        del files  # not needed while the rows are inserted: 11,000 paths held about 5 MB
-        with _Tx(self.db):
-            if everything:
-                for name in ("entries", "reports"):
+        with Staging(self.db) as staged:  # the rows go to temporary tables as they come, outside the write lock
+            made = analyse_rows(self.root, files, progress, **self._supply(), sink=staged.add)[1]
+            del files  # not needed while the rows are copied: 11,000 paths held about 5 MB
+            result = staged.finish()
+            with _Tx(self.db):
+                for name in ("entries", "reports") if everything else ():
                     self.db.execute(f"DELETE FROM {name}")
-            self._write_entries(made)
-            self._recreate(stamp, git)
-            result = insert_rows(self.db, rows)
-            self._index_text()
+                self._write_entries(made)
+                self._recreate(stamp, git)
+                staged.copy()
+                self._index_text()
         self.schema_problem = None
         result.seconds = time.perf_counter() - started
         return result
@@ -255,7 +258,7 @@ class Index(IndexQueries):
             (present if q.is_file() and not q.is_symlink() else gone).append(q)
         from .index_rows import keep_verified  # noqa: PLC0415 lazy: start-up
 
-        rows, made = self._rows(present, progress)
+        rows, made = analyse_rows(self.root, present, progress, **self._supply())
         keep_verified(self.db, self.root, rows)
         with _Tx(self.db):
             self._delete([self._rel(q) for q in present + gone])
@@ -343,9 +346,9 @@ class Index(IndexQueries):
 
         return index_key(self.root, p)
 
-    def _rows(self, files: list[Path], progress: Progress | None) -> tuple[list[Row], list[tuple[str, Entry | None]]]:
-        """Rows and entries of ``files`` (:func:`memzoi.stores.index_build.analyse_rows`, this index's supply)."""
-        return analyse_rows(self.root, files, progress, premade=self.premade, workers=self.workers, helper=self.helper)
+    def _supply(self) -> dict[str, Any]:
+        """How this index's files are analysed: :func:`memzoi.stores.index_build.analyse_rows`'s keywords."""
+        return {"premade": self.premade, "workers": self.workers, "helper": self.helper}
 
     def _write_entries(self, made: list[tuple[str, Entry | None]]) -> None:
         """Write the store entries made with the rows (:func:`memzoi.stores.verdictcache.write_entries`, under the

@@ -111,20 +111,44 @@ def row_checksum(text: str) -> str:
     return blake3.blake3(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def checksum_sql(db: sqlite3.Connection) -> str:
+def checksum_sql(db: sqlite3.Connection, prefix: str = "") -> str:
     """An SQL expression, over a row of ``files``, of the checksum of every value the index stores for that file:
     its ``files`` row and its ``records`` or ``proposals`` row, each value ``quote()``-d (so ``NULL``, numbers and
     text stay apart), but the columns of :data:`_UNCHECKED`. Written with the rows (:func:`memzoi.stores.index_build.insert_rows`)
     and compared where rows are served (:func:`sound_sql`): a row whose values no longer match is a miss, withheld,
     never served (issue 29: "a corrupt payload is a miss, never a verdict"). A refresh does not compare them: that
-    reads every stored byte (0.2 s of CPU at 10,000 files, more than the rest of a search)."""
+    reads every stored byte (0.2 s of CPU at 10,000 files, more than the rest of a search). ``prefix``: the same
+    over the staged tables of a rebuild (:func:`staging_script`, ``"staged_"``), the outer row named ``files``."""
 
     def values(table: str) -> str:
-        cols = [c[1] for c in db.execute(f"PRAGMA table_info({table})") if c[1] not in _UNCHECKED]
+        cols = [c[1] for c in db.execute(f"PRAGMA table_info({prefix}{table})") if c[1] not in _UNCHECKED]
         return "||".join(f"quote({table}.{c})" for c in cols)
 
-    texts = [f"ifnull((SELECT {values(t)} FROM {t} WHERE {t}.path = files.path), '')" for t in ("records", "proposals")]
+    texts = [
+        f"ifnull((SELECT {values(t)} FROM {prefix}{t} AS {t} WHERE {t}.path = files.path), '')"
+        for t in ("records", "proposals")
+    ]
     return f"row_checksum({values('files')}||{'||'.join(texts)})"
+
+
+#: The tables a rebuild stages its rows in (:func:`staging_script`).
+STAGED = ("files", "records", "proposals")
+
+
+def staging_script(prefix: str = "staged_") -> list[str]:
+    """The statements that create, on one connection only (``TEMP``: SQLite's temporary database, spilled to a
+    temporary file beyond its page cache, never seen by readers), empty copies of the index's :data:`STAGED`
+    tables named ``prefix`` + table, with the same columns in the same order (so ``INSERT INTO files SELECT * FROM
+    staged_files`` copies them), without their indexes. ``memzoi rebuild`` streams its rows into them while files
+    are analysed, outside any write lock (issue 29, "Lean memory": the rows are not held in memory until the
+    end), and copies them into the index in its one transaction."""
+    out = []
+    for stmt in _split_sql(_SCHEMA):
+        for table in STAGED:
+            head = f"CREATE TABLE {table}("
+            if stmt.startswith(head):
+                out.append(f"CREATE TEMP TABLE {prefix}{table}(" + stmt[len(head) :])
+    return out
 
 
 def sound_sql(db: sqlite3.Connection, alias: str) -> str:
@@ -135,7 +159,16 @@ def sound_sql(db: sqlite3.Connection, alias: str) -> str:
     return f"EXISTS (SELECT 1 FROM files WHERE files.path = {alias}.path AND files.checksum = {checksum_sql(db)})"
 
 
-__all__ = ["SCHEMA_VERSION", "checksum_sql", "sound_sql", "fts_triggers", "row_checksum", "schema_script"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "STAGED",
+    "checksum_sql",
+    "sound_sql",
+    "fts_triggers",
+    "row_checksum",
+    "schema_script",
+    "staging_script",
+]
 
 
 def _opening(db: sqlite3.Connection, check: Callable[[], str | None], patience: float = 30.0) -> str | None:
