@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from memzoi.cli.main import main
-from memzoi.stores.index import Index, fts_query, index_path
-from memzoi.stores.index_queries import excerpt
+from memzoi.stores.index import Index, index_path
+from memzoi.stores.index_queries import excerpt, fts_query
 
 from .test_revision import attested
 
@@ -273,9 +273,9 @@ def test_cli_rebuild_search_doctor_json(home, project, capsys, monkeypatch):
 
 
 def test_rebuild_in_parallel_matches_in_process(home, project, monkeypatch):
-    import memzoi.stores.index as index_mod
+    import memzoi.stores.index_build as index_build
 
-    monkeypatch.setattr(index_mod, "PARALLEL_THRESHOLD", 2)
+    monkeypatch.setattr(index_build, "PARALLEL_THRESHOLD", 2)
     with Index(project, path=project / "a.db", workers=2) as a, Index(project, path=project / "b.db", workers=1) as b:
         ra, rb = a.rebuild(), b.rebuild()
         assert ra.record_ids == rb.record_ids and ra.proposal_ids == rb.proposal_ids

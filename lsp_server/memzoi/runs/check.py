@@ -166,7 +166,7 @@ def plan_check(
     analysed) and hand every miss to the worker pool, which starts analysing while the walk goes on; then ask git
     for the visibility of each project's files. ``walked``: the walk already made (:func:`memzoi.runs.checkreplay.walk`),
     replayed instead of walking again. Closes the pool when the walk fails (Ctrl-C)."""
-    from ..stores.verdictcache import path_key  # noqa: PLC0415 lazy: start-up
+    from ..stores.store import path_key  # noqa: PLC0415 lazy: start-up
     from .checkfiles import check_chunk  # noqa: PLC0415 lazy: start-up
 
     n = min(cpu_count(), 8) if workers is None else workers

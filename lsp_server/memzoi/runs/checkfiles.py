@@ -15,13 +15,12 @@ import os
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from ..base.freshness import pack_stamp
+from ..base.freshness import pack_stamp, read_stable
 from ..judge.pathsafety import repository_path, shown_path
 from ..judge.workspace import place
 from ..project.verdict import Local, ProjectContext
 from ..stores.fileentry import context_of, make_entry
 from ..stores.firststage import Entry, FirstStage, failed_stage, from_payload
-from ..stores.verdictcache import read_stable
 
 
 class Checked(NamedTuple):

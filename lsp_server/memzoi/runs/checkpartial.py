@@ -106,7 +106,8 @@ def _load(md: str, changed: list[str]) -> ProjectCache | None:
     """The store of the project of ``md`` (its configuration's stamp), reading the entries of ``changed`` now and
     the others as asked."""
     from ..judge.config import load_config  # noqa: PLC0415 lazy: start-up
-    from ..stores.verdictcache import ProjectCache, path_key  # noqa: PLC0415 lazy: start-up
+    from ..stores.store import path_key  # noqa: PLC0415 lazy: start-up
+    from ..stores.verdictcache import ProjectCache  # noqa: PLC0415 lazy: start-up
 
     try:
         return ProjectCache.load(os.path.dirname(md), load_config(md).config, [path_key(p) for p in changed])

@@ -30,7 +30,7 @@ def premade_rows(files: list[Path], on_disk: OnDisk, git: GitFacts, root: Path) 
     cannot be made is logged and left."""
     from ..judge.workspace import MEMZOI_DIR  # noqa: PLC0415 lazy: start-up
     from ..project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
-    from ..stores.index import PARALLEL_THRESHOLD  # noqa: PLC0415 lazy: start-up
+    from ..stores.index_build import PARALLEL_THRESHOLD  # noqa: PLC0415 lazy: start-up
     from ..stores.index_rows import index_key, index_row, index_verdict  # noqa: PLC0415 lazy: start-up
 
     if len(files) >= PARALLEL_THRESHOLD:

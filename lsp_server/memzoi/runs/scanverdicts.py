@@ -21,7 +21,8 @@ from ..project.admission import GitVisibility
 from ..project.verdict import ProjectContext
 from ..stores.fileentry import FileEntry, entry_chunk
 from ..stores.firststage import FirstStage, from_payload
-from ..stores.verdictcache import ProjectCache, path_key
+from ..stores.store import path_key
+from ..stores.verdictcache import ProjectCache
 
 #: From this many files to analyse on, :func:`analyse` uses worker processes (below it, their start costs more).
 PARALLEL_THRESHOLD = 300

@@ -15,8 +15,7 @@ external-content FTS5 tables ``records_fts`` / ``proposals_fts`` over ``title`` 
 triggers (as Memzoi's ``memory_fts``). Every batch of writes is one transaction.
 
 This module opens, builds and updates the database; the schema is in :mod:`memzoi.stores.index_schema`, the rows of one
-file in :mod:`memzoi.stores.index_rows` and the reading queries in :mod:`memzoi.stores.index_queries` (every name stays
-importable from here).
+file in :mod:`memzoi.stores.index_rows` and the reading queries in :mod:`memzoi.stores.index_queries`.
 """
 
 from __future__ import annotations
@@ -30,15 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.runtime import private_dir, private_file
 from ..base.runtime_errors import RuntimeStateError, runtime_error
-from .index_build import (
-    PARALLEL_THRESHOLD,
-    Progress,
-    RebuildResult,
-    Staging,
-    analyse_rows,
-    insert_rows,
-)
-from .index_queries import Drift, IndexQueries, SearchHit, fts_query
+from .index_build import Progress, RebuildResult, Staging, analyse_rows, insert_rows
+from .index_queries import Drift, IndexQueries, SearchHit
 from .index_schema import (
     _SCHEMA,
     SCHEMA_VERSION,
@@ -387,14 +379,10 @@ def indexed_facts(memzoi_dir: Path) -> dict[str, FileFacts]:
 
 
 __all__ = [
-    "PARALLEL_THRESHOLD",
-    "SCHEMA_VERSION",
     "Drift",
     "Index",
     "IndexUnavailable",
-    "RebuildResult",
     "SearchHit",
-    "fts_query",
     "index_path",
     "indexed_facts",
 ]

@@ -68,7 +68,7 @@ from typing import Any
 import blake3
 
 from ..base import freshness
-from ..base.freshness import RACY_NS, Stat, read_stable
+from ..base.freshness import Stat, read_stable
 from ..judge.config_model import MemzoiConfig
 from .store import (  # noqa: F401 - connect also imported from here
     BUSY_TIMEOUT_S,
@@ -340,20 +340,3 @@ class ProjectCache:
             return {r[0] for r in self.conn.execute("SELECT key FROM entries WHERE ctx = ?", (self.stamp,))}
         except sqlite3.Error:
             return set()
-
-
-__all__ = [
-    "CACHE_FORMAT",
-    "CHUNK_MAX",
-    "EAGER_AFTER",
-    "FLUSH_AT",
-    "RACY_NS",
-    "Entry",
-    "ProjectCache",
-    "connect",
-    "context_stamp",
-    "entry_sum",
-    "path_key",
-    "read_stable",
-    "tool_stamp",
-]

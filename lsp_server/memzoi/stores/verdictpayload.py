@@ -8,8 +8,8 @@ opening span, attested flag, the findings without quick fixes and without ``rete
 message, start, end, severity, data), the cross-file facts, the line starts as one string (parsed only when a
 finding must be placed, :func:`line_starts`), the text's length in code points and the retention mark
 (boundary in microseconds since the epoch, reason, span). A file that gets no verdict entry but whose cross-file
-facts may be kept has the payload of its facts alone (:func:`facts_only`). Change :data:`PAYLOAD_FORMAT` with the
-layout.
+facts may be kept has the payload of its facts alone (:func:`facts_only`). Change
+:data:`memzoi.stores.store.PAYLOAD_FORMAT` with the layout.
 """
 
 from __future__ import annotations
@@ -26,8 +26,6 @@ from ..project.verdict import Local
 
 if TYPE_CHECKING:  # reading an entry loads no analysis (nor the detectors)
     from ..judge.analysis import Analysis
-
-from .store import PAYLOAD_FORMAT  # noqa: E402 - the version of this layout (part of the store's version)
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SEVERITY = {int(s): s for s in Severity}
@@ -221,19 +219,3 @@ def read_payload(
     r = Role(role)
     canonical = canonical_findings(path, r, memzoi_dir, opening, links, mode=mode)
     return Local(own + canonical, r, opening, bool(attested), len(canonical)), stored_facts(facts), starts, length
-
-
-__all__ = [
-    "PAYLOAD_FORMAT",
-    "cache_payload",
-    "facts_only",
-    "facts_out",
-    "facts_text",
-    "is_facts_only",
-    "line_starts",
-    "make_payload",
-    "payload_boundary",
-    "payload_facts",
-    "read_payload",
-    "stored_facts",
-]
