@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from memzoi.base import freshness
-from memzoi.stores import verdictcache
 
 from .builders import edit
 from .test_admission import git, rec
@@ -77,9 +76,9 @@ def keep_stat_edit(path: Path) -> None:
 def lying_stat(monkeypatch, path: Path) -> None:
     """From now on the stat of ``path`` shows the stamp it has now, whatever is written (as a mount whose ctime
     follows the mtime shows it after an edit that puts the mtime back)."""
-    real = verdictcache._stat_of
+    real = freshness.lstat
     fixed = real(str(path))
-    monkeypatch.setattr(verdictcache, "_stat_of", lambda p: fixed if p == str(path) else real(p))
+    monkeypatch.setattr(freshness, "lstat", lambda p: fixed if p == str(path) else real(p))
 
 
 def reported(capsys, target: Path, *extra: str) -> str:

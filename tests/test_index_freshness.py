@@ -43,10 +43,8 @@ def lying_stat(monkeypatch, path: Path) -> None:
     ctime follows the mtime, after an edit that puts the mtime back)."""
     fixed = freshness.lstat(path)
     assert fixed is not None
-    real = index_queries.stamp_of
-    monkeypatch.setattr(
-        index_queries, "stamp_of", lambda st: (fixed.stamp, fixed.dev) if st.st_ino == fixed.stamp[2] else real(st)
-    )
+    real = index_queries.of_stat
+    monkeypatch.setattr(index_queries, "of_stat", lambda st: fixed if st.st_ino == fixed.stamp[2] else real(st))
 
 
 def body(project: Path) -> str:

@@ -204,7 +204,7 @@ def test_stat_that_looks_unchanged_is_not_trusted_inside_the_racy_window(tmp_pat
     assert cache.lookup(str(path)) == "payload"
     path.write_bytes(b"other")  # same size, written in the same clock tick as far as stat can tell:
     dev = os.lstat(path).st_dev
-    monkeypatch.setattr(verdictcache, "_stat_of", lambda p: freshness.Stat(read[1], dev))
+    monkeypatch.setattr(freshness, "lstat", lambda p: freshness.Stat(read[1], dev))
     monkeypatch.setattr(freshness, "SAMPLE_SHARE", 0)
     monkeypatch.setattr(freshness, "fs_type", lambda dev: "ext4")
     assert cache.lookup(str(path)) is None  # the hash decides

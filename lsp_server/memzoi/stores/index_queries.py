@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..base.freshness import Stamp, Stat
+from ..base.freshness import Stat, of_stat
 from ..base.statmany import lstat_folders
 from ..judge.workspace import MEMZOI_DIR, plane_folders
 
@@ -30,12 +30,6 @@ if TYPE_CHECKING:
 # that need them, so a search loads none of it. The marker is pathsafety's REDACTED_PREFIX (a test holds them
 # equal).
 _REDACTED_PREFIX = "<redacted-path:"
-
-
-def stamp_of(st: os.stat_result) -> tuple[Stamp, int]:
-    """The stat stamp (:data:`memzoi.base.freshness.Stamp`) and device of a stat result: the one conversion of the
-    refresh's walk (:func:`plane_stats`)."""
-    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns), st.st_dev
 
 
 def plane_stats(project_root: Path) -> dict[str, tuple[str, Stat | None]]:
@@ -61,7 +55,7 @@ def plane_stats(project_root: Path) -> dict[str, tuple[str, Stat | None]]:
         prefix = folder[cut:].replace(os.sep, "/") + "/"
         base = folder + os.sep
         for name, st in zip(names, stats, strict=True):
-            out[prefix + name] = (base + name, Stat(*stamp_of(st)) if st is not None else None)
+            out[prefix + name] = (base + name, of_stat(st) if st is not None else None)
     return out
 
 
@@ -292,5 +286,4 @@ __all__ = [
     "SearchHit",
     "fts_query",
     "plane_stats",
-    "stamp_of",
 ]

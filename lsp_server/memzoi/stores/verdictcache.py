@@ -68,18 +68,9 @@ from typing import Any
 import blake3
 
 from ..base import freshness
-from ..base.freshness import Stat, read_stable
+from ..base.freshness import read_stable
 from ..judge.config_model import MemzoiConfig
-from .store import (  # noqa: F401 - connect also imported from here
-    BUSY_TIMEOUT_S,
-    CACHE_FORMAT,
-    Entry,
-    connect,
-    entry_sum,
-    path_key,
-    store_path,
-    write_entries,
-)
+from .store import CACHE_FORMAT, Entry, connect, entry_sum, path_key, store_path, write_entries
 from .toolstamp import tool_stamp
 from .verdictpayload import is_facts_only, payload_facts
 
@@ -100,12 +91,6 @@ def _sound(key: str, ctx: str, row: tuple[Any, ...]) -> bool:
         return len(row) == 8 and entry_sum(key, ctx, *row[:7]) == row[7]
     except (TypeError, ValueError):
         return False
-
-
-def _stat_of(path: str) -> Stat | None:
-    """The stat of ``path`` when it is a regular file and not a symlink (a symlink is never cached: it has a
-    ``canonical_path`` finding); ``None`` otherwise."""
-    return freshness.lstat(path)
 
 
 def context_stamp(config: MemzoiConfig | None) -> str:
@@ -238,7 +223,7 @@ class ProjectCache:
         if row is None or not _sound(key, self.stamp, row):
             return None
         payload: str = row[6]
-        st = _stat_of(path)
+        st = freshness.lstat(path)  # a symlink is never cached: it has a ``canonical_path`` finding
         if st is None or st.stamp[0] != row[0]:
             return None
         if freshness.vouches(st, row[:4], row[4]):
