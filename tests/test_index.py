@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from memzoi.cli.main import main
-from memzoi.stores.index import Index, index_path
+from memzoi.stores.index import Index
 from memzoi.stores.index_queries import excerpt, fts_query
+from memzoi.stores.store import store_path
 
 from .test_revision import attested
 
@@ -42,7 +43,7 @@ def cli(capsys, *args: str) -> tuple[int, dict]:
 
 
 def test_index_lives_in_the_worktree_runtime_dir(home, project):
-    path = index_path(project)
+    path = store_path(project)
     assert path.name == "memzoi-lsp-store.db"
     assert path.parent.parent.name == "worktrees" and path.parents[2].parent == home / "projects"
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from memzoi.stores import index_build
-from memzoi.stores.index import Index, index_path
+from memzoi.stores.index import Index
+from memzoi.stores.store import store_path
 
 
 @pytest.fixture
@@ -32,7 +33,7 @@ def test_rows_are_staged_as_they_come_without_the_write_lock(project, monkeypatc
         ix.rebuild()
         before = ix.counts()
         seen: list[tuple[int, int]] = []
-        other = sqlite3.connect(index_path(project), timeout=0.1, isolation_level=None)
+        other = sqlite3.connect(store_path(project), timeout=0.1, isolation_level=None)
 
         def progress(done: int, total: int) -> None:
             if 10 < done < total:

@@ -5,7 +5,8 @@
 from __future__ import annotations
 
 from memzoi.lifecycle.index_sync import indexed_paths, sync_index
-from memzoi.stores.index import Index, index_path
+from memzoi.stores.index import Index
+from memzoi.stores.store import store_path
 
 from .conftest import PENDING
 
@@ -62,7 +63,7 @@ def test_no_index_is_built_by_a_change(repo, cli):
         "supersede", "rust-msrv-is-1-96-1", "--title", "Rust MSRV is 1.97+", "--body", "Newer.", "--reason", "bumped"
     )
     assert code == 0, sup
-    assert not index_path(repo).exists() or not Index(repo).exists
+    assert not store_path(repo).exists() or not Index(repo).exists
     assert sync_index(repo, [sup["files"][0]["path"]]) is False
 
 

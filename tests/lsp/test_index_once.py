@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from memzoi.stores.index import Index, index_path
+from memzoi.stores.index import Index
 from memzoi.stores.index_queries import plane_stats
+from memzoi.stores.store import store_path
 
 from .conftest import PROFILES, start_client, wait_until
 from .test_verdict_parity import build
@@ -48,7 +49,7 @@ async def test_the_servers_index_is_what_rebuild_writes(tmp_path: Path, memzoi_h
     root = tmp_path / "ws"
     build(root, memzoi_home)
     monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))
-    db = index_path(root.resolve())
+    db = store_path(root.resolve())
     for suffix in ("", "-wal", "-shm"):  # built by the fixture's `proposals apply`: the server builds it anew
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     expected = len(plane_stats(root.resolve()))

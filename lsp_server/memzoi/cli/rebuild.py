@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         return refused
     from ..base.runtime import project_runtime_dir, tighten_tree  # noqa: PLC0415 lazy: start-up
     from ..base.runtime_errors import RuntimeStateError  # noqa: PLC0415 lazy: start-up
-    from ..stores.index import index_path  # noqa: PLC0415 lazy: start-up
+    from ..stores.store import store_path  # noqa: PLC0415 lazy: start-up
     from .progress import Progress  # noqa: PLC0415 lazy: start-up
 
     tighten_tree(project_runtime_dir(root))  # runtime state others may read becomes private (doctor's advice)
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
                     db = index.path
                 break
             except RuntimeStateError as err:
-                db = index_path(root)
+                db = store_path(root)
                 if err.code != "corrupt_database" or attempt == 2 or not damaged(db):
                     raise  # another database (the ledger) is never removed
                 discard_index(db)

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from ..base.runtime_errors import RuntimeStateError
 from ..ledger import set_commit_hook
-from ..stores.index import Index, index_path
+from ..stores.index import Index
+from ..stores.store import store_path
 
 #: The folders of ``.memzoi`` the index holds (Memzoi's walk of records and packets, :mod:`memzoi.project.crossfile`).
 INDEXED = (".memzoi/records/", ".memzoi/proposals/")
@@ -43,7 +44,7 @@ def sync_index(root: Path, paths: Iterable[str]) -> bool:
     built index, or the store could not be opened or written (never raises for those: the change is already
     committed, and a stale index is only reported by ``memzoi doctor`` and refreshed by the next search)."""
     wanted = indexed_paths(root, paths)
-    if not wanted or not index_path(root).is_file():
+    if not wanted or not store_path(root).is_file():
         return False
     try:
         with Index(root, workers=1) as index:

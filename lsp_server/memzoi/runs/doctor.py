@@ -20,7 +20,9 @@ from ..base.runtime import loose_modes
 from ..base.runtime_errors import RuntimeStateError, guard
 from ..judge.workspace import linked_plane, linked_plane_message, through_linked_plane
 from ..project.admission import worktree_root
-from ..stores.index import Drift, Index, index_path
+from ..stores.index import Index
+from ..stores.index_queries import Drift
+from ..stores.store import store_path
 
 
 def _sample(paths: list[str], n: int = 5) -> str:
@@ -52,7 +54,7 @@ def diagnose(root: Path) -> dict[str, Any]:
     _plane_checks(report, root, memzoi_dir, linked)
     _git_check(report, root)
     _runtime_modes_check(report, root)  # before the index is opened: opening it tightens the modes
-    db = index_path(root)
+    db = store_path(root)
     _index_checks(report, root, db, linked)
     writable = os.access(db.parent, os.W_OK) if db.parent.exists() else True
     if not writable:

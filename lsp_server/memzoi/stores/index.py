@@ -68,11 +68,6 @@ class IndexUnavailable(RuntimeStateError):
         super().__init__(code, message, path, advice=advice)
 
 
-def index_path(project_root: str | os.PathLike[str]) -> Path:
-    """Where the index of ``project_root`` lives (see the module docstring). Does not create anything."""
-    return store_path(project_root)
-
-
 class Index(IndexQueries):
     """An open index database for one project root. Use as a context manager or call :meth:`close`.
 
@@ -101,7 +96,7 @@ class Index(IndexQueries):
         self.workers = workers  # analysis processes; None = one per CPU (at most 8), 1 = in-process
         self.premade = premade
         self.helper = helper
-        self.path = Path(path) if path is not None else index_path(self.root)
+        self.path = Path(path) if path is not None else store_path(self.root)
         try:
             private_dir(self.path.parent)
             private_file(self.path)
@@ -367,7 +362,7 @@ def indexed_facts(memzoi_dir: Path) -> dict[str, FileFacts]:
     :class:`~memzoi.project.crosscheck.CrossFileCheck` as its facts source. Never raises."""
     root = memzoi_dir.parent
     try:
-        if not index_path(root).exists():
+        if not store_path(root).exists():
             return {}
         with Index(root) as ix:
             if ix.schema_problem or not ix.exists:
@@ -379,10 +374,8 @@ def indexed_facts(memzoi_dir: Path) -> dict[str, FileFacts]:
 
 
 __all__ = [
-    "Drift",
     "Index",
     "IndexUnavailable",
     "SearchHit",
-    "index_path",
     "indexed_facts",
 ]

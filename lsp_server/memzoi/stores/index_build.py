@@ -215,7 +215,6 @@ class Staging:
 
 
 __all__ = [
-    "INSERT_BATCH",
     "PARALLEL_THRESHOLD",
     "Progress",
     "RebuildResult",

@@ -274,15 +274,10 @@ def git_state(root: Path, folders: Iterable[str]) -> str:
 
 
 __all__ = [
-    "Plan",
-    "Plane",
-    "Restamp",
-    "StatOf",
     "config_bytes",
     "git_state",
     "index_stamp",
     "plane_key",
     "plane_of",
-    "readmitted",
     "stale",
 ]

@@ -264,20 +264,17 @@ class IndexQueries:
 
     def refused_records(self) -> list[str]:
         """Paths (relative to the project root, sorted) of the indexed records that admission refused."""
-        self._require()
-        return [
-            r["path"]
-            for r in self.db.execute("SELECT path FROM files WHERE admitted = 0 AND kind = 'record' ORDER BY path")
-        ]
+        return self._paths("admitted = 0 AND kind = 'record'")
 
     def failed_analyses(self) -> list[str]:
         """Paths (relative to the project root, sorted) of the indexed files whose analysis failed unexpectedly
         (their stored findings hold an ``internal_error``)."""
+        return self._paths("findings LIKE '%\"internal_error\"%'")
+
+    def _paths(self, where: str) -> list[str]:
+        """The sorted paths of the ``files`` rows that match the SQL condition ``where``."""
         self._require()
-        return [
-            r["path"]
-            for r in self.db.execute("SELECT path FROM files WHERE findings LIKE '%\"internal_error\"%' ORDER BY path")
-        ]
+        return [r["path"] for r in self.db.execute(f"SELECT path FROM files WHERE {where} ORDER BY path")]
 
 
 __all__ = [

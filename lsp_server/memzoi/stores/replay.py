@@ -259,7 +259,6 @@ def micros(when: datetime) -> int:
 
 __all__ = [
     "Inputs",
-    "KEEP",
     "Stamps",
     "changed_files",
     "link_key",

@@ -161,4 +161,4 @@ def decode(data: bytes) -> Inputs:
     return Inputs(walk, projects, stamps, until, roots, links, planes, listing)
 
 
-__all__ = ["MAGIC", "Inputs", "Stamps", "decode", "encode"]
+__all__ = ["Inputs", "Stamps", "decode", "encode"]

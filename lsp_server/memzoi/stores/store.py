@@ -260,23 +260,17 @@ def _damaged(db: Path) -> bool:
 
 
 __all__ = [
-    "BUSY_TIMEOUT_S",
     "CACHE_FORMAT",
-    "ENTRIES_SCHEMA",
     "Entry",
     "OLD_DATABASES",
     "PAYLOAD_FORMAT",
-    "REPORTS_SCHEMA",
-    "REPORT_FORMAT",
     "STORE_VERSION",
-    "TABLES",
     "connect",
     "ensure_schema",
     "entry_sum",
     "forget_old_databases",
     "made_entries",
     "path_key",
-    "remove_database",
     "store_path",
     "write_entries",
 ]

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
@@ -99,12 +98,6 @@ def _save(store: Path, items: dict[str, _Item]) -> None:
         pass
 
 
-def _renew(item: _Kept, now: int) -> bool:
-    """Whether a kept digest confirmed again should be written with its new clock: it was racy, or too old to be
-    trusted (:mod:`memzoi.base.freshness`)."""
-    return not freshness.not_racy(item.stamp, item.checked_ns) or now - item.checked_ns > freshness.MAX_TRUST_NS
-
-
 def source_digest(top: str, store: Path | None = None) -> str:
     """Hex BLAKE3 over the relative path and content digest of every ``.py`` file below ``top``. ``store`` is
     the file keeping each file's digest under its stat (see the module docstring; ``None``: hash everything).
@@ -112,8 +105,8 @@ def source_digest(top: str, store: Path | None = None) -> str:
     kept = _load(store)
     fresh: dict[str, _Item] = {}
     total = blake3.blake3()
-    now = time.time_ns()
-    dirty = False  # written again only when a digest or stamp changed, or a kept one had to be renewed
+    # written again only when a digest changed or a new stamp lets the stat vouch (freshness.restamp_gains)
+    dirty = False
     for rel, path in _sources(top):
         item = _kept(kept.get(rel))
         st = freshness.lstat(path)
@@ -128,7 +121,8 @@ def source_digest(top: str, store: Path | None = None) -> str:
                 content, stamp, checked_ns = read
                 digest = blake3.blake3(content).hexdigest()
                 fresh[rel] = [*stamp, checked_ns, digest]
-                dirty = dirty or item is None or item.stamp != stamp or item.digest != digest or _renew(item, now)
+                gains = item is None or freshness.restamp_gains(item.stamp, item.checked_ns, stamp, checked_ns)
+                dirty = dirty or gains or item is None or item.digest != digest
         total.update(f"{rel}\0{digest}\n".encode("utf-8", "surrogateescape"))
     if store is not None and (dirty or fresh.keys() != kept.keys()):
         _save(store, fresh)
