@@ -456,6 +456,10 @@ class _FullDisk:
     def executemany(self, *args):
         raise sqlite3.OperationalError("database or disk is full")
 
+    @property
+    def in_transaction(self) -> bool:
+        return self._conn.in_transaction
+
     def close(self) -> None:
         self._conn.close()
 

@@ -189,7 +189,7 @@ def _opening(db: sqlite3.Connection, check: Callable[[], str | None], patience: 
 
 
 class _Tx:
-    """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error): a write transaction of the index."""
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error): a write transaction of the project's store."""
 
     def __init__(self, db: sqlite3.Connection):
         self.db = db
@@ -198,4 +198,8 @@ class _Tx:
         self.db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+        try:
+            self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+        finally:
+            if self.db.in_transaction:  # a COMMIT that failed (busy, disk full) leaves no transaction open
+                self.db.execute("ROLLBACK")

@@ -48,6 +48,7 @@ from typing import Any
 import blake3
 
 from ..base import freshness
+from .index_schema import _Tx
 from .replayinputs import Inputs, Stamps, decode, encode
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -234,21 +235,16 @@ def save(conn: sqlite3.Connection, key: str, inputs: Inputs, report: bytes) -> b
         return False
     checksum = _sum(key, packed, blob)
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute(
-            "INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?)", (key, time.time_ns(), packed, blob, checksum)
-        )
-        del packed
-        conn.execute(
-            "DELETE FROM reports WHERE key NOT IN (SELECT key FROM reports ORDER BY made_ns DESC LIMIT ?)", (KEEP,)
-        )
-        conn.execute("COMMIT")
+        with _Tx(conn):
+            conn.execute(
+                "INSERT OR REPLACE INTO reports VALUES (?, ?, ?, ?, ?)", (key, time.time_ns(), packed, blob, checksum)
+            )
+            del packed
+            conn.execute(
+                "DELETE FROM reports WHERE key NOT IN (SELECT key FROM reports ORDER BY made_ns DESC LIMIT ?)", (KEEP,)
+            )
         return True
-    except (sqlite3.Error, ValueError):
-        try:
-            conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass
+    except (sqlite3.Error, ValueError):  # (a failed ROLLBACK included)
         return False
 
 

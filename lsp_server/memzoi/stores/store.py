@@ -32,7 +32,7 @@ from typing import Any
 import blake3
 
 from ..base.runtime import DB_COMPANIONS, STORE_DB, private_dir, private_file, worktree_runtime_dir
-from .index_schema import SCHEMA_VERSION, _opening, _split_sql, schema_script
+from .index_schema import SCHEMA_VERSION, _opening, _split_sql, _Tx, schema_script
 
 #: The databases earlier builds kept in the same directory (the verdict cache and the index), removed on open.
 OLD_DATABASES = ("memzoi-lsp-verdicts.db", "memzoi-lsp-index.db")
@@ -108,8 +108,7 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
     ``sqlite3.Error``."""
     if _current(conn):
         return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with _Tx(conn):
         if not _current(conn):
             _drop_all(conn)
             for stmt in _split_sql(schema_script()):
@@ -117,10 +116,6 @@ def ensure_schema(conn: sqlite3.Connection) -> None:
             conn.execute(ENTRIES_SCHEMA)
             conn.execute(REPORTS_SCHEMA)
             conn.execute(f"PRAGMA user_version={STORE_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def remove_database(db: Path) -> None:

@@ -70,6 +70,7 @@ import blake3
 from ..base import freshness
 from ..base.freshness import read_stable
 from ..judge.config_model import MemzoiConfig
+from .index_schema import _Tx
 from .store import CACHE_FORMAT, Entry, connect, entry_sum, path_key, store_path, write_entries
 from .toolstamp import tool_stamp
 from .verdictpayload import is_facts_only, payload_facts
@@ -282,18 +283,13 @@ class ProjectCache:
         if conn is None:
             return False
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            write_entries(conn, self.stamp, put, drop)
-            if final:
-                conn.execute("DELETE FROM entries WHERE ctx != ?", (self.stamp,))
-            conn.execute("COMMIT")
+            with _Tx(conn):
+                write_entries(conn, self.stamp, put, drop)
+                if final:
+                    conn.execute("DELETE FROM entries WHERE ctx != ?", (self.stamp,))
             return True
         except (sqlite3.Error, ValueError):  # ValueError: a text SQLite cannot take (UnicodeEncodeError)
-            try:
-                conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-            return False
+            return False  # (a failed ROLLBACK included)
         finally:
             if conn is not self.conn:
                 conn.close()
