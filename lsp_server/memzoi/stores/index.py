@@ -103,13 +103,12 @@ class Index(IndexQueries):
             self.db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
             self.db.row_factory = sqlite3.Row
             self.db.create_function("row_checksum", 1, row_checksum, deterministic=True)  # index_schema.checksum_sql
+            try:
+                self.schema_problem = _opening(self.db, self._check_schema)
+            except sqlite3.Error:  # a full disk while creating the schema, a damaged file
+                self.db.close()
+                raise
         except (OSError, sqlite3.Error) as err:
-            state = runtime_error(err, self.path, "index")
-            raise IndexUnavailable(state.message, state.code, self.path, state.advice) from err
-        try:
-            self.schema_problem = _opening(self.db, self._check_schema)
-        except sqlite3.Error as err:  # a full disk while creating the schema, a damaged file
-            self.db.close()
             state = runtime_error(err, self.path, "index")
             raise IndexUnavailable(state.message, state.code, self.path, state.advice) from err
 

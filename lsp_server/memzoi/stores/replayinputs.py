@@ -59,19 +59,11 @@ class Inputs:
     listing: Listing | None = None
 
 
-def _text(parts: Any) -> bytes:
-    return json.dumps(parts, separators=(",", ":")).encode("utf-8", "surrogateescape")
-
-
 def encode(inputs: Inputs) -> bytes:
     """The stored form of ``inputs`` (see the module docstring). Raises ``ValueError`` for inputs it cannot keep: a
     path or digest holding a NUL, a stamp number outside 64 bits, a stamp that is not six values."""
-    head = zlib.compress(
-        _text(
-            [inputs.walk, inputs.projects, inputs.until_us, inputs.roots, inputs.links, inputs.planes, inputs.listing]
-        ),
-        1,
-    )
+    fields = [inputs.walk, inputs.projects, inputs.until_us, inputs.roots, inputs.links, inputs.planes, inputs.listing]
+    head = zlib.compress(json.dumps(fields, separators=(",", ":")).encode("utf-8", "surrogateescape"), 1)
     squeeze = zlib.compressobj(1)
     paths = bytearray()
     numbers = bytearray()
