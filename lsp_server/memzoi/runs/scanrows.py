@@ -26,12 +26,12 @@ def premade_rows(files: list[Path], on_disk: OnDisk, git: GitFacts, root: Path) 
     (``on_disk``), and the files left to the index's own workers: all of them when they are many (an index missing
     after a warm scan, whose files came from the store). Judged with the project's git answers (``git``, asked here
     for files it does not know) and its own ``[rules]`` (the project at ``root``), not an editor's settings: the
-    index is what ``memzoi rebuild`` writes (:func:`memzoi.stores.index_rows.index_verdict`). A file whose row
+    index is what ``memzoi rebuild`` writes (:func:`memzoi.project.verdict.judge`, no ledger). A file whose row
     cannot be made is logged and left."""
     from ..judge.workspace import MEMZOI_DIR  # noqa: PLC0415 lazy: start-up
-    from ..project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
+    from ..project.verdict import ProjectContext, judge  # noqa: PLC0415 lazy: start-up
     from ..stores.index_build import PARALLEL_THRESHOLD  # noqa: PLC0415 lazy: start-up
-    from ..stores.index_rows import index_key, index_row, index_verdict  # noqa: PLC0415 lazy: start-up
+    from ..stores.index_rows import index_key, index_row  # noqa: PLC0415 lazy: start-up
 
     if len(files) >= PARALLEL_THRESHOLD:
         return [], files
@@ -48,7 +48,7 @@ def premade_rows(files: list[Path], on_disk: OnDisk, git: GitFacts, root: Path) 
             data, st, analysis = found
             try:
                 stamp = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
-                rows.append(index_row(index_key(base, path), data, stamp, index_verdict(path, analysis, ctx)))
+                rows.append(index_row(index_key(base, path), data, stamp, judge(path, analysis, ctx)))
             except Exception as err:  # the per-file barrier: the index analyses this file itself
                 from ..judge.barrier import log_internal_error  # noqa: PLC0415 lazy: start-up
 

@@ -27,7 +27,7 @@ from ..judge.workspace import RESERVED_NAMES, Placement, Role, place
 from ..project.admission import GitVisibility
 from ..project.filefacts import FileFacts, facts_from_analysis
 from ..project.gitfacts import GitFacts
-from ..project.verdict import FileVerdict, ProjectContext, local, verdict_of
+from ..project.verdict import FileVerdict, ProjectContext, judge, local, verdict_of
 from . import firststage
 from .firststage import Entry, FirstStage, Stamp, failed_stage, lstamp, pending_boundary
 from .verdictpayload import cache_payload
@@ -121,9 +121,7 @@ def make_entry(
         row = None
         try:
             if key is not None and read is not None:
-                from .index_rows import index_verdict  # noqa: PLC0415 lazy: start-up
-
-                row = _row(key, read, index_verdict(Path(path), failed, ctx), None, None)
+                row = _row(key, read, judge(path, failed, ctx), None, None)
         except Exception:  # noqa: BLE001 - the file then gets no row, and the next refresh tries it again
             row = None
         return FileEntry(stage, None, row)

@@ -22,11 +22,10 @@ from ..base.findings import Finding
 from ..base.freshness import Stamp
 from ..base.utf8 import encodable, storable
 from ..judge import pathsafety
-from ..judge.analysis import Analysis
 from ..judge.attestation import check_attestation
 from ..judge.pathsafety import REDACTED_PREFIX, redacted, shown_id
 from ..project.filefacts import FileFacts, facts_from_analysis
-from ..project.verdict import FileVerdict, ProjectContext, judge
+from ..project.verdict import FileVerdict
 from ..read.document import Document, frame
 from ..read.text import LineIndex
 from ..safety.redact import MARK, redact, secret_spans
@@ -121,13 +120,6 @@ def index_key(root: Path, path: str | os.PathLike[str]) -> str:
 Premade = Callable[[list[Path]], tuple[list[dict[str, Any]], list[Path]]]
 
 
-def index_verdict(path: Path, analysis: Analysis, ctx: ProjectContext) -> FileVerdict:
-    """The verdict the index stores for a file: its own findings and admission, graded by the project's rules
-    (``ctx`` carries git visibility and no ledger; cross-file findings are left out: they change with other
-    files). A caller holding the file's first stage uses :func:`memzoi.project.verdict.verdict_of` with the same ``ctx``."""
-    return judge(path, analysis, ctx)
-
-
 def index_row(
     rel: str,
     data: bytes,
@@ -140,7 +132,7 @@ def index_row(
 ) -> dict[str, Any]:
     """The rows one judged file contributes to ``files`` and ``records`` or ``proposals``: ``rel`` is its key
     (relative to the project root, redacted when it bears a secret), ``data`` and ``stamp`` its bytes and stat stamp
-    on disk (:data:`memzoi.base.freshness.Stamp`: size, mtime, inode, ctime), ``verdict`` from :func:`index_verdict`. A caller that has them passes the analysis's ``facts`` and the
+    on disk (:data:`memzoi.base.freshness.Stamp`: size, mtime, inode, ctime), ``verdict`` its verdict without ledger or cross-file findings (:func:`memzoi.project.verdict.judge`). A caller that has them passes the analysis's ``facts`` and the
     BLAKE3 ``digest`` of ``data`` (else they are computed here), and ``checked_ns``, the wall clock just before
     ``data`` was read (:func:`memzoi.base.freshness.read_stable`); without it (0) the row's stat is never trusted alone
     and the next refresh confirms the row by hash (:meth:`memzoi.stores.index.Index.refresh`)."""
@@ -264,6 +256,3 @@ def keep_verified(db: sqlite3.Connection, root: Path, rows: list[dict[str, Any]]
         findings = [x for x in json.loads(row["file"]["findings"]) if x["code"] != "stale_attestation"]
         findings.append(_finding(refined.findings[0], doc.lines))
         row["file"]["findings"] = json.dumps(findings, ensure_ascii=False)
-
-
-__all__: list[str] = []
