@@ -16,7 +16,7 @@ from hypothesis import example, given, settings, strategies as st
 
 from memzoi.cli.main import main
 from memzoi.judge.analysis import analyze_text, upgrade_text
-from memzoi.judge.legacy import UpgradeError, apply_edits, concept_slug, upgrade_legacy
+from memzoi.judge.legacy import UpgradeError, apply_edits, concept_slug, slug_by_characters, upgrade_legacy
 from memzoi.judge.workspace import place
 from memzoi.read.document import frame
 
@@ -222,23 +222,11 @@ def test_cli_upgrades_a_packet_folder(capsys, tmp_path):
     assert main(["check", str(dst)]) == 0
 
 
-def _slug_by_characters(title: str) -> str:
-    """Memzoi's ``title_to_concept_slug`` character by character (the general path of ``concept_slug``)."""
-    out: list[str] = []
-    for ch in title:
-        for low in ch.lower():
-            if low.isascii() and low.isalnum():
-                out.append(low)
-            elif out and out[-1] != "-":
-                out.append("-")
-    return "".join(out).rstrip("-")
-
-
 @settings(max_examples=400, deadline=None)
 @given(st.text(alphabet=st.sampled_from([*"aZ09 -_./:!\t\n", "İ", "é", "ß", "Ⅻ"]), max_size=40))
 @example("  Use pnpm -- not npm!  ")
 @example("--A--")
 def test_the_concept_slug_of_an_ascii_title_equals_the_character_walk(title):
-    assert concept_slug(title) == _slug_by_characters(title)
+    assert concept_slug(title) == slug_by_characters(title)
     ascii_title = title.encode("ascii", "ignore").decode()
-    assert concept_slug(ascii_title) == _slug_by_characters(ascii_title)
+    assert concept_slug(ascii_title) == slug_by_characters(ascii_title)

@@ -62,18 +62,24 @@ def cache_file(directory: Path, packages: Iterable[str]) -> Path | None:
     return directory / f"{_FILE_PREFIX}{key}.marshal"
 
 
-def read_cache(path: Path) -> dict[bytes, types.CodeType]:
-    """The code objects stored in ``path`` by digest; ``{}`` when the file is missing, unreadable, corrupt,
-    a symbolic link, owned by another user, or holds anything but a mapping of 16-byte digests to code
-    objects."""
+def load_private(path: Path) -> object | None:
+    """The ``marshal`` value stored in ``path``; ``None`` when the file is missing, unreadable, corrupt, a symbolic
+    link or owned by another user (a cache of this process's user only: :func:`write_cache` writes it)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         with os.fdopen(fd, "rb") as fh:
             if hasattr(os, "getuid") and os.fstat(fh.fileno()).st_uid != os.getuid():
-                return {}
-            data = marshal.load(fh)
+                return None
+            value: object = marshal.load(fh)
+            return value
     except (OSError, EOFError, ValueError, TypeError):
-        return {}
+        return None
+
+
+def read_cache(path: Path) -> dict[bytes, types.CodeType]:
+    """The code objects stored in ``path`` by digest (:func:`load_private`); ``{}`` when it holds anything but a
+    mapping of 16-byte digests to code objects."""
+    data = load_private(path)
     if not isinstance(data, dict):
         return {}
     if not all(isinstance(k, bytes) and len(k) == 16 and isinstance(v, types.CodeType) for k, v in data.items()):
@@ -179,4 +185,4 @@ def defer_package_init(name: str) -> bool:
     return True
 
 
-__all__ = ["attrs_code_cache", "cache_file", "defer_package_init", "read_cache", "write_cache"]
+__all__ = ["attrs_code_cache", "cache_file", "defer_package_init", "load_private", "read_cache", "write_cache"]

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import marshal
-import os
 import re
 import sys
 from collections.abc import Iterator
@@ -63,16 +61,12 @@ def _sound(value: Any) -> bool:
 
 
 def read_cache(path: Path) -> dict[bytes, Entry]:
-    """The entries stored in ``path``; ``{}`` when the file is missing, unreadable, corrupt, a symbolic link, owned
-    by another user, or holds anything but a mapping of 16-byte keys to entries."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with os.fdopen(fd, "rb") as fh:
-            if hasattr(os, "getuid") and os.fstat(fh.fileno()).st_uid != os.getuid():
-                return {}
-            data = marshal.load(fh)
-    except (OSError, EOFError, ValueError, TypeError):
-        return {}
+    """The entries stored in ``path`` (:func:`memzoi.base.codecache.load_private`: missing, unreadable, corrupt, a
+    symbolic link or another user's is ``{}``); ``{}`` when it holds anything but a mapping of 16-byte keys to
+    entries."""
+    from .codecache import load_private  # noqa: PLC0415 lazy: start-up
+
+    data = load_private(path)
     if not isinstance(data, dict) or not all(isinstance(k, bytes) and len(k) == 16 for k in data):
         return {}
     if not all(_sound(v) for v in data.values()):

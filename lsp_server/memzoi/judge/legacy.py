@@ -101,8 +101,14 @@ def concept_slug(title: str) -> str:
     """Memzoi's ``title_to_concept_slug``: lower-case, ASCII alphanumerics kept, other runs become one ``-``."""
     if title.isascii():
         # the same for ASCII, where lower-casing maps one character to one: each run of other characters becomes
-        # one ``-``, and a leading or trailing one none (``tests/test_legacy_upgrade.py`` holds it to the loop below)
+        # one ``-``, and a leading or trailing one none (``tests/test_legacy_upgrade.py`` holds it to :func:`slug_by_characters`)
         return _NOT_SLUG.sub("-", title.lower()).strip("-")
+    return slug_by_characters(title)
+
+
+def slug_by_characters(title: str) -> str:
+    """Memzoi's ``title_to_concept_slug`` character by character: the general path of :func:`concept_slug`, and the
+    rule its ASCII path is held to."""
     out: list[str] = []
     for ch in title:
         for low in ch.lower():
