@@ -100,9 +100,7 @@ def lstat(path: str | os.PathLike[str]) -> Stat | None:
         st = os.lstat(path)
     except (OSError, ValueError):
         return None
-    if not statmod.S_ISREG(st.st_mode):
-        return None
-    return Stat((st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns), st.st_dev)
+    return of_stat(st) if statmod.S_ISREG(st.st_mode) else None
 
 
 def of_stat(st: os.stat_result) -> Stat:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..base.findings import Finding, finding
+from ..base.freshness import of_stat
 from ..judge.pathsafety import shown_path
 from ..judge.workspace import MEMZOI_DIR, depth_first, editor_temporary, utf8_name
 
@@ -144,8 +145,8 @@ class _Walk:
         just before it is listed (:attr:`Expanded.folders`)."""
         checked = time.time_ns()
         try:
-            st = os.lstat(d)
-            self.out.folders.append((d, (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns), st.st_dev, checked))
+            stamp, dev = of_stat(os.lstat(d))
+            self.out.folders.append((d, stamp, dev, checked))
         except OSError:
             self.out.listed_only = False
         try:

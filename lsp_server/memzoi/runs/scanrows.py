@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..base.freshness import of_stat
 from ..project.admission import GitVisibility
 
 if TYPE_CHECKING:
@@ -47,8 +48,7 @@ def premade_rows(files: list[Path], on_disk: OnDisk, git: GitFacts, root: Path) 
         if found is not None:
             data, st, analysis = found
             try:
-                stamp = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
-                rows.append(index_row(index_key(base, path), data, stamp, judge(path, analysis, ctx)))
+                rows.append(index_row(index_key(base, path), data, of_stat(st).stamp, judge(path, analysis, ctx)))
             except Exception as err:  # the per-file barrier: the index analyses this file itself
                 from ..judge.barrier import log_internal_error  # noqa: PLC0415 lazy: start-up
 

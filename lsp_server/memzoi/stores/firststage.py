@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import blake3
 
+from ..base.freshness import of_stat
 from ..project.filefacts import FileFacts, facts_from_analysis
 from ..project.verdict import Local
 from ..read.text import LineIndex, decode
@@ -127,7 +128,7 @@ def lstamp(path: str) -> Stamp | None:
         st = os.lstat(path)
     except OSError:
         return None
-    return st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
+    return of_stat(st).stamp
 
 
 def pending_boundary(first: Local, boundary: datetime | None) -> datetime | None:

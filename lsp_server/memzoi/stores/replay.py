@@ -184,6 +184,7 @@ def changed_files(stamps: Stamps) -> tuple[list[str], Stamps]:
         if not regular(st.st_mode) or st.st_size != stored[0]:
             changed.append(path)
             continue
+        # the stamp spelled out, not freshness.of_stat: this loop runs once per file of a replayed check
         if trusted((st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns), st.st_dev, stored[:4], stored[4], now):
             continue
         read = freshness.confirm(path, stored[0], bytes.fromhex(stored[5]))

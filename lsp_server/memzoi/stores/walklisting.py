@@ -41,9 +41,8 @@ def listing_current(listing: Listing | None, args: list[str]) -> bool:
             st = os.lstat(path)
             if not stat.S_ISDIR(st.st_mode):
                 return False
-            if not trusted(
-                (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns), st.st_dev, stored[:4], stored[4], now
-            ):
+            now_stat = freshness.of_stat(st)
+            if not trusted(now_stat.stamp, now_stat.dev, stored[:4], stored[4], now):
                 return False
     except (OSError, ValueError, TypeError, IndexError):
         return False
