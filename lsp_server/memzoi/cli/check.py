@@ -246,9 +246,10 @@ def _config_errors(memzoi_dir: str | os.PathLike[str]) -> bool:
     """Whether the ``config.toml`` of ``memzoi_dir`` has errors; a project without one has none, nor one holding only
     Memzoi's own sections (:func:`memzoi.judge.configplain.plainly_valid`), and their check loads no configuration
     model (a replayed check then stays light)."""
-    if not os.path.lexists(os.path.join(memzoi_dir, "config.toml")):  # memzoi.judge.config.CONFIG_NAME
+    from ..judge.configplain import CONFIG_NAME, plainly_valid  # noqa: PLC0415 lazy: start-up
+
+    if not os.path.lexists(os.path.join(memzoi_dir, CONFIG_NAME)):
         return False
-    from ..judge.configplain import plainly_valid  # noqa: PLC0415 lazy: start-up
 
     if plainly_valid(memzoi_dir):  # Memzoi's own sections only: valid, told without the models
         return False

@@ -65,12 +65,10 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..base.nesting import nesting_message
-from .config_keys import MEMZOI_SECTIONS, unknown_keys
+from .config_keys import unknown_keys
 from .config_model import DEFAULT_CONFIG, MemzoiConfig
+from .configplain import CONFIG_NAME, MEMZOI_SECTIONS
 from .rules import screen_rules
-
-CONFIG_NAME = "config.toml"
-
 
 #: The sections this project adds to Memzoi's file, whose keys it judges (:mod:`memzoi.judge.config_keys`).
 _OWN_SECTIONS: dict[str, type[BaseModel]] = {

@@ -19,8 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-#: Sections owned by Memzoi: their keys are Memzoi's to define.
-MEMZOI_SECTIONS = frozenset({"project", "workflow"})
+from .configplain import MEMZOI_SECTIONS
 
 
 def _close(name: str, known: list[str]) -> str | None:

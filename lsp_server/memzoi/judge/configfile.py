@@ -23,7 +23,8 @@ import tomllib
 from dataclasses import dataclass
 
 from ..base.findings import CODES, Finding, finding
-from .config import CONFIG_NAME, ConfigProblem, parse_config
+from .config import ConfigProblem, parse_config
+from .configplain import CONFIG_NAME
 from .workspace import MEMZOI_DIR
 
 _KEY_PART = r'(?:"[^"\n]*"|\'[^\'\n]*\'|[A-Za-z0-9_-]+)'

@@ -15,10 +15,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-#: :data:`memzoi.judge.config.CONFIG_NAME` (that module loads the models).
+#: The project configuration's file name in ``.memzoi`` (defined here, where no model is loaded; the configuration
+#: modules take it from here).
 CONFIG_NAME = "config.toml"
-#: Memzoi's own sections (:data:`memzoi.judge.config_keys.MEMZOI_SECTIONS`).
-_MEMZOI_SECTIONS = frozenset({"project", "workflow"})
+#: Sections owned by Memzoi: their keys are Memzoi's to define (:mod:`memzoi.judge.config_keys` takes them from here).
+MEMZOI_SECTIONS = frozenset({"project", "workflow"})
 
 
 def plainly_valid_text(text: str) -> bool:
@@ -30,7 +31,7 @@ def plainly_valid_text(text: str) -> bool:
         raw: dict[str, Any] = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError):
         return False
-    if not raw.keys() <= _MEMZOI_SECTIONS:
+    if not raw.keys() <= MEMZOI_SECTIONS:
         return False
     if not all(isinstance(v, dict) for v in raw.values()):
         return False
@@ -48,4 +49,4 @@ def plainly_valid(memzoi_dir: str | os.PathLike[str]) -> bool:
     return plainly_valid_text(text)
 
 
-__all__ = ["CONFIG_NAME", "plainly_valid", "plainly_valid_text"]
+__all__ = ["CONFIG_NAME", "MEMZOI_SECTIONS", "plainly_valid", "plainly_valid_text"]

@@ -18,11 +18,9 @@ from pathlib import Path
 
 from ..base.findings import Finding, finding
 from ..base.freshness import of_stat
+from ..judge.configplain import CONFIG_NAME
 from ..judge.pathsafety import shown_path
 from ..judge.workspace import MEMZOI_DIR, depth_first, editor_temporary, utf8_name
-
-#: :data:`memzoi.judge.config.CONFIG_NAME`, without loading the configuration's models (a replayed check needs none).
-CONFIG_NAME = "config.toml"
 
 _SNIFF = ("---", "+++", "{", "\ufeff---", "\ufeff+++", "\ufeff{")
 

@@ -26,6 +26,7 @@ import blake3
 
 from ..base import freshness
 from ..base.freshness import Stat
+from ..judge.configplain import CONFIG_NAME
 from ..judge.workspace import MEMZOI_DIR, RESERVED_NAMES
 from .index_queries import _REDACTED_PREFIX, plane_stats  # the key prefix of a path that bore a secret (one copy)
 
@@ -49,7 +50,7 @@ def config_bytes(root: Path) -> bytes:
     """The bytes of the project's ``.memzoi/config.toml`` (a marker when it is absent or unreadable), read without
     loading the configuration's models."""
     try:
-        return (root / MEMZOI_DIR / "config.toml").read_bytes()  # memzoi.judge.config.CONFIG_NAME, without pydantic
+        return (root / MEMZOI_DIR / CONFIG_NAME).read_bytes()
     except FileNotFoundError:
         return b"\0absent"
     except OSError as err:  # unreadable: a stamp of its own, so it never passes for another configuration
