@@ -240,6 +240,21 @@ def test_file_facts_survive_the_trip_from_a_worker():
     assert copy.copy(facts) == facts and copy.deepcopy(facts) == facts
 
 
+@pytest.mark.parametrize("role", list(__import__("memzoi.judge.workspace", fromlist=["Role"]).Role))
+def test_a_first_stage_survives_the_trip_from_a_worker(role):
+    import copy
+    import pickle
+
+    from memzoi.base.findings import finding
+    from memzoi.project.verdict import Local
+
+    for own in ([], [finding("unknown_key", "unknown key `x`", 4, 5, loc=["x"])]):
+        first = Local(list(own), role, (1, 4), True, len(own))
+        back = pickle.loads(pickle.dumps(first, protocol=pickle.HIGHEST_PROTOCOL))
+        assert back == first and back.role is role
+        assert copy.copy(first) == first and copy.deepcopy(first) == first
+
+
 # -- the walk: hard links, spelling of the argument, odd arguments ------------------------------------------------
 
 from memzoi.runs.check import UsageError  # noqa: E402

@@ -29,7 +29,7 @@ from ..project.filefacts import FileFacts, facts_from_analysis
 from ..project.gitfacts import GitFacts
 from ..project.verdict import FileVerdict, ProjectContext, judge, local, verdict_of
 from . import firststage
-from .firststage import Entry, FirstStage, Stamp, failed_stage, lstamp, pending_boundary
+from .firststage import Entry, FirstStage, Stamp, failed_stage, lstat_mode, pending_boundary
 from .verdictpayload import cache_payload
 
 #: The search rows of one file (:func:`memzoi.stores.index_rows.index_row`), as they cross the pipe from a worker: a
@@ -93,14 +93,17 @@ def make_entry(
     ``links`` caches symlink answers. Never raises: a failing analysis gives the ``internal_error`` stage and rows
     (:func:`memzoi.stores.firststage.failed_stage`)."""
     stamp: Stamp | None
+    mode: int | None = None
     try:
         if read is not None:
             data, stamp, checked = read
             analysis = firststage.analyze_bytes(data, path, now=ctx.now, config=ctx.config, placement=placement)
         else:
-            data, stamp, checked = None, lstamp(path), 0
+            # one lstat gives the stamp and the mode the canonical-path check needs (a second one cost 0.5 % of
+            # a cold check's CPU)
+            data, (stamp, mode), checked = None, lstat_mode(path), 0
             analysis = firststage.analyze_path(path, now=ctx.now, config=ctx.config, placement=placement)
-        refined, first = local(path, analysis, ctx, links)
+        refined, first = local(path, analysis, ctx, links, mode=mode)
         facts = facts_from_analysis(refined)
         starts = refined.document.lines.starts
         digest = blake3.blake3(data if data is not None else refined.text.encode("utf-8", "surrogatepass")).digest()
