@@ -102,19 +102,32 @@ class _Words:
         return frozenset([words[i] for i in _scan(self.hs, self.db, self.local, b" " + spaced + b" ")])
 
 
+#: this process's id, kept by a fork hook (``os.getpid()`` is a system call, and :func:`_scan` runs for every text)
+_pid = os.getpid()
+
+
+def _forked() -> None:
+    global _pid
+    _pid = os.getpid()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
+
+
+def _seen(ident: int, start: int, end: int, flags: int, context: list[int]) -> None:
+    context.append(ident)
+
+
 def _scan(hs: Any, db: Any, local: threading.local, data: bytes) -> list[int]:
     """The ids of ``db``'s patterns that match ``data`` (each once: the patterns are single-match), with the
     scratch space of this thread and process."""
     scratch = getattr(local, "scratch", None)
-    if scratch is None or getattr(local, "pid", None) != os.getpid():
+    if scratch is None or getattr(local, "pid", None) != _pid:
         scratch = local.scratch = hs.Scratch(db)
-        local.pid = os.getpid()
+        local.pid = _pid
     seen: list[int] = []
-
-    def on_match(ident: int, start: int, end: int, flags: int, context: object) -> None:
-        seen.append(ident)
-
-    db.scan(data, match_event_handler=on_match, scratch=scratch)
+    db.scan(data, match_event_handler=_seen, context=seen, scratch=scratch)
     return seen
 
 
