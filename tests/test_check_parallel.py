@@ -429,3 +429,20 @@ def test_workers_fork_with_the_analysis_already_imported():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "True"
+
+
+def test_a_project_folder_is_made_absolute_as_abspath_makes_it(tmp_path, monkeypatch):
+    from memzoi.stores.fileentry import project_dir
+
+    monkeypatch.chdir(tmp_path)
+    for spelled in [
+        tmp_path / ".memzoi",
+        str(tmp_path / "a" / ".." / ".memzoi"),
+        "//x//y/.memzoi",
+        ".memzoi",
+        "a/../.memzoi",
+    ]:
+        assert project_dir(spelled) == os.path.abspath(spelled), spelled
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")  # a relative folder follows the working directory, never a kept answer
+    assert project_dir(".memzoi") == os.path.abspath(".memzoi") == str(tmp_path / "sub" / ".memzoi")

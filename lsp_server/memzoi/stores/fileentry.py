@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -60,10 +61,22 @@ def indexed(path: str | os.PathLike[str], placement: Placement | None = None) ->
     return role not in (Role.OTHER, Role.RESERVED) and os.path.basename(path) not in RESERVED_NAMES
 
 
+@lru_cache(maxsize=256)
+def _absolute(folder: str) -> str:
+    return os.path.abspath(folder)
+
+
+def project_dir(memzoi_dir: str | os.PathLike[str]) -> str:
+    """``os.path.abspath(memzoi_dir)``, kept per absolute spelling (a file's ``.memzoi`` directory is asked for at
+    every file: 2–3 us a time; a relative one depends on the working directory, so it is made absolute anew)."""
+    text = os.fspath(memzoi_dir)
+    return _absolute(text) if text.startswith("/") else os.path.abspath(text)
+
+
 def context_of(placement: Placement, now: datetime | None, contexts: dict[str, ProjectContext]) -> ProjectContext:
     """The project context of ``placement`` (one per ``.memzoi`` directory in ``contexts``, each with its own git
     oracle and no ledger: ledger findings are settled by whoever shows a file), at the clock ``now``."""
-    md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else ""
+    md = project_dir(placement.memzoi_dir) if placement.memzoi_dir is not None else ""
     ctx = contexts.get(md)
     if ctx is None:
         ctx = contexts[md] = ProjectContext.of(md or None, now=now, git=GitFacts(os.path.dirname(md)) if md else None)
@@ -111,7 +124,7 @@ def make_entry(
         if entry and data is not None and stamp is not None:
             made = (digest, stamp, checked, cache_payload(refined, first, facts, starts))
         mark = refined.retention
-        md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
+        md = project_dir(placement.memzoi_dir) if placement.memzoi_dir is not None else None
         boundary = pending_boundary(first, mark.boundary if mark is not None else None)
         stage = FirstStage(
             path, md, first, facts, ",".join(map(str, starts)), len(refined.text), stamp, digest.hex()[:32], boundary
@@ -173,4 +186,4 @@ def entry_chunk(jobs: list[tuple[str, str]], *, now: datetime | None, root: str)
     return out
 
 
-__all__ = ["FileEntry", "Row", "context_of", "entry_chunk", "indexed", "make_entry"]
+__all__ = ["FileEntry", "Row", "context_of", "entry_chunk", "indexed", "make_entry", "project_dir"]
