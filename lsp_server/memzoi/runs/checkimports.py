@@ -25,7 +25,8 @@ JUDGING = (
 def load_judging() -> None:
     """Import :data:`JUDGING` (once per process) with the patterns they compile taken from the regex code cache in
     ``$MEMZOI_HOME/cache`` (:mod:`memzoi.base.regexcache`): a replayed run imports none of it; a judging run
-    imports all of it anyway."""
+    imports all of it anyway. The hyperscan prefilter's databases, when a run compiles them, are kept in the same
+    folder (:func:`memzoi.safety.prefilter.keep_in`)."""
     if all(name in sys.modules for name in JUDGING):
         return
     from ..base.regexcache import regex_code_cache  # noqa: PLC0415 lazy: start-up
@@ -38,6 +39,10 @@ def load_judging() -> None:
     with regex_code_cache(directory):
         for name in JUDGING:
             importlib.import_module(name)
+    from ..safety import prefilter  # noqa: PLC0415 lazy: start-up
+
+    # the prefilter's databases, compiled before the workers fork (memzoi.safety.prepared), are kept there too
+    prefilter.keep_in(directory)
 
 
 __all__ = ["JUDGING", "load_judging"]
