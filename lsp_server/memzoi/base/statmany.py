@@ -14,7 +14,6 @@ import os
 import stat as statmod
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 
 #: A batch smaller than this is stat'ed on the calling thread: starting threads would cost more than they save.
 THREAD_THRESHOLD = 8192
@@ -37,9 +36,23 @@ def lstat_names(folder: str, names: Sequence[str]) -> list[os.stat_result | None
     except OSError:
         return [None] * len(names)
     try:
-        return _each(partial(os.stat, dir_fd=fd, follow_symlinks=False), names)
+        return _each_at(fd, names)
     finally:
         os.close(fd)
+
+
+def _each_at(fd: int, names: Sequence[str]) -> list[os.stat_result | None]:
+    """:func:`_each` of ``os.lstat(name, dir_fd=fd)``, written out: the loop runs 55,000 times at 50,000 records."""
+    out: list[os.stat_result | None] = []
+    lstat, regular = os.lstat, statmod.S_ISREG
+    for name in names:
+        try:
+            st = lstat(name, dir_fd=fd)
+        except (OSError, ValueError):
+            out.append(None)
+            continue
+        out.append(st if regular(st.st_mode) else None)
+    return out
 
 
 def _each(stat: Callable[[str], os.stat_result], names: Sequence[str]) -> list[os.stat_result | None]:

@@ -315,7 +315,7 @@ def plane_entries(memzoi_dir: str) -> list[os.DirEntry[str]]:
 def plane_folders(memzoi_dir: str) -> list[tuple[str, list[str]]]:
     """The records and packets of :func:`plane_entries` (the same walk rules, the same files) grouped by folder:
     ``[(absolute folder path, [file names])]``, unsorted and without a ``DirEntry`` kept per file, for a caller
-    that only stats them (the index's refresh, :func:`memzoi.stores.index_queries.plane_stats`). An unreadable
+    that only stats them (the index's refresh, :func:`memzoi.stores.planelisting.walk`). An unreadable
     folder is left out; never raises ``OSError``."""
     out: list[tuple[str, list[str]]] = []
     stack = [
@@ -331,7 +331,7 @@ def plane_folders(memzoi_dir: str) -> list[tuple[str, list[str]]]:
             with os.scandir(d) as it:
                 for e in it:
                     name = e.name
-                    if name.startswith(".") or e.is_symlink() or not utf8_name(name):
+                    if name.startswith(".") or e.is_symlink() or not (name.isascii() or utf8_name(name)):
                         continue
                     if e.is_dir(follow_symlinks=False):
                         subs.append(e.path)

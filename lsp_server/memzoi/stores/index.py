@@ -167,8 +167,7 @@ class Index(IndexQueries):
         started = time.perf_counter()
         stamp = index_stamp(self.root)  # before the files are read: a change meanwhile shows at the next refresh
         if files is None:
-            plane, stat_of = plane_of(self.root)
-            files = [Path(p) for _, p in plane if stat_of(p) is not None]
+            files = [Path(p) for p in plane_of(self.root).paths()]
         git = git_state(self.root, {os.path.dirname(p) for p in files})
         with Staging(self.db) as staged:  # the rows go to temporary tables as they come, outside the write lock
             made = analyse_rows(self.root, files, progress, **self._supply(), sink=staged.add)[1]
@@ -271,12 +270,12 @@ class Index(IndexQueries):
         if not self.exists or self._stamp_problem():
             if listed is None:
                 return self.rebuild(progress)
-            return self.rebuild(progress, files=[Path(p) for _, p in plane_of(self.root, listed)[0]])
+            return self.rebuild(progress, files=[Path(p) for p in plane_of(self.root, listed).paths()])
         if self._text_to_fill():
             with _Tx(self.db):  # rows a caller put (put_rows): their text is searchable from now on
                 if self._text_to_fill():  # looked at again under the write lock: another process may have
                     self._index_text()
-        plan = stale(self.db, self.root, *plane_of(self.root, listed, stat_of))
+        plan = stale(self.db, self.root, plane_of(self.root, listed, stat_of))
         result = RebuildResult()
         if plan.changed or plan.gone:
             result = self.update_paths(plan.changed + [self.root / g for g in plan.gone], progress)
@@ -301,7 +300,7 @@ class Index(IndexQueries):
         if d.schema:
             return d
         held = {r[0] for r in self.db.execute("SELECT path FROM files")}
-        plan = stale(self.db, self.root, *plane_of(self.root))
+        plan = stale(self.db, self.root, plane_of(self.root))
         for path in plan.changed:
             rel = self._rel(path)
             try:
