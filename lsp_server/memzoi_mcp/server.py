@@ -72,9 +72,12 @@ def _client_name(ctx: Any) -> str:
 
 def _load_core() -> ModuleType:
     """The core's tool module (its :data:`~memzoi.agent.tools.TOOLS` lists every tool), loaded on the first request
-    so the handshake does not wait for its imports."""
+    so the handshake does not wait for its imports; from then on the index rows' stamps are kept between refreshes
+    (:func:`memzoi.stores.storedstamps.keep`)."""
     from memzoi.agent import tools  # noqa: PLC0415 lazy: start-up
+    from memzoi.stores import storedstamps  # noqa: PLC0415 lazy: start-up
 
+    storedstamps.keep()  # a long-lived process: each tool's refresh reads the rows' stamps once per database change
     return tools
 
 

@@ -29,6 +29,7 @@ from ..base import freshness
 from ..base.freshness import Stat
 from ..judge.configplain import CONFIG_NAME
 from ..judge.workspace import MEMZOI_DIR
+from . import storedstamps
 from .index_queries import _REDACTED_PREFIX  # the key prefix of a path that bore a secret (one copy)
 from .planelisting import Listing, from_files, walk
 
@@ -72,14 +73,6 @@ class Plan:
 #: The stat of a file (:class:`memzoi.base.freshness.Stat`), ``None`` when it has none.
 StatOf = Callable[[str], "Stat | None"]
 
-#: A row's stored columns as the decision reads them: ``(size, mtime_ns, ino, ctime_ns, checked_ns, sha)``.
-_ROW = "size, mtime_ns, ino, ctime_ns, checked_ns, sha"
-#: The rows whose stored stamp vouches for the file while it is unchanged: :func:`memzoi.base.freshness.trusted`'s
-#: conditions on the stored stamp alone (not racy, confirmed within the trust age), for the stamps compared in bulk.
-_VOUCHING = "max(mtime_ns, ctime_ns) < checked_ns - :racy AND :now - checked_ns <= :age"
-#: Rows fetched by key in one query, at most (SQLite's limit on host parameters is 32,766 since 3.32).
-_IN_BATCH = 500
-
 
 def plane_of(
     root: Path,
@@ -110,8 +103,8 @@ def stale(db: sqlite3.Connection, root: Path, listing: Listing, *, bulk: bool = 
     :func:`memzoi.stores.index_rows.index_key` (only such a path is scanned for secrets).
 
     ``bulk`` (the default) decides the unchanged files together (issue 29: 55,000 files of a search at 50,000
-    records): the rows whose stored stamp vouches while unchanged (:data:`_VOUCHING`, in SQL) are read as plain
-    stamps, a file whose stamp equals its row's on a device whose stamps vouch (:func:`_kept`) is kept unless the
+    records): the rows whose stored stamp vouches while unchanged (:data:`memzoi.stores.storedstamps.VOUCHING`, in SQL) are read as plain
+    stamps, a file whose stamp equals its row's on a device whose stamps vouch (:func:`_changed`) is kept unless the
     sample draws it (:data:`memzoi.base.freshness.SAMPLE_SHARE`, one draw per file), and only the other files and
     the drawn ones are judged one by one, by that same rule (:class:`_Judge`). ``bulk=False`` judges every file one
     by one; both give the same plan (``tests/test_index_bulk_freshness.py``). Raises ``sqlite3.Error``."""
@@ -119,25 +112,17 @@ def stale(db: sqlite3.Connection, root: Path, listing: Listing, *, bulk: bool = 
     plan = Plan(git=git_state(root, listing.folders))
     stored = db.execute("SELECT value FROM meta WHERE key = 'git'").fetchone()
     plan.git_changed = stored is None or stored[0] != plan.git
-    cur = db.cursor()
-    cur.row_factory = None  # plain tuples: 50,000 rows as sqlite3.Row cost a third more
-    args = {"racy": freshness.RACY_NS, "now": now, "age": freshness.MAX_TRUST_NS}
-    vouching: dict[str, Any] = {}  # key -> stamp of the rows whose stored stamp vouches while unchanged
-    if bulk:
-        vouching = {
-            r[0]: r[1:]
-            for r in cur.execute(f"SELECT path, size, mtime_ns, ino, ctime_ns FROM files WHERE {_VOUCHING}", args)
-        }
-        rows = {r[0]: r[1:] for r in cur.execute(f"SELECT path, {_ROW} FROM files WHERE NOT ({_VOUCHING})", args)}
-    else:
-        rows = {r[0]: r[1:] for r in cur.execute(f"SELECT path, {_ROW} FROM files")}
+    stored = storedstamps.read(db, now, bulk=bulk)
+    vouching, rows = stored.vouching, stored.rows  # key -> stamp of a row that vouches while unchanged; the others
     judged = _changed(listing, vouching)
     drawn = _drawn(listing, judged)
     judged = sorted([*judged, *listing.unstated])
     unlisted = (vouching.keys() - listing.stamps.keys()) | (rows.keys() - listing.stamps.keys())
     unlisted -= set(listing.unstated)
     redacted = {k for k in unlisted if k.startswith(_REDACTED_PREFIX)}
-    rows.update(_full_rows(cur, [k for k in (*judged, *drawn, *redacted) if k not in rows and k in vouching]))
+    rows.update(
+        storedstamps.full_rows(db, [k for k in (*judged, *drawn, *redacted) if k not in rows and k in vouching])
+    )
     present = {k: listing.path(k) for k in listing.keys()} if plan.git_changed else None  # for readmitted()
     judge = _Judge(plan, now, present)
     unmatched: list[str] = []  # files without a row under their plain key
@@ -222,16 +207,6 @@ def _drawn(listing: Listing, changed: list[str]) -> list[str]:
         return sorted(k for k in listing.stamps if draw() < share)
     out = set(changed)
     return sorted(k for k in listing.stamps if draw() < share and k not in out)
-
-
-def _full_rows(cur: sqlite3.Cursor, keys: list[str]) -> dict[str, tuple[Any, ...]]:
-    """The stored columns :data:`_ROW` of the rows ``keys`` (key → row), in queries of :data:`_IN_BATCH` keys."""
-    out: dict[str, tuple[Any, ...]] = {}
-    for i in range(0, len(keys), _IN_BATCH):
-        part = keys[i : i + _IN_BATCH]
-        sql = f"SELECT path, {_ROW} FROM files WHERE path IN ({','.join('?' * len(part))})"
-        out.update((r[0], r[1:]) for r in cur.execute(sql, part))
-    return out
 
 
 def readmitted(db: sqlite3.Connection, root: Path, present: dict[str, str]) -> list[str]:
