@@ -42,13 +42,15 @@ def lying_stat(monkeypatch, path: Path) -> None:
     """The walk of a refresh sees ``path`` with the stat it has now, whatever is written (as on a mount whose
     ctime follows the mtime, after an edit that puts the mtime back)."""
     fixed = os.lstat(path)
-    real = planelisting.lstat_folders
+    real = planelisting.lstat_listed
 
     def lying(folders, **kwargs):
-        stats = real(folders, **kwargs)
-        return [[fixed if st is not None and st.st_ino == fixed.st_ino else st for st in row] for row in stats]
+        return [
+            (folder, names, [fixed if st is not None and st.st_ino == fixed.st_ino else st for st in stats])
+            for folder, names, stats in real(folders, **kwargs)
+        ]
 
-    monkeypatch.setattr(planelisting, "lstat_folders", lying)
+    monkeypatch.setattr(planelisting, "lstat_listed", lying)
 
 
 def body(project: Path) -> str:

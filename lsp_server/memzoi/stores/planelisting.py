@@ -11,12 +11,14 @@ costs is mostly this walk (issue 29, target: a search at 50,000 records in 0.25 
 from __future__ import annotations
 
 import os
+import stat as statmod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..base.freshness import Stamp, Stat
-from ..base.statmany import lstat_folders
-from ..judge.workspace import MEMZOI_DIR, RESERVED_NAMES, plane_folders
+from ..base.statmany import lstat_listed
+from ..judge.workspace import MEMZOI_DIR, RESERVED_NAMES, utf8_name
 
 _PLANE_FOLDERS = ("records", "proposals")
 
@@ -70,36 +72,57 @@ class Listing:
 def walk(project_root: str | os.PathLike[str]) -> Listing:
     """The records and packets below ``<root>/.memzoi`` as Memzoi walks them, with their stat: the files the index
     holds (:meth:`memzoi.stores.index.Index.rebuild`, :meth:`~memzoi.stores.index.Index.refresh`); the same files as
-    :func:`memzoi.project.crossfile.git_plane_files` (a test holds them equal); none below a symlinked folder
-    (:func:`memzoi.judge.workspace.linked_plane`: Memzoi's walk skips a symlinked ``records`` or ``proposals``, and
-    a symlinked ``.memzoi`` is never entered), so the index never holds a file read through a link. Listed by
-    :func:`memzoi.judge.workspace.plane_folders` and stat'ed by :func:`memzoi.base.statmany.lstat_folders` (a
-    descriptor per folder, a few threads at 50,000 files). Never raises for I/O errors (an unreadable folder is left
-    out, as the walk leaves it)."""
+    :func:`memzoi.project.crossfile.git_plane_files` (a test holds them equal): below ``records`` and ``proposals``,
+    regular ``*.md`` files but ``index.md`` and ``log.md``, no hidden entry, no name that is not UTF-8, none below
+    a symlinked folder (:func:`memzoi.judge.workspace.linked_plane`: Memzoi's walk skips a symlinked ``records`` or
+    ``proposals``, and a symlinked ``.memzoi`` is never entered), so the index never holds a file read through a
+    link. Listed and stat'ed a level of folders at a time (:func:`memzoi.base.statmany.lstat_listed`: a descriptor
+    per folder, each entry's ``lstat`` telling a file from a folder, a few threads at 50,000 files). Never raises
+    for I/O errors (an unreadable folder is left out, as the walk leaves it)."""
     root = os.path.abspath(project_root)
     out = Listing(root)
     memzoi_dir = os.path.join(root, MEMZOI_DIR)
     if os.path.islink(memzoi_dir):
         return out
     try:
-        out.dev = dev = os.stat(memzoi_dir).st_dev
+        out.dev = os.stat(memzoi_dir).st_dev
     except OSError:
         return out
-    folders = plane_folders(memzoi_dir)
-    cut = len(root) + 1
-    stamps, devs, unstated = out.stamps, out.devs, out.unstated
-    for (folder, names), stats in zip(folders, lstat_folders(folders), strict=True):
-        out.folders.add(folder)
-        prefix = folder[cut:].replace(os.sep, "/") + "/"
-        for name, st in zip(names, stats, strict=True):
-            if st is None:
-                unstated.append(prefix + name)
-                continue
-            key = prefix + name
-            stamps[key] = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)  # freshness.of_stat's, inline
-            if st.st_dev != dev:
-                devs[key] = st.st_dev
+    level = [os.path.join(memzoi_dir, name) for name in ("proposals", "records")]
+    level = [d for d in level if not os.path.islink(d) and os.path.isdir(d)]
+    while level:
+        level = _take_level(out, lstat_listed(level))
     return out
+
+
+def _take_level(out: Listing, listed: list[tuple[str, list[str], list[Any]]]) -> list[str]:
+    """Take the records and packets of one level of folders ``listed`` (:func:`memzoi.base.statmany.lstat_listed`)
+    into ``out``; returns the folders below them to list next."""
+    cut, dev = len(out.root) + 1, out.dev
+    stamps, devs, below = out.stamps, out.devs, []
+    is_file, is_dir = statmod.S_ISREG, statmod.S_ISDIR
+    for folder, names, stats in listed:
+        prefix = folder[cut:].replace(os.sep, "/") + "/"
+        taken = len(stamps) + len(out.unstated)
+        for name, st in zip(names, stats, strict=True):
+            if st is None:  # gone since it was listed: a record or packet without a stat, when it looks like one
+                if name.endswith(".md") and name not in RESERVED_NAMES and _utf8(name):
+                    out.unstated.append(prefix + name)
+            elif is_file(st.st_mode):
+                if name.endswith(".md") and name not in RESERVED_NAMES and (name.isascii() or utf8_name(name)):
+                    key = prefix + name
+                    stamps[key] = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)  # freshness.of_stat's
+                    if st.st_dev != dev:
+                        devs[key] = st.st_dev
+            elif is_dir(st.st_mode) and _utf8(name):
+                below.append(folder + os.sep + name)
+        if len(stamps) + len(out.unstated) > taken:
+            out.folders.add(folder)
+    return below
+
+
+def _utf8(name: str) -> bool:
+    return name.isascii() or utf8_name(name)
 
 
 def plane_key(root: str, path: str) -> str | None:
