@@ -129,3 +129,24 @@ def test_a_secret_value_that_is_part_of_a_path_never_merges_two_files_into_one_k
         assert value not in repr(rows)
         keys.append(rows["file"]["path"])
     assert keys[0] != keys[1]
+
+
+def test_a_walk_ahead_gives_the_walks_listing_or_its_error(project, monkeypatch):
+    """``memzoi search`` starts the walk before its imports (planelisting.walk_ahead): the listing it waits for is
+    the walk's, and a walk that fails raises in the caller."""
+    from memzoi.stores import planelisting
+
+    _odd_entries(project)
+    assert planelisting.walk_ahead(project)() == walk(project)
+
+    def broken(root):
+        raise OSError("walk failed")
+
+    monkeypatch.setattr(planelisting, "walk", broken)
+    wait = planelisting.walk_ahead(project)
+    try:
+        wait()
+    except OSError as err:
+        assert str(err) == "walk failed"
+    else:
+        raise AssertionError("the walk's error was not raised")

@@ -91,9 +91,10 @@ def plane_of(
     return from_files(root, files, stat_of or (lambda _: None), lstat or freshness.lstat)
 
 
-def stale(db: sqlite3.Connection, root: Path, listing: Listing, *, bulk: bool = True) -> Plan:
+def stale(db: sqlite3.Connection, root: Path, listing: Listing | Callable[[], Listing], *, bulk: bool = True) -> Plan:
     """The :class:`Plan` of a refresh of the index ``db`` of the project ``root`` whose files are ``listing``
-    (:func:`plane_of`, from a walk or a caller's scan: one decision either way): the files that are new, whose
+    (:func:`plane_of`, from a walk or a caller's scan: one decision either way; or a function that gives it, asked
+    once the stored stamps are read, so that a walk running meanwhile overlaps the read): the files that are new, whose
     bytes differ from their row's (by the one freshness rule, :func:`memzoi.base.freshness.trusted` under one
     clock, else a read compared with the row's BLAKE3 digest: equal bytes keep the row under the new stat), or whose
     admission may have changed because git's state did (:func:`readmitted`); the rows whose file is gone (no longer
@@ -109,11 +110,13 @@ def stale(db: sqlite3.Connection, root: Path, listing: Listing, *, bulk: bool = 
     the drawn ones are judged one by one, by that same rule (:class:`_Judge`). ``bulk=False`` judges every file one
     by one; both give the same plan (``tests/test_index_bulk_freshness.py``). Raises ``sqlite3.Error``."""
     now = time.time_ns()
-    plan = Plan(git=git_state(root, listing.folders))
-    stored = db.execute("SELECT value FROM meta WHERE key = 'git'").fetchone()
-    plan.git_changed = stored is None or stored[0] != plan.git
     stored = storedstamps.read(db, now, bulk=bulk)
     vouching, rows = stored.vouching, stored.rows  # key -> stamp of a row that vouches while unchanged; the others
+    if not isinstance(listing, Listing):
+        listing = listing()
+    plan = Plan(git=git_state(root, listing.folders))
+    known = db.execute("SELECT value FROM meta WHERE key = 'git'").fetchone()
+    plan.git_changed = known is None or known[0] != plan.git
     judged = _changed(listing, vouching)
     drawn = _drawn(listing, judged)
     judged = sorted([*judged, *listing.unstated])

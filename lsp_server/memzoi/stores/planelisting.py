@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import stat as statmod
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -125,6 +126,31 @@ def _utf8(name: str) -> bool:
     return name.isascii() or utf8_name(name)
 
 
+def walk_ahead(project_root: str | os.PathLike[str]) -> Callable[[], Listing]:
+    """:func:`walk` of ``project_root`` started on a thread of its own, for a one-shot caller that has its imports
+    to do and the index's stamps to read meanwhile (``memzoi search``: the stats wait on the kernel, not on the
+    interpreter). The function returned waits for the walk and gives its listing, or raises what the walk raised."""
+    done: list[Listing] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(walk(project_root))
+        except BaseException as err:  # noqa: BLE001 - raised again in the caller's thread
+            failed.append(err)
+
+    thread = threading.Thread(target=run, name="memzoi-walk", daemon=True)
+    thread.start()
+
+    def wait() -> Listing:
+        thread.join()
+        if failed:
+            raise failed[0]
+        return done[0]
+
+    return wait
+
+
 def plane_key(root: str, path: str) -> str | None:
     """The index key (``/``-separated, relative to the absolute ``root``) of ``path``, an absolute path of a file of
     the project's listing, when Memzoi's walk takes it as a record or packet
@@ -162,4 +188,4 @@ def from_files(
     return out
 
 
-__all__ = ["Listing", "from_files", "plane_key", "walk"]
+__all__ = ["Listing", "from_files", "plane_key", "walk", "walk_ahead"]
