@@ -143,7 +143,10 @@ def run(args: argparse.Namespace) -> int:
     from ..stores.planelisting import walk_ahead  # noqa: PLC0415 lazy: start-up
 
     walked = walk_ahead(root)  # the refresh's stat walk, while the rest is imported and the stored stamps read
-    from ..agent.search import search_memory  # noqa: PLC0415 lazy: start-up
+    from ..runs.checkimports import cached_patterns  # noqa: PLC0415 lazy: start-up
+
+    with cached_patterns():  # the detectors that scrub the query compile their patterns from the cache
+        from ..agent.search import search_memory  # noqa: PLC0415 lazy: start-up
     from .progress import Progress  # noqa: PLC0415 lazy: start-up
 
     progress = Progress("search", "indexing", enabled=None if not args.no_progress else False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 #: What judging a file imports (the analysis, the detectors, YAML, the configuration, the store's entries), loaded
@@ -28,6 +29,15 @@ def load_judging() -> None:
     imports all of it anyway."""
     if all(name in sys.modules for name in JUDGING):
         return
+    with cached_patterns():
+        for name in JUDGING:
+            importlib.import_module(name)
+
+
+def cached_patterns() -> AbstractContextManager[dict[str, int]]:
+    """:func:`memzoi.base.regexcache.regex_code_cache` of ``$MEMZOI_HOME/cache`` (none where that folder cannot be
+    made): imports made within it take the patterns they compile from the cache (``memzoi check``'s judging
+    imports; ``memzoi search`` and the MCP server, whose query scrub imports the detectors)."""
     from ..base.regexcache import regex_code_cache  # noqa: PLC0415 lazy: start-up
     from ..base.runtime import memzoi_home, private_dir  # noqa: PLC0415 lazy: start-up
 
@@ -35,9 +45,7 @@ def load_judging() -> None:
         directory: Path | None = private_dir(memzoi_home() / "cache")
     except OSError:
         directory = None
-    with regex_code_cache(directory):
-        for name in JUDGING:
-            importlib.import_module(name)
+    return regex_code_cache(directory)
 
 
-__all__ = ["JUDGING", "load_judging"]
+__all__ = ["JUDGING", "cached_patterns", "load_judging"]
