@@ -34,7 +34,9 @@ from .verdictpayload import facts_text
 
 
 def _s(value: Any) -> str | None:
-    return str(value).strip() if isinstance(value, str) and str(value).strip() else None
+    if isinstance(value, str):
+        return str(value).strip() or None
+    return None
 
 
 #: ``json.dumps(…, ensure_ascii=False, sort_keys=True, default=str)`` made once: ``json.dumps`` with any argument
@@ -148,7 +150,7 @@ def index_row(
     kept = facts
     if rel.startswith(REDACTED_PREFIX):  # a secret-bearing path: its id is that secret; keep neither
         kept = dataclasses.replace(facts, ident=shown_id(facts.ident), tokens=(), refs=())
-    lines = LineIndex(analysis.text) if verdict.findings else None
+    lines = analysis.document.lines if verdict.findings else None  # the analysis's own (its text's)
     findings = [_finding(f, lines) for f in verdict.findings] if lines else []
     size, mtime_ns, ino, ctime_ns = stamp
     out: dict[str, Any] = {
