@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -103,7 +103,7 @@ class Index(IndexQueries):
             private_file(self.path)
             self.db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
             self.db.row_factory = sqlite3.Row
-            self.db.create_function("row_checksum", 1, row_checksum, deterministic=True)  # index_schema.checksum_sql
+            self.db.create_function("row_checksum", -1, row_checksum, deterministic=True)  # index_schema.checksum_sql
             try:
                 self.schema_problem = _opening(self.db, self._check_schema)
             except sqlite3.Error:  # a full disk while creating the schema, a damaged file
@@ -154,7 +154,11 @@ class Index(IndexQueries):
     # -- building ------------------------------------------------------------------------------------------------
 
     def rebuild(
-        self, progress: Progress | None = None, *, everything: bool = False, files: list[Path] | None = None
+        self,
+        progress: Progress | None = None,
+        *,
+        everything: bool = False,
+        files: Sequence[str | os.PathLike[str]] | None = None,
     ) -> RebuildResult:
         """Recreate the whole index from the git plane in one transaction (readers keep the old state until
         commit), with the store entries made from the same analyses; the rows are staged as they come, outside the
@@ -168,7 +172,7 @@ class Index(IndexQueries):
         started = time.perf_counter()
         stamp = index_stamp(self.root)  # before the files are read: a change meanwhile shows at the next refresh
         if files is None:
-            files = [Path(p) for p in plane_of(self.root).paths()]
+            files = plane_of(self.root).paths()  # absolute path strings: no Path per file
         git = git_state(self.root, {os.path.dirname(p) for p in files})
         with Staging(self.db) as staged:  # the rows go to temporary tables as they come, outside the write lock
             made = analyse_rows(self.root, files, progress, **self._supply(), sink=staged.add)[1]
@@ -273,10 +277,10 @@ class Index(IndexQueries):
         listed = list(files) if files is not None else None
         if not self.exists or self._stamp_problem():
             if walked is not None:
-                return self.rebuild(progress, files=[Path(p) for p in walked().paths()])
+                return self.rebuild(progress, files=walked().paths())
             if listed is None:
                 return self.rebuild(progress)
-            return self.rebuild(progress, files=[Path(p) for p in plane_of(self.root, listed).paths()])
+            return self.rebuild(progress, files=plane_of(self.root, listed).paths())
         if self._text_to_fill():
             with _Tx(self.db):  # rows a caller put (put_rows): their text is searchable from now on
                 if self._text_to_fill():  # looked at again under the write lock: another process may have
@@ -315,7 +319,7 @@ class Index(IndexQueries):
                 d.unreadable.append(rel)
                 continue
             (d.changed_in_index if rel in held else d.missing_from_index).append(rel)
-        damaged = f"SELECT path FROM files WHERE checksum != {checksum_sql(self.db)}"  # withheld by every read
+        damaged = f"SELECT path FROM files WHERE checksum IS NOT {checksum_sql()}"  # withheld by every read
         d.changed_in_index += [r[0] for r in self.db.execute(damaged) if r[0] not in d.changed_in_index]
         d.stale_in_index = sorted(plan.gone)
         for found in (d.missing_from_index, d.changed_in_index, d.unreadable):

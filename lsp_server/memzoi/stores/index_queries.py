@@ -146,7 +146,7 @@ class IndexQueries:
         whose stored values no longer match their checksum is withheld (:func:`memzoi.stores.index_schema.sound_sql`)."""
         from .index_schema import sound_sql  # noqa: PLC0415 lazy: start-up
 
-        return sound_sql(self.db, alias)
+        return sound_sql(alias)
 
     # -- reading -------------------------------------------------------------------------------------------------
 

@@ -34,14 +34,23 @@ from .verdictpayload import facts_text
 
 
 def _s(value: Any) -> str | None:
-    return str(value).strip() if isinstance(value, str) and str(value).strip() else None
+    if isinstance(value, str):
+        return str(value).strip() or None
+    return None
+
+
+#: ``json.dumps(…, ensure_ascii=False, sort_keys=True, default=str)`` made once: ``json.dumps`` with any argument
+#: makes a new encoder at every call, five to seven times per row.
+_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+#: ``json.dumps(…, ensure_ascii=False)`` made once (a row's findings).
+_FINDINGS = json.JSONEncoder(ensure_ascii=False)
 
 
 def _j(value: Any) -> str | None:
     if value is None:
         return None
     try:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+        return _JSON.encode(value)
     except (TypeError, ValueError):
         return None
 
@@ -141,7 +150,7 @@ def index_row(
     kept = facts
     if rel.startswith(REDACTED_PREFIX):  # a secret-bearing path: its id is that secret; keep neither
         kept = dataclasses.replace(facts, ident=shown_id(facts.ident), tokens=(), refs=())
-    lines = LineIndex(analysis.text) if verdict.findings else None
+    lines = analysis.document.lines if verdict.findings else None  # the analysis's own (its text's)
     findings = [_finding(f, lines) for f in verdict.findings] if lines else []
     size, mtime_ns, ino, ctime_ns = stamp
     out: dict[str, Any] = {
@@ -158,7 +167,7 @@ def index_row(
             "visibility": verdict.visibility.value,
             "admitted": int(verdict.admitted),
             "refusals": json.dumps(list(verdict.refusals)),
-            "findings": json.dumps(findings, ensure_ascii=False),
+            "findings": _FINDINGS.encode(findings) if findings else "[]",
             "facts": facts_text(kept),  # the one stored form of facts (memzoi.stores.verdictpayload)
         }
     }
@@ -215,7 +224,7 @@ def index_row(
         _scrub(out, sorted(_secret_texts(doc, secrets), key=len, reverse=True))
     for row in out.values():  # SQLite stores strict UTF-8: a lone surrogate (a YAML escape) is stored escaped
         for key, value in row.items():
-            if isinstance(value, str) and not encodable(value):
+            if isinstance(value, str) and not value.isascii() and not encodable(value):  # ASCII: no call
                 row[key] = storable(value)
     return out
 
