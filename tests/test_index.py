@@ -118,13 +118,21 @@ def test_doctor_names_an_unreadable_file_instead_of_sending_the_user_to_rebuild(
 
     real_builtin = builtins.open
 
-    def guarded_builtin(file, *args, **kwargs):  # the index reads files with open() (memzoi.base.freshness.read_stable)
+    def guarded_builtin(file, *args, **kwargs):  # other readers of files use open()
         if isinstance(file, (str, os.PathLike)) and Path(file).resolve() == locked:
             raise PermissionError(13, "Permission denied", str(file))
         return real_builtin(file, *args, **kwargs)
 
+    real_os_open = os.open
+
+    def guarded_os_open(path, *args, **kwargs):  # and with os.open (memzoi.base.freshness.read_bytes)
+        if isinstance(path, (str, os.PathLike)) and Path(path).resolve() == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_os_open(path, *args, **kwargs)
+
     monkeypatch.setattr(Path, "open", guarded)
     monkeypatch.setattr(builtins, "open", guarded_builtin)
+    monkeypatch.setattr(os, "open", guarded_os_open)
     monkeypatch.chdir(project)
     assert main(["rebuild"]) == 0
     capsys.readouterr()
