@@ -367,6 +367,9 @@ class MemzoiServer(LanguageServer):
         self.folders.remember(root)
         if not (root / MEMZOI_DIR).is_dir():
             return None
+        from memzoi.runs.checkimports import ANALYSING, load_judging  # noqa: PLC0415 lazy: start-up
+
+        load_judging(ANALYSING)  # as `memzoi check` loads it: the patterns from the regex code cache they share
         from .project import Project  # noqa: PLC0415 lazy: start-up
 
         project = Project(root)

@@ -1,11 +1,11 @@
 """What a run of ``memzoi check`` that judges files imports, loaded at once (:func:`load_judging`) with the
 patterns those modules compile taken from the regex code cache (:mod:`memzoi.base.regexcache`). A replayed run
-(:mod:`memzoi.runs.checkreplay`) imports none of it; a run that judges even one file imports all of it.
+(:mod:`memzoi.runs.checkreplay`) imports none of it; a run that judges even one file imports all of it. The language
+server loads the part a document's diagnostics need (:data:`ANALYSING`) the same way when it registers a project.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 from pathlib import Path
 
@@ -21,12 +21,17 @@ JUDGING = (
     "memzoi.project.gitfacts",
 )
 
+#: What diagnosing one document needs of :data:`JUDGING` (the language server's first diagnostics come before the
+#: store's modules load): the first modules of it, so that their patterns are a part of those ``check`` loads and
+#: the cache file the two share is not rewritten by each in turn.
+ANALYSING = JUDGING[:3]
 
-def load_judging() -> None:
-    """Import :data:`JUDGING` (once per process) with the patterns they compile taken from the regex code cache in
-    ``$MEMZOI_HOME/cache`` (:mod:`memzoi.base.regexcache`): a replayed run imports none of it; a judging run
-    imports all of it anyway."""
-    if all(name in sys.modules for name in JUDGING):
+
+def load_judging(names: tuple[str, ...] = JUDGING) -> None:
+    """Import ``names`` (:data:`JUDGING`, or :data:`ANALYSING`; once per process) with the patterns they compile
+    taken from the regex code cache in ``$MEMZOI_HOME/cache`` (:mod:`memzoi.base.regexcache`): a replayed run
+    imports none of it; a judging run imports all of it anyway."""
+    if all(name in sys.modules for name in names):
         return
     from ..base.regexcache import regex_code_cache  # noqa: PLC0415 lazy: start-up
     from ..base.runtime import memzoi_home, private_dir  # noqa: PLC0415 lazy: start-up
@@ -36,8 +41,10 @@ def load_judging() -> None:
     except OSError:
         directory = None
     with regex_code_cache(directory):
-        for name in JUDGING:
-            importlib.import_module(name)
+        for name in names:
+            __import__(
+                name
+            )  # the import statement's route, which `python -X importtime` reports (import_module's is not)
 
 
-__all__ = ["JUDGING", "load_judging"]
+__all__ = ["ANALYSING", "JUDGING", "load_judging"]
