@@ -154,7 +154,8 @@ class Diagnostics:
         if ls.pull_diagnostics or ls.stopping:
             return
 
-        if not ls.docs.is_open(uri):  # the scan's ``found`` names the file's path: no conversion of its URI
+        # The scan's ``found`` is of a file it has just seen closed, and names its path: no conversion of its URI.
+        if found is not None or not ls.docs.is_open(uri):
             opened = ls.docs.open_uri_for(found[1].path if found is not None else uri_to_path(uri))
             if opened is not None:  # open under another spelling: that buffer's text, under the client's URI
                 uri, found = opened, None
