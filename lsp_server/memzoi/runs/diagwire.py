@@ -1,7 +1,7 @@
 """A file's findings as the JSON the language server sends: LSP ``Diagnostic`` objects and the
 ``textDocument/publishDiagnostics`` notification as plain dicts, built once per publish (issue 29, warm start: the
-protocol library's objects, built and then turned into the same JSON again by its converter, were a third of the
-cost of publishing a file with findings).
+server built the protocol library's objects for each diagnostic, which pygls's converter then turned into this
+same JSON again).
 
 The shape is LSP 3.17's (``Diagnostic``: ``range``, ``message``, ``severity``, ``code``, ``codeDescription``,
 ``source``, ``data``; ``PublishDiagnosticsParams``: ``uri``, ``diagnostics``, ``version``), with the optional
