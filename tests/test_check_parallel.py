@@ -240,6 +240,21 @@ def test_file_facts_survive_the_trip_from_a_worker():
     assert copy.copy(facts) == facts and copy.deepcopy(facts) == facts
 
 
+@pytest.mark.parametrize("role", list(__import__("memzoi.judge.workspace", fromlist=["Role"]).Role))
+def test_a_first_stage_survives_the_trip_from_a_worker(role):
+    import copy
+    import pickle
+
+    from memzoi.base.findings import finding
+    from memzoi.project.verdict import Local
+
+    for own in ([], [finding("unknown_key", "unknown key `x`", 4, 5, loc=["x"])]):
+        first = Local(list(own), role, (1, 4), True, len(own))
+        back = pickle.loads(pickle.dumps(first, protocol=pickle.HIGHEST_PROTOCOL))
+        assert back == first and back.role is role
+        assert copy.copy(first) == first and copy.deepcopy(first) == first
+
+
 # -- the walk: hard links, spelling of the argument, odd arguments ------------------------------------------------
 
 from memzoi.runs.check import UsageError  # noqa: E402
@@ -414,3 +429,20 @@ def test_workers_fork_with_the_analysis_already_imported():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "True"
+
+
+def test_a_project_folder_is_made_absolute_as_abspath_makes_it(tmp_path, monkeypatch):
+    from memzoi.stores.fileentry import project_dir
+
+    monkeypatch.chdir(tmp_path)
+    for spelled in [
+        tmp_path / ".memzoi",
+        str(tmp_path / "a" / ".." / ".memzoi"),
+        "//x//y/.memzoi",
+        ".memzoi",
+        "a/../.memzoi",
+    ]:
+        assert project_dir(spelled) == os.path.abspath(spelled), spelled
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")  # a relative folder follows the working directory, never a kept answer
+    assert project_dir(".memzoi") == os.path.abspath(".memzoi") == str(tmp_path / "sub" / ".memzoi")

@@ -328,3 +328,24 @@ def test_index_stores_the_redacted_path_and_id(tmp_path, monkeypatch):
     stored = b"".join(open(os.path.join(d, n), "rb").read() for d, _, ns in os.walk(tmp_path / "home") for n in ns)
     leaked = TOKEN.encode() in stored
     assert not leaked, "the token reached the index"
+
+
+def _repository_path_by_parts(text: str) -> str | None:
+    """The rule as first written: split into components, join from the last `.memzoi` on."""
+    parts = text.split("/")
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] == ".memzoi":
+            return "/".join(parts[i:])
+    return None
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["", ".", "..", ".memzoi", "memzoi", ".memzoix", "x.memzoi", "records", "a.md"]), max_size=7
+    )
+)
+def test_the_repository_path_found_by_search_is_the_one_found_by_parts(parts):
+    text = "/".join(parts)
+    for spelled in (text, "/" + text, text + "/"):
+        assert repository_path(spelled) == _repository_path_by_parts(spelled), spelled

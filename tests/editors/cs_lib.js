@@ -29,14 +29,17 @@ async function waitFor(what, cond, ms = 45000) {
   }
 }
 
-/** Runs the palette command `title`; asks again (up to five times) while the palette does not list it yet. */
+/**
+ * Runs the palette command `title`; asks again (up to five times) while the palette did not open or does not list
+ * it yet (F1 and the typed title are lost when the workbench moves the focus meanwhile: Escape, then F1 again).
+ */
 async function runCommand(page, title) {
   for (let attempt = 1; ; attempt++) {
     await page.keyboard.press('Escape');
     await page.keyboard.press('F1');
-    await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 20000 });
-    await page.keyboard.type(title);
     try {
+      await page.waitForSelector('.quick-input-widget input', { state: 'visible', timeout: 10000 });
+      await page.keyboard.type(title);
       await page.waitForSelector(`.quick-input-list .monaco-list-row:has-text("${title}")`, { timeout: 8000 });
       break;
     } catch (err) {
@@ -176,6 +179,24 @@ async function toast(page, re) {
   return (await h.jsonValue()).trim();
 }
 
+/** The text of a Memzoi error toast (a refused command: `Memzoi: <why>`) shown now, else null. */
+const errorToast = (page) => page.evaluate(() => [...document.querySelectorAll('.notification-toast .notification-list-item')]
+  .filter((e) => e.querySelector('.codicon-error'))
+  .map((e) => e.querySelector('.notification-list-item-message')?.textContent || '').find((t) => t.startsWith('Memzoi:')) || null);
+
+/**
+ * Waits until the write `what` is on disk (`written()`, a Node-side check); a refusal toast ends the wait at once
+ * with its text (instead of the whole wait with no reason).
+ */
+async function waitWritten(page, what, written, ms) {
+  await waitFor(what, async () => {
+    if (await written()) return true;
+    const refused = await errorToast(page);
+    if (refused) throw new Error(`${what}: the command was refused: ${refused}`);
+    return false;
+  }, ms);
+}
+
 async function clearToasts(page) {
   await page.evaluate(() => document.querySelectorAll('.notification-toast .codicon-notifications-clear, .notification-toast .codicon-close').forEach((b) => b.click()));
 }
@@ -214,5 +235,5 @@ async function drive(failureShot, body) {
 
 module.exports = {
   report, log, step, shot, shotPath, waitFor, runCommand, quickOpen, gotoLine, codeActionMenu, activeTab, waitTab, editorText, row, rows, inlineButtons,
-  clickInline, dialog, dialogButton, toast, clearToasts, drive,
+  clickInline, dialog, dialogButton, toast, errorToast, waitWritten, clearToasts, drive,
 };

@@ -229,8 +229,14 @@ async function reflectionPhase(page) {
   if (fs.readFileSync(rules, 'utf-8') !== original) throw new Error('the edit review wrote RULES.md');
   await shot(page, 'vscode-resident-edit.png');
   await L.dialogButton(page, 'Approve edited');
-  await waitFor('RULES.md to hold the edited entry', () => fs.readFileSync(rules, 'utf-8').includes(process.env.EDITED));
-  step('Edit and Approve: written', { rules: fs.readFileSync(rules, 'utf-8') });
+  await L.waitWritten(page, 'RULES.md to hold the edited entry', () => fs.readFileSync(rules, 'utf-8').includes(process.env.EDITED));
+  // The message comes once the client has reloaded the written file's buffer (it brings RULES.md to the front to
+  // revert it, then gives the front back): only then does the next keystroke go where the person is. The editor in
+  // front is again the job's document, never RULES.md (where typed keys would edit the file just written).
+  const approved = await L.toast(page, 'Approved');
+  const front = await L.activeTab(page);
+  step('Edit and Approve: written', { rules: fs.readFileSync(rules, 'utf-8'), toast: approved, active: front });
+  if (front.includes('RULES.md')) throw new Error(`after the write RULES.md was left in front, not the job's document: ${front}`);
   await L.clearToasts(page);
 
   // Remove Resident Memory Entry…: pick the entry, review, then it is gone (one audited step).
@@ -259,8 +265,8 @@ async function reflectionPhase(page) {
   if (!fs.readFileSync(rules, 'utf-8').includes(process.env.REMOVE)) throw new Error('the removal review wrote RULES.md');
   await shot(page, 'vscode-resident-remove.png');
   await L.dialogButton(page, 'Remove');
-  await waitFor('the entry to leave RULES.md', () => !fs.readFileSync(rules, 'utf-8').includes(process.env.REMOVE));
-  step('Remove entry: written', { rules: fs.readFileSync(rules, 'utf-8') });
+  await L.waitWritten(page, 'the entry to leave RULES.md', () => !fs.readFileSync(rules, 'utf-8').includes(process.env.REMOVE));
+  step('Remove entry: written', { rules: fs.readFileSync(rules, 'utf-8'), toast: await L.toast(page, 'Approved remove') });
 }
 
 L.drive('vscode-runtime-failure.png', (page) => (process.env.PHASE === 'reflection' ? reflectionPhase(page) : checkpointsPhase(page)));

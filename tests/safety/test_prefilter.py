@@ -244,3 +244,25 @@ def test_the_rules_memzoi_searches_are_those_the_prefilter_may_match(text):
             ctx = context.Ctx(text)
             expected = tuple(r for r in memzoi_rules.RULES if ctx.may(memzoi_rules._GATES[r.detector]))
             assert memzoi_rules._rules_that_may_match(ctx) == expected
+
+
+@needs_hyperscan
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_a_forked_worker_scans_with_its_own_scratch_space():
+    import os
+
+    phone = "call " + "+44 20 " + "7946 0958"
+    with engine(True):
+        expected = prefilter.possible(phone)
+        assert expected and prefilter._engine.local.pid == os.getpid()
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:  # the child: same answer, from a scratch space made in this process
+            ok = prefilter.possible(phone) == expected and prefilter._engine.local.pid == os.getpid()
+            os.write(write, b"1" if ok else b"0")
+            os._exit(0)
+        os.close(write)
+        got = os.read(read, 1)
+        os.waitpid(child, 0)
+        assert got == b"1"
+        assert prefilter._engine.local.pid == os.getpid()  # the parent's own is kept

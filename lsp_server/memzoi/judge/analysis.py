@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..base.findings import Finding, Fix, TextEdit, finding
+from ..base.freshness import read_bytes
 from ..base.utf8 import unencodable_span
 from ..read.document import Document, frame
 from ..read.text import decode
@@ -168,8 +169,7 @@ def analyze_path(
     file gives one finding instead of an exception."""
     placement = placement or place(path)
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_bytes(path)
     except OSError as err:
         doc = frame("")
         msg = f"cannot read the file: {err.strerror or err}; check that it exists and is readable"

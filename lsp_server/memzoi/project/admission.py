@@ -196,16 +196,21 @@ def opening_span(analysis: Analysis) -> tuple[int, int]:
 
 
 def canonical_path_findings(
-    path: str | os.PathLike[str], analysis: Analysis, dir_links: dict[Any, bool] | None = None
+    path: str | os.PathLike[str],
+    analysis: Analysis,
+    dir_links: dict[Any, bool] | None = None,
+    *,
+    mode: int | None = None,
 ) -> list[Finding]:
     """``canonical_path`` for a git-plane file that is a symlink, not a regular file, or whose real location is
     not ``<.memzoi>/records/<concept_id>.md`` (a symlinked parent directory, a symlinked ``.memzoi``).
 
     ``dir_links`` caches "is this directory a symlink" and "is this folder reached through one" across calls of
-    one scan (one ``lstat`` per directory); start a new dict for each scan.
+    one scan (one ``lstat`` per directory); start a new dict for each scan. ``mode``: the ``st_mode`` of an
+    ``lstat`` the caller made of ``path`` for the analysed bytes (else it is asked here).
     """
     return canonical_findings(
-        path, analysis.placement.role, analysis.placement.memzoi_dir, opening_span(analysis), dir_links
+        path, analysis.placement.role, analysis.placement.memzoi_dir, opening_span(analysis), dir_links, mode=mode
     )
 
 

@@ -110,6 +110,16 @@ class Local:
     attested: bool
     canonical: int = 0  # how many of ``own`` (at its end) are canonical-path findings of admission
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # `memzoi check` workers send one per file: positional fields, and the role as its value, pickle in half
+        # the time of the default slot state with the enum's own reduction (``tests/test_check_parallel.py``).
+        return (_local, (self.own, self.role.value, self.opening, self.attested, self.canonical))
+
+
+def _local(own: list[Finding], role: str, opening: tuple[int, int], attested: bool, canonical: int) -> Local:
+    """A :class:`Local` from its pickled form (:meth:`Local.__reduce__`)."""
+    return Local(own, Role(role), opening, attested, canonical)
+
 
 @dataclass(frozen=True, slots=True)
 class FileVerdict:
@@ -161,15 +171,21 @@ def explain_stale(path: str | os.PathLike[str] | None, analysis: Analysis, git: 
 
 
 def local(
-    path: str | os.PathLike[str] | None, analysis: Analysis, ctx: ProjectContext, links: dict[str, Any] | None = None
+    path: str | os.PathLike[str] | None,
+    analysis: Analysis,
+    ctx: ProjectContext,
+    links: dict[str, Any] | None = None,
+    *,
+    mode: int | None = None,
 ) -> tuple[Analysis, Local]:
     """The first stage of :func:`judge`: the analysis with its stale attestation explained, and its own findings.
-    ``links`` is an optional per-scan cache of symlink answers (:func:`memzoi.project.admission.canonical_path_findings`)."""
+    ``links`` is an optional per-scan cache of symlink answers, ``mode`` the ``st_mode`` of an ``lstat`` of
+    ``path`` the caller already made (:func:`memzoi.project.admission.canonical_path_findings`)."""
     analysis = explain_stale(path, analysis, ctx.git)
     own = list(analysis.findings)
     canonical = []
     if path is not None and analysis.placement.memzoi_dir is not None:
-        canonical = canonical_path_findings(path, analysis, links)
+        canonical = canonical_path_findings(path, analysis, links, mode=mode)
     return analysis, Local(
         own + canonical, analysis.placement.role, opening_span(analysis), is_attested(analysis), len(canonical)
     )

@@ -30,7 +30,8 @@ ANALYSING = JUDGING[:3]
 def load_judging(names: tuple[str, ...] = JUDGING) -> None:
     """Import ``names`` (:data:`JUDGING`, or :data:`ANALYSING`; once per process) with the patterns they compile
     taken from the regex code cache in ``$MEMZOI_HOME/cache`` (:mod:`memzoi.base.regexcache`): a replayed run
-    imports none of it; a judging run imports all of it anyway."""
+    imports none of it; a judging run imports all of it anyway. The hyperscan prefilter's databases, when a run
+    compiles them, are kept in the same folder (:func:`memzoi.safety.prefilter.keep_in`)."""
     if all(name in sys.modules for name in names):
         return
     from ..base.regexcache import regex_code_cache  # noqa: PLC0415 lazy: start-up
@@ -42,9 +43,12 @@ def load_judging(names: tuple[str, ...] = JUDGING) -> None:
         directory = None
     with regex_code_cache(directory):
         for name in names:
-            __import__(
-                name
-            )  # the import statement's route, which `python -X importtime` reports (import_module's is not)
+            # the import statement's route, which `python -X importtime` reports (import_module's is not)
+            __import__(name)
+    from ..safety import prefilter  # noqa: PLC0415 lazy: start-up
+
+    # the prefilter's databases, compiled before the workers fork (memzoi.safety.prepared), are kept there too
+    prefilter.keep_in(directory)
 
 
 __all__ = ["ANALYSING", "JUDGING", "load_judging"]

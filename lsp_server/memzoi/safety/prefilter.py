@@ -27,7 +27,10 @@ import logging
 import os
 import re
 import threading
+from pathlib import Path
 from typing import Any
+
+from .prefilter_cache import DatabaseCache
 
 #: the names and compiled patterns declared with :func:`register`, in declaration order
 _PATTERNS: dict[str, re.Pattern[str]] = {}
@@ -44,7 +47,7 @@ _ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.DOTALL)
 class _Engine:
     """One compiled hyperscan database of every registered pattern it accepts."""
 
-    def __init__(self, hs: Any, patterns: dict[str, re.Pattern[str]]) -> None:
+    def __init__(self, hs: Any, patterns: dict[str, re.Pattern[str]], cache: DatabaseCache | None = None) -> None:
         self.hs = hs
         self.names: list[str] = []
         self.always: frozenset[str] = frozenset()
@@ -58,11 +61,11 @@ class _Engine:
             accepted.append((name, ascii_source(regex.pattern), flags))
         self.db: Any = None
         try:
-            self.db = _compiled(hs, accepted)
+            self.db = _compiled(hs, accepted, cache)
         except Exception:  # hyperscan.error: find the patterns it cannot approximate and leave them out
             always.update(name for name, src, flags in accepted if not _compiles(hs, src, flags))
             accepted = [a for a in accepted if a[0] not in always]
-            self.db = _compiled(hs, accepted)
+            self.db = _compiled(hs, accepted, cache)
         self.always = frozenset(always)
         self.names = [name for name, _, _ in accepted]
         self.local = threading.local()  # a scratch space belongs to one thread
@@ -79,19 +82,15 @@ class _Words:
     """One compiled hyperscan database of the declared gate words, each as `` word `` (a maximal run of a text
     whose other bytes are spaces, as :func:`words_in` is given it)."""
 
-    def __init__(self, hs: Any, words: set[bytes]) -> None:
+    def __init__(self, hs: Any, words: set[bytes], cache: DatabaseCache | None = None) -> None:
         self.hs = hs
         self.count = len(words)  # the declarations it knows: a later one makes it stale (words_in falls back)
         # a word with another byte never comes out of a split of such a text: it can be left out
         self.words = sorted(w for w in words if _WORD.fullmatch(w))
         self.db: Any = None
         if self.words:
-            self.db = hs.Database()
-            self.db.compile(
-                expressions=[b" " + w + b" " for w in self.words],
-                ids=list(range(len(self.words))),
-                elements=len(self.words),
-                flags=hs.HS_FLAG_SINGLEMATCH,
+            self.db = (cache or DatabaseCache(hs, None)).compiled(
+                [b" " + w + b" " for w in self.words], [int(hs.HS_FLAG_SINGLEMATCH)] * len(self.words)
             )
         self.local = threading.local()
 
@@ -103,19 +102,32 @@ class _Words:
         return frozenset([words[i] for i in _scan(self.hs, self.db, self.local, b" " + spaced + b" ")])
 
 
+#: this process's id, kept by a fork hook (``os.getpid()`` is a system call, and :func:`_scan` runs for every text)
+_pid = os.getpid()
+
+
+def _forked() -> None:
+    global _pid
+    _pid = os.getpid()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
+
+
+def _seen(ident: int, start: int, end: int, flags: int, context: list[int]) -> None:
+    context.append(ident)
+
+
 def _scan(hs: Any, db: Any, local: threading.local, data: bytes) -> list[int]:
     """The ids of ``db``'s patterns that match ``data`` (each once: the patterns are single-match), with the
     scratch space of this thread and process."""
     scratch = getattr(local, "scratch", None)
-    if scratch is None or getattr(local, "pid", None) != os.getpid():
+    if scratch is None or getattr(local, "pid", None) != _pid:
         scratch = local.scratch = hs.Scratch(db)
-        local.pid = os.getpid()
+        local.pid = _pid
     seen: list[int] = []
-
-    def on_match(ident: int, start: int, end: int, flags: int, context: object) -> None:
-        seen.append(ident)
-
-    db.scan(data, match_event_handler=on_match, scratch=scratch)
+    db.scan(data, match_event_handler=_seen, context=seen, scratch=scratch)
     return seen
 
 
@@ -147,17 +159,10 @@ def ascii_source(pattern: str) -> bytes:
     return _ESCAPE.sub(one, pattern).encode("utf-8")
 
 
-def _compiled(hs: Any, accepted: list[tuple[str, bytes, int]]) -> Any:
+def _compiled(hs: Any, accepted: list[tuple[str, bytes, int]], cache: DatabaseCache | None = None) -> Any:
     if not accepted:
         return None
-    db = hs.Database()
-    db.compile(
-        expressions=[src for _, src, _ in accepted],
-        ids=list(range(len(accepted))),
-        elements=len(accepted),
-        flags=[flags for _, _, flags in accepted],
-    )
-    return db
+    return (cache or DatabaseCache(hs, None)).compiled([src for _, src, _ in accepted], [f for _, _, f in accepted])
 
 
 def _compiles(hs: Any, source: bytes, flags: int) -> bool:
@@ -173,6 +178,8 @@ _engine: _Engine | None = None
 _words: _Words | None = None
 _disabled = False
 _missing = False
+#: where the compiled databases are kept between runs (:func:`keep_in`); ``None``: compiled in every process
+_cache_dir: Path | None = None
 
 
 def _load() -> _Engine | None:
@@ -187,16 +194,26 @@ def _load() -> _Engine | None:
             try:
                 import hyperscan  # noqa: PLC0415 lazy: platform - an optional dependency with wheels on some platforms
 
-                _engine = _Engine(hyperscan, dict(_PATTERNS))
+                cache = DatabaseCache(hyperscan, _cache_dir)
+                _engine = _Engine(hyperscan, dict(_PATTERNS), cache)
             except Exception as err:  # ImportError, or hyperscan.error from a database it cannot build
                 logging.getLogger(__name__).debug("hyperscan prefilter not used: %s", type(err).__name__)
                 _missing = True
                 return None
             try:
-                _words = _Words(hyperscan, set(_WORDS))
+                _words = _Words(hyperscan, set(_WORDS), cache)
             except Exception as err:  # hyperscan.error: the words are then found by splitting the text
                 logging.getLogger(__name__).debug("hyperscan gate words not used: %s", type(err).__name__)
+            cache.save()
         return _engine
+
+
+def keep_in(directory: Path | None) -> None:
+    """Keep the compiled databases in ``directory`` (a private cache folder, :mod:`.prefilter_cache`) from the next
+    :func:`prepare` on, and read them from there when they were compiled from the same patterns; ``None``: compile
+    them in every process (the default: importing a module never writes a file)."""
+    global _cache_dir
+    _cache_dir = directory
 
 
 def register(name: str, regex: re.Pattern[str]) -> str:
@@ -270,6 +287,7 @@ def set_enabled(enabled: bool) -> None:
 __all__ = [
     "ascii_source",
     "engine_name",
+    "keep_in",
     "possible",
     "prepare",
     "register",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from ..project.filefacts import FileFacts, facts_from_analysis
 from ..project.gitfacts import GitFacts
 from ..project.verdict import FileVerdict, ProjectContext, judge, local, verdict_of
 from . import firststage
-from .firststage import Entry, FirstStage, Stamp, failed_stage, lstamp, pending_boundary
+from .firststage import Entry, FirstStage, Stamp, failed_stage, lstat_mode, pending_boundary
 from .verdictpayload import cache_payload
 
 #: The search rows of one file (:func:`memzoi.stores.index_rows.index_row`), as they cross the pipe from a worker: a
@@ -60,10 +61,22 @@ def indexed(path: str | os.PathLike[str], placement: Placement | None = None) ->
     return role not in (Role.OTHER, Role.RESERVED) and os.path.basename(path) not in RESERVED_NAMES
 
 
+@lru_cache(maxsize=256)
+def _absolute(folder: str) -> str:
+    return os.path.abspath(folder)
+
+
+def project_dir(memzoi_dir: str | os.PathLike[str]) -> str:
+    """``os.path.abspath(memzoi_dir)``, kept per absolute spelling (a file's ``.memzoi`` directory is asked for at
+    every file: 2–3 us a time; a relative one depends on the working directory, so it is made absolute anew)."""
+    text = os.fspath(memzoi_dir)
+    return _absolute(text) if text.startswith("/") else os.path.abspath(text)
+
+
 def context_of(placement: Placement, now: datetime | None, contexts: dict[str, ProjectContext]) -> ProjectContext:
     """The project context of ``placement`` (one per ``.memzoi`` directory in ``contexts``, each with its own git
     oracle and no ledger: ledger findings are settled by whoever shows a file), at the clock ``now``."""
-    md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else ""
+    md = project_dir(placement.memzoi_dir) if placement.memzoi_dir is not None else ""
     ctx = contexts.get(md)
     if ctx is None:
         ctx = contexts[md] = ProjectContext.of(md or None, now=now, git=GitFacts(os.path.dirname(md)) if md else None)
@@ -93,14 +106,17 @@ def make_entry(
     ``links`` caches symlink answers. Never raises: a failing analysis gives the ``internal_error`` stage and rows
     (:func:`memzoi.stores.firststage.failed_stage`)."""
     stamp: Stamp | None
+    mode: int | None = None
     try:
         if read is not None:
             data, stamp, checked = read
             analysis = firststage.analyze_bytes(data, path, now=ctx.now, config=ctx.config, placement=placement)
         else:
-            data, stamp, checked = None, lstamp(path), 0
+            # one lstat gives the stamp and the mode the canonical-path check needs (a second one cost 0.5 % of
+            # a cold check's CPU)
+            data, (stamp, mode), checked = None, lstat_mode(path), 0
             analysis = firststage.analyze_path(path, now=ctx.now, config=ctx.config, placement=placement)
-        refined, first = local(path, analysis, ctx, links)
+        refined, first = local(path, analysis, ctx, links, mode=mode)
         facts = facts_from_analysis(refined)
         starts = refined.document.lines.starts
         digest = blake3.blake3(data if data is not None else refined.text.encode("utf-8", "surrogatepass")).digest()
@@ -108,7 +124,7 @@ def make_entry(
         if entry and data is not None and stamp is not None:
             made = (digest, stamp, checked, cache_payload(refined, first, facts, starts))
         mark = refined.retention
-        md = os.path.abspath(placement.memzoi_dir) if placement.memzoi_dir is not None else None
+        md = project_dir(placement.memzoi_dir) if placement.memzoi_dir is not None else None
         boundary = pending_boundary(first, mark.boundary if mark is not None else None)
         stage = FirstStage(
             path, md, first, facts, ",".join(map(str, starts)), len(refined.text), stamp, digest.hex()[:32], boundary
@@ -170,4 +186,4 @@ def entry_chunk(jobs: list[tuple[str, str]], *, now: datetime | None, root: str)
     return out
 
 
-__all__ = ["FileEntry", "Row", "context_of", "entry_chunk", "indexed", "make_entry"]
+__all__ = ["FileEntry", "Row", "context_of", "entry_chunk", "indexed", "make_entry", "project_dir"]

@@ -141,11 +141,17 @@ def analyze_path(*args: Any, **kwargs: Any) -> Analysis:
 
 def lstamp(path: str) -> Stamp | None:
     """The stat :data:`Stamp` of ``path`` (not following a symlink), ``None`` when it cannot be taken."""
+    return lstat_mode(path)[0]
+
+
+def lstat_mode(path: str) -> tuple[Stamp | None, int | None]:
+    """``(stamp, st_mode)`` of one ``lstat`` of ``path`` (:func:`lstamp` and the mode beside it), ``(None, None)``
+    when it cannot be taken."""
     try:
         st = os.lstat(path)
     except OSError:
-        return None
-    return of_stat(st).stamp
+        return None, None
+    return of_stat(st).stamp, st.st_mode
 
 
 def pending_boundary(first: Local, boundary: datetime | None) -> datetime | None:
@@ -218,5 +224,6 @@ __all__ = [
     "failed_stage",
     "from_payload",
     "lstamp",
+    "lstat_mode",
     "pending_boundary",
 ]
