@@ -21,10 +21,10 @@ from memzoi.project.checkpaths import expand
 from memzoi.project.verdict import ProjectContext
 from memzoi.runs import scanverdicts
 from memzoi.runs.projectstate import ProjectState
-from memzoi.stores import index_fresh, index_queries
+from memzoi.stores import index_fresh, planelisting
 from memzoi.stores.index import Index
-from memzoi.stores.index_fresh import plane_key, plane_of
-from memzoi.stores.index_queries import plane_stats
+from memzoi.stores.index_fresh import plane_of
+from memzoi.stores.planelisting import plane_key, walk
 
 from .builders import edit
 from .test_index import home, project  # noqa: F401 - fixtures
@@ -51,8 +51,8 @@ def no_walk(monkeypatch) -> None:
         raise AssertionError("the plane was walked again")
 
     for module, name in (
-        (index_queries, "plane_stats"),
-        (index_fresh, "plane_stats"),
+        (planelisting, "walk"),
+        (index_fresh, "walk"),
         (workspace, "plane_entries"),
         (crossfile, "git_plane_files"),
     ):
@@ -63,7 +63,7 @@ def test_the_records_and_packets_of_the_listing_are_the_walks(project):
     _odd_entries(project)
     base = str(project.resolve())
     keys = [k for p in listing(project) if (k := plane_key(base, p)) is not None]
-    assert len(keys) == len(set(keys)) and set(keys) == set(plane_stats(project.resolve()))
+    assert len(keys) == len(set(keys)) and set(keys) == set(walk(project.resolve()).keys())
     assert plane_key(base, os.path.join(base, ".memzoi", "records", "x.md")) == ".memzoi/records/x.md"
     assert plane_key(base, base + "-other/.memzoi/records/x.md") is None  # another folder sharing the prefix
 
@@ -82,12 +82,12 @@ def test_the_plan_from_the_scans_stats_is_the_walked_refreshs(project, monkeypat
         st = rec[3].stat()
         os.utime(rec[3], ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # the same bytes: confirmed by hash
         secret.write_bytes(secret.read_bytes() + b"\nMore.\n")  # changed, under its redacted key
-        walked = index_fresh.stale(ix.db, ix.root, *plane_of(ix.root))
+        walked = index_fresh.stale(ix.db, ix.root, plane_of(ix.root))
         stats = {p: freshness.lstat(p) for p in listing(project)}
         no_walk(monkeypatch)
         stat_calls: list[str] = []
         scanned = plane_of(ix.root, stats, stats.get, lstat=lambda p: stat_calls.append(p) or freshness.lstat(p))
-        plan = index_fresh.stale(ix.db, ix.root, *scanned)
+        plan = index_fresh.stale(ix.db, ix.root, scanned)
     assert sorted(plan.changed) == sorted(walked.changed) and len(plan.changed) == 3
     assert sorted(plan.gone) == sorted(walked.gone) == [rec[1].relative_to(project.resolve()).as_posix()]
     assert [r[-1] for r in plan.restamp] == [r[-1] for r in walked.restamp] and len(plan.restamp) == 1
@@ -108,7 +108,7 @@ def test_a_file_the_scan_has_no_stat_of_is_the_only_one_stated(project, monkeypa
             lambda p: None if p == target else freshness.lstat(p),
             lstat=lambda p: stat_calls.append(p) or freshness.lstat(p),
         )
-        plan = index_fresh.stale(ix.db, ix.root, *scanned)
+        plan = index_fresh.stale(ix.db, ix.root, scanned)
     assert stat_calls == [target]
     assert not plan.changed and not plan.gone and not plan.restamp
 
@@ -120,8 +120,8 @@ def test_a_listed_file_deleted_since_is_gone_as_in_the_walked_refresh(project):
         files = listing(project)  # listed by the scan, then deleted before its event is taken
         target = next(p for p in files if plane_key(str(ix.root), p))
         os.unlink(target)
-        plan = index_fresh.stale(ix.db, ix.root, *plane_of(ix.root, files))
-        walked = index_fresh.stale(ix.db, ix.root, *plane_of(ix.root))
+        plan = index_fresh.stale(ix.db, ix.root, plane_of(ix.root, files))
+        walked = index_fresh.stale(ix.db, ix.root, plane_of(ix.root))
     assert plan.gone == walked.gone == [plane_key(str(ix.root), target)]
     assert not plan.changed and not plan.restamp
 

@@ -14,7 +14,7 @@ import pytest
 
 from memzoi.agent import context_pack, precheck, recall
 from memzoi.base import freshness
-from memzoi.stores import index_queries
+from memzoi.stores import planelisting
 from memzoi.stores.index import Index, IndexUnavailable
 
 from .index_setup import (  # noqa: F401 - fixtures
@@ -39,12 +39,18 @@ from .mcp.conftest import FACT_ID, home, make_project, project  # noqa: F401 - f
 
 
 def lying_stat(monkeypatch, path: Path) -> None:
-    """The walk of a refresh sees ``path`` with the stamp it has now, whatever is written (as on a mount whose
+    """The walk of a refresh sees ``path`` with the stat it has now, whatever is written (as on a mount whose
     ctime follows the mtime, after an edit that puts the mtime back)."""
-    fixed = freshness.lstat(path)
-    assert fixed is not None
-    real = index_queries.of_stat
-    monkeypatch.setattr(index_queries, "of_stat", lambda st: fixed if st.st_ino == fixed.stamp[2] else real(st))
+    fixed = os.lstat(path)
+    real = planelisting.lstat_listed
+
+    def lying(folders, **kwargs):
+        return [
+            (folder, names, [fixed if st is not None and st.st_ino == fixed.st_ino else st for st in stats])
+            for folder, names, stats in real(folders, **kwargs)
+        ]
+
+    monkeypatch.setattr(planelisting, "lstat_listed", lying)
 
 
 def body(project: Path) -> str:

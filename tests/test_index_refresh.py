@@ -10,7 +10,8 @@ from pathlib import Path
 from memzoi.judge import pathsafety
 from memzoi.project.crossfile import git_plane_files
 from memzoi.stores.index import Index
-from memzoi.stores.index_queries import _REDACTED_PREFIX, plane_stats
+from memzoi.stores.index_queries import _REDACTED_PREFIX
+from memzoi.stores.planelisting import walk
 
 from .test_index import home, project  # noqa: F401 (fixtures)
 
@@ -38,33 +39,35 @@ def _odd_entries(root: Path) -> None:
             pass
 
 
-def test_plane_stats_walks_exactly_the_git_plane_files(project):
+def test_the_walk_lists_exactly_the_git_plane_files(project):
     _odd_entries(project)
     expected = {p.relative_to(project).as_posix(): p for p in git_plane_files(project / ".memzoi")}
-    got = plane_stats(project)
-    assert set(got) == set(expected)
-    for rel, (path, stat) in got.items():
+    got = walk(project)
+    assert set(got.keys()) == set(expected) and not got.unstated and not got.devs
+    assert got.dev == os.stat(project / ".memzoi").st_dev
+    for rel in got.keys():
+        path, stat = got.path(rel), got.stat(rel)
         st = os.stat(path)
-        assert os.path.samefile(path, expected[rel]) and stat.stamp == (
-            st.st_size,
-            st.st_mtime_ns,
-            st.st_ino,
-            st.st_ctime_ns,
+        assert stat is not None and os.path.samefile(path, expected[rel])
+        assert stat == (
+            (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns),
+            st.st_dev,
         )
+    assert got.folders == {os.path.dirname(got.path(rel)) for rel in got.keys()}
 
 
-def test_plane_stats_of_a_symlinked_plane_is_empty(project, tmp_path):
+def test_the_walk_of_a_symlinked_plane_is_empty(project, tmp_path):
     moved = tmp_path / "real-records"
     shutil.move(project / ".memzoi/records", moved)
     (project / ".memzoi/records").symlink_to(moved)
-    assert not any(rel.startswith(".memzoi/records/") for rel in plane_stats(project))
-    assert set(plane_stats(project)) == {
+    assert not any(rel.startswith(".memzoi/records/") for rel in walk(project).keys())
+    assert set(walk(project).keys()) == {
         p.relative_to(project).as_posix() for p in git_plane_files(project / ".memzoi")
     }
     whole = tmp_path / "other"
     whole.mkdir()
     (whole / ".memzoi").symlink_to(project / ".memzoi")
-    assert plane_stats(whole) == {}  # a symlinked .memzoi is never entered
+    assert walk(whole).keys() == []  # a symlinked .memzoi is never entered
 
 
 def test_the_redaction_marker_is_pathsafetys():
@@ -126,3 +129,24 @@ def test_a_secret_value_that_is_part_of_a_path_never_merges_two_files_into_one_k
         assert value not in repr(rows)
         keys.append(rows["file"]["path"])
     assert keys[0] != keys[1]
+
+
+def test_a_walk_ahead_gives_the_walks_listing_or_its_error(project, monkeypatch):
+    """``memzoi search`` starts the walk before its imports (planelisting.walk_ahead): the listing it waits for is
+    the walk's, and a walk that fails raises in the caller."""
+    from memzoi.stores import planelisting
+
+    _odd_entries(project)
+    assert planelisting.walk_ahead(project)() == walk(project)
+
+    def broken(root):
+        raise OSError("walk failed")
+
+    monkeypatch.setattr(planelisting, "walk", broken)
+    wait = planelisting.walk_ahead(project)
+    try:
+        wait()
+    except OSError as err:
+        assert str(err) == "walk failed"
+    else:
+        raise AssertionError("the walk's error was not raised")

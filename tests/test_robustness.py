@@ -327,7 +327,7 @@ def test_nothing_reads_through_a_symlinked_git_plane_folder(tmp_path, monkeypatc
     scan and its watcher never take a file below the link."""
     from memzoi.judge.workspace import through_linked_plane
     from memzoi.project.projectfiles import ProjectFiles
-    from memzoi.stores.index_queries import plane_stats
+    from memzoi.stores.planelisting import walk
 
     real = _workspace(tmp_path / "elsewhere") / ".memzoi"
     (real / "proposals" / "pending").mkdir(parents=True)
@@ -361,9 +361,9 @@ def test_nothing_reads_through_a_symlinked_git_plane_folder(tmp_path, monkeypatc
     assert checks["canonical_path"]["status"] == "warning" and str(link) in checks["canonical_path"]["message"]
     assert report["drift"] is None and "memzoi rebuild" not in report["next_steps"]
     # The index and the language server's scan and watcher list nothing below the link.
-    assert str(below) not in {path for path, _ in plane_stats(project).values()}
+    assert str(below) not in walk(project).paths()
     with Index(project) as index:
-        assert index.rebuild().files == len(plane_stats(project))
+        assert index.rebuild().files == len(walk(project).stamps)
         assert index.search("alpha") == []
     # The server's scan lists what the project's ProjectFiles lists; its watcher events go through apply_events.
     tracked = ProjectFiles(memzoi_dir)

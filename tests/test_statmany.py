@@ -1,5 +1,5 @@
 """The stat of many files (:mod:`memzoi.base.statmany`), the plane's folder listing it is given
-(:func:`memzoi.judge.workspace.plane_folders`) and the batch form of the freshness rule the index's refresh asks
+(:func:`memzoi.stores.planelisting.walk`) and the batch form of the freshness rule the index's refresh asks
 (:func:`memzoi.base.freshness.trusted`), without a server or an index."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from memzoi.base import freshness, statmany
-from memzoi.judge.workspace import plane_entries, plane_folders
+from memzoi.judge.workspace import plane_entries
+from memzoi.stores.planelisting import walk
 
 
 def _tree(root: Path, n: int) -> list[tuple[str, list[str]]]:
@@ -26,50 +27,27 @@ def _tree(root: Path, n: int) -> list[tuple[str, list[str]]]:
     return folders
 
 
-def _expected(folders: list[tuple[str, list[str]]]) -> list[list[os.stat_result | None]]:
-    out = []
-    for folder, names in folders:
-        row = []
-        for name in names:
-            try:
-                s = os.lstat(os.path.join(folder, name))
-            except OSError:
-                row.append(None)
-                continue
-            row.append(
-                s
-                if os.path.isfile(os.path.join(folder, name)) and not os.path.islink(os.path.join(folder, name))
-                else None
-            )
-        out.append(row)
-    return out
-
-
-def _stamps(rows: list[list[os.stat_result | None]]) -> list[list[tuple[int, ...] | None]]:
-    return [
-        [None if s is None else (s.st_size, s.st_mtime_ns, s.st_ino, s.st_ctime_ns, s.st_dev) for s in r] for r in rows
-    ]
+def _listed_stamps(got: list[tuple[str, list[str], list[os.stat_result | None]]]) -> dict[str, tuple[int, ...] | None]:
+    return {
+        os.path.join(folder, name): None if s is None else (s.st_size, s.st_mtime_ns, s.st_ino, s.st_ctime_ns, s.st_dev)
+        for folder, names, stats in got
+        for name, s in zip(names, stats, strict=True)
+    }
 
 
 @pytest.mark.parametrize("threads", [1, 2, 4])
-def test_every_name_gets_its_own_stat_in_order_on_any_number_of_threads(tmp_path, monkeypatch, threads):
+def test_every_name_gets_its_own_stat_on_any_number_of_threads(tmp_path, monkeypatch, threads):
     monkeypatch.setattr(statmany, "THREAD_THRESHOLD", 5)  # so that 3 × 40 names are cut up
     folders = _tree(tmp_path, 40)
-    assert _stamps(statmany.lstat_folders(folders, threads=threads)) == _stamps(_expected(folders))
-
-
-def test_a_name_that_is_gone_a_link_or_a_folder_is_none_and_nothing_raises(tmp_path):
-    folders = _tree(tmp_path, 3)
-    folder, names = folders[0]
-    os.unlink(os.path.join(folder, names[0]))
-    os.symlink(os.path.join(folder, names[2]), os.path.join(folder, "link.md"))
-    os.mkdir(os.path.join(folder, "sub.md"))
-    got = statmany.lstat_names(folder, [*names, "link.md", "sub.md", "bad\0name"])
-    assert got[0] is None and got[1] is not None and got[2] is not None and got[3:] == [None, None, None]
-    assert statmany.lstat_names(str(tmp_path / "missing"), ["a.md"]) == [None]
-    os.symlink(folder, tmp_path / "linked")  # a folder reached through a link is not entered
-    assert statmany.lstat_names(str(tmp_path / "linked"), names[1:]) == [None, None]
-    assert statmany.lstat_folders([]) == [] and statmany.lstat_names(folder, []) == []
+    got = _listed_stamps(statmany.lstat_listed([folder for folder, _ in folders], threads=threads))
+    want = {
+        os.path.join(folder, name): _listed_stamps([(folder, [name], [os.lstat(os.path.join(folder, name))])])[
+            os.path.join(folder, name)
+        ]
+        for folder, names in folders
+        for name in names
+    }
+    assert got == want and len(got) == 120
 
 
 def test_no_thread_is_left_running(tmp_path, monkeypatch):
@@ -77,11 +55,31 @@ def test_no_thread_is_left_running(tmp_path, monkeypatch):
 
     monkeypatch.setattr(statmany, "THREAD_THRESHOLD", 1)
     before = set(threading.enumerate())
-    statmany.lstat_folders(_tree(tmp_path, 10), threads=3)
+    statmany.lstat_listed([folder for folder, _ in _tree(tmp_path, 10)], threads=3)
     assert set(threading.enumerate()) == before
 
 
-def test_the_plane_folders_hold_exactly_the_plane_entries(tmp_path):
+def test_a_listing_stats_every_entry_but_the_hidden_ones(tmp_path, monkeypatch):
+    """:func:`memzoi.base.statmany.lstat_listed`: every entry of each folder but hidden ones, with its lstat of any
+    type (a file, a folder, a link), on one thread or several; a folder that is a link or is gone is left out."""
+    monkeypatch.setattr(statmany, "THREAD_THRESHOLD", 2)
+    folder = tmp_path / "f"
+    (folder / "sub.md").mkdir(parents=True)
+    for name in ("a.md", "b.txt", ".hidden.md"):
+        (folder / name).write_text("x")
+    (folder / "link.md").symlink_to(folder / "a.md")
+    (tmp_path / "linked").symlink_to(folder)
+    for threads in (1, 3):
+        got = statmany.lstat_listed([str(folder), str(tmp_path / "linked"), str(tmp_path / "missing")], threads=threads)
+        assert [(f, sorted(n)) for f, n, _ in got] == [(str(folder), ["a.md", "b.txt", "link.md", "sub.md"])]
+        kinds = {n: st.st_mode for n, st in zip(got[0][1], got[0][2], strict=True)}
+        assert os.path.isfile(folder / "a.md") and kinds["a.md"] == os.lstat(folder / "a.md").st_mode
+        assert kinds["sub.md"] == os.lstat(folder / "sub.md").st_mode  # a folder
+        assert kinds["link.md"] == os.lstat(folder / "link.md").st_mode  # the link itself
+    assert statmany.lstat_listed([]) == []
+
+
+def test_the_walk_holds_exactly_the_plane_entries(tmp_path):
     memzoi = tmp_path / ".memzoi"
     rec = memzoi / "records"
     (rec / "deep/er").mkdir(parents=True)
@@ -94,12 +92,13 @@ def test_the_plane_folders_hold_exactly_the_plane_entries(tmp_path):
     (rec / "folder.md/inside.md").write_text("x")
     (rec / "link.md").symlink_to(rec / "a.md")
     (rec / "linked-dir").symlink_to(rec / "deep")
+    (rec / "empty").mkdir()
     (memzoi / "proposals/pending/p.md").write_text("x")
     (memzoi / "elsewhere.md").write_text("x")
     want = {e.path for e in plane_entries(str(memzoi))}
-    got = [os.path.join(folder, name) for folder, names in plane_folders(str(memzoi)) for name in names]
-    assert sorted(got) == sorted(want) and len(got) == len(set(got)) == 5
-    assert all(names for _, names in plane_folders(str(memzoi)))  # a folder without a file is not listed
+    got = walk(tmp_path)
+    assert sorted(got.paths()) == sorted(want) and len(want) == 5 and not got.unstated
+    assert got.folders == {os.path.dirname(p) for p in want}  # a folder without a file is not among them
 
 
 _NS = st.integers(min_value=0, max_value=10**12)

@@ -72,9 +72,15 @@ def _client_name(ctx: Any) -> str:
 
 def _load_core() -> ModuleType:
     """The core's tool module (its :data:`~memzoi.agent.tools.TOOLS` lists every tool), loaded on the first request
-    so the handshake does not wait for its imports."""
-    from memzoi.agent import tools  # noqa: PLC0415 lazy: start-up
+    so the handshake does not wait for its imports; from then on the index rows' stamps are kept between refreshes
+    (:func:`memzoi.stores.storedstamps.keep`)."""
+    from memzoi.runs.checkimports import cached_patterns  # noqa: PLC0415 lazy: start-up
 
+    with cached_patterns():  # the detectors (the tools scrub what they echo) compile their patterns from the cache
+        from memzoi.agent import search, tools  # noqa: F401, PLC0415 lazy: start-up
+    from memzoi.stores import storedstamps  # noqa: PLC0415 lazy: start-up
+
+    storedstamps.keep()  # a long-lived process: each tool's refresh reads the rows' stamps once per database change
     return tools
 
 

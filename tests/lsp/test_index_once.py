@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memzoi.stores.index import Index
-from memzoi.stores.index_queries import plane_stats
+from memzoi.stores.planelisting import walk
 from memzoi.stores.store import store_path
 
 from .conftest import PROFILES, start_client, wait_until
@@ -52,7 +52,7 @@ async def test_the_servers_index_is_what_rebuild_writes(tmp_path: Path, memzoi_h
     db = store_path(root.resolve())
     for suffix in ("", "-wal", "-shm"):  # built by the fixture's `proposals apply`: the server builds it anew
         Path(f"{db}{suffix}").unlink(missing_ok=True)
-    expected = len(plane_stats(root.resolve()))
+    expected = len(walk(root.resolve()).stamps)
     client = await start_client(profile, root, memzoi_home)
     try:
         await wait_until(lambda: indexed_files(db) == expected, timeout=60)
@@ -81,7 +81,7 @@ def test_indexing_a_scanned_file_analyses_nothing_again(tmp_path: Path, memzoi_h
     monkeypatch.setenv("MEMZOI_HOME", str(memzoi_home))
     docs = Documents(lambda: SimpleNamespace(text_documents={}))
     project = Project(root.resolve())
-    files = sorted(Path(path) for path, _ in plane_stats(project.root).values())
+    files = [Path(path) for path in walk(project.root).paths()]
     ctx = ProjectContext.of(project.memzoi_dir, git=project.git)
     index = Index(
         project.root, path=tmp_path / "server.db", workers=1, premade=lambda fs: project.premade_rows(fs, docs.on_disk)

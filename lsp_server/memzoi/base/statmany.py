@@ -1,4 +1,4 @@
-"""The stat of many files at once (:func:`lstat_folders`): what a store's freshness check of a whole project costs
+"""The stat of many files at once (:func:`lstat_listed`): what a store's freshness check of a whole project costs
 is mostly one ``lstat`` per file (55,000 at 50,000 records), so it is made as cheap as the kernel allows.
 
 - Each name is looked up relative to its folder's descriptor (``fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW)``): one
@@ -11,10 +11,9 @@ is mostly one ``lstat`` per file (55,000 at 50,000 records), so it is made as ch
 from __future__ import annotations
 
 import os
-import stat as statmod
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from functools import partial
+from typing import Any
 
 #: A batch smaller than this is stat'ed on the calling thread: starting threads would cost more than they save.
 THREAD_THRESHOLD = 8192
@@ -24,57 +23,86 @@ MAX_THREADS = 4
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def lstat_names(folder: str, names: Sequence[str]) -> list[os.stat_result | None]:
-    """The ``lstat`` of each of ``names`` in ``folder`` (absolute), in order: ``None`` where the entry is gone,
-    cannot be stat'ed or is not a regular file (a symlink, a folder). Never raises ``OSError``: a folder that
-    cannot be opened (or is a symlink) gives ``None`` for every name."""
-    if not names:
-        return []
-    if os.stat not in os.supports_dir_fd:  # no fstatat: the whole path each time
-        return _each(lambda name: os.lstat(os.path.join(folder, name)), names)
-    try:
-        fd = os.open(folder, _DIR_FLAGS)
-    except OSError:
-        return [None] * len(names)
-    try:
-        return _each(partial(os.stat, dir_fd=fd, follow_symlinks=False), names)
-    finally:
-        os.close(fd)
-
-
-def _each(stat: Callable[[str], os.stat_result], names: Sequence[str]) -> list[os.stat_result | None]:
+def _each_at(fd: int, names: Sequence[str]) -> list[os.stat_result | None]:
+    """``os.lstat(name, dir_fd=fd)`` of each name, of any type (``None`` where it fails), written out: the loop runs
+    55,000 times at 50,000 records."""
     out: list[os.stat_result | None] = []
-    regular = statmod.S_ISREG
+    lstat = os.lstat
     for name in names:
         try:
-            st = stat(name)
+            out.append(lstat(name, dir_fd=fd))
         except (OSError, ValueError):
             out.append(None)
-            continue
-        out.append(st if regular(st.st_mode) else None)
     return out
 
 
-def lstat_folders(
-    folders: Sequence[tuple[str, Sequence[str]]], *, threads: int | None = None
-) -> list[list[os.stat_result | None]]:
-    """:func:`lstat_names` of every ``(folder, names)`` of ``folders``, in order (one list per folder). A batch
-    of :data:`THREAD_THRESHOLD` names or more is cut into parts stat'ed by ``threads`` threads (default: the
-    CPUs, at most :data:`MAX_THREADS`; 1 = on the calling thread). Never raises ``OSError``."""
-    total = sum(len(names) for _, names in folders)
+def _workers(total: int, threads: int | None) -> int:
     workers = min(MAX_THREADS, os.cpu_count() or 1) if threads is None else max(1, threads)
-    if workers == 1 or total < THREAD_THRESHOLD:
-        return [lstat_names(folder, names) for folder, names in folders]
-    size = -(-total // workers)  # parts of about equal size, a large folder cut into several
-    parts: list[tuple[int, str, Sequence[str]]] = []
-    for i, (folder, names) in enumerate(folders):
-        parts += [(i, folder, names[k : k + size]) for k in range(0, len(names), size)]
+    return 1 if total < THREAD_THRESHOLD else workers
+
+
+def _split(
+    batches: Sequence[tuple[Any, Sequence[str]]],
+    stat: Callable[[Any, Sequence[str]], list[os.stat_result | None]],
+    workers: int,
+) -> list[list[os.stat_result | None]]:
+    """``stat(where, names)`` of every ``(where, names)`` of ``batches``, in order (one list per batch), on
+    ``workers`` threads: the names cut into parts of about equal size, a large batch into several."""
+    if workers == 1:
+        return [stat(where, names) for where, names in batches]
+    size = -(-sum(len(names) for _, names in batches) // workers)
+    parts: list[tuple[int, Any, Sequence[str]]] = []
+    for i, (where, names) in enumerate(batches):
+        parts += [(i, where, names[k : k + size]) for k in range(0, len(names), size)]
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="memzoi-stat") as pool:
-        done = list(pool.map(lambda part: lstat_names(part[1], part[2]), parts))
-    out: list[list[os.stat_result | None]] = [[] for _ in folders]
+        done = list(pool.map(lambda part: stat(part[1], part[2]), parts))
+    out: list[list[os.stat_result | None]] = [[] for _ in batches]
     for (i, _, _), got in zip(parts, done, strict=True):
         out[i] += got
     return out
 
 
-__all__ = ["MAX_THREADS", "THREAD_THRESHOLD", "lstat_folders", "lstat_names"]
+def lstat_listed(folders: Sequence[str], *, threads: int | None = None) -> list[tuple[str, list[str], list[Any]]]:
+    """Each of ``folders`` (absolute) listed and every entry stat'ed, through one descriptor per folder opened
+    without following a symlink: ``(folder, names, stats)``, the names but those starting with ``.`` (hidden) in
+    the order the folder lists them, each with its ``lstat`` (``os.stat_result`` of any type: a regular file, a
+    folder, a link …; ``None`` where the entry is gone since). A folder that cannot be opened or listed (or is a
+    symlink) is left out. A batch of :data:`THREAD_THRESHOLD` entries or more is cut into parts stat'ed by ``threads`` threads (default:
+    the CPUs, at most :data:`MAX_THREADS`; 1 = on the calling thread).
+    Never raises ``OSError``. Listing by name (``os.listdir``) and one ``lstat`` per entry costs less than
+    ``os.scandir``'s entry objects when every file is stat'ed anyway."""
+    opened: list[tuple[str, int, list[str]]] = []
+    try:
+        for folder in folders:
+            try:
+                fd = os.open(folder, _DIR_FLAGS)
+            except OSError:
+                continue
+            try:
+                names = [n for n in os.listdir(fd) if not n.startswith(".")]
+            except OSError:
+                os.close(fd)
+                continue
+            opened.append((folder, fd, names))
+        whole = os.stat not in os.supports_dir_fd  # no fstatat: the whole path each time
+        batches: list[tuple[Any, Sequence[str]]] = [(folder if whole else fd, names) for folder, fd, names in opened]
+        stat = _each_path if whole else _each_at
+        stats = _split(batches, stat, _workers(sum(len(n) for _, n in batches), threads))
+        return [(folder, names, got) for (folder, _, names), got in zip(opened, stats, strict=True)]
+    finally:
+        for _, fd, _ in opened:
+            os.close(fd)
+
+
+def _each_path(folder: str, names: Sequence[str]) -> list[os.stat_result | None]:
+    """``os.lstat`` of each name by its whole path (``None`` where it fails), of any type."""
+    out: list[os.stat_result | None] = []
+    for name in names:
+        try:
+            out.append(os.lstat(os.path.join(folder, name)))
+        except (OSError, ValueError):
+            out.append(None)
+    return out
+
+
+__all__ = ["MAX_THREADS", "THREAD_THRESHOLD", "lstat_listed"]

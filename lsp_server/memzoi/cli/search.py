@@ -140,7 +140,13 @@ def run(args: argparse.Namespace) -> int:
     refused = refuse_linked_plane(args, root)  # nothing is read through a symlinked .memzoi/records/proposals
     if refused is not None:
         return refused
-    from ..agent.search import search_memory  # noqa: PLC0415 lazy: start-up
+    from ..stores.planelisting import walk_ahead  # noqa: PLC0415 lazy: start-up
+
+    walked = walk_ahead(root)  # the refresh's stat walk, while the rest is imported and the stored stamps read
+    from ..runs.checkimports import cached_patterns  # noqa: PLC0415 lazy: start-up
+
+    with cached_patterns():  # the detectors that scrub the query compile their patterns from the cache
+        from ..agent.search import search_memory  # noqa: PLC0415 lazy: start-up
     from .progress import Progress  # noqa: PLC0415 lazy: start-up
 
     progress = Progress("search", "indexing", enabled=None if not args.no_progress else False)
@@ -151,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
                 if index.schema_problem:
                     index.rebuild(progress)
                 else:
-                    index.refresh(progress)
+                    index.refresh(progress, walked=walked)
             finally:
                 progress.finish()
             # The same ranking as the MCP tool (memzoi.agent.search), on the index just refreshed (not again);

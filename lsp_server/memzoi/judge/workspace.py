@@ -315,39 +315,6 @@ def plane_entries(memzoi_dir: str) -> list[os.DirEntry[str]]:
     return out
 
 
-def plane_folders(memzoi_dir: str) -> list[tuple[str, list[str]]]:
-    """The records and packets of :func:`plane_entries` (the same walk rules, the same files) grouped by folder:
-    ``[(absolute folder path, [file names])]``, unsorted and without a ``DirEntry`` kept per file, for a caller
-    that only stats them (the index's refresh, :func:`memzoi.stores.index_queries.plane_stats`). An unreadable
-    folder is left out; never raises ``OSError``."""
-    out: list[tuple[str, list[str]]] = []
-    stack = [
-        top
-        for top in (os.path.join(memzoi_dir, "proposals"), os.path.join(memzoi_dir, "records"))
-        if not os.path.islink(top) and os.path.isdir(top)
-    ]
-    while stack:
-        d = stack.pop()
-        names: list[str] = []
-        subs: list[str] = []
-        try:
-            with os.scandir(d) as it:
-                for e in it:
-                    name = e.name
-                    if name.startswith(".") or e.is_symlink() or not utf8_name(name):
-                        continue
-                    if e.is_dir(follow_symlinks=False):
-                        subs.append(e.path)
-                    elif name.endswith(".md") and name not in RESERVED_NAMES and e.is_file(follow_symlinks=False):
-                        names.append(name)
-        except OSError:  # as plane_entries: nothing of a folder that cannot be read whole
-            continue
-        stack += subs
-        if names:
-            out.append((d, names))
-    return out
-
-
 def managed_roots(memzoi_dir: Path) -> list[Path]:
     """The folders of a ``.memzoi`` directory that hold records and packets, in scan order."""
     return [memzoi_dir / "records", memzoi_dir / "proposals"]

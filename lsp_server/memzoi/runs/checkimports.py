@@ -7,6 +7,7 @@ server loads the part a document's diagnostics need (:data:`ANALYSING`) the same
 from __future__ import annotations
 
 import sys
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 #: What judging a file imports (the analysis, the detectors, YAML, the configuration, the store's entries), loaded
@@ -34,14 +35,8 @@ def load_judging(names: tuple[str, ...] = JUDGING) -> None:
     compiles them, are kept in the same folder (:func:`memzoi.safety.prefilter.keep_in`)."""
     if all(name in sys.modules for name in names):
         return
-    from ..base.regexcache import regex_code_cache  # noqa: PLC0415 lazy: start-up
-    from ..base.runtime import memzoi_home, private_dir  # noqa: PLC0415 lazy: start-up
-
-    try:
-        directory: Path | None = private_dir(memzoi_home() / "cache")
-    except OSError:
-        directory = None
-    with regex_code_cache(directory):
+    directory = _cache_dir()
+    with _patterns_in(directory):
         for name in names:
             # the import statement's route, which `python -X importtime` reports (import_module's is not)
             __import__(name)
@@ -51,4 +46,26 @@ def load_judging(names: tuple[str, ...] = JUDGING) -> None:
     prefilter.keep_in(directory)
 
 
-__all__ = ["ANALYSING", "JUDGING", "load_judging"]
+def cached_patterns() -> AbstractContextManager[dict[str, int]]:
+    """:func:`memzoi.base.regexcache.regex_code_cache` of ``$MEMZOI_HOME/cache`` (none where that folder cannot be
+    made): imports made within it take the patterns they compile from the cache (``memzoi check``'s judging
+    imports; ``memzoi search`` and the MCP server, whose query scrub imports the detectors)."""
+    return _patterns_in(_cache_dir())
+
+
+def _cache_dir() -> Path | None:
+    from ..base.runtime import memzoi_home, private_dir  # noqa: PLC0415 lazy: start-up
+
+    try:
+        return private_dir(memzoi_home() / "cache")
+    except OSError:
+        return None
+
+
+def _patterns_in(directory: Path | None) -> AbstractContextManager[dict[str, int]]:
+    from ..base.regexcache import regex_code_cache  # noqa: PLC0415 lazy: start-up
+
+    return regex_code_cache(directory)
+
+
+__all__ = ["ANALYSING", "JUDGING", "cached_patterns", "load_judging"]

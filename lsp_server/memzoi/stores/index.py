@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from .fileentry import Row
     from .firststage import Entry
     from .index_rows import Premade
+    from .planelisting import Listing
 
 # What analyses a file (admission, index_rows, the detectors behind shown_path) is imported where a file is
 # analysed: `memzoi search` on an up-to-date index opens, stats and queries, and loads none of it.
@@ -167,8 +168,7 @@ class Index(IndexQueries):
         started = time.perf_counter()
         stamp = index_stamp(self.root)  # before the files are read: a change meanwhile shows at the next refresh
         if files is None:
-            plane, stat_of = plane_of(self.root)
-            files = [Path(p) for _, p in plane if stat_of(p) is not None]
+            files = [Path(p) for p in plane_of(self.root).paths()]
         git = git_state(self.root, {os.path.dirname(p) for p in files})
         with Staging(self.db) as staged:  # the rows go to temporary tables as they come, outside the write lock
             made = analyse_rows(self.root, files, progress, **self._supply(), sink=staged.add)[1]
@@ -259,24 +259,29 @@ class Index(IndexQueries):
         *,
         files: Iterable[str] | None = None,
         stat_of: Callable[[str], Stat | None] | None = None,
+        walked: Callable[[], Listing] | None = None,
     ) -> RebuildResult:
         """Bring the index up to date cheaply (:func:`memzoi.stores.index_fresh.stale`): re-index files that are new,
         whose bytes changed (by the one freshness rule, :mod:`memzoi.base.freshness`) or whose admission git's state
         changed; drop rows whose file is gone; rebuild an index never built or made under another stamp. After a
         caller's scan, ``files`` (the absolute paths it listed) and ``stat_of`` (the stat it took of a file, or
-        ``None``) stand for the walk and the stats (:func:`memzoi.stores.index_fresh.plane_of`)."""
+        ``None``) stand for the walk and the stats (:func:`memzoi.stores.index_fresh.plane_of`); ``walked`` gives
+        the listing of a walk the caller started earlier (:func:`memzoi.stores.planelisting.walk_ahead`), waited
+        for once the stored stamps are read."""
         from .index_fresh import plane_of, stale  # noqa: PLC0415 lazy: start-up
 
         listed = list(files) if files is not None else None
         if not self.exists or self._stamp_problem():
+            if walked is not None:
+                return self.rebuild(progress, files=[Path(p) for p in walked().paths()])
             if listed is None:
                 return self.rebuild(progress)
-            return self.rebuild(progress, files=[Path(p) for _, p in plane_of(self.root, listed)[0]])
+            return self.rebuild(progress, files=[Path(p) for p in plane_of(self.root, listed).paths()])
         if self._text_to_fill():
             with _Tx(self.db):  # rows a caller put (put_rows): their text is searchable from now on
                 if self._text_to_fill():  # looked at again under the write lock: another process may have
                     self._index_text()
-        plan = stale(self.db, self.root, *plane_of(self.root, listed, stat_of))
+        plan = stale(self.db, self.root, walked or (lambda: plane_of(self.root, listed, stat_of)))
         result = RebuildResult()
         if plan.changed or plan.gone:
             result = self.update_paths(plan.changed + [self.root / g for g in plan.gone], progress)
@@ -301,7 +306,7 @@ class Index(IndexQueries):
         if d.schema:
             return d
         held = {r[0] for r in self.db.execute("SELECT path FROM files")}
-        plan = stale(self.db, self.root, *plane_of(self.root))
+        plan = stale(self.db, self.root, plane_of(self.root))
         for path in plan.changed:
             rel = self._rel(path)
             try:

@@ -15,9 +15,10 @@ under the new stamp. The files and their stats come from a walk of the plane or 
 from __future__ import annotations
 
 import os
+import random
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,10 +28,10 @@ import blake3
 from ..base import freshness
 from ..base.freshness import Stat
 from ..judge.configplain import CONFIG_NAME
-from ..judge.workspace import MEMZOI_DIR, RESERVED_NAMES
-from .index_queries import _REDACTED_PREFIX, plane_stats  # the key prefix of a path that bore a secret (one copy)
-
-_PLANE_FOLDERS = ("records", "proposals")
+from ..judge.workspace import MEMZOI_DIR
+from . import storedstamps
+from .index_queries import _REDACTED_PREFIX  # the key prefix of a path that bore a secret (one copy)
+from .planelisting import Listing, from_files, walk
 
 #: One row's new stat after a confirming read: ``(size, mtime_ns, ino, ctime_ns, checked_ns, path key)``.
 Restamp = tuple[int, int, int, int, int, str]
@@ -69,132 +70,146 @@ class Plan:
     git_changed: bool = False
 
 
-#: The files a refresh judges: ``(index key, absolute path)`` of each record and packet, sorted by key.
-Plane = list[tuple[str, str]]
-#: The stat of a file of the plane (:class:`memzoi.base.freshness.Stat`), ``None`` when it has none.
+#: The stat of a file (:class:`memzoi.base.freshness.Stat`), ``None`` when it has none.
 StatOf = Callable[[str], "Stat | None"]
-
-
-def plane_key(root: str, path: str) -> str | None:
-    """The index key (``/``-separated, relative to the absolute ``root``) of ``path``, an absolute path of a file of
-    the project's listing, when Memzoi's walk takes it as a record or packet
-    (:func:`memzoi.judge.workspace.plane_entries`: below ``.memzoi/records`` or ``.memzoi/proposals``, Markdown, no hidden
-    part, not ``index.md``/``log.md``); ``None`` otherwise. The listing holds no symlink and no name that is not
-    UTF-8, and enters no symlinked folder (:func:`memzoi.project.checkpaths.expand`), so its plane files are exactly the
-    walk's (``tests/test_index_afterscan.py`` holds them equal on a tree of odd entries)."""
-    prefix = root.rstrip(os.sep) + os.sep
-    if not path.startswith(prefix) or not path.endswith(".md"):
-        return None
-    parts = path[len(prefix) :].split(os.sep)
-    if len(parts) < 3 or parts[0] != MEMZOI_DIR or parts[1] not in _PLANE_FOLDERS or parts[-1] in RESERVED_NAMES:
-        return None
-    if any(not p or p.startswith(".") for p in parts[1:]):
-        return None
-    return "/".join(parts)
 
 
 def plane_of(
     root: Path,
     files: Iterable[str] | None = None,
     stat_of: StatOf | None = None,
-    lstat: StatOf = freshness.lstat,
-) -> tuple[Plane, StatOf]:
+    lstat: StatOf | None = None,
+) -> Listing:
     """The two sources of a refresh's files (:func:`stale`): without ``files``, the git plane walked and stat'ed
-    here (:func:`memzoi.stores.index_queries.plane_stats`, one descriptor per folder); after a long-lived caller's
-    scan (issue 29: one walk and one stat per file), its listing (``files``, absolute paths: the files ``memzoi
-    check`` checks, :func:`memzoi.project.checkpaths.expand`) narrowed to the records and packets
-    (:func:`plane_key`), each with the stat the scan took (``stat_of(path)``) or, where it has none, one ``lstat``
-    here. Returns the :data:`Plane` and the stat of each of its files."""
+    here (:func:`memzoi.stores.planelisting.walk`, one descriptor per folder); after a long-lived caller's scan
+    (issue 29: one walk and one stat per file), its listing (``files``, absolute paths: the files ``memzoi check``
+    checks, :func:`memzoi.project.checkpaths.expand`) narrowed to the records and packets
+    (:func:`memzoi.stores.planelisting.plane_key`), each with the stat the scan took (``stat_of(path)``) or, where
+    it has none, one ``lstat`` here (default :func:`memzoi.base.freshness.lstat`)."""
     if files is None:
-        walked = plane_stats(root)
-        return sorted((key, path) for key, (path, _) in walked.items()), dict(walked.values()).get
-    base = os.path.abspath(root)
-    taken = stat_of or (lambda _: None)
-    plane = sorted((key, path) for path in files if (key := plane_key(base, path)) is not None)
-    return plane, lambda path: taken(path) or lstat(path)
+        return walk(root)
+    return from_files(root, files, stat_of or (lambda _: None), lstat or freshness.lstat)
 
 
-def stale(
-    db: sqlite3.Connection,
-    root: Path,
-    plane: Plane,
-    stat_of: StatOf,
-) -> Plan:
-    """The :class:`Plan` of a refresh of the index ``db`` of the project ``root`` whose files are ``plane`` with
-    their stats ``stat_of`` (:func:`plane_of`, from a walk or a caller's scan: one decision either way): the files
-    that are new, whose bytes differ from their row's (by the one freshness rule, :func:`memzoi.base.freshness.trusted`
-    under one clock, else a read compared with the row's BLAKE3 digest: equal bytes keep the row under the new
-    stat), or whose admission may have changed because git's state did (:func:`readmitted`); the rows whose file is gone (no longer
-    listed, or without a stat). The rows are read in key order one at a time beside the sorted files (a merge), so
-    not every row's stamp is held at once. A file the index does not hold under its plain key is looked up under its
+def stale(db: sqlite3.Connection, root: Path, listing: Listing | Callable[[], Listing], *, bulk: bool = True) -> Plan:
+    """The :class:`Plan` of a refresh of the index ``db`` of the project ``root`` whose files are ``listing``
+    (:func:`plane_of`, from a walk or a caller's scan: one decision either way; or a function that gives it, asked
+    once the stored stamps are read, so that a walk running meanwhile overlaps the read): the files that are new, whose
+    bytes differ from their row's (by the one freshness rule, :func:`memzoi.base.freshness.trusted` under one
+    clock, else a read compared with the row's BLAKE3 digest: equal bytes keep the row under the new stat), or whose
+    admission may have changed because git's state did (:func:`readmitted`); the rows whose file is gone (no longer
+    listed, or without a stat). A file the index does not hold under its plain key is looked up under its
     redacted key (:func:`memzoi.judge.pathsafety.redacted_path`: its path bore a secret when its row was written, and
     still does; a hash, computed without the detectors); a new file is keyed by
-    :func:`memzoi.stores.index_rows.index_key` (only such a path is scanned for secrets). Raises ``sqlite3.Error``."""
+    :func:`memzoi.stores.index_rows.index_key` (only such a path is scanned for secrets).
+
+    ``bulk`` (the default) decides the unchanged files together (issue 29: 55,000 files of a search at 50,000
+    records): the rows whose stored stamp vouches while unchanged (:data:`memzoi.stores.storedstamps.VOUCHING`, in SQL) are read as plain
+    stamps, a file whose stamp equals its row's on a device whose stamps vouch (:func:`_changed`) is kept unless the
+    sample draws it (:data:`memzoi.base.freshness.SAMPLE_SHARE`, one draw per file), and only the other files and
+    the drawn ones are judged one by one, by that same rule (:class:`_Judge`). ``bulk=False`` judges every file one
+    by one; both give the same plan (``tests/test_index_bulk_freshness.py``). Raises ``sqlite3.Error``."""
     now = time.time_ns()
-    trusted = freshness.trusted
-    plan = Plan(git=git_state(root, {path.rpartition(os.sep)[0] for _, path in plane}))
-    stored = db.execute("SELECT value FROM meta WHERE key = 'git'").fetchone()
-    plan.git_changed = stored is None or stored[0] != plan.git
-    present: dict[str, str] | None = {} if plan.git_changed else None  # key -> path, for readmitted()
-    redacted: dict[str, Any] = {}  # rows under a redacted key: few, matched by key after the merge
+    stored = storedstamps.read(db, now, bulk=bulk)
+    vouching, rows = stored.vouching, stored.rows  # key -> stamp of a row that vouches while unchanged; the others
+    if not isinstance(listing, Listing):
+        listing = listing()
+    plan = Plan(git=git_state(root, listing.folders))
+    known = db.execute("SELECT value FROM meta WHERE key = 'git'").fetchone()
+    plan.git_changed = known is None or known[0] != plan.git
+    judged = _changed(listing, vouching)
+    drawn = _drawn(listing, judged)
+    judged = sorted([*judged, *listing.unstated])
+    unlisted = (vouching.keys() - listing.stamps.keys()) | (rows.keys() - listing.stamps.keys())
+    unlisted -= set(listing.unstated)
+    redacted = {k for k in unlisted if k.startswith(_REDACTED_PREFIX)}
+    rows.update(
+        storedstamps.full_rows(db, [k for k in (*judged, *drawn, *redacted) if k not in rows and k in vouching])
+    )
+    present = {k: listing.path(k) for k in listing.keys()} if plan.git_changed else None  # for readmitted()
+    judge = _Judge(plan, now, present)
     unmatched: list[str] = []  # files without a row under their plain key
-
-    def judge(path: str, key: str, row: Any) -> None:
-        if present is not None:
-            present[key] = path
-        st = stat_of(path)
-        if st is None and row is not None:  # listed, gone since (or no longer a regular file): gone
-            plan.gone.append(key)
-        if st is None or (row is not None and trusted(st.stamp, st.dev, row[:4], row[4], now)):
-            return
-        read = freshness.confirm(path, row[0], bytes.fromhex(row[5])) if row is not None else None
-        if read is None:
-            plan.changed.append(Path(path))
+    for key in judged:
+        row = rows.get(key)
+        if row is None:
+            unmatched.append(key)
         else:
-            plan.restamp.append((*read[1], read[2], key))
-
-    files = iter(plane)
-    nxt = next(files, None)
-    for row in _rows(db):
-        key = row[0]
-        if key.startswith(_REDACTED_PREFIX):
-            redacted[key] = row[1:]
-            continue
-        while nxt is not None and nxt[0] < key:
-            unmatched.append(nxt[1])
-            nxt = next(files, None)
-        if nxt is not None and nxt[0] == key:
-            judge(nxt[1], key, row[1:])
-            nxt = next(files, None)
-        else:
-            plan.gone.append(key)
-    unmatched += [nxt[1]] if nxt is not None else []
-    unmatched.extend(path for _, path in files)
+            judge(listing.path(key), key, row, listing.stat(key))
+    for key in drawn:
+        judge(listing.path(key), key, rows[key], listing.stat(key), due=True)
+    plan.gone += sorted(unlisted - redacted)
+    left = {k: rows[k] for k in redacted}  # rows under a redacted key: few, matched by key
     if unmatched:  # new files, and files the index holds under a redacted key
         from ..judge.pathsafety import redacted_path  # noqa: PLC0415 lazy: start-up
 
-        base = os.path.abspath(root)
-        for path in unmatched:
-            key = redacted_path(plane_key(base, path) or "")
-            if key not in redacted:  # a new file: only its path is scanned for secrets (index_rows loads the detectors)
+        for plain in unmatched:
+            path, key = listing.path(plain), redacted_path(plain)
+            if key not in left:  # a new file: only its path is scanned for secrets (index_rows loads the detectors)
                 from .index_rows import index_key  # noqa: PLC0415 lazy: start-up (a search loads no analysis)
 
-                key = index_key(Path(base), path)
-            judge(path, key, redacted.pop(key, None))
-    plan.gone += list(redacted)
+                key = index_key(Path(listing.root), path)
+            judge(path, key, left.pop(key, None), listing.stat(plain))
+    plan.gone += sorted(left)
     plan.changed.sort()
+    plan.restamp.sort(key=lambda r: r[-1])
     if present is not None:
         again = {str(p) for p in plan.changed}
         plan.changed += [Path(p) for p in readmitted(db, root, present) if p not in again]
     return plan
 
 
-def _rows(db: sqlite3.Connection) -> Iterator[tuple[Any, ...]]:
-    """The index's ``files`` rows ``(path, size, mtime_ns, ino, ctime_ns, checked_ns, sha)`` in key order (SQLite's
-    binary order of UTF-8 is Python's order of the keys), read a row at a time."""
-    cur = db.cursor()
-    cur.row_factory = None  # plain tuples: 50,000 rows as sqlite3.Row cost a third more
-    yield from cur.execute("SELECT path, size, mtime_ns, ino, ctime_ns, checked_ns, sha FROM files ORDER BY path")
+class _Judge:
+    """The rule for one file of :func:`stale`: kept when the stat vouches (:func:`memzoi.base.freshness.trusted`,
+    unless the sample drew it: ``due``), else read and compared with its row's digest: other bytes are re-indexed,
+    equal bytes keep the row, restamped where the new stamp lets the stat vouch more
+    (:func:`memzoi.base.freshness.restamp_gains`: a file the sample drew, or one on a file system whose stamps never
+    vouch, is read again each time anyway, and writing its same stamp again would make every search write)."""
+
+    def __init__(self, plan: Plan, now: int, present: dict[str, str] | None) -> None:
+        self.plan, self.now, self.present = plan, now, present
+
+    def __call__(self, path: str, key: str, row: Any, st: Stat | None, *, due: bool = False) -> None:
+        if self.present is not None:
+            self.present[key] = path
+        if st is None:  # listed, gone since (or no longer a regular file): gone
+            if row is not None:
+                self.plan.gone.append(key)
+            return
+        if row is not None and not due and freshness.trusted(st.stamp, st.dev, row[:4], row[4], self.now):
+            return
+        read = freshness.confirm(path, row[0], bytes.fromhex(row[5])) if row is not None else None
+        if read is None:
+            self.plan.changed.append(Path(path))
+        elif freshness.restamp_gains(row[:4], row[4], read[1], read[2]):  # else the row's stamp says as much
+            self.plan.restamp.append((*read[1], read[2], key))
+
+
+def _changed(listing: Listing, vouching: dict[str, Any]) -> list[str]:
+    """The keys of ``listing``'s files the stat does not keep: each whose stamp differs from the stored stamp in
+    ``vouching`` (key → stamp of a row whose stamp vouches while unchanged) or has none there, or is on a device
+    whose stamps do not vouch (:func:`memzoi.base.freshness.ctime_kept_on`). The others are the files
+    :func:`memzoi.base.freshness.trusted` keeps but for its sample: one comparison per file (tuple equality) and
+    one file-system type per device."""
+    held = vouching.get
+    stamps = listing.stamps
+    devices = {listing.dev, *listing.devs.values()}
+    if all(freshness.fs_type(d) in freshness.KEEPS_CTIME for d in devices):
+        return [k for k, stamp in stamps.items() if held(k) != stamp]
+    on, dev, kept_on = listing.devs.get, listing.dev, freshness.ctime_kept_on
+    return [k for k, stamp in stamps.items() if held(k) != stamp or not kept_on(on(k, dev), stamp)]
+
+
+def _drawn(listing: Listing, changed: list[str]) -> list[str]:
+    """The kept files (those of ``listing`` not in ``changed``) the sample draws to be read anyway
+    (:func:`memzoi.base.freshness.due`'s draw: each with the chance :data:`memzoi.base.freshness.SAMPLE_SHARE`),
+    sorted. Drawn over every file and narrowed to the kept ones after: the same independent draw per kept file."""
+    share, draw = freshness.SAMPLE_SHARE, random.random
+    if share <= 0:
+        return []
+    if not changed:
+        return sorted(k for k in listing.stamps if draw() < share)
+    out = set(changed)
+    return sorted(k for k in listing.stamps if draw() < share and k not in out)
 
 
 def readmitted(db: sqlite3.Connection, root: Path, present: dict[str, str]) -> list[str]:
@@ -278,7 +293,6 @@ __all__ = [
     "config_bytes",
     "git_state",
     "index_stamp",
-    "plane_key",
     "plane_of",
     "stale",
 ]

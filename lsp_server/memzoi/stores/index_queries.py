@@ -18,10 +18,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..base.freshness import Stat, of_stat
-from ..base.statmany import lstat_folders
-from ..judge.workspace import MEMZOI_DIR, plane_folders
-
 if TYPE_CHECKING:
     from ..project.crossfile import Workspace
     from ..project.filefacts import FileFacts
@@ -30,33 +26,6 @@ if TYPE_CHECKING:
 # that need them, so a search loads none of it. The marker is pathsafety's REDACTED_PREFIX (a test holds them
 # equal).
 _REDACTED_PREFIX = "<redacted-path:"
-
-
-def plane_stats(project_root: Path) -> dict[str, tuple[str, Stat | None]]:
-    """The records and packets below ``<root>/.memzoi`` as Memzoi walks them, with their stat: the files the index
-    holds (:meth:`memzoi.stores.index.Index.rebuild`, :meth:`~memzoi.stores.index.Index.refresh`),
-    ``{relative key, "/"-separated: (absolute path, stat stamp and device or None)}``
-    (:class:`memzoi.base.freshness.Stat`; ``None`` when the file cannot be stat'ed or is no longer a regular file).
-    The same files as :func:`memzoi.project.crossfile.git_plane_files` (a test holds them equal); none below a
-    symlinked folder (:func:`memzoi.judge.workspace.linked_plane`: Memzoi's walk skips a symlinked ``records`` or
-    ``proposals``, and a symlinked ``.memzoi`` is never entered), so the index never holds a file read through a
-    link. In no set order, listed by
-    :func:`memzoi.judge.workspace.plane_folders` and stat'ed by :func:`memzoi.base.statmany.lstat_folders` (a
-    descriptor per folder, a few threads at 50,000 files: this walk is most of a search). Never raises for I/O
-    errors (an unreadable folder is left out, as the walk leaves it)."""
-    root = os.path.abspath(project_root)
-    memzoi_dir = os.path.join(root, MEMZOI_DIR)
-    if os.path.islink(memzoi_dir):
-        return {}
-    folders = plane_folders(memzoi_dir)
-    cut = len(root) + 1
-    out: dict[str, tuple[str, Stat | None]] = {}
-    for (folder, names), stats in zip(folders, lstat_folders(folders), strict=True):
-        prefix = folder[cut:].replace(os.sep, "/") + "/"
-        base = folder + os.sep
-        for name, st in zip(names, stats, strict=True):
-            out[prefix + name] = (base + name, of_stat(st) if st is not None else None)
-    return out
 
 
 @dataclass
@@ -282,5 +251,4 @@ __all__ = [
     "IndexQueries",
     "SearchHit",
     "fts_query",
-    "plane_stats",
 ]
