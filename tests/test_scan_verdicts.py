@@ -205,3 +205,40 @@ def test_unreadable_failing_and_uncached_files_never_break_a_scan(project: Path,
     off = scanverdicts.open_cache(project, ctx)
     assert off is None or off.save(complete=True) in (True, False)
     assert _scan([alpha], ctx, off, project)[0] is not None
+
+
+def test_plain_lines_place_a_compact_verdict_s_findings_as_its_text_does(project: Path):
+    """A closed file's findings are placed without reading its text only where its line starts give each position
+    in every encoding (``FirstStage.plain_lines``): ASCII text, offsets inside their lines (issue 29, warm start)."""
+    from memzoi_lsp.convert import TextMap, placer
+    from tests import builders
+
+    records = project / ".memzoi/records"
+    text = builders.record("gamma", extra="colour: blue\n")
+    (records / "gamma.md").write_text(text, encoding="utf-8")  # ASCII: placed from its line starts
+    (records / "crlf.md").write_bytes(builders.record("crlf", extra="colour: blue\n").replace("\n", "\r\n").encode())
+    (records / "accent.md").write_text(
+        builders.record("accent", extra="colour: blue\n", title="Café"), encoding="utf-8"
+    )
+    raw = builders.record("raw", extra="colour: blue\n").encode()
+    (records / "raw.md").write_bytes(raw.replace(b"colour", b"col\xffur"))  # as many code points as bytes, not ASCII
+    ctx = _context(project)
+    files = _files(project)
+    plain = {}
+    for path, got in zip(files, _scan(files, ctx, None, project)):
+        stage = got.verdict
+        data = Path(path).read_bytes()
+        body = data.decode("utf-8", errors="replace")
+        found = settle(path, stage.first, ctx, text=lambda: body)
+        offsets = [o for f in found for o in (f.start, max(f.start, f.end))]
+        lines = stage.plain_lines(offsets)
+        plain[os.path.basename(path)] = (lines is not None, len(offsets), stage.length == len(data))
+        if lines is None:
+            continue
+        assert body.isascii() and len(body) == len(data)
+        for encoding in ("utf-8", "utf-16", "utf-32"):
+            want = TextMap(body, encoding)
+            assert [placer(lines, encoding)(o) for o in offsets] == [want.place(o) for o in offsets], path
+    assert plain["gamma.md"][:2] == (True, 2) and plain["crlf.md"][:2] == (True, 2)  # the unknown key
+    assert not plain["accent.md"][0]
+    assert plain["raw.md"] == (False, 4, True)  # and its invalid_encoding: as long as its bytes, yet not ASCII

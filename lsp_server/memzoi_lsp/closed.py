@@ -23,6 +23,7 @@ from .documents import uri_to_path
 if TYPE_CHECKING:
     from memzoi.base.findings import Finding
     from memzoi.project.verdict import ProjectContext
+    from memzoi.read.text import LineIndex
     from memzoi.stores.firststage import FirstStage
 
     from .project import Project
@@ -51,12 +52,14 @@ def lookup(ls: DiagnosticsSession, uri: str) -> tuple[Project, FirstStage, str] 
 
 def findings(
     ls: DiagnosticsSession, project: Project, held: FirstStage, key: str, ctx: ProjectContext | None = None
-) -> tuple[str, list[Finding]] | None:
+) -> tuple[str | LineIndex, list[Finding]] | None:
     """``(text, findings)`` of the file of ``held``: its verdict's findings in ``project`` (``ctx``, by default
     :meth:`DiagnosticsSession.context`: the editor settings over the project's ``[rules]``, git, ledger; and the
     cross-file findings once the first scan is done) and its text, read from disk only when there are findings
-    (``""`` otherwise); ``None`` when the text on disk is no longer the one ``held`` was made from (the caller
-    then analyses the file; ``held`` stays until the watcher's batch takes the change in)."""
+    (``""`` otherwise) and their positions need it (else the text's line index stands for it:
+    :meth:`memzoi.stores.firststage.FirstStage.plain_lines`); ``None`` when the text on disk is no longer the one
+    ``held`` was made from (the caller then analyses the file; ``held`` stays until the watcher's batch takes the
+    change in)."""
     settle, decode, cross_findings = _second_stage()
     read: list[str] = []
 
@@ -73,6 +76,9 @@ def findings(
     found = settle(held.path, held.first, ctx or ls.context(project), text=text, cross=cross)
     if not found:
         return "", []
+    lines = held.plain_lines(o for f in found for o in (f.start, max(f.start, f.end)))
+    if lines is not None:
+        return lines, found
     if len(text()) != held.length:  # changed between the stat and the read: not what the findings index
         return None
     return text(), found

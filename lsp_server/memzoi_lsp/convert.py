@@ -11,7 +11,7 @@ code units within one line.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import overload
 
@@ -58,6 +58,16 @@ class _OneLine(Sequence[str]):
         return self.content if i % len(self) == self.line else ""
 
 
+def placer(source: str | LineIndex, encoding: object = "utf-16") -> Callable[[int], tuple[int, int]]:
+    """``(line, character)`` of a code-point offset in ``encoding``: of the text ``source`` (:meth:`TextMap.place`),
+    or, for a file known by its line index alone (:meth:`memzoi.stores.firststage.FirstStage.plain_lines`: an ASCII
+    text, offsets inside their lines), that index's ``(line, column)``, a code point being one code unit in every
+    encoding."""
+    if isinstance(source, LineIndex):
+        return source.position
+    return TextMap(source, encoding).place
+
+
 class TextMap:
     """Position conversion for one exact text in one encoding.
 
@@ -81,9 +91,10 @@ class TextMap:
             self._lines = [self.text[s:e] for s, e in (self.index.line_span(i) for i in range(self.index.line_count))]
         return self._lines
 
-    def position(self, offset: int) -> types.Position:
-        """LSP position of code-point ``offset`` (clamped into the text). Only the offset's own line is cut out of
-        the text (a diagnostic of a closed file needs one or two lines, not the list of all of them)."""
+    def place(self, offset: int) -> tuple[int, int]:
+        """``(line, character)`` of code-point ``offset`` (clamped into the text) in the encoding. Only the offset's
+        own line is cut out of the text (a diagnostic of a closed file needs one or two lines, not the list of all of
+        them); an ASCII line needs no counting (a code point is one code unit in every encoding)."""
         line, col = self.index.position(offset)
         if self._lines is not None:
             content = self._lines[line]
@@ -91,7 +102,15 @@ class TextMap:
             start, end = self.index.line_span(line)
             content = self.text[start:end]
         col = min(col, len(content))
-        return self.codec.position_to_client_units(_OneLine(line, content), ServerTextPosition(line, col))
+        if content.isascii():
+            return line, col
+        got = self.codec.position_to_client_units(_OneLine(line, content), ServerTextPosition(line, col))
+        return got.line, got.character
+
+    def position(self, offset: int) -> types.Position:
+        """LSP position of code-point ``offset`` (:meth:`place`)."""
+        line, character = self.place(offset)
+        return types.Position(line=line, character=character)
 
     def range(self, start: int, end: int) -> types.Range:
         """LSP range of the half-open code-point span ``[start, end)``."""

@@ -4,7 +4,9 @@ The model is chosen once per session in ``initialize``: pull when the client adv
 ``textDocument.diagnostic``, push otherwise. Open documents are diagnosed from the editor text (debounced per
 document in push mode; on request in pull mode); closed files from disk. Every diagnostic has source
 ``memzoi``, the finding code and a ``codeDescription`` link to the code's section in the diagnostics reference the
-package ships (:func:`memzoi.base.resources.diagnostics_href`).
+package ships (:func:`memzoi.base.resources.diagnostics_href`). A file's diagnostics are made once, as the JSON
+the client receives (:mod:`memzoi.runs.diagwire`): pushed as they are, and turned into the protocol library's
+objects only for a pull request's answer (:func:`typed`).
 """
 
 from __future__ import annotations
@@ -17,49 +19,62 @@ import blake3
 from lsprotocol import types
 
 from memzoi.base.findings import Finding
-from memzoi.base.resources import diagnostics_href
+from memzoi.runs import diagwire
 
 from . import closed
-from .convert import TextMap
+from .convert import placer
 from .documents import Snapshot, uri_to_path
 
 if TYPE_CHECKING:
     from memzoi.project.verdict import ProjectContext
+    from memzoi.read.text import LineIndex
 
     from .session import DiagnosticsSession
 
-SOURCE = "memzoi"
+SOURCE = diagwire.SOURCE
 
 
-def to_lsp(ls: DiagnosticsSession, snap: Snapshot, findings: list[Finding]) -> list[types.Diagnostic]:
-    """Convert ``findings`` (spans into ``snap.text``, already graded by the verdict) into diagnostics in the
-    negotiated encoding."""
-    return text_to_lsp(ls, snap.text, findings)
-
-
-def text_to_lsp(ls: DiagnosticsSession, text: str, findings: list[Finding]) -> list[types.Diagnostic]:
-    """:func:`to_lsp` for findings whose spans index ``text``."""
+def wire(ls: DiagnosticsSession, source: str | LineIndex, findings: list[Finding]) -> list[dict[str, Any]]:
+    """``findings`` (spans into the text ``source``, or into the ASCII text whose line index it is, already graded
+    by the verdict) as the JSON of LSP diagnostics in the negotiated encoding (:func:`memzoi.runs.diagwire.diagnostics`;
+    positions: :func:`.convert.placer`)."""
     if not findings:
         return []
-    tm = TextMap(text, ls.workspace.position_encoding)
+    return diagwire.diagnostics(findings, placer(source, ls.workspace.position_encoding))
+
+
+def typed(items: list[dict[str, Any]]) -> list[types.Diagnostic]:
+    """:func:`wire`'s diagnostics as the protocol library's objects, for a pull request's answer (which pygls
+    converts from them): the same members, each as it is."""
     out: list[types.Diagnostic] = []
-    for f in findings:
-        severity = f.severity
+    for item in items:
+        start, end = item["range"]["start"], item["range"]["end"]
         out.append(
             types.Diagnostic(
-                range=tm.range(f.start, f.end),
-                message=f.message,
-                severity=types.DiagnosticSeverity(int(severity)),
-                code=f.code,
-                code_description=types.CodeDescription(href=diagnostics_href(f.code)),
-                source=SOURCE,
-                data={"fixable": bool(f.fixes)} if f.fixes else None,
+                range=types.Range(
+                    start=types.Position(line=start["line"], character=start["character"]),
+                    end=types.Position(line=end["line"], character=end["character"]),
+                ),
+                message=item["message"],
+                severity=types.DiagnosticSeverity(item["severity"]),
+                code=item["code"],
+                code_description=types.CodeDescription(href=item["codeDescription"]["href"]),
+                source=item["source"],
+                data=item.get("data"),
             )
         )
     return out
 
 
-def diagnostics_for(ls: DiagnosticsSession, snap: Snapshot) -> list[types.Diagnostic]:
+def send(ls: DiagnosticsSession, uri: str, items: list[dict[str, Any]], version: int | None = None) -> None:
+    """Push ``items`` (:func:`wire`) for ``uri`` as one ``textDocument/publishDiagnostics`` notification, written
+    as it is: pygls's ``notify`` would build its protocol objects around it and convert them back to the same JSON
+    (its converter takes no plain dict for a method it knows), so the message goes to the protocol's writing step,
+    which serialises a dict as it is (as :func:`.transport.parse_error` sends its errors)."""
+    ls.protocol._send_data(diagwire.publish_notification(uri, items, version))
+
+
+def diagnostics_for(ls: DiagnosticsSession, snap: Snapshot) -> list[dict[str, Any]]:
     """All diagnostics of one snapshot (its own findings plus cross-file findings), or ``[]`` when the file is
     not a Memzoi file."""
     if not ls.is_memzoi(snap):
@@ -70,7 +85,7 @@ def diagnostics_for(ls: DiagnosticsSession, snap: Snapshot) -> list[types.Diagno
         from memzoi.judge.barrier import internal_error  # noqa: PLC0415 lazy: start-up
 
         findings = [internal_error(err, snap.path or snap.uri)]
-    return to_lsp(ls, snap, findings)
+    return wire(ls, snap.text, findings)
 
 
 def closed_diagnostics(
@@ -80,7 +95,7 @@ def closed_diagnostics(
     ctx: ProjectContext | None = None,
     *,
     with_id: bool = True,
-) -> tuple[str, list[types.Diagnostic]] | None:
+) -> tuple[str, list[dict[str, Any]]] | None:
     """``(result id, diagnostics)`` of a closed file from the scan's compact verdict of it (:mod:`.closed`;
     ``found`` is :func:`.closed.lookup`'s answer when the caller has it, ``ctx`` the project's verdict context);
     ``None`` when there is none (the file is then analysed: :func:`diagnostics_for`). Without ``with_id`` (push
@@ -97,7 +112,7 @@ def closed_diagnostics(
         got = ("", [internal_error(err, held.path)])
     if got is None:
         return None
-    return closed.result_id(ls, held) if with_id else "", text_to_lsp(ls, *got)
+    return closed.result_id(ls, held) if with_id else "", wire(ls, *got)
 
 
 def result_id(ls: DiagnosticsSession, snap: Snapshot) -> str:
@@ -139,7 +154,8 @@ class Diagnostics:
         if ls.pull_diagnostics or ls.stopping:
             return
 
-        if not ls.docs.is_open(uri):  # the scan's ``found`` names the file's path: no conversion of its URI
+        # The scan's ``found`` is of a file it has just seen closed, and names its path: no conversion of its URI.
+        if found is not None or not ls.docs.is_open(uri):
             opened = ls.docs.open_uri_for(found[1].path if found is not None else uri_to_path(uri))
             if opened is not None:  # open under another spelling: that buffer's text, under the client's URI
                 uri, found = opened, None
@@ -154,9 +170,7 @@ class Diagnostics:
             diags, shown_uri, version, is_open = diagnostics_for(ls, snap), snap.uri, snap.version, snap.is_open
         if not diags and not is_open and uri not in self.shown:
             return  # nothing shown for this closed file: nothing to send
-        ls.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=shown_uri, diagnostics=diags, version=version)
-        )
+        send(ls, shown_uri, diags, version)
         if diags:
             self.shown.add(uri)
         else:
@@ -170,7 +184,7 @@ class Diagnostics:
             return
         if ls.stopping:
             return
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        send(ls, uri, [])
         self.shown.discard(uri)
 
     def forget(self, uris: set[str]) -> None:
@@ -238,14 +252,14 @@ def enable_pull(server: DiagnosticsSession) -> None:
         if compact is not None:
             if params.previous_result_id == compact[0]:
                 return types.RelatedUnchangedDocumentDiagnosticReport(result_id=compact[0])
-            return types.RelatedFullDocumentDiagnosticReport(items=compact[1], result_id=compact[0])
+            return types.RelatedFullDocumentDiagnosticReport(items=typed(compact[1]), result_id=compact[0])
         snap = ls.docs.snapshot(params.text_document.uri)
         if snap is None:
             return types.RelatedFullDocumentDiagnosticReport(items=[])
         rid = result_id(ls, snap)
         if params.previous_result_id == rid:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
-        return types.RelatedFullDocumentDiagnosticReport(items=diagnostics_for(ls, snap), result_id=rid)
+        return types.RelatedFullDocumentDiagnosticReport(items=typed(diagnostics_for(ls, snap)), result_id=rid)
 
     @server.feature(types.WORKSPACE_DIAGNOSTIC)
     def workspace_diagnostic(
@@ -278,4 +292,4 @@ def _workspace_item(
             diags = diagnostics_for(ls, snap)
     if previous == rid:
         return types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, result_id=rid, version=None)
-    return types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=diags or [], result_id=rid, version=None)
+    return types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=typed(diags or []), result_id=rid, version=None)

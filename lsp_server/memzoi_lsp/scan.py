@@ -75,11 +75,14 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
     loop = asyncio.get_running_loop()
     started = time.perf_counter()
     publish_open(ls, project)
+    # The listing runs on the scan thread while the client answers the progress token's request (issue 29, warm
+    # start: the round trip no longer precedes the walk).
+    listed = loop.run_in_executor(ls.scan_executor, project.listing)
     token = await _begin_progress(ls)
     cached = 0  # files whose first stage came from the verdict cache
     try:
         _warn_linked(project)
-        paths = await loop.run_in_executor(ls.scan_executor, project.listing)
+        paths = await listed
         uris = project.adopt(paths)
         ctx = ProjectContext.of(project.memzoi_dir, git=project.git)  # as `check`'s first stage: git explains
         cache = await loop.run_in_executor(ls.scan_executor, open_cache, project.root, ctx)
@@ -110,11 +113,7 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
             gcpause.resume()  # start-up's garbage and the workers' results would otherwise add up (peak RSS)
         if misses and not await _analyse_misses(ls, project, misses, ctx, cache, lambda n: report(cached + n)):
             return
-        if cache is not None:  # the scan saw every file of the project: entries of files gone are dropped
-            await loop.run_in_executor(ls.scan_executor, cache.save, True)
-        ls.on_project_scanned(project)
-        ls.flush_republish()
-        gcpause.resume()  # every file published: the start-up's pause of the collector ends (a no-op after the first)
+        await _scanned(ls, project, cache)
         from . import indexing  # noqa: PLC0415 lazy: start-up
 
         follow.follow(project)  # the configuration and git's state, from now on
@@ -125,6 +124,20 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
         ls.flush_republish()  # every publish of the scan (cross-file republish included) precedes its end
         _end_progress(ls, token, project)
     _log_scanned(ls, project, started, cached)
+
+
+async def _scanned(ls: ScanSession, project: Project, cache: ProjectCache | None) -> None:
+    """Every file of ``project`` taken: the end of its first scan is published (the cross-file findings), then the
+    store's new entries are written (the scan saw every file: entries of files gone are dropped), on the scan
+    thread while the collector's start-up pause ends here (SQLite lets the loop have the interpreter meanwhile)."""
+    ls.on_project_scanned(project)
+    ls.flush_republish()
+    if cache is None:
+        gcpause.resume()
+        return
+    saved = asyncio.get_running_loop().run_in_executor(ls.scan_executor, cache.save, True)
+    gcpause.resume()  # every file published: the start-up's pause of the collector ends (a no-op after the first)
+    await saved
 
 
 def _report(ls: ScanSession, token: str | None, done: int, total: int) -> None:

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
-from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from memzoi import __version__
@@ -52,6 +51,7 @@ from . import (
 )
 from .clientinput import Input
 from .documents import Documents, Snapshot, path_to_uri
+from .output import GatheredWriter
 from .protocol import MemzoiProtocol
 from .settings import Settings, parse_settings
 
@@ -126,7 +126,7 @@ class MemzoiServer(LanguageServer):
         from .transport import serve  # noqa: PLC0415 lazy: start-up
 
         self._stop_event = Event()
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        self.protocol.set_writer(writer := GatheredWriter(stdout or sys.stdout.buffer))  # a loop turn's in one write
         try:
             self.transport_failure = asyncio.run(
                 serve(self._stop_event, stdin or sys.stdin.buffer, self.protocol, early, self.input)
@@ -136,6 +136,7 @@ class MemzoiServer(LanguageServer):
         except (KeyboardInterrupt, SystemExit):
             pass
         finally:
+            writer.drain()  # what the last turn wrote
             self.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
 
     # --- helpers used by feature modules -------------------------------------------------------------------
@@ -367,6 +368,9 @@ class MemzoiServer(LanguageServer):
         self.folders.remember(root)
         if not (root / MEMZOI_DIR).is_dir():
             return None
+        from memzoi.runs.checkimports import ANALYSING, load_judging  # noqa: PLC0415 lazy: start-up
+
+        load_judging(ANALYSING)  # as `memzoi check` loads it: the patterns from the regex code cache they share
         from .project import Project  # noqa: PLC0415 lazy: start-up
 
         project = Project(root)

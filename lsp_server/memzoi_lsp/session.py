@@ -135,13 +135,13 @@ class ProjectDiscovery(ProjectRegistry, WorkspaceView, ProjectLookup, Protocol):
 
 
 class DiagnosticsSession(
-    ReadSession, BackgroundWork, PullMode, EditorEvent, RefreshRequest, DiagnosticsChannel, Protocol
+    ReadSession, BackgroundWork, PullMode, EditorEvent, RefreshRequest, DiagnosticsChannel, ClientProtocol, Protocol
 ):
     """What the diagnostics feature receives (:class:`memzoi_lsp.diagnostics.Diagnostics`, and
     :mod:`memzoi_lsp.closed`): the read view and background work, the diagnostics model and the generations its
-    result ids hold, the one notification it sends (``publishDiagnostics``), a refresh request, and an open
-    document's text entering the project state before it is published (``apply_editor``: an editor event's
-    debounce ends there)."""
+    result ids hold, the client's protocol for the one notification it sends (``publishDiagnostics``, as its JSON),
+    a refresh request, and an open document's text entering the project state before it is published
+    (``apply_editor``: an editor event's debounce ends there)."""
 
 
 class CommandSession(

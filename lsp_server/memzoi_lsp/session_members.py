@@ -217,14 +217,12 @@ class Verdicts(Protocol):
 
 
 class DiagnosticsChannel(Protocol):
-    """The diagnostics feature's own: the generations its result ids hold and ``publishDiagnostics``."""
+    """The diagnostics feature's own: the generations its result ids hold."""
 
     @property
     def settings_generation(self) -> int: ...
     @property
     def crossfile_generation(self) -> int: ...
-
-    def text_document_publish_diagnostics(self, params: types.PublishDiagnosticsParams) -> None: ...
 
 
 class CommandRegistry(Protocol):

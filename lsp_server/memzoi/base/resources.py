@@ -36,9 +36,15 @@ def shipped(*parts: str) -> Path | None:
 def diagnostics_href(code: str) -> str:
     """``file:`` URI of ``code``'s section in the shipped diagnostics reference (``…/diagnostics.md#code``); the
     ``memzoi explain CODE`` command prints the same section."""
+    return f"{_diagnostics_reference()}#{code}"
+
+
+@lru_cache(maxsize=1)
+def _diagnostics_reference() -> str:
+    """The shipped reference's URI, looked up once per process (the installation does not move under it; the
+    language server links every diagnostic it publishes to it, and the lookup is a file-system stat)."""
     path = shipped("docs", "diagnostics.md")
-    base = path.as_uri() if path is not None else "memzoi:docs/diagnostics.md"
-    return f"{base}#{code}"
+    return path.as_uri() if path is not None else "memzoi:docs/diagnostics.md"
 
 
 def public_diagnostics_href(code: str) -> str | None:

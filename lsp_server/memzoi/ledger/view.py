@@ -114,6 +114,8 @@ class LedgerView:
             self._refresh()
             view._files = self._files  # replaced, never changed in place, by a later refresh
         view._read = True
+        if not view._files:  # no file to name (the usual case): no real path to take (a stat per folder of the root)
+            return view
         try:
             view._real_root = self.root.resolve()
         except (RuntimeError, OSError):  # a symlink loop: no file can be named below it

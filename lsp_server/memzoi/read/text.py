@@ -114,6 +114,15 @@ class LineIndex:
         line = bisect.bisect_right(self.starts, offset) - 1
         return line, offset - self.starts[line]
 
+    def inside_line(self, offset: int) -> bool:
+        """Whether the column of ``offset`` (:meth:`position`) lies within its line's content whatever that line's
+        break is (``\\n``, ``\\r\\n`` or ``\\r``, LSP's three): the offset is on the last line, which has no break,
+        or at least two code points before the next line's start. Such a column needs no clamping to the line's
+        content, so an index made from line starts alone (:meth:`from_starts`) gives it exactly."""
+        offset = max(0, min(offset, self.length))
+        line = bisect.bisect_right(self.starts, offset) - 1
+        return line + 1 >= len(self.starts) or offset <= self.starts[line + 1] - 2
+
     def offset(self, line: int, column: int) -> int:
         """Offset of ``(line, column)``, clamped to the line's content (its line break excluded)."""
         if line < 0:

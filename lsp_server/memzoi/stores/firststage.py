@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import stat as statmod
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -73,6 +73,23 @@ class FirstStage:
     def lines(self) -> LineIndex:
         """The line index of the file's text, from its starts (:meth:`memzoi.read.text.LineIndex.from_starts`)."""
         return LineIndex.from_starts(line_starts(self.starts), self.length)
+
+    def plain_lines(self, offsets: Iterable[int]) -> LineIndex | None:
+        """The line index of the file's text (:meth:`lines`) when it alone gives the LSP position of each of
+        ``offsets`` in every position encoding, so that the text need not be read to place findings (issue 29, warm
+        start: a scan published some 600 files with findings by reading each); ``None`` otherwise. That holds when
+        the text is ASCII, a code point being then one code unit in UTF-8, UTF-16 and UTF-32 alike: it has as many
+        code points as the bytes it was decoded from (strict UTF-8 decoding gives that for ASCII only; bytes that
+        did not decode carry an ``invalid_encoding`` finding, and are excluded), and each offset lies inside its
+        line whatever the line's break (:meth:`memzoi.read.text.LineIndex.inside_line`)."""
+        if (
+            self.stamp is None
+            or self.length != self.stamp[0]
+            or any(f.code == "invalid_encoding" for f in self.first.own)
+        ):
+            return None
+        lines = self.lines()
+        return lines if all(lines.inside_line(o) for o in offsets) else None
 
     def read_text(self) -> str:
         """The file's text, read again (for ledger findings, which need it rarely): ``""`` when unreadable."""

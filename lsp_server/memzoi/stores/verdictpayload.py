@@ -192,6 +192,10 @@ def line_starts(starts: str) -> list[int]:
     return [int(s) for s in starts.split(",")]
 
 
+#: :class:`Role` by value: the member ``Role(value)`` gives, without the enum's call machinery (about 1 µs a file)
+_ROLES = {r.value: r for r in Role}
+
+
 def read_payload(
     payload: str,
     path: str,
@@ -216,6 +220,6 @@ def read_payload(
         if extra:
             own = sorted(own + extra, key=_SORT)
     opening = (o1, o2)
-    r = Role(role)
+    r = _ROLES[role]
     canonical = canonical_findings(path, r, memzoi_dir, opening, links, mode=mode)
     return Local(own + canonical, r, opening, bool(attested), len(canonical)), stored_facts(facts), starts, length
