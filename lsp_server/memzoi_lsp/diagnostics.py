@@ -5,7 +5,7 @@ The model is chosen once per session in ``initialize``: pull when the client adv
 document in push mode; on request in pull mode); closed files from disk. Every diagnostic has source
 ``memzoi``, the finding code and a ``codeDescription`` link to the code's section in the diagnostics reference the
 package ships (:func:`memzoi.base.resources.diagnostics_href`). A file's diagnostics are made once, as the JSON
-the client receives (:mod:`memzoi.runs.diagwire`): pushed as they are, and turned into the protocol library's
+the client receives (:mod:`.diagwire`): pushed as they are, and turned into the protocol library's
 objects only for a pull request's answer (:func:`typed`).
 """
 
@@ -19,9 +19,8 @@ import blake3
 from lsprotocol import types
 
 from memzoi.base.findings import Finding
-from memzoi.runs import diagwire
 
-from . import closed
+from . import closed, diagwire
 from .convert import placer
 from .documents import Snapshot, uri_to_path
 
@@ -36,7 +35,7 @@ SOURCE = diagwire.SOURCE
 
 def wire(ls: DiagnosticsSession, source: str | LineIndex, findings: list[Finding]) -> list[dict[str, Any]]:
     """``findings`` (spans into the text ``source``, or into the ASCII text whose line index it is, already graded
-    by the verdict) as the JSON of LSP diagnostics in the negotiated encoding (:func:`memzoi.runs.diagwire.diagnostics`;
+    by the verdict) as the JSON of LSP diagnostics in the negotiated encoding (:func:`.diagwire.diagnostics`;
     positions: :func:`.convert.placer`)."""
     if not findings:
         return []

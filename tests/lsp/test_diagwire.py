@@ -1,4 +1,4 @@
-"""The diagnostics' JSON (``memzoi.runs.diagwire``), pushed as it is, equals what the protocol library makes of the
+"""The diagnostics' JSON (``memzoi_lsp.diagwire``), pushed as it is, equals what the protocol library makes of the
 same diagnostics (the objects the server built before, turned into JSON by pygls's converter), and the objects a pull
 answer is made of (``memzoi_lsp.diagnostics.typed``) turn back into that very JSON."""
 
@@ -9,7 +9,7 @@ from pygls.protocol import default_converter
 
 from memzoi.base.findings import Fix, Severity, TextEdit, finding
 from memzoi.base.resources import diagnostics_href
-from memzoi.runs import diagwire
+from memzoi_lsp import diagwire
 from memzoi_lsp.convert import TextMap
 from memzoi_lsp.diagnostics import typed
 

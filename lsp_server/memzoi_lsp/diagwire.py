@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..base.findings import Finding
-from ..base.resources import diagnostics_href
+from memzoi.base.findings import Finding
+from memzoi.base.resources import diagnostics_href
 
 #: The ``source`` of every diagnostic the server publishes.
 SOURCE = "memzoi"
