@@ -4,6 +4,7 @@ fails."""
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -41,16 +42,33 @@ def test_any_bytes_read_back_whole(tmp_path, data):
     assert freshness.read_stable(path)[0] == data
 
 
+def _refused_to(monkeypatch, path: Path) -> None:
+    """The kernel's answer to a user who may not read ``path`` (EACCES), given to ``os.open`` and ``open`` alike:
+    for a user whom a mode of 0 does not stop (root, as on CI)."""
+    import builtins
+
+    def refuse(real):
+        def opener(file, *args, **kwargs):
+            if isinstance(file, (str, os.PathLike)) and os.fspath(file) == str(path):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+            return real(file, *args, **kwargs)
+
+        return opener
+
+    monkeypatch.setattr(os, "open", refuse(os.open))
+    monkeypatch.setattr(builtins, "open", refuse(builtins.open))
+
+
 @pytest.mark.parametrize("case", ["missing", "folder", "unreadable"])
-def test_it_fails_as_a_plain_read_fails(tmp_path, case):
+def test_it_fails_as_a_plain_read_fails(tmp_path, monkeypatch, case):
     path = tmp_path / "x.md"
     if case == "folder":
         path.mkdir()
     elif case == "unreadable":
         path.write_text("x", encoding="utf-8")
         path.chmod(0)
-        if os.access(path, os.R_OK):  # root reads anything
-            pytest.skip("this user reads a file of mode 0")
+        if os.access(path, os.R_OK):  # root reads anything: the refusal it would get otherwise
+            _refused_to(monkeypatch, path)
     with pytest.raises(OSError) as plain:
         _plain(path)
     with pytest.raises(OSError) as ours:
