@@ -220,6 +220,8 @@ class WalkResult:
 def utf8_name(name: str) -> bool:
     """True when a file name (as ``os`` decoded it, surrogate-escaped) is valid UTF-8. Memzoi ids are ASCII, and a
     name that is not UTF-8 cannot be shown, indexed or turned into a URI."""
+    if name.isascii():  # most names: no encoding needed
+        return True
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
@@ -285,6 +287,13 @@ def depth_first(top: Iterator[Any], visit: Callable[..., Iterator[Any]]) -> None
         stack.append(visit(*sub))
 
 
+def plane_file_name(name: str) -> bool:
+    """True when a regular file named ``name``, below ``records`` or ``proposals``, is a record or packet by Memzoi's
+    walk rules: Markdown, not ``index.md``/``log.md``, not hidden, a UTF-8 name (:func:`plane_entries` and the
+    index's stat-by-name listing, :mod:`memzoi.stores.planelisting`)."""
+    return name.endswith(".md") and name not in RESERVED_NAMES and not name.startswith(".") and utf8_name(name)
+
+
 def plane_entries(memzoi_dir: str) -> list[os.DirEntry[str]]:
     """The directory entries of the records and packets below ``memzoi_dir/records`` and ``memzoi_dir/proposals``
     (a string path), by Memzoi's walk rules as :func:`walk` applies them (no hidden entries, no symlinks, no
@@ -305,7 +314,7 @@ def plane_entries(memzoi_dir: str) -> list[os.DirEntry[str]]:
                 continue
             if e.is_dir(follow_symlinks=False):
                 yield (e.path,)
-            elif name.endswith(".md") and name not in RESERVED_NAMES and e.is_file(follow_symlinks=False):
+            elif plane_file_name(name) and e.is_file(follow_symlinks=False):
                 out.append(e)
 
     for sub in ("records", "proposals"):

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..base.freshness import Stamp, Stat
 from ..base.statmany import lstat_listed
-from ..judge.workspace import MEMZOI_DIR, RESERVED_NAMES, utf8_name
+from ..judge.workspace import MEMZOI_DIR, RESERVED_NAMES, plane_file_name, utf8_name
 
 _PLANE_FOLDERS = ("records", "proposals")
 
@@ -107,23 +107,19 @@ def _take_level(out: Listing, listed: list[tuple[str, list[str], list[Any]]]) ->
         taken = len(stamps) + len(out.unstated)
         for name, st in zip(names, stats, strict=True):
             if st is None:  # gone since it was listed: a record or packet without a stat, when it looks like one
-                if name.endswith(".md") and name not in RESERVED_NAMES and _utf8(name):
+                if plane_file_name(name):
                     out.unstated.append(prefix + name)
             elif is_file(st.st_mode):
-                if name.endswith(".md") and name not in RESERVED_NAMES and (name.isascii() or utf8_name(name)):
+                if plane_file_name(name):
                     key = prefix + name
                     stamps[key] = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)  # freshness.of_stat's
                     if st.st_dev != dev:
                         devs[key] = st.st_dev
-            elif is_dir(st.st_mode) and _utf8(name):
+            elif is_dir(st.st_mode) and utf8_name(name):
                 below.append(folder + os.sep + name)
         if len(stamps) + len(out.unstated) > taken:
             out.folders.add(folder)
     return below
-
-
-def _utf8(name: str) -> bool:
-    return name.isascii() or utf8_name(name)
 
 
 def walk_ahead(project_root: str | os.PathLike[str]) -> Callable[[], Listing]:
