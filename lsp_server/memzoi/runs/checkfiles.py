@@ -53,7 +53,8 @@ def check_chunk(now: datetime, jobs: list[tuple[str, str]], cache: bool = False)
             out.append(Checked(display, failed_stage(err, path, placement)[0]))
             continue
         read = read_stable(path) if cache and ctx.memzoi_dir is not None else None
-        made = make_entry(path, placement, ctx, links, read, entry=cache)  # never raises: the barrier is inside
+        # never raises: the barrier is inside; without the cache no stage's revision is read (checkfiles.held)
+        made = make_entry(path, placement, ctx, links, read, entry=cache, revision=cache)
         out.append(Checked(display, made.verdict, made.entry))
     return out
 

@@ -92,6 +92,7 @@ def make_entry(
     *,
     key: str | None = None,
     entry: bool = True,
+    revision: bool = True,
 ) -> FileEntry:
     """The entry of the file at the absolute ``path`` (placed as ``placement``, in the project ``ctx`` describes,
     at ``ctx.now``) from its one analysis: its :class:`~memzoi.stores.firststage.FirstStage`
@@ -103,7 +104,9 @@ def make_entry(
     ``read`` is ``(bytes, stamp, checked_ns)`` of a stable read (:func:`memzoi.base.freshness.read_stable`);
     ``None`` when the file could not be read stably: it is then read here (an unreadable file gets its
     ``canonical_path`` finding from :func:`memzoi.judge.analysis.analyze_path`) and gets no entry and no rows.
-    ``links`` caches symlink answers. Never raises: a failing analysis gives the ``internal_error`` stage and rows
+    ``links`` caches symlink answers. ``revision`` false: the stage's ``revision`` is ``""`` where the file gets
+    neither an entry nor rows (its bytes are then not hashed: ``memzoi check --no-cache``, whose report compares
+    no stages). Never raises: a failing analysis gives the ``internal_error`` stage and rows
     (:func:`memzoi.stores.firststage.failed_stage`)."""
     stamp: Stamp | None
     mode: int | None = None
@@ -119,7 +122,9 @@ def make_entry(
         refined, first = local(path, analysis, ctx, links, mode=mode)
         facts = facts_from_analysis(refined)
         starts = refined.document.lines.starts
-        digest = blake3.blake3(data if data is not None else refined.text.encode("utf-8", "surrogatepass")).digest()
+        digest = b""
+        if revision or entry or key is not None:
+            digest = blake3.blake3(data if data is not None else refined.text.encode("utf-8", "surrogatepass")).digest()
         made: Entry | None = None
         if entry and data is not None and stamp is not None:
             made = (digest, stamp, checked, cache_payload(refined, first, facts, starts))
