@@ -242,3 +242,32 @@ def test_plain_lines_place_a_compact_verdict_s_findings_as_its_text_does(project
     assert plain["gamma.md"][:2] == (True, 2) and plain["crlf.md"][:2] == (True, 2)  # the unknown key
     assert not plain["accent.md"][0]
     assert plain["raw.md"] == (False, 4, True)  # and its invalid_encoding: as long as its bytes, yet not ASCII
+
+
+def test_a_stage_without_revision_is_the_same_stage_and_hashes_nothing(project: Path, monkeypatch):
+    """``make_entry(revision=False)`` (``memzoi check --no-cache``'s workers) gives the stage of the plain call,
+    field for field, with an empty ``revision``, and takes no BLAKE3 digest of the file's bytes; with a store
+    entry or search rows asked for, the flag changes nothing."""
+    import dataclasses
+    import types
+
+    from memzoi.judge.workspace import place
+    from memzoi.stores import fileentry
+
+    ctx = _context(project)
+    files = _files(project)
+    plain = {p: fileentry.make_entry(p, place(p), ctx, {}, None, entry=False) for p in files}
+    with_entry = {p: fileentry.make_entry(p, place(p), ctx, {}, None, entry=True, revision=False) for p in files}
+
+    class NoHash:
+        def __init__(self, *a: object) -> None:
+            pytest.fail("a file's bytes were hashed")
+
+    monkeypatch.setattr(fileentry, "blake3", types.SimpleNamespace(blake3=NoHash))  # this module's hashing only
+    for path in files:
+        bare = fileentry.make_entry(path, place(path), ctx, {}, None, entry=False, revision=False)
+        want = plain[path].verdict
+        assert want.revision and bare.verdict.revision == ""
+        assert dataclasses.replace(bare.verdict, revision=want.revision) == want, path
+        assert bare.entry is None and bare.row is None
+        assert with_entry[path].verdict.revision == want.revision, path
