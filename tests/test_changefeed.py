@@ -37,7 +37,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def feed(project: Path, monkeypatch: pytest.MonkeyPatch):
     f = ChangeFeed(project)
     f.running()
-    monkeypatch.setattr(f, "barrier", lambda timeout=0: True)
+    monkeypatch.setattr(f, "barrier", lambda *a, **k: True)
     yield f
     f.close()
 
@@ -140,10 +140,10 @@ def test_config_and_other_memzoi_files_are_not_stated(feed: ChangeFeed, project:
 
 def test_no_barrier_a_burst_an_old_walk_or_a_stopped_watcher_walk(feed: ChangeFeed, monkeypatch):
     feed.listing()
-    monkeypatch.setattr(feed, "barrier", lambda timeout=0: False)
+    monkeypatch.setattr(feed, "barrier", lambda *a, **k: False)
     feed.listing()
     assert feed.walks == 2 and "barrier" in feed.why
-    monkeypatch.setattr(feed, "barrier", lambda timeout=0: True)
+    monkeypatch.setattr(feed, "barrier", lambda *a, **k: True)
     feed.events([f"{feed.memzoi}/records/x{i}.md" for i in range(changefeed.DIRTY_LIMIT + 1)])
     feed.listing()
     assert feed.walks == 3 and "at once" in feed.why

@@ -110,32 +110,37 @@ class ChangeFeed:
             self._cond.notify_all()
 
     # -- the refresh's side ------------------------------------------------------------------------------------------
-    def barrier(self, timeout: float = BARRIER_TIMEOUT_S) -> bool:
-        """Write a barrier file and wait until the watcher hands over its event (every change completed before it
-        has then been handed over, see the module docstring); False when the watcher is not running or no barrier
-        event came within ``timeout`` seconds (the caller walks). A file whose event does not come within
-        :data:`RETRY_S` (the watches not in place yet) is followed by another: any of them vouches, all being
-        written after the call began. Never raises."""
-        deadline = time.monotonic() + timeout
+    def begin(self) -> int:
+        """Write a barrier file now and return its token (``0`` when the watcher has stopped or the file could not
+        be written: the refresh then walks). :meth:`barrier` waits for it."""
         with self._cond:
-            first = self._asked + 1
+            if self._state in ("failed", "closed"):
+                return 0
+            self._asked += 1
+            token = self._asked
+        return token if self._write_sentinel(token) else 0
+
+    def barrier(self, timeout: float = BARRIER_TIMEOUT_S, first: int | None = None) -> bool:
+        """Wait until the watcher hands over the event of the barrier file ``first`` (:meth:`begin`; written here
+        when ``None``) or of a later one: every change completed before it was written has then been handed over
+        (see the module docstring). False when the watcher is not running or no such event came within ``timeout``
+        seconds (the caller walks). A file whose event does not come within :data:`RETRY_S` (the watches not in
+        place yet) is followed by another: any of them vouches, all being written after the call began. Never
+        raises."""
+        deadline = time.monotonic() + timeout
+        start = self.begin() if first is None else first
+        if not start:
+            return False
 
         def done() -> bool:
-            return self._seen >= first or self._state in ("failed", "closed")
+            return self._seen >= start or self._state in ("failed", "closed")
 
         while True:
-            with self._cond:
-                if self._state in ("failed", "closed"):
-                    return False
-                self._asked += 1
-                token = self._asked
-            if not self._write_sentinel(token):
-                return False
             left = deadline - time.monotonic()
             with self._cond:
                 if self._cond.wait_for(done, max(0.0, min(left, RETRY_S))):
-                    return self._seen >= first and self._state == "running"
-            if left <= RETRY_S:
+                    return self._seen >= start and self._state == "running"
+            if left <= RETRY_S or not self.begin():
                 return False
 
     def _write_sentinel(self, token: int) -> bool:
@@ -150,14 +155,17 @@ class ChangeFeed:
         return True
 
     def ahead(self) -> Callable[[], Listing]:
-        """:meth:`listing` as the function :meth:`memzoi.stores.index.Index.refresh` takes (``walked``)."""
-        return self.listing
+        """:meth:`listing` as the function :meth:`memzoi.stores.index.Index.refresh` takes (``walked``), its barrier
+        file written now, so that its event travels while the refresh reads the stored stamps."""
+        token = self.begin()
+        return lambda: self.listing(token)
 
-    def listing(self) -> Listing:
+    def listing(self, token: int | None = None) -> Listing:
         """The project's current listing: the kept one with the notified paths and the linked files stat'ed again,
-        or a full walk where the notifications cannot vouch for it (the module docstring; :attr:`why` says which).
-        The listing returned is the one kept: read it, never change it. Never raises for I/O errors."""
-        passed = self.barrier()
+        or a full walk where the notifications cannot vouch for it (the module docstring; :attr:`why` says which),
+        after the barrier ``token`` (:meth:`begin`; a new one when ``None``). The listing returned is the one kept:
+        read it, never change it. Never raises for I/O errors."""
+        passed = self.barrier(first=token) if token != 0 else False
         with self._cond:
             dirty, self._dirty = self._dirty, set()
             overflow, self._overflow = self._overflow, False
