@@ -92,3 +92,44 @@ def test_a_new_folder_is_walked(project, closed, watched):
     assert ids(project, "zebrafish") == [rid]
     assert watched.walks == 2 and "folder" in watched.why
     assert ids(project, "zebrafish") == [rid] and watched.walks == 2
+
+
+# --- the server itself, driven by the SDK's stdio client -------------------------------------------------------------
+
+
+async def test_a_session_serves_each_change_made_right_before_the_call(project, home):
+    """``memzoi-mcp --root``: its watcher and opening refresh start once the client is initialized; an edit keeping
+    size and mtime, a delete, a new file, an ignore rule with ``git rm --cached`` and a project-id change are each
+    seen by the call made right after them."""
+    from ..index_setup import SCOPED, git, renamed, scoped
+    from .test_stdio_e2e import connect
+
+    async def found(s, word: str) -> list[str]:
+        res = await s.call_tool("search_memory", {"query": word})
+        assert not res.is_error, res.content[0].text
+        return [h["id"] for h in res.structured_content["results"] if h["admitted"]]
+
+    path = fact(project)
+    scoped(project)
+    async with connect(project, home) as s:
+        assert await found(s, OLD) == [FACT_ID] and await found(s, "zebrafish") == [SCOPED]
+        st = path.stat()
+        path.write_text(renamed(path.read_text(encoding="utf-8")), encoding="utf-8")
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert await found(s, NEW) == [FACT_ID] and await found(s, OLD) == []
+        rid = "facts/okapi"
+        new = builders.write(project, builders.record_path(rid), builders.record(rid, title="About the okapi"))
+        assert await found(s, "okapi") == [rid]
+        new.unlink()
+        assert await found(s, "okapi") == []
+        git(project, "add", ".memzoi")
+        git(project, "commit", "-q", "-m", "records")
+        assert await found(s, NEW) == [FACT_ID]
+        (project / ".gitignore").write_text(".memzoi/records/\n")
+        git(project, "rm", "-q", "-r", "--cached", ".memzoi/records")
+        assert await found(s, NEW) == []  # untracked and ignored: refused
+        (project / ".gitignore").write_text("")
+        assert await found(s, NEW) == [FACT_ID]
+        (project / ".memzoi/config.toml").write_text('[project]\nid = "other"\n')
+        assert await found(s, "zebrafish") == []  # scoped to the project "demo": refused now
+        assert await found(s, NEW) == [FACT_ID]
