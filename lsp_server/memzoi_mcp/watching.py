@@ -61,8 +61,8 @@ class Watching:
                 debounce=DEBOUNCE_MS,
                 step=STEP_MS,
                 stop_event=self._stop,
-                rust_timeout=1000,
-                yield_on_timeout=False,
+                rust_timeout=0,  # no timeout: watchfiles' timeout return clears its set after an unlocked look,
+                yield_on_timeout=False,  # which could drop an event arriving in between
                 raise_interrupt=False,
             ):
                 feed.events([path for _, path in changes])
