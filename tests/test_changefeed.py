@@ -157,6 +157,20 @@ def test_no_barrier_a_burst_an_old_walk_or_a_stopped_watcher_walk(feed: ChangeFe
     assert feed.walks == 6 and "stopped" in feed.why
 
 
+def test_a_walk_before_the_watches_are_in_place_is_not_kept(feed: ChangeFeed, project: Path, monkeypatch):
+    """A walk whose barrier did not pass (the watcher not set up yet) may precede the watches: a change between
+    the two would never be notified, so the next refresh walks again instead of keeping it."""
+    monkeypatch.setattr(feed, "barrier", lambda *a, **k: False)
+    feed.listing()
+    path = next(project.glob(".memzoi/records/**/f1.md"))
+    path.write_text(path.read_text() + "more\n")  # no notification: the watches were not there yet
+    monkeypatch.setattr(feed, "barrier", lambda *a, **k: True)
+    same_as_walk(feed)
+    assert feed.walks == 2 and feed.why == "no walk yet"
+    feed.listing()
+    assert feed.walks == 2 and feed.served == 1
+
+
 @pytest.mark.parametrize("kind", ["fuse.sshfs", "nfs4", "cifs", "vfat", ""])
 def test_where_notifications_are_not_relied_on_every_refresh_walks(feed: ChangeFeed, monkeypatch, kind: str):
     monkeypatch.setattr(freshness, "fs_type", lambda dev: kind)

@@ -174,10 +174,13 @@ class ChangeFeed:
         if not why and self._base is not None:
             why = self._apply(self._base, dirty)
         if why:
-            self._walk(why)
-        else:
-            self.why = ""
-            self.served += 1
+            walked = self._walk(why)
+            # kept only when the watches were in place before the walk began (its barrier passed): a change between
+            # a walk and the watches' start would never be notified
+            self._base = walked if passed and state == "running" else None
+            return walked
+        self.why = ""
+        self.served += 1
         assert self._base is not None
         return self._base
 
@@ -194,12 +197,13 @@ class ChangeFeed:
             return "the last walk is older than the trust age of notifications"
         return _unreliable(self._base)
 
-    def _walk(self, why: str) -> None:
+    def _walk(self, why: str) -> Listing:
         self._walked_ns = time.monotonic_ns()
-        self._base = walk(self.root)
-        self._known_dirs = set(self._base.folders)
+        listing = walk(self.root)
+        self._known_dirs = set(listing.folders)
         self.walks += 1
         self.why = why
+        return listing
 
     def _apply(self, base: Listing, dirty: set[str]) -> str:
         """Stat the ``dirty`` paths and ``base``'s linked files into ``base``; a reason to walk instead, or ``""``."""
