@@ -222,3 +222,15 @@ def test_the_registry(project: Path):
     finally:
         changefeed.unregister(project)
     assert changefeed.feed_of(project) is None and not os.path.exists(f.sentinels)
+
+
+def test_a_watcher_never_seen_to_pass_a_barrier_is_not_waited_for(project: Path):
+    """Until one barrier event has come, the watcher may still be setting up its watches: a refresh walks at once,
+    and that walk is not kept."""
+    f = ChangeFeed(project)
+    f.running()
+    try:
+        assert f.listing().stamps == planelisting.walk(project).stamps
+        assert f.walks == 1 and "setting up" in f.why and f.listing() is not f.listing()
+    finally:
+        f.close()

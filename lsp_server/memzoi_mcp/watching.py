@@ -9,6 +9,10 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memzoi.stores.changefeed import ChangeFeed
 
 log = logging.getLogger("memzoi-mcp")
 
@@ -16,6 +20,8 @@ log = logging.getLogger("memzoi-mcp")
 #: ``DEBOUNCE_MS`` after its first; a refresh's barrier waits about one to two steps.
 STEP_MS = 5
 DEBOUNCE_MS = 50
+#: How long the opening refresh waits for the watcher to set up its watches (s) before it refreshes anyway.
+OPENING_BARRIER_S = 60.0
 
 
 class Watching:
@@ -44,14 +50,13 @@ class Watching:
             self._served.add(root)
         threading.Thread(target=self._watch, args=(feed,), name="memzoi-mcp-watch", daemon=True).start()
         if warm is not None:
-            threading.Thread(target=_opening_refresh, args=(root, warm), name="memzoi-mcp-open", daemon=True).start()
+            threading.Thread(
+                target=_opening_refresh, args=(root, warm, feed), name="memzoi-mcp-open", daemon=True
+            ).start()
 
-    def _watch(self, feed: object) -> None:
+    def _watch(self, feed: ChangeFeed) -> None:
         import watchfiles  # noqa: PLC0415 lazy: start-up
 
-        from memzoi.stores.changefeed import ChangeFeed  # noqa: PLC0415 lazy: start-up
-
-        assert isinstance(feed, ChangeFeed)
         try:
             feed.running()
             for changes in watchfiles.watch(
@@ -83,11 +88,13 @@ class Watching:
             changefeed.unregister(root)
 
 
-def _opening_refresh(root: Path, warm: Callable[[], object]) -> None:
-    """Load the core and refresh ``root``'s index once (what the first tool call would do); a failure is left to
-    that call, which reports it."""
+def _opening_refresh(root: Path, warm: Callable[[], object], feed: ChangeFeed) -> None:
+    """Load the core, wait until the watcher's watches are in place (its first barrier, outside the refresh lock:
+    a tool call meanwhile walks without waiting) and refresh ``root``'s index once (what the first tool call would
+    do, its walk kept for the calls after it); a failure is left to that call, which reports it."""
     try:
         warm()
+        feed.barrier(timeout=OPENING_BARRIER_S)
         from memzoi.agent.recall import Reader  # noqa: PLC0415 lazy: start-up
 
         with Reader(root):

@@ -44,6 +44,7 @@ def watched(project: Path):
     watching.serve(project)
     feed = changefeed.feed_of(project)
     assert feed is not None
+    assert feed.barrier(timeout=60)  # the watches in place, as the opening refresh waits for them
     yield feed
     why, walks, served = feed.why, feed.walks, feed.served
     watching.stop()

@@ -165,7 +165,11 @@ class ChangeFeed:
         or a full walk where the notifications cannot vouch for it (the module docstring; :attr:`why` says which),
         after the barrier ``token`` (:meth:`begin`; a new one when ``None``). The listing returned is the one kept:
         read it, never change it. Never raises for I/O errors."""
-        passed = self.barrier(first=token) if token != 0 else False
+        with self._cond:
+            confirmed = self._seen > 0
+        # a watcher never seen to hand over a barrier may still be setting up its watches (notify lists the whole
+        # tree first: a second at 50,000 files): the call walks at once rather than wait for it
+        passed = self.barrier(BARRIER_TIMEOUT_S if confirmed else 0.0, first=token) if token != 0 else False
         with self._cond:
             dirty, self._dirty = self._dirty, set()
             overflow, self._overflow = self._overflow, False
@@ -188,7 +192,7 @@ class ChangeFeed:
         if state != "running":
             return self.why if state == "failed" else "the watcher is not running yet"
         if not passed:
-            return "the watcher did not hand over the barrier's event in time"
+            return "the watcher did not hand over the barrier's event in time (or is setting up its watches)"
         if overflow:
             return f"more than {DIRTY_LIMIT} changed paths at once"
         if self._base is None:
