@@ -134,3 +134,24 @@ async def test_a_session_serves_each_change_made_right_before_the_call(project, 
         (project / ".memzoi/config.toml").write_text('[project]\nid = "other"\n')
         assert await found(s, "zebrafish") == []  # scoped to the project "demo": refused now
         assert await found(s, NEW) == [FACT_ID]
+
+
+def test_a_watcher_that_stops_leaves_every_refresh_to_a_walk(tmp_path, closed):
+    """A watcher that cannot watch (here: ``.memzoi`` is not there when it starts) stops, and from then on each
+    refresh walks: nothing is taken from notifications that did not come."""
+    root = tmp_path / "late"
+    root.mkdir()
+    watching = Watching()
+    watching.serve(root)
+    feed = changefeed.feed_of(root)
+    assert feed is not None
+    try:
+        with feed._cond:
+            assert feed._cond.wait_for(lambda: feed.why.startswith("the watcher stopped"), 60)
+        (root / ".memzoi" / "records").mkdir(parents=True)
+        builders.write(root, builders.record_path("facts/a"), builders.record("facts/a"))
+        assert list(feed.listing().stamps) == [".memzoi/records/facts/a.md"]
+        assert list(feed.listing().stamps) == [".memzoi/records/facts/a.md"]
+        assert feed.walks == 2 and feed.served == 0
+    finally:
+        watching.stop()
