@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from memzoi.agent.project import ProjectChoice
     from memzoi.judge.config_model import McpSection
 
+    from .watching import Watching
+
 DESCRIPTION = """\
 Serve this project's Memzoi memory to coding agents over MCP (stdio). Agents can search and read memory, build a
 context pack, precheck a path, list pending proposals, and propose a memory: a pending packet under
@@ -122,11 +124,17 @@ async def _client_roots(ctx: Any) -> list[str]:
 
 
 def make_server(
-    explicit: Path | None, per_minute: int | None, env: dict[str, str] | None = None, cwd: Path | None = None
+    explicit: Path | None,
+    per_minute: int | None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    watching: Watching | None = None,
 ) -> Server[Any]:
     """The SDK ``Server`` serving the core's tool table for the project :func:`memzoi.agent.project.choose_project`
     picks from ``explicit`` (``--root``), the client's roots, ``env`` and ``cwd``, asked again when the client's
-    roots change."""
+    roots change. With ``watching``, each project served gets a watcher and an opening refresh
+    (:class:`memzoi_mcp.watching.Watching`): once the client is initialized with ``--root``, else from the first tool
+    call."""
     import anyio  # noqa: PLC0415 lazy: start-up
     import mcp_types as types  # noqa: PLC0415 lazy: start-up
     from mcp.server.lowlevel import Server  # noqa: PLC0415 lazy: start-up
@@ -154,6 +162,14 @@ def make_server(
             roots.append(await _client_roots(ctx))
         return choose_project(explicit, roots[0] if roots else [], env, cwd)
 
+    async def initialized(ctx: Any, params: Any) -> None:
+        if watching is not None and explicit is not None:  # the project is known: start serving it now
+            from memzoi.agent.project import choose_project  # noqa: PLC0415 lazy: start-up
+
+            chosen = choose_project(explicit, [], env, cwd)
+            if chosen.found:
+                watching.serve(chosen.root, _load_core)
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         tools = await core()
         return types.ListToolsResult(
@@ -180,6 +196,8 @@ def make_server(
 
             result = tools.ToolResult.error("no_project", no_project_message(chosen))
         else:
+            if watching is not None:
+                watching.serve(chosen.root, _load_core)
             if chosen.root not in limits:
                 limits[chosen.root] = await anyio.to_thread.run_sync(_limit_for, tools, chosen.root, per_minute)
             session = tools.Session(chosen.root, _client_name(ctx), limits[chosen.root])
@@ -197,7 +215,7 @@ def make_server(
 
     with warnings.catch_warnings():  # on_roots_list_changed is deprecated in the newest protocol, still in use
         warnings.simplefilter("ignore")
-        return Server(
+        server = Server(
             "memzoi-mcp",
             version=__version__,
             title="Memzoi memory",
@@ -209,6 +227,8 @@ def make_server(
             on_call_tool=call_tool,
             on_roots_list_changed=roots_changed,
         )
+    server.add_notification_handler("notifications/initialized", types.NotificationParams, initialized)
+    return server
 
 
 def _triaged_stdin() -> tuple[MemoryObjectReceiveStream[dict[str, Any]], Any]:
@@ -284,7 +304,10 @@ def main(argv: list[str] | None = None) -> int:
     import anyio  # noqa: PLC0415 lazy: start-up
     from mcp.server.stdio import stdio_server  # noqa: PLC0415 lazy: start-up
 
-    server = make_server(explicit, per_minute)
+    from .watching import Watching  # noqa: PLC0415 lazy: start-up
+
+    watching = Watching()
+    server = make_server(explicit, per_minute, watching=watching)
 
     async def serve() -> None:
         answers, stdin = _triaged_stdin()
@@ -298,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
         anyio.run(serve)
     except KeyboardInterrupt:
         return 0
+    finally:
+        watching.stop()
     return 0
 
 

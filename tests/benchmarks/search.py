@@ -1,6 +1,8 @@
 """Search with the index current: ``memzoi search QUERY --json`` (a fresh process: imports, the refresh's stat
 walk, the query) and the MCP tool ``search_memory`` in a running ``memzoi-mcp`` (its first call, which loads the
-core, and the calls after it, which pay only the refresh and the query), at a given workspace size.
+core, and the calls after it, which pay only the refresh and the query: with change notifications, the stats of
+what changed instead of a walk), and a later call right after a same-size edit of one record (that record
+re-indexed), at a given workspace size.
 
 Run from the project root::
 
@@ -66,11 +68,29 @@ def cli_once(ws: Path, env: dict[str, str], query: str) -> tuple[float, float]:
     return wall, _children_cpu_s() - cpu0
 
 
+def edit_one(ws: Path) -> None:
+    """A same-size edit of one record of ``ws`` (the last character of its body flipped), as a person or an agent
+    edits a file between two calls: the next call re-indexes it."""
+    folder = ws / ".memzoi" / "records"
+    while True:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        files = [e for e in entries if e.is_file() and e.name.endswith(".md")]
+        if files:
+            path = Path(files[0].path)
+            break
+        folder = Path(next(e.path for e in entries if e.is_dir()))
+    data = bytearray(path.read_bytes())
+    i = len(data.rstrip(b"\n")) - 1
+    data[i] = ord("X") if data[i] != ord("X") else ord("Y")
+    path.write_bytes(bytes(data))
+
+
 def mcp_session(
-    ws: Path, env: dict[str, str], query: str, calls: int, timeout: float = 600
+    ws: Path, env: dict[str, str], query: str, calls: int, timeout: float = 600, edits: int = 0
 ) -> list[tuple[float, float]]:
-    """One ``memzoi-mcp --root ws`` session: ``initialize``, then ``calls`` calls of ``search_memory``; ``(wall s,
-    CPU s)`` of each call, from the request written to its answer read."""
+    """One ``memzoi-mcp --root ws`` session: ``initialize``, then ``calls`` calls of ``search_memory``, then
+    ``edits`` calls each right after an edit of one record (:func:`edit_one`, untimed); ``(wall s, CPU s)`` of each
+    call, from the request written to its answer read."""
     proc = subprocess.Popen(
         [sys.executable, *script("memzoi-mcp"), "--root", str(ws)],
         cwd=ws,
@@ -104,7 +124,9 @@ def mcp_session(
         send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
         answer(0)
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        for i in range(1, calls + 1):
+        for i in range(1, calls + edits + 1):
+            if i > calls:
+                edit_one(ws)
             cpu0 = proc_cpu_s(proc.pid)
             t0 = time.perf_counter()
             send(
@@ -131,14 +153,15 @@ def measure(
 ) -> dict[str, Any]:
     """Interleaved rounds over ``trees`` (name → environment): per tree the CLI's and the MCP calls' samples."""
     samples: dict[str, dict[str, list[tuple[float, float]]]] = {
-        t: {"cli": [], "mcp_first": [], "mcp_next": []} for t in trees
+        t: {"cli": [], "mcp_first": [], "mcp_next": [], "mcp_edit": []} for t in trees
     }
     for i in range(repeats):
         for name, env in trees.items():
             samples[name]["cli"].append(cli_once(ws, env, query))
-            got = mcp_session(ws, env, query, calls)
+            got = mcp_session(ws, env, query, calls, edits=calls - 1)
             samples[name]["mcp_first"].append(got[0])
-            samples[name]["mcp_next"] += got[1:]
+            samples[name]["mcp_next"] += got[1:calls]
+            samples[name]["mcp_edit"] += got[calls:]
         log(f"round {i + 1}/{repeats}")
     return {
         name: {
@@ -153,6 +176,7 @@ LABELS = {
     "cli": "`memzoi search` (fresh process)",
     "mcp_first": "MCP `search_memory`, first call of a session",
     "mcp_next": "MCP `search_memory`, later calls",
+    "mcp_edit": "MCP `search_memory`, later call right after an edit of one record",
 }
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..judge.retention import current_assertion, evaluate_retention, utc_now
 from ..ledger import Refusal
+from ..stores import changefeed
 from ..stores.index import Index, IndexUnavailable
 
 #: Findings that make a record's text unfit to hand to a model.
@@ -114,10 +115,11 @@ class Reader:
             raise Refusal("no_project", f"no .memzoi directory at {self.root}; start the server with --root PROJECT")
         try:
             self.index = Index(self.root, workers=1)
-            if self.index.schema_problem:
-                self.index.rebuild()
-            else:
-                self.index.refresh()
+            with changefeed.refreshing(self.root):  # a long-lived process's listing kept by notifications
+                if self.index.schema_problem:
+                    self.index.rebuild()
+                else:
+                    self.index.refresh(walked=changefeed.ahead(self.root))
         except IndexUnavailable as err:
             raise Refusal("index_unavailable", str(err)) from None
         return self

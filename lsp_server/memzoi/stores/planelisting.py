@@ -32,7 +32,9 @@ class Listing:
     listed without one (gone since, or no longer a regular file). Every file is on the device ``dev`` (``st_dev``,
     which :func:`memzoi.base.freshness.fs_type` asks) but those in ``devs`` (key → device: a mount below
     ``.memzoi``). ``folders``: the absolute folders holding listed files (:func:`memzoi.stores.index_fresh.git_state`
-    reads their ``.gitignore``)."""
+    reads their ``.gitignore``). ``linked``: the keys of files with more than one hard link when stat'ed (a write
+    through a link outside the watched folders raises no change notification: :mod:`memzoi.stores.changefeed`
+    stats them at every refresh)."""
 
     root: str
     stamps: dict[str, Stamp] = field(default_factory=dict)
@@ -40,6 +42,7 @@ class Listing:
     dev: int = -1
     devs: dict[str, int] = field(default_factory=dict)
     folders: set[str] = field(default_factory=set)
+    linked: set[str] = field(default_factory=set)
 
     def path(self, key: str) -> str:
         """The absolute path of the file with index key ``key``."""
@@ -115,6 +118,8 @@ def _take_level(out: Listing, listed: list[tuple[str, list[str], list[Any]]]) ->
                     stamps[key] = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)  # freshness.of_stat's
                     if st.st_dev != dev:
                         devs[key] = st.st_dev
+                    if st.st_nlink > 1:
+                        out.linked.add(key)
             elif is_dir(st.st_mode) and utf8_name(name):
                 below.append(folder + os.sep + name)
         if len(stamps) + len(out.unstated) > taken:

@@ -6,7 +6,8 @@ A refresh at 50,000 records reads 55,000 rows; turning them into Python objects 
 (issue 29: a search at 50,000 records in 0.25 s). A kept copy is used only while it is provably the database's:
 its connection of its own, which never writes, reads ``PRAGMA data_version``, which changes whenever any other
 connection (of this process or another) has committed since (SQLite: "PRAGMA data_version"); and while no row it
-holds as vouching has aged past the trust age. Every refresh still stats every file; only the stored side is kept.
+holds as vouching has aged past the trust age. This keeps the stored side only; the files' side of the MCP server's
+refreshes is kept by change notifications (:mod:`memzoi.stores.changefeed`).
 """
 
 from __future__ import annotations
