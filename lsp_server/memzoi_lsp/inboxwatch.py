@@ -76,20 +76,11 @@ class CandidateWatch:
         self.thread.start()
 
     def _run(self, directory: Path, name: str) -> None:
-        import watchfiles  # noqa: PLC0415 lazy: start-up
+        from .dirwatch import changed_paths  # noqa: PLC0415 lazy: start-up
 
         try:
-            for changes in watchfiles.watch(
-                directory,
-                stop_event=self.stop_event,
-                recursive=False,
-                debounce=50,
-                step=20,
-                raise_interrupt=False,
-                rust_timeout=500,
-                yield_on_timeout=False,
-            ):
-                if not any(Path(p).name.startswith(name) for _, p in changes):
+            for paths in changed_paths(directory, self.stop_event, recursive=False):
+                if not any(p.name.startswith(name) for p in paths):
                     continue
                 loop = self.ls.loop
                 if loop is None or loop.is_closed():

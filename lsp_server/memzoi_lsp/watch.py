@@ -229,23 +229,14 @@ class _Watcher:
             stop.set()
 
     def _run(self, directory: Path, stop: threading.Event) -> None:
-        import watchfiles  # noqa: PLC0415 lazy: start-up
+        from .dirwatch import changed_paths  # noqa: PLC0415 lazy: start-up
 
         class _Either:  # watchfiles polls ``is_set``: stop on shutdown or when this directory is removed
             def is_set(inner) -> bool:
                 return self.stop_event.is_set() or stop.is_set()
 
         try:
-            for changes in watchfiles.watch(
-                directory,
-                stop_event=_Either(),
-                debounce=50,
-                step=20,
-                raise_interrupt=False,
-                rust_timeout=500,
-                yield_on_timeout=False,
-            ):
-                paths = [Path(p) for _, p in changes]
+            for paths in changed_paths(directory, _Either()):
                 loop = self.ls.loop
                 if loop is None or loop.is_closed():
                     return
