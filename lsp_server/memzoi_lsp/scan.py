@@ -33,6 +33,8 @@ from .inputs import InputFollow
 from .tasks import Tasks
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from memzoi.project.verdict import ProjectContext
     from memzoi.stores.fileentry import FileEntry, Row
     from memzoi.stores.verdictcache import ProjectCache
@@ -59,6 +61,17 @@ class Scanning:
         self.tasks.spawn(scan_project(self._ls, project, self.inputs))
         for coro in also:
             self.tasks.spawn(coro)
+
+    def prepare(self, root: Path, memzoi_dir: Path) -> None:
+        """As the project at ``root`` is registered, before its scan starts: when it is a cold scan of many files
+        (:func:`memzoi.runs.coldstart.prestart`, on the scan thread, off the loop), its workers' fork server starts
+        now, its imports beside the server's start-up (issue 29: cold server scan)."""
+        from memzoi.runs.coldstart import prestart  # noqa: PLC0415 lazy: start-up
+
+        try:
+            self._ls.scan_executor.submit(prestart, root, memzoi_dir)
+        except RuntimeError:  # the scan thread is shut down: nothing is scanned
+            pass
 
     def stop(self) -> None:
         """Cancel the scans and what follows them, and the boundary timers (shutdown)."""

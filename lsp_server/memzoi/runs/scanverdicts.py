@@ -23,9 +23,7 @@ from ..stores.fileentry import FileEntry, entry_chunk
 from ..stores.firststage import FirstStage, from_payload
 from ..stores.store import path_key
 from ..stores.verdictcache import ProjectCache
-
-#: From this many files to analyse on, :func:`analyse` uses worker processes (below it, their start costs more).
-PARALLEL_THRESHOLD = 300
+from .coldstart import PARALLEL_THRESHOLD, start_workers
 
 
 def open_cache(project_root: str | os.PathLike[str], ctx: ProjectContext) -> ProjectCache | None:
@@ -76,9 +74,7 @@ def cold_start(paths: list[str], cache: ProjectCache | None) -> bool:
     except Exception:  # noqa: BLE001 - the cache never breaks a scan: then it is asked file by file
         return False
     if cold and len(paths) >= PARALLEL_THRESHOLD:
-        from ..base.parallel import start_helper  # noqa: PLC0415 lazy: start-up
-
-        start_helper(entry_chunk.__module__)
+        start_workers()  # a no-op when it runs already (memzoi.runs.coldstart.prestart)
     return cold
 
 
