@@ -446,3 +446,49 @@ def test_a_project_folder_is_made_absolute_as_abspath_makes_it(tmp_path, monkeyp
     (tmp_path / "sub").mkdir()
     monkeypatch.chdir(tmp_path / "sub")  # a relative folder follows the working directory, never a kept answer
     assert project_dir(".memzoi") == os.path.abspath(".memzoi") == str(tmp_path / "sub" / ".memzoi")
+
+
+_EARLY_SCRIPT = r"""
+import sys, threading
+from multiprocessing import forkserver
+from memzoi.base.parallel import ChunkPool, can_fork, start_helper
+import early
+
+stop = threading.Event()
+t = threading.Thread(target=stop.wait)
+t.start()
+assert not can_fork()
+assert forkserver._forkserver._forkserver_pid is None
+assert start_helper("early")
+server = forkserver._forkserver._forkserver_pid
+assert server is not None, "no fork server started"
+pool = ChunkPool(early.where, workers=2, chunksize=3, start_at=5, helper=True)
+for i in range(30):
+    pool.add(i)
+got = pool.results()
+stop.set()
+t.join()
+print("PARENTS", {parent == server for parent, _ in got}, "PRELOADED", all(ok for _, ok in got), len(got))
+"""
+
+_EARLY = """
+import os, sys
+
+def where(chunk):
+    return [(os.getppid(), "memzoi.judge.analysis" in sys.modules and "memzoi.safety.prepared" in sys.modules)
+            for _ in chunk]
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the fork server is used on Linux")
+def test_a_fork_server_started_early_is_the_one_the_pool_then_uses(tmp_path):
+    """:func:`memzoi.base.parallel.start_helper` (the language server's cold scan, before its first chunk): the fork
+    server starts at once with the analysis preloaded, and a later :class:`ChunkPool` with ``helper`` takes its
+    workers from that very server (their parent), not from a second one."""
+    (tmp_path / "early.py").write_text(_EARLY)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
+    proc = subprocess.run(
+        [sys.executable, "-c", _EARLY_SCRIPT], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout == "PARENTS {True} PRELOADED True 30\n"

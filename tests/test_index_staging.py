@@ -68,3 +68,53 @@ def test_a_rebuild_that_fails_while_staging_keeps_the_old_index(project):
         assert ix.counts() == before and ix.drift().clean
         assert ix.db.execute("SELECT name FROM sqlite_temp_master").fetchall() == []
         assert ix.search("runtime index")
+
+
+def test_memzoi_rebuild_takes_a_larger_page_cache_for_its_transaction_only(project):
+    """``memzoi rebuild`` (``everything``) gives its connection :data:`index_build.REBUILD_CACHE_KIB` of page cache
+    while it stages and writes (its one transaction writes the whole store), and the connection's own setting
+    again afterwards; another rebuild (a server's, a search's) leaves the cache as it is."""
+    with Index(project, workers=1) as ix:
+        own = ix.db.execute("PRAGMA cache_size").fetchone()[0]
+        seen: list[int] = []
+
+        def progress(done: int, total: int) -> None:
+            seen.append(ix.db.execute("PRAGMA cache_size").fetchone()[0])
+
+        ix.rebuild(progress, everything=True)
+        assert seen and set(seen) == {-index_build.REBUILD_CACHE_KIB}
+        assert ix.db.execute("PRAGMA cache_size").fetchone()[0] == own
+        seen.clear()
+        ix.rebuild(progress)
+        assert seen and set(seen) == {own}
+
+
+def test_a_rebuild_writes_the_entries_write_entries_writes(project):
+    """The rebuild makes each store entry into its row as it comes (``store.EntryRows``) instead of under the write
+    lock: what it writes is what ``write_entries`` writes for the same files (checksums included), and a file
+    without an entry to keep (``made_entries``' rule: none made, or a payload of ``None``) loses its stored one."""
+    from memzoi.stores.store import EntryRows, made_entries, path_key, write_entries, write_rows
+
+    with Index(project, workers=1) as ix:
+        ix.rebuild(everything=True)
+        table = ix.db.execute("SELECT sql FROM sqlite_master WHERE name = 'entries'").fetchone()[0]
+        old = ix.db.execute("SELECT * FROM entries ORDER BY key LIMIT 1").fetchone()
+    stamp = old[1]
+    made = [(f"/p/{i}", (bytes([i]) * 32, (i, i + 1, i + 2, i + 3), i + 4, f"payload {i}")) for i in range(5)]
+    made += [("/p/gone", None), ("/p/secret", (b"d" * 32, (1, 2, 3, 4), 5, None))]
+    kept = EntryRows(stamp)
+    for path, entry in made:
+        kept.add(path, entry)
+    stored = []
+    for write in (
+        lambda db: write_entries(db, stamp, *made_entries(made)),
+        lambda db: write_rows(db, kept.rows, kept.drop),
+    ):
+        db = sqlite3.connect(":memory:")
+        db.execute(table)
+        for path in ("/p/gone", "/p/secret", "/p/kept"):  # entries stored by an earlier run
+            db.execute(f"INSERT INTO entries VALUES ({', '.join('?' * 10)})", (path_key(path), *old[1:]))
+        write(db)
+        stored.append(db.execute("SELECT * FROM entries ORDER BY key").fetchall())
+    assert stored[0] == stored[1]
+    assert len(stored[0]) == 5 + 1 and path_key("/p/kept") in {r[0] for r in stored[0]}

@@ -102,6 +102,35 @@ def test_settled_compact_verdicts_are_judge_cold_and_warm(project: Path, monkeyp
             assert w.facts == c.verdict.facts and w.starts == c.verdict.starts
 
 
+def test_a_cold_scan_is_told_before_any_lookup_and_starts_its_workers_fork_server(project: Path, monkeypatch):
+    """:func:`scanverdicts.cold_start`: True exactly when the cache vouches for no file (no store yet, none under
+    its stamp, or no cache), where :func:`scanverdicts.cached_stages` gives ``None`` for every file, so the scan
+    skips the lookups; from :data:`scanverdicts.PARALLEL_THRESHOLD` files on it starts the workers' fork server
+    (preloading the module of their function) before the first chunk is sent; never once the store holds entries."""
+    from memzoi.base import parallel
+
+    started: list[str] = []
+    monkeypatch.setattr(parallel, "start_helper", lambda module: started.append(module) or True)
+    ctx = _context(project)
+    files = _files(project)
+    many = (files * (scanverdicts.PARALLEL_THRESHOLD // len(files) + 1))[: scanverdicts.PARALLEL_THRESHOLD]
+    cache = scanverdicts.open_cache(project, ctx)
+    assert cache is not None
+    assert scanverdicts.cold_start(files, cache) and started == []  # few files: analysed here, no fork server
+    assert scanverdicts.cached_stages(files, ctx, cache) == [None] * len(files)
+    assert scanverdicts.cold_start(many, cache) and started == ["memzoi.stores.fileentry"]
+    assert scanverdicts.cold_start(many, None) and len(started) == 2  # no cache: every file is analysed
+    _scan(files, ctx, cache, project)
+    assert cache.save(complete=True)
+    warm = scanverdicts.open_cache(project, ctx)
+    assert not scanverdicts.cold_start(many, warm) and len(started) == 2
+    assert any(hit is not None for hit in scanverdicts.cached_stages(files, ctx, warm))
+    config = project / ".memzoi/config.toml"
+    config.write_text(config.read_text(encoding="utf-8") + '\n[rules]\nseverity = { invalid_value = "hint" }\n')
+    other = _context(project)  # another configuration: another stamp, under which the store holds nothing
+    assert scanverdicts.cold_start(many, scanverdicts.open_cache(project, other)) and len(started) == 3
+
+
 def test_the_scans_index_rows_are_what_rebuild_writes(project: Path, tmp_path: Path):
     """Each analysed record and packet comes with its index row, the one ``memzoi rebuild`` stores for the file
     (both made by the one routine, :func:`memzoi.stores.fileentry.make_entry`); the other files (configuration,

@@ -33,6 +33,8 @@ from .inputs import InputFollow
 from .tasks import Tasks
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from memzoi.project.verdict import ProjectContext
     from memzoi.stores.fileentry import FileEntry, Row
     from memzoi.stores.verdictcache import ProjectCache
@@ -60,6 +62,17 @@ class Scanning:
         for coro in also:
             self.tasks.spawn(coro)
 
+    def prepare(self, root: Path, memzoi_dir: Path) -> None:
+        """As the project at ``root`` is registered, before its scan starts: when it is a cold scan of many files
+        (:func:`memzoi.runs.coldstart.prestart`, on the scan thread, off the loop), its workers' fork server starts
+        now, its imports beside the server's start-up (issue 29: cold server scan)."""
+        from memzoi.runs.coldstart import prestart  # noqa: PLC0415 lazy: start-up
+
+        try:
+            self._ls.scan_executor.submit(prestart, root, memzoi_dir)
+        except RuntimeError:  # the scan thread is shut down: nothing is scanned
+            pass
+
     def stop(self) -> None:
         """Cancel the scans and what follows them, and the boundary timers (shutdown)."""
         self.tasks.cancel()
@@ -70,7 +83,7 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
     """Scan one project (see the module docstring); then ``follow`` (the scan feature's) looks at its inputs.
     Cancelled cleanly on shutdown."""
     from memzoi.project.verdict import ProjectContext  # noqa: PLC0415 lazy: start-up
-    from memzoi.runs.scanverdicts import PARALLEL_THRESHOLD, cached_stages, open_cache  # noqa: PLC0415 lazy: start-up
+    from memzoi.runs.scanverdicts import cached_stages, cold_start, open_cache  # noqa: PLC0415 lazy: start-up
 
     loop = asyncio.get_running_loop()
     started = time.perf_counter()
@@ -86,20 +99,23 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
         uris = project.adopt(paths)
         ctx = ProjectContext.of(project.memzoi_dir, git=project.git)  # as `check`'s first stage: git explains
         cache = await loop.run_in_executor(ls.scan_executor, open_cache, project.root, ctx)
+        # a cold scan (the cache vouches for nothing): its workers' fork server starts now, and no file is looked up
+        cold = await loop.run_in_executor(ls.scan_executor, cold_start, paths, cache)
         links: dict[Any, bool] = {}
         total = len(uris)
-        misses: list[tuple[str, str]] = []  # (uri, path) of the files the cache does not vouch for
+        asked = 0 if cold else total  # the files the cache is asked about
+        misses: list[tuple[str, str]] = list(zip(uris, paths)) if cold else []  # (uri, path) it does not vouch for
 
         def report(done: int) -> None:
             _report(ls, token, done, total)
 
         def read(i: int) -> asyncio.Future[list[Any]] | None:  # the first stages of the chunk at i, on the scan thread
-            if i >= total:
+            if i >= asked:
                 return None
             return loop.run_in_executor(ls.scan_executor, cached_stages, paths[i : i + CHUNK], ctx, cache, links)
 
         ahead = read(0)
-        for i in range(0, total, CHUNK):  # first what the verdict cache vouches for: no file is read
+        for i in range(0, asked, CHUNK):  # first what the verdict cache vouches for: no file is read
             if ls.stopping or ls.projects.get(project.root) is not project:  # shut down, or folder removed
                 return
             chunk = list(zip(uris[i : i + CHUNK], paths[i : i + CHUNK]))
@@ -109,8 +125,6 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
             _take(ls, project, [(job, hit) for job, hit in zip(chunk, hits) if hit is not None])
             cached += sum(1 for hit in hits if hit is not None)
             report(cached)
-        if len(misses) >= PARALLEL_THRESHOLD:  # a long analysis (a cold scan): the collector runs during it, as the
-            gcpause.resume()  # start-up's garbage and the workers' results would otherwise add up (peak RSS)
         if misses and not await _analyse_misses(ls, project, misses, ctx, cache, lambda n: report(cached + n)):
             return
         await _scanned(ls, project, cache)
@@ -201,7 +215,7 @@ async def _analyse_misses(
 ) -> bool:
     """Analyse the files the verdict cache does not vouch for, each once (in worker processes for many), and take
     them chunk by chunk; ``report(done)`` after each. False when the server stopped meanwhile."""
-    from memzoi.runs.scanverdicts import analyse  # noqa: PLC0415 lazy: start-up
+    from memzoi.runs.scanverdicts import PARALLEL_THRESHOLD, analyse  # noqa: PLC0415 lazy: start-up
 
     loop = asyncio.get_running_loop()
     # Runs on the scan thread, from its first `_next` on: git asked once for them all, workers started.
@@ -214,6 +228,11 @@ async def _analyse_misses(
                 return False
             chunk = misses[i : i + CHUNK]
             scanned = await loop.run_in_executor(ls.scan_executor, _next, results, len(chunk), cache)
+            if i == 0 and len(misses) >= PARALLEL_THRESHOLD:
+                # A long analysis (a cold scan): the collector runs during it, as the start-up's garbage and the
+                # workers' results would otherwise add up (peak RSS). Its one full collection runs once the workers
+                # are at work, not before the first chunk is sent (issue 29: cold server scan).
+                gcpause.resume()
             _take(ls, project, list(zip(chunk, scanned)))
             report(i + len(chunk))
             rows = [got.row for got in scanned if got is not None and got.row is not None]

@@ -218,8 +218,7 @@ class MemzoiServer(LanguageServer):
         self.publishing.forget(uris)
 
     def stop_features(self) -> None:
-        """Shutdown: the features' timers, threads and background tasks stop (diagnostics, the scan, watch, the
-        inbox watch)."""
+        """Shutdown: the features' timers, threads and background tasks stop (diagnostics, scan, watch, inbox)."""
         self.publishing.stop()
         self.scanning.stop()
         self.watching.stop()
@@ -368,6 +367,7 @@ class MemzoiServer(LanguageServer):
         self.folders.remember(root)
         if not (root / MEMZOI_DIR).is_dir():
             return None
+        self.scanning.prepare(root, root / MEMZOI_DIR)  # a cold scan of many files: its workers' fork server starts
         from memzoi.runs.checkimports import ANALYSING, load_judging  # noqa: PLC0415 lazy: start-up
 
         load_judging(ANALYSING)  # as `memzoi check` loads it: the patterns from the regex code cache they share

@@ -23,9 +23,7 @@ from ..stores.fileentry import FileEntry, entry_chunk
 from ..stores.firststage import FirstStage, from_payload
 from ..stores.store import path_key
 from ..stores.verdictcache import ProjectCache
-
-#: From this many files to analyse on, :func:`analyse` uses worker processes (below it, their start costs more).
-PARALLEL_THRESHOLD = 300
+from .coldstart import PARALLEL_THRESHOLD, start_workers
 
 
 def open_cache(project_root: str | os.PathLike[str], ctx: ProjectContext) -> ProjectCache | None:
@@ -64,6 +62,22 @@ def cached_stages(
     return out
 
 
+def cold_start(paths: list[str], cache: ProjectCache | None) -> bool:
+    """True when ``cache`` (:func:`open_cache`'s) can vouch for none of ``paths``, every file of a project's scan:
+    it holds no entry under its stamp, or there is none (a first scan, or one after a change of the tool or the
+    configuration). :func:`cached_stages` would then give ``None`` for each, so the caller goes straight to
+    :func:`analyse`; for :data:`PARALLEL_THRESHOLD` paths or more, the fork server of its workers is started now
+    (:func:`memzoi.base.parallel.start_helper`), its imports running beside the caller's own work until the first
+    chunk is sent (issue 29: cold server scan). Run it where ``cache`` was opened. Never raises."""
+    try:
+        cold = cache is None or cache.holds_none()
+    except Exception:  # noqa: BLE001 - the cache never breaks a scan: then it is asked file by file
+        return False
+    if cold and len(paths) >= PARALLEL_THRESHOLD:
+        start_workers()  # a no-op when it runs already (memzoi.runs.coldstart.prestart)
+    return cold
+
+
 def analyse(
     paths: list[str], ctx: ProjectContext, *, index_root: str | os.PathLike[str], workers: int | None = None
 ) -> Iterator[FileEntry | None]:
@@ -96,4 +110,4 @@ def analyse(
     yield from pool.iter_results()
 
 
-__all__ = ["PARALLEL_THRESHOLD", "analyse", "cached_stages", "open_cache"]
+__all__ = ["PARALLEL_THRESHOLD", "analyse", "cached_stages", "cold_start", "open_cache"]

@@ -4,11 +4,11 @@ Location: the tables ``files``, ``records``, ``proposals``, their FTS5 tables an
 (:mod:`memzoi.stores.store`: ``${MEMZOI_HOME:-~/.memzoi}/projects/<repository-key>/worktrees/<worktree-key>/memzoi-lsp-store.db``,
 Memzoi's key derivation and layout, reference §7.1/§7.3; the file name is ours, so Memzoi's own ``index.db`` and
 ``shared.db`` are never touched), beside the store entries ``memzoi check`` reads. It is derived from the git plane only and can always be rebuilt
-(:meth:`Index.rebuild`, ``memzoi rebuild``). :meth:`Index.update_paths` keeps it
-current per file (a missing file's rows are dropped); :meth:`Index.refresh` re-indexes exactly the files whose bytes or presence changed (by the freshness rule of
-:mod:`memzoi.base.freshness`);
-:meth:`Index.drift` compares it with the files (``memzoi doctor``), like Memzoi's ``derived_index/drift.rs``
-(``missing_from_index``, ``stale_in_index``, ``changed_in_index``, ``fts_out_of_sync``).
+(:meth:`Index.rebuild`, ``memzoi rebuild``). :meth:`Index.update_paths` keeps it current per file (a missing file's
+rows are dropped); :meth:`Index.refresh` re-indexes exactly the files whose bytes or presence changed (by the
+freshness rule of :mod:`memzoi.base.freshness`); :meth:`Index.drift` compares it with the files (``memzoi doctor``),
+like Memzoi's ``derived_index/drift.rs`` (``missing_from_index``, ``stale_in_index``, ``changed_in_index``,
+``fts_out_of_sync``).
 
 Tables: ``files`` (every indexed path with its byte hash, admission and findings), ``records``, ``proposals``, and
 external-content FTS5 tables ``records_fts`` / ``proposals_fts`` over ``title`` and ``body`` kept in sync by
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.runtime import private_dir, private_file
 from ..base.runtime_errors import RuntimeStateError, runtime_error
-from .index_build import Progress, RebuildResult, Staging, analyse_rows, insert_rows
+from .index_build import REBUILD_CACHE_KIB, Progress, RebuildResult, Staging, analyse_rows, insert_rows
 from .index_queries import Drift, IndexQueries, SearchHit
 from .index_schema import (
     _SCHEMA,
@@ -41,7 +41,7 @@ from .index_schema import (
     fts_triggers,
     row_checksum,
 )
-from .store import STORE_VERSION, ensure_schema, forget_old_databases, made_entries, store_path, write_entries
+from .store import STORE_VERSION, EntryRows, ensure_schema, forget_old_databases, store_path, write_rows
 
 if TYPE_CHECKING:
     from ..base.freshness import Stat
@@ -174,14 +174,16 @@ class Index(IndexQueries):
         if files is None:
             files = plane_of(self.root).paths()  # absolute path strings: no Path per file
         git = git_state(self.root, {os.path.dirname(p) for p in files})
-        with Staging(self.db) as staged:  # the rows go to temporary tables as they come, outside the write lock
-            made = analyse_rows(self.root, files, progress, **self._supply(), sink=staged.add)[1]
+        kept = EntryRows(self._entry_stamp())  # the store entries, made into their rows as they come
+        # the rows go to temporary tables as they come, outside the write lock (memzoi rebuild: a larger page cache)
+        with Staging(self.db, cache_kib=REBUILD_CACHE_KIB if everything else None) as staged:
+            analyse_rows(self.root, files, progress, **self._supply(), sink=staged.add, entry_sink=kept.add)
             del files  # not needed while the rows are copied: 11,000 paths held about 5 MB
             result = staged.finish()
             with _Tx(self.db):
                 for name in ("entries", "reports") if everything else ():
                     self.db.execute(f"DELETE FROM {name}")
-                self._write_entries(made)
+                write_rows(self.db, kept.rows, kept.drop)
                 self._recreate(stamp, git)
                 staged.copy()
                 self._index_text()
@@ -346,17 +348,23 @@ class Index(IndexQueries):
         return {"premade": self.premade, "workers": self.workers, "helper": self.helper}
 
     def _write_entries(self, made: list[tuple[str, Entry | None]]) -> None:
-        """Write the store entries made with the rows (:func:`memzoi.stores.verdictcache.write_entries`, under the
-        context stamp of the project's configuration, as ``memzoi check`` looks them up), inside the caller's
-        transaction: a file's search rows and its entry are written together, from one analysis."""
-        if not made:
-            return
+        """Write the store entries made with the rows (:class:`memzoi.stores.store.EntryRows`: the rows
+        :func:`~memzoi.stores.store.write_entries` writes, under the context stamp of the project's configuration, as
+        ``memzoi check`` looks them up), inside the caller's transaction: a file's search rows and its entry are
+        written together, from one analysis."""
+        if made:
+            kept = EntryRows(self._entry_stamp())
+            for path, entry in made:
+                kept.add(path, entry)
+            write_rows(self.db, kept.rows, kept.drop)
+
+    def _entry_stamp(self) -> str:
+        """The context stamp of the project's configuration, under which ``memzoi check`` looks the entries up."""
         from ..judge.config import load_config  # noqa: PLC0415 lazy: start-up
         from ..judge.workspace import MEMZOI_DIR  # noqa: PLC0415 lazy: start-up
         from .verdictcache import context_stamp  # noqa: PLC0415 lazy: start-up
 
-        put, drop = made_entries(made)
-        write_entries(self.db, context_stamp(load_config(self.root / MEMZOI_DIR).config), put, drop)
+        return context_stamp(load_config(self.root / MEMZOI_DIR).config)
 
     def _delete(self, rels: list[str]) -> None:
         for table in ("records", "proposals", "files"):

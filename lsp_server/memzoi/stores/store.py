@@ -217,9 +217,41 @@ def write_entries(conn: sqlite3.Connection, stamp: str, entries: Iterable[Entry]
     """The one writer of store entries: put ``entries`` under the context ``stamp`` (each with its checksum,
     :func:`entry_sum`) and delete the entries of the keys ``drop``, inside the caller's transaction. Raises
     ``sqlite3.Error`` or ``ValueError`` (a text SQLite cannot take)."""
-    rows = [(e.key, stamp, e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest, e.payload) for e in entries]
-    conn.executemany(_PUT, [(*r, entry_sum(*r)) for r in rows])
+    write_rows(conn, [entry_row(stamp, e) for e in entries], drop)
+
+
+def entry_row(stamp: str, e: Entry) -> tuple[Any, ...]:
+    """The row of ``entries`` that :func:`write_entries` writes for ``e`` under the context ``stamp``, its
+    checksum (:func:`entry_sum`) last."""
+    row = (e.key, stamp, e.size, e.mtime_ns, e.ino, e.ctime_ns, e.checked_ns, e.digest, e.payload)
+    return (*row, entry_sum(*row))
+
+
+def write_rows(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]], drop: Iterable[str] = ()) -> None:
+    """:func:`write_entries` of rows made already (:func:`entry_row`, :class:`EntryRows`), inside the caller's
+    transaction. Raises ``sqlite3.Error`` or ``ValueError``."""
+    conn.executemany(_PUT, rows)
     conn.executemany("DELETE FROM entries WHERE key = ?", [(k,) for k in drop])
+
+
+class EntryRows:
+    """The store entries of a whole rebuild made into their rows (:func:`entry_row`, under ``stamp``) one file at a
+    time as its entry comes (:meth:`add`, by :func:`made_entries`' rule), so that its one transaction only writes
+    them (:func:`write_rows` of :attr:`rows` and :attr:`drop`): made after the last worker's result, under the
+    write lock, they cost 0.1–0.15 s of CPU at 10,000 files (issue 29: ``memzoi rebuild`` ≤ 1.2× a cold check)."""
+
+    def __init__(self, stamp: str) -> None:
+        self.stamp = stamp
+        self.rows: list[tuple[Any, ...]] = []
+        self.drop: list[str] = []
+
+    def add(self, path: str, made: tuple[Any, ...] | None) -> None:
+        """Take the entry ``made`` of the file at the absolute ``path`` (see :func:`made_entries`)."""
+        entry = _made_entry(path, made)
+        if entry is None:
+            self.drop.append(path_key(path))
+        else:
+            self.rows.append(entry_row(self.stamp, entry))
 
 
 def made_entries(made: Iterable[tuple[str, tuple[Any, ...] | None]]) -> tuple[list[Entry], list[str]]:
@@ -229,12 +261,20 @@ def made_entries(made: Iterable[tuple[str, tuple[Any, ...] | None]]) -> tuple[li
     put: list[Entry] = []
     drop: list[str] = []
     for path, e in made:
-        if e is None or e[3] is None:
+        entry = _made_entry(path, e)
+        if entry is None:
             drop.append(path_key(path))
         else:
-            size, mtime_ns, ino, ctime_ns = e[1]
-            put.append(Entry(path_key(path), size, mtime_ns, ino, ctime_ns, e[2], e[0], e[3]))
+            put.append(entry)
     return put, drop
+
+
+def _made_entry(path: str, e: tuple[Any, ...] | None) -> Entry | None:
+    """The entry to write for ``(path, e)`` of :func:`made_entries`, ``None`` when the file's stored one goes."""
+    if e is None or e[3] is None:
+        return None
+    size, mtime_ns, ino, ctime_ns = e[1]
+    return Entry(path_key(path), size, mtime_ns, ino, ctime_ns, e[2], e[0], e[3])
 
 
 def _damaged(db: Path) -> bool:
@@ -264,8 +304,11 @@ __all__ = [
     "ensure_schema",
     "entry_sum",
     "forget_old_databases",
+    "EntryRows",
+    "entry_row",
     "made_entries",
     "path_key",
     "store_path",
     "write_entries",
+    "write_rows",
 ]

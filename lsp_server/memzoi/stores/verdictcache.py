@@ -158,6 +158,18 @@ class ProjectCache:
             cache.close()
         return cache
 
+    def holds_none(self) -> bool:
+        """True when the store holds no entry under this cache's stamp (a first run, or after a change of the tool
+        or the configuration): every lookup of this run is a miss. False when it holds one or cannot be asked."""
+        if self.rows or self.whole:
+            return not self.rows
+        if self.conn is None:
+            return True  # nothing is read alone without a connection: every lookup is a miss
+        try:
+            return self.conn.execute("SELECT 1 FROM entries WHERE ctx = ? LIMIT 1", (self.stamp,)).fetchone() is None
+        except sqlite3.Error:
+            return False
+
     def _read_all(self) -> None:
         """Read every entry under the stamp in one query. Raises ``sqlite3.Error``."""
         if self.conn is not None:
