@@ -30,11 +30,14 @@ from memzoi.judge.workspace import linked_plane, linked_plane_message
 
 from .documents import uri_to_path
 from .inputs import InputFollow
+from .publishlog import Start
 from .tasks import Tasks
 
 if TYPE_CHECKING:
     from memzoi.project.verdict import ProjectContext
     from memzoi.stores.fileentry import FileEntry, Row
+    from memzoi.stores.publishset import Messages
+    from memzoi.stores.replayinputs import Stamps
     from memzoi.stores.verdictcache import ProjectCache
 
     from .project import Project
@@ -75,15 +78,19 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
     loop = asyncio.get_running_loop()
     started = time.perf_counter()
     publish_open(ls, project)
-    # The listing runs on the scan thread while the client answers the progress token's request (issue 29, warm
-    # start: the round trip no longer precedes the walk).
-    listed = loop.run_in_executor(ls.scan_executor, project.listing)
-    token = await _begin_progress(ls)
+    # The listing (and, pushing, the stored publish set it decides on) runs on the scan thread while the client
+    # answers the progress token's request (issue 29, warm start: the round trip no longer precedes the walk).
+    start = _start(ls)
+    listed = loop.run_in_executor(ls.scan_executor, start.list, project)
+    begun = asyncio.ensure_future(_begin_progress(ls))
     cached = 0  # files whose first stage came from the verdict cache
+    token = None
     try:
         _warn_linked(project)
         paths = await listed
         uris = project.adopt(paths)
+        _replay(ls, start)
+        token = await begun
         ctx = ProjectContext.of(project.memzoi_dir, git=project.git)  # as `check`'s first stage: git explains
         cache = await loop.run_in_executor(ls.scan_executor, open_cache, project.root, ctx)
         links: dict[Any, bool] = {}
@@ -96,7 +103,8 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
         def read(i: int) -> asyncio.Future[list[Any]] | None:  # the first stages of the chunk at i, on the scan thread
             if i >= total:
                 return None
-            return loop.run_in_executor(ls.scan_executor, cached_stages, paths[i : i + CHUNK], ctx, cache, links)
+            chunk = paths[i : i + CHUNK]
+            return loop.run_in_executor(ls.scan_executor, cached_stages, chunk, ctx, cache, links, start.stamps)
 
         ahead = read(0)
         for i in range(0, total, CHUNK):  # first what the verdict cache vouches for: no file is read
@@ -106,12 +114,12 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
             hits = await cast("asyncio.Future[list[Any]]", ahead)
             ahead = read(i + CHUNK)  # the scan thread reads the next chunk while this one is published
             misses += [job for job, hit in zip(chunk, hits) if hit is None]
-            _take(ls, project, [(job, hit) for job, hit in zip(chunk, hits) if hit is not None])
+            _take(ls, project, [(job, hit) for job, hit in zip(chunk, hits) if hit is not None], start)
             cached += sum(1 for hit in hits if hit is not None)
             report(cached)
         if len(misses) >= PARALLEL_THRESHOLD:  # a long analysis (a cold scan): the collector runs during it, as the
             gcpause.resume()  # start-up's garbage and the workers' results would otherwise add up (peak RSS)
-        if misses and not await _analyse_misses(ls, project, misses, ctx, cache, lambda n: report(cached + n)):
+        if misses and not await _analyse_misses(ls, project, misses, ctx, cache, start, lambda n: report(cached + n)):
             return
         await _scanned(ls, project, cache)
         from . import indexing  # noqa: PLC0415 lazy: start-up
@@ -122,8 +130,47 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
         project.scanned = True
         gcpause.resume()  # also when the scan stopped early
         ls.flush_republish()  # every publish of the scan (cross-file republish included) precedes its end
-        _end_progress(ls, token, project)
-    _log_scanned(ls, project, started, cached)
+        messages = _finish(ls, project, start, token or _begun(begun))
+    _log_scanned(ls, project, started, cached, start.replayed)
+    await _store(ls, project, start, messages)
+
+
+async def _store(ls: ScanSession, project: Project, start: Start, messages: Messages | None) -> None:
+    """The publish set for the next start (:meth:`.publishlog.Start.save`), on the scan thread once the scan is done:
+    off the path of this one's diagnostics."""
+    if messages is not None:
+        await asyncio.get_running_loop().run_in_executor(ls.scan_executor, start.save, project.root, messages)
+
+
+def _start(ls: ScanSession) -> Start:
+    """A scan's :class:`Start`: with the server's parts of the publish set's key when it pushes diagnostics."""
+    return Start(None if ls.pull_diagnostics else ls.publish_log.parts())
+
+
+def _replay(ls: ScanSession, start: Start) -> None:
+    """On the loop, once the listing is adopted: write the stored publish set ``start`` found when every file it
+    holds as open is open again, and begin recording what the scan sends."""
+    if start.parts is None:
+        return
+    stored, start.stored = start.stored, None
+    open_uris = set(ls.docs.open_uris())
+    ls.publish_log.begin()
+    if stored is not None and all(body or uri in open_uris for uri, body in stored.items()):
+        start.replayed = ls.publish_log.replay(stored, ls.docs.is_open) or -1
+
+
+def _finish(ls: ScanSession, project: Project, start: Start, token: str | None) -> Messages | None:
+    """On the loop, when the scan is done or stopped: its progress ended, and the publish set to store (``None``:
+    none, or the one replayed is still the one shown)."""
+    _end_progress(ls, token, project)
+    if start.parts is None:
+        return None
+    messages = ls.publish_log.end(project.files, ls.docs.open_uris())
+    unchanged = start.replayed and not ls.publish_log.written
+    if unchanged or ls.stopping or ls.publish_log.parts() != start.parts:
+        return None
+    start.until = project.next_boundary()
+    return messages
 
 
 async def _scanned(ls: ScanSession, project: Project, cache: ProjectCache | None) -> None:
@@ -140,6 +187,15 @@ async def _scanned(ls: ScanSession, project: Project, cache: ProjectCache | None
     await saved
 
 
+def _begun(begun: asyncio.Future[str | None]) -> str | None:
+    """The progress token ``begun`` gave when it is done (a scan that stopped before it took it), else ``None``
+    (the request is cancelled)."""
+    if not begun.done():
+        begun.cancel()
+        return None
+    return None if begun.cancelled() or begun.exception() is not None else begun.result()
+
+
 def _report(ls: ScanSession, token: str | None, done: int, total: int) -> None:
     if token:
         ls.work_done_progress.report(
@@ -153,18 +209,25 @@ def _end_progress(ls: ScanSession, token: str | None, project: Project) -> None:
         ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=f"{len(project.files)} files"))
 
 
-def _log_scanned(ls: ScanSession, project: Project, started: float, cached: int) -> None:
-    """Log the finished scan, and tell the client in its log window."""
+def _log_scanned(ls: ScanSession, project: Project, started: float, cached: int, replayed: int) -> None:
+    """Log the finished scan, and tell the client in its log window (``replayed``: the diagnostics published from
+    the stored publish set, -1 for a set of none)."""
     elapsed = (time.perf_counter() - started) * 1000
+    stored = f", {max(0, replayed)} published from the stored publish set" if replayed else ""
     log.info(
-        "scanned %s: %d files in %.0f ms (%d from the verdict cache)", project.root, len(project.files), elapsed, cached
+        "scanned %s: %d files in %.0f ms (%d from the verdict cache)%s",
+        project.root,
+        len(project.files),
+        elapsed,
+        cached,
+        stored,
     )
     if not ls.stopping:
         ls.window_log_message(
             types.LogMessageParams(
                 type=types.MessageType.Info,
                 message=f"memzoi-lsp: scanned {len(project.files)} files of {project.root} in {elapsed:.0f} ms"
-                f" ({cached} from the verdict cache)",
+                f" ({cached} from the verdict cache){stored}",
             )
         )
 
@@ -197,6 +260,7 @@ async def _analyse_misses(
     misses: list[tuple[str, str]],
     ctx: ProjectContext,
     cache: ProjectCache | None,
+    start: Start,
     report: Callable[[int], None],
 ) -> bool:
     """Analyse the files the verdict cache does not vouch for, each once (in worker processes for many), and take
@@ -213,8 +277,8 @@ async def _analyse_misses(
             if ls.stopping or ls.projects.get(project.root) is not project:
                 return False
             chunk = misses[i : i + CHUNK]
-            scanned = await loop.run_in_executor(ls.scan_executor, _next, results, len(chunk), cache)
-            _take(ls, project, list(zip(chunk, scanned)))
+            scanned = await loop.run_in_executor(ls.scan_executor, _next, results, len(chunk), cache, start.stamps)
+            _take(ls, project, list(zip(chunk, scanned)), start)
             report(i + len(chunk))
             rows = [got.row for got in scanned if got is not None and got.row is not None]
             if rows:  # written once the chunk is published (the scan thread runs them in order, before the refresh)
@@ -243,13 +307,20 @@ def publish_open(ls: ScanSession, project: Project) -> None:
         ls.publish(uri)
 
 
-def _next(results: Iterator[FileEntry | None], n: int, cache: ProjectCache | None) -> list[FileEntry | None]:
-    """On the scan thread: the next ``n`` files analysed and their verdict cache entries stored."""
+def _next(
+    results: Iterator[FileEntry | None], n: int, cache: ProjectCache | None, stamps: Stamps | None
+) -> list[FileEntry | None]:
+    """On the scan thread: the next ``n`` files analysed and their verdict cache entries stored (and, with
+    ``stamps``, the stamps of the bytes they were analysed from: :func:`memzoi.runs.scanverdicts.entry_stamp`)."""
+    from memzoi.runs.scanverdicts import entry_stamp  # noqa: PLC0415 lazy: start-up
+
     out = list(itertools.islice(results, n))
-    if cache is not None:
-        for got in out:
-            if got is not None and got.entry is not None:
+    for got in out:
+        if got is not None and got.entry is not None:
+            if cache is not None:
                 cache.store(got.verdict.path, *got.entry)
+            if stamps is not None:
+                entry_stamp(got, stamps)
     return out
 
 
@@ -263,10 +334,11 @@ def _put_rows(rows: list[Row], project: Project, on_disk: Callable[..., Any]) ->
         log.warning("index rows of the scan not written: %s", err)
 
 
-def _take(ls: ScanSession, project: Project, scanned: list[tuple[tuple[str, str], Any]]) -> None:
+def _take(ls: ScanSession, project: Project, scanned: list[tuple[tuple[str, str], Any]], start: Start) -> None:
     """On the event loop: for each ``((uri, path), got)`` of ``scanned`` (``got``: a compact verdict, or a
     :class:`memzoi.stores.fileentry.FileEntry`), keep the file's compact verdict, feed its facts to
-    the cross-file workspace and publish it (open documents keep the editor's text)."""
+    the cross-file workspace and publish it (open documents keep the editor's text; a file whose diagnostics the
+    stored publish set ``start`` replayed, judged from the bytes that set vouched by, is not published again)."""
     # One context per chunk, judged in this one turn of the loop: the settings, the configuration and the ledger
     # cannot change within it, so the ledger is read once for the chunk, not stamped once per file.
     ctx = dataclasses.replace(ls.context(project), ledger=project.ledger.settled())
@@ -291,5 +363,5 @@ def _take(ls: ScanSession, project: Project, scanned: list[tuple[tuple[str, str]
             from memzoi.judge.barrier import log_internal_error  # noqa: PLC0415 lazy: start-up
 
             log_internal_error(err, uri)
-        if not ls.pull_diagnostics:  # guarded too: an `internal_error` diagnostic at worst
+        if not ls.pull_diagnostics and not (current and start.shown(path, verdict.stamp)):  # guarded too
             ls.publish(uri, (project, verdict, uri) if current else None, ctx)
