@@ -149,25 +149,28 @@ def _start(ls: ScanSession) -> Start:
 
 def _replay(ls: ScanSession, start: Start) -> None:
     """On the loop, once the listing is adopted: write the stored publish set ``start`` found when every file it
-    holds as open is open again, and begin recording what the scan sends."""
+    holds as open is open again (nothing is recorded then: the set stays the stored one); else begin recording
+    what the scan sends, for the next start."""
     if start.parts is None:
         return
     stored, start.stored = start.stored, None
     open_uris = set(ls.docs.open_uris())
-    ls.publish_log.begin()
     if stored is not None and all(body or uri in open_uris for uri, body in stored.items()):
         start.replayed = ls.publish_log.replay(stored, ls.docs.is_open) or -1
+        start.stamps = None
+        return
+    start.vouched = {}
+    ls.publish_log.begin()
 
 
 def _finish(ls: ScanSession, project: Project, start: Start, token: str | None) -> Messages | None:
     """On the loop, when the scan is done or stopped: its progress ended, and the publish set to store (``None``:
-    none, or the one replayed is still the one shown)."""
+    none recorded, or the server is stopping or its settings changed meanwhile)."""
     _end_progress(ls, token, project)
-    if start.parts is None:
+    if start.parts is None or start.stamps is None:
         return None
     messages = ls.publish_log.end(project.files, ls.docs.open_uris())
-    unchanged = start.replayed and not ls.publish_log.written
-    if unchanged or ls.stopping or ls.publish_log.parts() != start.parts:
+    if ls.stopping or ls.publish_log.parts() != start.parts:
         return None
     start.until = project.next_boundary()
     return messages
