@@ -183,3 +183,37 @@ def test_a_message_or_key_it_cannot_store_is_refused():
         publishset.encode({"a\0b": b"x"})
     with pytest.raises(ValueError):
         publishset.decode(b"no separator\n")
+
+
+def test_the_stamps_of_the_judged_bytes_come_from_the_store_entries(repo, closed, capsys):
+    """What a scan stores with its set: each file's stamp as its store entry has it, where that entry is of the very
+    bytes the stage was made from (its stamp and revision); else the packed stamp the scan kept (a file holding a
+    secret has no entry); else none, and the set is not stored."""
+    from memzoi.project.gitfacts import GitFacts
+    from memzoi.project.verdict import ProjectContext
+    from memzoi.runs import scanverdicts
+
+    from .test_verdict_cache import cli
+
+    assert cli(capsys, "check", str(repo / ".memzoi"))[0] in (0, 1)  # the store's entries
+    paths = _paths(repo)
+    ctx = ProjectContext.of(repo / ".memzoi", git=GitFacts(repo))
+    cache = scanverdicts.open_cache(repo, ctx)
+    assert cache is not None
+    stages = scanverdicts.cached_stages(paths, ctx, cache)
+    held = {s.path: (s.stamp, s.revision) for s in stages if s is not None and s.stamp is not None}
+    assert set(held) == set(paths)
+    got = publishset.judged_stamps(repo, cache.stamp, paths, held, {})
+    assert got is not None and set(got) == set(paths)
+    now = _stamps(paths)
+    for p in paths:  # the stat stamp and digest of the bytes on disk (the read clock is the entry's own)
+        mine, theirs = freshness.stamp_list(got[p]), freshness.stamp_list(now[p])
+        assert mine[:4] == theirs[:4] and mine[5] == theirs[5]
+    other = dict(held)
+    other[paths[0]] = (held[paths[0]][0], "0" * 32)  # a stage of other bytes
+    assert publishset.judged_stamps(repo, cache.stamp, paths, other, {}) is None
+    assert publishset.judged_stamps(repo, "another configuration", paths, held, {}) is None
+    extra = {p: v for p, v in _stamps(paths).items() if isinstance(v, bytes)}
+    got = publishset.judged_stamps(repo, "another configuration", paths, held, extra)
+    assert got is not None and set(got) == set(paths)  # every stamp from what the scan kept
+    assert publishset.judged_stamps(repo, cache.stamp, [*paths, str(repo / "new.md")], held, {}) is None

@@ -35,8 +35,6 @@ if TYPE_CHECKING:
 
     from pygls.protocol import JsonRPCProtocol
 
-    from memzoi.stores.replayinputs import Stamps
-
     from .project import Project
     from .settings import Settings
 
@@ -161,21 +159,31 @@ class Start:
         #: the stamps a replayed set was vouched by, compactly (``hash`` of the path -> ``hash`` of its stat stamp: a
         #: dict of every file's stamp list held through the scan was some 5 MB at 11,000 files), empty without one
         self.vouched: dict[int, int] = {}
-        #: the stamp, read clock and digest of the bytes each file was judged from (packed), as the scan takes them
-        self.stamps: Stamps | None = {} if parts is not None else None
+        #: packed stamps of the files analysed that the store keeps no entry of (``None``: nothing is recorded)
+        self.extra: dict[str, bytes] | None = {} if parts is not None else None
+        #: path -> (stat stamp, revision) of each file's stage when the scan is done (:data:`publishset.Held`)
+        self.held: dict[str, publishset.Held] = {}
+        #: the verdict cache's stamp the scan's store entries are under (``None``: no cache, nothing is stored)
+        self.ctx: str | None = None
         self.replayed = 0  # messages written from the stored set
         self.until: Any = None
 
     def list(self, project: Project) -> list[str]:
         """On the scan thread: the project's listing, and (pushing) the stored publish set when it is current."""
         self.paths = paths = project.listing()
-        if self.parts is not None:
+        if self.parts is None:
+            return paths
+        try:
             self.key = publishset.set_key(project.root, [*self.parts, code_stamp()])
             self.projects = publishset.project_inputs(project.root, paths)
             got = publishset.load(project.root, self.key, paths, datetime.now(UTC), self.projects)
-            if got is not None:
-                self.stored = got[0]
-                self.vouched = {hash(p): hash(tuple(freshness.stamp_list(s)[:4])) for p, s in got[1].items()}
+        except Exception as err:  # the set only saves time: the scan judges as it does without one
+            log.warning("stored publish set not read: %s", err)
+            self.parts, self.extra = None, None
+            return paths
+        if got is not None:
+            self.stored = got[0]
+            self.vouched = {hash(p): hash(tuple(freshness.stamp_list(s)[:4])) for p, s in got[1].items()}
         return paths
 
     def shown(self, path: str, stamp: tuple[int, int, int, int] | None) -> bool:
@@ -188,8 +196,11 @@ class Start:
         """On the scan thread: store ``messages`` of the project ``root`` with their inputs
         (:func:`memzoi.stores.publishset.save`). Never raises."""
         try:
-            if self.stamps is not None:
-                publishset.save(root, self.key, self.paths, self.stamps, self.until, self.projects, messages)
+            if self.extra is None or self.ctx is None:
+                return
+            stamps = publishset.judged_stamps(root, self.ctx, self.paths, self.held, self.extra)
+            if stamps is not None:
+                publishset.save(root, self.key, self.paths, stamps, self.until, self.projects, messages)
         except Exception as err:  # a store that cannot take it costs the next start its replay, nothing else
             log.warning("publish set not stored: %s", err)
 

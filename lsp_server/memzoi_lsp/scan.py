@@ -26,6 +26,7 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from memzoi.base import gcpause
+from memzoi.base.freshness import pack_stamp
 from memzoi.judge.workspace import linked_plane, linked_plane_message
 
 from .documents import uri_to_path
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
     from memzoi.project.verdict import ProjectContext
     from memzoi.stores.fileentry import FileEntry, Row
     from memzoi.stores.publishset import Messages
-    from memzoi.stores.replayinputs import Stamps
     from memzoi.stores.verdictcache import ProjectCache
 
     from .project import Project
@@ -93,6 +93,7 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
         token = await begun
         ctx = ProjectContext.of(project.memzoi_dir, git=project.git)  # as `check`'s first stage: git explains
         cache = await loop.run_in_executor(ls.scan_executor, open_cache, project.root, ctx)
+        start.ctx = getattr(cache, "stamp", None)  # no cache: nothing is stored
         links: dict[Any, bool] = {}
         total = len(uris)
         misses: list[tuple[str, str]] = []  # (uri, path) of the files the cache does not vouch for
@@ -104,7 +105,7 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
             if i >= total:
                 return None
             chunk = paths[i : i + CHUNK]
-            return loop.run_in_executor(ls.scan_executor, cached_stages, chunk, ctx, cache, links, start.stamps)
+            return loop.run_in_executor(ls.scan_executor, cached_stages, chunk, ctx, cache, links)
 
         ahead = read(0)
         for i in range(0, total, CHUNK):  # first what the verdict cache vouches for: no file is read
@@ -157,7 +158,7 @@ def _replay(ls: ScanSession, start: Start) -> None:
     open_uris = set(ls.docs.open_uris())
     if stored is not None and all(body or uri in open_uris for uri, body in stored.items()):
         start.replayed = ls.publish_log.replay(stored, ls.docs.is_open) or -1
-        start.stamps = None
+        start.extra = None
         return
     start.vouched = {}
     ls.publish_log.begin()
@@ -167,12 +168,13 @@ def _finish(ls: ScanSession, project: Project, start: Start, token: str | None) 
     """On the loop, when the scan is done or stopped: its progress ended, and the publish set to store (``None``:
     none recorded, or the server is stopping or its settings changed meanwhile)."""
     _end_progress(ls, token, project)
-    if start.parts is None or start.stamps is None:
+    if start.parts is None or start.extra is None:
         return None
     messages = ls.publish_log.end(project.files, ls.docs.open_uris())
     if ls.stopping or ls.publish_log.parts() != start.parts:
         return None
     start.until = project.next_boundary()
+    start.held = {v.path: (v.stamp, v.revision) for v in project.verdicts.values() if v.stamp is not None}
     return messages
 
 
@@ -280,7 +282,7 @@ async def _analyse_misses(
             if ls.stopping or ls.projects.get(project.root) is not project:
                 return False
             chunk = misses[i : i + CHUNK]
-            scanned = await loop.run_in_executor(ls.scan_executor, _next, results, len(chunk), cache, start.stamps)
+            scanned = await loop.run_in_executor(ls.scan_executor, _next, results, len(chunk), cache, start.extra)
             _take(ls, project, list(zip(chunk, scanned)), start)
             report(i + len(chunk))
             rows = [got.row for got in scanned if got is not None and got.row is not None]
@@ -311,19 +313,18 @@ def publish_open(ls: ScanSession, project: Project) -> None:
 
 
 def _next(
-    results: Iterator[FileEntry | None], n: int, cache: ProjectCache | None, stamps: Stamps | None
+    results: Iterator[FileEntry | None], n: int, cache: ProjectCache | None, extra: dict[str, bytes] | None
 ) -> list[FileEntry | None]:
-    """On the scan thread: the next ``n`` files analysed and their verdict cache entries stored (and, with
-    ``stamps``, the stamps of the bytes they were analysed from: :func:`memzoi.runs.scanverdicts.entry_stamp`)."""
-    from memzoi.runs.scanverdicts import entry_stamp  # noqa: PLC0415 lazy: start-up
-
+    """On the scan thread: the next ``n`` files analysed and their verdict cache entries stored; with ``extra``, the
+    packed stamp of the bytes of each file the store keeps no entry of (one holding a secret: the stored publish
+    set's inputs, :func:`memzoi.stores.publishset.judged_stamps`)."""
     out = list(itertools.islice(results, n))
     for got in out:
         if got is not None and got.entry is not None:
             if cache is not None:
                 cache.store(got.verdict.path, *got.entry)
-            if stamps is not None:
-                entry_stamp(got, stamps)
+            if extra is not None and got.entry[3] is None and (packed := pack_stamp(*got.entry[:3])):
+                extra[got.verdict.path] = packed
     return out
 
 

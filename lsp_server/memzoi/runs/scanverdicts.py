@@ -17,12 +17,10 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from ..base.freshness import pack_stamp
 from ..project.admission import GitVisibility
 from ..project.verdict import ProjectContext
 from ..stores.fileentry import FileEntry, entry_chunk
 from ..stores.firststage import FirstStage, from_payload
-from ..stores.replayinputs import Stamps
 from ..stores.store import path_key
 from ..stores.verdictcache import ProjectCache
 
@@ -41,18 +39,11 @@ def open_cache(project_root: str | os.PathLike[str], ctx: ProjectContext) -> Pro
 
 
 def cached_stages(
-    paths: list[str],
-    ctx: ProjectContext,
-    cache: ProjectCache | None,
-    links: dict[Any, bool] | None = None,
-    stamps: Stamps | None = None,
+    paths: list[str], ctx: ProjectContext, cache: ProjectCache | None, links: dict[Any, bool] | None = None
 ) -> list[FirstStage | None]:
     """The first stage of each absolute path of ``paths`` (files of the project ``ctx`` describes) that
     ``cache`` vouches for, read back from its entry as ``memzoi check`` does; ``None`` for each other file (to be
-    analysed: :func:`analyse`). Reads no file; ``links`` caches symlink answers across calls. With ``stamps``, the
-    stamp, read clock and digest each stage was made from are put there too (packed,
-    :func:`memzoi.base.freshness.pack_stamp`: the inputs of a stored publish set, :mod:`memzoi.stores.publishset`).
-    Never raises."""
+    analysed: :func:`analyse`). Reads no file; ``links`` caches symlink answers across calls. Never raises."""
     links = {} if links is None else links
     md = ctx.memzoi_dir
     if cache is None or md is None:
@@ -67,12 +58,6 @@ def cached_stages(
             hit = None
             if payload is not None and vouched is not None:
                 hit = from_payload(path, md, payload, ctx.now, links, vouched[0], vouched[2].hex()[:32])
-                if hit is not None and stamps is not None:
-                    stamps[path] = pack_stamp(vouched[2], vouched[0], vouched[1]) or [
-                        *vouched[0],
-                        vouched[1],
-                        vouched[2].hex(),
-                    ]
         except Exception:  # noqa: BLE001 - an unreadable entry: the file is analysed
             hit = None
         out.append(hit)
@@ -111,12 +96,4 @@ def analyse(
     yield from pool.iter_results()
 
 
-def entry_stamp(got: FileEntry | None, stamps: Stamps) -> None:
-    """Put the stamp, read clock and digest of the bytes ``got`` was analysed from into ``stamps`` (packed, as
-    :func:`cached_stages` does), when it has a store entry (a file read stably); nothing otherwise."""
-    if got is not None and got.entry is not None:
-        digest, stamp, checked = got.entry[:3]
-        stamps[got.verdict.path] = pack_stamp(digest, stamp, checked) or [*stamp, checked, digest.hex()]
-
-
-__all__ = ["PARALLEL_THRESHOLD", "analyse", "cached_stages", "entry_stamp", "open_cache"]
+__all__ = ["PARALLEL_THRESHOLD", "analyse", "cached_stages", "open_cache"]

@@ -27,7 +27,9 @@ import os
 import sqlite3
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
+from ..base import freshness
 from . import replay
 from .replayinputs import Inputs, Stamps
 
@@ -162,6 +164,59 @@ def load(
         return None
 
 
+#: A file's stage as a holder knows it: the stat stamp of the bytes it was made from and its revision (the hex of
+#: the first 16 bytes of their BLAKE3 digest, :attr:`memzoi.stores.firststage.FirstStage.revision`).
+Held = tuple[tuple[int, int, int, int], str]
+
+
+def _judged(digest: bytes, stamp: tuple[int, ...], checked: int, held: Held) -> bytes | list[Any] | None:
+    """The stored stamp of bytes of ``digest`` read with ``stamp`` at ``checked`` when they are those of ``held``."""
+    if tuple(stamp) != tuple(held[0]) or digest.hex()[:32] != held[1]:
+        return None
+    return freshness.pack_stamp(digest, held[0], checked) or [*held[0], checked, digest.hex()]
+
+
+def judged_stamps(
+    root: str | os.PathLike[str], ctx_stamp: str, paths: list[str], held: dict[str, Held], extra: dict[str, bytes]
+) -> Stamps | None:
+    """The stamp (:data:`memzoi.stores.replay.Stamps`' form, with read clock and digest) of the bytes each file of
+    ``paths`` was judged from, as the holder of its stage knows them (``held``: path -> :data:`Held`): from the
+    project store's entry of the file under the verdict cache's stamp ``ctx_stamp``
+    (:func:`memzoi.stores.verdictcache.context_stamp`) when its stamp and digest are the stage's, else from
+    ``extra`` (packed stamps of files the store keeps no entry of, such as those holding a secret) on the same
+    condition. ``None`` when one is not known that way (a file changed, not judged, or an entry another process
+    wrote since): nothing is then stored. Read once the scan is done, so that a scan holds no stamp of every file.
+    Never raises."""
+    from .store import path_key  # noqa: PLC0415 lazy: start-up
+
+    conn = _connect(root, create=False)
+    if conn is None:
+        return None
+    try:
+        rows = conn.execute(
+            "SELECT key, size, mtime_ns, ino, ctime_ns, checked_ns, digest FROM entries WHERE ctx = ?", (ctx_stamp,)
+        )
+        stored = {r[0]: r[1:] for r in rows}
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    out: Stamps = {}
+    for path in paths:
+        mine = held.get(path)
+        if mine is None:
+            return None
+        row = stored.get(path_key(path))
+        got = _judged(row[5], row[:4], row[4], mine) if row is not None and isinstance(row[5], bytes) else None
+        if got is None and path in extra:
+            digest, stamp, checked = freshness.unpack_stamp(extra[path])
+            got = _judged(digest, stamp, checked, mine)
+        if got is None:
+            return None
+        out[path] = got
+    return out
+
+
 def save(
     root: str | os.PathLike[str],
     key: str,
@@ -207,11 +262,13 @@ def save(
 
 __all__ = [
     "KIND",
+    "Held",
     "Messages",
     "Recorder",
     "current",
     "decode",
     "encode",
+    "judged_stamps",
     "listing_digest",
     "load",
     "project_inputs",
