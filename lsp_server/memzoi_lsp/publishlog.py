@@ -26,14 +26,12 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from memzoi.base import freshness
-from memzoi.stores import publishset
-from memzoi.stores.publishset import Messages, Recorder
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the store's modules are loaded by the scan, not to answer `initialize`
     from pathlib import Path
 
     from pygls.protocol import JsonRPCProtocol
+
+    from memzoi.stores.publishset import Held, Messages, Recorder
 
     from .project import Project
     from .settings import Settings
@@ -121,6 +119,8 @@ class PublishLog:
     def begin(self) -> None:
         """A scan starts recording what closed files are sent."""
         if self.recorder is None:
+            from memzoi.stores.publishset import Recorder  # noqa: PLC0415 lazy: start-up
+
             self.recorder = Recorder()
         self._recording += 1
 
@@ -162,7 +162,7 @@ class Start:
         #: packed stamps of the files analysed that the store keeps no entry of (``None``: nothing is recorded)
         self.extra: dict[str, bytes] | None = {} if parts is not None else None
         #: path -> (stat stamp, revision) of each file's stage when the scan is done (:data:`publishset.Held`)
-        self.held: dict[str, publishset.Held] = {}
+        self.held: dict[str, Held] = {}
         #: the verdict cache's stamp the scan's store entries are under (``None``: no cache, nothing is stored)
         self.ctx: str | None = None
         self.replayed = 0  # messages written from the stored set
@@ -173,6 +173,9 @@ class Start:
         self.paths = paths = project.listing()
         if self.parts is None:
             return paths
+        from memzoi.base.freshness import stamp_list  # noqa: PLC0415 lazy: start-up
+        from memzoi.stores import publishset  # noqa: PLC0415 lazy: start-up
+
         try:
             self.key = publishset.set_key(project.root, [*self.parts, code_stamp()])
             self.projects = publishset.project_inputs(project.root, paths)
@@ -183,7 +186,7 @@ class Start:
             return paths
         if got is not None:
             self.stored = got[0]
-            self.vouched = {hash(p): hash(tuple(freshness.stamp_list(s)[:4])) for p, s in got[1].items()}
+            self.vouched = {hash(p): hash(tuple(stamp_list(s)[:4])) for p, s in got[1].items()}
         return paths
 
     def shown(self, path: str, stamp: tuple[int, int, int, int] | None) -> bool:
@@ -195,6 +198,8 @@ class Start:
     def save(self, root: Path, messages: Messages) -> None:
         """On the scan thread: store ``messages`` of the project ``root`` with their inputs
         (:func:`memzoi.stores.publishset.save`). Never raises."""
+        from memzoi.stores import publishset  # noqa: PLC0415 lazy: start-up
+
         try:
             if self.extra is None or self.ctx is None:
                 return

@@ -26,7 +26,6 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from memzoi.base import gcpause
-from memzoi.base.freshness import pack_stamp
 from memzoi.judge.workspace import linked_plane, linked_plane_message
 
 from .documents import uri_to_path
@@ -318,6 +317,8 @@ def _next(
     """On the scan thread: the next ``n`` files analysed and their verdict cache entries stored; with ``extra``, the
     packed stamp of the bytes of each file the store keeps no entry of (one holding a secret: the stored publish
     set's inputs, :func:`memzoi.stores.publishset.judged_stamps`)."""
+    from memzoi.base.freshness import pack_stamp  # noqa: PLC0415 lazy: start-up
+
     out = list(itertools.islice(results, n))
     for got in out:
         if got is not None and got.entry is not None:
