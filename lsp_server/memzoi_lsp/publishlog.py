@@ -159,8 +159,9 @@ class Start:
         #: the stamps a replayed set was vouched by, compactly (``hash`` of the path -> ``hash`` of its stat stamp: a
         #: dict of every file's stamp list held through the scan was some 5 MB at 11,000 files), empty without one
         self.vouched: dict[int, int] = {}
-        #: packed stamps of the files analysed that the store keeps no entry of (``None``: nothing is recorded)
-        self.extra: dict[str, bytes] | None = {} if parts is not None else None
+        #: packed stamps of the files analysed that the store keeps no entry of; ``None`` until the scan records
+        #: (never after a replay, in pull mode or when the stored set could not be read)
+        self.extra: dict[str, bytes] | None = None
         #: path -> (stat stamp, revision) of each file's stage when the scan is done (:data:`publishset.Held`)
         self.held: dict[str, Held] = {}
         #: the verdict cache's stamp the scan's store entries are under (``None``: no cache, nothing is stored)
@@ -182,7 +183,7 @@ class Start:
             got = publishset.load(project.root, self.key, paths, datetime.now(UTC), self.projects)
         except Exception as err:  # the set only saves time: the scan judges as it does without one
             log.warning("stored publish set not read: %s", err)
-            self.parts, self.extra = None, None
+            self.parts = None
             return paths
         if got is not None:
             self.stored = got[0]

@@ -103,8 +103,7 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
         def read(i: int) -> asyncio.Future[list[Any]] | None:  # the first stages of the chunk at i, on the scan thread
             if i >= total:
                 return None
-            chunk = paths[i : i + CHUNK]
-            return loop.run_in_executor(ls.scan_executor, cached_stages, chunk, ctx, cache, links)
+            return loop.run_in_executor(ls.scan_executor, cached_stages, paths[i : i + CHUNK], ctx, cache, links)
 
         ahead = read(0)
         for i in range(0, total, CHUNK):  # first what the verdict cache vouches for: no file is read
@@ -157,15 +156,16 @@ def _replay(ls: ScanSession, start: Start) -> None:
     open_uris = set(ls.docs.open_uris())
     if stored is not None and all(body or uri in open_uris for uri, body in stored.items()):
         start.replayed = ls.publish_log.replay(stored, ls.docs.is_open) or -1
-        start.extra = None
         return
     start.vouched = {}
+    start.extra = {}  # recording: the stamps of the files the store keeps no entry of
     ls.publish_log.begin()
 
 
 def _finish(ls: ScanSession, project: Project, start: Start, token: str | None) -> Messages | None:
     """On the loop, when the scan is done or stopped: its progress ended, and the publish set to store (``None``:
-    none recorded, or the server is stopping or its settings changed meanwhile)."""
+    none recorded, as after a replay or a scan that stopped before it began recording, or the server is stopping or
+    its settings changed meanwhile)."""
     _end_progress(ls, token, project)
     if start.parts is None or start.extra is None:
         return None
