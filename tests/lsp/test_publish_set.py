@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,7 +26,7 @@ from lsprotocol import types
 from pytest_lsp import client_capabilities
 
 from ..builders import edit
-from .conftest import PROFILES, git_init, record_text, start_client, wait_until
+from .conftest import PROFILES, git_init, open_doc, record_text, start_client, wait_until
 from .test_verdict_parity import _git, _token, as_rows, build, check_findings
 
 REPLAYED = "published from the stored publish set"
@@ -178,3 +179,31 @@ async def test_another_position_encoding_is_never_replayed(tmp_path: Path, memzo
     assert history[accent] == reference[accent] != utf16[accent]  # utf-8 bytes, not utf-16 units, from the start
     history, scanned = await session(root, memzoi_home, capabilities=_utf8_client())
     assert REPLAYED in scanned and history[accent] == reference[accent], scanned
+
+
+async def test_a_file_open_when_the_set_was_recorded_must_be_open_again(tmp_path: Path, memzoi_home: Path):
+    """A file the editor had open while the set was recorded was never published as a closed file: the set holds
+    only its name, and a start where it is closed does not replay (it judges, and records a whole set)."""
+    root = _project(tmp_path)
+    bad = root / ".memzoi/records/bad-schema.md"
+    client = await start_client("vscode", root, memzoi_home, wait_scanned=False)
+    try:
+        open_doc(client, bad)  # handled before the scan starts (the start-up waits for what came with `initialized`)
+        await wait_until(lambda: any(m.message.startswith("memzoi-lsp: scanned") for m in client.log_messages), 30)
+    finally:
+        await asyncio.wait_for(client.shutdown_session(), 20)
+        await client.stop()
+    [db] = memzoi_home.rglob("memzoi-lsp-store.db")
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("SELECT count(*) FROM reports").fetchone()[0] == 1  # the set was recorded
+    finally:
+        conn.close()
+    want = expected(root, memzoi_home)
+    assert want.get(bad.as_uri())  # what the closed file must show
+    history, scanned = await session(root, memzoi_home)
+    assert REPLAYED not in scanned, scanned
+    assert_never_stale(history, want, root)
+    history, scanned = await session(root, memzoi_home)
+    assert REPLAYED in scanned, scanned
+    assert_never_stale(history, want, root)
