@@ -67,10 +67,11 @@ def typed(items: list[dict[str, Any]]) -> list[types.Diagnostic]:
 
 def send(ls: DiagnosticsSession, uri: str, items: list[dict[str, Any]], version: int | None = None) -> None:
     """Push ``items`` (:func:`wire`) for ``uri`` as one ``textDocument/publishDiagnostics`` notification, written
-    as it is: pygls's ``notify`` would build its protocol objects around it and convert them back to the same JSON
-    (its converter takes no plain dict for a method it knows), so the message goes to the protocol's writing step,
-    which serialises a dict as it is (as :func:`.transport.parse_error` sends its errors)."""
-    ls.protocol._send_data(diagwire.publish_notification(uri, items, version))
+    as it is (:meth:`.publishlog.PublishLog.send`: pygls's ``notify`` would build its protocol objects around it and
+    convert them back to the same JSON); a closed file's message that a warm start's replay wrote already is not
+    written again."""
+    message = diagwire.publish_notification(uri, items, version)
+    ls.publish_log.send(uri, message, closed=version is None, clean=not items)
 
 
 def diagnostics_for(ls: DiagnosticsSession, snap: Snapshot) -> list[dict[str, Any]]:

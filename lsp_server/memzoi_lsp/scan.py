@@ -30,6 +30,7 @@ from memzoi.judge.workspace import linked_plane, linked_plane_message
 
 from .documents import uri_to_path
 from .inputs import InputFollow
+from .publishlog import Start
 from .tasks import Tasks
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
     from memzoi.project.verdict import ProjectContext
     from memzoi.stores.fileentry import FileEntry, Row
+    from memzoi.stores.publishset import Messages
     from memzoi.stores.verdictcache import ProjectCache
 
     from .project import Project
@@ -88,23 +90,27 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
     loop = asyncio.get_running_loop()
     started = time.perf_counter()
     publish_open(ls, project)
-    # The listing runs on the scan thread while the client answers the progress token's request (issue 29, warm
-    # start: the round trip no longer precedes the walk).
-    listed = loop.run_in_executor(ls.scan_executor, project.listing)
-    token = await _begin_progress(ls)
+    # The listing (and, pushing, the stored publish set it decides on) runs on the scan thread while the client
+    # answers the progress token's request (issue 29, warm start: the round trip no longer precedes the walk).
+    start = _start(ls)
+    listed = loop.run_in_executor(ls.scan_executor, start.list, project)
+    begun = asyncio.ensure_future(_begin_progress(ls))
     cached = 0  # files whose first stage came from the verdict cache
+    token = None
     try:
         _warn_linked(project)
         paths = await listed
         uris = project.adopt(paths)
+        _replay(ls, start)
+        token = await begun
         ctx = ProjectContext.of(project.memzoi_dir, git=project.git)  # as `check`'s first stage: git explains
         cache = await loop.run_in_executor(ls.scan_executor, open_cache, project.root, ctx)
         # a cold scan (the cache vouches for nothing): its workers' fork server starts now, and no file is looked up
         cold = await loop.run_in_executor(ls.scan_executor, cold_start, paths, cache)
+        start.ctx = getattr(cache, "stamp", None)  # no cache: nothing is stored
         links: dict[Any, bool] = {}
         total = len(uris)
-        asked = 0 if cold else total  # the files the cache is asked about
-        misses: list[tuple[str, str]] = list(zip(uris, paths)) if cold else []  # (uri, path) it does not vouch for
+        asked, misses = _asked(cold, uris, paths)
 
         def report(done: int) -> None:
             _report(ls, token, done, total)
@@ -122,10 +128,10 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
             hits = await cast("asyncio.Future[list[Any]]", ahead)
             ahead = read(i + CHUNK)  # the scan thread reads the next chunk while this one is published
             misses += [job for job, hit in zip(chunk, hits) if hit is None]
-            _take(ls, project, [(job, hit) for job, hit in zip(chunk, hits) if hit is not None])
+            _take(ls, project, [(job, hit) for job, hit in zip(chunk, hits) if hit is not None], start)
             cached += sum(1 for hit in hits if hit is not None)
             report(cached)
-        if misses and not await _analyse_misses(ls, project, misses, ctx, cache, lambda n: report(cached + n)):
+        if misses and not await _analyse_misses(ls, project, misses, ctx, cache, start, lambda n: report(cached + n)):
             return
         await _scanned(ls, project, cache)
         from . import indexing  # noqa: PLC0415 lazy: start-up
@@ -136,8 +142,58 @@ async def scan_project(ls: ScanSession, project: Project, follow: InputFollow) -
         project.scanned = True
         gcpause.resume()  # also when the scan stopped early
         ls.flush_republish()  # every publish of the scan (cross-file republish included) precedes its end
-        _end_progress(ls, token, project)
-    _log_scanned(ls, project, started, cached)
+        messages = _finish(ls, project, start, token or _begun(begun))
+    _log_scanned(ls, project, started, cached, start.replayed)
+    await _store(ls, project, start, messages)
+
+
+def _asked(cold: bool, uris: list[str], paths: list[str]) -> tuple[int, list[tuple[str, str]]]:
+    """How many files (the first ones) the verdict cache is asked about, and the ``(uri, path)`` of those it cannot
+    vouch for so far: in a cold scan none is asked and every file is analysed."""
+    return (0, list(zip(uris, paths))) if cold else (len(uris), [])
+
+
+async def _store(ls: ScanSession, project: Project, start: Start, messages: Messages | None) -> None:
+    """The publish set for the next start (:meth:`.publishlog.Start.save`), on the scan thread once the scan is done:
+    off the path of this one's diagnostics."""
+    if messages is not None:
+        await asyncio.get_running_loop().run_in_executor(ls.scan_executor, start.save, project.root, messages)
+
+
+def _start(ls: ScanSession) -> Start:
+    """A scan's :class:`Start`: with the server's parts of the publish set's key when it pushes diagnostics."""
+    return Start(None if ls.pull_diagnostics else ls.publish_log.parts())
+
+
+def _replay(ls: ScanSession, start: Start) -> None:
+    """On the loop, once the listing is adopted: write the stored publish set ``start`` found when every file it
+    holds as open is open again (nothing is recorded then: the set stays the stored one); else begin recording
+    what the scan sends, for the next start."""
+    if start.parts is None:
+        return
+    stored, start.stored = start.stored, None
+    open_uris = set(ls.docs.open_uris())
+    if stored is not None and all(body or uri in open_uris for uri, body in stored.items()):
+        start.replayed = ls.publish_log.replay(stored, ls.docs.is_open) or -1
+        return
+    start.vouched = {}
+    start.extra = {}  # recording: the stamps of the files the store keeps no entry of
+    ls.publish_log.begin()
+
+
+def _finish(ls: ScanSession, project: Project, start: Start, token: str | None) -> Messages | None:
+    """On the loop, when the scan is done or stopped: its progress ended, and the publish set to store (``None``:
+    none recorded, as after a replay or a scan that stopped before it began recording, or the server is stopping or
+    its settings changed meanwhile)."""
+    _end_progress(ls, token, project)
+    if start.parts is None or start.extra is None:
+        return None
+    messages = ls.publish_log.end(project.files, ls.docs.open_uris())
+    if ls.stopping or ls.publish_log.parts() != start.parts:
+        return None
+    start.until = project.next_boundary()
+    start.held = {v.path: (v.stamp, v.revision) for v in project.verdicts.values() if v.stamp is not None}
+    return messages
 
 
 async def _scanned(ls: ScanSession, project: Project, cache: ProjectCache | None) -> None:
@@ -154,6 +210,15 @@ async def _scanned(ls: ScanSession, project: Project, cache: ProjectCache | None
     await saved
 
 
+def _begun(begun: asyncio.Future[str | None]) -> str | None:
+    """The progress token ``begun`` gave when it is done (a scan that stopped before it took it), else ``None``
+    (the request is cancelled)."""
+    if not begun.done():
+        begun.cancel()
+        return None
+    return None if begun.cancelled() or begun.exception() is not None else begun.result()
+
+
 def _report(ls: ScanSession, token: str | None, done: int, total: int) -> None:
     if token:
         ls.work_done_progress.report(
@@ -167,18 +232,25 @@ def _end_progress(ls: ScanSession, token: str | None, project: Project) -> None:
         ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=f"{len(project.files)} files"))
 
 
-def _log_scanned(ls: ScanSession, project: Project, started: float, cached: int) -> None:
-    """Log the finished scan, and tell the client in its log window."""
+def _log_scanned(ls: ScanSession, project: Project, started: float, cached: int, replayed: int) -> None:
+    """Log the finished scan, and tell the client in its log window (``replayed``: the diagnostics published from
+    the stored publish set, -1 for a set of none)."""
     elapsed = (time.perf_counter() - started) * 1000
+    stored = f", {max(0, replayed)} published from the stored publish set" if replayed else ""
     log.info(
-        "scanned %s: %d files in %.0f ms (%d from the verdict cache)", project.root, len(project.files), elapsed, cached
+        "scanned %s: %d files in %.0f ms (%d from the verdict cache)%s",
+        project.root,
+        len(project.files),
+        elapsed,
+        cached,
+        stored,
     )
     if not ls.stopping:
         ls.window_log_message(
             types.LogMessageParams(
                 type=types.MessageType.Info,
                 message=f"memzoi-lsp: scanned {len(project.files)} files of {project.root} in {elapsed:.0f} ms"
-                f" ({cached} from the verdict cache)",
+                f" ({cached} from the verdict cache){stored}",
             )
         )
 
@@ -211,6 +283,7 @@ async def _analyse_misses(
     misses: list[tuple[str, str]],
     ctx: ProjectContext,
     cache: ProjectCache | None,
+    start: Start,
     report: Callable[[int], None],
 ) -> bool:
     """Analyse the files the verdict cache does not vouch for, each once (in worker processes for many), and take
@@ -227,13 +300,13 @@ async def _analyse_misses(
             if ls.stopping or ls.projects.get(project.root) is not project:
                 return False
             chunk = misses[i : i + CHUNK]
-            scanned = await loop.run_in_executor(ls.scan_executor, _next, results, len(chunk), cache)
+            scanned = await loop.run_in_executor(ls.scan_executor, _next, results, len(chunk), cache, start.extra)
             if i == 0 and len(misses) >= PARALLEL_THRESHOLD:
                 # A long analysis (a cold scan): the collector runs during it, as the start-up's garbage and the
                 # workers' results would otherwise add up (peak RSS). Its one full collection runs once the workers
                 # are at work, not before the first chunk is sent (issue 29: cold server scan).
                 gcpause.resume()
-            _take(ls, project, list(zip(chunk, scanned)))
+            _take(ls, project, list(zip(chunk, scanned)), start)
             report(i + len(chunk))
             rows = [got.row for got in scanned if got is not None and got.row is not None]
             if rows:  # written once the chunk is published (the scan thread runs them in order, before the refresh)
@@ -262,13 +335,21 @@ def publish_open(ls: ScanSession, project: Project) -> None:
         ls.publish(uri)
 
 
-def _next(results: Iterator[FileEntry | None], n: int, cache: ProjectCache | None) -> list[FileEntry | None]:
-    """On the scan thread: the next ``n`` files analysed and their verdict cache entries stored."""
+def _next(
+    results: Iterator[FileEntry | None], n: int, cache: ProjectCache | None, extra: dict[str, bytes] | None
+) -> list[FileEntry | None]:
+    """On the scan thread: the next ``n`` files analysed and their verdict cache entries stored; with ``extra``, the
+    packed stamp of the bytes of each file the store keeps no entry of (one holding a secret: the stored publish
+    set's inputs, :func:`memzoi.stores.publishset.judged_stamps`)."""
+    from memzoi.base.freshness import pack_stamp  # noqa: PLC0415 lazy: start-up
+
     out = list(itertools.islice(results, n))
-    if cache is not None:
-        for got in out:
-            if got is not None and got.entry is not None:
+    for got in out:
+        if got is not None and got.entry is not None:
+            if cache is not None:
                 cache.store(got.verdict.path, *got.entry)
+            if extra is not None and got.entry[3] is None and (packed := pack_stamp(*got.entry[:3])):
+                extra[got.verdict.path] = packed
     return out
 
 
@@ -282,10 +363,11 @@ def _put_rows(rows: list[Row], project: Project, on_disk: Callable[..., Any]) ->
         log.warning("index rows of the scan not written: %s", err)
 
 
-def _take(ls: ScanSession, project: Project, scanned: list[tuple[tuple[str, str], Any]]) -> None:
+def _take(ls: ScanSession, project: Project, scanned: list[tuple[tuple[str, str], Any]], start: Start) -> None:
     """On the event loop: for each ``((uri, path), got)`` of ``scanned`` (``got``: a compact verdict, or a
     :class:`memzoi.stores.fileentry.FileEntry`), keep the file's compact verdict, feed its facts to
-    the cross-file workspace and publish it (open documents keep the editor's text)."""
+    the cross-file workspace and publish it (open documents keep the editor's text; a file whose diagnostics the
+    stored publish set ``start`` replayed, judged from the bytes that set vouched by, is not published again)."""
     # One context per chunk, judged in this one turn of the loop: the settings, the configuration and the ledger
     # cannot change within it, so the ledger is read once for the chunk, not stamped once per file.
     ctx = dataclasses.replace(ls.context(project), ledger=project.ledger.settled())
@@ -310,5 +392,5 @@ def _take(ls: ScanSession, project: Project, scanned: list[tuple[tuple[str, str]
             from memzoi.judge.barrier import log_internal_error  # noqa: PLC0415 lazy: start-up
 
             log_internal_error(err, uri)
-        if not ls.pull_diagnostics:  # guarded too: an `internal_error` diagnostic at worst
+        if not ls.pull_diagnostics and not (current and start.shown(path, verdict.stamp)):  # guarded too
             ls.publish(uri, (project, verdict, uri) if current else None, ctx)

@@ -1,8 +1,7 @@
 """The Memzoi language server: a :class:`~pygls.lsp.server.LanguageServer` subclass holding session state, and
 the start-up / lifecycle handlers. Each feature is an object of its own module with a ``register(server)``
 method, composed in :attr:`MemzoiServer.features`; :func:`create_server` registers them. No domain logic here:
-every decision comes from the ``memzoi`` core.
-"""
+every decision comes from the ``memzoi`` core."""
 
 from __future__ import annotations
 
@@ -53,6 +52,7 @@ from .clientinput import Input
 from .documents import Documents, Snapshot, path_to_uri
 from .output import GatheredWriter
 from .protocol import MemzoiProtocol
+from .publishlog import PublishLog, server_parts
 from .settings import Settings, parse_settings
 
 if TYPE_CHECKING:  # the core's analysis is imported at the first verdict, not to answer `initialize`
@@ -64,8 +64,7 @@ log = logging.getLogger("memzoi_lsp")
 
 
 class Feature(Protocol):
-    """A feature as the composition root sees it: an object that registers its LSP handlers from one method
-    (docs/architecture.md, "Features over snapshots")."""
+    """A feature: it registers its LSP handlers from one method (docs/architecture.md, "Features over snapshots")."""
 
     def register(self, server: Any) -> None: ...
 
@@ -90,6 +89,9 @@ class MemzoiServer(LanguageServer):
         self.transport_failure: str | None = None
         self.inbox_watch = inboxwatch.CandidateWatch(self)  # the inbox watch: its thread, started when initialized
         self.publishing = diagnostics.Diagnostics(self)  # the diagnostics feature: what is shown, timers, queue
+        self.publish_log = PublishLog(  # pushed diagnostics as written, and the stored publish set (issue 29)
+            self.protocol, self.publishing.shown, lambda: server_parts(self.settings, self.workspace.position_encoding)
+        )
         self.folders = folders.Folders(self)  # the workspace-folders feature: the projects it forgot
         # The client's input as the stdio transport sees it: the work the first diagnostics do not need waits until
         # every message sent with `initialized` was handled (start_features), and the projects registered before
@@ -173,9 +175,8 @@ class MemzoiServer(LanguageServer):
         return reads.context(self, project)
 
     def gone_from_disk(self, snap: Snapshot) -> bool:
-        """True for an open document whose file was deleted or renamed away (the watch feature's marks,
-        :attr:`.watch.FileWatching.gone`). A read: the mark of a file that is back is dropped by the watcher's batch
-        (:meth:`.watch.FileWatching.process`), not here."""
+        """True for an open document whose file was deleted or renamed away (:attr:`.watch.FileWatching.gone`). A
+        read: the mark of a file that is back is dropped by the watcher's batch (:meth:`.watch.FileWatching.process`)."""
         return snap.path is not None and path_to_uri(snap.path) in self.watching.gone and not snap.path.exists()
 
     def forget_gone(self, uri: str) -> None:
@@ -183,8 +184,7 @@ class MemzoiServer(LanguageServer):
         self.watching.gone.discard(uri)
 
     def republish(self, uris: set[str]) -> None:
-        """Re-diagnose ``uris`` soon (push: once per loop turn, :meth:`.diagnostics.Diagnostics.queue`) or ask the client to
-        re-pull (pull)."""
+        """Re-diagnose ``uris`` soon (push: :meth:`.diagnostics.Diagnostics.queue`) or ask the client to re-pull."""
         self.crossfile_generation += 1
         if self.pull_diagnostics:
             self.request_refresh()

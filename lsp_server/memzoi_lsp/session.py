@@ -43,6 +43,7 @@ from .session_members import (
     ProjectRemoval,
     ProjectsView,
     Publisher,
+    PublishRecord,
     PullMode,
     RefreshAll,
     RefreshRequest,
@@ -135,11 +136,11 @@ class ProjectDiscovery(ProjectRegistry, WorkspaceView, ProjectLookup, Protocol):
 
 
 class DiagnosticsSession(
-    ReadSession, BackgroundWork, PullMode, EditorEvent, RefreshRequest, DiagnosticsChannel, ClientProtocol, Protocol
+    ReadSession, BackgroundWork, PullMode, EditorEvent, RefreshRequest, DiagnosticsChannel, PublishRecord, Protocol
 ):
     """What the diagnostics feature receives (:class:`memzoi_lsp.diagnostics.Diagnostics`, and
     :mod:`memzoi_lsp.closed`): the read view and background work, the diagnostics model and the generations its
-    result ids hold, the client's protocol for the one notification it sends (``publishDiagnostics``, as its JSON),
+    result ids hold, the publish log that writes the one notification it sends (``publishDiagnostics``, as its JSON),
     a refresh request, and an open document's text entering the project state before it is published
     (``apply_editor``: an editor event's debounce ends there)."""
 
@@ -233,12 +234,22 @@ class InputSession(IndexSession, BackgroundWork, DocumentCache, ProjectsView, Re
 
 
 class ScanSession(
-    InputSession, CapabilitiesView, ContextView, ClientLog, PullMode, EditorEvent, Publisher, ScanProgress, Protocol
+    InputSession,
+    CapabilitiesView,
+    ContextView,
+    ClientLog,
+    PullMode,
+    EditorEvent,
+    Publisher,
+    ScanProgress,
+    PublishRecord,
+    Protocol,
 ):
     """What the scan feature receives (:class:`memzoi_lsp.scan.Scanning`): the inputs' follow-up, the scan's
     progress (work-done progress, the log window), the open documents entering the project state first, each file
-    published as it is taken (``apply_scan`` is the project's), and the end of the first scan
-    (``on_project_scanned``, ``flush_republish``)."""
+    published as it is taken (``apply_scan`` is the project's), the end of the first scan (``on_project_scanned``,
+    ``flush_republish``) and the stored publish set, replayed at a warm start and recorded after a scan
+    (``publish_log``)."""
 
 
 class Session(
@@ -274,6 +285,7 @@ class Session(
     WatchHooks,
     ProjectRemoval,
     ScanProgress,
+    PublishRecord,
     Protocol,
 ):
     """The server as the composition root sees it (:mod:`memzoi_lsp.startup`; all on the event loop unless said

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from .documents import Snapshot
     from .project import Project
+    from .publishlog import PublishLog
     from .settings import Settings
 
 
@@ -118,6 +119,14 @@ class ClientProtocol(Protocol):
 
     @property
     def protocol(self) -> JsonRPCProtocol: ...
+
+
+class PublishRecord(Protocol):
+    """The writing of pushed diagnostics, with the stored publish set's record and replay
+    (:class:`memzoi_lsp.publishlog.PublishLog`)."""
+
+    @property
+    def publish_log(self) -> PublishLog: ...
 
 
 class EventLoop(Protocol):
@@ -288,6 +297,7 @@ __all__ = [
     "ProjectRegistration",
     "ProjectRemoval",
     "ProjectsView",
+    "PublishRecord",
     "Publisher",
     "PullMode",
     "RefreshAll",

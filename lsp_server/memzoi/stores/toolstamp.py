@@ -139,6 +139,13 @@ def _store(top: str) -> Path | None:
         return None
 
 
+def folder_stamp(top: str) -> str:
+    """:func:`source_digest` of the ``.py`` files below ``top`` (another package's code, such as the language
+    server's, whose output a stored publish set keeps: :mod:`memzoi.stores.publishset`), each file's digest kept in
+    the memzoi home as the tool stamp keeps its own."""
+    return source_digest(top, _store(top))
+
+
 def package_dir() -> str:
     """The folder of the ``memzoi`` package, whose whole source the stamp digests (found from this module's depth in
     the package, so it stays the package's folder wherever the module lives in it)."""
@@ -171,4 +178,4 @@ def tool_stamp() -> str:
     return blake3.blake3("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-__all__ = ["source_digest", "tool_stamp"]
+__all__ = ["folder_stamp", "source_digest", "tool_stamp"]
