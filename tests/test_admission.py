@@ -66,6 +66,17 @@ def test_tracked_untracked_ignored_gives_exactly_one_ignored_untracked(repo, mon
     }
 
 
+def test_an_absolute_path_string_is_its_own_key(repo):
+    """The server holds one string per file (issue 29, peak RSS): git's answers are keyed by the strings it gave,
+    not by a normalised copy of each; a path that is not its ``abspath`` string yet is keyed by that string."""
+    given = [os.path.abspath(p) for p in sorted((repo / ".memzoi/records").glob("*.md"))]
+    vis = git_visibility(repo, given)
+    assert len(vis) == len(given) == 3
+    assert all(any(k is p for p in given) for k in vis), "a key is a copy of the given path"
+    odd = str(repo / ".memzoi" / "records" / ".." / "records" / "tracked.md")
+    assert list(git_visibility(repo, [odd])) == [os.path.abspath(odd)]
+
+
 def test_git_is_called_a_bounded_number_of_times(repo, monkeypatch):
     records = repo / ".memzoi/records"
     for i in range(40):

@@ -240,6 +240,24 @@ def test_file_facts_survive_the_trip_from_a_worker():
     assert copy.copy(facts) == facts and copy.deepcopy(facts) == facts
 
 
+def test_the_words_file_facts_repeat_are_one_string_each_after_the_trip():
+    """What repeats from file to file (kind, role, status, the scope's kind and id) is one string in the process
+    that unpickles the facts of every file (issue 29: the language server's peak RSS), not a copy per file."""
+    import pickle
+
+    from memzoi.project.crossfile import FileFacts
+
+    def made(ident: str) -> FileFacts:
+        return FileFacts("record", "record", ident, "active", "project", "proj-" + "x" * 30, when="2026-01-01")
+
+    one, two = (pickle.loads(pickle.dumps(made(i), protocol=pickle.HIGHEST_PROTOCOL)) for i in ("a", "b"))
+    assert (one, two) == (made("a"), made("b"))
+    for field in ("kind", "role", "status", "scope_kind", "scope_id"):
+        assert getattr(one, field) is getattr(two, field), field
+    bare = pickle.loads(pickle.dumps(FileFacts("other", "other")))
+    assert bare == FileFacts("other", "other") and bare.status is None and bare.scope_id is None
+
+
 @pytest.mark.parametrize("role", list(__import__("memzoi.judge.workspace", fromlist=["Role"]).Role))
 def test_a_first_stage_survives_the_trip_from_a_worker(role):
     import copy

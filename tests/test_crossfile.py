@@ -435,3 +435,29 @@ def test_a_change_after_a_bulk_load_reports_the_loaded_files_it_settles():
     changed = ws.update(rpath("e"), facts_from_analysis(analyze_text(record("e"), rpath("e"))))
     assert {p for p in files if ws.findings_for(p)} <= changed
     assert ws.update(rpath("e"), facts_from_analysis(analyze_text(record("e"), rpath("e")))) == set()
+
+
+def test_the_paths_defining_a_record_id_follow_every_change_and_one_is_held_as_itself():
+    """A record id defined by one file holds that path itself (not a set of one: issue 29, the server's peak RSS);
+    defined by several, all of them, as files come, go, are loaded in bulk or change their id."""
+    a, b, c = "/p/.memzoi/records/a.md", "/p/.memzoi/records/b.md", "/p/.memzoi/records/c.md"
+
+    def facts(rid: str) -> FileFacts:
+        return FileFacts(kind="record", role="record", ident=rid)
+
+    ws = Workspace()
+    ws.update(a, facts("x"))
+    assert ws.record_paths("x") == [a] and ws._records["x"] is a
+    ws.update(a, facts("x"))  # the same facts again
+    ws.update(b, facts("x"))
+    ws.load(c, facts("x"))
+    assert ws.record_paths("x") == [a, b, c]
+    assert [f.code for f in ws.findings_for(b)] == [f.code for f in ws.findings_for(a)]
+    ws.remove(b)
+    assert ws.record_paths("x") == [a, c]
+    ws.update(a, facts("y"))  # a's id changes
+    assert ws.record_paths("x") == [c] and ws._records["x"] is c and ws.record_paths("y") == [a]
+    ws.remove(c)
+    assert ws.record_paths("x") == [] and "x" not in ws._records
+    bulk = Workspace.of({a: facts("x"), b: facts("x"), c: facts("z")})
+    assert bulk.record_paths("x") == [a, b] and bulk._records["z"] is c

@@ -1,6 +1,7 @@
-"""The start-up pause of the cyclic garbage collector (``memzoi.base.gcpause``): paused, nothing is collected;
-resumed, one collection frees what the pause kept, the survivors are frozen and the collector runs again; a
-collector disabled by someone else is left alone."""
+"""The start-up pause of the cyclic garbage collector's full collections (``memzoi.base.gcpause``): paused, the
+oldest generation is never collected but the young ones are (the start-up's garbage is freed as it is made:
+issue 29, peak RSS); resumed, one full collection frees what the oldest generation kept, the survivors are frozen
+and the thresholds are as they were; a collector disabled by someone else is left alone."""
 
 from __future__ import annotations
 
@@ -32,23 +33,44 @@ def collector() -> Iterator[None]:
         gc.unfreeze()
 
 
-def _cycle() -> weakref.ref[Node]:
+def _cycle() -> tuple[list[Node], weakref.ref[Node]]:
+    """A two-node cycle held by a list (drop the list's item to make it garbage), and a weak reference to it."""
     a, b = Node(), Node()
     a.other, b.other = b, a
-    return weakref.ref(a)
+    return [a], weakref.ref(a)
 
 
-def test_a_cycle_made_during_the_pause_lives_until_resume_frees_it(collector: None) -> None:
+def _allocate() -> None:
+    """Allocations that trigger automatic collections of the young generations: 20,000 lists kept at once (CPython
+    counts allocations minus deallocations of tracked objects)."""
+    kept = [[] for _ in range(20_000)]
+    assert len(kept) == 20_000
+
+
+def test_young_garbage_made_during_the_pause_is_freed_without_a_full_collection(collector: None) -> None:
+    full = gc.get_stats()[2]["collections"]
     assert gcpause.pause() is True
-    assert not gc.isenabled() and gcpause.paused()
-    ref = _cycle()
-    for _ in range(20_000):  # allocations that would trigger automatic collections
-        _ = [[] for _ in range(3)]
-    assert ref() is not None, "an automatic collection ran during the pause"
+    assert gc.isenabled() and gcpause.paused()
+    held, ref = _cycle()
+    held.clear()
+    _allocate()
+    assert ref() is None, "the young generations were not collected during the pause"
+    assert gc.get_stats()[2]["collections"] == full, "a full collection ran during the pause"
+
+
+def test_old_garbage_lives_until_resume_frees_it(collector: None) -> None:
+    thresholds = gc.get_threshold()
+    assert gcpause.pause() is True
+    held, ref = _cycle()
+    gc.collect(1)  # the cycle survives the young generations: it is in the oldest one now
+    held.clear()
+    _allocate()
+    assert ref() is not None, "a full collection ran during the pause"
     found = gcpause.resume()
     assert found is not None and found >= 2
-    assert ref() is None, "resume did not collect the start-up's garbage"
+    assert ref() is None, "resume did not collect the oldest generation"
     assert gc.isenabled() and not gcpause.paused()
+    assert gc.get_threshold() == thresholds, "the thresholds are not as they were"
     assert gc.get_freeze_count() > 0, "the survivors were not frozen"
 
 
@@ -63,3 +85,11 @@ def test_a_collector_disabled_by_someone_else_stays_disabled(collector: None) ->
     assert gcpause.pause() is False
     assert gcpause.resume() is None
     assert not gc.isenabled()
+
+
+def test_a_second_pause_keeps_the_first_thresholds(collector: None) -> None:
+    thresholds = gc.get_threshold()
+    assert gcpause.pause() is True
+    assert gcpause.pause() is False
+    gcpause.resume()
+    assert gc.get_threshold() == thresholds

@@ -115,9 +115,10 @@ def git_visibility(root: str | os.PathLike[str], paths: Iterable[str | os.PathLi
     Keys are the given paths made absolute (``os.path.abspath`` strings, symlinks not resolved). Tracked wins
     even when an ignore rule matches (as in Memzoi); untracked files are checked with ``check-ignore
     --no-index``. Outside a worktree every path is ``NO_WORKTREE``; when git cannot answer, ``UNKNOWN``.
-    Plain string paths throughout: this runs over every file of a 10,000-record workspace.
+    Plain string paths throughout: this runs over every file of a 10,000-record workspace. A path given as its
+    ``abspath`` string is its own key (the same object: the server holds one string per file; issue 29, peak RSS).
     """
-    files = [os.path.abspath(p) for p in paths]
+    files = [p if isinstance(p, str) and os.path.abspath(p) == p else os.path.abspath(p) for p in paths]
     if not files:
         return {}
     top = _worktree_top(root)

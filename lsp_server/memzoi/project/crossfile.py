@@ -46,7 +46,7 @@ class Workspace(CrossRules):
     def __init__(self) -> None:
         self._facts: dict[str, FileFacts] = {}
         self._findings: dict[str, list[Finding]] = {}
-        self._records: dict[str, set[str]] = {}  # record id -> paths defining it
+        self._records: dict[str, str | set[str]] = {}  # record id -> the path defining it, or the paths (several)
         self._proposals: dict[str, set[str]] = {}  # identity token -> packet paths
         self._referrers: dict[str, set[str]] = {}  # id -> paths referring to it
         # content hash -> sorted paths of the files that take part in duplicate checks (kept sorted so that
@@ -166,7 +166,7 @@ class Workspace(CrossRules):
 
     def record_paths(self, record_id: str) -> list[str]:
         """Paths of the record(s) with id ``record_id`` (for go-to-definition), sorted."""
-        return sorted(self._records.get(record_id, ()))
+        return sorted(self._defining(record_id))
 
     def proposal_paths(self, identity: str) -> list[str]:
         """Paths of packets whose id or file id is ``identity``, sorted."""
@@ -236,7 +236,13 @@ class Workspace(CrossRules):
 
     def _index(self, path: str, f: FileFacts, sort: bool = True) -> None:
         if f.kind == "record" and f.ident:
-            self._records.setdefault(f.ident, set()).add(path)
+            held = self._records.get(f.ident)
+            if held is None or held == path:
+                self._records[f.ident] = path
+            elif isinstance(held, str):
+                self._records[f.ident] = {held, path}
+            else:
+                held.add(path)
         for t in f.tokens:
             self._proposals.setdefault(t, set()).add(path)
         for r in f.refs:
@@ -256,7 +262,13 @@ class Workspace(CrossRules):
                     del table[key]
 
         if f.kind == "record" and f.ident:
-            drop(self._records, f.ident)
+            held = self._records.get(f.ident)
+            if held == path:
+                del self._records[f.ident]
+            elif isinstance(held, set):
+                held.discard(path)
+                if len(held) == 1:  # one left (a set holds two or more): held as itself again
+                    self._records[f.ident] = held.pop()
         for t in f.tokens:
             drop(self._proposals, t)
         for r in f.refs:

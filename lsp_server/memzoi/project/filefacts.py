@@ -9,6 +9,7 @@ across a workspace.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -76,7 +77,7 @@ class FileFacts:
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # `memzoi check` workers send one per file: positional fields unpickle several times faster than the
         # default per-instance dict, and one C-level attrgetter reads them 3x faster than a generator of getattr.
-        return (FileFacts, _FACT_FIELDS(self))
+        return (from_fields, _FACT_FIELDS(self))
 
     def to_json(self) -> dict[str, Any]:
         """Plain dict form (stored in the index)."""
@@ -106,6 +107,28 @@ class FileFacts:
 
 #: every field of a :class:`FileFacts` in declaration order (its pickled form)
 _FACT_FIELDS: Callable[[FileFacts], tuple[Any, ...]] = attrgetter(*FileFacts.__dataclass_fields__)
+
+
+def from_fields(
+    kind: str,
+    role: str,
+    ident: str | None,
+    status: str | None,
+    scope_kind: str | None,
+    scope_id: str | None,
+    *rest: Any,
+) -> FileFacts:
+    """:class:`FileFacts` from its fields in declaration order (a worker's pickled facts, a store's payload), with the
+    words that repeat from file to file (kind, role, status, the scope's kind and id) kept as one string each rather
+    than the copy per file that unpickling or JSON makes (issue 29: the language server holds the facts of every
+    file; some 250 bytes a file)."""
+    return FileFacts(
+        sys.intern(kind), sys.intern(role), ident, _shared(status), _shared(scope_kind), _shared(scope_id), *rest
+    )
+
+
+def _shared(word: str | None) -> str | None:
+    return None if word is None else sys.intern(word)
 
 
 def facts_from_analysis(analysis: Analysis) -> FileFacts:
@@ -227,4 +250,4 @@ def identity_token(identity: str) -> str:
     return "redacted-identity-" + blake3.blake3(utf8_bytes(identity)).hexdigest()
 
 
-__all__ = ["FileFacts", "Ref", "facts_from_analysis", "identity_token"]
+__all__ = ["FileFacts", "Ref", "facts_from_analysis", "from_fields", "identity_token"]

@@ -63,15 +63,10 @@ CHUNK = 64
 
 def git_visibility(root: str, paths: list[str]) -> dict[str, GitVisibility]:
     """:func:`memzoi.project.admission.git_visibility`, imported when a run asks git (a replayed run does not), keyed by
-    the strings of ``paths`` where they are already absolute."""
+    the strings of ``paths`` where they are already absolute (the function keeps the caller's strings)."""
     from ..project.admission import git_visibility as ask  # noqa: PLC0415 lazy: start-up
 
-    found = ask(root, paths)
-    # Keyed by the walk's own strings (the answer's keys are equal copies, one more string per file held for the
-    # whole run); a path the answer names otherwise (made absolute) keeps its key.
-    out = {p: found.pop(p) for p in paths if p in found}
-    out.update(found)
-    return out
+    return ask(root, paths)
 
 
 def check_paths(

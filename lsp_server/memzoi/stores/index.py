@@ -287,7 +287,7 @@ class Index(IndexQueries):
             with _Tx(self.db):  # rows a caller put (put_rows): their text is searchable from now on
                 if self._text_to_fill():  # looked at again under the write lock: another process may have
                     self._index_text()
-        plan = stale(self.db, self.root, walked or (lambda: plane_of(self.root, listed, stat_of)))
+        plan = stale(self.db, self.root, walked or plane_of(self.root, listed, stat_of))
         result = RebuildResult()
         if plan.changed or plan.gone:
             result = self.update_paths(plan.changed + [self.root / g for g in plan.gone], progress)

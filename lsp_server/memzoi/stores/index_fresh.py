@@ -104,28 +104,29 @@ def stale(db: sqlite3.Connection, root: Path, listing: Listing | Callable[[], Li
     :func:`memzoi.stores.index_rows.index_key` (only such a path is scanned for secrets).
 
     ``bulk`` (the default) decides the unchanged files together (issue 29: 55,000 files of a search at 50,000
-    records): the rows whose stored stamp vouches while unchanged (:data:`memzoi.stores.storedstamps.VOUCHING`, in SQL) are read as plain
-    stamps, a file whose stamp equals its row's on a device whose stamps vouch (:func:`_changed`) is kept unless the
-    sample draws it (:data:`memzoi.base.freshness.SAMPLE_SHARE`, one draw per file), and only the other files and
-    the drawn ones are judged one by one, by that same rule (:class:`_Judge`). ``bulk=False`` judges every file one
-    by one; both give the same plan (``tests/test_index_bulk_freshness.py``). Raises ``sqlite3.Error``."""
+    records): the rows whose stored stamp vouches while unchanged (:data:`memzoi.stores.storedstamps.VOUCHING`, in
+    SQL) are read as plain stamps in key order beside the listing's sorted keys (:func:`_changed`: a row at a time,
+    none held after its comparison), a file whose stamp equals its row's on a device whose stamps vouch is kept
+    unless the sample draws it (:data:`memzoi.base.freshness.SAMPLE_SHARE`, one draw per file), and only the other
+    files and the drawn ones are judged one by one, by that same rule (:class:`_Judge`). ``bulk=False`` judges every
+    file one by one; both give the same plan (``tests/test_index_bulk_freshness.py``). Raises ``sqlite3.Error``."""
     now = time.time_ns()
     stored = storedstamps.read(db, now, bulk=bulk)
-    vouching, rows = stored.vouching, stored.rows  # key -> stamp of a row that vouches while unchanged; the others
-    if not isinstance(listing, Listing):
+    vouching, rows = stored.vouching, stored.rows  # (key, stamp) of the rows that vouch while unchanged; the others
+    if not isinstance(listing, Listing):  # a walk runs meanwhile: the vouching rows are read before it is waited for
+        vouching = list(vouching)
         listing = listing()
     plan = Plan(git=git_state(root, listing.folders))
     known = db.execute("SELECT value FROM meta WHERE key = 'git'").fetchone()
     plan.git_changed = known is None or known[0] != plan.git
-    judged = _changed(listing, vouching)
+    judged, held, others = _changed(listing, vouching)
     drawn = _drawn(listing, judged)
     judged = sorted([*judged, *listing.unstated])
-    unlisted = (vouching.keys() - listing.stamps.keys()) | (rows.keys() - listing.stamps.keys())
-    unlisted -= set(listing.unstated)
+    stamps, unstated = listing.stamps, set(listing.unstated)
+    held += [k for k in others if k in unstated]  # listed without a stat: judged (gone), with their rows
+    unlisted = {k for k in (*others, *rows) if k not in stamps and k not in unstated}
     redacted = {k for k in unlisted if k.startswith(_REDACTED_PREFIX)}
-    rows.update(
-        storedstamps.full_rows(db, [k for k in (*judged, *drawn, *redacted) if k not in rows and k in vouching])
-    )
+    rows.update(storedstamps.full_rows(db, [*held, *drawn, *(k for k in redacted if k not in rows)]))
     present = {k: listing.path(k) for k in listing.keys()} if plan.git_changed else None  # for readmitted()
     judge = _Judge(plan, now, present)
     unmatched: list[str] = []  # files without a row under their plain key
@@ -184,19 +185,38 @@ class _Judge:
             self.plan.restamp.append((*read[1], read[2], key))
 
 
-def _changed(listing: Listing, vouching: dict[str, Any]) -> list[str]:
-    """The keys of ``listing``'s files the stat does not keep: each whose stamp differs from the stored stamp in
-    ``vouching`` (key → stamp of a row whose stamp vouches while unchanged) or has none there, or is on a device
-    whose stamps do not vouch (:func:`memzoi.base.freshness.ctime_kept_on`). The others are the files
-    :func:`memzoi.base.freshness.trusted` keeps but for its sample: one comparison per file (tuple equality) and
-    one file-system type per device."""
-    held = vouching.get
+def _changed(listing: Listing, vouching: storedstamps.Vouching) -> tuple[list[str], list[str], list[str]]:
+    """The files of ``listing`` the stat does not keep, beside the rows ``vouching`` (``(key, stored stamp)`` of the
+    rows whose stamp vouches while unchanged, in key order; read once, each row compared as it comes and none held):
+    ``(changed, held, unlisted)``. ``changed``: the keys, sorted, of the files whose stamp differs from their
+    vouching row's or has none there, or that are on a device whose stamps do not vouch
+    (:func:`memzoi.base.freshness.ctime_kept_on`); ``held``: those of them that have a vouching row; ``unlisted``:
+    the keys of vouching rows ``listing`` holds no stamp for. The other files are those
+    :func:`memzoi.base.freshness.trusted` keeps but for its sample: one comparison per file (tuple equality) and one
+    file-system type per device."""
     stamps = listing.stamps
+    keys = sorted(stamps)
     devices = {listing.dev, *listing.devs.values()}
-    if all(freshness.fs_type(d) in freshness.KEEPS_CTIME for d in devices):
-        return [k for k, stamp in stamps.items() if held(k) != stamp]
+    every = all(freshness.fs_type(d) in freshness.KEEPS_CTIME for d in devices)  # every device's stamps vouch
     on, dev, kept_on = listing.devs.get, listing.dev, freshness.ctime_kept_on
-    return [k for k, stamp in stamps.items() if held(k) != stamp or not kept_on(on(k, dev), stamp)]
+    changed: list[str] = []
+    held: list[str] = []
+    unlisted: list[str] = []
+    i, n = 0, len(keys)
+    for key, stored in vouching:
+        while i < n and keys[i] < key:  # listed files without a vouching row
+            changed.append(keys[i])
+            i += 1
+        if i < n and keys[i] == key:
+            i += 1
+            stamp = stamps[key]
+            if stamp != stored or not (every or kept_on(on(key, dev), stamp)):
+                changed.append(key)
+                held.append(key)
+        else:
+            unlisted.append(key)
+    changed += keys[i:]
+    return changed, held, unlisted
 
 
 def _drawn(listing: Listing, changed: list[str]) -> list[str]:

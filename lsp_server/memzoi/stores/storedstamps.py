@@ -3,7 +3,10 @@
 (:func:`keep`: the MCP server, whose every ``search_memory`` refreshes the index first).
 
 A refresh at 50,000 records reads 55,000 rows; turning them into Python objects is a large part of a search
-(issue 29: a search at 50,000 records in 0.25 s). A kept copy is used only while it is provably the database's:
+(issue 29: a search at 50,000 records in 0.25 s). Without a kept copy the vouching rows are read as the decision
+compares them, a row at a time in key order, and none is held after (issue 29: the language server's peak RSS; held
+as a dict, they were 3.8 MB of its peak at 10,000 records). A kept copy is used only while it is provably the
+database's:
 its connection of its own, which never writes, reads ``PRAGMA data_version``, which changes whenever any other
 connection (of this process or another) has committed since (SQLite: "PRAGMA data_version"); and while no row it
 holds as vouching has aged past the trust age. This keeps the stored side only; the files' side of the MCP server's
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,23 +34,29 @@ IN_BATCH = 500
 MAX_KEPT = 4
 
 
+#: Rows whose stored stamp vouches while unchanged, ``(key, (size, mtime_ns, ino, ctime_ns))``, in key order.
+Vouching = Iterable[tuple[str, tuple[Any, ...]]]
+
+
 @dataclass
 class Stored:
-    """The index's rows by key: ``vouching`` maps each row whose stored stamp vouches while unchanged to that stamp
-    ``(size, mtime_ns, ino, ctime_ns)``; ``rows`` maps every other row to its :data:`ROW` columns. ``vouching`` may
-    be shared with a kept copy: never change it."""
+    """The index's rows by key: ``vouching`` gives each row whose stored stamp vouches while unchanged with that stamp
+    ``(key, (size, mtime_ns, ino, ctime_ns))`` in key order (SQLite's binary order of UTF-8, which is Python's order
+    of the keys), to be iterated once: read from the database as it is iterated, or a kept copy's (a list, shared
+    with the copy: never change it); ``rows`` maps every other row to its :data:`ROW` columns."""
 
-    vouching: dict[str, tuple[Any, ...]]
+    vouching: Vouching
     rows: dict[str, tuple[Any, ...]]
 
 
 def read(db: sqlite3.Connection, now: int, *, bulk: bool = True) -> Stored:
     """The rows of the index ``db`` at the wall clock ``now`` (ns): with ``bulk``, split by :data:`VOUCHING` (from the
-    kept copy where :func:`keep` made one and it is still the database's); without, every row in ``rows``. Raises
+    kept copy where :func:`keep` made one and it is still the database's; else the vouching rows are read from
+    ``db`` as they are iterated: iterate them before ``db`` writes); without, every row in ``rows``. Raises
     ``sqlite3.Error``."""
     if not bulk:
         cur = _plain(db)
-        return Stored({}, {r[0]: r[1:] for r in cur.execute(f"SELECT path, {ROW} FROM files")})
+        return Stored((), {r[0]: r[1:] for r in cur.execute(f"SELECT path, {ROW} FROM files")})
     if _KEPT is not None:
         return _KEPT.read(db, now)
     return _fetch(db, now)
@@ -74,14 +84,18 @@ def _args(now: int) -> dict[str, int]:
 
 
 def _fetch(db: sqlite3.Connection, now: int) -> Stored:
-    """:class:`Stored` of ``db`` at the wall clock ``now``: two queries."""
+    """:class:`Stored` of ``db`` at the wall clock ``now``: two queries, the vouching rows' run as they are
+    iterated."""
     cur, args = _plain(db), _args(now)
-    vouching = {
-        r[0]: r[1:]
-        for r in cur.execute(f"SELECT path, size, mtime_ns, ino, ctime_ns FROM files WHERE {VOUCHING}", args)
-    }
     rows = {r[0]: r[1:] for r in cur.execute(f"SELECT path, {ROW} FROM files WHERE NOT ({VOUCHING})", args)}
-    return Stored(vouching, rows)
+    return Stored(_vouching(_plain(db), args), rows)
+
+
+def _vouching(cur: sqlite3.Cursor, args: dict[str, int]) -> Iterator[tuple[str, tuple[Any, ...]]]:
+    """The rows :data:`VOUCHING` at the clock of ``args``, one at a time in key order (by the primary key)."""
+    sql = f"SELECT path, size, mtime_ns, ino, ctime_ns FROM files WHERE {VOUCHING} ORDER BY path"
+    for r in cur.execute(sql, args):
+        yield r[0], r[1:]
 
 
 class _Kept:
@@ -102,7 +116,8 @@ class _Kept:
             key = (probe.execute("PRAGMA data_version").fetchone()[0], freshness.RACY_NS, freshness.MAX_TRUST_NS)
             if slot is not None and slot[1] == key and now <= slot[2]:
                 return Stored(slot[3].vouching, dict(slot[3].rows))
-            stored = _fetch(db, now)
+            fetched = _fetch(db, now)
+            stored = Stored(list(fetched.vouching), fetched.rows)
             # until the first vouching row ages past the trust age (a row that does not vouch never comes to)
             oldest = db.execute(f"SELECT min(checked_ns) FROM files WHERE {VOUCHING}", _args(now)).fetchone()[0]
             until = _NEVER if oldest is None else oldest + freshness.MAX_TRUST_NS
@@ -125,4 +140,4 @@ def keep() -> None:
         _KEPT = _Kept()
 
 
-__all__ = ["IN_BATCH", "MAX_KEPT", "ROW", "VOUCHING", "Stored", "full_rows", "keep", "read"]
+__all__ = ["IN_BATCH", "MAX_KEPT", "ROW", "VOUCHING", "Stored", "Vouching", "full_rows", "keep", "read"]

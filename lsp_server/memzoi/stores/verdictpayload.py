@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..base.findings import Finding, Severity
 from ..judge.workspace import Role
 from ..project.admission import canonical_findings
-from ..project.filefacts import FileFacts, Ref
+from ..project.filefacts import FileFacts, Ref, from_fields
 from ..project.verdict import Local
 
 if TYPE_CHECKING:  # reading an entry loads no analysis (nor the detectors)
@@ -156,7 +156,7 @@ def stored_facts(v: list[Any]) -> FileFacts:
     """The cross-file facts as a payload keeps them (:func:`facts_out`, :func:`payload_facts`). Raises as
     :func:`read_payload` does."""
     refs = tuple(Ref(a, b, (s, e), to) for a, b, s, e, to in v[10])
-    return FileFacts(
+    return from_fields(
         v[0],
         v[1],
         v[2],
