@@ -128,10 +128,6 @@ def proposal_json(hit: dict[str, Any]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Search; exit 0 (also with no hits), 1 when the index is unusable, 2 for a bad ``--limit``."""
-    from ..base.runtime_errors import guard  # noqa: PLC0415 lazy: start-up
-    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
-    from ..stores.index import Index  # noqa: PLC0415 lazy: start-up
-
     if args.limit < 1:
         print("memzoi: --limit must be at least 1", file=sys.stderr)
         return 2
@@ -140,10 +136,13 @@ def run(args: argparse.Namespace) -> int:
     refused = refuse_linked_plane(args, root)  # nothing is read through a symlinked .memzoi/records/proposals
     if refused is not None:
         return refused
-    from ..stores.planelisting import walk_ahead  # noqa: PLC0415 lazy: start-up
+    from ..stores.findlisting import Ahead  # noqa: PLC0415 lazy: start-up
 
-    walked = walk_ahead(root)  # the refresh's stat walk, while the rest is imported and the stored stamps read
+    walked = Ahead(root)  # the refresh's listing by find in a process of its own, first: the rest is imported meanwhile
+    from ..base.runtime_errors import guard  # noqa: PLC0415 lazy: start-up
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
     from ..runs.checkimports import cached_patterns  # noqa: PLC0415 lazy: start-up
+    from ..stores.index import Index  # noqa: PLC0415 lazy: start-up
 
     with cached_patterns():  # the detectors that scrub the query compile their patterns from the cache
         from ..agent.search import search_memory  # noqa: PLC0415 lazy: start-up

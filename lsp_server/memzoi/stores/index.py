@@ -33,6 +33,7 @@ from .index_build import Progress, RebuildResult, Staging, analyse_rows, insert_
 from .index_queries import Drift, IndexQueries, SearchHit
 from .index_schema import (
     _SCHEMA,
+    GEN_KEY,
     SCHEMA_VERSION,
     _opening,
     _split_sql,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from ..base.freshness import Stat
     from ..project.filefacts import FileFacts
     from .fileentry import Row
+    from .findlisting import Found
     from .firststage import Entry
     from .index_rows import Premade
     from .planelisting import Listing
@@ -197,12 +199,12 @@ class Index(IndexQueries):
             self.db.execute(f"DROP TABLE IF EXISTS {name}")
         for trig in ("records_ai", "records_ad", "records_au", "proposals_ai", "proposals_ad", "proposals_au"):
             self.db.execute(f"DROP TRIGGER IF EXISTS {trig}")
-        for stmt in _split_sql(_SCHEMA):  # the tables, without the triggers
+        for stmt in _split_sql(_SCHEMA):  # the tables, without the triggers (those of `files` went with it)
             self.db.execute(stmt)
         self.db.execute(f"PRAGMA user_version={STORE_VERSION}")
         built = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         meta = [("built_at", built), ("project_root", str(self.root)), ("schema", str(SCHEMA_VERSION))]
-        meta += [("stamp", stamp), ("git", git), ("fts", "to fill")]
+        meta += [("stamp", stamp), ("git", git), ("fts", "to fill"), (GEN_KEY, "0")]
         self.db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", meta)
 
     def _index_text(self) -> None:
@@ -263,15 +265,16 @@ class Index(IndexQueries):
         *,
         files: Iterable[str] | None = None,
         stat_of: Callable[[str], Stat | None] | None = None,
-        walked: Callable[[], Listing] | None = None,
+        walked: Callable[[], Listing | Found] | None = None,
     ) -> RebuildResult:
         """Bring the index up to date cheaply (:func:`memzoi.stores.index_fresh.stale`): re-index files that are new,
         whose bytes changed (by the one freshness rule, :mod:`memzoi.base.freshness`) or whose admission git's state
         changed; drop rows whose file is gone; rebuild an index never built or made under another stamp. After a
         caller's scan, ``files`` (the absolute paths it listed) and ``stat_of`` (the stat it took of a file, or
         ``None``) stand for the walk and the stats (:func:`memzoi.stores.index_fresh.plane_of`); ``walked`` gives
-        the listing of a walk the caller started earlier (:func:`memzoi.stores.planelisting.walk_ahead`), waited
-        for once the stored stamps are read."""
+        the listing of a walk the caller started earlier (:func:`memzoi.stores.planelisting.walk_ahead`, or find's:
+        :class:`memzoi.stores.findlisting.Ahead`, and :mod:`memzoi.stores.currentlisting`)."""
+        from .currentlisting import write_stamps  # noqa: PLC0415 lazy: start-up
         from .index_fresh import plane_of, stale  # noqa: PLC0415 lazy: start-up
 
         listed = list(files) if files is not None else None
@@ -289,13 +292,9 @@ class Index(IndexQueries):
         result = RebuildResult()
         if plan.changed or plan.gone:
             result = self.update_paths(plan.changed + [self.root / g for g in plan.gone], progress)
-        if plan.restamp or plan.git_changed:  # after the re-judged rows are in
+        if plan.restamp or plan.git_changed or plan.mark:  # after the re-judged rows are in
             with _Tx(self.db):
-                self.db.executemany(
-                    "UPDATE files SET size = ?, mtime_ns = ?, ino = ?, ctime_ns = ?, checked_ns = ? WHERE path = ?",
-                    plan.restamp,
-                )
-                self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('git', ?)", (plan.git,))
+                write_stamps(self.db, plan)
         return result
 
     def drift(self) -> Drift:

@@ -1,0 +1,156 @@
+"""The mark of a listing a refresh found current (:mod:`memzoi.stores.currentlisting`): a refresh of find's listing
+that keeps every file leaves it; the next refresh of the same bytes reads no row's stamp and only reads the files
+the sample draws; and the mark is not taken when anything it vouches for changed: a file's stamp (another output),
+a row (another generation of ``files``, also when the write came between the judging and the mark), the trust age,
+the file system's type, the racy window's length. The plans are the per-file rule's
+(``tests/test_index_bulk_freshness.py`` holds that on every freshness case)."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from memzoi.base import freshness
+from memzoi.stores import currentlisting, index_fresh, storedstamps
+from memzoi.stores.findlisting import Found, format_item
+from memzoi.stores.index import Index
+from memzoi.stores.planelisting import walk
+
+from . import builders
+
+N = 8
+
+
+def found_of(root: Path) -> Found:
+    """find's output as GNU find prints it for the files ``walk`` lists (their ``os.lstat`` stamps)."""
+    listing = walk(root)
+    out = b"".join(format_item(key, listing.stat(key)) for key in listing.keys())  # type: ignore[arg-type]
+    return Found(str(root.resolve()), listing.dev, out)
+
+
+@pytest.fixture
+def indexed(tmp_path, monkeypatch) -> tuple[Path, Path]:
+    """A project of :data:`N` records and its index; the racy window closed, no sample, ext4."""
+    monkeypatch.setattr(freshness, "RACY_NS", 0)
+    monkeypatch.setattr(freshness, "SAMPLE_SHARE", 0)
+    monkeypatch.setattr(freshness, "fs_type", lambda dev: "ext4")
+    root = (tmp_path / "proj").resolve()
+    for i in range(N):
+        builders.write(root, builders.record_path(f"mark-{i}"), builders.record(f"mark-{i}", title=f"Mark {i}"))
+    db = tmp_path / "index.db"
+    with Index(root, path=db, workers=1) as ix:
+        ix.rebuild()
+        ix.refresh(walked=lambda: found_of(root))  # the first refresh of find's listing leaves the mark
+        assert currentlisting.holds(ix.db, currentlisting.digest(found_of(root)), time.time_ns()) is not None
+    return root, db
+
+
+def no_stored_read(monkeypatch) -> None:
+    def read(*args, **kwargs):
+        raise AssertionError("the rows' stamps were read")
+
+    monkeypatch.setattr(storedstamps, "read", read)
+
+
+def test_a_listing_found_current_is_not_compared_again(indexed, monkeypatch):
+    root, db = indexed
+    no_stored_read(monkeypatch)
+    with Index(root, path=db, workers=1) as ix:
+        plan = index_fresh.stale(ix.db, root, found_of(root))
+        assert (plan.changed, plan.gone, plan.restamp, plan.git_changed) == ([], [], [], False)
+        assert ix.refresh(walked=lambda: found_of(root)).files == 0
+
+
+def test_an_edit_is_another_output(indexed):
+    root, db = indexed
+    path = root / builders.record_path("mark-3")
+    builders.write(root, builders.record_path("mark-3"), builders.record("mark-3", title="Edited"))
+    with Index(root, path=db, workers=1) as ix:
+        assert index_fresh.stale(ix.db, root, found_of(root)).changed == [path]
+
+
+def test_a_write_to_the_rows_is_another_generation(indexed):
+    root, db = indexed
+    with Index(root, path=db, workers=1) as ix:
+        found = found_of(root)
+        ix.db.execute("UPDATE files SET sha = ? WHERE path = ?", ("0" * 64, builders.record_path("mark-2")))
+        assert currentlisting.holds(ix.db, currentlisting.digest(found), time.time_ns()) is None
+        assert index_fresh.stale(ix.db, root, found).changed == []  # the stamps still vouch (by the per-file rule)
+
+
+def test_no_mark_is_left_when_the_rows_changed_after_they_were_judged(indexed):
+    root, db = indexed
+    with Index(root, path=db, workers=1) as ix:
+        ix.db.execute("DELETE FROM meta WHERE key = ?", (currentlisting.KEY,))
+        plan = index_fresh.stale(ix.db, root, found_of(root))
+        assert plan.mark is not None
+        ix.db.execute("UPDATE files SET checked_ns = checked_ns WHERE path = ?", (builders.record_path("mark-1"),))
+        currentlisting.write_stamps(ix.db, plan)  # another process's write came between
+        assert ix.db.execute("SELECT 1 FROM meta WHERE key = ?", (currentlisting.KEY,)).fetchone() is None
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["trust age passed", "ctime follows mtime", "racy window", "another digest"],
+)
+def test_the_mark_holds_only_for_what_it_vouches(indexed, monkeypatch, change):
+    root, db = indexed
+    digest, now = currentlisting.digest(found_of(root)), time.time_ns()
+    with Index(root, path=db, workers=1) as ix:
+        assert currentlisting.holds(ix.db, digest, now) is not None
+        if change == "trust age passed":
+            now += freshness.MAX_TRUST_NS + 10**9
+        elif change == "ctime follows mtime":
+            monkeypatch.setattr(freshness, "fs_type", lambda dev: "fuse.sshfs")
+        elif change == "racy window":
+            monkeypatch.setattr(freshness, "RACY_NS", 2 * 10**9)
+        else:
+            digest = "0" * 64
+        assert currentlisting.holds(ix.db, digest, now) is None
+
+
+def test_a_lying_stamp_drawn_by_the_sample_is_read(indexed, monkeypatch):
+    root, db = indexed
+    key = builders.record_path("mark-5")
+    with Index(root, path=db, workers=1) as ix:
+        found = found_of(root)
+        # the row's bytes are no longer the file's under a kept stamp: a lying stamp, only the sample can tell
+        ix.db.execute("UPDATE files SET sha = ? WHERE path = ?", ("0" * 64, key))
+        assert currentlisting.holds(ix.db, currentlisting.digest(found), time.time_ns()) is None
+        ix.refresh(walked=lambda: found)  # keeps every file by its stamp: marked again
+        assert currentlisting.holds(ix.db, currentlisting.digest(found), time.time_ns()) is not None
+        monkeypatch.setattr(freshness, "SAMPLE_SHARE", 1)
+        no_stored_read(monkeypatch)
+        assert index_fresh.stale(ix.db, root, found).changed == [root / key]
+
+
+def test_the_draws_are_each_files_own_chance(monkeypatch):
+    monkeypatch.setattr(freshness, "SAMPLE_SHARE", 0)
+    assert currentlisting.draws(100) == []
+    monkeypatch.setattr(freshness, "SAMPLE_SHARE", 1)
+    assert currentlisting.draws(5) == [0, 1, 2, 3, 4]
+    monkeypatch.setattr(freshness, "SAMPLE_SHARE", 1 / 8)
+    random.seed(29)
+    counts = [0] * 16
+    trials = 4000
+    for _ in range(trials):
+        got = currentlisting.draws(16)
+        assert got == sorted(set(got)) and all(0 <= i < 16 for i in got)
+        for i in got:
+            counts[i] += 1
+    assert all(abs(c / trials - 1 / 8) < 0.03 for c in counts), counts  # each position 1/8 (±5 sigma)
+
+
+def test_a_files_generation_counts_every_write(indexed):
+    root, db = indexed
+    with Index(root, path=db, workers=1) as ix:
+        before = int(currentlisting.generation(ix.db) or -1)
+        ix.update_paths([root / builders.record_path("mark-0")])  # a delete and an insert
+        assert int(currentlisting.generation(ix.db) or -1) == before + 2
+        os.remove(root / builders.record_path("mark-0"))
+        ix.update_paths([root / builders.record_path("mark-0")])
+        assert int(currentlisting.generation(ix.db) or -1) == before + 3
