@@ -35,18 +35,12 @@ import blake3
 from ..base import freshness
 from . import storedstamps
 from .findlisting import Found, parse_item
-from .index_schema import GEN_KEY
+from .index_schema import GEN_KEY, generation
 from .planelisting import Listing
 from .refreshplan import Judge, Mark, Plan
 
 #: ``meta`` key of the mark.
 KEY = "listing"
-
-
-def generation(db: sqlite3.Connection) -> str | None:
-    """The count of writes to ``files`` (``None`` in an index without it: no mark is made or held there)."""
-    row = db.execute("SELECT value FROM meta WHERE key = ?", (GEN_KEY,)).fetchone()
-    return None if row is None else str(row[0])
 
 
 def _constants() -> list[int]:

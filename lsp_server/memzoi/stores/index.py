@@ -4,10 +4,9 @@ Location: the tables ``files``, ``records``, ``proposals``, their FTS5 tables an
 (:mod:`memzoi.stores.store`: ``${MEMZOI_HOME:-~/.memzoi}/projects/<repository-key>/worktrees/<worktree-key>/memzoi-lsp-store.db``,
 Memzoi's key derivation and layout, reference §7.1/§7.3; the file name is ours, so Memzoi's own ``index.db`` and
 ``shared.db`` are never touched), beside the store entries ``memzoi check`` reads. It is derived from the git plane only and can always be rebuilt
-(:meth:`Index.rebuild`, ``memzoi rebuild``). :meth:`Index.update_paths` keeps it
-current per file (a missing file's rows are dropped); :meth:`Index.refresh` re-indexes exactly the files whose bytes or presence changed (by the freshness rule of
-:mod:`memzoi.base.freshness`);
-:meth:`Index.drift` compares it with the files (``memzoi doctor``), like Memzoi's ``derived_index/drift.rs``
+(:meth:`Index.rebuild`, ``memzoi rebuild``). :meth:`Index.update_paths` keeps it current per file (a missing file's
+rows are dropped); :meth:`Index.refresh` re-indexes exactly the files whose bytes or presence changed (by the
+freshness rule of :mod:`memzoi.base.freshness`); :meth:`Index.drift` compares it with the files (``memzoi doctor``), like Memzoi's ``derived_index/drift.rs``
 (``missing_from_index``, ``stale_in_index``, ``changed_in_index``, ``fts_out_of_sync``).
 
 Tables: ``files`` (every indexed path with its byte hash, admission and findings), ``records``, ``proposals``, and
@@ -21,6 +20,7 @@ file in :mod:`memzoi.stores.index_rows` and the reading queries in :mod:`memzoi.
 from __future__ import annotations
 
 import os
+import random
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -40,6 +40,7 @@ from .index_schema import (
     _Tx,
     checksum_sql,
     fts_triggers,
+    generation,
     row_checksum,
 )
 from .store import STORE_VERSION, ensure_schema, forget_old_databases, made_entries, store_path, write_entries
@@ -82,9 +83,8 @@ class Index(IndexQueries):
     the index analyses itself; nothing is analysed twice. ``helper`` lets a threaded caller's analysis use worker
     processes from a fork server (:class:`memzoi.base.parallel.ChunkPool`). One ``Index`` is not for concurrent use
     from several threads (give each thread its own; SQLite WAL lets them read while one writes). Opening never
-    scans files;
-    call :meth:`rebuild` or :meth:`refresh`. Raises :class:`IndexUnavailable` when the database cannot be opened.
-    """
+    scans files; call :meth:`rebuild` or :meth:`refresh`. Raises :class:`IndexUnavailable` when the database cannot
+    be opened."""
 
     def __init__(
         self,
@@ -100,6 +100,7 @@ class Index(IndexQueries):
         self.premade = premade
         self.helper = helper
         self.path = Path(path) if path is not None else store_path(self.root)
+        self._judged: tuple[str | None, bool] | None = None  # the last refresh's (Plan.gen, re-indexed any)
         try:
             private_dir(self.path.parent)
             private_file(self.path)
@@ -204,7 +205,7 @@ class Index(IndexQueries):
         self.db.execute(f"PRAGMA user_version={STORE_VERSION}")
         built = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         meta = [("built_at", built), ("project_root", str(self.root)), ("schema", str(SCHEMA_VERSION))]
-        meta += [("stamp", stamp), ("git", git), ("fts", "to fill"), (GEN_KEY, "0")]
+        meta += [("stamp", stamp), ("git", git), ("fts", "to fill"), (GEN_KEY, str(random.getrandbits(48)))]
         self.db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", meta)
 
     def _index_text(self) -> None:
@@ -269,15 +270,14 @@ class Index(IndexQueries):
     ) -> RebuildResult:
         """Bring the index up to date cheaply (:func:`memzoi.stores.index_fresh.stale`): re-index files that are new,
         whose bytes changed (by the one freshness rule, :mod:`memzoi.base.freshness`) or whose admission git's state
-        changed; drop rows whose file is gone; rebuild an index never built or made under another stamp. After a
-        caller's scan, ``files`` (the absolute paths it listed) and ``stat_of`` (the stat it took of a file, or
-        ``None``) stand for the walk and the stats (:func:`memzoi.stores.index_fresh.plane_of`); ``walked`` gives
-        the listing of a walk the caller started earlier (:func:`memzoi.stores.planelisting.walk_ahead`, or find's:
-        :class:`memzoi.stores.findlisting.Ahead`, and :mod:`memzoi.stores.currentlisting`)."""
+        changed; drop rows whose file is gone; rebuild an index never built or made under another stamp. ``files``
+        and ``stat_of``: a caller's listing and stats (:func:`memzoi.stores.index_fresh.plane_of`); ``walked``: a
+        listing started earlier (:class:`memzoi.stores.findlisting.Ahead`, :mod:`memzoi.stores.currentlisting`)."""
         from .currentlisting import write_stamps  # noqa: PLC0415 lazy: start-up
         from .index_fresh import plane_of, stale  # noqa: PLC0415 lazy: start-up
 
         listed = list(files) if files is not None else None
+        self._judged = None
         if not self.exists or self._stamp_problem():
             if walked is not None:
                 return self.rebuild(progress, files=walked().paths())
@@ -289,6 +289,7 @@ class Index(IndexQueries):
                 if self._text_to_fill():  # looked at again under the write lock: another process may have
                     self._index_text()
         plan = stale(self.db, self.root, walked or (lambda: plane_of(self.root, listed, stat_of)))
+        self._judged = (plan.gen, bool(plan.changed or plan.gone))
         result = RebuildResult()
         if plan.changed or plan.gone:
             result = self.update_paths(plan.changed + [self.root / g for g in plan.gone], progress)
@@ -296,6 +297,17 @@ class Index(IndexQueries):
             with _Tx(self.db):
                 write_stamps(self.db, plan)
         return result
+
+    def rows_generation(self) -> str | None:
+        """The generation of the rows (:func:`memzoi.stores.index_schema.generation`) of a built index whose text is
+        searchable, else ``None``: a query made at it stands if :meth:`unchanged_since` holds after a refresh."""
+        return None if not self.exists or self._text_to_fill() else generation(self.db)
+
+    def unchanged_since(self, gen: str | None) -> bool:
+        """True when the last :meth:`refresh` judged the rows at generation ``gen`` (no write came between) and
+        re-indexed or dropped none: what was read at ``gen`` is what it left to serve (``memzoi search`` queries
+        while find lists the files; a restamp or git's state changes nothing served)."""
+        return gen is not None and self._judged == (gen, False)
 
     def drift(self) -> Drift:
         """Compare the index with the git plane by the refresh's own decision (:func:`memzoi.stores.index_fresh.stale`

@@ -112,12 +112,13 @@ def stale(
     if isinstance(listing, Found) and bulk and listing.valid and gen is not None:
         sampled = _through_mark(db, root, listing, now)
         if sampled is not None:
+            sampled.gen = gen
             return sampled
     stored = storedstamps.read(db, now, bulk=bulk)
     vouching, rows = stored.vouching, stored.rows  # key -> stamp of a row that vouches while unchanged; the others
     found = listing if isinstance(listing, Found) else None
     listing = listing.listing() if isinstance(listing, Found) else listing
-    plan = Plan(git=git_state(root, listing.folders))
+    plan = Plan(git=git_state(root, listing.folders), gen=gen)
     plan.git_changed = _known_git(db) != plan.git
     judged = _changed(listing, vouching)
     drawn = _drawn(listing, judged)

@@ -90,6 +90,14 @@ END;
 )
 
 
+def generation(db: sqlite3.Connection) -> str | None:
+    """The count of writes to ``files`` (:data:`GEN_TRIGGERS`; from a random start at each rebuild), ``None`` in
+    an index without it (:mod:`memzoi.stores.currentlisting` then makes and holds no mark). Raises
+    ``sqlite3.Error``."""
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (GEN_KEY,)).fetchone()
+    return None if row is None else str(row[0])
+
+
 def _split_sql(script: str) -> list[str]:
     """Split our schema script into statements (trigger bodies contain ``;`` and end with ``END;``)."""
     out, buf = [], []
@@ -244,6 +252,7 @@ __all__ = [
     "CHECKED",
     "GEN_KEY",
     "GEN_TRIGGERS",
+    "generation",
     "COLUMNS",
     "SCHEMA_VERSION",
     "STAGED",

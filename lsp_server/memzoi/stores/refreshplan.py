@@ -32,7 +32,8 @@ class Mark:
 class Plan:
     """What a refresh must do: re-index ``changed`` (absolute paths), drop the rows ``gone`` (keys), keep the
     rows of ``restamp`` under their new stat, and record ``git`` (:func:`memzoi.stores.index_fresh.git_state`) once
-    done; ``mark``: what to leave as found current, with the restamps (:func:`memzoi.stores.currentlisting.write_stamps`)."""
+    done; ``mark``: what to leave as found current, with the restamps (:func:`memzoi.stores.currentlisting.write_stamps`);
+    ``gen``: the generation of ``files`` the decision read the rows at (``meta`` ``files_gen``)."""
 
     changed: list[Path] = field(default_factory=list)
     gone: list[str] = field(default_factory=list)
@@ -40,6 +41,7 @@ class Plan:
     git: str = ""
     git_changed: bool = False
     mark: Mark | None = None
+    gen: str | None = None
 
 
 class Judge:
