@@ -154,3 +154,26 @@ def test_a_files_generation_counts_every_write(indexed):
         os.remove(root / builders.record_path("mark-0"))
         ix.update_paths([root / builders.record_path("mark-0")])
         assert int(currentlisting.generation(ix.db) or -1) == before + 3
+
+
+def test_a_file_under_a_redacted_key_is_drawn_by_position_and_its_path_never_stored(indexed, monkeypatch):
+    root, db = indexed
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4" + "rS6tU8vW0xY2zA4"  # assembled at run time
+    secret = root / ".memzoi/records" / f"{token}.md"
+    secret.write_bytes((root / builders.record_path("mark-0")).read_bytes())
+    with Index(root, path=db, workers=1) as ix:
+        ix.refresh(walked=lambda: found_of(root))  # indexed under its redacted key
+        ix.refresh(walked=lambda: found_of(root))  # marked, the file by the position of its item
+        found = found_of(root)
+        assert currentlisting.holds(ix.db, currentlisting.digest(found), time.time_ns()) is not None
+        stored = repr([tuple(r) for r in ix.db.execute("SELECT key, value FROM meta")])
+        leaked = token in stored
+        assert not leaked, "the path that bears a secret was stored"  # its value never printed
+        assert '"redacted": [["<redacted-path:' in stored
+        key = next(r[0] for r in ix.db.execute("SELECT path FROM files") if r[0].startswith("<redacted-path:"))
+        ix.db.execute("UPDATE files SET sha = ? WHERE path = ?", ("0" * 64, key))  # a lying stamp
+        ix.refresh(walked=lambda: found)  # kept by its stamp: marked again
+        monkeypatch.setattr(freshness, "SAMPLE_SHARE", 1)
+        no_stored_read(monkeypatch)
+        for given in (found, lambda: found):  # drawn from the output, and from the rows while find runs
+            assert index_fresh.stale(ix.db, root, given).changed == [secret]

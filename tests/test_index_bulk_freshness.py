@@ -121,16 +121,17 @@ def _plan(plan: Plan) -> tuple:
 
 def _found_plans(db, root: Path, listed: list[str], stats: dict) -> list[tuple]:
     """The plans of find's listing of the same stats (:class:`memzoi.stores.findlisting.Found`: a file listed
-    without a stat is not printed), before and after the first plan's writes of stamps and mark
+    without a stat is not printed), before and after each plan's writes of stamps and mark
     (:func:`memzoi.stores.currentlisting.write_stamps`, as a refresh writes them), each checked against the per-file
-    rule then: the second goes through the mark where the first left one."""
+    rule then: the second and third go through the mark where the first left one, the third with its sample drawn
+    from the rows while find runs (:func:`memzoi.stores.currentlisting.presample`)."""
     with_stat = [p for p in listed if stats[p] is not None]
     out = b"".join(format_item(Path(p).relative_to(root).as_posix(), stats[p]) for p in with_stat)
     found = Found(str(root), 1, out)
     plans = []
-    for _ in range(2):
+    for listing in (found, found, lambda: found):  # the last as find still running: its sample drawn from the rows
         plain = _plan(index_fresh.stale(db, root, from_files(root, listed, stats.get, lambda p: None), bulk=False))
-        plan = index_fresh.stale(db, root, found)
+        plan = index_fresh.stale(db, root, listing)
         assert _plan(plan) == plain
         plans.append(plain)
         currentlisting.write_stamps(db, plan)

@@ -17,8 +17,9 @@ which every row stays within the trust age, and the generation of the ``files`` 
 on the same devices), the same generation (the same rows), each device's file system still one that keeps its
 ctime, the rows within the trust age, the racy window and trust age of the same length. Every row then vouches for
 its file as the bulk comparison would find; what is left of :func:`memzoi.base.freshness.trusted` is its sample
-(:func:`draws`), read as ever (:func:`sampled`), with git's state. ``tests/test_index_bulk_freshness.py`` holds the
-plan so made equal to the per-file rule's.
+(:func:`draws`), read as ever (:func:`sampled`; or, while find still runs, drawn from the rows and read meanwhile,
+:func:`presample`, kept by :func:`settled` where the mark then holds), with git's state.
+``tests/test_index_bulk_freshness.py`` holds the plan so made equal to the per-file rule's.
 """
 
 from __future__ import annotations
@@ -28,13 +29,16 @@ import math
 import os
 import random
 import sqlite3
+from dataclasses import dataclass
 from typing import Any
 
 import blake3
 
 from ..base import freshness
+from ..base.freshness import Stat
 from . import storedstamps
 from .findlisting import Found, parse_item
+from .index_queries import _REDACTED_PREFIX as REDACTED_PREFIX  # the key prefix of a path that bore a secret
 from .index_schema import GEN_KEY, generation
 from .planelisting import Listing
 from .refreshplan import Judge, Mark, Plan
@@ -57,7 +61,8 @@ def holds(db: sqlite3.Connection, digest: str, now: int) -> Mark | None:
         return None
     try:
         value: dict[str, Any] = json.loads(got[0])
-        mark = Mark(value["digest"], tuple(value["devices"]), tuple(value["folders"]), value["gen"])
+        redacted = tuple((str(k), int(p)) for k, p in value["redacted"])
+        mark = Mark(value["digest"], tuple(value["devices"]), tuple(value["folders"]), value["gen"], redacted)
         if mark.digest != digest or mark.gen != str(got[1]) or value["constants"] != _constants():
             return None
         if now > value["until"] or not all(freshness.fs_type(d) in freshness.KEEPS_CTIME for d in mark.devices):
@@ -85,6 +90,7 @@ def write(db: sqlite3.Connection, mark: Mark, gen: str | None) -> None:
         "until": int(oldest) + freshness.MAX_TRUST_NS,
         "devices": list(mark.devices),
         "folders": list(mark.folders),
+        "redacted": [list(r) for r in mark.redacted],
     }
     db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (KEY, json.dumps(value)))
 
@@ -94,11 +100,12 @@ def digest(found: Found) -> str:
     return blake3.blake3(found.out).hexdigest()
 
 
-def mark_of(plan: Plan, found: Found, listing: Listing, exact: bool, gen: str) -> Mark | None:
+def mark_of(plan: Plan, found: Found, listing: Listing, exact: bool, gen: str, redacted: dict[str, str]) -> Mark | None:
     """The mark of find's output ``found`` (parsed: ``listing``), its rows read at the ``files`` generation ``gen``
     (:mod:`memzoi.stores.currentlisting`), when ``plan`` re-indexes and drops nothing, every file judged one by one
     was left ``exact`` (:class:`memzoi.stores.refreshplan.Judge`), every item of the output is a listed file and
-    every device keeps its ctime: every file then has a row whose stamp is its own and vouches."""
+    every device keeps its ctime: every file then has a row whose stamp is its own and vouches. ``redacted``: the
+    files whose row is under a redacted key (key → plain key), marked by the position of their item."""
     devices = {listing.dev, *listing.devs.values()}
     if plan.changed or plan.gone or not exact or listing.unstated or not found.valid:
         return None
@@ -106,7 +113,82 @@ def mark_of(plan: Plan, found: Found, listing: Listing, exact: bool, gen: str) -
         return None
     if not all(freshness.fs_type(d) in freshness.KEEPS_CTIME for d in devices):
         return None
-    return Mark(digest(found), tuple(sorted(devices)), tuple(sorted(listing.folders)), gen)
+    at: dict[str, int] = {}
+    if redacted:
+        plain = {p: k for k, p in redacted.items()}
+        ends = tuple(b" " + os.fsencode(p) for p in plain)
+        for i, item in enumerate(found.items):
+            key = parse_item(item)[0] if item.endswith(ends) else None
+            if key in plain:
+                at[plain[key]] = i
+        if len(at) != len(redacted):
+            return None
+    folders = tuple(sorted(listing.folders))
+    return Mark(digest(found), tuple(sorted(devices)), folders, gen, tuple(sorted(at.items())))
+
+
+@dataclass
+class Presampled:
+    """The files the sample drew from the rows while find ran (:func:`presample`), judged by ``judge``, but those
+    under a redacted key (``later``: key, row, position of the file's item in the marked output)."""
+
+    digest: str
+    judge: Judge
+    later: list[tuple[str, tuple[Any, ...], int]]
+
+
+def presample(db: sqlite3.Connection, root: str, now: int) -> Presampled | None:
+    """The sample of a refresh whose find is still running, drawn from the rows (:func:`draws` over the range of
+    their ``rowid``: each row, so each file, with its own chance) and read meanwhile, for the mark in ``meta``
+    (``None`` without one): where the mark then holds (:func:`settled`), the rows are the files one for one, every
+    row's stamp is its file's, and a drawn file is judged as :func:`sampled` judges it. Raises ``sqlite3.Error``."""
+    got = db.execute("SELECT value FROM meta WHERE key = ?", (KEY,)).fetchone()
+    bounds = db.execute("SELECT min(rowid), max(rowid) FROM files").fetchone()
+    if got is None or bounds[0] is None:
+        return None
+    try:
+        value: dict[str, Any] = json.loads(got[0])
+        at = {str(k): int(p) for k, p in value["redacted"]}
+        mark_digest = str(value["digest"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    rows = storedstamps.rows_by_id(db, [bounds[0] + i for i in draws(bounds[1] - bounds[0] + 1)])
+    out = Presampled(mark_digest, Judge(Plan(), now, None), [])
+    for key in sorted(rows):
+        if key in at:
+            out.later.append((key, rows[key], at[key]))
+        elif key.startswith(REDACTED_PREFIX):  # a row the mark does not place: not this mark's rows
+            return None
+        else:
+            out.judge(f"{root}{os.sep}{key}", key, rows[key], Stat(tuple(rows[key][:4]), 0), due=True)
+    return out
+
+
+def settled(found: Found, mark: Mark, pre: Presampled, git: str) -> Plan | None:
+    """The plan of :func:`presample`'s draw once the mark ``mark`` holds for find's output ``found`` (the same
+    digest, the rows at its generation) and git's state is ``git``: the files under a redacted key found at their
+    item's position and judged; ``None`` where an item is not the file of its row (decide the other way)."""
+    from ..judge.pathsafety import redacted_path  # noqa: PLC0415 lazy: start-up
+
+    items = found.items if pre.later else []
+    for key, row, pos in pre.later:
+        plain, st = parse_item(items[pos]) if pos < len(items) else (None, None)
+        if plain is None or st is None or redacted_path(plain) != key:
+            return None
+        pre.judge(f"{found.root}{os.sep}{plain}", key, row, st, due=True)
+    return _finished(pre.judge, mark, git)
+
+
+def _finished(judge: Judge, mark: Mark, git: str) -> Plan:
+    """The plan ``judge`` made of the drawn files, under git's state ``git``, with ``mark`` to leave again where it
+    restamped rows and left every one exact."""
+    plan = judge.plan
+    plan.git = git
+    plan.changed.sort()
+    plan.restamp.sort(key=lambda r: r[-1])
+    if plan.restamp and not plan.changed and judge.exact:
+        plan.mark = mark
+    return plan
 
 
 def sampled(db: sqlite3.Connection, found: Found, mark: Mark, git: str, now: int) -> Plan | None:
@@ -131,11 +213,7 @@ def sampled(db: sqlite3.Connection, found: Found, mark: Mark, git: str, now: int
         if key not in rows:  # not so when the mark holds: every file has a row
             return None
         judge(f"{found.root}{os.sep}{plain}", key, rows[key], st, due=True)
-    plan.changed.sort()
-    plan.restamp.sort(key=lambda r: r[-1])
-    if plan.restamp and not plan.changed and judge.exact:
-        plan.mark = mark
-    return plan
+    return _finished(judge, mark, git)
 
 
 def write_stamps(db: sqlite3.Connection, plan: Plan) -> None:

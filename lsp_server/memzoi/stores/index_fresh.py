@@ -107,10 +107,13 @@ def stale(
     (``tests/test_index_bulk_freshness.py``). Raises ``sqlite3.Error``."""
     now = time.time_ns()
     gen = currentlisting.generation(db)  # before the rows are read: a mark is never of rows newer than those judged
+    pre = None
     if not isinstance(listing, (Listing, Found)):  # first: where find's output was found current, no row is read
+        if bulk and gen is not None:  # the sample drawn and read while find runs
+            pre = currentlisting.presample(db, str(root), now)
         listing = listing()
     if isinstance(listing, Found) and bulk and listing.valid and gen is not None:
-        sampled = _through_mark(db, root, listing, now)
+        sampled = _through_mark(db, root, listing, now, pre, gen)
         if sampled is not None:
             sampled.gen = gen
             return sampled
@@ -132,6 +135,7 @@ def stale(
     present = {k: listing.path(k) for k in listing.keys()} if plan.git_changed else None  # for readmitted()
     judge = Judge(plan, now, present)
     unmatched: list[str] = []  # files without a row under their plain key
+    under: dict[str, str] = {}  # redacted key -> plain key of the files held under one
     for key in judged:
         row = rows.get(key)
         if row is None:
@@ -151,6 +155,8 @@ def stale(
                 from .index_rows import index_key  # noqa: PLC0415 lazy: start-up (a search loads no analysis)
 
                 key = index_key(Path(listing.root), path)
+            else:
+                under[key] = plain
             judge(path, key, left.pop(key, None), listing.stat(plain))
     plan.gone += sorted(left)
     plan.changed.sort()
@@ -159,19 +165,26 @@ def stale(
         again = {str(p) for p in plan.changed}
         plan.changed += [Path(p) for p in readmitted(db, root, present) if p not in again]
     if found is not None and gen is not None:
-        plan.mark = currentlisting.mark_of(plan, found, listing, judge.exact, gen)
+        plan.mark = currentlisting.mark_of(plan, found, listing, judge.exact, gen, under)
     return plan
 
 
-def _through_mark(db: sqlite3.Connection, root: Path, found: Found, now: int) -> Plan | None:
+def _through_mark(
+    db: sqlite3.Connection, root: Path, found: Found, now: int, pre: currentlisting.Presampled | None, gen: str
+) -> Plan | None:
     """The plan of :func:`stale` through the mark of :mod:`memzoi.stores.currentlisting` where it holds for
     ``found`` and git's state is the one the rows were judged under (else every file's admission is asked: the
-    whole decision); ``None`` otherwise."""
+    whole decision): the sample ``pre`` drew while find ran, where the rows it read were the mark's (read at its
+    generation ``gen``), else a sample drawn from ``found``; ``None`` otherwise."""
     mark = currentlisting.holds(db, currentlisting.digest(found), now)
     if mark is None:
         return None
     git = git_state(root, mark.folders)
-    return currentlisting.sampled(db, found, mark, git, now) if git == _known_git(db) else None
+    if git != _known_git(db):
+        return None
+    if pre is not None and pre.digest == mark.digest and gen == mark.gen:
+        return currentlisting.settled(found, mark, pre, git)
+    return currentlisting.sampled(db, found, mark, git, now)
 
 
 def _known_git(db: sqlite3.Connection) -> str | None:
