@@ -84,3 +84,26 @@ def test_no_early_query_before_the_index_is_built_or_its_text_filled(project, ca
         assert index.rows_generation() is not None
         index.db.execute("INSERT INTO meta(key, value) VALUES ('fts', 'to fill')")  # as after put_rows: no text yet
         assert index.rows_generation() is None
+
+
+def test_a_write_while_the_refresh_reads_the_rows_voids_the_early_answer(project, capsys, monkeypatch):
+    """Another process re-indexes a file after the refresh read the generation and before it read the rows: the
+    decision is then of newer rows than the early query read, which it cannot vouch for."""
+    from memzoi.stores import storedstamps
+
+    search(capsys, project, "walrus")
+    real = storedstamps.read
+
+    def read_after_a_write(db, now, **kwargs):
+        other = sqlite3.connect(index.path)
+        with other:
+            other.execute("UPDATE files SET checked_ns = checked_ns WHERE path = ?", (builders.record_path(RID),))
+        other.close()
+        return real(db, now, **kwargs)
+
+    with Index(project) as index:
+        index.db.execute("DELETE FROM meta WHERE key = 'listing'")  # no mark: the rows' stamps are read
+        gen = index.rows_generation()
+        monkeypatch.setattr(storedstamps, "read", read_after_a_write)
+        index.refresh()
+        assert not index.unchanged_since(gen)

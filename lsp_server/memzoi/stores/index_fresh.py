@@ -115,13 +115,12 @@ def stale(
     if isinstance(listing, Found) and bulk and listing.valid and gen is not None:
         sampled = _through_mark(db, root, listing, now, pre, gen)
         if sampled is not None:
-            sampled.gen = gen
-            return sampled
+            return _read_at(db, sampled, gen)
     stored = storedstamps.read(db, now, bulk=bulk)
     vouching, rows = stored.vouching, stored.rows  # key -> stamp of a row that vouches while unchanged; the others
     found = listing if isinstance(listing, Found) else None
     listing = listing.listing() if isinstance(listing, Found) else listing
-    plan = Plan(git=git_state(root, listing.folders), gen=gen)
+    plan = Plan(git=git_state(root, listing.folders))
     plan.git_changed = _known_git(db) != plan.git
     judged = _changed(listing, vouching)
     drawn = _drawn(listing, judged)
@@ -166,6 +165,13 @@ def stale(
         plan.changed += [Path(p) for p in readmitted(db, root, present) if p not in again]
     if found is not None and gen is not None:
         plan.mark = currentlisting.mark_of(plan, found, listing, judge.exact, gen, under)
+    return _read_at(db, plan, gen)
+
+
+def _read_at(db: sqlite3.Connection, plan: Plan, gen: str | None) -> Plan:
+    """``plan`` with the generation of the rows it was decided on (``Plan.gen``): ``gen``, read before the first
+    row, where it is still the generation now (no write came while the rows were read), else unknown."""
+    plan.gen = gen if gen is not None and currentlisting.generation(db) == gen else None
     return plan
 
 
