@@ -6,7 +6,7 @@ neither the rows' stamps nor the output's items (but those the sample draws).
 A refresh (:func:`memzoi.stores.index_fresh.stale`) leaves the mark (:func:`mark_of`, :func:`write`: ``meta`` under
 ``listing``) when every listed file was left with a row whose stamp is the file's and vouches (kept by the bulk
 comparison or by :func:`memzoi.base.freshness.trusted`, or read and restamped with its listed stamp, not racy),
-every row had its file, every item find printed was a listed file, every device's file system keeps its ctime
+every row had its file, every device's file system keeps its ctime
 (:data:`memzoi.base.freshness.KEEPS_CTIME`), and nothing was re-indexed. The mark holds the output's BLAKE3
 digest, the devices, the folders holding files (for :func:`memzoi.stores.index_fresh.git_state`), the clock until
 which every row stays within the trust age, and the generation of the ``files`` table it was made at: triggers
@@ -103,13 +103,11 @@ def digest(found: Found) -> str:
 def mark_of(plan: Plan, found: Found, listing: Listing, exact: bool, gen: str, redacted: dict[str, str]) -> Mark | None:
     """The mark of find's output ``found`` (parsed: ``listing``), its rows read at the ``files`` generation ``gen``
     (:mod:`memzoi.stores.currentlisting`), when ``plan`` re-indexes and drops nothing, every file judged one by one
-    was left ``exact`` (:class:`memzoi.stores.refreshplan.Judge`), every item of the output is a listed file and
-    every device keeps its ctime: every file then has a row whose stamp is its own and vouches. ``redacted``: the
+    was left ``exact`` (:class:`memzoi.stores.refreshplan.Judge`) and every device keeps its ctime: every file
+    then has a row whose stamp is its own and vouches (an item that is not a record or packet is never drawn). ``redacted``: the
     files whose row is under a redacted key (key → plain key), marked by the position of their item."""
     devices = {listing.dev, *listing.devs.values()}
     if plan.changed or plan.gone or not exact or listing.unstated or not found.valid:
-        return None
-    if len(listing.stamps) != found.out.count(b"\0"):
         return None
     if not all(freshness.fs_type(d) in freshness.KEEPS_CTIME for d in devices):
         return None
@@ -194,14 +192,13 @@ def _finished(judge: Judge, mark: Mark, git: str) -> Plan:
 def sampled(db: sqlite3.Connection, found: Found, mark: Mark, git: str, now: int) -> Plan | None:
     """The plan of :func:`memzoi.stores.index_fresh.stale` where ``mark`` holds for find's output ``found`` and
     git's state is still ``git``: the files the sample draws (:func:`draws`) read and judged as ``stale`` judges a
-    drawn file; the mark left again with their restamps. ``None`` (decide the whole way) where a drawn item is not
-    a record or packet with a row, which the mark rules out."""
+    drawn file (an item that is no record or packet is no file of the listing: not judged); the mark left again
+    with their restamps. ``None`` (decide the whole way) where a drawn file has no row, which the mark rules out."""
     plan = Plan(git=git)
     items = found.items
-    drawn = sorted((parse_item(items[i]) for i in draws(len(items))), key=lambda d: d[0] or "")
-    keys = [key for key, _ in drawn if key is not None]
-    if len(keys) < len(drawn):  # not so when the mark holds: every item is a record or packet
-        return None
+    parsed = (parse_item(items[i]) for i in draws(len(items)))
+    drawn = sorted(((key, st) for key, st in parsed if key is not None), key=lambda d: d[0])
+    keys = [key for key, _ in drawn]
     rows = storedstamps.full_rows(db, keys)
     if len(rows) < len(keys):  # a row under a redacted key (its path bore a secret when it was written)
         from ..judge.pathsafety import redacted_path  # noqa: PLC0415 lazy: start-up
