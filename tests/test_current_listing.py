@@ -156,14 +156,14 @@ def test_a_files_generation_counts_every_write(indexed):
         assert int(currentlisting.generation(ix.db) or -1) == before + 3
 
 
-def test_a_file_under_a_redacted_key_is_drawn_by_position_and_its_path_never_stored(indexed, monkeypatch):
+def test_a_file_under_a_redacted_key_is_drawn_by_offset_and_its_path_never_stored(indexed, monkeypatch):
     root, db = indexed
     token = "ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4" + "rS6tU8vW0xY2zA4"  # assembled at run time
     secret = root / ".memzoi/records" / f"{token}.md"
     secret.write_bytes((root / builders.record_path("mark-0")).read_bytes())
     with Index(root, path=db, workers=1) as ix:
         ix.refresh(walked=lambda: found_of(root))  # indexed under its redacted key
-        ix.refresh(walked=lambda: found_of(root))  # marked, the file by the position of its item
+        ix.refresh(walked=lambda: found_of(root))  # marked, the file by the offset of its item
         found = found_of(root)
         assert currentlisting.holds(ix.db, currentlisting.digest(found), time.time_ns()) is not None
         stored = repr([tuple(r) for r in ix.db.execute("SELECT key, value FROM meta")])

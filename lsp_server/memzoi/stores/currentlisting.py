@@ -97,7 +97,7 @@ def write(db: sqlite3.Connection, mark: Mark, gen: str | None) -> None:
 
 def digest(found: Found) -> str:
     """The hex BLAKE3 digest of find's output ``found``."""
-    return blake3.blake3(found.out).hexdigest()
+    return blake3.blake3(found.out, max_threads=blake3.blake3.AUTO).hexdigest()
 
 
 def mark_of(plan: Plan, found: Found, listing: Listing, exact: bool, gen: str, redacted: dict[str, str]) -> Mark | None:
@@ -105,7 +105,7 @@ def mark_of(plan: Plan, found: Found, listing: Listing, exact: bool, gen: str, r
     (:mod:`memzoi.stores.currentlisting`), when ``plan`` re-indexes and drops nothing, every file judged one by one
     was left ``exact`` (:class:`memzoi.stores.refreshplan.Judge`) and every device keeps its ctime: every file
     then has a row whose stamp is its own and vouches (an item that is not a record or packet is never drawn). ``redacted``: the
-    files whose row is under a redacted key (key → plain key), marked by the position of their item."""
+    files whose row is under a redacted key (key → plain key), marked by the byte offset of their item."""
     devices = {listing.dev, *listing.devs.values()}
     if plan.changed or plan.gone or not exact or listing.unstated or not found.valid:
         return None
@@ -115,10 +115,12 @@ def mark_of(plan: Plan, found: Found, listing: Listing, exact: bool, gen: str, r
     if redacted:
         plain = {p: k for k, p in redacted.items()}
         ends = tuple(b" " + os.fsencode(p) for p in plain)
-        for i, item in enumerate(found.items):
+        offset = 0
+        for item in found.items:
             key = parse_item(item)[0] if item.endswith(ends) else None
             if key in plain:
-                at[plain[key]] = i
+                at[plain[key]] = offset
+            offset += len(item) + 1
         if len(at) != len(redacted):
             return None
     folders = tuple(sorted(listing.folders))
@@ -128,7 +130,7 @@ def mark_of(plan: Plan, found: Found, listing: Listing, exact: bool, gen: str, r
 @dataclass
 class Presampled:
     """The files the sample drew from the rows while find ran (:func:`presample`), judged by ``judge``, but those
-    under a redacted key (``later``: key, row, position of the file's item in the marked output)."""
+    under a redacted key (``later``: key, row, byte offset of the file's item in the marked output)."""
 
     digest: str
     judge: Judge
@@ -165,12 +167,13 @@ def presample(db: sqlite3.Connection, root: str, now: int) -> Presampled | None:
 def settled(found: Found, mark: Mark, pre: Presampled, git: str) -> Plan | None:
     """The plan of :func:`presample`'s draw once the mark ``mark`` holds for find's output ``found`` (the same
     digest, the rows at its generation) and git's state is ``git``: the files under a redacted key found at their
-    item's position and judged; ``None`` where an item is not the file of its row (decide the other way)."""
+    item's offset and judged; ``None`` where an item is not the file of its row (decide the other way)."""
     from ..judge.pathsafety import redacted_path  # noqa: PLC0415 lazy: start-up
 
-    items = found.items if pre.later else []
-    for key, row, pos in pre.later:
-        plain, st = parse_item(items[pos]) if pos < len(items) else (None, None)
+    out = found.out
+    for key, row, at in pre.later:
+        end = out.find(b"\0", at)
+        plain, st = parse_item(out[at:end]) if 0 <= at < end and (at == 0 or out[at - 1] == 0) else (None, None)
         if plain is None or st is None or redacted_path(plain) != key:
             return None
         pre.judge(f"{found.root}{os.sep}{plain}", key, row, st, due=True)

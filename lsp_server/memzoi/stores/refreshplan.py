@@ -20,8 +20,8 @@ Restamp = tuple[int, int, int, int, int, str]
 class Mark:
     """What a refresh found current (:mod:`memzoi.stores.currentlisting`): find's output's ``digest`` (hex BLAKE3),
     the ``devices`` of its files, the ``folders`` holding them (absolute), the ``files`` generation ``gen`` its
-    rows were read at, and ``redacted``: each row under a redacted key with the position of its file's item in the
-    output (a position, never the path, which bears a secret)."""
+    rows were read at, and ``redacted``: each row under a redacted key with the byte offset of its file's item in
+    the output (an offset, never the path, which bears a secret)."""
 
     digest: str
     devices: tuple[int, ...]
