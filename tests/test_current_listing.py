@@ -16,7 +16,7 @@ import pytest
 
 from memzoi.base import freshness
 from memzoi.stores import currentlisting, index_fresh, storedstamps
-from memzoi.stores.findlisting import Found, format_item
+from memzoi.stores.findlisting import Ahead, Found, format_item
 from memzoi.stores.index import Index
 from memzoi.stores.planelisting import walk
 
@@ -30,6 +30,24 @@ def found_of(root: Path) -> Found:
     listing = walk(root)
     out = b"".join(format_item(key, listing.stat(key)) for key in listing.keys())  # type: ignore[arg-type]
     return Found(str(root.resolve()), listing.dev, out)
+
+
+class _Finished:
+    """A find that has printed ``found``."""
+
+    def __init__(self, found: Found) -> None:
+        self.found = found
+
+    def wait(self) -> Found:
+        return self.found
+
+
+def ahead_of(found: Found) -> Ahead:
+    """find's output ``found`` as ``memzoi search`` hands its listing to the refresh (:class:`Ahead`, its find
+    started), so that the refresh takes it first and draws its sample from the rows meanwhile."""
+    ahead = Ahead.__new__(Ahead)
+    ahead.root, ahead.finding, ahead.walking = found.root, _Finished(found), None  # type: ignore[assignment]
+    return ahead
 
 
 @pytest.fixture
@@ -62,7 +80,7 @@ def test_a_listing_found_current_is_not_compared_again(indexed, monkeypatch):
     with Index(root, path=db, workers=1) as ix:
         plan = index_fresh.stale(ix.db, root, found_of(root))
         assert (plan.changed, plan.gone, plan.restamp, plan.git_changed) == ([], [], [], False)
-        assert ix.refresh(walked=lambda: found_of(root)).files == 0
+        assert ix.refresh(walked=ahead_of(found_of(root))).files == 0
 
 
 def test_an_edit_is_another_output(indexed):
@@ -175,5 +193,19 @@ def test_a_file_under_a_redacted_key_is_drawn_by_offset_and_its_path_never_store
         ix.refresh(walked=lambda: found)  # kept by its stamp: marked again
         monkeypatch.setattr(freshness, "SAMPLE_SHARE", 1)
         no_stored_read(monkeypatch)
-        for given in (found, lambda: found):  # drawn from the output, and from the rows while find runs
+        for given in (found, ahead_of(found)):  # drawn from the output, and from the rows while find runs
             assert index_fresh.stale(ix.db, root, given).changed == [secret]
+
+
+def test_a_refresh_without_find_draws_no_sample_ahead(indexed, monkeypatch):
+    """The MCP server's and the language server's refreshes (a walk in Python, or a caller's listing) never read a
+    sample from the rows ahead: their listing can never hold a mark, so those reads would be lost."""
+    root, db = indexed
+
+    def presample(*args):
+        raise AssertionError("a sample was drawn ahead of a listing that is not find's")
+
+    monkeypatch.setattr(currentlisting, "presample", presample)
+    with Index(root, path=db, workers=1) as ix:
+        assert ix.refresh().files == 0
+        assert ix.refresh(walked=lambda: walk(root)).files == 0

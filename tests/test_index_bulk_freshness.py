@@ -28,6 +28,7 @@ from memzoi.stores.planelisting import from_files
 from memzoi.stores.refreshplan import Plan
 
 from . import builders
+from .test_current_listing import ahead_of
 
 N = 6
 DAY = 86_400 * 10**9
@@ -130,7 +131,7 @@ def _found_plans(db, root: Path, listed: list[str], stats: dict) -> list[tuple]:
     out += format_item(".memzoi/records/index.md", Stat((1, 2, 3, 4), 1))  # printed, but no record: never judged
     found = Found(str(root), 1, out)
     plans = []
-    for listing in (found, found, lambda: found):  # the last as find still running: its sample drawn from the rows
+    for listing in (found, found, ahead_of(found)):  # the last as find still running: its sample drawn from the rows
         plain = _plan(index_fresh.stale(db, root, from_files(root, listed, stats.get, lambda p: None), bulk=False))
         plan = index_fresh.stale(db, root, listing)
         assert _plan(plan) == plain

@@ -29,7 +29,7 @@ from ..base.freshness import Stat
 from ..judge.configplain import CONFIG_NAME
 from ..judge.workspace import MEMZOI_DIR
 from . import currentlisting, storedstamps
-from .findlisting import Found
+from .findlisting import Ahead, Found
 from .index_queries import _REDACTED_PREFIX  # the key prefix of a path that bore a secret (one copy)
 from .planelisting import Listing, from_files, walk
 from .refreshplan import Judge, Plan
@@ -86,7 +86,8 @@ def stale(
 ) -> Plan:
     """The :class:`Plan` of a refresh of the index ``db`` of the project ``root`` whose files are ``listing``
     (:func:`plane_of`, from a walk or a caller's scan: one decision either way; find's output,
-    :class:`memzoi.stores.findlisting.Found`; or a function that gives one of them, asked first, such as
+    :class:`memzoi.stores.findlisting.Found`; or a function that gives one of them, asked once the rows' stamps
+    are read, so that a walk running meanwhile overlaps the read, or first where it is find's,
     :class:`memzoi.stores.findlisting.Ahead`): the files that are new, whose
     bytes differ from their row's (by the one freshness rule, :func:`memzoi.base.freshness.trusted` under one
     clock, else a read compared with the row's BLAKE3 digest: equal bytes keep the row under the new stat), or whose
@@ -108,8 +109,8 @@ def stale(
     now = time.time_ns()
     gen = currentlisting.generation(db)  # before the rows are read: a mark is never of rows newer than those judged
     pre = None
-    if not isinstance(listing, (Listing, Found)):  # first: where find's output was found current, no row is read
-        if bulk and gen is not None:  # the sample drawn and read while find runs
+    if isinstance(listing, Ahead):  # find's output first: where it was found current, no row's stamp is read
+        if bulk and gen is not None and listing.finding is not None:  # the sample drawn and read while find runs
             pre = currentlisting.presample(db, str(root), now)
         listing = listing()
     if isinstance(listing, Found) and bulk and listing.valid and gen is not None:
@@ -118,6 +119,8 @@ def stale(
             return _read_at(db, sampled, gen)
     stored = storedstamps.read(db, now, bulk=bulk)
     vouching, rows = stored.vouching, stored.rows  # key -> stamp of a row that vouches while unchanged; the others
+    if not isinstance(listing, (Listing, Found)):  # asked now: a walk running meanwhile overlapped the read
+        listing = listing()
     found = listing if isinstance(listing, Found) else None
     listing = listing.listing() if isinstance(listing, Found) else listing
     plan = Plan(git=git_state(root, listing.folders))
