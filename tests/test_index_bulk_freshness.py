@@ -21,11 +21,14 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from memzoi.base import freshness
 from memzoi.base.freshness import Stat
-from memzoi.stores import index_fresh
+from memzoi.stores import currentlisting, index_fresh
+from memzoi.stores.findlisting import Found, format_item
 from memzoi.stores.index import Index
 from memzoi.stores.planelisting import from_files
+from memzoi.stores.refreshplan import Plan
 
 from . import builders
+from .test_current_listing import ahead_of
 
 N = 6
 DAY = 86_400 * 10**9
@@ -104,12 +107,37 @@ def plans(root: Path, db: Path, cases: list[Case], kinds: tuple[str, str], share
             got = {}
             for bulk in (True, False):
                 listing = from_files(root, listed, stats.get, lambda p: None)
-                plan = index_fresh.stale(ix.db, root, listing, bulk=bulk)
-                restamped = [(*r[:4], r[5]) for r in plan.restamp]  # not the clock of the read
-                got[bulk] = (plan.changed, plan.gone, restamped, plan.git, plan.git_changed)
+                got[bulk] = _plan(index_fresh.stale(ix.db, root, listing, bulk=bulk))
+            got["found"] = _found_plans(ix.db, root, listed, stats)
         finally:
             ix.db.execute("ROLLBACK")
+    assert got["found"][0] == got[False]
     return got[True], got[False], keys
+
+
+def _plan(plan: Plan) -> tuple:
+    restamped = [(*r[:4], r[5]) for r in plan.restamp]  # not the clock of the read
+    return (plan.changed, sorted(plan.gone), restamped, plan.git, plan.git_changed)
+
+
+def _found_plans(db, root: Path, listed: list[str], stats: dict) -> list[tuple]:
+    """The plans of find's listing of the same stats (:class:`memzoi.stores.findlisting.Found`: a file listed
+    without a stat is not printed), before and after each plan's writes of stamps and mark
+    (:func:`memzoi.stores.currentlisting.write_stamps`, as a refresh writes them), each checked against the per-file
+    rule then: the second and third go through the mark where the first left one, the third with its sample drawn
+    from the rows while find runs (:func:`memzoi.stores.currentlisting.presample`)."""
+    with_stat = [p for p in listed if stats[p] is not None]
+    out = b"".join(format_item(Path(p).relative_to(root).as_posix(), stats[p]) for p in with_stat)
+    out += format_item(".memzoi/records/index.md", Stat((1, 2, 3, 4), 1))  # printed, but no record: never judged
+    found = Found(str(root), 1, out)
+    plans = []
+    for listing in (found, found, ahead_of(found)):  # the last as find still running: its sample drawn from the rows
+        plain = _plan(index_fresh.stale(db, root, from_files(root, listed, stats.get, lambda p: None), bulk=False))
+        plan = index_fresh.stale(db, root, listing)
+        assert _plan(plan) == plain
+        plans.append(plain)
+        currentlisting.write_stamps(db, plan)
+    return plans
 
 
 #: The freshness tests' cases (tests/test_index_freshness.py, tests/test_freshness.py, docs/freshness.md), as

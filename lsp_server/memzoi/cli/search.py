@@ -5,7 +5,9 @@ tool ``search_memory`` ranks (one core function, :func:`memzoi.agent.search.sear
 record about building), ``all_words`` (every word must match, as a prefix) and ``phrase``.
 
 The index is refreshed first (only changed files are re-read; built from scratch when missing, with progress on
-stderr). Active, current records come first. ``--json`` prints ``{"query", "mode", "records": [...],
+stderr); the query is made while GNU find lists the files (:class:`memzoi.stores.findlisting.Ahead`) and kept only
+where the refresh then judged those very rows and changed none (:meth:`memzoi.stores.index.Index.unchanged_since`),
+else made again. Active, current records come first. ``--json`` prints ``{"query", "mode", "records": [...],
 "proposals": [...]}``; record entries use Memzoi's runtime record keys (``id, record_id, type, lane, destination,
 scope_kind, visibility, status, title, body, source_kind, source_ref, proposal_id, created_at, updated_at,
 retention, origin, lineage``) plus ``path``, ``current``, ``score`` (0–1, higher is better) and ``snippet``. A
@@ -17,12 +19,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..agent.query import MODES
 from ._changes import add_common, emit_json, project_root, refuse
 from ._common import add_command, refuse_linked_plane
 from .rebuild import add_progress_option
+
+if TYPE_CHECKING:
+    from ..stores.index import Index
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -126,33 +132,60 @@ def proposal_json(hit: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _early(query: Callable[[Index], dict[str, Any]], index: Index) -> dict[str, Any] | None:
+    """``query(index)`` made before the index's refresh; ``None`` where it refuses (the query after the refresh
+    then says why, as it always does)."""
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
+
+    try:
+        return query(index)
+    except Refusal:
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
     """Search; exit 0 (also with no hits), 1 when the index is unusable, 2 for a bad ``--limit``."""
-    from ..base.runtime_errors import guard  # noqa: PLC0415 lazy: start-up
-    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
-    from ..stores.index import Index  # noqa: PLC0415 lazy: start-up
-
     if args.limit < 1:
         print("memzoi: --limit must be at least 1", file=sys.stderr)
         return 2
-    query = " ".join(args.query)
+    query_text = " ".join(args.query)
     root = project_root(args)
     refused = refuse_linked_plane(args, root)  # nothing is read through a symlinked .memzoi/records/proposals
     if refused is not None:
         return refused
-    from ..stores.planelisting import walk_ahead  # noqa: PLC0415 lazy: start-up
+    from ..stores.findlisting import Ahead  # noqa: PLC0415 lazy: start-up
 
-    walked = walk_ahead(root)  # the refresh's stat walk, while the rest is imported and the stored stamps read
+    walked = Ahead(root)  # the refresh's listing by find in a process of its own, first: the rest is imported meanwhile
+    from ..base.runtime_errors import guard  # noqa: PLC0415 lazy: start-up
+    from ..ledger import Refusal  # noqa: PLC0415 lazy: start-up
     from ..runs.checkimports import cached_patterns  # noqa: PLC0415 lazy: start-up
+    from ..stores.index import Index  # noqa: PLC0415 lazy: start-up
 
     with cached_patterns():  # the detectors that scrub the query compile their patterns from the cache
         from ..agent.search import search_memory  # noqa: PLC0415 lazy: start-up
     from .progress import Progress  # noqa: PLC0415 lazy: start-up
 
     progress = Progress("search", "indexing", enabled=None if not args.no_progress else False)
+
+    def query(index: Index) -> dict[str, Any]:
+        # The same ranking as the MCP tool (memzoi.agent.search), on the index as it is (not refreshed again);
+        # private local records are `memzoi local search`.
+        return search_memory(
+            root,
+            query_text,
+            limit=args.limit,
+            kind=args.kind,
+            mode=args.mode,
+            include_local=False,
+            rows=True,
+            index=index,
+        )
+
     try:
         # An unusable index raises RuntimeStateError, reported by the dispatcher (JSON on stdout with --json).
         with Index(root) as index, guard(index.path, "index"):
+            ahead = None if index.schema_problem else index.rows_generation()
+            early = _early(query, index) if ahead is not None else None  # while find lists the files
             try:
                 if index.schema_problem:
                     index.rebuild(progress)
@@ -160,18 +193,8 @@ def run(args: argparse.Namespace) -> int:
                     index.refresh(progress, walked=walked)
             finally:
                 progress.finish()
-            # The same ranking as the MCP tool (memzoi.agent.search), on the index just refreshed (not again);
-            # private local records are `memzoi local search`.
-            found = search_memory(
-                root,
-                query,
-                limit=args.limit,
-                kind=args.kind,
-                mode=args.mode,
-                include_local=False,
-                rows=True,
-                index=index,
-            )
+            # the query made before the refresh stands only where the refresh judged those rows and changed none
+            found = early if early is not None and index.unchanged_since(ahead) else query(index)
     except Refusal as err:
         return refuse(args, err)
     hits = found["results"]

@@ -21,6 +21,7 @@ file in :mod:`memzoi.stores.index_rows` and the reading queries in :mod:`memzoi.
 from __future__ import annotations
 
 import os
+import random
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -33,12 +34,14 @@ from .index_build import REBUILD_CACHE_KIB, Progress, RebuildResult, Staging, an
 from .index_queries import Drift, IndexQueries, SearchHit
 from .index_schema import (
     _SCHEMA,
+    GEN_KEY,
     SCHEMA_VERSION,
     _opening,
     _split_sql,
     _Tx,
     checksum_sql,
     fts_triggers,
+    generation,
     row_checksum,
 )
 from .store import STORE_VERSION, EntryRows, ensure_schema, forget_old_databases, store_path, write_rows
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
     from ..base.freshness import Stat
     from ..project.filefacts import FileFacts
     from .fileentry import Row
+    from .findlisting import Found
     from .firststage import Entry
     from .index_rows import Premade
     from .planelisting import Listing
@@ -80,9 +84,8 @@ class Index(IndexQueries):
     the index analyses itself; nothing is analysed twice. ``helper`` lets a threaded caller's analysis use worker
     processes from a fork server (:class:`memzoi.base.parallel.ChunkPool`). One ``Index`` is not for concurrent use
     from several threads (give each thread its own; SQLite WAL lets them read while one writes). Opening never
-    scans files;
-    call :meth:`rebuild` or :meth:`refresh`. Raises :class:`IndexUnavailable` when the database cannot be opened.
-    """
+    scans files; call :meth:`rebuild` or :meth:`refresh`. Raises :class:`IndexUnavailable` when the database cannot
+    be opened."""
 
     def __init__(
         self,
@@ -98,6 +101,7 @@ class Index(IndexQueries):
         self.premade = premade
         self.helper = helper
         self.path = Path(path) if path is not None else store_path(self.root)
+        self._judged: tuple[str | None, bool] | None = None  # the last refresh's (Plan.gen, re-indexed any)
         try:
             private_dir(self.path.parent)
             private_file(self.path)
@@ -199,12 +203,12 @@ class Index(IndexQueries):
             self.db.execute(f"DROP TABLE IF EXISTS {name}")
         for trig in ("records_ai", "records_ad", "records_au", "proposals_ai", "proposals_ad", "proposals_au"):
             self.db.execute(f"DROP TRIGGER IF EXISTS {trig}")
-        for stmt in _split_sql(_SCHEMA):  # the tables, without the triggers
+        for stmt in _split_sql(_SCHEMA):  # the tables, without the triggers (those of `files` went with it)
             self.db.execute(stmt)
         self.db.execute(f"PRAGMA user_version={STORE_VERSION}")
         built = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         meta = [("built_at", built), ("project_root", str(self.root)), ("schema", str(SCHEMA_VERSION))]
-        meta += [("stamp", stamp), ("git", git), ("fts", "to fill")]
+        meta += [("stamp", stamp), ("git", git), ("fts", "to fill"), (GEN_KEY, str(random.getrandbits(48)))]
         self.db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", meta)
 
     def _index_text(self) -> None:
@@ -265,18 +269,18 @@ class Index(IndexQueries):
         *,
         files: Iterable[str] | None = None,
         stat_of: Callable[[str], Stat | None] | None = None,
-        walked: Callable[[], Listing] | None = None,
+        walked: Callable[[], Listing | Found] | None = None,
     ) -> RebuildResult:
         """Bring the index up to date cheaply (:func:`memzoi.stores.index_fresh.stale`): re-index files that are new,
         whose bytes changed (by the one freshness rule, :mod:`memzoi.base.freshness`) or whose admission git's state
-        changed; drop rows whose file is gone; rebuild an index never built or made under another stamp. After a
-        caller's scan, ``files`` (the absolute paths it listed) and ``stat_of`` (the stat it took of a file, or
-        ``None``) stand for the walk and the stats (:func:`memzoi.stores.index_fresh.plane_of`); ``walked`` gives
-        the listing of a walk the caller started earlier (:func:`memzoi.stores.planelisting.walk_ahead`), waited
-        for once the stored stamps are read."""
+        changed; drop rows whose file is gone; rebuild an index never built or made under another stamp. ``files``
+        and ``stat_of``: a caller's listing and stats (:func:`memzoi.stores.index_fresh.plane_of`); ``walked``: a
+        listing started earlier (:class:`memzoi.stores.findlisting.Ahead`, :mod:`memzoi.stores.currentlisting`)."""
+        from .currentlisting import write_stamps  # noqa: PLC0415 lazy: start-up
         from .index_fresh import plane_of, stale  # noqa: PLC0415 lazy: start-up
 
         listed = list(files) if files is not None else None
+        self._judged = None
         if not self.exists or self._stamp_problem():
             if walked is not None:
                 return self.rebuild(progress, files=walked().paths())
@@ -288,17 +292,25 @@ class Index(IndexQueries):
                 if self._text_to_fill():  # looked at again under the write lock: another process may have
                     self._index_text()
         plan = stale(self.db, self.root, walked or plane_of(self.root, listed, stat_of))
+        self._judged = (plan.gen, bool(plan.changed or plan.gone))
         result = RebuildResult()
         if plan.changed or plan.gone:
             result = self.update_paths(plan.changed + [self.root / g for g in plan.gone], progress)
-        if plan.restamp or plan.git_changed:  # after the re-judged rows are in
+        if plan.restamp or plan.git_changed or plan.mark:  # after the re-judged rows are in
             with _Tx(self.db):
-                self.db.executemany(
-                    "UPDATE files SET size = ?, mtime_ns = ?, ino = ?, ctime_ns = ?, checked_ns = ? WHERE path = ?",
-                    plan.restamp,
-                )
-                self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('git', ?)", (plan.git,))
+                write_stamps(self.db, plan)
         return result
+
+    def rows_generation(self) -> str | None:
+        """The generation of the rows (:func:`memzoi.stores.index_schema.generation`) of a built index whose text is
+        searchable, else ``None``: a query made at it stands if :meth:`unchanged_since` holds after a refresh."""
+        return None if not self.exists or self._text_to_fill() else generation(self.db)
+
+    def unchanged_since(self, gen: str | None) -> bool:
+        """True when the last :meth:`refresh` judged the rows at generation ``gen`` (no write came between) and
+        re-indexed or dropped none: what was read at ``gen`` is what it left to serve (``memzoi search`` queries
+        while find lists the files; a restamp or git's state changes nothing served)."""
+        return gen is not None and self._judged == (gen, False)
 
     def drift(self) -> Drift:
         """Compare the index with the git plane by the refresh's own decision (:func:`memzoi.stores.index_fresh.stale`

@@ -19,9 +19,7 @@ import random
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import blake3
 
@@ -29,12 +27,11 @@ from ..base import freshness
 from ..base.freshness import Stat
 from ..judge.configplain import CONFIG_NAME
 from ..judge.workspace import MEMZOI_DIR
-from . import storedstamps
+from . import currentlisting, storedstamps
+from .findlisting import Ahead, Found
 from .index_queries import _REDACTED_PREFIX  # the key prefix of a path that bore a secret (one copy)
 from .planelisting import Listing, from_files, walk
-
-#: One row's new stat after a confirming read: ``(size, mtime_ns, ino, ctime_ns, checked_ns, path key)``.
-Restamp = tuple[int, int, int, int, int, str]
+from .refreshplan import Judge, Plan
 
 
 def index_stamp(root: Path) -> str:
@@ -58,18 +55,6 @@ def config_bytes(root: Path) -> bytes:
         return f"\0unreadable: {err.errno}".encode()
 
 
-@dataclass
-class Plan:
-    """What a refresh must do: re-index ``changed`` (absolute paths), drop the rows ``gone`` (keys), keep the
-    rows of ``restamp`` under their new stat, and record ``git`` (:func:`git_state`) once done."""
-
-    changed: list[Path] = field(default_factory=list)
-    gone: list[str] = field(default_factory=list)
-    restamp: list[Restamp] = field(default_factory=list)
-    git: str = ""
-    git_changed: bool = False
-
-
 #: The stat of a file (:class:`memzoi.base.freshness.Stat`), ``None`` when it has none.
 StatOf = Callable[[str], "Stat | None"]
 
@@ -91,10 +76,18 @@ def plane_of(
     return from_files(root, files, stat_of or (lambda _: None), lstat or freshness.lstat)
 
 
-def stale(db: sqlite3.Connection, root: Path, listing: Listing | Callable[[], Listing], *, bulk: bool = True) -> Plan:
+def stale(
+    db: sqlite3.Connection,
+    root: Path,
+    listing: Listing | Found | Callable[[], Listing | Found],
+    *,
+    bulk: bool = True,
+) -> Plan:
     """The :class:`Plan` of a refresh of the index ``db`` of the project ``root`` whose files are ``listing``
-    (:func:`plane_of`, from a walk or a caller's scan: one decision either way; or a function that gives it, asked
-    once the stored stamps are read, so that a walk running meanwhile overlaps the read): the files that are new, whose
+    (:func:`plane_of`, from a walk or a caller's scan: one decision either way; find's output,
+    :class:`memzoi.stores.findlisting.Found`; or a function that gives one of them, asked once the rows' stamps
+    are read, so that a walk running meanwhile overlaps the read, or first where it is find's,
+    :class:`memzoi.stores.findlisting.Ahead`): the files that are new, whose
     bytes differ from their row's (by the one freshness rule, :func:`memzoi.base.freshness.trusted` under one
     clock, else a read compared with the row's BLAKE3 digest: equal bytes keep the row under the new stat), or whose
     admission may have changed because git's state did (:func:`readmitted`); the rows whose file is gone (no longer
@@ -108,17 +101,31 @@ def stale(db: sqlite3.Connection, root: Path, listing: Listing | Callable[[], Li
     SQL) are read as plain stamps in key order beside the listing's sorted keys (:func:`_changed`: a row at a time,
     none held after its comparison), a file whose stamp equals its row's on a device whose stamps vouch is kept
     unless the sample draws it (:data:`memzoi.base.freshness.SAMPLE_SHARE`, one draw per file), and only the other
-    files and the drawn ones are judged one by one, by that same rule (:class:`_Judge`). ``bulk=False`` judges every
-    file one by one; both give the same plan (``tests/test_index_bulk_freshness.py``). Raises ``sqlite3.Error``."""
+    files and the drawn ones are judged one by one, by that same rule (:class:`memzoi.stores.refreshplan.Judge`).
+    Where find's output is byte for byte one a refresh found so current (:func:`memzoi.stores.currentlisting.holds`),
+    that comparison is known and only the sample is drawn and read (:func:`_through_mark`); a refresh that keeps
+    every file so leaves that mark (``Plan.mark``). ``bulk=False`` judges every file one by one; all give the same
+    plan (``tests/test_index_bulk_freshness.py``). Raises ``sqlite3.Error``."""
     now = time.time_ns()
+    gen = currentlisting.generation(db)  # before the rows are read: a mark is never of rows newer than those judged
+    pre = None
+    if isinstance(listing, Ahead):  # find's output first: where it was found current, no row's stamp is read
+        if bulk and gen is not None and listing.finding is not None:  # the sample drawn and read while find runs
+            pre = currentlisting.presample(db, str(root), now)
+        listing = listing()
+    if isinstance(listing, Found) and bulk and listing.valid and gen is not None:
+        sampled = _through_mark(db, root, listing, now, pre, gen)
+        if sampled is not None:
+            return _read_at(db, sampled, gen)
     stored = storedstamps.read(db, now, bulk=bulk)
     vouching, rows = stored.vouching, stored.rows  # (key, stamp) of the rows that vouch while unchanged; the others
-    if not isinstance(listing, Listing):  # a walk runs meanwhile: the vouching rows are read before it is waited for
-        vouching = list(vouching)
+    if not isinstance(listing, (Listing, Found)):  # a walk runs meanwhile: the vouching rows are read before it is
+        vouching = list(vouching)  # waited for
         listing = listing()
+    found = listing if isinstance(listing, Found) else None
+    listing = listing.listing() if isinstance(listing, Found) else listing
     plan = Plan(git=git_state(root, listing.folders))
-    known = db.execute("SELECT value FROM meta WHERE key = 'git'").fetchone()
-    plan.git_changed = known is None or known[0] != plan.git
+    plan.git_changed = _known_git(db) != plan.git
     judged, held, others = _changed(listing, vouching)
     drawn = _drawn(listing, judged)
     judged = sorted([*judged, *listing.unstated])
@@ -128,8 +135,9 @@ def stale(db: sqlite3.Connection, root: Path, listing: Listing | Callable[[], Li
     redacted = {k for k in unlisted if k.startswith(_REDACTED_PREFIX)}
     rows.update(storedstamps.full_rows(db, [*held, *drawn, *(k for k in redacted if k not in rows)]))
     present = {k: listing.path(k) for k in listing.keys()} if plan.git_changed else None  # for readmitted()
-    judge = _Judge(plan, now, present)
+    judge = Judge(plan, now, present)
     unmatched: list[str] = []  # files without a row under their plain key
+    under: dict[str, str] = {}  # redacted key -> plain key of the files held under one
     for key in judged:
         row = rows.get(key)
         if row is None:
@@ -149,6 +157,8 @@ def stale(db: sqlite3.Connection, root: Path, listing: Listing | Callable[[], Li
                 from .index_rows import index_key  # noqa: PLC0415 lazy: start-up (a search loads no analysis)
 
                 key = index_key(Path(listing.root), path)
+            else:
+                under[key] = plain
             judge(path, key, left.pop(key, None), listing.stat(plain))
     plan.gone += sorted(left)
     plan.changed.sort()
@@ -156,33 +166,40 @@ def stale(db: sqlite3.Connection, root: Path, listing: Listing | Callable[[], Li
     if present is not None:
         again = {str(p) for p in plan.changed}
         plan.changed += [Path(p) for p in readmitted(db, root, present) if p not in again]
+    if found is not None and gen is not None:
+        plan.mark = currentlisting.mark_of(plan, found, listing, judge.exact, gen, under)
+    return _read_at(db, plan, gen)
+
+
+def _read_at(db: sqlite3.Connection, plan: Plan, gen: str | None) -> Plan:
+    """``plan`` with the generation of the rows it was decided on (``Plan.gen``): ``gen``, read before the first
+    row, where it is still the generation now (no write came while the rows were read), else unknown."""
+    plan.gen = gen if gen is not None and currentlisting.generation(db) == gen else None
     return plan
 
 
-class _Judge:
-    """The rule for one file of :func:`stale`: kept when the stat vouches (:func:`memzoi.base.freshness.trusted`,
-    unless the sample drew it: ``due``), else read and compared with its row's digest: other bytes are re-indexed,
-    equal bytes keep the row, restamped where the new stamp lets the stat vouch more
-    (:func:`memzoi.base.freshness.restamp_gains`: a file the sample drew, or one on a file system whose stamps never
-    vouch, is read again each time anyway, and writing its same stamp again would make every search write)."""
+def _through_mark(
+    db: sqlite3.Connection, root: Path, found: Found, now: int, pre: currentlisting.Presampled | None, gen: str
+) -> Plan | None:
+    """The plan of :func:`stale` through the mark of :mod:`memzoi.stores.currentlisting` where it holds for
+    ``found`` and git's state is the one the rows were judged under (else every file's admission is asked: the
+    whole decision): the sample ``pre`` drew while find ran, where the rows it read were the mark's (read at its
+    generation ``gen``), else a sample drawn from ``found``; ``None`` otherwise."""
+    mark = currentlisting.holds(db, currentlisting.digest(found), now)
+    if mark is None:
+        return None
+    git = git_state(root, mark.folders)
+    if git != _known_git(db):
+        return None
+    if pre is not None and pre.digest == mark.digest and gen == mark.gen:
+        return currentlisting.settled(found, mark, pre, git)
+    return currentlisting.sampled(db, found, mark, git, now)
 
-    def __init__(self, plan: Plan, now: int, present: dict[str, str] | None) -> None:
-        self.plan, self.now, self.present = plan, now, present
 
-    def __call__(self, path: str, key: str, row: Any, st: Stat | None, *, due: bool = False) -> None:
-        if self.present is not None:
-            self.present[key] = path
-        if st is None:  # listed, gone since (or no longer a regular file): gone
-            if row is not None:
-                self.plan.gone.append(key)
-            return
-        if row is not None and not due and freshness.trusted(st.stamp, st.dev, row[:4], row[4], self.now):
-            return
-        read = freshness.confirm(path, row[0], bytes.fromhex(row[5])) if row is not None else None
-        if read is None:
-            self.plan.changed.append(Path(path))
-        elif freshness.restamp_gains(row[:4], row[4], read[1], read[2]):  # else the row's stamp says as much
-            self.plan.restamp.append((*read[1], read[2], key))
+def _known_git(db: sqlite3.Connection) -> str | None:
+    """git's state the index's rows were judged under (``meta``), ``None`` before the first."""
+    known = db.execute("SELECT value FROM meta WHERE key = 'git'").fetchone()
+    return None if known is None else str(known[0])
 
 
 def _changed(listing: Listing, vouching: storedstamps.Vouching) -> tuple[list[str], list[str], list[str]]:

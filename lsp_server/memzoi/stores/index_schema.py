@@ -15,9 +15,10 @@ from typing import Any
 
 import blake3
 
-SCHEMA_VERSION = 10  # bump when the stored facts or columns change: old stores are rebuilt (8: entries and rows
+SCHEMA_VERSION = 11  # bump when the stored facts or columns change: old stores are rebuilt (8: entries and rows
 # written together by the one routine, memzoi.stores.fileentry; 9: each file's rows carry a checksum; 10: the
-# checksum is of the values, taken in Python as they are inserted, no longer of SQLite's quote() of them)
+# checksum is of the values, taken in Python as they are inserted, no longer of SQLite's quote() of them; 11: the
+# writes to `files` are counted, memzoi.stores.currentlisting)
 
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -77,6 +78,26 @@ END;
 """
 
 
+#: ``meta`` key of the count of writes to ``files`` (:mod:`memzoi.stores.currentlisting`), kept by :data:`GEN_TRIGGERS`.
+GEN_KEY = "files_gen"
+GEN_TRIGGERS = "".join(
+    f"""
+CREATE TRIGGER files_gen_{name} AFTER {event} ON files BEGIN
+  UPDATE meta SET value = value + 1 WHERE key = '{GEN_KEY}';
+END;
+"""
+    for name, event in (("ai", "INSERT"), ("ad", "DELETE"), ("au", "UPDATE"))
+)
+
+
+def generation(db: sqlite3.Connection) -> str | None:
+    """The count of writes to ``files`` (:data:`GEN_TRIGGERS`; from a random start at each rebuild), ``None`` in
+    an index without it (:mod:`memzoi.stores.currentlisting` then makes and holds no mark). Raises
+    ``sqlite3.Error``."""
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (GEN_KEY,)).fetchone()
+    return None if row is None else str(row[0])
+
+
 def _split_sql(script: str) -> list[str]:
     """Split our schema script into statements (trigger bodies contain ``;`` and end with ``END;``)."""
     out, buf = [], []
@@ -94,12 +115,13 @@ def _split_sql(script: str) -> list[str]:
 
 
 def fts_triggers() -> str:
-    """The triggers that keep ``records_fts`` and ``proposals_fts`` in sync with their tables."""
-    return _TRIGGERS.format(t="records") + _TRIGGERS.format(t="proposals")
+    """The triggers that keep ``records_fts`` and ``proposals_fts`` in sync with their tables, and those that count
+    the writes to ``files`` (:data:`GEN_TRIGGERS`)."""
+    return _TRIGGERS.format(t="records") + _TRIGGERS.format(t="proposals") + GEN_TRIGGERS
 
 
 def schema_script() -> str:
-    """The whole schema as one script: tables, then the FTS5 triggers of ``records`` and ``proposals``."""
+    """The whole schema as one script: tables, then the triggers of :func:`fts_triggers`."""
     return _SCHEMA + fts_triggers()
 
 
@@ -228,6 +250,9 @@ def sound_sql(alias: str) -> str:
 
 __all__ = [
     "CHECKED",
+    "GEN_KEY",
+    "GEN_TRIGGERS",
+    "generation",
     "COLUMNS",
     "SCHEMA_VERSION",
     "STAGED",

@@ -73,6 +73,18 @@ def full_rows(db: sqlite3.Connection, keys: list[str]) -> dict[str, tuple[Any, .
     return out
 
 
+def rows_by_id(db: sqlite3.Connection, ids: list[int]) -> dict[str, tuple[Any, ...]]:
+    """The :data:`ROW` columns of the rows of ``files`` with the ``rowid`` ``ids`` that exist (key → row),
+    :data:`IN_BATCH` ids a query."""
+    cur = _plain(db)
+    out: dict[str, tuple[Any, ...]] = {}
+    for i in range(0, len(ids), IN_BATCH):
+        part = ids[i : i + IN_BATCH]
+        sql = f"SELECT path, {ROW} FROM files WHERE rowid IN ({','.join('?' * len(part))})"
+        out.update((r[0], r[1:]) for r in cur.execute(sql, part))
+    return out
+
+
 def _plain(db: sqlite3.Connection) -> sqlite3.Cursor:
     cur = db.cursor()
     cur.row_factory = None  # plain tuples: 50,000 rows as sqlite3.Row cost a third more
@@ -140,4 +152,4 @@ def keep() -> None:
         _KEPT = _Kept()
 
 
-__all__ = ["IN_BATCH", "MAX_KEPT", "ROW", "VOUCHING", "Stored", "Vouching", "full_rows", "keep", "read"]
+__all__ = ["IN_BATCH", "MAX_KEPT", "ROW", "VOUCHING", "Stored", "Vouching", "full_rows", "keep", "read", "rows_by_id"]

@@ -1,0 +1,250 @@
+"""The mark of a listing a refresh found current (issue 29: ``memzoi search`` at 50,000 records in 0.25 s): when
+find's output (:class:`memzoi.stores.findlisting.Found`) is byte for byte the output of a refresh that kept every
+file by its stamp, the comparison of 55,000 stamps with their rows is known before it is made, and a search reads
+neither the rows' stamps nor the output's items (but those the sample draws).
+
+A refresh (:func:`memzoi.stores.index_fresh.stale`) leaves the mark (:func:`mark_of`, :func:`write`: ``meta`` under
+``listing``) when every listed file was left with a row whose stamp is the file's and vouches (kept by the bulk
+comparison or by :func:`memzoi.base.freshness.trusted`, or read and restamped with its listed stamp, not racy),
+every row had its file, every device's file system keeps its ctime
+(:data:`memzoi.base.freshness.KEEPS_CTIME`), and nothing was re-indexed. The mark holds the output's BLAKE3
+digest, the devices, the folders holding files (for :func:`memzoi.stores.index_fresh.git_state`), the clock until
+which every row stays within the trust age, and the generation of the ``files`` table it was made at: triggers
+(:data:`memzoi.stores.index_schema.GEN_TRIGGERS`) count every insert, update and delete of a row in ``meta`` under
+``files_gen``, so a mark is of the rows as they are only while that count is the mark's.
+
+:func:`holds` gives the mark when it holds for a new output: the same digest (the same files with the same stamps
+on the same devices), the same generation (the same rows), each device's file system still one that keeps its
+ctime, the rows within the trust age, the racy window and trust age of the same length. Every row then vouches for
+its file as the bulk comparison would find; what is left of :func:`memzoi.base.freshness.trusted` is its sample
+(:func:`draws`), read as ever (:func:`sampled`; or, while find still runs, drawn from the rows and read meanwhile,
+:func:`presample`, kept by :func:`settled` where the mark then holds), with git's state.
+``tests/test_index_bulk_freshness.py`` holds the plan so made equal to the per-file rule's.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+import blake3
+
+from ..base import freshness
+from ..base.freshness import Stat
+from . import storedstamps
+from .findlisting import Found, parse_item
+from .index_queries import _REDACTED_PREFIX as REDACTED_PREFIX  # the key prefix of a path that bore a secret
+from .index_schema import GEN_KEY, generation
+from .planelisting import Listing
+from .refreshplan import Judge, Mark, Plan
+
+#: ``meta`` key of the mark.
+KEY = "listing"
+
+
+def _constants() -> list[int]:
+    return [freshness.RACY_NS, freshness.MAX_TRUST_NS]
+
+
+def holds(db: sqlite3.Connection, digest: str, now: int) -> Mark | None:
+    """The mark when it holds for an output of digest ``digest`` at the wall clock ``now`` (ns) (see the module
+    docstring); ``None`` otherwise. Raises ``sqlite3.Error``."""
+    got = db.execute(
+        "SELECT a.value, b.value FROM meta AS a, meta AS b WHERE a.key = ? AND b.key = ?", (KEY, GEN_KEY)
+    ).fetchone()
+    if got is None:
+        return None
+    try:
+        value: dict[str, Any] = json.loads(got[0])
+        redacted = tuple((str(k), int(p)) for k, p in value["redacted"])
+        mark = Mark(value["digest"], tuple(value["devices"]), tuple(value["folders"]), value["gen"], redacted)
+        if mark.digest != digest or mark.gen != str(got[1]) or value["constants"] != _constants():
+            return None
+        if now > value["until"] or not all(freshness.fs_type(d) in freshness.KEEPS_CTIME for d in mark.devices):
+            return None
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not all(isinstance(f, str) for f in mark.folders) or not all(isinstance(d, int) for d in mark.devices):
+        return None
+    return mark
+
+
+def write(db: sqlite3.Connection, mark: Mark, gen: str | None) -> None:
+    """Leave ``mark`` in ``meta`` at the ``files`` generation ``gen`` (the current one: the caller's own restamps
+    since ``mark.gen`` counted), inside the caller's write transaction; the trust age is counted from the row
+    confirmed longest ago. Raises ``sqlite3.Error``."""
+    if gen is None:
+        return
+    oldest = db.execute("SELECT min(checked_ns) FROM files").fetchone()[0]
+    if oldest is None:
+        return
+    value = {
+        "digest": mark.digest,
+        "gen": gen,
+        "constants": _constants(),
+        "until": int(oldest) + freshness.MAX_TRUST_NS,
+        "devices": list(mark.devices),
+        "folders": list(mark.folders),
+        "redacted": [list(r) for r in mark.redacted],
+    }
+    db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (KEY, json.dumps(value)))
+
+
+def digest(found: Found) -> str:
+    """The hex BLAKE3 digest of find's output ``found``."""
+    return blake3.blake3(found.out, max_threads=blake3.blake3.AUTO).hexdigest()
+
+
+def mark_of(plan: Plan, found: Found, listing: Listing, exact: bool, gen: str, redacted: dict[str, str]) -> Mark | None:
+    """The mark of find's output ``found`` (parsed: ``listing``), its rows read at the ``files`` generation ``gen``
+    (:mod:`memzoi.stores.currentlisting`), when ``plan`` re-indexes and drops nothing, every file judged one by one
+    was left ``exact`` (:class:`memzoi.stores.refreshplan.Judge`) and every device keeps its ctime: every file
+    then has a row whose stamp is its own and vouches (an item that is not a record or packet is never drawn). ``redacted``: the
+    files whose row is under a redacted key (key → plain key), marked by the byte offset of their item."""
+    devices = {listing.dev, *listing.devs.values()}
+    if plan.changed or plan.gone or not exact or listing.unstated or not found.valid:
+        return None
+    if not all(freshness.fs_type(d) in freshness.KEEPS_CTIME for d in devices):
+        return None
+    at: dict[str, int] = {}
+    if redacted:
+        plain = {p: k for k, p in redacted.items()}
+        ends = tuple(b" " + os.fsencode(p) for p in plain)
+        offset = 0
+        for item in found.items:
+            key = parse_item(item)[0] if item.endswith(ends) else None
+            if key in plain:
+                at[plain[key]] = offset
+            offset += len(item) + 1
+        if len(at) != len(redacted):
+            return None
+    folders = tuple(sorted(listing.folders))
+    return Mark(digest(found), tuple(sorted(devices)), folders, gen, tuple(sorted(at.items())))
+
+
+@dataclass
+class Presampled:
+    """The files the sample drew from the rows while find ran (:func:`presample`), judged by ``judge``, but those
+    under a redacted key (``later``: key, row, byte offset of the file's item in the marked output)."""
+
+    digest: str
+    judge: Judge
+    later: list[tuple[str, tuple[Any, ...], int]]
+
+
+def presample(db: sqlite3.Connection, root: str, now: int) -> Presampled | None:
+    """The sample of a refresh whose find is still running, drawn from the rows (:func:`draws` over the range of
+    their ``rowid``: each row, so each file, with its own chance) and read meanwhile, for the mark in ``meta``
+    (``None`` without one): where the mark then holds (:func:`settled`), the rows are the files one for one, every
+    row's stamp is its file's, and a drawn file is judged as :func:`sampled` judges it. Raises ``sqlite3.Error``."""
+    got = db.execute("SELECT value FROM meta WHERE key = ?", (KEY,)).fetchone()
+    bounds = db.execute("SELECT min(rowid), max(rowid) FROM files").fetchone()
+    if got is None or bounds[0] is None:
+        return None
+    try:
+        value: dict[str, Any] = json.loads(got[0])
+        at = {str(k): int(p) for k, p in value["redacted"]}
+        mark_digest = str(value["digest"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    rows = storedstamps.rows_by_id(db, [bounds[0] + i for i in draws(bounds[1] - bounds[0] + 1)])
+    out = Presampled(mark_digest, Judge(Plan(), now, None), [])
+    for key in sorted(rows):
+        if key in at:
+            out.later.append((key, rows[key], at[key]))
+        elif key.startswith(REDACTED_PREFIX):  # a row the mark does not place: not this mark's rows
+            return None
+        else:
+            out.judge(f"{root}{os.sep}{key}", key, rows[key], Stat(tuple(rows[key][:4]), 0), due=True)
+    return out
+
+
+def settled(found: Found, mark: Mark, pre: Presampled, git: str) -> Plan | None:
+    """The plan of :func:`presample`'s draw once the mark ``mark`` holds for find's output ``found`` (the same
+    digest, the rows at its generation) and git's state is ``git``: the files under a redacted key found at their
+    item's offset and judged; ``None`` where an item is not the file of its row (decide the other way)."""
+    from ..judge.pathsafety import redacted_path  # noqa: PLC0415 lazy: start-up
+
+    out = found.out
+    for key, row, at in pre.later:
+        end = out.find(b"\0", at)
+        plain, st = parse_item(out[at:end]) if 0 <= at < end and (at == 0 or out[at - 1] == 0) else (None, None)
+        if plain is None or st is None or redacted_path(plain) != key:
+            return None
+        pre.judge(f"{found.root}{os.sep}{plain}", key, row, st, due=True)
+    return _finished(pre.judge, mark, git)
+
+
+def _finished(judge: Judge, mark: Mark, git: str) -> Plan:
+    """The plan ``judge`` made of the drawn files, under git's state ``git``, with ``mark`` to leave again where it
+    restamped rows and left every one exact."""
+    plan = judge.plan
+    plan.git = git
+    plan.changed.sort()
+    plan.restamp.sort(key=lambda r: r[-1])
+    if plan.restamp and not plan.changed and judge.exact:
+        plan.mark = mark
+    return plan
+
+
+def sampled(db: sqlite3.Connection, found: Found, mark: Mark, git: str, now: int) -> Plan | None:
+    """The plan of :func:`memzoi.stores.index_fresh.stale` where ``mark`` holds for find's output ``found`` and
+    git's state is still ``git``: the files the sample draws (:func:`draws`) read and judged as ``stale`` judges a
+    drawn file (an item that is no record or packet is no file of the listing: not judged); the mark left again
+    with their restamps. ``None`` (decide the whole way) where a drawn file has no row, which the mark rules out."""
+    plan = Plan(git=git)
+    items = found.items
+    parsed = (parse_item(items[i]) for i in draws(len(items)))
+    drawn = sorted(((key, st) for key, st in parsed if key is not None), key=lambda d: d[0])
+    keys = [key for key, _ in drawn]
+    rows = storedstamps.full_rows(db, keys)
+    if len(rows) < len(keys):  # a row under a redacted key (its path bore a secret when it was written)
+        from ..judge.pathsafety import redacted_path  # noqa: PLC0415 lazy: start-up
+
+        keys = [k if k in rows else redacted_path(k) for k in keys]
+        rows.update(storedstamps.full_rows(db, [k for k in keys if k not in rows]))
+    judge = Judge(plan, now, None)
+    for (plain, st), key in zip(drawn, keys, strict=True):
+        if key not in rows:  # not so when the mark holds: every file has a row
+            return None
+        judge(f"{found.root}{os.sep}{plain}", key, rows[key], st, due=True)
+    return _finished(judge, mark, git)
+
+
+def write_stamps(db: sqlite3.Connection, plan: Plan) -> None:
+    """The plan's writes after its files are re-indexed, inside the caller's write transaction: the restamps, git's
+    state, and the mark where no other write to the rows came between (:func:`write`).
+    Raises ``sqlite3.Error``."""
+    mark = plan.mark if plan.mark and generation(db) == plan.mark.gen else None
+    db.executemany(
+        "UPDATE files SET size = ?, mtime_ns = ?, ino = ?, ctime_ns = ?, checked_ns = ? WHERE path = ?", plan.restamp
+    )
+    db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('git', ?)", (plan.git,))
+    if mark:
+        write(db, mark, generation(db))
+
+
+def draws(count: int) -> list[int]:
+    """The positions of ``count`` files that the sample draws (:data:`memzoi.base.freshness.SAMPLE_SHARE`), each
+    independently with that chance, as :func:`memzoi.base.freshness.trusted` draws one file: the gaps between
+    drawn positions are geometric, so the draw costs one random number per drawn file, not per file."""
+    share = freshness.SAMPLE_SHARE
+    if share <= 0:
+        return []
+    if share >= 1:
+        return list(range(count))
+    out: list[int] = []
+    at, scale = -1, 1 / math.log1p(-share)
+    while True:
+        at += 1 + int(math.log(1.0 - random.random()) * scale)
+        if at >= count:
+            return out
+        out.append(at)
+
+
+__all__ = ["KEY", "digest", "draws", "generation", "holds", "mark_of", "sampled", "write", "write_stamps"]
