@@ -64,23 +64,22 @@ def read(db: sqlite3.Connection, now: int, *, bulk: bool = True) -> Stored:
 
 def full_rows(db: sqlite3.Connection, keys: list[str]) -> dict[str, tuple[Any, ...]]:
     """The :data:`ROW` columns of the rows ``keys`` of the index ``db`` (key → row), :data:`IN_BATCH` keys a query."""
-    cur = _plain(db)
-    out: dict[str, tuple[Any, ...]] = {}
-    for i in range(0, len(keys), IN_BATCH):
-        part = keys[i : i + IN_BATCH]
-        sql = f"SELECT path, {ROW} FROM files WHERE path IN ({','.join('?' * len(part))})"
-        out.update((r[0], r[1:]) for r in cur.execute(sql, part))
-    return out
+    return _rows_where(db, "path", keys)
 
 
 def rows_by_id(db: sqlite3.Connection, ids: list[int]) -> dict[str, tuple[Any, ...]]:
     """The :data:`ROW` columns of the rows of ``files`` with the ``rowid`` ``ids`` that exist (key → row),
     :data:`IN_BATCH` ids a query."""
+    return _rows_where(db, "rowid", ids)
+
+
+def _rows_where(db: sqlite3.Connection, column: str, values: list[Any]) -> dict[str, tuple[Any, ...]]:
+    """The rows of ``files`` whose ``column`` (``path`` or ``rowid``) is one of ``values``: key → :data:`ROW`."""
     cur = _plain(db)
     out: dict[str, tuple[Any, ...]] = {}
-    for i in range(0, len(ids), IN_BATCH):
-        part = ids[i : i + IN_BATCH]
-        sql = f"SELECT path, {ROW} FROM files WHERE rowid IN ({','.join('?' * len(part))})"
+    for i in range(0, len(values), IN_BATCH):
+        part = values[i : i + IN_BATCH]
+        sql = f"SELECT path, {ROW} FROM files WHERE {column} IN ({','.join('?' * len(part))})"
         out.update((r[0], r[1:]) for r in cur.execute(sql, part))
     return out
 
