@@ -157,6 +157,9 @@ def measure(
     }
     for i in range(repeats):
         for name, env in trees.items():
+            # the edits of the sessions before this one made the tree's index stale: an untimed search brings it
+            # current first, so each measure is of an index that is current (issue 29's condition)
+            cli_once(ws, env, query)
             samples[name]["cli"].append(cli_once(ws, env, query))
             got = mcp_session(ws, env, query, calls, edits=calls - 1)
             samples[name]["mcp_first"].append(got[0])
