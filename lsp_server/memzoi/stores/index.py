@@ -39,7 +39,6 @@ from .index_schema import (
     _opening,
     _split_sql,
     _Tx,
-    checksum_sql,
     fts_triggers,
     generation,
     row_checksum,
@@ -313,37 +312,11 @@ class Index(IndexQueries):
         return gen is not None and self._judged == (gen, False)
 
     def drift(self) -> Drift:
-        """Compare the index with the git plane by the refresh's own decision (:func:`memzoi.stores.index_fresh.stale`
-        of a walk): files without a row (``missing_from_index``; ``unreadable`` when they cannot be read: the rebuild
-        skips them too, and "missing, run rebuild" would send the user round in a loop), rows whose file changed,
-        whose values no longer match their checksum (withheld by every read) or whose admission git's state may have changed (``changed_in_index``), rows
-        without a file (``stale_in_index``), and the FTS5 integrity check of both tables. Never writes."""
-        from .index_fresh import plane_of, stale  # noqa: PLC0415 lazy: start-up
+        """Compare the index with the git plane (``memzoi doctor``): :func:`memzoi.stores.index_drift.drift_of`.
+        Never writes."""
+        from .index_drift import drift_of  # noqa: PLC0415 lazy: start-up
 
-        d = Drift(schema=self.schema_problem)
-        if d.schema:
-            return d
-        held = {r[0] for r in self.db.execute("SELECT path FROM files")}
-        plan = stale(self.db, self.root, plane_of(self.root))
-        for path in plan.changed:
-            rel = self._rel(path)
-            try:
-                path.open("rb").close()
-            except OSError:
-                d.unreadable.append(rel)
-                continue
-            (d.changed_in_index if rel in held else d.missing_from_index).append(rel)
-        damaged = f"SELECT path FROM files WHERE checksum IS NOT {checksum_sql()}"  # withheld by every read
-        d.changed_in_index += [r[0] for r in self.db.execute(damaged) if r[0] not in d.changed_in_index]
-        d.stale_in_index = sorted(plan.gone)
-        for found in (d.missing_from_index, d.changed_in_index, d.unreadable):
-            found.sort()
-        for table in ("records_fts", "proposals_fts"):
-            try:
-                self.db.execute(f"INSERT INTO {table}({table}, rank) VALUES('integrity-check', 1)")
-            except sqlite3.DatabaseError:
-                d.fts_out_of_sync = True
-        return d
+        return drift_of(self.db, self.root, self.schema_problem)
 
     def _require(self) -> None:
         if self.schema_problem:
