@@ -130,6 +130,20 @@ def test_a_folder_event_walks(feed: ChangeFeed, project: Path, where: str):
     assert feed.walks == 2 and "folder changed" in feed.why
 
 
+@pytest.mark.parametrize("to", ["inside_memzoi", "outside_memzoi"])
+def test_a_folder_holding_only_folders_moved_away_walks(feed: ChangeFeed, project: Path, to: str):
+    """A folder whose files are all in folders below it (``records/deep/sub/x.md``): moved away, the one event is
+    the gone ``records/deep``, no file event comes, and its files must leave the listing (else a moved record is
+    still served, as usable memory, from its old path)."""
+    write(project, "deep/sub/gnu")
+    feed.listing()
+    away = project / ".memzoi" / "parked" if to == "inside_memzoi" else project / "parked"
+    os.rename(project / ".memzoi" / "records" / "deep", away)
+    feed.events([str(project / ".memzoi" / "records" / "deep")])
+    same_as_walk(feed)
+    assert feed.walks == 2 and "folder changed" in feed.why
+
+
 def test_config_and_other_memzoi_files_are_not_stated(feed: ChangeFeed, project: Path):
     feed.listing()
     (project / ".memzoi" / "config.toml").write_text("[rules]\n")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from memzoi.agent import recall
+from memzoi.ledger import Refusal
 from memzoi.stores import changefeed
 from memzoi_mcp.watching import Watching
 
@@ -93,6 +94,22 @@ def test_a_new_folder_is_walked(project, closed, watched):
     assert ids(project, "zebrafish") == [rid]
     assert watched.walks == 2 and "folder" in watched.why
     assert ids(project, "zebrafish") == [rid] and watched.walks == 2
+
+
+def test_a_folder_holding_only_folders_moved_away(project, closed, watched):
+    """``records/deep`` holds only ``sub/``: moved out of the plane (within ``.memzoi`` and out of it), its record
+    is no longer found, nor handed out by ``get_memory``; moved back, it is found again."""
+    rid = "deep/sub/gnu"
+    builders.write(project, builders.record_path(rid), builders.record(rid, title="About the gnu"))
+    assert ids(project, "gnu") == [rid]
+    records = project / ".memzoi" / "records"
+    for away in (project / ".memzoi" / "parked", project / "parked"):
+        os.rename(records / "deep", away)
+        assert ids(project, "gnu") == []
+        with pytest.raises(Refusal, match="no record"):
+            recall.get_memory(project, rid)
+        os.rename(away, records / "deep")
+        assert ids(project, "gnu") == [rid]
 
 
 # --- the server itself, driven by the SDK's stdio client -------------------------------------------------------------

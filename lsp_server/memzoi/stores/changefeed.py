@@ -71,7 +71,7 @@ class ChangeFeed:
         self._seen = 0  # the highest barrier token handed over by the watcher
         self._base: Listing | None = None
         self._walked_ns = 0
-        self._known_dirs: set[str] = set()  # folders found to be on the walk's way since the last walk
+        self._known_dirs: set[str] = set()  # folders on the walk's way since the last walk, with their parents
         self.walks = 0  # full walks made (for tests and benchmarks)
         self.served = 0  # listings given from notifications, without a walk
         self.stats = 0  # paths stat'ed in place of a walk
@@ -204,7 +204,7 @@ class ChangeFeed:
     def _walk(self, why: str) -> Listing:
         self._walked_ns = time.monotonic_ns()
         listing = walk(self.root)
-        self._known_dirs = set(listing.folders)
+        self._known_dirs = self._with_parents(listing.folders)
         self.walks += 1
         self.why = why
         return listing
@@ -268,8 +268,19 @@ class ChangeFeed:
                 return False
             if not statmod.S_ISDIR(st.st_mode) or not utf8_name(name):
                 return False
-        self._known_dirs.add(folder)
+        self._known_dirs |= self._with_parents((folder,))
         return True
+
+    def _with_parents(self, folders: Iterable[str]) -> set[str]:
+        """``folders`` and every folder between them and ``.memzoi`` (absolute paths): a folder that holds only
+        folders, moved away, raises one event, its own, and no event for the files below it."""
+        out: set[str] = set()
+        prefix = self.memzoi + os.sep
+        for folder in folders:
+            while folder.startswith(prefix) and folder not in out:
+                out.add(folder)
+                folder = os.path.dirname(folder)
+        return out
 
     def _restat(self, base: Listing, key: str, path: str) -> str:
         """Put ``key``'s current stat into ``base`` (a regular file) or take it out (gone, a link, a folder)."""
