@@ -144,6 +144,18 @@ def test_a_folder_holding_only_folders_moved_away_walks(feed: ChangeFeed, projec
     assert feed.walks == 2 and "folder changed" in feed.why
 
 
+@pytest.mark.parametrize("folder", [".hidden", ".hidden/inner", "deep/.git"])
+def test_a_new_file_in_a_hidden_folder_is_not_listed(feed: ChangeFeed, project: Path, folder: str):
+    """Memzoi's walk enters no hidden folder (``workspace.plane_entries``); a file made there after the walk, its
+    event stated alone, must not enter the listing either (else recall serves a record ``memzoi check`` never
+    judged)."""
+    (project / ".memzoi" / "records" / folder).mkdir(parents=True)
+    feed.listing()
+    made = write(project, f"{folder}/h1")
+    feed.events([str(made)])
+    same_as_walk(feed)
+
+
 def test_config_and_other_memzoi_files_are_not_stated(feed: ChangeFeed, project: Path):
     feed.listing()
     (project / ".memzoi" / "config.toml").write_text("[rules]\n")

@@ -256,7 +256,8 @@ class ChangeFeed:
         return key
 
     def _on_the_way(self, folder: str) -> bool:
-        """Whether the walk enters ``folder`` (a real folder, no symlink on the way, UTF-8 names)."""
+        """Whether the walk enters ``folder`` (a real folder, no symlink on the way, no hidden name, UTF-8 names:
+        Memzoi's walk, :func:`memzoi.judge.workspace.plane_entries`)."""
         if folder in self._known_dirs:
             return True
         here = self.memzoi
@@ -266,8 +267,8 @@ class ChangeFeed:
                 st = os.lstat(here)
             except OSError:
                 return False
-            if not statmod.S_ISDIR(st.st_mode) or not utf8_name(name):
-                return False
+            if not statmod.S_ISDIR(st.st_mode) or name.startswith(".") or not utf8_name(name):
+                return False  # the walk enters no symlink, no hidden folder, no name that is not UTF-8
         self._known_dirs |= self._with_parents((folder,))
         return True
 
